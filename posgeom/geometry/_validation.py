@@ -1,0 +1,89 @@
+"""Input validation shared by the geometry modules.
+
+Every public function of :mod:`posgeom.geometry` validates what it is given and fails with a message
+that names the problem and says how to fix it; nothing is silently dropped, clipped or symmetrised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Relative tolerance for symmetry and zero diagonal of a distance matrix: ``|D - D^T| <= SYM_RTOL * max(1, max D)``.
+SYM_RTOL = 1e-10
+
+
+def as_float_matrix(x, name: str) -> np.ndarray:
+    """``x`` as a finite 2-D float64 array, or a ``ValueError`` naming ``name``."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a 2-D array of real numbers; got {type(x).__name__} ({exc})") from exc
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D; got an array of shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(
+            f"{name} contains NaN or infinite entries (first at index {tuple(int(b) for b in bad)}); "
+            "remove or impute them first"
+        )
+    return arr
+
+
+def check_distance_matrix(D, name: str = "D", *, min_n: int = 2) -> np.ndarray:
+    """Validate a dissimilarity matrix: square (n, n), n >= ``min_n``, finite, non-negative, symmetric,
+    zero diagonal (up to :data:`SYM_RTOL`).
+
+    Returns
+    -------
+    D : ndarray of shape (n, n), float64
+        The validated matrix (a float64 view or copy; never symmetrised).
+    """
+    D = as_float_matrix(D, name)
+    if D.shape[0] != D.shape[1]:
+        raise ValueError(
+            f"{name} must be a square (n, n) distance matrix; got shape {D.shape}. "
+            "If you hold an (n, d) encoding, pass euclidean_distances(P) instead"
+        )
+    n = D.shape[0]
+    if n < min_n:
+        raise ValueError(f"{name} must describe at least {min_n} positions; got n = {n}")
+    if np.any(D < 0):
+        i, j = np.argwhere(D < 0)[0]
+        raise ValueError(f"{name} has negative entries (e.g. {name}[{i}, {j}] = {D[i, j]:.3g}); distances are >= 0")
+    scale = max(1.0, float(D.max()))
+    asym = float(np.max(np.abs(D - D.T)))
+    if asym > SYM_RTOL * scale:
+        i, j = np.unravel_index(int(np.argmax(np.abs(D - D.T))), D.shape)
+        raise ValueError(
+            f"{name} is not symmetric: |{name}[{i}, {j}] - {name}[{j}, {i}]| = {asym:.3g}. "
+            f"If the asymmetry is rounding, pass ({name} + {name}.T) / 2"
+        )
+    diag = float(np.max(np.abs(np.diag(D))))
+    if diag > SYM_RTOL * scale:
+        raise ValueError(f"{name} must have a zero diagonal; max |diag| = {diag:.3g}")
+    return D
+
+
+def is_distance_matrix(X: np.ndarray) -> bool:
+    """True when ``X`` is square, non-negative, symmetric and zero on the diagonal (same tolerance)."""
+    if X.ndim != 2 or X.shape[0] != X.shape[1] or X.shape[0] == 0:
+        return False
+    if np.any(X < 0) or not np.all(np.isfinite(X)):
+        return False
+    scale = max(1.0, float(np.max(X)))
+    return bool(
+        np.max(np.abs(X - X.T)) <= SYM_RTOL * scale and np.max(np.abs(np.diag(X))) <= SYM_RTOL * scale
+    )
+
+
+def upper(D: np.ndarray) -> np.ndarray:
+    """The strictly upper triangle ``D[i, j], i < j`` as a vector of length n (n - 1) / 2, row-major."""
+    iu = np.triu_indices(D.shape[0], k=1)
+    return D[iu]
+
+
+def check_rng(seed) -> np.random.Generator:
+    """A :class:`numpy.random.Generator` from an int, None or an existing Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)

@@ -1,0 +1,471 @@
+r"""Positional counts (SPEC section 1, "Positional counts").
+
+For a corpus of token-id sequences $x = (x_0, \dots, x_{L-1})$ over a vocabulary of size $v$ and the first
+$n$ positions,
+
+$$c_i(w) = \#\{x : L > i,\ x_i = w\}, \qquad N_i = \sum_w c_i(w),$$
+
+so $N_i$ is the number of sequences that reach position $i$. Padding is never counted; a sequence longer
+than $n$ contributes its first $n$ tokens only.
+
+The counts are stored as a sparse CSR matrix of shape $(n, v)$ (for BERT, $v = 30{,}522$ and most
+$(i, w)$ cells are empty). Counting is additive: the counts of a corpus are the sum of the counts of
+any partition of it into shards, which is what lets a large corpus be counted shard by shard::
+
+    total = sum(positional_counts(shard, n, v) for shard in shards)
+
+How the counting is done. Each kept token becomes one *flat index* $f = i \cdot v + w$ in
+$[0, n v)$; then $c$ is ``np.bincount(f, minlength=n * v)`` reshaped to $(n, v)$, converted to CSR.
+When $n v$ is very large compared with the number of tokens, a sort (``np.unique``) replaces the
+dense ``bincount`` buffer.
+
+Special tokens. SPEC section 1 has two policies: ``"model"`` (positions as the model sees them, ``[CLS]``
+at 0) and ``"content"`` (special tokens removed *before* positions are assigned, so the first content
+token is at position 0). Both are decided where the sequences are built (:mod:`posgeom.corpora`). The
+``ignore_ids`` argument here is a different, simpler thing: the listed ids are not counted, but every
+other token keeps the position it has in the sequence given (so with ``ignore_ids=[cls_id]`` position 0
+becomes empty rather than shifting the content left). Ignored tokens count neither in $c_i$ nor in
+$N_i$, so $N_i = \sum_w c_i(w)$ always holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["PositionalCounts", "positional_counts"]
+
+# Flush buffered flat indices to the sparse total once this many tokens have accumulated.
+_CHUNK_TOKENS = 1 << 24
+# Sequences gathered from a stream of single sequences before they are counted as one ragged batch.
+_STREAM_BATCH = 16384
+# Use a dense bincount buffer when n*v is at most max(_DENSE_LIMIT, 4 * tokens); a sort otherwise.
+_DENSE_LIMIT = 1 << 24
+
+
+class PositionalCounts:
+    r"""Counts $c_i(w)$ and reaches $N_i$ of a corpus at its first ``n_positions`` positions.
+
+    Attributes
+    ----------
+    counts : scipy.sparse.csr_matrix of shape (n_positions, vocab_size), int64
+        ``counts[i, w]`` $= c_i(w)$.
+    reach : ndarray of shape (n_positions,), int64
+        $N_i = \sum_w c_i(w)$, the number of sequences whose position ``i`` was counted.
+    n_positions, vocab_size : int
+        $n$ and $v$.
+    n_sequences : int
+        Number of sequences counted (including empty ones and ones shorter than ``n_positions``).
+    ignore_ids : tuple of int
+        Token ids that were not counted (see the module docstring).
+
+    Notes
+    -----
+    ``a + b`` adds the counts of two disjoint shards and equals the counts of their union; ``0 + a``
+    returns ``a``, so ``sum(list_of_counts)`` works. Both operands must share ``n_positions``,
+    ``vocab_size`` and ``ignore_ids``.
+    """
+
+    __slots__ = ("counts", "reach", "n_positions", "vocab_size", "n_sequences", "ignore_ids")
+    __hash__ = None  # mutable container semantics; equality is by value
+
+    def __init__(self, counts, n_sequences: int, ignore_ids: Sequence[int] = ()):
+        counts = sp.csr_matrix(counts)
+        if counts.dtype != np.int64:
+            if not np.issubdtype(counts.dtype, np.integer):
+                raise ValueError(f"counts must hold integers; got dtype {counts.dtype}")
+            counts = counts.astype(np.int64)
+        counts.sum_duplicates()
+        counts.eliminate_zeros()
+        if counts.nnz and counts.data.min() < 0:
+            raise ValueError("counts must be non-negative")
+        self.counts = counts
+        self.n_positions, self.vocab_size = (int(s) for s in counts.shape)
+        # N_i = sum_w c_i(w)
+        self.reach = np.asarray(counts.sum(axis=1), dtype=np.int64).ravel()
+        self.n_sequences = int(n_sequences)
+        if self.reach.size and self.n_sequences < int(self.reach.max()):
+            raise ValueError(
+                f"n_sequences = {self.n_sequences} is smaller than the largest reach {int(self.reach.max())}"
+            )
+        self.ignore_ids = tuple(sorted(int(t) for t in ignore_ids))
+
+    @classmethod
+    def from_array(cls, counts, n_sequences: int | None = None) -> "PositionalCounts":
+        """Wrap an (n, v) array of non-negative integer counts (dense or sparse).
+
+        ``n_sequences`` defaults to ``max_i N_i`` (the number of sequences reaching position 0 when
+        nothing was ignored).
+        """
+        if sp.issparse(counts):
+            mat = sp.csr_matrix(counts)
+        else:
+            arr = np.asarray(counts)
+            if arr.ndim != 2:
+                raise ValueError(f"counts must be 2-D (n_positions, vocab_size); got shape {arr.shape}")
+            if not np.issubdtype(arr.dtype, np.integer):
+                raise ValueError(f"counts must hold integers; got dtype {arr.dtype}")
+            if arr.size and arr.min() < 0:
+                raise ValueError("counts must be non-negative")
+            mat = sp.csr_matrix(arr.astype(np.int64))
+        if n_sequences is None:
+            n_sequences = int(np.asarray(mat.sum(axis=1)).max()) if mat.shape[0] else 0
+        return cls(mat, n_sequences)
+
+    def to_dense(self) -> np.ndarray:
+        """The counts as a dense (n_positions, vocab_size) int64 array."""
+        return self.counts.toarray()
+
+    def __add__(self, other):
+        if isinstance(other, Integral) and other == 0:
+            return self
+        if not isinstance(other, PositionalCounts):
+            return NotImplemented
+        if (self.n_positions, self.vocab_size) != (other.n_positions, other.vocab_size):
+            raise ValueError(
+                "cannot add counts of different shapes: "
+                f"(n_positions, vocab_size) = {(self.n_positions, self.vocab_size)} vs "
+                f"{(other.n_positions, other.vocab_size)}; count every shard with the same n and v"
+            )
+        if self.ignore_ids != other.ignore_ids:
+            raise ValueError(
+                f"cannot add counts made with different ignore_ids ({self.ignore_ids} vs {other.ignore_ids})"
+            )
+        return PositionalCounts(self.counts + other.counts, self.n_sequences + other.n_sequences, self.ignore_ids)
+
+    __radd__ = __add__
+
+    def __eq__(self, other):
+        if not isinstance(other, PositionalCounts):
+            return NotImplemented
+        return (
+            (self.n_positions, self.vocab_size, self.n_sequences, self.ignore_ids)
+            == (other.n_positions, other.vocab_size, other.n_sequences, other.ignore_ids)
+            and (self.counts != other.counts).nnz == 0
+        )
+
+    def __repr__(self):
+        return (
+            f"PositionalCounts(n_positions={self.n_positions}, vocab_size={self.vocab_size}, "
+            f"n_sequences={self.n_sequences}, tokens={int(self.reach.sum())}, nnz={self.counts.nnz})"
+        )
+
+
+class _Accumulator:
+    """Buffers flat indices ``i * v + w`` and folds them into a sparse (n, v) total."""
+
+    def __init__(self, n: int, v: int):
+        self.n, self.v = n, v
+        self.buffer: list[np.ndarray] = []
+        self.buffered = 0
+        self.total = None
+        self.n_sequences = 0
+
+    def add(self, flat: np.ndarray) -> None:
+        if flat.size:
+            self.buffer.append(flat)
+            self.buffered += flat.size
+            if self.buffered >= _CHUNK_TOKENS:
+                self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        flat = self.buffer[0] if len(self.buffer) == 1 else np.concatenate(self.buffer)
+        self.buffer, self.buffered = [], 0
+        part = _flat_to_csr(flat, self.n, self.v)
+        self.total = part if self.total is None else self.total + part
+
+    def result(self, ignore_ids) -> PositionalCounts:
+        self.flush()
+        total = self.total if self.total is not None else sp.csr_matrix((self.n, self.v), dtype=np.int64)
+        return PositionalCounts(total, self.n_sequences, ignore_ids)
+
+
+def _flat_to_csr(flat: np.ndarray, n: int, v: int) -> sp.csr_matrix:
+    """Count flat indices ``f = i * v + w`` into a CSR matrix of shape (n, v)."""
+    size = n * v
+    if size <= max(_DENSE_LIMIT, 4 * flat.size):
+        # c = bincount(f) reshaped to (n, v)
+        dense = np.bincount(flat, minlength=size)
+        nz = np.flatnonzero(dense)
+        data = dense[nz]
+    else:
+        nz, data = np.unique(flat, return_counts=True)
+        data = data.astype(np.int64)
+    idx_dtype = np.int32 if max(size, nz.size) < 2**31 - 1 else np.int64
+    rows = nz // v
+    cols = (nz - rows * v).astype(idx_dtype)
+    # indptr[i] = number of nonzeros in rows < i = first flat index >= i * v
+    indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v).astype(idx_dtype)
+    return sp.csr_matrix((data, cols, indptr), shape=(n, v))
+
+
+def _check_tokens(tok: np.ndarray, v: int, where: str) -> None:
+    if tok.size == 0:
+        return
+    lo, hi = int(tok.min()), int(tok.max())
+    if lo < 0 or hi >= v:
+        bad = lo if lo < 0 else hi
+        raise ValueError(
+            f"token id {bad} in {where} is outside [0, vocab_size = {v}); "
+            "check vocab_size, and mask padding ids (e.g. -100) with lengths= or attention_mask="
+        )
+
+
+def _as_int_array(x, where: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.size == 0 and arr.dtype.kind == "f":
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{where} must hold integer token ids; got dtype {arr.dtype}")
+    return arr
+
+
+def _drop_ignored(pos: np.ndarray, tok: np.ndarray, ignore: np.ndarray | None):
+    if ignore is None or tok.size == 0:
+        return pos, tok
+    keep = ~np.isin(tok, ignore)
+    return pos[keep], tok[keep]
+
+
+def _count_ragged(seqs: list, acc: _Accumulator, ignore, where: str) -> None:
+    """Count a list of 1-D sequences (lists or arrays) of possibly different lengths."""
+    n, v = acc.n, acc.v
+    acc.n_sequences += len(seqs)
+    if not seqs:
+        return
+    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    total = int(lengths.sum())
+    if total == 0:
+        return
+    if all(isinstance(s, np.ndarray) for s in seqs):
+        tok = np.concatenate(seqs)
+        tok = _as_int_array(tok, where)
+    else:
+        try:
+            tok = np.fromiter(
+                (t for s in seqs for t in s), dtype=np.int64, count=total
+            )
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where} must hold integer token ids ({exc})") from exc
+        # np.fromiter silently truncates floats; reject them explicitly
+        if any(isinstance(t, float) for s in seqs[:64] for t in s[:64]):
+            raise ValueError(f"{where} must hold integer token ids; found floats")
+    tok = tok.astype(np.int64, copy=False)
+    # position of each token: i = (global index) - (start of its sequence)
+    starts = np.cumsum(lengths) - lengths
+    pos = np.arange(total, dtype=np.int64)
+    pos -= np.repeat(starts, lengths)
+    if int(lengths.max()) > n:
+        keep = pos < n
+        pos, tok = pos[keep], tok[keep]
+    _check_tokens(tok, v, where)
+    pos, tok = _drop_ignored(pos, tok, ignore)
+    # f = i * v + w
+    pos *= v
+    pos += tok
+    acc.add(pos)
+
+
+def _count_padded(arr, lengths, attention_mask, acc: _Accumulator, ignore, where: str) -> None:
+    """Count a padded (batch, L) array whose valid prefix per row is given by lengths or a right-padded mask."""
+    n, v = acc.n, acc.v
+    arr = _as_int_array(arr, where)
+    if arr.ndim != 2:
+        raise ValueError(f"{where} must be 2-D (batch, length); got shape {arr.shape}")
+    b, width = arr.shape
+    if lengths is not None and attention_mask is not None:
+        raise ValueError("pass either lengths= or attention_mask=, not both")
+    if attention_mask is not None:
+        mask = np.asarray(attention_mask)
+        if mask.shape != arr.shape:
+            raise ValueError(f"attention_mask has shape {mask.shape}, but the token array has shape {arr.shape}")
+        if mask.dtype.kind not in "biu" or (mask.size and (mask.min() < 0 or mask.max() > 1)):
+            raise ValueError("attention_mask must hold 0/1 (or booleans)")
+        mask = mask.astype(bool)
+        if width > 1 and np.any(mask[:, 1:] & ~mask[:, :-1]):
+            row = int(np.argwhere(np.any(mask[:, 1:] & ~mask[:, :-1], axis=1))[0, 0])
+            raise ValueError(
+                f"attention_mask row {row} is not right-padded (ones then zeros): positions would be ambiguous. "
+                "Convert left-padded batches to right padding, or pass ragged sequences"
+            )
+        lengths = mask.sum(axis=1)
+    if lengths is None:
+        lengths = np.full(b, width, dtype=np.int64)
+    else:
+        lengths = np.asarray(lengths)
+        if lengths.shape != (b,):
+            raise ValueError(f"lengths must have shape ({b},), one per row; got {lengths.shape}")
+        if lengths.dtype.kind not in "iu":
+            raise ValueError(f"lengths must be integers; got dtype {lengths.dtype}")
+        if b and (lengths.min() < 0 or lengths.max() > width):
+            raise ValueError(f"lengths must lie in [0, {width}] (the padded width)")
+    acc.n_sequences += b
+    w = min(width, n)
+    if b == 0 or w == 0:
+        return
+    arr = arr[:, :w]
+    lengths = np.minimum(lengths.astype(np.int64), w)
+    if int(lengths.min()) == w:  # no padding inside the first w columns
+        tok = arr.reshape(-1).astype(np.int64)
+        pos = np.tile(np.arange(w, dtype=np.int64), b)
+    else:
+        mask = np.arange(w)[None, :] < lengths[:, None]
+        tok = arr[mask].astype(np.int64)
+        pos = np.broadcast_to(np.arange(w, dtype=np.int64), (b, w))[mask]
+    _check_tokens(tok, v, where)
+    pos, tok = _drop_ignored(pos, tok, ignore)
+    # f = i * v + w
+    flat = pos * v
+    flat += tok
+    acc.add(flat)
+
+
+def _is_scalar_int(x) -> bool:
+    return isinstance(x, (Integral, np.integer))
+
+
+def _batch_kind(item) -> str:
+    """'seq' for one 1-D sequence, 'padded' for a 2-D array, 'mapping', 'ragged' for a list of sequences."""
+    if isinstance(item, Mapping):
+        return "mapping"
+    if isinstance(item, np.ndarray) or hasattr(item, "__array__") and not isinstance(item, (list, tuple)):
+        arr = np.asarray(item)
+        if arr.ndim == 1:
+            return "seq"
+        if arr.ndim == 2:
+            return "padded"
+        raise ValueError(f"a batch must be 1-D (one sequence) or 2-D (batch, length); got shape {arr.shape}")
+    if isinstance(item, (list, tuple, range)):
+        if len(item) == 0 or _is_scalar_int(item[0]) or isinstance(item[0], float):
+            return "seq"
+        return "ragged"
+    raise ValueError(
+        f"cannot read {type(item).__name__} as token ids: give lists of ints, 1-D/2-D integer arrays, "
+        "or mappings with 'input_ids' (and 'attention_mask' or 'lengths')"
+    )
+
+
+def positional_counts(
+    sequences,
+    n_positions: int,
+    vocab_size: int,
+    *,
+    lengths=None,
+    attention_mask=None,
+    ignore_ids: Iterable[int] | None = None,
+    progress: bool = False,
+) -> PositionalCounts:
+    r"""Count $c_i(w)$ and $N_i$ for $i < n$ (SPEC section 1, "Positional counts").
+
+    $c_i(w) = \#\{x : L > i, x_i = w\}$ and $N_i = \sum_w c_i(w)$; padding is never counted and a
+    sequence longer than ``n_positions`` is counted on its first ``n_positions`` tokens.
+
+    Parameters
+    ----------
+    sequences : one of
+        * a list of 1-D integer sequences of any lengths (lists, tuples or arrays): ragged input;
+        * a 2-D integer array of shape (batch, L), with ``lengths`` (batch,) or a right-padded
+          ``attention_mask`` (batch, L) of 0/1 giving the valid prefix of each row; without either,
+          every entry is a token (a rectangular corpus without padding);
+        * a mapping with key ``"input_ids"`` (batch, L) and optionally ``"attention_mask"`` or
+          ``"lengths"`` (a tokenizer's output);
+        * any iterable (e.g. a generator) of such batches or of single 1-D sequences, counted batch
+          by batch without holding the corpus in memory.
+    n_positions : int
+        $n$, the number of positions counted (>= 1).
+    vocab_size : int
+        $v$; every counted id must lie in ``[0, v)``.
+    lengths, attention_mask : array-like, optional
+        Only with a single 2-D array. A left-padded mask is rejected (positions would be ambiguous).
+    ignore_ids : iterable of int, optional
+        Ids not counted; the other tokens keep their positions. This is *not* the ``"content"``
+        special-token policy (which removes special tokens before positions are assigned; see the
+        module docstring).
+    progress : bool
+        Show a tqdm progress bar over the batches of an iterable input.
+
+    Returns
+    -------
+    PositionalCounts
+        ``counts`` (n_positions, vocab_size) CSR int64, ``reach`` (n_positions,) int64, ...
+
+    Examples
+    --------
+    >>> c = positional_counts([[1, 2, 3], [1, 3]], n_positions=3, vocab_size=4)
+    >>> c.counts.toarray()[1].tolist(), c.reach.tolist()
+    ([0, 0, 1, 1], [2, 2, 1])
+    """
+    for name, val, lo in (("n_positions", n_positions, 1), ("vocab_size", vocab_size, 1)):
+        if not _is_scalar_int(val) or isinstance(val, bool) or val < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}; got {val!r}")
+    n, v = int(n_positions), int(vocab_size)
+    ignore = None
+    ignore_tuple: tuple[int, ...] = ()
+    if ignore_ids is not None:
+        ignore_tuple = tuple(sorted({int(t) for t in ignore_ids}))
+        ignore = np.asarray(ignore_tuple, dtype=np.int64) if ignore_tuple else None
+    acc = _Accumulator(n, v)
+
+    if isinstance(sequences, (str, bytes)):
+        raise ValueError("sequences must hold token ids, not text: tokenise first")
+    single_array = isinstance(sequences, np.ndarray) or (
+        hasattr(sequences, "__array__") and not isinstance(sequences, (list, tuple, Mapping))
+    )
+    if single_array and np.asarray(sequences).ndim == 2:
+        _count_padded(np.asarray(sequences), lengths, attention_mask, acc, ignore, "sequences")
+        return acc.result(ignore_tuple)
+    if lengths is not None or attention_mask is not None:
+        raise ValueError(
+            "lengths= and attention_mask= apply to a single 2-D padded array; for batches, pass mappings "
+            "{'input_ids': ..., 'attention_mask': ...}"
+        )
+    if isinstance(sequences, Mapping):
+        sequences = [sequences]
+    if single_array:
+        arr = np.asarray(sequences)
+        if arr.ndim != 1:
+            raise ValueError(f"a token array must be 1-D or 2-D; got shape {arr.shape}")
+        sequences = [arr]
+    if not isinstance(sequences, Iterable):
+        raise ValueError(f"sequences must be iterable; got {type(sequences).__name__}")
+
+    items = sequences
+    if progress:
+        from tqdm.auto import tqdm
+
+        items = tqdm(sequences, desc="counting", unit="batch")
+    pending: list = []
+    for k, item in enumerate(items):
+        kind = _batch_kind(item)
+        if kind == "seq":
+            pending.append(item)
+            if len(pending) >= _STREAM_BATCH:
+                _count_ragged(pending, acc, ignore, "sequences")
+                pending = []
+            continue
+        if pending:
+            _count_ragged(pending, acc, ignore, "sequences")
+            pending = []
+        where = f"batch {k}"
+        if kind == "mapping":
+            if "input_ids" not in item:
+                raise ValueError(f"{where}: a mapping batch needs an 'input_ids' entry; got keys {list(item)}")
+            ids = np.asarray(item["input_ids"]) if not isinstance(item["input_ids"], list) else item["input_ids"]
+            if isinstance(ids, np.ndarray) and ids.ndim == 2:
+                _count_padded(ids, item.get("lengths"), item.get("attention_mask"), acc, ignore, where)
+            else:  # ragged input_ids (a tokenizer without padding)
+                if item.get("attention_mask") is not None or item.get("lengths") is not None:
+                    raise ValueError(f"{where}: ragged 'input_ids' cannot come with a mask or lengths")
+                _count_ragged(list(ids), acc, ignore, where)
+        elif kind == "padded":
+            _count_padded(np.asarray(item), None, None, acc, ignore, where)
+        else:
+            _count_ragged(list(item), acc, ignore, where)
+    if pending:
+        _count_ragged(pending, acc, ignore, "sequences")
+    return acc.result(ignore_tuple)

@@ -1,0 +1,484 @@
+r"""Every positional encoding of the book as a PyTorch module (SPEC section 2).
+
+Four kinds of modules plug into the encoder (:mod:`posgeom.models.encoder`) at different places:
+
+* ``kind = "absolute"`` — a table :math:`P \in \mathbb R^{N \times d}` added to the token
+  embeddings: :math:`h_i = E(x_i) + p_i`. Learned, sinusoidal, MDS and low-rank modules.
+* ``kind = "rotary"`` — RoPE rotates queries and keys, :math:`q_i \mapsto R_i q_i`, so that
+  :math:`\langle R_i q, R_j k\rangle` depends on :math:`i - j` only.
+* ``kind = "bias"`` — ALiBi adds :math:`-m_h |i - j|` to the attention logits of head ``h``.
+* ``kind = "none"`` — NoPE: no positional signal at all.
+
+Every module exposes :meth:`PositionalEncoding.distance_matrix` → an ``(n, n)`` numpy array, so a
+module — fixed, at initialisation or trained — goes straight into the geometry core.
+
+**The N_max wall.** A table of ``N_max`` rows has no vector for position ``N_max`` or beyond.
+Asking for more raises :class:`PositionLimitError`, naming both lengths and the ways out:
+truncating the inputs, or :meth:`LearnedPositional.extended` (reuse the last row, linear
+interpolation of the table, or new rows to fine-tune — the heuristics of SPEC section 4).
+
+Adding an encoding
+------------------
+Subclass :class:`PositionalEncoding`, set ``kind`` and implement the method of that kind
+(``table`` / ``rotate`` / ``bias``) and ``distance_matrix``; then add the class to
+:data:`POSITIONAL` under the name used in :data:`posgeom.encodings.ENCODINGS` for its geometry.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from .. import encodings as enc
+
+EXTRAPOLATION_METHODS = ("reuse_last", "interpolate", "new_rows")
+ROPE_LAYOUTS = ("interleaved", "half")
+
+
+class PositionLimitError(ValueError):
+    """A learned/absolute table was asked for positions at or beyond its size ``N_max``."""
+
+
+class PositionalEncoding(nn.Module):
+    """Base class. ``kind`` is ``"absolute"``, ``"rotary"``, ``"bias"`` or ``"none"``.
+
+    ``max_positions`` is ``N_max`` for a table, ``None`` when any length works.
+    """
+
+    name: str = ""
+    kind: str = ""
+    max_positions: int | None = None
+
+    def check_length(self, n: int) -> None:
+        """Raise :class:`PositionLimitError` when positions ``0 … n-1`` do not all exist."""
+        if self.max_positions is not None and n > self.max_positions:
+            raise PositionLimitError(
+                f"sequence length {n} needs positions 0..{n - 1}, but this {self.name!r} positional table has "
+                f"N_max={self.max_positions} rows: no vector exists at or beyond position {self.max_positions}. "
+                f"Options: truncate the inputs to at most {self.max_positions} tokens; or extend the table with "
+                f"LearnedPositional.extended(n, method=...) using one of {', '.join(EXTRAPOLATION_METHODS)} "
+                "(extrapolation heuristics, weaker than training at the target length); or use an encoding "
+                "without a wall (sinusoidal fixed, rope, alibi, none)"
+            )
+
+    def _default_n(self, n: int | None) -> int:
+        if n is None:
+            if self.max_positions is None:
+                raise ValueError(f"the {self.name!r} encoding works at any length: pass n to distance_matrix")
+            return self.max_positions
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        self.check_length(int(n))
+        return int(n)
+
+    def distance_matrix(self, n: int | None = None) -> np.ndarray:  # pragma: no cover - abstract
+        """Distances between positions ``0 … n-1``, shape ``(n, n)``, float64 numpy."""
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------------------------
+# Absolute tables
+# --------------------------------------------------------------------------------------------
+
+
+class AbsolutePositional(PositionalEncoding):
+    """A table ``P`` (N_max, d) added to the token embeddings; subclasses define :meth:`table`."""
+
+    kind = "absolute"
+
+    def table(self) -> torch.Tensor:  # pragma: no cover - abstract
+        """The whole table, shape ``(N_max, d)``."""
+        raise NotImplementedError
+
+    def forward(self, seq_len: int) -> torch.Tensor:
+        """Position vectors ``p_0 … p_{L-1}``, shape ``(seq_len, d)``."""
+        self.check_length(seq_len)
+        return self.table()[:seq_len]
+
+    def distance_matrix(self, n: int | None = None) -> np.ndarray:
+        """Euclidean distances between the first ``n`` rows of the table, shape ``(n, n)``."""
+        n = self._default_n(n)
+        with torch.no_grad():
+            P = self.forward(n).detach().to("cpu", torch.float64).numpy()
+        return enc.table_distances(P)
+
+
+def _check_sigma(sigma) -> float:
+    sigma = float(sigma)
+    if not math.isfinite(sigma) or sigma <= 0:
+        raise ValueError(f"sigma must be a positive number (0.02 as BERT/GPT-2, or 1), got {sigma!r}")
+    return sigma
+
+
+def _lift_table(table, d: int, seed: int) -> np.ndarray:
+    """A ``(n, k)`` table as ``(n, d)``: kept when ``k = d``, else lifted by orthonormal columns."""
+    table = np.asarray(table, dtype=np.float64)
+    if table.ndim != 2:
+        raise ValueError(f"a position table must be a 2-D array (n, k), got shape {table.shape}")
+    if not np.all(np.isfinite(table)):
+        raise ValueError("the position table holds NaN or infinite values")
+    k = table.shape[1]
+    if k > d:
+        raise ValueError(
+            f"the table has k={k} columns, more than the model width d={d}; keep its first d MDS coordinates "
+            "(a lower rank) or widen the model"
+        )
+    if k == d:
+        return table
+    from ..geometry import lift
+
+    return np.asarray(lift(table, d, seed=seed), dtype=np.float64)
+
+
+class LearnedPositional(AbsolutePositional):
+    r"""A trainable table :math:`P \in \mathbb R^{N_{max} \times d}` (BERT's ``position_embeddings``).
+
+    Parameters
+    ----------
+    n_positions : int
+        ``N_max``, the number of rows.
+    d : int
+        Width.
+    init : {"normal", "sinusoidal", "table"}
+        ``"normal"``: :math:`P_{ij} \sim \mathcal N(0, \sigma^2)`; ``"sinusoidal"``: the sinusoidal
+        table (``base``, ``layout``); ``"table"``: a given ``(n_positions, k)`` table (e.g. MDS),
+        lifted to width ``d`` when ``k < d``.
+    sigma : float
+        Standard deviation of the normal initialisation (0.02 as BERT/GPT-2, or 1).
+    """
+
+    name = "learned"
+
+    def __init__(self, n_positions: int, d: int, init: str = "normal", sigma: float = 0.02,
+                 table=None, base: float = 10000.0, layout: str = "interleaved", lift_seed: int = 0):
+        super().__init__()
+        inits = ("normal", "sinusoidal", "table")
+        if init not in inits:
+            raise ValueError(f"unknown init {init!r} for learned positions; valid inits are {', '.join(inits)}")
+        self.max_positions = n = enc._check_positive_int("n_positions", n_positions)
+        d = enc._check_positive_int("d", d)
+        self.init_name, self.sigma = init, _check_sigma(sigma)
+        if init == "normal":
+            if table is not None:
+                raise ValueError("a table was given with init='normal'; use init='table' to start from it")
+            weight = torch.empty(n, d).normal_(0.0, self.sigma)
+        elif init == "sinusoidal":
+            weight = torch.from_numpy(enc.sinusoidal_table(n, d, base=base, layout=layout)).float()
+        else:
+            if table is None:
+                raise ValueError("init='table' needs table=, an (n_positions, k) array")
+            table = np.asarray(table)
+            if table.ndim != 2 or table.shape[0] != n:
+                raise ValueError(f"init='table' needs an (n_positions={n}, k) array, got shape {table.shape}")
+            weight = torch.from_numpy(_lift_table(table, d, lift_seed)).float()
+        self.weight = nn.Parameter(weight)
+
+    def table(self) -> torch.Tensor:
+        return self.weight
+
+    def extended(self, n: int, method: str = "reuse_last", seed: int | None = None) -> "LearnedPositional":
+        r"""A copy with ``n > N_max`` rows, past the wall by a heuristic (SPEC section 4).
+
+        ``"reuse_last"``: :math:`p_i = p_{N-1}` for :math:`i \ge N`. ``"interpolate"``: the table
+        resampled linearly onto ``n`` points, :math:`p'_i = P(i (N-1)/(n-1))`. ``"new_rows"``: new
+        rows drawn from :math:`\mathcal N(0, \sigma^2)`, to be fine-tuned.
+
+        Returns
+        -------
+        LearnedPositional with ``max_positions = n``.
+        """
+        if method not in EXTRAPOLATION_METHODS:
+            raise ValueError(f"unknown extrapolation method {method!r}; valid methods are {', '.join(EXTRAPOLATION_METHODS)}")
+        N, d = self.weight.shape
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= N:
+            raise ValueError(f"n must be an integer larger than N_max={N} to extend the table, got {n!r}")
+        W = self.weight.detach()
+        if method == "reuse_last":
+            # p_i = p_{N-1} for i >= N
+            new = torch.cat([W, W[-1:].expand(n - N, d)], dim=0)
+        elif method == "interpolate":
+            # p'_i = (1 - t) p_floor(s) + t p_ceil(s), s = i (N - 1) / (n - 1), t = s - floor(s)
+            s = torch.arange(n, dtype=torch.float64) * (N - 1) / (n - 1)
+            lo = s.floor().long().clamp(max=N - 1)
+            hi = (lo + 1).clamp(max=N - 1)
+            t = (s - lo).to(W.dtype)[:, None]
+            new = (1 - t) * W[lo] + t * W[hi]
+        else:
+            gen = torch.Generator().manual_seed(seed if seed is not None else 0)
+            extra = torch.randn(n - N, d, generator=gen, dtype=torch.float32).to(W) * self.sigma
+            new = torch.cat([W, extra], dim=0)
+        out = LearnedPositional(n, d, sigma=self.sigma)
+        with torch.no_grad():
+            out.weight.copy_(new)
+        return out.to(self.weight.device)
+
+
+class SinusoidalPositional(AbsolutePositional):
+    r"""The sinusoidal table of Vaswani et al., fixed (no wall) or trainable (a table of ``n_positions``).
+
+    Fixed tables are computed for any length on demand, so ``max_positions`` is ``None``.
+    A trainable one starts from the formula and becomes a learned table with an N_max wall.
+    """
+
+    name = "sinusoidal"
+
+    def __init__(self, n_positions: int, d: int, base: float = 10000.0, layout: str = "interleaved",
+                 trainable: bool = False):
+        super().__init__()
+        self.d, self.base, self.layout, self.trainable = enc._check_even("d", d), float(base), layout, bool(trainable)
+        n = enc._check_positive_int("n_positions", n_positions)
+        weight = torch.from_numpy(enc.sinusoidal_table(n, d, base=base, layout=layout)).float()
+        if self.trainable:
+            self.max_positions = n
+            self.weight = nn.Parameter(weight)
+        else:
+            self.register_buffer("weight", weight, persistent=False)
+
+    def table(self) -> torch.Tensor:
+        return self.weight
+
+    def forward(self, seq_len: int) -> torch.Tensor:
+        """Position vectors, shape ``(seq_len, d)``; a fixed table grows to any ``seq_len``."""
+        if not self.trainable and seq_len > self.weight.shape[0]:
+            grown = enc.sinusoidal_table(seq_len, self.d, base=self.base, layout=self.layout)
+            self.weight = torch.from_numpy(grown).to(self.weight)
+        return super().forward(seq_len)
+
+
+class MDSPositional(AbsolutePositional):
+    r"""Algorithm 1's encoding: a given ``(n, k)`` table :math:`P_{MDS} = U_k \Lambda_k^{1/2}`
+    (from :func:`posgeom.geometry.classical_mds`) lifted to width ``d`` by orthonormal columns
+    (:func:`posgeom.geometry.lift`, distances unchanged); fixed or trainable."""
+
+    name = "mds"
+
+    def __init__(self, table, d: int, trainable: bool = False, lift_seed: int = 0, scale: float = 1.0):
+        super().__init__()
+        if table is None:
+            raise ValueError("the mds encoding needs table=, an (n, k) MDS embedding from posgeom.geometry.classical_mds")
+        table = np.asarray(table)
+        d = enc._check_positive_int("d", d)
+        lifted = _lift_table(table, d, lift_seed) * float(scale)
+        self.max_positions = lifted.shape[0]
+        self.trainable = bool(trainable)
+        weight = torch.from_numpy(lifted).float()
+        if self.trainable:
+            self.weight = nn.Parameter(weight)
+        else:
+            self.register_buffer("weight", weight)
+
+    def table(self) -> torch.Tensor:
+        return self.weight
+
+
+class LowRankPositional(AbsolutePositional):
+    r"""The minimal parametrisation of Remark 8: :math:`P = A C^\top`, :math:`A \in \mathbb R^{n\times r}`,
+    :math:`C \in \mathbb R^{d \times r}` — :math:`r (n + d)` parameters instead of :math:`n d`.
+
+    Initialisation: ``init="normal"`` draws :math:`A, C \sim \mathcal N(0, s^2)` with
+    :math:`s = (\sigma^2 / r)^{1/4}`, so entries of ``P`` have variance :math:`r s^4 = \sigma^2`;
+    ``init="table"`` starts from the best rank-``r`` factors of a given ``(n, k)`` table lifted to ``d``
+    (truncated SVD, :math:`A = U_r S_r^{1/2}`, :math:`C = V_r S_r^{1/2}`).
+    """
+
+    name = "lowrank"
+
+    def __init__(self, n_positions: int, d: int, rank: int = 3, init: str = "normal", sigma: float = 0.02,
+                 table=None, lift_seed: int = 0):
+        super().__init__()
+        n = self.max_positions = enc._check_positive_int("n_positions", n_positions)
+        d = enc._check_positive_int("d", d)
+        r = enc._check_positive_int("rank", rank)
+        if r > min(n, d):
+            raise ValueError(f"rank={r} exceeds min(n_positions, d)={min(n, d)}; a rank above that saves nothing")
+        if init == "normal":
+            # s = (sigma^2 / r)^(1/4) so that Var(P_ij) = r s^4 = sigma^2
+            s = (_check_sigma(sigma) ** 2 / r) ** 0.25
+            A, C = torch.randn(n, r) * s, torch.randn(d, r) * s
+        elif init == "table":
+            if table is None:
+                raise ValueError("init='table' needs table=, an (n_positions, k) array")
+            table = np.asarray(table)
+            if table.ndim != 2 or table.shape[0] != n:
+                raise ValueError(f"init='table' needs an (n_positions={n}, k) array, got shape {table.shape}")
+            P = _lift_table(table, d, lift_seed)
+            # P ~ U_r S_r V_r^T; A = U_r S_r^(1/2), C = V_r S_r^(1/2)
+            U, S, Vt = np.linalg.svd(P, full_matrices=False)
+            root = np.sqrt(S[:r])
+            A, C = torch.from_numpy(U[:, :r] * root).float(), torch.from_numpy(Vt[:r].T * root).float()
+        else:
+            raise ValueError(f"unknown init {init!r} for low-rank positions; valid inits are normal, table")
+        self.rank = r
+        self.A, self.C = nn.Parameter(A.contiguous()), nn.Parameter(C.contiguous())
+
+    def table(self) -> torch.Tensor:
+        # P = A C^T                                                              (n, d)
+        return self.A @ self.C.T
+
+
+# --------------------------------------------------------------------------------------------
+# Relative: RoPE, ALiBi, none
+# --------------------------------------------------------------------------------------------
+
+
+class RotaryPositional(PositionalEncoding):
+    r"""RoPE (Su et al. 2021). Pair ``k`` of a head's coordinates is rotated by :math:`i\theta_k`,
+    :math:`\theta_k = b^{-2k/d_{head}}`:
+
+    .. math:: (x_a, x_b) \mapsto (x_a \cos i\theta_k - x_b \sin i\theta_k,\; x_a \sin i\theta_k + x_b \cos i\theta_k)
+
+    ``layout="interleaved"`` pairs coordinates ``(2k, 2k+1)`` (the paper, GPT-J);
+    ``layout="half"`` pairs ``(k, k + d_head/2)`` (GPT-NeoX, LLaMA in Hugging Face).
+    No N_max wall.
+    """
+
+    name = "rope"
+    kind = "rotary"
+
+    def __init__(self, d_head: int, base: float = 10000.0, layout: str = "interleaved"):
+        super().__init__()
+        if layout not in ROPE_LAYOUTS:
+            raise ValueError(f"unknown RoPE layout {layout!r}; valid layouts are {', '.join(ROPE_LAYOUTS)}")
+        self.d_head, self.base, self.layout = enc._check_even("d_head", d_head), float(base), layout
+        theta = torch.from_numpy(enc.rope_frequencies(d_head, base)).float()
+        self.register_buffer("theta", theta, persistent=False)
+        self._cache: tuple[int, torch.device, torch.dtype, torch.Tensor, torch.Tensor] | None = None
+
+    def _cos_sin(self, L: int, device, dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin of :math:`i\theta_k`, laid out like the coordinates, each ``(L, d_head)``."""
+        c = self._cache
+        if c is not None and c[0] >= L and c[1] == device and c[2] == dtype:
+            return c[3][:L], c[4][:L]
+        # angle_{i,k} = i theta_k, in float32 whatever the compute dtype
+        angle = torch.arange(L, device=device, dtype=torch.float32)[:, None] * self.theta.to(device)[None, :]
+        if self.layout == "interleaved":
+            angle = angle.repeat_interleave(2, dim=-1)
+        else:
+            angle = torch.cat([angle, angle], dim=-1)
+        cos, sin = angle.cos().to(dtype), angle.sin().to(dtype)
+        self._cache = (L, device, dtype, cos, sin)
+        return cos, sin
+
+    def _turn(self, x: torch.Tensor) -> torch.Tensor:
+        """The quarter turn of each pair: ``(x_a, x_b) -> (-x_b, x_a)``."""
+        if self.layout == "interleaved":
+            x2 = x.unflatten(-1, (-1, 2))
+            return torch.stack([-x2[..., 1], x2[..., 0]], dim=-1).flatten(-2)
+        a, b = x.chunk(2, dim=-1)
+        return torch.cat([-b, a], dim=-1)
+
+    def rotate(self, x: torch.Tensor) -> torch.Tensor:
+        """Rotate queries or keys, shape ``(..., L, d_head)`` → same shape."""
+        if x.shape[-1] != self.d_head:
+            raise ValueError(f"RoPE was built for d_head={self.d_head}, got vectors of size {x.shape[-1]}")
+        cos, sin = self._cos_sin(x.shape[-2], x.device, x.dtype)
+        # R_i x = x cos(i theta) + turn(x) sin(i theta)
+        return x * cos + self._turn(x) * sin
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotated ``(q, k)``, each ``(B, H, L, d_head)``."""
+        return self.rotate(q), self.rotate(k)
+
+    def distance_matrix(self, n: int | None = None) -> np.ndarray:
+        r"""RoPE's induced distance :math:`\sqrt{2 (K(0) - K(i-j))}`, shape ``(n, n)``."""
+        return enc.rope_distances(self._default_n(n), self.d_head, self.base)
+
+
+class ALiBiPositional(PositionalEncoding):
+    r"""ALiBi (Press et al. 2022): the logits of head ``h`` get :math:`-m_h |i - j|` (symmetric, as an
+    encoder needs), slopes from :func:`posgeom.encodings.alibi_slopes`. No N_max wall."""
+
+    name = "alibi"
+    kind = "bias"
+
+    def __init__(self, n_heads: int, head: int | None = None):
+        super().__init__()
+        self.n_heads = enc._check_positive_int("n_heads", n_heads)
+        self.head = head
+        self.register_buffer("slopes", torch.from_numpy(enc.alibi_slopes(n_heads)).float(), persistent=False)
+
+    def forward(self, seq_len: int, device=None, dtype=torch.float32) -> torch.Tensor:
+        """The additive bias, shape ``(n_heads, seq_len, seq_len)``."""
+        idx = torch.arange(seq_len, device=device or self.slopes.device, dtype=torch.float32)
+        # bias_{h,i,j} = -m_h |i - j|
+        bias = -self.slopes.to(idx.device)[:, None, None] * (idx[:, None] - idx[None, :]).abs()[None]
+        return bias.to(dtype)
+
+    def distance_matrix(self, n: int | None = None) -> np.ndarray:
+        r"""ALiBi's induced distance :math:`\bar m |i - j|` (mean slope, or head ``self.head``)."""
+        return enc.alibi_distances(self._default_n(n), self.n_heads, head=self.head)
+
+
+class NoPositional(PositionalEncoding):
+    """NoPE: no positional signal. Its distance matrix is all zeros (every position looks the same)."""
+
+    name = "none"
+    kind = "none"
+
+    def distance_matrix(self, n: int | None = None) -> np.ndarray:
+        return enc.none_distances(self._default_n(n))
+
+
+NoPE = NoPositional
+
+# --------------------------------------------------------------------------------------------
+# Registry and factory
+# --------------------------------------------------------------------------------------------
+
+#: name → module class. The names match :data:`posgeom.encodings.ENCODINGS` where both exist.
+POSITIONAL: dict[str, type[PositionalEncoding]] = {
+    "none": NoPositional,
+    "learned": LearnedPositional,
+    "sinusoidal": SinusoidalPositional,
+    "mds": MDSPositional,
+    "lowrank": LowRankPositional,
+    "rope": RotaryPositional,
+    "alibi": ALiBiPositional,
+}
+
+#: The arguments the factory fills in from the model's shape, per encoding.
+_SHAPE_ARGS = {"n_positions", "d", "d_head", "n_heads"}
+
+
+def build_positional(name: str, *, n_positions: int, d_model: int, n_heads: int, **options) -> PositionalEncoding:
+    """Build the positional module ``name`` for a model of this shape.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`POSITIONAL`.
+    n_positions : int
+        ``N_max`` for tables (the model's maximum length).
+    d_model, n_heads : int
+        Width and number of heads (RoPE gets ``d_head = d_model / n_heads``).
+    **options
+        The encoding's own options (see its class), e.g. ``sigma=1.0`` for ``"learned"``.
+
+    Returns
+    -------
+    PositionalEncoding
+    """
+    if name not in POSITIONAL:
+        raise ValueError(f"unknown positional encoding {name!r}; valid encodings are {', '.join(POSITIONAL)}")
+    cls = POSITIONAL[name]
+    params = inspect.signature(cls.__init__).parameters
+    valid = [p for p in params if p != "self" and p not in _SHAPE_ARGS]
+    bad = sorted(set(options) - set(valid))
+    if bad:
+        raise ValueError(
+            f"unknown option(s) {', '.join(bad)} for the {name!r} encoding; valid options are {', '.join(valid) or 'none'}"
+        )
+    shape = {"n_positions": n_positions, "d": d_model, "d_head": d_model // n_heads, "n_heads": n_heads}
+    kwargs = {k: v for k, v in shape.items() if k in params}
+    return cls(**kwargs, **options)
+
+
+__all__ = [
+    "PositionalEncoding", "AbsolutePositional", "LearnedPositional", "SinusoidalPositional", "MDSPositional",
+    "LowRankPositional", "RotaryPositional", "ALiBiPositional", "NoPositional", "NoPE", "PositionLimitError",
+    "POSITIONAL", "EXTRAPOLATION_METHODS", "ROPE_LAYOUTS", "build_positional",
+]

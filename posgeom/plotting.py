@@ -1,0 +1,89 @@
+"""Plotting helpers shared by every chapter: one style, colour-blind-safe colours, provenance.
+
+Figures are drawn on a white background on purpose: the book has a light and a dark theme, and
+a transparent figure with black axes would vanish on the dark one.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import matplotlib as mpl
+import numpy as np
+
+#: Okabe & Ito (2008) colour-blind-safe qualitative palette.
+OKABE_ITO = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#F0E442",  # yellow
+    "#000000",  # black
+)
+#: Perceptually uniform, colour-blind-safe sequential and diverging colour maps.
+SEQUENTIAL_CMAP = "cividis"
+DIVERGING_CMAP = "PuOr"
+
+BOOK_RC = {
+    "axes.prop_cycle": mpl.cycler(color=OKABE_ITO),
+    "image.cmap": SEQUENTIAL_CMAP,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "savefig.transparent": False,
+    "figure.dpi": 110,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "figure.constrained_layout.use": True,
+}
+
+
+def use_book_style() -> None:
+    """Apply the book's matplotlib style globally (chapters call this once at the top)."""
+    mpl.rcParams.update(BOOK_RC)
+
+
+@contextmanager
+def book_style():
+    """The book's style inside a ``with`` block only."""
+    with mpl.rc_context(BOOK_RC):
+        yield
+
+
+def heatmap(ax, matrix, *, title: str, label: str, xlabel: str = "position j", ylabel: str = "position i",
+            cmap: str = SEQUENTIAL_CMAP, vmin=None, vmax=None):
+    """Draw an ``(n, m)`` matrix with a labelled colour bar; returns the image.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes to draw on.
+    matrix : array of shape (n, m).
+    title, label : the axes title and the colour-bar label (say the units).
+    """
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2:
+        raise ValueError(f"heatmap needs a 2-D matrix, got shape {matrix.shape}")
+    image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", origin="upper")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(False)
+    ax.figure.colorbar(image, ax=ax, label=label, shrink=0.85)
+    return image
+
+
+def provenance(scale: str, model: str | None = None, corpus: str | None = None, **options) -> str:
+    """A one-line caption suffix saying which scale, model, corpus and options made a figure."""
+    parts = [f"scale: {scale}"]
+    parts.append(f"model: {model}" if model else "model: none (pure geometry)")
+    if corpus:
+        parts.append(f"corpus: {corpus}")
+    parts += [f"{k}: {v}" for k, v in options.items()]
+    return "; ".join(parts)
+
+
+__all__ = ["OKABE_ITO", "SEQUENTIAL_CMAP", "DIVERGING_CMAP", "use_book_style", "book_style", "heatmap", "provenance"]

@@ -1,0 +1,220 @@
+"""Builds the book once, strictly, and checks the HTML — then opens it in headless Chromium.
+
+The build is the README's build command minus the set-up (the test runs inside the venv):
+``jupyter-book build . --all -W -n --keep-going``. Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
+
+
+def toc_files() -> list[str]:
+    """Every page named in _toc.yml (root included), without extension."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return files
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("book")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run(
+        [str(jb), "build", str(REPO), "--all", "--warningiserror", "--nitpick", "--keep-going",
+         "--path-output", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=5400,
+    )
+    log = proc.stdout + proc.stderr
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "book-build.log").write_text(log)
+    assert proc.returncode == 0, "strict book build failed:\n" + log[-6000:]
+    return out / "_build" / "html"
+
+
+def pages(html_root: Path) -> list[Path]:
+    return [html_root / f"{name}.html" for name in toc_files()]
+
+
+def test_every_toc_page_is_built(built_book):
+    missing = [str(p.relative_to(built_book)) for p in pages(built_book) if not p.is_file()]
+    assert not missing, f"pages in _toc.yml missing from the build: {missing}"
+
+
+def test_figures_have_alt_text_and_files(built_book):
+    problems = []
+    for page in pages(built_book):
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        for img in soup.find_all("img"):
+            src = img.get("src", "")
+            if not img.get("alt", "").strip():
+                problems.append(f"{page.name}: image {src} has no alt text")
+            if src.startswith(("http://", "https://", "//")):
+                problems.append(f"{page.name}: image {src} is external")
+            elif not src.startswith("data:") and not (page.parent / src.split("?")[0]).is_file():
+                problems.append(f"{page.name}: image file {src} is missing")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_external_scripts_or_stylesheets(built_book):
+    external = re.compile(r"^(https?:)?//")
+    problems = []
+    for page in sorted(built_book.rglob("*.html")):
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        for tag in soup.find_all("script", src=True):
+            if external.match(tag["src"]):
+                problems.append(f"{page.relative_to(built_book)}: script {tag['src']}")
+        for tag in soup.find_all("link", href=True):
+            rel = " ".join(tag.get("rel", []))
+            if external.match(tag["href"]) and ("stylesheet" in rel or "preload" in rel or tag.get("as")):
+                problems.append(f"{page.relative_to(built_book)}: {rel} {tag['href']}")
+    for css in built_book.rglob("*.css"):
+        text = css.read_text(errors="replace")
+        if re.search(r"@import[^;]*https?://|url\(\s*['\"]?https?://", text):
+            problems.append(f"{css.relative_to(built_book)} loads a remote resource")
+    assert not problems, "external resources found:\n" + "\n".join(problems)
+
+
+def test_math_markup_and_local_mathjax(built_book):
+    notation = (built_book / "book" / "notation.html").read_text()
+    soup = BeautifulSoup(notation, "html.parser")
+    assert soup.select(".math"), "no math markup on the notation page"
+    scripts = [s["src"] for s in soup.find_all("script", src=True) if "mathjax" in s["src"].lower()]
+    assert scripts, "the notation page does not load MathJax"
+    for src in scripts:
+        path = (built_book / "book" / src.split("?")[0]).resolve()
+        assert path.is_file(), f"MathJax script {src} is referenced but {path} does not exist"
+
+
+def test_chapters_offer_ipynb_downloads(built_book):
+    for page in pages(built_book):
+        rel = page.relative_to(built_book)
+        if rel.parts[0] != "notebooks":
+            continue
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        link = soup.select_one("a.posgeom-ipynb-download")
+        assert link is not None, f"{rel} has no notebook download link"
+        target = (page.parent / link["href"]).resolve()
+        assert target.is_file(), f"{rel} links to {link['href']} which was not generated"
+        import nbformat
+
+        notebook = nbformat.read(target, as_version=4)
+        assert any(c.cell_type == "code" for c in notebook.cells)
+        assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
+
+
+# --------------------------------------------------------------------------- real browser
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def served_book(built_book):
+    handler = functools.partial(_QuietHandler, directory=str(built_book))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        pytest.fail(
+            "headless Chromium is needed for this test: install the Debian packages chromium and "
+            "chromium-driver (scripts/test does it when run as root)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1280,1600", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.set_page_load_timeout(60)
+    driver.set_script_timeout(60)
+    yield driver
+    driver.quit()
+
+
+MATHJAX_DONE = """
+const done = arguments[arguments.length - 1];
+const finish = () => done({
+  containers: document.querySelectorAll('mjx-container').length,
+  errors: document.querySelectorAll('mjx-merror').length,
+  raw: (() => {
+    // Raw TeX left in the prose (code blocks may legitimately show such characters).
+    const main = (document.querySelector('main') || document.body).cloneNode(true);
+    main.querySelectorAll('pre, code, .highlight, mjx-container, script').forEach(e => e.remove());
+    return main.textContent.match(/\\\\\\(|\\\\\\[|\\$\\$/g);
+  })(),
+});
+if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+  MathJax.startup.promise.then(finish, finish);
+} else { finish(); }
+"""
+
+IMAGES_LOADED = """
+const done = arguments[arguments.length - 1];
+const imgs = Array.from(document.images);
+Promise.all(imgs.map(img => img.complete ? null : new Promise(r => { img.onload = r; img.onerror = r; })))
+  .then(() => done(imgs.map(img => [img.getAttribute('src'), img.naturalWidth])));
+"""
+
+
+@pytest.mark.browser
+def test_pages_render_in_chromium(browser, served_book, built_book):
+    shots = ARTIFACTS / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    for page in pages(built_book):
+        rel = page.relative_to(built_book).as_posix()
+        browser.get(f"{served_book}/{rel}")
+        math = browser.execute_async_script(MATHJAX_DONE)
+        images = browser.execute_async_script(IMAGES_LOADED)
+        browser.save_screenshot(str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png")))
+        has_math = bool(BeautifulSoup(page.read_text(), "html.parser").select(".math"))
+        if has_math:
+            assert math["containers"] > 0, f"{rel}: MathJax typeset nothing"
+        assert math["errors"] == 0, f"{rel}: MathJax reported {math['errors']} errors"
+        assert not math["raw"], f"{rel}: raw TeX delimiters left in the page: {math['raw'][:5]}"
+        broken = [src for src, width in images if not width]
+        assert not broken, f"{rel}: images that did not load: {broken}"
+    notation = browser.get(f"{served_book}/book/notation.html")
+    assert browser.execute_async_script(MATHJAX_DONE)["containers"] >= 10
