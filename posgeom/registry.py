@@ -77,6 +77,19 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def code_hash() -> str:
+    """A 16-hex-digit hash of every ``.py`` file of the installed posgeom package.
+
+    Stored in each manifest; :meth:`Registry.run` recomputes a result whose code has changed.
+    """
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def git_commit(path: Path | None = None) -> str | None:
     """The commit of the checkout holding ``path`` (with ``+dirty`` if it has changes), or None."""
     cwd = Path(path or Path(__file__).parent)
@@ -158,6 +171,7 @@ class Registry:
             "runtime_s": runtime_s,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "git_commit": git_commit(),
+            "code_hash": code_hash(),
             "versions": package_versions(),
             "argv": sys.argv[:1],
         }
@@ -234,13 +248,17 @@ class Registry:
         device: str,
         model: str | None = None,
         force: bool = False,
+        same_code: bool = True,
     ) -> Result:
         """Return the stored result, or call ``compute()`` → ``(values, arrays)`` and store it.
 
-        ``force=True`` recomputes even when a result exists.
+        A stored result is reused when its parameters match and (with ``same_code=True``) it was
+        made by the same posgeom source code (:func:`code_hash`); ``force=True`` always recomputes.
         """
         if not force and self.has(experiment, params=params, scale=scale):
-            return self.load(experiment, params=params, scale=scale)
+            stored = self.load(experiment, params=params, scale=scale)
+            if not same_code or stored.manifest.get("code_hash") == code_hash():
+                return stored
         start = time.perf_counter()
         out = compute()
         values, arrays = out if isinstance(out, tuple) else (out, None)
@@ -250,4 +268,4 @@ class Registry:
         )
 
 
-__all__ = ["Registry", "Result", "params_key", "package_versions", "git_commit"]
+__all__ = ["Registry", "Result", "params_key", "package_versions", "git_commit", "code_hash"]

@@ -240,3 +240,20 @@ def test_ci_runs_exactly_the_readme_test_command():
     commands = [line.strip() for line in ci.splitlines() if line.strip() and not line.startswith(("#", "set ", "cd "))]
     assert commands == ["bash scripts/test"]
     assert "bash scripts/test" in readme and "bash scripts/book" in readme
+
+
+def test_registry_run_recomputes_when_code_changed(tmp_path, monkeypatch):
+    from posgeom import registry
+
+    reg = Registry(tmp_path)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"v": len(calls)}
+
+    reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu")
+    monkeypatch.setattr(registry, "code_hash", lambda: "another-version")
+    assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu", same_code=False).values["v"] == 1
+    assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu").values["v"] == 2
+    assert reg.load("exp", params={}, scale="quick").manifest["code_hash"] == "another-version"

@@ -1,4 +1,49 @@
 """Geometry core (SPEC sections 1–2): positional statistics, Hellinger distances,
-classical MDS, stress, effective rank, low-rank factors, SMACOF, monotonicity, separation."""
+classical MDS, stress, effective rank, low-rank factors, SMACOF, monotonicity, separation,
+noise floor, and self-check helpers for exercises.
 
-__all__: list[str] = []
+numpy/scipy only; nothing here imports a higher layer of :mod:`posgeom`.
+"""
+
+from .counts import PositionalCounts, positional_counts
+from .hellinger import euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
+from .marginals import PositionalMarginals, positional_marginals
+from .mds import (
+    EFFECTIVE_RANK_CRITERIA,
+    LowRankFactors,
+    MDSResult,
+    classical_mds,
+    double_centered_gram,
+    effective_rank,
+    lift,
+    low_rank_factors,
+    mds_stress_curve,
+)
+from .stress import STRESS_NORMALIZATIONS, distances_of, stress
+
+__all__ = [
+    # counts and marginals
+    "PositionalCounts",
+    "positional_counts",
+    "PositionalMarginals",
+    "positional_marginals",
+    # distances
+    "hellinger_matrix",
+    "hellinger_distance",
+    "sqrt_marginals",
+    "euclidean_distances",
+    "distances_of",
+    # MDS, rank, low rank
+    "MDSResult",
+    "classical_mds",
+    "double_centered_gram",
+    "lift",
+    "mds_stress_curve",
+    "effective_rank",
+    "EFFECTIVE_RANK_CRITERIA",
+    "LowRankFactors",
+    "low_rank_factors",
+    # stress
+    "stress",
+    "STRESS_NORMALIZATIONS",
+]

@@ -1,0 +1,131 @@
+r"""Positional marginals (SPEC section 1, "Positional marginals").
+
+$$\mu_i(w) = \frac{c_i(w) + \alpha}{N_i + \alpha v}, \qquad \alpha \ge 0 \text{ (default } 0).$$
+
+Positions reached by fewer than ``min_count`` sequences ($N_i <$ ``min_count``) are either dropped and
+reported (``on_low_count="drop"``, the default) or rejected with an error listing them
+(``on_low_count="raise"``); they are never silently kept.
+
+``probs`` is a dense float64 array of shape (n_kept, v): the Hellinger fast path needs the dense
+$\sqrt{\mu}$ anyway, and at BERT scale ($n = 512$, $v = 30{,}522$) it is 125 MB. The special-token
+policy (SPEC section 1: ``"model"`` or ``"content"``) is applied where the sequences are built
+(:mod:`posgeom.corpora`), before counting; there is deliberately no ``special=`` argument here.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from .counts import PositionalCounts
+
+__all__ = ["PositionalMarginals", "positional_marginals"]
+
+
+class PositionalMarginals:
+    r"""Marginals $\mu_i$ of the kept positions.
+
+    Attributes
+    ----------
+    probs : ndarray of shape (n_kept, v), float64
+        Row ``k`` is $\mu_{i_k}$ for position ``i_k = positions[k]``; each row sums to 1.
+    positions : ndarray of shape (n_kept,), int64
+        The kept position indices, increasing.
+    dropped : list of int
+        Positions with $N_i <$ ``min_count`` that were dropped.
+    reach : ndarray of shape (n_kept,), int64
+        $N_i$ of the kept positions.
+    alpha : float
+        The smoothing $\alpha$.
+    min_count : int
+        The threshold used.
+    counts : PositionalCounts or None
+        The counts these marginals came from (kept for the noise floor), when built from counts.
+    """
+
+    __slots__ = ("probs", "positions", "dropped", "reach", "alpha", "min_count", "counts")
+
+    def __init__(self, probs, positions, dropped, reach, alpha, min_count, counts=None):
+        self.probs = probs
+        self.positions = np.asarray(positions, dtype=np.int64)
+        self.dropped = list(dropped)
+        self.reach = np.asarray(reach, dtype=np.int64)
+        self.alpha = float(alpha)
+        self.min_count = int(min_count)
+        self.counts = counts
+
+    @property
+    def n_positions(self) -> int:
+        """Number of kept positions."""
+        return int(self.probs.shape[0])
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.probs.shape[1])
+
+    def __repr__(self):
+        return (
+            f"PositionalMarginals(n_kept={self.n_positions}, vocab_size={self.vocab_size}, "
+            f"dropped={len(self.dropped)}, alpha={self.alpha})"
+        )
+
+
+def positional_marginals(
+    counts: PositionalCounts,
+    alpha: float = 0.0,
+    min_count: int = 1,
+    on_low_count: str = "drop",
+) -> PositionalMarginals:
+    r"""$\mu_i = (c_i + \alpha) / (N_i + \alpha v)$ for every position with $N_i \ge$ ``min_count``
+    (SPEC section 1, "Positional marginals").
+
+    Parameters
+    ----------
+    counts : PositionalCounts
+        From :func:`positional_counts`; ``counts.counts`` has shape (n, v).
+    alpha : float, default 0
+        Additive smoothing $\alpha \ge 0$.
+    min_count : int, default 1
+        Positions with $N_i <$ ``min_count`` are low-count (must be >= 1: an unreached position has
+        no distribution).
+    on_low_count : {"drop", "raise"}
+        ``"drop"``: remove them and list them in ``dropped``; ``"raise"``: a ``ValueError`` listing them.
+
+    Returns
+    -------
+    PositionalMarginals
+        ``probs`` (n_kept, v) dense float64, ``positions`` (n_kept,), ``dropped``, ``reach`` (n_kept,).
+    """
+    if not isinstance(counts, PositionalCounts):
+        raise ValueError(
+            f"counts must be a PositionalCounts (from positional_counts); got {type(counts).__name__}. "
+            "Wrap an (n, v) integer array with PositionalCounts.from_array"
+        )
+    if not isinstance(alpha, Real) or isinstance(alpha, bool) or not np.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    if not isinstance(min_count, Integral) or isinstance(min_count, bool) or min_count < 1:
+        raise ValueError(f"min_count must be an integer >= 1; got {min_count!r}")
+    if on_low_count not in ("drop", "raise"):
+        raise ValueError(f"on_low_count must be 'drop' or 'raise'; got {on_low_count!r}")
+    low = np.flatnonzero(counts.reach < min_count)
+    if low.size and on_low_count == "raise":
+        shown = ", ".join(str(int(i)) for i in low[:20]) + (" ..." if low.size > 20 else "")
+        raise ValueError(
+            f"{low.size} position(s) have fewer than min_count = {min_count} sequences: [{shown}]. "
+            "Lower min_count, count a larger corpus, reduce n_positions, or use on_low_count='drop'"
+        )
+    kept = np.flatnonzero(counts.reach >= min_count)
+    if kept.size == 0:
+        raise ValueError(f"no position is reached by at least min_count = {min_count} sequences")
+    v = counts.vocab_size
+    sub = counts.counts[kept]
+    reach = counts.reach[kept]
+    probs = np.full((kept.size, v), float(alpha), dtype=np.float64)
+    rows = np.repeat(np.arange(kept.size), np.diff(sub.indptr))
+    probs[rows, sub.indices] += sub.data
+    # mu_i = (c_i + alpha) / (N_i + alpha v)
+    probs /= (reach.astype(np.float64) + alpha * v)[:, None]
+    return PositionalMarginals(
+        probs, kept, [int(i) for i in low], reach, alpha, min_count, counts=counts
+    )

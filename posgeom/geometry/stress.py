@@ -1,0 +1,99 @@
+r"""Stress of an encoding (SPEC section 1, "Stress of an encoding"; the paper's Eq. 4).
+
+$\hat D$ holds the pairwise distances of the encoding (Euclidean distances of its rows, or the induced
+distance of a relative encoding); every sum runs over the $m = n(n-1)/2$ pairs $i < j$.
+
+* ``"paper"`` (Eq. 4 as reconstructed from the review's worked numbers, no square root, no fitted scale)
+  $$\sigma_{\text{paper}} = \frac{\sum (\hat d_{ij} - d_{ij})^2}{\sum d_{ij}^2}.$$
+* ``"scale_free"``: the same ratio at the best global scale $s > 0$ of $\hat D$,
+  $$\sigma_{\text{sf}} = \min_{s>0} \frac{\sum (s\hat d_{ij} - d_{ij})^2}{\sum d_{ij}^2}
+  = 1 - \frac{(\sum \hat d_{ij} d_{ij})^2}{\sum \hat d_{ij}^2 \sum d_{ij}^2},$$
+  computed as the left-hand ratio at $s^* = \sum \hat d d / \sum \hat d^2$ (no cancellation in $1 - x$);
+  it is 1 when $\hat D = 0$ (NoPE). Encodings of different native scale compare fairly only with it.
+* ``"kruskal1"``: $\sqrt{\sum (\hat d_{ij} - d_{ij})^2 / \sum \hat d_{ij}^2}$ — scikit-learn's
+  ``MDS(normalized_stress=True).stress_`` (Kruskal's stress-1 normalised by the fitted distances).
+* ``"smacof_r"``: $\sqrt{\sigma_{\text{paper}}}$, the normalised stress of R's ``smacof``.
+
+The paper does not say which normalisation it used; the book reports ``"paper"`` and ``"scale_free"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import as_float_matrix, check_distance_matrix, is_distance_matrix, upper
+
+__all__ = ["stress", "STRESS_NORMALIZATIONS", "distances_of"]
+
+STRESS_NORMALIZATIONS = ("paper", "scale_free", "kruskal1", "smacof_r")
+
+
+def distances_of(X, n: int | None = None, as_distances: bool | None = None, name: str = "Dhat_or_P") -> np.ndarray:
+    """Turn an (n, n) distance matrix or an (n, d) encoding into an (n, n) distance matrix.
+
+    ``as_distances=None`` (auto): a square, non-negative, symmetric, zero-diagonal array is taken as
+    distances; any other 2-D array as an encoding whose Euclidean distances are used. A square array that
+    is not a distance matrix is ambiguous when ``n == d`` and is taken as an encoding only if it cannot be
+    a distance matrix (asymmetric or non-zero diagonal). Pass ``True``/``False`` to decide explicitly.
+    """
+    from .hellinger import euclidean_distances
+
+    X = as_float_matrix(X, name)
+    if n is not None and X.shape[0] != n:
+        raise ValueError(f"{name} has {X.shape[0]} rows but D describes n = {n} positions; shapes must match")
+    if as_distances is None:
+        as_distances = is_distance_matrix(X)
+    if as_distances:
+        return check_distance_matrix(X, name)
+    return euclidean_distances(X)
+
+
+def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | None = None) -> float:
+    r"""Stress of an encoding against target distances (SPEC section 1; paper Eq. 4).
+
+    ``"paper"``: $\sum_{i<j} (\hat d_{ij} - d_{ij})^2 / \sum_{i<j} d_{ij}^2$;
+    ``"scale_free"``: $1 - (\sum \hat d d)^2 / (\sum \hat d^2 \sum d^2)$;
+    ``"kruskal1"``: $\sqrt{\sum (\hat d - d)^2 / \sum \hat d^2}$; ``"smacof_r"``: $\sqrt{\text{paper}}$.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+        Target distances (e.g. :func:`hellinger_matrix`); symmetric, zero diagonal, not all zero.
+    Dhat_or_P : array-like of shape (n, n) or (n, d)
+        The encoding's distance matrix, or the encoding itself (its rows' Euclidean distances are used).
+        See :func:`distances_of` for how an (n, n) array is read; force it with ``as_distances``.
+    normalization : {"paper", "scale_free", "kruskal1", "smacof_r"}
+
+    Returns
+    -------
+    float
+    """
+    if normalization not in STRESS_NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {STRESS_NORMALIZATIONS}; got {normalization!r}")
+    D = check_distance_matrix(D, "D")
+    Dhat = distances_of(Dhat_or_P, D.shape[0], as_distances)
+    d, dh = upper(D), upper(Dhat)
+    return _stress_vec(d, dh, normalization)
+
+
+def _stress_vec(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:
+    """Stress from the upper-triangle vectors ``d`` (m,) and ``dh`` (m,)."""
+    sdd = float(np.dot(d, d))
+    if normalization == "kruskal1":
+        shh = float(np.dot(dh, dh))
+        if shh == 0.0:
+            raise ValueError("kruskal1 stress is undefined when every encoding distance is 0 (sum dhat^2 = 0)")
+        # sqrt( sum (dhat - d)^2 / sum dhat^2 )
+        return float(np.sqrt(np.sum((dh - d) ** 2) / shh))
+    if sdd == 0.0:
+        raise ValueError("stress is undefined when every target distance is 0 (sum d^2 = 0)")
+    if normalization == "scale_free":
+        shh = float(np.dot(dh, dh))
+        if shh == 0.0:
+            return 1.0  # min over s > 0 of sum d^2 / sum d^2
+        # s* = sum dhat d / sum dhat^2 ;  sigma = sum (s* dhat - d)^2 / sum d^2
+        s = float(np.dot(dh, d)) / shh
+        return float(np.sum((s * dh - d) ** 2) / sdd)
+    # sum (dhat - d)^2 / sum d^2
+    paper = float(np.sum((dh - d) ** 2) / sdd)
+    return paper if normalization == "paper" else float(np.sqrt(paper))

