@@ -30,6 +30,17 @@ def _add_about(subparsers) -> None:
 SUBCOMMANDS = [_add_about]
 
 
+def _add_corpora(subparsers) -> None:
+    """``posgeom corpus-report`` and ``posgeom stress`` (see :mod:`posgeom.corpora.cli`)."""
+    from .corpora.cli import add_corpus_report, add_stress
+
+    add_corpus_report(subparsers)
+    add_stress(subparsers)
+
+
+SUBCOMMANDS.append(_add_corpora)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="posgeom", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)

@@ -53,6 +53,8 @@ from typing import Callable
 
 import numpy as np
 
+from .geometry import euclidean_distances
+
 SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
 
 
@@ -80,15 +82,6 @@ def _check_base(base) -> float:
 
 def _euclidean_distances(P: np.ndarray) -> np.ndarray:
     """Pairwise Euclidean distances of the rows of ``P`` (n, k) → (n, n), from the geometry core."""
-    try:
-        from .geometry import euclidean_distances
-    except ImportError:  # the geometry core is being written in parallel
-        # ||p_i - p_j||^2 = ||p_i||^2 + ||p_j||^2 - 2 p_i . p_j
-        sq = np.sum(P * P, axis=1)
-        D2 = sq[:, None] + sq[None, :] - 2.0 * (P @ P.T)
-        D = np.sqrt(np.clip(D2, 0.0, None))
-        np.fill_diagonal(D, 0.0)
-        return D
     return euclidean_distances(P)
 
 

@@ -1,3 +1,42 @@
-"""Corpora: synthetic families, SST-2 and IMDB loaders, tokenisation, cached positional counts."""
+"""Corpora: synthetic families, SST-2 and IMDB loaders, tokenisation, cached positional counts.
 
-__all__: list[str] = []
+* :mod:`~posgeom.corpora.synthetic` — seeded synthetic families with exact population marginals;
+* :mod:`~posgeom.corpora.real` — SST-2 and IMDB (local folder, checked against packaged checksums, or hub);
+* :mod:`~posgeom.corpora.tokenize` — bert-base-uncased WordPiece, special-token policies, truncation;
+* :mod:`~posgeom.corpora.cache` — on-disk cache keyed by data, tokenizer and options;
+* :mod:`~posgeom.corpora.stats` — corpus name → cached token arrays and positional counts;
+* :mod:`~posgeom.corpora.stream` — counting shard by shard (streams, parallel workers);
+* :mod:`~posgeom.corpora.pretrained` — pretrained encoders: position table and attention weights.
+
+Heavy libraries (``transformers``, ``datasets``, ``torch``) are imported only when a function needs them.
+"""
+
+from .cache import CACHE_VERSION, ArrayCache, cache_key
+from .pretrained import AttentionWeights, ModelUnavailableError, PretrainedModel, load_pretrained
+from .real import (
+    CORPORA, ChecksumError, DataSource, DataUnavailableError, TextCorpus, known_checksums, load_texts,
+    resolve_source, sha256_file,
+)
+from .stats import CorpusStatistics, corpus_counts, corpus_tokens, default_br, default_positions
+from .stream import count_shard, count_shards
+from .synthetic import (
+    FAMILIES, PAD, SyntheticCorpus, drift, make_corpus, markov, markov_transition, order_task,
+    population_marginals, regimes, stationary, zipf_distribution,
+)
+from .tokenize import (
+    BR_OPTIONS, DEFAULT_TOKENIZER, SPECIAL_POLICIES, TokenizedCorpus, clean_br, load_tokenizer, tokenize_texts,
+    tokenizer_fingerprint,
+)
+
+__all__ = [
+    "CACHE_VERSION", "ArrayCache", "cache_key",
+    "AttentionWeights", "ModelUnavailableError", "PretrainedModel", "load_pretrained",
+    "CORPORA", "ChecksumError", "DataSource", "DataUnavailableError", "TextCorpus", "known_checksums", "load_texts",
+    "resolve_source", "sha256_file",
+    "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
+    "count_shard", "count_shards",
+    "FAMILIES", "PAD", "SyntheticCorpus", "drift", "make_corpus", "markov", "markov_transition", "order_task",
+    "population_marginals", "regimes", "stationary", "zipf_distribution",
+    "BR_OPTIONS", "DEFAULT_TOKENIZER", "SPECIAL_POLICIES", "TokenizedCorpus", "clean_br", "load_tokenizer",
+    "tokenize_texts", "tokenizer_fingerprint",
+]

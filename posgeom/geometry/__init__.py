@@ -19,7 +19,11 @@ from .mds import (
     low_rank_factors,
     mds_stress_curve,
 )
+from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
+from .noise import NOISE_METHODS, NoiseFloor, noise_floor
+from .smacof import SmacofResult, smacof
 from .stress import STRESS_NORMALIZATIONS, distances_of, stress
+from .checks import check_classical_mds, check_hellinger, check_hellinger_matrix, check_stress
 
 __all__ = [
     # counts and marginals
@@ -46,4 +50,21 @@ __all__ = [
     # stress
     "stress",
     "STRESS_NORMALIZATIONS",
+    "SmacofResult",
+    "smacof",
+    # monotonicity and separation
+    "violation_rate",
+    "ViolationCounts",
+    "spearman",
+    "Separation",
+    "separation",
+    # noise floor
+    "NoiseFloor",
+    "noise_floor",
+    "NOISE_METHODS",
+    # self-checks for exercises
+    "check_hellinger",
+    "check_hellinger_matrix",
+    "check_classical_mds",
+    "check_stress",
 ]

@@ -1,40 +1,89 @@
 r"""Exact pairwise Euclidean distances between the rows of a matrix, at BLAS speed.
 
-For rows $s_i$ of $S$ (n, p), $\|s_i - s_j\|^2 = \|s_i\|^2 + \|s_j\|^2 - 2\, s_i \cdot s_j$. The Gram
-matrix $G = S S^\top$ comes from one BLAS ``dsyrk`` (half the flops of a GEMM, no copy of $S$). This
-formula loses accuracy when $\|s_i - s_j\|^2 \ll \|s_i\|^2 + \|s_j\|^2$ (catastrophic cancellation:
-the rounding error of $G$ is about $\sqrt{p}\,\varepsilon (\|s_i\|^2 + \|s_j\|^2)$, so a distance of
-$10^{-8}$ would come out as $10^{-7}$ or as 0). Such pairs, those with
-$d_{ij}^2 <$ ``refine_rtol`` $(\|s_i\|^2 + \|s_j\|^2)$, are recomputed directly as
+For rows $s_i$ of $S$ (n, p), $\|s_i - s_j\|^2 = \|s_i\|^2 + \|s_j\|^2 - 2\, s_i \cdot s_j$.
+
+Gram matrix $G = S S^\top$. Dense $S$: one BLAS ``dsyrk`` (half the flops of a GEMM; the C-ordered rows
+are passed as a Fortran-ordered transpose, so nothing is copied). Sparse $S$ (e.g. $\sqrt{c_i/N_i}$ from
+counts, where most tokens never occur at most positions): the columns are split by how many rows use
+them. A column used by $k$ rows costs $k^2$ sparse multiply-adds but $n^2$ dense ones, so columns with
+$k \le$ ``n / SPARSE_COL_FRACTION`` go through a sparse product and the rest, compacted to a dense
+(n, p_dense) block, through ``dsyrk``: $G = S_d S_d^\top + S_s S_s^\top$.
+
+Accuracy. The formula loses accuracy when $\|s_i - s_j\|^2 \ll \|s_i\|^2 + \|s_j\|^2$ (catastrophic
+cancellation: the rounding error of $G$ is about $\sqrt{p}\,\varepsilon\,(\|s_i\|^2 + \|s_j\|^2)$, so a
+distance of $10^{-8}$ could come out as $10^{-7}$ or as 0). Pairs with
+$d_{ij}^2 <$ ``refine_rtol`` $(\|s_i\|^2 + \|s_j\|^2)$ are recomputed directly as
 $\sqrt{\sum_k (s_{ik} - s_{jk})^2}$. With ``refine_rtol = 1e-4`` the remaining pairs have a relative
-error below $\approx 10^{-10}$, and identical rows give exactly 0.
+error below about $10^{-10}$, and identical rows give exactly 0.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import blas
 
 REFINE_RTOL = 1e-4
+#: A column of a sparse S used by at most n / SPARSE_COL_FRACTION rows goes through the sparse product.
+SPARSE_COL_FRACTION = 16
 _REFINE_BLOCK_ELEMS = 1 << 21  # elements of the temporary difference block in the refinement
 
 
-def gram(S: np.ndarray) -> np.ndarray:
-    """$G = S S^T$ (n, n), symmetric, from one ``dsyrk`` on the (C-ordered) rows without copying them."""
+def _syrk(S: np.ndarray) -> np.ndarray:
+    """$S S^T$ (n, n), upper triangle only, from one ``dsyrk``."""
     S = np.ascontiguousarray(S, dtype=np.float64)
+    if S.shape[1] == 0:
+        return np.zeros((S.shape[0], S.shape[0]))
     # S.T is Fortran-ordered (p, n): dsyrk with trans=1 computes (S.T)^T (S.T) = S S^T with no copy
-    G = blas.dsyrk(1.0, S.T, trans=1, lower=0)
-    # dsyrk fills the upper triangle only; mirror it
+    return blas.dsyrk(1.0, S.T, trans=1, lower=0)
+
+
+def _mirror_upper(G: np.ndarray) -> np.ndarray:
     iu = np.triu_indices(G.shape[0], k=1)
     G[(iu[1], iu[0])] = G[iu]
     return G
 
 
-def pairwise_distances(S: np.ndarray, refine_rtol: float = REFINE_RTOL) -> np.ndarray:
-    r"""$D_{ij} = \|s_i - s_j\|_2$ for the rows of ``S`` (n, p) → (n, n), exactly symmetric, zero diagonal."""
+def gram(S) -> np.ndarray:
+    """$G = S S^T$ (n, n), symmetric, for a dense (n, p) array or a sparse CSR matrix."""
+    if not sp.issparse(S):
+        return _mirror_upper(_syrk(S))
+    S = sp.csr_matrix(S, dtype=np.float64)
+    n, p = S.shape
+    col_nnz = np.bincount(S.indices, minlength=p)
+    heavy = col_nnz > max(1, n // SPARSE_COL_FRACTION)
+    G = np.zeros((n, n))
+    if heavy.any():
+        cols = np.flatnonzero(heavy)
+        # compact the heavy columns into a dense (n, p_dense) block: S_d S_d^T by dsyrk
+        Sd = S[:, cols].toarray()
+        G = _mirror_upper(_syrk(Sd))
+        del Sd
+    light = ~heavy & (col_nnz > 0)
+    if light.any():
+        Ss = S[:, np.flatnonzero(light)]
+        # S_s S_s^T by a sparse product: sum over columns of (rows using it)^2 multiply-adds
+        G += (Ss @ Ss.T.tocsr()).toarray()
+    return G
+
+
+def _row_sq_diff(S, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_k (s_ak - s_bk)^2 for the row pairs (a[t], b[t])."""
+    if sp.issparse(S):
+        diff = S[a] - S[b]
+        return np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
+    diff = S[a] - S[b]
+    return np.einsum("ij,ij->i", diff, diff)
+
+
+def pairwise_distances(S, refine_rtol: float = REFINE_RTOL) -> np.ndarray:
+    r"""$D_{ij} = \|s_i - s_j\|_2$ for the rows of ``S`` (n, p), dense or sparse CSR → (n, n) float64,
+    exactly symmetric, zero diagonal."""
     n = S.shape[0]
     if n == 0:
         return np.zeros((0, 0))
+    if sp.issparse(S):
+        S = sp.csr_matrix(S, dtype=np.float64)
     G = gram(S)
     sq = np.diag(G).copy()
     # d_ij^2 = |s_i|^2 + |s_j|^2 - 2 s_i . s_j
@@ -48,9 +97,8 @@ def pairwise_distances(S: np.ndarray, refine_rtol: float = REFINE_RTOL) -> np.nd
         block = max(1, _REFINE_BLOCK_ELEMS // max(1, S.shape[1]))
         for start in range(0, ii.size, block):
             a, b = ii[start : start + block], jj[start : start + block]
-            diff = S[a] - S[b]
             # d_ij^2 = sum_k (s_ik - s_jk)^2, computed directly for near-identical rows
-            exact = np.einsum("ij,ij->i", diff, diff)
+            exact = _row_sq_diff(S, a, b)
             D2[a, b] = exact
             D2[b, a] = exact
     np.maximum(D2, 0.0, out=D2)

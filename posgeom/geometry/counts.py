@@ -72,16 +72,17 @@ class PositionalCounts:
     __slots__ = ("counts", "reach", "n_positions", "vocab_size", "n_sequences", "ignore_ids")
     __hash__ = None  # mutable container semantics; equality is by value
 
-    def __init__(self, counts, n_sequences: int, ignore_ids: Sequence[int] = ()):
-        counts = sp.csr_matrix(counts)
-        if counts.dtype != np.int64:
-            if not np.issubdtype(counts.dtype, np.integer):
-                raise ValueError(f"counts must hold integers; got dtype {counts.dtype}")
-            counts = counts.astype(np.int64)
-        counts.sum_duplicates()
-        counts.eliminate_zeros()
-        if counts.nnz and counts.data.min() < 0:
-            raise ValueError("counts must be non-negative")
+    def __init__(self, counts, n_sequences: int, ignore_ids: Sequence[int] = (), *, _trusted: bool = False):
+        if not _trusted:  # counts built here are already canonical int64 CSR
+            counts = sp.csr_matrix(counts)
+            if counts.dtype != np.int64:
+                if not np.issubdtype(counts.dtype, np.integer):
+                    raise ValueError(f"counts must hold integers; got dtype {counts.dtype}")
+                counts = counts.astype(np.int64)
+            counts.sum_duplicates()
+            counts.eliminate_zeros()
+            if counts.nnz and counts.data.min() < 0:
+                raise ValueError("counts must be non-negative")
         self.counts = counts
         self.n_positions, self.vocab_size = (int(s) for s in counts.shape)
         # N_i = sum_w c_i(w)
@@ -134,7 +135,9 @@ class PositionalCounts:
             raise ValueError(
                 f"cannot add counts made with different ignore_ids ({self.ignore_ids} vs {other.ignore_ids})"
             )
-        return PositionalCounts(self.counts + other.counts, self.n_sequences + other.n_sequences, self.ignore_ids)
+        return PositionalCounts(
+            self.counts + other.counts, self.n_sequences + other.n_sequences, self.ignore_ids, _trusted=True
+        )
 
     __radd__ = __add__
 
@@ -182,26 +185,29 @@ class _Accumulator:
     def result(self, ignore_ids) -> PositionalCounts:
         self.flush()
         total = self.total if self.total is not None else sp.csr_matrix((self.n, self.v), dtype=np.int64)
-        return PositionalCounts(total, self.n_sequences, ignore_ids)
+        return PositionalCounts(total, self.n_sequences, ignore_ids, _trusted=self.total is not None)
 
 
 def _flat_to_csr(flat: np.ndarray, n: int, v: int) -> sp.csr_matrix:
-    """Count flat indices ``f = i * v + w`` into a CSR matrix of shape (n, v)."""
+    """Count flat indices ``f = i * v + w`` into a canonical CSR matrix of shape (n, v)."""
     size = n * v
     if size <= max(_DENSE_LIMIT, 4 * flat.size):
         # c = bincount(f) reshaped to (n, v)
         dense = np.bincount(flat, minlength=size)
         nz = np.flatnonzero(dense)
         data = dense[nz]
+        del dense
     else:
         nz, data = np.unique(flat, return_counts=True)
         data = data.astype(np.int64)
     idx_dtype = np.int32 if max(size, nz.size) < 2**31 - 1 else np.int64
-    rows = nz // v
-    cols = (nz - rows * v).astype(idx_dtype)
     # indptr[i] = number of nonzeros in rows < i = first flat index >= i * v
-    indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v).astype(idx_dtype)
-    return sp.csr_matrix((data, cols, indptr), shape=(n, v))
+    indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v)
+    # w = f - i * v
+    cols = nz - np.repeat(np.arange(n, dtype=np.int64) * v, np.diff(indptr))
+    mat = sp.csr_matrix((data, cols.astype(idx_dtype), indptr.astype(idx_dtype)), shape=(n, v), copy=False)
+    mat.has_canonical_format = True  # sorted, unique column indices by construction
+    return mat
 
 
 def _check_tokens(tok: np.ndarray, v: int, where: str) -> None:
@@ -225,50 +231,73 @@ def _as_int_array(x, where: str) -> np.ndarray:
     return arr
 
 
-def _drop_ignored(pos: np.ndarray, tok: np.ndarray, ignore: np.ndarray | None):
-    if ignore is None or tok.size == 0:
-        return pos, tok
-    keep = ~np.isin(tok, ignore)
-    return pos[keep], tok[keep]
+def _segment_positions(lengths: np.ndarray, total: int, step: int) -> np.ndarray:
+    """``step * i`` for every token, ``i`` its position inside its sequence (sequences laid end to end).
+
+    A running sum of increments: +step inside a sequence, a jump back to 0 at each sequence start
+    (one fill and one cumsum instead of arange/repeat/subtract).
+    """
+    nz = lengths[lengths > 0]
+    out = np.full(total, step, dtype=np.int64)
+    if total == 0:
+        return out
+    out[0] = 0
+    starts = np.cumsum(nz[:-1])
+    # at the start of sequence k the previous token sat at position nz[k-1] - 1: jump back by that
+    out[starts] = -(nz[:-1] - 1) * step
+    np.cumsum(out, out=out)
+    return out
+
+
+def _count_stream(tok: np.ndarray, lengths: np.ndarray, acc: _Accumulator, ignore, where: str) -> None:
+    """Count sequences laid end to end in ``tok`` (total,) with per-sequence ``lengths`` (b,)."""
+    n, v = acc.n, acc.v
+    acc.n_sequences += lengths.size
+    total = int(tok.size)
+    if total == 0:
+        return
+    if int(lengths.max()) > n:
+        # keep the first n tokens of each sequence
+        pos = _segment_positions(lengths, total, 1)
+        keep = pos < n
+        tok, pos = tok[keep], pos[keep]
+        pos *= v
+    else:
+        pos = _segment_positions(lengths, total, v)  # i * v
+    _check_tokens(tok, v, where)
+    if ignore is not None:
+        keep = ~np.isin(tok, ignore)
+        tok, pos = tok[keep], pos[keep]
+    # f = i * v + w
+    pos += tok
+    acc.add(pos)
 
 
 def _count_ragged(seqs: list, acc: _Accumulator, ignore, where: str) -> None:
     """Count a list of 1-D sequences (lists or arrays) of possibly different lengths."""
-    n, v = acc.n, acc.v
-    acc.n_sequences += len(seqs)
+    n = acc.n
     if not seqs:
         return
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    if lengths.size and int(lengths.max()) > n:  # truncate before concatenating: cheaper than a mask
+        seqs = [s[:n] for s in seqs]
+        lengths = np.minimum(lengths, n)
     total = int(lengths.sum())
     if total == 0:
+        acc.n_sequences += len(seqs)
         return
     if all(isinstance(s, np.ndarray) for s in seqs):
-        tok = np.concatenate(seqs)
-        tok = _as_int_array(tok, where)
+        for s in seqs:
+            if s.ndim != 1:
+                raise ValueError(f"{where}: every sequence must be 1-D; got one of shape {s.shape}")
+        tok = _as_int_array(np.concatenate(seqs), where)
     else:
-        try:
-            tok = np.fromiter(
-                (t for s in seqs for t in s), dtype=np.int64, count=total
-            )
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where} must hold integer token ids ({exc})") from exc
-        # np.fromiter silently truncates floats; reject them explicitly
-        if any(isinstance(t, float) for s in seqs[:64] for t in s[:64]):
-            raise ValueError(f"{where} must hold integer token ids; found floats")
-    tok = tok.astype(np.int64, copy=False)
-    # position of each token: i = (global index) - (start of its sequence)
-    starts = np.cumsum(lengths) - lengths
-    pos = np.arange(total, dtype=np.int64)
-    pos -= np.repeat(starts, lengths)
-    if int(lengths.max()) > n:
-        keep = pos < n
-        pos, tok = pos[keep], tok[keep]
-    _check_tokens(tok, v, where)
-    pos, tok = _drop_ignored(pos, tok, ignore)
-    # f = i * v + w
-    pos *= v
-    pos += tok
-    acc.add(pos)
+        flat_items = [t for s in seqs for t in s]
+        if not all(isinstance(t, (Integral, np.integer)) and not isinstance(t, bool) for t in flat_items):
+            bad = next(t for t in flat_items if not isinstance(t, (Integral, np.integer)) or isinstance(t, bool))
+            raise ValueError(f"{where} must hold integer token ids; found {bad!r} ({type(bad).__name__})")
+        tok = np.fromiter(flat_items, dtype=np.int64, count=total)
+    _count_stream(tok.astype(np.int64, copy=False), lengths, acc, ignore, where)
 
 
 def _count_padded(arr, lengths, attention_mask, acc: _Accumulator, ignore, where: str) -> None:
@@ -304,25 +333,18 @@ def _count_padded(arr, lengths, attention_mask, acc: _Accumulator, ignore, where
             raise ValueError(f"lengths must be integers; got dtype {lengths.dtype}")
         if b and (lengths.min() < 0 or lengths.max() > width):
             raise ValueError(f"lengths must lie in [0, {width}] (the padded width)")
-    acc.n_sequences += b
     w = min(width, n)
     if b == 0 or w == 0:
+        acc.n_sequences += b
         return
     arr = arr[:, :w]
     lengths = np.minimum(lengths.astype(np.int64), w)
+    # the valid tokens in row-major order are the sequences laid end to end
     if int(lengths.min()) == w:  # no padding inside the first w columns
-        tok = arr.reshape(-1).astype(np.int64)
-        pos = np.tile(np.arange(w, dtype=np.int64), b)
+        tok = arr.reshape(-1)
     else:
-        mask = np.arange(w)[None, :] < lengths[:, None]
-        tok = arr[mask].astype(np.int64)
-        pos = np.broadcast_to(np.arange(w, dtype=np.int64), (b, w))[mask]
-    _check_tokens(tok, v, where)
-    pos, tok = _drop_ignored(pos, tok, ignore)
-    # f = i * v + w
-    flat = pos * v
-    flat += tok
-    acc.add(flat)
+        tok = arr[np.arange(w)[None, :] < lengths[:, None]]
+    _count_stream(tok.astype(np.int64, copy=False), lengths, acc, ignore, where)
 
 
 def _is_scalar_int(x) -> bool:
@@ -372,6 +394,9 @@ def positional_counts(
         * a 2-D integer array of shape (batch, L), with ``lengths`` (batch,) or a right-padded
           ``attention_mask`` (batch, L) of 0/1 giving the valid prefix of each row; without either,
           every entry is a token (a rectangular corpus without padding);
+        * a 1-D integer array of sequences laid end to end, with ``lengths`` (b,) summing to its size
+          (the layout of an Arrow list column or of :mod:`posgeom.corpora`'s token cache; the fastest
+          input: no per-sequence work at all);
         * a mapping with key ``"input_ids"`` (batch, L) and optionally ``"attention_mask"`` or
           ``"lengths"`` (a tokenizer's output);
         * any iterable (e.g. a generator) of such batches or of single 1-D sequences, counted batch
@@ -381,7 +406,7 @@ def positional_counts(
     vocab_size : int
         $v$; every counted id must lie in ``[0, v)``.
     lengths, attention_mask : array-like, optional
-        Only with a single 2-D array. A left-padded mask is rejected (positions would be ambiguous).
+        Only with a single 2-D array (``lengths`` also with a 1-D concatenated stream). A left-padded mask is rejected (positions would be ambiguous).
     ignore_ids : iterable of int, optional
         Ids not counted; the other tokens keep their positions. This is *not* the ``"content"``
         special-token policy (which removes special tokens before positions are assigned; see the
@@ -418,6 +443,22 @@ def positional_counts(
     )
     if single_array and np.asarray(sequences).ndim == 2:
         _count_padded(np.asarray(sequences), lengths, attention_mask, acc, ignore, "sequences")
+        return acc.result(ignore_tuple)
+    if single_array and np.asarray(sequences).ndim == 1 and lengths is not None:
+        if attention_mask is not None:
+            raise ValueError("a concatenated 1-D stream takes lengths=, not attention_mask=")
+        tok = _as_int_array(sequences, "sequences")
+        lengths = np.asarray(lengths)
+        if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
+            raise ValueError(f"lengths must be a 1-D integer array; got shape {lengths.shape}, dtype {lengths.dtype}")
+        if lengths.size and lengths.min() < 0:
+            raise ValueError("lengths must be >= 0")
+        if int(lengths.sum()) != tok.size:
+            raise ValueError(
+                f"lengths sum to {int(lengths.sum())} but the concatenated stream has {tok.size} tokens; "
+                "they must match (one length per sequence, sequences laid end to end)"
+            )
+        _count_stream(tok.astype(np.int64, copy=False), lengths.astype(np.int64), acc, ignore, "sequences")
         return acc.result(ignore_tuple)
     if lengths is not None or attention_mask is not None:
         raise ValueError(

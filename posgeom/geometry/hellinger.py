@@ -9,7 +9,9 @@ Options: ``"normalized"`` divides by $\sqrt 2$ (range $[0, 1]$); ``"geodesic"`` 
 Bhattacharyya angle $2 \arccos BC_{ij}$ (range $[0, \pi]$), computed as $4 \arcsin(d_H / 2)$, which is
 the same number without the loss of accuracy of ``arccos`` near $BC = 1$.
 
-Fast path. With $S$ the (n, v) matrix of rows $\sqrt{\mu_i}$, $BC = S S^\top$ is one BLAS ``dsyrk``.
+Fast path. With $S$ the (n, v) matrix of rows $\sqrt{\mu_i}$, $BC = S S^\top$: one BLAS ``dsyrk`` for
+dense marginals; from counts $S$ stays sparse and only the columns (tokens) used at many positions are
+multiplied densely (see :mod:`posgeom.geometry._pairwise`).
 Near-identical rows suffer catastrophic cancellation in $2 - 2 BC$; those pairs are recomputed directly
 (see :mod:`posgeom.geometry._pairwise`), so the result matches ``pdist(sqrt(mu))`` to ~1e-12.
 """
@@ -57,34 +59,49 @@ def _check_probs(P, name="marginals"):
     return P
 
 
+def _sqrt_counts(x: PositionalCounts, positions=None) -> sp.csr_matrix:
+    """Sparse CSR (n, v) with entries sqrt(c_i(w) / N_i) (rows restricted to ``positions`` if given)."""
+    c = x.counts if positions is None else x.counts[positions]
+    reach = x.reach if positions is None else x.reach[positions]
+    empty = np.flatnonzero(reach == 0)
+    if empty.size:
+        shown = ", ".join(str(int(i)) for i in empty[:20]) + (" ..." if empty.size > 20 else "")
+        raise ValueError(
+            f"{empty.size} position(s) are empty (N_i = 0): [{shown}]. Call positional_marginals(counts, "
+            "min_count=...) to drop them explicitly, or count fewer positions"
+        )
+    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
+    # s_i(w) = sqrt(c_i(w) / N_i)
+    data = np.sqrt(c.data / reach[rows].astype(np.float64))
+    S = sp.csr_matrix((data, c.indices.copy(), c.indptr.copy()), shape=c.shape)
+    S.has_canonical_format = True
+    return S
+
+
+def _sqrt_rows(x):
+    """S with rows sqrt(mu_i): sparse CSR from counts (and unsmoothed marginals), dense otherwise."""
+    if isinstance(x, PositionalMarginals):
+        if x.alpha == 0 and x.counts is not None:
+            return _sqrt_counts(x.counts, x.positions)
+        return np.sqrt(x.probs)
+    if isinstance(x, PositionalCounts):
+        return _sqrt_counts(x)
+    P = _check_probs(x)
+    if sp.issparse(P):
+        P = P.copy()
+        P.data = np.sqrt(P.data)
+        return P
+    return np.sqrt(P)
+
+
 def sqrt_marginals(marginals_or_counts) -> np.ndarray:
     r"""The dense (n, v) float64 matrix $S$ of rows $\sqrt{\mu_i}$ (SPEC section 1).
 
-    Accepts what :func:`hellinger_matrix` accepts. From counts, $\sqrt{c_i / N_i}$ is written straight
-    into $S$ from the sparse counts (no dense copy of the counts).
+    Accepts what :func:`hellinger_matrix` accepts. Its rows are an isometric Euclidean embedding of the
+    chord Hellinger distance (SPEC section 5, weakness 3).
     """
-    x = marginals_or_counts
-    if isinstance(x, PositionalMarginals):
-        return np.sqrt(x.probs)
-    if isinstance(x, PositionalCounts):
-        empty = np.flatnonzero(x.reach == 0)
-        if empty.size:
-            shown = ", ".join(str(int(i)) for i in empty[:20]) + (" ..." if empty.size > 20 else "")
-            raise ValueError(
-                f"{empty.size} position(s) are empty (N_i = 0): [{shown}]. Call positional_marginals(counts, "
-                "min_count=...) to drop them explicitly, or count fewer positions"
-            )
-        c = x.counts
-        S = np.zeros(c.shape, dtype=np.float64)
-        rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
-        # s_i(w) = sqrt(c_i(w) / N_i)
-        S[rows, c.indices] = np.sqrt(c.data / x.reach[rows].astype(np.float64))
-        return S
-    P = _check_probs(x)
-    if sp.issparse(P):
-        S = P.toarray()
-        return np.sqrt(S, out=S)
-    return np.sqrt(P)
+    S = _sqrt_rows(marginals_or_counts)
+    return S.toarray() if sp.issparse(S) else S
 
 
 def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
@@ -108,7 +125,7 @@ def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
     """
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
-    S = sqrt_marginals(marginals_or_counts)
+    S = _sqrt_rows(marginals_or_counts)
     if S.shape[0] < 2:
         raise ValueError(f"need at least 2 positions for a distance matrix; got {S.shape[0]}")
     D = pairwise_distances(S)

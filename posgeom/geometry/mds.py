@@ -149,7 +149,7 @@ def classical_mds(D, k: int | None = None) -> MDSResult:
     signs[signs == 0] = 1.0
     U *= signs
     neg = w < 0
-    clipped_sum = float(-w[neg].sum())
+    clipped_sum = float(-w[neg].sum()) + 0.0  # + 0.0 turns -0.0 into 0.0
     total = float(np.abs(w).sum())
     clipped_mass = clipped_sum / total if total > 0 else 0.0
     if k is None:

@@ -1,3 +1,61 @@
-"""Positional encodings as PyTorch modules, a BERT-style encoder and its training loop."""
+"""Positional encodings as PyTorch modules, a BERT-style encoder and its training loop.
 
-__all__: list[str] = []
+* :mod:`posgeom.models.positional` — one module per encoding (none, learned, sinusoidal, MDS,
+  low-rank, RoPE, ALiBi), each with ``distance_matrix()`` for the geometry core. A new encoding goes
+  in :data:`~posgeom.models.positional.POSITIONAL` (its geometry in :data:`posgeom.encodings.ENCODINGS`).
+* :mod:`posgeom.models.encoder` — the encoder, its MLM and classification heads, ``quick``/``paper`` configs.
+* :mod:`posgeom.models.hf` — Hugging Face BERT conversion and the safetensors checkpoint loader.
+* :mod:`posgeom.models.training` — MLM/classification training, checkpoints and resumption.
+* :mod:`posgeom.models.callbacks` — geometry of the positional table recorded during training.
+"""
+
+from .callbacks import Callback, PositionGeometry
+from .encoder import (
+    CONFIGS,
+    Encoder,
+    EncoderConfig,
+    EncoderForMaskedLM,
+    EncoderForSequenceClassification,
+    ModelOutput,
+    build_model,
+    get_config,
+    model_flops_per_token,
+)
+from .hf import config_from_hf, convert_state_dict, from_hf, load_pretrained
+from .positional import (
+    POSITIONAL,
+    ALiBiPositional,
+    LearnedPositional,
+    LowRankPositional,
+    MDSPositional,
+    NoPE,
+    NoPositional,
+    PositionalEncoding,
+    PositionLimitError,
+    RotaryPositional,
+    SinusoidalPositional,
+    build_positional,
+)
+from .training import (
+    TokenData,
+    TrainConfig,
+    TrainingOOMError,
+    TrainResult,
+    evaluate,
+    load_checkpoint,
+    mask_tokens,
+    set_seed,
+    train,
+)
+
+__all__ = [
+    "Callback", "PositionGeometry",
+    "CONFIGS", "Encoder", "EncoderConfig", "EncoderForMaskedLM", "EncoderForSequenceClassification", "ModelOutput",
+    "build_model", "get_config", "model_flops_per_token",
+    "config_from_hf", "convert_state_dict", "from_hf", "load_pretrained",
+    "POSITIONAL", "ALiBiPositional", "LearnedPositional", "LowRankPositional", "MDSPositional", "NoPE",
+    "NoPositional", "PositionalEncoding", "PositionLimitError", "RotaryPositional", "SinusoidalPositional",
+    "build_positional",
+    "TokenData", "TrainConfig", "TrainingOOMError", "TrainResult", "evaluate", "load_checkpoint", "mask_tokens",
+    "set_seed", "train",
+]

@@ -256,7 +256,7 @@ class MDSPositional(AbsolutePositional):
 
     name = "mds"
 
-    def __init__(self, table, d: int, trainable: bool = False, lift_seed: int = 0, scale: float = 1.0):
+    def __init__(self, d: int, table=None, trainable: bool = False, lift_seed: int = 0, scale: float = 1.0):
         super().__init__()
         if table is None:
             raise ValueError("the mds encoding needs table=, an (n, k) MDS embedding from posgeom.geometry.classical_mds")
@@ -281,8 +281,9 @@ class LowRankPositional(AbsolutePositional):
 
     Initialisation: ``init="normal"`` draws :math:`A, C \sim \mathcal N(0, s^2)` with
     :math:`s = (\sigma^2 / r)^{1/4}`, so entries of ``P`` have variance :math:`r s^4 = \sigma^2`;
-    ``init="table"`` starts from the best rank-``r`` factors of a given ``(n, k)`` table lifted to ``d``
-    (truncated SVD, :math:`A = U_r S_r^{1/2}`, :math:`C = V_r S_r^{1/2}`).
+    ``init="table"`` starts from the best rank-``r`` factors of a given ``(n, k)`` embedding or ``(n, n)``
+    distance matrix (:func:`posgeom.geometry.low_rank_factors`: :math:`A` the rank-``r`` classical MDS,
+    :math:`C` orthonormal columns), so :math:`A C^\top` has the distances of the rank-``r`` MDS.
     """
 
     name = "lowrank"
@@ -301,15 +302,15 @@ class LowRankPositional(AbsolutePositional):
             A, C = torch.randn(n, r) * s, torch.randn(d, r) * s
         elif init == "table":
             if table is None:
-                raise ValueError("init='table' needs table=, an (n_positions, k) array")
+                raise ValueError("init='table' needs table=, an (n_positions, k) embedding or (n, n) distance matrix")
             table = np.asarray(table)
             if table.ndim != 2 or table.shape[0] != n:
                 raise ValueError(f"init='table' needs an (n_positions={n}, k) array, got shape {table.shape}")
-            P = _lift_table(table, d, lift_seed)
-            # P ~ U_r S_r V_r^T; A = U_r S_r^(1/2), C = V_r S_r^(1/2)
-            U, S, Vt = np.linalg.svd(P, full_matrices=False)
-            root = np.sqrt(S[:r])
-            A, C = torch.from_numpy(U[:, :r] * root).float(), torch.from_numpy(Vt[:r].T * root).float()
+            from ..geometry import low_rank_factors
+
+            # A = U_r Lambda_r^(1/2) (rank-r classical MDS), C (d, r) with orthonormal columns
+            f = low_rank_factors(table, r, d, seed=lift_seed)
+            A, C = torch.from_numpy(f.A).float(), torch.from_numpy(f.C).float()
         else:
             raise ValueError(f"unknown init {init!r} for low-rank positions; valid inits are normal, table")
         self.rank = r
@@ -344,22 +345,21 @@ class RotaryPositional(PositionalEncoding):
         if layout not in ROPE_LAYOUTS:
             raise ValueError(f"unknown RoPE layout {layout!r}; valid layouts are {', '.join(ROPE_LAYOUTS)}")
         self.d_head, self.base, self.layout = enc._check_even("d_head", d_head), float(base), layout
-        theta = torch.from_numpy(enc.rope_frequencies(d_head, base)).float()
-        self.register_buffer("theta", theta, persistent=False)
         self._cache: tuple[int, torch.device, torch.dtype, torch.Tensor, torch.Tensor] | None = None
 
     def _cos_sin(self, L: int, device, dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos and sin of :math:`i\theta_k`, laid out like the coordinates, each ``(L, d_head)``."""
+        r"""cos and sin of :math:`i\theta_k`, laid out like the coordinates, each ``(L, d_head)``."""
         c = self._cache
         if c is not None and c[0] >= L and c[1] == device and c[2] == dtype:
             return c[3][:L], c[4][:L]
-        # angle_{i,k} = i theta_k, in float32 whatever the compute dtype
-        angle = torch.arange(L, device=device, dtype=torch.float32)[:, None] * self.theta.to(device)[None, :]
+        # angle_{i,k} = i theta_k, computed in float64 on the CPU whatever the compute dtype
+        theta = torch.from_numpy(enc.rope_frequencies(self.d_head, self.base))
+        angle = torch.arange(L, dtype=torch.float64)[:, None] * theta[None, :]
         if self.layout == "interleaved":
             angle = angle.repeat_interleave(2, dim=-1)
         else:
             angle = torch.cat([angle, angle], dim=-1)
-        cos, sin = angle.cos().to(dtype), angle.sin().to(dtype)
+        cos, sin = angle.cos().to(device, dtype), angle.sin().to(device, dtype)
         self._cache = (L, device, dtype, cos, sin)
         return cos, sin
 

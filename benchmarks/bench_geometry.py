@@ -1,0 +1,200 @@
+"""Benchmarks of the geometry core (issue 3), printed as ratios against references measured in the same run.
+
+Targets (issue 3, "Performance"):
+
+1. Hellinger matrix, n = 512, v = 30,522, from counts: >= 10x faster than
+   ``scipy.spatial.distance.pdist(np.sqrt(mu))``; <= 1.5x the time of one bare BLAS GEMM of the same
+   shape ((n, v) @ (v, n)); max |difference| to pdist <= 1e-9; peak extra memory <= 3x the dense
+   (n, v) float64 matrix.
+2. Counting an IMDB-sized stream (7 M tokens, n = 512): >= 0.8x the rate of a bare ``np.bincount`` over
+   precomputed flat indices ``i * v + w``.
+3. SMACOF on n = 512 to convergence: time and iterations; <= 10 s.
+
+Timings are the best of ``--repeat`` runs (reference and candidate interleaved), since the machine may
+be shared. Run: ``python benchmarks/bench_geometry.py`` (about a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+import tracemalloc
+
+import numpy as np
+from scipy.spatial.distance import pdist, squareform
+
+import posgeom
+
+N_POS, VOCAB = 512, 30_522
+
+
+def best_time(fn, repeat):
+    best, out = np.inf, None
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def interleaved(fns, repeat):
+    """Best time of each function, the functions run in turn ``repeat`` times."""
+    best = [np.inf] * len(fns)
+    outs = [None] * len(fns)
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            gc.collect()
+            t0 = time.perf_counter()
+            outs[k] = fn()
+            best[k] = min(best[k], time.perf_counter() - t0)
+    return best, outs
+
+
+def imdb_like_stream(n_tokens: int, seed: int = 0):
+    """A token stream shaped like tokenised IMDB: log-normal review lengths, Zipfian ids whose
+    distribution drifts with the position (so positions differ)."""
+    rng = np.random.default_rng(seed)
+    lengths = []
+    total = 0
+    while total < n_tokens:
+        L = int(np.clip(rng.lognormal(5.45, 0.65), 8, 2500))
+        L = min(L, n_tokens - total)
+        lengths.append(L)
+        total += L
+    lengths = np.asarray(lengths, dtype=np.int64)
+    ranks = np.arange(1, VOCAB + 1, dtype=np.float64)
+    p = ranks**-1.05
+    p /= p.sum()
+    ids = rng.choice(VOCAB, size=total, p=p).astype(np.int64)
+    # position-dependent drift: permute the id space by a shift that grows with the position
+    starts = np.cumsum(lengths) - lengths
+    pos = np.arange(total) - np.repeat(starts, lengths)
+    ids = (ids + (pos // 16) * 7) % VOCAB
+    return ids, lengths
+
+
+def flat_indices(ids, lengths, n, v):
+    starts = np.cumsum(lengths) - lengths
+    pos = np.arange(ids.size) - np.repeat(starts, lengths)
+    keep = pos < n
+    return pos[keep] * v + ids[keep]
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def bench_counting(ids, lengths, repeat):
+    print("\n== 2. counting an IMDB-sized stream ==")
+    flat = flat_indices(ids, lengths, N_POS, VOCAB)
+    n_counted = flat.size
+    print(f"stream: {ids.size:,} tokens in {lengths.size:,} sequences, {n_counted:,} at positions < {N_POS}")
+    seqs = np.split(ids, np.cumsum(lengths)[:-1])
+    padded = np.zeros((lengths.size, N_POS), dtype=np.int64)
+    lc = np.minimum(lengths, N_POS)
+    starts = np.cumsum(lengths) - lengths
+    mask = np.arange(N_POS)[None, :] < lc[:, None]
+    padded[mask] = ids[_kept_index(starts, lc)]
+
+    def ref():
+        return np.bincount(flat, minlength=N_POS * VOCAB)
+
+    cases = {
+        "flat stream + lengths": lambda: posgeom.positional_counts(ids, N_POS, VOCAB, lengths=lengths),
+        "list of 1-D arrays": lambda: posgeom.positional_counts(seqs, N_POS, VOCAB),
+        "padded (b, 512) + lengths": lambda: posgeom.positional_counts(padded, N_POS, VOCAB, lengths=lc),
+    }
+    times, outs = interleaved([ref, *cases.values()], repeat)
+    t_ref = times[0]
+    print(f"reference np.bincount(flat, minlength=n*v): {t_ref * 1e3:8.1f} ms  ({n_counted / t_ref / 1e6:6.1f} M tok/s)")
+    ok_all = True
+    expected = outs[0].reshape(N_POS, VOCAB)
+    for (name, _), t, out in zip(cases.items(), times[1:], outs[1:]):
+        same = np.array_equal(out.counts.toarray(), expected)
+        ratio = t_ref / t
+        target = ratio >= 0.8
+        ok_all &= same
+        print(
+            f"positional_counts, {name:26s}: {t * 1e3:8.1f} ms  ({n_counted / t / 1e6:6.1f} M tok/s)  "
+            f"rate ratio {ratio:5.2f}  (target >= 0.8: {verdict(target)})  exact: {same}"
+        )
+    return outs[1], ok_all
+
+
+def _kept_index(starts, lc):
+    """Indices into the stream of the tokens kept (first lc of each sequence), row-major."""
+    total = int(lc.sum())
+    pos = np.arange(total) - np.repeat(np.cumsum(lc) - lc, lc)
+    return np.repeat(starts, lc) + pos
+
+
+def bench_hellinger(counts, repeat):
+    print("\n== 1. Hellinger matrix, n = 512, v = 30,522, from counts ==")
+    mu = counts.counts.toarray() / counts.reach[:, None]
+    print(f"counts: {counts.counts.nnz:,} nonzeros ({counts.counts.nnz / (N_POS * VOCAB):.1%} dense)")
+    S = np.sqrt(mu)
+    S2 = S.copy()  # a different buffer, so numpy calls dgemm rather than dsyrk
+
+    def gemm():
+        return S @ S2.T
+
+    def ours():
+        return posgeom.hellinger_matrix(counts)
+
+    (t_gemm, t_ours), (_, D) = interleaved([gemm, ours], repeat)
+    t_pdist, ref = best_time(lambda: squareform(pdist(S)), 1)
+    err = float(np.max(np.abs(D - ref)))
+    del S2
+    # peak extra memory of hellinger_matrix(counts), by tracemalloc (numpy allocations)
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    posgeom.hellinger_matrix(counts)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    dense_bytes = N_POS * VOCAB * 8
+    r_pdist, r_gemm, r_mem = t_pdist / t_ours, t_ours / t_gemm, peak / dense_bytes
+    print(f"pdist(sqrt(mu))           : {t_pdist:8.3f} s")
+    print(f"bare GEMM (n, v) @ (v, n) : {t_gemm:8.3f} s")
+    print(f"hellinger_matrix(counts)  : {t_ours:8.3f} s")
+    print(f"speed-up vs pdist         : {r_pdist:8.1f} x   (target >= 10: {verdict(r_pdist >= 10)})")
+    print(f"time / GEMM               : {r_gemm:8.2f}     (target <= 1.5: {verdict(r_gemm <= 1.5)})")
+    print(f"max |D - pdist|           : {err:8.1e}     (target <= 1e-9: {verdict(err <= 1e-9)})")
+    print(f"peak extra memory         : {peak / 2**20:8.1f} MiB = {r_mem:.2f} x dense n*v float64 "
+          f"(target <= 3: {verdict(r_mem <= 3)})")
+    return D
+
+
+def bench_smacof(D):
+    print("\n== 3. SMACOF, n = 512, from classical MDS ==")
+    for k in (3, 32):
+        t0 = time.perf_counter()
+        res = posgeom.smacof(D, k)
+        t = time.perf_counter() - t0
+        mds = posgeom.stress(D, posgeom.classical_mds(D, k=k).embedding, "paper")
+        print(
+            f"k = {k:2d}: {t:6.2f} s, {res.n_iter:5d} iterations, converged = {res.converged}, "
+            f"paper stress {mds:.4f} (MDS) -> {res.stress:.4f} (SMACOF)  (target <= 10 s: {verdict(t <= 10)})"
+        )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=7_000_000, help="stream size for the counting benchmark")
+    parser.add_argument("--repeat", type=int, default=3, help="timing repeats (best of)")
+    args = parser.parse_args(argv)
+    import os
+
+    print(f"posgeom {posgeom.__version__}, numpy {np.__version__}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+    ids, lengths = imdb_like_stream(args.tokens)
+    counts, exact = bench_counting(ids, lengths, args.repeat)
+    if not exact:
+        print("counting: results differ from the reference — FAIL")
+    D = bench_hellinger(counts, args.repeat)
+    bench_smacof(D)
+
+
+if __name__ == "__main__":
+    main()

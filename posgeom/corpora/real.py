@@ -1,0 +1,414 @@
+r"""The paper's real corpora, SST-2 and IMDB, and any local text file, loaded through ``datasets``.
+
+Where the data come from (:func:`resolve_source`), in this order:
+
+1. a local folder laid out like ``shared/data`` (``sst2/{train,validation,test}.parquet``,
+   ``imdb/{train,test}.parquet``), given as ``data_dir=`` or through ``POSGEOM_DATA_DIR``
+   (:func:`posgeom.config.get_settings`); every file is checked against the sha256 kept in the package
+   (``checksums.json``, the values of the data folder's README), and a mismatch is an error;
+2. otherwise the Hugging Face hub ids ``stanfordnlp/sst2`` and ``stanfordnlp/imdb`` (internet, or the
+   hub's local cache);
+3. or any local file of texts (``.parquet``, ``.csv``, ``.json``/``.jsonl``, ``.txt`` with one text a
+   line), or a folder of such files named after their split, given instead of a corpus name.
+
+Nothing is dropped silently: a missing text column is an error that lists the columns there are, and
+empty texts (missing, ``""`` or only whitespace) are counted and either rejected (``on_empty="raise"``,
+the default), dropped and reported (``"drop"``) or kept as empty sequences (``"keep"``).
+
+Each source has a *fingerprint* that identifies its content: the sha256 of its files (local files) or
+of its texts (hub), which the cache (:mod:`posgeom.corpora.cache`) uses in its keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..config import HUB_DATASETS, default_cache_dir, get_settings
+
+__all__ = [
+    "CorpusInfo", "CORPORA", "DataSource", "TextCorpus", "DataUnavailableError", "ChecksumError",
+    "EMPTY_POLICIES", "FILE_BUILDERS", "known_checksums", "sha256_file", "resolve_source", "load_texts",
+    "no_data_message",
+]
+
+EMPTY_POLICIES = ("raise", "drop", "keep")
+#: File suffix → ``datasets`` builder used to read it.
+FILE_BUILDERS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
+_AUTO_TEXT_COLUMNS = ("text", "sentence")
+
+
+@dataclass(frozen=True)
+class CorpusInfo:
+    """What posgeom knows about a named corpus."""
+
+    name: str
+    hub_id: str
+    splits: tuple[str, ...]
+    text_column: str
+    label_column: str
+    default_split: str
+    #: Number of positions of the paper-like default analysis (SST-2: 64, IMDB: 512).
+    default_positions: int
+    #: Default handling of HTML line breaks (see :mod:`posgeom.corpora.tokenize`).
+    default_br: str
+
+
+CORPORA = {
+    "sst2": CorpusInfo("sst2", HUB_DATASETS["sst2"], ("train", "validation", "test"), "sentence", "label", "train", 64, "keep"),
+    "imdb": CorpusInfo("imdb", HUB_DATASETS["imdb"], ("train", "test"), "text", "label", "train", 512, "space"),
+}
+
+
+class DataUnavailableError(ValueError):
+    """The corpus cannot be found locally and cannot be downloaded (a ``ValueError``: bad input)."""
+
+
+class ChecksumError(ValueError):
+    """A local data file does not have the sha256 posgeom expects."""
+
+
+def known_checksums() -> dict[str, str]:
+    """The expected sha256 of each local data file, keyed by path relative to the data folder."""
+    text = resources.files("posgeom.corpora").joinpath("checksums.json").read_text()
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
+    """The sha256 hex digest of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _hash_json(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where one split of a corpus comes from.
+
+    Attributes
+    ----------
+    corpus : str
+        ``"sst2"``, ``"imdb"`` or ``"path"`` (a local file or folder of texts).
+    split : str or None
+    kind : str
+        ``"local"`` (a data folder), ``"hub"`` or ``"path"``.
+    location : str
+        The file, the data folder or the hub id.
+    files : tuple of Path
+        The local files read (empty for the hub).
+    sha256 : dict
+        File name → sha256 of the local files.
+    verified : bool
+        Whether the files were checked against the package's checksums.
+    fingerprint : str
+        sha256 identifying the content (of the files' hashes, or of the hub texts).
+    text_column, label_column : str or None
+    """
+
+    corpus: str
+    split: str | None
+    kind: str
+    location: str
+    files: tuple[Path, ...]
+    sha256: dict
+    verified: bool
+    fingerprint: str
+    text_column: str
+    label_column: str | None
+    dataset: object = field(default=None, repr=False, compare=False)
+
+    def describe(self) -> dict:
+        """A JSON-ready description (for reports and result manifests)."""
+        return {
+            "corpus": self.corpus, "split": self.split, "kind": self.kind, "location": self.location,
+            "sha256": dict(self.sha256), "verified": self.verified, "fingerprint": self.fingerprint,
+            "text_column": self.text_column,
+        }
+
+
+@dataclass(frozen=True)
+class TextCorpus:
+    """The texts of one split.
+
+    Attributes
+    ----------
+    texts : list of str, length n_texts
+    labels : ndarray of shape (n_texts,), int64, or None
+    source : DataSource
+    n_rows : int
+        Rows in the source, before any empty text was dropped.
+    n_empty : int
+        Rows whose text was missing, empty or only whitespace.
+    dropped : ndarray of int64
+        Row indices dropped (``on_empty="drop"``); empty otherwise.
+    """
+
+    texts: list
+    labels: np.ndarray | None
+    source: DataSource
+    n_rows: int
+    n_empty: int
+    on_empty: str
+    dropped: np.ndarray
+
+    @property
+    def name(self) -> str:
+        return self.source.corpus
+
+    @property
+    def split(self) -> str | None:
+        return self.source.split
+
+
+def no_data_message(corpus: str, split: str | None, reason: str = "") -> str:
+    """The one message that names the three ways to provide a corpus."""
+    info = CORPORA.get(corpus)
+    hub = info.hub_id if info else "the hub id"
+    where = f"{corpus}/{split}.parquet" if split else f"{corpus}/"
+    msg = (
+        f"corpus {corpus!r}{f' split {split!r}' if split else ''} is not available"
+        f"{f' ({reason})' if reason else ''}. Provide it in one of three ways: "
+        f"(1) a local folder laid out like shared/data holding {where}, passed as data_dir= / --data-dir "
+        f"or through POSGEOM_DATA_DIR; (2) internet access so that {hub} can be downloaded from the "
+        "Hugging Face hub (unset HF_HUB_OFFLINE and HF_DATASETS_OFFLINE); (3) a local file of texts "
+        "(.parquet, .csv, .jsonl or .txt) passed as the corpus (--corpus PATH)"
+    )
+    return msg
+
+
+def _builder_for(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in FILE_BUILDERS:
+        raise ValueError(
+            f"cannot read {str(path)!r}: unknown file type {suffix or '(none)'}; valid types are "
+            f"{', '.join(FILE_BUILDERS)}"
+        )
+    return FILE_BUILDERS[suffix]
+
+
+def _load_local(path: Path, digest: str):
+    """A local file as a ``datasets.Dataset``.
+
+    Its arrow conversion is cached by ``datasets`` under posgeom's cache folder, in a sub-folder named
+    after the file's sha256, so a file changed in place can never be served from a stale conversion.
+    """
+    import datasets
+    from datasets.utils import logging as ds_logging
+
+    builder = _builder_for(path)
+    quiet = ds_logging.is_progress_bar_enabled()
+    if quiet:  # the per-file "Generating train split" bar says nothing useful here
+        ds_logging.disable_progress_bar()
+    try:
+        return datasets.load_dataset(
+            builder, data_files=[str(path)], split="train",
+            cache_dir=str(default_cache_dir() / "hf-datasets" / digest[:32]),
+        )
+    finally:
+        if quiet:
+            ds_logging.enable_progress_bar()
+
+
+def _pick_text_column(columns: list[str], text_column: str | None, where: str) -> str:
+    if text_column is not None:
+        if text_column not in columns:
+            raise ValueError(
+                f"text column {text_column!r} not found in {where}; its columns are {columns}. "
+                "Pass the right one with text_column= (--text-column)"
+            )
+        return text_column
+    for name in _AUTO_TEXT_COLUMNS:
+        if name in columns:
+            return name
+    raise ValueError(
+        f"no text column in {where}: its columns are {columns}, none of {list(_AUTO_TEXT_COLUMNS)}. "
+        "Name the column holding the texts with text_column= (--text-column)"
+    )
+
+
+def _path_source(path: Path, split: str | None, text_column: str | None) -> DataSource:
+    if path.is_dir():
+        found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in FILE_BUILDERS)
+        splits = [p.stem for p in found]
+        if not found:
+            raise ValueError(f"folder {str(path)!r} holds no file of texts ({', '.join(FILE_BUILDERS)})")
+        split = split if split is not None else ("train" if "train" in splits else None)
+        if split not in splits:
+            raise ValueError(f"unknown split {split!r} for folder {str(path)!r}; valid splits are {', '.join(splits)}")
+        file = found[splits.index(split)]
+    elif path.is_file():
+        if split is not None:
+            raise ValueError(f"--split applies to corpus names and folders, not to the single file {str(path)!r}")
+        file = path
+    else:
+        raise ValueError(
+            f"unknown corpus {str(path)!r}; valid corpora are {', '.join(CORPORA)}, synthetic:FAMILY, "
+            "or an existing file or folder of texts"
+        )
+    _builder_for(file)
+    digest = sha256_file(file)
+    import pyarrow.parquet as pq
+
+    columns = pq.read_schema(file).names if file.suffix.lower() == ".parquet" else None
+    text_col = text_column
+    if columns is not None:
+        text_col = _pick_text_column(columns, text_column, str(file))
+    return DataSource(
+        "path", split, "path", str(file), (file,), {file.name: digest}, False,
+        _hash_json({"files": {file.name: digest}}), text_col or "", "label",
+    )
+
+
+def resolve_source(
+    corpus: str | Path,
+    split: str | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    text_column: str | None = None,
+    verify: bool = True,
+) -> DataSource:
+    """Find one split of a corpus: a local data folder, the hub, or a local file (module docstring).
+
+    Parameters
+    ----------
+    corpus : str or Path
+        ``"sst2"``, ``"imdb"``, or a path to a file or folder of texts.
+    split : str, optional
+        Default: the corpus's ``default_split`` (``"train"``).
+    data_dir : path, optional
+        Folder laid out like ``shared/data``; default ``get_settings().data_dir`` (``POSGEOM_DATA_DIR``).
+    verify : bool
+        Check local files of named corpora against the package's checksums (a mismatch raises
+        :class:`ChecksumError`). ``False`` reads them unchecked and records ``verified=False``.
+
+    Returns
+    -------
+    DataSource
+    """
+    if isinstance(corpus, Path) or corpus not in CORPORA:
+        if isinstance(corpus, str) and (corpus == "" or corpus.startswith("synthetic")):
+            raise ValueError(f"unknown corpus {corpus!r}; valid corpora are {', '.join(CORPORA)} or a path")
+        return _path_source(Path(corpus).expanduser(), split, text_column)
+    info = CORPORA[corpus]
+    split = info.default_split if split is None else split
+    if split not in info.splits:
+        raise ValueError(f"unknown split {split!r} for {corpus}; valid splits are {', '.join(info.splits)}")
+    text_col = text_column or info.text_column
+    folder = Path(data_dir).expanduser() if data_dir is not None else get_settings().data_dir
+    if folder is not None:
+        rel = f"{corpus}/{split}.parquet"
+        file = folder / rel
+        if not file.is_file():
+            raise DataUnavailableError(no_data_message(corpus, split, f"{str(file)!r} does not exist"))
+        digest = sha256_file(file)
+        if verify:
+            expected = known_checksums()[rel]
+            if digest != expected:
+                raise ChecksumError(
+                    f"{rel} in {str(folder)!r} has sha256 {digest[:16]}..., expected {expected[:16]}... (the copy "
+                    "described in shared/data/README.md): the file is damaged or a different version. Copy it "
+                    "again, or pass verify=False (--no-verify) to use it anyway, knowing the numbers will differ "
+                    "from the book's"
+                )
+        return DataSource(
+            corpus, split, "local", str(folder), (file,), {rel: digest}, bool(verify),
+            _hash_json({"files": {rel: digest}}), text_col, info.label_column,
+        )
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(info.hub_id, split=split)
+    except Exception as err:  # offline, not cached, hub down: all end in the same advice
+        raise DataUnavailableError(no_data_message(corpus, split, f"{type(err).__name__}: {err}")) from None
+    texts = _column_texts(ds, _pick_text_column(list(ds.column_names), text_col, info.hub_id))
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(b"\x00" if t is None else t.encode())
+        h.update(b"\x01")
+    return DataSource(
+        corpus, split, "hub", info.hub_id, (), {}, False, _hash_json({"hub": info.hub_id, "texts": h.hexdigest()}),
+        text_col, info.label_column, ds,
+    )
+
+
+def _column_texts(ds, column: str) -> list:
+    """A text column as a Python list (None kept), checking that it holds strings."""
+    import pyarrow as pa
+
+    col = ds.with_format("arrow")[column]
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
+        raise ValueError(f"column {column!r} holds {col.type}, not text; name the text column with text_column=")
+    return col.to_pylist()
+
+
+def load_texts(
+    corpus: str | Path | DataSource,
+    split: str | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    text_column: str | None = None,
+    verify: bool = True,
+    on_empty: str = "raise",
+) -> TextCorpus:
+    """Load the texts (and labels) of one split.
+
+    Parameters
+    ----------
+    corpus : str, Path or DataSource
+        See :func:`resolve_source` (a resolved source is used as is).
+    on_empty : {"raise", "drop", "keep"}
+        Empty texts (missing, ``""``, whitespace): an error with their count (default), dropped with a
+        warning that gives their count (indices in ``TextCorpus.dropped``), or kept as ``""``.
+
+    Returns
+    -------
+    TextCorpus
+        ``texts`` (n_texts,), ``labels`` (n_texts,) or None.
+    """
+    if on_empty not in EMPTY_POLICIES:
+        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
+    source = corpus if isinstance(corpus, DataSource) else resolve_source(
+        corpus, split, data_dir=data_dir, text_column=text_column, verify=verify
+    )
+    ds = source.dataset if source.dataset is not None else _load_local(source.files[0], next(iter(source.sha256.values())))
+    columns = list(ds.column_names)
+    text_col = _pick_text_column(columns, source.text_column or text_column, source.location)
+    texts = _column_texts(ds, text_col)
+    labels = None
+    if source.label_column and source.label_column in columns:
+        labels = np.asarray(ds.with_format("arrow")[source.label_column].to_numpy(zero_copy_only=False), dtype=np.int64)
+    n_rows = len(texts)
+    empty = np.fromiter((t is None or not t.strip() for t in texts), dtype=bool, count=n_rows)
+    n_empty = int(empty.sum())
+    dropped = np.zeros(0, dtype=np.int64)
+    where = f"{source.corpus}{f'/{source.split}' if source.split else ''} ({source.location})"
+    if n_empty:
+        first = np.flatnonzero(empty)[:5].tolist()
+        if on_empty == "raise":
+            raise ValueError(
+                f"{n_empty} of {n_rows} texts in {where} are empty (rows {first}{'...' if n_empty > 5 else ''}); "
+                "pass on_empty='drop' (--on-empty drop) to drop them or 'keep' to keep them as empty sequences"
+            )
+        if on_empty == "drop":
+            dropped = np.flatnonzero(empty).astype(np.int64)
+            warnings.warn(f"dropped {n_empty} empty texts of {n_rows} in {where} (rows {first}...)", stacklevel=2)
+            keep = ~empty
+            texts = [t for t, k in zip(texts, keep) if k]
+            labels = labels[keep] if labels is not None else None
+        else:
+            texts = ["" if t is None else t for t in texts]
+    if text_col != source.text_column:
+        source = replace(source, text_column=text_col)
+    return TextCorpus(texts, labels, source, n_rows, n_empty, on_empty, dropped)

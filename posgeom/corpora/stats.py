@@ -1,0 +1,230 @@
+r"""From a corpus name to cached token arrays and positional counts (SPEC section 1).
+
+:func:`corpus_tokens` loads one split (:mod:`posgeom.corpora.real`), tokenises it under a special-token
+policy (:mod:`posgeom.corpora.tokenize`) and caches the token arrays; :func:`corpus_counts` turns them
+into the positional counts $c_i(w)$, $N_i$ (:func:`posgeom.geometry.positional_counts`) and caches
+those too. Both are keyed as :mod:`posgeom.corpora.cache` describes, so a second call with the same data,
+tokenizer and options reads the result from disk, and any change recomputes it.
+
+Defaults that mimic the paper (whose exact settings are unknown; SPEC section 3): SST-2 train with
+$n = 64$ positions, IMDB train with $n = 512$, the ``"model"`` policy ([CLS] and [SEP] kept), IMDB's
+``<br />`` tags replaced by spaces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .cache import ArrayCache, cache_key
+from .real import CORPORA, DataSource, load_texts, resolve_source
+from .tokenize import (
+    TokenizedCorpus, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
+    validate_special,
+)
+
+__all__ = ["CorpusStatistics", "corpus_tokens", "corpus_counts", "default_positions", "default_br"]
+
+
+def default_positions(corpus) -> int:
+    """Paper-like default number of positions: SST-2 64, IMDB 512, any other corpus 512 (BERT's maximum)."""
+    return CORPORA[corpus].default_positions if isinstance(corpus, str) and corpus in CORPORA else 512
+
+
+def default_br(corpus) -> str:
+    """Default ``br_tags``: ``"space"`` for IMDB, ``"keep"`` otherwise."""
+    return CORPORA[corpus].default_br if isinstance(corpus, str) and corpus in CORPORA else "keep"
+
+
+@dataclass(frozen=True)
+class CorpusStatistics:
+    """Positional counts of a corpus with what produced them.
+
+    Attributes
+    ----------
+    counts : PositionalCounts
+        ``counts`` (n_positions, vocab_size) CSR, ``reach`` (n_positions,).
+    full_lengths : ndarray of shape (n_sequences,), int64
+        Sequence lengths under the policy before truncation.
+    n_truncated : int
+        Sequences longer than ``n_positions``.
+    info : dict
+        Source (files, checksums, hub id), tokenizer and its fingerprint, every option, the cache key and
+        whether the result came from the cache (``"cache_hit"``).
+    """
+
+    counts: object
+    full_lengths: np.ndarray
+    n_truncated: int
+    info: dict = field(default_factory=dict)
+
+    @property
+    def n_positions(self) -> int:
+        return int(self.counts.n_positions)
+
+    @property
+    def cache_hit(self) -> bool:
+        return bool(self.info.get("cache_hit", False))
+
+
+def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty):
+    validate_special(special)
+    if isinstance(corpus, DataSource):
+        source = corpus
+    else:
+        source = resolve_source(corpus, split, data_dir=data_dir, text_column=text_column, verify=verify)
+    name = source.corpus if source.corpus in CORPORA else str(source.location)
+    n = default_positions(source.corpus) if n_positions is None else n_positions
+    br = default_br(source.corpus) if br_tags is None else validate_br(br_tags)
+    tok = tokenizer if tokenizer is not None and not isinstance(tokenizer, (str, Path)) else load_tokenizer(tokenizer)
+    options = {
+        "n_positions": n, "special": special, "br_tags": br, "text_column": text_column or source.text_column,
+        "on_empty": on_empty,
+    }
+    key = cache_key(
+        what="tokens", data=source.fingerprint, tokenizer=tokenizer_fingerprint(tok), **options,
+    )
+    info = {
+        "corpus": name, "split": source.split, "source": source.describe(), "tokenizer": tokenizer_name(tok),
+        "tokenizer_sha256": tokenizer_fingerprint(tok), "options": options,
+    }
+    return source, tok, n, br, key, info
+
+
+def corpus_tokens(
+    corpus: str | Path | DataSource,
+    split: str | None = None,
+    n_positions: int | None = None,
+    *,
+    special: str = "model",
+    tokenizer=None,
+    br_tags: str | None = None,
+    data_dir: str | Path | None = None,
+    text_column: str | None = None,
+    verify: bool = True,
+    on_empty: str = "raise",
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    progress: bool | None = None,
+) -> TokenizedCorpus:
+    """Token ids of one split, cut to ``n_positions``, from the cache when possible.
+
+    Parameters
+    ----------
+    corpus : str, Path or DataSource
+        ``"sst2"``, ``"imdb"``, a file or folder of texts (:func:`posgeom.corpora.real.resolve_source`).
+    split : str, optional
+        Default ``"train"``.
+    n_positions : int, optional
+        Default :func:`default_positions` (SST-2 64, IMDB 512).
+    special : {"model", "content"}
+    tokenizer : tokenizer or str, optional
+        Default the packaged bert-base-uncased WordPiece (:data:`posgeom.corpora.tokenize.DEFAULT_TOKENIZER`).
+    br_tags : {"keep", "space"}, optional
+        Default :func:`default_br` (``"space"`` for IMDB).
+    data_dir, text_column, verify, on_empty
+        See :func:`posgeom.corpora.real.load_texts`.
+    cache : bool
+        Read and write the on-disk cache (``False``: always recompute, write nothing).
+    cache_dir : path, optional
+        Default ``default_cache_dir() / "corpora"``.
+
+    Returns
+    -------
+    TokenizedCorpus
+        ``ids`` (n_tokens,), ``lengths``/``full_lengths`` (n_sequences,), ``labels`` (n_sequences,) or None;
+        ``info`` says where it came from.
+    """
+    source, tok, n, br, key, info = _prepare(
+        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty
+    )
+    store = ArrayCache(cache_dir)
+    if cache:
+        hit = store.load("tokens", key)
+        if hit is not None:
+            arrays, meta = hit
+            labels = arrays.get("labels")
+            return TokenizedCorpus(
+                arrays["ids"], arrays["lengths"], arrays["full_lengths"], n, int(meta["vocab_size"]), special,
+                info["tokenizer"], tuple(meta["special_ids"]), br, labels, int(meta["n_special_dropped"]),
+                info={**info, **meta["info"], "cache_key": key, "cache_hit": True},
+            )
+    texts = load_texts(source, text_column=text_column, on_empty=on_empty)
+    info["n_rows"] = texts.n_rows
+    info["n_empty"] = texts.n_empty
+    info["n_dropped_empty"] = int(texts.dropped.size)
+    tc = tokenize_texts(
+        texts.texts, tok, n, special=special, br_tags=br, labels=texts.labels, progress=progress,
+    )
+    if cache:
+        arrays = {"ids": tc.ids, "lengths": tc.lengths, "full_lengths": tc.full_lengths}
+        if tc.labels is not None:
+            arrays["labels"] = tc.labels
+        meta = {
+            "vocab_size": tc.vocab_size, "special_ids": list(tc.special_ids), "n_special_dropped": tc.n_special_dropped,
+            "info": {k: info[k] for k in ("n_rows", "n_empty", "n_dropped_empty")},
+        }
+        store.save("tokens", key, arrays, meta)
+    return replace(tc, info={**info, "cache_key": key, "cache_hit": False})
+
+
+def corpus_counts(
+    corpus: str | Path | DataSource,
+    split: str | None = None,
+    n_positions: int | None = None,
+    *,
+    special: str = "model",
+    tokenizer=None,
+    br_tags: str | None = None,
+    data_dir: str | Path | None = None,
+    text_column: str | None = None,
+    verify: bool = True,
+    on_empty: str = "raise",
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    progress: bool | None = None,
+) -> CorpusStatistics:
+    r"""Positional counts $c_i(w)$, $N_i$ of one split (parameters as :func:`corpus_tokens`).
+
+    Returns
+    -------
+    CorpusStatistics
+        ``counts.counts`` (n_positions, vocab_size) CSR int64, ``counts.reach`` (n_positions,),
+        ``full_lengths`` (n_sequences,), ``n_truncated``, ``info`` (provenance, ``cache_hit``).
+    """
+    from ..geometry import PositionalCounts
+
+    source, tok, n, br, tokens_key, info = _prepare(
+        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty
+    )
+    key = cache_key(what="counts", tokens=tokens_key)
+    store = ArrayCache(cache_dir)
+    if cache:
+        hit = store.load("counts", key)
+        if hit is not None:
+            arrays, meta = hit
+            mat = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
+            counts = PositionalCounts(mat, int(meta["n_sequences"]))
+            return CorpusStatistics(
+                counts, arrays["full_lengths"], int(meta["n_truncated"]),
+                {**info, **meta["info"], "cache_key": key, "cache_hit": True},
+            )
+    tc = corpus_tokens(
+        source, None, n, special=special, tokenizer=tok, br_tags=br, text_column=text_column, on_empty=on_empty,
+        cache=cache, cache_dir=cache_dir, progress=progress,
+    )
+    counts = tc.counts()
+    extra = {k: tc.info[k] for k in ("n_rows", "n_empty", "n_dropped_empty") if k in tc.info}
+    extra["n_special_dropped"] = tc.n_special_dropped
+    extra["tokens_cache_hit"] = bool(tc.info.get("cache_hit"))
+    if cache:
+        mat = counts.counts
+        arrays = {
+            "data": mat.data, "indices": mat.indices, "indptr": mat.indptr, "shape": np.asarray(mat.shape),
+            "full_lengths": tc.full_lengths,
+        }
+        store.save("counts", key, arrays, {"n_sequences": counts.n_sequences, "n_truncated": tc.n_truncated, "info": extra})
+    return CorpusStatistics(counts, tc.full_lengths, tc.n_truncated, {**info, **extra, "cache_key": key, "cache_hit": False})

@@ -1,0 +1,606 @@
+r"""Experiments of the chapter "The geometry of a corpus" (and the corpus helpers of Chapters II).
+
+A corpus gives every position $i$ a distribution of tokens, its positional marginal
+
+$$\mu_i(w) = \frac{c_i(w) + \alpha}{N_i + \alpha v},$$
+
+and the positions a geometry through the chord Hellinger distance
+$d_H(\mu_i, \mu_j) = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$ (SPEC section 1). This module
+computes, for the synthetic families of :mod:`posgeom.corpora.synthetic` and for SST-2:
+
+* the marginals and Hellinger matrices (sample and, for synthetic corpora, population);
+* the noise floor $F_{ij}$ (:func:`posgeom.geometry.noise_floor`) and how it shrinks with the corpus
+  size. For $N_i p_w \gg 1$ the delta method gives $\operatorname{Var}\sqrt{\hat p_w} \approx
+  (1 - p_w)/(4 N_i)$, hence for two positions with the same distribution over $v$ tokens
+
+  $$\mathbb E\, d_H^2(\hat\mu_i, \hat\mu_j) \approx \frac{v - 1}{4}\Big(\frac1{N_i} + \frac1{N_j}\Big),$$
+
+  and, for different distributions, $\mathbb E\, d_H^2(\hat\mu_i, \hat\mu_j) \approx d_H^2(\mu_i, \mu_j)
+  + F_{ij}^2$: sampling noise adds in quadrature;
+* the three Hellinger conventions (chord, normalised, geodesic) side by side;
+* the sensitivity of the conclusions to the preprocessing choices the paper leaves open (special
+  tokens, ``min_count``, smoothing ``alpha``, the number of positions ``n``).
+
+Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`, so its numbers are
+stored with a manifest and reused while neither the options nor the code change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import geometry as geo
+from ..config import get_settings
+from ..corpora import synthetic as syn
+from ..encodings import encoding_distances
+from ..registry import Registry, Result
+
+__all__ = [
+    "CONFIGS", "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus", "offdiag", "rms_offdiag",
+    "delta_method_noise", "encoding_matrices", "encoding_stresses", "sst2_counts", "sst2_token_ids",
+    "sst2_sequences", "sst2_marginals", "kept_encodings",
+    "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
+    "run_sensitivity", "sensitivity_variants", "HELLINGER_KINDS",
+]
+
+#: The four families whose geometry the chapters compare (the ``"order"`` family is a labelled task).
+SYNTHETIC_FAMILIES = ("stationary", "drift", "regimes", "markov")
+#: Order in which the chapters list the encodings.
+ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
+
+#: Per-scale options. ``quick`` runs on a 2-core CPU in seconds. SST-2 is its whole training split
+#: (67,349 phrases) at both scales: tokenising it takes about 5 s once, after which the corpora layer
+#: serves the token ids from its disk cache and counting takes a fraction of a second
+#: (``max_texts`` = an integer would count a seeded random subset instead). ``paper`` draws ten
+#: times more synthetic sequences and more noise-floor replicates.
+CONFIGS: dict[str, dict] = {
+    "quick": dict(
+        synthetic=dict(n_sequences=10_000, n_positions=50, vocab_size=100),
+        noise=dict(method="bootstrap", n_rep=20),
+        noise_sizes=(250, 1_000, 4_000, 16_000, 64_000),
+        sst2=dict(split="train", max_texts=None, n_positions=64, special="model", min_count=1, alpha=0.0),
+        sst2_sizes=(500, 2_000, 8_000, 32_000, 67_349),
+        encoder=dict(d_model=768, n_heads=12),
+        sensitivity=dict(special=("model", "content"), min_count=(1, 20, 200), alpha=(0.0, 0.01, 1.0),
+                         n_positions=(32, 64, 128)),
+    ),
+    "paper": dict(
+        synthetic=dict(n_sequences=100_000, n_positions=50, vocab_size=100),
+        noise=dict(method="bootstrap", n_rep=50),
+        noise_sizes=(250, 1_000, 4_000, 16_000, 64_000, 256_000),
+        sst2=dict(split="train", max_texts=None, n_positions=64, special="model", min_count=1, alpha=0.0),
+        sst2_sizes=(500, 2_000, 8_000, 32_000, 67_349),
+        encoder=dict(d_model=768, n_heads=12),
+        sensitivity=dict(special=("model", "content"), min_count=(1, 20, 200), alpha=(0.0, 0.01, 1.0),
+                         n_positions=(32, 64, 128)),
+    ),
+}
+
+
+def _settings(settings):
+    return settings if settings is not None else get_settings()
+
+
+def _config(settings) -> dict:
+    return CONFIGS[settings.scale]
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers shared by the chapters
+
+
+def offdiag(D) -> np.ndarray:
+    """The strictly upper triangle of an (n, n) matrix as a vector of length n (n - 1) / 2."""
+    D = np.asarray(D)
+    return D[np.triu_indices(D.shape[0], k=1)]
+
+
+def rms_offdiag(D) -> float:
+    r"""Root mean square of the off-diagonal entries, $\sqrt{\frac{2}{n(n-1)}\sum_{i<j} D_{ij}^2}$."""
+    x = offdiag(D)
+    return float(np.sqrt(np.mean(x * x)))
+
+
+def delta_method_noise(reach, vocab_size: int) -> np.ndarray:
+    r"""Delta-method prediction of the squared noise distance between positions with equal distributions.
+
+    $\mathbb E\, d_H^2 \approx \frac{v - 1}{4}\big(\frac1{N_i} + \frac1{N_j}\big)$, valid when every token
+    of the support is seen many times ($N_i p_w \gg 1$).
+
+    Parameters
+    ----------
+    reach : array-like of shape (n,)
+        $N_i$, the sequences reaching each position (all >= 1).
+    vocab_size : int
+        $v$, the support size of the distributions.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        The predicted $\mathbb E\, d_H^2$ (diagonal: two independent samples at the same position).
+    """
+    N = np.asarray(reach, dtype=np.float64)
+    if N.ndim != 1 or np.any(N < 1):
+        raise ValueError("reach must be a vector of counts >= 1")
+    if vocab_size < 1:
+        raise ValueError(f"vocab_size must be >= 1; got {vocab_size}")
+    inv = 1.0 / N
+    # E d^2 ~ (v - 1)/4 (1/N_i + 1/N_j)
+    return (vocab_size - 1) / 4.0 * (inv[:, None] + inv[None, :])
+
+
+def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int):
+    """A synthetic corpus of one family with the chapters' conventions.
+
+    The ``"markov"`` family uses ``vocab_size = n_positions`` so that its population distance matrix is
+    circulant (claim C4); the other families use ``vocab_size``.
+
+    Returns
+    -------
+    posgeom.corpora.synthetic.SyntheticCorpus
+        ``tokens`` (n_sequences, n_positions) and ``population`` (n_positions, v).
+    """
+    if family not in syn.FAMILIES:
+        raise ValueError(f"unknown synthetic family {family!r}; valid families are {', '.join(syn.FAMILIES)}")
+    v = n_positions if family == "markov" else vocab_size
+    return syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed)
+
+
+def encoding_matrices(n: int, d_model: int, n_heads: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """The (n, n) distance matrices of the fixed encodings at width ``d_model`` (SPEC section 2).
+
+    ``sinusoidal`` (base 10000, interleaved), ``rope`` (``d_head = d_model / n_heads``), ``alibi``
+    (mean slope over ``n_heads`` heads), ``random`` (a learned table at initialisation,
+    $\\mathcal N(0, 0.02^2)$, seeded) and ``none``.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n, n)
+    """
+    return {
+        "sinusoidal": encoding_distances("sinusoidal", n, d=d_model),
+        "rope": encoding_distances("rope", n, d=d_model, n_heads=n_heads),
+        "alibi": encoding_distances("alibi", n, n_heads=n_heads),
+        "random": encoding_distances("random", n, d=d_model, sigma=0.02, seed=seed),
+        "none": encoding_distances("none", n),
+    }
+
+
+def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")) -> dict[str, dict[str, float]]:
+    """Stress of each encoding's distance matrix against ``D`` under each normalisation.
+
+    Returns
+    -------
+    dict
+        ``{encoding: {normalization: stress}}``; ``nan`` where a normalisation is undefined
+        (``kruskal1`` of an all-zero encoding).
+    """
+    out: dict[str, dict[str, float]] = {}
+    for name, Dhat in encodings.items():
+        row = {}
+        for norm in normalizations:
+            try:
+                row[norm] = geo.stress(D, Dhat, norm, as_distances=True)
+            except ValueError:
+                row[norm] = float("nan")
+        out[name] = row
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# synthetic families
+
+
+def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
+    r"""Marginals, Hellinger matrices and noise floors of the synthetic families.
+
+    For every family: the population marginals $\mu_i$ (exact), the Hellinger matrix of a sample
+    ($D$) and of the population ($D^{pop}$), and the noise floor $F$ of the sample. Values per
+    family: the root-mean-square off-diagonal $D$, $D^{pop}$ and $F$; the mean excess
+    $\overline{D^2} - \overline{(D^{pop})^2}$ (what sampling adds) next to $\overline{F^2}$ (what the
+    noise floor predicts); the fraction of pairs with $D_{ij} > 2 F_{ij}$.
+
+    Arrays: ``<family>__mu_pop`` (n, v), ``<family>__mu`` (n, v), ``<family>__D``,
+    ``<family>__D_pop``, ``<family>__F`` (n, n), ``<family>__reach`` (n,).
+    """
+    settings = _settings(settings)
+    cfg = _config(settings)
+    families = tuple(families)
+    bad = [f for f in families if f not in SYNTHETIC_FAMILIES]
+    if bad:
+        raise ValueError(f"unknown famil(ies) {bad}; valid: {', '.join(SYNTHETIC_FAMILIES)}")
+    params = dict(families=list(families), **cfg["synthetic"], **cfg["noise"], seed=settings.seed)
+
+    def compute():
+        values: dict = {}
+        arrays: dict = {}
+        for fam in families:
+            corpus = family_corpus(fam, seed=settings.seed, **cfg["synthetic"])
+            counts = corpus.counts()
+            marg = geo.positional_marginals(counts)
+            if marg.dropped:
+                raise ValueError(f"family {fam}: positions {marg.dropped} are never reached; use more sequences")
+            D = geo.hellinger_matrix(marg)
+            D_pop = geo.hellinger_matrix(corpus.population)
+            F = geo.noise_floor(counts, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
+            d, dp, f = offdiag(D), offdiag(D_pop), offdiag(F)
+            values[fam] = dict(
+                rms_D=rms_offdiag(D), rms_D_pop=rms_offdiag(D_pop), rms_F=rms_offdiag(F),
+                # what sampling adds to the squared distances, and what the floor predicts
+                excess_sq=float(np.mean(d * d) - np.mean(dp * dp)), mean_F_sq=float(np.mean(f * f)),
+                frac_above_2F=float(np.mean(d > 2 * f)), vocab_size=int(corpus.vocab_size),
+                n_sequences=int(corpus.n_sequences),
+            )
+            arrays.update({
+                f"{fam}__mu_pop": corpus.population, f"{fam}__mu": marg.probs, f"{fam}__D": D,
+                f"{fam}__D_pop": D_pop, f"{fam}__F": F, f"{fam}__reach": counts.reach,
+            })
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        "corpus_geometry.synthetic", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Result:
+    r"""How the noise floor shrinks with the corpus size (stationary and drift families).
+
+    For each corpus size $N$ (sequences): on the stationary family every population distance is 0, so
+    the mean $d_H^2$ of the sample *is* noise; it is compared with the noise floor (bootstrap and
+    split-half estimators) and with the delta-method prediction $\frac{v-1}{4}\cdot\frac{2}{N}$. On the
+    drift family the excess $\overline{D^2} - \overline{(D^{pop})^2}$ is compared with $\overline{F^2}$.
+
+    Values: lists aligned with ``sizes``: ``stationary_mean_sq``, ``bootstrap_mean_sq``,
+    ``split_half_mean_sq``, ``delta_method_mean_sq``, ``drift_excess_sq``, ``drift_F_sq``,
+    ``min_expected_count`` ($N \min_w \pi(w)$, where the delta method needs $\gg 1$).
+    """
+    settings = _settings(settings)
+    cfg = _config(settings)
+    sizes = tuple(int(s) for s in (sizes if sizes is not None else cfg["noise_sizes"]))
+    if not sizes or min(sizes) < 2:
+        raise ValueError("sizes must be a non-empty list of corpus sizes >= 2")
+    synth = {k: v for k, v in cfg["synthetic"].items() if k != "n_sequences"}
+    params = dict(sizes=list(sizes), **synth, n_rep=cfg["noise"]["n_rep"], seed=settings.seed)
+
+    def compute():
+        keys = ("stationary_mean_sq", "bootstrap_mean_sq", "split_half_mean_sq", "delta_method_mean_sq",
+                "drift_excess_sq", "drift_F_sq", "min_expected_count")
+        out = {k: [] for k in keys}
+        for N in sizes:
+            st = family_corpus("stationary", n_sequences=N, seed=settings.seed, **synth)
+            counts = st.counts()
+            D = geo.hellinger_matrix(counts)
+            out["stationary_mean_sq"].append(float(np.mean(offdiag(D) ** 2)))
+            for method in ("bootstrap", "split_half"):
+                F = geo.noise_floor(counts, method, cfg["noise"]["n_rep"], seed=settings.seed).matrix
+                out[f"{method}_mean_sq"].append(float(np.mean(offdiag(F) ** 2)))
+            v = int(np.count_nonzero(st.population[0]))
+            out["delta_method_mean_sq"].append(float(np.mean(offdiag(delta_method_noise(counts.reach, v)))))
+            out["min_expected_count"].append(float(N * st.population[0][st.population[0] > 0].min()))
+            dr = family_corpus("drift", n_sequences=N, seed=settings.seed, **synth)
+            dcounts = dr.counts()
+            Dd, Dp = geo.hellinger_matrix(dcounts), geo.hellinger_matrix(dr.population)
+            Fd = geo.noise_floor(dcounts, "bootstrap", cfg["noise"]["n_rep"], seed=settings.seed).matrix
+            out["drift_excess_sq"].append(float(np.mean(offdiag(Dd) ** 2) - np.mean(offdiag(Dp) ** 2)))
+            out["drift_F_sq"].append(float(np.mean(offdiag(Fd) ** 2)))
+        out["sizes"] = list(sizes)
+        return out, {}
+
+    return Registry(settings.results_dir).run(
+        "corpus_geometry.noise_scaling", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# SST-2
+
+
+def sst2_counts(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
+    """Cached positional counts of SST-2 (:func:`posgeom.corpora.stats.corpus_counts`).
+
+    The data come from ``settings.data_dir`` (``POSGEOM_DATA_DIR``) or, when it is unset, from the
+    Hugging Face hub; without either the corpora layer raises a message naming the three ways to
+    provide the corpus.
+
+    Returns
+    -------
+    posgeom.corpora.stats.CorpusStatistics
+        ``counts`` (n_positions, 30522), ``full_lengths`` (n_sequences,), ``n_truncated``, ``info``.
+    """
+    from ..corpora.stats import corpus_counts
+
+    settings = _settings(settings)
+    return corpus_counts("sst2", split, n_positions, special=special, data_dir=settings.data_dir, progress=False)
+
+
+def sst2_token_ids(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
+    """Cached token ids of SST-2 (:func:`posgeom.corpora.stats.corpus_tokens`), cut to ``n_positions``.
+
+    Returns
+    -------
+    posgeom.corpora.tokenize.TokenizedCorpus
+        ``ids`` (n_tokens,), ``lengths`` (n_sequences,), ``labels`` (n_sequences,).
+    """
+    from ..corpora.stats import corpus_tokens
+
+    settings = _settings(settings)
+    return corpus_tokens("sst2", split, n_positions, special=special, data_dir=settings.data_dir, progress=False)
+
+
+def sst2_sequences(settings=None, *, n_positions: int | None = None, special: str | None = None):
+    """The SST-2 sequences of the chapters at this scale (``CONFIGS[scale]["sst2"]``), as token-id arrays.
+
+    ``n_positions`` and ``special`` override the configured values (the sensitivity study varies them).
+    With ``max_texts`` set, a seeded random subset (``settings.seed``) of that many sequences is kept.
+
+    Returns
+    -------
+    seqs : list of ndarray
+        One 1-D int array per sequence, cut to ``n_positions``.
+    tokens : posgeom.corpora.tokenize.TokenizedCorpus
+        The whole split (``labels`` (n_sequences,), ``vocab_size``).
+    index : ndarray of shape (len(seqs),)
+        Rows of ``tokens`` that ``seqs`` holds.
+    """
+    settings = _settings(settings)
+    s = _config(settings)["sst2"]
+    n = s["n_positions"] if n_positions is None else int(n_positions)
+    tc = sst2_token_ids(settings, split=s["split"], n_positions=n, special=s["special"] if special is None else special)
+    seqs = tc.sequences()
+    index = np.arange(len(seqs))
+    if s["max_texts"] is not None and s["max_texts"] < len(seqs):
+        index = np.sort(np.random.default_rng(settings.seed).choice(len(seqs), s["max_texts"], replace=False))
+        seqs = [seqs[i] for i in index]
+    return seqs, tc, index
+
+
+def sst2_marginals(settings=None, *, n_positions: int | None = None, special: str | None = None,
+                   alpha: float | None = None, min_count: int | None = None):
+    """Counts and marginals of the chapters' SST-2 corpus (options default to ``CONFIGS[scale]["sst2"]``).
+
+    Returns
+    -------
+    marginals : posgeom.geometry.PositionalMarginals
+        ``probs`` (n_kept, 30522), ``positions`` (n_kept,), ``dropped``.
+    counts : posgeom.geometry.PositionalCounts
+        (n_positions, 30522).
+    """
+    settings = _settings(settings)
+    s = _config(settings)["sst2"]
+    n = s["n_positions"] if n_positions is None else int(n_positions)
+    seqs, tc, _ = sst2_sequences(settings, n_positions=n, special=special)
+    counts = geo.positional_counts(seqs, n, tc.vocab_size)
+    marg = geo.positional_marginals(
+        counts, alpha=s["alpha"] if alpha is None else alpha, min_count=s["min_count"] if min_count is None else min_count
+    )
+    return marg, counts
+
+
+def kept_encodings(positions, d_model: int, n_heads: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """:func:`encoding_matrices` restricted to the kept positions.
+
+    Positions dropped by ``min_count`` leave gaps: a relative encoding's distance depends on the true
+    offset $i - j$, so the matrices are computed at the true indices and then restricted.
+
+    Parameters
+    ----------
+    positions : array-like of shape (n_kept,)
+        Increasing position indices.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_kept, n_kept)
+    """
+    positions = np.asarray(positions)
+    full = encoding_matrices(int(positions.max()) + 1, d_model, n_heads, seed)
+    return {k: v[np.ix_(positions, positions)] for k, v in full.items()}
+
+
+def _token_strings(ids) -> np.ndarray:
+    from ..corpora.tokenize import load_tokenizer
+
+    tok = load_tokenizer()
+    return np.asarray(tok.convert_ids_to_tokens([int(i) for i in ids]), dtype=str)
+
+
+def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
+    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise.
+
+    Counts of the training split (``CONFIGS[scale]["sst2"]``), the marginals, the chord Hellinger
+    matrix $D$, the noise floor $F$ (bootstrap), the probabilities of the ``top_tokens`` most frequent
+    tokens at every position; then the same root-mean-square distances on seeded random subsets of
+    the sequences (``CONFIGS[scale]["sst2_sizes"]``) to show how the noise shrinks with the corpus.
+
+    Values: ``n_sequences``, ``n_truncated``, ``n_kept``, ``dropped`` (positions), ``rms_D``,
+    ``rms_F``, ``frac_above_2F``, ``mean_D_from_0`` (mean distance of position 0 to the others),
+    and lists aligned with ``sizes``: ``size_rms_D``, ``size_rms_F``, ``size_frac_above_2F``.
+
+    Arrays: ``D``, ``F`` (n_kept, n_kept), ``positions``, ``reach`` (n_kept,), ``top_ids``
+    (top_tokens,), ``top_strings`` (top_tokens,), ``top_probs`` (n_kept, top_tokens),
+    ``length_hist`` (histogram of the untruncated lengths).
+    """
+    settings = _settings(settings)
+    cfg = _config(settings)
+    s = cfg["sst2"]
+    params = dict(**s, sizes=list(cfg["sst2_sizes"]), noise=cfg["noise"], top_tokens=int(top_tokens), seed=settings.seed,
+                  data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def compute():
+        seqs, tc, _ = sst2_sequences(settings)
+        rng = np.random.default_rng(settings.seed)
+        counts = geo.positional_counts(seqs, s["n_positions"], tc.vocab_size)
+        marg = geo.positional_marginals(counts, alpha=s["alpha"], min_count=s["min_count"])
+        D = geo.hellinger_matrix(marg)
+        F = geo.noise_floor(marg, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
+        total = np.asarray(counts.counts.sum(axis=0)).ravel()
+        top = np.argsort(-total, kind="stable")[:top_tokens]
+        d, f = offdiag(D), offdiag(F)
+        values = dict(
+            n_sequences=len(seqs), n_truncated=int(np.count_nonzero(np.array([len(x) for x in seqs]) >= s["n_positions"])),
+            n_kept=int(marg.n_positions), dropped=list(marg.dropped), rms_D=rms_offdiag(D), rms_F=rms_offdiag(F),
+            frac_above_2F=float(np.mean(d > 2 * f)), mean_D_from_0=float(D[0, 1:].mean()),
+            sizes=[], size_rms_D=[], size_rms_F=[], size_frac_above_2F=[], size_n_kept=[],
+        )
+        for size in cfg["sst2_sizes"]:
+            size = min(int(size), len(seqs))
+            pick = rng.choice(len(seqs), size, replace=False)
+            sub = geo.positional_counts([seqs[i] for i in pick], s["n_positions"], tc.vocab_size)
+            # the same positions as the full corpus where they are reached twice (split-half needs 2)
+            m = geo.positional_marginals(sub, min_count=max(2, s["min_count"]))
+            Ds = geo.hellinger_matrix(m)
+            Fs = geo.noise_floor(m, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
+            values["sizes"].append(size)
+            values["size_rms_D"].append(rms_offdiag(Ds))
+            values["size_rms_F"].append(rms_offdiag(Fs))
+            values["size_frac_above_2F"].append(float(np.mean(offdiag(Ds) > 2 * offdiag(Fs))))
+            values["size_n_kept"].append(int(m.n_positions))
+        hist = np.bincount(np.minimum(tc.full_lengths, 4 * s["n_positions"]))
+        arrays = dict(
+            D=D, F=F, positions=marg.positions, reach=marg.reach, top_ids=top, top_strings=_token_strings(top),
+            top_probs=marg.probs[:, top], length_hist=hist,
+        )
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        "corpus_geometry.sst2", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+HELLINGER_KINDS = ("chord", "normalized", "geodesic")
+
+
+def _kinds_summary(mu, positions, enc_cfg, seed) -> tuple[dict, dict]:
+    """Per Hellinger convention: MDS clipped mass and the stress of the fixed encodings."""
+    out, arrays = {}, {}
+    encs = kept_encodings(positions, enc_cfg["d_model"], enc_cfg["n_heads"], seed)
+    encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
+    chord = None
+    for kind in HELLINGER_KINDS:
+        D = geo.hellinger_matrix(mu, kind=kind)
+        mds = geo.classical_mds(D, k=1)
+        full = geo.classical_mds(D)
+        out[kind] = dict(
+            clipped_mass=float(mds.clipped_mass), max_D=float(D.max()),
+            full_rank_max_error=float(np.max(np.abs(geo.euclidean_distances(full.embedding) - D))),
+            stress=encoding_stresses(D, encs),
+        )
+        if kind == "chord":
+            chord = D
+        arrays[kind] = D
+    ratio = offdiag(arrays["geodesic"]) / np.maximum(offdiag(chord), 1e-300)
+    ratio = ratio[offdiag(chord) > 0]
+    out["geodesic_over_chord"] = dict(min=float(ratio.min()), max=float(ratio.max()))
+    return out, arrays
+
+
+def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
+    r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2).
+
+    The chord $c = \lVert\sqrt{\mu_i} - \sqrt{\mu_j}\rVert$ and the Fisher–Rao (Bhattacharyya) arc
+    $g = 2\arccos BC = 4 \arcsin(c/2)$ are monotone functions of each other, $2 \le g/c \le \pi/\sqrt2$.
+    For each convention: the largest distance, the MDS clipped (negative-eigenvalue) mass, the largest
+    error of full-rank MDS, and the stress (``"paper"``, ``"scale_free"``) of the sinusoidal, RoPE and
+    ALiBi encodings at the configured width.
+
+    Values: ``{corpus: {kind: {...}, "geodesic_over_chord": {"min", "max"}}}`` for ``drift`` and ``sst2``.
+    Arrays: ``<corpus>__<kind>`` (n, n).
+    """
+    settings = _settings(settings)
+    cfg = _config(settings)
+    params = dict(synthetic=cfg["synthetic"], sst2=cfg["sst2"], encoder=cfg["encoder"], seed=settings.seed,
+                  data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def compute():
+        values, arrays = {}, {}
+        corpus = family_corpus("drift", seed=settings.seed, **cfg["synthetic"])
+        marg = geo.positional_marginals(corpus.counts())
+        v, a = _kinds_summary(marg, marg.positions, cfg["encoder"], settings.seed)
+        values["drift"] = v
+        arrays.update({f"drift__{k}": x for k, x in a.items()})
+        marg, _ = sst2_marginals(settings)
+        v, a = _kinds_summary(marg, marg.positions, cfg["encoder"], settings.seed)
+        values["sst2"] = v
+        arrays.update({f"sst2__{k}": x for k, x in a.items()})
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        "corpus_geometry.hellinger_kinds", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def sensitivity_variants(settings=None) -> list[dict]:
+    """The preprocessing variants of the sensitivity study: the baseline, then one option changed at a time.
+
+    Returns
+    -------
+    list of dict
+        Each with ``name``, ``special``, ``n_positions``, ``min_count``, ``alpha``.
+    """
+    settings = _settings(settings)
+    cfg = _config(settings)
+    base = {k: cfg["sst2"][k] for k in ("special", "n_positions", "min_count", "alpha")}
+    out = [dict(name="baseline", **base)]
+    for option, choices in cfg["sensitivity"].items():
+        for value in choices:
+            if value == base[option]:
+                continue
+            out.append(dict(base, **{option: value}, name=f"{option}={value}"))
+    return out
+
+
+def run_sensitivity(settings=None, *, force: bool = False) -> Result:
+    r"""Which conclusions about SST-2 move with the preprocessing choices the paper leaves open.
+
+    For each variant of :func:`sensitivity_variants` (special-token policy, ``min_count``, smoothing
+    ``alpha``, number of positions ``n``): the kept positions, the root-mean-square distance and the
+    fraction of pairs above twice the noise floor (unsmoothed variants only: the floor is defined for
+    $\alpha = 0$), the eigenvalue share of the first MDS axis, the effective rank (``"tol"`` at
+    $10^{-2}$, ``"mass"`` at $q = 0.9$), the scale-free stress of rank-1 MDS, and the stress of the
+    sinusoidal, RoPE and ALiBi encodings under ``"paper"`` and ``"scale_free"``.
+
+    Values: ``variants`` (list of dicts, one per variant, in the order of :func:`sensitivity_variants`).
+    """
+    settings = _settings(settings)
+    cfg = _config(settings)
+    variants = sensitivity_variants(settings)
+    params = dict(variants=variants, sst2=cfg["sst2"], encoder=cfg["encoder"], noise=cfg["noise"],
+                  seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def compute():
+        rows = []
+        for var in variants:
+            marg, counts = sst2_marginals(settings, n_positions=var["n_positions"], special=var["special"],
+                                          alpha=var["alpha"], min_count=var["min_count"])
+            D = geo.hellinger_matrix(marg)
+            mds = geo.classical_mds(D, k=1)
+            w = np.maximum(mds.eigenvalues, 0.0)
+            encs = kept_encodings(marg.positions, cfg["encoder"]["d_model"], cfg["encoder"]["n_heads"], settings.seed)
+            encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
+            row = dict(
+                var, n_kept=int(marg.n_positions), n_dropped=len(marg.dropped), rms_D=rms_offdiag(D),
+                lambda1_share=float(w[0] / w.sum()),
+                rank_tol=geo.effective_rank(mds.eigenvalues, "tol", tol=1e-2),
+                rank_mass=geo.effective_rank(mds.eigenvalues, "mass", q=0.9),
+                mds1_scale_free=geo.stress(D, mds.embedding, "scale_free"),
+                stress=encoding_stresses(D, encs),
+            )
+            if var["alpha"] == 0:
+                F = geo.noise_floor(marg, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
+                row["frac_above_2F"] = float(np.mean(offdiag(D) > 2 * offdiag(F)))
+                row["rms_F"] = rms_offdiag(F)
+            else:
+                row["frac_above_2F"] = None
+                row["rms_F"] = None
+            sf = {k: row["stress"][k]["scale_free"] for k in encs}
+            row["best_scale_free"] = min(sf, key=sf.get)
+            rows.append(row)
+        return dict(variants=rows), {}
+
+    return Registry(settings.results_dir).run(
+        "corpus_geometry.sensitivity", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )

