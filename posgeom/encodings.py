@@ -38,6 +38,9 @@ other slope of :math:`2H'` (the reference ``get_slopes``). The induced distance 
 **Table**: the Euclidean distances of the rows of any given table (a trained
 ``position_embeddings.weight``, an MDS embedding from :func:`posgeom.geometry.classical_mds`).
 
+**MDS**: the encoding of Algorithm 1 for target distances ``D`` at rank ``k``
+(:func:`posgeom.geometry.classical_mds`; the low-rank ``A C^T`` of Remark 8 has the same distances).
+
 Adding an encoding
 ------------------
 Write a function ``my_distances(n, *, d, n_heads, **options) -> (n, n)`` and add it to
@@ -324,6 +327,24 @@ def table_distances(P) -> np.ndarray:
     return _euclidean_distances(P)
 
 
+def mds_distances(D, k: int | None = None) -> np.ndarray:
+    r"""Distances of Algorithm 1's encoding :math:`P_{MDS} = U_k \Lambda_k^{1/2}` of target distances ``D``.
+
+    The embedding comes from :func:`posgeom.geometry.classical_mds` (rank ``k``; ``None`` = numerical rank).
+
+    Parameters
+    ----------
+    D : array_like, shape (n, n)
+
+    Returns
+    -------
+    Dhat : ndarray, shape (n, n)
+    """
+    from .geometry import classical_mds
+
+    return table_distances(classical_mds(D, k).embedding)
+
+
 # --------------------------------------------------------------------------------------------
 # Registry and dispatcher
 # --------------------------------------------------------------------------------------------
@@ -367,6 +388,13 @@ def _table(n, *, d=None, n_heads=None, table):
     return table_distances(table[:n])
 
 
+def _mds(n, *, d=None, n_heads=None, target, k=None):
+    target = np.asarray(target)
+    if target.shape != (n, n):
+        raise ValueError(f"mds needs target=, the (n, n) = ({n}, {n}) distances to embed; got shape {target.shape}")
+    return mds_distances(target, k)
+
+
 #: name → ``f(n, *, d, n_heads, **options) -> (n, n)``. Add a new encoding here.
 ENCODINGS: dict[str, Callable[..., np.ndarray]] = {
     "sinusoidal": _sinusoidal,
@@ -375,6 +403,7 @@ ENCODINGS: dict[str, Callable[..., np.ndarray]] = {
     "none": _none,
     "random": _random,
     "table": _table,
+    "mds": _mds,
 }
 
 
@@ -386,7 +415,8 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
     name : str
         One of :data:`ENCODINGS`: ``"sinusoidal"`` (options ``base``, ``layout``), ``"rope"``
         (``base``, ``d_head``; default ``d // n_heads``), ``"alibi"`` (``head``), ``"none"``,
-        ``"random"`` (``sigma``, ``seed``), ``"table"`` (``table``, an ``(N, k)`` array, ``N ≥ n``).
+        ``"random"`` (``sigma``, ``seed``), ``"table"`` (``table``, an ``(N, k)`` array, ``N ≥ n``),
+        ``"mds"`` (``target``, the ``(n, n)`` distances to embed; ``k``, the rank).
     n : int
         Number of positions.
     d, n_heads : int
@@ -409,5 +439,5 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
 __all__ = [
     "SINUSOIDAL_LAYOUTS", "ENCODINGS", "sinusoidal_frequencies", "sinusoidal_table", "sinusoidal_distances",
     "rope_frequencies", "rope_kernel", "rope_distances", "alibi_slopes", "alibi_bias", "alibi_distances",
-    "none_distances", "random_table", "random_distances", "table_distances", "encoding_distances",
+    "none_distances", "random_table", "random_distances", "table_distances", "mds_distances", "encoding_distances",
 ]

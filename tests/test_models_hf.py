@@ -14,7 +14,14 @@ from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassificat
 from posgeom.models import config_from_hf, from_hf, load_pretrained  # noqa: E402
 from posgeom.models.hf import convert_state_dict  # noqa: E402
 
-torch.set_num_threads(1)
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models run fastest on one thread (and the machine may be shared); restore afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
             max_position_embeddings=48, type_vocab_size=2)
@@ -106,6 +113,8 @@ def test_loader_reads_safetensors_only(tmp_path):
         load_pretrained(tmp_path)
     with pytest.raises(ValueError, match="does not exist"):
         load_pretrained(tmp_path / "missing")
+    with pytest.raises(ValueError, match="neither a local folder nor a hub id available here"):
+        load_pretrained("posgeom-tests/no-such-model")  # the hub is off in tests: not cached, not fetched
     with pytest.raises(ValueError, match="valid tasks are encoder, mlm, classification"):
         load_pretrained(tmp_path, task="qa")
 

@@ -13,7 +13,14 @@ from posgeom import encodings as enc
 from posgeom.geometry import classical_mds
 from posgeom.models import positional as pos
 
-torch.set_num_threads(1)
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models run fastest on one thread (and the machine may be shared); restore afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "concatenated"])
@@ -27,6 +34,9 @@ def test_sinusoidal_module_is_the_formula_and_grows_when_fixed(layout):
     assert t.weight.requires_grad and t.max_positions == 20
     with pytest.raises(pos.PositionLimitError, match="N_max=20"):
         t(21)
+    half = pos.SinusoidalPositional(20, 16, layout=layout, scale=0.5)
+    np.testing.assert_allclose(half(30).numpy(), 0.5 * enc.sinusoidal_table(30, 16, layout=layout), atol=1e-6)
+    np.testing.assert_allclose(half.distance_matrix(30), 0.5 * enc.sinusoidal_distances(30, 16), atol=1e-5)
 
 
 def _naive_rope(x: np.ndarray, position: int, theta: np.ndarray, layout: str) -> np.ndarray:

@@ -23,10 +23,17 @@ from posgeom.models import (
     mask_tokens,
     train,
 )
-from posgeom.models.training import lr_factor
+from posgeom.models.training import as_token_data, lr_factor
 from posgeom.registry import Registry
 
-torch.set_num_threads(1)
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models run fastest on one thread (and the machine may be shared); restore afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 V, N, L = 300, 48, 16
 
@@ -263,6 +270,21 @@ def test_classification_trains_and_evaluates():
     assert 0.0 <= result.eval["accuracy"] <= 1.0
     mlm = evaluate(build_model(tiny(), seed=0), data, quiet())
     assert mlm["n"] > 0 and mlm["loss"] == pytest.approx(evaluate(build_model(tiny(), seed=0), data, quiet())["loss"])
+
+
+def test_data_from_dicts_and_datasets():
+    datasets = pytest.importorskip("datasets")
+    data = corpus()
+    ds = datasets.Dataset.from_dict({"sentence": ["x"] * N, "input_ids": data.input_ids.tolist(),
+                                     "attention_mask": data.attention_mask.tolist(), "label": data.labels.tolist()})
+    for source in (ds, {"input_ids": data.input_ids, "attention_mask": data.attention_mask, "label": data.labels}):
+        got = as_token_data(source)
+        assert torch.equal(got.input_ids, data.input_ids) and torch.equal(got.labels, data.labels)
+        assert torch.equal(got.attention_mask, data.attention_mask)
+    with pytest.raises(ValueError, match="unknown data key"):
+        as_token_data({"input_ids": data.input_ids, "text": ["a"]})
+    with pytest.raises(ValueError, match="no input_ids column"):
+        as_token_data(datasets.Dataset.from_dict({"sentence": ["a", "b"]}))
 
 
 def test_progress_bar_shows_the_loss(capsys):

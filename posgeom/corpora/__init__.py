@@ -6,13 +6,16 @@
 * :mod:`~posgeom.corpora.cache` — on-disk cache keyed by data, tokenizer and options;
 * :mod:`~posgeom.corpora.stats` — corpus name → cached token arrays and positional counts;
 * :mod:`~posgeom.corpora.stream` — counting shard by shard (streams, parallel workers);
-* :mod:`~posgeom.corpora.pretrained` — pretrained encoders: position table and attention weights.
+* :mod:`~posgeom.corpora.pretrained` — pretrained encoders: position table and attention weights;
+* :mod:`~posgeom.corpora.report` — corpus reports and encoding stress tables (``posgeom corpus-report``,
+  ``posgeom stress``; the commands themselves are in :mod:`~posgeom.corpora.cli`).
 
 Heavy libraries (``transformers``, ``datasets``, ``torch``) are imported only when a function needs them.
 """
 
 from .cache import CACHE_VERSION, ArrayCache, cache_key
 from .pretrained import AttentionWeights, ModelUnavailableError, PretrainedModel, load_pretrained
+from .report import corpus_report, load_statistics, parse_corpus_spec, parse_encodings, stress_report
 from .real import (
     CORPORA, ChecksumError, DataSource, DataUnavailableError, TextCorpus, known_checksums, load_texts,
     resolve_source, sha256_file,
@@ -25,7 +28,7 @@ from .synthetic import (
 )
 from .tokenize import (
     BR_OPTIONS, DEFAULT_TOKENIZER, SPECIAL_POLICIES, TokenizedCorpus, clean_br, load_tokenizer, tokenize_texts,
-    tokenizer_fingerprint,
+    tokenizer_fingerprint, tokenizer_folder,
 )
 
 __all__ = [
@@ -38,5 +41,6 @@ __all__ = [
     "FAMILIES", "PAD", "SyntheticCorpus", "drift", "make_corpus", "markov", "markov_transition", "order_task",
     "population_marginals", "regimes", "stationary", "zipf_distribution",
     "BR_OPTIONS", "DEFAULT_TOKENIZER", "SPECIAL_POLICIES", "TokenizedCorpus", "clean_br", "load_tokenizer",
-    "tokenize_texts", "tokenizer_fingerprint",
+    "tokenize_texts", "tokenizer_fingerprint", "tokenizer_folder",
+    "corpus_report", "load_statistics", "parse_corpus_spec", "parse_encodings", "stress_report",
 ]

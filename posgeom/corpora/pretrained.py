@@ -210,7 +210,11 @@ def load_pretrained(name: str | None = None, *, device: str | None = "cpu") -> P
     name, source = resolve_pretrained(name)
     dev = resolve_device(device if device is not None else get_settings().device)
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as tf_logging
 
+    bars = tf_logging.is_progress_bar_enabled()
+    if bars:  # the per-tensor "Loading weights" bar of a small model is noise
+        tf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
         model = AutoModel.from_pretrained(
@@ -225,6 +229,9 @@ def load_pretrained(name: str | None = None, *, device: str | None = "cpu") -> P
             f"--pretrained {PACKAGED_MODEL}), connect to the internet for the hub, or give a local folder holding "
             "config.json and model.safetensors (only safetensors weights are loaded)"
         ) from None
+    finally:
+        if bars:
+            tf_logging.enable_progress_bar()
     model.eval()
     model.to(dev)
     return PretrainedModel(name, source, model, tokenizer, dev)

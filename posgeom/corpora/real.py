@@ -61,7 +61,9 @@ class CorpusInfo:
 
 
 CORPORA = {
-    "sst2": CorpusInfo("sst2", HUB_DATASETS["sst2"], ("train", "validation", "test"), "sentence", "label", "train", 64, "keep"),
+    "sst2": CorpusInfo(
+        "sst2", HUB_DATASETS["sst2"], ("train", "validation", "test"), "sentence", "label", "train", 64, "keep"
+    ),
     "imdb": CorpusInfo("imdb", HUB_DATASETS["imdb"], ("train", "test"), "text", "label", "train", 512, "space"),
 }
 
@@ -382,7 +384,10 @@ def load_texts(
     source = corpus if isinstance(corpus, DataSource) else resolve_source(
         corpus, split, data_dir=data_dir, text_column=text_column, verify=verify
     )
-    ds = source.dataset if source.dataset is not None else _load_local(source.files[0], next(iter(source.sha256.values())))
+    if source.dataset is not None:
+        ds = source.dataset
+    else:
+        ds = _load_local(source.files[0], next(iter(source.sha256.values())))
     columns = list(ds.column_names)
     text_col = _pick_text_column(columns, source.text_column or text_column, source.location)
     texts = _column_texts(ds, text_col)

@@ -35,6 +35,7 @@ Paper-like defaults (SPEC section 3; the paper does not state them): width $d = 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,10 +100,14 @@ def parse_corpus_spec(spec: str) -> CorpusSpec:
             allowed = list(family_parameters(family))
             for item in parts[2].split(","):
                 if "=" not in item:
-                    raise ValueError(f"synthetic parameter {item!r} is not key=value; valid keys for {family}: {', '.join(allowed)}")
+                    raise ValueError(
+                        f"synthetic parameter {item!r} is not key=value; valid keys for {family}: {', '.join(allowed)}"
+                    )
                 key, value = (s.strip() for s in item.split("=", 1))
                 if key not in allowed:
-                    raise ValueError(f"unknown parameter {key!r} for synthetic:{family}; valid keys are {', '.join(allowed)}")
+                    raise ValueError(
+                        f"unknown parameter {key!r} for synthetic:{family}; valid keys are {', '.join(allowed)}"
+                    )
                 params[key] = _parse_value(value)
         return CorpusSpec("synthetic", family, params)
     if Path(spec).expanduser().exists():
@@ -118,7 +123,9 @@ def parse_encodings(text: str) -> list[tuple[str, str | None]]:
             continue
         name, _, arg = item.partition(":")
         if name not in ENCODING_NAMES:
-            raise ValueError(f"unknown encoding {name!r}; valid encodings are {', '.join(ENCODING_NAMES)} (learned:MODEL, mds:RANK)")
+            raise ValueError(
+                f"unknown encoding {name!r}; valid encodings are {', '.join(ENCODING_NAMES)} (learned:MODEL, mds:RANK)"
+            )
         if arg and name not in ("learned", "mds"):
             raise ValueError(f"encoding {name!r} takes no argument (got {item!r}); only learned:MODEL and mds:RANK do")
         if name == "mds" and arg:
@@ -310,7 +317,8 @@ def stress_report(
     special = stats.info.get("options", {}).get("special")
     offset = 1 if special == "content" else 0
     results, notes, labels = {}, [], []
-    for name, arg in tqdm(items, desc="encodings", unit="encoding", disable=(None if progress is None else not progress)):
+    bar = tqdm(items, desc="encodings", unit="encoding", disable=(None if progress is None else not progress))
+    for name, arg in bar:
         label = name if arg is None else f"{name}:{arg}"
         if name == "mds":
             k = None if arg is None else int(arg)
@@ -344,7 +352,8 @@ def stress_report(
         except ValueError as err:
             ranks[crit] = None
             notes.append(f"effective rank {crit}: {err}")
-    nf = noise_floor(stats.counts, noise_method, noise_reps, seed, min_count=min_count, kind=hellinger)
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    nf = noise_floor(stats.counts, noise_method, noise_reps, seed, min_count=min_count, kind=hellinger, progress=show)
     iu = np.triu_indices(kept.size, k=1)
     d2 = float(np.sum(D[iu] ** 2))
     f2 = float(np.sum(nf.matrix[iu] ** 2))

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from .cache import ArrayCache, cache_key
 from .real import CORPORA, DataSource, load_texts, resolve_source
 from .tokenize import (
-    TokenizedCorpus, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
+    DEFAULT_TOKENIZER, TokenizedCorpus, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
     validate_special,
 )
 
@@ -79,17 +79,19 @@ def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, 
     name = source.corpus if source.corpus in CORPORA else str(source.location)
     n = default_positions(source.corpus) if n_positions is None else n_positions
     br = default_br(source.corpus) if br_tags is None else validate_br(br_tags)
-    tok = tokenizer if tokenizer is not None and not isinstance(tokenizer, (str, Path)) else load_tokenizer(tokenizer)
+    # a name is fingerprinted from its files and loaded only on a cache miss (tokenize_texts loads it)
+    tok = tokenizer if tokenizer is not None and not isinstance(tokenizer, (str, Path)) else (
+        DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
+    )
     options = {
         "n_positions": n, "special": special, "br_tags": br, "text_column": text_column or source.text_column,
         "on_empty": on_empty,
     }
-    key = cache_key(
-        what="tokens", data=source.fingerprint, tokenizer=tokenizer_fingerprint(tok), **options,
-    )
+    fingerprint = tokenizer_fingerprint(tok)
+    key = cache_key(what="tokens", data=source.fingerprint, tokenizer=fingerprint, **options)
     info = {
         "corpus": name, "split": source.split, "source": source.describe(), "tokenizer": tokenizer_name(tok),
-        "tokenizer_sha256": tokenizer_fingerprint(tok), "options": options,
+        "tokenizer_sha256": fingerprint, "options": options,
     }
     return source, tok, n, br, key, info
 
@@ -226,5 +228,7 @@ def corpus_counts(
             "data": mat.data, "indices": mat.indices, "indptr": mat.indptr, "shape": np.asarray(mat.shape),
             "full_lengths": tc.full_lengths,
         }
-        store.save("counts", key, arrays, {"n_sequences": counts.n_sequences, "n_truncated": tc.n_truncated, "info": extra})
-    return CorpusStatistics(counts, tc.full_lengths, tc.n_truncated, {**info, **extra, "cache_key": key, "cache_hit": False})
+        meta = {"n_sequences": counts.n_sequences, "n_truncated": tc.n_truncated, "info": extra}
+        store.save("counts", key, arrays, meta)
+    info = {**info, **extra, "cache_key": key, "cache_hit": False}
+    return CorpusStatistics(counts, tc.full_lengths, tc.n_truncated, info)

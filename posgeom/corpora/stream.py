@@ -204,7 +204,8 @@ def count_shards(
     if not shards:
         raise ValueError("no shards to count")
     total = None
-    for shard in tqdm(shards, desc="counting shards", unit="shard", disable=(None if progress is None else not progress)):
+    bar = tqdm(shards, desc="counting shards", unit="shard", disable=(None if progress is None else not progress))
+    for shard in bar:
         part = count_shard(shard, n_positions, vocab_size, **kw)
         total = part if total is None else total + part
     return total

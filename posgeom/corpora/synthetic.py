@@ -695,7 +695,9 @@ def _check_params(family: str, params: dict, *, drop: tuple[str, ...] = ()) -> N
     valid = [k for k in family_parameters(family) if k not in drop]
     bad = sorted(set(params) - set(valid))
     if bad:
-        raise ValueError(f"unknown parameter(s) {', '.join(bad)} for synthetic family {family!r}; valid: {', '.join(valid)}")
+        raise ValueError(
+            f"unknown parameter(s) {', '.join(bad)} for synthetic family {family!r}; valid: {', '.join(valid)}"
+        )
 
 
 def make_corpus(family: str, **params) -> SyntheticCorpus:
@@ -742,7 +744,9 @@ def population_marginals(family: str, **params) -> np.ndarray:
     if family == "regimes":
         nb, ne = _int("n_begin", p["n_begin"], 0, n), _int("n_end", p["n_end"], 0, n)
         if lo < nb + ne:
-            raise ValueError(f"min_length = {lo} is shorter than n_begin + n_end = {nb + ne}; use min_length >= {nb + ne}")
+            raise ValueError(
+                f"min_length = {lo} is shorter than n_begin + n_end = {nb + ne}; use min_length >= {nb + ne}"
+            )
         begin, middle, end = _regime_laws(v, nb, ne, p["exponent"], rng_dist)
         return _regimes_population(n, p_len, begin, middle, end)
     if family == "markov":

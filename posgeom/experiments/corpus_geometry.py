@@ -133,7 +133,8 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
     """A synthetic corpus of one family with the chapters' conventions.
 
     The ``"markov"`` family uses ``vocab_size = n_positions`` so that its population distance matrix is
-    circulant (claim C4); the other families use ``vocab_size``.
+    circulant (claim C4); the other families use ``vocab_size``. The ``"regimes"`` family draws lengths
+    uniformly on ``[n_positions // 2, n_positions]`` (its default, 25 to 50, at any ``n_positions``).
 
     Returns
     -------
@@ -143,7 +144,8 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
     if family not in syn.FAMILIES:
         raise ValueError(f"unknown synthetic family {family!r}; valid families are {', '.join(syn.FAMILIES)}")
     v = n_positions if family == "markov" else vocab_size
-    return syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed)
+    extra = {"min_length": n_positions // 2} if family == "regimes" else {}
+    return syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed, **extra)
 
 
 def encoding_matrices(n: int, d_model: int, n_heads: int, seed: int = 0) -> dict[str, np.ndarray]:

@@ -60,8 +60,7 @@ and the geometry of the final table.
 
 from __future__ import annotations
 
-import copy
-import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,7 +97,7 @@ CONFIGS: dict[str, dict] = {
         order=dict(n_positions=16, vocab_size=20, n_train=4000, n_eval=1000, min_length=2,
                    kind="marker_order"),
         model=dict(d_model=32, n_layers=2, n_heads=2, d_ff=64),
-        train=dict(steps=400, batch_size=32, lr=3e-3, weight_decay=0.01, warmup_ratio=0.1),
+        train=dict(steps=400, batch_size=32, lr=3e-3, weight_decay=0.01, warmup_ratio=0.1, threads=1),
         init=dict(inits=("normal_0.02", "normal_1", "sinusoidal", "mds"), dropouts=(0.0, 0.1),
                   seeds=(0, 1, 2), loss_threshold=0.3, smooth=20),
     ),
@@ -109,7 +108,7 @@ CONFIGS: dict[str, dict] = {
         order=dict(n_positions=64, vocab_size=100, n_train=40_000, n_eval=4000, min_length=2,
                    kind="marker_order"),
         model=dict(d_model=128, n_layers=4, n_heads=4, d_ff=512),
-        train=dict(steps=4000, batch_size=64, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1),
+        train=dict(steps=4000, batch_size=64, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1, threads=None),
         init=dict(inits=("normal_0.02", "normal_1", "sinusoidal", "mds"), dropouts=(0.0, 0.1),
                   seeds=(0, 1, 2, 3, 4), loss_threshold=0.3, smooth=50),
     ),
@@ -707,7 +706,7 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
                 row = {k: {norm: geo.stress(D, T, norm, as_distances=False) for norm in ("paper", "scale_free")}
                        for k, T in tables.items()}
                 row.update(n_kept=int(pos.size), n_positions=int(n), dropped=[int(i) for i in np.setdiff1d(np.arange(n), pos)],
-                           special=special, tokenizer=str(info.get("tokenizer")), min_reach=int(reach.min()),
+                           special=special, tokenizer=f"{name} (its own)", min_reach=int(reach.min()),
                            mean_distance=float(D[np.triu_indices_from(D, 1)].mean()),
                            mean_table_distance=float(geo.euclidean_distances(P[pos])[np.triu_indices(pos.size, 1)].mean()))
                 values[corpus] = row
@@ -888,6 +887,27 @@ def set_embedding_dropout(model, p: float):
     return model
 
 
+@contextmanager
+def torch_threads(n: int | None):
+    """Run a block with ``torch.set_num_threads(n)`` and restore the previous value afterwards.
+
+    The chapter's models are tiny (width 32): one thread runs them faster than several, which only add
+    synchronisation, and on a shared CPU several threads can slow a step down many times over. ``None``
+    leaves the setting alone.
+    """
+    import torch
+
+    if n is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train_order_model(train_data, *, config, steps: int, batch_size: int, lr: float, weight_decay: float = 0.01,
                       warmup_ratio: float = 0.1, seed: int = 0, device: str = "cpu", embedding_dropout: float = 0.0,
                       model=None):
@@ -981,51 +1001,15 @@ def _final_geometry(P, D) -> dict[str, float]:
     }
 
 
-def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None) -> Result:
-    r"""Initialisation (S7, S8) and embedding dropout (S9) of a learned table on the order task.
-
-    For every initialisation of :data:`INITS` (``CONFIGS[scale]["init"]["inits"]``) and seed, a small
-    encoder with a learned table is trained on the order task; the ``"normal_0.02"`` model is trained
-    again with dropout 0.1 on the embedding sum. Recorded per run: the loss curve, the steps until the
-    running-mean loss falls below ``loss_threshold`` (convergence speed), the final loss (mean of the last
-    ``smooth`` steps), held-out loss and accuracy, and the geometry of the table before and after
-    training (neighbour cosine, stress against the task's exact Hellinger geometry, mean row norm, and
-    the relative change :math:`\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F`).
-
-    Returns
-    -------
-    Result
-        values: ``runs`` (list of dicts: ``init``, ``dropout``, ``seed``, ``steps_to_threshold``,
-        ``final_loss``, ``eval_loss``, ``eval_accuracy``, ``initial`` and ``final`` geometry,
-        ``relative_change``), ``variants`` (list of ``[init, dropout]``), ``seeds`` and the options;
-        arrays: ``losses`` (variants, seeds, steps), ``tables_initial`` / ``tables_final``
-        (variants, seeds, n, d), ``D`` (n, n).
-    """
+def _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device):
+    """The training runs of :func:`run_init_study` → (runs, losses, initial tables, final tables)."""
     from tqdm.auto import tqdm
 
-    from ..config import resolve_device
+    from ..models.encoder import build_model
 
-    settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]
-    o, m, t, ic = cfg["order"], cfg["model"], cfg["train"], cfg["init"]
-    inits = tuple(ic["inits"] if inits is None else inits)
-    seeds = tuple(ic["seeds"] if seeds is None else seeds)
-    bad = sorted(set(inits) - set(INITS))
-    if bad:
-        raise ValueError(f"unknown initialisation(s) {bad}; valid ones are {', '.join(INITS)}")
-    variants = [(name, 0.0) for name in inits]
-    variants += [("normal_0.02", float(p)) for p in ic["dropouts"] if p > 0 and "normal_0.02" in inits]
-    device = resolve_device(settings.device)
-
-    def compute():
-        geom = order_population_geometry(o["n_positions"], o["vocab_size"], kind=o["kind"], min_length=o["min_length"])
-        D = geom["D"]
-        train_set = order_task_data(o["n_train"], o["n_positions"], o["vocab_size"], kind=o["kind"],
-                                    min_length=o["min_length"], seed=settings.seed)
-        eval_set = order_task_data(o["n_eval"], o["n_positions"], o["vocab_size"], kind=o["kind"],
-                                   min_length=o["min_length"], seed=settings.seed + 1000)
-        runs, losses, P0s, PTs = [], [], [], []
-        bar = tqdm(total=len(variants) * len(seeds), desc="init study", unit="run")
+    runs, losses, P0s, PTs = [], [], [], []
+    D = geom["D"]
+    with tqdm(total=len(variants) * len(seeds), desc="init study", unit="run") as bar:
         for name, p in variants:
             row_l, row_0, row_T = [], [], []
             for seed in seeds:
@@ -1034,8 +1018,6 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
                     opts["table"] = geom["mds"]
                 config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=o["n_positions"],
                                              position="learned", position_options=opts, **m)
-                from ..models.encoder import build_model
-
                 model = build_model(config, "classification", seed=seed)
                 P0 = _table_of(model)
                 model, res = train_order_model(
@@ -1062,11 +1044,58 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
             losses.append(row_l)
             P0s.append(row_0)
             PTs.append(row_T)
-        bar.close()
+    return runs, np.asarray(losses), np.asarray(P0s), np.asarray(PTs)
+
+
+def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None) -> Result:
+    r"""Initialisation (S7, S8) and embedding dropout (S9) of a learned table on the order task.
+
+    For every initialisation of :data:`INITS` (``CONFIGS[scale]["init"]["inits"]``) and seed, a small
+    encoder with a learned table is trained on the order task; the ``"normal_0.02"`` model is trained
+    again with each non-zero rate of ``CONFIGS[scale]["init"]["dropouts"]`` on the embedding sum.
+    Recorded per run: the loss curve, the steps until the running-mean loss falls below
+    ``loss_threshold`` (convergence speed), the final loss (mean of the last ``smooth`` steps), held-out
+    loss and accuracy, and the geometry of the table before and after training (neighbour cosine, stress
+    against the task's exact Hellinger geometry, mean row norm, and the relative change
+    :math:`\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F`).
+
+    Returns
+    -------
+    Result
+        values: ``runs`` (list of dicts: ``init``, ``dropout``, ``seed``, ``steps_to_threshold``,
+        ``final_loss``, ``eval_loss``, ``eval_accuracy``, ``initial`` and ``final`` geometry,
+        ``relative_change``), ``variants`` (list of ``[init, dropout]``), ``seeds`` and the options;
+        arrays: ``losses`` (variants, seeds, steps), ``tables_initial`` / ``tables_final``
+        (variants, seeds, n, d), ``D`` (n, n).
+    """
+    from ..config import resolve_device
+
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    o, m, t, ic = cfg["order"], cfg["model"], cfg["train"], cfg["init"]
+    inits = tuple(ic["inits"] if inits is None else inits)
+    seeds = tuple(ic["seeds"] if seeds is None else seeds)
+    bad = sorted(set(inits) - set(INITS))
+    if bad:
+        raise ValueError(f"unknown initialisation(s) {bad}; valid ones are {', '.join(INITS)}")
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    variants = [(name, 0.0) for name in inits]
+    variants += [("normal_0.02", float(p)) for p in ic["dropouts"] if p > 0 and "normal_0.02" in inits]
+    device = resolve_device(settings.device)
+
+    def compute():
+        geom = order_population_geometry(o["n_positions"], o["vocab_size"], kind=o["kind"], min_length=o["min_length"])
+        train_set = order_task_data(o["n_train"], o["n_positions"], o["vocab_size"], kind=o["kind"],
+                                    min_length=o["min_length"], seed=settings.seed)
+        eval_set = order_task_data(o["n_eval"], o["n_positions"], o["vocab_size"], kind=o["kind"],
+                                   min_length=o["min_length"], seed=settings.seed + 1000)
+        with torch_threads(t["threads"] if device == "cpu" else None):
+            runs, losses, P0s, PTs = _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device)
         values = {"runs": runs, "variants": [list(v) for v in variants], "seeds": list(seeds),
-                  "loss_threshold": ic["loss_threshold"], "smooth": ic["smooth"], "steps": t["steps"]}
-        arrays = {"losses": np.asarray(losses), "tables_initial": np.asarray(P0s), "tables_final": np.asarray(PTs),
-                  "D": D}
+                  "loss_threshold": ic["loss_threshold"], "smooth": ic["smooth"], "steps": t["steps"],
+                  "mds_rank": int(geom["mds"].shape[1])}
+        arrays = {"losses": losses, "tables_initial": P0s, "tables_final": PTs, "D": geom["D"]}
         return values, arrays
 
     params = {"order": o, "model": m, "train": t, "init": {**ic, "inits": list(inits), "seeds": list(seeds)},

@@ -29,6 +29,8 @@ Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 from tqdm.auto import tqdm
@@ -40,7 +42,7 @@ from ..registry import Registry, Result
 
 __all__ = [
     "CONFIGS", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID", "equivariance_gap", "readout_gap", "reversal",
-    "order_task_data", "model_config", "run_equivariance", "run_order_task",
+    "order_task_data", "model_config", "model_label", "cpu_threads", "run_equivariance", "run_order_task",
 ]
 
 #: The encodings compared in the chapter (names of :data:`posgeom.models.POSITIONAL`).
@@ -50,22 +52,24 @@ MODELS = tuple((e, False) for e in ENCODINGS) + (("none", True),)
 #: Token ids of the models: 0 is padding, 1 is ``[CLS]``, the task's token ``t`` becomes ``t + 2``.
 PAD_ID, CLS_ID, OFFSET = 0, 1, 2
 
-#: Per-scale options. ``quick``: a 2-layer, width-32 encoder, 12 content positions, 300 steps, 3 seeds
-#: (about a minute on a 2-core CPU). ``paper``: BERT-base's shape (12 layers, width 768, 12 heads) on
+#: Per-scale options. ``quick``: a 1-layer, width-32 encoder, 8 content positions, 400 steps, 3 seeds
+#: (about 2 s of one CPU core per run). ``paper``: BERT-base's shape (12 layers, width 768, 12 heads) on
 #: 126 content positions, for a GPU.
 CONFIGS: dict[str, dict] = {
     "quick": dict(
-        model=dict(d_model=32, n_layers=2, n_heads=4, d_ff=64),
-        task=dict(n_positions=12, vocab_size=20, n_train=4096, n_test=2048),
-        train=dict(steps=300, batch_size=64, lr=3e-3, weight_decay=0.0, eval_every=25),
+        model=dict(d_model=32, n_layers=1, n_heads=4, d_ff=64),
+        task=dict(n_positions=8, vocab_size=20, n_train=4096, n_test=1024),
+        train=dict(steps=400, batch_size=64, lr=3e-3, weight_decay=0.0, schedule="linear", eval_every=50),
         seeds=(0, 1, 2),
+        threads=1,
         equivariance=dict(length=16, vocab_size=50, n_inputs=4, n_perms=8, init_std=0.5),
     ),
     "paper": dict(
         model=dict(d_model=768, n_layers=12, n_heads=12, d_ff=3072),
         task=dict(n_positions=126, vocab_size=1000, n_train=100_000, n_test=10_000),
-        train=dict(steps=5000, batch_size=64, lr=1e-4, weight_decay=0.01, eval_every=250),
+        train=dict(steps=5000, batch_size=64, lr=1e-4, weight_decay=0.01, schedule="linear", eval_every=250),
         seeds=(0, 1, 2),
+        threads=None,
         equivariance=dict(length=128, vocab_size=30522, n_inputs=4, n_perms=8, init_std=0.02),
     ),
 }
@@ -73,6 +77,24 @@ CONFIGS: dict[str, dict] = {
 
 def _settings(settings):
     return settings if settings is not None else get_settings()
+
+
+@contextmanager
+def cpu_threads(n: int | None, device: str = "cpu"):
+    """Run the block with ``n`` torch CPU threads (restored afterwards); ``None`` or a GPU device: unchanged.
+
+    The models of the ``quick`` scale are so small that one thread is faster than two: the work of
+    each operation is too little to share, and the threads then only wait for each other.
+    """
+    if n is None or not device.startswith("cpu"):
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def model_label(position: str, causal: bool) -> str:
@@ -207,6 +229,7 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
     settings = _settings(settings)
     cfg = dict(CONFIGS[settings.scale]["model"])
     eq = dict(CONFIGS[settings.scale]["equivariance"])
+    conf_threads = CONFIGS[settings.scale]["threads"]
     length = eq["length"] if length is None else length
     vocab_size = eq["vocab_size"] if vocab_size is None else vocab_size
     n_inputs = eq["n_inputs"] if n_inputs is None else n_inputs
@@ -230,15 +253,17 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
         for position, causal in tqdm(models, desc="equivariance", leave=False):
             config = model_config(position, causal, vocab_size=vocab_size, max_len=length, init_std=init_std, **cfg)
             model = build_model(config, "classification", seed=settings.seed).to(torch_dtype).eval()
-            with torch.no_grad():
+            with torch.no_grad(), cpu_threads(conf_threads):
                 h = model.encoder(x)
+            with cpu_threads(conf_threads):
+                gaps = dict(
+                    perm_gap=max(equivariance_gap(model, x, p) for p in perms),
+                    reversal_gap=equivariance_gap(model, x, rev),
+                    perm_readout_gap=max(readout_gap(model, x, p) for p in perms),
+                    reversal_readout_gap=readout_gap(model, x, rev),
+                )
             out[model_label(position, causal)] = dict(
-                position=position, causal=causal,
-                perm_gap=max(equivariance_gap(model, x, p) for p in perms),
-                reversal_gap=equivariance_gap(model, x, rev),
-                perm_readout_gap=max(readout_gap(model, x, p) for p in perms),
-                reversal_readout_gap=readout_gap(model, x, rev),
-                hidden_scale=float(h.pow(2).mean().sqrt()),
+                position=position, causal=causal, **gaps, hidden_scale=float(h.pow(2).mean().sqrt()),
             )
         return {"models": out, "machine_epsilon": float(torch.finfo(torch_dtype).eps)}, {}
 
@@ -355,9 +380,11 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
             config = model_config(position, causal, vocab_size=v + OFFSET, max_len=L, pooling=pooling, **cfg)
             model = build_model(config, "classification", seed=seed)
             tc = TrainConfig(task="classification", batch_size=tr["batch_size"], max_steps=tr["steps"], lr=tr["lr"],
-                             weight_decay=tr["weight_decay"], seed=seed, device=device, progress=False)
+                             weight_decay=tr["weight_decay"], schedule=tr["schedule"], seed=seed, device=device,
+                             progress=False)
             curve = _AccuracyCurve(x_te, y_te, tr["eval_every"])
-            train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
+            with cpu_threads(conf["threads"], device):
+                train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
             curves.setdefault(label, []).append(curve.accuracy)
             steps_axis = curve.steps
         for label, cs in curves.items():

@@ -14,8 +14,10 @@ any partition of it into shards, which is what lets a large corpus be counted sh
 
     total = sum(positional_counts(shard, n, v) for shard in shards)
 
-How the counting is done. Each kept token becomes one *flat index* $f = i \cdot v + w$ in
-$[0, n v)$; then $c$ is ``np.bincount(f, minlength=n * v)`` reshaped to $(n, v)$, converted to CSR.
+How the counting is done. The sequences are laid end to end (one array and a length per sequence);
+each token becomes one *flat index* $f = i \cdot v + w$, its position $i$ coming from a running sum
+that restarts at every sequence (tokens past position $n - 1$ all go to one discarded extra row $n$);
+then $c$ is ``np.bincount(f)`` restricted to $[0, n v)$ and reshaped to $(n, v)$, converted to CSR.
 When $n v$ is very large compared with the number of tokens, a sort (``np.unique``) replaces the
 dense ``bincount`` buffer.
 
@@ -47,7 +49,7 @@ _DENSE_LIMIT = 1 << 24
 
 
 class PositionalCounts:
-    r"""Counts $c_i(w)$ and reaches $N_i$ of a corpus at its first ``n_positions`` positions.
+    r"""Counts $c_i(w)$ and reaches $N_i$ of a corpus at its first ``n_positions`` positions (SPEC section 1).
 
     Attributes
     ----------
@@ -189,17 +191,18 @@ class _Accumulator:
 
 
 def _flat_to_csr(flat: np.ndarray, n: int, v: int) -> sp.csr_matrix:
-    """Count flat indices ``f = i * v + w`` into a canonical CSR matrix of shape (n, v)."""
-    size = n * v
+    """Count flat indices ``f = i * v + w`` into a canonical CSR matrix of shape (n, v); ``f >= n v`` is dropped."""
+    size = n * v  # flat indices in [n v, (n + 1) v) belong to the discarded row of truncated tokens
     if size <= max(_DENSE_LIMIT, 4 * flat.size):
         # c = bincount(f) reshaped to (n, v)
-        dense = np.bincount(flat, minlength=size)
-        nz = np.flatnonzero(dense)
+        dense = np.bincount(flat, minlength=size)[:size]
+        nz = np.flatnonzero(dense != 0)  # a boolean scan is several times faster than one over int64
         data = dense[nz]
         del dense
     else:
         nz, data = np.unique(flat, return_counts=True)
-        data = data.astype(np.int64)
+        keep = nz < size
+        nz, data = nz[keep], data[keep].astype(np.int64)
     idx_dtype = np.int32 if max(size, nz.size) < 2**31 - 1 else np.int64
     # indptr[i] = number of nonzeros in rows < i = first flat index >= i * v
     indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v)
@@ -256,15 +259,16 @@ def _count_stream(tok: np.ndarray, lengths: np.ndarray, acc: _Accumulator, ignor
     total = int(tok.size)
     if total == 0:
         return
+    lo, hi = int(tok.min()), int(tok.max())
+    if lo < 0 or hi >= v:  # rare: find out whether a counted position holds the bad id
+        kept = _segment_positions(lengths, total, 1) < n
+        _check_tokens(tok[kept], v, where)
+        tok, lengths = tok[kept], np.minimum(lengths, n)  # bad ids only beyond position n: drop them
+        total = int(tok.size)
+    pos = _segment_positions(lengths, total, v)  # i * v
     if int(lengths.max()) > n:
-        # keep the first n tokens of each sequence
-        pos = _segment_positions(lengths, total, 1)
-        keep = pos < n
-        tok, pos = tok[keep], pos[keep]
-        pos *= v
-    else:
-        pos = _segment_positions(lengths, total, v)  # i * v
-    _check_tokens(tok, v, where)
+        # tokens at positions >= n go to a discarded extra row n (cheaper than gathering the kept ones)
+        np.minimum(pos, n * v, out=pos)
     if ignore is not None:
         keep = ~np.isin(tok, ignore)
         tok, pos = tok[keep], pos[keep]
@@ -302,7 +306,7 @@ def _count_ragged(seqs: list, acc: _Accumulator, ignore, where: str) -> None:
 
 def _count_padded(arr, lengths, attention_mask, acc: _Accumulator, ignore, where: str) -> None:
     """Count a padded (batch, L) array whose valid prefix per row is given by lengths or a right-padded mask."""
-    n, v = acc.n, acc.v
+    n = acc.n
     arr = _as_int_array(arr, where)
     if arr.ndim != 2:
         raise ValueError(f"{where} must be 2-D (batch, length); got shape {arr.shape}")
@@ -404,7 +408,8 @@ def positional_counts(
     n_positions : int
         $n$, the number of positions counted (>= 1).
     vocab_size : int
-        $v$; every counted id must lie in ``[0, v)``.
+        $v$; every id at a counted position must lie in ``[0, v)`` (ids beyond position ``n`` of a long
+        sequence and padding marked by ``lengths``/``attention_mask`` are not read).
     lengths, attention_mask : array-like, optional
         Only with a single 2-D array (``lengths`` also with a 1-D concatenated stream). A left-padded mask is rejected (positions would be ambiguous).
     ignore_ids : iterable of int, optional

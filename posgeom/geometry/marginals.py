@@ -24,7 +24,7 @@ __all__ = ["PositionalMarginals", "positional_marginals"]
 
 
 class PositionalMarginals:
-    r"""Marginals $\mu_i$ of the kept positions.
+    r"""Marginals $\mu_i = (c_i + \alpha) / (N_i + \alpha v)$ of the kept positions (SPEC section 1).
 
     Attributes
     ----------

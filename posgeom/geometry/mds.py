@@ -81,7 +81,7 @@ def double_centered_gram(D) -> np.ndarray:
 
 @dataclass
 class MDSResult:
-    r"""Result of :func:`classical_mds`.
+    r"""Result of :func:`classical_mds` (SPEC section 1, Algorithm 1).
 
     Attributes
     ----------

@@ -36,7 +36,8 @@ _MAX_PAIRS = 10_000_000  # m above which tau-based recovery of n_c - n_d is no l
 
 @dataclass(frozen=True)
 class ViolationCounts:
-    """Exact pair counts behind :func:`violation_rate` (pairs of position pairs)."""
+    """Exact pair counts behind :func:`violation_rate` (SPEC section 1, "Monotonicity"): concordant,
+    discordant and tied pairs of position pairs; ``rate`` $= n_d / (n_c + n_d)$."""
 
     concordant: int
     discordant: int
@@ -138,7 +139,7 @@ def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
 
 @dataclass(frozen=True)
 class Separation:
-    r"""Result of :func:`separation`.
+    r"""Result of :func:`separation` (SPEC section 1, "Separation (Theorem 4)").
 
     Attributes
     ----------

@@ -47,7 +47,7 @@ NOISE_METHODS = ("bootstrap", "split_half")
 
 @dataclass
 class NoiseFloor:
-    r"""Result of :func:`noise_floor`.
+    r"""Result of :func:`noise_floor`: $F_{ij} = \sqrt{(\delta_i^2 + \delta_j^2)/2}$ (see the module docstring).
 
     Attributes
     ----------

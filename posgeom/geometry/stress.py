@@ -29,7 +29,10 @@ STRESS_NORMALIZATIONS = ("paper", "scale_free", "kruskal1", "smacof_r")
 
 
 def distances_of(X, n: int | None = None, as_distances: bool | None = None, name: str = "Dhat_or_P") -> np.ndarray:
-    """Turn an (n, n) distance matrix or an (n, d) encoding into an (n, n) distance matrix.
+    r"""$\hat D$ of SPEC section 1 ("Stress of an encoding"): an (n, n) distance matrix as given, or the
+    Euclidean distances $\|p_i - p_j\|$ of an (n, d) encoding.
+
+    Returns an (n, n) float64 distance matrix.
 
     ``as_distances=None`` (auto): a square, non-negative, symmetric, zero-diagonal array is taken as
     distances; any other 2-D array as an encoding whose Euclidean distances are used. A square array that

@@ -41,6 +41,7 @@ from .training import (
     TrainConfig,
     TrainingOOMError,
     TrainResult,
+    as_token_data,
     evaluate,
     load_checkpoint,
     mask_tokens,
@@ -56,6 +57,6 @@ __all__ = [
     "POSITIONAL", "ALiBiPositional", "LearnedPositional", "LowRankPositional", "MDSPositional", "NoPE",
     "NoPositional", "PositionalEncoding", "PositionLimitError", "RotaryPositional", "SinusoidalPositional",
     "build_positional",
-    "TokenData", "TrainConfig", "TrainingOOMError", "TrainResult", "evaluate", "load_checkpoint", "mask_tokens",
+    "TokenData", "TrainConfig", "TrainingOOMError", "TrainResult", "as_token_data", "evaluate", "load_checkpoint", "mask_tokens",
     "set_seed", "train",
 ]

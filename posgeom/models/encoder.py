@@ -33,7 +33,6 @@ applied token-wise or is a permutation-equivariant attention, so :math:`f(\pi X)
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 

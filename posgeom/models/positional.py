@@ -222,16 +222,21 @@ class SinusoidalPositional(AbsolutePositional):
 
     Fixed tables are computed for any length on demand, so ``max_positions`` is ``None``.
     A trainable one starts from the formula and becomes a learned table with an N_max wall.
+    ``scale`` multiplies the table (distances scale with it).
     """
 
     name = "sinusoidal"
 
     def __init__(self, n_positions: int, d: int, base: float = 10000.0, layout: str = "interleaved",
-                 trainable: bool = False):
+                 trainable: bool = False, scale: float = 1.0):
         super().__init__()
         self.d, self.base, self.layout, self.trainable = enc._check_even("d", d), float(base), layout, bool(trainable)
+        self.scale = float(scale)
+        if not math.isfinite(self.scale) or self.scale <= 0:
+            raise ValueError(f"scale must be a positive number, got {scale!r}")
         n = enc._check_positive_int("n_positions", n_positions)
-        weight = torch.from_numpy(enc.sinusoidal_table(n, d, base=base, layout=layout)).float()
+        # P = scale * sinusoids (scale 1: entries in [-1, 1], the original; BERT's token vectors are ~0.02)
+        weight = torch.from_numpy(self.scale * enc.sinusoidal_table(n, d, base=base, layout=layout)).float()
         if self.trainable:
             self.max_positions = n
             self.weight = nn.Parameter(weight)
@@ -244,7 +249,7 @@ class SinusoidalPositional(AbsolutePositional):
     def forward(self, seq_len: int) -> torch.Tensor:
         """Position vectors, shape ``(seq_len, d)``; a fixed table grows to any ``seq_len``."""
         if not self.trainable and seq_len > self.weight.shape[0]:
-            grown = enc.sinusoidal_table(seq_len, self.d, base=self.base, layout=self.layout)
+            grown = self.scale * enc.sinusoidal_table(seq_len, self.d, base=self.base, layout=self.layout)
             self.weight = torch.from_numpy(grown).to(self.weight)
         return super().forward(seq_len)
 

@@ -175,12 +175,31 @@ class TokenData:
         return out
 
 
+_COLUMNS = {"input_ids": "input_ids", "attention_mask": "attention_mask", "token_type_ids": "token_type_ids",
+            "labels": "labels", "label": "labels"}
+
+
 def as_token_data(data) -> TokenData:
-    """A :class:`TokenData` from itself, a dict of arrays, or a tuple ``(input_ids, attention_mask, labels)``."""
+    """A :class:`TokenData` from itself, a dict of arrays, a ``datasets.Dataset`` of padded columns,
+    or a tuple ``(input_ids, attention_mask, labels)``.
+
+    Dict keys / dataset columns: ``input_ids``, ``attention_mask``, ``token_type_ids``, ``labels`` (or ``label``).
+    A dataset's other columns (e.g. ``sentence``) are not used; a dict's unknown keys are an error.
+    """
     if isinstance(data, TokenData):
         return data
+    if hasattr(data, "column_names") and hasattr(data, "__getitem__"):  # a datasets.Dataset
+        cols = [c for c in data.column_names if c in _COLUMNS]
+        if "input_ids" not in cols:
+            raise ValueError(f"the dataset has no input_ids column (columns: {data.column_names}); tokenise it first")
+        if "labels" in cols and "label" in cols:
+            raise ValueError("the dataset has both label and labels columns; keep one")
+        return TokenData(**{_COLUMNS[c]: np.asarray(data[c]) for c in cols})
     if isinstance(data, dict):
-        return TokenData(**data)
+        unknown = sorted(set(data) - set(_COLUMNS))
+        if unknown:
+            raise ValueError(f"unknown data key(s) {unknown}; valid keys are {', '.join(_COLUMNS)}")
+        return TokenData(**{_COLUMNS[k]: v for k, v in data.items()})
     if isinstance(data, (tuple, list)):
         return TokenData(*data)
     return TokenData(data)
@@ -453,7 +472,7 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
     fused = config.fused if config.fused is not None else device.startswith("cuda")
     optimizer = torch.optim.AdamW(
         _param_groups(model, config.weight_decay), lr=config.lr, betas=config.betas, eps=config.eps,
-        **({"fused": True} if fused else {}),
+        **({"fused": True} if fused else {"foreach": True}),
     )
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda t: lr_factor(t, warmup, total, config.schedule)

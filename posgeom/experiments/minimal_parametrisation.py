@@ -1,0 +1,465 @@
+r"""Experiments of the chapter "How many numbers does position need?" (Remark 8, claim C5).
+
+Remark 8 of the paper: the optimal encoding has rank $r = \operatorname{rank}(B)$, so it factorises as
+$P = A C^\top$ with $A \in \mathbb R^{n \times r}$, $C \in \mathbb R^{d \times r}$:
+
+$$r\,(n + d) \text{ parameters instead of } n d, \qquad \text{savings } 1 - \frac{r (n + d)}{n d}.$$
+
+An empirical $B$ has full rank (sampling noise), so the rank must be *estimated*. Besides the three
+criteria of :func:`posgeom.geometry.effective_rank`, this module reads the spectrum against the noise:
+**parallel analysis** (Horn 1965) draws, at every position, a multinomial sample of the corpus's own
+size $N_i$ from the *pooled* distribution $\bar\mu = \sum_i c_i / \sum_i N_i$ (a corpus with no
+positional structure at all), computes its $B$, and counts the eigenvalues of the real $B$ above the
+largest eigenvalue seen under this null.
+
+Then: the stress of rank-$k$ MDS as $k$ grows; the paper's synthetic claim C5 ("$r = 3$ cuts the stress
+by 99.8 % relative to sinusoidal with 88 % fewer parameters") under each stress normalisation, for each
+generator and corpus size; and small models trained with the low-rank module $A C^\top$ against a full
+learned table and a fixed sinusoidal table, on an order-sensitive synthetic task and on SST-2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import geometry as geo
+from ..corpora import synthetic as syn
+from ..encodings import encoding_distances
+from ..registry import Registry, Result
+from . import corpus_geometry as cg
+
+__all__ = [
+    "CONFIGS", "null_eigenvalues", "rank_above_noise", "savings", "run_effective_rank", "run_stress_vs_rank",
+    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS",
+]
+
+#: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
+#: The low-rank factors start at ``sigma = 0.2`` (entries of $P$ with standard deviation 0.2): with
+#: BERT's 0.02 both factors start small and each one's gradient is scaled by the other, so training
+#: starts slowly; ``"lowrank r=1 (σ 0.02)"`` keeps that initialisation to show the effect.
+TRAIN_ENCODINGS = (
+    ("none", "none", {}),
+    ("sinusoidal", "sinusoidal", {}),
+    ("lowrank r=1 (σ 0.02)", "lowrank", {"rank": 1, "sigma": 0.02}),
+    ("lowrank r=1", "lowrank", {"rank": 1, "sigma": 0.2}),
+    ("lowrank r=4", "lowrank", {"rank": 4, "sigma": 0.2}),
+    ("learned", "learned", {}),
+)
+
+CONFIGS: dict[str, dict] = {
+    "quick": dict(
+        null_rep=5,
+        rank_sizes=(1_000, 10_000, 100_000),
+        rank_criteria=dict(tol=1e-2, q=0.9, threshold=0.01),
+        max_rank=20,
+        sst2_variants=(("model", 1), ("model", 1_000), ("model", 5_000), ("content", 1), ("content", 1_000)),
+        c5=dict(n=50, d=50, r=3, sizes=(1_000, 10_000, 100_000), anchors=(3, 4, 5)),
+        train=dict(
+            seeds=(0, 1, 2),
+            synthetic=dict(kind="marker_order", n_train=4_000, n_test=1_000, n_positions=32, vocab_size=50),
+            sst2=dict(n_train=8_000, n_positions=32),
+            model=dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, dropout=0.0, attention_dropout=0.0,
+                       type_vocab_size=0, pooling="mean"),
+            steps=dict(synthetic=400, sst2=200), batch_size=64, lr=3e-3,
+            sst2_encodings=("none", "sinusoidal", "lowrank r=1", "learned"),
+            sst2_seeds=(0, 1),
+        ),
+    ),
+    "paper": dict(
+        null_rep=20,
+        rank_sizes=(1_000, 10_000, 100_000, 1_000_000),
+        rank_criteria=dict(tol=1e-2, q=0.9, threshold=0.01),
+        max_rank=40,
+        sst2_variants=(("model", 1), ("model", 1_000), ("model", 5_000), ("content", 1), ("content", 1_000)),
+        c5=dict(n=50, d=50, r=3, sizes=(1_000, 10_000, 100_000, 1_000_000), anchors=(3, 4, 5)),
+        train=dict(
+            seeds=(0, 1, 2, 3, 4),
+            synthetic=dict(kind="marker_order", n_train=20_000, n_test=5_000, n_positions=64, vocab_size=100),
+            sst2=dict(n_train=None, n_positions=64),
+            model=dict(d_model=768, n_layers=12, n_heads=12, d_ff=3072, dropout=0.1, attention_dropout=0.1,
+                       type_vocab_size=2, pooling="cls"),
+            steps=dict(synthetic=2_000, sst2=6_000), batch_size=32, lr=2e-5,
+            sst2_encodings=tuple(label for label, _, _ in TRAIN_ENCODINGS),
+            sst2_seeds=(0, 1, 2),
+        ),
+    ),
+}
+
+
+def _settings(settings):
+    return cg._settings(settings)
+
+
+def _run(name, compute, params, settings, force, device="cpu", model=None):
+    return Registry(settings.results_dir).run(
+        name, compute, params=params, scale=settings.scale, seed=settings.seed, device=device, model=model, force=force,
+    )
+
+
+def savings(r: int, n: int, d: int) -> float:
+    r"""Parameter savings of $P = A C^\top$ over a full table: $1 - r(n + d)/(n d)$ (Remark 8)."""
+    if min(r, n, d) < 1:
+        raise ValueError(f"r, n and d must be positive integers; got r={r}, n={n}, d={d}")
+    # 1 - r (n + d) / (n d)
+    return 1.0 - r * (n + d) / (n * d)
+
+
+def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
+    r"""Eigenvalues of $B$ under the no-structure null (parallel analysis).
+
+    Every position $i$ draws $N_i$ tokens from the pooled distribution
+    $\bar\mu = \sum_i c_i / \sum_i N_i$; the chord Hellinger matrix of these counts is double-centred and
+    its eigenvalues recorded, ``n_rep`` times.
+
+    Parameters
+    ----------
+    counts : posgeom.geometry.PositionalCounts
+        (n, v); positions with $N_i = 0$ are not allowed (drop them first).
+    n_rep : int
+        Replicates (>= 1).
+    seed : int or numpy Generator
+
+    Returns
+    -------
+    ndarray of shape (n_rep, n)
+        Each row the eigenvalues of one null $B$, descending.
+    """
+    if not isinstance(counts, geo.PositionalCounts):
+        raise ValueError(f"counts must be a PositionalCounts; got {type(counts).__name__}")
+    if n_rep < 1:
+        raise ValueError(f"n_rep must be >= 1; got {n_rep}")
+    N = counts.reach
+    if np.any(N < 1):
+        raise ValueError(f"positions {np.flatnonzero(N < 1).tolist()} are never reached; count fewer positions")
+    rng = np.random.default_rng(seed)
+    pooled = np.asarray(counts.counts.sum(axis=0), dtype=np.float64).ravel()
+    # mu_bar = sum_i c_i / sum_i N_i
+    pooled /= pooled.sum()
+    support = np.flatnonzero(pooled)
+    out = np.empty((n_rep, N.size))
+    for rep in range(n_rep):
+        X = np.zeros((N.size, pooled.size), dtype=np.int64)
+        X[:, support] = np.stack([rng.multinomial(int(n_i), pooled[support]) for n_i in N])
+        D = geo.hellinger_matrix(geo.PositionalCounts.from_array(X))
+        out[rep] = geo.classical_mds(D, k=1).eigenvalues
+    return out
+
+
+def rank_above_noise(eigenvalues, null) -> int:
+    r"""Number of eigenvalues above the largest eigenvalue of any null replicate (parallel analysis).
+
+    Parameters
+    ----------
+    eigenvalues : array-like of shape (n,)
+    null : array-like of shape (n_rep, n) or (n,)
+        From :func:`null_eigenvalues`.
+
+    Returns
+    -------
+    int
+    """
+    w = np.asarray(eigenvalues, dtype=np.float64)
+    return int(np.sum(w > float(np.max(null))))
+
+
+def _ranks(D, counts, crit, null_rep, seed) -> dict:
+    mds = geo.classical_mds(D, k=1)
+    w = mds.eigenvalues
+    null = null_eigenvalues(counts, null_rep, seed)
+    out = dict(
+        tol=geo.effective_rank(w, "tol", tol=crit["tol"]), mass=geo.effective_rank(w, "mass", q=crit["q"]),
+        noise=rank_above_noise(w, null), null_max=float(np.max(null)),
+    )
+    try:
+        out["stress"] = geo.effective_rank(D, "stress", threshold=crit["threshold"], normalization="scale_free")
+    except ValueError:
+        out["stress"] = None
+    return out, w, null
+
+
+def run_effective_rank(settings=None, *, force: bool = False) -> Result:
+    r"""Effective rank of $B$ under each criterion, against the noise, for each corpus and corpus size.
+
+    Synthetic families at the sizes ``CONFIGS[scale]["rank_sizes"]`` (their population rank is exact:
+    0 for stationary, 3 for drift with 4 anchors, larger for regimes, $n - 1$ for the circulant Markov
+    family) and SST-2 under the special-token policies and ``min_count`` values of
+    ``CONFIGS[scale]["sst2_variants"]``. Criteria: ``"tol"`` ($\lambda_k > 10^{-2}\lambda_1$), ``"mass"`` ($q = 0.9$),
+    ``"stress"`` (scale-free stress of rank-$k$ MDS $\le 0.01$) and ``"noise"`` (parallel analysis).
+
+    Values: ``{family: {"sizes": [...], "population": int, "<criterion>": [...]}}`` and
+    ``{"sst2": {"special": [...], "min_count": [...], "n_kept": [...], "<criterion>": [...]}}``.
+    Arrays: ``<family>__eigenvalues`` (n,) at the largest size, ``<family>__null`` (n_rep, n),
+    ``<family>__population_eigenvalues``, ``sst2_<special>_<min_count>__eigenvalues`` / ``__null``.
+    """
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    ccfg = cg.CONFIGS[settings.scale]
+    synth = {k: v for k, v in ccfg["synthetic"].items() if k != "n_sequences"}
+    params = dict(sizes=list(cfg["rank_sizes"]), crit=cfg["rank_criteria"], null_rep=cfg["null_rep"], synthetic=synth,
+                  sst2_variants=[list(v) for v in cfg["sst2_variants"]],
+                  sst2=ccfg["sst2"], seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def compute():
+        values, arrays = {}, {}
+        for fam in cg.SYNTHETIC_FAMILIES:
+            rows = {k: [] for k in ("tol", "mass", "stress", "noise", "null_max")}
+            for N in cfg["rank_sizes"]:
+                corpus = cg.family_corpus(fam, n_sequences=N, seed=settings.seed, **synth)
+                counts = corpus.counts()
+                r, w, null = _ranks(geo.hellinger_matrix(counts), counts, cfg["rank_criteria"], cfg["null_rep"], settings.seed)
+                for k in rows:
+                    rows[k].append(r[k])
+            pop = geo.hellinger_matrix(corpus.population)
+            wp = geo.classical_mds(pop, k=1).eigenvalues
+            rows["population"] = geo.effective_rank(wp, "tol", tol=1e-9) if wp[0] > 0 else 0
+            rows["sizes"] = [int(s) for s in cfg["rank_sizes"]]
+            values[fam] = rows
+            arrays[f"{fam}__eigenvalues"], arrays[f"{fam}__null"] = w, null
+            arrays[f"{fam}__population_eigenvalues"] = wp
+        sst2 = {k: [] for k in ("tol", "mass", "stress", "noise", "null_max", "special", "min_count", "n_kept")}
+        for special, min_count in cfg["sst2_variants"]:
+            marg, counts = cg.sst2_marginals(settings, special=special, min_count=min_count)
+            kept = geo.PositionalCounts(counts.counts[marg.positions], counts.n_sequences)
+            r, w, null = _ranks(geo.hellinger_matrix(marg), kept, cfg["rank_criteria"], cfg["null_rep"], settings.seed)
+            for k in ("tol", "mass", "stress", "noise", "null_max"):
+                sst2[k].append(r[k])
+            sst2["special"].append(special)
+            sst2["min_count"].append(int(min_count))
+            sst2["n_kept"].append(int(marg.n_positions))
+            arrays[f"sst2_{special}_{min_count}__eigenvalues"], arrays[f"sst2_{special}_{min_count}__null"] = w, null
+        sst2["n_sequences"] = int(counts.n_sequences)
+        values["sst2"] = sst2
+        return values, arrays
+
+    return _run("minimal_parametrisation.effective_rank", compute, params, settings, force)
+
+
+def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
+    r"""Stress of rank-$k$ classical MDS for $k = 1, \dots,$ ``max_rank``, with the fixed encodings for reference.
+
+    For each synthetic family (samples at this scale, width 50, 5 heads) and SST-2 (width 768, 12 heads):
+    the ``"paper"`` and ``"scale_free"`` MDS curves (:func:`posgeom.geometry.mds_stress_curve`) and the
+    stress of the sinusoidal, RoPE and ALiBi encodings.
+
+    Values: ``{corpus: {"encodings": {name: {norm: s}}}}``. Arrays: ``<corpus>__<norm>`` (max_rank,).
+    """
+    from .optimal_encoding import CONFIGS as OE
+
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    ccfg = cg.CONFIGS[settings.scale]
+    params = dict(max_rank=cfg["max_rank"], synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"],
+                  synthetic_encoder=OE[settings.scale]["synthetic_encoder"], seed=settings.seed,
+                  data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def one(D, positions, enc_cfg):
+        encs = cg.kept_encodings(positions, enc_cfg["d_model"], enc_cfg["n_heads"], settings.seed)
+        encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
+        mds = geo.classical_mds(D, k=1)
+        k = min(cfg["max_rank"], D.shape[0] - 1)
+        curves = {norm: geo.mds_stress_curve(D, k, norm, mds=mds) for norm in ("paper", "scale_free")}
+        return dict(encodings=cg.encoding_stresses(D, encs)), curves
+
+    def compute():
+        values, arrays = {}, {}
+        for fam in cg.SYNTHETIC_FAMILIES:
+            corpus = cg.family_corpus(fam, seed=settings.seed, **ccfg["synthetic"])
+            marg = geo.positional_marginals(corpus.counts())
+            v, curves = one(geo.hellinger_matrix(marg), marg.positions, OE[settings.scale]["synthetic_encoder"])
+            values[fam] = v
+            arrays.update({f"{fam}__{k}": c for k, c in curves.items()})
+        marg, _ = cg.sst2_marginals(settings)
+        v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg["encoder"])
+        values["sst2"] = v
+        arrays.update({f"sst2__{k}": c for k, c in curves.items()})
+        return values, arrays
+
+    return _run("minimal_parametrisation.stress_vs_rank", compute, params, settings, force)
+
+
+def run_c5(settings=None, *, force: bool = False) -> Result:
+    r"""Claim C5 under every reading: rank-3 MDS vs the sinusoidal table at $n = d = 50$.
+
+    The stress reduction $1 - \sigma(P^{(3)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$ under ``"paper"`` and
+    ``"scale_free"``, for: the drift family with $K$ anchors (population rank $K - 1$; ``anchors``), at
+    the population and at each corpus size of ``CONFIGS[scale]["c5"]["sizes"]``; and the other families
+    (stationary, regimes, Markov) at each size. The parameter savings $1 - r(n+d)/(nd)$ is exact
+    arithmetic.
+
+    Values: ``savings``, ``rows`` (list of dicts: ``generator``, ``size`` (None for the population),
+    ``mds_paper``, ``sin_paper``, ``reduction_paper``, ``mds_scale_free``, ``sin_scale_free``,
+    ``reduction_scale_free``).
+    """
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]["c5"]
+    ccfg = cg.CONFIGS[settings.scale]["synthetic"]
+    n, d, r = cfg["n"], cfg["d"], cfg["r"]
+    params = dict(**cfg, vocab_size=ccfg["vocab_size"], seed=settings.seed)
+
+    def row(generator, size, D):
+        P = geo.classical_mds(D, k=r).embedding
+        Ds = encoding_distances("sinusoidal", n, d=d)
+        out = dict(generator=generator, size=size)
+        for norm in ("paper", "scale_free"):
+            m, s = geo.stress(D, P, norm), geo.stress(D, Ds, norm, as_distances=True)
+            # reduction = 1 - sigma_MDS / sigma_sin
+            out.update({f"mds_{norm}": m, f"sin_{norm}": s, f"reduction_{norm}": 1.0 - m / s})
+        return out
+
+    def compute():
+        rows = []
+        for K in cfg["anchors"]:
+            gen = f"drift K={K}"
+            pop = syn.population_marginals("drift", n_positions=n, vocab_size=ccfg["vocab_size"], anchors=K, seed=settings.seed)
+            rows.append(row(gen, None, geo.hellinger_matrix(pop)))
+            for N in cfg["sizes"]:
+                c = syn.make_corpus("drift", n_sequences=N, n_positions=n, vocab_size=ccfg["vocab_size"], anchors=K,
+                                    seed=settings.seed)
+                rows.append(row(gen, int(N), geo.hellinger_matrix(c.counts())))
+        for fam in ("stationary", "regimes", "markov"):
+            if fam != "stationary":
+                extra = {"min_length": n // 2} if fam == "regimes" else {}  # as cg.family_corpus
+                pop = syn.population_marginals(fam, n_positions=n, vocab_size=None if fam == "markov" else ccfg["vocab_size"],
+                                               seed=settings.seed, **extra)
+                rows.append(row(fam, None, geo.hellinger_matrix(pop)))
+            for N in cfg["sizes"]:
+                c = cg.family_corpus(fam, n_sequences=N, n_positions=n, vocab_size=ccfg["vocab_size"], seed=settings.seed)
+                rows.append(row(fam, int(N), geo.hellinger_matrix(c.counts())))
+        return dict(savings=savings(r, n, d), n=n, d=d, r=r, n_params_full=n * d, n_params_lowrank=r * (n + d),
+                    rows=rows), {}
+
+    return _run("minimal_parametrisation.c5", compute, params, settings, force)
+
+
+# ---------------------------------------------------------------------------------------------
+# training the low-rank module
+
+
+def _train_one(train_data, test_data, D_task, *, position, options, model_cfg, vocab_size, n_positions, steps,
+               batch_size, lr, seed, device) -> dict:
+    """Train one classifier; return test loss/accuracy, positional parameter count and the table's stress."""
+    import torch
+
+    from ..models import EncoderConfig, TrainConfig, build_model, evaluate, train
+
+    cfg = EncoderConfig(vocab_size=vocab_size, max_len=n_positions, position=position, position_options=dict(options),
+                        pad_token_id=0, **model_cfg)
+    model = build_model(cfg, "classification", seed=seed)
+    tcfg = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, seed=seed,
+                       device=device, progress=False, log_every=max(1, steps // 10))
+    result = train(model, train_data, tcfg)
+    ev = evaluate(model, test_data, tcfg)
+    pos = model.positional
+    out = dict(
+        test_loss=float(ev["loss"]), test_accuracy=float(ev["accuracy"]), final_train_loss=float(result.final_loss),
+        position_params=int(sum(p.numel() for p in pos.parameters() if p.requires_grad)),
+        runtime_s=float(result.runtime_s),
+    )
+    if pos.kind == "absolute" and D_task is not None:
+        with torch.no_grad():
+            Dhat = pos.distance_matrix(D_task.shape[0])
+        out["stress_scale_free"] = geo.stress(D_task, Dhat, "scale_free", as_distances=True)
+    else:
+        out["stress_scale_free"] = None
+    return out
+
+
+def _summarise(runs: list[dict]) -> dict:
+    """Mean and standard deviation over seeds, per encoding."""
+    out = {}
+    for label in dict.fromkeys(r["encoding"] for r in runs):
+        rs = [r for r in runs if r["encoding"] == label]
+        acc = np.array([r["test_accuracy"] for r in rs])
+        loss = np.array([r["test_loss"] for r in rs])
+        out[label] = dict(position_params=rs[0]["position_params"], accuracy_mean=float(acc.mean()),
+                          accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
+                          loss_mean=float(loss.mean()), loss_std=float(loss.std(ddof=1)) if loss.size > 1 else 0.0,
+                          n_seeds=int(acc.size))
+    return out
+
+
+def run_lowrank_training(settings=None, *, force: bool = False, tasks=("synthetic", "sst2")) -> Result:
+    r"""Train the low-rank module $A C^\top$ against a full learned table and a fixed sinusoidal table.
+
+    ``synthetic``: the balanced ``marker_order`` task of :func:`posgeom.corpora.synthetic.order_task`
+    (label = which marker comes first; both classes have the same bag of words, so only positions help).
+    ``sst2``: a seeded subset of the SST-2 training phrases (``"model"`` policy, cut to ``n_positions``),
+    tested on the SST-2 validation split. Models and steps: ``CONFIGS[scale]["train"]`` (``quick``: one
+    layer of width 32; ``paper``: BERT-base). Several seeds; each run records the test loss and
+    accuracy, the number of trainable positional parameters, and the scale-free stress of the trained
+    table against the training corpus's Hellinger geometry (absolute encodings).
+
+    Values: ``runs`` (list of dicts) and ``summary`` (``{task: {encoding: mean/std}}``).
+    """
+    from ..config import resolve_device
+
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]["train"]
+    tasks = tuple(tasks)
+    bad = [t for t in tasks if t not in ("synthetic", "sst2")]
+    if bad:
+        raise ValueError(f"unknown task(s) {bad}; valid tasks are synthetic, sst2")
+    device = resolve_device(settings.device)
+    params = dict(cfg, tasks=list(tasks), seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub",
+                  encodings=[list(e[:2]) + [e[2]] for e in TRAIN_ENCODINGS])
+
+    def compute():
+        import torch
+
+        threads = torch.get_num_threads()
+        if device == "cpu":
+            torch.set_num_threads(1)  # tiny models: one thread is as fast and leaves the other core free
+        try:
+            return _compute()
+        finally:
+            torch.set_num_threads(threads)
+
+    def _compute():
+        from ..models import TokenData
+
+        runs = []
+        if "synthetic" in tasks:
+            s = cfg["synthetic"]
+            tr = syn.order_task(s["n_train"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed)
+            te = syn.order_task(s["n_test"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed + 1)
+            # PAD = -1 in the synthetic arrays; every sequence has full length here, so no padding remains
+            if np.any(tr.tokens < 0) or np.any(te.tokens < 0):
+                raise ValueError("the synthetic task produced padded sequences; use min_length=None")
+            D_task = geo.hellinger_matrix(tr.counts())
+            train_data, test_data = TokenData(tr.tokens, None, tr.labels), TokenData(te.tokens, None, te.labels)
+            for seed in cfg["seeds"]:
+                for label, position, options in TRAIN_ENCODINGS:
+                    r = _train_one(train_data, test_data, D_task, position=position, options=options,
+                                   model_cfg=cfg["model"], vocab_size=s["vocab_size"], n_positions=s["n_positions"],
+                                   steps=cfg["steps"]["synthetic"], batch_size=cfg["batch_size"], lr=cfg["lr"],
+                                   seed=settings.seed + seed, device=device)
+                    runs.append(dict(r, task="synthetic", encoding=label, seed=int(seed)))
+        if "sst2" in tasks:
+            s = cfg["sst2"]
+            n = s["n_positions"]
+            seqs, tc, index = cg.sst2_sequences(settings, n_positions=n)
+            rng = np.random.default_rng(settings.seed)
+            pick = np.arange(len(seqs)) if s["n_train"] is None else np.sort(rng.choice(len(seqs), s["n_train"], replace=False))
+            padded = tc.padded(pad_id=0)[index][pick]
+            labels = tc.labels[index][pick]
+            # attention mask: 1 on the tokens of each sequence, 0 on the padding beyond its length
+            mask = (np.arange(n)[None, :] < tc.lengths[index][pick][:, None]).astype(np.int64)
+            train_data = TokenData(padded, mask, labels)
+            val = cg.sst2_token_ids(settings, split="validation", n_positions=n)
+            vmask = (np.arange(n)[None, :] < val.lengths[:, None]).astype(np.int64)
+            test_data = TokenData(val.padded(pad_id=0), vmask, np.array(val.labels, dtype=np.int64))
+            counts = geo.positional_counts([seqs[i] for i in pick], n, tc.vocab_size)
+            marg = geo.positional_marginals(counts)
+            D_task = geo.hellinger_matrix(marg) if marg.n_positions == n else None
+            chosen = [e for e in TRAIN_ENCODINGS if e[0] in cfg["sst2_encodings"]]
+            for seed in cfg["sst2_seeds"]:
+                for label, position, options in chosen:
+                    r = _train_one(train_data, test_data, D_task, position=position, options=options,
+                                   model_cfg=cfg["model"], vocab_size=tc.vocab_size, n_positions=n,
+                                   steps=cfg["steps"]["sst2"], batch_size=cfg["batch_size"], lr=cfg["lr"],
+                                   seed=settings.seed + seed, device=device)
+                    runs.append(dict(r, task="sst2", encoding=label, seed=int(seed)))
+        summary = {t: _summarise([r for r in runs if r["task"] == t]) for t in tasks}
+        return dict(runs=runs, summary=summary, device=device), {}
+
+    return _run("minimal_parametrisation.lowrank_training", compute, params, settings, force, device=device)

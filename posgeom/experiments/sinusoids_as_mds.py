@@ -1,0 +1,330 @@
+r"""Experiments of the chapter "When are sinusoids optimal?" (claim C4).
+
+If the positional statistics are shift-invariant, $d_{ij}$ depends on $i - j$ only: $D$ is Toeplitz, and
+circulant when the shift wraps around ($d_{ij} = g((i - j) \bmod n)$). A circulant matrix is
+diagonalised by the discrete Fourier basis, and the centring $J$ commutes with every circulant matrix
+($\mathbf 1$ is one of its eigenvectors), so $B = -\frac12 J D^{(2)} J$ is circulant too, with eigenvalues
+
+$$\lambda_f = -\tfrac12 \sum_{\delta = 0}^{n-1} g(\delta)^2 \cos\frac{2\pi f \delta}{n}, \quad f = 1, \dots, n - 1,
+\qquad \lambda_0 = 0,$$
+
+and eigenvectors $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$: classical MDS *is* a sinusoidal encoding,
+with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$. This module measures how close real
+and synthetic corpora come to that picture:
+
+* ``toeplitz_deviation`` / ``circulant_deviation``: $\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$,
+  $\mathcal T$ averaging each (wrapped) diagonal;
+* ``sinusoid_fit``: for each MDS eigenvector $u$, the largest fraction of its energy captured by one
+  (centred) sinusoid $\operatorname{span}\{\cos\omega i, \sin\omega i\}$ over a grid of frequencies, and that
+  frequency $\omega$;
+* ``fourier_match``: the mean squared cosine of the principal angles between the span of the top $2m$
+  eigenvectors and the span of the $m$ lowest Fourier pairs;
+* a sweep from the circulant Markov corpus to the drift corpus, $\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}}
+  + t\,\mu^{\mathrm{drift}}$, to show how the match degrades as the statistics stop being stationary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .. import geometry as geo
+from ..corpora import synthetic as syn
+from ..encodings import sinusoidal_frequencies
+from ..registry import Registry, Result
+from . import corpus_geometry as cg
+
+__all__ = [
+    "CONFIGS", "toeplitz_deviation", "circulant_deviation", "fourier_basis", "sinusoid_fit", "fourier_match",
+    "circulant_eigenvalues", "run_fourier_match", "run_stationarity_sweep",
+]
+
+CONFIGS: dict[str, dict] = {
+    "quick": dict(n_vectors=6, n_pairs=3, grid=2_000, sweep=(0.0, 0.1, 0.25, 0.5, 0.75, 1.0), toeplitz_vocab=100),
+    "paper": dict(n_vectors=10, n_pairs=5, grid=8_000, sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), toeplitz_vocab=100),
+}
+
+
+def _settings(settings):
+    return cg._settings(settings)
+
+
+def _square(D, name="D") -> np.ndarray:
+    D = np.asarray(D, dtype=np.float64)
+    if D.ndim != 2 or D.shape[0] != D.shape[1] or D.shape[0] < 2:
+        raise ValueError(f"{name} must be a square (n, n) matrix with n >= 2; got shape {D.shape}")
+    return D
+
+
+def toeplitz_deviation(D) -> float:
+    r"""$\lVert D - \mathcal T(D)\rVert_F / \lVert D\rVert_F$, $\mathcal T(D)_{ij}$ = mean of the diagonal $j - i$.
+
+    0 exactly when $D$ is Toeplitz ($d_{ij}$ a function of $j - i$).
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+
+    Returns
+    -------
+    float
+    """
+    D = _square(D)
+    n = D.shape[0]
+    idx = np.arange(n)
+    offset = idx[None, :] - idx[:, None]
+    # T(D)_ij = mean_{k} D_{k, k + (j - i)}
+    means = np.bincount((offset + n - 1).ravel(), weights=D.ravel(), minlength=2 * n - 1)
+    means /= np.bincount((offset + n - 1).ravel(), minlength=2 * n - 1)
+    T = means[offset + n - 1]
+    norm = np.linalg.norm(D)
+    return float(np.linalg.norm(D - T) / norm) if norm > 0 else 0.0
+
+
+def circulant_deviation(D) -> float:
+    r"""$\lVert D - \mathcal C(D)\rVert_F / \lVert D\rVert_F$, $\mathcal C(D)_{ij}$ = mean over $(j - i) \bmod n$.
+
+    0 exactly when $D$ is circulant.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+
+    Returns
+    -------
+    float
+    """
+    D = _square(D)
+    n = D.shape[0]
+    idx = np.arange(n)
+    offset = (idx[None, :] - idx[:, None]) % n
+    means = np.bincount(offset.ravel(), weights=D.ravel(), minlength=n) / n
+    C = means[offset]
+    norm = np.linalg.norm(D)
+    return float(np.linalg.norm(D - C) / norm) if norm > 0 else 0.0
+
+
+def fourier_basis(n: int, m: int) -> np.ndarray:
+    r"""The $m$ lowest Fourier pairs on $n$ points, orthonormal: columns $\sqrt{2/n}\cos(2\pi f i/n)$,
+    $\sqrt{2/n}\sin(2\pi f i/n)$ for $f = 1, \dots, m$ (interleaved), $1 \le m < n/2$.
+
+    Returns
+    -------
+    ndarray of shape (n, 2m)
+    """
+    if not (isinstance(n, (int, np.integer)) and isinstance(m, (int, np.integer))) or m < 1 or 2 * m >= n:
+        raise ValueError(f"need integers with 1 <= m < n / 2; got n={n}, m={m}")
+    i = np.arange(n)[:, None]
+    f = np.arange(1, m + 1)[None, :]
+    angle = 2 * np.pi * f * i / n
+    out = np.empty((n, 2 * m))
+    out[:, 0::2] = np.sqrt(2.0 / n) * np.cos(angle)
+    out[:, 1::2] = np.sqrt(2.0 / n) * np.sin(angle)
+    return out
+
+
+def sinusoid_fit(U, grid: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    r"""Best single-sinusoid fit of each column of ``U``.
+
+    For a column $u$ (centred, as MDS eigenvectors are) and a frequency $\omega \in (0, \pi]$, let
+    $Q_\omega$ be an orthonormal basis of the centred $\operatorname{span}\{\cos\omega i, \sin\omega i\}$;
+    the captured fraction is $R^2(\omega) = \lVert Q_\omega^\top u\rVert^2 / \lVert u \rVert^2$. Returns the
+    largest $R^2$ over ``grid`` equally spaced frequencies and the frequency reaching it.
+
+    Parameters
+    ----------
+    U : array-like of shape (n, k)
+    grid : int
+        Number of frequencies in $(0, \pi]$.
+
+    Returns
+    -------
+    r2 : ndarray of shape (k,)
+        In $[0, 1]$; 1 for an exact (centred) sinusoid of a grid frequency.
+    omega : ndarray of shape (k,)
+        Radians per position.
+    """
+    U = np.asarray(U, dtype=np.float64)
+    if U.ndim != 2 or U.shape[0] < 3:
+        raise ValueError(f"U must be (n, k) with n >= 3; got shape {U.shape}")
+    if grid < 1:
+        raise ValueError(f"grid must be >= 1; got {grid}")
+    n = U.shape[0]
+    Uc = U - U.mean(axis=0, keepdims=True)
+    norms = np.einsum("ij,ij->j", Uc, Uc)
+    omegas = np.pi * np.arange(1, grid + 1) / grid
+    i = np.arange(n, dtype=np.float64)
+    # centred cos and sin columns of every grid frequency, (grid, n) each
+    C = np.cos(omegas[:, None] * i[None, :])
+    S = np.sin(omegas[:, None] * i[None, :])
+    C -= C.mean(axis=1, keepdims=True)
+    S -= S.mean(axis=1, keepdims=True)
+    cc, ss, cs = np.einsum("gi,gi->g", C, C), np.einsum("gi,gi->g", S, S), np.einsum("gi,gi->g", C, S)
+    bc, bs = C @ Uc, S @ Uc  # (grid, k): projections on the two columns
+    det = cc * ss - cs * cs
+    full = det > 1e-10 * np.maximum(cc * ss, 1e-300)
+    # R^2 = b^T G^{-1} b / ||u||^2 with G the 2 x 2 Gram matrix of (cos, sin); rank 1 where sin vanishes
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2_full = (ss[:, None] * bc**2 - 2 * cs[:, None] * bc * bs + cc[:, None] * bs**2) / det[:, None]
+        r2_cos = np.where(cc[:, None] > 0, bc**2 / cc[:, None], 0.0)
+    r2 = np.where(full[:, None], r2_full, r2_cos) / np.where(norms > 0, norms, 1.0)[None, :]
+    best = np.argmax(r2, axis=0)
+    best_r2 = r2[best, np.arange(U.shape[1])]
+    best_w = omegas[best]
+    return np.minimum(best_r2, 1.0), best_w
+
+
+def fourier_match(U, m: int) -> float:
+    r"""Mean squared cosine of the principal angles between ``span(U[:, :2m])`` and the $m$ lowest Fourier
+    pairs: $\frac1{2m}\lVert \hat U^\top F\rVert_F^2$ with $\hat U$, $F$ orthonormal bases. 1 = same subspace.
+
+    Parameters
+    ----------
+    U : array-like of shape (n, k), k >= 2m
+    m : int
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    U = np.asarray(U, dtype=np.float64)
+    if U.ndim != 2 or U.shape[1] < 2 * m:
+        raise ValueError(f"U must have at least 2m = {2 * m} columns; got shape {U.shape}")
+    angles = scipy.linalg.subspace_angles(U[:, : 2 * m], fourier_basis(U.shape[0], m))
+    return float(np.mean(np.cos(angles) ** 2))
+
+
+def circulant_eigenvalues(g) -> np.ndarray:
+    r"""Eigenvalues of $B$ for the circulant distances $d_{ij} = g((j - i) \bmod n)$:
+    $\lambda_f = -\frac12 \sum_\delta g(\delta)^2 \cos(2\pi f\delta/n)$ for $f = 1..n-1$, and $\lambda_0 = 0$.
+
+    Parameters
+    ----------
+    g : array-like of shape (n,)
+        $g(0) = 0$, $g(\delta) = g(n - \delta) \ge 0$.
+
+    Returns
+    -------
+    ndarray of shape (n,), descending.
+    """
+    g = np.asarray(g, dtype=np.float64)
+    n = g.size
+    if g.ndim != 1 or n < 2 or g[0] != 0 or np.any(g < 0) or not np.allclose(g[1:], g[1:][::-1]):
+        raise ValueError("g must be a vector with g[0] = 0, g >= 0 and g[d] = g[n - d]")
+    f = np.arange(n)[:, None]
+    delta = np.arange(n)[None, :]
+    # lambda_f = -1/2 sum_delta g(delta)^2 cos(2 pi f delta / n)
+    lam = -0.5 * (np.cos(2 * np.pi * f * delta / n) @ (g * g))
+    lam[0] = 0.0
+    return np.sort(lam)[::-1]
+
+
+def _summary(D, cfg, d_model: int, n_heads: int, positions=None, seed: int = 0) -> tuple[dict, dict]:
+    n = D.shape[0]
+    res = geo.classical_mds(D, k=1)
+    k = min(cfg["n_vectors"], n - 1)
+    U = res.eigenvectors[:, :k]
+    r2, omega = sinusoid_fit(U, cfg["grid"])
+    positions = np.arange(n) if positions is None else np.asarray(positions)
+    encs = cg.kept_encodings(positions, d_model, n_heads, seed)
+    m = min(cfg["n_pairs"], (n - 1) // 2)
+    values = dict(
+        n=int(n), toeplitz_deviation=toeplitz_deviation(D), circulant_deviation=circulant_deviation(D),
+        sinusoid_r2=[float(x) for x in r2], sinusoid_omega=[float(x) for x in omega],
+        mean_sinusoid_r2=float(r2.mean()), fourier_match=fourier_match(U, m),
+        sinusoidal_scale_free=geo.stress(D, encs["sinusoidal"], "scale_free", as_distances=True),
+        mds_scale_free=geo.stress(D, geo.classical_mds(D, k=2 * m).embedding, "scale_free"),
+        eigenvalue_share=float(np.maximum(res.eigenvalues[:k], 0).sum() / np.maximum(res.eigenvalues, 0).sum()),
+    )
+    arrays = dict(U=U, omega=omega, eigenvalues=res.eigenvalues, D=D)
+    return values, arrays
+
+
+def run_fourier_match(settings=None, *, force: bool = False) -> Result:
+    r"""How close the MDS eigenvectors of each corpus are to sinusoids (claim C4).
+
+    Corpora: the Markov family with $v = n$ (population and sample: circulant), the Markov family with
+    $v = $ ``toeplitz_vocab`` $> n$ (population: Toeplitz, not circulant), the drift, regimes and
+    stationary families (samples) and SST-2. Per corpus: Toeplitz and circulant deviations, the
+    best-sinusoid $R^2$ and frequency of the top ``n_vectors`` eigenvectors, the Fourier-subspace match
+    of the top ``2 n_pairs``, the scale-free stress of the sinusoidal table and of rank-``2 n_pairs`` MDS.
+
+    Values: ``{corpus: {...}}``; also ``vaswani_frequencies`` (the sinusoidal table's, width 50).
+    Arrays: ``<corpus>__U`` (n, n_vectors), ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``.
+    """
+    from .optimal_encoding import CONFIGS as OE
+
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    ccfg = cg.CONFIGS[settings.scale]
+    enc = OE[settings.scale]["synthetic_encoder"]
+    params = dict(cfg, synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"], synthetic_encoder=enc,
+                  seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def compute():
+        values, arrays = {}, {}
+        n = ccfg["synthetic"]["n_positions"]
+        corpora = {}
+        corpora["markov (population)"] = geo.hellinger_matrix(syn.population_marginals("markov", n_positions=n, seed=settings.seed))
+        corpora["markov v>n (population)"] = geo.hellinger_matrix(
+            syn.population_marginals("markov", n_positions=n, vocab_size=cfg["toeplitz_vocab"], seed=settings.seed))
+        for fam in ("markov", "drift", "regimes", "stationary"):
+            c = cg.family_corpus(fam, seed=settings.seed, **ccfg["synthetic"])
+            corpora[fam] = geo.hellinger_matrix(c.counts())
+        for name, D in corpora.items():
+            v, a = _summary(D, cfg, enc["d_model"], enc["n_heads"], seed=settings.seed)
+            values[name] = v
+            arrays.update({f"{name}__{k}": x for k, x in a.items()})
+        marg, _ = cg.sst2_marginals(settings)
+        v, a = _summary(geo.hellinger_matrix(marg), cfg, ccfg["encoder"]["d_model"], ccfg["encoder"]["n_heads"],
+                        positions=marg.positions, seed=settings.seed)
+        values["sst2"] = v
+        arrays.update({f"sst2__{k}": x for k, x in a.items()})
+        values["vaswani_frequencies"] = [float(x) for x in sinusoidal_frequencies(enc["d_model"])]
+        values["corpora"] = list(corpora) + ["sst2"]
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        "sinusoids_as_mds.fourier_match", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
+    r"""From stationary to drifting statistics: $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$.
+
+    Population marginals (no sampling noise) of the circulant Markov family and of the drift family on
+    the same $v = n$ tokens, mixed with weight $t$ from ``CONFIGS[scale]["sweep"]``. For each $t$: the
+    Toeplitz and circulant deviations, the mean best-sinusoid $R^2$ of the top eigenvectors, the
+    Fourier-subspace match, and the scale-free stress of the sinusoidal table and of MDS at the same rank.
+
+    Values: ``t`` and one list per quantity, aligned with ``t``.
+    """
+    from .optimal_encoding import CONFIGS as OE
+
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    ccfg = cg.CONFIGS[settings.scale]
+    enc = OE[settings.scale]["synthetic_encoder"]
+    n = ccfg["synthetic"]["n_positions"]
+    params = dict(cfg, n=n, synthetic_encoder=enc, seed=settings.seed)
+
+    def compute():
+        mk = syn.population_marginals("markov", n_positions=n, seed=settings.seed)
+        dr = syn.population_marginals("drift", n_positions=n, vocab_size=mk.shape[1], seed=settings.seed)
+        keys = ("toeplitz_deviation", "circulant_deviation", "mean_sinusoid_r2", "fourier_match",
+                "sinusoidal_scale_free", "mds_scale_free")
+        out = {k: [] for k in keys}
+        for t in cfg["sweep"]:
+            # mu^(t) = (1 - t) mu^markov + t mu^drift
+            mu = (1.0 - t) * mk + t * dr
+            v, _ = _summary(geo.hellinger_matrix(mu), cfg, enc["d_model"], enc["n_heads"], seed=settings.seed)
+            for k in keys:
+                out[k].append(v[k])
+        out["t"] = [float(t) for t in cfg["sweep"]]
+        return out, {}
+
+    return Registry(settings.results_dir).run(
+        "sinusoids_as_mds.stationarity_sweep", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )

