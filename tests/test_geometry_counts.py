@@ -113,6 +113,18 @@ def test_iterable_of_batches_and_generator_of_sequences():
     np.testing.assert_array_equal(positional_counts(mixed, 8, 9).to_dense(), ref)
 
 
+def test_torch_tensors_and_progress_bar(capsys):
+    torch = pytest.importorskip("torch")
+    seqs = [[1, 2, 3], [4, 5], [6]]
+    ref = loop_counts(seqs, 3, 7)
+    tensors = [torch.tensor(s) for s in seqs]
+    np.testing.assert_array_equal(positional_counts(tensors, 3, 7).to_dense(), ref)
+    padded = torch.tensor([[1, 2, 3], [4, 5, 0], [6, 0, 0]])
+    np.testing.assert_array_equal(positional_counts(padded, 3, 7, lengths=np.array([3, 2, 1])).to_dense(), ref)
+    np.testing.assert_array_equal(positional_counts(iter([seqs[:2], seqs[2:]]), 3, 7, progress=True).to_dense(), ref)
+    assert "counting" in capsys.readouterr().err
+
+
 def test_stream_buffer_flushes(monkeypatch):
     monkeypatch.setattr(counts_mod, "_STREAM_BATCH", 3)
     monkeypatch.setattr(counts_mod, "_CHUNK_TOKENS", 10)

@@ -66,6 +66,12 @@ def test_deterministic_positions_have_zero_noise_and_seed_reproducibility():
     np.testing.assert_allclose(G.matrix, 4 * np.arcsin(noise_floor(c, seed=4).matrix / 2))
 
 
+def test_progress_bar(capsys):
+    c = PositionalCounts.from_array(np.array([[5, 5], [3, 4]]))
+    noise_floor(c, n_rep=2, progress=True)
+    assert "noise floor" in capsys.readouterr().err
+
+
 def test_positions_follow_min_count_and_marginals():
     c = PositionalCounts.from_array(np.array([[5, 5], [1, 0], [0, 0], [3, 4]]))
     F = noise_floor(c, min_count=2)

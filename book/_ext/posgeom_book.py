@@ -1,4 +1,9 @@
-"""Sphinx extension of the book: each chapter is also offered as a Jupyter notebook.
+"""Sphinx extension of the book.
+
+1. Docstrings of posgeom write maths as ``$...$`` and ``$$...$$`` (readable in a terminal, like
+   the annotated implementations it imitates); for the API page they are turned into reST
+   ``:math:`` roles and ``.. math::`` blocks before autodoc parses them.
+2. Each chapter is also offered as a Jupyter notebook.
 
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
 build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted with
@@ -8,9 +13,37 @@ can open the chapter in JupyterLab or Colab. The generated files are never commi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from docutils import nodes
+
+# $$ ... $$ (possibly over several lines) and $...$ outside ``literals``.
+_DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE = re.compile(r"(?<![\\$\w])\$(?!\$)([^$\n]+?)(?<!\\)\$(?![\w$])")
+_LITERAL = re.compile(r"(``.+?``)")
+
+
+def dollar_math_to_rst(text: str) -> str:
+    """Turn ``$$...$$`` into ``.. math::`` blocks and ``$...$`` into ``:math:`...```."""
+
+    def display(match: re.Match) -> str:
+        start = text.rfind("\n", 0, match.start()) + 1
+        indent = re.match(r"[ ]*", text[start:]).group(0)
+        body = [line.strip() for line in match.group(1).strip().splitlines()]
+        return "\n\n" + indent + ".. math::\n\n" + "\n".join(indent + "   " + line for line in body) + "\n\n" + indent
+
+    text = _DISPLAY.sub(display, text)
+    parts = _LITERAL.split(text)
+    for i in range(0, len(parts), 2):  # even parts are outside ``literals``
+        parts[i] = _INLINE.sub(lambda m: ":math:`" + m.group(1).replace("`", "\\`") + "`", parts[i])
+    return "".join(parts)
+
+
+def _docstring_math(app, what, name, obj, options, lines) -> None:
+    converted = dollar_math_to_rst("\n".join(lines)).split("\n")
+    lines[:] = converted
+
 
 NOTEBOOK_DIR = "notebooks/"
 DOWNLOAD_DIR = "_notebooks"
@@ -57,6 +90,7 @@ def _write_notebooks(app, exception) -> None:
 
 
 def setup(app):
+    app.connect("autodoc-process-docstring", _docstring_math, priority=400)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

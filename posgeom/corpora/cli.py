@@ -3,8 +3,7 @@
 ``posgeom corpus-report --corpus {sst2,imdb,synthetic:FAMILY[:k=v,...],PATH} [--split S]``
     lengths histogram, sequences reaching each position, vocabulary coverage per position.
 
-``posgeom stress --corpus ... [--split S] --positions N --special {model,content} --min-count K
---encodings sinusoidal,rope,alibi,learned[:MODEL],mds[:RANK],none [--json]``
+``posgeom stress --corpus ... [--split S] --positions N --special {model,content} --min-count K --encodings sinusoidal,rope,alibi,learned[:MODEL],mds[:RANK],none [--json]``
     stress of each encoding against the corpus's Hellinger geometry under every normalisation, the
     effective rank under each criterion and the noise floor; ``--json`` prints one JSON object with
     the numbers and every option used.

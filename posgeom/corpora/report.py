@@ -158,7 +158,7 @@ def load_statistics(
 
     Synthetic corpora are generated (``n_positions`` is the family's; ``split`` and ``special`` do not
     apply and must be None; ``seed`` defaults to ``get_settings().seed`` unless the spec sets it); real
-    corpora go through :func:`posgeom.corpora.corpus_counts` (``options``: tokenizer, data_dir, verify,
+    corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
     on_empty, text_column, br_tags, cache, cache_dir, progress). ``special`` defaults to ``"model"``.
 
     Returns
@@ -274,7 +274,7 @@ def stress_report(
     Parameters
     ----------
     stats : CorpusStatistics
-        From :func:`load_statistics` or :func:`posgeom.corpora.corpus_counts`.
+        From :func:`load_statistics` or :func:`posgeom.corpora.stats.corpus_counts`.
     encodings : str or list of (name, arg)
         See :func:`parse_encodings`.
     min_count, alpha

@@ -33,7 +33,7 @@ Families (``FAMILIES``)
 
     with $t = i / (n - 1)$, $t_k = (k - 1)/(K - 1)$, $E$ ($K \times (K-1)$) an orthonormal basis of
     $\mathbf 1^\perp$, $b_k = E^\top (e_k - \mathbf 1/K) / \lVert e_k - \mathbf 1/K \rVert$ (the
-    direction of anchor $k$), $h = $ ``smoothness``$/(K-1)$, radius $\rho = $ ``spread``$/\sqrt K$
+    direction of anchor $k$), $h = s_{\text{smooth}}/(K-1)$ with $s_{\text{smooth}}$ = ``smoothness``, radius $\rho = s_{\text{spread}}/\sqrt K$ with $s_{\text{spread}}$ = ``spread``
     ($\rho \le 1/\sqrt K$ keeps $x \ge 0$) and $c = \sqrt{K (1 - \rho^2)}$ (so $\lVert x \rVert = 1$).
     The weights are $w_k(i) = x_k(i)^2$; position $i$ leans towards anchor $k$ near $t_k$. $K \ge 3$:
     a rank-1 Hellinger geometry has only two distinct distributions (a line meets the sphere of the

@@ -246,7 +246,7 @@ class TokenizedCorpus:
     n_special_dropped : int
         Special tokens written literally in texts and removed (``"content"`` only).
     info : dict
-        Provenance when built by :func:`posgeom.corpora.corpus_tokens` (source, options, cache key, hit).
+        Provenance when built by :func:`posgeom.corpora.stats.corpus_tokens` (source, options, cache key, hit).
     """
 
     ids: np.ndarray

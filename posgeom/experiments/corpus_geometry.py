@@ -37,7 +37,7 @@ from ..registry import Registry, Result
 
 __all__ = [
     "CONFIGS", "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus", "offdiag", "rms_offdiag",
-    "delta_method_noise", "encoding_matrices", "encoding_stresses", "sst2_counts", "sst2_token_ids",
+    "delta_method_noise", "encoding_matrices", "encoding_stresses", "sst2_token_ids",
     "sst2_sequences", "sst2_marginals", "kept_encodings",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants", "HELLINGER_KINDS",
@@ -299,24 +299,6 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
 # SST-2
 
 
-def sst2_counts(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
-    """Cached positional counts of SST-2 (:func:`posgeom.corpora.stats.corpus_counts`).
-
-    The data come from ``settings.data_dir`` (``POSGEOM_DATA_DIR``) or, when it is unset, from the
-    Hugging Face hub; without either the corpora layer raises a message naming the three ways to
-    provide the corpus.
-
-    Returns
-    -------
-    posgeom.corpora.stats.CorpusStatistics
-        ``counts`` (n_positions, 30522), ``full_lengths`` (n_sequences,), ``n_truncated``, ``info``.
-    """
-    from ..corpora.stats import corpus_counts
-
-    settings = _settings(settings)
-    return corpus_counts("sst2", split, n_positions, special=special, data_dir=settings.data_dir, progress=False)
-
-
 def sst2_token_ids(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
     """Cached token ids of SST-2 (:func:`posgeom.corpora.stats.corpus_tokens`), cut to ``n_positions``.
 
@@ -420,8 +402,7 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
     and lists aligned with ``sizes``: ``size_rms_D``, ``size_rms_F``, ``size_frac_above_2F``.
 
     Arrays: ``D``, ``F`` (n_kept, n_kept), ``positions``, ``reach`` (n_kept,), ``top_ids``
-    (top_tokens,), ``top_strings`` (top_tokens,), ``top_probs`` (n_kept, top_tokens),
-    ``length_hist`` (histogram of the untruncated lengths).
+    (top_tokens,), ``top_strings`` (top_tokens,), ``top_probs`` (n_kept, top_tokens).
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -430,7 +411,7 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
                   data=str(settings.data_dir) if settings.data_dir else "hub")
 
     def compute():
-        seqs, tc, _ = sst2_sequences(settings)
+        seqs, tc, index = sst2_sequences(settings)
         rng = np.random.default_rng(settings.seed)
         counts = geo.positional_counts(seqs, s["n_positions"], tc.vocab_size)
         marg = geo.positional_marginals(counts, alpha=s["alpha"], min_count=s["min_count"])
@@ -440,7 +421,7 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
         top = np.argsort(-total, kind="stable")[:top_tokens]
         d, f = offdiag(D), offdiag(F)
         values = dict(
-            n_sequences=len(seqs), n_truncated=int(np.count_nonzero(np.array([len(x) for x in seqs]) >= s["n_positions"])),
+            n_sequences=len(seqs), n_truncated=int(np.count_nonzero(tc.full_lengths[index] > s["n_positions"])),
             n_kept=int(marg.n_positions), dropped=list(marg.dropped), rms_D=rms_offdiag(D), rms_F=rms_offdiag(F),
             frac_above_2F=float(np.mean(d > 2 * f)), mean_D_from_0=float(D[0, 1:].mean()),
             sizes=[], size_rms_D=[], size_rms_F=[], size_frac_above_2F=[], size_n_kept=[],
@@ -458,10 +439,9 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
             values["size_rms_F"].append(rms_offdiag(Fs))
             values["size_frac_above_2F"].append(float(np.mean(offdiag(Ds) > 2 * offdiag(Fs))))
             values["size_n_kept"].append(int(m.n_positions))
-        hist = np.bincount(np.minimum(tc.full_lengths, 4 * s["n_positions"]))
         arrays = dict(
             D=D, F=F, positions=marg.positions, reach=marg.reach, top_ids=top, top_strings=_token_strings(top),
-            top_probs=marg.probs[:, top], length_hist=hist,
+            top_probs=marg.probs[:, top],
         )
         return values, arrays
 

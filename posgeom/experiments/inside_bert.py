@@ -120,7 +120,7 @@ def kernel_distances(G, *, return_clipped: bool = False):
     np.fill_diagonal(sq, 0.0)
     iu = np.triu_indices(G.shape[0], k=1)
     total = float(np.abs(sq[iu]).sum())
-    clipped = float(-sq[iu][sq[iu] < 0].sum()) / total if total > 0 else 0.0
+    clipped = float(np.sum(-sq[iu][sq[iu] < 0])) / total if total > 0 else 0.0
     Dhat = np.sqrt(np.clip(sq, 0.0, None))
     return (Dhat, clipped) if return_clipped else Dhat
 

@@ -41,7 +41,7 @@ from .necessity import cpu_threads
 
 __all__ = [
     "CONFIGS", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels", "synthetic_mlm_data",
-    "real_mlm_data", "entropy_references", "run_separation", "run_pretrained_separation",
+    "real_mlm_data", "masked_position_loss", "entropy_references", "run_separation", "run_pretrained_separation",
     "run_factorisation_gap", "factorisation_gap",
 ]
 
@@ -55,7 +55,7 @@ PAD_ID, MASK_ID, OFFSET = 0, 1, 2
 #: in a few seconds per run. ``paper``: BERT-base's shape, SST-2 at 128 and IMDB at 512 positions, GPU.
 CONFIGS: dict[str, dict] = {
     "quick": dict(
-        model=dict(d_model=32, n_layers=2, n_heads=4, d_ff=64),
+        model=dict(d_model=32, n_layers=1, n_heads=4, d_ff=64),
         synthetic=dict(n_positions=24, vocab_size=48, n_sequences=4096, n_eval=1024),
         real=dict(n_positions=24, n_sequences=8192, n_eval=1024),
         train=dict(steps=300, batch_size=64, lr=3e-3, every=15),
@@ -182,6 +182,45 @@ def real_mlm_data(corpus: str, *, n_positions: int, n_sequences: int | None, see
     )
 
 
+@torch.no_grad()
+def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int = MASK_ID,
+                         special_ids=(PAD_ID, MASK_ID), seed: int = 0) -> float:
+    r"""Cross-entropy (nats) of predicting one ``[MASK]``-ed token per sequence, the position drawn uniformly.
+
+    Unlike the training loss (BERT's 80/10/10 corruption), every scored token is hidden, so the value
+    compares directly with :func:`entropy_references`.
+
+    Parameters
+    ----------
+    model : an MLM model of :func:`posgeom.models.build_model`
+    input_ids : LongTensor of shape (N, L)
+    attention_mask : LongTensor of shape (N, L), optional
+
+    Returns
+    -------
+    float
+    """
+    x = torch.as_tensor(input_ids).clone()
+    N, L = x.shape
+    ok = ~torch.isin(x, torch.as_tensor(list(special_ids), dtype=x.dtype))
+    if attention_mask is not None:
+        ok &= torch.as_tensor(attention_mask).bool()
+    g = torch.Generator().manual_seed(seed)
+    # one maskable position per sequence, uniform among the maskable ones
+    score = torch.rand(N, L, generator=g).masked_fill(~ok, -1.0)
+    pos = score.argmax(dim=1)
+    rows = torch.arange(N)[ok.any(dim=1)]
+    pos = pos[rows]
+    labels = torch.full_like(x, -100)
+    labels[rows, pos] = x[rows, pos]
+    x[rows, pos] = mask_id
+    was = model.training
+    model.eval()
+    out = model(x, attention_mask, None, labels=labels)
+    model.train(was)
+    return float(out.loss)
+
+
 def entropy_references(population) -> tuple[float, float]:
     r"""Two MLM loss references (nats) for a corpus drawn independently position by position.
 
@@ -238,11 +277,14 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     Returns
     -------
     Result
-        Values: ``final`` / ``initial`` separation (raw and normalised) mean and std over seeds,
-        ``random_reference`` (normalised separation of a Gaussian table of the same shape), the eval loss
-        (and accuracy for ``"bag"``), for synthetic MLM the entropy references
-        (:func:`entropy_references`), ``settings`` (everything that made the run). Arrays: ``step``
-        (T,), ``separation`` and ``separation_normalized`` (n_seeds, T), ``loss`` (n_seeds, steps).
+        Values: ``final`` / ``initial`` separation (raw and normalised) and median pairwise distance,
+        mean and std over seeds, and at the end ``order_spearman`` (Spearman's $\rho$ between the table's
+        distances and $|i - j|$: how much its geometry follows the order); ``random_reference`` (normalised
+        separation of a Gaussian table of the same shape); the eval loss and accuracy
+        (:func:`posgeom.models.evaluate`); for MLM ``masked_loss`` (:func:`masked_position_loss`) and, on
+        synthetic corpora, the entropy references (:func:`entropy_references`). Arrays: ``step`` (T,),
+        ``separation``, ``separation_normalized``, ``median_distance``, ``order_spearman`` (n_seeds, T),
+        ``loss`` (n_seeds, steps).
     """
     settings = _settings(settings)
     if corpus not in CORPORA:
@@ -273,10 +315,15 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
         n = data_conf["n_positions"]
         values: dict = {}
         if corpus in ("drift", "stationary"):
-            data = synthetic_mlm_data(corpus, n_sequences=data_conf["n_sequences"], n_positions=n,
+            # one corpus (one population), split into training and held-out sequences
+            n_tr = data_conf["n_sequences"]
+            both = synthetic_mlm_data(corpus, n_sequences=n_tr + data_conf["n_eval"], n_positions=n,
                                       vocab_size=data_conf["vocab_size"], seed=settings.seed, task=task)
-            held = synthetic_mlm_data(corpus, n_sequences=data_conf["n_eval"], n_positions=n,
-                                      vocab_size=data_conf["vocab_size"], seed=settings.seed + 10_000, task=task)
+            data = dict(input_ids=both["input_ids"][:n_tr], population=both["population"],
+                        vocab_size=both["vocab_size"])
+            held = dict(input_ids=both["input_ids"][n_tr:])
+            if task == "bag":
+                data["labels"], held["labels"] = both["labels"][:n_tr], both["labels"][n_tr:]
             special, mask_id = (PAD_ID, MASK_ID), MASK_ID
             if task == "mlm":
                 h_pos, h_nopos = entropy_references(data["population"])
@@ -300,7 +347,8 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
                           tokens_info=full["info"])
         V = data["vocab_size"]
         pos_opts = {"init": "table", "table": np.zeros((n, cfg["d_model"]))} if init == "tied" else {"sigma": 0.02}
-        seps, sepns, losses, evals, step_axis = [], [], [], [], None
+        line = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(np.float64)
+        seps, sepns, meds, rhos, losses, evals, probes, step_axis = [], [], [], [], [], [], [], None
         runs = tqdm(seeds, desc=f"separation {corpus}/{task}/{init}/wd={weight_decay:g}", disable=not progress)
         for seed in runs:
             config = _model_config(pos_opts, vocab_size=V, max_len=n, **cfg)
@@ -309,7 +357,8 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
             tc = TrainConfig(task=kind, batch_size=tr["batch_size"], max_steps=tr["steps"], lr=tr["lr"],
                              weight_decay=weight_decay, seed=seed, device=device, progress=False,
                              mask_token_id=mask_id, special_token_ids=tuple(special))
-            geom = PositionGeometry(every=tr["every"], n=n)
+            # target |i - j|: the callback's Spearman says how much the table's geometry follows the order
+            geom = PositionGeometry(every=tr["every"], target=line, normalizations=("scale_free",))
             train_data = (data["input_ids"], data.get("attention_mask"), data.get("labels"))
             eval_data = (held["input_ids"], held.get("attention_mask"), held.get("labels"))
             with cpu_threads(conf["threads"], device):
@@ -318,9 +367,14 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
             step_axis = rec["step"]
             seps.append(rec["separation"])
             sepns.append(rec["separation_normalized"])
+            meds.append(rec["median_distance"])
+            rhos.append(rec["spearman"])
             losses.append(np.asarray(result.losses))
             evals.append(result.eval)
-        S, SN = np.asarray(seps), np.asarray(sepns)
+            if task == "mlm":
+                probes.append(masked_position_loss(model, held["input_ids"], held.get("attention_mask"),
+                                                   special_ids=tuple(special), seed=seed))
+        S, SN, MED, RHO = np.asarray(seps), np.asarray(sepns), np.asarray(meds), np.asarray(rhos)
         ref_mean, ref_std = random_separation(n, cfg["d_model"], seed=settings.seed)
 
         def ms(x):
@@ -329,13 +383,16 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
 
         values.update(
             corpus=corpus, task=task, init=init, weight_decay=weight_decay, n_positions=n, seeds=list(seeds),
-            final=dict(raw=ms(S[:, -1]), normalized=ms(SN[:, -1])),
-            initial=dict(raw=ms(S[:, 0]), normalized=ms(SN[:, 0])),
+            final=dict(raw=ms(S[:, -1]), normalized=ms(SN[:, -1]), median=ms(MED[:, -1]),
+                       order_spearman=ms(RHO[:, -1]) if np.all(np.isfinite(RHO[:, -1])) else None),
+            initial=dict(raw=ms(S[:, 0]), normalized=ms(SN[:, 0]), median=ms(MED[:, 0])),
             peak_raw=ms(S.max(axis=1)),
             random_reference=dict(mean=ref_mean, std=ref_std),
             eval_loss=ms([e["loss"] for e in evals]), eval_accuracy=ms([e["accuracy"] for e in evals]),
+            masked_loss=ms(probes) if probes else None,
         )
-        arrays = dict(step=step_axis, separation=S, separation_normalized=SN, loss=np.asarray(losses))
+        arrays = dict(step=step_axis, separation=S, separation_normalized=SN, median_distance=MED,
+                      order_spearman=RHO, loss=np.asarray(losses))
         return values, arrays
 
     name = f"separation.{corpus}.{task}.{init}.wd{weight_decay:g}"

@@ -282,6 +282,8 @@ def _count_ragged(seqs: list, acc: _Accumulator, ignore, where: str) -> None:
     n = acc.n
     if not seqs:
         return
+    # array-likes (e.g. CPU torch tensors) become arrays; lists, tuples and ranges are read as they are
+    seqs = [s if isinstance(s, (list, tuple, range, np.ndarray)) else np.asarray(s) for s in seqs]
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
     if lengths.size and int(lengths.max()) > n:  # truncate before concatenating: cheaper than a mask
         seqs = [s[:n] for s in seqs]

