@@ -46,7 +46,8 @@ def toc_files() -> list[str]:
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("book")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "POSGEOM_PROGRESS": "0"}
     jb = Path(sys.executable).with_name("jupyter-book")
     proc = subprocess.run(
         [str(jb), "build", str(REPO), "--all", "--warningiserror", "--nitpick", "--keep-going",

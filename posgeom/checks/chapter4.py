@@ -81,7 +81,8 @@ def check_interpolation(student_fn, *, atol: float = 1e-5) -> bool:
             s = i * (P.shape[0] - 1) / (m - 1)
             hint = ""
             if np.allclose(got[: P.shape[0]], P) and not np.allclose(got, want):
-                hint = " Your first N rows are the old table: that is extension, not interpolation (compress all m positions into the old range)."
+                hint = (" Your first N rows are the old table: that is extension, not interpolation "
+                        "(compress all m positions into the old range).")
             elif not np.allclose(got[-1], P[-1], atol=atol):
                 hint = " The last row should be exactly the old last row p_{N-1}."
             return _verdict(
@@ -126,5 +127,6 @@ def check_lag_similarity(student_fn, *, atol: float = 1e-9) -> bool:
             elif abs(got[0] - 1.0) > 1e-6:
                 hint = " s(0) should be 1: normalise every row to unit length before the dot products."
             return _verdict("lag similarity", False, len(cases),
-                            f"for a table of shape {P.shape}: s({lag}) is {got[lag]:.6g}, expected {want[lag]:.6g}.{hint}")
+                            f"for a table of shape {P.shape}: s({lag}) is {got[lag]:.6g}, "
+                            f"expected {want[lag]:.6g}.{hint}")
     return _verdict("lag similarity", True, len(cases))

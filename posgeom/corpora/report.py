@@ -293,7 +293,7 @@ def stress_report(
         ``stress[encoding][normalization]``, ``effective_rank[criterion]``, ``noise_floor``,
         ``positions_kept``/``positions_dropped``, ``options`` (every option used) and ``info``.
     """
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     from .. import encodings as enc
     from ..geometry import (

@@ -191,7 +191,7 @@ def count_shards(
     PositionalCounts
         ``counts`` (n_positions, vocab_size), equal to the counts of the whole corpus in memory.
     """
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     kw = dict(
         tokenizer=tokenizer, special=special, br_tags=br_tags, text_column=text_column, batch_size=batch_size,

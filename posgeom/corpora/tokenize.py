@@ -378,7 +378,7 @@ def tokenize_texts(
     texts = clean_br(texts, br_tags) if br_tags != "keep" else texts
 
     from tokenizers import Tokenizer
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     # a private copy of the Rust tokenizer, without truncation or padding
     backend = Tokenizer.from_str(tok.backend_tokenizer.to_str())

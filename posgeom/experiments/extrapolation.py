@@ -44,7 +44,7 @@ import numpy as np
 from ..config import get_settings, resolve_device
 from ..registry import Registry, Result
 from .learned_tables import (
-    _table_of, cosine_similarity_matrix, evaluate_order_model, order_population_geometry, order_task_data,
+    _table_of, cosine_similarity_matrix, order_population_geometry, order_task_data,
     tiny_encoder_config, torch_threads, train_order_model,
 )
 
@@ -71,10 +71,10 @@ CONFIGS: dict[str, dict] = {
                    factors=(1.0, 1.5, 2.0), seeds=(0, 1, 2), encodings=ORDER_ENCODINGS[:-1],
                    train=dict(steps=400, batch_size=32, lr=3e-3, weight_decay=0.01, warmup_ratio=0.1),
                    finetune=dict(steps=80, lr=1e-3), target_baseline=True, target_factors=(2.0,)),
-        mlm=dict(L=32, top_k=2000, n_train=3000, n_eval=500, factors=(1.0, 1.5, 2.0), seeds=(0, 1, 2),
+        mlm=dict(L=32, top_k=2000, n_train=3000, n_eval=300, factors=(1.0, 1.5, 2.0), seeds=(0, 1, 2),
                  encodings=MLM_ENCODINGS, mds_rank=16,
-                 train=dict(steps=200, batch_size=32, lr=3e-3, weight_decay=0.01, warmup_ratio=0.1),
-                 finetune=dict(steps=40, lr=1e-3), target_baseline=False, target_factors=(2.0,)),
+                 train=dict(steps=120, batch_size=32, lr=3e-3, weight_decay=0.01, warmup_ratio=0.1),
+                 finetune=dict(steps=30, lr=1e-3), target_baseline=False, target_factors=(2.0,)),
         threads=1,
     ),
     "paper": dict(
@@ -186,7 +186,7 @@ def reversal_gap(model, data, batch_size: int = 256) -> float:
 
 def marker_split_accuracy(model, task, boundary: int, both_from: int | None = None,
                           batch_size: int = 256) -> dict[str, float]:
-    """Accuracy on order-task sequences split by where their markers sit.
+    """Loss and accuracy on order-task sequences, overall and split by where their markers sit.
 
     Parameters
     ----------
@@ -198,24 +198,27 @@ def marker_split_accuracy(model, task, boundary: int, both_from: int | None = No
 
     Returns
     -------
-    dict with ``head``, ``tail`` and ``both`` accuracies (NaN where no sequence falls) and ``n_head``,
-    ``n_tail``, ``n_both``.
+    dict with ``loss`` (mean cross-entropy) and ``accuracy`` over all sequences, ``head``, ``tail`` and
+    ``both`` accuracies (NaN where no sequence falls) and ``n_head``, ``n_tail``, ``n_both``.
     """
     import torch
+    import torch.nn.functional as F
 
     both_from = boundary if both_from is None else int(both_from)
     later = task.marker_positions.max(axis=1)
     earlier = task.marker_positions.min(axis=1)
     data = task.data
-    preds = []
+    preds, losses = [], []
     model.eval()
     with torch.no_grad():
         for s in range(0, len(data), batch_size):
-            out = model(data.input_ids[s:s + batch_size], data.attention_mask[s:s + batch_size])
-            preds.append(out.logits.argmax(-1).cpu().numpy())
+            logits = model(data.input_ids[s:s + batch_size], data.attention_mask[s:s + batch_size]).logits.float()
+            preds.append(logits.argmax(-1).cpu().numpy())
+            losses.append(F.cross_entropy(logits, data.labels[s:s + batch_size], reduction="none").cpu().numpy())
     correct = np.concatenate(preds) == data.labels.numpy()
     groups = {"head": later < boundary, "tail": later >= boundary, "both": earlier >= both_from}
-    out = {k: float(correct[g].mean()) if g.any() else float("nan") for k, g in groups.items()}
+    out = {"loss": float(np.concatenate(losses).mean()), "accuracy": float(correct.mean())}
+    out.update({k: float(correct[g].mean()) if g.any() else float("nan") for k, g in groups.items()})
     out.update({f"n_{k}": int(g.sum()) for k, g in groups.items()})
     return out
 
@@ -241,12 +244,12 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
         condition lists over seeds of ``accuracy_head`` / ``accuracy_tail`` (sequences of length
         :math:`n` whose later marker is before / after the boundary), ``neighbour_cos_head`` /
         ``neighbour_cos_tail`` of the final table, ``movement_head`` / ``movement_tail`` (mean row
-        movement), and ``frac_long`` (share of training sequences reaching the boundary);
+        movement), and ``frac_long`` (share of training sequences of length at least :math:`n/2`);
         arrays: ``reach`` (conditions, n) — training sequences reaching each position, ``movement``
         (conditions, seeds, n) — :math:`\lVert p_i^{(T)} - p_i^{(0)}\rVert`, ``tables_final``
         (conditions, seeds, n, d), ``tables_initial`` (conditions, seeds, n, d).
     """
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     from ..models.encoder import build_model
 
@@ -297,7 +300,7 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
                     fin.append(PT)
                     ini.append(P0)
                     bar.update(1)
-                values[cond] = {**rows, "frac_long": float(np.mean(task.lengths > half)),
+                values[cond] = {**rows, "frac_long": float(np.mean(task.lengths >= half)),
                                 "n_train": int(len(task.lengths))}
                 movement.append(mv)
                 finals.append(fin)
@@ -335,7 +338,8 @@ def _order_models(encodings, seeds, o, m, L, n_max, train_task, mds_table, devic
             max_len = n_max if name == "mds" else L
             config = tiny_encoder_config(vocab_size=train_task.vocab_size, max_len=max_len, position=name,
                                          position_options=_position_options(name, mds_table), **m)
-            model, _ = train_order_model(train_task.data, config=config, seed=seed, device=device, **_train_kw(o["train"]))
+            model, _ = train_order_model(train_task.data, config=config, seed=seed, device=device,
+                                         **_train_kw(o["train"]))
             out[name].append(model.to("cpu"))
             bar.update(1)
     return out
@@ -367,7 +371,7 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
         geometry there), ``alibi_reversal_gap`` and ``none_reversal_gap`` (:func:`reversal_gap`);
         arrays: ``accuracy`` (methods, factors, seeds), ``mds_table``.
     """
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     from .. import geometry as geo
 
@@ -407,10 +411,9 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
             models = _order_models(encodings, seeds, o, m, L, n_max, train_task, mds_table, device, bar)
 
             def record(method, f, m_, model):
-                ev = evaluate_order_model(model, evals[m_].data)
-                acc[method][str(f)].append(ev["accuracy"])
-                loss[method][str(f)].append(ev["loss"])
                 split = marker_split_accuracy(model, evals[m_], L, both_from=L - 1)
+                acc[method][str(f)].append(split["accuracy"])
+                loss[method][str(f)].append(split["loss"])
                 beyond[method][str(f)].append(None if np.isnan(split["tail"]) else split["tail"])
                 both[method][str(f)].append(None if np.isnan(split["both"]) else split["both"])
                 if m_ == n_max:
@@ -437,8 +440,8 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
                             if h == "new_rows":
                                 ft = order_task_data(o["n_train"], m_, v, kind=o["kind"], min_length=o["min_length"],
                                                      seed=settings.seed + m_)
-                                ext, _ = train_order_model(ft.data, config=ext.config, model=ext, seed=seed, device=device,
-                                                           **{**_train_kw(o["train"]), **o["finetune"]})
+                                ext, _ = train_order_model(ft.data, config=ext.config, model=ext, seed=seed,
+                                                           device=device, **{**_train_kw(o["train"]), **o["finetune"]})
                                 ext.to("cpu")
                                 bar.update(1)
                             record(f"learned:{h}", f, m_, ext)
@@ -467,8 +470,8 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
                   "mds_table": mds_table}
         return values, arrays
 
-    params = {"order": {**o, "encodings": list(encodings), "seeds": list(seeds)}, "model": m, "data_seed": settings.seed,
-              "threads": cfg["threads"]}
+    params = {"order": {**o, "encodings": list(encodings), "seeds": list(seeds)}, "model": m,
+              "data_seed": settings.seed, "threads": cfg["threads"]}
     return Registry(settings.results_dir).run(
         "learned_extrapolation_order", compute, params=params, scale=settings.scale, seed=settings.seed, device=device,
         model="tiny encoder (posgeom.models), order task", force=force,
@@ -530,6 +533,7 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
     IMDBWindows
     """
     from ..corpora.stats import corpus_tokens
+    from ..corpora.tokenize import load_tokenizer
 
     settings = _settings(settings)
     if not 2 <= n_max <= 511:
@@ -551,8 +555,7 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
     kept = ids[order][:top_k]
     mapping = np.full(tc.vocab_size, IMDBWindows.RARE, dtype=np.int64)
     mapping[kept] = np.arange(kept.size) + 4
-    cls_id = 101
-    mapping[cls_id] = IMDBWindows.CLS
+    mapping[load_tokenizer().cls_token_id] = IMDBWindows.CLS  # the tokenizer corpus_tokens used
     rare = float(counts[order][top_k:].sum() / counts.sum())
     info = {k: tc.info.get(k) for k in ("corpus", "split", "tokenizer", "cache_key", "source")}
     return IMDBWindows(mapping[train], mapping[ev], kept.size + 4, rare, info)
@@ -638,7 +641,8 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
     :math:`L` (S6), with the same methods as :func:`run_extrapolation_order`.
 
     The fine-tune of ``new_rows`` and the ``learned:target`` baseline (when ``target_baseline``, at the
-    factors of ``target_factors``) train on windows of the target length from the same training reviews. The MDS table is classical MDS (rank ``mds_rank``) of the Hellinger
+    factors of ``target_factors``) train on windows of the target length from the same training reviews.
+    The MDS table is classical MDS (rank ``mds_rank``) of the Hellinger
     geometry of the training windows' positions up to the longest evaluated length.
 
     Returns
@@ -651,7 +655,7 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
         context), ``data`` (provenance); arrays: ``loss`` (methods, factors, seeds), ``loss_by_position``
         (methods, seeds, n_max) at the longest length.
     """
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     from .. import geometry as geo
 
@@ -704,7 +708,8 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
                     max_len = n_max if name == "mds" else L
                     config = tiny_encoder_config(vocab_size=win.vocab_size, max_len=max_len, position=name,
                                                  position_options=_position_options(name, mds_table), **m)
-                    model, _ = train_mlm_model(win.train[:, :L], config=config, train=c["train"], seed=seed, device=device)
+                    model, _ = train_mlm_model(win.train[:, :L], config=config, train=c["train"], seed=seed,
+                                               device=device)
                     model.to("cpu")
                     bar.update(1)
                     for f, m_ in zip(factors, lengths):
@@ -752,7 +757,8 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
 
 
 def row_gradient_norms(model, data) -> np.ndarray:
-    r"""Norm of the loss gradient with respect to each row of a learned table, :math:`\lVert \partial\mathcal L / \partial p_i\rVert`.
+    r"""Norm of the loss gradient with respect to each row of a learned table,
+    :math:`\lVert \partial\mathcal L / \partial p_i\rVert`.
 
     One forward and backward pass of the classification loss on all of ``data`` (no optimiser step; the
     model's gradients are cleared afterwards).

@@ -304,7 +304,7 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
         reach = np.zeros(L)
         maps = np.zeros((n_layers, cfg["map_positions"], cfg["map_positions"]))
         map_count = 0
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         # batches of similar lengths, each cut to its longest sequence (padding costs nothing then)
         order = np.argsort(tokens.lengths, kind="stable")

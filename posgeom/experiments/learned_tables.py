@@ -17,7 +17,8 @@ raw cosine, so the centred version is reported next to the raw one.
 **Positions that stand apart (S2).** The isolation of row :math:`i` is its nearest-neighbour distance
 relative to the typical one,
 
-.. math:: \iota_i = \frac{\min_{j \ne i} \lVert p_i - p_j\rVert}{\operatorname{median}_k \min_{j\ne k} \lVert p_k - p_j\rVert};
+.. math:: \iota_i = \frac{\min_{j \ne i} \lVert p_i - p_j\rVert}
+                        {\operatorname{median}_k \min_{j\ne k} \lVert p_k - p_j\rVert};
 
 rows with :math:`\iota_i` above a threshold (default 2) stand apart from every other row.
 
@@ -40,7 +41,8 @@ table (a learned table at initialisation) and a random walk down the positions
 **Principal components and sinusoids.** With :math:`\tilde P = U S V^\top` (rows centred), the
 :math:`k`-th principal component over positions is :math:`u_k s_k`. Its best single sinusoid is
 
-.. math:: \max_{f} R^2_k(f), \qquad R^2_k(f) = 1 - \frac{\min_{a, b, c} \sum_i \big(u_{ik} - a\cos(2\pi f i/n) - b \sin(2\pi f i/n) - c\big)^2}{\sum_i (u_{ik} - \bar u_k)^2}
+.. math:: \max_{f} R^2_k(f), \qquad R^2_k(f) = 1 - \frac{\min_{a, b, c} \sum_i \big(u_{ik} - a\cos(2\pi f i/n)
+          - b \sin(2\pi f i/n) - c\big)^2}{\sum_i (u_{ik} - \bar u_k)^2}
 
 over frequencies :math:`f \in \{\tfrac12, 1, \tfrac32, \dots, \tfrac n2\}` (cycles over the table).
 PCs of any smooth random process are close to such cosines (the Karhunen–Loève modes of a random walk
@@ -77,8 +79,8 @@ __all__ = [
     # pretrained tables
     "TableAvailability", "pretrained_availability", "load_position_table",
     # order task and training
-    "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config",
-    "train_order_model", "steps_to_threshold",
+    "OrderTaskData", "order_task_data", "order_population_geometry", "INITS", "tiny_encoder_config",
+    "set_embedding_dropout", "torch_threads", "train_order_model", "evaluate_order_model", "steps_to_threshold",
     # experiments
     "run_pretrained_tables", "run_table_stress", "run_init_study",
 ]
@@ -218,7 +220,9 @@ def isolation_scores(P) -> np.ndarray:
     nearest = D.min(axis=1)
     median = float(np.median(nearest))
     if median == 0:
-        raise ValueError("more than half of the rows have an identical twin: the median nearest-neighbour distance is 0")
+        raise ValueError(
+            "more than half of the rows have an identical twin: the median nearest-neighbour distance is 0"
+        )
     # iota_i = min_j ||p_i - p_j|| / median_k min_j ||p_k - p_j||
     return nearest / median
 
@@ -354,7 +358,8 @@ def best_sinusoid(signal, freqs=None) -> dict[str, float]:
         resid = y - X @ coef
         r2 = 1.0 - float(resid @ resid) / tss
         if r2 > best["r2"] + 1e-12:
-            best = {"freq": float(fi), "period": float(n / fi), "r2": r2, "amplitude": float(np.hypot(coef[0], coef[1]))}
+            best = {"freq": float(fi), "period": float(n / fi), "r2": r2,
+                    "amplitude": float(np.hypot(coef[0], coef[1]))}
     return best
 
 
@@ -705,10 +710,12 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
                           "mds": geo.classical_mds(D).embedding}
                 row = {k: {norm: geo.stress(D, T, norm, as_distances=False) for norm in ("paper", "scale_free")}
                        for k, T in tables.items()}
-                row.update(n_kept=int(pos.size), n_positions=int(n), dropped=[int(i) for i in np.setdiff1d(np.arange(n), pos)],
+                iu = np.triu_indices(pos.size, 1)
+                row.update(n_kept=int(pos.size), n_positions=int(n),
+                           dropped=[int(i) for i in np.setdiff1d(np.arange(n), pos)],
                            special=special, tokenizer=f"{name} (its own)", min_reach=int(reach.min()),
-                           mean_distance=float(D[np.triu_indices_from(D, 1)].mean()),
-                           mean_table_distance=float(geo.euclidean_distances(P[pos])[np.triu_indices(pos.size, 1)].mean()))
+                           mean_distance=float(D[iu].mean()),
+                           mean_table_distance=float(geo.euclidean_distances(P[pos])[iu].mean()))
                 values[corpus] = row
             return values, None
 
@@ -853,7 +860,7 @@ INITS = {
 
 
 def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learned", position_options=None,
-                        d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64, task: str = "classification"):
+                        d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64):
     """The :class:`posgeom.models.encoder.EncoderConfig` of the chapter's small models.
 
     No dropout anywhere (it is added on the embedding sum only, where a study asks for it), mean pooling
@@ -874,7 +881,8 @@ def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learn
 
 
 def set_embedding_dropout(model, p: float):
-    r"""Put dropout with rate ``p`` on the embedding sum only: :math:`h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))`.
+    r"""Put dropout with rate ``p`` on the embedding sum only,
+    :math:`h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))`.
 
     The encoder's ``dropout`` option drops out inside every block too; this sets the embedding one alone.
     Returns the model.
@@ -952,7 +960,8 @@ def evaluate_order_model(model, data, batch_size: int = 256) -> dict[str, float]
     """
     from ..models.training import TrainConfig, evaluate
 
-    return evaluate(model, data, TrainConfig(task="classification", device="cpu", progress=False), batch_size=batch_size)
+    config = TrainConfig(task="classification", device="cpu", progress=False)
+    return evaluate(model, data, config, batch_size=batch_size)
 
 
 def steps_to_threshold(losses, threshold: float, smooth: int = 20) -> int | None:
@@ -1003,7 +1012,7 @@ def _final_geometry(P, D) -> dict[str, float]:
 
 def _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device):
     """The training runs of :func:`run_init_study` → (runs, losses, initial tables, final tables)."""
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     from ..models.encoder import build_model
 

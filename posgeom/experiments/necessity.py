@@ -33,7 +33,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from ..progress import tqdm
 
 from ..config import get_settings, resolve_device
 from ..corpora import synthetic as syn

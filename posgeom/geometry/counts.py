@@ -484,7 +484,7 @@ def positional_counts(
 
     items = sequences
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         items = tqdm(sequences, desc="counting", unit="batch")
     pending: list = []

@@ -133,7 +133,7 @@ def noise_floor(
     delta2 = np.empty(positions.size)
     it = range(positions.size)
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         it = tqdm(it, desc=f"noise floor ({method})", unit="position")
     for k in it:

