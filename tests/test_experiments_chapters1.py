@@ -41,7 +41,7 @@ def tiny(monkeypatch):
     monkeypatch.setitem(nec.CONFIGS, "quick", n)
     s = copy.deepcopy(sp.CONFIGS["quick"])
     s["synthetic"].update(n_positions=8, vocab_size=16, n_sequences=256, n_eval=64)
-    s["real"].update(n_positions=8, n_sequences=256, n_eval=64)
+    s["real"]["sst2"].update(n_positions=8, n_sequences=256, n_eval=64)
     s["train"].update(steps=10, batch_size=32, every=5)
     s["gap"].update(n_positions=8, min_reach=20)
     monkeypatch.setitem(sp.CONFIGS, "quick", s)
@@ -169,7 +169,7 @@ def test_order_task_data_is_balanced_and_labelled_by_order():
     x, y = nec.order_task_data(40, 7, 10, seed=3)
     assert x.shape == (40, 8) and (x[:, 0] == nec.CLS_ID).all()
     A, B = 10 - 2 + nec.OFFSET, 10 - 1 + nec.OFFSET
-    for row, label in zip(x.numpy(), y.numpy()):
+    for row, label in zip(x.numpy(), y.numpy(), strict=True):
         content = row[1:].tolist()
         assert content.count(A) == 1 and content.count(B) == 1
         assert label == int(content.index(A) < content.index(B))

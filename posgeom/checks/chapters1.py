@@ -115,7 +115,8 @@ def check_equivariance_gap(student_fn, *, rtol: float = 1e-6, atol: float = 1e-1
                 hint = (" You found no gap where there is one: compare f(x[:, perm]) with f(x)[:, perm] — "
                         "permute the input tokens on one side and the output rows on the other.")
             return _verdict("equivariance gap", False, len(cases),
-                            f"for the {label} model and perm {perm.tolist()}: got {got:.6g}, expected {want:.6g}.{hint}")
+                            f"for the {label} model and perm {perm.tolist()}: got {got:.6g}, "
+                            f"expected {want:.6g}.{hint}")
     return _verdict("equivariance gap", True, len(cases))
 
 

@@ -70,7 +70,7 @@ CONFIGS: dict[str, dict] = {
         train=dict(steps=5000, batch_size=64, lr=1e-4, weight_decay=0.01, schedule="linear", eval_every=250),
         seeds=(0, 1, 2),
         threads=None,
-        equivariance=dict(length=128, vocab_size=30522, n_inputs=4, n_perms=8, init_std=0.02),
+        equivariance=dict(length=128, vocab_size=30522, n_inputs=4, n_perms=8, init_std=0.5),
     ),
 }
 
@@ -120,7 +120,8 @@ def reversal(L: int) -> np.ndarray:
 
 def _check_perm(perm, L: int) -> torch.Tensor:
     p = np.asarray(perm)
-    if p.ndim != 1 or p.size != L or not np.issubdtype(p.dtype, np.integer) or not np.array_equal(np.sort(p), np.arange(L)):
+    valid = p.ndim == 1 and p.size == L and np.issubdtype(p.dtype, np.integer)
+    if not valid or not np.array_equal(np.sort(p), np.arange(L)):
         raise ValueError(
             f"perm must be a permutation of 0..{L - 1} (a 1-D integer array holding each index once), got {p!r}"
         )
@@ -312,7 +313,8 @@ class _AccuracyCurve(Callback):
         was = model.training
         model.eval()
         dev = next(model.parameters()).device
-        pred = torch.cat([model(self.x[i:i + 1024].to(dev)).logits.argmax(-1).cpu() for i in range(0, len(self.x), 1024)])
+        pred = torch.cat([model(self.x[i:i + 1024].to(dev)).logits.argmax(-1).cpu()
+                          for i in range(0, len(self.x), 1024)])
         model.train(was)
         self.steps.append(int(state.step))
         self.accuracy.append(float((pred == self.y).float().mean()))
