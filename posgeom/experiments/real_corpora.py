@@ -26,6 +26,21 @@ $F_{ij} = \sqrt{(\delta_i^2 + \delta_j^2)/2}$ (:func:`posgeom.geometry.noise_flo
   We also report $\lambda_1 / \sum_k \lambda_k^+$ for $B$ and for the debiased
   $\tilde B = -\tfrac12 J (D^{(2)} - F^{(2)})_{\text{off}} J$ ($\mathbb E\,\hat d_{ij}^2 \approx d_{ij}^2 + F_{ij}^2$).
 
+**The resolvable geometry.** The bootstrap floor resamples only tokens already seen, so for a
+heavy-tailed vocabulary it underestimates the noise. A model-free estimate splits the sequences into
+two random halves $A$, $B$ and compares positions *across* halves. With $a_i = \sqrt{\hat\mu_i^A}$,
+$b_j = \sqrt{\hat\mu_j^B}$ and the symmetrised cross products $G_{ij} = \tfrac12(a_i^\top b_j + a_j^\top b_i)$,
+independence of the halves gives $\mathbb E\, G_{ij} = \bar a_i^\top \bar a_j$ for every $i, j$ (including
+$i = j$), where $\bar a_i = \mathbb E \sqrt{\hat\mu_i}$: the sampling noise cancels in expectation. The
+*resolvable* distance is the chord distance between the directions of $\bar a_i$ and $\bar a_j$,
+
+$$R_{ij}^2 = 2 - \frac{2\, G_{ij}}{\sqrt{G_{ii}\, G_{jj}}},$$
+
+which is $\sqrt 2$ for disjoint supports and $0$ for equal distributions whatever the sample size. Tokens
+too rare to be seen at half the corpus size shrink $\bar a_i$ and do not count: $R$ is the geometry the
+corpus can resolve (:func:`resolvable_distances`); negative $R^2$ (noise) are clipped and their share
+is reported.
+
 **The encoding side** (SPEC section 2): sinusoidal (width $d$), RoPE (head width $d/H$, per unit
 vector), ALiBi ($\hat d_{ij} = \bar m |i-j|$, the mean slope or one head), the learned table of a
 pretrained model and one trained from scratch here, random tables $\mathcal N(0, \sigma^2)$ over
@@ -277,6 +292,69 @@ def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
     return T, profile, r2
 
 
+def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
+    r"""The cross-half estimate of the Hellinger geometry without its sampling noise (module docstring).
+
+    $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$ with $G_{ij} = \frac12(a_i^\top b_j + a_j^\top b_i)$, where
+    $a_i$, $b_j$ are the root-marginals of position $i$ in one random half of the sequences and of
+    position $j$ in the other.
+
+    Parameters
+    ----------
+    sequences : list of 1-D integer arrays, length N
+        The token ids (as for :func:`posgeom.geometry.positional_counts`).
+    n_positions, vocab_size : int
+    positions : array-like of int, optional
+        The positions to keep (default all reached by at least one sequence of each half).
+    seed : int
+        Seed of the random split.
+
+    Returns
+    -------
+    dict
+        ``R`` (k, k) resolvable distances, ``R2`` (k, k) before clipping, ``G`` (k, k) cross products,
+        ``positions`` (k,), ``negative_fraction`` (share of pairs $i < j$ with $R^2_{ij} < 0$).
+    """
+    seqs = list(sequences)
+    if len(seqs) < 4:
+        raise ValueError(f"the cross-half estimate needs at least 4 sequences, got {len(seqs)}")
+    perm = np.random.default_rng(seed).permutation(len(seqs))
+    half = len(seqs) // 2
+    ca = geo.positional_counts([seqs[i] for i in perm[:half]], n_positions, vocab_size)
+    cb = geo.positional_counts([seqs[i] for i in perm[half:]], n_positions, vocab_size)
+    both = np.flatnonzero((ca.reach > 0) & (cb.reach > 0))
+    if positions is not None:
+        positions = np.asarray(positions, dtype=np.int64)
+        missing = np.setdiff1d(positions, both)
+        if missing.size:
+            raise ValueError(
+                f"positions {missing.tolist()[:10]} are not reached in both halves of the split; the cross-half "
+                "estimate needs every kept position in each half: lower n_positions or raise min_count"
+            )
+        both = positions
+    SA = geo.sqrt_marginals(geo.positional_marginals(ca, min_count=1))
+    SB = geo.sqrt_marginals(geo.positional_marginals(cb, min_count=1))
+    # rows of the kept positions among those each half has (positional_marginals drops unreached ones)
+    A = SA[np.searchsorted(np.flatnonzero(ca.reach > 0), both)]
+    B = SB[np.searchsorted(np.flatnonzero(cb.reach > 0), both)]
+    # G_ij = (a_i . b_j + a_j . b_i) / 2
+    G = A @ B.T
+    G = 0.5 * (G + G.T)
+    g = np.diag(G).copy()
+    if np.any(g <= 0):
+        bad = both[g <= 0]
+        raise ValueError(
+            f"positions {bad.tolist()[:10]} share no token between the two halves (G_ii = 0): their distribution "
+            "cannot be resolved at this corpus size; lower n_positions or raise min_count"
+        )
+    # R_ij^2 = 2 - 2 G_ij / sqrt(G_ii G_jj)
+    R2 = 2.0 - 2.0 * G / np.sqrt(np.outer(g, g))
+    np.fill_diagonal(R2, 0.0)
+    iu = np.triu_indices(both.size, k=1)
+    return {"R": np.sqrt(np.clip(R2, 0.0, 2.0)), "R2": R2, "G": G, "positions": both,
+            "negative_fraction": float(np.mean(R2[iu] < 0)) if iu[0].size else 0.0}
+
+
 def _gram_eigenvalues(D2_off: np.ndarray) -> np.ndarray:
     """Eigenvalues (descending) of -1/2 J D2 J for a matrix of squared distances with zero diagonal."""
     n = D2_off.shape[0]
@@ -330,7 +408,7 @@ def rank_one_report(D, F) -> dict[str, Any]:
 
 def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                         **overrides) -> Result:
-    """The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
+    r"""The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
 
     Parameters
     ----------
@@ -347,9 +425,13 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
     Result
         ``arrays``: ``D`` (n_kept, n_kept), ``positions`` (n_kept,), ``reach`` (n_kept,), ``noise``
         (n_kept, n_kept), ``self_noise`` (n_kept,), ``profile`` (n_kept,), ``eigenvalues``,
-        ``eigenvalues_debiased``, ``eigenvalues_noise`` (n_kept,), ``full_lengths`` (n_sequences,).
+        ``eigenvalues_debiased``, ``eigenvalues_noise`` (n_kept,), ``full_lengths`` (n_sequences,); the
+        resolvable geometry ``R`` (n_kept, n_kept), ``G_self`` (n_kept,) $G_{ii}$, ``profile_resolvable`` and
+        ``eigenvalues_resolvable`` (n_kept,).
         ``values``: options, source, counts summary, ``shift_r2``, ``share_raw``, ``share_debiased``,
-        ``noise_top``, ``rank_above_noise``, ``share_above_noise``, effective ranks.
+        ``noise_top``, ``rank_above_noise``, ``share_above_noise``, effective ranks, and for the
+        resolvable geometry ``resolvable_shift_r2``, ``resolvable_share`` ($\lambda_1/\sum\lambda^+$),
+        ``resolvable_negative_fraction``, ``resolvable_negative_mass``.
     """
     settings = _settings(settings)
     noise_cfg = dict(CONFIGS[settings.scale]["noise"])
@@ -365,6 +447,11 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
                                 min_count=opts["min_count"], kind=opts["kind"])
         _, profile, r2 = toeplitz_projection(D)
         rep = rank_one_report(D, floor.matrix)
+        res = resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size,
+                                   marginals.positions, seed=settings.seed)
+        R = res["R"]
+        _, profile_res, r2_res = toeplitz_projection(R)
+        w_res = _gram_eigenvalues(R**2)
         values = {
             "options": opts, "source": params["data"], "tokenizer": tokens.tokenizer,
             "n_sequences": tokens.n_sequences, "n_truncated": tokens.n_truncated,
@@ -375,6 +462,10 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
             "self_noise_max": float(floor.self_noise.max()),
             "shift_r2": r2,
             **{k: v for k, v in rep.items() if not k.startswith("eigenvalues")},
+            "resolvable_shift_r2": r2_res,
+            "resolvable_share": float(w_res[0] / np.maximum(w_res, 0.0).sum()),
+            "resolvable_negative_fraction": res["negative_fraction"],
+            "resolvable_negative_mass": float(-w_res[w_res < 0].sum() / np.abs(w_res).sum()),
             "rank_tol": geo.effective_rank(rep["eigenvalues"], "tol", tol=1e-3),
             "rank_mass_90": geo.effective_rank(rep["eigenvalues"], "mass", q=0.9),
             "rank_mass_99": geo.effective_rank(rep["eigenvalues"], "mass", q=0.99),
@@ -384,6 +475,8 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
             "self_noise": floor.self_noise, "profile": profile, "full_lengths": tokens.full_lengths,
             "eigenvalues": rep["eigenvalues"], "eigenvalues_debiased": rep["eigenvalues_debiased"],
             "eigenvalues_noise": rep["eigenvalues_noise"],
+            "R": R, "G_self": np.diag(res["G"]).copy(), "profile_resolvable": profile_res,
+            "eigenvalues_resolvable": w_res,
         }
         return values, arrays
 
@@ -596,8 +689,12 @@ def encoding_distances(n: int, cfg: dict[str, Any]) -> dict[str, tuple[np.ndarra
     }
 
 
-def _stress_pair(D: np.ndarray, Dhat: np.ndarray) -> dict[str, float]:
-    return {z: geo.stress(D, Dhat, z, as_distances=True) for z in NORMALIZATIONS}
+def _stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None) -> dict[str, float]:
+    """Both stresses against D and, when given, the "scale_free" stress against the resolvable geometry R."""
+    out = {z: geo.stress(D, Dhat, z, as_distances=True) for z in NORMALIZATIONS}
+    if R is not None:
+        out["scale_free_resolvable"] = geo.stress(R, Dhat, "scale_free", as_distances=True)
+    return out
 
 
 def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
@@ -618,7 +715,8 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
     Returns
     -------
     Result
-        ``values["rows"]``: a list of ``{"encoding", "options", "paper", "scale_free"}`` (``*_sd`` for
+        ``values["rows"]``: a list of ``{"encoding", "options", "paper", "scale_free",
+        "scale_free_resolvable"}`` (the last against the resolvable geometry ``R``; ``*_sd`` for
         the random tables); ``values["model"]``: the pretrained model used.
         ``arrays``: ``alibi_head_paper`` (H,), ``alibi_head_scale_free`` (H,), ``smacof_k`` (k,)
         and ``smacof_iters`` (k,).
@@ -645,8 +743,10 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
         ecfg = cfg["encodings"]
         rows: list[dict[str, Any]] = []
 
+        R = geometry.arrays["R"]
+
         def add(name, options, Dhat):
-            rows.append({"encoding": name, "options": options, **_stress_pair(D, Dhat)})
+            rows.append({"encoding": name, "options": options, **_stress_pair(D, Dhat, R)})
 
         for name, (Dhat, options) in encoding_distances(n_all, ecfg).items():
             if name == "none":
@@ -677,13 +777,14 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
             sc = scratch.values["train"]
             add("learned (from scratch)", f"MLM, {sc['model']['n_layers']} layers, d={sc['model']['d_model']}, "
                 f"{sc['max_steps']} steps", geo.euclidean_distances(T))
-        rand = np.array([[geo.stress(D, enc.random_table(n_all, ecfg["d_model"], sigma=ecfg["random_sigma"],
-                                                         seed=s)[positions], z)
-                          for z in NORMALIZATIONS] for s in ecfg["random_seeds"]])
+        rand = np.array([list(_stress_pair(D, geo.euclidean_distances(enc.random_table(
+            n_all, ecfg["d_model"], sigma=ecfg["random_sigma"], seed=s)[positions]), R).values())
+            for s in ecfg["random_seeds"]])
+        keys = list(NORMALIZATIONS) + ["scale_free_resolvable"]
         rows.append({"encoding": "random N(0, sigma^2)",
                      "options": f"d={ecfg['d_model']}, sigma={ecfg['random_sigma']}, {len(ecfg['random_seeds'])} seeds",
-                     "paper": float(rand[:, 0].mean()), "scale_free": float(rand[:, 1].mean()),
-                     "paper_sd": float(rand[:, 0].std(ddof=1)), "scale_free_sd": float(rand[:, 1].std(ddof=1))})
+                     **{k: float(rand[:, i].mean()) for i, k in enumerate(keys)},
+                     **{f"{k}_sd": float(rand[:, i].std(ddof=1)) for i, k in enumerate(keys)}})
         mds = geo.classical_mds(D)
         add("MDS (full rank)", f"rank {mds.k} (numerical rank of B)", geo.euclidean_distances(mds.embedding))
         W = mds.eigenvectors * np.sqrt(np.maximum(mds.eigenvalues, 0.0))
@@ -723,19 +824,22 @@ def stress_dataframe(result: Result):
     Returns
     -------
     pandas.DataFrame
-        Index ``encoding``; columns ``options``, ``"paper" stress``, ``"scale_free" stress``.
+        Index ``encoding``; columns ``options``, ``"paper" stress``, ``"scale_free" stress`` and
+        ``"scale_free" vs resolvable R``.
     """
     import pandas as pd
 
     records = []
     for row in result.values["rows"]:
         rec = {"encoding": row["encoding"], "options": row["options"]}
-        for z in NORMALIZATIONS:
+        for z, label in ((z, f'"{z}" stress') for z in (*NORMALIZATIONS, "scale_free_resolvable")):
+            if z not in row:
+                continue
             v = row[z]
             text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
             if f"{z}_sd" in row:
                 text += f" ± {row[z + '_sd']:.2g}"
-            rec[f'"{z}" stress'] = text
+            rec[label.replace('"scale_free_resolvable" stress', '"scale_free" vs resolvable R')] = text
         records.append(rec)
     return pd.DataFrame.from_records(records).set_index("encoding")
 
@@ -916,7 +1020,8 @@ def main(argv: list[str] | None = None) -> int:
 
 __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "corpus_options", "load_tokens",
-    "corpus_marginals", "corpus_distances", "toeplitz_projection", "rank_one_report", "run_corpus_geometry",
+    "corpus_marginals", "corpus_distances", "toeplitz_projection", "resolvable_distances", "rank_one_report",
+    "run_corpus_geometry",
     "pretrained_model_folder", "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
     "equidistant_distances", "encoding_distances", "run_stress_table", "stress_rows", "stress_dataframe", "row_of",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all", "main",

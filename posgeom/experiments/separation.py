@@ -552,6 +552,12 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
         pm = load_pretrained(settings.pretrained, device="cpu")
         if not 0 <= layer < pm.n_layers:
             raise ValueError(f"layer must be in 0..{pm.n_layers - 1} for {pm.name}, got {layer}")
+        # the attention of layer `layer` depends on the layers below it only: run those (a BERT-family
+        # encoder keeps its blocks in model.encoder.layer); the result is the same, the time a fraction
+        blocks = getattr(getattr(pm.model, "encoder", None), "layer", None)
+        if blocks is not None and layer + 1 < len(blocks):
+            pm.model.encoder.layer = blocks[: layer + 1]
+            pm.model.config.num_hidden_layers = layer + 1
         att = pm.attentions(texts.texts, max_length=n_positions, batch_size=64)
         A = att.weights[layer]  # (N, H, L, L)
         L = A.shape[-1]

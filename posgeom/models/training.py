@@ -22,6 +22,19 @@ last checkpoint ends with exactly the numbers of the uninterrupted run (tested).
 
 **CUDA**: bf16 autocast and the fused AdamW kernel (``precision="auto"``, ``fused=None`` pick them
 on CUDA only). Running out of memory raises :class:`TrainingOOMError` naming the batch size to try.
+
+**Several processes** (``torchrun --nproc_per_node=N``, or any launcher that initialises
+``torch.distributed``): when a process group of ``W > 1`` processes is initialised, :func:`train` wraps
+the model in :class:`torch.nn.parallel.DistributedDataParallel` and each process takes its contiguous
+share of every global batch of ``batch_size`` rows (masked before it is split, so the masking is that of
+one process). DDP averages the gradients of the shards, so with equal shards and a loss that is a mean
+over examples (classification),
+
+.. math:: \nabla \mathcal L = \frac{1}{W}\sum_{r=1}^{W} \nabla \mathcal L_r ,
+
+the step is the one-process step on the same global batch. Nothing else is exchanged: the progress bar,
+the checkpoints and the callbacks run on rank 0 only, and each process records the losses of its own
+shard. On CUDA, process ``r`` uses the GPU ``LOCAL_RANK`` (set by ``torchrun``).
 """
 
 from __future__ import annotations
@@ -412,7 +425,41 @@ def _resolve_precision(precision: str, device: str) -> str:
     return precision
 
 
-def _step_batch(data: TokenData, config: TrainConfig, vocab_size: int, step: int, idx: torch.Tensor, device: str):
+def distributed_context() -> tuple[int, int]:
+    """``(rank, world_size)`` of the initialised ``torch.distributed`` process group, else ``(0, 1)``."""
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _distributed_device(device: str) -> str:
+    """The device of this process: on CUDA the GPU ``LOCAL_RANK`` (``torchrun``), else ``device``."""
+    if not device.startswith("cuda"):
+        return device
+    local = os.environ.get("LOCAL_RANK")
+    index = int(local) if local is not None else torch.distributed.get_rank() % max(1, torch.cuda.device_count())
+    return f"cuda:{index}"
+
+
+def _check_shards(n_rows: int, batch_size: int, world: int) -> None:
+    """Every process must get at least one row of every batch of the ``n_rows`` visited, the short last one included."""
+    if batch_size % world:
+        raise ValueError(
+            f"batch_size={batch_size} is not divisible by the {world} processes of the process group; "
+            f"use a batch size that is a multiple of {world}, or launch {math.gcd(batch_size, world)} processes"
+        )
+    short = n_rows % batch_size  # the last batch of an epoch (the only one when n_rows < batch_size)
+    if 0 < short < world:
+        raise ValueError(
+            f"a batch of {short} rows cannot be shared by {world} processes (N = {n_rows} rows, batch_size = "
+            f"{batch_size}); use fewer processes, or a number of rows whose remainder modulo batch_size is 0 or ≥ {world}"
+        )
+
+
+def _step_batch(data: TokenData, config: TrainConfig, vocab_size: int, step: int, idx: torch.Tensor, device: str,
+                shard: tuple[int, int] | None = None):
+    """The batch of rows ``idx`` (masked for MLM), then — with ``shard=(rank, world)`` — this process's share."""
     batch = data.batch(idx)
     if "attention_mask" in batch and bool(batch["attention_mask"].all()):
         del batch["attention_mask"]  # no padding in this batch: no mask, the fastest attention kernels
@@ -425,6 +472,9 @@ def _step_batch(data: TokenData, config: TrainConfig, vocab_size: int, step: int
         )
     elif "labels" not in batch:
         raise ValueError("classification needs labels: TokenData(input_ids, attention_mask, labels)")
+    if shard is not None:
+        rank, world = shard
+        batch = {k: torch.tensor_split(v, world)[rank] for k, v in batch.items()}
     nb = device.startswith("cuda")
     return {k: v.to(device, non_blocking=nb) for k, v in batch.items()}
 
@@ -442,6 +492,7 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
         ``input_ids`` (N, L), optional ``attention_mask`` (N, L), ``labels`` (N,) for classification.
     config : TrainConfig
     callbacks : iterable of :class:`~posgeom.models.callbacks.Callback`
+        Called on rank 0 only when ``torch.distributed`` is initialised with several processes.
     eval_data : like ``data``, optional — evaluated once at the end (:func:`evaluate`).
 
     Returns
@@ -453,6 +504,9 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
     data = as_token_data(data)
     callbacks = list(callbacks)
     device = resolve_device(config.device)
+    rank, world = distributed_context()
+    if world > 1:
+        device = _distributed_device(device)
     precision = _resolve_precision(config.precision, device)
     vocab_size = model.config.vocab_size
     L = data.input_ids.shape[1]
@@ -467,6 +521,9 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
     steps_per_epoch = math.ceil(N / bs)
     total = config.max_steps if config.max_steps is not None else max(1, math.ceil(config.epochs * steps_per_epoch))
     warmup = config.warmup_steps if config.warmup_steps is not None else int(round(config.warmup_ratio * total))
+    if world > 1:
+        # the short last batch of an epoch is reached only when the run is at least one epoch long
+        _check_shards(N if total >= steps_per_epoch else bs * total, bs, world)
 
     model.to(device)
     fused = config.fused if config.fused is not None else device.startswith("cuda")
@@ -501,16 +558,30 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
     else:
         torch.manual_seed(config.seed)
 
+    # Several processes: DDP averages the gradients of the shards (its parameters start from rank 0's).
+    # static_graph: DDP learns at the first step which parameters the model uses (a model may hold some it
+    # never uses), instead of searching the autograd graph at every step.
+    forward = model
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        forward = DistributedDataParallel(
+            model, device_ids=[torch.device(device).index] if device.startswith("cuda") else None, static_graph=True,
+        )
+    shard = (rank, world) if world > 1 else None
+    lead = rank == 0  # progress bar, checkpoints and callbacks
     model.train()
-    for cb in callbacks:
-        cb.on_train_begin(state)
+    if lead:
+        for cb in callbacks:
+            cb.on_train_begin(state)
 
     from ..progress import tqdm
 
     pending: list[torch.Tensor] = []
     perm_epoch, perm = -1, None
     start, start_step = time.perf_counter(), state.step
-    bar = tqdm(total=total, initial=state.step, disable=not config.progress, desc=f"train {config.task}", unit="step")
+    bar = tqdm(total=total, initial=state.step, disable=not (config.progress and lead), desc=f"train {config.task}",
+               unit="step")
 
     def flush():
         if pending:
@@ -524,11 +595,11 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
                 gen = torch.Generator().manual_seed(_derived_seed(config.seed, 1, epoch))
                 perm, perm_epoch = torch.randperm(N, generator=gen), epoch
             idx = perm[i * bs:(i + 1) * bs]
-            batch = _step_batch(data, config, vocab_size, state.step, idx, device)
+            batch = _step_batch(data, config, vocab_size, state.step, idx, device, shard)
             try:
                 with _autocast(device, precision):
-                    out = model(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"),
-                                labels=batch["labels"])
+                    out = forward(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"),
+                                  labels=batch["labels"])
                 loss = out.loss
                 loss.backward()
                 if config.max_grad_norm is not None:
@@ -549,21 +620,25 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
             ckpt_due = config.checkpoint_every is not None and state.step % config.checkpoint_every == 0
             if state.step % config.log_every == 0 or state.step == total or ckpt_due:
                 flush()
-                bar.set_postfix(loss=f"{state.losses[-1]:.4f}", lr=f"{state.lrs[-1]:.2e}")
-            for cb in callbacks:
-                cb.on_step_end(state)
-            if ckpt_due:
-                save_checkpoint(ckpt_path, model, optimizer, scheduler, state, callbacks)
+                if lead:
+                    bar.set_postfix(loss=f"{state.losses[-1]:.4f}", lr=f"{state.lrs[-1]:.2e}")
+            if lead:
+                for cb in callbacks:
+                    cb.on_step_end(state)
+                if ckpt_due:
+                    save_checkpoint(ckpt_path, model, optimizer, scheduler, state, callbacks)
     finally:
         flush()
         bar.close()
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     runtime = time.perf_counter() - start
-    for cb in callbacks:
-        cb.on_train_end(state)
-    if ckpt_path is not None and (config.checkpoint_every is None or state.step % config.checkpoint_every):
-        save_checkpoint(ckpt_path, model, optimizer, scheduler, state, callbacks)
+    if lead:
+        for cb in callbacks:
+            cb.on_train_end(state)
+        if ckpt_path is not None and (config.checkpoint_every is None or state.step % config.checkpoint_every):
+            save_checkpoint(ckpt_path, model, optimizer, scheduler, state, callbacks)
+    # tokens processed by all processes together (each process handles bs / W rows of each step)
     tokens = (state.step - start_step) * bs * L
     result = TrainResult(
         steps=state.step, losses=list(state.losses), lrs=list(state.lrs),
@@ -619,5 +694,5 @@ def evaluate(model: nn.Module, data, config: TrainConfig | None = None, batch_si
 __all__ = [
     "TrainConfig", "TokenData", "TrainState", "TrainResult", "TrainingOOMError", "train", "evaluate",
     "mask_tokens", "set_seed", "lr_factor", "save_checkpoint", "load_checkpoint", "as_token_data",
-    "CHECKPOINT_NAME", "BERT_MASK_ID", "BERT_SPECIAL_IDS", "TASKS", "PRECISIONS",
+    "CHECKPOINT_NAME", "BERT_MASK_ID", "BERT_SPECIAL_IDS", "TASKS", "PRECISIONS", "distributed_context",
 ]
