@@ -41,6 +41,16 @@ def _add_corpora(subparsers) -> None:
 SUBCOMMANDS.append(_add_corpora)
 
 
+def _add_reproduce(subparsers) -> None:
+    """``posgeom reproduce`` (see :mod:`posgeom.reproduce`)."""
+    from .reproduce import add_reproduce
+
+    add_reproduce(subparsers)
+
+
+SUBCOMMANDS.append(_add_reproduce)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="posgeom", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)

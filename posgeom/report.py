@@ -3,13 +3,24 @@
 Every chapter ends its checks with a table comparing the paper's number with ours. This module
 holds the paper's side (:data:`PAPER_CLAIMS`, from SPEC section 3 and the two seed documents) and
 builds the table from rows whose "ours" values were computed in the chapter — never typed by hand.
+
+``comparison_table(rows, chapter="<slug>", settings=settings)`` also records the rows in the results
+registry (``record_comparison``): experiment ``"claims"``, parameters ``{"chapter": slug}``, at the
+chapter's scale. The summary page (``posgeom.summary``) and ``posgeom reproduce`` read these records.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
+
+from .config import Settings, _project_root, get_settings, resolve_device
+from .registry import Registry, Result
 
 #: The three verdicts a row may carry (CHAPTERS.md, "Paper vs this book").
 VERDICTS = ("reproduced", "depends on an unstated choice", "not reproduced")
@@ -86,8 +97,97 @@ class ComparisonRow:
             raise ValueError(f"claim {self.claim}: a verdict of {self.verdict!r} needs a `why`")
 
 
-def comparison_table(rows: list[ComparisonRow]) -> pd.DataFrame:
-    """The "Paper vs this book" table: one row per claim checked by the chapter."""
+#: The registry experiment holding each chapter's recorded "Paper vs this book" rows.
+CLAIMS_EXPERIMENT = "claims"
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def _check_rows(rows: Iterable[ComparisonRow]) -> list[ComparisonRow]:
+    rows = list(rows)
+    if not rows:
+        raise ValueError("no rows: a comparison table needs at least one ComparisonRow")
+    bad = [type(r).__name__ for r in rows if not isinstance(r, ComparisonRow)]
+    if bad:
+        raise TypeError(f"rows must be ComparisonRow objects; got {', '.join(sorted(set(bad)))}")
+    return rows
+
+
+def check_chapter(chapter: str) -> str:
+    """A chapter slug: the notebook's file name without ``.md`` (lower case, digits and hyphens)."""
+    if not isinstance(chapter, str) or not _SLUG.match(chapter):
+        raise ValueError(
+            f"chapter {chapter!r} is not a chapter slug; use the notebook's file name without .md, "
+            "e.g. chapter='sinusoids-as-mds'"
+        )
+    return chapter
+
+
+def notebook_sha256(chapter: str, notebooks_dir: str | Path | None = None) -> str | None:
+    """SHA-256 of ``notebooks/<chapter>.md`` (``notebooks_dir`` default: the checkout we run in), or None.
+
+    Recorded with a chapter's claims so that a later change of the notebook shows its records as stale.
+    """
+    if notebooks_dir is None:
+        root = _project_root()
+        if root is None:
+            return None
+        notebooks_dir = root / "notebooks"
+    path = Path(notebooks_dir) / f"{check_chapter(chapter)}.md"
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def row_record(row: ComparisonRow) -> dict:
+    """All fields of a row as plain data, with ``paper`` filled in from :data:`PAPER_CLAIMS` when not given."""
+    record = asdict(row)
+    if record["paper"] is None:
+        record["paper"] = PAPER_CLAIMS[row.claim].paper_value
+    return record
+
+
+def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Settings | None = None) -> Result:
+    """Store a chapter's "Paper vs this book" rows in the results registry and return the entry.
+
+    Experiment ``"claims"``, parameters ``{"chapter": chapter}``, at ``settings.scale``; the manifest
+    holds the seed, the device and the models named in the rows. Values: ``chapter``, ``rows`` (every
+    field of each row, the paper's value filled in) and ``notebook_sha256`` (of the chapter's notebook
+    when it is found, else None). Recording again replaces the chapter's previous entry at that scale.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's slug (its notebook's file name without ``.md``).
+    rows : iterable of ComparisonRow
+        At least one row.
+    settings : Settings, optional
+        Scale, seed, device and results folder (default :func:`posgeom.config.get_settings`).
+
+    Returns
+    -------
+    posgeom.registry.Result
+    """
+    chapter = check_chapter(chapter)
+    rows = _check_rows(rows)
+    settings = settings if settings is not None else get_settings()
+    values = {"chapter": chapter, "rows": [row_record(r) for r in rows], "notebook_sha256": notebook_sha256(chapter)}
+    models = "; ".join(dict.fromkeys(r.model for r in rows))
+    return Registry(settings.results_dir).save(
+        CLAIMS_EXPERIMENT, values, params={"chapter": chapter}, scale=settings.scale, seed=settings.seed,
+        device=resolve_device(settings.device), model=models,
+    )
+
+
+def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = None,
+                     settings: Settings | None = None) -> pd.DataFrame:
+    """The "Paper vs this book" table: one row per claim checked by the chapter.
+
+    With ``chapter`` (the notebook's slug) the rows are also recorded in the registry
+    (``record_comparison``, at ``settings.scale``), for the summary page and ``posgeom reproduce``.
+    """
+    rows = _check_rows(rows)
+    if chapter is None and settings is not None:
+        raise ValueError("settings= is used only to record the rows; pass chapter='<notebook slug>' too")
+    if chapter is not None:
+        record_comparison(chapter, rows, settings)
     records = []
     for row in rows:
         claim = PAPER_CLAIMS[row.claim]
@@ -104,4 +204,7 @@ def comparison_table(rows: list[ComparisonRow]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records).set_index("claim")
 
 
-__all__ = ["VERDICTS", "Claim", "PAPER_CLAIMS", "ComparisonRow", "comparison_table"]
+__all__ = [
+    "VERDICTS", "Claim", "PAPER_CLAIMS", "ComparisonRow", "comparison_table", "record_comparison",
+    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
+]

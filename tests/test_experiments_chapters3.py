@@ -296,6 +296,26 @@ def test_linear_predictions(tiny_geometry, settings):
     assert lin["counts_l2"][1, 2] == pytest.approx(np.linalg.norm(mu[1] * w[1] - mu[2] * w[2]))
 
 
+def test_run_monotonicity_table_tiny(settings, tiny_geometry):
+    scratch_over = {"model": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32}, "max_steps": 3,
+                    "batch_size": 8, "warmup_steps": 1, "every": 1}
+    res = mo.run_monotonicity_table(settings, corpus="sst2", progress=False, corpus_overrides=dict(TINY),
+                                    scratch_overrides=scratch_over)
+    D = tiny_geometry.arrays["D"]
+    names = [r["encoding"] for r in res.values["rows"]]
+    assert "alibi (kernel rule)" not in names and "equidistant" not in names
+    row = res.values["rows"][names.index("sinusoidal")]
+    ref = mo.monotonicity_of(D, enc.sinusoidal_distances(12, 768))
+    assert row["violation_rate"] == pytest.approx(ref["violation_rate"])
+    assert row["violation_rate_resolvable"] == pytest.approx(
+        mo.monotonicity_of(tiny_geometry.arrays["R"], enc.sinusoidal_distances(12, 768))["violation_rate"])
+    assert list(res.arrays["mds_ranks"]) == list(range(1, 12))
+    assert res.arrays["mds_violation"][-1] < 0.01  # 0 up to near-ties broken by rounding
+    k = res.values["closest_rank"]
+    assert res.values["closest_violation"] == pytest.approx(res.arrays["mds_violation"][k - 1])
+    assert "±" in mo.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
+
+
 def test_logit_margin_ntk_matches_autograd():
     import torch
 
@@ -437,3 +457,8 @@ def test_check_kernel_distances():
         return np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * G, 0, None))
 
     assert not check_kernel_distances(unsymmetrised)
+
+
+def test_plain_text_displays_without_quotes():
+    t = rc.PlainText("sinusoidal (0.052) < rope (0.053)")
+    assert repr(t) == str(t) == "sinusoidal (0.052) < rope (0.053)"

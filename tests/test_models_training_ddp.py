@@ -64,6 +64,10 @@ def _worker(rank: int, init_file: str, out_dir: str) -> None:
         mlm = build_model(tiny(), "mlm", seed=1)
         train(mlm, TokenData(corpus().input_ids), config("mlm"))
         out["mlm"] = {k: v.detach().clone() for k, v in mlm.state_dict().items()}
+        extra = build_model(tiny(), "classification", seed=2)
+        extra.unused = torch.nn.Linear(2, 2)  # a parameter the loss never reaches
+        train(extra, corpus(), config("classification", max_steps=3))
+        out["unused"] = {k: v.detach().clone() for k, v in extra.state_dict().items()}
         try:
             train(build_model(tiny(), "classification", seed=0), corpus(), config("classification", batch_size=7))
         except ValueError as err:
@@ -101,6 +105,11 @@ def test_ranks_end_identical_and_callbacks_run_on_rank_0_only(ranks):
         assert torch.equal(value, ranks[1]["mlm"][name]), name
     for name, value in ranks[0]["classification"].items():
         assert torch.equal(value, ranks[1]["classification"][name]), name
+    # a model with a parameter the loss does not use trains too
+    for name, value in ranks[0]["unused"].items():
+        assert torch.equal(value, ranks[1]["unused"][name]), name
+    assert not torch.equal(ranks[0]["unused"]["classifier.weight"], build_model(tiny(), "classification", seed=2)
+                           .state_dict()["classifier.weight"])
     assert ranks[0]["calls"] == 8 and ranks[1]["calls"] == 0
 
 

@@ -154,6 +154,19 @@ CONFIGS: dict[str, dict[str, Any]] = {
 # --------------------------------------------------------------------------------------------
 
 
+class PlainText:
+    """Text whose display is the text itself, without quotes (for MyST-NB ``glue`` of computed phrases)."""
+
+    def __init__(self, text: str):
+        self.text = str(text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def _settings(settings: Settings | None) -> Settings:
     return settings if settings is not None else get_settings()
 
@@ -1019,7 +1032,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = [
-    "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "corpus_options", "load_tokens",
+    "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options", "load_tokens",
     "corpus_marginals", "corpus_distances", "toeplitz_projection", "resolvable_distances", "rank_one_report",
     "run_corpus_geometry",
     "pretrained_model_folder", "pretrained_table", "run_scratch_table", "alibi_kernel_distances",

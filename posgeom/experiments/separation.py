@@ -222,7 +222,9 @@ def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int 
     x[rows, pos] = mask_id
     was = model.training
     model.eval()
-    out = model(x, attention_mask, None, labels=labels)
+    dev = next(model.parameters()).device
+    mask = None if attention_mask is None else torch.as_tensor(attention_mask).to(dev)
+    out = model(x.to(dev), mask, None, labels=labels.to(dev))
     model.train(was)
     return float(out.loss)
 

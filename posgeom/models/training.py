@@ -559,14 +559,15 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
         torch.manual_seed(config.seed)
 
     # Several processes: DDP averages the gradients of the shards (its parameters start from rank 0's).
-    # static_graph: DDP learns at the first step which parameters the model uses (a model may hold some it
-    # never uses), instead of searching the autograd graph at every step.
+    # find_unused_parameters: a model may hold parameters its loss does not use (they then get no
+    # gradient, and DDP must not wait for one); the search costs one walk over the graph per step.
     forward = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
         forward = DistributedDataParallel(
-            model, device_ids=[torch.device(device).index] if device.startswith("cuda") else None, static_graph=True,
+            model, device_ids=[torch.device(device).index] if device.startswith("cuda") else None,
+            find_unused_parameters=True,
         )
     shard = (rank, world) if world > 1 else None
     lead = rank == 0  # progress bar, checkpoints and callbacks

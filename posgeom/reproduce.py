@@ -1,0 +1,640 @@
+r"""``posgeom reproduce``: run every chapter's experiments into the results registry, resumably.
+
+The unit of work is a **chapter**. Reproducing a chapter executes its notebook ``notebooks/<slug>.md``
+(read with jupytext, run by nbclient in a ``python3`` kernel whose working folder is ``notebooks/``,
+with ``POSGEOM_SCALE``, ``POSGEOM_DEVICE``, ``POSGEOM_RESULTS_DIR`` set and ``POSGEOM_PROGRESS=0``). The
+notebook's ``run_*`` functions store their results in the registry, and its "Paper vs this book" table
+records the chapter's claims (``posgeom.report.record_comparison``, experiment ``"claims"``).
+
+A chapter is **done** at a scale when its ``"claims"`` entry exists at that scale, was written by the
+current code (:func:`posgeom.registry.code_hash`) and from the current notebook (its SHA-256). Done
+chapters are skipped (``--force`` runs them again), so a second run is fast and an interrupted run
+resumes: completed chapters are skipped, and inside the interrupted chapter every ``run_*`` that had
+finished returns its stored result. A failing cell stops the run with the chapter, the cell and the
+error; fix it and run again.
+
+:data:`CHAPTERS` lists, per chapter, the claims it checks and what it costs. ``quick`` figures are
+measurements on a 2-core CPU (wall time; peak resident memory of the kernel) — by
+``posgeom reproduce`` where ``Estimate.measured`` is true, else the chapter's own timing with a
+memory estimate. ``paper`` figures are **estimates** for one H100/H200-class GPU: nothing here has run
+them yet. The total is the sum of the chapters' times; the memory is the largest chapter's.
+
+**Several GPUs.** At ``paper`` scale with ``N > 1`` CUDA devices, chapters whose paper-scale training
+goes through :func:`posgeom.models.training.train` without reading callback records afterwards
+(``Chapter.ddp``) first run those entry points under PyTorch's own launcher::
+
+    torchrun --standalone --nproc_per_node=N -m posgeom.reproduce --ddp-worker MODULE:FUNCTION ...
+
+where :func:`~posgeom.models.training.train` wraps the model in DistributedDataParallel. Rank 0 writes
+the results to the registry (the other ranks compute the same things and write nothing); the notebook
+then runs in one process and finds them stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from .config import SCALES, _project_root, get_settings, resolve_device, validate_device, validate_scale
+from .registry import Registry, Result, code_hash, params_key
+from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
+
+#: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
+RUNS_EXPERIMENT = "chapter_runs"
+#: Printed by the probe cell appended to every executed notebook (peak memory of the kernel).
+_PROBE_MARK = "__posgeom_reproduce_probe__"
+_PROBE = f"""\
+import json as _json, sys as _sys
+try:
+    import resource as _resource
+    _rss = _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss * (1 if _sys.platform == "darwin" else 1024)
+except ImportError:  # Windows
+    _rss = None
+_gpu = None
+if "torch" in _sys.modules and _sys.modules["torch"].cuda.is_initialized():
+    _gpu = _sys.modules["torch"].cuda.max_memory_allocated()
+print("{_PROBE_MARK}" + _json.dumps({{"rss_bytes": _rss, "gpu_bytes": _gpu}}))
+"""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What one chapter costs at one scale.
+
+    ``minutes``: wall time; ``memory_gb``: peak resident memory of the kernel (host RAM);
+    ``gpu_memory_gb``: peak GPU memory (None: no GPU used); ``measured``: measured by
+    ``posgeom reproduce`` on the 2-core build machine (else the chapter's timing or an estimate).
+    """
+
+    minutes: float
+    memory_gb: float
+    gpu_memory_gb: float | None = None
+    measured: bool = False
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the book as ``posgeom reproduce`` sees it.
+
+    ``claims``: the claim ids its "Paper vs this book" table checks. ``ddp``: paper-scale entry points
+    (``"module:function"``, called as ``function(settings)``) that may run under ``torchrun``.
+    """
+
+    slug: str
+    title: str
+    claims: tuple[str, ...]
+    quick: Estimate
+    paper: Estimate
+    paper_needs_gpu: bool
+    ddp: tuple[str, ...] = ()
+
+    def estimate(self, scale: str) -> Estimate:
+        return getattr(self, validate_scale(scale))
+
+
+_EXP = "posgeom.experiments."
+
+#: The chapters that check claims, in the book's order (chapters reuse the registry entries of earlier
+#: ones: *Real corpora* before *Monotonicity* and *Inside BERT*). ``getting-started`` checks no claim.
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter("encodings-at-a-glance", "Five encodings at a glance", ("C7", "C8"),
+            Estimate(0.5, 0.8), Estimate(2, 3), False),
+    Chapter("theorem1-necessity", "Theorem 1: why position must be injected", ("C1",),
+            Estimate(1.5, 0.8), Estimate(90, 8, 20), True),
+    Chapter("corpus-geometry", "The geometry of a corpus", ("C7", "C8"),
+            Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False),
+    Chapter("optimal-encoding", "The optimal encoding", ("C3",),
+            Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False),
+    Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",),
+            Estimate(1.5, 0.6, measured=True), Estimate(120, 8, 16), True,
+            ddp=(_EXP + "minimal_parametrisation:run_lowrank_training",)),
+    Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4", "C7"),
+            Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False),
+    Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"),
+            Estimate(3.0, 2.0), Estimate(120, 16, 30), True),
+    Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",),
+            Estimate(2.5, 1.2), Estimate(240, 12, 25), True),
+    Chapter("monotonicity", "Monotonicity", ("C9", "C11"),
+            Estimate(3.0, 1.5), Estimate(60, 16, 20), True),
+    Chapter("inside-bert", "Inside BERT: the layers", ("C10",),
+            Estimate(1.0, 1.0), Estimate(5, 4, 4), False),
+    Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
+            Estimate(2.0, 1.5), Estimate(20, 8, 4), True,
+            ddp=(_EXP + "learned_tables:run_init_study",)),
+    Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"),
+            Estimate(2.5, 1.2), Estimate(60, 8, 6), True,
+            ddp=(_EXP + "extrapolation:run_undertrained_tails", _EXP + "extrapolation:run_extrapolation_order",
+                 _EXP + "extrapolation:run_extrapolation_mlm")),
+)
+
+
+class ChapterFailed(RuntimeError):
+    """A chapter's notebook (or its torchrun step) failed; the message names the chapter and the cell."""
+
+    def __init__(self, slug: str, message: str):
+        super().__init__(f"chapter {slug!r}: {message}")
+        self.slug = slug
+
+
+@dataclass
+class ChapterRun:
+    """What executing one chapter measured."""
+
+    slug: str
+    wall_s: float
+    peak_rss_gb: float | None
+    gpu_peak_gb: float | None
+    claims: tuple[str, ...]
+    ddp_command: list[str] | None = None
+
+
+@dataclass
+class ReproduceReport:
+    """What :func:`reproduce` did: the chapters it ran and those it skipped (already done)."""
+
+    scale: str
+    ran: list[ChapterRun] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Where things are
+# --------------------------------------------------------------------------------------------
+
+
+def project_root() -> Path:
+    """The posgeom checkout: the one holding the current folder, else the one holding this package."""
+    root = _project_root()
+    if root is None:
+        here = Path(__file__).resolve().parent.parent
+        if (here / "_toc.yml").is_file() and (here / "notebooks").is_dir():
+            root = here
+    if root is None:
+        raise ValueError(
+            "posgeom reproduce executes the chapters of a posgeom checkout (its notebooks/ folder); "
+            "run it inside the repository"
+        )
+    return root
+
+
+def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> list[Chapter]:
+    """The chapters named by ``only`` (chapter slugs or claim ids such as ``C7``; commas allowed), in book order.
+
+    A claim id selects every chapter that checks it. An unknown value raises :class:`ValueError`
+    listing the valid ones; ``None`` or empty selects every chapter.
+    """
+    values = [v.strip() for item in (only or ()) for v in str(item).split(",") if v.strip()]
+    if not values:
+        return list(chapters)
+    slugs = [c.slug for c in chapters]
+    picked: set[str] = set()
+    for value in values:
+        if value in slugs:
+            picked.add(value)
+        elif value.upper() in PAPER_CLAIMS:
+            checking = [c.slug for c in chapters if value.upper() in c.claims]
+            if not checking:
+                raise ValueError(f"claim {value.upper()} is checked by no chapter of this list ({', '.join(slugs)})")
+            picked.update(checking)
+        else:
+            raise ValueError(
+                f"unknown chapter or claim {value!r}; valid chapters are {', '.join(slugs)}; "
+                f"valid claims are {', '.join(PAPER_CLAIMS)}"
+            )
+    return [c for c in chapters if c.slug in picked]
+
+
+def claims_stale_reason(entry: Result, *, current_code_hash: str | None = None,
+                        notebooks_dir: str | Path | None = None) -> str | None:
+    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None."""
+    current = current_code_hash if current_code_hash is not None else code_hash()
+    if entry.manifest.get("code_hash") != current:
+        return "code changed"
+    if notebooks_dir is not None:
+        recorded = entry.values.get("notebook_sha256")
+        now = notebook_sha256(entry.values.get("chapter", ""), notebooks_dir)
+        if recorded and now and recorded != now:
+            return "notebook changed"
+    return None
+
+
+def chapter_status(chapter: Chapter, scale: str, registry: Registry, *, notebooks_dir: str | Path | None = None,
+                   current_code_hash: str | None = None) -> str:
+    """``"done"``, ``"not run"`` or ``"stale (code changed)"`` / ``"stale (notebook changed)"`` at ``scale``."""
+    params = {"chapter": chapter.slug}
+    if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
+        return "not run"
+    reason = claims_stale_reason(registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale),
+                                 current_code_hash=current_code_hash, notebooks_dir=notebooks_dir)
+    return "done" if reason is None else f"stale ({reason})"
+
+
+# --------------------------------------------------------------------------------------------
+# Executing one notebook
+# --------------------------------------------------------------------------------------------
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _first_line(source: str) -> str:
+    lines = [ln for ln in source.splitlines() if ln.strip() and not ln.startswith(("---", "#", ":"))]
+    text = lines[0].strip() if lines else source.strip()[:60]
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | None = None,
+                     on_cell: Callable[[int, int], None] | None = None, slug: str | None = None) -> dict:
+    """Execute a MyST text notebook top to bottom in a fresh ``python3`` kernel (cwd: its folder).
+
+    Parameters
+    ----------
+    path : path of the ``.md`` notebook.
+    env : the kernel's environment.
+    timeout : seconds allowed per cell (None: no limit).
+    on_cell : called as ``on_cell(k, n)`` before the ``k``-th of ``n`` code cells (1-based).
+
+    Returns
+    -------
+    dict with ``rss_bytes`` and ``gpu_bytes`` (peak memory of the kernel; None where unknown).
+
+    Raises
+    ------
+    ChapterFailed
+        Naming the cell (its number among the code cells and its first line) and the error.
+    """
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    path = Path(path)
+    slug = slug or path.stem
+    nb = jupytext.read(path)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
+    position = {cell_index: k + 1 for k, cell_index in enumerate(code)}
+    current = {"index": None}
+
+    def start(cell, cell_index):
+        current["index"] = cell_index
+        if on_cell is not None and cell_index in position:
+            on_cell(position[cell_index], len(code))
+
+    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, on_cell_start=start,
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute(env=env)
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
+        index = current["index"]
+        where = (f"code cell {position[index]} of {len(code)} (starting `{_first_line(nb.cells[index].source)}`)"
+                 if index in position else "the probe cell appended by posgeom reproduce")
+        if isinstance(err, CellExecutionError):
+            what = f"{err.ename}: {err.evalue}"
+        elif isinstance(err, CellTimeoutError):
+            what = f"no result after {timeout} s (cell timeout)"
+        else:
+            what = "the kernel died (out of memory?)"
+        trace = _ANSI.sub("", str(getattr(err, "traceback", "") or ""))
+        tail = "\n".join(trace.strip().splitlines()[-12:])
+        raise ChapterFailed(slug, f"{path.name}, {where} failed: {what}" + (f"\n{tail}" if tail else "")) from None
+    for output in nb.cells[-1].get("outputs", []):
+        text = output.get("text", "")
+        if _PROBE_MARK in text:
+            return json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
+    return {"rss_bytes": None, "gpu_bytes": None}
+
+
+# --------------------------------------------------------------------------------------------
+# Several GPUs: torchrun
+# --------------------------------------------------------------------------------------------
+
+
+def ddp_command(entry_points: Sequence[str], nproc: int, *, printable: bool = False) -> list[str]:
+    """The ``torchrun`` command running ``entry_points`` in ``nproc`` processes (``printable``: as typed)."""
+    if nproc < 2:
+        raise ValueError(f"torchrun is for several processes; got nproc={nproc}")
+    launcher = ["torchrun"] if printable else [sys.executable, "-m", "torch.distributed.run"]
+    return [*launcher, "--standalone", f"--nproc_per_node={nproc}", "-m", "posgeom.reproduce", "--ddp-worker",
+            *entry_points]
+
+
+def _resolve_entry_point(entry_point: str) -> Callable:
+    module, sep, name = entry_point.partition(":")
+    if not sep or not module or not name:
+        raise ValueError(f"entry point {entry_point!r} must read 'package.module:function'")
+    function = getattr(importlib.import_module(module), name, None)
+    if not callable(function):
+        raise ValueError(f"entry point {entry_point!r}: {module} has no function {name!r}")
+    return function
+
+
+@contextmanager
+def _registry_written_by(rank: int):
+    """On ranks other than 0, ``Registry.save`` returns the result without writing it."""
+    if rank == 0:
+        yield
+        return
+    original = Registry.save
+
+    def save_in_memory(self, experiment, values, *, params, scale, seed, device, model=None, runtime_s=None,
+                       arrays=None):
+        manifest = {"experiment": experiment, "key": params_key(params), "scale": scale, "seed": seed,
+                    "device": device, "model": model, "runtime_s": runtime_s, "code_hash": code_hash(),
+                    "written": False, "rank": rank}
+        return Result(experiment, scale, manifest["key"], dict(values), dict(arrays or {}), manifest)
+
+    Registry.save = save_in_memory
+    try:
+        yield
+    finally:
+        Registry.save = original
+
+
+def run_ddp_worker(entry_points: Sequence[str], settings=None) -> None:
+    """One process of ``torchrun``: join the process group, call each ``function(settings)``, leave.
+
+    The backend is NCCL on CUDA (each process on the GPU ``LOCAL_RANK``) and gloo on the CPU.
+    """
+    import torch
+    import torch.distributed as dist
+
+    functions = [_resolve_entry_point(e) for e in entry_points]
+    settings = settings if settings is not None else get_settings()
+    device = resolve_device(settings.device)
+    if device.startswith("cuda"):
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
+    try:
+        with _registry_written_by(dist.get_rank()):
+            for function in functions:
+                function(settings)
+                dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def default_nproc(scale: str, device: str) -> int:
+    """Processes for torchrun: the number of CUDA devices at ``paper`` scale on CUDA, else 1."""
+    if scale != "paper" or not resolve_device(device).startswith("cuda") or device.startswith("cuda:"):
+        return 1
+    import torch
+
+    return torch.cuda.device_count()
+
+
+# --------------------------------------------------------------------------------------------
+# The plan and the run
+# --------------------------------------------------------------------------------------------
+
+
+def _gb(n_bytes) -> float | None:
+    return None if n_bytes is None else n_bytes / 1e9
+
+
+def _fmt_minutes(minutes: float) -> str:
+    return f"{minutes:.1f} min" if minutes < 60 else f"{minutes / 60:.1f} h"
+
+
+def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: str, *, force: bool = False,
+                gpu_available: bool = True, nproc: int = 1) -> str:
+    """The table printed before a run: per chapter its claims, status, action and the estimate."""
+    lines = [f"{'chapter':26} {'claims':18} {'status':26} {'action':6} {'time':>9} {'memory':>14}"]
+    total, peak, gpu_peak = 0.0, 0.0, 0.0
+    for c in chapters:
+        e = c.estimate(scale)
+        run = force or statuses[c.slug] != "done"
+        memory = f"{e.memory_gb:.1f} GB" + (f" +{e.gpu_memory_gb:.0f} GPU" if e.gpu_memory_gb else "")
+        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {statuses[c.slug]:26} {'run' if run else 'skip':6} "
+                     f"{_fmt_minutes(e.minutes) if run else '-':>9} {memory if run else '-':>14}")
+        if run:
+            total += e.minutes
+            peak, gpu_peak = max(peak, e.memory_gb), max(gpu_peak, e.gpu_memory_gb or 0.0)
+            if scale == "paper" and c.paper_needs_gpu and not gpu_available:
+                lines.append(f"  warning: {c.slug} needs a GPU at paper scale; on this CPU expect days, not hours")
+            if scale == "paper" and c.ddp and nproc > 1:
+                lines.append("  first: " + " ".join(ddp_command(c.ddp, nproc, printable=True)))
+    basis = ("2-core CPU measurements and estimates" if scale == "quick" else "estimates for one H100/H200-class GPU")
+    lines.append(f"to run: {sum(force or statuses[c.slug] != 'done' for c in chapters)} of {len(chapters)} chapters, "
+                 f"about {_fmt_minutes(total)}, peak memory about {peak:.1f} GB"
+                 + (f" (+{gpu_peak:.0f} GB GPU)" if gpu_peak else "") + f" ({basis})")
+    return "\n".join(lines)
+
+
+def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: str | None = None, *,
+              force: bool = False, nproc: int | None = None, chapters: Sequence[Chapter] = CHAPTERS,
+              notebooks_dir: str | Path | None = None, results_dir: str | Path | None = None,
+              timeout: int | None = None, out: Callable[[str], None] = print) -> ReproduceReport:
+    """Execute the selected chapters that are not done at ``scale`` (all of them with ``force``).
+
+    Parameters
+    ----------
+    scale : "quick" or "paper"
+    only : chapter slugs and/or claim ids (see :func:`select_chapters`); default every chapter.
+    device : the kernels' ``POSGEOM_DEVICE`` (default: the environment's, else ``auto``).
+    force : run chapters that are done too (their ``run_*`` functions still reuse results stored by the
+        same code with the same options; delete ``results/<scale>/`` to recompute everything).
+    nproc : processes for the ``torchrun`` step of ``Chapter.ddp`` at ``paper`` scale (default: the
+        number of CUDA devices; 1 = no torchrun).
+    chapters, notebooks_dir, results_dir : what to run and where (defaults: :data:`CHAPTERS`, the
+        checkout's ``notebooks/``, ``POSGEOM_RESULTS_DIR`` else the checkout's ``results/``).
+    timeout : seconds per cell (default 3600 at ``quick``, none at ``paper``).
+    out : where the plan and the per-chapter lines go.
+
+    Returns
+    -------
+    ReproduceReport
+
+    Raises
+    ------
+    ChapterFailed
+        At the first chapter that fails; the chapters before it are done and will be skipped next time.
+    """
+    from .progress import tqdm
+
+    scale = validate_scale(scale)
+    device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
+    selected = select_chapters(only, chapters)
+    notebooks = Path(notebooks_dir) if notebooks_dir is not None else project_root() / "notebooks"
+    if results_dir is None:
+        env_results = os.environ.get("POSGEOM_RESULTS_DIR")
+        results_dir = Path(env_results) if env_results else notebooks.parent / "results"
+    results_dir = Path(results_dir).expanduser().resolve()
+    missing = [c.slug for c in selected if not (notebooks / f"{c.slug}.md").is_file()]
+    if missing:
+        raise ValueError(f"no notebook for chapter(s) {', '.join(missing)} in {notebooks}")
+    settings = get_settings(scale=scale, device=device, results_dir=results_dir)
+    registry = Registry(results_dir)
+    resolved = resolve_device(device)
+    nproc = default_nproc(scale, device) if nproc is None else int(nproc)
+    if nproc < 1:
+        raise ValueError(f"nproc must be a positive integer, got {nproc}")
+    if nproc > 1:
+        import torch
+
+        if scale != "paper":
+            raise ValueError("several processes (torchrun) are for the paper scale only; use nproc=1 at quick")
+        if not resolved.startswith("cuda") or nproc > torch.cuda.device_count():
+            raise ValueError(f"nproc={nproc} needs {nproc} CUDA devices; this machine has "
+                             f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}")
+    timeout = timeout if timeout is not None else (3600 if scale == "quick" else None)
+    current = code_hash()
+    statuses = {c.slug: chapter_status(c, scale, registry, notebooks_dir=notebooks, current_code_hash=current)
+                for c in selected}
+    out(f"posgeom reproduce: scale {scale}, device {resolved}, results {results_dir}, "
+        f"data {settings.data_dir or 'Hugging Face hub'}, pretrained model {settings.pretrained}")
+    out(format_plan(selected, statuses, scale, force=force, gpu_available=resolved.startswith("cuda"), nproc=nproc))
+
+    report = ReproduceReport(scale, skipped=[c.slug for c in selected if not force and statuses[c.slug] == "done"])
+    todo = [c for c in selected if force or statuses[c.slug] != "done"]
+    env = {**os.environ, "POSGEOM_SCALE": scale, "POSGEOM_DEVICE": device, "POSGEOM_RESULTS_DIR": str(results_dir),
+           "POSGEOM_PROGRESS": "0"}
+    if not todo:
+        out(f"nothing to run: every selected chapter is done at {scale} (--force runs them again)")
+        return report
+    bar = tqdm(total=len(todo), desc=f"reproduce {scale}", unit="chapter")
+
+    def say(line: str) -> None:  # a line above the progress bar
+        bar.clear()
+        out(line)
+        bar.refresh()
+
+    try:
+        for k, chapter in enumerate(todo, 1):
+            bar.set_postfix_str(chapter.slug)
+            start = time.perf_counter()
+            command = None
+            if scale == "paper" and chapter.ddp and nproc > 1:
+                command = ddp_command(chapter.ddp, nproc)
+                say(f"[{k}/{len(todo)}] {chapter.slug}: " + " ".join(ddp_command(chapter.ddp, nproc, printable=True)))
+                done = subprocess.run(command, cwd=notebooks, env=env)
+                if done.returncode != 0:
+                    raise ChapterFailed(chapter.slug, f"the torchrun step exited with code {done.returncode} (its "
+                                                      "output is above); --nproc-per-node 1 trains in one process")
+
+            def on_cell(i, n, slug=chapter.slug):
+                bar.set_postfix_str(f"{slug} cell {i}/{n}")
+
+            probe = execute_notebook(notebooks / f"{chapter.slug}.md", env=env, timeout=timeout, on_cell=on_cell,
+                                     slug=chapter.slug)
+            wall = time.perf_counter() - start
+            recorded = _recorded_claims(registry, chapter.slug, scale, current)
+            run = ChapterRun(chapter.slug, wall, _gb(probe.get("rss_bytes")), _gb(probe.get("gpu_bytes")), recorded,
+                             command)
+            registry.save(RUNS_EXPERIMENT, {"chapter": chapter.slug, "wall_s": wall, "peak_rss_gb": run.peak_rss_gb,
+                                            "gpu_peak_gb": run.gpu_peak_gb, "nproc": nproc if command else 1,
+                                            "notebook_sha256": notebook_sha256(chapter.slug, notebooks)},
+                          params={"chapter": chapter.slug}, scale=scale, seed=settings.seed, device=resolved)
+            report.ran.append(run)
+            memory = "" if run.peak_rss_gb is None else f", peak memory {run.peak_rss_gb:.1f} GB"
+            memory += "" if run.gpu_peak_gb is None else f" (GPU {run.gpu_peak_gb:.1f} GB)"
+            if recorded:
+                line = f"done in {_fmt_minutes(wall / 60)}{memory}; claims {' '.join(recorded)} recorded"
+            else:
+                line = (f"ran in {_fmt_minutes(wall / 60)}{memory} but recorded no claims: its comparison_table "
+                        f"needs chapter={chapter.slug!r}, settings=settings (it will run again next time)")
+            say(f"[{k}/{len(todo)}] {chapter.slug}: {line}")
+            bar.update(1)
+    finally:
+        bar.close()
+    return report
+
+
+def _recorded_claims(registry: Registry, slug: str, scale: str, current: str) -> tuple[str, ...]:
+    params = {"chapter": slug}
+    if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
+        return ()
+    entry = registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale)
+    if entry.manifest.get("code_hash") != current:
+        return ()
+    return tuple(dict.fromkeys(r["claim"] for r in entry.values["rows"]))
+
+
+def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, notebooks_dir: Path) -> str:
+    """``posgeom reproduce --list``: every chapter, its claims, status at ``scale`` and the estimates."""
+    current = code_hash()
+    lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper (GPU est.)':>17} "
+             f"{'GPU at paper':13} torchrun"]
+    for c in chapters:
+        status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir, current_code_hash=current)
+        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {_fmt_minutes(c.quick.minutes):>9} "
+                     f"{_fmt_minutes(c.paper.minutes):>17} {'yes' if c.paper_needs_gpu else 'no':13} "
+                     f"{'yes' if c.ddp else 'no'}")
+    lines.append(f"total: {_fmt_minutes(sum(c.quick.minutes for c in chapters))} at quick on a 2-core CPU; "
+                 f"about {_fmt_minutes(sum(c.paper.minutes for c in chapters))} at paper on one H100/H200-class "
+                 "GPU (estimate)")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------
+
+
+def add_reproduce(subparsers) -> None:
+    """``posgeom reproduce``."""
+    p = subparsers.add_parser(
+        "reproduce", help="run every chapter's experiments into the results registry (resumable)",
+        description="Run the chapters' experiments into the results registry and record every claim's verdict. "
+                    "Chapters already done at the scale (same code, same notebook) are skipped.",
+    )
+    p.add_argument("--scale", choices=SCALES, default=None, help="quick or paper (default: POSGEOM_SCALE or quick)")
+    p.add_argument("--only", nargs="+", metavar="CLAIM_OR_CHAPTER",
+                   help="chapter slugs or claim ids (C7, S3): run only the chapters that check them")
+    p.add_argument("--device", help="auto, cpu, cuda, cuda:N or mps (default: POSGEOM_DEVICE or auto)")
+    p.add_argument("--force", action="store_true",
+                   help="run chapters already done at this scale again (stored experiment results made by the "
+                        "same code are still reused; delete results/<scale>/ to recompute everything)")
+    p.add_argument("--list", action="store_true", help="list the chapters, their claims, status and estimates; run nothing")
+    p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
+                   help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
+
+    def run(args) -> int:
+        scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
+        if args.list:
+            selected = select_chapters(args.only)
+            root = project_root()
+            results = os.environ.get("POSGEOM_RESULTS_DIR")
+            print(format_list(selected, scale, Registry(Path(results) if results else root / "results"),
+                              root / "notebooks"))
+            return 0
+        try:
+            report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node)
+        except ChapterFailed as err:
+            print(f"posgeom reproduce: {err}\nFix it and run the same command again: chapters already done are "
+                  "skipped, and finished experiments are read back from the registry.", file=sys.stderr)
+            return 1
+        print(f"posgeom reproduce: {len(report.ran)} chapter(s) run, {len(report.skipped)} already done "
+              "(see the page 'Does the paper hold up?' for every claim's verdict)")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+def _worker_main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m posgeom.reproduce",
+                                     description="one torchrun process of posgeom reproduce")
+    parser.add_argument("--ddp-worker", nargs="+", required=True, metavar="MODULE:FUNCTION")
+    args = parser.parse_args(argv)
+    run_ddp_worker(args.ddp_worker)
+    return 0
+
+
+__all__ = [
+    "CHAPTERS", "Chapter", "Estimate", "ChapterFailed", "ChapterRun", "ReproduceReport", "RUNS_EXPERIMENT",
+    "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
+    "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "add_reproduce",
+]
+
+if __name__ == "__main__":
+    sys.exit(_worker_main())

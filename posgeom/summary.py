@@ -1,0 +1,315 @@
+r"""The page "Does the paper hold up?": every claim's verdict, read from the results registry only.
+
+Each chapter records its "Paper vs this book" rows (``posgeom.report.record_comparison``, registry
+experiment ``"claims"``, one entry per chapter and scale). A recorded row is a **check** of a claim; a
+claim may have several (a chapter may check it in several ways, and several chapters may check it).
+The ``k``-th check of a claim in a chapter at ``quick`` is paired with the ``k``-th at ``paper``.
+
+For each claim of :data:`posgeom.report.PAPER_CLAIMS` the summary gives the paper's value, ours at
+``quick`` and at ``paper`` (when recorded), the model, corpus and options behind ours, the verdict and
+the chapter. Every value of ours is a string the registry holds; a claim nothing has checked yet says
+"not yet run". A check recorded by other code (:func:`posgeom.registry.code_hash`) or from a notebook
+that has changed since is marked "stale (rerun posgeom reproduce)".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Collection, Sequence
+
+import pandas as pd
+
+from .config import SCALES, _project_root, get_settings
+from .registry import Registry, code_hash
+from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, Claim
+from .reproduce import CHAPTERS, RUNS_EXPERIMENT, Chapter, claims_stale_reason
+
+#: What a check recorded by other code, or from a changed notebook, says after its value.
+STALE = "stale (rerun posgeom reproduce)"
+#: What the summary says where the registry holds no check.
+NOT_RUN = "not yet run"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One recorded "Paper vs this book" row: the ``index``-th check of ``claim`` in ``chapter`` at ``scale``.
+
+    ``stale`` is None, or why the record is out of date (``"code changed"``, ``"notebook changed"``).
+    ``row_scale`` is the scale the row itself names (a chapter may state an exact result, ``"exact"``).
+    """
+
+    chapter: str
+    claim: str
+    index: int
+    scale: str
+    ours: str
+    verdict: str
+    why: str
+    model: str
+    corpus: str
+    options: str
+    row_scale: str
+    paper: str
+    stale: str | None = None
+
+    @property
+    def setting(self) -> str:
+        """``model · corpus · options`` (and the row's own scale when it is not the entry's)."""
+        parts = [f"model: {self.model}", f"corpus: {self.corpus}"]
+        if self.options:
+            parts.append(f"options: {self.options}")
+        if self.row_scale != self.scale:
+            parts.append(f"scale: {self.row_scale}")
+        return "; ".join(parts)
+
+    @property
+    def verdict_text(self) -> str:
+        return self.verdict + (f" — {self.why}" if self.why else "")
+
+
+@dataclass
+class ClaimSummary:
+    """Everything the summary shows for one claim.
+
+    ``checks``: one dict per (chapter, index) pair, mapping each scale recorded to its :class:`Check`,
+    in book order of the chapters. ``chapters``: the chapters of :data:`posgeom.reproduce.CHAPTERS`
+    that check the claim (shown, with "not yet run", when nothing is recorded).
+    """
+
+    claim: Claim
+    chapters: tuple[str, ...]
+    checks: list[dict[str, Check]] = field(default_factory=list)
+
+    @property
+    def recorded(self) -> bool:
+        return bool(self.checks)
+
+
+def recorded_checks(registry: Registry | None = None, *, current_code_hash: str | None = None,
+                    notebooks_dir: str | Path | None = None) -> list[Check]:
+    """Every row of every ``"claims"`` entry of the registry, as :class:`Check` objects.
+
+    ``notebooks_dir``: where the chapters' notebooks are, to mark checks recorded from a notebook that
+    has changed since (None: only the code is compared).
+    """
+    registry = registry if registry is not None else Registry(get_settings().results_dir)
+    current = current_code_hash if current_code_hash is not None else code_hash()
+    checks = []
+    for entry in registry.entries(CLAIMS_EXPERIMENT):
+        chapter = entry.values.get("chapter") or entry.manifest.get("params", {}).get("chapter")
+        stale = claims_stale_reason(entry, current_code_hash=current, notebooks_dir=notebooks_dir)
+        seen: dict[str, int] = {}
+        for row in entry.values.get("rows", []):
+            claim = row.get("claim")
+            if claim not in PAPER_CLAIMS:
+                raise ValueError(
+                    f"the registry entry {entry.path} holds claim {claim!r}, unknown to posgeom.report.PAPER_CLAIMS; "
+                    "run the chapter again (posgeom reproduce --force --only <chapter>) or delete that entry"
+                )
+            index = seen.get(claim, 0)
+            seen[claim] = index + 1
+            checks.append(Check(
+                chapter=chapter, claim=claim, index=index, scale=entry.scale, ours=str(row["ours"]),
+                verdict=str(row["verdict"]), why=str(row.get("why") or ""), model=str(row["model"]),
+                corpus=str(row["corpus"]), options=str(row.get("options") or ""), row_scale=str(row["scale"]),
+                paper=str(row.get("paper") or PAPER_CLAIMS[claim].paper_value), stale=stale,
+            ))
+    return checks
+
+
+def claim_summaries(registry: Registry | None = None, *, chapters: Sequence[Chapter] = CHAPTERS,
+                    current_code_hash: str | None = None, notebooks_dir: str | Path | None = None) -> list[ClaimSummary]:
+    """One :class:`ClaimSummary` per claim of :data:`~posgeom.report.PAPER_CLAIMS`, in its order."""
+    order = {c.slug: i for i, c in enumerate(chapters)}
+    checks = recorded_checks(registry, current_code_hash=current_code_hash, notebooks_dir=notebooks_dir)
+    out = []
+    for claim_id, claim in PAPER_CLAIMS.items():
+        pairs: dict[tuple[str, int], dict[str, Check]] = {}
+        for check in checks:
+            if check.claim == claim_id:
+                pairs.setdefault((check.chapter, check.index), {})[check.scale] = check
+        keys = sorted(pairs, key=lambda k: (order.get(k[0], len(order)), k[0], k[1]))
+        out.append(ClaimSummary(claim, tuple(c.slug for c in chapters if claim_id in c.claims),
+                                [pairs[k] for k in keys]))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Cells
+# --------------------------------------------------------------------------------------------
+
+
+def _ours(check: Check | None) -> str:
+    if check is None:
+        return NOT_RUN
+    return check.ours + (f" — {STALE}" if check.stale else "")
+
+
+def _setting(pair: dict[str, Check]) -> str:
+    settings = {scale: pair[scale].setting for scale in SCALES if scale in pair}
+    if len(set(settings.values())) == 1:
+        return next(iter(settings.values()))
+    return "; ".join(f"{scale}: {text}" for scale, text in settings.items())
+
+
+def _verdict(pair: dict[str, Check]) -> str:
+    return "; ".join(f"{s}: {pair[s].verdict_text}" + (f" — {STALE}" if pair[s].stale else "")
+                     for s in SCALES if s in pair)
+
+
+def _chapter(pair: dict[str, Check]) -> str:
+    return next(iter(pair.values())).chapter
+
+
+def summary_cells(summary: ClaimSummary) -> dict[str, list[str]]:
+    """The cells of one claim's row as plain text: one entry per check (one ``NOT_RUN`` entry if none).
+
+    Keys: ``claim``, ``paper``, ``ours (quick)``, ``ours (paper)``, ``setting``, ``verdict``, ``chapter``.
+    """
+    claim = summary.claim
+    head = {"claim": [f"{claim.id}: {claim.statement}"], "paper": [claim.paper_value]}
+    if not summary.checks:
+        return {**head, "ours (quick)": [NOT_RUN], "ours (paper)": [NOT_RUN], "setting": ["—"],
+                "verdict": [NOT_RUN], "chapter": list(summary.chapters) or ["—"]}
+    return {
+        **head,
+        "ours (quick)": [_ours(p.get("quick")) for p in summary.checks],
+        "ours (paper)": [_ours(p.get("paper")) for p in summary.checks],
+        "setting": [_setting(p) for p in summary.checks],
+        "verdict": [_verdict(p) for p in summary.checks],
+        "chapter": [_chapter(p) for p in summary.checks],
+    }
+
+
+def summary_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
+    """The summary as a table of plain text, one row per claim (several checks joined by newlines)."""
+    records = []
+    for s in summaries:
+        cells = summary_cells(s)
+        records.append({"id": s.claim.id, **{k: "\n".join(v) for k, v in cells.items()}})
+    return pd.DataFrame.from_records(records).set_index("id")
+
+
+def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
+    """How many checks carry each verdict, per scale (stale checks counted apart), and claims not yet run.
+
+    Returns
+    -------
+    DataFrame with index the verdicts, ``"stale"`` and ``"claims not yet run"``; columns the scales.
+    """
+    from .report import VERDICTS
+
+    rows = [*VERDICTS, "stale", "claims not yet run"]
+    counts = {scale: dict.fromkeys(rows, 0) for scale in SCALES}
+    for s in summaries:
+        for scale in SCALES:
+            scale_checks = [p[scale] for p in s.checks if scale in p]
+            if not scale_checks:
+                counts[scale]["claims not yet run"] += 1
+            for c in scale_checks:
+                counts[scale]["stale" if c.stale else c.verdict] += 1
+    return pd.DataFrame(counts).loc[rows]
+
+
+# --------------------------------------------------------------------------------------------
+# MyST output for the page
+# --------------------------------------------------------------------------------------------
+
+_PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|$~^&:=\"'])")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every Markdown/MyST special character, so registry text shows as written."""
+    return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def book_documents(root: str | Path | None = None) -> set[str]:
+    """The documents listed in the book's ``_toc.yml`` (``"notebooks/sinusoids-as-mds"``, ...)."""
+    import yaml
+
+    root = Path(root) if root is not None else _project_root()
+    if root is None or not (Path(root) / "_toc.yml").is_file():
+        return set()
+    toc = yaml.safe_load((Path(root) / "_toc.yml").read_text())
+    found = {toc.get("root")}
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                found.add(str(entry["file"]).removesuffix(".md").removesuffix(".ipynb"))
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []) or []:
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return {f for f in found if f}
+
+
+def _chapter_link(slug: str, documents: Collection[str] | None) -> str:
+    if documents is None or f"notebooks/{slug}" in documents:
+        return f"{{doc}}`/notebooks/{slug}`"
+    return escape_markdown(f"{slug} (not in the book yet)")
+
+
+def _cell(items: list[str], *, escape: bool = True) -> list[str]:
+    """A list-table cell: one paragraph, or a numbered list when there are several checks."""
+    texts = [escape_markdown(t) if escape else t for t in items]
+    if len(texts) == 1:
+        return [texts[0]]
+    return [f"{k}. {t}" for k, t in enumerate(texts, 1)]
+
+
+def summary_markdown(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
+    """The summary as a MyST ``list-table`` (render the output as MyST: ``render_markdown_format: myst``).
+
+    ``documents``: the book's documents (:func:`book_documents`); a chapter outside them is named, not
+    linked (a link to a page the book does not build would fail the strict build). None links every chapter.
+    """
+    columns = ["claim", "paper", "ours (quick)", "ours (paper)", "setting", "verdict", "chapter"]
+    headers = ["Claim", "Paper", "Ours (quick)", "Ours (paper)", "Model, corpus, options", "Verdict", "Chapter"]
+    fence = "`" * 4
+    lines = [f"{fence}{{list-table}}", ":header-rows: 1", ":class: posgeom-summary", ""]
+    lines.append("* - " + headers[0])
+    lines.extend(f"  - {h}" for h in headers[1:])
+    for s in summaries:
+        cells = summary_cells(s)
+        for j, column in enumerate(columns):
+            if column == "chapter":
+                body = _cell([_chapter_link(c, documents) for c in cells[column]], escape=False)
+            else:
+                body = _cell(cells[column])
+            first = "* - " if j == 0 else "  - "
+            lines.append(first + body[0])
+            lines.extend("    " + line for line in body[1:])
+    lines.append(fence)
+    return "\n".join(lines) + "\n"
+
+
+def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> pd.DataFrame:
+    """Per chapter: the time and memory estimates of :data:`~posgeom.reproduce.CHAPTERS`, and the last
+    run measured by ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where none is recorded)."""
+    registry = registry if registry is not None else Registry(get_settings().results_dir)
+    runs = {(r.scale, r.values.get("chapter") or r.manifest.get("params", {}).get("chapter")): r
+            for r in registry.entries(RUNS_EXPERIMENT)}
+    records = []
+    for c in chapters:
+        record = {"chapter": c.slug, "claims": " ".join(c.claims)}
+        for scale in SCALES:
+            e = c.estimate(scale)
+            record[f"{scale}: estimate (min)"] = e.minutes
+            record[f"{scale}: memory (GB)"] = e.memory_gb
+            run = runs.get((scale, c.slug))
+            record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None
+        record["paper: GPU memory (GB)"] = c.paper.gpu_memory_gb
+        record["GPU at paper"] = "yes" if c.paper_needs_gpu else "no"
+        record["torchrun at paper"] = "yes" if c.ddp else "no"
+        records.append(record)
+    return pd.DataFrame.from_records(records).set_index("chapter")
+
+
+__all__ = [
+    "STALE", "NOT_RUN", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
+    "summary_frame", "verdict_counts", "escape_markdown", "book_documents", "summary_markdown", "timing_frame",
+]

@@ -1,0 +1,274 @@
+"""``posgeom reproduce``: skip / force / resume on tiny fake chapters executed for real (nbclient), the
+``--only`` resolution, bad input, the chapter table against the notebooks, and the torchrun worker."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from posgeom.cli import main
+from posgeom.registry import Registry
+from posgeom.report import CLAIMS_EXPERIMENT, PAPER_CLAIMS
+from posgeom.reproduce import (
+    CHAPTERS,
+    RUNS_EXPERIMENT,
+    Chapter,
+    ChapterFailed,
+    Estimate,
+    chapter_status,
+    ddp_command,
+    format_plan,
+    reproduce,
+    select_chapters,
+)
+
+HEADER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def fake_notebook(slug: str, claim: str, body: str = "x = 1") -> str:
+    cells = [
+        "import posgeom\nfrom posgeom.report import ComparisonRow, comparison_table\nsettings = posgeom.get_settings()",
+        body,
+        f'comparison_table([ComparisonRow("{claim}", ours=f"value at {{settings.scale}}", scale=settings.scale, '
+        f'model="none", corpus="toy", verdict="reproduced")], chapter="{slug}", settings=settings)',
+    ]
+    return HEADER + f"\n# {slug}\n\n" + "\n\n".join(f"```{{code-cell}} ipython3\n{c}\n```" for c in cells) + "\n"
+
+
+FAKES = (
+    Chapter("fake-a", "Fake A", ("C7",), Estimate(0.1, 0.1), Estimate(1, 1), False),
+    Chapter("fake-b", "Fake B", ("S3",), Estimate(0.1, 0.1), Estimate(1, 1), False),
+)
+
+
+@pytest.fixture
+def fake_book(tmp_path):
+    """A checkout-like folder (``_toc.yml``, ``posgeom/``, ``notebooks/``) holding two fake chapters."""
+    root = tmp_path / "book"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "posgeom").mkdir()
+    (root / "_toc.yml").write_text("root: intro\n")
+    return root
+
+
+def run(root, lines, **kw):
+    return reproduce("quick", device="cpu", chapters=FAKES, notebooks_dir=root / "notebooks",
+                     results_dir=root / "results", out=lines.append, **kw)
+
+
+def test_failure_resume_skip_force_and_changed_notebook(fake_book):
+    nb = fake_book / "notebooks"
+    (nb / "fake-a.md").write_text(fake_notebook("fake-a", "C7"))
+    (nb / "fake-b.md").write_text(fake_notebook("fake-b", "S3", 'raise RuntimeError("boom in the fake chapter")'))
+    registry = Registry(fake_book / "results")
+    lines: list[str] = []
+
+    # 1. fake-b fails: the error names the chapter, the cell and the exception; fake-a is done
+    with pytest.raises(ChapterFailed) as err:
+        run(fake_book, lines)
+    message = str(err.value)
+    assert "chapter 'fake-b'" in message and "code cell 2 of 3" in message
+    assert "RuntimeError: boom in the fake chapter" in message and "raise RuntimeError" in message
+    assert "\x1b" not in message
+    assert chapter_status(FAKES[0], "quick", registry) == "done"
+    assert chapter_status(FAKES[1], "quick", registry) == "not run"
+    entry = registry.load(CLAIMS_EXPERIMENT, params={"chapter": "fake-a"}, scale="quick")
+    assert entry.values["rows"][0]["ours"] == "value at quick"  # the kernel saw POSGEOM_SCALE
+    run_entry = registry.load(RUNS_EXPERIMENT, params={"chapter": "fake-a"}, scale="quick")
+    assert run_entry.values["wall_s"] > 0 and run_entry.values["peak_rss_gb"] > 0.01
+
+    # 2. fixed: the next run resumes — fake-a is skipped, fake-b runs
+    (nb / "fake-b.md").write_text(fake_notebook("fake-b", "S3"))
+    report = run(fake_book, lines)
+    assert [r.slug for r in report.ran] == ["fake-b"] and report.skipped == ["fake-a"]
+    assert report.ran[0].claims == ("S3",)
+    assert any("[1/1] fake-b: done in" in line and "claims S3 recorded" in line for line in lines)
+
+    # 3. nothing changed: nothing runs (no kernel is started)
+    lines.clear()
+    report = run(fake_book, lines)
+    assert report.ran == [] and report.skipped == ["fake-a", "fake-b"]
+    assert any("nothing to run" in line for line in lines)
+    assert re.search(r"fake-a\s+C7\s+done\s+skip", "\n".join(lines))
+
+    # 4. --force runs a done chapter again (selected here by its claim)
+    lines.clear()
+    report = run(fake_book, lines, force=True, only=["s3"])
+    assert [r.slug for r in report.ran] == ["fake-b"] and report.skipped == []
+    assert any("[1/1] fake-b: done in" in line for line in lines)
+
+    # 5. an edited notebook makes its chapter stale: it runs again, the other is skipped
+    (nb / "fake-a.md").write_text(fake_notebook("fake-a", "C7", "x = 2"))
+    assert chapter_status(FAKES[0], "quick", registry, notebooks_dir=nb) == "stale (notebook changed)"
+    report = run(fake_book, lines)
+    assert [r.slug for r in report.ran] == ["fake-a"] and report.skipped == ["fake-b"]
+
+
+def test_a_chapter_that_records_no_claims_runs_again_next_time(fake_book):
+    text = fake_notebook("fake-a", "C7").replace(', chapter="fake-a", settings=settings', "")
+    (fake_book / "notebooks" / "fake-a.md").write_text(text)
+    lines: list[str] = []
+    report = reproduce("quick", device="cpu", chapters=FAKES[:1], notebooks_dir=fake_book / "notebooks",
+                       results_dir=fake_book / "results", out=lines.append)
+    assert report.ran[0].claims == ()
+    assert any("recorded no claims" in line and "chapter='fake-a'" in line for line in lines)
+    assert chapter_status(FAKES[0], "quick", Registry(fake_book / "results")) == "not run"
+
+
+def test_missing_notebook_and_bad_options_are_refused(fake_book):
+    with pytest.raises(ValueError, match="no notebook for chapter"):
+        run(fake_book, [])
+    (fake_book / "notebooks" / "fake-a.md").write_text(fake_notebook("fake-a", "C7"))
+    (fake_book / "notebooks" / "fake-b.md").write_text(fake_notebook("fake-b", "S3"))
+    with pytest.raises(ValueError, match="paper scale only"):
+        run(fake_book, [], nproc=2)
+    with pytest.raises(ValueError, match="positive integer"):
+        run(fake_book, [], nproc=0)
+    with pytest.raises(ValueError, match="unknown scale"):
+        reproduce("huge", chapters=FAKES, notebooks_dir=fake_book / "notebooks")
+    with pytest.raises(ValueError, match="unknown device"):
+        reproduce("quick", device="tpu", chapters=FAKES, notebooks_dir=fake_book / "notebooks")
+    assert not (fake_book / "results").exists()
+
+
+# ------------------------------------------------------------------------------------ --only
+
+
+def test_select_chapters_by_claim_and_slug():
+    slugs = [c.slug for c in CHAPTERS]
+    assert [c.slug for c in select_chapters(None)] == slugs
+    assert [c.slug for c in select_chapters([])] == slugs
+    c7 = [c.slug for c in CHAPTERS if "C7" in c.claims]
+    assert len(c7) >= 2 and [c.slug for c in select_chapters(["C7"])] == c7
+    # book order, duplicates merged, commas and lower case accepted
+    picked = select_chapters(["learned-tables", "c1,S4", "C1"])
+    assert [c.slug for c in picked] == [s for s in slugs if s in {"learned-tables", "theorem1-necessity",
+                                                                   "learned-tables-fail"}]
+
+
+@pytest.mark.parametrize("value", ["C12", "S0", "chapter-x", "sinusoids"])
+def test_select_chapters_unknown_value_lists_the_valid_ones(value):
+    with pytest.raises(ValueError) as err:
+        select_chapters([value])
+    assert f"unknown chapter or claim {value!r}" in str(err.value)
+    assert "sinusoids-as-mds" in str(err.value) and "C11" in str(err.value) and "S9" in str(err.value)
+
+
+def test_a_claim_no_listed_chapter_checks_is_an_error():
+    with pytest.raises(ValueError, match="C1 is checked by no chapter"):
+        select_chapters(["C1"], FAKES)
+
+
+def test_cli_bad_only_and_list(capsys):
+    assert main(["reproduce", "--only", "C99"]) == 2
+    assert "unknown chapter or claim 'C99'" in capsys.readouterr().err
+    assert main(["reproduce", "--list", "--only", "C5"]) == 0
+    out = capsys.readouterr().out
+    assert "minimal-parametrisation" in out and "sinusoids-as-mds" not in out
+    assert main(["reproduce", "--scale", "paper", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(c.slug in out for c in CHAPTERS) and "estimate" in out
+
+
+# ------------------------------------------------------------------------------------ the chapter table
+
+
+def _claims_in(text: str) -> set[str]:
+    return set(re.findall(r"ComparisonRow\(\s*(?:claim\s*=\s*)?[\"']([CS]\d+)[\"']", text))
+
+
+def test_chapter_table_matches_the_notebooks(repo_root):
+    assert len({c.slug for c in CHAPTERS}) == len(CHAPTERS)
+    checked = set()
+    for chapter in CHAPTERS:
+        path = repo_root / "notebooks" / f"{chapter.slug}.md"
+        assert path.is_file(), f"CHAPTERS names {chapter.slug} but {path} does not exist"
+        text = path.read_text()
+        assert _claims_in(text) == set(chapter.claims), chapter.slug
+        assert "comparison_table(" in text
+        for e in (chapter.quick, chapter.paper):
+            assert e.minutes > 0 and e.memory_gb > 0
+        for entry in chapter.ddp:
+            module, name = entry.split(":")
+            assert module.startswith("posgeom.experiments.")
+            # the notebook calls the entry point with the settings only: torchrun's results are the ones it reads
+            assert re.search(rf"\.{name}\(settings\)", text), (chapter.slug, name)
+            import importlib
+
+            assert callable(getattr(importlib.import_module(module), name))
+        checked |= set(chapter.claims)
+    assert checked == set(PAPER_CLAIMS), f"claims no chapter checks: {sorted(set(PAPER_CLAIMS) - checked)}"
+
+
+def test_plan_names_the_torchrun_command_and_warns_without_a_gpu():
+    chapters = [c for c in CHAPTERS if c.slug in ("minimal-parametrisation", "sinusoids-as-mds")]
+    statuses = {"minimal-parametrisation": "not run", "sinusoids-as-mds": "done"}
+    plan = format_plan(chapters, statuses, "paper", gpu_available=False, nproc=4)
+    assert ("torchrun --standalone --nproc_per_node=4 -m posgeom.reproduce --ddp-worker "
+            "posgeom.experiments.minimal_parametrisation:run_lowrank_training") in plan
+    assert "minimal-parametrisation needs a GPU at paper scale" in plan
+    assert re.search(r"sinusoids-as-mds\s+C4 C7\s+done\s+skip", plan)
+    assert "1 of 2 chapters" in plan and "estimates for one H100/H200-class GPU" in plan
+    assert ddp_command(["m:f"], 2)[:3] == [sys.executable, "-m", "torch.distributed.run"]
+    with pytest.raises(ValueError, match="several processes"):
+        ddp_command(["m:f"], 1)
+
+
+# ------------------------------------------------------------------------------------ torchrun worker
+
+ENTRY = '''
+import json, os
+import torch
+import torch.distributed as dist
+from posgeom.models import TokenData, TrainConfig, build_model, get_config, train
+from posgeom.registry import Registry
+
+def run_tiny(settings):
+    def compute():
+        torch.set_num_threads(1)
+        g = torch.Generator().manual_seed(0)
+        ids = torch.randint(110, 300, (32, 8), generator=g)
+        model = build_model(get_config("quick", vocab_size=300, d_model=16, n_heads=2, d_ff=32, max_len=8,
+                                       dropout=0.0, attention_dropout=0.0), "classification", seed=0)
+        train(model, TokenData(ids, None, (ids[:, 1] > ids[:, 2]).long()),
+              TrainConfig(task="classification", batch_size=8, max_steps=4, device="cpu", progress=False))
+        total = float(sum(p.detach().double().sum() for p in model.parameters()))
+        return {"rank": dist.get_rank(), "world": dist.get_world_size(), "param_sum": total}, {}
+    result = Registry(settings.results_dir).run("tiny_ddp", compute, params={"n": 32}, scale=settings.scale,
+                                                seed=0, device="cpu")
+    with open(os.path.join(os.environ["FAKE_OUT"], f"rank{dist.get_rank()}.json"), "w") as f:
+        json.dump({"values": result.values, "written": result.manifest.get("written", True)}, f)
+'''
+
+
+def test_ddp_worker_under_torchrun_writes_from_rank_0_only(tmp_path):
+    (tmp_path / "fake_ddp_entry.py").write_text(textwrap.dedent(ENTRY))
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path), "POSGEOM_SCALE": "quick",
+           "POSGEOM_DEVICE": "cpu", "POSGEOM_RESULTS_DIR": str(tmp_path / "results"), "FAKE_OUT": str(tmp_path),
+           "POSGEOM_PROGRESS": "0", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(ddp_command(["fake_ddp_entry:run_tiny"], 2), cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    assert ranks[0]["written"] is True and ranks[1]["written"] is False
+    assert [r["values"]["world"] for r in ranks] == [2, 2]
+    assert ranks[0]["values"]["param_sum"] == ranks[1]["values"]["param_sum"]
+    (entry,) = Registry(tmp_path / "results").entries("tiny_ddp")
+    assert entry.values == ranks[0]["values"] and entry.values["rank"] == 0

@@ -1,0 +1,260 @@
+"""Recording the "Paper vs this book" rows, and the summary page built from them (temporary registries)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from posgeom import summary as sm
+from posgeom.config import get_settings
+from posgeom.registry import Registry
+from posgeom.report import (
+    CLAIMS_EXPERIMENT,
+    PAPER_CLAIMS,
+    VERDICTS,
+    ComparisonRow,
+    comparison_table,
+    record_comparison,
+)
+from posgeom.reproduce import RUNS_EXPERIMENT
+
+
+def settings_at(tmp_path, scale="quick"):
+    return get_settings(scale=scale, device="cpu", results_dir=tmp_path / "results")
+
+
+def row(claim, ours, verdict="reproduced", *, scale="quick", model="none", corpus="toy", why="", **kw):
+    if verdict != "reproduced" and not why:
+        why = "because of a choice"
+    return ComparisonRow(claim, ours=ours, scale=scale, model=model, corpus=corpus, verdict=verdict, why=why, **kw)
+
+
+def stored_rows(tmp_path):
+    """The oracle: the rows as written on disk, read without posgeom."""
+    out = {}
+    for path in (tmp_path / "results").glob(f"*/{CLAIMS_EXPERIMENT}/*/result.json"):
+        values = json.loads(path.read_text())
+        out[(path.parts[-4], values["chapter"])] = values["rows"]
+    return out
+
+
+# ------------------------------------------------------------------------------------ recording
+
+
+def test_record_comparison_stores_every_field_and_the_manifest(tmp_path):
+    s = settings_at(tmp_path)
+    rows = [row("C7", "0.41", "not reproduced", model="bert", options="kind chord"),
+            row("C8", "0.9", model="minilm", paper="a row's own wording")]
+    entry = record_comparison("some-chapter", rows, s)
+    assert entry.experiment == CLAIMS_EXPERIMENT and entry.scale == "quick"
+    assert entry.manifest["params"] == {"chapter": "some-chapter"}
+    assert entry.manifest["model"] == "bert; minilm"
+    assert entry.manifest["seed"] == 0 and entry.manifest["device"] == "cpu"
+    written = stored_rows(tmp_path)[("quick", "some-chapter")]
+    assert written[0] == {"claim": "C7", "ours": "0.41", "scale": "quick", "model": "bert", "corpus": "toy",
+                          "verdict": "not reproduced", "options": "kind chord", "why": "because of a choice",
+                          "paper": PAPER_CLAIMS["C7"].paper_value}
+    assert written[1]["paper"] == "a row's own wording"
+    # recording again replaces the chapter's entry at that scale
+    record_comparison("some-chapter", rows[:1], s)
+    assert len(Registry(s.results_dir).entries(CLAIMS_EXPERIMENT)) == 1
+    assert len(stored_rows(tmp_path)[("quick", "some-chapter")]) == 1
+
+
+def test_comparison_table_records_only_when_given_a_chapter(tmp_path):
+    s = settings_at(tmp_path)
+    rows = [row("C5", "88.0%"), row("C7", "0.41", "not reproduced")]
+    plain = comparison_table(rows)
+    assert not (tmp_path / "results").exists()
+    recorded = comparison_table(rows, chapter="chap", settings=s)
+    pd.testing.assert_frame_equal(plain, recorded)
+    assert [r["claim"] for r in stored_rows(tmp_path)[("quick", "chap")]] == ["C5", "C7"]
+
+
+@pytest.mark.parametrize("chapter", ["Bad Slug", "a/b", "", "../x", "notebooks/x.md"])
+def test_record_comparison_refuses_a_bad_chapter_name(tmp_path, chapter):
+    with pytest.raises(ValueError, match="chapter slug"):
+        record_comparison(chapter, [row("C7", "1")], settings_at(tmp_path))
+
+
+def test_record_comparison_refuses_bad_rows_and_stray_settings(tmp_path):
+    s = settings_at(tmp_path)
+    with pytest.raises(ValueError, match="at least one"):
+        record_comparison("chap", [], s)
+    with pytest.raises(TypeError, match="ComparisonRow"):
+        record_comparison("chap", [{"claim": "C7"}], s)
+    with pytest.raises(ValueError, match="pass chapter="):
+        comparison_table([row("C7", "1")], settings=s)
+    assert not (tmp_path / "results").exists()
+
+
+# ------------------------------------------------------------------------------------ the summary
+
+
+def test_empty_registry_every_claim_not_yet_run(tmp_path):
+    summaries = sm.claim_summaries(Registry(tmp_path / "results"))
+    assert [s.claim.id for s in summaries] == list(PAPER_CLAIMS)
+    frame = sm.summary_frame(summaries)
+    for column in ("ours (quick)", "ours (paper)", "verdict"):
+        assert (frame[column] == sm.NOT_RUN).all()
+    assert not frame[["ours (quick)", "ours (paper)", "verdict"]].apply(
+        lambda c: c.str.contains(r"\d")).any().any()
+    assert frame.loc["C7", "paper"] == "0.563"  # the paper's value is shown, ours is not invented
+    counts = sm.verdict_counts(summaries)
+    assert counts.loc["claims not yet run"].tolist() == [len(PAPER_CLAIMS)] * 2
+    assert counts.drop("claims not yet run").to_numpy().sum() == 0
+
+
+def _record_many(tmp_path, rng):
+    """Random numeric values for some claims, in two chapters, at both scales (paper for one chapter)."""
+    recorded = {}
+    for scale, chapters in (("quick", ("alpha", "beta")), ("paper", ("alpha",))):
+        s = settings_at(tmp_path, scale)
+        for chapter in chapters:
+            rows = []
+            for claim in ("C3", "C7", "S4"):
+                for _ in range(int(rng.integers(1, 3))):
+                    value = f"{rng.uniform(0, 100):.3f} and {int(rng.integers(0, 10**6))}"
+                    verdict = VERDICTS[int(rng.integers(0, 3))]
+                    rows.append(row(claim, value, verdict, scale=scale))
+            record_comparison(chapter, rows, s)
+            recorded[(scale, chapter)] = rows
+    return recorded
+
+
+def test_summary_shows_exactly_the_recorded_values(tmp_path):
+    import numpy as np
+
+    _record_many(tmp_path, np.random.default_rng(7))
+    disk = stored_rows(tmp_path)
+    summaries = sm.claim_summaries(Registry(tmp_path / "results"))
+    number = re.compile(r"\d+(?:\.\d+)?")
+    for s in summaries:
+        cells = sm.summary_cells(s)
+        for scale in ("quick", "paper"):
+            shown = [v for v in cells[f"ours ({scale})"] if v != sm.NOT_RUN]
+            expected = [r["ours"] for (sc, ch), rows in sorted(disk.items()) if sc == scale
+                        for r in rows if r["claim"] == s.claim.id]
+            assert sorted(shown) == sorted(expected)
+            held = {n for text in expected for n in number.findall(text)}
+            for text in cells[f"ours ({scale})"]:
+                assert set(number.findall(text)) <= held, (s.claim.id, scale, text)
+        if s.claim.id not in ("C3", "C7", "S4"):
+            assert not s.recorded and cells["ours (quick)"] == [sm.NOT_RUN]
+
+
+def test_paper_column_pairs_the_kth_check_of_a_chapter(tmp_path):
+    record_comparison("alpha", [row("C7", "q first"), row("C7", "q second")], settings_at(tmp_path, "quick"))
+    record_comparison("beta", [row("C7", "q beta")], settings_at(tmp_path, "quick"))
+    record_comparison("alpha", [row("C7", "p first", "not reproduced", scale="paper", model="bert-base")],
+                      settings_at(tmp_path, "paper"))
+    record_comparison("gamma", [row("C7", "p only", scale="paper")], settings_at(tmp_path, "paper"))
+    (c7,) = [s for s in sm.claim_summaries(Registry(tmp_path / "results")) if s.claim.id == "C7"]
+    cells = sm.summary_cells(c7)
+    table = list(zip(cells["chapter"], cells["ours (quick)"], cells["ours (paper)"]))
+    # chapters outside the book's list come after it, by name
+    assert table == [("alpha", "q first", "p first"), ("alpha", "q second", sm.NOT_RUN),
+                     ("beta", "q beta", sm.NOT_RUN), ("gamma", sm.NOT_RUN, "p only")]
+    assert cells["verdict"][0] == "quick: reproduced; paper: not reproduced — because of a choice"
+    assert cells["setting"][0] == "quick: model: none; corpus: toy; paper: model: bert-base; corpus: toy"
+    counts = sm.verdict_counts([c7])
+    assert counts.loc["reproduced", "quick"] == 3 and counts.loc["not reproduced", "paper"] == 1
+
+
+def test_checks_of_other_code_are_marked_stale(tmp_path):
+    s = settings_at(tmp_path)
+    record_comparison("alpha", [row("C4", "1.5")], s)
+    record_comparison("beta", [row("C4", "2.5")], s)
+    registry = Registry(s.results_dir)
+    fresh = sm.summary_cells(next(x for x in sm.claim_summaries(registry) if x.claim.id == "C4"))
+    assert fresh["ours (quick)"] == ["1.5", "2.5"]
+    # beta's record was made by other code: its manifest holds another code hash
+    (manifest,) = [p for p in (tmp_path / "results").glob("quick/claims/*/manifest.json")
+                   if json.loads(p.with_name("result.json").read_text())["chapter"] == "beta"]
+    data = json.loads(manifest.read_text())
+    data["code_hash"] = "0" * 16
+    manifest.write_text(json.dumps(data))
+    cells = sm.summary_cells(next(x for x in sm.claim_summaries(registry) if x.claim.id == "C4"))
+    assert cells["ours (quick)"] == ["1.5", f"2.5 — {sm.STALE}"]
+    assert cells["verdict"][1].endswith(sm.STALE) and not cells["verdict"][0].endswith(sm.STALE)
+    everything = sm.claim_summaries(registry, current_code_hash="f" * 16)
+    assert sm.verdict_counts(everything).loc["stale", "quick"] == 2
+
+
+def test_checks_from_a_changed_notebook_are_marked_stale(tmp_path, monkeypatch):
+    root = tmp_path / "book"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "posgeom").mkdir()
+    (root / "_toc.yml").write_text("root: intro\n")
+    notebook = root / "notebooks" / "alpha.md"
+    notebook.write_text("# Alpha\n")
+    monkeypatch.chdir(root / "notebooks")  # where a chapter runs: the notebook's hash is recorded
+    entry = record_comparison("alpha", [row("C9", "0.22")], settings_at(tmp_path))
+    assert entry.values["notebook_sha256"] is not None
+    registry = Registry(tmp_path / "results")
+
+    def c9():
+        return next(x for x in sm.claim_summaries(registry, notebooks_dir=root / "notebooks") if x.claim.id == "C9")
+
+    assert sm.summary_cells(c9())["ours (quick)"] == ["0.22"]
+    notebook.write_text("# Alpha, edited\n")
+    assert sm.summary_cells(c9())["ours (quick)"] == [f"0.22 — {sm.STALE}"]
+    assert c9().checks[0]["quick"].stale == "notebook changed"
+
+
+def test_unknown_claim_in_the_registry_is_an_error(tmp_path):
+    registry = Registry(tmp_path / "results")
+    registry.save(CLAIMS_EXPERIMENT, {"chapter": "old", "rows": [{"claim": "C99", "ours": "1"}]},
+                  params={"chapter": "old"}, scale="quick", seed=0, device="cpu")
+    with pytest.raises(ValueError, match="C99"):
+        sm.claim_summaries(registry)
+
+
+# ------------------------------------------------------------------------------------ the page's markup
+
+
+def test_markdown_escapes_values_and_links_only_book_chapters(tmp_path):
+    record_comparison("sinusoids-as-mds", [row("C4", "a*b_c $x$ [l](u) <br> | {r}`x` 0.5")], settings_at(tmp_path))
+    summaries = sm.claim_summaries(Registry(tmp_path / "results"))
+    text = sm.summary_markdown(summaries, documents={"notebooks/sinusoids-as-mds"})
+    assert text.startswith("````{list-table}\n:header-rows: 1") and text.rstrip().endswith("````")
+    assert r"a\*b\_c \$x\$ \[l\]\(u\) \<br\> \| \{r\}\`x\` 0\.5" in text
+    assert "{doc}`/notebooks/sinusoids-as-mds`" in text
+    # C1 is checked by a chapter the book does not list here: named, not linked
+    assert r"theorem1\-necessity \(not in the book yet\)" in text and "{doc}`/notebooks/theorem1" not in text
+    # one row per claim, seven cells each
+    body = text.split("\n", 4)[4]
+    assert body.count("\n* - ") + body.startswith("* - ") == len(PAPER_CLAIMS) + 1
+
+
+def test_escape_markdown_oracle():
+    for ch in "\\`*_{}[]<>()#+-.!|$~^&:=\"'":
+        assert sm.escape_markdown(f"a{ch}b") == f"a\\{ch}b"
+    assert sm.escape_markdown("two\n lines  here") == "two lines here"
+    assert sm.escape_markdown("≈ 0 σ²") == "≈ 0 σ²"
+
+
+def test_book_documents_reads_the_toc(tmp_path):
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: A\n    chapters:\n      - file: notebooks/a\n"
+        "        sections:\n          - file: notebooks/b.md\n  - caption: B\n    chapters:\n      - file: summary/s\n")
+    assert sm.book_documents(tmp_path) == {"book/intro", "notebooks/a", "notebooks/b", "summary/s"}
+    assert sm.book_documents(tmp_path / "nowhere") == set()
+
+
+def test_timing_frame_shows_estimates_and_measured_runs(tmp_path):
+    from posgeom.reproduce import CHAPTERS
+
+    registry = Registry(tmp_path / "results")
+    registry.save(RUNS_EXPERIMENT, {"chapter": "sinusoids-as-mds", "wall_s": 90.0, "peak_rss_gb": 0.5},
+                  params={"chapter": "sinusoids-as-mds"}, scale="quick", seed=0, device="cpu")
+    frame = sm.timing_frame(registry)
+    assert list(frame.index) == [c.slug for c in CHAPTERS]
+    assert frame.loc["sinusoids-as-mds", "quick: last run (min)"] == pytest.approx(1.5)
+    assert frame["paper: last run (min)"].isna().all()
+    assert frame.loc["minimal-parametrisation", "torchrun at paper"] == "yes"
+    assert frame.loc["real-corpora", "quick: estimate (min)"] == next(
+        c.quick.minutes for c in CHAPTERS if c.slug == "real-corpora")
