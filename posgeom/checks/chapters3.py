@@ -2,7 +2,7 @@ r"""Self-checks for the coding exercises of the chapters *Real corpora*, *Does t
 order the encoding?* and *Inside BERT*.
 
 Each ``check_*`` runs a reader's function on seeded random inputs, compares it with the reference in
-:mod:`posgeom`, prints one line — ``PASS`` or ``FAIL`` with the first input that differs and by how
+``posgeom``, prints one line — ``PASS`` or ``FAIL`` with the first input that differs and by how
 much — and returns ``True``/``False``. A reader's exception is reported, not raised.
 
 * :func:`check_alibi_slopes` — the two slopes $m_\pm$ at which ALiBi's line $m|i-j|$ has a given

@@ -300,7 +300,7 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
 
 
 def sst2_token_ids(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
-    """Cached token ids of SST-2 (:func:`posgeom.corpora.stats.corpus_tokens`), cut to ``n_positions``.
+    """Cached token ids of SST-2 (``posgeom.corpora.stats.corpus_tokens``), cut to ``n_positions``.
 
     Returns
     -------

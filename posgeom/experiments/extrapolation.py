@@ -485,7 +485,7 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
 class IMDBWindows:
     r"""Fixed-length windows of IMDB reviews for masked language modelling, with a reduced vocabulary.
 
-    Reviews are tokenised by :func:`posgeom.corpora.stats.corpus_tokens` (bert-base-uncased WordPiece,
+    Reviews are tokenised by ``posgeom.corpora.stats.corpus_tokens`` (bert-base-uncased WordPiece,
     policy ``"model"``: ``[CLS]`` at position 0, 512 positions, ``<br />`` as spaces); only reviews longer
     than the longest window are kept, so every window of length :math:`m` is ``[CLS]`` followed by the
     first :math:`m - 1` word pieces (no ``[SEP]``, no padding). The vocabulary is reduced to the ``top_k``

@@ -214,7 +214,7 @@ def corpus_options(scale: str, corpus: str, **overrides) -> dict[str, Any]:
 def load_tokens(settings: Settings, opts: dict[str, Any]):
     """Token ids of the corpus under ``opts`` (all of the split, or a seeded random subset).
 
-    The whole split comes from :func:`posgeom.corpora.stats.corpus_tokens` (cached on disk); a subset
+    The whole split comes from ``posgeom.corpora.stats.corpus_tokens`` (cached on disk); a subset
     (``max_sequences``) draws that many rows without replacement with ``subset_seed`` and tokenises them.
 
     Returns
@@ -426,7 +426,7 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
     Parameters
     ----------
     settings : Settings, optional
-        Scale, data folder, seed, results folder (default :func:`posgeom.get_settings`).
+        Scale, data folder, seed, results folder (default ``posgeom.get_settings``).
     corpus : {"sst2", "imdb"}
     force : bool
         Recompute even when the registry holds the result.
