@@ -242,13 +242,6 @@ def test_steps_to_threshold_matches_a_loop(rng):
     assert lt.steps_to_threshold(np.ones(10), 0.5, 3) is None
 
 
-def test_torch_threads_restores_the_setting():
-    before = torch.get_num_threads()
-    with lt.torch_threads(1):
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
-
-
 def _tiny_model(position="learned", max_len=8, **opts):
     from posgeom.models.encoder import build_model
 

@@ -209,15 +209,6 @@ def test_run_order_task_tiny(settings, tiny):
     assert other.key != r.key
 
 
-def test_cpu_threads_restores_the_setting():
-    before = torch.get_num_threads()
-    with nec.cpu_threads(1):
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
-    with nec.cpu_threads(1, device="cuda"):
-        assert torch.get_num_threads() == before
-
-
 # ---------------------------------------------------------------------------------------------
 # Theorem 4
 

@@ -16,24 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._common import call_student as _call
+from ._common import verdict as _verdict
+
 __all__ = ["check_interpolation", "check_lag_similarity", "reference_interpolation"]
-
-
-def _verdict(name: str, ok: bool, n_cases: int, detail: str = "") -> bool:
-    if ok:
-        print(f"✓ {name}: correct on all {n_cases} cases.")
-    else:
-        print(f"✗ {name}: not yet. {detail}")
-    return ok
-
-
-def _call(name: str, fn, *args):
-    """Call the student's function; an exception becomes a verdict instead of a traceback."""
-    try:
-        return True, fn(*args)
-    except Exception as err:  # noqa: BLE001 - any error of the student's code is reported, not raised
-        shapes = ", ".join(f"array{np.shape(a)}" if isinstance(a, np.ndarray) else repr(a) for a in args)
-        return False, f"calling {name}({shapes}) raised {type(err).__name__}: {err}"
 
 
 def reference_interpolation(P, m: int) -> np.ndarray:

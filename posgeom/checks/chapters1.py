@@ -17,23 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._common import call_student as _call
+from ._common import verdict as _verdict
+
 __all__ = ["check_kernel_distances", "check_equivariance_gap", "check_separation"]
-
-
-def _verdict(name: str, ok: bool, n_cases: int, detail: str = "") -> bool:
-    if ok:
-        print(f"✓ {name}: correct on all {n_cases} cases.")
-    else:
-        print(f"✗ {name}: not yet. {detail}")
-    return ok
-
-
-def _call(name: str, fn, *args):
-    """Call the student's function; an exception becomes a verdict instead of a traceback."""
-    try:
-        return True, fn(*args)
-    except Exception as err:  # noqa: BLE001 - any error of the student's code is reported, not raised
-        return False, f"calling {name}{args!r} raised {type(err).__name__}: {err}"
 
 
 def check_kernel_distances(student_fn, *, atol: float = 1e-9) -> bool:

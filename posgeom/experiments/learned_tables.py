@@ -62,12 +62,12 @@ and the geometry of the final table.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..config import get_settings
+from ..models.threads import torch_threads
 from ..registry import Registry, Result
 
 __all__ = [
@@ -893,27 +893,6 @@ def set_embedding_dropout(model, p: float):
         raise ValueError(f"dropout rate must lie in [0, 1); got {p!r}")
     model.encoder.embeddings.dropout = nn.Dropout(p)
     return model
-
-
-@contextmanager
-def torch_threads(n: int | None):
-    """Run a block with ``torch.set_num_threads(n)`` and restore the previous value afterwards.
-
-    The chapter's models are tiny (width 32): one thread runs them faster than several, which only add
-    synchronisation, and on a shared CPU several threads can slow a step down many times over. ``None``
-    leaves the setting alone.
-    """
-    import torch
-
-    if n is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def train_order_model(train_data, *, config, steps: int, batch_size: int, lr: float, weight_decay: float = 0.01,

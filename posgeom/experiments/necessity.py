@@ -29,8 +29,6 @@ Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import numpy as np
 import torch
 from ..progress import tqdm
@@ -38,11 +36,12 @@ from ..progress import tqdm
 from ..config import get_settings, resolve_device
 from ..corpora import synthetic as syn
 from ..models.callbacks import Callback
+from ..models.threads import torch_threads
 from ..registry import Registry, Result
 
 __all__ = [
     "CONFIGS", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID", "equivariance_gap", "readout_gap", "reversal",
-    "order_task_data", "model_config", "model_label", "cpu_threads", "run_equivariance", "run_order_task",
+    "order_task_data", "model_config", "model_label", "torch_threads", "run_equivariance", "run_order_task",
 ]
 
 #: The encodings compared in the chapter (names of :data:`posgeom.models.POSITIONAL`).
@@ -77,24 +76,6 @@ CONFIGS: dict[str, dict] = {
 
 def _settings(settings):
     return settings if settings is not None else get_settings()
-
-
-@contextmanager
-def cpu_threads(n: int | None, device: str = "cpu"):
-    """Run the block with ``n`` torch CPU threads (restored afterwards); ``None`` or a GPU device: unchanged.
-
-    The models of the ``quick`` scale are so small that one thread is faster than two: the work of
-    each operation is too little to share, and the threads then only wait for each other.
-    """
-    if n is None or not device.startswith("cpu"):
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def model_label(position: str, causal: bool) -> str:
@@ -254,9 +235,9 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
         for position, causal in tqdm(models, desc="equivariance", leave=False):
             config = model_config(position, causal, vocab_size=vocab_size, max_len=length, init_std=init_std, **cfg)
             model = build_model(config, "classification", seed=settings.seed).to(torch_dtype).eval()
-            with torch.no_grad(), cpu_threads(conf_threads):
+            with torch.no_grad(), torch_threads(conf_threads):
                 h = model.encoder(x)
-            with cpu_threads(conf_threads):
+            with torch_threads(conf_threads):
                 gaps = dict(
                     perm_gap=max(equivariance_gap(model, x, p) for p in perms),
                     reversal_gap=equivariance_gap(model, x, rev),
@@ -385,7 +366,7 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
                              weight_decay=tr["weight_decay"], schedule=tr["schedule"], seed=seed, device=device,
                              progress=False)
             curve = _AccuracyCurve(x_te, y_te, tr["eval_every"])
-            with cpu_threads(conf["threads"], device):
+            with torch_threads(conf["threads"], device):
                 train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
             curves.setdefault(label, []).append(curve.accuracy)
             steps_axis = curve.steps

@@ -37,7 +37,7 @@ from .. import geometry as geo
 from ..config import get_settings, resolve_device
 from ..corpora import synthetic as syn
 from ..registry import Registry, Result
-from .necessity import cpu_threads
+from ..models.threads import torch_threads
 
 __all__ = [
     "CONFIGS", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels", "synthetic_mlm_data",
@@ -369,7 +369,7 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
             geom = PositionGeometry(every=tr["every"], target=line, normalizations=("scale_free",))
             train_data = (data["input_ids"], data.get("attention_mask"), data.get("labels"))
             eval_data = (held["input_ids"], held.get("attention_mask"), held.get("labels"))
-            with cpu_threads(conf["threads"], device):
+            with torch_threads(conf["threads"], device):
                 result = train(model, train_data, tc, callbacks=[geom], eval_data=eval_data)
             rec = geom.as_arrays()
             step_axis = rec["step"]

@@ -49,6 +49,8 @@ from .training import (
     train,
 )
 
+from .threads import torch_threads
+
 __all__ = [
     "Callback", "PositionGeometry",
     "CONFIGS", "Encoder", "EncoderConfig", "EncoderForMaskedLM", "EncoderForSequenceClassification", "ModelOutput",
@@ -59,4 +61,5 @@ __all__ = [
     "build_positional",
     "TokenData", "TrainConfig", "TrainingOOMError", "TrainResult", "as_token_data", "evaluate", "load_checkpoint", "mask_tokens",
     "set_seed", "train",
+    "torch_threads",
 ]
