@@ -44,20 +44,35 @@ def toc_files() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def built_book(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("book")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "POSGEOM_PROGRESS": "0"}
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run(
-        [str(jb), "build", str(REPO), "--all", "--warningiserror", "--nitpick", "--keep-going",
-         "--path-output", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=5400,
-    )
-    log = proc.stdout + proc.stderr
+def built_book() -> Path:
+    """Build the book once per test run, even when several pytest-xdist workers ask for it.
+
+    The first worker to take the lock builds into ``test-artifacts/book``; the others wait and
+    reuse that build (two concurrent builds would also share jupyter-cache's database).
+    """
+    from filelock import FileLock
+
     ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "book-build.log").write_text(log)
-    assert proc.returncode == 0, "strict book build failed:\n" + log[-6000:]
+    out = ARTIFACTS / "book"
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
+    stamp = ARTIFACTS / "book.built-by"
+    with FileLock(str(ARTIFACTS / "book.lock"), timeout=5400):
+        if stamp.is_file() and stamp.read_text() == run_id:
+            return out / "_build" / "html"
+        stamp.unlink(missing_ok=True)
+        shutil.rmtree(out, ignore_errors=True)
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+               "POSGEOM_PROGRESS": "0"}
+        jb = Path(sys.executable).with_name("jupyter-book")
+        proc = subprocess.run(
+            [str(jb), "build", str(REPO), "--all", "--warningiserror", "--nitpick", "--keep-going",
+             "--path-output", str(out)],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=5400,
+        )
+        log = proc.stdout + proc.stderr
+        (ARTIFACTS / "book-build.log").write_text(log)
+        assert proc.returncode == 0, "strict book build failed:\n" + log[-6000:]
+        stamp.write_text(run_id)
     return out / "_build" / "html"
 
 

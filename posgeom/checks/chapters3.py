@@ -2,8 +2,8 @@ r"""Self-checks for the coding exercises of the chapters *Real corpora*, *Does t
 order the encoding?* and *Inside BERT*.
 
 Each ``check_*`` runs a reader's function on seeded random inputs, compares it with the reference in
-``posgeom``, prints one line — ``PASS`` or ``FAIL`` with the first input that differs and by how
-much — and returns ``True``/``False``. A reader's exception is reported, not raised.
+``posgeom``, prints one verdict line (``✓ … correct`` or ``✗ … not yet`` with the first input that
+differs and by how much) and returns ``True``/``False``. A reader's exception is reported, not raised.
 
 * :func:`check_alibi_slopes` — the two slopes $m_\pm$ at which ALiBi's line $m|i-j|$ has a given
   ``"paper"`` stress (:func:`posgeom.experiments.real_corpora.alibi_slopes_for`).
@@ -18,22 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._common import call_student, verdict
+
 __all__ = ["check_alibi_slopes", "check_violation_rate", "check_kernel_distances"]
-
-
-def _report(name: str, ok: bool, n_cases: int, detail: str = "") -> bool:
-    if ok:
-        print(f"PASS {name}: matches the reference on {n_cases} random cases")
-    else:
-        print(f"FAIL {name}: {detail}")
-    return ok
-
-
-def _call(fn, *args):
-    try:
-        return fn(*args), None
-    except Exception as exc:  # a reader's bug must be reported, not crash the notebook
-        return None, f"raised {type(exc).__name__}: {exc}"
 
 
 def _random_hellinger(rng, n: int, v: int) -> np.ndarray:
@@ -66,23 +53,23 @@ def check_alibi_slopes(student_fn, *, n_trials: int = 10, seed: int = 0, rtol: f
         par = alibi_parabola(D)
         target = par["minimum"] + float(rng.uniform(0.01, 3.0))
         ref = alibi_slopes_for(target, par)
-        got, err = _call(student_fn, D.copy(), target)
-        if err:
-            return _report("check_alibi_slopes", False, n_trials, f"case {t} (n = {n}) {err}")
+        ok, got = call_student("slopes_for", student_fn, D.copy(), target)
+        if not ok:
+            return verdict("check_alibi_slopes", False, n_trials, f"case {t} (n = {n}): {got}")
         try:
             got = tuple(float(x) for x in got)
         except (TypeError, ValueError):
-            return _report("check_alibi_slopes", False, n_trials,
+            return verdict("check_alibi_slopes", False, n_trials,
                            f"case {t}: expected a pair of numbers (m_minus, m_plus), got {got!r}")
         if len(got) != 2:
-            return _report("check_alibi_slopes", False, n_trials, f"case {t}: expected 2 slopes, got {len(got)}")
+            return verdict("check_alibi_slopes", False, n_trials, f"case {t}: expected 2 slopes, got {len(got)}")
         if not np.allclose(got, ref, rtol=rtol, atol=0.0):
             hint = ""
             if np.allclose(got[::-1], ref, rtol=rtol, atol=0.0):
                 hint = " (the right slopes in the wrong order: return (m_minus, m_plus) with m_minus <= m_plus)"
-            return _report("check_alibi_slopes", False, n_trials,
+            return verdict("check_alibi_slopes", False, n_trials,
                            f"case {t} (n = {n}, target {target:.4g}): expected {ref}, got {got}{hint}")
-    return _report("check_alibi_slopes", True, n_trials)
+    return verdict("check_alibi_slopes", True, n_trials)
 
 
 def check_violation_rate(student_fn, *, n_trials: int = 12, seed: int = 0, atol: float = 1e-12) -> bool:
@@ -113,20 +100,21 @@ def check_violation_rate(student_fn, *, n_trials: int = 12, seed: int = 0, atol:
             D = np.round(D, 1)
             Dhat = np.round(euclidean_distances(rng.standard_normal((n, 2))), 1)
         ref = violation_rate(D, Dhat, as_distances=True)
-        got, err = _call(student_fn, D.copy(), Dhat.copy())
-        if err:
-            return _report("check_violation_rate", False, n_trials, f"case {t} (n = {n}) {err}")
+        ok, got = call_student("violation", student_fn, D.copy(), Dhat.copy())
+        if not ok:
+            return verdict("check_violation_rate", False, n_trials, f"case {t} (n = {n}): {got}")
         try:
             got = float(got)
         except (TypeError, ValueError):
-            return _report("check_violation_rate", False, n_trials, f"case {t}: expected a number, got {type(got).__name__}")
+            return verdict("check_violation_rate", False, n_trials,
+                           f"case {t}: expected a number, got {type(got).__name__}")
         if not abs(got - ref) <= atol:
             hint = ""
             if kind in (1, 3):
                 hint = " (this case has ties: leave pairs tied in D or in Dhat out of both the count and the total)"
-            return _report("check_violation_rate", False, n_trials,
+            return verdict("check_violation_rate", False, n_trials,
                            f"case {t} (n = {n}): expected {ref:.12g}, got {got:.12g}{hint}")
-    return _report("check_violation_rate", True, n_trials)
+    return verdict("check_violation_rate", True, n_trials)
 
 
 def check_kernel_distances(student_fn, *, n_trials: int = 10, seed: int = 0, atol: float = 1e-10) -> bool:
@@ -148,12 +136,12 @@ def check_kernel_distances(student_fn, *, n_trials: int = 10, seed: int = 0, ato
         if t % 3 == 2:
             G = G - 3.0 * np.eye(n)  # not positive semidefinite: some squared distances clip at 0
         ref = kernel_distances(G)
-        got, err = _call(student_fn, G.copy())
-        if err:
-            return _report("check_kernel_distances", False, n_trials, f"case {t} (n = {n}) {err}")
+        ok, got = call_student("logit_distances", student_fn, G.copy())
+        if not ok:
+            return verdict("check_kernel_distances", False, n_trials, f"case {t} (n = {n}): {got}")
         got = np.asarray(got, dtype=float)
         if got.shape != ref.shape:
-            return _report("check_kernel_distances", False, n_trials,
+            return verdict("check_kernel_distances", False, n_trials,
                            f"case {t}: expected shape {ref.shape}, got {got.shape}")
         diff = float(np.max(np.abs(got - ref)))
         if not diff <= atol:
@@ -162,5 +150,6 @@ def check_kernel_distances(student_fn, *, n_trials: int = 10, seed: int = 0, ato
                 hint = " (you returned squared distances: take the square root)"
             elif not np.allclose(got, got.T, atol=atol):
                 hint = " (your result is not symmetric: symmetrise G first, S = (G + G^T) / 2)"
-            return _report("check_kernel_distances", False, n_trials, f"case {t} (n = {n}): max difference {diff:.3g}{hint}")
-    return _report("check_kernel_distances", True, n_trials)
+            return verdict("check_kernel_distances", False, n_trials,
+                           f"case {t} (n = {n}): max difference {diff:.3g}{hint}")
+    return verdict("check_kernel_distances", True, n_trials)

@@ -408,7 +408,8 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 def main(argv: list[str] | None = None) -> int:
     """``python -m posgeom.experiments.inside_bert [--force]``: per-layer projected stress at ``POSGEOM_SCALE``."""
     parser = argparse.ArgumentParser(prog="python -m posgeom.experiments.inside_bert",
-                                     description="Per-layer projected stress of a pretrained BERT (chapter 'Inside BERT').")
+                                     description="Per-layer projected stress of a pretrained BERT "
+                                                 "(chapter 'Inside BERT').")
     parser.add_argument("--force", action="store_true", help="recompute even what the registry holds")
     args = parser.parse_args(argv)
     settings = get_settings()

@@ -69,7 +69,6 @@ import copy
 import json
 import math
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
@@ -109,10 +108,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "mds_ranks": [1, 2, 3, 5, 10],
         "smacof": {"ranks": [1, 2, 3], "max_iter": 300, "eps": 1e-6},
         "scratch": {
+            # one CPU thread: a model this small runs faster on one than on two (posgeom.models.threads)
             "sst2": {"model": _SCRATCH_MODEL_QUICK, "max_steps": 100, "batch_size": 32, "lr": 2e-3,
-                     "warmup_steps": 10, "every": 20},
+                     "warmup_steps": 10, "every": 20, "threads": 1},
             "imdb": {"model": _SCRATCH_MODEL_QUICK, "max_steps": 40, "batch_size": 4, "lr": 2e-3,
-                     "warmup_steps": 4, "every": 10},
+                     "warmup_steps": 4, "every": 10, "threads": 1},
         },
         # corpora whose stress table includes a table trained from scratch (IMDB's n = 512 is too slow
         # for a 2-core CPU: at quick scale only SST-2 gets one; run_scratch_table(corpus="imdb") still works)
@@ -138,9 +138,9 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "smacof": {"ranks": [1, 2, 3], "max_iter": 5000, "eps": 1e-9},
         "scratch": {
             "sst2": {"model": _SCRATCH_MODEL_PAPER, "max_steps": 20000, "batch_size": 128, "lr": 1e-4,
-                     "warmup_steps": 1000, "every": 500},
+                     "warmup_steps": 1000, "every": 500, "threads": None},
             "imdb": {"model": _SCRATCH_MODEL_PAPER, "max_steps": 20000, "batch_size": 32, "lr": 1e-4,
-                     "warmup_steps": 1000, "every": 500},
+                     "warmup_steps": 1000, "every": 500, "threads": None},
         },
         "scratch_corpora": ["sst2", "imdb"],
         "alibi_choices": {"n_positions": [16, 32, 48, 64], "specials": ["model", "content"],
@@ -234,7 +234,9 @@ def load_tokens(settings: Settings, opts: dict[str, Any]):
     texts = load_texts(opts["corpus"], opts["split"], data_dir=settings.data_dir)
     m = int(opts["max_sequences"])
     if not 1 <= m <= len(texts.texts):
-        raise ValueError(f"max_sequences must lie in [1, {len(texts.texts)}] for {opts['corpus']}/{opts['split']}; got {m}")
+        raise ValueError(
+            f"max_sequences must lie in [1, {len(texts.texts)}] for {opts['corpus']}/{opts['split']}; got {m}"
+        )
     rows = np.sort(np.random.default_rng(opts["subset_seed"]).choice(len(texts.texts), size=m, replace=False))
     labels = texts.labels[rows] if texts.labels is not None else None
     return tokenize_texts(
@@ -572,8 +574,8 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
     corpus_overrides : dict, optional
         Corpus options (:func:`corpus_options`) of the training data and of the target geometry.
     overrides
-        ``max_steps``, ``batch_size``, ``lr``, ``warmup_steps``, ``every`` or ``model`` (a dict of
-        :class:`posgeom.models.EncoderConfig` fields).
+        ``max_steps``, ``batch_size``, ``lr``, ``warmup_steps``, ``every``, ``threads`` (CPU threads,
+        None to keep torch's setting) or ``model`` (a dict of :class:`posgeom.models.EncoderConfig` fields).
 
     Returns
     -------
@@ -585,6 +587,7 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
     import torch
 
     from ..models import PositionGeometry, TokenData, TrainConfig, build_model, get_config, train
+    from ..models.threads import torch_threads
 
     settings = _settings(settings)
     cfg = copy.deepcopy(CONFIGS[settings.scale]["scratch"][_check_corpus(corpus)])
@@ -623,12 +626,13 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
                 return out
 
         cb = _Rows(every=cfg["every"], target=D)
-        result = train(
-            model, TokenData(ids, mask),
-            TrainConfig(task="mlm", batch_size=cfg["batch_size"], max_steps=cfg["max_steps"], lr=cfg["lr"],
-                        warmup_steps=cfg["warmup_steps"], seed=settings.seed, device=device, progress=progress),
-            callbacks=[cb],
-        )
+        with torch_threads(cfg.get("threads"), device):
+            result = train(
+                model, TokenData(ids, mask),
+                TrainConfig(task="mlm", batch_size=cfg["batch_size"], max_steps=cfg["max_steps"], lr=cfg["lr"],
+                            warmup_steps=cfg["warmup_steps"], seed=settings.seed, device=device, progress=progress),
+                callbacks=[cb],
+            )
         with torch.no_grad():
             table = model.positional.table().detach().double().cpu().numpy()
         series = cb.as_arrays()
@@ -718,7 +722,8 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
     Rows: sinusoidal, RoPE, ALiBi (mean slope; best and worst single head), ALiBi read as a kernel,
     the pretrained model's learned table, a table trained from scratch (:func:`run_scratch_table`,
     by default for the corpora of ``CONFIGS[scale]["scratch_corpora"]``), random tables (mean and sd
-    over seeds), the equidistant encoding, classical MDS at full rank and at the ranks of ``CONFIGS[scale]["mds_ranks"]``, SMACOF from MDS, and no encoding.
+    over seeds), the equidistant encoding, classical MDS at full rank and at the ranks of
+    ``CONFIGS[scale]["mds_ranks"]``, SMACOF from MDS, and no encoding.
 
     Parameters
     ----------
@@ -900,7 +905,10 @@ def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]
 
 
 def alibi_paper_stress(slope, parabola: dict[str, float]):
-    r"""$\sigma_{\text{paper}}(m) = (m^2 \sum a^2 - 2 m \sum ad + \sum d^2) / \sum d^2$ for slopes ``slope`` (any shape)."""
+    r"""ALiBi's ``"paper"`` stress $(m^2 \sum a^2 - 2 m \sum ad + \sum d^2) / \sum d^2$ at slopes ``slope``.
+
+    ``slope`` may have any shape; the result has the same shape.
+    """
     m = np.asarray(slope, dtype=np.float64)
     p = parabola
     return (m * m * p["saa"] - 2.0 * m * p["sad"] + p["sdd"]) / p["sdd"]
@@ -967,7 +975,8 @@ def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2",
                                       **par, "m_minus": lo, "m_plus": hi})
                     for H in grid["head_counts"]:
                         slopes = enc.alibi_slopes(H)
-                        choices = [("mean", float(slopes.mean()))] + [(f"head {h}", float(s)) for h, s in enumerate(slopes)]
+                        choices = [("mean", float(slopes.mean()))]
+                        choices += [(f"head {h}", float(s)) for h, s in enumerate(slopes)]
                         for label, m in choices:
                             rows.append({"n": n, "special": special, "kind": kind, "heads": H, "slope_choice": label,
                                          "slope": m, "paper": float(alibi_paper_stress(m, par)),
