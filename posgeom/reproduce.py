@@ -496,13 +496,13 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     out(format_plan(selected, statuses, scale, force=force, gpu_available=resolved.startswith("cuda"), nproc=nproc))
 
     report = ReproduceReport(scale, skipped=[c.slug for c in selected if not force and statuses[c.slug] == "done"])
-    todo = [c for c in selected if force or statuses[c.slug] != "done"]
+    pending = [c for c in selected if force or statuses[c.slug] != "done"]
     env = {**os.environ, "POSGEOM_SCALE": scale, "POSGEOM_DEVICE": device, "POSGEOM_RESULTS_DIR": str(results_dir),
            "POSGEOM_PROGRESS": "0"}
-    if not todo:
+    if not pending:
         out(f"nothing to run: every selected chapter is done at {scale} (--force runs them again)")
         return report
-    bar = tqdm(total=len(todo), desc=f"reproduce {scale}", unit="chapter")
+    bar = tqdm(total=len(pending), desc=f"reproduce {scale}", unit="chapter")
 
     def say(line: str) -> None:  # a line above the progress bar
         bar.clear()
@@ -510,13 +510,13 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
         bar.refresh()
 
     try:
-        for k, chapter in enumerate(todo, 1):
+        for k, chapter in enumerate(pending, 1):
             bar.set_postfix_str(chapter.slug)
             start = time.perf_counter()
             command = None
             if scale == "paper" and chapter.ddp and nproc > 1:
                 command = ddp_command(chapter.ddp, nproc)
-                say(f"[{k}/{len(todo)}] {chapter.slug}: " + " ".join(ddp_command(chapter.ddp, nproc, printable=True)))
+                say(f"[{k}/{len(pending)}] {chapter.slug}: " + " ".join(ddp_command(chapter.ddp, nproc, printable=True)))
                 done = subprocess.run(command, cwd=notebooks, env=env)
                 if done.returncode != 0:
                     raise ChapterFailed(chapter.slug, f"the torchrun step exited with code {done.returncode} (its "
@@ -543,7 +543,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
             else:
                 line = (f"ran in {_fmt_minutes(wall / 60)}{memory} but recorded no claims: its comparison_table "
                         f"needs chapter={chapter.slug!r}, settings=settings (it will run again next time)")
-            say(f"[{k}/{len(todo)}] {chapter.slug}: {line}")
+            say(f"[{k}/{len(pending)}] {chapter.slug}: {line}")
             bar.update(1)
     finally:
         bar.close()
