@@ -8,6 +8,7 @@ corpora (:mod:`posgeom.corpora`), models (:mod:`posgeom.models`) and plotting he
 
 from importlib import metadata as _metadata
 
+from . import progress as _progress  # noqa: F401 - imports tqdm.auto quietly, before any library does
 from .about import about
 from .config import Settings, get_settings, resolve_device
 from .geometry import *  # noqa: F401,F403 - the public geometry API lives at the top level

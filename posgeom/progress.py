@@ -11,6 +11,15 @@ from __future__ import annotations
 import os
 import warnings
 
+from tqdm import TqdmWarning
+
+# tqdm.auto warns "IProgress not found" when it is first imported in Jupyter without ipywidgets,
+# then falls back to a text bar. Import it once here, quietly; later imports (ours, or those of
+# datasets / transformers) reuse the module and do not warn again.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm as _auto_tqdm
+
 
 def progress_enabled() -> bool:
     """False when ``POSGEOM_PROGRESS`` is ``0``, ``false``, ``no`` or ``off``."""
@@ -19,14 +28,11 @@ def progress_enabled() -> bool:
 
 def tqdm(*args, **kwargs):
     """:func:`tqdm.auto.tqdm` with the same arguments, honouring ``POSGEOM_PROGRESS``."""
-    from tqdm import TqdmWarning
-    from tqdm.auto import tqdm as auto_tqdm
-
     if not progress_enabled():
         kwargs["disable"] = True
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TqdmWarning)
-        return auto_tqdm(*args, **kwargs)
+        return _auto_tqdm(*args, **kwargs)
 
 
 __all__ = ["tqdm", "progress_enabled"]
