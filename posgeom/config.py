@@ -178,7 +178,13 @@ def get_settings(
     return Settings(scale, device, data_path, pretrained, seed_int, results)
 
 
+def settings_or_default(settings: "Settings | None") -> "Settings":
+    """``settings`` itself, or :func:`get_settings` when it is None (the experiments' default)."""
+    return settings if settings is not None else get_settings()
+
+
 __all__ = [
+    "settings_or_default",
     "SCALES", "DEVICES", "PACKAGED_MODEL", "DEFAULT_PRETRAINED", "HUB_DATASETS", "Settings",
     "get_settings", "resolve_device", "validate_scale", "validate_device", "validate_pretrained",
     "default_results_dir", "default_cache_dir",

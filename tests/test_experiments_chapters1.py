@@ -57,7 +57,7 @@ def model(position, causal=False, L=8, V=20, seed=0):
 # zoo
 
 
-def test_toeplitz_deviation_against_a_loop():
+def test_toeplitz_spread_against_a_loop():
     rng = np.random.default_rng(0)
     A = rng.random((7, 7))
     D = A + A.T
@@ -66,11 +66,11 @@ def test_toeplitz_deviation_against_a_loop():
     for k in range(1, 7):
         diag = [D[i, i + k] for i in range(7 - k)]
         spread = max(spread, max(diag) - min(diag))
-    assert zoo.toeplitz_deviation(D) == pytest.approx(spread / D.max(), abs=1e-15)
-    assert zoo.toeplitz_deviation(enc.alibi_distances(20, 8)) == 0.0
-    assert zoo.toeplitz_deviation(np.zeros((4, 4))) == 0.0
+    assert zoo.toeplitz_spread(D) == pytest.approx(spread / D.max(), abs=1e-15)
+    assert zoo.toeplitz_spread(enc.alibi_distances(20, 8)) == 0.0
+    assert zoo.toeplitz_spread(np.zeros((4, 4))) == 0.0
     with pytest.raises(ValueError, match="square"):
-        zoo.toeplitz_deviation(np.zeros((3, 4)))
+        zoo.toeplitz_spread(np.zeros((3, 4)))
 
 
 def test_kernel_curve_and_the_sinusoidal_identity():
@@ -112,8 +112,8 @@ def test_run_zoo_with_the_packaged_model(settings):
     assert v["kernel"]["sinusoidal_kernel_max_error"] < 1e-9
     assert v["alibi"]["eigen_fraction_1"] == pytest.approx(1.0, abs=1e-12)
     assert v["encodings"]["learned"]["n_params"] == 512 * 384
-    assert v["encodings"]["sinusoidal"]["toeplitz_deviation"] < 1e-12
-    assert v["encodings"]["learned"]["toeplitz_deviation"] > 0.1
+    assert v["encodings"]["sinusoidal"]["toeplitz_spread"] < 1e-12
+    assert v["encodings"]["learned"]["toeplitz_spread"] > 0.1
     np.testing.assert_allclose(r.arrays["D__rope"], enc.rope_distances(16, 32), atol=1e-15)
     np.testing.assert_allclose(r.arrays["D__sinusoidal"], enc.sinusoidal_distances(16, 384), atol=1e-12)
     # the learned distances are those of the model's table

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import geometry as geo
-from ..config import get_settings
+from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..encodings import encoding_distances
 from ..registry import Registry, Result
@@ -75,10 +75,6 @@ CONFIGS: dict[str, dict] = {
                          n_positions=(32, 64, 128)),
     ),
 }
-
-
-def _settings(settings):
-    return settings if settings is not None else get_settings()
 
 
 def _config(settings) -> dict:

@@ -41,7 +41,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..config import get_settings, resolve_device
+from ..config import resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
 from .learned_tables import (
     _table_of, cosine_similarity_matrix, order_population_geometry, order_task_data,
@@ -93,10 +93,6 @@ CONFIGS: dict[str, dict] = {
         threads=None,
     ),
 }
-
-
-def _settings(settings):
-    return settings if settings is not None else get_settings()
 
 
 def method_names(encodings, target_baseline: bool = True) -> list[str]:

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from .. import geometry as geo
-from ..config import Settings, get_settings, resolve_device
+from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
 
 DEFINITIONS = ("propagated", "static", "residual")
@@ -81,10 +81,6 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "batch_size": 128,
     },
 }
-
-
-def _settings(settings: Settings | None) -> Settings:
-    return settings if settings is not None else get_settings()
 
 
 # --------------------------------------------------------------------------------------------

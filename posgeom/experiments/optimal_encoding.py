@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import geometry as geo
+from ..config import settings_or_default as _settings
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 
@@ -47,10 +48,6 @@ CONFIGS: dict[str, dict] = {
 
 #: The encodings of the comparison table, in display order.
 ENCODINGS_COMPARED = ("mds", "mds_rank3", "sinusoidal", "rope", "alibi", "random", "learned", "none")
-
-
-def _settings(settings):
-    return cg._settings(settings)
 
 
 def _registry_run(name, compute, params, settings, force, model=None):

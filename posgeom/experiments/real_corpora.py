@@ -75,7 +75,7 @@ import numpy as np
 
 from .. import encodings as enc
 from .. import geometry as geo
-from ..config import Settings, get_settings, resolve_device
+from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
 
 CORPUS_NAMES = ("sst2", "imdb")
@@ -165,10 +165,6 @@ class PlainText:
 
     def __str__(self) -> str:
         return self.text
-
-
-def _settings(settings: Settings | None) -> Settings:
-    return settings if settings is not None else get_settings()
 
 
 def _check_corpus(corpus: str) -> str:

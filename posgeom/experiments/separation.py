@@ -34,7 +34,7 @@ import torch
 from ..progress import tqdm
 
 from .. import geometry as geo
-from ..config import get_settings, resolve_device
+from ..config import resolve_device, settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..registry import Registry, Result
 from ..models.threads import torch_threads
@@ -83,10 +83,6 @@ CONFIGS: dict[str, dict] = {
         gap=dict(split="validation", n_positions=64, layer=0, min_reach=50),
     ),
 }
-
-
-def _settings(settings):
-    return settings if settings is not None else get_settings()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import geometry as geo
+from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..encodings import sinusoidal_frequencies
 from ..registry import Registry, Result
@@ -43,10 +44,6 @@ CONFIGS: dict[str, dict] = {
     "quick": dict(n_vectors=6, n_pairs=3, grid=2_000, sweep=(0.0, 0.1, 0.25, 0.5, 0.75, 1.0), toeplitz_vocab=100),
     "paper": dict(n_vectors=10, n_pairs=5, grid=8_000, sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), toeplitz_vocab=100),
 }
-
-
-def _settings(settings):
-    return cg._settings(settings)
 
 
 def _square(D, name="D") -> np.ndarray:

@@ -36,11 +36,11 @@ import numpy as np
 
 from .. import encodings as enc
 from .. import geometry as geo
-from ..config import get_settings
+from ..config import settings_or_default as _settings
 from ..registry import Registry, Result
 
 __all__ = [
-    "CONFIGS", "ZOO", "HOW_IT_ENTERS", "toeplitz_deviation", "eigen_fraction", "kernel_curve",
+    "CONFIGS", "ZOO", "HOW_IT_ENTERS", "toeplitz_spread", "eigen_fraction", "kernel_curve",
     "line_fit_error", "run_zoo",
 ]
 
@@ -64,11 +64,7 @@ CONFIGS: dict[str, dict] = {
 }
 
 
-def _settings(settings):
-    return settings if settings is not None else get_settings()
-
-
-def toeplitz_deviation(D) -> float:
+def toeplitz_spread(D) -> float:
     r"""How far a distance matrix is from depending on $|i - j|$ only.
 
     $\max_{\delta} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max D$: 0 for a
@@ -172,7 +168,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
     r"""The zoo at the shape of the pretrained model: tables, biases, distance matrices and their checks.
 
     Values: the pretrained model and its shape; per encoding (``values["encodings"][name]``) where it
-    enters, its number of positional parameters, :func:`toeplitz_deviation`, the eigenvalue fraction of
+    enters, its number of positional parameters, :func:`toeplitz_spread`, the eigenvalue fraction of
     the top 1 and 2 MDS axes, and :func:`posgeom.geometry.separation` (raw and normalised; NaN-free:
     NoPE gives 0). The kernel checks (``values["kernel"]``): the largest difference between RoPE's
     distance and a sinusoidal table of width $d_{head}$ rescaled by $1/\sqrt{d_{head}/2}$ (the identity),
@@ -217,7 +213,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
             Dk = D[key]
             sep = geo.separation(Dk, as_distances=True) if key != "none" else None
             per[key] = dict(
-                enters=HOW_IT_ENTERS[key], n_params=n_params[key], toeplitz_deviation=toeplitz_deviation(Dk),
+                enters=HOW_IT_ENTERS[key], n_params=n_params[key], toeplitz_spread=toeplitz_spread(Dk),
                 eigen_fraction_1=eigen_fraction(Dk, 1) if key != "none" else float("nan"),
                 eigen_fraction_2=eigen_fraction(Dk, 2) if key != "none" else float("nan"),
                 separation=sep.raw if sep else 0.0, separation_normalized=sep.normalized if sep else 0.0,
