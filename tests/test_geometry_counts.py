@@ -138,10 +138,94 @@ def test_sort_path_equals_bincount_path(monkeypatch):
     rng = np.random.default_rng(5)
     seqs = random_corpus(rng, n_seq=30, v=50)
     dense = positional_counts(seqs, 10, 50)
+    calls = []
     monkeypatch.setattr(counts_mod, "_DENSE_LIMIT", 1)  # force np.unique
+    monkeypatch.setattr(counts_mod, "_SPARSE_RATIO", 0)
+    sort = counts_mod._counts_by_sort
+    monkeypatch.setattr(counts_mod, "_counts_by_sort", lambda *a: calls.append(1) or sort(*a))
     sparse = positional_counts(seqs, 10, 50)
+    assert calls, "the sort path was not taken"
     assert dense == sparse
     np.testing.assert_array_equal(sparse.to_dense(), loop_counts(seqs, 10, 50))
+    np.testing.assert_array_equal(
+        positional_counts(seqs, 10, 50, ignore_ids=[3]).to_dense(), loop_counts(seqs, 10, 50, ignore=(3,))
+    )
+    with pytest.raises(ValueError, match="token id 50"):
+        positional_counts(np.array([1, 50, 2]), 10, 50, lengths=np.array([3]))
+
+
+@pytest.fixture
+def kernel_everywhere(monkeypatch):
+    """Small thresholds, so that tiny corpora take every branch of the compiled path: several threads,
+    several blocks of positions, chunked direct counting."""
+    monkeypatch.setattr(counts_mod, "_PARALLEL_MIN_TOKENS", 1)
+    monkeypatch.setattr(counts_mod, "_CHUNK_TOKENS", 64)
+    monkeypatch.setattr(counts_mod, "_HIST_BYTES", 4 * 9 * 3)  # B = 3 positions per block at v = 9
+    return monkeypatch
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3, 5])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16])
+def test_kernel_threads_blocks_and_dtypes_match_loop(kernel_everywhere, n_threads, dtype):
+    rng = np.random.default_rng(11)
+    seqs = random_corpus(rng, n_seq=70, max_len=20)
+    n = 13
+    ref = loop_counts(seqs, n, 9)
+    lengths = np.array([len(s) for s in seqs])
+    stream = np.concatenate([np.asarray(s, dtype=dtype) for s in seqs])
+    pad = np.full((len(seqs), lengths.max()), 8, dtype=dtype)
+    for r, s in enumerate(seqs):
+        pad[r, : len(s)] = s
+    for got in (
+        positional_counts(stream, n, 9, lengths=lengths, n_threads=n_threads),  # direct, chunked
+        positional_counts(pad, n, 9, lengths=lengths, n_threads=n_threads),  # direct, row starts
+        positional_counts([np.asarray(s, dtype=dtype) for s in seqs], n, 9, n_threads=n_threads),
+        positional_counts(iter(seqs), n, 9, n_threads=n_threads),  # buffered, flushed
+    ):
+        np.testing.assert_array_equal(got.to_dense(), ref)
+        assert got.counts.has_canonical_format and got.counts.dtype == np.int64
+        assert got.n_sequences == len(seqs)
+
+
+def test_kernel_ignore_ids_and_bad_ids(kernel_everywhere):
+    rng = np.random.default_rng(12)
+    seqs = random_corpus(rng, n_seq=50, max_len=20)
+    lengths = np.array([len(s) for s in seqs])
+    stream = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs])
+    got = positional_counts(stream, 11, 9, lengths=lengths, ignore_ids=[0, 4, 99], n_threads=2)
+    np.testing.assert_array_equal(got.to_dense(), loop_counts(seqs, 11, 9, ignore=(0, 4)))
+    # an id out of range at a counted position, found by the kernel, reported by numpy
+    for bad_id in (9, -3):
+        bad = stream.copy()
+        bad[lengths[:10].sum() + 2] = bad_id  # position 2 of sequence 10
+        with pytest.raises(ValueError, match=f"token id {bad_id} in sequences is outside"):
+            positional_counts(bad, 11, 9, lengths=lengths, n_threads=2)
+        with pytest.raises(ValueError, match="outside"):
+            positional_counts(bad, 11, 9, lengths=lengths, ignore_ids=[1])
+    # beyond position n it is never read
+    long = np.array([[1, 2, 3, 99]])
+    assert positional_counts(long, 3, 9).reach.tolist() == [1, 1, 1]
+
+
+def test_n_threads_validation():
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_threads"):
+            positional_counts([[1]], 2, 3, n_threads=bad)
+
+
+def test_threads_do_not_change_large_counts():
+    # above the real thresholds: 300,000 tokens, v = 3,000 (several blocks of positions)
+    rng = np.random.default_rng(13)
+    lengths = rng.integers(1, 300, size=2000)
+    stream = rng.integers(0, 3000, size=int(lengths.sum()))
+    one = positional_counts(stream, 256, 3000, lengths=lengths, n_threads=1)
+    four = positional_counts(stream, 256, 3000, lengths=lengths, n_threads=4)
+    assert one == four
+    starts = np.cumsum(lengths) - lengths
+    pos = np.arange(stream.size) - np.repeat(starts, lengths)
+    keep = pos < 256
+    ref = np.bincount(pos[keep] * 3000 + stream[keep], minlength=256 * 3000).reshape(256, 3000)
+    np.testing.assert_array_equal(one.to_dense(), ref)
 
 
 def test_shards_add_up_to_the_union():
@@ -281,3 +365,12 @@ def test_ids_beyond_the_counted_positions_are_not_read():
     assert positional_counts(seqs, 2, 4) == c
     with pytest.raises(ValueError, match="token id"):
         positional_counts(ids, 3, 4, lengths=lengths)
+
+
+def test_import_posgeom_does_not_load_numba():
+    import subprocess
+    import sys
+
+    code = "import sys, posgeom; print('numba' in sys.modules, 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "False", "numba is loaded on import posgeom; it should wait for the first count"

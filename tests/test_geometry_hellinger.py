@@ -116,6 +116,30 @@ def test_sparse_hybrid_split_matches_pdist(monkeypatch, fraction):
     assert np.max(np.abs(hellinger_matrix(c) - ref)) <= 1e-12
 
 
+def test_sparse_gram_kernels_against_dense_product(monkeypatch):
+    """gram() of a sparse matrix: light columns (compiled outer products) + heavy ones (dsyrk) = S S^T,
+    also for a non-canonical CSR (duplicates, unsorted columns), which is left unchanged."""
+    monkeypatch.setattr(_pairwise, "SPARSE_COL_FRACTION", 3)
+    rng = np.random.default_rng(8)
+    dense = rng.random((40, 70)) * (rng.random((40, 70)) < np.linspace(0.02, 0.9, 70))
+    np.testing.assert_allclose(_pairwise.gram(sp.csr_matrix(dense)), dense @ dense.T, rtol=1e-13, atol=1e-13)
+    rows, cols = np.nonzero(dense)
+    vals = dense[rows, cols]
+    # split every entry in two halves stored separately, in a shuffled order
+    order = rng.permutation(2 * rows.size)
+    coo = sp.coo_matrix(
+        (np.r_[vals / 2, vals / 2][order], (np.r_[rows, rows][order], np.r_[cols, cols][order])), shape=dense.shape
+    )
+    messy = sp.csr_matrix((coo.data, coo.col, np.r_[0, np.cumsum(np.bincount(coo.row, minlength=40))]), shape=dense.shape)
+    order_rows = np.argsort(coo.row, kind="stable")
+    messy = sp.csr_matrix((coo.data[order_rows], coo.col[order_rows], messy.indptr), shape=dense.shape)
+    before = (messy.data.copy(), messy.indices.copy())
+    assert not messy.has_canonical_format
+    np.testing.assert_allclose(_pairwise.gram(messy), dense @ dense.T, rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(messy.data, before[0])
+    np.testing.assert_array_equal(messy.indices, before[1])
+
+
 def test_empty_positions_need_an_explicit_choice():
     c = PositionalCounts.from_array(np.array([[1, 1], [0, 0], [2, 0]]))
     with pytest.raises(ValueError, match=r"empty \(N_i = 0\).*\[1\]"):

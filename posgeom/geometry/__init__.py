@@ -2,7 +2,8 @@
 classical MDS, stress, effective rank, low-rank factors, SMACOF, monotonicity, separation,
 noise floor, and self-check helpers for exercises.
 
-numpy/scipy only; nothing here imports a higher layer of :mod:`posgeom`.
+numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kernels.py`` (imported on
+first use); nothing here imports a higher layer of :mod:`posgeom`.
 """
 
 from .counts import PositionalCounts, positional_counts

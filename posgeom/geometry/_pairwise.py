@@ -5,9 +5,12 @@ For rows $s_i$ of $S$ (n, p), $\|s_i - s_j\|^2 = \|s_i\|^2 + \|s_j\|^2 - 2\, s_i
 Gram matrix $G = S S^\top$. Dense $S$: one BLAS ``dsyrk`` (half the flops of a GEMM; the C-ordered rows
 are passed as a Fortran-ordered transpose, so nothing is copied). Sparse $S$ (e.g. $\sqrt{c_i/N_i}$ from
 counts, where most tokens never occur at most positions): the columns are split by how many rows use
-them. A column used by $k$ rows costs $k^2$ sparse multiply-adds but $n^2$ dense ones, so columns with
-$k \le$ ``n / SPARSE_COL_FRACTION`` go through a sparse product and the rest, compacted to a dense
-(n, p_dense) block, through ``dsyrk``: $G = S_d S_d^\top + S_s S_s^\top$.
+them. A column used by $k$ rows costs $k (k + 1) / 2$ scattered multiply-adds but $n (n + 1) / 2$ dense
+ones (each far cheaper: ``dsyrk`` runs near the CPU's peak), so columns with
+$k \le$ ``n / SPARSE_COL_FRACTION`` go through a compiled sparse product
+(``light_gram`` in ``posgeom/geometry/_kernels.py``) and the rest, compacted to a dense (n, p_dense) block,
+through ``dsyrk``: $G = S_d S_d^\top + S_s S_s^\top$. The fraction 8 was the fastest of 2..24 on the
+IMDB-sized benchmark (``benchmarks/bench_geometry.py``).
 
 Accuracy. The formula loses accuracy when $\|s_i - s_j\|^2 \ll \|s_i\|^2 + \|s_j\|^2$ (catastrophic
 cancellation: the rounding error of $G$ is about $\sqrt{p}\,\varepsilon\,(\|s_i\|^2 + \|s_j\|^2)$, so a
@@ -25,7 +28,7 @@ from scipy.linalg import blas
 
 REFINE_RTOL = 1e-4
 #: A column of a sparse S used by at most n / SPARSE_COL_FRACTION rows goes through the sparse product.
-SPARSE_COL_FRACTION = 16
+SPARSE_COL_FRACTION = 8
 _REFINE_BLOCK_ELEMS = 1 << 21  # elements of the temporary difference block in the refinement
 
 
@@ -48,23 +51,38 @@ def gram(S) -> np.ndarray:
     """$G = S S^T$ (n, n), symmetric, for a dense (n, p) array or a sparse CSR matrix."""
     if not sp.issparse(S):
         return _mirror_upper(_syrk(S))
+    from . import _kernels  # numba, loaded on first use
+
     S = sp.csr_matrix(S, dtype=np.float64)
+    if not S.has_canonical_format:  # the kernels need each (row, column) stored once; never edit the caller's S
+        S = S.copy()
+        S.sum_duplicates()
     n, p = S.shape
-    col_nnz = np.bincount(S.indices, minlength=p)
+    indptr, indices = S.indptr.astype(np.int64, copy=False), S.indices.astype(np.int64, copy=False)
+    col_nnz = np.bincount(indices, minlength=p)
     heavy = col_nnz > max(1, n // SPARSE_COL_FRACTION)
-    G = np.zeros((n, n))
-    if heavy.any():
-        cols = np.flatnonzero(heavy)
-        # compact the heavy columns into a dense (n, p_dense) block: S_d S_d^T by dsyrk
-        Sd = S[:, cols].toarray()
-        G = _mirror_upper(_syrk(Sd))
-        del Sd
     light = ~heavy & (col_nnz > 0)
-    if light.any():
-        Ss = S[:, np.flatnonzero(light)]
-        # S_s S_s^T by a sparse product: sum over columns of (rows using it)^2 multiply-adds
-        G += (Ss @ Ss.T.tocsr()).toarray()
-    return G
+    heavy_cols, light_cols = np.flatnonzero(heavy), np.flatnonzero(light)
+    if heavy_cols.size:
+        col_map = np.full(p, -1, dtype=np.int64)
+        col_map[heavy_cols] = np.arange(heavy_cols.size)
+        # compact the heavy columns into a dense (n, p_dense) block: S_d S_d^T by dsyrk (upper triangle)
+        Sd = np.zeros((n, heavy_cols.size))
+        _kernels.scatter_columns(indptr, indices, S.data, col_map, Sd)
+        # C order: the light columns' updates below walk along rows of G (x3 faster than on dsyrk's F order)
+        G = np.ascontiguousarray(_syrk(Sd))
+        del Sd
+    else:
+        G = np.zeros((n, n))
+    if light_cols.size:
+        col_map = np.full(p, -1, dtype=np.int64)
+        col_map[light_cols] = np.arange(light_cols.size)
+        col_ptr = np.zeros(light_cols.size + 1, dtype=np.int64)
+        np.cumsum(col_nnz[light_cols], out=col_ptr[1:])
+        # S_s S_s^T: sum over light columns of (rows using it)^2 / 2 multiply-adds, upper triangle
+        m = int(col_ptr[-1])
+        _kernels.light_gram(indptr, indices, S.data, col_map, col_ptr, np.empty(m, np.int64), np.empty(m), G)
+    return _mirror_upper(G)
 
 
 def _row_sq_diff(S, a: np.ndarray, b: np.ndarray) -> np.ndarray:

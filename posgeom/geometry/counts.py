@@ -14,12 +14,15 @@ any partition of it into shards, which is what lets a large corpus be counted sh
 
     total = sum(positional_counts(shard, n, v) for shard in shards)
 
-How the counting is done. The sequences are laid end to end (one array and a length per sequence);
-each token becomes one *flat index* $f = i \cdot v + w$, its position $i$ coming from a running sum
-that restarts at every sequence (tokens past position $n - 1$ all go to one discarded extra row $n$);
-then $c$ is ``np.bincount(f)`` restricted to $[0, n v)$ and reshaped to $(n, v)$, converted to CSR.
-When $n v$ is very large compared with the number of tokens, a sort (``np.unique``) replaces the
-dense ``bincount`` buffer.
+How the counting is done. Sequence $s$ is ``tok[start_s : start_s + L_s]`` of one token array (laid end to
+end, or rows of a padded batch); only its first $\min(L_s, n)$ tokens are read. A compiled kernel
+(``posgeom/geometry/_kernels.py``) buckets every counted token by block of $B$ positions, counts each
+block in a histogram of $B \times v$ cells small enough to stay in a core's cache, and emits the
+block's non-zero cells straight into CSR; blocks and groups of sequences are spread over threads.
+This is faster than one ``np.bincount`` over precomputed flat indices $f = i \cdot v + w$, whose
+scattered increments over the whole $n \times v$ table wait on main memory (``benchmarks/``). When
+$n v$ is very large compared with the number of tokens, a sort of the flat indices (``np.unique``)
+is used instead, since its cost does not grow with $n v$.
 
 Special tokens. SPEC section 1 has two policies: ``"model"`` (positions as the model sees them, ``[CLS]``
 at 0) and ``"content"`` (special tokens removed *before* positions are assigned, so the first content
@@ -32,7 +35,9 @@ $N_i$, so $N_i = \sum_w c_i(w)$ always holds.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
 import numpy as np
@@ -40,12 +45,19 @@ import scipy.sparse as sp
 
 __all__ = ["PositionalCounts", "positional_counts"]
 
-# Flush buffered flat indices to the sparse total once this many tokens have accumulated.
+# Tokens counted per kernel call (the staging buffer holds 4 bytes per token, so at most 64 MiB), and
+# the number a stream of small batches gathers before it is counted.
 _CHUNK_TOKENS = 1 << 24
 # Sequences gathered from a stream of single sequences before they are counted as one ragged batch.
 _STREAM_BATCH = 16384
-# Use a dense bincount buffer when n*v is at most max(_DENSE_LIMIT, 4 * tokens); a sort otherwise.
+# Very sparse tables (n*v > max(_DENSE_LIMIT, _SPARSE_RATIO * tokens)) are counted by a sort (np.unique):
+# the blocked kernel's cost grows with the n*v cells it scans, a sort's only with the tokens.
 _DENSE_LIMIT = 1 << 24
+_SPARSE_RATIO = 64
+# Bytes of the per-thread block histogram (B rows of v int32 cells): about a core's L2 cache.
+_HIST_BYTES = 1 << 21
+# Below this many tokens one thread does everything (starting threads would cost more than it saves).
+_PARALLEL_MIN_TOKENS = 1 << 18
 
 
 class PositionalCounts:
@@ -159,58 +171,228 @@ class PositionalCounts:
         )
 
 
-class _Accumulator:
-    """Buffers flat indices ``i * v + w`` and folds them into a sparse (n, v) total."""
+def _kernels():
+    from . import _kernels as kernels  # numba: loaded on the first count, not on ``import posgeom``
 
-    def __init__(self, n: int, v: int):
+    return kernels
+
+
+def _resolve_threads(n_threads) -> int:
+    if n_threads is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            cores = os.cpu_count() or 1
+        return max(1, min(cores, 8))
+    if not _is_scalar_int(n_threads) or isinstance(n_threads, bool) or n_threads < 1:
+        raise ValueError(f"n_threads must be an integer >= 1 or None (all cores); got {n_threads!r}")
+    return int(n_threads)
+
+
+def _tokens_per_position(clipped_lengths: np.ndarray, n: int) -> np.ndarray:
+    """(n,) int64: how many of the sequences reach position i, i.e. #{s : min(L_s, n) > i}."""
+    # #{L > i} = b - #{L <= i}
+    at_most = np.cumsum(np.bincount(clipped_lengths, minlength=n + 1))[:n]
+    return clipped_lengths.size - at_most
+
+
+def _gather_counted(tok, starts, lengths, n):
+    """The tokens at counted positions (< n) and their positions, sequences laid end to end (numpy)."""
+    clipped = np.minimum(lengths, n)
+    total = int(clipped.sum())
+    offsets = np.cumsum(clipped) - clipped
+    pos = np.arange(total, dtype=np.int64) - np.repeat(offsets, clipped)
+    if starts is None and total == tok.size:
+        return tok, pos
+    if starts is None:
+        starts = np.cumsum(lengths) - lengths
+    return tok[np.repeat(starts, clipped) + pos], pos
+
+
+def _csr_from_sorted_flat(nz: np.ndarray, data: np.ndarray, n: int, v: int) -> sp.csr_matrix:
+    """CSR (n, v) from sorted unique flat indices ``f = i v + w`` and their counts."""
+    idx_dtype = np.int32 if max(n * v, nz.size) < 2**31 - 1 else np.int64
+    # indptr[i] = number of nonzeros in rows < i = first flat index >= i * v
+    indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v)
+    # w = f - i * v
+    cols = nz - np.repeat(np.arange(n, dtype=np.int64) * v, np.diff(indptr))
+    mat = sp.csr_matrix(
+        (data.astype(np.int64, copy=False), cols.astype(idx_dtype), indptr.astype(idx_dtype)), shape=(n, v), copy=False
+    )
+    mat.has_canonical_format = True  # sorted, unique column indices by construction
+    return mat
+
+
+def _counts_by_sort(tok, starts, lengths, n, v, ignore, where) -> sp.csr_matrix:
+    """Reference path for very sparse tables: flat indices ``i v + w`` of every counted token, sorted."""
+    t, pos = _gather_counted(tok, starts, lengths, n)
+    _check_tokens(t, v, where)
+    if ignore is not None:
+        keep = ~np.isin(t, ignore)
+        t, pos = t[keep], pos[keep]
+    # f = i * v + w
+    flat = pos * v + t.astype(np.int64, copy=False)
+    nz, data = np.unique(flat, return_counts=True)
+    return _csr_from_sorted_flat(nz, data, n, v)
+
+
+def _split_balanced(weights: np.ndarray, parts: int) -> np.ndarray:
+    """Boundaries 0 = b_0 <= ... <= b_parts = len(weights) cutting ``weights`` into runs of similar sums."""
+    cum = np.cumsum(weights)
+    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts, side="right") if cum.size else []
+    return np.concatenate([[0], np.minimum(cuts, weights.size), [weights.size]]).astype(np.int64)
+
+
+def _run(fn, args_list, n_threads):
+    if n_threads <= 1 or len(args_list) <= 1:
+        return [fn(*a) for a in args_list]
+    with ThreadPoolExecutor(max_workers=min(n_threads, len(args_list))) as pool:
+        return list(pool.map(lambda a: fn(*a), args_list))
+
+
+def _counts_by_blocks(tok, starts, lengths, n, v, ignore_mask, where, n_threads) -> sp.csr_matrix:
+    """The compiled path (see ``posgeom/geometry/_kernels.py``): partition by block of positions, count each
+    block in a cache-sized histogram, emit its non-zero cells as CSR."""
+    K = _kernels()
+    if tok.dtype not in (np.int32, np.int64):
+        tok = tok.astype(np.int64)
+    if starts is None:
+        starts = np.cumsum(lengths) - lengths
+    clipped = np.minimum(lengths, n)
+    total = int(clipped.sum())
+    if int(starts.min()) < 0 or int((starts + clipped).max()) > tok.size:  # the kernels do not bounds-check
+        raise AssertionError("internal error: a sequence extends past the token array")
+    threads = n_threads if total >= _PARALLEL_MIN_TOKENS else 1
+    B = max(1, min(n, _HIST_BYTES // (4 * v)))  # positions per block
+    block_first = np.arange(0, n, B)
+    n_blocks = block_first.size
+
+    # 1. partition: groups of sequences (similar token counts) fill their own slice of every bucket
+    seq_cuts = _split_balanced(clipped, threads)
+    groups = [(int(a), int(b)) for a, b in zip(seq_cuts[:-1], seq_cuts[1:])]
+    per_group = np.stack(
+        [np.add.reduceat(_tokens_per_position(clipped[a:b], n), block_first) for a, b in groups]
+    )  # (groups, n_blocks) tokens of group g in block b
+    bucket_size = per_group.sum(axis=0)
+    # begin[g, b] = start of bucket b + tokens of the earlier groups in it
+    begin = (np.cumsum(bucket_size) - bucket_size)[None, :] + (np.cumsum(per_group, axis=0) - per_group)
+    cursor = begin.copy()
+    staging = np.empty(total, dtype=np.int32)
+    flags = _run(
+        lambda g, a, b: K.partition(tok, starts[a:b], lengths[a:b], n, v, B, cursor[g], staging, ignore_mask),
+        [(g, a, b) for g, (a, b) in enumerate(groups)],
+        threads,
+    )
+    if any(flags):
+        _check_tokens(_gather_counted(tok, starts, lengths, n)[0], v, where)
+        raise AssertionError("the counting kernel flagged a token id that numpy finds in range")  # unreachable
+    begin_t, end_t = np.ascontiguousarray(begin.T), np.ascontiguousarray(cursor.T)  # (n_blocks, groups)
+
+    # 2.-3. count and emit runs of blocks (similar token counts) on each thread
+    words = -(-v // 64)
+    row_nnz = np.zeros(n, dtype=np.int64)
+
+    def count_and_emit(b0, b1):
+        hist = np.zeros(B * v, dtype=np.int32)
+        mask = np.zeros((B, 64 * words), dtype=bool)  # padded to whole 64-bit words; the pad stays False
+        cap = int(min(int((end_t[b0:b1] - begin_t[b0:b1]).sum()), min(n, b1 * B) * v - b0 * B * v))
+        indices = np.empty(cap, dtype=np.int32)
+        data = np.empty(cap, dtype=np.int64)
+        k = 0
+        for blk in range(b0, b1):
+            K.count_block(hist, staging, begin_t[blk], end_t[blk])
+            rows = min(B, n - blk * B)
+            np.not_equal(hist[: rows * v].reshape(rows, v), 0, out=mask[:rows, :v])
+            bits = np.packbits(mask[:rows], axis=1, bitorder="little").view("<u8").astype(np.uint64, copy=False)
+            k = K.emit_block(hist, bits, v, rows, blk * B, k, row_nnz, indices, data)
+        return indices[:k], data[:k]
+
+    block_cuts = _split_balanced(bucket_size, min(threads, n_blocks))
+    parts = _run(count_and_emit, [(int(a), int(b)) for a, b in zip(block_cuts[:-1], block_cuts[1:]) if b > a], threads)
+    indices = np.concatenate([p[0] for p in parts])
+    data = np.concatenate([p[1] for p in parts])
+    idx_dtype = np.int32 if max(n * v, indices.size) < 2**31 - 1 else np.int64
+    indptr = np.zeros(n + 1, dtype=idx_dtype)
+    np.cumsum(row_nnz, out=indptr[1:])
+    mat = sp.csr_matrix((data, indices.astype(idx_dtype, copy=False), indptr), shape=(n, v), copy=False)
+    mat.has_canonical_format = True  # columns emitted in increasing order, once each
+    return mat
+
+
+class _Accumulator:
+    """Counts batches into a sparse (n, v) total: large inputs at once, small ones gathered first."""
+
+    def __init__(self, n: int, v: int, ignore, n_threads: int):
         self.n, self.v = n, v
-        self.buffer: list[np.ndarray] = []
+        self.ignore = ignore  # sorted int64 ids, or None
+        self.ignore_mask = np.zeros(0, dtype=bool)
+        if ignore is not None:
+            self.ignore_mask = np.zeros(v, dtype=bool)
+            self.ignore_mask[ignore[(ignore >= 0) & (ignore < v)]] = True
+        self.n_threads = n_threads
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []  # (tokens end to end, lengths <= n)
         self.buffered = 0
         self.total = None
         self.n_sequences = 0
 
-    def add(self, flat: np.ndarray) -> None:
-        if flat.size:
-            self.buffer.append(flat)
-            self.buffered += flat.size
-            if self.buffered >= _CHUNK_TOKENS:
-                self.flush()
+    def add(self, tok: np.ndarray, lengths: np.ndarray, where: str, starts=None, owned: bool = False) -> None:
+        """Sequences ``tok[starts[s] : starts[s] + lengths[s]]`` (laid end to end when ``starts`` is None).
+
+        tok (T,) integer ids; lengths (b,) int64, not yet clipped to n; ``owned``: tok may be kept as is
+        (a stream's caller may refill its batch buffer after this call returns).
+        """
+        n = self.n
+        self.n_sequences += lengths.size
+        counted = int(np.minimum(lengths, n).sum())
+        if counted == 0:
+            return
+        if counted >= _CHUNK_TOKENS // 4:
+            self.flush()
+            self._count_now(tok, starts, lengths, where)
+            return
+        t, _ = _gather_counted(tok, starts, lengths, n)
+        _check_tokens(t, self.v, where)
+        if t is tok and not owned:
+            t = t.copy()
+        self.pending.append((t, np.minimum(lengths, n)))
+        self.buffered += counted
+        if self.buffered >= _CHUNK_TOKENS:
+            self.flush()
 
     def flush(self) -> None:
-        if not self.buffer:
+        if not self.pending:
             return
-        flat = self.buffer[0] if len(self.buffer) == 1 else np.concatenate(self.buffer)
-        self.buffer, self.buffered = [], 0
-        part = _flat_to_csr(flat, self.n, self.v)
-        self.total = part if self.total is None else self.total + part
+        toks, lens = zip(*self.pending)
+        self.pending, self.buffered = [], 0
+        tok = toks[0] if len(toks) == 1 else np.concatenate([t.astype(np.int64, copy=False) for t in toks])
+        self._count_now(tok, None, lens[0] if len(lens) == 1 else np.concatenate(lens), "sequences")
+
+    def _count_now(self, tok, starts, lengths, where) -> None:
+        n, v = self.n, self.v
+        if starts is None:
+            starts = np.cumsum(lengths) - lengths
+        clipped = np.minimum(lengths, n)
+        # chunks of whole sequences with at most _CHUNK_TOKENS counted tokens each
+        cum = np.cumsum(clipped)
+        cuts = np.searchsorted(cum, np.arange(_CHUNK_TOKENS, int(cum[-1]), _CHUNK_TOKENS), side="right")
+        bounds = np.concatenate([[0], cuts, [lengths.size]])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b <= a:
+                continue
+            s, L = starts[a:b], lengths[a:b]
+            tokens = int(clipped[a:b].sum())
+            if tokens == 0:
+                continue
+            if n * v > max(_DENSE_LIMIT, _SPARSE_RATIO * tokens):
+                part = _counts_by_sort(tok, s, L, n, v, self.ignore, where)
+            else:
+                part = _counts_by_blocks(tok, s, L, n, v, self.ignore_mask, where, self.n_threads)
+            self.total = part if self.total is None else self.total + part
 
     def result(self, ignore_ids) -> PositionalCounts:
         self.flush()
         total = self.total if self.total is not None else sp.csr_matrix((self.n, self.v), dtype=np.int64)
         return PositionalCounts(total, self.n_sequences, ignore_ids, _trusted=self.total is not None)
-
-
-def _flat_to_csr(flat: np.ndarray, n: int, v: int) -> sp.csr_matrix:
-    """Count flat indices ``f = i * v + w`` into a canonical CSR matrix of shape (n, v); ``f >= n v`` is dropped."""
-    size = n * v  # flat indices in [n v, (n + 1) v) belong to the discarded row of truncated tokens
-    if size <= max(_DENSE_LIMIT, 4 * flat.size):
-        # c = bincount(f) reshaped to (n, v)
-        dense = np.bincount(flat, minlength=size)[:size]
-        nz = np.flatnonzero(dense != 0)  # a boolean scan is several times faster than one over int64
-        data = dense[nz]
-        del dense
-    else:
-        nz, data = np.unique(flat, return_counts=True)
-        keep = nz < size
-        nz, data = nz[keep], data[keep].astype(np.int64)
-    idx_dtype = np.int32 if max(size, nz.size) < 2**31 - 1 else np.int64
-    # indptr[i] = number of nonzeros in rows < i = first flat index >= i * v
-    indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v)
-    # w = f - i * v
-    cols = nz - np.repeat(np.arange(n, dtype=np.int64) * v, np.diff(indptr))
-    mat = sp.csr_matrix((data, cols.astype(idx_dtype), indptr.astype(idx_dtype)), shape=(n, v), copy=False)
-    mat.has_canonical_format = True  # sorted, unique column indices by construction
-    return mat
 
 
 def _check_tokens(tok: np.ndarray, v: int, where: str) -> None:
@@ -234,50 +416,7 @@ def _as_int_array(x, where: str) -> np.ndarray:
     return arr
 
 
-def _segment_positions(lengths: np.ndarray, total: int, step: int) -> np.ndarray:
-    """``step * i`` for every token, ``i`` its position inside its sequence (sequences laid end to end).
-
-    A running sum of increments: +step inside a sequence, a jump back to 0 at each sequence start
-    (one fill and one cumsum instead of arange/repeat/subtract).
-    """
-    nz = lengths[lengths > 0]
-    out = np.full(total, step, dtype=np.int64)
-    if total == 0:
-        return out
-    out[0] = 0
-    starts = np.cumsum(nz[:-1])
-    # at the start of sequence k the previous token sat at position nz[k-1] - 1: jump back by that
-    out[starts] = -(nz[:-1] - 1) * step
-    np.cumsum(out, out=out)
-    return out
-
-
-def _count_stream(tok: np.ndarray, lengths: np.ndarray, acc: _Accumulator, ignore, where: str) -> None:
-    """Count sequences laid end to end in ``tok`` (total,) with per-sequence ``lengths`` (b,)."""
-    n, v = acc.n, acc.v
-    acc.n_sequences += lengths.size
-    total = int(tok.size)
-    if total == 0:
-        return
-    lo, hi = int(tok.min()), int(tok.max())
-    if lo < 0 or hi >= v:  # rare: find out whether a counted position holds the bad id
-        kept = _segment_positions(lengths, total, 1) < n
-        _check_tokens(tok[kept], v, where)
-        tok, lengths = tok[kept], np.minimum(lengths, n)  # bad ids only beyond position n: drop them
-        total = int(tok.size)
-    pos = _segment_positions(lengths, total, v)  # i * v
-    if int(lengths.max()) > n:
-        # tokens at positions >= n go to a discarded extra row n (cheaper than gathering the kept ones)
-        np.minimum(pos, n * v, out=pos)
-    if ignore is not None:
-        keep = ~np.isin(tok, ignore)
-        tok, pos = tok[keep], pos[keep]
-    # f = i * v + w
-    pos += tok
-    acc.add(pos)
-
-
-def _count_ragged(seqs: list, acc: _Accumulator, ignore, where: str) -> None:
+def _count_ragged(seqs: list, acc: _Accumulator, where: str) -> None:
     """Count a list of 1-D sequences (lists or arrays) of possibly different lengths."""
     n = acc.n
     if not seqs:
@@ -303,10 +442,10 @@ def _count_ragged(seqs: list, acc: _Accumulator, ignore, where: str) -> None:
             bad = next(t for t in flat_items if not isinstance(t, (Integral, np.integer)) or isinstance(t, bool))
             raise ValueError(f"{where} must hold integer token ids; found {bad!r} ({type(bad).__name__})")
         tok = np.fromiter(flat_items, dtype=np.int64, count=total)
-    _count_stream(tok.astype(np.int64, copy=False), lengths, acc, ignore, where)
+    acc.add(tok, lengths, where, owned=True)  # a new array: safe to keep
 
 
-def _count_padded(arr, lengths, attention_mask, acc: _Accumulator, ignore, where: str) -> None:
+def _count_padded(arr, lengths, attention_mask, acc: _Accumulator, where: str) -> None:
     """Count a padded (batch, L) array whose valid prefix per row is given by lengths or a right-padded mask."""
     n = acc.n
     arr = _as_int_array(arr, where)
@@ -339,22 +478,28 @@ def _count_padded(arr, lengths, attention_mask, acc: _Accumulator, ignore, where
             raise ValueError(f"lengths must be integers; got dtype {lengths.dtype}")
         if b and (lengths.min() < 0 or lengths.max() > width):
             raise ValueError(f"lengths must lie in [0, {width}] (the padded width)")
-    w = min(width, n)
-    if b == 0 or w == 0:
+    if b == 0 or min(width, n) == 0:
         acc.n_sequences += b
         return
-    arr = arr[:, :w]
-    lengths = np.minimum(lengths.astype(np.int64), w)
-    # the valid tokens in row-major order are the sequences laid end to end
-    if int(lengths.min()) == w:  # no padding inside the first w columns
-        tok = arr.reshape(-1)
-    else:
-        tok = arr[np.arange(w)[None, :] < lengths[:, None]]
-    _count_stream(tok.astype(np.int64, copy=False), lengths, acc, ignore, where)
+    # row r is the sequence tok[r * width : r * width + lengths[r]]: no gather of the valid tokens needed
+    arr = np.ascontiguousarray(arr)
+    acc.add(arr.reshape(-1), lengths.astype(np.int64), where, starts=np.arange(b, dtype=np.int64) * width)
 
 
 def _is_scalar_int(x) -> bool:
     return isinstance(x, (Integral, np.integer))
+
+
+def _all_single_sequences(items) -> bool:
+    """True when every item is a 1-D array, or every item a list/tuple of ints (one sequence each)."""
+    if not items:
+        return False
+    first = type(items[0])
+    if first is np.ndarray:
+        return all(type(s) is np.ndarray and s.ndim == 1 for s in items)
+    if first in (list, tuple):
+        return all(type(s) is first and (len(s) == 0 or _is_scalar_int(s[0])) for s in items)
+    return False
 
 
 def _batch_kind(item) -> str:
@@ -387,6 +532,7 @@ def positional_counts(
     attention_mask=None,
     ignore_ids: Iterable[int] | None = None,
     progress: bool = False,
+    n_threads: int | None = None,
 ) -> PositionalCounts:
     r"""Count $c_i(w)$ and $N_i$ for $i < n$ (SPEC section 1, "Positional counts").
 
@@ -420,6 +566,9 @@ def positional_counts(
         module docstring).
     progress : bool
         Show a tqdm progress bar over the batches of an iterable input.
+    n_threads : int, optional
+        Threads used by the counting kernel on large inputs (at least 262,144 tokens); default: every
+        core this process may use, at most 8. The counts do not depend on it.
 
     Returns
     -------
@@ -441,7 +590,7 @@ def positional_counts(
     if ignore_ids is not None:
         ignore_tuple = tuple(sorted({int(t) for t in ignore_ids}))
         ignore = np.asarray(ignore_tuple, dtype=np.int64) if ignore_tuple else None
-    acc = _Accumulator(n, v)
+    acc = _Accumulator(n, v, ignore, _resolve_threads(n_threads))
 
     if isinstance(sequences, (str, bytes)):
         raise ValueError("sequences must hold token ids, not text: tokenise first")
@@ -449,7 +598,7 @@ def positional_counts(
         hasattr(sequences, "__array__") and not isinstance(sequences, (list, tuple, Mapping))
     )
     if single_array and np.asarray(sequences).ndim == 2:
-        _count_padded(np.asarray(sequences), lengths, attention_mask, acc, ignore, "sequences")
+        _count_padded(np.asarray(sequences), lengths, attention_mask, acc, "sequences")
         return acc.result(ignore_tuple)
     if single_array and np.asarray(sequences).ndim == 1 and lengths is not None:
         if attention_mask is not None:
@@ -465,7 +614,7 @@ def positional_counts(
                 f"lengths sum to {int(lengths.sum())} but the concatenated stream has {tok.size} tokens; "
                 "they must match (one length per sequence, sequences laid end to end)"
             )
-        _count_stream(tok.astype(np.int64, copy=False), lengths.astype(np.int64), acc, ignore, "sequences")
+        acc.add(tok, lengths.astype(np.int64), "sequences")
         return acc.result(ignore_tuple)
     if lengths is not None or attention_mask is not None:
         raise ValueError(
@@ -481,6 +630,10 @@ def positional_counts(
         sequences = [arr]
     if not isinstance(sequences, Iterable):
         raise ValueError(f"sequences must be iterable; got {type(sequences).__name__}")
+    if not progress and isinstance(sequences, (list, tuple)) and _all_single_sequences(sequences):
+        # a corpus already in memory as a list of sequences: one ragged batch, no per-item dispatch
+        _count_ragged(list(sequences), acc, "sequences")
+        return acc.result(ignore_tuple)
 
     items = sequences
     if progress:
@@ -493,11 +646,11 @@ def positional_counts(
         if kind == "seq":
             pending.append(item)
             if len(pending) >= _STREAM_BATCH:
-                _count_ragged(pending, acc, ignore, "sequences")
+                _count_ragged(pending, acc, "sequences")
                 pending = []
             continue
         if pending:
-            _count_ragged(pending, acc, ignore, "sequences")
+            _count_ragged(pending, acc, "sequences")
             pending = []
         where = f"batch {k}"
         if kind == "mapping":
@@ -505,15 +658,15 @@ def positional_counts(
                 raise ValueError(f"{where}: a mapping batch needs an 'input_ids' entry; got keys {list(item)}")
             ids = np.asarray(item["input_ids"]) if not isinstance(item["input_ids"], list) else item["input_ids"]
             if isinstance(ids, np.ndarray) and ids.ndim == 2:
-                _count_padded(ids, item.get("lengths"), item.get("attention_mask"), acc, ignore, where)
+                _count_padded(ids, item.get("lengths"), item.get("attention_mask"), acc, where)
             else:  # ragged input_ids (a tokenizer without padding)
                 if item.get("attention_mask") is not None or item.get("lengths") is not None:
                     raise ValueError(f"{where}: ragged 'input_ids' cannot come with a mask or lengths")
-                _count_ragged(list(ids), acc, ignore, where)
+                _count_ragged(list(ids), acc, where)
         elif kind == "padded":
-            _count_padded(np.asarray(item), None, None, acc, ignore, where)
+            _count_padded(np.asarray(item), None, None, acc, where)
         else:
-            _count_ragged(list(item), acc, ignore, where)
+            _count_ragged(list(item), acc, where)
     if pending:
-        _count_ragged(pending, acc, ignore, "sequences")
+        _count_ragged(pending, acc, "sequences")
     return acc.result(ignore_tuple)

@@ -70,9 +70,10 @@ def _sqrt_counts(x: PositionalCounts, positions=None) -> sp.csr_matrix:
             f"{empty.size} position(s) are empty (N_i = 0): [{shown}]. Call positional_marginals(counts, "
             "min_count=...) to drop them explicitly, or count fewer positions"
         )
-    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
-    # s_i(w) = sqrt(c_i(w) / N_i)
-    data = np.sqrt(c.data / reach[rows].astype(np.float64))
+    # s_i(w) = sqrt(c_i(w) / N_i), in place on one float copy of the counts
+    data = c.data.astype(np.float64)
+    data *= np.repeat(1.0 / reach, np.diff(c.indptr))
+    np.sqrt(data, out=data)
     S = sp.csr_matrix((data, c.indices.copy(), c.indptr.copy()), shape=c.shape)
     S.has_canonical_format = True
     return S

@@ -1,0 +1,157 @@
+r"""Compiled (numba) inner loops of the geometry core. Imported lazily: ``import posgeom`` does not load numba.
+
+Counting $c_i(w)$ (:mod:`posgeom.geometry.counts`) in three steps, each a single pass:
+
+1. ``partition``: every token $w$ at a counted position $i$ of a sequence becomes a *local* flat index
+   $(i - bB) \cdot v + w$ written into the bucket of its block of positions $b = \lfloor i / B \rfloor$
+   (a counting sort by block: sequential reads and writes only). The id range is checked here.
+2. ``count_block``: the bucket of block $b$ is counted into a histogram of $B \times v$ cells small enough
+   to stay in a core's cache (the scattered increments that make a plain ``bincount`` over the whole
+   $n \times v$ table wait on main memory hit the cache instead).
+3. ``emit_block``: the non-zero cells of the block, found 64 at a time from a bit mask (one
+   ``trailing_zeros`` per non-zero cell instead of one unpredictable branch per cell), become CSR
+   columns and values; the histogram is zeroed on the way, ready for the next block.
+
+Blocks are independent, and so are groups of sequences in step 1 (each writes its own slice of every
+bucket), so both steps run on several threads (the kernels release the GIL).
+
+Hellinger Gram matrix (:mod:`posgeom.geometry._pairwise`):
+
+* ``scatter_columns``: the entries of a CSR matrix whose column is "heavy" go to a dense compacted block
+  (one pass, no intermediate sparse slice).
+* ``light_gram``: $G \mathrel{+}= \sum_w s_{\cdot w} s_{\cdot w}^\top$ over the "light" columns, each used
+  by few rows $k$: $k (k + 1) / 2$ multiply-adds per column into the upper triangle of $G$ (a dense
+  product would spend $n (n + 1) / 2$ on it).
+
+Numba does no bounds checking: every caller in this package validates the inputs first (ids in range,
+offsets inside the arrays) and only calls a later step when the earlier one reported success.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+__all__ = ["partition", "count_block", "emit_block", "scatter_columns", "light_gram"]
+
+
+@njit(nogil=True, cache=True)
+def partition(tok, starts, lengths, n, v, B, cursor, staging, ignored):
+    """Bucket the local flat indices of the tokens at positions < n by block of B positions.
+
+    tok (T,) int32/int64 token ids; starts, lengths (b,) int64: sequence s is tok[starts[s] : starts[s] +
+    lengths[s]]; cursor (n_blocks,) int64: where this group's slice of each bucket starts, advanced to
+    where it ends; staging (total,) int32; ignored (v,) bool or (0,) for none.
+    Returns 0, or 1 when an id at a counted position lies outside [0, v) (staging is then unusable).
+    """
+    use_ignore = ignored.size > 0
+    lo = 0
+    hi = 0
+    for s in range(starts.size):
+        L = min(lengths[s], n)
+        base = starts[s]
+        i = 0
+        b = 0
+        while i < L:
+            e = min(L, i + B)
+            c = cursor[b]
+            if use_ignore:
+                for j in range(e - i):
+                    w = tok[base + i + j]
+                    if w < 0 or w >= v:
+                        return 1
+                    if not ignored[w]:
+                        # local flat index (i - b B) v + w
+                        staging[c] = j * v + w
+                        c += 1
+            else:
+                for j in range(e - i):
+                    w = tok[base + i + j]
+                    lo = min(lo, w)
+                    hi = max(hi, w)
+                    # local flat index (i - b B) v + w
+                    staging[c + j] = j * v + w
+                c += e - i
+            cursor[b] = c
+            i = e
+            b += 1
+    return 1 if (lo < 0 or hi >= v) else 0
+
+
+@njit(nogil=True, cache=True)
+def count_block(hist, staging, begin, end):
+    """hist[f] += 1 for f in staging[begin[g] : end[g]], every group g. hist (B v,) int32."""
+    for g in range(begin.size):
+        for k in range(begin[g], end[g]):
+            hist[staging[k]] += 1
+
+
+@njit(nogil=True, cache=True)
+def emit_block(hist, bits, v, rows, row0, k, row_nnz, indices, data):
+    """Append the non-zero cells of hist's first ``rows`` rows to (indices, data) from position k.
+
+    bits (rows, W) uint64: bit j of word g of row r is set iff hist[r v + 64 g + j] != 0. The cells read
+    are reset to 0. row_nnz[row0 + r] receives the count of row r. Returns the new k.
+    """
+    one = np.uint64(1)
+    W = bits.shape[1]
+    for r in range(rows):
+        off = r * v
+        k0 = k
+        for g in range(W):
+            word = bits[r, g]
+            a = off + 64 * g
+            while word != 0:
+                t = trailing_zeros(word)
+                indices[k] = 64 * g + t
+                data[k] = hist[a + t]
+                hist[a + t] = 0
+                k += 1
+                # clear the lowest set bit
+                word &= word - one
+        row_nnz[row0 + r] = k - k0
+    return k
+
+
+@njit(nogil=True, cache=True)
+def scatter_columns(indptr, indices, data, col_map, out):
+    """out[i, col_map[w]] = S[i, w] for every stored entry of the CSR matrix S with col_map[w] >= 0.
+
+    indptr (n + 1,), indices, data (nnz,): S in CSR; col_map (p,) int64, -1 for columns left out;
+    out (n, p_kept) float64, zero on entry.
+    """
+    for i in range(indptr.size - 1):
+        for k in range(indptr[i], indptr[i + 1]):
+            c = col_map[indices[k]]
+            if c >= 0:
+                out[i, c] = data[k]
+
+
+@njit(nogil=True, cache=True)
+def light_gram(indptr, indices, data, col_map, col_ptr, rows, vals, G):
+    """G[a, b] += s_aw s_bw for a <= b over the columns w with col_map[w] >= 0 (upper triangle only).
+
+    indptr, indices, data: S (n, p) in CSR; col_map (p,) int64: the light column's index, -1 otherwise;
+    col_ptr (p_light + 1,) int64: where each light column starts in its CSC form (from its row count);
+    rows (int64), vals (float64) of size col_ptr[-1]: filled here with that CSC form (a row-order scan
+    leaves each column's rows ascending); G (n, n) float64, C order.
+    """
+    cursor = col_ptr[:-1].copy()
+    for i in range(indptr.size - 1):
+        for k in range(indptr[i], indptr[i + 1]):
+            c = col_map[indices[k]]
+            if c >= 0:
+                q = cursor[c]
+                rows[q] = i
+                vals[q] = data[k]
+                cursor[c] = q + 1
+    for c in range(col_ptr.size - 1):
+        p0 = col_ptr[c]
+        p1 = col_ptr[c + 1]
+        for p in range(p0, p1):
+            a = rows[p]
+            x = vals[p]
+            # rows ascending: (a, rows[q]) with q >= p lies on or above the diagonal
+            for q in range(p, p1):
+                G[a, rows[q]] += x * vals[q]
