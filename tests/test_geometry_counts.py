@@ -374,3 +374,16 @@ def test_import_posgeom_does_not_load_numba():
     code = "import sys, posgeom; print('numba' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "False", "numba is loaded on import posgeom; it should wait for the first count"
+
+
+def test_list_of_lists_converted_in_chunks(monkeypatch):
+    monkeypatch.setattr(counts_mod, "_STREAM_BATCH", 4)
+    rng = np.random.default_rng(14)
+    seqs = random_corpus(rng, n_seq=23)
+    np.testing.assert_array_equal(positional_counts(seqs, 8, 9).to_dense(), loop_counts(seqs, 8, 9))
+    np.testing.assert_array_equal(
+        positional_counts([tuple(s) for s in seqs], 8, 9).to_dense(), loop_counts(seqs, 8, 9)
+    )
+    bad = [list(s) for s in seqs] + [[1, 2.5]]
+    with pytest.raises(ValueError, match="integer token ids; found 2.5"):
+        positional_counts(bad, 8, 9)

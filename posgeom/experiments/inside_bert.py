@@ -155,7 +155,7 @@ def head_logits(X, weight_q, bias_q, weight_k, bias_k, n_heads: int) -> np.ndarr
 
 
 def load_model(settings: Settings):
-    """The pretrained BERT-family model of ``settings.pretrained`` as a posgeom :class:`~posgeom.models.Encoder`.
+    """The pretrained BERT-family model of ``settings.pretrained`` as a posgeom :class:`~posgeom.models.encoder.Encoder`.
 
     Returns
     -------

@@ -524,10 +524,10 @@ def _candidates(settings) -> list[str]:
 
 
 def load_position_table(name: str) -> np.ndarray:
-    r"""The learned position table of a pretrained model, through :func:`posgeom.corpora.load_pretrained`.
+    r"""The learned position table of a pretrained model, through :func:`posgeom.corpora.pretrained.load_pretrained`.
 
     ``"gpt2"`` is read as the hub id ``"openai-community/gpt2"``. Raises
-    :class:`posgeom.corpora.ModelUnavailableError` with the loader's advice when the model is not here.
+    :class:`posgeom.corpora.pretrained.ModelUnavailableError` with the loader's advice when the model is not here.
 
     Returns
     -------

@@ -106,7 +106,7 @@ def _check_perm(perm, L: int) -> torch.Tensor:
 
 
 def _encoder(model):
-    """The encoder body of a posgeom model (the model itself when it is an :class:`~posgeom.models.Encoder`)."""
+    """The encoder body of a posgeom model (the model itself when it is an :class:`~posgeom.models.encoder.Encoder`)."""
     enc = getattr(model, "encoder", model)
     if not hasattr(enc, "embeddings") or not hasattr(enc, "layers"):
         raise TypeError(
@@ -124,7 +124,7 @@ def equivariance_gap(model, input_ids, perm) -> float:
 
     Parameters
     ----------
-    model : posgeom Encoder, or a model built by :func:`posgeom.models.build_model`
+    model : posgeom Encoder, or a model built by :func:`posgeom.models.encoder.build_model`
     input_ids : LongTensor of shape (B, L)
     perm : array of shape (L,)
         A permutation of ``0 … L-1``; position ``i`` of the permuted input holds token ``perm[i]``.
@@ -151,7 +151,7 @@ def readout_gap(model, input_ids, perm) -> float:
 
     Parameters
     ----------
-    model : a classification model of :func:`posgeom.models.build_model`
+    model : a classification model of :func:`posgeom.models.encoder.build_model`
     input_ids : LongTensor of shape (B, L)
     perm : array of shape (L,)
 
@@ -174,7 +174,7 @@ def model_config(position: str, causal: bool, *, vocab_size: int, max_len: int, 
 
     Returns
     -------
-    posgeom.models.EncoderConfig
+    posgeom.models.encoder.EncoderConfig
     """
     from ..models import EncoderConfig
 

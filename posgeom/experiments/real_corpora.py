@@ -571,7 +571,7 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
         Corpus options (:func:`corpus_options`) of the training data and of the target geometry.
     overrides
         ``max_steps``, ``batch_size``, ``lr``, ``warmup_steps``, ``every``, ``threads`` (CPU threads,
-        None to keep torch's setting) or ``model`` (a dict of :class:`posgeom.models.EncoderConfig` fields).
+        None to keep torch's setting) or ``model`` (a dict of :class:`posgeom.models.encoder.EncoderConfig` fields).
 
     Returns
     -------

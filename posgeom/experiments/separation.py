@@ -8,7 +8,7 @@ non-degenerate.
 
 This module trains learned tables from scratch and records $\operatorname{sep}(P)$, raw and divided
 by the median pairwise distance (:func:`posgeom.geometry.separation`), along training
-(:class:`posgeom.models.PositionGeometry`), over several seeds (:func:`run_separation`):
+(:class:`posgeom.models.callbacks.PositionGeometry`), over several seeds (:func:`run_separation`):
 
 * when the conditions hold: masked language modelling (MLM) on a non-stationary synthetic corpus
   (the ``"drift"`` family of :mod:`posgeom.corpora.synthetic`, whose tokens are drawn independently
@@ -194,7 +194,7 @@ def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int 
 
     Parameters
     ----------
-    model : an MLM model of :func:`posgeom.models.build_model`
+    model : an MLM model of :func:`posgeom.models.encoder.build_model`
     input_ids : LongTensor of shape (N, L)
     attention_mask : LongTensor of shape (N, L), optional
 
@@ -285,7 +285,7 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
         mean and std over seeds, and at the end ``order_spearman`` (Spearman's $\rho$ between the table's
         distances and $|i - j|$: how much its geometry follows the order); ``random_reference`` (normalised
         separation of a Gaussian table of the same shape); the eval loss and accuracy
-        (:func:`posgeom.models.evaluate`); for MLM ``masked_loss`` (:func:`masked_position_loss`) and, on
+        (:func:`posgeom.models.training.evaluate`); for MLM ``masked_loss`` (:func:`masked_position_loss`) and, on
         synthetic corpora, the entropy references (:func:`entropy_references`). Arrays: ``step`` (T,),
         ``separation``, ``separation_normalized``, ``median_distance``, ``order_spearman`` (n_seeds, T),
         ``loss`` (n_seeds, steps).
@@ -419,7 +419,7 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
 
     Raises
     ------
-    posgeom.corpora.ModelUnavailableError
+    posgeom.corpora.pretrained.ModelUnavailableError
         When the pretrained model cannot be loaded.
     """
     settings = _settings(settings)
@@ -531,7 +531,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
 
     Raises
     ------
-    posgeom.corpora.DataUnavailableError, posgeom.corpora.ModelUnavailableError
+    posgeom.corpora.real.DataUnavailableError, posgeom.corpora.pretrained.ModelUnavailableError
         When SST-2 or the pretrained model cannot be found (the message says how to provide them).
     """
     settings = _settings(settings)

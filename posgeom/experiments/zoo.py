@@ -11,8 +11,9 @@ Five encodings, compared through one object, the $n \times n$ matrix of distance
 * **ALiBi** (inside attention, a bias $-m_h |i - j|$ on the logits): $\hat d_{ij} = \bar m |i - j|$;
 * **NoPE**: nothing, every distance 0.
 
-**One kernel for sinusoidal and RoPE.** With $K_\Omega(\delta) = \frac{1}{|\Omega|}\sum_{\omega \in \Omega}
-\cos(\delta\omega)$ the mean cosine over a frequency set $\Omega$,
+**One kernel for sinusoidal and RoPE.** With
+$K_\Omega(\delta) = \frac{1}{|\Omega|}\sum_{\omega \in \Omega} \cos(\delta\omega)$,
+the mean cosine over a frequency set $\Omega$,
 
 $$\|p_i - p_j\|^2 = d\,\big(1 - K_{\Omega_d}(i - j)\big), \qquad
   \hat d_{ij}^{2,\text{RoPE}} = 2\,\big(1 - K_{\Omega_{d_{head}}}(i - j)\big),$$
@@ -183,7 +184,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
 
     Raises
     ------
-    posgeom.corpora.ModelUnavailableError
+    posgeom.corpora.pretrained.ModelUnavailableError
         When the pretrained model cannot be loaded (the message says how to get it).
     """
     settings = _settings(settings)

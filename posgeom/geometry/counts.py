@@ -437,11 +437,15 @@ def _count_ragged(seqs: list, acc: _Accumulator, where: str) -> None:
                 raise ValueError(f"{where}: every sequence must be 1-D; got one of shape {s.shape}")
         tok = _as_int_array(np.concatenate(seqs), where)
     else:
-        flat_items = [t for s in seqs for t in s]
-        if not all(isinstance(t, (Integral, np.integer)) and not isinstance(t, bool) for t in flat_items):
-            bad = next(t for t in flat_items if not isinstance(t, (Integral, np.integer)) or isinstance(t, bool))
-            raise ValueError(f"{where} must hold integer token ids; found {bad!r} ({type(bad).__name__})")
-        tok = np.fromiter(flat_items, dtype=np.int64, count=total)
+        # Python ints to one int64 array, _STREAM_BATCH sequences at a time (bounded temporary lists)
+        parts = []
+        for k in range(0, len(seqs), _STREAM_BATCH):
+            flat_items = [t for s in seqs[k : k + _STREAM_BATCH] for t in s]
+            if not all(isinstance(t, (Integral, np.integer)) and not isinstance(t, bool) for t in flat_items):
+                bad = next(t for t in flat_items if not isinstance(t, (Integral, np.integer)) or isinstance(t, bool))
+                raise ValueError(f"{where} must hold integer token ids; found {bad!r} ({type(bad).__name__})")
+            parts.append(np.fromiter(flat_items, dtype=np.int64, count=len(flat_items)))
+        tok = parts[0] if len(parts) == 1 else np.concatenate(parts)
     acc.add(tok, lengths, where, owned=True)  # a new array: safe to keep
 
 
