@@ -387,3 +387,22 @@ def test_list_of_lists_converted_in_chunks(monkeypatch):
     bad = [list(s) for s in seqs] + [[1, 2.5]]
     with pytest.raises(ValueError, match="integer token ids; found 2.5"):
         positional_counts(bad, 8, 9)
+
+
+def test_kernels_compile_without_a_writable_cache(monkeypatch):
+    """No writable cache folder: the kernels are compiled per process instead of failing on import."""
+    from numba import njit
+
+    from posgeom.geometry import _kernels
+
+    def njit_without_cache(**kwargs):
+        if kwargs.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available for file 'f.py'")
+        return njit(**kwargs)
+
+    monkeypatch.setattr(_kernels, "njit", njit_without_cache)
+
+    def add_one(x):
+        return x + 1
+
+    assert _kernels._jit(add_one)(41) == 42

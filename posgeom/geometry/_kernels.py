@@ -36,7 +36,17 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 __all__ = ["partition", "count_block", "emit_block", "scatter_columns", "light_gram"]
 
 
-@njit(nogil=True, cache=True)
+def _jit(fn):
+    """``njit(nogil=True)``, with the machine code cached on disk when numba finds a writable place
+    (``__pycache__`` beside this file, else the user's cache folder, else ``NUMBA_CACHE_DIR``);
+    without one, each process compiles the kernels again (about a second) instead of failing."""
+    try:
+        return njit(nogil=True, cache=True)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return njit(nogil=True)(fn)
+
+
+@_jit
 def partition(tok, starts, lengths, n, v, B, cursor, staging, ignored):
     """Bucket the local flat indices of the tokens at positions < n by block of B positions.
 
@@ -79,7 +89,7 @@ def partition(tok, starts, lengths, n, v, B, cursor, staging, ignored):
     return 1 if (lo < 0 or hi >= v) else 0
 
 
-@njit(nogil=True, cache=True)
+@_jit
 def count_block(hist, staging, begin, end):
     """hist[f] += 1 for f in staging[begin[g] : end[g]], every group g. hist (B v,) int32."""
     for g in range(begin.size):
@@ -87,7 +97,7 @@ def count_block(hist, staging, begin, end):
             hist[staging[k]] += 1
 
 
-@njit(nogil=True, cache=True)
+@_jit
 def emit_block(hist, bits, v, rows, row0, k, row_nnz, indices, data):
     """Append the non-zero cells of hist's first ``rows`` rows to (indices, data) from position k.
 
@@ -114,7 +124,7 @@ def emit_block(hist, bits, v, rows, row0, k, row_nnz, indices, data):
     return k
 
 
-@njit(nogil=True, cache=True)
+@_jit
 def scatter_columns(indptr, indices, data, col_map, out):
     """out[i, col_map[w]] = S[i, w] for every stored entry of the CSR matrix S with col_map[w] >= 0.
 
@@ -128,7 +138,7 @@ def scatter_columns(indptr, indices, data, col_map, out):
                 out[i, c] = data[k]
 
 
-@njit(nogil=True, cache=True)
+@_jit
 def light_gram(indptr, indices, data, col_map, col_ptr, rows, vals, G):
     """G[a, b] += s_aw s_bw for a <= b over the columns w with col_map[w] >= 0 (upper triangle only).
 
