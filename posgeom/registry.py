@@ -252,12 +252,15 @@ class Registry:
     ) -> Result:
         """Return the stored result, or call ``compute()`` → ``(values, arrays)`` and store it.
 
-        A stored result is reused when its parameters match and (with ``same_code=True``) it was
-        made by the same posgeom source code (:func:`code_hash`); ``force=True`` always recomputes.
+        A stored result is reused when its parameters match, it was made with the same ``seed`` (so an
+        experiment whose randomness comes from the seed need not list it in ``params``) and (with
+        ``same_code=True``) by the same posgeom source code (:func:`code_hash`); ``force=True`` always
+        recomputes. A recomputed result replaces the stored one.
         """
         if not force and self.has(experiment, params=params, scale=scale):
             stored = self.load(experiment, params=params, scale=scale)
-            if not same_code or stored.manifest.get("code_hash") == code_hash():
+            same_seed = stored.manifest.get("seed") == seed
+            if same_seed and (not same_code or stored.manifest.get("code_hash") == code_hash()):
                 return stored
         start = time.perf_counter()
         out = compute()

@@ -431,6 +431,14 @@ def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: st
     return "\n".join(lines)
 
 
+def _results_dir(results_dir, notebooks: Path) -> Path:
+    """``results_dir``, else ``POSGEOM_RESULTS_DIR``, else the checkout's ``results/``; ``~`` expanded."""
+    if results_dir is None:
+        env_results = os.environ.get("POSGEOM_RESULTS_DIR")
+        results_dir = Path(env_results) if env_results else notebooks.parent / "results"
+    return Path(results_dir).expanduser().resolve()
+
+
 def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: str | None = None, *,
               force: bool = False, nproc: int | None = None, chapters: Sequence[Chapter] = CHAPTERS,
               notebooks_dir: str | Path | None = None, results_dir: str | Path | None = None,
@@ -466,10 +474,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
     selected = select_chapters(only, chapters)
     notebooks = Path(notebooks_dir) if notebooks_dir is not None else project_root() / "notebooks"
-    if results_dir is None:
-        env_results = os.environ.get("POSGEOM_RESULTS_DIR")
-        results_dir = Path(env_results) if env_results else notebooks.parent / "results"
-    results_dir = Path(results_dir).expanduser().resolve()
+    results_dir = _results_dir(results_dir, notebooks)
     missing = [c.slug for c in selected if not (notebooks / f"{c.slug}.md").is_file()]
     if missing:
         raise ValueError(f"no notebook for chapter(s) {', '.join(missing)} in {notebooks}")
@@ -603,10 +608,8 @@ def add_reproduce(subparsers) -> None:
         scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
         if args.list:
             selected = select_chapters(args.only)
-            root = project_root()
-            results = os.environ.get("POSGEOM_RESULTS_DIR")
-            print(format_list(selected, scale, Registry(Path(results) if results else root / "results"),
-                              root / "notebooks"))
+            notebooks = project_root() / "notebooks"
+            print(format_list(selected, scale, Registry(_results_dir(None, notebooks)), notebooks))
             return 0
         try:
             report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node)

@@ -38,3 +38,24 @@ def shared_data_dir() -> Path:
         "real corpora not found: set POSGEOM_DATA_DIR to a folder holding sst2/ and imdb/ parquet files "
         "(the layout of shared/data)"
     )
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models run fastest on one thread (and the machine may be shared); restored afterwards.
+
+    Opted into per module (``pytestmark = pytest.mark.usefixtures("one_torch_thread")``) so that tests
+    without torch do not import it.
+    """
+    from posgeom.models import torch_threads
+
+    with torch_threads(1):
+        yield
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A private corpora cache under ``tmp_path`` and no data folder from the caller's environment."""
+    monkeypatch.setenv("POSGEOM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("POSGEOM_DATA_DIR", raising=False)
+    return tmp_path

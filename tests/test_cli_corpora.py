@@ -17,12 +17,11 @@ from posgeom.corpora import make_corpus
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("POSGEOM_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("POSGEOM_DATA_DIR", raising=False)
+def env(env, monkeypatch):
+    """The shared isolated cache, and the CLI's other settings unset."""
     monkeypatch.delenv("POSGEOM_SEED", raising=False)
     monkeypatch.delenv("POSGEOM_PRETRAINED", raising=False)
-    return tmp_path
+    return env
 
 
 def run_json(capsys, *argv):
@@ -162,3 +161,27 @@ def _clean_env():
     env = {k: v for k, v in os.environ.items() if not k.startswith("POSGEOM_")}
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     return env
+
+
+def test_stress_with_smoothing_reports_no_noise_floor(env, capsys):
+    """The noise floor is defined for unsmoothed marginals only: with alpha > 0 it is reported as n/a."""
+    rep = run_json(capsys, "stress", "--corpus", "synthetic:markov:n_sequences=300", "--positions", "12",
+                   "--encodings", "sinusoidal", "--alpha", "0.5", "--json", "--noise-reps", "2")
+    assert rep["noise_floor"]["energy_ratio"] is None and rep["noise_floor"]["mean_floor"] is None
+    assert any("noise floor" in note and "alpha" in note for note in rep["notes"])
+    assert main(["stress", "--corpus", "synthetic:markov:n_sequences=300", "--positions", "12",
+                 "--encodings", "sinusoidal", "--alpha", "0.5", "--noise-reps", "2"]) == 0
+    assert "mean n/a" in capsys.readouterr().out
+
+
+def test_a_file_named_synthetic_is_a_path(tmp_path, monkeypatch):
+    from posgeom.corpora.real import resolve_source
+    from posgeom.corpora.report import parse_corpus_spec
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "synthetic_reviews.csv").write_text("text\ngood film\n")
+    spec = parse_corpus_spec("synthetic_reviews.csv")
+    assert spec.kind == "path"
+    assert resolve_source("synthetic_reviews.csv").kind == "path"
+    with pytest.raises(ValueError, match="unknown corpus"):
+        parse_corpus_spec("synthetic")

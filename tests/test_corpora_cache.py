@@ -14,13 +14,6 @@ from posgeom.corpora import ArrayCache, cache_key, corpus_counts, corpus_tokens,
 TEXTS = ["a gorgeous , witty film .", "it 's a bore from start to finish", "not bad", "the plot <br />thickens"]
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("POSGEOM_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("POSGEOM_DATA_DIR", raising=False)
-    return tmp_path
-
-
 def write(path, texts):
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({"text": texts, "label": np.arange(len(texts)) % 2}), path)

@@ -17,13 +17,6 @@ from posgeom.corpora import (
 SENTENCES = ["a gorgeous , witty film .", "it 's a bore", "not bad at all , really", "the plot <br />thickens"]
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("POSGEOM_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("POSGEOM_DATA_DIR", raising=False)
-    return tmp_path
-
-
 def write_parquet(path, **columns):
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table(columns), path)

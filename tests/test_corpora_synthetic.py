@@ -208,3 +208,8 @@ def test_counts_use_lengths_never_padding():
         positional_counts(corpus.tokens, 10, 5)  # the padded array alone is rejected
     c = corpus.counts()
     np.testing.assert_array_equal(c.reach, [(corpus.lengths > i).sum() for i in range(10)])
+
+
+def test_order_population_needs_length_two():
+    with pytest.raises(ValueError, match="length >= 2"):
+        population_marginals("order", n_positions=2, vocab_size=5, min_length=1)

@@ -169,6 +169,11 @@ def test_registry_run_skips_and_forces(tmp_path):
     assert (first.values["v"], again.values["v"], forced.values["v"]) == (1, 1, 2)
     assert len(calls) == 2
     assert forced.manifest["runtime_s"] >= 0
+    # another seed: the stored result (made with seed 0) is not reused, and is replaced
+    other = reg.run("exp", compute, params={"k": 1}, scale="quick", seed=1, device="cpu")
+    assert other.values["v"] == 3 and other.manifest["seed"] == 1
+    assert reg.run("exp", compute, params={"k": 1}, scale="quick", seed=1, device="cpu").values["v"] == 3
+    assert len(calls) == 3
 
 
 # --------------------------------------------------------------------------- about and CLI

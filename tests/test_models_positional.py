@@ -14,13 +14,7 @@ from posgeom.geometry import classical_mds
 from posgeom.models import positional as pos
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models run fastest on one thread (and the machine may be shared); restore afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "concatenated"])

@@ -27,13 +27,7 @@ from posgeom.models.training import as_token_data, lr_factor
 from posgeom.registry import Registry
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models run fastest on one thread (and the machine may be shared); restore afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 V, N, L = 300, 48, 16
 
@@ -297,3 +291,21 @@ def test_precision_auto_is_fp32_on_cpu_and_bf16_autocast_runs():
     assert result.precision == "fp32" and result.device == "cpu"
     bf16 = train(build_model(tiny(), seed=0), corpus(), quiet(max_steps=2, precision="bf16", device="cpu"))
     assert bf16.precision == "bf16" and np.isfinite(bf16.losses).all()
+
+
+def test_tokens_per_s_counts_short_last_batch(monkeypatch):
+    """48 rows in batches of 20: steps of 20, 20, 8 rows; the throughput counts 48 rows, not 60."""
+    import posgeom.models.training as training_mod
+
+    clock = iter(float(t) for t in range(1000))
+    monkeypatch.setattr(training_mod.time, "perf_counter", lambda: next(clock))
+    model = build_model(tiny(), "classification")
+    res = train(model, corpus(), quiet(task="classification", batch_size=20, max_steps=3))
+    # the fake clock ticks once per call; whatever runtime it gives, tokens = 48 rows x L
+    assert res.tokens_per_s * res.runtime_s == pytest.approx(N * L)
+
+
+def test_dict_with_label_and_labels_is_rejected():
+    ids = np.zeros((2, 4), dtype=np.int64)
+    with pytest.raises(ValueError, match="both label and labels"):
+        as_token_data({"input_ids": ids, "label": np.array([0, 1]), "labels": np.array([1, 0])})

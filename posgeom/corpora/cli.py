@@ -22,8 +22,6 @@ import sys
 
 __all__ = ["add_corpus_report", "add_stress"]
 
-_HELLINGER = ("chord", "normalized", "geodesic")
-
 
 def _common(p) -> None:
     p.add_argument("--corpus", required=True, help="sst2, imdb, synthetic:FAMILY[:key=value,...] or a path")
@@ -133,12 +131,11 @@ def add_corpus_report(subparsers) -> None:
 
 
 def _run_stress(args) -> int:
+    from ..geometry import HELLINGER_KINDS, NOISE_METHODS
     from .report import parse_encodings, stress_report
 
-    if args.hellinger not in _HELLINGER:
-        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(_HELLINGER)}")
-    from ..geometry import NOISE_METHODS
-
+    if args.hellinger not in HELLINGER_KINDS:
+        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
     if args.noise not in NOISE_METHODS:
         raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
     if args.min_count < 1:
@@ -174,8 +171,9 @@ def _run_stress(args) -> int:
     )
     nf = rep["noise_floor"]
     ratio = "n/a" if nf["energy_ratio"] is None else f"{nf['energy_ratio']:.4f}"
+    floor = "n/a" if nf["mean_floor"] is None else f"{nf['mean_floor']:.4f}"
     out.append(
-        f"noise floor ({nf['method']}, {nf['n_rep']} reps): mean {nf['mean_floor']:.4f} vs mean distance "
+        f"noise floor ({nf['method']}, {nf['n_rep']} reps): mean {floor} vs mean distance "
         f"{nf['mean_distance']:.4f}; noise share of sum d^2 = {ratio}"
     )
     for note in rep["notes"]:

@@ -300,7 +300,7 @@ def resolve_source(
     DataSource
     """
     if isinstance(corpus, Path) or corpus not in CORPORA:
-        if isinstance(corpus, str) and (corpus == "" or corpus.startswith("synthetic")):
+        if isinstance(corpus, str) and (corpus in ("", "synthetic") or corpus.startswith("synthetic:")):
             raise ValueError(f"unknown corpus {corpus!r}; valid corpora are {', '.join(CORPORA)} or a path")
         return _path_source(Path(corpus).expanduser(), split, text_column)
     info = CORPORA[corpus]

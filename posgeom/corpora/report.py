@@ -47,7 +47,7 @@ from .synthetic import FAMILIES, family_parameters, make_corpus
 
 __all__ = [
     "CorpusSpec", "ENCODING_NAMES", "parse_corpus_spec", "parse_encodings", "load_statistics", "corpus_report",
-    "stress_report", "default_width",
+    "stress_report",
 ]
 
 ENCODING_NAMES = ("sinusoidal", "rope", "alibi", "none", "random", "learned", "mds")
@@ -90,7 +90,7 @@ def parse_corpus_spec(spec: str) -> CorpusSpec:
     valid = f"valid corpora are {', '.join(CORPORA)}, " + ", ".join(f"synthetic:{f}" for f in FAMILIES) + ", or a path"
     if spec in CORPORA:
         return CorpusSpec("named", spec, {})
-    if spec.startswith("synthetic"):
+    if spec == "synthetic" or spec.startswith("synthetic:"):
         parts = spec.split(":", 2)
         if len(parts) < 2 or parts[1] not in FAMILIES:
             raise ValueError(f"unknown corpus {spec!r}; {valid}")
@@ -138,11 +138,6 @@ def parse_encodings(text: str) -> list[tuple[str, str | None]]:
     if not out:
         raise ValueError(f"no encoding given; valid encodings are {', '.join(ENCODING_NAMES)}")
     return out
-
-
-def default_width(spec: CorpusSpec) -> tuple[int, int]:
-    """``(d, n_heads)`` defaults: (768, 12) for real corpora, (50, 5) for synthetic ones."""
-    return _WIDTH["synthetic" if spec.kind == "synthetic" else "real"]
 
 
 def load_statistics(
@@ -281,7 +276,8 @@ def stress_report(
         As :func:`posgeom.geometry.positional_marginals` (low-count positions dropped and listed).
     hellinger : {"chord", "normalized", "geodesic"}
     d, n_heads : int, optional
-        Width and heads; default :func:`default_width` (synthetic is read from ``stats.info``).
+        Width and heads; default (768, 12) for real corpora, (50, 5) for synthetic ones (which one is
+        read from ``stats.info``).
     noise_method, noise_reps, seed
         As :func:`posgeom.geometry.noise_floor`.
     tol, q, threshold
@@ -353,10 +349,14 @@ def stress_report(
             ranks[crit] = None
             notes.append(f"effective rank {crit}: {err}")
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    nf = noise_floor(stats.counts, noise_method, noise_reps, seed, min_count=min_count, kind=hellinger, progress=show)
     iu = np.triu_indices(kept.size, k=1)
+    try:
+        # the floor of the same positions as D (marg's kept ones); only defined for alpha = 0
+        nf = noise_floor(marg, noise_method, noise_reps, seed, kind=hellinger, progress=show).matrix[iu]
+    except ValueError as err:
+        nf = None
+        notes.append(f"noise floor: {err}")
     d2 = float(np.sum(D[iu] ** 2))
-    f2 = float(np.sum(nf.matrix[iu] ** 2))
     return {
         "corpus": stats.info.get("corpus"), "split": stats.info.get("split"),
         "n_sequences": int(stats.counts.n_sequences), "n_truncated": int(stats.n_truncated),
@@ -368,8 +368,8 @@ def stress_report(
                 "eigenvalues": [float(x) for x in mds.eigenvalues[: min(10, kept.size)]]},
         "noise_floor": {
             "method": noise_method, "n_rep": int(noise_reps),
-            "mean_floor": float(nf.matrix[iu].mean()), "mean_distance": float(D[iu].mean()),
-            "energy_ratio": (f2 / d2) if d2 > 0 else None,
+            "mean_floor": None if nf is None else float(nf.mean()), "mean_distance": float(D[iu].mean()),
+            "energy_ratio": None if nf is None or d2 == 0 else float(np.sum(nf**2)) / d2,
         },
         "options": {
             "encodings": labels, "min_count": int(min_count), "alpha": float(alpha), "hellinger": hellinger,

@@ -753,4 +753,6 @@ def population_marginals(family: str, **params) -> np.ndarray:
         return _markov_population(n, v, p["exponent"], _int("step", p["step"], 0))[0]
     if p["kind"] not in ORDER_KINDS:
         raise ValueError(f"unknown order task kind {p['kind']!r}; valid kinds are {', '.join(ORDER_KINDS)}")
+    if lo < 2:  # as order_task: below length 2 the two markers do not fit and the mixture goes negative
+        raise ValueError(f"order tasks need sequences of length >= 2; got min_length = {lo}")
     return _order_population(n, v, p_len, p["kind"], p["exponent"])

@@ -397,8 +397,9 @@ def offset_profiles(maps) -> tuple[np.ndarray, np.ndarray]:
 
 def paper_results(settings: Settings | None = None) -> list[Result]:
     """Every ``paper``-scale result of this chapter held by the registry (any code version)."""
-    settings = _settings(settings)
-    return [r for r in Registry(settings.results_dir).entries(scale="paper") if r.experiment.startswith("inside_bert")]
+    from .real_corpora import paper_results as results_with_prefix
+
+    return results_with_prefix(settings, "inside_bert")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -472,8 +472,9 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
 
 def paper_results(settings: Settings | None = None) -> list[Result]:
     """Every ``paper``-scale result of this chapter held by the registry (any code version)."""
-    settings = _settings(settings)
-    return [r for r in Registry(settings.results_dir).entries(scale="paper") if r.experiment.startswith("monotonicity")]
+    from .real_corpora import paper_results as results_with_prefix
+
+    return results_with_prefix(settings, "monotonicity")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -825,11 +825,6 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
     )
 
 
-def stress_rows(result: Result) -> list[dict[str, Any]]:
-    """The rows of a :func:`run_stress_table` result (a list of dicts), for a table display."""
-    return list(result.values["rows"])
-
-
 def stress_dataframe(result: Result):
     """A :func:`run_stress_table` result as a table: one row per encoding, the options used and both stresses.
 
@@ -1041,7 +1036,7 @@ __all__ = [
     "corpus_marginals", "corpus_distances", "toeplitz_projection", "resolvable_distances", "rank_one_report",
     "run_corpus_geometry",
     "pretrained_model_folder", "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
-    "equidistant_distances", "encoding_distances", "run_stress_table", "stress_rows", "stress_dataframe", "row_of",
+    "equidistant_distances", "encoding_distances", "run_stress_table", "stress_dataframe", "row_of",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all", "main",
 ]
 

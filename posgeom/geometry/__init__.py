@@ -7,7 +7,7 @@ first use); nothing here imports a higher layer of :mod:`posgeom`.
 """
 
 from .counts import PositionalCounts, positional_counts
-from .hellinger import euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
+from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
 from .marginals import PositionalMarginals, positional_marginals
 from .mds import (
     EFFECTIVE_RANK_CRITERIA,
@@ -33,6 +33,7 @@ __all__ = [
     "PositionalMarginals",
     "positional_marginals",
     # distances
+    "HELLINGER_KINDS",
     "hellinger_matrix",
     "hellinger_distance",
     "sqrt_marginals",

@@ -15,8 +15,8 @@ IMDB-sized benchmark (``benchmarks/bench_geometry.py``).
 Accuracy. The formula loses accuracy when $\|s_i - s_j\|^2 \ll \|s_i\|^2 + \|s_j\|^2$ (catastrophic
 cancellation: the rounding error of $G$ is about $\sqrt{p}\,\varepsilon\,(\|s_i\|^2 + \|s_j\|^2)$, so a
 distance of $10^{-8}$ could come out as $10^{-7}$ or as 0). Pairs with
-$d_{ij}^2 <$ ``refine_rtol`` $(\|s_i\|^2 + \|s_j\|^2)$ are recomputed directly as
-$\sqrt{\sum_k (s_{ik} - s_{jk})^2}$. With ``refine_rtol = 1e-4`` the remaining pairs have a relative
+$d_{ij}^2 <$ ``REFINE_RTOL`` $(\|s_i\|^2 + \|s_j\|^2)$ are recomputed directly as
+$\sqrt{\sum_k (s_{ik} - s_{jk})^2}$. With ``REFINE_RTOL = 1e-4`` the remaining pairs have a relative
 error below about $10^{-10}$, and identical rows give exactly 0.
 """
 
@@ -94,7 +94,7 @@ def _row_sq_diff(S, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", diff, diff)
 
 
-def pairwise_distances(S, refine_rtol: float = REFINE_RTOL) -> np.ndarray:
+def pairwise_distances(S) -> np.ndarray:
     r"""$D_{ij} = \|s_i - s_j\|_2$ for the rows of ``S`` (n, p), dense or sparse CSR → (n, n) float64,
     exactly symmetric, zero diagonal."""
     n = S.shape[0]
@@ -110,7 +110,7 @@ def pairwise_distances(S, refine_rtol: float = REFINE_RTOL) -> np.ndarray:
     D2 -= 2.0 * G
     del G
     np.fill_diagonal(D2, 0.0)
-    ii, jj = np.nonzero(np.triu(D2 < refine_rtol * scale, k=1))
+    ii, jj = np.nonzero(np.triu(D2 < REFINE_RTOL * scale, k=1))
     if ii.size:
         block = max(1, _REFINE_BLOCK_ELEMS // max(1, S.shape[1]))
         for start in range(0, ii.size, block):
@@ -120,9 +120,5 @@ def pairwise_distances(S, refine_rtol: float = REFINE_RTOL) -> np.ndarray:
             D2[a, b] = exact
             D2[b, a] = exact
     np.maximum(D2, 0.0, out=D2)
-    D = np.sqrt(D2, out=D2)
-    # exact symmetry: copy the upper triangle onto the lower one
-    il = np.tril_indices(n, k=-1)
-    D[il] = D.T[il]
-    np.fill_diagonal(D, 0.0)
-    return D
+    # exactly symmetric already: G is mirrored, |s_i|^2 + |s_j|^2 is, and refined pairs are written both ways
+    return np.sqrt(D2, out=D2)

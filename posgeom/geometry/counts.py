@@ -209,26 +209,32 @@ def _gather_counted(tok, starts, lengths, n):
     return tok[np.repeat(starts, clipped) + pos], pos
 
 
-def _csr_from_sorted_flat(nz: np.ndarray, data: np.ndarray, n: int, v: int) -> sp.csr_matrix:
-    """CSR (n, v) from sorted unique flat indices ``f = i v + w`` and their counts."""
-    idx_dtype = np.int32 if max(n * v, nz.size) < 2**31 - 1 else np.int64
-    # indptr[i] = number of nonzeros in rows < i = first flat index >= i * v
-    indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v)
-    # w = f - i * v
-    cols = nz - np.repeat(np.arange(n, dtype=np.int64) * v, np.diff(indptr))
+def _canonical_csr(data, cols, indptr, n: int, v: int) -> sp.csr_matrix:
+    """CSR (n, v) int64 counts from parts already sorted by row then column, each cell once."""
+    idx_dtype = np.int32 if max(n * v, data.size) < 2**31 - 1 else np.int64
     mat = sp.csr_matrix(
-        (data.astype(np.int64, copy=False), cols.astype(idx_dtype), indptr.astype(idx_dtype)), shape=(n, v), copy=False
+        (data.astype(np.int64, copy=False), cols.astype(idx_dtype, copy=False), indptr.astype(idx_dtype, copy=False)),
+        shape=(n, v), copy=False,
     )
     mat.has_canonical_format = True  # sorted, unique column indices by construction
     return mat
 
 
-def _counts_by_sort(tok, starts, lengths, n, v, ignore, where) -> sp.csr_matrix:
+def _csr_from_sorted_flat(nz: np.ndarray, data: np.ndarray, n: int, v: int) -> sp.csr_matrix:
+    """CSR (n, v) from sorted unique flat indices ``f = i v + w`` and their counts."""
+    # indptr[i] = number of nonzeros in rows < i = first flat index >= i * v
+    indptr = np.searchsorted(nz, np.arange(n + 1, dtype=np.int64) * v)
+    # w = f - i * v
+    cols = nz - np.repeat(np.arange(n, dtype=np.int64) * v, np.diff(indptr))
+    return _canonical_csr(data, cols, indptr, n, v)
+
+
+def _counts_by_sort(tok, starts, lengths, n, v, ignore_mask, where) -> sp.csr_matrix:
     """Reference path for very sparse tables: flat indices ``i v + w`` of every counted token, sorted."""
     t, pos = _gather_counted(tok, starts, lengths, n)
     _check_tokens(t, v, where)
-    if ignore is not None:
-        keep = ~np.isin(t, ignore)
+    if ignore_mask.size:
+        keep = ~ignore_mask[t]  # ids checked in [0, v) above
         t, pos = t[keep], pos[keep]
     # f = i * v + w
     flat = pos * v + t.astype(np.int64, copy=False)
@@ -256,8 +262,6 @@ def _counts_by_blocks(tok, starts, lengths, n, v, ignore_mask, where, n_threads)
     K = _kernels()
     if tok.dtype not in (np.int32, np.int64):
         tok = tok.astype(np.int64)
-    if starts is None:
-        starts = np.cumsum(lengths) - lengths
     clipped = np.minimum(lengths, n)
     total = int(clipped.sum())
     if int(starts.min()) < 0 or int((starts + clipped).max()) > tok.size:  # the kernels do not bounds-check
@@ -311,24 +315,20 @@ def _counts_by_blocks(tok, starts, lengths, n, v, ignore_mask, where, n_threads)
     parts = _run(count_and_emit, [(int(a), int(b)) for a, b in zip(block_cuts[:-1], block_cuts[1:]) if b > a], threads)
     indices = np.concatenate([p[0] for p in parts])
     data = np.concatenate([p[1] for p in parts])
-    idx_dtype = np.int32 if max(n * v, indices.size) < 2**31 - 1 else np.int64
-    indptr = np.zeros(n + 1, dtype=idx_dtype)
+    indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(row_nnz, out=indptr[1:])
-    mat = sp.csr_matrix((data, indices.astype(idx_dtype, copy=False), indptr), shape=(n, v), copy=False)
-    mat.has_canonical_format = True  # columns emitted in increasing order, once each
-    return mat
+    return _canonical_csr(data, indices, indptr, n, v)  # columns emitted in increasing order, once each
 
 
 class _Accumulator:
     """Counts batches into a sparse (n, v) total: large inputs at once, small ones gathered first."""
 
-    def __init__(self, n: int, v: int, ignore, n_threads: int):
+    def __init__(self, n: int, v: int, ignore_ids: tuple[int, ...], n_threads: int):
         self.n, self.v = n, v
-        self.ignore = ignore  # sorted int64 ids, or None
-        self.ignore_mask = np.zeros(0, dtype=bool)
-        if ignore is not None:
-            self.ignore_mask = np.zeros(v, dtype=bool)
-            self.ignore_mask[ignore[(ignore >= 0) & (ignore < v)]] = True
+        self.ignore_ids = ignore_ids
+        # ignore_mask[w]: id w is not counted; size 0 when nothing is ignored (the kernels' fast loop)
+        self.ignore_mask = np.zeros(v if ignore_ids else 0, dtype=bool)
+        self.ignore_mask[[w for w in ignore_ids if 0 <= w < v]] = True
         self.n_threads = n_threads
         self.pending: list[tuple[np.ndarray, np.ndarray]] = []  # (tokens end to end, lengths <= n)
         self.buffered = 0
@@ -384,15 +384,15 @@ class _Accumulator:
             if tokens == 0:
                 continue
             if n * v > max(_DENSE_LIMIT, _SPARSE_RATIO * tokens):
-                part = _counts_by_sort(tok, s, L, n, v, self.ignore, where)
+                part = _counts_by_sort(tok, s, L, n, v, self.ignore_mask, where)
             else:
                 part = _counts_by_blocks(tok, s, L, n, v, self.ignore_mask, where, self.n_threads)
             self.total = part if self.total is None else self.total + part
 
-    def result(self, ignore_ids) -> PositionalCounts:
+    def result(self) -> PositionalCounts:
         self.flush()
         total = self.total if self.total is not None else sp.csr_matrix((self.n, self.v), dtype=np.int64)
-        return PositionalCounts(total, self.n_sequences, ignore_ids, _trusted=self.total is not None)
+        return PositionalCounts(total, self.n_sequences, self.ignore_ids, _trusted=self.total is not None)
 
 
 def _check_tokens(tok: np.ndarray, v: int, where: str) -> None:
@@ -589,12 +589,8 @@ def positional_counts(
         if not _is_scalar_int(val) or isinstance(val, bool) or val < lo:
             raise ValueError(f"{name} must be an integer >= {lo}; got {val!r}")
     n, v = int(n_positions), int(vocab_size)
-    ignore = None
-    ignore_tuple: tuple[int, ...] = ()
-    if ignore_ids is not None:
-        ignore_tuple = tuple(sorted({int(t) for t in ignore_ids}))
-        ignore = np.asarray(ignore_tuple, dtype=np.int64) if ignore_tuple else None
-    acc = _Accumulator(n, v, ignore, _resolve_threads(n_threads))
+    ignore_tuple = tuple(sorted({int(t) for t in ignore_ids})) if ignore_ids is not None else ()
+    acc = _Accumulator(n, v, ignore_tuple, _resolve_threads(n_threads))
 
     if isinstance(sequences, (str, bytes)):
         raise ValueError("sequences must hold token ids, not text: tokenise first")
@@ -603,7 +599,7 @@ def positional_counts(
     )
     if single_array and np.asarray(sequences).ndim == 2:
         _count_padded(np.asarray(sequences), lengths, attention_mask, acc, "sequences")
-        return acc.result(ignore_tuple)
+        return acc.result()
     if single_array and np.asarray(sequences).ndim == 1 and lengths is not None:
         if attention_mask is not None:
             raise ValueError("a concatenated 1-D stream takes lengths=, not attention_mask=")
@@ -619,7 +615,7 @@ def positional_counts(
                 "they must match (one length per sequence, sequences laid end to end)"
             )
         acc.add(tok, lengths.astype(np.int64), "sequences")
-        return acc.result(ignore_tuple)
+        return acc.result()
     if lengths is not None or attention_mask is not None:
         raise ValueError(
             "lengths= and attention_mask= apply to a single 2-D padded array; for batches, pass mappings "
@@ -637,7 +633,7 @@ def positional_counts(
     if not progress and isinstance(sequences, (list, tuple)) and _all_single_sequences(sequences):
         # a corpus already in memory as a list of sequences: one ragged batch, no per-item dispatch
         _count_ragged(list(sequences), acc, "sequences")
-        return acc.result(ignore_tuple)
+        return acc.result()
 
     items = sequences
     if progress:
@@ -673,4 +669,4 @@ def positional_counts(
             _count_ragged(list(item), acc, where)
     if pending:
         _count_ragged(pending, acc, "sequences")
-    return acc.result(ignore_tuple)
+    return acc.result()

@@ -28,7 +28,27 @@ from .marginals import PositionalMarginals
 
 __all__ = ["hellinger_matrix", "hellinger_distance", "euclidean_distances", "sqrt_marginals"]
 
-_KINDS = ("chord", "normalized", "geodesic")
+#: The units of a Hellinger distance: the chord of Eq. 3, chord / sqrt 2, or the Fisher–Rao geodesic.
+HELLINGER_KINDS = ("chord", "normalized", "geodesic")
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in HELLINGER_KINDS:
+        raise ValueError(f"kind must be one of {HELLINGER_KINDS}; got {kind!r}")
+
+
+def _chord_to(D, kind: str):
+    r"""Convert chord Hellinger distances $d$ (array or float, in $[0, \sqrt 2]$) to ``kind``.
+
+    ``"normalized"``: $d / \sqrt 2$, in $[0, 1]$; ``"geodesic"``: $4 \arcsin(d / 2) = 2 \arccos BC$
+    (since $d = 2 \sin(\theta / 2)$ and $BC = \cos\theta$); ``"chord"``: $d$ unchanged.
+    """
+    _check_kind(kind)
+    if kind == "normalized":
+        return D / np.sqrt(2.0)
+    if kind == "geodesic":
+        return 4.0 * np.arcsin(np.minimum(D, np.sqrt(2.0)) / 2.0)
+    return D
 #: Tolerance on row sums when probabilities are given directly.
 ROW_SUM_ATOL = 1e-8
 
@@ -124,21 +144,14 @@ def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
     D : ndarray of shape (n, n), float64
         Symmetric, zero diagonal; ``"chord"`` values in $[0, \sqrt 2]$.
     """
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
+    _check_kind(kind)
     S = _sqrt_rows(marginals_or_counts)
     if S.shape[0] < 2:
         raise ValueError(f"need at least 2 positions for a distance matrix; got {S.shape[0]}")
     D = pairwise_distances(S)
     # rounding can only push a chord distance past sqrt(2) by ~1e-16 (BC >= 0 exactly)
     np.minimum(D, np.sqrt(2.0), out=D)
-    if kind == "normalized":
-        # d / sqrt(2), in [0, 1]
-        D /= np.sqrt(2.0)
-    elif kind == "geodesic":
-        # 2 arccos(BC) = 4 arcsin(d / 2)  since  d = 2 sin(theta / 2),  BC = cos(theta)
-        D = 4.0 * np.arcsin(D / 2.0)
-    return D
+    return _chord_to(D, kind)
 
 
 def hellinger_distance(p, q, kind: str = "chord") -> float:
@@ -148,16 +161,10 @@ def hellinger_distance(p, q, kind: str = "chord") -> float:
     (``"normalized"``), or $2\arccos\sum_w\sqrt{p(w) q(w)}$ (``"geodesic"``).
     """
     P = _check_probs(np.vstack([np.asarray(p, dtype=np.float64).ravel(), np.asarray(q, dtype=np.float64).ravel()]), "p, q")
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
+    _check_kind(kind)
     # d_H = || sqrt(p) - sqrt(q) ||_2
-    d = float(np.linalg.norm(np.sqrt(P[0]) - np.sqrt(P[1])))
-    d = min(d, np.sqrt(2.0))
-    if kind == "normalized":
-        return d / np.sqrt(2.0)
-    if kind == "geodesic":
-        return float(4.0 * np.arcsin(d / 2.0))
-    return d
+    d = min(float(np.linalg.norm(np.sqrt(P[0]) - np.sqrt(P[1]))), np.sqrt(2.0))
+    return float(_chord_to(d, kind))
 
 
 def euclidean_distances(P) -> np.ndarray:

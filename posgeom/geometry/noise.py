@@ -37,6 +37,7 @@ import numpy as np
 
 from ._validation import check_rng
 from .counts import PositionalCounts
+from .hellinger import HELLINGER_KINDS, _chord_to
 from .marginals import PositionalMarginals
 from .mds import _check_int
 
@@ -107,8 +108,8 @@ def noise_floor(
     """
     if method not in NOISE_METHODS:
         raise ValueError(f"method must be one of {NOISE_METHODS}; got {method!r}")
-    if kind not in ("chord", "normalized", "geodesic"):
-        raise ValueError(f"kind must be 'chord', 'normalized' or 'geodesic'; got {kind!r}")
+    if kind not in HELLINGER_KINDS:
+        raise ValueError(f"kind must be one of {HELLINGER_KINDS}; got {kind!r}")
     n_rep = _check_int(n_rep, "n_rep", 1)
     min_count = _check_int(min_count, "min_count", 1)
     if isinstance(counts, PositionalMarginals):
@@ -157,8 +158,4 @@ def noise_floor(
             delta2[k] = 2.0 * a * b / N**2 * d2.mean()
     # F_ij = sqrt((delta_i^2 + delta_j^2) / 2)
     F = np.sqrt((delta2[:, None] + delta2[None, :]) / 2.0)
-    if kind == "normalized":
-        F = F / np.sqrt(2.0)
-    elif kind == "geodesic":
-        F = 4.0 * np.arcsin(np.minimum(F, np.sqrt(2.0)) / 2.0)
-    return NoiseFloor(F, np.sqrt(delta2), positions.copy(), reach.copy(), method, n_rep)
+    return NoiseFloor(_chord_to(F, kind), np.sqrt(delta2), positions.copy(), reach.copy(), method, n_rep)

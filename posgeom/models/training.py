@@ -212,6 +212,8 @@ def as_token_data(data) -> TokenData:
         unknown = sorted(set(data) - set(_COLUMNS))
         if unknown:
             raise ValueError(f"unknown data key(s) {unknown}; valid keys are {', '.join(_COLUMNS)}")
+        if "labels" in data and "label" in data:
+            raise ValueError("the data has both label and labels keys; keep one")
         return TokenData(**{_COLUMNS[k]: v for k, v in data.items()})
     if isinstance(data, (tuple, list)):
         return TokenData(*data)
@@ -580,7 +582,8 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
 
     pending: list[torch.Tensor] = []
     perm_epoch, perm = -1, None
-    start, start_step = time.perf_counter(), state.step
+    start = time.perf_counter()
+    tokens = 0  # rows x L of the steps run here, all processes together (each handles bs / W rows of a step)
     bar = tqdm(total=total, initial=state.step, disable=not (config.progress and lead), desc=f"train {config.task}",
                unit="step")
 
@@ -607,6 +610,7 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
                     # g <- g min(1, c / ||g||)
                     torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
                 optimizer.step()
+                tokens += len(idx) * L  # the last batch of an epoch may be short
             except (RuntimeError, torch.OutOfMemoryError) as err:
                 if _is_oom(err):
                     optimizer.zero_grad(set_to_none=True)
@@ -639,8 +643,6 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
             cb.on_train_end(state)
         if ckpt_path is not None and (config.checkpoint_every is None or state.step % config.checkpoint_every):
             save_checkpoint(ckpt_path, model, optimizer, scheduler, state, callbacks)
-    # tokens processed by all processes together (each process handles bs / W rows of each step)
-    tokens = (state.step - start_step) * bs * L
     result = TrainResult(
         steps=state.step, losses=list(state.losses), lrs=list(state.lrs),
         final_loss=state.losses[-1] if state.losses else float("nan"), runtime_s=runtime,
@@ -662,7 +664,7 @@ def evaluate(model: nn.Module, data, config: TrainConfig | None = None, batch_si
     """
     config = config or TrainConfig()
     data = as_token_data(data)
-    device = next(model.parameters()).device.type
+    device = str(next(model.parameters()).device)  # "cuda:1" stays "cuda:1": batches go where the model is
     precision = _resolve_precision(config.precision, device)
     bs = batch_size or config.batch_size
     was_training = model.training
