@@ -51,6 +51,8 @@ registers its module in its own ``POSITIONAL`` dict under the same name.
 
 from __future__ import annotations
 
+import inspect
+
 import math
 from typing import Callable
 
@@ -77,6 +79,8 @@ def _check_even(name: str, value) -> int:
 
 
 def _check_base(base) -> float:
+    if isinstance(base, bool) or not isinstance(base, (int, float, np.integer, np.floating)):
+        raise ValueError(f"base must be a finite number > 1, got {base!r}")
     base = float(base)
     if not math.isfinite(base) or base <= 1.0:
         raise ValueError(f"base must be a finite number > 1, got {base!r}")
@@ -430,10 +434,12 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
         raise ValueError(f"unknown encoding {name!r}; valid encodings are {', '.join(ENCODINGS)}")
     if name in ("sinusoidal", "random", "rope") and d is None and options.get("d_head") is None:
         raise ValueError(f"encoding {name!r} needs the width d")
-    try:
-        return ENCODINGS[name](n, d=d, n_heads=n_heads, **options)
+    fn = ENCODINGS[name]
+    try:  # check the options against the signature only: a TypeError raised inside fn is not rewritten
+        inspect.signature(fn).bind(n, d=d, n_heads=n_heads, **options)
     except TypeError as err:
         raise ValueError(f"bad options {sorted(options)} for encoding {name!r}: {err}") from None
+    return fn(n, d=d, n_heads=n_heads, **options)
 
 
 __all__ = [

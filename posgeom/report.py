@@ -176,6 +176,23 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     )
 
 
+class ComparisonTable(pd.DataFrame):
+    """A DataFrame whose notebook display shows every cell in full (pandas cuts cells at 50
+    characters by default, which would hide most of a verdict's reason)."""
+
+    @property
+    def _constructor(self):
+        return ComparisonTable
+
+    def _repr_html_(self):
+        with pd.option_context("display.max_colwidth", None):
+            return super()._repr_html_()
+
+    def __repr__(self):
+        with pd.option_context("display.max_colwidth", None):
+            return super().__repr__()
+
+
 def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = None,
                      settings: Settings | None = None) -> pd.DataFrame:
     """The "Paper vs this book" table: one row per claim checked by the chapter.
@@ -201,10 +218,10 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
             "options": row.options,
             "verdict": row.verdict + (f" — {row.why}" if row.why else ""),
         })
-    return pd.DataFrame.from_records(records).set_index("claim")
+    return ComparisonTable(pd.DataFrame.from_records(records).set_index("claim"))
 
 
 __all__ = [
-    "VERDICTS", "Claim", "PAPER_CLAIMS", "ComparisonRow", "comparison_table", "record_comparison",
+    "VERDICTS", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
 ]

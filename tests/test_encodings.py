@@ -187,6 +187,8 @@ def test_mds_encoding_reproduces_a_euclidean_target_and_truncates_by_rank():
         (lambda: enc.sinusoidal_table(4, 8, layout="blocked"), "valid layouts are interleaved, concatenated"),
         (lambda: enc.sinusoidal_table(0, 8), "positive integer"),
         (lambda: enc.rope_distances(4, 8, base=1.0), "base must be"),
+        (lambda: enc.encoding_distances("sinusoidal", 4, d=4, base=None), "base must be a finite number"),
+        (lambda: enc.encoding_distances("sinusoidal", 4, d=4, bogus=1), "bad options.*unexpected keyword"),
         (lambda: enc.encoding_distances("rope", 4, d=10, n_heads=4), "does not divide"),
         (lambda: enc.alibi_slopes(0), "positive integer"),
         (lambda: enc.alibi_distances(4, 8, head=8), "0..7"),

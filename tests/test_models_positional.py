@@ -151,6 +151,11 @@ def test_extrapolation_heuristics():
         m.extended(7, "mirror")
     with pytest.raises(ValueError, match="larger than N_max=5"):
         m.extended(4)
+    # the caller's random stream is untouched, and a float64 table stays float64
+    state = torch.get_rng_state()
+    m.extended(8, "reuse_last")
+    assert torch.equal(torch.get_rng_state(), state)
+    assert m.double().extended(8, "interpolate").weight.dtype == torch.float64
 
 
 def test_low_rank_parameter_count_product_and_init_from_a_table():

@@ -25,3 +25,12 @@ def test_table_rows_and_validation():
         ComparisonRow("C99", ours="x", scale="quick", model="m", corpus="c", verdict="reproduced")
     with pytest.raises(ValueError, match="needs a `why`"):
         ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", verdict="not reproduced")
+
+
+def test_table_displays_cells_in_full():
+    why = "a reason long enough to pass pandas' default cut of fifty characters in a cell, ending HERE"
+    table = comparison_table([
+        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2", verdict="not reproduced", why=why),
+    ])
+    assert why in table._repr_html_() and why in repr(table)
+    assert why in table.iloc[:1]._repr_html_()  # slices keep the full display

@@ -272,3 +272,13 @@ def test_ddp_worker_under_torchrun_writes_from_rank_0_only(tmp_path):
     assert ranks[0]["values"]["param_sum"] == ranks[1]["values"]["param_sum"]
     (entry,) = Registry(tmp_path / "results").entries("tiny_ddp")
     assert entry.values == ranks[0]["values"] and entry.values["rank"] == 0
+
+
+def test_chapter_table_follows_the_book_order(repo_root):
+    """The summary page and ``posgeom reproduce`` list the chapters in the order of ``_toc.yml``."""
+    import yaml
+
+    toc = yaml.safe_load((repo_root / "_toc.yml").read_text())
+    files = [e["file"] for part in toc["parts"] for e in part["chapters"]]
+    in_book = [f.removeprefix("notebooks/") for f in files if f.startswith("notebooks/")]
+    assert [c.slug for c in CHAPTERS] == [s for s in in_book if s in {c.slug for c in CHAPTERS}]

@@ -211,10 +211,10 @@ class LearnedPositional(AbsolutePositional):
             gen = torch.Generator().manual_seed(seed if seed is not None else 0)
             extra = torch.randn(n - N, d, generator=gen, dtype=torch.float32).to(W) * self.sigma
             new = torch.cat([W, extra], dim=0)
-        out = LearnedPositional(n, d, sigma=self.sigma)
-        with torch.no_grad():
-            out.weight.copy_(new)
-        return out.to(self.weight.device)
+        with torch.random.fork_rng(devices=[]):  # the throwaway initial draw must not move the caller's stream
+            out = LearnedPositional(n, d, sigma=self.sigma)
+        out.weight = nn.Parameter(new.clone())  # the table's own dtype and device
+        return out
 
 
 class SinusoidalPositional(AbsolutePositional):
