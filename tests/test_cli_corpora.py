@@ -185,3 +185,13 @@ def test_a_file_named_synthetic_is_a_path(tmp_path, monkeypatch):
     assert resolve_source("synthetic_reviews.csv").kind == "path"
     with pytest.raises(ValueError, match="unknown corpus"):
         parse_corpus_spec("synthetic")
+
+
+def test_load_statistics_takes_default_options_for_synthetic_corpora():
+    """Options at their defaults are not "given": a synthetic corpus accepts them; others are refused."""
+    from posgeom.corpora.report import load_statistics
+
+    stats = load_statistics("synthetic:markov:n_sequences=50", seed=1, verify=None, on_empty=None, cache=True)
+    assert stats.counts.n_sequences == 50
+    with pytest.raises(ValueError, match="--on-empty do\\(es\\) not apply"):
+        load_statistics("synthetic:markov:n_sequences=50", seed=1, on_empty="drop")

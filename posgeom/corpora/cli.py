@@ -35,7 +35,7 @@ def _common(p) -> None:
     p.add_argument("--no-verify", action="store_true", help="do not check local files against the packaged checksums")
     p.add_argument("--text-column", help="column holding the texts (default: text or sentence)")
     p.add_argument("--br-tags", help="IMDB <br /> tags: space (default for IMDB) or keep")
-    p.add_argument("--on-empty", default="raise", help="empty texts: raise (default), drop or keep")
+    p.add_argument("--on-empty", help="empty texts: raise (default), drop or keep")
     p.add_argument("--no-cache", action="store_true", help="recompute instead of reading the cache, and write nothing")
     p.add_argument(
         "--seed", type=int, help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)"
@@ -50,26 +50,15 @@ def _stats(args):
     spec = parse_corpus_spec(args.corpus)
     if args.positions is not None and args.positions < 1:
         raise ValueError(f"--positions must be a positive integer; got {args.positions}")
-    seed = get_settings().seed if args.seed is None else args.seed
-    if args.seed is not None and args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer; got {args.seed}")
-    real = {}
-    if spec.kind != "synthetic":
-        real = dict(
-            tokenizer=args.tokenizer, data_dir=args.data_dir, verify=not args.no_verify,
-            text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
-            cache=not args.no_cache, progress=None,
-        )
-    else:
-        names = ("tokenizer", "data_dir", "text_column", "br_tags")
-        given = [f"--{k.replace('_', '-')}" for k in names if getattr(args, k)]
-        if args.no_verify:
-            given.append("--no-verify")
-        if args.on_empty != "raise":
-            given.append("--on-empty")
-        if given:
-            raise ValueError(f"{', '.join(given)} do(es) not apply to synthetic corpora")
-    return spec, seed, load_statistics(spec, args.split, args.positions, args.special, seed=seed, **real)
+    seed = get_settings(seed=args.seed).seed  # checked there (a non-negative integer)
+    # flags left unset are None: load_statistics applies the defaults, and tells which options a
+    # synthetic corpus does not take
+    options = dict(
+        tokenizer=args.tokenizer, data_dir=args.data_dir, verify=False if args.no_verify else None,
+        text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
+        cache=False if args.no_cache else None,
+    )
+    return spec, seed, load_statistics(spec, args.split, args.positions, args.special, seed=seed, **options)
 
 
 def _print_json(obj) -> None:

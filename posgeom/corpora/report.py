@@ -168,9 +168,11 @@ def load_statistics(
             raise ValueError("--split does not apply to synthetic corpora (set n_sequences/seed in the spec instead)")
         if special is not None:
             raise ValueError("--special does not apply to synthetic corpora (they have no special tokens)")
+        # options left at None are unset; progress and the cache settings are harmless for any corpus
         bad = sorted(k for k, v in options.items() if v is not None and k not in ("progress", "cache", "cache_dir"))
         if bad:
-            raise ValueError(f"option(s) {', '.join(bad)} do not apply to synthetic corpora")
+            flags = ", ".join(f"--{k.replace('_', '-')}" for k in bad)
+            raise ValueError(f"{flags} do(es) not apply to synthetic corpora (options {', '.join(bad)})")
         params = dict(spec.params)
         if n_positions is not None:
             if "n_positions" in params and params["n_positions"] != n_positions:
