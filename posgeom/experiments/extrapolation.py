@@ -37,6 +37,7 @@ length — a property of symmetric ALiBi, not of extrapolation (:func:`reversal_
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -93,6 +94,30 @@ CONFIGS: dict[str, dict] = {
         threads=None,
     ),
 }
+
+
+def _plan(block: dict, encodings, seeds, valid) -> tuple:
+    """What an extrapolation study runs, from its config ``block`` (``order`` or ``mlm``).
+
+    Returns ``(encodings, seeds, L, factors, lengths, n_max, methods, n_runs)``: the lengths
+    ``round(f L)`` tested, those past ``L``, the table's rows (:func:`method_names`) and the number of
+    trainings (each encoding and seed once; for ``learned`` also a fine-tune per longer length, and a
+    model trained at each target length when ``target_baseline``).
+    """
+    encodings = tuple(block["encodings"] if encodings is None else encodings)
+    seeds = tuple(block["seeds"] if seeds is None else seeds)
+    bad = sorted(set(encodings) - set(valid))
+    if bad:
+        raise ValueError(f"unknown encoding(s) {bad}; valid ones are {', '.join(valid)}")
+    L = block["L"]
+    factors = tuple(float(f) for f in block["factors"])
+    lengths = [int(round(f * L)) for f in factors]
+    longer = [m_ for m_ in lengths if m_ > L]
+    n_target = len([m_ for f, m_ in zip(factors, lengths) if m_ > L and f in block["target_factors"]])
+    n_runs = len(encodings) * len(seeds) + ("learned" in encodings) * len(seeds) * (
+        len(longer) + n_target * int(block["target_baseline"]))
+    methods = method_names(encodings, block["target_baseline"])
+    return encodings, seeds, L, factors, lengths, max(lengths), methods, n_runs
 
 
 def method_names(encodings, target_baseline: bool = True) -> list[str]:
@@ -374,16 +399,8 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     o, m = cfg["order"], cfg["model"]
-    encodings = tuple(o["encodings"] if encodings is None else encodings)
-    seeds = tuple(o["seeds"] if seeds is None else seeds)
-    bad = sorted(set(encodings) - set(ORDER_ENCODINGS))
-    if bad:
-        raise ValueError(f"unknown encoding(s) {bad}; valid ones are {', '.join(ORDER_ENCODINGS)}")
-    L, v = o["L"], o["vocab_size"]
-    factors = tuple(float(f) for f in o["factors"])
-    lengths = [int(round(f * L)) for f in factors]
-    n_max = max(lengths)
-    methods = method_names(encodings, o["target_baseline"])
+    encodings, seeds, L, factors, lengths, n_max, methods, n_runs = _plan(o, encodings, seeds, ORDER_ENCODINGS)
+    v = o["vocab_size"]
     device = resolve_device(settings.device)
 
     def compute():
@@ -392,10 +409,11 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
         train_task = order_task_data(o["n_train"], L, v, kind=o["kind"], min_length=o["min_length"], seed=settings.seed)
         evals = {m_: order_task_data(o["n_eval"], m_, v, kind=o["kind"], min_length=m_, seed=settings.seed + 1000 + m_)
                  for m_ in lengths}
-        longer = [m_ for m_ in lengths if m_ > L]
-        n_target = len([m_ for f, m_ in zip(factors, lengths) if m_ > L and f in o["target_factors"]])
-        n_runs = len(encodings) * len(seeds) + ("learned" in encodings) * len(seeds) * (
-            len(longer) + n_target * int(o["target_baseline"]))
+
+        @functools.cache
+        def train_at(m_):  # the training data at a longer length, built once for every seed and use
+            return order_task_data(o["n_train"], m_, v, kind=o["kind"], min_length=o["min_length"],
+                                   seed=settings.seed + m_)
         acc = {k: {str(f): [] for f in factors} for k in methods}
         loss = {k: {str(f): [] for f in factors} for k in methods}
         beyond = {k: {str(f): [] for f in factors} for k in methods}
@@ -434,9 +452,7 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
                                 continue
                             ext = extend_model(model, m_, h, seed=seed)
                             if h == "new_rows":
-                                ft = order_task_data(o["n_train"], m_, v, kind=o["kind"], min_length=o["min_length"],
-                                                     seed=settings.seed + m_)
-                                ext, _ = train_order_model(ft.data, config=ext.config, model=ext, seed=seed,
+                                ext, _ = train_order_model(train_at(m_).data, config=ext.config, model=ext, seed=seed,
                                                            device=device, **{**_train_kw(o["train"]), **o["finetune"]})
                                 ext.to("cpu")
                                 bar.update(1)
@@ -447,10 +463,8 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
                             elif f not in o["target_factors"]:
                                 skip("learned:target", f)
                             else:
-                                tt = order_task_data(o["n_train"], m_, v, kind=o["kind"], min_length=o["min_length"],
-                                                     seed=settings.seed + m_)
                                 config = replace(model.config, max_len=m_)
-                                target, _ = train_order_model(tt.data, config=config, seed=seed, device=device,
+                                target, _ = train_order_model(train_at(m_).data, config=config, seed=seed, device=device,
                                                               **_train_kw(o["train"]))
                                 record("learned:target", f, m_, target.to("cpu"))
                                 bar.update(1)
@@ -658,16 +672,7 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     c, m = cfg["mlm"], cfg["model"]
-    encodings = tuple(c["encodings"] if encodings is None else encodings)
-    seeds = tuple(c["seeds"] if seeds is None else seeds)
-    bad = sorted(set(encodings) - set(MLM_ENCODINGS))
-    if bad:
-        raise ValueError(f"unknown encoding(s) {bad}; valid ones are {', '.join(MLM_ENCODINGS)}")
-    L = c["L"]
-    factors = tuple(float(f) for f in c["factors"])
-    lengths = [int(round(f * L)) for f in factors]
-    n_max = max(lengths)
-    methods = method_names(encodings, c["target_baseline"])
+    encodings, seeds, L, factors, lengths, n_max, methods, n_runs = _plan(c, encodings, seeds, MLM_ENCODINGS)
     device = resolve_device(settings.device)
 
     def compute():
@@ -693,10 +698,6 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
             if m_ == n_max:
                 by_pos[method].append(s / np.maximum(n, 1))
 
-        longer = [m_ for m_ in lengths if m_ > L]
-        n_target = len([m_ for f, m_ in zip(factors, lengths) if m_ > L and f in c["target_factors"]])
-        n_runs = len(encodings) * len(seeds) + ("learned" in encodings) * len(seeds) * (
-            len(longer) + n_target * int(c["target_baseline"]))
         with torch_threads(cfg["threads"] if device == "cpu" else None), \
                 tqdm(total=n_runs, desc="extrapolation (IMDB MLM)", unit="run") as bar:
             for name in encodings:

@@ -77,6 +77,7 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
+from .sinusoids_as_mds import offset_means
 
 CORPUS_NAMES = ("sst2", "imdb")
 #: The paper's ALiBi stress on SST-2 (claim C7).
@@ -291,10 +292,8 @@ def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
         raise ValueError(f"D must be a square distance matrix with n >= 3, got shape {D.shape}")
     n = D.shape[0]
     idx = np.arange(n)
-    off = np.abs(idx[:, None] - idx[None, :])
     # profile[k] = mean of D over |i - j| = k
-    profile = np.bincount(off.ravel(), weights=D.ravel(), minlength=n) / np.bincount(off.ravel(), minlength=n)
-    T = profile[off]
+    T, profile = offset_means(D, np.abs(idx[:, None] - idx[None, :]))
     iu = np.triu_indices(n, k=1)
     d = D[iu]
     total = float(np.sum((d - d.mean()) ** 2))

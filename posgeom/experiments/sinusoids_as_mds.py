@@ -36,7 +36,7 @@ from ..registry import Registry, Result
 from . import corpus_geometry as cg
 
 __all__ = [
-    "CONFIGS", "toeplitz_deviation", "circulant_deviation", "fourier_basis", "sinusoid_fit", "fourier_match",
+    "CONFIGS", "offset_means", "toeplitz_deviation", "circulant_deviation", "fourier_basis", "sinusoid_fit", "fourier_match",
     "circulant_eigenvalues", "run_fourier_match", "run_stationarity_sweep",
 ]
 
@@ -51,6 +51,25 @@ def _square(D, name="D") -> np.ndarray:
     if D.ndim != 2 or D.shape[0] != D.shape[1] or D.shape[0] < 2:
         raise ValueError(f"{name} must be a square (n, n) matrix with n >= 2; got shape {D.shape}")
     return D
+
+
+def offset_means(D: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Average ``D`` (n, n) over the classes of ``offset`` (n, n), labels $0 \dots m-1$, none empty.
+
+    Returns ``(T, means)``: ``means[c]`` is the mean of $D$ over class $c$ and $T_{ij}$ = ``means[offset[i, j]]``,
+    the least-squares projection of $D$ onto matrices constant on each class (Toeplitz for $j - i$,
+    circulant for $(j - i) \bmod n$, symmetric Toeplitz for $|i - j|$).
+    """
+    labels = offset.ravel()
+    # means[c] = sum of D over class c / size of class c
+    means = np.bincount(labels, weights=D.ravel()) / np.bincount(labels)
+    return means[offset], means
+
+
+def _relative_residual(D: np.ndarray, T: np.ndarray) -> float:
+    # ||D - T||_F / ||D||_F
+    norm = np.linalg.norm(D)
+    return float(np.linalg.norm(D - T) / norm) if norm > 0 else 0.0
 
 
 def toeplitz_deviation(D) -> float:
@@ -69,13 +88,9 @@ def toeplitz_deviation(D) -> float:
     D = _square(D)
     n = D.shape[0]
     idx = np.arange(n)
-    offset = idx[None, :] - idx[:, None]
-    # T(D)_ij = mean_{k} D_{k, k + (j - i)}
-    means = np.bincount((offset + n - 1).ravel(), weights=D.ravel(), minlength=2 * n - 1)
-    means /= np.bincount((offset + n - 1).ravel(), minlength=2 * n - 1)
-    T = means[offset + n - 1]
-    norm = np.linalg.norm(D)
-    return float(np.linalg.norm(D - T) / norm) if norm > 0 else 0.0
+    # T(D)_ij = mean_k D_{k, k + (j - i)}: classes j - i + n - 1 in 0 .. 2n - 2
+    T, _ = offset_means(D, idx[None, :] - idx[:, None] + n - 1)
+    return _relative_residual(D, T)
 
 
 def circulant_deviation(D) -> float:
@@ -94,11 +109,9 @@ def circulant_deviation(D) -> float:
     D = _square(D)
     n = D.shape[0]
     idx = np.arange(n)
-    offset = (idx[None, :] - idx[:, None]) % n
-    means = np.bincount(offset.ravel(), weights=D.ravel(), minlength=n) / n
-    C = means[offset]
-    norm = np.linalg.norm(D)
-    return float(np.linalg.norm(D - C) / norm) if norm > 0 else 0.0
+    # C(D)_ij = mean of D over (j - i) mod n
+    C, _ = offset_means(D, (idx[None, :] - idx[:, None]) % n)
+    return _relative_residual(D, C)
 
 
 def fourier_basis(n: int, m: int) -> np.ndarray:
