@@ -27,10 +27,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .codekey import code_key, code_roots
 from .config import get_settings, validate_scale
 
 _VERSION_PACKAGES = (
@@ -77,17 +78,19 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def code_hash() -> str:
-    """A 16-hex-digit hash of every ``.py`` file of the installed posgeom package.
+def code_changed(manifest: Mapping[str, Any]) -> bool:
+    """Whether the code an entry was made by has changed since (or was never recorded).
 
-    Stored in each manifest; :meth:`Registry.run` recomputes a result whose code has changed.
+    Compares the entry's ``code_key`` with :func:`posgeom.codekey.code_key` of its ``code_modules``
+    now: only the source of those modules and of what they import counts.
     """
-    package = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for source in sorted(package.rglob("*.py")):
-        digest.update(source.relative_to(package).as_posix().encode())
-        digest.update(source.read_bytes())
-    return digest.hexdigest()[:16]
+    stored, roots = manifest.get("code_key"), manifest.get("code_modules")
+    if not stored or not roots:
+        return True
+    try:
+        return code_key(roots) != stored
+    except ValueError:  # a module that no longer exists
+        return True
 
 
 def git_commit(path: Path | None = None) -> str | None:
@@ -153,13 +156,17 @@ class Registry:
         model: str | None = None,
         runtime_s: float | None = None,
         arrays: Mapping[str, np.ndarray] | None = None,
+        code: str | Sequence[str] | None = None,
     ) -> Result:
         """Write one result atomically and return it as read back.
 
-        ``values`` must be JSON-serialisable; ``arrays`` are stored in one ``.npz``.
+        ``values`` must be JSON-serialisable; ``arrays`` are stored in one ``.npz``. ``code``: the
+        posgeom module(s) that made the result (their :func:`~posgeom.codekey.code_key` is recorded, so
+        :func:`code_changed` can tell later whether that code changed); None stands for the whole package.
         """
         key = params_key(params)
         folder = self._folder(experiment, scale, key)
+        roots = code_roots(code) if code is None or isinstance(code, str) else tuple(code)
         manifest = {
             "experiment": experiment,
             "key": key,
@@ -171,7 +178,8 @@ class Registry:
             "runtime_s": runtime_s,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "git_commit": git_commit(),
-            "code_hash": code_hash(),
+            "code_modules": list(roots),
+            "code_key": code_key(roots),
             "versions": package_versions(),
             "argv": sys.argv[:1],
         }
@@ -254,21 +262,23 @@ class Registry:
 
         A stored result is reused when its parameters match, it was made with the same ``seed`` (so an
         experiment whose randomness comes from the seed need not list it in ``params``) and (with
-        ``same_code=True``) by the same posgeom source code (:func:`code_hash`); ``force=True`` always
-        recomputes. A recomputed result replaces the stored one.
+        ``same_code=True``) by the same code: the code key of the module that defines ``compute`` (the
+        experiment's module) and of every posgeom module it imports (:mod:`posgeom.codekey`), so an edit
+        elsewhere leaves the result fresh. ``force=True`` always recomputes. A recomputed result
+        replaces the stored one.
         """
         if not force and self.has(experiment, params=params, scale=scale):
             stored = self.load(experiment, params=params, scale=scale)
             same_seed = stored.manifest.get("seed") == seed
-            if same_seed and (not same_code or stored.manifest.get("code_hash") == code_hash()):
+            if same_seed and (not same_code or not code_changed(stored.manifest)):
                 return stored
         start = time.perf_counter()
         out = compute()
         values, arrays = out if isinstance(out, tuple) else (out, None)
         return self.save(
             experiment, values, params=params, scale=scale, seed=seed, device=device, model=model,
-            runtime_s=time.perf_counter() - start, arrays=arrays,
+            runtime_s=time.perf_counter() - start, arrays=arrays, code=getattr(compute, "__module__", None),
         )
 
 
-__all__ = ["Registry", "Result", "params_key", "package_versions", "git_commit", "code_hash"]
+__all__ = ["Registry", "Result", "params_key", "package_versions", "git_commit", "code_changed"]

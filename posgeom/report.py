@@ -20,6 +20,7 @@ from typing import Iterable
 import pandas as pd
 
 from .config import Settings, _project_root, get_settings, resolve_device
+from .codekey import notebook_modules
 from .registry import Registry, Result
 
 #: The three verdicts a row may carry (CHAPTERS.md, "Paper vs this book").
@@ -122,18 +123,35 @@ def check_chapter(chapter: str) -> str:
     return chapter
 
 
-def notebook_sha256(chapter: str, notebooks_dir: str | Path | None = None) -> str | None:
-    """SHA-256 of ``notebooks/<chapter>.md`` (``notebooks_dir`` default: the checkout we run in), or None.
-
-    Recorded with a chapter's claims so that a later change of the notebook shows its records as stale.
-    """
+def chapter_notebook(chapter: str, notebooks_dir: str | Path | None = None) -> Path | None:
+    """``notebooks/<chapter>.md`` (``notebooks_dir`` default: the checkout we run in), or None when absent."""
     if notebooks_dir is None:
         root = _project_root()
         if root is None:
             return None
         notebooks_dir = root / "notebooks"
     path = Path(notebooks_dir) / f"{check_chapter(chapter)}.md"
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    return path if path.is_file() else None
+
+
+def notebook_sha256(chapter: str, notebooks_dir: str | Path | None = None) -> str | None:
+    """SHA-256 of the chapter's notebook (:func:`chapter_notebook`), or None.
+
+    Recorded with a chapter's claims so that a later change of the notebook shows its records as stale.
+    """
+    path = chapter_notebook(chapter, notebooks_dir)
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def chapter_modules(chapter: str, notebooks_dir: str | Path | None = None) -> tuple[str, ...] | None:
+    """The posgeom modules the chapter's notebook imports: the code key of its claims.
+
+    None when the notebook is not found or imports no posgeom module; the registry then keys the
+    claims to the whole package (what cannot be traced is hashed whole).
+    """
+    path = chapter_notebook(chapter, notebooks_dir)
+    modules = notebook_modules(path.read_text(encoding="utf-8")) if path is not None else ()
+    return modules or None
 
 
 def row_record(row: ComparisonRow) -> dict:
@@ -172,7 +190,7 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     models = "; ".join(dict.fromkeys(r.model for r in rows))
     return Registry(settings.results_dir).save(
         CLAIMS_EXPERIMENT, values, params={"chapter": chapter}, scale=settings.scale, seed=settings.seed,
-        device=resolve_device(settings.device), model=models,
+        device=resolve_device(settings.device), model=models, code=chapter_modules(chapter),
     )
 
 

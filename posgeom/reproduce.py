@@ -7,8 +7,8 @@ notebook's ``run_*`` functions store their results in the registry, and its "Pap
 records the chapter's claims (``posgeom.report.record_comparison``, experiment ``"claims"``).
 
 A chapter is **done** at a scale when its ``"claims"`` entry exists at that scale, was written by the
-current code (:func:`posgeom.registry.code_hash`) and from the current notebook (its SHA-256). Done
-chapters are skipped (``--force`` runs them again), so a second run is fast and an interrupted run
+current code (the code key of the posgeom modules the notebook imports, :mod:`posgeom.codekey`) and from
+the current notebook (its SHA-256). Done chapters are skipped (``--force`` runs them again), so a second run is fast and an interrupted run
 resumes: completed chapters are skipped, and inside the interrupted chapter every ``run_*`` that had
 finished returns its stored result. A failing cell stops the run with the chapter, the cell and the
 error; fix it and run again.
@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .config import SCALES, _project_root, get_settings, resolve_device, validate_device, validate_scale
-from .registry import Registry, Result, code_hash, params_key
+from .codekey import code_key, code_roots
+from .registry import Registry, Result, code_changed, params_key
 from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
 
 #: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
@@ -214,11 +215,13 @@ def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapte
     return [c for c in chapters if c.slug in picked]
 
 
-def claims_stale_reason(entry: Result, *, current_code_hash: str | None = None,
-                        notebooks_dir: str | Path | None = None) -> str | None:
-    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None."""
-    current = current_code_hash if current_code_hash is not None else code_hash()
-    if entry.manifest.get("code_hash") != current:
+def claims_stale_reason(entry: Result, *, notebooks_dir: str | Path | None = None) -> str | None:
+    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None.
+
+    "code changed": the code key of the posgeom modules the chapter imports differs from the recorded
+    one (:func:`posgeom.registry.code_changed`); an edit to a module the chapter does not use keeps it fresh.
+    """
+    if code_changed(entry.manifest):
         return "code changed"
     if notebooks_dir is not None:
         recorded = entry.values.get("notebook_sha256")
@@ -228,14 +231,14 @@ def claims_stale_reason(entry: Result, *, current_code_hash: str | None = None,
     return None
 
 
-def chapter_status(chapter: Chapter, scale: str, registry: Registry, *, notebooks_dir: str | Path | None = None,
-                   current_code_hash: str | None = None) -> str:
+def chapter_status(chapter: Chapter, scale: str, registry: Registry, *,
+                   notebooks_dir: str | Path | None = None) -> str:
     """``"done"``, ``"not run"`` or ``"stale (code changed)"`` / ``"stale (notebook changed)"`` at ``scale``."""
     params = {"chapter": chapter.slug}
     if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
         return "not run"
     reason = claims_stale_reason(registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale),
-                                 current_code_hash=current_code_hash, notebooks_dir=notebooks_dir)
+                                 notebooks_dir=notebooks_dir)
     return "done" if reason is None else f"stale ({reason})"
 
 
@@ -348,10 +351,11 @@ def _registry_written_by(rank: int):
     original = Registry.save
 
     def save_in_memory(self, experiment, values, *, params, scale, seed, device, model=None, runtime_s=None,
-                       arrays=None):
+                       arrays=None, code=None):
+        roots = code_roots(code) if code is None or isinstance(code, str) else tuple(code)
         manifest = {"experiment": experiment, "key": params_key(params), "scale": scale, "seed": seed,
-                    "device": device, "model": model, "runtime_s": runtime_s, "code_hash": code_hash(),
-                    "written": False, "rank": rank}
+                    "device": device, "model": model, "runtime_s": runtime_s, "code_modules": list(roots),
+                    "code_key": code_key(roots), "written": False, "rank": rank}
         return Result(experiment, scale, manifest["key"], dict(values), dict(arrays or {}), manifest)
 
     Registry.save = save_in_memory
@@ -493,9 +497,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
             raise ValueError(f"nproc={nproc} needs {nproc} CUDA devices; this machine has "
                              f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}")
     timeout = timeout if timeout is not None else (3600 if scale == "quick" else None)
-    current = code_hash()
-    statuses = {c.slug: chapter_status(c, scale, registry, notebooks_dir=notebooks, current_code_hash=current)
-                for c in selected}
+    statuses = {c.slug: chapter_status(c, scale, registry, notebooks_dir=notebooks) for c in selected}
     out(f"posgeom reproduce: scale {scale}, device {resolved}, results {results_dir}, "
         f"data {settings.data_dir or 'Hugging Face hub'}, pretrained model {settings.pretrained}")
     out(format_plan(selected, statuses, scale, force=force, gpu_available=resolved.startswith("cuda"), nproc=nproc))
@@ -533,7 +535,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
             probe = execute_notebook(notebooks / f"{chapter.slug}.md", env=env, timeout=timeout, on_cell=on_cell,
                                      slug=chapter.slug)
             wall = time.perf_counter() - start
-            recorded = _recorded_claims(registry, chapter.slug, scale, current)
+            recorded = _recorded_claims(registry, chapter.slug, scale)
             run = ChapterRun(chapter.slug, wall, _gb(probe.get("rss_bytes")), _gb(probe.get("gpu_bytes")), recorded,
                              command)
             registry.save(RUNS_EXPERIMENT, {"chapter": chapter.slug, "wall_s": wall, "peak_rss_gb": run.peak_rss_gb,
@@ -555,23 +557,22 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     return report
 
 
-def _recorded_claims(registry: Registry, slug: str, scale: str, current: str) -> tuple[str, ...]:
+def _recorded_claims(registry: Registry, slug: str, scale: str) -> tuple[str, ...]:
     params = {"chapter": slug}
     if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
         return ()
     entry = registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale)
-    if entry.manifest.get("code_hash") != current:
+    if code_changed(entry.manifest):
         return ()
     return tuple(dict.fromkeys(r["claim"] for r in entry.values["rows"]))
 
 
 def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, notebooks_dir: Path) -> str:
     """``posgeom reproduce --list``: every chapter, its claims, status at ``scale`` and the estimates."""
-    current = code_hash()
     lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper (GPU est.)':>17} "
              f"{'GPU at paper':13} torchrun"]
     for c in chapters:
-        status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir, current_code_hash=current)
+        status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir)
         lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {_fmt_minutes(c.quick.minutes):>9} "
                      f"{_fmt_minutes(c.paper.minutes):>17} {'yes' if c.paper_needs_gpu else 'no':13} "
                      f"{'yes' if c.ddp else 'no'}")

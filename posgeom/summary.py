@@ -8,8 +8,9 @@ The ``k``-th check of a claim in a chapter at ``quick`` is paired with the ``k``
 For each claim of :data:`posgeom.report.PAPER_CLAIMS` the summary gives the paper's value, ours at
 ``quick`` and at ``paper`` (when recorded), the model, corpus and options behind ours, the verdict and
 the chapter. Every value of ours is a string the registry holds; a claim nothing has checked yet says
-"not yet run". A check recorded by other code (:func:`posgeom.registry.code_hash`) or from a notebook
-that has changed since is marked "stale (rerun posgeom reproduce)".
+"not yet run". A check recorded by code that has changed since (the code key of the posgeom modules
+its chapter imports, :func:`posgeom.registry.code_changed`) or from a notebook that has changed since
+is marked "stale (rerun posgeom reproduce)".
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Collection, Sequence
 import pandas as pd
 
 from .config import SCALES, _project_root, get_settings
-from .registry import Registry, code_hash
+from .registry import Registry
 from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, Claim
 from .reproduce import CHAPTERS, RUNS_EXPERIMENT, Chapter, claims_stale_reason
 
@@ -87,19 +88,17 @@ class ClaimSummary:
         return bool(self.checks)
 
 
-def recorded_checks(registry: Registry | None = None, *, current_code_hash: str | None = None,
-                    notebooks_dir: str | Path | None = None) -> list[Check]:
+def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Path | None = None) -> list[Check]:
     """Every row of every ``"claims"`` entry of the registry, as :class:`Check` objects.
 
     ``notebooks_dir``: where the chapters' notebooks are, to mark checks recorded from a notebook that
     has changed since (None: only the code is compared).
     """
     registry = registry if registry is not None else Registry(get_settings().results_dir)
-    current = current_code_hash if current_code_hash is not None else code_hash()
     checks = []
     for entry in registry.entries(CLAIMS_EXPERIMENT):
         chapter = entry.values.get("chapter") or entry.manifest.get("params", {}).get("chapter")
-        stale = claims_stale_reason(entry, current_code_hash=current, notebooks_dir=notebooks_dir)
+        stale = claims_stale_reason(entry, notebooks_dir=notebooks_dir)
         seen: dict[str, int] = {}
         for row in entry.values.get("rows", []):
             claim = row.get("claim")
@@ -120,10 +119,10 @@ def recorded_checks(registry: Registry | None = None, *, current_code_hash: str 
 
 
 def claim_summaries(registry: Registry | None = None, *, chapters: Sequence[Chapter] = CHAPTERS,
-                    current_code_hash: str | None = None, notebooks_dir: str | Path | None = None) -> list[ClaimSummary]:
+                    notebooks_dir: str | Path | None = None) -> list[ClaimSummary]:
     """One :class:`ClaimSummary` per claim of :data:`~posgeom.report.PAPER_CLAIMS`, in its order."""
     order = {c.slug: i for i, c in enumerate(chapters)}
-    checks = recorded_checks(registry, current_code_hash=current_code_hash, notebooks_dir=notebooks_dir)
+    checks = recorded_checks(registry, notebooks_dir=notebooks_dir)
     out = []
     for claim_id, claim in PAPER_CLAIMS.items():
         pairs: dict[tuple[str, int], dict[str, Check]] = {}

@@ -258,7 +258,7 @@ def test_registry_run_recomputes_when_code_changed(tmp_path, monkeypatch):
         return {"v": len(calls)}
 
     reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu")
-    monkeypatch.setattr(registry, "code_hash", lambda: "another-version")
+    monkeypatch.setattr(registry, "code_key", lambda roots: "another-version")
     assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu", same_code=False).values["v"] == 1
     assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu").values["v"] == 2
-    assert reg.load("exp", params={}, scale="quick").manifest["code_hash"] == "another-version"
+    assert reg.load("exp", params={}, scale="quick").manifest["code_key"] == "another-version"

@@ -171,16 +171,21 @@ def test_checks_of_other_code_are_marked_stale(tmp_path):
     registry = Registry(s.results_dir)
     fresh = sm.summary_cells(next(x for x in sm.claim_summaries(registry) if x.claim.id == "C4"))
     assert fresh["ours (quick)"] == ["1.5", "2.5"]
-    # beta's record was made by other code: its manifest holds another code hash
-    (manifest,) = [p for p in (tmp_path / "results").glob("quick/claims/*/manifest.json")
-                   if json.loads(p.with_name("result.json").read_text())["chapter"] == "beta"]
-    data = json.loads(manifest.read_text())
-    data["code_hash"] = "0" * 16
-    manifest.write_text(json.dumps(data))
+    # beta's record was made by other code: its manifest holds another code key
+    manifests = {json.loads(p.with_name("result.json").read_text())["chapter"]: p
+                 for p in (tmp_path / "results").glob("quick/claims/*/manifest.json")}
+
+    def other_code(chapter):
+        data = json.loads(manifests[chapter].read_text())
+        data["code_key"] = "0" * 16
+        manifests[chapter].write_text(json.dumps(data))
+
+    other_code("beta")
     cells = sm.summary_cells(next(x for x in sm.claim_summaries(registry) if x.claim.id == "C4"))
     assert cells["ours (quick)"] == ["1.5", f"2.5 — {sm.STALE}"]
     assert cells["verdict"][1].endswith(sm.STALE) and not cells["verdict"][0].endswith(sm.STALE)
-    everything = sm.claim_summaries(registry, current_code_hash="f" * 16)
+    other_code("alpha")
+    everything = sm.claim_summaries(registry)
     assert sm.verdict_counts(everything).loc["stale", "quick"] == 2
 
 

@@ -1,0 +1,284 @@
+r"""The code key of an experiment: a hash of the source it actually runs.
+
+A stored result is only as trustworthy as the code that made it. Hashing the whole package would
+mark every result stale after any edit (a typo fixed in a plotting helper would cost hours of GPU
+time at ``paper`` scale); hashing nothing would serve numbers made by code that has since changed.
+The code key sits in between: the SHA-256 of the source of an experiment's module and of every
+posgeom module it imports, transitively.
+
+How the import graph is read (statically, with :mod:`ast`, without importing anything):
+
+* every ``import`` statement counts, at module level or inside a function (posgeom imports heavy
+  libraries lazily, and a lazy import still runs);
+* ``from pkg import name`` follows ``name`` to the module that defines it: a submodule of ``pkg``,
+  or, through the re-exports of ``pkg/__init__.py`` (``from .sub import name``), the submodule
+  ``sub``; the ``__init__`` itself counts only when it defines ``name`` or when the whole package is
+  used as an object (``import pkg``, ``from .. import pkg``, ``from pkg import *``), in which case
+  everything it imports counts too;
+* the parents of an imported module (``posgeom/__init__.py`` for ``posgeom.geometry.hellinger``)
+  are not followed: Python runs them, but what they import is not what the experiment calls;
+* the modules in :data:`INFRASTRUCTURE` store, draw or report results and never change a number, so
+  they are left out (editing the registry does not invalidate what it stores).
+
+Third-party code is not hashed: its versions are recorded in every manifest instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+__all__ = [
+    "INFRASTRUCTURE", "PACKAGE", "all_modules", "code_key", "code_roots", "module_dependencies", "notebook_modules",
+    "package_root",
+]
+
+#: The package whose modules are hashed.
+PACKAGE = "posgeom"
+
+#: Modules that only store, draw or report results: never part of a code key.
+INFRASTRUCTURE = frozenset({
+    "posgeom.codekey", "posgeom.registry", "posgeom.report", "posgeom.plotting", "posgeom.progress",
+    "posgeom.about", "posgeom.summary", "posgeom.reproduce", "posgeom.cli",
+})
+
+
+def package_root() -> Path:
+    """The folder of the installed ``posgeom`` package (the one this module belongs to)."""
+    return Path(__file__).resolve().parent
+
+
+def _as_root(root) -> Path:
+    return package_root() if root is None else Path(root).resolve()
+
+
+def _module_file(module: str, root: Path) -> Path | None:
+    """``posgeom.a.b`` → ``root/a/b.py`` or ``root/a/b/__init__.py``; None when it is not there."""
+    if module != PACKAGE and not module.startswith(PACKAGE + "."):
+        return None
+    parts = module.split(".")[1:]
+    base = root.joinpath(*parts)
+    if base.with_suffix(".py").is_file() and parts:
+        return base.with_suffix(".py")
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    return None
+
+
+def _is_package(module: str, root: Path) -> bool:
+    path = _module_file(module, root)
+    return path is not None and path.name == "__init__.py"
+
+
+def _absolute(node: ast.ImportFrom, module: str, root: Path) -> str | None:
+    """The absolute module a ``from ... import`` statement in ``module`` reads from."""
+    if node.level == 0:
+        return node.module
+    here = module if _is_package(module, root) else module.rpartition(".")[0]
+    parts = here.split(".")
+    if node.level - 1 >= len(parts):
+        return None
+    base = ".".join(parts[: len(parts) - (node.level - 1)])
+    return f"{base}.{node.module}" if node.module else base
+
+
+@lru_cache(maxsize=None)
+def _parse(path: Path, mtime_ns: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _tree(module: str, root: Path) -> ast.Module | None:
+    path = _module_file(module, root)
+    return None if path is None else _parse(path, path.stat().st_mtime_ns)
+
+
+def _defines(tree: ast.Module, name: str) -> bool:
+    """Whether a module body itself binds ``name`` (a def, a class or an assignment)."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+        for target in targets:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                return True
+    return False
+
+
+def _name_sources(package: str, name: str, root: Path, seen: frozenset = frozenset()) -> set[str]:
+    """The modules that ``from package import name`` really depends on."""
+    sub = f"{package}.{name}"
+    if _module_file(sub, root) is not None:  # a submodule (or subpackage) imported by name
+        return {sub}
+    tree = _tree(package, root)
+    if tree is None or (package, name) in seen:
+        return set()
+    if _defines(tree, name):
+        return {package}
+    seen = seen | {(package, name)}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            source = _absolute(node, package, root)
+            if source is None:
+                continue
+            for alias in node.names:
+                if alias.name == "*" or (alias.asname or alias.name) == name:
+                    if alias.name == "*":
+                        found = _name_sources(source, name, root, seen)
+                        if found:
+                            return found
+                    else:
+                        return _name_sources(source, alias.name, root, seen) or {source}
+    # Not found statically (a name made at run time): depend on the whole package.
+    return {package}
+
+
+def _direct_imports(module: str, root: Path) -> set[str]:
+    """The posgeom modules that ``module`` imports anywhere in its source."""
+    tree = _tree(module, root)
+    if tree is None:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _module_file(alias.name, root) is not None:
+                    out.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(node, module, root)
+            if source is None or _module_file(source, root) is None:
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    out.add(source)  # the package as a whole
+                else:
+                    out |= _name_sources(source, alias.name, root)
+    return out
+
+
+def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str, ...]:
+    """The posgeom modules that ``modules`` run: themselves and what they import, transitively.
+
+    Parameters
+    ----------
+    modules : str or iterable of str
+        Dotted module names (``"posgeom.experiments.corpus_geometry"``).
+    root : path, optional
+        The package folder to read (default: the installed posgeom).
+
+    Returns
+    -------
+    tuple of str
+        Sorted module names, :data:`INFRASTRUCTURE` left out.
+    """
+    root = _as_root(root)
+    todo = [modules] if isinstance(modules, str) else list(modules)
+    for name in todo:
+        if _module_file(name, root) is None:
+            raise ValueError(f"{name!r} is not a module of {PACKAGE} under {root.name}/; pass a dotted name "
+                             f"such as 'posgeom.experiments.corpus_geometry'")
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name in INFRASTRUCTURE:
+            continue
+        seen.add(name)
+        todo.extend(_direct_imports(name, root) - seen)
+    return tuple(sorted(seen))
+
+
+def all_modules(*, root=None) -> tuple[str, ...]:
+    """Every module of the package (the key of code whose imports cannot be traced)."""
+    root = _as_root(root)
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        names.append(".".join((PACKAGE, *parts)))
+    return tuple(names)
+
+
+def code_roots(module: str | None, *, root=None) -> tuple[str, ...]:
+    """The modules whose code key stands for code defined in ``module``.
+
+    A posgeom module stands for itself; code defined anywhere else (a notebook's ``__main__``, a test)
+    cannot be traced, so it stands for every module of the package.
+    """
+    root = _as_root(root)
+    if module and _module_file(module, root) is not None:
+        return (module,)
+    return all_modules(root=root)
+
+
+def code_key(modules: str | Iterable[str], *, root=None) -> str:
+    """A 16-hex-digit SHA-256 of the source of ``modules`` and of everything they import.
+
+    Parameters
+    ----------
+    modules : str or iterable of str
+        Dotted module names (an experiment module, or the modules a notebook imports).
+    root : path, optional
+        The package folder to read (default: the installed posgeom).
+
+    Returns
+    -------
+    str
+        Equal for two trees exactly when the files of :func:`module_dependencies` are byte-equal.
+    """
+    root = _as_root(root)
+    digest = hashlib.sha256()
+    for name in module_dependencies(modules, root=root):
+        path = _module_file(name, root)
+        digest.update(name.encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def notebook_modules(source: str, *, root=None) -> tuple[str, ...]:
+    """The posgeom modules imported by the code cells of a MyST text notebook.
+
+    Parameters
+    ----------
+    source : str
+        The notebook's text (``{code-cell}`` fences; other fences and prose are skipped).
+    root : path, optional
+        The package folder to resolve names against (default: the installed posgeom).
+
+    Returns
+    -------
+    tuple of str
+        Sorted; ``import posgeom`` counts as the top-level package (and so everything it re-exports).
+    """
+    root = _as_root(root)
+    modules: set[str] = set()
+    lines = source.splitlines()
+    cells, inside, fence = [], False, ""
+    for line in lines:
+        stripped = line.strip()
+        if not inside and stripped.startswith("```") and "{code-cell}" in stripped:
+            inside, fence, cell = True, stripped[: len(stripped) - len(stripped.lstrip("`"))], []
+        elif inside and stripped == fence:
+            inside = False
+            if cell and cell[0].strip() == "---":  # a YAML block of cell options
+                end = next((i for i in range(1, len(cell)) if cell[i].strip() == "---"), len(cell) - 1)
+                cell = cell[end + 1:]
+            cells.append("\n".join(c for c in cell if not c.lstrip().startswith((":", "%", "!"))))
+        elif inside:
+            cell.append(line)
+    for code in cells:
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue  # a cell the kernel would reject anyway; it imports nothing we can trust
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules.update(a.name for a in node.names if _module_file(a.name, root) is not None)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if _module_file(node.module, root) is None:
+                    continue
+                for alias in node.names:
+                    modules |= {node.module} if alias.name == "*" else _name_sources(node.module, alias.name, root)
+    return tuple(sorted(modules))

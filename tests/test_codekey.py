@@ -1,0 +1,180 @@
+"""The code key: a hash of the source an experiment runs, tested against hand-made import graphs."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import posgeom
+from posgeom import codekey
+from posgeom.codekey import code_key, module_dependencies, notebook_modules
+from posgeom.registry import Registry, code_changed
+
+
+def write_package(root: Path, files: dict[str, str]) -> Path:
+    """A throwaway package named ``posgeom`` under ``root`` (the name the key resolves against)."""
+    pkg = root / "posgeom"
+    for name, text in files.items():
+        path = pkg / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return pkg
+
+
+@pytest.fixture
+def toy(tmp_path):
+    return write_package(tmp_path, {
+        "__init__.py": "from .geo import *\nfrom .geo import dist\n",
+        "plot.py": "import matplotlib\n",
+        "geo/__init__.py": "from .dist import dist, helper_name\nfrom .rank import *\nKINDS = ('a',)\n",
+        "geo/dist.py": "from ._val import check\ndef dist(x):\n    return check(x)\nhelper_name = 1\n",
+        "geo/_val.py": "def check(x):\n    return x\n",
+        "geo/rank.py": "from .dist import dist\n__all__ = ['rank']\ndef rank(x):\n    return dist(x)\n",
+        "exp/__init__.py": "",
+        "exp/one.py": textwrap.dedent("""\
+            from ..geo import dist
+            from ..geo import KINDS
+            def run():
+                from .. import plot  # lazy: still part of what runs
+                return dist(1)
+            """),
+        "exp/two.py": "from .. import geo\nfrom .one import run\n",
+        "exp/cycle_a.py": "from .cycle_b import b\ndef a():\n    return b\n",
+        "exp/cycle_b.py": "from .cycle_a import a\ndef b():\n    return a\n",
+        "exp/star.py": "from ..geo.rank import *\n",
+    })
+
+
+def test_dependencies_follow_reexports_to_the_defining_module(toy):
+    deps = module_dependencies("posgeom.exp.one", root=toy)
+    # dist is re-exported by geo/__init__ from geo/dist; KINDS is defined in geo/__init__ itself, which
+    # then counts with what it imports (geo.rank); the lazy import inside run() counts; the parents
+    # (posgeom/__init__, exp/__init__) do not.
+    assert deps == ("posgeom.exp.one", "posgeom.geo", "posgeom.geo._val", "posgeom.geo.dist", "posgeom.geo.rank",
+                    "posgeom.plot")
+    without_kinds = write_package(toy.parent / "other", {
+        "__init__.py": "", "plot.py": "", "geo/__init__.py": "from .dist import dist\nfrom .rank import rank\n",
+        "geo/dist.py": "def dist(x):\n    return x\n", "geo/rank.py": "def rank(x):\n    return x\n",
+        "exp/__init__.py": "", "exp/one.py": "from ..geo import dist\n"})
+    assert module_dependencies("posgeom.exp.one", root=without_kinds) == ("posgeom.exp.one", "posgeom.geo.dist")
+
+
+def test_a_package_used_as_an_object_brings_everything_it_imports(toy):
+    deps = module_dependencies("posgeom.exp.two", root=toy)
+    assert {"posgeom.geo", "posgeom.geo.dist", "posgeom.geo.rank", "posgeom.geo._val", "posgeom.exp.one"} <= set(deps)
+    assert "posgeom.exp.cycle_a" not in deps
+
+
+def test_cycles_and_star_imports(toy):
+    assert module_dependencies("posgeom.exp.cycle_a", root=toy) == ("posgeom.exp.cycle_a", "posgeom.exp.cycle_b")
+    assert module_dependencies("posgeom.exp.star", root=toy) == (
+        "posgeom.exp.star", "posgeom.geo._val", "posgeom.geo.dist", "posgeom.geo.rank")
+
+
+def test_the_key_changes_exactly_when_a_dependency_changes(toy):
+    before = code_key("posgeom.exp.one", root=toy)
+    (toy / "exp" / "cycle_a.py").write_text("# not used by exp.one\n")
+    (toy / "__init__.py").write_text("# a parent package: not part of the key\n")
+    assert code_key("posgeom.exp.one", root=toy) == before
+    (toy / "geo" / "_val.py").write_text("def check(x):\n    return -x\n")
+    assert code_key("posgeom.exp.one", root=toy) != before
+
+
+def test_bad_module_names_are_one_clear_error(toy):
+    with pytest.raises(ValueError, match="not a module of posgeom"):
+        module_dependencies("posgeom.exp.nowhere", root=toy)
+    with pytest.raises(ValueError, match="not a module of posgeom"):
+        code_key("numpy", root=toy)
+
+
+@pytest.fixture
+def package_copy(tmp_path):
+    """A copy of the real posgeom source, to edit without touching the checkout."""
+    return Path(shutil.copytree(Path(posgeom.__file__).parent, tmp_path / "posgeom",
+                                ignore=shutil.ignore_patterns("__pycache__")))
+
+
+def append(path: Path, text: str = "\n# an edit\n") -> None:
+    path.write_text(path.read_text() + text)
+
+
+def test_real_experiment_key_ignores_plotting_and_sees_geometry(package_copy):
+    experiment = "posgeom.experiments.corpus_geometry"
+    before = code_key(experiment, root=package_copy)
+    for untouched in ("plotting.py", "registry.py", "report.py", "summary.py", "models/training.py"):
+        append(package_copy / untouched)
+    assert code_key(experiment, root=package_copy) == before
+    append(package_copy / "geometry" / "hellinger.py")
+    assert code_key(experiment, root=package_copy) != before
+
+
+def test_registry_reuses_a_result_until_its_own_code_changes(package_copy, tmp_path, monkeypatch):
+    monkeypatch.setattr(codekey, "package_root", lambda: package_copy)
+    registry = Registry(tmp_path / "results")
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"calls": len(calls)}
+
+    compute.__module__ = "posgeom.experiments.corpus_geometry"  # as if defined in the experiment module
+    first = registry.run("geometry", compute, params={}, scale="quick", seed=0, device="cpu")
+    assert first.manifest["code_modules"] == ["posgeom.experiments.corpus_geometry"]
+    append(package_copy / "plotting.py")
+    assert registry.run("geometry", compute, params={}, scale="quick", seed=0, device="cpu").values["calls"] == 1
+    assert not code_changed(first.manifest)
+    append(package_copy / "geometry" / "hellinger.py")
+    assert code_changed(first.manifest)
+    assert registry.run("geometry", compute, params={}, scale="quick", seed=0, device="cpu").values["calls"] == 2
+
+
+def test_code_defined_outside_the_package_is_keyed_to_all_of_it(package_copy, tmp_path, monkeypatch):
+    monkeypatch.setattr(codekey, "package_root", lambda: package_copy)
+    registry = Registry(tmp_path / "results")
+    entry = registry.run("local", lambda: {"v": 1}, params={}, scale="quick", seed=0, device="cpu")
+    assert len(entry.manifest["code_modules"]) > 20
+    append(package_copy / "encodings.py")
+    assert code_changed(entry.manifest)
+
+
+def test_a_manifest_without_a_code_key_is_stale():
+    assert code_changed({"code_hash": "0123"})
+    assert code_changed({"code_key": "x", "code_modules": ["posgeom.no_such_module"]})
+
+
+def test_notebook_modules_reads_code_cells_only():
+    text = textwrap.dedent("""\
+        # A chapter
+        ```python
+        from posgeom.experiments import learned_tables  # prose example, not run
+        ```
+        ```{code-cell} ipython3
+        ---
+        tags: [hide-input]
+        ---
+        %matplotlib inline
+        import posgeom
+        from posgeom.experiments import corpus_geometry as cg
+        from posgeom.geometry import hellinger_matrix
+        ```
+        ```{code-cell} ipython3
+        :tags: [remove-input]
+        import numpy as np
+        def f():
+            from posgeom.encodings import encoding_distances
+        ```
+        """)
+    assert notebook_modules(text) == (
+        "posgeom", "posgeom.encodings", "posgeom.experiments.corpus_geometry", "posgeom.geometry.hellinger")
+
+
+def test_every_chapter_is_keyed_to_what_it_imports():
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    for notebook in sorted(root.glob("*.md")):
+        modules = notebook_modules(notebook.read_text())
+        assert modules, f"{notebook.name} imports no posgeom module"
+        deps = module_dependencies(modules)
+        assert "posgeom.plotting" not in deps and "posgeom.registry" not in deps
