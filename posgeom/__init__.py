@@ -20,4 +20,4 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["about", "Settings", "get_settings", "resolve_device", "Registry", "Result", *_geometry_all]
+__all__ = ["about", "Settings", "get_settings", "resolve_device", "Registry", "Result", *_geometry_all]  # noqa: PLE0604

@@ -24,7 +24,7 @@ results_dir            ``POSGEOM_RESULTS_DIR``    where the results registry liv
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 SCALES = ("quick", "paper")

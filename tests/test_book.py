@@ -232,5 +232,5 @@ def test_pages_render_in_chromium(browser, served_book, built_book):
         assert not math["raw"], f"{rel}: raw TeX delimiters left in the page: {math['raw'][:5]}"
         broken = [src for src, width in images if not width]
         assert not broken, f"{rel}: images that did not load: {broken}"
-    notation = browser.get(f"{served_book}/book/notation.html")
+    browser.get(f"{served_book}/book/notation.html")
     assert browser.execute_async_script(MATHJAX_DONE)["containers"] >= 10

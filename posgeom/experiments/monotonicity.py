@@ -42,7 +42,7 @@ import copy
 import json
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +50,9 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
+
+if TYPE_CHECKING:
+    import torch
 
 #: The paper's violation rate of P_MDS (claim C9).
 PAPER_MDS_VIOLATION = 0.22
@@ -286,7 +289,7 @@ def monotonicity_dataframe(result: Result):
 # --------------------------------------------------------------------------------------------
 
 
-def logit_margin_ntk(model, input_ids, attention_mask, names) -> "torch.Tensor":
+def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
     r"""Empirical tangent kernel of the logit margin $f(x) = z_1(x) - z_0(x)$ on probe sequences.
 
     $K = J J^\top$ with $J_{a,:} = \nabla_\theta f(x_a)$ over the parameters ``names``; the gradients come
