@@ -1,0 +1,131 @@
+"""Compare two results registries entry by entry: did a change alter any number the book shows?
+
+Run every chapter into one registry before a change and into another after it, then::
+
+    posgeom reproduce --scale quick                      # with POSGEOM_RESULTS_DIR=/some/before
+    ... change the code ...
+    posgeom reproduce --scale quick                      # with POSGEOM_RESULTS_DIR=/some/after
+    python benchmarks/compare_results.py /some/before /some/after [--scale quick] [--rtol 1e-9]
+
+Entries are matched by scale, experiment and parameter key. Scalars and arrays are compared with a
+relative tolerance (default 1e-9: the same maths in another order differs in the last bits only);
+strings exactly, except the fields listed in ``IGNORED`` (what records provenance, not results).
+Both layouts of the registry are read: the checksummed one (a ``CURRENT`` pointer to a version
+folder) and the earlier one (files directly in the entry folder). Exit code 0 when every entry of
+``before`` is in ``after`` with equal values, 1 otherwise (the differences are listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+#: Value fields that record where a result came from rather than what it is.
+IGNORED = frozenset({"notebook_sha256"})
+#: Experiments that record how a run went (wall time, memory), not results.
+IGNORED_EXPERIMENTS = frozenset({"chapter_runs"})
+
+
+def entry_files(folder: Path) -> Path | None:
+    """The folder holding ``result.json`` of one entry (either layout), or None."""
+    pointer = folder / "CURRENT"
+    if pointer.is_file():
+        version = json.loads(pointer.read_text()).get("version")
+        return folder / version if version and (folder / version / "result.json").is_file() else None
+    return folder if (folder / "result.json").is_file() else None
+
+
+def read_registry(root: Path, scale: str | None) -> dict[tuple[str, str, str], tuple[dict, dict]]:
+    """``(scale, experiment, key) -> (values, arrays)`` for every entry under ``root``."""
+    out = {}
+    for folder in sorted(p for p in root.glob("*/*/*") if p.is_dir() and not p.name.startswith(".")):
+        sc, experiment, key = folder.parent.parent.name, folder.parent.name, folder.name
+        if (scale is not None and sc != scale) or experiment in IGNORED_EXPERIMENTS:
+            continue
+        files = entry_files(folder)
+        if files is None:
+            continue
+        values = json.loads((files / "result.json").read_text())
+        arrays = {}
+        if (files / "arrays.npz").is_file():
+            with np.load(files / "arrays.npz", allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        out[(sc, experiment, key)] = (values, arrays)
+    return out
+
+
+def differences(a, b, rtol: float, where: str = "") -> list[str]:
+    """Every place where ``a`` and ``b`` differ beyond ``rtol`` (numbers) or at all (the rest)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b)):
+            if key in IGNORED:
+                continue
+            if key not in a or key not in b:
+                out.append(f"{where}.{key}: only in {'after' if key in b else 'before'}")
+            else:
+                out += differences(a[key], b[key], rtol, f"{where}.{key}")
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{where}: {len(a)} items before, {len(b)} after"]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, rtol, f"{where}[{i}]")]
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        if (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=rtol, abs_tol=rtol):
+            return []
+        return [f"{where}: {a!r} before, {b!r} after"]
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            return [f"{where}: shape/dtype {a.shape} {a.dtype} before, {b.shape} {b.dtype} after"]
+        if a.dtype.kind in "fc":
+            same = np.allclose(a, b, rtol=rtol, atol=rtol, equal_nan=True)
+        else:
+            same = np.array_equal(a, b)
+        if same:
+            return []
+        worst = float(np.nanmax(np.abs(a.astype(float) - b.astype(float)))) if a.dtype.kind in "fciub" else math.nan
+        return [f"{where}: arrays differ (largest difference {worst:.3g})"]
+    return [] if a == b else [f"{where}: {a!r} before, {b!r} after"]
+
+
+def compare(before: Path, after: Path, *, scale: str | None = None, rtol: float = 1e-9) -> list[str]:
+    """Every difference between two registries (entries missing from ``after`` included)."""
+    old, new = read_registry(before, scale), read_registry(after, scale)
+    if not old:
+        return [f"no entries under {before}" + (f" at scale {scale}" if scale else "")]
+    out = []
+    for ident, (values, arrays) in old.items():
+        name = "/".join(ident)
+        if ident not in new:
+            out.append(f"{name}: missing after")
+            continue
+        out += differences(values, new[ident][0], rtol, name)
+        out += differences(arrays, new[ident][1], rtol, name + ":arrays")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path, help="registry made before the change")
+    parser.add_argument("after", type=Path, help="registry made after the change")
+    parser.add_argument("--scale", help="compare only this scale (default: all)")
+    parser.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance for numbers (default 1e-9)")
+    args = parser.parse_args(argv)
+    found = compare(args.before, args.after, scale=args.scale, rtol=args.rtol)
+    n = len(read_registry(args.before, args.scale))
+    if found:
+        print(f"{len(found)} difference(s) over {n} entries:")
+        print("\n".join(f"  {line}" for line in found))
+        return 1
+    print(f"{n} entries: every value and array of {args.before} is unchanged in {args.after}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

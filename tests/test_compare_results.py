@@ -1,0 +1,54 @@
+"""benchmarks/compare_results.py: the check that a change leaves the book's numbers alone."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("compare_results", ROOT / "benchmarks" / "compare_results.py")
+compare_results = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare_results)
+
+
+def legacy_entry(root: Path, experiment: str, key: str, values: dict, arrays: dict | None = None) -> None:
+    folder = root / "quick" / experiment / key
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text(json.dumps(values))
+    if arrays:
+        np.savez(folder / "arrays.npz", **arrays)
+
+
+def pointer_entry(root: Path, experiment: str, key: str, values: dict, arrays: dict | None = None) -> None:
+    folder = root / "quick" / experiment / key
+    (folder / "v-abc").mkdir(parents=True)
+    (folder / "v-abc" / "result.json").write_text(json.dumps(values))
+    if arrays:
+        np.savez(folder / "v-abc" / "arrays.npz", **arrays)
+    (folder / "CURRENT").write_text(json.dumps({"version": "v-abc"}))
+
+
+def test_equal_registries_in_either_layout_pass(tmp_path, capsys):
+    values = {"stress": 0.25, "rows": [{"claim": "C7", "ours": "0.25"}], "notebook_sha256": "a"}
+    legacy_entry(tmp_path / "before", "geometry", "k1", values, {"D": np.eye(3)})
+    pointer_entry(tmp_path / "after", "geometry", "k1", {**values, "stress": 0.25 + 1e-14, "notebook_sha256": "b"},
+                  {"D": np.eye(3) + 1e-15})
+    legacy_entry(tmp_path / "before", "chapter_runs", "k2", {"wall_s": 3.0})
+    assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after")]) == 0
+    assert "1 entries" in capsys.readouterr().out
+
+
+def test_every_kind_of_difference_is_reported(tmp_path):
+    legacy_entry(tmp_path / "before", "a", "k", {"x": 1.0, "s": "yes", "l": [1, 2]}, {"D": np.zeros(2)})
+    legacy_entry(tmp_path / "before", "gone", "k", {"x": 1})
+    pointer_entry(tmp_path / "after", "a", "k", {"x": 1.001, "s": "no", "l": [1], "new": 1}, {"D": np.ones(2)})
+    found = compare_results.compare(tmp_path / "before", tmp_path / "after")
+    text = "\n".join(found)
+    for expected in ("quick/a/k.x: 1.0 before, 1.001 after", "'yes' before, 'no' after", "2 items before, 1 after",
+                     ".new: only in after", "arrays differ (largest difference 1)", "quick/gone/k: missing after"):
+        assert expected in text
+    assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after")]) == 1
+    assert compare_results.compare(tmp_path / "nothing", tmp_path / "after") == [f"no entries under {tmp_path / 'nothing'}"]
