@@ -4,15 +4,15 @@ A chapter (``notebooks/*.md``, a MyST Markdown notebook) uses Sphinx directives 
 the book understands. :func:`plain_notebook` turns it into an ``.ipynb`` that reads like the page in
 JupyterLab or Colab without any extension:
 
-* ``{prf:theorem}``, ``{prf:proof}``, ``{exercise}``, ``{admonition}``, ``{note}`` ... blocks become
-  bold run-in headings (``**Theorem 1 (title).**``) over their Markdown and maths, admonitions a
-  block quote; ``{math}`` blocks become ``$$...$$``;
-* ``{solution}`` blocks are left out (an instructor edition may keep them: ``solutions=True``);
-* ``{glue:text}`key:fmt``` is written out from the values of an executed copy of the chapter when
-  they are given (formatted as the book formats them), else replaced by the glue key, and the cell
-  says which code cell computes it;
-* cross-references (``{prf:ref}``, ``{ref}``, ``{doc}``, ``{cite:p}`` ...) become their text, and
-  ``(label)=`` targets and ``%`` comments are dropped;
+* theorem, proposition, proof, exercise, admonition and note blocks become bold run-in headings
+  ("Theorem 1 (title).") over their Markdown and maths, admonitions a block quote; maths blocks stay
+  display maths;
+* solution blocks are left out (an instructor edition may keep them: ``solutions=True``);
+* glued numbers (the ``glue:text`` role) are written out from the values of an executed copy of the
+  chapter when it is given (formatted as the book formats them); otherwise the glue key is shown and
+  the cell says which code cell computes it;
+* cross-references (``prf:ref``, ``ref``, ``doc``, ``cite:p`` ...) become their text, and label
+  targets and MyST comments are dropped;
 * ``from myst_nb import glue`` becomes ``from posgeom.notebooks import glue``, which works without
   the book's tools.
 """

@@ -16,7 +16,7 @@ it to the variables the user left unset):
   asked for).
 
 What cannot work (data neither local nor reachable, a model neither local nor reachable) is listed in
-:attr:`RunEnvironment.problems`; :func:`no_data_help` is the one message that names the three ways to
+the ``problems`` of :class:`RunEnvironment`; :func:`no_data_help` is the one message that names the three ways to
 get the corpora.
 """
 
@@ -28,7 +28,7 @@ import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, MutableMapping
 
 from .config import DEFAULT_PRETRAINED, HUB_DATASETS, PACKAGED_MODEL, validate_pretrained
 
@@ -209,10 +209,8 @@ def decide(
     -------
     RunEnvironment
 
-    Raises
-    ------
-    ValueError
-        ``POSGEOM_OFFLINE`` or ``HF_HUB_OFFLINE`` is not a boolean, or ``POSGEOM_DATA_DIR`` is not a folder.
+    A ``POSGEOM_OFFLINE`` or ``HF_HUB_OFFLINE`` that is not a boolean, or a ``POSGEOM_DATA_DIR`` that is
+    not a folder, is a ``ValueError``.
     """
     if environ is None:  # the user's environment: what apply_environment() filled in does not count
         environ = {k: v for k, v in os.environ.items() if _APPLIED.get(k) != v}
@@ -277,7 +275,7 @@ def decide(
 
 
 def apply_environment(
-    environ: "os._Environ[str] | dict[str, str] | None" = None,
+    environ: MutableMapping[str, str] | None = None,
     *,
     probe: Callable[[], bool] | None = None,
 ) -> RunEnvironment:

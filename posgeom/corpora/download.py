@@ -40,12 +40,8 @@ def download_corpora(to: str | Path, corpora: tuple[str, ...] = ("sst2", "imdb")
     dict
         ``"corpus/split.parquet"`` → sha256 of the file written.
 
-    Raises
-    ------
-    ValueError
-        ``to`` already holds files, or a corpus name is unknown.
-    DataUnavailableError
-        The hub cannot be reached (the message names the three ways out).
+    A folder that already holds files, or an unknown corpus, is a ``ValueError``; a hub that cannot be
+    reached is a ``DataUnavailableError`` whose message names the three ways out.
     """
     from ..progress import tqdm
 

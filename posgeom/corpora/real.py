@@ -7,7 +7,8 @@ Where the data come from (:func:`resolve_source`), in this order:
    (:func:`posgeom.config.get_settings`); every file is checked against the sha256 kept in the package
    (``checksums.json``, the values of the data folder's README), and a mismatch is an error;
 2. otherwise the Hugging Face hub ids ``stanfordnlp/sst2`` and ``stanfordnlp/imdb`` (internet, or the
-   hub's local cache);
+   hub's local cache), read by :func:`load_hub_split` (row counts checked); ``posgeom data download``
+   turns them into a local folder with its own ``checksums.json`` (:func:`expected_checksums`);
 3. or any local file of texts (``.parquet``, ``.csv``, ``.json``/``.jsonl``, ``.txt`` with one text a
    line), or a folder of such files named after their split, given instead of a corpus name.
 
@@ -133,12 +134,9 @@ def load_hub_split(corpus: str, split: str):
     -------
     datasets.Dataset
 
-    Raises
-    ------
-    DataUnavailableError
-        The hub cannot be reached and the split is not cached (the message names the three ways out).
-    ChecksumError
-        The split does not have the number of rows posgeom expects.
+    A hub that cannot be reached, for a split not in the cache, raises :class:`DataUnavailableError`
+    (its message names the three ways out); a split without the expected number of rows raises
+    :class:`ChecksumError`.
     """
     import datasets
 
