@@ -104,7 +104,7 @@ def test_lab_serves_and_runs_a_chapter_with_the_build_settings(tmp_path, shared_
     env = {k: v for k, v in os.environ.items() if not k.startswith(("POSGEOM_", "HF_", "TRANSFORMERS_"))}
     env.update(POSGEOM_VENV=str(reusing_venv(tmp_path / "venv")), POSGEOM_DATA_DIR=str(shared_data_dir),
                HF_ENDPOINT="http://127.0.0.1:9", JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-               JUPYTER_CONFIG_DIR=str(tmp_path / "config"), MPLBACKEND="agg", POSGEOM_PROGRESS="0")
+               JUPYTER_CONFIG_DIR=str(tmp_path / "config"), POSGEOM_PROGRESS="0")
     log = open(tmp_path / "lab.log", "w")
     server = subprocess.Popen(
         ["bash", "scripts/lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
