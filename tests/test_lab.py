@@ -124,6 +124,9 @@ def test_lab_serves_and_runs_a_chapter_with_the_build_settings(tmp_path, shared_
         req = urllib.request.Request(f"{base}/lab", headers={"Authorization": f"token {TOKEN}"})
         with urllib.request.urlopen(req, timeout=30) as resp:
             assert resp.status == 200 and b"JupyterLab" in resp.read()
+        # Markdown files open with jupytext's notebook view by default on this server
+        viewers = api(base, "/lab/api/settings/@jupyterlab/docmanager-extension:plugin")["schema"]
+        assert viewers["properties"]["defaultViewers"]["default"]["markdown"] == "Jupytext Notebook"
         # the chapter opens as a notebook (jupytext's contents manager), with its code cells
         model = api(base, f"/api/contents/{CHAPTER}?type=notebook&content=1")
         assert model["type"] == "notebook" and model["name"] == CHAPTER
