@@ -9,6 +9,12 @@ corpora (:mod:`posgeom.corpora`), models (:mod:`posgeom.models`) and plotting he
 from importlib import metadata as _metadata
 
 from . import progress as _progress  # noqa: F401 - imports tqdm.auto quietly, before any library does
+from .offline import apply_environment as _apply_environment
+
+try:  # the build's data, model and offline decision for every run, kernels started by hand included
+    _apply_environment()
+except ValueError:  # a bad POSGEOM_* value: get_settings() reports it where it is used
+    pass
 from .about import about
 from .config import Settings, get_settings, resolve_device
 from .geometry import *  # noqa: F401,F403 - the public geometry API lives at the top level

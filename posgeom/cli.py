@@ -49,6 +49,7 @@ def _add_reproduce(subparsers) -> None:
 
 
 SUBCOMMANDS.append(_add_reproduce)
+SUBCOMMANDS.append(lambda sub: __import__("posgeom.corpora.download", fromlist=["_"]).add_data_command(sub))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,6 +19,10 @@ pretrained             ``POSGEOM_PRETRAINED``     ``"bert-base-uncased"`` (defau
 seed                   ``POSGEOM_SEED``           a non-negative integer (default 0)
 results_dir            ``POSGEOM_RESULTS_DIR``    where the results registry lives
 =====================  =========================  =========================================
+
+``import posgeom`` first lets :mod:`posgeom.offline` fill in what the environment leaves unset: the
+data folder beside the checkout when there is one, the packaged model when its package is installed,
+and the offline switches when both are local; the defaults above apply where it finds nothing.
 """
 
 from __future__ import annotations

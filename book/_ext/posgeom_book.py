@@ -6,9 +6,11 @@
 2. Each chapter is also offered as a Jupyter notebook.
 
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
-build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted with
-jupytext, without outputs) and puts a download link at the top of every chapter, so a student
-can open the chapter in JupyterLab or Colab. The generated files are never committed.
+build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted by
+:func:`posgeom.notebooks.plain_notebook`: theorems, exercises and admonitions as plain Markdown,
+glued numbers written out, no solutions, no outputs) and puts a download link at the top of every
+chapter, so a student can open the chapter in JupyterLab or Colab. The generated files are never
+committed.
 """
 
 from __future__ import annotations
@@ -74,19 +76,24 @@ def _add_download_link(app, doctree, docname) -> None:
 
 
 def _write_notebooks(app, exception) -> None:
-    """Convert every chapter to ``.ipynb`` in the output folder."""
+    """Convert every chapter to a plain ``.ipynb`` in the output folder (:mod:`posgeom.notebooks`).
+
+    Glued numbers are written out from the executed copy myst-nb keeps in ``_build/jupyter_execute``.
+    """
     if exception is not None or app.builder.format != "html":
         return
-    import jupytext
+    from posgeom.notebooks import write_plain_notebook
 
     out = Path(app.outdir) / DOWNLOAD_DIR
-    out.mkdir(parents=True, exist_ok=True)
+    executed_dir = Path(app.outdir).parent / "jupyter_execute"
     for docname in sorted(app.env.found_docs):
         if not _is_chapter(docname):
             continue
-        source = Path(app.env.doc2path(docname))
-        notebook = jupytext.read(source)
-        jupytext.write(notebook, out / (Path(docname).name + ".ipynb"), fmt="ipynb")
+        executed = executed_dir / f"{docname}.ipynb"
+        write_plain_notebook(
+            Path(app.env.doc2path(docname)), out / (Path(docname).name + ".ipynb"),
+            executed=executed if executed.is_file() else None,
+        )
 
 
 def setup(app):

@@ -7,7 +7,8 @@ Where the data come from (:func:`resolve_source`), in this order:
    (:func:`posgeom.config.get_settings`); every file is checked against the sha256 kept in the package
    (``checksums.json``, the values of the data folder's README), and a mismatch is an error;
 2. otherwise the Hugging Face hub ids ``stanfordnlp/sst2`` and ``stanfordnlp/imdb`` (internet, or the
-   hub's local cache);
+   hub's local cache), read by :func:`load_hub_split` (row counts checked); ``posgeom data download``
+   turns them into a local folder with its own ``checksums.json`` (:func:`expected_checksums`);
 3. or any local file of texts (``.parquet``, ``.csv``, ``.json``/``.jsonl``, ``.txt`` with one text a
    line), or a folder of such files named after their split, given instead of a corpus name.
 
@@ -35,7 +36,7 @@ from ..config import HUB_DATASETS, default_cache_dir, get_settings
 __all__ = [
     "CorpusInfo", "CORPORA", "DataSource", "TextCorpus", "DataUnavailableError", "ChecksumError",
     "EMPTY_POLICIES", "FILE_BUILDERS", "known_checksums", "sha256_file", "resolve_source", "load_texts",
-    "no_data_message",
+    "no_data_message", "expected_checksums", "load_hub_split", "HUB_SPLIT_ROWS", "FOLDER_CHECKSUMS",
 ]
 
 EMPTY_POLICIES = ("raise", "drop", "keep")
@@ -89,6 +90,69 @@ def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+#: Name of the checksum file that ``posgeom data download`` writes into a data folder.
+FOLDER_CHECKSUMS = "checksums.json"
+#: Rows of each split of the hub's copies (``stanfordnlp/sst2``, ``stanfordnlp/imdb``), checked on load.
+HUB_SPLIT_ROWS = {
+    "sst2": {"train": 67_349, "validation": 872, "test": 1_821},
+    "imdb": {"train": 25_000, "test": 25_000},
+}
+
+
+def expected_checksums(folder: str | Path) -> dict[str, str]:
+    """The sha256 the files of a data folder must have, keyed by ``corpus/split.parquet``.
+
+    A folder written by ``posgeom data download`` (from the hub's copies, which differ from the
+    book's local copies) carries its own ``checksums.json``; any other folder must hold the book's
+    copies (:func:`known_checksums`).
+    """
+    own = Path(folder) / FOLDER_CHECKSUMS
+    if own.is_file():
+        try:
+            data = json.loads(own.read_text())
+        except json.JSONDecodeError as err:
+            raise ChecksumError(f"{str(own)!r} is not valid JSON ({err}); download the folder again") from None
+        return {k: v for k, v in data.items() if not k.startswith("_")}
+    return known_checksums()
+
+
+def load_hub_split(corpus: str, split: str):
+    """One split of a named corpus from the Hugging Face hub, through ``datasets``, verified.
+
+    ``datasets`` downloads the split once into its cache (``HF_DATASETS_CACHE``) with a progress bar
+    and checks the split sizes the hub records; the row count is then checked against
+    :data:`HUB_SPLIT_ROWS`. Offline, a split already in the cache is used.
+
+    Parameters
+    ----------
+    corpus : {"sst2", "imdb"}
+    split : str
+
+    Returns
+    -------
+    datasets.Dataset
+
+    A hub that cannot be reached, for a split not in the cache, raises :class:`DataUnavailableError`
+    (its message names the three ways out); a split without the expected number of rows raises
+    :class:`ChecksumError`.
+    """
+    import datasets
+
+    info = CORPORA[corpus]
+    try:
+        ds = datasets.load_dataset(info.hub_id, split=split, verification_mode="basic_checks")
+    except Exception as err:  # offline, not cached, hub down: all end in the same advice
+        raise DataUnavailableError(no_data_message(corpus, split, f"{type(err).__name__}: {err}")) from None
+    expected = HUB_SPLIT_ROWS.get(corpus, {}).get(split)
+    if expected is not None and ds.num_rows != expected:
+        raise ChecksumError(
+            f"{info.hub_id} split {split!r} has {ds.num_rows} rows, expected {expected}: the hub's copy changed "
+            "or the download is incomplete. Clear it from the datasets cache and load it again, or use a "
+            "local copy (POSGEOM_DATA_DIR)"
+        )
+    return ds
 
 
 def _hash_json(obj) -> str:
@@ -175,19 +239,15 @@ class TextCorpus:
 
 
 def no_data_message(corpus: str, split: str | None, reason: str = "") -> str:
-    """The one message that names the three ways to provide a corpus."""
-    info = CORPORA.get(corpus)
-    hub = info.hub_id if info else "the hub id"
-    where = f"{corpus}/{split}.parquet" if split else f"{corpus}/"
-    msg = (
-        f"corpus {corpus!r}{f' split {split!r}' if split else ''} is not available"
-        f"{f' ({reason})' if reason else ''}. Provide it in one of three ways: "
-        f"(1) a local folder laid out like shared/data holding {where}, passed as data_dir= / --data-dir "
-        f"or through POSGEOM_DATA_DIR; (2) internet access so that {hub} can be downloaded from the "
-        "Hugging Face hub (unset HF_HUB_OFFLINE and HF_DATASETS_OFFLINE); (3) a local file of texts "
-        "(.parquet, .csv, .jsonl or .txt) passed as the corpus (--corpus PATH)"
+    """The one message that names the three ways to provide a corpus (:func:`posgeom.offline.no_data_help`)."""
+    from ..offline import no_data_help
+
+    what = f"corpus {corpus!r}{f' split {split!r}' if split else ''}"
+    return (
+        no_data_help(what, reason or "no local copy and the hub cannot be reached")
+        + ". To analyse texts of your own instead, pass a file of texts (.parquet, .csv, .jsonl or .txt) "
+        "as the corpus (--corpus PATH)"
     )
-    return msg
 
 
 def _builder_for(path: Path) -> str:
@@ -316,7 +376,7 @@ def resolve_source(
             raise DataUnavailableError(no_data_message(corpus, split, f"{str(file)!r} does not exist"))
         digest = sha256_file(file)
         if verify:
-            expected = known_checksums()[rel]
+            expected = expected_checksums(folder)[rel]
             if digest != expected:
                 raise ChecksumError(
                     f"{rel} in {str(folder)!r} has sha256 {digest[:16]}..., expected {expected[:16]}... (the copy "
@@ -328,12 +388,7 @@ def resolve_source(
             corpus, split, "local", str(folder), (file,), {rel: digest}, bool(verify),
             _hash_json({"files": {rel: digest}}), text_col, info.label_column,
         )
-    import datasets
-
-    try:
-        ds = datasets.load_dataset(info.hub_id, split=split)
-    except Exception as err:  # offline, not cached, hub down: all end in the same advice
-        raise DataUnavailableError(no_data_message(corpus, split, f"{type(err).__name__}: {err}")) from None
+    ds = load_hub_split(corpus, split)
     texts = _column_texts(ds, _pick_text_column(list(ds.column_names), text_col, info.hub_id))
     h = hashlib.sha256()
     for t in texts:

@@ -1,0 +1,143 @@
+"""``posgeom data``: where the corpora and the pretrained model come from; ``posgeom data download``.
+
+``posgeom data`` prints, for each split of SST-2 and IMDB, whether it is read from a local folder
+(its sha256 checked) or from the Hugging Face hub, then the pretrained model and the offline
+decision (:mod:`posgeom.offline`). ``posgeom data download --to DIR`` fetches every split from the hub
+(:func:`posgeom.corpora.real.load_hub_split`) and writes the folder layout that ``POSGEOM_DATA_DIR``
+expects (``sst2/{train,validation,test}.parquet``, ``imdb/{train,test}.parquet``) with a
+``checksums.json`` of the files written, so that a machine without internet can use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .real import (
+    CORPORA, FOLDER_CHECKSUMS, ChecksumError, expected_checksums, load_hub_split, resolve_source, sha256_file,
+)
+
+__all__ = ["download_corpora", "data_sources", "add_data_command"]
+
+
+def download_corpora(to: str | Path, corpora: tuple[str, ...] = ("sst2", "imdb")) -> dict[str, str]:
+    """Write every split of ``corpora`` from the hub into ``to`` in the layout ``POSGEOM_DATA_DIR`` expects.
+
+    Each file is written under a temporary name and renamed once complete; ``checksums.json`` (the
+    sha256 of each file, read back and checked through the local loader) is written last, so a folder
+    holding it is complete.
+
+    Parameters
+    ----------
+    to : path
+        The folder to create (or an empty one).
+    corpora : tuple of str
+        Named corpora (:data:`posgeom.corpora.real.CORPORA`).
+
+    Returns
+    -------
+    dict
+        ``"corpus/split.parquet"`` → sha256 of the file written.
+
+    A folder that already holds files, or an unknown corpus, is a ``ValueError``; a hub that cannot be
+    reached is a ``DataUnavailableError`` whose message names the three ways out.
+    """
+    from ..progress import tqdm
+
+    folder = Path(to).expanduser()
+    unknown = [c for c in corpora if c not in CORPORA]
+    if unknown:
+        raise ValueError(f"unknown corpus {unknown[0]!r}; valid corpora are {', '.join(CORPORA)}")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise ValueError(f"{str(folder)!r} already exists and is not an empty folder; choose another --to")
+    jobs = [(corpus, split) for corpus in corpora for split in CORPORA[corpus].splits]
+    written: dict[str, str] = {}
+    for corpus, split in tqdm(jobs, desc="download", unit="split"):
+        ds = load_hub_split(corpus, split)
+        target = folder / corpus / f"{split}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".partial")
+        ds.to_parquet(str(partial))
+        os.replace(partial, target)
+        written[f"{corpus}/{split}.parquet"] = sha256_file(target)
+    manifest = {
+        "_comment": "written by `posgeom data download` from the Hugging Face hub; sha256 of each file",
+        "_source": {c: CORPORA[c].hub_id for c in corpora},
+        **written,
+    }
+    partial = folder / (FOLDER_CHECKSUMS + ".partial")
+    partial.write_text(json.dumps(manifest, indent=1) + "\n")
+    os.replace(partial, folder / FOLDER_CHECKSUMS)
+    for corpus, split in jobs:  # read back through the loader users will use, checksums included
+        resolve_source(corpus, split, data_dir=folder)
+    return written
+
+
+def data_sources(decision=None) -> list[tuple[str, str]]:
+    """``(what, where from)`` for every split of the named corpora and for the pretrained model.
+
+    Parameters
+    ----------
+    decision : posgeom.offline.RunEnvironment, optional
+        Default: :func:`posgeom.offline.decide` for the current environment (with a network probe).
+    """
+    from ..offline import decide
+
+    decision = decide() if decision is None else decision
+    rows = []
+    for corpus, info in CORPORA.items():
+        for split in info.splits:
+            rel = f"{corpus}/{split}.parquet"
+            if decision.data_dir is None:
+                where = f"hub {info.hub_id} (into the datasets cache on first use)"
+                if decision.offline:
+                    where = f"hub {info.hub_id}: only if already in the datasets cache (offline)"
+            else:
+                file = decision.data_dir / rel
+                if not file.is_file():
+                    where = f"MISSING: {file}"
+                else:
+                    try:
+                        ok = sha256_file(file) == expected_checksums(decision.data_dir).get(rel)
+                        check = "sha256 verified" if ok else "sha256 MISMATCH: copy it again"
+                    except ChecksumError as err:
+                        check = str(err)
+                    where = f"local {file} ({decision.data_origin}; {check})"
+            rows.append((rel, where))
+    model = "local" if decision.model_local else ("hub (offline: unavailable)" if decision.offline else "hub")
+    rows.append(("pretrained model", f"{decision.pretrained}: {model}"))
+    rows.append(("offline mode", f"{'on' if decision.offline else 'off'} ({decision.reason})"))
+    return rows
+
+
+def add_data_command(subparsers) -> None:
+    """Register ``posgeom data`` and ``posgeom data download``."""
+    p = subparsers.add_parser(
+        "data", help="where SST-2, IMDB and the pretrained model come from; `data download` prepares an offline copy"
+    )
+    sub = p.add_subparsers(dest="data_command")
+    d = sub.add_parser("download", help="write SST-2 and IMDB from the hub into a folder for POSGEOM_DATA_DIR")
+    d.add_argument("--to", default="posgeom-data", help="the folder to create (default: ./posgeom-data)")
+
+    def show(args) -> int:
+        from ..offline import decide
+
+        decision = decide()
+        rows = data_sources(decision)
+        width = max(len(what) for what, _ in rows)
+        for what, where in rows:
+            print(f"{what.ljust(width)}  {where}")
+        for problem in decision.problems:
+            print(f"problem: {problem}")
+        return 1 if decision.problems else 0
+
+    def download(args) -> int:
+        written = download_corpora(args.to)
+        folder = Path(args.to).expanduser().resolve()
+        print(f"wrote {len(written)} files and {FOLDER_CHECKSUMS} to {folder}")
+        print(f"use it with: export POSGEOM_DATA_DIR={folder}")
+        return 0
+
+    p.set_defaults(func=show)
+    d.set_defaults(func=download)
