@@ -51,6 +51,16 @@ def _add_reproduce(subparsers) -> None:
 SUBCOMMANDS.append(_add_reproduce)
 
 
+def _add_diagnose(subparsers) -> None:
+    """``posgeom diagnose`` (see :mod:`posgeom.diagnose.cli`)."""
+    from .diagnose.cli import add_diagnose
+
+    add_diagnose(subparsers)
+
+
+SUBCOMMANDS.append(_add_diagnose)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="posgeom", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
