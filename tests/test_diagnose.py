@@ -167,7 +167,7 @@ def test_every_family_end_to_end(family, models, workdir, capsys):
     assert set(rep["stress"][label]) == {"paper", "scale_free", "kruskal1", "smacof_r"}
     assert all(v is not None and np.isfinite(v) for v in rep["stress"][label].values())
     assert 0 <= rep["monotonicity"][label]["violation_rate"] <= 1
-    assert {"sinusoidal", "rope", "alibi", "none"} <= set(rep["stress"])
+    assert {"sinusoidal", "rope", "alibi", "random", "none"} <= set(rep["stress"])
     assert any(k.startswith("mds:") for k in rep["stress"])
     assert rep["positions_kept"] == N and rep["options"]["d"] == mech["width"]
     # counted with the model's own tokenizer (its folder), provenance recorded

@@ -20,7 +20,8 @@ Steps (each reuses the layer that owns it):
    for post-LN models (BERT, RoBERTa), $\mathrm{LN}_\ell(p_i)$ for pre-LN ones (GPT-2, OPT) — pooled over
    heads through :func:`posgeom.geometry.kernel_distances`.
 5. **Comparison** — :func:`posgeom.corpora.stress_report` on the corpus's counts, with the model, its
-   layers and the reference encodings (MDS, sinusoidal, RoPE, ALiBi, none at the model's width and heads):
+   layers and the reference encodings (MDS, sinusoidal, RoPE, ALiBi, a random table at initialisation and
+   none, at the model's width and heads):
    stress under every normalisation, violation rate, Spearman's $\rho$, separation, effective ranks, noise floor.
 
 The corpus enters as a :class:`posgeom.corpora.CorpusStatistics` built by one function,
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 #: The reference encodings every report compares the model with (at the model's width and heads).
-REFERENCES = "mds,sinusoidal,rope,alibi,none"
+REFERENCES = "mds,sinusoidal,rope,alibi,random,none"
 #: Tokenizer files fetched with the config for a hub id.
 _HUB_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "merges.txt",
               "special_tokens_map.json", "spiece.model")

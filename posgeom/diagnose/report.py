@@ -20,7 +20,6 @@ __all__ = ["FIGURES", "summary_lines", "write_report", "json_ready"]
 
 #: Figure files a report may hold (the per-layer one only for models with a learned table).
 FIGURES = ("stress.png", "distances.png", "profile.png", "layers.png")
-_MAIN_NORMS = ("scale_free", "paper")
 
 
 def json_ready(obj):
@@ -97,18 +96,23 @@ def _figures(rep: dict, folder: Path) -> dict[str, tuple[Path, str]]:
     labels = _encodings(rep)
     out = {}
     with book_style():
-        # 1. stress of the model and of every reference
+        # 1. scale-free stress of the model and of every reference (the other normalisations depend on
+        # the encodings' scales, which differ by orders of magnitude: they are in the tables)
         fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(labels) + 1.6))
         y = np.arange(len(labels))
-        for k, norm in enumerate(_MAIN_NORMS):
-            vals = [np.nan if rep["stress"][lab][norm] is None else rep["stress"][lab][norm] for lab in labels]
-            ax.barh(y + (k - 0.5) * 0.38, vals, height=0.36, color=OKABE_ITO[k], label=norm)
+        vals = [np.nan if rep["stress"][lab]["scale_free"] is None else rep["stress"][lab]["scale_free"]
+                for lab in labels]
+        colors = [OKABE_ITO[3] if lab == model else OKABE_ITO[0] for lab in labels]
+        ax.barh(y, vals, height=0.6, color=colors)
+        for yi, v in zip(y, vals):
+            if np.isfinite(v):
+                ax.text(v, yi, f" {v:.3f}", va="center", fontsize=9)
         ax.set_yticks(y, labels)
         ax.invert_yaxis()
-        ax.set_xlabel("stress against the corpus geometry (lower is better)")
+        ax.set_xlim(0, max(1.0, np.nanmax(vals) * 1.15))
+        ax.set_xlabel("scale-free stress against the corpus geometry (lower is better)")
         ax.set_title("How well each encoding fits the corpus")
-        ax.legend(title="normalisation")
-        out["stress.png"] = (fig, "Horizontal bars: scale-free and paper stress of the model's positions and of "
+        out["stress.png"] = (fig, "Horizontal bars: scale-free stress of the model's positions (first bar) and of "
                                   "the reference encodings against the corpus's Hellinger distances.")
         # 2. the corpus's distances and the model's
         fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -132,24 +136,25 @@ def _figures(rep: dict, folder: Path) -> dict[str, tuple[Path, str]]:
         ax.legend(fontsize=8)
         out["profile.png"] = (fig, "Lines: mean distance at each position offset, each scaled to its maximum, for "
                                    "the corpus, the model and the reference encodings.")
-        # 4. per-layer projected stress
+        # 4. per-layer projected stress (scale-free: logits have no natural unit), the whole table for reference
         if rep["layers"]["labels"]:
             fig, ax = plt.subplots(figsize=(7.5, 3.6))
             x = np.arange(1, len(rep["layers"]["labels"]) + 1)
-            for k, norm in enumerate(_MAIN_NORMS):
-                ax.plot(x, [rep["stress"][lab][norm] for lab in rep["layers"]["labels"]], "o-",
-                        color=OKABE_ITO[k], label=norm)
+            ax.plot(x, [rep["stress"][lab]["scale_free"] for lab in rep["layers"]["labels"]], "o-",
+                    color=OKABE_ITO[0], label="layer's static positional logits")
+            ax.axhline(rep["stress"][model]["scale_free"], color=OKABE_ITO[3], ls="--", label="the table itself")
             ax.set_xticks(x)
+            ax.set_ylim(bottom=0)
             ax.set_xlabel("layer")
-            ax.set_ylabel("projected stress")
+            ax.set_ylabel("scale-free projected stress")
             ax.set_title("The position table as each layer's attention sees it")
-            ax.legend(title="normalisation")
-            out["layers.png"] = (fig, "Lines: scale-free and paper stress of each layer's static positional logits "
-                                      "against the corpus geometry.")
+            ax.legend()
+            out["layers.png"] = (fig, "Line: scale-free stress of each layer's static positional logits against the "
+                                      "corpus geometry; dashed: the stress of the position table itself.")
     files = {}
     for name, (fig, alt) in out.items():
         path = folder / name
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
         files[name] = (path, alt)
     return files
@@ -216,9 +221,10 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
         "ignores the overall scale; <em>violation</em> is the share of position pairs ordered differently; "
         "<em>separation</em> is the closest two positions over the median distance (0 = two positions "
         "coincide). The reference encodings use the model's width and heads; <em>mds</em> is the optimal "
-        "encoding of this corpus.</p>",
+        "encoding of this corpus, <em>random</em> a table at initialisation (nearly equidistant positions, "
+        "no order: a model should beat its violation rate) and <em>none</em> no position at all.</p>",
         _html_table(_header(rep), _table_rows(rep, _encodings(rep))),
-        fig("stress.png", "Stress of the model and of the reference encodings."),
+        fig("stress.png", "Scale-free stress of the model and of the reference encodings."),
         fig("distances.png", "The corpus's distances and the model's, over the kept positions."),
         fig("profile.png", "Mean distance at each offset, scaled to its maximum: the shape of each geometry."),
     ]
@@ -231,7 +237,7 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
             "logits, pooled over heads), compared with the corpus. <em>clipped</em> is the share of the logits' "
             "geometry that is not Euclidean.</p>",
             _html_table(["layer", *opts["normalizations"], "clipped"], rows),
-            fig("layers.png", "Projected stress per layer."),
+            fig("layers.png", "Scale-free projected stress per layer, and of the table itself."),
         ]
     parts += [
         "<h2>The corpus geometry</h2>",

@@ -1,7 +1,7 @@
 r"""Distances induced by similarities: attention logits and other bilinear kernels.
 
 A logit matrix $G$ (position $i$ attending to position $j$) is a similarity, not a distance. As for
-RoPE's kernel (SPEC section 2), it induces
+RoPE's kernel (:func:`posgeom.encodings.rope_distances`), it induces
 
 $$\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}, \qquad S = \tfrac12 (G + G^\top),$$
 
