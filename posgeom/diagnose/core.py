@@ -331,7 +331,6 @@ def diagnose(
         mass), ``provenance``.
     """
     from ..corpora import load_tokenizer, stress_report
-    from ..progress import tqdm
 
     t0 = time.perf_counter()
     info = model if isinstance(model, ModelInfo) else inspect_model(model)
@@ -359,14 +358,13 @@ def diagnose(
         for i in range(mech.n_layers):
             layer_labels.append(f"layer {i + 1}")
             extra[layer_labels[-1]] = layer(i)
-    with tqdm(total=1, desc=f"diagnosing {info.name}", unit="model",
-              disable=(None if progress is None else not progress)) as bar:
-        rep = stress_report(
-            stats, references, min_count=min_count, alpha=alpha, hellinger=hellinger, d=mech.width,
-            n_heads=mech.n_heads, noise_method=noise_method, noise_reps=noise_reps, seed=seed, tol=tol, q=q,
-            threshold=threshold, progress=progress, extra=extra, keep_distances=True,
-        )
-        bar.update(1)
+    # stress_report shows the progress of the long steps: one bar over the encodings (the model's layers
+    # are read and projected there), one over the noise-floor replicates
+    rep = stress_report(
+        stats, references, min_count=min_count, alpha=alpha, hellinger=hellinger, d=mech.width,
+        n_heads=mech.n_heads, noise_method=noise_method, noise_reps=noise_reps, seed=seed, tol=tol, q=q,
+        threshold=threshold, progress=progress, extra=extra, keep_distances=True,
+    )
     if cache:
         clipped = [float(c) for c in next(iter(cache.values()))[1]]
     params = mech.params

@@ -18,8 +18,9 @@ entry one line:
 Adding an architecture
 ----------------------
 Add one entry to :data:`FAMILIES`, e.g. ``"qwen2": rotary()`` or
-``"xglm": sinusoidal(offset=2)``; :func:`detect_mechanism` then recognises it and the "unsupported
-architecture" message lists it.
+``"mybert": learned("embeddings.position_embeddings.weight", 0)``; :func:`detect_mechanism` then
+recognises it and the "unsupported architecture" message lists it. A family whose sinusoids use other
+frequencies than Vaswani et al.'s $b^{-2k/d}$ (fairseq's M2M-100, XGLM) needs its own builder.
 
 Offsets. ``offset`` is the table row of the model's position 0: 0 for BERT and GPT-2, 2 for OPT
 (``OPTLearnedPositionalEmbedding``), ``pad_token_id + 1`` for RoBERTa (position ids start after the
@@ -94,6 +95,8 @@ class Mechanism:
         JSON-ready parameters of the mechanism (tensor names, offsets, rope frequencies, slopes, buckets).
     layout : QueryKeyLayout or None
         For a learned table: how to read each layer's query/key projections.
+    layer_eps : float
+        The epsilon of the LayerNorms in front of the projections.
     needs_weights : bool
         Whether the geometry needs tensors from the weights (a table, a bias table).
     """
@@ -398,7 +401,6 @@ FAMILIES: dict[str, Family] = {
     "t5": relative_buckets("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"),
     "mt5": relative_buckets("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"),
     "marian": sinusoidal(),
-    "m2m_100": sinusoidal(),
 }
 
 

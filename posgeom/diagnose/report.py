@@ -211,6 +211,7 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
     parts = [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',  # no favicon request: the page loads nothing at all
         f"<title>posgeom diagnose: {esc(rep['model']['name'])}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         f"<h1>Positional geometry of {esc(rep['model']['name'])}</h1>",
         f"<p>{esc(mech['description'])}, against the corpus <code>{esc(corpus)}</code>.</p>",

@@ -88,8 +88,11 @@ class TensorReader:
         """The full name of the tensor called ``suffix`` (exactly, or after a prefix such as ``"bert."``)."""
         names = [k for k in self.weight_map() if k == suffix or k.endswith("." + suffix)]
         if len(names) > 1:
-            exact = [k for k in names if k == suffix]
-            names = exact or sorted(names, key=len)[:1]
+            names = [k for k in names if k == suffix]
+            if not names:
+                found = sorted(k for k in self.weight_map() if k.endswith("." + suffix))
+                raise ValueError(f"model {self.name!r} has several tensors named {suffix!r} ({', '.join(found[:4])}); "
+                                 "save the model alone with save_pretrained")
         if not names:
             if required:
                 raise ValueError(f"model {self.name!r} has no tensor {suffix!r}; is the config's model_type right?")
