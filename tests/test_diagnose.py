@@ -438,3 +438,13 @@ def test_marian_sinusoids_are_the_models_table(workdir):
     table = T.MarianModel(cfg).encoder.embed_positions.weight.detach().double().numpy()
     pos = np.arange(2, 30)
     np.testing.assert_allclose(position_distances(info, pos), table_distances(table[pos]), atol=1e-5)
+
+
+def test_a_model_without_tokenizer_files_asks_for_one(workdir, capsys):
+    folder = _save(workdir, "gpt2-no-tokenizer", _configs()["gpt2"], tokenizer=False)
+    rc, cap = _run(["--model", str(folder), "--corpus", "sst2", "--split", "validation", "--out",
+                    str(workdir["root"] / "out-notok")], capsys)
+    assert rc == 2 and "has no tokenizer files" in cap.err and "--tokenizer" in cap.err
+    rc, cap = _run(["--model", str(folder), "--counts", "c.npz", "--positions", "8", "--out",
+                    str(workdir["root"] / "out-notok")], capsys)
+    assert rc == 2 and "--positions apply to --corpus only" in cap.err

@@ -9,7 +9,7 @@
 """
 
 from .core import REFERENCES, ModelInfo, corpus_statistics, diagnose, inspect_model, layer_distances, \
-    leading_specials, position_distances
+    leading_specials, model_tokenizer, position_distances
 from .families import (
     ALIBI_RULES, FAMILIES, MECHANISMS, Family, Mechanism, QueryKeyLayout, alibi, bloom_alibi_slopes, detect_mechanism,
     learned, mpt_alibi_slopes, no_positions, relative_buckets, rope_frequencies_of, rotary, sinusoidal,
@@ -20,6 +20,7 @@ from .weights import TensorReader
 
 __all__ = [
     "REFERENCES", "ModelInfo", "corpus_statistics", "diagnose", "inspect_model", "layer_distances", "leading_specials",
+    "model_tokenizer",
     "position_distances",
     "ALIBI_RULES", "FAMILIES", "MECHANISMS", "Family", "Mechanism", "QueryKeyLayout", "alibi", "bloom_alibi_slopes",
     "detect_mechanism", "learned", "mpt_alibi_slopes", "no_positions", "relative_buckets", "rope_frequencies_of",

@@ -15,7 +15,7 @@ __all__ = ["add_diagnose"]
 def _run(args) -> int:
     from ..config import get_settings
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
-    from .core import corpus_statistics, diagnose, inspect_model
+    from .core import corpus_statistics, diagnose, inspect_model, model_tokenizer
     from .report import summary_lines, write_report
 
     if args.positions is not None and args.positions < 2:
@@ -26,9 +26,16 @@ def _run(args) -> int:
         raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
     if args.min_count < 1:
         raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
+    if args.counts is not None:
+        given = [flag for flag, value in (("--split", args.split), ("--positions", args.positions),
+                                          ("--special", args.special), ("--data-dir", args.data_dir)) if value]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to --corpus only; a counts file holds its own options")
     seed = get_settings(seed=args.seed).seed
     info = inspect_model(args.model)  # a bad model fails before any counting
-    tokenizer = args.tokenizer or info.name  # the model's own: packaged name, folder or hub id
+    synthetic = args.corpus is not None and args.corpus.startswith("synthetic")
+    # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none
+    tokenizer = args.tokenizer or (None if synthetic or args.counts else model_tokenizer(info))
     positions = args.positions
     limit = info.mechanism.max_positions
     if positions is None and limit is not None and args.corpus is not None:

