@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +77,19 @@ class ModelInfo:
     mechanism: Mechanism
     config_sha256: str
     reader: TensorReader
+    _tables: dict = field(default_factory=dict, repr=False)
+
+    def table(self) -> np.ndarray:
+        """The mechanism's weight table (learned positions, or T5's bias table), read once.
+
+        Returns
+        -------
+        ndarray of shape (rows, width) or (num_buckets, n_heads), float64
+        """
+        name = self.mechanism.params["table"]
+        if name not in self._tables:
+            self._tables[name] = self.reader.get(name)
+        return self._tables[name]
 
 
 def inspect_model(model: str) -> ModelInfo:
@@ -147,7 +160,7 @@ def _layer_norm(X, weight, bias, eps):
 
 def _table_rows(info: ModelInfo, positions: np.ndarray) -> np.ndarray:
     mech = info.mechanism
-    P = info.reader.get(mech.params["table"])
+    P = info.table()
     rows = positions + mech.params["offset"]
     if rows.max() >= P.shape[0]:
         usable = P.shape[0] - mech.params["offset"]
@@ -189,7 +202,7 @@ def position_distances(info: ModelInfo, positions) -> np.ndarray:
     if mech.kind == "sinusoidal":
         return enc.sinusoidal_distances(n_full, mech.width, base=p["base"])[sub]
     if mech.kind == "relative_bias":
-        table = info.reader.get(p["table"])                                   # (num_buckets, H)
+        table = info.table()                                                  # (num_buckets, H)
         buckets = t5_relative_buckets(pos[None, :] - pos[:, None], p["bidirectional"], p["num_buckets"],
                                       p["max_distance"])
         bias = np.moveaxis(table[buckets], -1, 0)                             # (H, k, k): b_h(j - i)
@@ -383,8 +396,7 @@ def diagnose(
         clipped = [float(c) for c in next(iter(cache.values()))[1]]
     params = mech.params
     if mech.kind == "learned":
-        rows = info.reader.get(params["table"]).shape[0]
-        params = {**params, "rows": int(rows)}
+        params = {**params, "rows": int(info.table().shape[0])}
         mech = replace(mech, params=params)
     tensors = []
     if mech.needs_weights:
