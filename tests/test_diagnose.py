@@ -448,3 +448,31 @@ def test_a_model_without_tokenizer_files_asks_for_one(workdir, capsys):
     rc, cap = _run(["--model", str(folder), "--counts", "c.npz", "--positions", "8", "--out",
                     str(workdir["root"] / "out-notok")], capsys)
     assert rc == 2 and "--positions apply to --corpus only" in cap.err
+
+
+def test_stress_report_extra_encodings_and_monotonicity():
+    """An encoding given by its geometry (``extra=``) is compared exactly like a named one, and the
+    order columns are posgeom.geometry's own."""
+    from posgeom.corpora import load_statistics, stress_report
+    from posgeom.encodings import encoding_distances
+    from posgeom.geometry import separation, spearman, violation_rate
+
+    stats = load_statistics("synthetic:drift:n_sequences=400,n_positions=12", seed=0)
+    seen = []
+
+    def sinusoids(kept):
+        seen.append(kept.copy())
+        return encoding_distances("sinusoidal", int(kept.max()) + 1, d=50, n_heads=5)[np.ix_(kept, kept)]
+
+    rep = stress_report(stats, "sinusoidal,none", noise_reps=2, extra={"mine": sinusoids}, keep_distances=True)
+    assert rep["stress"]["mine"] == rep["stress"]["sinusoidal"]
+    assert rep["monotonicity"]["mine"] == rep["monotonicity"]["sinusoidal"]
+    np.testing.assert_array_equal(seen[0], rep["distances"]["positions"])
+    D, Dhat = rep["distances"]["D"], rep["distances"]["encodings"]["mine"]
+    m = rep["monotonicity"]["mine"]
+    assert m["violation_rate"] == violation_rate(D, Dhat, as_distances=True)
+    assert m["spearman"] == spearman(D, Dhat, as_distances=True)
+    assert m["separation_normalized"] == separation(Dhat, as_distances=True).normalized
+    assert rep["monotonicity"]["none"]["violation_rate"] is None
+    assert any("none violation rate: undefined" in n for n in rep["notes"])
+    assert "distances" not in stress_report(stats, "sinusoidal", noise_reps=2)
