@@ -171,6 +171,8 @@ h1, h2 { line-height: 1.2; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--rule); padding: 0.25rem 0.6rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
+table.facts th { font-weight: normal; color: var(--muted); padding-right: 1.5rem; }
+table.facts td { text-align: left; }
 thead th { background: var(--head); }
 figure { margin: 1rem 0; }
 img { max-width: 100%; height: auto; border: 1px solid var(--rule); }
@@ -180,7 +182,12 @@ code { font-size: 0.92em; }
 
 
 def _html_table(header, rows) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    """A table with a header row, or (``header=None``) one whose first column names each row."""
+    if header is None:
+        body = "".join(f'<tr><th scope="row">{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>'
+                       for k, v in rows)
+        return f'<table class="facts"><tbody>{body}</tbody></table>'
+    head = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -215,7 +222,7 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
         f"<title>posgeom diagnose: {esc(rep['model']['name'])}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         f"<h1>Positional geometry of {esc(rep['model']['name'])}</h1>",
         f"<p>{esc(mech['description'])}, against the corpus <code>{esc(corpus)}</code>.</p>",
-        _html_table(["", ""], facts),
+        _html_table(None, facts),
         "<h2>How well the model's positions fit the corpus</h2>",
         "<p>Stress compares the model's distances between positions with the corpus's Hellinger distances "
         "between the token distributions at those positions (0 = the same geometry). <em>scale_free</em> "
