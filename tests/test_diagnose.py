@@ -476,3 +476,39 @@ def test_stress_report_extra_encodings_and_monotonicity():
     assert rep["monotonicity"]["none"]["violation_rate"] is None
     assert any("none violation rate: undefined" in n for n in rep["notes"])
     assert "distances" not in stress_report(stats, "sinusoidal", noise_reps=2)
+
+
+def test_a_hub_model_downloads_only_the_config_and_the_shards_it_reads(workdir, monkeypatch):
+    """Hub ids: the snapshot holds config and tokenizer files only; the index and the one shard holding
+    the table are fetched file by file (a stand-in hub serves a local sharded checkpoint)."""
+    import huggingface_hub
+
+    from posgeom.diagnose import inspect_model, position_distances
+
+    sharded = _save(workdir, "bert-sharded", _configs()["bert"], max_shard_size="300KB")
+    snapshot = workdir["root"] / "hub-snapshot"
+    snapshot.mkdir(exist_ok=True)
+    fetched = []
+
+    def snapshot_download(repo_id, allow_patterns=None, **kw):
+        assert repo_id == "posgeom-tests/tiny-bert" and "config.json" in allow_patterns
+        assert not any("safetensors" in p for p in allow_patterns)
+        shutil.copy(sharded / "config.json", snapshot / "config.json")
+        return str(snapshot)
+
+    def hf_hub_download(repo_id, filename, **kw):
+        fetched.append(filename)
+        if not (sharded / filename).is_file():
+            raise FileNotFoundError(filename)
+        return str(sharded / filename)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
+    info = inspect_model("posgeom-tests/tiny-bert")
+    assert info.location == "posgeom-tests/tiny-bert" and info.mechanism.kind == "learned"
+    D = position_distances(info, np.arange(6))
+    index = json.loads((sharded / "model.safetensors.index.json").read_text())["weight_map"]
+    shard = index["embeddings.position_embeddings.weight"]
+    assert fetched == ["model.safetensors.index.json", shard]
+    assert len(set(index.values())) > 1  # the other shards were never fetched
+    np.testing.assert_array_equal(D, position_distances(inspect_model(str(sharded)), np.arange(6)))
