@@ -52,6 +52,16 @@ SUBCOMMANDS.append(_add_reproduce)
 SUBCOMMANDS.append(lambda sub: __import__("posgeom.corpora.download", fromlist=["_"]).add_data_command(sub))
 
 
+def _add_diagnose(subparsers) -> None:
+    """``posgeom diagnose`` (see :mod:`posgeom.diagnose.cli`)."""
+    from .diagnose.cli import add_diagnose
+
+    add_diagnose(subparsers)
+
+
+SUBCOMMANDS.append(_add_diagnose)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="posgeom", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)

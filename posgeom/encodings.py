@@ -197,11 +197,31 @@ def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
     -------
     D : ndarray, shape (n, n), symmetric, zero diagonal
     """
+    return rotary_distances(n, rope_frequencies(d_head, base))
+
+
+def rotary_distances(n: int, theta) -> np.ndarray:
+    r"""The distances RoPE induces for any set of rotation frequencies (a model's own, scaled or partial):
+    :math:`\hat d_{ij}^2 = 2 (K(0) - K(i - j))`, :math:`K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)`.
+
+    Parameters
+    ----------
+    n : int
+    theta : array_like, shape (m,)
+        The frequencies of the rotated coordinate pairs (:func:`rope_frequencies` for the original RoPE).
+
+    Returns
+    -------
+    D : ndarray, shape (n, n), symmetric, zero diagonal
+    """
     n = _check_positive_int("n", n)
+    theta = np.asarray(theta, dtype=np.float64)
+    if theta.ndim != 1 or theta.size < 1 or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta must be a non-empty 1-D array of finite frequencies, got shape {theta.shape}")
     idx = np.arange(n)
-    delta = idx[:, None] - idx[None, :]
+    delta = (idx[:, None] - idx[None, :]).astype(np.float64)
     # dhat_ij^2 = 2 (K(0) - K(i - j)), with K(0) = 1; rounding can make it slightly negative
-    sq = 2.0 * (1.0 - rope_kernel(delta, d_head, base))
+    sq = 2.0 * (1.0 - np.cos(delta[..., None] * theta).mean(axis=-1))
     return np.sqrt(np.clip(sq, 0.0, None))
 
 
@@ -247,20 +267,28 @@ def alibi_bias(n: int, n_heads: int) -> np.ndarray:
     return -alibi_slopes(n_heads)[:, None, None] * np.abs(idx[:, None] - idx[None, :])[None]
 
 
-def alibi_distances(n: int, n_heads: int, head: int | None = None) -> np.ndarray:
+def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=None) -> np.ndarray:
     r"""ALiBi's induced distances :math:`\hat d_{ij} = \bar m |i - j|` (rank one: a line).
 
     Parameters
     ----------
     head : int or None
         ``None`` uses the mean slope :math:`\bar m`; an index ``0 … n_heads-1`` uses that head's slope.
+    slopes : array_like of shape (n_heads,), optional
+        A model's own slopes (e.g. MPT's, which differ from :func:`alibi_slopes` for some head counts);
+        default :func:`alibi_slopes`.
 
     Returns
     -------
     D : ndarray, shape (n, n)
     """
     n = _check_positive_int("n", n)
-    slopes = alibi_slopes(n_heads)
+    if slopes is None:
+        slopes = alibi_slopes(n_heads)
+    else:
+        slopes = np.asarray(slopes, dtype=np.float64)
+        if slopes.shape != (n_heads,) or not np.all(np.isfinite(slopes)) or np.any(slopes <= 0):
+            raise ValueError(f"slopes must hold {n_heads} positive numbers, one per head; got shape {slopes.shape}")
     if head is None:
         m = float(slopes.mean())
     else:
@@ -444,6 +472,6 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
 
 __all__ = [
     "SINUSOIDAL_LAYOUTS", "ENCODINGS", "sinusoidal_frequencies", "sinusoidal_table", "sinusoidal_distances",
-    "rope_frequencies", "rope_kernel", "rope_distances", "alibi_slopes", "alibi_bias", "alibi_distances",
+    "rope_frequencies", "rope_kernel", "rope_distances", "rotary_distances", "alibi_slopes", "alibi_bias", "alibi_distances",
     "none_distances", "random_table", "random_distances", "table_distances", "mds_distances", "encoding_distances",
 ]

@@ -265,6 +265,8 @@ def stress_report(
     q: float = 0.99,
     threshold: float = 0.01,
     progress: bool | None = None,
+    extra=None,
+    keep_distances: bool = False,
 ) -> dict:
     """Stress of each encoding against the corpus's Hellinger geometry, effective ranks, noise floor.
 
@@ -284,22 +286,34 @@ def stress_report(
         As :func:`posgeom.geometry.noise_floor`.
     tol, q, threshold
         Parameters of the effective-rank criteria ``tol``, ``mass``, ``stress``.
+    extra : mapping of str to callable, optional
+        More encodings given by their geometry: label → function of the kept positions (int array of
+        shape (k,)) returning their (k, k) distances (e.g. a model's own table, read by
+        :mod:`posgeom.diagnose`). Compared exactly like the named encodings.
+    keep_distances : bool
+        Also return ``distances``: ``positions`` (k,), ``D`` (k, k) and ``encodings[label]`` (k, k) arrays
+        (not JSON-ready).
 
     Returns
     -------
     dict
-        ``stress[encoding][normalization]``, ``effective_rank[criterion]``, ``noise_floor``,
+        ``stress[encoding][normalization]``, ``monotonicity[encoding]`` (violation rate, Spearman's rho,
+        separation raw and over the median distance), ``effective_rank[criterion]``, ``noise_floor``,
         ``positions_kept``/``positions_dropped``, ``options`` (every option used) and ``info``.
     """
+    import warnings
+
     from ..progress import tqdm
 
     from .. import encodings as enc
     from ..geometry import (
         EFFECTIVE_RANK_CRITERIA, STRESS_NORMALIZATIONS, classical_mds, effective_rank, euclidean_distances,
-        hellinger_matrix, noise_floor, positional_marginals, stress,
+        hellinger_matrix, noise_floor, positional_marginals, separation, spearman, stress, violation_rate,
     )
 
     items = parse_encodings(encodings) if isinstance(encodings, str) else list(encodings)
+    extra = dict(extra or {})
+    items += [("extra", label) for label in extra]
     if synthetic is None:
         synthetic = "family" in stats.info
     d0, h0 = _WIDTH["synthetic" if synthetic else "real"]
@@ -314,7 +328,7 @@ def stress_report(
     n_full = int(kept.max()) + 1
     special = stats.info.get("options", {}).get("special")
     offset = 1 if special == "content" else 0
-    results, notes, labels = {}, [], []
+    results, notes, labels, order, kept_distances = {}, [], [], {}, {}
     bar = tqdm(items, desc="encodings", unit="encoding", disable=(None if progress is None else not progress))
     for name, arg in bar:
         label = name if arg is None else f"{name}:{arg}"
@@ -325,6 +339,11 @@ def stress_report(
             emb = mds.embedding if k is None else classical_mds(D, k).embedding
             Dhat = euclidean_distances(emb)
             label = f"mds:{emb.shape[1]}" if arg is None else label
+        elif name == "extra":
+            label = arg
+            Dhat = np.asarray(extra[arg](kept), dtype=np.float64)
+            if Dhat.shape != D.shape:
+                raise ValueError(f"encoding {label!r} gave distances of shape {Dhat.shape}; expected {D.shape}")
         elif name == "learned":
             model_name, P = _learned_table(arg, n_full + offset)
             Dhat = enc.table_distances(P[kept + offset])
@@ -342,6 +361,20 @@ def stress_report(
                 notes.append(f"{label} {norm}: {err}")
         results[label] = row
         labels.append(label)
+        with warnings.catch_warnings():
+            # a constant Dhat (NoPE) leaves the violation rate and Spearman's rho undefined: noted, not warned
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rate, rho = violation_rate(D, Dhat, as_distances=True), spearman(D, Dhat, as_distances=True)
+        sep = separation(Dhat, as_distances=True)
+        if not np.isfinite(rate):
+            notes.append(f"{label} violation rate: undefined (its distances are all equal)")
+        order[label] = {
+            "violation_rate": float(rate) if np.isfinite(rate) else None,
+            "spearman": float(rho) if np.isfinite(rho) else None,
+            "separation": sep.raw, "separation_normalized": sep.normalized,
+        }
+        if keep_distances:
+            kept_distances[label] = Dhat
     ranks = {}
     for crit in EFFECTIVE_RANK_CRITERIA:
         try:
@@ -359,12 +392,13 @@ def stress_report(
         nf = None
         notes.append(f"noise floor: {err}")
     d2 = float(np.sum(D[iu] ** 2))
-    return {
+    out = {
         "corpus": stats.info.get("corpus"), "split": stats.info.get("split"),
         "n_sequences": int(stats.counts.n_sequences), "n_truncated": int(stats.n_truncated),
         "n_positions": int(stats.counts.n_positions),
         "positions_kept": int(kept.size), "positions_dropped": [int(i) for i in marg.dropped],
         "stress": results,
+        "monotonicity": order,
         "effective_rank": ranks,
         "mds": {"clipped_mass": float(mds.clipped_mass), "rank": int(mds.embedding.shape[1]),
                 "eigenvalues": [float(x) for x in mds.eigenvalues[: min(10, kept.size)]]},
@@ -383,3 +417,6 @@ def stress_report(
         "notes": notes,
         "info": stats.info,
     }
+    if keep_distances:
+        out["distances"] = {"positions": kept, "D": D, "encodings": kept_distances}
+    return out

