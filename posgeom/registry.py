@@ -284,7 +284,7 @@ class Registry:
                 fsync_dir(folder)
                 fault_point("registry-save:version-renamed")
                 pointer = {"format": FORMAT, "version": version, "manifest_sha256": digest}
-                write_durably(folder / POINTER, json.dumps(pointer).encode(), fault="registry-save:pointer-written")
+                write_durably(folder / POINTER, json.dumps(pointer).encode(), fault="registry-pointer")
                 fault_point("registry-save:pointer-replaced")
                 self._sweep(folder, keep=version)
             finally:

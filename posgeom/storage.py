@@ -15,10 +15,12 @@ import signal
 import tempfile
 from pathlib import Path
 
-__all__ = ["FAULT_ENV", "fault_point", "sha256_file", "sha256_bytes", "fsync_dir", "write_durably"]
+__all__ = ["FAULT_ENV", "fault_point", "sha256_file", "sha256_bytes", "fsync_dir", "write_durably", "TMP_SUFFIX"]
 
 #: Environment variable naming the step at which a process kills itself (tests only).
 FAULT_ENV = "POSGEOM_FAULT_INJECT"
+#: Suffix of the temporary files of :func:`write_durably`.
+TMP_SUFFIX = ".tmp"
 
 
 def fault_point(step: str) -> None:
@@ -58,17 +60,24 @@ def fsync_dir(folder: str | os.PathLike) -> None:
 def write_durably(path: str | os.PathLike, data: bytes, *, fault: str | None = None) -> None:
     """Write ``data`` to ``path`` atomically and durably (temporary file, fsync, ``os.replace``, fsync folder).
 
-    ``fault`` names the step between the complete temporary file and the rename (:func:`fault_point`).
+    The temporary file is ``.<name>.<random>.tmp`` beside ``path``. ``fault`` is the prefix of the steps
+    :func:`fault_point` marks: ``<fault>:partial`` (half the temporary file written) and ``<fault>:written``
+    (the temporary file complete, not yet renamed).
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            half = len(data) // 2
+            fh.write(data[:half])
+            if fault:
+                fh.flush()
+                fault_point(f"{fault}:partial")
+            fh.write(data[half:])
             fh.flush()
             os.fsync(fh.fileno())
         if fault:
-            fault_point(fault)
+            fault_point(f"{fault}:written")
         os.replace(tmp, path)
         tmp = None
     finally:
