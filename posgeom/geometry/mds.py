@@ -32,7 +32,9 @@ from numbers import Integral
 import numpy as np
 import scipy.linalg
 
-from ._validation import as_float_matrix, check_distance_matrix, check_rng, is_distance_matrix, upper
+from ._validation import (
+    as_float_matrix, check_distance_matrix, check_rng, check_squarable, is_distance_matrix, reject_complex, upper,
+)
 from .stress import STRESS_NORMALIZATIONS, _stress_vec
 
 __all__ = [
@@ -69,7 +71,7 @@ def double_centered_gram(D) -> np.ndarray:
     -------
     B : ndarray of shape (n, n), float64, exactly symmetric.
     """
-    D = check_distance_matrix(D, "D")
+    D = check_squarable(check_distance_matrix(D, "D"))
     D2 = D * D
     # J D2 J = D2 - row means - column means + grand mean
     row = D2.mean(axis=1)
@@ -271,6 +273,7 @@ def effective_rank(
     """
     if criterion not in EFFECTIVE_RANK_CRITERIA:
         raise ValueError(f"criterion must be one of {EFFECTIVE_RANK_CRITERIA}; got {criterion!r}")
+    reject_complex(eigenvalues_or_D, "eigenvalues_or_D")
     x = np.asarray(eigenvalues_or_D, dtype=np.float64)
     if x.ndim == 1:
         if criterion == "stress":

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_distance_matrix, is_distance_matrix, upper
+from ._validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
 
 __all__ = ["stress", "STRESS_NORMALIZATIONS", "distances_of"]
 
@@ -81,6 +81,10 @@ def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | N
 
 def _stress_vec(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:
     """Stress from the upper-triangle vectors ``d`` (m,) and ``dh`` (m,)."""
+    # every normalisation is a ratio of sums of squares, unchanged when d and dh are divided by one
+    # power of 2: this keeps distances near the float64 limit from overflowing when squared
+    scale = power_of_two_scale(d, dh)
+    d, dh = d / scale, dh / scale
     sdd = float(np.dot(d, d))
     if normalization == "kruskal1":
         shh = float(np.dot(dh, dh))
