@@ -45,7 +45,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .config import get_settings, validate_scale
-from .storage import fault_point, fsync_dir, sha256_bytes, write_durably
+from .storage import TMP_SUFFIX, fault_point, fsync_dir, sha256_bytes, write_durably
 
 #: Layout version written into every manifest and pointer.
 FORMAT = 2
@@ -302,7 +302,10 @@ class Registry:
         for child in folder.iterdir() if folder.is_dir() else ():
             old_version = keep is not None and child.name.startswith("v-") and child.name != keep
             legacy = keep is not None and child.name in LEGACY_FILES
-            if child.name.startswith(".tmp-") or old_version or legacy:
+            interrupted = child.name.startswith(".tmp-") or (
+                child.name.startswith(f".{POINTER}.") and child.name.endswith(TMP_SUFFIX)
+            )
+            if interrupted or old_version or legacy:
                 if child.is_dir():
                     shutil.rmtree(child, ignore_errors=True)
                 else:
