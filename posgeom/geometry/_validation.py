@@ -106,12 +106,24 @@ def upper(D: np.ndarray) -> np.ndarray:
 
 
 def power_of_two_scale(*arrays: np.ndarray) -> float:
-    """``2^e`` near the largest ``|x|`` of ``arrays`` (1.0 when all are 0): dividing by it is exact and brings
-    the values near 1, so squares and sums of squares neither overflow nor underflow."""
+    """``2^e`` with the largest ``|x|`` of ``arrays`` in ``[2^e, 2^(e+1))`` (1.0 when all are 0): dividing by it
+    is exact and brings the values into [0, 2), so squares and sums of squares neither overflow nor underflow."""
     top = max((float(np.max(np.abs(a))) if np.size(a) else 0.0) for a in arrays)
     if top == 0.0 or not np.isfinite(top):
         return 1.0
-    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
+    # top = m 2^k with m in [0.5, 1): 2^(k-1) <= top < 2^k, and 2^(k-1) <= 2^1023 never overflows
+    return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
+
+
+def rescale_distances(D: np.ndarray, scale: float, name: str = "distances") -> np.ndarray:
+    """``D * scale`` in place, or a ``ValueError`` when a distance exceeds the float64 range."""
+    top = float(np.max(D)) if D.size else 0.0
+    if scale > 1.0 and top > np.finfo(np.float64).max / scale:
+        raise ValueError(
+            f"some {name} exceed the float64 range (about {top:.3g} x {scale:.3g}); divide the input by a constant"
+        )
+    D *= scale
+    return D
 
 
 def check_rng(seed) -> np.random.Generator:

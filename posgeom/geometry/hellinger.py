@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pairwise import pairwise_distances
-from ._validation import as_float_matrix, power_of_two_scale, reject_complex
+from ._validation import as_float_matrix, power_of_two_scale, reject_complex, rescale_distances
 from .counts import PositionalCounts
 from .marginals import PositionalMarginals
 
@@ -199,9 +199,9 @@ def euclidean_distances(P) -> np.ndarray:
     P = as_float_matrix(P, "P")
     if P.shape[0] == 0:
         raise ValueError("P has no rows")
+    # d(P) = 2^e d(P / 2^e): a power-of-2 scale is exact, and keeps squared norms (and the mean) from overflowing
+    scale = power_of_two_scale(P)
+    Q = P / scale
     # centring leaves distances unchanged and shrinks |p_i|, which the Gram formula's accuracy depends on
-    # (the mean of rows near the float64 limit is taken on halved rows, so it cannot overflow)
-    Pc = P - 2.0 * (0.5 * P).mean(axis=0, keepdims=True)
-    # d(P) = 2^e d(P / 2^e): a power-of-2 scale is exact, and keeps squared norms from overflowing
-    scale = power_of_two_scale(Pc)
-    return pairwise_distances(Pc / scale) * scale
+    Qc = Q - Q.mean(axis=0, keepdims=True)
+    return rescale_distances(pairwise_distances(Qc), scale, "distances between the rows of P")

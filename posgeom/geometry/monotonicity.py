@@ -131,9 +131,14 @@ def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
     Returns
     -------
     float
-        NaN (with scipy's warning) when either vector is constant.
+        NaN (with a ``RuntimeWarning``) when either vector is constant or there is a single pair (n = 2).
     """
     a, b = _pair_vectors(D, Dhat, as_distances)
+    if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        # scipy returns NaN for these, warning only for some of them: one warning for all
+        warnings.warn("spearman undefined: fewer than 2 position pairs, or a constant D or Dhat", RuntimeWarning,
+                      stacklevel=2)
+        return float("nan")
     return float(scipy.stats.spearmanr(a, b).statistic)
 
 
