@@ -252,7 +252,7 @@ def test_concurrent_writers_and_readers(tmp_path):
     procs += [subprocess.Popen([sys.executable, "-c", READER, str(tmp_path), seconds], env=child_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
     writes = [int(out) for out, _ in outs[:2]]
     reads = [json.loads(out) for out, _ in outs[2:]]
