@@ -26,7 +26,9 @@ def _run_check(args) -> int:
         validate_scale(args.scale)
     root = get_settings(results_dir=args.results_dir).results_dir
     if root.exists() and not root.is_dir():
-        raise ValueError(f"results folder {str(root)!r} is a file; point --results-dir (POSGEOM_RESULTS_DIR) at a folder")
+        raise ValueError(
+            f"results folder {str(root)!r} is a file; point --results-dir (POSGEOM_RESULTS_DIR) at a folder"
+        )
     report = Registry(root).check(sweep=not args.no_sweep, scale=args.scale)
     counts = Counter(entry.status for entry in report)
     if args.json:

@@ -203,7 +203,8 @@ def test_kill_at_every_step_of_save_leaves_old_or_new(tmp_path, first_write):
         assert save_in_child(root, 3) == 0
         assert consistent(reg.load("demo", params=PARAMS, scale="quick")) == 3
         key_dir = reg.load("demo", params=PARAMS, scale="quick").path.parent
-        assert [p.name for p in key_dir.iterdir() if p.name.startswith("v-")] == [f"v-{json.loads((key_dir / 'CURRENT').read_text())['manifest_sha256'][:16]}"]
+        current = json.loads((key_dir / "CURRENT").read_text())["version"]
+        assert [p.name for p in key_dir.iterdir() if p.name.startswith("v-")] == [current]  # older ones swept
 
 
 # ------------------------------------------------------------------------------------ concurrency
@@ -324,3 +325,17 @@ def test_lock_serialises_writers(tmp_path):
         assert consistent(reg.load("demo", params=PARAMS, scale="quick")) == 1
     assert child.wait(timeout=120) == 0
     assert consistent(reg.load("demo", params=PARAMS, scale="quick")) == 2
+
+
+def test_an_entry_of_the_old_layout_is_absent_until_replaced(tmp_path):
+    from posgeom.registry import params_key
+
+    folder = tmp_path / "quick" / "demo" / params_key(PARAMS)
+    folder.mkdir(parents=True)
+    for name in ("manifest.json", "result.json"):
+        (folder / name).write_text(json.dumps({"x": 0}))
+    reg = Registry(tmp_path)
+    assert not reg.has("demo", params=PARAMS, scale="quick")
+    with pytest.warns(UserWarning, match="older posgeom"):
+        assert consistent(run_5(reg)) == 5
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("v-")) == [".lock", "CURRENT"]

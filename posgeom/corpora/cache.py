@@ -1,7 +1,8 @@
 r"""On-disk cache of token arrays and positional counts that never serves a stale or damaged entry.
 
 Keys. An entry is named by the sha256 of everything its content depends on (:func:`cache_key`): the
-data's fingerprint (sha256 of the data files, or of the hub texts), the tokenizer's fingerprint (its full
+texts actually read and their labels (:func:`posgeom.corpora.stats.texts_fingerprint`, so nothing between
+the verified file and the counts can feed them other texts), the tokenizer's fingerprint (its full
 definition), every option (``n``, special-token policy, ``<br />`` handling, text column, empty-text
 policy) and :data:`CACHE_VERSION`. Change any of them and the key changes, so the old entry is simply
 never looked up again: nothing has to be invalidated by hand.
@@ -12,7 +13,7 @@ that cannot be read for any reason (of any exception type), whose key differs or
 not match is reported (a warning), deleted, and recomputed and replaced by the caller.
 
 Atomicity. A file is written to a temporary name in the cache folder, flushed to disk, then renamed
-over the final name (``os.replace``, atomic on POSIX and Windows, :func:`posgeom.storage.write_durably`):
+over the final name (``os.replace``, atomic on POSIX and Windows, ``posgeom.storage.write_durably``):
 a reader sees the old file, the new file or none, never half a file, even with several processes writing
 the same entry.
 

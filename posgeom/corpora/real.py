@@ -16,7 +16,8 @@ empty texts (missing, ``""`` or only whitespace) are counted and either rejected
 the default), dropped and reported (``"drop"``) or kept as empty sequences (``"keep"``).
 
 Each source has a *fingerprint* that identifies its content: the sha256 of its files (local files) or
-of its texts (hub), which the cache (:mod:`posgeom.corpora.cache`) uses in its keys.
+of its texts (hub). Local files are read with ``pyarrow`` from the very bytes whose sha256 was checked
+(:func:`read_local_table`); no intermediate conversion cache is written or read.
 """
 
 from __future__ import annotations

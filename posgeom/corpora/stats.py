@@ -160,7 +160,9 @@ def corpus_tokens(
         ``ids`` (n_tokens,), ``lengths``/``full_lengths`` (n_sequences,), ``labels`` (n_sequences,) or None;
         ``info`` says where it came from.
     """
-    prepared = _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty)
+    prepared = _prepare(
+        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty
+    )
     return _tokens(*prepared, special, cache, cache_dir, progress)
 
 
@@ -187,7 +189,9 @@ def _tokens(texts, tok, n, br, key, info, special, cache, cache_dir, progress) -
         arrays = {"ids": tc.ids, "lengths": tc.lengths, "full_lengths": tc.full_lengths}
         if tc.labels is not None:
             arrays["labels"] = tc.labels
-        meta = {"vocab_size": tc.vocab_size, "special_ids": list(tc.special_ids), "n_special_dropped": tc.n_special_dropped}
+        meta = {
+            "vocab_size": tc.vocab_size, "special_ids": list(tc.special_ids), "n_special_dropped": tc.n_special_dropped,
+        }
         store.save("tokens", key, arrays, meta)
     return replace(tc, info={**info, "cache_key": key, "cache_hit": False})
 

@@ -33,7 +33,8 @@ def as_float_matrix(x, name: str) -> np.ndarray:
 
 def reject_complex(x, name: str) -> None:
     """A ``TypeError`` when ``x`` holds complex numbers (converting them to float would drop the imaginary part)."""
-    if np.iscomplexobj(x) or (isinstance(x, np.ndarray) and x.dtype == object and any(isinstance(e, complex) for e in x.flat)):
+    objects = isinstance(x, np.ndarray) and x.dtype == object
+    if np.iscomplexobj(x) or (objects and any(isinstance(e, complex) for e in x.flat)):
         raise TypeError(f"{name} must hold real numbers; got complex values (pass the real part, x.real, if meant)")
 
 

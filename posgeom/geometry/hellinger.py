@@ -145,7 +145,8 @@ def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
     marginals_or_counts : PositionalMarginals, PositionalCounts, or array-like (n, v)
         Marginals from :func:`positional_marginals`; counts (every position must be non-empty,
         $\mu_i = c_i / N_i$, no smoothing); or a dense/sparse matrix of probabilities whose rows
-        sum to 1 (within 1e-8 for float64, :func:`row_sum_tolerance` for lower precisions).
+        sum to 1 (within 1e-8 for float64; within 16 sqrt(v) times the machine epsilon of a lower
+        precision such as float32).
     kind : {"chord", "normalized", "geodesic"}
 
     Returns
