@@ -10,6 +10,7 @@ fast: only what a command needs is ever loaded.
 """
 
 from importlib import import_module as _import_module
+from importlib.util import find_spec as _find_spec
 from importlib import metadata as _metadata
 
 from . import progress as _progress  # noqa: F401 - imports tqdm.auto quietly, before any library does
@@ -26,16 +27,23 @@ _HOMES = {
 }
 
 
+def _geometry_names() -> list:
+    return _import_module(".geometry", __name__).__all__
+
+
 def __getattr__(name: str):
     if name == "__all__":
         return [*_HOMES, *_import_module(".geometry", __name__).__all__]
+    if name.startswith("_"):  # probes such as __wrapped__ or _ipython_display_ load nothing
+        raise AttributeError(f"module 'posgeom' has no attribute {name!r}")
     if name in _HOMES:
         value = getattr(_import_module(_HOMES[name], __name__), name)
+    elif name in _geometry_names():
+        value = getattr(_import_module(".geometry", __name__), name)
+    elif _find_spec(f"{__name__}.{name}") is not None:
+        value = _import_module(f".{name}", __name__)  # a submodule: posgeom.corpora, posgeom.models, ...
     else:
-        geometry = _import_module(".geometry", __name__)
-        if name not in geometry.__all__:
-            raise AttributeError(f"module 'posgeom' has no attribute {name!r}")
-        value = getattr(geometry, name)
+        raise AttributeError(f"module 'posgeom' has no attribute {name!r}")
     globals()[name] = value
     return value
 
