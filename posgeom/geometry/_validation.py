@@ -116,15 +116,16 @@ def power_of_two_scale(*arrays: np.ndarray) -> float:
     return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
 
 
-def rescale_distances(D: np.ndarray, scale: float, name: str = "distances") -> np.ndarray:
-    """``D * scale`` in place, or a ``ValueError`` when a distance exceeds the float64 range."""
-    top = float(np.max(D)) if D.size else 0.0
+def unscale(values: np.ndarray, scale: float, name: str = "values") -> np.ndarray:
+    """``values * scale`` in place (undoing :func:`power_of_two_scale`), or a ``ValueError`` when a result
+    exceeds the float64 range."""
+    top = float(np.max(np.abs(values))) if values.size else 0.0
     if scale > 1.0 and top > np.finfo(np.float64).max / scale:
         raise ValueError(
             f"some {name} exceed the float64 range (about {top:.3g} x {scale:.3g}); divide the input by a constant"
         )
-    D *= scale
-    return D
+    values *= scale
+    return values
 
 
 def check_rng(seed) -> np.random.Generator:

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pairwise import pairwise_distances
-from ._validation import as_float_matrix, power_of_two_scale, reject_complex, rescale_distances
+from ._validation import as_float_matrix, power_of_two_scale, reject_complex, unscale
 from .counts import PositionalCounts
 from .marginals import PositionalMarginals
 
@@ -70,12 +70,17 @@ def _check_probs(P, name="marginals"):
             raise ValueError(f"{name} contains NaN or infinite entries")
         if data.size and data.min() < 0:
             raise ValueError(f"{name} has negative entries; probabilities are >= 0")
+        if data.size and data.max() > 1.0 + ROW_SUM_ATOL:
+            raise ValueError(f"{name} has entries above 1 (max {data.max():.3g}); probabilities are <= 1")
         sums = np.asarray(P.sum(axis=1)).ravel()
     else:
         P = as_float_matrix(P, name)
         if np.any(P < 0):
             i, j = np.argwhere(P < 0)[0]
             raise ValueError(f"{name} has negative entries (e.g. [{i}, {j}] = {P[i, j]:.3g}); probabilities are >= 0")
+        if P.size and P.max() > 1.0 + ROW_SUM_ATOL:
+            i, j = np.unravel_index(int(np.argmax(P)), P.shape)
+            raise ValueError(f"{name} has entries above 1 (e.g. [{i}, {j}] = {P[i, j]:.3g}); probabilities are <= 1")
         sums = P.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > row_sum_tolerance(in_dtype, P.shape[1]))
     if bad.size:
@@ -205,4 +210,4 @@ def euclidean_distances(P) -> np.ndarray:
     Q = P / scale
     # centring leaves distances unchanged and shrinks |p_i|, which the Gram formula's accuracy depends on
     Qc = Q - Q.mean(axis=0, keepdims=True)
-    return rescale_distances(pairwise_distances(Qc), scale, "distances between the rows of P")
+    return unscale(pairwise_distances(Qc), scale, "distances between the rows of P")

@@ -187,7 +187,10 @@ def separation(P, *, as_distances: bool | None = None) -> Separation:
     d = upper(Dh)
     k = int(np.argmin(d))
     raw = float(d[k])
-    med = float(np.median(d))
+    # the median of an even count averages the two middle distances: lo + (hi - lo) / 2 cannot overflow
+    middle = np.partition(d, [(d.size - 1) // 2, d.size // 2])
+    lo, hi = float(middle[(d.size - 1) // 2]), float(middle[d.size // 2])
+    med = lo + (hi - lo) / 2.0
     iu = np.triu_indices(Dh.shape[0], k=1)
     norm = 0.0 if raw == 0.0 else raw / med
     return Separation(raw, norm, med, (int(iu[0][k]), int(iu[1][k])))
