@@ -4,8 +4,13 @@ The package holds every reusable piece of the book: configuration and the result
 (:mod:`posgeom.config`, :mod:`posgeom.registry`), the geometry core (:mod:`posgeom.geometry`),
 corpora (:mod:`posgeom.corpora`), models (:mod:`posgeom.models`) and plotting helpers
 (:mod:`posgeom.plotting`). The geometry API is re-exported here, so ``posgeom.stress(...)`` works.
+
+The names are imported on first use (PEP 562), so that ``import posgeom`` and ``posgeom --help`` stay
+fast: only what a command needs is ever loaded.
 """
 
+from importlib import import_module as _import_module
+from importlib.util import find_spec as _find_spec
 from importlib import metadata as _metadata
 
 from . import progress as _progress  # noqa: F401 - imports tqdm.auto quietly, before any library does
@@ -15,15 +20,39 @@ try:  # the build's data, model and offline decision for every run, kernels star
     _apply_environment()
 except ValueError:  # a bad POSGEOM_* value: get_settings() reports it where it is used
     pass
-from .about import about
-from .config import Settings, get_settings, resolve_device
-from .geometry import *  # noqa: F401,F403 - the public geometry API lives at the top level
-from .geometry import __all__ as _geometry_all
-from .registry import Registry, Result
 
 try:
     __version__ = _metadata.version("posgeom")
 except _metadata.PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["about", "Settings", "get_settings", "resolve_device", "Registry", "Result", *_geometry_all]  # noqa: PLE0604
+#: Top-level names that are not geometry, and the module each comes from.
+_HOMES = {
+    "about": ".about", "Settings": ".config", "get_settings": ".config", "resolve_device": ".config",
+    "Registry": ".registry", "Result": ".registry",
+}
+
+
+def _geometry_names() -> list:
+    return _import_module(".geometry", __name__).__all__
+
+
+def __getattr__(name: str):
+    if name == "__all__":
+        return [*_HOMES, *_import_module(".geometry", __name__).__all__]
+    if name.startswith("_"):  # probes such as __wrapped__ or _ipython_display_ load nothing
+        raise AttributeError(f"module 'posgeom' has no attribute {name!r}")
+    if name in _HOMES:
+        value = getattr(_import_module(_HOMES[name], __name__), name)
+    elif name in _geometry_names():
+        value = getattr(_import_module(".geometry", __name__), name)
+    elif _find_spec(f"{__name__}.{name}") is not None:
+        value = _import_module(f".{name}", __name__)  # a submodule: posgeom.corpora, posgeom.models, ...
+    else:
+        raise AttributeError(f"module 'posgeom' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *__getattr__("__all__")})

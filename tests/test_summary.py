@@ -35,9 +35,10 @@ def row(claim, ours, verdict="reproduced", *, scale="quick", model="none", corpu
 def stored_rows(tmp_path):
     """The oracle: the rows as written on disk, read without posgeom."""
     out = {}
-    for path in (tmp_path / "results").glob(f"*/{CLAIMS_EXPERIMENT}/*/result.json"):
+    for pointer in (tmp_path / "results").glob(f"*/{CLAIMS_EXPERIMENT}/*/CURRENT"):
+        path = pointer.parent / json.loads(pointer.read_text())["version"] / "result.json"
         values = json.loads(path.read_text())
-        out[(path.parts[-4], values["chapter"])] = values["rows"]
+        out[(pointer.parts[-4], values["chapter"])] = values["rows"]
     return out
 
 
@@ -164,27 +165,28 @@ def test_paper_column_pairs_the_kth_check_of_a_chapter(tmp_path):
     assert counts.loc["reproduced", "quick"] == 3 and counts.loc["not reproduced", "paper"] == 1
 
 
-def test_checks_of_other_code_are_marked_stale(tmp_path):
+def test_checks_of_other_code_are_marked_stale(tmp_path, monkeypatch):
+    from posgeom import registry as registry_module
+
     s = settings_at(tmp_path)
     record_comparison("alpha", [row("C4", "1.5")], s)
     record_comparison("beta", [row("C4", "2.5")], s)
     registry = Registry(s.results_dir)
     fresh = sm.summary_cells(next(x for x in sm.claim_summaries(registry) if x.claim.id == "C4"))
     assert fresh["ours (quick)"] == ["1.5", "2.5"]
-    # beta's record was made by other code: its manifest holds another code key
-    manifests = {json.loads(p.with_name("result.json").read_text())["chapter"]: p
-                 for p in (tmp_path / "results").glob("quick/claims/*/manifest.json")}
+    # beta's record is made again by other code: its manifest holds another code key
 
-    def other_code(chapter):
-        data = json.loads(manifests[chapter].read_text())
-        data["code_key"] = "0" * 16
-        manifests[chapter].write_text(json.dumps(data))
+    def record_by_other_code(chapter, value):
+        real = registry_module.code_key
+        monkeypatch.setattr(registry_module, "code_key", lambda roots: "0" * 16)
+        record_comparison(chapter, [row("C4", value)], s)
+        monkeypatch.setattr(registry_module, "code_key", real)
 
-    other_code("beta")
+    record_by_other_code("beta", "2.5")
     cells = sm.summary_cells(next(x for x in sm.claim_summaries(registry) if x.claim.id == "C4"))
     assert cells["ours (quick)"] == ["1.5", f"2.5 — {sm.STALE}"]
     assert cells["verdict"][1].endswith(sm.STALE) and not cells["verdict"][0].endswith(sm.STALE)
-    other_code("alpha")
+    record_by_other_code("alpha", "1.5")
     everything = sm.claim_summaries(registry)
     assert sm.verdict_counts(everything).loc["stale", "quick"] == 2
 

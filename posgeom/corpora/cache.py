@@ -1,19 +1,21 @@
 r"""On-disk cache of token arrays and positional counts that never serves a stale or damaged entry.
 
 Keys. An entry is named by the sha256 of everything its content depends on (:func:`cache_key`): the
-data's fingerprint (sha256 of the data files, or of the hub texts), the tokenizer's fingerprint (its full
+texts actually read and their labels (:func:`posgeom.corpora.stats.texts_fingerprint`, so nothing between
+the verified file and the counts can feed them other texts), the tokenizer's fingerprint (its full
 definition), every option (``n``, special-token policy, ``<br />`` handling, text column, empty-text
 policy) and :data:`CACHE_VERSION`. Change any of them and the key changes, so the old entry is simply
 never looked up again: nothing has to be invalidated by hand.
 
 Integrity. Each file stores, next to its arrays, a JSON header with the key and the sha256 of the
-arrays' bytes (names, dtypes, shapes and data). Reading recomputes that checksum; a file that cannot be
-read, whose key differs or whose checksum does not match is reported (a warning), deleted, and
-recomputed by the caller.
+arrays' bytes (names, dtypes, shapes and data) and of the metadata. Reading recomputes both; a file
+that cannot be read for any reason (of any exception type), whose key differs or whose checksums do
+not match is reported (a warning), deleted, and recomputed and replaced by the caller.
 
 Atomicity. A file is written to a temporary name in the cache folder, flushed to disk, then renamed
-over the final name (``os.replace``, atomic on POSIX and Windows): a reader sees the old file, the new
-file or none, never half a file, even with several processes writing the same entry.
+over the final name (``os.replace``, atomic on POSIX and Windows, ``posgeom.storage.write_durably``):
+a reader sees the old file, the new file or none, never half a file, even with several processes writing
+the same entry.
 
 Location: ``posgeom.config.default_cache_dir() / "corpora"`` (``POSGEOM_CACHE_DIR``, else the user's
 cache folder), never the data folder. ``ArrayCache.clear()`` empties it.
@@ -22,21 +24,25 @@ cache folder), never the data folder. ``ArrayCache.clear()`` empties it.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
-import tempfile
+import time
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from ..config import default_cache_dir
+from ..storage import TMP_SUFFIX, sha256_bytes, write_durably
+
+#: A temporary file this old belongs to a writer that died (a write takes seconds).
+STALE_TMP_S = 3600.0
 
 __all__ = ["CACHE_VERSION", "cache_key", "ArrayCache", "arrays_digest"]
 
 #: Bumped whenever what is stored, or how it is computed, changes; part of every key.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 _META = "__posgeom_meta__"
 
 
@@ -54,6 +60,10 @@ def arrays_digest(arrays: dict) -> str:
         h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
         h.update(a.reshape(-1).view(np.uint8) if a.size else b"")
     return h.hexdigest()
+
+
+def _meta_digest(meta: dict) -> str:
+    return sha256_bytes(json.dumps(meta, sort_keys=True).encode())
 
 
 class ArrayCache:
@@ -79,46 +89,70 @@ class ArrayCache:
         (arrays, meta) : (dict of name → ndarray, dict) or None
         """
         path = self.path(kind, key)
-        if not path.is_file():
+        try:
+            with open(path, "rb") as fh:
+                identity = os.fstat(fh.fileno())
+                raw = fh.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as err:
+            warnings.warn(f"cannot read the cache file {path} ({err}); recomputing it", stacklevel=3)
             return None
         try:
-            with np.load(path, allow_pickle=False) as z:
+            with np.load(io.BytesIO(raw), allow_pickle=False) as z:
                 if _META not in z.files:
                     raise ValueError("no header")
-                meta = json.loads(str(z[_META]))
+                header = json.loads(str(z[_META]))
                 arrays = {name: z[name] for name in z.files if name != _META}
-            if meta.get("key") != key or meta.get("cache_version") != CACHE_VERSION:
+            if header.get("key") != key or header.get("cache_version") != CACHE_VERSION:
                 raise ValueError("header does not match the key")
-            if meta.get("sha256") != arrays_digest(arrays):
+            meta = header["meta"]
+            if header.get("sha256") != arrays_digest(arrays) or header.get("meta_sha256") != _meta_digest(meta):
                 raise ValueError("checksum mismatch")
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
-            warnings.warn(f"cache file {path} is damaged ({err}); recomputing it", stacklevel=3)
-            path.unlink(missing_ok=True)
+        except Exception as err:  # noqa: BLE001 - whatever the damage, the answer is "recompute and replace"
+            warnings.warn(
+                f"cache file {path} is damaged ({type(err).__name__}: {err}); recomputing it", stacklevel=3
+            )
+            try:  # delete it unless another process has meanwhile replaced it by a good file
+                if os.stat(path).st_ino == identity.st_ino:
+                    path.unlink()
+            except OSError:
+                pass
             return None
-        return arrays, meta.get("meta", {})
+        return arrays, meta
 
     def save(self, kind: str, key: str, arrays: dict, meta: dict | None = None) -> Path | None:
         """Store ``arrays`` atomically; returns the path, or None (with a warning) if the folder is not writable."""
         arrays = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
-        header = {"key": key, "cache_version": CACHE_VERSION, "sha256": arrays_digest(arrays), "meta": meta or {}}
+        meta = json.loads(json.dumps(meta or {}, default=str))  # as it will read back
+        header = {
+            "key": key, "cache_version": CACHE_VERSION, "sha256": arrays_digest(arrays), "meta": meta,
+            "meta_sha256": _meta_digest(meta),
+        }
         final = self.path(kind, key)
-        tmp = None
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays, **{_META: np.array(json.dumps(header))})
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{kind}-{key[:16]}.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays, **{_META: np.array(json.dumps(header, default=str))})
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-            tmp = None
+            self._sweep_temporaries()
+            write_durably(final, buffer.getvalue(), fault="cache-save")
         except OSError as err:
             warnings.warn(f"could not write the cache file {final} ({err}); continuing without caching", stacklevel=3)
             return None
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
         return final
+
+    def _sweep_temporaries(self, older_than_s: float = STALE_TMP_S) -> int:
+        """Delete temporary files left by writers killed at least ``older_than_s`` seconds ago."""
+        n = 0
+        now = time.time()
+        for p in self.root.glob(f".*{TMP_SUFFIX}"):
+            try:
+                if now - p.stat().st_mtime >= older_than_s:
+                    p.unlink()
+                    n += 1
+            except OSError:
+                pass
+        return n
 
     def clear(self) -> int:
         """Delete every cache file; returns how many were removed."""
@@ -127,4 +161,5 @@ class ArrayCache:
             for p in self.root.glob("*.npz"):
                 p.unlink(missing_ok=True)
                 n += 1
+            self._sweep_temporaries(older_than_s=0)
         return n

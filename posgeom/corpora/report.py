@@ -322,7 +322,13 @@ def stress_report(
     marg = positional_marginals(stats.counts, alpha=alpha, min_count=min_count, on_low_count="drop")
     kept = np.asarray(marg.positions)
     if kept.size < 2:
-        raise ValueError(f"only {kept.size} position(s) reach min_count = {min_count}; lower --min-count")
+        reached = int(np.count_nonzero(np.asarray(stats.counts.reach) >= 1))
+        advice = (
+            "lower --min-count" if min_count > 1 and reached >= 2 else
+            f"only {reached} position(s) are reached at all, so no --min-count can help: count more positions "
+            "(--positions) or use longer texts"
+        )
+        raise ValueError(f"only {kept.size} position(s) reach min_count = {min_count}; {advice}")
     D = hellinger_matrix(marg, kind=hellinger)
     mds = classical_mds(D)
     n_full = int(kept.max()) + 1

@@ -13,20 +13,24 @@ $n = 64$ positions, IMDB train with $n = 512$, the ``"model"`` policy ([CLS] and
 
 from __future__ import annotations
 
+import hashlib
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .cache import ArrayCache, cache_key
+from .cache import ArrayCache, arrays_digest, cache_key
 from .real import CORPORA, DataSource, load_texts, resolve_source
 from .tokenize import (
     DEFAULT_TOKENIZER, TokenizedCorpus, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
     validate_special,
 )
 
-__all__ = ["CorpusStatistics", "corpus_tokens", "corpus_counts", "default_positions", "default_br"]
+__all__ = [
+    "CorpusStatistics", "corpus_tokens", "corpus_counts", "default_positions", "default_br", "texts_fingerprint",
+]
 
 
 def default_positions(corpus) -> int:
@@ -70,7 +74,20 @@ class CorpusStatistics:
         return bool(self.info.get("cache_hit", False))
 
 
+def texts_fingerprint(texts: list, labels: np.ndarray | None) -> str:
+    """sha256 of the texts (in order, each length-prefixed, so no two lists share it) and of the labels."""
+    h = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    h.update(b"labels:" + (arrays_digest({"labels": np.asarray(labels)}).encode() if labels is not None else b"none"))
+    return h.hexdigest()
+
+
 def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty):
+    """Load the texts and key the caches by them: the key of an entry is computed from the very texts
+    (and labels) it is computed from, the tokenizer's fingerprint and every option."""
     validate_special(special)
     if isinstance(corpus, DataSource):
         source = corpus
@@ -87,13 +104,16 @@ def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, 
         "n_positions": n, "special": special, "br_tags": br, "text_column": text_column or source.text_column,
         "on_empty": on_empty,
     }
+    texts = load_texts(source, text_column=text_column, on_empty=on_empty)
     fingerprint = tokenizer_fingerprint(tok)
-    key = cache_key(what="tokens", data=source.fingerprint, tokenizer=fingerprint, **options)
+    digest = texts_fingerprint(texts.texts, texts.labels)
+    key = cache_key(what="tokens", texts=digest, tokenizer=fingerprint, **options)
     info = {
-        "corpus": name, "split": source.split, "source": source.describe(), "tokenizer": tokenizer_name(tok),
-        "tokenizer_sha256": fingerprint, "options": options,
+        "corpus": name, "split": source.split, "source": texts.source.describe(), "tokenizer": tokenizer_name(tok),
+        "tokenizer_sha256": fingerprint, "texts_sha256": digest, "options": options,
+        "n_rows": texts.n_rows, "n_empty": texts.n_empty, "n_dropped_empty": int(texts.dropped.size),
     }
-    return source, tok, n, br, key, info
+    return texts, tok, n, br, key, info
 
 
 def corpus_tokens(
@@ -140,34 +160,37 @@ def corpus_tokens(
         ``ids`` (n_tokens,), ``lengths``/``full_lengths`` (n_sequences,), ``labels`` (n_sequences,) or None;
         ``info`` says where it came from.
     """
-    source, tok, n, br, key, info = _prepare(
+    prepared = _prepare(
         corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty
     )
-    store = ArrayCache(cache_dir)
-    if cache:
+    return _tokens(*prepared, special, cache, cache_dir, progress)
+
+
+def _tokens(texts, tok, n, br, key, info, special, cache, cache_dir, progress) -> TokenizedCorpus:
+    store = ArrayCache(cache_dir) if cache else None
+    if store is not None:
         hit = store.load("tokens", key)
         if hit is not None:
-            arrays, meta = hit
-            labels = arrays.get("labels")
-            return TokenizedCorpus(
-                arrays["ids"], arrays["lengths"], arrays["full_lengths"], n, int(meta["vocab_size"]), special,
-                info["tokenizer"], tuple(meta["special_ids"]), br, labels, int(meta["n_special_dropped"]),
-                info={**info, **meta["info"], "cache_key": key, "cache_hit": True},
-            )
-    texts = load_texts(source, text_column=text_column, on_empty=on_empty)
-    info["n_rows"] = texts.n_rows
-    info["n_empty"] = texts.n_empty
-    info["n_dropped_empty"] = int(texts.dropped.size)
+            try:
+                arrays, meta = hit
+                labels = arrays.get("labels")
+                return TokenizedCorpus(
+                    arrays["ids"], arrays["lengths"], arrays["full_lengths"], n, int(meta["vocab_size"]), special,
+                    info["tokenizer"], tuple(meta["special_ids"]), br, labels, int(meta["n_special_dropped"]),
+                    info={**info, "cache_key": key, "cache_hit": True},
+                )
+            except Exception as err:  # noqa: BLE001 - an entry of another shape: recompute and replace it
+                warnings.warn(f"cached tokens {key[:16]} are unusable ({type(err).__name__}: {err}); recomputing them",
+                              stacklevel=3)
     tc = tokenize_texts(
         texts.texts, tok, n, special=special, br_tags=br, labels=texts.labels, progress=progress,
     )
-    if cache:
+    if store is not None:
         arrays = {"ids": tc.ids, "lengths": tc.lengths, "full_lengths": tc.full_lengths}
         if tc.labels is not None:
             arrays["labels"] = tc.labels
         meta = {
             "vocab_size": tc.vocab_size, "special_ids": list(tc.special_ids), "n_special_dropped": tc.n_special_dropped,
-            "info": {k: info[k] for k in ("n_rows", "n_empty", "n_dropped_empty")},
         }
         store.save("tokens", key, arrays, meta)
     return replace(tc, info={**info, "cache_key": key, "cache_hit": False})
@@ -199,30 +222,29 @@ def corpus_counts(
     """
     from ..geometry import PositionalCounts
 
-    source, tok, n, br, tokens_key, info = _prepare(
+    texts, tok, n, br, tokens_key, info = _prepare(
         corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty
     )
     key = cache_key(what="counts", tokens=tokens_key)
-    store = ArrayCache(cache_dir)
-    if cache:
+    store = ArrayCache(cache_dir) if cache else None
+    if store is not None:
         hit = store.load("counts", key)
         if hit is not None:
-            arrays, meta = hit
-            mat = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
-            counts = PositionalCounts(mat, int(meta["n_sequences"]))
-            return CorpusStatistics(
-                counts, arrays["full_lengths"], int(meta["n_truncated"]),
-                {**info, **meta["info"], "cache_key": key, "cache_hit": True},
-            )
-    tc = corpus_tokens(
-        source, None, n, special=special, tokenizer=tok, br_tags=br, text_column=text_column, on_empty=on_empty,
-        cache=cache, cache_dir=cache_dir, progress=progress,
-    )
+            try:
+                arrays, meta = hit
+                mat = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
+                counts = PositionalCounts(mat, int(meta["n_sequences"]))
+                return CorpusStatistics(
+                    counts, arrays["full_lengths"], int(meta["n_truncated"]),
+                    {**info, **meta["info"], "cache_key": key, "cache_hit": True},
+                )
+            except Exception as err:  # noqa: BLE001 - an entry of another shape: recompute and replace it
+                warnings.warn(f"cached counts {key[:16]} are unusable ({type(err).__name__}: {err}); recomputing them",
+                              stacklevel=2)
+    tc = _tokens(texts, tok, n, br, tokens_key, info, special, cache, cache_dir, progress)
     counts = tc.counts()
-    extra = {k: tc.info[k] for k in ("n_rows", "n_empty", "n_dropped_empty") if k in tc.info}
-    extra["n_special_dropped"] = tc.n_special_dropped
-    extra["tokens_cache_hit"] = bool(tc.info.get("cache_hit"))
-    if cache:
+    extra = {"n_special_dropped": tc.n_special_dropped, "tokens_cache_hit": bool(tc.info.get("cache_hit"))}
+    if store is not None:
         mat = counts.counts
         arrays = {
             "data": mat.data, "indices": mat.indices, "indptr": mat.indptr, "shape": np.asarray(mat.shape),

@@ -13,7 +13,9 @@ SYM_RTOL = 1e-10
 
 
 def as_float_matrix(x, name: str) -> np.ndarray:
-    """``x`` as a finite 2-D float64 array, or a ``ValueError`` naming ``name``."""
+    """``x`` as a finite 2-D float64 array, or a ``ValueError`` naming ``name`` (a ``TypeError`` for complex
+    input, whose imaginary part would otherwise be dropped silently)."""
+    reject_complex(x, name)
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -27,6 +29,13 @@ def as_float_matrix(x, name: str) -> np.ndarray:
             "remove or impute them first"
         )
     return arr
+
+
+def reject_complex(x, name: str) -> None:
+    """A ``TypeError`` when ``x`` holds complex numbers (converting them to float would drop the imaginary part)."""
+    objects = isinstance(x, np.ndarray) and x.dtype == object
+    if np.iscomplexobj(x) or (objects and any(isinstance(e, complex) for e in x.flat)):
+        raise TypeError(f"{name} must hold real numbers; got complex values (pass the real part, x.real, if meant)")
 
 
 def check_distance_matrix(D, name: str = "D", *, min_n: int = 2) -> np.ndarray:
@@ -64,6 +73,21 @@ def check_distance_matrix(D, name: str = "D", *, min_n: int = 2) -> np.ndarray:
     return D
 
 
+#: Largest distance whose square (times a few, as in double centring) stays finite in float64.
+MAX_SQUARABLE = 1e150
+
+
+def check_squarable(D: np.ndarray, name: str = "D") -> np.ndarray:
+    """A ``ValueError`` when ``D``'s entries are too large to square in float64 (double centring, SMACOF)."""
+    top = float(np.max(np.abs(D))) if D.size else 0.0
+    if top > MAX_SQUARABLE:
+        raise ValueError(
+            f"{name}'s largest entry {top:.3g} is too large to square in float64 (limit {MAX_SQUARABLE:.0e}); "
+            f"divide {name} by a constant first (an embedding scales with it, stress and ranks do not change)"
+        )
+    return D
+
+
 def is_distance_matrix(X: np.ndarray) -> bool:
     """True when ``X`` is square, non-negative, symmetric and zero on the diagonal (same tolerance)."""
     if X.ndim != 2 or X.shape[0] != X.shape[1] or X.shape[0] == 0:
@@ -80,6 +104,28 @@ def upper(D: np.ndarray) -> np.ndarray:
     """The strictly upper triangle ``D[i, j], i < j`` as a vector of length n (n - 1) / 2, row-major."""
     iu = np.triu_indices(D.shape[0], k=1)
     return D[iu]
+
+
+def power_of_two_scale(*arrays: np.ndarray) -> float:
+    """``2^e`` with the largest ``|x|`` of ``arrays`` in ``[2^e, 2^(e+1))`` (1.0 when all are 0): dividing by it
+    is exact and brings the values into [0, 2), so squares and sums of squares neither overflow nor underflow."""
+    top = max((float(np.max(np.abs(a))) if np.size(a) else 0.0) for a in arrays)
+    if top == 0.0 or not np.isfinite(top):
+        return 1.0
+    # top = m 2^k with m in [0.5, 1): 2^(k-1) <= top < 2^k, and 2^(k-1) <= 2^1023 never overflows
+    return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
+
+
+def unscale(values: np.ndarray, scale: float, name: str = "values") -> np.ndarray:
+    """``values * scale`` in place (undoing :func:`power_of_two_scale`), or a ``ValueError`` when a result
+    exceeds the float64 range."""
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    if scale > 1.0 and top > np.finfo(np.float64).max / scale:
+        raise ValueError(
+            f"some {name} exceed the float64 range (about {top:.3g} x {scale:.3g}); divide the input by a constant"
+        )
+    values *= scale
+    return values
 
 
 def check_rng(seed) -> np.random.Generator:

@@ -106,7 +106,7 @@ class PositionalCounts:
             raise ValueError(
                 f"n_sequences = {self.n_sequences} is smaller than the largest reach {int(self.reach.max())}"
             )
-        self.ignore_ids = tuple(sorted(int(t) for t in ignore_ids))
+        self.ignore_ids = _check_ignore_ids(ignore_ids)
 
     @classmethod
     def from_array(cls, counts, n_sequences: int | None = None) -> "PositionalCounts":
@@ -168,6 +168,41 @@ class PositionalCounts:
         return (
             f"PositionalCounts(n_positions={self.n_positions}, vocab_size={self.vocab_size}, "
             f"n_sequences={self.n_sequences}, tokens={int(self.reach.sum())}, nnz={self.counts.nnz})"
+        )
+
+
+def _check_ignore_ids(ignore_ids) -> tuple[int, ...]:
+    """``ignore_ids`` as a sorted tuple of distinct ints; a non-integer id (1.7, "3", True) is an error, never
+    truncated to another id."""
+    ids = []
+    for t in ignore_ids:
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (Integral, np.integer)):
+            raise ValueError(f"ignore_ids must hold integer token ids; got {t!r} ({type(t).__name__})")
+        ids.append(int(t))
+    return tuple(sorted(set(ids)))
+
+
+#: Bytes of the per-position arrays (CSR row pointers, reaches, work arrays) per position counted.
+_BYTES_PER_POSITION = 32
+
+
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _check_size(n: int, v: int) -> None:
+    """A ``ValueError`` naming the size when the per-position and per-token arrays cannot fit in memory
+    (instead of a ``MemoryError`` deep inside numpy)."""
+    need = _BYTES_PER_POSITION * (n + 1) + 2 * v
+    total = _physical_memory()
+    if total is not None and need > total:
+        raise ValueError(
+            f"n_positions = {n:,} and vocab_size = {v:,} need at least {need / 2**30:,.1f} GiB for the per-position "
+            f"and per-token arrays, more than this machine's {total / 2**30:,.1f} GiB of memory; count fewer "
+            "positions (positions beyond the longest sequence are empty anyway) or a smaller vocabulary"
         )
 
 
@@ -589,7 +624,8 @@ def positional_counts(
         if not _is_scalar_int(val) or isinstance(val, bool) or val < lo:
             raise ValueError(f"{name} must be an integer >= {lo}; got {val!r}")
     n, v = int(n_positions), int(vocab_size)
-    ignore_tuple = tuple(sorted({int(t) for t in ignore_ids})) if ignore_ids is not None else ()
+    _check_size(n, v)
+    ignore_tuple = _check_ignore_ids(ignore_ids) if ignore_ids is not None else ()
     acc = _Accumulator(n, v, ignore_tuple, _resolve_threads(n_threads))
 
     if isinstance(sequences, (str, bytes)):

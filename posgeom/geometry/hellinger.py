@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pairwise import pairwise_distances
-from ._validation import as_float_matrix
+from ._validation import as_float_matrix, power_of_two_scale, reject_complex, unscale
 from .counts import PositionalCounts
 from .marginals import PositionalMarginals
 
@@ -53,7 +53,16 @@ def _chord_to(D, kind: str):
 ROW_SUM_ATOL = 1e-8
 
 
+def row_sum_tolerance(dtype, v: int) -> float:
+    r"""How far from 1 a row of ``v`` probabilities of ``dtype`` may sum: ``ROW_SUM_ATOL`` for float64, and
+    $16 \sqrt v \, \varepsilon$ of a lower precision (a float32 softmax row sums to 1 only within its rounding)."""
+    eps = np.finfo(dtype).eps if np.issubdtype(dtype, np.floating) else np.finfo(np.float64).eps
+    return max(ROW_SUM_ATOL, 16.0 * np.sqrt(max(v, 1)) * float(eps))
+
+
 def _check_probs(P, name="marginals"):
+    reject_complex(P.data if sp.issparse(P) else P, name)
+    in_dtype = P.dtype if sp.issparse(P) else np.asarray(P).dtype
     if sp.issparse(P):
         P = sp.csr_matrix(P, dtype=np.float64)
         data = P.data
@@ -61,14 +70,19 @@ def _check_probs(P, name="marginals"):
             raise ValueError(f"{name} contains NaN or infinite entries")
         if data.size and data.min() < 0:
             raise ValueError(f"{name} has negative entries; probabilities are >= 0")
+        if data.size and data.max() > 1.0 + ROW_SUM_ATOL:
+            raise ValueError(f"{name} has entries above 1 (max {data.max():.3g}); probabilities are <= 1")
         sums = np.asarray(P.sum(axis=1)).ravel()
     else:
         P = as_float_matrix(P, name)
         if np.any(P < 0):
             i, j = np.argwhere(P < 0)[0]
             raise ValueError(f"{name} has negative entries (e.g. [{i}, {j}] = {P[i, j]:.3g}); probabilities are >= 0")
+        if P.size and P.max() > 1.0 + ROW_SUM_ATOL:
+            i, j = np.unravel_index(int(np.argmax(P)), P.shape)
+            raise ValueError(f"{name} has entries above 1 (e.g. [{i}, {j}] = {P[i, j]:.3g}); probabilities are <= 1")
         sums = P.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1.0) > ROW_SUM_ATOL)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > row_sum_tolerance(in_dtype, P.shape[1]))
     if bad.size:
         k = int(bad[0])
         raise ValueError(
@@ -136,7 +150,8 @@ def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
     marginals_or_counts : PositionalMarginals, PositionalCounts, or array-like (n, v)
         Marginals from :func:`positional_marginals`; counts (every position must be non-empty,
         $\mu_i = c_i / N_i$, no smoothing); or a dense/sparse matrix of probabilities whose rows
-        sum to 1 (within 1e-8).
+        sum to 1 (within 1e-8 for float64; within 16 sqrt(v) times the machine epsilon of a lower
+        precision such as float32).
     kind : {"chord", "normalized", "geodesic"}
 
     Returns
@@ -160,7 +175,12 @@ def hellinger_distance(p, q, kind: str = "chord") -> float:
     The reference one-pair formula $\|\sqrt p - \sqrt q\|_2$ (``"chord"``), divided by $\sqrt 2$
     (``"normalized"``), or $2\arccos\sum_w\sqrt{p(w) q(w)}$ (``"geodesic"``).
     """
-    P = _check_probs(np.vstack([np.asarray(p, dtype=np.float64).ravel(), np.asarray(q, dtype=np.float64).ravel()]), "p, q")
+    reject_complex(p, "p")
+    reject_complex(q, "q")
+    p, q = np.asarray(p), np.asarray(q)
+    if p.ndim != 1 or q.ndim != 1 or p.shape != q.shape:
+        raise ValueError(f"p and q must be 1-D distributions of the same length; got shapes {p.shape} and {q.shape}")
+    P = _check_probs(np.vstack([p, q]), "p, q")
     _check_kind(kind)
     # d_H = || sqrt(p) - sqrt(q) ||_2
     d = min(float(np.linalg.norm(np.sqrt(P[0]) - np.sqrt(P[1]))), np.sqrt(2.0))
@@ -185,6 +205,9 @@ def euclidean_distances(P) -> np.ndarray:
     P = as_float_matrix(P, "P")
     if P.shape[0] == 0:
         raise ValueError("P has no rows")
+    # d(P) = 2^e d(P / 2^e): a power-of-2 scale is exact, and keeps squared norms (and the mean) from overflowing
+    scale = power_of_two_scale(P)
+    Q = P / scale
     # centring leaves distances unchanged and shrinks |p_i|, which the Gram formula's accuracy depends on
-    Pc = P - P.mean(axis=0, keepdims=True)
-    return pairwise_distances(Pc)
+    Qc = Q - Q.mean(axis=0, keepdims=True)
+    return unscale(pairwise_distances(Qc), scale, "distances between the rows of P")

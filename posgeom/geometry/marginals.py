@@ -121,11 +121,13 @@ def positional_marginals(
     v = counts.vocab_size
     sub = counts.counts[kept]
     reach = counts.reach[kept]
-    probs = np.full((kept.size, v), float(alpha), dtype=np.float64)
+    # mu_i = (c_i + alpha) / (N_i + alpha v), numerator and denominator divided by s = max(1, alpha) so
+    # that a huge alpha cannot overflow alpha v (mu then tends to the uniform 1 / v, as it should)
+    s = max(1.0, float(alpha))
+    probs = np.full((kept.size, v), float(alpha) / s, dtype=np.float64)
     rows = np.repeat(np.arange(kept.size), np.diff(sub.indptr))
-    probs[rows, sub.indices] += sub.data
-    # mu_i = (c_i + alpha) / (N_i + alpha v)
-    probs /= (reach.astype(np.float64) + alpha * v)[:, None]
+    probs[rows, sub.indices] += sub.data / s
+    probs /= (reach.astype(np.float64) / s + (float(alpha) / s) * v)[:, None]
     return PositionalMarginals(
         probs, kept, [int(i) for i in low], reach, alpha, min_count, counts=counts
     )

@@ -32,7 +32,10 @@ from numbers import Integral
 import numpy as np
 import scipy.linalg
 
-from ._validation import as_float_matrix, check_distance_matrix, check_rng, is_distance_matrix, upper
+from ._validation import (
+    as_float_matrix, check_distance_matrix, check_rng, check_squarable, is_distance_matrix, power_of_two_scale,
+    reject_complex, unscale, upper,
+)
 from .stress import STRESS_NORMALIZATIONS, _stress_vec
 
 __all__ = [
@@ -69,7 +72,7 @@ def double_centered_gram(D) -> np.ndarray:
     -------
     B : ndarray of shape (n, n), float64, exactly symmetric.
     """
-    D = check_distance_matrix(D, "D")
+    D = check_squarable(check_distance_matrix(D, "D"))
     D2 = D * D
     # J D2 J = D2 - row means - column means + grand mean
     row = D2.mean(axis=1)
@@ -182,7 +185,9 @@ def lift(embedding, d: int, seed: int | None = 0, *, return_basis: bool = False)
     k = X.shape[1]
     d = _check_int(d, "d", max(k, 1))
     Q = _orthonormal_basis(d, k, seed)
-    P = X @ Q.T
+    # P = X Q^T, on X / 2^e so that no row's products overflow (the exact power-of-2 scale is undone after)
+    scale = power_of_two_scale(X)
+    P = unscale((X / scale) @ Q.T, scale, "lifted coordinates")
     return (P, Q) if return_basis else P
 
 
@@ -271,6 +276,7 @@ def effective_rank(
     """
     if criterion not in EFFECTIVE_RANK_CRITERIA:
         raise ValueError(f"criterion must be one of {EFFECTIVE_RANK_CRITERIA}; got {criterion!r}")
+    reject_complex(eigenvalues_or_D, "eigenvalues_or_D")
     x = np.asarray(eigenvalues_or_D, dtype=np.float64)
     if x.ndim == 1:
         if criterion == "stress":
@@ -382,12 +388,15 @@ def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as
         A = classical_mds(X, k=r).embedding
     else:
         r = _check_int(r, "r", 1, min(n, d, X.shape[1]))
-        Xc = X - X.mean(axis=0, keepdims=True)
+        # the SVD of the centred X / 2^e (no overflow near the float64 limit); the exact scale is undone after
+        scale = power_of_two_scale(X)
+        Xc = X / scale
+        Xc -= Xc.mean(axis=0, keepdims=True)
         U, s, _ = np.linalg.svd(Xc, full_matrices=False)
         lead = np.argmax(np.abs(U[:, :r]), axis=0)
         signs = np.sign(U[lead, np.arange(r)])
         signs[signs == 0] = 1.0
-        A = U[:, :r] * s[:r] * signs
+        A = unscale(U[:, :r] * s[:r] * signs, scale, "factor entries")
     C = _orthonormal_basis(d, r, seed)
     # r (n + d) parameters instead of n d
     n_params = r * (n + d)

@@ -131,9 +131,14 @@ def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
     Returns
     -------
     float
-        NaN (with scipy's warning) when either vector is constant.
+        NaN (with a ``RuntimeWarning``) when either vector is constant or there is a single pair (n = 2).
     """
     a, b = _pair_vectors(D, Dhat, as_distances)
+    if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        # scipy returns NaN for these, warning only for some of them: one warning for all
+        warnings.warn("spearman undefined: fewer than 2 position pairs, or a constant D or Dhat", RuntimeWarning,
+                      stacklevel=2)
+        return float("nan")
     return float(scipy.stats.spearmanr(a, b).statistic)
 
 
@@ -182,7 +187,10 @@ def separation(P, *, as_distances: bool | None = None) -> Separation:
     d = upper(Dh)
     k = int(np.argmin(d))
     raw = float(d[k])
-    med = float(np.median(d))
+    # the median of an even count averages the two middle distances: lo + (hi - lo) / 2 cannot overflow
+    middle = np.partition(d, [(d.size - 1) // 2, d.size // 2])
+    lo, hi = float(middle[(d.size - 1) // 2]), float(middle[d.size // 2])
+    med = lo + (hi - lo) / 2.0
     iu = np.triu_indices(Dh.shape[0], k=1)
     norm = 0.0 if raw == 0.0 else raw / med
     return Separation(raw, norm, med, (int(iu[0][k]), int(iu[1][k])))

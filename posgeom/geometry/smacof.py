@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_distance_matrix, check_rng
+from ._validation import as_float_matrix, check_distance_matrix, check_rng, check_squarable
 from .hellinger import euclidean_distances
 from .mds import _check_int, classical_mds
 
@@ -118,7 +118,7 @@ def smacof(
     SmacofResult
         ``embedding`` (n, k), ``stress``, ``stress_history`` (n_iter + 1,), ``n_iter``, ``converged``.
     """
-    D = check_distance_matrix(D, "D")
+    D = check_squarable(check_distance_matrix(D, "D"))
     n = D.shape[0]
     k = _check_int(k, "k", 1, n)
     max_iter = _check_int(max_iter, "max_iter", 1)

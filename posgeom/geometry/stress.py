@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_distance_matrix, is_distance_matrix, upper
+from ._validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
 
 __all__ = ["stress", "STRESS_NORMALIZATIONS", "distances_of"]
 
@@ -81,13 +81,35 @@ def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | N
 
 def _stress_vec(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:
     """Stress from the upper-triangle vectors ``d`` (m,) and ``dh`` (m,)."""
-    sdd = float(np.dot(d, d))
+    # every normalisation is a ratio of sums of squares: the denominator's vector is divided by an exact power
+    # of 2 (the numerator's by the same one), so that no square overflows or underflows on its way; a stress
+    # that itself exceeds the float64 range is an error, not an infinity
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            return _stress_ratio(d, dh, normalization)
+    except FloatingPointError:
+        raise ValueError(
+            f"{normalization} stress exceeds the float64 range: the target distances are negligible against the "
+            "encoding's (or the other way round); rescale one of them"
+        ) from None
+
+
+def _stress_ratio(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:
     if normalization == "kruskal1":
+        scale = power_of_two_scale(dh)
+        d, dh = d / scale, dh / scale
         shh = float(np.dot(dh, dh))
         if shh == 0.0:
             raise ValueError("kruskal1 stress is undefined when every encoding distance is 0 (sum dhat^2 = 0)")
         # sqrt( sum (dhat - d)^2 / sum dhat^2 )
         return float(np.sqrt(np.sum((dh - d) ** 2) / shh))
+    if normalization == "scale_free":
+        # invariant to the scale of d and of dh separately (s* absorbs dh's)
+        d, dh = d / power_of_two_scale(d), dh / power_of_two_scale(dh)
+    else:
+        scale = power_of_two_scale(d)
+        d, dh = d / scale, dh / scale
+    sdd = float(np.dot(d, d))
     if sdd == 0.0:
         raise ValueError("stress is undefined when every target distance is 0 (sum d^2 = 0)")
     if normalization == "scale_free":

@@ -1,0 +1,61 @@
+"""``posgeom results check``: verify every entry of the results registry and sweep interrupted writes.
+
+Each entry folder is read and verified (every file against the sha256 its manifest records); the
+command prints one line per entry that is not ``ok`` (all of them with ``--all``) and a summary:
+``ok``, ``stale`` (made by other posgeom code; ``Registry.run`` recomputes it), ``damaged`` and
+``legacy`` (treated as absent, recomputed by the next run), ``incomplete`` (only an interrupted
+write), ``orphan`` (left by an older posgeom; never deleted). Unless ``--no-sweep``, leftovers of
+interrupted writes and versions a complete entry has replaced are removed. Exit status 1 when an
+entry is damaged, 0 otherwise.
+"""
+
+from __future__ import annotations
+
+__all__ = ["add_results"]
+
+
+def _run_check(args) -> int:
+    import json
+    import sys
+    from collections import Counter
+
+    from .config import get_settings, validate_scale
+    from .registry import Registry
+
+    if args.scale is not None:
+        validate_scale(args.scale)
+    root = get_settings(results_dir=args.results_dir).results_dir
+    if root.exists() and not root.is_dir():
+        raise ValueError(
+            f"results folder {str(root)!r} is a file; point --results-dir (POSGEOM_RESULTS_DIR) at a folder"
+        )
+    report = Registry(root).check(sweep=not args.no_sweep, scale=args.scale)
+    counts = Counter(entry.status for entry in report)
+    if args.json:
+        rows = [{**{k: str(v) for k, v in vars(e).items()}} for e in report]
+        json.dump({"results_dir": str(root), "counts": dict(counts), "entries": rows}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        for e in report:
+            if args.all or e.status != "ok":
+                print(f"{e.status:<10} {e.scale}/{e.experiment}/{e.key}: {e.detail}")
+        summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "stale", "damaged", "legacy", "incomplete", "orphan")
+                            if counts[s])
+        print(f"{root}: {summary or 'no entries'}")
+    return 1 if counts["damaged"] else 0
+
+
+def add_results(subparsers) -> None:
+    """Register ``posgeom results check``."""
+    p = subparsers.add_parser("results", help="inspect the results registry (results check)")
+    actions = p.add_subparsers(dest="action", required=True)
+    check = actions.add_parser(
+        "check", help="verify every stored result, sweep interrupted writes, list stale and damaged entries",
+        description=__doc__.splitlines()[0],
+    )
+    check.add_argument("--results-dir", help="the registry folder (default: POSGEOM_RESULTS_DIR, else results/)")
+    check.add_argument("--scale", help="check only this scale (quick or paper)")
+    check.add_argument("--no-sweep", action="store_true", help="only report; delete nothing")
+    check.add_argument("--all", action="store_true", help="list every entry, also those that are ok")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.set_defaults(func=_run_check)
