@@ -26,9 +26,13 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
+# ``about`` is both a submodule and the function it defines: bind the function now, so that a later
+# ``import posgeom.about`` (which would set the attribute to the module) finds the module imported.
+from .about import about  # noqa: E402 - after the environment is decided
+
 #: Top-level names that are not geometry, and the module each comes from.
 _HOMES = {
-    "about": ".about", "Settings": ".config", "get_settings": ".config", "resolve_device": ".config",
+    "Settings": ".config", "get_settings": ".config", "resolve_device": ".config",
     "Registry": ".registry", "Result": ".registry",
 }
 
@@ -39,7 +43,7 @@ def _geometry_names() -> list:
 
 def __getattr__(name: str):
     if name == "__all__":
-        return [*_HOMES, *_import_module(".geometry", __name__).__all__]
+        return ["about", *_HOMES, *_import_module(".geometry", __name__).__all__]
     if name.startswith("_"):  # probes such as __wrapped__ or _ipython_display_ load nothing
         raise AttributeError(f"module 'posgeom' has no attribute {name!r}")
     if name in _HOMES:
