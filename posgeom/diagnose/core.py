@@ -2,7 +2,7 @@ r"""``diagnose``: a Hugging Face model's positional geometry against a corpus's 
 
 Steps (each reuses the layer that owns it):
 
-1. **Which model** — :func:`posgeom.models.resolve.resolve_model` (packaged, folder or hub id); only
+1. **Which model** — :func:`posgeom.config.resolve_model` (packaged, folder or hub id); only
    ``config.json`` is read, with ``transformers.AutoConfig`` (``trust_remote_code=False``).
 2. **Which mechanism** — :func:`posgeom.diagnose.families.detect_mechanism`.
 3. **Its geometry** — :func:`position_distances`: the distances $\hat d_{ij}$ between the model's

@@ -98,9 +98,9 @@ def load_model(settings: Settings):
         In eval mode, on the CPU or ``settings.device``.
     """
     from ..models.hf import load_pretrained
-    from .real_corpora import pretrained_model_folder
+    from ..models.resolve import model_folder
 
-    model = load_pretrained(pretrained_model_folder(settings.pretrained), task="encoder")
+    model = load_pretrained(model_folder(settings.pretrained), task="encoder")
     return model.to(resolve_device(settings.device)).eval()
 
 

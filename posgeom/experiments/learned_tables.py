@@ -67,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import settings_or_default as _settings
+from ..models.resolve import HUB_ALIASES, position_table
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
 
@@ -77,7 +78,7 @@ __all__ = [
     "dimension_periodograms", "spectral_summary", "principal_components", "best_sinusoid",
     "random_walk_table", "reference_tables", "analyse_table",
     # pretrained tables
-    "TableAvailability", "pretrained_availability", "load_position_table",
+    "TableAvailability", "pretrained_availability",
     # order task and training
     "OrderTaskData", "order_task_data", "order_population_geometry", "INITS", "tiny_encoder_config",
     "set_embedding_dropout", "torch_threads", "train_order_model", "evaluate_order_model", "steps_to_threshold",
@@ -509,33 +510,15 @@ class TableAvailability:
     shape: tuple | None = None
 
 
-_HUB_NAMES = {"gpt2": "openai-community/gpt2"}
-
-
 def _candidates(settings) -> list[str]:
     """The configured pretrained model first, then :data:`PRETRAINED_CANDIDATES`, without repeats."""
     names = [settings.pretrained, *PRETRAINED_CANDIDATES]
     out: list[str] = []
     for name in names:
-        name = _HUB_NAMES.get(name, name)
+        name = HUB_ALIASES.get(name, name)
         if name not in out:
             out.append(name)
     return out
-
-
-def load_position_table(name: str) -> np.ndarray:
-    r"""The learned position table of a pretrained model, through :func:`posgeom.corpora.pretrained.load_pretrained`.
-
-    ``"gpt2"`` is read as the hub id ``"openai-community/gpt2"``. Raises
-    :class:`posgeom.corpora.pretrained.ModelUnavailableError` with the loader's advice when the model is not here.
-
-    Returns
-    -------
-    P : ndarray of shape (N_max, d), float64
-    """
-    from ..corpora import load_pretrained
-
-    return load_pretrained(_HUB_NAMES.get(name, name), device="cpu").position_table()
 
 
 def pretrained_availability(settings=None, names=None) -> list[TableAvailability]:
@@ -556,11 +539,11 @@ def pretrained_availability(settings=None, names=None) -> list[TableAvailability
     from ..corpora import ModelUnavailableError
 
     settings = _settings(settings)
-    names = _candidates(settings) if names is None else [_HUB_NAMES.get(n, n) for n in names]
+    names = _candidates(settings) if names is None else [HUB_ALIASES.get(n, n) for n in names]
     out = []
     for name in names:
         try:
-            P = load_position_table(name)
+            P = position_table(name)
         except ModelUnavailableError as err:
             out.append(TableAvailability(name, False, str(err)))
             continue
@@ -615,7 +598,7 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
             continue
 
         def compute(name=a.name):
-            P = load_position_table(name)
+            P = position_table(name)
             n, d = P.shape
             tables = {"table": P, **reference_tables(n, d + (d % 2), seed=cfg["seed"])}
             if d % 2:

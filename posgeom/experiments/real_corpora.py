@@ -501,29 +501,16 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
 # --------------------------------------------------------------------------------------------
 
 
-def pretrained_model_folder(name: str):
-    """The local folder of a BERT-family checkpoint: the packaged model, a folder, or a hub snapshot
-    (``config.json`` and ``model.safetensors``), as :func:`posgeom.models.resolve.model_folder`."""
-    from ..models.resolve import model_folder
-
-    return model_folder(name)
-
-
 def pretrained_table(settings: Settings | None = None) -> np.ndarray:
-    """The learned position table ``position_embeddings.weight`` of ``settings.pretrained``.
+    """The learned position table of ``settings.pretrained``, as :func:`posgeom.models.resolve.position_table`.
 
     Returns
     -------
-    P : ndarray of shape (N_max, d)
+    P : ndarray of shape (N_max, d), float64
     """
-    import torch
+    from ..models.resolve import position_table
 
-    from ..models.hf import load_pretrained
-
-    settings = _settings(settings)
-    model = load_pretrained(pretrained_model_folder(settings.pretrained), task="encoder")
-    with torch.no_grad():
-        return model.positional.table().detach().double().cpu().numpy()
+    return position_table(_settings(settings).pretrained)
 
 
 def _table_rows(special: str, positions: np.ndarray) -> np.ndarray:
@@ -1017,7 +1004,7 @@ __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options", "load_tokens",
     "corpus_marginals", "corpus_distances", "toeplitz_projection", "resolvable_distances", "rank_one_report",
     "run_corpus_geometry",
-    "pretrained_model_folder", "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
+    "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
     "equidistant_distances", "encoding_distances", "run_stress_table", "stress_dataframe", "row_of",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all", "main",
 ]

