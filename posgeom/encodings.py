@@ -172,8 +172,36 @@ def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
     return sinusoidal_frequencies(d_head, base)
 
 
+def cosine_kernel(deltas, omega) -> np.ndarray:
+    r"""The mean-cosine kernel of a frequency set: $K_\Omega(\delta) = \frac1m \sum_{k=1}^m \cos(\delta\,\omega_k)$.
+
+    The kernel of every encoding made of rotations or sine/cosine pairs: RoPE's relative score
+    (:func:`rope_kernel`) and the sinusoidal table's inner product,
+    $\lVert p_i - p_j \rVert^2 = d\,(1 - K_\Omega(i - j))$ for the table of :func:`sinusoidal_table`
+    with $\Omega$ = :func:`sinusoidal_frequencies`.
+
+    Parameters
+    ----------
+    deltas : array_like, any shape
+        Position offsets $\delta = i - j$.
+    omega : array_like, shape (m,)
+        The frequencies, in radians per position.
+
+    Returns
+    -------
+    K : ndarray, same shape as ``deltas``, values in ``[-1, 1]`` with ``K(0) = 1``.
+    """
+    omega = np.asarray(omega, dtype=np.float64)
+    if omega.ndim != 1 or omega.size < 1 or not np.all(np.isfinite(omega)):
+        raise ValueError(f"omega must be a non-empty 1-D array of finite frequencies, got shape {omega.shape}")
+    deltas = np.asarray(deltas, dtype=np.float64)
+    # K(delta) = (1/m) sum_k cos(delta omega_k)
+    return np.cos(deltas[..., None] * omega).mean(axis=-1)
+
+
 def rope_kernel(deltas, d_head: int, base: float = 10000.0) -> np.ndarray:
-    r"""RoPE's relative kernel :math:`K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)`.
+    r"""RoPE's relative kernel $K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)$: :func:`cosine_kernel` of
+    :func:`rope_frequencies`.
 
     Parameters
     ----------
@@ -184,10 +212,7 @@ def rope_kernel(deltas, d_head: int, base: float = 10000.0) -> np.ndarray:
     -------
     K : ndarray, same shape as ``deltas``, values in ``[-1, 1]`` with ``K(0) = 1``.
     """
-    theta = rope_frequencies(d_head, base)
-    deltas = np.asarray(deltas, dtype=np.float64)
-    # K(delta) = (1/m) sum_k cos(delta theta_k)
-    return np.cos(deltas[..., None] * theta).mean(axis=-1)
+    return cosine_kernel(deltas, rope_frequencies(d_head, base))
 
 
 def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
@@ -221,7 +246,7 @@ def rotary_distances(n: int, theta) -> np.ndarray:
     idx = np.arange(n)
     delta = (idx[:, None] - idx[None, :]).astype(np.float64)
     # dhat_ij^2 = 2 (K(0) - K(i - j)), with K(0) = 1; rounding can make it slightly negative
-    sq = 2.0 * (1.0 - np.cos(delta[..., None] * theta).mean(axis=-1))
+    sq = 2.0 * (1.0 - cosine_kernel(delta, theta))
     return np.sqrt(np.clip(sq, 0.0, None))
 
 
@@ -472,6 +497,6 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
 
 __all__ = [
     "SINUSOIDAL_LAYOUTS", "ENCODINGS", "sinusoidal_frequencies", "sinusoidal_table", "sinusoidal_distances",
-    "rope_frequencies", "rope_kernel", "rope_distances", "rotary_distances", "alibi_slopes", "alibi_bias", "alibi_distances",
+    "rope_frequencies", "cosine_kernel", "rope_kernel", "rope_distances", "rotary_distances", "alibi_slopes", "alibi_bias", "alibi_distances",
     "none_distances", "random_table", "random_distances", "table_distances", "mds_distances", "encoding_distances",
 ]

@@ -202,3 +202,15 @@ def test_mds_encoding_reproduces_a_euclidean_target_and_truncates_by_rank():
 def test_bad_inputs_raise_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_cosine_kernel_and_the_sinusoidal_identity():
+    omega = enc.sinusoidal_frequencies(12)
+    deltas = np.arange(9)
+    naive = np.array([sum(math.cos(t * w) for w in omega) / len(omega) for t in deltas])
+    np.testing.assert_allclose(enc.cosine_kernel(deltas, omega), naive, atol=1e-14)
+    # ||p_i - p_j||^2 = d (1 - K(i - j)) on the table itself
+    D = enc.sinusoidal_distances(9, 12)
+    np.testing.assert_allclose(D[0] ** 2, 12 * (1 - naive), atol=1e-12)
+    with pytest.raises(ValueError, match="frequencies"):
+        enc.cosine_kernel(deltas, [])

@@ -9,8 +9,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from sklearn.decomposition import PCA
-from sklearn.metrics.pairwise import cosine_similarity
 
 from posgeom import get_settings
 from posgeom.checks import chapter4 as checks
@@ -26,108 +24,6 @@ def rng():
 
 # ---------------------------------------------------------------------------------------------
 # table analysis
-
-
-@pytest.mark.parametrize("center", [False, True])
-def test_cosine_similarity_matches_sklearn(rng, center):
-    P = rng.normal(size=(12, 5)) + 2.0
-    X = P - P.mean(axis=0) if center else P
-    np.testing.assert_allclose(lt.cosine_similarity_matrix(P, center=center), cosine_similarity(X), atol=1e-12)
-
-
-def test_cosine_similarity_rejects_zero_rows():
-    with pytest.raises(ValueError, match="zero norm"):
-        lt.cosine_similarity_matrix(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]]))
-
-
-def test_similarity_by_lag_matches_a_loop(rng):
-    C = cosine_similarity(rng.normal(size=(9, 4)))
-    out = lt.similarity_by_lag(C)
-    for lag in range(9):
-        vals = [C[i, i + lag] for i in range(9 - lag)]
-        assert out["mean"][lag] == pytest.approx(np.mean(vals))
-        assert out["min"][lag] == pytest.approx(min(vals))
-        assert out["max"][lag] == pytest.approx(max(vals))
-    assert out["mean"][0] == pytest.approx(1.0)
-
-
-def test_sinusoidal_neighbour_cosine_has_its_closed_form():
-    # <p_i, p_{i+1}> = sum_k cos(omega_k), |p_i|^2 = d/2  =>  s(1) = (2/d) sum_k cos(omega_k)
-    from posgeom.encodings import sinusoidal_frequencies, sinusoidal_table
-
-    n, d = 40, 16
-    lag = lt.similarity_by_lag(lt.cosine_similarity_matrix(sinusoidal_table(n, d)))
-    omega = sinusoidal_frequencies(d)
-    for delta in (1, 3, 10):
-        assert lag["mean"][delta] == pytest.approx(2.0 / d * np.sum(np.cos(delta * omega)), abs=1e-12)
-
-
-def test_isolation_scores_match_a_loop(rng):
-    P = rng.normal(size=(10, 3))
-    P[0] += 25.0  # a row far from every other
-    nearest = [min(np.linalg.norm(P[i] - P[j]) for j in range(10) if j != i) for i in range(10)]
-    np.testing.assert_allclose(lt.isolation_scores(P), np.asarray(nearest) / np.median(nearest), rtol=1e-10)
-    assert lt.stand_apart(P, 2.0).tolist() == [0]
-
-
-def test_periodogram_matches_a_naive_dft(rng):
-    P = rng.normal(size=(11, 3))
-    freqs, power = lt.dimension_periodograms(P)
-    n = P.shape[0]
-    X = P - P.mean(axis=0)
-    for k in range(n // 2 + 1):
-        assert freqs[k] == pytest.approx(k / n)
-        for j in range(3):
-            z = sum(X[i, j] * np.exp(-2j * np.pi * k * i / n) for i in range(n))
-            assert power[k, j] == pytest.approx(abs(z) ** 2 / n)
-
-
-def test_pure_sinusoids_have_concentration_one_at_their_frequency():
-    n = 64
-    i = np.arange(n)
-    P = np.column_stack([np.cos(2 * np.pi * 3 * i / n), np.sin(2 * np.pi * 7 * i / n), np.ones(n)])
-    spec = lt.spectral_summary(P)
-    assert spec["dominant_k"][:2].tolist() == [3, 7]
-    np.testing.assert_allclose(spec["concentration"][:2], 1.0, atol=1e-12)
-    assert spec["concentration"][2] == 0.0  # a constant column has no spectrum
-    assert spec["power_share"].sum() == pytest.approx(1.0)
-
-
-def test_white_noise_is_not_concentrated(rng):
-    spec = lt.spectral_summary(rng.normal(size=(256, 200)))
-    assert np.median(spec["concentration"]) < 0.1
-
-
-def test_principal_components_match_sklearn(rng):
-    P = rng.normal(size=(30, 6)) @ rng.normal(size=(6, 6))
-    scores, explained = lt.principal_components(P, 4)
-    pca = PCA(n_components=4).fit(P)
-    np.testing.assert_allclose(explained, pca.explained_variance_ratio_, rtol=1e-8)
-    np.testing.assert_allclose(np.abs(scores), np.abs(pca.transform(P)), atol=1e-8)
-    with pytest.raises(ValueError, match="k must be"):
-        lt.principal_components(P, 7)
-
-
-def test_best_sinusoid_recovers_a_known_one_and_matches_brute_force(rng):
-    n = 50
-    t = np.arange(n) / n
-    y = 2.0 * np.cos(2 * np.pi * 3.5 * t + 0.7) + 0.3
-    fit = lt.best_sinusoid(y)
-    assert fit["freq"] == 3.5 and fit["r2"] == pytest.approx(1.0, abs=1e-10)
-    assert fit["amplitude"] == pytest.approx(2.0) and fit["period"] == pytest.approx(n / 3.5)
-    # brute force on a noisy signal: fit every candidate with an explicit projection
-    z = rng.normal(size=n)
-    best = (None, -np.inf)
-    for f in np.arange(1, n + 1) / 2:
-        X = np.column_stack([np.cos(2 * np.pi * f * t), np.sin(2 * np.pi * f * t), np.ones(n)])
-        beta = np.linalg.pinv(X) @ z
-        r2 = 1 - np.sum((z - X @ beta) ** 2) / np.sum((z - z.mean()) ** 2)
-        if r2 > best[1] + 1e-12:
-            best = (f, r2)
-    fit = lt.best_sinusoid(z)
-    assert fit["freq"] == best[0] and fit["r2"] == pytest.approx(best[1])
-    with pytest.raises(ValueError, match="constant"):
-        lt.best_sinusoid(np.ones(10))
 
 
 def test_random_walk_table_is_a_cumulative_sum():

@@ -57,34 +57,6 @@ def model(position, causal=False, L=8, V=20, seed=0):
 # zoo
 
 
-def test_toeplitz_spread_against_a_loop():
-    rng = np.random.default_rng(0)
-    A = rng.random((7, 7))
-    D = A + A.T
-    np.fill_diagonal(D, 0)
-    spread = 0.0
-    for k in range(1, 7):
-        diag = [D[i, i + k] for i in range(7 - k)]
-        spread = max(spread, max(diag) - min(diag))
-    assert zoo.toeplitz_spread(D) == pytest.approx(spread / D.max(), abs=1e-15)
-    assert zoo.toeplitz_spread(enc.alibi_distances(20, 8)) == 0.0
-    assert zoo.toeplitz_spread(np.zeros((4, 4))) == 0.0
-    with pytest.raises(ValueError, match="square"):
-        zoo.toeplitz_spread(np.zeros((3, 4)))
-
-
-def test_kernel_curve_and_the_sinusoidal_identity():
-    omega = enc.sinusoidal_frequencies(12)
-    deltas = np.arange(9)
-    naive = np.array([sum(math.cos(t * w) for w in omega) / len(omega) for t in deltas])
-    np.testing.assert_allclose(zoo.kernel_curve(omega, deltas), naive, atol=1e-14)
-    # ||p_i - p_j||^2 = d (1 - K(i - j)) on the table itself
-    D = enc.sinusoidal_distances(9, 12)
-    np.testing.assert_allclose(D[0] ** 2, 12 * (1 - naive), atol=1e-12)
-    with pytest.raises(ValueError, match="frequencies"):
-        zoo.kernel_curve([], deltas)
-
-
 def test_eigen_fraction_and_line_fit():
     assert zoo.eigen_fraction(enc.alibi_distances(15, 4)) == pytest.approx(1.0, abs=1e-12)
     X = np.random.default_rng(1).standard_normal((10, 3))

@@ -92,7 +92,7 @@ def test_delta_method_noise_closed_form_and_simulation():
 def test_family_corpus_markov_is_circulant():
     c = cg.family_corpus("markov", n_sequences=50, n_positions=10, vocab_size=99, seed=0)
     assert c.vocab_size == 10
-    assert sm.circulant_deviation(posgeom.hellinger_matrix(c.population)) < 1e-12
+    assert posgeom.circulant_deviation(posgeom.hellinger_matrix(c.population)) < 1e-12
     with pytest.raises(ValueError, match="valid families"):
         cg.family_corpus("nope", n_sequences=5, n_positions=5, vocab_size=5, seed=0)
 
@@ -113,39 +113,6 @@ def test_encoding_stresses_nan_where_undefined():
     assert np.isnan(out["none"]["kruskal1"])
 
 
-def _toeplitz_naive(D):
-    n = D.shape[0]
-    T = np.zeros_like(D)
-    for i in range(n):
-        for j in range(n):
-            vals = [D[k, k + j - i] for k in range(n) if 0 <= k + j - i < n]
-            T[i, j] = np.mean(vals)
-    return np.linalg.norm(D - T) / np.linalg.norm(D)
-
-
-def _circulant_naive(D):
-    n = D.shape[0]
-    C = np.zeros_like(D)
-    for i in range(n):
-        for j in range(n):
-            C[i, j] = np.mean([D[k, (k + j - i) % n] for k in range(n)])
-    return np.linalg.norm(D - C) / np.linalg.norm(D)
-
-
-def test_toeplitz_and_circulant_deviation_against_loops():
-    rng = np.random.default_rng(0)
-    A = rng.random((7, 7))
-    assert sm.toeplitz_deviation(A) == pytest.approx(_toeplitz_naive(A))
-    assert sm.circulant_deviation(A) == pytest.approx(_circulant_naive(A))
-    T = scipy.linalg.toeplitz(rng.random(7))
-    assert sm.toeplitz_deviation(T) < 1e-14 and sm.circulant_deviation(T) > 1e-3
-    C = scipy.linalg.circulant(rng.random(7))
-    # every circulant matrix is Toeplitz
-    assert sm.circulant_deviation(C) < 1e-14 and sm.toeplitz_deviation(C) < 1e-14
-    with pytest.raises(ValueError, match="square"):
-        sm.toeplitz_deviation(np.zeros((2, 3)))
-
-
 def test_fourier_basis_diagonalises_circulants():
     F = sm.fourier_basis(12, 3)
     np.testing.assert_allclose(F.T @ F, np.eye(6), atol=1e-12)
@@ -158,27 +125,6 @@ def test_fourier_basis_diagonalises_circulants():
     np.testing.assert_allclose(CF, F * np.diag(F.T @ C @ F), atol=1e-12)
     with pytest.raises(ValueError):
         sm.fourier_basis(6, 3)
-
-
-def test_sinusoid_fit_exact_and_against_lstsq():
-    n, grid = 40, 400
-    i = np.arange(n)
-    omega = np.pi * 37 / grid
-    u = np.cos(omega * i + 0.3)
-    u -= u.mean()
-    r2, w = sm.sinusoid_fit(u[:, None], grid)
-    assert r2[0] == pytest.approx(1.0, abs=1e-10) and w[0] == pytest.approx(omega)
-    # random vector: the best R^2 equals a brute-force least-squares search over the same grid
-    v = np.random.default_rng(0).standard_normal(n)
-    v -= v.mean()
-    best = 0.0
-    for g in range(1, grid + 1):
-        om = np.pi * g / grid
-        S = np.column_stack([np.cos(om * i), np.sin(om * i)])
-        S -= S.mean(axis=0)
-        coef, *_ = np.linalg.lstsq(S, v, rcond=None)
-        best = max(best, float(np.sum((S @ coef) ** 2) / np.sum(v * v)))
-    assert sm.sinusoid_fit(v[:, None], grid)[0][0] == pytest.approx(best, rel=1e-8)
 
 
 def test_fourier_match_bounds():

@@ -77,7 +77,6 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
-from .sinusoids_as_mds import offset_means
 
 CORPUS_NAMES = ("sst2", "imdb")
 #: The paper's ALiBi stress on SST-2 (claim C7).
@@ -269,39 +268,6 @@ def corpus_distances(settings: Settings, opts: dict[str, Any]) -> tuple[np.ndarr
     return geo.hellinger_matrix(marginals, kind=opts["kind"]), marginals.positions
 
 
-def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
-    r"""The shift-equivariant part of a distance matrix: the mean of ``D`` along each offset.
-
-    $T_{ij} = \operatorname{mean}\{D_{kl} : |k - l| = |i - j|\}$ and
-    $R^2 = 1 - \sum_{i<j} (D - T)_{ij}^2 / \sum_{i<j} (D_{ij} - \bar d)^2$ ($\bar d$ the mean off-diagonal
-    distance): 1 when $D$ depends on $|i - j|$ only.
-
-    Parameters
-    ----------
-    D : array-like of shape (n, n)
-
-    Returns
-    -------
-    T : ndarray of shape (n, n)
-    profile : ndarray of shape (n,)
-        ``profile[k]`` is the mean distance at offset ``k`` (``profile[0] = 0``).
-    r2 : float
-    """
-    D = np.asarray(D, dtype=np.float64)
-    if D.ndim != 2 or D.shape[0] != D.shape[1] or D.shape[0] < 3:
-        raise ValueError(f"D must be a square distance matrix with n >= 3, got shape {D.shape}")
-    n = D.shape[0]
-    idx = np.arange(n)
-    # profile[k] = mean of D over |i - j| = k
-    T, profile = offset_means(D, np.abs(idx[:, None] - idx[None, :]))
-    iu = np.triu_indices(n, k=1)
-    d = D[iu]
-    total = float(np.sum((d - d.mean()) ** 2))
-    # R^2 = 1 - sum (D - T)^2 / sum (D - mean)^2 over i < j
-    r2 = 1.0 - float(np.sum((d - T[iu]) ** 2)) / total if total > 0 else float("nan")
-    return T, profile, r2
-
-
 def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
     r"""The cross-half estimate of the Hellinger geometry without its sampling noise (module docstring).
 
@@ -455,12 +421,12 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
         D = geo.hellinger_matrix(marginals, kind=opts["kind"])
         floor = geo.noise_floor(counts, method=noise_cfg["method"], n_rep=noise_cfg["n_rep"], seed=settings.seed,
                                 min_count=opts["min_count"], kind=opts["kind"])
-        _, profile, r2 = toeplitz_projection(D)
+        _, profile, r2 = geo.toeplitz_projection(D)
         rep = rank_one_report(D, floor.matrix)
         res = resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size,
                                    marginals.positions, seed=settings.seed)
         R = res["R"]
-        _, profile_res, r2_res = toeplitz_projection(R)
+        _, profile_res, r2_res = geo.toeplitz_projection(R)
         w_res = _gram_eigenvalues(R**2)
         values = {
             "options": opts, "source": params["data"], "tokenizer": tokens.tokenizer,
@@ -1002,7 +968,7 @@ def main(argv: list[str] | None = None) -> int:
 
 __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options", "load_tokens",
-    "corpus_marginals", "corpus_distances", "toeplitz_projection", "resolvable_distances", "rank_one_report",
+    "corpus_marginals", "corpus_distances", "resolvable_distances", "rank_one_report",
     "run_corpus_geometry",
     "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
     "equidistant_distances", "encoding_distances", "run_stress_table", "stress_dataframe", "row_of",

@@ -12,11 +12,11 @@ and eigenvectors $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$: classical MDS *is* 
 with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$. This module measures how close real
 and synthetic corpora come to that picture:
 
-* ``toeplitz_deviation`` / ``circulant_deviation``: $\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$,
-  $\mathcal T$ averaging each (wrapped) diagonal;
-* ``sinusoid_fit``: for each MDS eigenvector $u$, the largest fraction of its energy captured by one
-  (centred) sinusoid $\operatorname{span}\{\cos\omega i, \sin\omega i\}$ over a grid of frequencies, and that
-  frequency $\omega$;
+* :func:`posgeom.geometry.toeplitz_deviation` / :func:`posgeom.geometry.circulant_deviation`:
+  $\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$, $\mathcal T$ averaging each (wrapped) diagonal;
+* :func:`posgeom.geometry.fit_sinusoid`: for each MDS eigenvector $u$, the largest fraction of its energy
+  captured by one (centred) sinusoid $\operatorname{span}\{\cos\omega i, \sin\omega i\}$ over a grid of
+  frequencies, and that frequency $\omega$;
 * ``fourier_match``: the mean squared cosine of the principal angles between the span of the top $2m$
   eigenvectors and the span of the $m$ lowest Fourier pairs;
 * a sweep from the circulant Markov corpus to the drift corpus, $\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}}
@@ -36,7 +36,7 @@ from ..registry import Registry, Result
 from . import corpus_geometry as cg
 
 __all__ = [
-    "CONFIGS", "offset_means", "toeplitz_deviation", "circulant_deviation", "fourier_basis", "sinusoid_fit", "fourier_match",
+    "CONFIGS", "fourier_basis", "fourier_match",
     "circulant_eigenvalues", "run_fourier_match", "run_stationarity_sweep",
 ]
 
@@ -44,74 +44,6 @@ CONFIGS: dict[str, dict] = {
     "quick": dict(n_vectors=6, n_pairs=3, grid=2_000, sweep=(0.0, 0.1, 0.25, 0.5, 0.75, 1.0), toeplitz_vocab=100),
     "paper": dict(n_vectors=10, n_pairs=5, grid=8_000, sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), toeplitz_vocab=100),
 }
-
-
-def _square(D, name="D") -> np.ndarray:
-    D = np.asarray(D, dtype=np.float64)
-    if D.ndim != 2 or D.shape[0] != D.shape[1] or D.shape[0] < 2:
-        raise ValueError(f"{name} must be a square (n, n) matrix with n >= 2; got shape {D.shape}")
-    return D
-
-
-def offset_means(D: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""Average ``D`` (n, n) over the classes of ``offset`` (n, n), labels $0 \dots m-1$, none empty.
-
-    Returns ``(T, means)``: ``means[c]`` is the mean of $D$ over class $c$ and $T_{ij}$ = ``means[offset[i, j]]``,
-    the least-squares projection of $D$ onto matrices constant on each class (Toeplitz for $j - i$,
-    circulant for $(j - i) \bmod n$, symmetric Toeplitz for $|i - j|$).
-    """
-    labels = offset.ravel()
-    # means[c] = sum of D over class c / size of class c
-    means = np.bincount(labels, weights=D.ravel()) / np.bincount(labels)
-    return means[offset], means
-
-
-def _relative_residual(D: np.ndarray, T: np.ndarray) -> float:
-    # ||D - T||_F / ||D||_F
-    norm = np.linalg.norm(D)
-    return float(np.linalg.norm(D - T) / norm) if norm > 0 else 0.0
-
-
-def toeplitz_deviation(D) -> float:
-    r"""$\lVert D - \mathcal T(D)\rVert_F / \lVert D\rVert_F$, $\mathcal T(D)_{ij}$ = mean of the diagonal $j - i$.
-
-    0 exactly when $D$ is Toeplitz ($d_{ij}$ a function of $j - i$).
-
-    Parameters
-    ----------
-    D : array-like of shape (n, n)
-
-    Returns
-    -------
-    float
-    """
-    D = _square(D)
-    n = D.shape[0]
-    idx = np.arange(n)
-    # T(D)_ij = mean_k D_{k, k + (j - i)}: classes j - i + n - 1 in 0 .. 2n - 2
-    T, _ = offset_means(D, idx[None, :] - idx[:, None] + n - 1)
-    return _relative_residual(D, T)
-
-
-def circulant_deviation(D) -> float:
-    r"""$\lVert D - \mathcal C(D)\rVert_F / \lVert D\rVert_F$, $\mathcal C(D)_{ij}$ = mean over $(j - i) \bmod n$.
-
-    0 exactly when $D$ is circulant.
-
-    Parameters
-    ----------
-    D : array-like of shape (n, n)
-
-    Returns
-    -------
-    float
-    """
-    D = _square(D)
-    n = D.shape[0]
-    idx = np.arange(n)
-    # C(D)_ij = mean of D over (j - i) mod n
-    C, _ = offset_means(D, (idx[None, :] - idx[:, None]) % n)
-    return _relative_residual(D, C)
 
 
 def fourier_basis(n: int, m: int) -> np.ndarray:
@@ -131,57 +63,6 @@ def fourier_basis(n: int, m: int) -> np.ndarray:
     out[:, 0::2] = np.sqrt(2.0 / n) * np.cos(angle)
     out[:, 1::2] = np.sqrt(2.0 / n) * np.sin(angle)
     return out
-
-
-def sinusoid_fit(U, grid: int = 2000) -> tuple[np.ndarray, np.ndarray]:
-    r"""Best single-sinusoid fit of each column of ``U``.
-
-    For a column $u$ (centred, as MDS eigenvectors are) and a frequency $\omega \in (0, \pi]$, let
-    $Q_\omega$ be an orthonormal basis of the centred $\operatorname{span}\{\cos\omega i, \sin\omega i\}$;
-    the captured fraction is $R^2(\omega) = \lVert Q_\omega^\top u\rVert^2 / \lVert u \rVert^2$. Returns the
-    largest $R^2$ over ``grid`` equally spaced frequencies and the frequency reaching it.
-
-    Parameters
-    ----------
-    U : array-like of shape (n, k)
-    grid : int
-        Number of frequencies in $(0, \pi]$.
-
-    Returns
-    -------
-    r2 : ndarray of shape (k,)
-        In $[0, 1]$; 1 for an exact (centred) sinusoid of a grid frequency.
-    omega : ndarray of shape (k,)
-        Radians per position.
-    """
-    U = np.asarray(U, dtype=np.float64)
-    if U.ndim != 2 or U.shape[0] < 3:
-        raise ValueError(f"U must be (n, k) with n >= 3; got shape {U.shape}")
-    if grid < 1:
-        raise ValueError(f"grid must be >= 1; got {grid}")
-    n = U.shape[0]
-    Uc = U - U.mean(axis=0, keepdims=True)
-    norms = np.einsum("ij,ij->j", Uc, Uc)
-    omegas = np.pi * np.arange(1, grid + 1) / grid
-    i = np.arange(n, dtype=np.float64)
-    # centred cos and sin columns of every grid frequency, (grid, n) each
-    C = np.cos(omegas[:, None] * i[None, :])
-    S = np.sin(omegas[:, None] * i[None, :])
-    C -= C.mean(axis=1, keepdims=True)
-    S -= S.mean(axis=1, keepdims=True)
-    cc, ss, cs = np.einsum("gi,gi->g", C, C), np.einsum("gi,gi->g", S, S), np.einsum("gi,gi->g", C, S)
-    bc, bs = C @ Uc, S @ Uc  # (grid, k): projections on the two columns
-    det = cc * ss - cs * cs
-    full = det > 1e-10 * np.maximum(cc * ss, 1e-300)
-    # R^2 = b^T G^{-1} b / ||u||^2 with G the 2 x 2 Gram matrix of (cos, sin); rank 1 where sin vanishes
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r2_full = (ss[:, None] * bc**2 - 2 * cs[:, None] * bc * bs + cc[:, None] * bs**2) / det[:, None]
-        r2_cos = np.where(cc[:, None] > 0, bc**2 / cc[:, None], 0.0)
-    r2 = np.where(full[:, None], r2_full, r2_cos) / np.where(norms > 0, norms, 1.0)[None, :]
-    best = np.argmax(r2, axis=0)
-    best_r2 = r2[best, np.arange(U.shape[1])]
-    best_w = omegas[best]
-    return np.minimum(best_r2, 1.0), best_w
 
 
 def fourier_match(U, m: int) -> float:
@@ -234,12 +115,13 @@ def _summary(D, cfg, d_model: int, n_heads: int, positions=None, seed: int = 0) 
     res = geo.classical_mds(D, k=1)
     k = min(cfg["n_vectors"], n - 1)
     U = res.eigenvectors[:, :k]
-    r2, omega = sinusoid_fit(U, cfg["grid"])
+    fit = geo.fit_sinusoid(U, cfg["grid"])
+    r2, omega = fit.r2, fit.omega
     positions = np.arange(n) if positions is None else np.asarray(positions)
     encs = cg.kept_encodings(positions, d_model, n_heads, seed)
     m = min(cfg["n_pairs"], (n - 1) // 2)
     values = dict(
-        n=int(n), toeplitz_deviation=toeplitz_deviation(D), circulant_deviation=circulant_deviation(D),
+        n=int(n), toeplitz_deviation=geo.toeplitz_deviation(D), circulant_deviation=geo.circulant_deviation(D),
         sinusoid_r2=[float(x) for x in r2], sinusoid_omega=[float(x) for x in omega],
         mean_sinusoid_r2=float(r2.mean()), fourier_match=fourier_match(U, m),
         sinusoidal_scale_free=geo.stress(D, encs["sinusoidal"], "scale_free", as_distances=True),

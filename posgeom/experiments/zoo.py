@@ -41,7 +41,7 @@ from ..config import settings_or_default as _settings
 from ..registry import Registry, Result
 
 __all__ = [
-    "CONFIGS", "ZOO", "HOW_IT_ENTERS", "toeplitz_spread", "eigen_fraction", "kernel_curve",
+    "CONFIGS", "ZOO", "HOW_IT_ENTERS", "eigen_fraction",
     "line_fit_error", "run_zoo",
 ]
 
@@ -65,32 +65,6 @@ CONFIGS: dict[str, dict] = {
 }
 
 
-def toeplitz_spread(D) -> float:
-    r"""How far a distance matrix is from depending on $|i - j|$ only.
-
-    $\max_{\delta} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max D$: 0 for a
-    Toeplitz (shift-invariant) matrix.
-
-    Parameters
-    ----------
-    D : array of shape (n, n)
-
-    Returns
-    -------
-    float
-        In ``[0, 1]``; 0 when ``D`` is all zeros.
-    """
-    D = np.asarray(D, dtype=np.float64)
-    if D.ndim != 2 or D.shape[0] != D.shape[1]:
-        raise ValueError(f"D must be a square (n, n) matrix, got shape {D.shape}")
-    top = float(np.max(np.abs(D))) if D.size else 0.0
-    if top == 0.0:
-        return 0.0
-    n = D.shape[0]
-    spread = max((float(np.ptp(np.diagonal(D, offset=k))) for k in range(1, n)), default=0.0)
-    return spread / top
-
-
 def eigen_fraction(D, k: int = 1) -> float:
     r"""Fraction of the positive eigenvalue mass of $B = -\frac12 J D^{(2)} J$ held by the top ``k``.
 
@@ -109,28 +83,6 @@ def eigen_fraction(D, k: int = 1) -> float:
     if pos.size == 0:
         return float("nan")
     return float(pos[:k].sum() / pos.sum())
-
-
-def kernel_curve(omega, deltas) -> np.ndarray:
-    r"""The mean-cosine kernel $K_\Omega(\delta) = \frac{1}{|\Omega|}\sum_{\omega\in\Omega}\cos(\delta\omega)$.
-
-    Parameters
-    ----------
-    omega : array of shape (m,)
-        The frequency set.
-    deltas : array of shape (q,)
-        Offsets $\delta = i - j$.
-
-    Returns
-    -------
-    ndarray of shape (q,)
-    """
-    omega = np.asarray(omega, dtype=np.float64)
-    deltas = np.asarray(deltas, dtype=np.float64)
-    if omega.ndim != 1 or omega.size == 0:
-        raise ValueError(f"omega must be a non-empty 1-D array of frequencies, got shape {omega.shape}")
-    # K(delta) = (1/m) sum_k cos(delta omega_k)
-    return np.cos(deltas[:, None] * omega[None, :]).mean(axis=1)
 
 
 def line_fit_error(D) -> tuple[float, float]:
@@ -169,7 +121,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
     r"""The zoo at the shape of the pretrained model: tables, biases, distance matrices and their checks.
 
     Values: the pretrained model and its shape; per encoding (``values["encodings"][name]``) where it
-    enters, its number of positional parameters, :func:`toeplitz_spread`, the eigenvalue fraction of
+    enters, its number of positional parameters, :func:`posgeom.geometry.toeplitz_spread`, the eigenvalue fraction of
     the top 1 and 2 MDS axes, and :func:`posgeom.geometry.separation` (raw and normalised; NaN-free:
     NoPE gives 0). The kernel checks (``values["kernel"]``): the largest difference between RoPE's
     distance and a sinusoidal table of width $d_{head}$ rescaled by $1/\sqrt{d_{head}/2}$ (the identity),
@@ -214,7 +166,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
             Dk = D[key]
             sep = geo.separation(Dk, as_distances=True) if key != "none" else None
             per[key] = dict(
-                enters=HOW_IT_ENTERS[key], n_params=n_params[key], toeplitz_spread=toeplitz_spread(Dk),
+                enters=HOW_IT_ENTERS[key], n_params=n_params[key], toeplitz_spread=geo.toeplitz_spread(Dk),
                 eigen_fraction_1=eigen_fraction(Dk, 1) if key != "none" else float("nan"),
                 eigen_fraction_2=eigen_fraction(Dk, 2) if key != "none" else float("nan"),
                 separation=sep.raw if sep else 0.0, separation_normalized=sep.normalized if sep else 0.0,
@@ -230,7 +182,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
             d_model=d, d_head=d_head, identity_max_error=float(np.max(np.abs(identity - D["rope"]))),
             # ||p_i - p_j||^2 = d (1 - K(i - j)), checked on the table's distances
             sinusoidal_kernel_max_error=float(np.max(np.abs(
-                D["sinusoidal"][0] ** 2 - d * (1 - kernel_curve(om_s, deltas))))),
+                D["sinusoidal"][0] ** 2 - d * (1 - enc.cosine_kernel(deltas, om_s))))),
             stress_scale_free=float(geo.stress(D["sinusoidal"], D["rope"], "scale_free", as_distances=True)),
             spearman=float(geo.spearman(D["sinusoidal"], D["rope"], as_distances=True)),
             omega_range_sinusoidal=[float(om_s.min()), float(om_s.max())],
@@ -244,8 +196,8 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
                      line_spacing_error=spacing_err)
         arrays.update(
             table__sinusoidal=enc.sinusoidal_table(m, d, base=base), table__learned=table[:m].copy(),
-            alibi_bias=enc.alibi_bias(m, H), deltas=deltas, K_sinusoidal=kernel_curve(om_s, deltas),
-            K_rope=kernel_curve(om_r, deltas), omega_sinusoidal=om_s, omega_rope=om_r,
+            alibi_bias=enc.alibi_bias(m, H), deltas=deltas, K_sinusoidal=enc.cosine_kernel(deltas, om_s),
+            K_rope=enc.cosine_kernel(deltas, om_r), omega_sinusoidal=om_s, omega_rope=om_r,
         )
         values = dict(pretrained=name, shape=shape, n=n, base=base, encodings=per, kernel=kernel, alibi=alibi)
         return values, arrays

@@ -1,6 +1,6 @@
 """Geometry core (SPEC sections 1–2): positional statistics, Hellinger distances,
 classical MDS, stress, effective rank, low-rank factors, SMACOF, monotonicity, separation,
-noise floor, and self-check helpers for exercises.
+noise floor, shift structure, analysis of position tables, and self-check helpers for exercises.
 
 numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kernels.py`` (imported on
 first use); nothing here imports a higher layer of :mod:`posgeom`.
@@ -22,9 +22,22 @@ from .mds import (
 )
 from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
 from .noise import NOISE_METHODS, NoiseFloor, noise_floor
+from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
 from .similarity import head_logits, kernel_distances
 from .smacof import SmacofResult, smacof
 from .stress import STRESS_NORMALIZATIONS, distances_of, stress
+from .tables import (
+    SinusoidFit,
+    analyse_table,
+    cosine_similarity_matrix,
+    dimension_periodograms,
+    fit_sinusoid,
+    isolation_scores,
+    principal_components,
+    similarity_by_lag,
+    spectral_summary,
+    stand_apart,
+)
 from .checks import check_classical_mds, check_hellinger, check_hellinger_matrix, check_stress
 
 __all__ = [
@@ -64,6 +77,23 @@ __all__ = [
     # distances induced by similarities (attention logits)
     "kernel_distances",
     "head_logits",
+    # shift structure (dependence on the offset only)
+    "offset_means",
+    "toeplitz_projection",
+    "toeplitz_deviation",
+    "circulant_deviation",
+    "toeplitz_spread",
+    # position tables: similarity, spectra, principal components, the best sinusoid
+    "cosine_similarity_matrix",
+    "similarity_by_lag",
+    "isolation_scores",
+    "stand_apart",
+    "dimension_periodograms",
+    "spectral_summary",
+    "principal_components",
+    "SinusoidFit",
+    "fit_sinusoid",
+    "analyse_table",
     # noise floor
     "NoiseFloor",
     "noise_floor",

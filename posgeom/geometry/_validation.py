@@ -133,3 +133,20 @@ def check_rng(seed) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     return np.random.default_rng(seed)
+
+
+def as_square_matrix(x, name: str = "D", *, min_n: int = 1) -> np.ndarray:
+    """``x`` as a finite square (n, n) float64 array with n >= ``min_n`` (any sign, not necessarily
+    symmetric), or a ``ValueError`` naming ``name``."""
+    arr = as_float_matrix(x, name)
+    if arr.shape[0] != arr.shape[1] or arr.shape[0] < min_n:
+        raise ValueError(f"{name} must be a square (n, n) matrix with n >= {min_n}; got shape {arr.shape}")
+    return arr
+
+
+def check_table(P, name: str = "P", min_rows: int = 2) -> np.ndarray:
+    """A finite (n, d) float64 position table with n >= ``min_rows`` and d >= 1, or a ``ValueError``."""
+    P = as_float_matrix(P, name)
+    if P.shape[0] < min_rows or P.shape[1] < 1:
+        raise ValueError(f"{name} needs at least {min_rows} rows and 1 column; got shape {P.shape}")
+    return P

@@ -1,0 +1,167 @@
+r"""Shift structure of a square matrix: how far $D_{ij}$ is from depending on the offset between $i$ and $j$ only.
+
+Every measure here averages $D$ over classes of positions pairs with the same offset
+(:func:`offset_means`): the least-squares projection of $D$ onto the matrices constant on each class.
+
+=============================  =====================================  ===========================================
+function                       offset class of ``(i, j)``             what it returns
+=============================  =====================================  ===========================================
+:func:`toeplitz_projection`    $\lvert i - j \rvert$ (symmetric)      the projection $T$, the mean at each offset and
+                                                                      $R^2 = 1 - \sum_{i<j}(D - T)_{ij}^2 / \sum_{i<j}(D_{ij} - \bar d)^2$
+:func:`toeplitz_deviation`     $j - i$ (Toeplitz)                     $\lVert D - \mathcal T(D)\rVert_F / \lVert D\rVert_F$
+:func:`circulant_deviation`    $(j - i) \bmod n$ (circulant)          $\lVert D - \mathcal C(D)\rVert_F / \lVert D\rVert_F$
+:func:`toeplitz_spread`        $j - i > 0$                            $\max_\delta \operatorname{range}_i D_{i,i+\delta} / \max \lvert D\rvert$
+=============================  =====================================  ===========================================
+
+$R^2$ and the deviations are averages (how much of $D$ the shift-invariant part explains); the spread
+is a worst case (0 only for an exactly Toeplitz upper triangle). A matrix that depends on
+$\lvert i - j\rvert$ only has $R^2 = 1$ and zero deviation and spread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import as_square_matrix
+
+__all__ = ["offset_means", "toeplitz_projection", "toeplitz_deviation", "circulant_deviation", "toeplitz_spread"]
+
+
+def offset_means(D, offset) -> tuple[np.ndarray, np.ndarray]:
+    r"""Average ``D`` over the classes of ``offset``: labels $0 \dots m-1$, none empty.
+
+    $T_{ij} = \bar D_{c}$ with $c$ = ``offset[i, j]`` and $\bar D_c$ the mean of $D$ over class $c$: the
+    least-squares projection of $D$ onto matrices constant on each class (Toeplitz for $j - i$,
+    circulant for $(j - i) \bmod n$, symmetric Toeplitz for $\lvert i - j\rvert$).
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+    offset : array-like of int, shape (n, n)
+        The class of each entry; every label in ``0 .. offset.max()`` must occur.
+
+    Returns
+    -------
+    T : ndarray of shape (n, n)
+    means : ndarray of shape (m,)
+        ``means[c]`` is the mean of ``D`` over class ``c``.
+    """
+    D = as_square_matrix(D, "D")
+    offset = np.asarray(offset)
+    if offset.shape != D.shape or not np.issubdtype(offset.dtype, np.integer) or offset.min() < 0:
+        raise ValueError(f"offset must be non-negative integer labels of shape {D.shape}; got {offset.dtype} "
+                         f"of shape {offset.shape}")
+    labels = offset.ravel()
+    sizes = np.bincount(labels)
+    if np.any(sizes == 0):
+        raise ValueError(f"offset leaves class {int(np.argmin(sizes))} empty; number the classes 0 .. m-1")
+    # means[c] = sum of D over class c / size of class c
+    means = np.bincount(labels, weights=D.ravel()) / sizes
+    return means[offset], means
+
+
+def _relative_residual(D: np.ndarray, T: np.ndarray) -> float:
+    # ||D - T||_F / ||D||_F (0 for an all-zero D)
+    norm = np.linalg.norm(D)
+    return float(np.linalg.norm(D - T) / norm) if norm > 0 else 0.0
+
+
+def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
+    r"""The shift-equivariant part of a distance matrix: the mean of ``D`` along each offset $\lvert i-j\rvert$.
+
+    $T_{ij} = \operatorname{mean}\{D_{kl} : |k - l| = |i - j|\}$ and
+    $R^2 = 1 - \sum_{i<j} (D - T)_{ij}^2 / \sum_{i<j} (D_{ij} - \bar d)^2$ ($\bar d$ the mean off-diagonal
+    entry): 1 when $D$ depends on $|i - j|$ only.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n), n >= 3
+
+    Returns
+    -------
+    T : ndarray of shape (n, n)
+    profile : ndarray of shape (n,)
+        ``profile[k]`` is the mean of ``D`` at offset ``k`` (0 for a distance matrix at ``k = 0``).
+    r2 : float
+        NaN when the off-diagonal entries are all equal.
+    """
+    D = as_square_matrix(D, "D", min_n=3)
+    n = D.shape[0]
+    idx = np.arange(n)
+    # profile[k] = mean of D over |i - j| = k
+    T, profile = offset_means(D, np.abs(idx[:, None] - idx[None, :]))
+    iu = np.triu_indices(n, k=1)
+    d = D[iu]
+    total = float(np.sum((d - d.mean()) ** 2))
+    # R^2 = 1 - sum (D - T)^2 / sum (D - mean)^2 over i < j
+    r2 = 1.0 - float(np.sum((d - T[iu]) ** 2)) / total if total > 0 else float("nan")
+    return T, profile, r2
+
+
+def toeplitz_deviation(D) -> float:
+    r"""$\lVert D - \mathcal T(D)\rVert_F / \lVert D\rVert_F$, $\mathcal T(D)_{ij}$ = mean of the diagonal $j - i$.
+
+    0 exactly when $D$ is Toeplitz ($D_{ij}$ a function of $j - i$).
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n), n >= 2
+
+    Returns
+    -------
+    float
+        0 for an all-zero ``D``.
+    """
+    D = as_square_matrix(D, "D", min_n=2)
+    n = D.shape[0]
+    idx = np.arange(n)
+    # T(D)_ij = mean_k D_{k, k + (j - i)}: classes j - i + n - 1 in 0 .. 2n - 2
+    T, _ = offset_means(D, idx[None, :] - idx[:, None] + n - 1)
+    return _relative_residual(D, T)
+
+
+def circulant_deviation(D) -> float:
+    r"""$\lVert D - \mathcal C(D)\rVert_F / \lVert D\rVert_F$, $\mathcal C(D)_{ij}$ = mean over $(j - i) \bmod n$.
+
+    0 exactly when $D$ is circulant.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n), n >= 2
+
+    Returns
+    -------
+    float
+        0 for an all-zero ``D``.
+    """
+    D = as_square_matrix(D, "D", min_n=2)
+    n = D.shape[0]
+    idx = np.arange(n)
+    # C(D)_ij = mean of D over (j - i) mod n
+    C, _ = offset_means(D, (idx[None, :] - idx[:, None]) % n)
+    return _relative_residual(D, C)
+
+
+def toeplitz_spread(D) -> float:
+    r"""The worst-case distance of ``D`` from depending on the offset only.
+
+    $\max_{\delta \ge 1} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max \lvert D\rvert$:
+    0 for a Toeplitz (shift-invariant) upper triangle.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+
+    Returns
+    -------
+    float
+        In ``[0, 1]`` for a non-negative ``D``; 0 when ``D`` is all zeros.
+    """
+    D = as_square_matrix(D, "D")
+    top = float(np.max(np.abs(D)))
+    if top == 0.0:
+        return 0.0
+    n = D.shape[0]
+    # range of each upper diagonal delta = 1 .. n-1, the largest one relative to max |D|
+    spread = max((float(np.ptp(np.diagonal(D, offset=k))) for k in range(1, n)), default=0.0)
+    return spread / top
