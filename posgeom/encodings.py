@@ -402,6 +402,179 @@ def mds_distances(D, k: int | None = None) -> np.ndarray:
     return table_distances(classical_mds(D, k).embedding)
 
 
+def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.ndarray:
+    r"""ALiBi's bias read as a kernel, the rule used for RoPE: $\hat d_{ij}^2 = 2(K(0) - K(i-j))$.
+
+    With $K(\delta) = -\bar m |\delta|$ this is $\hat d_{ij} = \sqrt{2 \bar m |i - j|}$: a square-root
+    profile, not ALiBi's line $\bar m |i-j|$ of :func:`alibi_distances` (the alternative reading of a
+    bias as a geometry).
+
+    Parameters
+    ----------
+    n, n_heads : int
+    head : int, optional
+        One head's slope instead of the mean $\bar m$.
+
+    Returns
+    -------
+    D : ndarray of shape (n, n)
+    """
+    line = alibi_distances(n, n_heads, head=head)
+    # dhat_ij^2 = 2 (K(0) - K(i - j)) = 2 mbar |i - j|
+    return np.sqrt(2.0 * line)
+
+
+def equidistant_distances(n: int) -> np.ndarray:
+    r"""The regular simplex: one-hot position vectors, every distance $\sqrt 2$ (the Hellinger distance of
+    two distributions with disjoint supports).
+
+    Its ``"scale_free"`` stress $1 - (\sum d)^2 / (m \sum d^2)$ is the baseline an encoding must beat to
+    carry any structure.
+
+    Returns
+    -------
+    D : ndarray of shape (n, n)
+    """
+    n = _check_positive_int("n", n)
+    # dhat_ij = ||e_i - e_j|| = sqrt(2) for i != j
+    return np.sqrt(2.0) * (1.0 - np.eye(n))
+
+
+def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
+    r"""A random walk over positions: $p_0 = \varepsilon_0$, $p_i = p_{i-1} + \varepsilon_i$,
+    $\varepsilon_i \sim \mathcal N(0, \sigma^2 I_d)$ i.i.d.
+
+    Smooth with no designed spectrum: the null model of a learned table (the principal components of a
+    random walk are close to low-frequency cosines, the Karhunen–Loève modes of a Brownian path).
+
+    Returns
+    -------
+    P : ndarray of shape (n, d)
+    """
+    n = _check_positive_int("n", n)
+    d = _check_positive_int("d", d)
+    if not (isinstance(sigma, (int, float, np.integer, np.floating)) and math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be > 0; got {sigma!r}")
+    rng = np.random.default_rng(seed)
+    # p_i = sum_{k <= i} eps_k
+    return np.cumsum(rng.normal(0.0, sigma, size=(n, d)), axis=0)
+
+
+#: The reference tables a learned table is put next to (:func:`reference_tables`).
+REFERENCE_TABLES = ("sinusoidal", "random_normal", "random_walk")
+
+
+def reference_tables(n: int, d: int, *, sigma: float = 0.02, seed: int = 0) -> dict[str, np.ndarray]:
+    r"""The references of :data:`REFERENCE_TABLES` at shape ``(n, d)``.
+
+    ``sinusoidal`` (:func:`sinusoidal_table`, base 10000, interleaved; ``d`` even), ``random_normal``
+    ($\mathcal N(0, \sigma^2)$, a learned table at initialisation, :func:`random_table`) and
+    ``random_walk`` (:func:`random_walk_table`).
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n, d)
+    """
+    return {
+        "sinusoidal": sinusoidal_table(n, d),
+        "random_normal": random_table(n, d, sigma=sigma, seed=seed),
+        "random_walk": random_walk_table(n, d, sigma=sigma, seed=seed),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The fixed encodings at one model shape
+# --------------------------------------------------------------------------------------------
+
+#: What :func:`encoding_set` can compute, in the order the chapters show them.
+ENCODING_SET_NAMES = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "random", "none")
+#: The default set: the fixed encodings of SPEC section 2 and a learned table at initialisation.
+DEFAULT_ENCODING_SET = ("sinusoidal", "rope", "alibi", "random", "none")
+
+
+def _set_member(name: str, n: int, d_model: int, n_heads: int, base: float, layout: str, sigma: float,
+                seed) -> np.ndarray:
+    if name == "sinusoidal":
+        return sinusoidal_distances(n, d_model, base=base, layout=layout)
+    if name == "rope":
+        return _rope(n, d=d_model, n_heads=n_heads, base=base)
+    if name == "alibi":
+        return alibi_distances(n, n_heads)
+    if name == "alibi (kernel rule)":
+        return alibi_kernel_distances(n, n_heads)
+    if name == "equidistant":
+        return equidistant_distances(n)
+    if name == "random":
+        return random_distances(n, d_model, sigma=sigma, seed=seed)
+    return none_distances(n)
+
+
+def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODING_SET, base: float = 10000.0,
+                 layout: str = "interleaved", sigma: float = 0.02, seed: int | None = 0) -> dict[str, np.ndarray]:
+    r"""The distance matrices $\hat D$ of the fixed encodings at one model shape, over given positions.
+
+    A relative encoding's distance depends on the true offset $i - j$, so when ``positions`` leaves gaps
+    (positions dropped by ``min_count``) every matrix is computed over $0 \dots \max(\text{positions})$
+    and then restricted to the rows and columns of ``positions``.
+
+    Parameters
+    ----------
+    positions : int or array-like of int, shape (m,)
+        ``n`` for positions $0 \dots n-1$, or increasing position indices.
+    d_model : int
+        The width: ``sinusoidal`` (even), ``random``; ``rope`` uses $d_{head} = $ ``d_model / n_heads``.
+    n_heads : int
+        ``rope``'s heads and ``alibi``'s slopes (the mean slope $\bar m$ over the heads).
+    names : sequence of str
+        From :data:`ENCODING_SET_NAMES` (default :data:`DEFAULT_ENCODING_SET`).
+    base : float
+        The frequency base of ``sinusoidal`` and ``rope``.
+    layout : str
+        ``sinusoidal``'s layout (:data:`SINUSOIDAL_LAYOUTS`).
+    sigma, seed :
+        ``random``: a table $\mathcal N(0, \sigma^2)$ drawn with ``seed``.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (m, m)
+        In the order of ``names``.
+    """
+    unknown = [name for name in names if name not in ENCODING_SET_NAMES]
+    if unknown:
+        raise ValueError(f"unknown encodings {unknown}; valid names are {', '.join(ENCODING_SET_NAMES)}")
+    if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
+        n, keep = _check_positive_int("positions", positions), None
+    else:
+        keep = np.asarray(positions)
+        if keep.ndim != 1 or keep.size == 0 or not np.issubdtype(keep.dtype, np.integer) or keep.min() < 0 \
+                or np.any(np.diff(keep) <= 0):
+            raise ValueError("positions must be an int n or a non-empty increasing 1-D array of position indices")
+        n = int(keep.max()) + 1
+    out = {}
+    for name in names:
+        D = _set_member(name, n, d_model, n_heads, base, layout, sigma, seed)
+        out[name] = D if keep is None else D[np.ix_(keep, keep)]
+    return out
+
+
+def describe_encoding(name: str, *, d_model: int, n_heads: int, base: float = 10000.0, layout: str = "interleaved",
+                      sigma: float = 0.02, seed: int | None = 0) -> str:
+    """One line saying which options :func:`encoding_set` used for ``name`` (shown beside its stress)."""
+    d, H = d_model, n_heads
+    lines = {
+        "sinusoidal": f"d={d}, base={base:g}, {layout}",
+        "rope": f"d_head={d // H}, base={base:g}, per unit vector",
+        "alibi": f"H={H}, mean slope {alibi_slopes(H).mean():.4g}",
+        "alibi (kernel rule)": f"H={H}, sqrt(2 mbar |i-j|)",
+        "equidistant": "one-hot rows: every distance sqrt(2)",
+        "random": f"N(0, {sigma:g}^2), d={d}, seed={seed}",
+        "none": "all distances 0",
+    }
+    if name not in lines:
+        raise ValueError(f"unknown encoding {name!r}; valid names are {', '.join(ENCODING_SET_NAMES)}")
+    return lines[name]
+
+
 # --------------------------------------------------------------------------------------------
 # Registry and dispatcher
 # --------------------------------------------------------------------------------------------
@@ -499,4 +672,6 @@ __all__ = [
     "SINUSOIDAL_LAYOUTS", "ENCODINGS", "sinusoidal_frequencies", "sinusoidal_table", "sinusoidal_distances",
     "rope_frequencies", "cosine_kernel", "rope_kernel", "rope_distances", "rotary_distances", "alibi_slopes", "alibi_bias", "alibi_distances",
     "none_distances", "random_table", "random_distances", "table_distances", "mds_distances", "encoding_distances",
+    "alibi_kernel_distances", "equidistant_distances", "random_walk_table", "REFERENCE_TABLES", "reference_tables",
+    "ENCODING_SET_NAMES", "DEFAULT_ENCODING_SET", "encoding_set", "describe_encoding",
 ]

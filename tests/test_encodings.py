@@ -10,6 +10,7 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics import pairwise_distances
 
 from posgeom import encodings as enc
+from posgeom.geometry import kernel_distances
 
 
 def reference_get_slopes(n):
@@ -214,3 +215,54 @@ def test_cosine_kernel_and_the_sinusoidal_identity():
     np.testing.assert_allclose(D[0] ** 2, 12 * (1 - naive), atol=1e-12)
     with pytest.raises(ValueError, match="frequencies"):
         enc.cosine_kernel(deltas, [])
+
+
+def test_encoding_set_uses_true_offsets_and_matches_each_encoding():
+    n, d, H = 10, 16, 4
+    full = enc.encoding_set(n, d_model=d, n_heads=H, names=enc.ENCODING_SET_NAMES, seed=0)
+    assert list(full) == list(enc.ENCODING_SET_NAMES)
+    np.testing.assert_array_equal(full["sinusoidal"], enc.sinusoidal_distances(n, d))
+    np.testing.assert_array_equal(full["rope"], enc.rope_distances(n, d // H))
+    np.testing.assert_array_equal(full["alibi"], enc.alibi_distances(n, H))
+    np.testing.assert_array_equal(full["random"], enc.random_distances(n, d, 0.02, 0))
+    np.testing.assert_array_equal(full["none"], np.zeros((n, n)))
+    kept = enc.encoding_set([0, 3, 9], d_model=d, n_heads=H, names=enc.ENCODING_SET_NAMES, seed=0)
+    for name in enc.ENCODING_SET_NAMES:
+        np.testing.assert_allclose(kept[name], full[name][np.ix_([0, 3, 9], [0, 3, 9])])
+    # ALiBi's induced distance is proportional to |i - j| of the true positions
+    assert kept["alibi"][0, 2] / kept["alibi"][0, 1] == pytest.approx(3.0)
+    assert list(enc.encoding_set(4, d_model=8, n_heads=2)) == list(enc.DEFAULT_ENCODING_SET)
+    assert enc.describe_encoding("rope", d_model=768, n_heads=12) == "d_head=64, base=10000, per unit vector"
+    with pytest.raises(ValueError, match="unknown encodings"):
+        enc.encoding_set(4, d_model=8, n_heads=2, names=("learnt",))
+    with pytest.raises(ValueError, match="increasing"):
+        enc.encoding_set([3, 1], d_model=8, n_heads=2)
+
+
+def test_alibi_kernel_rule_is_the_kernel_of_the_bias():
+    n, H = 10, 8
+    m = enc.alibi_slopes(H).mean()
+    offsets = np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
+    # dhat^2 = 2 (K(0) - K(i - j)) with K(delta) = -mbar |delta|
+    np.testing.assert_allclose(enc.alibi_kernel_distances(n, H), np.sqrt(2 * m * offsets), atol=1e-15)
+    np.testing.assert_allclose(enc.alibi_kernel_distances(n, H), kernel_distances(enc.alibi_bias(n, H).mean(axis=0)),
+                               atol=1e-12)
+
+
+def test_equidistant_is_the_simplex_of_one_hot_rows():
+    np.testing.assert_allclose(enc.equidistant_distances(5), cdist(np.eye(5), np.eye(5)), atol=1e-15)
+
+
+def test_random_walk_table_is_a_cumulative_sum():
+    P = enc.random_walk_table(20, 4, sigma=0.5, seed=3)
+    steps = np.random.default_rng(3).normal(0.0, 0.5, size=(20, 4))
+    np.testing.assert_allclose(P, np.cumsum(steps, axis=0))
+    with pytest.raises(ValueError, match="sigma"):
+        enc.random_walk_table(5, 2, sigma=0.0)
+
+
+def test_reference_tables_are_the_named_ones():
+    refs = enc.reference_tables(16, 8, sigma=0.5, seed=3)
+    assert list(refs) == list(enc.REFERENCE_TABLES)
+    np.testing.assert_array_equal(refs["random_walk"], enc.random_walk_table(16, 8, sigma=0.5, seed=3))
+    np.testing.assert_array_equal(refs["sinusoidal"], enc.sinusoidal_table(16, 8))

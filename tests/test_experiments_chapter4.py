@@ -26,13 +26,6 @@ def rng():
 # table analysis
 
 
-def test_random_walk_table_is_a_cumulative_sum():
-    P = lt.random_walk_table(20, 4, sigma=0.5, seed=3)
-    steps = np.random.default_rng(3).normal(0.0, 0.5, size=(20, 4))
-    np.testing.assert_allclose(P, np.cumsum(steps, axis=0))
-    with pytest.raises(ValueError, match="sigma"):
-        lt.random_walk_table(5, 2, sigma=0.0)
-
 
 def test_analyse_table_on_references():
     refs = lt.reference_tables(64, 16, seed=0)

@@ -123,23 +123,6 @@ def test_alibi_parabola_matches_the_stress_of_the_line():
         rc.alibi_slopes_for(par["minimum"] - 1e-3, par)
 
 
-def test_alibi_kernel_rule_is_the_kernel_distance_of_the_bias():
-    n, H = 10, 8
-    bias = enc.alibi_bias(n, H).mean(axis=0)  # -mbar |i - j|
-    assert np.allclose(rc.alibi_kernel_distances(n, H), ib.kernel_distances(bias))
-    m = enc.alibi_slopes(H).mean()
-    offsets = np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
-    assert np.allclose(rc.alibi_kernel_distances(n, H), np.sqrt(2 * m * offsets))
-
-
-def test_equidistant_and_fixed_encodings():
-    D = rc.equidistant_distances(5)
-    assert np.allclose(D, posgeom.euclidean_distances(np.eye(5)))
-    encs = rc.encoding_distances(6, rc.CONFIGS["quick"]["encodings"])
-    assert set(encs) >= {"sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "none"}
-    assert np.allclose(encs["sinusoidal"][0], enc.sinusoidal_distances(6, 768))
-    assert np.allclose(encs["rope"][0], enc.rope_distances(6, 64))
-
 
 def test_corpus_options_validate():
     assert rc.corpus_options("quick", "imdb")["n_positions"] == 512

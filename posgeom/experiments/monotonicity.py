@@ -205,7 +205,6 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
     def compute():
         D = geometry.arrays["D"]
         pos = geometry.arrays["positions"]
-        sub = np.ix_(pos, pos)
         n_all = int(opts["n_positions"])
         R = geometry.arrays["R"]
         rows = []
@@ -214,12 +213,11 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
             rows.append({"encoding": name, "options": options, **monotonicity_of(D, Dhat),
                          "violation_rate_resolvable": monotonicity_of(R, Dhat)["violation_rate"]})
 
-        for name, (Dhat, options) in rc.encoding_distances(n_all, rc.CONFIGS[settings.scale]["encodings"]).items():
-            if name in ("none", "equidistant"):
-                continue  # every distance equal: every pair of pairs is tied, no rate exists
-            if name == "alibi (kernel rule)":
-                continue  # an increasing function of ALiBi's line: the same order, the same rate
-            add(name, options, Dhat[sub])
+        shape = rc.encoding_shape(settings.scale)
+        # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
+        # nor "alibi (kernel rule)" (an increasing function of ALiBi's line: the same order, the same rate)
+        for name, Dhat in enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **shape).items():
+            add(name, enc.describe_encoding(name, **shape), Dhat)
         P = rc.pretrained_table(settings)
         prow = rc._table_rows(opts["special"], pos)
         add("learned (pretrained)", f"{settings.pretrained}, d={P.shape[1]}", geo.euclidean_distances(P[prow]))

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
+from ..encodings import encoding_set
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 
@@ -102,7 +103,7 @@ def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
 
 def _comparison_for(D, positions, enc_cfg, seed, *, learned_table=None) -> dict:
     """Stress of MDS (full rank and rank 3) and of every fixed encoding against ``D``."""
-    encs = cg.kept_encodings(positions, enc_cfg["d_model"], enc_cfg["n_heads"], seed)
+    encs = encoding_set(positions, d_model=enc_cfg["d_model"], n_heads=enc_cfg["n_heads"], seed=seed)
     full = geo.classical_mds(D)
     # MDS at full rank is limited by the model width d (rank(B) <= n - 1 may exceed d)
     k_full = min(full.k, enc_cfg["d_model"])

@@ -82,6 +82,8 @@ CORPUS_NAMES = ("sst2", "imdb")
 #: The paper's ALiBi stress on SST-2 (claim C7).
 PAPER_ALIBI_SST2 = 0.563
 NORMALIZATIONS = ("paper", "scale_free")
+#: The fixed encodings of the stress table (:func:`posgeom.encodings.encoding_set`), in its row order.
+STRESS_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant")
 
 _SCRATCH_MODEL_QUICK = {"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 256}
 _SCRATCH_MODEL_PAPER = {"d_model": 768, "n_layers": 12, "n_heads": 12, "d_ff": 3072}
@@ -587,54 +589,11 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
 # --------------------------------------------------------------------------------------------
 
 
-def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.ndarray:
-    r"""ALiBi's bias read as a kernel, the rule SPEC uses for RoPE: $\hat d_{ij}^2 = 2(K(0) - K(i-j))$.
-
-    With $K(\delta) = -\bar m |\delta|$ this is $\hat d_{ij} = \sqrt{2 \bar m |i - j|}$ — a square-root
-    profile, not ALiBi's line $\bar m |i-j|$ of :func:`posgeom.encodings.alibi_distances`. Shown in the
-    chapter as the alternative reading of a bias as a geometry.
-
-    Returns
-    -------
-    D : ndarray of shape (n, n)
-    """
-    line = enc.alibi_distances(n, n_heads, head=head)
-    # dhat_ij^2 = 2 (K(0) - K(i - j)) = 2 mbar |i - j|
-    return np.sqrt(2.0 * line)
-
-
-def equidistant_distances(n: int) -> np.ndarray:
-    r"""The regular simplex: one-hot position vectors, every distance $\sqrt 2$ (the Hellinger distance of
-    two distributions with disjoint supports). Its ``"scale_free"`` stress,
-    $1 - (\sum d)^2 / (m \sum d^2)$, is the baseline an encoding must beat to carry any structure.
-
-    Returns
-    -------
-    D : ndarray of shape (n, n)
-    """
-    n = enc._check_positive_int("n", n)
-    # dhat_ij = ||e_i - e_j|| = sqrt(2) for i != j
-    return np.sqrt(2.0) * (1.0 - np.eye(n))
-
-
-def encoding_distances(n: int, cfg: dict[str, Any]) -> dict[str, tuple[np.ndarray, str]]:
-    """The fixed encodings' distance matrices over positions ``0 … n-1``.
-
-    Returns
-    -------
-    dict
-        name → (``Dhat`` (n, n), a string of the options used).
-    """
-    d, H, base = cfg["d_model"], cfg["n_heads"], cfg["base"]
-    return {
-        "sinusoidal": (enc.sinusoidal_distances(n, d, base=base, layout=cfg["layout"]),
-                       f"d={d}, base={base:g}, {cfg['layout']}"),
-        "rope": (enc.rope_distances(n, d // H, base=base), f"d_head={d // H}, base={base:g}, per unit vector"),
-        "alibi": (enc.alibi_distances(n, H), f"H={H}, mean slope {enc.alibi_slopes(H).mean():.4g}"),
-        "alibi (kernel rule)": (alibi_kernel_distances(n, H), f"H={H}, sqrt(2 mbar |i-j|)"),
-        "equidistant": (equidistant_distances(n), "one-hot rows: every distance sqrt(2)"),
-        "none": (enc.none_distances(n), "all distances 0"),
-    }
+def encoding_shape(scale: str) -> dict[str, Any]:
+    """The model shape of the chapter's fixed encodings at ``scale``: the keyword arguments
+    ``d_model``, ``n_heads``, ``base``, ``layout`` of :func:`posgeom.encodings.encoding_set`."""
+    ecfg = CONFIGS[scale]["encodings"]
+    return {k: ecfg[k] for k in ("d_model", "n_heads", "base", "layout")}
 
 
 def _stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None) -> dict[str, float]:
@@ -697,10 +656,9 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
         def add(name, options, Dhat):
             rows.append({"encoding": name, "options": options, **_stress_pair(D, Dhat, R)})
 
-        for name, (Dhat, options) in encoding_distances(n_all, ecfg).items():
-            if name == "none":
-                continue
-            add(name, options, Dhat[sub])
+        shape = encoding_shape(settings.scale)
+        for name, Dhat in enc.encoding_set(positions, names=STRESS_ENCODINGS, **shape).items():
+            add(name, enc.describe_encoding(name, **shape), Dhat)
         H = ecfg["n_heads"]
         head_paper = np.array([geo.stress(D, enc.alibi_distances(n_all, H, head=h)[sub], "paper", as_distances=True)
                                for h in range(H)])
@@ -970,8 +928,7 @@ __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options", "load_tokens",
     "corpus_marginals", "corpus_distances", "resolvable_distances", "rank_one_report",
     "run_corpus_geometry",
-    "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
-    "equidistant_distances", "encoding_distances", "run_stress_table", "stress_dataframe", "row_of",
+    "pretrained_table", "run_scratch_table", "STRESS_ENCODINGS", "encoding_shape", "run_stress_table", "stress_dataframe", "row_of",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all", "main",
 ]
 

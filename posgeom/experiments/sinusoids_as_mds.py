@@ -31,7 +31,7 @@ import scipy.linalg
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
-from ..encodings import sinusoidal_frequencies
+from ..encodings import encoding_set, sinusoidal_frequencies
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 
@@ -118,7 +118,7 @@ def _summary(D, cfg, d_model: int, n_heads: int, positions=None, seed: int = 0) 
     fit = geo.fit_sinusoid(U, cfg["grid"])
     r2, omega = fit.r2, fit.omega
     positions = np.arange(n) if positions is None else np.asarray(positions)
-    encs = cg.kept_encodings(positions, d_model, n_heads, seed)
+    encs = encoding_set(positions, d_model=d_model, n_heads=n_heads, seed=seed)
     m = min(cfg["n_pairs"], (n - 1) // 2)
     values = dict(
         n=int(n), toeplitz_deviation=geo.toeplitz_deviation(D), circulant_deviation=geo.circulant_deviation(D),
