@@ -59,23 +59,9 @@ from typing import Callable
 import numpy as np
 
 from .geometry import euclidean_distances
+from .validation import check_even, check_positive_int
 
 SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
-
-
-def _check_positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _check_even(name: str, value) -> int:
-    value = _check_positive_int(name, value)
-    if value % 2:
-        raise ValueError(
-            f"{name} must be even (sines and cosines come in pairs), got {value}; use {value - 1} or {value + 1}"
-        )
-    return value
 
 
 def _check_base(base) -> float:
@@ -104,7 +90,7 @@ def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
     -------
     omega : ndarray, shape (d // 2,)
     """
-    d = _check_even("d", d)
+    d = check_even("d", d)
     base = _check_base(base)
     k = np.arange(d // 2, dtype=np.float64)
     # omega_k = base^(-2k/d)
@@ -129,7 +115,7 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
     -------
     P : ndarray, shape (n, d), float64
     """
-    n = _check_positive_int("n", n)
+    n = check_positive_int("n", n)
     if layout not in SINUSOIDAL_LAYOUTS:
         raise ValueError(f"unknown sinusoidal layout {layout!r}; valid layouts are {', '.join(SINUSOIDAL_LAYOUTS)}")
     omega = sinusoidal_frequencies(d, base)
@@ -239,7 +225,7 @@ def rotary_distances(n: int, theta) -> np.ndarray:
     -------
     D : ndarray, shape (n, n), symmetric, zero diagonal
     """
-    n = _check_positive_int("n", n)
+    n = check_positive_int("n", n)
     theta = np.asarray(theta, dtype=np.float64)
     if theta.ndim != 1 or theta.size < 1 or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be a non-empty 1-D array of finite frequencies, got shape {theta.shape}")
@@ -266,7 +252,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     -------
     m : ndarray, shape (n_heads,), float64, positive
     """
-    n_heads = _check_positive_int("n_heads", n_heads)
+    n_heads = check_positive_int("n_heads", n_heads)
 
     def power_of_two(h: int) -> np.ndarray:
         # m_h = r^(h+1), r = 2^(-8/H)
@@ -286,7 +272,7 @@ def alibi_bias(n: int, n_heads: int) -> np.ndarray:
     -------
     bias : ndarray, shape (n_heads, n, n), non-positive
     """
-    n = _check_positive_int("n", n)
+    n = check_positive_int("n", n)
     idx = np.arange(n, dtype=np.float64)
     # bias_{h,i,j} = -m_h |i - j|
     return -alibi_slopes(n_heads)[:, None, None] * np.abs(idx[:, None] - idx[None, :])[None]
@@ -307,7 +293,7 @@ def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=Non
     -------
     D : ndarray, shape (n, n)
     """
-    n = _check_positive_int("n", n)
+    n = check_positive_int("n", n)
     if slopes is None:
         slopes = alibi_slopes(n_heads)
     else:
@@ -337,7 +323,7 @@ def none_distances(n: int) -> np.ndarray:
     -------
     D : ndarray, shape (n, n), zeros
     """
-    return np.zeros((_check_positive_int("n", n),) * 2)
+    return np.zeros((check_positive_int("n", n),) * 2)
 
 
 def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
@@ -347,7 +333,7 @@ def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> n
     -------
     P : ndarray, shape (n, d)
     """
-    n, d = _check_positive_int("n", n), _check_positive_int("d", d)
+    n, d = check_positive_int("n", n), check_positive_int("d", d)
     sigma = float(sigma)
     if not math.isfinite(sigma) or sigma <= 0:
         raise ValueError(f"sigma must be a positive number (0.02 as BERT/GPT-2, or 1), got {sigma!r}")
@@ -435,7 +421,7 @@ def equidistant_distances(n: int) -> np.ndarray:
     -------
     D : ndarray of shape (n, n)
     """
-    n = _check_positive_int("n", n)
+    n = check_positive_int("n", n)
     # dhat_ij = ||e_i - e_j|| = sqrt(2) for i != j
     return np.sqrt(2.0) * (1.0 - np.eye(n))
 
@@ -451,8 +437,8 @@ def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0)
     -------
     P : ndarray of shape (n, d)
     """
-    n = _check_positive_int("n", n)
-    d = _check_positive_int("d", d)
+    n = check_positive_int("n", n)
+    d = check_positive_int("d", d)
     if not (isinstance(sigma, (int, float, np.integer, np.floating)) and math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be > 0; got {sigma!r}")
     rng = np.random.default_rng(seed)
@@ -543,7 +529,7 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
     if unknown:
         raise ValueError(f"unknown encodings {unknown}; valid names are {', '.join(ENCODING_SET_NAMES)}")
     if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
-        n, keep = _check_positive_int("positions", positions), None
+        n, keep = check_positive_int("positions", positions), None
     else:
         keep = np.asarray(positions)
         if keep.ndim != 1 or keep.size == 0 or not np.issubdtype(keep.dtype, np.integer) or keep.min() < 0 \

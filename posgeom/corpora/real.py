@@ -39,7 +39,7 @@ __all__ = [
     "CorpusInfo", "CORPORA", "DataSource", "TextCorpus", "DataUnavailableError", "ChecksumError",
     "EMPTY_POLICIES", "FILE_BUILDERS", "known_checksums", "sha256_file", "resolve_source", "load_texts",
     "no_data_message", "read_local_table", "expected_checksums", "load_hub_split", "HUB_SPLIT_ROWS",
-    "FOLDER_CHECKSUMS",
+    "FOLDER_CHECKSUMS", "pick_text_column",
 ]
 
 EMPTY_POLICIES = ("raise", "drop", "keep")
@@ -309,7 +309,9 @@ def read_local_table(path: str | Path, sha256: str | None = None):
         ) from None
 
 
-def _pick_text_column(columns: list[str], text_column: str | None, where: str) -> str:
+def pick_text_column(columns: list[str], text_column: str | None, where: str) -> str:
+    """The column holding the texts: ``text_column`` when given (and present), else the first of
+    ``text`` and ``sentence`` found in ``columns``; a one-line ``ValueError`` naming ``where`` otherwise."""
     if text_column is not None:
         if text_column not in columns:
             raise ValueError(
@@ -358,7 +360,7 @@ def _path_source(path: Path, split: str | None, text_column: str | None) -> Data
         ) from None
     text_col = text_column
     if columns is not None:
-        text_col = _pick_text_column(columns, text_column, str(file))
+        text_col = pick_text_column(columns, text_column, str(file))
     return DataSource(
         "path", split, "path", str(file), (file,), {file.name: digest}, False,
         _hash_json({"files": {file.name: digest}}), text_col or "", "label",
@@ -421,7 +423,7 @@ def resolve_source(
             _hash_json({"files": {rel: digest}}), text_col, info.label_column,
         )
     ds = load_hub_split(corpus, split)
-    texts = _column_texts(ds, _pick_text_column(list(ds.column_names), text_col, info.hub_id))
+    texts = _column_texts(ds, pick_text_column(list(ds.column_names), text_col, info.hub_id))
     h = hashlib.sha256()
     for t in texts:
         h.update(b"\x00" if t is None else t.encode())
@@ -483,7 +485,7 @@ def load_texts(
     else:
         ds = read_local_table(source.files[0], next(iter(source.sha256.values())))
     columns = list(ds.column_names)
-    text_col = _pick_text_column(columns, source.text_column or text_column, source.location)
+    text_col = pick_text_column(columns, source.text_column or text_column, source.location)
     texts = _column_texts(ds, text_col)
     labels = None
     if source.label_column and source.label_column in columns:

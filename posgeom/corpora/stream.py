@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .real import FILE_BUILDERS, _pick_text_column
+from .real import FILE_BUILDERS, pick_text_column
 from .tokenize import load_tokenizer, tokenize_texts, validate_br, validate_special
 
 __all__ = ["count_shard", "count_shards"]
@@ -129,7 +129,7 @@ def count_shard(
                 raise ValueError("a shard of token ids ('input_ids') needs vocab_size")
             parts = [positional_counts(list(b["input_ids"]), n_positions, vocab_size) for b in shard.iter(batch_size)]
             return sum(parts) if parts else positional_counts([], n_positions, vocab_size)
-        col = _pick_text_column(columns, text_column, "the dataset shard")
+        col = pick_text_column(columns, text_column, "the dataset shard")
         tok = load_tokenizer(tokenizer) if tokenizer is None or isinstance(tokenizer, (str, Path)) else tokenizer
         total = None
         for batch in shard.iter(batch_size):

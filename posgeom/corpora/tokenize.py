@@ -57,7 +57,7 @@ from ..config import PACKAGED_MODEL, PACKAGED_NAMES, packaged_model_folder
 __all__ = [
     "SPECIAL_POLICIES", "BR_OPTIONS", "DEFAULT_TOKENIZER", "TOKENIZER_FILES", "TokenizedCorpus", "load_tokenizer",
     "tokenizer_folder", "tokenizer_fingerprint", "tokenizer_name", "clean_br", "tokenize_texts", "validate_special",
-    "validate_br",
+    "validate_br", "table_rows",
 ]
 
 SPECIAL_POLICIES = ("model", "content")
@@ -292,12 +292,36 @@ class TokenizedCorpus:
         out[mask] = self.ids
         return out
 
+    def model_inputs(self, pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """``(input_ids, attention_mask)``, both (n_sequences, n_positions) int64: the sequences padded with
+        ``pad_id`` and 1 over each sequence's tokens, 0 beyond its length."""
+        ids = self.padded(pad_id=pad_id)
+        mask = (np.arange(self.n_positions)[None, :] < self.lengths[:, None]).astype(np.int64)
+        return ids, mask
+
     def counts(self):
         """Positional counts (:func:`posgeom.geometry.positional_counts`), ``counts`` (n_positions, vocab_size)."""
         from ..geometry import positional_counts
 
         # the flat ids + lengths layout is positional_counts' fastest input (no per-sequence work)
         return positional_counts(self.ids, self.n_positions, self.vocab_size, lengths=self.lengths)
+
+
+def table_rows(special: str, positions) -> np.ndarray:
+    """The rows of a model's position table that kept positions use: the positions themselves under
+    ``special="model"`` (the tokens were counted as the model sees them, ``[CLS]`` at 0), shifted by one
+    (past ``[CLS]``) under ``"content"``.
+
+    Parameters
+    ----------
+    special : {"model", "content"}
+    positions : array-like of int, shape (m,)
+
+    Returns
+    -------
+    rows : ndarray of shape (m,)
+    """
+    return np.asarray(positions) + (1 if validate_special(special) == "content" else 0)
 
 
 def _encode_batch(backend, batch, add_special: bool, drop: np.ndarray | None):

@@ -49,6 +49,8 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
+from ..corpora.real import resolve_source
+from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
 
 if TYPE_CHECKING:
@@ -219,7 +221,7 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
         for name, Dhat in enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **shape).items():
             add(name, enc.describe_encoding(name, **shape), Dhat)
         P = rc.pretrained_table(settings)
-        prow = rc._table_rows(opts["special"], pos)
+        prow = table_rows(opts["special"], pos)
         add("learned (pretrained)", f"{settings.pretrained}, d={P.shape[1]}", geo.euclidean_distances(P[prow]))
         if scratch is not None:
             T = scratch.arrays["table"][prow]
@@ -377,7 +379,7 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     device = resolve_device(settings.device)
     opts = rc.corpus_options(settings.scale, cfg["corpus"], n_positions=cfg["n_positions"], max_sequences=None)
     params = {"regime": regime, "model": reg, "ntk": {k: v for k, v in cfg.items() if k not in REGIMES},
-              "corpus": opts, "seed": seed, "data": rc._source_description(settings, opts)}
+              "corpus": opts, "seed": seed, "data": resolve_source(opts["corpus"], opts["split"], data_dir=settings.data_dir).describe()}
 
     def compute():
         # a model this small runs faster on one CPU thread than on two (posgeom.models.threads)
@@ -387,7 +389,7 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     def _compute():
         D, pos = rc.corpus_distances(settings, opts)
         tokens = rc.load_tokens(settings, opts)
-        ids, mask = rc._token_data(tokens, opts["n_positions"])
+        ids, mask = tokens.model_inputs()
         labels = tokens.labels
         if labels is None:
             raise ValueError(f"{opts['corpus']}/{opts['split']} has no labels: the [CLS] classifier needs them")

@@ -76,6 +76,7 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
+from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
 
 CORPUS_NAMES = ("sst2", "imdb")
@@ -481,18 +482,6 @@ def pretrained_table(settings: Settings | None = None) -> np.ndarray:
     return position_table(_settings(settings).pretrained)
 
 
-def _table_rows(special: str, positions: np.ndarray) -> np.ndarray:
-    """Rows of a model's table that the kept positions use: as is under "model", shifted by [CLS] under "content"."""
-    return positions + (1 if special == "content" else 0)
-
-
-def _token_data(tokens, n: int, pad_id: int = 0):
-    """(input_ids, attention_mask) of shape (N, n) from a TokenizedCorpus."""
-    ids = tokens.padded(pad_id=pad_id)
-    mask = (np.arange(n)[None, :] < tokens.lengths[:, None]).astype(np.int64)
-    return ids, mask
-
-
 def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                       progress: bool = True, corpus_overrides: dict | None = None, **overrides) -> Result:
     """Train a BERT-style MLM encoder with a learned table from scratch on the corpus; keep its table.
@@ -536,9 +525,9 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
 
     def compute():
         tokens = load_tokens(settings, opts)
-        ids, mask = _token_data(tokens, n)
+        ids, mask = tokens.model_inputs()
         D = geometry.arrays["D"]
-        rows = _table_rows(opts["special"], geometry.arrays["positions"])
+        rows = table_rows(opts["special"], geometry.arrays["positions"])
         if rows.max() >= n:
             raise ValueError("the content policy needs one more table row than positions; lower n_positions")
         model_cfg = get_config("quick", **{**cfg["model"], "max_len": n})
@@ -671,7 +660,7 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
         add("alibi (worst head)", f"H={H}, head {worst}, slope {slopes[worst]:.4g}",
             enc.alibi_distances(n_all, H, head=worst)[sub])
         P = pretrained_table(settings)
-        rows_needed = _table_rows(opts["special"], positions)
+        rows_needed = table_rows(opts["special"], positions)
         if rows_needed.max() >= P.shape[0]:
             raise ValueError(
                 f"the pretrained table has {P.shape[0]} rows; positions up to {int(rows_needed.max())} are needed "
@@ -680,7 +669,7 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
         add("learned (pretrained)", f"{settings.pretrained}, rows {int(rows_needed[0])}..{int(rows_needed[-1])}, "
             f"d={P.shape[1]}", geo.euclidean_distances(P[rows_needed]))
         if scratch is not None:
-            T = scratch.arrays["table"][_table_rows(opts["special"], positions)]
+            T = scratch.arrays["table"][table_rows(opts["special"], positions)]
             sc = scratch.values["train"]
             add("learned (from scratch)", f"MLM, {sc['model']['n_layers']} layers, d={sc['model']['d_model']}, "
                 f"{sc['max_steps']} steps", geo.euclidean_distances(T))

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pairwise import pairwise_distances
-from ._validation import as_float_matrix, power_of_two_scale, reject_complex, unscale
+from ..validation import as_float_matrix, power_of_two_scale, reject_complex, unscale
 from .counts import PositionalCounts
 from .marginals import PositionalMarginals
 
@@ -37,7 +37,7 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"kind must be one of {HELLINGER_KINDS}; got {kind!r}")
 
 
-def _chord_to(D, kind: str):
+def chord_to(D, kind: str):
     r"""Convert chord Hellinger distances $d$ (array or float, in $[0, \sqrt 2]$) to ``kind``.
 
     ``"normalized"``: $d / \sqrt 2$, in $[0, 1]$; ``"geodesic"``: $4 \arcsin(d / 2) = 2 \arccos BC$
@@ -166,7 +166,7 @@ def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
     D = pairwise_distances(S)
     # rounding can only push a chord distance past sqrt(2) by ~1e-16 (BC >= 0 exactly)
     np.minimum(D, np.sqrt(2.0), out=D)
-    return _chord_to(D, kind)
+    return chord_to(D, kind)
 
 
 def hellinger_distance(p, q, kind: str = "chord") -> float:
@@ -184,7 +184,7 @@ def hellinger_distance(p, q, kind: str = "chord") -> float:
     _check_kind(kind)
     # d_H = || sqrt(p) - sqrt(q) ||_2
     d = min(float(np.linalg.norm(np.sqrt(P[0]) - np.sqrt(P[1]))), np.sqrt(2.0))
-    return float(_chord_to(d, kind))
+    return float(chord_to(d, kind))
 
 
 def euclidean_distances(P) -> np.ndarray:

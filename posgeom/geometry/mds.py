@@ -27,16 +27,15 @@ savings $1 - r(n+d)/(nd)$ (n = d = 50, r = 3 gives 0.88).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 import scipy.linalg
 
-from ._validation import (
-    as_float_matrix, check_distance_matrix, check_rng, check_squarable, is_distance_matrix, power_of_two_scale,
-    reject_complex, unscale, upper,
+from ..validation import (
+    as_float_matrix, check_distance_matrix, check_int, check_rng, check_squarable, is_distance_matrix,
+    power_of_two_scale, reject_complex, unscale, upper,
 )
-from .stress import STRESS_NORMALIZATIONS, _stress_vec
+from .stress import STRESS_NORMALIZATIONS, stress_of_pairs
 
 __all__ = [
     "MDSResult",
@@ -51,13 +50,6 @@ __all__ = [
 ]
 
 EFFECTIVE_RANK_CRITERIA = ("tol", "mass", "stress")
-
-
-def _check_int(x, name, lo, hi=None):
-    if not isinstance(x, Integral) or isinstance(x, bool) or x < lo or (hi is not None and x > hi):
-        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name} must be an integer in {rng}; got {x!r}")
-    return int(x)
 
 
 def double_centered_gram(D) -> np.ndarray:
@@ -143,7 +135,7 @@ def classical_mds(D, k: int | None = None) -> MDSResult:
     B = double_centered_gram(D)
     n = B.shape[0]
     if k is not None:
-        k = _check_int(k, "k", 1, n)
+        k = check_int(k, "k", 1, n)
     w, U = scipy.linalg.eigh(B)
     w, U = w[::-1].copy(), U[:, ::-1].copy()
     # deterministic signs: the largest-|.| entry of each eigenvector is positive
@@ -183,7 +175,7 @@ def lift(embedding, d: int, seed: int | None = 0, *, return_basis: bool = False)
     """
     X = as_float_matrix(embedding, "embedding")
     k = X.shape[1]
-    d = _check_int(d, "d", max(k, 1))
+    d = check_int(d, "d", max(k, 1))
     Q = _orthonormal_basis(d, k, seed)
     # P = X Q^T, on X / 2^e so that no row's products overflow (the exact power-of-2 scale is undone after)
     scale = power_of_two_scale(X)
@@ -224,7 +216,7 @@ def mds_stress_curve(D, max_rank: int | None = None, normalization: str = "paper
         raise ValueError(f"normalization must be one of {STRESS_NORMALIZATIONS}; got {normalization!r}")
     D = check_distance_matrix(D, "D")
     n = D.shape[0]
-    max_rank = n - 1 if max_rank is None else _check_int(max_rank, "max_rank", 1, n)
+    max_rank = n - 1 if max_rank is None else check_int(max_rank, "max_rank", 1, n)
     res = mds if mds is not None else classical_mds(D, k=1)
     coords = res.eigenvectors[:, :max_rank] * np.sqrt(np.maximum(res.eigenvalues[:max_rank], 0.0))
     iu0, iu1 = np.triu_indices(n, k=1)
@@ -239,7 +231,7 @@ def mds_stress_curve(D, max_rank: int | None = None, normalization: str = "paper
         if normalization == "kruskal1" and not acc.any():
             curve[k] = np.nan
             continue
-        curve[k] = _stress_vec(d, dh, normalization)
+        curve[k] = stress_of_pairs(d, dh, normalization)
     return curve
 
 
@@ -380,14 +372,14 @@ def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as
     """
     X = as_float_matrix(D_or_embedding, "D_or_embedding")
     n = X.shape[0]
-    d = _check_int(d, "d", 1)
+    d = check_int(d, "d", 1)
     if as_distances is None:
         as_distances = is_distance_matrix(X)
     if as_distances:
-        r = _check_int(r, "r", 1, min(n, d))
+        r = check_int(r, "r", 1, min(n, d))
         A = classical_mds(X, k=r).embedding
     else:
-        r = _check_int(r, "r", 1, min(n, d, X.shape[1]))
+        r = check_int(r, "r", 1, min(n, d, X.shape[1]))
         # the SVD of the centred X / 2^e (no overflow near the float64 limit); the exact scale is undone after
         scale = power_of_two_scale(X)
         Xc = X / scale

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
-from ._validation import check_distance_matrix, upper
+from ..validation import check_distance_matrix, upper
 from .stress import distances_of
 
 __all__ = ["violation_rate", "ViolationCounts", "spearman", "Separation", "separation"]
@@ -178,7 +178,7 @@ def separation(P, *, as_distances: bool | None = None) -> Separation:
     Separation
         ``raw``, ``normalized``, ``median``, ``pair``.
     """
-    from ._validation import as_float_matrix
+    from ..validation import as_float_matrix
 
     X = as_float_matrix(P, "P")
     if X.shape[0] < 2:

@@ -35,11 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_rng
+from ..validation import check_int, check_rng
 from .counts import PositionalCounts
-from .hellinger import HELLINGER_KINDS, _chord_to
+from .hellinger import HELLINGER_KINDS, chord_to
 from .marginals import PositionalMarginals
-from .mds import _check_int
 
 __all__ = ["NoiseFloor", "noise_floor", "NOISE_METHODS"]
 
@@ -110,8 +109,8 @@ def noise_floor(
         raise ValueError(f"method must be one of {NOISE_METHODS}; got {method!r}")
     if kind not in HELLINGER_KINDS:
         raise ValueError(f"kind must be one of {HELLINGER_KINDS}; got {kind!r}")
-    n_rep = _check_int(n_rep, "n_rep", 1)
-    min_count = _check_int(min_count, "min_count", 1)
+    n_rep = check_int(n_rep, "n_rep", 1)
+    min_count = check_int(min_count, "min_count", 1)
     if isinstance(counts, PositionalMarginals):
         if counts.counts is None:
             raise ValueError("these marginals carry no counts; pass the PositionalCounts")
@@ -158,4 +157,4 @@ def noise_floor(
             delta2[k] = 2.0 * a * b / N**2 * d2.mean()
     # F_ij = sqrt((delta_i^2 + delta_j^2) / 2)
     F = np.sqrt((delta2[:, None] + delta2[None, :]) / 2.0)
-    return NoiseFloor(_chord_to(F, kind), np.sqrt(delta2), positions.copy(), reach.copy(), method, n_rep)
+    return NoiseFloor(chord_to(F, kind), np.sqrt(delta2), positions.copy(), reach.copy(), method, n_rep)

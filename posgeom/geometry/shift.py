@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_square_matrix
+from ..validation import as_square_matrix
 
 __all__ = ["offset_means", "toeplitz_projection", "toeplitz_deviation", "circulant_deviation", "toeplitz_spread"]
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_distance_matrix, check_rng, check_squarable
+from ..validation import as_float_matrix, check_distance_matrix, check_int, check_rng, check_squarable
 from .hellinger import euclidean_distances
-from .mds import _check_int, classical_mds
+from .mds import classical_mds
 
 __all__ = ["SmacofResult", "smacof"]
 
@@ -120,8 +120,8 @@ def smacof(
     """
     D = check_squarable(check_distance_matrix(D, "D"))
     n = D.shape[0]
-    k = _check_int(k, "k", 1, n)
-    max_iter = _check_int(max_iter, "max_iter", 1)
+    k = check_int(k, "k", 1, n)
+    max_iter = check_int(max_iter, "max_iter", 1)
     if not eps >= 0:
         raise ValueError(f"eps must be >= 0; got {eps}")
     if isinstance(init, str):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
+from ..validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
 
 __all__ = ["stress", "STRESS_NORMALIZATIONS", "distances_of"]
 
@@ -76,11 +76,12 @@ def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | N
     D = check_distance_matrix(D, "D")
     Dhat = distances_of(Dhat_or_P, D.shape[0], as_distances)
     d, dh = upper(D), upper(Dhat)
-    return _stress_vec(d, dh, normalization)
+    return stress_of_pairs(d, dh, normalization)
 
 
-def _stress_vec(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:
-    """Stress from the upper-triangle vectors ``d`` (m,) and ``dh`` (m,)."""
+def stress_of_pairs(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:
+    """The stress of :func:`stress` from the upper triangles ``d`` (m,) of the target and ``dh`` (m,) of the
+    encoding, already validated, under ``normalization``."""
     # every normalisation is a ratio of sums of squares: the denominator's vector is divided by an exact power
     # of 2 (the numerator's by the same one), so that no square overflows or underflows on its way; a stress
     # that itself exceeds the float64 range is an error, not an infinity

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_table
+from ..validation import as_float_matrix, check_table
 from .hellinger import euclidean_distances
 
 __all__ = [

@@ -1,10 +1,14 @@
-"""Input validation shared by the geometry modules.
+"""The one set of input validators, shared by every layer (it imports nothing but NumPy).
 
-Every public function of :mod:`posgeom.geometry` validates what it is given and fails with a message
-that names the problem and says how to fix it; nothing is silently dropped, clipped or symmetrised.
+Every public function of posgeom validates what it is given with these and fails with a one-line
+message that names the problem and says how to fix it; nothing is silently dropped, clipped or
+symmetrised.
 """
 
 from __future__ import annotations
+
+import math
+from numbers import Integral
 
 import numpy as np
 
@@ -150,3 +154,37 @@ def check_table(P, name: str = "P", min_rows: int = 2) -> np.ndarray:
     if P.shape[0] < min_rows or P.shape[1] < 1:
         raise ValueError(f"{name} needs at least {min_rows} rows and 1 column; got shape {P.shape}")
     return P
+
+
+def check_int(x, name: str, lo: int, hi: int | None = None) -> int:
+    """``x`` as an ``int`` in ``[lo, hi]`` (``hi`` None: no upper bound), or a ``ValueError`` naming ``name``;
+    ``bool`` is not an integer here."""
+    if not isinstance(x, Integral) or isinstance(x, bool) or x < lo or (hi is not None and x > hi):
+        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must be an integer in {rng}; got {x!r}")
+    return int(x)
+
+
+def check_positive_int(name: str, value) -> int:
+    """``value`` as an ``int`` >= 1, or a ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_even(name: str, value) -> int:
+    """``value`` as an even positive ``int`` (sines and cosines come in pairs), or a ``ValueError``."""
+    value = check_positive_int(name, value)
+    if value % 2:
+        raise ValueError(
+            f"{name} must be even (sines and cosines come in pairs), got {value}; use {value - 1} or {value + 1}"
+        )
+    return value
+
+
+def check_positive_float(name: str, value, hint: str = "") -> float:
+    """``value`` as a finite ``float`` > 0, or a ``ValueError`` naming ``name`` (and ``hint``, what to use)."""
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number{f' ({hint})' if hint else ''}, got {value!r}")
+    return value
