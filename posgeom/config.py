@@ -49,7 +49,7 @@ PRETRAINED_ALIASES = {
 HUB_DATASETS = {"sst2": "stanfordnlp/sst2", "imdb": "stanfordnlp/imdb"}
 
 
-def project_root() -> Path | None:
+def checkout_root() -> Path | None:
     """The posgeom checkout containing the current directory, if any."""
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
@@ -60,7 +60,7 @@ def project_root() -> Path | None:
 
 def default_results_dir() -> Path:
     """``results/`` of the checkout we run in, else the user's cache folder."""
-    root = project_root()
+    root = checkout_root()
     if root is not None:
         return root / "results"
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
@@ -315,6 +315,6 @@ __all__ = [
     "settings_or_default",
     "SCALES", "DEVICES", "PACKAGED_MODEL", "DEFAULT_PRETRAINED", "HUB_DATASETS", "Settings",
     "get_settings", "resolve_device", "validate_scale", "validate_device", "validate_pretrained",
-    "default_results_dir", "default_cache_dir", "project_root", "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation",
+    "default_results_dir", "default_cache_dir", "checkout_root", "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation",
     "packaged_model_folder", "looks_like_hub_id", "resolve_model", "model_folder",
 ]

@@ -19,7 +19,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from .config import Settings, project_root, get_settings, resolve_device
+from .config import Settings, checkout_root, get_settings, resolve_device
 from .codekey import notebook_modules
 from .registry import Registry, Result
 
@@ -126,7 +126,7 @@ def check_chapter(chapter: str) -> str:
 def chapter_notebook(chapter: str, notebooks_dir: str | Path | None = None) -> Path | None:
     """``notebooks/<chapter>.md`` (``notebooks_dir`` default: the checkout we run in), or None when absent."""
     if notebooks_dir is None:
-        root = project_root()
+        root = checkout_root()
         if root is None:
             return None
         notebooks_dir = root / "notebooks"

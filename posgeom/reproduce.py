@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .config import SCALES, project_root, get_settings, resolve_device, validate_device, validate_scale
+from .config import SCALES, checkout_root, get_settings, resolve_device, validate_device, validate_scale
 from .codekey import code_key, code_roots
 from .registry import Registry, Result, code_changed, params_key
 from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
@@ -175,7 +175,7 @@ class ReproduceReport:
 
 def project_root() -> Path:
     """The posgeom checkout: the one holding the current folder, else the one holding this package."""
-    root = project_root()
+    root = checkout_root()
     if root is None:
         here = Path(__file__).resolve().parent.parent
         if (here / "_toc.yml").is_file() and (here / "notebooks").is_dir():

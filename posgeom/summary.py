@@ -22,7 +22,7 @@ from typing import Collection, Sequence
 
 import pandas as pd
 
-from .config import SCALES, project_root, get_settings
+from .config import SCALES, checkout_root, get_settings
 from .registry import Registry
 from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, Claim
 from .reproduce import CHAPTERS, RUNS_EXPERIMENT, Chapter, claims_stale_reason
@@ -228,7 +228,7 @@ def book_documents(root: str | Path | None = None) -> set[str]:
     """The documents listed in the book's ``_toc.yml`` (``"notebooks/sinusoids-as-mds"``, ...)."""
     import yaml
 
-    root = Path(root) if root is not None else project_root()
+    root = Path(root) if root is not None else checkout_root()
     if root is None or not (Path(root) / "_toc.yml").is_file():
         return set()
     toc = yaml.safe_load((Path(root) / "_toc.yml").read_text())
