@@ -28,7 +28,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that is not
 
 # ``about`` is both a submodule and the function it defines: bind the function now, so that a later
 # ``import posgeom.about`` (which would set the attribute to the module) finds the module imported.
-from .about import about  # noqa: E402 - after the environment is decided
+from .about import about  # noqa: E402, F401 - after the environment is decided; exported by __getattr__
 
 #: Top-level names that are not geometry, and the module each comes from.
 _HOMES = {

@@ -82,3 +82,9 @@ def test_ruff_rule_set_is_clean():
     done = subprocess.run([_tool("ruff"), "check", "--no-cache", "--output-format", "concise", "posgeom", "tests",
                            "benchmarks", "scripts", "book/_ext"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_no_private_name_is_used_across_modules():
+    found = [use for path in sorted(PACKAGE.rglob("*.py")) for use in private_uses(path)]
+    assert not found, "private names used outside their module (make them public in the layer both import):\n" + \
+        "\n".join(found)

@@ -15,6 +15,8 @@ from posgeom.checks import chapter4 as checks
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import learned_tables as lt
 from posgeom.models.resolve import position_table
+from posgeom.models import tasks
+from posgeom.models.tasks import tiny_encoder_config
 
 
 @pytest.fixture
@@ -89,95 +91,23 @@ def test_run_pretrained_tables_and_stress_on_minilm(minilm_settings):
 # the order task and training helpers
 
 
-def test_order_task_data_layout():
-    task = lt.order_task_data(40, 12, 10, seed=1)
-    ids, mask, labels = task.data.input_ids.numpy(), task.data.attention_mask.numpy(), task.data.labels.numpy()
-    assert task.vocab_size == 11 and ids.shape == (40, 12)
-    assert np.array_equal(mask.sum(axis=1), task.lengths)
-    assert np.all(ids[mask == 0] == 0) and np.all(ids[mask == 1] >= 1)
-    rows = np.arange(40)
-    assert np.all(ids[rows, task.marker_positions[:, 0]] == 9) and np.all(ids[rows, task.marker_positions[:, 1]] == 10)
-    # label 1 iff A comes first
-    assert np.array_equal(labels, (task.marker_positions[:, 0] < task.marker_positions[:, 1]).astype(int))
-
-
-def test_short_fraction_skews_the_lengths():
-    task = lt.order_task_data(1000, 32, 10, seed=0, short_fraction=0.9)
-    assert np.mean(task.lengths < 16) == pytest.approx(0.9)
-    assert task.lengths.max() <= 32 and task.lengths[task.lengths >= 16].min() == 16
-    with pytest.raises(ValueError, match="short_fraction"):
-        lt.order_task_data(100, 32, 10, short_fraction=1.0)
-
-
-def test_order_population_geometry_is_reproduced_by_its_mds():
-    from posgeom.corpora.synthetic import population_marginals
-    from posgeom.geometry import euclidean_distances, hellinger_matrix
-
-    g = lt.order_population_geometry(12, 10)
-    mu = population_marginals("order", n_positions=12, vocab_size=10, kind="marker_order", min_length=2)
-    np.testing.assert_allclose(g["D"], hellinger_matrix(mu))
-    np.testing.assert_allclose(euclidean_distances(g["mds"]), g["D"], atol=1e-6)
-    assert g["mds"].shape[1] <= 3
-
-
-def test_steps_to_threshold_matches_a_loop(rng):
-    x = np.concatenate([np.linspace(1.0, 0.1, 50), rng.uniform(0.0, 0.2, 30)])
-    for w in (1, 5, 10):
-        want = None
-        for t in range(w, x.size + 1):
-            if x[t - w:t].mean() < 0.3:
-                want = t
-                break
-        assert lt.steps_to_threshold(x, 0.3, w) == want
-    assert lt.steps_to_threshold(np.ones(10), 0.5, 3) is None
-
-
 def _tiny_model(position="learned", max_len=8, **opts):
     from posgeom.models.encoder import build_model
 
-    config = lt.tiny_encoder_config(vocab_size=11, max_len=max_len, position=position, position_options=opts,
+    config = tiny_encoder_config(vocab_size=11, max_len=max_len, position=position, position_options=opts,
                                     d_model=8, n_layers=1, n_heads=2, d_ff=16)
     return build_model(config, "classification", seed=0)
 
 
-def test_embedding_dropout_is_on_the_embedding_sum_only():
-    model = lt.set_embedding_dropout(_tiny_model(), 0.1)
-    assert model.encoder.embeddings.dropout.p == 0.1
-    assert all(b.dropout.p == 0.0 for b in model.encoder.layers)
-    with pytest.raises(ValueError, match="dropout rate"):
-        lt.set_embedding_dropout(model, 1.0)
-
-
-def test_the_wall_and_the_heuristics():
-    from posgeom.models.positional import PositionLimitError
-
-    model = _tiny_model(max_len=8)
-    with pytest.raises(PositionLimitError, match="N_max=8"):
-        model(torch.ones(2, 12, dtype=torch.long))
-    P = lt._table_of(model)
-    last = ex.extend_model(model, 12, "reuse_last")
-    Q = lt._table_of(last)
-    np.testing.assert_allclose(Q[:8], P) and np.testing.assert_allclose(Q[8:], np.repeat(P[-1:], 4, axis=0))
-    interp = lt._table_of(ex.extend_model(model, 15, "interpolate"))
-    np.testing.assert_allclose(interp[0], P[0], atol=1e-7)
-    np.testing.assert_allclose(interp[-1], P[-1], atol=1e-7)
-    np.testing.assert_allclose(interp[7], (P[3] + P[4]) / 2, atol=1e-6)  # s = 7 * 7 / 14 = 3.5
-    new = ex.extend_model(model, 12, "new_rows", seed=1)
-    assert new.config.max_len == 12 and model.config.max_len == 8  # the original is unchanged
-    assert new(torch.ones(2, 12, dtype=torch.long)).logits.shape == (2, 2)
-    with pytest.raises(ValueError, match="learned positional table"):
-        ex.extend_model(_tiny_model("rope"), 12, "reuse_last")
-
-
 def test_reversal_gap_sees_direction_only_with_directional_positions():
-    task = lt.order_task_data(20, 8, 10, seed=2)
+    task = tasks.order_task_data(20, 8, 10, seed=2)
     assert ex.reversal_gap(_tiny_model("alibi"), task.data) < 1e-5
     assert ex.reversal_gap(_tiny_model("none"), task.data) < 1e-5
     assert ex.reversal_gap(_tiny_model("learned", sigma=1.0), task.data) > 1e-4
 
 
 def test_marker_split_accuracy_matches_predictions():
-    task = lt.order_task_data(60, 8, 10, seed=3, min_length=8)
+    task = tasks.order_task_data(60, 8, 10, seed=3, min_length=8)
     model = _tiny_model(sigma=1.0).eval()
     with torch.no_grad():
         pred = model(task.data.input_ids, task.data.attention_mask).logits.argmax(-1).numpy()
@@ -188,7 +118,7 @@ def test_marker_split_accuracy_matches_predictions():
     assert out["head"] == pytest.approx(correct[later < 4].mean()) and out["n_head"] + out["n_tail"] == 60
     assert out["tail"] == pytest.approx(correct[later >= 4].mean())
     assert out["both"] == pytest.approx(correct[earlier >= 3].mean()) and out["n_both"] == int((earlier >= 3).sum())
-    ev = lt.evaluate_order_model(model, task.data)
+    ev = tasks.evaluate_order_model(model, task.data)
     assert out["accuracy"] == pytest.approx(ev["accuracy"]) and out["loss"] == pytest.approx(ev["loss"], rel=1e-5)
 
 
@@ -196,7 +126,7 @@ def test_mlm_loss_by_position_matches_the_model_loss():
     from posgeom.models.encoder import build_model
     from posgeom.models.training import mask_tokens
 
-    config = lt.tiny_encoder_config(vocab_size=30, max_len=10, d_model=8, n_layers=1, n_heads=2, d_ff=16)
+    config = tiny_encoder_config(vocab_size=30, max_len=10, d_model=8, n_layers=1, n_heads=2, d_ff=16)
     model = build_model(config, "mlm", seed=0).eval()
     X = np.random.default_rng(0).integers(4, 30, size=(16, 10))
     X[:, 0] = 1
@@ -335,7 +265,7 @@ def test_check_lag_similarity(capsys):
 
 
 def test_row_gradient_is_zero_beyond_every_length():
-    task = lt.order_task_data(40, 8, 10, seed=4, width=12)  # lengths <= 8, table of 12 rows
+    task = tasks.order_task_data(40, 8, 10, seed=4, width=12)  # lengths <= 8, table of 12 rows
     model = _tiny_model(max_len=12, sigma=1.0)
     g = ex.row_gradient_norms(model, task.data)
     assert g.shape == (12,) and np.all(g[8:] == 0.0) and np.all(g[:2] > 0)

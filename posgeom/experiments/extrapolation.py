@@ -36,7 +36,6 @@ length — a property of symmetric ALiBi, not of extrapolation (:func:`reversal_
 
 from __future__ import annotations
 
-import copy
 import functools
 from dataclasses import replace
 
@@ -44,14 +43,16 @@ import numpy as np
 
 from ..config import resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
-from .learned_tables import (
-    _table_of, cosine_similarity_matrix, order_population_geometry, order_task_data,
-    tiny_encoder_config, torch_threads, train_order_model,
+from ..geometry.tables import cosine_similarity_matrix
+from ..models.tasks import (
+    extend_model, order_population_geometry, order_task_data, position_table_of, tiny_encoder_config,
+    train_order_model,
 )
+from ..models.threads import torch_threads
 
 __all__ = [
     "CONFIGS", "HEURISTICS", "ORDER_ENCODINGS", "MLM_ENCODINGS", "method_names",
-    "extend_model", "reversal_gap", "marker_split_accuracy", "row_gradient_norms",
+    "reversal_gap", "marker_split_accuracy", "row_gradient_norms",
     "IMDBWindows", "imdb_windows", "mlm_loss_by_position", "train_mlm_model",
     "run_undertrained_tails", "run_extrapolation_order", "run_extrapolation_mlm",
 ]
@@ -143,38 +144,6 @@ def method_names(encodings, target_baseline: bool = True) -> list[str]:
 # heuristics and diagnostics
 
 
-def extend_model(model, n: int, method: str, *, seed: int = 0):
-    """A copy of ``model`` whose learned table has ``n`` rows, past its wall by a heuristic.
-
-    Parameters
-    ----------
-    model : a posgeom encoder model with a ``"learned"`` positional table of ``N_max < n`` rows.
-    n : int
-        New number of rows.
-    method : {"reuse_last", "interpolate", "new_rows"}
-        See :meth:`posgeom.models.positional.LearnedPositional.extended`.
-    seed : int
-        Seed of the new rows (``"new_rows"``).
-
-    Returns
-    -------
-    A deep copy with ``config.max_len = n``; the original model is unchanged.
-    """
-    from ..models.positional import LearnedPositional
-
-    pos = model.positional
-    if not isinstance(pos, LearnedPositional):
-        raise ValueError(
-            f"extend_model needs a learned positional table; this model uses {pos.name!r}, which "
-            + ("has no wall" if pos.max_positions is None else "is not a learned table")
-        )
-    new = copy.deepcopy(model)
-    new.encoder.embeddings.position = pos.extended(n, method=method, seed=seed)
-    new.config = replace(new.config, max_len=int(n))
-    new.encoder.config = new.config
-    return new
-
-
 def reversal_gap(model, data, batch_size: int = 256) -> float:
     r"""Largest change of a classifier's logits when each sequence is reversed (padding kept at the end).
 
@@ -211,7 +180,7 @@ def marker_split_accuracy(model, task, boundary: int, both_from: int | None = No
 
     Parameters
     ----------
-    task : :class:`~posgeom.experiments.learned_tables.OrderTaskData`
+    task : :class:`~posgeom.models.tasks.OrderTaskData`
     boundary : int
         ``head``: the later marker is before ``boundary``; ``tail``: at or after it.
     both_from : int, optional
@@ -301,12 +270,12 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
                     config = tiny_encoder_config(vocab_size=task.vocab_size, max_len=n, position="learned",
                                                  position_options={"init": "normal", "sigma": 0.02}, **m)
                     model = build_model(config, "classification", seed=seed)
-                    P0 = _table_of(model)
+                    P0 = position_table_of(model)
                     model, _ = train_order_model(task.data, config=config, model=model, seed=seed, device=device,
                                                  steps=t["steps"], batch_size=t["batch_size"], lr=t["lr"],
                                                  weight_decay=t["weight_decay"], warmup_ratio=t["warmup_ratio"])
                     model.to("cpu")
-                    PT = _table_of(model)
+                    PT = position_table_of(model)
                     # ||p_i(T) - p_i(0)||
                     move = np.linalg.norm(PT - P0, axis=1)
                     acc = marker_split_accuracy(model, eval_task, half)

@@ -70,6 +70,10 @@ from ..config import settings_or_default as _settings
 from ..encodings import REFERENCE_TABLES, random_walk_table, reference_tables
 from ..geometry.tables import analyse_table, cosine_similarity_matrix, similarity_by_lag
 from ..models.resolve import HUB_ALIASES, position_table
+from ..models.tasks import (
+    OrderTaskData, evaluate_order_model, order_population_geometry, order_task_data, position_table_of,
+    set_embedding_dropout, steps_to_threshold, tiny_encoder_config, train_order_model,
+)
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
 
@@ -343,128 +347,6 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
     return {"availability": avail, "results": results}
 
 
-# ---------------------------------------------------------------------------------------------
-# the synthetic order task as model inputs
-
-
-@dataclass(frozen=True)
-class OrderTaskData:
-    """The balanced order task of :func:`posgeom.corpora.synthetic.order_task` as model inputs.
-
-    Token ``w`` of the corpus becomes id ``w + 1``; padding (``PAD = -1``) becomes id 0, the model's
-    ``pad_token_id``, with attention mask 0.
-
-    Attributes
-    ----------
-    data : posgeom.models.training.TokenData
-        ``input_ids`` (N, n_positions), ``attention_mask`` (N, n_positions), ``labels`` (N,).
-    lengths : ndarray of shape (N,), int64
-    marker_positions : ndarray of shape (N, 2), int64
-        Positions of markers A and B in each sequence.
-    vocab_size : int
-        The model's vocabulary, corpus vocabulary + 1 (the padding id).
-    """
-
-    data: object
-    lengths: np.ndarray
-    marker_positions: np.ndarray
-    vocab_size: int
-
-
-def _order_corpus(n_sequences, n_positions, vocab_size, kind, min_length, seed):
-    from ..corpora.synthetic import order_task
-
-    return order_task(n_sequences, n_positions, vocab_size, kind=kind, min_length=min_length, seed=seed)
-
-
-def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind: str = "marker_order",
-                    min_length: int | None = 2, seed: int = 0, short_fraction: float | None = None,
-                    width: int | None = None) -> OrderTaskData:
-    r"""Model inputs for the order task, optionally with most sequences short (under-trained tails).
-
-    Parameters
-    ----------
-    n_sequences : int
-        Even (sequences come in reversed pairs).
-    n_positions : int
-        Longest sequence :math:`n`; lengths are uniform on ``[min_length, n]``.
-    vocab_size : int
-        Corpus vocabulary :math:`v` (markers are ``v - 2`` and ``v - 1``).
-    kind : {"marker_order", "marker_position"}
-    min_length : int, optional
-        Shortest sequence (default 2; ``None``: every sequence has length ``n``).
-    seed : int
-    short_fraction : float in (0, 1), optional
-        When given, that fraction of the sequences has a length uniform on ``[min_length, n/2 - 1]`` and
-        the rest uniform on ``[n/2, n]`` (each part balanced on its own).
-    width : int, optional
-        Columns of the arrays (default ``n_positions``; larger pads on the right).
-
-    Returns
-    -------
-    OrderTaskData
-    """
-    from ..corpora.synthetic import PAD
-    from ..models.training import TokenData
-
-    width = n_positions if width is None else int(width)
-    if width < n_positions:
-        raise ValueError(f"width={width} is smaller than n_positions={n_positions}")
-    if short_fraction is None:
-        parts = [_order_corpus(n_sequences, n_positions, vocab_size, kind, min_length, seed)]
-    else:
-        if not 0 < short_fraction < 1:
-            raise ValueError(f"short_fraction must lie in (0, 1); got {short_fraction!r}")
-        half = n_positions // 2
-        lo = 2 if min_length is None else int(min_length)
-        if half - 1 < lo:
-            raise ValueError(f"n_positions={n_positions} is too short to split at n/2 = {half} with min_length={lo}")
-        n_short = 2 * int(round(short_fraction * n_sequences / 2))
-        n_long = n_sequences - n_short
-        if n_short < 2 or n_long < 2 or n_long % 2:
-            raise ValueError(
-                f"n_sequences={n_sequences} with short_fraction={short_fraction} leaves {n_short} short and {n_long} "
-                "long sequences; both must be even and >= 2"
-            )
-        parts = [_order_corpus(n_short, half - 1, vocab_size, kind, lo, seed),
-                 _order_corpus(n_long, n_positions, vocab_size, kind, half, seed + 7919)]
-    tokens, lengths, labels = [], [], []
-    for c in parts:
-        t = np.full((c.n_sequences, width), PAD, dtype=np.int64)
-        t[:, : c.n_positions] = c.tokens
-        tokens.append(t)
-        lengths.append(c.lengths)
-        labels.append(c.labels)
-    tokens, lengths, labels = np.concatenate(tokens), np.concatenate(lengths), np.concatenate(labels)
-    A, B = vocab_size - 2, vocab_size - 1
-    markers = np.stack([np.argmax(tokens == A, axis=1), np.argmax(tokens == B, axis=1)], axis=1)
-    ids = np.where(tokens == PAD, 0, tokens + 1)
-    data = TokenData(ids, (tokens != PAD).astype(np.int64), labels)
-    return OrderTaskData(data, lengths, markers, vocab_size + 1)
-
-
-def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = "marker_order",
-                              min_length: int | None = 2, rank_tol: float = 1e-6) -> dict[str, np.ndarray]:
-    r"""The order task's exact positional geometry: Hellinger distances of its population marginals and
-    their classical MDS (Algorithm 1) at the rank where eigenvalues exceed ``rank_tol`` :math:`\lambda_1`.
-
-    Returns
-    -------
-    dict with ``D`` (n, n) and ``mds`` (n, r).
-    """
-    from .. import geometry as geo
-    from ..corpora.synthetic import population_marginals
-
-    mu = population_marginals("order", n_positions=n_positions, vocab_size=vocab_size, kind=kind, min_length=min_length)
-    D = geo.hellinger_matrix(mu)
-    full = geo.classical_mds(D)
-    r = max(1, geo.effective_rank(full.eigenvalues, "tol", tol=rank_tol))
-    return {"D": D, "mds": full.embedding[:, :r] if full.k >= r else geo.classical_mds(D, r).embedding}
-
-
-# ---------------------------------------------------------------------------------------------
-# a tiny encoder and its training on the order task
-
 #: Initialisations of a learned table compared by :func:`run_init_study`: name → position options.
 INITS = {
     "normal_0.02": dict(init="normal", sigma=0.02),
@@ -472,123 +354,6 @@ INITS = {
     "sinusoidal": dict(init="sinusoidal"),
     "mds": dict(init="table"),  # table= the MDS of the task's geometry, filled in by the caller
 }
-
-
-def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learned", position_options=None,
-                        d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64):
-    """The :class:`posgeom.models.encoder.EncoderConfig` of the chapter's small models.
-
-    No dropout anywhere (it is added on the embedding sum only, where a study asks for it), mean pooling
-    (the order task has no ``[CLS]`` token), padding id 0, one token type.
-
-    Returns
-    -------
-    EncoderConfig
-    """
-    from ..models.encoder import get_config
-
-    return get_config(
-        "quick", vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff,
-        max_len=max_len, position=position, position_options=dict(position_options or {}), dropout=0.0,
-        attention_dropout=0.0, pooling="mean", pad_token_id=0, type_vocab_size=0,
-        n_labels=2,
-    )
-
-
-def set_embedding_dropout(model, p: float):
-    r"""Put dropout with rate ``p`` on the embedding sum only,
-    :math:`h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))`.
-
-    The encoder's ``dropout`` option drops out inside every block too; this sets the embedding one alone.
-    Returns the model.
-    """
-    from torch import nn
-
-    if not 0 <= p < 1:
-        raise ValueError(f"dropout rate must lie in [0, 1); got {p!r}")
-    model.encoder.embeddings.dropout = nn.Dropout(p)
-    return model
-
-
-def train_order_model(train_data, *, config, steps: int, batch_size: int, lr: float, weight_decay: float = 0.01,
-                      warmup_ratio: float = 0.1, seed: int = 0, device: str = "cpu", embedding_dropout: float = 0.0,
-                      model=None):
-    """Build (or continue) and train a classifier on the order task with :func:`posgeom.models.training.train`.
-
-    Parameters
-    ----------
-    train_data : TokenData
-    config : EncoderConfig
-        Used when ``model`` is None (the model is built with ``seed``).
-    steps, batch_size, lr, weight_decay, warmup_ratio, seed, device
-        As :class:`posgeom.models.training.TrainConfig`.
-    embedding_dropout : float
-        Dropout on the embedding sum (:func:`set_embedding_dropout`).
-    model : nn.Module, optional
-        Continue training this model (a fine-tune) instead of building one.
-
-    Returns
-    -------
-    model : EncoderForSequenceClassification
-    result : posgeom.models.training.TrainResult
-        ``losses`` (steps,).
-    """
-    from ..models.encoder import build_model
-    from ..models.training import TrainConfig, train
-
-    if model is None:
-        model = build_model(config, "classification", seed=seed)
-    set_embedding_dropout(model, embedding_dropout)
-    tc = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, weight_decay=weight_decay,
-                     warmup_ratio=warmup_ratio, seed=seed, device=device, progress=False, log_every=max(1, steps))
-    result = train(model, train_data, tc)
-    return model, result
-
-
-def evaluate_order_model(model, data, batch_size: int = 256) -> dict[str, float]:
-    """Loss and accuracy of a classifier on order-task data (:func:`posgeom.models.training.evaluate`).
-
-    Returns
-    -------
-    dict with ``loss``, ``accuracy``, ``n``.
-    """
-    from ..models.training import TrainConfig, evaluate
-
-    config = TrainConfig(task="classification", device="cpu", progress=False)
-    return evaluate(model, data, config, batch_size=batch_size)
-
-
-def steps_to_threshold(losses, threshold: float, smooth: int = 20) -> int | None:
-    r"""First step at which the running mean of the last ``smooth`` losses is below ``threshold``.
-
-    Parameters
-    ----------
-    losses : array-like of shape (T,)
-
-    Returns
-    -------
-    int (1-based step count) or None when the running mean never gets there.
-    """
-    x = np.asarray(losses, dtype=np.float64)
-    if x.ndim != 1 or x.size == 0:
-        raise ValueError("losses must be a non-empty 1-D sequence")
-    if isinstance(smooth, bool) or not isinstance(smooth, (int, np.integer)) or smooth < 1:
-        raise ValueError(f"smooth must be a positive integer; got {smooth!r}")
-    if x.size < smooth:
-        return None
-    # m_t = (1/w) sum_{s = t-w+1}^{t} loss_s
-    c = np.cumsum(np.concatenate([[0.0], x]))
-    run = (c[smooth:] - c[:-smooth]) / smooth
-    hit = np.flatnonzero(run < threshold)
-    return int(hit[0] + smooth) if hit.size else None
-
-
-def _table_of(model) -> np.ndarray:
-    """The position table of a model with an absolute encoding, (N_max, d) float64."""
-    import torch
-
-    with torch.no_grad():
-        return model.positional.table().detach().to("cpu", torch.float64).numpy().copy()
 
 
 def _final_geometry(P, D) -> dict[str, float]:
@@ -622,14 +387,14 @@ def _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device):
                 config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=o["n_positions"],
                                              position="learned", position_options=opts, **m)
                 model = build_model(config, "classification", seed=seed)
-                P0 = _table_of(model)
+                P0 = position_table_of(model)
                 model, res = train_order_model(
                     train_set.data, config=config, steps=t["steps"], batch_size=t["batch_size"], lr=t["lr"],
                     weight_decay=t["weight_decay"], warmup_ratio=t["warmup_ratio"], seed=seed, device=device,
                     embedding_dropout=p, model=model,
                 )
                 model.to("cpu")
-                PT = _table_of(model)
+                PT = position_table_of(model)
                 ev = evaluate_order_model(model, eval_set.data)
                 L = np.asarray(res.losses)
                 runs.append({

@@ -1,0 +1,299 @@
+r"""The small models of the chapters on learned tables and their task: the order task as model inputs,
+a tiny encoder, its training and evaluation, and the position table of a trained model (read, or
+extended past its wall).
+
+The order task (:func:`posgeom.corpora.synthetic.order_task`): which of two markers comes first. Its
+population geometry (:func:`order_population_geometry`) is known exactly, so a table trained on it can
+be compared with the table Algorithm 1 would give.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+__all__ = [
+    "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config",
+    "set_embedding_dropout", "train_order_model", "evaluate_order_model", "steps_to_threshold",
+    "position_table_of", "extend_model",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# the synthetic order task as model inputs
+
+
+@dataclass(frozen=True)
+class OrderTaskData:
+    """The balanced order task of :func:`posgeom.corpora.synthetic.order_task` as model inputs.
+
+    Token ``w`` of the corpus becomes id ``w + 1``; padding (``PAD = -1``) becomes id 0, the model's
+    ``pad_token_id``, with attention mask 0.
+
+    Attributes
+    ----------
+    data : posgeom.models.training.TokenData
+        ``input_ids`` (N, n_positions), ``attention_mask`` (N, n_positions), ``labels`` (N,).
+    lengths : ndarray of shape (N,), int64
+    marker_positions : ndarray of shape (N, 2), int64
+        Positions of markers A and B in each sequence.
+    vocab_size : int
+        The model's vocabulary, corpus vocabulary + 1 (the padding id).
+    """
+
+    data: object
+    lengths: np.ndarray
+    marker_positions: np.ndarray
+    vocab_size: int
+
+
+def _order_corpus(n_sequences, n_positions, vocab_size, kind, min_length, seed):
+    from ..corpora.synthetic import order_task
+
+    return order_task(n_sequences, n_positions, vocab_size, kind=kind, min_length=min_length, seed=seed)
+
+
+def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind: str = "marker_order",
+                    min_length: int | None = 2, seed: int = 0, short_fraction: float | None = None,
+                    width: int | None = None) -> OrderTaskData:
+    r"""Model inputs for the order task, optionally with most sequences short (under-trained tails).
+
+    Parameters
+    ----------
+    n_sequences : int
+        Even (sequences come in reversed pairs).
+    n_positions : int
+        Longest sequence $n$; lengths are uniform on ``[min_length, n]``.
+    vocab_size : int
+        Corpus vocabulary $v$ (markers are ``v - 2`` and ``v - 1``).
+    kind : {"marker_order", "marker_position"}
+    min_length : int, optional
+        Shortest sequence (default 2; ``None``: every sequence has length ``n``).
+    seed : int
+    short_fraction : float in (0, 1), optional
+        When given, that fraction of the sequences has a length uniform on ``[min_length, n/2 - 1]`` and
+        the rest uniform on ``[n/2, n]`` (each part balanced on its own).
+    width : int, optional
+        Columns of the arrays (default ``n_positions``; larger pads on the right).
+
+    Returns
+    -------
+    OrderTaskData
+    """
+    from ..corpora.synthetic import PAD
+    from .training import TokenData
+
+    width = n_positions if width is None else int(width)
+    if width < n_positions:
+        raise ValueError(f"width={width} is smaller than n_positions={n_positions}")
+    if short_fraction is None:
+        parts = [_order_corpus(n_sequences, n_positions, vocab_size, kind, min_length, seed)]
+    else:
+        if not 0 < short_fraction < 1:
+            raise ValueError(f"short_fraction must lie in (0, 1); got {short_fraction!r}")
+        half = n_positions // 2
+        lo = 2 if min_length is None else int(min_length)
+        if half - 1 < lo:
+            raise ValueError(f"n_positions={n_positions} is too short to split at n/2 = {half} with min_length={lo}")
+        n_short = 2 * int(round(short_fraction * n_sequences / 2))
+        n_long = n_sequences - n_short
+        if n_short < 2 or n_long < 2 or n_long % 2:
+            raise ValueError(
+                f"n_sequences={n_sequences} with short_fraction={short_fraction} leaves {n_short} short and {n_long} "
+                "long sequences; both must be even and >= 2"
+            )
+        parts = [_order_corpus(n_short, half - 1, vocab_size, kind, lo, seed),
+                 _order_corpus(n_long, n_positions, vocab_size, kind, half, seed + 7919)]
+    tokens, lengths, labels = [], [], []
+    for c in parts:
+        t = np.full((c.n_sequences, width), PAD, dtype=np.int64)
+        t[:, : c.n_positions] = c.tokens
+        tokens.append(t)
+        lengths.append(c.lengths)
+        labels.append(c.labels)
+    tokens, lengths, labels = np.concatenate(tokens), np.concatenate(lengths), np.concatenate(labels)
+    A, B = vocab_size - 2, vocab_size - 1
+    markers = np.stack([np.argmax(tokens == A, axis=1), np.argmax(tokens == B, axis=1)], axis=1)
+    ids = np.where(tokens == PAD, 0, tokens + 1)
+    data = TokenData(ids, (tokens != PAD).astype(np.int64), labels)
+    return OrderTaskData(data, lengths, markers, vocab_size + 1)
+
+
+def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = "marker_order",
+                              min_length: int | None = 2, rank_tol: float = 1e-6) -> dict[str, np.ndarray]:
+    r"""The order task's exact positional geometry: Hellinger distances of its population marginals and
+    their classical MDS (Algorithm 1) at the rank where eigenvalues exceed ``rank_tol`` $\lambda_1$.
+
+    Returns
+    -------
+    dict with ``D`` (n, n) and ``mds`` (n, r).
+    """
+    from .. import geometry as geo
+    from ..corpora.synthetic import population_marginals
+
+    mu = population_marginals("order", n_positions=n_positions, vocab_size=vocab_size, kind=kind, min_length=min_length)
+    D = geo.hellinger_matrix(mu)
+    full = geo.classical_mds(D)
+    r = max(1, geo.effective_rank(full.eigenvalues, "tol", tol=rank_tol))
+    return {"D": D, "mds": full.embedding[:, :r] if full.k >= r else geo.classical_mds(D, r).embedding}
+
+
+# ---------------------------------------------------------------------------------------------
+# a tiny encoder and its training on the order task
+
+
+def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learned", position_options=None,
+                        d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64):
+    """The :class:`posgeom.models.encoder.EncoderConfig` of the chapter's small models.
+
+    No dropout anywhere (it is added on the embedding sum only, where a study asks for it), mean pooling
+    (the order task has no ``[CLS]`` token), padding id 0, one token type.
+
+    Returns
+    -------
+    EncoderConfig
+    """
+    from .encoder import get_config
+
+    return get_config(
+        "quick", vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff,
+        max_len=max_len, position=position, position_options=dict(position_options or {}), dropout=0.0,
+        attention_dropout=0.0, pooling="mean", pad_token_id=0, type_vocab_size=0,
+        n_labels=2,
+    )
+
+
+def set_embedding_dropout(model, p: float):
+    r"""Put dropout with rate ``p`` on the embedding sum only,
+    $h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))$.
+
+    The encoder's ``dropout`` option drops out inside every block too; this sets the embedding one alone.
+    Returns the model.
+    """
+    from torch import nn
+
+    if not 0 <= p < 1:
+        raise ValueError(f"dropout rate must lie in [0, 1); got {p!r}")
+    model.encoder.embeddings.dropout = nn.Dropout(p)
+    return model
+
+
+def train_order_model(train_data, *, config, steps: int, batch_size: int, lr: float, weight_decay: float = 0.01,
+                      warmup_ratio: float = 0.1, seed: int = 0, device: str = "cpu", embedding_dropout: float = 0.0,
+                      model=None):
+    """Build (or continue) and train a classifier on the order task with :func:`posgeom.models.training.train`.
+
+    Parameters
+    ----------
+    train_data : TokenData
+    config : EncoderConfig
+        Used when ``model`` is None (the model is built with ``seed``).
+    steps, batch_size, lr, weight_decay, warmup_ratio, seed, device
+        As :class:`posgeom.models.training.TrainConfig`.
+    embedding_dropout : float
+        Dropout on the embedding sum (:func:`set_embedding_dropout`).
+    model : nn.Module, optional
+        Continue training this model (a fine-tune) instead of building one.
+
+    Returns
+    -------
+    model : EncoderForSequenceClassification
+    result : posgeom.models.training.TrainResult
+        ``losses`` (steps,).
+    """
+    from .encoder import build_model
+    from .training import TrainConfig, train
+
+    if model is None:
+        model = build_model(config, "classification", seed=seed)
+    set_embedding_dropout(model, embedding_dropout)
+    tc = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, weight_decay=weight_decay,
+                     warmup_ratio=warmup_ratio, seed=seed, device=device, progress=False, log_every=max(1, steps))
+    result = train(model, train_data, tc)
+    return model, result
+
+
+def evaluate_order_model(model, data, batch_size: int = 256) -> dict[str, float]:
+    """Loss and accuracy of a classifier on order-task data (:func:`posgeom.models.training.evaluate`).
+
+    Returns
+    -------
+    dict with ``loss``, ``accuracy``, ``n``.
+    """
+    from .training import TrainConfig, evaluate
+
+    config = TrainConfig(task="classification", device="cpu", progress=False)
+    return evaluate(model, data, config, batch_size=batch_size)
+
+
+def steps_to_threshold(losses, threshold: float, smooth: int = 20) -> int | None:
+    r"""First step at which the running mean of the last ``smooth`` losses is below ``threshold``.
+
+    Parameters
+    ----------
+    losses : array-like of shape (T,)
+
+    Returns
+    -------
+    int (1-based step count) or None when the running mean never gets there.
+    """
+    x = np.asarray(losses, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError("losses must be a non-empty 1-D sequence")
+    if isinstance(smooth, bool) or not isinstance(smooth, (int, np.integer)) or smooth < 1:
+        raise ValueError(f"smooth must be a positive integer; got {smooth!r}")
+    if x.size < smooth:
+        return None
+    # m_t = (1/w) sum_{s = t-w+1}^{t} loss_s
+    c = np.cumsum(np.concatenate([[0.0], x]))
+    run = (c[smooth:] - c[:-smooth]) / smooth
+    hit = np.flatnonzero(run < threshold)
+    return int(hit[0] + smooth) if hit.size else None
+
+
+def position_table_of(model) -> np.ndarray:
+    """The position table of a posgeom model with an absolute encoding.
+
+    Returns
+    -------
+    P : ndarray of shape (N_max, d), float64
+        A copy on the CPU.
+    """
+    import torch
+
+    with torch.no_grad():
+        return model.positional.table().detach().to("cpu", torch.float64).numpy().copy()
+
+
+def extend_model(model, n: int, method: str, *, seed: int = 0):
+    """A copy of ``model`` whose learned table has ``n`` rows, past its wall by a heuristic.
+
+    Parameters
+    ----------
+    model : a posgeom encoder model with a ``"learned"`` positional table of ``N_max < n`` rows.
+    n : int
+        New number of rows.
+    method : {"reuse_last", "interpolate", "new_rows"}
+        See :meth:`posgeom.models.positional.LearnedPositional.extended`.
+    seed : int
+        Seed of the new rows (``"new_rows"``).
+
+    Returns
+    -------
+    A deep copy with ``config.max_len = n``; the original model is unchanged.
+    """
+    from .positional import LearnedPositional
+
+    pos = model.positional
+    if not isinstance(pos, LearnedPositional):
+        raise ValueError(
+            f"extend_model needs a learned positional table; this model uses {pos.name!r}, which "
+            + ("has no wall" if pos.max_positions is None else "is not a learned table")
+        )
+    new = copy.deepcopy(model)
+    new.encoder.embeddings.position = pos.extended(n, method=method, seed=seed)
+    new.config = replace(new.config, max_len=int(n))
+    new.encoder.config = new.config
+    return new
