@@ -142,7 +142,7 @@ def test_corpus_options_validate():
 
 def test_corpus_geometry_is_the_hellinger_matrix_of_the_counts(settings, tiny_geometry):
     opts = rc.corpus_options("quick", "sst2", **TINY)
-    tokens = rc.load_tokens(settings, opts)
+    tokens = rc.corpus_geometry_of(settings, opts).tokens
     assert tokens.n_sequences == 200
     counts = posgeom.positional_counts(tokens.sequences(), 12, tokens.vocab_size)
     D = posgeom.hellinger_matrix(posgeom.positional_marginals(counts))
@@ -249,7 +249,7 @@ def test_mds_curve_is_exact_at_full_rank():
 
 
 def test_linear_predictions(tiny_geometry, settings):
-    _, _, marg = rc.corpus_marginals(settings, rc.corpus_options("quick", "sst2", **TINY))
+    marg = rc.corpus_geometry_of(settings, rc.corpus_options("quick", "sst2", **TINY)).marginals
     lin = mo.linear_predictions(marg)
     mu = marg.probs
     assert lin["marginals_l2"][1, 2] == pytest.approx(np.linalg.norm(mu[1] - mu[2]))

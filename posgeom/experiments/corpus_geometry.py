@@ -32,6 +32,7 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
+from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import encoding_set
 from ..registry import Registry, Result
 
@@ -329,13 +330,13 @@ def sst2_marginals(settings=None, *, n_positions: int | None = None, special: st
     """
     settings = _settings(settings)
     s = _config(settings)["sst2"]
-    n = s["n_positions"] if n_positions is None else int(n_positions)
-    seqs, tc, _ = sst2_sequences(settings, n_positions=n, special=special)
-    counts = geo.positional_counts(seqs, n, tc.vocab_size)
-    marg = geo.positional_marginals(
-        counts, alpha=s["alpha"] if alpha is None else alpha, min_count=s["min_count"] if min_count is None else min_count
+    options = CorpusOptions(
+        "sst2", s["split"], s["n_positions"] if n_positions is None else int(n_positions),
+        s["special"] if special is None else special, max_sequences=s["max_texts"], subset_seed=settings.seed,
+        min_count=s["min_count"] if min_count is None else min_count, alpha=s["alpha"] if alpha is None else alpha,
     )
-    return marg, counts
+    corpus_geo = corpus_distances(options, data_dir=settings.data_dir)
+    return corpus_geo.marginals, corpus_geo.counts
 
 
 def _token_strings(ids) -> np.ndarray:

@@ -176,12 +176,12 @@ def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None 
 
 
 def _sentence_tokens(settings: Settings, cfg: dict[str, Any]):
-    from .real_corpora import corpus_options, load_tokens
+    from .real_corpora import corpus_geometry_of, corpus_options
 
     s = cfg["sentences"]
     opts = corpus_options(settings.scale, s["corpus"], split=s["split"], special=s["special"],
                           n_positions=s["n_positions"], max_sequences=s["max_sentences"])
-    return opts, load_tokens(settings, opts)
+    return opts, corpus_geometry_of(settings, opts).tokens
 
 
 def run_layer_stress(settings: Settings | None = None, *, force: bool = False, **overrides) -> Result:

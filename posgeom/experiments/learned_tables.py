@@ -67,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import settings_or_default as _settings
+from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import REFERENCE_TABLES, random_walk_table, reference_tables
 from ..geometry.tables import analyse_table, cosine_similarity_matrix, similarity_by_lag
 from ..models.resolve import HUB_ALIASES, position_table
@@ -269,18 +270,6 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
 # stress of pretrained tables against the corpus geometry
 
 
-def _corpus_distances(corpus: str, n_positions: int, special: str, min_count: int, alpha: float, settings,
-                      tokenizer=None):
-    """Hellinger matrix of a corpus's kept positions, with the positions and the reach ``N_i``."""
-    from .. import geometry as geo
-    from ..corpora.stats import corpus_counts
-
-    stats = corpus_counts(corpus, "train", n_positions, special=special, tokenizer=tokenizer,
-                          data_dir=settings.data_dir, progress=False)
-    marg = geo.positional_marginals(stats.counts, alpha=alpha, min_count=min_count)
-    return geo.hellinger_matrix(marg), marg.positions, marg.reach, stats.info
-
-
 def run_table_stress(settings=None, *, force: bool = False, models=None, corpora=None) -> dict[str, object]:
     r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB.
 
@@ -321,8 +310,10 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
             values = {"model": name}
             for corpus in corpora:
                 n = min(cfg["n_positions"][corpus], P.shape[0])
-                D, pos, reach, info = _corpus_distances(corpus, n, special, cfg["min_count"], cfg["alpha"],
-                                                        settings, tokenizer=tok)
+                corpus_geo = corpus_distances(
+                    CorpusOptions(corpus, "train", n, special, tokenizer=tok, min_count=cfg["min_count"],
+                                  alpha=cfg["alpha"]), data_dir=settings.data_dir)
+                D, pos, reach = corpus_geo.D, corpus_geo.positions, corpus_geo.reach
                 d = P.shape[1]
                 refs = reference_tables(int(pos.max()) + 1, d + (d % 2), seed=0)
                 tables = {"table": P[pos], **{k: T[pos, :d] for k, T in refs.items()},

@@ -247,7 +247,7 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
             sm = geo.smacof(D, k, max_iter=rc.CONFIGS[settings.scale]["smacof"]["max_iter"],
                             eps=rc.CONFIGS[settings.scale]["smacof"]["eps"])
             add(f"SMACOF (rank {k})", f"from MDS, {sm.n_iter} iterations", geo.euclidean_distances(sm.embedding))
-        _, _, marg = rc.corpus_marginals(settings, opts)
+        marg = rc.corpus_geometry_of(settings, opts).marginals
         lin = linear_predictions(marg)
         add("NTK prediction: marginals", "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
         add("NTK prediction: counts", "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
@@ -387,8 +387,8 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
             return _compute()
 
     def _compute():
-        D, pos = rc.corpus_distances(settings, opts)
-        tokens = rc.load_tokens(settings, opts)
+        corpus_geo = rc.corpus_geometry_of(settings, opts)
+        D, pos, tokens = corpus_geo.D, corpus_geo.positions, corpus_geo.tokens
         ids, mask = tokens.model_inputs()
         labels = tokens.labels
         if labels is None:

@@ -76,6 +76,7 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
+from ..corpora.distances import CorpusDistances, CorpusOptions, corpus_distances
 from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
 
@@ -210,65 +211,22 @@ def corpus_options(scale: str, corpus: str, **overrides) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def load_tokens(settings: Settings, opts: dict[str, Any]):
-    """Token ids of the corpus under ``opts`` (all of the split, or a seeded random subset).
-
-    The whole split comes from ``posgeom.corpora.stats.corpus_tokens`` (cached on disk); a subset
-    (``max_sequences``) draws that many rows without replacement with ``subset_seed`` and tokenises them.
-
-    Returns
-    -------
-    TokenizedCorpus
-        ``ids`` (n_tokens,), ``lengths`` (n_sequences,), ``labels`` (n_sequences,).
-    """
-    from ..corpora.real import load_texts
-    from ..corpora.stats import corpus_tokens
-    from ..corpora.tokenize import tokenize_texts
-
-    if opts["max_sequences"] is None:
-        return corpus_tokens(
-            opts["corpus"], opts["split"], opts["n_positions"], special=opts["special"], br_tags=opts["br_tags"],
-            data_dir=settings.data_dir,
-        )
-    texts = load_texts(opts["corpus"], opts["split"], data_dir=settings.data_dir)
-    m = int(opts["max_sequences"])
-    if not 1 <= m <= len(texts.texts):
-        raise ValueError(
-            f"max_sequences must lie in [1, {len(texts.texts)}] for {opts['corpus']}/{opts['split']}; got {m}"
-        )
-    rows = np.sort(np.random.default_rng(opts["subset_seed"]).choice(len(texts.texts), size=m, replace=False))
-    labels = texts.labels[rows] if texts.labels is not None else None
-    return tokenize_texts(
-        [texts.texts[r] for r in rows], None, opts["n_positions"], special=opts["special"], br_tags=opts["br_tags"],
-        labels=labels,
-    )
-
-
 def _source_description(settings: Settings, opts: dict[str, Any]) -> dict[str, Any]:
     from ..corpora.real import resolve_source
 
     return resolve_source(opts["corpus"], opts["split"], data_dir=settings.data_dir).describe()
 
 
-def corpus_marginals(settings: Settings, opts: dict[str, Any]):
-    """Tokens, counts and marginals of the corpus under ``opts`` (no registry: the cheap part).
+def corpus_geometry_of(settings: Settings, opts: dict[str, Any]) -> CorpusDistances:
+    """The corpus under ``opts`` (:func:`corpus_options`) through the one route,
+    :func:`posgeom.corpora.distances.corpus_distances`, with its token ids (no registry: the cheap part).
 
     Returns
     -------
-    tokens : TokenizedCorpus
-    counts : PositionalCounts, ``counts`` (n, v)
-    marginals : PositionalMarginals, ``probs`` (n_kept, v)
+    posgeom.corpora.distances.CorpusDistances
+        ``D`` (n_kept, n_kept), ``positions``, ``tokens``, ``counts`` (n, v), ``marginals`` (n_kept, v).
     """
-    tokens = load_tokens(settings, opts)
-    counts = tokens.counts()
-    marginals = geo.positional_marginals(counts, min_count=opts["min_count"])
-    return tokens, counts, marginals
-
-
-def corpus_distances(settings: Settings, opts: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """The Hellinger matrix ``D`` (n_kept, n_kept) and the kept positions (n_kept,) under ``opts``."""
-    _, _, marginals = corpus_marginals(settings, opts)
-    return geo.hellinger_matrix(marginals, kind=opts["kind"]), marginals.positions
+    return corpus_distances(CorpusOptions.from_dict(opts), data_dir=settings.data_dir, with_tokens=True)
 
 
 def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
@@ -420,8 +378,8 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
     params = {**opts, "noise": noise_cfg, "data": _source_description(settings, opts)}
 
     def compute():
-        tokens, counts, marginals = corpus_marginals(settings, opts)
-        D = geo.hellinger_matrix(marginals, kind=opts["kind"])
+        corpus_geo = corpus_geometry_of(settings, opts)
+        tokens, counts, marginals, D = corpus_geo.tokens, corpus_geo.counts, corpus_geo.marginals, corpus_geo.D
         floor = geo.noise_floor(counts, method=noise_cfg["method"], n_rep=noise_cfg["n_rep"], seed=settings.seed,
                                 min_count=opts["min_count"], kind=opts["kind"])
         _, profile, r2 = geo.toeplitz_projection(D)
@@ -524,7 +482,7 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
     params = {"corpus": opts, "train": cfg, "data": geometry.values["source"], "seed": settings.seed}
 
     def compute():
-        tokens = load_tokens(settings, opts)
+        tokens = corpus_geometry_of(settings, opts).tokens
         ids, mask = tokens.model_inputs()
         D = geometry.arrays["D"]
         rows = table_rows(opts["special"], geometry.arrays["positions"])
@@ -836,7 +794,7 @@ def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2",
         for special in grid["specials"]:
             for n in grid["n_positions"]:
                 opts = {**base, "special": special, "n_positions": n}
-                _, _, marg = corpus_marginals(settings, opts)
+                marg = corpus_geometry_of(settings, opts).marginals
                 for kind in grid["kinds"]:
                     D = geo.hellinger_matrix(marg, kind=kind)
                     par = alibi_parabola(D, marg.positions)
@@ -914,8 +872,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = [
-    "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options", "load_tokens",
-    "corpus_marginals", "corpus_distances", "resolvable_distances", "rank_one_report",
+    "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options",
+    "corpus_geometry_of", "resolvable_distances", "rank_one_report",
     "run_corpus_geometry",
     "pretrained_table", "run_scratch_table", "STRESS_ENCODINGS", "encoding_shape", "run_stress_table", "stress_dataframe", "row_of",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all", "main",
