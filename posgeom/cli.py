@@ -1,8 +1,9 @@
 """The ``posgeom`` command line.
 
-Subcommands register themselves through :data:`SUBCOMMANDS`: each entry is a function that
-adds its parser to ``argparse`` sub-parsers and sets ``func`` (the handler, returning an exit code).
-A subcommand's module imports what it needs inside its handler, so that ``posgeom --help`` stays fast.
+Subcommands live in :mod:`posgeom.commands`, one module per command, and are listed in
+:data:`SUBCOMMANDS`: each entry is a function that adds its parser to ``argparse`` sub-parsers and
+sets ``func`` (the handler, returning an exit code). A command's module imports what it needs inside
+its handler, so that ``posgeom --help`` stays fast.
 
 Every error ends in one line on stderr: exit status 2 for bad input (a wrong option, a missing or
 damaged file, a bad environment variable: :data:`INPUT_ERRORS`), 1 for a failure at run time that is
@@ -15,66 +16,21 @@ import argparse
 import sys
 
 
-def _add_about(subparsers) -> None:
-    p = subparsers.add_parser("about", help="print versions, device, scale, data and model availability")
-    p.add_argument("--scale", help="quick or paper (default: POSGEOM_SCALE or quick)")
-    p.add_argument("--device", help="auto, cpu, cuda, cuda:N or mps (default: POSGEOM_DEVICE or auto)")
-    p.add_argument("--pretrained", help="pretrained model (default: POSGEOM_PRETRAINED or bert-base-uncased)")
+def _command(name: str):
+    """The ``add`` function of :mod:`posgeom.commands`'s module ``name``, imported when the parser is built."""
 
-    def run(args) -> int:
-        from .about import about
-        from .config import get_settings
+    def add(subparsers) -> None:
+        from importlib import import_module
 
-        about(get_settings(scale=args.scale, device=args.device, pretrained=args.pretrained))
-        return 0
+        import_module(f"posgeom.commands.{name}").add(subparsers)
 
-    p.set_defaults(func=run)
+    add.__name__ = add.__qualname__ = f"add_{name}"
+    return add
 
 
-#: Functions that each add one subcommand; other modules append theirs here.
-SUBCOMMANDS = [_add_about]
-
-
-def _add_corpora(subparsers) -> None:
-    """``posgeom corpus-report`` and ``posgeom stress`` (see :mod:`posgeom.corpora.cli`)."""
-    from .corpora.cli import add_corpus_report, add_stress
-
-    add_corpus_report(subparsers)
-    add_stress(subparsers)
-
-
-SUBCOMMANDS.append(_add_corpora)
-
-
-def _add_reproduce(subparsers) -> None:
-    """``posgeom reproduce`` (see :mod:`posgeom.reproduce`)."""
-    from .reproduce import add_reproduce
-
-    add_reproduce(subparsers)
-
-
-SUBCOMMANDS.append(_add_reproduce)
-SUBCOMMANDS.append(lambda sub: __import__("posgeom.corpora.download", fromlist=["_"]).add_data_command(sub))
-
-
-def _add_diagnose(subparsers) -> None:
-    """``posgeom diagnose`` (see :mod:`posgeom.diagnose.cli`)."""
-    from .diagnose.cli import add_diagnose
-
-    add_diagnose(subparsers)
-
-
-SUBCOMMANDS.append(_add_diagnose)
-
-
-def _add_results(subparsers) -> None:
-    """``posgeom results check`` (see :mod:`posgeom.registry_cli`)."""
-    from .registry_cli import add_results
-
-    add_results(subparsers)
-
-
-SUBCOMMANDS.append(_add_results)
+#: Functions that each add one subcommand (:mod:`posgeom.commands`); a new command appends its own.
+SUBCOMMANDS = [_command("about"), _command("corpus"), _command("reproduce"), _command("data"),
+               _command("diagnose"), _command("results")]
 
 #: Exceptions that mean "the input (options, files, environment) is wrong": exit status 2.
 INPUT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)

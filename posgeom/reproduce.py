@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .config import SCALES, checkout_root, get_settings, resolve_device, validate_device, validate_scale
+from .config import checkout_root, get_settings, resolve_device, validate_device, validate_scale
 from .codekey import code_key, code_roots
 from .registry import Registry, Result, code_changed, params_key
 from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
@@ -435,7 +435,7 @@ def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: st
     return "\n".join(lines)
 
 
-def _results_dir(results_dir, notebooks: Path) -> Path:
+def resolve_results_dir(results_dir, notebooks: Path) -> Path:
     """``results_dir``, else ``POSGEOM_RESULTS_DIR``, else the checkout's ``results/``; ``~`` expanded."""
     if results_dir is None:
         env_results = os.environ.get("POSGEOM_RESULTS_DIR")
@@ -478,7 +478,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
     selected = select_chapters(only, chapters)
     notebooks = Path(notebooks_dir) if notebooks_dir is not None else project_root() / "notebooks"
-    results_dir = _results_dir(results_dir, notebooks)
+    results_dir = resolve_results_dir(results_dir, notebooks)
     missing = [c.slug for c in selected if not (notebooks / f"{c.slug}.md").is_file()]
     if missing:
         raise ValueError(f"no notebook for chapter(s) {', '.join(missing)} in {notebooks}")
@@ -587,44 +587,6 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
 # --------------------------------------------------------------------------------------------
 
 
-def add_reproduce(subparsers) -> None:
-    """``posgeom reproduce``."""
-    p = subparsers.add_parser(
-        "reproduce", help="run every chapter's experiments into the results registry (resumable)",
-        description="Run the chapters' experiments into the results registry and record every claim's verdict. "
-                    "Chapters already done at the scale (same code, same notebook) are skipped.",
-    )
-    p.add_argument("--scale", choices=SCALES, default=None, help="quick or paper (default: POSGEOM_SCALE or quick)")
-    p.add_argument("--only", nargs="+", metavar="CLAIM_OR_CHAPTER",
-                   help="chapter slugs or claim ids (C7, S3): run only the chapters that check them")
-    p.add_argument("--device", help="auto, cpu, cuda, cuda:N or mps (default: POSGEOM_DEVICE or auto)")
-    p.add_argument("--force", action="store_true",
-                   help="run chapters already done at this scale again (stored experiment results made by the "
-                        "same code are still reused; delete results/<scale>/ to recompute everything)")
-    p.add_argument("--list", action="store_true", help="list the chapters, their claims, status and estimates; run nothing")
-    p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
-                   help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
-
-    def run(args) -> int:
-        scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
-        if args.list:
-            selected = select_chapters(args.only)
-            notebooks = project_root() / "notebooks"
-            print(format_list(selected, scale, Registry(_results_dir(None, notebooks)), notebooks))
-            return 0
-        try:
-            report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node)
-        except ChapterFailed as err:
-            print(f"posgeom reproduce: {err}\nFix it and run the same command again: chapters already done are "
-                  "skipped, and finished experiments are read back from the registry.", file=sys.stderr)
-            return 1
-        print(f"posgeom reproduce: {len(report.ran)} chapter(s) run, {len(report.skipped)} already done "
-              "(see the page 'Does the paper hold up?' for every claim's verdict)")
-        return 0
-
-    p.set_defaults(func=run)
-
-
 def _worker_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m posgeom.reproduce",
                                      description="one torchrun process of posgeom reproduce")
@@ -637,7 +599,7 @@ def _worker_main(argv: Sequence[str] | None = None) -> int:
 __all__ = [
     "CHAPTERS", "Chapter", "Estimate", "ChapterFailed", "ChapterRun", "ReproduceReport", "RUNS_EXPERIMENT",
     "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
-    "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "add_reproduce",
+    "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "resolve_results_dir",
 ]
 
 if __name__ == "__main__":

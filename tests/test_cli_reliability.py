@@ -14,7 +14,7 @@ import pytest
 
 from posgeom import cli
 from posgeom.cli import main
-from posgeom.corpora.cli import format_ranges
+from posgeom.commands.corpus import format_ranges
 
 REPO = Path(__file__).resolve().parents[1]
 SYNTHETIC = "synthetic:drift:n_sequences=300"

@@ -8,7 +8,7 @@
 * :mod:`~posgeom.corpora.stream` — counting shard by shard (streams, parallel workers);
 * :mod:`~posgeom.corpora.pretrained` — pretrained encoders: position table and attention weights;
 * :mod:`~posgeom.corpora.report` — corpus reports and encoding stress tables (``posgeom corpus-report``,
-  ``posgeom stress``; the commands themselves are in :mod:`~posgeom.corpora.cli`).
+  ``posgeom stress``; the commands themselves are in :mod:`~posgeom.commands.corpus`).
 
 Heavy libraries (``transformers``, ``datasets``, ``torch``) are imported only when a function needs them.
 """

@@ -18,7 +18,7 @@ from .real import (
     CORPORA, FOLDER_CHECKSUMS, ChecksumError, expected_checksums, load_hub_split, resolve_source, sha256_file,
 )
 
-__all__ = ["download_corpora", "data_sources", "add_data_command"]
+__all__ = ["download_corpora", "data_sources"]
 
 
 def download_corpora(to: str | Path, corpora: tuple[str, ...] = ("sst2", "imdb")) -> dict[str, str]:
@@ -109,35 +109,3 @@ def data_sources(decision=None) -> list[tuple[str, str]]:
     rows.append(("pretrained model", f"{decision.pretrained}: {model}"))
     rows.append(("offline mode", f"{'on' if decision.offline else 'off'} ({decision.reason})"))
     return rows
-
-
-def add_data_command(subparsers) -> None:
-    """Register ``posgeom data`` and ``posgeom data download``."""
-    p = subparsers.add_parser(
-        "data", help="where SST-2, IMDB and the pretrained model come from; `data download` prepares an offline copy"
-    )
-    sub = p.add_subparsers(dest="data_command")
-    d = sub.add_parser("download", help="write SST-2 and IMDB from the hub into a folder for POSGEOM_DATA_DIR")
-    d.add_argument("--to", default="posgeom-data", help="the folder to create (default: ./posgeom-data)")
-
-    def show(args) -> int:
-        from ..offline import decide
-
-        decision = decide()
-        rows = data_sources(decision)
-        width = max(len(what) for what, _ in rows)
-        for what, where in rows:
-            print(f"{what.ljust(width)}  {where}")
-        for problem in decision.problems:
-            print(f"problem: {problem}")
-        return 1 if decision.problems else 0
-
-    def download(args) -> int:
-        written = download_corpora(args.to)
-        folder = Path(args.to).expanduser().resolve()
-        print(f"wrote {len(written)} files and {FOLDER_CHECKSUMS} to {folder}")
-        print(f"use it with: export POSGEOM_DATA_DIR={folder}")
-        return 0
-
-    p.set_defaults(func=show)
-    d.set_defaults(func=download)

@@ -5,7 +5,7 @@
 * :mod:`~posgeom.diagnose.weights` — single tensors from safetensors files (sharded or not), no pickles;
 * :mod:`~posgeom.diagnose.core` — the model's distances, per-layer projected stress, the comparison;
 * :mod:`~posgeom.diagnose.report` — ``report.html`` (self-contained), ``report.json``, figures, summary;
-* :mod:`~posgeom.diagnose.cli` — the ``posgeom diagnose`` command.
+* :mod:`~posgeom.commands.diagnose` — the ``posgeom diagnose`` command.
 """
 
 from .core import REFERENCES, ModelInfo, corpus_statistics, diagnose, inspect_model, layer_distances, \

@@ -11,7 +11,7 @@ entry is damaged, 0 otherwise.
 
 from __future__ import annotations
 
-__all__ = ["add_results"]
+__all__ = ["add"]
 
 
 def _run_check(args) -> int:
@@ -19,8 +19,8 @@ def _run_check(args) -> int:
     import sys
     from collections import Counter
 
-    from .config import get_settings, validate_scale
-    from .registry import Registry
+    from ..config import get_settings, validate_scale
+    from ..registry import Registry
 
     if args.scale is not None:
         validate_scale(args.scale)
@@ -45,7 +45,7 @@ def _run_check(args) -> int:
     return 1 if counts["damaged"] else 0
 
 
-def add_results(subparsers) -> None:
+def add(subparsers) -> None:
     """Register ``posgeom results check``."""
     p = subparsers.add_parser("results", help="inspect the results registry (results check)")
     actions = p.add_subparsers(dest="action", required=True)

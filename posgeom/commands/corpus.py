@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import sys
 
-__all__ = ["add_corpus_report", "add_stress", "format_ranges"]
+__all__ = ["add", "add_corpus_report", "add_stress", "format_ranges"]
 
 
 def _common(p) -> None:
@@ -45,7 +45,7 @@ def _common(p) -> None:
 
 def _stats(args):
     from ..config import get_settings
-    from .report import load_statistics, parse_corpus_spec
+    from ..corpora.report import load_statistics, parse_corpus_spec
 
     spec = parse_corpus_spec(args.corpus)
     if args.positions is not None and args.positions < 1:
@@ -87,7 +87,7 @@ def _header(rep: dict, info: dict) -> list[str]:
 
 
 def _run_report(args) -> int:
-    from .report import corpus_report
+    from ..corpora.report import corpus_report
 
     _, _, stats = _stats(args)
     rep = corpus_report(stats)
@@ -151,7 +151,7 @@ def format_ranges(values) -> str:
 
 def _run_stress(args) -> int:
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
-    from .report import parse_encodings, stress_report
+    from ..corpora.report import parse_encodings, stress_report
 
     if args.hellinger not in HELLINGER_KINDS:
         raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
@@ -224,3 +224,9 @@ def add_stress(subparsers) -> None:
     p.add_argument("--rank-mass", type=float, default=0.99, help="effective rank 'mass' criterion (default 0.99)")
     p.add_argument("--rank-stress", type=float, default=0.01, help="effective rank 'stress' threshold (default 0.01)")
     p.set_defaults(func=_run_stress)
+
+
+def add(subparsers) -> None:
+    """Register ``posgeom corpus-report`` and ``posgeom stress`` (they share the corpus options)."""
+    add_corpus_report(subparsers)
+    add_stress(subparsers)

@@ -9,14 +9,14 @@
 
 from __future__ import annotations
 
-__all__ = ["add_diagnose"]
+__all__ = ["add"]
 
 
 def _run(args) -> int:
     from ..config import get_settings
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
-    from .core import corpus_statistics, diagnose, inspect_model, model_tokenizer
-    from .report import summary_lines, write_report
+    from ..diagnose.core import corpus_statistics, diagnose, inspect_model, model_tokenizer
+    from ..diagnose.report import summary_lines, write_report
 
     if args.positions is not None and args.positions < 2:
         raise ValueError(f"--positions must be an integer >= 2; got {args.positions}")
@@ -58,7 +58,7 @@ def _run(args) -> int:
     return 0
 
 
-def add_diagnose(subparsers) -> None:
+def add(subparsers) -> None:
     """Register ``posgeom diagnose``."""
     p = subparsers.add_parser(
         "diagnose", help="positional geometry of a Hugging Face model against a corpus, as an HTML/JSON report"

@@ -1,0 +1,14 @@
+"""The ``posgeom`` subcommands, one module per command.
+
+Each module has an ``add(subparsers)`` function that adds its parser to the ``argparse`` sub-parsers
+and sets ``func`` (the handler, returning an exit code); :data:`posgeom.cli.SUBCOMMANDS` lists them.
+A module imports only the standard library at its top and what its handler needs inside the handler,
+so that ``posgeom --help`` stays under a second.
+
+* :mod:`posgeom.commands.about` — ``posgeom about``;
+* :mod:`posgeom.commands.corpus` — ``posgeom corpus-report`` and ``posgeom stress``;
+* :mod:`posgeom.commands.reproduce` — ``posgeom reproduce``;
+* :mod:`posgeom.commands.data` — ``posgeom data`` and ``posgeom data download``;
+* :mod:`posgeom.commands.diagnose` — ``posgeom diagnose``;
+* :mod:`posgeom.commands.results` — ``posgeom results check``.
+"""
