@@ -423,3 +423,13 @@ def test_check_kernel_distances():
 def test_plain_text_displays_without_quotes():
     t = rc.PlainText("sinusoidal (0.052) < rope (0.053)")
     assert repr(t) == str(t) == "sinusoidal (0.052) < rope (0.053)"
+
+
+def test_one_entry_for_the_chapters_experiments(capsys):
+    from posgeom.experiments.__main__ import CHAPTERS, main
+    from posgeom.reproduce import CHAPTERS as BOOK
+
+    assert set(CHAPTERS) <= {c.slug for c in BOOK}
+    with pytest.raises(SystemExit) as exit_:
+        main(["no-such-chapter"])
+    assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err

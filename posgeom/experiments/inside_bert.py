@@ -45,16 +45,13 @@ positions: the positional pattern of each layer (diagonal, previous/next token, 
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from typing import Any
 
 import numpy as np
 
 from .. import geometry as geo
 from ..geometry import head_logits, kernel_distances
-from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
+from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
 
 DEFINITIONS = ("propagated", "static", "residual")
@@ -337,29 +334,8 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
     return results_with_prefix(settings, "inside_bert")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m posgeom.experiments.inside_bert [--force]``: per-layer projected stress at ``POSGEOM_SCALE``."""
-    parser = argparse.ArgumentParser(prog="python -m posgeom.experiments.inside_bert",
-                                     description="Per-layer projected stress of a pretrained BERT "
-                                                 "(chapter 'Inside BERT').")
-    parser.add_argument("--force", action="store_true", help="recompute even what the registry holds")
-    args = parser.parse_args(argv)
-    settings = get_settings()
-    print(f"scale={settings.scale} device={resolve_device(settings.device)} pretrained={settings.pretrained}")
-    res = run_layer_stress(settings, force=args.force)
-    for name in ("propagated", "static"):
-        pooled = res.arrays[f"{name}_pooled"]
-        print(name, "scale_free per layer:", np.round(pooled[:, 0], 4).tolist())
-    print("residual scale_free per layer:", np.round(res.arrays["residual"][:, 0], 4).tolist())
-    print(json.dumps(res.values["peaks"]), res.path)
-    return 0
-
-
 __all__ = [
     "CONFIGS", "DEFINITIONS", "NORMALIZATIONS", "PAPER_PEAK_LAYER", "kernel_distances", "head_logits",
-    "load_model", "layer_inputs", "run_layer_stress", "offset_profiles", "paper_results", "main",
+    "load_model", "layer_inputs", "run_layer_stress", "offset_profiles", "paper_results",
 ]
 
-
-if __name__ == "__main__":
-    sys.exit(main())

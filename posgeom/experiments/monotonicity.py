@@ -37,10 +37,7 @@ $\Delta P_t = P_t - P_0$.
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
-import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +45,7 @@ import numpy as np
 
 from .. import encodings as enc
 from .. import geometry as geo
-from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
+from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..corpora.real import resolve_source
 from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
@@ -480,37 +477,8 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
     return results_with_prefix(settings, "monotonicity")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m posgeom.experiments.monotonicity [--force]``: the chapter's experiments at ``POSGEOM_SCALE``."""
-    from .real_corpora import CORPUS_NAMES
-
-    parser = argparse.ArgumentParser(prog="python -m posgeom.experiments.monotonicity",
-                                     description="Monotonicity conjecture and NTK regime (chapter 'monotonicity').")
-    parser.add_argument("--corpus", nargs="+", default=list(CORPUS_NAMES), choices=CORPUS_NAMES)
-    parser.add_argument("--force", action="store_true", help="recompute even what the registry holds")
-    args = parser.parse_args(argv)
-    settings = get_settings()
-    print(f"scale={settings.scale} device={resolve_device(settings.device)} pretrained={settings.pretrained}")
-    out = {}
-    for corpus in args.corpus:
-        res = run_monotonicity_table(settings, corpus=corpus, force=args.force)
-        out[f"table_{corpus}"] = str(res.path)
-        print(monotonicity_dataframe(res).to_string())
-        print("closest MDS rank to 22%:", res.values["closest_rank"], res.values["closest_violation"])
-    for regime in REGIMES:
-        for s in CONFIGS[settings.scale]["ntk"]["seeds"]:
-            res = run_ntk(settings, regime=regime, seed=s, force=args.force)
-            out[f"ntk_{regime}_{s}"] = str(res.path)
-            print(regime, s, res.values["final"])
-    print(json.dumps(out, indent=1))
-    return 0
-
-
 __all__ = [
     "CONFIGS", "PAPER_MDS_VIOLATION", "REGIMES", "monotonicity_of", "mds_monotonicity_curve", "linear_predictions",
-    "run_monotonicity_table", "monotonicity_dataframe", "logit_margin_ntk", "run_ntk", "paper_results", "main",
+    "run_monotonicity_table", "monotonicity_dataframe", "logit_margin_ntk", "run_ntk", "paper_results",
 ]
 
-
-if __name__ == "__main__":
-    sys.exit(main())

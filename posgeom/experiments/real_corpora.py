@@ -64,18 +64,15 @@ manifest. ``python -m posgeom.experiments.real_corpora`` runs them all at the sc
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
 import math
-import sys
 from typing import Any
 
 import numpy as np
 
 from .. import encodings as enc
 from .. import geometry as geo
-from ..config import Settings, get_settings, resolve_device, settings_or_default as _settings
+from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..corpora.distances import CorpusDistances, CorpusOptions, corpus_distances
 from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
@@ -846,39 +843,12 @@ def run_all(settings: Settings | None = None, *, corpora=CORPUS_NAMES, force: bo
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m posgeom.experiments.real_corpora [--corpus sst2 imdb] [--force]``.
-
-    Runs the chapter's experiments at the scale of ``POSGEOM_SCALE`` (``quick`` or ``paper``) and prints
-    the stress tables; the results land in the registry (``results/<scale>/real_corpora_*``).
-    """
-    parser = argparse.ArgumentParser(prog="python -m posgeom.experiments.real_corpora",
-                                     description="Stress of every encoding on SST-2 and IMDB (chapter 'Real corpora').")
-    parser.add_argument("--corpus", nargs="+", default=list(CORPUS_NAMES), choices=CORPUS_NAMES)
-    parser.add_argument("--force", action="store_true", help="recompute even what the registry holds")
-    args = parser.parse_args(argv)
-    settings = get_settings()
-    print(f"scale={settings.scale} device={resolve_device(settings.device)} pretrained={settings.pretrained} "
-          f"results={settings.results_dir}")
-    results = run_all(settings, corpora=args.corpus, force=args.force)
-    for corpus in args.corpus:
-        res = results[f"stress_{corpus}"]
-        print(f"\n{corpus}: {res.path}")
-        for row in res.values["rows"]:
-            print(f"  {row['encoding']:<24} paper {row['paper']:>10.4f}   scale_free {row['scale_free']:.4f}   "
-                  f"({row['options']})")
-    print(json.dumps({k: str(v.path) for k, v in results.items()}, indent=1))
-    return 0
-
-
 __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options",
     "corpus_geometry_of", "resolvable_distances", "rank_one_report",
     "run_corpus_geometry",
-    "pretrained_table", "run_scratch_table", "STRESS_ENCODINGS", "encoding_shape", "run_stress_table", "stress_dataframe", "row_of",
-    "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all", "main",
+    "pretrained_table", "run_scratch_table", "STRESS_ENCODINGS", "encoding_shape", "run_stress_table",
+    "stress_dataframe", "row_of",
+    "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "run_alibi_choices", "paper_results", "run_all",
 ]
 
-
-if __name__ == "__main__":
-    sys.exit(main())
