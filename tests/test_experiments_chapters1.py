@@ -138,7 +138,7 @@ def test_equivariance_gap_matches_a_manual_computation_and_theorem1():
 
 
 def test_order_task_data_is_balanced_and_labelled_by_order():
-    x, y = nec.order_task_data(40, 7, 10, seed=3)
+    x, y = nec.order_task_tensors(40, 7, 10, seed=3)
     assert x.shape == (40, 8) and (x[:, 0] == nec.CLS_ID).all()
     A, B = 10 - 2 + nec.OFFSET, 10 - 1 + nec.OFFSET
     for row, label in zip(x.numpy(), y.numpy(), strict=True):
@@ -148,7 +148,7 @@ def test_order_task_data_is_balanced_and_labelled_by_order():
     # rows come in twins: reversal of the content, opposite label, same bag of tokens
     np.testing.assert_array_equal(x[1::2, 1:].numpy(), x[0::2, 1:].numpy()[:, ::-1])
     np.testing.assert_array_equal(y[1::2].numpy(), 1 - y[0::2].numpy())
-    x2, _ = nec.order_task_data(40, 7, 10, seed=3, cls_token=False)
+    x2, _ = nec.order_task_tensors(40, 7, 10, seed=3, cls_token=False)
     np.testing.assert_array_equal(x2.numpy(), x[:, 1:].numpy())
 
 

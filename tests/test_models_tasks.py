@@ -93,3 +93,19 @@ def test_the_wall_and_the_heuristics():
     assert new(torch.ones(2, 12, dtype=torch.long)).logits.shape == (2, 2)
     with pytest.raises(ValueError, match="learned positional table"):
         tasks.extend_model(_tiny_model("rope"), 12, "reuse_last")
+
+
+def test_cls_token_shifts_the_ids_and_the_markers():
+    def ids(task):
+        return np.asarray(task.data.input_ids)
+
+    plain = tasks.order_task_data(20, 8, 10, seed=5, min_length=None)
+    reserved = tasks.order_task_data(20, 8, 10, seed=5, min_length=None, reserve_cls=True)
+    cls = tasks.order_task_data(20, 8, 10, seed=5, min_length=None, cls_token=True)
+    np.testing.assert_array_equal(ids(reserved), ids(plain) + 1)
+    np.testing.assert_array_equal(ids(cls)[:, 1:], ids(reserved))
+    assert np.all(ids(cls)[:, 0] == 1) and np.all(np.asarray(cls.data.attention_mask) == 1)
+    np.testing.assert_array_equal(cls.marker_positions, plain.marker_positions + 1)
+    assert (plain.vocab_size, reserved.vocab_size, cls.vocab_size) == (11, 12, 12)
+    rows = np.arange(20)[:, None]
+    assert np.all(ids(cls)[rows, cls.marker_positions] == [[8 + 2, 9 + 2]])

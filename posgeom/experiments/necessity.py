@@ -34,14 +34,14 @@ import torch
 from ..progress import tqdm
 
 from ..config import resolve_device, settings_or_default as _settings
-from ..corpora import synthetic as syn
 from ..models.callbacks import Callback
 from ..models.threads import torch_threads
+from ..models.tasks import order_task_data
 from ..registry import Registry, Result
 
 __all__ = [
     "CONFIGS", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID", "equivariance_gap", "readout_gap", "reversal",
-    "order_task_data", "model_config", "model_label", "torch_threads", "run_equivariance", "run_order_task",
+    "order_task_tensors", "model_config", "model_label", "torch_threads", "run_equivariance", "run_order_task",
 ]
 
 #: The encodings compared in the chapter (names of :data:`posgeom.models.POSITIONAL`).
@@ -255,23 +255,19 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
 # the order-only task
 
 
-def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, seed: int, cls_token: bool = True):
-    """The order-only task as model inputs: which of two markers comes first.
-
-    Sequences of :func:`posgeom.corpora.synthetic.order_task` (``kind="marker_order"``, balanced: every
-    sequence is followed by its reversal with the opposite label), all of length ``n_positions``, with
-    token ids shifted by 2 (0 is padding, 1 is ``[CLS]``) and, with ``cls_token``, ``[CLS]`` prepended.
+def order_task_tensors(n_sequences: int, n_positions: int, vocab_size: int, *, seed: int, cls_token: bool = True):
+    """The order-only task (:func:`posgeom.models.tasks.order_task_data`, every sequence of length
+    ``n_positions``, ids shifted by 2: 0 padding, 1 ``[CLS]``, prepended with ``cls_token``) as tensors.
 
     Returns
     -------
     input_ids : LongTensor of shape (n_sequences, n_positions + cls_token)
     labels : LongTensor of shape (n_sequences,)
     """
-    corpus = syn.order_task(n_sequences, n_positions, vocab_size, kind="marker_order", balanced=True, seed=seed)
-    ids = corpus.tokens + OFFSET
-    if cls_token:
-        ids = np.concatenate([np.full((ids.shape[0], 1), CLS_ID, dtype=ids.dtype), ids], axis=1)
-    return torch.as_tensor(ids, dtype=torch.long), torch.as_tensor(corpus.labels, dtype=torch.long)
+    task = order_task_data(n_sequences, n_positions, vocab_size, min_length=None, seed=seed, cls_token=cls_token,
+                           reserve_cls=True)
+    return (torch.as_tensor(task.data.input_ids, dtype=torch.long),
+            torch.as_tensor(task.data.labels, dtype=torch.long))
 
 
 class _AccuracyCurve(Callback):
@@ -345,8 +341,8 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
         from ..models import TrainConfig, build_model, train
 
         n, v = task["n_positions"], task["vocab_size"]
-        x_tr, y_tr = order_task_data(task["n_train"], n, v, seed=settings.seed, cls_token=cls_token)
-        x_te, y_te = order_task_data(task["n_test"], n, v, seed=settings.seed + 10_000, cls_token=cls_token)
+        x_tr, y_tr = order_task_tensors(task["n_train"], n, v, seed=settings.seed, cls_token=cls_token)
+        x_te, y_te = order_task_tensors(task["n_test"], n, v, seed=settings.seed + 10_000, cls_token=cls_token)
         L = x_tr.shape[1]
         values, arrays = {}, {}
         runs = [(m, s) for m in models for s in seeds]

@@ -29,8 +29,8 @@ __all__ = [
 class OrderTaskData:
     """The balanced order task of :func:`posgeom.corpora.synthetic.order_task` as model inputs.
 
-    Token ``w`` of the corpus becomes id ``w + 1``; padding (``PAD = -1``) becomes id 0, the model's
-    ``pad_token_id``, with attention mask 0.
+    Token ``w`` of the corpus becomes id ``w + 1`` (``w + 2`` when id 1 is ``[CLS]``); padding
+    (``PAD = -1``) becomes id 0, the model's ``pad_token_id``, with attention mask 0.
 
     Attributes
     ----------
@@ -38,9 +38,9 @@ class OrderTaskData:
         ``input_ids`` (N, n_positions), ``attention_mask`` (N, n_positions), ``labels`` (N,).
     lengths : ndarray of shape (N,), int64
     marker_positions : ndarray of shape (N, 2), int64
-        Positions of markers A and B in each sequence.
+        Columns of ``input_ids`` holding markers A and B.
     vocab_size : int
-        The model's vocabulary, corpus vocabulary + 1 (the padding id).
+        The model's vocabulary: corpus vocabulary + 1 (the padding id), + 2 with ``[CLS]``.
     """
 
     data: object
@@ -57,7 +57,7 @@ def _order_corpus(n_sequences, n_positions, vocab_size, kind, min_length, seed):
 
 def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind: str = "marker_order",
                     min_length: int | None = 2, seed: int = 0, short_fraction: float | None = None,
-                    width: int | None = None) -> OrderTaskData:
+                    width: int | None = None, cls_token: bool = False, reserve_cls: bool = False) -> OrderTaskData:
     r"""Model inputs for the order task, optionally with most sequences short (under-trained tails).
 
     Parameters
@@ -77,6 +77,11 @@ def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind
         the rest uniform on ``[n/2, n]`` (each part balanced on its own).
     width : int, optional
         Columns of the arrays (default ``n_positions``; larger pads on the right).
+    cls_token : bool
+        Prepend ``[CLS]`` (id 1) to every sequence (the arrays then have ``width + 1`` columns).
+    reserve_cls : bool
+        Keep id 1 for ``[CLS]`` even when it is not prepended (the same ids with and without it).
+        With either, token ``w`` becomes id ``w + 2``.
 
     Returns
     -------
@@ -116,9 +121,15 @@ def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind
     tokens, lengths, labels = np.concatenate(tokens), np.concatenate(lengths), np.concatenate(labels)
     A, B = vocab_size - 2, vocab_size - 1
     markers = np.stack([np.argmax(tokens == A, axis=1), np.argmax(tokens == B, axis=1)], axis=1)
-    ids = np.where(tokens == PAD, 0, tokens + 1)
-    data = TokenData(ids, (tokens != PAD).astype(np.int64), labels)
-    return OrderTaskData(data, lengths, markers, vocab_size + 1)
+    # ids: 0 = padding, then [CLS] = 1 when asked, then the corpus's tokens
+    offset = 2 if cls_token or reserve_cls else 1
+    ids = np.where(tokens == PAD, 0, tokens + offset)
+    mask = (tokens != PAD).astype(np.int64)
+    if cls_token:
+        ids = np.concatenate([np.full((ids.shape[0], 1), 1, dtype=ids.dtype), ids], axis=1)
+        mask = np.concatenate([np.ones((mask.shape[0], 1), dtype=np.int64), mask], axis=1)
+        markers = markers + 1
+    return OrderTaskData(TokenData(ids, mask, labels), lengths, markers, vocab_size + offset)
 
 
 def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = "marker_order",
