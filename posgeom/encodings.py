@@ -516,7 +516,7 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
     base : float
         The frequency base of ``sinusoidal`` and ``rope``.
     layout : str
-        ``sinusoidal``'s layout (:data:`SINUSOIDAL_LAYOUTS`).
+        ``sinusoidal``'s layout, ``"interleaved"`` or ``"concatenated"``.
     sigma, seed :
         ``random``: a table $\mathcal N(0, \sigma^2)$ drawn with ``seed``.
 

@@ -1,7 +1,7 @@
 """The ``posgeom`` subcommands, one module per command.
 
 Each module has an ``add(subparsers)`` function that adds its parser to the ``argparse`` sub-parsers
-and sets ``func`` (the handler, returning an exit code); :data:`posgeom.cli.SUBCOMMANDS` lists them.
+and sets ``func`` (the handler, returning an exit code); ``posgeom.cli.SUBCOMMANDS`` lists them.
 A module imports only the standard library at its top and what its handler needs inside the handler,
 so that ``posgeom --help`` stays under a second.
 
