@@ -136,7 +136,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
                   pretrained=settings.pretrained, data=str(settings.data_dir) if settings.data_dir else "hub")
 
     def compute():
-        from ..corpora.pretrained import load_pretrained
+        from ..models.resolve import position_table
 
         values: dict = {}
         for fam in cg.SYNTHETIC_FAMILIES:
@@ -146,7 +146,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
             values[fam] = _comparison_for(D, marg.positions, cfg["synthetic_encoder"], settings.seed)
         marg, _ = cg.sst2_marginals(settings)
         D = geo.hellinger_matrix(marg)
-        table = load_pretrained(settings.pretrained).position_table()
+        table = position_table(settings.pretrained)
         values["sst2"] = _comparison_for(D, marg.positions, ccfg["encoder"], settings.seed, learned_table=table)
         values["pretrained"] = settings.pretrained
         return values, {}
