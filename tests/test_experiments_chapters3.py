@@ -89,47 +89,6 @@ def test_rank_one_report_noise_gram_is_the_diagonal_of_the_floor():
         rc.rank_one_report(D, F[:-1, :-1])
 
 
-def test_resolvable_distances_match_a_naive_cross_half_loop():
-    rng = np.random.default_rng(8)
-    seqs = [rng.integers(0, 30, size=int(rng.integers(3, 7))) for _ in range(60)]
-    res = rc.resolvable_distances(seqs, 5, 30, seed=3)
-    perm = np.random.default_rng(3).permutation(60)
-    halves = [[seqs[i] for i in perm[:30]], [seqs[i] for i in perm[30:]]]
-    root = []
-    for h in halves:
-        c = np.zeros((5, 30))
-        for x in h:
-            for i, t in enumerate(x[:5]):
-                c[i, t] += 1
-        root.append(np.sqrt(c / c.sum(1, keepdims=True)))
-    G = np.array([[(root[0][i] @ root[1][j] + root[0][j] @ root[1][i]) / 2 for j in range(5)] for i in range(5)])
-    R2 = np.array([[0.0 if i == j else 2 - 2 * G[i, j] / np.sqrt(G[i, i] * G[j, j]) for j in range(5)]
-                   for i in range(5)])
-    assert np.allclose(res["G"], G, atol=1e-12)
-    assert np.allclose(res["R2"], R2, atol=1e-12)
-
-
-def test_resolvable_distances_remove_sampling_noise():
-    rng = np.random.default_rng(9)
-    p = rng.dirichlet(np.full(300, 0.2))
-    seqs = [rng.choice(300, size=6, p=p) for _ in range(400)]  # every position has the same distribution
-    D = posgeom.hellinger_matrix(posgeom.positional_counts(seqs, 6, 300))
-    res = rc.resolvable_distances(seqs, 6, 300, seed=0)
-    iu = np.triu_indices(6, 1)
-    assert np.mean(D[iu] ** 2) > 0.1                              # the raw geometry is mostly noise
-    assert abs(np.mean(res["R2"][iu])) < 0.2 * np.mean(D[iu] ** 2)  # the resolvable one is not
-    # two blocks of positions with disjoint supports: sqrt(2) across, about 0 within
-    seqs2 = [np.concatenate([rng.choice(300, 3, p=p), 300 + rng.choice(300, 3, p=p)]) for _ in range(400)]
-    R = rc.resolvable_distances(seqs2, 6, 600, seed=0)["R"]
-    D2 = posgeom.hellinger_matrix(posgeom.positional_counts(seqs2, 6, 600))
-    assert np.allclose(R[:3, 3:], np.sqrt(2))
-    within = np.triu(np.ones((3, 3), dtype=bool), 1)
-    for block in (np.s_[:3, :3], np.s_[3:, 3:]):
-        assert (R[block][within] ** 2).mean() < 0.5 * (D2[block][within] ** 2).mean()
-    with pytest.raises(ValueError, match="at least 4"):
-        rc.resolvable_distances(seqs[:3], 6, 300)
-
-
 def test_alibi_parabola_matches_the_stress_of_the_line():
     rng = np.random.default_rng(3)
     D = _random_D(rng, 12)

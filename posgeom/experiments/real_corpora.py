@@ -38,7 +38,7 @@ $$R_{ij}^2 = 2 - \frac{2\, G_{ij}}{\sqrt{G_{ii}\, G_{jj}}},$$
 
 which is $\sqrt 2$ for disjoint supports and $0$ for equal distributions whatever the sample size. Tokens
 too rare to be seen at half the corpus size shrink $\bar a_i$ and do not count: $R$ is the geometry the
-corpus can resolve (:func:`resolvable_distances`); negative $R^2$ (noise) are clipped and their share
+corpus can resolve (:func:`posgeom.geometry.resolvable_distances`); negative $R^2$ (noise) are clipped and their share
 is reported.
 
 **The encoding side** (SPEC section 2): sinusoidal (width $d$), RoPE (head width $d/H$, per unit
@@ -302,69 +302,6 @@ def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
     return T, profile, r2
 
 
-def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
-    r"""The cross-half estimate of the Hellinger geometry without its sampling noise (module docstring).
-
-    $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$ with $G_{ij} = \frac12(a_i^\top b_j + a_j^\top b_i)$, where
-    $a_i$, $b_j$ are the root-marginals of position $i$ in one random half of the sequences and of
-    position $j$ in the other.
-
-    Parameters
-    ----------
-    sequences : list of 1-D integer arrays, length N
-        The token ids (as for :func:`posgeom.geometry.positional_counts`).
-    n_positions, vocab_size : int
-    positions : array-like of int, optional
-        The positions to keep (default all reached by at least one sequence of each half).
-    seed : int
-        Seed of the random split.
-
-    Returns
-    -------
-    dict
-        ``R`` (k, k) resolvable distances, ``R2`` (k, k) before clipping, ``G`` (k, k) cross products,
-        ``positions`` (k,), ``negative_fraction`` (share of pairs $i < j$ with $R^2_{ij} < 0$).
-    """
-    seqs = list(sequences)
-    if len(seqs) < 4:
-        raise ValueError(f"the cross-half estimate needs at least 4 sequences, got {len(seqs)}")
-    perm = np.random.default_rng(seed).permutation(len(seqs))
-    half = len(seqs) // 2
-    ca = geo.positional_counts([seqs[i] for i in perm[:half]], n_positions, vocab_size)
-    cb = geo.positional_counts([seqs[i] for i in perm[half:]], n_positions, vocab_size)
-    both = np.flatnonzero((ca.reach > 0) & (cb.reach > 0))
-    if positions is not None:
-        positions = np.asarray(positions, dtype=np.int64)
-        missing = np.setdiff1d(positions, both)
-        if missing.size:
-            raise ValueError(
-                f"positions {missing.tolist()[:10]} are not reached in both halves of the split; the cross-half "
-                "estimate needs every kept position in each half: lower n_positions or raise min_count"
-            )
-        both = positions
-    SA = geo.sqrt_marginals(geo.positional_marginals(ca, min_count=1))
-    SB = geo.sqrt_marginals(geo.positional_marginals(cb, min_count=1))
-    # rows of the kept positions among those each half has (positional_marginals drops unreached ones)
-    A = SA[np.searchsorted(np.flatnonzero(ca.reach > 0), both)]
-    B = SB[np.searchsorted(np.flatnonzero(cb.reach > 0), both)]
-    # G_ij = (a_i . b_j + a_j . b_i) / 2
-    G = A @ B.T
-    G = 0.5 * (G + G.T)
-    g = np.diag(G).copy()
-    if np.any(g <= 0):
-        bad = both[g <= 0]
-        raise ValueError(
-            f"positions {bad.tolist()[:10]} share no token between the two halves (G_ii = 0): their distribution "
-            "cannot be resolved at this corpus size; lower n_positions or raise min_count"
-        )
-    # R_ij^2 = 2 - 2 G_ij / sqrt(G_ii G_jj)
-    R2 = 2.0 - 2.0 * G / np.sqrt(np.outer(g, g))
-    np.fill_diagonal(R2, 0.0)
-    iu = np.triu_indices(both.size, k=1)
-    return {"R": np.sqrt(np.clip(R2, 0.0, 2.0)), "R2": R2, "G": G, "positions": both,
-            "negative_fraction": float(np.mean(R2[iu] < 0)) if iu[0].size else 0.0}
-
-
 def _gram_eigenvalues(D2_off: np.ndarray) -> np.ndarray:
     """Eigenvalues (descending) of -1/2 J D2 J for a matrix of squared distances with zero diagonal."""
     n = D2_off.shape[0]
@@ -457,8 +394,8 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
                                 min_count=opts["min_count"], kind=opts["kind"])
         _, profile, r2 = toeplitz_projection(D)
         rep = rank_one_report(D, floor.matrix)
-        res = resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size,
-                                   marginals.positions, seed=settings.seed)
+        res = geo.resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size,
+                                       marginals.positions, seed=settings.seed)
         R = res["R"]
         _, profile_res, r2_res = toeplitz_projection(R)
         w_res = _gram_eigenvalues(R**2)
@@ -492,6 +429,54 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
 
     return Registry(settings.results_dir).run(
         f"real_corpora_geometry_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+#: Options of the noise-aware rank (:func:`posgeom.geometry.noise_aware_rank`) shared by every chapter
+#: that reports the rank of a corpus, so that the same matrix gets the same number.
+RANK_OPTIONS = {"n_folds": 12, "n_resamples": 50, "level": 0.9}
+
+
+def rank_report(nar) -> dict[str, Any]:
+    """The values stored for a :class:`posgeom.geometry.NoiseAwareRank` (plain data)."""
+    w = nar.mean_eigenvalues
+    return {
+        "rank": nar.rank, "interval": [int(x) for x in nar.interval], "text": str(nar), "level": nar.level,
+        "threshold": nar.threshold, "residual_share": nar.residual_share, "n_positions": int(nar.positions.size),
+        "n_sequences": nar.n_sequences,
+        # lambda_1 / sum_k lambda_k^+ of the mean cross-fitted eigenvalues
+        "first_share": float(w[0] / np.maximum(w, 0.0).sum()),
+    }
+
+
+def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                         **overrides) -> Result:
+    r"""The noise-aware rank of a real corpus's positional geometry (:func:`posgeom.geometry.noise_aware_rank`).
+
+    Cross-fitted eigenvalues over random half-splits of the sequences, the rank against the
+    split-difference null, and its interval, with :data:`RANK_OPTIONS` and the settings' seed.
+
+    Returns
+    -------
+    Result
+        ``values``: ``options``, :func:`rank_report` (``rank`` None when undetermined, ``interval``,
+        ``text``, ``threshold``, ``first_share``, ...). ``arrays``: ``eigenvalues`` (n_resamples, k - 1),
+        ``counts`` (n_resamples,), ``positions`` (k,).
+    """
+    settings = _settings(settings)
+    opts = corpus_options(settings.scale, corpus, **overrides)
+    params = {**opts, "rank": RANK_OPTIONS, "data": _source_description(settings, opts)}
+
+    def compute():
+        tokens = load_tokens(settings, opts)
+        nar = geo.noise_aware_rank(tokens.sequences(), opts["n_positions"], tokens.vocab_size, seed=settings.seed,
+                                   **RANK_OPTIONS)
+        values = {"options": opts, **rank_report(nar)}
+        return values, {"eigenvalues": nar.eigenvalues, "counts": nar.counts, "positions": nar.positions}
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_rank_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )
 
@@ -1015,7 +1000,8 @@ def main(argv: list[str] | None = None) -> int:
 
 __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options", "load_tokens",
-    "corpus_marginals", "corpus_distances", "toeplitz_projection", "resolvable_distances", "rank_one_report",
+    "corpus_marginals", "corpus_distances", "toeplitz_projection", "rank_one_report", "RANK_OPTIONS", "rank_report",
+    "run_noise_aware_rank",
     "run_corpus_geometry",
     "pretrained_model_folder", "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
     "equidistant_distances", "encoding_distances", "run_stress_table", "stress_dataframe", "row_of",
