@@ -34,7 +34,7 @@ from . import corpus_geometry as cg
 
 __all__ = [
     "CONFIGS", "null_eigenvalues", "rank_above_noise", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
-    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS",
+    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "run_rank_validation",
 ]
 
 #: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
@@ -246,6 +246,44 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
         return values, arrays
 
     return _run("minimal_parametrisation.effective_rank", compute, params, settings, force)
+
+
+#: The planted-rank validation of the noise-aware rank: planted ranks, signal strengths, corpus sizes
+#: (``posgeom.corpora.synthetic.planted_rank``, 32 positions, 200 tokens).
+RANK_VALIDATION = dict(ranks=(1, 3, 10), strengths=(0.5, 0.1), sizes=(200, 1_000, 5_000, 20_000),
+                       n_positions=32, vocab_size=200)
+
+
+def run_rank_validation(settings=None, *, force: bool = False) -> Result:
+    """The noise-aware rank on synthetic corpora of planted rank, at several sizes and signal strengths.
+
+    Values: ``rows`` (list of dicts: ``rank`` planted, ``strength``, ``size``, ``estimate`` (None when
+    undetermined), ``interval``, ``text``, ``threshold``, ``smallest_signal`` (the planted rank's smallest
+    population eigenvalue)).
+    """
+    from .real_corpora import RANK_OPTIONS
+
+    settings = _settings(settings)
+    cfg = RANK_VALIDATION
+    params = dict(**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, rank=RANK_OPTIONS,
+                  seed=settings.seed)
+
+    def compute():
+        rows = []
+        for rank in cfg["ranks"]:
+            for strength in cfg["strengths"]:
+                for size in cfg["sizes"]:
+                    c = syn.planted_rank(size, cfg["n_positions"], cfg["vocab_size"], rank=rank, strength=strength,
+                                         seed=settings.seed)
+                    nar = geo.noise_aware_rank(c.sequences(), cfg["n_positions"], cfg["vocab_size"], seed=settings.seed,
+                                               **RANK_OPTIONS)
+                    pop = geo.classical_mds(geo.hellinger_matrix(c.population), k=1).eigenvalues
+                    rows.append(dict(rank=rank, strength=strength, size=size, estimate=nar.rank,
+                                     interval=[int(x) for x in nar.interval], text=str(nar), threshold=nar.threshold,
+                                     smallest_signal=float(pop[rank - 1])))
+        return {"rows": rows}, {}
+
+    return _run("minimal_parametrisation.rank_validation", compute, params, settings, force)
 
 
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:

@@ -120,6 +120,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "scratch_corpora": ["sst2"],
         "alibi_choices": {"n_positions": [32, 64], "specials": ["model", "content"],
                           "kinds": ["chord", "normalized"], "head_counts": [8, 12, 16]},
+        # corpora whose noise-aware rank the chapter computes (IMDB's n = 512 takes minutes on 2 cores)
+        "rank_corpora": ["sst2"],
     },
     "paper": {
         "corpora": {
@@ -146,6 +148,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "scratch_corpora": ["sst2", "imdb"],
         "alibi_choices": {"n_positions": [16, 32, 48, 64], "specials": ["model", "content"],
                           "kinds": ["chord", "normalized", "geodesic"], "head_counts": [8, 12, 16]},
+        "rank_corpora": ["sst2", "imdb"],
     },
 }
 

@@ -20,10 +20,18 @@ eigenvalue, the **noise edge** $e = \max(0, -\lambda_{\min})$. Over ``n_resample
 (the sequences are dealt into ``n_folds`` folds once; each resample puts a random half of the folds on
 each side), the threshold is the largest noise edge seen, $\tau = \max_s e_s$, and resample $s$ counts
 $r_s = \#\{k : \lambda_k^{(s)} > \tau\}$ directions. The **interval** is the central ``level`` range
-of $r_s$. The rank is **determined** when that interval is one number and the eigenvalues left below
-$\tau$ carry no signal mass — their sum, whose expectation under the null is 0 or less, is not above 0
-in a ``(1 + level)/2`` share of the resamples; otherwise it is **undetermined**: some direction is as
-strong as the noise, or signal is spread over directions too weak to resolve at this corpus size.
+of $r_s$. The rank is **determined** when that interval is one number, the first direction not
+counted stays below its own resample's null top in at least 90 % of the resamples, and the eigenvalues
+left below $\tau$ carry no signal mass (their sum, whose expectation under the null is 0 or less, is
+not above 0 in a ``(1 + level)/2`` share of the resamples); otherwise it is **undetermined**: some
+direction is as strong as the noise, or signal is spread over directions too weak to resolve at this
+corpus size.
+
+The null is conservative: the within-half differences carry the noise of a quarter of the sequences,
+equal to a half's for tokens seen a few times and up to twice it (in variance) for frequent ones. A
+direction whose eigenvalue lies between $\tau/2$ and $\tau$ may therefore be missed without the rank
+being flagged undetermined: a determined rank counts the directions resolvable above $\tau$ (reported
+as ``threshold``), and weaker directions are neither claimed nor excluded.
 
 :func:`resolvable_distances` turns the same cross products into the distances the corpus can resolve
 (chord distances between the directions of $\bar s_i$).
@@ -149,6 +157,8 @@ class NoiseAwareRank:
         $r_s$.
     residual_share : float
         Share of the resamples whose eigenvalues below $\\tau$ sum to more than 0.
+    next_share : float
+        Share of the resamples in which the first direction not counted exceeds that resample's null top.
     positions : ndarray of shape (k,)
     n_sequences : int
     null : str
@@ -162,6 +172,7 @@ class NoiseAwareRank:
     eigenvalues: np.ndarray
     counts: np.ndarray
     residual_share: float
+    next_share: float
     positions: np.ndarray
     n_sequences: int
     null: str = ("a direction without positional signal has a cross-fitted eigenvalue symmetric about 0, "
@@ -272,10 +283,14 @@ def noise_aware_rank_from_folds(folds, *, positions=None, n_resamples: int = 50,
     # signal mass left below tau: sum of the eigenvalues not counted, per resample
     residual = np.where(eig > tau, 0.0, eig).sum(axis=1)
     residual_share = float(np.mean(residual > 0))
-    determined = lo == hi and residual_share < (1 + level) / 2
+    # the first direction not counted against the same resample's null: a direction without signal
+    # stays below its (conservative) null top in most resamples; one with signal under tau does not
+    nxt = eig[:, min(hi, eig.shape[1] - 1)]
+    next_share = float(np.mean(nxt > null_top)) if hi < eig.shape[1] else 0.0
+    determined = lo == hi and residual_share < (1 + level) / 2 and next_share < 0.1
     n_seq = sum(f.n_sequences for f in folds)
     return NoiseAwareRank(lo if determined else None, (lo, hi), float(level), tau, eig, counts, residual_share,
-                          positions, int(n_seq))
+                          next_share, positions, int(n_seq))
 
 
 def noise_aware_rank(sequences, n_positions: int, vocab_size: int, *, positions=None, n_folds: int = 12,
