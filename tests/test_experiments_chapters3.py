@@ -193,6 +193,28 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
         rc.row_of(tab, "xpos")
 
 
+def test_stress_intervals_basic_bootstrap_over_sequences(settings, tiny_geometry, monkeypatch):
+    import copy
+
+    c = copy.deepcopy(rc.CONFIGS["quick"])
+    c["intervals"] = {"corpora": ["sst2"], "n_boot": 30, "n_folds": 8, "level": 0.9}
+    monkeypatch.setitem(rc.CONFIGS, "quick", c)
+    res = rc.run_stress_intervals(settings, corpus="sst2", **TINY)
+    D = tiny_geometry.arrays["D"]
+    stats, reps = res.values["statistics"], res.arrays["replicates"]
+    assert reps.shape == (res.values["n_used"], len(rc.INTERVAL_STATISTICS)) and 0 < res.values["n_used"] <= 30
+    sin = stats["sinusoidal|scale_free"]
+    assert sin["estimate"] == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "scale_free"))
+    # basic interval: [2 t - q(0.95), 2 t - q(0.05)] of the replicates (the oracle, from the stored replicates)
+    j = [f"{e}|{z}" for e, z in rc.INTERVAL_STATISTICS].index("sinusoidal|scale_free")
+    assert sin["low"] == pytest.approx(2 * sin["estimate"] - np.quantile(reps[:, j], 0.95))
+    assert sin["high"] == pytest.approx(2 * sin["estimate"] - np.quantile(reps[:, j], 0.05))
+    diff = res.values["differences"]["sinusoidal-rope|scale_free"]
+    assert diff["estimate"] == pytest.approx(sin["estimate"] - stats["rope|scale_free"]["estimate"])
+    assert all(v["low"] <= v["high"] for v in (*stats.values(), *res.values["differences"].values()))
+    assert rc.interval_text(sin).count("[") == 1
+
+
 def test_alibi_choices_grid(settings):
     res = rc.run_alibi_choices(settings, corpus="sst2", corpus_overrides={"split": "validation", "max_sequences": 200},
                                grid={"n_positions": [8, 12], "specials": ["model"], "kinds": ["chord"],

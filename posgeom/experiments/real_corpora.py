@@ -122,6 +122,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
                           "kinds": ["chord", "normalized"], "head_counts": [8, 12, 16]},
         # corpora whose noise-aware rank the chapter computes (IMDB's n = 512 takes minutes on 2 cores)
         "rank_corpora": ["sst2"],
+        # bootstrap intervals of the headline stresses: replicates, folds (clusters of random sequences)
+        "intervals": {"corpora": ["sst2"], "n_boot": 200, "n_folds": 100, "level": 0.95},
     },
     "paper": {
         "corpora": {
@@ -149,6 +151,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "alibi_choices": {"n_positions": [16, 32, 48, 64], "specials": ["model", "content"],
                           "kinds": ["chord", "normalized", "geodesic"], "head_counts": [8, 12, 16]},
         "rank_corpora": ["sst2", "imdb"],
+        "intervals": {"corpora": ["sst2", "imdb"], "n_boot": 1000, "n_folds": 200, "level": 0.95},
     },
 }
 
@@ -482,6 +485,111 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst
         f"real_corpora_rank_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )
+
+
+#: The headline stresses that get a bootstrap interval: (label, encoding of :func:`encoding_distances`
+#: or ``"alibi (best head)"``, normalisation).
+INTERVAL_STATISTICS = (
+    ("sinusoidal", "scale_free"), ("rope", "scale_free"), ("alibi", "scale_free"), ("sinusoidal", "paper"),
+    ("rope", "paper"), ("alibi", "paper"), ("alibi (best head)", "paper"), ("alibi (best head)", "scale_free"),
+)
+#: Differences the chapter interprets: (a, b, normalisation) for stress(a) - stress(b).
+INTERVAL_DIFFERENCES = (("sinusoidal", "rope", "scale_free"), ("alibi", "sinusoidal", "scale_free"),
+                        ("alibi", "rope", "scale_free"), ("alibi (best head)", "sinusoidal", "scale_free"))
+
+
+def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                         **overrides) -> Result:
+    r"""Bootstrap intervals over sequences for the headline stresses of a real corpus.
+
+    The sequences are dealt into ``n_folds`` random folds (:func:`posgeom.geometry.fold_counts`); each of
+    ``n_boot`` replicates draws the folds with replacement (a bootstrap of clusters of random sequences,
+    which approximates the bootstrap of sequences), recomputes the chord Hellinger matrix on the
+    positions of the point estimate, and the stress of each encoding of :data:`INTERVAL_STATISTICS` and
+    each difference of :data:`INTERVAL_DIFFERENCES`. ALiBi's best head is the one of the point estimate.
+    Intervals: basic bootstrap $[2t - q_{hi}, 2t - q_{lo}]$ at ``level``, an interval for the value without
+    sampling noise (a stress against a noisy $D$ is biased by the noise, and a replicate adds the same
+    bias again, so the interval may exclude the estimate itself when that bias exceeds the spread). A
+    replicate that misses a kept position is left out (counted in ``n_used``).
+
+    Returns
+    -------
+    Result
+        ``values``: ``options``, ``interval`` (the bootstrap options), ``best_head``, ``n_used``,
+        ``statistics`` {"<encoding>|<norm>": {"estimate", "low", "high", "bootstrap_mean"}}, ``differences``
+        {"<a>-<b>|<norm>": the same}. ``arrays``: ``replicates`` (n_used, n_statistics).
+    """
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    icfg = cfg["intervals"]
+    opts = corpus_options(settings.scale, corpus, **overrides)
+    params = {**opts, "intervals": {k: v for k, v in icfg.items() if k != "corpora"}, "encodings": cfg["encodings"],
+              "data": _source_description(settings, opts)}
+
+    def compute():
+        from ..progress import tqdm
+
+        tokens, counts, marginals = corpus_marginals(settings, opts)
+        positions = marginals.positions
+        n_all = int(opts["n_positions"])
+        sub = np.ix_(positions, positions)
+        ecfg = cfg["encodings"]
+        H = ecfg["n_heads"]
+        D0 = geo.hellinger_matrix(marginals, kind=opts["kind"])
+        head_paper = [geo.stress(D0, enc.alibi_distances(n_all, H, head=h)[sub], "paper", as_distances=True)
+                      for h in range(H)]
+        best = int(np.argmin(head_paper))
+        encs = {name: Dhat[sub] for name, (Dhat, _) in encoding_distances(n_all, ecfg).items()}
+        encs["alibi (best head)"] = enc.alibi_distances(n_all, H, head=best)[sub]
+        names = [f"{e}|{z}" for e, z in INTERVAL_STATISTICS]
+
+        def statistics(D):
+            return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
+
+        folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=icfg["n_folds"],
+                                seed=settings.seed)
+        rng = np.random.default_rng(settings.seed)
+        reps = []
+        for _ in tqdm(range(icfg["n_boot"]), desc=f"bootstrap {corpus}", leave=False):
+            pick = np.bincount(rng.integers(0, len(folds), size=len(folds)), minlength=len(folds))
+            c = sum(int(w) * f.counts for f, w in zip(folds, pick) if w)
+            c = c[positions]
+            reach = np.asarray(c.sum(axis=1)).ravel()
+            if np.any(reach == 0):
+                continue
+            # chord Hellinger matrix of the replicate's marginals mu_i = c_i / N_i
+            n_seq = int(sum(int(w) * f.n_sequences for f, w in zip(folds, pick)))
+            D = geo.hellinger_matrix(geo.PositionalCounts(c, n_seq), kind=opts["kind"])
+            reps.append(statistics(D))
+        reps = np.array(reps)
+        point = statistics(D0)
+        lo_q, hi_q = (1 - icfg["level"]) / 2, (1 + icfg["level"]) / 2
+
+        def interval(est, col):
+            # basic bootstrap interval [2 t - q_hi, 2 t - q_lo]: the resampling noise shifts a noise-biased
+            # statistic the way the sample's own noise shifted it from the population value
+            q_lo, q_hi = np.quantile(col, lo_q), np.quantile(col, hi_q)
+            return {"estimate": float(est), "low": float(2 * est - q_hi), "high": float(2 * est - q_lo),
+                    "bootstrap_mean": float(np.mean(col))}
+
+        stats = {name: interval(point[j], reps[:, j]) for j, name in enumerate(names)}
+        diffs = {}
+        for a, b, z in INTERVAL_DIFFERENCES:
+            ja, jb = names.index(f"{a}|{z}"), names.index(f"{b}|{z}")
+            diffs[f"{a}-{b}|{z}"] = interval(point[ja] - point[jb], reps[:, ja] - reps[:, jb])
+        values = {"options": opts, "interval": {k: v for k, v in icfg.items() if k != "corpora"}, "best_head": best,
+                  "n_used": int(len(reps)), "statistics": stats, "differences": diffs}
+        return values, {"replicates": reps}
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_stress_intervals_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
+    """``estimate [low, high]`` of one statistic of :func:`run_stress_intervals`."""
+    return f"{fmt.format(entry['estimate'])} [{fmt.format(entry['low'])}, {fmt.format(entry['high'])}]"
 
 
 # --------------------------------------------------------------------------------------------
@@ -1004,7 +1112,7 @@ def main(argv: list[str] | None = None) -> int:
 __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options", "load_tokens",
     "corpus_marginals", "corpus_distances", "toeplitz_projection", "rank_one_report", "RANK_OPTIONS", "rank_report",
-    "run_noise_aware_rank",
+    "run_noise_aware_rank", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "run_stress_intervals", "interval_text",
     "run_corpus_geometry",
     "pretrained_model_folder", "pretrained_table", "run_scratch_table", "alibi_kernel_distances",
     "equidistant_distances", "encoding_distances", "run_stress_table", "stress_dataframe", "row_of",
