@@ -219,8 +219,9 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
         return BottomLine(NOT_RUN, "No chapter has recorded a check of this claim yet.")
     current = [c for c in checks if not c.stale]
     if not current:
-        return BottomLine(ALL_STALE, f"All {_plural(len(checks), 'check')} were recorded by other code or "
-                                     "from a changed notebook: rerun posgeom reproduce.")
+        which = "Its only check was" if len(checks) == 1 else f"All {len(checks)} checks were"
+        return BottomLine(ALL_STALE, f"{which} recorded by other code or from a changed notebook: "
+                                     "rerun posgeom reproduce.")
     conclusive = [c for c in current if c.verdict != INCONCLUSIVE]
     if not conclusive:
         lead = current[0]
