@@ -444,3 +444,32 @@ def test_check_kernel_distances():
 def test_plain_text_displays_without_quotes():
     t = rc.PlainText("sinusoidal (0.052) < rope (0.053)")
     assert repr(t) == str(t) == "sinusoidal (0.052) < rope (0.053)"
+
+
+def test_alibi_search_counts_every_construction(settings, monkeypatch):
+    import copy
+
+    from posgeom.experiments import alibi_search as als
+
+    D = np.array([[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]])
+    assert als.slope_for("max distance", D) == pytest.approx(3.0 / 2)
+    assert als.slope_for("mean distance", D) == pytest.approx(2.0 / (4 / 3))
+    with pytest.raises(ValueError, match="unknown slope rule"):
+        als.slope_for("median", D)
+    c = copy.deepcopy(rc.CONFIGS["quick"])
+    c["alibi_choices"] = {"n_positions": [8], "specials": ["model"], "kinds": ["chord"], "head_counts": [8]}
+    monkeypatch.setitem(rc.CONFIGS, "quick", c)
+    res = als.run_alibi_search(settings, n_closest=500)
+    v = res.values
+    # (8 heads + their mean + 2 corpus-scaled slopes) x 4 normalisations x (value, square root)
+    assert v["n_constructions"] == (8 + 1 + 2) * 4 * 2 == len(v["closest"]) == res.arrays["values"].size
+    _, _, marg = rc.corpus_marginals(settings, rc.corpus_options("quick", "sst2", n_positions=8))
+    Dc = posgeom.hellinger_matrix(marg)
+    par = rc.alibi_parabola(Dc, marg.positions)
+    mean8 = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
+                 and x["transform"] == "value")
+    assert mean8["alibi"] == pytest.approx(float(rc.alibi_paper_stress(enc.alibi_slopes(8).mean(), par)))
+    root = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
+                and x["transform"] == "sqrt")
+    assert root["alibi"] == pytest.approx(np.sqrt(mean8["alibi"]))
+    assert abs(v["closest"][0]["alibi"] - 0.563) <= abs(v["closest"][-1]["alibi"] - 0.563)
