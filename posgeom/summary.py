@@ -78,8 +78,9 @@ class Check:
 
     @property
     def at_paper_scale(self) -> bool:
-        """Recorded at ``paper`` scale, or an exact result (a closed form holds at every scale)."""
-        return self.scale == "paper" or self.row_scale == "exact"
+        """Recorded at ``paper`` scale (an exact result weighs as the scale of the run that recorded it:
+        it holds at every scale, so it neither gains nor loses weight from the scale)."""
+        return self.scale == "paper"
 
     @property
     def at_claim_conditions(self) -> bool:
@@ -172,8 +173,8 @@ BOTTOM_LINE_RULE = (
     "are all stale says so, and a claim with none says \"not yet run\".",
     "\"Inconclusive here\" checks never count, neither for nor against the claim; a claim whose every "
     "current check is inconclusive is \"inconclusive here\".",
-    "The remaining checks are weighed: a check at `paper` scale (or an exact result) outweighs every check "
-    "at `quick` scale; at the same scale, a check at the claim's own conditions outweighs one that "
+    "The remaining checks are weighed: a check recorded at `paper` scale outweighs every check recorded at "
+    "`quick` scale; at the same scale, a check at the claim's own conditions outweighs one that "
     "changes them (a broken hypothesis, another task). Only the heaviest checks decide.",
     "Among the deciding checks, any \"not reproduced\" makes the bottom line \"not reproduced\"; "
     "otherwise any \"depends on an unstated choice\" makes it \"depends on an unstated choice\"; "
@@ -225,9 +226,10 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
     conclusive = [c for c in current if c.verdict != INCONCLUSIVE]
     if not conclusive:
         lead = current[0]
-        return BottomLine(INCONCLUSIVE, f"None of the {_plural(len(current), 'check')} could test the claim "
-                                        f"({lead.chapter}: {lead.why}; would decide: {lead.would_decide}).",
-                          tuple(current))
+        which = "Its only check" if len(current) == 1 else f"None of its {len(current)} checks"
+        verb = "could not test" if len(current) == 1 else "could test"
+        return BottomLine(INCONCLUSIVE, f"{which} {verb} the claim ({lead.chapter}: {lead.why}; would decide: "
+                                        f"{lead.would_decide}).", tuple(current))
     top = max(_weight(c) for c in conclusive)
     deciding = [c for c in conclusive if _weight(c) == top]
     verdicts = {c.verdict for c in deciding}

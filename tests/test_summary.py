@@ -290,10 +290,10 @@ def oracle_bottom_line(checks):
     if not counted:
         return "inconclusive here"
     tiers = [
-        lambda c: (c.scale == "paper" or c.row_scale == "exact") and not c.changed,
-        lambda c: (c.scale == "paper" or c.row_scale == "exact") and bool(c.changed),
-        lambda c: c.scale == "quick" and c.row_scale != "exact" and not c.changed,
-        lambda c: c.scale == "quick" and c.row_scale != "exact" and bool(c.changed),
+        lambda c: c.scale == "paper" and not c.changed,
+        lambda c: c.scale == "paper" and bool(c.changed),
+        lambda c: c.scale == "quick" and not c.changed,
+        lambda c: c.scale == "quick" and bool(c.changed),
     ]
     for in_tier in tiers:
         deciding = [c.verdict for c in counted if in_tier(c)]
@@ -345,13 +345,16 @@ def test_bottom_line_worked_cases():
     # a paper-scale check outweighs any quick check, even a refutation at the claim's conditions
     b = sm.bottom_line([check("not reproduced"), check("reproduced", scale="paper")])
     assert b.verdict == "reproduced" and "paper scale" in b.sentence
-    # an exact result counts as paper scale
-    assert sm.bottom_line([check("not reproduced"), check("reproduced", row_scale="exact")]).verdict == "reproduced"
+    # an exact result weighs as the scale of its run: it does not outweigh the other checks of the claim
+    assert sm.bottom_line([check("depends on an unstated choice"),
+                           check("reproduced", row_scale="exact")]).verdict == "depends on an unstated choice"
+    assert sm.bottom_line([check("inconclusive here")]).sentence.startswith("Its only check could not test")
     # inconclusive checks never refute, and never confirm
     b = sm.bottom_line([check("inconclusive here"), check("reproduced")])
     assert b.verdict == "reproduced" and "1 inconclusive, not counted" in b.sentence
     b = sm.bottom_line([check("inconclusive here"), check("inconclusive here", scale="paper")])
     assert b.verdict == "inconclusive here" and "would decide: a run" in b.sentence
+    assert b.sentence.startswith("None of its 2 checks could test the claim")
     # stale checks do not count; all stale says so
     assert sm.bottom_line([check("not reproduced", stale="code changed"), check("reproduced")]).verdict == "reproduced"
     assert sm.bottom_line([check(stale="notebook changed")]).verdict == sm.ALL_STALE
