@@ -473,3 +473,25 @@ def test_alibi_search_counts_every_construction(settings, monkeypatch):
                 and x["transform"] == "sqrt")
     assert root["alibi"] == pytest.approx(np.sqrt(mean8["alibi"]))
     assert abs(v["closest"][0]["alibi"] - 0.563) <= abs(v["closest"][-1]["alibi"] - 0.563)
+
+
+def test_local_peak_test_resamples_the_chapter_curves(settings, monkeypatch):
+    import copy
+
+    from posgeom.experiments import layer_peaks as lp
+
+    assert lp.local_maxima([1, 3, 2, 4, 1]) == [2, 4] and lp.local_maxima([1, 2, 3]) == []
+    sentences = {"corpus": "sst2", "split": "validation", "max_sentences": 64, "special": "model", "n_positions": 12}
+    c = copy.deepcopy(ib.CONFIGS["quick"])
+    c.update(sentences=sentences, target=TINY, min_reach=10, map_positions=6, batch_size=32)
+    monkeypatch.setitem(ib.CONFIGS, "quick", c)
+    res = lp.run_local_peak_test(settings, n_groups=4, n_boot=5)
+    ref = ib.run_layer_stress(settings)
+    # the point curves are the chapter's (the oracle: inside_bert's batched computation)
+    assert np.allclose(res.values["propagated"]["point"], ref.arrays["propagated_pooled"][:, 0], atol=1e-9)
+    assert np.allclose(res.values["residual"]["point"], ref.arrays["residual"][:, 0], atol=1e-9)
+    assert 0 < res.values["n_used"] <= 5 and res.arrays["propagated_replicates"].shape == (res.values["n_used"], 6)
+    for name in ("propagated", "residual"):
+        v = res.values[name]
+        assert all(0.0 <= v[k] <= 1.0 for k in ("share_local_peak", "share_local_peak_3", "share_global_3"))
+        assert v["margin"]["p05"] <= v["margin"]["p95"]
