@@ -23,8 +23,12 @@ from .config import Settings, checkout_root, get_settings, resolve_device
 from .codekey import notebook_modules
 from .registry import Registry, Result
 
-#: The three verdicts a row may carry (CHAPTERS.md, "Paper vs this book").
-VERDICTS = ("reproduced", "depends on an unstated choice", "not reproduced")
+#: The four verdicts a row may carry. "inconclusive here": the check could not test the claim (a
+#: stand-in model, a setting where the effect cannot show, a check that cannot fail); it is never
+#: counted as a refutation.
+VERDICTS = ("reproduced", "depends on an unstated choice", "not reproduced", "inconclusive here")
+#: The verdict of a check that could not test its claim.
+INCONCLUSIVE = "inconclusive here"
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,12 @@ class ComparisonRow:
 
     ``ours`` is the value the chapter computed (formatted by the chapter); ``scale``, ``model``,
     ``corpus`` and ``options`` say what produced it; ``verdict`` is one of :data:`VERDICTS`, and
-    ``why`` says which choice it depends on or why it is not reproduced.
+    ``why`` says which choice it depends on, why it is not reproduced, or what the check could not
+    test (required for every verdict but "reproduced", where it is an optional caveat).
+    ``would_decide`` (required for "inconclusive here", refused otherwise) names the run that would
+    decide: model, scale, data. ``changed`` says what the check changes from the claim's own
+    conditions (a hypothesis broken on purpose, another task); empty when it tests the claim as
+    stated. The summary's bottom line weighs checks at the claim's own conditions above the others.
     """
 
     claim: str
@@ -88,14 +97,28 @@ class ComparisonRow:
     options: str = ""
     why: str = ""
     paper: str | None = field(default=None)
+    would_decide: str = ""
+    changed: str = ""
 
     def __post_init__(self):
         if self.claim not in PAPER_CLAIMS:
             raise ValueError(f"unknown claim {self.claim!r}; valid claims are {', '.join(PAPER_CLAIMS)}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}; valid verdicts are {', '.join(VERDICTS)}")
-        if self.verdict != "reproduced" and not self.why:
+        if self.verdict != "reproduced" and not self.why.strip():
             raise ValueError(f"claim {self.claim}: a verdict of {self.verdict!r} needs a `why`")
+        if self.verdict == INCONCLUSIVE and not self.would_decide.strip():
+            raise ValueError(f"claim {self.claim}: an {INCONCLUSIVE!r} verdict needs `would_decide`, the run "
+                             "that would decide the claim (model, scale, data)")
+        if self.verdict != INCONCLUSIVE and self.would_decide:
+            raise ValueError(f"claim {self.claim}: `would_decide` belongs to an {INCONCLUSIVE!r} verdict only; "
+                             f"this row's verdict is {self.verdict!r}")
+
+
+def verdict_text(verdict: str, why: str = "", would_decide: str = "") -> str:
+    """A verdict as the tables show it: ``verdict — why; would decide: run``."""
+    text = verdict + (f" — {why}" if why else "")
+    return text + (f"; would decide: {would_decide}" if would_decide else "")
 
 
 #: The registry experiment holding each chapter's recorded "Paper vs this book" rows.
@@ -233,13 +256,13 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
             "scale": row.scale,
             "model": row.model,
             "corpus": row.corpus,
-            "options": row.options,
-            "verdict": row.verdict + (f" — {row.why}" if row.why else ""),
+            "options": "; ".join(filter(None, [row.options, row.changed and f"changed from the claim: {row.changed}"])),
+            "verdict": verdict_text(row.verdict, row.why, row.would_decide),
         })
     return ComparisonTable(pd.DataFrame.from_records(records).set_index("claim"))
 
 
 __all__ = [
-    "VERDICTS", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
+    "VERDICTS", "INCONCLUSIVE", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
 ]

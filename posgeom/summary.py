@@ -11,6 +11,9 @@ the chapter. Every value of ours is a string the registry holds; a claim nothing
 "not yet run". A check recorded by code that has changed since (the code key of the posgeom modules
 its chapter imports, :func:`posgeom.registry.code_changed`) or from a notebook that has changed since
 is marked "stale (rerun posgeom reproduce)".
+
+Each claim also gets a **bottom line** computed from its checks by the rule :data:`BOTTOM_LINE_RULE`
+(:func:`bottom_line`), printed on the page, with one sentence saying which checks decided it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import pandas as pd
 
 from .config import SCALES, checkout_root, get_settings
 from .registry import Registry
-from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, Claim
+from .report import CLAIMS_EXPERIMENT, INCONCLUSIVE, PAPER_CLAIMS, VERDICTS, Claim, verdict_text
 from .reproduce import CHAPTERS, RUNS_EXPERIMENT, Chapter, claims_stale_reason
 
 #: What a check recorded by other code, or from a changed notebook, says after its value.
@@ -54,6 +57,8 @@ class Check:
     row_scale: str
     paper: str
     stale: str | None = None
+    would_decide: str = ""
+    changed: str = ""
 
     @property
     def setting(self) -> str:
@@ -61,13 +66,26 @@ class Check:
         parts = [f"model: {self.model}", f"corpus: {self.corpus}"]
         if self.options:
             parts.append(f"options: {self.options}")
+        if self.changed:
+            parts.append(f"changed from the claim: {self.changed}")
         if self.row_scale != self.scale:
             parts.append(f"scale: {self.row_scale}")
         return "; ".join(parts)
 
     @property
     def verdict_text(self) -> str:
-        return self.verdict + (f" — {self.why}" if self.why else "")
+        return verdict_text(self.verdict, self.why, self.would_decide)
+
+    @property
+    def at_paper_scale(self) -> bool:
+        """Recorded at ``paper`` scale (an exact result weighs as the scale of the run that recorded it:
+        it holds at every scale, so it neither gains nor loses weight from the scale)."""
+        return self.scale == "paper"
+
+    @property
+    def at_claim_conditions(self) -> bool:
+        """The check tests the claim as stated (it changes none of the claim's conditions)."""
+        return not self.changed
 
 
 @dataclass
@@ -86,6 +104,15 @@ class ClaimSummary:
     @property
     def recorded(self) -> bool:
         return bool(self.checks)
+
+    @property
+    def all_checks(self) -> list[Check]:
+        """Every recorded check of the claim, at every scale."""
+        return [pair[scale] for pair in self.checks for scale in SCALES if scale in pair]
+
+    @property
+    def bottom_line(self) -> "BottomLine":
+        return bottom_line(self.all_checks)
 
 
 def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Path | None = None) -> list[Check]:
@@ -114,6 +141,7 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
                 verdict=str(row["verdict"]), why=str(row.get("why") or ""), model=str(row["model"]),
                 corpus=str(row["corpus"]), options=str(row.get("options") or ""), row_scale=str(row["scale"]),
                 paper=str(row.get("paper") or PAPER_CLAIMS[claim].paper_value), stale=stale,
+                would_decide=str(row.get("would_decide") or ""), changed=str(row.get("changed") or ""),
             ))
     return checks
 
@@ -133,6 +161,127 @@ def claim_summaries(registry: Registry | None = None, *, chapters: Sequence[Chap
         out.append(ClaimSummary(claim, tuple(c.slug for c in chapters if claim_id in c.claims),
                                 [pairs[k] for k in keys]))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# The bottom line of a claim
+# --------------------------------------------------------------------------------------------
+
+#: The rule that turns a claim's checks into its bottom line (printed on the summary page).
+BOTTOM_LINE_RULE = (
+    "Only checks recorded by the current code from the current notebooks count; a claim whose checks "
+    "are all stale says so, and a claim with none says \"not yet run\".",
+    "\"Inconclusive here\" checks never count, neither for nor against the claim; a claim whose every "
+    "current check is inconclusive is \"inconclusive here\".",
+    "The remaining checks are weighed: a check recorded at `paper` scale outweighs every check recorded at "
+    "`quick` scale; at the same scale, a check at the claim's own conditions outweighs one that "
+    "changes them (a broken hypothesis, another task). Only the heaviest checks decide.",
+    "Among the deciding checks, any \"not reproduced\" makes the bottom line \"not reproduced\"; "
+    "otherwise any \"depends on an unstated choice\" makes it \"depends on an unstated choice\"; "
+    "otherwise it is \"reproduced\".",
+)
+#: The bottom line of a claim whose checks are all stale.
+ALL_STALE = "stale"
+
+
+@dataclass(frozen=True)
+class BottomLine:
+    """A claim's bottom line: ``verdict`` (one of :data:`posgeom.report.VERDICTS`, ``NOT_RUN`` or
+    ``ALL_STALE``), the one-sentence ``sentence`` that explains it, and the ``deciding`` checks."""
+
+    verdict: str
+    sentence: str
+    deciding: tuple[Check, ...] = ()
+
+
+def _weight(check: Check) -> tuple[int, int]:
+    # the rule's third point: scale first, then the claim's own conditions
+    return (int(check.at_paper_scale), int(check.at_claim_conditions))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def bottom_line(checks: Sequence[Check]) -> BottomLine:
+    """A claim's bottom line from its checks, by :data:`BOTTOM_LINE_RULE`.
+
+    Parameters
+    ----------
+    checks : sequence of Check
+        Every recorded check of one claim (any scales, any chapters).
+
+    Returns
+    -------
+    BottomLine
+    """
+    checks = list(checks)
+    if not checks:
+        return BottomLine(NOT_RUN, "No chapter has recorded a check of this claim yet.")
+    current = [c for c in checks if not c.stale]
+    if not current:
+        which = "Its only check was" if len(checks) == 1 else f"All {len(checks)} checks were"
+        return BottomLine(ALL_STALE, f"{which} recorded by other code or from a changed notebook: "
+                                     "rerun posgeom reproduce.")
+    conclusive = [c for c in current if c.verdict != INCONCLUSIVE]
+    if not conclusive:
+        lead = current[0]
+        which = "Its only check" if len(current) == 1 else f"None of its {len(current)} checks"
+        verb = "could not test" if len(current) == 1 else "could test"
+        return BottomLine(INCONCLUSIVE, f"{which} {verb} the claim ({lead.chapter}: {lead.why}; would decide: "
+                                        f"{lead.would_decide}).", tuple(current))
+    top = max(_weight(c) for c in conclusive)
+    deciding = [c for c in conclusive if _weight(c) == top]
+    verdicts = {c.verdict for c in deciding}
+    verdict = next(v for v in ("not reproduced", "depends on an unstated choice", "reproduced") if v in verdicts)
+    lead = next(c for c in deciding if c.verdict == verdict)
+    where = (f"{'paper' if top[0] else 'quick'} scale, "
+             f"{'the claim' + chr(39) + 's own conditions' if top[1] else 'changed conditions'}")
+    tally = ", ".join(f"{sum(c.verdict == v for c in deciding)} {v}" for v in VERDICTS
+                      if any(c.verdict == v for c in deciding))
+    others = []
+    outweighed = len(conclusive) - len(deciding)
+    if outweighed:
+        others.append(f"{outweighed} outweighed")
+    inconclusive = len(current) - len(conclusive)
+    if inconclusive:
+        others.append(f"{inconclusive} inconclusive, not counted")
+    stale = len(checks) - len(current)
+    if stale:
+        others.append(f"{stale} stale, not counted")
+    reason = f" ({lead.chapter}: {lead.why})" if lead.why else f" ({lead.chapter})"
+    sentence = (f"{verdict.capitalize()}{reason}, decided by {_plural(len(deciding), 'check')} at {where} "
+                f"({tally})" + (f"; {', '.join(others)}" if others else "") + ".")
+    return BottomLine(verdict, sentence, tuple(deciding))
+
+
+def bottom_line_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
+    """One row per claim: its statement, the bottom line and the sentence that explains it."""
+    records = [{"id": s.claim.id, "claim": s.claim.statement, "bottom line": s.bottom_line.verdict,
+                "why": s.bottom_line.sentence} for s in summaries]
+    return pd.DataFrame.from_records(records).set_index("id")
+
+
+def bottom_line_markdown(summaries: Sequence[ClaimSummary]) -> str:
+    """The bottom lines as a MyST ``list-table``: claim, bottom line, one sentence."""
+    fence = "`" * 4
+    lines = [f"{fence}{{list-table}}", ":header-rows: 1", ":class: posgeom-bottom-line", "",
+             "* - Claim", "  - Bottom line", "  - Why"]
+    for s in summaries:
+        b = s.bottom_line
+        lines += [f"* - {escape_markdown(s.claim.id)}: {escape_markdown(s.claim.statement)}",
+                  f"  - **{escape_markdown(b.verdict)}**", f"  - {escape_markdown(b.sentence)}"]
+    lines.append(fence)
+    return "\n".join(lines) + "\n"
+
+
+def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
+    """How many claims have each bottom line."""
+    order = [*VERDICTS, ALL_STALE, NOT_RUN]
+    counts = dict.fromkeys(order, 0)
+    for s in summaries:
+        counts[s.bottom_line.verdict] += 1
+    return pd.Series(counts, name="claims")
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,8 +347,6 @@ def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     -------
     DataFrame with index the verdicts, ``"stale"`` and ``"claims not yet run"``; columns the scales.
     """
-    from .report import VERDICTS
-
     rows = [*VERDICTS, "stale", "claims not yet run"]
     counts = {scale: dict.fromkeys(rows, 0) for scale in SCALES}
     for s in summaries:
@@ -309,6 +456,7 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
 
 
 __all__ = [
-    "STALE", "NOT_RUN", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
+    "STALE", "NOT_RUN", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
+    "bottom_line_markdown", "bottom_line_counts", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
     "summary_frame", "verdict_counts", "escape_markdown", "book_documents", "summary_markdown", "timing_frame",
 ]

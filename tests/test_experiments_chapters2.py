@@ -252,6 +252,14 @@ def test_run_effective_rank_stress_vs_rank_and_c5(tiny):
     r = mp.run_effective_rank(tiny)
     assert r.values["drift"]["population"] == 3 and r.values["stationary"]["population"] == 0
     assert r.values["sst2"]["special"] == ["model", "content"]
+    # the noise-aware rank: no structure -> 0, drift with 4 anchors -> 3
+    assert r.values["stationary"]["cross_fitted_rank"] == [0] and r.values["drift"]["cross_fitted_rank"] == [3]
+    # the chapter on real corpora gets the same number for the same matrix (same estimator, options, seed)
+    from posgeom.experiments import real_corpora as rc
+
+    same = rc.run_noise_aware_rank(tiny, corpus="sst2", split="validation", n_positions=16)
+    assert same.values["text"] == r.values["sst2"]["cross_fitted"][0]
+    assert np.array_equal(same.arrays["eigenvalues"], r.arrays["sst2_model_1__cross_fitted"])
     s = mp.run_stress_vs_rank(tiny)
     curve = s.arrays["drift__scale_free"]
     assert curve.shape == (5,) and np.all(np.diff(curve) <= 1e-12)
@@ -261,6 +269,14 @@ def test_run_effective_rank_stress_vs_rank_and_c5(tiny):
     assert pop["reduction_scale_free"] == pytest.approx(1.0, abs=1e-9)
     stat = next(x for x in c5.values["rows"] if x["generator"] == "stationary")
     assert stat["reduction_paper"] > 0.9  # the scale artefact: even pure noise "beats" the sinusoid
+
+
+def test_run_rank_validation(tiny, monkeypatch):
+    monkeypatch.setattr(mp, "RANK_VALIDATION", dict(ranks=(1, 3), strengths=(0.5,), sizes=(2_000,),
+                                                    n_positions=12, vocab_size=60))
+    rows = mp.run_rank_validation(tiny).values["rows"]
+    assert [(x["rank"], x["size"]) for x in rows] == [(1, 2_000), (3, 2_000)]
+    assert [x["estimate"] for x in rows] == [1, 3] and all(x["smallest_signal"] > x["threshold"] for x in rows)
 
 
 def test_run_lowrank_training_no_position_is_exactly_chance(tiny):

@@ -66,47 +66,6 @@ def test_rank_one_report_noise_gram_is_the_diagonal_of_the_floor():
         rc.rank_one_report(D, F[:-1, :-1])
 
 
-def test_resolvable_distances_match_a_naive_cross_half_loop():
-    rng = np.random.default_rng(8)
-    seqs = [rng.integers(0, 30, size=int(rng.integers(3, 7))) for _ in range(60)]
-    res = rc.resolvable_distances(seqs, 5, 30, seed=3)
-    perm = np.random.default_rng(3).permutation(60)
-    halves = [[seqs[i] for i in perm[:30]], [seqs[i] for i in perm[30:]]]
-    root = []
-    for h in halves:
-        c = np.zeros((5, 30))
-        for x in h:
-            for i, t in enumerate(x[:5]):
-                c[i, t] += 1
-        root.append(np.sqrt(c / c.sum(1, keepdims=True)))
-    G = np.array([[(root[0][i] @ root[1][j] + root[0][j] @ root[1][i]) / 2 for j in range(5)] for i in range(5)])
-    R2 = np.array([[0.0 if i == j else 2 - 2 * G[i, j] / np.sqrt(G[i, i] * G[j, j]) for j in range(5)]
-                   for i in range(5)])
-    assert np.allclose(res["G"], G, atol=1e-12)
-    assert np.allclose(res["R2"], R2, atol=1e-12)
-
-
-def test_resolvable_distances_remove_sampling_noise():
-    rng = np.random.default_rng(9)
-    p = rng.dirichlet(np.full(300, 0.2))
-    seqs = [rng.choice(300, size=6, p=p) for _ in range(400)]  # every position has the same distribution
-    D = posgeom.hellinger_matrix(posgeom.positional_counts(seqs, 6, 300))
-    res = rc.resolvable_distances(seqs, 6, 300, seed=0)
-    iu = np.triu_indices(6, 1)
-    assert np.mean(D[iu] ** 2) > 0.1                              # the raw geometry is mostly noise
-    assert abs(np.mean(res["R2"][iu])) < 0.2 * np.mean(D[iu] ** 2)  # the resolvable one is not
-    # two blocks of positions with disjoint supports: sqrt(2) across, about 0 within
-    seqs2 = [np.concatenate([rng.choice(300, 3, p=p), 300 + rng.choice(300, 3, p=p)]) for _ in range(400)]
-    R = rc.resolvable_distances(seqs2, 6, 600, seed=0)["R"]
-    D2 = posgeom.hellinger_matrix(posgeom.positional_counts(seqs2, 6, 600))
-    assert np.allclose(R[:3, 3:], np.sqrt(2))
-    within = np.triu(np.ones((3, 3), dtype=bool), 1)
-    for block in (np.s_[:3, :3], np.s_[3:, 3:]):
-        assert (R[block][within] ** 2).mean() < 0.5 * (D2[block][within] ** 2).mean()
-    with pytest.raises(ValueError, match="at least 4"):
-        rc.resolvable_distances(seqs[:3], 6, 300)
-
-
 def test_alibi_parabola_matches_the_stress_of_the_line():
     rng = np.random.default_rng(3)
     D = _random_D(rng, 12)
@@ -192,6 +151,28 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
     assert "±" in frame.loc["random N(0, sigma^2)", '"paper" stress']
     with pytest.raises(KeyError, match="no row"):
         rc.row_of(tab, "xpos")
+
+
+def test_stress_intervals_basic_bootstrap_over_sequences(settings, tiny_geometry, monkeypatch):
+    import copy
+
+    c = copy.deepcopy(rc.CONFIGS["quick"])
+    c["intervals"] = {"corpora": ["sst2"], "n_boot": 30, "n_folds": 8, "level": 0.9}
+    monkeypatch.setitem(rc.CONFIGS, "quick", c)
+    res = rc.run_stress_intervals(settings, corpus="sst2", **TINY)
+    D = tiny_geometry.arrays["D"]
+    stats, reps = res.values["statistics"], res.arrays["replicates"]
+    assert reps.shape == (res.values["n_used"], len(rc.INTERVAL_STATISTICS)) and 0 < res.values["n_used"] <= 30
+    sin = stats["sinusoidal|scale_free"]
+    assert sin["estimate"] == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "scale_free"))
+    # basic interval: [2 t - q(0.95), 2 t - q(0.05)] of the replicates (the oracle, from the stored replicates)
+    j = [f"{e}|{z}" for e, z in rc.INTERVAL_STATISTICS].index("sinusoidal|scale_free")
+    assert sin["low"] == pytest.approx(2 * sin["estimate"] - np.quantile(reps[:, j], 0.95))
+    assert sin["high"] == pytest.approx(2 * sin["estimate"] - np.quantile(reps[:, j], 0.05))
+    diff = res.values["differences"]["sinusoidal-rope|scale_free"]
+    assert diff["estimate"] == pytest.approx(sin["estimate"] - stats["rope|scale_free"]["estimate"])
+    assert all(v["low"] <= v["high"] for v in (*stats.values(), *res.values["differences"].values()))
+    assert rc.interval_text(sin).count("[") == 1
 
 
 def test_alibi_choices_grid(settings):
@@ -433,3 +414,54 @@ def test_one_entry_for_the_chapters_experiments(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["no-such-chapter"])
     assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_alibi_search_counts_every_construction(settings, monkeypatch):
+    import copy
+
+    from posgeom.experiments import alibi_search as als
+
+    D = np.array([[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]])
+    assert als.slope_for("max distance", D) == pytest.approx(3.0 / 2)
+    assert als.slope_for("mean distance", D) == pytest.approx(2.0 / (4 / 3))
+    with pytest.raises(ValueError, match="unknown slope rule"):
+        als.slope_for("median", D)
+    c = copy.deepcopy(rc.CONFIGS["quick"])
+    c["alibi_choices"] = {"n_positions": [8], "specials": ["model"], "kinds": ["chord"], "head_counts": [8]}
+    monkeypatch.setitem(rc.CONFIGS, "quick", c)
+    res = als.run_alibi_search(settings, n_closest=500)
+    v = res.values
+    # (8 heads + their mean + 2 corpus-scaled slopes) x 4 normalisations x (value, square root)
+    assert v["n_constructions"] == (8 + 1 + 2) * 4 * 2 == len(v["closest"]) == res.arrays["values"].size
+    marg = rc.corpus_geometry_of(settings, rc.corpus_options("quick", "sst2", n_positions=8)).marginals
+    Dc = posgeom.hellinger_matrix(marg)
+    par = rc.alibi_parabola(Dc, marg.positions)
+    mean8 = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
+                 and x["transform"] == "value")
+    assert mean8["alibi"] == pytest.approx(float(rc.alibi_paper_stress(enc.alibi_slopes(8).mean(), par)))
+    root = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
+                and x["transform"] == "sqrt")
+    assert root["alibi"] == pytest.approx(np.sqrt(mean8["alibi"]))
+    assert abs(v["closest"][0]["alibi"] - 0.563) <= abs(v["closest"][-1]["alibi"] - 0.563)
+
+
+def test_local_peak_test_resamples_the_chapter_curves(settings, monkeypatch):
+    import copy
+
+    from posgeom.experiments import layer_peaks as lp
+
+    assert lp.local_maxima([1, 3, 2, 4, 1]) == [2, 4] and lp.local_maxima([1, 2, 3]) == []
+    sentences = {"corpus": "sst2", "split": "validation", "max_sentences": 64, "special": "model", "n_positions": 12}
+    c = copy.deepcopy(ib.CONFIGS["quick"])
+    c.update(sentences=sentences, target=TINY, min_reach=10, map_positions=6, batch_size=32)
+    monkeypatch.setitem(ib.CONFIGS, "quick", c)
+    res = lp.run_local_peak_test(settings, n_groups=4, n_boot=5)
+    ref = ib.run_layer_stress(settings)
+    # the point curves are the chapter's (the oracle: inside_bert's batched computation)
+    assert np.allclose(res.values["propagated"]["point"], ref.arrays["propagated_pooled"][:, 0], atol=1e-9)
+    assert np.allclose(res.values["residual"]["point"], ref.arrays["residual"][:, 0], atol=1e-9)
+    assert 0 < res.values["n_used"] <= 5 and res.arrays["propagated_replicates"].shape == (res.values["n_used"], 6)
+    for name in ("propagated", "residual"):
+        v = res.values[name]
+        assert all(0.0 <= v[k] <= 1.0 for k in ("share_local_peak", "share_local_peak_3", "share_global_3"))
+        assert v["margin"]["p05"] <= v["margin"]["p95"]

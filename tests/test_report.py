@@ -34,3 +34,24 @@ def test_table_displays_cells_in_full():
     ])
     assert why in table._repr_html_() and why in repr(table)
     assert why in table.iloc[:1]._repr_html_()  # slices keep the full display
+
+
+def test_inconclusive_needs_what_was_not_tested_and_the_run_that_would_decide():
+    base = dict(ours="x", scale="quick", model="m", corpus="c")
+    with pytest.raises(ValueError, match="needs a `why`"):
+        ComparisonRow("C10", verdict="inconclusive here", would_decide="bert-base at paper scale", **base)
+    with pytest.raises(ValueError, match="needs `would_decide`"):
+        ComparisonRow("C10", verdict="inconclusive here", why="a 6-layer stand-in", **base)
+    with pytest.raises(ValueError, match="needs a `why`"):
+        ComparisonRow("C10", verdict="depends on an unstated choice", why="  ", **base)
+    with pytest.raises(ValueError, match="inconclusive here' verdict only"):
+        ComparisonRow("C10", verdict="reproduced", would_decide="a run", **base)
+    row = ComparisonRow("C10", verdict="inconclusive here", why="a 6-layer stand-in",
+                        would_decide="bert-base-uncased, paper scale, SST-2", changed="another model", **base)
+    table = comparison_table([row])
+    assert table.iloc[0]["verdict"] == ("inconclusive here — a 6-layer stand-in; "
+                                        "would decide: bert-base-uncased, paper scale, SST-2")
+    assert table.iloc[0]["options"] == "changed from the claim: another model"
+    # a reproduced row may carry a caveat
+    ok = ComparisonRow("C6", verdict="reproduced", why="holds by construction", **base)
+    assert comparison_table([ok]).iloc[0]["verdict"] == "reproduced — holds by construction"

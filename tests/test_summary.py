@@ -29,6 +29,8 @@ def settings_at(tmp_path, scale="quick"):
 def row(claim, ours, verdict="reproduced", *, scale="quick", model="none", corpus="toy", why="", **kw):
     if verdict != "reproduced" and not why:
         why = "because of a choice"
+    if verdict == "inconclusive here":
+        kw.setdefault("would_decide", "bert-base-uncased at paper scale on SST-2")
     return ComparisonRow(claim, ours=ours, scale=scale, model=model, corpus=corpus, verdict=verdict, why=why, **kw)
 
 
@@ -57,7 +59,7 @@ def test_record_comparison_stores_every_field_and_the_manifest(tmp_path):
     written = stored_rows(tmp_path)[("quick", "some-chapter")]
     assert written[0] == {"claim": "C7", "ours": "0.41", "scale": "quick", "model": "bert", "corpus": "toy",
                           "verdict": "not reproduced", "options": "kind chord", "why": "because of a choice",
-                          "paper": PAPER_CLAIMS["C7"].paper_value}
+                          "paper": PAPER_CLAIMS["C7"].paper_value, "would_decide": "", "changed": ""}
     assert written[1]["paper"] == "a row's own wording"
     # recording again replaces the chapter's entry at that scale
     record_comparison("some-chapter", rows[:1], s)
@@ -119,7 +121,7 @@ def _record_many(tmp_path, rng):
             for claim in ("C3", "C7", "S4"):
                 for _ in range(int(rng.integers(1, 3))):
                     value = f"{rng.uniform(0, 100):.3f} and {int(rng.integers(0, 10**6))}"
-                    verdict = VERDICTS[int(rng.integers(0, 3))]
+                    verdict = VERDICTS[int(rng.integers(0, len(VERDICTS)))]
                     rows.append(row(claim, value, verdict, scale=scale))
             record_comparison(chapter, rows, s)
             recorded[(scale, chapter)] = rows
@@ -265,3 +267,118 @@ def test_timing_frame_shows_estimates_and_measured_runs(tmp_path):
     assert frame.loc["minimal-parametrisation", "torchrun at paper"] == "yes"
     assert frame.loc["real-corpora", "quick: estimate (min)"] == next(
         c.quick.minutes for c in CHAPTERS if c.slug == "real-corpora")
+
+
+# ------------------------------------------------------------------------------------ the bottom line
+
+
+def check(verdict="reproduced", scale="quick", changed="", stale=None, *, chapter="alpha", row_scale=None, why=None):
+    return sm.Check(chapter=chapter, claim="C7", index=0, scale=scale, ours="1", verdict=verdict,
+                    why=why if why is not None else ("" if verdict == "reproduced" else f"reason for {verdict}"),
+                    model="m", corpus="c", options="", row_scale=row_scale or scale, paper="0.563", stale=stale,
+                    would_decide="a run" if verdict == "inconclusive here" else "", changed=changed)
+
+
+def oracle_bottom_line(checks):
+    """The rule as written on the page, tier by tier (the library takes the maximum of a weight)."""
+    if not checks:
+        return sm.NOT_RUN
+    current = [c for c in checks if c.stale is None]
+    if not current:
+        return sm.ALL_STALE
+    counted = [c for c in current if c.verdict != "inconclusive here"]
+    if not counted:
+        return "inconclusive here"
+    tiers = [
+        lambda c: c.scale == "paper" and not c.changed,
+        lambda c: c.scale == "paper" and bool(c.changed),
+        lambda c: c.scale == "quick" and not c.changed,
+        lambda c: c.scale == "quick" and bool(c.changed),
+    ]
+    for in_tier in tiers:
+        deciding = [c.verdict for c in counted if in_tier(c)]
+        if deciding:
+            for verdict in ("not reproduced", "depends on an unstated choice", "reproduced"):
+                if verdict in deciding:
+                    return verdict
+    raise AssertionError("every counted check is in a tier")
+
+
+def every_kind_of_check():
+    import itertools
+
+    return [check(v, scale, changed, stale)
+            for v, scale, changed, stale in itertools.product(
+                VERDICTS, ("quick", "paper"), ("", "weight decay 10"), (None, "code changed"))]
+
+
+def test_bottom_line_rule_on_every_pair_of_checks():
+    kinds = every_kind_of_check()
+    assert len(kinds) == 32
+    seen = set()
+    for a in kinds:
+        assert sm.bottom_line([a]).verdict == oracle_bottom_line([a])
+        for b in kinds:
+            got = sm.bottom_line([a, b])
+            assert got.verdict == oracle_bottom_line([a, b]), (a, b, got)
+            assert sm.bottom_line([b, a]).verdict == got.verdict  # order does not matter
+            seen.add(got.verdict)
+            assert got.sentence.endswith(".")
+    assert seen == {*VERDICTS, sm.ALL_STALE}
+
+
+def test_bottom_line_rule_on_random_sets_of_checks():
+    import numpy as np
+
+    kinds = every_kind_of_check()
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        picked = [kinds[i] for i in rng.integers(0, len(kinds), size=int(rng.integers(1, 7)))]
+        assert sm.bottom_line(picked).verdict == oracle_bottom_line(picked)
+
+
+def test_bottom_line_worked_cases():
+    # not reproduced at the claim's own conditions outweighs reproduced under changed ones
+    b = sm.bottom_line([check("reproduced", changed="causal mask"), check("not reproduced")])
+    assert b.verdict == "not reproduced" and "alpha: reason for not reproduced" in b.sentence
+    assert "1 outweighed" in b.sentence and "quick scale, the claim's own conditions" in b.sentence
+    # a paper-scale check outweighs any quick check, even a refutation at the claim's conditions
+    b = sm.bottom_line([check("not reproduced"), check("reproduced", scale="paper")])
+    assert b.verdict == "reproduced" and "paper scale" in b.sentence
+    # an exact result weighs as the scale of its run: it does not outweigh the other checks of the claim
+    assert sm.bottom_line([check("depends on an unstated choice"),
+                           check("reproduced", row_scale="exact")]).verdict == "depends on an unstated choice"
+    assert sm.bottom_line([check("inconclusive here")]).sentence.startswith("Its only check could not test")
+    # inconclusive checks never refute, and never confirm
+    b = sm.bottom_line([check("inconclusive here"), check("reproduced")])
+    assert b.verdict == "reproduced" and "1 inconclusive, not counted" in b.sentence
+    b = sm.bottom_line([check("inconclusive here"), check("inconclusive here", scale="paper")])
+    assert b.verdict == "inconclusive here" and "would decide: a run" in b.sentence
+    assert b.sentence.startswith("None of its 2 checks could test the claim")
+    # stale checks do not count; all stale says so
+    assert sm.bottom_line([check("not reproduced", stale="code changed"), check("reproduced")]).verdict == "reproduced"
+    assert sm.bottom_line([check(stale="notebook changed")]).verdict == sm.ALL_STALE
+    assert sm.bottom_line([]).verdict == sm.NOT_RUN
+
+
+def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
+    s = settings_at(tmp_path)
+    record_comparison("alpha", [row("C7", "1", "inconclusive here"), row("C7", "2", "depends on an unstated choice"),
+                                row("C10", "3", "inconclusive here"), row("C5", "4", "not reproduced"),
+                                row("C5", "5", changed="another task")], s)
+    summaries = sm.claim_summaries(Registry(s.results_dir))
+    counts = sm.verdict_counts(summaries)
+    assert list(counts.index[:4]) == list(VERDICTS)
+    assert counts.loc["inconclusive here", "quick"] == 2 and counts.loc["not reproduced", "quick"] == 1
+    lines = sm.bottom_line_frame(summaries)["bottom line"]
+    assert lines["C7"] == "depends on an unstated choice" and lines["C10"] == "inconclusive here"
+    assert lines["C5"] == "not reproduced" and lines["C1"] == sm.NOT_RUN
+    totals = sm.bottom_line_counts(summaries)
+    assert totals.sum() == len(PAPER_CLAIMS) and totals["inconclusive here"] == 1
+    text = sm.bottom_line_markdown(summaries)
+    assert text.startswith("````{list-table}") and text.count("\n* - ") == len(PAPER_CLAIMS) + 1
+    # the detailed table shows the run that would decide, and what a check changed
+    cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C10"))
+    assert "would decide: bert-base-uncased at paper scale on SST-2" in cells["verdict"][0]
+    cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C5"))
+    assert "changed from the claim: another task" in cells["setting"][1]

@@ -85,7 +85,7 @@ import numpy as np
 
 __all__ = [
     "FAMILIES", "PAD", "SyntheticCorpus", "zipf_distribution", "stationary", "drift", "regimes", "markov",
-    "order_task", "make_corpus", "population_marginals", "markov_transition", "family_parameters",
+    "order_task", "make_corpus", "population_marginals", "markov_transition", "family_parameters", "planted_rank",
 ]
 
 #: Padding value in :attr:`SyntheticCorpus.tokens` (outside every vocabulary, so it can never be counted).
@@ -670,6 +670,55 @@ def order_task(
         min_length=lo, seed=seed, markers=(A, B),
     )
     return SyntheticCorpus(tokens, lengths, v, "order", params, labels, mu)
+
+
+# ---------------------------------------------------------------------------------------------
+# planted rank (validation of the noise-aware rank)
+
+
+def planted_rank(
+    n_sequences: int = 10_000,
+    n_positions: int = 50,
+    vocab_size: int = 100,
+    *,
+    rank: int = 3,
+    strength: float = 0.5,
+    exponent: float = 1.0,
+    min_length: int | None = None,
+    seed: int = 0,
+) -> SyntheticCorpus:
+    r"""Positions in ``rank + 1`` contiguous blocks, each block with its own law: population rank exactly ``rank``.
+
+    Block $b$ draws from $\mu_b = (1 - s)\,\pi_0 + s\,\pi_b$, with $\pi_0, \pi_1, \dots$ permuted Zipf laws
+    and $s$ = ``strength``; the ``rank + 1`` distinct root-marginals are affinely independent (almost
+    surely), so the centred Gram matrix has rank ``rank``. A smaller ``strength`` is a weaker signal for
+    the same sampling noise. Not one of :data:`FAMILIES` (a validation corpus, not a model of text).
+
+    Parameters
+    ----------
+    rank : int
+        $r \ge 1$, at most ``n_positions - 1``.
+    strength : float in (0, 1]
+
+    Returns
+    -------
+    SyntheticCorpus
+        ``params`` also holds ``"blocks"`` (n_positions,), the block of every position.
+    """
+    n_seq, n, v, lo, _ = _check_common(n_sequences, n_positions, vocab_size, min_length, min_vocab=2)
+    r = _int("rank", rank, 1, n - 1)
+    s = _float("strength", strength, 0.0, 1.0, open_lo=True)
+    rng_dist, rng = _rngs(seed)
+    base = _permuted_zipf(v, exponent, rng_dist)
+    laws = np.stack([_permuted_zipf(v, exponent, rng_dist) for _ in range(r + 1)])
+    blocks = np.concatenate([np.full(part.size, b) for b, part in enumerate(np.array_split(np.arange(n), r + 1))])
+    # mu_i = (1 - s) pi_0 + s pi_block(i)
+    mu = (1.0 - s) * base[None, :] + s * laws[blocks]
+    lengths = _draw_lengths(n_seq, lo, n, rng)
+    tokens = _sample_positionwise(mu, lengths, rng)
+    params = dict(n_sequences=n_seq, n_positions=n, vocab_size=v, rank=r, strength=s, exponent=float(exponent),
+                  min_length=lo, seed=seed, blocks=blocks)
+    return SyntheticCorpus(tokens, lengths, v, "planted_rank", params, None, mu)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,11 +6,14 @@ $P = A C^\top$ with $A \in \mathbb R^{n \times r}$, $C \in \mathbb R^{d \times r
 $$r\,(n + d) \text{ parameters instead of } n d, \qquad \text{savings } 1 - \frac{r (n + d)}{n d}.$$
 
 An empirical $B$ has full rank (sampling noise), so the rank must be *estimated*. Besides the three
-criteria of :func:`posgeom.geometry.effective_rank`, this module reads the spectrum against the noise:
-**parallel analysis** (Horn 1965) draws, at every position, a multinomial sample of the corpus's own
-size $N_i$ from the *pooled* distribution $\bar\mu = \sum_i c_i / \sum_i N_i$ (a corpus with no
-positional structure at all), computes its $B$, and counts the eigenvalues of the real $B$ above the
-largest eigenvalue seen under this null.
+criteria of :func:`posgeom.geometry.effective_rank`, :func:`run_effective_rank` reads the spectrum
+without the noise: the **noise-aware rank** of :func:`posgeom.geometry.noise_aware_rank` (cross-fitted
+eigenvalues, a rank decision against a stated null, an interval over half-splits), with the options
+``real_corpora.RANK_OPTIONS`` that the chapter on real corpora uses too. **Parallel analysis** (Horn
+1965; :func:`null_eigenvalues`, :func:`rank_above_noise`) is kept for comparison in the exercises: it
+draws, at every position, a multinomial sample of the corpus's own size $N_i$ from the *pooled*
+distribution $\bar\mu = \sum_i c_i / \sum_i N_i$, computes its $B$, and counts the eigenvalues of
+the real $B$ above the largest eigenvalue seen under this null.
 
 Then: the stress of rank-$k$ MDS as $k$ grows; the paper's synthetic claim C5 ("$r = 3$ cuts the stress
 by 99.8 % relative to sinusoidal with 88 % fewer parameters") under each stress normalisation, for each
@@ -30,8 +33,8 @@ from ..registry import Registry, Result
 from . import corpus_geometry as cg
 
 __all__ = [
-    "CONFIGS", "null_eigenvalues", "rank_above_noise", "savings", "run_effective_rank", "run_stress_vs_rank",
-    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS",
+    "CONFIGS", "null_eigenvalues", "rank_above_noise", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
+    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "run_rank_validation",
 ]
 
 #: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
@@ -158,20 +161,26 @@ def rank_above_noise(eigenvalues, null) -> int:
     return int(np.sum(w > float(np.max(null))))
 
 
-def _ranks(D, counts, crit, null_rep, seed) -> tuple[dict, np.ndarray, np.ndarray]:
-    """Effective ranks of ``D`` under every criterion, its eigenvalues (n,) and the null's (null_rep, n)."""
+def _ranks(D, sequences, n_positions, vocab_size, crit, seed, positions=None) -> tuple[dict, np.ndarray, object]:
+    """Effective ranks of ``D`` under every criterion, its eigenvalues (n,) and the noise-aware rank."""
+    from .real_corpora import RANK_OPTIONS
+
     mds = geo.classical_mds(D, k=1)
     w = mds.eigenvalues
-    null = null_eigenvalues(counts, null_rep, seed)
+    nar = geo.noise_aware_rank(sequences, n_positions, vocab_size, positions=positions, seed=seed, **RANK_OPTIONS)
     out = dict(
         tol=geo.effective_rank(w, "tol", tol=crit["tol"]), mass=geo.effective_rank(w, "mass", q=crit["q"]),
-        noise=rank_above_noise(w, null), null_max=float(np.max(null)),
+        cross_fitted=str(nar), cross_fitted_rank=nar.rank, cross_fitted_threshold=nar.threshold,
     )
     try:
         out["stress"] = geo.effective_rank(D, "stress", threshold=crit["threshold"], normalization="scale_free")
     except ValueError:
         out["stress"] = None
-    return out, w, null
+    return out, w, nar
+
+
+#: The per-corpus values of :func:`run_effective_rank` (one entry per corpus size or SST-2 variant).
+RANK_KEYS = ("tol", "mass", "stress", "cross_fitted", "cross_fitted_rank", "cross_fitted_threshold")
 
 
 def run_effective_rank(settings=None, *, force: bool = False) -> Result:
@@ -181,12 +190,15 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     0 for stationary, 3 for drift with 4 anchors, larger for regimes, $n - 1$ for the circulant Markov
     family) and SST-2 under the special-token policies and ``min_count`` values of
     ``CONFIGS[scale]["sst2_variants"]``. Criteria: ``"tol"`` ($\lambda_k > 10^{-2}\lambda_1$), ``"mass"`` ($q = 0.9$),
-    ``"stress"`` (scale-free stress of rank-$k$ MDS $\le 0.01$) and ``"noise"`` (parallel analysis).
+    ``"stress"`` (scale-free stress of rank-$k$ MDS $\le 0.01$) and the noise-aware rank
+    (:func:`posgeom.geometry.noise_aware_rank` with ``real_corpora.RANK_OPTIONS``: ``"cross_fitted"`` its
+    text, ``"cross_fitted_rank"`` the rank or None when undetermined, ``"cross_fitted_threshold"`` $\tau$).
 
     Values: ``{family: {"sizes": [...], "population": int, "<criterion>": [...]}}`` and
     ``{"sst2": {"special": [...], "min_count": [...], "n_kept": [...], "<criterion>": [...]}}``.
-    Arrays: ``<family>__eigenvalues`` (n,) at the largest size, ``<family>__null`` (n_rep, n),
-    ``<family>__population_eigenvalues``, ``sst2_<special>_<min_count>__eigenvalues`` / ``__null``.
+    Arrays: ``<family>__eigenvalues`` (n,) at the largest size, ``<family>__cross_fitted`` (n_resamples, k - 1)
+    cross-fitted eigenvalues there, ``<family>__population_eigenvalues``, ``sst2_<special>_<min_count>__eigenvalues``
+    / ``__cross_fitted``.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
@@ -199,11 +211,12 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     def compute():
         values, arrays = {}, {}
         for fam in cg.SYNTHETIC_FAMILIES:
-            rows = {k: [] for k in ("tol", "mass", "stress", "noise", "null_max")}
+            rows = {k: [] for k in RANK_KEYS}
             for N in cfg["rank_sizes"]:
                 corpus = cg.family_corpus(fam, n_sequences=N, seed=settings.seed, **synth)
                 counts = corpus.counts()
-                r, w, null = _ranks(geo.hellinger_matrix(counts), counts, cfg["rank_criteria"], cfg["null_rep"], settings.seed)
+                r, w, nar = _ranks(geo.hellinger_matrix(counts), corpus.sequences(), corpus.n_positions,
+                                   corpus.vocab_size, cfg["rank_criteria"], settings.seed)
                 for k in rows:
                     rows[k].append(r[k])
             pop = geo.hellinger_matrix(corpus.population)
@@ -211,24 +224,66 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
             rows["population"] = geo.effective_rank(wp, "tol", tol=1e-9) if wp[0] > 0 else 0
             rows["sizes"] = [int(s) for s in cfg["rank_sizes"]]
             values[fam] = rows
-            arrays[f"{fam}__eigenvalues"], arrays[f"{fam}__null"] = w, null
+            arrays[f"{fam}__eigenvalues"], arrays[f"{fam}__cross_fitted"] = w, nar.eigenvalues
             arrays[f"{fam}__population_eigenvalues"] = wp
-        sst2 = {k: [] for k in ("tol", "mass", "stress", "noise", "null_max", "special", "min_count", "n_kept")}
+        sst2 = {k: [] for k in (*RANK_KEYS, "special", "min_count", "n_kept")}
         for special, min_count in cfg["sst2_variants"]:
             marg, counts = cg.sst2_marginals(settings, special=special, min_count=min_count)
-            kept = geo.PositionalCounts(counts.counts[marg.positions], counts.n_sequences)
-            r, w, null = _ranks(geo.hellinger_matrix(marg), kept, cfg["rank_criteria"], cfg["null_rep"], settings.seed)
-            for k in ("tol", "mass", "stress", "noise", "null_max"):
+            seqs, tc, _ = cg.sst2_sequences(settings, special=special)
+            # every position reached in each fold (min_count 1), or the positions min_count keeps
+            positions = None if min_count <= 1 else marg.positions
+            r, w, nar = _ranks(geo.hellinger_matrix(marg), seqs, counts.n_positions, tc.vocab_size,
+                               cfg["rank_criteria"], settings.seed, positions)
+            for k in RANK_KEYS:
                 sst2[k].append(r[k])
             sst2["special"].append(special)
             sst2["min_count"].append(int(min_count))
             sst2["n_kept"].append(int(marg.n_positions))
-            arrays[f"sst2_{special}_{min_count}__eigenvalues"], arrays[f"sst2_{special}_{min_count}__null"] = w, null
+            arrays[f"sst2_{special}_{min_count}__eigenvalues"] = w
+            arrays[f"sst2_{special}_{min_count}__cross_fitted"] = nar.eigenvalues
         sst2["n_sequences"] = int(counts.n_sequences)
         values["sst2"] = sst2
         return values, arrays
 
     return _run("minimal_parametrisation.effective_rank", compute, params, settings, force)
+
+
+#: The planted-rank validation of the noise-aware rank: planted ranks, signal strengths, corpus sizes
+#: (``posgeom.corpora.synthetic.planted_rank``, 32 positions, 200 tokens).
+RANK_VALIDATION = dict(ranks=(1, 3, 10), strengths=(0.5, 0.1), sizes=(200, 1_000, 5_000, 20_000),
+                       n_positions=32, vocab_size=200)
+
+
+def run_rank_validation(settings=None, *, force: bool = False) -> Result:
+    """The noise-aware rank on synthetic corpora of planted rank, at several sizes and signal strengths.
+
+    Values: ``rows`` (list of dicts: ``rank`` planted, ``strength``, ``size``, ``estimate`` (None when
+    undetermined), ``interval``, ``text``, ``threshold``, ``smallest_signal`` (the planted rank's smallest
+    population eigenvalue)).
+    """
+    from .real_corpora import RANK_OPTIONS
+
+    settings = _settings(settings)
+    cfg = RANK_VALIDATION
+    params = dict(**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, rank=RANK_OPTIONS,
+                  seed=settings.seed)
+
+    def compute():
+        rows = []
+        for rank in cfg["ranks"]:
+            for strength in cfg["strengths"]:
+                for size in cfg["sizes"]:
+                    c = syn.planted_rank(size, cfg["n_positions"], cfg["vocab_size"], rank=rank, strength=strength,
+                                         seed=settings.seed)
+                    nar = geo.noise_aware_rank(c.sequences(), cfg["n_positions"], cfg["vocab_size"], seed=settings.seed,
+                                               **RANK_OPTIONS)
+                    pop = geo.classical_mds(geo.hellinger_matrix(c.population), k=1).eigenvalues
+                    rows.append(dict(rank=rank, strength=strength, size=size, estimate=nar.rank,
+                                     interval=[int(x) for x in nar.interval], text=str(nar), threshold=nar.threshold,
+                                     smallest_signal=float(pop[rank - 1])))
+        return {"rows": rows}, {}
+
+    return _run("minimal_parametrisation.rank_validation", compute, params, settings, force)
 
 
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:

@@ -38,7 +38,7 @@ $$R_{ij}^2 = 2 - \frac{2\, G_{ij}}{\sqrt{G_{ii}\, G_{jj}}},$$
 
 which is $\sqrt 2$ for disjoint supports and $0$ for equal distributions whatever the sample size. Tokens
 too rare to be seen at half the corpus size shrink $\bar a_i$ and do not count: $R$ is the geometry the
-corpus can resolve (:func:`resolvable_distances`); negative $R^2$ (noise) are clipped and their share
+corpus can resolve (:func:`posgeom.geometry.resolvable_distances`); negative $R^2$ (noise) are clipped and their share
 is reported.
 
 **The encoding side** (SPEC section 2): sinusoidal (width $d$), RoPE (head width $d/H$, per unit
@@ -120,6 +120,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "scratch_corpora": ["sst2"],
         "alibi_choices": {"n_positions": [32, 64], "specials": ["model", "content"],
                           "kinds": ["chord", "normalized"], "head_counts": [8, 12, 16]},
+        # corpora whose noise-aware rank the chapter computes (IMDB's n = 512 takes minutes on 2 cores)
+        "rank_corpora": ["sst2"],
+        # bootstrap intervals of the headline stresses: replicates, folds (clusters of random sequences)
+        "intervals": {"corpora": ["sst2"], "n_boot": 200, "n_folds": 100, "level": 0.95},
     },
     "paper": {
         "corpora": {
@@ -146,6 +150,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "scratch_corpora": ["sst2", "imdb"],
         "alibi_choices": {"n_positions": [16, 32, 48, 64], "specials": ["model", "content"],
                           "kinds": ["chord", "normalized", "geodesic"], "head_counts": [8, 12, 16]},
+        "rank_corpora": ["sst2", "imdb"],
+        "intervals": {"corpora": ["sst2", "imdb"], "n_boot": 1000, "n_folds": 200, "level": 0.95},
     },
 }
 
@@ -224,69 +230,6 @@ def corpus_geometry_of(settings: Settings, opts: dict[str, Any]) -> CorpusDistan
         ``D`` (n_kept, n_kept), ``positions``, ``tokens``, ``counts`` (n, v), ``marginals`` (n_kept, v).
     """
     return corpus_distances(CorpusOptions.from_dict(opts), data_dir=settings.data_dir, with_tokens=True)
-
-
-def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
-    r"""The cross-half estimate of the Hellinger geometry without its sampling noise (module docstring).
-
-    $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$ with $G_{ij} = \frac12(a_i^\top b_j + a_j^\top b_i)$, where
-    $a_i$, $b_j$ are the root-marginals of position $i$ in one random half of the sequences and of
-    position $j$ in the other.
-
-    Parameters
-    ----------
-    sequences : list of 1-D integer arrays, length N
-        The token ids (as for :func:`posgeom.geometry.positional_counts`).
-    n_positions, vocab_size : int
-    positions : array-like of int, optional
-        The positions to keep (default all reached by at least one sequence of each half).
-    seed : int
-        Seed of the random split.
-
-    Returns
-    -------
-    dict
-        ``R`` (k, k) resolvable distances, ``R2`` (k, k) before clipping, ``G`` (k, k) cross products,
-        ``positions`` (k,), ``negative_fraction`` (share of pairs $i < j$ with $R^2_{ij} < 0$).
-    """
-    seqs = list(sequences)
-    if len(seqs) < 4:
-        raise ValueError(f"the cross-half estimate needs at least 4 sequences, got {len(seqs)}")
-    perm = np.random.default_rng(seed).permutation(len(seqs))
-    half = len(seqs) // 2
-    ca = geo.positional_counts([seqs[i] for i in perm[:half]], n_positions, vocab_size)
-    cb = geo.positional_counts([seqs[i] for i in perm[half:]], n_positions, vocab_size)
-    both = np.flatnonzero((ca.reach > 0) & (cb.reach > 0))
-    if positions is not None:
-        positions = np.asarray(positions, dtype=np.int64)
-        missing = np.setdiff1d(positions, both)
-        if missing.size:
-            raise ValueError(
-                f"positions {missing.tolist()[:10]} are not reached in both halves of the split; the cross-half "
-                "estimate needs every kept position in each half: lower n_positions or raise min_count"
-            )
-        both = positions
-    SA = geo.sqrt_marginals(geo.positional_marginals(ca, min_count=1))
-    SB = geo.sqrt_marginals(geo.positional_marginals(cb, min_count=1))
-    # rows of the kept positions among those each half has (positional_marginals drops unreached ones)
-    A = SA[np.searchsorted(np.flatnonzero(ca.reach > 0), both)]
-    B = SB[np.searchsorted(np.flatnonzero(cb.reach > 0), both)]
-    # G_ij = (a_i . b_j + a_j . b_i) / 2
-    G = A @ B.T
-    G = 0.5 * (G + G.T)
-    g = np.diag(G).copy()
-    if np.any(g <= 0):
-        bad = both[g <= 0]
-        raise ValueError(
-            f"positions {bad.tolist()[:10]} share no token between the two halves (G_ii = 0): their distribution "
-            "cannot be resolved at this corpus size; lower n_positions or raise min_count"
-        )
-    # R_ij^2 = 2 - 2 G_ij / sqrt(G_ii G_jj)
-    R2 = 2.0 - 2.0 * G / np.sqrt(np.outer(g, g))
-    np.fill_diagonal(R2, 0.0)
-    iu = np.triu_indices(both.size, k=1)
-    return {"R": np.sqrt(np.clip(R2, 0.0, 2.0)), "R2": R2, "G": G, "positions": both,
-            "negative_fraction": float(np.mean(R2[iu] < 0)) if iu[0].size else 0.0}
 
 
 def _gram_eigenvalues(D2_off: np.ndarray) -> np.ndarray:
@@ -381,8 +324,8 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
                                 min_count=opts["min_count"], kind=opts["kind"])
         _, profile, r2 = geo.toeplitz_projection(D)
         rep = rank_one_report(D, floor.matrix)
-        res = resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size,
-                                   marginals.positions, seed=settings.seed)
+        res = geo.resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size,
+                                       marginals.positions, seed=settings.seed)
         R = res["R"]
         _, profile_res, r2_res = geo.toeplitz_projection(R)
         w_res = _gram_eigenvalues(R**2)
@@ -418,6 +361,160 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
         f"real_corpora_geometry_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )
+
+
+#: Options of the noise-aware rank (:func:`posgeom.geometry.noise_aware_rank`) shared by every chapter
+#: that reports the rank of a corpus, so that the same matrix gets the same number.
+RANK_OPTIONS = {"n_folds": 12, "n_resamples": 50, "level": 0.9}
+
+
+def rank_report(nar) -> dict[str, Any]:
+    """The values stored for a :class:`posgeom.geometry.NoiseAwareRank` (plain data)."""
+    w = nar.mean_eigenvalues
+    return {
+        "rank": nar.rank, "interval": [int(x) for x in nar.interval], "text": str(nar), "level": nar.level,
+        "threshold": nar.threshold, "residual_share": nar.residual_share, "n_positions": int(nar.positions.size),
+        "n_sequences": nar.n_sequences,
+        # lambda_1 / sum_k lambda_k^+ of the mean cross-fitted eigenvalues
+        "first_share": float(w[0] / np.maximum(w, 0.0).sum()),
+    }
+
+
+def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                         **overrides) -> Result:
+    r"""The noise-aware rank of a real corpus's positional geometry (:func:`posgeom.geometry.noise_aware_rank`).
+
+    Cross-fitted eigenvalues over random half-splits of the sequences, the rank against the
+    split-difference null, and its interval, with :data:`RANK_OPTIONS` and the settings' seed.
+
+    Returns
+    -------
+    Result
+        ``values``: ``options``, :func:`rank_report` (``rank`` None when undetermined, ``interval``,
+        ``text``, ``threshold``, ``first_share``, ...). ``arrays``: ``eigenvalues`` (n_resamples, k - 1),
+        ``counts`` (n_resamples,), ``positions`` (k,).
+    """
+    settings = _settings(settings)
+    opts = corpus_options(settings.scale, corpus, **overrides)
+    params = {**opts, "rank": RANK_OPTIONS, "data": _source_description(settings, opts)}
+
+    def compute():
+        tokens = corpus_geometry_of(settings, opts).tokens
+        nar = geo.noise_aware_rank(tokens.sequences(), opts["n_positions"], tokens.vocab_size, seed=settings.seed,
+                                   **RANK_OPTIONS)
+        values = {"options": opts, **rank_report(nar)}
+        return values, {"eigenvalues": nar.eigenvalues, "counts": nar.counts, "positions": nar.positions}
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_rank_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+#: The headline stresses that get a bootstrap interval: (label, encoding of :func:`encoding_distances`
+#: or ``"alibi (best head)"``, normalisation).
+INTERVAL_STATISTICS = (
+    ("sinusoidal", "scale_free"), ("rope", "scale_free"), ("alibi", "scale_free"), ("sinusoidal", "paper"),
+    ("rope", "paper"), ("alibi", "paper"), ("alibi (best head)", "paper"), ("alibi (best head)", "scale_free"),
+)
+#: Differences the chapter interprets: (a, b, normalisation) for stress(a) - stress(b).
+INTERVAL_DIFFERENCES = (("sinusoidal", "rope", "scale_free"), ("alibi", "sinusoidal", "scale_free"),
+                        ("alibi", "rope", "scale_free"), ("alibi (best head)", "sinusoidal", "scale_free"))
+
+
+def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                         **overrides) -> Result:
+    r"""Bootstrap intervals over sequences for the headline stresses of a real corpus.
+
+    The sequences are dealt into ``n_folds`` random folds (:func:`posgeom.geometry.fold_counts`); each of
+    ``n_boot`` replicates draws the folds with replacement (a bootstrap of clusters of random sequences,
+    which approximates the bootstrap of sequences), recomputes the chord Hellinger matrix on the
+    positions of the point estimate, and the stress of each encoding of :data:`INTERVAL_STATISTICS` and
+    each difference of :data:`INTERVAL_DIFFERENCES`. ALiBi's best head is the one of the point estimate.
+    Intervals: basic bootstrap $[2t - q_{hi}, 2t - q_{lo}]$ at ``level``, an interval for the value without
+    sampling noise (a stress against a noisy $D$ is biased by the noise, and a replicate adds the same
+    bias again, so the interval may exclude the estimate itself when that bias exceeds the spread). A
+    replicate that misses a kept position is left out (counted in ``n_used``).
+
+    Returns
+    -------
+    Result
+        ``values``: ``options``, ``interval`` (the bootstrap options), ``best_head``, ``n_used``,
+        ``statistics`` {"<encoding>|<norm>": {"estimate", "low", "high", "bootstrap_mean"}}, ``differences``
+        {"<a>-<b>|<norm>": the same}. ``arrays``: ``replicates`` (n_used, n_statistics).
+    """
+    settings = _settings(settings)
+    cfg = CONFIGS[settings.scale]
+    icfg = cfg["intervals"]
+    opts = corpus_options(settings.scale, corpus, **overrides)
+    params = {**opts, "intervals": {k: v for k, v in icfg.items() if k != "corpora"}, "encodings": cfg["encodings"],
+              "data": _source_description(settings, opts)}
+
+    def compute():
+        from ..progress import tqdm
+
+        geometry = corpus_geometry_of(settings, opts)
+        tokens, marginals = geometry.tokens, geometry.marginals
+        positions = marginals.positions
+        n_all = int(opts["n_positions"])
+        sub = np.ix_(positions, positions)
+        ecfg = cfg["encodings"]
+        H = ecfg["n_heads"]
+        D0 = geo.hellinger_matrix(marginals, kind=opts["kind"])
+        head_paper = [geo.stress(D0, enc.alibi_distances(n_all, H, head=h)[sub], "paper", as_distances=True)
+                      for h in range(H)]
+        best = int(np.argmin(head_paper))
+        encs = enc.encoding_set(positions, names=STRESS_ENCODINGS, **encoding_shape(settings.scale))
+        encs["alibi (best head)"] = enc.alibi_distances(n_all, H, head=best)[sub]
+        names = [f"{e}|{z}" for e, z in INTERVAL_STATISTICS]
+
+        def statistics(D):
+            return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
+
+        folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=icfg["n_folds"],
+                                seed=settings.seed)
+        rng = np.random.default_rng(settings.seed)
+        reps = []
+        for _ in tqdm(range(icfg["n_boot"]), desc=f"bootstrap {corpus}", leave=False):
+            pick = np.bincount(rng.integers(0, len(folds), size=len(folds)), minlength=len(folds))
+            c = sum(int(w) * f.counts for f, w in zip(folds, pick) if w)
+            c = c[positions]
+            reach = np.asarray(c.sum(axis=1)).ravel()
+            if np.any(reach == 0):
+                continue
+            # chord Hellinger matrix of the replicate's marginals mu_i = c_i / N_i
+            n_seq = int(sum(int(w) * f.n_sequences for f, w in zip(folds, pick)))
+            D = geo.hellinger_matrix(geo.PositionalCounts(c, n_seq), kind=opts["kind"])
+            reps.append(statistics(D))
+        reps = np.array(reps)
+        point = statistics(D0)
+        lo_q, hi_q = (1 - icfg["level"]) / 2, (1 + icfg["level"]) / 2
+
+        def interval(est, col):
+            # basic bootstrap interval [2 t - q_hi, 2 t - q_lo]: the resampling noise shifts a noise-biased
+            # statistic the way the sample's own noise shifted it from the population value
+            q_lo, q_hi = np.quantile(col, lo_q), np.quantile(col, hi_q)
+            return {"estimate": float(est), "low": float(2 * est - q_hi), "high": float(2 * est - q_lo),
+                    "bootstrap_mean": float(np.mean(col))}
+
+        stats = {name: interval(point[j], reps[:, j]) for j, name in enumerate(names)}
+        diffs = {}
+        for a, b, z in INTERVAL_DIFFERENCES:
+            ja, jb = names.index(f"{a}|{z}"), names.index(f"{b}|{z}")
+            diffs[f"{a}-{b}|{z}"] = interval(point[ja] - point[jb], reps[:, ja] - reps[:, jb])
+        values = {"options": opts, "interval": {k: v for k, v in icfg.items() if k != "corpora"}, "best_head": best,
+                  "n_used": int(len(reps)), "statistics": stats, "differences": diffs}
+        return values, {"replicates": reps}
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_stress_intervals_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
+    """``estimate [low, high]`` of one statistic of :func:`run_stress_intervals`."""
+    return f"{fmt.format(entry['estimate'])} [{fmt.format(entry['low'])}, {fmt.format(entry['high'])}]"
 
 
 # --------------------------------------------------------------------------------------------
@@ -845,7 +942,8 @@ def run_all(settings: Settings | None = None, *, corpora=CORPUS_NAMES, force: bo
 
 __all__ = [
     "CONFIGS", "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "PlainText", "corpus_options",
-    "corpus_geometry_of", "resolvable_distances", "rank_one_report",
+    "corpus_geometry_of", "rank_one_report", "RANK_OPTIONS", "rank_report",
+    "run_noise_aware_rank", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "run_stress_intervals", "interval_text",
     "run_corpus_geometry",
     "pretrained_table", "run_scratch_table", "STRESS_ENCODINGS", "encoding_shape", "run_stress_table",
     "stress_dataframe", "row_of",

@@ -23,6 +23,15 @@ from .mds import (
 from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
 from .noise import NOISE_METHODS, NoiseFloor, noise_floor
 from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
+from .rank import (
+    NoiseAwareRank,
+    cross_fitted_eigenvalues,
+    cross_fitted_gram,
+    fold_counts,
+    noise_aware_rank,
+    noise_aware_rank_from_folds,
+    resolvable_distances,
+)
 from .similarity import head_logits, kernel_distances
 from .smacof import SmacofResult, smacof
 from .stress import STRESS_NORMALIZATIONS, distances_of, stress
@@ -94,6 +103,14 @@ __all__ = [
     "SinusoidFit",
     "fit_sinusoid",
     "analyse_table",
+    # the rank and the geometry without sampling noise (cross-fitting)
+    "NoiseAwareRank",
+    "noise_aware_rank",
+    "noise_aware_rank_from_folds",
+    "fold_counts",
+    "cross_fitted_gram",
+    "cross_fitted_eigenvalues",
+    "resolvable_distances",
     # noise floor
     "NoiseFloor",
     "noise_floor",

@@ -1,0 +1,386 @@
+r"""The rank of a corpus's positional geometry, read without the sampling noise (cross-fitting).
+
+The Gram matrix $B = J S S^\top J$ of the root-marginals $S$ (rows $\sqrt{\hat\mu_i}$) is biased by
+the sampling noise: $\mathbb E\, \hat s_i^\top \hat s_i$ exceeds $\bar s_i^\top \bar s_i$ by the
+variance of $\hat s_i$, so every direction gets a positive share of noise and an empirical $B$ has
+full rank. **Cross-fitting** removes that bias: split the sequences into two disjoint halves, take the
+root-marginals $a_i$ of one half and $b_j$ of the other, and form
+
+$$G_{ij} = \tfrac12\,(a_i^\top b_j + a_j^\top b_i), \qquad \mathbb E\, G_{ij} = \bar s_i^\top \bar s_j
+\quad\text{for every } i, j \text{ (the halves are independent)},$$
+
+with $\bar s_i = \mathbb E \sqrt{\hat\mu_i}$ at half the corpus size. The eigenvalues of $J G J$ on the
+complement of $\mathbf 1$ (the $n - 1$ directions a centred configuration can use) estimate those of
+the noise-free Gram matrix: a direction with no signal gets an eigenvalue distributed *symmetrically
+about 0*, no longer a positive one.
+
+**The rank decision.** The null hypothesis for a direction is "no positional signal": its cross-fitted
+eigenvalue is then noise, symmetric about 0, so it is no larger than the magnitude of the most negative
+eigenvalue, the **noise edge** $e = \max(0, -\lambda_{\min})$. Over ``n_resamples`` random half-splits
+(the sequences are dealt into ``n_folds`` folds once; each resample puts a random half of the folds on
+each side), the threshold is the largest noise edge seen, $\tau = \max_s e_s$, and resample $s$ counts
+$r_s = \#\{k : \lambda_k^{(s)} > \tau\}$ directions. The **interval** is the central ``level`` range
+of $r_s$. The rank is **determined** when that interval is one number, the first direction not
+counted stays below its own resample's null top in at least 90 % of the resamples, and the eigenvalues
+left below $\tau$ carry no signal mass (their sum, whose expectation under the null is 0 or less, is
+not above 0 in a ``(1 + level)/2`` share of the resamples); otherwise it is **undetermined**: some
+direction is as strong as the noise, or signal is spread over directions too weak to resolve at this
+corpus size.
+
+The null is conservative: the within-half differences carry the noise of a quarter of the sequences,
+equal to a half's for tokens seen a few times and up to twice it (in variance) for frequent ones. A
+direction whose eigenvalue lies between $\tau/2$ and $\tau$ may therefore be missed without the rank
+being flagged undetermined: a determined rank counts the directions resolvable above $\tau$ (reported
+as ``threshold``), and weaker directions are neither claimed nor excluded.
+
+:func:`resolvable_distances` turns the same cross products into the distances the corpus can resolve
+(chord distances between the directions of $\bar s_i$).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .counts import PositionalCounts, positional_counts
+from .hellinger import sqrt_marginals
+from .marginals import positional_marginals
+
+__all__ = [
+    "NoiseAwareRank", "cross_fitted_gram", "cross_fitted_eigenvalues", "noise_aware_rank",
+    "noise_aware_rank_from_folds", "fold_counts", "resolvable_distances",
+]
+
+
+def _root_rows(counts: PositionalCounts, positions: np.ndarray) -> sp.csr_matrix:
+    """Sparse rows $\\sqrt{c_i / N_i}$ of the given positions (each reached at least once)."""
+    C = counts.counts[positions].astype(np.float64)
+    N = counts.reach[positions].astype(np.float64)
+    # sqrt(mu_i) = sqrt(c_i / N_i)
+    return sp.csr_matrix(sp.diags(1.0 / N) @ C).sqrt()
+
+
+def _check_positions(counts: list[PositionalCounts], positions) -> np.ndarray:
+    reached = np.logical_and.reduce([c.reach > 0 for c in counts])
+    if positions is None:
+        return np.flatnonzero(reached)
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.ndim != 1 or positions.size == 0:
+        raise ValueError("positions must be a non-empty 1-D array of position indices")
+    n = counts[0].n_positions
+    if positions.min() < 0 or positions.max() >= n:
+        raise ValueError(f"positions must lie in [0, {n - 1}]; got {positions.min()}..{positions.max()}")
+    missing = positions[~reached[positions]]
+    if missing.size:
+        raise ValueError(
+            f"positions {missing.tolist()[:10]} are not reached in every part of the split; the cross-fitted "
+            "estimate needs each kept position on both sides: keep fewer positions or use a larger corpus"
+        )
+    return positions
+
+
+def cross_fitted_gram(counts_a: PositionalCounts, counts_b: PositionalCounts, positions=None):
+    r"""The cross-fitted Gram matrix $G_{ij} = \frac12(a_i^\top b_j + a_j^\top b_i)$ of two disjoint halves.
+
+    Parameters
+    ----------
+    counts_a, counts_b : PositionalCounts
+        Counts of two disjoint sets of sequences, same ``n_positions`` and ``vocab_size``.
+    positions : array-like of int, optional
+        The positions to keep (default: every position reached in both halves).
+
+    Returns
+    -------
+    G : ndarray of shape (k, k)
+    positions : ndarray of shape (k,)
+    """
+    for c in (counts_a, counts_b):
+        if not isinstance(c, PositionalCounts):
+            raise ValueError(f"counts must be PositionalCounts; got {type(c).__name__}")
+    if counts_a.counts.shape != counts_b.counts.shape:
+        raise ValueError(f"the two halves have counts of shapes {counts_a.counts.shape} and {counts_b.counts.shape}; "
+                         "count both with the same n_positions and vocab_size")
+    positions = _check_positions([counts_a, counts_b], positions)
+    A, B = _root_rows(counts_a, positions), _root_rows(counts_b, positions)
+    # G_ij = (a_i . b_j + a_j . b_i) / 2
+    G = np.asarray((A @ B.T).todense())
+    return 0.5 * (G + G.T), positions
+
+
+def _centring_basis(k: int) -> np.ndarray:
+    """An orthonormal basis (k, k-1) of the complement of the all-ones vector (Helmert)."""
+    Q, _ = np.linalg.qr(np.eye(k)[:, 1:] - 1.0 / k)
+    return Q
+
+
+def cross_fitted_eigenvalues(G) -> np.ndarray:
+    """Eigenvalues (descending, k - 1 of them) of the centred cross-fitted Gram $J G J$ on the complement of 1.
+
+    Parameters
+    ----------
+    G : array-like of shape (k, k)
+        Symmetric (from :func:`cross_fitted_gram`).
+
+    Returns
+    -------
+    ndarray of shape (k - 1,)
+    """
+    G = np.asarray(G, dtype=np.float64)
+    if G.ndim != 2 or G.shape[0] != G.shape[1] or G.shape[0] < 2:
+        raise ValueError(f"G must be a square matrix with at least 2 rows; got shape {G.shape}")
+    if not np.allclose(G, G.T, rtol=0, atol=1e-12 * max(1.0, float(np.abs(G).max()))):
+        raise ValueError("G must be symmetric; build it with cross_fitted_gram")
+    Q = _centring_basis(G.shape[0])
+    # Q^T J G J Q = Q^T G Q because J Q = Q
+    M = Q.T @ G @ Q
+    return np.linalg.eigvalsh(0.5 * (M + M.T))[::-1]
+
+
+@dataclass(frozen=True)
+class NoiseAwareRank:
+    """The noise-aware rank of a positional geometry (module docstring).
+
+    Attributes
+    ----------
+    rank : int or None
+        The rank when it is determined, else None ("undetermined").
+    interval : tuple of int
+        Central ``level`` range of the per-resample counts $r_s$.
+    level : float
+    threshold : float
+        $\\tau$, the largest noise edge seen over the resamples.
+    eigenvalues : ndarray of shape (n_resamples, k - 1)
+        Cross-fitted eigenvalues of every resample, descending.
+    counts : ndarray of shape (n_resamples,)
+        $r_s$.
+    residual_share : float
+        Share of the resamples whose eigenvalues below $\\tau$ sum to more than 0.
+    next_share : float
+        Share of the resamples in which the first direction not counted exceeds that resample's null top.
+    positions : ndarray of shape (k,)
+    n_sequences : int
+    null : str
+        The null hypothesis, in words.
+    """
+
+    rank: int | None
+    interval: tuple[int, int]
+    level: float
+    threshold: float
+    eigenvalues: np.ndarray
+    counts: np.ndarray
+    residual_share: float
+    next_share: float
+    positions: np.ndarray
+    n_sequences: int
+    null: str = ("a direction without positional signal has a cross-fitted eigenvalue symmetric about 0, "
+                 "no larger than the largest noise edge")
+
+    @property
+    def determined(self) -> bool:
+        return self.rank is not None
+
+    @property
+    def mean_eigenvalues(self) -> np.ndarray:
+        """Mean cross-fitted eigenvalues over the resamples, shape (k - 1,)."""
+        return self.eigenvalues.mean(axis=0)
+
+    def __str__(self) -> str:
+        lo, hi = self.interval
+        span = f"{lo}" if lo == hi else f"{lo}–{hi}"
+        if self.determined:
+            return f"{self.rank} ({self.level:.0%} interval {span})"
+        return f"undetermined ({self.level:.0%} interval {span})"
+
+
+def fold_counts(sequences, n_positions: int, vocab_size: int, *, n_folds: int = 12, seed=0) -> list[PositionalCounts]:
+    """Deal the sequences into ``n_folds`` random folds of (nearly) equal size and count each fold.
+
+    Parameters
+    ----------
+    sequences : sequence of 1-D integer arrays, length N >= 2 n_folds
+    n_positions, vocab_size : int
+    n_folds : int
+        Even, >= 2.
+    seed : int
+
+    Returns
+    -------
+    list of PositionalCounts, length n_folds
+    """
+    seqs = list(sequences)
+    n_folds = int(n_folds)
+    if n_folds < 4 or n_folds % 4:
+        raise ValueError(f"n_folds must be a multiple of 4 (a quarter of the folds go in each part of a resample); "
+                         f"got {n_folds}")
+    if len(seqs) < 2 * n_folds:
+        raise ValueError(f"{len(seqs)} sequences are too few for {n_folds} folds; the cross-fitted estimate needs "
+                         f"at least {2 * n_folds}")
+    perm = np.random.default_rng(seed).permutation(len(seqs))
+    return [positional_counts([seqs[i] for i in part], n_positions, vocab_size)
+            for part in np.array_split(perm, n_folds)]
+
+
+def noise_aware_rank_from_folds(folds, *, positions=None, n_resamples: int = 50, level: float = 0.9,
+                                seed=0) -> NoiseAwareRank:
+    """:func:`noise_aware_rank` from counts already dealt into folds (:func:`fold_counts`).
+
+    Parameters
+    ----------
+    folds : list of PositionalCounts
+        An even number (>= 2) of counts of disjoint sets of sequences.
+    positions : array-like of int, optional
+        Positions to keep (default: those reached in every fold).
+    n_resamples : int
+        Random half-splits of the folds (>= 2).
+    level : float in (0, 1)
+        Coverage of the interval.
+    seed : int
+
+    Returns
+    -------
+    NoiseAwareRank
+    """
+    folds = list(folds)
+    if len(folds) < 4 or len(folds) % 4:
+        raise ValueError(f"folds must be a multiple of 4 (>= 4) of PositionalCounts (a quarter of them in each "
+                         f"part of a resample); got {len(folds)}")
+    if not all(isinstance(f, PositionalCounts) for f in folds):
+        raise ValueError("folds must be PositionalCounts (use fold_counts)")
+    if int(n_resamples) < 2:
+        raise ValueError(f"n_resamples must be >= 2; got {n_resamples}")
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must lie in (0, 1), e.g. 0.9; got {level}")
+    positions = _check_positions(folds, positions)
+    if positions.size < 3:
+        raise ValueError(f"only {positions.size} positions are reached in every fold; the rank needs at least 3")
+    rng = np.random.default_rng(seed)
+    m = len(folds)
+    q = m // 4
+    eig = np.empty((int(n_resamples), positions.size - 1))
+    null_top = np.empty(int(n_resamples))
+    Q = _centring_basis(positions.size)
+    for s in range(int(n_resamples)):
+        order = rng.permutation(m)
+        quarters = [sum(folds[i] for i in order[k * q:(k + 1) * q]) for k in range(4)]
+        G, _ = cross_fitted_gram(quarters[0] + quarters[1], quarters[2] + quarters[3], positions)
+        eig[s] = cross_fitted_eigenvalues(G)
+        # the null: d_A = (a_Q1 - a_Q2) / sqrt 2 and d_B = (b_Q3 - b_Q4) / sqrt 2 hold no signal and the noise of
+        # a quarter, at least that of a half for every token (equal for tokens seen a few times, whose root
+        # noise does not shrink with the sample; twice it in variance for frequent ones): a conservative null
+        roots = [_root_rows(c, positions) for c in quarters]
+        dA, dB = (roots[0] - roots[1]) / np.sqrt(2.0), (roots[2] - roots[3]) / np.sqrt(2.0)
+        N0 = np.asarray((dA @ dB.T).todense())
+        # N0 = (d_A d_B^T + d_B d_A^T) / 2, restricted to the complement of 1
+        M = Q.T @ (0.5 * (N0 + N0.T)) @ Q
+        null_top[s] = np.linalg.eigvalsh(0.5 * (M + M.T))[-1]
+    # tau = the largest null eigenvalue seen over the resamples (+ rounding of lambda_1)
+    tau = float(max(null_top.max(), 0.0)) + 1e-12 * float(np.abs(eig[:, 0]).max())
+    counts = (eig > tau).sum(axis=1)
+    lo, hi = (int(np.quantile(counts, p, method="inverted_cdf")) for p in ((1 - level) / 2, (1 + level) / 2))
+    # signal mass left below tau: sum of the eigenvalues not counted, per resample
+    residual = np.where(eig > tau, 0.0, eig).sum(axis=1)
+    residual_share = float(np.mean(residual > 0))
+    # the first direction not counted against the same resample's null: a direction without signal
+    # stays below its (conservative) null top in most resamples; one with signal under tau does not
+    nxt = eig[:, min(hi, eig.shape[1] - 1)]
+    next_share = float(np.mean(nxt > null_top)) if hi < eig.shape[1] else 0.0
+    determined = lo == hi and residual_share < (1 + level) / 2 and next_share < 0.1
+    n_seq = sum(f.n_sequences for f in folds)
+    return NoiseAwareRank(lo if determined else None, (lo, hi), float(level), tau, eig, counts, residual_share,
+                          next_share, positions, int(n_seq))
+
+
+def noise_aware_rank(sequences, n_positions: int, vocab_size: int, *, positions=None, n_folds: int = 12,
+                     n_resamples: int = 50, level: float = 0.9, seed=0) -> NoiseAwareRank:
+    r"""The number of directions of a corpus's positional geometry that stand above its sampling noise.
+
+    Cross-fitted eigenvalues (module docstring) over ``n_resamples`` random half-splits, the rank decided
+    against the null "no positional signal in this direction", with an interval over the resamples.
+
+    Parameters
+    ----------
+    sequences : sequence of 1-D integer arrays
+        Token ids (as for :func:`posgeom.geometry.positional_counts`).
+    n_positions, vocab_size : int
+    positions : array-like of int, optional
+        Positions to keep (default: those reached in every fold).
+    n_folds : int
+        Folds the sequences are dealt into (even).
+    n_resamples : int
+    level : float in (0, 1)
+    seed : int
+        Seeds the folds and the splits.
+
+    Returns
+    -------
+    NoiseAwareRank
+    """
+    folds = fold_counts(sequences, n_positions, vocab_size, n_folds=n_folds, seed=seed)
+    return noise_aware_rank_from_folds(folds, positions=positions, n_resamples=n_resamples, level=level, seed=seed)
+
+
+def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
+    r"""The cross-half estimate of the Hellinger geometry without its sampling noise.
+
+    $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$ with $G_{ij} = \frac12(a_i^\top b_j + a_j^\top b_i)$, where
+    $a_i$, $b_j$ are the root-marginals of position $i$ in one random half of the sequences and of
+    position $j$ in the other: the chord distance between the directions of $\bar s_i = \mathbb E\sqrt{\hat\mu_i}$,
+    $\sqrt 2$ for disjoint supports and 0 for equal distributions whatever the sample size.
+
+    Parameters
+    ----------
+    sequences : list of 1-D integer arrays, length N >= 4
+        The token ids (as for :func:`posgeom.geometry.positional_counts`).
+    n_positions, vocab_size : int
+    positions : array-like of int, optional
+        The positions to keep (default all reached by at least one sequence of each half).
+    seed : int
+        Seed of the random split.
+
+    Returns
+    -------
+    dict
+        ``R`` (k, k) resolvable distances, ``R2`` (k, k) before clipping, ``G`` (k, k) cross products,
+        ``positions`` (k,), ``negative_fraction`` (share of pairs $i < j$ with $R^2_{ij} < 0$).
+    """
+    seqs = list(sequences)
+    if len(seqs) < 4:
+        raise ValueError(f"the cross-half estimate needs at least 4 sequences, got {len(seqs)}")
+    perm = np.random.default_rng(seed).permutation(len(seqs))
+    half = len(seqs) // 2
+    ca = positional_counts([seqs[i] for i in perm[:half]], n_positions, vocab_size)
+    cb = positional_counts([seqs[i] for i in perm[half:]], n_positions, vocab_size)
+    both = np.flatnonzero((ca.reach > 0) & (cb.reach > 0))
+    if positions is not None:
+        positions = np.asarray(positions, dtype=np.int64)
+        missing = np.setdiff1d(positions, both)
+        if missing.size:
+            raise ValueError(
+                f"positions {missing.tolist()[:10]} are not reached in both halves of the split; the cross-half "
+                "estimate needs every kept position in each half: lower n_positions or raise min_count"
+            )
+        both = positions
+    SA = sqrt_marginals(positional_marginals(ca, min_count=1))
+    SB = sqrt_marginals(positional_marginals(cb, min_count=1))
+    # rows of the kept positions among those each half has (positional_marginals drops unreached ones)
+    A = SA[np.searchsorted(np.flatnonzero(ca.reach > 0), both)]
+    B = SB[np.searchsorted(np.flatnonzero(cb.reach > 0), both)]
+    # G_ij = (a_i . b_j + a_j . b_i) / 2
+    G = A @ B.T
+    G = 0.5 * (G + G.T)
+    g = np.diag(G).copy()
+    if np.any(g <= 0):
+        bad = both[g <= 0]
+        raise ValueError(
+            f"positions {bad.tolist()[:10]} share no token between the two halves (G_ii = 0): their distribution "
+            "cannot be resolved at this corpus size; lower n_positions or raise min_count"
+        )
+    # R_ij^2 = 2 - 2 G_ij / sqrt(G_ii G_jj)
+    R2 = 2.0 - 2.0 * G / np.sqrt(np.outer(g, g))
+    np.fill_diagonal(R2, 0.0)
+    iu = np.triu_indices(both.size, k=1)
+    return {"R": np.sqrt(np.clip(R2, 0.0, 2.0)), "R2": R2, "G": G, "positions": both,
+            "negative_fraction": float(np.mean(R2[iu] < 0)) if iu[0].size else 0.0}
