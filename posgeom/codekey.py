@@ -6,7 +6,7 @@ time at ``paper`` scale); hashing nothing would serve numbers made by code that 
 The code key sits in between: the SHA-256 of the source of an experiment's module and of every
 posgeom module it imports, transitively.
 
-How the import graph is read (statically, with :mod:`ast`, without importing anything):
+How the import graph is read (statically, with Python's ``ast`` module, without importing anything):
 
 * every ``import`` statement counts, at module level or inside a function (posgeom imports heavy
   libraries lazily, and a lazy import still runs);

@@ -15,16 +15,17 @@ Steps (each reuses the layer that owns it):
    $\hat d_{ij}^2 = \sum_h \hat d^{h\,2}_{ij}$. None: all 0. Only the tensors needed are read
    (:class:`~posgeom.diagnose.weights.TensorReader`); rotary, ALiBi, sinusoidal and none need no weights.
 4. **Per-layer projected stress** (learned tables with a known layout): the *static* positional logits of
-   each layer (as the chapter *Inside BERT* defines them), $G^h_\ell = (X_\ell W_Q^h + b_Q^h)(X_\ell W_K^h + b_K^h)^\top
-   / \sqrt{d_h}$ with $X_\ell$ the table as it reaches layer $\ell$'s projections — $\mathrm{LN}(p_i + t_0)$
+   each layer (as the chapter *Inside BERT* defines them),
+   $G^h_\ell = (X_\ell W_Q^h + b_Q^h)(X_\ell W_K^h + b_K^h)^\top / \sqrt{d_h}$ with $X_\ell$ the table
+   as it reaches layer $\ell$'s projections — $\mathrm{LN}(p_i + t_0)$
    for post-LN models (BERT, RoBERTa), $\mathrm{LN}_\ell(p_i)$ for pre-LN ones (GPT-2, OPT) — pooled over
    heads through :func:`posgeom.geometry.kernel_distances`.
-5. **Comparison** — :func:`posgeom.corpora.stress_report` on the corpus's counts, with the model, its
+5. **Comparison** — :func:`posgeom.corpora.report.stress_report` on the corpus's counts, with the model, its
    layers and the reference encodings (MDS, sinusoidal, RoPE, ALiBi, a random table at initialisation and
    none, at the model's width and heads):
    stress under every normalisation, violation rate, Spearman's $\rho$, separation, effective ranks, noise floor.
 
-The corpus enters as a :class:`posgeom.corpora.CorpusStatistics` built by one function,
+The corpus enters as a :class:`posgeom.corpora.stats.CorpusStatistics` built by one function,
 :func:`corpus_statistics`, counted with the model's own tokenizer and special tokens.
 """
 
@@ -273,19 +274,19 @@ def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[
 
 def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, tokenizer=None, split=None,
                       n_positions=None, special=None, seed=None, **options):
-    """The corpus as :class:`posgeom.corpora.CorpusStatistics`: counted from ``corpus`` with ``tokenizer``, or
+    """The corpus as :class:`posgeom.corpora.stats.CorpusStatistics`: counted from ``corpus`` with ``tokenizer``, or
     read from a counts file.
 
     Parameters
     ----------
     corpus : str, optional
-        Any ``--corpus`` specification (:func:`posgeom.corpora.parse_corpus_spec`).
+        Any ``--corpus`` specification (:func:`posgeom.corpora.report.parse_corpus_spec`).
     counts : str, optional
         A counts file (``posgeom.corpora.load_counts``); exclusive with ``corpus``.
     tokenizer : tokenizer or str
         The model's own (its folder), so that ids and special tokens are the model's.
     split, n_positions, special, seed, **options
-        As :func:`posgeom.corpora.load_statistics`.
+        As :func:`posgeom.corpora.report.load_statistics`.
     """
     from .. import corpora
 
@@ -343,9 +344,9 @@ def diagnose(
     tokenizer : tokenizer or str, optional
         The tokenizer that counted the corpus; needed only under the ``"content"`` policy (leading specials).
     references : str
-        Reference encodings (:func:`posgeom.corpora.parse_encodings`), at the model's width and heads.
+        Reference encodings (:func:`posgeom.corpora.report.parse_encodings`), at the model's width and heads.
     min_count, alpha, hellinger, noise_method, noise_reps, seed, tol, q, threshold
-        As :func:`posgeom.corpora.stress_report`.
+        As :func:`posgeom.corpora.report.stress_report`.
     layers : bool
         Compute the per-layer projected stress (learned tables whose layout is known).
 
@@ -353,7 +354,7 @@ def diagnose(
     -------
     dict
         JSON-ready apart from ``"distances"`` (arrays for the figures): ``model``, ``mechanism``, the
-        :func:`~posgeom.corpora.stress_report` fields, ``model_label``, ``layers`` (per-layer labels and clipped
+        :func:`~posgeom.corpora.report.stress_report` fields, ``model_label``, ``layers`` (per-layer labels and clipped
         mass), ``provenance``.
     """
     from ..corpora import load_tokenizer, stress_report
