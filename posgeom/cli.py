@@ -41,6 +41,16 @@ def _add_corpora(subparsers) -> None:
 SUBCOMMANDS.append(_add_corpora)
 
 
+def _add_counts(subparsers) -> None:
+    """``posgeom counts`` (see :mod:`posgeom.corpora.counts_cli`)."""
+    from .corpora.counts_cli import add_counts
+
+    add_counts(subparsers)
+
+
+SUBCOMMANDS.append(_add_counts)
+
+
 def _add_reproduce(subparsers) -> None:
     """``posgeom reproduce`` (see :mod:`posgeom.reproduce`)."""
     from .reproduce import add_reproduce

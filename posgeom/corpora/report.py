@@ -369,7 +369,9 @@ def stress_report(
         "mds": {"clipped_mass": float(mds.clipped_mass), "rank": int(mds.embedding.shape[1]),
                 "eigenvalues": [float(x) for x in mds.eigenvalues[: min(10, kept.size)]]},
         "noise_floor": {
-            "method": noise_method, "n_rep": int(noise_reps),
+            # both methods resample the counts themselves (multinomial or hypergeometric), never the texts,
+            # so a counts file gives the same floor as the corpus
+            "method": noise_method, "n_rep": int(noise_reps), "resampled_from": "counts",
             "mean_floor": None if nf is None else float(nf.mean()), "mean_distance": float(D[iu].mean()),
             "energy_ratio": None if nf is None or d2 == 0 else float(np.sum(nf**2)) / d2,
         },
