@@ -18,7 +18,7 @@ import pytest
 
 from posgeom.cli import main
 from posgeom.corpora import (
-    ShardError, corpus_counts, count_corpus, load_counts, load_tokenizer, resolve_shards, save_counts, stress_report,
+    ShardError, corpus_counts, corpus_report, count_corpus, load_counts, load_statistics, load_tokenizer, resolve_shards, save_counts, stress_report,
     tokenize_texts,
 )
 
@@ -243,9 +243,14 @@ def test_stress_from_a_counts_file_reproduces_the_corpus_numbers(shared_data_dir
     for key in ("stress", "effective_rank", "mds", "noise_floor", "n_sequences", "n_truncated", "positions_kept"):
         assert from_file[key] == from_corpus[key], key
     assert from_file["noise_floor"]["resampled_from"] == "counts"
-    # the Python API takes the file as well
-    rep = stress_report(load_counts(out), "rope", noise_reps=5)
-    assert rep["stress"]["rope"] == from_corpus["stress"]["rope"]
+    # the Python API takes the file as well: read, by path, or as a corpus specification
+    for stats in (load_counts(out), str(out)):
+        rep = stress_report(stats, "rope", noise_reps=5)
+        assert rep["stress"]["rope"] == from_corpus["stress"]["rope"]
+    assert load_statistics(str(out)).counts == load_counts(out).counts
+    assert corpus_report(out)["reach"] == corpus_report(load_statistics("sst2"))["reach"]
+    with pytest.raises(ValueError, match="n_positions do.*not apply to a counts file"):
+        load_statistics(str(out), n_positions=32)
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -151,7 +151,8 @@ def load_statistics(
 ) -> CorpusStatistics:
     """Counts of any corpus specification.
 
-    Synthetic corpora are generated (``n_positions`` is the family's; ``split`` and ``special`` do not
+    A counts file (``.npz`` written by ``posgeom counts``, :func:`posgeom.corpora.load_counts`) is read as
+    it is (no other option applies). Synthetic corpora are generated (``n_positions`` is the family's; ``split`` and ``special`` do not
     apply and must be None; ``seed`` defaults to ``get_settings().seed`` unless the spec sets it); real
     corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
     on_empty, text_column, br_tags, cache, cache_dir, progress). ``special`` defaults to ``"model"``.
@@ -163,6 +164,14 @@ def load_statistics(
     from ..config import get_settings
 
     spec = spec if isinstance(spec, CorpusSpec) else parse_corpus_spec(spec)
+    if spec.kind == "path" and Path(spec.name).suffix == ".npz":  # a counts file (posgeom counts)
+        from .countsfile import load_counts
+
+        given = sorted(k for k, v in {"split": split, "n_positions": n_positions, "special": special, **options}.items()
+                       if v is not None and k not in ("progress", "cache", "cache_dir"))
+        if given:
+            raise ValueError(f"{', '.join(given)} do(es) not apply to a counts file: it fixed how the corpus was counted")
+        return load_counts(spec.name)
     if spec.kind == "synthetic":
         if split is not None:
             raise ValueError("--split does not apply to synthetic corpora (set n_sequences/seed in the spec instead)")
@@ -194,6 +203,20 @@ def load_statistics(
     return corpus_counts(spec.name, split, n_positions, special=special or "model", **options)
 
 
+def _as_statistics(stats) -> CorpusStatistics:
+    """Corpus statistics as given, or read from a counts file path."""
+    if isinstance(stats, (str, Path)):
+        from .countsfile import load_counts
+
+        return load_counts(stats)
+    if not isinstance(stats, CorpusStatistics):
+        raise ValueError(
+            f"expected CorpusStatistics or the path of a counts file; got {type(stats).__name__} "
+            "(use load_statistics, corpus_counts or load_counts)"
+        )
+    return stats
+
+
 def _histogram(lengths: np.ndarray, bins: int) -> dict:
     """Integer-width bins ``[edges[k], edges[k+1])`` from 0 past the longest length, at most ``bins`` of them."""
     if lengths.size == 0:
@@ -215,6 +238,7 @@ def corpus_report(stats: CorpusStatistics, bins: int = 20) -> dict:
         ``types`` (n_positions,) distinct tokens per position, ``coverage`` (n_positions,) as a fraction
         of ``types_total``, and the provenance ``info``.
     """
+    stats = _as_statistics(stats)
     c = stats.counts
     L = np.asarray(stats.full_lengths)
     types = np.diff(c.counts.indptr).astype(int)
@@ -270,8 +294,9 @@ def stress_report(
 
     Parameters
     ----------
-    stats : CorpusStatistics
-        From :func:`load_statistics` or :func:`posgeom.corpora.stats.corpus_counts`.
+    stats : CorpusStatistics or path
+        From :func:`load_statistics`, :func:`posgeom.corpora.stats.corpus_counts` or
+        :func:`posgeom.corpora.load_counts`, or the path of a counts file (read by the latter).
     encodings : str or list of (name, arg)
         See :func:`parse_encodings`.
     min_count, alpha
@@ -299,6 +324,7 @@ def stress_report(
         hellinger_matrix, noise_floor, positional_marginals, stress,
     )
 
+    stats = _as_statistics(stats)
     items = parse_encodings(encodings) if isinstance(encodings, str) else list(encodings)
     if synthetic is None:
         synthetic = "family" in stats.info
