@@ -150,6 +150,13 @@ def test_a_worker_killed_mid_run_costs_a_retry_not_a_count(imdb, reference):
         got = count_corpus(str(imdb / "shards" / "*.parquet"), N, br_tags="space", client=client, cache=False)
         finished = time.monotonic()
         killer.join()
+        # a bad shard met on a worker stops the run with its name here, or is skipped and listed
+        shards = sorted(str(p) for p in (imdb / "shards").glob("*.parquet"))[:2] + [str(imdb / "lost.parquet")]
+        with pytest.raises(ShardError, match="lost.parquet.*cannot be read"):
+            count_corpus(shards, N, client=client, cache=False)
+        skipped = count_corpus(shards, N, client=client, cache=False, on_bad_shard="skip")
+        assert [s["shard"] for s in skipped.info["shards_skipped"]] == [str(imdb / "lost.parquet")]
+        assert skipped.info["n_sequences"] == 2 * PER_SHARD
     assert killed and killed["at"] < finished, "the worker was not killed during the run"
     with pytest.raises(ProcessLookupError):
         os.kill(killed["pid"], 0)

@@ -76,6 +76,9 @@ class ShardError(ValueError):
         self.shard = shard
         self.reason = reason
 
+    def __reduce__(self):  # raised on a Dask worker, re-raised here: rebuilt from both arguments
+        return (type(self), (self.shard, self.reason))
+
 
 # --------------------------------------------------------------------------- which shards
 
@@ -400,9 +403,10 @@ def _reduce_on_dask(client, shards, task_args, bar) -> _Partial:
     pending = as_completed(leaves)
     for done in pending:
         if done.status == "error":
-            # stop: drop every task still queued (the merges depend on this leaf anyway)
-            client.cancel(list({f.key: f for f in leaves + level}.values()))
-            raise done.exception()
+            err = done.exception()
+            # stop: drop the shards still queued (the merges above them are dropped with them)
+            client.cancel([f for f in leaves if f.status == "pending"])
+            raise err
         bar.update(1)
     return level[0].result()
 
