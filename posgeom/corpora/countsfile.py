@@ -5,7 +5,7 @@ r"""The counts file: a corpus's positional counts and what produced them, in one
 :class:`~posgeom.corpora.stats.CorpusStatistics`, so the geometry of a corpus counted once, however large,
 is computed from a file of a few megabytes.
 
-Layout (``numpy.savez``, no pickled objects; :data:`COUNTS_FORMAT` names the version):
+Layout (``numpy.savez_compressed``, no pickled objects; :data:`COUNTS_FORMAT` names the version):
 
 =================  ===================  ============================================================
 key                dtype, shape         content
@@ -115,7 +115,7 @@ def save_counts(path: str | Path, stats, metadata: dict | None = None) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
+            np.savez_compressed(fh, **arrays)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
