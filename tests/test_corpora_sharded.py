@@ -77,6 +77,25 @@ def test_every_format_and_compression_counts_the_same_texts(tmp_path):
     assert [r["n_rows"] for r in got.info["shards"]] == [10, 10, 10]
 
 
+def test_remote_shards_by_fsspec_url(tmp_path):
+    """A URL glob reads through fsspec (here its in-memory file system, standing in for s3:// or gs://)."""
+    import fsspec
+
+    texts = ["first remote text", "second one", "a third"]
+    fs = fsspec.filesystem("memory")
+    pq.write_table(pa.table({"text": texts[:2]}), tmp_path / "a.parquet")
+    fs.pipe("/posgeom-test-corpus/a.parquet", (tmp_path / "a.parquet").read_bytes())
+    fs.pipe("/posgeom-test-corpus/b.txt.gz", gzip.compress((texts[2] + "\n").encode()))
+    try:
+        got = count_corpus("memory://posgeom-test-corpus/*", 8, cache=False)
+    finally:
+        fs.rm("/posgeom-test-corpus", recursive=True)
+    assert [s["shard"] for s in got.info["shards"]] == [
+        "memory:///posgeom-test-corpus/a.parquet", "memory:///posgeom-test-corpus/b.txt.gz",
+    ]
+    assert got.counts == tokenize_texts(texts, load_tokenizer(), 8).counts()
+
+
 def test_corpus_names_that_match_nothing_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="no shard matches"):
         resolve_shards(str(tmp_path / "*.parquet"))
