@@ -16,7 +16,7 @@ key                dtype, shape         content
 ``indptr``         int64, (n + 1,)      row pointers (row $i$ = position $i$)
 ``shape``          int64, (2,)          $(n, v)$: positions, vocabulary size
 ``n_sequences``    int64, ()            sequences counted (including those shorter than $n$)
-``ignore_ids``     int64, (k,)          token ids left uncounted (:class:`PositionalCounts`)
+``ignore_ids``     int64, (k,)          token ids left uncounted (:class:`~posgeom.geometry.PositionalCounts`)
 ``length_values``  int64, (m,)          distinct sequence lengths before truncation ...
 ``length_counts``  int64, (m,)          ... and how many sequences have each
 ``metadata``       str, ()              JSON: provenance (tokenizer and its fingerprint, options,
@@ -169,7 +169,7 @@ def load_counts(path: str | Path):
         ``counts`` (n_positions, vocab_size) CSR int64, ``full_lengths`` (n_sequences,) in increasing
         order, ``n_truncated``, ``info`` (the stored metadata, plus ``counts_file`` and
         ``cache_hit = False``), accepted wherever corpus statistics are
-        (:func:`posgeom.corpora.stress_report`, :func:`posgeom.corpora.corpus_report`).
+        (:func:`posgeom.corpora.report.stress_report`, :func:`posgeom.corpora.report.corpus_report`).
     """
     from ..geometry import PositionalCounts
     from .stats import CorpusStatistics

@@ -151,7 +151,7 @@ def load_statistics(
 ) -> CorpusStatistics:
     """Counts of any corpus specification.
 
-    A counts file (``.npz`` written by ``posgeom counts``, :func:`posgeom.corpora.load_counts`) is read as
+    A counts file (``.npz`` written by ``posgeom counts``, :func:`posgeom.corpora.countsfile.load_counts`) is read as
     it is (no other option applies). Synthetic corpora are generated (``n_positions`` is the family's; ``split`` and ``special`` do not
     apply and must be None; ``seed`` defaults to ``get_settings().seed`` unless the spec sets it); real
     corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
@@ -296,7 +296,7 @@ def stress_report(
     ----------
     stats : CorpusStatistics or path
         From :func:`load_statistics`, :func:`posgeom.corpora.stats.corpus_counts` or
-        :func:`posgeom.corpora.load_counts`, or the path of a counts file (read by the latter).
+        :func:`posgeom.corpora.countsfile.load_counts`, or the path of a counts file (read by the latter).
     encodings : str or list of (name, arg)
         See :func:`parse_encodings`.
     min_count, alpha

@@ -1,6 +1,6 @@
 r"""Positional counts of a corpus of any size: shard by shard, in one process or on a Dask cluster.
 
-Counts are additive (SPEC section 1): for shards $S_1, \dots, S_m$ of a corpus,
+Counts are additive: for shards $S_1, \dots, S_m$ of a corpus,
 $c_i(w) = \sum_k c_i^{(S_k)}(w)$ and $N_i = \sum_k N_i^{(S_k)}$. :func:`count_corpus` is that map-reduce:
 
 * **map**: each shard is read whole, its content hashed (sha256 of its bytes as stored), its texts
