@@ -75,12 +75,20 @@ def warm_up():
     tokenize_texts(["a warm-up text"] * 4, load_tokenizer(), 16).counts()
 
 
+def peak_rss_mib():
+    """Run on every worker: the process's peak resident memory so far."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def bench_throughput(shards, repeat):
     from distributed import Client, LocalCluster
 
     from posgeom.corpora import count_corpus
 
     kw = dict(n_positions=512, br_tags="space", cache=False, progress=False)
+    warm_up()  # the same warm-up as every worker gets
     t_one, ref = best(lambda: count_corpus(shards, **kw), repeat)
     tokens = ref.info["n_tokens"]
     print(f"\n1. throughput: {len(shards)} IMDB shards, {ref.info['n_sequences']} reviews, {tokens} tokens counted (n = 512)")
@@ -91,10 +99,11 @@ def bench_throughput(shards, repeat):
                 Client(cluster) as client:
             client.run(warm_up)
             t, got = best(lambda: count_corpus(shards, client=client, **kw), repeat)
+            peak = max(client.run(peak_rss_mib).values())
         assert got.counts == ref.counts, "Dask counts differ from the single-process counts"
         rates[workers] = tokens / t
         print(f"   Dask, {workers} worker(s)       : {t:7.2f} s  {rates[workers] / 1e3:8.0f} k tokens/s  "
-              f"({rates[workers] / rates[0]:.2f} x one process)")
+              f"({rates[workers] / rates[0]:.2f} x one process); worker peak memory {peak:.0f} MiB")
     eff = rates[2] / (2 * rates[0])
     print(f"   scaling efficiency, 2 workers vs one process: {eff:.2f} (goal >= 0.8; counts identical: yes)")
     return rates, eff
@@ -107,6 +116,7 @@ def bench_overhead(data_dir: Path, repeat):
 
     sst2 = str(data_dir / "sst2" / "train.parquet")
     kw = dict(n_positions=64, text_column="sentence", cache=False, progress=False)
+    warm_up()
     t_one, ref = best(lambda: count_corpus(sst2, **kw), repeat)
     t_cold, _ = best(lambda: count_corpus(sst2, workers=2, **kw), 1)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
