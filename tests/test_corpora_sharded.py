@@ -291,3 +291,15 @@ def test_cli_errors_are_one_line(argv, message, tmp_path, capsys, monkeypatch):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.05, 0.01, 1e-9])
+def test_stress_rank_from_prefixes_equals_the_full_curve(threshold):
+    """stress_report's early-stopping stress rank is effective_rank(D, "stress") exactly."""
+    from posgeom.corpora.report import _stress_rank
+    from posgeom.geometry import classical_mds, effective_rank, hellinger_matrix, positional_counts
+
+    rng = np.random.default_rng(3)
+    seqs = [((rng.zipf(1.3, 70) + np.arange(70) // 7) % 300).tolist() for _ in range(400)]
+    D = hellinger_matrix(positional_counts(seqs, 70, 300))
+    assert _stress_rank(D, classical_mds(D), threshold) == effective_rank(D, "stress", threshold=threshold)
