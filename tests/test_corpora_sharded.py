@@ -303,3 +303,18 @@ def test_stress_rank_from_prefixes_equals_the_full_curve(threshold):
     seqs = [((rng.zipf(1.3, 70) + np.arange(70) // 7) % 300).tolist() for _ in range(400)]
     D = hellinger_matrix(positional_counts(seqs, 70, 300))
     assert _stress_rank(D, classical_mds(D), threshold) == effective_rank(D, "stress", threshold=threshold)
+
+
+def test_the_single_process_path_does_not_import_dask(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("one text\nanother text\n")
+    code = (
+        "import sys\nfrom posgeom.corpora import count_corpus\n"
+        f"stats = count_corpus({str(tmp_path / 'a.txt')!r}, 8, cache=False)\n"
+        "assert stats.info['n_sequences'] == 2\n"
+        "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
