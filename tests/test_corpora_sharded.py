@@ -18,8 +18,8 @@ import pytest
 
 from posgeom.cli import main
 from posgeom.corpora import (
-    ShardError, corpus_counts, corpus_report, count_corpus, load_counts, load_statistics, load_tokenizer, resolve_shards, save_counts, stress_report,
-    tokenize_texts,
+    ShardError, corpus_counts, corpus_report, count_corpus, load_counts, load_statistics, load_tokenizer,
+    resolve_shards, save_counts, stress_report, tokenize_texts,
 )
 
 N = 256  # positions: enough for most IMDB reviews to be cut, small enough to keep the tests quick
@@ -68,7 +68,8 @@ def test_every_format_and_compression_counts_the_same_texts(tmp_path):
     with bz2.open(tmp_path / "d.txt.bz2", "wt") as fh:
         fh.write("\r\n".join(texts[30:]) + "\r\n")
     (tmp_path / "notes.md").write_text("not a shard")
-    assert [os.path.basename(s) for s in resolve_shards(tmp_path)] == ["a.parquet", "b.jsonl.gz", "c.csv.xz", "d.txt.bz2"]
+    names = [os.path.basename(s) for s in resolve_shards(tmp_path)]
+    assert names == ["a.parquet", "b.jsonl.gz", "c.csv.xz", "d.txt.bz2"]
     with pytest.raises(ShardError, match=r"c\.csv\.xz.*no text column.*body, id"):
         count_corpus(str(tmp_path / "*"), 16, cache=False)
     got = count_corpus([str(tmp_path / f) for f in ("a.parquet", "b.jsonl.gz", "d.txt.bz2")], 16, cache=False)
@@ -219,7 +220,7 @@ def test_new_shards_are_counted_alone_and_an_interrupted_run_resumes(imdb, refer
     run = count_corpus(shards[:4], N, br_tags="space", cache_dir=cache)
     assert [r["cached"] for r in run.info["shards"]] == [True, True, False, False]
     # more shards: only the new ones are counted; a damaged cache entry is recomputed, not trusted
-    entry = sorted(cache.glob("shard-*.npz"))[0]
+    entry = min(cache.glob("shard-*.npz"))
     entry.write_bytes(entry.read_bytes()[:-64])
     run = count_corpus(shards, N, br_tags="space", cache_dir=cache)
     assert sum(r["cached"] for r in run.info["shards"]) == 3

@@ -151,7 +151,7 @@ def test_tiled_sparse_gram_against_dense_product(monkeypatch, tile_rows):
     S = sp.csr_matrix(dense)
     untiled = _pairwise.gram(S, tile_rows=0)
     for threads in (1, 3):
-        monkeypatch.setattr(_pairwise, "_n_threads", lambda: threads)
+        monkeypatch.setattr(_pairwise, "_n_threads", lambda threads=threads: threads)
         tiled = _pairwise.gram(S, tile_rows=tile_rows)
         np.testing.assert_allclose(tiled, dense @ dense.T, rtol=1e-13, atol=1e-13)
         np.testing.assert_allclose(tiled, untiled, rtol=1e-13, atol=1e-13)

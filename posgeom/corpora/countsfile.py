@@ -143,7 +143,8 @@ def _read_verified(path: Path) -> dict:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise ValueError(f"{where} cannot be read ({type(err).__name__}: {err}); recompute it with posgeom counts") from None
+        reason = f"{type(err).__name__}: {err}"
+        raise ValueError(f"{where} cannot be read ({reason}); recompute it with posgeom counts") from None
     missing = [k for k in COUNTS_KEYS if k not in arrays]
     if missing or str(arrays.get("format")) != COUNTS_FORMAT:
         raise ValueError(
@@ -152,7 +153,7 @@ def _read_verified(path: Path) -> dict:
         )
     stored = str(arrays.pop("digest"))
     if arrays_digest(arrays) != stored:
-        raise ValueError(f"{where} is damaged (its content does not match its digest); recompute it with posgeom counts")
+        raise ValueError(f"{where} is damaged (its content does not match its digest); recompute it (posgeom counts)")
     return arrays
 
 

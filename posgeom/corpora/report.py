@@ -151,10 +151,10 @@ def load_statistics(
 ) -> CorpusStatistics:
     """Counts of any corpus specification.
 
-    A counts file (``.npz`` written by ``posgeom counts``, :func:`posgeom.corpora.countsfile.load_counts`) is read as
-    it is (no other option applies). Synthetic corpora are generated (``n_positions`` is the family's; ``split`` and ``special`` do not
-    apply and must be None; ``seed`` defaults to ``get_settings().seed`` unless the spec sets it); real
-    corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
+    A counts file (``.npz`` written by ``posgeom counts``, :func:`posgeom.corpora.countsfile.load_counts`) is
+    read as it is (no other option applies). Synthetic corpora are generated (``n_positions`` is the family's;
+    ``split`` and ``special`` do not apply and must be None; ``seed`` defaults to ``get_settings().seed``
+    unless the spec sets it); real corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
     on_empty, text_column, br_tags, cache, cache_dir, progress). ``special`` defaults to ``"model"``.
 
     Returns
@@ -170,7 +170,9 @@ def load_statistics(
         given = sorted(k for k, v in {"split": split, "n_positions": n_positions, "special": special, **options}.items()
                        if v is not None and k not in ("progress", "cache", "cache_dir"))
         if given:
-            raise ValueError(f"{', '.join(given)} do(es) not apply to a counts file: it fixed how the corpus was counted")
+            raise ValueError(
+                f"{', '.join(given)} do(es) not apply to a counts file: it fixed how the corpus was counted"
+            )
         return load_counts(spec.name)
     if spec.kind == "synthetic":
         if split is not None:

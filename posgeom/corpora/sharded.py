@@ -150,7 +150,9 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
             raise ValueError("no shards given")
         bad = [s for s in shards if _format(s) is None]
         if bad:
-            raise ValueError(f"shard {bad[0]!r} is not of a known format ({', '.join(SHARD_FORMATS)}, optionally .gz, .bz2, .xz)")
+            raise ValueError(
+                f"shard {bad[0]!r} is not of a known format ({', '.join(SHARD_FORMATS)}, optionally .gz, .bz2, .xz)"
+            )
         return shards
     text = str(corpus).strip()
     if "://" in text:
@@ -202,7 +204,9 @@ def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str
     for name in _AUTO_TEXT_COLUMNS:
         if name in columns:
             return name
-    raise ShardError(shard, f"no text column ('text' or 'sentence'); its columns are {', '.join(columns)}; name one with --text-column")
+    raise ShardError(
+        shard, f"no text column ('text' or 'sentence'); its columns are {', '.join(columns)}; name one with --text-column"
+    )
 
 
 def _table_texts(table, column: str, shard: str) -> list:
@@ -210,7 +214,7 @@ def _table_texts(table, column: str, shard: str) -> list:
 
     col = table.column(column)
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
-        raise ShardError(shard, f"column {column!r} holds {col.type}, not text; name the text column with --text-column")
+        raise ShardError(shard, f"column {column!r} holds {col.type}, not text; name the text column (--text-column)")
     return col.to_pylist()
 
 
@@ -222,7 +226,7 @@ def _parse(data: bytes, fmt: str, text_column: str | None, shard: str) -> tuple[
         lines = data.decode("utf-8").split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        return [line[:-1] if line.endswith("\r") else line for line in lines], "text"
+        return [line.removesuffix("\r") for line in lines], "text"
     buf = io.BytesIO(data)
     if fmt == ".parquet":
         import pyarrow.parquet as pq
@@ -529,7 +533,8 @@ def count_corpus(
     if cache:
         folder = str(Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir() / "shards")
     task_args = (options, fingerprint, tokenizer, folder, on_bad_shard)
-    bar = tqdm(total=len(shards), desc="counting shards", unit="shard", disable=(None if progress is None else not progress))
+    show = None if progress is None else bool(progress)
+    bar = tqdm(total=len(shards), desc="counting shards", unit="shard", disable=None if show is None else not show)
     engine = {"kind": "single-process"}
     try:
         if engines == 0:
