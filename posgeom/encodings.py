@@ -199,10 +199,11 @@ def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
     """
     n = _check_positive_int("n", n)
     idx = np.arange(n)
-    delta = idx[:, None] - idx[None, :]
-    # dhat_ij^2 = 2 (K(0) - K(i - j)), with K(0) = 1; rounding can make it slightly negative
-    sq = 2.0 * (1.0 - rope_kernel(delta, d_head, base))
-    return np.sqrt(np.clip(sq, 0.0, None))
+    # K depends on i - j only and is even: one value per offset |i - j| (n of them, not n^2 x d_head / 2)
+    # dhat^2(offset) = 2 (K(0) - K(offset)), with K(0) = 1; rounding can make it slightly negative
+    sq = 2.0 * (1.0 - rope_kernel(idx, d_head, base))
+    by_offset = np.sqrt(np.clip(sq, 0.0, None))
+    return by_offset[np.abs(idx[:, None] - idx[None, :])]
 
 
 # --------------------------------------------------------------------------------------------
