@@ -319,3 +319,20 @@ def test_the_single_process_path_does_not_import_dask(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_rank_criteria_can_be_left_out(tmp_path, capsys):
+    """--ranks tol,mass skips the slow stress criterion (None, with a note); a bad name is a clear error."""
+    from posgeom.corpora import CorpusStatistics
+    from posgeom.geometry import positional_counts
+
+    rng = np.random.default_rng(5)
+    seqs = [((rng.zipf(1.3, 30) + np.arange(30) // 5) % 200).tolist() for _ in range(300)]
+    counts = positional_counts(seqs, 30, 200)
+    path = save_counts(tmp_path / "c.npz", CorpusStatistics(counts, np.full(300, 30), 0, {"options": {}}))
+    assert main(["stress", "--counts", str(path), "--ranks", "tol,mass", "--noise-reps", "2", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["effective_rank"]["stress"] is None and rep["effective_rank"]["mass"] >= 1
+    assert any("stress: not computed" in note for note in rep["notes"])
+    assert main(["stress", "--counts", str(path), "--ranks", "tol,strain"]) == 2
+    assert "unknown rank criteria 'strain'; valid criteria are tol, mass, stress" in capsys.readouterr().err

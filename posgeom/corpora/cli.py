@@ -156,7 +156,8 @@ def _run_stress(args) -> int:
     rep = stress_report(
         stats, items, min_count=args.min_count, alpha=args.alpha, hellinger=args.hellinger, d=args.d,
         n_heads=args.heads, synthetic=spec is not None and spec.kind == "synthetic", noise_method=args.noise, noise_reps=args.noise_reps,
-        seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress, progress=None,
+        seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress,
+        rank_criteria=[c.strip() for c in args.ranks.split(",") if c.strip()], progress=None,
     )
     if args.json:
         _print_json(rep)
@@ -214,4 +215,8 @@ def add_stress(subparsers) -> None:
     p.add_argument("--rank-tol", type=float, default=1e-3, help="effective rank 'tol' criterion (default 1e-3)")
     p.add_argument("--rank-mass", type=float, default=0.99, help="effective rank 'mass' criterion (default 0.99)")
     p.add_argument("--rank-stress", type=float, default=0.01, help="effective rank 'stress' threshold (default 0.01)")
+    p.add_argument(
+        "--ranks", default="tol,mass,stress",
+        help="effective-rank criteria to compute (default tol,mass,stress; 'stress' is slow at n in the thousands)",
+    )
     p.set_defaults(func=_run_stress)

@@ -316,6 +316,7 @@ def stress_report(
     tol: float = 1e-3,
     q: float = 0.99,
     threshold: float = 0.01,
+    rank_criteria=None,
     progress: bool | None = None,
 ) -> dict:
     """Stress of each encoding against the corpus's Hellinger geometry, effective ranks, noise floor.
@@ -337,6 +338,10 @@ def stress_report(
         As :func:`posgeom.geometry.noise_floor`.
     tol, q, threshold
         Parameters of the effective-rank criteria ``tol``, ``mass``, ``stress``.
+    rank_criteria : sequence of str, optional
+        The effective-rank criteria computed (default all three); the others are ``None``. The
+        ``"stress"`` criterion costs one pass over the n (n - 1) / 2 pairs per MDS rank tried, which
+        dominates at n in the thousands.
 
     Returns
     -------
@@ -354,6 +359,11 @@ def stress_report(
 
     stats = _as_statistics(stats)
     items = parse_encodings(encodings) if isinstance(encodings, str) else list(encodings)
+    chosen = EFFECTIVE_RANK_CRITERIA if rank_criteria is None else tuple(rank_criteria)
+    unknown = [c for c in chosen if c not in EFFECTIVE_RANK_CRITERIA]
+    if unknown:
+        valid = ", ".join(EFFECTIVE_RANK_CRITERIA)
+        raise ValueError(f"unknown rank criteria {', '.join(map(repr, unknown))}; valid criteria are {valid}")
     if synthetic is None:
         synthetic = "family" in stats.info
     d0, h0 = _WIDTH["synthetic" if synthetic else "real"]
@@ -398,6 +408,10 @@ def stress_report(
         labels.append(label)
     ranks = {}
     for crit in EFFECTIVE_RANK_CRITERIA:
+        if crit not in chosen:
+            ranks[crit] = None
+            notes.append(f"effective rank {crit}: not computed (rank criteria {', '.join(chosen) or 'none'})")
+            continue
         try:
             if crit == "stress":
                 ranks[crit] = _stress_rank(D, mds, threshold)
@@ -435,7 +449,8 @@ def stress_report(
             "encodings": labels, "min_count": int(min_count), "alpha": float(alpha), "hellinger": hellinger,
             "d": d, "n_heads": n_heads, "learned_offset": offset, "noise_method": noise_method,
             "noise_reps": int(noise_reps), "seed": int(seed), "rank_tol": tol, "rank_mass_q": q,
-            "rank_stress_threshold": threshold, "normalizations": list(STRESS_NORMALIZATIONS),
+            "rank_stress_threshold": threshold, "rank_criteria": list(chosen),
+            "normalizations": list(STRESS_NORMALIZATIONS),
             **{k: v for k, v in stats.info.get("options", {}).items()},
         },
         "notes": notes,
