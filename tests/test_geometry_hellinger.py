@@ -140,6 +140,43 @@ def test_sparse_gram_kernels_against_dense_product(monkeypatch):
     np.testing.assert_array_equal(messy.indices, before[1])
 
 
+@pytest.mark.parametrize("tile_rows", [1, 5, 16, 64, 1000])
+def test_tiled_sparse_gram_against_dense_product(monkeypatch, tile_rows):
+    """The tiled sparse product (tiles of tile_rows rows, ragged last block, tiles larger than n) gives
+    S S^T like the dense product and the untiled kernel, on one thread and on several."""
+    monkeypatch.setattr(_pairwise, "SPARSE_COL_FRACTION", 3)
+    rng = np.random.default_rng(9)
+    dense = rng.random((83, 150)) * (rng.random((83, 150)) < np.linspace(0.01, 0.8, 150))
+    dense[:, 7] = 0  # an unused column
+    S = sp.csr_matrix(dense)
+    untiled = _pairwise.gram(S, tile_rows=0)
+    for threads in (1, 3):
+        monkeypatch.setattr(_pairwise, "_n_threads", lambda threads=threads: threads)
+        tiled = _pairwise.gram(S, tile_rows=tile_rows)
+        np.testing.assert_allclose(tiled, dense @ dense.T, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(tiled, untiled, rtol=1e-13, atol=1e-13)
+        assert np.array_equal(tiled, tiled.T)
+
+
+def test_large_n_takes_the_tiled_path_and_matches_pdist(monkeypatch):
+    """n past TILE_MIN_N: hellinger_matrix (tiled Gram, block mirror) against pdist, exactly symmetric."""
+    calls = []
+    kernel = _pairwise._light_gram
+    monkeypatch.setattr(_pairwise, "_light_gram", lambda *a: calls.append(a[-1]) or kernel(*a))
+    rng = np.random.default_rng(10)
+    n = _pairwise.TILE_MIN_N + 37
+    p = 1.0 / np.arange(1, 401) ** 1.1
+    seqs = [((rng.choice(400, size=n, p=p / p.sum()) + np.arange(n) // 50) % 400).tolist() for _ in range(30)]
+    c = positional_counts(seqs, n, 400)
+    D = hellinger_matrix(c)
+    assert calls == [_pairwise.TILE_ROWS]
+    ref = squareform(pdist(np.sqrt(positional_marginals(c).probs)))
+    assert np.max(np.abs(D - ref)) <= 1e-12
+    assert np.array_equal(D, D.T) and not np.diag(D).any()
+    with pytest.raises(ValueError, match="tile_rows must be an integer >= 0"):
+        _pairwise.gram(sp.csr_matrix(np.eye(3)), tile_rows=-1)
+
+
 def test_empty_positions_need_an_explicit_choice():
     c = PositionalCounts.from_array(np.array([[1, 1], [0, 0], [2, 0]]))
     with pytest.raises(ValueError, match=r"empty \(N_i = 0\).*\[1\]"):

@@ -3,6 +3,9 @@
 ``posgeom corpus-report --corpus {sst2,imdb,synthetic:FAMILY[:k=v,...],PATH} [--split S]``
     lengths histogram, sequences reaching each position, vocabulary coverage per position.
 
+``posgeom corpus-report --counts counts.npz`` and ``posgeom stress --counts counts.npz ...`` read the
+counts from a file written by ``posgeom counts`` instead of counting a corpus.
+
 ``posgeom stress --corpus ... [--split S] --positions N --special {model,content} --min-count K --encodings sinusoidal,rope,alibi,learned[:MODEL],mds[:RANK],none [--json]``
     stress of each encoding against the corpus's Hellinger geometry under every normalisation, the
     effective rank under each criterion and the noise floor; ``--json`` prints one JSON object with
@@ -24,7 +27,8 @@ __all__ = ["add", "add_corpus_report", "add_stress", "format_ranges"]
 
 
 def _common(p) -> None:
-    p.add_argument("--corpus", required=True, help="sst2, imdb, synthetic:FAMILY[:key=value,...] or a path")
+    p.add_argument("--corpus", help="sst2, imdb, synthetic:FAMILY[:key=value,...] or a path (or give --counts)")
+    p.add_argument("--counts", help="a counts file written by posgeom counts, instead of --corpus")
     p.add_argument("--split", help="train (default), validation or test for SST-2; train or test for IMDB")
     p.add_argument("--positions", type=int, help="number of positions n (default: SST-2 64, IMDB 512, synthetic 50)")
     p.add_argument("--special", help="special-token policy: model (default; [CLS]/[SEP] kept) or content")
@@ -43,10 +47,26 @@ def _common(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
+#: Options that say how to count a corpus: with --counts the file already fixed them.
+_COUNTING_FLAGS = (
+    "split", "positions", "special", "tokenizer", "data_dir", "text_column", "br_tags", "on_empty",
+)
+
+
 def _stats(args):
     from ..config import get_settings
     from ..corpora.report import load_statistics, parse_corpus_spec
 
+    if (args.corpus is None) == (args.counts is None):
+        raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
+    if args.counts is not None:
+        from .countsfile import load_counts
+
+        given = [f"--{k.replace('_', '-')}" for k in _COUNTING_FLAGS if getattr(args, k) is not None]
+        given += [flag for flag, on in (("--no-verify", args.no_verify), ("--no-cache", args.no_cache)) if on]
+        if given:
+            raise ValueError(f"{', '.join(given)} do(es) not apply with --counts: the counts file fixed how it was counted")
+        return None, get_settings(seed=args.seed).seed, load_counts(args.counts)
     spec = parse_corpus_spec(args.corpus)
     if args.positions is not None and args.positions < 1:
         raise ValueError(f"--positions must be a positive integer; got {args.positions}")
@@ -70,7 +90,9 @@ def _header(rep: dict, info: dict) -> list[str]:
     opts = info.get("options", {})
     src = info.get("source", {})
     lines = [f"corpus {rep['corpus']}" + (f" / {rep['split']}" if rep.get("split") else "")]
-    if src:
+    if src.get("kind") == "shards":
+        lines.append(f"source: {src.get('n_shards')} shards of {src.get('location')} (counts file {info.get('counts_file')})")
+    elif src:
         where = src.get("location")
         lines.append(f"source {src.get('kind')}: {where} (verified: {src.get('verified')})")
     if info.get("tokenizer"):
@@ -164,8 +186,9 @@ def _run_stress(args) -> int:
     spec, seed, stats = _stats(args)
     rep = stress_report(
         stats, items, min_count=args.min_count, alpha=args.alpha, hellinger=args.hellinger, d=args.d,
-        n_heads=args.heads, synthetic=spec.kind == "synthetic", noise_method=args.noise, noise_reps=args.noise_reps,
-        seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress, progress=None,
+        n_heads=args.heads, synthetic=spec is not None and spec.kind == "synthetic", noise_method=args.noise, noise_reps=args.noise_reps,
+        seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress,
+        rank_criteria=[c.strip() for c in args.ranks.split(",") if c.strip()], progress=None,
     )
     if args.json:
         _print_json(rep)
@@ -193,7 +216,7 @@ def _run_stress(args) -> int:
     ratio = "n/a" if nf["energy_ratio"] is None else f"{nf['energy_ratio']:.4f}"
     floor = "n/a" if nf["mean_floor"] is None else f"{nf['mean_floor']:.4f}"
     out.append(
-        f"noise floor ({nf['method']}, {nf['n_rep']} reps): mean {floor} vs mean distance "
+        f"noise floor ({nf['method']} resampled from the counts, {nf['n_rep']} reps): mean {floor} vs mean distance "
         f"{nf['mean_distance']:.4f}; noise share of sum d^2 = {ratio}"
     )
     for note in rep["notes"]:
@@ -223,6 +246,10 @@ def add_stress(subparsers) -> None:
     p.add_argument("--rank-tol", type=float, default=1e-3, help="effective rank 'tol' criterion (default 1e-3)")
     p.add_argument("--rank-mass", type=float, default=0.99, help="effective rank 'mass' criterion (default 0.99)")
     p.add_argument("--rank-stress", type=float, default=0.01, help="effective rank 'stress' threshold (default 0.01)")
+    p.add_argument(
+        "--ranks", default="tol,mass,stress",
+        help="effective-rank criteria to compute (default tol,mass,stress; 'stress' is slow at n in the thousands)",
+    )
     p.set_defaults(func=_run_stress)
 
 

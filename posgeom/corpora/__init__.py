@@ -6,6 +6,10 @@
 * :mod:`~posgeom.corpora.cache` — on-disk cache keyed by data, tokenizer and options;
 * :mod:`~posgeom.corpora.stats` — corpus name → cached token arrays and positional counts;
 * :mod:`~posgeom.corpora.stream` — counting shard by shard (streams, parallel workers);
+* :mod:`~posgeom.corpora.sharded` — counts of a corpus of any size, shard by shard, in one process or on
+  Dask (``posgeom counts``), with a per-shard cache;
+* :mod:`~posgeom.corpora.countsfile` — the counts file (``save_counts``/``load_counts``), read back as
+  corpus statistics;
 * :mod:`~posgeom.corpora.pretrained` — pretrained encoders: position table and attention weights;
 * :mod:`~posgeom.corpora.report` — corpus reports and encoding stress tables (``posgeom corpus-report``,
   ``posgeom stress``; the commands themselves are in :mod:`~posgeom.commands.corpus`).
@@ -14,6 +18,7 @@ Heavy libraries (``transformers``, ``datasets``, ``torch``) are imported only wh
 """
 
 from .cache import CACHE_VERSION, ArrayCache, cache_key
+from .countsfile import COUNTS_FORMAT, load_counts, save_counts
 from .pretrained import AttentionWeights, ModelUnavailableError, PretrainedModel, load_pretrained
 from .report import corpus_report, load_statistics, parse_corpus_spec, parse_encodings, stress_report
 from .real import (
@@ -21,6 +26,7 @@ from .real import (
     resolve_source, sha256_file,
 )
 from .stats import CorpusStatistics, corpus_counts, corpus_tokens, default_br, default_positions
+from .sharded import BAD_SHARD_POLICIES, SHARD_FORMATS, ShardError, count_corpus, read_shard, resolve_shards
 from .stream import count_shard, count_shards
 from .synthetic import (
     FAMILIES, PAD, SyntheticCorpus, drift, make_corpus, markov, markov_transition, order_task,
@@ -38,6 +44,8 @@ __all__ = [
     "resolve_source", "sha256_file",
     "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
     "count_shard", "count_shards",
+    "COUNTS_FORMAT", "load_counts", "save_counts",
+    "BAD_SHARD_POLICIES", "SHARD_FORMATS", "ShardError", "count_corpus", "read_shard", "resolve_shards",
     "FAMILIES", "PAD", "SyntheticCorpus", "drift", "make_corpus", "markov", "markov_transition", "order_task",
     "population_marginals", "regimes", "stationary", "zipf_distribution",
     "BR_OPTIONS", "DEFAULT_TOKENIZER", "SPECIAL_POLICIES", "TokenizedCorpus", "clean_br", "load_tokenizer",

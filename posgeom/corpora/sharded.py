@@ -1,0 +1,574 @@
+r"""Positional counts of a corpus of any size: shard by shard, in one process or on a Dask cluster.
+
+Counts are additive: for shards $S_1, \dots, S_m$ of a corpus,
+$c_i(w) = \sum_k c_i^{(S_k)}(w)$ and $N_i = \sum_k N_i^{(S_k)}$. :func:`count_corpus` is that map-reduce:
+
+* **map**: each shard is read whole, its content hashed (sha256 of its bytes as stored), its texts
+  tokenised under the special-token policy (:func:`posgeom.corpora.tokenize.tokenize_texts`) and counted
+  (:func:`posgeom.geometry.positional_counts`) — the same two functions as the single-corpus path, so
+  the counts agree integer for integer with it. A worker holds one shard's texts and tokens and one
+  sparse partial count at a time.
+* **reduce**: partial counts (and the histograms of sequence lengths) are added. On Dask, pairs are
+  added as soon as both are ready, level by level (a tree of depth $\lceil\log_2 m\rceil$), on the
+  workers; in one process they are added as they come.
+
+Engines. Without ``workers``/``scheduler``/``client`` everything runs in this process and Dask is not
+imported. With ``workers=N`` a ``dask.distributed.LocalCluster`` of ``N`` single-threaded worker processes
+is started for the run; with ``scheduler="tcp://host:8786"`` (or a ``client``) the shards go to an existing
+cluster (SLURM, Kubernetes, cloud: any deployment of ``dask.distributed``), whose workers need posgeom
+installed and must be able to read the shards and the cache folder. A worker that dies costs a retry:
+its tasks are pure functions of (shard, options), and the scheduler recomputes whatever the dead worker
+held.
+
+Corpora (:func:`resolve_shards`):
+
+* local files by path, folder or glob (``"data/*.parquet"``), or remote ones by ``fsspec`` URL
+  (``"s3://bucket/corpus/*.jsonl.gz"``, ``"hf://datasets/ID/..."``); formats :data:`SHARD_FORMATS`
+  (``.txt``: one text a line; ``.json``/``.jsonl``: JSON lines), each optionally compressed
+  (``.gz``, ``.bz2``, ``.xz``; ``.zst`` with the ``zstandard`` package);
+* a Hugging Face dataset id (``"stanfordnlp/imdb"``): its data files for one split, read shard by shard
+  through the hub's ``fsspec`` file system.
+
+Bad shards. A shard that cannot be read or parsed, lacks the text column or (under ``on_empty="raise"``)
+holds empty texts stops the run with a :class:`ShardError` that names it (``on_bad_shard="stop"``), or
+is left out and listed with its error in ``info["shards_skipped"]`` (``"skip"``).
+
+Cache. Each shard's partial counts are stored as a counts file (:mod:`posgeom.corpora.countsfile`) named
+by the shard's content digest, the tokenizer's fingerprint and every option. A later run over more shards
+recomputes only the new ones, and a run that was interrupted resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .cache import cache_key
+from .real import EMPTY_POLICIES
+from .tokenize import (
+    DEFAULT_TOKENIZER, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
+    validate_special,
+)
+
+__all__ = [
+    "SHARD_FORMATS", "BAD_SHARD_POLICIES", "ShardError", "resolve_shards", "read_shard", "count_corpus",
+]
+
+#: File formats a shard may have (before an optional compression suffix).
+SHARD_FORMATS = (".parquet", ".jsonl", ".json", ".csv", ".txt")
+BAD_SHARD_POLICIES = ("stop", "skip")
+_AUTO_TEXT_COLUMNS = ("text", "sentence")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+class ShardError(ValueError):
+    """A shard that cannot be counted (unreadable, not parseable, no text column, empty texts)."""
+
+    def __init__(self, shard: str, reason: str):
+        super().__init__(f"shard {shard!r}: {reason}")
+        self.shard = shard
+        self.reason = reason
+
+    def __reduce__(self):  # raised on a Dask worker, re-raised here: rebuilt from both arguments
+        return (type(self), (self.shard, self.reason))
+
+
+# --------------------------------------------------------------------------- which shards
+
+
+def _compression(name: str) -> str | None:
+    from fsspec.utils import infer_compression
+
+    return infer_compression(name)
+
+
+def _format(name: str) -> str | None:
+    """The shard format of a file name (its suffix under any compression suffix), or None."""
+    base = name.rsplit("/", 1)[-1].lower()
+    if _compression(base) is not None:
+        base = base.rsplit(".", 1)[0]
+    suffix = "." + base.rsplit(".", 1)[-1] if "." in base else ""
+    return suffix if suffix in SHARD_FORMATS else None
+
+
+def _hub_shards(dataset_id: str, split: str) -> list[str]:
+    from huggingface_hub import HfApi
+
+    try:
+        files = HfApi().list_repo_files(dataset_id, repo_type="dataset")
+    except Exception as err:  # offline, unknown id, hub down: the same advice
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(
+            f"dataset {dataset_id!r} could not be listed on the Hugging Face hub ({first}); offline, give the "
+            "shards as local files or a glob (e.g. 'corpus/*.parquet')"
+        ) from None
+    data = [f for f in files if _format(f) is not None and not f.rsplit("/", 1)[-1].startswith(".")]
+    if split != "all":
+        def in_split(f: str) -> bool:
+            *folders, base = f.split("/")
+            return split in folders or re.match(rf"{re.escape(split)}([-_.]|$)", base) is not None
+
+        chosen = [f for f in data if in_split(f)]
+        if not chosen:
+            names = sorted({re.split(r"[-_.]", f.rsplit("/", 1)[-1])[0] for f in data})
+            raise ValueError(
+                f"dataset {dataset_id!r} has no data file for split {split!r} (file name prefixes: "
+                f"{', '.join(names) or 'none'}); pick one with --split, or --split all for every data file"
+            )
+        data = chosen
+    if not data:
+        raise ValueError(f"dataset {dataset_id!r} holds no data file of a known format ({', '.join(SHARD_FORMATS)})")
+    return [f"hf://datasets/{dataset_id}/{f}" for f in sorted(data)]
+
+
+def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[str]:
+    """The shards of a corpus: paths or URLs, sorted (module docstring).
+
+    Parameters
+    ----------
+    corpus : str, Path or list of str
+        A file, a folder (its files of a known format), a glob, an ``fsspec`` URL (a glob allowed), a
+        Hugging Face dataset id, or a list of files and URLs taken as they are.
+    split : str, optional
+        For a dataset id only: the split whose data files are read (default ``"train"``; ``"all"``
+        for every data file).
+
+    Returns
+    -------
+    list of str
+    """
+    if isinstance(corpus, (list, tuple)):
+        shards = [str(s) for s in corpus]
+        if not shards:
+            raise ValueError("no shards given")
+        bad = [s for s in shards if _format(s) is None]
+        if bad:
+            raise ValueError(
+                f"shard {bad[0]!r} is not of a known format ({', '.join(SHARD_FORMATS)}, optionally .gz, .bz2, .xz)"
+            )
+        return shards
+    text = str(corpus).strip()
+    if "://" in text:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(text)
+        found = fs.glob(path) if _GLOB_CHARS.search(path) else ([path] if fs.isfile(path) else fs.find(path))
+        shards = sorted(fs.unstrip_protocol(p) for p in found if _format(p) is not None)
+        where = text
+    elif _GLOB_CHARS.search(text) or Path(text).expanduser().exists():
+        path = Path(text).expanduser()
+        if path.is_dir():
+            found = [p for p in path.iterdir() if p.is_file()]
+        elif path.is_file():
+            found = [path]
+        else:
+            import glob
+
+            found = [Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file()]
+        shards = sorted(str(p) for p in found if _format(p.name) is not None)
+        where = text
+    elif _HUB_ID.match(text):
+        if split is not None and not isinstance(split, str):
+            raise ValueError(f"split must be a string; got {split!r}")
+        return _hub_shards(text, split or "train")
+    else:
+        raise ValueError(
+            f"corpus {text!r} is neither an existing file or folder, a glob, an fsspec URL (scheme://...) "
+            "nor a Hugging Face dataset id (owner/name)"
+        )
+    if split is not None:
+        raise ValueError("--split applies to a Hugging Face dataset id only; choose files with the glob instead")
+    if not shards:
+        raise ValueError(
+            f"no shard matches {where!r}; shards are files of type {', '.join(SHARD_FORMATS)} "
+            "(optionally compressed: .gz, .bz2, .xz)"
+        )
+    return shards
+
+
+# --------------------------------------------------------------------------- reading one shard
+
+
+def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str:
+    if text_column is not None:
+        if text_column not in columns:
+            raise ShardError(shard, f"no column {text_column!r}; its columns are {', '.join(columns)} (--text-column)")
+        return text_column
+    for name in _AUTO_TEXT_COLUMNS:
+        if name in columns:
+            return name
+    raise ShardError(
+        shard, f"no text column ('text' or 'sentence'); its columns are {', '.join(columns)}; name one with --text-column"
+    )
+
+
+def _table_texts(table, column: str, shard: str) -> list:
+    import pyarrow as pa
+
+    col = table.column(column)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
+        raise ShardError(shard, f"column {column!r} holds {col.type}, not text; name the text column (--text-column)")
+    return col.to_pylist()
+
+
+def _parse(data: bytes, fmt: str, text_column: str | None, shard: str) -> tuple[list, str]:
+    """(texts, with None for missing values; the column read) of a shard's decompressed bytes."""
+    if fmt == ".txt":
+        if text_column not in (None, "text"):
+            raise ShardError(shard, f"a .txt shard has one text a line and no column {text_column!r}")
+        lines = data.decode("utf-8").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return [line.removesuffix("\r") for line in lines], "text"
+    buf = io.BytesIO(data)
+    if fmt == ".parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(buf)
+        column = _pick_column(pf.schema_arrow.names, text_column, shard)
+        table = pf.read(columns=[column])
+    elif fmt in (".jsonl", ".json"):
+        import pyarrow.json as pj
+
+        table = pj.read_json(buf)
+        column = _pick_column(table.column_names, text_column, shard)
+    else:
+        import pyarrow.csv as pc
+
+        table = pc.read_csv(buf)
+        column = _pick_column(table.column_names, text_column, shard)
+    return _table_texts(table, column, shard), column
+
+
+def read_shard(shard: str, text_column: str | None = None, on_empty: str = "raise") -> tuple[list[str], dict]:
+    """The texts of one shard and a record of what was read.
+
+    Parameters
+    ----------
+    shard : str
+        A path or ``fsspec`` URL (:func:`resolve_shards`).
+    text_column : str, optional
+        Default ``"text"``, else ``"sentence"`` (``.txt`` shards: one text a line).
+    on_empty : {"raise", "drop", "keep"}
+        Empty texts (missing, ``""`` or whitespace): a :class:`ShardError`, dropped (counted in the
+        record) or kept as empty sequences, as :func:`posgeom.corpora.real.load_texts`.
+
+    Returns
+    -------
+    texts : list of str, length n_texts
+    record : dict
+        ``shard``, ``sha256`` (of the bytes as stored), ``bytes``, ``text_column``, ``n_rows``,
+        ``n_empty``, ``n_dropped_empty``.
+    """
+    if on_empty not in EMPTY_POLICIES:
+        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
+    fmt = _format(shard)
+    if fmt is None:
+        raise ShardError(shard, f"unknown format; valid formats are {', '.join(SHARD_FORMATS)}")
+    import fsspec
+
+    try:
+        with fsspec.open(shard, "rb") as fh:
+            raw = fh.read()
+    except Exception as err:  # missing, permission, network: all mean "this shard cannot be read"
+        raise ShardError(shard, f"cannot be read ({type(err).__name__}: {err})") from None
+    digest, n_bytes = hashlib.sha256(raw).hexdigest(), len(raw)
+    try:
+        compression = _compression(shard)
+        if compression is not None:
+            from fsspec.compression import compr
+
+            if compression not in compr:
+                raise ShardError(shard, f"{compression} compression needs a package that is not installed (zstandard)")
+            with compr[compression](io.BytesIO(raw), mode="rb") as fh:
+                raw = fh.read()
+        texts, column = _parse(raw, fmt, text_column, shard)
+    except ShardError:
+        raise
+    except Exception as err:  # damaged or truncated file, bad encoding, bad JSON: name the shard
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise ShardError(shard, f"cannot be parsed as {fmt} ({type(err).__name__}: {first})") from None
+    del raw
+    empty = [i for i, t in enumerate(texts) if t is None or not t.strip()]
+    record = {
+        "shard": shard, "sha256": digest, "bytes": n_bytes, "text_column": column, "n_rows": len(texts),
+        "n_empty": len(empty), "n_dropped_empty": 0,
+    }
+    if empty:
+        if on_empty == "raise":
+            raise ShardError(
+                shard, f"{len(empty)} of {len(texts)} texts are empty (rows {empty[:5]}); "
+                "use --on-empty drop to drop them or keep to count them as empty sequences",
+            )
+        if on_empty == "drop":
+            gone = set(empty)
+            texts = [t for i, t in enumerate(texts) if i not in gone]
+            record["n_dropped_empty"] = len(empty)
+        else:
+            texts = ["" if t is None else t for t in texts]
+    return texts, record
+
+
+# --------------------------------------------------------------------------- counting: map and reduce
+
+
+@dataclass
+class _Partial:
+    """Counts of some shards: the sum, the histogram of full lengths, and one record per shard."""
+
+    counts: object = None
+    length_values: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    length_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    shards: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+
+
+def _merge(a: _Partial, b: _Partial) -> _Partial:
+    """The partial of the union of two disjoint sets of shards."""
+    counts = b.counts if a.counts is None else (a.counts if b.counts is None else a.counts + b.counts)
+    values, inverse = np.unique(np.concatenate([a.length_values, b.length_values]), return_inverse=True)
+    numbers = np.bincount(inverse, weights=np.concatenate([a.length_counts, b.length_counts]), minlength=values.size)
+    return _Partial(counts, values, numbers.astype(np.int64), a.shards + b.shards, a.skipped + b.skipped)
+
+
+def _options_key(options: dict, fingerprint: str) -> str:
+    return cache_key(what="shard-counts", tokenizer=fingerprint, **options)
+
+
+def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: str, cache_dir, on_bad_shard: str):
+    """Map step (runs on a worker): the partial counts of one shard, from the cache when possible."""
+    from .countsfile import load_counts, save_counts
+    from .stats import CorpusStatistics
+
+    try:
+        texts, record = read_shard(shard, options["text_column"], options["on_empty"])
+    except ShardError as err:
+        if on_bad_shard == "stop":
+            raise
+        return _Partial(skipped=[{"shard": shard, "error": err.reason}])
+    entry = None
+    if cache_dir is not None:
+        key = cache_key(what="shard", sha256=record["sha256"], options=_options_key(options, fingerprint))
+        entry = Path(cache_dir) / f"shard-{key}.npz"
+        if entry.is_file():
+            try:
+                hit = load_counts(entry)
+            except ValueError:  # damaged entry: recompute and overwrite it
+                hit = None
+            if hit is not None:
+                values, numbers = np.unique(hit.full_lengths, return_counts=True)
+                rec = {**hit.info["record"], "shard": shard, "cached": True}
+                return _Partial(hit.counts, values.astype(np.int64), numbers.astype(np.int64), [rec])
+    tok = load_tokenizer(tokenizer)
+    tc = tokenize_texts(
+        texts, tok, options["n_positions"], special=options["special"], br_tags=options["br_tags"], progress=False,
+    )
+    del texts
+    counts = tc.counts()
+    values, numbers = np.unique(tc.full_lengths, return_counts=True)
+    record.update(
+        n_sequences=int(tc.n_sequences), n_tokens=int(counts.reach.sum()), n_truncated=int(tc.n_truncated),
+        n_special_dropped=int(tc.n_special_dropped), cached=False,
+    )
+    if entry is not None:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        save_counts(entry, CorpusStatistics(counts, tc.full_lengths, tc.n_truncated), {"record": record})
+    return _Partial(counts, values.astype(np.int64), numbers.astype(np.int64), [record])
+
+
+def _reduce_in_process(shards, task, bar) -> _Partial:
+    total = _Partial()
+    for shard in shards:
+        total = _merge(total, task(shard))
+        bar.update(1)
+    return total
+
+
+def _reduce_on_dask(client, shards, task_args, bar) -> _Partial:
+    """Map on the workers, then add pairs as soon as both are ready (a tree), on the workers too."""
+    from distributed import as_completed
+
+    run = _short(json.dumps([repr(a[0]) for a in task_args]))
+    keys = [f"posgeom-count-{run}-{_short(s)}" for s in shards]
+    leaves = client.map(_count_shard_task, shards, *task_args, key=keys)
+    level = list(leaves)
+    while len(level) > 1:
+        nxt = [client.submit(_merge, a, b, pure=True) for a, b in zip(level[::2], level[1::2])]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    pending = as_completed(leaves)
+    for done in pending:
+        if done.status == "error":
+            err = done.exception()
+            # stop: drop the shards still queued (the merges above them are dropped with them)
+            client.cancel([f for f in leaves if f.status == "pending"])
+            raise err
+        bar.update(1)
+    return level[0].result()
+
+
+def _short(shard: str) -> str:
+    return hashlib.sha256(shard.encode()).hexdigest()[:16]
+
+
+def _client(workers, scheduler):
+    """(client, cluster or None): a LocalCluster of ``workers`` processes, or a client of ``scheduler``."""
+    import logging
+
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError(
+            "counting on Dask (--workers/--scheduler) needs dask.distributed: pip install 'posgeom[cluster]'"
+        ) from None
+    if scheduler is not None:
+        try:
+            return Client(scheduler, timeout="30s"), None
+        except (OSError, TimeoutError) as err:
+            raise ValueError(f"cannot reach the Dask scheduler {scheduler!r} ({type(err).__name__}: {err})") from None
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+    )
+    return Client(cluster), cluster
+
+
+def count_corpus(
+    corpus,
+    n_positions: int = 512,
+    *,
+    split: str | None = None,
+    text_column: str | None = None,
+    tokenizer: str | None = None,
+    special: str = "model",
+    br_tags: str = "keep",
+    on_empty: str = "raise",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client=None,
+    on_bad_shard: str = "stop",
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    progress: bool | None = None,
+):
+    """Positional counts of a sharded corpus, in this process or on Dask (module docstring).
+
+    Parameters
+    ----------
+    corpus : str, Path or list of str
+        Files, folder, glob, ``fsspec`` URL or Hugging Face dataset id (:func:`resolve_shards`).
+    n_positions : int
+        $n$.
+    split : str, optional
+        For a dataset id: the split (default ``"train"``).
+    text_column : str, optional
+        Default ``"text"``, else ``"sentence"``.
+    tokenizer : str, optional
+        A name that every worker can load (:func:`posgeom.corpora.tokenize.load_tokenizer`: the packaged
+        default, a hub id or a folder); any fast tokenizer.
+    special, br_tags
+        As :func:`posgeom.corpora.tokenize.tokenize_texts`.
+    on_empty : {"raise", "drop", "keep"}
+        As :func:`read_shard`.
+    workers : int, optional
+        Start a ``LocalCluster`` of this many worker processes for the run.
+    scheduler : str, optional
+        Address of a running Dask scheduler.
+    client : distributed.Client, optional
+        A client to use as it is (not closed here).
+    on_bad_shard : {"stop", "skip"}
+    cache : bool
+        Read and write the per-shard cache.
+    cache_dir : path, optional
+        Default ``default_cache_dir() / "shards"`` (on a cluster: a folder every worker can reach).
+    progress : bool, optional
+        tqdm bar over shards (default: on a terminal only).
+
+    Returns
+    -------
+    CorpusStatistics
+        ``counts`` (n_positions, vocab_size), ``full_lengths`` (n_sequences,) in increasing order,
+        ``n_truncated``, ``info``: ``corpus``, ``source``, ``tokenizer``, ``tokenizer_sha256``, ``options``,
+        ``shards`` (one record per counted shard: ``sha256``, ``n_sequences``, ``n_tokens``, ``cached``, ...),
+        ``shards_skipped`` (``shard``, ``error``), ``n_sequences``, ``n_tokens``, ``engine``.
+    """
+    from ..config import default_cache_dir
+    from ..progress import tqdm
+    from .stats import CorpusStatistics
+
+    validate_special(special)
+    validate_br(br_tags)
+    if on_empty not in EMPTY_POLICIES:
+        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
+    if on_bad_shard not in BAD_SHARD_POLICIES:
+        raise ValueError(f"unknown on_bad_shard {on_bad_shard!r}; valid values are {', '.join(BAD_SHARD_POLICIES)}")
+    lo = 2 if special == "model" else 1
+    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) or n_positions < lo:
+        raise ValueError(f"n_positions must be an integer >= {lo} under the {special!r} policy; got {n_positions!r}")
+    engines = sum(x is not None for x in (workers, scheduler, client))
+    if engines > 1:
+        raise ValueError("give at most one of workers, scheduler and client")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
+        raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+    if tokenizer is not None and not isinstance(tokenizer, (str, Path)):
+        raise ValueError("tokenizer must be a name or folder that every worker can load, not a tokenizer object")
+    tokenizer = DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
+    shards = resolve_shards(corpus, split)
+    if len(set(shards)) != len(shards):
+        raise ValueError("a shard is listed twice; each must be counted once")
+    fingerprint = tokenizer_fingerprint(tokenizer)
+    load_tokenizer(tokenizer)  # a tokenizer that cannot load fails here, not as a bad shard on every worker
+    options = {
+        "n_positions": int(n_positions), "special": special, "br_tags": br_tags, "text_column": text_column,
+        "on_empty": on_empty,
+    }
+    folder = None
+    if cache:
+        folder = str(Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir() / "shards")
+    task_args = (options, fingerprint, tokenizer, folder, on_bad_shard)
+    show = None if progress is None else bool(progress)
+    bar = tqdm(total=len(shards), desc="counting shards", unit="shard", disable=None if show is None else not show)
+    engine = {"kind": "single-process"}
+    try:
+        if engines == 0:
+            total = _reduce_in_process(shards, lambda s: _count_shard_task(s, *task_args), bar)
+        else:
+            own = client is None
+            if own:
+                client, cluster = _client(workers, scheduler)
+            try:
+                n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
+                engine = {"kind": "dask", "workers": n_workers, "scheduler": str(client.scheduler.address)}
+                total = _reduce_on_dask(client, shards, [[a] * len(shards) for a in task_args], bar)
+            finally:
+                if own:
+                    client.close()
+                    if cluster is not None:
+                        cluster.close()
+    finally:
+        bar.close()
+    if total.counts is None:
+        first = total.skipped[0]
+        raise ValueError(f"every shard was bad ({len(total.skipped)}; first {first['shard']!r}: {first['error']})")
+    records = sorted(total.shards, key=lambda r: r["shard"])
+    full_lengths = np.repeat(total.length_values, total.length_counts)
+    n_truncated = int(total.length_counts[total.length_values > n_positions].sum())
+    info = {
+        "corpus": str(corpus) if not isinstance(corpus, (list, tuple)) else f"{len(shards)} shards",
+        "split": split,
+        "source": {"kind": "shards", "location": str(corpus) if not isinstance(corpus, (list, tuple)) else None,
+                   "n_shards": len(shards)},
+        "tokenizer": tokenizer_name(tokenizer), "tokenizer_sha256": fingerprint, "options": options,
+        "shards": records, "shards_skipped": sorted(total.skipped, key=lambda r: r["shard"]),
+        "n_sequences": int(total.counts.n_sequences), "n_tokens": int(total.counts.reach.sum()),
+        "on_bad_shard": on_bad_shard, "engine": engine, "cache_hit": False,
+    }
+    json.dumps(info)  # everything stored in a counts file must be JSON-ready
+    return CorpusStatistics(total.counts, full_lengths, n_truncated, info)
