@@ -25,7 +25,6 @@ from .noise import NOISE_METHODS, NoiseFloor, noise_floor
 from .similarity import head_logits, kernel_distances
 from .smacof import SmacofResult, smacof
 from .stress import STRESS_NORMALIZATIONS, distances_of, stress
-from .checks import check_classical_mds, check_hellinger, check_hellinger_matrix, check_stress
 
 __all__ = [
     # counts and marginals
@@ -68,9 +67,4 @@ __all__ = [
     "NoiseFloor",
     "noise_floor",
     "NOISE_METHODS",
-    # self-checks for exercises
-    "check_hellinger",
-    "check_hellinger_matrix",
-    "check_classical_mds",
-    "check_stress",
 ]
