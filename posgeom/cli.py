@@ -75,6 +75,7 @@ def _add_results(subparsers) -> None:
 
 
 SUBCOMMANDS.append(_add_results)
+SUBCOMMANDS.append(lambda sub: __import__("posgeom.classroom.cli", fromlist=["_"]).add_classroom(sub))
 
 #: Exceptions that mean "the input (options, files, environment) is wrong": exit status 2.
 INPUT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)

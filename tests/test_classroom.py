@@ -1,0 +1,83 @@
+"""Classroom editions (posgeom.classroom): student and instructor notebooks, and the autograder scoring
+an instructor notebook 100 % and a student notebook with the stubs left in 0 %."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from posgeom.classroom.editions import build, chapters_with_exercises, exercise_key
+from posgeom.classroom.grading import grade
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+#: Cheap chapters whose exercise functions need nothing computed earlier in the chapter.
+GRADED = ["corpus-geometry", "theorem4-separation"]
+
+
+@pytest.fixture(scope="module")
+def editions(tmp_path_factory):
+    out = tmp_path_factory.mktemp("classroom")
+    build(GRADED, out, execute=False, notebooks_dir=NOTEBOOKS)
+    return out
+
+
+def test_every_chapter_with_exercises_has_a_key_with_coding_exercises():
+    chapters = chapters_with_exercises(NOTEBOOKS)
+    assert len(chapters) >= 12
+    for slug in chapters:
+        key = exercise_key(NOTEBOOKS / f"{slug}.md")
+        assert key["exercises"], slug
+        for e in key["exercises"]:
+            module, _, name = e["check"].partition(":")
+            assert module.startswith("posgeom.checks.") and name.startswith("check_")
+            assert e["label"].startswith(f"ex-{slug}-") and e["function"].isidentifier()
+
+
+@pytest.mark.parametrize("slug", GRADED)
+def test_student_edition_has_stubs_and_checks_but_no_solutions(editions, slug):
+    student = nbformat.read(str(editions / slug / "student.ipynb"), as_version=4)
+    instructor = nbformat.read(str(editions / slug / "instructor.ipynb"), as_version=4)
+    key = json.loads((editions / slug / "autograder.json").read_text())
+    code = "\n".join(c.source for c in student.cells if c.cell_type == "code")
+    solution_code = "\n".join(c.source for c in instructor.cells if c.cell_type == "code")
+    for e in key["exercises"]:
+        assert f'raise NotImplementedError("write {e["function"]}")' in code
+        assert f'raise NotImplementedError("write {e["function"]}")' not in solution_code
+        assert f"{e['check'].partition(':')[2]}({e['function']})" in code
+    text = "\n".join(c.source for c in student.cells)
+    assert "Solution." not in text and "{solution" not in text
+    assert "**Solution.**" in "\n".join(c.source for c in instructor.cells)
+
+
+@pytest.mark.parametrize("slug", GRADED)
+def test_autograder_scores_instructor_100_and_stubs_0(editions, slug):
+    key = editions / slug / "autograder.json"
+    full = grade(editions / slug / "instructor.ipynb", key, exercises_only=True, timeout=300)
+    assert full.percent == 100.0, full.table()
+    empty = grade(editions / slug / "student.ipynb", key, exercises_only=True, timeout=300)
+    assert empty.percent == 0.0, empty.table()
+    assert all("not written yet" in e.message for e in empty.exercises)
+    assert "Score: 0 %" in empty.table()
+
+
+def test_grade_runs_the_checks_itself_even_when_the_check_cell_is_deleted(editions, tmp_path):
+    slug = GRADED[0]
+    nb = nbformat.read(str(editions / slug / "instructor.ipynb"), as_version=4)
+    nb.cells = [c for c in nb.cells if "exercise-check" not in c.metadata.get("tags", [])]
+    nb.cells.append(nbformat.v4.new_code_cell("1 / 0  # a broken cell does not stop the grading"))
+    path = tmp_path / "submission.ipynb"
+    nbformat.write(nb, str(path))
+    assert grade(path, editions / slug / "autograder.json", exercises_only=True, timeout=300).percent == 100.0
+
+
+def test_cli_build_refuses_an_unknown_chapter(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "posgeom.cli", "classroom", "build", "--chapters", "no-such",
+                           "--out", str(tmp_path), "--no-execute"], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 2
+    assert "no chapter with coding exercises named no-such" in done.stderr
