@@ -1,4 +1,4 @@
-r"""The geometry of each positional encoding (SPEC section 2), in numpy only.
+r"""The geometry of each positional encoding, in numpy only.
 
 Every encoding gives an ``n × n`` matrix of distances between positions, so that any of them — a
 fixed formula, a random initialisation or a trained table — can be fed to the geometry core

@@ -5,7 +5,7 @@ A corpus gives every position $i$ a distribution of tokens, its positional margi
 $$\mu_i(w) = \frac{c_i(w) + \alpha}{N_i + \alpha v},$$
 
 and the positions a geometry through the chord Hellinger distance
-$d_H(\mu_i, \mu_j) = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$ (SPEC section 1). This module
+$d_H(\mu_i, \mu_j) = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$. This module
 computes, for the synthetic families of :mod:`posgeom.corpora.synthetic` and for SST-2:
 
 * the marginals and Hellinger matrices (sample and, for synthetic corpora, population);
@@ -145,7 +145,7 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
 
 
 def encoding_matrices(n: int, d_model: int, n_heads: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """The (n, n) distance matrices of the fixed encodings at width ``d_model`` (SPEC section 2).
+    """The (n, n) distance matrices of the fixed encodings at width ``d_model``.
 
     ``sinusoidal`` (base 10000, interleaved), ``rope`` (``d_head = d_model / n_heads``), ``alibi``
     (mean slope over ``n_heads`` heads), ``random`` (a learned table at initialisation,

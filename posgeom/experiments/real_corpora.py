@@ -1,6 +1,6 @@
 r"""Real corpora: the stress of every encoding against the positional geometry of SST-2 and IMDB.
 
-This module holds the experiments of the chapter *Real corpora* (claims C6, C7, C8 of SPEC section 3).
+This module holds the experiments of the chapter *Real corpora* (claims C6, C7, C8 of the paper).
 
 **The corpus side.** For a corpus split, a special-token policy and $n$ positions, the positional
 marginals $\mu_i$ give the chord Hellinger matrix (paper Eq. 3)
@@ -41,10 +41,10 @@ too rare to be seen at half the corpus size shrink $\bar a_i$ and do not count: 
 corpus can resolve (:func:`resolvable_distances`); negative $R^2$ (noise) are clipped and their share
 is reported.
 
-**The encoding side** (SPEC section 2): sinusoidal (width $d$), RoPE (head width $d/H$, per unit
+**The encoding side**: sinusoidal (width $d$), RoPE (head width $d/H$, per unit
 vector), ALiBi ($\hat d_{ij} = \bar m |i-j|$, the mean slope or one head), the learned table of a
 pretrained model and one trained from scratch here, random tables $\mathcal N(0, \sigma^2)$ over
-several seeds, classical MDS at full and low rank, SMACOF started from MDS (SPEC section 5, weakness 4),
+several seeds, classical MDS at full and low rank, SMACOF started from MDS,
 and no encoding. Each gets its ``"paper"`` and ``"scale_free"`` stress.
 
 **ALiBi's paper stress is a parabola in the slope.** With $a_{ij} = |i-j|$ and sums over $i<j$,
@@ -635,7 +635,7 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
 
 
 def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.ndarray:
-    r"""ALiBi's bias read as a kernel, the rule SPEC uses for RoPE: $\hat d_{ij}^2 = 2(K(0) - K(i-j))$.
+    r"""ALiBi's bias read as a kernel, the rule the book uses for RoPE: $\hat d_{ij}^2 = 2(K(0) - K(i-j))$.
 
     With $K(\delta) = -\bar m |\delta|$ this is $\hat d_{ij} = \sqrt{2 \bar m |i - j|}$ — a square-root
     profile, not ALiBi's line $\bar m |i-j|$ of :func:`posgeom.encodings.alibi_distances`. Shown in the

@@ -1,6 +1,6 @@
-"""Geometry core (SPEC sections 1–2): positional statistics, Hellinger distances,
+"""Geometry core: positional statistics, Hellinger distances,
 classical MDS, stress, effective rank, low-rank factors, SMACOF, monotonicity, separation,
-noise floor, and self-check helpers for exercises.
+and noise floor.
 
 numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kernels.py`` (imported on
 first use); nothing here imports a higher layer of :mod:`posgeom`.
