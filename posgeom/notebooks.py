@@ -165,7 +165,7 @@ def _blocks(lines: list[str], ctx: dict) -> list[str]:
             inner = inner[1:]
         if name in _HEADINGS or name == "solution":
             word = _HEADINGS.get(name, "Solution")
-            if name in _HEADINGS and name not in _UNNUMBERED:
+            if name in _HEADINGS and name not in _UNNUMBERED and "nonumber" not in options:
                 ctx["counts"][word] = ctx["counts"].get(word, 0) + 1
                 word = f"{word} {ctx['counts'][word]}"
             title = f" ({_roles(arg, ctx)})" if arg and name != "solution" else ""
