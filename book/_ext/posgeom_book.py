@@ -4,6 +4,9 @@
    the annotated implementations it imitates); for the API page they are turned into reST
    ``:math:`` roles and ``.. math::`` blocks before autodoc parses them.
 2. Each chapter is also offered as a Jupyter notebook.
+3. The book's stylesheet (``static/posgeom.css``: table padding, wrapping, phone width, one search
+   box) is added to every page, and a script a page would load twice (sphinx-thebe registers its
+   configuration once per read of the documents, which declares ``THEBE_JS_URL`` twice) once.
 
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
 build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted by
@@ -96,7 +99,38 @@ def _write_notebooks(app, exception) -> None:
         )
 
 
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+def _add_static(app) -> None:
+    app.config.html_static_path.append(str(STATIC_DIR))
+
+
+def _script_key(script):
+    """A script of the page context as (file, attributes): inline scripts compare by their body."""
+    filename = getattr(script, "filename", script)
+    attributes = getattr(script, "attributes", {}) or {}
+    return str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items()))
+
+
+def _unique_scripts(app, pagename, templatename, context, doctree) -> None:
+    """Drop repeated scripts from a page (the same file or the same inline body twice)."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        key = _script_key(script)
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    scripts[:] = unique
+
+
 def setup(app):
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("posgeom.css")
+    app.connect("html-page-context", _unique_scripts, priority=900)
     app.connect("autodoc-process-docstring", _docstring_math, priority=400)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)
