@@ -50,6 +50,11 @@ def test_student_edition_has_stubs_and_checks_but_no_solutions(editions, slug):
         assert f'raise NotImplementedError("write {e["function"]}")' in code
         assert f'raise NotImplementedError("write {e["function"]}")' not in solution_code
         assert f"{e['check'].partition(':')[2]}({e['function']})" in code
+    for e in key["exercises"]:
+        def solved(cell, name=e["function"]):
+            return cell.cell_type == "code" and f"def {name}(" in cell.source and "NotImplementedError" not in cell.source
+
+        assert any(solved(c) for c in instructor.cells) and not any(solved(c) for c in student.cells)
     text = "\n".join(c.source for c in student.cells)
     assert "Solution." not in text and "{solution" not in text
     assert "**Solution.**" in "\n".join(c.source for c in instructor.cells)
@@ -81,3 +86,13 @@ def test_cli_build_refuses_an_unknown_chapter(tmp_path):
                            "--out", str(tmp_path), "--no-execute"], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 2
     assert "no chapter with coding exercises named no-such" in done.stderr
+
+
+def test_blocks_titled_with_the_papers_number_are_not_counted():
+    from posgeom.notebooks import plain_markdown
+
+    counts: dict = {}
+    text = plain_markdown("```{prf:theorem} Separation (Theorem 4 of the paper)\n:nonumber:\n:label: t\n\nBody.\n```\n\n"
+                          "```{prf:theorem} Another\n:label: u\n\nBody.\n```", counts=counts)
+    assert "**Theorem (Separation (Theorem 4 of the paper)).**" in text
+    assert "**Theorem 1 (Another).**" in text
