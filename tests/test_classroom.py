@@ -4,6 +4,7 @@ an instructor notebook 100 % and a student notebook with the stubs left in 0 %."
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,15 @@ def test_blocks_titled_with_the_papers_number_are_not_counted():
                           "```{prf:theorem} Another\n:label: u\n\nBody.\n```", counts=counts)
     assert "**Theorem (Separation (Theorem 4 of the paper)).**" in text
     assert "**Theorem 1 (Another).**" in text
+
+
+@pytest.mark.parametrize("slug", chapters_with_exercises(NOTEBOOKS))
+def test_chapter_exercises_meet_the_house_rules(slug):
+    """At least three exercises, at least two coding exercises with checks, and no solution code left
+    in a Markdown fence (the build executes every solution's code)."""
+    source = (NOTEBOOKS / f"{slug}.md").read_text()
+    assert source.count("{exercise}") >= 3
+    assert len(exercise_key(NOTEBOOKS / f"{slug}.md")["exercises"]) >= 2
+    fenced = re.findall(r"^(`{3,})\{solution\}.*?\n(.*?)^\1$", source, re.S | re.M)
+    assert not [body for _, body in fenced if re.search(r"^(```|~~~)python$", body, re.M)], \
+        f"{slug}: a solution holds code in a Markdown fence; put it in a code cell between solution-start/end"
