@@ -251,6 +251,19 @@ return Array.from(document.querySelectorAll('input[type=search], .search-button-
 """
 
 
+def test_no_internal_documents_or_machine_paths_in_pages(built_book):
+    """Pages cite the paper or say the thing itself, never the project's working documents, and print
+    no folder of the machine that built them."""
+    home = str(Path.home())
+    for page in pages(built_book):
+        text = BeautifulSoup(page.read_text(), "html.parser").get_text(" ")
+        rel = page.relative_to(built_book)
+        assert not re.search(r"\bSPEC\b", text), f"{rel} mentions SPEC"
+        assert "shared/" not in text, f"{rel} mentions shared/"
+        for folder in (str(REPO), "/tmp/", home + "/"):
+            assert folder not in text, f"{rel} prints the machine path {folder}"
+
+
 def test_thebe_configuration_is_declared_once(built_book):
     for page in pages(built_book):
         count = page.read_text().count("const THEBE_JS_URL")
