@@ -109,3 +109,16 @@ def test_chapter_exercises_meet_the_house_rules(slug):
     fenced = re.findall(r"^(`{3,})\{solution\}.*?\n(.*?)^\1$", source, re.S | re.M)
     assert not [body for _, body in fenced if re.search(r"^(```|~~~)python$", body, re.M)], \
         f"{slug}: a solution holds code in a Markdown fence; put it in a code cell between solution-start/end"
+
+
+def test_build_executes_the_instructor_edition(tmp_path, monkeypatch):
+    """The default build runs the instructor notebook: its check cells print a passing verdict."""
+    monkeypatch.setenv("POSGEOM_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    (folder,) = build(["sinusoids-as-mds"], tmp_path / "out", notebooks_dir=NOTEBOOKS, timeout=600)
+    nb = nbformat.read(str(folder / "instructor.ipynb"), as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    verdicts = [o.get("text", "") for c in nb.cells if "exercise-check" in c.metadata.get("tags", [])
+                for o in c.get("outputs", [])]
+    assert len(verdicts) == 2 and all(v.startswith("✓ ") for v in verdicts), verdicts
