@@ -4,7 +4,12 @@
    the annotated implementations it imitates); for the API page they are turned into reST
    ``:math:`` roles and ``.. math::`` blocks before autodoc parses them.
 2. Each chapter is also offered as a Jupyter notebook.
-3. The book's stylesheet (``static/posgeom.css``: table padding, wrapping, phone width, one search
+3. Numbers of figures, tables, theorem-like blocks and exercises restart on every page. Without a
+   numbered toctree Sphinx counts them across the whole book (a reader of the Theorem 4 chapter
+   would see "Exercise 37"); :func:`restart_numbers_per_page` renumbers them 1, 2, ... within each
+   page, in the order Sphinx found them. Blocks that carry the paper's own number in their title are
+   ``:nonumber:``.
+4. The book's stylesheet (``static/posgeom.css``: table padding, wrapping, phone width, one search
    box) is added to every page, and a script a page would load twice (sphinx-thebe registers its
    configuration once per read of the documents, which declares ``THEBE_JS_URL`` twice) once.
 
@@ -99,6 +104,21 @@ def _write_notebooks(app, exception) -> None:
         )
 
 
+def restart_numbers_per_page(app, env) -> list[str]:
+    """Renumber every enumerable kind (figure, table, proof, exercise, ...) from 1 within each page.
+
+    Runs after Sphinx's own numbering (``env-get-updated``); a page under a numbered toctree (numbers
+    with a section part, e.g. ``(3, 1)``) is left as Sphinx numbered it.
+    """
+    for by_kind in env.toc_fignumbers.values():
+        for numbers in by_kind.values():
+            if any(len(number) != 1 for number in numbers.values()):
+                continue
+            for new, ident in enumerate(sorted(numbers, key=numbers.get), start=1):
+                numbers[ident] = (new,)
+    return []
+
+
 STATIC_DIR = Path(__file__).parent / "static"
 
 
@@ -113,7 +133,7 @@ def _script_key(script):
     return str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items()))
 
 
-def _unique_scripts(app, pagename, templatename, context, doctree) -> None:
+def unique_scripts(app, pagename, templatename, context, doctree) -> None:
     """Drop repeated scripts from a page (the same file or the same inline body twice)."""
     scripts = context.get("script_files")
     if not scripts:
@@ -128,9 +148,10 @@ def _unique_scripts(app, pagename, templatename, context, doctree) -> None:
 
 
 def setup(app):
+    app.connect("env-get-updated", restart_numbers_per_page, priority=900)
     app.connect("builder-inited", _add_static)
     app.add_css_file("posgeom.css")
-    app.connect("html-page-context", _unique_scripts, priority=900)
+    app.connect("html-page-context", unique_scripts, priority=900)
     app.connect("autodoc-process-docstring", _docstring_math, priority=400)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)
