@@ -92,6 +92,9 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
     list of Path
         The chapter folders written.
     """
+    from . import require_notebook_tools
+
+    require_notebook_tools()
     import nbformat
 
     from ..notebooks import plain_notebook

@@ -102,6 +102,9 @@ def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool 
     -------
     GradeReport
     """
+    from . import require_notebook_tools
+
+    require_notebook_tools()
     import nbformat
     from nbclient import NotebookClient
 
