@@ -19,6 +19,7 @@ from posgeom.checks import learned_tables as lt_checks
 from posgeom.checks import optimal_encoding as oe
 from posgeom.checks import paper_experiments as pe
 from posgeom.checks import why_position as wp
+from posgeom.checks import your_model as ym
 from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import learned_tables as lt
 from posgeom.experiments import necessity as nec
@@ -128,6 +129,18 @@ def interpolate(P, m):
     return np.stack([np.interp(s, np.arange(len(P)), col) for col in P.T], axis=1)
 
 
+def rotary(n, theta):
+    delta = np.subtract.outer(np.arange(n), np.arange(n))
+    K = np.cos(delta[..., None] * np.asarray(theta)).mean(-1)
+    return np.sqrt(np.maximum(2 * (1 - K), 0.0))
+
+
+def offset_profile(D):
+    n = len(D)
+    means = np.array([np.diagonal(D, o).mean() for o in range(1, n)])
+    return means / means.max()
+
+
 @torch.no_grad()
 def gap(model, x, perm):
     perm = torch.as_tensor(perm)
@@ -160,6 +173,8 @@ RIGHT = [
      lambda P, level: next((k for k, s in enumerate(lag_similarity(P)) if k and s < level), len(P))),
     (lt_checks.check_interpolation, interpolate),
     (lt_checks.check_reuse_last, lambda P, m: P[np.minimum(np.arange(m), len(P) - 1)]),
+    (ym.check_rotary_distances, rotary),
+    (ym.check_offset_profile, offset_profile),
 ]
 
 
@@ -188,6 +203,8 @@ WRONG = [
     (pe.check_logit_distances, lambda G: logit_distances(G) ** 2, "off by"),
     (lt_checks.check_lag_similarity, lambda P: lag_similarity(P - P.mean(0)), "off by"),
     (lt_checks.check_interpolation, lambda P, m: P[np.minimum(np.arange(m), len(P) - 1)], "extension"),
+    (ym.check_rotary_distances, lambda n, t: rotary(n, t) ** 2, "squared"),
+    (ym.check_offset_profile, lambda D: offset_profile(D)[1:], "shape"),
 ]
 
 
@@ -211,6 +228,7 @@ PACKAGE = [
     (pe.check_violation_rate, lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True)),
     (pe.check_logit_distances, ib.kernel_distances),
     (lt_checks.check_lag_similarity, lambda P: lt.similarity_by_lag(lt.cosine_similarity_matrix(P))["mean"]),
+    (ym.check_rotary_distances, enc.rotary_distances),
 ]
 
 
@@ -233,6 +251,7 @@ def test_a_reference_taken_before_the_check_is_switched_off_too():
 _VIOLATION = _unswitchable(posgeom.violation_rate)
 _SLOPES, _PARABOLA = _unswitchable(rc.alibi_slopes_for), _unswitchable(rc.alibi_parabola)
 _TABLE = _unswitchable(enc.sinusoidal_table)
+_FREQUENCY_KERNEL = _unswitchable(enc.rotary_distances)
 
 ORACLE = [  # the package's implementation, copied past the switch, passes: oracle and package agree
     (oe.check_hellinger_matrix, _unswitchable(posgeom.hellinger_matrix)),
@@ -242,6 +261,7 @@ ORACLE = [  # the package's implementation, copied past the switch, passes: orac
     (pe.check_alibi_slopes, lambda D, t: _SLOPES(t, _PARABOLA(D))),
     (wp.check_sinusoid_distances, lambda n, d, b: _pdist(_TABLE(n, d, base=b))),
     (wp.check_equivariance_gap, torch.no_grad()(_unswitchable(nec.equivariance_gap.__wrapped__))),
+    (ym.check_rotary_distances, _FREQUENCY_KERNEL),
 ]
 
 
