@@ -241,8 +241,11 @@ const clipped = cells.filter(c => {
   }
   return false;
 }).map(c => c.textContent.trim().slice(0, 40));
-return {cut: cut.concat(clipped), cells: cells.length,
-        sideways: document.documentElement.scrollWidth > window.innerWidth + 1};
+// Sideways scrolling: try to scroll the page to the right and see whether it moves.
+window.scrollTo(10000, window.scrollY);
+const sideways = window.scrollX > 0;
+window.scrollTo(0, window.scrollY);
+return {cut: cut.concat(clipped), cells: cells.length, sideways: sideways};
 """
 
 VISIBLE_SEARCH = """
