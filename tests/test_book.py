@@ -219,8 +219,12 @@ Promise.all(imgs.map(img => img.complete ? null : new Promise(r => { img.onload 
 
 
 def console_errors(browser) -> list[str]:
-    """Console messages of level SEVERE since the last call (the log is drained by reading it)."""
-    return [entry["message"] for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
+    """Console messages of level SEVERE since the last call (the log is drained by reading it).
+
+    The browser's own request for ``/favicon.ico`` (the book has no site icon) is not a page error.
+    """
+    return [entry["message"] for entry in browser.get_log("browser")
+            if entry.get("level") == "SEVERE" and "/favicon.ico" not in entry["message"]]
 
 
 CUT_CELLS = """
