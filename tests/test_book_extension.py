@@ -30,7 +30,7 @@ def test_numbers_restart_on_every_page():
 
 def test_a_script_registered_twice_is_loaded_once():
     script = SimpleNamespace(filename=None, attributes={"body": 'const THEBE_JS_URL = "x"'})
-    again = SimpleNamespace(filename=None, attributes={"body": 'const THEBE_JS_URL = "x"'})
+    again = SimpleNamespace(filename="", attributes={"body": 'const THEBE_JS_URL = "x"'})
     other = SimpleNamespace(filename="sphinx-thebe.js", attributes={"async": "async"})
     context = {"script_files": [script, other, again]}
     _extension().unique_scripts(None, "index", "page.html", context, None)

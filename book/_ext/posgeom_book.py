@@ -128,9 +128,9 @@ def _add_static(app) -> None:
 
 def _script_key(script):
     """A script of the page context as (file, attributes): inline scripts compare by their body."""
-    filename = getattr(script, "filename", script)
+    filename = getattr(script, "filename", script) or ""  # an inline script has None or "" as its file
     attributes = getattr(script, "attributes", {}) or {}
-    return str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items()))
+    return str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items() if k != "priority"))
 
 
 def unique_scripts(app, pagename, templatename, context, doctree) -> None:
