@@ -237,6 +237,7 @@ const clipped = cells.filter(c => {
   let el = c.parentElement;
   while (el && el !== document.body) {
     const style = getComputedStyle(el);
+    if (style.overflowX === 'auto' || style.overflowX === 'scroll') return false;  // reachable by scrolling
     if (style.overflowX === 'hidden' || style.overflowX === 'clip') {
       const outer = el.getBoundingClientRect();
       if (box.right > outer.right + 1 || box.left < outer.left - 1) return true;

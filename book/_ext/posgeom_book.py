@@ -9,9 +9,9 @@
    would see "Exercise 37"); :func:`restart_numbers_per_page` renumbers them 1, 2, ... within each
    page, in the order Sphinx found them. Blocks that carry the paper's own number in their title are
    ``:nonumber:``.
-4. The book's stylesheet (``static/posgeom.css``: table padding, wrapping, phone width, one search
-   box) is added to every page, and a script a page would load twice (sphinx-thebe registers its
-   configuration once per read of the documents, which declares ``THEBE_JS_URL`` twice) once.
+4. The book's stylesheet (``static/posgeom.css``: table padding, wrapping, phone width) is added
+   to every page, and a script a page would load twice (sphinx-thebe registers its configuration
+   once per read of the documents, which declares ``THEBE_JS_URL`` twice) is loaded once.
 
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
 build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted by
