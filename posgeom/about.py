@@ -99,12 +99,12 @@ def device_status(settings: Settings) -> str:
 def about(settings: Settings | None = None, *, file=None) -> dict:
     """Print and return versions, device, scale, data and model availability.
 
+    The printed folders go through :func:`shown_path`; the returned dict holds them in full.
+
     Parameters
     ----------
     settings : the configuration to describe (default: :func:`posgeom.config.get_settings`).
     file : where to print (default ``sys.stdout``); ``False`` prints nothing.
-
-    The printed folders go through :func:`shown_path`; the returned dict holds them in full.
     """
     settings = settings or get_settings()
     info = {
