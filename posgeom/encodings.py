@@ -1,4 +1,4 @@
-r"""The geometry of each positional encoding (SPEC section 2), in numpy only.
+r"""The geometry of each positional encoding, in numpy only.
 
 Every encoding gives an ``n × n`` matrix of distances between positions, so that any of them — a
 fixed formula, a random initialisation or a trained table — can be fed to the geometry core
@@ -475,7 +475,7 @@ def reference_tables(n: int, d: int, *, sigma: float = 0.02, seed: int = 0) -> d
 
 #: What :func:`encoding_set` can compute, in the order the chapters show them.
 ENCODING_SET_NAMES = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "random", "none")
-#: The default set: the fixed encodings of SPEC section 2 and a learned table at initialisation.
+#: The default set: the fixed encodings the paper compares (sinusoidal, RoPE, ALiBi, none) and a learned table at initialisation.
 DEFAULT_ENCODING_SET = ("sinusoidal", "rope", "alibi", "random", "none")
 
 

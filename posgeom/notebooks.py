@@ -7,7 +7,10 @@ JupyterLab or Colab without any extension:
 * theorem, proposition, proof, exercise, admonition and note blocks become bold run-in headings
   ("Theorem 1 (title).") over their Markdown and maths, admonitions a block quote; maths blocks stay
   display maths;
-* solution blocks are left out (an instructor edition may keep them: ``solutions=True``);
+* solution blocks are left out (an instructor edition may keep them: ``solutions=True``); a gated
+  solution (``{solution-start}`` … ``{solution-end}`` around code cells) is left out with its code
+  cells, and the exercise's stub cell (tagged ``exercise-stub``, hidden on the site) is shown in its
+  place; with ``solutions=True`` the solution's code cells stay and the stub goes;
 * glued numbers (the ``glue:text`` role) are written out from the values of an executed copy of the
   chapter when it is given (formatted as the book formats them); otherwise the glue key is shown and
   the cell says which code cell computes it;
@@ -162,7 +165,7 @@ def _blocks(lines: list[str], ctx: dict) -> list[str]:
             inner = inner[1:]
         if name in _HEADINGS or name == "solution":
             word = _HEADINGS.get(name, "Solution")
-            if name in _HEADINGS and name not in _UNNUMBERED:
+            if name in _HEADINGS and name not in _UNNUMBERED and "nonumber" not in options:
                 ctx["counts"][word] = ctx["counts"].get(word, 0) + 1
                 word = f"{word} {ctx['counts'][word]}"
             title = f" ({_roles(arg, ctx)})" if arg and name != "solution" else ""
@@ -232,6 +235,7 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     import jupytext
 
     nb = jupytext.read(Path(path))
+    nb.cells = _gated_solutions(nb.cells, solutions)
     values = glue_values(executed) if executed is not None else {}
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     labels: dict = {}
@@ -251,6 +255,38 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     nb.metadata.pop("jupytext", None)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return nb
+
+
+_GATE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-(?P<kind>start|end)\}[^\n]*\n(?::[\w-]+:[^\n]*\n)*(?P=fence)[ \t]*$", re.M)
+
+
+def _gated_solutions(cells, solutions: bool):
+    """Drop (student) or keep (instructor) the cells of gated solutions; swap the stub cells accordingly."""
+    out, inside = [], False
+    for cell in cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type == "markdown" and _GATE.search(cell.source):
+            kind = _GATE.search(cell.source).group("kind")
+            text = _GATE.sub("**Solution.**" if kind == "start" and solutions else "", cell.source).strip()
+            if kind == "start":
+                inside = True
+                if solutions:
+                    cell.source = text
+                    out.append(cell)
+            else:
+                inside = False
+                cell.source = text
+                out.append(cell)
+            continue
+        if "exercise-stub" in tags:
+            if not solutions:
+                cell.metadata["tags"] = [t for t in tags if t != "remove-cell"]
+                out.append(cell)
+            continue
+        if inside and not solutions:
+            continue
+        out.append(cell)
+    return out
 
 
 def write_plain_notebook(path: str | Path, target: str | Path, **kwargs) -> Path:

@@ -1,7 +1,7 @@
 """The paper's claims and the "Paper vs this book" tables of the chapters.
 
 Every chapter ends its checks with a table comparing the paper's number with ours. This module
-holds the paper's side (:data:`PAPER_CLAIMS`, from SPEC section 3 and the two seed documents) and
+holds the paper's side (:data:`PAPER_CLAIMS`, from the paper and the book's reading of it) and
 builds the table from rows whose "ours" values were computed in the chapter — never typed by hand.
 
 ``comparison_table(rows, chapter="<slug>", settings=settings)`` also records the rows in the results
@@ -40,7 +40,7 @@ class Claim:
     paper_value: str
 
 
-#: C1–C11 of SPEC section 3, then S1–S9: the claims of the second seed (SPEC section 4).
+#: C1–C11 from the paper's experiments, then S1–S9: the claims about learned tables (Part IV).
 PAPER_CLAIMS: dict[str, Claim] = {c.id: c for c in [
     Claim("C1", "Theorem 1: without positional information a Transformer is permutation-equivariant "
                 "and cannot solve an order-sensitive task", "proved (no number)"),

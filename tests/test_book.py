@@ -181,6 +181,7 @@ def browser(tmp_path_factory):
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console messages, read per page
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--window-size=1280,1600", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
@@ -217,6 +218,90 @@ Promise.all(imgs.map(img => img.complete ? null : new Promise(r => { img.onload 
 """
 
 
+def console_errors(browser) -> list[str]:
+    """Console messages of level SEVERE since the last call (the log is drained by reading it).
+
+    The browser's own request for ``/favicon.ico`` (the book has no site icon) is not a page error.
+    """
+    return [entry["message"] for entry in browser.get_log("browser")
+            if entry.get("level") == "SEVERE" and "/favicon.ico" not in entry["message"]]
+
+
+CUT_CELLS = """
+// Table cells whose content is wider than the cell (cut or hidden), and whether the page scrolls sideways.
+const cells = Array.from(document.querySelectorAll('main table td, main table th'));
+const cut = cells.filter(c => c.scrollWidth > c.clientWidth + 1 && getComputedStyle(c).overflowX !== 'visible')
+  .map(c => c.textContent.trim().slice(0, 40));
+const clipped = cells.filter(c => {
+  const box = c.getBoundingClientRect();
+  let el = c.parentElement;
+  while (el && el !== document.body) {
+    const style = getComputedStyle(el);
+    if (style.overflowX === 'auto' || style.overflowX === 'scroll') return false;  // reachable by scrolling
+    if (style.overflowX === 'hidden' || style.overflowX === 'clip') {
+      const outer = el.getBoundingClientRect();
+      if (box.right > outer.right + 1 || box.left < outer.left - 1) return true;
+    }
+    el = el.parentElement;
+  }
+  return false;
+}).map(c => c.textContent.trim().slice(0, 40));
+// Sideways scrolling: try to scroll the page to the right and see whether it moves.
+window.scrollTo(10000, window.scrollY);
+const sideways = window.scrollX > 0;
+window.scrollTo(0, window.scrollY);
+return {cut: cut.concat(clipped), cells: cells.length, sideways: sideways};
+"""
+
+VISIBLE_SEARCH = """
+return Array.from(document.querySelectorAll('input[type=search], .search-button-field, .search-button, form.bd-search'))
+  .filter(e => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden').length;
+"""
+
+
+def test_no_internal_documents_or_machine_paths_in_pages(built_book):
+    """Pages cite the paper or say the thing itself, never the project's working documents, and print
+    no folder of the machine that built them."""
+    home = str(Path.home())
+    for page in pages(built_book):
+        text = BeautifulSoup(page.read_text(), "html.parser").get_text(" ")
+        rel = page.relative_to(built_book)
+        assert not re.search(r"\bSPEC\b", text), f"{rel} mentions SPEC"
+        assert "shared/" not in text, f"{rel} mentions shared/"
+        for folder in (str(REPO), "/tmp/", home + "/"):
+            assert folder not in text, f"{rel} prints the machine path {folder}"
+
+
+def test_thebe_configuration_is_declared_once(built_book):
+    for page in pages(built_book):
+        count = page.read_text().count("const THEBE_JS_URL")
+        assert count <= 1, f"{page.relative_to(built_book)} declares THEBE_JS_URL {count} times"
+
+
+@pytest.mark.browser
+def test_summary_has_no_cut_cells_at_desk_and_phone_width(browser, served_book, built_book):
+    summary = next(p for p in pages(built_book) if p.name == "does-the-paper-hold-up.html")
+    rel = summary.relative_to(built_book).as_posix()
+    try:
+        for width in (1400, 400):
+            browser.set_window_size(width, 1600)
+            browser.get(f"{served_book}/{rel}")
+            found = browser.execute_script(CUT_CELLS)
+            browser.save_screenshot(str(ARTIFACTS / f"summary-{width}px.png"))
+            assert found["cells"] > 0, "the summary page has no table"
+            assert not found["cut"], f"summary at {width} px: cells cut: {found['cut'][:5]}"
+            assert not found["sideways"], f"summary at {width} px: the page scrolls sideways"
+            assert not console_errors(browser), f"summary at {width} px: console errors"
+        browser.set_window_size(400, 1600)
+        browser.get(f"{served_book}/book/intro.html")
+        assert not browser.execute_script(CUT_CELLS)["sideways"], "the landing page scrolls sideways at 400 px"
+        browser.set_window_size(1400, 1600)
+        browser.get(f"{served_book}/book/intro.html")
+        assert browser.execute_script(VISIBLE_SEARCH) == 1, "the landing page does not show exactly one search box"
+    finally:
+        browser.set_window_size(1280, 1600)
+
+
 @pytest.mark.browser
 def test_pages_render_in_chromium(browser, served_book, built_book):
     shots = ARTIFACTS / "screenshots"
@@ -234,5 +319,7 @@ def test_pages_render_in_chromium(browser, served_book, built_book):
         assert not math["raw"], f"{rel}: raw TeX delimiters left in the page: {math['raw'][:5]}"
         broken = [src for src, width in images if not width]
         assert not broken, f"{rel}: images that did not load: {broken}"
+        errors = console_errors(browser)
+        assert not errors, f"{rel}: errors in the browser console: {errors[:3]}"
     browser.get(f"{served_book}/book/notation.html")
     assert browser.execute_async_script(MATHJAX_DONE)["containers"] >= 10

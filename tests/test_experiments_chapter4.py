@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from posgeom import get_settings
-from posgeom.checks import chapter4 as checks
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import learned_tables as lt
 from posgeom.models.resolve import position_table
@@ -231,37 +230,6 @@ def test_run_extrapolation_mlm_tiny(tiny_configs, tmp_path, shared_data_dir):
     assert v["loss_beyond"]["alibi"]["1.0"] == [None] and v["loss_beyond"]["alibi"]["2.0"][0] > 0
     assert v["loss"]["learned:target"]["1.5"] == [None] and v["loss"]["learned:target"]["2.0"][0] > 0
     assert math.isfinite(v["unigram_loss"]) and v["unigram_loss"] > 0
-
-
-# ---------------------------------------------------------------------------------------------
-# self-checks
-
-
-def _good_interp(P, m):
-    N = P.shape[0]
-    s = np.arange(m) * (N - 1) / (m - 1)
-    return np.stack([np.interp(s, np.arange(N), P[:, j]) for j in range(P.shape[1])], axis=1)
-
-
-def _good_lag(P):
-    Q = P / np.linalg.norm(P, axis=1, keepdims=True)
-    C = Q @ Q.T
-    return np.array([np.diagonal(C, k).mean() for k in range(P.shape[0])])
-
-
-def test_check_interpolation(capsys):
-    assert checks.check_interpolation(_good_interp)
-    assert not checks.check_interpolation(lambda P, m: np.concatenate([P, np.repeat(P[-1:], m - len(P), 0)]))
-    assert not checks.check_interpolation(lambda P, m: _good_interp(P, m)[:-1])
-    assert "✗" in capsys.readouterr().out
-
-
-def test_check_lag_similarity(capsys):
-    assert checks.check_lag_similarity(_good_lag)
-    assert not checks.check_lag_similarity(lambda P: _good_lag(P - P.mean(axis=0)))
-    assert not checks.check_lag_similarity(lambda P: 1 / 0)
-    out = capsys.readouterr().out
-    assert "centred" in out and "ZeroDivisionError" in out
 
 
 def test_row_gradient_is_zero_beyond_every_length():

@@ -16,7 +16,6 @@ from scipy.spatial.distance import pdist
 
 import posgeom
 from posgeom import encodings as enc
-from posgeom.checks import chapters1 as checks
 from posgeom.config import get_settings
 from posgeom.experiments import necessity as nec
 from posgeom.experiments import separation as sp
@@ -316,43 +315,6 @@ def test_run_factorisation_gap_tiny(settings, tiny, shared_data_dir):
 # self-checks
 
 
-def test_check_kernel_distances(capsys):
-    assert checks.check_kernel_distances(lambda n, d, base: enc.sinusoidal_distances(n, d, base=base))
-    assert "correct" in capsys.readouterr().out
-    assert not checks.check_kernel_distances(lambda n, d, base: enc.sinusoidal_distances(n, d, base=base) ** 2)
-    assert "square root" in capsys.readouterr().out
-    assert not checks.check_kernel_distances(lambda n, d, base: enc.rope_distances(n, d, base=base))
-    assert not checks.check_kernel_distances(lambda n, d, base: 1 / 0)
-    assert "ZeroDivisionError" in capsys.readouterr().out
 
 
-def test_check_equivariance_gap(capsys):
-    assert checks.check_equivariance_gap(nec.equivariance_gap)
 
-    def wrong(model, x, perm):  # the inverse permutation on one side only
-        perm = torch.as_tensor(perm)
-        with torch.no_grad():
-            return float((model.encoder(x[:, perm]) - model.encoder(x)[:, perm.argsort()]).abs().max())
-
-    assert not checks.check_equivariance_gap(wrong)
-    assert not checks.check_equivariance_gap(lambda model, x, perm: 0.0)
-    assert "no gap where there is one" in capsys.readouterr().out
-    assert not checks.check_equivariance_gap(lambda model, x, perm: "big")
-
-
-def test_check_separation(capsys):
-    assert checks.check_separation(lambda P: (posgeom.separation(P).raw, posgeom.separation(P).normalized))
-
-    def with_diagonal(P):
-        D = posgeom.euclidean_distances(P)
-        return D.min(), D.min() / np.median(D)
-
-    assert not checks.check_separation(with_diagonal)
-    assert "itself" in capsys.readouterr().out
-
-    def mean_not_median(P):
-        d = pdist(P)
-        return d.min(), d.min() / d.mean()
-
-    assert not checks.check_separation(mean_not_median)
-    assert not checks.check_separation(lambda P: 3.0)

@@ -15,7 +15,6 @@ import pytest
 import scipy.linalg
 
 import posgeom
-from posgeom.checks import geometry_chapters as checks
 from posgeom.corpora import synthetic as syn
 from posgeom.experiments import corpus_geometry as cg
 from posgeom.experiments import minimal_parametrisation as mp
@@ -311,41 +310,8 @@ def test_run_fourier_match_and_sweep(tiny):
 # exercise self-checks: a right answer passes, a wrong one fails
 
 
-def test_check_hellinger_matrix(capsys):
-    def right(P):
-        S = np.sqrt(P)
-        return np.sqrt(((S[:, None] - S[None]) ** 2).sum(-1))
-
-    assert checks.check_hellinger_matrix(right)
-    assert not checks.check_hellinger_matrix(lambda P: right(P) / np.sqrt(2))
-    assert "normalised" in capsys.readouterr().out
-    assert not checks.check_hellinger_matrix(lambda P: 1 / 0)
 
 
-def test_check_classical_mds():
-    def right(D, k):
-        n = D.shape[0]
-        J = np.eye(n) - 1 / n
-        w, U = np.linalg.eigh(-0.5 * J @ (D**2) @ J)
-        return U[:, ::-1][:, :k] * np.sqrt(np.maximum(w[::-1][:k], 0))
-
-    assert checks.check_classical_mds(right)
-    assert not checks.check_classical_mds(lambda D, k: right(D, k) * 2)
-    assert not checks.check_classical_mds(lambda D, k: right(D, k + 1) if k < D.shape[0] else right(D, k))
 
 
-def test_check_rank_for_stress():
-    def right(D, t):
-        for k in range(1, D.shape[0]):
-            if posgeom.stress(D, posgeom.classical_mds(D, k=k).embedding, "scale_free") <= t:
-                return k
-        raise ValueError
 
-    assert checks.check_rank_for_stress(right)
-    assert not checks.check_rank_for_stress(lambda D, t: right(D, t) + 1)
-
-
-def test_check_circulant_eigenvalues():
-    assert checks.check_circulant_eigenvalues(sm.circulant_eigenvalues)
-    assert not checks.check_circulant_eigenvalues(lambda g: sm.circulant_eigenvalues(np.sqrt(g)))
-    assert not checks.check_circulant_eigenvalues(lambda g: sm.circulant_eigenvalues(g)[:-1])

@@ -13,7 +13,6 @@ import pytest
 
 import posgeom
 from posgeom import encodings as enc
-from posgeom.checks.chapters3 import check_alibi_slopes, check_kernel_distances, check_violation_rate
 from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
@@ -187,11 +186,6 @@ def test_alibi_choices_grid(settings):
     assert all(r["paper"] >= r["scale_free"] - 1e-12 for r in rows)
 
 
-def test_check_alibi_slopes():
-    assert check_alibi_slopes(lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D)))
-    assert not check_alibi_slopes(lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D))[::-1])
-    assert not check_alibi_slopes(lambda D, t: (0.0, 1.0))
-    assert not check_alibi_slopes(lambda D, t: 1 / 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,17 +288,6 @@ def test_run_ntk_tiny(settings):
         mo.run_ntk(settings, regime="medium")
 
 
-def test_check_violation_rate():
-    assert check_violation_rate(lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True))
-    assert check_violation_rate(_brute_violation)
-
-    def ignores_ties(D, Dh):  # counts tied pairs in the total
-        iu = np.triu_indices(D.shape[0], 1)
-        a, b = D[iu], Dh[iu]
-        pairs = list(itertools.combinations(range(a.size), 2))
-        return sum((a[p] - a[q]) * (b[p] - b[q]) < 0 for p, q in pairs) / len(pairs)
-
-    assert not check_violation_rate(ignores_ties)
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,15 +373,6 @@ def test_run_layer_stress_tiny(settings):
         ib.run_layer_stress(settings, layers=3)
 
 
-def test_check_kernel_distances():
-    assert check_kernel_distances(ib.kernel_distances)
-    assert not check_kernel_distances(lambda G: ib.kernel_distances(G) ** 2)
-
-    def unsymmetrised(G):
-        d = np.diag(G)
-        return np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * G, 0, None))
-
-    assert not check_kernel_distances(unsymmetrised)
 
 
 def test_plain_text_displays_without_quotes():

@@ -4,6 +4,14 @@
    the annotated implementations it imitates); for the API page they are turned into reST
    ``:math:`` roles and ``.. math::`` blocks before autodoc parses them.
 2. Each chapter is also offered as a Jupyter notebook.
+3. Numbers of figures, tables, theorem-like blocks and exercises restart on every page. Without a
+   numbered toctree Sphinx counts them across the whole book (a reader of the Theorem 4 chapter
+   would see "Exercise 37"); :func:`restart_numbers_per_page` renumbers them 1, 2, ... within each
+   page, in the order Sphinx found them. Blocks that carry the paper's own number in their title are
+   ``:nonumber:``.
+4. The book's stylesheet (``static/posgeom.css``: table padding, wrapping, phone width) is added
+   to every page, and a script a page would load twice (sphinx-thebe registers its configuration
+   once per read of the documents, which declares ``THEBE_JS_URL`` twice) is loaded once.
 
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
 build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted by
@@ -96,7 +104,54 @@ def _write_notebooks(app, exception) -> None:
         )
 
 
+def restart_numbers_per_page(app, env) -> list[str]:
+    """Renumber every enumerable kind (figure, table, proof, exercise, ...) from 1 within each page.
+
+    Runs after Sphinx's own numbering (``env-get-updated``); a page under a numbered toctree (numbers
+    with a section part, e.g. ``(3, 1)``) is left as Sphinx numbered it.
+    """
+    for by_kind in env.toc_fignumbers.values():
+        for numbers in by_kind.values():
+            if any(len(number) != 1 for number in numbers.values()):
+                continue
+            for new, ident in enumerate(sorted(numbers, key=numbers.get), start=1):
+                numbers[ident] = (new,)
+    return []
+
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+def _add_static(app) -> None:
+    app.config.html_static_path.append(str(STATIC_DIR))
+
+
+def _script_key(script):
+    """A script of the page context as (file, attributes): inline scripts compare by their body."""
+    filename = getattr(script, "filename", script) or ""  # an inline script has None or "" as its file
+    attributes = getattr(script, "attributes", {}) or {}
+    return str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items() if k != "priority"))
+
+
+def unique_scripts(app, pagename, templatename, context, doctree) -> None:
+    """Drop repeated scripts from a page (the same file or the same inline body twice)."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        key = _script_key(script)
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    scripts[:] = unique
+
+
 def setup(app):
+    app.connect("env-get-updated", restart_numbers_per_page, priority=900)
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("posgeom.css")
+    app.connect("html-page-context", unique_scripts, priority=900)
     app.connect("autodoc-process-docstring", _docstring_math, priority=400)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)

@@ -1,5 +1,10 @@
-"""Self-check functions for the chapters' coding exercises, one module per chapter group.
+"""Checks for the chapters' coding exercises, one module per part of the book.
 
-Each ``check_*`` function runs a student's answer against the reference implementation in
-posgeom, prints a clear verdict (and what differs when it is wrong) and returns ``True``/``False``.
+:mod:`posgeom.checks.why_position` (Part I), :mod:`posgeom.checks.optimal_encoding` (Part II),
+:mod:`posgeom.checks.paper_experiments` (Part III), :mod:`posgeom.checks.learned_tables` (Part IV) and
+:mod:`posgeom.checks.your_model` (Part V).
+Every ``check_*`` runs the student's function on hidden cases against a private oracle, with the
+package function the exercise is about switched off, prints one verdict line (``✓ … correct`` or
+``✗ … not yet``, never the expected values) and returns a :class:`~posgeom.checks.core.Verdict`
+(truthy when correct). :mod:`posgeom.checks.core` holds what they share.
 """

@@ -11,7 +11,7 @@ counts from a file written by ``posgeom counts`` instead of counting a corpus.
     effective rank under each criterion and the noise floor; ``--json`` prints one JSON object with
     the numbers and every option used.
 
-Defaults mimic the paper (whose settings are unknown; SPEC section 3): split ``train``; ``--positions``
+Defaults mimic the paper (whose settings are unknown): split ``train``; ``--positions``
 64 for SST-2, 512 for IMDB and any file, 50 for synthetic corpora; ``--special model`` ([CLS] and [SEP]
 kept); IMDB's ``<br />`` tags replaced by spaces; width 768 and 12 heads (BERT-base) for real corpora,
 50 and 5 for synthetic ones; ``--min-count 1``; chord Hellinger distance. Bad values (corpus, split,

@@ -15,7 +15,7 @@ fraction of the tokens seen anywhere in the first $n$ positions.
 Stress report (:func:`stress_report`). From the counts: marginals $\mu_i$ of the positions reached by at
 least ``min_count`` sequences (the others are dropped and listed), the Hellinger matrix $D$ (chord by
 default), classical MDS of $D$, and for every encoding its distance matrix $\hat D$ on the *same kept
-positions* and its stress under every normalisation of SPEC section 1 (``paper``, ``scale_free``,
+positions* and its stress under every normalisation of the stress (``paper``, ``scale_free``,
 ``kruskal1``, ``smacof_r``; a value that is undefined, e.g. ``kruskal1`` of NoPE whose distances are all
 0, is ``None`` with the reason in ``notes``). Also the effective rank of $B$ under each criterion and the
 sampling-noise floor (:func:`posgeom.geometry.noise_floor`), summarised by
@@ -29,7 +29,7 @@ initialisation, $\sigma = 0.02$); ``learned[:MODEL]``, the position table of a p
 ``"content"`` policy (the model's position 0 holds ``[CLS]``) and $o = 0$ otherwise; ``mds[:RANK]``,
 classical MDS of $D$ at the given rank (default: the numerical rank of $B$, which reproduces $D$ exactly).
 
-Paper-like defaults (SPEC section 3; the paper does not state them): width $d = 768$ and 12 heads
+Paper-like defaults (the paper does not state them): width $d = 768$ and 12 heads
 (BERT-base) for real corpora, $d = 50$ and 5 heads for synthetic ones (claim C5's $n = d = 50$).
 """
 

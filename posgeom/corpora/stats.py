@@ -1,4 +1,4 @@
-r"""From a corpus name to cached token arrays and positional counts (SPEC section 1).
+r"""From a corpus name to cached token arrays and positional counts.
 
 :func:`corpus_tokens` loads one split (:mod:`posgeom.corpora.real`), tokenises it under a special-token
 policy (:mod:`posgeom.corpora.tokenize`) and caches the token arrays; :func:`corpus_counts` turns them
@@ -6,7 +6,7 @@ into the positional counts $c_i(w)$, $N_i$ (:func:`posgeom.geometry.positional_c
 those too. Both are keyed as :mod:`posgeom.corpora.cache` describes, so a second call with the same data,
 tokenizer and options reads the result from disk, and any change recomputes it.
 
-Defaults that mimic the paper (whose exact settings are unknown; SPEC section 3): SST-2 train with
+Defaults that mimic the paper (whose exact settings are unknown): SST-2 train with
 $n = 64$ positions, IMDB train with $n = 512$, the ``"model"`` policy ([CLS] and [SEP] kept), IMDB's
 ``<br />`` tags replaced by spaces.
 """

@@ -1,6 +1,6 @@
 r"""Counting a corpus shard by shard (for corpora larger than memory, or counted in parallel).
 
-Positional counts are additive (SPEC section 1): if a corpus is split into disjoint shards
+Positional counts are additive: if a corpus is split into disjoint shards
 $S_1, \dots, S_m$,
 
 $$c_i(w) = \sum_{k=1}^m c_i^{(S_k)}(w), \qquad N_i = \sum_{k=1}^m N_i^{(S_k)},$$

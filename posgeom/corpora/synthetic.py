@@ -1,6 +1,6 @@
 r"""Synthetic corpora with known positional statistics (seeded, documented families).
 
-Each family draws token-id sequences whose *population* positional marginals $\mu_i$ (SPEC section 1)
+Each family draws token-id sequences whose *population* positional marginals $\mu_i$
 are known in closed form, so that every statistic computed from samples (counts, Hellinger distances,
 MDS, effective rank) can be checked against the exact population value. Every family returns a
 :class:`SyntheticCorpus` holding the sampled tokens *and* the population marginals; the same marginals

@@ -15,7 +15,7 @@ local snapshot), must be a *fast* (Rust) tokenizer, and is identified in cache k
 cache is read without importing ``transformers``); for a loaded tokenizer, a hash of its full
 definition (vocabulary, normaliser, pre-tokeniser, post-processor).
 
-Special-token policies (SPEC section 1, ``SPECIAL_POLICIES``). For a text whose content tokens are
+Special-token policies (``SPECIAL_POLICIES``). For a text whose content tokens are
 $t_0, \dots, t_{m-1}$ and $n$ positions:
 
 * ``"model"``: positions as the model sees them, $(\texttt{[CLS]}, t_0, \dots, t_{m-1}, \texttt{[SEP]})$,

@@ -5,7 +5,7 @@ A corpus gives every position $i$ a distribution of tokens, its positional margi
 $$\mu_i(w) = \frac{c_i(w) + \alpha}{N_i + \alpha v},$$
 
 and the positions a geometry through the chord Hellinger distance
-$d_H(\mu_i, \mu_j) = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$ (SPEC section 1). This module
+$d_H(\mu_i, \mu_j) = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$. This module
 computes, for the synthetic families of :mod:`posgeom.corpora.synthetic` and for SST-2:
 
 * the marginals and Hellinger matrices (sample and, for synthetic corpora, population);

@@ -1,4 +1,4 @@
-r"""Chapter IV, part 2 — where learned position tables fail (SPEC section 4, the second seed).
+r"""Chapter IV, part 2 — where learned position tables fail (Part IV of the book).
 
 **Under-trained tails (S4).** A row :math:`p_i` of a learned table receives a gradient only from the
 sequences that reach position :math:`i`: with padding masked out of attention and pooling,

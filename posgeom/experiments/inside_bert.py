@@ -21,7 +21,7 @@ pretrained table as it enters the model, $\mathrm{LN}(p_i + t_0)$ (the embedding
 position vector plus the token-type-0 vector, no word): what each layer's query/key maps make of the
 raw position signal.
 
-**From logits to distances.** A logit matrix is a similarity; as SPEC does for RoPE's kernel, it induces
+**From logits to distances.** A logit matrix is a similarity; as the book does for RoPE's kernel, it induces
 the distance
 
 $$\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}, \qquad S = \tfrac12 (G + G^\top),$$

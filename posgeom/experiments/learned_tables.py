@@ -1,4 +1,4 @@
-r"""Chapter IV, part 1 — what learned position tables look like (SPEC section 4, the second seed).
+r"""Chapter IV, part 1 — what learned position tables look like (Part IV of the book).
 
 A learned absolute encoding is a table :math:`P \in \mathbb R^{N_{max} \times d}` whose row
 :math:`p_i` is added to the token embedding at position :math:`i` (``nn.Embedding(N_max, d)``). The

@@ -5,9 +5,9 @@ Algorithm 1 of the paper is classical (Torgerson) MDS of the Hellinger matrix $D
 $$B = -\tfrac12 J D^{(2)} J = U \Lambda U^\top, \qquad P_{\mathrm{MDS}} = U_k \Lambda_k^{1/2},$$
 
 lifted to the model width by orthonormal columns. For the chord distance $B = J S S^\top J$ with $S$ the
-rows $\sqrt{\mu_i}$, so $B \succeq 0$: the positions embed *exactly* in $\mathbb R^{\operatorname{rank} B}$
-(SPEC section 5, point 3). Classical MDS minimises the strain $\lVert B - P P^\top\rVert_F$; it does not
-minimise the stress of Eq. 4 (point 4): SMACOF started from $P_{\mathrm{MDS}}$ lowers it.
+rows $\sqrt{\mu_i}$, so $B \succeq 0$: the positions embed *exactly* in $\mathbb R^{\operatorname{rank} B}$.
+Classical MDS minimises the strain $\lVert B - P P^\top\rVert_F$; it does not
+minimise the stress of Eq. 4: SMACOF started from $P_{\mathrm{MDS}}$ lowers it.
 
 This module computes the walk-through of Algorithm 1 on a synthetic corpus, the stress of every fixed
 encoding on every corpus, the exact-embedding check (chord vs geodesic), the three one-hot
@@ -155,7 +155,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
 
 
 def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
-    r"""Curvature is not the obstacle (SPEC section 5, point 3): the chord Hellinger embeds exactly.
+    r"""Curvature is not the obstacle: the chord Hellinger embeds exactly.
 
     For every corpus (synthetic families and SST-2) and for the chord and geodesic conventions: the
     largest $|D_{ij} - \hat d_{ij}|$ of full-rank classical MDS, the clipped (negative-eigenvalue) mass
@@ -204,7 +204,7 @@ def one_hot_distances(m: int = 3) -> np.ndarray:
 
 
 def run_one_hot(settings=None, *, force: bool = False) -> Result:
-    r"""Classical MDS is not the stress optimum (SPEC section 5, point 4): three one-hot distributions.
+    r"""Classical MDS is not the stress optimum: three one-hot distributions.
 
     Every pair is at $\sqrt 2$. One-dimensional classical MDS places them at $(-1, 0, 1)/\sqrt2 \cdot$
     (up to sign), whose ``"paper"`` stress is $1/6$; the rescaled layout

@@ -1,6 +1,6 @@
 r"""Real corpora: the stress of every encoding against the positional geometry of SST-2 and IMDB.
 
-This module holds the experiments of the chapter *Real corpora* (claims C6, C7, C8 of SPEC section 3).
+This module holds the experiments of the chapter *Real corpora* (claims C6, C7, C8 of the paper).
 
 **The corpus side.** For a corpus split, a special-token policy and $n$ positions, the positional
 marginals $\mu_i$ give the chord Hellinger matrix (paper Eq. 3)
@@ -41,10 +41,10 @@ too rare to be seen at half the corpus size shrink $\bar a_i$ and do not count: 
 corpus can resolve (:func:`posgeom.geometry.resolvable_distances`); negative $R^2$ (noise) are clipped and their share
 is reported.
 
-**The encoding side** (SPEC section 2): sinusoidal (width $d$), RoPE (head width $d/H$, per unit
+**The encoding side**: sinusoidal (width $d$), RoPE (head width $d/H$, per unit
 vector), ALiBi ($\hat d_{ij} = \bar m |i-j|$, the mean slope or one head), the learned table of a
 pretrained model and one trained from scratch here, random tables $\mathcal N(0, \sigma^2)$ over
-several seeds, classical MDS at full and low rank, SMACOF started from MDS (SPEC section 5, weakness 4),
+several seeds, classical MDS at full and low rank, SMACOF started from MDS,
 and no encoding. Each gets its ``"paper"`` and ``"scale_free"`` stress.
 
 **ALiBi's paper stress is a parabola in the slope.** With $a_{ij} = |i-j|$ and sums over $i<j$,

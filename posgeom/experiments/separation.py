@@ -19,7 +19,7 @@ by the median pairwise distance (:func:`posgeom.geometry.separation`), along tra
   with and without **weight decay**, and from a random or a **tied** start (every row equal, $P = 0$).
 
 The pretrained model's table (:func:`run_pretrained_separation`) and the factorisation step of the
-paper's proof (SPEC section 5, point 2; :func:`run_factorisation_gap`) complete the chapter. The
+paper's proof (:func:`run_factorisation_gap`) complete the chapter. The
 factorisation replaces $\mathbb E[c_k\, e(t_k)]$ by $\mathbb E[c_k]\,\mathbb E[e(t_k)]$; we instantiate
 $c_k$ as the attention weight from ``[CLS]`` to position $k$ (mean over the heads of one layer) and
 $e(t_k)$ as the word embedding of the token at $k$, and measure on real text how far the two are.

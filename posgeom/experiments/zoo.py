@@ -1,7 +1,7 @@
 r"""Experiments of the chapter "Positional encodings at a glance": the zoo and its distance matrices.
 
 Five encodings, compared through one object, the $n \times n$ matrix of distances between positions
-(SPEC section 2; :mod:`posgeom.encodings`):
+(:mod:`posgeom.encodings`):
 
 * **sinusoidal** (added to the input): $\|p_i - p_j\|^2 = \sum_{k<d/2} 2 - 2\cos((i - j)\omega_k)$,
   $\omega_k = b^{-2k/d}$;

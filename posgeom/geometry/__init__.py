@@ -1,6 +1,6 @@
-"""Geometry core (SPEC sections 1–2): positional statistics, Hellinger distances,
+"""Geometry core: positional statistics, Hellinger distances,
 classical MDS, stress, effective rank, low-rank factors, SMACOF, monotonicity, separation,
-noise floor, shift structure, analysis of position tables, and self-check helpers for exercises.
+noise floor, shift structure and analysis of position tables.
 
 numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kernels.py`` (imported on
 first use); nothing here imports a higher layer of :mod:`posgeom`.
@@ -47,7 +47,6 @@ from .tables import (
     spectral_summary,
     stand_apart,
 )
-from .checks import check_classical_mds, check_hellinger, check_hellinger_matrix, check_stress
 
 __all__ = [
     # counts and marginals
@@ -115,9 +114,4 @@ __all__ = [
     "NoiseFloor",
     "noise_floor",
     "NOISE_METHODS",
-    # self-checks for exercises
-    "check_hellinger",
-    "check_hellinger_matrix",
-    "check_classical_mds",
-    "check_stress",
 ]

@@ -1,4 +1,4 @@
-r"""Positional counts (SPEC section 1, "Positional counts").
+r"""Positional counts (see the book's notation).
 
 For a corpus of token-id sequences $x = (x_0, \dots, x_{L-1})$ over a vocabulary of size $v$ and the first
 $n$ positions,
@@ -24,7 +24,7 @@ scattered increments over the whole $n \times v$ table wait on main memory (``be
 $n v$ is very large compared with the number of tokens, a sort of the flat indices (``np.unique``)
 is used instead, since its cost does not grow with $n v$.
 
-Special tokens. SPEC section 1 has two policies: ``"model"`` (positions as the model sees them, ``[CLS]``
+Special tokens. There are two policies: ``"model"`` (positions as the model sees them, ``[CLS]``
 at 0) and ``"content"`` (special tokens removed *before* positions are assigned, so the first content
 token is at position 0). Both are decided where the sequences are built (:mod:`posgeom.corpora`). The
 ``ignore_ids`` argument here is a different, simpler thing: the listed ids are not counted, but every
@@ -61,7 +61,7 @@ _PARALLEL_MIN_TOKENS = 1 << 18
 
 
 class PositionalCounts:
-    r"""Counts $c_i(w)$ and reaches $N_i$ of a corpus at its first ``n_positions`` positions (SPEC section 1).
+    r"""Counts $c_i(w)$ and reaches $N_i$ of a corpus at its first ``n_positions`` positions.
 
     Attributes
     ----------
@@ -573,7 +573,7 @@ def positional_counts(
     progress: bool = False,
     n_threads: int | None = None,
 ) -> PositionalCounts:
-    r"""Count $c_i(w)$ and $N_i$ for $i < n$ (SPEC section 1, "Positional counts").
+    r"""Count $c_i(w)$ and $N_i$ for $i < n$ (Positional counts, see the book's notation).
 
     $c_i(w) = \#\{x : L > i, x_i = w\}$ and $N_i = \sum_w c_i(w)$; padding is never counted and a
     sequence longer than ``n_positions`` is counted on its first ``n_positions`` tokens.

@@ -1,4 +1,4 @@
-r"""Hellinger distances between positional marginals (SPEC section 1, "Hellinger distance"; the paper's Eq. 3).
+r"""Hellinger distances between positional marginals (the paper's Eq. 3).
 
 Chord form, range $[0, \sqrt 2]$:
 
@@ -130,17 +130,17 @@ def _sqrt_rows(x):
 
 
 def sqrt_marginals(marginals_or_counts) -> np.ndarray:
-    r"""The dense (n, v) float64 matrix $S$ of rows $\sqrt{\mu_i}$ (SPEC section 1).
+    r"""The dense (n, v) float64 matrix $S$ of rows $\sqrt{\mu_i}$.
 
     Accepts what :func:`hellinger_matrix` accepts. Its rows are an isometric Euclidean embedding of the
-    chord Hellinger distance (SPEC section 5, weakness 3).
+    chord Hellinger distance.
     """
     S = _sqrt_rows(marginals_or_counts)
     return S.toarray() if sp.issparse(S) else S
 
 
 def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
-    r"""Pairwise Hellinger distances between positions (SPEC section 1; paper Eq. 3).
+    r"""Pairwise Hellinger distances between positions (the paper's Eq. 3).
 
     $D_{ij} = \|\sqrt{\mu_i} - \sqrt{\mu_j}\|_2 = \sqrt{2 - 2 BC_{ij}}$ (``"chord"``),
     $D_{ij} / \sqrt 2$ (``"normalized"``) or $2 \arccos BC_{ij}$ (``"geodesic"``).
@@ -170,7 +170,7 @@ def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
 
 
 def hellinger_distance(p, q, kind: str = "chord") -> float:
-    r"""Hellinger distance between two distributions ``p``, ``q`` of shape (v,) (SPEC section 1, Eq. 3).
+    r"""Hellinger distance between two distributions ``p``, ``q`` of shape (v,) (the paper's Eq. 3).
 
     The reference one-pair formula $\|\sqrt p - \sqrt q\|_2$ (``"chord"``), divided by $\sqrt 2$
     (``"normalized"``), or $2\arccos\sum_w\sqrt{p(w) q(w)}$ (``"geodesic"``).
@@ -189,7 +189,7 @@ def hellinger_distance(p, q, kind: str = "chord") -> float:
 
 def euclidean_distances(P) -> np.ndarray:
     r"""Exact pairwise Euclidean distances $\hat d_{ij} = \|p_i - p_j\|_2$ between the rows of an encoding
-    (SPEC section 1, "Stress of an encoding": $\hat D$ of an absolute encoding).
+    (the stress of an encoding: $\hat D$ of an absolute encoding).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-r"""Positional marginals (SPEC section 1, "Positional marginals").
+r"""Positional marginals (see the book's notation).
 
 $$\mu_i(w) = \frac{c_i(w) + \alpha}{N_i + \alpha v}, \qquad \alpha \ge 0 \text{ (default } 0).$$
 
@@ -8,7 +8,7 @@ reported (``on_low_count="drop"``, the default) or rejected with an error listin
 
 ``probs`` is a dense float64 array of shape (n_kept, v): the Hellinger fast path needs the dense
 $\sqrt{\mu}$ anyway, and at BERT scale ($n = 512$, $v = 30{,}522$) it is 125 MB. The special-token
-policy (SPEC section 1: ``"model"`` or ``"content"``) is applied where the sequences are built
+policy (``"model"`` or ``"content"``) is applied where the sequences are built
 (:mod:`posgeom.corpora`), before counting; there is deliberately no ``special=`` argument here.
 """
 
@@ -24,7 +24,7 @@ __all__ = ["PositionalMarginals", "positional_marginals"]
 
 
 class PositionalMarginals:
-    r"""Marginals $\mu_i = (c_i + \alpha) / (N_i + \alpha v)$ of the kept positions (SPEC section 1).
+    r"""Marginals $\mu_i = (c_i + \alpha) / (N_i + \alpha v)$ of the kept positions.
 
     Attributes
     ----------
@@ -78,7 +78,7 @@ def positional_marginals(
     on_low_count: str = "drop",
 ) -> PositionalMarginals:
     r"""$\mu_i = (c_i + \alpha) / (N_i + \alpha v)$ for every position with $N_i \ge$ ``min_count``
-    (SPEC section 1, "Positional marginals").
+    (Positional marginals, see the book's notation).
 
     Parameters
     ----------

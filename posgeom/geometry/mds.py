@@ -1,4 +1,4 @@
-r"""Classical MDS, effective rank and low-rank factors (SPEC section 1: "Double-centred Gram matrix",
+r"""Classical MDS, effective rank and low-rank factors (the double-centred Gram matrix,
 "Algorithm 1", "Effective rank", "Minimal parametrisation (Remark 8)").
 
 Double centring. With $J = I - \frac1n \mathbf 1 \mathbf 1^\top$ and $D^{(2)}_{ij} = d_{ij}^2$,
@@ -53,7 +53,7 @@ EFFECTIVE_RANK_CRITERIA = ("tol", "mass", "stress")
 
 
 def double_centered_gram(D) -> np.ndarray:
-    r"""$B = -\frac12 J D^{(2)} J$ (SPEC section 1, "Double-centred Gram matrix").
+    r"""$B = -\frac12 J D^{(2)} J$ (Double-centred Gram matrix, see the book's notation).
 
     Parameters
     ----------
@@ -76,7 +76,7 @@ def double_centered_gram(D) -> np.ndarray:
 
 @dataclass
 class MDSResult:
-    r"""Result of :func:`classical_mds` (SPEC section 1, Algorithm 1).
+    r"""Result of :func:`classical_mds` (the paper's Algorithm 1).
 
     Attributes
     ----------
@@ -115,7 +115,7 @@ def _numerical_rank(w: np.ndarray) -> int:
 
 
 def classical_mds(D, k: int | None = None) -> MDSResult:
-    r"""Classical (Torgerson) MDS of a distance matrix — Algorithm 1 of the paper (SPEC section 1).
+    r"""Classical (Torgerson) MDS of a distance matrix — Algorithm 1 of the paper.
 
     $B = -\frac12 J D^{(2)} J = U \Lambda U^\top$ (descending), $P_{\text{MDS}} = U_k \Lambda_k^{1/2}$.
 
@@ -156,7 +156,7 @@ def classical_mds(D, k: int | None = None) -> MDSResult:
 
 def lift(embedding, d: int, seed: int | None = 0, *, return_basis: bool = False):
     r"""Lift an (n, k) embedding into model width $d$: $P = X Q^\top$, $Q$ (d, k) with orthonormal columns
-    (SPEC section 1, Algorithm 1). Distances are unchanged because $Q^\top Q = I_k$.
+    (the paper's Algorithm 1). Distances are unchanged because $Q^\top Q = I_k$.
 
     Parameters
     ----------
@@ -195,7 +195,7 @@ def _orthonormal_basis(d: int, k: int, seed) -> np.ndarray:
 
 
 def mds_stress_curve(D, max_rank: int | None = None, normalization: str = "paper", *, mds: MDSResult | None = None):
-    r"""Stress of the rank-$k$ classical MDS encoding for $k = 1, \dots,$ ``max_rank`` (SPEC section 1,
+    r"""Stress of the rank-$k$ classical MDS encoding for $k = 1, \dots,$ ``max_rank`` (see the book's notation,
     "Effective rank" and "Stress of an encoding"; paper Remark 8's stress-versus-rank curve).
 
     Parameters
@@ -244,7 +244,7 @@ def effective_rank(
     threshold: float = 0.01,
     normalization: str = "paper",
 ) -> int:
-    r"""Effective rank of $B$ under a named criterion (SPEC section 1, "Effective rank"; paper Remark 8).
+    r"""Effective rank of $B$ under a named criterion (the paper's Remark 8).
 
     * ``"tol"``: $\#\{k : \lambda_k > \text{tol} \cdot \lambda_1\}$;
     * ``"mass"``: smallest $k$ with $\sum_{l \le k} \lambda_l^+ \ge q \sum_l \lambda_l^+$;
@@ -314,7 +314,7 @@ def effective_rank(
 
 @dataclass
 class LowRankFactors:
-    r"""$P = A C^\top$ (SPEC section 1, Remark 8).
+    r"""$P = A C^\top$ (the paper's Remark 8).
 
     Attributes
     ----------
@@ -347,7 +347,7 @@ class LowRankFactors:
 
 
 def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as_distances: bool | None = None):
-    r"""Rank-$r$ factors $P = A C^\top$ of an encoding, $A$ (n, r), $C$ (d, r) (SPEC section 1, Remark 8).
+    r"""Rank-$r$ factors $P = A C^\top$ of an encoding, $A$ (n, r), $C$ (d, r) (the paper's Remark 8).
 
     From a distance matrix, $A$ is the rank-$r$ classical MDS $U_r \Lambda_r^{1/2}$. From an (n, m)
     embedding, $A = U_r \Sigma_r$ from the SVD of the centred embedding (its best rank-$r$ approximation

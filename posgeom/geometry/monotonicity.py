@@ -1,4 +1,4 @@
-r"""Monotonicity and separation (SPEC section 1, "Monotonicity" and "Separation (Theorem 4)").
+r"""Monotonicity and separation (Theorem 4 of the paper; see the book's notation).
 
 Monotonicity. Let $a = \operatorname{vec}_{i<j}(D)$ and $b = \operatorname{vec}_{i<j}(\hat D)$, $m = n(n-1)/2$.
 Over the $\binom m2$ pairs of position pairs $(p, q)$, a pair is concordant when
@@ -36,7 +36,7 @@ _MAX_PAIRS = 10_000_000  # m above which tau-based recovery of n_c - n_d is no l
 
 @dataclass(frozen=True)
 class ViolationCounts:
-    """Exact pair counts behind :func:`violation_rate` (SPEC section 1, "Monotonicity"): concordant,
+    """Exact pair counts behind :func:`violation_rate` (Monotonicity, see the book's notation): concordant,
     discordant and tied pairs of position pairs; ``rate`` $= n_d / (n_c + n_d)$."""
 
     concordant: int
@@ -74,7 +74,7 @@ def _pair_vectors(D, Dhat, as_distances):
 
 def violation_rate(D, Dhat, *, as_distances: bool | None = None, return_counts: bool = False):
     r"""Fraction of discordant pairs of position pairs between $D$ and $\hat D$, ties excluded
-    (SPEC section 1, "Monotonicity"): $n_d / (n_c + n_d)$, $= (1 - \tau_a)/2$ on untied data.
+    (Monotonicity, see the book's notation): $n_d / (n_c + n_d)$, $= (1 - \tau_a)/2$ on untied data.
 
     $O(m \log m)$ with $m = n(n-1)/2$, exact integer counts (see the module docstring).
 
@@ -121,7 +121,7 @@ def violation_rate(D, Dhat, *, as_distances: bool | None = None, return_counts: 
 
 def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
     r"""Spearman's rank correlation $\rho$ between $\operatorname{vec}_{i<j} D$ and $\operatorname{vec}_{i<j}\hat D$
-    (SPEC section 1, "Monotonicity").
+    (Monotonicity, see the book's notation).
 
     Parameters
     ----------
@@ -144,7 +144,7 @@ def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
 
 @dataclass(frozen=True)
 class Separation:
-    r"""Result of :func:`separation` (SPEC section 1, "Separation (Theorem 4)").
+    r"""Result of :func:`separation` (Separation (Theorem 4), see the book's notation).
 
     Attributes
     ----------
@@ -166,7 +166,7 @@ class Separation:
 
 def separation(P, *, as_distances: bool | None = None) -> Separation:
     r"""$\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$ and its value over the median pairwise distance
-    (SPEC section 1, "Separation (Theorem 4)").
+    (Separation (Theorem 4), see the book's notation).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-r"""Sampling-noise floor of Hellinger distances (issue 3; SPEC section 1, "Effective rank": empirical $B$ is noisy).
+r"""Sampling-noise floor of Hellinger distances (the empirical $B$ is noisy).
 
 An empirical marginal $\hat\mu_i$ is a multinomial sample of size $N_i$. Two positions with *identical*
 true distributions still show a non-zero distance $d_H(\hat\mu_i, \hat\mu_j)$. The floor says how large:

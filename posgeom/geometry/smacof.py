@@ -1,4 +1,4 @@
-r"""SMACOF: stress majorisation started from classical MDS (SPEC section 5, weakness 4).
+r"""SMACOF: stress majorisation started from classical MDS.
 
 Classical MDS minimises the *strain* $\|B - X X^\top\|_F$, not the stress of Eq. 4. SMACOF (de Leeuw
 1977; Borg & Groenen 2005, ch. 8) minimises the raw stress
@@ -35,7 +35,7 @@ __all__ = ["SmacofResult", "smacof"]
 
 @dataclass
 class SmacofResult:
-    """Result of :func:`smacof` (SPEC section 5, weakness 4).
+    """Result of :func:`smacof`.
 
     Attributes
     ----------
@@ -89,7 +89,7 @@ def smacof(
     weights=None,
     seed=0,
 ) -> SmacofResult:
-    r"""Metric SMACOF refinement of a k-dimensional encoding (SPEC section 5, weakness 4).
+    r"""Metric SMACOF refinement of a k-dimensional encoding.
 
     Minimises $\sigma(X) = \sum_{i<j} w_{ij}(\hat d_{ij} - d_{ij})^2$ by Guttman transforms
     $X \leftarrow V^+ B(X) X$ (see the module docstring).

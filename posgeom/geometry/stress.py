@@ -1,4 +1,4 @@
-r"""Stress of an encoding (SPEC section 1, "Stress of an encoding"; the paper's Eq. 4).
+r"""Stress of an encoding (the paper's Eq. 4).
 
 $\hat D$ holds the pairwise distances of the encoding (Euclidean distances of its rows, or the induced
 distance of a relative encoding); every sum runs over the $m = n(n-1)/2$ pairs $i < j$.
@@ -29,7 +29,7 @@ STRESS_NORMALIZATIONS = ("paper", "scale_free", "kruskal1", "smacof_r")
 
 
 def distances_of(X, n: int | None = None, as_distances: bool | None = None, name: str = "Dhat_or_P") -> np.ndarray:
-    r"""$\hat D$ of SPEC section 1 ("Stress of an encoding"): an (n, n) distance matrix as given, or the
+    r"""$\hat D$ of the stress of an encoding: an (n, n) distance matrix as given, or the
     Euclidean distances $\|p_i - p_j\|$ of an (n, d) encoding.
 
     Returns an (n, n) float64 distance matrix.
@@ -52,7 +52,7 @@ def distances_of(X, n: int | None = None, as_distances: bool | None = None, name
 
 
 def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | None = None) -> float:
-    r"""Stress of an encoding against target distances (SPEC section 1; paper Eq. 4).
+    r"""Stress of an encoding against target distances (the paper's Eq. 4).
 
     ``"paper"``: $\sum_{i<j} (\hat d_{ij} - d_{ij})^2 / \sum_{i<j} d_{ij}^2$;
     ``"scale_free"``: $1 - (\sum \hat d d)^2 / (\sum \hat d^2 \sum d^2)$;

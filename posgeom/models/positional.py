@@ -1,4 +1,4 @@
-r"""Every positional encoding of the book as a PyTorch module (SPEC section 2).
+r"""Every positional encoding of the book as a PyTorch module.
 
 Four kinds of modules plug into the encoder (:mod:`posgeom.models.encoder`) at different places:
 
@@ -15,7 +15,7 @@ module — fixed, at initialisation or trained — goes straight into the geomet
 **The N_max wall.** A table of ``N_max`` rows has no vector for position ``N_max`` or beyond.
 Asking for more raises :class:`PositionLimitError`, naming both lengths and the ways out:
 truncating the inputs, or :meth:`LearnedPositional.extended` (reuse the last row, linear
-interpolation of the table, or new rows to fine-tune — the heuristics of SPEC section 4).
+interpolation of the table, or new rows to fine-tune — the heuristics of the chapter *Where learned tables fail*).
 
 Adding an encoding module
 -------------------------
@@ -175,7 +175,7 @@ class LearnedPositional(AbsolutePositional):
         return self.weight
 
     def extended(self, n: int, method: str = "reuse_last", seed: int | None = None) -> "LearnedPositional":
-        r"""A copy with ``n > N_max`` rows, past the wall by a heuristic (SPEC section 4).
+        r"""A copy with ``n > N_max`` rows, past the wall by a heuristic.
 
         ``"reuse_last"``: :math:`p_i = p_{N-1}` for :math:`i \ge N`. ``"interpolate"``: the table
         resampled linearly onto ``n`` points, :math:`p'_i = P(i (N-1)/(n-1))`. ``"new_rows"``: new

@@ -1,0 +1,147 @@
+r"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*.
+
+Every check runs the student's function on hidden cases against an oracle written here (a loop or a
+closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
+
+* :func:`check_lag_similarity` — the mean cosine similarity $s(\delta)$ of rows $\delta$ apart
+  (*What learned tables learn*).
+* :func:`check_band_width` — the smallest lag at which $s(\delta)$ falls below a level (*What learned
+  tables learn*).
+* :func:`check_interpolation` — a table of $N$ rows linearly interpolated onto $m$ rows
+  (*Where learned tables fail*).
+* :func:`check_reuse_last` — the table extended by repeating its last row (*Where learned tables fail*).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .core import Verdict, array_problem, run_check
+
+__all__ = ["check_lag_similarity", "check_band_width", "check_interpolation", "check_reuse_last"]
+
+
+def _lag_oracle(P: np.ndarray) -> np.ndarray:
+    n = P.shape[0]
+    unit = [row / math.sqrt(float(row @ row)) for row in P]
+    return np.array([np.mean([float(unit[i] @ unit[i + lag]) for i in range(n - lag)]) for lag in range(n)])
+
+
+def _lag_cases():
+    from ..encodings import sinusoidal_table
+
+    rng = np.random.default_rng(7)
+    return [("gaussian 6 x 4", (rng.normal(size=(6, 4)),)), ("a sinusoidal table", (sinusoidal_table(20, 8),)),
+            ("a table with a shared offset", (rng.normal(size=(30, 5)) + 3.0,)),
+            ("a random walk", (np.cumsum(rng.normal(size=(25, 6)), axis=0),))]
+
+
+def _learned_tables():
+    from ..experiments import learned_tables as lt
+
+    return lt
+
+
+def check_lag_similarity(student_fn) -> Verdict:
+    r"""Check ``student_fn(P) -> (n,)``: $s(\delta)$, the mean cosine similarity of the rows of ``P`` (n, d)
+    that are $\delta$ apart, $\delta = 0 \dots n-1$ (raw rows, not centred; $s(0) = 1$).
+    The package's ``similarity_by_lag`` and ``cosine_similarity_matrix`` are switched off."""
+    lt = _learned_tables()
+
+    def compare(s, P):
+        return array_problem(np.ravel(s) if np.ndim(s) else s, _lag_oracle(P), atol=1e-9, what="s")
+
+    def hints(s, P):
+        s = np.ravel(np.asarray(s, dtype=np.float64))
+        if s.size and abs(s[0] - 1.0) > 1e-6:
+            return "s(0) is 1: normalise every row to unit length before the dot products."
+        return "do not centre the rows; average over the n - delta pairs at each lag."
+
+    return run_check("lag similarity", student_fn, _lag_cases(), compare,
+                     switch_off=(lt.similarity_by_lag, lt.cosine_similarity_matrix), hints=hints)
+
+
+def check_band_width(student_fn) -> Verdict:
+    r"""Check ``student_fn(P, level) -> int``: the smallest lag $\delta \ge 1$ with $s(\delta) <$ ``level``,
+    or ``n`` when there is none. The package's ``similarity_by_lag`` and ``cosine_similarity_matrix`` are
+    switched off."""
+    lt = _learned_tables()
+    cases = [(f"{label}, level {level}", (P, level)) for (label, (P,)), level in zip(_lag_cases(), (0.5, 0.9, 0.99, 0.2))]
+
+    def oracle(P, level):
+        s = _lag_oracle(P)
+        return next((lag for lag in range(1, len(s)) if s[lag] < level), len(s))
+
+    def compare(lag, P, level):
+        want = oracle(P, level)
+        if isinstance(lag, bool) or float(lag) != int(lag):
+            return "the lag should be an integer"
+        return None if int(lag) == want else ("the lag is too large" if int(lag) > want else "the lag is too small")
+
+    def hints(lag, P, level):
+        return "start at lag 1 and stop at the first lag strictly below the level; return n when none is."
+
+    return run_check("band width", student_fn, cases, compare,
+                     switch_off=(lt.similarity_by_lag, lt.cosine_similarity_matrix), hints=hints)
+
+
+def _extension_cases():
+    rng = np.random.default_rng(4)
+    return [("4 rows onto 7", (rng.normal(size=(4, 3)), 7)), ("16 rows onto 24", (rng.normal(size=(16, 8)), 24)),
+            ("16 rows onto 32", (rng.normal(size=(16, 8)), 32)),
+            ("a linear table", (np.arange(10, dtype=np.float64)[:, None] * np.ones((1, 2)), 19)),
+            ("5 rows onto 6, width 1", (rng.normal(size=(5, 1)), 6))]
+
+
+def _positional_class():
+    from ..models.positional import LearnedPositional
+
+    return LearnedPositional
+
+
+def check_interpolation(student_fn) -> Verdict:
+    r"""Check ``student_fn(P, m) -> (m, d)``: the table ``P`` (N, d) linearly interpolated onto ``m`` rows,
+    $p'_i = (1 - t) p_{\lfloor s\rfloor} + t\, p_{\lfloor s\rfloor + 1}$, $s = i (N-1)/(m-1)$, $t = s - \lfloor s\rfloor$.
+    ``LearnedPositional.extended`` is switched off."""
+
+    def oracle(P, m):
+        N = P.shape[0]
+        out = np.zeros((m, P.shape[1]))
+        for i in range(m):
+            s = i * (N - 1) / (m - 1)
+            lo = min(int(math.floor(s)), N - 1)
+            hi = min(lo + 1, N - 1)
+            t = s - lo
+            out[i] = (1 - t) * P[lo] + t * P[hi]
+        return out
+
+    def compare(Q, P, m):
+        return array_problem(Q, oracle(P, m), atol=1e-9, what="the interpolated table")
+
+    def hints(Q, P, m):
+        Q = np.asarray(Q, dtype=np.float64)
+        if Q.shape[0] >= P.shape[0] and np.allclose(Q[: P.shape[0]], P):
+            return "your first N rows are the old table: that is extension, not interpolation."
+        return "row 0 is p_0 and row m - 1 is p_{N-1}; the rows between sit at s = i (N - 1)/(m - 1)."
+
+    return run_check("interpolation", student_fn, _extension_cases(), compare,
+                     switch_off=(_positional_class().extended,), hints=hints)
+
+
+def check_reuse_last(student_fn) -> Verdict:
+    r"""Check ``student_fn(P, m) -> (m, d)``: the table ``P`` (N, d) kept as it is and extended to ``m``
+    rows by repeating its last row, $p'_i = p_{\min(i, N-1)}$. ``LearnedPositional.extended`` is switched off."""
+
+    def oracle(P, m):
+        return np.array([P[min(i, P.shape[0] - 1)] for i in range(m)])
+
+    def compare(Q, P, m):
+        return array_problem(Q, oracle(P, m), atol=0.0, what="the extended table")
+
+    def hints(Q, P, m):
+        return "keep the old rows unchanged; every new row is a copy of p_{N-1}."
+
+    return run_check("reuse the last row", student_fn, _extension_cases(), compare,
+                     switch_off=(_positional_class().extended,), hints=hints)

@@ -1,0 +1,234 @@
+r"""Checks for the coding exercises of Part III, *The paper's experiments*.
+
+Every check runs the student's function on hidden cases against an oracle written here (a loop or a
+closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
+
+* :func:`check_alibi_slopes` — the two slopes at which ALiBi's line $m|i-j|$ has a given ``"paper"``
+  stress (*Real corpora*).
+* :func:`check_best_alibi_slope` — the slope minimising that stress, $m^\star = \sum a d / \sum a^2$
+  (*Real corpora*).
+* :func:`check_violation_rate` — the fraction of discordant pairs of position pairs, ties excluded
+  (*Monotonicity*).
+* :func:`check_kendall_tau` — Kendall's $\tau_a$ of two untied distance matrices (*Monotonicity*).
+* :func:`check_logit_distances` — distances induced by a logit matrix,
+  $\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}$ with $S = (G + G^\top)/2$ (*Inside BERT*).
+* :func:`check_alibi_logits` — ALiBi's logit kernel $G_{ij} = -m|i - j|$ (*Inside BERT*).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .core import Verdict, array_problem, number_problem, run_check
+
+__all__ = ["check_alibi_slopes", "check_best_alibi_slope", "check_violation_rate", "check_kendall_tau",
+           "check_logit_distances", "check_alibi_logits"]
+
+
+def _drift_distances(rng, n: int, v: int) -> np.ndarray:
+    """Chord Hellinger distances (n, n) between n random distributions drifting along the positions."""
+    base = rng.dirichlet(np.ones(v), size=2)
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    mu = (1 - t) * base[0] + t * base[1] + 0.3 * rng.dirichlet(np.ones(v), size=n)
+    S = np.sqrt(mu / mu.sum(axis=1, keepdims=True))
+    return np.sqrt(np.maximum(((S[:, None, :] - S[None, :, :]) ** 2).sum(-1), 0.0))
+
+
+def _line_sums(D):
+    n = D.shape[0]
+    saa = sad = sdd = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, d = float(j - i), float(D[i, j])
+            saa, sad, sdd = saa + a * a, sad + a * d, sdd + d * d
+    return saa, sad, sdd
+
+
+def _real_corpora():
+    from ..experiments import real_corpora as rc
+
+    return rc
+
+
+def _slope_cases(seed: int):
+    rng = np.random.default_rng(seed)
+    cases = []
+    for t in range(5):
+        n = int(rng.integers(4, 30))
+        D = _drift_distances(rng, n, int(rng.integers(5, 40)))
+        saa, sad, sdd = _line_sums(D)
+        target = 1.0 - sad**2 / (saa * sdd) + float(rng.uniform(0.01, 3.0))
+        cases.append((f"{n} positions, case {t + 1}", (D, target)))
+    return cases
+
+
+def check_alibi_slopes(student_fn) -> Verdict:
+    r"""Check ``student_fn(D, target) -> (m_minus, m_plus)``: the slopes, ``m_minus <= m_plus``, at which
+    $\sum_{i<j}(m|i-j| - d_{ij})^2 / \sum_{i<j} d_{ij}^2$ equals ``target`` (above its minimum).
+
+    The oracle solves the quadratic from sums taken in a loop; the package's ``alibi_slopes_for``,
+    ``alibi_parabola`` and ``alibi_paper_stress`` are switched off.
+    """
+    rc = _real_corpora()
+
+    def oracle(D, target):
+        saa, sad, sdd = _line_sums(D)
+        # m^2 saa - 2 m sad + sdd (1 - target) = 0
+        root = math.sqrt(sad**2 - saa * sdd * (1.0 - target))
+        return (sad - root) / saa, (sad + root) / saa
+
+    def compare(slopes, D, target):
+        got = [float(s) for s in slopes]
+        if len(got) != 2:
+            return f"{len(got)} values returned; return the pair (m_minus, m_plus)"
+        want = oracle(D, target)
+        if np.allclose(got[::-1], want, rtol=1e-8, atol=0.0) and not np.allclose(got, want, rtol=1e-8, atol=0.0):
+            return "the right slopes in the wrong order (m_minus first)"
+        return array_problem(np.array(got), np.array(want), atol=0.0, rtol=1e-8, what="(m_minus, m_plus)")
+
+    def hints(slopes, D, target):
+        return "the stress is a parabola in m: collect sum a^2, sum a d and sum d^2 over the pairs i < j."
+
+    return run_check("ALiBi slopes", student_fn, _slope_cases(0), compare,
+                     switch_off=(rc.alibi_slopes_for, rc.alibi_parabola, rc.alibi_paper_stress), hints=hints)
+
+
+def check_best_alibi_slope(student_fn) -> Verdict:
+    r"""Check ``student_fn(D) -> float``: the slope $m^\star$ minimising ALiBi's ``"paper"`` stress against
+    ``D`` (offsets $|i - j|$ of positions ``0 … n-1``). ``alibi_parabola`` is switched off."""
+    rc = _real_corpora()
+
+    def compare(m, D, target):
+        saa, sad, _ = _line_sums(D)
+        return number_problem(m, sad / saa, atol=0.0, rtol=1e-9, what="the slope")
+
+    def hints(m, D, target):
+        return "set the derivative of the parabola in m to zero; sum over the pairs i < j."
+
+    cases = [(label, (D, target)) for label, (D, target) in _slope_cases(1)]
+    return run_check("best ALiBi slope", lambda D, target: student_fn(D), cases, compare,
+                     switch_off=(rc.alibi_parabola, rc.alibi_paper_stress), hints=hints)
+
+
+def _violation_cases(seed: int, *, ties: bool):
+    rng = np.random.default_rng(seed)
+
+    def dist(X):
+        return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+    cases = []
+    for t in range(8):
+        n = int(rng.integers(4, 11))
+        D = dist(rng.standard_normal((n, 3)))
+        kind = t % 4 if ties else (0, 2)[t % 2]
+        if kind == 0:
+            Dhat, label = dist(rng.standard_normal((n, 2))), "random encoding"
+        elif kind == 1:
+            Dhat, label = np.abs(np.subtract.outer(np.arange(n), np.arange(n))).astype(float), "offsets only (ties)"
+        elif kind == 2:
+            Dhat, label = np.sqrt(D), "a monotone transform"
+        else:
+            D, Dhat, label = np.round(D, 1), np.round(dist(rng.standard_normal((n, 2))), 1), "rounded (ties in both)"
+        cases.append((f"{label}, {n} positions", (D, Dhat)))
+    return cases
+
+
+def _pair_counts(D, Dhat):
+    """(concordant, discordant) pairs of position pairs, ties in either matrix left out, by a loop."""
+    n = D.shape[0]
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    conc = disc = 0
+    for p in range(len(pairs)):
+        for q in range(p + 1, len(pairs)):
+            s = np.sign(D[pairs[p]] - D[pairs[q]]) * np.sign(Dhat[pairs[p]] - Dhat[pairs[q]])
+            conc, disc = conc + (s > 0), disc + (s < 0)
+    return int(conc), int(disc)
+
+
+def check_violation_rate(student_fn) -> Verdict:
+    r"""Check ``student_fn(D, Dhat) -> float``: discordant over (concordant + discordant) pairs of
+    position pairs $i < j$, pairs tied in ``D`` or in ``Dhat`` left out. ``posgeom.violation_rate`` is
+    switched off."""
+    geo = __import__("posgeom.geometry", fromlist=["violation_rate"])
+
+    def compare(rate, D, Dhat):
+        conc, disc = _pair_counts(D, Dhat)
+        return number_problem(rate, disc / (conc + disc), atol=1e-12, what="the rate")
+
+    def hints(rate, D, Dhat):
+        return "leave pairs tied in D or in Dhat out of both the count and the total."
+
+    return run_check("violation rate", student_fn, _violation_cases(0, ties=True), compare,
+                     switch_off=(geo.violation_rate,), hints=hints)
+
+
+def check_kendall_tau(student_fn) -> Verdict:
+    r"""Check ``student_fn(D, Dhat) -> float``: Kendall's $\tau_a = (n_c - n_d)/(n_c + n_d)$ over the pairs of
+    position pairs of two distance matrices without ties. ``posgeom.violation_rate`` is switched off."""
+    geo = __import__("posgeom.geometry", fromlist=["violation_rate"])
+
+    def compare(tau, D, Dhat):
+        conc, disc = _pair_counts(D, Dhat)
+        return number_problem(tau, (conc - disc) / (conc + disc), atol=1e-12, what="tau")
+
+    def hints(tau, D, Dhat):
+        return "count concordant and discordant pairs of pairs (i < j, k < l); scipy.stats.kendalltau agrees here."
+
+    return run_check("Kendall's tau", student_fn, _violation_cases(1, ties=False), compare,
+                     switch_off=(geo.violation_rate,), hints=hints)
+
+
+def check_logit_distances(student_fn) -> Verdict:
+    r"""Check ``student_fn(G) -> (n, n)``: $\hat d_{ij} = \sqrt{\max(S_{ii} + S_{jj} - 2S_{ij}, 0)}$ with
+    $S = (G + G^\top)/2$, for (n, n) logit matrices ``G`` that need not be symmetric nor positive
+    semidefinite. The package's ``kernel_distances`` is switched off."""
+    from ..experiments import inside_bert as ib
+
+    rng = np.random.default_rng(0)
+    cases = []
+    for t in range(6):
+        n = int(rng.integers(3, 15))
+        X = rng.standard_normal((n, 4))
+        G = X @ rng.standard_normal((4, 4)) @ X.T  # an asymmetric bilinear form, like Q K^T
+        label = "an asymmetric logit matrix"
+        if t % 3 == 2:
+            G, label = G - 3.0 * np.eye(n), "not positive semidefinite"
+        cases.append((f"{label}, {n} positions", (G,)))
+
+    def oracle(G):
+        n = G.shape[0]
+        out = np.zeros((n, n))
+        for i in range(n):
+            for j in range(n):
+                s_ij = (G[i, j] + G[j, i]) / 2
+                out[i, j] = math.sqrt(max(G[i, i] + G[j, j] - 2 * s_ij, 0.0))
+        return out
+
+    def compare(Dhat, G):
+        return array_problem(Dhat, oracle(G), atol=1e-10, what="the distance matrix")
+
+    def hints(Dhat, G):
+        if not np.allclose(np.asarray(Dhat), np.asarray(Dhat).T):
+            return "symmetrise G first, S = (G + G^T) / 2."
+        return "clip negative squared distances at 0 before the square root."
+
+    return run_check("logit distances", student_fn, cases, compare, switch_off=(ib.kernel_distances,), hints=hints)
+
+
+def check_alibi_logits(student_fn) -> Verdict:
+    r"""Check ``student_fn(n, slope) -> (n, n)``: ALiBi's logit bias $G_{ij} = -m\,|i - j|$ (no causal mask)."""
+    cases = [("4 positions, slope 1", (4, 1.0)), ("10 positions, slope 0.25", (10, 0.25)),
+             ("one position", (1, 0.5)), ("16 positions, slope 2^-8", (16, 2.0**-8))]
+
+    def oracle(n, m):
+        return np.array([[-m * abs(i - j) for j in range(n)] for i in range(n)], dtype=np.float64)
+
+    def compare(G, n, m):
+        return array_problem(G, oracle(n, m), atol=1e-15, what="the bias matrix")
+
+    def hints(G, n, m):
+        return "the bias is a penalty: minus the slope times the distance |i - j|."
+
+    return run_check("ALiBi logits", student_fn, cases, compare, hints=hints)

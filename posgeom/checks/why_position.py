@@ -1,0 +1,244 @@
+r"""Checks for the coding exercises of Part I, *Why position, and what training does with it*.
+
+Every check runs the student's function on hidden cases against an oracle written here (a loop or a
+closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
+
+* :func:`check_sinusoid_distances` — sinusoidal distances from the frequency kernel,
+  $\|p_i - p_j\| = \sqrt{d\,(1 - K(i - j))}$, $K(\delta) = \frac{2}{d}\sum_k \cos(\delta\omega_k)$
+  (*The encodings at a glance*).
+* :func:`check_sinusoid_kernel` — the kernel $K(\delta)$ itself (*The encodings at a glance*).
+* :func:`check_equivariance_gap` — $\max|f(\Pi X) - \Pi f(X)|$ of an encoder (*Theorem 1*).
+* :func:`check_permutation_of_logits` — $\Pi S \Pi^\top$ for a permutation given as an index array
+  (*Theorem 1*).
+* :func:`check_separation` — $\operatorname{sep}(P)$ raw and over the median pairwise distance (*Theorem 4*).
+* :func:`check_tied_rows` — the pairs of rows of a table closer than a tolerance (*Theorem 4*).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .core import Verdict, array_problem, number_problem, run_check
+
+__all__ = ["check_sinusoid_distances", "check_sinusoid_kernel", "check_equivariance_gap",
+           "check_permutation_of_logits", "check_separation", "check_tied_rows"]
+
+
+def _sinusoid_table_oracle(n: int, d: int, base: float) -> np.ndarray:
+    """The interleaved sinusoidal table, entry by entry: p_i[2k] = sin(i w_k), p_i[2k+1] = cos(i w_k)."""
+    P = np.zeros((n, d))
+    for i in range(n):
+        for k in range(d // 2):
+            # w_k = base^(-2k/d)
+            w = base ** (-2.0 * k / d)
+            P[i, 2 * k], P[i, 2 * k + 1] = math.sin(i * w), math.cos(i * w)
+    return P
+
+
+def _pairwise_oracle(P: np.ndarray) -> np.ndarray:
+    n = P.shape[0]
+    D = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            D[i, j] = math.sqrt(float(np.sum((P[i] - P[j]) ** 2)))
+    return D
+
+
+def _sinusoid_functions():
+    from .. import encodings as enc
+
+    return tuple(f for f in (enc.sinusoidal_distances, enc.sinusoidal_table, getattr(enc, "sinusoidal_kernel", None))
+                 if f is not None)
+
+
+_SINUSOID_CASES = [("one frequency (d = 2)", (5, 2, 10000.0)), ("n = 16, d = 8", (16, 8, 10000.0)),
+                   ("n = 40, d = 64", (40, 64, 10000.0)), ("small base", (12, 6, 100.0)),
+                   ("n = 48, d = 96, base 500", (48, 96, 500.0))]
+
+
+def check_sinusoid_distances(student_fn) -> Verdict:
+    r"""Check ``student_fn(n, d, base) -> (n, n)``: the distances between sinusoidal positions, from the kernel.
+
+    Hidden cases: several ``(n, d, base)``, one frequency among them. ``posgeom.sinusoidal_distances``
+    and ``posgeom.encodings.sinusoidal_table`` are switched off.
+    """
+
+    def compare(D, n, d, base):
+        return array_problem(D, _pairwise_oracle(_sinusoid_table_oracle(n, d, base)), atol=1e-9, what="the distance matrix")
+
+    def hints(D, n, d, base):
+        want = _pairwise_oracle(_sinusoid_table_oracle(n, d, base))
+        if np.shape(D) == want.shape and np.allclose(D, want ** 2, atol=1e-6):
+            return "these are squared distances: take the square root."
+        return "the squared distance is d (1 - K) with K the *mean* of the cosines cos(delta w_k)."
+
+    return run_check("sinusoid distances", student_fn, _SINUSOID_CASES, compare,
+                     switch_off=_sinusoid_functions(), hints=hints)
+
+
+def check_sinusoid_kernel(student_fn) -> Verdict:
+    r"""Check ``student_fn(offsets, d, base) -> (m,)``: $K(\delta) = \frac{2}{d}\sum_{k<d/2}\cos(\delta\,\omega_k)$
+    at every offset of the 1-D array ``offsets`` (negative offsets included: $K$ is even)."""
+    rng = np.random.default_rng(11)
+    cases = [("offsets 0..9, d = 8", (np.arange(10), 8, 10000.0)),
+             ("negative offsets", (np.arange(-6, 7), 16, 10000.0)),
+             ("random offsets, d = 128", (rng.integers(-500, 500, size=20), 128, 10000.0)),
+             ("one frequency", (np.arange(5), 2, 10.0))]
+
+    def oracle(offsets, d, base):
+        out = np.zeros(len(offsets))
+        for m, delta in enumerate(offsets):
+            out[m] = sum(math.cos(float(delta) * base ** (-2.0 * k / d)) for k in range(d // 2)) * 2.0 / d
+        return out
+
+    def compare(K, offsets, d, base):
+        return array_problem(np.ravel(K) if np.ndim(K) else K, oracle(offsets, d, base), atol=1e-10, what="K")
+
+    def hints(K, offsets, d, base):
+        return "K(0) must be 1: average the cosines over the d/2 frequencies (the factor is 2/d)."
+
+    return run_check("sinusoid kernel", student_fn, cases, compare, switch_off=_sinusoid_functions(), hints=hints)
+
+
+def check_equivariance_gap(student_fn) -> Verdict:
+    r"""Check ``student_fn(model, input_ids, perm) -> float``, the largest $|f(\Pi X) - \Pi f(X)|$.
+
+    Hidden cases: float64 encoders with no positions, learned positions, a causal mask and ALiBi, each
+    under a random permutation and the reversal. ``posgeom``'s ``equivariance_gap`` is switched off.
+    """
+    import torch
+
+    from ..experiments import necessity as nec
+    from ..models import build_model
+
+    rng = np.random.default_rng(0)
+    L, V = 10, 30
+    x = torch.as_tensor(rng.integers(1, V, size=(3, L)))
+    cases = []
+    for position, causal in (("none", False), ("learned", False), ("none", True), ("alibi", False)):
+        cfg = nec.model_config(position, causal, vocab_size=V, max_len=L, d_model=16, n_layers=2, n_heads=2,
+                               d_ff=32, init_std=0.5)
+        model = build_model(cfg, "classification", seed=1).double().eval()
+        for name, perm in (("a random permutation", rng.permutation(L)), ("the reversal", np.arange(L)[::-1].copy())):
+            cases.append((f"{position}{' + causal mask' if causal else ''}, {name}", (model, x, perm)))
+
+    @torch.no_grad()
+    def oracle(model, ids, perm):
+        # position i of the permuted input holds token perm[i]: compare f(x[perm])_i with f(x)_{perm[i]}
+        h_permuted_input = model.encoder(ids[:, torch.as_tensor(perm)])
+        h = model.encoder(ids)
+        return max(float((h_permuted_input[:, i] - h[:, int(perm[i])]).abs().max()) for i in range(len(perm)))
+
+    def compare(gap, model, ids, perm):
+        return number_problem(gap, oracle(model, ids, perm), atol=1e-10, rtol=1e-6, what="the gap")
+
+    def hints(gap, model, ids, perm):
+        return ("permute the input tokens on one side and the output rows on the other, with the same index "
+                "array; use the model in eval mode and take the maximum absolute difference.")
+
+    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(nec.equivariance_gap,), hints=hints)
+
+
+def check_permutation_of_logits(student_fn) -> Verdict:
+    r"""Check ``student_fn(S, perm) -> (L, L)``: $\Pi S \Pi^\top$, whose entry $(i, j)$ is ``S[perm[i], perm[j]]``.
+
+    Solved with an index array (no permutation matrix needed); hidden cases include non-involutions.
+    """
+    rng = np.random.default_rng(5)
+    cases = [("a 3-cycle", (rng.standard_normal((3, 3)), np.array([1, 2, 0]))),
+             ("a random permutation of 8", (rng.standard_normal((8, 8)), rng.permutation(8))),
+             ("the identity", (rng.standard_normal((5, 5)), np.arange(5))),
+             ("a random permutation of 12", (rng.standard_normal((12, 12)), rng.permutation(12)))]
+
+    def oracle(S, perm):
+        L = len(perm)
+        Pi = np.zeros((L, L))
+        for i in range(L):
+            Pi[i, perm[i]] = 1.0  # row i of Pi X is row perm[i] of X
+        return Pi @ S @ Pi.T
+
+    def compare(out, S, perm):
+        return array_problem(out, oracle(S, perm), atol=1e-12, what="the permuted matrix")
+
+    def hints(out, S, perm):
+        return "rows and columns move together: entry (i, j) comes from entry (perm[i], perm[j])."
+
+    return run_check("permuted logits", student_fn, cases, compare, hints=hints)
+
+
+def _separation_oracle(P):
+    n = P.shape[0]
+    dist = sorted(math.sqrt(float(np.sum((P[i] - P[j]) ** 2))) for i in range(n) for j in range(i + 1, n))
+    m = len(dist)
+    median = dist[m // 2] if m % 2 else (dist[m // 2 - 1] + dist[m // 2]) / 2
+    return dist[0], dist[0] / median
+
+
+def check_separation(student_fn) -> Verdict:
+    r"""Check ``student_fn(P) -> (raw, normalized)`` for tables ``P`` of shape (n, d).
+
+    ``raw`` $= \min_{i \ne j}\|p_i - p_j\|$; ``normalized`` $=$ ``raw`` over the median of the
+    distances of the pairs $i < j$. Hidden cases: Gaussian tables, two equal rows, points on a line, an
+    even number of pairs. ``posgeom.separation`` is switched off.
+    """
+    from .. import geometry as geo
+
+    rng = np.random.default_rng(3)
+    tied = rng.standard_normal((6, 4))
+    tied[4] = tied[1]
+    cases = [("gaussian 8 x 5", (rng.standard_normal((8, 5)),)),
+             ("gaussian 30 x 16, small scale", (rng.standard_normal((30, 16)) * 0.02,)),
+             ("two equal rows", (tied,)), ("points on a line", (np.array([[0.0], [1.0], [3.0], [7.0]]),)),
+             ("4 points, 6 pairs", (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 3.0]]),))]
+
+    def compare(answer, P):
+        raw, norm = (float(v) for v in answer)
+        want_raw, want_norm = _separation_oracle(P)
+        return (number_problem(raw, want_raw, atol=1e-10, what="the raw separation")
+                or number_problem(norm, want_norm, atol=1e-9, rtol=1e-9, what="the normalised separation"))
+
+    def hints(answer, P):
+        try:
+            raw = float(answer[0])
+        except (TypeError, ValueError, IndexError):
+            return "return a pair (raw, normalized)."
+        if raw == 0 and _separation_oracle(P)[0] > 0:
+            return "leave out the zero distance of a position to itself."
+        return "the median is over the pairs i < j only (each pair once, no diagonal)."
+
+    return run_check("separation", student_fn, cases, compare, switch_off=(geo.separation,), hints=hints)
+
+
+def check_tied_rows(student_fn) -> Verdict:
+    r"""Check ``student_fn(P, tol) -> list of (i, j)``: every pair $i < j$ with $\|p_i - p_j\| \le$ ``tol``,
+    in increasing order (the rows Theorem 4 says stay tied). ``posgeom.separation`` is switched off."""
+    from .. import geometry as geo
+
+    rng = np.random.default_rng(8)
+    P1 = rng.standard_normal((7, 3))
+    P1[5] = P1[2]
+    P2 = rng.standard_normal((10, 4))
+    P2[[3, 7, 9]] = P2[0] + 1e-9
+    cases = [("one tied pair", (P1, 1e-8)), ("three rows tied to row 0", (P2, 1e-6)),
+             ("no ties", (rng.standard_normal((6, 2)), 1e-6)),
+             ("a loose tolerance", (np.array([[0.0], [0.5], [2.0], [2.4]]), 0.45))]
+
+    def oracle(P, tol):
+        n = P.shape[0]
+        return [(i, j) for i in range(n) for j in range(i + 1, n) if math.sqrt(float(np.sum((P[i] - P[j]) ** 2))) <= tol]
+
+    def compare(pairs, P, tol):
+        got = [tuple(int(v) for v in p) for p in pairs]
+        want = oracle(P, tol)
+        if got == want:
+            return None
+        if sorted(got) == want:
+            return "the right pairs, not in increasing order"
+        return f"{len(got)} pair(s) returned; some are missing or wrong"
+
+    def hints(pairs, P, tol):
+        return "list each pair once, as (i, j) with i < j, and compare the distance itself with tol (<= tol)."
+
+    return run_check("tied rows", student_fn, cases, compare, switch_off=(geo.separation,), hints=hints)

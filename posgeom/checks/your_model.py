@@ -1,0 +1,89 @@
+r"""Checks for the coding exercises of Part V, *Your own model*.
+
+Every check runs the student's function on hidden cases against an oracle written here (a loop or a
+closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
+
+* :func:`check_rotary_distances` — the distances a rotary encoding induces from its frequencies,
+  $\hat d_{ij}^2 = 2(K(0) - K(i - j))$, $K(\delta) = \frac1m\sum_k\cos(\delta\theta_k)$.
+* :func:`check_offset_profile` — the mean distance at each offset $|i - j|$, scaled to its maximum
+  (the profile of ``posgeom diagnose``'s report).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .core import Verdict, array_problem, run_check
+
+__all__ = ["check_rotary_distances", "check_offset_profile"]
+
+
+def check_rotary_distances(student_fn) -> Verdict:
+    r"""Check ``student_fn(n, theta) -> (n, n)``: rotary distances for the frequencies ``theta`` (m,).
+
+    Hidden cases: the original RoPE frequencies, a Llama-style base, a partial rotation (few
+    frequencies) and one frequency. The package's ``rotary_distances``, ``rope_distances`` and
+    ``rope_kernel`` are switched off.
+    """
+    from .. import encodings as enc
+
+    def freqs(d_head, base):
+        return np.array([base ** (-2.0 * k / d_head) for k in range(d_head // 2)])
+
+    cases = [("RoPE, head width 16", (12, freqs(16, 10000.0))), ("Llama-style base 500,000", (20, freqs(64, 500000.0))),
+             ("a partial rotation (4 frequencies)", (16, freqs(8, 10000.0))), ("one frequency", (6, np.array([0.7])))]
+
+    def oracle(n, theta):
+        D = np.zeros((n, n))
+        for i in range(n):
+            for j in range(n):
+                # K(delta) = mean_k cos(delta theta_k); d^2 = 2 (K(0) - K(delta)), K(0) = 1
+                K = sum(math.cos((i - j) * t) for t in theta) / len(theta)
+                D[i, j] = math.sqrt(max(2.0 * (1.0 - K), 0.0))
+        return D
+
+    def compare(D, n, theta):
+        return array_problem(D, oracle(n, theta), atol=1e-9, what="the distance matrix")
+
+    def hints(D, n, theta):
+        want = oracle(n, theta)
+        if np.shape(D) == want.shape and np.allclose(D, want ** 2, atol=1e-9):
+            return "these are squared distances: take the square root."
+        return "average the cosines over the frequencies (K(0) = 1), then d^2 = 2 (1 - K)."
+
+    switch = tuple(f for f in (getattr(enc, "rotary_distances", None), enc.rope_distances, enc.rope_kernel) if f)
+    return run_check("rotary distances", student_fn, cases, compare, switch_off=switch, hints=hints)
+
+
+def check_offset_profile(student_fn) -> Verdict:
+    r"""Check ``student_fn(D) -> (n - 1,)``: for each offset $o = 1 \dots n-1$ the mean of $d_{ij}$ over the
+    pairs with $|i - j| = o$, divided by the largest of these means."""
+    rng = np.random.default_rng(12)
+
+    def dist(X):
+        return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+    line = np.abs(np.subtract.outer(np.arange(7.0), np.arange(7.0)))
+    cases = [("points on a line", (line,)), ("a random table", (dist(rng.standard_normal((10, 3))),)),
+             ("a circle", (dist(np.c_[np.cos(np.arange(12) / 2), np.sin(np.arange(12) / 2)]),)),
+             ("two positions", (np.array([[0.0, 3.0], [3.0, 0.0]]),))]
+
+    def oracle(D):
+        n = D.shape[0]
+        means = []
+        for o in range(1, n):
+            values = [D[i, i + o] for i in range(n - o)] + [D[i + o, i] for i in range(n - o)]
+            means.append(sum(values) / len(values))
+        top = max(means)
+        return np.array([m / top for m in means])
+
+    def compare(profile, D):
+        return array_problem(np.ravel(profile) if np.ndim(profile) else profile, oracle(D), atol=1e-12,
+                             what="the profile")
+
+    def hints(profile, D):
+        return "one value per offset 1 … n-1 (not offset 0), averaged over all pairs at that offset, then scaled."
+
+    return run_check("offset profile", student_fn, cases, compare, hints=hints)

@@ -1,0 +1,123 @@
+r"""Build the classroom editions of the chapters (see :mod:`posgeom.classroom`).
+
+Built on :func:`posgeom.notebooks.plain_notebook`: the student edition is the plain notebook without
+solutions (each coding exercise keeps its stub cell and its check cell), the instructor edition the
+plain notebook with the solutions, executed. The key of the autograder is read from the chapter's
+check cells (tagged ``exercise-check``): the check they import from :mod:`posgeom.checks` and the
+function they pass to it, under the exercise they follow.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+__all__ = ["chapters_with_exercises", "exercise_key", "build"]
+
+_EXERCISE = re.compile(r"^(?P<fence>`{3,})\{exercise\}[ \t]*(?P<title>.*)\n(?P<opts>(?::[\w-]+:.*\n)*)", re.M)
+
+
+def _notebooks_dir() -> Path:
+    from ..reproduce import project_root
+
+    return project_root() / "notebooks"
+
+
+def chapters_with_exercises(notebooks_dir: str | Path | None = None) -> list[str]:
+    """Slugs of the chapters that have coding exercises with checks, in file-name order."""
+    folder = Path(notebooks_dir) if notebooks_dir is not None else _notebooks_dir()
+    return sorted(p.stem for p in folder.glob("*.md") if "exercise-check" in p.read_text())
+
+
+def exercise_key(chapter: str | Path) -> dict:
+    """The autograder's key of a chapter: its coding exercises and their checks.
+
+    Returns
+    -------
+    dict
+        ``{"chapter": slug, "exercises": [{"label", "number", "title", "check", "function"}, ...]}``;
+        ``check`` is ``"posgeom.checks.<module>:<function>"``.
+    """
+    import jupytext
+
+    path = Path(chapter)
+    nb = jupytext.read(path)
+    exercises, current, count = [], None, 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for m in _EXERCISE.finditer(cell.source):
+                count += 1
+                label = re.search(r":label:[ \t]*(\S+)", m.group("opts"))
+                current = {"label": label.group(1) if label else f"exercise-{count}", "number": count,
+                           "title": m.group("title").strip()}
+            continue
+        if "exercise-check" not in cell.metadata.get("tags", []):
+            continue
+        if current is None:
+            raise ValueError(f"{path.name}: a check cell comes before any exercise")
+        tree = ast.parse(cell.source)
+        imported = {alias.asname or alias.name: f"{node.module}:{alias.name}" for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("posgeom.checks")
+                    for alias in node.names}
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                 and node.func.id in imported and node.args and isinstance(node.args[0], ast.Name)]
+        if len(calls) != 1:
+            raise ValueError(f"{path.name}: a check cell must call one posgeom.checks function on the student's "
+                             f"function, as in check_x(my_function); found {len(calls)} such calls")
+        exercises.append({**current, "check": imported[calls[0].func.id], "function": calls[0].args[0].id})
+    return {"chapter": path.stem, "exercises": exercises}
+
+
+def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True, timeout: int = 1800,
+          notebooks_dir: str | Path | None = None) -> list[Path]:
+    """Write the three editions of each chapter under ``out/<chapter>/``.
+
+    Parameters
+    ----------
+    chapters : list of str, optional
+        Chapter slugs (default: every chapter with coding exercises).
+    out : path
+        Output folder.
+    execute : bool
+        Execute the instructor edition (a solution that fails raises here).
+    timeout : int
+        Seconds allowed per cell when executing.
+    notebooks_dir : path, optional
+        The chapters' folder (default: the checkout's ``notebooks/``).
+
+    Returns
+    -------
+    list of Path
+        The chapter folders written.
+    """
+    from . import require_notebook_tools
+
+    require_notebook_tools()
+    import nbformat
+
+    from ..notebooks import plain_notebook
+
+    folder = Path(notebooks_dir) if notebooks_dir is not None else _notebooks_dir()
+    available = chapters_with_exercises(folder)
+    chapters = list(chapters) if chapters else available
+    unknown = [c for c in chapters if c not in available]
+    if unknown:
+        raise ValueError(f"no chapter with coding exercises named {', '.join(unknown)}; choose from {', '.join(available)}")
+    written = []
+    for slug in chapters:
+        source = folder / f"{slug}.md"
+        target = Path(out) / slug
+        target.mkdir(parents=True, exist_ok=True)
+        nbformat.write(plain_notebook(source, solutions=False), str(target / "student.ipynb"))
+        instructor = plain_notebook(source, solutions=True)
+        if execute:
+            from nbclient import NotebookClient
+
+            NotebookClient(instructor, timeout=timeout, kernel_name="python3",
+                           resources={"metadata": {"path": str(folder)}}).execute()
+        nbformat.write(instructor, str(target / "instructor.ipynb"))
+        (target / "autograder.json").write_text(json.dumps(exercise_key(source), indent=2) + "\n")
+        written.append(target)
+    return written

@@ -1,0 +1,42 @@
+"""The book's Sphinx extension, without a build: numbering per page and one copy of each script."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _extension():
+    spec = importlib.util.spec_from_file_location("posgeom_book", REPO / "book" / "_ext" / "posgeom_book.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_numbers_restart_on_every_page():
+    env = SimpleNamespace(toc_fignumbers={
+        "notebooks/theorem1-necessity": {"proof": {"thm": (1,), "rem": (2,)}, "exercise": {"e1": (1,), "e2": (2,)}},
+        "notebooks/theorem4-separation": {"proof": {"thm": (3,), "rem": (4,)}, "exercise": {"e1": (7,), "e2": (8,)}},
+        "numbered/page": {"figure": {"f": (2, 1)}},  # under a numbered toctree: left alone
+    })
+    assert _extension().restart_numbers_per_page(None, env) == []
+    page = env.toc_fignumbers["notebooks/theorem4-separation"]
+    assert page == {"proof": {"thm": (1,), "rem": (2,)}, "exercise": {"e1": (1,), "e2": (2,)}}
+    assert env.toc_fignumbers["numbered/page"] == {"figure": {"f": (2, 1)}}
+
+
+def test_a_script_registered_twice_is_loaded_once():
+    script = SimpleNamespace(filename=None, attributes={"body": 'const THEBE_JS_URL = "x"'})
+    again = SimpleNamespace(filename="", attributes={"body": 'const THEBE_JS_URL = "x"'})
+    other = SimpleNamespace(filename="sphinx-thebe.js", attributes={"async": "async"})
+    context = {"script_files": [script, other, again]}
+    _extension().unique_scripts(None, "index", "page.html", context, None)
+    assert context["script_files"] == [script, other]
+
+
+def test_stylesheet_exists_and_pads_table_cells():
+    css = (REPO / "book" / "_ext" / "static" / "posgeom.css").read_text()
+    assert "padding" in css and "@media (max-width: 600px)" in css
