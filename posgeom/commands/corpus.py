@@ -60,7 +60,7 @@ def _stats(args):
     if (args.corpus is None) == (args.counts is None):
         raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
     if args.counts is not None:
-        from .countsfile import load_counts
+        from ..corpora.countsfile import load_counts
 
         given = [f"--{k.replace('_', '-')}" for k in _COUNTING_FLAGS if getattr(args, k) is not None]
         given += [flag for flag, on in (("--no-verify", args.no_verify), ("--no-cache", args.no_cache)) if on]

@@ -86,10 +86,9 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
         for special in grid["specials"]:
             for n in grid["n_positions"]:
                 marg = rc.corpus_geometry_of(settings, {**base, "special": special, "n_positions": n}).marginals
-                sub = np.ix_(marg.positions, marg.positions)
                 offsets = np.abs(np.subtract.outer(marg.positions, marg.positions)).astype(np.float64)
-                fixed = {name: Dhat[sub] for name, (Dhat, _) in rc.encoding_distances(n, ecfg).items()
-                         if name in ("sinusoidal", "rope")}
+                fixed = enc.encoding_set(marg.positions, names=("sinusoidal", "rope"),
+                                         **{k: ecfg[k] for k in ("d_model", "n_heads", "base", "layout")})
                 for kind in grid["kinds"]:
                     D = geo.hellinger_matrix(marg, kind=kind)
                     slopes = []
