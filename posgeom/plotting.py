@@ -54,6 +54,34 @@ def book_style():
         yield
 
 
+def seed_band(ax, x, Y, *, color, label: str, ls: str = "-", lw: float = 2.0):
+    """The mean over seeds as a line, shaded between the lowest and the highest seed (seaborn).
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    x : array-like of shape (t,)
+        The common abscissa (training steps).
+    Y : array-like of shape (n_seeds, t)
+        One row per seed.
+    color, label, ls, lw
+        Line colour (from :data:`OKABE_ITO`), legend label, line style and width.
+    """
+    import pandas as pd
+    import seaborn as sns
+
+    Y = np.asarray(Y, dtype=float)
+    x = np.asarray(x)
+    if Y.ndim != 2 or Y.shape[1] != x.size:
+        raise ValueError(f"Y must have shape (n_seeds, {x.size}) to match x; got {Y.shape}")
+    frame = pd.DataFrame({"x": np.tile(x, Y.shape[0]), "y": Y.ravel()})
+    # errorbar=("pi", 100): the 0-100 percentile interval over the seeds, i.e. lowest to highest seed
+    sns.lineplot(data=frame, x="x", y="y", estimator="mean", errorbar=("pi", 100), color=color, label=label,
+                 linestyle=ls, linewidth=lw, err_kws={"alpha": 0.2, "linewidth": 0}, legend=False, ax=ax)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+
+
 def heatmap(ax, matrix, *, title: str, label: str, xlabel: str = "position j", ylabel: str = "position i",
             cmap: str = SEQUENTIAL_CMAP, vmin=None, vmax=None):
     """Draw an ``(n, m)`` matrix with a labelled colour bar; returns the image.

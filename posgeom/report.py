@@ -236,7 +236,10 @@ class ComparisonTable(pd.DataFrame):
 
 def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = None,
                      settings: Settings | None = None) -> pd.DataFrame:
-    """The "Paper vs this book" table: one row per claim checked by the chapter.
+    """The "Paper vs this book" table: one row per check of a claim by the chapter.
+
+    A claim's statement is written out on its first row only; its further checks read
+    ``"C7 (check 2)"``, so a claim checked several ways does not repeat its text in every row.
 
     With ``chapter`` (the notebook's slug) the rows are also recorded in the registry
     (``record_comparison``, at ``settings.scale``), for the summary page and ``posgeom reproduce``.
@@ -247,10 +250,13 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
     if chapter is not None:
         record_comparison(chapter, rows, settings)
     records = []
+    seen: dict[str, int] = {}
     for row in rows:
         claim = PAPER_CLAIMS[row.claim]
+        seen[row.claim] = seen.get(row.claim, 0) + 1
+        first = seen[row.claim] == 1
         records.append({
-            "claim": f"{row.claim}: {claim.statement}",
+            "claim": f"{row.claim}: {claim.statement}" if first else f"{row.claim} (check {seen[row.claim]})",
             "paper": row.paper if row.paper is not None else claim.paper_value,
             "this book": row.ours,
             "scale": row.scale,

@@ -55,3 +55,10 @@ def test_inconclusive_needs_what_was_not_tested_and_the_run_that_would_decide():
     # a reproduced row may carry a caveat
     ok = ComparisonRow("C6", verdict="reproduced", why="holds by construction", **base)
     assert comparison_table([ok]).iloc[0]["verdict"] == "reproduced — holds by construction"
+
+
+def test_a_claim_checked_twice_states_its_text_once():
+    rows = [ComparisonRow(claim, ours=ours, scale="quick", model="m", corpus="c", verdict="reproduced")
+            for claim, ours in (("C7", "1"), ("C8", "2"), ("C7", "3"))]
+    index = list(comparison_table(rows).index)
+    assert index == [f"C7: {PAPER_CLAIMS['C7'].statement}", f"C8: {PAPER_CLAIMS['C8'].statement}", "C7 (check 2)"]
