@@ -99,7 +99,7 @@ def device_status(settings: Settings) -> str:
 def about(settings: Settings | None = None, *, file=None) -> dict:
     """Print and return versions, device, scale, data and model availability.
 
-    The printed folders go through :func:`shown_path`; the returned dict holds them in full.
+    The printed folders go through ``shown_path``; the returned dict holds them in full.
 
     Parameters
     ----------

@@ -454,8 +454,9 @@ REFERENCE_TABLES = ("sinusoidal", "random_normal", "random_walk")
 def reference_tables(n: int, d: int, *, sigma: float = 0.02, seed: int = 0) -> dict[str, np.ndarray]:
     r"""The references of :data:`REFERENCE_TABLES` at shape ``(n, d)``.
 
-    ``sinusoidal`` (:func:`sinusoidal_table`, base 10000, interleaved; ``d`` even), ``random_normal``
-    ($\mathcal N(0, \sigma^2)$, a learned table at initialisation, :func:`random_table`) and
+    ``sinusoidal`` (:func:`~posgeom.encodings.sinusoidal_table`, base 10000, interleaved; ``d`` even),
+    ``random_normal`` ($\mathcal N(0, \sigma^2)$, a learned table at initialisation,
+    :func:`~posgeom.encodings.random_table`) and
     ``random_walk`` (:func:`random_walk_table`).
 
     Returns

@@ -280,3 +280,17 @@ def test_a_verdict_never_shows_the_expected_value(capsys):
 def test_a_function_is_required():
     with pytest.raises(TypeError, match="pass your function itself"):
         oe.check_hellinger_matrix(np.eye(3))
+
+
+def test_a_lazy_top_level_name_read_during_a_check_is_restored(monkeypatch):
+    """``posgeom.<name>`` is imported on first use and cached: read first inside a check, it must not keep
+    the switched-off stand-in afterwards."""
+    import posgeom
+    import posgeom.geometry as geometry
+    from posgeom.checks.core import PackageFunctionSwitchedOff, switched_off
+
+    monkeypatch.delitem(vars(posgeom), "classical_mds", raising=False)  # as if never read yet
+    with switched_off(geometry.classical_mds):
+        with pytest.raises(PackageFunctionSwitchedOff):
+            posgeom.classical_mds(np.zeros((2, 2)))  # the first read caches the stand-in
+    assert posgeom.classical_mds is geometry.classical_mds

@@ -105,13 +105,25 @@ def switched_off(*functions: Callable):
         for attr, value in list(vars(owner).items()):
             if id(value) in names and any(value is f for f in functions):
                 replaced.append((owner, attr, value))
+    originals = {}  # id(raiser) -> the function it stands for
     for owner, attr, value in replaced:
-        setattr(owner, attr, _raiser(names[id(value)]))
+        raiser = _raiser(names[id(value)])
+        originals[id(raiser)] = (raiser, value)
+        setattr(owner, attr, raiser)
     try:
         yield
     finally:
         for owner, attr, value in replaced:
             setattr(owner, attr, value)
+        # a lazy attribute first read during the block (``posgeom.<name>`` caches what it finds) holds a
+        # raiser too: put the function back wherever one was copied
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == "posgeom" or name.startswith("posgeom.")):
+                continue
+            for attr, value in list(vars(module).items()):
+                hit = originals.get(id(value))
+                if hit is not None and hit[0] is value:
+                    setattr(module, attr, hit[1])
         for g, code in reversed(swapped):
             g.__code__ = code
 

@@ -41,7 +41,7 @@ class ModelUnavailableError(ValueError):
 def resolve_pretrained(name: str | None = None) -> tuple[str, str]:
     """``(name, what to load)``: the validated name and a folder path or hub id.
 
-    The name is checked by :func:`posgeom.config.validate_pretrained` (aliases, ``owner/name`` hub ids,
+    The name is checked by ``posgeom.config.validate_pretrained`` (aliases, ``owner/name`` hub ids,
     folders) and resolved by the one resolver, :func:`posgeom.config.resolve_model`.
     """
     name = validate_pretrained(name if name is not None else get_settings().pretrained)

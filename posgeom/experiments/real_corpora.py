@@ -411,7 +411,7 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst
     )
 
 
-#: The headline stresses that get a bootstrap interval: (label, encoding of :func:`encoding_distances`
+#: The headline stresses that get a bootstrap interval: (label, encoding of :func:`posgeom.encodings.encoding_set`
 #: or ``"alibi (best head)"``, normalisation).
 INTERVAL_STATISTICS = (
     ("sinusoidal", "scale_free"), ("rope", "scale_free"), ("alibi", "scale_free"), ("sinusoidal", "paper"),
