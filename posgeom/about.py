@@ -25,8 +25,8 @@ def hub_offline() -> bool:
 def shown_path(path) -> str:
     """``path`` as printed: relative to the checkout we run in (``./…``), the Python environment
     (``<python env>/…``), the temporary folder (``<tmp>/…``) or the home folder (``~/…``), and any other
-    path by its last two parts (``…/parent/name``), so that no machine's absolute folders end up on a
-    page or in a log."""
+    path by its last part (``…/name``), so that no machine's absolute folders end up on a page or in a
+    log."""
     path = Path(path).expanduser().resolve()
     here = Path.cwd().resolve()
     checkout = next((p for p in (here, *here.parents) if (p / "_toc.yml").is_file() and (p / "posgeom").is_dir()), None)
@@ -34,7 +34,7 @@ def shown_path(path) -> str:
                        (Path(tempfile.gettempdir()).resolve(), "<tmp>"), (Path.home().resolve(), "~")):
         if root is not None and path.is_relative_to(root):
             return str(Path(name) / path.relative_to(root)) if path != root else name
-    return str(Path("…", *path.parts[-2:]))
+    return str(Path("…", path.name))
 
 
 def data_status(settings: Settings) -> dict[str, str]:

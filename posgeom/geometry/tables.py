@@ -341,7 +341,7 @@ def analyse_table(P, *, n_components: int = 6, isolation_threshold: float = 2.0,
     ----------
     P : array-like of shape (n, d)
     n_components : int
-        Principal components to fit with sinusoids (:func:`~posgeom.geometry.tables.fit_sinusoid`).
+        Principal components to fit with sinusoids (:func:`~posgeom.geometry.fit_sinusoid`).
     isolation_threshold : float
         $\iota$ above which a row stands apart.
     n_first : int
