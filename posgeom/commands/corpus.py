@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import sys
 
-__all__ = ["add", "add_corpus_report", "add_stress", "format_ranges"]
+__all__ = ["add", "add_corpus_report", "add_stress", "check_geometry_options", "format_ranges"]
 
 
 def _common(p) -> None:
@@ -141,10 +141,24 @@ def add_corpus_report(subparsers) -> None:
     p.set_defaults(func=_run_report)
 
 
-def _check_stress_options(args) -> None:
-    """Reject values no part of the report can use (they would otherwise end as "n/a" with exit 0)."""
+def check_geometry_options(args) -> None:
+    """The options every command that compares geometries shares (``stress``, ``diagnose``): the
+    Hellinger form, the noise-floor method and replicates, the minimum count. One line each."""
+    from ..geometry import HELLINGER_KINDS, NOISE_METHODS
+
+    if args.hellinger not in HELLINGER_KINDS:
+        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
+    if args.noise not in NOISE_METHODS:
+        raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
+    if args.min_count < 1:
+        raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
     if args.noise_reps < 1:
         raise ValueError(f"--noise-reps must be an integer >= 1; got {args.noise_reps}")
+
+
+def _check_stress_options(args) -> None:
+    """Reject values no part of the report can use (they would otherwise end as "n/a" with exit 0)."""
+    check_geometry_options(args)
     if not 0 < args.rank_tol < 1:
         raise ValueError(f"--rank-tol must lie in (0, 1), a fraction of the largest eigenvalue; got {args.rank_tol}")
     if not 0 < args.rank_mass <= 1:
@@ -172,15 +186,8 @@ def format_ranges(values) -> str:
 
 
 def _run_stress(args) -> int:
-    from ..geometry import HELLINGER_KINDS, NOISE_METHODS
     from ..corpora.report import parse_encodings, stress_report
 
-    if args.hellinger not in HELLINGER_KINDS:
-        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
-    if args.noise not in NOISE_METHODS:
-        raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
-    if args.min_count < 1:
-        raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
     _check_stress_options(args)
     items = parse_encodings(args.encodings)  # bad encodings fail before any data is loaded
     spec, seed, stats = _stats(args)

@@ -14,18 +14,13 @@ __all__ = ["add"]
 
 def _run(args) -> int:
     from ..config import get_settings
-    from ..geometry import HELLINGER_KINDS, NOISE_METHODS
+    from .corpus import check_geometry_options
     from ..diagnose.core import corpus_statistics, diagnose, inspect_model, model_tokenizer
     from ..diagnose.report import summary_lines, write_report
 
     if args.positions is not None and args.positions < 2:
         raise ValueError(f"--positions must be an integer >= 2; got {args.positions}")
-    if args.hellinger not in HELLINGER_KINDS:
-        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
-    if args.noise not in NOISE_METHODS:
-        raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
-    if args.min_count < 1:
-        raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
+    check_geometry_options(args)
     if args.counts is not None:
         given = [flag for flag, value in (("--split", args.split), ("--positions", args.positions),
                                           ("--special", args.special), ("--data-dir", args.data_dir)) if value]
