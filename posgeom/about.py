@@ -30,11 +30,15 @@ def shown_path(path) -> str:
     path = Path(path).expanduser().resolve()
     here = Path.cwd().resolve()
     checkout = next((p for p in (here, *here.parents) if (p / "_toc.yml").is_file() and (p / "posgeom").is_dir()), None)
-    for root, name in ((checkout, "."), (Path(sys.prefix).resolve(), "<python env>"),
-                       (Path(tempfile.gettempdir()).resolve(), "<tmp>"), (Path.home().resolve(), "~")):
-        if root is not None and path.is_relative_to(root):
-            return str(Path(name) / path.relative_to(root)) if path != root else name
-    return str(Path("…", path.name))
+    roots = [(root, name) for root, name in ((checkout, "."), (Path(sys.prefix).resolve(), "<python env>"),
+                                             (Path(tempfile.gettempdir()).resolve(), "<tmp>"),
+                                             (Path.home().resolve(), "~"))
+             if root is not None and path.is_relative_to(root)]
+    if not roots:
+        return str(Path("…", path.name))
+    # the innermost folder that holds the path names it best (a venv inside the checkout is the venv)
+    root, name = max(roots, key=lambda item: len(item[0].parts))
+    return str(Path(name) / path.relative_to(root)) if path != root else name
 
 
 def data_status(settings: Settings) -> dict[str, str]:

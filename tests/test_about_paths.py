@@ -31,3 +31,14 @@ def test_about_prints_no_absolute_folder(tmp_path, monkeypatch):
     info = about(get_settings(), file=out)
     assert str(tmp_path) not in out.getvalue()
     assert info["results_dir"] == str(tmp_path / "results")  # the returned dict keeps full paths
+
+
+def test_the_innermost_folder_names_a_path(tmp_path, monkeypatch):
+    """A virtual environment inside the checkout is shown as the environment, not as a checkout folder."""
+    repo = tmp_path / "repo"
+    (repo / "posgeom").mkdir(parents=True)
+    (repo / "_toc.yml").write_text("root: intro\n")
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(sys, "prefix", str(repo / ".venv"))
+    assert shown_path(repo / ".venv" / "lib") == str(Path("<python env>") / "lib")
+    assert shown_path(repo / "results") == str(Path(".") / "results")
