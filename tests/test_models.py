@@ -254,3 +254,15 @@ def test_flops_per_token_matches_torch_flop_counter():
         m.logits(h[selected])
     forward = counter.get_total_flops()
     assert model_flops_per_token(cfg, n, mlm_fraction=0.2) * B * n == pytest.approx(3 * forward, rel=1e-9)
+
+
+def test_query_key_weights_are_the_fused_projection_rows():
+    attn = encoder().layers[0].attn
+    W_Q, b_Q, W_K, b_K = attn.query_key_weights()
+    x = torch.randn(5, attn.qkv.in_features, dtype=torch.float64)
+    with torch.no_grad():  # oracle: the fused layer itself, [Q K V] = x W_qkv^T + b
+        fused = torch.nn.functional.linear(x, attn.qkv.weight.double(), attn.qkv.bias.double()).numpy()
+    d = W_Q.shape[0]
+    np.testing.assert_allclose(x.numpy() @ W_Q.T + b_Q, fused[:, :d], atol=1e-12)
+    np.testing.assert_allclose(x.numpy() @ W_K.T + b_K, fused[:, d:2 * d], atol=1e-12)
+    assert W_Q.dtype == np.float64 and W_Q.shape == (d, d) == W_K.shape

@@ -101,13 +101,6 @@ def load_model(settings: Settings):
     return model.to(resolve_device(settings.device)).eval()
 
 
-def _qk(block, d: int):
-    """(W_Q, b_Q, W_K, b_K) of a posgeom block as numpy (rows of the fused qkv are stacked Q; K; V)."""
-    W = block.attn.qkv.weight.detach().double().cpu().numpy()
-    b = block.attn.qkv.bias.detach().double().cpu().numpy()
-    return W[:d], b[:d], W[d:2 * d], b[d:2 * d]
-
-
 def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None = None):
     """Run ``model`` and collect, per layer, the positional means of its input and its attention maps.
 
@@ -270,7 +263,7 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
             per_head = np.zeros((n_layers, H, 2))
             pooled = np.zeros((n_layers, 2))
             for li, block in enumerate(model.layers):
-                G = head_logits(Xs[li], *_qk(block, d), n_heads=H)
+                G = head_logits(Xs[li], *block.attn.query_key_weights(), n_heads=H)
                 sq = np.zeros_like(D)
                 for h in range(H):
                     Dh = kernel_distances(G[h])

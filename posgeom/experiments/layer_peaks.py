@@ -34,13 +34,6 @@ def local_maxima(curve) -> list[int]:
     return [i + 1 for i in range(1, c.size - 1) if c[i] > c[i - 1] and c[i] > c[i + 1]]
 
 
-def _qk_numpy(block, d: int):
-    # rows of the fused qkv projection are stacked Q; K; V
-    W = block.attn.qkv.weight.detach().double().cpu().numpy()
-    b = block.attn.qkv.bias.detach().double().cpu().numpy()
-    return W[:d], b[:d], W[d:2 * d], b[d:2 * d]
-
-
 def _curves(means, D, qk, n_heads: int) -> tuple[np.ndarray, np.ndarray]:
     """Propagated (pooled over heads) and residual ``"scale_free"`` curves of positional means (n_layers + 1, n, d)."""
     prop = []
@@ -97,7 +90,7 @@ def run_local_peak_test(settings: Settings | None = None, *, n_groups: int = 24,
         pos = np.intersect1d(np.flatnonzero(reach.sum(0) >= cfg["min_reach"]), tpos)
         idx = np.searchsorted(tpos, pos)
         D = target.arrays["D"][np.ix_(idx, idx)]
-        qk = [_qk_numpy(block, d) for block in model.layers]
+        qk = [block.attn.query_key_weights() for block in model.layers]
 
         def curves(weights):
             r = weights @ reach[:, pos]

@@ -60,10 +60,14 @@ def offset_means(D, offset) -> tuple[np.ndarray, np.ndarray]:
     return means[offset], means
 
 
-def _relative_residual(D: np.ndarray, T: np.ndarray) -> float:
-    # ||D - T||_F / ||D||_F (0 for an all-zero D)
+def _deviation_from_class_means(D, offset_class) -> float:
+    """``||D - M||_F / ||D||_F`` with ``M`` the mean of ``D`` over each class of ``offset_class(i, j)``."""
+    D = as_square_matrix(D, "D", min_n=2)
+    idx = np.arange(D.shape[0])
+    M, _ = offset_means(D, offset_class(idx[:, None], idx[None, :], D.shape[0]))
     norm = np.linalg.norm(D)
-    return float(np.linalg.norm(D - T) / norm) if norm > 0 else 0.0
+    # ||D - M||_F / ||D||_F (0 for an all-zero D)
+    return float(np.linalg.norm(D - M) / norm) if norm > 0 else 0.0
 
 
 def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
@@ -112,12 +116,8 @@ def toeplitz_deviation(D) -> float:
     float
         0 for an all-zero ``D``.
     """
-    D = as_square_matrix(D, "D", min_n=2)
-    n = D.shape[0]
-    idx = np.arange(n)
     # T(D)_ij = mean_k D_{k, k + (j - i)}: classes j - i + n - 1 in 0 .. 2n - 2
-    T, _ = offset_means(D, idx[None, :] - idx[:, None] + n - 1)
-    return _relative_residual(D, T)
+    return _deviation_from_class_means(D, lambda i, j, n: j - i + n - 1)
 
 
 def circulant_deviation(D) -> float:
@@ -134,12 +134,8 @@ def circulant_deviation(D) -> float:
     float
         0 for an all-zero ``D``.
     """
-    D = as_square_matrix(D, "D", min_n=2)
-    n = D.shape[0]
-    idx = np.arange(n)
     # C(D)_ij = mean of D over (j - i) mod n
-    C, _ = offset_means(D, (idx[None, :] - idx[:, None]) % n)
-    return _relative_residual(D, C)
+    return _deviation_from_class_means(D, lambda i, j, n: (j - i) % n)
 
 
 def toeplitz_spread(D) -> float:

@@ -228,6 +228,15 @@ class SelfAttention(nn.Module):
         )
         return self.out(a.transpose(1, 2).reshape(B, L, d))
 
+    def query_key_weights(self) -> tuple:
+        """``(W_Q, b_Q, W_K, b_K)`` as float64 NumPy arrays: ``W`` of shape (d, d) in ``nn.Linear``'s
+        (out, in) layout, ``b`` of shape (d,) — what the static positional logits of a layer need."""
+        d = self.qkv.out_features // 3
+        W = self.qkv.weight.detach().double().cpu().numpy()
+        b = self.qkv.bias.detach().double().cpu().numpy()
+        # the rows of the fused projection are stacked [W_Q; W_K; W_V]
+        return W[:d], b[:d], W[d:2 * d], b[d:2 * d]
+
 
 class Block(nn.Module):
     """A post-LN Transformer block as BERT's ``BertLayer``. ``(B, L, d)`` → ``(B, L, d)``."""
