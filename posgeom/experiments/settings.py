@@ -1,0 +1,120 @@
+r"""Typed per-scale settings and typed result records, shared by every experiment module.
+
+An experiment's options are a frozen dataclass whose defaults are the ``quick`` scale; the ``paper``
+scale is written as the *changes* to quick (:func:`by_scale`), so a reader sees at once what the paper
+scale does differently. :func:`as_params` turns the settings into the plain dictionary the registry keys
+on (nested dataclasses become nested dictionaries, exactly what the earlier ``CONFIGS`` dictionaries held,
+so stored results keep their keys).
+
+A result that is a list of rows is stored as a list of dictionaries (JSON) and read back as typed records
+(:func:`records`), then looked up by field (:func:`find`) rather than by a display label.
+
+Example
+-------
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Walk:
+...     n: int = 64
+...     seeds: tuple[int, ...] = (0, 1)
+>>> WALK = by_scale(Walk(), n=512)
+>>> WALK["paper"].n, WALK["paper"].seeds
+(512, (0, 1))
+>>> as_params(WALK["quick"])
+{'n': 64, 'seeds': (0, 1)}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Generic, Iterable, Mapping, TypeVar
+
+from ..config import validate_scale
+
+__all__ = ["ByScale", "by_scale", "as_params", "records", "find"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ByScale(Generic[T]):
+    """The settings of one experiment at each scale; ``SETTINGS[scale]`` picks one."""
+
+    quick: T
+    paper: T
+
+    def __getitem__(self, scale: str) -> T:
+        return getattr(self, validate_scale(scale))
+
+    def __iter__(self):
+        yield from ("quick", "paper")
+
+    def changes(self) -> dict[str, tuple[Any, Any]]:
+        """``{field: (quick value, paper value)}`` for the fields the paper scale changes (top level)."""
+        return {
+            f.name: (getattr(self.quick, f.name), getattr(self.paper, f.name))
+            for f in dataclasses.fields(self.quick)
+            if getattr(self.quick, f.name) != getattr(self.paper, f.name)
+        }
+
+
+def _replace(base, changes: Mapping[str, Any]):
+    """``dataclasses.replace`` that also accepts a mapping of changes for a nested dataclass field."""
+    names = {f.name for f in dataclasses.fields(base)}
+    unknown = sorted(set(changes) - names)
+    if unknown:
+        raise TypeError(
+            f"{type(base).__name__} has no field {', '.join(map(repr, unknown))}; its fields are {', '.join(sorted(names))}"
+        )
+    resolved = {}
+    for name, value in changes.items():
+        current = getattr(base, name)
+        if dataclasses.is_dataclass(current) and isinstance(value, Mapping):
+            value = _replace(current, value)
+        resolved[name] = value
+    return dataclasses.replace(base, **resolved)
+
+
+def by_scale(quick: T, **paper_changes: Any) -> ByScale[T]:
+    """Settings at both scales: ``quick`` as given, ``paper`` = quick with ``paper_changes`` applied.
+
+    A change to a nested dataclass field may be a mapping of its own changes
+    (``by_scale(Options(), model={"d_model": 768})``). An unknown field raises :class:`TypeError`.
+    """
+    if not dataclasses.is_dataclass(quick) or isinstance(quick, type):
+        raise TypeError(f"by_scale needs a dataclass instance for the quick scale, got {type(quick).__name__}")
+    return ByScale(quick=quick, paper=_replace(quick, paper_changes))
+
+
+def as_params(settings: Any) -> dict[str, Any]:
+    """The registry parameters of a settings dataclass (nested dataclasses → nested dictionaries)."""
+    if not dataclasses.is_dataclass(settings) or isinstance(settings, type):
+        raise TypeError(f"as_params needs a dataclass instance, got {type(settings).__name__}")
+    return dataclasses.asdict(settings)
+
+
+R = TypeVar("R")
+
+
+def records(cls: type[R], rows: Iterable[Mapping[str, Any]]) -> list[R]:
+    """Stored rows (dictionaries) as typed records of the dataclass ``cls``; extra keys are an error."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    out = []
+    for i, row in enumerate(rows):
+        extra = sorted(set(row) - set(names))
+        if extra:
+            raise ValueError(f"row {i} has fields {extra} that {cls.__name__} does not declare")
+        out.append(cls(**{k: row[k] for k in names if k in row}))
+    return out
+
+
+def find(rows: Iterable[R], **match: Any) -> R:
+    """The one record whose fields equal ``match``; a :class:`KeyError` naming the choices otherwise."""
+    rows = list(rows)
+    hits = [r for r in rows if all(getattr(r, k) == v for k, v in match.items())]
+    if len(hits) != 1:
+        keys = ", ".join(match)
+        choices = sorted({tuple(getattr(r, k) for k in match) for r in rows}, key=str)
+        what = "no record" if not hits else f"{len(hits)} records"
+        raise KeyError(f"{what} with {match}; the values of ({keys}) present are {choices}")
+    return hits[0]
