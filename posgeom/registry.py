@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 import warnings
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -161,6 +163,32 @@ class Result:
             f"scale={m.get('scale')}, model={model}, device={m.get('device')}, seed={m.get('seed')}, "
             f"runtime={runtime_text}, posgeom {m.get('versions', {}).get('posgeom', '?')}"
         )
+
+
+class NotStoredError(KeyError):
+    """Raised by :meth:`Registry.run` inside :func:`stored_only` when the entry is not stored."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+#: True inside :func:`stored_only`: :meth:`Registry.run` reads and never computes.
+_STORED_ONLY: ContextVar[bool] = ContextVar("posgeom_stored_only", default=False)
+
+
+@contextmanager
+def stored_only():
+    """Inside this block :meth:`Registry.run` only reads: a stored entry is returned (even one made by
+    other code: check :func:`code_changed` on its manifest), a missing one raises :class:`NotStoredError`.
+
+    This is how a chapter built at ``quick`` shows the committed ``paper`` results beside its own without
+    ever starting a paper-scale computation.
+    """
+    token = _STORED_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _STORED_ONLY.reset(token)
 
 
 class DamagedEntryError(KeyError):
@@ -537,7 +565,7 @@ class Registry:
         result fresh. ``force=True`` always recomputes. A damaged entry is recomputed (with a warning). A recomputed
         result replaces the stored one.
         """
-        if not force:
+        if not force or _STORED_ONLY.get():
             try:
                 stored = self.load(experiment, params=params, scale=scale)
             except DamagedEntryError as err:
@@ -547,8 +575,13 @@ class Registry:
                 stored = None
             if stored is not None:
                 same_seed = stored.manifest.get("seed") == seed
-                if same_seed and (not same_code or not code_changed(stored.manifest)):
+                if same_seed and (not same_code or not code_changed(stored.manifest) or _STORED_ONLY.get()):
                     return stored
+        if _STORED_ONLY.get():
+            raise NotStoredError(
+                f"{experiment} (scale {scale}, seed {seed}) is not stored under {self.root}; "
+                "run it outside stored_only() to compute it"
+            )
         start = time.perf_counter()
         out = compute()
         values, arrays = out if isinstance(out, tuple) else (out, None)
@@ -558,7 +591,20 @@ class Registry:
         )
 
 
+def stored_at_scale(run, settings, *, scale: str = "paper", **kwargs) -> Result | None:
+    """What ``run(settings at scale, **kwargs)`` has stored, or None; never computes.
+
+    ``run`` is an experiment's ``run_*`` function. A chapter built at ``quick`` calls this to show the
+    committed ``paper`` results beside its own (check ``code_changed(result.manifest)`` to mark a stale one).
+    """
+    with stored_only():
+        try:
+            return run(settings.with_(scale=validate_scale(scale)), **kwargs)
+        except NotStoredError:
+            return None
+
+
 __all__ = [
-    "Registry", "Result", "EntryStatus", "DamagedEntryError", "params_key", "package_versions", "git_commit",
+    "Registry", "Result", "EntryStatus", "DamagedEntryError", "NotStoredError", "stored_only", "stored_at_scale", "params_key", "package_versions", "git_commit",
     "code_changed",
 ]
