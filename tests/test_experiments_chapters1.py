@@ -6,8 +6,8 @@ in well under a minute; the chapters themselves run the ``quick`` configurations
 
 from __future__ import annotations
 
-import copy
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ import posgeom
 from posgeom import encodings as enc
 from posgeom.config import get_settings
 from posgeom.experiments import necessity as nec
+from posgeom.experiments import factorisation as fac
 from posgeom.experiments import separation as sp
 from posgeom.experiments import zoo
 from posgeom.models import build_model
@@ -33,17 +34,18 @@ def settings(tmp_path):
 @pytest.fixture
 def tiny(monkeypatch):
     """Shrink the quick configurations of the training experiments."""
-    n = copy.deepcopy(nec.CONFIGS["quick"])
-    n["task"].update(n_positions=6, vocab_size=12, n_train=256, n_test=128)
-    n["train"].update(steps=12, batch_size=32, eval_every=6)
-    n["equivariance"].update(length=7, vocab_size=20, n_inputs=2, n_perms=2)
-    monkeypatch.setitem(nec.CONFIGS, "quick", n)
-    s = copy.deepcopy(sp.CONFIGS["quick"])
-    s["synthetic"].update(n_positions=8, vocab_size=16, n_sequences=256, n_eval=64)
-    s["real"]["sst2"].update(n_positions=8, n_sequences=256, n_eval=64)
-    s["train"].update(steps=10, batch_size=32, every=5)
-    s["gap"].update(n_positions=8, min_reach=20)
-    monkeypatch.setitem(sp.CONFIGS, "quick", s)
+    q = nec.CONFIGS.quick
+    n = replace(q, task=replace(q.task, n_positions=6, vocab_size=12, n_train=256, n_test=128),
+                train=replace(q.train, steps=12, batch_size=32, eval_every=6),
+                equivariance=replace(q.equivariance, length=7, vocab_size=20, n_inputs=2, n_perms=2))
+    monkeypatch.setattr(nec, "CONFIGS", replace(nec.CONFIGS, quick=n))
+    q = sp.CONFIGS.quick
+    s = replace(q, synthetic=replace(q.synthetic, n_positions=8, vocab_size=16, n_sequences=256, n_eval=64),
+                real=replace(q.real, sst2=replace(q.real.sst2, n_positions=8, n_sequences=256, n_eval=64)),
+                train=replace(q.train, steps=10, batch_size=32, every=5),
+                gap=replace(q.gap, n_positions=8, min_reach=20))
+    monkeypatch.setattr(sp, "CONFIGS", replace(sp.CONFIGS, quick=s))
+    monkeypatch.setattr(fac, "CONFIGS", replace(sp.CONFIGS, quick=s))
 
 
 def model(position, causal=False, L=8, V=20, seed=0):
@@ -212,23 +214,23 @@ def test_factorisation_gap_against_a_loop():
     e = rng.standard_normal((N, n, d))
     c = rng.random((N, n))
     M = rng.random((N, n)) > 0.2
-    out = sp.factorisation_gap(c, e, M)
+    out = fac.factorisation_gap(c, e, M)
     for idx, k in enumerate(out["positions"]):
         rows = [r for r in range(N) if M[r, k]]
         true = sum(c[r, k] * e[r, k] for r in rows) / len(rows)
         fact = (sum(c[r, k] for r in rows) / len(rows)) * (sum(e[r, k] for r in rows) / len(rows))
         assert out["relative"][idx] == pytest.approx(np.linalg.norm(true - fact) / np.linalg.norm(true), rel=1e-10)
     # a coefficient independent of the token (here constant) factorises exactly
-    const = sp.factorisation_gap(np.full((N, n), 0.3), e, M)
+    const = fac.factorisation_gap(np.full((N, n), 0.3), e, M)
     assert np.max(const["relative"]) < 1e-12
     # c proportional to the token's first coordinate squared: strongly dependent
-    dep = sp.factorisation_gap(e[:, :, 0] ** 2, e, M)
+    dep = fac.factorisation_gap(e[:, :, 0] ** 2, e, M)
     assert np.median(dep["relative"]) > 0.5
     assert out["pair_relative"].shape == (n * (n - 1) // 2,)
     with pytest.raises(ValueError, match="shapes"):
-        sp.factorisation_gap(c[:, :3], e, M)
+        fac.factorisation_gap(c[:, :3], e, M)
     with pytest.raises(ValueError, match="fewer than 2"):
-        sp.factorisation_gap(c, e, M, min_reach=N + 1)
+        fac.factorisation_gap(c, e, M, min_reach=N + 1)
 
 
 def test_masked_position_loss_masks_one_token_per_sequence():
@@ -301,14 +303,14 @@ def test_run_pretrained_separation_matches_the_table(settings):
 
 def test_run_factorisation_gap_tiny(settings, tiny, shared_data_dir):
     s = settings.with_(pretrained=PACKAGED, data_dir=shared_data_dir)
-    r = sp.run_factorisation_gap(s, n_placebo=3)
+    r = fac.run_factorisation_gap(s, n_placebo=3)
     v = r.values
     assert v["n_texts"] == 872 and v["seq_len"] <= 8
     assert 0 not in v["positions"]  # [CLS] is excluded
     assert r.arrays["placebo__relative"].shape == (3, len(v["positions"]))
     assert v["real"]["relative"] > v["placebo"]["relative"]
     with pytest.raises(ValueError, match="layer"):
-        sp.run_factorisation_gap(s, layer=6, n_placebo=1)
+        fac.run_factorisation_gap(s, layer=6, n_placebo=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,3 +320,53 @@ def test_run_factorisation_gap_tiny(settings, tiny, shared_data_dir):
 
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# the compute functions, without the registry
+
+
+def test_equivariance_gaps_typed_rows_without_the_registry():
+    opts = nec.EquivarianceOptions(length=6, vocab_size=12, n_inputs=2, n_perms=2)
+    shape = nec.ModelShape(d_model=8, n_layers=1, n_heads=2, d_ff=16)
+    rows, eps = nec.equivariance_gaps([("none", False), ("rope", False)], opts, shape, seed=0)
+    assert [(r.position, r.causal) for r in rows] == [("none", False), ("rope", False)]
+    assert rows[0].perm_gap < 1e-12 < 1e-6 < rows[1].perm_gap and eps == np.finfo(np.float64).eps
+    with pytest.raises(ValueError, match="dtype"):
+        nec.equivariance_gaps([("none", False)], opts, shape, seed=0, dtype="int8")
+
+
+def test_settings_give_the_registry_params_of_before():
+    # the registry keys of stored results depend on these plain dictionaries: they must not drift
+    from posgeom.experiments.settings import as_params
+
+    q = as_params(nec.CONFIGS["quick"])
+    assert q["train"] == dict(steps=400, batch_size=64, lr=3e-3, weight_decay=0.0, schedule="linear", eval_every=50)
+    assert as_params(nec.CONFIGS["paper"])["equivariance"] == dict(length=128, vocab_size=30522, n_inputs=4,
+                                                                     n_perms=8, init_std=0.5)
+    assert as_params(sp.CONFIGS["paper"].real.sst2) == dict(n_positions=128, n_sequences=None, n_eval=5000)
+    assert as_params(sp.CONFIGS["paper"].train) == dict(steps=10_000, batch_size=64, lr=1e-4, every=250)
+
+
+def test_seed_interval_against_the_t_quantile():
+    from scipy import stats
+
+    x = np.array([0.2, 0.25, 0.31, 0.22, 0.27])
+    iv = sp.seed_interval(x, 0.9)
+    half = stats.t.ppf(0.95, 4) * x.std(ddof=1) / np.sqrt(5)
+    assert iv.mean == pytest.approx(x.mean()) and iv.low == pytest.approx(x.mean() - half)
+    assert iv.high == pytest.approx(x.mean() + half) and iv.n == 5
+    with pytest.raises(ValueError, match="at least 2"):
+        sp.seed_interval([1.0])
+    with pytest.raises(ValueError, match="level"):
+        sp.seed_interval(x, 1.5)
+
+
+def test_pretrained_separation_of_a_table_against_a_loop():
+    P = np.random.default_rng(3).standard_normal((12, 4))
+    by_n, arrays = sp.pretrained_separation(P, (5, 12))
+    d = [np.linalg.norm(P[i] - P[j]) for i in range(5) for j in range(i + 1, 5)]
+    assert by_n["5"]["raw"] == pytest.approx(min(d)) and by_n["5"]["normalized"] == pytest.approx(min(d) / np.median(d))
+    assert arrays["nearest"][0] == pytest.approx(min(np.linalg.norm(P[0] - P[j]) for j in range(1, 12)))
+    with pytest.raises(ValueError, match="exceeds"):
+        sp.pretrained_separation(P, (13,))

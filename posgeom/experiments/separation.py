@@ -19,15 +19,15 @@ by the median pairwise distance (:func:`posgeom.geometry.separation`), along tra
   with and without **weight decay**, and from a random or a **tied** start (every row equal, $P = 0$).
 
 The pretrained model's table (:func:`run_pretrained_separation`) and the factorisation step of the
-paper's proof (:func:`run_factorisation_gap`) complete the chapter. The
-factorisation replaces $\mathbb E[c_k\, e(t_k)]$ by $\mathbb E[c_k]\,\mathbb E[e(t_k)]$; we instantiate
-$c_k$ as the attention weight from ``[CLS]`` to position $k$ (mean over the heads of one layer) and
-$e(t_k)$ as the word embedding of the token at $k$, and measure on real text how far the two are.
+paper's proof (:mod:`posgeom.experiments.factorisation`) complete the chapter.
 
 Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -38,11 +38,15 @@ from ..config import resolve_device, settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..registry import Registry, Result
 from ..models.threads import torch_threads
+from .seeds import SeedInterval, seed_interval
+from .settings import ModelShape, as_params, by_scale
 
 __all__ = [
-    "CONFIGS", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels", "synthetic_mlm_data",
-    "real_mlm_data", "masked_position_loss", "entropy_references", "run_separation", "run_pretrained_separation",
-    "run_factorisation_gap", "factorisation_gap",
+    "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
+    "GapOptions", "SeparationData", "SeedInterval", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels",
+    "synthetic_mlm_data", "real_mlm_data", "masked_position_loss", "entropy_references", "separation_data",
+    "train_separation", "summarise_separation", "SeparationRuns", "seed_interval", "final_separation_interval",
+    "pretrained_separation", "run_separation", "run_pretrained_separation",
 ]
 
 CORPORA = ("drift", "stationary", "sst2", "imdb")
@@ -51,38 +55,91 @@ INITS = ("normal", "tied")
 #: Ids of the synthetic MLM vocabulary: 0 padding, 1 ``[MASK]``, the corpus token ``t`` becomes ``t + 2``.
 PAD_ID, MASK_ID, OFFSET = 0, 1, 2
 
-#: Per-scale options. ``quick``: a 1-layer width-32 encoder, 24 positions, 300 steps, 3 seeds, about
-#: 3 s of one CPU core per run (SST-2: 6 s). ``paper``: BERT-base's shape, the synthetic corpora and
-#: SST-2 at 128 positions, IMDB at 512, all sequences of the training splits, for a GPU.
+
+@dataclass(frozen=True)
+class SyntheticCorpus:
+    """A synthetic MLM corpus: positions, vocabulary, training and held-out sequences."""
+
+    n_positions: int = 24
+    vocab_size: int = 48
+    n_sequences: int = 4096
+    n_eval: int = 1024
+
+
+@dataclass(frozen=True)
+class RealCorpus:
+    """A real corpus for MLM from scratch: positions, training sequences (None: all but the held-out), held-out."""
+
+    n_positions: int
+    n_sequences: int | None
+    n_eval: int
+
+
+@dataclass(frozen=True)
+class RealCorpora:
+    """The options of SST-2 and IMDB."""
+
+    sst2: RealCorpus = RealCorpus(n_positions=24, n_sequences=8192, n_eval=1024)
+    imdb: RealCorpus = RealCorpus(n_positions=64, n_sequences=2048, n_eval=512)
+
+
+@dataclass(frozen=True)
+class SeparationTraining:
+    """AdamW training (linear schedule); the table's geometry is recorded every ``every`` steps."""
+
+    steps: int = 300
+    batch_size: int = 64
+    lr: float = 3e-3
+    every: int = 15
+
+
+@dataclass(frozen=True)
+class GapOptions:
+    """The factorisation check: SST-2 split, positions, attention layer (from 0), least reach of a position."""
+
+    split: str = "validation"
+    n_positions: int = 32
+    layer: int = 0
+    min_reach: int = 50
+
+
+@dataclass(frozen=True)
+class SeparationSettings:
+    """The chapter's options (defaults: ``quick``).
+
+    ``seeds`` are the training seeds of every run; ``headline_seeds`` those of the chapter's headline runs
+    (the drift corpus and SST-2 from a random start), at least 5 so that their interval means something.
+    """
+
+    model: ModelShape = field(default_factory=ModelShape)
+    synthetic: SyntheticCorpus = field(default_factory=SyntheticCorpus)
+    real: RealCorpora = field(default_factory=RealCorpora)
+    train: SeparationTraining = field(default_factory=SeparationTraining)
+    weight_decay: float = 10.0
+    seeds: tuple[int, ...] = (0, 1, 2)
+    headline_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    threads: int | None = 1
+    pretrained_positions: tuple[int, ...] = (32, 64, 128, 512)
+    gap: GapOptions = field(default_factory=GapOptions)
+
+
+#: Per-scale options. ``quick``: a 1-layer width-32 encoder, 24 positions, 300 steps, 3 seeds (5 for the
+#: headline runs), about 3 s of one CPU core per run (SST-2: 6 s). ``paper``: BERT-base's shape, the
+#: synthetic corpora and SST-2 at 128 positions, IMDB at 512, all sequences of the training splits, for a GPU.
 #: ``weight_decay`` is the value of the chapter's "with weight decay" runs: exaggerated on purpose, so
 #: that the decay factor of an unused weight, about exp(-lr * weight_decay * steps / 2) under the linear
 #: schedule, is about 1 % within the run (exp(-4.5)) — practice uses 0.01 over far more steps.
-CONFIGS: dict[str, dict] = {
-    "quick": dict(
-        model=dict(d_model=32, n_layers=1, n_heads=4, d_ff=64),
-        synthetic=dict(n_positions=24, vocab_size=48, n_sequences=4096, n_eval=1024),
-        real=dict(sst2=dict(n_positions=24, n_sequences=8192, n_eval=1024),
-                  imdb=dict(n_positions=64, n_sequences=2048, n_eval=512)),
-        train=dict(steps=300, batch_size=64, lr=3e-3, every=15),
-        weight_decay=10.0,
-        seeds=(0, 1, 2),
-        threads=1,
-        pretrained_positions=(32, 64, 128, 512),
-        gap=dict(split="validation", n_positions=32, layer=0, min_reach=50),
-    ),
-    "paper": dict(
-        model=dict(d_model=768, n_layers=12, n_heads=12, d_ff=3072),
-        synthetic=dict(n_positions=128, vocab_size=1000, n_sequences=100_000, n_eval=10_000),
-        real=dict(sst2=dict(n_positions=128, n_sequences=None, n_eval=5000),
-                  imdb=dict(n_positions=512, n_sequences=None, n_eval=2000)),
-        train=dict(steps=10_000, batch_size=64, lr=1e-4, every=250),
-        weight_decay=10.0,
-        seeds=(0, 1, 2),
-        threads=None,
-        pretrained_positions=(64, 128, 512),
-        gap=dict(split="validation", n_positions=64, layer=0, min_reach=50),
-    ),
-}
+CONFIGS = by_scale(
+    SeparationSettings(),
+    model=dict(d_model=768, n_layers=12, n_heads=12, d_ff=3072),
+    synthetic=dict(n_positions=128, vocab_size=1000, n_sequences=100_000, n_eval=10_000),
+    real=RealCorpora(sst2=RealCorpus(n_positions=128, n_sequences=None, n_eval=5000),
+                     imdb=RealCorpus(n_positions=512, n_sequences=None, n_eval=2000)),
+    train=dict(steps=10_000, lr=1e-4, every=250),
+    threads=None,
+    pretrained_positions=(64, 128, 512),
+    gap=dict(n_positions=64),
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,10 +318,189 @@ def _model_config(position_options: dict, *, vocab_size: int, max_len: int, d_mo
     )
 
 
+@dataclass(frozen=True)
+class SeparationData:
+    """The training and held-out data of one separation run (:func:`separation_data`).
+
+    Attributes
+    ----------
+    train, held : dict
+        ``input_ids`` LongTensor (N, n), and ``attention_mask`` (real corpora) or ``labels`` (bag task).
+    vocab_size : int
+    special_ids : tuple of int
+        Ids never masked.
+    n_positions : int
+    facts : dict
+        What the chapter reports about the data: the entropy references and the largest Hellinger
+        distance between marginals (synthetic), reach, sizes and token provenance (real).
+    """
+
+    train: dict
+    held: dict
+    vocab_size: int
+    special_ids: tuple
+    n_positions: int
+    facts: dict
+
+
+def _check_run(corpus: str, task: str, init: str, weight_decay) -> float:
+    if corpus not in CORPORA:
+        raise ValueError(f"unknown corpus {corpus!r}; valid corpora are {', '.join(CORPORA)}")
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(TASKS)}")
+    if init not in INITS:
+        raise ValueError(f"unknown init {init!r}; valid inits are {', '.join(INITS)}")
+    if task == "bag" and corpus not in ("drift", "stationary"):
+        raise ValueError("the bag-of-tokens task is defined on the synthetic corpora ('drift', 'stationary') only")
+    weight_decay = float(weight_decay)
+    if not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
+    return weight_decay
+
+
+def _corpus_options(corpus: str, options: SeparationSettings):
+    return options.synthetic if corpus in ("drift", "stationary") else getattr(options.real, corpus)
+
+
+def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed: int, data_dir=None) -> SeparationData:
+    """The data of a separation run: one synthetic corpus split into training and held-out sequences, or a
+    seeded split of a real corpus (:func:`real_mlm_data`).
+
+    Returns
+    -------
+    SeparationData
+    """
+    _check_run(corpus, task, "normal", 0.0)
+    c = _corpus_options(corpus, options)
+    n, facts = c.n_positions, {}
+    if corpus in ("drift", "stationary"):
+        n_tr = c.n_sequences
+        both = synthetic_mlm_data(corpus, n_sequences=n_tr + c.n_eval, n_positions=n, vocab_size=c.vocab_size,
+                                  seed=seed, task=task)
+        train = dict(input_ids=both["input_ids"][:n_tr])
+        held = dict(input_ids=both["input_ids"][n_tr:])
+        if task == "bag":
+            train["labels"], held["labels"] = both["labels"][:n_tr], both["labels"][n_tr:]
+        if task == "mlm":
+            h_pos, h_nopos = entropy_references(both["population"])
+            facts.update(entropy_with_position=h_pos, entropy_without_position=h_nopos)
+        facts["max_marginal_hellinger"] = float(geo.hellinger_matrix(both["population"]).max())
+        return SeparationData(train, held, both["vocab_size"], (PAD_ID, MASK_ID), n, facts)
+    full = real_mlm_data(corpus, n_positions=n, n_sequences=None, seed=seed, data_dir=data_dir)
+    N = full["input_ids"].shape[0]
+    order = np.random.default_rng(seed).permutation(N)
+    n_train = N - c.n_eval if c.n_sequences is None else c.n_sequences
+    tr_rows, ev_rows = order[:n_train], order[n_train:n_train + c.n_eval]
+    train = dict(input_ids=full["input_ids"][tr_rows], attention_mask=full["attention_mask"][tr_rows])
+    held = dict(input_ids=full["input_ids"][ev_rows], attention_mask=full["attention_mask"][ev_rows])
+    reach = full["attention_mask"][tr_rows].sum(dim=0).numpy()
+    facts.update(reach=reach.tolist(), n_train=int(len(tr_rows)), vocab_size=int(full["vocab_size"]),
+                 tokens_info=full["info"])
+    return SeparationData(train, held, full["vocab_size"], tuple(full["special_ids"]), n, facts)
+
+
+@dataclass(frozen=True)
+class SeparationRuns:
+    """The records of :func:`train_separation`, one row per seed.
+
+    Attributes
+    ----------
+    step : ndarray of shape (T,)
+    separation, separation_normalized, median_distance, order_spearman : ndarray of shape (n_seeds, T)
+    loss : ndarray of shape (n_seeds, steps)
+    evals : list of dict
+        :func:`posgeom.models.training.evaluate` on the held-out data, per seed.
+    masked_loss : list of float
+        :func:`masked_position_loss` per seed (MLM), else empty.
+    """
+
+    step: np.ndarray
+    separation: np.ndarray
+    separation_normalized: np.ndarray
+    median_distance: np.ndarray
+    order_spearman: np.ndarray
+    loss: np.ndarray
+    evals: list
+    masked_loss: list
+
+
+def train_separation(data: SeparationData, *, task: str, init: str, weight_decay: float, seeds,
+                     shape: ModelShape, training: SeparationTraining, device: str = "cpu",
+                     threads: int | None = 1, progress: bool = True, desc: str = "separation") -> SeparationRuns:
+    r"""Train a learned table from scratch once per seed, recording its separation along training.
+
+    ``init="normal"``: rows $\mathcal N(0, 0.02^2)$; ``"tied"``: every row 0. The callback
+    :class:`posgeom.models.callbacks.PositionGeometry` records the raw and normalised separation, the
+    median distance and Spearman's $\rho$ between the table's distances and $|i - j|$.
+
+    Returns
+    -------
+    SeparationRuns
+    """
+    from ..models import PositionGeometry, TrainConfig, build_model, train
+
+    n = data.n_positions
+    pos_opts = {"init": "table", "table": np.zeros((n, shape.d_model))} if init == "tied" else {"sigma": 0.02}
+    line = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(np.float64)
+    kind = "mlm" if task == "mlm" else "classification"
+    rec_all, losses, evals, probes = [], [], [], []
+    for seed in tqdm(seeds, desc=desc, disable=not progress):
+        config = _model_config(pos_opts, vocab_size=data.vocab_size, max_len=n, **as_params(shape))
+        model = build_model(config, kind, seed=seed)
+        tc = TrainConfig(task=kind, batch_size=training.batch_size, max_steps=training.steps, lr=training.lr,
+                         weight_decay=weight_decay, seed=seed, device=device, progress=False,
+                         mask_token_id=MASK_ID, special_token_ids=tuple(data.special_ids))
+        # target |i - j|: the callback's Spearman says how much the table's geometry follows the order
+        geom = PositionGeometry(every=training.every, target=line, normalizations=("scale_free",))
+        train_data = (data.train["input_ids"], data.train.get("attention_mask"), data.train.get("labels"))
+        eval_data = (data.held["input_ids"], data.held.get("attention_mask"), data.held.get("labels"))
+        with torch_threads(threads, device):
+            result = train(model, train_data, tc, callbacks=[geom], eval_data=eval_data)
+        rec_all.append(geom.as_arrays())
+        losses.append(np.asarray(result.losses))
+        evals.append(result.eval)
+        if task == "mlm":
+            probes.append(masked_position_loss(model, data.held["input_ids"], data.held.get("attention_mask"),
+                                               special_ids=tuple(data.special_ids), seed=seed))
+    stack = {k: np.asarray([r[k] for r in rec_all]) for k in ("separation", "separation_normalized",
+                                                              "median_distance", "spearman")}
+    return SeparationRuns(step=rec_all[-1]["step"], separation=stack["separation"],
+                          separation_normalized=stack["separation_normalized"],
+                          median_distance=stack["median_distance"], order_spearman=stack["spearman"],
+                          loss=np.asarray(losses), evals=evals, masked_loss=probes)
+
+
+def _spread(x) -> dict:
+    """Mean, standard deviation (``ddof=1``; 0 for one value), minimum and maximum."""
+    return dict(mean=float(np.mean(x)), std=float(np.std(x, ddof=1)) if len(x) > 1 else 0.0,
+                min=float(np.min(x)), max=float(np.max(x)))
+
+
+def summarise_separation(runs: SeparationRuns) -> dict:
+    """The stored summary of :class:`SeparationRuns`: final, initial and peak separation over seeds, the
+    held-out loss and accuracy, and the masked-position loss (``None`` when not MLM)."""
+    S, SN, MED, RHO = runs.separation, runs.separation_normalized, runs.median_distance, runs.order_spearman
+    return dict(
+        final=dict(raw=_spread(S[:, -1]), normalized=_spread(SN[:, -1]), median=_spread(MED[:, -1]),
+                   order_spearman=_spread(RHO[:, -1]) if np.all(np.isfinite(RHO[:, -1])) else None),
+        initial=dict(raw=_spread(S[:, 0]), normalized=_spread(SN[:, 0]), median=_spread(MED[:, 0])),
+        peak_raw=_spread(S.max(axis=1)),
+        eval_loss=_spread([e["loss"] for e in runs.evals]), eval_accuracy=_spread([e["accuracy"] for e in runs.evals]),
+        masked_loss=_spread(runs.masked_loss) if runs.masked_loss else None,
+    )
+
+
+def final_separation_interval(result: Result, *, normalized: bool = True, level: float = 0.95) -> SeedInterval:
+    """:func:`seed_interval` of the final separation of a :func:`run_separation` result, over its seeds."""
+    key = "separation_normalized" if normalized else "separation"
+    return seed_interval(result.arrays[key][:, -1], level)
+
+
 def run_separation(settings=None, *, force: bool = False, corpus: str = "drift", task: str = "mlm",
                    init: str = "normal", weight_decay: float = 0.0, seeds=None, steps: int | None = None,
                    progress: bool = True) -> Result:
-    r"""Train a learned table from scratch and record its separation along training, over seeds.
+    r"""Train a learned table from scratch and record its separation along training, over seeds
+    (:func:`separation_data`, :func:`train_separation`, :func:`summarise_separation`), stored.
 
     Parameters
     ----------
@@ -282,121 +518,34 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     -------
     Result
         Values: ``final`` / ``initial`` separation (raw and normalised) and median pairwise distance,
-        mean and std over seeds, and at the end ``order_spearman`` (Spearman's $\rho$ between the table's
-        distances and $|i - j|$: how much its geometry follows the order); ``random_reference`` (normalised
-        separation of a Gaussian table of the same shape); the eval loss and accuracy
-        (:func:`posgeom.models.training.evaluate`); for MLM ``masked_loss`` (:func:`masked_position_loss`) and, on
-        synthetic corpora, the entropy references (:func:`entropy_references`). Arrays: ``step`` (T,),
+        mean and std over seeds, and at the end ``order_spearman``; ``random_reference`` (normalised
+        separation of a Gaussian table of the same shape); the eval loss and accuracy; for MLM
+        ``masked_loss`` and, on synthetic corpora, the entropy references. Arrays: ``step`` (T,),
         ``separation``, ``separation_normalized``, ``median_distance``, ``order_spearman`` (n_seeds, T),
         ``loss`` (n_seeds, steps).
     """
     settings = _settings(settings)
-    if corpus not in CORPORA:
-        raise ValueError(f"unknown corpus {corpus!r}; valid corpora are {', '.join(CORPORA)}")
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(TASKS)}")
-    if init not in INITS:
-        raise ValueError(f"unknown init {init!r}; valid inits are {', '.join(INITS)}")
-    if task == "bag" and corpus not in ("drift", "stationary"):
-        raise ValueError("the bag-of-tokens task is defined on the synthetic corpora ('drift', 'stationary') only")
-    weight_decay = float(weight_decay)
-    if not weight_decay >= 0:
-        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
+    weight_decay = _check_run(corpus, task, init, weight_decay)
     conf = CONFIGS[settings.scale]
-    cfg, tr = dict(conf["model"]), dict(conf["train"])
-    if steps is not None:
-        tr["steps"] = int(steps)
-    seeds = tuple(conf["seeds"] if seeds is None else seeds)
-    data_conf = dict(conf["synthetic"] if corpus in ("drift", "stationary") else conf["real"][corpus])
+    training = conf.train if steps is None else dataclasses.replace(conf.train, steps=int(steps))
+    seeds = tuple(conf.seeds if seeds is None else seeds)
     device = resolve_device(settings.device)
-    params = dict(corpus=corpus, task=task, init=init, weight_decay=weight_decay, seeds=list(seeds), model=cfg,
-                  train=tr, data=data_conf, base_seed=settings.seed,
+    params = dict(corpus=corpus, task=task, init=init, weight_decay=weight_decay, seeds=list(seeds),
+                  model=as_params(conf.model), train=as_params(training),
+                  data=as_params(_corpus_options(corpus, conf)), base_seed=settings.seed,
                   data_dir=str(settings.data_dir) if corpus in ("sst2", "imdb") else None)
 
     def compute():
-        from ..models import PositionGeometry, TrainConfig, build_model, train
-
-        n = data_conf["n_positions"]
-        values: dict = {}
-        if corpus in ("drift", "stationary"):
-            # one corpus (one population), split into training and held-out sequences
-            n_tr = data_conf["n_sequences"]
-            both = synthetic_mlm_data(corpus, n_sequences=n_tr + data_conf["n_eval"], n_positions=n,
-                                      vocab_size=data_conf["vocab_size"], seed=settings.seed, task=task)
-            data = dict(input_ids=both["input_ids"][:n_tr], population=both["population"],
-                        vocab_size=both["vocab_size"])
-            held = dict(input_ids=both["input_ids"][n_tr:])
-            if task == "bag":
-                data["labels"], held["labels"] = both["labels"][:n_tr], both["labels"][n_tr:]
-            special, mask_id = (PAD_ID, MASK_ID), MASK_ID
-            if task == "mlm":
-                h_pos, h_nopos = entropy_references(data["population"])
-                values.update(entropy_with_position=h_pos, entropy_without_position=h_nopos)
-            pop = data["population"]
-            values["max_marginal_hellinger"] = float(geo.hellinger_matrix(pop).max())
-        else:
-            full = real_mlm_data(corpus, n_positions=n, n_sequences=None, seed=settings.seed,
-                                 data_dir=settings.data_dir)
-            N = full["input_ids"].shape[0]
-            rng = np.random.default_rng(settings.seed)
-            order = rng.permutation(N)
-            n_train = N - data_conf["n_eval"] if data_conf["n_sequences"] is None else data_conf["n_sequences"]
-            tr_rows, ev_rows = order[:n_train], order[n_train:n_train + data_conf["n_eval"]]
-            data = dict(input_ids=full["input_ids"][tr_rows], attention_mask=full["attention_mask"][tr_rows],
-                        vocab_size=full["vocab_size"])
-            held = dict(input_ids=full["input_ids"][ev_rows], attention_mask=full["attention_mask"][ev_rows])
-            special, mask_id = full["special_ids"], MASK_ID
-            reach = full["attention_mask"][tr_rows].sum(dim=0).numpy()
-            values.update(reach=reach.tolist(), n_train=int(len(tr_rows)), vocab_size=int(full["vocab_size"]),
-                          tokens_info=full["info"])
-        V = data["vocab_size"]
-        pos_opts = {"init": "table", "table": np.zeros((n, cfg["d_model"]))} if init == "tied" else {"sigma": 0.02}
-        line = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(np.float64)
-        seps, sepns, meds, rhos, losses, evals, probes, step_axis = [], [], [], [], [], [], [], None
-        runs = tqdm(seeds, desc=f"separation {corpus}/{task}/{init}/wd={weight_decay:g}", disable=not progress)
-        for seed in runs:
-            config = _model_config(pos_opts, vocab_size=V, max_len=n, **cfg)
-            kind = "mlm" if task == "mlm" else "classification"
-            model = build_model(config, kind, seed=seed)
-            tc = TrainConfig(task=kind, batch_size=tr["batch_size"], max_steps=tr["steps"], lr=tr["lr"],
-                             weight_decay=weight_decay, seed=seed, device=device, progress=False,
-                             mask_token_id=mask_id, special_token_ids=tuple(special))
-            # target |i - j|: the callback's Spearman says how much the table's geometry follows the order
-            geom = PositionGeometry(every=tr["every"], target=line, normalizations=("scale_free",))
-            train_data = (data["input_ids"], data.get("attention_mask"), data.get("labels"))
-            eval_data = (held["input_ids"], held.get("attention_mask"), held.get("labels"))
-            with torch_threads(conf["threads"], device):
-                result = train(model, train_data, tc, callbacks=[geom], eval_data=eval_data)
-            rec = geom.as_arrays()
-            step_axis = rec["step"]
-            seps.append(rec["separation"])
-            sepns.append(rec["separation_normalized"])
-            meds.append(rec["median_distance"])
-            rhos.append(rec["spearman"])
-            losses.append(np.asarray(result.losses))
-            evals.append(result.eval)
-            if task == "mlm":
-                probes.append(masked_position_loss(model, held["input_ids"], held.get("attention_mask"),
-                                                   special_ids=tuple(special), seed=seed))
-        S, SN, MED, RHO = np.asarray(seps), np.asarray(sepns), np.asarray(meds), np.asarray(rhos)
-        ref_mean, ref_std = random_separation(n, cfg["d_model"], seed=settings.seed)
-
-        def ms(x):
-            return dict(mean=float(np.mean(x)), std=float(np.std(x, ddof=1)) if len(x) > 1 else 0.0,
-                        min=float(np.min(x)), max=float(np.max(x)))
-
-        values.update(
-            corpus=corpus, task=task, init=init, weight_decay=weight_decay, n_positions=n, seeds=list(seeds),
-            final=dict(raw=ms(S[:, -1]), normalized=ms(SN[:, -1]), median=ms(MED[:, -1]),
-                       order_spearman=ms(RHO[:, -1]) if np.all(np.isfinite(RHO[:, -1])) else None),
-            initial=dict(raw=ms(S[:, 0]), normalized=ms(SN[:, 0]), median=ms(MED[:, 0])),
-            peak_raw=ms(S.max(axis=1)),
-            random_reference=dict(mean=ref_mean, std=ref_std),
-            eval_loss=ms([e["loss"] for e in evals]), eval_accuracy=ms([e["accuracy"] for e in evals]),
-            masked_loss=ms(probes) if probes else None,
-        )
-        arrays = dict(step=step_axis, separation=S, separation_normalized=SN, median_distance=MED,
-                      order_spearman=RHO, loss=np.asarray(losses))
+        data = separation_data(corpus, task, conf, seed=settings.seed, data_dir=settings.data_dir)
+        runs = train_separation(data, task=task, init=init, weight_decay=weight_decay, seeds=seeds, shape=conf.model,
+                                training=training, device=device, threads=conf.threads, progress=progress,
+                                desc=f"separation {corpus}/{task}/{init}/wd={weight_decay:g}")
+        ref_mean, ref_std = random_separation(data.n_positions, conf.model.d_model, seed=settings.seed)
+        values = dict(data.facts, corpus=corpus, task=task, init=init, weight_decay=weight_decay,
+                      n_positions=data.n_positions, seeds=list(seeds), **summarise_separation(runs),
+                      random_reference=dict(mean=ref_mean, std=ref_std))
+        arrays = dict(step=runs.step, separation=runs.separation, separation_normalized=runs.separation_normalized,
+                      median_distance=runs.median_distance, order_spearman=runs.order_spearman, loss=runs.loss)
         return values, arrays
 
     name = f"separation.{corpus}.{task}.{init}.wd{weight_decay:g}"
@@ -409,13 +558,42 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
 # the pretrained table
 
 
-def run_pretrained_separation(settings=None, *, force: bool = False, positions=None) -> Result:
-    r"""Separation of the pretrained model's position table (``settings.pretrained``) over its first ``n`` rows.
+def pretrained_separation(P, positions, *, seed: int = 0) -> tuple[dict, dict]:
+    r"""Separation of a position table over its first ``n`` rows, for each ``n`` of ``positions``.
 
-    Values per ``n`` (``values["by_n"][str(n)]``): raw and normalised separation, the closest pair, and
-    the normalised separation of a Gaussian table of the same shape (:func:`random_separation`).
-    Arrays: ``nearest`` (max_positions,) each position's distance to its nearest other position, and
-    ``nearest_index`` (max_positions,) which one.
+    Parameters
+    ----------
+    P : ndarray of shape (N_max, d)
+    positions : sequence of int, each at most N_max
+
+    Returns
+    -------
+    by_n : dict
+        ``str(n)`` → raw and normalised separation, median distance, the closest pair, and the normalised
+        separation of Gaussian tables of the same shape (:func:`random_separation`, mean and std).
+    nearest : dict
+        ``nearest`` (N_max,) each row's distance to its nearest other row, ``nearest_index`` (N_max,) which.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    by_n = {}
+    for n in positions:
+        if n > P.shape[0]:
+            raise ValueError(f"n={n} exceeds the table's {P.shape[0]} positions")
+        s = geo.separation(P[:n])
+        ref = random_separation(n, P.shape[1], seed=seed)
+        by_n[str(n)] = dict(raw=s.raw, normalized=s.normalized, median=s.median, pair=list(s.pair),
+                            random_normalized_mean=ref[0], random_normalized_std=ref[1])
+    D = geo.euclidean_distances(P)
+    np.fill_diagonal(D, np.inf)
+    return by_n, dict(nearest=D.min(axis=1), nearest_index=D.argmin(axis=1))
+
+
+def run_pretrained_separation(settings=None, *, force: bool = False, positions=None) -> Result:
+    r"""Separation of the pretrained model's position table (``settings.pretrained``) over its first ``n`` rows
+    (:func:`pretrained_separation`; the model from :func:`posgeom.models.resolve.load_hf`).
+
+    Values: ``by_n[str(n)]`` as :func:`pretrained_separation` gives it, ``pretrained``, ``max_positions``,
+    ``width``. Arrays: ``nearest`` and ``nearest_index`` (max_positions,).
 
     Raises
     ------
@@ -423,171 +601,19 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
         When the pretrained model cannot be loaded.
     """
     settings = _settings(settings)
-    positions = tuple(CONFIGS[settings.scale]["pretrained_positions"] if positions is None else positions)
+    positions = tuple(CONFIGS[settings.scale].pretrained_positions if positions is None else positions)
     params = dict(pretrained=settings.pretrained, positions=list(positions))
 
     def compute():
-        from ..corpora import load_pretrained
+        from ..models.resolve import load_hf
 
-        pm = load_pretrained(settings.pretrained, device="cpu")
+        pm = load_hf(settings.pretrained)
         P = pm.position_table()
-        by_n = {}
-        for n in positions:
-            if n > P.shape[0]:
-                raise ValueError(f"n={n} exceeds the table's {P.shape[0]} positions")
-            s = geo.separation(P[:n])
-            ref = random_separation(n, P.shape[1], seed=settings.seed)
-            by_n[str(n)] = dict(raw=s.raw, normalized=s.normalized, median=s.median, pair=list(s.pair),
-                                random_normalized_mean=ref[0], random_normalized_std=ref[1])
-        D = geo.euclidean_distances(P)
-        np.fill_diagonal(D, np.inf)
+        by_n, arrays = pretrained_separation(P, positions, seed=settings.seed)
         values = dict(pretrained=pm.name, max_positions=int(P.shape[0]), width=int(P.shape[1]), by_n=by_n)
-        return values, dict(nearest=D.min(axis=1), nearest_index=D.argmin(axis=1))
+        return values, arrays
 
     return Registry(settings.results_dir).run(
         "separation.pretrained", compute, params=params, scale=settings.scale, seed=settings.seed, device="cpu",
         model=settings.pretrained, force=force,
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# the factorisation step of the proof
-
-
-def factorisation_gap(c, e, reach_mask, *, min_reach: int = 1, shuffle_seed: int | None = None) -> dict:
-    r"""Compare $\mathbb E[c_k\, e_k]$ with $\mathbb E[c_k]\,\mathbb E[e_k]$ position by position.
-
-    Parameters
-    ----------
-    c : array of shape (N, n)
-        The coefficient $c_k$ of each sequence at each position.
-    e : array of shape (N, n, d)
-        The vector $e_k$ (e.g. the word embedding of the token at $k$).
-    reach_mask : bool array of shape (N, n)
-        Which sequences reach position $k$ (expectations are over those).
-    min_reach : int
-        Positions reached by fewer sequences are left out.
-    shuffle_seed : int, optional
-        Pair each $c_k$ with the $e_k$ of another sequence (a random permutation among those reaching
-        $k$): the placebo in which $c_k$ and $e_k$ *are* independent, so that the gap is sampling noise only.
-
-    Returns
-    -------
-    dict
-        ``positions`` (m,) kept; ``relative`` (m,) $\|\mathbb E[c e] - \mathbb E[c]\mathbb E[e]\| /
-        \|\mathbb E[c e]\|$; ``pair_relative`` (m (m-1)/2,) the same for the differences between two
-        positions, $\Delta_{ij} = \mathbb E[c_i e_i] - \mathbb E[c_j e_j]$ against its factorised version;
-        ``pair_cosine`` (m (m-1)/2,) the cosine between the two differences.
-    """
-    c = np.asarray(c, dtype=np.float64)
-    e = np.asarray(e, dtype=np.float64)
-    M = np.asarray(reach_mask, dtype=bool)
-    if c.shape != M.shape or e.shape[:2] != M.shape or e.ndim != 3:
-        raise ValueError(
-            f"shapes must be c (N, n), e (N, n, d), reach_mask (N, n); got {c.shape}, {e.shape}, {M.shape}"
-        )
-    rng = np.random.default_rng(shuffle_seed) if shuffle_seed is not None else None
-    keep, true, fact = [], [], []
-    for k in range(M.shape[1]):
-        rows = np.flatnonzero(M[:, k])
-        if rows.size < max(1, min_reach):
-            continue
-        ck, ek = c[rows, k], e[rows, k]
-        if rng is not None:
-            ck = ck[rng.permutation(ck.size)]
-        keep.append(k)
-        # E[c_k e_k] and E[c_k] E[e_k]
-        true.append((ck[:, None] * ek).mean(axis=0))
-        fact.append(ck.mean() * ek.mean(axis=0))
-    if len(keep) < 2:
-        raise ValueError(f"fewer than 2 positions are reached by at least min_reach={min_reach} sequences")
-    T, F = np.asarray(true), np.asarray(fact)
-    rel = np.linalg.norm(T - F, axis=1) / np.linalg.norm(T, axis=1)
-    i, j = np.triu_indices(len(keep), k=1)
-    dT, dF = T[i] - T[j], F[i] - F[j]
-    nT, nF = np.linalg.norm(dT, axis=1), np.linalg.norm(dF, axis=1)
-    pair_rel = np.linalg.norm(dT - dF, axis=1) / nT
-    cos = np.sum(dT * dF, axis=1) / (nT * nF)
-    return dict(positions=np.asarray(keep), relative=rel, pair_relative=pair_rel, pair_cosine=cos)
-
-
-def run_factorisation_gap(settings=None, *, force: bool = False, split: str | None = None,
-                          n_positions: int | None = None, layer: int | None = None,
-                          min_reach: int | None = None, n_placebo: int = 20) -> Result:
-    r"""The independence the proof of Theorem 4 needs, measured on SST-2 with the pretrained model.
-
-    $c_k$ = the attention weight from ``[CLS]`` (query 0) to position $k$ in layer ``layer``, averaged
-    over heads; $e_k$ = the pretrained word embedding of the token at $k$. Over the sentences of the
-    split (bert-base-uncased WordPiece, ``[CLS]``/``[SEP]`` kept as the model sees them, cut to
-    ``n_positions``; expectations over the *content* tokens at each position) it compares
-    $\mathbb E[c_k e_k]$ with $\mathbb E[c_k]\mathbb E[e_k]$ (:func:`factorisation_gap`), and the same with
-    $c$ shuffled across sentences ``n_placebo`` times (independent by construction: what sampling noise
-    alone gives).
-
-    Values: medians of ``relative``, ``pair_relative`` and ``pair_cosine`` for the real pairing and the
-    placebos; ``positions_above_placebo_95``, the number of positions whose real gap exceeds the 95th
-    percentile of its placebos; ``reach`` (content tokens per position). Arrays: ``real__*`` (per
-    position / pair), ``placebo__*`` (n_placebo, ...), ``placebo__band95`` (per position), ``mean_c``.
-
-    Raises
-    ------
-    posgeom.corpora.real.DataUnavailableError, posgeom.corpora.pretrained.ModelUnavailableError
-        When SST-2 or the pretrained model cannot be found (the message says how to provide them).
-    """
-    settings = _settings(settings)
-    g = dict(CONFIGS[settings.scale]["gap"])
-    split = g["split"] if split is None else split
-    n_positions = g["n_positions"] if n_positions is None else int(n_positions)
-    layer = g["layer"] if layer is None else int(layer)
-    min_reach = g["min_reach"] if min_reach is None else int(min_reach)
-    params = dict(pretrained=settings.pretrained, split=split, n_positions=n_positions, layer=layer,
-                  min_reach=min_reach, n_placebo=int(n_placebo), data_dir=str(settings.data_dir))
-
-    def compute():
-        from ..corpora import load_pretrained, load_texts
-
-        texts = load_texts("sst2", split, data_dir=settings.data_dir)
-        pm = load_pretrained(settings.pretrained, device="cpu")
-        if not 0 <= layer < pm.n_layers:
-            raise ValueError(f"layer must be in 0..{pm.n_layers - 1} for {pm.name}, got {layer}")
-        # the attention of layer `layer` depends on the layers below it only: run those (a BERT-family
-        # encoder keeps its blocks in model.encoder.layer); the result is the same, the time a fraction
-        blocks = getattr(getattr(pm.model, "encoder", None), "layer", None)
-        if blocks is not None and layer + 1 < len(blocks):
-            pm.model.encoder.layer = blocks[: layer + 1]
-            pm.model.config.num_hidden_layers = layer + 1
-        att = pm.attentions(texts.texts, max_length=n_positions, batch_size=64)
-        A = att.weights[layer]  # (N, H, L, L)
-        L = A.shape[-1]
-        c = A[:, :, 0, :].mean(axis=1)  # (N, L): attention from [CLS] to each key, mean over heads
-        W = pm.model.embeddings.word_embeddings.weight.detach().double().numpy()
-        e = W[att.input_ids]  # (N, L, d)
-        # content tokens only: [CLS] (always at 0), [SEP] and padding carry no positional statistics to compare
-        special = np.asarray(sorted(set(pm.tokenizer.all_special_ids)))
-        M = att.attention_mask.astype(bool) & ~np.isin(att.input_ids, special)
-        real = factorisation_gap(c, e, M, min_reach=min_reach)
-        placebos = [factorisation_gap(c, e, M, min_reach=min_reach, shuffle_seed=settings.seed + r)
-                    for r in range(n_placebo)]
-        P_rel = np.stack([p["relative"] for p in placebos])  # (n_placebo, m)
-        P_pair = np.stack([p["pair_relative"] for p in placebos])
-        P_cos = np.stack([p["pair_cosine"] for p in placebos])
-        band = np.quantile(P_rel, 0.95, axis=0)
-        values = dict(
-            pretrained=pm.name, split=split, n_texts=len(texts.texts), n_positions=n_positions, layer=layer,
-            seq_len=int(L), positions=real["positions"].tolist(), n_placebo=n_placebo,
-            reach=[int(M[:, k].sum()) for k in real["positions"]],
-            real={k: float(np.median(real[k])) for k in ("relative", "pair_relative", "pair_cosine")},
-            placebo=dict(relative=float(np.median(P_rel)), pair_relative=float(np.median(P_pair)),
-                         pair_cosine=float(np.median(P_cos))),
-            positions_above_placebo_95=int(np.sum(real["relative"] > band)),
-        )
-        arrays = {f"real__{k}": v for k, v in real.items()}
-        arrays.update(placebo__relative=P_rel, placebo__pair_relative=P_pair, placebo__pair_cosine=P_cos,
-                      placebo__band95=band)
-        arrays["mean_c"] = np.asarray([c[M[:, k], k].mean() if M[:, k].any() else np.nan for k in range(L)])
-        return values, arrays
-
-    return Registry(settings.results_dir).run(
-        "separation.factorisation_gap", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=settings.pretrained, force=force,
     )

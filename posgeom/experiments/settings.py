@@ -31,7 +31,7 @@ from typing import Any, Generic, Iterable, Mapping, TypeVar
 
 from ..config import validate_scale
 
-__all__ = ["ByScale", "by_scale", "as_params", "records", "find"]
+__all__ = ["ByScale", "by_scale", "as_params", "records", "find", "ModelShape"]
 
 T = TypeVar("T")
 
@@ -118,3 +118,19 @@ def find(rows: Iterable[R], **match: Any) -> R:
         what = "no record" if not hits else f"{len(hits)} records"
         raise KeyError(f"{what} with {match}; the values of ({keys}) present are {choices}")
     return hits[0]
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The shape of a chapter's small encoder (the ``model`` block of an experiment's settings).
+
+    Attributes
+    ----------
+    d_model, n_layers, n_heads, d_ff : int
+        Width, depth, attention heads and feed-forward width.
+    """
+
+    d_model: int = 32
+    n_layers: int = 1
+    n_heads: int = 4
+    d_ff: int = 64

@@ -26,10 +26,35 @@ from ..config import (
 )
 
 __all__ = ["PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation", "resolve_model", "model_folder",
-           "packaged_model_folder", "HUB_ALIASES", "position_table"]
+           "packaged_model_folder", "HUB_ALIASES", "load_hf", "position_table"]
 
 #: Short names read as hub ids by :func:`position_table` (GPT-2 moved under its owner on the hub).
 HUB_ALIASES = {"gpt2": "openai-community/gpt2"}
+
+
+def load_hf(name: str | os.PathLike | None = None, *, device: str | None = "cpu"):
+    """A pretrained Hugging Face encoder with its tokenizer, by name (the one way the experiments load one).
+
+    ``"gpt2"`` is read as :data:`HUB_ALIASES` says; loading is
+    :func:`posgeom.corpora.pretrained.load_pretrained` (safetensors only, no remote code), which raises
+    :class:`posgeom.corpora.pretrained.ModelUnavailableError` with its advice when the model is not here.
+
+    Parameters
+    ----------
+    name : str or path, optional
+        Default ``get_settings().pretrained``.
+    device : str, optional
+        Default ``"cpu"``.
+
+    Returns
+    -------
+    posgeom.corpora.pretrained.PretrainedModel
+    """
+    from ..corpora.pretrained import load_pretrained
+
+    if name is not None:
+        name = HUB_ALIASES.get(str(name), str(name))
+    return load_pretrained(name, device=device)
 
 
 def position_table(name: str | os.PathLike | None = None) -> np.ndarray:
@@ -50,8 +75,4 @@ def position_table(name: str | os.PathLike | None = None) -> np.ndarray:
     P : ndarray of shape (N_max, d), float64
         Row ``i`` is the vector added at position ``i``.
     """
-    from ..corpora.pretrained import load_pretrained
-
-    if name is not None:
-        name = HUB_ALIASES.get(str(name), str(name))
-    return load_pretrained(name, device="cpu").position_table()
+    return load_hf(name, device="cpu").position_table()
