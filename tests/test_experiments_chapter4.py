@@ -3,7 +3,7 @@ scikit-learn; the order-task data, the extrapolation helpers and the experiments
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 import math
 
 import numpy as np
@@ -12,6 +12,9 @@ import torch
 
 from posgeom import get_settings
 from posgeom.experiments import extrapolation as ex
+from posgeom.experiments import extrapolation_mlm as exm
+from posgeom.experiments import undertrained_tails as tails
+from posgeom.experiments.settings import ModelShape
 from posgeom.experiments import learned_tables as lt
 from posgeom.models.resolve import position_table
 from posgeom.models import tasks
@@ -129,7 +132,7 @@ def test_mlm_loss_by_position_matches_the_model_loss():
     model = build_model(config, "mlm", seed=0).eval()
     X = np.random.default_rng(0).integers(4, 30, size=(16, 10))
     X[:, 0] = 1
-    s, n = ex.mlm_loss_by_position(model, X, seed=5, batch_size=16)
+    s, n = exm.mlm_loss_by_position(model, X, seed=5, batch_size=16)
     inputs, labels = mask_tokens(torch.as_tensor(X), vocab_size=30, mask_token_id=2, special_token_ids=(0, 1, 2),
                                  generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
@@ -139,12 +142,12 @@ def test_mlm_loss_by_position_matches_the_model_loss():
 
 
 def test_imdb_windows(minilm_settings):
-    w = ex.imdb_windows(minilm_settings, n_max=24, top_k=50, n_train=40, n_eval=10, seed=0)
+    w = exm.imdb_windows(minilm_settings, n_max=24, top_k=50, n_train=40, n_eval=10, seed=0)
     assert w.train.shape == (40, 24) and w.eval.shape == (10, 24) and w.vocab_size == 54
     assert np.all(w.train[:, 0] == 1) and np.all(w.train[:, 1:] >= 3) and np.all(w.train < 54)
     assert 0 < w.rare_fraction < 1
     with pytest.raises(ValueError, match="n_max"):
-        ex.imdb_windows(minilm_settings, n_max=600, top_k=5, n_train=2, n_eval=2)
+        exm.imdb_windows(minilm_settings, n_max=600, top_k=5, n_train=2, n_eval=2)
 
 
 def test_method_names():
@@ -159,23 +162,23 @@ def test_method_names():
 
 @pytest.fixture
 def tiny_configs(monkeypatch):
-    q = copy.deepcopy(lt.CONFIGS["quick"])
-    q["order"].update(n_positions=8, vocab_size=8, n_train=64, n_eval=32)
-    q["model"].update(d_model=8, n_layers=1, n_heads=2, d_ff=16)
-    q["train"].update(steps=6, batch_size=16)
-    q["init"].update(seeds=(0,), smooth=2)
-    monkeypatch.setitem(lt.CONFIGS, "quick", q)
-    e = copy.deepcopy(ex.CONFIGS["quick"])
-    e["model"].update(d_model=8, n_layers=1, n_heads=2, d_ff=16)
-    e["tails"].update(n_positions=8, n_train=64, n_eval=32, seeds=(0,))
-    e["tails"]["train"].update(steps=4, batch_size=16)
-    e["order"].update(L=6, n_train=64, n_eval=32, seeds=(0,))
-    e["order"]["train"].update(steps=4, batch_size=16)
-    e["order"]["finetune"].update(steps=2)
-    e["mlm"].update(L=8, top_k=40, n_train=32, n_eval=8, seeds=(0,), mds_rank=4, target_baseline=True)
-    e["mlm"]["train"].update(steps=3, batch_size=8)
-    e["mlm"]["finetune"].update(steps=2)
-    monkeypatch.setitem(ex.CONFIGS, "quick", e)
+    q = lt.CONFIGS.quick
+    q = replace(q, order=replace(q.order, n_positions=8, vocab_size=8, n_train=64, n_eval=32),
+                model=ModelShape(d_model=8, n_layers=1, n_heads=2, d_ff=16),
+                train=replace(q.train, steps=6, batch_size=16), init=replace(q.init, seeds=(0,), smooth=2))
+    monkeypatch.setattr(lt, "CONFIGS", replace(lt.CONFIGS, quick=q))
+    e = ex.CONFIGS.quick
+    small = dict(steps=4, batch_size=16)
+    e = replace(e, model=ModelShape(d_model=8, n_layers=1, n_heads=2, d_ff=16),
+                tails=replace(e.tails, n_positions=8, n_train=64, n_eval=32, seeds=(0,),
+                              train=replace(e.tails.train, **small)),
+                order=replace(e.order, L=6, n_train=64, n_eval=32, seeds=(0,), train=replace(e.order.train, **small),
+                              finetune=replace(e.order.finetune, steps=2)),
+                mlm=replace(e.mlm, L=8, top_k=40, n_train=32, n_eval=8, seeds=(0,), mds_rank=4, target_baseline=True,
+                            train=replace(e.mlm.train, steps=3, batch_size=8), finetune=replace(e.mlm.finetune, steps=2)))
+    tiny_ex = replace(ex.CONFIGS, quick=e)
+    for module in (ex, exm, tails):
+        monkeypatch.setattr(module, "CONFIGS", tiny_ex)
 
 
 def test_run_init_study_tiny(tiny_configs, tmp_path):
@@ -194,7 +197,7 @@ def test_run_init_study_tiny(tiny_configs, tmp_path):
 
 
 def test_run_undertrained_tails_tiny(tiny_configs, tmp_path):
-    r = ex.run_undertrained_tails(get_settings(results_dir=tmp_path, device="cpu"))
+    r = tails.run_undertrained_tails(get_settings(results_dir=tmp_path, device="cpu"))
     reach = r.arrays["reach"]
     assert reach.shape == (2, 8) and np.all(np.diff(reach, axis=1) <= 0)
     assert reach[0, 4] < reach[1, 4]  # the skewed corpus reaches the tail less often
@@ -223,7 +226,7 @@ def test_run_extrapolation_order_tiny(tiny_configs, tmp_path):
 
 def test_run_extrapolation_mlm_tiny(tiny_configs, tmp_path, shared_data_dir):
     settings = get_settings(results_dir=tmp_path, data_dir=shared_data_dir, device="cpu")
-    r = ex.run_extrapolation_mlm(settings, encodings=("learned", "alibi", "mds"))
+    r = exm.run_extrapolation_mlm(settings, encodings=("learned", "alibi", "mds"))
     v = r.values
     assert v["lengths"] == [8, 12, 16] and v["vocab_size"] == 44
     assert r.arrays["loss_by_position"].shape == (len(v["methods"]), 1, 16)
@@ -235,8 +238,68 @@ def test_run_extrapolation_mlm_tiny(tiny_configs, tmp_path, shared_data_dir):
 def test_row_gradient_is_zero_beyond_every_length():
     task = tasks.order_task_data(40, 8, 10, seed=4, width=12)  # lengths <= 8, table of 12 rows
     model = _tiny_model(max_len=12, sigma=1.0)
-    g = ex.row_gradient_norms(model, task.data)
+    g = tails.row_gradient_norms(model, task.data)
     assert g.shape == (12,) and np.all(g[8:] == 0.0) and np.all(g[:2] > 0)
     assert model.positional.weight.grad is None
     with pytest.raises(ValueError, match="learned absolute table"):
-        ex.row_gradient_norms(_tiny_model("rope"), task.data)
+        tails.row_gradient_norms(_tiny_model("rope"), task.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# the compute functions and settings, without the registry
+
+
+def test_settings_give_the_registry_params_of_before():
+    from posgeom.experiments.settings import as_params
+
+    order = as_params(ex.CONFIGS["paper"].order)
+    assert order["train"] == dict(steps=4000, batch_size=64, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1)
+    assert order["finetune"] == dict(steps=400, lr=3e-4) and order["target_factors"] == (1.5, 2.0)
+    assert as_params(ex.CONFIGS["quick"].mlm)["train"] == dict(steps=120, batch_size=32, lr=3e-3, weight_decay=0.01,
+                                                               warmup_ratio=0.1)
+    assert as_params(lt.CONFIGS["quick"].stress)["n_positions"] == {"sst2": 64, "imdb": 512}
+    assert as_params(lt.CONFIGS["paper"])["init"]["seeds"] == (0, 1, 2, 3, 4)
+
+
+def test_study_plan_counts_every_training():
+    plan = ex.study_plan(ex.CONFIGS["quick"].order, ("learned", "rope"), (0, 1))
+    # 2 encodings x 2 seeds, and per seed for the learned table: a fine-tune at 1.5L and 2L, a target model at 2L
+    assert plan.lengths == [16, 24, 32] and plan.n_max == 32 and plan.n_runs == 4 + 2 * (2 + 1)
+    with pytest.raises(ValueError, match="unknown encoding"):
+        ex.study_plan(ex.CONFIGS["quick"].order, ("xpos",))
+
+
+def test_learned_methods_yield_the_model_itself_up_to_L():
+    model = _tiny_model(max_len=6)
+    block = ex.CONFIGS["quick"].order
+    calls = []
+    pairs = list(ex.learned_methods(model, 6, 6, 1.0, block=block, seed=0, finetune=lambda m, n: calls.append(n),
+                                    train_target=lambda n: calls.append(n)))
+    assert [m for _, m in pairs] == [model] * 4 and not calls
+    pairs = dict(ex.learned_methods(model, 9, 6, 1.5, block=block, seed=0, finetune=lambda m, n: "tuned",
+                                    train_target=lambda n: "target"))
+    assert pairs["learned:new_rows"] == "tuned" and pairs["learned:target"] is None  # 1.5 is not a target factor
+    assert pairs["learned:reuse_last"].positional.weight.shape[0] == 9
+
+
+def test_dropout_effect_is_the_paired_difference():
+    from posgeom.experiments import table_dropout as td
+
+    runs = [td.DropoutRun(p, s, 0.0, 1.0, 1.0 + s + (0.1 * s if p else 0), 0.8, 1.0) for p in (0.0, 0.1) for s in range(3)]
+    iv = td.dropout_effect(runs, 0.1)
+    assert iv.mean == pytest.approx(0.1) and iv.n == 3 and iv.low < 0.1 < iv.high
+
+
+def test_run_dropout_study_tiny(monkeypatch, tmp_path):
+    from posgeom.experiments import table_dropout as td
+
+    q = td.CONFIGS.quick
+    q = replace(q, order=replace(q.order, n_positions=8, vocab_size=8, n_train=32, n_eval=32),
+                model=ModelShape(d_model=8, n_layers=1, n_heads=2, d_ff=16),
+                train=replace(q.train, steps=6, batch_size=16), seeds=(0, 1))
+    monkeypatch.setattr(td, "CONFIGS", replace(td.CONFIGS, quick=q))
+    r = td.run_dropout_study(get_settings(results_dir=tmp_path, device="cpu"))
+    runs = td.dropout_runs(r)
+    assert [(x.dropout, x.seed) for x in runs] == [(0.0, 0), (0.0, 1), (0.1, 0), (0.1, 1)]
+    assert all(x.gap == pytest.approx(x.eval_loss - x.train_loss) for x in runs)
+    assert r.values["passes"] == pytest.approx(6 * 16 / 32)
