@@ -303,3 +303,14 @@ def test_run_dropout_study_tiny(monkeypatch, tmp_path):
     assert [(x.dropout, x.seed) for x in runs] == [(0.0, 0), (0.0, 1), (0.1, 0), (0.1, 1)]
     assert all(x.gap == pytest.approx(x.eval_loss - x.train_loss) for x in runs)
     assert r.values["passes"] == pytest.approx(6 * 16 / 32)
+
+
+def test_table_geometry_against_a_loop():
+    rng = np.random.default_rng(2)
+    P, X = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    g = lt.table_geometry(P, D)
+    cos = [P[i] @ P[i + 1] / np.linalg.norm(P[i]) / np.linalg.norm(P[i + 1]) for i in range(5)]
+    assert g.neighbour_cos == pytest.approx(np.mean(cos)) and g.row_norm == pytest.approx(np.linalg.norm(P, axis=1).mean())
+    assert lt.init_study_variants(("normal_0.02", "mds"), (0.0, 0.1)) == [("normal_0.02", 0.0), ("mds", 0.0),
+                                                                          ("normal_0.02", 0.1)]

@@ -370,3 +370,17 @@ def test_pretrained_separation_of_a_table_against_a_loop():
     assert arrays["nearest"][0] == pytest.approx(min(np.linalg.norm(P[0] - P[j]) for j in range(1, 12)))
     with pytest.raises(ValueError, match="exceeds"):
         sp.pretrained_separation(P, (13,))
+
+
+def test_separation_pipeline_without_the_registry():
+    opts = sp.SeparationSettings(synthetic=sp.SyntheticCorpus(n_positions=6, vocab_size=10, n_sequences=64, n_eval=16))
+    data = sp.separation_data("drift", "mlm", opts, seed=0)
+    assert data.train["input_ids"].shape == (64, 6) and data.held["input_ids"].shape == (16, 6)
+    assert data.facts["entropy_with_position"] < data.facts["entropy_without_position"]
+    runs = sp.train_separation(data, task="mlm", init="tied", weight_decay=0.0, seeds=(0, 1),
+                               shape=nec.ModelShape(d_model=8, n_layers=1, n_heads=2, d_ff=16),
+                               training=sp.SeparationTraining(steps=4, batch_size=16, every=2), progress=False)
+    assert runs.separation.shape == (2, runs.step.size) and np.all(runs.separation[:, 0] == 0)  # tied start
+    summary = sp.summarise_separation(runs)
+    assert summary["final"]["raw"]["mean"] == pytest.approx(runs.separation[:, -1].mean())
+    assert len(runs.masked_loss) == 2 and summary["masked_loss"]["mean"] > 0
