@@ -25,6 +25,8 @@ and synthetic corpora come to that picture:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.linalg
 
@@ -34,16 +36,33 @@ from ..corpora import synthetic as syn
 from ..encodings import encoding_set, sinusoidal_frequencies
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
+from . import optimal_encoding as oe
+from .settings import FieldAccess, by_scale
 
 __all__ = [
-    "CONFIGS", "fourier_basis", "fourier_match",
-    "circulant_eigenvalues", "run_fourier_match", "run_stationarity_sweep",
+    "CONFIGS", "SinusoidsSettings", "fourier_basis", "fourier_match", "shift_summary",
+    "circulant_eigenvalues", "mixed_marginals", "run_fourier_match", "run_stationarity_sweep",
 ]
 
-CONFIGS: dict[str, dict] = {
-    "quick": dict(n_vectors=6, n_pairs=3, grid=2_000, sweep=(0.0, 0.1, 0.25, 0.5, 0.75, 1.0), toeplitz_vocab=100),
-    "paper": dict(n_vectors=10, n_pairs=5, grid=8_000, sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), toeplitz_vocab=100),
-}
+
+@dataclass(frozen=True)
+class SinusoidsSettings(FieldAccess):
+    """Options of the chapter "When are sinusoids optimal?" (defaults: ``quick``).
+
+    ``n_vectors`` MDS eigenvectors fitted by one sinusoid on a ``grid`` of frequencies; the top ``2 n_pairs``
+    compared with the lowest Fourier pairs; ``sweep`` the mixing weights $t$; ``toeplitz_vocab`` the
+    vocabulary of the Markov corpus with $v > n$.
+    """
+
+    n_vectors: int = 6
+    n_pairs: int = 3
+    grid: int = 2_000
+    sweep: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
+    toeplitz_vocab: int = 100
+
+
+CONFIGS = by_scale(SinusoidsSettings(), n_vectors=10, n_pairs=5, grid=8_000,
+                   sweep=tuple(np.round(np.linspace(0, 1, 11), 2)))
 
 
 def fourier_basis(n: int, m: int) -> np.ndarray:
@@ -110,16 +129,28 @@ def circulant_eigenvalues(g) -> np.ndarray:
     return np.sort(lam)[::-1]
 
 
-def _summary(D, cfg, d_model: int, n_heads: int, positions=None, seed: int = 0) -> tuple[dict, dict]:
+def shift_summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, positions=None,
+                  seed: int = 0) -> tuple[dict, dict]:
+    """How close one distance matrix comes to the circulant picture (the quantities of the module docstring).
+
+    Returns
+    -------
+    values : dict
+        ``n``, ``toeplitz_deviation``, ``circulant_deviation``, ``sinusoid_r2``, ``sinusoid_omega`` (per
+        eigenvector), ``mean_sinusoid_r2``, ``fourier_match``, ``sinusoidal_scale_free``, ``mds_scale_free``,
+        ``eigenvalue_share``.
+    arrays : dict
+        ``U`` (n, k), ``omega`` (k,), ``eigenvalues`` (n,), ``D`` (n, n).
+    """
     n = D.shape[0]
     res = geo.classical_mds(D, k=1)
-    k = min(cfg["n_vectors"], n - 1)
+    k = min(cfg.n_vectors, n - 1)
     U = res.eigenvectors[:, :k]
-    fit = geo.fit_sinusoid(U, cfg["grid"])
+    fit = geo.fit_sinusoid(U, cfg.grid)
     r2, omega = fit.r2, fit.omega
     positions = np.arange(n) if positions is None else np.asarray(positions)
     encs = encoding_set(positions, d_model=d_model, n_heads=n_heads, seed=seed)
-    m = min(cfg["n_pairs"], (n - 1) // 2)
+    m = min(cfg.n_pairs, (n - 1) // 2)
     values = dict(
         n=int(n), toeplitz_deviation=geo.toeplitz_deviation(D), circulant_deviation=geo.circulant_deviation(D),
         sinusoid_r2=[float(x) for x in r2], sinusoid_omega=[float(x) for x in omega],
@@ -144,35 +175,33 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     Values: ``{corpus: {...}}``; also ``vaswani_frequencies`` (the sinusoidal table's, width 50).
     Arrays: ``<corpus>__U`` (n, n_vectors), ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``.
     """
-    from .optimal_encoding import CONFIGS as OE
-
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
-    enc = OE[settings.scale]["synthetic_encoder"]
-    params = dict(cfg, synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"], synthetic_encoder=enc,
+    enc = oe.CONFIGS[settings.scale].synthetic_encoder
+    params = dict(cfg, synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
                   seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
 
     def compute():
         values, arrays = {}, {}
-        n = ccfg["synthetic"]["n_positions"]
+        n = ccfg.synthetic.n_positions
         corpora = {}
         corpora["markov (population)"] = geo.hellinger_matrix(syn.population_marginals("markov", n_positions=n, seed=settings.seed))
         corpora["markov v>n (population)"] = geo.hellinger_matrix(
-            syn.population_marginals("markov", n_positions=n, vocab_size=cfg["toeplitz_vocab"], seed=settings.seed))
+            syn.population_marginals("markov", n_positions=n, vocab_size=cfg.toeplitz_vocab, seed=settings.seed))
         for fam in ("markov", "drift", "regimes", "stationary"):
-            c = cg.family_corpus(fam, seed=settings.seed, **ccfg["synthetic"])
+            c = cg.family_corpus(fam, seed=settings.seed, **ccfg.synthetic)
             corpora[fam] = geo.hellinger_matrix(c.counts())
         for name, D in corpora.items():
-            v, a = _summary(D, cfg, enc["d_model"], enc["n_heads"], seed=settings.seed)
+            v, a = shift_summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
             values[name] = v
             arrays.update({f"{name}__{k}": x for k, x in a.items()})
         marg, _ = cg.sst2_marginals(settings)
-        v, a = _summary(geo.hellinger_matrix(marg), cfg, ccfg["encoder"]["d_model"], ccfg["encoder"]["n_heads"],
+        v, a = shift_summary(geo.hellinger_matrix(marg), cfg, ccfg.encoder.d_model, ccfg.encoder.n_heads,
                         positions=marg.positions, seed=settings.seed)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": x for k, x in a.items()})
-        values["vaswani_frequencies"] = [float(x) for x in sinusoidal_frequencies(enc["d_model"])]
+        values["vaswani_frequencies"] = [float(x) for x in sinusoidal_frequencies(enc.d_model)]
         values["corpora"] = list(corpora) + ["sst2"]
         return values, arrays
 
@@ -180,6 +209,19 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
         "sinusoids_as_mds.fourier_match", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )
+
+
+def mixed_marginals(t: float, n_positions: int, seed: int) -> np.ndarray:
+    r"""Population marginals $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$ on $v = n$ tokens.
+
+    Returns
+    -------
+    ndarray of shape (n_positions, n_positions)
+    """
+    mk = syn.population_marginals("markov", n_positions=n_positions, seed=seed)
+    dr = syn.population_marginals("drift", n_positions=n_positions, vocab_size=mk.shape[1], seed=seed)
+    # mu^(t) = (1 - t) mu^markov + t mu^drift
+    return (1.0 - t) * mk + t * dr
 
 
 def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
@@ -192,28 +234,21 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
 
     Values: ``t`` and one list per quantity, aligned with ``t``.
     """
-    from .optimal_encoding import CONFIGS as OE
-
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
-    ccfg = cg.CONFIGS[settings.scale]
-    enc = OE[settings.scale]["synthetic_encoder"]
-    n = ccfg["synthetic"]["n_positions"]
+    enc = oe.CONFIGS[settings.scale].synthetic_encoder
+    n = cg.CONFIGS[settings.scale].synthetic.n_positions
     params = dict(cfg, n=n, synthetic_encoder=enc, seed=settings.seed)
 
     def compute():
-        mk = syn.population_marginals("markov", n_positions=n, seed=settings.seed)
-        dr = syn.population_marginals("drift", n_positions=n, vocab_size=mk.shape[1], seed=settings.seed)
         keys = ("toeplitz_deviation", "circulant_deviation", "mean_sinusoid_r2", "fourier_match",
                 "sinusoidal_scale_free", "mds_scale_free")
         out = {k: [] for k in keys}
-        for t in cfg["sweep"]:
-            # mu^(t) = (1 - t) mu^markov + t mu^drift
-            mu = (1.0 - t) * mk + t * dr
-            v, _ = _summary(geo.hellinger_matrix(mu), cfg, enc["d_model"], enc["n_heads"], seed=settings.seed)
+        for t in cfg.sweep:
+            v, _ = shift_summary(geo.hellinger_matrix(mixed_marginals(t, n, settings.seed)), cfg, enc.d_model, enc.n_heads, seed=settings.seed)
             for k in keys:
                 out[k].append(v[k])
-        out["t"] = [float(t) for t in cfg["sweep"]]
+        out["t"] = [float(t) for t in cfg.sweep]
         return out, {}
 
     return Registry(settings.results_dir).run(
