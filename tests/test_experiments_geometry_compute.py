@@ -28,7 +28,7 @@ def test_settings_keep_the_registry_parameters_of_the_dictionaries():
     q = cg.CONFIGS["quick"]
     assert q["synthetic"]["n_sequences"] == 10_000 and dict(**q["synthetic"]) == as_params(q.synthetic)
     assert as_params(oe.CONFIGS["paper"].smacof) == {"max_iter": 20000, "eps": 1e-12}
-    assert set(sm.CONFIGS.changes()) == {"n_vectors", "n_pairs", "grid", "sweep"}
+    assert set(sm.CONFIGS.changes()) == {"n_vectors", "n_pairs", "grid", "sweep", "intervals"}
     assert zoo.CONFIGS["paper"].n == 512 and ib.CONFIGS["paper"].batch_size == 128
     with pytest.raises(KeyError):
         q["no such option"]
@@ -155,3 +155,13 @@ def test_local_peak_test_point_curve_is_the_pooled_mean():
         prop.append(geo.stress(D, np.sqrt(sq), "scale_free", as_distances=True))
     assert np.allclose(values["propagated"]["point"], prop)
     assert arrays["propagated_replicates"].shape == (3, n_layers)
+
+
+def test_shift_intervals_hold_the_point_statistics():
+    corpus = cg.family_corpus("markov", seed=0, **SMALL)
+    D = geo.hellinger_matrix(corpus.counts())
+    values, reps = sm.shift_intervals(corpus.sequences(), corpus.n_positions, corpus.vocab_size, 2,
+                                      oe.IntervalOptions(n_boot=10, n_folds=8), 0)
+    point = sm.shift_statistics(D, 2)
+    assert [values[k]["estimate"] for k in sm.SHIFT_STATISTICS] == pytest.approx(list(point))
+    assert reps.shape == (values["n_used"], 3) and values["n_kept"] == corpus.n_positions

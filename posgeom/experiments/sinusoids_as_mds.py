@@ -25,7 +25,7 @@ and synthetic corpora come to that picture:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -41,7 +41,8 @@ from .settings import FieldAccess, by_scale
 
 __all__ = [
     "CONFIGS", "SinusoidsSettings", "fourier_basis", "fourier_match", "shift_summary",
-    "circulant_eigenvalues", "mixed_marginals", "run_fourier_match", "run_stationarity_sweep",
+    "circulant_eigenvalues", "mixed_marginals", "run_fourier_match", "run_stationarity_sweep", "SHIFT_STATISTICS",
+    "shift_statistics", "shift_intervals", "run_shift_intervals",
 ]
 
 
@@ -59,10 +60,19 @@ class SinusoidsSettings(FieldAccess):
     grid: int = 2_000
     sweep: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
     toeplitz_vocab: int = 100
+    intervals: oe.IntervalOptions = field(default_factory=oe.IntervalOptions)
 
 
 CONFIGS = by_scale(SinusoidsSettings(), n_vectors=10, n_pairs=5, grid=8_000,
-                   sweep=tuple(np.round(np.linspace(0, 1, 11), 2)))
+                   sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), intervals={"n_boot": 1000, "n_folds": 200})
+
+#: The shift statistics given a bootstrap interval over sequences (:func:`shift_intervals`).
+SHIFT_STATISTICS = ("toeplitz_deviation", "circulant_deviation", "fourier_match")
+
+
+def _shift_options(cfg: SinusoidsSettings) -> dict:
+    """The options the Fourier match and the sweep depend on (their registry parameters)."""
+    return {k: cfg[k] for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
 
 
 def fourier_basis(n: int, m: int) -> np.ndarray:
@@ -179,7 +189,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
     enc = oe.CONFIGS[settings.scale].synthetic_encoder
-    params = dict(cfg, synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
+    params = dict(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
                   seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
 
     def compute():
@@ -238,7 +248,7 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
     cfg = CONFIGS[settings.scale]
     enc = oe.CONFIGS[settings.scale].synthetic_encoder
     n = cg.CONFIGS[settings.scale].synthetic.n_positions
-    params = dict(cfg, n=n, synthetic_encoder=enc, seed=settings.seed)
+    params = dict(_shift_options(cfg), n=n, synthetic_encoder=enc, seed=settings.seed)
 
     def compute():
         keys = ("toeplitz_deviation", "circulant_deviation", "mean_sinusoid_r2", "fourier_match",
@@ -253,5 +263,68 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
 
     return Registry(settings.results_dir).run(
         "sinusoids_as_mds.stationarity_sweep", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def shift_statistics(D, n_pairs: int) -> np.ndarray:
+    """:data:`SHIFT_STATISTICS` of one distance matrix: Toeplitz and circulant deviations and the Fourier match
+    of the top ``2 m`` MDS eigenvectors, ``m = min(n_pairs, (n - 1) // 2)``."""
+    n = D.shape[0]
+    m = min(n_pairs, (n - 1) // 2)
+    U = geo.classical_mds(D, k=1).eigenvectors[:, : 2 * m]
+    return np.array([geo.toeplitz_deviation(D), geo.circulant_deviation(D), fourier_match(U, m)])
+
+
+def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, opts: oe.IntervalOptions, seed: int,
+                    *, progress=None) -> tuple[dict, np.ndarray]:
+    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix.
+
+    Returns
+    -------
+    values : dict
+        ``{statistic: interval}`` for :data:`SHIFT_STATISTICS`, ``n_used``, ``n_kept``.
+    replicates : ndarray of shape (n_used, 3)
+    """
+    marg = geo.positional_marginals(geo.positional_counts(sequences, n_positions, vocab_size))
+    folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed)
+    intervals, reps = geo.bootstrap_intervals(geo.hellinger_matrix(marg), folds, marg.positions,
+                                              lambda D: shift_statistics(D, n_pairs), n_boot=opts.n_boot,
+                                              level=opts.level, seed=seed, progress=progress)
+    values = {name: iv.as_dict() for name, iv in zip(SHIFT_STATISTICS, intervals)}
+    return dict(values, n_used=int(reps.shape[0]), n_kept=int(marg.n_positions)), reps
+
+
+def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
+    r"""Bootstrap intervals over sequences of the shift statistics of SST-2 and of the Markov and drift samples.
+
+    For each corpus, :func:`shift_intervals` with ``CONFIGS[scale].intervals`` (the population corpora have no
+    sampling noise and need none).
+
+    Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``. Arrays: ``<corpus>__replicates``.
+    """
+    settings = _settings(settings)
+    cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
+    params = dict(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
+                  seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def compute():
+        from ..progress import tqdm
+
+        values, arrays = {}, {}
+        for name in ("sst2", "markov", "drift"):
+            if name == "sst2":
+                seqs, tokens, _ = cg.sst2_sequences(settings)
+                args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size)
+            else:
+                c = cg.family_corpus(name, seed=settings.seed, **ccfg.synthetic)
+                args = (c.sequences(), c.n_positions, c.vocab_size)
+            values[name], arrays[f"{name}__replicates"] = shift_intervals(
+                *args, cfg.n_pairs, cfg.intervals, settings.seed,
+                progress=lambda it, n=name: tqdm(it, desc=f"bootstrap {n}", leave=False))
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        "sinusoids_as_mds.shift_intervals", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )
