@@ -148,12 +148,13 @@ def test_local_peak_test_point_curve_is_the_pooled_mean():
     qk = [(rng.normal(size=(d, d)), np.zeros(d), rng.normal(size=(d, d)), np.zeros(d)) for _ in range(n_layers)]
     values, arrays = lp.local_peak_test(sums, reach, D, np.arange(L), qk, H, min_reach=1, n_boot=3, seed=0)
     means = sums.sum(0) / reach.sum(0)[None, :, None]
-    prop, resid = [], []
+    prop = []
     for li in range(n_layers):
         Gl = geo.head_logits(means[li], *qk[li], n_heads=H)
         sq = sum(geo.kernel_distances(Gl[h]) ** 2 for h in range(H))
         prop.append(geo.stress(D, np.sqrt(sq), "scale_free", as_distances=True))
-    assert np.allclose(values["propagated"]["point"], prop)
+    resid = [geo.stress(D, geo.euclidean_distances(m), "scale_free", as_distances=True) for m in means]
+    assert np.allclose(values["propagated"]["point"], prop) and np.allclose(values["residual"]["point"], resid)
     assert arrays["propagated_replicates"].shape == (3, n_layers)
 
 
