@@ -36,6 +36,7 @@ from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import encoding_set
+from ..geometry import delta_method_noise
 from ..registry import Registry, Result
 from .settings import FieldAccess, by_scale
 
@@ -43,7 +44,7 @@ __all__ = [
     "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "NoiseOptions", "SST2Options", "EncoderShape",
     "SensitivityOptions", "SensitivityRow", "FamilyGeometry", "NoiseScaling",
     "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus", "offdiag", "rms_offdiag",
-    "delta_method_noise", "encoding_stresses", "family_geometry", "noise_scaling", "sensitivity_row",
+    "encoding_stresses", "family_geometry", "noise_scaling", "sensitivity_row", "kinds_summary",
     "sst2_options", "sst2_token_ids", "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants", "HELLINGER_KINDS",
@@ -149,34 +150,6 @@ def rms_offdiag(D) -> float:
     return float(np.sqrt(np.mean(x * x)))
 
 
-def delta_method_noise(reach, vocab_size: int) -> np.ndarray:
-    r"""Delta-method prediction of the squared noise distance between positions with equal distributions.
-
-    $\mathbb E\, d_H^2 \approx \frac{v - 1}{4}\big(\frac1{N_i} + \frac1{N_j}\big)$, valid when every token
-    of the support is seen many times ($N_i p_w \gg 1$).
-
-    Parameters
-    ----------
-    reach : array-like of shape (n,)
-        $N_i$, the sequences reaching each position (all >= 1).
-    vocab_size : int
-        $v$, the support size of the distributions.
-
-    Returns
-    -------
-    ndarray of shape (n, n)
-        The predicted $\mathbb E\, d_H^2$ (diagonal: two independent samples at the same position).
-    """
-    N = np.asarray(reach, dtype=np.float64)
-    if N.ndim != 1 or np.any(N < 1):
-        raise ValueError("reach must be a vector of counts >= 1")
-    if vocab_size < 1:
-        raise ValueError(f"vocab_size must be >= 1; got {vocab_size}")
-    inv = 1.0 / N
-    # E d^2 ~ (v - 1)/4 (1/N_i + 1/N_j)
-    return (vocab_size - 1) / 4.0 * (inv[:, None] + inv[None, :])
-
-
 def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int):
     """A synthetic corpus of one family with the chapters' conventions.
 
@@ -269,8 +242,8 @@ def _run(settings, name, compute, params, force, model=None) -> Result:
 def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
     r"""Marginals, Hellinger matrices and noise floors of the synthetic families (:func:`family_geometry`).
 
-    Values per family: :attr:`FamilyGeometry.summary`. Arrays: ``<family>__<name>`` for each of
-    :attr:`FamilyGeometry.arrays`.
+    Values per family: ``FamilyGeometry.summary``. Arrays: ``<family>__<name>`` for each of
+    ``FamilyGeometry.arrays``.
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -374,30 +347,17 @@ def sst2_options(settings=None, *, n_positions: int | None = None, special: str 
 
 
 def sst2_token_ids(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
-    """Token ids of a whole SST-2 split cut to ``n_positions`` (the cached tokens of the one route).
-
-    Returns
-    -------
-    posgeom.corpora.tokenize.TokenizedCorpus
-        ``ids`` (n_tokens,), ``lengths`` (n_sequences,), ``labels`` (n_sequences,).
-    """
+    """Token ids of a whole SST-2 split cut to ``n_positions`` (the cached tokens of the one route), a
+    :class:`~posgeom.corpora.tokenize.TokenizedCorpus`: ``ids`` (n_tokens,), ``lengths``, ``labels`` (n_sequences,)."""
     settings = _settings(settings)
     options = CorpusOptions("sst2", split, int(n_positions), special)
     return corpus_distances(options, data_dir=settings.data_dir, with_tokens=True).tokens
 
 
 def sst2_sequences(settings=None, *, n_positions: int | None = None, special: str | None = None):
-    """The SST-2 sequences of the chapters at this scale (:func:`sst2_options`), as token-id arrays.
-
-    Returns
-    -------
-    seqs : list of ndarray
-        One 1-D int array per sequence, cut to ``n_positions``.
-    tokens : posgeom.corpora.tokenize.TokenizedCorpus
-        The sequences counted (``labels`` (n_sequences,), ``vocab_size``).
-    index : ndarray of shape (len(seqs),)
-        Rows of ``tokens`` that ``seqs`` holds (all of them).
-    """
+    """The SST-2 sequences of the chapters at this scale (:func:`sst2_options`): ``(seqs, tokens, index)``, one
+    1-D int array per sequence cut to ``n_positions``, the :class:`~posgeom.corpora.tokenize.TokenizedCorpus`
+    counted, and the rows of ``tokens`` that ``seqs`` holds (all of them)."""
     options = sst2_options(settings, n_positions=n_positions, special=special)
     tokens = corpus_distances(options, data_dir=_settings(settings).data_dir, with_tokens=True).tokens
     seqs = tokens.sequences()

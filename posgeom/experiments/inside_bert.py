@@ -255,7 +255,7 @@ def projected_stress(D, inputs, qk, n_heads: int) -> tuple[np.ndarray, np.ndarra
     inputs : sequence of ndarray of shape (n, d)
         The positional input of each layer.
     qk : sequence of tuples ``(W_Q, b_Q, W_K, b_K)``
-        Each layer's query/key projection (:meth:`posgeom.models.encoder.SelfAttention.query_key_weights`).
+        Each layer's query/key projection (``SelfAttention.query_key_weights`` of :mod:`posgeom.models.encoder`).
     n_heads : int
 
     Returns

@@ -130,7 +130,7 @@ def line_fit_error(D) -> tuple[float, float]:
 
 def pretrained_shape(name) -> ModelShape:
     """The shape of the pretrained model ``name``, from the ``config.json`` the one resolver finds
-    (:func:`posgeom.models.resolve.model_folder`); no weight is read."""
+    (:func:`posgeom.config.model_folder`); no weight is read."""
     from ..models.resolve import model_folder
 
     config = json.loads((model_folder(name, files=("config.json",)) / "config.json").read_text())

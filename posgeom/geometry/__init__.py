@@ -22,7 +22,7 @@ from .mds import (
     mds_stress_curve,
 )
 from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
-from .noise import NOISE_METHODS, NoiseFloor, noise_floor
+from .noise import NOISE_METHODS, NoiseFloor, delta_method_noise, noise_floor
 from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
 from .rank import (
     NoiseAwareRank,
@@ -119,5 +119,6 @@ __all__ = [
     # noise floor
     "NoiseFloor",
     "noise_floor",
+    "delta_method_noise",
     "NOISE_METHODS",
 ]
