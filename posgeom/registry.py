@@ -604,7 +604,18 @@ def stored_at_scale(run, settings, *, scale: str = "paper", **kwargs) -> Result 
             return None
 
 
+def stored_text(run, settings, pick, *, scale: str = "paper", **kwargs) -> str:
+    """``pick(result)`` for what ``run`` has stored at ``scale`` (:func:`stored_at_scale`), for a chapter's
+    paper-scale column: ``"not yet run at paper scale"`` when nothing is stored, and the text marked
+    ``"(stale: made by other code)"`` when :func:`code_changed` says the code has changed since."""
+    result = stored_at_scale(run, settings, scale=scale, **kwargs)
+    if result is None:
+        return f"not yet run at {scale} scale"
+    return str(pick(result)) + (" (stale: made by other code)" if code_changed(result.manifest) else "")
+
+
 __all__ = [
-    "Registry", "Result", "EntryStatus", "DamagedEntryError", "NotStoredError", "stored_only", "stored_at_scale", "params_key", "package_versions", "git_commit",
+    "Registry", "Result", "EntryStatus", "DamagedEntryError", "NotStoredError", "stored_only", "stored_at_scale",
+    "stored_text", "params_key", "package_versions", "git_commit",
     "code_changed",
 ]

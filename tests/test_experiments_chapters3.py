@@ -420,15 +420,15 @@ def test_alibi_search_counts_every_construction(settings, monkeypatch):
 
 
 def test_local_peak_test_resamples_the_chapter_curves(settings, monkeypatch):
-    import copy
-
     from posgeom.experiments import layer_peaks as lp
 
     assert lp.local_maxima([1, 3, 2, 4, 1]) == [2, 4] and lp.local_maxima([1, 2, 3]) == []
-    sentences = {"corpus": "sst2", "split": "validation", "max_sentences": 64, "special": "model", "n_positions": 12}
-    c = copy.deepcopy(ib.CONFIGS["quick"])
-    c.update(sentences=sentences, target=TINY, min_reach=10, map_positions=6, batch_size=32)
-    monkeypatch.setitem(ib.CONFIGS, "quick", c)
+    import dataclasses
+
+    sentences = ib.Sentences(corpus="sst2", split="validation", max_sentences=64, special="model", n_positions=12)
+    c = dataclasses.replace(ib.CONFIGS["quick"], sentences=sentences, target=TINY, min_reach=10, map_positions=6,
+                            batch_size=32)
+    monkeypatch.setattr(ib, "CONFIGS", dataclasses.replace(ib.CONFIGS, quick=c))
     res = lp.run_local_peak_test(settings, n_groups=4, n_boot=5)
     ref = ib.run_layer_stress(settings)
     # the point curves are the chapter's (the oracle: inside_bert's batched computation)

@@ -27,6 +27,8 @@ stored with a manifest and reused while neither the options nor the code change.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from .. import geometry as geo
@@ -34,12 +36,16 @@ from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import encoding_set
+from ..geometry import delta_method_noise
 from ..registry import Registry, Result
+from .settings import FieldAccess, by_scale
 
 __all__ = [
-    "CONFIGS", "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus", "offdiag", "rms_offdiag",
-    "delta_method_noise", "encoding_stresses", "sst2_token_ids",
-    "sst2_sequences", "sst2_marginals",
+    "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "NoiseOptions", "SST2Options", "EncoderShape",
+    "SensitivityOptions", "SensitivityRow", "FamilyGeometry", "NoiseScaling",
+    "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus", "offdiag", "rms_offdiag",
+    "encoding_stresses", "family_geometry", "noise_scaling", "sensitivity_row", "kinds_summary",
+    "sst2_options", "sst2_token_ids", "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants", "HELLINGER_KINDS",
 ]
@@ -49,37 +55,83 @@ SYNTHETIC_FAMILIES = ("stationary", "drift", "regimes", "markov")
 #: Order in which the chapters list the encodings.
 ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
 
+
+@dataclass(frozen=True)
+class SyntheticOptions(FieldAccess):
+    """A synthetic corpus of :func:`family_corpus`: sequences drawn, positions, vocabulary."""
+
+    n_sequences: int = 10_000
+    n_positions: int = 50
+    vocab_size: int = 100
+
+
+@dataclass(frozen=True)
+class NoiseOptions(FieldAccess):
+    """The noise floor (:func:`posgeom.geometry.noise_floor`): estimator and replicates."""
+
+    method: str = "bootstrap"
+    n_rep: int = 20
+
+
+@dataclass(frozen=True)
+class SST2Options(FieldAccess):
+    """The chapters' SST-2 corpus (``max_texts`` = an integer counts a seeded random subset)."""
+
+    split: str = "train"
+    max_texts: int | None = None
+    n_positions: int = 64
+    special: str = "model"
+    min_count: int = 1
+    alpha: float = 0.0
+
+
+@dataclass(frozen=True)
+class EncoderShape(FieldAccess):
+    """The model shape of the fixed encodings compared with a corpus."""
+
+    d_model: int = 768
+    n_heads: int = 12
+
+
+@dataclass(frozen=True)
+class SensitivityOptions(FieldAccess):
+    """The values each preprocessing option takes in the sensitivity study (one option changed at a time)."""
+
+    special: tuple[str, ...] = ("model", "content")
+    min_count: tuple[int, ...] = (1, 20, 200)
+    alpha: tuple[float, ...] = (0.0, 0.01, 1.0)
+    n_positions: tuple[int, ...] = (32, 64, 128)
+
+
+@dataclass(frozen=True)
+class CorpusGeometrySettings(FieldAccess):
+    """Options of the chapter "The geometry of a corpus" (defaults: ``quick``)."""
+
+    synthetic: SyntheticOptions = field(default_factory=SyntheticOptions)
+    noise: NoiseOptions = field(default_factory=NoiseOptions)
+    noise_sizes: tuple[int, ...] = (250, 1_000, 4_000, 16_000, 64_000)
+    sst2: SST2Options = field(default_factory=SST2Options)
+    sst2_sizes: tuple[int, ...] = (500, 2_000, 8_000, 32_000, 67_349)
+    encoder: EncoderShape = field(default_factory=EncoderShape)
+    sensitivity: SensitivityOptions = field(default_factory=SensitivityOptions)
+
+
 #: Per-scale options. ``quick`` runs on a 2-core CPU in seconds. SST-2 is its whole training split
 #: (67,349 phrases) at both scales: tokenising it takes about 5 s once, after which the corpora layer
-#: serves the token ids from its disk cache and counting takes a fraction of a second
-#: (``max_texts`` = an integer would count a seeded random subset instead). ``paper`` draws ten
-#: times more synthetic sequences and more noise-floor replicates.
-CONFIGS: dict[str, dict] = {
-    "quick": dict(
-        synthetic=dict(n_sequences=10_000, n_positions=50, vocab_size=100),
-        noise=dict(method="bootstrap", n_rep=20),
-        noise_sizes=(250, 1_000, 4_000, 16_000, 64_000),
-        sst2=dict(split="train", max_texts=None, n_positions=64, special="model", min_count=1, alpha=0.0),
-        sst2_sizes=(500, 2_000, 8_000, 32_000, 67_349),
-        encoder=dict(d_model=768, n_heads=12),
-        sensitivity=dict(special=("model", "content"), min_count=(1, 20, 200), alpha=(0.0, 0.01, 1.0),
-                         n_positions=(32, 64, 128)),
-    ),
-    "paper": dict(
-        synthetic=dict(n_sequences=100_000, n_positions=50, vocab_size=100),
-        noise=dict(method="bootstrap", n_rep=50),
-        noise_sizes=(250, 1_000, 4_000, 16_000, 64_000, 256_000),
-        sst2=dict(split="train", max_texts=None, n_positions=64, special="model", min_count=1, alpha=0.0),
-        sst2_sizes=(500, 2_000, 8_000, 32_000, 67_349),
-        encoder=dict(d_model=768, n_heads=12),
-        sensitivity=dict(special=("model", "content"), min_count=(1, 20, 200), alpha=(0.0, 0.01, 1.0),
-                         n_positions=(32, 64, 128)),
-    ),
-}
+#: serves the token ids from its disk cache and counting takes a fraction of a second. ``paper`` draws
+#: ten times more synthetic sequences, more noise-floor replicates and one more corpus size.
+CONFIGS = by_scale(
+    CorpusGeometrySettings(), synthetic={"n_sequences": 100_000}, noise={"n_rep": 50},
+    noise_sizes=(250, 1_000, 4_000, 16_000, 64_000, 256_000),
+)
 
 
-def _config(settings) -> dict:
+def _config(settings) -> CorpusGeometrySettings:
     return CONFIGS[settings.scale]
+
+
+def _data(settings) -> str:
+    return str(settings.data_dir) if settings.data_dir else "hub"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,34 +148,6 @@ def rms_offdiag(D) -> float:
     r"""Root mean square of the off-diagonal entries, $\sqrt{\frac{2}{n(n-1)}\sum_{i<j} D_{ij}^2}$."""
     x = offdiag(D)
     return float(np.sqrt(np.mean(x * x)))
-
-
-def delta_method_noise(reach, vocab_size: int) -> np.ndarray:
-    r"""Delta-method prediction of the squared noise distance between positions with equal distributions.
-
-    $\mathbb E\, d_H^2 \approx \frac{v - 1}{4}\big(\frac1{N_i} + \frac1{N_j}\big)$, valid when every token
-    of the support is seen many times ($N_i p_w \gg 1$).
-
-    Parameters
-    ----------
-    reach : array-like of shape (n,)
-        $N_i$, the sequences reaching each position (all >= 1).
-    vocab_size : int
-        $v$, the support size of the distributions.
-
-    Returns
-    -------
-    ndarray of shape (n, n)
-        The predicted $\mathbb E\, d_H^2$ (diagonal: two independent samples at the same position).
-    """
-    N = np.asarray(reach, dtype=np.float64)
-    if N.ndim != 1 or np.any(N < 1):
-        raise ValueError("reach must be a vector of counts >= 1")
-    if vocab_size < 1:
-        raise ValueError(f"vocab_size must be >= 1; got {vocab_size}")
-    inv = 1.0 / N
-    # E d^2 ~ (v - 1)/4 (1/N_i + 1/N_j)
-    return (vocab_size - 1) / 4.0 * (inv[:, None] + inv[None, :])
 
 
 def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int):
@@ -170,17 +194,56 @@ def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")
 # synthetic families
 
 
+@dataclass(frozen=True)
+class FamilyGeometry:
+    """The sample and population geometry of one synthetic corpus (:func:`family_geometry`).
+
+    ``summary`` holds the scalars a chapter shows (``rms_D``, ``rms_D_pop``, ``rms_F``, ``excess_sq``,
+    ``mean_F_sq``, ``frac_above_2F``, ``vocab_size``, ``n_sequences``); ``arrays`` the matrices
+    ``mu_pop``, ``mu`` (n, v), ``D``, ``D_pop``, ``F`` (n, n) and ``reach`` (n,).
+    """
+
+    summary: dict
+    arrays: dict
+
+
+def family_geometry(family: str, synthetic: SyntheticOptions, noise: NoiseOptions, seed: int) -> FamilyGeometry:
+    r"""Marginals, sample and population Hellinger matrices and the noise floor of one synthetic family.
+
+    The mean excess $\overline{D^2} - \overline{(D^{pop})^2}$ is what sampling adds to the squared
+    distances; $\overline{F^2}$ is what the noise floor predicts for it.
+    """
+    corpus = family_corpus(family, seed=seed, **synthetic)
+    counts = corpus.counts()
+    marg = geo.positional_marginals(counts)
+    if marg.dropped:
+        raise ValueError(f"family {family}: positions {marg.dropped} are never reached; use more sequences")
+    D = geo.hellinger_matrix(marg)
+    D_pop = geo.hellinger_matrix(corpus.population)
+    F = geo.noise_floor(counts, noise.method, noise.n_rep, seed=seed).matrix
+    d, dp, f = offdiag(D), offdiag(D_pop), offdiag(F)
+    summary = dict(
+        rms_D=rms_offdiag(D), rms_D_pop=rms_offdiag(D_pop), rms_F=rms_offdiag(F),
+        # what sampling adds to the squared distances, and what the floor predicts
+        excess_sq=float(np.mean(d * d) - np.mean(dp * dp)), mean_F_sq=float(np.mean(f * f)),
+        frac_above_2F=float(np.mean(d > 2 * f)), vocab_size=int(corpus.vocab_size),
+        n_sequences=int(corpus.n_sequences),
+    )
+    arrays = dict(mu_pop=corpus.population, mu=marg.probs, D=D, D_pop=D_pop, F=F, reach=counts.reach)
+    return FamilyGeometry(summary, arrays)
+
+
+def _run(settings, name, compute, params, force, model=None) -> Result:
+    return Registry(settings.results_dir).run(
+        name, compute, params=params, scale=settings.scale, seed=settings.seed, device="cpu", model=model, force=force,
+    )
+
+
 def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
-    r"""Marginals, Hellinger matrices and noise floors of the synthetic families.
+    r"""Marginals, Hellinger matrices and noise floors of the synthetic families (:func:`family_geometry`).
 
-    For every family: the population marginals $\mu_i$ (exact), the Hellinger matrix of a sample
-    ($D$) and of the population ($D^{pop}$), and the noise floor $F$ of the sample. Values per
-    family: the root-mean-square off-diagonal $D$, $D^{pop}$ and $F$; the mean excess
-    $\overline{D^2} - \overline{(D^{pop})^2}$ (what sampling adds) next to $\overline{F^2}$ (what the
-    noise floor predicts); the fraction of pairs with $D_{ij} > 2 F_{ij}$.
-
-    Arrays: ``<family>__mu_pop`` (n, v), ``<family>__mu`` (n, v), ``<family>__D``,
-    ``<family>__D_pop``, ``<family>__F`` (n, n), ``<family>__reach`` (n,).
+    Values per family: ``FamilyGeometry.summary``. Arrays: ``<family>__<name>`` for each of
+    ``FamilyGeometry.arrays``.
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -188,138 +251,122 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
     bad = [f for f in families if f not in SYNTHETIC_FAMILIES]
     if bad:
         raise ValueError(f"unknown famil(ies) {bad}; valid: {', '.join(SYNTHETIC_FAMILIES)}")
-    params = dict(families=list(families), **cfg["synthetic"], **cfg["noise"], seed=settings.seed)
+    params = dict(families=list(families), **cfg.synthetic, **cfg.noise, seed=settings.seed)
 
     def compute():
-        values: dict = {}
-        arrays: dict = {}
+        values, arrays = {}, {}
         for fam in families:
-            corpus = family_corpus(fam, seed=settings.seed, **cfg["synthetic"])
-            counts = corpus.counts()
-            marg = geo.positional_marginals(counts)
-            if marg.dropped:
-                raise ValueError(f"family {fam}: positions {marg.dropped} are never reached; use more sequences")
-            D = geo.hellinger_matrix(marg)
-            D_pop = geo.hellinger_matrix(corpus.population)
-            F = geo.noise_floor(counts, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
-            d, dp, f = offdiag(D), offdiag(D_pop), offdiag(F)
-            values[fam] = dict(
-                rms_D=rms_offdiag(D), rms_D_pop=rms_offdiag(D_pop), rms_F=rms_offdiag(F),
-                # what sampling adds to the squared distances, and what the floor predicts
-                excess_sq=float(np.mean(d * d) - np.mean(dp * dp)), mean_F_sq=float(np.mean(f * f)),
-                frac_above_2F=float(np.mean(d > 2 * f)), vocab_size=int(corpus.vocab_size),
-                n_sequences=int(corpus.n_sequences),
-            )
-            arrays.update({
-                f"{fam}__mu_pop": corpus.population, f"{fam}__mu": marg.probs, f"{fam}__D": D,
-                f"{fam}__D_pop": D_pop, f"{fam}__F": F, f"{fam}__reach": counts.reach,
-            })
+            g = family_geometry(fam, cfg.synthetic, cfg.noise, settings.seed)
+            values[fam] = g.summary
+            arrays.update({f"{fam}__{k}": x for k, x in g.arrays.items()})
         return values, arrays
 
-    return Registry(settings.results_dir).run(
-        "corpus_geometry.synthetic", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return _run(settings, "corpus_geometry.synthetic", compute, params, force)
+
+
+@dataclass(frozen=True)
+class NoiseScaling:
+    """How the noise shrinks with the corpus size (:func:`noise_scaling`); lists aligned with ``sizes``."""
+
+    sizes: list
+    stationary_mean_sq: list
+    bootstrap_mean_sq: list
+    split_half_mean_sq: list
+    delta_method_mean_sq: list
+    drift_excess_sq: list
+    drift_F_sq: list
+    min_expected_count: list
+
+
+def noise_scaling(sizes, *, n_positions: int, vocab_size: int, n_rep: int, seed: int) -> NoiseScaling:
+    r"""The mean squared noise distance at each corpus size, measured and predicted.
+
+    On the stationary family every population distance is 0, so the mean $d_H^2$ of the sample *is*
+    noise; it is compared with the noise floor (bootstrap and split-half) and with the delta-method
+    prediction $\frac{v-1}{4}\cdot\frac{2}{N}$. On the drift family the excess
+    $\overline{D^2} - \overline{(D^{pop})^2}$ is compared with $\overline{F^2}$.
+    ``min_expected_count`` is $N \min_w \pi(w)$, which the delta method needs $\gg 1$.
+    """
+    synth = dict(n_positions=n_positions, vocab_size=vocab_size)
+    out = {k: [] for k in ("stationary_mean_sq", "bootstrap_mean_sq", "split_half_mean_sq", "delta_method_mean_sq",
+                           "drift_excess_sq", "drift_F_sq", "min_expected_count")}
+    for N in sizes:
+        st = family_corpus("stationary", n_sequences=N, seed=seed, **synth)
+        counts = st.counts()
+        D = geo.hellinger_matrix(counts)
+        out["stationary_mean_sq"].append(float(np.mean(offdiag(D) ** 2)))
+        for method in ("bootstrap", "split_half"):
+            F = geo.noise_floor(counts, method, n_rep, seed=seed).matrix
+            out[f"{method}_mean_sq"].append(float(np.mean(offdiag(F) ** 2)))
+        v = int(np.count_nonzero(st.population[0]))
+        out["delta_method_mean_sq"].append(float(np.mean(offdiag(delta_method_noise(counts.reach, v)))))
+        out["min_expected_count"].append(float(N * st.population[0][st.population[0] > 0].min()))
+        dr = family_corpus("drift", n_sequences=N, seed=seed, **synth)
+        dcounts = dr.counts()
+        Dd, Dp = geo.hellinger_matrix(dcounts), geo.hellinger_matrix(dr.population)
+        Fd = geo.noise_floor(dcounts, "bootstrap", n_rep, seed=seed).matrix
+        out["drift_excess_sq"].append(float(np.mean(offdiag(Dd) ** 2) - np.mean(offdiag(Dp) ** 2)))
+        out["drift_F_sq"].append(float(np.mean(offdiag(Fd) ** 2)))
+    return NoiseScaling(sizes=[int(s) for s in sizes], **out)
 
 
 def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Result:
-    r"""How the noise floor shrinks with the corpus size (stationary and drift families).
+    r"""How the noise floor shrinks with the corpus size (stationary and drift families): :func:`noise_scaling`.
 
-    For each corpus size $N$ (sequences): on the stationary family every population distance is 0, so
-    the mean $d_H^2$ of the sample *is* noise; it is compared with the noise floor (bootstrap and
-    split-half estimators) and with the delta-method prediction $\frac{v-1}{4}\cdot\frac{2}{N}$. On the
-    drift family the excess $\overline{D^2} - \overline{(D^{pop})^2}$ is compared with $\overline{F^2}$.
-
-    Values: lists aligned with ``sizes``: ``stationary_mean_sq``, ``bootstrap_mean_sq``,
-    ``split_half_mean_sq``, ``delta_method_mean_sq``, ``drift_excess_sq``, ``drift_F_sq``,
-    ``min_expected_count`` ($N \min_w \pi(w)$, where the delta method needs $\gg 1$).
+    Values: the fields of :class:`NoiseScaling` (read them back with ``NoiseScaling(**result.values)``).
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    sizes = tuple(int(s) for s in (sizes if sizes is not None else cfg["noise_sizes"]))
+    sizes = tuple(int(s) for s in (sizes if sizes is not None else cfg.noise_sizes))
     if not sizes or min(sizes) < 2:
         raise ValueError("sizes must be a non-empty list of corpus sizes >= 2")
-    synth = {k: v for k, v in cfg["synthetic"].items() if k != "n_sequences"}
-    params = dict(sizes=list(sizes), **synth, n_rep=cfg["noise"]["n_rep"], seed=settings.seed)
+    synth = dict(n_positions=cfg.synthetic.n_positions, vocab_size=cfg.synthetic.vocab_size)
+    params = dict(sizes=list(sizes), **synth, n_rep=cfg.noise.n_rep, seed=settings.seed)
 
     def compute():
-        keys = ("stationary_mean_sq", "bootstrap_mean_sq", "split_half_mean_sq", "delta_method_mean_sq",
-                "drift_excess_sq", "drift_F_sq", "min_expected_count")
-        out = {k: [] for k in keys}
-        for N in sizes:
-            st = family_corpus("stationary", n_sequences=N, seed=settings.seed, **synth)
-            counts = st.counts()
-            D = geo.hellinger_matrix(counts)
-            out["stationary_mean_sq"].append(float(np.mean(offdiag(D) ** 2)))
-            for method in ("bootstrap", "split_half"):
-                F = geo.noise_floor(counts, method, cfg["noise"]["n_rep"], seed=settings.seed).matrix
-                out[f"{method}_mean_sq"].append(float(np.mean(offdiag(F) ** 2)))
-            v = int(np.count_nonzero(st.population[0]))
-            out["delta_method_mean_sq"].append(float(np.mean(offdiag(delta_method_noise(counts.reach, v)))))
-            out["min_expected_count"].append(float(N * st.population[0][st.population[0] > 0].min()))
-            dr = family_corpus("drift", n_sequences=N, seed=settings.seed, **synth)
-            dcounts = dr.counts()
-            Dd, Dp = geo.hellinger_matrix(dcounts), geo.hellinger_matrix(dr.population)
-            Fd = geo.noise_floor(dcounts, "bootstrap", cfg["noise"]["n_rep"], seed=settings.seed).matrix
-            out["drift_excess_sq"].append(float(np.mean(offdiag(Dd) ** 2) - np.mean(offdiag(Dp) ** 2)))
-            out["drift_F_sq"].append(float(np.mean(offdiag(Fd) ** 2)))
-        out["sizes"] = list(sizes)
-        return out, {}
+        return dict(vars(noise_scaling(sizes, **synth, n_rep=cfg.noise.n_rep, seed=settings.seed))), {}
 
-    return Registry(settings.results_dir).run(
-        "corpus_geometry.noise_scaling", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return _run(settings, "corpus_geometry.noise_scaling", compute, params, force)
 
 
 # ---------------------------------------------------------------------------------------------
-# SST-2
+# SST-2, through the one route from a corpus to its distances (posgeom.corpora.corpus_distances)
+
+
+def sst2_options(settings=None, *, n_positions: int | None = None, special: str | None = None,
+                 alpha: float | None = None, min_count: int | None = None, split: str | None = None) -> CorpusOptions:
+    """The :class:`~posgeom.corpora.distances.CorpusOptions` of the chapters' SST-2 corpus at this scale
+    (``CONFIGS[scale].sst2``), with the given options changed."""
+    settings = _settings(settings)
+    s = _config(settings).sst2
+    return CorpusOptions(
+        "sst2", s.split if split is None else split, s.n_positions if n_positions is None else int(n_positions),
+        s.special if special is None else special, max_sequences=s.max_texts, subset_seed=settings.seed,
+        min_count=s.min_count if min_count is None else min_count, alpha=s.alpha if alpha is None else alpha,
+    )
 
 
 def sst2_token_ids(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
-    """Cached token ids of SST-2 (``posgeom.corpora.stats.corpus_tokens``), cut to ``n_positions``.
-
-    Returns
-    -------
-    posgeom.corpora.tokenize.TokenizedCorpus
-        ``ids`` (n_tokens,), ``lengths`` (n_sequences,), ``labels`` (n_sequences,).
-    """
-    from ..corpora.stats import corpus_tokens
-
+    """Token ids of a whole SST-2 split cut to ``n_positions`` (the cached tokens of the one route), a
+    :class:`~posgeom.corpora.tokenize.TokenizedCorpus`: ``ids`` (n_tokens,), ``lengths``, ``labels`` (n_sequences,)."""
     settings = _settings(settings)
-    return corpus_tokens("sst2", split, n_positions, special=special, data_dir=settings.data_dir, progress=False)
+    options = CorpusOptions("sst2", split, int(n_positions), special)
+    return corpus_distances(options, data_dir=settings.data_dir, with_tokens=True).tokens
 
 
 def sst2_sequences(settings=None, *, n_positions: int | None = None, special: str | None = None):
-    """The SST-2 sequences of the chapters at this scale (``CONFIGS[scale]["sst2"]``), as token-id arrays.
-
-    ``n_positions`` and ``special`` override the configured values (the sensitivity study varies them).
-    With ``max_texts`` set, a seeded random subset (``settings.seed``) of that many sequences is kept.
-
-    Returns
-    -------
-    seqs : list of ndarray
-        One 1-D int array per sequence, cut to ``n_positions``.
-    tokens : posgeom.corpora.tokenize.TokenizedCorpus
-        The whole split (``labels`` (n_sequences,), ``vocab_size``).
-    index : ndarray of shape (len(seqs),)
-        Rows of ``tokens`` that ``seqs`` holds.
-    """
-    settings = _settings(settings)
-    s = _config(settings)["sst2"]
-    n = s["n_positions"] if n_positions is None else int(n_positions)
-    tc = sst2_token_ids(settings, split=s["split"], n_positions=n, special=s["special"] if special is None else special)
-    seqs = tc.sequences()
-    index = np.arange(len(seqs))
-    if s["max_texts"] is not None and s["max_texts"] < len(seqs):
-        index = np.sort(np.random.default_rng(settings.seed).choice(len(seqs), s["max_texts"], replace=False))
-        seqs = [seqs[i] for i in index]
-    return seqs, tc, index
+    """The SST-2 sequences of the chapters at this scale (:func:`sst2_options`): ``(seqs, tokens, index)``, one
+    1-D int array per sequence cut to ``n_positions``, the :class:`~posgeom.corpora.tokenize.TokenizedCorpus`
+    counted, and the rows of ``tokens`` that ``seqs`` holds (all of them)."""
+    options = sst2_options(settings, n_positions=n_positions, special=special)
+    tokens = corpus_distances(options, data_dir=_settings(settings).data_dir, with_tokens=True).tokens
+    seqs = tokens.sequences()
+    return seqs, tokens, np.arange(len(seqs))
 
 
 def sst2_marginals(settings=None, *, n_positions: int | None = None, special: str | None = None,
                    alpha: float | None = None, min_count: int | None = None):
-    """Counts and marginals of the chapters' SST-2 corpus (options default to ``CONFIGS[scale]["sst2"]``).
+    """Counts and marginals of the chapters' SST-2 corpus (options default to ``CONFIGS[scale].sst2``).
 
     Returns
     -------
@@ -328,14 +375,8 @@ def sst2_marginals(settings=None, *, n_positions: int | None = None, special: st
     counts : posgeom.geometry.PositionalCounts
         (n_positions, 30522).
     """
-    settings = _settings(settings)
-    s = _config(settings)["sst2"]
-    options = CorpusOptions(
-        "sst2", s["split"], s["n_positions"] if n_positions is None else int(n_positions),
-        s["special"] if special is None else special, max_sequences=s["max_texts"], subset_seed=settings.seed,
-        min_count=s["min_count"] if min_count is None else min_count, alpha=s["alpha"] if alpha is None else alpha,
-    )
-    corpus_geo = corpus_distances(options, data_dir=settings.data_dir)
+    options = sst2_options(settings, n_positions=n_positions, special=special, alpha=alpha, min_count=min_count)
+    corpus_geo = corpus_distances(options, data_dir=_settings(settings).data_dir)
     return corpus_geo.marginals, corpus_geo.counts
 
 
@@ -346,13 +387,52 @@ def _token_strings(ids) -> np.ndarray:
     return np.asarray(tok.convert_ids_to_tokens([int(i) for i in ids]), dtype=str)
 
 
-def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
-    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise.
+def sst2_geometry(settings, cfg: CorpusGeometrySettings, top_tokens: int) -> tuple[dict, dict]:
+    r"""The Hellinger geometry of SST-2, its noise floor, and both on seeded random subsets of the phrases.
 
-    Counts of the training split (``CONFIGS[scale]["sst2"]``), the marginals, the chord Hellinger
+    Returns the values and arrays :func:`run_sst2_geometry` stores.
+    """
+    s = cfg.sst2
+    geometry = corpus_distances(sst2_options(settings), data_dir=settings.data_dir, with_tokens=True)
+    tc = geometry.tokens
+    seqs = tc.sequences()
+    rng = np.random.default_rng(settings.seed)
+    counts, marg, D = geometry.counts, geometry.marginals, geometry.D
+    F = geo.noise_floor(marg, cfg.noise.method, cfg.noise.n_rep, seed=settings.seed).matrix
+    total = np.asarray(counts.counts.sum(axis=0)).ravel()
+    top = np.argsort(-total, kind="stable")[:top_tokens]
+    d, f = offdiag(D), offdiag(F)
+    values = dict(
+        n_sequences=len(seqs), n_truncated=int(np.count_nonzero(tc.full_lengths > s.n_positions)),
+        n_kept=int(marg.n_positions), dropped=list(marg.dropped), rms_D=rms_offdiag(D), rms_F=rms_offdiag(F),
+        frac_above_2F=float(np.mean(d > 2 * f)), mean_D_from_0=float(D[0, 1:].mean()),
+        sizes=[], size_rms_D=[], size_rms_F=[], size_frac_above_2F=[], size_n_kept=[],
+    )
+    for size in cfg.sst2_sizes:
+        size = min(int(size), len(seqs))
+        pick = rng.choice(len(seqs), size, replace=False)
+        sub = geo.positional_counts([seqs[i] for i in pick], s.n_positions, tc.vocab_size)
+        # the same positions as the full corpus where they are reached twice (split-half needs 2)
+        m = geo.positional_marginals(sub, min_count=max(2, s.min_count))
+        Ds = geo.hellinger_matrix(m)
+        Fs = geo.noise_floor(m, cfg.noise.method, cfg.noise.n_rep, seed=settings.seed).matrix
+        values["sizes"].append(size)
+        values["size_rms_D"].append(rms_offdiag(Ds))
+        values["size_rms_F"].append(rms_offdiag(Fs))
+        values["size_frac_above_2F"].append(float(np.mean(offdiag(Ds) > 2 * offdiag(Fs))))
+        values["size_n_kept"].append(int(m.n_positions))
+    arrays = dict(D=D, F=F, positions=marg.positions, reach=marg.reach, top_ids=top,
+                  top_strings=_token_strings(top), top_probs=marg.probs[:, top])
+    return values, arrays
+
+
+def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
+    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise (:func:`sst2_geometry`).
+
+    Counts of the training split (``CONFIGS[scale].sst2``), the marginals, the chord Hellinger
     matrix $D$, the noise floor $F$ (bootstrap), the probabilities of the ``top_tokens`` most frequent
     tokens at every position; then the same root-mean-square distances on seeded random subsets of
-    the sequences (``CONFIGS[scale]["sst2_sizes"]``) to show how the noise shrinks with the corpus.
+    the sequences (``CONFIGS[scale].sst2_sizes``) to show how the noise shrinks with the corpus.
 
     Values: ``n_sequences``, ``n_truncated``, ``n_kept``, ``dropped`` (positions), ``rms_D``,
     ``rms_F``, ``frac_above_2F``, ``mean_D_from_0`` (mean distance of position 0 to the others),
@@ -363,60 +443,20 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    s = cfg["sst2"]
-    params = dict(**s, sizes=list(cfg["sst2_sizes"]), noise=cfg["noise"], top_tokens=int(top_tokens), seed=settings.seed,
-                  data=str(settings.data_dir) if settings.data_dir else "hub")
-
-    def compute():
-        seqs, tc, index = sst2_sequences(settings)
-        rng = np.random.default_rng(settings.seed)
-        counts = geo.positional_counts(seqs, s["n_positions"], tc.vocab_size)
-        marg = geo.positional_marginals(counts, alpha=s["alpha"], min_count=s["min_count"])
-        D = geo.hellinger_matrix(marg)
-        F = geo.noise_floor(marg, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
-        total = np.asarray(counts.counts.sum(axis=0)).ravel()
-        top = np.argsort(-total, kind="stable")[:top_tokens]
-        d, f = offdiag(D), offdiag(F)
-        values = dict(
-            n_sequences=len(seqs), n_truncated=int(np.count_nonzero(tc.full_lengths[index] > s["n_positions"])),
-            n_kept=int(marg.n_positions), dropped=list(marg.dropped), rms_D=rms_offdiag(D), rms_F=rms_offdiag(F),
-            frac_above_2F=float(np.mean(d > 2 * f)), mean_D_from_0=float(D[0, 1:].mean()),
-            sizes=[], size_rms_D=[], size_rms_F=[], size_frac_above_2F=[], size_n_kept=[],
-        )
-        for size in cfg["sst2_sizes"]:
-            size = min(int(size), len(seqs))
-            pick = rng.choice(len(seqs), size, replace=False)
-            sub = geo.positional_counts([seqs[i] for i in pick], s["n_positions"], tc.vocab_size)
-            # the same positions as the full corpus where they are reached twice (split-half needs 2)
-            m = geo.positional_marginals(sub, min_count=max(2, s["min_count"]))
-            Ds = geo.hellinger_matrix(m)
-            Fs = geo.noise_floor(m, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
-            values["sizes"].append(size)
-            values["size_rms_D"].append(rms_offdiag(Ds))
-            values["size_rms_F"].append(rms_offdiag(Fs))
-            values["size_frac_above_2F"].append(float(np.mean(offdiag(Ds) > 2 * offdiag(Fs))))
-            values["size_n_kept"].append(int(m.n_positions))
-        arrays = dict(
-            D=D, F=F, positions=marg.positions, reach=marg.reach, top_ids=top, top_strings=_token_strings(top),
-            top_probs=marg.probs[:, top],
-        )
-        return values, arrays
-
-    return Registry(settings.results_dir).run(
-        "corpus_geometry.sst2", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    params = dict(**cfg.sst2, sizes=list(cfg.sst2_sizes), noise=cfg.noise, top_tokens=int(top_tokens),
+                  seed=settings.seed, data=_data(settings))
+    return _run(settings, "corpus_geometry.sst2", lambda: sst2_geometry(settings, cfg, int(top_tokens)), params, force)
 
 
 HELLINGER_KINDS = ("chord", "normalized", "geodesic")
 
 
-def _kinds_summary(mu, positions, enc_cfg, seed) -> tuple[dict, dict]:
-    """Per Hellinger convention: MDS clipped mass and the stress of the fixed encodings."""
+def kinds_summary(mu, positions, encoder: EncoderShape, seed: int) -> tuple[dict, dict]:
+    """Per Hellinger convention: the largest distance, the MDS clipped mass, the error of full-rank MDS and the
+    stress of the sinusoidal, RoPE and ALiBi encodings; the ratio geodesic / chord. Arrays: ``{kind: D}``."""
     out, arrays = {}, {}
-    encs = encoding_set(positions, d_model=enc_cfg["d_model"], n_heads=enc_cfg["n_heads"], seed=seed)
+    encs = encoding_set(positions, d_model=encoder.d_model, n_heads=encoder.n_heads, seed=seed)
     encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
-    chord = None
     for kind in HELLINGER_KINDS:
         D = geo.hellinger_matrix(mu, kind=kind)
         mds = geo.classical_mds(D, k=1)
@@ -426,49 +466,63 @@ def _kinds_summary(mu, positions, enc_cfg, seed) -> tuple[dict, dict]:
             full_rank_max_error=float(np.max(np.abs(geo.euclidean_distances(full.embedding) - D))),
             stress=encoding_stresses(D, encs),
         )
-        if kind == "chord":
-            chord = D
         arrays[kind] = D
-    ratio = offdiag(arrays["geodesic"]) / np.maximum(offdiag(chord), 1e-300)
-    ratio = ratio[offdiag(chord) > 0]
+    chord = offdiag(arrays["chord"])
+    ratio = offdiag(arrays["geodesic"]) / np.maximum(chord, 1e-300)
+    ratio = ratio[chord > 0]
     out["geodesic_over_chord"] = dict(min=float(ratio.min()), max=float(ratio.max()))
     return out, arrays
 
 
 def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
-    r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2).
+    r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2): :func:`kinds_summary`.
 
     The chord $c = \lVert\sqrt{\mu_i} - \sqrt{\mu_j}\rVert$ and the Fisher–Rao (Bhattacharyya) arc
     $g = 2\arccos BC = 4 \arcsin(c/2)$ are monotone functions of each other, $2 \le g/c \le \pi/\sqrt2$.
-    For each convention: the largest distance, the MDS clipped (negative-eigenvalue) mass, the largest
-    error of full-rank MDS, and the stress (``"paper"``, ``"scale_free"``) of the sinusoidal, RoPE and
-    ALiBi encodings at the configured width.
 
     Values: ``{corpus: {kind: {...}, "geodesic_over_chord": {"min", "max"}}}`` for ``drift`` and ``sst2``.
     Arrays: ``<corpus>__<kind>`` (n, n).
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    params = dict(synthetic=cfg["synthetic"], sst2=cfg["sst2"], encoder=cfg["encoder"], seed=settings.seed,
-                  data=str(settings.data_dir) if settings.data_dir else "hub")
+    params = dict(synthetic=cfg.synthetic, sst2=cfg.sst2, encoder=cfg.encoder, seed=settings.seed, data=_data(settings))
 
     def compute():
         values, arrays = {}, {}
-        corpus = family_corpus("drift", seed=settings.seed, **cfg["synthetic"])
-        marg = geo.positional_marginals(corpus.counts())
-        v, a = _kinds_summary(marg, marg.positions, cfg["encoder"], settings.seed)
-        values["drift"] = v
-        arrays.update({f"drift__{k}": x for k, x in a.items()})
-        marg, _ = sst2_marginals(settings)
-        v, a = _kinds_summary(marg, marg.positions, cfg["encoder"], settings.seed)
-        values["sst2"] = v
-        arrays.update({f"sst2__{k}": x for k, x in a.items()})
+        marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **cfg.synthetic).counts())
+        for name, m in (("drift", marg), ("sst2", None)):
+            m = m if m is not None else sst2_marginals(settings)[0]
+            values[name], a = kinds_summary(m, m.positions, cfg.encoder, settings.seed)
+            arrays.update({f"{name}__{k}": x for k, x in a.items()})
         return values, arrays
 
-    return Registry(settings.results_dir).run(
-        "corpus_geometry.hellinger_kinds", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return _run(settings, "corpus_geometry.hellinger_kinds", compute, params, force)
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    """One preprocessing variant of the sensitivity study, as stored (:func:`sensitivity_row`).
+
+    ``stress`` is ``{encoding: {normalisation: stress}}``; ``frac_above_2F`` and ``rms_F`` are None for
+    smoothed variants ($\\alpha > 0$: the noise floor is defined for counts).
+    """
+
+    name: str
+    special: str
+    n_positions: int
+    min_count: int
+    alpha: float
+    n_kept: int
+    n_dropped: int
+    rms_D: float
+    lambda1_share: float
+    rank_tol: int
+    rank_mass: int
+    mds1_scale_free: float
+    stress: dict
+    frac_above_2F: float | None
+    rms_F: float | None
+    best_scale_free: str
 
 
 def sensitivity_variants(settings=None) -> list[dict]:
@@ -479,11 +533,10 @@ def sensitivity_variants(settings=None) -> list[dict]:
     list of dict
         Each with ``name``, ``special``, ``n_positions``, ``min_count``, ``alpha``.
     """
-    settings = _settings(settings)
-    cfg = _config(settings)
-    base = {k: cfg["sst2"][k] for k in ("special", "n_positions", "min_count", "alpha")}
+    cfg = _config(_settings(settings))
+    base = {k: cfg.sst2[k] for k in ("special", "n_positions", "min_count", "alpha")}
     out = [dict(name="baseline", **base)]
-    for option, choices in cfg["sensitivity"].items():
+    for option, choices in cfg.sensitivity.items():
         for value in choices:
             if value == base[option]:
                 continue
@@ -491,56 +544,57 @@ def sensitivity_variants(settings=None) -> list[dict]:
     return out
 
 
+def sensitivity_row(variant: dict, marg, encoder: EncoderShape, noise: NoiseOptions, seed: int) -> dict:
+    r"""The conclusions about one preprocessing variant of SST-2 (fields of :class:`SensitivityRow`).
+
+    The kept positions, the root-mean-square distance and the fraction of pairs above twice the noise
+    floor (unsmoothed variants only), the eigenvalue share of the first MDS axis, the effective rank
+    (``"tol"`` at $10^{-2}$, ``"mass"`` at $q = 0.9$), the scale-free stress of rank-1 MDS, and the
+    stress of the sinusoidal, RoPE and ALiBi encodings under ``"paper"`` and ``"scale_free"``.
+    """
+    D = geo.hellinger_matrix(marg)
+    mds = geo.classical_mds(D, k=1)
+    w = np.maximum(mds.eigenvalues, 0.0)
+    encs = encoding_set(marg.positions, d_model=encoder.d_model, n_heads=encoder.n_heads, seed=seed)
+    encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
+    row = dict(
+        variant, n_kept=int(marg.n_positions), n_dropped=len(marg.dropped), rms_D=rms_offdiag(D),
+        lambda1_share=float(w[0] / w.sum()),
+        rank_tol=geo.effective_rank(mds.eigenvalues, "tol", tol=1e-2),
+        rank_mass=geo.effective_rank(mds.eigenvalues, "mass", q=0.9),
+        mds1_scale_free=geo.stress(D, mds.embedding, "scale_free"),
+        stress=encoding_stresses(D, encs), frac_above_2F=None, rms_F=None,
+    )
+    if variant["alpha"] == 0:
+        F = geo.noise_floor(marg, noise.method, noise.n_rep, seed=seed).matrix
+        row["frac_above_2F"] = float(np.mean(offdiag(D) > 2 * offdiag(F)))
+        row["rms_F"] = rms_offdiag(F)
+    sf = {k: row["stress"][k]["scale_free"] for k in encs}
+    row["best_scale_free"] = min(sf, key=sf.get)
+    return row
+
+
 def run_sensitivity(settings=None, *, force: bool = False) -> Result:
     r"""Which conclusions about SST-2 move with the preprocessing choices the paper leaves open.
 
-    For each variant of :func:`sensitivity_variants` (special-token policy, ``min_count``, smoothing
-    ``alpha``, number of positions ``n``): the kept positions, the root-mean-square distance and the
-    fraction of pairs above twice the noise floor (unsmoothed variants only: the floor is defined for
-    $\alpha = 0$), the eigenvalue share of the first MDS axis, the effective rank (``"tol"`` at
-    $10^{-2}$, ``"mass"`` at $q = 0.9$), the scale-free stress of rank-1 MDS, and the stress of the
-    sinusoidal, RoPE and ALiBi encodings under ``"paper"`` and ``"scale_free"``.
+    One :func:`sensitivity_row` per variant of :func:`sensitivity_variants` (special-token policy,
+    ``min_count``, smoothing ``alpha``, number of positions ``n``).
 
-    Values: ``variants`` (list of dicts, one per variant, in the order of :func:`sensitivity_variants`).
+    Values: ``variants`` (list of rows, in the order of :func:`sensitivity_variants`; read them with
+    ``records(SensitivityRow, result.values["variants"])``).
     """
     settings = _settings(settings)
     cfg = _config(settings)
     variants = sensitivity_variants(settings)
-    params = dict(variants=variants, sst2=cfg["sst2"], encoder=cfg["encoder"], noise=cfg["noise"],
-                  seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+    params = dict(variants=variants, sst2=cfg.sst2, encoder=cfg.encoder, noise=cfg.noise,
+                  seed=settings.seed, data=_data(settings))
 
     def compute():
         rows = []
         for var in variants:
-            marg, counts = sst2_marginals(settings, n_positions=var["n_positions"], special=var["special"],
-                                          alpha=var["alpha"], min_count=var["min_count"])
-            D = geo.hellinger_matrix(marg)
-            mds = geo.classical_mds(D, k=1)
-            w = np.maximum(mds.eigenvalues, 0.0)
-            encs = encoding_set(marg.positions, d_model=cfg["encoder"]["d_model"], n_heads=cfg["encoder"]["n_heads"],
-                                seed=settings.seed)
-            encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
-            row = dict(
-                var, n_kept=int(marg.n_positions), n_dropped=len(marg.dropped), rms_D=rms_offdiag(D),
-                lambda1_share=float(w[0] / w.sum()),
-                rank_tol=geo.effective_rank(mds.eigenvalues, "tol", tol=1e-2),
-                rank_mass=geo.effective_rank(mds.eigenvalues, "mass", q=0.9),
-                mds1_scale_free=geo.stress(D, mds.embedding, "scale_free"),
-                stress=encoding_stresses(D, encs),
-            )
-            if var["alpha"] == 0:
-                F = geo.noise_floor(marg, cfg["noise"]["method"], cfg["noise"]["n_rep"], seed=settings.seed).matrix
-                row["frac_above_2F"] = float(np.mean(offdiag(D) > 2 * offdiag(F)))
-                row["rms_F"] = rms_offdiag(F)
-            else:
-                row["frac_above_2F"] = None
-                row["rms_F"] = None
-            sf = {k: row["stress"][k]["scale_free"] for k in encs}
-            row["best_scale_free"] = min(sf, key=sf.get)
-            rows.append(row)
+            marg, _ = sst2_marginals(settings, n_positions=var["n_positions"], special=var["special"],
+                                     alpha=var["alpha"], min_count=var["min_count"])
+            rows.append(sensitivity_row(var, marg, cfg.encoder, cfg.noise, settings.seed))
         return dict(variants=rows), {}
 
-    return Registry(settings.results_dir).run(
-        "corpus_geometry.sensitivity", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return _run(settings, "corpus_geometry.sensitivity", compute, params, force)

@@ -45,7 +45,8 @@ positions: the positional pattern of each layer (diagonal, previous/next token, 
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -53,32 +54,42 @@ from .. import geometry as geo
 from ..geometry import head_logits, kernel_distances
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
+from .settings import FieldAccess, by_scale
 
 DEFINITIONS = ("propagated", "static", "residual")
 NORMALIZATIONS = ("scale_free", "paper")
 #: The layer at which the paper places the peak (claim C10), counted from 1.
 PAPER_PEAK_LAYER = 3
 
-CONFIGS: dict[str, dict[str, Any]] = {
-    "quick": {
-        # sentences fed to the model; the target D comes from the chapter "Real corpora" (SST-2 train, n = 64)
-        "sentences": {"corpus": "sst2", "split": "validation", "max_sentences": None, "special": "model",
-                      "n_positions": 64},
-        # options of the target geometry D (chapter "Real corpora"; {} = its defaults)
-        "target": {},
-        "min_reach": 50,
-        "map_positions": 24,
-        "batch_size": 32,
-    },
-    "paper": {
-        "sentences": {"corpus": "sst2", "split": "validation", "max_sentences": None, "special": "model",
-                      "n_positions": 64},
-        "target": {},
-        "min_reach": 50,
-        "map_positions": 24,
-        "batch_size": 128,
-    },
-}
+
+@dataclass(frozen=True)
+class Sentences(FieldAccess):
+    """The sentences fed to the model (the target $D$ comes from the chapter "Real corpora": SST-2 train)."""
+
+    corpus: str = "sst2"
+    split: str = "validation"
+    max_sentences: int | None = None
+    special: str = "model"
+    n_positions: int = 64
+
+
+@dataclass(frozen=True)
+class InsideBertSettings(FieldAccess):
+    """Options of the chapter *Inside BERT* (defaults: ``quick``).
+
+    ``target``: options of the target geometry $D$ (:func:`posgeom.experiments.real_corpora.run_corpus_geometry`;
+    empty = its defaults); ``min_reach``: positions kept are reached by at least that many sentences;
+    ``map_positions``: the window of the attention maps; ``batch_size``: sentences per forward pass.
+    """
+
+    sentences: Sentences = field(default_factory=Sentences)
+    target: dict = field(default_factory=dict)
+    min_reach: int = 50
+    map_positions: int = 24
+    batch_size: int = 32
+
+
+CONFIGS = by_scale(InsideBertSettings(), batch_size=128)
 
 
 # --------------------------------------------------------------------------------------------
@@ -165,25 +176,166 @@ def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None 
     return {"means": means, "reach": reach, "maps": maps, "map_count": count}
 
 
-def _sentence_tokens(settings: Settings, cfg: dict[str, Any]):
+def sentence_tokens(settings: Settings, sentences: Sentences):
+    """The token ids of the sentences fed to the model, through the one route of
+    :func:`posgeom.experiments.real_corpora.corpus_geometry_of`; returns ``(options, tokens)``."""
     from .real_corpora import corpus_geometry_of, corpus_options
 
-    s = cfg["sentences"]
-    opts = corpus_options(settings.scale, s["corpus"], split=s["split"], special=s["special"],
-                          n_positions=s["n_positions"], max_sequences=s["max_sentences"])
+    s = sentences
+    opts = corpus_options(settings.scale, s.corpus, split=s.split, special=s.special,
+                          n_positions=s.n_positions, max_sequences=s.max_sentences)
     return opts, corpus_geometry_of(settings, opts).tokens
+
+
+def padded_batch(tokens) -> tuple[np.ndarray, np.ndarray]:
+    """Right-padded ids (pad 0) and the 1/0 attention mask of a tokenised corpus, each (N, L)."""
+    ids = tokens.padded(pad_id=0)
+    mask = (np.arange(ids.shape[1])[None, :] < tokens.lengths[:, None]).astype(np.int64)
+    return ids, mask
+
+
+@dataclass
+class LayerMeans:
+    """Sums of each layer's input over the sentences reaching each position, and the mean attention maps.
+
+    ``sums`` (n_layers + 1, L, d), ``reach`` (L,), ``maps`` (n_layers, K, K) (averaged), ``map_count``.
+    """
+
+    sums: np.ndarray
+    reach: np.ndarray
+    maps: np.ndarray
+    map_count: int
+
+
+def collect_layer_means(model, tokens, *, batch_size: int, map_positions: int) -> LayerMeans:
+    """:func:`layer_inputs` over a whole tokenised corpus, in batches of similar lengths (each cut to its
+    longest sequence, so padding costs nothing), accumulated into sums."""
+    from ..progress import tqdm
+
+    ids, mask = padded_batch(tokens)
+    L, d, n_layers = ids.shape[1], model.config.d_model, len(model.layers)
+    if L > model.config.max_len:
+        raise ValueError(f"sentences of {L} positions exceed the model's {model.config.max_len} (N_max)")
+    sums, reach = np.zeros((n_layers + 1, L, d)), np.zeros(L)
+    maps, map_count = np.zeros((n_layers, map_positions, map_positions)), 0
+    order = np.argsort(tokens.lengths, kind="stable")
+    for s in tqdm(range(0, ids.shape[0], batch_size), desc="layers", unit="batch"):
+        b = order[s:s + batch_size]
+        Lb = int(tokens.lengths[b].max())
+        part = layer_inputs(model, ids[b, :Lb], mask[b, :Lb], map_positions=map_positions)
+        r = part["reach"]
+        sums[:, :Lb] += np.nan_to_num(part["means"]) * r[None, :, None]
+        reach[:Lb] += r
+        if part["map_count"]:
+            maps += part["maps"] * part["map_count"]
+            map_count += part["map_count"]
+    if map_count == 0:
+        raise ValueError(f"no sentence is longer than map_positions={map_positions}; lower it")
+    return LayerMeans(sums, reach, maps / map_count, map_count)
+
+
+def static_positions(model, pos) -> np.ndarray:
+    """$\\mathrm{LN}(p_i + t_0)$ at the positions ``pos``: the table as it enters layer 1, shape (n, d)."""
+    import torch
+
+    emb = model.embeddings
+    with torch.no_grad():
+        P = emb.position.table()[torch.as_tensor(pos)]
+        if emb.token_type is not None:
+            P = P + emb.token_type.weight[0]
+        return emb.norm(P).double().cpu().numpy()
+
+
+def projected_stress(D, inputs, qk, n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Per-head and pooled projected stress of each layer against $D$ (module docstring).
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+    inputs : sequence of ndarray of shape (n, d)
+        The positional input of each layer.
+    qk : sequence of tuples ``(W_Q, b_Q, W_K, b_K)``
+        Each layer's query/key projection (``SelfAttention.query_key_weights`` of :mod:`posgeom.models.encoder`).
+    n_heads : int
+
+    Returns
+    -------
+    per_head : ndarray of shape (n_layers, n_heads, 2)
+        Last axis :data:`NORMALIZATIONS`.
+    pooled : ndarray of shape (n_layers, 2)
+        Against $\hat d^2 = \sum_h \hat d_h^2$.
+    clipped : ndarray of shape (n_layers,)
+        Clipped mass of the kernel of the summed logits.
+    """
+    n_layers = len(qk)
+    per_head, pooled, clipped = np.zeros((n_layers, n_heads, 2)), np.zeros((n_layers, 2)), np.zeros(n_layers)
+    for li, weights in enumerate(qk):
+        G = head_logits(inputs[li], *weights, n_heads=n_heads)
+        sq = np.zeros_like(D)
+        for h in range(n_heads):
+            Dh = kernel_distances(G[h])
+            sq += Dh**2
+            per_head[li, h] = [geo.stress(D, Dh, z, as_distances=True) for z in NORMALIZATIONS]
+        # pooled: dhat^2 = sum_h dhat_h^2
+        pooled[li] = [geo.stress(D, np.sqrt(sq), z, as_distances=True) for z in NORMALIZATIONS]
+        _, clipped[li] = kernel_distances(G.sum(0), return_clipped=True)
+    return per_head, pooled, clipped
+
+
+def peak_layers(curves: dict[str, np.ndarray]) -> dict[str, int]:
+    """The layer (counted from 1) of the global maximum of each curve, per normalisation:
+    ``{"<name>_<norm>": layer}`` for curves of shape (n_layers, 2)."""
+    return {f"{name}_{z}": int(np.argmax(c[:, zi]) + 1) for name, c in curves.items()
+            for zi, z in enumerate(NORMALIZATIONS)}
+
+
+def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach: int) -> tuple[dict, dict]:
+    """Projected stress of every layer under the three definitions (the values and arrays of :func:`run_layer_stress`,
+    without the options); positions kept are reached by ``min_reach`` sentences and present in the target."""
+    H, n_layers = model.config.n_heads, len(model.layers)
+    pos = np.intersect1d(np.flatnonzero(means.reach >= min_reach), target_positions)
+    if pos.size < 3:
+        raise ValueError(f"only {pos.size} positions are reached by min_reach={min_reach} sentences")
+    idx = np.searchsorted(target_positions, pos)
+    D = np.asarray(D_target)[np.ix_(idx, idx)]
+    X = means.sums[:, pos, :] / means.reach[pos][None, :, None]       # (n_layers + 1, n, d)
+    qk = [block.attn.query_key_weights() for block in model.layers]
+    out, clipped = {}, np.zeros((2, n_layers))
+    for di, (name, Xs) in enumerate((("propagated", X[:n_layers]), ("static", [static_positions(model, pos)] * n_layers))):
+        out[f"{name}_head"], out[f"{name}_pooled"], clipped[di] = projected_stress(D, Xs, qk, H)
+    residual = np.array([[geo.stress(D, geo.euclidean_distances(X[li]), z, as_distances=True)
+                          for z in NORMALIZATIONS] for li in range(n_layers + 1)])
+    peaks = peak_layers({"propagated": out["propagated_pooled"], "static": out["static_pooled"], "residual": residual})
+    values = {"n_layers": n_layers, "n_heads": H, "d_model": model.config.d_model, "n_positions": int(pos.size),
+              "positions": [int(pos[0]), int(pos[-1])], "map_count": int(means.map_count), "peaks": peaks,
+              "paper_peak_layer": PAPER_PEAK_LAYER, "clipped_max": float(clipped.max())}
+    arrays = {**out, "residual": residual, "clipped": clipped, "maps": means.maps, "positions": pos,
+              "reach": means.reach[pos], "D": D}
+    return values, arrays
+
+
+def _with_overrides(cfg: InsideBertSettings, overrides: dict) -> InsideBertSettings:
+    unknown = set(overrides) - {f.name for f in dataclasses.fields(cfg)}
+    if unknown:
+        raise ValueError(f"unknown option(s) {sorted(unknown)}; valid options are {sorted(cfg)}")
+    if isinstance(overrides.get("sentences"), dict):
+        overrides = {**overrides, "sentences": dataclasses.replace(cfg.sentences, **overrides["sentences"])}
+    return dataclasses.replace(cfg, **overrides)
 
 
 def run_layer_stress(settings: Settings | None = None, *, force: bool = False, **overrides) -> Result:
     """Per-layer, per-head projected stress of the pretrained model, under the three definitions.
+
+    The sentences (:func:`sentence_tokens`) go through the model (:func:`load_model`,
+    :func:`collect_layer_means`) and :func:`layer_stress` reads the layers against the target geometry.
 
     Parameters
     ----------
     settings : Settings, optional
     force : bool
     **overrides
-        Keys of ``CONFIGS[scale]`` (``min_reach``, ``map_positions``, ``batch_size``, ``sentences``,
-        ``target``: corpus options of the target geometry).
+        Fields of :class:`InsideBertSettings` (``min_reach``, ``map_positions``, ``batch_size``,
+        ``sentences``, ``target``: corpus options of the target geometry).
 
     Returns
     -------
@@ -195,105 +347,24 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
         ``values``: the model, its shape, the peak layer per definition and normalisation (1-based),
         the options.
     """
-    import torch
-
     from .real_corpora import run_corpus_geometry
 
     settings = _settings(settings)
-    cfg = {**CONFIGS[settings.scale], **overrides}
-    unknown = set(overrides) - set(CONFIGS[settings.scale])
-    if unknown:
-        raise ValueError(f"unknown option(s) {sorted(unknown)}; valid options are {sorted(CONFIGS[settings.scale])}")
-    target = run_corpus_geometry(settings, corpus=cfg["sentences"]["corpus"], **cfg["target"])
+    cfg = _with_overrides(CONFIGS[settings.scale], overrides)
+    target = run_corpus_geometry(settings, corpus=cfg.sentences.corpus, **cfg.target)
     params = {"config": cfg, "pretrained": settings.pretrained, "target": target.key,
               "data": target.values["source"]}
-    device = resolve_device(settings.device)
 
     def compute():
-        opts, tokens = _sentence_tokens(settings, cfg)
-        ids = tokens.padded(pad_id=0)
-        L = ids.shape[1]
-        mask = (np.arange(L)[None, :] < tokens.lengths[:, None]).astype(np.int64)
+        opts, tokens = sentence_tokens(settings, cfg.sentences)
         model = load_model(settings)
-        H, d = model.config.n_heads, model.config.d_model
-        n_layers = len(model.layers)
-        if L > model.config.max_len:
-            raise ValueError(f"sentences of {L} positions exceed the model's {model.config.max_len} (N_max)")
-        # run in batches, accumulating sums of the positional means and of the maps
-        bs = int(cfg["batch_size"])
-        sums = np.zeros((n_layers + 1, L, d))
-        reach = np.zeros(L)
-        maps = np.zeros((n_layers, cfg["map_positions"], cfg["map_positions"]))
-        map_count = 0
-        from ..progress import tqdm
-
-        # batches of similar lengths, each cut to its longest sequence (padding costs nothing then)
-        order = np.argsort(tokens.lengths, kind="stable")
-        for s in tqdm(range(0, ids.shape[0], bs), desc="layers", unit="batch"):
-            b = order[s:s + bs]
-            Lb = int(tokens.lengths[b].max())
-            part = layer_inputs(model, ids[b, :Lb], mask[b, :Lb], map_positions=cfg["map_positions"])
-            r = part["reach"]
-            sums[:, :Lb] += np.nan_to_num(part["means"]) * r[None, :, None]
-            reach[:Lb] += r
-            if part["map_count"]:
-                maps += part["maps"] * part["map_count"]
-                map_count += part["map_count"]
-        if map_count == 0:
-            raise ValueError(f"no sentence is longer than map_positions={cfg['map_positions']}; lower it")
-        maps /= map_count
-        # positions kept: reached by at least min_reach sentences AND present in the target D
-        tpos = target.arrays["positions"]
-        ok = np.flatnonzero(reach >= cfg["min_reach"])
-        pos = np.intersect1d(ok, tpos)
-        if pos.size < 3:
-            raise ValueError(f"only {pos.size} positions are reached by min_reach={cfg['min_reach']} sentences")
-        D = target.arrays["D"][np.ix_(np.searchsorted(tpos, pos), np.searchsorted(tpos, pos))]
-        means = sums[:, pos, :] / reach[pos][None, :, None]       # (n_layers + 1, n, d)
-        # static: LN(p_i + t_0) as the table enters layer 1
-        emb = model.embeddings
-        with torch.no_grad():
-            P = emb.position.table()[torch.as_tensor(pos)]
-            if emb.token_type is not None:
-                P = P + emb.token_type.weight[0]
-            static = emb.norm(P).double().cpu().numpy()
-        out = {}
-        clipped = np.zeros((2, n_layers))
-        for di, (name, Xs) in enumerate((("propagated", means[:n_layers]), ("static", [static] * n_layers))):
-            per_head = np.zeros((n_layers, H, 2))
-            pooled = np.zeros((n_layers, 2))
-            for li, block in enumerate(model.layers):
-                G = head_logits(Xs[li], *block.attn.query_key_weights(), n_heads=H)
-                sq = np.zeros_like(D)
-                for h in range(H):
-                    Dh = kernel_distances(G[h])
-                    sq += Dh**2
-                    per_head[li, h] = [geo.stress(D, Dh, z, as_distances=True) for z in NORMALIZATIONS]
-                # pooled: dhat^2 = sum_h dhat_h^2
-                pooled[li] = [geo.stress(D, np.sqrt(sq), z, as_distances=True) for z in NORMALIZATIONS]
-                _, clipped[di, li] = kernel_distances(G.sum(0), return_clipped=True)
-            out[f"{name}_head"], out[f"{name}_pooled"] = per_head, pooled
-        residual = np.array([[geo.stress(D, geo.euclidean_distances(means[li]), z, as_distances=True)
-                              for z in NORMALIZATIONS] for li in range(n_layers + 1)])
-        peaks = {}
-        for name in ("propagated", "static"):
-            for zi, z in enumerate(NORMALIZATIONS):
-                peaks[f"{name}_{z}"] = int(np.argmax(out[f"{name}_pooled"][:, zi]) + 1)
-        for zi, z in enumerate(NORMALIZATIONS):
-            peaks[f"residual_{z}"] = int(np.argmax(residual[:, zi]) + 1)
-        values = {
-            "model": settings.pretrained, "n_layers": n_layers, "n_heads": H, "d_model": d,
-            "n_sentences": int(ids.shape[0]), "n_positions": int(pos.size), "positions": [int(pos[0]), int(pos[-1])],
-            "map_count": int(map_count), "peaks": peaks, "options": opts, "paper_peak_layer": PAPER_PEAK_LAYER,
-            "clipped_max": float(clipped.max()),
-        }
-        arrays = {**out, "residual": residual, "clipped": clipped, "maps": maps, "positions": pos,
-                  "reach": reach[pos], "D": D}
-        return values, arrays
+        means = collect_layer_means(model, tokens, batch_size=int(cfg.batch_size), map_positions=cfg.map_positions)
+        values, arrays = layer_stress(model, means, target.arrays["D"], target.arrays["positions"], cfg.min_reach)
+        return {"model": settings.pretrained, **values, "n_sentences": int(tokens.lengths.size), "options": opts}, arrays
 
     return Registry(settings.results_dir).run(
-        "inside_bert_layers", compute, params=params, scale=settings.scale, seed=settings.seed, device=device,
-        model=settings.pretrained, force=force,
+        "inside_bert_layers", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device=resolve_device(settings.device), model=settings.pretrained, force=force,
     )
 
 
@@ -328,7 +399,9 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 
 __all__ = [
-    "CONFIGS", "DEFINITIONS", "NORMALIZATIONS", "PAPER_PEAK_LAYER", "kernel_distances", "head_logits",
-    "load_model", "layer_inputs", "run_layer_stress", "offset_profiles", "paper_results",
+    "CONFIGS", "InsideBertSettings", "Sentences", "LayerMeans", "DEFINITIONS", "NORMALIZATIONS", "PAPER_PEAK_LAYER",
+    "kernel_distances", "head_logits", "load_model", "layer_inputs", "sentence_tokens", "padded_batch",
+    "collect_layer_means", "static_positions", "projected_stress", "peak_layers", "layer_stress", "run_layer_stress",
+    "offset_profiles", "paper_results",
 ]
 

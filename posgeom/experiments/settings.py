@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from collections.abc import Mapping as MappingABC
 from typing import Any, Generic, Iterable, Mapping, TypeVar
 
 from ..config import validate_scale
 
-__all__ = ["ByScale", "by_scale", "as_params", "records", "find", "ModelShape"]
+__all__ = ["ByScale", "by_scale", "as_params", "records", "find", "FieldAccess", "ModelShape"]
 
 T = TypeVar("T")
 
@@ -91,6 +92,26 @@ def as_params(settings: Any) -> dict[str, Any]:
     if not dataclasses.is_dataclass(settings) or isinstance(settings, type):
         raise TypeError(f"as_params needs a dataclass instance, got {type(settings).__name__}")
     return dataclasses.asdict(settings)
+
+
+class FieldAccess(MappingABC):
+    """Mixin: a settings dataclass that also reads like the dictionary it replaced.
+
+    ``s["n"]``, ``**s``, ``dict(s)`` and ``s.items()`` give the fields (nested settings stay settings), so
+    code written against the earlier ``CONFIGS[scale]["key"]`` dictionaries keeps working, and the
+    registry records such a value as the same nested dictionary. New code reads attributes.
+    """
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in {f.name for f in dataclasses.fields(self)}:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self):
+        return (f.name for f in dataclasses.fields(self))
+
+    def __len__(self) -> int:
+        return len(dataclasses.fields(self))
 
 
 R = TypeVar("R")

@@ -25,6 +25,8 @@ and synthetic corpora come to that picture:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import scipy.linalg
 
@@ -34,16 +36,43 @@ from ..corpora import synthetic as syn
 from ..encodings import encoding_set, sinusoidal_frequencies
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
+from . import optimal_encoding as oe
+from .settings import FieldAccess, by_scale
 
 __all__ = [
-    "CONFIGS", "fourier_basis", "fourier_match",
-    "circulant_eigenvalues", "run_fourier_match", "run_stationarity_sweep",
+    "CONFIGS", "SinusoidsSettings", "fourier_basis", "fourier_match", "shift_summary",
+    "circulant_eigenvalues", "mixed_marginals", "run_fourier_match", "run_stationarity_sweep", "SHIFT_STATISTICS",
+    "shift_statistics", "shift_intervals", "run_shift_intervals",
 ]
 
-CONFIGS: dict[str, dict] = {
-    "quick": dict(n_vectors=6, n_pairs=3, grid=2_000, sweep=(0.0, 0.1, 0.25, 0.5, 0.75, 1.0), toeplitz_vocab=100),
-    "paper": dict(n_vectors=10, n_pairs=5, grid=8_000, sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), toeplitz_vocab=100),
-}
+
+@dataclass(frozen=True)
+class SinusoidsSettings(FieldAccess):
+    """Options of the chapter "When are sinusoids optimal?" (defaults: ``quick``).
+
+    ``n_vectors`` MDS eigenvectors fitted by one sinusoid on a ``grid`` of frequencies; the top ``2 n_pairs``
+    compared with the lowest Fourier pairs; ``sweep`` the mixing weights $t$; ``toeplitz_vocab`` the
+    vocabulary of the Markov corpus with $v > n$.
+    """
+
+    n_vectors: int = 6
+    n_pairs: int = 3
+    grid: int = 2_000
+    sweep: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
+    toeplitz_vocab: int = 100
+    intervals: oe.IntervalOptions = field(default_factory=oe.IntervalOptions)
+
+
+CONFIGS = by_scale(SinusoidsSettings(), n_vectors=10, n_pairs=5, grid=8_000,
+                   sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), intervals={"n_boot": 1000, "n_folds": 200})
+
+#: The shift statistics given a bootstrap interval over sequences (:func:`shift_intervals`).
+SHIFT_STATISTICS = ("toeplitz_deviation", "circulant_deviation", "fourier_match")
+
+
+def _shift_options(cfg: SinusoidsSettings) -> dict:
+    """The options the Fourier match and the sweep depend on (their registry parameters)."""
+    return {k: cfg[k] for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
 
 
 def fourier_basis(n: int, m: int) -> np.ndarray:
@@ -110,16 +139,28 @@ def circulant_eigenvalues(g) -> np.ndarray:
     return np.sort(lam)[::-1]
 
 
-def _summary(D, cfg, d_model: int, n_heads: int, positions=None, seed: int = 0) -> tuple[dict, dict]:
+def shift_summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, positions=None,
+                  seed: int = 0) -> tuple[dict, dict]:
+    """How close one distance matrix comes to the circulant picture (the quantities of the module docstring).
+
+    Returns
+    -------
+    values : dict
+        ``n``, ``toeplitz_deviation``, ``circulant_deviation``, ``sinusoid_r2``, ``sinusoid_omega`` (per
+        eigenvector), ``mean_sinusoid_r2``, ``fourier_match``, ``sinusoidal_scale_free``, ``mds_scale_free``,
+        ``eigenvalue_share``.
+    arrays : dict
+        ``U`` (n, k), ``omega`` (k,), ``eigenvalues`` (n,), ``D`` (n, n).
+    """
     n = D.shape[0]
     res = geo.classical_mds(D, k=1)
-    k = min(cfg["n_vectors"], n - 1)
+    k = min(cfg.n_vectors, n - 1)
     U = res.eigenvectors[:, :k]
-    fit = geo.fit_sinusoid(U, cfg["grid"])
+    fit = geo.fit_sinusoid(U, cfg.grid)
     r2, omega = fit.r2, fit.omega
     positions = np.arange(n) if positions is None else np.asarray(positions)
     encs = encoding_set(positions, d_model=d_model, n_heads=n_heads, seed=seed)
-    m = min(cfg["n_pairs"], (n - 1) // 2)
+    m = min(cfg.n_pairs, (n - 1) // 2)
     values = dict(
         n=int(n), toeplitz_deviation=geo.toeplitz_deviation(D), circulant_deviation=geo.circulant_deviation(D),
         sinusoid_r2=[float(x) for x in r2], sinusoid_omega=[float(x) for x in omega],
@@ -144,35 +185,33 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     Values: ``{corpus: {...}}``; also ``vaswani_frequencies`` (the sinusoidal table's, width 50).
     Arrays: ``<corpus>__U`` (n, n_vectors), ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``.
     """
-    from .optimal_encoding import CONFIGS as OE
-
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
-    enc = OE[settings.scale]["synthetic_encoder"]
-    params = dict(cfg, synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"], synthetic_encoder=enc,
+    enc = oe.CONFIGS[settings.scale].synthetic_encoder
+    params = dict(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
                   seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
 
     def compute():
         values, arrays = {}, {}
-        n = ccfg["synthetic"]["n_positions"]
+        n = ccfg.synthetic.n_positions
         corpora = {}
         corpora["markov (population)"] = geo.hellinger_matrix(syn.population_marginals("markov", n_positions=n, seed=settings.seed))
         corpora["markov v>n (population)"] = geo.hellinger_matrix(
-            syn.population_marginals("markov", n_positions=n, vocab_size=cfg["toeplitz_vocab"], seed=settings.seed))
+            syn.population_marginals("markov", n_positions=n, vocab_size=cfg.toeplitz_vocab, seed=settings.seed))
         for fam in ("markov", "drift", "regimes", "stationary"):
-            c = cg.family_corpus(fam, seed=settings.seed, **ccfg["synthetic"])
+            c = cg.family_corpus(fam, seed=settings.seed, **ccfg.synthetic)
             corpora[fam] = geo.hellinger_matrix(c.counts())
         for name, D in corpora.items():
-            v, a = _summary(D, cfg, enc["d_model"], enc["n_heads"], seed=settings.seed)
+            v, a = shift_summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
             values[name] = v
             arrays.update({f"{name}__{k}": x for k, x in a.items()})
         marg, _ = cg.sst2_marginals(settings)
-        v, a = _summary(geo.hellinger_matrix(marg), cfg, ccfg["encoder"]["d_model"], ccfg["encoder"]["n_heads"],
+        v, a = shift_summary(geo.hellinger_matrix(marg), cfg, ccfg.encoder.d_model, ccfg.encoder.n_heads,
                         positions=marg.positions, seed=settings.seed)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": x for k, x in a.items()})
-        values["vaswani_frequencies"] = [float(x) for x in sinusoidal_frequencies(enc["d_model"])]
+        values["vaswani_frequencies"] = [float(x) for x in sinusoidal_frequencies(enc.d_model)]
         values["corpora"] = list(corpora) + ["sst2"]
         return values, arrays
 
@@ -180,6 +219,19 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
         "sinusoids_as_mds.fourier_match", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )
+
+
+def mixed_marginals(t: float, n_positions: int, seed: int) -> np.ndarray:
+    r"""Population marginals $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$ on $v = n$ tokens.
+
+    Returns
+    -------
+    ndarray of shape (n_positions, n_positions)
+    """
+    mk = syn.population_marginals("markov", n_positions=n_positions, seed=seed)
+    dr = syn.population_marginals("drift", n_positions=n_positions, vocab_size=mk.shape[1], seed=seed)
+    # mu^(t) = (1 - t) mu^markov + t mu^drift
+    return (1.0 - t) * mk + t * dr
 
 
 def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
@@ -192,31 +244,87 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
 
     Values: ``t`` and one list per quantity, aligned with ``t``.
     """
-    from .optimal_encoding import CONFIGS as OE
-
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
-    ccfg = cg.CONFIGS[settings.scale]
-    enc = OE[settings.scale]["synthetic_encoder"]
-    n = ccfg["synthetic"]["n_positions"]
-    params = dict(cfg, n=n, synthetic_encoder=enc, seed=settings.seed)
+    enc = oe.CONFIGS[settings.scale].synthetic_encoder
+    n = cg.CONFIGS[settings.scale].synthetic.n_positions
+    params = dict(_shift_options(cfg), n=n, synthetic_encoder=enc, seed=settings.seed)
 
     def compute():
-        mk = syn.population_marginals("markov", n_positions=n, seed=settings.seed)
-        dr = syn.population_marginals("drift", n_positions=n, vocab_size=mk.shape[1], seed=settings.seed)
         keys = ("toeplitz_deviation", "circulant_deviation", "mean_sinusoid_r2", "fourier_match",
                 "sinusoidal_scale_free", "mds_scale_free")
         out = {k: [] for k in keys}
-        for t in cfg["sweep"]:
-            # mu^(t) = (1 - t) mu^markov + t mu^drift
-            mu = (1.0 - t) * mk + t * dr
-            v, _ = _summary(geo.hellinger_matrix(mu), cfg, enc["d_model"], enc["n_heads"], seed=settings.seed)
+        for t in cfg.sweep:
+            v, _ = shift_summary(geo.hellinger_matrix(mixed_marginals(t, n, settings.seed)), cfg, enc.d_model, enc.n_heads, seed=settings.seed)
             for k in keys:
                 out[k].append(v[k])
-        out["t"] = [float(t) for t in cfg["sweep"]]
+        out["t"] = [float(t) for t in cfg.sweep]
         return out, {}
 
     return Registry(settings.results_dir).run(
         "sinusoids_as_mds.stationarity_sweep", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def shift_statistics(D, n_pairs: int) -> np.ndarray:
+    """:data:`SHIFT_STATISTICS` of one distance matrix: Toeplitz and circulant deviations and the Fourier match
+    of the top ``2 m`` MDS eigenvectors, ``m = min(n_pairs, (n - 1) // 2)``."""
+    n = D.shape[0]
+    m = min(n_pairs, (n - 1) // 2)
+    U = geo.classical_mds(D, k=1).eigenvectors[:, : 2 * m]
+    return np.array([geo.toeplitz_deviation(D), geo.circulant_deviation(D), fourier_match(U, m)])
+
+
+def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, opts: oe.IntervalOptions, seed: int,
+                    *, progress=None) -> tuple[dict, np.ndarray]:
+    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix.
+
+    Returns
+    -------
+    values : dict
+        ``{statistic: interval}`` for :data:`SHIFT_STATISTICS`, ``n_used``, ``n_kept``.
+    replicates : ndarray of shape (n_used, 3)
+    """
+    marg = geo.positional_marginals(geo.positional_counts(sequences, n_positions, vocab_size))
+    folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed)
+    intervals, reps = geo.bootstrap_intervals(geo.hellinger_matrix(marg), folds, marg.positions,
+                                              lambda D: shift_statistics(D, n_pairs), n_boot=opts.n_boot,
+                                              level=opts.level, seed=seed, progress=progress)
+    values = {name: iv.as_dict() for name, iv in zip(SHIFT_STATISTICS, intervals)}
+    return dict(values, n_used=int(reps.shape[0]), n_kept=int(marg.n_positions)), reps
+
+
+def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
+    r"""Bootstrap intervals over sequences of the shift statistics of SST-2 and of the Markov and drift samples.
+
+    For each corpus, :func:`shift_intervals` with ``CONFIGS[scale].intervals`` (the population corpora have no
+    sampling noise and need none).
+
+    Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``. Arrays: ``<corpus>__replicates``.
+    """
+    settings = _settings(settings)
+    cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
+    params = dict(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
+                  seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+
+    def compute():
+        from ..progress import tqdm
+
+        values, arrays = {}, {}
+        for name in ("sst2", "markov", "drift"):
+            if name == "sst2":
+                seqs, tokens, _ = cg.sst2_sequences(settings)
+                args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size)
+            else:
+                c = cg.family_corpus(name, seed=settings.seed, **ccfg.synthetic)
+                args = (c.sequences(), c.n_positions, c.vocab_size)
+            values[name], arrays[f"{name}__replicates"] = shift_intervals(
+                *args, cfg.n_pairs, cfg.intervals, settings.seed,
+                progress=lambda it, n=name: tqdm(it, desc=f"bootstrap {n}", leave=False))
+        return values, arrays
+
+    return Registry(settings.results_dir).run(
+        "sinusoids_as_mds.shift_intervals", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )

@@ -6,6 +6,7 @@ numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kerne
 first use); nothing here imports a higher layer of :mod:`posgeom`.
 """
 
+from .bootstrap import Interval, basic_interval, bootstrap_intervals, fold_bootstrap
 from .counts import PositionalCounts, positional_counts
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
 from .marginals import PositionalMarginals, positional_marginals
@@ -21,7 +22,7 @@ from .mds import (
     mds_stress_curve,
 )
 from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
-from .noise import NOISE_METHODS, NoiseFloor, noise_floor
+from .noise import NOISE_METHODS, NoiseFloor, delta_method_noise, noise_floor
 from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
 from .rank import (
     NoiseAwareRank,
@@ -49,6 +50,11 @@ from .tables import (
 )
 
 __all__ = [
+    # bootstrap over sequences
+    "Interval",
+    "basic_interval",
+    "fold_bootstrap",
+    "bootstrap_intervals",
     # counts and marginals
     "PositionalCounts",
     "positional_counts",
@@ -113,5 +119,6 @@ __all__ = [
     # noise floor
     "NoiseFloor",
     "noise_floor",
+    "delta_method_noise",
     "NOISE_METHODS",
 ]

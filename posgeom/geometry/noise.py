@@ -40,7 +40,7 @@ from .counts import PositionalCounts
 from .hellinger import HELLINGER_KINDS, chord_to
 from .marginals import PositionalMarginals
 
-__all__ = ["NoiseFloor", "noise_floor", "NOISE_METHODS"]
+__all__ = ["NoiseFloor", "noise_floor", "NOISE_METHODS", "delta_method_noise"]
 
 NOISE_METHODS = ("bootstrap", "split_half")
 
@@ -158,3 +158,31 @@ def noise_floor(
     # F_ij = sqrt((delta_i^2 + delta_j^2) / 2)
     F = np.sqrt((delta2[:, None] + delta2[None, :]) / 2.0)
     return NoiseFloor(chord_to(F, kind), np.sqrt(delta2), positions.copy(), reach.copy(), method, n_rep)
+
+
+def delta_method_noise(reach, vocab_size: int) -> np.ndarray:
+    r"""Delta-method prediction of the squared noise distance between positions with equal distributions.
+
+    $\mathbb E\, d_H^2 \approx \frac{v - 1}{4}\big(\frac1{N_i} + \frac1{N_j}\big)$, valid when every token
+    of the support is seen many times ($N_i p_w \gg 1$).
+
+    Parameters
+    ----------
+    reach : array-like of shape (n,)
+        $N_i$, the sequences reaching each position (all >= 1).
+    vocab_size : int
+        $v$, the support size of the distributions.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        The predicted $\mathbb E\, d_H^2$ (diagonal: two independent samples at the same position).
+    """
+    N = np.asarray(reach, dtype=np.float64)
+    if N.ndim != 1 or np.any(N < 1):
+        raise ValueError("reach must be a vector of counts >= 1")
+    if vocab_size < 1:
+        raise ValueError(f"vocab_size must be >= 1; got {vocab_size}")
+    inv = 1.0 / N
+    # E d^2 ~ (v - 1)/4 (1/N_i + 1/N_j)
+    return (vocab_size - 1) / 4.0 * (inv[:, None] + inv[None, :])
