@@ -40,8 +40,19 @@ def entry_files(folder: Path) -> Path | None:
     return folder if (folder / "result.json").is_file() else None
 
 
-def read_registry(root: Path, scale: str | None) -> dict[tuple[str, str, str], tuple[dict, dict]]:
-    """``(scale, experiment, key) -> (values, arrays)`` for every entry under ``root``."""
+def params_identity(params: dict, ignored: frozenset[str]) -> str:
+    """The entry's parameters without the ``ignored`` ones, as one canonical string."""
+    return json.dumps({k: v for k, v in params.items() if k not in ignored}, sort_keys=True, default=str)
+
+
+def read_registry(root: Path, scale: str | None, ignore_params: frozenset[str] = frozenset()
+                  ) -> dict[tuple[str, str, str], tuple[dict, dict]]:
+    """``(scale, experiment, key) -> (values, arrays)`` for every entry under ``root``.
+
+    With ``ignore_params``, ``key`` is the parameters (from the manifest) without those names instead of the
+    folder's hash: entries whose keys differ only there (a data folder recorded by path before, by content
+    after) are matched.
+    """
     out = {}
     for folder in sorted(p for p in root.glob("*/*/*") if p.is_dir() and not p.name.startswith(".")):
         sc, experiment, key = folder.parent.parent.name, folder.parent.name, folder.name
@@ -50,6 +61,9 @@ def read_registry(root: Path, scale: str | None) -> dict[tuple[str, str, str], t
         files = entry_files(folder)
         if files is None:
             continue
+        if ignore_params:
+            manifest = json.loads((files / "manifest.json").read_text())
+            key = params_identity(manifest.get("params", {}), ignore_params)
         values = json.loads((files / "result.json").read_text())
         arrays = {}
         if (files / "arrays.npz").is_file():
@@ -94,9 +108,10 @@ def differences(a, b, rtol: float, where: str = "") -> list[str]:
     return [] if a == b else [f"{where}: {a!r} before, {b!r} after"]
 
 
-def compare(before: Path, after: Path, *, scale: str | None = None, rtol: float = 1e-9) -> list[str]:
+def compare(before: Path, after: Path, *, scale: str | None = None, rtol: float = 1e-9,
+            ignore_params: frozenset[str] = frozenset()) -> list[str]:
     """Every difference between two registries (entries missing from ``after`` included)."""
-    old, new = read_registry(before, scale), read_registry(after, scale)
+    old, new = read_registry(before, scale, ignore_params), read_registry(after, scale, ignore_params)
     if not old:
         return [f"no entries under {before}" + (f" at scale {scale}" if scale else "")]
     out = []
@@ -116,8 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("after", type=Path, help="registry made after the change")
     parser.add_argument("--scale", help="compare only this scale (default: all)")
     parser.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance for numbers (default 1e-9)")
+    parser.add_argument("--ignore-param", action="append", default=[], metavar="NAME",
+                        help="match entries by their parameters without NAME (repeatable), e.g. data")
     args = parser.parse_args(argv)
-    found = compare(args.before, args.after, scale=args.scale, rtol=args.rtol)
+    found = compare(args.before, args.after, scale=args.scale, rtol=args.rtol,
+                    ignore_params=frozenset(args.ignore_param))
     n = len(read_registry(args.before, args.scale))
     if found:
         print(f"{len(found)} difference(s) over {n} entries:")

@@ -52,3 +52,12 @@ def test_every_kind_of_difference_is_reported(tmp_path):
         assert expected in text
     assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after")]) == 1
     assert compare_results.compare(tmp_path / "nothing", tmp_path / "after") == [f"no entries under {tmp_path / 'nothing'}"]
+
+
+def test_ignore_param_matches_entries_whose_keys_differ_only_there(tmp_path):
+    for side, data, key in (("before", "/some/machine/data", "k1"), ("after", "book copies", "k2")):
+        pointer_entry(tmp_path / side, "geometry", key, {"stress": 0.25})
+        manifest = {"params": {"n": 64, "data": data}}
+        (tmp_path / side / "quick" / "geometry" / key / "v-abc" / "manifest.json").write_text(json.dumps(manifest))
+    assert any("missing after" in d for d in compare_results.compare(tmp_path / "before", tmp_path / "after"))
+    assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after"), "--ignore-param", "data"]) == 0

@@ -23,7 +23,7 @@ from .pretrained import AttentionWeights, ModelUnavailableError, PretrainedModel
 from .report import corpus_report, load_statistics, parse_corpus_spec, parse_encodings, stress_report
 from .real import (
     CORPORA, ChecksumError, DataSource, DataUnavailableError, TextCorpus, known_checksums, load_texts,
-    resolve_source, sha256_file,
+    resolve_source, sha256_file, data_key,
 )
 from .stats import CorpusStatistics, corpus_counts, corpus_tokens, default_br, default_positions
 from .sharded import BAD_SHARD_POLICIES, SHARD_FORMATS, ShardError, count_corpus, read_shard, resolve_shards
@@ -41,7 +41,7 @@ __all__ = [
     "CACHE_VERSION", "ArrayCache", "cache_key",
     "AttentionWeights", "ModelUnavailableError", "PretrainedModel", "load_pretrained",
     "CORPORA", "ChecksumError", "DataSource", "DataUnavailableError", "TextCorpus", "known_checksums", "load_texts",
-    "resolve_source", "sha256_file",
+    "resolve_source", "sha256_file", "data_key",
     "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
     "count_shard", "count_shards",
     "COUNTS_FORMAT", "load_counts", "save_counts",

@@ -39,7 +39,7 @@ __all__ = [
     "CorpusInfo", "CORPORA", "DataSource", "TextCorpus", "DataUnavailableError", "ChecksumError",
     "EMPTY_POLICIES", "FILE_BUILDERS", "known_checksums", "sha256_file", "resolve_source", "load_texts",
     "no_data_message", "read_local_table", "expected_checksums", "load_hub_split", "HUB_SPLIT_ROWS",
-    "FOLDER_CHECKSUMS", "pick_text_column",
+    "FOLDER_CHECKSUMS", "pick_text_column", "data_key",
 ]
 
 EMPTY_POLICIES = ("raise", "drop", "keep")
@@ -110,6 +110,22 @@ def expected_checksums(folder: str | Path) -> dict[str, str]:
             raise ChecksumError(f"{str(own)!r} is not valid JSON ({err}); download the folder again") from None
         return {k: v for k, v in data.items() if not k.startswith("_")}
     return known_checksums()
+
+
+def data_key(data_dir: str | Path | None) -> str:
+    """What a registry entry records as its data: the same string for the same data on any machine.
+
+    ``"hub"`` without a data folder; ``"book copies"`` for a folder holding the book's copies (their
+    content is fixed by the package's checksums, verified when read), so results computed on one machine
+    are found on another whatever the folder's path; ``"download:<sha256 prefix>"`` (of its own
+    ``checksums.json``) for a folder written by ``posgeom data download``.
+    """
+    if data_dir is None:
+        return "hub"
+    own = Path(data_dir) / FOLDER_CHECKSUMS
+    if own.is_file():
+        return "download:" + hashlib.sha256(own.read_bytes()).hexdigest()[:16]
+    return "book copies"
 
 
 def load_hub_split(corpus: str, split: str):

@@ -37,6 +37,7 @@ from ..corpora import synthetic as syn
 from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import encoding_set
 from ..geometry import delta_method_noise
+from ..corpora.real import data_key
 from ..registry import Registry, Result
 from .settings import FieldAccess, by_scale
 
@@ -131,7 +132,7 @@ def _config(settings) -> CorpusGeometrySettings:
 
 
 def _data(settings) -> str:
-    return str(settings.data_dir) if settings.data_dir else "hub"
+    return data_key(settings.data_dir)
 
 
 # ---------------------------------------------------------------------------------------------

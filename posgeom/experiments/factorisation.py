@@ -15,6 +15,7 @@ import dataclasses
 import numpy as np
 
 from ..config import settings_or_default as _settings
+from ..corpora.real import data_key
 from ..registry import Registry, Result
 from .separation import CONFIGS
 from .settings import as_params
@@ -165,7 +166,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
     given = dict(split=split, n_positions=n_positions, layer=layer, min_reach=min_reach)
     g = dataclasses.replace(CONFIGS[settings.scale].gap, **{k: v for k, v in given.items() if v is not None})
     params = dict(pretrained=settings.pretrained, **as_params(g), n_placebo=int(n_placebo),
-                  data_dir=str(settings.data_dir))
+                  data_dir=data_key(settings.data_dir))
 
     def compute():
         from ..corpora import load_texts

@@ -23,6 +23,7 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..encodings import encoding_set
+from ..corpora.real import data_key
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from .settings import FieldAccess, by_scale
@@ -95,7 +96,7 @@ def _registry_run(name, compute, params, settings, force, model=None):
 
 
 def _data(settings) -> str:
-    return str(settings.data_dir) if settings.data_dir else "hub"
+    return data_key(settings.data_dir)
 
 
 def algorithm_steps(corpus, walk: Walkthrough, seed: int) -> tuple[dict, dict]:

@@ -36,6 +36,7 @@ from ..progress import tqdm
 from .. import geometry as geo
 from ..config import resolve_device, settings_or_default as _settings
 from ..corpora import synthetic as syn
+from ..corpora.real import data_key
 from ..registry import Registry, Result
 from ..models.threads import torch_threads
 from .seeds import SeedInterval, seed_interval
@@ -533,7 +534,7 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     params = dict(corpus=corpus, task=task, init=init, weight_decay=weight_decay, seeds=list(seeds),
                   model=as_params(conf.model), train=as_params(training),
                   data=as_params(_corpus_options(corpus, conf)), base_seed=settings.seed,
-                  data_dir=str(settings.data_dir) if corpus in ("sst2", "imdb") else None)
+                  data_dir=data_key(settings.data_dir) if corpus in ("sst2", "imdb") else None)
 
     def compute():
         data = separation_data(corpus, task, conf, seed=settings.seed, data_dir=settings.data_dir)

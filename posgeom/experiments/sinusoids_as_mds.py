@@ -34,6 +34,7 @@ from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..encodings import encoding_set, sinusoidal_frequencies
+from ..corpora.real import data_key
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
@@ -190,7 +191,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     ccfg = cg.CONFIGS[settings.scale]
     enc = oe.CONFIGS[settings.scale].synthetic_encoder
     params = dict(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
-                  seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+                  seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
         values, arrays = {}, {}
@@ -306,7 +307,7 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
     params = dict(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
-                  seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+                  seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
         from ..progress import tqdm
