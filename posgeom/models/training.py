@@ -651,7 +651,8 @@ def _origin() -> str:
     frame, first = sys._getframe(1), None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        name = f"{module}:{frame.f_code.co_qualname.split('.<locals>')[0]}"
+        qualname = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)  # Python 3.11+: the qualified name
+        name = f"{module}:{qualname.split('.<locals>')[0]}"
         if module.startswith("posgeom.experiments."):
             return name
         if first is None and not module.startswith("posgeom.models"):
