@@ -62,7 +62,9 @@ def _data(args, vocab_size: int = 30522):
     if args.lengths != "sst2":
         return ids, None
     # SST-2's WordPiece lengths: mean about 13, a geometric tail, at most 66 ([CLS] and [SEP] included)
-    lengths = (3 + torch.distributions.Geometric(probs=torch.tensor(1 / 10.5)).sample((n,))).long().clamp(max=min(66, args.seq))
+    u = torch.rand(n, generator=g)  # a geometric draw from the seeded generator: the same rows in every process
+    lengths = (3 + torch.floor(torch.log1p(-u) / torch.log(torch.tensor(1 - 1 / 10.5)))).long()
+    lengths = lengths.clamp(max=min(66, args.seq))
     mask = (torch.arange(args.seq)[None, :] < lengths[:, None]).long()
     ids = ids * mask
     ids[torch.arange(n), lengths - 1] = 102 % vocab_size

@@ -336,3 +336,8 @@ def test_meta_file_describes_the_stored_run(results):
     assert meta["step"] == 2 and meta["total_steps"] == 13 and not meta["complete"]
     assert meta["model_config"]["d_model"] == 32 and meta["world"] == 1
     assert err.value.checkpoint.parent.parent == checkpoint_root() == results / "quick" / ".checkpoints"
+    # the results registry does not take the hidden folder for an experiment (nor sweep it)
+    from posgeom.registry import Registry
+
+    assert Registry(results).check() == [] and Registry(results).entries() == []
+    assert err.value.checkpoint.is_file()

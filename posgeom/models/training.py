@@ -622,22 +622,24 @@ def _decode(raw: bytes, path: Path) -> dict:
     return payload
 
 
-def _rng_state() -> dict:
+def _rng_state(device: str = "cpu") -> dict:
+    """This process's generators: torch's CPU one, the training GPU's (only that one: reading every GPU's
+    would open a CUDA context on each), NumPy's and Python's global ones."""
     np_state = np.random.get_state()
     py_state = random.getstate()
     return {
         "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "cuda": [torch.cuda.get_rng_state(device)] if device.startswith("cuda") else [],
         "numpy": [np_state[0], torch.from_numpy(np_state[1].astype(np.int64)), int(np_state[2]), int(np_state[3]),
                   float(np_state[4])],
         "python": [py_state[0], list(py_state[1]), py_state[2]],
     }
 
 
-def _set_rng_state(rng: dict) -> None:
+def _set_rng_state(rng: dict, device: str = "cpu") -> None:
     torch.set_rng_state(rng["torch"])
-    if rng["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(rng["cuda"])
+    if rng["cuda"] and device.startswith("cuda"):
+        torch.cuda.set_rng_state(rng["cuda"][0], device)
     name, keys, pos, has_gauss, gauss = rng["numpy"]
     np.random.set_state((name, keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
     version, internal, gauss_next = rng["python"]
@@ -680,7 +682,7 @@ def save_checkpoint(path, model, optimizer, scheduler, state: TrainState, callba
         "scheduler": scheduler.state_dict(),
         "losses": list(state.losses),
         "lrs": list(state.lrs),
-        "rng": list(rng) if rng is not None else [_rng_state()],
+        "rng": list(rng) if rng is not None else [_rng_state(state.device)],
         "callbacks": [cb.state_dict() for cb in callbacks],
         "train_config": _config_record(state.config),
         **extra,
@@ -1052,7 +1054,7 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
         state.step, state.losses, state.lrs = saved["step"], list(saved["losses"]), list(saved["lrs"])
-        _set_rng_state(saved["rng"][rank])
+        _set_rng_state(saved["rng"][rank], device)
         for cb, cb_state in zip(callbacks, saved["callbacks"]):
             cb.load_state_dict(cb_state)
         state.resumed_from = state.step
@@ -1108,7 +1110,7 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
         nonlocal save_seconds, last_save, saved_step
         flush()
         t0 = time.perf_counter()
-        rngs = _gather(_rng_state(), world)
+        rngs = _gather(_rng_state(device), world)
         written = None
         if lead:
             info = {**extra, "seconds": done_seconds + time.perf_counter() - start, "tokens": done_tokens + tokens,
