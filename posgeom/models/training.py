@@ -42,7 +42,7 @@ of :data:`BUCKET_BATCHES` batches of the epoch's order is sorted by length, cut 
 batches are shuffled), which changes which rows share a batch.
 
 **CUDA**: bf16 autocast and the fused AdamW kernel (``precision="auto"``, ``fused=None`` pick them
-on CUDA only); ``compile=True`` runs the model through :func:`torch.compile`. Running out of memory
+on CUDA only); ``compile=True`` runs the model through ``torch.compile``. Running out of memory
 raises :class:`TrainingOOMError` naming the batch size to try.
 
 **Several processes** (``torchrun --nproc_per_node=N``, or any launcher that initialises
@@ -462,7 +462,7 @@ def current_deadline() -> float | None:
 @contextmanager
 def deadline(at: float | None = None, *, seconds: float | None = None) -> Iterator[float]:
     """Within the block, :func:`train` saves its state and raises :class:`TrainingInterrupted` rather
-    than run past ``at`` (a UNIX time, as :func:`time.time`) or ``seconds`` from now.
+    than run past ``at`` (a UNIX time, as ``time.time()``) or ``seconds`` from now.
 
     It stops before a step when the step and a save would not end by then (it times both). Nested
     blocks and ``POSGEOM_DEADLINE`` combine: the earliest wins.
