@@ -341,3 +341,47 @@ def test_meta_file_describes_the_stored_run(results):
 
     assert Registry(results).check() == [] and Registry(results).entries() == []
     assert err.value.checkpoint.is_file()
+
+
+_CRASH = textwrap.dedent("""
+    import os, sys
+    import torch
+    torch.set_num_threads(1)
+    sys.path.insert(0, {repo!r})
+    sys.path.insert(0, {tests!r})
+    from posgeom.models import Callback, build_model, train
+    from test_models_training_resume import config, corpus, tiny
+
+    class ArmAfter(Callback):
+        # the save after step 6 dies half-written (SIGKILL): the one of step 3 must be what is read back
+        def on_step_end(self, state):
+            if state.step == 4 and os.environ.get("ARM"):
+                os.environ["POSGEOM_FAULT_INJECT"] = os.environ["ARM"]
+
+    model = build_model(tiny(), "mlm", seed=1)
+    result = train(model, corpus(), config(checkpoint_every=3), callbacks=[ArmAfter()])
+    torch.save({{"losses": result.losses, "resumed_from": result.resumed_from, "weights": model.state_dict()}},
+               sys.argv[1])
+""")
+
+
+@pytest.mark.parametrize("fault", ["checkpoint:partial", "checkpoint:written"])
+def test_a_save_killed_mid_write_leaves_the_previous_state(results, tmp_path, fault):
+    script = tmp_path / "crash.py"
+    script.write_text(_CRASH.format(repo=str(REPO), tests=str(REPO / "tests")))
+    env = {**os.environ, "POSGEOM_RESULTS_DIR": str(results), "POSGEOM_SCALE": "quick", "POSGEOM_PROGRESS": "0"}
+    env.pop("POSGEOM_FAULT_INJECT", None)
+    crashed = subprocess.run([sys.executable, str(script), str(tmp_path / "x.pt")], env={**env, "ARM": fault},
+                             timeout=120)
+    assert crashed.returncode == -signal.SIGKILL and not (tmp_path / "x.pt").exists()
+    [progress] = checkpoint_progress()
+    assert progress.step == 3  # the save of step 6 never became visible
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "a.pt")], env=env, timeout=120)
+    assert done.returncode == 0
+    resumed = torch.load(tmp_path / "a.pt", weights_only=True)
+    assert resumed["resumed_from"] == 3
+    subprocess.run([sys.executable, str(script), str(tmp_path / "b.pt")], env=env, timeout=120, check=True)
+    full = torch.load(tmp_path / "b.pt", weights_only=True)
+    assert full["resumed_from"] is None and resumed["losses"] == full["losses"]
+    for k, v in full["weights"].items():
+        assert torch.equal(v, resumed["weights"][k]), k
