@@ -7,7 +7,7 @@
 * :mod:`posgeom.models.hf` — Hugging Face BERT conversion and the safetensors checkpoint loader.
 * :mod:`posgeom.models.resolve` — pretrained models by name (the one resolver, re-exported from
   :mod:`posgeom.config`) and their position tables (:func:`~posgeom.models.resolve.position_table`).
-* :mod:`posgeom.models.training` — MLM/classification training, checkpoints and resumption.
+* :mod:`posgeom.models.training` — MLM/classification training, checkpoints and resumption, deadlines.
 * :mod:`posgeom.models.callbacks` — geometry of the positional table recorded during training.
 """
 
@@ -40,10 +40,15 @@ from .positional import (
     build_positional,
 )
 from .training import (
+    CheckpointProgress,
     TokenData,
     TrainConfig,
+    TrainingInterrupted,
     TrainingOOMError,
     TrainResult,
+    checkpoint_progress,
+    deadline,
+    discard_checkpoints,
     as_token_data,
     evaluate,
     load_checkpoint,
@@ -64,6 +69,7 @@ __all__ = [
     "NoPositional", "PositionalEncoding", "PositionLimitError", "RotaryPositional", "SinusoidalPositional",
     "build_positional",
     "TokenData", "TrainConfig", "TrainingOOMError", "TrainResult", "as_token_data", "evaluate", "load_checkpoint", "mask_tokens",
+    "TrainingInterrupted", "deadline", "checkpoint_progress", "discard_checkpoints", "CheckpointProgress",
     "set_seed", "train",
     "torch_threads",
 ]

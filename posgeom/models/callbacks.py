@@ -12,7 +12,8 @@ with the functions of :mod:`posgeom.geometry`:
 
 At the end of training the series go to the results registry (:meth:`posgeom.registry.Registry.save`).
 Callbacks carry their records through checkpoints (``state_dict`` / ``load_state_dict``), so a resumed run
-records exactly what the uninterrupted one would.
+records exactly what the uninterrupted one would. With several processes every process runs the
+callbacks (on identical models), so each returns the same records; only rank 0 writes to the registry.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import geometry as geo
+
+
+#: Training settings that do not change the numbers, left out of the registry parameters.
+_NOT_PARAMS = ("progress", "checkpoint_dir", "checkpoint_seconds", "compile")
+#: Later settings, recorded only when not at their default (so that earlier entries keep their keys).
+_NEW_DEFAULTS = {"padding": "full"}
 
 
 class Callback:
@@ -128,11 +135,14 @@ class PositionGeometry(Callback):
 
     def on_train_end(self, state) -> None:
         self._record(state)
-        if self.registry is not None:
+        from .training import distributed_context
+
+        if self.registry is not None and distributed_context()[0] == 0:  # one writer when several processes train
             final = {k: v[-1] for k, v in self.records.items()}
             params = {
                 **self.params, "every": self.every, "n": self.n, "normalizations": list(self.normalizations),
-                "train_config": {k: v for k, v in vars(state.config).items() if k not in ("progress", "checkpoint_dir")},
+                "train_config": {k: v for k, v in vars(state.config).items()
+                                 if k not in _NOT_PARAMS and not (k in _NEW_DEFAULTS and v == _NEW_DEFAULTS[k])},
                 "model_config": state.model.config.to_params() if hasattr(state.model.config, "to_params") else {},
             }
             self.saved = self.registry.save(
