@@ -37,8 +37,8 @@ $\Delta P_t = P_t - P_0$.
 
 from __future__ import annotations
 
-import copy
 import warnings
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,9 +46,9 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
-from ..corpora.real import resolve_source
 from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
+from .settings import as_params, by_scale, records
 
 if TYPE_CHECKING:
     import torch
@@ -59,37 +59,95 @@ PAPER_MDS_VIOLATION = 0.22
 #: near a point, and narrow and fast.
 REGIMES = ("lazy", "lazy_small_init", "rich")
 
-CONFIGS: dict[str, dict[str, Any]] = {
-    "quick": {
-        "random_seeds": [0, 1, 2, 3, 4, 5, 6, 7],
-        "random_sigma": 0.02,
-        "smacof_ranks": [1],
-        # MDS ranks scored (None: every rank 1 … n - 1)
-        "mds_ranks": {"sst2": None, "imdb": [1, 2, 3, 5, 8, 10, 14, 16, 18, 20, 25, 30, 50, 100, 200, 511]},
-        "ntk": {
-            "corpus": "sst2", "n_positions": 16, "train_sequences": 4096, "probe_sequences": 6,
-            "steps": 100, "batch_size": 16, "record_every": 25, "seeds": [0, 1], "threads": 1,
-            "lazy": {"d_model": 128, "n_layers": 1, "n_heads": 4, "d_ff": 256, "lr": 3e-3},
-            "lazy_small_init": {"d_model": 128, "n_layers": 1, "n_heads": 4, "d_ff": 256, "lr": 3e-3,
-                                "table_sigma": 1e-6},
-            "rich": {"d_model": 32, "n_layers": 1, "n_heads": 2, "d_ff": 64, "lr": 0.2},
-        },
-    },
-    "paper": {
-        "random_seeds": list(range(20)),
-        "random_sigma": 0.02,
-        "smacof_ranks": [1, 2, 3],
-        "mds_ranks": {"sst2": None, "imdb": None},
-        "ntk": {
-            "corpus": "sst2", "n_positions": 64, "train_sequences": None, "probe_sequences": 32,
-            "steps": 5000, "batch_size": 64, "record_every": 250, "seeds": [0, 1, 2, 3, 4], "threads": None,
-            "lazy": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3},
-            "lazy_small_init": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3,
-                                "table_sigma": 1e-6},
-            "rich": {"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 128, "lr": 0.2},
-        },
-    },
-}
+@dataclass(frozen=True)
+class NTKRegime:
+    r"""One training regime of :func:`run_ntk`: the classifier's shape, its SGD rate and initialisation.
+
+    ``table_sigma``: the table's initial standard deviation (None: BERT's 0.02); ``init_std``: every other
+    weight's (None: 0.02); ``output_scale``: $\alpha$ of lazy training (Chizat, Oyallon and Bach 2019), the
+    classifier's logits are $\alpha\,(f_\theta(x) - f_{\theta_0}(x))$ and the loss is divided by $\alpha^2$,
+    so the function moves as at $\alpha = 1$ while the parameters move $\alpha$ times less (None: plain
+    training, $f_\theta$ itself).
+    """
+
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_ff: int
+    lr: float
+    table_sigma: float | None = None
+    init_std: float | None = None
+    output_scale: float | None = None
+
+
+@dataclass(frozen=True)
+class NTKOptions:
+    """The NTK experiment: data, SGD schedule, seeds and the three regimes."""
+
+    corpus: str = "sst2"
+    n_positions: int = 16
+    # a training set the lazy classifier can fit: its loss must end well below ln 2 for C11 to be tested
+    train_sequences: int | None = 256
+    probe_sequences: int = 6
+    steps: int = 150
+    batch_size: int = 32
+    record_every: int = 50
+    #: seeds of the lazy regime (the one C11 is about) and of the two contrast regimes
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    contrast_seeds: tuple[int, ...] = (0, 1)
+    threads: int | None = 1
+    # weights N(0, 0.2^2), not BERT's 0.02: at 0.02 the tangent kernel at initialisation barely separates
+    # sentences, and lazy training does not fit even 256 of them in a CPU budget
+    lazy: NTKRegime = NTKRegime(d_model=128, n_layers=1, n_heads=4, d_ff=256, lr=0.1, init_std=0.2,
+                                output_scale=100.0)
+    lazy_small_init: NTKRegime = NTKRegime(d_model=128, n_layers=1, n_heads=4, d_ff=256, lr=0.1, table_sigma=1e-6,
+                                           init_std=0.2, output_scale=100.0)
+    rich: NTKRegime = NTKRegime(d_model=32, n_layers=1, n_heads=2, d_ff=64, lr=0.2)
+
+    def seeds_of(self, regime: str) -> tuple[int, ...]:
+        """The seeds run for ``regime``: :attr:`seeds` for ``"lazy"``, :attr:`contrast_seeds` otherwise."""
+        self.regime(regime)
+        return self.seeds if regime == "lazy" else self.contrast_seeds
+
+    def regime(self, name: str) -> NTKRegime:
+        if name not in REGIMES:
+            raise ValueError(f"unknown regime {name!r}; valid regimes are {', '.join(REGIMES)}")
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class MonotonicityOptions:
+    """Settings of the chapter *Monotonicity* (defaults: ``quick``)."""
+
+    random_seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 7)
+    random_sigma: float = 0.02
+    smacof_ranks: tuple[int, ...] = (1,)
+    # MDS ranks scored per corpus (None: every rank 1 … n - 1)
+    mds_ranks_sst2: tuple[int, ...] | None = None
+    mds_ranks_imdb: tuple[int, ...] | None = (1, 2, 3, 5, 8, 10, 14, 16, 18, 20, 25, 30, 50, 100, 200, 511)
+    # bootstrap intervals of the violation rates (the replicates, folds and level of real_corpora's intervals)
+    interval_corpora: tuple[str, ...] = ("sst2",)
+    ntk: NTKOptions = NTKOptions()
+
+    def mds_ranks(self, corpus: str):
+        return getattr(self, f"mds_ranks_{corpus}")
+
+
+#: Per-scale settings (``CONFIGS[scale]``).
+CONFIGS = by_scale(
+    MonotonicityOptions(),
+    random_seeds=tuple(range(20)),
+    smacof_ranks=(1, 2, 3),
+    mds_ranks_imdb=None,
+    interval_corpora=("sst2", "imdb"),
+    ntk={"n_positions": 64, "train_sequences": None, "probe_sequences": 32, "steps": 5000, "batch_size": 64,
+         "record_every": 250, "contrast_seeds": (0, 1, 2, 3, 4), "threads": None,
+         "lazy": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3, "init_std": None,
+                  "output_scale": None},
+         "lazy_small_init": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3,
+                             "init_std": None, "output_scale": None},
+         "rich": {"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 128}},
+)
 
 
 def monotonicity_of(D, Dhat) -> dict[str, float]:
@@ -161,15 +219,93 @@ def linear_predictions(counts_or_marginals) -> dict[str, np.ndarray]:
             "counts_l2": geo.euclidean_distances(mu * (reach / reach.max())[:, None])}
 
 
+@dataclass(frozen=True)
+class MonotonicityRow:
+    """One row of :func:`run_monotonicity_table` (``*_sd``: the spread over the random tables' seeds)."""
+
+    encoding: str
+    options: str
+    violation_rate: float
+    spearman: float
+    tied_fraction: float
+    violation_rate_resolvable: float
+    violation_rate_sd: float | None = None
+    spearman_sd: float | None = None
+    violation_rate_resolvable_sd: float | None = None
+
+
+#: The row of the random tables (mean and sd over seeds).
+RANDOM_ROW = "random N(0, sigma^2)"
+
+
+def monotonicity_records(result: Result) -> list[MonotonicityRow]:
+    """The rows of a :func:`run_monotonicity_table` result as :class:`MonotonicityRow` records."""
+    return records(MonotonicityRow, result.values["rows"])
+
+
+def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_cfg, *,
+                      pretrained: tuple[str, np.ndarray, np.ndarray], scratch=None,
+                      marginals=None) -> tuple[list[dict], np.ndarray]:
+    """The rows of the monotonicity table (dicts of :class:`MonotonicityRow` fields) and the random tables'
+    violation rates (seeds,).
+
+    Parameters
+    ----------
+    D, R : ndarray of shape (k, k)
+        Corpus geometry and its resolvable geometry on ``positions`` (k,) of ``n_all``.
+    cfg, rc_cfg : MonotonicityOptions, posgeom.experiments.real_corpora.RealCorporaOptions
+    pretrained : (options text, table (N_max, d), table rows (k,))
+    scratch : (options text, trained rows (k, d), initial rows (k, d)), optional
+    marginals : PositionalMarginals, optional
+        For the two NTK predictions (:func:`linear_predictions`).
+    """
+    rows = []
+
+    def add(name, options, Dhat):
+        rows.append({"encoding": name, "options": options, **monotonicity_of(D, Dhat),
+                     "violation_rate_resolvable": monotonicity_of(R, Dhat)["violation_rate"]})
+
+    e = rc_cfg.encodings
+    shape = {"d_model": e.d_model, "n_heads": e.n_heads, "base": e.base, "layout": e.layout}
+    # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
+    # nor "alibi (kernel rule)" (an increasing function of ALiBi's line: the same order, the same rate)
+    for name, Dhat in enc.encoding_set(positions, names=("sinusoidal", "rope", "alibi"), **shape).items():
+        add(name, enc.describe_encoding(name, **shape), Dhat)
+    text, P, prow = pretrained
+    add("learned (pretrained)", text, geo.euclidean_distances(P[prow]))
+    if scratch is not None:
+        add("learned (from scratch)", scratch[0], geo.euclidean_distances(scratch[1]))
+        add("learned (same model at step 0)", "N(0, 0.02^2) initialisation", geo.euclidean_distances(scratch[2]))
+    tables = [geo.euclidean_distances(enc.random_table(n_all, e.d_model, sigma=cfg.random_sigma, seed=s)[positions])
+              for s in cfg.random_seeds]
+    rand_m = [monotonicity_of(D, T) for T in tables]
+    rand = np.array([m["violation_rate"] for m in rand_m])
+    rand_rho = np.array([m["spearman"] for m in rand_m])
+    rand_res = np.array([monotonicity_of(R, T)["violation_rate"] for T in tables])
+    rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={cfg.random_sigma}, {len(cfg.random_seeds)} seeds",
+                 "violation_rate": float(rand.mean()), "violation_rate_sd": float(rand.std(ddof=1)),
+                 "spearman": float(rand_rho.mean()), "spearman_sd": float(rand_rho.std(ddof=1)),
+                 "violation_rate_resolvable": float(rand_res.mean()),
+                 "violation_rate_resolvable_sd": float(rand_res.std(ddof=1)), "tied_fraction": 0.0})
+    for k in cfg.smacof_ranks:
+        sm = geo.smacof(D, k, max_iter=rc_cfg.smacof.max_iter, eps=rc_cfg.smacof.eps)
+        add(f"SMACOF (rank {k})", f"from MDS, {sm.n_iter} iterations", geo.euclidean_distances(sm.embedding))
+    if marginals is not None:
+        lin = linear_predictions(marginals)
+        add("NTK prediction: marginals", "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
+        add("NTK prediction: counts", "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
+    return rows, rand
+
+
 def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                            progress: bool = True, corpus_overrides: dict | None = None,
                            scratch_overrides: dict | None = None) -> Result:
     """Violation rate and Spearman's rho of every encoding against the corpus's Hellinger geometry.
 
-    Rows: sinusoidal, RoPE, ALiBi (line), the pretrained table, the table trained from scratch (chapter
-    *Real corpora*, for the corpora that have one), random tables (mean and sd over seeds), SMACOF at the
-    ranks of ``CONFIGS[scale]["smacof_ranks"]``, the NTK
-    predictions (Euclidean distances of marginals and of counts). Plus the MDS curve over ranks.
+    Rows (:func:`monotonicity_rows`): sinusoidal, RoPE, ALiBi (line), the pretrained table, the table
+    trained from scratch (chapter *Real corpora*, for the corpora that have one), random tables (mean
+    and sd over seeds), SMACOF at the ranks of ``CONFIGS[scale].smacof_ranks``, the NTK predictions
+    (Euclidean distances of marginals and of counts). Plus the MDS curve over ranks.
 
     Parameters
     ----------
@@ -180,75 +316,38 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
     Returns
     -------
     Result
-        ``values["rows"]``: ``{"encoding", "options", "violation_rate", "spearman", "tied_fraction",
-        "violation_rate_resolvable"}`` (the last against the resolvable geometry of *Real corpora*)
-        (``*_sd`` for random tables); ``values["closest_rank"]`` to the paper's 22 %.
-        ``arrays``: ``mds_ranks``, ``mds_violation``, ``mds_spearman`` (r,), ``random_violation`` (seeds,).
+        ``values["rows"]``: :class:`MonotonicityRow` fields (read them with :func:`monotonicity_records`);
+        ``values["closest_rank"]`` to the paper's 22 %. ``arrays``: ``mds_ranks``, ``mds_violation``,
+        ``mds_spearman`` (r,), ``random_violation`` (seeds,).
     """
     from . import real_corpora as rc
 
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]
+    cfg, rc_cfg = CONFIGS[settings.scale], rc.chapter_settings(settings.scale)
     geometry = rc.run_corpus_geometry(settings, corpus=corpus, **(corpus_overrides or {}))
-    # the table trained from scratch exists for the corpora of rc.CONFIGS[scale]["scratch_corpora"] (SST-2 at quick)
+    # the table trained from scratch exists for the corpora of rc.CONFIGS[scale].scratch_corpora (SST-2 at quick)
     scratch = None
-    if corpus in rc.CONFIGS[settings.scale]["scratch_corpora"] or scratch_overrides is not None:
+    if corpus in rc_cfg.scratch_corpora or scratch_overrides is not None:
         scratch = rc.run_scratch_table(settings, corpus=corpus, progress=progress, corpus_overrides=corpus_overrides,
                                        **(scratch_overrides or {}))
     opts = geometry.values["options"]
-    params = {"corpus": opts, "random_seeds": cfg["random_seeds"], "random_sigma": cfg["random_sigma"],
-              "mds_ranks": cfg["mds_ranks"][corpus], "encodings": rc.CONFIGS[settings.scale]["encodings"],
+    params = {"corpus": opts, "random_seeds": cfg.random_seeds, "random_sigma": cfg.random_sigma,
+              "mds_ranks": cfg.mds_ranks(corpus), "encodings": as_params(rc_cfg.encodings),
               "pretrained": settings.pretrained, "scratch": scratch.key if scratch is not None else None,
               "data": geometry.values["source"]}
 
     def compute():
-        D = geometry.arrays["D"]
-        pos = geometry.arrays["positions"]
-        n_all = int(opts["n_positions"])
-        R = geometry.arrays["R"]
-        rows = []
-
-        def add(name, options, Dhat):
-            rows.append({"encoding": name, "options": options, **monotonicity_of(D, Dhat),
-                         "violation_rate_resolvable": monotonicity_of(R, Dhat)["violation_rate"]})
-
-        shape = rc.encoding_shape(settings.scale)
-        # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
-        # nor "alibi (kernel rule)" (an increasing function of ALiBi's line: the same order, the same rate)
-        for name, Dhat in enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **shape).items():
-            add(name, enc.describe_encoding(name, **shape), Dhat)
+        D, pos = geometry.arrays["D"], geometry.arrays["positions"]
         P = rc.pretrained_table(settings)
         prow = table_rows(opts["special"], pos)
-        add("learned (pretrained)", f"{settings.pretrained}, d={P.shape[1]}", geo.euclidean_distances(P[prow]))
+        scr = None
         if scratch is not None:
-            T = scratch.arrays["table"][prow]
-            add("learned (from scratch)", f"MLM, {scratch.values['train']['max_steps']} steps (chapter Real corpora)",
-                geo.euclidean_distances(T))
-            T0 = scratch.arrays["table_init"][prow]
-            add("learned (same model at step 0)", "N(0, 0.02^2) initialisation", geo.euclidean_distances(T0))
-        d_rand = rc.CONFIGS[settings.scale]["encodings"]["d_model"]
-        rand_m = [monotonicity_of(D, geo.euclidean_distances(
-            enc.random_table(n_all, d_rand, sigma=cfg["random_sigma"], seed=s)[pos])) for s in cfg["random_seeds"]]
-        rand = np.array([m["violation_rate"] for m in rand_m])
-        rand_rho = np.array([m["spearman"] for m in rand_m])
-        rand_res = np.array([monotonicity_of(R, geo.euclidean_distances(
-            enc.random_table(n_all, d_rand, sigma=cfg["random_sigma"], seed=s)[pos]))["violation_rate"]
-            for s in cfg["random_seeds"]])
-        rows.append({"encoding": "random N(0, sigma^2)",
-                     "options": f"d={d_rand}, sigma={cfg['random_sigma']}, {len(cfg['random_seeds'])} seeds",
-                     "violation_rate": float(rand.mean()), "violation_rate_sd": float(rand.std(ddof=1)),
-                     "spearman": float(rand_rho.mean()), "spearman_sd": float(rand_rho.std(ddof=1)),
-                     "violation_rate_resolvable": float(rand_res.mean()),
-                     "violation_rate_resolvable_sd": float(rand_res.std(ddof=1)), "tied_fraction": 0.0})
-        for k in cfg["smacof_ranks"]:
-            sm = geo.smacof(D, k, max_iter=rc.CONFIGS[settings.scale]["smacof"]["max_iter"],
-                            eps=rc.CONFIGS[settings.scale]["smacof"]["eps"])
-            add(f"SMACOF (rank {k})", f"from MDS, {sm.n_iter} iterations", geo.euclidean_distances(sm.embedding))
-        marg = rc.corpus_geometry_of(settings, opts).marginals
-        lin = linear_predictions(marg)
-        add("NTK prediction: marginals", "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
-        add("NTK prediction: counts", "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
-        curve = mds_monotonicity_curve(D, cfg["mds_ranks"][corpus])
+            scr = (f"MLM, {scratch.values['train']['max_steps']} steps (chapter Real corpora)",
+                   scratch.arrays["table"][prow], scratch.arrays["table_init"][prow])
+        rows, rand = monotonicity_rows(D, geometry.arrays["R"], pos, int(opts["n_positions"]), cfg, rc_cfg,
+                                       pretrained=(f"{settings.pretrained}, d={P.shape[1]}", P, prow), scratch=scr,
+                                       marginals=rc.corpus_geometry_of(settings, opts).marginals)
+        curve = mds_monotonicity_curve(D, cfg.mds_ranks(corpus))
         k_best = int(curve["ranks"][np.argmin(np.abs(curve["violation_rate"] - PAPER_MDS_VIOLATION))])
         values = {"rows": rows, "corpus": corpus, "model": settings.pretrained, "closest_rank": k_best,
                   "closest_violation": float(curve["violation_rate"][list(curve["ranks"]).index(k_best)]),
@@ -263,22 +362,90 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
     )
 
 
-def monotonicity_dataframe(result: Result):
-    """A :func:`run_monotonicity_table` result as a table (index ``encoding``), random rows as ``mean ± sd``."""
+def monotonicity_dataframe(result: Result, intervals: Result | None = None):
+    """A :func:`run_monotonicity_table` result as a table (index ``encoding``), random rows as ``mean ± sd``;
+    with ``intervals`` (:func:`run_violation_intervals`) the violation rates that have one show it."""
     import pandas as pd
 
+    iv = intervals.values["statistics"] if intervals is not None else {}
     recs = []
-    for row in result.values["rows"]:
-        rec = {"encoding": row["encoding"], "options": row["options"]}
+    for row in monotonicity_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
         for key, label in (("violation_rate", "violation rate"), ("spearman", "Spearman ρ"),
                            ("violation_rate_resolvable", "violation rate vs resolvable R")):
-            text = f"{row[key]:.3f}"
-            if f"{key}_sd" in row:
-                text += f" ± {row[key + '_sd']:.3f}"
+            text = f"{getattr(row, key):.3f}"
+            if getattr(row, f"{key}_sd") is not None:
+                text += f" ± {getattr(row, key + '_sd'):.3f}"
+            if key == "violation_rate" and row.encoding in iv:
+                e = iv[row.encoding]
+                text += f" [{e['low']:.3f}, {e['high']:.3f}]"
             rec[label] = text
-        rec["ties in D̂"] = f"{row['tied_fraction']:.0%}"
+        rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
         recs.append(rec)
     return pd.DataFrame.from_records(recs).set_index("encoding")
+
+
+#: The violation rates that get a bootstrap interval over sequences (rows of :func:`run_monotonicity_table`;
+#: ``"MDS (closest rank)"`` is rank-k classical MDS of each replicate at the table's closest rank to 22 %).
+INTERVAL_ENCODINGS = ("sinusoidal", "rope", "alibi", "learned (pretrained)", "MDS (closest rank)")
+#: Differences of violation rates the chapter interprets: (a, b) for rate(a) - rate(b).
+INTERVAL_DIFFERENCES = (("sinusoidal", "rope"), ("alibi", "sinusoidal"), ("learned (pretrained)", "sinusoidal"))
+
+
+def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> np.ndarray:
+    """The violation rates of :data:`INTERVAL_ENCODINGS` against ``D`` (the MDS one built from ``D`` itself)."""
+    mds = geo.classical_mds(D, k=1)
+    coords = mds.eigenvectors[:, :mds_rank] * np.sqrt(np.maximum(mds.eigenvalues[:mds_rank], 0.0))
+    tables = {**encodings, "MDS (closest rank)": geo.euclidean_distances(coords)}
+    return np.array([monotonicity_of(D, tables[name])["violation_rate"] for name in INTERVAL_ENCODINGS])
+
+
+def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
+    """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their
+    differences (:data:`INTERVAL_DIFFERENCES`), with the replicates, folds and level of the chapter *Real
+    corpora*'s stress intervals (:func:`posgeom.experiments.real_corpora.bootstrap_replicates`,
+    :func:`posgeom.experiments.real_corpora.basic_interval`).
+
+    Returns
+    -------
+    Result
+        ``values``: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bootstrap_mean}},
+        ``differences`` {"<a>-<b>": the same}. ``arrays``: ``replicates`` (n_used, encodings).
+    """
+    from . import real_corpora as rc
+
+    settings = _settings(settings)
+    rc_cfg = rc.chapter_settings(settings.scale)
+    table = run_monotonicity_table(settings, corpus=corpus)
+    icfg = {k: v for k, v in as_params(rc_cfg.intervals).items() if k != "corpora"}
+    opts = rc.corpus_options(settings.scale, corpus)
+    params = {**opts, "intervals": icfg, "encodings": as_params(rc_cfg.encodings), "pretrained": settings.pretrained,
+              "mds_rank": int(table.values["closest_rank"]), "data": rc.source_description(settings, opts)}
+
+    def compute():
+        cd = rc.corpus_geometry_of(settings, opts)
+        pos, n_all = cd.marginals.positions, int(opts["n_positions"])
+        encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **rc.encoding_shape(settings.scale))
+        encs["learned (pretrained)"] = geo.euclidean_distances(
+            rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
+        k = params["mds_rank"]
+        folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=icfg["n_folds"],
+                                seed=settings.seed)
+        reps = rc.bootstrap_replicates(folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=icfg["n_boot"],
+                                       seed=settings.seed, kind=opts["kind"], progress=f"violation bootstrap {corpus}")
+        point = violation_statistics(cd.D, encs, k)
+        names = list(INTERVAL_ENCODINGS)
+        stats = {n: rc.basic_interval(point[j], reps[:, j], icfg["level"]) for j, n in enumerate(names)}
+        diffs = {f"{a}-{b}": rc.basic_interval(point[names.index(a)] - point[names.index(b)],
+                                                reps[:, names.index(a)] - reps[:, names.index(b)], icfg["level"])
+                 for a, b in INTERVAL_DIFFERENCES}
+        return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)), "statistics": stats,
+                "differences": diffs}, {"replicates": reps}
+
+    return Registry(settings.results_dir).run(
+        f"monotonicity_violation_intervals_{corpus}", compute, params=params, scale=settings.scale,
+        seed=settings.seed, device="cpu", model=settings.pretrained, force=force,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -326,10 +493,122 @@ def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
     return (J @ J.T).double().cpu()
 
 
-def _relative_change(K, K0) -> float:
+def relative_change(K, K0) -> float:
+    r"""$\|K - K_0\|_F / \|K_0\|_F$ of two kernels (tensors)."""
     import torch
 
     return float(torch.linalg.norm(K - K0) / torch.linalg.norm(K0))
+
+
+def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any], opts: NTKOptions, seed: int,
+                 device: str, progress: bool = True) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    r"""Train one [CLS] classifier by plain SGD and record its tangent kernel and its table's order against ``D``.
+
+    Plain SGD, and this loop rather than :func:`posgeom.models.training.train`, for two reasons: the NTK
+    argument is about gradient descent (AdamW, posgeom's optimiser, rescales each coordinate, and its
+    dynamics are not those of the tangent kernel), and lazy training needs the centred, scaled output
+    $\alpha (f_\theta - f_{\theta_0})$ with the loss divided by $\alpha^2$ (``output_scale``), which the shared
+    loop does not offer.
+
+    Parameters
+    ----------
+    data : dict
+        ``ids``, ``mask`` (N, L), ``labels`` (N,), ``probe`` (m,) and ``pool`` (N_train,) row indices.
+    D : ndarray of shape (k, k)
+        The corpus geometry on ``positions`` (k,).
+    reg : dict
+        :class:`NTKRegime` fields.
+    opts : NTKOptions
+
+    Returns
+    -------
+    values, arrays
+        As stored by :func:`run_ntk`.
+    """
+    import copy
+
+    import torch
+
+    from ..models import EncoderConfig, build_model
+    from ..progress import tqdm
+
+    ids, mask, labels, probe, pool = (data[k] for k in ("ids", "mask", "labels", "probe", "pool"))
+    config = EncoderConfig(vocab_size=data["vocab_size"], d_model=reg["d_model"], n_layers=reg["n_layers"],
+                           n_heads=reg["n_heads"], d_ff=reg["d_ff"], max_len=opts.n_positions, dropout=0.0,
+                           attention_dropout=0.0, pooling="cls", init_std=reg.get("init_std") or 0.02,
+                           position_options={"sigma": reg.get("table_sigma") or 0.02})
+    model = build_model(config, "classification", seed=seed)
+    names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
+    table_name = next(k for k in names if k.endswith("embeddings.position.weight"))
+    model.to(device)
+    alpha = reg.get("output_scale")
+    model0 = copy.deepcopy(model).eval() if alpha else None
+
+    def logits(x, m):
+        if not alpha:
+            return model(x, m).logits
+        with torch.no_grad():
+            z0 = model0(x, m).logits
+        # f_alpha(x) = alpha (f_theta(x) - f_theta0(x))
+        return alpha * (model(x, m).logits - z0)
+
+    t_ids, t_mask = torch.as_tensor(ids[probe], device=device), torch.as_tensor(mask[probe], device=device)
+    P0 = model.encoder.positional.table().detach().double().cpu().numpy()[positions].copy()
+    model.eval()
+    K0 = logit_margin_ntk(model, t_ids, t_mask, names)
+    K0p = logit_margin_ntk(model, t_ids, t_mask, [table_name])
+    opt = torch.optim.SGD(model.parameters(), lr=reg["lr"])
+    X, M, Y = (torch.as_tensor(t, device=device) for t in (ids[pool], mask[pool], labels[pool]))
+    gen = torch.Generator().manual_seed(seed)
+    rec = {k: [] for k in ("step", "kernel_change", "kernel_change_table", "violation", "spearman",
+                           "violation_delta", "spearman_delta", "table_motion", "train_loss")}
+    losses = []
+
+    def train_loss():
+        with torch.no_grad():
+            return float(sum(torch.nn.functional.cross_entropy(logits(X[i:i + 256], M[i:i + 256]), Y[i:i + 256],
+                                                               reduction="sum") for i in range(0, X.shape[0], 256))
+                         / X.shape[0])
+
+    def record(step):
+        model.eval()
+        P = model.encoder.positional.table().detach().double().cpu().numpy()[positions]
+        dP = P - P0
+        rec["step"].append(step)
+        rec["kernel_change"].append(relative_change(logit_margin_ntk(model, t_ids, t_mask, names), K0))
+        rec["kernel_change_table"].append(relative_change(logit_margin_ntk(model, t_ids, t_mask, [table_name]), K0p))
+        a = monotonicity_of(D, geo.euclidean_distances(P))
+        b = monotonicity_of(D, geo.euclidean_distances(dP)) if np.any(dP) else \
+            {"violation_rate": float("nan"), "spearman": float("nan")}
+        rec["violation"].append(a["violation_rate"])
+        rec["spearman"].append(a["spearman"])
+        rec["violation_delta"].append(b["violation_rate"])
+        rec["spearman_delta"].append(b["spearman"])
+        rec["table_motion"].append(float(np.linalg.norm(dP) / np.linalg.norm(P0)))
+        rec["train_loss"].append(train_loss())
+        model.train()
+
+    record(0)
+    model.train()
+    for step in tqdm(range(1, opts.steps + 1), desc="SGD", unit="step", disable=not progress):
+        idx = torch.randint(0, X.shape[0], (opts.batch_size,), generator=gen).to(device)
+        loss = torch.nn.functional.cross_entropy(logits(X[idx], M[idx]), Y[idx])
+        opt.zero_grad(set_to_none=True)
+        # lazy training: the loss of f_alpha divided by alpha^2
+        (loss / alpha**2 if alpha else loss).backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+        if step % opts.record_every == 0 or step == opts.steps:
+            record(step)
+    model.eval()
+    with torch.no_grad():
+        acc = float((logits(t_ids, t_mask).argmax(-1).cpu().numpy() == labels[probe]).mean())
+    arrays = {k: np.asarray(v, dtype=np.float64) for k, v in rec.items()}
+    arrays.update(loss=np.asarray(losses), D=D, positions=positions)
+    values = {"n_params_kernel": int(sum(p.numel() for k, p in model.named_parameters() if k in names)),
+              "final": {k: float(v[-1]) for k, v in rec.items()}, "probe_accuracy": acc,
+              "final_loss": float(np.mean(losses[-20:])), "final_train_loss": rec["train_loss"][-1]}
+    return values, arrays
 
 
 def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int | None = None,
@@ -339,131 +618,56 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     Parameters
     ----------
     regime : {"lazy", "lazy_small_init", "rich"}
-        ``"lazy"``: wide model, small learning rate (the NTK regime); ``"lazy_small_init"``: the same with
-        the table initialised near a point (``table_sigma``); ``"rich"``: narrow, large rate. Each regime's
-        dict holds model fields (``d_model``, ``n_layers``, ``n_heads``, ``d_ff``), ``lr`` and optionally
-        ``init_std`` (BERT's 0.02) and ``table_sigma`` (the table's initial standard deviation, 0.02).
+        ``"lazy"``: lazy training (a large output scale, so the parameters barely move: the NTK regime);
+        ``"lazy_small_init"``: the same with the table initialised near a point (``table_sigma``);
+        ``"rich"``: narrow, large rate, plain output (:class:`NTKRegime`).
     seed : int, optional
         Initialisation and data-order seed (default ``settings.seed``).
     **overrides
-        Keys of ``CONFIGS[scale]["ntk"]`` (``steps``, ``batch_size``, ``n_positions``, ...), or a regime's
-        dict (``lazy=``, ``rich=``, ...).
+        Fields of ``CONFIGS[scale].ntk`` (:class:`NTKOptions`: ``steps``, ``batch_size``, ``n_positions``, ...),
+        or a regime's changes as a dict (``lazy={"lr": 0.05}``, ...).
 
     Returns
     -------
     Result
         ``arrays``: ``step`` (r,), ``kernel_change`` (r,) and ``kernel_change_table`` (r,) relative
         Frobenius changes, ``violation``/``spearman`` of $P_t$ and ``violation_delta``/``spearman_delta`` of
-        $\\Delta P_t$ (r,), ``table_motion`` $\\|\\Delta P_t\\|_F / \\|P_0\\|_F$ (r,), ``loss`` (steps,),
-        ``D`` (n, n). ``values``: options, final numbers, accuracy on the probes.
+        $\\Delta P_t$ (r,), ``table_motion`` $\\|\\Delta P_t\\|_F / \\|P_0\\|_F$ (r,), ``train_loss`` (r,) on the
+        whole training pool, ``loss`` (steps,), ``D`` (n, n). ``values``: options, final numbers
+        (:func:`ntk_training`), accuracy on the probes.
     """
-    import torch
-
-    from ..models import EncoderConfig, build_model
     from ..models.threads import torch_threads
     from . import real_corpora as rc
-
-    if regime not in REGIMES:
-        raise ValueError(f"unknown regime {regime!r}; valid regimes are {', '.join(REGIMES)}")
     settings = _settings(settings)
-    cfg = copy.deepcopy(CONFIGS[settings.scale]["ntk"])
-    unknown = set(overrides) - set(cfg)
-    if unknown:
-        raise ValueError(f"unknown NTK option(s) {sorted(unknown)}; valid options are {sorted(cfg)}")
-    cfg.update(overrides)
+    CONFIGS[settings.scale].ntk.regime(regime)
+    # the options with ``overrides`` applied (by_scale's "paper" is the first argument with the changes)
+    opts = by_scale(CONFIGS[settings.scale].ntk, **overrides).paper
     seed = settings.seed if seed is None else int(seed)
-    reg = cfg[regime]
+    reg = {k: v for k, v in as_params(opts.regime(regime)).items() if v is not None}
     device = resolve_device(settings.device)
-    opts = rc.corpus_options(settings.scale, cfg["corpus"], n_positions=cfg["n_positions"], max_sequences=None)
-    params = {"regime": regime, "model": reg, "ntk": {k: v for k, v in cfg.items() if k not in REGIMES},
-              "corpus": opts, "seed": seed, "data": resolve_source(opts["corpus"], opts["split"], data_dir=settings.data_dir).describe()}
+    copts = rc.corpus_options(settings.scale, opts.corpus, n_positions=opts.n_positions, max_sequences=None)
+    params = {"regime": regime, "model": reg,
+              "ntk": {k: v for k, v in as_params(opts).items() if k not in REGIMES},
+              "corpus": copts, "seed": seed, "data": rc.source_description(settings, copts)}
 
     def compute():
+        cd = rc.corpus_geometry_of(settings, copts)
+        ids, mask = cd.tokens.model_inputs()
+        if cd.tokens.labels is None:
+            raise ValueError(f"{copts['corpus']}/{copts['split']} has no labels: the [CLS] classifier needs them")
+        order = np.random.default_rng(seed).permutation(ids.shape[0])
+        probe, pool = order[:opts.probe_sequences], order[opts.probe_sequences:]
+        if opts.train_sequences is not None:
+            pool = pool[:opts.train_sequences]
+        data = {"ids": ids, "mask": mask, "labels": cd.tokens.labels, "probe": probe, "pool": pool,
+                "vocab_size": cd.tokens.vocab_size}
         # a model this small runs faster on one CPU thread than on two (posgeom.models.threads)
-        with torch_threads(cfg.get("threads"), device):
-            return _compute()
-
-    def _compute():
-        corpus_geo = rc.corpus_geometry_of(settings, opts)
-        D, pos, tokens = corpus_geo.D, corpus_geo.positions, corpus_geo.tokens
-        ids, mask = tokens.model_inputs()
-        labels = tokens.labels
-        if labels is None:
-            raise ValueError(f"{opts['corpus']}/{opts['split']} has no labels: the [CLS] classifier needs them")
-        rng = np.random.default_rng(seed)
-        order = rng.permutation(ids.shape[0])
-        m_probe = int(cfg["probe_sequences"])
-        probe, pool = order[:m_probe], order[m_probe:]
-        if cfg["train_sequences"] is not None:
-            pool = pool[: int(cfg["train_sequences"])]
-        config = EncoderConfig(vocab_size=tokens.vocab_size, d_model=reg["d_model"], n_layers=reg["n_layers"],
-                               n_heads=reg["n_heads"], d_ff=reg["d_ff"], max_len=opts["n_positions"],
-                               dropout=0.0, attention_dropout=0.0, pooling="cls",
-                               init_std=reg.get("init_std", 0.02),
-                               position_options={"sigma": reg.get("table_sigma", 0.02)})
-        model = build_model(config, "classification", seed=seed)
-        names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
-        table_name = next(k for k in names if k.endswith("embeddings.position.weight"))
-        model.to(device)
-        t_ids, t_mask = torch.as_tensor(ids[probe], device=device), torch.as_tensor(mask[probe], device=device)
-        P0 = model.encoder.positional.table().detach().double().cpu().numpy()[pos].copy()
-        model.eval()
-        K0 = logit_margin_ntk(model, t_ids, t_mask, names)
-        K0p = logit_margin_ntk(model, t_ids, t_mask, [table_name])
-        opt = torch.optim.SGD(model.parameters(), lr=reg["lr"])
-        X, M, Y = (torch.as_tensor(t, device=device) for t in (ids[pool], mask[pool], labels[pool]))
-        gen = torch.Generator().manual_seed(seed)
-        rec = {k: [] for k in ("step", "kernel_change", "kernel_change_table", "violation", "spearman",
-                               "violation_delta", "spearman_delta", "table_motion")}
-        losses = []
-
-        def record(step):
-            model.eval()
-            P = model.encoder.positional.table().detach().double().cpu().numpy()[pos]
-            dP = P - P0
-            rec["step"].append(step)
-            rec["kernel_change"].append(_relative_change(logit_margin_ntk(model, t_ids, t_mask, names), K0))
-            K_table = logit_margin_ntk(model, t_ids, t_mask, [table_name])
-            rec["kernel_change_table"].append(_relative_change(K_table, K0p))
-            a = monotonicity_of(D, geo.euclidean_distances(P))
-            rec["violation"].append(a["violation_rate"])
-            rec["spearman"].append(a["spearman"])
-            if np.any(dP):
-                b = monotonicity_of(D, geo.euclidean_distances(dP))
-            else:
-                b = {"violation_rate": float("nan"), "spearman": float("nan")}
-            rec["violation_delta"].append(b["violation_rate"])
-            rec["spearman_delta"].append(b["spearman"])
-            rec["table_motion"].append(float(np.linalg.norm(dP) / np.linalg.norm(P0)))
-            model.train()
-
-        from ..progress import tqdm
-
-        record(0)
-        model.train()
-        bs = int(cfg["batch_size"])
-        for step in tqdm(range(1, int(cfg["steps"]) + 1), desc=f"SGD ({regime})", unit="step", disable=not progress):
-            idx = torch.randint(0, X.shape[0], (bs,), generator=gen).to(device)
-            out = model(X[idx], M[idx], labels=Y[idx])
-            opt.zero_grad(set_to_none=True)
-            out.loss.backward()
-            opt.step()
-            losses.append(float(out.loss.detach()))
-            if step % int(cfg["record_every"]) == 0 or step == int(cfg["steps"]):
-                record(step)
-        model.eval()
-        with torch.no_grad():
-            acc = float((model(t_ids, t_mask).logits.argmax(-1).cpu().numpy() == labels[probe]).mean())
-        arrays = {k: np.asarray(v, dtype=np.float64) for k, v in rec.items()}
-        arrays.update(loss=np.asarray(losses), D=D, positions=pos)
-        values = {"regime": regime, "model": reg, "seed": seed, "options": opts,
-                  "n_params_kernel": int(sum(p.numel() for k, p in model.named_parameters() if k in names)),
-                  "final": {k: float(v[-1]) for k, v in rec.items()}, "probe_accuracy": acc,
-                  "final_loss": float(np.mean(losses[-20:]))}
-        return values, arrays
+        with torch_threads(opts.threads, device):
+            values, arrays = ntk_training(data, cd.D, cd.positions, reg, opts, seed, device, progress)
+        return {"regime": regime, "model": reg, "seed": seed, "options": copts, **values}, arrays
 
     name = (f"[CLS] classifier d={reg['d_model']}, {reg['n_layers']} layer(s), SGD lr={reg['lr']}, "
-            f"table sigma={reg.get('table_sigma', 0.02)}")
+            f"table sigma={reg.get('table_sigma', 0.02)}, output scale {reg.get('output_scale', 1)}")
     return Registry(settings.results_dir).run(
         f"monotonicity_ntk_{regime}", compute, params=params, scale=settings.scale, seed=seed, device=device,
         model=name, force=force,
@@ -478,7 +682,10 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 
 __all__ = [
-    "CONFIGS", "PAPER_MDS_VIOLATION", "REGIMES", "monotonicity_of", "mds_monotonicity_curve", "linear_predictions",
-    "run_monotonicity_table", "monotonicity_dataframe", "logit_margin_ntk", "run_ntk", "paper_results",
+    "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
+    "REGIMES", "monotonicity_of", "mds_monotonicity_curve", "linear_predictions", "monotonicity_records",
+    "monotonicity_rows", "run_monotonicity_table", "monotonicity_dataframe", "INTERVAL_ENCODINGS",
+    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "logit_margin_ntk", "relative_change",
+    "ntk_training", "run_ntk", "paper_results",
 ]
 
