@@ -298,7 +298,7 @@ def test_run_ntk_lazy_training_starts_at_ln2_and_barely_moves(settings):
     kw = dict(steps=4, record_every=4, train_sequences=64, probe_sequences=3, n_positions=8, progress=False)
     lazy = mo.run_ntk(settings, regime="lazy", lazy={**tiny, "output_scale": 1000.0}, **kw)
     plain = mo.run_ntk(settings, regime="lazy", lazy={**tiny, "output_scale": None}, **kw)
-    assert lazy.arrays["train_loss"][0] == pytest.approx(np.log(2), abs=1e-12)
+    assert lazy.arrays["train_loss"][0] == pytest.approx(np.log(2), abs=1e-6)  # float32 sums
     assert lazy.arrays["table_motion"][-1] < 0.1 * plain.arrays["table_motion"][-1]
     assert lazy.arrays["kernel_change"][-1] < plain.arrays["kernel_change"][-1]
 
