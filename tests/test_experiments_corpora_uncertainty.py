@@ -103,3 +103,23 @@ def test_violation_statistics_match_monotonicity_of():
     assert v[-1] == pytest.approx(mo.monotonicity_of(D, posgeom.euclidean_distances(mds.embedding))["violation_rate"])
     # rank 4 of 4-dimensional points: exact, no violation
     assert mo.violation_statistics(D, encs, 4)[-1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_resolvable_draws_skip_splits_that_cannot_resolve_a_position():
+    rng = np.random.default_rng(5)
+    seqs = [rng.integers(0, 5, size=4) for _ in range(60)]
+    encs = enc.encoding_set(np.arange(4), names=("sinusoidal", "rope", "alibi"), d_model=8, n_heads=2)
+    table, seeds, skipped = rc.resolvable_draws(seqs, 4, 5, np.arange(4), encs, 3, first_seed=2)
+    assert table.shape == (3, len(rc.DRAW_STATISTICS)) and seeds == [2, 3, 4] and skipped == []
+    # position 4 is reached by one sequence only: no split can put it in both halves
+    lonely = seqs + [np.arange(5)]
+    # reached by three sequences (tokens 0, 0, 1): only the splits that part the two 0s resolve it
+    three = seqs + [np.array([0, 1, 2, 3, t]) for t in (0, 0, 1)]
+    table, seeds, skipped = rc.resolvable_draws(three, 5, 5, np.arange(5), encs5(), 2)
+    assert len(seeds) == 2 and sorted(seeds + skipped) == list(range(max(seeds) + 1))
+    with pytest.raises(ValueError, match="resolve every kept position"):
+        rc.resolvable_draws(lonely, 5, 5, np.arange(5), encs5(), 2)
+
+
+def encs5():
+    return enc.encoding_set(np.arange(5), names=("sinusoidal", "rope", "alibi"), d_model=8, n_heads=2)

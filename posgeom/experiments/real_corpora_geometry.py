@@ -118,7 +118,9 @@ class IntervalOptions:
 class DrawOptions:
     """Spreads over random draws: cross-half splits of every corpus, and subsets of the subsampled corpora."""
 
-    split_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    #: cross-half splits per corpus; a split that leaves a kept position without a token shared by its halves
+    #: cannot resolve that position and is replaced by the next seed
+    n_splits: int = 5
     subset_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     #: corpora counted from a random subset at this scale (their subsets are redrawn)
     subset_corpora: tuple[str, ...] = ("imdb",)
@@ -502,13 +504,37 @@ def spread(table: np.ndarray, names=DRAW_STATISTICS) -> dict[str, dict[str, floa
                    "min": float(col.min()), "max": float(col.max())} for name, col in zip(names, table.T)}
 
 
-def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, encodings, seeds) -> np.ndarray:
-    """:func:`draw_statistics` of the cross-half estimate for each split seed of ``seeds`` (draws × statistics)."""
-    out = []
-    for s in seeds:
-        res = geo.resolvable_distances(sequences, n_positions, vocab_size, positions, seed=int(s))
+def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, encodings, n_draws: int,
+                     first_seed: int = 0) -> tuple[np.ndarray, list[int], list[int]]:
+    """:func:`draw_statistics` of ``n_draws`` cross-half estimates, split seeds ``first_seed, first_seed + 1, ...``.
+
+    A split that leaves one of ``positions`` unreached in a half, or whose halves share no token there,
+    cannot resolve it (:func:`posgeom.geometry.resolvable_distances` refuses it): its seed is skipped and
+    the next one drawn, up to ``4 n_draws`` seeds.
+
+    Returns
+    -------
+    table : ndarray of shape (n_draws, len(DRAW_STATISTICS))
+    seeds : list of int
+        The seeds used.
+    skipped : list of int
+        The seeds whose split could not resolve every position.
+    """
+    out, seeds, skipped = [], [], []
+    for s in range(int(first_seed), int(first_seed) + 4 * int(n_draws)):
+        try:
+            res = geo.resolvable_distances(sequences, n_positions, vocab_size, positions, seed=s)
+        except ValueError as exc:
+            if "share no token" not in str(exc) and "not reached in both halves" not in str(exc):
+                raise
+            skipped.append(s)
+            continue
         out.append(draw_statistics(resolvable_summary(res), res["R"], encodings))
-    return np.asarray(out)
+        seeds.append(s)
+        if len(out) == n_draws:
+            return np.asarray(out), seeds, skipped
+    raise ValueError(f"only {len(out)} of {4 * n_draws} cross-half splits resolve every kept position; "
+                     "lower n_positions or raise min_count")
 
 
 def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
@@ -517,22 +543,23 @@ def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "ss
     Returns
     -------
     Result
-        ``values``: ``seeds``, ``spread`` {statistic: {mean, sd, min, max}} over :data:`DRAW_STATISTICS`.
+        ``values``: ``seeds`` (the split seeds used), ``skipped`` (seeds whose split could not resolve
+        every kept position), ``spread`` {statistic: {mean, sd, min, max}} over :data:`DRAW_STATISTICS`.
         ``arrays``: ``table`` (splits, statistics).
     """
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]
+    n_splits = CONFIGS[settings.scale].draws.n_splits
     opts = corpus_options(settings.scale, corpus)
-    seeds = [int(s) for s in cfg.draws.split_seeds]
-    params = {**opts, "split_seeds": seeds, "encodings": encoding_shape(settings.scale),
+    params = {**opts, "n_splits": n_splits, "encodings": encoding_shape(settings.scale),
               "data": source_description(settings, opts)}
 
     def compute():
         cd = corpus_geometry_of(settings, opts)
         pos = cd.marginals.positions
         encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **encoding_shape(settings.scale))
-        table = resolvable_draws(cd.tokens.sequences(), opts["n_positions"], cd.tokens.vocab_size, pos, encs, seeds)
-        return {"options": opts, "seeds": seeds, "spread": spread(table)}, {"table": table}
+        table, seeds, skipped = resolvable_draws(cd.tokens.sequences(), opts["n_positions"], cd.tokens.vocab_size,
+                                                 pos, encs, n_splits, settings.seed)
+        return {"options": opts, "seeds": seeds, "skipped": skipped, "spread": spread(table)}, {"table": table}
 
     return Registry(settings.results_dir).run(
         f"real_corpora_resolvable_splits_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
@@ -546,7 +573,8 @@ def run_subset_draws(settings: Settings | None = None, *, corpus: str = "imdb", 
     For each subset seed of ``CONFIGS[scale].draws.subset_seeds`` the corpus is counted again from a new
     random subset (same size), and its offset-only share and first-direction share of $D$, the
     ``"scale_free"`` stress of the sinusoidal, RoPE and ALiBi distances against $D$, and the
-    :data:`DRAW_STATISTICS` of its resolvable geometry (split seed = the settings' seed) are recorded.
+    :data:`DRAW_STATISTICS` of its resolvable geometry (the first split from the settings' seed on that
+    resolves every kept position, :func:`resolvable_draws`) are recorded.
 
     Returns
     -------
@@ -570,7 +598,7 @@ def run_subset_draws(settings: Settings | None = None, *, corpus: str = "imdb", 
             pos = cd.marginals.positions
             encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **encoding_shape(settings.scale))
             table.append(resolvable_draws(cd.tokens.sequences(), opts["n_positions"], cd.tokens.vocab_size, pos, encs,
-                                          [settings.seed])[0])
+                                          1, settings.seed)[0][0])
             _, _, r2 = geo.toeplitz_projection(cd.D)
             w = gram_eigenvalues(cd.D**2)
             table_d.append([r2, float(w[0] / np.maximum(w, 0.0).sum()),
