@@ -58,7 +58,8 @@ $m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) 
 (number of positions, special tokens, Hellinger form, head count, slope) give which value.
 
 The code is split by concern: :mod:`posgeom.experiments.real_corpora_geometry` (settings, the corpus
-geometry, the noise-aware rank, spreads over splits and subsets), :mod:`posgeom.experiments.real_corpora_stress`
+geometry, the noise-aware rank), :mod:`posgeom.experiments.real_corpora_draws` (spreads over cross-half
+splits and corpus subsets), :mod:`posgeom.experiments.real_corpora_stress`
 (the stress table as typed records, its bootstrap intervals, the learned tables) and
 :mod:`posgeom.experiments.real_corpora_alibi` (ALiBi's parabola); this module gathers their public names.
 Every experiment goes through :meth:`posgeom.registry.Registry.run`, so its numbers are stored with a
@@ -71,13 +72,15 @@ from __future__ import annotations
 from ..config import Settings, settings_or_default as _settings
 from ..registry import Result
 from .real_corpora_alibi import alibi_paper_stress, alibi_parabola, alibi_slopes_for, run_alibi_choices
+from .real_corpora_draws import (
+    DRAW_STATISTICS, draw_statistics, resolvable_draws, run_resolvable_splits, run_subset_draws, spread,
+)
 from .real_corpora_geometry import (
-    CONFIGS, CORPUS_NAMES, chapter_settings, DRAW_STATISTICS, NORMALIZATIONS, PAPER_ALIBI_SST2, RANK_OPTIONS, AlibiGrid, CorpusSource,
+    CONFIGS, CORPUS_NAMES, chapter_settings, NORMALIZATIONS, PAPER_ALIBI_SST2, RANK_OPTIONS, AlibiGrid, CorpusSource,
     DrawOptions, EncodingOptions, IntervalOptions, NoiseOptions, PlainText, RealCorporaOptions, ScratchModel,
     ScratchTraining, SmacofOptions, check_corpus, corpus_geometry_of, corpus_geometry_values, corpus_options,
-    draw_statistics, encoding_shape, gram_eigenvalues, paper_results, rank_one_report, rank_report, resolvable_draws,
-    resolvable_summary, run_corpus_geometry, run_noise_aware_rank, run_resolvable_splits, run_subset_draws,
-    source_description, spread,
+    encoding_shape, gram_eigenvalues, paper_results, rank_one_report, rank_report, resolvable_summary,
+    run_corpus_geometry, run_noise_aware_rank, source_description,
 )
 from .real_corpora_stress import (
     INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, StressRow, alibi_head_stresses,
