@@ -17,6 +17,7 @@ import scipy.linalg
 
 import posgeom
 from posgeom.corpora import synthetic as syn
+from posgeom.experiments.settings import by_scale
 from posgeom.experiments import corpus_geometry as cg
 from posgeom.experiments import minimal_parametrisation as mp
 from posgeom.experiments import optimal_encoding as oe
@@ -47,17 +48,17 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
         intervals=oe.IntervalOptions(n_boot=20, n_folds=8),
     )
     monkeypatch.setattr(oe, "CONFIGS", dataclasses.replace(oe.CONFIGS, quick=o))
-    m = copy.deepcopy(mp.CONFIGS["quick"])
-    m.update(null_rep=2, rank_sizes=(2_000,), max_rank=5, sst2_variants=(("model", 1), ("content", 1)),
-             c5=dict(n=12, d=12, r=3, sizes=(3_000,), anchors=(4,)))
-    m["train"] = dict(
-        seeds=(0,), synthetic=dict(kind="marker_order", n_train=64, n_test=32, n_positions=8, vocab_size=12),
-        sst2=dict(n_train=64, n_positions=16),
-        model=dict(d_model=8, n_layers=1, n_heads=2, d_ff=16, dropout=0.0, attention_dropout=0.0,
-                   type_vocab_size=0, pooling="mean"),
-        steps=dict(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"), sst2_seeds=(0,),
+    m = dataclasses.replace(
+        mp.CONFIGS.quick, null_rep=2, rank_sizes=(2_000,), max_rank=5, sst2_variants=(("model", 1), ("content", 1)),
+        c5=mp.C5Options(n=12, d=12, r=3, sizes=(3_000,), anchors=(4,)), c5_seeds=(0, 1),
+        train=mp.TrainOptions(
+            seeds=(0, 1), synthetic=mp.SyntheticTask(n_train=64, n_test=32, n_positions=8, vocab_size=12),
+            sst2=mp.SST2Task(n_train=64, n_positions=16),
+            model=mp.TrainModel(d_model=8, n_layers=1, n_heads=2, d_ff=16),
+            steps=mp.TrainSteps(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"),
+            sst2_seeds=(0,)),
     )
-    monkeypatch.setitem(mp.CONFIGS, "quick", m)
+    monkeypatch.setattr(mp, "CONFIGS", by_scale(m))
     s = dataclasses.replace(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30,
                             intervals=oe.IntervalOptions(n_boot=10, n_folds=8))
     monkeypatch.setattr(sm, "CONFIGS", dataclasses.replace(sm.CONFIGS, quick=s))
@@ -273,6 +274,13 @@ def test_run_effective_rank_stress_vs_rank_and_c5(tiny):
     assert pop["reduction_scale_free"] == pytest.approx(1.0, abs=1e-9)
     stat = next(x for x in c5.values["rows"] if x["generator"] == "stationary")
     assert stat["reduction_paper"] > 0.9  # the scale artefact: even pure noise "beats" the sinusoid
+    draws = mp.run_c5_draws(tiny)
+    assert draws.values["seeds"] == [0, 1] and draws.arrays["reduction_paper"].shape == (2, len(c5.values["rows"]))
+    # seed 0 is run_c5's own draw (settings.seed = 0)
+    assert np.allclose(draws.arrays["reduction_paper"][0], [x["reduction_paper"] for x in c5.values["rows"]])
+    first = draws.values["rows"][0]["reduction_scale_free"]
+    assert first["mean"] == pytest.approx(draws.arrays["reduction_scale_free"][:, 0].mean())
+    assert first["low"] <= first["mean"] <= first["high"]
 
 
 def test_run_rank_validation(tiny, monkeypatch):
@@ -290,8 +298,31 @@ def test_run_lowrank_training_no_position_is_exactly_chance(tiny):
     assert none and all(x["test_accuracy"] == pytest.approx(0.5) for x in none)
     params = {x["encoding"]: x["position_params"] for x in r.values["runs"]}
     assert params["lowrank r=1"] == 8 + 8 and params["learned"] == 8 * 8 and params["sinusoidal"] == 0
+    gap = r.values["gaps"]["synthetic"]["learned - lowrank r=1"]
+    acc = {(x["encoding"], x["seed"]): x["test_accuracy"] for x in r.values["runs"]}
+    paired = [acc["learned", s] - acc["lowrank r=1", s] for s in (0, 1)]
+    assert gap["n"] == 2 and gap["mean"] == pytest.approx(np.mean(paired))
+    assert gap == mp.mean_interval(paired, r.values["level"])
     with pytest.raises(ValueError, match="unknown task"):
         mp.run_lowrank_training(tiny, tasks=("imdb",))
+
+
+def test_mean_interval_is_the_student_t_interval():
+    x = np.array([0.1, 0.4, 0.2, 0.5, 0.3])
+    e = mp.mean_interval(x, 0.95)
+    # closed form: t_{4, 0.975} = 2.7764451051977987
+    half = 2.7764451051977987 * x.std(ddof=1) / np.sqrt(5)
+    assert e["mean"] == pytest.approx(0.3) and e["sd"] == pytest.approx(x.std(ddof=1))
+    assert (e["low"], e["high"]) == pytest.approx((0.3 - half, 0.3 + half))
+    with pytest.raises(ValueError, match="at least 2"):
+        mp.mean_interval([1.0])
+
+
+def test_c5_row_reduction_is_one_minus_the_stress_ratio():
+    D = posgeom.euclidean_distances(np.random.default_rng(0).standard_normal((10, 2)))
+    row = mp.c5_row("g", None, D, 10, 10, 2)
+    assert row["mds_scale_free"] == pytest.approx(0.0, abs=1e-12)  # rank-2 points: exact at r = 2
+    assert row["reduction_paper"] == pytest.approx(1 - row["mds_paper"] / row["sin_paper"])
 
 
 def test_run_lowrank_training_sst2(tiny):

@@ -6,6 +6,8 @@ real SST-2 (validation split, a few hundred sentences, few positions) with the r
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import itertools
 
 import numpy as np
@@ -16,6 +18,8 @@ from posgeom import encodings as enc
 from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
+from posgeom.experiments import real_corpora_geometry as rcg
+from posgeom.experiments.settings import by_scale, find
 from posgeom.models.resolve import model_folder
 
 TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
@@ -128,36 +132,34 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
     tab = rc.run_stress_table(settings, corpus="sst2", progress=False, corpus_overrides=cov, train_scratch=True,
                               scratch_overrides=scratch_over)
     D = tiny_geometry.arrays["D"]
-    assert rc.row_of(tab, "MDS (full rank)")["paper"] < 1e-20
-    assert rc.row_of(tab, "none (NoPE)")["paper"] == pytest.approx(1.0)
+    assert find(rc.stress_records(tab), encoding="MDS (full rank)").paper < 1e-20
+    assert find(rc.stress_records(tab), encoding="none (NoPE)").paper == pytest.approx(1.0)
     iu = np.triu_indices(D.shape[0], 1)
     d = D[iu]
-    assert rc.row_of(tab, "equidistant")["scale_free"] == pytest.approx(1 - d.sum() ** 2 / (d.size * (d @ d)))
-    sin = rc.row_of(tab, "sinusoidal")
-    assert sin["paper"] == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "paper"))
+    assert find(rc.stress_records(tab), encoding="equidistant").scale_free == pytest.approx(1 - d.sum() ** 2 / (d.size * (d @ d)))
+    sin = find(rc.stress_records(tab), encoding="sinusoidal")
+    assert sin.paper == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "paper"))
     P = rc.pretrained_table(settings)
-    assert rc.row_of(tab, "learned (pretrained)")["scale_free"] == pytest.approx(
+    assert find(rc.stress_records(tab), encoding="learned (pretrained)").scale_free == pytest.approx(
         posgeom.stress(D, P[:12], "scale_free"))
-    assert rc.row_of(tab, "learned (from scratch)")["paper"] == pytest.approx(
+    assert find(rc.stress_records(tab), encoding="learned (from scratch)").paper == pytest.approx(
         posgeom.stress(D, scratch.arrays["table"], "paper"))
     for k in tab.arrays["smacof_k"]:  # SMACOF never worse than the MDS it starts from
-        assert rc.row_of(tab, f"SMACOF (rank {k})")["paper"] <= rc.row_of(tab, f"MDS (rank {k})")["paper"] + 1e-12
+        assert find(rc.stress_records(tab), encoding=f"SMACOF (rank {k})").paper <= find(rc.stress_records(tab), encoding=f"MDS (rank {k})").paper + 1e-12
     par = rc.alibi_parabola(D)
     assert np.allclose(tab.arrays["alibi_head_paper"], rc.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
-    assert rc.row_of(tab, "alibi (best head)")["paper"] == pytest.approx(tab.arrays["alibi_head_paper"].min())
-    assert rc.row_of(tab, "alibi")["scale_free"] == pytest.approx(par["minimum"])
+    assert find(rc.stress_records(tab), encoding="alibi (best head)").paper == pytest.approx(tab.arrays["alibi_head_paper"].min())
+    assert find(rc.stress_records(tab), encoding="alibi").scale_free == pytest.approx(par["minimum"])
     frame = rc.stress_dataframe(tab)
     assert "±" in frame.loc["random N(0, sigma^2)", '"paper" stress']
-    with pytest.raises(KeyError, match="no row"):
-        rc.row_of(tab, "xpos")
+    with pytest.raises(KeyError, match="no record"):
+        find(rc.stress_records(tab), encoding="xpos")
+    assert find(rc.stress_records(tab), encoding=rc.mds_row(1)).options.startswith("classical MDS")
 
 
 def test_stress_intervals_basic_bootstrap_over_sequences(settings, tiny_geometry, monkeypatch):
-    import copy
-
-    c = copy.deepcopy(rc.CONFIGS["quick"])
-    c["intervals"] = {"corpora": ["sst2"], "n_boot": 30, "n_folds": 8, "level": 0.9}
-    monkeypatch.setitem(rc.CONFIGS, "quick", c)
+    quick = dataclasses.replace(rcg.CONFIGS.quick, intervals=rc.IntervalOptions(("sst2",), 30, 8, 0.9))
+    monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
     res = rc.run_stress_intervals(settings, corpus="sst2", **TINY)
     D = tiny_geometry.arrays["D"]
     stats, reps = res.values["statistics"], res.arrays["replicates"]
@@ -238,12 +240,13 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     res = mo.run_monotonicity_table(settings, corpus="sst2", progress=False, corpus_overrides=dict(TINY),
                                     scratch_overrides=scratch_over)
     D = tiny_geometry.arrays["D"]
-    names = [r["encoding"] for r in res.values["rows"]]
+    rows = mo.monotonicity_records(res)
+    names = [r.encoding for r in rows]
     assert "alibi (kernel rule)" not in names and "equidistant" not in names
-    row = res.values["rows"][names.index("sinusoidal")]
+    row = find(rows, encoding="sinusoidal")
     ref = mo.monotonicity_of(D, enc.sinusoidal_distances(12, 768))
-    assert row["violation_rate"] == pytest.approx(ref["violation_rate"])
-    assert row["violation_rate_resolvable"] == pytest.approx(
+    assert row.violation_rate == pytest.approx(ref["violation_rate"])
+    assert row.violation_rate_resolvable == pytest.approx(
         mo.monotonicity_of(tiny_geometry.arrays["R"], enc.sinusoidal_distances(12, 768))["violation_rate"])
     assert list(res.arrays["mds_ranks"]) == list(range(1, 12))
     assert res.arrays["mds_violation"][-1] < 0.01  # 0 up to near-ties broken by rounding
@@ -286,6 +289,18 @@ def test_run_ntk_tiny(settings):
     assert a["D"].shape == (8, 8) and a["loss"].shape == (4,)
     with pytest.raises(ValueError, match="unknown regime"):
         mo.run_ntk(settings, regime="medium")
+
+
+def test_run_ntk_lazy_training_starts_at_ln2_and_barely_moves(settings):
+    """Lazy training: the centred output alpha (f - f0) is 0 at step 0, so the loss there is exactly ln 2;
+    a large alpha moves the parameters alpha times less than alpha = 1 at the same function step."""
+    tiny = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "lr": 0.5}
+    kw = dict(steps=4, record_every=4, train_sequences=64, probe_sequences=3, n_positions=8, progress=False)
+    lazy = mo.run_ntk(settings, regime="lazy", lazy={**tiny, "output_scale": 1000.0}, **kw)
+    plain = mo.run_ntk(settings, regime="lazy", lazy={**tiny, "output_scale": None}, **kw)
+    assert lazy.arrays["train_loss"][0] == pytest.approx(np.log(2), abs=1e-6)  # float32 sums
+    assert lazy.arrays["table_motion"][-1] < 0.1 * plain.arrays["table_motion"][-1]
+    assert lazy.arrays["kernel_change"][-1] < plain.arrays["kernel_change"][-1]
 
 
 
@@ -391,8 +406,6 @@ def test_one_entry_for_the_chapters_experiments(capsys):
 
 
 def test_alibi_search_counts_every_construction(settings, monkeypatch):
-    import copy
-
     from posgeom.experiments import alibi_search as als
 
     D = np.array([[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]])
@@ -400,9 +413,8 @@ def test_alibi_search_counts_every_construction(settings, monkeypatch):
     assert als.slope_for("mean distance", D) == pytest.approx(2.0 / (4 / 3))
     with pytest.raises(ValueError, match="unknown slope rule"):
         als.slope_for("median", D)
-    c = copy.deepcopy(rc.CONFIGS["quick"])
-    c["alibi_choices"] = {"n_positions": [8], "specials": ["model"], "kinds": ["chord"], "head_counts": [8]}
-    monkeypatch.setitem(rc.CONFIGS, "quick", c)
+    quick = dataclasses.replace(rcg.CONFIGS.quick, alibi_choices=rc.AlibiGrid((8,), ("model",), ("chord",), (8,)))
+    monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
     res = als.run_alibi_search(settings, n_closest=500)
     v = res.values
     # (8 heads + their mean + 2 corpus-scaled slopes) x 4 normalisations x (value, square root)

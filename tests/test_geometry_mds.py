@@ -226,3 +226,27 @@ def test_bad_k():
     for k in (0, 13, 2.0):
         with pytest.raises(ValueError, match="k must be"):
             classical_mds(D, k=k)
+
+
+def test_double_centered_gram_of_squares_matches_the_matrix_product():
+    """B = -1/2 J D2 J by the explicit centring matrix (the oracle), for squares of any sign."""
+    from posgeom.geometry import double_centered_gram, double_centered_gram_of_squares
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((9, 9))
+    D2 = X + X.T
+    np.fill_diagonal(D2, 0.0)
+    J = np.eye(9) - 1.0 / 9
+    assert np.allclose(double_centered_gram_of_squares(D2), -0.5 * J @ D2 @ J, atol=1e-13)
+    D = posgeom_distances(rng.standard_normal((9, 3)))
+    assert np.allclose(double_centered_gram(D), double_centered_gram_of_squares(D * D), atol=1e-14)
+    with pytest.raises(ValueError, match="symmetric square"):
+        double_centered_gram_of_squares(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="asymmetric"):
+        double_centered_gram_of_squares(np.triu(np.ones((3, 3))))
+
+
+def posgeom_distances(P):
+    from posgeom.geometry import euclidean_distances
+
+    return euclidean_distances(P)

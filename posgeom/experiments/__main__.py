@@ -28,16 +28,22 @@ def _real_corpora(settings, corpora, force: bool) -> dict:
 
 
 def _monotonicity(settings, corpora, force: bool) -> dict:
-    from .monotonicity import CONFIGS, REGIMES, monotonicity_dataframe, run_monotonicity_table, run_ntk
+    from .monotonicity import (
+        CONFIGS, REGIMES, monotonicity_dataframe, run_monotonicity_table, run_ntk, run_violation_intervals,
+    )
 
     out = {}
     for corpus in corpora:
         res = run_monotonicity_table(settings, corpus=corpus, force=force)
         out[f"table_{corpus}"] = str(res.path)
-        print(monotonicity_dataframe(res).to_string())
+        intervals = None
+        if corpus in CONFIGS[settings.scale].interval_corpora:
+            intervals = run_violation_intervals(settings, corpus=corpus, force=force)
+            out[f"violation_intervals_{corpus}"] = str(intervals.path)
+        print(monotonicity_dataframe(res, intervals).to_string())
         print("closest MDS rank to 22%:", res.values["closest_rank"], res.values["closest_violation"])
     for regime in REGIMES:
-        for seed in CONFIGS[settings.scale]["ntk"]["seeds"]:
+        for seed in CONFIGS[settings.scale].ntk.seeds_of(regime):
             res = run_ntk(settings, regime=regime, seed=seed, force=force)
             out[f"ntk_{regime}_{seed}"] = str(res.path)
             print(regime, seed, res.values["final"])

@@ -2,7 +2,7 @@ r"""The search for ALiBi's 0.563 on SST-2 (claim C7), over every construction th
 
 The paper reports ALiBi's stress on SST-2 as 0.563 without saying how it was computed. A construction
 is one choice of: the corpus geometry (number of positions, special-token policy, Hellinger form; the
-grid of ``real_corpora.CONFIGS[scale]["alibi_choices"]``), the stress normalisation
+grid of ``real_corpora.CONFIGS[scale].alibi_choices``), the stress normalisation
 (:data:`posgeom.geometry.STRESS_NORMALIZATIONS`) and whether its square root is reported, and the ALiBi
 slope: the mean slope or one head's for 8, 12 or 16 heads, or a slope scaled to the corpus, so that
 the line $\bar m |i - j|$ reaches the largest corpus distance at the largest offset
@@ -25,6 +25,7 @@ from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..registry import Registry, Result
 from . import real_corpora as rc
+from .settings import as_params
 
 __all__ = ["SLOPE_RULES", "TRANSFORMS", "run_alibi_search", "slope_for"]
 
@@ -74,8 +75,8 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
         ``span`` [min, max] of ALiBi's values, ``target``. ``arrays``: ``values`` (n_constructions,).
     """
     settings = _settings(settings)
-    grid = rc.CONFIGS[settings.scale]["alibi_choices"]
-    ecfg = rc.CONFIGS[settings.scale]["encodings"]
+    grid = as_params(rc.chapter_settings(settings.scale).alibi_choices)
+    ecfg = as_params(rc.chapter_settings(settings.scale).encodings)
     base = rc.corpus_options(settings.scale, corpus)
     params = {"corpus": base, "grid": grid, "encodings": ecfg, "target": target, "n_closest": n_closest,
               "normalizations": list(geo.STRESS_NORMALIZATIONS), "transforms": list(TRANSFORMS),

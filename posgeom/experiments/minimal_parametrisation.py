@@ -23,70 +23,121 @@ learned table and a fixed sinusoidal table, on an order-sensitive synthetic task
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..encodings import encoding_distances, encoding_set
+from ..corpora.real import data_key
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
+from .lowrank_training import TRAIN_ENCODINGS, TRAIN_GAPS, accuracy_gaps, mean_interval, run_lowrank_training
+from .settings import as_params, by_scale
 
 __all__ = [
     "CONFIGS", "null_eigenvalues", "rank_above_noise", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
     "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "run_rank_validation",
+    "MinimalOptions", "C5Options", "TrainOptions", "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps",
+    "mean_interval", "c5_row", "c5_rows", "run_c5_draws", "TRAIN_GAPS", "accuracy_gaps",
 ]
 
-#: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
-#: The low-rank factors start at ``sigma = 0.2`` (entries of $P$ with standard deviation 0.2): with
-#: BERT's 0.02 both factors start small and each one's gradient is scaled by the other, so training
-#: starts slowly; ``"lowrank r=1 (σ 0.02)"`` keeps that initialisation to show the effect.
-TRAIN_ENCODINGS = (
-    ("none", "none", {}),
-    ("sinusoidal", "sinusoidal", {}),
-    ("lowrank r=1 (σ 0.02)", "lowrank", {"rank": 1, "sigma": 0.02}),
-    ("lowrank r=1", "lowrank", {"rank": 1, "sigma": 0.2}),
-    ("learned", "learned", {}),
-)
 
-CONFIGS: dict[str, dict] = {
-    "quick": dict(
-        null_rep=5,
-        rank_sizes=(1_000, 10_000, 100_000),
-        rank_criteria=dict(tol=1e-2, q=0.9, threshold=0.01),
-        max_rank=20,
-        sst2_variants=(("model", 1), ("model", 1_000), ("model", 5_000), ("content", 1), ("content", 1_000)),
-        c5=dict(n=50, d=50, r=3, sizes=(1_000, 10_000, 100_000), anchors=(3, 4, 5)),
-        train=dict(
-            seeds=(0, 1, 2),
-            synthetic=dict(kind="marker_order", n_train=4_000, n_test=1_000, n_positions=32, vocab_size=50),
-            sst2=dict(n_train=8_000, n_positions=32),
-            model=dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, dropout=0.0, attention_dropout=0.0,
-                       type_vocab_size=0, pooling="mean"),
-            steps=dict(synthetic=350, sst2=150), batch_size=64, lr=3e-3,
-            sst2_encodings=("none", "sinusoidal", "lowrank r=1", "learned"),
-            sst2_seeds=(0, 1),
-        ),
-    ),
-    "paper": dict(
-        null_rep=20,
-        rank_sizes=(1_000, 10_000, 100_000, 1_000_000),
-        rank_criteria=dict(tol=1e-2, q=0.9, threshold=0.01),
-        max_rank=40,
-        sst2_variants=(("model", 1), ("model", 1_000), ("model", 5_000), ("content", 1), ("content", 1_000)),
-        c5=dict(n=50, d=50, r=3, sizes=(1_000, 10_000, 100_000, 1_000_000), anchors=(3, 4, 5)),
-        train=dict(
-            seeds=(0, 1, 2, 3, 4),
-            synthetic=dict(kind="marker_order", n_train=20_000, n_test=5_000, n_positions=64, vocab_size=100),
-            sst2=dict(n_train=None, n_positions=64),
-            model=dict(d_model=768, n_layers=12, n_heads=12, d_ff=3072, dropout=0.1, attention_dropout=0.1,
-                       type_vocab_size=2, pooling="cls"),
-            steps=dict(synthetic=2_000, sst2=6_000), batch_size=32, lr=2e-5,
-            sst2_encodings=tuple(label for label, _, _ in TRAIN_ENCODINGS),
-            sst2_seeds=(0, 1, 2),
-        ),
-    ),
-}
+@dataclass(frozen=True)
+class C5Options:
+    """Claim C5's setting: $n = d$, the rank $r$, corpus sizes, drift anchors, and the generator draws."""
+
+    n: int = 50
+    d: int = 50
+    r: int = 3
+    sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
+    anchors: tuple[int, ...] = (3, 4, 5)
+
+
+@dataclass(frozen=True)
+class SyntheticTask:
+    kind: str = "marker_order"
+    n_train: int = 4_000
+    n_test: int = 1_000
+    n_positions: int = 32
+    vocab_size: int = 50
+
+
+@dataclass(frozen=True)
+class SST2Task:
+    n_train: int | None = 8_000
+    n_positions: int = 32
+
+
+@dataclass(frozen=True)
+class TrainModel:
+    """:class:`posgeom.models.encoder.EncoderConfig` fields of the classifiers."""
+
+    d_model: int = 32
+    n_layers: int = 1
+    n_heads: int = 2
+    d_ff: int = 64
+    dropout: float = 0.0
+    attention_dropout: float = 0.0
+    type_vocab_size: int = 0
+    pooling: str = "mean"
+
+
+@dataclass(frozen=True)
+class TrainSteps:
+    synthetic: int = 350
+    sst2: int = 150
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """The training comparison of :func:`run_lowrank_training`."""
+
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    synthetic: SyntheticTask = SyntheticTask()
+    sst2: SST2Task = SST2Task()
+    model: TrainModel = TrainModel()
+    steps: TrainSteps = TrainSteps()
+    batch_size: int = 64
+    lr: float = 3e-3
+    sst2_encodings: tuple[str, ...] = ("none", "sinusoidal", "lowrank r=1", "learned")
+    sst2_seeds: tuple[int, ...] = (0, 1)
+
+
+@dataclass(frozen=True)
+class MinimalOptions:
+    """Settings of the chapter *How many numbers does position need?* (defaults: ``quick``)."""
+
+    null_rep: int = 5
+    rank_sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
+    rank_criteria: dict = field(default_factory=lambda: {"tol": 1e-2, "q": 0.9, "threshold": 0.01})
+    max_rank: int = 20
+    sst2_variants: tuple[tuple[str, int], ...] = (("model", 1), ("model", 1_000), ("model", 5_000), ("content", 1),
+                                                  ("content", 1_000))
+    c5: C5Options = C5Options()
+    #: generator seeds of the spread of C5's reduction (:func:`run_c5_draws`)
+    c5_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    train: TrainOptions = TrainOptions()
+    #: level of the intervals over seeds and draws (Student t on the mean)
+    level: float = 0.95
+
+
+#: Per-scale settings (``CONFIGS[scale]``).
+CONFIGS = by_scale(
+    MinimalOptions(),
+    null_rep=20,
+    rank_sizes=(1_000, 10_000, 100_000, 1_000_000),
+    max_rank=40,
+    c5={"sizes": (1_000, 10_000, 100_000, 1_000_000)},
+    train={"synthetic": {"n_train": 20_000, "n_test": 5_000, "n_positions": 64, "vocab_size": 100},
+           "sst2": {"n_train": None, "n_positions": 64},
+           "model": {"d_model": 768, "n_layers": 12, "n_heads": 12, "d_ff": 3072, "dropout": 0.1,
+                     "attention_dropout": 0.1, "type_vocab_size": 2, "pooling": "cls"},
+           "steps": {"synthetic": 2_000, "sst2": 6_000}, "batch_size": 32, "lr": 2e-5,
+           "sst2_encodings": tuple(label for label, _, _ in TRAIN_ENCODINGS), "sst2_seeds": (0, 1, 2)},
+)
 
 
 def _run(name, compute, params, settings, force, device="cpu", model=None):
@@ -186,10 +237,10 @@ RANK_KEYS = ("tol", "mass", "stress", "cross_fitted", "cross_fitted_rank", "cros
 def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     r"""Effective rank of $B$ under each criterion, against the noise, for each corpus and corpus size.
 
-    Synthetic families at the sizes ``CONFIGS[scale]["rank_sizes"]`` (their population rank is exact:
+    Synthetic families at the sizes ``CONFIGS[scale].rank_sizes`` (their population rank is exact:
     0 for stationary, 3 for drift with 4 anchors, larger for regimes, $n - 1$ for the circulant Markov
     family) and SST-2 under the special-token policies and ``min_count`` values of
-    ``CONFIGS[scale]["sst2_variants"]``. Criteria: ``"tol"`` ($\lambda_k > 10^{-2}\lambda_1$), ``"mass"`` ($q = 0.9$),
+    ``CONFIGS[scale].sst2_variants``. Criteria: ``"tol"`` ($\lambda_k > 10^{-2}\lambda_1$), ``"mass"`` ($q = 0.9$),
     ``"stress"`` (scale-free stress of rank-$k$ MDS $\le 0.01$) and the noise-aware rank
     (:func:`posgeom.geometry.noise_aware_rank` with ``real_corpora.RANK_OPTIONS``: ``"cross_fitted"`` its
     text, ``"cross_fitted_rank"`` the rank or None when undetermined, ``"cross_fitted_threshold"`` $\tau$).
@@ -204,36 +255,36 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
     synth = {k: v for k, v in ccfg["synthetic"].items() if k != "n_sequences"}
-    params = dict(sizes=list(cfg["rank_sizes"]), crit=cfg["rank_criteria"], null_rep=cfg["null_rep"], synthetic=synth,
-                  sst2_variants=[list(v) for v in cfg["sst2_variants"]],
-                  sst2=ccfg["sst2"], seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub")
+    params = dict(sizes=list(cfg.rank_sizes), crit=cfg.rank_criteria, null_rep=cfg.null_rep, synthetic=synth,
+                  sst2_variants=[list(v) for v in cfg.sst2_variants],
+                  sst2=ccfg["sst2"], seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
         values, arrays = {}, {}
         for fam in cg.SYNTHETIC_FAMILIES:
             rows = {k: [] for k in RANK_KEYS}
-            for N in cfg["rank_sizes"]:
+            for N in cfg.rank_sizes:
                 corpus = cg.family_corpus(fam, n_sequences=N, seed=settings.seed, **synth)
                 counts = corpus.counts()
                 r, w, nar = _ranks(geo.hellinger_matrix(counts), corpus.sequences(), corpus.n_positions,
-                                   corpus.vocab_size, cfg["rank_criteria"], settings.seed)
+                                   corpus.vocab_size, cfg.rank_criteria, settings.seed)
                 for k in rows:
                     rows[k].append(r[k])
             pop = geo.hellinger_matrix(corpus.population)
             wp = geo.classical_mds(pop, k=1).eigenvalues
             rows["population"] = geo.effective_rank(wp, "tol", tol=1e-9) if wp[0] > 0 else 0
-            rows["sizes"] = [int(s) for s in cfg["rank_sizes"]]
+            rows["sizes"] = [int(s) for s in cfg.rank_sizes]
             values[fam] = rows
             arrays[f"{fam}__eigenvalues"], arrays[f"{fam}__cross_fitted"] = w, nar.eigenvalues
             arrays[f"{fam}__population_eigenvalues"] = wp
         sst2 = {k: [] for k in (*RANK_KEYS, "special", "min_count", "n_kept")}
-        for special, min_count in cfg["sst2_variants"]:
+        for special, min_count in cfg.sst2_variants:
             marg, counts = cg.sst2_marginals(settings, special=special, min_count=min_count)
             seqs, tc, _ = cg.sst2_sequences(settings, special=special)
             # every position reached in each fold (min_count 1), or the positions min_count keeps
             positions = None if min_count <= 1 else marg.positions
             r, w, nar = _ranks(geo.hellinger_matrix(marg), seqs, counts.n_positions, tc.vocab_size,
-                               cfg["rank_criteria"], settings.seed, positions)
+                               cfg.rank_criteria, settings.seed, positions)
             for k in RANK_KEYS:
                 sst2[k].append(r[k])
             sst2["special"].append(special)
@@ -300,15 +351,15 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
-    params = dict(max_rank=cfg["max_rank"], synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"],
+    params = dict(max_rank=cfg.max_rank, synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"],
                   synthetic_encoder=OE[settings.scale]["synthetic_encoder"], seed=settings.seed,
-                  data=str(settings.data_dir) if settings.data_dir else "hub")
+                  data=data_key(settings.data_dir))
 
     def one(D, positions, enc_cfg):
         encs = encoding_set(positions, d_model=enc_cfg["d_model"], n_heads=enc_cfg["n_heads"], seed=settings.seed)
         encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
         mds = geo.classical_mds(D, k=1)
-        k = min(cfg["max_rank"], D.shape[0] - 1)
+        k = min(cfg.max_rank, D.shape[0] - 1)
         curves = {norm: geo.mds_stress_curve(D, k, norm, mds=mds) for norm in ("paper", "scale_free")}
         return dict(encodings=cg.encoding_stresses(D, encs)), curves
 
@@ -329,12 +380,55 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     return _run("minimal_parametrisation.stress_vs_rank", compute, params, settings, force)
 
 
+def c5_row(generator: str, size: int | None, D, n: int, d: int, r: int) -> dict:
+    r"""One row of C5: rank-$r$ MDS of ``D`` against the sinusoidal table of width $d$, both normalisations.
+
+    Returns
+    -------
+    dict
+        ``generator``, ``size``, and for each normalisation ``mds_<norm>``, ``sin_<norm>`` and
+        ``reduction_<norm>`` $= 1 - \sigma(P^{(r)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$.
+    """
+    P = geo.classical_mds(D, k=r).embedding
+    Ds = encoding_distances("sinusoidal", n, d=d)
+    out = dict(generator=generator, size=size)
+    for norm in ("paper", "scale_free"):
+        m, s = geo.stress(D, P, norm), geo.stress(D, Ds, norm, as_distances=True)
+        # reduction = 1 - sigma_MDS / sigma_sin
+        out.update({f"mds_{norm}": m, f"sin_{norm}": s, f"reduction_{norm}": 1.0 - m / s})
+    return out
+
+
+def c5_rows(c5: C5Options, vocab_size: int, seed: int) -> list[dict]:
+    """:func:`c5_row` for every generator of C5 (drift with each anchor count, stationary, regimes, Markov)
+    at the population (``size`` None) and at each corpus size, drawn with ``seed``."""
+    n, d, r = c5.n, c5.d, c5.r
+    rows = []
+    for K in c5.anchors:
+        gen = f"drift K={K}"
+        pop = syn.population_marginals("drift", n_positions=n, vocab_size=vocab_size, anchors=K, seed=seed)
+        rows.append(c5_row(gen, None, geo.hellinger_matrix(pop), n, d, r))
+        for N in c5.sizes:
+            c = syn.make_corpus("drift", n_sequences=N, n_positions=n, vocab_size=vocab_size, anchors=K, seed=seed)
+            rows.append(c5_row(gen, int(N), geo.hellinger_matrix(c.counts()), n, d, r))
+    for fam in ("stationary", "regimes", "markov"):
+        if fam != "stationary":
+            extra = {"min_length": n // 2} if fam == "regimes" else {}  # as cg.family_corpus
+            pop = syn.population_marginals(fam, n_positions=n, vocab_size=None if fam == "markov" else vocab_size,
+                                           seed=seed, **extra)
+            rows.append(c5_row(fam, None, geo.hellinger_matrix(pop), n, d, r))
+        for N in c5.sizes:
+            c = cg.family_corpus(fam, n_sequences=N, n_positions=n, vocab_size=vocab_size, seed=seed)
+            rows.append(c5_row(fam, int(N), geo.hellinger_matrix(c.counts()), n, d, r))
+    return rows
+
+
 def run_c5(settings=None, *, force: bool = False) -> Result:
-    r"""Claim C5 under every reading: rank-3 MDS vs the sinusoidal table at $n = d = 50$.
+    r"""Claim C5 under every reading: rank-3 MDS vs the sinusoidal table at $n = d = 50$ (:func:`c5_rows`).
 
     The stress reduction $1 - \sigma(P^{(3)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$ under ``"paper"`` and
     ``"scale_free"``, for: the drift family with $K$ anchors (population rank $K - 1$; ``anchors``), at
-    the population and at each corpus size of ``CONFIGS[scale]["c5"]["sizes"]``; and the other families
+    the population and at each corpus size of ``CONFIGS[scale].c5.sizes``; and the other families
     (stationary, regimes, Markov) at each size. The parameter savings $1 - r(n+d)/(nd)$ is exact
     arithmetic.
 
@@ -343,175 +437,48 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
     ``reduction_scale_free``).
     """
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]["c5"]
-    ccfg = cg.CONFIGS[settings.scale]["synthetic"]
-    n, d, r = cfg["n"], cfg["d"], cfg["r"]
-    params = dict(**cfg, vocab_size=ccfg["vocab_size"], seed=settings.seed)
-
-    def row(generator, size, D):
-        P = geo.classical_mds(D, k=r).embedding
-        Ds = encoding_distances("sinusoidal", n, d=d)
-        out = dict(generator=generator, size=size)
-        for norm in ("paper", "scale_free"):
-            m, s = geo.stress(D, P, norm), geo.stress(D, Ds, norm, as_distances=True)
-            # reduction = 1 - sigma_MDS / sigma_sin
-            out.update({f"mds_{norm}": m, f"sin_{norm}": s, f"reduction_{norm}": 1.0 - m / s})
-        return out
+    c5 = CONFIGS[settings.scale].c5
+    vocab = cg.CONFIGS[settings.scale]["synthetic"]["vocab_size"]
+    n, d, r = c5.n, c5.d, c5.r
+    params = dict(**as_params(c5), vocab_size=vocab, seed=settings.seed)
 
     def compute():
-        rows = []
-        for K in cfg["anchors"]:
-            gen = f"drift K={K}"
-            pop = syn.population_marginals("drift", n_positions=n, vocab_size=ccfg["vocab_size"], anchors=K, seed=settings.seed)
-            rows.append(row(gen, None, geo.hellinger_matrix(pop)))
-            for N in cfg["sizes"]:
-                c = syn.make_corpus("drift", n_sequences=N, n_positions=n, vocab_size=ccfg["vocab_size"], anchors=K,
-                                    seed=settings.seed)
-                rows.append(row(gen, int(N), geo.hellinger_matrix(c.counts())))
-        for fam in ("stationary", "regimes", "markov"):
-            if fam != "stationary":
-                extra = {"min_length": n // 2} if fam == "regimes" else {}  # as cg.family_corpus
-                pop = syn.population_marginals(fam, n_positions=n, vocab_size=None if fam == "markov" else ccfg["vocab_size"],
-                                               seed=settings.seed, **extra)
-                rows.append(row(fam, None, geo.hellinger_matrix(pop)))
-            for N in cfg["sizes"]:
-                c = cg.family_corpus(fam, n_sequences=N, n_positions=n, vocab_size=ccfg["vocab_size"], seed=settings.seed)
-                rows.append(row(fam, int(N), geo.hellinger_matrix(c.counts())))
         return dict(savings=savings(r, n, d), n=n, d=d, r=r, n_params_full=n * d, n_params_lowrank=r * (n + d),
-                    rows=rows), {}
+                    rows=c5_rows(c5, vocab, settings.seed)), {}
 
     return _run("minimal_parametrisation.c5", compute, params, settings, force)
 
 
-# ---------------------------------------------------------------------------------------------
-# training the low-rank module
+def run_c5_draws(settings=None, *, force: bool = False) -> Result:
+    r"""C5's reduction over several generator draws (``CONFIGS[scale].c5_seeds``): its spread and interval.
 
+    Every generator and size of :func:`run_c5` is drawn again with each seed (the drift anchors, the
+    regimes and the Markov chain as well as the sampled corpora change); the reductions under both
+    normalisations get their mean, sample sd and Student-$t$ interval at ``level`` (:func:`mean_interval`)
+    and the count of draws at or above the paper's 99.8 %.
 
-def _train_one(train_data, test_data, D_task, *, position, options, model_cfg, vocab_size, n_positions, steps,
-               batch_size, lr, seed, device) -> dict:
-    """Train one classifier; return test loss/accuracy, positional parameter count and the table's stress."""
-    import torch
-
-    from ..models import EncoderConfig, TrainConfig, build_model, evaluate, train
-
-    cfg = EncoderConfig(vocab_size=vocab_size, max_len=n_positions, position=position, position_options=dict(options),
-                        pad_token_id=0, **model_cfg)
-    model = build_model(cfg, "classification", seed=seed)
-    tcfg = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, seed=seed,
-                       device=device, progress=False, log_every=max(1, steps // 10))
-    result = train(model, train_data, tcfg)
-    ev = evaluate(model, test_data, tcfg)
-    pos = model.positional
-    out = dict(
-        test_loss=float(ev["loss"]), test_accuracy=float(ev["accuracy"]), final_train_loss=float(result.final_loss),
-        position_params=int(sum(p.numel() for p in pos.parameters() if p.requires_grad)),
-        runtime_s=float(result.runtime_s),
-    )
-    if pos.kind == "absolute" and D_task is not None:
-        with torch.no_grad():
-            Dhat = pos.distance_matrix(D_task.shape[0])
-        out["stress_scale_free"] = geo.stress(D_task, Dhat, "scale_free", as_distances=True)
-    else:
-        out["stress_scale_free"] = None
-    return out
-
-
-def _summarise(runs: list[dict]) -> dict:
-    """Mean and standard deviation over seeds, per encoding."""
-    out = {}
-    for label in dict.fromkeys(r["encoding"] for r in runs):
-        rs = [r for r in runs if r["encoding"] == label]
-        acc = np.array([r["test_accuracy"] for r in rs])
-        loss = np.array([r["test_loss"] for r in rs])
-        out[label] = dict(position_params=rs[0]["position_params"], accuracy_mean=float(acc.mean()),
-                          accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
-                          loss_mean=float(loss.mean()), loss_std=float(loss.std(ddof=1)) if loss.size > 1 else 0.0,
-                          n_seeds=int(acc.size))
-    return out
-
-
-def run_lowrank_training(settings=None, *, force: bool = False, tasks=("synthetic", "sst2")) -> Result:
-    r"""Train the low-rank module $A C^\top$ against a full learned table and a fixed sinusoidal table.
-
-    ``synthetic``: the balanced ``marker_order`` task of :func:`posgeom.corpora.synthetic.order_task`
-    (label = which marker comes first; both classes have the same bag of words, so only positions help).
-    ``sst2``: a seeded subset of the SST-2 training phrases (``"model"`` policy, cut to ``n_positions``),
-    tested on the SST-2 validation split. Models and steps: ``CONFIGS[scale]["train"]`` (``quick``: one
-    layer of width 32; ``paper``: BERT-base). Several seeds; each run records the test loss and
-    accuracy, the number of trainable positional parameters, and the scale-free stress of the trained
-    table against the training corpus's Hellinger geometry (absolute encodings).
-
-    Values: ``runs`` (list of dicts) and ``summary`` (``{task: {encoding: mean/std}}``).
+    Values: ``seeds``, ``level``, ``rows`` (list of dicts: ``generator``, ``size``, and for each
+    normalisation ``reduction_<norm>`` {mean, sd, low, high, n}, ``holds_<norm>`` (draws ≥ 99.8 %)).
+    Arrays: ``reduction_paper``, ``reduction_scale_free`` (seeds, settings).
     """
-    from ..config import resolve_device
-
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]["train"]
-    tasks = tuple(tasks)
-    bad = [t for t in tasks if t not in ("synthetic", "sst2")]
-    if bad:
-        raise ValueError(f"unknown task(s) {bad}; valid tasks are synthetic, sst2")
-    device = resolve_device(settings.device)
-    params = dict(cfg, tasks=list(tasks), seed=settings.seed, data=str(settings.data_dir) if settings.data_dir else "hub",
-                  encodings=[list(e[:2]) + [e[2]] for e in TRAIN_ENCODINGS])
+    cfg = CONFIGS[settings.scale]
+    vocab = cg.CONFIGS[settings.scale]["synthetic"]["vocab_size"]
+    seeds = [int(s) for s in cfg.c5_seeds]
+    params = dict(**as_params(cfg.c5), vocab_size=vocab, seeds=seeds, level=cfg.level)
 
     def compute():
-        import torch
+        draws = [c5_rows(cfg.c5, vocab, s) for s in seeds]
+        arrays = {f"reduction_{z}": np.array([[r[f"reduction_{z}"] for r in rows] for rows in draws])
+                  for z in ("paper", "scale_free")}
+        out = []
+        for j, r in enumerate(draws[0]):
+            row = dict(generator=r["generator"], size=r["size"])
+            for z in ("paper", "scale_free"):
+                col = arrays[f"reduction_{z}"][:, j]
+                row[f"reduction_{z}"] = mean_interval(col, cfg.level)
+                row[f"holds_{z}"] = int(np.sum(col >= 0.998))
+            out.append(row)
+        return dict(seeds=seeds, level=cfg.level, rows=out), arrays
 
-        threads = torch.get_num_threads()
-        if device == "cpu":
-            torch.set_num_threads(1)  # tiny models: one thread is as fast and leaves the other core free
-        try:
-            return _compute()
-        finally:
-            torch.set_num_threads(threads)
-
-    def _compute():
-        from ..models import TokenData
-
-        runs = []
-        if "synthetic" in tasks:
-            s = cfg["synthetic"]
-            tr = syn.order_task(s["n_train"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed)
-            te = syn.order_task(s["n_test"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed + 1)
-            # PAD = -1 in the synthetic arrays; every sequence has full length here, so no padding remains
-            if np.any(tr.tokens < 0) or np.any(te.tokens < 0):
-                raise ValueError("the synthetic task produced padded sequences; use min_length=None")
-            D_task = geo.hellinger_matrix(tr.counts())
-            train_data, test_data = TokenData(tr.tokens, None, tr.labels), TokenData(te.tokens, None, te.labels)
-            for seed in cfg["seeds"]:
-                for label, position, options in TRAIN_ENCODINGS:
-                    r = _train_one(train_data, test_data, D_task, position=position, options=options,
-                                   model_cfg=cfg["model"], vocab_size=s["vocab_size"], n_positions=s["n_positions"],
-                                   steps=cfg["steps"]["synthetic"], batch_size=cfg["batch_size"], lr=cfg["lr"],
-                                   seed=settings.seed + seed, device=device)
-                    runs.append(dict(r, task="synthetic", encoding=label, seed=int(seed)))
-        if "sst2" in tasks:
-            s = cfg["sst2"]
-            n = s["n_positions"]
-            seqs, tc, index = cg.sst2_sequences(settings, n_positions=n)
-            rng = np.random.default_rng(settings.seed)
-            pick = np.arange(len(seqs)) if s["n_train"] is None else np.sort(rng.choice(len(seqs), s["n_train"], replace=False))
-            padded = tc.padded(pad_id=0)[index][pick]
-            labels = tc.labels[index][pick]
-            # attention mask: 1 on the tokens of each sequence, 0 on the padding beyond its length
-            mask = (np.arange(n)[None, :] < tc.lengths[index][pick][:, None]).astype(np.int64)
-            train_data = TokenData(padded, mask, labels)
-            val = cg.sst2_token_ids(settings, split="validation", n_positions=n)
-            vmask = (np.arange(n)[None, :] < val.lengths[:, None]).astype(np.int64)
-            test_data = TokenData(val.padded(pad_id=0), vmask, np.array(val.labels, dtype=np.int64))
-            counts = geo.positional_counts([seqs[i] for i in pick], n, tc.vocab_size)
-            marg = geo.positional_marginals(counts)
-            D_task = geo.hellinger_matrix(marg) if marg.n_positions == n else None
-            chosen = [e for e in TRAIN_ENCODINGS if e[0] in cfg["sst2_encodings"]]
-            for seed in cfg["sst2_seeds"]:
-                for label, position, options in chosen:
-                    r = _train_one(train_data, test_data, D_task, position=position, options=options,
-                                   model_cfg=cfg["model"], vocab_size=tc.vocab_size, n_positions=n,
-                                   steps=cfg["steps"]["sst2"], batch_size=cfg["batch_size"], lr=cfg["lr"],
-                                   seed=settings.seed + seed, device=device)
-                    runs.append(dict(r, task="sst2", encoding=label, seed=int(seed)))
-        summary = {t: _summarise([r for r in runs if r["task"] == t]) for t in tasks}
-        return dict(runs=runs, summary=summary, device=device), {}
-
-    return _run("minimal_parametrisation.lowrank_training", compute, params, settings, force, device=device)
+    return _run("minimal_parametrisation.c5_draws", compute, params, settings, force)

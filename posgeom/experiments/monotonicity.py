@@ -24,9 +24,11 @@ counts only if $G$ is close to a scaled isometry, and in the Hellinger distance 
 The table reports the violation rate of those two linear predictions against $D$.
 
 :func:`run_ntk` trains a small classifier ([CLS] pooling, a learned table $\mathcal N(0, 0.02^2)$) by
-plain SGD — the setting of the NTK theory; posgeom's training loop uses AdamW — in three configurations:
-*lazy* (wide, small $\eta$), *lazy_small_init* (the same with the table initialised near a point) and
-*rich* (narrow, large $\eta$). It records the relative kernel change (the kernel
+plain SGD — the setting of the NTK theory; posgeom's training loop uses AdamW — in three configurations
+(:mod:`posgeom.experiments.monotonicity_ntk`):
+*lazy* (lazy training: the output $\alpha (f_\theta - f_{\theta_0})$ with a large $\alpha$, so that the
+parameters barely move while the classifier fits its training sentences), *lazy_small_init* (the same
+with the table initialised near a point) and *rich* (narrow, large $\eta$, the plain output). It records the relative kernel change (the kernel
 of the logit difference on fixed probe sentences, with respect to every parameter except the word
 embeddings, and separately with respect to the positional table alone, computed with ``torch.func``), and
 the violation rate and Spearman's $\rho$ against $D$ of the table $P_t$ and of its displacement
@@ -37,59 +39,55 @@ $\Delta P_t = P_t - P_0$.
 
 from __future__ import annotations
 
-import copy
 import warnings
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import encodings as enc
 from .. import geometry as geo
-from ..config import Settings, resolve_device, settings_or_default as _settings
-from ..corpora.real import resolve_source
+from ..config import Settings, settings_or_default as _settings
 from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
+from .monotonicity_ntk import REGIMES, NTKOptions, NTKRegime, logit_margin_ntk, ntk_training, relative_change, run_ntk
+from .settings import as_params, by_scale, records
 
-if TYPE_CHECKING:
-    import torch
 
 #: The paper's violation rate of P_MDS (claim C9).
 PAPER_MDS_VIOLATION = 0.22
-#: Training regimes of :func:`run_ntk`: wide and slow (the NTK regime), the same with the table started
-#: near a point, and narrow and fast.
-REGIMES = ("lazy", "lazy_small_init", "rich")
+@dataclass(frozen=True)
+class MonotonicityOptions:
+    """Settings of the chapter *Monotonicity* (defaults: ``quick``)."""
 
-CONFIGS: dict[str, dict[str, Any]] = {
-    "quick": {
-        "random_seeds": [0, 1, 2, 3, 4, 5, 6, 7],
-        "random_sigma": 0.02,
-        "smacof_ranks": [1],
-        # MDS ranks scored (None: every rank 1 … n - 1)
-        "mds_ranks": {"sst2": None, "imdb": [1, 2, 3, 5, 8, 10, 14, 16, 18, 20, 25, 30, 50, 100, 200, 511]},
-        "ntk": {
-            "corpus": "sst2", "n_positions": 16, "train_sequences": 4096, "probe_sequences": 6,
-            "steps": 100, "batch_size": 16, "record_every": 25, "seeds": [0, 1], "threads": 1,
-            "lazy": {"d_model": 128, "n_layers": 1, "n_heads": 4, "d_ff": 256, "lr": 3e-3},
-            "lazy_small_init": {"d_model": 128, "n_layers": 1, "n_heads": 4, "d_ff": 256, "lr": 3e-3,
-                                "table_sigma": 1e-6},
-            "rich": {"d_model": 32, "n_layers": 1, "n_heads": 2, "d_ff": 64, "lr": 0.2},
-        },
-    },
-    "paper": {
-        "random_seeds": list(range(20)),
-        "random_sigma": 0.02,
-        "smacof_ranks": [1, 2, 3],
-        "mds_ranks": {"sst2": None, "imdb": None},
-        "ntk": {
-            "corpus": "sst2", "n_positions": 64, "train_sequences": None, "probe_sequences": 32,
-            "steps": 5000, "batch_size": 64, "record_every": 250, "seeds": [0, 1, 2, 3, 4], "threads": None,
-            "lazy": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3},
-            "lazy_small_init": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3,
-                                "table_sigma": 1e-6},
-            "rich": {"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 128, "lr": 0.2},
-        },
-    },
-}
+    random_seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 7)
+    random_sigma: float = 0.02
+    smacof_ranks: tuple[int, ...] = (1,)
+    # MDS ranks scored per corpus (None: every rank 1 … n - 1)
+    mds_ranks_sst2: tuple[int, ...] | None = None
+    mds_ranks_imdb: tuple[int, ...] | None = (1, 2, 3, 5, 8, 10, 14, 16, 18, 20, 25, 30, 50, 100, 200, 511)
+    # bootstrap intervals of the violation rates (the replicates, folds and level of real_corpora's intervals)
+    interval_corpora: tuple[str, ...] = ("sst2",)
+    ntk: NTKOptions = NTKOptions()
+
+    def mds_ranks(self, corpus: str):
+        return getattr(self, f"mds_ranks_{corpus}")
+
+
+#: Per-scale settings (``CONFIGS[scale]``).
+CONFIGS = by_scale(
+    MonotonicityOptions(),
+    random_seeds=tuple(range(20)),
+    smacof_ranks=(1, 2, 3),
+    mds_ranks_imdb=None,
+    interval_corpora=("sst2", "imdb"),
+    ntk={"n_positions": 64, "train_sequences": None, "probe_sequences": 32, "steps": 5000, "batch_size": 64,
+         "record_every": 250, "contrast_seeds": (0, 1, 2, 3, 4), "threads": None,
+         "lazy": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3, "init_std": None,
+                  "output_scale": None},
+         "lazy_small_init": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3,
+                             "init_std": None, "output_scale": None},
+         "rich": {"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 128}},
+)
 
 
 def monotonicity_of(D, Dhat) -> dict[str, float]:
@@ -161,15 +159,93 @@ def linear_predictions(counts_or_marginals) -> dict[str, np.ndarray]:
             "counts_l2": geo.euclidean_distances(mu * (reach / reach.max())[:, None])}
 
 
+@dataclass(frozen=True)
+class MonotonicityRow:
+    """One row of :func:`run_monotonicity_table` (``*_sd``: the spread over the random tables' seeds)."""
+
+    encoding: str
+    options: str
+    violation_rate: float
+    spearman: float
+    tied_fraction: float
+    violation_rate_resolvable: float
+    violation_rate_sd: float | None = None
+    spearman_sd: float | None = None
+    violation_rate_resolvable_sd: float | None = None
+
+
+#: The row of the random tables (mean and sd over seeds).
+RANDOM_ROW = "random N(0, sigma^2)"
+
+
+def monotonicity_records(result: Result) -> list[MonotonicityRow]:
+    """The rows of a :func:`run_monotonicity_table` result as :class:`MonotonicityRow` records."""
+    return records(MonotonicityRow, result.values["rows"])
+
+
+def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_cfg, *,
+                      pretrained: tuple[str, np.ndarray, np.ndarray], scratch=None,
+                      marginals=None) -> tuple[list[dict], np.ndarray]:
+    """The rows of the monotonicity table (dicts of :class:`MonotonicityRow` fields) and the random tables'
+    violation rates (seeds,).
+
+    Parameters
+    ----------
+    D, R : ndarray of shape (k, k)
+        Corpus geometry and its resolvable geometry on ``positions`` (k,) of ``n_all``.
+    cfg, rc_cfg : MonotonicityOptions, posgeom.experiments.real_corpora.RealCorporaOptions
+    pretrained : (options text, table (N_max, d), table rows (k,))
+    scratch : (options text, trained rows (k, d), initial rows (k, d)), optional
+    marginals : PositionalMarginals, optional
+        For the two NTK predictions (:func:`linear_predictions`).
+    """
+    rows = []
+
+    def add(name, options, Dhat):
+        rows.append({"encoding": name, "options": options, **monotonicity_of(D, Dhat),
+                     "violation_rate_resolvable": monotonicity_of(R, Dhat)["violation_rate"]})
+
+    e = rc_cfg.encodings
+    shape = {"d_model": e.d_model, "n_heads": e.n_heads, "base": e.base, "layout": e.layout}
+    # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
+    # nor "alibi (kernel rule)" (an increasing function of ALiBi's line: the same order, the same rate)
+    for name, Dhat in enc.encoding_set(positions, names=("sinusoidal", "rope", "alibi"), **shape).items():
+        add(name, enc.describe_encoding(name, **shape), Dhat)
+    text, P, prow = pretrained
+    add("learned (pretrained)", text, geo.euclidean_distances(P[prow]))
+    if scratch is not None:
+        add("learned (from scratch)", scratch[0], geo.euclidean_distances(scratch[1]))
+        add("learned (same model at step 0)", "N(0, 0.02^2) initialisation", geo.euclidean_distances(scratch[2]))
+    tables = [geo.euclidean_distances(enc.random_table(n_all, e.d_model, sigma=cfg.random_sigma, seed=s)[positions])
+              for s in cfg.random_seeds]
+    rand_m = [monotonicity_of(D, T) for T in tables]
+    rand = np.array([m["violation_rate"] for m in rand_m])
+    rand_rho = np.array([m["spearman"] for m in rand_m])
+    rand_res = np.array([monotonicity_of(R, T)["violation_rate"] for T in tables])
+    rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={cfg.random_sigma}, {len(cfg.random_seeds)} seeds",
+                 "violation_rate": float(rand.mean()), "violation_rate_sd": float(rand.std(ddof=1)),
+                 "spearman": float(rand_rho.mean()), "spearman_sd": float(rand_rho.std(ddof=1)),
+                 "violation_rate_resolvable": float(rand_res.mean()),
+                 "violation_rate_resolvable_sd": float(rand_res.std(ddof=1)), "tied_fraction": 0.0})
+    for k in cfg.smacof_ranks:
+        sm = geo.smacof(D, k, max_iter=rc_cfg.smacof.max_iter, eps=rc_cfg.smacof.eps)
+        add(f"SMACOF (rank {k})", f"from MDS, {sm.n_iter} iterations", geo.euclidean_distances(sm.embedding))
+    if marginals is not None:
+        lin = linear_predictions(marginals)
+        add("NTK prediction: marginals", "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
+        add("NTK prediction: counts", "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
+    return rows, rand
+
+
 def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                            progress: bool = True, corpus_overrides: dict | None = None,
                            scratch_overrides: dict | None = None) -> Result:
     """Violation rate and Spearman's rho of every encoding against the corpus's Hellinger geometry.
 
-    Rows: sinusoidal, RoPE, ALiBi (line), the pretrained table, the table trained from scratch (chapter
-    *Real corpora*, for the corpora that have one), random tables (mean and sd over seeds), SMACOF at the
-    ranks of ``CONFIGS[scale]["smacof_ranks"]``, the NTK
-    predictions (Euclidean distances of marginals and of counts). Plus the MDS curve over ranks.
+    Rows (:func:`monotonicity_rows`): sinusoidal, RoPE, ALiBi (line), the pretrained table, the table
+    trained from scratch (chapter *Real corpora*, for the corpora that have one), random tables (mean
+    and sd over seeds), SMACOF at the ranks of ``CONFIGS[scale].smacof_ranks``, the NTK predictions
+    (Euclidean distances of marginals and of counts). Plus the MDS curve over ranks.
 
     Parameters
     ----------
@@ -180,75 +256,38 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
     Returns
     -------
     Result
-        ``values["rows"]``: ``{"encoding", "options", "violation_rate", "spearman", "tied_fraction",
-        "violation_rate_resolvable"}`` (the last against the resolvable geometry of *Real corpora*)
-        (``*_sd`` for random tables); ``values["closest_rank"]`` to the paper's 22 %.
-        ``arrays``: ``mds_ranks``, ``mds_violation``, ``mds_spearman`` (r,), ``random_violation`` (seeds,).
+        ``values["rows"]``: :class:`MonotonicityRow` fields (read them with :func:`monotonicity_records`);
+        ``values["closest_rank"]`` to the paper's 22 %. ``arrays``: ``mds_ranks``, ``mds_violation``,
+        ``mds_spearman`` (r,), ``random_violation`` (seeds,).
     """
     from . import real_corpora as rc
 
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale]
+    cfg, rc_cfg = CONFIGS[settings.scale], rc.chapter_settings(settings.scale)
     geometry = rc.run_corpus_geometry(settings, corpus=corpus, **(corpus_overrides or {}))
-    # the table trained from scratch exists for the corpora of rc.CONFIGS[scale]["scratch_corpora"] (SST-2 at quick)
+    # the table trained from scratch exists for the corpora of rc.CONFIGS[scale].scratch_corpora (SST-2 at quick)
     scratch = None
-    if corpus in rc.CONFIGS[settings.scale]["scratch_corpora"] or scratch_overrides is not None:
+    if corpus in rc_cfg.scratch_corpora or scratch_overrides is not None:
         scratch = rc.run_scratch_table(settings, corpus=corpus, progress=progress, corpus_overrides=corpus_overrides,
                                        **(scratch_overrides or {}))
     opts = geometry.values["options"]
-    params = {"corpus": opts, "random_seeds": cfg["random_seeds"], "random_sigma": cfg["random_sigma"],
-              "mds_ranks": cfg["mds_ranks"][corpus], "encodings": rc.CONFIGS[settings.scale]["encodings"],
+    params = {"corpus": opts, "random_seeds": cfg.random_seeds, "random_sigma": cfg.random_sigma,
+              "mds_ranks": cfg.mds_ranks(corpus), "encodings": as_params(rc_cfg.encodings),
               "pretrained": settings.pretrained, "scratch": scratch.key if scratch is not None else None,
               "data": geometry.values["source"]}
 
     def compute():
-        D = geometry.arrays["D"]
-        pos = geometry.arrays["positions"]
-        n_all = int(opts["n_positions"])
-        R = geometry.arrays["R"]
-        rows = []
-
-        def add(name, options, Dhat):
-            rows.append({"encoding": name, "options": options, **monotonicity_of(D, Dhat),
-                         "violation_rate_resolvable": monotonicity_of(R, Dhat)["violation_rate"]})
-
-        shape = rc.encoding_shape(settings.scale)
-        # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
-        # nor "alibi (kernel rule)" (an increasing function of ALiBi's line: the same order, the same rate)
-        for name, Dhat in enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **shape).items():
-            add(name, enc.describe_encoding(name, **shape), Dhat)
+        D, pos = geometry.arrays["D"], geometry.arrays["positions"]
         P = rc.pretrained_table(settings)
         prow = table_rows(opts["special"], pos)
-        add("learned (pretrained)", f"{settings.pretrained}, d={P.shape[1]}", geo.euclidean_distances(P[prow]))
+        scr = None
         if scratch is not None:
-            T = scratch.arrays["table"][prow]
-            add("learned (from scratch)", f"MLM, {scratch.values['train']['max_steps']} steps (chapter Real corpora)",
-                geo.euclidean_distances(T))
-            T0 = scratch.arrays["table_init"][prow]
-            add("learned (same model at step 0)", "N(0, 0.02^2) initialisation", geo.euclidean_distances(T0))
-        d_rand = rc.CONFIGS[settings.scale]["encodings"]["d_model"]
-        rand_m = [monotonicity_of(D, geo.euclidean_distances(
-            enc.random_table(n_all, d_rand, sigma=cfg["random_sigma"], seed=s)[pos])) for s in cfg["random_seeds"]]
-        rand = np.array([m["violation_rate"] for m in rand_m])
-        rand_rho = np.array([m["spearman"] for m in rand_m])
-        rand_res = np.array([monotonicity_of(R, geo.euclidean_distances(
-            enc.random_table(n_all, d_rand, sigma=cfg["random_sigma"], seed=s)[pos]))["violation_rate"]
-            for s in cfg["random_seeds"]])
-        rows.append({"encoding": "random N(0, sigma^2)",
-                     "options": f"d={d_rand}, sigma={cfg['random_sigma']}, {len(cfg['random_seeds'])} seeds",
-                     "violation_rate": float(rand.mean()), "violation_rate_sd": float(rand.std(ddof=1)),
-                     "spearman": float(rand_rho.mean()), "spearman_sd": float(rand_rho.std(ddof=1)),
-                     "violation_rate_resolvable": float(rand_res.mean()),
-                     "violation_rate_resolvable_sd": float(rand_res.std(ddof=1)), "tied_fraction": 0.0})
-        for k in cfg["smacof_ranks"]:
-            sm = geo.smacof(D, k, max_iter=rc.CONFIGS[settings.scale]["smacof"]["max_iter"],
-                            eps=rc.CONFIGS[settings.scale]["smacof"]["eps"])
-            add(f"SMACOF (rank {k})", f"from MDS, {sm.n_iter} iterations", geo.euclidean_distances(sm.embedding))
-        marg = rc.corpus_geometry_of(settings, opts).marginals
-        lin = linear_predictions(marg)
-        add("NTK prediction: marginals", "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
-        add("NTK prediction: counts", "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
-        curve = mds_monotonicity_curve(D, cfg["mds_ranks"][corpus])
+            scr = (f"MLM, {scratch.values['train']['max_steps']} steps (chapter Real corpora)",
+                   scratch.arrays["table"][prow], scratch.arrays["table_init"][prow])
+        rows, rand = monotonicity_rows(D, geometry.arrays["R"], pos, int(opts["n_positions"]), cfg, rc_cfg,
+                                       pretrained=(f"{settings.pretrained}, d={P.shape[1]}", P, prow), scratch=scr,
+                                       marginals=rc.corpus_geometry_of(settings, opts).marginals)
+        curve = mds_monotonicity_curve(D, cfg.mds_ranks(corpus))
         k_best = int(curve["ranks"][np.argmin(np.abs(curve["violation_rate"] - PAPER_MDS_VIOLATION))])
         values = {"rows": rows, "corpus": corpus, "model": settings.pretrained, "closest_rank": k_best,
                   "closest_violation": float(curve["violation_rate"][list(curve["ranks"]).index(k_best)]),
@@ -263,210 +302,89 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
     )
 
 
-def monotonicity_dataframe(result: Result):
-    """A :func:`run_monotonicity_table` result as a table (index ``encoding``), random rows as ``mean ± sd``."""
+def monotonicity_dataframe(result: Result, intervals: Result | None = None):
+    """A :func:`run_monotonicity_table` result as a table (index ``encoding``), random rows as ``mean ± sd``;
+    with ``intervals`` (:func:`run_violation_intervals`) the violation rates that have one show it."""
     import pandas as pd
 
+    iv = intervals.values["statistics"] if intervals is not None else {}
     recs = []
-    for row in result.values["rows"]:
-        rec = {"encoding": row["encoding"], "options": row["options"]}
+    for row in monotonicity_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
         for key, label in (("violation_rate", "violation rate"), ("spearman", "Spearman ρ"),
                            ("violation_rate_resolvable", "violation rate vs resolvable R")):
-            text = f"{row[key]:.3f}"
-            if f"{key}_sd" in row:
-                text += f" ± {row[key + '_sd']:.3f}"
+            text = f"{getattr(row, key):.3f}"
+            if getattr(row, f"{key}_sd") is not None:
+                text += f" ± {getattr(row, key + '_sd'):.3f}"
+            if key == "violation_rate" and row.encoding in iv:
+                e = iv[row.encoding]
+                text += f" [{e['low']:.3f}, {e['high']:.3f}]"
             rec[label] = text
-        rec["ties in D̂"] = f"{row['tied_fraction']:.0%}"
+        rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
         recs.append(rec)
     return pd.DataFrame.from_records(recs).set_index("encoding")
 
 
-# --------------------------------------------------------------------------------------------
-# The NTK regime
-# --------------------------------------------------------------------------------------------
+#: The violation rates that get a bootstrap interval over sequences (rows of :func:`run_monotonicity_table`;
+#: ``"MDS (closest rank)"`` is rank-k classical MDS of each replicate at the table's closest rank to 22 %).
+INTERVAL_ENCODINGS = ("sinusoidal", "rope", "alibi", "learned (pretrained)", "MDS (closest rank)")
+#: Differences of violation rates the chapter interprets: (a, b) for rate(a) - rate(b).
+INTERVAL_DIFFERENCES = (("sinusoidal", "rope"), ("alibi", "sinusoidal"), ("learned (pretrained)", "sinusoidal"))
 
 
-def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
-    r"""Empirical tangent kernel of the logit margin $f(x) = z_1(x) - z_0(x)$ on probe sequences.
-
-    $K = J J^\top$ with $J_{a,:} = \nabla_\theta f(x_a)$ over the parameters ``names``; the gradients come
-    from ``torch.func.grad`` of a ``torch.func.functional_call`` per probe (the model in eval mode).
-
-    Parameters
-    ----------
-    model : EncoderForSequenceClassification
-    input_ids, attention_mask : Tensor of shape (m, L)
-    names : sequence of str
-        Parameter names to differentiate (e.g. every parameter except the word embeddings).
-
-    Returns
-    -------
-    K : Tensor of shape (m, m), float64
-    """
-    import torch
-    from torch.func import functional_call, grad
-
-    params = {k: v.detach() for k, v in model.named_parameters()}
-    wrt = {k: params[k] for k in names}
-    fixed = {k: v for k, v in params.items() if k not in wrt}
-
-    def margin(p, ids, mask):
-        out = functional_call(model, {**fixed, **p}, (ids[None], mask[None]))
-        return out.logits[0, 1] - out.logits[0, 0]
-
-    g = grad(margin)
-    rows = []
-    for a in range(input_ids.shape[0]):
-        ga = g(wrt, input_ids[a], attention_mask[a])
-        rows.append(torch.cat([ga[k].reshape(-1) for k in names]))
-    J = torch.stack(rows)
-    # float64 on the CPU (exact enough for tiny kernel changes); float32 on a GPU, where J can be large
-    if J.device.type == "cpu":
-        J = J.double()
-    return (J @ J.T).double().cpu()
+def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> np.ndarray:
+    """The violation rates of :data:`INTERVAL_ENCODINGS` against ``D`` (the MDS one built from ``D`` itself)."""
+    mds = geo.classical_mds(D, k=1)
+    coords = mds.eigenvectors[:, :mds_rank] * np.sqrt(np.maximum(mds.eigenvalues[:mds_rank], 0.0))
+    tables = {**encodings, "MDS (closest rank)": geo.euclidean_distances(coords)}
+    return np.array([monotonicity_of(D, tables[name])["violation_rate"] for name in INTERVAL_ENCODINGS])
 
 
-def _relative_change(K, K0) -> float:
-    import torch
-
-    return float(torch.linalg.norm(K - K0) / torch.linalg.norm(K0))
-
-
-def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int | None = None,
-            force: bool = False, progress: bool = True, **overrides) -> Result:
-    """Train a [CLS] classifier with a learned table by SGD and record its kernel and table geometry.
-
-    Parameters
-    ----------
-    regime : {"lazy", "lazy_small_init", "rich"}
-        ``"lazy"``: wide model, small learning rate (the NTK regime); ``"lazy_small_init"``: the same with
-        the table initialised near a point (``table_sigma``); ``"rich"``: narrow, large rate. Each regime's
-        dict holds model fields (``d_model``, ``n_layers``, ``n_heads``, ``d_ff``), ``lr`` and optionally
-        ``init_std`` (BERT's 0.02) and ``table_sigma`` (the table's initial standard deviation, 0.02).
-    seed : int, optional
-        Initialisation and data-order seed (default ``settings.seed``).
-    **overrides
-        Keys of ``CONFIGS[scale]["ntk"]`` (``steps``, ``batch_size``, ``n_positions``, ...), or a regime's
-        dict (``lazy=``, ``rich=``, ...).
+def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
+    """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their
+    differences (:data:`INTERVAL_DIFFERENCES`), with the replicates, folds and level of the chapter *Real
+    corpora*'s stress intervals (:func:`posgeom.experiments.real_corpora.bootstrap_replicates`,
+    :func:`posgeom.experiments.real_corpora.basic_interval`).
 
     Returns
     -------
     Result
-        ``arrays``: ``step`` (r,), ``kernel_change`` (r,) and ``kernel_change_table`` (r,) relative
-        Frobenius changes, ``violation``/``spearman`` of $P_t$ and ``violation_delta``/``spearman_delta`` of
-        $\\Delta P_t$ (r,), ``table_motion`` $\\|\\Delta P_t\\|_F / \\|P_0\\|_F$ (r,), ``loss`` (steps,),
-        ``D`` (n, n). ``values``: options, final numbers, accuracy on the probes.
+        ``values``: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bootstrap_mean}},
+        ``differences`` {"<a>-<b>": the same}. ``arrays``: ``replicates`` (n_used, encodings).
     """
-    import torch
-
-    from ..models import EncoderConfig, build_model
-    from ..models.threads import torch_threads
     from . import real_corpora as rc
 
-    if regime not in REGIMES:
-        raise ValueError(f"unknown regime {regime!r}; valid regimes are {', '.join(REGIMES)}")
     settings = _settings(settings)
-    cfg = copy.deepcopy(CONFIGS[settings.scale]["ntk"])
-    unknown = set(overrides) - set(cfg)
-    if unknown:
-        raise ValueError(f"unknown NTK option(s) {sorted(unknown)}; valid options are {sorted(cfg)}")
-    cfg.update(overrides)
-    seed = settings.seed if seed is None else int(seed)
-    reg = cfg[regime]
-    device = resolve_device(settings.device)
-    opts = rc.corpus_options(settings.scale, cfg["corpus"], n_positions=cfg["n_positions"], max_sequences=None)
-    params = {"regime": regime, "model": reg, "ntk": {k: v for k, v in cfg.items() if k not in REGIMES},
-              "corpus": opts, "seed": seed, "data": resolve_source(opts["corpus"], opts["split"], data_dir=settings.data_dir).describe()}
+    rc_cfg = rc.chapter_settings(settings.scale)
+    table = run_monotonicity_table(settings, corpus=corpus)
+    icfg = {k: v for k, v in as_params(rc_cfg.intervals).items() if k != "corpora"}
+    opts = rc.corpus_options(settings.scale, corpus)
+    params = {**opts, "intervals": icfg, "encodings": as_params(rc_cfg.encodings), "pretrained": settings.pretrained,
+              "mds_rank": int(table.values["closest_rank"]), "data": rc.source_description(settings, opts)}
 
     def compute():
-        # a model this small runs faster on one CPU thread than on two (posgeom.models.threads)
-        with torch_threads(cfg.get("threads"), device):
-            return _compute()
+        cd = rc.corpus_geometry_of(settings, opts)
+        pos, n_all = cd.marginals.positions, int(opts["n_positions"])
+        encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **rc.encoding_shape(settings.scale))
+        encs["learned (pretrained)"] = geo.euclidean_distances(
+            rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
+        k = params["mds_rank"]
+        folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=icfg["n_folds"],
+                                seed=settings.seed)
+        reps = rc.bootstrap_replicates(folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=icfg["n_boot"],
+                                       seed=settings.seed, kind=opts["kind"], progress=f"violation bootstrap {corpus}")
+        point = violation_statistics(cd.D, encs, k)
+        names = list(INTERVAL_ENCODINGS)
+        stats = {n: rc.basic_interval(point[j], reps[:, j], icfg["level"]) for j, n in enumerate(names)}
+        diffs = {f"{a}-{b}": rc.basic_interval(point[names.index(a)] - point[names.index(b)],
+                                                reps[:, names.index(a)] - reps[:, names.index(b)], icfg["level"])
+                 for a, b in INTERVAL_DIFFERENCES}
+        return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)), "statistics": stats,
+                "differences": diffs}, {"replicates": reps}
 
-    def _compute():
-        corpus_geo = rc.corpus_geometry_of(settings, opts)
-        D, pos, tokens = corpus_geo.D, corpus_geo.positions, corpus_geo.tokens
-        ids, mask = tokens.model_inputs()
-        labels = tokens.labels
-        if labels is None:
-            raise ValueError(f"{opts['corpus']}/{opts['split']} has no labels: the [CLS] classifier needs them")
-        rng = np.random.default_rng(seed)
-        order = rng.permutation(ids.shape[0])
-        m_probe = int(cfg["probe_sequences"])
-        probe, pool = order[:m_probe], order[m_probe:]
-        if cfg["train_sequences"] is not None:
-            pool = pool[: int(cfg["train_sequences"])]
-        config = EncoderConfig(vocab_size=tokens.vocab_size, d_model=reg["d_model"], n_layers=reg["n_layers"],
-                               n_heads=reg["n_heads"], d_ff=reg["d_ff"], max_len=opts["n_positions"],
-                               dropout=0.0, attention_dropout=0.0, pooling="cls",
-                               init_std=reg.get("init_std", 0.02),
-                               position_options={"sigma": reg.get("table_sigma", 0.02)})
-        model = build_model(config, "classification", seed=seed)
-        names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
-        table_name = next(k for k in names if k.endswith("embeddings.position.weight"))
-        model.to(device)
-        t_ids, t_mask = torch.as_tensor(ids[probe], device=device), torch.as_tensor(mask[probe], device=device)
-        P0 = model.encoder.positional.table().detach().double().cpu().numpy()[pos].copy()
-        model.eval()
-        K0 = logit_margin_ntk(model, t_ids, t_mask, names)
-        K0p = logit_margin_ntk(model, t_ids, t_mask, [table_name])
-        opt = torch.optim.SGD(model.parameters(), lr=reg["lr"])
-        X, M, Y = (torch.as_tensor(t, device=device) for t in (ids[pool], mask[pool], labels[pool]))
-        gen = torch.Generator().manual_seed(seed)
-        rec = {k: [] for k in ("step", "kernel_change", "kernel_change_table", "violation", "spearman",
-                               "violation_delta", "spearman_delta", "table_motion")}
-        losses = []
-
-        def record(step):
-            model.eval()
-            P = model.encoder.positional.table().detach().double().cpu().numpy()[pos]
-            dP = P - P0
-            rec["step"].append(step)
-            rec["kernel_change"].append(_relative_change(logit_margin_ntk(model, t_ids, t_mask, names), K0))
-            K_table = logit_margin_ntk(model, t_ids, t_mask, [table_name])
-            rec["kernel_change_table"].append(_relative_change(K_table, K0p))
-            a = monotonicity_of(D, geo.euclidean_distances(P))
-            rec["violation"].append(a["violation_rate"])
-            rec["spearman"].append(a["spearman"])
-            if np.any(dP):
-                b = monotonicity_of(D, geo.euclidean_distances(dP))
-            else:
-                b = {"violation_rate": float("nan"), "spearman": float("nan")}
-            rec["violation_delta"].append(b["violation_rate"])
-            rec["spearman_delta"].append(b["spearman"])
-            rec["table_motion"].append(float(np.linalg.norm(dP) / np.linalg.norm(P0)))
-            model.train()
-
-        from ..progress import tqdm
-
-        record(0)
-        model.train()
-        bs = int(cfg["batch_size"])
-        for step in tqdm(range(1, int(cfg["steps"]) + 1), desc=f"SGD ({regime})", unit="step", disable=not progress):
-            idx = torch.randint(0, X.shape[0], (bs,), generator=gen).to(device)
-            out = model(X[idx], M[idx], labels=Y[idx])
-            opt.zero_grad(set_to_none=True)
-            out.loss.backward()
-            opt.step()
-            losses.append(float(out.loss.detach()))
-            if step % int(cfg["record_every"]) == 0 or step == int(cfg["steps"]):
-                record(step)
-        model.eval()
-        with torch.no_grad():
-            acc = float((model(t_ids, t_mask).logits.argmax(-1).cpu().numpy() == labels[probe]).mean())
-        arrays = {k: np.asarray(v, dtype=np.float64) for k, v in rec.items()}
-        arrays.update(loss=np.asarray(losses), D=D, positions=pos)
-        values = {"regime": regime, "model": reg, "seed": seed, "options": opts,
-                  "n_params_kernel": int(sum(p.numel() for k, p in model.named_parameters() if k in names)),
-                  "final": {k: float(v[-1]) for k, v in rec.items()}, "probe_accuracy": acc,
-                  "final_loss": float(np.mean(losses[-20:]))}
-        return values, arrays
-
-    name = (f"[CLS] classifier d={reg['d_model']}, {reg['n_layers']} layer(s), SGD lr={reg['lr']}, "
-            f"table sigma={reg.get('table_sigma', 0.02)}")
     return Registry(settings.results_dir).run(
-        f"monotonicity_ntk_{regime}", compute, params=params, scale=settings.scale, seed=seed, device=device,
-        model=name, force=force,
+        f"monotonicity_violation_intervals_{corpus}", compute, params=params, scale=settings.scale,
+        seed=settings.seed, device="cpu", model=settings.pretrained, force=force,
     )
 
 
@@ -478,7 +396,10 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 
 __all__ = [
-    "CONFIGS", "PAPER_MDS_VIOLATION", "REGIMES", "monotonicity_of", "mds_monotonicity_curve", "linear_predictions",
-    "run_monotonicity_table", "monotonicity_dataframe", "logit_margin_ntk", "run_ntk", "paper_results",
+    "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
+    "REGIMES", "monotonicity_of", "mds_monotonicity_curve", "linear_predictions", "monotonicity_records",
+    "monotonicity_rows", "run_monotonicity_table", "monotonicity_dataframe", "INTERVAL_ENCODINGS",
+    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "logit_margin_ntk", "relative_change",
+    "ntk_training", "run_ntk", "paper_results",
 ]
 

@@ -41,6 +41,7 @@ __all__ = [
     "MDSResult",
     "classical_mds",
     "double_centered_gram",
+    "double_centered_gram_of_squares",
     "lift",
     "mds_stress_curve",
     "effective_rank",
@@ -65,7 +66,29 @@ def double_centered_gram(D) -> np.ndarray:
     B : ndarray of shape (n, n), float64, exactly symmetric.
     """
     D = check_squarable(check_distance_matrix(D, "D"))
-    D2 = D * D
+    return double_centered_gram_of_squares(D * D)
+
+
+def double_centered_gram_of_squares(D2) -> np.ndarray:
+    r"""$B = -\frac12 J D^{(2)} J$ from the squared dissimilarities $D^{(2)}$ themselves.
+
+    For matrices of squares that are not the squares of a distance matrix: a debiased
+    $D^{(2)} - F^{(2)}$ or a cross-fitted $R^2$ may have negative entries (:func:`double_centered_gram`
+    is this function applied to $D \odot D$).
+
+    Parameters
+    ----------
+    D2 : array-like of shape (n, n)
+        Symmetric, finite (entries of any sign).
+
+    Returns
+    -------
+    B : ndarray of shape (n, n), float64, exactly symmetric.
+    """
+    D2 = as_float_matrix(D2, "D2")
+    if D2.shape[0] != D2.shape[1] or not np.allclose(D2, D2.T, rtol=1e-10, atol=1e-12):
+        raise ValueError(f"D2 must be a symmetric square matrix; got shape {D2.shape}" +
+                         ("" if D2.shape[0] != D2.shape[1] else " and an asymmetric one (symmetrise it: (D2 + D2.T) / 2)"))
     # J D2 J = D2 - row means - column means + grand mean
     row = D2.mean(axis=1)
     B = D2 - row[:, None] - row[None, :] + row.mean()

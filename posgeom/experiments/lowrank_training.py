@@ -1,0 +1,215 @@
+r"""Training the low-rank module $P = A C^\top$ against a full learned table and a fixed sinusoidal table
+(the chapter *How many numbers does position need?*, claim C5), and the intervals over seeds that judge it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import geometry as geo
+from ..config import settings_or_default as _settings
+from ..corpora import synthetic as syn
+from ..corpora.real import data_key
+from ..registry import Registry, Result
+from . import corpus_geometry as cg
+from .settings import as_params
+
+__all__ = ["TRAIN_ENCODINGS", "mean_interval", "train_one", "TRAIN_GAPS", "accuracy_gaps", "summarise_seeds",
+           "task_data", "run_lowrank_training"]
+
+#: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
+#: The low-rank factors start at ``sigma = 0.2`` (entries of $P$ with standard deviation 0.2): with
+#: BERT's 0.02 both factors start small and each one's gradient is scaled by the other, so training
+#: starts slowly; ``"lowrank r=1 (σ 0.02)"`` keeps that initialisation to show the effect.
+TRAIN_ENCODINGS = (
+    ("none", "none", {}),
+    ("sinusoidal", "sinusoidal", {}),
+    ("lowrank r=1 (σ 0.02)", "lowrank", {"rank": 1, "sigma": 0.02}),
+    ("lowrank r=1", "lowrank", {"rank": 1, "sigma": 0.2}),
+    ("learned", "learned", {}),
+)
+
+
+
+def mean_interval(x, level: float = 0.95) -> dict[str, float]:
+    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval $\bar x \pm t_{m-1} s / \sqrt m$.
+
+    Returns
+    -------
+    dict
+        ``mean``, ``sd`` (sample), ``low``, ``high``, ``n``.
+    """
+    from scipy import stats as st
+
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size < 2:
+        raise ValueError(f"an interval over draws needs at least 2 values; got {x.size}")
+    m, s = float(x.mean()), float(x.std(ddof=1))
+    # mean +- t_{m-1, (1+level)/2} s / sqrt(m)
+    half = float(st.t.ppf((1 + level) / 2, x.size - 1)) * s / np.sqrt(x.size)
+    return {"mean": m, "sd": s, "low": m - half, "high": m + half, "n": int(x.size)}
+
+
+# ---------------------------------------------------------------------------------------------
+# training the low-rank module
+
+
+def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vocab_size, n_positions, steps,
+               batch_size, lr, seed, device) -> dict:
+    """Train one classifier; return test loss/accuracy, positional parameter count and the table's stress."""
+    import torch
+
+    from ..models import EncoderConfig, TrainConfig, build_model, evaluate, train
+
+    cfg = EncoderConfig(vocab_size=vocab_size, max_len=n_positions, position=position, position_options=dict(options),
+                        pad_token_id=0, **model_cfg)
+    model = build_model(cfg, "classification", seed=seed)
+    tcfg = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, seed=seed,
+                       device=device, progress=False, log_every=max(1, steps // 10))
+    result = train(model, train_data, tcfg)
+    ev = evaluate(model, test_data, tcfg)
+    pos = model.positional
+    out = dict(
+        test_loss=float(ev["loss"]), test_accuracy=float(ev["accuracy"]), final_train_loss=float(result.final_loss),
+        position_params=int(sum(p.numel() for p in pos.parameters() if p.requires_grad)),
+        runtime_s=float(result.runtime_s),
+    )
+    if pos.kind == "absolute" and D_task is not None:
+        with torch.no_grad():
+            Dhat = pos.distance_matrix(D_task.shape[0])
+        out["stress_scale_free"] = geo.stress(D_task, Dhat, "scale_free", as_distances=True)
+    else:
+        out["stress_scale_free"] = None
+    return out
+
+
+#: Accuracy gaps between encodings judged by their interval over seeds: (a, b) for accuracy(a) - accuracy(b).
+TRAIN_GAPS = (("learned", "lowrank r=1"), ("learned", "sinusoidal"), ("lowrank r=1", "none"))
+
+
+def accuracy_gaps(runs: list[dict], level: float = 0.95) -> dict:
+    """Paired accuracy differences (same seed) of :data:`TRAIN_GAPS`, with :func:`mean_interval` over seeds.
+
+    Returns
+    -------
+    dict
+        ``{"<a> - <b>": {mean, sd, low, high, n}}`` for the pairs whose encodings were both trained.
+    """
+    out = {}
+    for a, b in TRAIN_GAPS:
+        acc = {e: {r["seed"]: r["test_accuracy"] for r in runs if r["encoding"] == e} for e in (a, b)}
+        seeds = sorted(set(acc[a]) & set(acc[b]))
+        if len(seeds) >= 2:
+            out[f"{a} - {b}"] = mean_interval([acc[a][s] - acc[b][s] for s in seeds], level)
+    return out
+
+
+def summarise_seeds(runs: list[dict]) -> dict:
+    """Mean and standard deviation over seeds, per encoding."""
+    out = {}
+    for label in dict.fromkeys(r["encoding"] for r in runs):
+        rs = [r for r in runs if r["encoding"] == label]
+        acc = np.array([r["test_accuracy"] for r in rs])
+        loss = np.array([r["test_loss"] for r in rs])
+        out[label] = dict(position_params=rs[0]["position_params"], accuracy_mean=float(acc.mean()),
+                          accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
+                          loss_mean=float(loss.mean()), loss_std=float(loss.std(ddof=1)) if loss.size > 1 else 0.0,
+                          n_seeds=int(acc.size))
+    return out
+
+
+def task_data(task: str, settings, cfg: dict):
+    """The training and test data of ``task`` (``"synthetic"`` or ``"sst2"``) under the training options ``cfg``.
+
+    Returns
+    -------
+    train_data, test_data : posgeom.models.TokenData
+    D_task : ndarray of shape (n, n) or None
+        The training corpus's chord Hellinger matrix (None when a position is never reached).
+    vocab_size, n_positions : int
+    """
+    from ..models import TokenData
+
+    if task == "synthetic":
+        s = cfg["synthetic"]
+        tr = syn.order_task(s["n_train"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed)
+        te = syn.order_task(s["n_test"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed + 1)
+        # PAD = -1 in the synthetic arrays; every sequence has full length here, so no padding remains
+        if np.any(tr.tokens < 0) or np.any(te.tokens < 0):
+            raise ValueError("the synthetic task produced padded sequences; use min_length=None")
+        return (TokenData(tr.tokens, None, tr.labels), TokenData(te.tokens, None, te.labels),
+                geo.hellinger_matrix(tr.counts()), s["vocab_size"], s["n_positions"])
+    n = cfg["sst2"]["n_positions"]
+    seqs, tc, index = cg.sst2_sequences(settings, n_positions=n)
+    rng = np.random.default_rng(settings.seed)
+    n_train = cfg["sst2"]["n_train"]
+    pick = np.arange(len(seqs)) if n_train is None else np.sort(rng.choice(len(seqs), n_train, replace=False))
+    # attention mask: 1 on the tokens of each sequence, 0 on the padding beyond its length
+    mask = (np.arange(n)[None, :] < tc.lengths[index][pick][:, None]).astype(np.int64)
+    train_data = TokenData(tc.padded(pad_id=0)[index][pick], mask, tc.labels[index][pick])
+    val = cg.sst2_token_ids(settings, split="validation", n_positions=n)
+    vmask = (np.arange(n)[None, :] < val.lengths[:, None]).astype(np.int64)
+    test_data = TokenData(val.padded(pad_id=0), vmask, np.array(val.labels, dtype=np.int64))
+    marg = geo.positional_marginals(geo.positional_counts([seqs[i] for i in pick], n, tc.vocab_size))
+    return train_data, test_data, geo.hellinger_matrix(marg) if marg.n_positions == n else None, tc.vocab_size, n
+
+
+def run_lowrank_training(settings=None, *, force: bool = False, tasks=("synthetic", "sst2")) -> Result:
+    r"""Train the low-rank module $A C^\top$ against a full learned table and a fixed sinusoidal table.
+
+    ``synthetic``: the balanced ``marker_order`` task of :func:`posgeom.corpora.synthetic.order_task`
+    (label = which marker comes first; both classes have the same bag of words, so only positions help).
+    ``sst2``: a seeded subset of the SST-2 training phrases (``"model"`` policy, cut to ``n_positions``),
+    tested on the SST-2 validation split. Models and steps: ``CONFIGS[scale].train`` (``quick``: one
+    layer of width 32; ``paper``: BERT-base). Several seeds; each run records the test loss and
+    accuracy, the number of trainable positional parameters, and the scale-free stress of the trained
+    table against the training corpus's Hellinger geometry (absolute encodings).
+
+    Values: ``runs`` (list of dicts), ``summary`` (``{task: {encoding: mean/std}}``) and ``gaps``
+    (``{task: {"<a> - <b>": interval}}``, :func:`accuracy_gaps`).
+    """
+    from ..config import resolve_device
+    from .minimal_parametrisation import CONFIGS
+
+    settings = _settings(settings)
+    cfg = as_params(CONFIGS[settings.scale].train)
+    level = CONFIGS[settings.scale].level
+    tasks = tuple(tasks)
+    bad = [t for t in tasks if t not in ("synthetic", "sst2")]
+    if bad:
+        raise ValueError(f"unknown task(s) {bad}; valid tasks are synthetic, sst2")
+    device = resolve_device(settings.device)
+    params = dict(cfg, tasks=list(tasks), seed=settings.seed, data=data_key(settings.data_dir),
+                  encodings=[list(e[:2]) + [e[2]] for e in TRAIN_ENCODINGS])
+
+    def compute():
+        import torch
+
+        threads = torch.get_num_threads()
+        if device == "cpu":
+            torch.set_num_threads(1)  # tiny models: one thread is as fast and leaves the other core free
+        try:
+            return _compute()
+        finally:
+            torch.set_num_threads(threads)
+
+    def _compute():
+        runs = []
+        for task in tasks:
+            train_data, test_data, D_task, vocab, n = task_data(task, settings, cfg)
+            chosen = TRAIN_ENCODINGS if task == "synthetic" else \
+                [e for e in TRAIN_ENCODINGS if e[0] in cfg["sst2_encodings"]]
+            for seed in cfg["seeds" if task == "synthetic" else "sst2_seeds"]:
+                for label, position, options in chosen:
+                    r = train_one(train_data, test_data, D_task, position=position, options=options,
+                                  model_cfg=cfg["model"], vocab_size=vocab, n_positions=n, steps=cfg["steps"][task],
+                                  batch_size=cfg["batch_size"], lr=cfg["lr"], seed=settings.seed + seed, device=device)
+                    runs.append(dict(r, task=task, encoding=label, seed=int(seed)))
+        summary = {t: summarise_seeds([r for r in runs if r["task"] == t]) for t in tasks}
+        gaps = {t: accuracy_gaps([r for r in runs if r["task"] == t], level) for t in tasks}
+        return dict(runs=runs, summary=summary, gaps=gaps, level=level, device=device), {}
+
+    return Registry(settings.results_dir).run(
+        "minimal_parametrisation.lowrank_training", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device=device, model=None, force=force,
+    )

@@ -1,0 +1,481 @@
+r"""Real corpora, the encoding side: the stress table, its bootstrap intervals, and the learned tables.
+
+:func:`stress_rows` computes the stress of every encoding against a corpus's $D$ (and the
+``"scale_free"`` stress against its resolvable geometry $R$); :func:`run_stress_table` stores them. The
+rows are read back as typed records (:class:`StressRow`, ``settings.records``) and looked up by field
+with ``settings.find(rows, encoding="alibi")``. :func:`bootstrap_replicates` resamples folds of
+sequences and recomputes $D$; :func:`basic_interval` turns the replicates into an interval;
+:func:`run_stress_intervals` applies both to the headline stresses and to the differences the chapter
+interprets. The maths is in the docstring of :mod:`posgeom.experiments.real_corpora`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import encodings as enc
+from .. import geometry as geo
+from ..config import Settings, resolve_device, settings_or_default as _settings
+from ..corpora.tokenize import table_rows
+from ..registry import Registry, Result
+from .real_corpora_geometry import (
+    NORMALIZATIONS, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, encoding_shape,
+    run_corpus_geometry, source_description,
+)
+from .settings import as_params, records
+
+#: The fixed encodings of the stress table (:func:`posgeom.encodings.encoding_set`), in its row order.
+STRESS_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant")
+#: The row of the random tables (mean and sd over seeds).
+RANDOM_ROW = "random N(0, sigma^2)"
+
+
+@dataclass(frozen=True)
+class StressRow:
+    """One row of :func:`run_stress_table`: an encoding, how it was built, its stresses (``*_sd``: random tables)."""
+
+    encoding: str
+    options: str
+    paper: float
+    scale_free: float
+    scale_free_resolvable: float | None = None
+    paper_sd: float | None = None
+    scale_free_sd: float | None = None
+    scale_free_resolvable_sd: float | None = None
+
+
+def mds_row(k: int) -> str:
+    """The ``encoding`` of the rank-``k`` classical MDS row."""
+    return f"MDS (rank {int(k)})"
+
+
+def smacof_row(k: int) -> str:
+    """The ``encoding`` of the rank-``k`` SMACOF row."""
+    return f"SMACOF (rank {int(k)})"
+
+
+def stress_records(result: Result) -> list[StressRow]:
+    """The rows of a :func:`run_stress_table` result as :class:`StressRow` records."""
+    return records(StressRow, result.values["rows"])
+
+
+# --------------------------------------------------------------------------------------------
+# Learned tables: pretrained, and trained from scratch
+# --------------------------------------------------------------------------------------------
+
+
+def pretrained_table(settings: Settings | None = None) -> np.ndarray:
+    """The learned position table of ``settings.pretrained``, as :func:`posgeom.models.resolve.position_table`.
+
+    Returns
+    -------
+    P : ndarray of shape (N_max, d), float64
+    """
+    from ..models.resolve import position_table
+
+    return position_table(_settings(settings).pretrained)
+
+
+def train_scratch_table(tokens, D, rows, n: int, cfg: dict[str, Any], seed: int, device: str,
+                        progress: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Train an MLM encoder from scratch on ``tokens`` and record its table's geometry against ``D``.
+
+    Parameters
+    ----------
+    tokens : posgeom.corpora.tokenize.TokenizedCorpus
+    D : ndarray of shape (k, k)
+        The corpus geometry on the rows ``rows`` (k,) of the table.
+    n : int
+        Positions of the model (``max_len``).
+    cfg : dict
+        :class:`posgeom.experiments.real_corpora.ScratchTraining` as a dict.
+    """
+    import torch
+
+    from ..models import PositionGeometry, TokenData, TrainConfig, build_model, get_config, train
+    from ..models.threads import torch_threads
+
+    ids, mask = tokens.model_inputs()
+    model = build_model(get_config("quick", **{**cfg["model"], "max_len": n}), "mlm", seed=seed)
+    table0 = model.positional.table().detach().double().cpu().numpy().copy()
+
+    class _Rows(PositionGeometry):
+        # the corpus's D covers the kept positions only: measure the same rows of the table
+        def measure(self, m):
+            P = m.positional.table().detach().double().cpu().numpy()[rows]
+            sep = geo.separation(P)
+            out = {"separation": sep.raw, "separation_normalized": sep.normalized, "median_distance": sep.median}
+            for z in self.normalizations:
+                out[f"stress_{z}"] = geo.stress(D, P, z)
+            out["violation_rate"] = geo.violation_rate(D, P)
+            out["spearman"] = geo.spearman(D, P)
+            return out
+
+    cb = _Rows(every=cfg["every"], target=D)
+    with torch_threads(cfg.get("threads"), device):
+        result = train(model, TokenData(ids, mask),
+                       TrainConfig(task="mlm", batch_size=cfg["batch_size"], max_steps=cfg["max_steps"], lr=cfg["lr"],
+                                   warmup_steps=cfg["warmup_steps"], seed=seed, device=device, progress=progress),
+                       callbacks=[cb])
+    with torch.no_grad():
+        table = model.positional.table().detach().double().cpu().numpy()
+    series = cb.as_arrays()
+    values = {"final_loss": result.final_loss, "tokens_per_s": result.tokens_per_s, "runtime_s": result.runtime_s,
+              "steps": result.steps, "device": result.device, "final": {k: float(v[-1]) for k, v in series.items()}}
+    return values, {"table": table, "table_init": table0, "losses": np.asarray(result.losses), **series}
+
+
+def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                      progress: bool = True, corpus_overrides: dict | None = None, **overrides) -> Result:
+    """Train a BERT-style MLM encoder with a learned table from scratch on the corpus; keep its table.
+
+    The model (``CONFIGS[scale].scratch(corpus).model``, ``max_len`` = the corpus's ``n``) starts
+    from BERT's initialisation (table rows $\\mathcal N(0, 0.02^2)$) and is trained by MLM (80/10/10
+    masking) on the corpus's token ids under the same special-token policy; the position geometry
+    (stress, violation rate against the corpus's $D$) is recorded during training (:func:`train_scratch_table`).
+
+    Parameters
+    ----------
+    corpus_overrides : dict, optional
+        Corpus options (:func:`corpus_options`) of the training data and of the target geometry.
+    overrides
+        ``max_steps``, ``batch_size``, ``lr``, ``warmup_steps``, ``every``, ``threads`` (CPU threads,
+        None to keep torch's setting) or ``model`` (a dict of :class:`posgeom.models.encoder.EncoderConfig` fields).
+
+    Returns
+    -------
+    Result
+        ``arrays``: ``table`` (n, d), ``table_init`` (n, d), ``losses`` (steps,), and the recorded series
+        ``step``, ``stress_paper``, ``stress_scale_free``, ``violation_rate``, ``spearman``, ``separation``.
+        ``values``: the options, ``final_loss``, ``tokens_per_s``, final geometry.
+    """
+    settings = _settings(settings)
+    cfg = as_params(chapter_settings(settings.scale).scratch(check_corpus(corpus)))
+    unknown = set(overrides) - set(cfg)
+    if unknown:
+        raise ValueError(f"unknown training option(s) {sorted(unknown)}; valid options are {sorted(cfg)}")
+    cfg.update(overrides)
+    opts = corpus_options(settings.scale, corpus, **(corpus_overrides or {}))
+    geometry = run_corpus_geometry(settings, corpus=corpus, **(corpus_overrides or {}))
+    device = resolve_device(settings.device)
+    n = int(opts["n_positions"])
+    params = {"corpus": opts, "train": cfg, "data": geometry.values["source"], "seed": settings.seed}
+
+    def compute():
+        rows = table_rows(opts["special"], geometry.arrays["positions"])
+        if rows.max() >= n:
+            raise ValueError("the content policy needs one more table row than positions; lower n_positions")
+        values, arrays = train_scratch_table(corpus_geometry_of(settings, opts).tokens, geometry.arrays["D"], rows, n,
+                                             cfg, settings.seed, device, progress)
+        return {"corpus": corpus, "options": opts, "train": cfg, **values}, arrays
+
+    model_name = f"posgeom MLM encoder from scratch ({cfg['model']['n_layers']} layers, d={cfg['model']['d_model']})"
+    return Registry(settings.results_dir).run(
+        f"real_corpora_scratch_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device=device, model=model_name, force=force,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The stress table
+# --------------------------------------------------------------------------------------------
+
+
+def stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None) -> dict[str, float]:
+    """Both stresses against D and, when given, the "scale_free" stress against the resolvable geometry R."""
+    out = {z: geo.stress(D, Dhat, z, as_distances=True) for z in NORMALIZATIONS}
+    if R is not None:
+        out["scale_free_resolvable"] = geo.stress(R, Dhat, "scale_free", as_distances=True)
+    return out
+
+
+def alibi_head_stresses(D, n_all: int, n_heads: int, positions) -> tuple[np.ndarray, np.ndarray]:
+    """ALiBi's ``"paper"`` and ``"scale_free"`` stress for each single head (each (H,))."""
+    sub = np.ix_(positions, positions)
+    heads = [enc.alibi_distances(n_all, n_heads, head=h)[sub] for h in range(n_heads)]
+    return (np.array([geo.stress(D, A, "paper", as_distances=True) for A in heads]),
+            np.array([geo.stress(D, A, "scale_free", as_distances=True) for A in heads]))
+
+
+def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.ndarray, np.ndarray],
+                scratch: tuple[str, np.ndarray] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows of the stress table (dicts of :class:`StressRow` fields) and the ALiBi head/SMACOF details.
+
+    Parameters
+    ----------
+    D, R : ndarray of shape (k, k)
+        The corpus geometry and its resolvable geometry on the kept ``positions`` (k,) of ``n_all``.
+    cfg : RealCorporaOptions
+        Encodings, MDS ranks and SMACOF options.
+    pretrained : (options text, table (N_max, d), table rows (k,))
+    scratch : (options text, table rows (k, d)), optional
+    """
+    rows: list[dict[str, Any]] = []
+
+    def add(name, options, Dhat):
+        rows.append({"encoding": name, "options": options, **stress_pair(D, Dhat, R)})
+
+    shape = {k: getattr(cfg.encodings, k) for k in ("d_model", "n_heads", "base", "layout")}
+    for name, Dhat in enc.encoding_set(positions, names=STRESS_ENCODINGS, **shape).items():
+        add(name, enc.describe_encoding(name, **shape), Dhat)
+    H = cfg.encodings.n_heads
+    sub = np.ix_(positions, positions)
+    head_paper, head_sf = alibi_head_stresses(D, n_all, H, positions)
+    best, worst = int(np.argmin(head_paper)), int(np.argmax(head_paper))
+    slopes = enc.alibi_slopes(H)
+    for label, h in (("alibi (best head)", best), ("alibi (worst head)", worst)):
+        add(label, f"H={H}, head {h}, slope {slopes[h]:.4g}", enc.alibi_distances(n_all, H, head=h)[sub])
+    text, P, prow = pretrained
+    add("learned (pretrained)", text, geo.euclidean_distances(P[prow]))
+    if scratch is not None:
+        add("learned (from scratch)", scratch[0], geo.euclidean_distances(scratch[1]))
+    e = cfg.encodings
+    rand = np.array([list(stress_pair(D, geo.euclidean_distances(enc.random_table(
+        n_all, e.d_model, sigma=e.random_sigma, seed=s)[positions]), R).values()) for s in e.random_seeds])
+    keys = list(NORMALIZATIONS) + ["scale_free_resolvable"]
+    rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={e.random_sigma}, {len(e.random_seeds)} seeds",
+                 **{k: float(rand[:, i].mean()) for i, k in enumerate(keys)},
+                 **{f"{k}_sd": float(rand[:, i].std(ddof=1)) for i, k in enumerate(keys)}})
+    mds = geo.classical_mds(D)
+    add("MDS (full rank)", f"rank {mds.k} (numerical rank of B)", geo.euclidean_distances(mds.embedding))
+    W = mds.eigenvectors * np.sqrt(np.maximum(mds.eigenvalues, 0.0))
+    for k in cfg.mds_ranks:
+        if k < D.shape[0]:
+            add(mds_row(k), f"classical MDS, top {k} eigenvectors", geo.euclidean_distances(W[:, :k]))
+    iters = []
+    for k in cfg.smacof.ranks:
+        res = geo.smacof(D, k, max_iter=cfg.smacof.max_iter, eps=cfg.smacof.eps)
+        iters.append(res.n_iter)
+        add(smacof_row(k), f"from MDS, {res.n_iter} iterations" + ("" if res.converged else " (iteration cap)"),
+            geo.euclidean_distances(res.embedding))
+    add("none (NoPE)", "all distances 0", np.zeros_like(D))
+    details = {"best_head": best, "worst_head": worst, "alibi_head_paper": head_paper, "alibi_head_scale_free": head_sf,
+               "alibi_slopes": slopes, "smacof_k": np.asarray(cfg.smacof.ranks), "smacof_iters": np.asarray(iters)}
+    return rows, details
+
+
+def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                     train_scratch: bool | None = None, progress: bool = True, corpus_overrides: dict | None = None,
+                     scratch_overrides: dict | None = None) -> Result:
+    """The stress of every encoding against the corpus's Hellinger geometry, both normalisations.
+
+    Rows (:func:`stress_rows`): sinusoidal, RoPE, ALiBi (mean slope; best and worst single head), ALiBi
+    read as a kernel, the pretrained model's learned table, a table trained from scratch
+    (:func:`run_scratch_table`, by default for the corpora of ``CONFIGS[scale].scratch_corpora``), random
+    tables (mean and sd over seeds), the equidistant encoding, classical MDS at full rank and at the
+    ranks of ``CONFIGS[scale].mds_ranks``, SMACOF from MDS, and no encoding.
+
+    Parameters
+    ----------
+    corpus_overrides, scratch_overrides : dict, optional
+        Corpus options (:func:`corpus_options`) and training options (:func:`run_scratch_table`).
+
+    Returns
+    -------
+    Result
+        ``values["rows"]``: :class:`StressRow` fields (read them with :func:`stress_records`);
+        ``values["model"]``: the pretrained model used. ``arrays``: ``alibi_head_paper`` (H,),
+        ``alibi_head_scale_free`` (H,), ``smacof_k`` (k,) and ``smacof_iters`` (k,).
+    """
+    settings = _settings(settings)
+    cfg = chapter_settings(settings.scale)
+    if train_scratch is None:
+        train_scratch = corpus in cfg.scratch_corpora
+    geometry = run_corpus_geometry(settings, corpus=corpus, **(corpus_overrides or {}))
+    scratch = run_scratch_table(settings, corpus=corpus, progress=progress, corpus_overrides=corpus_overrides,
+                                **(scratch_overrides or {})) if train_scratch else None
+    opts = geometry.values["options"]
+    params = {
+        "corpus": opts, "encodings": as_params(cfg.encodings), "mds_ranks": cfg.mds_ranks,
+        "smacof": as_params(cfg.smacof), "pretrained": settings.pretrained,
+        "scratch": scratch.key if scratch is not None else None, "data": geometry.values["source"],
+    }
+
+    def compute():
+        positions = geometry.arrays["positions"]
+        P = pretrained_table(settings)
+        prow = table_rows(opts["special"], positions)
+        if prow.max() >= P.shape[0]:
+            raise ValueError(
+                f"the pretrained table has {P.shape[0]} rows; positions up to {int(prow.max())} are needed "
+                "(the N_max wall): lower n_positions"
+            )
+        pre = (f"{settings.pretrained}, rows {int(prow[0])}..{int(prow[-1])}, d={P.shape[1]}", P, prow)
+        scr = None
+        if scratch is not None:
+            sc = scratch.values["train"]
+            scr = (f"MLM, {sc['model']['n_layers']} layers, d={sc['model']['d_model']}, {sc['max_steps']} steps",
+                   scratch.arrays["table"][prow])
+        rows, det = stress_rows(geometry.arrays["D"], geometry.arrays["R"], positions, int(opts["n_positions"]), cfg,
+                                pretrained=pre, scratch=scr)
+        values = {"rows": rows, "corpus": corpus, "model": settings.pretrained,
+                  "n_kept": int(geometry.arrays["D"].shape[0]), "best_head": det["best_head"],
+                  "worst_head": det["worst_head"]}
+        return values, {k: det[k] for k in ("alibi_head_paper", "alibi_head_scale_free", "alibi_slopes", "smacof_k",
+                                             "smacof_iters")}
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_stress_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=settings.pretrained, force=force,
+    )
+
+
+def stress_dataframe(result: Result):
+    """A :func:`run_stress_table` result as a table: one row per encoding, the options used and both stresses.
+
+    Random tables show ``mean ± sd`` over their seeds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``encoding``; columns ``options``, ``"paper" stress``, ``"scale_free" stress`` and
+        ``"scale_free" vs resolvable R``.
+    """
+    import pandas as pd
+
+    labels = {"paper": '"paper" stress', "scale_free": '"scale_free" stress',
+              "scale_free_resolvable": '"scale_free" vs resolvable R'}
+    out = []
+    for row in stress_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
+        for z, label in labels.items():
+            v = getattr(row, z)
+            if v is None:
+                continue
+            text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
+            if getattr(row, f"{z}_sd") is not None:
+                text += f" ± {getattr(row, z + '_sd'):.2g}"
+            rec[label] = text
+        out.append(rec)
+    return pd.DataFrame.from_records(out).set_index("encoding")
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap intervals over sequences
+# --------------------------------------------------------------------------------------------
+
+#: The headline stresses that get a bootstrap interval: (encoding of :func:`posgeom.encodings.encoding_set`
+#: or ``"alibi (best head)"``, normalisation).
+INTERVAL_STATISTICS = (
+    ("sinusoidal", "scale_free"), ("rope", "scale_free"), ("alibi", "scale_free"), ("sinusoidal", "paper"),
+    ("rope", "paper"), ("alibi", "paper"), ("alibi (best head)", "paper"), ("alibi (best head)", "scale_free"),
+)
+#: Differences the chapter interprets: (a, b, normalisation) for stress(a) - stress(b).
+INTERVAL_DIFFERENCES = (("sinusoidal", "rope", "scale_free"), ("alibi", "sinusoidal", "scale_free"),
+                        ("alibi", "rope", "scale_free"), ("alibi (best head)", "sinusoidal", "scale_free"))
+
+
+def bootstrap_replicates(folds, positions, statistic: Callable[[np.ndarray], np.ndarray], *, n_boot: int, seed: int,
+                         kind: str = "chord", progress: str | None = None) -> np.ndarray:
+    """``statistic(D*)`` for bootstrap replicates $D^*$ of the chord Hellinger matrix, resampling folds.
+
+    Each replicate draws the folds (:func:`posgeom.geometry.fold_counts`) with replacement (a bootstrap of
+    clusters of random sequences), adds their counts and recomputes $D$ on ``positions``. A replicate
+    that misses one of ``positions`` is left out.
+
+    Returns
+    -------
+    ndarray of shape (n_used, s)
+    """
+    from ..progress import tqdm
+
+    rng = np.random.default_rng(seed)
+    reps = []
+    for _ in tqdm(range(n_boot), desc=progress or "bootstrap", leave=False, disable=progress is None):
+        pick = np.bincount(rng.integers(0, len(folds), size=len(folds)), minlength=len(folds))
+        c = sum(int(w) * f.counts for f, w in zip(folds, pick) if w)[positions]
+        if np.any(np.asarray(c.sum(axis=1)).ravel() == 0):
+            continue
+        # chord Hellinger matrix of the replicate's marginals mu_i = c_i / N_i
+        n_seq = int(sum(int(w) * f.n_sequences for f, w in zip(folds, pick)))
+        reps.append(statistic(geo.hellinger_matrix(geo.PositionalCounts(c, n_seq), kind=kind)))
+    return np.array(reps)
+
+
+def basic_interval(estimate: float, replicates, level: float) -> dict[str, float]:
+    """Basic bootstrap interval $[2t - q_{hi}, 2t - q_{lo}]$ of a statistic with point value ``estimate``.
+
+    The resampling noise shifts a noise-biased statistic the way the sample's own noise shifted it from
+    the population value, so this is an interval for the value without sampling noise.
+
+    Returns
+    -------
+    dict
+        ``estimate``, ``low``, ``high``, ``bootstrap_mean``.
+    """
+    col = np.asarray(replicates, dtype=np.float64)
+    q_lo, q_hi = np.quantile(col, (1 - level) / 2), np.quantile(col, (1 + level) / 2)
+    return {"estimate": float(estimate), "low": float(2 * estimate - q_hi), "high": float(2 * estimate - q_lo),
+            "bootstrap_mean": float(np.mean(col))}
+
+
+def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+                         **overrides) -> Result:
+    r"""Bootstrap intervals over sequences for the headline stresses of a real corpus.
+
+    ``n_boot`` replicates of ``n_folds`` folds (:func:`bootstrap_replicates`), the stress of each encoding
+    of :data:`INTERVAL_STATISTICS` and each difference of :data:`INTERVAL_DIFFERENCES`, and their
+    :func:`basic_interval` at ``level`` (it may exclude the estimate itself when the noise bias exceeds
+    the spread). ALiBi's best head is the one of the point estimate.
+
+    Returns
+    -------
+    Result
+        ``values``: ``options``, ``interval`` (the bootstrap options), ``best_head``, ``n_used``,
+        ``statistics`` {"<encoding>|<norm>": {"estimate", "low", "high", "bootstrap_mean"}}, ``differences``
+        {"<a>-<b>|<norm>": the same}. ``arrays``: ``replicates`` (n_used, n_statistics).
+    """
+    settings = _settings(settings)
+    cfg = chapter_settings(settings.scale)
+    icfg = {k: v for k, v in as_params(cfg.intervals).items() if k != "corpora"}
+    opts = corpus_options(settings.scale, corpus, **overrides)
+    params = {**opts, "intervals": icfg, "encodings": as_params(cfg.encodings), "data": source_description(settings, opts)}
+
+    def compute():
+        geometry = corpus_geometry_of(settings, opts)
+        tokens, positions = geometry.tokens, geometry.marginals.positions
+        n_all = int(opts["n_positions"])
+        D0 = geo.hellinger_matrix(geometry.marginals, kind=opts["kind"])
+        H = cfg.encodings.n_heads
+        best = int(np.argmin(alibi_head_stresses(D0, n_all, H, positions)[0]))
+        encs = enc.encoding_set(positions, names=STRESS_ENCODINGS, **encoding_shape(settings.scale))
+        encs["alibi (best head)"] = enc.alibi_distances(n_all, H, head=best)[np.ix_(positions, positions)]
+        names = [f"{e}|{z}" for e, z in INTERVAL_STATISTICS]
+
+        def statistics(D):
+            return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
+
+        folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=icfg["n_folds"],
+                                seed=settings.seed)
+        reps = bootstrap_replicates(folds, positions, statistics, n_boot=icfg["n_boot"], seed=settings.seed,
+                                    kind=opts["kind"], progress=f"bootstrap {corpus}")
+        point = statistics(D0)
+        stats = {name: basic_interval(point[j], reps[:, j], icfg["level"]) for j, name in enumerate(names)}
+        diffs = {}
+        for a, b, z in INTERVAL_DIFFERENCES:
+            ja, jb = names.index(f"{a}|{z}"), names.index(f"{b}|{z}")
+            diffs[f"{a}-{b}|{z}"] = basic_interval(point[ja] - point[jb], reps[:, ja] - reps[:, jb], icfg["level"])
+        values = {"options": opts, "interval": icfg, "best_head": best, "n_used": int(len(reps)),
+                  "statistics": stats, "differences": diffs}
+        return values, {"replicates": reps}
+
+    return Registry(settings.results_dir).run(
+        f"real_corpora_stress_intervals_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
+        device="cpu", model=None, force=force,
+    )
+
+
+def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
+    """``estimate [low, high]`` of one statistic of :func:`run_stress_intervals`."""
+    return f"{fmt.format(entry['estimate'])} [{fmt.format(entry['low'])}, {fmt.format(entry['high'])}]"
+
+
+__all__ = [
+    "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
+    "train_scratch_table", "run_scratch_table", "stress_pair", "alibi_head_stresses", "stress_rows", "run_stress_table",
+    "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "bootstrap_replicates", "basic_interval",
+    "run_stress_intervals", "interval_text",
+]

@@ -1,0 +1,125 @@
+"""The compute functions behind the chapters *Real corpora* and *Monotonicity*, tested without the registry:
+spreads over draws, basic bootstrap intervals, fold bootstraps, resolvable summaries, violation statistics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import posgeom
+from posgeom import encodings as enc
+from posgeom.experiments import monotonicity as mo
+from posgeom.experiments import real_corpora as rc
+from posgeom.experiments.settings import find, records
+
+
+def _random_D(rng, n, k=3):
+    return posgeom.euclidean_distances(rng.standard_normal((n, k)))
+
+
+def test_gram_eigenvalues_match_the_centring_matrix():
+    rng = np.random.default_rng(0)
+    D = _random_D(rng, 8)
+    J = np.eye(8) - 1.0 / 8
+    oracle = np.sort(np.linalg.eigvalsh(-0.5 * J @ (D**2) @ J))[::-1]
+    assert np.allclose(rc.gram_eigenvalues(D**2), oracle, atol=1e-12)
+
+
+def test_spread_is_mean_sd_min_max_per_column():
+    table = np.array([[1.0, 2.0, 0.1, 3, 4, 5], [3.0, 2.0, 0.3, 3, 4, 7]])
+    s = rc.spread(table)
+    assert s["shift_r2"] == {"mean": 2.0, "sd": pytest.approx(np.sqrt(2.0)), "min": 1.0, "max": 3.0}
+    assert s["share"]["sd"] == 0.0 and s["alibi"]["max"] == 7
+    with pytest.raises(ValueError, match="one column per statistic"):
+        rc.spread(np.ones((2, 3)))
+
+
+def test_basic_interval_closed_form():
+    reps = np.arange(101, dtype=float) / 100  # quantiles 0.025 -> 0.025, 0.975 -> 0.975
+    e = rc.basic_interval(0.4, reps, 0.95)
+    assert e["low"] == pytest.approx(0.8 - 0.975) and e["high"] == pytest.approx(0.8 - 0.025)
+    assert e["bootstrap_mean"] == pytest.approx(0.5) and e["estimate"] == 0.4
+
+
+def test_bootstrap_replicates_resample_whole_folds():
+    """Each replicate's D is the chord Hellinger matrix of the summed counts of the drawn folds (oracle: the
+    same draw done by hand with the generator's sequence of integers)."""
+    rng = np.random.default_rng(1)
+    seqs = [rng.integers(0, 6, size=5) for _ in range(40)]
+    folds = posgeom.fold_counts(seqs, 5, 6, n_folds=4, seed=0)
+    pos = np.arange(5)
+    reps = rc.bootstrap_replicates(folds, pos, lambda D: D[np.triu_indices(5, 1)], n_boot=3, seed=7)
+    g = np.random.default_rng(7)
+    pick = np.bincount(g.integers(0, 4, size=4), minlength=4)
+    c = sum(int(w) * f.counts for f, w in zip(folds, pick) if w)
+    mu = np.asarray(c.todense() if hasattr(c, "todense") else c, dtype=float)
+    mu /= mu.sum(axis=1, keepdims=True)
+    D = posgeom.euclidean_distances(np.sqrt(mu))
+    assert reps.shape == (3, 10)
+    assert np.allclose(reps[0], D[np.triu_indices(5, 1)])
+
+
+def test_resolvable_summary_of_a_known_geometry():
+    rng = np.random.default_rng(2)
+    R = _random_D(rng, 7, 1)  # points on a line: one direction
+    s = rc.resolvable_summary({"R": R, "negative_fraction": 0.25})
+    assert s["share"] == pytest.approx(1.0) and s["negative_fraction"] == 0.25
+    assert s["negative_mass"] == pytest.approx(0.0, abs=1e-12)
+    assert s["eigenvalues"].shape == (7,) and s["profile"].shape == (7,)
+
+
+def test_draw_statistics_columns():
+    rng = np.random.default_rng(3)
+    R = _random_D(rng, 6)
+    encs = enc.encoding_set(np.arange(6), names=("sinusoidal", "rope", "alibi"), d_model=16, n_heads=2)
+    summ = rc.resolvable_summary({"R": R, "negative_fraction": 0.0})
+    row = rc.draw_statistics(summ, R, encs)
+    assert len(row) == len(rc.DRAW_STATISTICS)
+    assert row[3] == pytest.approx(posgeom.stress(R, encs["sinusoidal"], "scale_free", as_distances=True))
+
+
+def test_stress_rows_are_records_found_by_field():
+    rows = records(rc.StressRow, [
+        {"encoding": "alibi", "options": "mean slope", "paper": 0.9, "scale_free": 0.3},
+        {"encoding": rc.RANDOM_ROW, "options": "5 seeds", "paper": 1.0, "scale_free": 0.5, "paper_sd": 0.1,
+         "scale_free_sd": 0.01},
+    ])
+    assert find(rows, encoding="alibi").scale_free == 0.3 and find(rows, encoding="alibi").paper_sd is None
+    assert find(rows, encoding=rc.RANDOM_ROW).paper_sd == 0.1
+    with pytest.raises(KeyError, match="no record"):
+        find(rows, encoding="xpos")
+
+
+def test_violation_statistics_match_monotonicity_of():
+    rng = np.random.default_rng(4)
+    D = _random_D(rng, 9, 4)
+    encs = enc.encoding_set(np.arange(9), names=("sinusoidal", "rope", "alibi"), d_model=16, n_heads=2)
+    encs["learned (pretrained)"] = _random_D(rng, 9)
+    v = mo.violation_statistics(D, encs, 2)
+    assert v.shape == (len(mo.INTERVAL_ENCODINGS),)
+    assert v[0] == pytest.approx(mo.monotonicity_of(D, encs["sinusoidal"])["violation_rate"])
+    mds = posgeom.classical_mds(D, k=2)
+    assert v[-1] == pytest.approx(mo.monotonicity_of(D, posgeom.euclidean_distances(mds.embedding))["violation_rate"])
+    # rank 4 of 4-dimensional points: exact, no violation
+    assert mo.violation_statistics(D, encs, 4)[-1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_resolvable_draws_skip_splits_that_cannot_resolve_a_position():
+    rng = np.random.default_rng(5)
+    seqs = [rng.integers(0, 5, size=4) for _ in range(60)]
+    encs = enc.encoding_set(np.arange(4), names=("sinusoidal", "rope", "alibi"), d_model=8, n_heads=2)
+    table, seeds, skipped = rc.resolvable_draws(seqs, 4, 5, np.arange(4), encs, 3, first_seed=2)
+    assert table.shape == (3, len(rc.DRAW_STATISTICS)) and seeds == [2, 3, 4] and skipped == []
+    # position 4 is reached by one sequence only: no split can put it in both halves
+    lonely = seqs + [np.arange(5)]
+    # reached by three sequences (tokens 0, 0, 1): only the splits that part the two 0s resolve it
+    three = seqs + [np.array([0, 1, 2, 3, t]) for t in (0, 0, 1)]
+    table, seeds, skipped = rc.resolvable_draws(three, 5, 5, np.arange(5), encs5(), 2)
+    assert len(seeds) == 2 and sorted(seeds + skipped) == list(range(max(seeds) + 1))
+    with pytest.raises(ValueError, match="resolve every kept position"):
+        rc.resolvable_draws(lonely, 5, 5, np.arange(5), encs5(), 2)
+
+
+def encs5():
+    return enc.encoding_set(np.arange(5), names=("sinusoidal", "rope", "alibi"), d_model=8, n_heads=2)
