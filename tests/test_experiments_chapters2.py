@@ -8,7 +8,6 @@ cut to 16 positions so that tokenising it takes about a second.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import numpy as np

@@ -6,7 +6,6 @@ real SST-2 (validation split, a few hundred sentences, few positions) with the r
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import itertools
 
