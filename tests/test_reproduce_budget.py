@@ -1,0 +1,169 @@
+"""``posgeom reproduce --budget``: slices that fit, a clean stop at the training deadline, resumption by
+the next call, progress in ``--list``; driven by a fake training step instead of notebooks."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from posgeom.cli import main
+from posgeom.config import get_settings
+from posgeom.registry import Registry
+from posgeom.report import ComparisonRow, comparison_table
+from posgeom.reproduce import (
+    DEADLINE_ENV,
+    INTERRUPTED_NAME,
+    PROGRESS_EXPERIMENT,
+    Chapter,
+    Estimate,
+    SliceInterrupted,
+    chapter_progress,
+    chapter_status,
+    format_list,
+    parse_budget,
+    reproduce,
+    training_deadline,
+)
+
+FAKES = (
+    Chapter("fake-a", "Fake A", ("C7",), Estimate(0.1, 0.1), Estimate(0.5, 1), False),
+    Chapter("fake-b", "Fake B", ("S3",), Estimate(0.1, 0.1), Estimate(30, 1), True),
+    Chapter("fake-c", "Fake C", ("C3",), Estimate(0.1, 0.1), Estimate(0.5, 1), False),
+)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakeTraining:
+    """Stands in for a chapter's notebook: "trains" ``steps[slug]`` steps of ``seconds_per_step`` each on
+    the fake clock, stops at ``POSGEOM_DEADLINE`` as ``train`` does (saving its step), resumes from it."""
+
+    def __init__(self, root, clock, steps, seconds_per_step=10.0):
+        self.root, self.clock, self.steps, self.dt = root, clock, steps, seconds_per_step
+        self.calls = []
+
+    def saved(self, slug):
+        path = self.root / f"{slug}.step"
+        return int(path.read_text()) if path.exists() else 0
+
+    def __call__(self, path, *, env, timeout, on_cell, slug, interrupt_on_timeout):
+        self.calls.append(slug)
+        deadline = float(env[DEADLINE_ENV]) if DEADLINE_ENV in env else None
+        step, total = self.saved(slug), self.steps[slug]
+        while step < total:
+            if deadline is not None and self.clock() + self.dt > deadline:
+                (self.root / f"{slug}.step").write_text(str(step))
+                raise SliceInterrupted(slug, f"{INTERRUPTED_NAME}: training stopped at step {step} of {total} "
+                                             "(deadline)")
+            self.clock.now += self.dt
+            step += 1
+        (self.root / f"{slug}.step").write_text(str(step))
+        settings = get_settings(scale=env["POSGEOM_SCALE"], device="cpu", results_dir=env["POSGEOM_RESULTS_DIR"])
+        claim = next(c.claims[0] for c in FAKES if c.slug == slug)
+        comparison_table([ComparisonRow(claim, ours="1", scale=settings.scale, model="none", corpus="toy",
+                                        verdict="reproduced")], chapter=slug, settings=settings)
+        return {"rss_bytes": None, "gpu_bytes": None}
+
+
+@pytest.fixture
+def book(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    for c in FAKES:
+        (tmp_path / "notebooks" / f"{c.slug}.md").write_text(f"# {c.slug}\n")
+    return tmp_path
+
+
+def go(book, fake, clock, budget, lines):
+    return reproduce("paper", device="cpu", chapters=FAKES, notebooks_dir=book / "notebooks",
+                     results_dir=book / "results", out=lines.append, budget=budget, execute=fake, clock=clock)
+
+
+@pytest.mark.parametrize("text, seconds", [("90s", 90), ("9m", 540), ("2h", 7200), ("1.5h", 5400), (" 9M ", 540),
+                                           (30, 30.0)])
+def test_parse_budget(text, seconds):
+    assert parse_budget(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["9", "9x", "m9", "", "-5m", "0s", "nine minutes"])
+def test_parse_budget_refuses_bad_values_in_one_line(text):
+    with pytest.raises(ValueError, match="for example 90s, 9m, 2h") as err:
+        parse_budget(text)
+    assert "\n" not in str(err.value)
+
+
+def test_cli_bad_budget_is_one_line_and_exit_2(capsys):
+    assert main(["reproduce", "--scale", "paper", "--budget", "9 minutes"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "budget" in err and "90s, 9m, 2h" in err
+
+
+def test_budget_runs_what_fits_stops_at_the_deadline_and_resumes(book, tmp_path):
+    clock = FakeClock()
+    fake = FakeTraining(tmp_path, clock, {"fake-a": 3, "fake-b": 60, "fake-c": 2})
+    registry = Registry(book / "results")
+
+    lines = []
+    report = go(book, fake, clock, "9m", lines)  # 540 s: a (30 s) and 49 steps of b before the deadline
+    assert [r.slug for r in report.ran] == ["fake-a"]
+    assert report.interrupted == "fake-b" and report.deferred == ["fake-c"]
+    assert fake.saved("fake-b") == 49  # the deadline keeps BUDGET_MARGIN_S back: (540 - 20 - 30) / 10
+    assert any("stopped at the deadline" in line and "step 49 of 60" in line for line in lines)
+    assert chapter_status(FAKES[0], "paper", registry) == "done"
+    assert chapter_status(FAKES[1], "paper", registry) == "not run"
+    assert "step 49 of 60" in chapter_progress(FAKES[1], "paper", registry)
+    listing = format_list(FAKES, "paper", registry, book / "notebooks")
+    assert "in progress" in listing and "fake-b: 1 slice(s)" in listing
+    assert DEADLINE_ENV not in os.environ  # the deadline does not outlive the run
+
+    clock.now += 3600
+    report = go(book, fake, clock, "9m", [])  # b resumes at step 49 and ends, c runs
+    assert [r.slug for r in report.ran] == ["fake-b", "fake-c"] and report.interrupted is None
+    assert report.skipped == ["fake-a"] and fake.saved("fake-b") == 60
+    assert chapter_progress(FAKES[1], "paper", registry) is None  # finished: no progress left to show
+    assert all(chapter_status(c, "paper", registry) == "done" for c in FAKES)
+
+
+def test_a_chapter_is_left_for_later_when_too_little_time_is_left(book, tmp_path):
+    clock = FakeClock()
+    fake = FakeTraining(tmp_path, clock, {"fake-a": 6, "fake-b": 100, "fake-c": 1})
+    lines = []
+    report = go(book, fake, clock, "90s", lines)  # 70 s usable: a takes 60 s, b needs at least 1 min
+    assert [r.slug for r in report.ran] == ["fake-a"] and report.interrupted is None
+    assert report.deferred == ["fake-b", "fake-c"] and fake.calls == ["fake-a"]
+    assert any("left for the next call: fake-b, fake-c" in line for line in lines)
+
+
+def test_several_slices_accumulate_progress(book, tmp_path):
+    clock = FakeClock()
+    fake = FakeTraining(tmp_path, clock, {"fake-a": 1, "fake-b": 100, "fake-c": 1})
+    registry = Registry(book / "results")
+    go(book, fake, clock, "2m", [])
+    first = fake.saved("fake-b")
+    go(book, fake, clock, "2m", [])
+    assert fake.saved("fake-b") > first > 0
+    values = registry.load(PROGRESS_EXPERIMENT, params={"chapter": "fake-b"}, scale="paper").values
+    assert values["slices"] == 2 and values["steps_done"] == fake.saved("fake-b")
+
+
+def test_training_deadline_sets_and_restores_the_environment(monkeypatch):
+    monkeypatch.setenv(DEADLINE_ENV, "5")
+    with training_deadline(123.5):
+        assert float(os.environ[DEADLINE_ENV]) == 123.5
+    assert os.environ[DEADLINE_ENV] == "5"
+    monkeypatch.delenv(DEADLINE_ENV)
+    with training_deadline(None):
+        assert DEADLINE_ENV not in os.environ
+
+
+def test_slice_interrupted_reads_the_steps():
+    assert SliceInterrupted("x", "training stopped at step 7 of 90 (deadline)").steps == (7, 90)
+    assert SliceInterrupted("x", "the budget ran out").steps is None
+    assert json.dumps({"ok": 1})
