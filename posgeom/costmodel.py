@@ -44,7 +44,7 @@ __all__ = [
     "Assumptions", "ASSUMPTIONS", "Shape", "Work", "ExperimentCost", "Override", "PROPOSED", "CORPUS_LENGTHS",
     "CPU_FLOPS", "GPU_GOAL_MINUTES", "SLICE_MINUTES", "setting", "with_setting", "experiment_costs", "cost_table",
     "totals", "format_costs", "readme_table", "measure_corpus_lengths", "measure_cpu_rate", "mean_tokens",
-    "parameter_count", "peak_memory_gb", "apply_overrides",
+    "parameter_count", "peak_memory_gb", "apply_overrides", "RESULT_NAMES", "CPU_FEASIBLE_HOURS", "needs_gpu",
 ]
 
 #: The goal for the whole GPU part at paper scale (minutes on one H200 at the assumed MFU).
@@ -488,6 +488,37 @@ EXPERIMENTS: tuple[tuple[str, str, str, Callable[[Any], list[Work]]], ...] = (
     ("learned-tables-fail", "extrapolation", "run_extrapolation_order", _extrapolation("order", "vocab_size", 0.0)),
     ("learned-tables-fail", "extrapolation", "run_extrapolation_mlm", _extrapolation("mlm", "top_k", 0.15)),
 )
+
+
+#: The registry experiments (``fnmatch`` patterns) each costed experiment writes.
+RESULT_NAMES: dict[str, tuple[str, ...]] = {
+    "necessity:run_order_task": ("necessity.order_task*",),
+    "necessity:run_equivariance": ("necessity.equivariance*",),
+    "separation:run_separation": ("separation.*.*.*.wd*",),
+    "separation:run_factorisation_gap": ("separation.factorisation_gap",),
+    "minimal_parametrisation:run_lowrank_training": ("minimal_parametrisation.lowrank_training",),
+    "real_corpora:run_scratch_table": ("real_corpora_scratch_*",),
+    "monotonicity:run_ntk": ("monotonicity_ntk_*",),
+    "inside_bert:run_layer_stress": ("inside_bert*",),
+    "learned_tables:run_init_study": ("learned_init_study",),
+    "extrapolation:run_undertrained_tails": ("learned_tails",),
+    "extrapolation:run_extrapolation_order": ("learned_extrapolation_order",),
+    "extrapolation:run_extrapolation_mlm": ("learned_extrapolation_mlm",),
+}
+#: An experiment needs a GPU at paper scale when this CPU would take longer than this (hours).
+CPU_FEASIBLE_HOURS = 1.0
+
+
+def needs_gpu(registry_experiment: str, costs: Sequence[ExperimentCost] | None = None) -> bool:
+    """Whether the registry entry ``registry_experiment`` at paper scale needs a GPU to be recomputed:
+    it is written by a costed experiment that would take this CPU more than :data:`CPU_FEASIBLE_HOURS`.
+    Everything else (counting, linear algebra, small forward passes) a CPU recomputes."""
+    from fnmatch import fnmatchcase
+
+    costs = experiment_costs() if costs is None else costs
+    heavy = {c.experiment for c in costs if c.cpu_hours > CPU_FEASIBLE_HOURS}
+    return any(fnmatchcase(registry_experiment, pattern)
+               for experiment in heavy for pattern in RESULT_NAMES.get(experiment, ()))
 
 
 # --------------------------------------------------------------------------------------------

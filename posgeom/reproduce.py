@@ -256,6 +256,39 @@ def claims_stale_reason(entry: Result, *, notebooks_dir: str | Path | None = Non
     return None
 
 
+@dataclass(frozen=True)
+class StaleResult:
+    """A committed paper-scale registry entry made by code that has changed since.
+
+    ``modules``: the posgeom modules the entry's code key covers (one of them, or what it imports, changed);
+    ``needs_gpu``: recomputing it needs a GPU (:func:`posgeom.costmodel.needs_gpu`).
+    """
+
+    experiment: str
+    key: str
+    modules: tuple[str, ...]
+    needs_gpu: bool
+
+    def __str__(self) -> str:
+        where = "a GPU" if self.needs_gpu else "this CPU"
+        return (f"paper/{self.experiment}/{self.key}: code changed in {', '.join(self.modules) or 'unrecorded code'} "
+                f"(or what they import); recompute it on {where}")
+
+
+def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
+    """Every paper-scale entry of the registry at ``results_dir`` whose code key no longer matches the code."""
+    from .costmodel import experiment_costs, needs_gpu
+
+    costs = experiment_costs()
+    out = []
+    for entry in Registry(results_dir).entries(scale="paper"):
+        if entry.experiment in (RUNS_EXPERIMENT, PROGRESS_EXPERIMENT) or not code_changed(entry.manifest):
+            continue
+        out.append(StaleResult(entry.experiment, entry.key, tuple(entry.manifest.get("code_modules") or ()),
+                               needs_gpu(entry.experiment, costs)))
+    return out
+
+
 def chapter_status(chapter: Chapter, scale: str, registry: Registry, *,
                    notebooks_dir: str | Path | None = None) -> str:
     """``"done"``, ``"not run"`` or ``"stale (code changed)"`` / ``"stale (notebook changed)"`` at ``scale``."""
@@ -835,7 +868,7 @@ __all__ = [
     "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
     "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "resolve_results_dir",
     "SliceInterrupted", "PROGRESS_EXPERIMENT", "DEADLINE_ENV", "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "parse_budget",
-    "training_deadline", "checkpoint_progress", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",
+    "training_deadline", "checkpoint_progress", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",
 ]
 
 if __name__ == "__main__":

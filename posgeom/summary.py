@@ -126,6 +126,8 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
     for entry in registry.entries(CLAIMS_EXPERIMENT):
         chapter = entry.values.get("chapter") or entry.manifest.get("params", {}).get("chapter")
         stale = claims_stale_reason(entry, notebooks_dir=notebooks_dir)
+        if stale == "code changed" and entry.manifest.get("code_modules"):
+            stale = "code changed in " + ", ".join(_short(m) for m in entry.manifest["code_modules"])
         seen: dict[str, int] = {}
         for row in entry.values.get("rows", []):
             claim = row.get("claim")
@@ -289,9 +291,19 @@ def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
 # --------------------------------------------------------------------------------------------
 
 
+def _short(module: str) -> str:
+    return module.removeprefix("posgeom.experiments.").removeprefix("posgeom.")
+
+
+_GPU_CHAPTERS = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
+
+
 def _ours(check: Check | None) -> str:
     if check is None:
         return NOT_RUN
+    if check.stale and check.scale == "paper":
+        where = " on a GPU" if check.chapter in _GPU_CHAPTERS else ""
+        return f"{check.ours} — stale ({check.stale}; rerun posgeom reproduce --scale paper{where})"
     return check.ours + (f" — {STALE}" if check.stale else "")
 
 

@@ -1,0 +1,47 @@
+"""Committed paper-scale results (``results/paper/``) must be fresh: an entry a CPU can recompute whose
+code key no longer matches the code fails this test (rerun it before the change lands); an entry that
+needs a GPU is listed, and the summary page marks it stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from posgeom.costmodel import needs_gpu
+from posgeom.registry import Registry
+from posgeom.reproduce import stale_paper_results
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_committed_cpu_paper_results_are_fresh():
+    stale = [s for s in stale_paper_results(ROOT / "results") if not s.needs_gpu]
+    assert not stale, ("paper-scale results made by code that has changed since; recompute them on the CPU "
+                       "(posgeom reproduce --scale paper --only <chapter>; posgeom results check --scale paper "
+                       "lists them):\n" + "\n".join(map(str, stale)))
+
+
+def test_stale_results_are_found_and_gpu_ones_told_apart(tmp_path, monkeypatch):
+    import posgeom.reproduce as rp
+
+    registry = Registry(tmp_path)
+    common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
+    for name in ("zoo.fresh", "zoo.table", "separation.drift.mlm.normal.wd0"):
+        registry.save(name, {"x": 1}, **common)
+    assert stale_paper_results(tmp_path) == []  # written by the current code: all fresh
+    # made by "other code": the two entries' code keys no longer match
+    real = rp.code_changed
+    monkeypatch.setattr(rp, "code_changed", lambda m: m["experiment"] != "zoo.fresh" or real(m))
+    found = {s.experiment: s for s in stale_paper_results(tmp_path)}
+    assert set(found) == {"zoo.table", "separation.drift.mlm.normal.wd0"}
+    assert not found["zoo.table"].needs_gpu and found["separation.drift.mlm.normal.wd0"].needs_gpu
+    assert "posgeom.experiments.zoo" in str(found["zoo.table"])
+    assert "a GPU" in str(found["separation.drift.mlm.normal.wd0"])
+
+
+@pytest.mark.parametrize("name, gpu", [("separation.drift.mlm.normal.wd0", True), ("real_corpora_scratch_imdb", True),
+                                       ("learned_init_study", True), ("separation.pretrained", False),
+                                       ("corpus_geometry.sst2", False), ("necessity.equivariance", False)])
+def test_needs_gpu(name, gpu):
+    assert needs_gpu(name) is gpu
