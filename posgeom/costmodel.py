@@ -37,7 +37,7 @@ import copy
 import dataclasses
 import importlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 __all__ = [
@@ -679,7 +679,7 @@ def readme_table(assumptions: Assumptions = ASSUMPTIONS) -> str:
     lines = ["| chapter | GPU, padded | GPU, bucketed | GPU, proposed settings | slices (proposed) | CPU, bucketed |",
              "|---|---|---|---|---|---|"]
     for ch in chapters:
-        pick = lambda costs: [c for c in costs if c.chapter == ch]  # noqa: E731
+        pick = lambda costs, ch=ch: [c for c in costs if c.chapter == ch]  # noqa: E731
         lines.append(f"| {ch} | {_minutes(totals(pick(padded))['gpu_minutes'])} | "
                      f"{_minutes(totals(pick(now))['gpu_minutes'])} | {_minutes(totals(pick(then))['gpu_minutes'])} | "
                      f"{totals(pick(then))['slices']} | {_hours(totals(pick(now))['cpu_hours'])} |")
