@@ -58,6 +58,8 @@ PROGRESS_EXPERIMENT = "chapter_progress"
 INTERRUPTED_NAME = "TrainingInterrupted"
 #: The environment variable holding the training deadline (a UNIX time), read by the training loop.
 DEADLINE_ENV = "POSGEOM_DEADLINE"
+#: Exit status of a ``torchrun`` worker whose training stopped at the deadline (EX_TEMPFAIL: call again).
+INTERRUPTED_EXIT = 75
 #: Seconds kept back from a budget for the training loop to save its state and the kernel to stop.
 BUDGET_MARGIN_S = 20.0
 #: Printed by the probe cell appended to every executed notebook (peak memory of the kernel).
@@ -494,10 +496,10 @@ def parse_budget(text: str | float | int) -> float:
 def training_deadline(at: float | None):
     """Within the block, :func:`posgeom.models.training.train` saves its state and stops at UNIX time ``at``.
 
-    The one adapter between ``posgeom reproduce`` and the training loop's deadline: it sets
-    ``POSGEOM_DEADLINE`` (read by the loop in this process and by the notebook kernels, which inherit
-    it), and, where the training module offers a ``deadline`` context manager, enters it too. ``None``:
-    no deadline.
+    The one adapter between ``posgeom reproduce`` and the training loop's deadline
+    (:func:`posgeom.models.training.deadline`): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
+    process and in the notebook kernels and ``torchrun`` processes, which inherit it) and enters the
+    loop's ``deadline(at)`` block where the training module has one. ``None``: no deadline.
     """
     if at is None:
         yield
@@ -505,9 +507,7 @@ def training_deadline(at: float | None):
     previous = os.environ.get(DEADLINE_ENV)
     os.environ[DEADLINE_ENV] = repr(float(at))
     try:
-        from .models import training
-
-        manager = getattr(training, "deadline", None)
+        manager = getattr(_training_module(), "deadline", None)
         if callable(manager):
             with manager(float(at)):
                 yield
@@ -520,31 +520,64 @@ def training_deadline(at: float | None):
             os.environ[DEADLINE_ENV] = previous
 
 
-def checkpoint_progress(results_dir: str | Path, scale: str) -> list[tuple[int, int]]:
-    """``(steps done, total steps)`` of every interrupted training run saved under ``results_dir`` at ``scale``.
+@dataclass(frozen=True)
+class RunProgress:
+    """One training run with a saved state: the experiment that trains it (``module:function``, as in
+    :mod:`posgeom.costmodel`), its steps done and total, and whether it had finished."""
 
-    Reads :func:`posgeom.models.training.checkpoint_progress` where it exists (empty otherwise).
-    """
+    experiment: str
+    step: int
+    total_steps: int
+    complete: bool
+
+
+def _training_module():
     try:
         from .models import training
     except ImportError:  # no deep-learning stack: nothing can have been trained
-        return []
+        return None
+    return training
+
+
+def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
+    """The training runs with a saved state under ``results_dir`` at ``scale``
+    (:func:`posgeom.models.training.checkpoint_progress`; empty where the training loop keeps none)."""
+    training = _training_module()
     report = getattr(training, "checkpoint_progress", None)
     if not callable(report):
         return []
-    folder = Path(results_dir) / scale / ".checkpoints"
-    try:
-        rows = report(folder)
-    except TypeError:
-        rows = report(results_dir=results_dir, scale=scale)
     out = []
-    for row in (rows.values() if isinstance(rows, dict) else rows) or []:
+    for row in report(results_dir=results_dir, scale=scale) or ():
         get = (lambda k, r=row: r.get(k)) if isinstance(row, dict) else (lambda k, r=row: getattr(r, k, None))
-        done = next((get(k) for k in ("steps_done", "step") if get(k) is not None), None)
-        total = next((get(k) for k in ("total_steps", "total") if get(k) is not None), None)
-        if done is not None and total is not None and int(done) < int(total):
-            out.append((int(done), int(total)))
+        origin = str(get("origin") or "?").removeprefix("posgeom.experiments.")
+        step = get("step") if get("step") is not None else get("steps_done")
+        if step is None or get("total_steps") is None:
+            continue
+        out.append(RunProgress(origin, int(step), int(get("total_steps")), bool(get("complete"))))
     return out
+
+
+def experiment_progress(runs: Sequence[RunProgress]) -> dict[str, str]:
+    """Per experiment, its saved runs as text: ``"2 runs finished, 1 at step 400 of 2500"``."""
+    by: dict[str, list[RunProgress]] = {}
+    for r in runs:
+        by.setdefault(r.experiment, []).append(r)
+    out = {}
+    for experiment, rows in by.items():
+        done = sum(r.complete for r in rows)
+        parts = [f"{done} run(s) finished"] if done else []
+        parts += [f"1 at step {r.step} of {r.total_steps}" for r in rows if not r.complete]
+        out[experiment] = ", ".join(parts)
+    return out
+
+
+def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
+    """Remove the saved states of finished training runs (kept while a deadline was set, so that an
+    interrupted experiment skips them); called once a chapter has stored its results. Returns how many."""
+    discard = getattr(_training_module(), "discard_checkpoints", None)
+    if not callable(discard):
+        return 0
+    return len(discard(results_dir=results_dir, scale=scale, complete_only=True))
 
 
 def chapter_progress(chapter: Chapter, scale: str, registry: Registry) -> str | None:
@@ -707,24 +740,28 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
             bar.set_postfix_str(chapter.slug)
             start = time.perf_counter()
             command = None
-            if scale == "paper" and chapter.ddp and nproc > 1:
-                command = ddp_command(chapter.ddp, nproc)
-                say(f"[{k}/{len(pending)}] {chapter.slug}: " + " ".join(ddp_command(chapter.ddp, nproc, printable=True)))
-                done = subprocess.run(command, cwd=notebooks, env=env)
-                if done.returncode != 0:
-                    raise ChapterFailed(chapter.slug, f"the torchrun step exited with code {done.returncode} (its "
-                                                      "output is above); --nproc-per-node 1 trains in one process")
+            run_env = {**env, DEADLINE_ENV: repr(float(deadline))} if deadline is not None else env
 
             def on_cell(i, n, slug=chapter.slug):
                 bar.set_postfix_str(f"{slug} cell {i}/{n}")
 
-            cell_timeout = timeout
-            if deadline is not None:  # a cell that ignores the training deadline still ends with the budget
-                grace = int(deadline - clock() + BUDGET_MARGIN_S / 2)
-                cell_timeout = max(1, grace if timeout is None else min(timeout, grace))
             try:
+                if scale == "paper" and chapter.ddp and nproc > 1:
+                    command = ddp_command(chapter.ddp, nproc)
+                    say(f"[{k}/{len(pending)}] {chapter.slug}: "
+                        + " ".join(ddp_command(chapter.ddp, nproc, printable=True)))
+                    done = subprocess.run(command, cwd=notebooks, env=run_env)
+                    if done.returncode == INTERRUPTED_EXIT and deadline is not None:
+                        raise SliceInterrupted(chapter.slug, "the torchrun step stopped at the training deadline")
+                    if done.returncode != 0:
+                        raise ChapterFailed(chapter.slug, f"the torchrun step exited with code {done.returncode} "
+                                                          "(its output is above); --nproc-per-node 1 trains in one "
+                                                          "process")
+                cell_timeout = timeout
+                if deadline is not None:  # a cell that ignores the training deadline still ends with the budget
+                    grace = int(deadline - clock() + BUDGET_MARGIN_S / 2)
+                    cell_timeout = max(1, grace if timeout is None else min(timeout, grace))
                 with training_deadline(deadline):
-                    run_env = {**env, DEADLINE_ENV: repr(float(deadline))} if deadline is not None else env
                     probe = execute(notebooks / f"{chapter.slug}.md", env=run_env, timeout=cell_timeout,
                                     on_cell=on_cell, slug=chapter.slug, interrupt_on_timeout=deadline is not None)
             except SliceInterrupted as stop:
@@ -746,6 +783,8 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
                           params={"chapter": chapter.slug}, scale=scale, seed=settings.seed, device=resolved)
             report.ran.append(run)
             _clear_progress(registry, chapter.slug, scale)
+            if deadline is not None:
+                discard_finished_checkpoints(results_dir, scale)
             memory = "" if run.peak_rss_gb is None else f", peak memory {run.peak_rss_gb:.1f} GB"
             memory += "" if run.gpu_peak_gb is None else f" (GPU {run.gpu_peak_gb:.1f} GB)"
             if recorded:
@@ -823,16 +862,16 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
         progress = chapter_progress(c, scale, registry)
         if progress and chapter_status(c, scale, registry, notebooks_dir=notebooks_dir) != "done":
             lines.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... resumes it)")
-    runs = checkpoint_progress(registry.root, scale)
-    if runs:
-        lines.append(f"saved training runs to resume at {scale}: " + ", ".join(f"step {d} of {t}" for d, t in runs))
+    progress = experiment_progress(checkpoint_progress(registry.root, scale))
+    for experiment, text in progress.items():
+        lines.append(f"saved training at {scale}: {experiment}: {text}")
     if scale == "paper":
         lines.append("")
-        lines.append(cost_report([c.slug for c in chapters]))
+        lines.append(cost_report([c.slug for c in chapters], progress=progress))
     return "\n".join(lines)
 
 
-def cost_report(slugs: Sequence[str] | None = None) -> str:
+def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:
     """The cost model's table (:mod:`posgeom.costmodel`) for the chapters ``slugs`` at the modules' paper
     settings, and the total with the proposed settings (:data:`posgeom.costmodel.PROPOSED`)."""
     from .costmodel import GPU_GOAL_MINUTES, experiment_costs, format_costs, totals
@@ -842,7 +881,7 @@ def cost_report(slugs: Sequence[str] | None = None) -> str:
     then = [c for c in experiment_costs(proposed=True) if keep(c)]
     t_now, t_then = totals(now), totals(then)
     lines = ["cost model: experiments that run a model at paper scale (the other experiments count and solve "
-             "on the CPU, within the chapter estimates above)", format_costs(now)]
+             "on the CPU, within the chapter estimates above)", format_costs(now, progress=progress)]
     lines.append(f"with the proposed settings (posgeom.costmodel.PROPOSED): {t_then['gpu_minutes']:.1f} min on the GPU "
                  f"in {t_then['slices']} slices (now {t_now['gpu_minutes']:.1f} min; goal at most "
                  f"{GPU_GOAL_MINUTES:.0f} min)")
@@ -859,7 +898,13 @@ def _worker_main(argv: Sequence[str] | None = None) -> int:
                                      description="one torchrun process of posgeom reproduce")
     parser.add_argument("--ddp-worker", nargs="+", required=True, metavar="MODULE:FUNCTION")
     args = parser.parse_args(argv)
-    run_ddp_worker(args.ddp_worker)
+    try:
+        run_ddp_worker(args.ddp_worker)
+    except Exception as err:  # noqa: BLE001 - the training deadline is an expected stop, not a failure
+        if type(err).__name__ != INTERRUPTED_NAME:
+            raise
+        print(f"posgeom reproduce worker: {err}", file=sys.stderr)
+        return INTERRUPTED_EXIT
     return 0
 
 
@@ -868,7 +913,7 @@ __all__ = [
     "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
     "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "resolve_results_dir",
     "SliceInterrupted", "PROGRESS_EXPERIMENT", "DEADLINE_ENV", "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "parse_budget",
-    "training_deadline", "checkpoint_progress", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",
+    "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",
 ]
 
 if __name__ == "__main__":

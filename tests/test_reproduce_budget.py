@@ -167,3 +167,65 @@ def test_slice_interrupted_reads_the_steps():
     assert SliceInterrupted("x", "training stopped at step 7 of 90 (deadline)").steps == (7, 90)
     assert SliceInterrupted("x", "the budget ran out").steps is None
     assert json.dumps({"ok": 1})
+
+
+class Saved:
+    """A stand-in for posgeom.models.training.CheckpointProgress."""
+
+    def __init__(self, origin, step, total_steps, complete):
+        self.origin, self.step, self.total_steps, self.complete = origin, step, total_steps, complete
+
+
+@pytest.fixture
+def fake_training_api(monkeypatch):
+    """The training loop's deadline / checkpoint_progress / discard_checkpoints, recorded."""
+    from posgeom.models import training
+
+    calls = {"deadline": [], "discard": [], "rows": []}
+
+    from contextlib import contextmanager
+
+    @contextmanager
+    def deadline(at=None, *, seconds=None):
+        calls["deadline"].append(at)
+        yield at
+
+    def checkpoint_progress(results_dir=None, scale=None):
+        return list(calls["rows"])
+
+    def discard_checkpoints(results_dir=None, scale=None, *, complete_only=True):
+        calls["discard"].append((str(results_dir), scale, complete_only))
+        return []
+
+    monkeypatch.setattr(training, "deadline", deadline, raising=False)
+    monkeypatch.setattr(training, "checkpoint_progress", checkpoint_progress, raising=False)
+    monkeypatch.setattr(training, "discard_checkpoints", discard_checkpoints, raising=False)
+    return calls
+
+
+def test_training_deadline_enters_the_loop_s_deadline(fake_training_api):
+    with training_deadline(42.0):
+        pass
+    assert fake_training_api["deadline"] == [42.0]
+
+
+def test_list_shows_saved_training_runs_per_experiment(book, fake_training_api):
+    from posgeom.reproduce import checkpoint_progress, experiment_progress
+
+    fake_training_api["rows"] = [Saved("posgeom.experiments.separation:run_separation", 2500, 2500, True),
+                                 Saved("posgeom.experiments.separation:run_separation", 400, 2500, False)]
+    runs = checkpoint_progress(book / "results", "paper")
+    assert [(r.experiment, r.step, r.complete) for r in runs] == [("separation:run_separation", 2500, True),
+                                                                 ("separation:run_separation", 400, False)]
+    assert experiment_progress(runs) == {"separation:run_separation": "1 run(s) finished, 1 at step 400 of 2500"}
+    listing = format_list(FAKES, "paper", Registry(book / "results"), book / "notebooks")
+    assert "saved training at paper: separation:run_separation: 1 run(s) finished, 1 at step 400 of 2500" in listing
+
+
+def test_a_finished_chapter_discards_the_finished_runs_states(book, tmp_path, fake_training_api):
+    clock = FakeClock()
+    fake = FakeTraining(tmp_path, clock, {"fake-a": 1, "fake-b": 1, "fake-c": 1})
+    go(book, fake, clock, "9m", [])
+    assert len(fake_training_api["discard"]) == 3 and all(c[1:] == ("paper", True) for c in fake_training_api["discard"])
+    assert fake_training_api["deadline"] and all(at == fake_training_api["deadline"][0]
+                                                 for at in fake_training_api["deadline"])
