@@ -446,17 +446,21 @@ def summary_markdown(summaries: Sequence[ClaimSummary], *, documents: Collection
 
 
 def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> pd.DataFrame:
-    """Per chapter: the time and memory estimates of :data:`~posgeom.reproduce.CHAPTERS`, and the last
-    run measured by ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where none is recorded)."""
+    """Per chapter: the time and memory estimates of :data:`~posgeom.reproduce.CHAPTERS` (at ``paper``,
+    the cost model's time, :func:`posgeom.reproduce.paper_minutes`), and the last run measured by
+    ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where none is recorded)."""
+    from .reproduce import paper_minutes
+
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     runs = {(r.scale, r.values.get("chapter") or r.manifest.get("params", {}).get("chapter")): r
             for r in registry.entries(RUNS_EXPERIMENT)}
+    paper = paper_minutes(chapters)
     records = []
     for c in chapters:
         record = {"chapter": c.slug, "claims": " ".join(c.claims)}
         for scale in SCALES:
             e = c.estimate(scale)
-            record[f"{scale}: estimate (min)"] = e.minutes
+            record[f"{scale}: estimate (min)"] = paper[c.slug] if scale == "paper" else e.minutes
             record[f"{scale}: memory (GB)"] = e.memory_gb
             run = runs.get((scale, c.slug))
             record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None
