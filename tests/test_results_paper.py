@@ -45,3 +45,20 @@ def test_stale_results_are_found_and_gpu_ones_told_apart(tmp_path, monkeypatch):
                                        ("corpus_geometry.sst2", False), ("necessity.equivariance", False)])
 def test_needs_gpu(name, gpu):
     assert needs_gpu(name) is gpu
+
+
+def test_results_check_says_which_stale_paper_entries_need_a_gpu(tmp_path, monkeypatch, capsys):
+    import posgeom.registry as reg
+    from posgeom.cli import main
+
+    registry = Registry(tmp_path)
+    common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
+    for name in ("zoo.table", "separation.drift.mlm.normal.wd0"):
+        registry.save(name, {"x": 1}, **common)
+    monkeypatch.setattr(reg, "code_changed", lambda manifest: True)
+    assert main(["results", "check", "--scale", "paper", "--results-dir", str(tmp_path), "--no-sweep"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cpu = next(line for line in lines if "zoo.table" in line)
+    gpu = next(line for line in lines if "separation.drift" in line)
+    assert cpu.startswith("stale") and "a CPU recomputes it" in cpu
+    assert gpu.startswith("stale") and "on a GPU" in gpu
