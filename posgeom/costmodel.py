@@ -11,7 +11,7 @@ From the work:
 * **tokens** = runs × sequences × tokens per sequence: the padded length without length bucketing,
   the mean real length with it (:data:`CORPUS_LENGTHS`, measured on the corpora by
   :func:`measure_corpus_lengths`: SST-2 sentences are about 13 WordPiece tokens with ``[CLS]``/``[SEP]``);
-* **FLOPs** = tokens × :func:`posgeom.models.model_flops_per_token` (training: forward + backward =
+* **FLOPs** = tokens × :func:`posgeom.models.encoder.model_flops_per_token` (training: forward + backward =
   3 × forward, matmuls only, PaLM's MFU convention; a forward-only pass is a third of it);
 * **peak GPU memory**: fp32 weights, gradients and two AdamW moments (16 bytes per parameter) plus bf16
   activations of one batch, :math:`34\,b L d` bytes per layer (Korthikanti et al. 2022, flash attention:
@@ -284,7 +284,7 @@ def measure_cpu_rate(*, d_model: int = 768, n_layers: int = 2, d_ff: int = 3072,
                      batch_size: int = 8, steps: int = 4, warmup: int = 1) -> float:
     """Training FLOP/s of the encoder on this CPU (fp32; MLM on random ids, model FLOPs per token).
 
-    Runs ``warmup`` untimed and ``steps`` timed training steps of :func:`posgeom.models.train`.
+    Runs ``warmup`` untimed and ``steps`` timed training steps of :func:`posgeom.models.training.train`.
     """
     import time
 

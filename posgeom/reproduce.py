@@ -497,7 +497,7 @@ def training_deadline(at: float | None):
     """Within the block, :func:`posgeom.models.training.train` saves its state and stops at UNIX time ``at``.
 
     The one adapter between ``posgeom reproduce`` and the training loop's deadline
-    (:func:`posgeom.models.training.deadline`): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
+    (``posgeom.models.training.deadline``): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
     process and in the notebook kernels and ``torchrun`` processes, which inherit it) and enters the
     loop's ``deadline(at)`` block where the training module has one. ``None``: no deadline.
     """
@@ -541,7 +541,7 @@ def _training_module():
 
 def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
     """The training runs with a saved state under ``results_dir`` at ``scale``
-    (:func:`posgeom.models.training.checkpoint_progress`; empty where the training loop keeps none)."""
+    (``posgeom.models.training.checkpoint_progress``; empty where the training loop keeps none)."""
     training = _training_module()
     report = getattr(training, "checkpoint_progress", None)
     if not callable(report):
