@@ -229,3 +229,49 @@ def test_a_finished_chapter_discards_the_finished_runs_states(book, tmp_path, fa
     assert len(fake_training_api["discard"]) == 3 and all(c[1:] == ("paper", True) for c in fake_training_api["discard"])
     assert fake_training_api["deadline"] and all(at == fake_training_api["deadline"][0]
                                                  for at in fake_training_api["deadline"])
+
+
+NB_HEADER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def _notebook(body: str) -> str:
+    return NB_HEADER + f"\n# fake\n\n```{{code-cell}} ipython3\n{body}\n```\n"
+
+
+@pytest.mark.slow
+def test_real_kernels_stop_cleanly_at_the_deadline(tmp_path):
+    """Executed notebooks: a cell raising the training loop's TrainingInterrupted, and a cell that
+    ignores the deadline (cut by the cell timeout the budget sets), both end the slice cleanly."""
+    chapters = (Chapter("fake-train", "T", ("C7",), Estimate(0.1, 0.1), Estimate(0.1, 1), True),
+                Chapter("fake-sleep", "S", ("S3",), Estimate(0.1, 0.1), Estimate(0.1, 1), True))
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "fake-train.md").write_text(_notebook(
+        "import os\n"
+        f"assert float(os.environ['{DEADLINE_ENV}']) > 0\n"
+        "class TrainingInterrupted(RuntimeError):\n    pass\n"
+        "raise TrainingInterrupted('training stopped at step 3 of 10 (deadline); call again')"))
+    (tmp_path / "notebooks" / "fake-sleep.md").write_text(_notebook("import time\ntime.sleep(600)"))
+    registry = Registry(tmp_path / "results")
+
+    def run(only, budget):
+        return reproduce("paper", only=[only], device="cpu", chapters=chapters, notebooks_dir=tmp_path / "notebooks",
+                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget)
+
+    report = run("fake-train", "2m")
+    assert report.interrupted == "fake-train" and report.ran == []
+    assert "step 3 of 10" in chapter_progress(chapters[0], "paper", registry)
+    report = run("fake-sleep", "30s")
+    assert report.interrupted == "fake-sleep"
+    assert "1 slice(s)" in chapter_progress(chapters[1], "paper", registry)
