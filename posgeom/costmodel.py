@@ -47,7 +47,7 @@ __all__ = [
     "Assumptions", "ASSUMPTIONS", "Shape", "Work", "ExperimentCost", "Override", "PROPOSED", "CORPUS_LENGTHS",
     "CPU_FLOPS", "GPU_GOAL_MINUTES", "SLICE_MINUTES", "setting", "with_setting", "experiment_costs", "cost_table",
     "totals", "format_costs", "readme_table", "measure_corpus_lengths", "measure_cpu_rate", "mean_tokens",
-    "parameter_count", "peak_memory_gb", "apply_overrides", "RESULT_NAMES", "CPU_FEASIBLE_HOURS", "needs_gpu",
+    "parameter_count", "peak_memory_gb", "apply_overrides", "MEASUREMENTS", "Measurement", "gpu_measurements", "RESULT_NAMES", "CPU_FEASIBLE_HOURS", "needs_gpu",
 ]
 
 #: The goal for the whole GPU part at paper scale (minutes on one H200 at the assumed MFU).
@@ -69,6 +69,46 @@ CORPUS_LENGTHS: dict[tuple[str, str], dict[int, float]] = {
 #: 64, batch 8, 2 threads), measured by :func:`measure_cpu_rate`: 21 and 28 GFLOP/s in two runs on the
 #: machine shared with other work; the lower is kept.
 CPU_FLOPS = 2.1e10
+
+
+#: Where ``scripts/gpu-slice`` appends one JSON line per GPU window (device, MFU, slice times), relative
+#: to the checkout; committed with the results it made.
+MEASUREMENTS = "benchmarks/gpu_slices.jsonl"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One GPU window's benchmark (``scripts/gpu-slice``): device, measured MFU (bf16, sequence 128) and
+    tokens/s, when, and how long the reproduce slice ran."""
+
+    device: str
+    mfu: float
+    tokens_per_s: float
+    started: str
+    reproduce_s: float | None = None
+
+
+def gpu_measurements(root=None) -> list[Measurement]:
+    """The GPU windows recorded in :data:`MEASUREMENTS` (dry runs and CPU runs left out), oldest first."""
+    import json
+    from pathlib import Path
+
+    from .config import checkout_root
+
+    base = Path(root) if root is not None else (checkout_root() or Path(__file__).resolve().parent.parent)
+    path = base / MEASUREMENTS
+    out = []
+    for line in path.read_text().splitlines() if path.is_file() else ():
+        try:
+            row = json.loads(line)
+            bench = row["benchmark"]["results"]["posgeom"]
+            if row.get("dry_run") or bench.get("mfu") is None:
+                continue
+            out.append(Measurement(str(row["device"]), float(bench["mfu"]), float(bench["tokens_per_s"]),
+                                   str(row.get("started", "?")), row.get("reproduce_s")))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
 
 
 @dataclass(frozen=True)
@@ -697,11 +737,22 @@ def format_costs(costs: Sequence[ExperimentCost], *, assumptions: Assumptions = 
                      f"{_hours(c.cpu_hours):>7} {c.slices:>6}" + (f"  {progress[c.experiment]}"
                                                                       if c.experiment in progress else "") + note)
     t = totals(costs)
+    measured = gpu_measurements()
+    lines_measured = []
+    if measured:
+        last = measured[-1]
+        at = dataclasses.replace(assumptions, mfu=last.mfu)
+        minutes = sum(w.gpu_seconds(at) for c in costs for w in c.work if not w.share or w.share not in c.shared) / 60
+        lines_measured.append(f"measured: {last.mfu:.0%} MFU on {last.device} ({last.started}, {MEASUREMENTS}): "
+                              f"{_minutes(minutes)} on the GPU at that MFU")
+    else:
+        lines_measured.append(f"measured: no GPU window recorded yet ({MEASUREMENTS}, written by scripts/gpu-slice)")
     lines.append(f"total: {_tokens(t['tokens_padded'])} padded → {_tokens(t['tokens'])} tokens, "
                  f"{t['flops'] / 1e18:.2f} EFLOP, {_minutes(t['gpu_minutes'])} on the GPU in {t['slices']} slices "
                  f"of at most {SLICE_MINUTES:g} min, {_hours(t['cpu_hours'])} on this CPU, "
                  f"peak GPU memory {t['gpu_memory_gb']:.0f} GB")
     lines.append(f"assumptions: {assumptions.describe()}")
+    lines.extend(lines_measured)
     return "\n".join(lines)
 
 

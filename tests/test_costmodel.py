@@ -127,3 +127,27 @@ def test_format_costs_names_every_experiment_and_the_assumptions():
     for c in costs:
         assert c.experiment in text
     assert "989 TFLOP/s" in text and "40% MFU" in text and "total:" in text
+
+
+def test_gpu_measurements_are_read_from_the_windows_log(tmp_path, monkeypatch):
+    import json
+
+    log = tmp_path / cm.MEASUREMENTS
+    log.parent.mkdir(parents=True)
+    bench = {"results": {"posgeom": {"mfu": 0.31, "tokens_per_s": 4.2e5}}}
+    log.write_text("\n".join([
+        json.dumps({"device": "cpu", "dry_run": True, "benchmark": {"results": {"posgeom": {"mfu": None}}}}),
+        json.dumps({"device": "NVIDIA H200", "dry_run": False, "started": "2026-12-01 20:00 UTC",
+                    "benchmark": bench, "reproduce_s": 400.0}),
+        "not json",
+    ]) + "\n")
+    found = cm.gpu_measurements(tmp_path)
+    assert found == [cm.Measurement("NVIDIA H200", 0.31, 4.2e5, "2026-12-01 20:00 UTC", 400.0)]
+    monkeypatch.setattr(cm, "gpu_measurements", lambda root=None: found)
+    costs = cm.experiment_costs()
+    text = cm.format_costs(costs)
+    at = dataclasses.replace(cm.ASSUMPTIONS, mfu=0.31)
+    expected = cm.totals(cm.experiment_costs(assumptions=at))["gpu_minutes"]
+    assert "measured: 31% MFU on NVIDIA H200" in text and cm._minutes(expected) in text
+    monkeypatch.setattr(cm, "gpu_measurements", lambda root=None: [])
+    assert "no GPU window recorded yet" in cm.format_costs(costs)

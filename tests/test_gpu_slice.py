@@ -28,6 +28,8 @@ def test_dry_run_checks_the_device_benchmarks_and_lists_the_slices():
     summary = json.loads(text.split("summary (paste into benchmarks/README.md):", 1)[1].split("[gpu-slice] then", 1)[0])
     assert summary["dry_run"] is True and summary["benchmark_rc"] == 0 and summary["reproduce_rc"] == 0
     assert summary["benchmark"]["results"]["posgeom"]["tokens_per_s"] > 0
+    assert not summary["recorded_in"].startswith("benchmarks/")  # a dry run leaves the windows' log alone
+    assert json.loads(Path(summary["recorded_in"]).read_text().splitlines()[-1])["dry_run"] is True
 
 
 def test_a_bad_window_is_one_line():
