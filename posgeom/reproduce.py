@@ -282,12 +282,16 @@ def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
     from .costmodel import experiment_costs, needs_gpu
 
     costs = experiment_costs()
+    gpu_chapters = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
     out = []
     for entry in Registry(results_dir).entries(scale="paper"):
         if entry.experiment in (RUNS_EXPERIMENT, PROGRESS_EXPERIMENT) or not code_changed(entry.manifest):
             continue
-        out.append(StaleResult(entry.experiment, entry.key, tuple(entry.manifest.get("code_modules") or ()),
-                               needs_gpu(entry.experiment, costs)))
+        if entry.experiment == CLAIMS_EXPERIMENT:  # a chapter's verdicts: rerun with the whole chapter
+            gpu = entry.values.get("chapter") in gpu_chapters
+        else:
+            gpu = needs_gpu(entry.experiment, costs)
+        out.append(StaleResult(entry.experiment, entry.key, tuple(entry.manifest.get("code_modules") or ()), gpu))
     return out
 
 

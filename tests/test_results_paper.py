@@ -29,11 +29,19 @@ def test_stale_results_are_found_and_gpu_ones_told_apart(tmp_path, monkeypatch):
     common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
     for name in ("zoo.fresh", "zoo.table", "separation.drift.mlm.normal.wd0"):
         registry.save(name, {"x": 1}, **common)
+    for chapter in ("theorem4-separation", "corpus-geometry"):  # a GPU chapter's verdicts and a CPU one's
+        registry.save("claims", {"chapter": chapter, "rows": []}, **{**common, "params": {"chapter": chapter}})
     assert stale_paper_results(tmp_path) == []  # written by the current code: all fresh
     # made by "other code": the two entries' code keys no longer match
     real = rp.code_changed
     monkeypatch.setattr(rp, "code_changed", lambda m: m["experiment"] != "zoo.fresh" or real(m))
-    found = {s.experiment: s for s in stale_paper_results(tmp_path)}
+    stale = stale_paper_results(tmp_path)
+    claims = {s.key: s.needs_gpu for s in stale if s.experiment == "claims"}
+    from posgeom.registry import params_key
+
+    assert claims == {params_key({"chapter": "theorem4-separation"}): True,
+                      params_key({"chapter": "corpus-geometry"}): False}
+    found = {s.experiment: s for s in stale if s.experiment != "claims"}
     assert set(found) == {"zoo.table", "separation.drift.mlm.normal.wd0"}
     assert not found["zoo.table"].needs_gpu and found["separation.drift.mlm.normal.wd0"].needs_gpu
     assert "posgeom.experiments.zoo" in str(found["zoo.table"])
@@ -55,7 +63,10 @@ def test_results_check_says_which_stale_paper_entries_need_a_gpu(tmp_path, monke
     common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
     for name in ("zoo.table", "separation.drift.mlm.normal.wd0"):
         registry.save(name, {"x": 1}, **common)
+    import posgeom.reproduce as rp
+
     monkeypatch.setattr(reg, "code_changed", lambda manifest: True)
+    monkeypatch.setattr(rp, "code_changed", lambda manifest: True)
     assert main(["results", "check", "--scale", "paper", "--results-dir", str(tmp_path), "--no-sweep"]) == 0
     lines = capsys.readouterr().out.splitlines()
     cpu = next(line for line in lines if "zoo.table" in line)

@@ -37,7 +37,7 @@ def _run_check(args) -> int:
         json.dump({"results_dir": str(root), "counts": dict(counts), "entries": rows}, sys.stdout)
         sys.stdout.write("\n")
     else:
-        gpu = _gpu_note(report)
+        gpu = _gpu_note(report, root)
         for e in report:
             if args.all or e.status != "ok":
                 print(f"{e.status:<10} {e.scale}/{e.experiment}/{e.key}: {e.detail}{gpu.get(id(e), '')}")
@@ -47,17 +47,18 @@ def _run_check(args) -> int:
     return 1 if counts["damaged"] else 0
 
 
-def _gpu_note(report) -> dict[int, str]:
-    """For stale paper-scale entries: whether recomputing them needs a GPU (``posgeom.costmodel.needs_gpu``);
-    a CPU-recomputable one must be rerun before a change lands (``tests/test_results_paper.py``)."""
+def _gpu_note(report, root) -> dict[int, str]:
+    """For stale paper-scale entries: whether recomputing them needs a GPU
+    (``posgeom.reproduce.stale_paper_results``); a CPU-recomputable one must be rerun before a change
+    lands (``tests/test_results_paper.py``)."""
     stale = [e for e in report if e.status == "stale" and e.scale == "paper"]
     if not stale:
         return {}
-    from ..costmodel import experiment_costs, needs_gpu
+    from ..reproduce import stale_paper_results
 
-    costs = experiment_costs()
+    gpu = {(s.experiment, s.key): s.needs_gpu for s in stale_paper_results(root)}
     return {id(e): ("; recompute it on a GPU (posgeom reproduce --scale paper --budget 9m)"
-                    if needs_gpu(e.experiment, costs) else
+                    if gpu.get((e.experiment, e.key)) else
                     "; a CPU recomputes it: rerun its chapter at paper scale before the change lands")
             for e in stale}
 
