@@ -870,9 +870,28 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
     for experiment, text in progress.items():
         lines.append(f"saved training at {scale}: {experiment}: {text}")
     if scale == "paper":
+        stored = experiment_results(registry, scale)
+        status = {e: "; ".join(t for t in (stored.get(e), progress.get(e)) if t) for e in {*stored, *progress}}
         lines.append("")
-        lines.append(cost_report([c.slug for c in chapters], progress=progress))
+        lines.append(cost_report([c.slug for c in chapters], progress=status))
     return "\n".join(lines)
+
+
+def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, str]:
+    """Per costed experiment (``module:function``, :data:`posgeom.costmodel.RESULT_NAMES`), its stored
+    entries at ``scale``: ``"3 stored"``, ``"3 stored (1 stale)"``."""
+    from fnmatch import fnmatchcase
+
+    from .costmodel import RESULT_NAMES
+
+    counts: dict[str, list[int]] = {}
+    for entry in registry.entries(scale=scale):
+        for experiment, patterns in RESULT_NAMES.items():
+            if any(fnmatchcase(entry.experiment, p) for p in patterns):
+                n = counts.setdefault(experiment, [0, 0])
+                n[0] += 1
+                n[1] += bool(code_changed(entry.manifest))
+    return {e: f"{n} stored" + (f" ({stale} stale)" if stale else "") for e, (n, stale) in counts.items()}
 
 
 def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:
@@ -917,7 +936,7 @@ __all__ = [
     "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
     "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "resolve_results_dir",
     "SliceInterrupted", "PROGRESS_EXPERIMENT", "DEADLINE_ENV", "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "parse_budget",
-    "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",
+    "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "experiment_results", "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",
 ]
 
 if __name__ == "__main__":

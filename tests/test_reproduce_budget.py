@@ -275,3 +275,23 @@ def test_real_kernels_stop_cleanly_at_the_deadline(tmp_path):
     report = run("fake-sleep", "30s")
     assert report.interrupted == "fake-sleep"
     assert "1 slice(s)" in chapter_progress(chapters[1], "paper", registry)
+
+
+def test_list_shows_stored_and_stale_results_per_experiment(book, monkeypatch):
+    import posgeom.reproduce as rp
+    from posgeom.reproduce import experiment_results
+
+    registry = Registry(book / "results")
+    common = dict(scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
+    registry.save("separation.drift.mlm.normal.wd0", {"x": 1}, params={"a": 1}, **common)
+    registry.save("separation.imdb.mlm.normal.wd0", {"x": 1}, params={"a": 2}, **common)
+    registry.save("learned_init_study", {"x": 1}, params={"a": 1}, **common)
+    assert experiment_results(registry) == {"separation:run_separation": "2 stored",
+                                            "learned_tables:run_init_study": "1 stored"}
+    monkeypatch.setattr(rp, "code_changed", lambda m: m["experiment"].startswith("separation.imdb"))
+    assert experiment_results(registry)["separation:run_separation"] == "2 stored (1 stale)"
+    from posgeom.reproduce import CHAPTERS
+
+    listing = format_list(CHAPTERS, "paper", registry, book / "notebooks")
+    line = next(x for x in listing.splitlines() if x.strip().startswith("separation:run_separation"))
+    assert "2 stored (1 stale)" in line
