@@ -674,7 +674,7 @@ def experiment_costs(*, proposed: bool = False, assumptions: Assumptions = ASSUM
         seconds = sum(w.gpu_seconds(assumptions) for w in counted)
         costs.append(ExperimentCost(
             chapter=chapter, experiment=f"{module}:{function}", work=work,
-            runs=sum(w.runs for w in counted if w.kind == "train"),
+            runs=sum(w.runs for w in counted if w.kind == "train" and w.batch_size > 1),  # not per-example work
             tokens_padded=sum(w.tokens(False) for w in counted), tokens=sum(w.tokens(assumptions.bucketed) for w in counted),
             flops=flops, gpu_memory_gb=max((peak_memory_gb(w) for w in work), default=0.0),
             gpu_minutes=seconds / 60, steps=sum(w.steps for w in counted if w.kind == "train"),
