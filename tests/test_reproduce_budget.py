@@ -295,3 +295,24 @@ def test_list_shows_stored_and_stale_results_per_experiment(book, monkeypatch):
     listing = format_list(CHAPTERS, "paper", registry, book / "notebooks")
     line = next(x for x in listing.splitlines() if x.strip().startswith("separation:run_separation"))
     assert "2 stored (1 stale)" in line
+
+
+def test_a_torchrun_worker_stopped_at_the_deadline_exits_75(monkeypatch, capsys):
+    import posgeom.reproduce as rp
+
+    class TrainingInterrupted(RuntimeError):
+        pass
+
+    def stops(entry_points, settings=None):
+        raise TrainingInterrupted("training stopped at step 5 of 9 (deadline)")
+
+    monkeypatch.setattr(rp, "run_ddp_worker", stops)
+    assert rp._worker_main(["--ddp-worker", "m:f"]) == rp.INTERRUPTED_EXIT == 75
+    assert "step 5 of 9" in capsys.readouterr().err
+
+    def fails(entry_points, settings=None):
+        raise ValueError("a real failure")
+
+    monkeypatch.setattr(rp, "run_ddp_worker", fails)
+    with pytest.raises(ValueError, match="a real failure"):
+        rp._worker_main(["--ddp-worker", "m:f"])
