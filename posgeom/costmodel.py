@@ -638,10 +638,19 @@ def _proposed_for(module: str, settings: Any, overrides: Sequence[Override]) -> 
     return settings, pending
 
 
+def _plain(value: Any) -> Any:
+    """Settings as plain data: dataclasses and mappings → dicts, tuples → lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _same(a, b) -> bool:
-    norm = lambda v: ({k: norm(x) for k, x in v.items()} if isinstance(v, Mapping)  # noqa: E731
-                      else [norm(x) for x in v] if isinstance(v, (list, tuple)) else v)
-    return norm(a) == norm(b)
+    return _plain(a) == _plain(b)
 
 
 # --------------------------------------------------------------------------------------------

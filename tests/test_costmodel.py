@@ -86,7 +86,8 @@ def test_proposed_settings_fit_the_goal_and_keep_each_run_s_sequences():
     now, then = cm.experiment_costs(), cm.experiment_costs(proposed=True)
     assert cm.totals(then)["gpu_minutes"] <= cm.GPU_GOAL_MINUTES
     for o in cm.PROPOSED:
-        assert cm.setting(cm._paper(o.module), *o.path) in (o.old, o.new), o  # old values are the modules'
+        now_value = cm.setting(cm._paper(o.module), *o.path)
+        assert cm._same(now_value, o.old) or cm._same(now_value, o.new), o  # old values are the modules'
     for a, b in zip(now, then):
         assert b.tokens == pytest.approx(a.tokens)  # steps x batch unchanged: the same sequences
         assert b.gpu_minutes <= a.gpu_minutes + 1e-9
@@ -151,3 +152,28 @@ def test_gpu_measurements_are_read_from_the_windows_log(tmp_path, monkeypatch):
     assert "measured: 31% MFU on NVIDIA H200" in text and cm._minutes(expected) in text
     monkeypatch.setattr(cm, "gpu_measurements", lambda root=None: [])
     assert "no GPU window recorded yet" in cm.format_costs(costs)
+
+
+def _typed(value, name="Settings"):
+    """A dict of settings turned into nested frozen dataclasses (as the typed experiment settings are)."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k.isidentifier() for k in value):
+        return tuple(value) if isinstance(value, list) else value
+    fields = {k: _typed(v, f"{name}_{k}") for k, v in value.items()}
+    cls = dataclasses.make_dataclass(name, [(k, object) for k in fields], frozen=True)
+    return cls(**fields)
+
+
+def test_typed_settings_cost_the_same_as_dicts():
+    as_dict = lambda m: cm._plain(cm._paper(m))  # noqa: E731
+    as_typed = lambda m: _typed(cm._plain(cm._paper(m)))  # noqa: E731
+    for proposed in (False, True):
+        a = cm.experiment_costs(proposed=proposed, settings_of=as_dict)
+        b = cm.experiment_costs(proposed=proposed, settings_of=as_typed)
+        assert [x.flops for x in a] == pytest.approx([x.flops for x in b])
+        assert [x.gpu_minutes for x in a] == pytest.approx([x.gpu_minutes for x in b])
+    # an override already applied in a typed module is recognised as applied
+    o = next(o for o in cm.PROPOSED if o.module == "minimal_parametrisation" and o.path == ("train", "steps"))
+    typed = _typed(cm._plain(cm._paper(o.module)))
+    applied = cm.with_setting(typed, o.path, _typed(o.new, "Steps"))
+    _, pending = cm._proposed_for(o.module, applied, [o])
+    assert pending == []
