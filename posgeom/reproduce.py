@@ -543,6 +543,16 @@ def _training_module():
     return training
 
 
+def _cost_label(origin: str) -> str:
+    """The cost model's ``module:function`` for a training run's origin, matched by the function's name
+    (an experiment whose function moved to another module keeps its row); the origin itself otherwise."""
+    from .costmodel import EXPERIMENTS
+
+    function = origin.rpartition(":")[2]
+    labels = [f"{module}:{name}" for _, module, name, _ in EXPERIMENTS if name == function]
+    return labels[0] if labels else origin.removeprefix("posgeom.experiments.")
+
+
 def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
     """The training runs with a saved state under ``results_dir`` at ``scale``
     (``posgeom.models.training.checkpoint_progress``; empty where the training loop keeps none)."""
@@ -553,7 +563,7 @@ def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress
     out = []
     for row in report(results_dir=results_dir, scale=scale) or ():
         get = (lambda k, r=row: r.get(k)) if isinstance(row, dict) else (lambda k, r=row: getattr(r, k, None))
-        origin = str(get("origin") or "?").removeprefix("posgeom.experiments.")
+        origin = _cost_label(str(get("origin") or "?"))
         step = get("step") if get("step") is not None else get("steps_done")
         if step is None or get("total_steps") is None:
             continue

@@ -213,11 +213,14 @@ def test_list_shows_saved_training_runs_per_experiment(book, fake_training_api):
     from posgeom.reproduce import checkpoint_progress, experiment_progress
 
     fake_training_api["rows"] = [Saved("posgeom.experiments.separation:run_separation", 2500, 2500, True),
-                                 Saved("posgeom.experiments.separation:run_separation", 400, 2500, False)]
+                                 Saved("posgeom.experiments.separation:run_separation", 400, 2500, False),
+                                 Saved("posgeom.experiments.monotonicity_ntk:run_ntk", 10, 20, False)]
     runs = checkpoint_progress(book / "results", "paper")
     assert [(r.experiment, r.step, r.complete) for r in runs] == [("separation:run_separation", 2500, True),
-                                                                 ("separation:run_separation", 400, False)]
-    assert experiment_progress(runs) == {"separation:run_separation": "1 run(s) finished, 1 at step 400 of 2500"}
+                                                                 ("separation:run_separation", 400, False),
+                                                                 ("monotonicity:run_ntk", 10, False)]  # moved: by name
+    assert experiment_progress(runs) == {"separation:run_separation": "1 run(s) finished, 1 at step 400 of 2500",
+                                         "monotonicity:run_ntk": "1 at step 10 of 20"}
     listing = format_list(FAKES, "paper", Registry(book / "results"), book / "notebooks")
     assert "saved training at paper: separation:run_separation: 1 run(s) finished, 1 at step 400 of 2500" in listing
 
