@@ -319,3 +319,52 @@ def test_a_torchrun_worker_stopped_at_the_deadline_exits_75(monkeypatch, capsys)
     monkeypatch.setattr(rp, "run_ddp_worker", fails)
     with pytest.raises(ValueError, match="a real failure"):
         rp._worker_main(["--ddp-worker", "m:f"])
+
+
+def _has_training_deadline() -> bool:
+    from posgeom.models import training
+
+    return callable(getattr(training, "deadline", None)) and callable(getattr(training, "checkpoint_progress", None))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _has_training_deadline(), reason="the training loop has no deadline here")
+def test_budget_with_the_real_training_loop_stops_and_resumes(tmp_path):
+    """A chapter whose notebook trains with posgeom.models.train: the first call stops it at the deadline
+    (the loop saves its state), --list shows the saved run, the second call resumes and finishes it."""
+    steps = 6000  # at most 250 steps/s (the callback's pause): at least 24 s, longer than the first slice
+    cell = (
+        "import time, posgeom, torch\n"
+        "from posgeom.models import Callback, TrainConfig, build_model, get_config, train\n"
+        "class Pace(Callback):\n"
+        "    def on_step_end(self, state):\n"
+        "        time.sleep(0.004)\n"
+        "from posgeom.report import ComparisonRow, comparison_table\n"
+        "settings = posgeom.get_settings()\n"
+        "cfg = get_config('quick', vocab_size=40, max_len=8, d_model=8, n_layers=1, n_heads=2, d_ff=16)\n"
+        "model = build_model(cfg, 'mlm', seed=0)\n"
+        "ids = torch.randint(5, 40, (64, 8), generator=torch.Generator().manual_seed(0))\n"
+        f"r = train(model, (ids, None), TrainConfig(task='mlm', batch_size=8, max_steps={steps}, device='cpu', "
+        "progress=False, seed=0, mask_token_id=4, special_token_ids=(0, 1, 2, 3, 4)), callbacks=[Pace()])\n"
+        "comparison_table([ComparisonRow('C7', ours='1', scale=settings.scale, model='none', corpus='toy', "
+        "verdict='reproduced')], chapter='fake-loop', settings=settings)"
+    )
+    chapters = (Chapter("fake-loop", "L", ("C7",), Estimate(0.1, 0.1), Estimate(0.1, 1), True),)
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "fake-loop.md").write_text(_notebook(cell))
+    registry = Registry(tmp_path / "results")
+
+    def run(budget):
+        return reproduce("paper", device="cpu", chapters=chapters, notebooks_dir=tmp_path / "notebooks",
+                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget)
+
+    first = run("30s")
+    assert first.interrupted == "fake-loop"
+    from posgeom.reproduce import checkpoint_progress
+
+    saved = checkpoint_progress(tmp_path / "results", "paper")
+    assert len(saved) == 1 and 0 < saved[0].step < steps and not saved[0].complete
+    assert f"of {steps}" in chapter_progress(chapters[0], "paper", registry)
+    second = run("10m")
+    assert [r.slug for r in second.ran] == ["fake-loop"] and second.interrupted is None
+    assert chapter_status(chapters[0], "paper", registry) == "done"
