@@ -797,7 +797,8 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
                           params={"chapter": chapter.slug}, scale=scale, seed=settings.seed, device=resolved)
             report.ran.append(run)
             _clear_progress(registry, chapter.slug, scale)
-            if deadline is not None:
+            if deadline is not None and not registry.entries(PROGRESS_EXPERIMENT, scale=scale):
+                # no other chapter is in progress: no finished run's state is still needed
                 discard_finished_checkpoints(results_dir, scale)
             memory = "" if run.peak_rss_gb is None else f", peak memory {run.peak_rss_gb:.1f} GB"
             memory += "" if run.gpu_peak_gb is None else f" (GPU {run.gpu_peak_gb:.1f} GB)"

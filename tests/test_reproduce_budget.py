@@ -368,3 +368,19 @@ def test_budget_with_the_real_training_loop_stops_and_resumes(tmp_path):
     second = run("10m")
     assert [r.slug for r in second.ran] == ["fake-loop"] and second.interrupted is None
     assert chapter_status(chapters[0], "paper", registry) == "done"
+
+
+def test_finished_runs_states_are_kept_while_another_chapter_is_in_progress(book, tmp_path, fake_training_api):
+    clock = FakeClock()
+    fake = FakeTraining(tmp_path, clock, {"fake-a": 1, "fake-b": 100, "fake-c": 1})
+    go(book, fake, clock, "2m", [])  # a finishes (its states discarded), b stops at the deadline
+    assert report_discards(fake_training_api) == 1
+    reproduce("paper", only=["fake-c"], device="cpu", chapters=FAKES, notebooks_dir=book / "notebooks",
+              results_dir=book / "results", out=lambda line: None, budget="2m", execute=fake, clock=clock)
+    assert report_discards(fake_training_api) == 1  # b is in progress: its finished runs' states stay
+    go(book, fake, clock, "1h", [])  # b finishes
+    assert report_discards(fake_training_api) == 2
+
+
+def report_discards(calls) -> int:
+    return len(calls["discard"])
