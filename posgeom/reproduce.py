@@ -52,6 +52,16 @@ from .report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
 
 #: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
 RUNS_EXPERIMENT = "chapter_runs"
+#: Registry experiment where a budgeted run records a chapter it stopped at the deadline (its progress).
+PROGRESS_EXPERIMENT = "chapter_progress"
+#: The exception :func:`posgeom.models.training.train` raises at its deadline, by name (seen in a kernel).
+INTERRUPTED_NAME = "TrainingInterrupted"
+#: The environment variable holding the training deadline (a UNIX time), read by the training loop.
+DEADLINE_ENV = "POSGEOM_DEADLINE"
+#: Exit status of a ``torchrun`` worker whose training stopped at the deadline (EX_TEMPFAIL: call again).
+INTERRUPTED_EXIT = 75
+#: Seconds kept back from a budget for the training loop to save its state and the kernel to stop.
+BUDGET_MARGIN_S = 20.0
 #: Printed by the probe cell appended to every executed notebook (peak memory of the kernel).
 _PROBE_MARK = "__posgeom_reproduce_probe__"
 _PROBE = f"""\
@@ -147,6 +157,20 @@ class ChapterFailed(RuntimeError):
         self.slug = slug
 
 
+class SliceInterrupted(RuntimeError):
+    """A chapter stopped at the budget's deadline; training saved its state and the next call resumes it."""
+
+    def __init__(self, slug: str, message: str):
+        super().__init__(f"chapter {slug!r} stopped at the deadline: {message}")
+        self.slug, self.detail = slug, message
+
+    @property
+    def steps(self) -> tuple[int, int] | None:
+        """``(steps done, total steps)`` of the interrupted training run, when the message names them."""
+        found = re.search(r"step (\d+) of (\d+)", self.detail)
+        return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 @dataclass
 class ChapterRun:
     """What executing one chapter measured."""
@@ -166,6 +190,9 @@ class ReproduceReport:
     scale: str
     ran: list[ChapterRun] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: With a budget: the chapter stopped at the deadline (resumed next time), and the chapters left for later.
+    interrupted: str | None = None
+    deferred: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,6 +258,43 @@ def claims_stale_reason(entry: Result, *, notebooks_dir: str | Path | None = Non
     return None
 
 
+@dataclass(frozen=True)
+class StaleResult:
+    """A committed paper-scale registry entry made by code that has changed since.
+
+    ``modules``: the posgeom modules the entry's code key covers (one of them, or what it imports, changed);
+    ``needs_gpu``: recomputing it needs a GPU (:func:`posgeom.costmodel.needs_gpu`).
+    """
+
+    experiment: str
+    key: str
+    modules: tuple[str, ...]
+    needs_gpu: bool
+
+    def __str__(self) -> str:
+        where = "a GPU" if self.needs_gpu else "this CPU"
+        return (f"paper/{self.experiment}/{self.key}: code changed in {', '.join(self.modules) or 'unrecorded code'} "
+                f"(or what they import); recompute it on {where}")
+
+
+def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
+    """Every paper-scale entry of the registry at ``results_dir`` whose code key no longer matches the code."""
+    from .costmodel import experiment_costs, needs_gpu
+
+    costs = experiment_costs()
+    gpu_chapters = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
+    out = []
+    for entry in Registry(results_dir).entries(scale="paper"):
+        if entry.experiment in (RUNS_EXPERIMENT, PROGRESS_EXPERIMENT) or not code_changed(entry.manifest):
+            continue
+        if entry.experiment == CLAIMS_EXPERIMENT:  # a chapter's verdicts: rerun with the whole chapter
+            gpu = entry.values.get("chapter") in gpu_chapters
+        else:
+            gpu = needs_gpu(entry.experiment, costs)
+        out.append(StaleResult(entry.experiment, entry.key, tuple(entry.manifest.get("code_modules") or ()), gpu))
+    return out
+
+
 def chapter_status(chapter: Chapter, scale: str, registry: Registry, *,
                    notebooks_dir: str | Path | None = None) -> str:
     """``"done"``, ``"not run"`` or ``"stale (code changed)"`` / ``"stale (notebook changed)"`` at ``scale``."""
@@ -257,7 +321,8 @@ def _first_line(source: str) -> str:
 
 
 def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | None = None,
-                     on_cell: Callable[[int, int], None] | None = None, slug: str | None = None) -> dict:
+                     on_cell: Callable[[int, int], None] | None = None, slug: str | None = None,
+                     interrupt_on_timeout: bool = False) -> dict:
     """Execute a MyST text notebook top to bottom in a fresh ``python3`` kernel (cwd: its folder).
 
     Parameters
@@ -266,6 +331,7 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
     env : the kernel's environment.
     timeout : seconds allowed per cell (None: no limit).
     on_cell : called as ``on_cell(k, n)`` before the ``k``-th of ``n`` code cells (1-based).
+    interrupt_on_timeout : a cell timeout means the budget ran out (:class:`SliceInterrupted`), not a failure.
 
     Returns
     -------
@@ -273,6 +339,8 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
 
     Raises
     ------
+    SliceInterrupted
+        When training stopped at its deadline (``TrainingInterrupted`` in the kernel): its state is saved.
     ChapterFailed
         Naming the cell (its number among the code cells and its first line) and the error.
     """
@@ -302,6 +370,11 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         index = current["index"]
         where = (f"code cell {position[index]} of {len(code)} (starting `{_first_line(nb.cells[index].source)}`)"
                  if index in position else "the probe cell appended by posgeom reproduce")
+        if isinstance(err, CellExecutionError) and err.ename == INTERRUPTED_NAME:
+            raise SliceInterrupted(slug, str(err.evalue)) from None
+        if isinstance(err, CellTimeoutError) and interrupt_on_timeout:
+            raise SliceInterrupted(slug, f"the budget ran out in a cell that does not stop at the training deadline "
+                                         f"({path.name}, code cell {position.get(current['index'], '?')})") from None
         if isinstance(err, CellExecutionError):
             what = f"{err.ename}: {err.evalue}"
         elif isinstance(err, CellTimeoutError):
@@ -398,6 +471,151 @@ def default_nproc(scale: str, device: str) -> int:
 
 
 # --------------------------------------------------------------------------------------------
+# Budgets: a deadline for training, slices that fit
+# --------------------------------------------------------------------------------------------
+
+_BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)\s*$")
+_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_budget(text: str | float | int) -> float:
+    """A budget such as ``"90s"``, ``"9m"``, ``"2h"`` (or a number of seconds) in seconds.
+
+    Raises :class:`ValueError` with one line saying what is accepted.
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        seconds = float(text)
+    else:
+        found = _BUDGET.match(str(text).lower())
+        if not found:
+            raise ValueError(f"budget {text!r} is not a duration: write a number followed by s, m or h "
+                             "(for example 90s, 9m, 2h)")
+        seconds = float(found.group(1)) * _UNIT_S[found.group(2)]
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise ValueError(f"budget {text!r} must be a positive duration (for example 90s, 9m, 2h)")
+    return seconds
+
+
+@contextmanager
+def training_deadline(at: float | None):
+    """Within the block, :func:`posgeom.models.training.train` saves its state and stops at UNIX time ``at``.
+
+    The one adapter between ``posgeom reproduce`` and the training loop's deadline
+    (``posgeom.models.training.deadline``): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
+    process and in the notebook kernels and ``torchrun`` processes, which inherit it) and enters the
+    loop's ``deadline(at)`` block where the training module has one. ``None``: no deadline.
+    """
+    if at is None:
+        yield
+        return
+    previous = os.environ.get(DEADLINE_ENV)
+    os.environ[DEADLINE_ENV] = repr(float(at))
+    try:
+        manager = getattr(_training_module(), "deadline", None)
+        if callable(manager):
+            with manager(float(at)):
+                yield
+        else:
+            yield
+    finally:
+        if previous is None:
+            os.environ.pop(DEADLINE_ENV, None)
+        else:
+            os.environ[DEADLINE_ENV] = previous
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """One training run with a saved state: the experiment that trains it (``module:function``, as in
+    :mod:`posgeom.costmodel`), its steps done and total, and whether it had finished."""
+
+    experiment: str
+    step: int
+    total_steps: int
+    complete: bool
+
+
+def _training_module():
+    try:
+        from .models import training
+    except ImportError:  # no deep-learning stack: nothing can have been trained
+        return None
+    return training
+
+
+def _cost_label(origin: str) -> str:
+    """The cost model's ``module:function`` for a training run's origin, matched by the function's name
+    (an experiment whose function moved to another module keeps its row); the origin itself otherwise."""
+    from .costmodel import EXPERIMENTS
+
+    function = origin.rpartition(":")[2]
+    labels = [f"{module}:{name}" for _, module, name, _ in EXPERIMENTS if name == function]
+    return labels[0] if labels else origin.removeprefix("posgeom.experiments.")
+
+
+def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
+    """The training runs with a saved state under ``results_dir`` at ``scale``
+    (``posgeom.models.training.checkpoint_progress``; empty where the training loop keeps none)."""
+    training = _training_module()
+    report = getattr(training, "checkpoint_progress", None)
+    if not callable(report):
+        return []
+    out = []
+    for row in report(results_dir=results_dir, scale=scale) or ():
+        get = (lambda k, r=row: r.get(k)) if isinstance(row, dict) else (lambda k, r=row: getattr(r, k, None))
+        origin = _cost_label(str(get("origin") or "?"))
+        step = get("step") if get("step") is not None else get("steps_done")
+        if step is None or get("total_steps") is None:
+            continue
+        out.append(RunProgress(origin, int(step), int(get("total_steps")), bool(get("complete"))))
+    return out
+
+
+def experiment_progress(runs: Sequence[RunProgress]) -> dict[str, str]:
+    """Per experiment, its saved runs as text: ``"2 runs finished, 1 at step 400 of 2500"``."""
+    by: dict[str, list[RunProgress]] = {}
+    for r in runs:
+        by.setdefault(r.experiment, []).append(r)
+    out = {}
+    for experiment, rows in by.items():
+        done = sum(r.complete for r in rows)
+        parts = [f"{done} run(s) finished"] if done else []
+        parts += [f"1 at step {r.step} of {r.total_steps}" for r in rows if not r.complete]
+        out[experiment] = ", ".join(parts)
+    return out
+
+
+def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
+    """Remove the saved states of finished training runs (kept while a deadline was set, so that an
+    interrupted experiment skips them); called once a chapter has stored its results. Returns how many."""
+    discard = getattr(_training_module(), "discard_checkpoints", None)
+    if not callable(discard):
+        return 0
+    return len(discard(results_dir=results_dir, scale=scale, complete_only=True))
+
+
+def chapter_progress(chapter: Chapter, scale: str, registry: Registry) -> str | None:
+    """What a budgeted run recorded when it stopped ``chapter`` at the deadline (None: nothing recorded)."""
+    params = {"chapter": chapter.slug}
+    if not registry.has(PROGRESS_EXPERIMENT, params=params, scale=scale):
+        return None
+    v = registry.load(PROGRESS_EXPERIMENT, params=params, scale=scale).values
+    steps = f", training at step {v['steps_done']} of {v['total_steps']}" if v.get("total_steps") else ""
+    return f"{v.get('slices', 1)} slice(s), {_fmt_minutes(v.get('wall_s', 0.0) / 60)} so far{steps}"
+
+
+#: The least time left (minutes) for which a budgeted run still starts a chapter longer than that.
+MIN_SLICE_MINUTES = 1.0
+
+
+def slice_minutes(chapter: Chapter, scale: str) -> float:
+    """The time a budgeted run needs left to start ``chapter``: its whole estimate when shorter than
+    :data:`MIN_SLICE_MINUTES`, else that minimum (its training is resumable and its finished experiments
+    are stored, so a slice that ends at the deadline is progress)."""
+    return min(chapter.estimate(scale).minutes, MIN_SLICE_MINUTES)
+
+
+# --------------------------------------------------------------------------------------------
 # The plan and the run
 # --------------------------------------------------------------------------------------------
 
@@ -446,7 +664,9 @@ def resolve_results_dir(results_dir, notebooks: Path) -> Path:
 def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: str | None = None, *,
               force: bool = False, nproc: int | None = None, chapters: Sequence[Chapter] = CHAPTERS,
               notebooks_dir: str | Path | None = None, results_dir: str | Path | None = None,
-              timeout: int | None = None, out: Callable[[str], None] = print) -> ReproduceReport:
+              timeout: int | None = None, out: Callable[[str], None] = print, budget: str | float | None = None,
+              execute: Callable[..., dict] = execute_notebook,
+              clock: Callable[[], float] = time.time) -> ReproduceReport:
     """Execute the selected chapters that are not done at ``scale`` (all of them with ``force``).
 
     Parameters
@@ -462,6 +682,10 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
         checkout's ``notebooks/``, ``POSGEOM_RESULTS_DIR`` else the checkout's ``results/``).
     timeout : seconds per cell (default 3600 at ``quick``, none at ``paper``).
     out : where the plan and the per-chapter lines go.
+    budget : run only what fits: ``"90s"``, ``"9m"``, ``"2h"`` (:func:`parse_budget`). Training stops at
+        the deadline (``POSGEOM_DEADLINE``, :func:`training_deadline`) after saving its state; the chapter
+        is recorded as in progress and resumed by the next call; chapters that do not fit are left for later.
+    execute, clock : the notebook executor (:func:`execute_notebook`) and the wall clock (tests replace them).
 
     Returns
     -------
@@ -496,6 +720,9 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
         if not resolved.startswith("cuda") or nproc > torch.cuda.device_count():
             raise ValueError(f"nproc={nproc} needs {nproc} CUDA devices; this machine has "
                              f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}")
+    budget_s = parse_budget(budget) if budget is not None else None
+    started = clock()
+    deadline = None if budget_s is None else started + max(budget_s - BUDGET_MARGIN_S, budget_s / 2)
     timeout = timeout if timeout is not None else (3600 if scale == "quick" else None)
     statuses = {c.slug: chapter_status(c, scale, registry, notebooks_dir=notebooks) for c in selected}
     out(f"posgeom reproduce: scale {scale}, device {resolved}, results {results_dir}, "
@@ -518,22 +745,48 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
 
     try:
         for k, chapter in enumerate(pending, 1):
+            left_min = None if deadline is None else (deadline - clock()) / 60
+            if left_min is not None and left_min < slice_minutes(chapter, scale):
+                report.deferred = [c.slug for c in pending[k - 1:]]
+                say(f"budget: {left_min:.1f} min left, {chapter.slug} needs at least "
+                    f"{slice_minutes(chapter, scale):.1f} min; left for the next call: {', '.join(report.deferred)}")
+                break
             bar.set_postfix_str(chapter.slug)
             start = time.perf_counter()
             command = None
-            if scale == "paper" and chapter.ddp and nproc > 1:
-                command = ddp_command(chapter.ddp, nproc)
-                say(f"[{k}/{len(pending)}] {chapter.slug}: " + " ".join(ddp_command(chapter.ddp, nproc, printable=True)))
-                done = subprocess.run(command, cwd=notebooks, env=env)
-                if done.returncode != 0:
-                    raise ChapterFailed(chapter.slug, f"the torchrun step exited with code {done.returncode} (its "
-                                                      "output is above); --nproc-per-node 1 trains in one process")
+            run_env = {**env, DEADLINE_ENV: repr(float(deadline))} if deadline is not None else env
 
             def on_cell(i, n, slug=chapter.slug):
                 bar.set_postfix_str(f"{slug} cell {i}/{n}")
 
-            probe = execute_notebook(notebooks / f"{chapter.slug}.md", env=env, timeout=timeout, on_cell=on_cell,
-                                     slug=chapter.slug)
+            try:
+                if scale == "paper" and chapter.ddp and nproc > 1:
+                    command = ddp_command(chapter.ddp, nproc)
+                    say(f"[{k}/{len(pending)}] {chapter.slug}: "
+                        + " ".join(ddp_command(chapter.ddp, nproc, printable=True)))
+                    done = subprocess.run(command, cwd=notebooks, env=run_env)
+                    if done.returncode == INTERRUPTED_EXIT and deadline is not None:
+                        raise SliceInterrupted(chapter.slug, "the torchrun step stopped at the training deadline")
+                    if done.returncode != 0:
+                        raise ChapterFailed(chapter.slug, f"the torchrun step exited with code {done.returncode} "
+                                                          "(its output is above); --nproc-per-node 1 trains in one "
+                                                          "process")
+                cell_timeout = timeout
+                if deadline is not None:  # a cell that ignores the training deadline still ends with the budget
+                    grace = int(deadline - clock() + BUDGET_MARGIN_S / 2)
+                    cell_timeout = max(1, grace if timeout is None else min(timeout, grace))
+                with training_deadline(deadline):
+                    probe = execute(notebooks / f"{chapter.slug}.md", env=run_env, timeout=cell_timeout,
+                                    on_cell=on_cell, slug=chapter.slug, interrupt_on_timeout=deadline is not None)
+            except SliceInterrupted as stop:
+                wall = time.perf_counter() - start
+                _record_progress(registry, chapter.slug, scale, stop, wall, seed=settings.seed, device=resolved)
+                report.interrupted = chapter.slug
+                report.deferred = [c.slug for c in pending[k:]]
+                steps = f" at training step {stop.steps[0]} of {stop.steps[1]}" if stop.steps else ""
+                say(f"[{k}/{len(pending)}] {chapter.slug}: stopped at the deadline after {_fmt_minutes(wall / 60)}"
+                    f"{steps}; its state is saved, the next call resumes it")
+                break
             wall = time.perf_counter() - start
             recorded = _recorded_claims(registry, chapter.slug, scale)
             run = ChapterRun(chapter.slug, wall, _gb(probe.get("rss_bytes")), _gb(probe.get("gpu_bytes")), recorded,
@@ -543,6 +796,10 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
                                             "notebook_sha256": notebook_sha256(chapter.slug, notebooks)},
                           params={"chapter": chapter.slug}, scale=scale, seed=settings.seed, device=resolved)
             report.ran.append(run)
+            _clear_progress(registry, chapter.slug, scale)
+            if deadline is not None and not registry.entries(PROGRESS_EXPERIMENT, scale=scale):
+                # no other chapter is in progress: no finished run's state is still needed
+                discard_finished_checkpoints(results_dir, scale)
             memory = "" if run.peak_rss_gb is None else f", peak memory {run.peak_rss_gb:.1f} GB"
             memory += "" if run.gpu_peak_gb is None else f" (GPU {run.gpu_peak_gb:.1f} GB)"
             if recorded:
@@ -557,6 +814,27 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     return report
 
 
+def _record_progress(registry: Registry, slug: str, scale: str, stop: SliceInterrupted, wall: float, *, seed: int,
+                     device: str) -> None:
+    params = {"chapter": slug}
+    before = (registry.load(PROGRESS_EXPERIMENT, params=params, scale=scale).values
+              if registry.has(PROGRESS_EXPERIMENT, params=params, scale=scale) else {})
+    done, total = stop.steps or (None, None)
+    registry.save(PROGRESS_EXPERIMENT, {"chapter": slug, "slices": int(before.get("slices", 0)) + 1,
+                                        "wall_s": float(before.get("wall_s", 0.0)) + wall, "steps_done": done,
+                                        "total_steps": total, "detail": stop.detail},
+                  params=params, scale=scale, seed=seed, device=device)
+
+
+def _clear_progress(registry: Registry, slug: str, scale: str) -> None:
+    """A chapter that finished has no progress left to report."""
+    import shutil
+
+    folder = Path(registry.root) / scale / PROGRESS_EXPERIMENT / params_key({"chapter": slug})
+    if folder.is_dir():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _recorded_claims(registry: Registry, slug: str, scale: str) -> tuple[str, ...]:
     params = {"chapter": slug}
     if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
@@ -567,18 +845,80 @@ def _recorded_claims(registry: Registry, slug: str, scale: str) -> tuple[str, ..
     return tuple(dict.fromkeys(r["claim"] for r in entry.values["rows"]))
 
 
+def paper_minutes(chapters: Sequence[Chapter] = CHAPTERS) -> dict[str, float]:
+    """Per chapter, the paper-scale time on one H100/H200-class GPU: the cost model's time of the
+    experiments that run a model (:mod:`posgeom.costmodel`) plus, for chapters without model work, the
+    chapter's own estimate (counting and linear algebra on the CPU)."""
+    from .costmodel import experiment_costs
+
+    model = {}
+    for cost in experiment_costs():
+        model[cost.chapter] = model.get(cost.chapter, 0.0) + cost.gpu_minutes
+    return {c.slug: model[c.slug] if model.get(c.slug, 0.0) >= 0.05 else c.paper.minutes for c in chapters}
+
+
 def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, notebooks_dir: Path) -> str:
-    """``posgeom reproduce --list``: every chapter, its claims, status at ``scale`` and the estimates."""
-    lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper (GPU est.)':>17} "
+    """``posgeom reproduce --list``: every chapter, its claims, status at ``scale`` (done, stale, in
+    progress, not run) and the estimates; at ``paper`` scale also the cost model per experiment."""
+    paper = paper_minutes(chapters)
+    lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper (GPU)':>12} "
              f"{'GPU at paper':13} torchrun"]
     for c in chapters:
         status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir)
+        if status != "done" and chapter_progress(c, scale, registry):
+            status = "in progress"
         lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {_fmt_minutes(c.quick.minutes):>9} "
-                     f"{_fmt_minutes(c.paper.minutes):>17} {'yes' if c.paper_needs_gpu else 'no':13} "
+                     f"{_fmt_minutes(paper[c.slug]):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
                      f"{'yes' if c.ddp else 'no'}")
     lines.append(f"total: {_fmt_minutes(sum(c.quick.minutes for c in chapters))} at quick on a 2-core CPU; "
-                 f"about {_fmt_minutes(sum(c.paper.minutes for c in chapters))} at paper on one H100/H200-class "
-                 "GPU (estimate)")
+                 f"about {_fmt_minutes(sum(paper.values()))} at paper on one H100/H200-class GPU (the cost model "
+                 "at 40 % MFU for the training, the chapters' estimates for the rest)")
+    for c in chapters:
+        progress = chapter_progress(c, scale, registry)
+        if progress and chapter_status(c, scale, registry, notebooks_dir=notebooks_dir) != "done":
+            lines.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... resumes it)")
+    progress = experiment_progress(checkpoint_progress(registry.root, scale))
+    for experiment, text in progress.items():
+        lines.append(f"saved training at {scale}: {experiment}: {text}")
+    if scale == "paper":
+        stored = experiment_results(registry, scale)
+        status = {e: "; ".join(t for t in (stored.get(e), progress.get(e)) if t) for e in {*stored, *progress}}
+        lines.append("")
+        lines.append(cost_report([c.slug for c in chapters], progress=status))
+    return "\n".join(lines)
+
+
+def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, str]:
+    """Per costed experiment (``module:function``, :data:`posgeom.costmodel.RESULT_NAMES`), its stored
+    entries at ``scale``: ``"3 stored"``, ``"3 stored (1 stale)"``."""
+    from fnmatch import fnmatchcase
+
+    from .costmodel import RESULT_NAMES
+
+    counts: dict[str, list[int]] = {}
+    for entry in registry.entries(scale=scale):
+        for experiment, patterns in RESULT_NAMES.items():
+            if any(fnmatchcase(entry.experiment, p) for p in patterns):
+                n = counts.setdefault(experiment, [0, 0])
+                n[0] += 1
+                n[1] += bool(code_changed(entry.manifest))
+    return {e: f"{n} stored" + (f" ({stale} stale)" if stale else "") for e, (n, stale) in counts.items()}
+
+
+def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:
+    """The cost model's table (:mod:`posgeom.costmodel`) for the chapters ``slugs`` at the modules' paper
+    settings, and the total with the proposed settings (:data:`posgeom.costmodel.PROPOSED`)."""
+    from .costmodel import GPU_GOAL_MINUTES, experiment_costs, format_costs, totals
+
+    keep = (lambda cost: True) if slugs is None else (lambda cost: cost.chapter in set(slugs))
+    now = [c for c in experiment_costs() if keep(c)]
+    then = [c for c in experiment_costs(proposed=True) if keep(c)]
+    t_now, t_then = totals(now), totals(then)
+    lines = ["cost model: experiments that run a model at paper scale (the other experiments count and solve "
+             "on the CPU, within the chapter estimates above)", format_costs(now, progress=progress)]
+    lines.append(f"with the proposed settings (posgeom.costmodel.PROPOSED): {t_then['gpu_minutes']:.1f} min on the GPU "
+                 f"in {t_then['slices']} slices (now {t_now['gpu_minutes']:.1f} min; goal at most "
+                 f"{GPU_GOAL_MINUTES:.0f} min)")
     return "\n".join(lines)
 
 
@@ -592,7 +932,13 @@ def _worker_main(argv: Sequence[str] | None = None) -> int:
                                      description="one torchrun process of posgeom reproduce")
     parser.add_argument("--ddp-worker", nargs="+", required=True, metavar="MODULE:FUNCTION")
     args = parser.parse_args(argv)
-    run_ddp_worker(args.ddp_worker)
+    try:
+        run_ddp_worker(args.ddp_worker)
+    except Exception as err:  # noqa: BLE001 - the training deadline is an expected stop, not a failure
+        if type(err).__name__ != INTERRUPTED_NAME:
+            raise
+        print(f"posgeom reproduce worker: {err}", file=sys.stderr)
+        return INTERRUPTED_EXIT
     return 0
 
 
@@ -600,6 +946,8 @@ __all__ = [
     "CHAPTERS", "Chapter", "Estimate", "ChapterFailed", "ChapterRun", "ReproduceReport", "RUNS_EXPERIMENT",
     "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
     "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "resolve_results_dir",
+    "SliceInterrupted", "PROGRESS_EXPERIMENT", "DEADLINE_ENV", "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "parse_budget",
+    "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "experiment_results", "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",
 ]
 
 if __name__ == "__main__":

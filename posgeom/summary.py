@@ -126,6 +126,8 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
     for entry in registry.entries(CLAIMS_EXPERIMENT):
         chapter = entry.values.get("chapter") or entry.manifest.get("params", {}).get("chapter")
         stale = claims_stale_reason(entry, notebooks_dir=notebooks_dir)
+        if stale == "code changed" and entry.manifest.get("code_modules"):
+            stale = "code changed in " + ", ".join(_short(m) for m in entry.manifest["code_modules"])
         seen: dict[str, int] = {}
         for row in entry.values.get("rows", []):
             claim = row.get("claim")
@@ -289,9 +291,19 @@ def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
 # --------------------------------------------------------------------------------------------
 
 
+def _short(module: str) -> str:
+    return module.removeprefix("posgeom.experiments.").removeprefix("posgeom.")
+
+
+_GPU_CHAPTERS = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
+
+
 def _ours(check: Check | None) -> str:
     if check is None:
         return NOT_RUN
+    if check.stale and check.scale == "paper":
+        where = " on a GPU" if check.chapter in _GPU_CHAPTERS else ""
+        return f"{check.ours} — stale ({check.stale}; rerun posgeom reproduce --scale paper{where})"
     return check.ours + (f" — {STALE}" if check.stale else "")
 
 
@@ -434,17 +446,21 @@ def summary_markdown(summaries: Sequence[ClaimSummary], *, documents: Collection
 
 
 def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> pd.DataFrame:
-    """Per chapter: the time and memory estimates of :data:`~posgeom.reproduce.CHAPTERS`, and the last
-    run measured by ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where none is recorded)."""
+    """Per chapter: the time and memory estimates of :data:`~posgeom.reproduce.CHAPTERS` (at ``paper``,
+    the cost model's time, :func:`posgeom.reproduce.paper_minutes`), and the last run measured by
+    ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where none is recorded)."""
+    from .reproduce import paper_minutes
+
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     runs = {(r.scale, r.values.get("chapter") or r.manifest.get("params", {}).get("chapter")): r
             for r in registry.entries(RUNS_EXPERIMENT)}
+    paper = paper_minutes(chapters)
     records = []
     for c in chapters:
         record = {"chapter": c.slug, "claims": " ".join(c.claims)}
         for scale in SCALES:
             e = c.estimate(scale)
-            record[f"{scale}: estimate (min)"] = e.minutes
+            record[f"{scale}: estimate (min)"] = paper[c.slug] if scale == "paper" else e.minutes
             record[f"{scale}: memory (GB)"] = e.memory_gb
             run = runs.get((scale, c.slug))
             record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None

@@ -267,6 +267,10 @@ def test_timing_frame_shows_estimates_and_measured_runs(tmp_path):
     assert frame.loc["minimal-parametrisation", "torchrun at paper"] == "yes"
     assert frame.loc["real-corpora", "quick: estimate (min)"] == next(
         c.quick.minutes for c in CHAPTERS if c.slug == "real-corpora")
+    from posgeom.costmodel import experiment_costs
+
+    model = sum(c.gpu_minutes for c in experiment_costs() if c.chapter == "theorem4-separation")
+    assert frame.loc["theorem4-separation", "paper: estimate (min)"] == pytest.approx(model)  # the cost model's
 
 
 # ------------------------------------------------------------------------------------ the bottom line

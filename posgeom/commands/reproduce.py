@@ -22,7 +22,12 @@ def add(subparsers) -> None:
     p.add_argument("--force", action="store_true",
                    help="run chapters already done at this scale again (stored experiment results made by the "
                         "same code are still reused; delete results/<scale>/ to recompute everything)")
-    p.add_argument("--list", action="store_true", help="list the chapters, their claims, status and estimates; run nothing")
+    p.add_argument("--list", action="store_true",
+                   help="list the chapters, their claims, status, progress and estimates (at paper scale also the "
+                        "cost model per experiment); run nothing")
+    p.add_argument("--budget", metavar="DURATION",
+                   help="run only what fits in this time (90s, 9m, 2h): training saves its state and stops at "
+                        "the deadline, the next call resumes it")
     p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                    help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
 
@@ -32,7 +37,7 @@ def add(subparsers) -> None:
 
         from ..registry import Registry
         from ..reproduce import (
-            ChapterFailed, format_list, project_root, reproduce, resolve_results_dir, select_chapters,
+            ChapterFailed, format_list, parse_budget, project_root, reproduce, resolve_results_dir, select_chapters,
         )
 
         scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
@@ -42,13 +47,21 @@ def add(subparsers) -> None:
             print(format_list(selected, scale, Registry(resolve_results_dir(None, notebooks)), notebooks))
             return 0
         try:
-            report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node)
+            if args.budget is not None:
+                parse_budget(args.budget)  # a bad value is one line before anything starts
+            report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node,
+                               budget=args.budget)
         except ChapterFailed as err:
             print(f"posgeom reproduce: {err}\nFix it and run the same command again: chapters already done are "
                   "skipped, and finished experiments are read back from the registry.", file=sys.stderr)
             return 1
         print(f"posgeom reproduce: {len(report.ran)} chapter(s) run, {len(report.skipped)} already done "
               "(see the page 'Does the paper hold up?' for every claim's verdict)")
+        if report.interrupted or report.deferred:
+            print(f"posgeom reproduce: the budget is spent; {len(report.deferred) + bool(report.interrupted)} "
+                  "chapter(s) left (" + ", ".join(([f"{report.interrupted} (in progress)"] if report.interrupted
+                                                   else []) + report.deferred)
+                  + "): run the same command again to continue")
         return 0
 
     p.set_defaults(func=run)

@@ -1,7 +1,8 @@
 """``posgeom results check``: verify every entry of the results registry and sweep interrupted writes.
 
 Each entry folder is read and verified (every file against the sha256 its manifest records); the
-command prints one line per entry that is not ``ok`` (all of them with ``--all``) and a summary:
+command prints one line per entry that is not ``ok`` (a stale ``paper`` entry also says whether a CPU
+can recompute it — then rerun it before a change lands — or it needs a GPU) (all of them with ``--all``) and a summary:
 ``ok``, ``stale`` (made by other posgeom code; ``Registry.run`` recomputes it), ``damaged`` and
 ``legacy`` (treated as absent, recomputed by the next run), ``incomplete`` (only an interrupted
 write), ``orphan`` (left by an older posgeom; never deleted). Unless ``--no-sweep``, leftovers of
@@ -36,13 +37,30 @@ def _run_check(args) -> int:
         json.dump({"results_dir": str(root), "counts": dict(counts), "entries": rows}, sys.stdout)
         sys.stdout.write("\n")
     else:
+        gpu = _gpu_note(report, root)
         for e in report:
             if args.all or e.status != "ok":
-                print(f"{e.status:<10} {e.scale}/{e.experiment}/{e.key}: {e.detail}")
+                print(f"{e.status:<10} {e.scale}/{e.experiment}/{e.key}: {e.detail}{gpu.get(id(e), '')}")
         summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "stale", "damaged", "legacy", "incomplete", "orphan")
                             if counts[s])
         print(f"{root}: {summary or 'no entries'}")
     return 1 if counts["damaged"] else 0
+
+
+def _gpu_note(report, root) -> dict[int, str]:
+    """For stale paper-scale entries: whether recomputing them needs a GPU
+    (``posgeom.reproduce.stale_paper_results``); a CPU-recomputable one must be rerun before a change
+    lands (``tests/test_results_paper.py``)."""
+    stale = [e for e in report if e.status == "stale" and e.scale == "paper"]
+    if not stale:
+        return {}
+    from ..reproduce import stale_paper_results
+
+    gpu = {(s.experiment, s.key): s.needs_gpu for s in stale_paper_results(root)}
+    return {id(e): ("; recompute it on a GPU (posgeom reproduce --scale paper --budget 9m)"
+                    if gpu.get((e.experiment, e.key)) else
+                    "; a CPU recomputes it: rerun its chapter at paper scale before the change lands")
+            for e in stale}
 
 
 def add(subparsers) -> None:

@@ -1,0 +1,75 @@
+"""Committed paper-scale results (``results/paper/``) must be fresh: an entry a CPU can recompute whose
+code key no longer matches the code fails this test (rerun it before the change lands); an entry that
+needs a GPU is listed, and the summary page marks it stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from posgeom.costmodel import needs_gpu
+from posgeom.registry import Registry
+from posgeom.reproduce import stale_paper_results
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_committed_cpu_paper_results_are_fresh():
+    stale = [s for s in stale_paper_results(ROOT / "results") if not s.needs_gpu]
+    assert not stale, ("paper-scale results made by code that has changed since; recompute them on the CPU "
+                       "(posgeom reproduce --scale paper --only <chapter>; posgeom results check --scale paper "
+                       "lists them):\n" + "\n".join(map(str, stale)))
+
+
+def test_stale_results_are_found_and_gpu_ones_told_apart(tmp_path, monkeypatch):
+    import posgeom.reproduce as rp
+
+    registry = Registry(tmp_path)
+    common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
+    for name in ("zoo.fresh", "zoo.table", "separation.drift.mlm.normal.wd0"):
+        registry.save(name, {"x": 1}, **common)
+    for chapter in ("theorem4-separation", "corpus-geometry"):  # a GPU chapter's verdicts and a CPU one's
+        registry.save("claims", {"chapter": chapter, "rows": []}, **{**common, "params": {"chapter": chapter}})
+    assert stale_paper_results(tmp_path) == []  # written by the current code: all fresh
+    # made by "other code": the two entries' code keys no longer match
+    real = rp.code_changed
+    monkeypatch.setattr(rp, "code_changed", lambda m: m["experiment"] != "zoo.fresh" or real(m))
+    stale = stale_paper_results(tmp_path)
+    claims = {s.key: s.needs_gpu for s in stale if s.experiment == "claims"}
+    from posgeom.registry import params_key
+
+    assert claims == {params_key({"chapter": "theorem4-separation"}): True,
+                      params_key({"chapter": "corpus-geometry"}): False}
+    found = {s.experiment: s for s in stale if s.experiment != "claims"}
+    assert set(found) == {"zoo.table", "separation.drift.mlm.normal.wd0"}
+    assert not found["zoo.table"].needs_gpu and found["separation.drift.mlm.normal.wd0"].needs_gpu
+    assert "posgeom.experiments.zoo" in str(found["zoo.table"])
+    assert "a GPU" in str(found["separation.drift.mlm.normal.wd0"])
+
+
+@pytest.mark.parametrize("name, gpu", [("separation.drift.mlm.normal.wd0", True), ("real_corpora_scratch_imdb", True),
+                                       ("learned_init_study", True), ("separation.pretrained", False),
+                                       ("corpus_geometry.sst2", False), ("necessity.equivariance", False)])
+def test_needs_gpu(name, gpu):
+    assert needs_gpu(name) is gpu
+
+
+def test_results_check_says_which_stale_paper_entries_need_a_gpu(tmp_path, monkeypatch, capsys):
+    import posgeom.registry as reg
+    from posgeom.cli import main
+
+    registry = Registry(tmp_path)
+    common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
+    for name in ("zoo.table", "separation.drift.mlm.normal.wd0"):
+        registry.save(name, {"x": 1}, **common)
+    import posgeom.reproduce as rp
+
+    monkeypatch.setattr(reg, "code_changed", lambda manifest: True)
+    monkeypatch.setattr(rp, "code_changed", lambda manifest: True)
+    assert main(["results", "check", "--scale", "paper", "--results-dir", str(tmp_path), "--no-sweep"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cpu = next(line for line in lines if "zoo.table" in line)
+    gpu = next(line for line in lines if "separation.drift" in line)
+    assert cpu.startswith("stale") and "a CPU recomputes it" in cpu
+    assert gpu.startswith("stale") and "on a GPU" in gpu
