@@ -20,8 +20,8 @@ memory estimate. ``paper`` figures are **estimates** for one H100/H200-class GPU
 them yet. The total is the sum of the chapters' times; the memory is the largest chapter's.
 
 **Several GPUs.** At ``paper`` scale with ``N > 1`` CUDA devices, chapters whose paper-scale training
-goes through :func:`posgeom.models.training.train` without reading callback records afterwards
-(``Chapter.ddp``) first run those entry points under PyTorch's own launcher::
+goes through :func:`posgeom.models.training.train` (every rank gets the same callback records and losses;
+``Chapter.ddp``) first run those entry points under PyTorch's own launcher::
 
     torchrun --standalone --nproc_per_node=N -m posgeom.reproduce --ddp-worker MODULE:FUNCTION ...
 
@@ -121,12 +121,14 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("encodings-at-a-glance", "Five encodings at a glance", ("C8",),
             Estimate(0.5, 0.8), Estimate(2, 3), False),
     Chapter("theorem1-necessity", "Theorem 1: why position must be injected", ("C1",),
-            Estimate(1.5, 0.8), Estimate(90, 8, 20), True),
+            Estimate(1.5, 0.8), Estimate(90, 8, 20), True,
+            ddp=(_EXP + "necessity:run_order_task",)),
     Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",),
-            Estimate(2.5, 1.2), Estimate(240, 12, 25), True),
+            Estimate(2.5, 1.2), Estimate(240, 12, 25), True,
+            ddp=(_EXP + "separation:run_chapter",)),
     Chapter("corpus-geometry", "The geometry of a corpus", ("C7", "C8"),
             Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False),
-    Chapter("optimal-encoding", "The optimal encoding", ("C3",),
+    Chapter("optimal-encoding", "The optimal encoding", ("C3", "C6"),
             Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False),
     Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",),
             Estimate(1.5, 0.6, measured=True), Estimate(120, 8, 16), True,
@@ -134,18 +136,19 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4", "C7"),
             Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False),
     Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"),
-            Estimate(3.0, 2.0), Estimate(120, 16, 30), True),
+            Estimate(3.0, 2.0), Estimate(120, 16, 30), True,
+            ddp=(_EXP + "real_corpora:run_scratch_tables",)),
     Chapter("monotonicity", "Monotonicity", ("C9", "C11"),
             Estimate(3.0, 1.5), Estimate(60, 16, 20), True),
     Chapter("inside-bert", "Inside BERT: the layers", ("C10",),
             Estimate(1.0, 1.0), Estimate(5, 4, 4), False),
     Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
             Estimate(2.0, 1.5), Estimate(20, 8, 4), True,
-            ddp=(_EXP + "learned_tables:run_init_study",)),
+            ddp=(_EXP + "learned_tables:run_init_study", _EXP + "table_dropout:run_dropout_study")),
     Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"),
             Estimate(2.5, 1.2), Estimate(60, 8, 6), True,
-            ddp=(_EXP + "extrapolation:run_undertrained_tails", _EXP + "extrapolation:run_extrapolation_order",
-                 _EXP + "extrapolation:run_extrapolation_mlm")),
+            ddp=(_EXP + "undertrained_tails:run_undertrained_tails", _EXP + "extrapolation:run_extrapolation_order",
+                 _EXP + "extrapolation_mlm:run_extrapolation_mlm")),
 )
 
 

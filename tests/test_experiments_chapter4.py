@@ -253,8 +253,9 @@ def test_settings_give_the_registry_params_of_before():
     from posgeom.experiments.settings import as_params
 
     order = as_params(ex.CONFIGS["paper"].order)
-    assert order["train"] == dict(steps=4000, batch_size=64, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1)
-    assert order["finetune"] == dict(steps=400, lr=3e-4) and order["target_factors"] == (1.5, 2.0)
+    # paper steps and batch as sized by posgeom.costmodel.PROPOSED (the same sequences in 4x larger steps)
+    assert order["train"] == dict(steps=1000, batch_size=256, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1)
+    assert order["finetune"] == dict(steps=100, lr=3e-4) and order["target_factors"] == (1.5, 2.0)
     assert as_params(ex.CONFIGS["quick"].mlm)["train"] == dict(steps=120, batch_size=32, lr=3e-3, weight_decay=0.01,
                                                                warmup_ratio=0.1)
     assert as_params(lt.CONFIGS["quick"].stress)["n_positions"] == {"sst2": 64, "imdb": 512}

@@ -345,7 +345,7 @@ def test_settings_give_the_registry_params_of_before():
     assert as_params(nec.CONFIGS["paper"])["equivariance"] == dict(length=128, vocab_size=30522, n_inputs=4,
                                                                      n_perms=8, init_std=0.5)
     assert as_params(sp.CONFIGS["paper"].real.sst2) == dict(n_positions=128, n_sequences=None, n_eval=5000)
-    assert as_params(sp.CONFIGS["paper"].train) == dict(steps=10_000, batch_size=64, lr=1e-4, every=250)
+    assert as_params(sp.CONFIGS["paper"].train) == dict(steps=5_000, batch_size=64, lr=1e-4, every=125)
 
 
 def test_seed_interval_against_the_t_quantile():

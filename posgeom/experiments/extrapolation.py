@@ -154,14 +154,15 @@ class ExtrapolationSettings:
 #: layers, thousands of steps, 5 seeds on the order task (a GPU helps).
 CONFIGS = by_scale(
     ExtrapolationSettings(),
+    # paper steps and batch sized by posgeom.costmodel.PROPOSED (the reason of each change is there)
     model=ModelShape(d_model=128, n_layers=4, n_heads=4, d_ff=512),
     tails=dict(n_positions=128, vocab_size=100, n_train=40_000, n_eval=8000, seeds=(0, 1, 2, 3, 4),
                train=dict(steps=4000, batch_size=64, lr=1e-3)),
     order=dict(L=64, vocab_size=100, n_train=40_000, n_eval=4000, seeds=(0, 1, 2, 3, 4), encodings=ORDER_ENCODINGS,
-               train=dict(steps=4000, batch_size=64, lr=1e-3), finetune=dict(steps=400, lr=3e-4),
+               train=dict(steps=1000, batch_size=256, lr=1e-3), finetune=dict(steps=100, lr=3e-4),
                target_factors=(1.5, 2.0)),
     mlm=dict(L=128, top_k=30_000, n_train=20_000, n_eval=2000, mds_rank=64,
-             train=dict(steps=10_000, batch_size=64, lr=5e-4), finetune=dict(steps=1000, lr=2e-4),
+             train=dict(steps=2500, batch_size=256, lr=5e-4), finetune=dict(steps=250, lr=2e-4),
              target_baseline=True, target_factors=(1.5, 2.0)),
     threads=None,
 )

@@ -10,6 +10,7 @@ from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.real import data_key
+from ..models.training import SCALE_PADDING
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from .settings import as_params
@@ -55,7 +56,7 @@ def mean_interval(x, level: float = 0.95) -> dict[str, float]:
 
 
 def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vocab_size, n_positions, steps,
-               batch_size, lr, seed, device) -> dict:
+               batch_size, lr, seed, device, padding: str = "full") -> dict:
     """Train one classifier; return test loss/accuracy, positional parameter count and the table's stress."""
     import torch
 
@@ -65,7 +66,7 @@ def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vo
                         pad_token_id=0, **model_cfg)
     model = build_model(cfg, "classification", seed=seed)
     tcfg = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, seed=seed,
-                       device=device, progress=False, log_every=max(1, steps // 10))
+                       device=device, progress=False, log_every=max(1, steps // 10), padding=padding)
     result = train(model, train_data, tcfg)
     ev = evaluate(model, test_data, tcfg)
     pos = model.positional
@@ -203,7 +204,8 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
                 for label, position, options in chosen:
                     r = train_one(train_data, test_data, D_task, position=position, options=options,
                                   model_cfg=cfg["model"], vocab_size=vocab, n_positions=n, steps=cfg["steps"][task],
-                                  batch_size=cfg["batch_size"], lr=cfg["lr"], seed=settings.seed + seed, device=device)
+                                  batch_size=cfg["batch_size"], lr=cfg["lr"], seed=settings.seed + seed, device=device,
+                                  padding=SCALE_PADDING[settings.scale])
                     runs.append(dict(r, task=task, encoding=label, seed=int(seed)))
         summary = {t: summarise_seeds([r for r in runs if r["task"] == t]) for t in tasks}
         gaps = {t: accuracy_gaps([r for r in runs if r["task"] == t], level) for t in tasks}

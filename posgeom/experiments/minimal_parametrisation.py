@@ -127,6 +127,7 @@ class MinimalOptions:
 #: Per-scale settings (``CONFIGS[scale]``).
 CONFIGS = by_scale(
     MinimalOptions(),
+    # paper steps and batch sized by posgeom.costmodel.PROPOSED (the reason of each change is there)
     null_rep=20,
     rank_sizes=(1_000, 10_000, 100_000, 1_000_000),
     max_rank=40,
@@ -135,7 +136,7 @@ CONFIGS = by_scale(
            "sst2": {"n_train": None, "n_positions": 64},
            "model": {"d_model": 768, "n_layers": 12, "n_heads": 12, "d_ff": 3072, "dropout": 0.1,
                      "attention_dropout": 0.1, "type_vocab_size": 2, "pooling": "cls"},
-           "steps": {"synthetic": 2_000, "sst2": 6_000}, "batch_size": 32, "lr": 2e-5,
+           "steps": {"synthetic": 500, "sst2": 1_500}, "batch_size": 128, "lr": 2e-5,
            "sst2_encodings": tuple(label for label, _, _ in TRAIN_ENCODINGS), "sst2_seeds": (0, 1, 2)},
 )
 

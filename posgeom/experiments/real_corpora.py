@@ -90,6 +90,18 @@ from .real_corpora_stress import (
 )
 
 
+def run_scratch_tables(settings: Settings | None = None, *, force: bool = False,
+                       progress: bool = True) -> dict[str, Result]:
+    """The tables trained from scratch for every corpus of ``scratch_corpora`` at this scale, by corpus.
+
+    The chapter's one training step: ``posgeom reproduce`` runs it under ``torchrun`` at paper scale with
+    several GPUs, and :func:`run_stress_table` then reads the stored tables.
+    """
+    settings = _settings(settings)
+    return {corpus: run_scratch_table(settings, corpus=corpus, force=force, progress=progress)
+            for corpus in chapter_settings(settings.scale).scratch_corpora}
+
+
 def run_all(settings: Settings | None = None, *, corpora=CORPUS_NAMES, force: bool = False,
             progress: bool = True) -> dict[str, Result]:
     """Run every experiment of the chapter for ``corpora`` at ``settings.scale``; returns them by name."""
@@ -115,7 +127,7 @@ def run_all(settings: Settings | None = None, *, corpora=CORPUS_NAMES, force: bo
 __all__ = [
     "CONFIGS", "chapter_settings", "RealCorporaOptions", "CorpusSource", "NoiseOptions", "EncodingOptions", "SmacofOptions", "ScratchModel",
     "ScratchTraining", "AlibiGrid", "IntervalOptions", "DrawOptions", "CORPUS_NAMES", "PAPER_ALIBI_SST2",
-    "NORMALIZATIONS", "PlainText", "check_corpus", "corpus_options", "encoding_shape", "source_description",
+    "NORMALIZATIONS", "run_scratch_tables", "PlainText", "check_corpus", "corpus_options", "encoding_shape", "source_description",
     "corpus_geometry_of", "gram_eigenvalues", "rank_one_report", "resolvable_summary", "corpus_geometry_values",
     "run_corpus_geometry", "RANK_OPTIONS", "rank_report", "run_noise_aware_rank", "DRAW_STATISTICS",
     "draw_statistics", "spread", "resolvable_draws", "run_resolvable_splits", "run_subset_draws",

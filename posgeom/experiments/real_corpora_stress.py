@@ -20,6 +20,7 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..corpora.tokenize import table_rows
+from ..models.training import SCALE_PADDING
 from ..registry import Registry, Result
 from .real_corpora_geometry import (
     NORMALIZATIONS, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, encoding_shape,
@@ -80,7 +81,7 @@ def pretrained_table(settings: Settings | None = None) -> np.ndarray:
 
 
 def train_scratch_table(tokens, D, rows, n: int, cfg: dict[str, Any], seed: int, device: str,
-                        progress: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+                        progress: bool, padding: str = "full") -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Train an MLM encoder from scratch on ``tokens`` and record its table's geometry against ``D``.
 
     Parameters
@@ -118,7 +119,8 @@ def train_scratch_table(tokens, D, rows, n: int, cfg: dict[str, Any], seed: int,
     with torch_threads(cfg.get("threads"), device):
         result = train(model, TokenData(ids, mask),
                        TrainConfig(task="mlm", batch_size=cfg["batch_size"], max_steps=cfg["max_steps"], lr=cfg["lr"],
-                                   warmup_steps=cfg["warmup_steps"], seed=seed, device=device, progress=progress),
+                                   warmup_steps=cfg["warmup_steps"], seed=seed, device=device, progress=progress,
+                                   padding=padding),
                        callbacks=[cb])
     with torch.no_grad():
         table = model.positional.table().detach().double().cpu().numpy()
@@ -169,7 +171,8 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
         if rows.max() >= n:
             raise ValueError("the content policy needs one more table row than positions; lower n_positions")
         values, arrays = train_scratch_table(corpus_geometry_of(settings, opts).tokens, geometry.arrays["D"], rows, n,
-                                             cfg, settings.seed, device, progress)
+                                             cfg, settings.seed, device, progress,
+                                             padding=SCALE_PADDING[settings.scale])
         return {"corpus": corpus, "options": opts, "train": cfg, **values}, arrays
 
     model_name = f"posgeom MLM encoder from scratch ({cfg['model']['n_layers']} layers, d={cfg['model']['d_model']})"

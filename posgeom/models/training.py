@@ -93,6 +93,11 @@ TASKS = ("mlm", "classification")
 PRECISIONS = ("auto", "fp32", "bf16")
 SCHEDULES = ("linear", "constant")
 PADDINGS = ("full", "trim", "bucket")
+#: How each scale pads its training batches: ``quick`` trains at the data's full length (as the book's
+#: quick numbers were made); ``paper`` groups rows of similar length so that padding is not trained on
+#: (the GPU cost model, :mod:`posgeom.costmodel`, counts the bucketed tokens). Experiments pass
+#: ``padding=SCALE_PADDING[settings.scale]``.
+SCALE_PADDING = {"quick": "full", "paper": "bucket"}
 #: ``padding="bucket"``: batches per chunk of the epoch's order that is sorted by length.
 BUCKET_BATCHES = 50
 CHECKPOINT_FORMAT = 2
@@ -1270,7 +1275,7 @@ def evaluate(model: nn.Module, data, config: TrainConfig | None = None, batch_si
 
 
 __all__ = [
-    "TrainConfig", "TokenData", "TrainState", "TrainResult", "TrainingOOMError", "TrainingInterrupted", "train",
+    "SCALE_PADDING", "TrainConfig", "TokenData", "TrainState", "TrainResult", "TrainingOOMError", "TrainingInterrupted", "train",
     "evaluate", "mask_tokens", "set_seed", "lr_factor", "save_checkpoint", "load_checkpoint", "as_token_data",
     "CHECKPOINT_NAME", "BERT_MASK_ID", "BERT_SPECIAL_IDS", "TASKS", "PRECISIONS", "PADDINGS", "distributed_context",
     "deadline", "current_deadline", "DEADLINE_ENV", "run_key", "checkpoint_root", "checkpoint_progress",
