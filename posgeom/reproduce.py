@@ -43,7 +43,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .config import checkout_root, get_settings, resolve_device, validate_device, validate_scale
 from .codekey import code_key, code_roots
@@ -926,6 +926,83 @@ def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] 
 
 
 # --------------------------------------------------------------------------------------------
+# The CPU parts of the GPU chapters
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CpuPart:
+    """One experiment inside a GPU chapter that needs no GPU at paper scale: ``entry`` (``module:function``
+    under ``posgeom.experiments``) called as ``function(settings, **kwargs)``."""
+
+    chapter: str
+    entry: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
+        return f"{self.entry}({args})"
+
+
+#: Counting and linear algebra on the full corpora inside the chapters that train at paper scale: run now
+#: on a CPU by ``posgeom reproduce --scale paper --cpu-parts``, committed under ``results/paper/``, and read
+#: back when the chapter runs on a GPU. (The stress and monotonicity tables are not here: they include the
+#: table trained from scratch.)
+CPU_PARTS: tuple[CpuPart, ...] = tuple(
+    CpuPart(chapter, entry, tuple(kwargs.items())) for chapter, entry, kwargs in (
+        ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "imdb"}),
+        ("real-corpora", "real_corpora:run_alibi_choices", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "sst2"}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_effective_rank", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_c5", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_c5_draws", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_rank_validation", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_stress_vs_rank", {}),
+        ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "imdb"}),
+        ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "imdb"}),
+        ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "imdb"}),
+    )
+)
+
+
+def run_cpu_part(entry: str, kwargs: Mapping[str, Any], scale: str = "paper") -> None:
+    """Call one CPU part in this process (``function(settings at scale, **kwargs)``); it stores its result."""
+    module, _, name = entry.partition(":")
+    function = getattr(importlib.import_module(_EXP + module), name)
+    function(get_settings(scale=scale, device="cpu"), **dict(kwargs))
+
+
+def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, timeout_s: float | None = None,
+                  parts: Sequence[CpuPart] = CPU_PARTS) -> list[tuple[CpuPart, str, float]]:
+    """Run the CPU parts of the selected chapters, each in its own process, stopping one that passes
+    ``timeout_s``; returns ``(part, "stored" | "timed out" | "failed: <last line>", seconds)`` per part.
+
+    A part already stored by the current code returns at once; one cut by the timeout stores nothing (a
+    registry entry is written whole or not at all) and runs again next time.
+    """
+    slugs = {c.slug for c in select_chapters(only)}
+    out = []
+    for part in [p for p in parts if p.chapter in slugs]:
+        command = [sys.executable, "-m", "posgeom.reproduce", "--cpu-part", part.entry, json.dumps(dict(part.kwargs)),
+                   "--scale", scale]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
+                                  env={**os.environ, "POSGEOM_PROGRESS": "0"})
+            tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            status = "stored" if done.returncode == 0 else f"failed: {tail}"
+        except subprocess.TimeoutExpired:
+            status = "timed out"
+        out.append((part, status, time.perf_counter() - start))
+        print(f"{part.chapter:24} {part.name:70} {status} ({out[-1][2] / 60:.1f} min)", flush=True)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
 
@@ -933,8 +1010,14 @@ def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] 
 def _worker_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m posgeom.reproduce",
                                      description="one torchrun process of posgeom reproduce")
-    parser.add_argument("--ddp-worker", nargs="+", required=True, metavar="MODULE:FUNCTION")
+    task = parser.add_mutually_exclusive_group(required=True)
+    task.add_argument("--ddp-worker", nargs="+", metavar="MODULE:FUNCTION")
+    task.add_argument("--cpu-part", nargs=2, metavar=("MODULE:FUNCTION", "KWARGS_JSON"))
+    parser.add_argument("--scale", default="paper")
     args = parser.parse_args(argv)
+    if args.cpu_part:
+        run_cpu_part(args.cpu_part[0], json.loads(args.cpu_part[1]), validate_scale(args.scale))
+        return 0
     try:
         run_ddp_worker(args.ddp_worker)
     except Exception as err:  # noqa: BLE001 - the training deadline is an expected stop, not a failure
@@ -947,7 +1030,7 @@ def _worker_main(argv: Sequence[str] | None = None) -> int:
 
 __all__ = [
     "CHAPTERS", "Chapter", "Estimate", "ChapterFailed", "ChapterRun", "ReproduceReport", "RUNS_EXPERIMENT",
-    "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
+    "CpuPart", "CPU_PARTS", "run_cpu_part", "run_cpu_parts", "reproduce", "select_chapters", "chapter_status", "claims_stale_reason", "execute_notebook", "ddp_command",
     "run_ddp_worker", "default_nproc", "format_plan", "format_list", "project_root", "resolve_results_dir",
     "SliceInterrupted", "PROGRESS_EXPERIMENT", "DEADLINE_ENV", "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "parse_budget",
     "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "experiment_results", "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes", "cost_report", "paper_minutes",

@@ -384,3 +384,42 @@ def test_finished_runs_states_are_kept_while_another_chapter_is_in_progress(book
 
 def report_discards(calls) -> int:
     return len(calls["discard"])
+
+
+def test_cpu_parts_name_real_entry_points_of_gpu_chapters():
+    import importlib
+
+    from posgeom.reproduce import CHAPTERS, CPU_PARTS
+
+    gpu = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
+    for part in CPU_PARTS:
+        assert part.chapter in gpu, part
+        module, name = part.entry.split(":")
+        assert callable(getattr(importlib.import_module("posgeom.experiments." + module), name)), part
+
+
+def test_cpu_parts_run_each_part_in_its_own_process_with_a_timeout(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from posgeom import reproduce as rp
+
+    calls = []
+
+    class Done:
+        returncode = 0
+        stderr = ""
+
+    def fake_run(command, **kw):
+        calls.append((command, kw["timeout"], kw["env"]["POSGEOM_PROGRESS"]))
+        if "slow" in command[4]:
+            raise rp.subprocess.TimeoutExpired(command, kw["timeout"])
+        return Done()
+
+    monkeypatch.setattr(rp.subprocess, "run", fake_run)
+    parts = (rp.CpuPart("real-corpora", "m:fast", (("corpus", "imdb"),)), rp.CpuPart("real-corpora", "m:slow"),
+             rp.CpuPart("minimal-parametrisation", "m:other"))
+    out = rp.run_cpu_parts("paper", ["real-corpora"], timeout_s=5, parts=parts)
+    assert [(p.entry, status) for p, status, _ in out] == [("m:fast", "stored"), ("m:slow", "timed out")]
+    assert calls[0][0][:5] == [sys.executable, "-m", "posgeom.reproduce", "--cpu-part", "m:fast"]
+    assert calls[0][0][5:] == ['{"corpus": "imdb"}', "--scale", "paper"] and calls[0][1:] == (5, "0")
+    assert "m:fast(corpus='imdb')" in capsys.readouterr().out

@@ -28,6 +28,9 @@ def add(subparsers) -> None:
     p.add_argument("--budget", metavar="DURATION",
                    help="run only what fits in this time (90s, 9m, 2h): training saves its state and stops at "
                         "the deadline, the next call resumes it")
+    p.add_argument("--cpu-parts", action="store_true",
+                   help="run only the experiments of the GPU chapters that need no GPU (counting and linear algebra "
+                        "on the full corpora; reproduce.CPU_PARTS), each stopped at --budget if given")
     p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                    help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
 
@@ -45,6 +48,16 @@ def add(subparsers) -> None:
             selected = select_chapters(args.only)
             notebooks = project_root() / "notebooks"
             print(format_list(selected, scale, Registry(resolve_results_dir(None, notebooks)), notebooks))
+            return 0
+        if args.cpu_parts:
+            from ..reproduce import run_cpu_parts
+
+            timeout = parse_budget(args.budget) if args.budget is not None else None
+            results = run_cpu_parts(scale, args.only, timeout_s=timeout)
+            failed = [p.name for p, status, _ in results if status.startswith("failed")]
+            if failed:
+                print(f"posgeom reproduce: {len(failed)} CPU part(s) failed: {', '.join(failed)}", file=sys.stderr)
+                return 1
             return 0
         try:
             if args.budget is not None:
