@@ -428,7 +428,7 @@ def sst2_geometry(settings, cfg: CorpusGeometrySettings, top_tokens: int) -> tup
 
 
 def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
-    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise (:func:`sst2_geometry`).
+    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise (``sst2_geometry``).
 
     Counts of the training split (``CONFIGS[scale].sst2``), the marginals, the chord Hellinger
     matrix $D$, the noise floor $F$ (bootstrap), the probabilities of the ``top_tokens`` most frequent

@@ -82,13 +82,13 @@ from .settings import ModelShape, as_params, by_scale, records
 
 __all__ = [
     "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions", "OrderTaskOptions",
-    "TableTraining", "InitStudyOptions", "ModelShape", "PRETRAINED_CANDIDATES", "REFERENCE_TABLES",
+    "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES", "REFERENCE_TABLES",
     # table analysis (from posgeom.geometry.tables) and reference tables
     "cosine_similarity_matrix", "similarity_by_lag", "analyse_table", "random_walk_table", "reference_tables",
     # pretrained tables
     "TableAvailability", "pretrained_availability", "table_anatomy", "table_stress",
     # order task and training
-    "OrderTaskData", "order_task_data", "order_population_geometry", "INITS", "tiny_encoder_config",
+    "order_task_data", "order_population_geometry", "INITS", "tiny_encoder_config",
     "set_embedding_dropout", "torch_threads", "train_order_model", "evaluate_order_model", "steps_to_threshold",
     "TableGeometry", "InitRun", "InitStudy", "table_geometry", "init_study_variants", "train_init_study",
     "init_runs",
@@ -103,7 +103,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AnatomyOptions:
-    """Analysis of a pretrained table (:func:`posgeom.geometry.tables.analyse_table`); ``seed`` of the references."""
+    """Analysis of a pretrained table (:func:`posgeom.geometry.analyse_table`); ``seed`` of the references."""
 
     isolation_threshold: float = 2.0
     n_components: int = 6
@@ -268,7 +268,7 @@ def table_anatomy(P, options: AnatomyOptions) -> tuple[dict, dict]:
     r"""Similarity, isolation, spectra and principal components of a table and of its three references.
 
     The references (:func:`posgeom.encodings.reference_tables`) have the table's shape (an odd width is
-    cut from the next even one). Each table goes through :func:`posgeom.geometry.tables.analyse_table`.
+    cut from the next even one). Each table goes through :func:`posgeom.geometry.analyse_table`.
 
     Parameters
     ----------

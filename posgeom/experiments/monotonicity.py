@@ -25,7 +25,7 @@ The table reports the violation rate of those two linear predictions against $D$
 
 :func:`run_ntk` trains a small classifier ([CLS] pooling, a learned table $\mathcal N(0, 0.02^2)$) by
 plain SGD — the setting of the NTK theory; posgeom's training loop uses AdamW — in three configurations
-(:mod:`posgeom.experiments.monotonicity_ntk`):
+(``monotonicity_ntk``):
 *lazy* (lazy training: the output $\alpha (f_\theta - f_{\theta_0})$ with a large $\alpha$, so that the
 parameters barely move while the classifier fits its training sentences), *lazy_small_init* (the same
 with the table initialised near a point) and *rich* (narrow, large $\eta$, the plain output). It records the relative kernel change (the kernel

@@ -76,7 +76,7 @@ class NTKOptions:
     rich: NTKRegime = NTKRegime(d_model=32, n_layers=1, n_heads=2, d_ff=64, lr=0.2)
 
     def seeds_of(self, regime: str) -> tuple[int, ...]:
-        """The seeds run for ``regime``: :attr:`seeds` for ``"lazy"``, :attr:`contrast_seeds` otherwise."""
+        """The seeds run for ``regime``: ``seeds`` for ``"lazy"``, ``contrast_seeds`` otherwise."""
         self.regime(regime)
         return self.seeds if regime == "lazy" else self.contrast_seeds
 

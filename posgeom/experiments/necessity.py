@@ -44,7 +44,7 @@ from ..registry import Registry, Result
 from .settings import ModelShape, as_params, by_scale, records
 
 __all__ = [
-    "CONFIGS", "NecessitySettings", "ModelShape", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "EquivarianceRow",
+    "CONFIGS", "NecessitySettings", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "EquivarianceRow",
     "OrderTaskRow", "OrderTaskOutcome", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID", "equivariance_gap",
     "readout_gap", "reversal", "order_task_tensors", "model_config", "model_label", "torch_threads",
     "equivariance_gaps", "train_order_task", "equivariance_rows", "order_task_rows", "run_equivariance",

@@ -57,11 +57,11 @@ $m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) 
 :func:`alibi_slopes_for` computes them; :func:`run_alibi_choices` lists which natural choices
 (number of positions, special tokens, Hellinger form, head count, slope) give which value.
 
-The code is split by concern: :mod:`posgeom.experiments.real_corpora_geometry` (settings, the corpus
-geometry, the noise-aware rank), :mod:`posgeom.experiments.real_corpora_draws` (spreads over cross-half
-splits and corpus subsets), :mod:`posgeom.experiments.real_corpora_stress`
+The code is split by concern: ``real_corpora_geometry`` (settings, the corpus
+geometry, the noise-aware rank), ``real_corpora_draws`` (spreads over cross-half
+splits and corpus subsets), ``real_corpora_stress``
 (the stress table as typed records, its bootstrap intervals, the learned tables) and
-:mod:`posgeom.experiments.real_corpora_alibi` (ALiBi's parabola); this module gathers their public names.
+``real_corpora_alibi`` (ALiBi's parabola); this module gathers their public names.
 Every experiment goes through :meth:`posgeom.registry.Registry.run`, so its numbers are stored with a
 manifest. ``python -m posgeom.experiments.real_corpora`` runs them all at the scale of
 ``POSGEOM_SCALE`` (``paper``: full corpora, BERT-base trained from scratch; a GPU).

@@ -247,7 +247,7 @@ def encoding_shape(scale: str) -> dict[str, Any]:
 def source_description(settings: Settings, opts: dict[str, Any]) -> dict[str, Any]:
     """Where the corpus of ``opts`` is read from (recorded with every result, and part of its key).
 
-    The files' checksums identify the content; a local folder is named by :func:`posgeom.corpora.data_key`
+    The files' checksums identify the content; a local folder is named by :func:`posgeom.corpora.real.data_key`
     rather than by its path, so a result stored on one machine is found on another.
     """
     from ..corpora.real import data_key, resolve_source

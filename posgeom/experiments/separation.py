@@ -45,7 +45,7 @@ from .settings import ModelShape, as_params, by_scale
 
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
-    "GapOptions", "SeparationData", "SeedInterval", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels",
+    "GapOptions", "SeparationData", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels",
     "synthetic_mlm_data", "real_mlm_data", "masked_position_loss", "entropy_references", "separation_data",
     "train_separation", "summarise_separation", "SeparationRuns", "seed_interval", "final_separation_interval",
     "pretrained_separation", "run_separation", "run_pretrained_separation", "SETUPS", "run_chapter",

@@ -28,23 +28,20 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from collections.abc import Mapping as MappingABC
-from typing import Any, Generic, Iterable, Mapping, TypeVar
+from typing import Any, Iterable, Mapping
 
 from ..config import validate_scale
 
 __all__ = ["ByScale", "by_scale", "as_params", "records", "find", "FieldAccess", "ModelShape"]
 
-T = TypeVar("T")
-
-
 @dataclass(frozen=True)
-class ByScale(Generic[T]):
+class ByScale:
     """The settings of one experiment at each scale; ``SETTINGS[scale]`` picks one."""
 
-    quick: T
-    paper: T
+    quick: Any
+    paper: Any
 
-    def __getitem__(self, scale: str) -> T:
+    def __getitem__(self, scale: str) -> Any:
         return getattr(self, validate_scale(scale))
 
     def __iter__(self):
@@ -76,7 +73,7 @@ def _replace(base, changes: Mapping[str, Any]):
     return dataclasses.replace(base, **resolved)
 
 
-def by_scale(quick: T, **paper_changes: Any) -> ByScale[T]:
+def by_scale(quick: Any, **paper_changes: Any) -> ByScale:
     """Settings at both scales: ``quick`` as given, ``paper`` = quick with ``paper_changes`` applied.
 
     A change to a nested dataclass field may be a mapping of its own changes
@@ -114,10 +111,7 @@ class FieldAccess(MappingABC):
         return len(dataclasses.fields(self))
 
 
-R = TypeVar("R")
-
-
-def records(cls: type[R], rows: Iterable[Mapping[str, Any]]) -> list[R]:
+def records(cls: type, rows: Iterable[Mapping[str, Any]]) -> list:
     """Stored rows (dictionaries) as typed records of the dataclass ``cls``; extra keys are an error."""
     names = [f.name for f in dataclasses.fields(cls)]
     out = []
@@ -129,7 +123,7 @@ def records(cls: type[R], rows: Iterable[Mapping[str, Any]]) -> list[R]:
     return out
 
 
-def find(rows: Iterable[R], **match: Any) -> R:
+def find(rows: Iterable[Any], **match: Any) -> Any:
     """The one record whose fields equal ``match``; a :class:`KeyError` naming the choices otherwise."""
     rows = list(rows)
     hits = [r for r in rows if all(getattr(r, k) == v for k, v in match.items())]

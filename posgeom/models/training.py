@@ -1219,9 +1219,12 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
     if explicit or current_deadline() is not None:
         if saved_step != state.step:
             save(final=True)
-    elif lead and folder.is_dir():
-        shutil.rmtree(folder, ignore_errors=True)
-        fsync_dir(folder.parent)
+    else:
+        if lead and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            fsync_dir(folder.parent)
+        if world > 1:  # every rank returns after the finished run's state is gone, never before
+            torch.distributed.barrier()
     total_runtime = done_seconds + runtime
     result = TrainResult(
         steps=state.step, losses=list(state.losses), lrs=list(state.lrs),
