@@ -49,7 +49,9 @@ from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.tokenize import table_rows
 from ..registry import Registry, Result
-from .monotonicity_ntk import REGIMES, NTKOptions, NTKRegime, logit_margin_ntk, ntk_training, relative_change, run_ntk
+from .monotonicity_ntk import (
+    REGIMES, NTKOptions, NTKRegime, logit_margin_ntk, ntk_training, relative_change, run_ntk, run_ntk_all,
+)
 from .settings import as_params, by_scale, records
 
 
@@ -400,6 +402,6 @@ __all__ = [
     "REGIMES", "monotonicity_of", "mds_monotonicity_curve", "linear_predictions", "monotonicity_records",
     "monotonicity_rows", "run_monotonicity_table", "monotonicity_dataframe", "INTERVAL_ENCODINGS",
     "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "logit_margin_ntk", "relative_change",
-    "ntk_training", "run_ntk", "paper_results",
+    "ntk_training", "run_ntk", "run_ntk_all", "paper_results",
 ]
 

@@ -251,7 +251,7 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
 
 
 def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int | None = None,
-            force: bool = False, progress: bool = True, **overrides) -> Result:
+            force: bool = False, progress: bool = True, precomputed: tuple | None = None, **overrides) -> Result:
     """Train a [CLS] classifier with a learned table by SGD and record its kernel and table geometry.
 
     Parameters
@@ -265,6 +265,9 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     **overrides
         Fields of ``CONFIGS[scale].ntk`` (:class:`NTKOptions`: ``steps``, ``batch_size``, ``n_positions``, ...),
         or a regime's changes as a dict (``lazy={"lr": 0.05}``, ...).
+    precomputed : (values, arrays), optional
+        What this run's computation returned in another process (:func:`run_ntk_all` under ``torchrun``):
+        stored as the result unless a result made by the same code is stored already.
 
     Returns
     -------
@@ -291,6 +294,8 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
               "corpus": copts, "seed": seed, "data": rc.source_description(settings, copts)}
 
     def compute():
+        if precomputed is not None:
+            return precomputed
         cd = rc.corpus_geometry_of(settings, copts)
         ids, mask = cd.tokens.model_inputs()
         if cd.tokens.labels is None:
@@ -314,4 +319,43 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     )
 
 
-__all__ = ["REGIMES", "NTKRegime", "NTKOptions", "logit_margin_ntk", "relative_change", "ntk_training", "run_ntk"]
+def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dict[tuple[str, int], Result]:
+    """Every run of the chapter, ``{(regime, seed): Result}``: each regime of :data:`REGIMES` over its seeds
+    (``NTKOptions.seeds_of``).
+
+    Under ``torchrun`` (an initialised process group of ``W`` processes; ``posgeom reproduce`` at paper scale
+    with several GPUs) the runs are shared out, process ``r`` computing runs ``r, r + W, ...``; their
+    results are gathered on every process and stored by rank 0. A run is determined by its regime and
+    seed, so the stored results equal those of one process. The runs are independent and small, so
+    splitting them over processes, rather than splitting each run's batches, keeps every GPU busy.
+    """
+    from .monotonicity import CONFIGS
+
+    settings = _settings(settings)
+    opts = CONFIGS[settings.scale].ntk
+    runs = [(regime, seed) for regime in REGIMES for seed in opts.seeds_of(regime)]
+    rank, world = 0, 1
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            rank, world = dist.get_rank(), dist.get_world_size()
+    except ImportError:  # pragma: no cover - torch is a dependency
+        pass
+    if world == 1:
+        return {(regime, seed): run_ntk(settings, regime=regime, seed=seed, force=force) for regime, seed in runs}
+    mine = {}
+    for regime, seed in runs[rank::world]:
+        # computed here; stored below by rank 0 with the others' runs
+        result = run_ntk(settings, regime=regime, seed=seed, force=force, progress=False)
+        mine[regime, seed] = (result.values, result.arrays)
+    gathered: list = [None] * world
+    dist.all_gather_object(gathered, mine)
+    done = {key: out for part in gathered for key, out in part.items()}
+    return {(regime, seed): run_ntk(settings, regime=regime, seed=seed, force=force, progress=False,
+                                    precomputed=done[regime, seed])
+            for regime, seed in runs}
+
+
+__all__ = ["REGIMES", "NTKRegime", "NTKOptions", "logit_margin_ntk", "relative_change", "ntk_training", "run_ntk",
+           "run_ntk_all"]
