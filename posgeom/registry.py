@@ -290,7 +290,8 @@ class Registry:
         payload = {"result.json": json.dumps(_canonical(values), indent=1, sort_keys=True).encode()}
         if arrays:
             buffer = io.BytesIO()
-            np.savez(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
+            # compressed: committed paper-scale results stay small (distance matrices halve or better)
+            np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
             payload["arrays.npz"] = buffer.getvalue()
         manifest["files"] = {name: sha256_bytes(data) for name, data in payload.items()}
         manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
