@@ -115,8 +115,10 @@ def code_changed(manifest: Mapping[str, Any]) -> bool:
     now: only the source of those modules and of what they import counts.
     """
     stored, roots = manifest.get("code_key"), manifest.get("code_modules")
-    if not stored or not roots:
+    if not stored or roots is None:
         return True
+    if not roots:  # saved with code=(): a record that depends on no code (how a chapter run went)
+        return False
     try:
         return code_key(roots) != stored
     except ValueError:  # a module that no longer exists

@@ -798,7 +798,8 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
             registry.save(RUNS_EXPERIMENT, {"chapter": chapter.slug, "wall_s": wall, "peak_rss_gb": run.peak_rss_gb,
                                             "gpu_peak_gb": run.gpu_peak_gb, "nproc": nproc if command else 1,
                                             "notebook_sha256": notebook_sha256(chapter.slug, notebooks)},
-                          params={"chapter": chapter.slug}, scale=scale, seed=settings.seed, device=resolved)
+                          params={"chapter": chapter.slug}, scale=scale, seed=settings.seed, device=resolved,
+                          code=())  # a record of how a run went depends on no code: never stale
             report.ran.append(run)
             _clear_progress(registry, chapter.slug, scale)
             if deadline is not None and not registry.entries(PROGRESS_EXPERIMENT, scale=scale):

@@ -35,3 +35,13 @@ def test_stored_at_scale_reads_the_paper_entry_or_none(tmp_path):
     _run(quick.with_(scale="paper"), calls=calls, value=2.0)
     assert stored_at_scale(_run, quick, calls=calls).values == {"x": 2.0}
     assert calls == ["paper"]
+
+
+def test_a_record_saved_with_no_code_is_never_stale(tmp_path):
+    from posgeom.registry import code_changed
+
+    registry = Registry(tmp_path)
+    entry = registry.save("chapter_runs", {"wall_s": 3.0}, params={"chapter": "x"}, scale="paper", seed=0,
+                          device="cpu", code=())
+    assert entry.manifest["code_modules"] == [] and not code_changed(entry.manifest)
+    assert code_changed({"code_key": "abc"}) and code_changed({"code_modules": []})
