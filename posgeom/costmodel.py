@@ -32,8 +32,9 @@ the larger of its FLOPs at the assumed MFU and its steps at :meth:`Assumptions.s
 the GPU part under :data:`GPU_GOAL_MINUTES` (:func:`readme_table`: padded, bucketed, proposed): 4x
 larger batches and 4x fewer steps for the step-bound runs, every run seeing the same sequences, and
 half the steps for Theorem 4's runs (the largest FLOP-bound item, weight decay doubled to keep its
-documented decay factor). :func:`experiment_costs` with ``proposed=True`` applies those not yet in the
-modules; a change already made in a module is skipped.
+documented decay factor). They are applied in the experiment modules' paper settings, so the list is
+now the record of why each paper value is what it is; :func:`experiment_costs` with ``proposed=True``
+applies any not yet in the modules (none today), so a new proposal can be costed before it is applied.
 """
 
 from __future__ import annotations
