@@ -14,8 +14,8 @@ From the work:
 * **FLOPs** = tokens × :func:`posgeom.models.encoder.model_flops_per_token` (training: forward + backward =
   3 × forward, matmuls only, PaLM's MFU convention; a forward-only pass is a third of it);
 * **peak GPU memory**: fp32 weights, gradients and two AdamW moments (16 bytes per parameter) plus bf16
-  activations of one batch, :math:`34\,b L d` bytes per layer (Korthikanti et al. 2022, flash attention:
-  no :math:`L^2` term), plus the logits of the MLM head (6 bytes each);
+  activations of one batch, $34\,b L d$ bytes per layer (Korthikanti et al. 2022, flash attention:
+  no $L^2$ term), plus the logits of the MLM head (6 bytes each);
 * **time** on the GPU = FLOPs / (peak × MFU) (:class:`Assumptions`: 989 TFLOP/s dense bf16, the H100/H200
   SXM datasheet figure, at 40 % MFU) and on this CPU = FLOPs / the measured rate
   (:data:`CPU_FLOPS`, :func:`measure_cpu_rate`).

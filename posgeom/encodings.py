@@ -4,36 +4,36 @@ Every encoding gives an ``n × n`` matrix of distances between positions, so tha
 fixed formula, a random initialisation or a trained table — can be fed to the geometry core
 (stress, monotonicity, separation). Absolute encodings also give their table ``P`` (``n × d``).
 
-**Sinusoidal** (Vaswani et al. 2017). With frequencies :math:`\omega_k = b^{-2k/d}`,
-:math:`k = 0, \dots, d/2 - 1` and base :math:`b = 10000`,
+**Sinusoidal** (Vaswani et al. 2017). With frequencies $\omega_k = b^{-2k/d}$,
+$k = 0, \dots, d/2 - 1$ and base $b = 10000$,
 
 .. math::  P_{i, 2k} = \sin(i \omega_k), \qquad P_{i, 2k+1} = \cos(i \omega_k)
 
 (``layout="interleaved"``, the original and d2l), or the same columns as
 ``[sin(i ω_0) … sin(i ω_{m-1}), cos(i ω_0) … cos(i ω_{m-1})]`` (``layout="concatenated"``,
 GPT-NeoX and Hugging Face). The layouts differ by a fixed column permutation, so their distances
-are identical: :math:`\|p_i - p_j\|^2 = \sum_k 2 - 2\cos((i - j)\omega_k)`.
+are identical: $\|p_i - p_j\|^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
 
-**RoPE** (Su et al. 2021) rotates each pair of query/key coordinates by :math:`\delta \theta_k`,
-:math:`\theta_k = b^{-2k/d_{head}}`, :math:`k = 0, \dots, m - 1`, :math:`m = d_{head}/2`. Its
-relative kernel is :math:`K(\delta) = \frac1m \sum_k \cos(\delta \theta_k)` and the induced
+**RoPE** (Su et al. 2021) rotates each pair of query/key coordinates by $\delta \theta_k$,
+$\theta_k = b^{-2k/d_{head}}$, $k = 0, \dots, m - 1$, $m = d_{head}/2$. Its
+relative kernel is $K(\delta) = \frac1m \sum_k \cos(\delta \theta_k)$ and the induced
 distance (per unit vector) is
 
 .. math::  \hat d_{ij}^2 = 2\,(K(0) - K(i - j)).
 
-This is exactly the distance of a sinusoidal table of width :math:`d_{head}` divided by
-:math:`\sqrt m`: sinusoidal and RoPE differ only through their frequency set.
+This is exactly the distance of a sinusoidal table of width $d_{head}$ divided by
+$\sqrt m$: sinusoidal and RoPE differ only through their frequency set.
 
-**ALiBi** (Press et al. 2022) adds :math:`-m_h |i - j|` to the attention logits of head ``h``.
-The slopes are the geometric sequence :math:`m_h = r^{h+1}`, :math:`r = 2^{-8/H}` for a power of
-two :math:`H`; otherwise the slopes of the largest power of two :math:`H' < H` followed by every
-other slope of :math:`2H'` (the reference ``get_slopes``). The induced distance is one line
-(rank 1): :math:`\hat d_{ij} = \bar m |i - j|`, :math:`\bar m` the mean slope (or one head's).
+**ALiBi** (Press et al. 2022) adds $-m_h |i - j|$ to the attention logits of head ``h``.
+The slopes are the geometric sequence $m_h = r^{h+1}$, $r = 2^{-8/H}$ for a power of
+two $H$; otherwise the slopes of the largest power of two $H' < H$ followed by every
+other slope of $2H'$ (the reference ``get_slopes``). The induced distance is one line
+(rank 1): $\hat d_{ij} = \bar m |i - j|$, $\bar m$ the mean slope (or one head's).
 
 **None** (NoPE): every position has the same (zero) vector; all distances are 0.
 
-**Random** (a learned table at initialisation): :math:`P_{ij} \sim \mathcal N(0, \sigma^2)`,
-:math:`\sigma = 0.02` (BERT, GPT-2) or 1, seeded.
+**Random** (a learned table at initialisation): $P_{ij} \sim \mathcal N(0, \sigma^2)$,
+$\sigma = 0.02$ (BERT, GPT-2) or 1, seeded.
 
 **Table**: the Euclidean distances of the rows of any given table (a trained
 ``position_embeddings.weight``, an MDS embedding from :func:`posgeom.geometry.classical_mds`).
@@ -84,7 +84,7 @@ def _euclidean_distances(P: np.ndarray) -> np.ndarray:
 
 
 def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
-    r"""Angular frequencies :math:`\omega_k = b^{-2k/d}` of a sinusoidal table of width ``d``.
+    r"""Angular frequencies $\omega_k = b^{-2k/d}$ of a sinusoidal table of width ``d``.
 
     Returns
     -------
@@ -149,7 +149,7 @@ def sinusoidal_distances(n: int, d: int, base: float = 10000.0, layout: str = "i
 
 
 def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
-    r"""RoPE rotation frequencies :math:`\theta_k = b^{-2k/d_{head}}`, :math:`k = 0 … d_{head}/2 - 1`.
+    r"""RoPE rotation frequencies $\theta_k = b^{-2k/d_{head}}$, $k = 0 … d_{head}/2 - 1$.
 
     Returns
     -------
@@ -202,7 +202,7 @@ def rope_kernel(deltas, d_head: int, base: float = 10000.0) -> np.ndarray:
 
 
 def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
-    r"""RoPE's induced distances :math:`\hat d_{ij} = \sqrt{2 (K(0) - K(i-j))}`.
+    r"""RoPE's induced distances $\hat d_{ij} = \sqrt{2 (K(0) - K(i-j))}$.
 
     Returns
     -------
@@ -213,7 +213,7 @@ def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
 
 def rotary_distances(n: int, theta) -> np.ndarray:
     r"""The distances RoPE induces for any set of rotation frequencies (a model's own, scaled or partial):
-    :math:`\hat d_{ij}^2 = 2 (K(0) - K(i - j))`, :math:`K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)`.
+    $\hat d_{ij}^2 = 2 (K(0) - K(i - j))$, $K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)$.
 
     Parameters
     ----------
@@ -245,9 +245,9 @@ def rotary_distances(n: int, theta) -> np.ndarray:
 def alibi_slopes(n_heads: int) -> np.ndarray:
     r"""The ALiBi slopes of Press et al. (2022), one per head.
 
-    For a power of two :math:`H`: :math:`m_h = r^{h+1}`, :math:`r = 2^{-8/H}` (8 heads:
-    ``1/2, 1/4, …, 1/256``). Otherwise, with :math:`H'` the largest power of two below :math:`H`:
-    the :math:`H'` slopes, then slopes ``0, 2, 4, …`` of the :math:`2H'` sequence, :math:`H - H'` of them.
+    For a power of two $H$: $m_h = r^{h+1}$, $r = 2^{-8/H}$ (8 heads:
+    ``1/2, 1/4, …, 1/256``). Otherwise, with $H'$ the largest power of two below $H$:
+    the $H'$ slopes, then slopes ``0, 2, 4, …`` of the $2H'$ sequence, $H - H'$ of them.
 
     Returns
     -------
@@ -267,7 +267,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
 
 
 def alibi_bias(n: int, n_heads: int) -> np.ndarray:
-    r"""ALiBi's additive attention bias :math:`-m_h |i - j|`.
+    r"""ALiBi's additive attention bias $-m_h |i - j|$.
 
     Returns
     -------
@@ -280,12 +280,12 @@ def alibi_bias(n: int, n_heads: int) -> np.ndarray:
 
 
 def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=None) -> np.ndarray:
-    r"""ALiBi's induced distances :math:`\hat d_{ij} = \bar m |i - j|` (rank one: a line).
+    r"""ALiBi's induced distances $\hat d_{ij} = \bar m |i - j|$ (rank one: a line).
 
     Parameters
     ----------
     head : int or None
-        ``None`` uses the mean slope :math:`\bar m`; an index ``0 … n_heads-1`` uses that head's slope.
+        ``None`` uses the mean slope $\bar m$; an index ``0 … n_heads-1`` uses that head's slope.
     slopes : array_like of shape (n_heads,), optional
         A model's own slopes (e.g. MPT's, which differ from :func:`alibi_slopes` for some head counts);
         default :func:`alibi_slopes`.
@@ -328,7 +328,7 @@ def none_distances(n: int) -> np.ndarray:
 
 
 def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
-    r"""A learned table at initialisation, :math:`P_{ij} \sim \mathcal N(0, \sigma^2)`.
+    r"""A learned table at initialisation, $P_{ij} \sim \mathcal N(0, \sigma^2)$.
 
     Returns
     -------
@@ -372,7 +372,7 @@ def table_distances(P) -> np.ndarray:
 
 
 def mds_distances(D, k: int | None = None) -> np.ndarray:
-    r"""Distances of Algorithm 1's encoding :math:`P_{MDS} = U_k \Lambda_k^{1/2}` of target distances ``D``.
+    r"""Distances of Algorithm 1's encoding $P_{MDS} = U_k \Lambda_k^{1/2}$ of target distances ``D``.
 
     The embedding comes from :func:`posgeom.geometry.classical_mds` (rank ``k``; ``None`` = numerical rank).
 

@@ -3,36 +3,36 @@ chapter, the extrapolation heuristics and their study on the order task. The und
 are :mod:`posgeom.experiments.undertrained_tails`, masked language modelling on IMDB (S6) is
 :mod:`posgeom.experiments.extrapolation_mlm`; both read their settings here.
 
-**Under-trained tails (S4).** A row :math:`p_i` of a learned table receives a gradient only from the
-sequences that reach position :math:`i`: with padding masked out of attention and pooling,
-:math:`\partial \mathcal L / \partial p_i = 0` for every sequence of length :math:`\le i`. When most
+**Under-trained tails (S4).** A row $p_i$ of a learned table receives a gradient only from the
+sequences that reach position $i$: with padding masked out of attention and pooling,
+$\partial \mathcal L / \partial p_i = 0$ for every sequence of length $\le i$. When most
 training sequences are short, the rows of the tail are updated by few examples; the experiment trains a
-table where 90 % of the sequences are shorter than :math:`n/2` and measures, per row, the number of
-training sequences that reach it (:math:`N_i`), how far it moved from its initialisation
-:math:`\lVert p_i^{(T)} - p_i^{(0)}\rVert`, the accuracy on sequences whose decisive marker sits in
+table where 90 % of the sequences are shorter than $n/2$ and measures, per row, the number of
+training sequences that reach it ($N_i$), how far it moved from its initialisation
+$\lVert p_i^{(T)} - p_i^{(0)}\rVert$, the accuracy on sequences whose decisive marker sits in
 the head or in the tail, and the similarity of neighbouring rows in each part.
 
-**The N_max wall (S5).** A table of :math:`N_{max}` rows has no vector at position :math:`N_{max}`;
+**The N_max wall (S5).** A table of $N_{max}$ rows has no vector at position $N_{max}$;
 :class:`posgeom.models.positional.PositionLimitError` says so and lists the ways out.
 
 **Extrapolation heuristics (S6)** (:meth:`posgeom.models.positional.LearnedPositional.extended`), for an
-evaluation length :math:`m > N`:
+evaluation length $m > N$:
 
-* *reuse the last vector*: :math:`p'_i = p_{N-1}` for :math:`i \ge N`;
-* *linear interpolation*: :math:`p'_i = (1 - t)\, p_{\lfloor s \rfloor} + t\, p_{\lceil s \rceil}`,
-  :math:`s = i (N - 1)/(m - 1)`, :math:`t = s - \lfloor s \rfloor` (positions compressed into the trained range);
-* *new rows and a short fine-tune*: rows :math:`N, \dots, m - 1` drawn from :math:`\mathcal N(0, \sigma^2)`,
+* *reuse the last vector*: $p'_i = p_{N-1}$ for $i \ge N$;
+* *linear interpolation*: $p'_i = (1 - t)\, p_{\lfloor s \rfloor} + t\, p_{\lceil s \rceil}$,
+  $s = i (N - 1)/(m - 1)$, $t = s - \lfloor s \rfloor$ (positions compressed into the trained range);
+* *new rows and a short fine-tune*: rows $N, \dots, m - 1$ drawn from $\mathcal N(0, \sigma^2)$,
   then ``finetune_steps`` steps of training on sequences of the target length.
 
 They are compared with a learned table trained directly at the target length and with encodings that
 have no wall — sinusoidal, RoPE, ALiBi — and with the MDS table of Algorithm 1, all trained at length
-:math:`L` and evaluated at :math:`L`, :math:`1.5L` and :math:`2L`. The MDS table is fixed: its rows come
+$L$ and evaluated at $L$, $1.5L$ and $2L$. The MDS table is fixed: its rows come
 from the positional statistics of the *unlabelled* corpus up to the longest evaluated length (the
 statistics exist there even though the model never trained on those positions), so it has rows beyond
-:math:`L` without any heuristic. Two tasks: the balanced order task (accuracy) and masked language
+$L$ without any heuristic. Two tasks: the balanced order task (accuracy) and masked language
 modelling on IMDB windows (loss).
 
-The ALiBi of an encoder is symmetric, :math:`-m_h |i - j|`: it cannot tell left from right, so on the
+The ALiBi of an encoder is symmetric, $-m_h |i - j|$: it cannot tell left from right, so on the
 balanced order task (every sequence paired with its reversal, opposite label) it is at chance at every
 length — a property of symmetric ALiBi, not of extrapolation (:func:`reversal_gap` measures it).
 """
@@ -286,7 +286,7 @@ def reversal_gap(model, data, batch_size: int = 256) -> float:
 
     Returns
     -------
-    float: :math:`\max |f(x) - f(\mathrm{rev}(x))|` over the batch entries.
+    float: $\max |f(x) - f(\mathrm{rev}(x))|$ over the batch entries.
     """
     import torch
 
@@ -446,7 +446,7 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
 
 
 def run_extrapolation_order(settings=None, *, force: bool = False, encodings=None, seeds=None) -> Result:
-    r"""Accuracy on the order task at :math:`L`, :math:`1.5L`, :math:`2L` for models trained at :math:`L` (S6),
+    r"""Accuracy on the order task at $L$, $1.5L$, $2L$ for models trained at $L$ (S6),
     by :func:`order_extrapolation`, stored.
 
     The learned table goes past its wall by each heuristic of :data:`HEURISTICS` (``new_rows`` followed by
@@ -460,8 +460,8 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
     Result
         values: ``methods``, ``factors``, ``lengths``, ``seeds``, ``accuracy`` / ``loss`` (method →
         factor-string → list over seeds), ``accuracy_beyond`` (method → factor → list: sequences whose
-        later marker is at or beyond :math:`L`; ``None`` where there is none), ``accuracy_both_beyond``
-        (both markers at or beyond :math:`L - 1`, the positions that share one vector under
+        later marker is at or beyond $L$; ``None`` where there is none), ``accuracy_both_beyond``
+        (both markers at or beyond $L - 1$, the positions that share one vector under
         ``reuse_last``), ``stress_at_max`` (method → list over seeds: scale-free stress of the
         positional distances the model uses at the longest length against the task's exact Hellinger
         geometry there), ``alibi_reversal_gap`` and ``none_reversal_gap`` (:func:`reversal_gap`);

@@ -1,7 +1,7 @@
 r"""Extrapolation of learned tables with masked language modelling on IMDB windows (claim S6, chapter
 "Where learned tables fail").
 
-Models trained on windows of :math:`L` tokens are evaluated at :math:`L`, :math:`1.5L`, :math:`2L` with the
+Models trained on windows of $L$ tokens are evaluated at $L$, $1.5L$, $2L$ with the
 methods of :func:`posgeom.experiments.extrapolation.run_extrapolation_order` (the learned table's
 heuristics, sinusoidal, RoPE, ALiBi, MDS, no positions). The settings are ``CONFIGS[scale].mlm`` of
 :mod:`posgeom.experiments.extrapolation`.
@@ -31,8 +31,8 @@ class IMDBWindows:
 
     Reviews are tokenised by ``posgeom.corpora.stats.corpus_tokens`` (bert-base-uncased WordPiece,
     policy ``"model"``: ``[CLS]`` at position 0, 512 positions, ``<br />`` as spaces); only reviews longer
-    than the longest window are kept, so every window of length :math:`m` is ``[CLS]`` followed by the
-    first :math:`m - 1` word pieces (no ``[SEP]``, no padding). The vocabulary is reduced to the ``top_k``
+    than the longest window are kept, so every window of length $m$ is ``[CLS]`` followed by the
+    first $m - 1$ word pieces (no ``[SEP]``, no padding). The vocabulary is reduced to the ``top_k``
     most frequent word pieces of the training windows: id 0 ``[PAD]`` (unused), 1 ``[CLS]``, 2 ``[MASK]``,
     3 every other word piece ("rare"), ``4 …`` the ``top_k`` kept ones in decreasing frequency.
 
@@ -149,7 +149,7 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, seed: int = 0, probabili
     Returns
     -------
     loss_sum : ndarray of shape (m,)
-        :math:`\sum` of :math:`-\log p(x_i \mid \tilde x)` over the selected tokens at each position.
+        $\sum$ of $-\log p(x_i \mid \tilde x)$ over the selected tokens at each position.
     count : ndarray of shape (m,)
         Number of selected tokens at each position.
     """
@@ -277,8 +277,8 @@ def mlm_extrapolation(options: MLMExtrapolation, shape: ModelShape, plan: StudyP
 
 
 def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None, seeds=None) -> Result:
-    r"""Masked-LM loss on IMDB windows of length :math:`L`, :math:`1.5L`, :math:`2L` for models trained at
-    :math:`L` (S6), by :func:`mlm_extrapolation`, stored.
+    r"""Masked-LM loss on IMDB windows of length $L$, $1.5L$, $2L$ for models trained at
+    $L$ (S6), by :func:`mlm_extrapolation`, stored.
 
     The fine-tune of ``new_rows`` and the ``learned:target`` baseline (when ``target_baseline``, at the
     factors of ``target_factors``) train on windows of the target length from the same training reviews.
@@ -290,7 +290,7 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
     Result
         values: ``methods``, ``factors``, ``lengths``, ``seeds``, ``L``, ``loss`` (method → factor → list
         over seeds: mean cross-entropy over all masked tokens), ``loss_head`` / ``loss_beyond`` (tokens at
-        positions :math:`< L` / :math:`\ge L`), ``vocab_size``, ``rare_fraction``, ``unigram_loss``
+        positions $< L$ / $\ge L$), ``vocab_size``, ``rare_fraction``, ``unigram_loss``
         (:func:`unigram_loss`: a model that ignores context), ``data`` (provenance); arrays: ``loss``
         (methods, factors, seeds), ``loss_by_position`` (methods, seeds, n_max) at the longest length.
     """

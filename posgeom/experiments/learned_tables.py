@@ -1,60 +1,60 @@
 r"""Chapter IV, part 1 — what learned position tables look like (Part IV of the book).
 
-A learned absolute encoding is a table :math:`P \in \mathbb R^{N_{max} \times d}` whose row
-:math:`p_i` is added to the token embedding at position :math:`i` (``nn.Embedding(N_max, d)``). The
+A learned absolute encoding is a table $P \in \mathbb R^{N_{max} \times d}$ whose row
+$p_i$ is added to the token embedding at position $i$ (``nn.Embedding(N_max, d)``). The
 second seed document makes claims S1–S3 and S7–S9 about such tables; this module holds the numbers
 the chapter puts under them.
 
-**Cosine similarity and its decay with distance (S1).** With :math:`\tilde p_i = p_i - \bar p` when
-``center=True`` (the mean row removed) and :math:`\tilde p_i = p_i` otherwise,
+**Cosine similarity and its decay with distance (S1).** With $\tilde p_i = p_i - \bar p$ when
+``center=True`` (the mean row removed) and $\tilde p_i = p_i$ otherwise,
 
 .. math:: C_{ij} = \frac{\langle \tilde p_i, \tilde p_j\rangle}{\lVert\tilde p_i\rVert\,\lVert\tilde p_j\rVert},
           \qquad s(\delta) = \frac{1}{n - \delta} \sum_{i=0}^{n-1-\delta} C_{i,i+\delta}.
 
-:math:`s(1)` is the "neighbouring similarity" of the seed. A shared offset :math:`\bar p` raises every
+$s(1)$ is the "neighbouring similarity" of the seed. A shared offset $\bar p$ raises every
 raw cosine, so the centred version is reported next to the raw one.
 
-**Positions that stand apart (S2).** The isolation of row :math:`i` is its nearest-neighbour distance
+**Positions that stand apart (S2).** The isolation of row $i$ is its nearest-neighbour distance
 relative to the typical one,
 
 .. math:: \iota_i = \frac{\min_{j \ne i} \lVert p_i - p_j\rVert}
                         {\operatorname{median}_k \min_{j\ne k} \lVert p_k - p_j\rVert};
 
-rows with :math:`\iota_i` above a threshold (default 2) stand apart from every other row.
+rows with $\iota_i$ above a threshold (default 2) stand apart from every other row.
 
-**Frequency bands (S3).** Each dimension :math:`x_j(i) = P_{ij} - \bar P_{\cdot j}` is a signal over
+**Frequency bands (S3).** Each dimension $x_j(i) = P_{ij} - \bar P_{\cdot j}$ is a signal over
 positions; its periodogram is
 
 .. math:: I_j(k) = \frac1n \Big| \sum_{i=0}^{n-1} x_j(i)\, e^{-2\pi \mathrm i k i / n}\Big|^2,
           \qquad k = 0, \dots, \lfloor n/2 \rfloor,
 
-at frequency :math:`k/n` cycles per position. The *dominant frequency* of dimension :math:`j` is
-:math:`\arg\max_{k \ge 1} I_j(k)` and its *spectral concentration* the share of the power (without
-:math:`k = 0`) in that bin, :math:`\kappa_j = \max_{k\ge1} I_j(k) / \sum_{k \ge 1} I_j(k)`: 1 for a pure
-sinusoid at a Fourier frequency, about :math:`\log(n/2)/(n/2)` for white noise. A concentration alone
-does not prove a designed spectrum: a random walk has :math:`I(k) \propto 1/k^2`, i.e.
-:math:`\kappa \approx 6/\pi^2 \approx 0.61` at :math:`k = 1`; the chapter therefore puts every table
-next to three references of the same shape — the sinusoidal table, a random :math:`\mathcal N(0, \sigma^2)`
+at frequency $k/n$ cycles per position. The *dominant frequency* of dimension $j$ is
+$\arg\max_{k \ge 1} I_j(k)$ and its *spectral concentration* the share of the power (without
+$k = 0$) in that bin, $\kappa_j = \max_{k\ge1} I_j(k) / \sum_{k \ge 1} I_j(k)$: 1 for a pure
+sinusoid at a Fourier frequency, about $\log(n/2)/(n/2)$ for white noise. A concentration alone
+does not prove a designed spectrum: a random walk has $I(k) \propto 1/k^2$, i.e.
+$\kappa \approx 6/\pi^2 \approx 0.61$ at $k = 1$; the chapter therefore puts every table
+next to three references of the same shape — the sinusoidal table, a random $\mathcal N(0, \sigma^2)$
 table (a learned table at initialisation) and a random walk down the positions
 (:func:`posgeom.encodings.random_walk_table`).
 
-**Principal components and sinusoids.** With :math:`\tilde P = U S V^\top` (rows centred), the
-:math:`k`-th principal component over positions is :math:`u_k s_k`. Its best single sinusoid is
+**Principal components and sinusoids.** With $\tilde P = U S V^\top$ (rows centred), the
+$k$-th principal component over positions is $u_k s_k$. Its best single sinusoid is
 
 .. math:: \max_{f} R^2_k(f), \qquad R^2_k(f) = 1 - \frac{\min_{a, b, c} \sum_i \big(u_{ik} - a\cos(2\pi f i/n)
           - b \sin(2\pi f i/n) - c\big)^2}{\sum_i (u_{ik} - \bar u_k)^2}
 
-over frequencies :math:`f \in \{\tfrac12, 1, \tfrac32, \dots, \tfrac n2\}` (cycles over the table).
+over frequencies $f \in \{\tfrac12, 1, \tfrac32, \dots, \tfrac n2\}$ (cycles over the table).
 PCs of any smooth random process are close to such cosines (the Karhunen–Loève modes of a random walk
-are exactly :math:`\sin((k - \tfrac12)\pi t)`), which is why :func:`posgeom.encodings.random_walk_table` is the null model.
+are exactly $\sin((k - \tfrac12)\pi t)$), which is why :func:`posgeom.encodings.random_walk_table` is the null model.
 
-**Stress against the corpus (the link to the paper).** The table's Euclidean distances :math:`\hat D`
-between the rows of the positions a corpus reaches, against the corpus's Hellinger distances :math:`D`
+**Stress against the corpus (the link to the paper).** The table's Euclidean distances $\hat D$
+between the rows of the positions a corpus reaches, against the corpus's Hellinger distances $D$
 (:func:`posgeom.geometry.stress`, ``"paper"`` and ``"scale_free"``).
 
 **Training studies (S7–S9).** A small encoder (:mod:`posgeom.models`) on the balanced order task of
 :mod:`posgeom.corpora.synthetic` (label: does marker A come before marker B?), with the learned table
-initialised from :math:`\mathcal N(0, 0.02^2)`, :math:`\mathcal N(0, 1)`, the sinusoidal table or the
+initialised from $\mathcal N(0, 0.02^2)$, $\mathcal N(0, 1)$, the sinusoidal table or the
 MDS of the task's Hellinger geometry, and with dropout 0.1 on the embedding sum or none: convergence
 speed (the first step whose running-mean loss falls below a threshold), final loss, held-out accuracy
 and the geometry of the final table.
@@ -556,7 +556,7 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
     (:class:`InitRun`): the loss curve, the steps until the running-mean loss falls below ``loss_threshold``
     (convergence speed), the final loss (mean of the last ``smooth`` steps), held-out loss and accuracy,
     and the geometry of the table before and after training (:class:`TableGeometry`) and the relative
-    change :math:`\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F`.
+    change $\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F$.
 
     Returns
     -------

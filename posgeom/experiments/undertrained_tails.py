@@ -1,12 +1,12 @@
 r"""Under-trained tails of a learned table (claim S4, chapter "Where learned tables fail").
 
-A row :math:`p_i` of a learned table receives a gradient only from the sequences that reach position
-:math:`i`: with padding masked out of attention and pooling, :math:`\partial \mathcal L / \partial p_i = 0`
-for every sequence of length :math:`\le i` (:func:`row_gradient_norms` shows it). When most training
+A row $p_i$ of a learned table receives a gradient only from the sequences that reach position
+$i$: with padding masked out of attention and pooling, $\partial \mathcal L / \partial p_i = 0$
+for every sequence of length $\le i$ (:func:`row_gradient_norms` shows it). When most training
 sequences are short, the rows of the tail are updated by few examples; :func:`tails_study` trains a
-table where 90 % of the sequences are shorter than :math:`n/2` and measures, per row, the number of
-training sequences that reach it (:math:`N_i`), how far it moved from its initialisation
-:math:`\lVert p_i^{(T)} - p_i^{(0)}\rVert`, the accuracy on sequences whose decisive marker sits in
+table where 90 % of the sequences are shorter than $n/2$ and measures, per row, the number of
+training sequences that reach it ($N_i$), how far it moved from its initialisation
+$\lVert p_i^{(T)} - p_i^{(0)}\rVert$, the accuracy on sequences whose decisive marker sits in
 the head or in the tail, and the similarity of neighbouring rows in each part. The settings are
 ``CONFIGS[scale].tails`` of :mod:`posgeom.experiments.extrapolation`.
 """
@@ -106,19 +106,19 @@ def tails_study(c: TailsOptions, shape: ModelShape, seeds, *, data_seed: int = 0
 
 
 def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) -> Result:
-    r"""Learned tables trained where 90 % of the sequences are shorter than :math:`n/2`, against a control
+    r"""Learned tables trained where 90 % of the sequences are shorter than $n/2$, against a control
     with lengths uniform on ``[min_length, n]`` (S4), by :func:`tails_study`, stored.
 
     Returns
     -------
     Result
-        values: ``conditions`` (``["skewed", "uniform"]``), ``seeds``, ``boundary`` (:math:`n/2`), per
+        values: ``conditions`` (``["skewed", "uniform"]``), ``seeds``, ``boundary`` ($n/2$), per
         condition lists over seeds of ``accuracy_head`` / ``accuracy_tail`` (sequences of length
-        :math:`n` whose later marker is before / after the boundary), ``neighbour_cos_head`` /
+        $n$ whose later marker is before / after the boundary), ``neighbour_cos_head`` /
         ``neighbour_cos_tail`` of the final table, ``movement_head`` / ``movement_tail`` (mean row
-        movement), and ``frac_long`` (share of training sequences of length at least :math:`n/2`);
+        movement), and ``frac_long`` (share of training sequences of length at least $n/2$);
         arrays: ``reach`` (conditions, n) — training sequences reaching each position, ``movement``
-        (conditions, seeds, n) — :math:`\lVert p_i^{(T)} - p_i^{(0)}\rVert`, ``tables_final``
+        (conditions, seeds, n) — $\lVert p_i^{(T)} - p_i^{(0)}\rVert$, ``tables_final``
         (conditions, seeds, n, d), ``tables_initial`` (conditions, seeds, n, d).
     """
     settings = _settings(settings)
@@ -140,7 +140,7 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
 
 def row_gradient_norms(model, data) -> np.ndarray:
     r"""Norm of the loss gradient with respect to each row of a learned table,
-    :math:`\lVert \partial\mathcal L / \partial p_i\rVert`.
+    $\lVert \partial\mathcal L / \partial p_i\rVert$.
 
     One forward and backward pass of the classification loss on all of ``data`` (no optimiser step; the
     model's gradients are cleared afterwards).

@@ -1,14 +1,14 @@
 r"""Training callbacks, above all the one that follows the geometry of the positional table.
 
-:class:`PositionGeometry` reads the model's positional distance matrix :math:`\hat D` (``n × n``,
+:class:`PositionGeometry` reads the model's positional distance matrix $\hat D$ (``n × n``,
 :meth:`~posgeom.models.positional.PositionalEncoding.distance_matrix`) every ``every`` steps and records,
 with the functions of :mod:`posgeom.geometry`:
 
-* the separation of Theorem 4, :math:`\operatorname{sep}(P) = \min_{i \ne j} \hat d_{ij}`, raw and over the
+* the separation of Theorem 4, $\operatorname{sep}(P) = \min_{i \ne j} \hat d_{ij}$, raw and over the
   median distance (:func:`posgeom.geometry.separation`);
-* against a target :math:`D` (e.g. the corpus's Hellinger matrix), the stress in each requested
+* against a target $D$ (e.g. the corpus's Hellinger matrix), the stress in each requested
   normalisation (:func:`posgeom.geometry.stress`), the violation rate of the monotonicity conjecture
-  (:func:`posgeom.geometry.violation_rate`) and Spearman's :math:`\rho` (:func:`posgeom.geometry.spearman`).
+  (:func:`posgeom.geometry.violation_rate`) and Spearman's $\rho$ (:func:`posgeom.geometry.spearman`).
 
 At the end of training the series go to the results registry (:meth:`posgeom.registry.Registry.save`).
 Callbacks carry their records through checkpoints (``state_dict`` / ``load_state_dict``), so a resumed run
@@ -60,7 +60,7 @@ class PositionGeometry(Callback):
     every : int
         Record after every ``every`` steps (plus before the first and after the last step).
     target : array_like (n, n), optional
-        Target distances :math:`D`; without it only the separation is recorded.
+        Target distances $D$; without it only the separation is recorded.
     n : int, optional
         Number of positions (default: ``target``'s size, else the table's ``N_max``).
     normalizations : sequence of str

@@ -3,11 +3,11 @@ r"""A compact BERT-style encoder that takes any positional encoding of :mod:`pos
 The architecture is BERT's (Devlin et al. 2019), so that with learned positions and copied weights it
 reproduces ``transformers.BertModel`` to float32 rounding (:mod:`posgeom.models.hf`):
 
-**Embeddings.** :math:`h^{(0)}_i = \mathrm{Dropout}(\mathrm{LN}(E_{x_i} + T_{t_i} + p_i))` — word,
+**Embeddings.** $h^{(0)}_i = \mathrm{Dropout}(\mathrm{LN}(E_{x_i} + T_{t_i} + p_i))$ — word,
 token-type and (for absolute encodings) position vectors.
 
-**Blocks** (post-LN). With :math:`Q = h W_Q`, :math:`K = h W_K`, :math:`V = h W_V` split into ``H``
-heads of width :math:`d_h = d / H`,
+**Blocks** (post-LN). With $Q = h W_Q$, $K = h W_K$, $V = h W_V$ split into ``H``
+heads of width $d_h = d / H$,
 
 .. math::
 
@@ -15,19 +15,19 @@ heads of width :math:`d_h = d / H`,
     h' = \mathrm{LN}(h + \mathrm{Dropout}(A W_O)),\qquad
     h'' = \mathrm{LN}(h' + \mathrm{Dropout}(\mathrm{GELU}(h' W_1) W_2)),
 
-where :math:`\tilde Q, \tilde K` are RoPE-rotated for ``rope`` (else :math:`Q, K`) and the additive
-mask :math:`M` holds ALiBi's :math:`-m_h|i-j|`, :math:`-\infty` at padding keys and, with
-``causal=True``, :math:`-\infty` above the diagonal. Attention runs through
+where $\tilde Q, \tilde K$ are RoPE-rotated for ``rope`` (else $Q, K$) and the additive
+mask $M$ holds ALiBi's $-m_h|i-j|$, $-\infty$ at padding keys and, with
+``causal=True``, $-\infty$ above the diagonal. Attention runs through
 ``torch.nn.functional.scaled_dot_product_attention`` (flash / memory-efficient kernels).
 
-**Heads.** Masked language modelling: :math:`\mathrm{LN}(\mathrm{GELU}(h W_t)) E^\top + b`, the
-decoder tied to the word embeddings :math:`E` as in BERT; logits are computed only where a label
+**Heads.** Masked language modelling: $\mathrm{LN}(\mathrm{GELU}(h W_t)) E^\top + b$, the
+decoder tied to the word embeddings $E$ as in BERT; logits are computed only where a label
 exists (the loss is unchanged, the vocabulary projection of the other 85 % of tokens is skipped).
-Classification: BERT's pooler :math:`\tanh(h_{[CLS]} W_p)` (``pooling="cls"``) or the mean of the
+Classification: BERT's pooler $\tanh(h_{[CLS]} W_p)$ (``pooling="cls"``) or the mean of the
 non-padding states (``pooling="mean"``), then dropout and a linear layer.
 
 **Theorem 1** of the paper: without positions and without a causal mask every operation above is
-applied token-wise or is a permutation-equivariant attention, so :math:`f(\pi X) = \pi f(X)`
+applied token-wise or is a permutation-equivariant attention, so $f(\pi X) = \pi f(X)$
 (tested). With ``causal=True`` that fails — the mask itself carries order.
 """
 
@@ -443,8 +443,8 @@ def build_model(
 def model_flops_per_token(config: EncoderConfig, seq_len: int, mlm_fraction: float | None = 0.15) -> float:
     r"""Training FLOPs per token (forward + backward = 3 × forward, matmuls only, as in PaLM's MFU).
 
-    Per layer: :math:`2 \cdot (4 d^2 + 2 d d_{ff})` for the projections and :math:`2 \cdot 2 L d` for
-    :math:`QK^\top` and :math:`AV`; the MLM head adds :math:`2 (d^2 + d V)` per predicted token
+    Per layer: $2 \cdot (4 d^2 + 2 d d_{ff})$ for the projections and $2 \cdot 2 L d$ for
+    $QK^\top$ and $AV$; the MLM head adds $2 (d^2 + d V)$ per predicted token
     (a fraction ``mlm_fraction`` of tokens, ``None`` → every token).
     """
     d, L = config.d_model, seq_len

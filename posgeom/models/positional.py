@@ -2,11 +2,11 @@ r"""Every positional encoding of the book as a PyTorch module.
 
 Four kinds of modules plug into the encoder (:mod:`posgeom.models.encoder`) at different places:
 
-* ``kind = "absolute"`` — a table :math:`P \in \mathbb R^{N \times d}` added to the token
-  embeddings: :math:`h_i = E(x_i) + p_i`. Learned, sinusoidal, MDS and low-rank modules.
-* ``kind = "rotary"`` — RoPE rotates queries and keys, :math:`q_i \mapsto R_i q_i`, so that
-  :math:`\langle R_i q, R_j k\rangle` depends on :math:`i - j` only.
-* ``kind = "bias"`` — ALiBi adds :math:`-m_h |i - j|` to the attention logits of head ``h``.
+* ``kind = "absolute"`` — a table $P \in \mathbb R^{N \times d}$ added to the token
+  embeddings: $h_i = E(x_i) + p_i$. Learned, sinusoidal, MDS and low-rank modules.
+* ``kind = "rotary"`` — RoPE rotates queries and keys, $q_i \mapsto R_i q_i$, so that
+  $\langle R_i q, R_j k\rangle$ depends on $i - j$ only.
+* ``kind = "bias"`` — ALiBi adds $-m_h |i - j|$ to the attention logits of head ``h``.
 * ``kind = "none"`` — NoPE: no positional signal at all.
 
 Every module exposes :meth:`PositionalEncoding.distance_matrix` → an ``(n, n)`` numpy array, so a
@@ -129,7 +129,7 @@ def _lift_table(table, d: int, seed: int) -> np.ndarray:
 
 
 class LearnedPositional(AbsolutePositional):
-    r"""A trainable table :math:`P \in \mathbb R^{N_{max} \times d}` (BERT's ``position_embeddings``).
+    r"""A trainable table $P \in \mathbb R^{N_{max} \times d}$ (BERT's ``position_embeddings``).
 
     Parameters
     ----------
@@ -138,7 +138,7 @@ class LearnedPositional(AbsolutePositional):
     d : int
         Width.
     init : {"normal", "sinusoidal", "table"}
-        ``"normal"``: :math:`P_{ij} \sim \mathcal N(0, \sigma^2)`; ``"sinusoidal"``: the sinusoidal
+        ``"normal"``: $P_{ij} \sim \mathcal N(0, \sigma^2)$; ``"sinusoidal"``: the sinusoidal
         table (``base``, ``layout``); ``"table"``: a given ``(n_positions, k)`` table (e.g. MDS),
         lifted to width ``d`` when ``k < d``.
     sigma : float
@@ -177,9 +177,9 @@ class LearnedPositional(AbsolutePositional):
     def extended(self, n: int, method: str = "reuse_last", seed: int | None = None) -> "LearnedPositional":
         r"""A copy with ``n > N_max`` rows, past the wall by a heuristic.
 
-        ``"reuse_last"``: :math:`p_i = p_{N-1}` for :math:`i \ge N`. ``"interpolate"``: the table
-        resampled linearly onto ``n`` points, :math:`p'_i = P(i (N-1)/(n-1))`. ``"new_rows"``: new
-        rows drawn from :math:`\mathcal N(0, \sigma^2)`, to be fine-tuned.
+        ``"reuse_last"``: $p_i = p_{N-1}$ for $i \ge N$. ``"interpolate"``: the table
+        resampled linearly onto ``n`` points, $p'_i = P(i (N-1)/(n-1))$. ``"new_rows"``: new
+        rows drawn from $\mathcal N(0, \sigma^2)$, to be fine-tuned.
 
         Returns
         -------
@@ -249,7 +249,7 @@ class SinusoidalPositional(AbsolutePositional):
 
 
 class MDSPositional(AbsolutePositional):
-    r"""Algorithm 1's encoding: a given ``(n, k)`` table :math:`P_{MDS} = U_k \Lambda_k^{1/2}`
+    r"""Algorithm 1's encoding: a given ``(n, k)`` table $P_{MDS} = U_k \Lambda_k^{1/2}$
     (from :func:`posgeom.geometry.classical_mds`) lifted to width ``d`` by orthonormal columns
     (:func:`posgeom.geometry.lift`, distances unchanged); fixed or trainable."""
 
@@ -275,14 +275,14 @@ class MDSPositional(AbsolutePositional):
 
 
 class LowRankPositional(AbsolutePositional):
-    r"""The minimal parametrisation of Remark 8: :math:`P = A C^\top`, :math:`A \in \mathbb R^{n\times r}`,
-    :math:`C \in \mathbb R^{d \times r}` — :math:`r (n + d)` parameters instead of :math:`n d`.
+    r"""The minimal parametrisation of Remark 8: $P = A C^\top$, $A \in \mathbb R^{n\times r}$,
+    $C \in \mathbb R^{d \times r}$ — $r (n + d)$ parameters instead of $n d$.
 
-    Initialisation: ``init="normal"`` draws :math:`A, C \sim \mathcal N(0, s^2)` with
-    :math:`s = (\sigma^2 / r)^{1/4}`, so entries of ``P`` have variance :math:`r s^4 = \sigma^2`;
+    Initialisation: ``init="normal"`` draws $A, C \sim \mathcal N(0, s^2)$ with
+    $s = (\sigma^2 / r)^{1/4}$, so entries of ``P`` have variance $r s^4 = \sigma^2$;
     ``init="table"`` starts from the best rank-``r`` factors of a given ``(n, k)`` embedding or ``(n, n)``
-    distance matrix (:func:`posgeom.geometry.low_rank_factors`: :math:`A` the rank-``r`` classical MDS,
-    :math:`C` orthonormal columns), so :math:`A C^\top` has the distances of the rank-``r`` MDS.
+    distance matrix (:func:`posgeom.geometry.low_rank_factors`: $A$ the rank-``r`` classical MDS,
+    $C$ orthonormal columns), so $A C^\top$ has the distances of the rank-``r`` MDS.
     """
 
     name = "lowrank"
@@ -326,8 +326,8 @@ class LowRankPositional(AbsolutePositional):
 
 
 class RotaryPositional(PositionalEncoding):
-    r"""RoPE (Su et al. 2021). Pair ``k`` of a head's coordinates is rotated by :math:`i\theta_k`,
-    :math:`\theta_k = b^{-2k/d_{head}}`:
+    r"""RoPE (Su et al. 2021). Pair ``k`` of a head's coordinates is rotated by $i\theta_k$,
+    $\theta_k = b^{-2k/d_{head}}$:
 
     .. math:: (x_a, x_b) \mapsto (x_a \cos i\theta_k - x_b \sin i\theta_k,\; x_a \sin i\theta_k + x_b \cos i\theta_k)
 
@@ -347,7 +347,7 @@ class RotaryPositional(PositionalEncoding):
         self._cache: tuple[int, torch.device, torch.dtype, torch.Tensor, torch.Tensor] | None = None
 
     def _cos_sin(self, L: int, device, dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        r"""cos and sin of :math:`i\theta_k`, laid out like the coordinates, each ``(L, d_head)``."""
+        r"""cos and sin of $i\theta_k$, laid out like the coordinates, each ``(L, d_head)``."""
         c = self._cache
         if c is not None and c[0] >= L and c[1] == device and c[2] == dtype:
             return c[3][:L], c[4][:L]
@@ -383,12 +383,12 @@ class RotaryPositional(PositionalEncoding):
         return self.rotate(q), self.rotate(k)
 
     def distance_matrix(self, n: int | None = None) -> np.ndarray:
-        r"""RoPE's induced distance :math:`\sqrt{2 (K(0) - K(i-j))}`, shape ``(n, n)``."""
+        r"""RoPE's induced distance $\sqrt{2 (K(0) - K(i-j))}$, shape ``(n, n)``."""
         return enc.rope_distances(self._default_n(n), self.d_head, self.base)
 
 
 class ALiBiPositional(PositionalEncoding):
-    r"""ALiBi (Press et al. 2022): the logits of head ``h`` get :math:`-m_h |i - j|` (symmetric, as an
+    r"""ALiBi (Press et al. 2022): the logits of head ``h`` get $-m_h |i - j|$ (symmetric, as an
     encoder needs), slopes from :func:`posgeom.encodings.alibi_slopes`. No N_max wall."""
 
     name = "alibi"
@@ -408,7 +408,7 @@ class ALiBiPositional(PositionalEncoding):
         return bias.to(dtype)
 
     def distance_matrix(self, n: int | None = None) -> np.ndarray:
-        r"""ALiBi's induced distance :math:`\bar m |i - j|` (mean slope, or head ``self.head``)."""
+        r"""ALiBi's induced distance $\bar m |i - j|$ (mean slope, or head ``self.head``)."""
         return enc.alibi_distances(self._default_n(n), self.n_heads, head=self.head)
 
 

@@ -1,9 +1,9 @@
 r"""Training loop: masked language modelling and sequence classification, resumable and reproducible.
 
-**MLM** (Devlin et al. 2019): each non-special token is selected with probability :math:`p = 0.15`;
+**MLM** (Devlin et al. 2019): each non-special token is selected with probability $p = 0.15$;
 of the selected ones 80 % become ``[MASK]``, 10 % a uniformly random token, 10 % stay unchanged;
 the loss is the cross-entropy at the selected positions only,
-:math:`\mathcal L = -\frac{1}{|S|}\sum_{i \in S} \log p_\theta(x_i \mid \tilde x)`.
+$\mathcal L = -\frac{1}{|S|}\sum_{i \in S} \log p_\theta(x_i \mid \tilde x)$.
 
 **Classification**: cross-entropy of the label given the pooled sequence.
 
@@ -12,7 +12,7 @@ a linear warm-up then linear decay,
 
 .. math:: \eta_t = \eta \cdot \begin{cases} t / w & t < w \\ (T - t) / (T - w) & t \ge w \end{cases}
 
-and gradient clipping :math:`g \leftarrow g \min(1, c / \|g\|)`.
+and gradient clipping $g \leftarrow g \min(1, c / \|g\|)$.
 
 **Reproducibility.** Every source of randomness is a function of ``seed`` and the step: the order
 of epoch ``e`` comes from a generator seeded with ``(seed, e)``, the masking of step ``t`` from one
@@ -56,9 +56,9 @@ over examples (classification),
 
 the step is the one-process step on the same global batch. When the shards are not equal (MLM: the
 masked tokens of each shard; the short last batch of an epoch), shard ``r`` with ``n_r`` of the batch's
-``n`` loss terms scales its mean loss by :math:`W n_r / n`, so the averaged gradient is still that of
-:math:`\frac1n \sum_i \ell_i`, the one-process loss. Every process records the loss of the whole
-batch (:math:`\sum_r n_r \mathcal L_r / n`, one all-reduce per ``log_every`` steps) and runs the callbacks
+``n`` loss terms scales its mean loss by $W n_r / n$, so the averaged gradient is still that of
+$\frac1n \sum_i \ell_i$, the one-process loss. Every process records the loss of the whole
+batch ($\sum_r n_r \mathcal L_r / n$, one all-reduce per ``log_every`` steps) and runs the callbacks
 (their models are identical), so every process returns what a one-process run returns, up to rounding
 and dropout (each process draws the dropout of its own shard). Only rank 0 shows progress and writes
 checkpoints. On CUDA, process ``r`` uses the GPU ``LOCAL_RANK`` (set by ``torchrun``).
