@@ -185,7 +185,7 @@ def get_settings(
         try:
             pretrained = validate_pretrained(pretrained)
         except ValueError:
-            pass  # checked where a model is loaded (posgeom.corpora.pretrained), not by commands that need none
+            pass  # checked where a model is loaded (posgeom.models.pretrained), not by commands that need none
     raw_seed = seed if seed is not None else env.get("POSGEOM_SEED", 0)
     try:
         seed_int = int(raw_seed)

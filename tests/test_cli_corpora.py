@@ -184,7 +184,7 @@ def test_stress_with_smoothing_reports_no_noise_floor(env, capsys):
 
 def test_a_file_named_synthetic_is_a_path(tmp_path, monkeypatch):
     from posgeom.corpora.real import resolve_source
-    from posgeom.corpora.report import parse_corpus_spec
+    from posgeom.corpora.spec import parse_corpus_spec
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "synthetic_reviews.csv").write_text("text\ngood film\n")
@@ -197,7 +197,7 @@ def test_a_file_named_synthetic_is_a_path(tmp_path, monkeypatch):
 
 def test_load_statistics_takes_default_options_for_synthetic_corpora():
     """Options at their defaults are not "given": a synthetic corpus accepts them; others are refused."""
-    from posgeom.corpora.report import load_statistics
+    from posgeom.corpora.spec import load_statistics
 
     stats = load_statistics("synthetic:markov:n_sequences=50", seed=1, verify=None, on_empty=None, cache=True)
     assert stats.counts.n_sequences == 50

@@ -104,7 +104,8 @@ def test_dropped_positions_are_summarised_as_ranges(env, capsys):
 def test_min_count_advice_only_where_it_helps(env, capsys):
     import numpy as np
 
-    from posgeom.corpora import CorpusStatistics, stress_report
+    from posgeom.corpora import CorpusStatistics
+    from posgeom.diagnose import stress_report
     from posgeom.geometry import PositionalCounts
 
     assert main(["stress", "--corpus", SYNTHETIC, "--positions", "1", "--encodings", "sinusoidal"]) == 2
@@ -125,7 +126,7 @@ def test_pretrained_checked_only_when_a_model_is_needed(env, monkeypatch, capsys
     assert main(["stress", "--corpus", SYNTHETIC, "--encodings", "sinusoidal", "--noise-reps", "2", "--json"]) == 0
     capsys.readouterr()
     from posgeom.config import get_settings
-    from posgeom.corpora.pretrained import resolve_pretrained
+    from posgeom.models.pretrained import resolve_pretrained
 
     assert get_settings().pretrained == "no such model at all"
     assert get_settings().with_(scale="paper").pretrained == "no such model at all"

@@ -19,8 +19,9 @@ import pytest
 from posgeom.cli import main
 from posgeom.corpora import (
     ShardError, corpus_counts, corpus_report, count_corpus, load_counts, load_statistics, load_tokenizer,
-    resolve_shards, save_counts, stress_report, tokenize_texts,
+    resolve_shards, save_counts, tokenize_texts,
 )
+from posgeom.diagnose import stress_report
 
 N = 256  # positions: enough for most IMDB reviews to be cut, small enough to keep the tests quick
 PER_SHARD = 150
@@ -297,7 +298,7 @@ def test_cli_errors_are_one_line(argv, message, tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("threshold", [0.5, 0.05, 0.01, 1e-9])
 def test_stress_rank_from_prefixes_equals_the_full_curve(threshold):
     """stress_report's early-stopping stress rank is effective_rank(D, "stress") exactly."""
-    from posgeom.corpora.report import _stress_rank
+    from posgeom.diagnose.stress import _stress_rank
     from posgeom.geometry import classical_mds, effective_rank, hellinger_matrix, positional_counts
 
     rng = np.random.default_rng(3)

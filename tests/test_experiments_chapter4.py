@@ -16,7 +16,7 @@ from posgeom.experiments import extrapolation_mlm as exm
 from posgeom.experiments import undertrained_tails as tails
 from posgeom.experiments.settings import ModelShape
 from posgeom.experiments import learned_tables as lt
-from posgeom.models.resolve import position_table
+from posgeom.models.pretrained import position_table
 from posgeom.models import tasks
 from posgeom.models.tasks import tiny_encoder_config
 

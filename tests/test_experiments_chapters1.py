@@ -90,7 +90,7 @@ def test_run_zoo_with_the_packaged_model(settings):
     np.testing.assert_allclose(r.arrays["D__rope"], enc.rope_distances(16, 32), atol=1e-15)
     np.testing.assert_allclose(r.arrays["D__sinusoidal"], enc.sinusoidal_distances(16, 384), atol=1e-12)
     # the learned distances are those of the model's table
-    table = posgeom.corpora.load_pretrained(PACKAGED).position_table()
+    table = posgeom.models.load_hf(PACKAGED).position_table()
     np.testing.assert_allclose(r.arrays["D__learned"], enc.table_distances(table[:16]), atol=1e-12)
     again = zoo.run_zoo(s, n=16)
     assert again.manifest["created"] == r.manifest["created"]  # read back from the registry
@@ -289,7 +289,7 @@ def test_real_mlm_data_keeps_the_sequences(shared_data_dir):
 def test_run_pretrained_separation_matches_the_table(settings):
     s = settings.with_(pretrained=PACKAGED)
     r = sp.run_pretrained_separation(s, positions=(8, 32))
-    P = posgeom.corpora.load_pretrained(PACKAGED).position_table()
+    P = posgeom.models.load_hf(PACKAGED).position_table()
     for n in (8, 32):
         d = pdist(P[:n])
         got = r.values["by_n"][str(n)]

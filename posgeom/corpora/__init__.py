@@ -10,17 +10,15 @@
   Dask (``posgeom counts``), with a per-shard cache;
 * :mod:`~posgeom.corpora.countsfile` — the counts file (``save_counts``/``load_counts``), read back as
   corpus statistics;
-* :mod:`~posgeom.corpora.pretrained` — pretrained encoders: position table and attention weights;
-* :mod:`~posgeom.corpora.report` — corpus reports and encoding stress tables (``posgeom corpus-report``,
-  ``posgeom stress``; the commands themselves are in :mod:`~posgeom.commands.corpus`).
+* :mod:`~posgeom.corpora.spec` — ``--corpus`` specifications → corpus statistics, and the corpus report
+  (``posgeom corpus-report``; the stress of encodings against a corpus is :mod:`posgeom.diagnose.stress`).
 
 Heavy libraries (``transformers``, ``datasets``, ``torch``) are imported only when a function needs them.
 """
 
 from .cache import CACHE_VERSION, ArrayCache, cache_key
 from .countsfile import COUNTS_FORMAT, load_counts, save_counts
-from .pretrained import AttentionWeights, ModelUnavailableError, PretrainedModel, load_pretrained
-from .report import corpus_report, load_statistics, parse_corpus_spec, parse_encodings, stress_report
+from .spec import CorpusSpec, as_statistics, corpus_report, load_statistics, parse_corpus_spec
 from .real import (
     CORPORA, ChecksumError, DataSource, DataUnavailableError, TextCorpus, known_checksums, load_texts,
     resolve_source, sha256_file, data_key,
@@ -39,7 +37,6 @@ from .tokenize import (
 
 __all__ = [
     "CACHE_VERSION", "ArrayCache", "cache_key",
-    "AttentionWeights", "ModelUnavailableError", "PretrainedModel", "load_pretrained",
     "CORPORA", "ChecksumError", "DataSource", "DataUnavailableError", "TextCorpus", "known_checksums", "load_texts",
     "resolve_source", "sha256_file", "data_key",
     "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
@@ -50,5 +47,5 @@ __all__ = [
     "population_marginals", "regimes", "stationary", "zipf_distribution",
     "BR_OPTIONS", "DEFAULT_TOKENIZER", "SPECIAL_POLICIES", "TokenizedCorpus", "clean_br", "load_tokenizer",
     "tokenize_texts", "tokenizer_fingerprint", "tokenizer_folder",
-    "corpus_report", "load_statistics", "parse_corpus_spec", "parse_encodings", "stress_report",
+    "CorpusSpec", "as_statistics", "corpus_report", "load_statistics", "parse_corpus_spec",
 ]

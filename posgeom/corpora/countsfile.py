@@ -170,7 +170,7 @@ def load_counts(path: str | Path):
         ``counts`` (n_positions, vocab_size) CSR int64, ``full_lengths`` (n_sequences,) in increasing
         order, ``n_truncated``, ``info`` (the stored metadata, plus ``counts_file`` and
         ``cache_hit = False``), accepted wherever corpus statistics are
-        (:func:`posgeom.corpora.report.stress_report`, :func:`posgeom.corpora.report.corpus_report`).
+        (:func:`posgeom.diagnose.stress.stress_report`, :func:`posgeom.corpora.spec.corpus_report`).
     """
     from ..geometry import PositionalCounts
     from .stats import CorpusStatistics

@@ -4,6 +4,7 @@
   (:data:`~posgeom.diagnose.families.FAMILIES`; adding one is one entry);
 * :mod:`~posgeom.diagnose.weights` — single tensors from safetensors files (sharded or not), no pickles;
 * :mod:`~posgeom.diagnose.core` — the model's distances, per-layer projected stress, the comparison;
+* :mod:`~posgeom.diagnose.stress` — the stress of every encoding against a corpus's geometry (``posgeom stress``);
 * :mod:`~posgeom.diagnose.report` — ``report.html`` (self-contained), ``report.json``, figures, summary;
 * :mod:`~posgeom.commands.diagnose` — the ``posgeom diagnose`` command.
 """
@@ -16,6 +17,7 @@ from .families import (
     supported_message, switch, t5_relative_buckets,
 )
 from .report import FIGURES, summary_lines, write_report
+from .stress import ENCODING_NAMES, parse_encodings, stress_report
 from .weights import TensorReader
 
 __all__ = [
@@ -26,5 +28,6 @@ __all__ = [
     "detect_mechanism", "learned", "mpt_alibi_slopes", "no_positions", "relative_buckets", "rope_frequencies_of",
     "rotary", "sinusoidal", "supported_message", "switch", "t5_relative_buckets",
     "FIGURES", "summary_lines", "write_report",
+    "ENCODING_NAMES", "parse_encodings", "stress_report",
     "TensorReader",
 ]

@@ -20,7 +20,7 @@ Steps (each reuses the layer that owns it):
    as it reaches layer $\ell$'s projections — $\mathrm{LN}(p_i + t_0)$
    for post-LN models (BERT, RoBERTa), $\mathrm{LN}_\ell(p_i)$ for pre-LN ones (GPT-2, OPT) — pooled over
    heads through :func:`posgeom.geometry.kernel_distances`.
-5. **Comparison** — :func:`posgeom.corpora.report.stress_report` on the corpus's counts, with the model, its
+5. **Comparison** — :func:`posgeom.diagnose.stress.stress_report` on the corpus's counts, with the model, its
    layers and the reference encodings (MDS, sinusoidal, RoPE, ALiBi, a random table at initialisation and
    none, at the model's width and heads):
    stress under every normalisation, violation rate, Spearman's $\rho$, separation, effective ranks, noise floor.
@@ -105,7 +105,7 @@ def inspect_model(model: str) -> ModelInfo:
     -------
     ModelInfo
     """
-    from ..models.resolve import model_folder, resolve_model
+    from ..models.pretrained import model_folder, resolve_model
 
     where = resolve_model(model)
     folder = model_folder(model, files=_HUB_FILES)
@@ -280,14 +280,14 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
     Parameters
     ----------
     corpus : str, optional
-        Any ``--corpus`` specification (:func:`posgeom.corpora.report.parse_corpus_spec`).
+        Any ``--corpus`` specification (:func:`posgeom.corpora.spec.parse_corpus_spec`).
     counts : str, optional
         A counts file (:func:`posgeom.corpora.countsfile.load_counts`), counted with the same tokenizer;
         exclusive with ``corpus``.
     tokenizer : tokenizer or str
         The model's own (its folder), so that ids and special tokens are the model's.
     split, n_positions, special, seed, **options
-        As :func:`posgeom.corpora.report.load_statistics`.
+        As :func:`posgeom.corpora.spec.load_statistics`.
     """
     from .. import corpora
 
@@ -350,9 +350,9 @@ def diagnose(
     tokenizer : tokenizer or str, optional
         The tokenizer that counted the corpus; needed only under the ``"content"`` policy (leading specials).
     references : str
-        Reference encodings (:func:`posgeom.corpora.report.parse_encodings`), at the model's width and heads.
+        Reference encodings (:func:`posgeom.diagnose.stress.parse_encodings`), at the model's width and heads.
     min_count, alpha, hellinger, noise_method, noise_reps, seed, tol, q, threshold
-        As :func:`posgeom.corpora.report.stress_report`.
+        As :func:`posgeom.diagnose.stress.stress_report`.
     layers : bool
         Compute the per-layer projected stress (learned tables whose layout is known).
 
@@ -360,10 +360,11 @@ def diagnose(
     -------
     dict
         JSON-ready apart from ``"distances"`` (arrays for the figures): ``model``, ``mechanism``, the
-        :func:`~posgeom.corpora.report.stress_report` fields, ``model_label``, ``layers`` (per-layer labels and clipped
+        :func:`~posgeom.diagnose.stress.stress_report` fields, ``model_label``, ``layers`` (per-layer labels and clipped
         mass), ``provenance``.
     """
-    from ..corpora import load_tokenizer, stress_report
+    from ..corpora import load_tokenizer
+    from .stress import stress_report
 
     t0 = time.perf_counter()
     info = model if isinstance(model, ModelInfo) else inspect_model(model)

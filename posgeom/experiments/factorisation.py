@@ -95,7 +95,7 @@ def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: i
 
     Parameters
     ----------
-    pm : posgeom.corpora.pretrained.PretrainedModel
+    pm : posgeom.models.pretrained.PretrainedModel
         Its blocks above ``layer`` are dropped (they do not change the attention of ``layer``).
     texts : list of str
 
@@ -147,7 +147,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
                           n_positions: int | None = None, layer: int | None = None,
                           min_reach: int | None = None, n_placebo: int = 20) -> Result:
     r"""The independence the proof of Theorem 4 needs, measured on SST-2 with the pretrained model
-    (:func:`factorisation_study`; the model from :func:`posgeom.models.resolve.load_hf`), stored.
+    (:func:`factorisation_study`; the model from :func:`posgeom.models.pretrained.load_hf`), stored.
 
     Over the sentences of the split (bert-base-uncased WordPiece, ``[CLS]``/``[SEP]`` kept as the model
     sees them, cut to ``n_positions``). Options default to ``CONFIGS[scale].gap``.
@@ -159,7 +159,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
 
     Raises
     ------
-    posgeom.corpora.real.DataUnavailableError, posgeom.corpora.pretrained.ModelUnavailableError
+    posgeom.corpora.real.DataUnavailableError, posgeom.models.pretrained.ModelUnavailableError
         When SST-2 or the pretrained model cannot be found (the message says how to provide them).
     """
     settings = _settings(settings)
@@ -170,7 +170,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
 
     def compute():
         from ..corpora import load_texts
-        from ..models.resolve import load_hf
+        from ..models.pretrained import load_hf
 
         texts = load_texts("sst2", g.split, data_dir=settings.data_dir)
         pm = load_hf(settings.pretrained)

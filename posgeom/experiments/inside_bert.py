@@ -105,10 +105,9 @@ def load_model(settings: Settings):
     Encoder
         In eval mode, on the CPU or ``settings.device``.
     """
-    from ..models.hf import load_pretrained
-    from ..models.resolve import model_folder
+    from ..models.pretrained import load_encoder
 
-    model = load_pretrained(model_folder(settings.pretrained), task="encoder")
+    model = load_encoder(settings.pretrained, task="encoder")
     return model.to(resolve_device(settings.device)).eval()
 
 

@@ -71,7 +71,7 @@ from ..config import settings_or_default as _settings
 from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import REFERENCE_TABLES, random_walk_table, reference_tables
 from ..geometry.tables import analyse_table, cosine_similarity_matrix, similarity_by_lag
-from ..models.resolve import HUB_ALIASES, load_hf, position_table
+from ..models.pretrained import HUB_ALIASES, load_hf, position_table
 from ..models.tasks import (
     OrderTaskData, evaluate_order_model, order_population_geometry, order_task_data, position_table_of,
     set_embedding_dropout, steps_to_threshold, tiny_encoder_config, train_order_model,
@@ -234,7 +234,7 @@ def pretrained_availability(settings=None, names=None) -> list[TableAvailability
     list of TableAvailability, in the order tried. Nothing is skipped silently: an unavailable model is
     listed with the reason (with ``HF_HUB_OFFLINE=1`` the hub models are reported unavailable at once).
     """
-    from ..corpora import ModelUnavailableError
+    from ..models.pretrained import ModelUnavailableError
 
     settings = _settings(settings)
     names = _candidates(settings) if names is None else [HUB_ALIASES.get(n, n) for n in names]
@@ -354,7 +354,7 @@ def table_stress(pm, corpus: str, options: TableStressOptions, *, data_dir=None)
 
     Parameters
     ----------
-    pm : posgeom.corpora.pretrained.PretrainedModel
+    pm : posgeom.models.pretrained.PretrainedModel
     corpus : str
         A key of ``options.n_positions``.
 
@@ -389,7 +389,7 @@ def table_stress(pm, corpus: str, options: TableStressOptions, *, data_dir=None)
 
 def run_table_stress(settings=None, *, force: bool = False, models=None, corpora=None) -> dict[str, object]:
     r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB
-    (:func:`table_stress`; each model loaded by :func:`posgeom.models.resolve.load_hf`).
+    (:func:`table_stress`; each model loaded by :func:`posgeom.models.pretrained.load_hf`).
 
     Returns
     -------

@@ -190,7 +190,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
                   pretrained=settings.pretrained, data=_data(settings))
 
     def compute():
-        from ..models.resolve import position_table
+        from ..models.pretrained import position_table
 
         values: dict = {}
         for fam in cg.SYNTHETIC_FAMILIES:
@@ -263,7 +263,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                   seed=settings.seed, pretrained=settings.pretrained, data=_data(settings))
 
     def compute():
-        from ..models.resolve import position_table
+        from ..models.pretrained import position_table
         from ..progress import tqdm
 
         values, arrays = {}, {}

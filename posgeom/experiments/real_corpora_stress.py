@@ -69,13 +69,13 @@ def stress_records(result: Result) -> list[StressRow]:
 
 
 def pretrained_table(settings: Settings | None = None) -> np.ndarray:
-    """The learned position table of ``settings.pretrained``, as :func:`posgeom.models.resolve.position_table`.
+    """The learned position table of ``settings.pretrained``, as :func:`posgeom.models.pretrained.position_table`.
 
     Returns
     -------
     P : ndarray of shape (N_max, d), float64
     """
-    from ..models.resolve import position_table
+    from ..models.pretrained import position_table
 
     return position_table(_settings(settings).pretrained)
 

@@ -596,14 +596,14 @@ def pretrained_separation(P, positions, *, seed: int = 0) -> tuple[dict, dict]:
 
 def run_pretrained_separation(settings=None, *, force: bool = False, positions=None) -> Result:
     r"""Separation of the pretrained model's position table (``settings.pretrained``) over its first ``n`` rows
-    (:func:`pretrained_separation`; the model from :func:`posgeom.models.resolve.load_hf`).
+    (:func:`pretrained_separation`; the model from :func:`posgeom.models.pretrained.load_hf`).
 
     Values: ``by_n[str(n)]`` as :func:`pretrained_separation` gives it, ``pretrained``, ``max_positions``,
     ``width``. Arrays: ``nearest`` and ``nearest_index`` (max_positions,).
 
     Raises
     ------
-    posgeom.corpora.pretrained.ModelUnavailableError
+    posgeom.models.pretrained.ModelUnavailableError
         When the pretrained model cannot be loaded.
     """
     settings = _settings(settings)
@@ -611,7 +611,7 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
     params = dict(pretrained=settings.pretrained, positions=list(positions))
 
     def compute():
-        from ..models.resolve import load_hf
+        from ..models.pretrained import load_hf
 
         pm = load_hf(settings.pretrained)
         P = pm.position_table()

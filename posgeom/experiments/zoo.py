@@ -131,7 +131,7 @@ def line_fit_error(D) -> tuple[float, float]:
 def pretrained_shape(name) -> ModelShape:
     """The shape of the pretrained model ``name``, from the ``config.json`` the one resolver finds
     (:func:`posgeom.config.model_folder`); no weight is read."""
-    from ..models.resolve import model_folder
+    from ..models.pretrained import model_folder
 
     config = json.loads((model_folder(name, files=("config.json",)) / "config.json").read_text())
 
@@ -212,7 +212,7 @@ def zoo_geometry(table, shape: ModelShape, n: int, base: float, picture_position
 def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None) -> Result:
     r"""The zoo at the shape of the pretrained model: tables, biases, distance matrices and their checks.
 
-    The model's table comes from :func:`posgeom.models.resolve.position_table` and its shape from
+    The model's table comes from :func:`posgeom.models.pretrained.position_table` and its shape from
     :func:`pretrained_shape` (the one resolver), inside the registry's computation; the rest is
     :func:`zoo_geometry`. Values: the pretrained model and its shape; per encoding
     (``values["encodings"][name]``) where it enters, its number of positional parameters,
@@ -230,7 +230,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
 
     Raises
     ------
-    posgeom.corpora.pretrained.ModelUnavailableError
+    posgeom.models.pretrained.ModelUnavailableError
         When the pretrained model cannot be loaded (the message says how to get it).
     """
     settings = _settings(settings)
@@ -241,7 +241,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
 
     def compute():
         from ..config import validate_pretrained
-        from ..models.resolve import position_table
+        from ..models.pretrained import position_table
 
         table = position_table(settings.pretrained)
         values, arrays = zoo_geometry(table, pretrained_shape(settings.pretrained), n, base, conf.picture_positions)

