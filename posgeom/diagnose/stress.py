@@ -1,5 +1,5 @@
 r"""The stress of every encoding against a corpus's Hellinger geometry: what ``posgeom stress`` computes,
-and the comparison step of :func:`posgeom.diagnose.diagnose`.
+and the comparison step of :func:`posgeom.diagnose.core.diagnose`.
 
 Stress report (:func:`stress_report`). From the counts: marginals $\mu_i$ of the positions reached by at
 least ``min_count`` sequences (the others are dropped and listed), the Hellinger matrix $D$ (chord by
