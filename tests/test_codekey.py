@@ -136,7 +136,7 @@ def test_code_defined_outside_the_package_is_keyed_to_all_of_it(package_copy, tm
     registry = Registry(tmp_path / "results")
     entry = registry.run("local", lambda: {"v": 1}, params={}, scale="quick", seed=0, device="cpu")
     assert len(entry.manifest["code_modules"]) > 20
-    append(package_copy / "encodings.py")
+    append(package_copy / "encodings" / "fixed.py")
     assert code_changed(entry.manifest)
 
 
