@@ -33,6 +33,13 @@ def _check_base(base) -> float:
 def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
     r"""Angular frequencies $\omega_k = b^{-2k/d}$ of a sinusoidal table of width ``d``.
 
+    Parameters
+    ----------
+    d : int
+        Width of the table (even): $d/2$ frequencies.
+    base : float
+        $b > 1$.
+
     Returns
     -------
     omega : ndarray, shape (d // 2,)
@@ -81,7 +88,13 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
 
 
 def sinusoidal_distances(n: int, d: int, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
-    """Euclidean distances between the rows of :func:`sinusoidal_table` (identical for both layouts).
+    r"""Euclidean distances between the rows of :func:`sinusoidal_table` (identical for both layouts):
+    $\lVert p_i - p_j \rVert^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
+
+    Parameters
+    ----------
+    n, d, base, layout :
+        As :func:`sinusoidal_table`.
 
     Returns
     -------
@@ -97,6 +110,13 @@ def sinusoidal_distances(n: int, d: int, base: float = 10000.0, layout: str = "i
 
 def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
     r"""RoPE rotation frequencies $\theta_k = b^{-2k/d_{head}}$, $k = 0 … d_{head}/2 - 1$.
+
+    Parameters
+    ----------
+    d_head : int
+        The width of one head (even).
+    base : float
+        $b > 1$.
 
     Returns
     -------
@@ -149,7 +169,17 @@ def rope_kernel(deltas, d_head: int, base: float = 10000.0) -> np.ndarray:
 
 
 def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
-    r"""RoPE's induced distances $\hat d_{ij} = \sqrt{2 (K(0) - K(i-j))}$.
+    r"""RoPE's induced distances $\hat d_{ij} = \sqrt{2 (K(0) - K(i-j))}$ (:func:`rotary_distances` of
+    :func:`rope_frequencies`).
+
+    Parameters
+    ----------
+    n : int
+        Number of positions.
+    d_head : int
+        The width of one head (even).
+    base : float
+        The frequency base $b$.
 
     Returns
     -------
@@ -196,6 +226,11 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     ``1/2, 1/4, …, 1/256``). Otherwise, with $H'$ the largest power of two below $H$:
     the $H'$ slopes, then slopes ``0, 2, 4, …`` of the $2H'$ sequence, $H - H'$ of them.
 
+    Parameters
+    ----------
+    n_heads : int
+        $H \ge 1$.
+
     Returns
     -------
     m : ndarray, shape (n_heads,), float64, positive
@@ -215,6 +250,13 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
 
 def alibi_bias(n: int, n_heads: int) -> np.ndarray:
     r"""ALiBi's additive attention bias $-m_h |i - j|$.
+
+    Parameters
+    ----------
+    n : int
+        Number of positions.
+    n_heads : int
+        $H$, one slope $m_h$ per head (:func:`alibi_slopes`).
 
     Returns
     -------
@@ -267,6 +309,11 @@ def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=Non
 def none_distances(n: int) -> np.ndarray:
     """NoPE: every position has the same vector, so every distance is 0.
 
+    Parameters
+    ----------
+    n : int
+        Number of positions.
+
     Returns
     -------
     D : ndarray, shape (n, n), zeros
@@ -276,6 +323,15 @@ def none_distances(n: int) -> np.ndarray:
 
 def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
     r"""A learned table at initialisation, $P_{ij} \sim \mathcal N(0, \sigma^2)$.
+
+    Parameters
+    ----------
+    n, d : int
+        Positions and width.
+    sigma : float
+        $\sigma > 0$ (0.02 as BERT and GPT-2, or 1).
+    seed : int or None
+        Seed of ``numpy.random.default_rng``.
 
     Returns
     -------
@@ -288,7 +344,12 @@ def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> n
 
 
 def random_distances(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
-    """Distances between the rows of :func:`random_table`.
+    r"""Distances between the rows of :func:`random_table`, $\hat d_{ij} = \lVert p_i - p_j \rVert$.
+
+    Parameters
+    ----------
+    n, d, sigma, seed :
+        As :func:`random_table`.
 
     Returns
     -------

@@ -92,7 +92,20 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
 
 def describe_encoding(name: str, *, d_model: int, n_heads: int, base: float = 10000.0, layout: str = "interleaved",
                       sigma: float = 0.02, seed: int | None = 0) -> str:
-    """One line saying which options :func:`encoding_set` used for ``name`` (shown beside its stress)."""
+    """One line saying which options :func:`encoding_set` used for ``name`` (shown beside its stress).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`ENCODING_SET_NAMES`.
+    d_model, n_heads, base, layout, sigma, seed :
+        As :func:`encoding_set`.
+
+    Returns
+    -------
+    str
+        E.g. ``"d=64, base=10000, interleaved"`` for ``"sinusoidal"``.
+    """
     d, H = d_model, n_heads
     lines = {
         "sinusoidal": f"d={d}, base={base:g}, {layout}",

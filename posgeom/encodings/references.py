@@ -37,6 +37,11 @@ def equidistant_distances(n: int) -> np.ndarray:
     Its ``"scale_free"`` stress $1 - (\sum d)^2 / (m \sum d^2)$ is the baseline an encoding must beat to
     carry any structure.
 
+    Parameters
+    ----------
+    n : int
+        Number of positions.
+
     Returns
     -------
     D : ndarray of shape (n, n)
@@ -52,6 +57,15 @@ def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0)
 
     Smooth with no designed spectrum: the null model of a learned table (the principal components of a
     random walk are close to low-frequency cosines, the Karhunen–Loève modes of a Brownian path).
+
+    Parameters
+    ----------
+    n, d : int
+        Positions and width.
+    sigma : float
+        $\sigma > 0$, the standard deviation of a step.
+    seed : int or None
+        Seed of ``numpy.random.default_rng``.
 
     Returns
     -------
@@ -76,6 +90,13 @@ def reference_tables(n: int, d: int, *, sigma: float = 0.02, seed: int = 0) -> d
     ``random_normal`` ($\mathcal N(0, \sigma^2)$, a learned table at initialisation,
     :func:`~posgeom.encodings.random_table`) and
     ``random_walk`` (:func:`random_walk_table`).
+
+    Parameters
+    ----------
+    n, d : int
+        Positions and width (``d`` even, for the sinusoidal table).
+    sigma, seed :
+        The scale and seed of the two random references.
 
     Returns
     -------

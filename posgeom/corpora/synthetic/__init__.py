@@ -108,7 +108,18 @@ FAMILIES = {"stationary": stationary, "drift": drift, "regimes": regimes, "marko
 
 
 def family_parameters(family: str) -> dict:
-    """The keyword parameters of a family's generator and their defaults."""
+    """The keyword parameters of a family's generator and their defaults.
+
+    Parameters
+    ----------
+    family : str
+        A key of :data:`FAMILIES`.
+
+    Returns
+    -------
+    dict of str to default value
+        E.g. ``{"n_sequences": 10000, "n_positions": 50, ...}``, in the generator's order.
+    """
     fn = _family(family)
     return {k: p.default for k, p in inspect.signature(fn).parameters.items()}
 
@@ -131,6 +142,13 @@ def _check_params(family: str, params: dict, *, drop: tuple[str, ...] = ()) -> N
 def make_corpus(family: str, **params) -> SyntheticCorpus:
     """Generate a corpus of the named family (``FAMILIES``) with the given parameters.
 
+    Parameters
+    ----------
+    family : str
+        A key of :data:`FAMILIES`.
+    **params
+        Keyword parameters of that family's generator (:func:`family_parameters`); an unknown one is an error.
+
     Returns
     -------
     SyntheticCorpus
@@ -145,6 +163,13 @@ def population_marginals(family: str, **params) -> np.ndarray:
 
     Takes the same parameters as the family's generator (``n_sequences`` is not needed) and returns what
     its ``population`` attribute holds.
+
+    Parameters
+    ----------
+    family : str
+        A key of :data:`FAMILIES`.
+    **params
+        The generator's keyword parameters other than ``n_sequences``.
 
     Returns
     -------

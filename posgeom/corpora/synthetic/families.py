@@ -33,7 +33,18 @@ def stationary(
     min_length: int | None = None,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Every position draws from the same Zipfian law $\pi$ ($\mu_i = \pi$; see the module docstring).
+    r"""Every position draws from the same Zipfian law $\pi$ ($\mu_i = \pi$; see :mod:`posgeom.corpora.synthetic`).
+
+    Parameters
+    ----------
+    n_sequences, n_positions, vocab_size : int
+        The sample's size, $n$ and $v$.
+    exponent : float
+        The Zipf exponent $s \ge 0$.
+    min_length : int, optional
+        Lengths are uniform on ``[min_length, n_positions]`` (default ``n_positions``).
+    seed : int
+        Seeds the population's stream and the sample's.
 
     Returns
     -------
@@ -185,7 +196,7 @@ def regimes(
     min_length: int | None = 25,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Beginning / middle / end regimes with variable lengths (see the module docstring).
+    r"""Beginning / middle / end regimes with variable lengths (see :mod:`posgeom.corpora.synthetic`).
 
     Parameters
     ----------
@@ -285,7 +296,7 @@ def markov(
     min_length: int | None = None,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Shift-invariant Markov chain started at stationarity (see the module docstring).
+    r"""Shift-invariant Markov chain started at stationarity (see :mod:`posgeom.corpora.synthetic`).
 
     Parameters
     ----------

@@ -75,6 +75,13 @@ class SyntheticCorpus:
 def zipf_distribution(vocab_size: int, exponent: float = 1.0) -> np.ndarray:
     r"""Zipf's law over ranks: $\pi(r) \propto (r + 1)^{-s}$, $r = 0, \dots, v - 1$.
 
+    Parameters
+    ----------
+    vocab_size : int
+        $v \ge 1$.
+    exponent : float
+        $s \ge 0$ (1: Zipf's law; 0: uniform).
+
     Returns
     -------
     p : ndarray of shape (vocab_size,), float64, summing to 1, non-increasing.

@@ -66,7 +66,7 @@ def order_task(
     min_length: int | None = None,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Order-sensitive labelled task (Theorems 1 and 4); see the module docstring.
+    r"""Order-sensitive labelled task (Theorems 1 and 4); see :mod:`posgeom.corpora.synthetic`.
 
     Parameters
     ----------
