@@ -68,12 +68,14 @@ _BR = re.compile(r"<br\s*/?\s*>", re.IGNORECASE)
 
 
 def validate_special(special: str) -> str:
+    """``special`` when it is one of ``SPECIAL_POLICIES`` ("model", "content"), else a ``ValueError`` listing them."""
     if special not in SPECIAL_POLICIES:
         raise ValueError(f"unknown special-token policy {special!r}; valid policies are {', '.join(SPECIAL_POLICIES)}")
     return special
 
 
 def validate_br(br_tags: str) -> str:
+    """``br_tags`` when it is one of ``BR_OPTIONS`` ("keep", "space"), else a ``ValueError`` listing them."""
     if br_tags not in BR_OPTIONS:
         raise ValueError(f"unknown br_tags option {br_tags!r}; valid values are {', '.join(BR_OPTIONS)}")
     return br_tags

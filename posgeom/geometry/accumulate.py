@@ -68,6 +68,7 @@ def _kernels():
 
 
 def resolve_threads(n_threads) -> int:
+    """``n_threads`` validated (an integer >= 1); None: the cores this process may use, at most 8."""
     if n_threads is None:
         try:
             cores = len(os.sched_getaffinity(0))
@@ -286,6 +287,7 @@ class CountAccumulator:
 
 
 def check_tokens(tok: np.ndarray, v: int, where: str) -> None:
+    """A ``ValueError`` naming ``where`` when an id of ``tok`` lies outside ``[0, v)``."""
     if tok.size == 0:
         return
     lo, hi = int(tok.min()), int(tok.max())
