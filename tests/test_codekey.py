@@ -168,7 +168,7 @@ def test_notebook_modules_reads_code_cells_only():
         ```
         """)
     assert notebook_modules(text) == (
-        "posgeom", "posgeom.encodings", "posgeom.experiments.corpus_geometry", "posgeom.geometry.hellinger")
+        "posgeom", "posgeom.encodings.named", "posgeom.experiments.corpus_geometry", "posgeom.geometry.hellinger")
 
 
 def test_every_chapter_is_keyed_to_what_it_imports():
