@@ -167,14 +167,17 @@ def check_int(x, name: str, lo: int, hi: int | None = None) -> int:
 
 def check_real(x, name: str, lo: float, hi: float | None = None, *, open_lo: bool = False) -> float:
     """``x`` as a finite ``float`` with ``lo <= x`` (``lo < x`` when ``open_lo``) and ``x <= hi`` (``hi`` None:
-    no upper bound), or a ``ValueError`` naming ``name`` and the range."""
+    no upper bound), or a ``ValueError`` naming ``name`` and the range; ``bool`` and text are not numbers here."""
+    rng = f"{'>' if open_lo else '>='} {lo:g}" + ("" if hi is None else f" and <= {hi:g}")
+    message = f"{name} must be a finite number {rng}; got {x!r}"
+    if isinstance(x, (bool, str, bytes)):
+        raise ValueError(message)
     try:
         value = float(x)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number; got {x!r}") from None
+        raise ValueError(message) from None
     if not math.isfinite(value) or value < lo or (open_lo and value == lo) or (hi is not None and value > hi):
-        rng = f"{'>' if open_lo else '>='} {lo}" + ("" if hi is None else f" and <= {hi}")
-        raise ValueError(f"{name} must be {rng}; got {value}")
+        raise ValueError(message)
     return value
 
 

@@ -86,13 +86,13 @@ import inspect
 
 import numpy as np
 
-from ...validation import check_int, check_real
+from ...validation import check_int
 from .families import (
-    _drift_population, _markov_population, _regime_laws, _regimes_population, _stationary_population, drift, markov,
-    markov_transition, regimes, stationary,
+    _drift_options, _drift_population, _markov_population, _regime_laws, _regime_options, _regimes_population,
+    _stationary_population, drift, markov, markov_transition, regimes, stationary,
 )
 from .sampling import PAD, SyntheticCorpus, check_common, seeded_streams, zipf_distribution
-from .tasks import ORDER_KINDS, _order_population, order_task, planted_rank
+from .tasks import _check_kind, _check_order_lengths, _order_population, order_task, planted_rank
 
 __all__ = [
     "FAMILIES", "PAD", "SyntheticCorpus", "zipf_distribution", "stationary", "drift", "regimes", "markov",
@@ -188,24 +188,14 @@ def population_marginals(family: str, **params) -> np.ndarray:
     if family == "stationary":
         return _stationary_population(n, v, p["exponent"], rng_dist)
     if family == "drift":
-        K = check_int(p["anchors"], "anchors", 3)
-        if v < K:
-            raise ValueError(f"vocab_size = {v} cannot hold {K} disjoint anchors; use vocab_size >= {K}")
-        spread = check_real(p["spread"], "spread", 0.0, 1.0, open_lo=True)
-        smoothness = check_real(p["smoothness"], "smoothness", 0.0, 1.0, open_lo=True)
+        K, spread, smoothness = _drift_options(v, p["anchors"], p["spread"], p["smoothness"])
         return _drift_population(n, v, K, spread, smoothness, p["exponent"], rng_dist)[0]
     if family == "regimes":
-        nb, ne = check_int(p["n_begin"], "n_begin", 0, n), check_int(p["n_end"], "n_end", 0, n)
-        if lo < nb + ne:
-            raise ValueError(
-                f"min_length = {lo} is shorter than n_begin + n_end = {nb + ne}; use min_length >= {nb + ne}"
-            )
+        nb, ne = _regime_options(n, lo, p["n_begin"], p["n_end"])
         begin, middle, end = _regime_laws(v, nb, ne, p["exponent"], rng_dist)
         return _regimes_population(n, p_len, begin, middle, end)
     if family == "markov":
         return _markov_population(n, v, p["exponent"], check_int(p["step"], "step", 0))[0]
-    if p["kind"] not in ORDER_KINDS:
-        raise ValueError(f"unknown order task kind {p['kind']!r}; valid kinds are {', '.join(ORDER_KINDS)}")
-    if lo < 2:  # as order_task: below length 2 the two markers do not fit and the mixture goes negative
-        raise ValueError(f"order tasks need sequences of length >= 2; got min_length = {lo}")
+    _check_kind(p["kind"])
+    _check_order_lengths(lo)
     return _order_population(n, v, p_len, p["kind"], p["exponent"])

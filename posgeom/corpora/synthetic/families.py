@@ -106,6 +106,16 @@ def _drift_population(n, v, anchors, spread, smoothness, exponent, rng_dist):
     return W @ Pi, W, Pi
 
 
+def _drift_options(v: int, anchors, spread, smoothness) -> tuple[int, float, float]:
+    """``(K, spread, smoothness)`` of :func:`drift`, validated against the vocabulary size ``v``."""
+    K = check_int(anchors, "anchors", 3)
+    if v < K:
+        raise ValueError(f"vocab_size = {v} cannot hold {K} disjoint anchors; use vocab_size >= {K}")
+    spread = check_real(spread, "spread", 0.0, 1.0, open_lo=True)
+    smoothness = check_real(smoothness, "smoothness", 0.0, 1.0, open_lo=True)
+    return K, spread, smoothness
+
+
 def drift(
     n_sequences: int = 10_000,
     n_positions: int = 50,
@@ -136,11 +146,7 @@ def drift(
         ``params`` also holds ``"weights"`` (n_positions, K) and ``"anchors_pi"`` (K, vocab_size).
     """
     n_seq, n, v, lo, _ = check_common(n_sequences, n_positions, vocab_size, min_length)
-    K = check_int(anchors, "anchors", 3)
-    if v < K:
-        raise ValueError(f"vocab_size = {v} cannot hold {K} disjoint anchors; use vocab_size >= {K}")
-    spread = check_real(spread, "spread", 0.0, 1.0, open_lo=True)
-    smoothness = check_real(smoothness, "smoothness", 0.0, 1.0, open_lo=True)
+    K, spread, smoothness = _drift_options(v, anchors, spread, smoothness)
     rng_dist, rng = seeded_streams(seed)
     mu, W, Pi = _drift_population(n, v, K, spread, smoothness, exponent, rng_dist)
     lengths = draw_lengths(n_seq, lo, n, rng)
@@ -185,6 +191,18 @@ def _regimes_population(n, p_len, begin, middle, end):
     return mu
 
 
+def _regime_options(n: int, lo: int, n_begin, n_end) -> tuple[int, int]:
+    """``(n_begin, n_end)`` of :func:`regimes`, validated: together they fit the shortest sequence ``lo``."""
+    nb = check_int(n_begin, "n_begin", 0, n)
+    ne = check_int(n_end, "n_end", 0, n)
+    if lo < nb + ne:
+        raise ValueError(
+            f"min_length = {lo} is shorter than n_begin + n_end = {nb + ne}: the regimes would overlap; "
+            f"use min_length >= {nb + ne}"
+        )
+    return nb, ne
+
+
 def regimes(
     n_sequences: int = 10_000,
     n_positions: int = 50,
@@ -212,13 +230,7 @@ def regimes(
         ``tokens`` (n_sequences, n_positions), ``population`` (n_positions, vocab_size).
     """
     n_seq, n, v, lo, p_len = check_common(n_sequences, n_positions, vocab_size, min_length)
-    nb = check_int(n_begin, "n_begin", 0, n)
-    ne = check_int(n_end, "n_end", 0, n)
-    if lo < nb + ne:
-        raise ValueError(
-            f"min_length = {lo} is shorter than n_begin + n_end = {nb + ne}: the regimes would overlap; "
-            f"use min_length >= {nb + ne}"
-        )
+    nb, ne = _regime_options(n, lo, n_begin, n_end)
     rng_dist, rng = seeded_streams(seed)
     begin, middle, end = _regime_laws(v, nb, ne, exponent, rng_dist)
     mu = _regimes_population(n, p_len, begin, middle, end)

@@ -55,6 +55,17 @@ def _order_population(n, v, p_len, kind, exponent):
     return mu
 
 
+def _check_kind(kind: str) -> None:
+    if kind not in ORDER_KINDS:
+        raise ValueError(f"unknown order task kind {kind!r}; valid kinds are {', '.join(ORDER_KINDS)}")
+
+
+def _check_order_lengths(lo: int) -> None:
+    """Below length 2 the two markers do not fit (and the population mixture goes negative)."""
+    if lo < 2:
+        raise ValueError(f"order tasks need sequences of length >= 2; got min_length = {lo}")
+
+
 def order_task(
     n_sequences: int = 10_000,
     n_positions: int = 50,
@@ -80,11 +91,9 @@ def order_task(
     SyntheticCorpus
         ``labels`` (n_sequences,) in {0, 1}; ``params["markers"] = (A, B)`` = ``(v - 2, v - 1)``.
     """
-    if kind not in ORDER_KINDS:
-        raise ValueError(f"unknown order task kind {kind!r}; valid kinds are {', '.join(ORDER_KINDS)}")
+    _check_kind(kind)
     n_seq, n, v, lo, p_len = check_common(n_sequences, n_positions, vocab_size, min_length, min_vocab=3)
-    if lo < 2:
-        raise ValueError(f"order tasks need sequences of length >= 2; got min_length = {lo}")
+    _check_order_lengths(lo)
     if balanced and n_seq % 2:
         raise ValueError(f"balanced=True pairs every sequence with its reversal: n_sequences must be even, got {n_seq}")
     A, B = v - 2, v - 1
