@@ -282,8 +282,9 @@ class CountAccumulator:
 
     def result(self) -> PositionalCounts:
         self.flush()
-        total = self.total if self.total is not None else sp.csr_matrix((self.n, self.v), dtype=np.int64)
-        return PositionalCounts(total, self.n_sequences, self.ignore_ids, _trusted=self.total is not None)
+        if self.total is None:
+            return PositionalCounts(sp.csr_matrix((self.n, self.v), dtype=np.int64), self.n_sequences, self.ignore_ids)
+        return PositionalCounts.from_canonical(self.total, self.n_sequences, self.ignore_ids)
 
 
 def check_tokens(tok: np.ndarray, v: int, where: str) -> None:

@@ -86,6 +86,13 @@ class PositionalCounts:
         self.ignore_ids = check_ignore_ids(ignore_ids)
 
     @classmethod
+    def from_canonical(cls, counts: sp.csr_matrix, n_sequences: int,
+                       ignore_ids: Sequence[int] = ()) -> "PositionalCounts":
+        """Wrap an (n, v) int64 CSR matrix already canonical (sorted unique columns, no stored zeros, no negative
+        counts), as the counting engine builds it, without checking it again."""
+        return cls(counts, n_sequences, ignore_ids, _trusted=True)
+
+    @classmethod
     def from_array(cls, counts, n_sequences: int | None = None) -> "PositionalCounts":
         """Wrap an (n, v) array of non-negative integer counts (dense or sparse).
 
