@@ -53,8 +53,8 @@ from ..validation import check_int
 from .cache import cache_key
 from .real import EMPTY_POLICIES
 from .tokenize import (
-    DEFAULT_TOKENIZER, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
-    validate_special,
+    DEFAULT_TOKENIZER, check_positions, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name,
+    validate_br, validate_special,
 )
 
 __all__ = [
@@ -554,9 +554,7 @@ def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, 
         raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
     if on_bad_shard not in BAD_SHARD_POLICIES:
         raise ValueError(f"unknown on_bad_shard {on_bad_shard!r}; valid values are {', '.join(BAD_SHARD_POLICIES)}")
-    lo = 2 if special == "model" else 1
-    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) or n_positions < lo:
-        raise ValueError(f"n_positions must be an integer >= {lo} under the {special!r} policy; got {n_positions!r}")
+    check_positions(n_positions, special)
     if sum(x is not None for x in (workers, scheduler, client)) > 1:
         raise ValueError("give at most one of workers, scheduler and client")
     if workers is not None:
