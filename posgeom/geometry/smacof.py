@@ -180,7 +180,7 @@ def _initial_configuration(D: np.ndarray, k: int, init, seed) -> np.ndarray:
 
 
 def _weight_matrices(weights, n: int):
-    """``(W, V, V^+)``: the (n, n) weights (ones by default), $V = \operatorname{diag}(W \mathbf 1) - W$ and its
+    r"""``(W, V, V^+)``: the (n, n) weights (ones by default), $V = \operatorname{diag}(W \mathbf 1) - W$ and its
     pseudo-inverse; ``V`` and ``V^+`` are None for unit weights (then $V^+ = J / n$)."""
     if weights is None:
         return np.ones((n, n)), None, None
