@@ -160,9 +160,25 @@ def check_int(x, name: str, lo: int, hi: int | None = None) -> int:
     """``x`` as an ``int`` in ``[lo, hi]`` (``hi`` None: no upper bound), or a ``ValueError`` naming ``name``;
     ``bool`` is not an integer here."""
     if not isinstance(x, Integral) or isinstance(x, bool) or x < lo or (hi is not None and x > hi):
-        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name} must be an integer in {rng}; got {x!r}")
+        rng = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must be an integer {rng}; got {x!r}")
     return int(x)
+
+
+def check_real(x, name: str, lo: float, hi: float | None = None, *, open_lo: bool = False) -> float:
+    """``x`` as a finite ``float`` with ``lo <= x`` (``lo < x`` when ``open_lo``) and ``x <= hi`` (``hi`` None:
+    no upper bound), or a ``ValueError`` naming ``name`` and the range; ``bool`` and text are not numbers here."""
+    rng = f"{'>' if open_lo else '>='} {lo:g}" + ("" if hi is None else f" and <= {hi:g}")
+    message = f"{name} must be a finite number {rng}; got {x!r}"
+    if isinstance(x, (bool, str, bytes)):
+        raise ValueError(message)
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if not math.isfinite(value) or value < lo or (open_lo and value == lo) or (hi is not None and value > hi):
+        raise ValueError(message)
+    return value
 
 
 def check_positive_int(name: str, value) -> int:
@@ -184,7 +200,13 @@ def check_even(name: str, value) -> int:
 
 def check_positive_float(name: str, value, hint: str = "") -> float:
     """``value`` as a finite ``float`` > 0, or a ``ValueError`` naming ``name`` (and ``hint``, what to use)."""
-    value = float(value)
+    message = f"{name} must be a positive number{f' ({hint})' if hint else ''}, got {value!r}"
+    if isinstance(value, (bool, str, bytes)):
+        raise ValueError(message)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive number{f' ({hint})' if hint else ''}, got {value!r}")
     return value

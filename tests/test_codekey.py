@@ -136,7 +136,7 @@ def test_code_defined_outside_the_package_is_keyed_to_all_of_it(package_copy, tm
     registry = Registry(tmp_path / "results")
     entry = registry.run("local", lambda: {"v": 1}, params={}, scale="quick", seed=0, device="cpu")
     assert len(entry.manifest["code_modules"]) > 20
-    append(package_copy / "encodings.py")
+    append(package_copy / "encodings" / "fixed.py")
     assert code_changed(entry.manifest)
 
 
@@ -168,7 +168,7 @@ def test_notebook_modules_reads_code_cells_only():
         ```
         """)
     assert notebook_modules(text) == (
-        "posgeom", "posgeom.encodings", "posgeom.experiments.corpus_geometry", "posgeom.geometry.hellinger")
+        "posgeom", "posgeom.encodings.named", "posgeom.experiments.corpus_geometry", "posgeom.geometry.hellinger")
 
 
 def test_every_chapter_is_keyed_to_what_it_imports():

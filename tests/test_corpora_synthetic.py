@@ -95,7 +95,7 @@ def test_drift_is_smooth_and_visits_every_anchor():
 
 
 def test_drift_rejects_rank_one():
-    with pytest.raises(ValueError, match="anchors must be >= 3"):
+    with pytest.raises(ValueError, match="anchors must be an integer >= 3"):
         drift(10, anchors=2)
 
 
@@ -196,9 +196,9 @@ def test_bad_parameters_name_valid_values():
         order_task(10, kind="sorted")
     with pytest.raises(ValueError, match="must be even"):
         order_task(11)
-    with pytest.raises(ValueError, match="n_positions must be >= 1"):
+    with pytest.raises(ValueError, match="n_positions must be an integer >= 1"):
         stationary(10, n_positions=0)
-    with pytest.raises(ValueError, match="min_length must be in"):
+    with pytest.raises(ValueError, match="min_length must be an integer in"):
         stationary(10, n_positions=5, min_length=6)
 
 

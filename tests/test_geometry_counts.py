@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posgeom
-from posgeom.geometry import counts as counts_mod
+from posgeom.geometry import accumulate as accumulate_mod
+from posgeom.geometry import counting as counting_mod
 from posgeom.geometry import PositionalCounts, positional_counts, positional_marginals
 
 
@@ -126,8 +127,8 @@ def test_torch_tensors_and_progress_bar(capsys):
 
 
 def test_stream_buffer_flushes(monkeypatch):
-    monkeypatch.setattr(counts_mod, "_STREAM_BATCH", 3)
-    monkeypatch.setattr(counts_mod, "_CHUNK_TOKENS", 10)
+    monkeypatch.setattr(counting_mod, "_STREAM_BATCH", 3)
+    monkeypatch.setattr(accumulate_mod, "_CHUNK_TOKENS", 10)
     rng = np.random.default_rng(4)
     seqs = random_corpus(rng, n_seq=50)
     c = positional_counts(iter(seqs), 6, 9)
@@ -139,10 +140,10 @@ def test_sort_path_equals_bincount_path(monkeypatch):
     seqs = random_corpus(rng, n_seq=30, v=50)
     dense = positional_counts(seqs, 10, 50)
     calls = []
-    monkeypatch.setattr(counts_mod, "_DENSE_LIMIT", 1)  # force np.unique
-    monkeypatch.setattr(counts_mod, "_SPARSE_RATIO", 0)
-    sort = counts_mod._counts_by_sort
-    monkeypatch.setattr(counts_mod, "_counts_by_sort", lambda *a: calls.append(1) or sort(*a))
+    monkeypatch.setattr(accumulate_mod, "_DENSE_LIMIT", 1)  # force np.unique
+    monkeypatch.setattr(accumulate_mod, "_SPARSE_RATIO", 0)
+    sort = accumulate_mod._counts_by_sort
+    monkeypatch.setattr(accumulate_mod, "_counts_by_sort", lambda *a: calls.append(1) or sort(*a))
     sparse = positional_counts(seqs, 10, 50)
     assert calls, "the sort path was not taken"
     assert dense == sparse
@@ -158,9 +159,9 @@ def test_sort_path_equals_bincount_path(monkeypatch):
 def kernel_everywhere(monkeypatch):
     """Small thresholds, so that tiny corpora take every branch of the compiled path: several threads,
     several blocks of positions, chunked direct counting."""
-    monkeypatch.setattr(counts_mod, "_PARALLEL_MIN_TOKENS", 1)
-    monkeypatch.setattr(counts_mod, "_CHUNK_TOKENS", 64)
-    monkeypatch.setattr(counts_mod, "_HIST_BYTES", 4 * 9 * 3)  # B = 3 positions per block at v = 9
+    monkeypatch.setattr(accumulate_mod, "_PARALLEL_MIN_TOKENS", 1)
+    monkeypatch.setattr(accumulate_mod, "_CHUNK_TOKENS", 64)
+    monkeypatch.setattr(accumulate_mod, "_HIST_BYTES", 4 * 9 * 3)  # B = 3 positions per block at v = 9
     return monkeypatch
 
 
@@ -377,7 +378,7 @@ def test_import_posgeom_does_not_load_numba():
 
 
 def test_list_of_lists_converted_in_chunks(monkeypatch):
-    monkeypatch.setattr(counts_mod, "_STREAM_BATCH", 4)
+    monkeypatch.setattr(counting_mod, "_STREAM_BATCH", 4)
     rng = np.random.default_rng(14)
     seqs = random_corpus(rng, n_seq=23)
     np.testing.assert_array_equal(positional_counts(seqs, 8, 9).to_dense(), loop_counts(seqs, 8, 9))

@@ -49,11 +49,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..validation import check_int
 from .cache import cache_key
 from .real import EMPTY_POLICIES
 from .tokenize import (
-    DEFAULT_TOKENIZER, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
-    validate_special,
+    DEFAULT_TOKENIZER, check_positions, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name,
+    validate_br, validate_special,
 )
 
 __all__ = [
@@ -503,22 +504,7 @@ def count_corpus(
     from ..progress import tqdm
     from .stats import CorpusStatistics
 
-    validate_special(special)
-    validate_br(br_tags)
-    if on_empty not in EMPTY_POLICIES:
-        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
-    if on_bad_shard not in BAD_SHARD_POLICIES:
-        raise ValueError(f"unknown on_bad_shard {on_bad_shard!r}; valid values are {', '.join(BAD_SHARD_POLICIES)}")
-    lo = 2 if special == "model" else 1
-    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) or n_positions < lo:
-        raise ValueError(f"n_positions must be an integer >= {lo} under the {special!r} policy; got {n_positions!r}")
-    engines = sum(x is not None for x in (workers, scheduler, client))
-    if engines > 1:
-        raise ValueError("give at most one of workers, scheduler and client")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
-        raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
-    if tokenizer is not None and not isinstance(tokenizer, (str, Path)):
-        raise ValueError("tokenizer must be a name or folder that every worker can load, not a tokenizer object")
+    _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client, tokenizer)
     tokenizer = DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
     shards = resolve_shards(corpus, split)
     if len(set(shards)) != len(shards):
@@ -535,40 +521,63 @@ def count_corpus(
     task_args = (options, fingerprint, tokenizer, folder, on_bad_shard)
     show = None if progress is None else bool(progress)
     bar = tqdm(total=len(shards), desc="counting shards", unit="shard", disable=None if show is None else not show)
-    engine = {"kind": "single-process"}
     try:
-        if engines == 0:
-            total = _reduce_in_process(shards, lambda s: _count_shard_task(s, *task_args), bar)
-        else:
-            own = client is None
-            if own:
-                client, cluster = _client(workers, scheduler)
-            try:
-                n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
-                engine = {"kind": "dask", "workers": n_workers, "scheduler": str(client.scheduler.address)}
-                total = _reduce_on_dask(client, shards, [[a] * len(shards) for a in task_args], bar)
-            finally:
-                if own:
-                    client.close()
-                    if cluster is not None:
-                        cluster.close()
+        total, engine = _count_on_engine(shards, task_args, bar, workers, scheduler, client)
     finally:
         bar.close()
     if total.counts is None:
         first = total.skipped[0]
         raise ValueError(f"every shard was bad ({len(total.skipped)}; first {first['shard']!r}: {first['error']})")
-    records = sorted(total.shards, key=lambda r: r["shard"])
     full_lengths = np.repeat(total.length_values, total.length_counts)
     n_truncated = int(total.length_counts[total.length_values > n_positions].sum())
+    listed = isinstance(corpus, (list, tuple))
     info = {
-        "corpus": str(corpus) if not isinstance(corpus, (list, tuple)) else f"{len(shards)} shards",
+        "corpus": str(corpus) if not listed else f"{len(shards)} shards",
         "split": split,
-        "source": {"kind": "shards", "location": str(corpus) if not isinstance(corpus, (list, tuple)) else None,
-                   "n_shards": len(shards)},
+        "source": {"kind": "shards", "location": str(corpus) if not listed else None, "n_shards": len(shards)},
         "tokenizer": tokenizer_name(tokenizer), "tokenizer_sha256": fingerprint, "options": options,
-        "shards": records, "shards_skipped": sorted(total.skipped, key=lambda r: r["shard"]),
+        "shards": sorted(total.shards, key=lambda r: r["shard"]),
+        "shards_skipped": sorted(total.skipped, key=lambda r: r["shard"]),
         "n_sequences": int(total.counts.n_sequences), "n_tokens": int(total.counts.reach.sum()),
         "on_bad_shard": on_bad_shard, "engine": engine, "cache_hit": False,
     }
     json.dumps(info)  # everything stored in a counts file must be JSON-ready
     return CorpusStatistics(total.counts, full_lengths, n_truncated, info)
+
+
+def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client,
+                         tokenizer) -> None:
+    """The options of :func:`count_corpus`, validated (a ``ValueError`` naming the first bad one)."""
+    validate_special(special)
+    validate_br(br_tags)
+    if on_empty not in EMPTY_POLICIES:
+        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
+    if on_bad_shard not in BAD_SHARD_POLICIES:
+        raise ValueError(f"unknown on_bad_shard {on_bad_shard!r}; valid values are {', '.join(BAD_SHARD_POLICIES)}")
+    check_positions(n_positions, special)
+    if sum(x is not None for x in (workers, scheduler, client)) > 1:
+        raise ValueError("give at most one of workers, scheduler and client")
+    if workers is not None:
+        check_int(workers, "workers", 1)
+    if tokenizer is not None and not isinstance(tokenizer, (str, Path)):
+        raise ValueError("tokenizer must be a name or folder that every worker can load, not a tokenizer object")
+
+
+def _count_on_engine(shards, task_args, bar, workers, scheduler, client):
+    """Count and add the shards in this process (no engine given) or on Dask: ``(total, engine record)``."""
+    if workers is None and scheduler is None and client is None:
+        total = _reduce_in_process(shards, lambda s: _count_shard_task(s, *task_args), bar)
+        return total, {"kind": "single-process"}
+    own = client is None
+    cluster = None
+    if own:
+        client, cluster = _client(workers, scheduler)
+    try:
+        n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
+        engine = {"kind": "dask", "workers": n_workers, "scheduler": str(client.scheduler.address)}
+        return _reduce_on_dask(client, shards, [[a] * len(shards) for a in task_args], bar), engine
+    finally:
+        if own:
+            client.close()
+            if cluster is not None:
+                cluster.close()

@@ -57,7 +57,18 @@ def _parse_value(text: str):
 
 
 def parse_corpus_spec(spec: str) -> CorpusSpec:
-    """Parse ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY[:k=v,...]"`` or a path (module docstring)."""
+    """Parse ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY[:k=v,...]"`` or a path (module docstring).
+
+    Parameters
+    ----------
+    spec : str
+        The corpus as the command line's ``--corpus`` takes it.
+
+    Returns
+    -------
+    CorpusSpec
+        ``kind`` (``"named"``, ``"synthetic"`` or ``"path"``), ``name`` and the synthetic family's ``params``.
+    """
     spec = str(spec).strip()
     valid = f"valid corpora are {', '.join(CORPORA)}, " + ", ".join(f"synthetic:{f}" for f in FAMILIES) + ", or a path"
     if spec in CORPORA:
@@ -104,6 +115,21 @@ def load_statistics(
     ``split`` and ``special`` do not apply and must be None; ``seed`` defaults to ``get_settings().seed``
     unless the spec sets it); real corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
     on_empty, text_column, br_tags, cache, cache_dir, progress). ``special`` defaults to ``"model"``.
+
+    Parameters
+    ----------
+    spec : str or CorpusSpec
+        As :func:`parse_corpus_spec`.
+    split : str, optional
+        A real corpus's split.
+    n_positions : int, optional
+        $n$, the positions counted (default: the corpus's, :func:`posgeom.corpora.stats.default_positions`).
+    special : {"model", "content"}, optional
+        The special-token policy of a real corpus.
+    seed : int, optional
+        A synthetic corpus's seed.
+    **options
+        Passed to :func:`posgeom.corpora.stats.corpus_counts`.
 
     Returns
     -------
@@ -154,7 +180,17 @@ def load_statistics(
 
 
 def as_statistics(stats) -> CorpusStatistics:
-    """Corpus statistics as given, or read from a counts file path."""
+    """Corpus statistics as given, or read from a counts file path.
+
+    Parameters
+    ----------
+    stats : CorpusStatistics, str or Path
+        Statistics, or the path of a counts file (:func:`posgeom.corpora.countsfile.load_counts`).
+
+    Returns
+    -------
+    CorpusStatistics
+    """
     if isinstance(stats, (str, Path)):
         from .countsfile import load_counts
 
@@ -179,7 +215,17 @@ def _histogram(lengths: np.ndarray, bins: int) -> dict:
 
 
 def corpus_report(stats: CorpusStatistics, bins: int = 20) -> dict:
-    """Lengths histogram, reach $N_i$ and vocabulary coverage per position (module docstring).
+    r"""Lengths histogram, reach $N_i$ and vocabulary coverage per position (module docstring).
+
+    With counts $c_i(w)$: reach $N_i = \sum_w c_i(w)$, types $t_i = \#\{w : c_i(w) > 0\}$ and coverage
+    $t_i / \#\{w : \sum_j c_j(w) > 0\}$ (the share of every type seen anywhere).
+
+    Parameters
+    ----------
+    stats : CorpusStatistics, str or Path
+        As :func:`as_statistics`.
+    bins : int
+        At most this many integer-width bins in the lengths histogram.
 
     Returns
     -------

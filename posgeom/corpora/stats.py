@@ -34,12 +34,32 @@ __all__ = [
 
 
 def default_positions(corpus) -> int:
-    """Paper-like default number of positions: SST-2 64, IMDB 512, any other corpus 512 (BERT's maximum)."""
+    """Paper-like default number of positions: SST-2 64, IMDB 512, any other corpus 512 (BERT's maximum).
+
+    Parameters
+    ----------
+    corpus : str, Path or DataSource
+        A corpus name of ``CORPORA`` or any other corpus.
+
+    Returns
+    -------
+    int
+    """
     return CORPORA[corpus].default_positions if isinstance(corpus, str) and corpus in CORPORA else 512
 
 
 def default_br(corpus) -> str:
-    """Default ``br_tags``: ``"space"`` for IMDB, ``"keep"`` otherwise."""
+    """Default ``br_tags``: ``"space"`` for IMDB, ``"keep"`` otherwise.
+
+    Parameters
+    ----------
+    corpus : str, Path or DataSource
+
+    Returns
+    -------
+    str
+        ``"space"`` or ``"keep"``.
+    """
     return CORPORA[corpus].default_br if isinstance(corpus, str) and corpus in CORPORA else "keep"
 
 
@@ -75,7 +95,18 @@ class CorpusStatistics:
 
 
 def texts_fingerprint(texts: list, labels: np.ndarray | None) -> str:
-    """sha256 of the texts (in order, each length-prefixed, so no two lists share it) and of the labels."""
+    """sha256 of the texts (in order, each length-prefixed, so no two lists share it) and of the labels.
+
+    Parameters
+    ----------
+    texts : list of str
+    labels : ndarray of shape (len(texts),), or None
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
     h = hashlib.sha256()
     for text in texts:
         data = text.encode("utf-8")

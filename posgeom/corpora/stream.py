@@ -39,6 +39,7 @@ already used the Rust tokenizer: its thread pool does not survive ``fork``.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +100,7 @@ def count_shard(
     PositionalCounts
         ``counts`` (n_positions, vocab_size).
     """
-    from ..geometry import PositionalCounts, positional_counts
+    from ..geometry import positional_counts
 
     validate_special(special)
     validate_br(br_tags)
@@ -112,37 +113,10 @@ def count_shard(
             )
         shard = _open_file(path)
 
-    def text_counts(texts, tok):
-        tc = tokenize_texts(texts, tok, n_positions, special=special, br_tags=br_tags, progress=False)
-        if vocab_size is not None and vocab_size != tc.vocab_size:
-            raise ValueError(f"vocab_size = {vocab_size} differs from the tokenizer's {tc.vocab_size}; leave it out")
-        return tc.counts()
-
+    text_counts = partial(_text_counts, n_positions=n_positions, vocab_size=vocab_size, special=special,
+                          br_tags=br_tags)
     if _is_hf_dataset(shard):
-        columns = list(shard.column_names) if shard.column_names is not None else None
-        first = None
-        if columns is None:  # an IterableDataset without known features: peek at one row
-            first = next(iter(shard), None)
-            columns = list(first) if first is not None else []
-        if "input_ids" in columns and text_column is None:
-            if vocab_size is None:
-                raise ValueError("a shard of token ids ('input_ids') needs vocab_size")
-            parts = [positional_counts(list(b["input_ids"]), n_positions, vocab_size) for b in shard.iter(batch_size)]
-            return sum(parts) if parts else positional_counts([], n_positions, vocab_size)
-        col = pick_text_column(columns, text_column, "the dataset shard")
-        tok = load_tokenizer(tokenizer) if tokenizer is None or isinstance(tokenizer, (str, Path)) else tokenizer
-        total = None
-        for batch in shard.iter(batch_size):
-            texts = batch[col]
-            bad = sum(1 for t in texts if not isinstance(t, str))
-            if bad:
-                raise ValueError(f"{bad} rows of column {col!r} in a shard are not text (missing values?)")
-            part = text_counts(list(texts), tok)
-            total = part if total is None else total + part
-        if total is None:
-            v = tok.backend_tokenizer.get_vocab_size(with_added_tokens=True)
-            total = PositionalCounts.from_array(np.zeros((n_positions, v), dtype=np.int64), 0)
-        return total
+        return _count_dataset(shard, n_positions, vocab_size, tokenizer, text_column, batch_size, text_counts)
     if isinstance(shard, np.ndarray):
         if vocab_size is None:
             raise ValueError("a shard of token ids needs vocab_size")
@@ -162,6 +136,43 @@ def count_shard(
         f"cannot count a shard of type {type(shard).__name__}: give a datasets (Iterable)Dataset, a file path, "
         "a list of texts, a list of token sequences or a 2-D array of token ids"
     )
+
+
+def _text_counts(texts: list, tok, *, n_positions: int, vocab_size: int | None, special: str, br_tags: str):
+    """The counts of a batch of texts tokenised by ``tok`` (:func:`posgeom.corpora.tokenize.tokenize_texts`)."""
+    tc = tokenize_texts(texts, tok, n_positions, special=special, br_tags=br_tags, progress=False)
+    if vocab_size is not None and vocab_size != tc.vocab_size:
+        raise ValueError(f"vocab_size = {vocab_size} differs from the tokenizer's {tc.vocab_size}; leave it out")
+    return tc.counts()
+
+
+def _count_dataset(shard, n_positions, vocab_size, tokenizer, text_column, batch_size, text_counts):
+    """Count a ``datasets`` (Iterable)Dataset shard: its ``input_ids`` column, else its text column."""
+    from ..geometry import PositionalCounts, positional_counts
+
+    columns = list(shard.column_names) if shard.column_names is not None else None
+    if columns is None:  # an IterableDataset without known features: peek at one row
+        first = next(iter(shard), None)
+        columns = list(first) if first is not None else []
+    if "input_ids" in columns and text_column is None:
+        if vocab_size is None:
+            raise ValueError("a shard of token ids ('input_ids') needs vocab_size")
+        parts = [positional_counts(list(b["input_ids"]), n_positions, vocab_size) for b in shard.iter(batch_size)]
+        return sum(parts) if parts else positional_counts([], n_positions, vocab_size)
+    col = pick_text_column(columns, text_column, "the dataset shard")
+    tok = load_tokenizer(tokenizer) if tokenizer is None or isinstance(tokenizer, (str, Path)) else tokenizer
+    total = None
+    for batch in shard.iter(batch_size):
+        texts = batch[col]
+        bad = sum(1 for t in texts if not isinstance(t, str))
+        if bad:
+            raise ValueError(f"{bad} rows of column {col!r} in a shard are not text (missing values?)")
+        part = text_counts(list(texts), tok)
+        total = part if total is None else total + part
+    if total is None:
+        v = tok.backend_tokenizer.get_vocab_size(with_added_tokens=True)
+        total = PositionalCounts.from_array(np.zeros((n_positions, v), dtype=np.int64), 0)
+    return total
 
 
 def count_shards(

@@ -57,7 +57,7 @@ from ..config import PACKAGED_MODEL, PACKAGED_NAMES, packaged_model_folder
 __all__ = [
     "SPECIAL_POLICIES", "BR_OPTIONS", "DEFAULT_TOKENIZER", "TOKENIZER_FILES", "TokenizedCorpus", "load_tokenizer",
     "tokenizer_folder", "tokenizer_fingerprint", "tokenizer_name", "clean_br", "tokenize_texts", "validate_special",
-    "validate_br", "table_rows",
+    "validate_br", "check_positions", "table_rows",
 ]
 
 SPECIAL_POLICIES = ("model", "content")
@@ -68,12 +68,23 @@ _BR = re.compile(r"<br\s*/?\s*>", re.IGNORECASE)
 
 
 def validate_special(special: str) -> str:
+    """``special`` when it is one of ``SPECIAL_POLICIES`` ("model", "content"), else a ``ValueError`` listing them."""
     if special not in SPECIAL_POLICIES:
         raise ValueError(f"unknown special-token policy {special!r}; valid policies are {', '.join(SPECIAL_POLICIES)}")
     return special
 
 
+def check_positions(n_positions, special: str) -> int:
+    """``n_positions`` as an ``int``, at least 2 under the ``"model"`` policy (``[CLS]`` takes position 0) and 1
+    under ``"content"``, or a ``ValueError`` naming the policy."""
+    lo = 2 if special == "model" else 1
+    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) or n_positions < lo:
+        raise ValueError(f"n_positions must be an integer >= {lo} under the {special!r} policy; got {n_positions!r}")
+    return int(n_positions)
+
+
 def validate_br(br_tags: str) -> str:
+    """``br_tags`` when it is one of ``BR_OPTIONS`` ("keep", "space"), else a ``ValueError`` listing them."""
     if br_tags not in BR_OPTIONS:
         raise ValueError(f"unknown br_tags option {br_tags!r}; valid values are {', '.join(BR_OPTIONS)}")
     return br_tags
@@ -389,9 +400,7 @@ def tokenize_texts(
     """
     validate_special(special)
     validate_br(br_tags)
-    lo = 2 if special == "model" else 1
-    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) or n_positions < lo:
-        raise ValueError(f"n_positions must be an integer >= {lo} under the {special!r} policy; got {n_positions!r}")
+    check_positions(n_positions, special)
     if isinstance(texts, str):
         raise ValueError("texts must be a sequence of strings, not one string")
     texts = list(texts)

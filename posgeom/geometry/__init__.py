@@ -7,7 +7,8 @@ first use); nothing here imports a higher layer of :mod:`posgeom`.
 """
 
 from .bootstrap import Interval, basic_interval, bootstrap_intervals, fold_bootstrap
-from .counts import PositionalCounts, positional_counts
+from .counting import positional_counts
+from .counts import PositionalCounts
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
 from .marginals import PositionalMarginals, positional_marginals
 from .mds import (

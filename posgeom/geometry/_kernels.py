@@ -1,6 +1,6 @@
 r"""Compiled (numba) inner loops of the geometry core. Imported lazily: ``import posgeom`` does not load numba.
 
-Counting $c_i(w)$ (:mod:`posgeom.geometry.counts`) in three steps, each a single pass:
+Counting $c_i(w)$ (:mod:`posgeom.geometry.accumulate`) in three steps, each a single pass:
 
 1. ``partition``: every token $w$ at a counted position $i$ of a sequence becomes a *local* flat index
    $(i - bB) \cdot v + w$ written into the bucket of its block of positions $b = \lfloor i / B \rfloor$

@@ -14,10 +14,9 @@ policy (``"model"`` or ``"content"``) is applied where the sequences are built
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 
+from ..validation import check_int, check_real
 from .counts import PositionalCounts
 
 __all__ = ["PositionalMarginals", "positional_marginals"]
@@ -102,10 +101,8 @@ def positional_marginals(
             f"counts must be a PositionalCounts (from positional_counts); got {type(counts).__name__}. "
             "Wrap an (n, v) integer array with PositionalCounts.from_array"
         )
-    if not isinstance(alpha, Real) or isinstance(alpha, bool) or not np.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}")
-    if not isinstance(min_count, Integral) or isinstance(min_count, bool) or min_count < 1:
-        raise ValueError(f"min_count must be an integer >= 1; got {min_count!r}")
+    check_real(alpha, "alpha", 0.0)
+    check_int(min_count, "min_count", 1)
     if on_low_count not in ("drop", "raise"):
         raise ValueError(f"on_low_count must be 'drop' or 'raise'; got {on_low_count!r}")
     low = np.flatnonzero(counts.reach < min_count)

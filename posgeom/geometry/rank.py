@@ -44,7 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .counts import PositionalCounts, positional_counts
+from .counting import positional_counts
+from .counts import PositionalCounts
 from .hellinger import sqrt_marginals
 from .marginals import positional_marginals
 

@@ -124,32 +124,9 @@ def smacof(
     max_iter = check_int(max_iter, "max_iter", 1)
     if not eps >= 0:
         raise ValueError(f"eps must be >= 0; got {eps}")
-    if isinstance(init, str):
-        if init == "mds":
-            X = classical_mds(D, k=k).embedding.copy()
-        elif init == "random":
-            scale = np.sqrt(np.mean(D**2) / (2 * k))
-            X = check_rng(seed).standard_normal((n, k)) * scale
-        else:
-            raise ValueError(f"init must be 'mds', 'random' or an (n, k) array; got {init!r}")
-    else:
-        X = as_float_matrix(init, "init").copy()
-        if X.shape != (n, k):
-            raise ValueError(f"init must have shape (n, k) = {(n, k)}; got {X.shape}")
+    X = _initial_configuration(D, k, init, seed)
     X -= X.mean(axis=0, keepdims=True)
-    if weights is None:
-        W = np.ones((n, n))
-        Vplus = None
-    else:
-        W = as_float_matrix(weights, "weights").copy()
-        if W.shape != (n, n):
-            raise ValueError(f"weights must have shape {(n, n)}; got {W.shape}")
-        if np.any(W < 0) or np.max(np.abs(W - W.T)) > 0:
-            raise ValueError("weights must be symmetric and non-negative")
-        # V = diag(W 1) - W ;  V^+ by pseudo-inverse (V 1 = 0)
-        np.fill_diagonal(W, 0.0)
-        V = np.diag(W.sum(axis=1)) - W
-        Vplus = np.linalg.pinv(V, hermitian=True)
+    W, V, Vplus = _weight_matrices(weights, n)
     np.fill_diagonal(W, 0.0)
     WD = W * D
     norm = float(np.sum(WD * D)) / 2.0  # sum_{i<j} w_ij d_ij^2
@@ -184,3 +161,35 @@ def smacof(
     # final "paper" stress from exact distances: sum w (dhat - d)^2 / sum w d^2
     final = float(np.sum(W * (euclidean_distances(X) - D) ** 2)) / 2.0 / norm
     return SmacofResult(X, final, np.asarray(history), it, converged)
+
+
+def _initial_configuration(D: np.ndarray, k: int, init, seed) -> np.ndarray:
+    """The starting (n, k) configuration of :func:`smacof` (a copy, not yet centred)."""
+    n = D.shape[0]
+    if isinstance(init, str):
+        if init == "mds":
+            return classical_mds(D, k=k).embedding.copy()
+        if init == "random":
+            scale = np.sqrt(np.mean(D**2) / (2 * k))
+            return check_rng(seed).standard_normal((n, k)) * scale
+        raise ValueError(f"init must be 'mds', 'random' or an (n, k) array; got {init!r}")
+    X = as_float_matrix(init, "init").copy()
+    if X.shape != (n, k):
+        raise ValueError(f"init must have shape (n, k) = {(n, k)}; got {X.shape}")
+    return X
+
+
+def _weight_matrices(weights, n: int):
+    r"""``(W, V, V^+)``: the (n, n) weights (ones by default), $V = \operatorname{diag}(W \mathbf 1) - W$ and its
+    pseudo-inverse; ``V`` and ``V^+`` are None for unit weights (then $V^+ = J / n$)."""
+    if weights is None:
+        return np.ones((n, n)), None, None
+    W = as_float_matrix(weights, "weights").copy()
+    if W.shape != (n, n):
+        raise ValueError(f"weights must have shape {(n, n)}; got {W.shape}")
+    if np.any(W < 0) or np.max(np.abs(W - W.T)) > 0:
+        raise ValueError("weights must be symmetric and non-negative")
+    # V = diag(W 1) - W ;  V^+ by pseudo-inverse (V 1 = 0)
+    np.fill_diagonal(W, 0.0)
+    V = np.diag(W.sum(axis=1)) - W
+    return W, V, np.linalg.pinv(V, hermitian=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import as_float_matrix, check_table
+from ..validation import as_float_matrix, check_int, check_table
 from .hellinger import euclidean_distances
 
 __all__ = [
@@ -199,8 +199,7 @@ def principal_components(P, k: int) -> tuple[np.ndarray, np.ndarray]:
         Fraction of the total variance $s_k^2 / \sum s^2$ of each component.
     """
     P = check_table(P)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= min(P.shape):
-        raise ValueError(f"k must be an integer in [1, {min(P.shape)}]; got {k!r}")
+    check_int(k, "k", 1, min(P.shape))
     X = P - P.mean(axis=0, keepdims=True)
     U, S, _ = np.linalg.svd(X, full_matrices=False)
     total = float(np.sum(S**2))
@@ -306,8 +305,7 @@ def fit_sinusoid(signals, grid: int | None = None) -> SinusoidFit:
     if n < 3 or k < 1:
         raise ValueError(f"signals must hold at least one signal of n >= 3 positions; got shape {Y.shape}")
     grid = n if grid is None else grid
-    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 1:
-        raise ValueError(f"grid must be an integer >= 1; got {grid!r}")
+    check_int(grid, "grid", 1)
     if np.any(np.ptp(Y, axis=0) == 0):
         raise ValueError("a signal is constant: no sinusoid explains any of its (zero) variance")
     omegas = np.pi * np.arange(1, grid + 1) / grid

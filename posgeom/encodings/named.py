@@ -1,0 +1,214 @@
+r"""Encodings by name: :data:`ENCODINGS` and :func:`encoding_distances` (one encoding, any options), and
+:func:`encoding_set` (the fixed encodings the chapters compare, at one model shape)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+import numpy as np
+
+from ..validation import check_positive_int
+from .fixed import (
+    alibi_distances, alibi_slopes, mds_distances, none_distances, random_distances, rope_distances,
+    sinusoidal_distances, table_distances,
+)
+from .references import alibi_kernel_distances, equidistant_distances
+
+# --------------------------------------------------------------------------------------------
+# The fixed encodings at one model shape
+# --------------------------------------------------------------------------------------------
+
+#: What :func:`encoding_set` can compute, in the order the chapters show them.
+ENCODING_SET_NAMES = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "random", "none")
+#: The default set: the fixed encodings the paper compares (sinusoidal, RoPE, ALiBi, none) and a learned table at initialisation.
+DEFAULT_ENCODING_SET = ("sinusoidal", "rope", "alibi", "random", "none")
+
+
+def _set_member(name: str, n: int, d_model: int, n_heads: int, base: float, layout: str, sigma: float,
+                seed) -> np.ndarray:
+    if name == "sinusoidal":
+        return sinusoidal_distances(n, d_model, base=base, layout=layout)
+    if name == "rope":
+        return _rope(n, d=d_model, n_heads=n_heads, base=base)
+    if name == "alibi":
+        return alibi_distances(n, n_heads)
+    if name == "alibi (kernel rule)":
+        return alibi_kernel_distances(n, n_heads)
+    if name == "equidistant":
+        return equidistant_distances(n)
+    if name == "random":
+        return random_distances(n, d_model, sigma=sigma, seed=seed)
+    return none_distances(n)
+
+
+def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODING_SET, base: float = 10000.0,
+                 layout: str = "interleaved", sigma: float = 0.02, seed: int | None = 0) -> dict[str, np.ndarray]:
+    r"""The distance matrices $\hat D$ of the fixed encodings at one model shape, over given positions.
+
+    A relative encoding's distance depends on the true offset $i - j$, so when ``positions`` leaves gaps
+    (positions dropped by ``min_count``) every matrix is computed over $0 \dots \max(\text{positions})$
+    and then restricted to the rows and columns of ``positions``.
+
+    Parameters
+    ----------
+    positions : int or array-like of int, shape (m,)
+        ``n`` for positions $0 \dots n-1$, or increasing position indices.
+    d_model : int
+        The width: ``sinusoidal`` (even), ``random``; ``rope`` uses $d_{head} = $ ``d_model / n_heads``.
+    n_heads : int
+        ``rope``'s heads and ``alibi``'s slopes (the mean slope $\bar m$ over the heads).
+    names : sequence of str
+        From :data:`ENCODING_SET_NAMES` (default :data:`DEFAULT_ENCODING_SET`).
+    base : float
+        The frequency base of ``sinusoidal`` and ``rope``.
+    layout : str
+        ``sinusoidal``'s layout, ``"interleaved"`` or ``"concatenated"``.
+    sigma, seed :
+        ``random``: a table $\mathcal N(0, \sigma^2)$ drawn with ``seed``.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (m, m)
+        In the order of ``names``.
+    """
+    unknown = [name for name in names if name not in ENCODING_SET_NAMES]
+    if unknown:
+        raise ValueError(f"unknown encodings {unknown}; valid names are {', '.join(ENCODING_SET_NAMES)}")
+    if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
+        n, keep = check_positive_int("positions", positions), None
+    else:
+        keep = np.asarray(positions)
+        if keep.ndim != 1 or keep.size == 0 or not np.issubdtype(keep.dtype, np.integer) or keep.min() < 0 \
+                or np.any(np.diff(keep) <= 0):
+            raise ValueError("positions must be an int n or a non-empty increasing 1-D array of position indices")
+        n = int(keep.max()) + 1
+    out = {}
+    for name in names:
+        D = _set_member(name, n, d_model, n_heads, base, layout, sigma, seed)
+        out[name] = D if keep is None else D[np.ix_(keep, keep)]
+    return out
+
+
+def describe_encoding(name: str, *, d_model: int, n_heads: int, base: float = 10000.0, layout: str = "interleaved",
+                      sigma: float = 0.02, seed: int | None = 0) -> str:
+    """One line saying which options :func:`encoding_set` used for ``name`` (shown beside its stress).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`ENCODING_SET_NAMES`.
+    d_model, n_heads, base, layout, sigma, seed :
+        As :func:`encoding_set`.
+
+    Returns
+    -------
+    str
+        E.g. ``"d=64, base=10000, interleaved"`` for ``"sinusoidal"``.
+    """
+    d, H = d_model, n_heads
+    lines = {
+        "sinusoidal": f"d={d}, base={base:g}, {layout}",
+        "rope": f"d_head={d // H}, base={base:g}, per unit vector",
+        "alibi": f"H={H}, mean slope {alibi_slopes(H).mean():.4g}",
+        "alibi (kernel rule)": f"H={H}, sqrt(2 mbar |i-j|)",
+        "equidistant": "one-hot rows: every distance sqrt(2)",
+        "random": f"N(0, {sigma:g}^2), d={d}, seed={seed}",
+        "none": "all distances 0",
+    }
+    if name not in lines:
+        raise ValueError(f"unknown encoding {name!r}; valid names are {', '.join(ENCODING_SET_NAMES)}")
+    return lines[name]
+
+
+# --------------------------------------------------------------------------------------------
+# Registry and dispatcher
+# --------------------------------------------------------------------------------------------
+
+
+def _sinusoidal(n, *, d, n_heads=None, base=10000.0, layout="interleaved"):
+    return sinusoidal_distances(n, d, base=base, layout=layout)
+
+
+def _rope(n, *, d, n_heads, base=10000.0, d_head=None):
+    if d_head is None:
+        if n_heads is None:
+            raise ValueError("rope needs d_head, or d and n_heads (d_head = d / n_heads)")
+        if d % n_heads:
+            raise ValueError(f"n_heads={n_heads} does not divide d={d}; rope needs d_head = d / n_heads")
+        d_head = d // n_heads
+    return rope_distances(n, d_head, base=base)
+
+
+def _alibi(n, *, d=None, n_heads, head=None):
+    if n_heads is None:
+        raise ValueError("alibi needs n_heads")
+    return alibi_distances(n, n_heads, head=head)
+
+
+def _none(n, *, d=None, n_heads=None):
+    return none_distances(n)
+
+
+def _random(n, *, d, n_heads=None, sigma=0.02, seed=0):
+    return random_distances(n, d, sigma=sigma, seed=seed)
+
+
+def _table(n, *, d=None, n_heads=None, table):
+    table = np.asarray(table)
+    if table.ndim != 2 or table.shape[0] < n:
+        raise ValueError(
+            f"the table has shape {table.shape}; it needs at least n={n} rows (N_max wall: "
+            "a table has no vector for positions at or beyond its size)"
+        )
+    return table_distances(table[:n])
+
+
+def _mds(n, *, d=None, n_heads=None, target, k=None):
+    target = np.asarray(target)
+    if target.shape != (n, n):
+        raise ValueError(f"mds needs target=, the (n, n) = ({n}, {n}) distances to embed; got shape {target.shape}")
+    return mds_distances(target, k)
+
+
+#: name → ``f(n, *, d, n_heads, **options) -> (n, n)``. Add a new encoding here.
+ENCODINGS: dict[str, Callable[..., np.ndarray]] = {
+    "sinusoidal": _sinusoidal,
+    "rope": _rope,
+    "alibi": _alibi,
+    "none": _none,
+    "random": _random,
+    "table": _table,
+    "mds": _mds,
+}
+
+
+def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | None = None, **options) -> np.ndarray:
+    """The ``n × n`` distance matrix of the encoding called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`ENCODINGS`: ``"sinusoidal"`` (options ``base``, ``layout``), ``"rope"``
+        (``base``, ``d_head``; default ``d // n_heads``), ``"alibi"`` (``head``), ``"none"``,
+        ``"random"`` (``sigma``, ``seed``), ``"table"`` (``table``, an ``(N, k)`` array, ``N ≥ n``),
+        ``"mds"`` (``target``, the ``(n, n)`` distances to embed; ``k``, the rank).
+    n : int
+        Number of positions.
+    d, n_heads : int
+        Model width and number of heads, where the encoding needs them.
+
+    Returns
+    -------
+    D : ndarray, shape (n, n)
+    """
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; valid encodings are {', '.join(ENCODINGS)}")
+    if name in ("sinusoidal", "random", "rope") and d is None and options.get("d_head") is None:
+        raise ValueError(f"encoding {name!r} needs the width d")
+    fn = ENCODINGS[name]
+    try:  # check the options against the signature only: a TypeError raised inside fn is not rewritten
+        inspect.signature(fn).bind(n, d=d, n_heads=n_heads, **options)
+    except TypeError as err:
+        raise ValueError(f"bad options {sorted(options)} for encoding {name!r}: {err}") from None
+    return fn(n, d=d, n_heads=n_heads, **options)
