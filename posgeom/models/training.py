@@ -70,9 +70,10 @@ class TrainConfig:
     """Hyper-parameters of :func:`train`. Invalid values raise :class:`ValueError` at creation.
 
     ``max_steps`` wins over ``epochs`` when given. ``warmup_steps`` wins over ``warmup_ratio``.
-    ``checkpoint_dir`` None saves to the run's own folder under the results (see the module); the state
-    is saved every ``checkpoint_seconds`` of training (None: only every ``checkpoint_every`` steps, at a
-    deadline and on SIGTERM). ``padding``: one of :data:`~posgeom.models.batches.PADDINGS` (module docstring).
+    ``checkpoint_dir`` None saves to the run's own folder under the results
+    (:mod:`posgeom.models.checkpoints`); the state is saved every ``checkpoint_seconds`` of training (None:
+    only every ``checkpoint_every`` steps, at a deadline and on SIGTERM). ``padding``: one of
+    :data:`~posgeom.models.batches.PADDINGS` (see :mod:`posgeom.models.batches`).
     """
 
     task: str = "mlm"
