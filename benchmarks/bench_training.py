@@ -76,7 +76,7 @@ def worker(which: str, args) -> dict:
 
     torch.set_num_threads(args.threads)
     from posgeom.models import Callback, TokenData, TrainConfig, build_model, train
-    from posgeom.models.training import mask_tokens
+    from posgeom.models.batches import mask_tokens
 
     cfg = _config(args)
     ids, mask = _data(args, cfg.vocab_size)
@@ -98,7 +98,7 @@ def worker(which: str, args) -> dict:
                              log_every=steps, **extra)
         if mask is not None:
             # the real tokens of the rows of the timed steps, in train's own order of epoch 0
-            from posgeom.models.training import _derived_seed
+            from posgeom.models.batches import _derived_seed
 
             perm = torch.randperm(len(ids), generator=torch.Generator().manual_seed(_derived_seed(0, 1, 0)))
             counted = int(mask[perm[args.warmup * args.batch_size:steps * args.batch_size]].sum())
@@ -150,13 +150,15 @@ def checkpoint_times(threads: int) -> list[dict]:
     import torch
 
     from posgeom.models import TrainConfig, build_model, get_config
-    from posgeom.models.training import TrainState, _param_groups, save_checkpoint
+    from posgeom.models.checkpoints import save_checkpoint
+    from posgeom.models.optim import param_groups
+    from posgeom.models.training import TrainState
 
     torch.set_num_threads(threads)
     rows = []
     for scale in ("quick", "paper"):
         model = build_model(get_config(scale, "sst2"), "mlm", seed=0)
-        opt = torch.optim.AdamW(_param_groups(model, 0.01), lr=1e-4)
+        opt = torch.optim.AdamW(param_groups(model, 0.01), lr=1e-4)
         for p in model.parameters():  # AdamW's moments exist after a first step
             p.grad = torch.zeros_like(p)
         opt.step()

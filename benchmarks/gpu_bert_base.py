@@ -116,7 +116,7 @@ def main() -> int:
 
     def sst2_like() -> tuple:
         """Rows of SST-2-like lengths padded to the sequence, and the real tokens of the timed steps."""
-        from posgeom.models.training import epoch_batches, sequence_lengths
+        from posgeom.models.batches import epoch_batches, sequence_lengths
 
         n = args.batch_size * steps
         gl = torch.Generator().manual_seed(1)
@@ -137,7 +137,7 @@ def main() -> int:
     def run_hf() -> dict:
         from transformers import BertConfig, BertForMaskedLM
 
-        from posgeom.models.training import mask_tokens
+        from posgeom.models.batches import mask_tokens
 
         hf_cfg = BertConfig(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
                             num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff,

@@ -505,9 +505,9 @@ def training_deadline(at: float | None):
     """Within the block, :func:`posgeom.models.training.train` saves its state and stops at UNIX time ``at``.
 
     The one adapter between ``posgeom reproduce`` and the training loop's deadline
-    (``posgeom.models.training.deadline``): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
+    (``posgeom.models.deadlines.deadline``): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
     process and in the notebook kernels and ``torchrun`` processes, which inherit it) and enters the
-    loop's ``deadline(at)`` block where the training module has one. ``None``: no deadline.
+    loop's ``deadline(at)`` block where the models package has one. ``None``: no deadline.
     """
     if at is None:
         yield
@@ -541,10 +541,10 @@ class RunProgress:
 
 def _training_module():
     try:
-        from .models import training
+        from . import models
     except ImportError:  # no deep-learning stack: nothing can have been trained
         return None
-    return training
+    return models
 
 
 def _cost_label(origin: str) -> str:
@@ -559,7 +559,7 @@ def _cost_label(origin: str) -> str:
 
 def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
     """The training runs with a saved state under ``results_dir`` at ``scale``
-    (``posgeom.models.training.checkpoint_progress``; empty where the training loop keeps none)."""
+    (``posgeom.models.checkpoints.checkpoint_progress``; empty where the training loop keeps none)."""
     training = _training_module()
     report = getattr(training, "checkpoint_progress", None)
     if not callable(report):

@@ -126,7 +126,7 @@ def test_marker_split_accuracy_matches_predictions():
 
 def test_mlm_loss_by_position_matches_the_model_loss():
     from posgeom.models.encoder import build_model
-    from posgeom.models.training import mask_tokens
+    from posgeom.models.batches import mask_tokens
 
     config = tiny_encoder_config(vocab_size=30, max_len=10, d_model=8, n_layers=1, n_heads=2, d_ff=16)
     model = build_model(config, "mlm", seed=0).eval()

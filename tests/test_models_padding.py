@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from posgeom.models import Callback, TokenData, TrainConfig, build_model, get_config, train
-from posgeom.models.training import BUCKET_BATCHES, _step_batch, epoch_batches, sequence_lengths
+from posgeom.models.batches import BUCKET_BATCHES, epoch_batches, sequence_lengths, step_batch
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -53,7 +53,7 @@ def test_each_batch_is_padded_to_its_longest_sequence(padding, task):
     assert sorted(torch.cat(batches).tolist()) == list(range(len(data)))
     assert len(batches) == -(-len(data) // 8)
     for step, idx in enumerate(batches):
-        b = _step_batch(data, cfg, V, step, idx, "cpu").tensors
+        b = step_batch(data, cfg, V, step, idx, "cpu").tensors
         assert b["input_ids"].shape[1] == int(lengths[idx].max())
         if task == "mlm":
             assert b["labels"].shape == b["input_ids"].shape
@@ -83,8 +83,8 @@ def test_trimmed_batch_loss_equals_the_padded_one(position, task, pooling):
     data = corpus()
     model = build_model(tiny(position, pooling=pooling), task, seed=0).eval()
     idx = torch.tensor([r for r in range(60) if r % 7][:16])  # no full-length row: something to trim
-    full = _step_batch(data, TrainConfig(task=task, seed=4), V, 7, idx, "cpu").tensors
-    trim = _step_batch(data, TrainConfig(task=task, seed=4, padding="trim"), V, 7, idx, "cpu").tensors
+    full = step_batch(data, TrainConfig(task=task, seed=4), V, 7, idx, "cpu").tensors
+    trim = step_batch(data, TrainConfig(task=task, seed=4, padding="trim"), V, 7, idx, "cpu").tensors
     assert trim["input_ids"].shape[1] < full["input_ids"].shape[1]
     with torch.no_grad():
         a = model(full["input_ids"], full["attention_mask"], labels=full["labels"])

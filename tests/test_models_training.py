@@ -23,7 +23,8 @@ from posgeom.models import (
     mask_tokens,
     train,
 )
-from posgeom.models.training import as_token_data, lr_factor
+from posgeom.models.batches import as_token_data
+from posgeom.models.optim import lr_factor
 from posgeom.registry import Registry
 
 

@@ -224,7 +224,7 @@ def test_batch_not_divisible_by_the_processes_is_refused(ranks):
 
 def test_without_a_process_group_nothing_changes():
     assert not (dist.is_available() and dist.is_initialized())
-    from posgeom.models.training import distributed_context
+    from posgeom.models.distributed import distributed_context
 
     assert distributed_context() == (0, 1)
     assert "RANK" not in os.environ or os.environ.get("WORLD_SIZE", "1") == "1"

@@ -34,8 +34,9 @@ from posgeom.models import (
     get_config,
     train,
 )
-from posgeom.models import training as training_module
-from posgeom.models.training import DEADLINE_ENV, checkpoint_root, current_deadline, load_checkpoint, run_key
+from posgeom.models import deadlines as deadlines_module
+from posgeom.models.checkpoints import checkpoint_root, load_checkpoint, run_key
+from posgeom.models.deadlines import DEADLINE_ENV, current_deadline
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -159,7 +160,7 @@ def test_sigterm_at_several_points_resumes_bit_identical(results, task, position
 def test_deadline_stops_before_it_and_resumes_bit_identical(results, monkeypatch):
     full = _run()
     clock = {"now": 0.0}
-    monkeypatch.setattr(training_module, "_now", lambda: clock["now"])
+    monkeypatch.setattr(deadlines_module, "_now", lambda: clock["now"])
 
     class Jump(Callback):  # the clock passes the deadline after step TRIGGER["jump"]
         def on_step_end(self, state):

@@ -170,7 +170,7 @@ def test_slice_interrupted_reads_the_steps():
 
 
 class Saved:
-    """A stand-in for posgeom.models.training.CheckpointProgress."""
+    """A stand-in for posgeom.models.checkpoints.CheckpointProgress."""
 
     def __init__(self, origin, step, total_steps, complete):
         self.origin, self.step, self.total_steps, self.complete = origin, step, total_steps, complete
@@ -179,7 +179,7 @@ class Saved:
 @pytest.fixture
 def fake_training_api(monkeypatch):
     """The training loop's deadline / checkpoint_progress / discard_checkpoints, recorded."""
-    from posgeom.models import training
+    import posgeom.models as training
 
     calls = {"deadline": [], "discard": [], "rows": []}
 
@@ -322,7 +322,7 @@ def test_a_torchrun_worker_stopped_at_the_deadline_exits_75(monkeypatch, capsys)
 
 
 def _has_training_deadline() -> bool:
-    from posgeom.models import training
+    import posgeom.models as training
 
     return callable(getattr(training, "deadline", None)) and callable(getattr(training, "checkpoint_progress", None))
 

@@ -129,7 +129,7 @@ def train_mlm_model(windows: np.ndarray, *, config=None, model=None, train: Stud
     result : TrainResult
     """
     from ..models.encoder import build_model
-    from ..models.training import TokenData
+    from ..models.batches import TokenData
     from ..models.training import train as fit
 
     if model is None:
@@ -156,7 +156,7 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, seed: int = 0, probabili
     import torch
     import torch.nn.functional as F
 
-    from ..models.training import mask_tokens
+    from ..models.batches import mask_tokens
 
     X = torch.as_tensor(np.asarray(windows), dtype=torch.long)
     gen = torch.Generator().manual_seed(int(seed))

@@ -10,7 +10,7 @@ from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.real import data_key
-from ..models.training import SCALE_PADDING
+from ..models.batches import SCALE_PADDING
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from .settings import as_params

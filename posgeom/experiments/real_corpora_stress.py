@@ -20,7 +20,7 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..corpora.tokenize import table_rows
-from ..models.training import SCALE_PADDING
+from ..models.batches import SCALE_PADDING
 from ..registry import Registry, Result
 from .real_corpora_geometry import (
     NORMALIZATIONS, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, encoding_shape,

@@ -39,7 +39,7 @@ from ..corpora import synthetic as syn
 from ..corpora.real import data_key
 from ..registry import Registry, Result
 from ..models.threads import torch_threads
-from ..models.training import SCALE_PADDING
+from ..models.batches import SCALE_PADDING
 from .seeds import SeedInterval, seed_interval
 from .settings import ModelShape, as_params, by_scale
 

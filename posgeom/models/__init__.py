@@ -9,7 +9,13 @@
   :mod:`posgeom.config`), :func:`~posgeom.models.pretrained.load_hf` (the Hugging Face model: table and
   attention weights), :func:`~posgeom.models.pretrained.load_encoder` (as a posgeom encoder) and
   :func:`~posgeom.models.pretrained.position_table`.
-* :mod:`posgeom.models.training` — MLM/classification training, checkpoints and resumption, deadlines.
+* :mod:`posgeom.models.training` — the MLM/classification training loop (:func:`~posgeom.models.training.train`,
+  :func:`~posgeom.models.training.evaluate`, :class:`~posgeom.models.training.TrainConfig`).
+* :mod:`posgeom.models.batches` — token data and the batches of each step: order, BERT masking, padding.
+* :mod:`posgeom.models.optim` — AdamW with BERT's weight-decay groups and its warm-up/decay schedule.
+* :mod:`posgeom.models.checkpoints` — the training state on disk: keys, durable saves, resumption, progress.
+* :mod:`posgeom.models.deadlines` — deadlines and SIGTERM: when training saves its state and stops.
+* :mod:`posgeom.models.distributed` — several processes: DistributedDataParallel with one process's numbers.
 * :mod:`posgeom.models.callbacks` — geometry of the positional table recorded during training.
 """
 
@@ -51,23 +57,10 @@ from .positional import (
     SinusoidalPositional,
     build_positional,
 )
-from .training import (
-    CheckpointProgress,
-    TokenData,
-    TrainConfig,
-    TrainingInterrupted,
-    TrainingOOMError,
-    TrainResult,
-    checkpoint_progress,
-    deadline,
-    discard_checkpoints,
-    as_token_data,
-    evaluate,
-    load_checkpoint,
-    mask_tokens,
-    set_seed,
-    train,
-)
+from .batches import TokenData, as_token_data, mask_tokens
+from .checkpoints import CheckpointProgress, checkpoint_progress, discard_checkpoints, load_checkpoint
+from .deadlines import TrainingInterrupted, deadline
+from .training import TrainConfig, TrainingOOMError, TrainResult, evaluate, set_seed, train
 
 from .threads import torch_threads
 

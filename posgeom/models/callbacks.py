@@ -135,7 +135,7 @@ class PositionGeometry(Callback):
 
     def on_train_end(self, state) -> None:
         self._record(state)
-        from .training import distributed_context
+        from .distributed import distributed_context
 
         if self.registry is not None and distributed_context()[0] == 0:  # one writer when several processes train
             final = {k: v[-1] for k, v in self.records.items()}

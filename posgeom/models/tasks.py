@@ -34,7 +34,7 @@ class OrderTaskData:
 
     Attributes
     ----------
-    data : posgeom.models.training.TokenData
+    data : posgeom.models.batches.TokenData
         ``input_ids`` (N, n_positions), ``attention_mask`` (N, n_positions), ``labels`` (N,).
     lengths : ndarray of shape (N,), int64
     marker_positions : ndarray of shape (N, 2), int64
@@ -88,7 +88,7 @@ def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind
     OrderTaskData
     """
     from ..corpora.synthetic import PAD
-    from .training import TokenData
+    from .batches import TokenData
 
     width = n_positions if width is None else int(width)
     if width < n_positions:
