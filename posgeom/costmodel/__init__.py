@@ -36,11 +36,11 @@ documented decay factor). They are applied in the experiment modules' paper sett
 now the record of why each paper value is what it is; :func:`experiment_costs` with ``proposed=True``
 applies any not yet in the modules (none today), so a new proposal can be costed before it is applied.
 
-The package, by concern: :mod:`~posgeom.costmodel.work` (the arithmetic: shapes, work, time and memory),
-:mod:`~posgeom.costmodel.measured` (measured inputs), :mod:`~posgeom.costmodel.catalogue` (each
-experiment's work, read from its settings), :mod:`~posgeom.costmodel.proposed` (the sizing and its
-reasons), :mod:`~posgeom.costmodel.access` (settings as dicts or dataclasses) and
-:mod:`~posgeom.costmodel.table` (the costs, totals and tables). ``posgeom costs`` prints the table and
+The package, by concern: ``work`` (the arithmetic: shapes, work, time and memory),
+``measured`` (measured inputs), ``catalogue`` (each
+experiment's work, read from its settings), ``proposed`` (the sizing and its
+reasons), ``access`` (settings as dicts or dataclasses) and
+``table`` (the costs, totals and tables). ``posgeom costs`` prints the table and
 ``posgeom costs --write-readme`` rewrites the README's (:mod:`posgeom.commands.costs`).
 """
 

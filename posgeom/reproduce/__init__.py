@@ -29,11 +29,11 @@ where :func:`~posgeom.models.training.train` wraps the model in DistributedDataP
 the results to the registry (the other ranks compute the same things and write nothing); the notebook
 then runs in one process and finds them stored.
 
-The package, by concern: :mod:`~posgeom.reproduce.chapters` (the chapter table, selection, status),
-:mod:`~posgeom.reproduce.notebook` (executing one notebook), :mod:`~posgeom.reproduce.ddp` (the
-``torchrun`` step), :mod:`~posgeom.reproduce.budget` (deadlines, slices, saved progress),
-:mod:`~posgeom.reproduce.cpu_parts` (the GPU chapters' CPU work), :mod:`~posgeom.reproduce.listing`
-(the plan, ``--list``, stale paper results) and :mod:`~posgeom.reproduce.runner` (:func:`reproduce`).
+The package, by concern: ``chapters`` (the chapter table, selection, status),
+``notebook`` (executing one notebook), ``ddp`` (the
+``torchrun`` step), ``budget`` (deadlines, slices, saved progress),
+``cpu_parts`` (the GPU chapters' CPU work), ``listing``
+(the plan, ``--list``, stale paper results) and ``runner`` (:func:`reproduce`).
 The command line is :mod:`posgeom.commands.reproduce`.
 """
 
