@@ -17,8 +17,8 @@ How the import graph is read (statically, with Python's ``ast`` module, without 
   everything it imports counts too;
 * the parents of an imported module (``posgeom/__init__.py`` for ``posgeom.geometry.hellinger``)
   are not followed: Python runs them, but what they import is not what the experiment calls;
-* the modules in :data:`INFRASTRUCTURE` store, draw or report results and never change a number, so
-  they are left out (editing the registry does not invalidate what it stores).
+* the modules in :data:`INFRASTRUCTURE` (and the submodules of a package there) store, draw or report
+  results and never change a number, so they are left out (editing the registry does not invalidate what it stores).
 
 Third-party code is not hashed: its versions are recorded in every manifest instead.
 """
@@ -32,18 +32,26 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = [
-    "INFRASTRUCTURE", "PACKAGE", "all_modules", "code_key", "code_roots", "module_dependencies", "notebook_modules",
-    "package_root",
+    "INFRASTRUCTURE", "PACKAGE", "all_modules", "is_infrastructure", "code_key", "code_roots", "module_dependencies",
+    "notebook_modules", "package_root",
 ]
 
 #: The package whose modules are hashed.
 PACKAGE = "posgeom"
 
-#: Modules that only store, draw or report results: never part of a code key.
+#: Modules (and packages, with all their submodules) that only store, draw or report results: never part
+#: of a code key (:func:`is_infrastructure`).
 INFRASTRUCTURE = frozenset({
     "posgeom.codekey", "posgeom.registry", "posgeom.report", "posgeom.plotting", "posgeom.progress",
-    "posgeom.about", "posgeom.summary", "posgeom.reproduce", "posgeom.cli",
+    "posgeom.about", "posgeom.summary", "posgeom.reproduce", "posgeom.costmodel", "posgeom.cli", "posgeom.commands",
 })
+
+
+def is_infrastructure(module: str) -> bool:
+    """Whether ``module`` is in :data:`INFRASTRUCTURE` or inside a package that is
+    (``posgeom.registry.store`` inside ``posgeom.registry``)."""
+    parts = module.split(".")
+    return any(".".join(parts[:k]) in INFRASTRUCTURE for k in range(1, len(parts) + 1))
 
 
 def package_root() -> Path:
@@ -183,7 +191,7 @@ def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str
     seen: set[str] = set()
     while todo:
         name = todo.pop()
-        if name in seen or name in INFRASTRUCTURE:
+        if name in seen or is_infrastructure(name):
             continue
         seen.add(name)
         todo.extend(_direct_imports(name, root) - seen)

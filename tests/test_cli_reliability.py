@@ -80,6 +80,28 @@ def test_help_imports_only_what_it_needs():
     print(f"posgeom --help: {wall:.2f} s (parser {float(out[0]):.2f} s)")
 
 
+def test_every_argument_parser_lives_in_the_commands():
+    """One CLI: argparse is used only by posgeom/cli.py and posgeom/commands/."""
+    package = REPO / "posgeom"
+    users = sorted(str(p.relative_to(package)) for p in package.rglob("*.py") if "argparse" in p.read_text())
+    assert users and all(u == "cli.py" or u.startswith("commands/") for u in users), users
+
+
+def test_python_m_experiments_is_the_experiments_command(capsys):
+    done = subprocess.run([sys.executable, "-m", "posgeom.experiments", "--help"], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "posgeom experiments" in done.stdout and "real-corpora" in done.stdout
+    assert main(["experiments", "real-corpora", "--corpus", "wiki"]) == 2
+    assert capsys.readouterr().err.strip() == ("posgeom experiments: error: unknown corpus wiki; "
+                                               "choose from sst2, imdb")
+
+
+def test_costs_prints_the_cost_model_s_table(capsys):
+    assert main(["costs", "--proposed"]) == 0
+    out = capsys.readouterr().out
+    assert "separation:run_separation" in out and out.splitlines()[-3].startswith("total:")
+
+
 def test_format_ranges():
     assert format_ranges([]) == "none"
     assert format_ranges([5]) == "5"

@@ -104,11 +104,22 @@ def append(path: Path, text: str = "\n# an edit\n") -> None:
 def test_real_experiment_key_ignores_plotting_and_sees_geometry(package_copy):
     experiment = "posgeom.experiments.corpus_geometry"
     before = code_key(experiment, root=package_copy)
-    for untouched in ("plotting.py", "registry.py", "report.py", "summary.py", "models/training.py"):
+    for untouched in ("plotting.py", "registry/store.py", "report.py", "summary.py", "models/training.py"):
         append(package_copy / untouched)
     assert code_key(experiment, root=package_copy) == before
     append(package_copy / "geometry" / "hellinger.py")
     assert code_key(experiment, root=package_copy) != before
+
+
+def test_infrastructure_packages_never_count_with_any_of_their_submodules():
+    from posgeom.codekey import INFRASTRUCTURE, is_infrastructure, module_dependencies
+
+    assert is_infrastructure("posgeom.registry.store") and is_infrastructure("posgeom.reproduce.chapters")
+    assert not is_infrastructure("posgeom.registryx") and not is_infrastructure("posgeom.geometry.hellinger")
+    deps = module_dependencies("posgeom.experiments.corpus_geometry")
+    assert "posgeom.geometry.hellinger" in deps  # the maths counts
+    assert not [d for d in deps if is_infrastructure(d)], "a storing or reporting module counts in a code key"
+    assert all(m == "posgeom" or m.startswith("posgeom.") for m in INFRASTRUCTURE)
 
 
 def test_registry_reuses_a_result_until_its_own_code_changes(package_copy, tmp_path, monkeypatch):
@@ -177,4 +188,4 @@ def test_every_chapter_is_keyed_to_what_it_imports():
         modules = notebook_modules(notebook.read_text())
         assert modules, f"{notebook.name} imports no posgeom module"
         deps = module_dependencies(modules)
-        assert "posgeom.plotting" not in deps and "posgeom.registry" not in deps
+        assert "posgeom.plotting" not in deps and not any(d.startswith("posgeom.registry") for d in deps)

@@ -86,8 +86,8 @@ def test_proposed_settings_fit_the_goal_and_keep_each_run_s_sequences():
     now, then = cm.experiment_costs(), cm.experiment_costs(proposed=True)
     assert cm.totals(then)["gpu_minutes"] <= cm.GPU_GOAL_MINUTES
     for o in cm.PROPOSED:
-        now_value = cm.setting(cm._paper(o.module), *o.path)
-        assert cm._same(now_value, o.old) or cm._same(now_value, o.new), o  # old values are the modules'
+        now_value = cm.setting(cm.paper_settings(o.module), *o.path)
+        assert cm.plain(now_value) in (cm.plain(o.old), cm.plain(o.new)), o  # old values are the modules'
     fewer = {o.module for o in cm.PROPOSED if not o.keeps_sequences}
     for a, b in zip(now, then):
         if a.experiment.split(":")[0] not in fewer:
@@ -97,8 +97,8 @@ def test_proposed_settings_fit_the_goal_and_keep_each_run_s_sequences():
 
 def test_an_override_already_in_the_module_is_not_applied_twice():
     first = cm.PROPOSED[0]
-    applied = cm.apply_overrides(first.module, cm._paper(first.module), cm.PROPOSED)
-    settings_of = lambda m: applied if m == first.module else cm._paper(m)  # noqa: E731
+    applied = cm.apply_overrides(first.module, cm.paper_settings(first.module), cm.PROPOSED)
+    settings_of = lambda m: applied if m == first.module else cm.paper_settings(m)  # noqa: E731
     a = cm.experiment_costs(proposed=True)
     b = cm.experiment_costs(proposed=True, settings_of=settings_of)
     assert [x.flops for x in a] == pytest.approx([x.flops for x in b])
@@ -109,7 +109,7 @@ def test_the_readme_cost_table_is_the_cost_model_s():
     found = re.search(r"<!-- cost-table:[^\n]*-->\n(.*?)\n<!-- end cost-table -->", readme, re.S)
     assert found, "README.md has no generated cost table"
     assert found.group(1).strip() == cm.readme_table().strip(), (
-        "README.md's cost table is out of date: run python -m posgeom.costmodel --write-readme")
+        "README.md's cost table is out of date: run posgeom costs --write-readme")
     assert cm.ASSUMPTIONS.describe() in readme
 
 
@@ -146,13 +146,13 @@ def test_gpu_measurements_are_read_from_the_windows_log(tmp_path, monkeypatch):
     ]) + "\n")
     found = cm.gpu_measurements(tmp_path)
     assert found == [cm.Measurement("NVIDIA H200", 0.31, 4.2e5, "2026-12-01 20:00 UTC", 400.0)]
-    monkeypatch.setattr(cm, "gpu_measurements", lambda root=None: found)
+    monkeypatch.setattr(cm.table, "gpu_measurements", lambda root=None: found)
     costs = cm.experiment_costs()
     text = cm.format_costs(costs)
     at = dataclasses.replace(cm.ASSUMPTIONS, mfu=0.31)
     expected = cm.totals(cm.experiment_costs(assumptions=at))["gpu_minutes"]
-    assert "measured: 31% MFU on NVIDIA H200" in text and cm._minutes(expected) in text
-    monkeypatch.setattr(cm, "gpu_measurements", lambda root=None: [])
+    assert "measured: 31% MFU on NVIDIA H200" in text and cm.table._minutes(expected) in text
+    monkeypatch.setattr(cm.table, "gpu_measurements", lambda root=None: [])
     assert "no GPU window recorded yet" in cm.format_costs(costs)
 
 
@@ -166,8 +166,8 @@ def _typed(value, name="Settings"):
 
 
 def test_typed_settings_cost_the_same_as_dicts():
-    as_dict = lambda m: cm._plain(cm._paper(m))  # noqa: E731
-    as_typed = lambda m: _typed(cm._plain(cm._paper(m)))  # noqa: E731
+    as_dict = lambda m: cm.plain(cm.paper_settings(m))  # noqa: E731
+    as_typed = lambda m: _typed(cm.plain(cm.paper_settings(m)))  # noqa: E731
     for proposed in (False, True):
         a = cm.experiment_costs(proposed=proposed, settings_of=as_dict)
         b = cm.experiment_costs(proposed=proposed, settings_of=as_typed)
@@ -175,9 +175,9 @@ def test_typed_settings_cost_the_same_as_dicts():
         assert [x.gpu_minutes for x in a] == pytest.approx([x.gpu_minutes for x in b])
     # an override already applied in a typed module is recognised as applied
     o = next(o for o in cm.PROPOSED if o.module == "minimal_parametrisation" and o.path == ("train", "steps"))
-    typed = _typed(cm._plain(cm._paper(o.module)))
+    typed = _typed(cm.plain(cm.paper_settings(o.module)))
     applied = cm.with_setting(typed, o.path, _typed(o.new, "Steps"))
-    _, pending = cm._proposed_for(o.module, applied, [o])
+    _, pending = cm.pending_overrides(o.module, applied, [o])
     assert pending == []
 
 

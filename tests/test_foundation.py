@@ -247,7 +247,7 @@ def test_ci_runs_exactly_the_readme_test_command():
 
 
 def test_registry_run_recomputes_when_code_changed(tmp_path, monkeypatch):
-    from posgeom import registry
+    from posgeom.registry import manifest, store
 
     reg = Registry(tmp_path)
     calls = []
@@ -257,7 +257,8 @@ def test_registry_run_recomputes_when_code_changed(tmp_path, monkeypatch):
         return {"v": len(calls)}
 
     reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu")
-    monkeypatch.setattr(registry, "code_key", lambda roots: "another-version")
+    for module in (manifest, store):  # what code_changed compares and what save records
+        monkeypatch.setattr(module, "code_key", lambda roots: "another-version")
     assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu", same_code=False).values["v"] == 1
     assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu").values["v"] == 2
     assert reg.load("exp", params={}, scale="quick").manifest["code_key"] == "another-version"

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posgeom import registry as registry_module
+from posgeom.registry import store as registry_store
 from posgeom.cli import main
 from posgeom.registry import Registry, Result
 from posgeom.storage import FAULT_ENV
@@ -271,10 +271,10 @@ def test_results_check_reports_and_sweeps(tmp_path, monkeypatch, capsys):
     ok = save(reg, 1)
     damaged = reg.save("other", {"x": 2}, params={"k": 1}, scale="quick", seed=0, device="cpu")
     (damaged.path / "result.json").write_text('{"x": 3}')
-    current = registry_module.code_key
-    monkeypatch.setattr(registry_module, "code_key", lambda roots: "0" * 16)
+    current = registry_store.code_key
+    monkeypatch.setattr(registry_store, "code_key", lambda roots: "0" * 16)
     stale = reg.save("stale", {"x": 4}, params={}, scale="quick", seed=0, device="cpu")
-    monkeypatch.setattr(registry_module, "code_key", current)
+    monkeypatch.setattr(registry_store, "code_key", current)
     orphan = ok.path.parent / ".tmp-killed"
     orphan.mkdir()
     (orphan / "result.json").write_text("{")

@@ -222,7 +222,7 @@ def test_plan_names_the_torchrun_command_and_warns_without_a_gpu():
     chapters = [c for c in CHAPTERS if c.slug in ("minimal-parametrisation", "sinusoids-as-mds")]
     statuses = {"minimal-parametrisation": "not run", "sinusoids-as-mds": "done"}
     plan = format_plan(chapters, statuses, "paper", gpu_available=False, nproc=4)
-    assert ("torchrun --standalone --nproc_per_node=4 -m posgeom.reproduce --ddp-worker "
+    assert ("torchrun --standalone --nproc_per_node=4 -m posgeom.cli --debug reproduce --ddp-worker "
             "posgeom.experiments.minimal_parametrisation:run_lowrank_training") in plan
     assert "minimal-parametrisation needs a GPU at paper scale" in plan
     assert re.search(r"sinusoids-as-mds\s+C4 C7\s+done\s+skip", plan)

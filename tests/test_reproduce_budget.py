@@ -281,8 +281,7 @@ def test_real_kernels_stop_cleanly_at_the_deadline(tmp_path):
 
 
 def test_list_shows_stored_and_stale_results_per_experiment(book, monkeypatch):
-    import posgeom.reproduce as rp
-    from posgeom.reproduce import experiment_results
+    from posgeom.reproduce import experiment_results, listing
 
     registry = Registry(book / "results")
     common = dict(scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
@@ -291,7 +290,7 @@ def test_list_shows_stored_and_stale_results_per_experiment(book, monkeypatch):
     registry.save("learned_init_study", {"x": 1}, params={"a": 1}, **common)
     assert experiment_results(registry) == {"separation:run_separation": "2 stored",
                                             "learned_tables:run_init_study": "1 stored"}
-    monkeypatch.setattr(rp, "code_changed", lambda m: m["experiment"].startswith("separation.imdb"))
+    monkeypatch.setattr(listing, "code_changed", lambda m: m["experiment"].startswith("separation.imdb"))
     assert experiment_results(registry)["separation:run_separation"] == "2 stored (1 stale)"
     from posgeom.reproduce import CHAPTERS
 
@@ -309,16 +308,30 @@ def test_a_torchrun_worker_stopped_at_the_deadline_exits_75(monkeypatch, capsys)
     def stops(entry_points, settings=None):
         raise TrainingInterrupted("training stopped at step 5 of 9 (deadline)")
 
+    # the worker's command line as posgeom reproduce builds it for torchrun (after "-m posgeom.cli")
+    worker = rp.ddp_command(["m:f"], 2)
+    worker = worker[worker.index("posgeom.cli") + 1:]
+    assert worker == ["--debug", "reproduce", "--ddp-worker", "m:f"]
     monkeypatch.setattr(rp, "run_ddp_worker", stops)
-    assert rp._worker_main(["--ddp-worker", "m:f"]) == rp.INTERRUPTED_EXIT == 75
+    assert main(worker) == rp.INTERRUPTED_EXIT == 75
     assert "step 5 of 9" in capsys.readouterr().err
 
     def fails(entry_points, settings=None):
         raise ValueError("a real failure")
 
     monkeypatch.setattr(rp, "run_ddp_worker", fails)
-    with pytest.raises(ValueError, match="a real failure"):
-        rp._worker_main(["--ddp-worker", "m:f"])
+    with pytest.raises(ValueError, match="a real failure"):  # --debug: the traceback, for torchrun's log
+        main(worker)
+
+
+def test_the_cpu_part_worker_entry_calls_the_part_at_its_scale(monkeypatch):
+    import posgeom.reproduce as rp
+
+    calls = []
+    monkeypatch.setattr(rp, "run_cpu_part", lambda entry, kwargs, scale: calls.append((entry, kwargs, scale)))
+    assert main(["reproduce", "--cpu-part", "m:f", '{"corpus": "imdb"}', "--scale", "quick"]) == 0
+    assert main(["reproduce", "--cpu-part", "m:g", "{}"]) == 0  # paper unless told
+    assert calls == [("m:f", {"corpus": "imdb"}, "quick"), ("m:g", {}, "paper")]
 
 
 def _has_training_deadline() -> bool:
@@ -402,6 +415,7 @@ def test_cpu_parts_run_each_part_in_its_own_process_with_a_timeout(tmp_path, mon
     import sys
 
     from posgeom import reproduce as rp
+    from posgeom.reproduce import cpu_parts
 
     calls = []
 
@@ -411,15 +425,15 @@ def test_cpu_parts_run_each_part_in_its_own_process_with_a_timeout(tmp_path, mon
 
     def fake_run(command, **kw):
         calls.append((command, kw["timeout"], kw["env"]["POSGEOM_PROGRESS"]))
-        if "slow" in command[4]:
-            raise rp.subprocess.TimeoutExpired(command, kw["timeout"])
+        if "slow" in command[5]:
+            raise cpu_parts.subprocess.TimeoutExpired(command, kw["timeout"])
         return Done()
 
-    monkeypatch.setattr(rp.subprocess, "run", fake_run)
+    monkeypatch.setattr(cpu_parts.subprocess, "run", fake_run)
     parts = (rp.CpuPart("real-corpora", "m:fast", (("corpus", "imdb"),)), rp.CpuPart("real-corpora", "m:slow"),
              rp.CpuPart("minimal-parametrisation", "m:other"))
     out = rp.run_cpu_parts("paper", ["real-corpora"], timeout_s=5, parts=parts)
     assert [(p.entry, status) for p, status, _ in out] == [("m:fast", "stored"), ("m:slow", "timed out")]
-    assert calls[0][0][:5] == [sys.executable, "-m", "posgeom.reproduce", "--cpu-part", "m:fast"]
-    assert calls[0][0][5:] == ['{"corpus": "imdb"}', "--scale", "paper"] and calls[0][1:] == (5, "0")
+    assert calls[0][0][:6] == [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", "m:fast"]
+    assert calls[0][0][6:] == ['{"corpus": "imdb"}', "--scale", "paper"] and calls[0][1:] == (5, "0")
     assert "m:fast(corpus='imdb')" in capsys.readouterr().out

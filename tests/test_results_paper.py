@@ -23,7 +23,7 @@ def test_committed_cpu_paper_results_are_fresh():
 
 
 def test_stale_results_are_found_and_gpu_ones_told_apart(tmp_path, monkeypatch):
-    import posgeom.reproduce as rp
+    from posgeom.reproduce import listing
 
     registry = Registry(tmp_path)
     common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
@@ -33,8 +33,8 @@ def test_stale_results_are_found_and_gpu_ones_told_apart(tmp_path, monkeypatch):
         registry.save("claims", {"chapter": chapter, "rows": []}, **{**common, "params": {"chapter": chapter}})
     assert stale_paper_results(tmp_path) == []  # written by the current code: all fresh
     # made by "other code": the two entries' code keys no longer match
-    real = rp.code_changed
-    monkeypatch.setattr(rp, "code_changed", lambda m: m["experiment"] != "zoo.fresh" or real(m))
+    real = listing.code_changed
+    monkeypatch.setattr(listing, "code_changed", lambda m: m["experiment"] != "zoo.fresh" or real(m))
     stale = stale_paper_results(tmp_path)
     claims = {s.key: s.needs_gpu for s in stale if s.experiment == "claims"}
     from posgeom.registry import params_key
@@ -56,17 +56,17 @@ def test_needs_gpu(name, gpu):
 
 
 def test_results_check_says_which_stale_paper_entries_need_a_gpu(tmp_path, monkeypatch, capsys):
-    import posgeom.registry as reg
     from posgeom.cli import main
+    from posgeom.registry import store
 
     registry = Registry(tmp_path)
     common = dict(params={"a": 1}, scale="paper", seed=0, device="cpu", code="posgeom.experiments.zoo")
     for name in ("zoo.table", "separation.drift.mlm.normal.wd0"):
         registry.save(name, {"x": 1}, **common)
-    import posgeom.reproduce as rp
+    from posgeom.reproduce import listing
 
-    monkeypatch.setattr(reg, "code_changed", lambda manifest: True)
-    monkeypatch.setattr(rp, "code_changed", lambda manifest: True)
+    monkeypatch.setattr(store, "code_changed", lambda manifest: True)
+    monkeypatch.setattr(listing, "code_changed", lambda manifest: True)
     assert main(["results", "check", "--scale", "paper", "--results-dir", str(tmp_path), "--no-sweep"]) == 0
     lines = capsys.readouterr().out.splitlines()
     cpu = next(line for line in lines if "zoo.table" in line)

@@ -168,7 +168,7 @@ def test_paper_column_pairs_the_kth_check_of_a_chapter(tmp_path):
 
 
 def test_checks_of_other_code_are_marked_stale(tmp_path, monkeypatch):
-    from posgeom import registry as registry_module
+    from posgeom.registry import store as registry_module  # where save reads the code key
 
     s = settings_at(tmp_path)
     record_comparison("alpha", [row("C4", "1.5")], s)

@@ -10,5 +10,12 @@ so that ``posgeom --help`` stays under a second.
 * :mod:`posgeom.commands.reproduce` — ``posgeom reproduce``;
 * :mod:`posgeom.commands.data` — ``posgeom data`` and ``posgeom data download``;
 * :mod:`posgeom.commands.diagnose` — ``posgeom diagnose``;
-* :mod:`posgeom.commands.results` — ``posgeom results check``.
+* :mod:`posgeom.commands.results` — ``posgeom results check``;
+* :mod:`posgeom.commands.counts` — ``posgeom counts``;
+* :mod:`posgeom.commands.classroom` — ``posgeom classroom``;
+* :mod:`posgeom.commands.costs` — ``posgeom costs`` (the paper scale's cost model, the README's table);
+* :mod:`posgeom.commands.experiments` — ``posgeom experiments CHAPTER``, also ``python -m posgeom.experiments``.
+
+Every argument parser of the package is here (``python -m posgeom.experiments`` hands its arguments to
+``posgeom experiments``; the internal workers of ``posgeom reproduce`` are hidden options of it).
 """

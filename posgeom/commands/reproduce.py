@@ -1,11 +1,29 @@
 """``posgeom reproduce``: run the chapters' experiments into the results registry (see
-:mod:`posgeom.reproduce`)."""
+:mod:`posgeom.reproduce`).
+
+Two internal entries share the command (hidden from ``--help``; ``posgeom reproduce`` starts them):
+
+* ``posgeom reproduce --cpu-part MODULE:FUNCTION KWARGS_JSON --scale SCALE``: one CPU part
+  (:func:`posgeom.reproduce.run_cpu_part`), in the process :func:`posgeom.reproduce.run_cpu_parts`
+  starts and stops at its timeout;
+* ``posgeom --debug reproduce --ddp-worker MODULE:FUNCTION ...``: one ``torchrun`` process
+  (:func:`posgeom.reproduce.run_ddp_worker`); exit status 75 when training stopped at its deadline.
+"""
 
 from __future__ import annotations
+
+import argparse
 
 from ..config import SCALES, validate_scale
 
 __all__ = ["add"]
+
+
+def _add_worker_options(p) -> None:
+    """The internal entries (not in ``--help``)."""
+    worker = p.add_mutually_exclusive_group()
+    worker.add_argument("--ddp-worker", nargs="+", metavar="MODULE:FUNCTION", help=argparse.SUPPRESS)
+    worker.add_argument("--cpu-part", nargs=2, metavar=("MODULE:FUNCTION", "KWARGS_JSON"), help=argparse.SUPPRESS)
 
 
 def add(subparsers) -> None:
@@ -33,48 +51,93 @@ def add(subparsers) -> None:
                         "on the full corpora; reproduce.CPU_PARTS), each stopped at --budget if given")
     p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                    help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
+    _add_worker_options(p)
+    p.set_defaults(func=_run)
 
-    def run(args) -> int:
-        import os
-        import sys
 
-        from ..registry import Registry
-        from ..reproduce import (
-            ChapterFailed, format_list, parse_budget, project_root, reproduce, resolve_results_dir, select_chapters,
-        )
+def _run(args) -> int:
+    import os
 
-        scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
-        if args.list:
-            selected = select_chapters(args.only)
-            notebooks = project_root() / "notebooks"
-            print(format_list(selected, scale, Registry(resolve_results_dir(None, notebooks)), notebooks))
-            return 0
-        if args.cpu_parts:
-            from ..reproduce import run_cpu_parts
+    if args.ddp_worker:
+        return _ddp_worker(args.ddp_worker)
+    if args.cpu_part:
+        return _cpu_part(args.cpu_part, args.scale or "paper")
+    scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
+    if args.list:
+        return _list(scale, args.only)
+    if args.cpu_parts:
+        return _cpu_parts(scale, args.only, args.budget)
+    return _reproduce(scale, args)
 
-            timeout = parse_budget(args.budget) if args.budget is not None else None
-            results = run_cpu_parts(scale, args.only, timeout_s=timeout)
-            failed = [p.name for p, status, _ in results if status.startswith("failed")]
-            if failed:
-                print(f"posgeom reproduce: {len(failed)} CPU part(s) failed: {', '.join(failed)}", file=sys.stderr)
-                return 1
-            return 0
-        try:
-            if args.budget is not None:
-                parse_budget(args.budget)  # a bad value is one line before anything starts
-            report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node,
-                               budget=args.budget)
-        except ChapterFailed as err:
-            print(f"posgeom reproduce: {err}\nFix it and run the same command again: chapters already done are "
-                  "skipped, and finished experiments are read back from the registry.", file=sys.stderr)
-            return 1
-        print(f"posgeom reproduce: {len(report.ran)} chapter(s) run, {len(report.skipped)} already done "
-              "(see the page 'Does the paper hold up?' for every claim's verdict)")
-        if report.interrupted or report.deferred:
-            print(f"posgeom reproduce: the budget is spent; {len(report.deferred) + bool(report.interrupted)} "
-                  "chapter(s) left (" + ", ".join(([f"{report.interrupted} (in progress)"] if report.interrupted
-                                                   else []) + report.deferred)
-                  + "): run the same command again to continue")
-        return 0
 
-    p.set_defaults(func=run)
+def _list(scale: str, only) -> int:
+    from ..registry import Registry
+    from ..reproduce import format_list, project_root, resolve_results_dir, select_chapters
+
+    selected = select_chapters(only)
+    notebooks = project_root() / "notebooks"
+    print(format_list(selected, scale, Registry(resolve_results_dir(None, notebooks)), notebooks))
+    return 0
+
+
+def _cpu_parts(scale: str, only, budget) -> int:
+    import sys
+
+    from ..reproduce import parse_budget, run_cpu_parts
+
+    timeout = parse_budget(budget) if budget is not None else None
+    results = run_cpu_parts(scale, only, timeout_s=timeout)
+    failed = [p.name for p, status, _ in results if status.startswith("failed")]
+    if failed:
+        print(f"posgeom reproduce: {len(failed)} CPU part(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _reproduce(scale: str, args) -> int:
+    import sys
+
+    from ..reproduce import ChapterFailed, parse_budget, reproduce
+
+    try:
+        if args.budget is not None:
+            parse_budget(args.budget)  # a bad value is one line before anything starts
+        report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node,
+                           budget=args.budget)
+    except ChapterFailed as err:
+        print(f"posgeom reproduce: {err}\nFix it and run the same command again: chapters already done are "
+              "skipped, and finished experiments are read back from the registry.", file=sys.stderr)
+        return 1
+    print(f"posgeom reproduce: {len(report.ran)} chapter(s) run, {len(report.skipped)} already done "
+          "(see the page 'Does the paper hold up?' for every claim's verdict)")
+    if report.interrupted or report.deferred:
+        left = ([f"{report.interrupted} (in progress)"] if report.interrupted else []) + report.deferred
+        print(f"posgeom reproduce: the budget is spent; {len(report.deferred) + bool(report.interrupted)} "
+              f"chapter(s) left ({', '.join(left)}): run the same command again to continue")
+    return 0
+
+
+def _cpu_part(part: list[str], scale: str) -> int:
+    """One CPU part in this process: ``function(settings at scale, **kwargs)`` stores its result."""
+    import json
+
+    from ..reproduce import run_cpu_part
+
+    run_cpu_part(part[0], json.loads(part[1]), validate_scale(scale))
+    return 0
+
+
+def _ddp_worker(entry_points: list[str]) -> int:
+    """One ``torchrun`` process; the training deadline is an expected stop (exit status 75), not a failure."""
+    import sys
+
+    from ..reproduce import INTERRUPTED_EXIT, INTERRUPTED_NAME, run_ddp_worker
+
+    try:
+        run_ddp_worker(entry_points)
+    except Exception as err:  # noqa: BLE001 - the training deadline is an expected stop, not a failure
+        if type(err).__name__ != INTERRUPTED_NAME:
+            raise
+        print(f"posgeom reproduce worker: {err}", file=sys.stderr)
+        return INTERRUPTED_EXIT
+    return 0

@@ -321,6 +321,43 @@ def _versions() -> dict:
     return out
 
 
+def _position_shift(info: ModelInfo, stats, tokenizer) -> int:
+    """Rows of the position table before the first counted position: the tokenizer's leading special
+    tokens under the ``"content"`` policy (counting started after them), else 0."""
+    from ..corpora import load_tokenizer
+
+    if stats.info.get("options", {}).get("special") != "content":
+        return 0
+    if tokenizer is None:
+        tokenizer = model_tokenizer(info)
+    tok = load_tokenizer(tokenizer) if isinstance(tokenizer, (str, Path)) else tokenizer
+    return leading_specials(tok)
+
+
+def _add_layers(info: ModelInfo, shift: int, extra: dict, cache: dict) -> list[str]:
+    """Add to ``extra`` one distance function per layer (``"layer 1"``, ...) of a learned table whose layout
+    is known; the layers are projected once per set of kept positions (kept in ``cache``, with their
+    clipped mass). Returns the layers' labels (none for other mechanisms)."""
+    mech = info.mechanism
+    if mech.kind != "learned" or mech.layout is None:
+        return []
+
+    def layer(i):
+        def dist(kept):
+            key = tuple(kept.tolist())
+            if key not in cache:
+                cache.clear()
+                cache[key] = layer_distances(info, kept + shift)
+            return cache[key][0][i]
+        return dist
+
+    labels = []
+    for i in range(mech.n_layers):
+        labels.append(f"layer {i + 1}")
+        extra[labels[-1]] = layer(i)
+    return labels
+
+
 def diagnose(
     model: str,
     stats,
@@ -363,36 +400,17 @@ def diagnose(
         :func:`~posgeom.diagnose.stress.stress_report` fields, ``model_label``, ``layers`` (per-layer labels and clipped
         mass), ``provenance``.
     """
-    from ..corpora import load_tokenizer
     from .stress import stress_report
 
     t0 = time.perf_counter()
     info = model if isinstance(model, ModelInfo) else inspect_model(model)
     mech = info.mechanism
-    special = stats.info.get("options", {}).get("special")
-    shift = 0
-    if special == "content":
-        if tokenizer is None:
-            tokenizer = model_tokenizer(info)
-        tok = load_tokenizer(tokenizer) if isinstance(tokenizer, (str, Path)) else tokenizer
-        shift = leading_specials(tok)
+    shift = _position_shift(info, stats, tokenizer)
     label = f"model: {info.name}"
     extra = {label: lambda kept: position_distances(info, kept + shift)}
-    layer_labels, clipped = [], []
-    cache = {}
-    if layers and mech.kind == "learned" and mech.layout is not None:
-        def layer(i):
-            def dist(kept):
-                key = tuple(kept.tolist())
-                if key not in cache:
-                    cache.clear()
-                    cache[key] = layer_distances(info, kept + shift)
-                return cache[key][0][i]
-            return dist
-
-        for i in range(mech.n_layers):
-            layer_labels.append(f"layer {i + 1}")
-            extra[layer_labels[-1]] = layer(i)
+    cache: dict = {}
+    layer_labels = _add_layers(info, shift, extra, cache) if layers else []
+    clipped = []
     # stress_report shows the progress of the long steps: one bar over the encodings (the model's layers
     # are read and projected there), one over the noise-floor replicates
     rep = stress_report(

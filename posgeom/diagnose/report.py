@@ -84,73 +84,107 @@ def summary_lines(rep: dict) -> list[str]:
     return lines
 
 
+def _stress_figure(rep: dict, labels: list[str]):
+    """Scale-free stress of the model and of every reference (the other normalisations depend on the
+    encodings' scales, which differ by orders of magnitude: they are in the tables)."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import OKABE_ITO
+
+    model = rep["model_label"]
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(labels) + 1.6))
+    y = np.arange(len(labels))
+    vals = [np.nan if rep["stress"][lab]["scale_free"] is None else rep["stress"][lab]["scale_free"]
+            for lab in labels]
+    colors = [OKABE_ITO[3] if lab == model else OKABE_ITO[0] for lab in labels]
+    ax.barh(y, vals, height=0.6, color=colors)
+    for yi, v in zip(y, vals):
+        if np.isfinite(v):
+            ax.text(v, yi, f" {v:.3f}", va="center", fontsize=9)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(1.0, np.nanmax(vals) * 1.15))
+    ax.set_xlabel("scale-free stress against the corpus geometry (lower is better)")
+    ax.set_title("How well each encoding fits the corpus")
+    return fig, ("Horizontal bars: scale-free stress of the model's positions (first bar) and of "
+                 "the reference encodings against the corpus's Hellinger distances.")
+
+
+def _distances_figure(rep: dict):
+    """The corpus's distances and the model's, side by side."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import heatmap
+
+    dist, model = rep["distances"], rep["model_label"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    ext = dict(xlabel="kept position j", ylabel="kept position i")
+    heatmap(axes[0], dist["D"], title="corpus: Hellinger distance", label="distance", **ext)
+    heatmap(axes[1], dist["encodings"][model], title=f"{model}", label="distance", **ext)
+    return fig, ("Two heat maps over the kept positions: the corpus's Hellinger distance matrix "
+                 "and the distances between the model's positions.")
+
+
+def _profile_figure(rep: dict, labels: list[str]):
+    """Mean distance at each offset $|i - j|$, each curve divided by its maximum."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import OKABE_ITO
+
+    dist = rep["distances"]
+    pos, D = np.asarray(dist["positions"]), dist["D"]
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    offsets = np.abs(pos[:, None] - pos[None, :])
+    for k, (lab, M) in enumerate([("corpus D", D)] + [(lab, dist["encodings"][lab]) for lab in labels
+                                                        if not lab.startswith("none")]):
+        prof = np.array([M[offsets == o].mean() for o in range(1, int(offsets.max()) + 1)])
+        top = np.nanmax(prof) if prof.size and np.nanmax(prof) > 0 else 1.0
+        ax.plot(np.arange(1, prof.size + 1), prof / top, color=OKABE_ITO[k % len(OKABE_ITO)],
+                lw=2.5 if k < 2 else 1.2, ls="-" if k < 2 else "--", label=lab)
+    ax.set_xlabel("offset |i - j| (positions)")
+    ax.set_ylabel("mean distance / its maximum")
+    ax.set_title("Distance against offset")
+    ax.legend(fontsize=8)
+    return fig, ("Lines: mean distance at each position offset, each scaled to its maximum, for "
+                 "the corpus, the model and the reference encodings.")
+
+
+def _layers_figure(rep: dict):
+    """Per-layer projected stress (scale-free: logits have no natural unit), the whole table for reference."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import OKABE_ITO
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    x = np.arange(1, len(rep["layers"]["labels"]) + 1)
+    ax.plot(x, [rep["stress"][lab]["scale_free"] for lab in rep["layers"]["labels"]], "o-",
+            color=OKABE_ITO[0], label="layer's static positional logits")
+    ax.axhline(rep["stress"][rep["model_label"]]["scale_free"], color=OKABE_ITO[3], ls="--",
+               label="the table itself")
+    ax.set_xticks(x)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("scale-free projected stress")
+    ax.set_title("The position table as each layer's attention sees it")
+    ax.legend()
+    return fig, ("Line: scale-free stress of each layer's static positional logits against the "
+                 "corpus geometry; dashed: the stress of the position table itself.")
+
+
 def _figures(rep: dict, folder: Path) -> dict[str, tuple[Path, str]]:
     """Draw the figures into ``folder``; returns file name → (path, alt text)."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import OKABE_ITO, book_style, heatmap
+    from ..plotting import book_style
 
-    dist = rep["distances"]
-    pos, D = np.asarray(dist["positions"]), dist["D"]
-    model = rep["model_label"]
     labels = _encodings(rep)
     out = {}
     with book_style():
-        # 1. scale-free stress of the model and of every reference (the other normalisations depend on
-        # the encodings' scales, which differ by orders of magnitude: they are in the tables)
-        fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(labels) + 1.6))
-        y = np.arange(len(labels))
-        vals = [np.nan if rep["stress"][lab]["scale_free"] is None else rep["stress"][lab]["scale_free"]
-                for lab in labels]
-        colors = [OKABE_ITO[3] if lab == model else OKABE_ITO[0] for lab in labels]
-        ax.barh(y, vals, height=0.6, color=colors)
-        for yi, v in zip(y, vals):
-            if np.isfinite(v):
-                ax.text(v, yi, f" {v:.3f}", va="center", fontsize=9)
-        ax.set_yticks(y, labels)
-        ax.invert_yaxis()
-        ax.set_xlim(0, max(1.0, np.nanmax(vals) * 1.15))
-        ax.set_xlabel("scale-free stress against the corpus geometry (lower is better)")
-        ax.set_title("How well each encoding fits the corpus")
-        out["stress.png"] = (fig, "Horizontal bars: scale-free stress of the model's positions (first bar) and of "
-                                  "the reference encodings against the corpus's Hellinger distances.")
-        # 2. the corpus's distances and the model's
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-        ext = dict(xlabel="kept position j", ylabel="kept position i")
-        heatmap(axes[0], D, title="corpus: Hellinger distance", label="distance", **ext)
-        heatmap(axes[1], dist["encodings"][model], title=f"{model}", label="distance", **ext)
-        out["distances.png"] = (fig, "Two heat maps over the kept positions: the corpus's Hellinger distance matrix "
-                                     "and the distances between the model's positions.")
-        # 3. mean distance at each offset |i - j|, each curve divided by its maximum
-        fig, ax = plt.subplots(figsize=(7.5, 4))
-        offsets = np.abs(pos[:, None] - pos[None, :])
-        for k, (lab, M) in enumerate([("corpus D", D)] + [(lab, dist["encodings"][lab]) for lab in labels
-                                                            if not lab.startswith("none")]):
-            prof = np.array([M[offsets == o].mean() for o in range(1, int(offsets.max()) + 1)])
-            top = np.nanmax(prof) if prof.size and np.nanmax(prof) > 0 else 1.0
-            ax.plot(np.arange(1, prof.size + 1), prof / top, color=OKABE_ITO[k % len(OKABE_ITO)],
-                    lw=2.5 if k < 2 else 1.2, ls="-" if k < 2 else "--", label=lab)
-        ax.set_xlabel("offset |i - j| (positions)")
-        ax.set_ylabel("mean distance / its maximum")
-        ax.set_title("Distance against offset")
-        ax.legend(fontsize=8)
-        out["profile.png"] = (fig, "Lines: mean distance at each position offset, each scaled to its maximum, for "
-                                   "the corpus, the model and the reference encodings.")
-        # 4. per-layer projected stress (scale-free: logits have no natural unit), the whole table for reference
+        out["stress.png"] = _stress_figure(rep, labels)
+        out["distances.png"] = _distances_figure(rep)
+        out["profile.png"] = _profile_figure(rep, labels)
         if rep["layers"]["labels"]:
-            fig, ax = plt.subplots(figsize=(7.5, 3.6))
-            x = np.arange(1, len(rep["layers"]["labels"]) + 1)
-            ax.plot(x, [rep["stress"][lab]["scale_free"] for lab in rep["layers"]["labels"]], "o-",
-                    color=OKABE_ITO[0], label="layer's static positional logits")
-            ax.axhline(rep["stress"][model]["scale_free"], color=OKABE_ITO[3], ls="--", label="the table itself")
-            ax.set_xticks(x)
-            ax.set_ylim(bottom=0)
-            ax.set_xlabel("layer")
-            ax.set_ylabel("scale-free projected stress")
-            ax.set_title("The position table as each layer's attention sees it")
-            ax.legend()
-            out["layers.png"] = (fig, "Line: scale-free stress of each layer's static positional logits against the "
-                                      "corpus geometry; dashed: the stress of the position table itself.")
+            out["layers.png"] = _layers_figure(rep)
     files = {}
     for name, (fig, alt) in out.items():
         path = folder / name
@@ -192,19 +226,23 @@ def _html_table(header, rows) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
-    mech, opts, nf, r = rep["mechanism"], rep["options"], rep["noise_floor"], rep["effective_rank"]
-    esc = html.escape
+def _html_figure(figures: dict[str, tuple[Path, str]], name: str, caption: str) -> str:
+    """The figure ``name`` embedded as a data URI with its alt text and caption ("" when it was not drawn)."""
+    if name not in figures:
+        return ""
+    path, alt = figures[name]
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
-    def fig(name, caption):
-        if name not in figures:
-            return ""
-        path, alt = figures[name]
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        return (f'<figure><img src="data:image/png;base64,{data}" alt="{esc(alt)}">'
-                f"<figcaption>{esc(caption)}</figcaption></figure>")
 
-    corpus = f"{rep['corpus']}" + (f" / {rep['split']}" if rep.get("split") else "")
+def _corpus_name(rep: dict) -> str:
+    return f"{rep['corpus']}" + (f" / {rep['split']}" if rep.get("split") else "")
+
+
+def _html_head(rep: dict) -> list[str]:
+    """The page's head, title and the table of facts about the model and the corpus."""
+    mech, opts, esc, corpus = rep["mechanism"], rep["options"], html.escape, _corpus_name(rep)
     facts = [
         ("model", rep["model"]["name"]), ("location", rep["model"]["location"]),
         ("architecture", mech["family"]), ("mechanism", mech["description"]),
@@ -215,7 +253,7 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
         ("positions kept", f"{rep['positions_kept']} of {rep['n_positions']} (min count {opts['min_count']})"),
         ("Hellinger distance", opts["hellinger"]),
     ]
-    parts = [
+    return [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<link rel="icon" href="data:,">',  # no favicon request: the page loads nothing at all
@@ -223,6 +261,13 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
         f"<h1>Positional geometry of {esc(rep['model']['name'])}</h1>",
         f"<p>{esc(mech['description'])}, against the corpus <code>{esc(corpus)}</code>.</p>",
         _html_table(None, facts),
+    ]
+
+
+def _html_fit(rep: dict, figures: dict[str, tuple[Path, str]]) -> list[str]:
+    """How well the model's positions (and the reference encodings, and each layer's) fit the corpus."""
+    opts = rep["options"]
+    parts = [
         "<h2>How well the model's positions fit the corpus</h2>",
         "<p>Stress compares the model's distances between positions with the corpus's Hellinger distances "
         "between the token distributions at those positions (0 = the same geometry). <em>scale_free</em> "
@@ -232,9 +277,10 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
         "encoding of this corpus, <em>random</em> a table at initialisation (nearly equidistant positions, "
         "no order: a model should beat its violation rate) and <em>none</em> no position at all.</p>",
         _html_table(_header(rep), _table_rows(rep, _encodings(rep))),
-        fig("stress.png", "Scale-free stress of the model and of the reference encodings."),
-        fig("distances.png", "The corpus's distances and the model's, over the kept positions."),
-        fig("profile.png", "Mean distance at each offset, scaled to its maximum: the shape of each geometry."),
+        _html_figure(figures, "stress.png", "Scale-free stress of the model and of the reference encodings."),
+        _html_figure(figures, "distances.png", "The corpus's distances and the model's, over the kept positions."),
+        _html_figure(figures, "profile.png",
+                     "Mean distance at each offset, scaled to its maximum: the shape of each geometry."),
     ]
     if rep["layers"]["labels"]:
         rows = [[lab, *(_fmt(rep["stress"][lab][n]) for n in opts["normalizations"]),
@@ -245,9 +291,15 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
             "logits, pooled over heads), compared with the corpus. <em>clipped</em> is the share of the logits' "
             "geometry that is not Euclidean.</p>",
             _html_table(["layer", *opts["normalizations"], "clipped"], rows),
-            fig("layers.png", "Scale-free projected stress per layer, and of the table itself."),
+            _html_figure(figures, "layers.png", "Scale-free projected stress per layer, and of the table itself."),
         ]
-    parts += [
+    return parts
+
+
+def _html_corpus_and_provenance(rep: dict) -> list[str]:
+    """The corpus's effective rank and noise floor, the notes, and what the report was made from."""
+    opts, nf, r, esc = rep["options"], rep["noise_floor"], rep["effective_rank"], html.escape
+    parts = [
         "<h2>The corpus geometry</h2>",
         f"<p>Effective rank (dimensions the corpus's geometry needs): {r['tol']} by eigenvalue tolerance "
         f"{opts['rank_tol']:g}, {r['mass']} for {opts['rank_mass_q']:g} of the eigenvalue mass, {r['stress']} for "
@@ -266,6 +318,12 @@ def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
         "options, is in <code>report.json</code>.</p>",
         "</body>", "</html>",
     ]
+    return parts
+
+
+def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
+    """The self-contained HTML page of a report (figures embedded, nothing loaded from elsewhere)."""
+    parts = _html_head(rep) + _html_fit(rep, figures) + _html_corpus_and_provenance(rep)
     return "\n".join(p for p in parts if p)
 
 

@@ -1,91 +1,11 @@
 """``python -m posgeom.experiments CHAPTER [--corpus ...] [--force]``: one chapter's experiments outside
-the book, at the scale of ``POSGEOM_SCALE`` (``quick`` or ``paper``), into the results registry; prints
-what each stored and where.
-
-Chapters: ``real-corpora`` (the corpus geometry and stress table of SST-2 and IMDB), ``monotonicity``
-(the violation table and the NTK regimes), ``inside-bert`` (the per-layer projected stress). Paper-scale
-runs of these want a GPU and ``POSGEOM_PRETRAINED=bert-base-uncased``.
-"""
+the book; the command ``posgeom experiments`` (:mod:`posgeom.commands.experiments`) under its usual name."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
-
-def _real_corpora(settings, corpora, force: bool) -> dict:
-    from .real_corpora import run_all
-
-    results = run_all(settings, corpora=corpora, force=force)
-    for corpus in corpora:
-        res = results[f"stress_{corpus}"]
-        print(f"\n{corpus}: {res.path}")
-        for row in res.values["rows"]:
-            print(f"  {row['encoding']:<24} paper {row['paper']:>10.4f}   scale_free {row['scale_free']:.4f}   "
-                  f"({row['options']})")
-    return {k: str(v.path) for k, v in results.items()}
-
-
-def _monotonicity(settings, corpora, force: bool) -> dict:
-    from .monotonicity import (
-        CONFIGS, REGIMES, monotonicity_dataframe, run_monotonicity_table, run_ntk, run_violation_intervals,
-    )
-
-    out = {}
-    for corpus in corpora:
-        res = run_monotonicity_table(settings, corpus=corpus, force=force)
-        out[f"table_{corpus}"] = str(res.path)
-        intervals = None
-        if corpus in CONFIGS[settings.scale].interval_corpora:
-            intervals = run_violation_intervals(settings, corpus=corpus, force=force)
-            out[f"violation_intervals_{corpus}"] = str(intervals.path)
-        print(monotonicity_dataframe(res, intervals).to_string())
-        print("closest MDS rank to 22%:", res.values["closest_rank"], res.values["closest_violation"])
-    for regime in REGIMES:
-        for seed in CONFIGS[settings.scale].ntk.seeds_of(regime):
-            res = run_ntk(settings, regime=regime, seed=seed, force=force)
-            out[f"ntk_{regime}_{seed}"] = str(res.path)
-            print(regime, seed, res.values["final"])
-    return out
-
-
-def _inside_bert(settings, corpora, force: bool) -> dict:
-    import numpy as np
-
-    from .inside_bert import run_layer_stress
-
-    res = run_layer_stress(settings, force=force)
-    for name in ("propagated", "static"):
-        print(name, "scale_free per layer:", np.round(res.arrays[f"{name}_pooled"][:, 0], 4).tolist())
-    print("residual scale_free per layer:", np.round(res.arrays["residual"][:, 0], 4).tolist())
-    print(json.dumps(res.values["peaks"]))
-    return {"layer_stress": str(res.path)}
-
-
-#: Chapter slug → the function that runs its experiments and prints them.
-CHAPTERS = {"real-corpora": _real_corpora, "monotonicity": _monotonicity, "inside-bert": _inside_bert}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv``, run the chapter's experiments, print every stored result's folder as JSON."""
-    from .real_corpora import CORPUS_NAMES
-
-    parser = argparse.ArgumentParser(prog="python -m posgeom.experiments", description=__doc__.splitlines()[0])
-    parser.add_argument("chapter", choices=sorted(CHAPTERS), help="the chapter whose experiments to run")
-    parser.add_argument("--corpus", nargs="+", default=list(CORPUS_NAMES), choices=CORPUS_NAMES,
-                        help="corpora (real-corpora and monotonicity; default: all)")
-    parser.add_argument("--force", action="store_true", help="recompute even what the registry holds")
-    args = parser.parse_args(argv)
-    from ..config import get_settings, resolve_device
-
-    settings = get_settings()
-    print(f"scale={settings.scale} device={resolve_device(settings.device)} pretrained={settings.pretrained} "
-          f"results={settings.results_dir}")
-    paths = CHAPTERS[args.chapter](settings, args.corpus, args.force)
-    print(json.dumps(paths, indent=1))
-    return 0
-
+from ..cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["experiments", *sys.argv[1:]]))

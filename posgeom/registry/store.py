@@ -1,54 +1,28 @@
-"""The results registry: every experiment's numbers, arrays and manifest on disk, verified on read.
-
-Layout (one folder per result)::
-
-    <results_dir>/<scale>/<experiment>/<key>/
-        CURRENT                 # pointer: {"version": "v-<sha>", "manifest_sha256": ...}
-        v-<sha>/                # one complete version, named after its manifest's sha256
-            result.json         # the scalar results (JSON-serialisable dict)
-            arrays.npz          # named numpy arrays (optional)
-            manifest.json       # versions, git commit, seed, device, scale, model, runtime, params,
-                                # and the sha256 of every other file of the version
-        .lock                   # the per-entry writer lock (filelock)
-
-``key`` is a short hash of the experiment's parameters, so the same experiment with other
-options is a different entry and nothing stale is ever read back for new options.
-
-Writing (:meth:`Registry.save`, under the entry's lock): the files go to a temporary folder, are
-fsynced, the folder is renamed to ``v-<sha>`` and the pointer file is replaced in one ``os.replace``.
-A reader therefore sees the whole previous result or the whole new one, never half of a write, and a
-writer killed at any step leaves the previous result visible. Versions the pointer no longer names
-and leftovers of killed writers are swept only after a complete entry is visible.
-
-Reading verifies every file against the manifest's sha256 (and the manifest against the pointer); an
-entry that does not match is treated as absent: :meth:`Registry.run` recomputes it with a warning and
-:meth:`Registry.check` (``posgeom results check``) reports it.
-"""
+"""The :class:`Registry`: save (atomically, durably) and load (verified) one folder per result."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .codekey import code_key, code_roots
-from .config import get_settings, validate_scale
-from .storage import TMP_SUFFIX, fault_point, fsync_dir, sha256_bytes, write_durably
+from ..codekey import code_key, code_roots
+from ..config import get_settings, validate_scale
+from ..storage import TMP_SUFFIX, fault_point, fsync_dir, sha256_bytes, write_durably
+from .manifest import canonical, code_changed, git_commit, package_versions, params_key
+from .stored import NotStoredError, reading_stored_only
+
+__all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
 
 #: Layout version written into every manifest and pointer.
 FORMAT = 2
@@ -64,83 +38,6 @@ LOCK_TIMEOUT_S = 600.0
 #: Reads retried when a writer replaces the entry meanwhile.
 READ_ATTEMPTS = 20
 
-_VERSION_PACKAGES = (
-    "numpy", "scipy", "scikit-learn", "torch", "transformers", "tokenizers", "datasets", "matplotlib",
-)
-
-
-def _canonical(obj: Any) -> Any:
-    """Turn params into something ``json.dumps(sort_keys=True)`` writes the same way every time."""
-    if isinstance(obj, Mapping):
-        return {str(k): _canonical(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_canonical(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating,)):
-        return float(obj)
-    if isinstance(obj, (str, int, float, bool)) or obj is None:
-        return obj
-    raise TypeError(
-        f"parameter value {obj!r} of type {type(obj).__name__} cannot be recorded; "
-        "use strings, numbers, booleans, None, lists or dicts of those"
-    )
-
-
-def params_key(params: Mapping[str, Any]) -> str:
-    """A 16-hex-digit hash of the parameters (order of keys does not matter)."""
-    text = json.dumps(_canonical(params), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def package_versions() -> dict[str, str]:
-    """Versions of Python, posgeom and the scientific stack (``"absent"`` when not installed)."""
-    from importlib import metadata
-
-    versions = {"python": platform.python_version(), "platform": platform.platform()}
-    for name in ("posgeom", *_VERSION_PACKAGES):
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "absent"
-    return versions
-
-
-def code_changed(manifest: Mapping[str, Any]) -> bool:
-    """Whether the code an entry was made by has changed since (or was never recorded).
-
-    Compares the entry's ``code_key`` with :func:`posgeom.codekey.code_key` of its ``code_modules``
-    now: only the source of those modules and of what they import counts.
-    """
-    stored, roots = manifest.get("code_key"), manifest.get("code_modules")
-    if not stored or roots is None:
-        return True
-    if not roots:  # saved with code=(): a record that depends on no code (how a chapter run went)
-        return False
-    try:
-        return code_key(roots) != stored
-    except ValueError:  # a module that no longer exists
-        return True
-
-
-def git_commit(path: Path | None = None) -> str | None:
-    """The commit of the checkout holding ``path`` (with ``+dirty`` if it has changes), or None."""
-    cwd = Path(path or Path(__file__).parent)
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
-        )
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=cwd, capture_output=True, text=True, timeout=10,
-        )
-        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 @dataclass
@@ -167,32 +64,6 @@ class Result:
         )
 
 
-class NotStoredError(KeyError):
-    """Raised by :meth:`Registry.run` inside :func:`stored_only` when the entry is not stored."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-#: True inside :func:`stored_only`: :meth:`Registry.run` reads and never computes.
-_STORED_ONLY: ContextVar[bool] = ContextVar("posgeom_stored_only", default=False)
-
-
-@contextmanager
-def stored_only():
-    """Inside this block :meth:`Registry.run` only reads: a stored entry is returned (even one made by
-    other code: check :func:`code_changed` on its manifest), a missing one raises :class:`NotStoredError`.
-
-    This is how a chapter built at ``quick`` shows the committed ``paper`` results beside its own without
-    ever starting a paper-scale computation.
-    """
-    token = _STORED_ONLY.set(True)
-    try:
-        yield
-    finally:
-        _STORED_ONLY.reset(token)
-
-
 class DamagedEntryError(KeyError):
     """A stored entry whose files do not match its manifest (treated as absent; ``run`` recomputes it)."""
 
@@ -215,6 +86,40 @@ class EntryStatus:
     status: str
     detail: str
     path: Path
+
+
+def _manifest(experiment: str, key: str, params: Mapping[str, Any], *, scale: str, seed: int | None, device: str,
+              model: str | None, runtime_s: float | None, code: str | Sequence[str] | None) -> dict[str, Any]:
+    """The manifest of a new entry, without its ``files`` (see :meth:`Registry.save`)."""
+    roots = code_roots(code) if code is None or isinstance(code, str) else tuple(code)
+    return {
+        "format": FORMAT,
+        "experiment": experiment,
+        "key": key,
+        "params": canonical(params),
+        "scale": scale,
+        "seed": seed,
+        "device": device,
+        "model": model,
+        "runtime_s": runtime_s,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "git_commit": git_commit(),
+        "code_modules": list(roots),
+        "code_key": code_key(roots),
+        "versions": package_versions(),
+        "argv": sys.argv[:1],
+    }
+
+
+def _payload(values: Mapping[str, Any], arrays: Mapping[str, np.ndarray] | None) -> dict[str, bytes]:
+    """The files of a new entry besides its manifest: ``result.json`` and, with ``arrays``, ``arrays.npz``."""
+    payload = {"result.json": json.dumps(canonical(values), indent=1, sort_keys=True).encode()}
+    if arrays:
+        buffer = io.BytesIO()
+        # compressed: committed paper-scale results stay small (distance matrices halve or better)
+        np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
+        payload["arrays.npz"] = buffer.getvalue()
+    return payload
 
 
 class Registry:
@@ -270,69 +175,52 @@ class Registry:
         """
         key = params_key(params)
         folder = self._folder(experiment, scale, key)
-        roots = code_roots(code) if code is None or isinstance(code, str) else tuple(code)
-        manifest = {
-            "format": FORMAT,
-            "experiment": experiment,
-            "key": key,
-            "params": _canonical(params),
-            "scale": scale,
-            "seed": seed,
-            "device": device,
-            "model": model,
-            "runtime_s": runtime_s,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "git_commit": git_commit(),
-            "code_modules": list(roots),
-            "code_key": code_key(roots),
-            "versions": package_versions(),
-            "argv": sys.argv[:1],
-        }
+        manifest = _manifest(experiment, key, params, scale=scale, seed=seed, device=device, model=model,
+                             runtime_s=runtime_s, code=code)
         # everything that can fail on the caller's input fails before anything is written
-        payload = {"result.json": json.dumps(_canonical(values), indent=1, sort_keys=True).encode()}
-        if arrays:
-            buffer = io.BytesIO()
-            # compressed: committed paper-scale results stay small (distance matrices halve or better)
-            np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
-            payload["arrays.npz"] = buffer.getvalue()
+        payload = _payload(values, arrays)
         manifest["files"] = {name: sha256_bytes(data) for name, data in payload.items()}
         manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
-        digest = sha256_bytes(manifest_bytes)
-        version = f"v-{digest[:16]}"
         lock = self._lock(folder)
         try:
-            self._sweep(folder, keep=self._pointer_version(folder))  # leftovers of killed writers
-            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
-            try:
-                fault_point("registry-save:tmp-created")
-                for name, data in {**payload, MANIFEST: manifest_bytes}.items():
-                    with open(tmp / name, "wb") as fh:
-                        fh.write(data)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                fsync_dir(tmp)
-                fault_point("registry-save:files-written")
-                target = folder / version
-                if target.exists():  # same content written before: keep it if whole, else replace it
-                    try:
-                        self._read_version(target, digest)
-                        shutil.rmtree(tmp)
-                    except Exception:  # noqa: BLE001 - damaged in any way: the new copy replaces it
-                        shutil.rmtree(target)
-                if tmp.exists():
-                    os.replace(tmp, target)
-                fsync_dir(folder)
-                fault_point("registry-save:version-renamed")
-                pointer = {"format": FORMAT, "version": version, "manifest_sha256": digest}
-                write_durably(folder / POINTER, json.dumps(pointer).encode(), fault="registry-pointer")
-                fault_point("registry-save:pointer-replaced")
-                self._sweep(folder, keep=version)
-            finally:
-                if tmp.exists():
-                    shutil.rmtree(tmp, ignore_errors=True)
+            self._write_version(folder, {**payload, MANIFEST: manifest_bytes}, sha256_bytes(manifest_bytes))
         finally:
             lock.release()
         return self.load(experiment, params=params, scale=scale)
+
+    def _write_version(self, folder: Path, files: Mapping[str, bytes], digest: str) -> None:
+        """Write ``files`` (the manifest, with sha256 ``digest``, among them) as the version ``v-<digest>`` of
+        the entry ``folder`` and point the entry at it. Call under the entry's lock."""
+        version = f"v-{digest[:16]}"
+        self._sweep(folder, keep=self._pointer_version(folder))  # leftovers of killed writers
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
+        try:
+            fault_point("registry-save:tmp-created")
+            for name, data in files.items():
+                with open(tmp / name, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            fsync_dir(tmp)
+            fault_point("registry-save:files-written")
+            target = folder / version
+            if target.exists():  # same content written before: keep it if whole, else replace it
+                try:
+                    self._read_version(target, digest)
+                    shutil.rmtree(tmp)
+                except Exception:  # noqa: BLE001 - damaged in any way: the new copy replaces it
+                    shutil.rmtree(target)
+            if tmp.exists():
+                os.replace(tmp, target)
+            fsync_dir(folder)
+            fault_point("registry-save:version-renamed")
+            pointer = {"format": FORMAT, "version": version, "manifest_sha256": digest}
+            write_durably(folder / POINTER, json.dumps(pointer).encode(), fault="registry-pointer")
+            fault_point("registry-save:pointer-replaced")
+            self._sweep(folder, keep=version)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
 
     @staticmethod
     def _sweep(folder: Path, keep: str | None) -> list[str]:
@@ -568,7 +456,7 @@ class Registry:
         result fresh. ``force=True`` always recomputes. A damaged entry is recomputed (with a warning). A recomputed
         result replaces the stored one.
         """
-        if not force or _STORED_ONLY.get():
+        if not force or reading_stored_only():
             try:
                 stored = self.load(experiment, params=params, scale=scale)
             except DamagedEntryError as err:
@@ -578,9 +466,9 @@ class Registry:
                 stored = None
             if stored is not None:
                 same_seed = stored.manifest.get("seed") == seed
-                if same_seed and (not same_code or not code_changed(stored.manifest) or _STORED_ONLY.get()):
+                if same_seed and (not same_code or not code_changed(stored.manifest) or reading_stored_only()):
                     return stored
-        if _STORED_ONLY.get():
+        if reading_stored_only():
             raise NotStoredError(
                 f"{experiment} (scale {scale}, seed {seed}) is not stored under {self.root}; "
                 "run it outside stored_only() to compute it"
@@ -593,32 +481,3 @@ class Registry:
             runtime_s=time.perf_counter() - start, arrays=arrays, code=getattr(compute, "__module__", None),
         )
 
-
-def stored_at_scale(run, settings, *, scale: str = "paper", **kwargs) -> Result | None:
-    """What ``run(settings at scale, **kwargs)`` has stored, or None; never computes.
-
-    ``run`` is an experiment's ``run_*`` function. A chapter built at ``quick`` calls this to show the
-    committed ``paper`` results beside its own (check ``code_changed(result.manifest)`` to mark a stale one).
-    """
-    with stored_only():
-        try:
-            return run(settings.with_(scale=validate_scale(scale)), **kwargs)
-        except NotStoredError:
-            return None
-
-
-def stored_text(run, settings, pick, *, scale: str = "paper", **kwargs) -> str:
-    """``pick(result)`` for what ``run`` has stored at ``scale`` (:func:`stored_at_scale`), for a chapter's
-    paper-scale column: ``"not yet run at paper scale"`` when nothing is stored, and the text marked
-    ``"(stale: made by other code)"`` when :func:`code_changed` says the code has changed since."""
-    result = stored_at_scale(run, settings, scale=scale, **kwargs)
-    if result is None:
-        return f"not yet run at {scale} scale"
-    return str(pick(result)) + (" (stale: made by other code)" if code_changed(result.manifest) else "")
-
-
-__all__ = [
-    "Registry", "Result", "EntryStatus", "DamagedEntryError", "NotStoredError", "stored_only", "stored_at_scale",
-    "stored_text", "params_key", "package_versions", "git_commit",
-    "code_changed",
-]

@@ -1,0 +1,226 @@
+"""The experiments that run a model at paper scale and the work each does, read from its paper settings."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .access import setting
+from .measured import mean_tokens
+from .work import BERT_BASE, Shape, Work
+
+__all__ = ["EXPERIMENTS", "RESULT_NAMES"]
+
+
+def _train(what, shape, n, real, steps, batch, runs, *, mlm=0.0, share=""):
+    return Work(what, shape, "train", int(n), float(real), int(steps) * int(batch), int(runs), int(batch),
+                float(mlm), share)
+
+
+def _forward(what, shape, n, real, sequences, runs=1, batch=128):
+    return Work(what, shape, "forward", int(n), float(real), int(sequences), int(runs), int(batch))
+
+
+def _necessity_order(c) -> list[Work]:
+    from ..experiments.necessity import MODELS
+
+    m, t, tr = setting(c, "model"), setting(c, "task"), setting(c, "train")
+    n = int(setting(t, "n_positions")) + 1  # [CLS]
+    shape = Shape.of(m, int(setting(t, "vocab_size")) + 2)
+    seeds = len(setting(c, "seeds"))
+    evals = int(setting(tr, "steps")) // int(setting(tr, "eval_every")) + 2
+    # every model, and ALiBi without [CLS] once more (the chapter's second call)
+    runs = (len(MODELS) + 1) * seeds
+    return [_train("order task (BERT-base shape)", shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"), runs),
+            _forward("test accuracy along training", shape, n, n, evals * int(setting(t, "n_test")), runs, batch=1024)]
+
+
+def _necessity_equivariance(c) -> list[Work]:
+    from ..experiments.necessity import MODELS
+
+    m, e = setting(c, "model"), setting(c, "equivariance")
+    shape = Shape.of(m, int(setting(e, "vocab_size")))
+    n = int(setting(e, "length"))
+    per_model = int(setting(e, "n_inputs")) * (2 * int(setting(e, "n_perms")) + 1)
+    return [_forward("permuted inputs (float64 and float32)", shape, n, n, per_model, 2 * len(MODELS))]
+
+
+#: run_separation's calls in the chapter: (corpus, task, init, weight decay from the settings?)
+_SEPARATION_CALLS = (("drift", "mlm", "normal", False), ("stationary", "mlm", "normal", False),
+                     ("sst2", "mlm", "normal", False), ("imdb", "mlm", "normal", False),
+                     ("drift", "mlm", "tied", False), ("stationary", "mlm", "tied", False),
+                     ("drift", "bag", "tied", False),
+                     ("drift", "mlm", "normal", True), ("stationary", "mlm", "normal", True),
+                     ("drift", "bag", "normal", True))
+
+
+#: The calls made with the chapter's headline seeds (``headline_seeds`` where the settings have them).
+_HEADLINE = {("drift", "mlm", "normal", False), ("sst2", "mlm", "normal", False), ("imdb", "mlm", "normal", False)}
+
+
+def _separation(c) -> list[Work]:
+    m, tr = setting(c, "model"), setting(c, "train")
+    seeds = len(setting(c, "seeds"))
+    headline = len(setting(c, "headline_seeds", default=setting(c, "seeds")))
+    steps, batch = setting(tr, "steps"), setting(tr, "batch_size")
+    out = []
+    groups: dict[tuple, int] = {}
+    for call in _SEPARATION_CALLS:
+        corpus, task = call[:2]
+        groups[(corpus, task)] = groups.get((corpus, task), 0) + (headline if call in _HEADLINE else seeds)
+    for (corpus, task), runs in groups.items():
+        if corpus in ("sst2", "imdb"):
+            n = int(setting(c, "real", corpus, "n_positions"))
+            real, vocab = mean_tokens(corpus, n), BERT_BASE.vocab_size
+        else:
+            syn = setting(c, "synthetic")
+            n, vocab = int(setting(syn, "n_positions")), int(setting(syn, "vocab_size")) + 4
+            real = n
+        out.append(_train(f"{corpus} {task}", Shape.of(m, vocab), n, real, steps, batch, runs,
+                          mlm=0.15 if task == "mlm" else 0.0))
+    return out
+
+
+def _factorisation_gap(c) -> list[Work]:
+    n = int(setting(c, "gap", "n_positions"))
+    return [_forward("pretrained attentions, SST-2 validation", BERT_BASE, n, mean_tokens("sst2", n, "validation"),
+                     872)]
+
+
+def _lowrank(c) -> list[Work]:
+    from ..experiments.minimal_parametrisation import TRAIN_ENCODINGS
+
+    t = setting(c, "train")
+    m, steps, batch = setting(t, "model"), setting(t, "steps"), setting(t, "batch_size")
+    syn = setting(t, "synthetic")
+    n_syn = int(setting(syn, "n_positions")) + 1
+    n_sst = int(setting(t, "sst2", "n_positions"))
+    return [
+        _train("synthetic order task", Shape.of(m, int(setting(syn, "vocab_size")) + 2), n_syn, n_syn,
+               setting(steps, "synthetic"), batch, len(setting(t, "seeds")) * len(TRAIN_ENCODINGS)),
+        _train("SST-2 classification", Shape.of(m, BERT_BASE.vocab_size), n_sst, mean_tokens("sst2", n_sst),
+               setting(steps, "sst2"), batch, len(setting(t, "sst2_seeds")) * len(setting(t, "sst2_encodings"))),
+    ]
+
+
+def _scratch(c) -> list[Work]:
+    out = []
+    for corpus in setting(c, "scratch_corpora"):
+        s = setting(c, "scratch", corpus)
+        n = int(setting(c, "corpora", corpus, "n_positions", default=None) or setting(c, corpus, "n_positions"))
+        out.append(_train(f"BERT-base MLM from scratch on {corpus}", Shape.of(setting(s, "model"), BERT_BASE.vocab_size),
+                          n, mean_tokens(corpus, n), setting(s, "max_steps"), setting(s, "batch_size"), 1, mlm=0.15,
+                          share=f"real_corpora_scratch_{corpus}"))
+    return out
+
+
+def _ntk(c) -> list[Work]:
+    from ..experiments.monotonicity import REGIMES
+
+    k = setting(c, "ntk")
+    n = int(setting(k, "n_positions"))
+    steps, batch, seeds = int(setting(k, "steps")), int(setting(k, "batch_size")), len(setting(k, "seeds"))
+    records = steps // int(setting(k, "record_every")) + 2
+    probe = int(setting(k, "probe_sequences"))
+    out = []
+    for regime in REGIMES:
+        r = setting(k, regime)
+        # lazy: every seed; the other regimes: the contrast seeds where the settings have them
+        regime_seeds = seeds if regime == "lazy" else len(setting(k, "contrast_seeds", default=setting(k, "seeds")))
+        runs = regime_seeds + (1 if regime == "rich" else 0)  # the chapter's extra rich run (table sigma 1e-4)
+        shape = Shape.of(r, BERT_BASE.vocab_size)
+        out.append(_train(f"{regime} regime", shape, n, mean_tokens("sst2", n), steps, batch, runs))
+        # two kernels per record, one gradient (forward + backward) per probe sequence, padded
+        out.append(_train(f"{regime}: NTK per-example gradients", shape, n, n, 2 * records * probe, 1, runs))
+    return out
+
+
+def _layer_stress(c) -> list[Work]:
+    s = setting(c, "sentences")
+    n = int(setting(s, "n_positions"))
+    return [_forward("pretrained BERT-base on SST-2 validation", BERT_BASE, n, mean_tokens("sst2", n, "validation"),
+                     872, batch=int(setting(c, "batch_size")))]
+
+
+def _init_study(c) -> list[Work]:
+    i, o, tr = setting(c, "init"), setting(c, "order"), setting(c, "train")
+    variants = len(setting(i, "inits")) + sum(1 for p in setting(i, "dropouts") if p > 0)
+    n = int(setting(o, "n_positions")) + 1
+    shape = Shape.of(setting(c, "model"), int(setting(o, "vocab_size")) + 2)
+    return [_train("order task per initialisation", shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"),
+                   variants * len(setting(i, "seeds")))]
+
+
+def _dropout_study(c) -> list[Work]:
+    o, tr = setting(c, "order"), setting(c, "train")
+    n = int(setting(o, "n_positions")) + 1
+    shape = Shape.of(setting(c, "model"), int(setting(o, "vocab_size")) + 2)
+    return [_train("order task per dropout rate", shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"),
+                   len(setting(c, "dropouts")) * len(setting(c, "seeds")))]
+
+
+def _tails(c) -> list[Work]:
+    t = setting(c, "tails")
+    n = int(setting(t, "n_positions")) + 1
+    shape = Shape.of(setting(c, "model"), int(setting(t, "vocab_size")) + 2)
+    return [_train("skewed and uniform lengths", shape, n, n, setting(t, "train", "steps"),
+                   setting(t, "train", "batch_size"), 2 * len(setting(t, "seeds")))]
+
+
+def _extrapolation(block: str, vocab_key: str, mlm: float):
+    def work(c) -> list[Work]:
+        b = setting(c, block)
+        L, seeds, encodings = int(setting(b, "L")), len(setting(b, "seeds")), setting(b, "encodings")
+        shape = Shape.of(setting(c, "model"), int(setting(b, vocab_key)) + 4)
+        tr, ft = setting(b, "train"), setting(b, "finetune")
+        longer = [round(f * L) for f in setting(b, "factors") if round(f * L) > L]
+        out = [_train(f"{len(encodings)} encodings at L={L}", shape, L + 1, L + 1, setting(tr, "steps"),
+                      setting(tr, "batch_size"), len(encodings) * seeds, mlm=mlm)]
+        if "learned" in encodings:
+            for m_ in longer:
+                out.append(_train(f"learned, new rows fine-tuned at {m_}", shape, m_ + 1, m_ + 1, setting(ft, "steps"),
+                                  setting(tr, "batch_size"), seeds, mlm=mlm))
+            if setting(b, "target_baseline"):
+                targets = [round(f * L) for f in setting(b, "target_factors") if round(f * L) > L]
+                for m_ in targets:
+                    out.append(_train(f"learned, trained at {m_}", shape, m_ + 1, m_ + 1, setting(tr, "steps"),
+                                      setting(tr, "batch_size"), seeds, mlm=mlm))
+        return out
+    return work
+
+
+#: Per chapter, the experiments that run a model at paper scale: (chapter, module, function, work builder);
+#: ``module`` holds the settings (``CONFIGS["paper"]``). A module this checkout lacks is skipped.
+EXPERIMENTS: tuple[tuple[str, str, str, Callable[[Any], list[Work]]], ...] = (
+    ("theorem1-necessity", "necessity", "run_order_task", _necessity_order),
+    ("theorem1-necessity", "necessity", "run_equivariance", _necessity_equivariance),
+    ("theorem4-separation", "separation", "run_separation", _separation),
+    ("theorem4-separation", "separation", "run_factorisation_gap", _factorisation_gap),
+    ("minimal-parametrisation", "minimal_parametrisation", "run_lowrank_training", _lowrank),
+    ("real-corpora", "real_corpora", "run_scratch_table", _scratch),
+    ("monotonicity", "monotonicity", "run_ntk", _ntk),
+    ("monotonicity", "real_corpora", "run_scratch_table", _scratch),
+    ("inside-bert", "inside_bert", "run_layer_stress", _layer_stress),
+    ("learned-tables", "learned_tables", "run_init_study", _init_study),
+    ("learned-tables", "table_dropout", "run_dropout_study", _dropout_study),
+    ("learned-tables-fail", "extrapolation", "run_undertrained_tails", _tails),
+    ("learned-tables-fail", "extrapolation", "run_extrapolation_order", _extrapolation("order", "vocab_size", 0.0)),
+    ("learned-tables-fail", "extrapolation", "run_extrapolation_mlm", _extrapolation("mlm", "top_k", 0.15)),
+)
+
+
+#: The registry experiments (``fnmatch`` patterns) each costed experiment writes.
+RESULT_NAMES: dict[str, tuple[str, ...]] = {
+    "necessity:run_order_task": ("necessity.order_task*",),
+    "necessity:run_equivariance": ("necessity.equivariance*",),
+    "separation:run_separation": ("separation.*.*.*.wd*",),
+    "separation:run_factorisation_gap": ("separation.factorisation_gap",),
+    "minimal_parametrisation:run_lowrank_training": ("minimal_parametrisation.lowrank_training",),
+    "real_corpora:run_scratch_table": ("real_corpora_scratch_*",),
+    "monotonicity:run_ntk": ("monotonicity_ntk_*",),
+    "inside_bert:run_layer_stress": ("inside_bert*",),
+    "learned_tables:run_init_study": ("learned_init_study",),
+    "table_dropout:run_dropout_study": ("learned_dropout_overfit",),
+    "extrapolation:run_undertrained_tails": ("learned_tails",),
+    "extrapolation:run_extrapolation_order": ("learned_extrapolation_order",),
+    "extrapolation:run_extrapolation_mlm": ("learned_extrapolation_mlm",),
+}

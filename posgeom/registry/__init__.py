@@ -1,0 +1,34 @@
+"""The results registry: every experiment's numbers, arrays and manifest on disk, verified on read.
+
+Layout (one folder per result)::
+
+    <results_dir>/<scale>/<experiment>/<key>/
+        CURRENT                 # pointer: {"version": "v-<sha>", "manifest_sha256": ...}
+        v-<sha>/                # one complete version, named after its manifest's sha256
+            result.json         # the scalar results (JSON-serialisable dict)
+            arrays.npz          # named numpy arrays (optional)
+            manifest.json       # versions, git commit, seed, device, scale, model, runtime, params,
+                                # and the sha256 of every other file of the version
+        .lock                   # the per-entry writer lock (filelock)
+
+``key`` is a short hash of the experiment's parameters, so the same experiment with other
+options is a different entry and nothing stale is ever read back for new options.
+
+Writing (:meth:`Registry.save`, under the entry's lock): the files go to a temporary folder, are
+fsynced, the folder is renamed to ``v-<sha>`` and the pointer file is replaced in one ``os.replace``.
+A reader therefore sees the whole previous result or the whole new one, never half of a write, and a
+writer killed at any step leaves the previous result visible. Versions the pointer no longer names
+and leftovers of killed writers are swept only after a complete entry is visible.
+
+Reading verifies every file against the manifest's sha256 (and the manifest against the pointer); an
+entry that does not match is treated as absent: :meth:`Registry.run` recomputes it with a warning and
+:meth:`Registry.check` (``posgeom results check``) reports it.
+"""
+from .manifest import code_changed, git_commit, package_versions, params_key
+from .store import DamagedEntryError, EntryStatus, Registry, Result
+from .stored import NotStoredError, stored_at_scale, stored_only, stored_text
+
+__all__ = [
+    "Registry", "Result", "EntryStatus", "DamagedEntryError", "NotStoredError", "stored_only", "stored_at_scale",
+    "stored_text", "params_key", "package_versions", "git_commit", "code_changed",
+]

@@ -1,0 +1,158 @@
+"""Budgets: a deadline for training, the slices that fit, and the progress of what a deadline stopped."""
+
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..registry import Registry
+from .chapters import PROGRESS_EXPERIMENT, Chapter, format_minutes
+
+#: The environment variable holding the training deadline (a UNIX time), read by the training loop.
+DEADLINE_ENV = "POSGEOM_DEADLINE"
+#: Seconds kept back from a budget for the training loop to save its state and the kernel to stop.
+BUDGET_MARGIN_S = 20.0
+
+_BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)\s*$")
+_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_budget(text: str | float | int) -> float:
+    """A budget such as ``"90s"``, ``"9m"``, ``"2h"`` (or a number of seconds) in seconds.
+
+    Raises :class:`ValueError` with one line saying what is accepted.
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        seconds = float(text)
+    else:
+        found = _BUDGET.match(str(text).lower())
+        if not found:
+            raise ValueError(f"budget {text!r} is not a duration: write a number followed by s, m or h "
+                             "(for example 90s, 9m, 2h)")
+        seconds = float(found.group(1)) * _UNIT_S[found.group(2)]
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise ValueError(f"budget {text!r} must be a positive duration (for example 90s, 9m, 2h)")
+    return seconds
+
+
+@contextmanager
+def training_deadline(at: float | None):
+    """Within the block, :func:`posgeom.models.training.train` saves its state and stops at UNIX time ``at``.
+
+    The one adapter between ``posgeom reproduce`` and the training loop's deadline
+    (``posgeom.models.deadlines.deadline``): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
+    process and in the notebook kernels and ``torchrun`` processes, which inherit it) and enters the
+    loop's ``deadline(at)`` block where the models package has one. ``None``: no deadline.
+    """
+    if at is None:
+        yield
+        return
+    previous = os.environ.get(DEADLINE_ENV)
+    os.environ[DEADLINE_ENV] = repr(float(at))
+    try:
+        manager = getattr(_training_module(), "deadline", None)
+        if callable(manager):
+            with manager(float(at)):
+                yield
+        else:
+            yield
+    finally:
+        if previous is None:
+            os.environ.pop(DEADLINE_ENV, None)
+        else:
+            os.environ[DEADLINE_ENV] = previous
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """One training run with a saved state: the experiment that trains it (``module:function``, as in
+    :mod:`posgeom.costmodel`), its steps done and total, and whether it had finished."""
+
+    experiment: str
+    step: int
+    total_steps: int
+    complete: bool
+
+
+def _training_module():
+    try:
+        from .. import models
+    except ImportError:  # no deep-learning stack: nothing can have been trained
+        return None
+    return models
+
+
+def _cost_label(origin: str) -> str:
+    """The cost model's ``module:function`` for a training run's origin, matched by the function's name
+    (an experiment whose function moved to another module keeps its row); the origin itself otherwise."""
+    from ..costmodel import EXPERIMENTS
+
+    function = origin.rpartition(":")[2]
+    labels = [f"{module}:{name}" for _, module, name, _ in EXPERIMENTS if name == function]
+    return labels[0] if labels else origin.removeprefix("posgeom.experiments.")
+
+
+def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
+    """The training runs with a saved state under ``results_dir`` at ``scale``
+    (``posgeom.models.checkpoints.checkpoint_progress``; empty where the training loop keeps none)."""
+    training = _training_module()
+    report = getattr(training, "checkpoint_progress", None)
+    if not callable(report):
+        return []
+    out = []
+    for row in report(results_dir=results_dir, scale=scale) or ():
+        get = (lambda k, r=row: r.get(k)) if isinstance(row, dict) else (lambda k, r=row: getattr(r, k, None))
+        origin = _cost_label(str(get("origin") or "?"))
+        step = get("step") if get("step") is not None else get("steps_done")
+        if step is None or get("total_steps") is None:
+            continue
+        out.append(RunProgress(origin, int(step), int(get("total_steps")), bool(get("complete"))))
+    return out
+
+
+def experiment_progress(runs: Sequence[RunProgress]) -> dict[str, str]:
+    """Per experiment, its saved runs as text: ``"2 runs finished, 1 at step 400 of 2500"``."""
+    by: dict[str, list[RunProgress]] = {}
+    for r in runs:
+        by.setdefault(r.experiment, []).append(r)
+    out = {}
+    for experiment, rows in by.items():
+        done = sum(r.complete for r in rows)
+        parts = [f"{done} run(s) finished"] if done else []
+        parts += [f"1 at step {r.step} of {r.total_steps}" for r in rows if not r.complete]
+        out[experiment] = ", ".join(parts)
+    return out
+
+
+def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
+    """Remove the saved states of finished training runs (kept while a deadline was set, so that an
+    interrupted experiment skips them); called once a chapter has stored its results. Returns how many."""
+    discard = getattr(_training_module(), "discard_checkpoints", None)
+    if not callable(discard):
+        return 0
+    return len(discard(results_dir=results_dir, scale=scale, complete_only=True))
+
+
+def chapter_progress(chapter: Chapter, scale: str, registry: Registry) -> str | None:
+    """What a budgeted run recorded when it stopped ``chapter`` at the deadline (None: nothing recorded)."""
+    params = {"chapter": chapter.slug}
+    if not registry.has(PROGRESS_EXPERIMENT, params=params, scale=scale):
+        return None
+    v = registry.load(PROGRESS_EXPERIMENT, params=params, scale=scale).values
+    steps = f", training at step {v['steps_done']} of {v['total_steps']}" if v.get("total_steps") else ""
+    return f"{v.get('slices', 1)} slice(s), {format_minutes(v.get('wall_s', 0.0) / 60)} so far{steps}"
+
+
+#: The least time left (minutes) for which a budgeted run still starts a chapter longer than that.
+MIN_SLICE_MINUTES = 1.0
+
+
+def slice_minutes(chapter: Chapter, scale: str) -> float:
+    """The time a budgeted run needs left to start ``chapter``: its whole estimate when shorter than
+    :data:`MIN_SLICE_MINUTES`, else that minimum (its training is resumable and its finished experiments
+    are stored, so a slice that ends at the deadline is progress)."""
+    return min(chapter.estimate(scale).minutes, MIN_SLICE_MINUTES)

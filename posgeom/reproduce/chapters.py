@@ -1,0 +1,201 @@
+"""The chapters ``posgeom reproduce`` runs (:data:`CHAPTERS`: their claims and estimates), how to pick
+them, where the checkout and the results are, and whether a chapter is done at a scale."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..config import checkout_root, validate_scale
+from ..registry import Registry, Result, code_changed
+from ..report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
+
+#: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
+RUNS_EXPERIMENT = "chapter_runs"
+#: Registry experiment where a budgeted run records a chapter it stopped at the deadline (its progress).
+PROGRESS_EXPERIMENT = "chapter_progress"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What one chapter costs at one scale.
+
+    ``minutes``: wall time; ``memory_gb``: peak resident memory of the kernel (host RAM);
+    ``gpu_memory_gb``: peak GPU memory (None: no GPU used); ``measured``: measured by
+    ``posgeom reproduce`` on the 2-core build machine (else the chapter's timing or an estimate).
+    """
+
+    minutes: float
+    memory_gb: float
+    gpu_memory_gb: float | None = None
+    measured: bool = False
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the book as ``posgeom reproduce`` sees it.
+
+    ``claims``: the claim ids its "Paper vs this book" table checks. ``ddp``: paper-scale entry points
+    (``"module:function"``, called as ``function(settings)``) that may run under ``torchrun``.
+    """
+
+    slug: str
+    title: str
+    claims: tuple[str, ...]
+    quick: Estimate
+    paper: Estimate
+    paper_needs_gpu: bool
+    ddp: tuple[str, ...] = ()
+
+    def estimate(self, scale: str) -> Estimate:
+        return getattr(self, validate_scale(scale))
+
+
+#: The package of the experiments' entry points (``module:function`` names are relative to it).
+EXPERIMENTS_PACKAGE = "posgeom.experiments."
+
+#: The chapters that check claims, in the book's order (chapters reuse the registry entries of earlier
+#: ones: *Real corpora* before *Monotonicity* and *Inside BERT*). ``getting-started`` checks no claim.
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter("encodings-at-a-glance", "Five encodings at a glance", ("C8",),
+            Estimate(0.5, 0.8), Estimate(2, 3), False),
+    Chapter("theorem1-necessity", "Theorem 1: why position must be injected", ("C1",),
+            Estimate(1.5, 0.8), Estimate(90, 8, 20), True,
+            ddp=(EXPERIMENTS_PACKAGE + "necessity:run_order_task",)),
+    Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",),
+            Estimate(3.5, 1.2), Estimate(240, 12, 25), True,
+            ddp=(EXPERIMENTS_PACKAGE + "separation:run_chapter",)),
+    Chapter("corpus-geometry", "The geometry of a corpus", ("C7", "C8"),
+            Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False),
+    Chapter("optimal-encoding", "The optimal encoding", ("C3", "C6"),
+            Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False),
+    Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",),
+            Estimate(3.0, 0.8), Estimate(120, 8, 16), True,
+            ddp=(EXPERIMENTS_PACKAGE + "minimal_parametrisation:run_lowrank_training",)),
+    Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4", "C7"),
+            Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False),
+    Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"),
+            Estimate(5.0, 2.0), Estimate(120, 16, 30), True,
+            ddp=(EXPERIMENTS_PACKAGE + "real_corpora:run_scratch_tables",)),
+    Chapter("monotonicity", "Monotonicity", ("C9", "C11"),
+            Estimate(3.0, 1.5), Estimate(60, 16, 20), True,
+            ddp=(EXPERIMENTS_PACKAGE + "monotonicity:run_ntk_all",)),
+    Chapter("inside-bert", "Inside BERT: the layers", ("C10",),
+            Estimate(1.0, 1.0), Estimate(5, 4, 4), False),
+    Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
+            Estimate(2.0, 1.5), Estimate(20, 8, 4), True,
+            ddp=(EXPERIMENTS_PACKAGE + "learned_tables:run_init_study", EXPERIMENTS_PACKAGE + "table_dropout:run_dropout_study")),
+    Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"),
+            Estimate(2.5, 1.2), Estimate(60, 8, 6), True,
+            ddp=(EXPERIMENTS_PACKAGE + "undertrained_tails:run_undertrained_tails", EXPERIMENTS_PACKAGE + "extrapolation:run_extrapolation_order",
+                 EXPERIMENTS_PACKAGE + "extrapolation_mlm:run_extrapolation_mlm")),
+)
+
+
+class ChapterFailed(RuntimeError):
+    """A chapter's notebook (or its torchrun step) failed; the message names the chapter and the cell."""
+
+    def __init__(self, slug: str, message: str):
+        super().__init__(f"chapter {slug!r}: {message}")
+        self.slug = slug
+
+
+class SliceInterrupted(RuntimeError):
+    """A chapter stopped at the budget's deadline; training saved its state and the next call resumes it."""
+
+    def __init__(self, slug: str, message: str):
+        super().__init__(f"chapter {slug!r} stopped at the deadline: {message}")
+        self.slug, self.detail = slug, message
+
+    @property
+    def steps(self) -> tuple[int, int] | None:
+        """``(steps done, total steps)`` of the interrupted training run, when the message names them."""
+        found = re.search(r"step (\d+) of (\d+)", self.detail)
+        return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+
+
+def project_root() -> Path:
+    """The posgeom checkout: the one holding the current folder, else the one holding this package."""
+    root = checkout_root()
+    if root is None:
+        here = Path(__file__).resolve().parent.parent
+        if (here / "_toc.yml").is_file() and (here / "notebooks").is_dir():
+            root = here
+    if root is None:
+        raise ValueError(
+            "posgeom reproduce executes the chapters of a posgeom checkout (its notebooks/ folder); "
+            "run it inside the repository"
+        )
+    return root
+
+
+def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> list[Chapter]:
+    """The chapters named by ``only`` (chapter slugs or claim ids such as ``C7``; commas allowed), in book order.
+
+    A claim id selects every chapter that checks it. An unknown value raises :class:`ValueError`
+    listing the valid ones; ``None`` or empty selects every chapter.
+    """
+    values = [v.strip() for item in (only or ()) for v in str(item).split(",") if v.strip()]
+    if not values:
+        return list(chapters)
+    slugs = [c.slug for c in chapters]
+    picked: set[str] = set()
+    for value in values:
+        if value in slugs:
+            picked.add(value)
+        elif value.upper() in PAPER_CLAIMS:
+            checking = [c.slug for c in chapters if value.upper() in c.claims]
+            if not checking:
+                raise ValueError(f"claim {value.upper()} is checked by no chapter of this list ({', '.join(slugs)})")
+            picked.update(checking)
+        else:
+            raise ValueError(
+                f"unknown chapter or claim {value!r}; valid chapters are {', '.join(slugs)}; "
+                f"valid claims are {', '.join(PAPER_CLAIMS)}"
+            )
+    return [c for c in chapters if c.slug in picked]
+
+
+def claims_stale_reason(entry: Result, *, notebooks_dir: str | Path | None = None) -> str | None:
+    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None.
+
+    "code changed": the code key of the posgeom modules the chapter imports differs from the recorded
+    one (:func:`posgeom.registry.code_changed`); an edit to a module the chapter does not use keeps it fresh.
+    """
+    if code_changed(entry.manifest):
+        return "code changed"
+    if notebooks_dir is not None:
+        recorded = entry.values.get("notebook_sha256")
+        now = notebook_sha256(entry.values.get("chapter", ""), notebooks_dir)
+        if recorded and now and recorded != now:
+            return "notebook changed"
+    return None
+
+
+def chapter_status(chapter: Chapter, scale: str, registry: Registry, *,
+                   notebooks_dir: str | Path | None = None) -> str:
+    """``"done"``, ``"not run"`` or ``"stale (code changed)"`` / ``"stale (notebook changed)"`` at ``scale``."""
+    params = {"chapter": chapter.slug}
+    if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
+        return "not run"
+    reason = claims_stale_reason(registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale),
+                                 notebooks_dir=notebooks_dir)
+    return "done" if reason is None else f"stale ({reason})"
+
+def resolve_results_dir(results_dir, notebooks: Path) -> Path:
+    """``results_dir``, else ``POSGEOM_RESULTS_DIR``, else the checkout's ``results/``; ``~`` expanded."""
+    if results_dir is None:
+        env_results = os.environ.get("POSGEOM_RESULTS_DIR")
+        results_dir = Path(env_results) if env_results else notebooks.parent / "results"
+    return Path(results_dir).expanduser().resolve()
+
+
+
+def format_minutes(minutes: float) -> str:
+    """``"4.0 min"`` below an hour, ``"1.5 h"`` from an hour on."""
+    return f"{minutes:.1f} min" if minutes < 60 else f"{minutes / 60:.1f} h"

@@ -1,0 +1,87 @@
+"""The CPU parts of the GPU chapters: experiments that need no GPU at paper scale, each run in its own
+process with a timeout."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..config import get_settings
+from .chapters import EXPERIMENTS_PACKAGE, select_chapters
+
+@dataclass(frozen=True)
+class CpuPart:
+    """One experiment inside a GPU chapter that needs no GPU at paper scale: ``entry`` (``module:function``
+    under ``posgeom.experiments``) called as ``function(settings, **kwargs)``."""
+
+    chapter: str
+    entry: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
+        return f"{self.entry}({args})"
+
+
+#: Counting and linear algebra on the full corpora inside the chapters that train at paper scale: run now
+#: on a CPU by ``posgeom reproduce --scale paper --cpu-parts``, committed under ``results/paper/``, and read
+#: back when the chapter runs on a GPU. (The stress and monotonicity tables are not here: they include the
+#: table trained from scratch.)
+CPU_PARTS: tuple[CpuPart, ...] = tuple(
+    CpuPart(chapter, entry, tuple(kwargs.items())) for chapter, entry, kwargs in (
+        ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "imdb"}),
+        ("real-corpora", "real_corpora:run_alibi_choices", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "sst2"}),
+        ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "sst2"}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_effective_rank", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_c5", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_c5_draws", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_rank_validation", {}),
+        ("minimal-parametrisation", "minimal_parametrisation:run_stress_vs_rank", {}),
+        ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "imdb"}),
+        ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "imdb"}),
+        ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "imdb"}),
+    )
+)
+
+
+def run_cpu_part(entry: str, kwargs: Mapping[str, Any], scale: str = "paper") -> None:
+    """Call one CPU part in this process (``function(settings at scale, **kwargs)``); it stores its result."""
+    module, _, name = entry.partition(":")
+    function = getattr(importlib.import_module(EXPERIMENTS_PACKAGE + module), name)
+    function(get_settings(scale=scale, device="cpu"), **dict(kwargs))
+
+
+def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, timeout_s: float | None = None,
+                  parts: Sequence[CpuPart] = CPU_PARTS) -> list[tuple[CpuPart, str, float]]:
+    """Run the CPU parts of the selected chapters, each in its own process, stopping one that passes
+    ``timeout_s``; returns ``(part, "stored" | "timed out" | "failed: <last line>", seconds)`` per part.
+
+    A part already stored by the current code returns at once; one cut by the timeout stores nothing (a
+    registry entry is written whole or not at all) and runs again next time.
+    """
+    slugs = {c.slug for c in select_chapters(only)}
+    out = []
+    for part in [p for p in parts if p.chapter in slugs]:
+        command = [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", part.entry,
+                   json.dumps(dict(part.kwargs)), "--scale", scale]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
+                                  env={**os.environ, "POSGEOM_PROGRESS": "0"})
+            tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            status = "stored" if done.returncode == 0 else f"failed: {tail}"
+        except subprocess.TimeoutExpired:
+            status = "timed out"
+        out.append((part, status, time.perf_counter() - start))
+        print(f"{part.chapter:24} {part.name:70} {status} ({out[-1][2] / 60:.1f} min)", flush=True)
+    return out

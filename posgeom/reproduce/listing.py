@@ -1,0 +1,153 @@
+"""What ``posgeom reproduce`` prints besides running: the plan, ``--list`` with the cost model, and the
+committed paper-scale results made by code that has changed since."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..registry import Registry, code_changed
+from ..report import CLAIMS_EXPERIMENT
+from .budget import chapter_progress, checkpoint_progress, experiment_progress
+from .chapters import CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, chapter_status, format_minutes
+from .ddp import ddp_command
+
+@dataclass(frozen=True)
+class StaleResult:
+    """A committed paper-scale registry entry made by code that has changed since.
+
+    ``modules``: the posgeom modules the entry's code key covers (one of them, or what it imports, changed);
+    ``needs_gpu``: recomputing it needs a GPU (:func:`posgeom.costmodel.needs_gpu`).
+    """
+
+    experiment: str
+    key: str
+    modules: tuple[str, ...]
+    needs_gpu: bool
+
+    def __str__(self) -> str:
+        where = "a GPU" if self.needs_gpu else "this CPU"
+        return (f"paper/{self.experiment}/{self.key}: code changed in {', '.join(self.modules) or 'unrecorded code'} "
+                f"(or what they import); recompute it on {where}")
+
+
+def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
+    """Every paper-scale entry of the registry at ``results_dir`` whose code key no longer matches the code."""
+    from ..costmodel import experiment_costs, needs_gpu
+
+    costs = experiment_costs()
+    gpu_chapters = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
+    out = []
+    for entry in Registry(results_dir).entries(scale="paper"):
+        if entry.experiment in (RUNS_EXPERIMENT, PROGRESS_EXPERIMENT) or not code_changed(entry.manifest):
+            continue
+        if entry.experiment == CLAIMS_EXPERIMENT:  # a chapter's verdicts: rerun with the whole chapter
+            gpu = entry.values.get("chapter") in gpu_chapters
+        else:
+            gpu = needs_gpu(entry.experiment, costs)
+        out.append(StaleResult(entry.experiment, entry.key, tuple(entry.manifest.get("code_modules") or ()), gpu))
+    return out
+
+
+
+def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: str, *, force: bool = False,
+                gpu_available: bool = True, nproc: int = 1) -> str:
+    """The table printed before a run: per chapter its claims, status, action and the estimate."""
+    lines = [f"{'chapter':26} {'claims':18} {'status':26} {'action':6} {'time':>9} {'memory':>14}"]
+    total, peak, gpu_peak = 0.0, 0.0, 0.0
+    for c in chapters:
+        e = c.estimate(scale)
+        run = force or statuses[c.slug] != "done"
+        memory = f"{e.memory_gb:.1f} GB" + (f" +{e.gpu_memory_gb:.0f} GPU" if e.gpu_memory_gb else "")
+        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {statuses[c.slug]:26} {'run' if run else 'skip':6} "
+                     f"{format_minutes(e.minutes) if run else '-':>9} {memory if run else '-':>14}")
+        if run:
+            total += e.minutes
+            peak, gpu_peak = max(peak, e.memory_gb), max(gpu_peak, e.gpu_memory_gb or 0.0)
+            if scale == "paper" and c.paper_needs_gpu and not gpu_available:
+                lines.append(f"  warning: {c.slug} needs a GPU at paper scale; on this CPU expect days, not hours")
+            if scale == "paper" and c.ddp and nproc > 1:
+                lines.append("  first: " + " ".join(ddp_command(c.ddp, nproc, printable=True)))
+    basis = ("2-core CPU measurements and estimates" if scale == "quick" else "estimates for one H100/H200-class GPU")
+    lines.append(f"to run: {sum(force or statuses[c.slug] != 'done' for c in chapters)} of {len(chapters)} chapters, "
+                 f"about {format_minutes(total)}, peak memory about {peak:.1f} GB"
+                 + (f" (+{gpu_peak:.0f} GB GPU)" if gpu_peak else "") + f" ({basis})")
+    return "\n".join(lines)
+
+
+def paper_minutes(chapters: Sequence[Chapter] = CHAPTERS) -> dict[str, float]:
+    """Per chapter, the paper-scale time on one H100/H200-class GPU: the cost model's time of the
+    experiments that run a model (:mod:`posgeom.costmodel`) plus, for chapters without model work, the
+    chapter's own estimate (counting and linear algebra on the CPU)."""
+    from ..costmodel import experiment_costs
+
+    model = {}
+    for cost in experiment_costs():
+        model[cost.chapter] = model.get(cost.chapter, 0.0) + cost.gpu_minutes
+    return {c.slug: model[c.slug] if model.get(c.slug, 0.0) >= 0.05 else c.paper.minutes for c in chapters}
+
+
+def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, notebooks_dir: Path) -> str:
+    """``posgeom reproduce --list``: every chapter, its claims, status at ``scale`` (done, stale, in
+    progress, not run) and the estimates; at ``paper`` scale also the cost model per experiment."""
+    paper = paper_minutes(chapters)
+    lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper (GPU)':>12} "
+             f"{'GPU at paper':13} torchrun"]
+    for c in chapters:
+        status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir)
+        if status != "done" and chapter_progress(c, scale, registry):
+            status = "in progress"
+        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.quick.minutes):>9} "
+                     f"{format_minutes(paper[c.slug]):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
+                     f"{'yes' if c.ddp else 'no'}")
+    lines.append(f"total: {format_minutes(sum(c.quick.minutes for c in chapters))} at quick on a 2-core CPU; "
+                 f"about {format_minutes(sum(paper.values()))} at paper on one H100/H200-class GPU (the cost model "
+                 "at 40 % MFU for the training, the chapters' estimates for the rest)")
+    for c in chapters:
+        progress = chapter_progress(c, scale, registry)
+        if progress and chapter_status(c, scale, registry, notebooks_dir=notebooks_dir) != "done":
+            lines.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... resumes it)")
+    progress = experiment_progress(checkpoint_progress(registry.root, scale))
+    for experiment, text in progress.items():
+        lines.append(f"saved training at {scale}: {experiment}: {text}")
+    if scale == "paper":
+        stored = experiment_results(registry, scale)
+        status = {e: "; ".join(t for t in (stored.get(e), progress.get(e)) if t) for e in {*stored, *progress}}
+        lines.append("")
+        lines.append(cost_report([c.slug for c in chapters], progress=status))
+    return "\n".join(lines)
+
+
+def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, str]:
+    """Per costed experiment (``module:function``, :data:`posgeom.costmodel.RESULT_NAMES`), its stored
+    entries at ``scale``: ``"3 stored"``, ``"3 stored (1 stale)"``."""
+    from fnmatch import fnmatchcase
+
+    from ..costmodel import RESULT_NAMES
+
+    counts: dict[str, list[int]] = {}
+    for entry in registry.entries(scale=scale):
+        for experiment, patterns in RESULT_NAMES.items():
+            if any(fnmatchcase(entry.experiment, p) for p in patterns):
+                n = counts.setdefault(experiment, [0, 0])
+                n[0] += 1
+                n[1] += bool(code_changed(entry.manifest))
+    return {e: f"{n} stored" + (f" ({stale} stale)" if stale else "") for e, (n, stale) in counts.items()}
+
+
+def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:
+    """The cost model's table (:mod:`posgeom.costmodel`) for the chapters ``slugs`` at the modules' paper
+    settings, and the total with the proposed settings (:data:`posgeom.costmodel.PROPOSED`)."""
+    from ..costmodel import GPU_GOAL_MINUTES, experiment_costs, format_costs, totals
+
+    keep = (lambda cost: True) if slugs is None else (lambda cost: cost.chapter in set(slugs))
+    now = [c for c in experiment_costs() if keep(c)]
+    then = [c for c in experiment_costs(proposed=True) if keep(c)]
+    t_now, t_then = totals(now), totals(then)
+    lines = ["cost model: experiments that run a model at paper scale (the other experiments count and solve "
+             "on the CPU, within the chapter estimates above)", format_costs(now, progress=progress)]
+    lines.append(f"with the proposed settings (posgeom.costmodel.PROPOSED): {t_then['gpu_minutes']:.1f} min on the GPU "
+                 f"in {t_then['slices']} slices (now {t_now['gpu_minutes']:.1f} min; goal at most "
+                 f"{GPU_GOAL_MINUTES:.0f} min)")
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""Executing one chapter's notebook top to bottom in a fresh kernel, with its peak memory measured."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+from .chapters import ChapterFailed, SliceInterrupted
+
+#: The exception :func:`posgeom.models.training.train` raises at its deadline, by name (seen in a kernel).
+INTERRUPTED_NAME = "TrainingInterrupted"
+#: Printed by the probe cell appended to every executed notebook (peak memory of the kernel).
+_PROBE_MARK = "__posgeom_reproduce_probe__"
+_PROBE = f"""\
+import json as _json, sys as _sys
+try:
+    import resource as _resource
+    _rss = _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss * (1 if _sys.platform == "darwin" else 1024)
+except ImportError:  # Windows
+    _rss = None
+_gpu = None
+if "torch" in _sys.modules and _sys.modules["torch"].cuda.is_initialized():
+    _gpu = _sys.modules["torch"].cuda.max_memory_allocated()
+print("{_PROBE_MARK}" + _json.dumps({{"rss_bytes": _rss, "gpu_bytes": _gpu}}))
+"""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _first_line(source: str) -> str:
+    lines = [ln for ln in source.splitlines() if ln.strip() and not ln.startswith(("---", "#", ":"))]
+    text = lines[0].strip() if lines else source.strip()[:60]
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | None = None,
+                     on_cell: Callable[[int, int], None] | None = None, slug: str | None = None,
+                     interrupt_on_timeout: bool = False) -> dict:
+    """Execute a MyST text notebook top to bottom in a fresh ``python3`` kernel (cwd: its folder).
+
+    Parameters
+    ----------
+    path : path of the ``.md`` notebook.
+    env : the kernel's environment.
+    timeout : seconds allowed per cell (None: no limit).
+    on_cell : called as ``on_cell(k, n)`` before the ``k``-th of ``n`` code cells (1-based).
+    interrupt_on_timeout : a cell timeout means the budget ran out (:class:`SliceInterrupted`), not a failure.
+
+    Returns
+    -------
+    dict with ``rss_bytes`` and ``gpu_bytes`` (peak memory of the kernel; None where unknown).
+
+    Raises
+    ------
+    SliceInterrupted
+        When training stopped at its deadline (``TrainingInterrupted`` in the kernel): its state is saved.
+    ChapterFailed
+        Naming the cell (its number among the code cells and its first line) and the error.
+    """
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    path = Path(path)
+    slug = slug or path.stem
+    nb = jupytext.read(path)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
+    position = {cell_index: k + 1 for k, cell_index in enumerate(code)}
+    current = {"index": None}
+
+    def start(cell, cell_index):
+        current["index"] = cell_index
+        if on_cell is not None and cell_index in position:
+            on_cell(position[cell_index], len(code))
+
+    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, on_cell_start=start,
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute(env=env)
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
+        index = current["index"]
+        where = (f"code cell {position[index]} of {len(code)} (starting `{_first_line(nb.cells[index].source)}`)"
+                 if index in position else "the probe cell appended by posgeom reproduce")
+        if isinstance(err, CellExecutionError) and err.ename == INTERRUPTED_NAME:
+            raise SliceInterrupted(slug, str(err.evalue)) from None
+        if isinstance(err, CellTimeoutError) and interrupt_on_timeout:
+            raise SliceInterrupted(slug, f"the budget ran out in a cell that does not stop at the training deadline "
+                                         f"({path.name}, code cell {position.get(current['index'], '?')})") from None
+        if isinstance(err, CellExecutionError):
+            what = f"{err.ename}: {err.evalue}"
+        elif isinstance(err, CellTimeoutError):
+            what = f"no result after {timeout} s (cell timeout)"
+        else:
+            what = "the kernel died (out of memory?)"
+        trace = _ANSI.sub("", str(getattr(err, "traceback", "") or ""))
+        tail = "\n".join(trace.strip().splitlines()[-12:])
+        raise ChapterFailed(slug, f"{path.name}, {where} failed: {what}" + (f"\n{tail}" if tail else "")) from None
+    for output in nb.cells[-1].get("outputs", []):
+        text = output.get("text", "")
+        if _PROBE_MARK in text:
+            return json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
+    return {"rss_bytes": None, "gpu_bytes": None}

@@ -1,0 +1,285 @@
+"""The run: the selected chapters that are not done, one after another, within an optional budget."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from ..config import get_settings, resolve_device, validate_device, validate_scale
+from ..registry import Registry, code_changed, params_key
+from ..report import CLAIMS_EXPERIMENT, notebook_sha256
+from .budget import (
+    BUDGET_MARGIN_S, DEADLINE_ENV, discard_finished_checkpoints, parse_budget, slice_minutes, training_deadline,
+)
+from .chapters import (
+    CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, ChapterFailed, SliceInterrupted, chapter_status,
+    format_minutes, project_root, resolve_results_dir, select_chapters,
+)
+from .ddp import INTERRUPTED_EXIT, ddp_command, default_nproc
+from .listing import format_plan
+from .notebook import execute_notebook
+
+@dataclass
+class ChapterRun:
+    """What executing one chapter measured."""
+
+    slug: str
+    wall_s: float
+    peak_rss_gb: float | None
+    gpu_peak_gb: float | None
+    claims: tuple[str, ...]
+    ddp_command: list[str] | None = None
+
+
+@dataclass
+class ReproduceReport:
+    """What :func:`reproduce` did: the chapters it ran and those it skipped (already done)."""
+
+    scale: str
+    ran: list[ChapterRun] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    #: With a budget: the chapter stopped at the deadline (resumed next time), and the chapters left for later.
+    interrupted: str | None = None
+    deferred: list[str] = field(default_factory=list)
+
+
+
+def _gb(n_bytes) -> float | None:
+    return None if n_bytes is None else n_bytes / 1e9
+
+
+def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: str | None = None, *,
+              force: bool = False, nproc: int | None = None, chapters: Sequence[Chapter] = CHAPTERS,
+              notebooks_dir: str | Path | None = None, results_dir: str | Path | None = None,
+              timeout: int | None = None, out: Callable[[str], None] = print, budget: str | float | None = None,
+              execute: Callable[..., dict] = execute_notebook,
+              clock: Callable[[], float] = time.time) -> ReproduceReport:
+    """Execute the selected chapters that are not done at ``scale`` (all of them with ``force``).
+
+    Parameters
+    ----------
+    scale : "quick" or "paper"
+    only : chapter slugs and/or claim ids (see :func:`select_chapters`); default every chapter.
+    device : the kernels' ``POSGEOM_DEVICE`` (default: the environment's, else ``auto``).
+    force : run chapters that are done too (their ``run_*`` functions still reuse results stored by the
+        same code with the same options; delete ``results/<scale>/`` to recompute everything).
+    nproc : processes for the ``torchrun`` step of ``Chapter.ddp`` at ``paper`` scale (default: the
+        number of CUDA devices; 1 = no torchrun).
+    chapters, notebooks_dir, results_dir : what to run and where (defaults: :data:`CHAPTERS`, the
+        checkout's ``notebooks/``, ``POSGEOM_RESULTS_DIR`` else the checkout's ``results/``).
+    timeout : seconds per cell (default 3600 at ``quick``, none at ``paper``).
+    out : where the plan and the per-chapter lines go.
+    budget : run only what fits: ``"90s"``, ``"9m"``, ``"2h"`` (:func:`parse_budget`). Training stops at
+        the deadline (``POSGEOM_DEADLINE``, :func:`training_deadline`) after saving its state; the chapter
+        is recorded as in progress and resumed by the next call; chapters that do not fit are left for later.
+    execute, clock : the notebook executor (:func:`execute_notebook`) and the wall clock (tests replace them).
+
+    Returns
+    -------
+    ReproduceReport
+
+    Raises
+    ------
+    ChapterFailed
+        At the first chapter that fails; the chapters before it are done and will be skipped next time.
+    """
+    scale = validate_scale(scale)
+    device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
+    selected = select_chapters(only, chapters)
+    notebooks = Path(notebooks_dir) if notebooks_dir is not None else project_root() / "notebooks"
+    results_dir = resolve_results_dir(results_dir, notebooks)
+    missing = [c.slug for c in selected if not (notebooks / f"{c.slug}.md").is_file()]
+    if missing:
+        raise ValueError(f"no notebook for chapter(s) {', '.join(missing)} in {notebooks}")
+    settings = get_settings(scale=scale, device=device, results_dir=results_dir)
+    resolved = resolve_device(device)
+    nproc = _checked_nproc(default_nproc(scale, device) if nproc is None else int(nproc), scale, resolved)
+    budget_s = parse_budget(budget) if budget is not None else None
+    started = clock()
+    run = _Run(scale=scale, device=device, resolved=resolved, notebooks=notebooks, results_dir=results_dir,
+               seed=settings.seed, registry=Registry(results_dir), nproc=nproc,
+               deadline=None if budget_s is None else started + max(budget_s - BUDGET_MARGIN_S, budget_s / 2),
+               timeout=timeout if timeout is not None else (3600 if scale == "quick" else None),
+               execute=execute, clock=clock, out=out)
+    statuses = {c.slug: chapter_status(c, scale, run.registry, notebooks_dir=notebooks) for c in selected}
+    out(f"posgeom reproduce: scale {scale}, device {resolved}, results {results_dir}, "
+        f"data {settings.data_dir or 'Hugging Face hub'}, pretrained model {settings.pretrained}")
+    out(format_plan(selected, statuses, scale, force=force, gpu_available=resolved.startswith("cuda"), nproc=nproc))
+
+    report = ReproduceReport(scale, skipped=[c.slug for c in selected if not force and statuses[c.slug] == "done"])
+    pending = [c for c in selected if force or statuses[c.slug] != "done"]
+    if not pending:
+        out(f"nothing to run: every selected chapter is done at {scale} (--force runs them again)")
+        return report
+    run.run_all(pending, report)
+    return report
+
+
+def _checked_nproc(nproc: int, scale: str, resolved: str) -> int:
+    """``nproc`` when this machine can run that many ``torchrun`` processes at ``scale``; else one line why not."""
+    if nproc < 1:
+        raise ValueError(f"nproc must be a positive integer, got {nproc}")
+    if nproc > 1:
+        import torch
+
+        if scale != "paper":
+            raise ValueError("several processes (torchrun) are for the paper scale only; use nproc=1 at quick")
+        if not resolved.startswith("cuda") or nproc > torch.cuda.device_count():
+            raise ValueError(f"nproc={nproc} needs {nproc} CUDA devices; this machine has "
+                             f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}")
+    return nproc
+
+
+@dataclass
+class _Run:
+    """One call of :func:`reproduce` once its options are checked: where, how, and until when."""
+
+    scale: str
+    device: str
+    resolved: str
+    notebooks: Path
+    results_dir: Path
+    seed: int
+    registry: Registry
+    nproc: int
+    deadline: float | None
+    timeout: int | None
+    execute: Callable[..., dict]
+    clock: Callable[[], float]
+    out: Callable[[str], None]
+    bar: Any = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The kernels' (and torchrun processes') environment."""
+        env = {**os.environ, "POSGEOM_SCALE": self.scale, "POSGEOM_DEVICE": self.device,
+               "POSGEOM_RESULTS_DIR": str(self.results_dir), "POSGEOM_PROGRESS": "0"}
+        return {**env, DEADLINE_ENV: repr(float(self.deadline))} if self.deadline is not None else env
+
+    def say(self, line: str) -> None:
+        """A line above the progress bar."""
+        self.bar.clear()
+        self.out(line)
+        self.bar.refresh()
+
+    def run_all(self, pending: Sequence[Chapter], report: ReproduceReport) -> None:
+        """Run ``pending`` in order until one fails, the budget is spent or a chapter stops at the deadline."""
+        from ..progress import tqdm
+
+        self.bar = tqdm(total=len(pending), desc=f"reproduce {self.scale}", unit="chapter")
+        try:
+            for k, chapter in enumerate(pending, 1):
+                left_min = None if self.deadline is None else (self.deadline - self.clock()) / 60
+                if left_min is not None and left_min < slice_minutes(chapter, self.scale):
+                    report.deferred = [c.slug for c in pending[k - 1:]]
+                    self.say(f"budget: {left_min:.1f} min left, {chapter.slug} needs at least "
+                             f"{slice_minutes(chapter, self.scale):.1f} min; left for the next call: "
+                             f"{', '.join(report.deferred)}")
+                    break
+                self.bar.set_postfix_str(chapter.slug)
+                start = time.perf_counter()
+                try:
+                    probe, command = self.execute_chapter(chapter, f"[{k}/{len(pending)}]")
+                except SliceInterrupted as stop:
+                    self.stopped(chapter, stop, time.perf_counter() - start, f"[{k}/{len(pending)}]")
+                    report.interrupted = chapter.slug
+                    report.deferred = [c.slug for c in pending[k:]]
+                    break
+                report.ran.append(self.finished(chapter, time.perf_counter() - start, probe, command,
+                                                f"[{k}/{len(pending)}]"))
+                self.bar.update(1)
+        finally:
+            self.bar.close()
+
+    def execute_chapter(self, chapter: Chapter, counter: str) -> tuple[dict, list[str] | None]:
+        """The chapter's ``torchrun`` step (paper scale, several processes) and its notebook: the kernel's
+        peak memory and the ``torchrun`` command (None without one)."""
+        command = None
+        if self.scale == "paper" and chapter.ddp and self.nproc > 1:
+            command = ddp_command(chapter.ddp, self.nproc)
+            self.say(f"{counter} {chapter.slug}: " + " ".join(ddp_command(chapter.ddp, self.nproc, printable=True)))
+            done = subprocess.run(command, cwd=self.notebooks, env=self.env)
+            if done.returncode == INTERRUPTED_EXIT and self.deadline is not None:
+                raise SliceInterrupted(chapter.slug, "the torchrun step stopped at the training deadline")
+            if done.returncode != 0:
+                raise ChapterFailed(chapter.slug, f"the torchrun step exited with code {done.returncode} "
+                                                  "(its output is above); --nproc-per-node 1 trains in one process")
+        cell_timeout = self.timeout
+        if self.deadline is not None:  # a cell that ignores the training deadline still ends with the budget
+            grace = int(self.deadline - self.clock() + BUDGET_MARGIN_S / 2)
+            cell_timeout = max(1, grace if self.timeout is None else min(self.timeout, grace))
+
+        def on_cell(i, n, slug=chapter.slug):
+            self.bar.set_postfix_str(f"{slug} cell {i}/{n}")
+
+        with training_deadline(self.deadline):
+            probe = self.execute(self.notebooks / f"{chapter.slug}.md", env=self.env, timeout=cell_timeout,
+                                 on_cell=on_cell, slug=chapter.slug, interrupt_on_timeout=self.deadline is not None)
+        return probe, command
+
+    def stopped(self, chapter: Chapter, stop: SliceInterrupted, wall: float, counter: str) -> None:
+        """Record and say that ``chapter`` stopped at the deadline (the next call resumes it)."""
+        _record_progress(self.registry, chapter.slug, self.scale, stop, wall, seed=self.seed, device=self.resolved)
+        steps = f" at training step {stop.steps[0]} of {stop.steps[1]}" if stop.steps else ""
+        self.say(f"{counter} {chapter.slug}: stopped at the deadline after {format_minutes(wall / 60)}"
+                 f"{steps}; its state is saved, the next call resumes it")
+
+    def finished(self, chapter: Chapter, wall: float, probe: dict, command: list[str] | None,
+                 counter: str) -> ChapterRun:
+        """Record how ``chapter``'s run went (:data:`RUNS_EXPERIMENT`), clear its progress, and say so."""
+        recorded = _recorded_claims(self.registry, chapter.slug, self.scale)
+        run = ChapterRun(chapter.slug, wall, _gb(probe.get("rss_bytes")), _gb(probe.get("gpu_bytes")), recorded,
+                         command)
+        self.registry.save(RUNS_EXPERIMENT, {"chapter": chapter.slug, "wall_s": wall, "peak_rss_gb": run.peak_rss_gb,
+                                             "gpu_peak_gb": run.gpu_peak_gb, "nproc": self.nproc if command else 1,
+                                             "notebook_sha256": notebook_sha256(chapter.slug, self.notebooks)},
+                           params={"chapter": chapter.slug}, scale=self.scale, seed=self.seed, device=self.resolved,
+                           code=())  # a record of how a run went depends on no code: never stale
+        _clear_progress(self.registry, chapter.slug, self.scale)
+        if self.deadline is not None and not self.registry.entries(PROGRESS_EXPERIMENT, scale=self.scale):
+            # no other chapter is in progress: no finished run's state is still needed
+            discard_finished_checkpoints(self.results_dir, self.scale)
+        memory = "" if run.peak_rss_gb is None else f", peak memory {run.peak_rss_gb:.1f} GB"
+        memory += "" if run.gpu_peak_gb is None else f" (GPU {run.gpu_peak_gb:.1f} GB)"
+        if recorded:
+            line = f"done in {format_minutes(wall / 60)}{memory}; claims {' '.join(recorded)} recorded"
+        else:
+            line = (f"ran in {format_minutes(wall / 60)}{memory} but recorded no claims: its comparison_table "
+                    f"needs chapter={chapter.slug!r}, settings=settings (it will run again next time)")
+        self.say(f"{counter} {chapter.slug}: {line}")
+        return run
+
+
+def _record_progress(registry: Registry, slug: str, scale: str, stop: SliceInterrupted, wall: float, *, seed: int,
+                     device: str) -> None:
+    params = {"chapter": slug}
+    before = (registry.load(PROGRESS_EXPERIMENT, params=params, scale=scale).values
+              if registry.has(PROGRESS_EXPERIMENT, params=params, scale=scale) else {})
+    done, total = stop.steps or (None, None)
+    registry.save(PROGRESS_EXPERIMENT, {"chapter": slug, "slices": int(before.get("slices", 0)) + 1,
+                                        "wall_s": float(before.get("wall_s", 0.0)) + wall, "steps_done": done,
+                                        "total_steps": total, "detail": stop.detail},
+                  params=params, scale=scale, seed=seed, device=device)
+
+
+def _clear_progress(registry: Registry, slug: str, scale: str) -> None:
+    """A chapter that finished has no progress left to report."""
+    import shutil
+
+    folder = Path(registry.root) / scale / PROGRESS_EXPERIMENT / params_key({"chapter": slug})
+    if folder.is_dir():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _recorded_claims(registry: Registry, slug: str, scale: str) -> tuple[str, ...]:
+    params = {"chapter": slug}
+    if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
+        return ()
+    entry = registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale)
+    if code_changed(entry.manifest):
+        return ()
+    return tuple(dict.fromkeys(r["claim"] for r in entry.values["rows"]))
