@@ -24,7 +24,6 @@ from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import learned_tables as lt
 from posgeom.experiments import necessity as nec
 from posgeom.experiments import real_corpora as rc
-from posgeom.experiments import sinusoids_as_mds as sm
 
 
 def _unswitchable(f):
@@ -223,7 +222,7 @@ PACKAGE = [
     (oe.check_hellinger_matrix, posgeom.hellinger_matrix),
     (oe.check_classical_mds, lambda D, k: posgeom.classical_mds(D, k=k).embedding),
     (oe.check_rank_for_stress, lambda D, t: posgeom.effective_rank(D, "stress", threshold=t, normalization="scale_free")),
-    (oe.check_circulant_eigenvalues, sm.circulant_eigenvalues),
+    (oe.check_circulant_eigenvalues, posgeom.geometry.circulant_eigenvalues),
     (pe.check_alibi_slopes, lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D))),
     (pe.check_violation_rate, lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True)),
     (pe.check_logit_distances, ib.kernel_distances),
@@ -257,7 +256,7 @@ ORACLE = [  # the package's implementation, copied past the switch, passes: orac
     (oe.check_hellinger_matrix, _unswitchable(posgeom.hellinger_matrix)),
     (pe.check_violation_rate, lambda D, Dh: _VIOLATION(D, Dh, as_distances=True)),
     (pe.check_logit_distances, _unswitchable(ib.kernel_distances)),
-    (oe.check_circulant_eigenvalues, _unswitchable(sm.circulant_eigenvalues)),
+    (oe.check_circulant_eigenvalues, _unswitchable(posgeom.geometry.circulant_eigenvalues)),
     (pe.check_alibi_slopes, lambda D, t: _SLOPES(t, _PARABOLA(D))),
     (wp.check_sinusoid_distances, lambda n, d, b: _pdist(_TABLE(n, d, base=b))),
     (wp.check_equivariance_gap, torch.no_grad()(_unswitchable(nec.equivariance_gap.__wrapped__))),

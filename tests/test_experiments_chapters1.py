@@ -59,7 +59,7 @@ def model(position, causal=False, L=8, V=20, seed=0):
 
 
 def test_eigen_fraction_and_line_fit():
-    assert zoo.eigen_fraction(enc.alibi_distances(15, 4)) == pytest.approx(1.0, abs=1e-12)
+    assert posgeom.geometry.eigen_fraction(enc.alibi_distances(15, 4)) == pytest.approx(1.0, abs=1e-12)
     X = np.random.default_rng(1).standard_normal((10, 3))
     D = pdist(X)
     from scipy.spatial.distance import squareform
@@ -67,13 +67,13 @@ def test_eigen_fraction_and_line_fit():
     D = squareform(D)
     Xc = X - X.mean(axis=0)
     w = np.sort(np.linalg.eigvalsh(Xc.T @ Xc))[::-1]  # the non-zero eigenvalues of B = Xc Xc^T
-    assert zoo.eigen_fraction(D, 1) == pytest.approx(w[0] / w.sum(), rel=1e-9)
-    assert zoo.eigen_fraction(D, 3) == pytest.approx(1.0, rel=1e-9)
-    mds_err, spacing_err = zoo.line_fit_error(enc.alibi_distances(30, 12))
+    assert posgeom.geometry.eigen_fraction(D, 1) == pytest.approx(w[0] / w.sum(), rel=1e-9)
+    assert posgeom.geometry.eigen_fraction(D, 3) == pytest.approx(1.0, rel=1e-9)
+    mds_err, spacing_err = posgeom.geometry.line_fit_error(enc.alibi_distances(30, 12))
     assert mds_err < 1e-12 and spacing_err < 1e-12
-    assert zoo.line_fit_error(enc.sinusoidal_distances(30, 16))[0] > 0.05
+    assert posgeom.geometry.line_fit_error(enc.sinusoidal_distances(30, 16))[0] > 0.05
     with pytest.raises(ValueError, match="all-zero"):
-        zoo.line_fit_error(np.zeros((5, 5)))
+        posgeom.geometry.line_fit_error(np.zeros((5, 5)))
 
 
 def test_run_zoo_with_the_packaged_model(settings):
@@ -346,20 +346,6 @@ def test_settings_give_the_registry_params_of_before():
                                                                      n_perms=8, init_std=0.5)
     assert as_params(sp.CONFIGS["paper"].real.sst2) == dict(n_positions=128, n_sequences=None, n_eval=5000)
     assert as_params(sp.CONFIGS["paper"].train) == dict(steps=5_000, batch_size=64, lr=1e-4, every=125)
-
-
-def test_seed_interval_against_the_t_quantile():
-    from scipy import stats
-
-    x = np.array([0.2, 0.25, 0.31, 0.22, 0.27])
-    iv = sp.seed_interval(x, 0.9)
-    half = stats.t.ppf(0.95, 4) * x.std(ddof=1) / np.sqrt(5)
-    assert iv.mean == pytest.approx(x.mean()) and iv.low == pytest.approx(x.mean() - half)
-    assert iv.high == pytest.approx(x.mean() + half) and iv.n == 5
-    with pytest.raises(ValueError, match="at least 2"):
-        sp.seed_interval([1.0])
-    with pytest.raises(ValueError, match="level"):
-        sp.seed_interval(x, 1.5)
 
 
 def test_pretrained_separation_of_a_table_against_a_loop():

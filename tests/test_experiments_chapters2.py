@@ -73,8 +73,8 @@ def test_offdiag_and_rms_match_loops():
     rng = np.random.default_rng(1)
     D = rng.random((6, 6))
     loop = [D[i, j] for i in range(6) for j in range(i + 1, 6)]
-    np.testing.assert_array_equal(cg.offdiag(D), loop)
-    assert cg.rms_offdiag(D) == pytest.approx(np.sqrt(np.mean(np.square(loop))))
+    np.testing.assert_array_equal(posgeom.geometry.offdiag(D), loop)
+    assert posgeom.geometry.rms_offdiag(D) == pytest.approx(np.sqrt(np.mean(np.square(loop))))
 
 
 def test_delta_method_noise_closed_form_and_simulation():
@@ -86,8 +86,8 @@ def test_delta_method_noise_closed_form_and_simulation():
     # the formula predicts the mean squared distance of a stationary corpus with well-populated tokens
     corpus = cg.family_corpus("stationary", n_sequences=20_000, n_positions=10, vocab_size=12, seed=3)
     counts = corpus.counts()
-    measured = np.mean(cg.offdiag(posgeom.hellinger_matrix(counts)) ** 2)
-    predicted = np.mean(cg.offdiag(cg.delta_method_noise(counts.reach, 12)))
+    measured = np.mean(posgeom.geometry.offdiag(posgeom.hellinger_matrix(counts)) ** 2)
+    predicted = np.mean(posgeom.geometry.offdiag(cg.delta_method_noise(counts.reach, 12)))
     assert measured == pytest.approx(predicted, rel=0.15)
     with pytest.raises(ValueError, match="reach"):
         cg.delta_method_noise([0, 3], 5)
@@ -104,13 +104,13 @@ def test_family_corpus_markov_is_circulant():
 
 def test_encoding_stresses_nan_where_undefined():
     D = posgeom.hellinger_matrix(np.eye(3))
-    out = cg.encoding_stresses(D, {"none": np.zeros((3, 3))}, normalizations=("paper", "scale_free", "kruskal1"))
+    out = posgeom.geometry.encoding_stresses(D, {"none": np.zeros((3, 3))}, normalizations=("paper", "scale_free", "kruskal1"))
     assert out["none"]["paper"] == pytest.approx(1.0) and out["none"]["scale_free"] == pytest.approx(1.0)
     assert np.isnan(out["none"]["kruskal1"])
 
 
 def test_fourier_basis_diagonalises_circulants():
-    F = sm.fourier_basis(12, 3)
+    F = posgeom.geometry.fourier_basis(12, 3)
     np.testing.assert_allclose(F.T @ F, np.eye(6), atol=1e-12)
     rng = np.random.default_rng(2)
     c = rng.random(12)
@@ -120,17 +120,17 @@ def test_fourier_basis_diagonalises_circulants():
     CF = C @ F
     np.testing.assert_allclose(CF, F * np.diag(F.T @ C @ F), atol=1e-12)
     with pytest.raises(ValueError):
-        sm.fourier_basis(6, 3)
+        posgeom.geometry.fourier_basis(6, 3)
 
 
 def test_fourier_match_bounds():
-    F = sm.fourier_basis(20, 2)
+    F = posgeom.geometry.fourier_basis(20, 2)
     Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((4, 4)))
-    assert sm.fourier_match(F @ Q, 2) == pytest.approx(1.0)  # rotation inside the span
+    assert posgeom.geometry.fourier_match(F @ Q, 2) == pytest.approx(1.0)  # rotation inside the span
     rnd = np.linalg.qr(np.random.default_rng(1).standard_normal((20, 4)))[0]
-    assert 0.0 <= sm.fourier_match(rnd, 2) < 0.9
+    assert 0.0 <= posgeom.geometry.fourier_match(rnd, 2) < 0.9
     with pytest.raises(ValueError, match="columns"):
-        sm.fourier_match(F[:, :3], 2)
+        posgeom.geometry.fourier_match(F[:, :3], 2)
 
 
 def test_circulant_eigenvalues_closed_form():
@@ -139,9 +139,9 @@ def test_circulant_eigenvalues_closed_form():
     g = np.concatenate([half, half[1:][::-1]])
     idx = np.arange(n)
     D = g[(idx[None, :] - idx[:, None]) % n]
-    np.testing.assert_allclose(sm.circulant_eigenvalues(g), posgeom.classical_mds(D, k=1).eigenvalues, atol=1e-12)
+    np.testing.assert_allclose(posgeom.geometry.circulant_eigenvalues(g), posgeom.classical_mds(D, k=1).eigenvalues, atol=1e-12)
     with pytest.raises(ValueError):
-        sm.circulant_eigenvalues(np.array([0.1, 0.2, 0.2]))
+        posgeom.geometry.circulant_eigenvalues(np.array([0.1, 0.2, 0.2]))
 
 
 def test_savings_closed_form():
@@ -153,16 +153,16 @@ def test_savings_closed_form():
 
 def test_null_eigenvalues_and_parallel_analysis():
     stat = cg.family_corpus("stationary", n_sequences=5_000, n_positions=10, vocab_size=20, seed=1).counts()
-    null = mp.null_eigenvalues(stat, 3, seed=0)
+    null = posgeom.geometry.null_eigenvalues(stat, 3, seed=0)
     assert null.shape == (3, 10) and np.all(np.diff(null, axis=1) <= 1e-15)
     w = posgeom.classical_mds(posgeom.hellinger_matrix(stat), k=1).eigenvalues
-    assert mp.rank_above_noise(w, null) <= 1
+    assert posgeom.geometry.rank_above_noise(w, null) <= 1
     drift = syn.make_corpus("drift", n_sequences=20_000, n_positions=12, vocab_size=24, anchors=4, seed=0).counts()
     wd = posgeom.classical_mds(posgeom.hellinger_matrix(drift), k=1).eigenvalues
-    assert mp.rank_above_noise(wd, mp.null_eigenvalues(drift, 3, seed=0)) == 3
-    assert mp.rank_above_noise([3.0, 2.0, 1.0], np.array([[2.5, 0.1, 0.0]])) == 1
+    assert posgeom.geometry.rank_above_noise(wd, posgeom.geometry.null_eigenvalues(drift, 3, seed=0)) == 3
+    assert posgeom.geometry.rank_above_noise([3.0, 2.0, 1.0], np.array([[2.5, 0.1, 0.0]])) == 1
     with pytest.raises(ValueError, match="PositionalCounts"):
-        mp.null_eigenvalues(np.ones((3, 3)), 2)
+        posgeom.geometry.null_eigenvalues(np.ones((3, 3)), 2)
 
 
 def test_sensitivity_variants_change_one_option(tiny):

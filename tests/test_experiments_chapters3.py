@@ -48,7 +48,7 @@ def _random_D(rng, n, k=3):
 def test_rank_one_report_on_points_on_a_line():
     x = np.sort(np.random.default_rng(1).standard_normal(8))
     D = np.abs(np.subtract.outer(x, x))
-    rep = rc.rank_one_report(D, np.zeros_like(D))
+    rep = posgeom.geometry.rank_one_report(D, np.zeros_like(D))
     assert rep["share_raw"] == pytest.approx(1.0)
     assert rep["share_debiased"] == pytest.approx(1.0)
     assert rep["rank_above_noise"] == 1
@@ -62,10 +62,10 @@ def test_rank_one_report_noise_gram_is_the_diagonal_of_the_floor():
     a = rng.uniform(0.1, 0.5, n)
     F = np.sqrt(a[:, None] + a[None, :]) * (1 - np.eye(n))
     D = _random_D(rng, n)
-    rep = rc.rank_one_report(D, F)
+    rep = posgeom.geometry.rank_one_report(D, F)
     assert rep["eigenvalues_noise"].sum() == pytest.approx(a.sum() * (1 - 1 / n))
     with pytest.raises(ValueError, match="must match"):
-        rc.rank_one_report(D, F[:-1, :-1])
+        posgeom.geometry.rank_one_report(D, F[:-1, :-1])
 
 
 def test_alibi_parabola_matches_the_stress_of_the_line():

@@ -37,7 +37,7 @@ def test_settings_keep_the_registry_parameters_of_the_dictionaries():
 def test_family_geometry_summary_matches_its_arrays():
     g = cg.family_geometry("drift", SMALL, cg.NoiseOptions(n_rep=4), seed=0)
     a, s = g.arrays, g.summary
-    d, dp, f = (cg.offdiag(a[k]) for k in ("D", "D_pop", "F"))
+    d, dp, f = (geo.offdiag(a[k]) for k in ("D", "D_pop", "F"))
     assert s["rms_D"] == pytest.approx(np.sqrt(np.mean(d**2)))
     assert s["excess_sq"] == pytest.approx(np.mean(d**2) - np.mean(dp**2))
     assert s["frac_above_2F"] == pytest.approx(np.mean(d > 2 * f))

@@ -33,22 +33,14 @@ TRAIN_ENCODINGS = (
 
 
 def mean_interval(x, level: float = 0.95) -> dict[str, float]:
-    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval $\bar x \pm t_{m-1} s / \sqrt m$.
+    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval (:func:`posgeom.geometry.seed_interval`).
 
     Returns
     -------
     dict
         ``mean``, ``sd`` (sample), ``low``, ``high``, ``n``.
     """
-    from scipy import stats as st
-
-    x = np.asarray(x, dtype=np.float64).ravel()
-    if x.size < 2:
-        raise ValueError(f"an interval over draws needs at least 2 values; got {x.size}")
-    m, s = float(x.mean()), float(x.std(ddof=1))
-    # mean +- t_{m-1, (1+level)/2} s / sqrt(m)
-    half = float(st.t.ppf((1 + level) / 2, x.size - 1)) * s / np.sqrt(x.size)
-    return {"mean": m, "sd": s, "low": m - half, "high": m + half, "n": int(x.size)}
+    return geo.seed_interval(x, level).as_dict()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ criteria of :func:`posgeom.geometry.effective_rank`, :func:`run_effective_rank` 
 without the noise: the **noise-aware rank** of :func:`posgeom.geometry.noise_aware_rank` (cross-fitted
 eigenvalues, a rank decision against a stated null, an interval over half-splits), with the options
 ``real_corpora.RANK_OPTIONS`` that the chapter on real corpora uses too. **Parallel analysis** (Horn
-1965; :func:`null_eigenvalues`, :func:`rank_above_noise`) is kept for comparison in the exercises: it
+1965; :func:`posgeom.geometry.null_eigenvalues`, :func:`posgeom.geometry.rank_above_noise`) is kept for comparison in the exercises: it
 draws, at every position, a multinomial sample of the corpus's own size $N_i$ from the *pooled*
 distribution $\bar\mu = \sum_i c_i / \sum_i N_i$, computes its $B$, and counts the eigenvalues of
 the real $B$ above the largest eigenvalue seen under this null.
@@ -38,7 +38,7 @@ from .lowrank_training import TRAIN_ENCODINGS, TRAIN_GAPS, accuracy_gaps, mean_i
 from .settings import as_params, by_scale
 
 __all__ = [
-    "CONFIGS", "null_eigenvalues", "rank_above_noise", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
+    "CONFIGS", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
     "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "run_rank_validation",
     "MinimalOptions", "C5Options", "TrainOptions", "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps",
     "mean_interval", "c5_row", "c5_rows", "run_c5_draws", "TRAIN_GAPS", "accuracy_gaps",
@@ -153,64 +153,6 @@ def savings(r: int, n: int, d: int) -> float:
         raise ValueError(f"r, n and d must be positive integers; got r={r}, n={n}, d={d}")
     # 1 - r (n + d) / (n d)
     return 1.0 - r * (n + d) / (n * d)
-
-
-def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
-    r"""Eigenvalues of $B$ under the no-structure null (parallel analysis).
-
-    Every position $i$ draws $N_i$ tokens from the pooled distribution
-    $\bar\mu = \sum_i c_i / \sum_i N_i$; the chord Hellinger matrix of these counts is double-centred and
-    its eigenvalues recorded, ``n_rep`` times.
-
-    Parameters
-    ----------
-    counts : posgeom.geometry.PositionalCounts
-        (n, v); positions with $N_i = 0$ are not allowed (drop them first).
-    n_rep : int
-        Replicates (>= 1).
-    seed : int or numpy Generator
-
-    Returns
-    -------
-    ndarray of shape (n_rep, n)
-        Each row the eigenvalues of one null $B$, descending.
-    """
-    if not isinstance(counts, geo.PositionalCounts):
-        raise ValueError(f"counts must be a PositionalCounts; got {type(counts).__name__}")
-    if n_rep < 1:
-        raise ValueError(f"n_rep must be >= 1; got {n_rep}")
-    N = counts.reach
-    if np.any(N < 1):
-        raise ValueError(f"positions {np.flatnonzero(N < 1).tolist()} are never reached; count fewer positions")
-    rng = np.random.default_rng(seed)
-    pooled = np.asarray(counts.counts.sum(axis=0), dtype=np.float64).ravel()
-    # mu_bar = sum_i c_i / sum_i N_i
-    pooled /= pooled.sum()
-    support = np.flatnonzero(pooled)
-    out = np.empty((n_rep, N.size))
-    for rep in range(n_rep):
-        X = np.zeros((N.size, pooled.size), dtype=np.int64)
-        X[:, support] = np.stack([rng.multinomial(int(n_i), pooled[support]) for n_i in N])
-        D = geo.hellinger_matrix(geo.PositionalCounts.from_array(X))
-        out[rep] = geo.classical_mds(D, k=1).eigenvalues
-    return out
-
-
-def rank_above_noise(eigenvalues, null) -> int:
-    r"""Number of eigenvalues above the largest eigenvalue of any null replicate (parallel analysis).
-
-    Parameters
-    ----------
-    eigenvalues : array-like of shape (n,)
-    null : array-like of shape (n_rep, n) or (n,)
-        From :func:`null_eigenvalues`.
-
-    Returns
-    -------
-    int
-    """
-    w = np.asarray(eigenvalues, dtype=np.float64)
-    return int(np.sum(w > float(np.max(null))))
 
 
 def _ranks(D, sequences, n_positions, vocab_size, crit, seed, positions=None) -> tuple[dict, np.ndarray, object]:
@@ -362,7 +304,7 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
         mds = geo.classical_mds(D, k=1)
         k = min(cfg.max_rank, D.shape[0] - 1)
         curves = {norm: geo.mds_stress_curve(D, k, norm, mds=mds) for norm in ("paper", "scale_free")}
-        return dict(encodings=cg.encoding_stresses(D, encs)), curves
+        return dict(encodings=geo.encoding_stresses(D, encs)), curves
 
     def compute():
         values, arrays = {}, {}

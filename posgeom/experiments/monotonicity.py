@@ -48,6 +48,7 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.tokenize import table_rows
+from ..progress import tqdm
 from ..registry import Registry, Result
 from .monotonicity_ntk import (
     REGIMES, NTKOptions, NTKRegime, logit_margin_ntk, ntk_training, relative_change, run_ntk, run_ntk_all,
@@ -345,8 +346,8 @@ def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> 
 def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
     """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their
     differences (:data:`INTERVAL_DIFFERENCES`), with the replicates, folds and level of the chapter *Real
-    corpora*'s stress intervals (:func:`posgeom.experiments.real_corpora.bootstrap_replicates`,
-    :func:`posgeom.experiments.real_corpora.basic_interval`).
+    corpora*'s stress intervals (:func:`posgeom.geometry.bootstrap_intervals`,
+    :func:`posgeom.geometry.difference_interval`).
 
     Returns
     -------
@@ -373,13 +374,14 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
         k = params["mds_rank"]
         folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=icfg["n_folds"],
                                 seed=settings.seed)
-        reps = rc.bootstrap_replicates(folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=icfg["n_boot"],
-                                       seed=settings.seed, kind=opts["kind"], progress=f"violation bootstrap {corpus}")
-        point = violation_statistics(cd.D, encs, k)
         names = list(INTERVAL_ENCODINGS)
-        stats = {n: rc.basic_interval(point[j], reps[:, j], icfg["level"]) for j, n in enumerate(names)}
-        diffs = {f"{a}-{b}": rc.basic_interval(point[names.index(a)] - point[names.index(b)],
-                                                reps[:, names.index(a)] - reps[:, names.index(b)], icfg["level"])
+        intervals, reps = geo.bootstrap_intervals(
+            cd.D, folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=icfg["n_boot"], level=icfg["level"],
+            kind=opts["kind"], seed=settings.seed,
+            progress=lambda it: tqdm(it, desc=f"violation bootstrap {corpus}", total=icfg["n_boot"], leave=False))
+        stats = {n: iv.as_dict() for n, iv in zip(names, intervals)}
+        diffs = {f"{a}-{b}": geo.difference_interval(intervals, reps, names.index(a), names.index(b),
+                                                     icfg["level"]).as_dict()
                  for a, b in INTERVAL_DIFFERENCES}
         return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)), "statistics": stats,
                 "differences": diffs}, {"replicates": reps}

@@ -169,7 +169,7 @@ def comparison_set(D, positions, encoder, seed, *, learned_table=None) -> dict[s
 
 def comparison_for(D, positions, encoder, seed, *, learned_table=None) -> dict:
     """Stress (``"paper"``, ``"scale_free"``) of MDS (full rank and rank 3) and of every fixed encoding against ``D``."""
-    return cg.encoding_stresses(D, comparison_set(D, positions, encoder, seed, learned_table=learned_table))
+    return geo.encoding_stresses(D, comparison_set(D, positions, encoder, seed, learned_table=learned_table))
 
 
 def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
@@ -231,20 +231,16 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, encoder, 
 
     def statistics(D):
         # MDS is refitted to each replicate's D; the fixed encodings stay fixed
-        table = cg.encoding_stresses(D, {**fixed, **mds_distances(D, encoder["d_model"])})
+        table = geo.encoding_stresses(D, {**fixed, **mds_distances(D, encoder["d_model"])})
         return np.array([table[e][z] for e, z in names])
 
     folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed)
     intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=opts.n_boot, level=opts.level,
                                               seed=seed, progress=progress)
     stats = {f"{e}|{z}": iv.as_dict() for (e, z), iv in zip(names, intervals)}
-    point = np.array([iv.estimate for iv in intervals])
-    diffs = {}
-    for a, b in INTERVAL_DIFFERENCES:
-        if (a, "scale_free") in names and (b, "scale_free") in names:
-            ja, jb = names.index((a, "scale_free")), names.index((b, "scale_free"))
-            diffs[f"{a}-{b}|scale_free"] = geo.basic_interval(point[ja] - point[jb], reps[:, ja] - reps[:, jb],
-                                                              opts.level).as_dict()
+    diffs = {f"{a}-{b}|scale_free": geo.difference_interval(intervals, reps, names.index((a, "scale_free")),
+                                                            names.index((b, "scale_free")), opts.level).as_dict()
+             for a, b in INTERVAL_DIFFERENCES if (a, "scale_free") in names and (b, "scale_free") in names}
     return dict(statistics=stats, differences=diffs, n_used=int(reps.shape[0]), n_kept=int(positions.size)), reps
 
 

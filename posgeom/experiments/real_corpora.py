@@ -79,7 +79,7 @@ from .real_corpora_geometry import (
     CONFIGS, CORPUS_NAMES, chapter_settings, NORMALIZATIONS, PAPER_ALIBI_SST2, RANK_OPTIONS, AlibiGrid, CorpusSource,
     DrawOptions, EncodingOptions, IntervalOptions, NoiseOptions, PlainText, RealCorporaOptions, ScratchModel,
     ScratchTraining, SmacofOptions, check_corpus, corpus_geometry_of, corpus_geometry_values, corpus_options,
-    encoding_shape, gram_eigenvalues, paper_results, rank_one_report, rank_report, resolvable_summary,
+    encoding_shape, paper_results, rank_report, resolvable_summary,
     run_corpus_geometry, run_noise_aware_rank, source_description,
 )
 from .real_corpora_stress import (
@@ -128,7 +128,7 @@ __all__ = [
     "CONFIGS", "chapter_settings", "RealCorporaOptions", "CorpusSource", "NoiseOptions", "EncodingOptions", "SmacofOptions", "ScratchModel",
     "ScratchTraining", "AlibiGrid", "IntervalOptions", "DrawOptions", "CORPUS_NAMES", "PAPER_ALIBI_SST2",
     "NORMALIZATIONS", "run_scratch_tables", "PlainText", "check_corpus", "corpus_options", "encoding_shape", "source_description",
-    "corpus_geometry_of", "gram_eigenvalues", "rank_one_report", "resolvable_summary", "corpus_geometry_values",
+    "corpus_geometry_of", "resolvable_summary", "corpus_geometry_values",
     "run_corpus_geometry", "RANK_OPTIONS", "rank_report", "run_noise_aware_rank", "DRAW_STATISTICS",
     "draw_statistics", "spread", "resolvable_draws", "run_resolvable_splits", "run_subset_draws",
     "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",

@@ -17,7 +17,7 @@ from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..registry import Registry, Result
 from .real_corpora_geometry import (
-    chapter_settings, corpus_geometry_of, corpus_options, encoding_shape, gram_eigenvalues, resolvable_summary,
+    chapter_settings, corpus_geometry_of, corpus_options, encoding_shape, resolvable_summary,
     source_description,
 )
 
@@ -143,7 +143,7 @@ def run_subset_draws(settings: Settings | None = None, *, corpus: str = "imdb", 
             table.append(resolvable_draws(cd.tokens.sequences(), opts["n_positions"], cd.tokens.vocab_size, pos, encs,
                                           1, settings.seed)[0][0])
             _, _, r2 = geo.toeplitz_projection(cd.D)
-            w = gram_eigenvalues(cd.D**2)
+            w = geo.gram_eigenvalues(cd.D**2)
             table_d.append([r2, float(w[0] / np.maximum(w, 0.0).sum()),
                             *(geo.stress(cd.D, encs[e], "scale_free", as_distances=True)
                               for e in ("sinusoidal", "rope", "alibi"))])

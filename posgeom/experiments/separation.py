@@ -40,14 +40,14 @@ from ..corpora.real import data_key
 from ..registry import Registry, Result
 from ..models.threads import torch_threads
 from ..models.training import SCALE_PADDING
-from .seeds import SeedInterval, seed_interval
+from ..geometry.intervals import SeedInterval, seed_interval
 from .settings import ModelShape, as_params, by_scale
 
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
     "GapOptions", "SeparationData", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels",
     "synthetic_mlm_data", "real_mlm_data", "masked_position_loss", "entropy_references", "separation_data",
-    "train_separation", "summarise_separation", "SeparationRuns", "seed_interval", "final_separation_interval",
+    "train_separation", "summarise_separation", "SeparationRuns", "final_separation_interval",
     "pretrained_separation", "run_separation", "run_pretrained_separation", "SETUPS", "run_chapter",
 ]
 
