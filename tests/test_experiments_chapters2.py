@@ -283,7 +283,7 @@ def test_run_effective_rank_stress_vs_rank_and_c5(tiny):
 
 
 def test_run_rank_validation(tiny, monkeypatch):
-    monkeypatch.setattr(mp, "RANK_VALIDATION", dict(ranks=(1, 3), strengths=(0.5,), sizes=(2_000,),
+    monkeypatch.setattr(mp, "RANK_VALIDATION", mp.RankValidation(ranks=(1, 3), strengths=(0.5,), sizes=(2_000,),
                                                     n_positions=12, vocab_size=60))
     rows = mp.run_rank_validation(tiny).values["rows"]
     assert [(x["rank"], x["size"]) for x in rows] == [(1, 2_000), (3, 2_000)]

@@ -54,7 +54,7 @@ def test_noise_scaling_follows_the_delta_method():
 
 
 def test_sensitivity_row_is_a_typed_record():
-    marg = geo.positional_marginals(cg.family_corpus("drift", seed=0, **SMALL).counts())
+    marg = geo.positional_marginals(cg.family_corpus("drift", seed=0, **as_params(SMALL)).counts())
     variant = dict(name="baseline", special="model", n_positions=10, min_count=1, alpha=0.0)
     row = cg.sensitivity_row(variant, marg, cg.EncoderShape(d_model=16, n_heads=2), cg.NoiseOptions(n_rep=3), 0)
     [rec] = records(cg.SensitivityRow, [row])
@@ -66,7 +66,7 @@ def test_sensitivity_row_is_a_typed_record():
 
 
 def test_comparison_full_rank_mds_is_exact_and_intervals_hold_the_point():
-    corpus = cg.family_corpus("drift", seed=0, **SMALL)
+    corpus = cg.family_corpus("drift", seed=0, **as_params(SMALL))
     marg = geo.positional_marginals(corpus.counts())
     D = geo.hellinger_matrix(marg)
     shape = cg.EncoderShape(d_model=16, n_heads=2)
@@ -87,7 +87,7 @@ def test_smacof_curve_and_one_hot_layouts():
     D = oe.one_hot_distances(3)
     values, arrays = oe.one_hot_layouts()
     assert values["mds_stress"] == pytest.approx(1 / 6) and values["rescaled_stress"] == pytest.approx(1 / 9)
-    curve = oe.smacof_curve(geo.hellinger_matrix(cg.family_corpus("drift", seed=0, **SMALL).counts()), (1, 2, 99),
+    curve = oe.smacof_curve(geo.hellinger_matrix(cg.family_corpus("drift", seed=0, **as_params(SMALL)).counts()), (1, 2, 99),
                             oe.SmacofOptions(max_iter=200))
     assert curve["ranks"] == [1, 2]  # rank 99 >= n is skipped
     assert all(g >= -1e-12 for g in curve["gain"])
@@ -95,7 +95,7 @@ def test_smacof_curve_and_one_hot_layouts():
 
 
 def test_algorithm_steps_on_a_small_corpus():
-    corpus = cg.family_corpus("drift", seed=0, **SMALL)
+    corpus = cg.family_corpus("drift", seed=0, **as_params(SMALL))
     values, arrays = oe.algorithm_steps(corpus, oe.Walkthrough(k=2, lift_d=12), seed=0)
     assert values["B_vs_SS_max_error"] < 1e-12 and values["lift_max_error"] < 1e-12
     assert arrays["P_k"].shape == (10, 2)
@@ -159,7 +159,7 @@ def test_local_peak_test_point_curve_is_the_pooled_mean():
 
 
 def test_shift_intervals_hold_the_point_statistics():
-    corpus = cg.family_corpus("markov", seed=0, **SMALL)
+    corpus = cg.family_corpus("markov", seed=0, **as_params(SMALL))
     D = geo.hellinger_matrix(corpus.counts())
     values, reps = sm.shift_intervals(corpus.sequences(), corpus.n_positions, corpus.vocab_size, 2,
                                       oe.IntervalOptions(n_boot=10, n_folds=8), 0)

@@ -39,7 +39,7 @@ from ..encodings import encoding_set
 from ..geometry import delta_method_noise
 from ..corpora.real import data_key
 from ..registry import Registry, Result
-from .settings import FieldAccess, by_scale
+from .settings import as_params, by_scale, params_of
 
 __all__ = [
     "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "NoiseOptions", "SST2Options", "EncoderShape",
@@ -58,7 +58,7 @@ ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
 
 
 @dataclass(frozen=True)
-class SyntheticOptions(FieldAccess):
+class SyntheticOptions:
     """A synthetic corpus of :func:`family_corpus`: sequences drawn, positions, vocabulary."""
 
     n_sequences: int = 10_000
@@ -67,7 +67,7 @@ class SyntheticOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class NoiseOptions(FieldAccess):
+class NoiseOptions:
     """The noise floor (:func:`posgeom.geometry.noise_floor`): estimator and replicates."""
 
     method: str = "bootstrap"
@@ -75,7 +75,7 @@ class NoiseOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class SST2Options(FieldAccess):
+class SST2Options:
     """The chapters' SST-2 corpus (``max_texts`` = an integer counts a seeded random subset)."""
 
     split: str = "train"
@@ -87,7 +87,7 @@ class SST2Options(FieldAccess):
 
 
 @dataclass(frozen=True)
-class EncoderShape(FieldAccess):
+class EncoderShape:
     """The model shape of the fixed encodings compared with a corpus."""
 
     d_model: int = 768
@@ -95,7 +95,7 @@ class EncoderShape(FieldAccess):
 
 
 @dataclass(frozen=True)
-class SensitivityOptions(FieldAccess):
+class SensitivityOptions:
     """The values each preprocessing option takes in the sensitivity study (one option changed at a time)."""
 
     special: tuple[str, ...] = ("model", "content")
@@ -105,7 +105,7 @@ class SensitivityOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class CorpusGeometrySettings(FieldAccess):
+class CorpusGeometrySettings:
     """Options of the chapter "The geometry of a corpus" (defaults: ``quick``)."""
 
     synthetic: SyntheticOptions = field(default_factory=SyntheticOptions)
@@ -219,7 +219,7 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
     bad = [f for f in families if f not in SYNTHETIC_FAMILIES]
     if bad:
         raise ValueError(f"unknown famil(ies) {bad}; valid: {', '.join(SYNTHETIC_FAMILIES)}")
-    params = dict(families=list(families), **cfg.synthetic, **cfg.noise, seed=settings.seed)
+    params = params_of(families=list(families), **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
 
     def compute():
         values, arrays = {}, {}
@@ -289,7 +289,7 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
     if not sizes or min(sizes) < 2:
         raise ValueError("sizes must be a non-empty list of corpus sizes >= 2")
     synth = dict(n_positions=cfg.synthetic.n_positions, vocab_size=cfg.synthetic.vocab_size)
-    params = dict(sizes=list(sizes), **synth, n_rep=cfg.noise.n_rep, seed=settings.seed)
+    params = params_of(sizes=list(sizes), **synth, n_rep=cfg.noise.n_rep, seed=settings.seed)
 
     def compute():
         return dict(vars(noise_scaling(sizes, **synth, n_rep=cfg.noise.n_rep, seed=settings.seed))), {}
@@ -411,7 +411,7 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    params = dict(**cfg.sst2, sizes=list(cfg.sst2_sizes), noise=cfg.noise, top_tokens=int(top_tokens),
+    params = params_of(**as_params(cfg.sst2), sizes=list(cfg.sst2_sizes), noise=as_params(cfg.noise), top_tokens=int(top_tokens),
                   seed=settings.seed, data=_data(settings))
     return _run(settings, "corpus_geometry.sst2", lambda: sst2_geometry(settings, cfg, int(top_tokens)), params, force)
 
@@ -453,11 +453,12 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    params = dict(synthetic=cfg.synthetic, sst2=cfg.sst2, encoder=cfg.encoder, seed=settings.seed, data=_data(settings))
+    params = params_of(synthetic=as_params(cfg.synthetic), sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder),
+                  seed=settings.seed, data=_data(settings))
 
     def compute():
         values, arrays = {}, {}
-        marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **cfg.synthetic).counts())
+        marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **as_params(cfg.synthetic)).counts())
         for name, m in (("drift", marg), ("sst2", None)):
             m = m if m is not None else sst2_marginals(settings)[0]
             values[name], a = kinds_summary(m, m.positions, cfg.encoder, settings.seed)
@@ -502,9 +503,9 @@ def sensitivity_variants(settings=None) -> list[dict]:
         Each with ``name``, ``special``, ``n_positions``, ``min_count``, ``alpha``.
     """
     cfg = _config(_settings(settings))
-    base = {k: cfg.sst2[k] for k in ("special", "n_positions", "min_count", "alpha")}
+    base = {k: getattr(cfg.sst2, k) for k in ("special", "n_positions", "min_count", "alpha")}
     out = [dict(name="baseline", **base)]
-    for option, choices in cfg.sensitivity.items():
+    for option, choices in as_params(cfg.sensitivity).items():
         for value in choices:
             if value == base[option]:
                 continue
@@ -554,7 +555,7 @@ def run_sensitivity(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = _config(settings)
     variants = sensitivity_variants(settings)
-    params = dict(variants=variants, sst2=cfg.sst2, encoder=cfg.encoder, noise=cfg.noise,
+    params = params_of(variants=variants, sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder), noise=as_params(cfg.noise),
                   seed=settings.seed, data=_data(settings))
 
     def compute():

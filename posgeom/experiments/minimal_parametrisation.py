@@ -39,7 +39,7 @@ from .settings import as_params, by_scale
 
 __all__ = [
     "CONFIGS", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
-    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "run_rank_validation",
+    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation",
     "MinimalOptions", "C5Options", "TrainOptions", "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps",
     "mean_interval", "c5_row", "c5_rows", "run_c5_draws", "TRAIN_GAPS", "accuracy_gaps",
 ]
@@ -197,10 +197,10 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
-    synth = {k: v for k, v in ccfg["synthetic"].items() if k != "n_sequences"}
+    synth = {k: v for k, v in as_params(ccfg.synthetic).items() if k != "n_sequences"}
     params = dict(sizes=list(cfg.rank_sizes), crit=cfg.rank_criteria, null_rep=cfg.null_rep, synthetic=synth,
                   sst2_variants=[list(v) for v in cfg.sst2_variants],
-                  sst2=ccfg["sst2"], seed=settings.seed, data=data_key(settings.data_dir))
+                  sst2=as_params(ccfg.sst2), seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
         values, arrays = {}, {}
@@ -244,8 +244,19 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
 
 #: The planted-rank validation of the noise-aware rank: planted ranks, signal strengths, corpus sizes
 #: (``posgeom.corpora.synthetic.planted_rank``, 32 positions, 200 tokens).
-RANK_VALIDATION = dict(ranks=(1, 3, 10), strengths=(0.5, 0.1), sizes=(200, 1_000, 5_000, 20_000),
-                       n_positions=32, vocab_size=200)
+@dataclass(frozen=True)
+class RankValidation:
+    """Planted-rank corpora of :func:`run_rank_validation`: ranks, signal strengths, sizes, shape."""
+
+    ranks: tuple[int, ...] = (1, 3, 10)
+    strengths: tuple[float, ...] = (0.5, 0.1)
+    sizes: tuple[int, ...] = (200, 1_000, 5_000, 20_000)
+    n_positions: int = 32
+    vocab_size: int = 200
+
+
+#: The planted-rank study (the same at both scales).
+RANK_VALIDATION = RankValidation()
 
 
 def run_rank_validation(settings=None, *, force: bool = False) -> Result:
@@ -259,17 +270,17 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
 
     settings = _settings(settings)
     cfg = RANK_VALIDATION
-    params = dict(**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, rank=RANK_OPTIONS,
+    params = dict(**as_params(cfg), rank=RANK_OPTIONS,
                   seed=settings.seed)
 
     def compute():
         rows = []
-        for rank in cfg["ranks"]:
-            for strength in cfg["strengths"]:
-                for size in cfg["sizes"]:
-                    c = syn.planted_rank(size, cfg["n_positions"], cfg["vocab_size"], rank=rank, strength=strength,
+        for rank in cfg.ranks:
+            for strength in cfg.strengths:
+                for size in cfg.sizes:
+                    c = syn.planted_rank(size, cfg.n_positions, cfg.vocab_size, rank=rank, strength=strength,
                                          seed=settings.seed)
-                    nar = geo.noise_aware_rank(c.sequences(), cfg["n_positions"], cfg["vocab_size"], seed=settings.seed,
+                    nar = geo.noise_aware_rank(c.sequences(), cfg.n_positions, cfg.vocab_size, seed=settings.seed,
                                                **RANK_OPTIONS)
                     pop = geo.classical_mds(geo.hellinger_matrix(c.population), k=1).eigenvalues
                     rows.append(dict(rank=rank, strength=strength, size=size, estimate=nar.rank,
@@ -294,12 +305,13 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
-    params = dict(max_rank=cfg.max_rank, synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"],
-                  synthetic_encoder=OE[settings.scale]["synthetic_encoder"], seed=settings.seed,
+    params = dict(max_rank=cfg.max_rank, synthetic=as_params(ccfg.synthetic), sst2=as_params(ccfg.sst2),
+                  encoder=as_params(ccfg.encoder), synthetic_encoder=as_params(OE[settings.scale].synthetic_encoder),
+                  seed=settings.seed,
                   data=data_key(settings.data_dir))
 
     def one(D, positions, enc_cfg):
-        encs = encoding_set(positions, d_model=enc_cfg["d_model"], n_heads=enc_cfg["n_heads"], seed=settings.seed)
+        encs = encoding_set(positions, d_model=enc_cfg.d_model, n_heads=enc_cfg.n_heads, seed=settings.seed)
         encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
         mds = geo.classical_mds(D, k=1)
         k = min(cfg.max_rank, D.shape[0] - 1)
@@ -309,13 +321,13 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     def compute():
         values, arrays = {}, {}
         for fam in cg.SYNTHETIC_FAMILIES:
-            corpus = cg.family_corpus(fam, seed=settings.seed, **ccfg["synthetic"])
+            corpus = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             marg = geo.positional_marginals(corpus.counts())
-            v, curves = one(geo.hellinger_matrix(marg), marg.positions, OE[settings.scale]["synthetic_encoder"])
+            v, curves = one(geo.hellinger_matrix(marg), marg.positions, OE[settings.scale].synthetic_encoder)
             values[fam] = v
             arrays.update({f"{fam}__{k}": c for k, c in curves.items()})
         marg, _ = cg.sst2_marginals(settings)
-        v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg["encoder"])
+        v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg.encoder)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": c for k, c in curves.items()})
         return values, arrays
@@ -381,7 +393,7 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     c5 = CONFIGS[settings.scale].c5
-    vocab = cg.CONFIGS[settings.scale]["synthetic"]["vocab_size"]
+    vocab = cg.CONFIGS[settings.scale].synthetic.vocab_size
     n, d, r = c5.n, c5.d, c5.r
     params = dict(**as_params(c5), vocab_size=vocab, seed=settings.seed)
 
@@ -406,7 +418,7 @@ def run_c5_draws(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
-    vocab = cg.CONFIGS[settings.scale]["synthetic"]["vocab_size"]
+    vocab = cg.CONFIGS[settings.scale].synthetic.vocab_size
     seeds = [int(s) for s in cfg.c5_seeds]
     params = dict(**as_params(cfg.c5), vocab_size=vocab, seeds=seeds, level=cfg.level)
 

@@ -372,16 +372,16 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
         encs["learned (pretrained)"] = geo.euclidean_distances(
             rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
         k = params["mds_rank"]
-        folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=icfg["n_folds"],
+        folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=rc_cfg.intervals.n_folds,
                                 seed=settings.seed)
         names = list(INTERVAL_ENCODINGS)
         intervals, reps = geo.bootstrap_intervals(
-            cd.D, folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=icfg["n_boot"], level=icfg["level"],
+            cd.D, folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=rc_cfg.intervals.n_boot, level=rc_cfg.intervals.level,
             kind=opts["kind"], seed=settings.seed,
-            progress=lambda it: tqdm(it, desc=f"violation bootstrap {corpus}", total=icfg["n_boot"], leave=False))
+            progress=lambda it: tqdm(it, desc=f"violation bootstrap {corpus}", total=rc_cfg.intervals.n_boot, leave=False))
         stats = {n: iv.as_dict() for n, iv in zip(names, intervals)}
         diffs = {f"{a}-{b}": geo.difference_interval(intervals, reps, names.index(a), names.index(b),
-                                                     icfg["level"]).as_dict()
+                                                     rc_cfg.intervals.level).as_dict()
                  for a, b in INTERVAL_DIFFERENCES}
         return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)), "statistics": stats,
                 "differences": diffs}, {"replicates": reps}

@@ -406,14 +406,14 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
         def statistics(D):
             return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
 
-        folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=icfg["n_folds"],
+        folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=cfg.intervals.n_folds,
                                 seed=settings.seed)
-        intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=icfg["n_boot"],
-                                                  level=icfg["level"], kind=opts["kind"], seed=settings.seed,
-                                                  progress=_progress(f"bootstrap {corpus}", icfg["n_boot"]))
+        intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=cfg.intervals.n_boot,
+                                                  level=cfg.intervals.level, kind=opts["kind"], seed=settings.seed,
+                                                  progress=_progress(f"bootstrap {corpus}", cfg.intervals.n_boot))
         stats = {name: iv.as_dict() for name, iv in zip(names, intervals)}
         diffs = {f"{a}-{b}|{z}": geo.difference_interval(intervals, reps, names.index(f"{a}|{z}"),
-                                                     names.index(f"{b}|{z}"), icfg["level"]).as_dict()
+                                                     names.index(f"{b}|{z}"), cfg.intervals.level).as_dict()
                  for a, b, z in INTERVAL_DIFFERENCES}
         values = {"options": opts, "interval": icfg, "best_head": best, "n_used": int(len(reps)),
                   "statistics": stats, "differences": diffs}

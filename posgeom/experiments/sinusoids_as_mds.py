@@ -37,7 +37,7 @@ from ..corpora.real import data_key
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
-from .settings import FieldAccess, by_scale
+from .settings import as_params, by_scale, params_of
 
 __all__ = [
     "CONFIGS", "SinusoidsSettings", "shift_summary",
@@ -47,7 +47,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class SinusoidsSettings(FieldAccess):
+class SinusoidsSettings:
     """Options of the chapter "When are sinusoids optimal?" (defaults: ``quick``).
 
     ``n_vectors`` MDS eigenvectors fitted by one sinusoid on a ``grid`` of frequencies; the top ``2 n_pairs``
@@ -72,7 +72,7 @@ SHIFT_STATISTICS = ("toeplitz_deviation", "circulant_deviation", "fourier_match"
 
 def _shift_options(cfg: SinusoidsSettings) -> dict:
     """The options the Fourier match and the sweep depend on (their registry parameters)."""
-    return {k: cfg[k] for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
+    return {k: getattr(cfg, k) for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
 
 
 def shift_summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, positions=None,
@@ -125,7 +125,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
     enc = oe.CONFIGS[settings.scale].synthetic_encoder
-    params = dict(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
+    params = params_of(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
                   seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
@@ -136,7 +136,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
         corpora["markov v>n (population)"] = geo.hellinger_matrix(
             syn.population_marginals("markov", n_positions=n, vocab_size=cfg.toeplitz_vocab, seed=settings.seed))
         for fam in ("markov", "drift", "regimes", "stationary"):
-            c = cg.family_corpus(fam, seed=settings.seed, **ccfg.synthetic)
+            c = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             corpora[fam] = geo.hellinger_matrix(c.counts())
         for name, D in corpora.items():
             v, a = shift_summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
@@ -174,7 +174,7 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
     r"""From stationary to drifting statistics: $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$.
 
     Population marginals (no sampling noise) of the circulant Markov family and of the drift family on
-    the same $v = n$ tokens, mixed with weight $t$ from ``CONFIGS[scale]["sweep"]``. For each $t$: the
+    the same $v = n$ tokens, mixed with weight $t$ from ``CONFIGS[scale].sweep``. For each $t$: the
     Toeplitz and circulant deviations, the mean best-sinusoid $R^2$ of the top eigenvectors, the
     Fourier-subspace match, and the scale-free stress of the sinusoidal table and of MDS at the same rank.
 
@@ -184,7 +184,7 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
     cfg = CONFIGS[settings.scale]
     enc = oe.CONFIGS[settings.scale].synthetic_encoder
     n = cg.CONFIGS[settings.scale].synthetic.n_positions
-    params = dict(_shift_options(cfg), n=n, synthetic_encoder=enc, seed=settings.seed)
+    params = params_of(_shift_options(cfg), n=n, synthetic_encoder=enc, seed=settings.seed)
 
     def compute():
         keys = ("toeplitz_deviation", "circulant_deviation", "mean_sinusoid_r2", "fourier_match",
@@ -241,7 +241,7 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
-    params = dict(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
+    params = params_of(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
                   seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
@@ -253,7 +253,7 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
                 seqs, tokens, _ = cg.sst2_sequences(settings)
                 args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size)
             else:
-                c = cg.family_corpus(name, seed=settings.seed, **ccfg.synthetic)
+                c = cg.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args = (c.sequences(), c.n_positions, c.vocab_size)
             values[name], arrays[f"{name}__replicates"] = shift_intervals(
                 *args, cfg.n_pairs, cfg.intervals, settings.seed,

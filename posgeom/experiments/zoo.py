@@ -42,7 +42,7 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..registry import Registry, Result
-from .settings import FieldAccess, by_scale
+from .settings import by_scale
 
 __all__ = [
     "CONFIGS", "ZooSettings", "ModelShape", "ZOO", "HOW_IT_ENTERS", 
@@ -63,7 +63,7 @@ HOW_IT_ENTERS = {
 
 
 @dataclass(frozen=True)
-class ZooSettings(FieldAccess):
+class ZooSettings:
     """Options of the zoo. The width and heads are those of the pretrained model (so every encoding of the
     zoo has the shape of the model whose learned table is shown); ``n`` is the number of positions,
     ``picture_positions`` those of the tables and biases drawn."""
