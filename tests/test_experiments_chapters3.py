@@ -209,7 +209,7 @@ def test_monotonicity_of_matches_brute_force_with_ties():
     rng = np.random.default_rng(4)
     D = np.round(_random_D(rng, 7), 1)
     Dh = np.abs(np.subtract.outer(np.arange(7), np.arange(7))).astype(float)
-    m = mo.monotonicity_of(D, Dh)
+    m = posgeom.geometry.monotonicity_of(D, Dh)
     assert m["violation_rate"] == pytest.approx(_brute_violation(D, Dh))
     assert 0 < m["tied_fraction"] < 1
 
@@ -217,11 +217,11 @@ def test_monotonicity_of_matches_brute_force_with_ties():
 def test_mds_curve_is_exact_at_full_rank():
     rng = np.random.default_rng(5)
     D = _random_D(rng, 9, k=4)
-    curve = mo.mds_monotonicity_curve(D)
+    curve = posgeom.geometry.mds_monotonicity_curve(D)
     assert list(curve["ranks"]) == list(range(1, 9))
     assert curve["violation_rate"][-1] == pytest.approx(0.0, abs=1e-12)
     assert curve["spearman"][-1] == pytest.approx(1.0)
-    assert list(mo.mds_monotonicity_curve(D, [2, 50])["ranks"]) == [2]
+    assert list(posgeom.geometry.mds_monotonicity_curve(D, [2, 50])["ranks"]) == [2]
 
 
 def test_linear_predictions(tiny_geometry, settings):
@@ -243,10 +243,10 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     names = [r.encoding for r in rows]
     assert "alibi (kernel rule)" not in names and "equidistant" not in names
     row = find(rows, encoding="sinusoidal")
-    ref = mo.monotonicity_of(D, enc.sinusoidal_distances(12, 768))
+    ref = posgeom.geometry.monotonicity_of(D, enc.sinusoidal_distances(12, 768))
     assert row.violation_rate == pytest.approx(ref["violation_rate"])
     assert row.violation_rate_resolvable == pytest.approx(
-        mo.monotonicity_of(tiny_geometry.arrays["R"], enc.sinusoidal_distances(12, 768))["violation_rate"])
+        posgeom.geometry.monotonicity_of(tiny_geometry.arrays["R"], enc.sinusoidal_distances(12, 768))["violation_rate"])
     assert list(res.arrays["mds_ranks"]) == list(range(1, 12))
     assert res.arrays["mds_violation"][-1] < 0.01  # 0 up to near-ties broken by rounding
     k = res.values["closest_rank"]

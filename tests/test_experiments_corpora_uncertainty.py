@@ -73,9 +73,9 @@ def test_violation_statistics_match_monotonicity_of():
     encs["learned (pretrained)"] = _random_D(rng, 9)
     v = mo.violation_statistics(D, encs, 2)
     assert v.shape == (len(mo.INTERVAL_ENCODINGS),)
-    assert v[0] == pytest.approx(mo.monotonicity_of(D, encs["sinusoidal"])["violation_rate"])
+    assert v[0] == pytest.approx(posgeom.geometry.monotonicity_of(D, encs["sinusoidal"])["violation_rate"])
     mds = posgeom.classical_mds(D, k=2)
-    assert v[-1] == pytest.approx(mo.monotonicity_of(D, posgeom.euclidean_distances(mds.embedding))["violation_rate"])
+    assert v[-1] == pytest.approx(posgeom.geometry.monotonicity_of(D, posgeom.euclidean_distances(mds.embedding))["violation_rate"])
     # rank 4 of 4-dimensional points: exact, no violation
     assert mo.violation_statistics(D, encs, 4)[-1] == pytest.approx(0.0, abs=1e-12)
 

@@ -169,7 +169,6 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
 
     from ..models import EncoderConfig, build_model
     from ..progress import tqdm
-    from .monotonicity import monotonicity_of
 
     ids, mask, labels, probe, pool = (data[k] for k in ("ids", "mask", "labels", "probe", "pool"))
     config = EncoderConfig(vocab_size=data["vocab_size"], d_model=reg["d_model"], n_layers=reg["n_layers"],
@@ -216,8 +215,8 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
         rec["step"].append(step)
         rec["kernel_change"].append(relative_change(logit_margin_ntk(model, t_ids, t_mask, names), K0))
         rec["kernel_change_table"].append(relative_change(logit_margin_ntk(model, t_ids, t_mask, [table_name]), K0p))
-        a = monotonicity_of(D, geo.euclidean_distances(P))
-        b = monotonicity_of(D, geo.euclidean_distances(dP)) if np.any(dP) else \
+        a = geo.monotonicity_of(D, geo.euclidean_distances(P))
+        b = geo.monotonicity_of(D, geo.euclidean_distances(dP)) if np.any(dP) else \
             {"violation_rate": float("nan"), "spearman": float("nan")}
         rec["violation"].append(a["violation_rate"])
         rec["spearman"].append(a["spearman"])

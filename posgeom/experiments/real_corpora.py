@@ -84,7 +84,7 @@ from .real_corpora_geometry import (
 )
 from .real_corpora_stress import (
     INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, StressRow, alibi_head_stresses,
-    basic_interval, bootstrap_replicates, interval_text, mds_row, pretrained_table, run_scratch_table,
+    interval_text, mds_row, pretrained_table, run_scratch_table,
     run_stress_intervals, run_stress_table, smacof_row, stress_dataframe, stress_pair, stress_records, stress_rows,
     train_scratch_table,
 )
@@ -133,7 +133,7 @@ __all__ = [
     "draw_statistics", "spread", "resolvable_draws", "run_resolvable_splits", "run_subset_draws",
     "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
     "train_scratch_table", "run_scratch_table", "stress_pair", "alibi_head_stresses", "stress_rows", "run_stress_table",
-    "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "bootstrap_replicates", "basic_interval",
+    "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES",
     "run_stress_intervals", "interval_text", "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",
     "run_alibi_choices", "paper_results", "run_all",
 ]
