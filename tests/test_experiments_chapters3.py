@@ -258,6 +258,7 @@ def test_logit_margin_ntk_matches_autograd():
     import torch
 
     from posgeom.models import EncoderConfig, build_model
+    from posgeom.models.ntk import logit_margin_ntk
 
     cfg = EncoderConfig(vocab_size=50, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=6, dropout=0.0,
                         attention_dropout=0.0)
@@ -266,7 +267,7 @@ def test_logit_margin_ntk_matches_autograd():
     mask = torch.ones(3, 6, dtype=torch.long)
     mask[2, 4:] = 0
     names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
-    K = mo.logit_margin_ntk(model, ids, mask, names)
+    K = logit_margin_ntk(model, ids, mask, names)
     params = dict(model.named_parameters())
     grads = []
     for a in range(3):

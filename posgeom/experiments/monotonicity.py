@@ -50,7 +50,7 @@ from ..corpora.tokenize import table_rows
 from ..progress import tqdm
 from ..registry import Registry, Result
 from .monotonicity_ntk import (
-    REGIMES, NTKOptions, NTKRegime, logit_margin_ntk, ntk_training, relative_change, run_ntk, run_ntk_all,
+    REGIMES, NTKOptions, NTKRegime, ntk_training, run_ntk, run_ntk_all,
 )
 from .settings import as_params, by_scale, records
 
@@ -354,7 +354,7 @@ __all__ = [
     "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
     "REGIMES", "linear_predictions", "monotonicity_records",
     "monotonicity_rows", "run_monotonicity_table", "monotonicity_dataframe", "INTERVAL_ENCODINGS",
-    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "logit_margin_ntk", "relative_change",
+    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", 
     "ntk_training", "run_ntk", "run_ntk_all", "paper_results",
 ]
 
