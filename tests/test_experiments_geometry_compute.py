@@ -14,24 +14,26 @@ from posgeom.experiments import layer_peaks as lp
 from posgeom.experiments import optimal_encoding as oe
 from posgeom.experiments import sinusoids_as_mds as sm
 from posgeom.experiments import zoo
-from posgeom.experiments.settings import as_params, find, records
+from posgeom.experiments.settings import as_params, find, params_of, records
 
 SMALL = cg.SyntheticOptions(n_sequences=1_500, n_positions=10, vocab_size=16)
 
 
 def test_settings_keep_the_registry_parameters_of_the_dictionaries():
-    # the paper scale is quick plus changes, and reads like the dictionaries it replaced
+    # the paper scale is quick plus changes; the registry records the dictionaries the settings replaced
     assert cg.CONFIGS.changes() == {
         "synthetic": (cg.CONFIGS.quick.synthetic, cg.CONFIGS.paper.synthetic), "noise": (cg.NoiseOptions(), cg.NoiseOptions(n_rep=50)),
         "noise_sizes": ((250, 1_000, 4_000, 16_000, 64_000), (250, 1_000, 4_000, 16_000, 64_000, 256_000)),
     }
     q = cg.CONFIGS["quick"]
-    assert q["synthetic"]["n_sequences"] == 10_000 and dict(**q["synthetic"]) == as_params(q.synthetic)
+    assert q.synthetic.n_sequences == 10_000
+    assert as_params(q.synthetic) == {"n_sequences": 10_000, "n_positions": 50, "vocab_size": 100}
+    assert params_of({"a": 1}, noise=q.noise, seed=0) == {"a": 1, "noise": {"method": "bootstrap", "n_rep": 20}, "seed": 0}
     assert as_params(oe.CONFIGS["paper"].smacof) == {"max_iter": 20000, "eps": 1e-12}
     assert set(sm.CONFIGS.changes()) == {"n_vectors", "n_pairs", "grid", "sweep", "intervals"}
     assert zoo.CONFIGS["paper"].n == 512 and ib.CONFIGS["paper"].batch_size == 128
-    with pytest.raises(KeyError):
-        q["no such option"]
+    with pytest.raises(TypeError):
+        q["synthetic"]  # typed settings are read by attribute
 
 
 def test_family_geometry_summary_matches_its_arrays():

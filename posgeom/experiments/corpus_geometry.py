@@ -181,7 +181,7 @@ def family_geometry(family: str, synthetic: SyntheticOptions, noise: NoiseOption
     The mean excess $\overline{D^2} - \overline{(D^{pop})^2}$ is what sampling adds to the squared
     distances; $\overline{F^2}$ is what the noise floor predicts for it.
     """
-    corpus = family_corpus(family, seed=seed, **synthetic)
+    corpus = family_corpus(family, seed=seed, **as_params(synthetic))
     counts = corpus.counts()
     marg = geo.positional_marginals(counts)
     if marg.dropped:

@@ -368,7 +368,7 @@ def smacof_curve(D, ranks, smacof: SmacofOptions) -> dict:
         if k >= D.shape[0]:
             continue
         P = geo.classical_mds(D, k=k).embedding
-        sm = geo.smacof(D, k, init="mds", **smacof)
+        sm = geo.smacof(D, k, init="mds", max_iter=smacof.max_iter, eps=smacof.eps)
         mp, sp_ = geo.stress(D, P, "paper"), float(sm.stress)
         out["ranks"].append(int(k))
         out["mds_paper"].append(mp)
