@@ -15,6 +15,8 @@ import torch
 from scipy.spatial.distance import pdist
 
 import posgeom
+from posgeom.models.evaluation import entropy_references, masked_position_loss
+from posgeom.models.tasks import bag_labels
 from posgeom import encodings as enc
 from posgeom.config import get_settings
 from posgeom.experiments import necessity as nec
@@ -197,14 +199,14 @@ def test_random_separation_and_bag_labels():
     tokens = np.array([[0, 1, 5, -1], [6, 7, 5, 4], [0, 0, 0, 7], [3, 4, 5, 6]])
     low = [sum(1 for t in row if 0 <= t < 4) for row in tokens]  # v = 8: ids below 4
     expected = [int(c >= np.median(low)) for c in low]
-    assert sp.bag_labels(tokens, 8).tolist() == expected
+    assert bag_labels(tokens, 8).tolist() == expected
 
 
 def test_entropy_references_closed_forms():
     uniform = np.full((3, 4), 0.25)
-    assert sp.entropy_references(uniform) == pytest.approx((math.log(4), math.log(4)))
+    assert entropy_references(uniform) == pytest.approx((math.log(4), math.log(4)))
     onehot = np.eye(4)[:2]  # two positions, each certain, different tokens
-    h_with, h_without = sp.entropy_references(onehot)
+    h_with, h_without = entropy_references(onehot)
     assert h_with == 0.0 and h_without == pytest.approx(math.log(2))
 
 
@@ -238,7 +240,7 @@ def test_masked_position_loss_masks_one_token_per_sequence():
     cfg = sp._model_config({"sigma": 0.02}, vocab_size=10, max_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=16)
     m = build_model(cfg, "mlm", seed=0)
     x = torch.randint(2, 10, (6, 5))
-    loss = sp.masked_position_loss(m, x, seed=4)
+    loss = masked_position_loss(m, x, seed=4)
     # the same computation by hand: the masked position is the argmax of the seeded scores
     g = torch.Generator().manual_seed(4)
     pos = torch.rand(6, 5, generator=g).argmax(dim=1)

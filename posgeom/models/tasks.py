@@ -17,7 +17,7 @@ import numpy as np
 __all__ = [
     "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config",
     "set_embedding_dropout", "train_order_model", "evaluate_order_model", "steps_to_threshold",
-    "position_table_of", "extend_model",
+    "position_table_of", "extend_model", "bag_labels",
 ]
 
 
@@ -308,3 +308,24 @@ def extend_model(model, n: int, method: str, *, seed: int = 0):
     new.config = replace(new.config, max_len=int(n))
     new.encoder.config = new.config
     return new
+
+
+def bag_labels(tokens, vocab_size: int) -> np.ndarray:
+    r"""An order-insensitive label: 1 iff the sequence holds at least as many tokens from the lower half of
+    the vocabulary (ids below $v/2$) as the median sequence.
+
+    The label is a function of the bag of tokens, so a model that ignores order can reach the optimum.
+
+    Parameters
+    ----------
+    tokens : array of shape (N, L)
+        Token ids (padding negative, not counted).
+
+    Returns
+    -------
+    ndarray of shape (N,), int64
+    """
+    tokens = np.asarray(tokens)
+    low = np.sum((tokens >= 0) & (tokens < vocab_size // 2), axis=1)
+    return (low >= np.median(low)).astype(np.int64)
+
