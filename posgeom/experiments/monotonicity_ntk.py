@@ -91,7 +91,7 @@ class NTKOptions:
 
 
 def ntk_classifier(vocab_size: int, reg: dict[str, Any], n_positions: int, seed: int):
-    """The [CLS] classifier of one regime (:class:`NTKRegime` fields ``reg``): no dropout, a learned table
+    r"""The [CLS] classifier of one regime (:class:`NTKRegime` fields ``reg``): no dropout, a learned table
     of ``n_positions`` rows with entries $\mathcal N(0, \sigma^2)$, $\sigma$ = ``table_sigma`` or 0.02."""
     from ..models import EncoderConfig, build_model
 
@@ -103,7 +103,7 @@ def ntk_classifier(vocab_size: int, reg: dict[str, Any], n_positions: int, seed:
 
 
 class _ScaledLogits:
-    """The logits trained on: $f_\theta(x)$, or with lazy training $\alpha (f_\theta(x) - f_{\theta_0}(x))$."""
+    r"""The logits trained on: $f_\theta(x)$, or with lazy training $\alpha (f_\theta(x) - f_{\theta_0}(x))$."""
 
     def __init__(self, model, alpha):
         import copy
