@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+import posgeom.geometry as geo
 from posgeom import get_settings
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import extrapolation_mlm as exm
@@ -310,7 +311,7 @@ def test_table_geometry_against_a_loop():
     rng = np.random.default_rng(2)
     P, X = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
     D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
-    g = lt.table_geometry(P, D)
+    g = geo.table_geometry(P, D)
     cos = [P[i] @ P[i + 1] / np.linalg.norm(P[i]) / np.linalg.norm(P[i + 1]) for i in range(5)]
     assert g.neighbour_cos == pytest.approx(np.mean(cos)) and g.row_norm == pytest.approx(np.linalg.norm(P, axis=1).mean())
     assert lt.init_study_variants(("normal_0.02", "mds"), (0.0, 0.1)) == [("normal_0.02", 0.0), ("mds", 0.0),

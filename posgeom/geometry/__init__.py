@@ -131,6 +131,7 @@ from .agreement import mds_monotonicity_curve, monotonicity_of  # noqa: E402
 from .entries import encoding_stresses, offdiag, rms_offdiag  # noqa: E402
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match  # noqa: E402
 from .intervals import SeedInterval, paired_difference, seed_interval  # noqa: E402
+from .table_fit import TableGeometry, table_geometry  # noqa: E402
 from .spectra import (  # noqa: E402
     eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
 )
@@ -139,4 +140,5 @@ __all__ += [
     "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
     "SeedInterval", "seed_interval", "paired_difference", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
+    "TableGeometry", "table_geometry",
 ]

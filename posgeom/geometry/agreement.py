@@ -40,7 +40,6 @@ def monotonicity_of(D, Dhat) -> dict[str, float]:
             "tied_fraction": counts.tied_Dhat / counts.total if counts.total else float("nan")}
 
 
-
 def mds_monotonicity_curve(D, ranks=None) -> dict[str, np.ndarray]:
     """Violation rate and Spearman's rho of the rank-k classical MDS encoding, for each k of ``ranks``.
 
@@ -66,4 +65,3 @@ def mds_monotonicity_curve(D, ranks=None) -> dict[str, np.ndarray]:
         viol.append(m["violation_rate"])
         rho.append(m["spearman"])
     return {"ranks": ranks, "violation_rate": np.asarray(viol), "spearman": np.asarray(rho)}
-

@@ -17,12 +17,10 @@ def offdiag(D) -> np.ndarray:
     return D[np.triu_indices(D.shape[0], k=1)]
 
 
-
 def rms_offdiag(D) -> float:
     r"""Root mean square of the off-diagonal entries, $\sqrt{\frac{2}{n(n-1)}\sum_{i<j} D_{ij}^2}$."""
     x = offdiag(D)
     return float(np.sqrt(np.mean(x * x)))
-
 
 
 def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")) -> dict[str, dict[str, float]]:
@@ -44,4 +42,3 @@ def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")
                 row[norm] = float("nan")
         out[name] = row
     return out
-

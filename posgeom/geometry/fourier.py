@@ -34,7 +34,6 @@ def fourier_basis(n: int, m: int) -> np.ndarray:
     return out
 
 
-
 def fourier_match(U, m: int) -> float:
     r"""Mean squared cosine of the principal angles between ``span(U[:, :2m])`` and the $m$ lowest Fourier
     pairs: $\frac1{2m}\lVert \hat U^\top F\rVert_F^2$ with $\hat U$, $F$ orthonormal bases. 1 = same subspace.
@@ -53,7 +52,6 @@ def fourier_match(U, m: int) -> float:
         raise ValueError(f"U must have at least 2m = {2 * m} columns; got shape {U.shape}")
     angles = scipy.linalg.subspace_angles(U[:, : 2 * m], fourier_basis(U.shape[0], m))
     return float(np.mean(np.cos(angles) ** 2))
-
 
 
 def circulant_eigenvalues(g) -> np.ndarray:
@@ -79,4 +77,3 @@ def circulant_eigenvalues(g) -> np.ndarray:
     lam = -0.5 * (np.cos(2 * np.pi * f * delta / n) @ (g * g))
     lam[0] = 0.0
     return np.sort(lam)[::-1]
-

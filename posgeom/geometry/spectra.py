@@ -30,7 +30,6 @@ def gram_eigenvalues(D2) -> np.ndarray:
     return np.linalg.eigvalsh(double_centered_gram_of_squares(D2))[::-1]
 
 
-
 def rank_one_report(D, F) -> dict[str, Any]:
     r"""How much of $B$ one direction holds, raw, debiased and above the noise floor (module docstring).
 
@@ -74,7 +73,6 @@ def rank_one_report(D, F) -> dict[str, Any]:
     }
 
 
-
 def eigen_fraction(D, k: int = 1) -> float:
     r"""Fraction of the positive eigenvalue mass of $B = -\frac12 J D^{(2)} J$ held by the top ``k``.
 
@@ -93,7 +91,6 @@ def eigen_fraction(D, k: int = 1) -> float:
     if pos.size == 0:
         return float("nan")
     return float(pos[:k].sum() / pos.sum())
-
 
 
 def line_fit_error(D) -> tuple[float, float]:
@@ -116,7 +113,6 @@ def line_fit_error(D) -> tuple[float, float]:
     b, a = np.polyfit(i, x, 1)
     spacing_error = float(np.max(np.abs(x - (a + b * i))) / (x.max() - x.min()))
     return mds_error, spacing_error
-
 
 
 def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
@@ -160,7 +156,6 @@ def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
     return out
 
 
-
 def rank_above_noise(eigenvalues, null) -> int:
     r"""Number of eigenvalues above the largest eigenvalue of any null replicate (parallel analysis).
 
@@ -176,4 +171,3 @@ def rank_above_noise(eigenvalues, null) -> int:
     """
     w = np.asarray(eigenvalues, dtype=np.float64)
     return int(np.sum(w > float(np.max(null))))
-

@@ -58,7 +58,6 @@ def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int 
     return float(out.loss)
 
 
-
 def entropy_references(population) -> tuple[float, float]:
     r"""Two MLM loss references (nats) for a corpus drawn independently position by position.
 
@@ -78,4 +77,3 @@ def entropy_references(population) -> tuple[float, float]:
         return float(-(p * np.log(p)).sum())
 
     return float(np.mean([H(m) for m in mu])), H(mu.mean(axis=0))
-

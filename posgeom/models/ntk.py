@@ -56,10 +56,8 @@ def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
     return (J @ J.T).double().cpu()
 
 
-
 def relative_change(K, K0) -> float:
     r"""$\|K - K_0\|_F / \|K_0\|_F$ of two kernels (tensors)."""
     import torch
 
     return float(torch.linalg.norm(K - K0) / torch.linalg.norm(K0))
-

@@ -328,4 +328,3 @@ def bag_labels(tokens, vocab_size: int) -> np.ndarray:
     tokens = np.asarray(tokens)
     low = np.sum((tokens >= 0) & (tokens < vocab_size // 2), axis=1)
     return (low >= np.median(low)).astype(np.int64)
-
