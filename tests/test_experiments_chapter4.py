@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import posgeom.geometry as geo
+from posgeom.models.evaluation import mlm_loss_by_position
 from posgeom import get_settings
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import extrapolation_mlm as exm
@@ -133,7 +134,8 @@ def test_mlm_loss_by_position_matches_the_model_loss():
     model = build_model(config, "mlm", seed=0).eval()
     X = np.random.default_rng(0).integers(4, 30, size=(16, 10))
     X[:, 0] = 1
-    s, n = exm.mlm_loss_by_position(model, X, seed=5, batch_size=16)
+    s, n = mlm_loss_by_position(model, X, mask_token_id=exm.IMDBWindows.MASK,
+                                special_token_ids=exm.IMDBWindows.SPECIAL, seed=5, batch_size=16)
     inputs, labels = mask_tokens(torch.as_tensor(X), vocab_size=30, mask_token_id=2, special_token_ids=(0, 1, 2),
                                  generator=torch.Generator().manual_seed(5))
     with torch.no_grad():

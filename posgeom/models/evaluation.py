@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["masked_position_loss", "entropy_references"]
+__all__ = ["masked_position_loss", "entropy_references", "mlm_loss_by_position"]
 
 #: The compact vocabulary of the small MLM models: 0 is ``[PAD]``, 1 is ``[MASK]``.
 PAD_ID, MASK_ID = 0, 1
@@ -77,3 +77,51 @@ def entropy_references(population) -> tuple[float, float]:
         return float(-(p * np.log(p)).sum())
 
     return float(np.mean([H(m) for m in mu])), H(mu.mean(axis=0))
+
+
+def mlm_loss_by_position(model, windows: np.ndarray, *, mask_token_id: int, special_token_ids, seed: int = 0,
+                         probability: float = 0.15, batch_size: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    r"""Cross-entropy of a masked LM at each position, with BERT's 80/10/10 masking drawn once from ``seed``.
+
+    Parameters
+    ----------
+    model : an MLM model of :func:`posgeom.models.encoder.build_model`
+    windows : ndarray of shape (N, m)
+        Token ids.
+    mask_token_id : int
+        The ``[MASK]`` id of the model's vocabulary.
+    special_token_ids : sequence of int
+        Ids never selected for masking (:func:`posgeom.models.training.mask_tokens`).
+
+    Returns
+    -------
+    loss_sum : ndarray of shape (m,)
+        $\sum$ of $-\log p(x_i \mid \tilde x)$ over the selected tokens at each position.
+    count : ndarray of shape (m,)
+        Number of selected tokens at each position.
+    """
+    import torch.nn.functional as F
+
+    from .training import mask_tokens
+
+    X = torch.as_tensor(np.asarray(windows), dtype=torch.long)
+    gen = torch.Generator().manual_seed(int(seed))
+    inputs, labels = mask_tokens(X, vocab_size=model.config.vocab_size, mask_token_id=mask_token_id,
+                                 special_token_ids=special_token_ids, probability=probability, generator=gen)
+    m = X.shape[1]
+    loss_sum, count = np.zeros(m), np.zeros(m)
+    model.eval()
+    with torch.no_grad():
+        for s in range(0, X.shape[0], batch_size):
+            h = model.encoder(inputs[s:s + batch_size])
+            lab = labels[s:s + batch_size]
+            sel = lab != -100
+            if not bool(sel.any()):
+                continue
+            # -log p(x_i | x~) at every selected token
+            ce = F.cross_entropy(model.logits(h[sel]).float(), lab[sel], reduction="none").numpy()
+            pos = sel.nonzero()[:, 1].numpy()
+            np.add.at(loss_sum, pos, ce)
+            np.add.at(count, pos, 1)
+    return loss_sum, count
+
