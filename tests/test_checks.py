@@ -22,7 +22,7 @@ from posgeom.checks import why_position as wp
 from posgeom.checks import your_model as ym
 from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import learned_tables as lt
-from posgeom.experiments import necessity as nec
+from posgeom.models import equivariance as eqv
 from posgeom.experiments import real_corpora as rc
 
 
@@ -217,7 +217,7 @@ def test_a_common_mistake_fails_with_a_hint(check, answer, says, capsys):
 PACKAGE = [
     (wp.check_sinusoid_distances, lambda n, d, b: enc.sinusoidal_distances(n, d, base=b)),
     (wp.check_sinusoid_distances, lambda n, d, b: _pdist(enc.sinusoidal_table(n, d, base=b))),
-    (wp.check_equivariance_gap, nec.equivariance_gap),
+    (wp.check_equivariance_gap, eqv.equivariance_gap),
     (wp.check_separation, lambda P: (posgeom.separation(P).raw, posgeom.separation(P).normalized)),
     (oe.check_hellinger_matrix, posgeom.hellinger_matrix),
     (oe.check_classical_mds, lambda D, k: posgeom.classical_mds(D, k=k).embedding),
@@ -259,7 +259,7 @@ ORACLE = [  # the package's implementation, copied past the switch, passes: orac
     (oe.check_circulant_eigenvalues, _unswitchable(posgeom.geometry.circulant_eigenvalues)),
     (pe.check_alibi_slopes, lambda D, t: _SLOPES(t, _PARABOLA(D))),
     (wp.check_sinusoid_distances, lambda n, d, b: _pdist(_TABLE(n, d, base=b))),
-    (wp.check_equivariance_gap, torch.no_grad()(_unswitchable(nec.equivariance_gap.__wrapped__))),
+    (wp.check_equivariance_gap, torch.no_grad()(_unswitchable(eqv.equivariance_gap.__wrapped__))),
     (ym.check_rotary_distances, _FREQUENCY_KERNEL),
 ]
 

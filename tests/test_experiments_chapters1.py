@@ -20,6 +20,7 @@ from posgeom.models.tasks import bag_labels
 from posgeom import encodings as enc
 from posgeom.config import get_settings
 from posgeom.experiments import necessity as nec
+from posgeom.models import equivariance as eqv
 from posgeom.experiments import factorisation as fac
 from posgeom.experiments import separation as sp
 from posgeom.experiments import zoo
@@ -105,16 +106,16 @@ def test_run_zoo_with_the_packaged_model(settings):
 
 
 def test_reversal_and_bad_permutations():
-    assert nec.reversal(4).tolist() == [3, 2, 1, 0]
+    assert eqv.reversal(4).tolist() == [3, 2, 1, 0]
     with pytest.raises(ValueError, match="positive"):
-        nec.reversal(0)
+        eqv.reversal(0)
     m = model("none")
     x = torch.randint(1, 20, (2, 8))
     for bad in ([0, 1, 2], [0] * 8, np.arange(8) + 1, np.linspace(0, 7, 8)):
         with pytest.raises(ValueError, match="permutation"):
-            nec.equivariance_gap(m, x, bad)
+            eqv.equivariance_gap(m, x, bad)
     with pytest.raises(TypeError, match="Encoder"):
-        nec.equivariance_gap(torch.nn.Linear(2, 2), x, np.arange(8))
+        eqv.equivariance_gap(torch.nn.Linear(2, 2), x, np.arange(8))
 
 
 def test_equivariance_gap_matches_a_manual_computation_and_theorem1():
@@ -127,17 +128,17 @@ def test_equivariance_gap_matches_a_manual_computation_and_theorem1():
             h = m.encoder(x)
             hp = m.encoder(x[:, torch.as_tensor(perm)])
         manual = max(float((hp[b, i] - h[b, perm[i]]).abs().max()) for b in range(3) for i in range(8))
-        gap = nec.equivariance_gap(m, x, perm)
+        gap = eqv.equivariance_gap(m, x, perm)
         assert gap == pytest.approx(manual, abs=1e-15)
         if position == "none" and not causal:
             assert gap < 1e-12  # Theorem 1
-            assert nec.readout_gap(m, x, perm) < 1e-12
+            assert eqv.readout_gap(m, x, perm) < 1e-12
         else:
             assert gap > 1e-3
     # ALiBi's bias is symmetric under the reversal
     alibi = model("alibi")
-    assert nec.equivariance_gap(alibi, x, nec.reversal(8)) < 1e-12
-    assert nec.equivariance_gap(model("rope"), x, nec.reversal(8)) > 1e-3
+    assert eqv.equivariance_gap(alibi, x, eqv.reversal(8)) < 1e-12
+    assert eqv.equivariance_gap(model("rope"), x, eqv.reversal(8)) > 1e-3
 
 
 def test_order_task_data_is_balanced_and_labelled_by_order():
