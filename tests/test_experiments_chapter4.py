@@ -11,7 +11,9 @@ import pytest
 import torch
 
 import posgeom.geometry as geo
-from posgeom.models.evaluation import mlm_loss_by_position
+from posgeom.models.equivariance import reversal_gap
+from posgeom.models.evaluation import mlm_loss_by_position, row_gradient_norms
+from posgeom.models.tasks import marker_split_accuracy
 from posgeom import get_settings
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import extrapolation_mlm as exm
@@ -105,9 +107,9 @@ def _tiny_model(position="learned", max_len=8, **opts):
 
 def test_reversal_gap_sees_direction_only_with_directional_positions():
     task = tasks.order_task_data(20, 8, 10, seed=2)
-    assert ex.reversal_gap(_tiny_model("alibi"), task.data) < 1e-5
-    assert ex.reversal_gap(_tiny_model("none"), task.data) < 1e-5
-    assert ex.reversal_gap(_tiny_model("learned", sigma=1.0), task.data) > 1e-4
+    assert reversal_gap(_tiny_model("alibi"), task.data) < 1e-5
+    assert reversal_gap(_tiny_model("none"), task.data) < 1e-5
+    assert reversal_gap(_tiny_model("learned", sigma=1.0), task.data) > 1e-4
 
 
 def test_marker_split_accuracy_matches_predictions():
@@ -118,7 +120,7 @@ def test_marker_split_accuracy_matches_predictions():
     correct = pred == task.data.labels.numpy()
     later = task.marker_positions.max(axis=1)
     earlier = task.marker_positions.min(axis=1)
-    out = ex.marker_split_accuracy(model, task, 4, both_from=3)
+    out = marker_split_accuracy(model, task, 4, both_from=3)
     assert out["head"] == pytest.approx(correct[later < 4].mean()) and out["n_head"] + out["n_tail"] == 60
     assert out["tail"] == pytest.approx(correct[later >= 4].mean())
     assert out["both"] == pytest.approx(correct[earlier >= 3].mean()) and out["n_both"] == int((earlier >= 3).sum())
@@ -241,11 +243,11 @@ def test_run_extrapolation_mlm_tiny(tiny_configs, tmp_path, shared_data_dir):
 def test_row_gradient_is_zero_beyond_every_length():
     task = tasks.order_task_data(40, 8, 10, seed=4, width=12)  # lengths <= 8, table of 12 rows
     model = _tiny_model(max_len=12, sigma=1.0)
-    g = tails.row_gradient_norms(model, task.data)
+    g = row_gradient_norms(model, task.data)
     assert g.shape == (12,) and np.all(g[8:] == 0.0) and np.all(g[:2] > 0)
     assert model.positional.weight.grad is None
     with pytest.raises(ValueError, match="learned absolute table"):
-        tails.row_gradient_norms(_tiny_model("rope"), task.data)
+        row_gradient_norms(_tiny_model("rope"), task.data)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -417,7 +417,7 @@ def summarise_separation(runs: SeparationRuns) -> dict:
 
 
 def final_separation_interval(result: Result, *, normalized: bool = True, level: float = 0.95) -> SeedInterval:
-    """:func:`seed_interval` of the final separation of a :func:`run_separation` result, over its seeds."""
+    """:func:`posgeom.geometry.seed_interval` of the final separation of a :func:`run_separation` result, over its seeds."""
     key = "separation_normalized" if normalized else "separation"
     return seed_interval(result.arrays[key][:, -1], level)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["masked_position_loss", "entropy_references", "mlm_loss_by_position"]
+__all__ = ["masked_position_loss", "entropy_references", "mlm_loss_by_position", "row_gradient_norms"]
 
 #: The compact vocabulary of the small MLM models: 0 is ``[PAD]``, 1 is ``[MASK]``.
 PAD_ID, MASK_ID = 0, 1
@@ -125,3 +125,35 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, mask_token_id: int, spec
             np.add.at(count, pos, 1)
     return loss_sum, count
 
+
+def row_gradient_norms(model, data) -> np.ndarray:
+    r"""Norm of the loss gradient with respect to each row of a learned table,
+    $\lVert \partial\mathcal L / \partial p_i\rVert$.
+
+    One forward and backward pass of the classification loss on all of ``data`` (no optimiser step; the
+    model's gradients are cleared afterwards).
+
+    Parameters
+    ----------
+    model : a posgeom classifier with an absolute positional table.
+    data : TokenData with ``input_ids``, ``attention_mask`` (N, L) and ``labels`` (N,).
+
+    Returns
+    -------
+    ndarray of shape (N_max,): zero for every row that no sequence of ``data`` reaches.
+    """
+    pos = model.positional
+    if pos.kind != "absolute" or not hasattr(pos, "weight"):
+        raise ValueError(f"row_gradient_norms needs a learned absolute table; the model uses {pos.name!r}")
+    was = model.training
+    model.eval()
+    model.zero_grad(set_to_none=True)
+    try:
+        out = model(data.input_ids, data.attention_mask, labels=data.labels)
+        out.loss.backward()
+        grad = pos.weight.grad
+        norms = np.zeros(pos.weight.shape[0]) if grad is None else grad.detach().norm(dim=1).cpu().double().numpy()
+    finally:
+        model.zero_grad(set_to_none=True)
+        model.train(was)
+    return norms
