@@ -381,7 +381,7 @@ def test_run_layer_stress_tiny(settings):
     assert a["residual"].shape == (L + 1, 2) and a["maps"].shape == (L, 6, 6)
     assert np.all(a["propagated_pooled"] >= 0) and np.all(a["propagated_pooled"][:, 0] <= 1)
     assert all(1 <= p <= L + 1 for p in v["peaks"].values())
-    offsets, prof = ib.offset_profiles(a["maps"])
+    offsets, prof = posgeom.geometry.offset_profiles(a["maps"])
     assert prof.shape == (L, 11) and list(offsets[[0, -1]]) == [-5, 5]
     assert prof[0, 5] == pytest.approx(np.mean(np.diagonal(a["maps"][0])))
     with pytest.raises(ValueError, match="unknown option"):

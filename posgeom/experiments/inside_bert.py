@@ -367,29 +367,6 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
     )
 
 
-def offset_profiles(maps) -> tuple[np.ndarray, np.ndarray]:
-    r"""Mean attention at each offset $\delta = j - i$ of averaged attention maps.
-
-    Parameters
-    ----------
-    maps : array-like of shape (n_layers, K, K)
-
-    Returns
-    -------
-    offsets : ndarray of shape (2K - 1,)
-        $-(K-1), \dots, K-1$.
-    profile : ndarray of shape (n_layers, 2K - 1)
-        Mean of ``maps[l, i, i + δ]`` over the valid ``i``.
-    """
-    maps = np.asarray(maps, dtype=np.float64)
-    if maps.ndim != 3 or maps.shape[1] != maps.shape[2]:
-        raise ValueError(f"maps must have shape (n_layers, K, K), got {maps.shape}")
-    K = maps.shape[1]
-    offsets = np.arange(-(K - 1), K)
-    profile = np.stack([[np.diagonal(m, offset=int(o)).mean() for o in offsets] for m in maps])
-    return offsets, profile
-
-
 def paper_results(settings: Settings | None = None) -> list[Result]:
     """Every ``paper``-scale result of this chapter held by the registry (any code version)."""
     from .real_corpora import paper_results as results_with_prefix
@@ -401,6 +378,6 @@ __all__ = [
     "CONFIGS", "InsideBertSettings", "Sentences", "LayerMeans", "DEFINITIONS", "NORMALIZATIONS", "PAPER_PEAK_LAYER",
     "kernel_distances", "head_logits", "load_model", "layer_inputs", "sentence_tokens", "padded_batch",
     "collect_layer_means", "static_positions", "projected_stress", "peak_layers", "layer_stress", "run_layer_stress",
-    "offset_profiles", "paper_results",
+    "paper_results",
 ]
 

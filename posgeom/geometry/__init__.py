@@ -128,7 +128,7 @@ __all__ = [
 
 # spectra of D, Fourier structure, entry summaries and Student-t intervals (moved from the experiment modules)
 from .agreement import mds_monotonicity_curve, monotonicity_of  # noqa: E402
-from .entries import encoding_stresses, offdiag, rms_offdiag  # noqa: E402
+from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag  # noqa: E402
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match  # noqa: E402
 from .intervals import SeedInterval, paired_difference, seed_interval  # noqa: E402
 from .table_fit import TableGeometry, table_geometry  # noqa: E402
@@ -140,5 +140,5 @@ __all__ += [
     "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
     "SeedInterval", "seed_interval", "paired_difference", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
-    "TableGeometry", "table_geometry",
+    "TableGeometry", "table_geometry", "offset_profiles",
 ]

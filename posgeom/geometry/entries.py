@@ -1,5 +1,6 @@
 r"""Summaries of the entries of distance matrices: the off-diagonal entries, their root mean square, and
-the stress of several encodings' distance matrices against one target.
+the stress of several encodings' distance matrices against one target, and the mean of (attention)
+matrices along each signed offset $\delta = j - i$.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import numpy as np
 
 from .stress import stress
 
-__all__ = ["offdiag", "rms_offdiag", "encoding_stresses"]
+__all__ = ["offdiag", "rms_offdiag", "encoding_stresses", "offset_profiles"]
 
 
 def offdiag(D) -> np.ndarray:
@@ -42,3 +43,26 @@ def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")
                 row[norm] = float("nan")
         out[name] = row
     return out
+
+
+def offset_profiles(maps) -> tuple[np.ndarray, np.ndarray]:
+    r"""Mean attention at each offset $\delta = j - i$ of averaged attention maps.
+
+    Parameters
+    ----------
+    maps : array-like of shape (n_layers, K, K)
+
+    Returns
+    -------
+    offsets : ndarray of shape (2K - 1,)
+        $-(K-1), \dots, K-1$.
+    profile : ndarray of shape (n_layers, 2K - 1)
+        Mean of ``maps[l, i, i + δ]`` over the valid ``i``.
+    """
+    maps = np.asarray(maps, dtype=np.float64)
+    if maps.ndim != 3 or maps.shape[1] != maps.shape[2]:
+        raise ValueError(f"maps must have shape (n_layers, K, K), got {maps.shape}")
+    K = maps.shape[1]
+    offsets = np.arange(-(K - 1), K)
+    profile = np.stack([[np.diagonal(m, offset=int(o)).mean() for o in offsets] for m in maps])
+    return offsets, profile
