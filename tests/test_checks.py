@@ -20,7 +20,6 @@ from posgeom.checks import optimal_encoding as oe
 from posgeom.checks import paper_experiments as pe
 from posgeom.checks import why_position as wp
 from posgeom.checks import your_model as ym
-from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import learned_tables as lt
 from posgeom.models import equivariance as eqv
 from posgeom.experiments import real_corpora as rc
@@ -225,7 +224,7 @@ PACKAGE = [
     (oe.check_circulant_eigenvalues, posgeom.geometry.circulant_eigenvalues),
     (pe.check_alibi_slopes, lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D))),
     (pe.check_violation_rate, lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True)),
-    (pe.check_logit_distances, ib.kernel_distances),
+    (pe.check_logit_distances, posgeom.geometry.kernel_distances),
     (lt_checks.check_lag_similarity, lambda P: lt.similarity_by_lag(lt.cosine_similarity_matrix(P))["mean"]),
     (ym.check_rotary_distances, enc.rotary_distances),
 ]
@@ -255,7 +254,7 @@ _FREQUENCY_KERNEL = _unswitchable(enc.rotary_distances)
 ORACLE = [  # the package's implementation, copied past the switch, passes: oracle and package agree
     (oe.check_hellinger_matrix, _unswitchable(posgeom.hellinger_matrix)),
     (pe.check_violation_rate, lambda D, Dh: _VIOLATION(D, Dh, as_distances=True)),
-    (pe.check_logit_distances, _unswitchable(ib.kernel_distances)),
+    (pe.check_logit_distances, _unswitchable(posgeom.geometry.kernel_distances)),
     (oe.check_circulant_eigenvalues, _unswitchable(posgeom.geometry.circulant_eigenvalues)),
     (pe.check_alibi_slopes, lambda D, t: _SLOPES(t, _PARABOLA(D))),
     (wp.check_sinusoid_distances, lambda n, d, b: _pdist(_TABLE(n, d, base=b))),

@@ -313,16 +313,16 @@ def test_run_ntk_lazy_training_starts_at_ln2_and_barely_moves(settings):
 def test_kernel_distances_of_a_gram_are_euclidean():
     rng = np.random.default_rng(6)
     X = rng.standard_normal((7, 3))
-    assert np.allclose(ib.kernel_distances(X @ X.T), posgeom.euclidean_distances(X), atol=1e-12)
+    assert np.allclose(posgeom.geometry.kernel_distances(X @ X.T), posgeom.euclidean_distances(X), atol=1e-12)
     A = rng.standard_normal((3, 3))
     G = X @ A @ X.T  # asymmetric: only the symmetric part counts
     S = (G + G.T) / 2
-    Dh, clipped = ib.kernel_distances(G, return_clipped=True)
+    Dh, clipped = posgeom.geometry.kernel_distances(G, return_clipped=True)
     for i, j in itertools.product(range(7), range(7)):
         assert Dh[i, j] == pytest.approx(np.sqrt(max(S[i, i] + S[j, j] - 2 * S[i, j], 0.0)) if i != j else 0.0)
     assert 0 <= clipped < 1
     with pytest.raises(ValueError, match="square"):
-        ib.kernel_distances(np.ones((2, 3)))
+        posgeom.geometry.kernel_distances(np.ones((2, 3)))
 
 
 def test_head_logits_match_a_per_head_loop():
@@ -331,14 +331,14 @@ def test_head_logits_match_a_per_head_loop():
     X = rng.standard_normal((n, d))
     Wq, Wk = rng.standard_normal((d, d)), rng.standard_normal((d, d))
     bq, bk = rng.standard_normal(d), rng.standard_normal(d)
-    G = ib.head_logits(X, Wq, bq, Wk, bk, H)
+    G = posgeom.geometry.head_logits(X, Wq, bq, Wk, bk, H)
     dh = d // H
     for h in range(H):
         q = X @ Wq[h * dh:(h + 1) * dh].T + bq[h * dh:(h + 1) * dh]
         k = X @ Wk[h * dh:(h + 1) * dh].T + bk[h * dh:(h + 1) * dh]
         assert np.allclose(G[h], q @ k.T / np.sqrt(dh))
     with pytest.raises(ValueError, match="does not divide"):
-        ib.head_logits(X, Wq, bq, Wk, bk, 3)
+        posgeom.geometry.head_logits(X, Wq, bq, Wk, bk, 3)
 
 
 def test_layer_inputs_match_hugging_face(settings):

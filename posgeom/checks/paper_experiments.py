@@ -184,7 +184,7 @@ def check_logit_distances(student_fn) -> Verdict:
     r"""Check ``student_fn(G) -> (n, n)``: $\hat d_{ij} = \sqrt{\max(S_{ii} + S_{jj} - 2S_{ij}, 0)}$ with
     $S = (G + G^\top)/2$, for (n, n) logit matrices ``G`` that need not be symmetric nor positive
     semidefinite. The package's ``kernel_distances`` is switched off."""
-    from ..experiments import inside_bert as ib
+    from ..geometry import kernel_distances
 
     rng = np.random.default_rng(0)
     cases = []
@@ -214,7 +214,7 @@ def check_logit_distances(student_fn) -> Verdict:
             return "symmetrise G first, S = (G + G^T) / 2."
         return "clip negative squared distances at 0 before the square root."
 
-    return run_check("logit distances", student_fn, cases, compare, switch_off=(ib.kernel_distances,), hints=hints)
+    return run_check("logit distances", student_fn, cases, compare, switch_off=(kernel_distances,), hints=hints)
 
 
 def check_alibi_logits(student_fn) -> Verdict:

@@ -376,7 +376,7 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 __all__ = [
     "CONFIGS", "InsideBertSettings", "Sentences", "LayerMeans", "DEFINITIONS", "NORMALIZATIONS", "PAPER_PEAK_LAYER",
-    "kernel_distances", "head_logits", "load_model", "layer_inputs", "sentence_tokens", "padded_batch",
+    "load_model", "layer_inputs", "sentence_tokens", "padded_batch",
     "collect_layer_means", "static_positions", "projected_stress", "peak_layers", "layer_stress", "run_layer_stress",
     "paper_results",
 ]
