@@ -38,3 +38,11 @@ def test_paired_difference_is_the_interval_of_the_differences():
     assert geo.paired_difference(a, b) == geo.seed_interval(a - b)
     with pytest.raises(ValueError, match="one value per seed"):
         geo.paired_difference(a, b[:2])
+
+
+def test_spread_against_numpy():
+    x = [3.0, 1.0, 2.0]
+    assert geo.spread(x) == {"mean": 2.0, "sd": pytest.approx(np.std(x, ddof=1)), "min": 1.0, "max": 3.0}
+    assert geo.spread([5.0]) == {"mean": 5.0, "sd": 0.0, "min": 5.0, "max": 5.0}
+    with pytest.raises(ValueError, match="at least one"):
+        geo.spread([])

@@ -39,12 +39,11 @@ def draw_statistics(R_summary: dict[str, Any], R: np.ndarray, encodings: dict[st
 
 
 def spread(table: np.ndarray, names=DRAW_STATISTICS) -> dict[str, dict[str, float]]:
-    """Mean, sample sd, min and max of each column of ``table`` (draws × statistics ``names``)."""
+    """:func:`posgeom.geometry.spread` of each column of ``table`` (draws × statistics ``names``)."""
     table = np.asarray(table, dtype=np.float64)
     if table.ndim != 2 or table.shape[1] != len(names):
         raise ValueError(f"table must have one column per statistic ({len(names)}); got shape {table.shape}")
-    return {name: {"mean": float(col.mean()), "sd": float(col.std(ddof=1)) if col.size > 1 else 0.0,
-                   "min": float(col.min()), "max": float(col.max())} for name, col in zip(names, table.T)}
+    return {name: geo.spread(col) for name, col in zip(names, table.T)}
 
 
 def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, encodings, n_draws: int,

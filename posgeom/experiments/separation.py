@@ -397,9 +397,9 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
 
 
 def _spread(x) -> dict:
-    """Mean, standard deviation (``ddof=1``; 0 for one value), minimum and maximum."""
-    return dict(mean=float(np.mean(x)), std=float(np.std(x, ddof=1)) if len(x) > 1 else 0.0,
-                min=float(np.min(x)), max=float(np.max(x)))
+    """:func:`posgeom.geometry.spread` of ``x``, the standard deviation stored as ``std``."""
+    s = geo.spread(x)
+    return dict(mean=s["mean"], std=s["sd"], min=s["min"], max=s["max"])
 
 
 def summarise_separation(runs: SeparationRuns) -> dict:

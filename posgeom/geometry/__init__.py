@@ -130,7 +130,7 @@ __all__ = [
 from .agreement import mds_monotonicity_curve, monotonicity_of  # noqa: E402
 from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag  # noqa: E402
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match  # noqa: E402
-from .intervals import SeedInterval, paired_difference, seed_interval  # noqa: E402
+from .intervals import SeedInterval, paired_difference, seed_interval, spread  # noqa: E402
 from .table_fit import TableGeometry, table_geometry  # noqa: E402
 from .spectra import (  # noqa: E402
     eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
@@ -138,7 +138,7 @@ from .spectra import (  # noqa: E402
 
 __all__ += [
     "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
-    "SeedInterval", "seed_interval", "paired_difference", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
+    "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
     "TableGeometry", "table_geometry", "offset_profiles",
 ]

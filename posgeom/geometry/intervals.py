@@ -6,7 +6,8 @@ over several draws; :func:`seed_interval` gives the mean with the interval
 $$\bar x \pm t_{(1+\ell)/2,\,k-1}\, \frac{s}{\sqrt k},$$
 
 $s$ the sample standard deviation of the $k$ draws and $\ell$ the level, and :func:`paired_difference`
-the same interval of the per-draw differences of two variants run from the same seeds. (The basic
+the same interval of the per-draw differences of two variants run from the same seeds; :func:`spread`
+summarises draws without an interval (mean, sample sd, range). (The basic
 bootstrap interval of a statistic of a corpus is :func:`posgeom.geometry.basic_interval`.)
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SeedInterval", "seed_interval", "paired_difference"]
+__all__ = ["SeedInterval", "seed_interval", "paired_difference", "spread"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +78,22 @@ def paired_difference(a, b, level: float = 0.95) -> SeedInterval:
     if a.shape != b.shape:
         raise ValueError(f"a and b must hold one value per seed each, got {a.size} and {b.size} values")
     return seed_interval(a - b, level)
+
+
+def spread(values) -> dict[str, float]:
+    r"""Mean, sample standard deviation $s$ (``ddof=1``; 0 for a single value), minimum and maximum of draws.
+
+    Parameters
+    ----------
+    values : array-like of shape (k,), k >= 1
+
+    Returns
+    -------
+    dict
+        ``mean``, ``sd``, ``min``, ``max``.
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    if x.size < 1:
+        raise ValueError("spread needs at least one value")
+    return {"mean": float(x.mean()), "sd": float(x.std(ddof=1)) if x.size > 1 else 0.0,
+            "min": float(x.min()), "max": float(x.max())}
