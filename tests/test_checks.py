@@ -22,7 +22,6 @@ from posgeom.checks import why_position as wp
 from posgeom.checks import your_model as ym
 from posgeom.experiments import learned_tables as lt
 from posgeom.models import equivariance as eqv
-from posgeom.experiments import real_corpora as rc
 
 
 def _unswitchable(f):
@@ -222,7 +221,7 @@ PACKAGE = [
     (oe.check_classical_mds, lambda D, k: posgeom.classical_mds(D, k=k).embedding),
     (oe.check_rank_for_stress, lambda D, t: posgeom.effective_rank(D, "stress", threshold=t, normalization="scale_free")),
     (oe.check_circulant_eigenvalues, posgeom.geometry.circulant_eigenvalues),
-    (pe.check_alibi_slopes, lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D))),
+    (pe.check_alibi_slopes, lambda D, t: posgeom.geometry.alibi_slopes_for(t, posgeom.geometry.alibi_parabola(D))),
     (pe.check_violation_rate, lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True)),
     (pe.check_logit_distances, posgeom.geometry.kernel_distances),
     (lt_checks.check_lag_similarity, lambda P: lt.similarity_by_lag(lt.cosine_similarity_matrix(P))["mean"]),
@@ -247,7 +246,7 @@ def test_a_reference_taken_before_the_check_is_switched_off_too():
 
 
 _VIOLATION = _unswitchable(posgeom.violation_rate)
-_SLOPES, _PARABOLA = _unswitchable(rc.alibi_slopes_for), _unswitchable(rc.alibi_parabola)
+_SLOPES, _PARABOLA = _unswitchable(posgeom.geometry.alibi_slopes_for), _unswitchable(posgeom.geometry.alibi_parabola)
 _TABLE = _unswitchable(enc.sinusoidal_table)
 _FREQUENCY_KERNEL = _unswitchable(enc.rotary_distances)
 

@@ -71,17 +71,17 @@ def test_rank_one_report_noise_gram_is_the_diagonal_of_the_floor():
 def test_alibi_parabola_matches_the_stress_of_the_line():
     rng = np.random.default_rng(3)
     D = _random_D(rng, 12)
-    par = rc.alibi_parabola(D)
+    par = posgeom.geometry.alibi_parabola(D)
     for m in (0.01, 0.1, 0.7, par["m_star"]):
         line = m * np.abs(np.subtract.outer(np.arange(12), np.arange(12)))
-        assert rc.alibi_paper_stress(m, par) == pytest.approx(posgeom.stress(D, line, "paper", as_distances=True))
+        assert posgeom.geometry.alibi_paper_stress(m, par) == pytest.approx(posgeom.stress(D, line, "paper", as_distances=True))
     line = np.abs(np.subtract.outer(np.arange(12), np.arange(12))).astype(float)
     assert par["minimum"] == pytest.approx(posgeom.stress(D, line, "scale_free", as_distances=True))
-    lo, hi = rc.alibi_slopes_for(par["minimum"] + 0.5, par)
+    lo, hi = posgeom.geometry.alibi_slopes_for(par["minimum"] + 0.5, par)
     assert lo < par["m_star"] < hi
-    assert rc.alibi_paper_stress([lo, hi], par) == pytest.approx([par["minimum"] + 0.5] * 2)
+    assert posgeom.geometry.alibi_paper_stress([lo, hi], par) == pytest.approx([par["minimum"] + 0.5] * 2)
     with pytest.raises(ValueError, match="no ALiBi slope"):
-        rc.alibi_slopes_for(par["minimum"] - 1e-3, par)
+        posgeom.geometry.alibi_slopes_for(par["minimum"] - 1e-3, par)
 
 
 
@@ -145,8 +145,8 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
         posgeom.stress(D, scratch.arrays["table"], "paper"))
     for k in tab.arrays["smacof_k"]:  # SMACOF never worse than the MDS it starts from
         assert find(rc.stress_records(tab), encoding=f"SMACOF (rank {k})").paper <= find(rc.stress_records(tab), encoding=f"MDS (rank {k})").paper + 1e-12
-    par = rc.alibi_parabola(D)
-    assert np.allclose(tab.arrays["alibi_head_paper"], rc.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
+    par = posgeom.geometry.alibi_parabola(D)
+    assert np.allclose(tab.arrays["alibi_head_paper"], posgeom.geometry.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
     assert find(rc.stress_records(tab), encoding="alibi (best head)").paper == pytest.approx(tab.arrays["alibi_head_paper"].min())
     assert find(rc.stress_records(tab), encoding="alibi").scale_free == pytest.approx(par["minimum"])
     frame = rc.stress_dataframe(tab)
@@ -183,7 +183,7 @@ def test_alibi_choices_grid(settings):
     assert len(rows) == 2 * (1 + 8)
     for par in res.values["parabolas"]:
         if np.isfinite(par["m_minus"]):
-            assert rc.alibi_paper_stress(par["m_minus"], par) == pytest.approx(res.values["target"])
+            assert posgeom.geometry.alibi_paper_stress(par["m_minus"], par) == pytest.approx(res.values["target"])
     assert all(r["paper"] >= r["scale_free"] - 1e-12 for r in rows)
 
 
@@ -421,10 +421,10 @@ def test_alibi_search_counts_every_construction(settings, monkeypatch):
     assert v["n_constructions"] == (8 + 1 + 2) * 4 * 2 == len(v["closest"]) == res.arrays["values"].size
     marg = rc.corpus_geometry_of(settings, rc.corpus_options("quick", "sst2", n_positions=8)).marginals
     Dc = posgeom.hellinger_matrix(marg)
-    par = rc.alibi_parabola(Dc, marg.positions)
+    par = posgeom.geometry.alibi_parabola(Dc, marg.positions)
     mean8 = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
                  and x["transform"] == "value")
-    assert mean8["alibi"] == pytest.approx(float(rc.alibi_paper_stress(enc.alibi_slopes(8).mean(), par)))
+    assert mean8["alibi"] == pytest.approx(float(posgeom.geometry.alibi_paper_stress(enc.alibi_slopes(8).mean(), par)))
     root = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
                 and x["transform"] == "sqrt")
     assert root["alibi"] == pytest.approx(np.sqrt(mean8["alibi"]))

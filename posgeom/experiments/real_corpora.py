@@ -54,7 +54,7 @@ $$\sigma_{\text{paper}}(m) = \frac{m^2 \sum a^2 - 2m \sum a d + \sum d^2}{\sum d
 minimal at $m^* = \sum a d / \sum a^2$ where it equals the ``"scale_free"`` stress; a target value
 $t$ above that minimum is reached at the two slopes
 $m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) / \sum a^2$.
-:func:`alibi_slopes_for` computes them; :func:`run_alibi_choices` lists which natural choices
+:func:`posgeom.geometry.alibi_slopes_for` computes them; :func:`run_alibi_choices` lists which natural choices
 (number of positions, special tokens, Hellinger form, head count, slope) give which value.
 
 The code is split by concern: ``real_corpora_geometry`` (settings, the corpus
@@ -71,7 +71,7 @@ from __future__ import annotations
 
 from ..config import Settings, settings_or_default as _settings
 from ..registry import Result
-from .real_corpora_alibi import alibi_paper_stress, alibi_parabola, alibi_slopes_for, run_alibi_choices
+from .real_corpora_alibi import run_alibi_choices
 from .real_corpora_draws import (
     DRAW_STATISTICS, draw_statistics, resolvable_draws, run_resolvable_splits, run_subset_draws, spread,
 )
@@ -134,6 +134,5 @@ __all__ = [
     "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
     "train_scratch_table", "run_scratch_table", "stress_pair", "alibi_head_stresses", "stress_rows", "run_stress_table",
     "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES",
-    "run_stress_intervals", "interval_text", "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",
-    "run_alibi_choices", "paper_results", "run_all",
+    "run_stress_intervals", "interval_text", "run_alibi_choices", "paper_results", "run_all",
 ]

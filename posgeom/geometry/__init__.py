@@ -131,6 +131,7 @@ from .agreement import mds_monotonicity_curve, monotonicity_of  # noqa: E402
 from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag  # noqa: E402
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match  # noqa: E402
 from .intervals import SeedInterval, paired_difference, seed_interval, spread  # noqa: E402
+from .slope import alibi_paper_stress, alibi_parabola, alibi_slopes_for  # noqa: E402
 from .table_fit import TableGeometry, table_geometry  # noqa: E402
 from .spectra import (  # noqa: E402
     eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
@@ -141,4 +142,5 @@ __all__ += [
     "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
     "TableGeometry", "table_geometry", "offset_profiles",
+    "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",
 ]
