@@ -1,5 +1,5 @@
 r"""Real corpora: the choices behind ALiBi's 0.563 (claim C7), with its ``"paper"`` stress as a parabola in
-the slope (:mod:`posgeom.geometry.slope`; the maths is in the docstring of :mod:`posgeom.experiments.real_corpora`).
+the slope (:func:`posgeom.geometry.alibi_parabola`; the maths is in the docstring of :mod:`posgeom.experiments.real_corpora`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ __all__ = ["alibi_parabola", "alibi_paper_stress", "alibi_slopes_for"]
 
 
 def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]:
-    r"""The coefficients of ALiBi's ``"paper"`` stress as a function of its slope (:mod:`posgeom.geometry.slope`).
+    r"""The coefficients of ALiBi's ``"paper"`` stress as a function of its slope (the docstring of this module).
 
     Parameters
     ----------
