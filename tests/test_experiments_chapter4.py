@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-import posgeom.geometry as geo
 from posgeom.models.equivariance import reversal_gap
-from posgeom.models.evaluation import mlm_loss_by_position, row_gradient_norms
+from posgeom.models.evaluation import row_gradient_norms
 from posgeom.models.tasks import marker_split_accuracy
 from posgeom import get_settings
 from posgeom.experiments import extrapolation as ex
@@ -126,24 +125,6 @@ def test_marker_split_accuracy_matches_predictions():
     assert out["both"] == pytest.approx(correct[earlier >= 3].mean()) and out["n_both"] == int((earlier >= 3).sum())
     ev = tasks.evaluate_order_model(model, task.data)
     assert out["accuracy"] == pytest.approx(ev["accuracy"]) and out["loss"] == pytest.approx(ev["loss"], rel=1e-5)
-
-
-def test_mlm_loss_by_position_matches_the_model_loss():
-    from posgeom.models.encoder import build_model
-    from posgeom.models.training import mask_tokens
-
-    config = tiny_encoder_config(vocab_size=30, max_len=10, d_model=8, n_layers=1, n_heads=2, d_ff=16)
-    model = build_model(config, "mlm", seed=0).eval()
-    X = np.random.default_rng(0).integers(4, 30, size=(16, 10))
-    X[:, 0] = 1
-    s, n = mlm_loss_by_position(model, X, mask_token_id=exm.IMDBWindows.MASK,
-                                special_token_ids=exm.IMDBWindows.SPECIAL, seed=5, batch_size=16)
-    inputs, labels = mask_tokens(torch.as_tensor(X), vocab_size=30, mask_token_id=2, special_token_ids=(0, 1, 2),
-                                 generator=torch.Generator().manual_seed(5))
-    with torch.no_grad():
-        loss = model(inputs, labels=labels).loss
-    assert s.sum() / n.sum() == pytest.approx(float(loss), rel=1e-5)
-    assert n[0] == 0 and n.sum() == int((labels != -100).sum())
 
 
 def test_imdb_windows(minilm_settings):
@@ -311,12 +292,3 @@ def test_run_dropout_study_tiny(monkeypatch, tmp_path):
     assert r.values["passes"] == pytest.approx(6 * 16 / 32)
 
 
-def test_table_geometry_against_a_loop():
-    rng = np.random.default_rng(2)
-    P, X = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
-    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
-    g = geo.table_geometry(P, D)
-    cos = [P[i] @ P[i + 1] / np.linalg.norm(P[i]) / np.linalg.norm(P[i + 1]) for i in range(5)]
-    assert g.neighbour_cos == pytest.approx(np.mean(cos)) and g.row_norm == pytest.approx(np.linalg.norm(P, axis=1).mean())
-    assert lt.init_study_variants(("normal_0.02", "mds"), (0.0, 0.1)) == [("normal_0.02", 0.0), ("mds", 0.0),
-                                                                          ("normal_0.02", 0.1)]

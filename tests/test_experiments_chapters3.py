@@ -45,46 +45,6 @@ def _random_D(rng, n, k=3):
 # --------------------------------------------------------------------------------------------
 
 
-def test_rank_one_report_on_points_on_a_line():
-    x = np.sort(np.random.default_rng(1).standard_normal(8))
-    D = np.abs(np.subtract.outer(x, x))
-    rep = posgeom.geometry.rank_one_report(D, np.zeros_like(D))
-    assert rep["share_raw"] == pytest.approx(1.0)
-    assert rep["share_debiased"] == pytest.approx(1.0)
-    assert rep["rank_above_noise"] == 1
-    assert rep["share_above_noise"] == pytest.approx(1.0)
-
-
-def test_rank_one_report_noise_gram_is_the_diagonal_of_the_floor():
-    # F_ij^2 = (a_i + a_j) off the diagonal: -1/2 J F2 J = J diag(a) J, whose trace is sum(a) (1 - 1/n)
-    rng = np.random.default_rng(2)
-    n = 7
-    a = rng.uniform(0.1, 0.5, n)
-    F = np.sqrt(a[:, None] + a[None, :]) * (1 - np.eye(n))
-    D = _random_D(rng, n)
-    rep = posgeom.geometry.rank_one_report(D, F)
-    assert rep["eigenvalues_noise"].sum() == pytest.approx(a.sum() * (1 - 1 / n))
-    with pytest.raises(ValueError, match="must match"):
-        posgeom.geometry.rank_one_report(D, F[:-1, :-1])
-
-
-def test_alibi_parabola_matches_the_stress_of_the_line():
-    rng = np.random.default_rng(3)
-    D = _random_D(rng, 12)
-    par = posgeom.geometry.alibi_parabola(D)
-    for m in (0.01, 0.1, 0.7, par["m_star"]):
-        line = m * np.abs(np.subtract.outer(np.arange(12), np.arange(12)))
-        assert posgeom.geometry.alibi_paper_stress(m, par) == pytest.approx(posgeom.stress(D, line, "paper", as_distances=True))
-    line = np.abs(np.subtract.outer(np.arange(12), np.arange(12))).astype(float)
-    assert par["minimum"] == pytest.approx(posgeom.stress(D, line, "scale_free", as_distances=True))
-    lo, hi = posgeom.geometry.alibi_slopes_for(par["minimum"] + 0.5, par)
-    assert lo < par["m_star"] < hi
-    assert posgeom.geometry.alibi_paper_stress([lo, hi], par) == pytest.approx([par["minimum"] + 0.5] * 2)
-    with pytest.raises(ValueError, match="no ALiBi slope"):
-        posgeom.geometry.alibi_slopes_for(par["minimum"] - 1e-3, par)
-
-
-
 def test_corpus_options_validate():
     assert rc.corpus_options("quick", "imdb")["n_positions"] == 512
     assert rc.corpus_options("paper", "imdb")["max_sequences"] is None
@@ -194,26 +154,6 @@ def test_alibi_choices_grid(settings):
 # --------------------------------------------------------------------------------------------
 
 
-def _brute_violation(D, Dh):
-    iu = np.triu_indices(D.shape[0], 1)
-    a, b = D[iu], Dh[iu]
-    disc = conc = 0
-    for p, q in itertools.combinations(range(a.size), 2):
-        s = (a[p] - a[q]) * (b[p] - b[q])
-        disc += s < 0
-        conc += s > 0
-    return disc / (disc + conc)
-
-
-def test_monotonicity_of_matches_brute_force_with_ties():
-    rng = np.random.default_rng(4)
-    D = np.round(_random_D(rng, 7), 1)
-    Dh = np.abs(np.subtract.outer(np.arange(7), np.arange(7))).astype(float)
-    m = posgeom.geometry.monotonicity_of(D, Dh)
-    assert m["violation_rate"] == pytest.approx(_brute_violation(D, Dh))
-    assert 0 < m["tied_fraction"] < 1
-
-
 def test_mds_curve_is_exact_at_full_rank():
     rng = np.random.default_rng(5)
     D = _random_D(rng, 9, k=4)
@@ -252,30 +192,6 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     k = res.values["closest_rank"]
     assert res.values["closest_violation"] == pytest.approx(res.arrays["mds_violation"][k - 1])
     assert "±" in mo.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
-
-
-def test_logit_margin_ntk_matches_autograd():
-    import torch
-
-    from posgeom.models import EncoderConfig, build_model
-    from posgeom.models.ntk import logit_margin_ntk
-
-    cfg = EncoderConfig(vocab_size=50, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=6, dropout=0.0,
-                        attention_dropout=0.0)
-    model = build_model(cfg, "classification", seed=0).eval()
-    ids = torch.randint(1, 50, (3, 6))
-    mask = torch.ones(3, 6, dtype=torch.long)
-    mask[2, 4:] = 0
-    names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
-    K = logit_margin_ntk(model, ids, mask, names)
-    params = dict(model.named_parameters())
-    grads = []
-    for a in range(3):
-        out = model(ids[a:a + 1], mask[a:a + 1]).logits[0]
-        g = torch.autograd.grad(out[1] - out[0], [params[k] for k in names])
-        grads.append(torch.cat([x.reshape(-1) for x in g]).double())
-    J = torch.stack(grads)
-    assert torch.allclose(K, J @ J.T, rtol=1e-5, atol=1e-8)
 
 
 def test_run_ntk_tiny(settings):

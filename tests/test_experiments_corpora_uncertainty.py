@@ -18,14 +18,6 @@ def _random_D(rng, n, k=3):
     return posgeom.euclidean_distances(rng.standard_normal((n, k)))
 
 
-def test_gram_eigenvalues_match_the_centring_matrix():
-    rng = np.random.default_rng(0)
-    D = _random_D(rng, 8)
-    J = np.eye(8) - 1.0 / 8
-    oracle = np.sort(np.linalg.eigvalsh(-0.5 * J @ (D**2) @ J))[::-1]
-    assert np.allclose(posgeom.geometry.gram_eigenvalues(D**2), oracle, atol=1e-12)
-
-
 def test_spread_is_mean_sd_min_max_per_column():
     table = np.array([[1.0, 2.0, 0.1, 3, 4, 5], [3.0, 2.0, 0.3, 3, 4, 7]])
     s = rc.spread(table)
