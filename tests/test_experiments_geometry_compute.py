@@ -14,30 +14,32 @@ from posgeom.experiments import layer_peaks as lp
 from posgeom.experiments import optimal_encoding as oe
 from posgeom.experiments import sinusoids_as_mds as sm
 from posgeom.experiments import zoo
-from posgeom.experiments.settings import as_params, find, records
+from posgeom.experiments.settings import as_params, find, params_of, records
 
 SMALL = cg.SyntheticOptions(n_sequences=1_500, n_positions=10, vocab_size=16)
 
 
 def test_settings_keep_the_registry_parameters_of_the_dictionaries():
-    # the paper scale is quick plus changes, and reads like the dictionaries it replaced
+    # the paper scale is quick plus changes; the registry records the dictionaries the settings replaced
     assert cg.CONFIGS.changes() == {
         "synthetic": (cg.CONFIGS.quick.synthetic, cg.CONFIGS.paper.synthetic), "noise": (cg.NoiseOptions(), cg.NoiseOptions(n_rep=50)),
         "noise_sizes": ((250, 1_000, 4_000, 16_000, 64_000), (250, 1_000, 4_000, 16_000, 64_000, 256_000)),
     }
     q = cg.CONFIGS["quick"]
-    assert q["synthetic"]["n_sequences"] == 10_000 and dict(**q["synthetic"]) == as_params(q.synthetic)
+    assert q.synthetic.n_sequences == 10_000
+    assert as_params(q.synthetic) == {"n_sequences": 10_000, "n_positions": 50, "vocab_size": 100}
+    assert params_of({"a": 1}, noise=q.noise, seed=0) == {"a": 1, "noise": {"method": "bootstrap", "n_rep": 20}, "seed": 0}
     assert as_params(oe.CONFIGS["paper"].smacof) == {"max_iter": 20000, "eps": 1e-12}
     assert set(sm.CONFIGS.changes()) == {"n_vectors", "n_pairs", "grid", "sweep", "intervals"}
     assert zoo.CONFIGS["paper"].n == 512 and ib.CONFIGS["paper"].batch_size == 128
-    with pytest.raises(KeyError):
-        q["no such option"]
+    with pytest.raises(TypeError):
+        q["synthetic"]  # typed settings are read by attribute
 
 
 def test_family_geometry_summary_matches_its_arrays():
     g = cg.family_geometry("drift", SMALL, cg.NoiseOptions(n_rep=4), seed=0)
     a, s = g.arrays, g.summary
-    d, dp, f = (cg.offdiag(a[k]) for k in ("D", "D_pop", "F"))
+    d, dp, f = (geo.offdiag(a[k]) for k in ("D", "D_pop", "F"))
     assert s["rms_D"] == pytest.approx(np.sqrt(np.mean(d**2)))
     assert s["excess_sq"] == pytest.approx(np.mean(d**2) - np.mean(dp**2))
     assert s["frac_above_2F"] == pytest.approx(np.mean(d > 2 * f))
@@ -54,7 +56,7 @@ def test_noise_scaling_follows_the_delta_method():
 
 
 def test_sensitivity_row_is_a_typed_record():
-    marg = geo.positional_marginals(cg.family_corpus("drift", seed=0, **SMALL).counts())
+    marg = geo.positional_marginals(cg.family_corpus("drift", seed=0, **as_params(SMALL)).counts())
     variant = dict(name="baseline", special="model", n_positions=10, min_count=1, alpha=0.0)
     row = cg.sensitivity_row(variant, marg, cg.EncoderShape(d_model=16, n_heads=2), cg.NoiseOptions(n_rep=3), 0)
     [rec] = records(cg.SensitivityRow, [row])
@@ -66,7 +68,7 @@ def test_sensitivity_row_is_a_typed_record():
 
 
 def test_comparison_full_rank_mds_is_exact_and_intervals_hold_the_point():
-    corpus = cg.family_corpus("drift", seed=0, **SMALL)
+    corpus = cg.family_corpus("drift", seed=0, **as_params(SMALL))
     marg = geo.positional_marginals(corpus.counts())
     D = geo.hellinger_matrix(marg)
     shape = cg.EncoderShape(d_model=16, n_heads=2)
@@ -87,7 +89,7 @@ def test_smacof_curve_and_one_hot_layouts():
     D = oe.one_hot_distances(3)
     values, arrays = oe.one_hot_layouts()
     assert values["mds_stress"] == pytest.approx(1 / 6) and values["rescaled_stress"] == pytest.approx(1 / 9)
-    curve = oe.smacof_curve(geo.hellinger_matrix(cg.family_corpus("drift", seed=0, **SMALL).counts()), (1, 2, 99),
+    curve = oe.smacof_curve(geo.hellinger_matrix(cg.family_corpus("drift", seed=0, **as_params(SMALL)).counts()), (1, 2, 99),
                             oe.SmacofOptions(max_iter=200))
     assert curve["ranks"] == [1, 2]  # rank 99 >= n is skipped
     assert all(g >= -1e-12 for g in curve["gain"])
@@ -95,7 +97,7 @@ def test_smacof_curve_and_one_hot_layouts():
 
 
 def test_algorithm_steps_on_a_small_corpus():
-    corpus = cg.family_corpus("drift", seed=0, **SMALL)
+    corpus = cg.family_corpus("drift", seed=0, **as_params(SMALL))
     values, arrays = oe.algorithm_steps(corpus, oe.Walkthrough(k=2, lift_d=12), seed=0)
     assert values["B_vs_SS_max_error"] < 1e-12 and values["lift_max_error"] < 1e-12
     assert arrays["P_k"].shape == (10, 2)
@@ -159,7 +161,7 @@ def test_local_peak_test_point_curve_is_the_pooled_mean():
 
 
 def test_shift_intervals_hold_the_point_statistics():
-    corpus = cg.family_corpus("markov", seed=0, **SMALL)
+    corpus = cg.family_corpus("markov", seed=0, **as_params(SMALL))
     D = geo.hellinger_matrix(corpus.counts())
     values, reps = sm.shift_intervals(corpus.sequences(), corpus.n_positions, corpus.vocab_size, 2,
                                       oe.IntervalOptions(n_boot=10, n_folds=8), 0)

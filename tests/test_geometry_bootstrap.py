@@ -60,3 +60,13 @@ def test_bootstrap_intervals_point_and_replicates():
     assert all(iv.low <= iv.high for iv in intervals)
     with pytest.raises(ValueError, match="at least 2 folds"):
         list(geo.fold_bootstrap(folds[:1], np.arange(3), 2))
+
+
+def test_difference_interval_is_the_interval_of_the_column_differences():
+    reps = np.column_stack([np.arange(101, dtype=float), np.arange(101, dtype=float) * 0.5])
+    ivs = [geo.basic_interval(10.0, reps[:, 0]), geo.basic_interval(4.0, reps[:, 1])]
+    got = geo.difference_interval(ivs, reps, 0, 1)
+    # by hand: t = 6, replicates of the difference 0.5 k, quantiles 1.25 and 48.75
+    assert got.estimate == 6.0 and got.low == pytest.approx(12 - 48.75) and got.high == pytest.approx(12 - 1.25)
+    with pytest.raises(ValueError, match="one column per interval"):
+        geo.difference_interval(ivs, reps[:, :1], 0, 1)

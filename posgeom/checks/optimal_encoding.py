@@ -237,8 +237,6 @@ def check_circulant_eigenvalues(student_fn) -> Verdict:
     The oracle is the closed form: $0$ and $\lambda_f = -\frac12\sum_\delta g(\delta)^2\cos(2\pi f\delta/n)$,
     $f = 1 \dots n-1$. The package's ``circulant_eigenvalues`` and ``classical_mds`` are switched off.
     """
-    from ..experiments import sinusoids_as_mds as sm
-
     geo = _geometry()
 
     def oracle(g):
@@ -256,7 +254,7 @@ def check_circulant_eigenvalues(student_fn) -> Verdict:
         return "B is built from the squared distances g(delta)^2."
 
     return run_check("circulant eigenvalues", student_fn, _circulant_cases(), compare,
-                     switch_off=(sm.circulant_eigenvalues, geo.classical_mds), hints=hints)
+                     switch_off=(geo.circulant_eigenvalues, geo.classical_mds), hints=hints)
 
 
 def check_circulant_matrix(student_fn) -> Verdict:

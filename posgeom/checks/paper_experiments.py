@@ -46,12 +46,6 @@ def _line_sums(D):
     return saa, sad, sdd
 
 
-def _real_corpora():
-    from ..experiments import real_corpora as rc
-
-    return rc
-
-
 def _slope_cases(seed: int):
     rng = np.random.default_rng(seed)
     cases = []
@@ -71,7 +65,7 @@ def check_alibi_slopes(student_fn) -> Verdict:
     The oracle solves the quadratic from sums taken in a loop; the package's ``alibi_slopes_for``,
     ``alibi_parabola`` and ``alibi_paper_stress`` are switched off.
     """
-    rc = _real_corpora()
+    from .. import geometry as geo
 
     def oracle(D, target):
         saa, sad, sdd = _line_sums(D)
@@ -92,13 +86,13 @@ def check_alibi_slopes(student_fn) -> Verdict:
         return "the stress is a parabola in m: collect sum a^2, sum a d and sum d^2 over the pairs i < j."
 
     return run_check("ALiBi slopes", student_fn, _slope_cases(0), compare,
-                     switch_off=(rc.alibi_slopes_for, rc.alibi_parabola, rc.alibi_paper_stress), hints=hints)
+                     switch_off=(geo.alibi_slopes_for, geo.alibi_parabola, geo.alibi_paper_stress), hints=hints)
 
 
 def check_best_alibi_slope(student_fn) -> Verdict:
     r"""Check ``student_fn(D) -> float``: the slope $m^\star$ minimising ALiBi's ``"paper"`` stress against
     ``D`` (offsets $|i - j|$ of positions ``0 … n-1``). ``alibi_parabola`` is switched off."""
-    rc = _real_corpora()
+    from .. import geometry as geo
 
     def compare(m, D, target):
         saa, sad, _ = _line_sums(D)
@@ -109,7 +103,7 @@ def check_best_alibi_slope(student_fn) -> Verdict:
 
     cases = [(label, (D, target)) for label, (D, target) in _slope_cases(1)]
     return run_check("best ALiBi slope", lambda D, target: student_fn(D), cases, compare,
-                     switch_off=(rc.alibi_parabola, rc.alibi_paper_stress), hints=hints)
+                     switch_off=(geo.alibi_parabola, geo.alibi_paper_stress), hints=hints)
 
 
 def _violation_cases(seed: int, *, ties: bool):
@@ -184,7 +178,7 @@ def check_logit_distances(student_fn) -> Verdict:
     r"""Check ``student_fn(G) -> (n, n)``: $\hat d_{ij} = \sqrt{\max(S_{ii} + S_{jj} - 2S_{ij}, 0)}$ with
     $S = (G + G^\top)/2$, for (n, n) logit matrices ``G`` that need not be symmetric nor positive
     semidefinite. The package's ``kernel_distances`` is switched off."""
-    from ..experiments import inside_bert as ib
+    from ..geometry import kernel_distances
 
     rng = np.random.default_rng(0)
     cases = []
@@ -214,7 +208,7 @@ def check_logit_distances(student_fn) -> Verdict:
             return "symmetrise G first, S = (G + G^T) / 2."
         return "clip negative squared distances at 0 before the square root."
 
-    return run_check("logit distances", student_fn, cases, compare, switch_off=(ib.kernel_distances,), hints=hints)
+    return run_check("logit distances", student_fn, cases, compare, switch_off=(kernel_distances,), hints=hints)
 
 
 def check_alibi_logits(student_fn) -> Verdict:

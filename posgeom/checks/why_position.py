@@ -112,6 +112,7 @@ def check_equivariance_gap(student_fn) -> Verdict:
 
     from ..experiments import necessity as nec
     from ..models import build_model
+    from ..models import equivariance as eqv
 
     rng = np.random.default_rng(0)
     L, V = 10, 30
@@ -138,7 +139,7 @@ def check_equivariance_gap(student_fn) -> Verdict:
         return ("permute the input tokens on one side and the output rows on the other, with the same index "
                 "array; use the model in eval mode and take the maximum absolute difference.")
 
-    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(nec.equivariance_gap,), hints=hints)
+    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(eqv.equivariance_gap,), hints=hints)
 
 
 def check_permutation_of_logits(student_fn) -> Verdict:

@@ -39,13 +39,13 @@ from ..encodings import encoding_set
 from ..geometry import delta_method_noise
 from ..corpora.real import data_key
 from ..registry import Registry, Result
-from .settings import FieldAccess, by_scale
+from .settings import as_params, by_scale, params_of
 
 __all__ = [
     "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "NoiseOptions", "SST2Options", "EncoderShape",
     "SensitivityOptions", "SensitivityRow", "FamilyGeometry", "NoiseScaling",
-    "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus", "offdiag", "rms_offdiag",
-    "encoding_stresses", "family_geometry", "noise_scaling", "sensitivity_row", "kinds_summary",
+    "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus",
+    "family_geometry", "noise_scaling", "sensitivity_row", "kinds_summary",
     "sst2_options", "sst2_token_ids", "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants", "HELLINGER_KINDS",
@@ -58,7 +58,7 @@ ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
 
 
 @dataclass(frozen=True)
-class SyntheticOptions(FieldAccess):
+class SyntheticOptions:
     """A synthetic corpus of :func:`family_corpus`: sequences drawn, positions, vocabulary."""
 
     n_sequences: int = 10_000
@@ -67,7 +67,7 @@ class SyntheticOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class NoiseOptions(FieldAccess):
+class NoiseOptions:
     """The noise floor (:func:`posgeom.geometry.noise_floor`): estimator and replicates."""
 
     method: str = "bootstrap"
@@ -75,7 +75,7 @@ class NoiseOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class SST2Options(FieldAccess):
+class SST2Options:
     """The chapters' SST-2 corpus (``max_texts`` = an integer counts a seeded random subset)."""
 
     split: str = "train"
@@ -87,7 +87,7 @@ class SST2Options(FieldAccess):
 
 
 @dataclass(frozen=True)
-class EncoderShape(FieldAccess):
+class EncoderShape:
     """The model shape of the fixed encodings compared with a corpus."""
 
     d_model: int = 768
@@ -95,7 +95,7 @@ class EncoderShape(FieldAccess):
 
 
 @dataclass(frozen=True)
-class SensitivityOptions(FieldAccess):
+class SensitivityOptions:
     """The values each preprocessing option takes in the sensitivity study (one option changed at a time)."""
 
     special: tuple[str, ...] = ("model", "content")
@@ -105,7 +105,7 @@ class SensitivityOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class CorpusGeometrySettings(FieldAccess):
+class CorpusGeometrySettings:
     """Options of the chapter "The geometry of a corpus" (defaults: ``quick``)."""
 
     synthetic: SyntheticOptions = field(default_factory=SyntheticOptions)
@@ -139,18 +139,6 @@ def _data(settings) -> str:
 # small helpers shared by the chapters
 
 
-def offdiag(D) -> np.ndarray:
-    """The strictly upper triangle of an (n, n) matrix as a vector of length n (n - 1) / 2."""
-    D = np.asarray(D)
-    return D[np.triu_indices(D.shape[0], k=1)]
-
-
-def rms_offdiag(D) -> float:
-    r"""Root mean square of the off-diagonal entries, $\sqrt{\frac{2}{n(n-1)}\sum_{i<j} D_{ij}^2}$."""
-    x = offdiag(D)
-    return float(np.sqrt(np.mean(x * x)))
-
-
 def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int):
     """A synthetic corpus of one family with the chapters' conventions.
 
@@ -168,27 +156,6 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
     v = n_positions if family == "markov" else vocab_size
     extra = {"min_length": n_positions // 2} if family == "regimes" else {}
     return syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed, **extra)
-
-
-def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")) -> dict[str, dict[str, float]]:
-    """Stress of each encoding's distance matrix against ``D`` under each normalisation.
-
-    Returns
-    -------
-    dict
-        ``{encoding: {normalization: stress}}``; ``nan`` where a normalisation is undefined
-        (``kruskal1`` of an all-zero encoding).
-    """
-    out: dict[str, dict[str, float]] = {}
-    for name, Dhat in encodings.items():
-        row = {}
-        for norm in normalizations:
-            try:
-                row[norm] = geo.stress(D, Dhat, norm, as_distances=True)
-            except ValueError:
-                row[norm] = float("nan")
-        out[name] = row
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +181,7 @@ def family_geometry(family: str, synthetic: SyntheticOptions, noise: NoiseOption
     The mean excess $\overline{D^2} - \overline{(D^{pop})^2}$ is what sampling adds to the squared
     distances; $\overline{F^2}$ is what the noise floor predicts for it.
     """
-    corpus = family_corpus(family, seed=seed, **synthetic)
+    corpus = family_corpus(family, seed=seed, **as_params(synthetic))
     counts = corpus.counts()
     marg = geo.positional_marginals(counts)
     if marg.dropped:
@@ -222,9 +189,9 @@ def family_geometry(family: str, synthetic: SyntheticOptions, noise: NoiseOption
     D = geo.hellinger_matrix(marg)
     D_pop = geo.hellinger_matrix(corpus.population)
     F = geo.noise_floor(counts, noise.method, noise.n_rep, seed=seed).matrix
-    d, dp, f = offdiag(D), offdiag(D_pop), offdiag(F)
+    d, dp, f = geo.offdiag(D), geo.offdiag(D_pop), geo.offdiag(F)
     summary = dict(
-        rms_D=rms_offdiag(D), rms_D_pop=rms_offdiag(D_pop), rms_F=rms_offdiag(F),
+        rms_D=geo.rms_offdiag(D), rms_D_pop=geo.rms_offdiag(D_pop), rms_F=geo.rms_offdiag(F),
         # what sampling adds to the squared distances, and what the floor predicts
         excess_sq=float(np.mean(d * d) - np.mean(dp * dp)), mean_F_sq=float(np.mean(f * f)),
         frac_above_2F=float(np.mean(d > 2 * f)), vocab_size=int(corpus.vocab_size),
@@ -252,7 +219,7 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
     bad = [f for f in families if f not in SYNTHETIC_FAMILIES]
     if bad:
         raise ValueError(f"unknown famil(ies) {bad}; valid: {', '.join(SYNTHETIC_FAMILIES)}")
-    params = dict(families=list(families), **cfg.synthetic, **cfg.noise, seed=settings.seed)
+    params = params_of(families=list(families), **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
 
     def compute():
         values, arrays = {}, {}
@@ -295,19 +262,19 @@ def noise_scaling(sizes, *, n_positions: int, vocab_size: int, n_rep: int, seed:
         st = family_corpus("stationary", n_sequences=N, seed=seed, **synth)
         counts = st.counts()
         D = geo.hellinger_matrix(counts)
-        out["stationary_mean_sq"].append(float(np.mean(offdiag(D) ** 2)))
+        out["stationary_mean_sq"].append(float(np.mean(geo.offdiag(D) ** 2)))
         for method in ("bootstrap", "split_half"):
             F = geo.noise_floor(counts, method, n_rep, seed=seed).matrix
-            out[f"{method}_mean_sq"].append(float(np.mean(offdiag(F) ** 2)))
+            out[f"{method}_mean_sq"].append(float(np.mean(geo.offdiag(F) ** 2)))
         v = int(np.count_nonzero(st.population[0]))
-        out["delta_method_mean_sq"].append(float(np.mean(offdiag(delta_method_noise(counts.reach, v)))))
+        out["delta_method_mean_sq"].append(float(np.mean(geo.offdiag(delta_method_noise(counts.reach, v)))))
         out["min_expected_count"].append(float(N * st.population[0][st.population[0] > 0].min()))
         dr = family_corpus("drift", n_sequences=N, seed=seed, **synth)
         dcounts = dr.counts()
         Dd, Dp = geo.hellinger_matrix(dcounts), geo.hellinger_matrix(dr.population)
         Fd = geo.noise_floor(dcounts, "bootstrap", n_rep, seed=seed).matrix
-        out["drift_excess_sq"].append(float(np.mean(offdiag(Dd) ** 2) - np.mean(offdiag(Dp) ** 2)))
-        out["drift_F_sq"].append(float(np.mean(offdiag(Fd) ** 2)))
+        out["drift_excess_sq"].append(float(np.mean(geo.offdiag(Dd) ** 2) - np.mean(geo.offdiag(Dp) ** 2)))
+        out["drift_F_sq"].append(float(np.mean(geo.offdiag(Fd) ** 2)))
     return NoiseScaling(sizes=[int(s) for s in sizes], **out)
 
 
@@ -322,7 +289,7 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
     if not sizes or min(sizes) < 2:
         raise ValueError("sizes must be a non-empty list of corpus sizes >= 2")
     synth = dict(n_positions=cfg.synthetic.n_positions, vocab_size=cfg.synthetic.vocab_size)
-    params = dict(sizes=list(sizes), **synth, n_rep=cfg.noise.n_rep, seed=settings.seed)
+    params = params_of(sizes=list(sizes), **synth, n_rep=cfg.noise.n_rep, seed=settings.seed)
 
     def compute():
         return dict(vars(noise_scaling(sizes, **synth, n_rep=cfg.noise.n_rep, seed=settings.seed))), {}
@@ -402,10 +369,10 @@ def sst2_geometry(settings, cfg: CorpusGeometrySettings, top_tokens: int) -> tup
     F = geo.noise_floor(marg, cfg.noise.method, cfg.noise.n_rep, seed=settings.seed).matrix
     total = np.asarray(counts.counts.sum(axis=0)).ravel()
     top = np.argsort(-total, kind="stable")[:top_tokens]
-    d, f = offdiag(D), offdiag(F)
+    d, f = geo.offdiag(D), geo.offdiag(F)
     values = dict(
         n_sequences=len(seqs), n_truncated=int(np.count_nonzero(tc.full_lengths > s.n_positions)),
-        n_kept=int(marg.n_positions), dropped=list(marg.dropped), rms_D=rms_offdiag(D), rms_F=rms_offdiag(F),
+        n_kept=int(marg.n_positions), dropped=list(marg.dropped), rms_D=geo.rms_offdiag(D), rms_F=geo.rms_offdiag(F),
         frac_above_2F=float(np.mean(d > 2 * f)), mean_D_from_0=float(D[0, 1:].mean()),
         sizes=[], size_rms_D=[], size_rms_F=[], size_frac_above_2F=[], size_n_kept=[],
     )
@@ -418,9 +385,9 @@ def sst2_geometry(settings, cfg: CorpusGeometrySettings, top_tokens: int) -> tup
         Ds = geo.hellinger_matrix(m)
         Fs = geo.noise_floor(m, cfg.noise.method, cfg.noise.n_rep, seed=settings.seed).matrix
         values["sizes"].append(size)
-        values["size_rms_D"].append(rms_offdiag(Ds))
-        values["size_rms_F"].append(rms_offdiag(Fs))
-        values["size_frac_above_2F"].append(float(np.mean(offdiag(Ds) > 2 * offdiag(Fs))))
+        values["size_rms_D"].append(geo.rms_offdiag(Ds))
+        values["size_rms_F"].append(geo.rms_offdiag(Fs))
+        values["size_frac_above_2F"].append(float(np.mean(geo.offdiag(Ds) > 2 * geo.offdiag(Fs))))
         values["size_n_kept"].append(int(m.n_positions))
     arrays = dict(D=D, F=F, positions=marg.positions, reach=marg.reach, top_ids=top,
                   top_strings=_token_strings(top), top_probs=marg.probs[:, top])
@@ -444,7 +411,7 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    params = dict(**cfg.sst2, sizes=list(cfg.sst2_sizes), noise=cfg.noise, top_tokens=int(top_tokens),
+    params = params_of(**as_params(cfg.sst2), sizes=list(cfg.sst2_sizes), noise=as_params(cfg.noise), top_tokens=int(top_tokens),
                   seed=settings.seed, data=_data(settings))
     return _run(settings, "corpus_geometry.sst2", lambda: sst2_geometry(settings, cfg, int(top_tokens)), params, force)
 
@@ -465,11 +432,11 @@ def kinds_summary(mu, positions, encoder: EncoderShape, seed: int) -> tuple[dict
         out[kind] = dict(
             clipped_mass=float(mds.clipped_mass), max_D=float(D.max()),
             full_rank_max_error=float(np.max(np.abs(geo.euclidean_distances(full.embedding) - D))),
-            stress=encoding_stresses(D, encs),
+            stress=geo.encoding_stresses(D, encs),
         )
         arrays[kind] = D
-    chord = offdiag(arrays["chord"])
-    ratio = offdiag(arrays["geodesic"]) / np.maximum(chord, 1e-300)
+    chord = geo.offdiag(arrays["chord"])
+    ratio = geo.offdiag(arrays["geodesic"]) / np.maximum(chord, 1e-300)
     ratio = ratio[chord > 0]
     out["geodesic_over_chord"] = dict(min=float(ratio.min()), max=float(ratio.max()))
     return out, arrays
@@ -486,11 +453,12 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    params = dict(synthetic=cfg.synthetic, sst2=cfg.sst2, encoder=cfg.encoder, seed=settings.seed, data=_data(settings))
+    params = params_of(synthetic=as_params(cfg.synthetic), sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder),
+                  seed=settings.seed, data=_data(settings))
 
     def compute():
         values, arrays = {}, {}
-        marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **cfg.synthetic).counts())
+        marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **as_params(cfg.synthetic)).counts())
         for name, m in (("drift", marg), ("sst2", None)):
             m = m if m is not None else sst2_marginals(settings)[0]
             values[name], a = kinds_summary(m, m.positions, cfg.encoder, settings.seed)
@@ -535,9 +503,9 @@ def sensitivity_variants(settings=None) -> list[dict]:
         Each with ``name``, ``special``, ``n_positions``, ``min_count``, ``alpha``.
     """
     cfg = _config(_settings(settings))
-    base = {k: cfg.sst2[k] for k in ("special", "n_positions", "min_count", "alpha")}
+    base = {k: getattr(cfg.sst2, k) for k in ("special", "n_positions", "min_count", "alpha")}
     out = [dict(name="baseline", **base)]
-    for option, choices in cfg.sensitivity.items():
+    for option, choices in as_params(cfg.sensitivity).items():
         for value in choices:
             if value == base[option]:
                 continue
@@ -559,17 +527,17 @@ def sensitivity_row(variant: dict, marg, encoder: EncoderShape, noise: NoiseOpti
     encs = encoding_set(marg.positions, d_model=encoder.d_model, n_heads=encoder.n_heads, seed=seed)
     encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
     row = dict(
-        variant, n_kept=int(marg.n_positions), n_dropped=len(marg.dropped), rms_D=rms_offdiag(D),
+        variant, n_kept=int(marg.n_positions), n_dropped=len(marg.dropped), rms_D=geo.rms_offdiag(D),
         lambda1_share=float(w[0] / w.sum()),
         rank_tol=geo.effective_rank(mds.eigenvalues, "tol", tol=1e-2),
         rank_mass=geo.effective_rank(mds.eigenvalues, "mass", q=0.9),
         mds1_scale_free=geo.stress(D, mds.embedding, "scale_free"),
-        stress=encoding_stresses(D, encs), frac_above_2F=None, rms_F=None,
+        stress=geo.encoding_stresses(D, encs), frac_above_2F=None, rms_F=None,
     )
     if variant["alpha"] == 0:
         F = geo.noise_floor(marg, noise.method, noise.n_rep, seed=seed).matrix
-        row["frac_above_2F"] = float(np.mean(offdiag(D) > 2 * offdiag(F)))
-        row["rms_F"] = rms_offdiag(F)
+        row["frac_above_2F"] = float(np.mean(geo.offdiag(D) > 2 * geo.offdiag(F)))
+        row["rms_F"] = geo.rms_offdiag(F)
     sf = {k: row["stress"][k]["scale_free"] for k in encs}
     row["best_scale_free"] = min(sf, key=sf.get)
     return row
@@ -587,7 +555,7 @@ def run_sensitivity(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = _config(settings)
     variants = sensitivity_variants(settings)
-    params = dict(variants=variants, sst2=cfg.sst2, encoder=cfg.encoder, noise=cfg.noise,
+    params = params_of(variants=variants, sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder), noise=as_params(cfg.noise),
                   seed=settings.seed, data=_data(settings))
 
     def compute():

@@ -34,7 +34,7 @@ modelling on IMDB windows (loss).
 
 The ALiBi of an encoder is symmetric, $-m_h |i - j|$: it cannot tell left from right, so on the
 balanced order task (every sequence paired with its reversal, opposite label) it is at chance at every
-length — a property of symmetric ALiBi, not of extrapolation (:func:`reversal_gap` measures it).
+length — a property of symmetric ALiBi, not of extrapolation (:func:`posgeom.models.equivariance.reversal_gap` measures it).
 """
 
 from __future__ import annotations
@@ -46,14 +46,18 @@ import numpy as np
 
 from ..config import resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
-from ..models.tasks import extend_model, order_population_geometry, order_task_data, tiny_encoder_config, train_order_model
+from ..models.equivariance import reversal_gap
+from ..models.tasks import (
+    extend_model, marker_split_accuracy, order_population_geometry, order_task_data, tiny_encoder_config,
+    train_order_model,
+)
 from ..models.threads import torch_threads
 from .settings import ModelShape, as_params, by_scale
 
 __all__ = [
     "CONFIGS", "ExtrapolationSettings", "StudyTraining", "Finetune", "TailsOptions", "OrderExtrapolation",
     "MLMExtrapolation", "StudyPlan", "study_plan", "HEURISTICS", "ORDER_ENCODINGS", "MLM_ENCODINGS",
-    "method_names", "position_options", "learned_methods", "reversal_gap", "marker_split_accuracy",
+    "method_names", "position_options", "learned_methods",
     "order_extrapolation", "run_extrapolation_order",
 ]
 
@@ -275,75 +279,6 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
 # diagnostics
 
 
-def reversal_gap(model, data, batch_size: int = 256) -> float:
-    r"""Largest change of a classifier's logits when each sequence is reversed (padding kept at the end).
-
-    0 (up to rounding) for a model that cannot see direction: symmetric ALiBi, no positions.
-
-    Parameters
-    ----------
-    data : TokenData with ``input_ids`` and ``attention_mask`` of shape (N, L).
-
-    Returns
-    -------
-    float: $\max |f(x) - f(\mathrm{rev}(x))|$ over the batch entries.
-    """
-    import torch
-
-    ids, mask = data.input_ids, data.attention_mask
-    lengths = mask.sum(dim=1)
-    # rev(x)_i = x_{len - 1 - i} for i < len
-    idx = (lengths[:, None] - 1 - torch.arange(ids.shape[1])[None, :]).clamp(min=0)
-    rev = torch.where(mask.bool(), torch.gather(ids, 1, idx), ids)
-    gap = 0.0
-    model.eval()
-    with torch.no_grad():
-        for s in range(0, ids.shape[0], batch_size):
-            a = model(ids[s:s + batch_size], mask[s:s + batch_size]).logits
-            b = model(rev[s:s + batch_size], mask[s:s + batch_size]).logits
-            gap = max(gap, float((a - b).abs().max()))
-    return gap
-
-
-def marker_split_accuracy(model, task, boundary: int, both_from: int | None = None,
-                          batch_size: int = 256) -> dict[str, float]:
-    """Loss and accuracy on order-task sequences, overall and split by where their markers sit.
-
-    Parameters
-    ----------
-    task : :class:`~posgeom.models.tasks.OrderTaskData`
-    boundary : int
-        ``head``: the later marker is before ``boundary``; ``tail``: at or after it.
-    both_from : int, optional
-        ``both``: both markers at or after ``both_from`` (default ``boundary``).
-
-    Returns
-    -------
-    dict with ``loss`` (mean cross-entropy) and ``accuracy`` over all sequences, ``head``, ``tail`` and
-    ``both`` accuracies (NaN where no sequence falls) and ``n_head``, ``n_tail``, ``n_both``.
-    """
-    import torch
-    import torch.nn.functional as F
-
-    both_from = boundary if both_from is None else int(both_from)
-    later = task.marker_positions.max(axis=1)
-    earlier = task.marker_positions.min(axis=1)
-    data = task.data
-    preds, losses = [], []
-    model.eval()
-    with torch.no_grad():
-        for s in range(0, len(data), batch_size):
-            logits = model(data.input_ids[s:s + batch_size], data.attention_mask[s:s + batch_size]).logits.float()
-            preds.append(logits.argmax(-1).cpu().numpy())
-            losses.append(F.cross_entropy(logits, data.labels[s:s + batch_size], reduction="none").cpu().numpy())
-    correct = np.concatenate(preds) == data.labels.numpy()
-    groups = {"head": later < boundary, "tail": later >= boundary, "both": earlier >= both_from}
-    out = {"loss": float(np.concatenate(losses).mean()), "accuracy": float(correct.mean())}
-    out.update({k: float(correct[g].mean()) if g.any() else float("nan") for k, g in groups.items()})
-    out.update({f"n_{k}": int(g.sum()) for k, g in groups.items()})
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # extrapolation on the order task
 
@@ -464,7 +399,7 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
         (both markers at or beyond $L - 1$, the positions that share one vector under
         ``reuse_last``), ``stress_at_max`` (method → list over seeds: scale-free stress of the
         positional distances the model uses at the longest length against the task's exact Hellinger
-        geometry there), ``alibi_reversal_gap`` and ``none_reversal_gap`` (:func:`reversal_gap`);
+        geometry there), ``alibi_reversal_gap`` and ``none_reversal_gap`` (:func:`posgeom.models.equivariance.reversal_gap`);
         arrays: ``accuracy`` (methods, factors, seeds), ``mds_table``.
     """
     settings = _settings(settings)

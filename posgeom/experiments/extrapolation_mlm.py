@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..config import resolve_device, settings_or_default as _settings
+from ..models.evaluation import mlm_loss_by_position
 from ..models.tasks import tiny_encoder_config
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
@@ -22,7 +23,7 @@ from .extrapolation import (
 )
 from .settings import ModelShape, as_params
 
-__all__ = ["IMDBWindows", "imdb_windows", "train_mlm_model", "mlm_loss_by_position", "mds_of_windows",
+__all__ = ["IMDBWindows", "imdb_windows", "train_mlm_model", "mds_of_windows",
            "unigram_loss", "mlm_extrapolation", "run_extrapolation_mlm"]
 
 
@@ -138,48 +139,6 @@ def train_mlm_model(windows: np.ndarray, *, config=None, model=None, train: Stud
     return model, result
 
 
-def mlm_loss_by_position(model, windows: np.ndarray, *, seed: int = 0, probability: float = 0.15,
-                         batch_size: int = 128) -> tuple[np.ndarray, np.ndarray]:
-    r"""Cross-entropy of a masked LM at each position, with BERT's 80/10/10 masking drawn once from ``seed``.
-
-    Parameters
-    ----------
-    windows : ndarray of shape (N, m)
-
-    Returns
-    -------
-    loss_sum : ndarray of shape (m,)
-        $\sum$ of $-\log p(x_i \mid \tilde x)$ over the selected tokens at each position.
-    count : ndarray of shape (m,)
-        Number of selected tokens at each position.
-    """
-    import torch
-    import torch.nn.functional as F
-
-    from ..models.batches import mask_tokens
-
-    X = torch.as_tensor(np.asarray(windows), dtype=torch.long)
-    gen = torch.Generator().manual_seed(int(seed))
-    inputs, labels = mask_tokens(X, vocab_size=model.config.vocab_size, mask_token_id=IMDBWindows.MASK,
-                                 special_token_ids=IMDBWindows.SPECIAL, probability=probability, generator=gen)
-    m = X.shape[1]
-    loss_sum, count = np.zeros(m), np.zeros(m)
-    model.eval()
-    with torch.no_grad():
-        for s in range(0, X.shape[0], batch_size):
-            h = model.encoder(inputs[s:s + batch_size])
-            lab = labels[s:s + batch_size]
-            sel = lab != -100
-            if not bool(sel.any()):
-                continue
-            # -log p(x_i | x~) at every selected token
-            ce = F.cross_entropy(model.logits(h[sel]).float(), lab[sel], reduction="none").numpy()
-            pos = sel.nonzero()[:, 1].numpy()
-            np.add.at(loss_sum, pos, ce)
-            np.add.at(count, pos, 1)
-    return loss_sum, count
-
-
 def mds_of_windows(win: IMDBWindows, rank: int) -> np.ndarray:
     """Classical MDS (rank ``rank``) of the Hellinger geometry of the training windows' positions.
 
@@ -219,7 +178,8 @@ class _MLMScores:
             for key in self.KEYS:
                 t[key][method][str(f)].append(None)
             return
-        s, n = mlm_loss_by_position(model, self.win.eval[:, :length], seed=10_000 + seed)
+        s, n = mlm_loss_by_position(model, self.win.eval[:, :length], mask_token_id=IMDBWindows.MASK,
+                                    special_token_ids=IMDBWindows.SPECIAL, seed=10_000 + seed)
         t["loss"][method][str(f)].append(float(s.sum() / n.sum()))
         t["loss_head"][method][str(f)].append(float(s[:L].sum() / n[:L].sum()))
         t["loss_beyond"][method][str(f)].append(float(s[L:].sum() / n[L:].sum()) if length > L else None)

@@ -54,7 +54,7 @@ from .. import geometry as geo
 from ..geometry import head_logits, kernel_distances
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
-from .settings import FieldAccess, by_scale
+from .settings import as_params, by_scale
 
 DEFINITIONS = ("propagated", "static", "residual")
 NORMALIZATIONS = ("scale_free", "paper")
@@ -63,7 +63,7 @@ PAPER_PEAK_LAYER = 3
 
 
 @dataclass(frozen=True)
-class Sentences(FieldAccess):
+class Sentences:
     """The sentences fed to the model (the target $D$ comes from the chapter "Real corpora": SST-2 train)."""
 
     corpus: str = "sst2"
@@ -74,7 +74,7 @@ class Sentences(FieldAccess):
 
 
 @dataclass(frozen=True)
-class InsideBertSettings(FieldAccess):
+class InsideBertSettings:
     """Options of the chapter *Inside BERT* (defaults: ``quick``).
 
     ``target``: options of the target geometry $D$ (:func:`posgeom.experiments.real_corpora.run_corpus_geometry`;
@@ -316,7 +316,7 @@ def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach
 def _with_overrides(cfg: InsideBertSettings, overrides: dict) -> InsideBertSettings:
     unknown = set(overrides) - {f.name for f in dataclasses.fields(cfg)}
     if unknown:
-        raise ValueError(f"unknown option(s) {sorted(unknown)}; valid options are {sorted(cfg)}")
+        raise ValueError(f"unknown option(s) {sorted(unknown)}; valid options are {sorted(as_params(cfg))}")
     if isinstance(overrides.get("sentences"), dict):
         overrides = {**overrides, "sentences": dataclasses.replace(cfg.sentences, **overrides["sentences"])}
     return dataclasses.replace(cfg, **overrides)
@@ -351,7 +351,7 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
     settings = _settings(settings)
     cfg = _with_overrides(CONFIGS[settings.scale], overrides)
     target = run_corpus_geometry(settings, corpus=cfg.sentences.corpus, **cfg.target)
-    params = {"config": cfg, "pretrained": settings.pretrained, "target": target.key,
+    params = {"config": as_params(cfg), "pretrained": settings.pretrained, "target": target.key,
               "data": target.values["source"]}
 
     def compute():
@@ -367,29 +367,6 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
     )
 
 
-def offset_profiles(maps) -> tuple[np.ndarray, np.ndarray]:
-    r"""Mean attention at each offset $\delta = j - i$ of averaged attention maps.
-
-    Parameters
-    ----------
-    maps : array-like of shape (n_layers, K, K)
-
-    Returns
-    -------
-    offsets : ndarray of shape (2K - 1,)
-        $-(K-1), \dots, K-1$.
-    profile : ndarray of shape (n_layers, 2K - 1)
-        Mean of ``maps[l, i, i + δ]`` over the valid ``i``.
-    """
-    maps = np.asarray(maps, dtype=np.float64)
-    if maps.ndim != 3 or maps.shape[1] != maps.shape[2]:
-        raise ValueError(f"maps must have shape (n_layers, K, K), got {maps.shape}")
-    K = maps.shape[1]
-    offsets = np.arange(-(K - 1), K)
-    profile = np.stack([[np.diagonal(m, offset=int(o)).mean() for o in offsets] for m in maps])
-    return offsets, profile
-
-
 def paper_results(settings: Settings | None = None) -> list[Result]:
     """Every ``paper``-scale result of this chapter held by the registry (any code version)."""
     from .real_corpora import paper_results as results_with_prefix
@@ -399,8 +376,8 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 __all__ = [
     "CONFIGS", "InsideBertSettings", "Sentences", "LayerMeans", "DEFINITIONS", "NORMALIZATIONS", "PAPER_PEAK_LAYER",
-    "kernel_distances", "head_logits", "load_model", "layer_inputs", "sentence_tokens", "padded_batch",
+    "load_model", "layer_inputs", "sentence_tokens", "padded_batch",
     "collect_layer_means", "static_positions", "projected_stress", "peak_layers", "layer_stress", "run_layer_stress",
-    "offset_profiles", "paper_results",
+    "paper_results",
 ]
 

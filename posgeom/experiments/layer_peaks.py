@@ -21,6 +21,7 @@ from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..registry import Registry, Result
 from . import inside_bert as ib
 from . import real_corpora as rc
+from .settings import as_params
 
 __all__ = ["LOCAL_PEAK", "run_local_peak_test", "local_maxima", "group_means", "local_peak_test"]
 
@@ -137,7 +138,7 @@ def run_local_peak_test(settings: Settings | None = None, *, n_groups: int = 24,
     """
     settings = _settings(settings)
     cfg = ib.CONFIGS[settings.scale]
-    params = {"sentences": cfg.sentences, "target": cfg.target, "min_reach": cfg.min_reach, "n_groups": int(n_groups),
+    params = {"sentences": as_params(cfg.sentences), "target": cfg.target, "min_reach": cfg.min_reach, "n_groups": int(n_groups),
               "n_boot": int(n_boot), "layer": LOCAL_PEAK, "pretrained": settings.pretrained, "seed": settings.seed}
 
     def compute():

@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import REFERENCE_TABLES, random_walk_table, reference_tables
@@ -90,7 +91,7 @@ __all__ = [
     # order task and training
     "order_task_data", "order_population_geometry", "INITS", "tiny_encoder_config",
     "set_embedding_dropout", "torch_threads", "train_order_model", "evaluate_order_model", "steps_to_threshold",
-    "TableGeometry", "InitRun", "InitStudy", "table_geometry", "init_study_variants", "train_init_study",
+    "InitRun", "InitStudy", "init_study_variants", "train_init_study",
     "init_runs",
     # experiments
     "run_pretrained_tables", "run_table_stress", "run_init_study",
@@ -432,29 +433,6 @@ INITS = {
 
 
 @dataclass(frozen=True)
-class TableGeometry:
-    """Neighbour cosine, stress against the task's geometry (both normalisations) and mean row norm."""
-
-    neighbour_cos: float
-    stress_paper: float
-    stress_scale_free: float
-    row_norm: float
-
-
-def table_geometry(P, D) -> TableGeometry:
-    """:class:`TableGeometry` of a table ``P`` (n, d) against the distances ``D`` (n, n)."""
-    from .. import geometry as geo
-
-    C = cosine_similarity_matrix(P)
-    return TableGeometry(
-        neighbour_cos=float(np.diagonal(C, 1).mean()),
-        stress_paper=geo.stress(D, P, "paper", as_distances=False),
-        stress_scale_free=geo.stress(D, P, "scale_free", as_distances=False),
-        row_norm=float(np.linalg.norm(P, axis=1).mean()),
-    )
-
-
-@dataclass(frozen=True)
 class InitRun:
     """One training run of the initialisation study (``steps_to_threshold`` is None when never reached)."""
 
@@ -528,7 +506,7 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
                     init=name, dropout=p, seed=seed,
                     steps_to_threshold=steps_to_threshold(L, options.loss_threshold, options.smooth),
                     final_loss=float(L[-options.smooth:].mean()), eval_loss=ev["loss"], eval_accuracy=ev["accuracy"],
-                    initial=dataclasses.asdict(table_geometry(P0, D)), final=dataclasses.asdict(table_geometry(PT, D)),
+                    initial=dataclasses.asdict(geo.table_geometry(P0, D)), final=dataclasses.asdict(geo.table_geometry(PT, D)),
                     relative_change=float(np.linalg.norm(PT - P0) / np.linalg.norm(P0)),
                 ))
                 row_l.append(L)
@@ -555,7 +533,7 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
     non-zero rate of ``CONFIGS[scale].init.dropouts`` on the embedding sum. Recorded per run
     (:class:`InitRun`): the loss curve, the steps until the running-mean loss falls below ``loss_threshold``
     (convergence speed), the final loss (mean of the last ``smooth`` steps), held-out loss and accuracy,
-    and the geometry of the table before and after training (:class:`TableGeometry`) and the relative
+    and the geometry of the table before and after training (:class:`posgeom.geometry.TableGeometry`) and the relative
     change $\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F$.
 
     Returns

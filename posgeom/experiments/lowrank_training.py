@@ -33,22 +33,14 @@ TRAIN_ENCODINGS = (
 
 
 def mean_interval(x, level: float = 0.95) -> dict[str, float]:
-    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval $\bar x \pm t_{m-1} s / \sqrt m$.
+    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval (:func:`posgeom.geometry.seed_interval`).
 
     Returns
     -------
     dict
         ``mean``, ``sd`` (sample), ``low``, ``high``, ``n``.
     """
-    from scipy import stats as st
-
-    x = np.asarray(x, dtype=np.float64).ravel()
-    if x.size < 2:
-        raise ValueError(f"an interval over draws needs at least 2 values; got {x.size}")
-    m, s = float(x.mean()), float(x.std(ddof=1))
-    # mean +- t_{m-1, (1+level)/2} s / sqrt(m)
-    half = float(st.t.ppf((1 + level) / 2, x.size - 1)) * s / np.sqrt(x.size)
-    return {"mean": m, "sd": s, "low": m - half, "high": m + half, "n": int(x.size)}
+    return geo.seed_interval(x, level).as_dict()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,18 +124,18 @@ def task_data(task: str, settings, cfg: dict):
     from ..models import TokenData
 
     if task == "synthetic":
-        s = cfg["synthetic"]
-        tr = syn.order_task(s["n_train"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed)
-        te = syn.order_task(s["n_test"], s["n_positions"], s["vocab_size"], kind=s["kind"], seed=settings.seed + 1)
+        s = cfg.synthetic
+        tr = syn.order_task(s.n_train, s.n_positions, s.vocab_size, kind=s.kind, seed=settings.seed)
+        te = syn.order_task(s.n_test, s.n_positions, s.vocab_size, kind=s.kind, seed=settings.seed + 1)
         # PAD = -1 in the synthetic arrays; every sequence has full length here, so no padding remains
         if np.any(tr.tokens < 0) or np.any(te.tokens < 0):
             raise ValueError("the synthetic task produced padded sequences; use min_length=None")
         return (TokenData(tr.tokens, None, tr.labels), TokenData(te.tokens, None, te.labels),
-                geo.hellinger_matrix(tr.counts()), s["vocab_size"], s["n_positions"])
-    n = cfg["sst2"]["n_positions"]
+                geo.hellinger_matrix(tr.counts()), s.vocab_size, s.n_positions)
+    n = cfg.sst2.n_positions
     seqs, tc, index = cg.sst2_sequences(settings, n_positions=n)
     rng = np.random.default_rng(settings.seed)
-    n_train = cfg["sst2"]["n_train"]
+    n_train = cfg.sst2.n_train
     pick = np.arange(len(seqs)) if n_train is None else np.sort(rng.choice(len(seqs), n_train, replace=False))
     # attention mask: 1 on the tokens of each sequence, 0 on the padding beyond its length
     mask = (np.arange(n)[None, :] < tc.lengths[index][pick][:, None]).astype(np.int64)
@@ -173,14 +165,14 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     from .minimal_parametrisation import CONFIGS
 
     settings = _settings(settings)
-    cfg = as_params(CONFIGS[settings.scale].train)
+    cfg = CONFIGS[settings.scale].train
     level = CONFIGS[settings.scale].level
     tasks = tuple(tasks)
     bad = [t for t in tasks if t not in ("synthetic", "sst2")]
     if bad:
         raise ValueError(f"unknown task(s) {bad}; valid tasks are synthetic, sst2")
     device = resolve_device(settings.device)
-    params = dict(cfg, tasks=list(tasks), seed=settings.seed, data=data_key(settings.data_dir),
+    params = dict(as_params(cfg), tasks=list(tasks), seed=settings.seed, data=data_key(settings.data_dir),
                   encodings=[list(e[:2]) + [e[2]] for e in TRAIN_ENCODINGS])
 
     def compute():
@@ -199,12 +191,12 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
         for task in tasks:
             train_data, test_data, D_task, vocab, n = task_data(task, settings, cfg)
             chosen = TRAIN_ENCODINGS if task == "synthetic" else \
-                [e for e in TRAIN_ENCODINGS if e[0] in cfg["sst2_encodings"]]
-            for seed in cfg["seeds" if task == "synthetic" else "sst2_seeds"]:
+                [e for e in TRAIN_ENCODINGS if e[0] in cfg.sst2_encodings]
+            for seed in (cfg.seeds if task == "synthetic" else cfg.sst2_seeds):
                 for label, position, options in chosen:
                     r = train_one(train_data, test_data, D_task, position=position, options=options,
-                                  model_cfg=cfg["model"], vocab_size=vocab, n_positions=n, steps=cfg["steps"][task],
-                                  batch_size=cfg["batch_size"], lr=cfg["lr"], seed=settings.seed + seed, device=device,
+                                  model_cfg=as_params(cfg.model), vocab_size=vocab, n_positions=n,
+                                  steps=getattr(cfg.steps, task), batch_size=cfg.batch_size, lr=cfg.lr, seed=settings.seed + seed, device=device,
                                   padding=SCALE_PADDING[settings.scale])
                     runs.append(dict(r, task=task, encoding=label, seed=int(seed)))
         summary = {t: summarise_seeds([r for r in runs if r["task"] == t]) for t in tasks}

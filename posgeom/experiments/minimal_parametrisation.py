@@ -10,7 +10,7 @@ criteria of :func:`posgeom.geometry.effective_rank`, :func:`run_effective_rank` 
 without the noise: the **noise-aware rank** of :func:`posgeom.geometry.noise_aware_rank` (cross-fitted
 eigenvalues, a rank decision against a stated null, an interval over half-splits), with the options
 ``real_corpora.RANK_OPTIONS`` that the chapter on real corpora uses too. **Parallel analysis** (Horn
-1965; :func:`null_eigenvalues`, :func:`rank_above_noise`) is kept for comparison in the exercises: it
+1965; :func:`posgeom.geometry.null_eigenvalues`, :func:`posgeom.geometry.rank_above_noise`) is kept for comparison in the exercises: it
 draws, at every position, a multinomial sample of the corpus's own size $N_i$ from the *pooled*
 distribution $\bar\mu = \sum_i c_i / \sum_i N_i$, computes its $B$, and counts the eigenvalues of
 the real $B$ above the largest eigenvalue seen under this null.
@@ -38,8 +38,8 @@ from .lowrank_training import TRAIN_ENCODINGS, TRAIN_GAPS, accuracy_gaps, mean_i
 from .settings import as_params, by_scale
 
 __all__ = [
-    "CONFIGS", "null_eigenvalues", "rank_above_noise", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
-    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "run_rank_validation",
+    "CONFIGS", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
+    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation",
     "MinimalOptions", "C5Options", "TrainOptions", "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps",
     "mean_interval", "c5_row", "c5_rows", "run_c5_draws", "TRAIN_GAPS", "accuracy_gaps",
 ]
@@ -155,64 +155,6 @@ def savings(r: int, n: int, d: int) -> float:
     return 1.0 - r * (n + d) / (n * d)
 
 
-def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
-    r"""Eigenvalues of $B$ under the no-structure null (parallel analysis).
-
-    Every position $i$ draws $N_i$ tokens from the pooled distribution
-    $\bar\mu = \sum_i c_i / \sum_i N_i$; the chord Hellinger matrix of these counts is double-centred and
-    its eigenvalues recorded, ``n_rep`` times.
-
-    Parameters
-    ----------
-    counts : posgeom.geometry.PositionalCounts
-        (n, v); positions with $N_i = 0$ are not allowed (drop them first).
-    n_rep : int
-        Replicates (>= 1).
-    seed : int or numpy Generator
-
-    Returns
-    -------
-    ndarray of shape (n_rep, n)
-        Each row the eigenvalues of one null $B$, descending.
-    """
-    if not isinstance(counts, geo.PositionalCounts):
-        raise ValueError(f"counts must be a PositionalCounts; got {type(counts).__name__}")
-    if n_rep < 1:
-        raise ValueError(f"n_rep must be >= 1; got {n_rep}")
-    N = counts.reach
-    if np.any(N < 1):
-        raise ValueError(f"positions {np.flatnonzero(N < 1).tolist()} are never reached; count fewer positions")
-    rng = np.random.default_rng(seed)
-    pooled = np.asarray(counts.counts.sum(axis=0), dtype=np.float64).ravel()
-    # mu_bar = sum_i c_i / sum_i N_i
-    pooled /= pooled.sum()
-    support = np.flatnonzero(pooled)
-    out = np.empty((n_rep, N.size))
-    for rep in range(n_rep):
-        X = np.zeros((N.size, pooled.size), dtype=np.int64)
-        X[:, support] = np.stack([rng.multinomial(int(n_i), pooled[support]) for n_i in N])
-        D = geo.hellinger_matrix(geo.PositionalCounts.from_array(X))
-        out[rep] = geo.classical_mds(D, k=1).eigenvalues
-    return out
-
-
-def rank_above_noise(eigenvalues, null) -> int:
-    r"""Number of eigenvalues above the largest eigenvalue of any null replicate (parallel analysis).
-
-    Parameters
-    ----------
-    eigenvalues : array-like of shape (n,)
-    null : array-like of shape (n_rep, n) or (n,)
-        From :func:`null_eigenvalues`.
-
-    Returns
-    -------
-    int
-    """
-    w = np.asarray(eigenvalues, dtype=np.float64)
-    return int(np.sum(w > float(np.max(null))))
-
-
 def _ranks(D, sequences, n_positions, vocab_size, crit, seed, positions=None) -> tuple[dict, np.ndarray, object]:
     """Effective ranks of ``D`` under every criterion, its eigenvalues (n,) and the noise-aware rank."""
     from .real_corpora import RANK_OPTIONS
@@ -255,10 +197,10 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
-    synth = {k: v for k, v in ccfg["synthetic"].items() if k != "n_sequences"}
+    synth = {k: v for k, v in as_params(ccfg.synthetic).items() if k != "n_sequences"}
     params = dict(sizes=list(cfg.rank_sizes), crit=cfg.rank_criteria, null_rep=cfg.null_rep, synthetic=synth,
                   sst2_variants=[list(v) for v in cfg.sst2_variants],
-                  sst2=ccfg["sst2"], seed=settings.seed, data=data_key(settings.data_dir))
+                  sst2=as_params(ccfg.sst2), seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
         values, arrays = {}, {}
@@ -302,8 +244,19 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
 
 #: The planted-rank validation of the noise-aware rank: planted ranks, signal strengths, corpus sizes
 #: (``posgeom.corpora.synthetic.planted_rank``, 32 positions, 200 tokens).
-RANK_VALIDATION = dict(ranks=(1, 3, 10), strengths=(0.5, 0.1), sizes=(200, 1_000, 5_000, 20_000),
-                       n_positions=32, vocab_size=200)
+@dataclass(frozen=True)
+class RankValidation:
+    """Planted-rank corpora of :func:`run_rank_validation`: ranks, signal strengths, sizes, shape."""
+
+    ranks: tuple[int, ...] = (1, 3, 10)
+    strengths: tuple[float, ...] = (0.5, 0.1)
+    sizes: tuple[int, ...] = (200, 1_000, 5_000, 20_000)
+    n_positions: int = 32
+    vocab_size: int = 200
+
+
+#: The planted-rank study (the same at both scales).
+RANK_VALIDATION = RankValidation()
 
 
 def run_rank_validation(settings=None, *, force: bool = False) -> Result:
@@ -317,17 +270,17 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
 
     settings = _settings(settings)
     cfg = RANK_VALIDATION
-    params = dict(**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, rank=RANK_OPTIONS,
+    params = dict(**as_params(cfg), rank=RANK_OPTIONS,
                   seed=settings.seed)
 
     def compute():
         rows = []
-        for rank in cfg["ranks"]:
-            for strength in cfg["strengths"]:
-                for size in cfg["sizes"]:
-                    c = syn.planted_rank(size, cfg["n_positions"], cfg["vocab_size"], rank=rank, strength=strength,
+        for rank in cfg.ranks:
+            for strength in cfg.strengths:
+                for size in cfg.sizes:
+                    c = syn.planted_rank(size, cfg.n_positions, cfg.vocab_size, rank=rank, strength=strength,
                                          seed=settings.seed)
-                    nar = geo.noise_aware_rank(c.sequences(), cfg["n_positions"], cfg["vocab_size"], seed=settings.seed,
+                    nar = geo.noise_aware_rank(c.sequences(), cfg.n_positions, cfg.vocab_size, seed=settings.seed,
                                                **RANK_OPTIONS)
                     pop = geo.classical_mds(geo.hellinger_matrix(c.population), k=1).eigenvalues
                     rows.append(dict(rank=rank, strength=strength, size=size, estimate=nar.rank,
@@ -352,28 +305,29 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
-    params = dict(max_rank=cfg.max_rank, synthetic=ccfg["synthetic"], sst2=ccfg["sst2"], encoder=ccfg["encoder"],
-                  synthetic_encoder=OE[settings.scale]["synthetic_encoder"], seed=settings.seed,
+    params = dict(max_rank=cfg.max_rank, synthetic=as_params(ccfg.synthetic), sst2=as_params(ccfg.sst2),
+                  encoder=as_params(ccfg.encoder), synthetic_encoder=as_params(OE[settings.scale].synthetic_encoder),
+                  seed=settings.seed,
                   data=data_key(settings.data_dir))
 
     def one(D, positions, enc_cfg):
-        encs = encoding_set(positions, d_model=enc_cfg["d_model"], n_heads=enc_cfg["n_heads"], seed=settings.seed)
+        encs = encoding_set(positions, d_model=enc_cfg.d_model, n_heads=enc_cfg.n_heads, seed=settings.seed)
         encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
         mds = geo.classical_mds(D, k=1)
         k = min(cfg.max_rank, D.shape[0] - 1)
         curves = {norm: geo.mds_stress_curve(D, k, norm, mds=mds) for norm in ("paper", "scale_free")}
-        return dict(encodings=cg.encoding_stresses(D, encs)), curves
+        return dict(encodings=geo.encoding_stresses(D, encs)), curves
 
     def compute():
         values, arrays = {}, {}
         for fam in cg.SYNTHETIC_FAMILIES:
-            corpus = cg.family_corpus(fam, seed=settings.seed, **ccfg["synthetic"])
+            corpus = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             marg = geo.positional_marginals(corpus.counts())
-            v, curves = one(geo.hellinger_matrix(marg), marg.positions, OE[settings.scale]["synthetic_encoder"])
+            v, curves = one(geo.hellinger_matrix(marg), marg.positions, OE[settings.scale].synthetic_encoder)
             values[fam] = v
             arrays.update({f"{fam}__{k}": c for k, c in curves.items()})
         marg, _ = cg.sst2_marginals(settings)
-        v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg["encoder"])
+        v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg.encoder)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": c for k, c in curves.items()})
         return values, arrays
@@ -439,7 +393,7 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     c5 = CONFIGS[settings.scale].c5
-    vocab = cg.CONFIGS[settings.scale]["synthetic"]["vocab_size"]
+    vocab = cg.CONFIGS[settings.scale].synthetic.vocab_size
     n, d, r = c5.n, c5.d, c5.r
     params = dict(**as_params(c5), vocab_size=vocab, seed=settings.seed)
 
@@ -464,7 +418,7 @@ def run_c5_draws(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
-    vocab = cg.CONFIGS[settings.scale]["synthetic"]["vocab_size"]
+    vocab = cg.CONFIGS[settings.scale].synthetic.vocab_size
     seeds = [int(s) for s in cfg.c5_seeds]
     params = dict(**as_params(cfg.c5), vocab_size=vocab, seeds=seeds, level=cfg.level)
 

@@ -39,7 +39,6 @@ $\Delta P_t = P_t - P_0$.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,9 +47,10 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.tokenize import table_rows
+from ..progress import tqdm
 from ..registry import Registry, Result
 from .monotonicity_ntk import (
-    REGIMES, NTKOptions, NTKRegime, logit_margin_ntk, ntk_training, relative_change, run_ntk, run_ntk_all,
+    REGIMES, NTKOptions, NTKRegime, ntk_training, run_ntk, run_ntk_all,
 )
 from .settings import as_params, by_scale, records
 
@@ -90,54 +90,6 @@ CONFIGS = by_scale(
                              "init_std": None, "output_scale": None},
          "rich": {"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 128}},
 )
-
-
-def monotonicity_of(D, Dhat) -> dict[str, float]:
-    """Violation rate (ties excluded), Spearman's rho and the tie counts of ``Dhat`` against ``D``.
-
-    Parameters
-    ----------
-    D, Dhat : array-like of shape (n, n)
-        Distance matrices.
-
-    Returns
-    -------
-    dict
-        ``violation_rate``, ``spearman``, ``tied_fraction`` (pairs of pairs tied in ``Dhat``).
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # constant Dhat: NaN, reported as such
-        rate, counts = geo.violation_rate(D, Dhat, as_distances=True, return_counts=True)
-        rho = geo.spearman(D, Dhat, as_distances=True)
-    return {"violation_rate": float(rate), "spearman": float(rho),
-            "tied_fraction": counts.tied_Dhat / counts.total if counts.total else float("nan")}
-
-
-def mds_monotonicity_curve(D, ranks=None) -> dict[str, np.ndarray]:
-    """Violation rate and Spearman's rho of the rank-k classical MDS encoding, for each k of ``ranks``.
-
-    Parameters
-    ----------
-    D : array-like of shape (n, n)
-    ranks : sequence of int, optional
-        Default every rank 1 … n - 1 (ranks above n - 1 are dropped).
-
-    Returns
-    -------
-    dict
-        ``ranks`` (r,), ``violation_rate`` (r,), ``spearman`` (r,).
-    """
-    D = np.asarray(D, dtype=np.float64)
-    n = D.shape[0]
-    mds = geo.classical_mds(D, k=1)
-    ranks = np.arange(1, n) if ranks is None else np.asarray([k for k in ranks if 1 <= k <= n - 1], dtype=int)
-    coords = mds.eigenvectors * np.sqrt(np.maximum(mds.eigenvalues, 0.0))
-    viol, rho = [], []
-    for k in ranks:
-        m = monotonicity_of(D, geo.euclidean_distances(coords[:, :k]))
-        viol.append(m["violation_rate"])
-        rho.append(m["spearman"])
-    return {"ranks": ranks, "violation_rate": np.asarray(viol), "spearman": np.asarray(rho)}
 
 
 def linear_predictions(counts_or_marginals) -> dict[str, np.ndarray]:
@@ -204,8 +156,8 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     rows = []
 
     def add(name, options, Dhat):
-        rows.append({"encoding": name, "options": options, **monotonicity_of(D, Dhat),
-                     "violation_rate_resolvable": monotonicity_of(R, Dhat)["violation_rate"]})
+        rows.append({"encoding": name, "options": options, **geo.monotonicity_of(D, Dhat),
+                     "violation_rate_resolvable": geo.monotonicity_of(R, Dhat)["violation_rate"]})
 
     e = rc_cfg.encodings
     shape = {"d_model": e.d_model, "n_heads": e.n_heads, "base": e.base, "layout": e.layout}
@@ -220,10 +172,10 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
         add("learned (same model at step 0)", "N(0, 0.02^2) initialisation", geo.euclidean_distances(scratch[2]))
     tables = [geo.euclidean_distances(enc.random_table(n_all, e.d_model, sigma=cfg.random_sigma, seed=s)[positions])
               for s in cfg.random_seeds]
-    rand_m = [monotonicity_of(D, T) for T in tables]
+    rand_m = [geo.monotonicity_of(D, T) for T in tables]
     rand = np.array([m["violation_rate"] for m in rand_m])
     rand_rho = np.array([m["spearman"] for m in rand_m])
-    rand_res = np.array([monotonicity_of(R, T)["violation_rate"] for T in tables])
+    rand_res = np.array([geo.monotonicity_of(R, T)["violation_rate"] for T in tables])
     rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={cfg.random_sigma}, {len(cfg.random_seeds)} seeds",
                  "violation_rate": float(rand.mean()), "violation_rate_sd": float(rand.std(ddof=1)),
                  "spearman": float(rand_rho.mean()), "spearman_sd": float(rand_rho.std(ddof=1)),
@@ -289,7 +241,7 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
         rows, rand = monotonicity_rows(D, geometry.arrays["R"], pos, int(opts["n_positions"]), cfg, rc_cfg,
                                        pretrained=(f"{settings.pretrained}, d={P.shape[1]}", P, prow), scratch=scr,
                                        marginals=rc.corpus_geometry_of(settings, opts).marginals)
-        curve = mds_monotonicity_curve(D, cfg.mds_ranks(corpus))
+        curve = geo.mds_monotonicity_curve(D, cfg.mds_ranks(corpus))
         k_best = int(curve["ranks"][np.argmin(np.abs(curve["violation_rate"] - PAPER_MDS_VIOLATION))])
         values = {"rows": rows, "corpus": corpus, "model": settings.pretrained, "closest_rank": k_best,
                   "closest_violation": float(curve["violation_rate"][list(curve["ranks"]).index(k_best)]),
@@ -339,14 +291,14 @@ def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> 
     mds = geo.classical_mds(D, k=1)
     coords = mds.eigenvectors[:, :mds_rank] * np.sqrt(np.maximum(mds.eigenvalues[:mds_rank], 0.0))
     tables = {**encodings, "MDS (closest rank)": geo.euclidean_distances(coords)}
-    return np.array([monotonicity_of(D, tables[name])["violation_rate"] for name in INTERVAL_ENCODINGS])
+    return np.array([geo.monotonicity_of(D, tables[name])["violation_rate"] for name in INTERVAL_ENCODINGS])
 
 
 def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
     """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their
     differences (:data:`INTERVAL_DIFFERENCES`), with the replicates, folds and level of the chapter *Real
-    corpora*'s stress intervals (:func:`posgeom.experiments.real_corpora.bootstrap_replicates`,
-    :func:`posgeom.experiments.real_corpora.basic_interval`).
+    corpora*'s stress intervals (:func:`posgeom.geometry.bootstrap_intervals`,
+    :func:`posgeom.geometry.difference_interval`).
 
     Returns
     -------
@@ -371,15 +323,16 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
         encs["learned (pretrained)"] = geo.euclidean_distances(
             rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
         k = params["mds_rank"]
-        folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=icfg["n_folds"],
+        folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=rc_cfg.intervals.n_folds,
                                 seed=settings.seed)
-        reps = rc.bootstrap_replicates(folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=icfg["n_boot"],
-                                       seed=settings.seed, kind=opts["kind"], progress=f"violation bootstrap {corpus}")
-        point = violation_statistics(cd.D, encs, k)
         names = list(INTERVAL_ENCODINGS)
-        stats = {n: rc.basic_interval(point[j], reps[:, j], icfg["level"]) for j, n in enumerate(names)}
-        diffs = {f"{a}-{b}": rc.basic_interval(point[names.index(a)] - point[names.index(b)],
-                                                reps[:, names.index(a)] - reps[:, names.index(b)], icfg["level"])
+        intervals, reps = geo.bootstrap_intervals(
+            cd.D, folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=rc_cfg.intervals.n_boot, level=rc_cfg.intervals.level,
+            kind=opts["kind"], seed=settings.seed,
+            progress=lambda it: tqdm(it, desc=f"violation bootstrap {corpus}", total=rc_cfg.intervals.n_boot, leave=False))
+        stats = {n: iv.as_dict() for n, iv in zip(names, intervals)}
+        diffs = {f"{a}-{b}": geo.difference_interval(intervals, reps, names.index(a), names.index(b),
+                                                     rc_cfg.intervals.level).as_dict()
                  for a, b in INTERVAL_DIFFERENCES}
         return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)), "statistics": stats,
                 "differences": diffs}, {"replicates": reps}
@@ -399,9 +352,9 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 __all__ = [
     "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
-    "REGIMES", "monotonicity_of", "mds_monotonicity_curve", "linear_predictions", "monotonicity_records",
+    "REGIMES", "linear_predictions", "monotonicity_records",
     "monotonicity_rows", "run_monotonicity_table", "monotonicity_dataframe", "INTERVAL_ENCODINGS",
-    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "logit_margin_ntk", "relative_change",
+    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", 
     "ntk_training", "run_ntk", "run_ntk_all", "paper_results",
 ]
 

@@ -4,7 +4,8 @@ With learning rate $\eta$ small and width large, or with lazy training (Chizat, 
 the output $\alpha (f_\theta - f_{\theta_0})$ with a large $\alpha$ and the loss divided by $\alpha^2$), the
 network stays close to its linearisation around $\theta_0$: the empirical tangent kernel
 $K_t(x, x') = \nabla_\theta f_{\theta_t}(x)^\top \nabla_\theta f_{\theta_t}(x')$ barely moves,
-$\|K_t - K_0\|_F / \|K_0\|_F \ll 1$ (:func:`logit_margin_ntk`, :func:`relative_change`). The argument of
+$\|K_t - K_0\|_F / \|K_0\|_F \ll 1$ (:func:`posgeom.models.ntk.logit_margin_ntk`,
+:func:`posgeom.models.ntk.relative_change`). The argument of
 :mod:`posgeom.experiments.monotonicity` then predicts the order of the table's displacement; :func:`run_ntk`
 trains the classifier (:func:`ntk_training`) and records the kernel, the training loss and the violation
 rate against the corpus geometry of the table $P_t$ and of $\Delta P_t = P_t - P_0$.
@@ -13,17 +14,15 @@ rate against the corpus geometry of the table $P_t$ and of $\Delta P_t = P_t - P
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
+from ..models.ntk import logit_margin_ntk, relative_change
 from ..registry import Registry, Result
 from .settings import as_params, by_scale
-
-if TYPE_CHECKING:
-    import torch
 
 #: Training regimes of :func:`run_ntk`: wide and slow (the NTK regime), the same with the table started
 #: near a point, and narrow and fast.
@@ -91,51 +90,85 @@ class NTKOptions:
 # --------------------------------------------------------------------------------------------
 
 
-def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
-    r"""Empirical tangent kernel of the logit margin $f(x) = z_1(x) - z_0(x)$ on probe sequences.
+def ntk_classifier(vocab_size: int, reg: dict[str, Any], n_positions: int, seed: int):
+    r"""The [CLS] classifier of one regime (:class:`NTKRegime` fields ``reg``): no dropout, a learned table
+    of ``n_positions`` rows with entries $\mathcal N(0, \sigma^2)$, $\sigma$ = ``table_sigma`` or 0.02."""
+    from ..models import EncoderConfig, build_model
 
-    $K = J J^\top$ with $J_{a,:} = \nabla_\theta f(x_a)$ over the parameters ``names``; the gradients come
-    from ``torch.func.grad`` of a ``torch.func.functional_call`` per probe (the model in eval mode).
-
-    Parameters
-    ----------
-    model : EncoderForSequenceClassification
-    input_ids, attention_mask : Tensor of shape (m, L)
-    names : sequence of str
-        Parameter names to differentiate (e.g. every parameter except the word embeddings).
-
-    Returns
-    -------
-    K : Tensor of shape (m, m), float64
-    """
-    import torch
-    from torch.func import functional_call, grad
-
-    params = {k: v.detach() for k, v in model.named_parameters()}
-    wrt = {k: params[k] for k in names}
-    fixed = {k: v for k, v in params.items() if k not in wrt}
-
-    def margin(p, ids, mask):
-        out = functional_call(model, {**fixed, **p}, (ids[None], mask[None]))
-        return out.logits[0, 1] - out.logits[0, 0]
-
-    g = grad(margin)
-    rows = []
-    for a in range(input_ids.shape[0]):
-        ga = g(wrt, input_ids[a], attention_mask[a])
-        rows.append(torch.cat([ga[k].reshape(-1) for k in names]))
-    J = torch.stack(rows)
-    # float64 on the CPU (exact enough for tiny kernel changes); float32 on a GPU, where J can be large
-    if J.device.type == "cpu":
-        J = J.double()
-    return (J @ J.T).double().cpu()
+    config = EncoderConfig(vocab_size=vocab_size, d_model=reg["d_model"], n_layers=reg["n_layers"],
+                           n_heads=reg["n_heads"], d_ff=reg["d_ff"], max_len=n_positions, dropout=0.0,
+                           attention_dropout=0.0, pooling="cls", init_std=reg.get("init_std") or 0.02,
+                           position_options={"sigma": reg.get("table_sigma") or 0.02})
+    return build_model(config, "classification", seed=seed)
 
 
-def relative_change(K, K0) -> float:
-    r"""$\|K - K_0\|_F / \|K_0\|_F$ of two kernels (tensors)."""
-    import torch
+class _ScaledLogits:
+    r"""The logits trained on: $f_\theta(x)$, or with lazy training $\alpha (f_\theta(x) - f_{\theta_0}(x))$."""
 
-    return float(torch.linalg.norm(K - K0) / torch.linalg.norm(K0))
+    def __init__(self, model, alpha):
+        import copy
+
+        self.model, self.alpha = model, alpha
+        self.model0 = copy.deepcopy(model).eval() if alpha else None
+
+    def __call__(self, x, m):
+        import torch
+
+        if not self.alpha:
+            return self.model(x, m).logits
+        with torch.no_grad():
+            z0 = self.model0(x, m).logits
+        # f_alpha(x) = alpha (f_theta(x) - f_theta0(x))
+        return self.alpha * (self.model(x, m).logits - z0)
+
+
+class _NTKRecorder:
+    """Records, at chosen steps, the kernel's change, the table's order against ``D`` and the training loss."""
+
+    KEYS = ("step", "kernel_change", "kernel_change_table", "violation", "spearman", "violation_delta",
+            "spearman_delta", "table_motion", "train_loss")
+
+    def __init__(self, model, logits, D, positions, probe, names, table_name, train):
+        self.model, self.logits, self.D, self.positions = model, logits, D, positions
+        self.probe, self.names, self.table_name, self.train = probe, names, table_name, train
+        self.P0 = self._table().copy()
+        model.eval()
+        self.K0 = logit_margin_ntk(model, *probe, names)
+        self.K0p = logit_margin_ntk(model, *probe, [table_name])
+        self.rec = {k: [] for k in self.KEYS}
+
+    def _table(self) -> np.ndarray:
+        return self.model.encoder.positional.table().detach().double().cpu().numpy()[self.positions]
+
+    def train_loss(self) -> float:
+        """Mean cross-entropy over the training pool, in batches of 256."""
+        import torch
+
+        X, M, Y = self.train
+        with torch.no_grad():
+            return float(sum(torch.nn.functional.cross_entropy(self.logits(X[i:i + 256], M[i:i + 256]), Y[i:i + 256],
+                                                               reduction="sum") for i in range(0, X.shape[0], 256))
+                         / X.shape[0])
+
+    def record(self, step: int) -> None:
+        self.model.eval()
+        P = self._table()
+        dP = P - self.P0
+        rec = self.rec
+        rec["step"].append(step)
+        rec["kernel_change"].append(relative_change(logit_margin_ntk(self.model, *self.probe, self.names), self.K0))
+        rec["kernel_change_table"].append(
+            relative_change(logit_margin_ntk(self.model, *self.probe, [self.table_name]), self.K0p))
+        a = geo.monotonicity_of(self.D, geo.euclidean_distances(P))
+        b = geo.monotonicity_of(self.D, geo.euclidean_distances(dP)) if np.any(dP) else \
+            {"violation_rate": float("nan"), "spearman": float("nan")}
+        rec["violation"].append(a["violation_rate"])
+        rec["spearman"].append(a["spearman"])
+        rec["violation_delta"].append(b["violation_rate"])
+        rec["spearman_delta"].append(b["spearman"])
+        rec["table_motion"].append(float(np.linalg.norm(dP) / np.linalg.norm(self.P0)))
+        rec["train_loss"].append(self.train_loss())
+        self.model.train()
 
 
 def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any], opts: NTKOptions, seed: int,
@@ -145,7 +178,7 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
     Plain SGD, and this loop rather than :func:`posgeom.models.training.train`, for two reasons: the NTK
     argument is about gradient descent (AdamW, posgeom's optimiser, rescales each coordinate, and its
     dynamics are not those of the tangent kernel), and lazy training needs the centred, scaled output
-    $\alpha (f_\theta - f_{\theta_0})$ with the loss divided by $\alpha^2$ (``output_scale``), which the shared
+    $lpha (f_	heta - f_{	heta_0})$ with the loss divided by $lpha^2$ (``output_scale``), which the shared
     loop does not offer.
 
     Parameters
@@ -163,71 +196,24 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
     values, arrays
         As stored by :func:`run_ntk`.
     """
-    import copy
-
     import torch
 
-    from ..models import EncoderConfig, build_model
     from ..progress import tqdm
-    from .monotonicity import monotonicity_of
 
     ids, mask, labels, probe, pool = (data[k] for k in ("ids", "mask", "labels", "probe", "pool"))
-    config = EncoderConfig(vocab_size=data["vocab_size"], d_model=reg["d_model"], n_layers=reg["n_layers"],
-                           n_heads=reg["n_heads"], d_ff=reg["d_ff"], max_len=opts.n_positions, dropout=0.0,
-                           attention_dropout=0.0, pooling="cls", init_std=reg.get("init_std") or 0.02,
-                           position_options={"sigma": reg.get("table_sigma") or 0.02})
-    model = build_model(config, "classification", seed=seed)
+    model = ntk_classifier(data["vocab_size"], reg, opts.n_positions, seed)
     names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]
     table_name = next(k for k in names if k.endswith("embeddings.position.weight"))
     model.to(device)
     alpha = reg.get("output_scale")
-    model0 = copy.deepcopy(model).eval() if alpha else None
-
-    def logits(x, m):
-        if not alpha:
-            return model(x, m).logits
-        with torch.no_grad():
-            z0 = model0(x, m).logits
-        # f_alpha(x) = alpha (f_theta(x) - f_theta0(x))
-        return alpha * (model(x, m).logits - z0)
-
+    logits = _ScaledLogits(model, alpha)
     t_ids, t_mask = torch.as_tensor(ids[probe], device=device), torch.as_tensor(mask[probe], device=device)
-    P0 = model.encoder.positional.table().detach().double().cpu().numpy()[positions].copy()
-    model.eval()
-    K0 = logit_margin_ntk(model, t_ids, t_mask, names)
-    K0p = logit_margin_ntk(model, t_ids, t_mask, [table_name])
-    opt = torch.optim.SGD(model.parameters(), lr=reg["lr"])
     X, M, Y = (torch.as_tensor(t, device=device) for t in (ids[pool], mask[pool], labels[pool]))
+    recorder = _NTKRecorder(model, logits, D, positions, (t_ids, t_mask), names, table_name, (X, M, Y))
+    opt = torch.optim.SGD(model.parameters(), lr=reg["lr"])
     gen = torch.Generator().manual_seed(seed)
-    rec = {k: [] for k in ("step", "kernel_change", "kernel_change_table", "violation", "spearman",
-                           "violation_delta", "spearman_delta", "table_motion", "train_loss")}
     losses = []
-
-    def train_loss():
-        with torch.no_grad():
-            return float(sum(torch.nn.functional.cross_entropy(logits(X[i:i + 256], M[i:i + 256]), Y[i:i + 256],
-                                                               reduction="sum") for i in range(0, X.shape[0], 256))
-                         / X.shape[0])
-
-    def record(step):
-        model.eval()
-        P = model.encoder.positional.table().detach().double().cpu().numpy()[positions]
-        dP = P - P0
-        rec["step"].append(step)
-        rec["kernel_change"].append(relative_change(logit_margin_ntk(model, t_ids, t_mask, names), K0))
-        rec["kernel_change_table"].append(relative_change(logit_margin_ntk(model, t_ids, t_mask, [table_name]), K0p))
-        a = monotonicity_of(D, geo.euclidean_distances(P))
-        b = monotonicity_of(D, geo.euclidean_distances(dP)) if np.any(dP) else \
-            {"violation_rate": float("nan"), "spearman": float("nan")}
-        rec["violation"].append(a["violation_rate"])
-        rec["spearman"].append(a["spearman"])
-        rec["violation_delta"].append(b["violation_rate"])
-        rec["spearman_delta"].append(b["spearman"])
-        rec["table_motion"].append(float(np.linalg.norm(dP) / np.linalg.norm(P0)))
-        rec["train_loss"].append(train_loss())
-        model.train()
-
-    record(0)
+    recorder.record(0)
     model.train()
     for step in tqdm(range(1, opts.steps + 1), desc="SGD", unit="step", disable=not progress):
         idx = torch.randint(0, X.shape[0], (opts.batch_size,), generator=gen).to(device)
@@ -238,10 +224,11 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
         opt.step()
         losses.append(float(loss.detach()))
         if step % opts.record_every == 0 or step == opts.steps:
-            record(step)
+            recorder.record(step)
     model.eval()
     with torch.no_grad():
         acc = float((logits(t_ids, t_mask).argmax(-1).cpu().numpy() == labels[probe]).mean())
+    rec = recorder.rec
     arrays = {k: np.asarray(v, dtype=np.float64) for k, v in rec.items()}
     arrays.update(loss=np.asarray(losses), D=D, positions=positions)
     values = {"n_params_kernel": int(sum(p.numel() for k, p in model.named_parameters() if k in names)),
@@ -357,5 +344,5 @@ def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dic
             for regime, seed in runs}
 
 
-__all__ = ["REGIMES", "NTKRegime", "NTKOptions", "logit_margin_ntk", "relative_change", "ntk_training", "run_ntk",
+__all__ = ["REGIMES", "NTKRegime", "NTKOptions", "ntk_classifier", "ntk_training", "run_ntk",
            "run_ntk_all"]

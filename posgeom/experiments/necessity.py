@@ -16,7 +16,7 @@ the model cannot tell a sequence from its permutations.
 
 This module measures
 
-* the **equivariance gap** $\max |f(\Pi X) - \Pi f(X)|$ of a model (:func:`equivariance_gap`),
+* the **equivariance gap** $\max |f(\Pi X) - \Pi f(X)|$ of a model (:func:`posgeom.models.equivariance.equivariance_gap`),
   for random permutations and for the reversal, for every encoding and with a causal mask
   (:func:`run_equivariance`);
 * the accuracy of models trained on an **order-only task** — which of two marker tokens comes
@@ -38,6 +38,7 @@ from ..progress import tqdm
 
 from ..config import resolve_device, settings_or_default as _settings
 from ..models.callbacks import Callback
+from ..models.equivariance import equivariance_gap, readout_gap, reversal
 from ..models.threads import torch_threads
 from ..models.tasks import order_task_data
 from ..registry import Registry, Result
@@ -45,8 +46,8 @@ from .settings import ModelShape, as_params, by_scale, records
 
 __all__ = [
     "CONFIGS", "NecessitySettings", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "EquivarianceRow",
-    "OrderTaskRow", "OrderTaskOutcome", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID", "equivariance_gap",
-    "readout_gap", "reversal", "order_task_tensors", "model_config", "model_label", "torch_threads",
+    "OrderTaskRow", "OrderTaskOutcome", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID",
+    "order_task_tensors", "model_config", "model_label", "torch_threads",
     "equivariance_gaps", "train_order_task", "equivariance_rows", "order_task_rows", "run_equivariance",
     "run_order_task",
 ]
@@ -166,95 +167,6 @@ class OrderTaskOutcome:
 def model_label(position: str, causal: bool) -> str:
     """The chapter's name of a model: the encoding, plus ``"+causal"`` with a causal mask."""
     return position + ("+causal" if causal else "")
-
-
-# ---------------------------------------------------------------------------------------------
-# equivariance
-
-
-def reversal(L: int) -> np.ndarray:
-    """The reversal permutation ``(L-1, ..., 1, 0)``.
-
-    Returns
-    -------
-    ndarray of shape (L,), int64
-    """
-    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1:
-        raise ValueError(f"L must be a positive integer, got {L!r}")
-    return np.arange(L - 1, -1, -1, dtype=np.int64)
-
-
-def _check_perm(perm, L: int) -> torch.Tensor:
-    p = np.asarray(perm)
-    valid = p.ndim == 1 and p.size == L and np.issubdtype(p.dtype, np.integer)
-    if not valid or not np.array_equal(np.sort(p), np.arange(L)):
-        raise ValueError(
-            f"perm must be a permutation of 0..{L - 1} (a 1-D integer array holding each index once), got {p!r}"
-        )
-    return torch.as_tensor(p, dtype=torch.long)
-
-
-def _encoder(model):
-    """The encoder body of a posgeom model (the model itself when it is an :class:`~posgeom.models.encoder.Encoder`)."""
-    enc = getattr(model, "encoder", model)
-    if not hasattr(enc, "embeddings") or not hasattr(enc, "layers"):
-        raise TypeError(
-            f"expected a posgeom Encoder or a model with an .encoder (build_model(...)), got {type(model).__name__}"
-        )
-    return enc
-
-
-@torch.no_grad()
-def equivariance_gap(model, input_ids, perm) -> float:
-    r"""$\max |f(\Pi X) - \Pi f(X)|$: how far a model's hidden states are from permutation-equivariant.
-
-    ``f`` is the model's encoder (hidden states of the last layer) in its current train/eval mode;
-    put it in ``eval()`` mode first so that dropout does not add noise.
-
-    Parameters
-    ----------
-    model : posgeom Encoder, or a model built by :func:`posgeom.models.encoder.build_model`
-    input_ids : LongTensor of shape (B, L)
-    perm : array of shape (L,)
-        A permutation of ``0 … L-1``; position ``i`` of the permuted input holds token ``perm[i]``.
-
-    Returns
-    -------
-    float
-        0 up to floating-point rounding for an equivariant model.
-    """
-    enc = _encoder(model)
-    x = torch.as_tensor(input_ids)
-    if x.dim() != 2:
-        raise ValueError(f"input_ids must have shape (batch, length), got {tuple(x.shape)}")
-    p = _check_perm(perm, x.shape[1]).to(x.device)
-    # f(Pi X) and Pi f(X)
-    h_of_permuted = enc(x[:, p])
-    permuted_h = enc(x)[:, p]
-    return float((h_of_permuted - permuted_h).abs().max())
-
-
-@torch.no_grad()
-def readout_gap(model, input_ids, perm) -> float:
-    r"""$\max |g(\Pi X) - g(X)|$ for a classification model's logits ``g`` (an invariant readout gives 0).
-
-    Parameters
-    ----------
-    model : a classification model of :func:`posgeom.models.encoder.build_model`
-    input_ids : LongTensor of shape (B, L)
-    perm : array of shape (L,)
-
-    Returns
-    -------
-    float
-    """
-    x = torch.as_tensor(input_ids)
-    if x.dim() != 2:
-        raise ValueError(f"input_ids must have shape (batch, length), got {tuple(x.shape)}")
-    if not hasattr(model, "pool"):
-        raise TypeError("readout_gap needs a classification model (build_model(config, 'classification'))")
-    p = _check_perm(perm, x.shape[1]).to(x.device)
-    return float((model(x[:, p]).logits - model(x).logits).abs().max())
 
 
 def model_config(position: str, causal: bool, *, vocab_size: int, max_len: int, d_model: int, n_layers: int,

@@ -26,7 +26,7 @@ from ..encodings import encoding_set
 from ..corpora.real import data_key
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
-from .settings import FieldAccess, by_scale
+from .settings import as_params, by_scale, params_of
 
 __all__ = [
     "CONFIGS", "OptimalEncodingSettings", "Walkthrough", "SmacofOptions", "IntervalOptions", "ENCODINGS_COMPARED",
@@ -37,7 +37,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Walkthrough(FieldAccess):
+class Walkthrough:
     """Algorithm 1 step by step: the synthetic family, the rank ``k`` and the width of the lift."""
 
     family: str = "drift"
@@ -46,7 +46,7 @@ class Walkthrough(FieldAccess):
 
 
 @dataclass(frozen=True)
-class SmacofOptions(FieldAccess):
+class SmacofOptions:
     """SMACOF's stopping rule (:func:`posgeom.geometry.smacof`)."""
 
     max_iter: int = 3000
@@ -54,7 +54,7 @@ class SmacofOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class IntervalOptions(FieldAccess):
+class IntervalOptions:
     """Bootstrap over sequences of the stress table (:func:`posgeom.geometry.bootstrap_intervals`)."""
 
     n_boot: int = 200
@@ -63,7 +63,7 @@ class IntervalOptions(FieldAccess):
 
 
 @dataclass(frozen=True)
-class OptimalEncodingSettings(FieldAccess):
+class OptimalEncodingSettings:
     """Options of the chapter "The optimal encoding" (defaults: ``quick``; the corpora come from
     :data:`corpus_geometry.CONFIGS`)."""
 
@@ -139,10 +139,10 @@ def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     walk = CONFIGS[settings.scale].walkthrough
     syn_cfg = cg.CONFIGS[settings.scale].synthetic
-    params = dict(**walk, synthetic=syn_cfg, seed=settings.seed)
+    params = params_of(**as_params(walk), synthetic=as_params(syn_cfg), seed=settings.seed)
 
     def compute():
-        corpus = cg.family_corpus(walk.family, seed=settings.seed, **syn_cfg)
+        corpus = cg.family_corpus(walk.family, seed=settings.seed, **as_params(syn_cfg))
         return algorithm_steps(corpus, walk, settings.seed)
 
     return _registry_run("optimal_encoding.algorithm_steps", compute, params, settings, force)
@@ -160,8 +160,8 @@ def mds_distances(D, d_model: int) -> dict[str, np.ndarray]:
 def comparison_set(D, positions, encoder, seed, *, learned_table=None) -> dict[str, np.ndarray]:
     """The distance matrices of :data:`ENCODINGS_COMPARED` for ``D``: MDS at full rank (capped at the width
     ``encoder.d_model``) and at rank 3, the fixed encodings and, when given, the learned table's rows."""
-    encs = encoding_set(positions, d_model=encoder["d_model"], n_heads=encoder["n_heads"], seed=seed)
-    table = {**mds_distances(D, encoder["d_model"]), **encs}
+    encs = encoding_set(positions, d_model=encoder.d_model, n_heads=encoder.n_heads, seed=seed)
+    table = {**mds_distances(D, encoder.d_model), **encs}
     if learned_table is not None:
         table["learned"] = geo.euclidean_distances(learned_table[np.asarray(positions)])
     return table
@@ -169,7 +169,7 @@ def comparison_set(D, positions, encoder, seed, *, learned_table=None) -> dict[s
 
 def comparison_for(D, positions, encoder, seed, *, learned_table=None) -> dict:
     """Stress (``"paper"``, ``"scale_free"``) of MDS (full rank and rank 3) and of every fixed encoding against ``D``."""
-    return cg.encoding_stresses(D, comparison_set(D, positions, encoder, seed, learned_table=learned_table))
+    return geo.encoding_stresses(D, comparison_set(D, positions, encoder, seed, learned_table=learned_table))
 
 
 def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
@@ -185,7 +185,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
-    params = dict(families=list(cg.SYNTHETIC_FAMILIES), synthetic=ccfg.synthetic, sst2=ccfg.sst2,
+    params = params_of(families=list(cg.SYNTHETIC_FAMILIES), synthetic=ccfg.synthetic, sst2=ccfg.sst2,
                   synthetic_encoder=cfg.synthetic_encoder, encoder=ccfg.encoder, seed=settings.seed,
                   pretrained=settings.pretrained, data=_data(settings))
 
@@ -194,7 +194,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
 
         values: dict = {}
         for fam in cg.SYNTHETIC_FAMILIES:
-            corpus = cg.family_corpus(fam, seed=settings.seed, **ccfg.synthetic)
+            corpus = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             marg = geo.positional_marginals(corpus.counts())
             values[fam] = comparison_for(geo.hellinger_matrix(marg), marg.positions, cfg.synthetic_encoder, settings.seed)
         marg, _ = cg.sst2_marginals(settings)
@@ -231,20 +231,16 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, encoder, 
 
     def statistics(D):
         # MDS is refitted to each replicate's D; the fixed encodings stay fixed
-        table = cg.encoding_stresses(D, {**fixed, **mds_distances(D, encoder["d_model"])})
+        table = geo.encoding_stresses(D, {**fixed, **mds_distances(D, encoder.d_model)})
         return np.array([table[e][z] for e, z in names])
 
     folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed)
     intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=opts.n_boot, level=opts.level,
                                               seed=seed, progress=progress)
     stats = {f"{e}|{z}": iv.as_dict() for (e, z), iv in zip(names, intervals)}
-    point = np.array([iv.estimate for iv in intervals])
-    diffs = {}
-    for a, b in INTERVAL_DIFFERENCES:
-        if (a, "scale_free") in names and (b, "scale_free") in names:
-            ja, jb = names.index((a, "scale_free")), names.index((b, "scale_free"))
-            diffs[f"{a}-{b}|scale_free"] = geo.basic_interval(point[ja] - point[jb], reps[:, ja] - reps[:, jb],
-                                                              opts.level).as_dict()
+    diffs = {f"{a}-{b}|scale_free": geo.difference_interval(intervals, reps, names.index((a, "scale_free")),
+                                                            names.index((b, "scale_free")), opts.level).as_dict()
+             for a, b in INTERVAL_DIFFERENCES if (a, "scale_free") in names and (b, "scale_free") in names}
     return dict(statistics=stats, differences=diffs, n_used=int(reps.shape[0]), n_kept=int(positions.size)), reps
 
 
@@ -258,7 +254,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
-    params = dict(families=list(cg.SYNTHETIC_FAMILIES), synthetic=ccfg.synthetic, sst2=ccfg.sst2,
+    params = params_of(families=list(cg.SYNTHETIC_FAMILIES), synthetic=ccfg.synthetic, sst2=ccfg.sst2,
                   synthetic_encoder=cfg.synthetic_encoder, encoder=ccfg.encoder, intervals=cfg.intervals,
                   seed=settings.seed, pretrained=settings.pretrained, data=_data(settings))
 
@@ -273,7 +269,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                 args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size, ccfg.encoder)
                 extra = dict(learned_table=position_table(settings.pretrained))
             else:
-                corpus = cg.family_corpus(name, seed=settings.seed, **ccfg.synthetic)
+                corpus = cg.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args = (corpus.sequences(), corpus.n_positions, corpus.vocab_size, cfg.synthetic_encoder)
                 extra = {}
             values[name], arrays[f"{name}__replicates"] = comparison_intervals(
@@ -309,12 +305,12 @@ def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     ccfg = cg.CONFIGS[settings.scale]
-    params = dict(synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=_data(settings))
+    params = params_of(synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=_data(settings))
 
     def compute():
         values = {}
         for fam in cg.SYNTHETIC_FAMILIES:
-            corpus = cg.family_corpus(fam, seed=settings.seed, **ccfg.synthetic)
+            corpus = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             values[fam] = exact_embedding(geo.positional_marginals(corpus.counts()))
         values["sst2"] = exact_embedding(cg.sst2_marginals(settings)[0])
         return values, {}
@@ -372,7 +368,7 @@ def smacof_curve(D, ranks, smacof: SmacofOptions) -> dict:
         if k >= D.shape[0]:
             continue
         P = geo.classical_mds(D, k=k).embedding
-        sm = geo.smacof(D, k, init="mds", **smacof)
+        sm = geo.smacof(D, k, init="mds", max_iter=smacof.max_iter, eps=smacof.eps)
         mp, sp_ = geo.stress(D, P, "paper"), float(sm.stress)
         out["ranks"].append(int(k))
         out["mds_paper"].append(mp)
@@ -396,14 +392,14 @@ def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
-    params = dict(ranks=list(cfg.smacof_ranks), smacof=cfg.smacof, families=list(cfg.families),
+    params = params_of(ranks=list(cfg.smacof_ranks), smacof=cfg.smacof, families=list(cfg.families),
                   synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=_data(settings))
 
     def compute():
         values = {"sst2": smacof_curve(geo.hellinger_matrix(cg.sst2_marginals(settings)[0]), cfg.smacof_ranks,
                                        cfg.smacof)}
         for fam in cfg.families:
-            corpus = cg.family_corpus(fam, seed=settings.seed, **ccfg.synthetic)
+            corpus = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             values[fam] = smacof_curve(geo.hellinger_matrix(corpus.counts()), cfg.smacof_ranks, cfg.smacof)
         return values, {}
 

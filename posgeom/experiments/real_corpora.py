@@ -54,7 +54,7 @@ $$\sigma_{\text{paper}}(m) = \frac{m^2 \sum a^2 - 2m \sum a d + \sum d^2}{\sum d
 minimal at $m^* = \sum a d / \sum a^2$ where it equals the ``"scale_free"`` stress; a target value
 $t$ above that minimum is reached at the two slopes
 $m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) / \sum a^2$.
-:func:`alibi_slopes_for` computes them; :func:`run_alibi_choices` lists which natural choices
+:func:`posgeom.geometry.alibi_slopes_for` computes them; :func:`run_alibi_choices` lists which natural choices
 (number of positions, special tokens, Hellinger form, head count, slope) give which value.
 
 The code is split by concern: ``real_corpora_geometry`` (settings, the corpus
@@ -71,7 +71,7 @@ from __future__ import annotations
 
 from ..config import Settings, settings_or_default as _settings
 from ..registry import Result
-from .real_corpora_alibi import alibi_paper_stress, alibi_parabola, alibi_slopes_for, run_alibi_choices
+from .real_corpora_alibi import run_alibi_choices
 from .real_corpora_draws import (
     DRAW_STATISTICS, draw_statistics, resolvable_draws, run_resolvable_splits, run_subset_draws, spread,
 )
@@ -79,12 +79,12 @@ from .real_corpora_geometry import (
     CONFIGS, CORPUS_NAMES, chapter_settings, NORMALIZATIONS, PAPER_ALIBI_SST2, RANK_OPTIONS, AlibiGrid, CorpusSource,
     DrawOptions, EncodingOptions, IntervalOptions, NoiseOptions, PlainText, RealCorporaOptions, ScratchModel,
     ScratchTraining, SmacofOptions, check_corpus, corpus_geometry_of, corpus_geometry_values, corpus_options,
-    encoding_shape, gram_eigenvalues, paper_results, rank_one_report, rank_report, resolvable_summary,
+    encoding_shape, paper_results, rank_report, resolvable_summary,
     run_corpus_geometry, run_noise_aware_rank, source_description,
 )
 from .real_corpora_stress import (
     INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, StressRow, alibi_head_stresses,
-    basic_interval, bootstrap_replicates, interval_text, mds_row, pretrained_table, run_scratch_table,
+    interval_text, mds_row, pretrained_table, run_scratch_table,
     run_stress_intervals, run_stress_table, smacof_row, stress_dataframe, stress_pair, stress_records, stress_rows,
     train_scratch_table,
 )
@@ -128,12 +128,11 @@ __all__ = [
     "CONFIGS", "chapter_settings", "RealCorporaOptions", "CorpusSource", "NoiseOptions", "EncodingOptions", "SmacofOptions", "ScratchModel",
     "ScratchTraining", "AlibiGrid", "IntervalOptions", "DrawOptions", "CORPUS_NAMES", "PAPER_ALIBI_SST2",
     "NORMALIZATIONS", "run_scratch_tables", "PlainText", "check_corpus", "corpus_options", "encoding_shape", "source_description",
-    "corpus_geometry_of", "gram_eigenvalues", "rank_one_report", "resolvable_summary", "corpus_geometry_values",
+    "corpus_geometry_of", "resolvable_summary", "corpus_geometry_values",
     "run_corpus_geometry", "RANK_OPTIONS", "rank_report", "run_noise_aware_rank", "DRAW_STATISTICS",
     "draw_statistics", "spread", "resolvable_draws", "run_resolvable_splits", "run_subset_draws",
     "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
     "train_scratch_table", "run_scratch_table", "stress_pair", "alibi_head_stresses", "stress_rows", "run_stress_table",
-    "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "bootstrap_replicates", "basic_interval",
-    "run_stress_intervals", "interval_text", "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",
-    "run_alibi_choices", "paper_results", "run_all",
+    "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES",
+    "run_stress_intervals", "interval_text", "run_alibi_choices", "paper_results", "run_all",
 ]

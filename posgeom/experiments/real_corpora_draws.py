@@ -17,7 +17,7 @@ from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..registry import Registry, Result
 from .real_corpora_geometry import (
-    chapter_settings, corpus_geometry_of, corpus_options, encoding_shape, gram_eigenvalues, resolvable_summary,
+    chapter_settings, corpus_geometry_of, corpus_options, encoding_shape, resolvable_summary,
     source_description,
 )
 
@@ -39,12 +39,11 @@ def draw_statistics(R_summary: dict[str, Any], R: np.ndarray, encodings: dict[st
 
 
 def spread(table: np.ndarray, names=DRAW_STATISTICS) -> dict[str, dict[str, float]]:
-    """Mean, sample sd, min and max of each column of ``table`` (draws × statistics ``names``)."""
+    """:func:`posgeom.geometry.spread` of each column of ``table`` (draws × statistics ``names``)."""
     table = np.asarray(table, dtype=np.float64)
     if table.ndim != 2 or table.shape[1] != len(names):
         raise ValueError(f"table must have one column per statistic ({len(names)}); got shape {table.shape}")
-    return {name: {"mean": float(col.mean()), "sd": float(col.std(ddof=1)) if col.size > 1 else 0.0,
-                   "min": float(col.min()), "max": float(col.max())} for name, col in zip(names, table.T)}
+    return {name: geo.spread(col) for name, col in zip(names, table.T)}
 
 
 def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, encodings, n_draws: int,
@@ -143,7 +142,7 @@ def run_subset_draws(settings: Settings | None = None, *, corpus: str = "imdb", 
             table.append(resolvable_draws(cd.tokens.sequences(), opts["n_positions"], cd.tokens.vocab_size, pos, encs,
                                           1, settings.seed)[0][0])
             _, _, r2 = geo.toeplitz_projection(cd.D)
-            w = gram_eigenvalues(cd.D**2)
+            w = geo.gram_eigenvalues(cd.D**2)
             table_d.append([r2, float(w[0] / np.maximum(w, 0.0).sum()),
                             *(geo.stress(cd.D, encs[e], "scale_free", as_distances=True)
                               for e in ("sinusoidal", "rope", "alibi"))])

@@ -2,7 +2,7 @@ r"""Real corpora, the corpus side: settings, a corpus's geometry, its noise-awar
 
 The maths is in the docstring of :mod:`posgeom.experiments.real_corpora`; this module holds the chapter's
 settings (:data:`CONFIGS`), the corpus options, the compute functions of the corpus geometry
-(:func:`corpus_geometry_values`, :func:`rank_one_report`, :func:`resolvable_summary`) and their
+(:func:`corpus_geometry_values`, :func:`posgeom.geometry.rank_one_report`, :func:`resolvable_summary`) and their
 registry wrappers, :func:`run_corpus_geometry` and :func:`run_noise_aware_rank`. The spreads over
 draws are in :mod:`posgeom.experiments.real_corpora_draws`.
 """
@@ -270,54 +270,6 @@ def corpus_geometry_of(settings: Settings, opts: dict[str, Any]) -> CorpusDistan
     return corpus_distances(CorpusOptions.from_dict(opts), data_dir=settings.data_dir, with_tokens=True)
 
 
-def gram_eigenvalues(D2) -> np.ndarray:
-    r"""Eigenvalues (descending) of $B = -\tfrac12 J D^{(2)} J$ (:func:`posgeom.geometry.double_centered_gram_of_squares`)."""
-    return np.linalg.eigvalsh(geo.double_centered_gram_of_squares(D2))[::-1]
-
-
-def rank_one_report(D, F) -> dict[str, Any]:
-    r"""How much of $B$ one direction holds, raw, debiased and above the noise floor (module docstring).
-
-    Parameters
-    ----------
-    D : array-like of shape (n, n)
-        Chord Hellinger distances.
-    F : array-like of shape (n, n)
-        Noise floor in the same units (:attr:`posgeom.geometry.NoiseFloor.matrix`).
-
-    Returns
-    -------
-    dict
-        ``eigenvalues`` (n,) of $B$, ``eigenvalues_debiased`` (n,) of $\tilde B$, ``eigenvalues_noise``
-        (n,) of $B_F$; scalars ``share_raw`` $= \lambda_1/\sum\lambda^+$, ``share_debiased``,
-        ``noise_top`` $= \lambda_{\max}(B_F)$, ``rank_above_noise``, ``share_above_noise`` $= s_1$.
-    """
-    D = np.asarray(D, dtype=np.float64)
-    F = np.asarray(F, dtype=np.float64)
-    if F.shape != D.shape:
-        raise ValueError(f"the noise floor has shape {F.shape} but D has shape {D.shape}; they must match")
-    off = ~np.eye(D.shape[0], dtype=bool)
-    F2 = np.where(off, F**2, 0.0)
-    w = gram_eigenvalues(D**2)
-    # E dhat^2 ~ d^2 + F^2: the debiased squared distances
-    w_deb = gram_eigenvalues(np.where(off, D**2 - F**2, 0.0))
-    w_noise = gram_eigenvalues(F2)
-    # eigenvalues within rounding of the noise top (or of 0 when F = 0) do not count as directions
-    top = float(w_noise[0]) + 1e-12 * float(w[0])
-    excess = np.maximum(w - top, 0.0)
-    pos = np.maximum(w, 0.0)
-    pos_deb = np.maximum(w_deb, 0.0)
-    return {
-        "eigenvalues": w, "eigenvalues_debiased": w_deb, "eigenvalues_noise": w_noise,
-        "share_raw": float(w[0] / pos.sum()),
-        "share_debiased": float(w_deb[0] / pos_deb.sum()) if pos_deb.sum() > 0 else float("nan"),
-        "noise_top": top,
-        "rank_above_noise": int(np.count_nonzero(w > top)),
-        # s_1 = (lambda_1 - lambda_max(B_F)) / sum_k (lambda_k - lambda_max(B_F))_+
-        "share_above_noise": float(excess[0] / excess.sum()) if excess.sum() > 0 else float("nan"),
-    }
-
-
 def resolvable_summary(res: dict[str, Any]) -> dict[str, Any]:
     r"""Offset-only share, first-direction share and negative share of one cross-half estimate.
 
@@ -335,7 +287,7 @@ def resolvable_summary(res: dict[str, Any]) -> dict[str, Any]:
     """
     R = res["R"]
     _, profile, r2 = geo.toeplitz_projection(R)
-    w = gram_eigenvalues(R**2)
+    w = geo.gram_eigenvalues(R**2)
     return {"profile": profile, "eigenvalues": w, "shift_r2": r2,
             # lambda_1 / sum_k lambda_k^+
             "share": float(w[0] / np.maximum(w, 0.0).sum()), "negative_fraction": res["negative_fraction"],
@@ -361,7 +313,7 @@ def corpus_geometry_values(corpus_geo: CorpusDistances, opts: dict[str, Any], no
     floor = geo.noise_floor(counts, method=noise["method"], n_rep=noise["n_rep"], seed=seed,
                             min_count=opts["min_count"], kind=opts["kind"])
     _, profile, r2 = geo.toeplitz_projection(D)
-    rep = rank_one_report(D, floor.matrix)
+    rep = geo.rank_one_report(D, floor.matrix)
     res = geo.resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size, marginals.positions,
                                    seed=seed)
     resolvable = resolvable_summary(res)
@@ -497,7 +449,7 @@ __all__ = [
     "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "CorpusSource", "NoiseOptions", "EncodingOptions",
     "SmacofOptions", "ScratchModel", "ScratchTraining", "AlibiGrid", "IntervalOptions", "DrawOptions",
     "RealCorporaOptions", "CONFIGS", "chapter_settings", "PlainText", "check_corpus", "corpus_options", "encoding_shape",
-    "source_description", "corpus_geometry_of", "gram_eigenvalues", "rank_one_report", "resolvable_summary",
+    "source_description", "corpus_geometry_of", "resolvable_summary",
     "corpus_geometry_values", "run_corpus_geometry", "RANK_OPTIONS", "rank_report", "run_noise_aware_rank",
     "paper_results",
 ]

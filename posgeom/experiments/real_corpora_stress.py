@@ -3,16 +3,15 @@ r"""Real corpora, the encoding side: the stress table, its bootstrap intervals, 
 :func:`stress_rows` computes the stress of every encoding against a corpus's $D$ (and the
 ``"scale_free"`` stress against its resolvable geometry $R$); :func:`run_stress_table` stores them. The
 rows are read back as typed records (:class:`StressRow`, ``settings.records``) and looked up by field
-with ``settings.find(rows, encoding="alibi")``. :func:`bootstrap_replicates` resamples folds of
-sequences and recomputes $D$; :func:`basic_interval` turns the replicates into an interval;
-:func:`run_stress_intervals` applies both to the headline stresses and to the differences the chapter
+with ``settings.find(rows, encoding="alibi")``. :func:`run_stress_intervals` applies the bootstrap
+over sequences (:func:`posgeom.geometry.bootstrap_intervals`) to the headline stresses and to the differences the chapter
 interprets. The maths is in the docstring of :mod:`posgeom.experiments.real_corpora`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -371,57 +370,13 @@ INTERVAL_DIFFERENCES = (("sinusoidal", "rope", "scale_free"), ("alibi", "sinusoi
                         ("alibi", "rope", "scale_free"), ("alibi (best head)", "sinusoidal", "scale_free"))
 
 
-def bootstrap_replicates(folds, positions, statistic: Callable[[np.ndarray], np.ndarray], *, n_boot: int, seed: int,
-                         kind: str = "chord", progress: str | None = None) -> np.ndarray:
-    """``statistic(D*)`` for bootstrap replicates $D^*$ of the chord Hellinger matrix, resampling folds.
-
-    Each replicate draws the folds (:func:`posgeom.geometry.fold_counts`) with replacement (a bootstrap of
-    clusters of random sequences), adds their counts and recomputes $D$ on ``positions``. A replicate
-    that misses one of ``positions`` is left out.
-
-    Returns
-    -------
-    ndarray of shape (n_used, s)
-    """
-    from ..progress import tqdm
-
-    rng = np.random.default_rng(seed)
-    reps = []
-    for _ in tqdm(range(n_boot), desc=progress or "bootstrap", leave=False, disable=progress is None):
-        pick = np.bincount(rng.integers(0, len(folds), size=len(folds)), minlength=len(folds))
-        c = sum(int(w) * f.counts for f, w in zip(folds, pick) if w)[positions]
-        if np.any(np.asarray(c.sum(axis=1)).ravel() == 0):
-            continue
-        # chord Hellinger matrix of the replicate's marginals mu_i = c_i / N_i
-        n_seq = int(sum(int(w) * f.n_sequences for f, w in zip(folds, pick)))
-        reps.append(statistic(geo.hellinger_matrix(geo.PositionalCounts(c, n_seq), kind=kind)))
-    return np.array(reps)
-
-
-def basic_interval(estimate: float, replicates, level: float) -> dict[str, float]:
-    """Basic bootstrap interval $[2t - q_{hi}, 2t - q_{lo}]$ of a statistic with point value ``estimate``.
-
-    The resampling noise shifts a noise-biased statistic the way the sample's own noise shifted it from
-    the population value, so this is an interval for the value without sampling noise.
-
-    Returns
-    -------
-    dict
-        ``estimate``, ``low``, ``high``, ``bootstrap_mean``.
-    """
-    col = np.asarray(replicates, dtype=np.float64)
-    q_lo, q_hi = np.quantile(col, (1 - level) / 2), np.quantile(col, (1 + level) / 2)
-    return {"estimate": float(estimate), "low": float(2 * estimate - q_hi), "high": float(2 * estimate - q_lo),
-            "bootstrap_mean": float(np.mean(col))}
-
-
 def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                          **overrides) -> Result:
     r"""Bootstrap intervals over sequences for the headline stresses of a real corpus.
 
-    ``n_boot`` replicates of ``n_folds`` folds (:func:`bootstrap_replicates`), the stress of each encoding
-    of :data:`INTERVAL_STATISTICS` and each difference of :data:`INTERVAL_DIFFERENCES`, and their
-    :func:`basic_interval` at ``level`` (it may exclude the estimate itself when the noise bias exceeds
+    ``n_boot`` replicates of ``n_folds`` folds (:func:`posgeom.geometry.fold_bootstrap`), the stress of each
+    encoding of :data:`INTERVAL_STATISTICS` and each difference of :data:`INTERVAL_DIFFERENCES`, and their
+    :func:`posgeom.geometry.basic_interval` at ``level`` (it may exclude the estimate itself when the noise bias exceeds
     the spread). ALiBi's best head is the one of the point estimate.
 
     Returns
@@ -451,16 +406,15 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
         def statistics(D):
             return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
 
-        folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=icfg["n_folds"],
+        folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=cfg.intervals.n_folds,
                                 seed=settings.seed)
-        reps = bootstrap_replicates(folds, positions, statistics, n_boot=icfg["n_boot"], seed=settings.seed,
-                                    kind=opts["kind"], progress=f"bootstrap {corpus}")
-        point = statistics(D0)
-        stats = {name: basic_interval(point[j], reps[:, j], icfg["level"]) for j, name in enumerate(names)}
-        diffs = {}
-        for a, b, z in INTERVAL_DIFFERENCES:
-            ja, jb = names.index(f"{a}|{z}"), names.index(f"{b}|{z}")
-            diffs[f"{a}-{b}|{z}"] = basic_interval(point[ja] - point[jb], reps[:, ja] - reps[:, jb], icfg["level"])
+        intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=cfg.intervals.n_boot,
+                                                  level=cfg.intervals.level, kind=opts["kind"], seed=settings.seed,
+                                                  progress=_progress(f"bootstrap {corpus}", cfg.intervals.n_boot))
+        stats = {name: iv.as_dict() for name, iv in zip(names, intervals)}
+        diffs = {f"{a}-{b}|{z}": geo.difference_interval(intervals, reps, names.index(f"{a}|{z}"),
+                                                     names.index(f"{b}|{z}"), cfg.intervals.level).as_dict()
+                 for a, b, z in INTERVAL_DIFFERENCES}
         values = {"options": opts, "interval": icfg, "best_head": best, "n_used": int(len(reps)),
                   "statistics": stats, "differences": diffs}
         return values, {"replicates": reps}
@@ -471,14 +425,21 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
     )
 
 
+def _progress(desc: str, total: int):
+    """A tqdm wrapper for the replicates of :func:`posgeom.geometry.bootstrap_intervals`."""
+    from ..progress import tqdm
+
+    return lambda it: tqdm(it, desc=desc, total=total, leave=False)
+
+
 def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
-    """``estimate [low, high]`` of one statistic of :func:`run_stress_intervals`."""
-    return f"{fmt.format(entry['estimate'])} [{fmt.format(entry['low'])}, {fmt.format(entry['high'])}]"
+    """``estimate [low, high]`` of one stored interval (:meth:`posgeom.geometry.Interval.text`)."""
+    return geo.Interval(**entry).text(fmt)
 
 
 __all__ = [
     "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
     "train_scratch_table", "run_scratch_table", "stress_pair", "alibi_head_stresses", "stress_rows", "run_stress_table",
-    "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "bootstrap_replicates", "basic_interval",
-    "run_stress_intervals", "interval_text",
+    "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "run_stress_intervals",
+    "interval_text",
 ]

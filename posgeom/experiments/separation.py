@@ -38,16 +38,18 @@ from ..config import resolve_device, settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.real import data_key
 from ..registry import Registry, Result
+from ..models import evaluation as mlm_eval
+from ..models.tasks import bag_labels
 from ..models.threads import torch_threads
 from ..models.batches import SCALE_PADDING
-from .seeds import SeedInterval, seed_interval
+from ..geometry.intervals import SeedInterval, seed_interval
 from .settings import ModelShape, as_params, by_scale
 
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
-    "GapOptions", "SeparationData", "CORPORA", "TASKS", "INITS", "random_separation", "bag_labels",
-    "synthetic_mlm_data", "real_mlm_data", "masked_position_loss", "entropy_references", "separation_data",
-    "train_separation", "summarise_separation", "SeparationRuns", "seed_interval", "final_separation_interval",
+    "GapOptions", "SeparationData", "CORPORA", "TASKS", "INITS", "random_separation",
+    "synthetic_mlm_data", "real_mlm_data", "separation_data",
+    "train_separation", "summarise_separation", "SeparationRuns", "final_separation_interval",
     "pretrained_separation", "run_separation", "run_pretrained_separation", "SETUPS", "run_chapter",
 ]
 
@@ -165,26 +167,6 @@ def random_separation(n: int, d: int, *, n_draws: int = 20, seed: int = 0) -> tu
     return float(np.mean(vals)), float(np.std(vals, ddof=1))
 
 
-def bag_labels(tokens, vocab_size: int) -> np.ndarray:
-    r"""An order-insensitive label: 1 iff the sequence holds at least as many tokens from the lower half of
-    the vocabulary (ids below $v/2$) as the median sequence.
-
-    The label is a function of the bag of tokens, so a model that ignores order can reach the optimum.
-
-    Parameters
-    ----------
-    tokens : array of shape (N, L)
-        Token ids (padding negative, not counted).
-
-    Returns
-    -------
-    ndarray of shape (N,), int64
-    """
-    tokens = np.asarray(tokens)
-    low = np.sum((tokens >= 0) & (tokens < vocab_size // 2), axis=1)
-    return (low >= np.median(low)).astype(np.int64)
-
-
 def synthetic_mlm_data(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int,
                        task: str = "mlm") -> dict:
     """A synthetic corpus as model inputs (ids shifted by 2: 0 padding, 1 ``[MASK]``), with its population.
@@ -243,68 +225,6 @@ def real_mlm_data(corpus: str, *, n_positions: int, n_sequences: int | None, see
         vocab_size=int(4 + others.size), reach=mask.sum(axis=0), special_ids=(0, 1, 2, 3),
         info={k: v for k, v in tc.info.items() if isinstance(v, (str, int, float, bool))},
     )
-
-
-@torch.no_grad()
-def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int = MASK_ID,
-                         special_ids=(PAD_ID, MASK_ID), seed: int = 0) -> float:
-    r"""Cross-entropy (nats) of predicting one ``[MASK]``-ed token per sequence, the position drawn uniformly.
-
-    Unlike the training loss (BERT's 80/10/10 corruption), every scored token is hidden, so the value
-    compares directly with :func:`entropy_references`.
-
-    Parameters
-    ----------
-    model : an MLM model of :func:`posgeom.models.encoder.build_model`
-    input_ids : LongTensor of shape (N, L)
-    attention_mask : LongTensor of shape (N, L), optional
-
-    Returns
-    -------
-    float
-    """
-    x = torch.as_tensor(input_ids).clone()
-    N, L = x.shape
-    ok = ~torch.isin(x, torch.as_tensor(list(special_ids), dtype=x.dtype))
-    if attention_mask is not None:
-        ok &= torch.as_tensor(attention_mask).bool()
-    g = torch.Generator().manual_seed(seed)
-    # one maskable position per sequence, uniform among the maskable ones
-    score = torch.rand(N, L, generator=g).masked_fill(~ok, -1.0)
-    pos = score.argmax(dim=1)
-    rows = torch.arange(N)[ok.any(dim=1)]
-    pos = pos[rows]
-    labels = torch.full_like(x, -100)
-    labels[rows, pos] = x[rows, pos]
-    x[rows, pos] = mask_id
-    was = model.training
-    model.eval()
-    dev = next(model.parameters()).device
-    mask = None if attention_mask is None else torch.as_tensor(attention_mask).to(dev)
-    out = model(x.to(dev), mask, None, labels=labels.to(dev))
-    model.train(was)
-    return float(out.loss)
-
-
-def entropy_references(population) -> tuple[float, float]:
-    r"""Two MLM loss references (nats) for a corpus drawn independently position by position.
-
-    ``with_position``: $\frac1n\sum_i H(\mu_i)$, the best loss of a model that knows each token's
-    position; ``without_position``: $H(\bar\mu)$, $\bar\mu = \frac1n \sum_i \mu_i$, the best loss of one
-    that does not (the context carries nothing else, tokens being independent).
-
-    Returns
-    -------
-    with_position, without_position : float
-    """
-    mu = np.asarray(population, dtype=np.float64)
-
-    def H(p):
-        p = p[p > 0]
-        # H(p) = -sum_w p(w) log p(w)
-        return float(-(p * np.log(p)).sum())
-
-    return float(np.mean([H(m) for m in mu])), H(mu.mean(axis=0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,7 +306,7 @@ def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed
         if task == "bag":
             train["labels"], held["labels"] = both["labels"][:n_tr], both["labels"][n_tr:]
         if task == "mlm":
-            h_pos, h_nopos = entropy_references(both["population"])
+            h_pos, h_nopos = mlm_eval.entropy_references(both["population"])
             facts.update(entropy_with_position=h_pos, entropy_without_position=h_nopos)
         facts["max_marginal_hellinger"] = float(geo.hellinger_matrix(both["population"]).max())
         return SeparationData(train, held, both["vocab_size"], (PAD_ID, MASK_ID), n, facts)
@@ -415,7 +335,7 @@ class SeparationRuns:
     evals : list of dict
         :func:`posgeom.models.training.evaluate` on the held-out data, per seed.
     masked_loss : list of float
-        :func:`masked_position_loss` per seed (MLM), else empty.
+        :func:`posgeom.models.evaluation.masked_position_loss` per seed (MLM), else empty.
     """
 
     step: np.ndarray
@@ -465,8 +385,9 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
         losses.append(np.asarray(result.losses))
         evals.append(result.eval)
         if task == "mlm":
-            probes.append(masked_position_loss(model, data.held["input_ids"], data.held.get("attention_mask"),
-                                               special_ids=tuple(data.special_ids), seed=seed))
+            probes.append(mlm_eval.masked_position_loss(model, data.held["input_ids"], data.held.get("attention_mask"),
+                                                        mask_id=MASK_ID, special_ids=tuple(data.special_ids),
+                                                        seed=seed))
     stack = {k: np.asarray([r[k] for r in rec_all]) for k in ("separation", "separation_normalized",
                                                               "median_distance", "spearman")}
     return SeparationRuns(step=rec_all[-1]["step"], separation=stack["separation"],
@@ -476,9 +397,9 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
 
 
 def _spread(x) -> dict:
-    """Mean, standard deviation (``ddof=1``; 0 for one value), minimum and maximum."""
-    return dict(mean=float(np.mean(x)), std=float(np.std(x, ddof=1)) if len(x) > 1 else 0.0,
-                min=float(np.min(x)), max=float(np.max(x)))
+    """:func:`posgeom.geometry.spread` of ``x``, the standard deviation stored as ``std``."""
+    s = geo.spread(x)
+    return dict(mean=s["mean"], std=s["sd"], min=s["min"], max=s["max"])
 
 
 def summarise_separation(runs: SeparationRuns) -> dict:
@@ -496,7 +417,7 @@ def summarise_separation(runs: SeparationRuns) -> dict:
 
 
 def final_separation_interval(result: Result, *, normalized: bool = True, level: float = 0.95) -> SeedInterval:
-    """:func:`seed_interval` of the final separation of a :func:`run_separation` result, over its seeds."""
+    """:func:`posgeom.geometry.seed_interval` of the final separation of a :func:`run_separation` result, over its seeds."""
     key = "separation_normalized" if normalized else "separation"
     return seed_interval(result.arrays[key][:, -1], level)
 
@@ -513,7 +434,7 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
         Non-stationary synthetic, stationary synthetic, or a real corpus (``settings.data_dir``).
     task : {"mlm", "bag"}
         Masked language modelling (order-sensitive), or the order-insensitive bag-of-tokens label
-        :func:`bag_labels` with mean pooling (synthetic corpora only).
+        :func:`posgeom.models.tasks.bag_labels` with mean pooling (synthetic corpora only).
     init : {"normal", "tied"}
         $\mathcal N(0, 0.02^2)$ rows (BERT), or every row 0 (all positions tied at the start).
     weight_decay : float

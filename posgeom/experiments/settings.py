@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from collections.abc import Mapping as MappingABC
 from typing import Any, Iterable, Mapping
 
 from ..config import validate_scale
 
-__all__ = ["ByScale", "by_scale", "as_params", "records", "find", "FieldAccess", "ModelShape"]
+__all__ = ["ByScale", "by_scale", "as_params", "params_of", "records", "find", "ModelShape"]
 
 @dataclass(frozen=True)
 class ByScale:
@@ -91,24 +90,15 @@ def as_params(settings: Any) -> dict[str, Any]:
     return dataclasses.asdict(settings)
 
 
-class FieldAccess(MappingABC):
-    """Mixin: a settings dataclass that also reads like the dictionary it replaced.
-
-    ``s["n"]``, ``**s``, ``dict(s)`` and ``s.items()`` give the fields (nested settings stay settings), so
-    code written against the earlier ``CONFIGS[scale]["key"]`` dictionaries keeps working, and the
-    registry records such a value as the same nested dictionary. New code reads attributes.
-    """
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in {f.name for f in dataclasses.fields(self)}:
-            raise KeyError(name)
-        return getattr(self, name)
-
-    def __iter__(self):
-        return (f.name for f in dataclasses.fields(self))
-
-    def __len__(self) -> int:
-        return len(dataclasses.fields(self))
+def params_of(*mappings: Mapping[str, Any], **values: Any) -> dict[str, Any]:
+    """Registry parameters from mappings and keyword values; every settings dataclass among the values
+    becomes its nested dictionary (:func:`as_params`), so ``params_of(noise=cfg.noise, seed=0)`` records
+    ``{"noise": {...}, "seed": 0}``."""
+    merged: dict[str, Any] = {}
+    for m in (*mappings, values):
+        merged.update(m)
+    return {k: as_params(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else v
+            for k, v in merged.items()}
 
 
 def records(cls: type, rows: Iterable[Mapping[str, Any]]) -> list:

@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
 
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
@@ -38,17 +37,17 @@ from ..corpora.real import data_key
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
-from .settings import FieldAccess, by_scale
+from .settings import as_params, by_scale, params_of
 
 __all__ = [
-    "CONFIGS", "SinusoidsSettings", "fourier_basis", "fourier_match", "shift_summary",
-    "circulant_eigenvalues", "mixed_marginals", "run_fourier_match", "run_stationarity_sweep", "SHIFT_STATISTICS",
+    "CONFIGS", "SinusoidsSettings", "shift_summary",
+    "mixed_marginals", "run_fourier_match", "run_stationarity_sweep", "SHIFT_STATISTICS",
     "shift_statistics", "shift_intervals", "run_shift_intervals",
 ]
 
 
 @dataclass(frozen=True)
-class SinusoidsSettings(FieldAccess):
+class SinusoidsSettings:
     """Options of the chapter "When are sinusoids optimal?" (defaults: ``quick``).
 
     ``n_vectors`` MDS eigenvectors fitted by one sinusoid on a ``grid`` of frequencies; the top ``2 n_pairs``
@@ -73,71 +72,7 @@ SHIFT_STATISTICS = ("toeplitz_deviation", "circulant_deviation", "fourier_match"
 
 def _shift_options(cfg: SinusoidsSettings) -> dict:
     """The options the Fourier match and the sweep depend on (their registry parameters)."""
-    return {k: cfg[k] for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
-
-
-def fourier_basis(n: int, m: int) -> np.ndarray:
-    r"""The $m$ lowest Fourier pairs on $n$ points, orthonormal: columns $\sqrt{2/n}\cos(2\pi f i/n)$,
-    $\sqrt{2/n}\sin(2\pi f i/n)$ for $f = 1, \dots, m$ (interleaved), $1 \le m < n/2$.
-
-    Returns
-    -------
-    ndarray of shape (n, 2m)
-    """
-    if not (isinstance(n, (int, np.integer)) and isinstance(m, (int, np.integer))) or m < 1 or 2 * m >= n:
-        raise ValueError(f"need integers with 1 <= m < n / 2; got n={n}, m={m}")
-    i = np.arange(n)[:, None]
-    f = np.arange(1, m + 1)[None, :]
-    angle = 2 * np.pi * f * i / n
-    out = np.empty((n, 2 * m))
-    out[:, 0::2] = np.sqrt(2.0 / n) * np.cos(angle)
-    out[:, 1::2] = np.sqrt(2.0 / n) * np.sin(angle)
-    return out
-
-
-def fourier_match(U, m: int) -> float:
-    r"""Mean squared cosine of the principal angles between ``span(U[:, :2m])`` and the $m$ lowest Fourier
-    pairs: $\frac1{2m}\lVert \hat U^\top F\rVert_F^2$ with $\hat U$, $F$ orthonormal bases. 1 = same subspace.
-
-    Parameters
-    ----------
-    U : array-like of shape (n, k), k >= 2m
-    m : int
-
-    Returns
-    -------
-    float in [0, 1]
-    """
-    U = np.asarray(U, dtype=np.float64)
-    if U.ndim != 2 or U.shape[1] < 2 * m:
-        raise ValueError(f"U must have at least 2m = {2 * m} columns; got shape {U.shape}")
-    angles = scipy.linalg.subspace_angles(U[:, : 2 * m], fourier_basis(U.shape[0], m))
-    return float(np.mean(np.cos(angles) ** 2))
-
-
-def circulant_eigenvalues(g) -> np.ndarray:
-    r"""Eigenvalues of $B$ for the circulant distances $d_{ij} = g((j - i) \bmod n)$:
-    $\lambda_f = -\frac12 \sum_\delta g(\delta)^2 \cos(2\pi f\delta/n)$ for $f = 1..n-1$, and $\lambda_0 = 0$.
-
-    Parameters
-    ----------
-    g : array-like of shape (n,)
-        $g(0) = 0$, $g(\delta) = g(n - \delta) \ge 0$.
-
-    Returns
-    -------
-    ndarray of shape (n,), descending.
-    """
-    g = np.asarray(g, dtype=np.float64)
-    n = g.size
-    if g.ndim != 1 or n < 2 or g[0] != 0 or np.any(g < 0) or not np.allclose(g[1:], g[1:][::-1]):
-        raise ValueError("g must be a vector with g[0] = 0, g >= 0 and g[d] = g[n - d]")
-    f = np.arange(n)[:, None]
-    delta = np.arange(n)[None, :]
-    # lambda_f = -1/2 sum_delta g(delta)^2 cos(2 pi f delta / n)
-    lam = -0.5 * (np.cos(2 * np.pi * f * delta / n) @ (g * g))
-    lam[0] = 0.0
-    return np.sort(lam)[::-1]
+    return {k: getattr(cfg, k) for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
 
 
 def shift_summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, positions=None,
@@ -165,7 +100,7 @@ def shift_summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, positio
     values = dict(
         n=int(n), toeplitz_deviation=geo.toeplitz_deviation(D), circulant_deviation=geo.circulant_deviation(D),
         sinusoid_r2=[float(x) for x in r2], sinusoid_omega=[float(x) for x in omega],
-        mean_sinusoid_r2=float(r2.mean()), fourier_match=fourier_match(U, m),
+        mean_sinusoid_r2=float(r2.mean()), fourier_match=geo.fourier_match(U, m),
         sinusoidal_scale_free=geo.stress(D, encs["sinusoidal"], "scale_free", as_distances=True),
         mds_scale_free=geo.stress(D, geo.classical_mds(D, k=2 * m).embedding, "scale_free"),
         eigenvalue_share=float(np.maximum(res.eigenvalues[:k], 0).sum() / np.maximum(res.eigenvalues, 0).sum()),
@@ -190,7 +125,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
     enc = oe.CONFIGS[settings.scale].synthetic_encoder
-    params = dict(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
+    params = params_of(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
                   seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
@@ -201,7 +136,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
         corpora["markov v>n (population)"] = geo.hellinger_matrix(
             syn.population_marginals("markov", n_positions=n, vocab_size=cfg.toeplitz_vocab, seed=settings.seed))
         for fam in ("markov", "drift", "regimes", "stationary"):
-            c = cg.family_corpus(fam, seed=settings.seed, **ccfg.synthetic)
+            c = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             corpora[fam] = geo.hellinger_matrix(c.counts())
         for name, D in corpora.items():
             v, a = shift_summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
@@ -239,7 +174,7 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
     r"""From stationary to drifting statistics: $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$.
 
     Population marginals (no sampling noise) of the circulant Markov family and of the drift family on
-    the same $v = n$ tokens, mixed with weight $t$ from ``CONFIGS[scale]["sweep"]``. For each $t$: the
+    the same $v = n$ tokens, mixed with weight $t$ from ``CONFIGS[scale].sweep``. For each $t$: the
     Toeplitz and circulant deviations, the mean best-sinusoid $R^2$ of the top eigenvectors, the
     Fourier-subspace match, and the scale-free stress of the sinusoidal table and of MDS at the same rank.
 
@@ -249,7 +184,7 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
     cfg = CONFIGS[settings.scale]
     enc = oe.CONFIGS[settings.scale].synthetic_encoder
     n = cg.CONFIGS[settings.scale].synthetic.n_positions
-    params = dict(_shift_options(cfg), n=n, synthetic_encoder=enc, seed=settings.seed)
+    params = params_of(_shift_options(cfg), n=n, synthetic_encoder=enc, seed=settings.seed)
 
     def compute():
         keys = ("toeplitz_deviation", "circulant_deviation", "mean_sinusoid_r2", "fourier_match",
@@ -274,7 +209,7 @@ def shift_statistics(D, n_pairs: int) -> np.ndarray:
     n = D.shape[0]
     m = min(n_pairs, (n - 1) // 2)
     U = geo.classical_mds(D, k=1).eigenvectors[:, : 2 * m]
-    return np.array([geo.toeplitz_deviation(D), geo.circulant_deviation(D), fourier_match(U, m)])
+    return np.array([geo.toeplitz_deviation(D), geo.circulant_deviation(D), geo.fourier_match(U, m)])
 
 
 def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, opts: oe.IntervalOptions, seed: int,
@@ -306,7 +241,7 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
-    params = dict(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
+    params = params_of(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
                   seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
@@ -318,7 +253,7 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
                 seqs, tokens, _ = cg.sst2_sequences(settings)
                 args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size)
             else:
-                c = cg.family_corpus(name, seed=settings.seed, **ccfg.synthetic)
+                c = cg.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args = (c.sequences(), c.n_positions, c.vocab_size)
             values[name], arrays[f"{name}__replicates"] = shift_intervals(
                 *args, cfg.n_pairs, cfg.intervals, settings.seed,

@@ -9,7 +9,7 @@ them, no weight decay — and trains it from the same seeds with and without dro
 Per run (:class:`DropoutRun`): the loss and accuracy on the training sequences (dropout off) and on
 held-out ones, and the generalisation gap (held-out minus training loss). The effect of dropout is the
 per-seed difference of the held-out loss, with its Student-t interval over seeds
-(:func:`posgeom.experiments.seeds.paired_difference`).
+(:func:`posgeom.geometry.paired_difference`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..models.tasks import evaluate_order_model, order_task_data, tiny_encoder_c
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
 from .learned_tables import OrderTaskOptions, TableTraining
-from .seeds import SeedInterval, paired_difference
+from ..geometry.intervals import SeedInterval, paired_difference
 from .settings import ModelShape, as_params, by_scale, find, records
 
 __all__ = ["CONFIGS", "DropoutStudySettings", "DropoutRun", "train_dropout_study", "dropout_runs",

@@ -2,7 +2,7 @@ r"""Under-trained tails of a learned table (claim S4, chapter "Where learned tab
 
 A row $p_i$ of a learned table receives a gradient only from the sequences that reach position
 $i$: with padding masked out of attention and pooling, $\partial \mathcal L / \partial p_i = 0$
-for every sequence of length $\le i$ (:func:`row_gradient_norms` shows it). When most training
+for every sequence of length $\le i$ (:func:`posgeom.models.evaluation.row_gradient_norms` shows it). When most training
 sequences are short, the rows of the tail are updated by few examples; :func:`tails_study` trains a
 table where 90 % of the sequences are shorter than $n/2$ and measures, per row, the number of
 training sequences that reach it ($N_i$), how far it moved from its initialisation
@@ -17,13 +17,15 @@ import numpy as np
 
 from ..config import resolve_device, settings_or_default as _settings
 from ..geometry.tables import cosine_similarity_matrix
-from ..models.tasks import order_task_data, position_table_of, tiny_encoder_config, train_order_model
+from ..models.tasks import (
+    marker_split_accuracy, order_task_data, position_table_of, tiny_encoder_config, train_order_model,
+)
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
-from .extrapolation import CONFIGS, TailsOptions, marker_split_accuracy
+from .extrapolation import CONFIGS, TailsOptions
 from .settings import ModelShape, as_params
 
-__all__ = ["tail_geometry", "tails_study", "row_gradient_norms", "run_undertrained_tails"]
+__all__ = ["tail_geometry", "tails_study", "run_undertrained_tails"]
 
 #: The two length distributions: the share of training sequences shorter than n/2 (None: uniform lengths).
 CONDITIONS = {"skewed": "short_fraction", "uniform": None}
@@ -138,34 +140,3 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
     )
 
 
-def row_gradient_norms(model, data) -> np.ndarray:
-    r"""Norm of the loss gradient with respect to each row of a learned table,
-    $\lVert \partial\mathcal L / \partial p_i\rVert$.
-
-    One forward and backward pass of the classification loss on all of ``data`` (no optimiser step; the
-    model's gradients are cleared afterwards).
-
-    Parameters
-    ----------
-    model : a posgeom classifier with an absolute positional table.
-    data : TokenData with ``input_ids``, ``attention_mask`` (N, L) and ``labels`` (N,).
-
-    Returns
-    -------
-    ndarray of shape (N_max,): zero for every row that no sequence of ``data`` reaches.
-    """
-    pos = model.positional
-    if pos.kind != "absolute" or not hasattr(pos, "weight"):
-        raise ValueError(f"row_gradient_norms needs a learned absolute table; the model uses {pos.name!r}")
-    was = model.training
-    model.eval()
-    model.zero_grad(set_to_none=True)
-    try:
-        out = model(data.input_ids, data.attention_mask, labels=data.labels)
-        out.loss.backward()
-        grad = pos.weight.grad
-        norms = np.zeros(pos.weight.shape[0]) if grad is None else grad.detach().norm(dim=1).cpu().double().numpy()
-    finally:
-        model.zero_grad(set_to_none=True)
-        model.train(was)
-    return norms

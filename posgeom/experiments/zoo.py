@@ -42,11 +42,11 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..registry import Registry, Result
-from .settings import FieldAccess, by_scale
+from .settings import by_scale
 
 __all__ = [
-    "CONFIGS", "ZooSettings", "ModelShape", "ZOO", "HOW_IT_ENTERS", "eigen_fraction",
-    "line_fit_error", "pretrained_shape", "zoo_geometry", "run_zoo",
+    "CONFIGS", "ZooSettings", "ModelShape", "ZOO", "HOW_IT_ENTERS", 
+    "pretrained_shape", "zoo_geometry", "run_zoo",
 ]
 
 #: The encodings of the zoo, in the order the chapter shows them.
@@ -63,7 +63,7 @@ HOW_IT_ENTERS = {
 
 
 @dataclass(frozen=True)
-class ZooSettings(FieldAccess):
+class ZooSettings:
     """Options of the zoo. The width and heads are those of the pretrained model (so every encoding of the
     zoo has the shape of the model whose learned table is shown); ``n`` is the number of positions,
     ``picture_positions`` those of the tables and biases drawn."""
@@ -84,48 +84,6 @@ class ModelShape:
     n_heads: int
     n_layers: int
     max_positions: int
-
-
-def eigen_fraction(D, k: int = 1) -> float:
-    r"""Fraction of the positive eigenvalue mass of $B = -\frac12 J D^{(2)} J$ held by the top ``k``.
-
-    Parameters
-    ----------
-    D : array of shape (n, n)
-    k : int
-
-    Returns
-    -------
-    float
-        1 for a matrix of Euclidean rank at most ``k``; NaN for an all-zero ``D``.
-    """
-    w = geo.classical_mds(D).eigenvalues
-    pos = w[w > 0]
-    if pos.size == 0:
-        return float("nan")
-    return float(pos[:k].sum() / pos.sum())
-
-
-def line_fit_error(D) -> tuple[float, float]:
-    r"""How well a distance matrix is a line: 1-D classical MDS, then equal spacing.
-
-    Returns
-    -------
-    mds_error : float
-        $\max_{ij} \big| |x_i - x_j| - D_{ij} \big| / \max D$ for the 1-D MDS coordinates $x$.
-    spacing_error : float
-        $\max_i |x_i - (a + b\,i)| / (\max x - \min x)$ for the least-squares line $a + b\,i$.
-    """
-    D = np.asarray(D, dtype=np.float64)
-    x = geo.classical_mds(D, k=1).embedding[:, 0]
-    top = float(D.max())
-    if top == 0.0:
-        raise ValueError("an all-zero distance matrix has no line to fit")
-    mds_error = float(np.max(np.abs(np.abs(x[:, None] - x[None, :]) - D)) / top)
-    i = np.arange(x.size, dtype=np.float64)
-    b, a = np.polyfit(i, x, 1)
-    spacing_error = float(np.max(np.abs(x - (a + b * i))) / (x.max() - x.min()))
-    return mds_error, spacing_error
 
 
 def pretrained_shape(name) -> ModelShape:
@@ -173,8 +131,8 @@ def zoo_geometry(table, shape: ModelShape, n: int, base: float, picture_position
         sep = geo.separation(Dk, as_distances=True) if key != "none" else None
         per[key] = dict(
             enters=HOW_IT_ENTERS[key], n_params=n_params[key], toeplitz_spread=geo.toeplitz_spread(Dk),
-            eigen_fraction_1=eigen_fraction(Dk, 1) if key != "none" else float("nan"),
-            eigen_fraction_2=eigen_fraction(Dk, 2) if key != "none" else float("nan"),
+            eigen_fraction_1=geo.eigen_fraction(Dk, 1) if key != "none" else float("nan"),
+            eigen_fraction_2=geo.eigen_fraction(Dk, 2) if key != "none" else float("nan"),
             separation=sep.raw if sep else 0.0, separation_normalized=sep.normalized if sep else 0.0,
             max_distance=float(Dk.max()),
         )
@@ -196,9 +154,9 @@ def zoo_geometry(table, shape: ModelShape, n: int, base: float, picture_position
         n_frequencies_sinusoidal=int(om_s.size), n_frequencies_rope=int(om_r.size),
     )
     slopes = enc.alibi_slopes(H)
-    mds_err, spacing_err = line_fit_error(D["alibi"])
+    mds_err, spacing_err = geo.line_fit_error(D["alibi"])
     alibi = dict(slopes=slopes.tolist(), mean_slope=float(slopes.mean()),
-                 eigen_fraction_1=eigen_fraction(D["alibi"], 1), line_mds_error=mds_err,
+                 eigen_fraction_1=geo.eigen_fraction(D["alibi"], 1), line_mds_error=mds_err,
                  line_spacing_error=spacing_err)
     arrays.update(
         table__sinusoidal=enc.sinusoidal_table(m, d, base=base), table__learned=table[:m].copy(),
@@ -221,7 +179,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
     (``values["kernel"]``): the largest difference between RoPE's distance and a sinusoidal table of width
     $d_{head}$ rescaled by $1/\sqrt{d_{head}/2}$ (the identity), and, between sinusoidal at $d$ and RoPE at
     $d_{head}$, the scale-free stress and Spearman's $\rho$ of one distance matrix against the other.
-    ALiBi (``values["alibi"]``): the slopes, the eigenvalue fraction on one axis and :func:`line_fit_error`.
+    ALiBi (``values["alibi"]``): the slopes, the eigenvalue fraction on one axis and :func:`posgeom.geometry.line_fit_error`.
 
     Arrays: ``D__<name>`` (n, n) for each encoding; ``mds2__<name>`` (n, 2) the 2-D MDS coordinates;
     ``table__sinusoidal`` and ``table__learned`` (picture_positions, d); ``alibi_bias``

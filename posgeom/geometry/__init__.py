@@ -6,7 +6,7 @@ numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kerne
 first use); nothing here imports a higher layer of :mod:`posgeom`.
 """
 
-from .bootstrap import Interval, basic_interval, bootstrap_intervals, fold_bootstrap
+from .bootstrap import Interval, basic_interval, bootstrap_intervals, difference_interval, fold_bootstrap
 from .counting import positional_counts
 from .counts import PositionalCounts
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
@@ -57,6 +57,7 @@ __all__ = [
     "basic_interval",
     "fold_bootstrap",
     "bootstrap_intervals",
+    "difference_interval",
     # counts and marginals
     "PositionalCounts",
     "positional_counts",
@@ -124,4 +125,23 @@ __all__ = [
     "noise_floor",
     "delta_method_noise",
     "NOISE_METHODS",
+]
+
+# spectra of D, Fourier structure, entry summaries and Student-t intervals (moved from the experiment modules)
+from .agreement import mds_monotonicity_curve, monotonicity_of  # noqa: E402
+from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag  # noqa: E402
+from .fourier import circulant_eigenvalues, fourier_basis, fourier_match  # noqa: E402
+from .intervals import SeedInterval, paired_difference, seed_interval, spread  # noqa: E402
+from .slope import alibi_paper_stress, alibi_parabola, alibi_slopes_for  # noqa: E402
+from .table_fit import TableGeometry, table_geometry  # noqa: E402
+from .spectra import (  # noqa: E402
+    eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
+)
+
+__all__ += [
+    "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
+    "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
+    "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
+    "TableGeometry", "table_geometry", "offset_profiles",
+    "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",
 ]

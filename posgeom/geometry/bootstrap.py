@@ -24,7 +24,7 @@ from ..validation import check_positive_int
 from .counts import PositionalCounts
 from .hellinger import hellinger_matrix
 
-__all__ = ["Interval", "basic_interval", "fold_bootstrap", "bootstrap_intervals"]
+__all__ = ["Interval", "basic_interval", "fold_bootstrap", "bootstrap_intervals", "difference_interval"]
 
 
 @dataclass(frozen=True)
@@ -140,3 +140,27 @@ def bootstrap_intervals(D, folds, positions, statistics: Callable[[np.ndarray], 
         raise ValueError(f"only {reps.shape[0]} of {n_boot} replicates reached every kept position; "
                          "use fewer positions (min_count) or larger folds")
     return [basic_interval(point[j], reps[:, j], level) for j in range(point.size)], reps
+
+
+def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: int, level: float = 0.95) -> Interval:
+    r"""The basic bootstrap interval of the difference $t_a - t_b$ of two statistics bootstrapped together.
+
+    Parameters
+    ----------
+    intervals : list of Interval, length k
+        The intervals of the statistics (:func:`bootstrap_intervals`); their estimates give $t_a - t_b$.
+    replicates : array-like of shape (n_used, k)
+        Their replicates; column ``a`` minus column ``b`` gives the replicates of the difference.
+    a, b : int
+        Indices of the two statistics.
+    level : float in (0, 1)
+
+    Returns
+    -------
+    Interval
+    """
+    reps = np.asarray(replicates, dtype=np.float64)
+    if reps.ndim != 2 or reps.shape[1] != len(intervals):
+        raise ValueError(f"replicates must have one column per interval ({len(intervals)}); got shape {reps.shape}")
+    # replicates of t_a - t_b: the difference of the columns (same resampled folds)
+    return basic_interval(intervals[a].estimate - intervals[b].estimate, reps[:, a] - reps[:, b], level)

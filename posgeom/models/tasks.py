@@ -17,7 +17,7 @@ import numpy as np
 __all__ = [
     "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config",
     "set_embedding_dropout", "train_order_model", "evaluate_order_model", "steps_to_threshold",
-    "position_table_of", "extend_model",
+    "position_table_of", "extend_model", "bag_labels", "marker_split_accuracy",
 ]
 
 
@@ -308,3 +308,62 @@ def extend_model(model, n: int, method: str, *, seed: int = 0):
     new.config = replace(new.config, max_len=int(n))
     new.encoder.config = new.config
     return new
+
+
+def bag_labels(tokens, vocab_size: int) -> np.ndarray:
+    r"""An order-insensitive label: 1 iff the sequence holds at least as many tokens from the lower half of
+    the vocabulary (ids below $v/2$) as the median sequence.
+
+    The label is a function of the bag of tokens, so a model that ignores order can reach the optimum.
+
+    Parameters
+    ----------
+    tokens : array of shape (N, L)
+        Token ids (padding negative, not counted).
+
+    Returns
+    -------
+    ndarray of shape (N,), int64
+    """
+    tokens = np.asarray(tokens)
+    low = np.sum((tokens >= 0) & (tokens < vocab_size // 2), axis=1)
+    return (low >= np.median(low)).astype(np.int64)
+
+
+def marker_split_accuracy(model, task, boundary: int, both_from: int | None = None,
+                          batch_size: int = 256) -> dict[str, float]:
+    """Loss and accuracy on order-task sequences, overall and split by where their markers sit.
+
+    Parameters
+    ----------
+    task : :class:`~posgeom.models.tasks.OrderTaskData`
+    boundary : int
+        ``head``: the later marker is before ``boundary``; ``tail``: at or after it.
+    both_from : int, optional
+        ``both``: both markers at or after ``both_from`` (default ``boundary``).
+
+    Returns
+    -------
+    dict with ``loss`` (mean cross-entropy) and ``accuracy`` over all sequences, ``head``, ``tail`` and
+    ``both`` accuracies (NaN where no sequence falls) and ``n_head``, ``n_tail``, ``n_both``.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    both_from = boundary if both_from is None else int(both_from)
+    later = task.marker_positions.max(axis=1)
+    earlier = task.marker_positions.min(axis=1)
+    data = task.data
+    preds, losses = [], []
+    model.eval()
+    with torch.no_grad():
+        for s in range(0, len(data), batch_size):
+            logits = model(data.input_ids[s:s + batch_size], data.attention_mask[s:s + batch_size]).logits.float()
+            preds.append(logits.argmax(-1).cpu().numpy())
+            losses.append(F.cross_entropy(logits, data.labels[s:s + batch_size], reduction="none").cpu().numpy())
+    correct = np.concatenate(preds) == data.labels.numpy()
+    groups = {"head": later < boundary, "tail": later >= boundary, "both": earlier >= both_from}
+    out = {"loss": float(np.concatenate(losses).mean()), "accuracy": float(correct.mean())}
+    out.update({k: float(correct[g].mean()) if g.any() else float("nan") for k, g in groups.items()})
+    out.update({f"n_{k}": int(g.sum()) for k, g in groups.items()})
+    return out

@@ -1,0 +1,79 @@
+r"""Fourier structure of a distance matrix: the lowest Fourier pairs, the match of a subspace to them, and
+the closed-form spectrum of a circulant distance matrix.
+
+For circulant distances $d_{ij} = g((j - i) \bmod n)$ the double-centred Gram matrix $B$ is circulant,
+its eigenvectors are the Fourier pairs $\cos(2\pi f i/n)$, $\sin(2\pi f i/n)$ and its eigenvalues are
+$\lambda_f = -\tfrac12 \sum_\delta g(\delta)^2 \cos(2\pi f \delta / n)$ (:func:`circulant_eigenvalues`);
+:func:`fourier_match` measures how close the top eigenvectors of any $B$ come to that picture.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+__all__ = ["fourier_basis", "fourier_match", "circulant_eigenvalues"]
+
+
+def fourier_basis(n: int, m: int) -> np.ndarray:
+    r"""The $m$ lowest Fourier pairs on $n$ points, orthonormal: columns $\sqrt{2/n}\cos(2\pi f i/n)$,
+    $\sqrt{2/n}\sin(2\pi f i/n)$ for $f = 1, \dots, m$ (interleaved), $1 \le m < n/2$.
+
+    Returns
+    -------
+    ndarray of shape (n, 2m)
+    """
+    if not (isinstance(n, (int, np.integer)) and isinstance(m, (int, np.integer))) or m < 1 or 2 * m >= n:
+        raise ValueError(f"need integers with 1 <= m < n / 2; got n={n}, m={m}")
+    i = np.arange(n)[:, None]
+    f = np.arange(1, m + 1)[None, :]
+    angle = 2 * np.pi * f * i / n
+    out = np.empty((n, 2 * m))
+    out[:, 0::2] = np.sqrt(2.0 / n) * np.cos(angle)
+    out[:, 1::2] = np.sqrt(2.0 / n) * np.sin(angle)
+    return out
+
+
+def fourier_match(U, m: int) -> float:
+    r"""Mean squared cosine of the principal angles between ``span(U[:, :2m])`` and the $m$ lowest Fourier
+    pairs: $\frac1{2m}\lVert \hat U^\top F\rVert_F^2$ with $\hat U$, $F$ orthonormal bases. 1 = same subspace.
+
+    Parameters
+    ----------
+    U : array-like of shape (n, k), k >= 2m
+    m : int
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    U = np.asarray(U, dtype=np.float64)
+    if U.ndim != 2 or U.shape[1] < 2 * m:
+        raise ValueError(f"U must have at least 2m = {2 * m} columns; got shape {U.shape}")
+    angles = scipy.linalg.subspace_angles(U[:, : 2 * m], fourier_basis(U.shape[0], m))
+    return float(np.mean(np.cos(angles) ** 2))
+
+
+def circulant_eigenvalues(g) -> np.ndarray:
+    r"""Eigenvalues of $B$ for the circulant distances $d_{ij} = g((j - i) \bmod n)$:
+    $\lambda_f = -\frac12 \sum_\delta g(\delta)^2 \cos(2\pi f\delta/n)$ for $f = 1..n-1$, and $\lambda_0 = 0$.
+
+    Parameters
+    ----------
+    g : array-like of shape (n,)
+        $g(0) = 0$, $g(\delta) = g(n - \delta) \ge 0$.
+
+    Returns
+    -------
+    ndarray of shape (n,), descending.
+    """
+    g = np.asarray(g, dtype=np.float64)
+    n = g.size
+    if g.ndim != 1 or n < 2 or g[0] != 0 or np.any(g < 0) or not np.allclose(g[1:], g[1:][::-1]):
+        raise ValueError("g must be a vector with g[0] = 0, g >= 0 and g[d] = g[n - d]")
+    f = np.arange(n)[:, None]
+    delta = np.arange(n)[None, :]
+    # lambda_f = -1/2 sum_delta g(delta)^2 cos(2 pi f delta / n)
+    lam = -0.5 * (np.cos(2 * np.pi * f * delta / n) @ (g * g))
+    lam[0] = 0.0
+    return np.sort(lam)[::-1]

@@ -1,0 +1,75 @@
+r"""ALiBi's distance $\hat d_{ij} = m\,|i - j|$ against a target $D$: its ``"paper"`` stress is a parabola in
+the slope $m$.
+
+With $a_{ij} = |i - j|$ and sums over $i < j$,
+
+$$\sigma_{\text{paper}}(m) = \frac{m^2 \sum a^2 - 2m \sum a d + \sum d^2}{\sum d^2},$$
+
+minimal at $m^* = \sum a d / \sum a^2$, where it equals the ``"scale_free"`` stress of the line; a value
+$t$ above that minimum is reached at the two slopes
+$m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) / \sum a^2$.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .stress import distances_of
+
+__all__ = ["alibi_parabola", "alibi_paper_stress", "alibi_slopes_for"]
+
+
+def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]:
+    r"""The coefficients of ALiBi's ``"paper"`` stress as a function of its slope (the docstring of this module).
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+        Target distances.
+    n_positions : array-like of shape (n,), optional
+        The positions the rows of ``D`` stand for (default ``0 … n-1``); offsets are $|i - j|$ of these.
+
+    Returns
+    -------
+    dict
+        ``saa`` $= \sum a^2$, ``sad`` $= \sum a d$, ``sdd`` $= \sum d^2$ (sums over $i<j$),
+        ``m_star`` $= \sum ad / \sum a^2$ and ``minimum`` (the ``"scale_free"`` stress of the line).
+    """
+    D = distances_of(D, as_distances=True, name="D")
+    n = D.shape[0]
+    pos = np.arange(n) if n_positions is None else np.asarray(n_positions, dtype=np.float64)
+    iu = np.triu_indices(n, k=1)
+    a = np.abs(pos[:, None] - pos[None, :])[iu]
+    d = D[iu]
+    saa, sad, sdd = float(a @ a), float(a @ d), float(d @ d)
+    m_star = sad / saa
+    # sigma(m*) = 1 - (sum a d)^2 / (sum a^2 sum d^2)
+    return {"saa": saa, "sad": sad, "sdd": sdd, "m_star": m_star, "minimum": 1.0 - sad**2 / (saa * sdd)}
+
+
+def alibi_paper_stress(slope, parabola: dict[str, float]):
+    r"""ALiBi's ``"paper"`` stress $(m^2 \sum a^2 - 2 m \sum ad + \sum d^2) / \sum d^2$ at slopes ``slope``.
+
+    ``slope`` may have any shape; the result has the same shape.
+    """
+    m = np.asarray(slope, dtype=np.float64)
+    p = parabola
+    return (m * m * p["saa"] - 2.0 * m * p["sad"] + p["sdd"]) / p["sdd"]
+
+
+def alibi_slopes_for(target: float, parabola: dict[str, float]) -> tuple[float, float]:
+    r"""The two slopes $m_- \le m_+$ at which ALiBi's ``"paper"`` stress equals ``target``.
+
+    Raises ``ValueError`` when ``target`` is below the minimum (the ``"scale_free"`` stress of a line).
+    """
+    p = parabola
+    disc = p["sad"] ** 2 - p["saa"] * p["sdd"] * (1.0 - target)
+    if disc < 0:
+        raise ValueError(
+            f"no ALiBi slope reaches paper stress {target}: the smallest value over all slopes is {p['minimum']:.4g}"
+        )
+    # m = (sum ad -+ sqrt((sum ad)^2 - sum a^2 sum d^2 (1 - t))) / sum a^2
+    root = math.sqrt(disc)
+    return (p["sad"] - root) / p["saa"], (p["sad"] + root) / p["saa"]

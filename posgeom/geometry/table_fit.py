@@ -1,0 +1,48 @@
+r"""How a position table $P$ (n, d) sits against a target geometry $D$ (n, n), in four numbers: the mean
+cosine of neighbouring rows, the ``"paper"`` and ``"scale_free"`` stress of its Euclidean distances
+against $D$, and the mean row norm $\frac1n \sum_i \|P_i\|_2$.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .stress import stress
+from .tables import cosine_similarity_matrix
+
+__all__ = ["TableGeometry", "table_geometry"]
+
+
+@dataclass(frozen=True)
+class TableGeometry:
+    """Neighbour cosine, stress against the task's geometry (both normalisations) and mean row norm."""
+
+    neighbour_cos: float
+    stress_paper: float
+    stress_scale_free: float
+    row_norm: float
+
+
+def table_geometry(P, D) -> TableGeometry:
+    r""":class:`TableGeometry` of a table ``P`` against the distances ``D``.
+
+    Parameters
+    ----------
+    P : array-like of shape (n, d)
+    D : array-like of shape (n, n)
+
+    Returns
+    -------
+    TableGeometry
+        ``neighbour_cos`` $= \frac{1}{n-1}\sum_i \cos(P_i, P_{i+1})$, ``stress_paper``, ``stress_scale_free``,
+        ``row_norm``.
+    """
+    C = cosine_similarity_matrix(P)
+    return TableGeometry(
+        neighbour_cos=float(np.diagonal(C, 1).mean()),
+        stress_paper=stress(D, P, "paper", as_distances=False),
+        stress_scale_free=stress(D, P, "scale_free", as_distances=False),
+        row_norm=float(np.linalg.norm(P, axis=1).mean()),
+    )

@@ -1,0 +1,130 @@
+r"""How far a model is from permutation equivariance (the paper's *Theorem 1*).
+
+Without positional information, self-attention commutes with permutations of its input: for the hidden
+states $f(X)$ of an encoder and a permutation matrix $\Pi$, $f(\Pi X) = \Pi f(X)$, and a pooled readout
+$g$ is invariant, $g(\Pi X) = g(X)$. :func:`equivariance_gap` and :func:`readout_gap` measure the largest
+departure from both; :func:`reversal` is the permutation $(L-1, \dots, 1, 0)$, and :func:`reversal_gap`
+the change of a classifier's logits when each (padded) sequence is read backwards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = ["reversal", "equivariance_gap", "readout_gap", "reversal_gap"]
+
+
+def reversal(L: int) -> np.ndarray:
+    """The reversal permutation ``(L-1, ..., 1, 0)``.
+
+    Returns
+    -------
+    ndarray of shape (L,), int64
+    """
+    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1:
+        raise ValueError(f"L must be a positive integer, got {L!r}")
+    return np.arange(L - 1, -1, -1, dtype=np.int64)
+
+
+def _check_perm(perm, L: int) -> torch.Tensor:
+    p = np.asarray(perm)
+    valid = p.ndim == 1 and p.size == L and np.issubdtype(p.dtype, np.integer)
+    if not valid or not np.array_equal(np.sort(p), np.arange(L)):
+        raise ValueError(
+            f"perm must be a permutation of 0..{L - 1} (a 1-D integer array holding each index once), got {p!r}"
+        )
+    return torch.as_tensor(p, dtype=torch.long)
+
+
+def _encoder(model):
+    """The encoder body of a posgeom model (the model itself when it is an :class:`~posgeom.models.encoder.Encoder`)."""
+    enc = getattr(model, "encoder", model)
+    if not hasattr(enc, "embeddings") or not hasattr(enc, "layers"):
+        raise TypeError(
+            f"expected a posgeom Encoder or a model with an .encoder (build_model(...)), got {type(model).__name__}"
+        )
+    return enc
+
+
+@torch.no_grad()
+def equivariance_gap(model, input_ids, perm) -> float:
+    r"""$\max |f(\Pi X) - \Pi f(X)|$: how far a model's hidden states are from permutation-equivariant.
+
+    ``f`` is the model's encoder (hidden states of the last layer) in its current train/eval mode;
+    put it in ``eval()`` mode first so that dropout does not add noise.
+
+    Parameters
+    ----------
+    model : posgeom Encoder, or a model built by :func:`posgeom.models.encoder.build_model`
+    input_ids : LongTensor of shape (B, L)
+    perm : array of shape (L,)
+        A permutation of ``0 … L-1``; position ``i`` of the permuted input holds token ``perm[i]``.
+
+    Returns
+    -------
+    float
+        0 up to floating-point rounding for an equivariant model.
+    """
+    enc = _encoder(model)
+    x = torch.as_tensor(input_ids)
+    if x.dim() != 2:
+        raise ValueError(f"input_ids must have shape (batch, length), got {tuple(x.shape)}")
+    p = _check_perm(perm, x.shape[1]).to(x.device)
+    # f(Pi X) and Pi f(X)
+    h_of_permuted = enc(x[:, p])
+    permuted_h = enc(x)[:, p]
+    return float((h_of_permuted - permuted_h).abs().max())
+
+
+@torch.no_grad()
+def readout_gap(model, input_ids, perm) -> float:
+    r"""$\max |g(\Pi X) - g(X)|$ for a classification model's logits ``g`` (an invariant readout gives 0).
+
+    Parameters
+    ----------
+    model : a classification model of :func:`posgeom.models.encoder.build_model`
+    input_ids : LongTensor of shape (B, L)
+    perm : array of shape (L,)
+
+    Returns
+    -------
+    float
+    """
+    x = torch.as_tensor(input_ids)
+    if x.dim() != 2:
+        raise ValueError(f"input_ids must have shape (batch, length), got {tuple(x.shape)}")
+    if not hasattr(model, "pool"):
+        raise TypeError("readout_gap needs a classification model (build_model(config, 'classification'))")
+    p = _check_perm(perm, x.shape[1]).to(x.device)
+    return float((model(x[:, p]).logits - model(x).logits).abs().max())
+
+
+def reversal_gap(model, data, batch_size: int = 256) -> float:
+    r"""Largest change of a classifier's logits when each sequence is reversed (padding kept at the end).
+
+    0 (up to rounding) for a model that cannot see direction: symmetric ALiBi, no positions.
+
+    Parameters
+    ----------
+    data : TokenData with ``input_ids`` and ``attention_mask`` of shape (N, L).
+
+    Returns
+    -------
+    float: $\max |f(x) - f(\mathrm{rev}(x))|$ over the batch entries.
+    """
+    import torch
+
+    ids, mask = data.input_ids, data.attention_mask
+    lengths = mask.sum(dim=1)
+    # rev(x)_i = x_{len - 1 - i} for i < len
+    idx = (lengths[:, None] - 1 - torch.arange(ids.shape[1])[None, :]).clamp(min=0)
+    rev = torch.where(mask.bool(), torch.gather(ids, 1, idx), ids)
+    gap = 0.0
+    model.eval()
+    with torch.no_grad():
+        for s in range(0, ids.shape[0], batch_size):
+            a = model(ids[s:s + batch_size], mask[s:s + batch_size]).logits
+            b = model(rev[s:s + batch_size], mask[s:s + batch_size]).logits
+            gap = max(gap, float((a - b).abs().max()))
+    return gap
