@@ -27,7 +27,7 @@ the distance
 $$\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}, \qquad S = \tfrac12 (G + G^\top),$$
 
 Euclidean exactly when $S \succeq 0$ (Schoenberg); negative values are clipped to 0 and their mass is
-reported (:func:`kernel_distances`). The *pooled* distance of a layer sums the heads' squared distances,
+reported (:func:`posgeom.geometry.kernel_distances`). The *pooled* distance of a layer sums the heads' squared distances,
 $\hat d_{ij}^2 = \sum_h \hat d^{h\,2}_{ij}$ — the distance of the heads' concatenated query/key features.
 
 **Projected stress** of layer $\ell$ (per head, and pooled): the stress of $\hat D_\ell$ against the corpus's
@@ -40,7 +40,7 @@ $m_\ell$ themselves (``"residual"``), for $\ell = 1, \dots, L + 1$ (the last is 
 averaged over heads and over sentences long enough to cover a window of the first ``map_positions``
 positions: the positional pattern of each layer (diagonal, previous/next token, ``[CLS]`` column).
 
-``python -m posgeom.experiments.inside_bert`` runs everything at the scale of ``POSGEOM_SCALE``.
+``python -m posgeom.experiments inside-bert`` runs everything at the scale of ``POSGEOM_SCALE``.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ embeddings, and separately with respect to the positional table alone, computed 
 the violation rate and Spearman's $\rho$ against $D$ of the table $P_t$ and of its displacement
 $\Delta P_t = P_t - P_0$.
 
-``python -m posgeom.experiments.monotonicity`` runs everything at the scale of ``POSGEOM_SCALE``.
+``python -m posgeom.experiments monotonicity`` runs everything at the scale of ``POSGEOM_SCALE``.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ splits and corpus subsets), ``real_corpora_stress``
 (the stress table as typed records, its bootstrap intervals, the learned tables) and
 ``real_corpora_alibi`` (ALiBi's parabola); this module gathers their public names.
 Every experiment goes through :meth:`posgeom.registry.Registry.run`, so its numbers are stored with a
-manifest. ``python -m posgeom.experiments.real_corpora`` runs them all at the scale of
+manifest. ``python -m posgeom.experiments real-corpora`` runs them all at the scale of
 ``POSGEOM_SCALE`` (``paper``: full corpora, BERT-base trained from scratch; a GPU).
 """
 

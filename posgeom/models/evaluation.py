@@ -91,7 +91,7 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, mask_token_id: int, spec
     mask_token_id : int
         The ``[MASK]`` id of the model's vocabulary.
     special_token_ids : sequence of int
-        Ids never selected for masking (:func:`posgeom.models.training.mask_tokens`).
+        Ids never selected for masking (:func:`posgeom.models.batches.mask_tokens`).
 
     Returns
     -------
