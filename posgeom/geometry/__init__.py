@@ -6,10 +6,14 @@ numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kerne
 first use); nothing here imports a higher layer of :mod:`posgeom`.
 """
 
+from .agreement import mds_monotonicity_curve, monotonicity_of
 from .bootstrap import Interval, basic_interval, bootstrap_intervals, difference_interval, fold_bootstrap
 from .counting import positional_counts
 from .counts import PositionalCounts
+from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag
+from .fourier import circulant_eigenvalues, fourier_basis, fourier_match
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
+from .intervals import SeedInterval, paired_difference, seed_interval, spread
 from .marginals import PositionalMarginals, positional_marginals
 from .mds import (
     EFFECTIVE_RANK_CRITERIA,
@@ -25,7 +29,6 @@ from .mds import (
 )
 from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
 from .noise import NOISE_METHODS, NoiseFloor, delta_method_noise, noise_floor
-from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
 from .rank import (
     NoiseAwareRank,
     cross_fitted_eigenvalues,
@@ -35,9 +38,15 @@ from .rank import (
     noise_aware_rank_from_folds,
     resolvable_distances,
 )
+from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
 from .similarity import head_logits, kernel_distances
+from .slope import alibi_paper_stress, alibi_parabola, alibi_slopes_for
 from .smacof import SmacofResult, smacof
+from .spectra import (
+    eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
+)
 from .stress import STRESS_NORMALIZATIONS, distances_of, stress
+from .table_fit import TableGeometry, table_geometry
 from .tables import (
     SinusoidFit,
     analyse_table,
@@ -125,20 +134,7 @@ __all__ = [
     "noise_floor",
     "delta_method_noise",
     "NOISE_METHODS",
-]
-
-# spectra of D, Fourier structure, entry summaries and Student-t intervals (moved from the experiment modules)
-from .agreement import mds_monotonicity_curve, monotonicity_of  # noqa: E402
-from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag  # noqa: E402
-from .fourier import circulant_eigenvalues, fourier_basis, fourier_match  # noqa: E402
-from .intervals import SeedInterval, paired_difference, seed_interval, spread  # noqa: E402
-from .slope import alibi_paper_stress, alibi_parabola, alibi_slopes_for  # noqa: E402
-from .table_fit import TableGeometry, table_geometry  # noqa: E402
-from .spectra import (  # noqa: E402
-    eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
-)
-
-__all__ += [
+    # spectra, Fourier structure, entries, agreement, intervals over seeds, table fit, ALiBi slopes
     "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
     "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
