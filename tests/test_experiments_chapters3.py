@@ -312,12 +312,13 @@ def test_plain_text_displays_without_quotes():
 
 
 def test_one_entry_for_the_chapters_experiments(capsys):
-    from posgeom.experiments.__main__ import CHAPTERS, main
+    from posgeom.cli import main
+    from posgeom.commands.experiments import CHAPTERS
     from posgeom.reproduce import CHAPTERS as BOOK
 
     assert set(CHAPTERS) <= {c.slug for c in BOOK}
     with pytest.raises(SystemExit) as exit_:
-        main(["no-such-chapter"])
+        main(["experiments", "no-such-chapter"])
     assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
 
 

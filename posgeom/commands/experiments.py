@@ -67,8 +67,6 @@ def _inside_bert(settings, corpora, force: bool) -> dict:
 CHAPTERS = {"real-corpora": _real_corpora, "monotonicity": _monotonicity, "inside-bert": _inside_bert}
 
 
-
-
 def add(subparsers) -> None:
     """Register ``posgeom experiments``."""
     p = subparsers.add_parser(
