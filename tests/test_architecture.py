@@ -88,3 +88,14 @@ def test_no_private_name_is_used_across_modules():
     found = [use for path in sorted(PACKAGE.rglob("*.py")) for use in private_uses(path)]
     assert not found, "private names used outside their module (make them public in the layer both import):\n" + \
         "\n".join(found)
+
+
+def test_no_source_holds_a_control_character():
+    """A tab or BEL inside a docstring is a backslash lost on the way (``"\\alpha"`` written without ``r``):
+    the API page would show broken maths. Sources hold no control character but the newline."""
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if any(ord(c) < 32 for c in line):
+                bad.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not bad, f"control characters (a lost backslash?) at {', '.join(bad)}"

@@ -178,7 +178,7 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
     Plain SGD, and this loop rather than :func:`posgeom.models.training.train`, for two reasons: the NTK
     argument is about gradient descent (AdamW, posgeom's optimiser, rescales each coordinate, and its
     dynamics are not those of the tangent kernel), and lazy training needs the centred, scaled output
-    $lpha (f_	heta - f_{	heta_0})$ with the loss divided by $lpha^2$ (``output_scale``), which the shared
+    $\alpha (f_\theta - f_{\theta_0})$ with the loss divided by $\alpha^2$ (``output_scale``), which the shared
     loop does not offer.
 
     Parameters
