@@ -34,11 +34,14 @@ def pointer_entry(root: Path, experiment: str, key: str, values: dict, arrays: d
 def test_equal_registries_in_either_layout_pass(tmp_path, capsys):
     values = {"stress": 0.25, "rows": [{"claim": "C7", "ours": "0.25"}], "notebook_sha256": "a"}
     legacy_entry(tmp_path / "before", "geometry", "k1", values, {"D": np.eye(3)})
+    # timings say how long a run took on this machine, not what it computed
+    legacy_entry(tmp_path / "before", "timed", "k3", {"runs": [{"loss": 0.5, "runtime_s": 1.7, "tokens_per_s": 3e4}]})
+    pointer_entry(tmp_path / "after", "timed", "k3", {"runs": [{"loss": 0.5, "runtime_s": 1.5, "tokens_per_s": 4e4}]})
     pointer_entry(tmp_path / "after", "geometry", "k1", {**values, "stress": 0.25 + 1e-14, "notebook_sha256": "b"},
                   {"D": np.eye(3) + 1e-15})
     legacy_entry(tmp_path / "before", "chapter_runs", "k2", {"wall_s": 3.0})
     assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after")]) == 0
-    assert "1 entries" in capsys.readouterr().out
+    assert "2 entries" in capsys.readouterr().out
 
 
 def test_every_kind_of_difference_is_reported(tmp_path):
