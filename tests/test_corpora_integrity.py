@@ -302,3 +302,39 @@ def test_an_error_naming_a_file_with_escapes_prints_them_escaped(tmp_path, capsy
     assert main(["stress", "--counts", str(tmp_path / f"absent{ESCAPES}.npz")]) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and "absent\\x1b[2J" in err and len(err.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- item 7: a killed Dask worker
+
+_KILLED_WORKER = """
+import os, signal, sys, time
+from distributed import Client, LocalCluster
+from posgeom.corpora import count_corpus
+
+if __name__ == "__main__":
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \\
+            Client(cluster) as client:
+        stats = count_corpus(sys.argv[1], 16, client=client, cache=False)
+        ((address, pid),) = client.run(os.getpid).items()
+        os.kill(pid, signal.SIGKILL)  # after it counted a shard: whatever it holds is left behind
+        for _ in range(3000):  # until the scheduler has dropped it (a bound in steps, never reached)
+            if address not in client.scheduler_info(n_workers=-1)["workers"]:
+                break
+            time.sleep(0.1)
+    print("counted", stats.info["n_sequences"])
+"""
+
+
+def test_a_killed_dask_worker_leaves_no_leaked_semaphore_warning(corpus, tmp_path):
+    import subprocess
+    import sys
+
+    root, texts = corpus
+    script = tmp_path / "killed_worker.py"
+    script.write_text(_KILLED_WORKER)
+    done = subprocess.run(
+        [sys.executable, str(script), str(root / "part-0.parquet")], capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["counted", str(len(texts[0]))]
+    assert "leaked semaphore" not in done.stderr, done.stderr[-2000:]

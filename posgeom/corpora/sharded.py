@@ -420,6 +420,23 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
     return _Partial(counts, values.astype(np.int64), numbers.astype(np.int64), [record], problems=problems)
 
 
+def _count_shard_on_worker(*args) -> _Partial:
+    """:func:`_count_shard_task` on a Dask worker process, whose progress bars (always off) take no
+    cross-process lock.
+
+    tqdm's default write lock holds a ``multiprocessing.RLock``: a named semaphore registered with the
+    resource tracker of the process that started the cluster. A worker killed by ``SIGKILL`` never
+    unregisters it, and the tracker then prints "There appear to be 1 leaked semaphore objects" when
+    that process exits. With no such lock (tqdm skips a ``None`` one), nothing is left to leak; the
+    thread lock stays.
+    """
+    from tqdm.std import TqdmDefaultWriteLock
+
+    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
+        TqdmDefaultWriteLock.mp_lock = None
+    return _count_shard_task(*args)
+
+
 def _reduce_in_process(shards, task, bar) -> _Partial:
     total = _Partial()
     for shard in shards:
@@ -434,7 +451,7 @@ def _reduce_on_dask(client, shards, task_args, bar) -> _Partial:
 
     run = _short(json.dumps([repr(a[0]) for a in task_args]))
     keys = [f"posgeom-count-{run}-{_short(s)}" for s in shards]
-    leaves = client.map(_count_shard_task, shards, *task_args, key=keys)
+    leaves = client.map(_count_shard_on_worker, shards, *task_args, key=keys)
     level = list(leaves)
     while len(level) > 1:
         nxt = [client.submit(_merge, a, b, pure=True) for a, b in zip(level[::2], level[1::2])]
