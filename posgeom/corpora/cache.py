@@ -67,12 +67,23 @@ def arrays_digest(arrays: dict) -> str:
 _MAX_DEFLATE_RATIO = 1032
 
 
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
-    """One ``.npy`` member, its header checked against the member's size before anything is allocated."""
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int) -> np.ndarray:
+    """One ``.npy`` member, its header checked against the member's size before anything is allocated.
+
+    The sizes a zip directory declares are checked too: a member's stored bytes lie inside the archive,
+    an uncompressed member holds as many bytes as it stores, and a compressed one cannot expand beyond
+    what deflate allows. So the one buffer allocated is at most ``_MAX_DEFLATE_RATIO`` times the file.
+    """
     from numpy.lib import format as npy
 
-    if info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 64:
-        raise ValueError(f"member {info.filename!r} declares {info.file_size} bytes, more than it can hold")
+    name = info.filename
+    if info.header_offset + info.compress_size > archive_size:
+        raise ValueError(f"member {name!r} declares more stored bytes than the file holds")
+    stored = info.compress_type == zipfile.ZIP_STORED
+    if (stored and info.file_size != info.compress_size) or (
+        info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 64
+    ):
+        raise ValueError(f"member {name!r} declares {info.file_size} bytes, more than it can hold")
     with zf.open(info) as fh:
         version = npy.read_magic(fh)
         if version == (1, 0):
@@ -80,19 +91,26 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
         elif version == (2, 0):
             shape, fortran, dtype = npy.read_array_header_2_0(fh)
         else:
-            raise ValueError(f"member {info.filename!r} has .npy format version {version}, not 1.0 or 2.0")
+            raise ValueError(f"member {name!r} has .npy format version {version}, not 1.0 or 2.0")
         if dtype.hasobject:
-            raise ValueError(f"member {info.filename!r} holds Python objects")
+            raise ValueError(f"member {name!r} holds Python objects")
         n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize  # exact: no overflow on crafted shapes
         if n_bytes != info.file_size - fh.tell():
             raise ValueError(
-                f"member {info.filename!r} declares shape {shape} of {dtype} ({n_bytes} bytes) but holds "
+                f"member {name!r} declares shape {shape} of {dtype} ({n_bytes} bytes) but holds "
                 f"{info.file_size - fh.tell()} bytes"
             )
-        data = fh.read()  # bounded by the member's size; the zip CRC is checked at its end
-    if len(data) != n_bytes:
-        raise ValueError(f"member {info.filename!r} is truncated")
-    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C").copy()
+        buffer = bytearray(n_bytes)  # filled in place: the array is made from it without a copy
+        view, pos = memoryview(buffer), 0
+        while pos < n_bytes:
+            chunk = fh.read(min(1 << 24, n_bytes - pos))
+            if not chunk:
+                raise ValueError(f"member {name!r} is truncated")
+            view[pos: pos + len(chunk)] = chunk
+            pos += len(chunk)
+        if fh.read(1):  # also reaches the end of the member, where its CRC is checked
+            raise ValueError(f"member {name!r} holds more bytes than its header declares")
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order="F" if fortran else "C")
 
 
 def read_npz(raw: bytes) -> dict:
@@ -102,7 +120,7 @@ def read_npz(raw: bytes) -> dict:
     file of a few hundred bytes can ask for terabytes before any digest is checked. Here every member's
     declared shape must match the bytes the member holds (and a compressed member cannot claim more
     than deflate can expand to), so memory stays proportional to the file's size; object arrays are
-    refused (as ``allow_pickle=False``).
+    refused (as ``allow_pickle=False``). Each array is read into its own buffer (writeable, no copy).
 
     Parameters
     ----------
@@ -128,7 +146,7 @@ def read_npz(raw: bytes) -> dict:
             for info in zf.infolist():
                 if not info.filename.endswith(".npy"):
                     raise ValueError(f"member {info.filename!r} is not an .npy array")
-                arrays[info.filename[: -len(".npy")]] = _read_member(zf, info)
+                arrays[info.filename[: -len(".npy")]] = _read_member(zf, info, len(raw))
     except ValueError:
         raise
     except Exception as err:  # noqa: BLE001 - zlib.error, BadZipFile, EOFError, ...: all mean "damaged"
