@@ -5,9 +5,11 @@ Subcommands live in :mod:`posgeom.commands`, one module per command, and are lis
 sets ``func`` (the handler, returning an exit code). A command's module imports what it needs inside
 its handler, so that ``posgeom --help`` stays fast.
 
-Every error ends in one line on stderr: exit status 2 for bad input (a wrong option, a missing or
+Every error ends in one line on stderr: exit status 2 for bad input (a wrong option or option value —
+argparse's usage errors included, with a pointer to ``--help`` instead of the usage —, a missing or
 damaged file, a bad environment variable: :data:`INPUT_ERRORS`), 1 for a failure at run time that is
-not the input's fault. ``--debug`` shows the traceback instead.
+not the input's fault. ``--debug`` shows the traceback instead. Control characters in a message (a file
+name, a counts file's metadata) are printed escaped (:func:`posgeom.validation.printable`).
 """
 
 from __future__ import annotations
@@ -39,8 +41,18 @@ INPUT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, Is
 MAX_MESSAGE = 600
 
 
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` whose usage errors are one line, like every other error (with the way to the usage)."""
+
+    def error(self, message):
+        from .validation import printable
+
+        self.exit(2, f"{self.prog}: error: {printable(' '.join(message.split()))} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="posgeom", description=__doc__.splitlines()[0])
+    # sub-parsers are made of the same class (add_subparsers' default parser_class)
+    parser = _Parser(prog="posgeom", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
@@ -53,8 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
 def error_line(err: BaseException) -> str:
     """``err`` as one line: its message with newlines folded, cut to :data:`MAX_MESSAGE` characters; the
     exception's type is named unless it is a plain bad-input error whose message says it all."""
+    from .validation import printable
+
     message = err.args[0] if isinstance(err, KeyError) and len(err.args) == 1 else err  # KeyError quotes str()
-    text = " ".join(str(message).split())
+    text = printable(" ".join(str(message).split()))  # a file name or metadata may hold terminal escapes
     if not isinstance(err, (ValueError, TypeError)):
         text = f"{type(err).__name__}: {text}" if text else type(err).__name__
     if len(text) > MAX_MESSAGE:

@@ -210,3 +210,16 @@ def check_positive_float(name: str, value, hint: str = "") -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive number{f' ({hint})' if hint else ''}, got {value!r}")
     return value
+
+
+def printable(text) -> str:
+    r"""``text`` safe to print on a terminal: every control or format character written as its Python escape.
+
+    Text read from files (a counts file's metadata, a shard's name, an error naming either) may hold ANSI
+    escape sequences, carriage returns or bidirectional overrides that would recolour, move the cursor or
+    hide part of a line when printed raw; ``"\x1b[31m"`` is printed as the eight characters ``\x1b[31m``.
+    Newlines are kept (callers print several lines at once); printable non-ASCII text is kept as it is.
+    """
+    return "\n".join(
+        "".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in str(text).split("\n")
+    )

@@ -183,47 +183,60 @@ def test_kill_during_a_cache_write(env, step):
 
 
 CACHE_WRITER = textwrap.dedent("""
-    import sys, time
+    import sys
     import numpy as np
     from posgeom.corpora import ArrayCache
-    store, end, n = ArrayCache(sys.argv[1]), time.time() + float(sys.argv[2]), 0
-    while time.time() < end:
+    store, n = ArrayCache(sys.argv[1]), int(sys.argv[2])
+    for _ in range(n):
         store.save("t", sys.argv[3], {"a": np.arange(200_000) * 3, "b": np.full(7, 2.5)}, {"n": 12})
-        n += 1
     print(n)
 """)
 
+# Reads until the test says the writers are done, then once more: however slow the machine (the
+# writers may all finish before a reader starts), the last read meets a complete entry.
 CACHE_READER = textwrap.dedent("""
-    import json, sys, time, warnings
+    import json, sys, warnings
+    from pathlib import Path
     import numpy as np
     from posgeom.corpora import ArrayCache
-    store, end = ArrayCache(sys.argv[1]), time.time() + float(sys.argv[2])
+    store, key, done = ArrayCache(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     hits = misses = bad = 0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        while time.time() < end:
-            got = store.load("t", sys.argv[3])
+        while True:
+            last = done.exists()
+            got = store.load("t", key)
             if got is None:
                 misses += 1
-                continue
-            arrays, meta = got
-            bad += not (np.array_equal(arrays["a"], np.arange(200_000) * 3) and meta == {"n": 12})
-            hits += 1
+            else:
+                arrays, meta = got
+                bad += not (np.array_equal(arrays["a"], np.arange(200_000) * 3) and meta == {"n": 12})
+                hits += 1
+            if last:
+                break
     print(json.dumps({"hits": hits, "misses": misses, "bad": bad, "warnings": len(caught)}))
 """)
 
 
 def test_concurrent_cache_writers_and_readers(tmp_path):
+    """Two writers replace one entry while two readers read it: no reader ever sees a partial or damaged
+    entry (no warning, no wrong array). Driven by counts of saves, not by time: no machine is too slow."""
     key = cache_key(concurrent=1)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    args = [str(tmp_path), "3", key]
-    procs = [subprocess.Popen([sys.executable, "-c", CACHE_WRITER, *args], env=env, stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]
-    procs += [subprocess.Popen([sys.executable, "-c", CACHE_READER, *args], env=env, stdout=subprocess.PIPE, text=True)
-              for _ in range(2)]
-    outs = [p.communicate(timeout=120)[0] for p in procs]
-    assert all(p.returncode == 0 for p in procs)
-    assert all(int(o) > 0 for o in outs[:2])
+    done = tmp_path / "writers-done"
+    cache = tmp_path / "cache"
+
+    def start(script, *args):
+        return subprocess.Popen([sys.executable, "-c", script, str(cache), *args], env=env, stdout=subprocess.PIPE,
+                                text=True)
+
+    readers = [start(CACHE_READER, key, str(done)) for _ in range(2)]
+    writers = [start(CACHE_WRITER, "60", key) for _ in range(2)]
+    outs = [p.communicate(timeout=1800)[0] for p in writers]
+    done.touch()
+    outs += [p.communicate(timeout=1800)[0] for p in readers]
+    assert all(p.returncode == 0 for p in writers + readers)
+    assert [int(o) for o in outs[:2]] == [60, 60]
     for o in outs[2:]:
         r = json.loads(o)
         assert r["bad"] == 0 and r["warnings"] == 0 and r["hits"] > 0, r

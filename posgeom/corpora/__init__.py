@@ -17,7 +17,7 @@ Heavy libraries (``transformers``, ``datasets``, ``torch``) are imported only wh
 """
 
 from .cache import CACHE_VERSION, ArrayCache, cache_key
-from .countsfile import COUNTS_FORMAT, load_counts, save_counts
+from .countsfile import COUNTS_FORMAT, CountsFileError, load_counts, save_counts
 from .spec import CorpusSpec, as_statistics, corpus_report, load_statistics, parse_corpus_spec
 from .real import (
     CORPORA, ChecksumError, DataSource, DataUnavailableError, TextCorpus, known_checksums, load_texts,
@@ -32,7 +32,7 @@ from .synthetic import (
 )
 from .tokenize import (
     BR_OPTIONS, DEFAULT_TOKENIZER, SPECIAL_POLICIES, TokenizedCorpus, clean_br, load_tokenizer, tokenize_texts,
-    tokenizer_fingerprint, tokenizer_folder,
+    tokenizer_fingerprint, tokenizer_folder, tokenizer_name,
 )
 
 __all__ = [
@@ -41,11 +41,11 @@ __all__ = [
     "resolve_source", "sha256_file", "data_key",
     "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
     "count_shard", "count_shards",
-    "COUNTS_FORMAT", "load_counts", "save_counts",
+    "COUNTS_FORMAT", "CountsFileError", "load_counts", "save_counts",
     "BAD_SHARD_POLICIES", "SHARD_FORMATS", "ShardError", "count_corpus", "read_shard", "resolve_shards",
     "FAMILIES", "PAD", "SyntheticCorpus", "drift", "make_corpus", "markov", "markov_transition", "order_task",
     "population_marginals", "regimes", "stationary", "zipf_distribution",
     "BR_OPTIONS", "DEFAULT_TOKENIZER", "SPECIAL_POLICIES", "TokenizedCorpus", "clean_br", "load_tokenizer",
-    "tokenize_texts", "tokenizer_fingerprint", "tokenizer_folder",
+    "tokenize_texts", "tokenizer_fingerprint", "tokenizer_folder", "tokenizer_name",
     "CorpusSpec", "as_statistics", "corpus_report", "load_statistics", "parse_corpus_spec",
 ]

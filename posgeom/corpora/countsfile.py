@@ -28,26 +28,28 @@ Sequence lengths are stored as a histogram, not one entry per sequence (a pretra
 hundreds of millions); :func:`load_counts` expands it to ``full_lengths`` in increasing order, which is
 all the reports need (their histograms and quantiles do not depend on the order).
 
-Written atomically: to a temporary file beside the target, flushed and ``fsync``-ed, then renamed over
-it (``os.replace``), so a reader sees the old file, the new one or none — never half a file. Read with
-verification: a file whose digest does not match its content, or that is not a counts file, is an
-error naming the file; nothing is returned from a damaged file.
+Written atomically (:func:`posgeom.storage.write_durably`): to a temporary file beside the target,
+flushed and ``fsync``-ed, then renamed over it (``os.replace``), so a reader sees the old file, the new
+one or none — never half a file. Read with verification: the arrays are read without trusting the
+shapes their headers declare (:func:`posgeom.corpora.cache.read_npz`, so a crafted file cannot make
+the reader allocate more than the file holds), then checked against the digest; a file that is not a
+counts file, is damaged in any way (bad zip, bad compressed data, truncated) or whose digest does not
+match is an error naming the file; nothing is returned from a damaged file.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import os
-import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .cache import arrays_digest
+from ..storage import write_durably
+from .cache import arrays_digest, read_npz
 
-__all__ = ["COUNTS_FORMAT", "COUNTS_KEYS", "save_counts", "load_counts"]
+__all__ = ["COUNTS_FORMAT", "COUNTS_KEYS", "CountsFileError", "save_counts", "load_counts"]
 
 COUNTS_FORMAT = "posgeom-counts/1"
 #: Every key of a counts file (the ``digest`` covers all the others).
@@ -112,48 +114,47 @@ def save_counts(path: str | Path, stats, metadata: dict | None = None) -> Path:
     arrays = _arrays(stats)
     arrays["metadata"] = np.asarray(text)
     arrays["digest"] = np.asarray(arrays_digest(arrays))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable (POSIX; not possible on every platform)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return path
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    write_durably(path, buffer.getvalue(), fault="counts-save")
     return path
 
 
+class CountsFileError(ValueError):
+    """A counts file that is absent, not a counts file, damaged or inconsistent; ``reason`` says which."""
+
+    def __init__(self, path, reason: str, fix: str = "recompute it with posgeom counts"):
+        super().__init__(f"counts file {str(path)!r} {reason}; {fix}")
+        self.path, self.reason, self.fix = str(path), reason, fix
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason, self.fix))
+
+
 def _read_verified(path: Path) -> dict:
-    where = f"counts file {str(path)!r}"
+    if path.is_dir():
+        raise CountsFileError(path, "is a folder", "give the .npz file that posgeom counts --out wrote")
     if not path.is_file():
-        raise ValueError(f"{where} does not exist; write one with: posgeom counts --corpus ... --out {path.name}")
+        raise CountsFileError(path, "does not exist", f"write one with: posgeom counts --corpus ... --out {path.name}")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        reason = f"{type(err).__name__}: {err}"
-        raise ValueError(f"{where} cannot be read ({reason}); recompute it with posgeom counts") from None
+        raw = path.read_bytes()
+    except OSError as err:
+        raise CountsFileError(path, f"cannot be read ({type(err).__name__}: {err})", "check its permissions") from None
+    if not raw.startswith(b"PK"):
+        raise CountsFileError(path, "is not a counts file (not an .npz archive)", "give a file written by posgeom counts")
+    try:
+        arrays = read_npz(raw)  # nothing allocated beyond what the file holds
+    except ValueError as err:
+        raise CountsFileError(path, f"cannot be read ({err})") from None
     missing = [k for k in COUNTS_KEYS if k not in arrays]
     if missing or str(arrays.get("format")) != COUNTS_FORMAT:
-        raise ValueError(
-            f"{where} is not a posgeom counts file ({COUNTS_FORMAT}; missing {', '.join(missing) or 'nothing'}, "
-            f"format {str(arrays.get('format'))!r}); write one with posgeom counts"
+        raise CountsFileError(
+            path, f"is not a posgeom counts file ({COUNTS_FORMAT}; missing {', '.join(missing) or 'nothing'}, "
+            f"format {str(arrays.get('format'))!r})", "write one with posgeom counts",
         )
     stored = str(arrays.pop("digest"))
     if arrays_digest(arrays) != stored:
-        raise ValueError(f"{where} is damaged (its content does not match its digest); recompute it (posgeom counts)")
+        raise CountsFileError(path, "is damaged (its content does not match its digest)")
     return arrays
 
 
@@ -177,17 +178,22 @@ def load_counts(path: str | Path):
 
     path = Path(path).expanduser()
     arrays = _read_verified(path)
-    shape = tuple(int(s) for s in arrays["shape"])
-    mat = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
-    counts = PositionalCounts(mat, int(arrays["n_sequences"]), tuple(arrays["ignore_ids"].tolist()))
+    try:  # the digest proves the file unchanged, not well made: a hand-made one may still not add up
+        shape = tuple(int(s) for s in arrays["shape"])
+        mat = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+        counts = PositionalCounts(mat, int(arrays["n_sequences"]), tuple(arrays["ignore_ids"].tolist()))
+        info = json.loads(str(arrays["metadata"]))
+        if not isinstance(info, dict):
+            raise TypeError("its metadata is not a JSON object")
+    except (ValueError, TypeError) as err:
+        raise CountsFileError(path, f"is inconsistent ({type(err).__name__}: {err})") from None
     values, numbers = arrays["length_values"], arrays["length_counts"]
     if int(numbers.sum()) != counts.n_sequences:
-        raise ValueError(
-            f"counts file {str(path)!r} is inconsistent: its length histogram holds {int(numbers.sum())} sequences, "
-            f"its counts {counts.n_sequences}; recompute it with posgeom counts"
+        raise CountsFileError(
+            path, f"is inconsistent: its length histogram holds {int(numbers.sum())} sequences, its counts "
+            f"{counts.n_sequences}",
         )
     full_lengths = np.repeat(values, numbers)
-    info = json.loads(str(arrays["metadata"]))
     n_truncated = int(info.pop("n_truncated", np.count_nonzero(full_lengths > counts.n_positions)))
     info.update(counts_file=str(path), cache_hit=False)
     return CorpusStatistics(counts, full_lengths, n_truncated, info)

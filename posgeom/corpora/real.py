@@ -350,7 +350,14 @@ def _path_source(path: Path, split: str | None, text_column: str | None) -> Data
         splits = [p.stem for p in found]
         if not found:
             raise ValueError(f"folder {str(path)!r} holds no file of texts ({', '.join(FILE_BUILDERS)})")
-        split = split if split is not None else ("train" if "train" in splits else None)
+        if split is None and "train" not in splits:
+            if len(found) > 1:
+                raise ValueError(
+                    f"folder {str(path)!r} holds {len(found)} files of texts ({', '.join(p.name for p in found)}) "
+                    f"and no train file; choose one with --split ({', '.join(splits)})"
+                )
+            split = splits[0]  # the folder's only file of texts
+        split = "train" if split is None else split
         if split not in splits:
             raise ValueError(f"unknown split {split!r} for folder {str(path)!r}; valid splits are {', '.join(splits)}")
         file = found[splits.index(split)]

@@ -34,8 +34,15 @@ holds empty texts stops the run with a :class:`ShardError` that names it (``on_b
 is left out and listed with its error in ``info["shards_skipped"]`` (``"skip"``).
 
 Cache. Each shard's partial counts are stored as a counts file (:mod:`posgeom.corpora.countsfile`) named
-by the shard's content digest, the tokenizer's fingerprint and every option. A later run over more shards
-recomputes only the new ones, and a run that was interrupted resumes where it stopped.
+by the hash of its key: the shard's content digest, the tokenizer's fingerprint and every option. The key
+itself is stored in the file and compared on every hit, so a file copied or renamed over another's is
+never served as that shard; such a file, or one damaged in any way, is reported (a warning naming it,
+shown in the calling process even when the shard was counted on a Dask worker), recounted and replaced
+durably. A later run over more shards recomputes only the new ones, and a run that was interrupted
+resumes where it stopped.
+
+An empty corpus (shards that hold no text at all) is an error: a counts file of zero sequences is never
+written.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import hashlib
 import io
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -329,6 +337,8 @@ class _Partial:
     length_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     shards: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
+    #: Warnings met on the worker (a cache file that did not hold): the caller's process shows them.
+    problems: list = field(default_factory=list)
 
 
 def _merge(a: _Partial, b: _Partial) -> _Partial:
@@ -336,16 +346,42 @@ def _merge(a: _Partial, b: _Partial) -> _Partial:
     counts = b.counts if a.counts is None else (a.counts if b.counts is None else a.counts + b.counts)
     values, inverse = np.unique(np.concatenate([a.length_values, b.length_values]), return_inverse=True)
     numbers = np.bincount(inverse, weights=np.concatenate([a.length_counts, b.length_counts]), minlength=values.size)
-    return _Partial(counts, values, numbers.astype(np.int64), a.shards + b.shards, a.skipped + b.skipped)
+    return _Partial(
+        counts, values, numbers.astype(np.int64), a.shards + b.shards, a.skipped + b.skipped, a.problems + b.problems
+    )
 
 
-def _options_key(options: dict, fingerprint: str) -> str:
-    return cache_key(what="shard-counts", tokenizer=fingerprint, **options)
+def _shard_cache_key(sha256: str, options: dict, fingerprint: str) -> dict:
+    """What a shard's cached counts depend on: stored in the cache file and compared on every hit."""
+    return {
+        "what": "shard", "layout": 2, "sha256": sha256, "tokenizer_sha256": fingerprint,
+        "options": {k: options[k] for k in sorted(options)},
+    }
+
+
+def _cached_shard(entry: Path, key: dict):
+    """(counts or None, problem or None): the shard's cached counts if ``entry`` holds them intact under
+    ``key``; a file that is damaged in any way or holds another key is a problem (recount and replace)."""
+    from .countsfile import CountsFileError, load_counts
+
+    try:
+        hit = load_counts(entry)
+        stored = hit.info.get("cache_key")
+        record = hit.info["record"]
+    except Exception as err:  # noqa: BLE001 - whatever the damage, the answer is "recount and replace"
+        reason = err.reason if isinstance(err, CountsFileError) else f"is damaged ({type(err).__name__}: {err})"
+        return None, f"shard cache file {entry} {' '.join(reason.split())[:300]}; recounting the shard"
+    if stored != key or record.get("sha256") != key["sha256"]:
+        return None, (
+            f"shard cache file {entry} holds the counts of another shard or other options (its recorded key does "
+            "not match the shard being counted); recounting the shard"
+        )
+    return hit, None
 
 
 def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: str, cache_dir, on_bad_shard: str):
     """Map step (runs on a worker): the partial counts of one shard, from the cache when possible."""
-    from .countsfile import load_counts, save_counts
+    from .countsfile import save_counts
     from .stats import CorpusStatistics
 
     try:
@@ -354,19 +390,18 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
         if on_bad_shard == "stop":
             raise
         return _Partial(skipped=[{"shard": shard, "error": err.reason}])
-    entry = None
+    entry, problems = None, []
+    key = _shard_cache_key(record["sha256"], options, fingerprint)
     if cache_dir is not None:
-        key = cache_key(what="shard", sha256=record["sha256"], options=_options_key(options, fingerprint))
-        entry = Path(cache_dir) / f"shard-{key}.npz"
+        # named by its key, but a name proves nothing (a file copied over another's): the key inside is checked
+        entry = Path(cache_dir) / f"shard-{cache_key(**key)}.npz"
         if entry.is_file():
-            try:
-                hit = load_counts(entry)
-            except ValueError:  # damaged entry: recompute and overwrite it
-                hit = None
+            hit, problem = _cached_shard(entry, key)
             if hit is not None:
                 values, numbers = np.unique(hit.full_lengths, return_counts=True)
                 rec = {**hit.info["record"], "shard": shard, "cached": True}
                 return _Partial(hit.counts, values.astype(np.int64), numbers.astype(np.int64), [rec])
+            problems.append(problem)
     tok = load_tokenizer(tokenizer)
     tc = tokenize_texts(
         texts, tok, options["n_positions"], special=options["special"], br_tags=options["br_tags"], progress=False,
@@ -378,10 +413,28 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
         n_sequences=int(tc.n_sequences), n_tokens=int(counts.reach.sum()), n_truncated=int(tc.n_truncated),
         n_special_dropped=int(tc.n_special_dropped), cached=False,
     )
-    if entry is not None:
+    if entry is not None:  # written durably over whatever was there (os.replace)
         entry.parent.mkdir(parents=True, exist_ok=True)
-        save_counts(entry, CorpusStatistics(counts, tc.full_lengths, tc.n_truncated), {"record": record})
-    return _Partial(counts, values.astype(np.int64), numbers.astype(np.int64), [record])
+        stats = CorpusStatistics(counts, tc.full_lengths, tc.n_truncated)
+        save_counts(entry, stats, {"record": record, "cache_key": key})
+    return _Partial(counts, values.astype(np.int64), numbers.astype(np.int64), [record], problems=problems)
+
+
+def _count_shard_on_worker(*args) -> _Partial:
+    """:func:`_count_shard_task` on a Dask worker process, whose progress bars (always off) take no
+    cross-process lock.
+
+    tqdm's default write lock holds a ``multiprocessing.RLock``: a named semaphore registered with the
+    resource tracker of the process that started the cluster. A worker killed by ``SIGKILL`` never
+    unregisters it, and the tracker then prints "There appear to be 1 leaked semaphore objects" when
+    that process exits. With no such lock (tqdm skips a ``None`` one), nothing is left to leak; the
+    thread lock stays.
+    """
+    from tqdm.std import TqdmDefaultWriteLock
+
+    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
+        TqdmDefaultWriteLock.mp_lock = None
+    return _count_shard_task(*args)
 
 
 def _reduce_in_process(shards, task, bar) -> _Partial:
@@ -398,7 +451,7 @@ def _reduce_on_dask(client, shards, task_args, bar) -> _Partial:
 
     run = _short(json.dumps([repr(a[0]) for a in task_args]))
     keys = [f"posgeom-count-{run}-{_short(s)}" for s in shards]
-    leaves = client.map(_count_shard_task, shards, *task_args, key=keys)
+    leaves = client.map(_count_shard_on_worker, shards, *task_args, key=keys)
     level = list(leaves)
     while len(level) > 1:
         nxt = [client.submit(_merge, a, b, pure=True) for a, b in zip(level[::2], level[1::2])]
@@ -496,7 +549,8 @@ def count_corpus(
     -------
     CorpusStatistics
         ``counts`` (n_positions, vocab_size), ``full_lengths`` (n_sequences,) in increasing order,
-        ``n_truncated``, ``info``: ``corpus``, ``source``, ``tokenizer``, ``tokenizer_sha256``, ``options``,
+        ``n_truncated``, ``info``: ``corpus``, ``source``, ``tokenizer``, ``tokenizer_sha256`` (of its files),
+        ``tokenizer_spec_sha256`` (of its loaded definition), ``options``,
         ``shards`` (one record per counted shard: ``sha256``, ``n_sequences``, ``n_tokens``, ``cached``, ...),
         ``shards_skipped`` (``shard``, ``error``), ``n_sequences``, ``n_tokens``, ``engine``.
     """
@@ -510,7 +564,9 @@ def count_corpus(
     if len(set(shards)) != len(shards):
         raise ValueError("a shard is listed twice; each must be counted once")
     fingerprint = tokenizer_fingerprint(tokenizer)
-    load_tokenizer(tokenizer)  # a tokenizer that cannot load fails here, not as a bad shard on every worker
+    # a tokenizer that cannot load fails here, not as a bad shard on every worker; its definition's
+    # fingerprint is recorded too, which survives a copy of its files elsewhere or a library upgrade
+    spec_fingerprint = tokenizer_fingerprint(load_tokenizer(tokenizer))
     options = {
         "n_positions": int(n_positions), "special": special, "br_tags": br_tags, "text_column": text_column,
         "on_empty": on_empty,
@@ -525,9 +581,16 @@ def count_corpus(
         total, engine = _count_on_engine(shards, task_args, bar, workers, scheduler, client)
     finally:
         bar.close()
+    for problem in total.problems:  # raised on the workers, shown here (a worker's warnings stay in its log)
+        warnings.warn(problem, stacklevel=2)
     if total.counts is None:
         first = total.skipped[0]
         raise ValueError(f"every shard was bad ({len(total.skipped)}; first {first['shard']!r}: {first['error']})")
+    if total.counts.n_sequences == 0:
+        raise ValueError(
+            f"corpus {str(corpus)!r} holds no text: its {len(total.shards)} shard(s) gave 0 sequences; check the "
+            "files, --text-column and --on-empty (drop leaves nothing of a corpus of empty texts)"
+        )
     full_lengths = np.repeat(total.length_values, total.length_counts)
     n_truncated = int(total.length_counts[total.length_values > n_positions].sum())
     listed = isinstance(corpus, (list, tuple))
@@ -535,7 +598,8 @@ def count_corpus(
         "corpus": str(corpus) if not listed else f"{len(shards)} shards",
         "split": split,
         "source": {"kind": "shards", "location": str(corpus) if not listed else None, "n_shards": len(shards)},
-        "tokenizer": tokenizer_name(tokenizer), "tokenizer_sha256": fingerprint, "options": options,
+        "tokenizer": tokenizer_name(tokenizer), "tokenizer_sha256": fingerprint,
+        "tokenizer_spec_sha256": spec_fingerprint, "options": options,
         "shards": sorted(total.shards, key=lambda r: r["shard"]),
         "shards_skipped": sorted(total.skipped, key=lambda r: r["shard"]),
         "n_sequences": int(total.counts.n_sequences), "n_tokens": int(total.counts.reach.sum()),

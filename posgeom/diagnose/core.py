@@ -113,7 +113,16 @@ def inspect_model(model: str) -> ModelInfo:
     if not cfg_file.is_file():
         raise ValueError(f"model {where.name!r} has no config.json in {folder}; diagnose needs one")
     raw = cfg_file.read_bytes()
-    model_type = json.loads(raw).get("model_type")
+    try:
+        config = json.loads(raw)
+    except ValueError as err:  # JSONDecodeError, or bytes that are not UTF-8 text
+        raise ValueError(
+            f"{cfg_file} is not a JSON model configuration ({type(err).__name__}: {err}); save the model again "
+            "(save_pretrained) or give the folder of a Hugging Face model"
+        ) from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{cfg_file} is not a model configuration (a JSON object); save the model again")
+    model_type = config.get("model_type")
     from .families import FAMILIES, supported_message
 
     if model_type not in FAMILIES:  # before transformers, which would name its own (longer) list
@@ -295,18 +304,40 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
         raise ValueError("give exactly one of --corpus CORPUS or --counts FILE")
     if counts is not None:
         stats = corpora.load_counts(counts)
-        # ids are only comparable under the tokenizer that counted them
-        counted_with = stats.info.get("tokenizer_sha256")
-        if tokenizer is not None and counted_with and counted_with != corpora.tokenizer_fingerprint(tokenizer):
-            raise ValueError(
-                f"{str(counts)!r} was counted with the tokenizer {stats.info.get('tokenizer')!r}, not this model's; "
-                "count the corpus again with posgeom counts --tokenizer <the model>"
-            )
+        if tokenizer is not None:  # ids are only comparable under the tokenizer that counted them
+            _check_counted_with(stats.info, counts, tokenizer)
         return stats
     spec = corpora.parse_corpus_spec(corpus)
     if spec.kind != "synthetic":
         options["tokenizer"] = tokenizer
     return corpora.load_statistics(spec, split, n_positions, special, seed=seed, **options)
+
+
+def _check_counted_with(info: dict, counts, tokenizer) -> None:
+    """A ``ValueError`` unless the counts file ``counts`` (its metadata ``info``) was counted with ``tokenizer``.
+
+    The same files (``tokenizer_sha256``) match at once; otherwise the loaded definitions
+    (``tokenizer_spec_sha256``, recorded by ``posgeom counts``) decide, so the same tokenizer copied into
+    a model's folder, or read by a newer ``transformers``, still matches.
+    """
+    from .. import corpora
+
+    name = corpora.tokenizer_name(tokenizer)
+    files, spec = info.get("tokenizer_sha256"), info.get("tokenizer_spec_sha256")
+    fix = f"count the corpus again with: posgeom counts --tokenizer {name} ..."
+    if not files and not spec:
+        raise ValueError(
+            f"counts file {str(counts)!r} records no tokenizer, so it cannot be checked against {name!r}; {fix}"
+        )
+    if files == corpora.tokenizer_fingerprint(tokenizer):
+        return
+    if spec and spec == corpora.tokenizer_fingerprint(corpora.load_tokenizer(tokenizer)):
+        return
+    raise ValueError(
+        f"counts file {str(counts)!r} was counted with the tokenizer {str(info.get('tokenizer'))!r}, not with "
+        f"{name!r} (the model's): its token ids mean other tokens; {fix}, or give the tokenizer that counted it "
+        "with --tokenizer"
+    )
 
 
 def _versions() -> dict:
