@@ -261,20 +261,29 @@ _GATE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-(?P<kind>start|end)\}[^\n
 
 
 def _gated_solutions(cells, solutions: bool):
-    """Drop (student) or keep (instructor) the cells of gated solutions; swap the stub cells accordingly."""
+    """Drop (student) or keep (instructor) the cells of gated solutions; swap the stub cells accordingly.
+
+    A Markdown cell may hold several gates and text on both sides of each (an exercise, the
+    ``solution-start`` under it, the solution's words, a ``solution-end``, the next exercise ...): it
+    is cut at every gate and only the pieces outside a solution are kept (all of them, with a
+    "**Solution.**" heading at each start, for the instructor).
+    """
     out, inside = [], False
     for cell in cells:
         tags = cell.get("metadata", {}).get("tags", [])
         if cell.cell_type == "markdown" and _GATE.search(cell.source):
-            kind = _GATE.search(cell.source).group("kind")
-            text = _GATE.sub("**Solution.**" if kind == "start" and solutions else "", cell.source).strip()
-            if kind == "start":
-                inside = True
-                if solutions:
-                    cell.source = text
-                    out.append(cell)
-            else:
-                inside = False
+            kept, position = [], 0
+            for m in _GATE.finditer(cell.source):
+                if solutions or not inside:
+                    kept.append(cell.source[position:m.start()])
+                inside = m.group("kind") == "start"
+                if inside and solutions:
+                    kept.append("**Solution.**\n")
+                position = m.end()
+            if solutions or not inside:
+                kept.append(cell.source[position:])
+            text = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
+            if text:
                 cell.source = text
                 out.append(cell)
             continue
