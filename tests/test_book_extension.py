@@ -40,3 +40,13 @@ def test_a_script_registered_twice_is_loaded_once():
 def test_stylesheet_exists_and_pads_table_cells():
     css = (REPO / "book" / "_ext" / "static" / "posgeom.css").read_text()
     assert "padding" in css and "@media (max-width: 600px)" in css
+
+
+def test_downloads_take_their_values_from_the_jupyter_cache(tmp_path):
+    """Not from _build/jupyter_execute, whose copies myst-nb wrote without their glue outputs."""
+    ext = _extension()
+    app = SimpleNamespace(config=SimpleNamespace(nb_execution_cache_path="_build/.jupyter_cache"),
+                          srcdir=str(tmp_path), outdir=str(tmp_path / "_build" / "html"))
+    assert ext.notebook_values_source(app) == tmp_path / "_build" / ".jupyter_cache"
+    app.config.nb_execution_cache_path = ""
+    assert ext.notebook_values_source(app) == tmp_path / "_build" / ".jupyter_cache"

@@ -76,3 +76,28 @@ def test_instructor_edition_keeps_every_solution(chapter):
     # every solution line is there (maths and roles are rewritten, so look for the plain fragments)
     missing = [line for line in solution_lines(source) if line not in text]
     assert not missing, missing[:5]
+
+
+def _bib_keys() -> list[str]:
+    return re.findall(r"^@\w+\{([^,]+),", (REPO / "book" / "references.bib").read_text(), re.M)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_export_holds_no_glue_name_no_citation_key_and_no_myst(chapter):
+    source = chapter.read_text()
+    keys = {m.rpartition(":")[0] if ":" in m else m for m in re.findall(r"\{glue:text\}`([^`]+)`", source)}
+    values = {key: "1" for key in keys}
+    for nb in (plain_notebook(chapter), plain_notebook(chapter, executed=values)):
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        named = sorted(k for k in keys if re.search(rf"(?<![\w/]){re.escape(k)}(?![\w/])", markdown))
+        assert not named, named[:5]
+        cited = [k for k in _bib_keys() if re.search(rf"(?<![\w/]){re.escape(k)}(?![\w/])", markdown)]
+        assert not cited, cited
+        for myst in ("{glue", "{cite", "{prf:", "{exercise", "{solution", "{ref}", "{numref}", "{doc}", ":::", "```{"):
+            assert myst not in markdown, myst
+        assert not re.search(r"^\([\w.:-]+\)=", markdown, re.M)
+        assert not re.search(r"\]\((?!https?:|#)[^)]*\.md[)#]", markdown), "a link to a .md file is left"
+    if "{cite" in source:
+        assert nb.cells[-1].source.startswith("## References")
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert "%pip install" in first_code.source and "git+https://github.com/posgeom/posgeom@main" in first_code.source

@@ -16,7 +16,8 @@
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
 build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted by
 :func:`posgeom.notebooks.plain_notebook`: theorems, exercises and admonitions as plain Markdown,
-glued numbers written out, no solutions, no outputs) and puts a download link at the top of every
+glued numbers written out from the jupyter-cache, citations author–year, links to the published
+site, a first cell that installs posgeom, no solutions, no outputs) and puts a download link at the top of every
 chapter, so a student can open the chapter in JupyterLab or Colab. The generated files are never
 committed.
 """
@@ -83,25 +84,30 @@ def _add_download_link(app, doctree, docname) -> None:
     section.insert(title_index + 1, para)
 
 
-def _write_notebooks(app, exception) -> None:
-    """Convert every chapter to a plain ``.ipynb`` in the output folder (:mod:`posgeom.notebooks`).
+def notebook_values_source(app) -> Path:
+    """Where the downloads' glued values come from: the book's jupyter-cache (``execute.cache``).
 
-    Glued numbers are written out from the executed copy myst-nb keeps in ``_build/jupyter_execute``.
+    myst-nb strips the glue outputs from the copies it writes to ``_build/jupyter_execute``; the cache
+    keeps each chapter as executed, matched to the chapter's current code.
     """
+    configured = getattr(app.config, "nb_execution_cache_path", "") or ""
+    path = Path(configured) if configured else Path(app.outdir).parent / ".jupyter_cache"
+    return path if path.is_absolute() else Path(app.srcdir) / path
+
+
+def _write_notebooks(app, exception) -> None:
+    """Convert every chapter to a plain ``.ipynb`` in the output folder (:mod:`posgeom.notebooks`),
+    with its glued numbers written out from the jupyter-cache (:func:`notebook_values_source`)."""
     if exception is not None or app.builder.format != "html":
         return
     from posgeom.notebooks import write_plain_notebook
 
     out = Path(app.outdir) / DOWNLOAD_DIR
-    executed_dir = Path(app.outdir).parent / "jupyter_execute"
+    cache = notebook_values_source(app)
     for docname in sorted(app.env.found_docs):
         if not _is_chapter(docname):
             continue
-        executed = executed_dir / f"{docname}.ipynb"
-        write_plain_notebook(
-            Path(app.env.doc2path(docname)), out / (Path(docname).name + ".ipynb"),
-            executed=executed if executed.is_file() else None,
-        )
+        write_plain_notebook(Path(app.env.doc2path(docname)), out / (Path(docname).name + ".ipynb"), executed=cache)
 
 
 def restart_numbers_per_page(app, env) -> list[str]:
