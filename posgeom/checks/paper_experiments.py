@@ -201,7 +201,7 @@ def check_logit_distances(student_fn) -> Verdict:
         return out
 
     def compare(Dhat, G):
-        return array_problem(Dhat, oracle(G), atol=1e-10, what="the distance matrix")
+        return array_problem(Dhat, oracle(G), atol=1e-10, what="the distance matrix", sqrt=True)
 
     def hints(Dhat, G):
         if not np.allclose(np.asarray(Dhat), np.asarray(Dhat).T):
