@@ -266,7 +266,7 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
     labels, counts : dict, optional
         Shared across the cells of a chapter: block labels → their heading, and the numbering.
     book : dict, optional
-        What the chapter's links and citations resolve against (:func:`_book_context`): the site's
+        What the chapter's links and citations resolve against (built by :func:`plain_notebook` from ``_config.yml``): the site's
         address, the chapter's folder in the book, the bibliography, and the list of works cited so
         far (appended to). Without it links stay as written and a citation is an error.
     """

@@ -270,7 +270,7 @@ def array_problem(answer, want: np.ndarray, *, atol: float = 0.0, rtol: float = 
     want : ndarray
         The oracle's array.
     atol, rtol : float
-        Tolerances; raised to what float64 rounding allows (:func:`_tolerance`).
+        Tolerances; raised to what float64 rounding allows for a quantity of this scale.
     what : str
         The name of the result in the message.
     sqrt : bool
