@@ -217,3 +217,25 @@ def test_glue_fallback_shows_the_value(capsys):
     from posgeom.notebooks import glue
 
     glue("posgeom_test_value", 3, display=False)  # with or without myst-nb: no error
+
+
+def test_the_cache_myst_nb_writes_is_the_one_read(tmp_path):
+    """Execute a small chapter through myst-nb's own cache client (as the book build does), then read
+    its glued values back: the hash the writer computes matches the one myst-nb stored."""
+    import logging
+
+    from myst_nb.core.config import NbParserConfig
+    from myst_nb.core.execute import create_client
+    from myst_nb.core.read import create_nb_reader
+    from myst_parser.config.main import MdParserConfig
+
+    chapter = small_book(tmp_path, GLUE_CHAPTER)
+    cache_dir = tmp_path / "_build" / ".jupyter_cache"
+    nb_config = NbParserConfig(execution_mode="cache", execution_cache_path=str(cache_dir), execution_timeout=120)
+    text = chapter.read_text()
+    reader = create_nb_reader(str(chapter), MdParserConfig(enable_extensions={"dollarmath", "colon_fence"}),
+                              nb_config, text)
+    with create_client(reader.read(text), str(chapter), nb_config, logging.getLogger("posgeom-test"), reader.read_fmt):
+        pass
+    text = plain_notebook(chapter, executed=cache_dir).cells[-1].source
+    assert text.startswith("The rate is 12.3% over 7 runs, b is 0.12.")
