@@ -84,6 +84,29 @@ def _add_download_link(app, doctree, docname) -> None:
     section.insert(title_index + 1, para)
 
 
+def chapter_download_buttons(app, pagename, templatename, context, doctree) -> None:
+    """The header's download menu offers a chapter's plain ``.ipynb`` (numbers written out), not its MyST
+    source (full of ``{glue}`` roles) nor the browser's print dialog labelled ".pdf"; pages that are
+    not chapters have nothing to download."""
+    buttons = context.get("header_buttons")
+    if not buttons:
+        return
+    group = next((b for b in buttons if b.get("label") == "download-buttons"), None)
+    if group is None:
+        return
+    if not _is_chapter(pagename):
+        buttons.remove(group)
+        return
+    group["buttons"] = [{
+        "type": "link",
+        "url": context["pathto"](f"{DOWNLOAD_DIR}/{Path(pagename).name}.ipynb", 1),
+        "text": ".ipynb",
+        "icon": "fas fa-code",
+        "tooltip": "Download this chapter as a Jupyter notebook (numbers written out, no solutions)",
+        "label": "download-notebook-button",
+    }]
+
+
 def notebook_values_source(app) -> Path:
     """Where the downloads' glued values come from: the book's jupyter-cache (``execute.cache``).
 
@@ -158,6 +181,7 @@ def setup(app):
     app.connect("builder-inited", _add_static)
     app.add_css_file("posgeom.css")
     app.connect("html-page-context", unique_scripts, priority=900)
+    app.connect("html-page-context", chapter_download_buttons, priority=900)  # after the theme's (501)
     app.connect("autodoc-process-docstring", _docstring_math, priority=400)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)
