@@ -43,6 +43,8 @@ BLOCK_ENV = "POSGEOM_GRADING_BLOCK"
 REPLY_FD_ENV = "POSGEOM_GRADING_REPLY_FD"
 MEMORY_ENV = "POSGEOM_GRADING_MEMORY_MB"
 _BLOCKED_MARK = "posgeom-grading:"
+#: Seconds allowed for the child to start and load the function (not counted in the per-call limit).
+_START_TIMEOUT_S = 300.0
 
 #: The child's ``sitecustomize``: the import blocker (standard library only, so it runs before anything).
 SITECUSTOMIZE = r'''
@@ -274,16 +276,17 @@ class Answerer:
                                          pass_fds=(write_fd,))
         os.close(write_fd)
         self._reply = os.fdopen(read_fd, "rb", buffering=0)
-        self._request({"op": "load", "function": self._function}, pickle)
+        # starting Python and unpickling (imports included) is not the student's time
+        self._request({"op": "load", "function": self._function}, pickle, timeout=max(self.timeout, _START_TIMEOUT_S))
 
-    def _request(self, request: dict, pickle_module):
+    def _request(self, request: dict, pickle_module, timeout: float | None = None):
         data = pickle_module.dumps(request)
         try:
             self._process.stdin.write(struct.pack(">I", len(data)) + data)
             self._process.stdin.flush()
         except (BrokenPipeError, OSError):
             return self._ended()
-        answer = self._read_reply()
+        answer = self._read_reply(self.timeout if timeout is None else timeout)
         if "error" in answer:
             if answer.get("blocked"):
                 from ..checks.core import PackageFunctionSwitchedOff  # the grader's side only
@@ -294,7 +297,7 @@ class Answerer:
             raise type(str(answer["error"])[:60] or "Error", (StudentError,), {})(answer["message"])
         return decode_answer(answer["ok"])
 
-    def _read_exactly(self, size: int, deadline: float) -> bytes:
+    def _read_exactly(self, size: int, deadline: float, timeout: float) -> bytes:
         import time
 
         chunks, left = [], size
@@ -303,7 +306,7 @@ class Answerer:
             ready, _, _ = select.select([self._reply], [], [], max(wait, 0.0))
             if not ready:
                 self._stop()
-                raise TimeoutError(f"it ran longer than {self.timeout:g} s")
+                raise TimeoutError(f"it ran longer than {timeout:g} s")
             chunk = self._reply.read(left)
             if not chunk:
                 return self._ended()
@@ -311,12 +314,12 @@ class Answerer:
             left -= len(chunk)
         return b"".join(chunks)
 
-    def _read_reply(self) -> dict:
+    def _read_reply(self, timeout: float) -> dict:
         import time
 
-        deadline = time.monotonic() + self.timeout
-        (size,) = struct.unpack(">I", self._read_exactly(4, deadline))
-        return json.loads(self._read_exactly(size, deadline))
+        deadline = time.monotonic() + timeout
+        (size,) = struct.unpack(">I", self._read_exactly(4, deadline, timeout))
+        return json.loads(self._read_exactly(size, deadline, timeout))
 
     def _ended(self):
         code = self._process.wait() if self._process is not None else None
