@@ -194,3 +194,21 @@ def test_the_answering_process_has_a_memory_limit_and_a_time_limit():
     with Answerer(cloudpickle.dumps(endless), [], timeout=3) as child:
         with pytest.raises(TimeoutError, match="ran longer than 3 s"):
             child.call(1)
+
+
+def test_the_submission_time_limit_stops_the_run_and_keeps_what_was_defined(tmp_path):
+    """Driven by a fake clock (50 s per reading), not by this machine's speed."""
+    from posgeom.classroom.grading import _run_submission
+
+    readings = iter(range(0, 10_000, 50))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1"),
+                                         nbformat.v4.new_code_cell("def noise_floor(v, N):\n    return 0.0"),
+                                         nbformat.v4.new_code_cell("def my_hellinger(P):\n    return P")])
+    work, functions = tmp_path / "work", tmp_path / "functions"
+    work.mkdir()
+    functions.mkdir()
+    notes = _run_submission(nb, ["my_hellinger", "noise_floor"], work, functions, timeout=120, submission_timeout=250,
+                            memory_mb=None, clock=lambda: next(readings))
+    assert notes == ["the submission's time limit (250 s) was reached before code cell 3; the cells from there on "
+                     "were not run"]
+    assert sorted(p.name for p in functions.iterdir()) == ["noise_floor.pkl"]

@@ -168,9 +168,9 @@ def _run_submission(nb, names: list[str], work: Path, snapshots: Path, *, timeou
                                  "the cells after it were not run")
                     return notes
                 if any(name in cell.source for name in names):
-                    client.timeout = limit()
+                    client.timeout = int(timeout)  # the grader's own code: the cell limit, not what is left
                     hidden(snapshot)
-            client.timeout = limit()
+            client.timeout = int(timeout)
             hidden(snapshot)
         except CellTimeoutError:
             notes.append("the submission's time limit was reached while its functions were being collected")
