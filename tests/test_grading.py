@@ -83,6 +83,7 @@ def test_answers_travel_as_plain_data_only():
         decode_answer({"__array__": "|O", "shape": [1], "data": ""})
 
 
+@pytest.mark.slow
 def test_the_answering_process_blocks_the_library_its_reloads_its_children_and_the_oracles():
     import posgeom
 
@@ -130,6 +131,7 @@ def test_the_answering_process_blocks_the_library_its_reloads_its_children_and_t
         assert np.allclose(child.call(np.eye(2)), np.sqrt(2) * (1 - np.eye(2)))
 
 
+@pytest.mark.slow
 def test_fake_grade_lines_patched_checks_and_switches_score_0_and_nothing_outside_the_sandbox_is_touched(
         edition, tmp_path):
     klass = tmp_path / "class"
@@ -147,6 +149,7 @@ def test_fake_grade_lines_patched_checks_and_switches_score_0_and_nothing_outsid
     assert other.is_file() and not (klass / "planted.txt").exists() and not (klass / "submissions" / "planted.txt").exists()
 
 
+@pytest.mark.slow
 def test_an_endless_cell_is_stopped_and_a_dying_kernel_keeps_the_scores_it_had(edition, tmp_path):
     key = edition / "autograder.json"
     endless = _submission(edition, tmp_path, "endless.ipynb", ["while True:\n    pass"], solved=True)
@@ -159,6 +162,7 @@ def test_an_endless_cell_is_stopped_and_a_dying_kernel_keeps_the_scores_it_had(e
     assert any("the kernel died" in note for note in report.notes), report.notes
 
 
+@pytest.mark.slow
 def test_a_folder_of_submissions_grades_into_one_csv(edition, tmp_path):
     folder = tmp_path / "submissions"
     _submission(edition, folder, "alice.ipynb", [], solved=True)
@@ -177,6 +181,7 @@ def test_a_folder_of_submissions_grades_into_one_csv(edition, tmp_path):
     assert "not written yet" in rows[1]["message"] and rows[2]["message"].startswith("not graded: carol.ipynb is not a Jupyter")
 
 
+@pytest.mark.slow
 def test_the_answering_process_has_a_memory_limit_and_a_time_limit():
     def greedy(n):
         return float(np.ones(int(n)).sum())
@@ -196,6 +201,7 @@ def test_the_answering_process_has_a_memory_limit_and_a_time_limit():
             child.call(1)
 
 
+@pytest.mark.slow
 def test_the_submission_time_limit_stops_the_run_and_keeps_what_was_defined(tmp_path):
     """Driven by a fake clock (50 s per reading), not by this machine's speed."""
     from posgeom.classroom.grading import _run_submission
