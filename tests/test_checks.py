@@ -188,6 +188,11 @@ def test_a_right_answer_passes_and_a_stub_fails(check, answer, capsys):
     assert "not written yet" in capsys.readouterr().out
 
 
+def _centred(D):
+    J = np.eye(len(D)) - 1.0 / len(D)
+    return J @ D @ J
+
+
 WRONG = [
     (wp.check_sinusoid_distances, lambda n, d, b: sinusoid_distances(n, d, b) ** 2, "squared"),
     (wp.check_separation, lambda P: (0.0, 0.0), "zero distance"),
@@ -198,7 +203,9 @@ WRONG = [
     (oe.check_rank_for_stress, lambda D, t: rank_for_stress(D, t) + 1, "too large"),
     (pe.check_alibi_slopes, lambda D, t: slopes(D, t)[::-1], "wrong order"),
     (pe.check_logit_distances, lambda G: logit_distances(G) ** 2, "is wrong"),
-    (lt_checks.check_lag_similarity, lambda P: lag_similarity(P - P.mean(0)), "is wrong"),
+    (lt_checks.check_lag_similarity, lambda P: lag_similarity(P - P.mean(0)), "do not centre the rows"),
+    (oe.check_double_centring, lambda D: -0.5 * _centred(D), "square the distances"),
+    (pe.check_alibi_logits, lambda n, m: np.abs(np.subtract.outer(np.arange(n), np.arange(n))) * m, "penalty"),
     (lt_checks.check_interpolation, lambda P, m: P[np.minimum(np.arange(m), len(P) - 1)], "extension"),
     (ym.check_rotary_distances, lambda n, t: rotary(n, t) ** 2, "squared"),
     (ym.check_offset_profile, lambda D: offset_profile(D)[1:], "shape"),
@@ -328,3 +335,11 @@ def test_the_grader_learns_which_functions_a_check_switches_off():
     assert "posgeom.geometry.mds:double_centered_gram" in names or any(n.endswith(":double_centered_gram") for n in names)
     assert any(n.endswith(":classical_mds") for n in names)
     assert any(n.endswith(":hellinger_matrix") for n in core.functions_switched_off(oe.check_hellinger_matrix))
+
+
+def test_no_hint_names_a_mistake_the_answer_does_not_make(capsys):
+    assert not oe.check_double_centring(lambda D: np.zeros_like(D) + 1.0)
+    out = capsys.readouterr().out
+    assert "Hint" not in out, out
+    assert not pe.check_alibi_logits(lambda n, m: np.zeros((n, n)) - 1.0)
+    assert "penalty" not in capsys.readouterr().out

@@ -145,7 +145,8 @@ def check_classical_mds(student_fn) -> Verdict:
     def hints(X, D, k):
         return "B = -1/2 J D^2 J (squared distances), eigenvalues in decreasing order, coordinates U sqrt(Lambda)."
 
-    return run_check("classical MDS", student_fn, cases, compare, switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
+    return run_check("classical MDS", student_fn, cases, compare,
+                     switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
 
 
 def check_double_centring(student_fn) -> Verdict:
@@ -161,9 +162,19 @@ def check_double_centring(student_fn) -> Verdict:
         return array_problem(B, _double_centring_oracle(D), atol=1e-10, what="B")
 
     def hints(B, D):
-        return "square the distances entry by entry before centring, and centre both rows and columns."
+        B = np.asarray(B, dtype=np.float64)
+        if B.shape != D.shape:
+            return ""
+        n = D.shape[0]
+        J = np.eye(n) - np.ones((n, n)) / n
+        if np.allclose(B, -0.5 * J @ D @ J, atol=1e-9):
+            return "square the distances entry by entry before centring."
+        if any(np.allclose(B, -0.5 * side, atol=1e-9) for side in (J @ (D * D), (D * D) @ J)):
+            return "centre both rows and columns: J on both sides."
+        return ""
 
-    return run_check("double centring", student_fn, cases, compare, switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
+    return run_check("double centring", student_fn, cases, compare,
+                     switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
 
 
 def _rank_for_stress_oracle(D: np.ndarray, threshold: float) -> int:

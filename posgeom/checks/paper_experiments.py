@@ -223,6 +223,8 @@ def check_alibi_logits(student_fn) -> Verdict:
         return array_problem(G, oracle(n, m), atol=1e-15, what="the bias matrix")
 
     def hints(G, n, m):
-        return "the bias is a penalty: minus the slope times the distance |i - j|."
+        if np.shape(G) == (n, n) and np.allclose(G, -oracle(n, m), atol=1e-12) and m * (n - 1) > 0:
+            return "the bias is a penalty: minus the slope times the distance |i - j|."
+        return ""
 
     return run_check("ALiBi logits", student_fn, cases, compare, hints=hints)
