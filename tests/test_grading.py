@@ -218,3 +218,19 @@ def test_the_submission_time_limit_stops_the_run_and_keeps_what_was_defined(tmp_
     assert notes == ["the submission's time limit (250 s) was reached before code cell 3; the cells from there on "
                      "were not run"]
     assert sorted(p.name for p in functions.iterdir()) == ["noise_floor.pkl"]
+
+
+@pytest.mark.slow
+def test_the_kernel_runs_under_the_memory_limit(edition, tmp_path):
+    """12 GB of address space (never touched, so harmless without a limit) is refused under 8 GB."""
+    probe = ("import numpy as np\n"
+             "try:\n"
+             "    np.empty(int(12e9) // 8)\n"
+             "    limited = False\n"
+             "except MemoryError:\n"
+             "    limited = True\n"
+             "def noise_floor(v, N):\n"
+             "    return (v - 1) / (2.0 * N) if limited else 0.0\n")
+    submission = _submission(edition, tmp_path, "greedy.ipynb", [probe], solved=True)
+    report = grade(submission, edition / "autograder.json", exercises_only=True, timeout=120, memory_mb=8192)
+    assert report.percent == 100.0, report.table()
