@@ -374,7 +374,7 @@ def _install_cells(settings: dict) -> list:
     code = nbformat.v4.new_code_cell(
         "import importlib.util\n\n"
         "if importlib.util.find_spec(\"posgeom\") is None:\n"
-        f"    %pip install --quiet \"posgeom @ git+{source}\"")
+        f"    %pip install --quiet \"posgeom[nlp] @ git+{source}\"")  # [nlp]: the chapters on real corpora and BERT
     code.metadata["tags"] = [INSTALL_TAG]
     return [note, code]
 

@@ -196,7 +196,7 @@ def test_export_installs_posgeom_links_the_site_and_cites_author_year(tmp_path):
     note, install = nb.cells[1], nb.cells[2]
     assert "https://me.example.org/book/" in note.source
     assert install.metadata["tags"] == ["install-posgeom"]
-    assert '%pip install --quiet "posgeom @ git+https://example.org/me/book@dev"' in install.source
+    assert '%pip install --quiet "posgeom[nlp] @ git+https://example.org/me/book@dev"' in install.source
     body = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "Smith et al. (2020) show (Smith et al., 2020)" in body
     assert "[the next one](https://me.example.org/book/notebooks/other.html#sec-a)" in body
