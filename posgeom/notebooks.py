@@ -11,11 +11,18 @@ JupyterLab or Colab without any extension:
   solution (``{solution-start}`` … ``{solution-end}`` around code cells) is left out with its code
   cells, and the exercise's stub cell (tagged ``exercise-stub``, hidden on the site) is shown in its
   place; with ``solutions=True`` the solution's code cells stay and the stub goes;
-* glued numbers (the ``glue:text`` role) are written out from the values of an executed copy of the
-  chapter when it is given (formatted as the book formats them); otherwise the glue key is shown and
-  the cell says which code cell computes it;
-* cross-references (``prf:ref``, ``ref``, ``doc``, ``cite:p`` ...) become their text, and label
+* glued numbers (the ``glue:text`` role) are written out as the site shows them (myst-nb's format
+  rule), from an executed copy of the chapter: the book's jupyter-cache (the notebook as executed,
+  with its glue outputs; the ``_build/jupyter_execute`` copy has them stripped by myst-nb), an
+  executed ``.ipynb`` or its values; a number with no value is shown as "[number: run code cell N]",
+  never as its glue name;
+* citations (``cite:p``, ``cite:t``) become author–year text, with the cited works listed under
+  "References" at the end (from the book's ``references.bib``);
+* links to other pages of the book (``[text](other.md)``, ``doc``) point to the published site
+  (``html.baseurl`` of ``_config.yml``); other cross-references become their text, and label
   targets and MyST comments are dropped;
+* the first cell installs posgeom from the repository (``repository.url`` and ``.branch`` of
+  ``_config.yml``) where it is not installed already;
 * ``from myst_nb import glue`` becomes ``from posgeom.notebooks import glue``, which works without
   the book's tools.
 """
@@ -24,10 +31,15 @@ from __future__ import annotations
 
 import ast
 import json
+import posixpath
 import re
 from pathlib import Path
 
-__all__ = ["plain_notebook", "plain_markdown", "glue_values", "glue", "write_plain_notebook"]
+__all__ = ["plain_notebook", "plain_markdown", "glue_values", "glue", "write_plain_notebook", "export_settings",
+           "cached_execution", "INSTALL_TAG"]
+
+#: Tag of the exported notebook's first code cell, which installs posgeom (the grader leaves it out).
+INSTALL_TAG = "install-posgeom"
 
 _OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*)$")
@@ -35,6 +47,7 @@ _ROLE = re.compile(r"\{(?P<name>[\w:-]+)\}`(?P<body>[^`]*)`")
 _TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _GLUE_CALL = re.compile(r"""glue\(\s*(?P<f>[fF]?)(?P<q>["'])(?P<key>.+?)(?P=q)""")
 _GLUE_IMPORT = re.compile(r"^from myst_nb import glue[ \t]*$", re.M)
+_LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)\.(?:md|ipynb)(?P<anchor>#[^)\s]*)?\)")
 
 #: Directive name → the run-in heading it gets (numbered kinds are counted per chapter).
 _HEADINGS = {
@@ -49,21 +62,22 @@ _ADMONITIONS = {"admonition", "note", "tip", "hint", "important", "warning", "ca
 
 
 def glue(name: str, value, display: bool = True) -> None:
-    """``myst_nb.glue`` where myst-nb is installed; elsewhere, show the value when ``display`` is True."""
-    try:
-        from myst_nb import glue as _myst_glue
-    except ImportError:
-        if display:
-            from IPython.display import display as _display
+    """``myst_nb.glue`` without myst-nb: the same output (a display with ``scrapbook`` metadata), so
+    :func:`glue_values` reads the values of an exported notebook run anywhere."""
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as _display
 
-            _display(value)
-        return
-    _myst_glue(name, value, display)
+    bundle, metadata = format_display_data(value)
+    prefix = "" if display else "application/papermill.record/"
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    _display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
 
 
 def glue_values(executed: str | Path | dict) -> dict[str, str]:
     """The ``text/plain`` value of every glued variable of an executed notebook (its path or JSON)."""
     nb = executed if isinstance(executed, dict) else json.loads(Path(executed).read_text())
+    if "cells" not in nb:  # already the values
+        return dict(nb)
     values = {}
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
@@ -77,8 +91,12 @@ def glue_values(executed: str | Path | dict) -> dict[str, str]:
     return values
 
 
+_NUMPY_SCALAR = re.compile(r"^np\.(?:float|int|uint|bool_?)\d*\((.*)\)$", re.S)
+
+
 def _format_plain(text: str, spec: str) -> str:
     """The text of ``{glue:text}`key:spec``` as the book shows it (myst-nb's rule)."""
+    text = _NUMPY_SCALAR.sub(r"\1", text)  # np.float64(0.5) -> 0.5 (numpy >= 2 reprs)
     try:
         value = ast.literal_eval(text)
     except (SyntaxError, ValueError):
@@ -117,24 +135,68 @@ def _role_text(name: str, body: str, ctx: dict) -> str:
         if key in ctx["values"]:
             return _format_plain(ctx["values"][key], spec)
         cell = next((number for pattern, number in ctx["glue_cells"] if pattern.match(key)), None)
-        if cell:
-            ctx["named_cells"].add(cell)
-        return f"`{key}`"
+        if cell is None:
+            raise ValueError(f"no code cell of the chapter glues {key!r}; fix the {{glue:text}} role or the glue call")
+        ctx["named_cells"].add(cell)
+        return f"[number: run code cell {cell}]"
     title, _, target = body.partition("<")
     text = (title.strip() if target else body).strip()
     if name == "prf:ref" and not target:
         return ctx["labels"].get(text, text)
     if name.startswith("cite"):
-        return f"[{text}]"
-    if name in ("doc", "ref") and not target:
+        return _citation(name, body, ctx)
+    if name == "doc":
+        page = target.rstrip(">").strip() if target else text
+        url = _site_url(page, ctx)
+        label = text if target else Path(page).name.replace("-", " ")
+        return f"[{label}]({url})" if url else label
+    if name == "ref" and not target:
         return Path(text).name.replace("-", " ")
     if name in ("math",):
         return f"${text}$"
     return f"`{text}`" if name in ("code", "py:func", "py:class", "py:mod", "py:meth", "py:data") else text
 
 
+def _site_url(page: str, ctx: dict) -> str | None:
+    """The published address of a book page named relative to the chapter (or from the book's root)."""
+    if ctx.get("site") is None:
+        return None
+    anchor = ""
+    if "#" in page:
+        page, anchor = page.split("#", 1)
+        anchor = "#" + anchor
+    page = re.sub(r"\.(md|ipynb)$", "", page)
+    where = page.lstrip("/") if page.startswith("/") else posixpath.normpath(posixpath.join(ctx["folder"], page))
+    return f"{ctx['site']}{where}.html{anchor}"
+
+
+def _links(text: str, ctx: dict) -> str:
+    def to_site(m: re.Match) -> str:
+        url = _site_url(m.group("target") + ".md" + (m.group("anchor") or ""), ctx)
+        return f"]({url})" if url else m.group(0)
+
+    return _LINK.sub(to_site, text)
+
+
+def _citation(name: str, body: str, ctx: dict) -> str:
+    """``{cite:p}`a,b``` as "(A et al., 2019; B, 2020)", ``{cite:t}`` as "A et al. (2019)"."""
+    works = ctx["bibliography"]
+    keys = [k.strip() for k in body.split(",") if k.strip()]
+    unknown = [k for k in keys if works is None or k not in works]
+    if unknown:
+        raise ValueError(f"{ctx['chapter']}: no reference {', '.join(unknown)} in the book's references.bib; "
+                         "add it there or fix the citation")
+    for key in keys:
+        if key not in ctx["cited"]:
+            ctx["cited"].append(key)
+    pairs = [works[k]["authors_year"] for k in keys]
+    if name in ("cite:t", "cite:ts"):
+        return "; ".join(f"{who} ({year})" for who, year in pairs)
+    return "(" + "; ".join(f"{who}, {year}" for who, year in pairs) + ")"
+
+
 def _roles(text: str, ctx: dict) -> str:
-    return _ROLE.sub(lambda m: _role_text(m.group("name"), m.group("body"), ctx), text)
+    return _links(_ROLE.sub(lambda m: _role_text(m.group("name"), m.group("body"), ctx), text), ctx)
 
 
 def _blocks(lines: list[str], ctx: dict) -> list[str]:
@@ -187,7 +249,8 @@ def _blocks(lines: list[str], ctx: dict) -> list[str]:
 
 
 def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[str] = (),
-                   solutions: bool = False, labels: dict | None = None, counts: dict | None = None) -> str:
+                   solutions: bool = False, labels: dict | None = None, counts: dict | None = None,
+                   book: dict | None = None) -> str:
     """One Markdown cell of a chapter as plain Markdown (see the module docstring).
 
     Parameters
@@ -202,17 +265,118 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
         Keep ``{solution}`` blocks (the instructor's edition).
     labels, counts : dict, optional
         Shared across the cells of a chapter: block labels → their heading, and the numbering.
+    book : dict, optional
+        What the chapter's links and citations resolve against (built by :func:`plain_notebook` from ``_config.yml``): the site's
+        address, the chapter's folder in the book, the bibliography, and the list of works cited so
+        far (appended to). Without it links stay as written and a citation is an error.
     """
+    book = book or {}
     ctx = {"values": values or {}, "glue_cells": _glue_cells(list(code_cells)), "solutions": solutions,
            "labels": {} if labels is None else labels, "counts": {} if counts is None else counts,
-           "named_cells": set()}
+           "named_cells": set(), "site": book.get("site"), "folder": book.get("folder", ""),
+           "bibliography": book.get("bibliography"), "cited": book.get("cited", []),
+           "chapter": book.get("chapter", "the chapter")}
     text = re.sub(r"\n{3,}", "\n\n", _roles("\n".join(_blocks(source.split("\n"), ctx)), ctx)).strip("\n")
     if ctx["named_cells"]:
         cells = sorted(ctx["named_cells"])
         where = ", ".join(map(str, cells))
-        text += (f"\n\n*Numbers shown as `names` are computed in code cell{'s' if len(cells) > 1 else ''} {where} "
-                 "(count code cells from the top); run it and print them.*")
+        text += (f"\n\n*The numbers marked [number: ...] are computed in code cell{'s' if len(cells) > 1 else ''} "
+                 f"{where} (count code cells from the top): run {'them' if len(cells) > 1 else 'it'} to see them.*")
     return text
+
+
+def _book_root(chapter: Path) -> Path | None:
+    """The book's folder (the one holding ``_config.yml``) above a chapter, or None."""
+    return next((folder for folder in Path(chapter).resolve().parents if (folder / "_config.yml").is_file()), None)
+
+
+def export_settings(config: str | Path) -> dict:
+    """Where exported notebooks point: ``{"repository", "branch", "site"}`` from the book's ``_config.yml``.
+
+    ``repository.url`` and ``repository.branch`` give the install cell's source, ``html.baseurl`` the
+    published site that links to other chapters go to (one place configures them all).
+    """
+    import yaml
+
+    path = Path(config)
+    data = yaml.safe_load(path.read_text()) or {}
+    repository, html = data.get("repository") or {}, data.get("html") or {}
+    found = {"repository.url": repository.get("url"), "repository.branch": repository.get("branch"),
+             "html.baseurl": html.get("baseurl")}
+    missing = [key for key, value in found.items() if not value]
+    if missing:
+        raise ValueError(f"{path} sets no {', '.join(missing)}: exported notebooks install posgeom from the "
+                         "repository and link to the published site; add them to _config.yml")
+    return {"repository": str(repository["url"]).rstrip("/"), "branch": str(repository["branch"]),
+            "site": str(html["baseurl"]).rstrip("/") + "/"}
+
+
+def _bibliography(root: Path) -> dict:
+    """Citation key → {"authors_year": (names, year), "entry": formatted Markdown} for the book's .bib files."""
+    import yaml
+    from pybtex.backends.markdown import Backend
+    from pybtex.database import parse_file
+    from pybtex.richtext import Text
+    from pybtex.style.formatting.plain import Style
+
+    files = (yaml.safe_load((root / "_config.yml").read_text()) or {}).get("bibtex_bibfiles") or []
+    works, style, backend = {}, Style(), Backend()
+    for name in files:
+        data = parse_file(str(root / name))
+        formatted = {e.key: e.text.render(backend) for e in style.format_entries(data.entries.values())}
+        for key, entry in data.entries.items():
+            people = entry.persons.get("author") or entry.persons.get("editor") or []
+            surnames = [str(Text.from_latex(" ".join(p.prelast_names + p.last_names))) for p in people]
+            if not surnames:
+                who = str(Text.from_latex(entry.fields.get("institution", entry.fields.get("title", key))))
+            elif len(surnames) == 1:
+                who = surnames[0]
+            elif len(surnames) == 2:
+                who = f"{surnames[0]} and {surnames[1]}"
+            else:
+                who = f"{surnames[0]} et al."
+            works[key] = {"authors_year": (who, entry.fields.get("year", "n.d.")),
+                          "entry": " ".join(formatted[key].split("\n"))}
+    return works
+
+
+def cached_execution(chapter: str | Path, cache: str | Path):
+    """The executed notebook that the book's jupyter-cache holds for the chapter's current source, or None.
+
+    myst-nb keeps the executed chapters in the jupyter-cache (``execute.cache`` of ``_config.yml``) with
+    every output, the glued values included; the match is by the hash of the chapter's code, so a
+    chapter edited since its execution gives None (never the numbers of another version).
+    """
+    cache = Path(cache)
+    if not (cache / "global.db").is_file():
+        return None
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from myst_parser.config.main import MdParserConfig
+
+    chapter = Path(chapter)
+    nb = read_myst_markdown_notebook(chapter.read_text(), config=MdParserConfig(), add_source_map=True, path=str(chapter))
+    store = get_cache(str(cache))
+    try:
+        record = store.match_cache_notebook(nb)
+    except KeyError:
+        return None
+    return store.get_cache_bundle(record.pk).nb
+
+
+def _install_cells(settings: dict) -> list:
+    import nbformat
+
+    source = (f"{settings['repository']}@{settings['branch']}")
+    note = nbformat.v4.new_markdown_cell(
+        f"*A chapter of [The geometry of positional encodings]({settings['site']}), as a plain notebook. "
+        "The next cell installs posgeom where it is not installed (a minute or two, once).*")
+    code = nbformat.v4.new_code_cell(
+        "import importlib.util\n\n"
+        "if importlib.util.find_spec(\"posgeom\") is None:\n"
+        f"    %pip install --quiet \"posgeom[nlp] @ git+{source}\"")  # [nlp]: the chapters on real corpora and BERT
+    code.metadata["tags"] = [INSTALL_TAG]
+    return [note, code]
 
 
 def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = None, solutions: bool = False):
@@ -221,9 +385,11 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     Parameters
     ----------
     path : path
-        The chapter, a MyST Markdown notebook (``notebooks/*.md``).
+        The chapter, a MyST Markdown notebook (``notebooks/*.md``) inside the book (the folder of
+        ``_config.yml``, which gives the repository, the site and the bibliography).
     executed : path or dict, optional
-        An executed copy of the chapter (``.ipynb``): its glued values are written out.
+        Where the glued values come from: the book's jupyter-cache folder, an executed copy of the
+        chapter (``.ipynb`` or its JSON), or the values themselves (glue key → ``text/plain``).
     solutions : bool
         Keep the exercises' solutions (default: leave them out).
 
@@ -233,9 +399,19 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
         Without outputs; the kernel is Python 3.
     """
     import jupytext
+    import nbformat
 
-    nb = jupytext.read(Path(path))
+    path = Path(path)
+    root = _book_root(path)
+    if root is None:
+        raise ValueError(f"{path} is not inside a book (no _config.yml above it); export the chapters of a posgeom checkout")
+    settings = export_settings(root / "_config.yml")
+    book = {"site": settings["site"], "folder": path.resolve().parent.relative_to(root).as_posix(),
+            "bibliography": _bibliography(root), "cited": [], "chapter": path.name}
+    nb = jupytext.read(path)
     nb.cells = _gated_solutions(nb.cells, solutions)
+    if executed is not None and not isinstance(executed, dict) and Path(executed).is_dir():
+        executed = cached_execution(path, executed)
     values = glue_values(executed) if executed is not None else {}
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     labels: dict = {}
@@ -244,14 +420,22 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     first_counts: dict = {}
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            plain_markdown(cell.source, code_cells=code, solutions=solutions, labels=labels, counts=first_counts)
+            plain_markdown(cell.source, values=values, code_cells=code, solutions=solutions, labels=labels,
+                           counts=first_counts, book={**book, "cited": []})
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = plain_markdown(cell.source, values=values, code_cells=code, solutions=solutions,
-                                         labels=labels, counts=counts)
+                                         labels=labels, counts=counts, book=book)
         elif cell.cell_type == "code":
             cell.source = _GLUE_IMPORT.sub("from posgeom.notebooks import glue", cell.source)
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+    nb.cells[first:first] = _install_cells(settings)
+    if book["cited"]:
+        works = book["bibliography"]
+        entries = sorted(book["cited"], key=lambda k: (works[k]["authors_year"][0].lower(), works[k]["authors_year"][1]))
+        nb.cells.append(nbformat.v4.new_markdown_cell(
+            "## References\n\n" + "\n".join(f"- {works[k]['entry']}" for k in entries)))
     nb.metadata.pop("jupytext", None)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return nb
@@ -261,20 +445,29 @@ _GATE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-(?P<kind>start|end)\}[^\n
 
 
 def _gated_solutions(cells, solutions: bool):
-    """Drop (student) or keep (instructor) the cells of gated solutions; swap the stub cells accordingly."""
+    """Drop (student) or keep (instructor) the cells of gated solutions; swap the stub cells accordingly.
+
+    A Markdown cell may hold several gates and text on both sides of each (an exercise, the
+    ``solution-start`` under it, the solution's words, a ``solution-end``, the next exercise ...): it
+    is cut at every gate and only the pieces outside a solution are kept (all of them, with a
+    "**Solution.**" heading at each start, for the instructor).
+    """
     out, inside = [], False
     for cell in cells:
         tags = cell.get("metadata", {}).get("tags", [])
         if cell.cell_type == "markdown" and _GATE.search(cell.source):
-            kind = _GATE.search(cell.source).group("kind")
-            text = _GATE.sub("**Solution.**" if kind == "start" and solutions else "", cell.source).strip()
-            if kind == "start":
-                inside = True
-                if solutions:
-                    cell.source = text
-                    out.append(cell)
-            else:
-                inside = False
+            kept, position = [], 0
+            for m in _GATE.finditer(cell.source):
+                if solutions or not inside:
+                    kept.append(cell.source[position:m.start()])
+                inside = m.group("kind") == "start"
+                if inside and solutions:
+                    kept.append("**Solution.**\n")
+                position = m.end()
+            if solutions or not inside:
+                kept.append(cell.source[position:])
+            text = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
+            if text:
                 cell.source = text
                 out.append(cell)
             continue

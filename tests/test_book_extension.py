@@ -40,3 +40,32 @@ def test_a_script_registered_twice_is_loaded_once():
 def test_stylesheet_exists_and_pads_table_cells():
     css = (REPO / "book" / "_ext" / "static" / "posgeom.css").read_text()
     assert "padding" in css and "@media (max-width: 600px)" in css
+
+
+def test_downloads_take_their_values_from_the_jupyter_cache(tmp_path):
+    """Not from _build/jupyter_execute, whose copies myst-nb wrote without their glue outputs."""
+    ext = _extension()
+    app = SimpleNamespace(config=SimpleNamespace(nb_execution_cache_path="_build/.jupyter_cache"),
+                          srcdir=str(tmp_path), outdir=str(tmp_path / "_build" / "html"))
+    assert ext.notebook_values_source(app) == tmp_path / "_build" / ".jupyter_cache"
+    app.config.nb_execution_cache_path = ""
+    assert ext.notebook_values_source(app) == tmp_path / "_build" / ".jupyter_cache"
+
+
+def test_the_header_download_offers_the_plain_notebook_not_the_myst_source_or_a_print_dialog():
+    ext = _extension()
+
+    def menu():
+        return [{"label": "download-buttons", "buttons": [
+            {"type": "link", "url": "../_sources/notebooks/x.md", "text": ".md", "label": "download-source-button"},
+            {"type": "javascript", "javascript": "window.print()", "text": ".pdf", "label": "download-pdf-button"}]},
+            {"label": "fullscreen-button"}]
+
+    context = {"header_buttons": menu(), "pathto": lambda target, resource: f"../{target}"}
+    ext.chapter_download_buttons(None, "notebooks/corpus-geometry", "page.html", context, None)
+    (group, other) = context["header_buttons"]
+    assert [b["url"] for b in group["buttons"]] == ["../_notebooks/corpus-geometry.ipynb"]
+    assert other == {"label": "fullscreen-button"}
+    context = {"header_buttons": menu(), "pathto": lambda target, resource: target}
+    ext.chapter_download_buttons(None, "book/teaching", "page.html", context, None)
+    assert context["header_buttons"] == [{"label": "fullscreen-button"}]

@@ -188,17 +188,24 @@ def test_a_right_answer_passes_and_a_stub_fails(check, answer, capsys):
     assert "not written yet" in capsys.readouterr().out
 
 
+def _centred(D):
+    J = np.eye(len(D)) - 1.0 / len(D)
+    return J @ D @ J
+
+
 WRONG = [
     (wp.check_sinusoid_distances, lambda n, d, b: sinusoid_distances(n, d, b) ** 2, "squared"),
     (wp.check_separation, lambda P: (0.0, 0.0), "zero distance"),
-    (wp.check_equivariance_gap, lambda m, x, p: 0.0, "too small"),
+    (wp.check_equivariance_gap, lambda m, x, p: 0.0, "the gap is wrong: an error of order 1e+00"),
     (oe.check_hellinger_matrix, lambda P: hellinger(P) / np.sqrt(2), "sqrt 2"),
     (oe.check_noise_floor, lambda v, N: (v - 1) / (4 * N), "one sample"),
-    (oe.check_classical_mds, lambda D, k: 2 * mds(D, k), "off by"),
+    (oe.check_classical_mds, lambda D, k: 2 * mds(D, k), "is wrong"),
     (oe.check_rank_for_stress, lambda D, t: rank_for_stress(D, t) + 1, "too large"),
     (pe.check_alibi_slopes, lambda D, t: slopes(D, t)[::-1], "wrong order"),
-    (pe.check_logit_distances, lambda G: logit_distances(G) ** 2, "off by"),
-    (lt_checks.check_lag_similarity, lambda P: lag_similarity(P - P.mean(0)), "off by"),
+    (pe.check_logit_distances, lambda G: logit_distances(G) ** 2, "is wrong"),
+    (lt_checks.check_lag_similarity, lambda P: lag_similarity(P - P.mean(0)), "do not centre the rows"),
+    (oe.check_double_centring, lambda D: -0.5 * _centred(D), "square the distances"),
+    (pe.check_alibi_logits, lambda n, m: np.abs(np.subtract.outer(np.arange(n), np.arange(n))) * m, "penalty"),
     (lt_checks.check_interpolation, lambda P, m: P[np.minimum(np.arange(m), len(P) - 1)], "extension"),
     (ym.check_rotary_distances, lambda n, t: rotary(n, t) ** 2, "squared"),
     (ym.check_offset_profile, lambda D: offset_profile(D)[1:], "shape"),
@@ -291,3 +298,48 @@ def test_a_lazy_top_level_name_read_during_a_check_is_restored(monkeypatch):
         with pytest.raises(PackageFunctionSwitchedOff):
             posgeom.classical_mds(np.zeros((2, 2)))  # the first read caches the stand-in
     assert posgeom.classical_mds is geometry.classical_mds
+
+
+def test_a_right_formula_never_fails_on_rounding(capsys):
+    """sqrt(2 - 2 BC), the chapter's own formula, is exact only to about sqrt(eps): it must pass."""
+    def through_bc(P):
+        S = np.sqrt(P)
+        return np.sqrt(np.maximum(2.0 - 2.0 * S @ S.T, 0.0))
+
+    assert oe.check_hellinger_matrix(through_bc), capsys.readouterr().out
+
+
+def test_a_wrong_answer_is_named_without_its_expected_value_or_sign(capsys):
+    assert not oe.check_noise_floor(lambda v, N: 0.0)
+    out = capsys.readouterr().out
+    assert "error of order 1e+00 relative" in out and "too small" not in out and "e-0" not in out.split("order")[0]
+    assert not oe.check_hellinger_matrix(lambda P: np.ones((len(P), len(P))))
+    assert "the diagonal of the distance matrix should be 0" in capsys.readouterr().out
+    assert not oe.check_double_centring(lambda D: np.triu(np.ones_like(D)))
+    assert "B should be symmetric" in capsys.readouterr().out
+
+
+def test_a_hint_only_when_its_condition_holds(capsys):
+    def right(offsets, d, base):
+        w = base ** (-2.0 * np.arange(d // 2) / d)
+        return np.cos(np.outer(offsets, w)).mean(axis=1)
+
+    assert not wp.check_sinusoid_kernel(lambda o, d, b: 2 * right(o, d, b))
+    assert "K(0) must be 1" in capsys.readouterr().out
+    assert not wp.check_sinusoid_kernel(lambda o, d, b: right(o, d, b) ** 3)  # K(0) = 1, wrong elsewhere
+    assert "K(0) must be 1" not in capsys.readouterr().out
+
+
+def test_the_grader_learns_which_functions_a_check_switches_off():
+    names = core.functions_switched_off(oe.check_double_centring)
+    assert "posgeom.geometry.mds:double_centered_gram" in names or any(n.endswith(":double_centered_gram") for n in names)
+    assert any(n.endswith(":classical_mds") for n in names)
+    assert any(n.endswith(":hellinger_matrix") for n in core.functions_switched_off(oe.check_hellinger_matrix))
+
+
+def test_no_hint_names_a_mistake_the_answer_does_not_make(capsys):
+    assert not oe.check_double_centring(lambda D: np.zeros_like(D) + 1.0)
+    out = capsys.readouterr().out
+    assert "Hint" not in out, out
+    assert not pe.check_alibi_logits(lambda n, m: np.zeros((n, n)) - 1.0)
+    assert "penalty" not in capsys.readouterr().out

@@ -55,7 +55,9 @@ def test_wheel_installs_and_runs_a_downloaded_chapter_offline(tmp_path):
 
     # the chapter as the site offers it, run cell by cell away from the checkout, offline
     notebook = write_plain_notebook(REPO / "notebooks" / "getting-started.md", tmp_path / "getting-started.ipynb")
-    code = ["".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    assert cells[0]["metadata"]["tags"] == ["install-posgeom"]  # the download's first cell installs posgeom ...
+    code = ["".join(c["source"]) for c in cells[1:]]  # ... which is installed here already
     assert "largest distance" in code[1]  # the chapter's first geometry cell
     script = tmp_path / "run.py"
     script.write_text(

@@ -86,44 +86,156 @@ def test_blocks_become_plain_markdown():
         "of text.",
         "```",
     ])
-    out = plain_markdown(source, labels={"thm-order": "Theorem 1"})
+    works = {"vaswani2017": {"authors_year": ("Vaswani et al.", "2017"), "entry": "Vaswani et al. Attention."}}
+    cited: list = []
+    out = plain_markdown(source, labels={"thm-order": "Theorem 1"}, book={"bibliography": works, "cited": cited})
     assert "**Theorem 1 (Order).**" in out and "For all $i$, $$a_i \\le b_i.$$" in out
-    assert "*Proof.*" in out and "Obvious, see Theorem 1 and [vaswani2017]." in out and "$\\blacksquare$" in out
+    assert "*Proof.*" in out and "Obvious, see Theorem 1 and (Vaswani et al., 2017)." in out and "$\\blacksquare$" in out
+    assert cited == ["vaswani2017"]
     assert "**Exercise 1 (Try it).**" in out and "> **Note**" in out and "> Nested." in out
     assert "42" not in out and "dropdown" not in out and ":label:" not in out
     assert "> **Careful**" in out and "> Two lines\n> of text." in out
     assert "(sec-x)=" not in out and "a comment" not in out
-    kept = plain_markdown(source, solutions=True)
+    kept = plain_markdown(source, solutions=True, book={"bibliography": works})
     assert "**Solution.**" in kept and "The answer is 42." in kept and "print(42)" in kept
 
 
+BOOK_CONFIG = """repository:
+  url: https://example.org/me/book
+  branch: dev
+html:
+  baseurl: https://me.example.org/book/
+bibtex_bibfiles:
+  - refs.bib
+"""
+REFS = """@article{smith2020,
+  author = {Smith, Ann and Jones, Bob and Lee, Cy},
+  title = {Positions},
+  journal = {J. Pos.},
+  year = {2020}
+}
+"""
+HEADER = ["---", "jupytext:", "  text_representation:", "    extension: .md", "    format_name: myst", "kernelspec:",
+          "  name: python3", "  display_name: Python 3", "---", ""]
+
+
+def small_book(tmp_path, body: list[str]) -> Path:
+    """A book folder (``_config.yml``, ``refs.bib``) with one chapter ``notebooks/chapter.md``."""
+    (tmp_path / "_config.yml").write_text(BOOK_CONFIG)
+    (tmp_path / "refs.bib").write_text(REFS)
+    chapter = tmp_path / "notebooks" / "chapter.md"
+    chapter.parent.mkdir()
+    chapter.write_text("\n".join(HEADER + body))
+    return chapter
+
+
+GLUE_CHAPTER = [
+    "```{code-cell} ipython3", "from myst_nb import glue", "x = 1", "```", "",
+    "```{code-cell} ipython3", "for name in ('a', 'b'):", "    glue(f\"rate_{name}\", 0.1234, display=False)",
+    "glue('count', 7)", "```", "",
+    "The rate is {glue:text}`rate_a:.1%` over {glue:text}`count` runs, b is {glue:text}`rate_b:.2f`.", "",
+]
+
+
 def test_glued_numbers_are_written_out_or_their_cell_named(tmp_path):
-    chapter = tmp_path / "chapter.md"
-    chapter.write_text("\n".join([
-        "---", "jupytext:", "  text_representation:", "    extension: .md", "    format_name: myst", "kernelspec:",
-        "  name: python3", "  display_name: Python 3", "---", "",
-        "```{code-cell} ipython3", "from myst_nb import glue", "x = 1", "```", "",
-        "```{code-cell} ipython3", "for name in ('a', 'b'):", "    glue(f\"rate_{name}\", 0.1234, display=False)",
-        "glue('count', 7)", "```", "",
-        "The rate is {glue:text}`rate_a:.1%` over {glue:text}`count` runs, b is {glue:text}`rate_b:.2f`.", "",
-    ]))
+    chapter = small_book(tmp_path, GLUE_CHAPTER)
     named = plain_notebook(chapter)
     text = named.cells[-1].source
-    assert "`rate_a`" in text and "`count`" in text and "code cell 2" in text and "{glue" not in text
-    assert named.cells[0].source.startswith("from posgeom.notebooks import glue")
+    assert "rate_a" not in text and "count`" not in text and "{glue" not in text
+    assert text.count("[number: run code cell 2]") == 3 and "run it to see them" in text
+    code = [c for c in named.cells if c.cell_type == "code"]
+    assert code[1].source.startswith("from posgeom.notebooks import glue")
     executed = {"cells": [{"cell_type": "code", "outputs": [
         {"output_type": "display_data", "metadata": {"scrapbook": {"name": "rate_a", "mime_prefix": "application/papermill.record/"}},
-         "data": {"application/papermill.record/text/plain": "0.1234"}},
+         "data": {"application/papermill.record/text/plain": "np.float64(0.1234)"}},
         {"output_type": "display_data", "metadata": {"scrapbook": {"name": "count", "mime_prefix": ""}},
          "data": {"text/plain": "7"}},
     ]}]}
-    assert glue_values(executed) == {"rate_a": "0.1234", "count": "7"}
+    assert glue_values(executed) == {"rate_a": "np.float64(0.1234)", "count": "7"}
     text = plain_notebook(chapter, executed=executed).cells[-1].source
-    assert text.startswith("The rate is 12.3% over 7 runs, b is `rate_b`.")
-    assert "code cell 2" in text  # rate_b had no value: its cell is named
+    assert text.startswith("The rate is 12.3% over 7 runs, b is [number: run code cell 2].")
+
+
+def test_a_glue_role_no_cell_computes_is_an_error(tmp_path):
+    chapter = small_book(tmp_path, ["Value {glue:text}`nowhere`.", ""])
+    with pytest.raises(ValueError, match="no code cell of the chapter glues 'nowhere'"):
+        plain_notebook(chapter)
+
+
+def test_glued_values_come_from_the_books_jupyter_cache(tmp_path):
+    """myst-nb strips the glue outputs from _build/jupyter_execute; its jupyter-cache keeps them."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from myst_parser.config.main import MdParserConfig
+
+    from posgeom.notebooks import cached_execution
+
+    chapter = small_book(tmp_path, GLUE_CHAPTER)
+    cache_dir = tmp_path / "_build" / ".jupyter_cache"
+    assert cached_execution(chapter, cache_dir) is None
+    nb = read_myst_markdown_notebook(chapter.read_text(), config=MdParserConfig(), add_source_map=True)
+    glue_cell = [c for c in nb.cells if c.cell_type == "code"][1]
+    glue_cell.outputs = [nbformat.v4.new_output("display_data", metadata={"scrapbook": {"name": key, "mime_prefix": "application/papermill.record/"}},
+                                                data={"application/papermill.record/text/plain": value})
+                         for key, value in (("rate_a", "0.5"), ("rate_b", "0.25"), ("count", "3"))]
+    get_cache(str(cache_dir)).cache_notebook_bundle(CacheBundleIn(nb, str(chapter)), check_validity=False)
+    text = plain_notebook(chapter, executed=cache_dir).cells[-1].source
+    assert text.startswith("The rate is 50.0% over 3 runs, b is 0.25.")
+    chapter.write_text(chapter.read_text().replace("x = 1", "x = 2"))  # edited since: the cache does not match
+    assert cached_execution(chapter, cache_dir) is None
+
+
+def test_export_installs_posgeom_links_the_site_and_cites_author_year(tmp_path):
+    chapter = small_book(tmp_path, [
+        "# A chapter", "", "As {cite:t}`smith2020` show {cite:p}`smith2020`; see [the next one](other.md#sec-a)",
+        "and {doc}`the guide <../book/guide>`, or [a site](https://example.org/x.md).", "",
+        "```{code-cell} ipython3", "x = 1", "```", ""])
+    nb = plain_notebook(chapter)
+    assert nb.cells[0].source.startswith("# A chapter")
+    note, install = nb.cells[1], nb.cells[2]
+    assert "https://me.example.org/book/" in note.source
+    assert install.metadata["tags"] == ["install-posgeom"]
+    assert '%pip install --quiet "posgeom[nlp] @ git+https://example.org/me/book@dev"' in install.source
+    body = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "Smith et al. (2020) show (Smith et al., 2020)" in body
+    assert "[the next one](https://me.example.org/book/notebooks/other.html#sec-a)" in body
+    assert "[the guide](https://me.example.org/book/book/guide.html)" in body
+    assert "[a site](https://example.org/x.md)" in body
+    assert nb.cells[-1].source.startswith("## References\n\n- Ann Smith, Bob Jones, and Cy Lee")
+    assert "smith2020" not in body
+
+
+def test_a_book_without_the_export_settings_is_refused(tmp_path):
+    chapter = small_book(tmp_path, ["Text.", ""])
+    (tmp_path / "_config.yml").write_text("title: x\n")
+    with pytest.raises(ValueError, match="sets no repository.url, repository.branch, html.baseurl"):
+        plain_notebook(chapter)
 
 
 def test_glue_fallback_shows_the_value(capsys):
     from posgeom.notebooks import glue
 
     glue("posgeom_test_value", 3, display=False)  # with or without myst-nb: no error
+
+
+def test_the_cache_myst_nb_writes_is_the_one_read(tmp_path):
+    """Execute a small chapter through myst-nb's own cache client (as the book build does), then read
+    its glued values back: the hash the writer computes matches the one myst-nb stored."""
+    import logging
+
+    from myst_nb.core.config import NbParserConfig
+    from myst_nb.core.execute import create_client
+    from myst_nb.core.read import create_nb_reader
+    from myst_parser.config.main import MdParserConfig
+
+    chapter = small_book(tmp_path, GLUE_CHAPTER)
+    cache_dir = tmp_path / "_build" / ".jupyter_cache"
+    nb_config = NbParserConfig(execution_mode="cache", execution_cache_path=str(cache_dir), execution_timeout=120)
+    text = chapter.read_text()
+    reader = create_nb_reader(str(chapter), MdParserConfig(enable_extensions={"dollarmath", "colon_fence"}),
+                              nb_config, text)
+    with create_client(reader.read(text), str(chapter), nb_config, logging.getLogger("posgeom-test"), reader.read_fmt):
+        pass
+    text = plain_notebook(chapter, executed=cache_dir).cells[-1].source
+    assert text.startswith("The rate is 12.3% over 7 runs, b is 0.12.")

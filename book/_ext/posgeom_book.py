@@ -16,7 +16,8 @@
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
 build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted by
 :func:`posgeom.notebooks.plain_notebook`: theorems, exercises and admonitions as plain Markdown,
-glued numbers written out, no solutions, no outputs) and puts a download link at the top of every
+glued numbers written out from the jupyter-cache, citations author–year, links to the published
+site, a first cell that installs posgeom, no solutions, no outputs) and puts a download link at the top of every
 chapter, so a student can open the chapter in JupyterLab or Colab. The generated files are never
 committed.
 """
@@ -83,25 +84,53 @@ def _add_download_link(app, doctree, docname) -> None:
     section.insert(title_index + 1, para)
 
 
-def _write_notebooks(app, exception) -> None:
-    """Convert every chapter to a plain ``.ipynb`` in the output folder (:mod:`posgeom.notebooks`).
+def chapter_download_buttons(app, pagename, templatename, context, doctree) -> None:
+    """The header's download menu offers a chapter's plain ``.ipynb`` (numbers written out), not its MyST
+    source (full of ``{glue}`` roles) nor the browser's print dialog labelled ".pdf"; pages that are
+    not chapters have nothing to download."""
+    buttons = context.get("header_buttons")
+    if not buttons:
+        return
+    group = next((b for b in buttons if b.get("label") == "download-buttons"), None)
+    if group is None:
+        return
+    if not _is_chapter(pagename):
+        buttons.remove(group)
+        return
+    group["buttons"] = [{
+        "type": "link",
+        "url": context["pathto"](f"{DOWNLOAD_DIR}/{Path(pagename).name}.ipynb", 1),
+        "text": ".ipynb",
+        "icon": "fas fa-code",
+        "tooltip": "Download this chapter as a Jupyter notebook (numbers written out, no solutions)",
+        "label": "download-notebook-button",
+    }]
 
-    Glued numbers are written out from the executed copy myst-nb keeps in ``_build/jupyter_execute``.
+
+def notebook_values_source(app) -> Path:
+    """Where the downloads' glued values come from: the book's jupyter-cache (``execute.cache``).
+
+    myst-nb strips the glue outputs from the copies it writes to ``_build/jupyter_execute``; the cache
+    keeps each chapter as executed, matched to the chapter's current code.
     """
+    configured = getattr(app.config, "nb_execution_cache_path", "") or ""
+    path = Path(configured) if configured else Path(app.outdir).parent / ".jupyter_cache"
+    return path if path.is_absolute() else Path(app.srcdir) / path
+
+
+def _write_notebooks(app, exception) -> None:
+    """Convert every chapter to a plain ``.ipynb`` in the output folder (:mod:`posgeom.notebooks`),
+    with its glued numbers written out from the jupyter-cache (:func:`notebook_values_source`)."""
     if exception is not None or app.builder.format != "html":
         return
     from posgeom.notebooks import write_plain_notebook
 
     out = Path(app.outdir) / DOWNLOAD_DIR
-    executed_dir = Path(app.outdir).parent / "jupyter_execute"
+    cache = notebook_values_source(app)
     for docname in sorted(app.env.found_docs):
         if not _is_chapter(docname):
             continue
-        executed = executed_dir / f"{docname}.ipynb"
-        write_plain_notebook(
-            Path(app.env.doc2path(docname)), out / (Path(docname).name + ".ipynb"),
-            executed=executed if executed.is_file() else None,
-        )
+        write_plain_notebook(Path(app.env.doc2path(docname)), out / (Path(docname).name + ".ipynb"), executed=cache)
 
 
 def restart_numbers_per_page(app, env) -> list[str]:
@@ -152,6 +181,7 @@ def setup(app):
     app.connect("builder-inited", _add_static)
     app.add_css_file("posgeom.css")
     app.connect("html-page-context", unique_scripts, priority=900)
+    app.connect("html-page-context", chapter_download_buttons, priority=900)  # after the theme's (501)
     app.connect("autodoc-process-docstring", _docstring_math, priority=400)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)

@@ -10,12 +10,22 @@ the exercise is about), and prints one line:
 
 While the student's function runs, the package functions that would answer the exercise are switched
 off (:func:`switched_off`): calling them raises :class:`PackageFunctionSwitchedOff`, so a one-line
-call to posgeom cannot pass.
+call to posgeom cannot pass. This is a courtesy for self-checking in the student's own kernel, which the
+student controls; the autograder (:mod:`posgeom.classroom.grading`) runs the student's function in a
+separate process where those functions and this package are blocked at import
+(:func:`functions_switched_off` tells it which), and compares the answers here.
+
+Tolerances follow the float precision of the quantity (:func:`array_problem`): a right formula never
+fails on rounding, including one through a square root of a difference (error about
+$\sqrt{\epsilon}$ times the scale). Feedback names what is wrong — a shape, NaN, a symmetry, a
+diagonal, the order of the relative error — never the expected value.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import math
 import sys
 import types
 from dataclasses import dataclass
@@ -23,7 +33,36 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-__all__ = ["Verdict", "PackageFunctionSwitchedOff", "switched_off", "run_check", "array_problem", "number_problem"]
+__all__ = ["Verdict", "PackageFunctionSwitchedOff", "switched_off", "run_check", "array_problem", "number_problem",
+           "functions_switched_off"]
+
+#: Set while :func:`functions_switched_off` asks a check what it switches off.
+_PROBE: contextvars.ContextVar = contextvars.ContextVar("posgeom_check_probe", default=None)
+
+
+class _Probed(Exception):
+    """Ends a check called by :func:`functions_switched_off` before it runs any case."""
+
+
+def functions_switched_off(check) -> list[str]:
+    """``"module:qualname"`` of the package functions ``check`` switches off (the grader blocks them).
+
+    The check is called with a dummy function and stops at :func:`run_check`, before any case runs.
+    """
+    found: list = []
+    token = _PROBE.set(found)
+    try:
+        check(lambda *args, **kwargs: None)
+    except _Probed:
+        pass
+    finally:
+        _PROBE.reset(token)
+    names = set()
+    for f in found:
+        for g in (f, getattr(f, "__wrapped__", None), getattr(f, "__func__", None)):
+            if callable(g) and getattr(g, "__module__", None) and getattr(g, "__qualname__", None):
+                names.add(f"{g.__module__}:{g.__qualname__}")
+    return sorted(names)
 
 
 @dataclass(frozen=True)
@@ -158,6 +197,10 @@ def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], com
     -------
     Verdict
     """
+    probe = _PROBE.get()
+    if probe is not None:
+        probe.extend(switch_off)
+        raise _Probed
     cases = list(cases)
     if not callable(student_fn):
         raise TypeError(f"pass your function itself to the check, not its result; got a {type(student_fn).__name__}")
@@ -180,7 +223,10 @@ def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], com
         except (TypeError, ValueError) as err:
             wrong = f"the answer could not be read ({err})"
         if wrong:
-            hint = hints(answer, *args) if hints is not None else ""
+            try:
+                hint = hints(answer, *args) if hints is not None else ""
+            except (TypeError, ValueError, IndexError):  # a hint's test on an unreadable answer: no hint
+                hint = ""
             problem = f"Case '{label}': {wrong}." + (f" Hint: {hint}" if hint else "")
             break
     if problem is None:
@@ -192,28 +238,85 @@ def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], com
     return verdict
 
 
-def array_problem(answer, want: np.ndarray, *, atol: float, rtol: float = 0.0, what: str = "the result") -> str | None:
-    """What differs between an array answer and the oracle's, without the oracle's values."""
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _tolerance(want: np.ndarray, atol: float, rtol: float, sqrt: bool) -> tuple[float, float]:
+    """(atol, rtol) no tighter than float64 rounding allows for a quantity of this scale.
+
+    A sum or product of n terms is exact to about n·eps relative; a square root of a difference that
+    cancels (sqrt(2 - 2 BC) near 0) only to about sqrt(eps) times the scale.
+    """
+    finite = np.abs(want[np.isfinite(want)]) if np.size(want) else np.zeros(0)
+    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    floor = 64 * _EPS * scale
+    if sqrt:
+        floor = max(floor, 8 * math.sqrt(_EPS) * scale)
+    return max(atol, floor), max(rtol, 64 * _EPS)
+
+
+def _order(x: float) -> str:
+    """The order of magnitude of a positive error, e.g. ``1e-03`` (not the error itself)."""
+    return "1e{:+03d}".format(int(math.floor(math.log10(x)))) if x > 0 and math.isfinite(x) else "inf"
+
+
+def array_problem(answer, want: np.ndarray, *, atol: float = 0.0, rtol: float = 0.0, what: str = "the result",
+                  sqrt: bool = False) -> str | None:
+    """What differs between an array answer and the oracle's, without the oracle's values.
+
+    Parameters
+    ----------
+    answer : array-like
+    want : ndarray
+        The oracle's array.
+    atol, rtol : float
+        Tolerances; raised to what float64 rounding allows for a quantity of this scale.
+    what : str
+        The name of the result in the message.
+    sqrt : bool
+        The quantity is a square root of a difference (a distance from squared distances), exact only
+        to about sqrt(eps) times its scale.
+
+    Returns
+    -------
+    str or None
+        The shape, NaN, a symmetry, a diagonal or the order of the largest relative error and where;
+        None when the answer is right.
+    """
+    want = np.asarray(want, dtype=np.float64)
     got = np.asarray(answer, dtype=np.float64)
     if got.shape != want.shape:
         return f"{what} has shape {got.shape}, which is not the shape asked for"
     if not np.all(np.isfinite(got)):
         return f"{what} contains NaN or infinite values"
+    atol, rtol = _tolerance(want, atol, rtol, sqrt)
     err = np.abs(got - want)
     bound = atol + rtol * np.abs(want)
     if np.all(err <= bound):
         return None
+    if got.ndim == 2 and got.shape[0] == got.shape[1] and got.shape[0] > 1:
+        if np.allclose(want, want.T, atol=atol, rtol=rtol) and not np.allclose(got, got.T, atol=atol, rtol=rtol):
+            return f"{what} should be symmetric and is not"
+        if np.all(np.abs(np.diag(want)) <= atol) and not np.all(np.abs(np.diag(got)) <= atol):
+            return f"the diagonal of {what} should be 0 and is not"
     where = np.unravel_index(int(np.argmax(err - bound)), want.shape)
     place = f" at index {tuple(int(i) for i in where)}" if got.ndim else ""
-    return f"{what} is off by {float(err[where]):.2e}{place}"
+    scale = max(float(np.abs(want).max()) if want.size else 0.0, atol)
+    return f"{what} is wrong{place}: an error of order {_order(float(err[where]) / scale)} relative to its scale"
 
 
-def number_problem(answer, want: float, *, atol: float, rtol: float = 0.0, what: str = "the value") -> str | None:
-    """What differs between a scalar answer and the oracle's, without the oracle's value."""
+def number_problem(answer, want: float, *, atol: float = 0.0, rtol: float = 0.0, what: str = "the value",
+                   sqrt: bool = False) -> str | None:
+    """What differs between a scalar answer and the oracle's, without the oracle's value (nor its sign)."""
+    if isinstance(answer, (list, tuple, dict, str)) or np.ndim(answer) != 0:
+        return f"{what} should be one number, got {type(answer).__name__}"
     try:
         got = float(answer)
     except (TypeError, ValueError):
         return f"{what} should be a number, got {type(answer).__name__}"
+    if not math.isfinite(got):
+        return f"{what} is NaN or infinite"
+    atol, rtol = _tolerance(np.array([want], dtype=np.float64), atol, rtol, sqrt)
     if abs(got - want) <= atol + rtol * abs(want):
         return None
-    return f"{what} is off by {abs(got - want):.2e} ({'too large' if got > want else 'too small'})"
+    return f"{what} is wrong: an error of order {_order(abs(got - want) / max(abs(want), atol))} relative to its size"

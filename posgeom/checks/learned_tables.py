@@ -57,7 +57,9 @@ def check_lag_similarity(student_fn) -> Verdict:
         s = np.ravel(np.asarray(s, dtype=np.float64))
         if s.size and abs(s[0] - 1.0) > 1e-6:
             return "s(0) is 1: normalise every row to unit length before the dot products."
-        return "do not centre the rows; average over the n - delta pairs at each lag."
+        if s.shape == (P.shape[0],) and np.allclose(s, _lag_oracle(P - P.mean(axis=0)), atol=1e-9):
+            return "do not centre the rows: the similarity is of the raw rows."
+        return ""
 
     return run_check("lag similarity", student_fn, _lag_cases(), compare,
                      switch_off=(lt.similarity_by_lag, lt.cosine_similarity_matrix), hints=hints)

@@ -86,7 +86,7 @@ def check_hellinger_matrix(student_fn) -> Verdict:
              ("two identical rows", (np.vstack([same, same, _random_probs(rng, 1, 10, sparse=False)]),))]
 
     def compare(D, P):
-        return array_problem(D, _hellinger_oracle(P), atol=1e-9, what="the distance matrix")
+        return array_problem(D, _hellinger_oracle(P), atol=1e-9, what="the distance matrix", sqrt=True)
 
     def hints(D, P):
         want = _hellinger_oracle(P)
@@ -140,12 +140,13 @@ def check_classical_mds(student_fn) -> Verdict:
         if X.shape != (D.shape[0], k):
             return f"the embedding has shape {X.shape}; it needs one row per position and k columns"
         have = np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(len(X))] for i in range(len(X))])
-        return array_problem(have, _mds_distances_oracle(D, k), atol=1e-8, what="the distances of your embedding")
+        return array_problem(have, _mds_distances_oracle(D, k), atol=1e-8, what="the distances of your embedding", sqrt=True)
 
     def hints(X, D, k):
         return "B = -1/2 J D^2 J (squared distances), eigenvalues in decreasing order, coordinates U sqrt(Lambda)."
 
-    return run_check("classical MDS", student_fn, cases, compare, switch_off=(geo.classical_mds,), hints=hints)
+    return run_check("classical MDS", student_fn, cases, compare,
+                     switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
 
 
 def check_double_centring(student_fn) -> Verdict:
@@ -161,9 +162,19 @@ def check_double_centring(student_fn) -> Verdict:
         return array_problem(B, _double_centring_oracle(D), atol=1e-10, what="B")
 
     def hints(B, D):
-        return "square the distances entry by entry before centring, and centre both rows and columns."
+        B = np.asarray(B, dtype=np.float64)
+        if B.shape != D.shape:
+            return ""
+        n = D.shape[0]
+        J = np.eye(n) - np.ones((n, n)) / n
+        if np.allclose(B, -0.5 * J @ D @ J, atol=1e-9):
+            return "square the distances entry by entry before centring."
+        if any(np.allclose(B, -0.5 * side, atol=1e-9) for side in (J @ (D * D), (D * D) @ J)):
+            return "centre both rows and columns: J on both sides."
+        return ""
 
-    return run_check("double centring", student_fn, cases, compare, switch_off=(geo.classical_mds,), hints=hints)
+    return run_check("double centring", student_fn, cases, compare,
+                     switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
 
 
 def _rank_for_stress_oracle(D: np.ndarray, threshold: float) -> int:

@@ -201,7 +201,7 @@ def check_logit_distances(student_fn) -> Verdict:
         return out
 
     def compare(Dhat, G):
-        return array_problem(Dhat, oracle(G), atol=1e-10, what="the distance matrix")
+        return array_problem(Dhat, oracle(G), atol=1e-10, what="the distance matrix", sqrt=True)
 
     def hints(Dhat, G):
         if not np.allclose(np.asarray(Dhat), np.asarray(Dhat).T):
@@ -223,6 +223,8 @@ def check_alibi_logits(student_fn) -> Verdict:
         return array_problem(G, oracle(n, m), atol=1e-15, what="the bias matrix")
 
     def hints(G, n, m):
-        return "the bias is a penalty: minus the slope times the distance |i - j|."
+        if np.shape(G) == (n, n) and np.allclose(G, -oracle(n, m), atol=1e-12) and m * (n - 1) > 0:
+            return "the bias is a penalty: minus the slope times the distance |i - j|."
+        return ""
 
     return run_check("ALiBi logits", student_fn, cases, compare, hints=hints)

@@ -66,7 +66,7 @@ def check_sinusoid_distances(student_fn) -> Verdict:
     """
 
     def compare(D, n, d, base):
-        return array_problem(D, _pairwise_oracle(_sinusoid_table_oracle(n, d, base)), atol=1e-9, what="the distance matrix")
+        return array_problem(D, _pairwise_oracle(_sinusoid_table_oracle(n, d, base)), atol=1e-9, what="the distance matrix", sqrt=True)
 
     def hints(D, n, d, base):
         want = _pairwise_oracle(_sinusoid_table_oracle(n, d, base))
@@ -97,7 +97,11 @@ def check_sinusoid_kernel(student_fn) -> Verdict:
         return array_problem(np.ravel(K) if np.ndim(K) else K, oracle(offsets, d, base), atol=1e-10, what="K")
 
     def hints(K, offsets, d, base):
-        return "K(0) must be 1: average the cosines over the d/2 frequencies (the factor is 2/d)."
+        K = np.ravel(np.asarray(K, dtype=np.float64))
+        zero = np.flatnonzero(np.asarray(offsets) == 0)
+        if K.shape == np.shape(offsets) and zero.size and abs(K[zero[0]] - 1.0) > 1e-9:
+            return "K(0) must be 1: average the cosines over the d/2 frequencies (the factor is 2/d)."
+        return ""
 
     return run_check("sinusoid kernel", student_fn, cases, compare, switch_off=_sinusoid_functions(), hints=hints)
 

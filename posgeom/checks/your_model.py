@@ -45,7 +45,7 @@ def check_rotary_distances(student_fn) -> Verdict:
         return D
 
     def compare(D, n, theta):
-        return array_problem(D, oracle(n, theta), atol=1e-9, what="the distance matrix")
+        return array_problem(D, oracle(n, theta), atol=1e-9, what="the distance matrix", sqrt=True)
 
     def hints(D, n, theta):
         want = oracle(n, theta)

@@ -1,8 +1,10 @@
 r"""Build the classroom editions of the chapters (see :mod:`posgeom.classroom`).
 
-Built on :func:`posgeom.notebooks.plain_notebook`: the student edition is the plain notebook without
-solutions (each coding exercise keeps its stub cell and its check cell), the instructor edition the
-plain notebook with the solutions, executed. The key of the autograder is read from the chapter's
+Built on :func:`posgeom.notebooks.plain_notebook` (the writer of the book's downloads): the student
+edition is the plain notebook without solutions (each coding exercise under its book number and
+title, keeping its stub cell and its check cell), the instructor edition the plain notebook with the
+solutions, executed; both with the glued values written out (from the book's jupyter-cache, or from
+executing the instructor edition). The key of the autograder is read from the chapter's
 check cells (tagged ``exercise-check``): the check they import from :mod:`posgeom.checks` and the
 function they pass to it, under the exercise they follow.
 """
@@ -48,10 +50,11 @@ def exercise_key(chapter: str | Path) -> dict:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             for m in _EXERCISE.finditer(cell.source):
-                count += 1
+                numbered = ":nonumber:" not in m.group("opts")  # the book numbers the others 1, 2, ...
+                count += numbered
                 label = re.search(r":label:[ \t]*(\S+)", m.group("opts"))
-                current = {"label": label.group(1) if label else f"exercise-{count}", "number": count,
-                           "title": m.group("title").strip()}
+                current = {"label": label.group(1) if label else f"exercise-{count}",
+                           "number": count if numbered else None, "title": m.group("title").strip()}
             continue
         if "exercise-check" not in cell.metadata.get("tags", []):
             continue
@@ -70,8 +73,35 @@ def exercise_key(chapter: str | Path) -> dict:
     return {"chapter": path.stem, "exercises": exercises}
 
 
+def _chapter_values(source: Path, cache: Path | None) -> dict:
+    """The chapter's glued values from the book's jupyter-cache, when it holds the current chapter."""
+    from ..notebooks import cached_execution, glue_values
+
+    executed = cached_execution(source, cache) if cache is not None else None
+    return glue_values(executed) if executed is not None else {}
+
+
+def _executed_instructor(source: Path, values: dict, folder: Path, timeout: int):
+    """Execute the instructor edition (without its install cell); return it with the values it glued."""
+    from nbclient import NotebookClient
+
+    from ..notebooks import INSTALL_TAG, glue_values, plain_notebook
+
+    run = plain_notebook(source, solutions=True, executed=values or None)
+    run.cells = [c for c in run.cells if INSTALL_TAG not in c.metadata.get("tags", [])]
+    NotebookClient(run, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    values = {**values, **glue_values(run)}
+    instructor = plain_notebook(source, solutions=True, executed=values)  # the text with the numbers written out
+    ran = iter(c for c in run.cells if c.cell_type == "code")
+    for cell in instructor.cells:
+        if cell.cell_type == "code" and INSTALL_TAG not in cell.metadata.get("tags", []):
+            done = next(ran)
+            cell.outputs, cell.execution_count = done.outputs, done.execution_count
+    return instructor, values
+
+
 def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True, timeout: int = 1800,
-          notebooks_dir: str | Path | None = None) -> list[Path]:
+          notebooks_dir: str | Path | None = None, cache: str | Path | None = None) -> list[Path]:
     """Write the three editions of each chapter under ``out/<chapter>/``.
 
     Parameters
@@ -81,11 +111,15 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
     out : path
         Output folder.
     execute : bool
-        Execute the instructor edition (a solution that fails raises here).
+        Execute the instructor edition (a solution that fails raises here); its glued values are
+        written out in both editions.
     timeout : int
         Seconds allowed per cell when executing.
     notebooks_dir : path, optional
         The chapters' folder (default: the checkout's ``notebooks/``).
+    cache : path, optional
+        The book's jupyter-cache, whose executed chapters give the glued values (default:
+        ``_build/.jupyter_cache`` beside the chapters' folder, when it is there).
 
     Returns
     -------
@@ -100,6 +134,7 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
     from ..notebooks import plain_notebook
 
     folder = Path(notebooks_dir) if notebooks_dir is not None else _notebooks_dir()
+    cache = Path(cache) if cache is not None else folder.parent / "_build" / ".jupyter_cache"
     available = chapters_with_exercises(folder)
     chapters = list(chapters) if chapters else available
     unknown = [c for c in chapters if c not in available]
@@ -110,13 +145,12 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
         source = folder / f"{slug}.md"
         target = Path(out) / slug
         target.mkdir(parents=True, exist_ok=True)
-        nbformat.write(plain_notebook(source, solutions=False), str(target / "student.ipynb"))
-        instructor = plain_notebook(source, solutions=True)
+        values = _chapter_values(source, cache)
         if execute:
-            from nbclient import NotebookClient
-
-            NotebookClient(instructor, timeout=timeout, kernel_name="python3",
-                           resources={"metadata": {"path": str(folder)}}).execute()
+            instructor, values = _executed_instructor(source, values, folder, timeout)
+        else:
+            instructor = plain_notebook(source, solutions=True, executed=values or None)
+        nbformat.write(plain_notebook(source, solutions=False, executed=values or None), str(target / "student.ipynb"))
         nbformat.write(instructor, str(target / "instructor.ipynb"))
         (target / "autograder.json").write_text(json.dumps(exercise_key(source), indent=2) + "\n")
         written.append(target)

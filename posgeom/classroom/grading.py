@@ -1,22 +1,41 @@
-r"""The autograder: run a completed student notebook and score each coding exercise.
+r"""The autograder: run a submission in a sandbox and score each coding exercise in the grader's own process.
 
 The key (``autograder.json``, written by :func:`~posgeom.classroom.editions.build`) lists the chapter's
 coding exercises: label, number, title, the check (``module:function`` in :mod:`posgeom.checks`) and
-the name of the function the student writes. :func:`grade` executes the submission in a fresh kernel
-(a cell that raises does not stop it), then runs every check itself on the function the notebook
-defined, so a deleted or edited check cell changes nothing. Each exercise scores 1 (every hidden case
-passes) or 0; the score is their mean, in percent.
+the name of the function the student writes. :func:`grade` decides in three steps, none of which
+trusts what the submission prints:
+
+1. **Run.** The notebook runs in a fresh kernel whose working folder is a new temporary folder holding
+   a copy of it (nothing beside the submission is reachable by a relative path), with a time limit per
+   cell and per submission and, where the platform has ``resource``, an address-space limit. A cell
+   that raises does not stop it; a cell that runs past its limit, or a kernel that dies, stops the run.
+   After every cell that mentions an exercise's function, that function is pickled by value
+   (cloudpickle) out of the kernel, so an exercise keeps what it had when a later cell never ends.
+2. **Answer.** Each exercise's function is loaded into its own child process
+   (:class:`~posgeom.classroom.sandbox.Answerer`) in which :mod:`posgeom.checks` and the posgeom
+   functions the exercise is about are blocked at import, for it and every process it starts.
+3. **Decide.** The check runs here, in the grader's process, calling the child only for the answers
+   (plain data) and comparing them with its oracle. The grade lines are written here; nothing the
+   student's code prints, patches or hooks in its kernel reaches them.
+
+Each exercise scores 1 (every hidden case passes) or 0; the score is their mean, in percent.
+:func:`grade_folder` grades a folder of submissions in parallel (each in its own sandbox) into one CSV.
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import io
 import json
+import shutil
+import tempfile
+import time
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 
-__all__ = ["ExerciseScore", "GradeReport", "grade", "exercise_cells"]
-
-_MARK = "POSGEOM-GRADES:"
+__all__ = ["ExerciseScore", "GradeReport", "grade", "grade_folder", "write_grades_csv", "exercise_cells"]
 
 
 @dataclass(frozen=True)
@@ -32,10 +51,16 @@ class ExerciseScore:
 
 @dataclass
 class GradeReport:
-    """Scores of one submission; ``percent`` is the mean score of the exercises times 100."""
+    """Scores of one submission; ``percent`` is the mean score of the exercises times 100.
+
+    ``notes`` say what stopped the run early (a cell past its time limit, a dead kernel); ``error`` is
+    set, with no exercises, when the submission could not be graded at all (not a notebook ...).
+    """
 
     notebook: str
     exercises: list[ExerciseScore] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
 
     @property
     def percent(self) -> float:
@@ -43,7 +68,10 @@ class GradeReport:
 
     def table(self) -> str:
         """One line per exercise and the total, as printed by ``posgeom classroom grade``."""
+        if self.error:
+            return f"{Path(self.notebook).name}: not graded: {self.error}"
         lines = [f"Exercise {e.number} ({e.title}): {e.score:.0f}/1  {e.message}" for e in self.exercises]
+        lines += [f"Note: {note}" for note in self.notes]
         return "\n".join(lines + [f"Score: {self.percent:.0f} %"])
 
 
@@ -59,44 +87,153 @@ def exercise_cells(nb):
     return ([first_code] if first_code is not None else []) + list(nb.cells[start:])
 
 
-def _grading_source(exercises: list[dict]) -> str:
+def _snapshot_source(names: list[str], folder: Path) -> str:
+    """Kernel code that pickles each named function by value into ``folder`` (and leaves no name behind)."""
     return "\n".join([
-        "import contextlib as _c, importlib as _i, io as _io, json as _j",
-        "_grades = []",
-        f"for _e in {exercises!r}:",
-        "    _mod, _, _name = _e['check'].partition(':')",
-        "    _check = getattr(_i.import_module(_mod), _name)",
-        "    _fn = globals().get(_e['function'])",
-        "    if _fn is None:",
-        "        _grades.append([_e['label'], False, 'the notebook defines no function ' + _e['function']])",
-        "        continue",
-        "    with _c.redirect_stdout(_io.StringIO()):",
+        f"def __posgeom_snapshot(names={names!r}, folder={str(folder)!r}):",
+        "    import os",
+        "    import cloudpickle",
+        "    for name in names:",
+        "        function = globals().get(name)",
+        "        if not callable(function):",
+        "            continue",
         "        try:",
-        "            _v = _check(_fn)",
-        "            _grades.append([_e['label'], bool(_v.passed), _v.message])",
-        "        except Exception as _err:",
-        "            _grades.append([_e['label'], False, f'the check could not run: {type(_err).__name__}: {_err}'])",
-        f"print({_MARK!r} + _j.dumps(_grades))",
+        "            data = cloudpickle.dumps(function)",
+        "        except Exception:",
+        "            continue",
+        "        with open(os.path.join(folder, name + '.pkl'), 'wb') as out:",
+        "            out.write(data)",
+        "__posgeom_snapshot()",
+        "del __posgeom_snapshot",
     ])
 
 
-def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool = False,
-          timeout: int = 600, workdir: str | Path | None = None) -> GradeReport:
-    """Run a submission and score each coding exercise of the key.
+def _memory_source(memory_mb: int | None) -> str:
+    if not memory_mb:
+        return "pass"
+    limit = int(memory_mb) * 1024 * 1024
+    return "\n".join([
+        "try:",
+        "    import resource as __posgeom_resource",
+        f"    __posgeom_resource.setrlimit(__posgeom_resource.RLIMIT_AS, ({limit}, {limit}))",
+        "    del __posgeom_resource",
+        "except Exception:",
+        "    pass",
+    ])
+
+
+def _run_submission(nb, names: list[str], work: Path, snapshots: Path, *, timeout: float,
+                    submission_timeout: float, memory_mb: int | None, clock=time.monotonic) -> list[str]:
+    """Run ``nb`` in a kernel working in ``work``; pickle the functions ``names`` into ``snapshots``.
+
+    Returns the notes on what stopped the run early (empty when every cell ran).
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    client = NotebookClient(nb, timeout=int(timeout), allow_errors=True, kernel_name="python3",
+                            shutdown_kernel="immediate", resources={"metadata": {"path": str(work)}})
+    notes: list[str] = []
+    started = clock()
+    number = 0
+
+    def hidden(source: str) -> None:
+        nb.cells.append(nbformat.v4.new_code_cell(source))  # nbclient stores the cell back at its index
+        try:
+            client.execute_cell(nb.cells[-1], len(nb.cells) - 1, store_history=False)
+        finally:
+            nb.cells.pop()
+
+    def limit() -> int:
+        return max(1, int(min(timeout, submission_timeout - (clock() - started))))
+
+    snapshot = _snapshot_source(names, snapshots)
+    with client.setup_kernel(cwd=str(work)):
+        try:
+            hidden(_memory_source(memory_mb))
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                number += 1
+                if clock() - started >= submission_timeout:
+                    notes.append(f"the submission's time limit ({submission_timeout:g} s) was reached before code "
+                                 f"cell {number}; the cells from there on were not run")
+                    return notes
+                client.timeout = limit()
+                try:
+                    client.execute_cell(cell, index)
+                except CellTimeoutError:
+                    notes.append(f"code cell {number} did not finish within {client.timeout} s and was stopped; "
+                                 "the cells after it were not run")
+                    return notes
+                if any(name in cell.source for name in names):
+                    client.timeout = int(timeout)  # the grader's own code: the cell limit, not what is left
+                    hidden(snapshot)
+            client.timeout = int(timeout)
+            hidden(snapshot)
+        except CellTimeoutError:
+            notes.append("the submission's time limit was reached while its functions were being collected")
+        except DeadKernelError:
+            notes.append(f"the kernel died at code cell {number} (out of memory, or the notebook ended it); "
+                         "the cells after it were not run")
+    return notes
+
+
+def _score_exercise(exercise: dict, snapshots: Path, *, timeout: float, memory_mb: int | None) -> ExerciseScore:
+    """Check one exercise here, with the student's function answering from its own blocked process."""
+    from ..checks.core import functions_switched_off
+    from .sandbox import Answerer
+
+    title = exercise["title"]
+
+    def score(passed: bool, message: str) -> ExerciseScore:
+        return ExerciseScore(exercise["label"], exercise["number"], title, 1.0 if passed else 0.0, message)
+
+    pickled = snapshots / f"{exercise['function']}.pkl"
+    if not pickled.is_file():
+        return score(False, f"✗ {title}: the notebook defines no function {exercise['function']} "
+                            "(or it was not defined when the run stopped)")
+    module, _, name = exercise["check"].partition(":")
+    if not module.startswith("posgeom.checks."):
+        raise ValueError(f"the key names the check {exercise['check']!r}, which is not in posgeom.checks; "
+                         "rebuild the key with posgeom classroom build")
+    check = getattr(import_module(module), name)
+    with Answerer(pickled.read_bytes(), functions_switched_off(check), timeout=timeout, memory_mb=memory_mb) as child:
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                verdict = check(child.call)
+            except Exception as err:  # noqa: BLE001 - a check that cannot run is a verdict for this exercise
+                return score(False, f"✗ {title}: the check could not run: {type(err).__name__}: {err}")
+    return score(bool(verdict.passed), verdict.message)
+
+
+def _read_key(key) -> dict:
+    key = key if isinstance(key, dict) else json.loads(Path(key).read_text())
+    if not key.get("exercises"):
+        raise ValueError("the key lists no exercises; rebuild it with posgeom classroom build")
+    return key
+
+
+def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool = False, timeout: float = 120,
+          submission_timeout: float = 1800, memory_mb: int | None = 8192) -> GradeReport:
+    """Run a submission in a sandbox and score each coding exercise of the key (see the module docstring).
 
     Parameters
     ----------
     notebook : path
-        The completed student notebook (``.ipynb``).
+        The completed student notebook (``.ipynb``); it is copied, never run in place.
     key : path or dict
         The chapter's ``autograder.json`` (or its content).
     exercises_only : bool
         Run only the chapter's first code cell and its exercise section (fast; the exercises' functions
         must not need the chapter's earlier results).
-    timeout : int
-        Seconds allowed per cell.
-    workdir : path, optional
-        Folder the notebook runs in (default: the notebook's own folder).
+    timeout : float
+        Seconds allowed per cell, and per call of a student's function on a hidden case.
+    submission_timeout : float
+        Seconds allowed for the whole run of the notebook.
+    memory_mb : int, optional
+        Address-space limit of the kernel and of the answering processes, in MiB (None: no limit).
 
     Returns
     -------
@@ -106,29 +243,108 @@ def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool 
 
     require_notebook_tools()
     import nbformat
-    from nbclient import NotebookClient
+
+    from ..notebooks import INSTALL_TAG
 
     notebook = Path(notebook)
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook at {notebook}; give the path of the completed student notebook")
-    key = key if isinstance(key, dict) else json.loads(Path(key).read_text())
-    exercises = key.get("exercises", [])
-    if not exercises:
-        raise ValueError("the key lists no exercises; rebuild it with posgeom classroom build")
-    nb = nbformat.read(str(notebook), as_version=4)
+    if timeout <= 0 or submission_timeout <= 0:
+        raise ValueError(f"time limits must be positive, got --timeout {timeout} and {submission_timeout} s per submission")
+    exercises = _read_key(key)["exercises"]
+    try:
+        nb = nbformat.read(str(notebook), as_version=4)
+    except Exception as err:  # noqa: BLE001 - any unreadable file is the same answer to the instructor
+        raise ValueError(f"{notebook.name} is not a Jupyter notebook ({type(err).__name__}: {err})") from None
+    nb.cells = [c for c in nb.cells if INSTALL_TAG not in c.get("metadata", {}).get("tags", [])]
     if exercises_only:
         nb.cells = exercise_cells(nb)
-    nb.cells.append(nbformat.v4.new_code_cell(_grading_source(exercises)))
-    client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": str(workdir or notebook.parent)}})
-    client.execute()
-    text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
-    line = next((x for x in text.splitlines() if x.startswith(_MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the grading cell did not run to the end in {notebook.name}: {text[-300:]!r}")
-    verdicts = {label: (passed, message) for label, passed, message in json.loads(line[len(_MARK):])}
-    report = GradeReport(str(notebook))
-    for e in exercises:
-        passed, message = verdicts[e["label"]]
-        report.exercises.append(ExerciseScore(e["label"], e["number"], e["title"], 1.0 if passed else 0.0, message))
-    return report
+    sandbox = Path(tempfile.mkdtemp(prefix="posgeom-grade-"))
+    try:
+        work, snapshots = sandbox / "submission", sandbox / "functions"
+        work.mkdir()
+        snapshots.mkdir()
+        shutil.copy2(notebook, work / notebook.name)
+        names = sorted({e["function"] for e in exercises})
+        notes = _run_submission(nb, names, work, snapshots, timeout=timeout, submission_timeout=submission_timeout,
+                                memory_mb=memory_mb)
+        report = GradeReport(str(notebook), notes=notes)
+        for e in exercises:
+            report.exercises.append(_score_exercise(e, snapshots, timeout=timeout, memory_mb=memory_mb))
+        return report
+    finally:
+        shutil.rmtree(sandbox, ignore_errors=True)
+
+
+def _grade_or_error(notebook: Path, key: dict, options: dict) -> GradeReport:
+    try:
+        return grade(notebook, key, **options)
+    except (ValueError, OSError, RuntimeError) as err:
+        return GradeReport(str(notebook), error=str(err).splitlines()[0] if str(err) else type(err).__name__)
+
+
+def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None = None, **options) -> list[GradeReport]:
+    """Grade every ``*.ipynb`` of ``folder`` in parallel, each in its own sandbox (:func:`grade`).
+
+    Parameters
+    ----------
+    folder : path
+        The submissions (one notebook each; other files are left alone).
+    key : path or dict
+        The chapter's ``autograder.json``.
+    jobs : int, optional
+        Submissions graded at once (default: half the CPUs, at least 1).
+    **options
+        Passed to :func:`grade` (``exercises_only``, ``timeout``, ``submission_timeout``, ``memory_mb``).
+
+    Returns
+    -------
+    list of GradeReport
+        One per submission, in file-name order; a submission that could not be graded has ``error`` set.
+    """
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no folder at {folder}; give the folder that holds the submitted notebooks")
+    key = _read_key(key)
+    submissions = sorted(folder.glob("*.ipynb"))
+    if not submissions:
+        raise ValueError(f"{folder} holds no .ipynb submission")
+    jobs = jobs or max(1, (os.cpu_count() or 2) // 2)
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    if jobs == 1 or len(submissions) == 1:
+        return [_grade_or_error(path, key, options) for path in submissions]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(submissions)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(_grade_or_error, submissions, [key] * len(submissions), [options] * len(submissions)))
+
+
+def write_grades_csv(reports: list[GradeReport], key: str | Path | dict, target: str | Path) -> str:
+    """Write one row per submission (score, one column per exercise, the messages); return the summary line."""
+    exercises = _read_key(key)["exercises"]
+    columns = [f"exercise {e['number']}: {e['title']}" for e in exercises]
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["submission", "score_percent", *columns, "message"])
+        for r in reports:
+            if r.error:
+                writer.writerow([Path(r.notebook).name, "", *[""] * len(columns), f"not graded: {r.error}"])
+                continue
+            scores = {e.label: e for e in r.exercises}
+            failing = [scores[e["label"]].message for e in exercises if scores[e["label"]].score < 1]
+            writer.writerow([Path(r.notebook).name, f"{r.percent:.0f}",
+                             *[f"{scores[e['label']].score:.0f}" for e in exercises], " | ".join(failing + r.notes)])
+    graded = [r for r in reports if not r.error]
+    mean = sum(r.percent for r in graded) / len(graded) if graded else 0.0
+    full = sum(1 for r in graded if r.percent == 100.0)
+    summary = (f"graded {len(graded)} of {len(reports)} submissions into {target}: mean {mean:.0f} %, "
+               f"{full} at 100 %")
+    if len(graded) < len(reports):
+        summary += f", {len(reports) - len(graded)} not graded (see the message column)"
+    return summary
