@@ -102,7 +102,8 @@ class TailsOptions:
     short_fraction: float = 0.9
     min_length: int = 2
     kind: str = "marker_order"
-    seeds: tuple[int, ...] = (0, 1, 2)
+    #: S4's interval is over seeds: at least posgeom.geometry.MIN_SEEDS of them
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     train: StudyTraining = field(default_factory=StudyTraining)
 
 
