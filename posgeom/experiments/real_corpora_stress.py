@@ -449,7 +449,7 @@ def _progress(desc: str, total: int):
 
 def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
     """``estimate [low, high]`` of one stored interval (:meth:`posgeom.geometry.Interval.text`)."""
-    return geo.Interval(**entry).text(fmt)
+    return geo.Interval.from_dict(entry).text(fmt)
 
 
 __all__ = [

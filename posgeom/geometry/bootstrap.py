@@ -87,6 +87,14 @@ class Interval:
         return {"estimate": self.estimate, "low": self.low, "high": self.high, "bias": self.bias,
                 "bias_se": self.bias_se}
 
+    @classmethod
+    def from_dict(cls, entry: dict) -> "Interval":
+        """The interval stored by :meth:`as_dict`; a record of the older basic interval is refused with what to do."""
+        if "bootstrap_mean" in entry:
+            raise ValueError("this interval was stored by older code (a basic bootstrap interval, which need not hold "
+                             "its estimate); recompute the result that holds it (force=True)")
+        return cls(**entry)
+
     def bias_found(self) -> bool:
         """True when the bootstrap's bias exceeds :data:`BIAS_FOUND_SE` Monte-Carlo standard errors."""
         return abs(self.bias) > BIAS_FOUND_SE * self.bias_se
