@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import types
 
 import numpy as np
 import pytest
@@ -211,6 +212,12 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     k = res.values["closest_rank"]
     assert res.values["closest_violation"] == pytest.approx(res.arrays["mds_violation"][k - 1])
     assert "±" in mo.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
+    # with intervals: the row's rate and its interval, written by Interval.text (it holds the rate)
+    rate = row.violation_rate
+    fake = types.SimpleNamespace(values={"statistics": {"sinusoidal": posgeom.geometry.percentile_interval(
+        rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}})
+    text = mo.monotonicity_dataframe(res, fake).loc["sinusoidal", "violation rate"]
+    assert text.startswith(f"{rate:.3f} [") and float(text.split("[")[1].split(",")[0]) <= rate
 
 
 def test_run_ntk_tiny(settings):

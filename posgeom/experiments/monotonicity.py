@@ -273,8 +273,8 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None):
             if getattr(row, f"{key}_sd") is not None:
                 text += f" ± {getattr(row, key + '_sd'):.3f}"
             if key == "violation_rate" and row.encoding in iv:
-                e = iv[row.encoding]
-                text += f" [{e['low']:.3f}, {e['high']:.3f}]"
+                # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
+                text = geo.Interval.from_dict(iv[row.encoding]).text("{:.3f}")
             rec[label] = text
         rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
         recs.append(rec)

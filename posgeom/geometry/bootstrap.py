@@ -104,13 +104,21 @@ class Interval:
         out = f"{fmt.format(self.estimate)} [{fmt.format(self.low)}, {fmt.format(self.high)}]"
         if show_bias and self.bias_found():
             b = fmt.format(self.bias)
-            if float(b.rstrip("%")) != 0:  # a bias that rounds to 0 at the printed precision is not news
+            if self.bias != 0 and not _prints_as_zero(b):  # a bias that rounds to 0 when printed is not news
                 out += f" (bootstrap bias {b})"
         return out
 
     def excludes_zero(self) -> bool:
         """True when the interval lies entirely on one side of 0 (a difference the data decide)."""
         return self.low > 0 or self.high < 0
+
+
+def _prints_as_zero(text: str) -> bool:
+    """True when a formatted number reads 0 (``0.000``, ``-0.0%``, ``+0.00e+00``)."""
+    try:
+        return float(text.strip().rstrip("%").replace(",", "")) == 0
+    except ValueError:
+        return False
 
 
 def _check_bounds(bounds) -> tuple[float, float]:
