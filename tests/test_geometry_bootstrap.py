@@ -277,3 +277,19 @@ def test_grouped_fold_bootstrap_matches_a_loop_over_resampled_groups():
 
 def _dense(c):
     return c.toarray() if hasattr(c, "toarray") else np.asarray(c)
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(labels=st.lists(st.integers(0, 30), min_size=4, max_size=120), n_folds=st.integers(1, 8), seed=st.integers(0, 9))
+def test_property_fold_members_deal_whole_groups(labels, n_folds, seed):
+    groups = np.array(labels)
+    if np.unique(groups).size < n_folds:
+        with pytest.raises(ValueError, match="too few"):
+            geo.fold_members(groups.size, n_folds, seed=seed, groups=groups)
+        return
+    members = geo.fold_members(groups.size, n_folds, seed=seed, groups=groups)
+    assert len(members) == n_folds and all(m.size for m in members)
+    assert np.array_equal(np.sort(np.concatenate(members)), np.arange(groups.size))
+    for m in members:  # a group met in one fold is wholly there
+        for g in np.unique(groups[m]):
+            assert np.array_equal(np.flatnonzero(groups == g), np.intersect1d(m, np.flatnonzero(groups == g)))
