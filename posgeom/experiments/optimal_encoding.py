@@ -251,7 +251,8 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences for the stress table of :func:`run_encoding_comparison`.
 
     For SST-2 (whole training split; the learned table of ``settings.pretrained``) and each synthetic
-    family: :func:`comparison_intervals`, bootstrap intervals (:func:`posgeom.geometry.percentile_interval`) at ``CONFIGS[scale].intervals.level``.
+    family: :func:`comparison_intervals`, bootstrap intervals (:func:`posgeom.geometry.percentile_interval`) at
+    ``CONFIGS[scale].intervals.level``; SST-2's training phrases are resampled with the sentence containing them.
 
     Values: ``{corpus: {"statistics", "differences", "n_used", "n_kept"}}``. Arrays: ``<corpus>__replicates``.
     """

@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..validation import check_positive_int
+from ..validation import check_bounds, check_positive_int
 from .counts import PositionalCounts
 from .hellinger import hellinger_matrix
 
@@ -121,31 +121,18 @@ def _prints_as_zero(text: str) -> bool:
         return False
 
 
-def _check_bounds(bounds) -> tuple[float, float]:
-    """``(lo, hi)`` as floats (None → infinite), lo < hi."""
-    if bounds is None:
-        return -np.inf, np.inf
-    try:
-        lo, hi = bounds
-    except (TypeError, ValueError):
-        raise ValueError(f"bounds must be a pair (lo, hi), None for no bound on a side; got {bounds!r}") from None
-    lo = -np.inf if lo is None else float(lo)
-    hi = np.inf if hi is None else float(hi)
-    if not lo < hi:
-        raise ValueError(f"bounds must satisfy lo < hi; got ({lo}, {hi})")
-    return lo, hi
-
-
 def _per_statistic_bounds(bounds, k: int) -> list[tuple[float, float]]:
     """One ``(lo, hi)`` per statistic from None, one pair of numbers/None, or k pairs/None."""
     def scalar(x):
         return x is None or isinstance(x, (int, float, np.integer, np.floating))
 
+    if not (bounds is None or isinstance(bounds, (tuple, list))):
+        raise ValueError(f"bounds must be None, a pair (lo, hi) or one pair per statistic; got {bounds!r}")
     if bounds is None or (len(bounds) == 2 and all(scalar(b) for b in bounds)):
-        return [_check_bounds(bounds)] * k
+        return [check_bounds(bounds)] * k
     if len(bounds) != k:
         raise ValueError(f"bounds must be one pair, or one pair (or None) per statistic ({k}); got {len(bounds)}")
-    return [_check_bounds(b) for b in bounds]
+    return [check_bounds(b) for b in bounds]
 
 
 def _to_scale(x, lo: float, hi: float):

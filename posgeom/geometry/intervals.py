@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..validation import check_bounds
+
 __all__ = ["MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread"]
 
 #: The fewest draws an interval over seeds rests on: below 5 the t quantile grows fast (4.30 at 3 draws,
@@ -63,20 +65,6 @@ class SeedInterval:
         return out + f" ({self.n} seeds, t = {self.t:.2f})" if with_t else out
 
 
-def _check_bounds(bounds) -> tuple[float, float]:
-    """``(lo, hi)`` as floats (None → infinite), lo < hi."""
-    if bounds is None:
-        return -np.inf, np.inf
-    try:
-        lo, hi = bounds
-    except (TypeError, ValueError):
-        raise ValueError(f"bounds must be a pair (lo, hi), None for no bound on a side; got {bounds!r}") from None
-    lo, hi = (-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))
-    if not lo < hi:
-        raise ValueError(f"bounds must satisfy lo < hi; got ({lo}, {hi})")
-    return lo, hi
-
-
 def seed_interval(values, level: float = 0.95, *, bounds=None, allow_few: bool = False) -> SeedInterval:
     r"""Mean of per-draw values with the Student-$t$ interval $\bar x \pm t_{(1+\ell)/2,\,k-1}\, s/\sqrt k$.
 
@@ -107,7 +95,7 @@ def seed_interval(values, level: float = 0.95, *, bounds=None, allow_few: bool =
                          "for a number that is not a headline")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    lo, hi = _check_bounds(bounds)
+    lo, hi = check_bounds(bounds)
     if np.any(x < lo) or np.any(x > hi):
         raise ValueError(f"the values must lie within the bounds ({lo}, {hi}); got range [{x.min()}, {x.max()}]")
     m, sd = float(x.mean()), float(x.std(ddof=1))
