@@ -155,7 +155,8 @@ class ExtrapolationSettings:
     threads: int | None = 1
 
 
-#: ``quick``: width-32 two-layer encoders, a few hundred steps, 3 seeds; ``paper``: width 128, four
+#: ``quick``: width-32 two-layer encoders, a few hundred steps, 3 seeds (5 for the
+#: under-trained tails, whose interval is over seeds); ``paper``: width 128, four
 #: layers, thousands of steps, 5 seeds on the order task (a GPU helps).
 CONFIGS = by_scale(
     ExtrapolationSettings(),
