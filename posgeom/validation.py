@@ -223,3 +223,21 @@ def printable(text) -> str:
     return "\n".join(
         "".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in str(text).split("\n")
     )
+
+
+def check_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
+    """The range ``(lo, hi)`` of a quantity as floats, None or an infinite value meaning no bound on that side.
+
+    Raises ValueError unless ``bounds`` is None or a pair with ``lo < hi``.
+    """
+    if bounds is None:
+        return -np.inf, np.inf
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi), None for no bound on a side; got {bounds!r}") from None
+    lo = -np.inf if lo is None else float(lo)
+    hi = np.inf if hi is None else float(hi)
+    if not lo < hi:
+        raise ValueError(f"{name} must satisfy lo < hi; got ({lo}, {hi})")
+    return lo, hi

@@ -272,9 +272,14 @@ def test_learned_methods_yield_the_model_itself_up_to_L():
 def test_dropout_effect_is_the_paired_difference():
     from posgeom.experiments import table_dropout as td
 
-    runs = [td.DropoutRun(p, s, 0.0, 1.0, 1.0 + s + (0.1 * s if p else 0), 0.8, 1.0) for p in (0.0, 0.1) for s in range(3)]
+    runs = [td.DropoutRun(p, s, 0.0, 1.0, 1.0 + s + (0.1 * s if p else 0), 0.8 + (0.05 * s if p else 0), 1.0)
+            for p in (0.0, 0.1) for s in range(5)]
     iv = td.dropout_effect(runs, 0.1)
-    assert iv.mean == pytest.approx(0.1) and iv.n == 3 and iv.low < 0.1 < iv.high
+    assert iv.mean == pytest.approx(0.2) and iv.n == 5 and iv.low < 0.2 < iv.high and iv.t == pytest.approx(2.776, abs=1e-3)
+    acc = td.dropout_effect(runs, 0.1, field_name="eval_accuracy")
+    assert acc.mean == pytest.approx(0.1) and -1 <= acc.low <= acc.high <= 1
+    with pytest.raises(ValueError, match="at least 5 draws"):
+        td.dropout_effect([r for r in runs if r.seed < 3], 0.1)
 
 
 def test_run_dropout_study_tiny(monkeypatch, tmp_path):

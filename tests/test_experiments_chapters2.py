@@ -213,7 +213,8 @@ def test_run_effective_rank_stress_vs_rank_and_c5(tiny):
     assert np.allclose(draws.arrays["reduction_paper"][0], [x["reduction_paper"] for x in c5.values["rows"]])
     first = draws.values["rows"][0]["reduction_scale_free"]
     assert first["mean"] == pytest.approx(draws.arrays["reduction_scale_free"][:, 0].mean())
-    assert first["low"] <= first["mean"] <= first["high"]
+    # two draws: their spread, no interval (an interval over draws needs posgeom.geometry.MIN_SEEDS)
+    assert first["n"] == 2 and "low" not in first and first["min"] <= first["mean"] <= first["max"]
 
 
 def test_run_rank_validation(tiny, monkeypatch):
@@ -235,7 +236,7 @@ def test_run_lowrank_training_no_position_is_exactly_chance(tiny):
     acc = {(x["encoding"], x["seed"]): x["test_accuracy"] for x in r.values["runs"]}
     paired = [acc["learned", s] - acc["lowrank r=1", s] for s in (0, 1)]
     assert gap["n"] == 2 and gap["mean"] == pytest.approx(np.mean(paired))
-    assert gap == mp.mean_interval(paired, r.values["level"])
+    assert gap == mp.draws_summary(paired, r.values["level"]) and "low" not in gap  # too few seeds for an interval
     with pytest.raises(ValueError, match="unknown task"):
         mp.run_lowrank_training(tiny, tasks=("imdb",))
 
@@ -246,9 +247,11 @@ def test_mean_interval_is_the_student_t_interval():
     # closed form: t_{4, 0.975} = 2.7764451051977987
     half = 2.7764451051977987 * x.std(ddof=1) / np.sqrt(5)
     assert e["mean"] == pytest.approx(0.3) and e["sd"] == pytest.approx(x.std(ddof=1))
-    assert (e["low"], e["high"]) == pytest.approx((0.3 - half, 0.3 + half))
-    with pytest.raises(ValueError, match="at least 2"):
-        mp.mean_interval([1.0])
+    assert (e["low"], e["high"]) == pytest.approx((0.3 - half, 0.3 + half)) and e["t"] == pytest.approx(2.7764451051977987)
+    with pytest.raises(ValueError, match="at least 5 draws"):
+        mp.mean_interval([1.0, 2.0])
+    assert mp.draws_summary(x, 0.95) == e and mp.draws_summary(x[:3])["n"] == 3
+    assert mp.mean_interval([0.9, 1.0, 1.0, 0.95, 1.0], bounds=(None, 1.0))["high"] == 1.0
 
 
 def test_c5_row_reduction_is_one_minus_the_stress_ratio():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import types
 
 import numpy as np
 import pytest
@@ -116,7 +117,7 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
     assert find(rc.stress_records(tab), encoding=rc.mds_row(1)).options.startswith("classical MDS")
 
 
-def test_stress_intervals_basic_bootstrap_over_sequences(settings, tiny_geometry, monkeypatch):
+def test_stress_intervals_percentile_bootstrap_over_sequences(settings, tiny_geometry, monkeypatch):
     quick = dataclasses.replace(rcg.CONFIGS.quick, intervals=rc.IntervalOptions(("sst2",), 30, 8, 0.9))
     monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
     res = rc.run_stress_intervals(settings, corpus="sst2", **TINY)
@@ -125,14 +126,33 @@ def test_stress_intervals_basic_bootstrap_over_sequences(settings, tiny_geometry
     assert reps.shape == (res.values["n_used"], len(rc.INTERVAL_STATISTICS)) and 0 < res.values["n_used"] <= 30
     sin = stats["sinusoidal|scale_free"]
     assert sin["estimate"] == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "scale_free"))
-    # basic interval: [2 t - q(0.95), 2 t - q(0.05)] of the replicates (the oracle, from the stored replicates)
+    # the percentile interval re-centred on the estimate, on the logit scale of a stress in (0, 1): the oracle
     j = [f"{e}|{z}" for e, z in rc.INTERVAL_STATISTICS].index("sinusoidal|scale_free")
-    assert sin["low"] == pytest.approx(2 * sin["estimate"] - np.quantile(reps[:, j], 0.95))
-    assert sin["high"] == pytest.approx(2 * sin["estimate"] - np.quantile(reps[:, j], 0.05))
+    y = np.log(reps[:, j] / (1 - reps[:, j]))
+    q05, q50, q95 = np.quantile(y, [0.05, 0.5, 0.95])
+    yt = np.log(sin["estimate"] / (1 - sin["estimate"]))
+    assert sin["low"] == pytest.approx(1 / (1 + np.exp(-(yt + q05 - q50))))
+    assert sin["high"] == pytest.approx(1 / (1 + np.exp(-(yt + q95 - q50))))
+    assert sin["bias"] == pytest.approx(reps[:, j].mean() - sin["estimate"])
     diff = res.values["differences"]["sinusoidal-rope|scale_free"]
     assert diff["estimate"] == pytest.approx(sin["estimate"] - stats["rope|scale_free"]["estimate"])
-    assert all(v["low"] <= v["high"] for v in (*stats.values(), *res.values["differences"].values()))
+    # every interval holds its estimate and a stress stays within its bounds
+    assert all(v["low"] <= v["estimate"] <= v["high"] for v in (*stats.values(), *res.values["differences"].values()))
+    assert all(v["low"] >= 0 for v in stats.values()) and all(stats[f"{e}|scale_free"]["high"] <= 1
+                                                               for e in ("sinusoidal", "rope", "alibi"))
     assert rc.interval_text(sin).count("[") == 1
+    assert res.values["resampled"] == "sequences"  # the validation split: whole sentences
+
+
+def test_stress_intervals_resample_sst2_training_sentences(settings, monkeypatch):
+    quick = dataclasses.replace(rcg.CONFIGS.quick, intervals=rc.IntervalOptions(("sst2",), 4, 8, 0.9))
+    monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
+    calls = []
+    real = posgeom.geometry.fold_counts
+    monkeypatch.setattr(posgeom.geometry, "fold_counts", lambda *a, **k: calls.append(k.get("groups")) or real(*a, **k))
+    res = rc.run_stress_intervals(settings, corpus="sst2", **{**TINY, "split": "train", "max_sequences": 300})
+    assert res.values["resampled"].startswith("sentences")
+    assert calls and calls[0] is not None and len(calls[0]) == 300
 
 
 def test_alibi_choices_grid(settings):
@@ -192,6 +212,12 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     k = res.values["closest_rank"]
     assert res.values["closest_violation"] == pytest.approx(res.arrays["mds_violation"][k - 1])
     assert "±" in mo.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
+    # with intervals: the row's rate and its interval, written by Interval.text (it holds the rate)
+    rate = row.violation_rate
+    fake = types.SimpleNamespace(values={"statistics": {"sinusoidal": posgeom.geometry.percentile_interval(
+        rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}})
+    text = mo.monotonicity_dataframe(res, fake).loc["sinusoidal", "violation rate"]
+    assert text.startswith(f"{rate:.3f} [") and float(text.split("[")[1].split(",")[0]) <= rate
 
 
 def test_run_ntk_tiny(settings):

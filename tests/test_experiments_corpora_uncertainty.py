@@ -1,5 +1,5 @@
 """The compute functions behind the chapters *Real corpora* and *Monotonicity*, tested without the registry:
-spreads over draws, basic bootstrap intervals, fold bootstraps, resolvable summaries, violation statistics.
+spreads over draws, percentile bootstrap intervals, fold bootstraps, resolvable summaries, violation statistics.
 """
 
 from __future__ import annotations

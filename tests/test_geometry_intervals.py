@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 
 import posgeom.geometry as geo
 
@@ -16,8 +17,10 @@ def test_seed_interval_against_the_t_quantile():
     half = stats.t.ppf(0.95, 4) * x.std(ddof=1) / np.sqrt(5)
     assert iv.mean == pytest.approx(x.mean()) and iv.low == pytest.approx(x.mean() - half)
     assert iv.high == pytest.approx(x.mean() + half) and iv.n == 5 and iv.level == 0.9
+    assert iv.t == pytest.approx(stats.t.ppf(0.95, 4)) and iv.as_dict()["t"] == iv.t
+    assert iv.text("{:.2f}") == f"{x.mean():.2f} [{x.mean() - half:.2f}, {x.mean() + half:.2f}] (5 seeds, t = 2.13)"
     with pytest.raises(ValueError, match="at least 2"):
-        geo.seed_interval([1.0])
+        geo.seed_interval([1.0], allow_few=True)
     with pytest.raises(ValueError, match="at least 2 finite"):
         geo.seed_interval([1.0, np.nan])
     with pytest.raises(ValueError, match="level"):
@@ -34,10 +37,54 @@ def test_seed_interval_closed_form_and_as_dict():
 
 
 def test_paired_difference_is_the_interval_of_the_differences():
-    a, b = np.array([1.0, 2.0, 4.0]), np.array([0.5, 1.0, 3.0])
+    a, b = np.array([1.0, 2.0, 4.0, 3.0, 2.5]), np.array([0.5, 1.0, 3.0, 2.5, 2.0])
     assert geo.paired_difference(a, b) == geo.seed_interval(a - b)
     with pytest.raises(ValueError, match="one value per seed"):
         geo.paired_difference(a, b[:2])
+
+
+def test_fewer_than_five_seeds_are_refused_unless_allowed():
+    x = [0.2, 0.3, 0.25]
+    with pytest.raises(ValueError, match=r"at least 5 draws \(t = 4.30 at 3\).*allow_few=True"):
+        geo.seed_interval(x)
+    with pytest.raises(ValueError, match="at least 5 draws"):
+        geo.paired_difference(x, x)
+    iv = geo.seed_interval(x, allow_few=True)
+    assert iv.n == 3 and iv.t == pytest.approx(4.302652729749464) and iv.text().endswith("(3 seeds, t = 4.30)")
+    assert geo.MIN_SEEDS == 5
+
+
+def test_bounds_clip_the_interval_and_values_must_lie_within():
+    x = [0.99, 1.0, 1.0, 0.97, 1.0]
+    iv = geo.seed_interval(x, bounds=(0, 1))
+    assert iv.high == 1.0 and iv.low < iv.mean < 1.0
+    free = geo.seed_interval(x)
+    assert free.high > 1.0 and free.low == iv.low  # the clip only cuts what lies past the bound
+    with pytest.raises(ValueError, match="within the bounds"):
+        geo.seed_interval([*x, 1.2], bounds=(0, 1))
+    with pytest.raises(ValueError, match="lo < hi"):
+        geo.seed_interval(x, bounds=(1, 0))
+    d = geo.paired_difference([1.0] * 5, [0.0, 0.1, 0.0, 0.0, 0.2], bounds=(-1, 1))
+    assert d.high <= 1.0
+
+
+def test_as_dict_round_trip():
+    iv = geo.seed_interval([0.1, 0.4, 0.2, 0.5, 0.3], 0.9, bounds=(0, None))
+    assert geo.SeedInterval.from_dict(iv.as_dict()) == iv
+    with pytest.raises(ValueError, match="hold its mean"):
+        geo.SeedInterval(mean=1.0, std=0.1, low=1.1, high=1.2, n=5, level=0.95, t=2.78)
+
+
+_values = st.lists(st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=5, max_size=30)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(x=_values, level=st.floats(0.5, 0.99), bounded=st.booleans())
+def test_property_every_seed_interval_holds_its_mean_and_bounds(x, level, bounded):
+    iv = geo.seed_interval(x, level, bounds=(0, 1) if bounded else None)
+    assert iv.low <= iv.mean <= iv.high and iv.n == len(x) and iv.t > 0
+    if bounded:
+        assert 0 <= iv.low and iv.high <= 1
 
 
 def test_spread_against_numpy():

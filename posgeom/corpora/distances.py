@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import geometry as geo
 
-__all__ = ["CorpusOptions", "CorpusDistances", "corpus_distances"]
+__all__ = ["CorpusOptions", "CorpusDistances", "corpus_distances", "resampling_groups"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,16 @@ class CorpusDistances:
     options: CorpusOptions
 
 
+def _subset_rows(options: CorpusOptions, n_texts: int) -> np.ndarray:
+    """The rows of a ``max_sequences`` subset: drawn without replacement with ``subset_seed``, in order."""
+    m = options.max_sequences
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n_texts:
+        raise ValueError(
+            f"max_sequences must be an integer in [1, {n_texts}] for {options.corpus}/{options.split}; got {m!r}"
+        )
+    return np.sort(np.random.default_rng(options.subset_seed).choice(n_texts, size=int(m), replace=False))
+
+
 def _subset_tokens(options: CorpusOptions, data_dir):
     """Token ids of ``max_sequences`` texts drawn without replacement with ``subset_seed`` (rows kept in order)."""
     from .real import load_texts
@@ -114,12 +124,7 @@ def _subset_tokens(options: CorpusOptions, data_dir):
     from .tokenize import tokenize_texts
 
     texts = load_texts(options.corpus, options.split, data_dir=data_dir)
-    m = options.max_sequences
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= len(texts.texts):
-        raise ValueError(
-            f"max_sequences must be an integer in [1, {len(texts.texts)}] for {options.corpus}/{options.split}; got {m!r}"
-        )
-    rows = np.sort(np.random.default_rng(options.subset_seed).choice(len(texts.texts), size=int(m), replace=False))
+    rows = _subset_rows(options, len(texts.texts))
     labels = texts.labels[rows] if texts.labels is not None else None
     n = default_positions(options.corpus) if options.n_positions is None else options.n_positions
     br = default_br(options.corpus) if options.br_tags is None else options.br_tags
@@ -166,3 +171,30 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, with_tokens: bool
     marginals = geo.positional_marginals(counts, alpha=options.alpha, min_count=options.min_count)
     D = geo.hellinger_matrix(marginals, kind=options.kind)
     return CorpusDistances(D, marginals.positions, marginals.reach, marginals, counts, tokens, options)
+
+
+def resampling_groups(options: CorpusOptions, *, data_dir=None):
+    """A label per sequence of :func:`corpus_distances`'s tokens grouping the rows that are not independent.
+
+    For a split whose rows include phrases of one another (:data:`posgeom.corpora.groups.PHRASE_SPLITS`: SST-2's
+    training split) each row is labelled with the longest row containing it
+    (:func:`posgeom.corpora.groups.containing_text_groups`, computed over the whole split, then restricted to the
+    rows of a ``max_sequences`` subset); for any other split, None (its rows are the independent units).
+
+    Parameters
+    ----------
+    options : CorpusOptions
+    data_dir : path, optional
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_sequences,), or None
+    """
+    from .groups import containing_text_groups, split_has_phrases
+    from .real import load_texts
+
+    if not split_has_phrases(options.corpus, options.split):
+        return None
+    texts = load_texts(options.corpus, options.split, data_dir=data_dir).texts
+    labels = containing_text_groups(texts)
+    return labels[_subset_rows(options, len(texts))] if options.max_sequences is not None else labels

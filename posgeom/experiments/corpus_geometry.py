@@ -34,7 +34,7 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
-from ..corpora.distances import CorpusOptions, corpus_distances
+from ..corpora.distances import CorpusOptions, corpus_distances, resampling_groups
 from ..encodings import encoding_set
 from ..geometry import delta_method_noise
 from ..corpora.real import data_key
@@ -330,6 +330,12 @@ def sst2_sequences(settings=None, *, n_positions: int | None = None, special: st
     tokens = corpus_distances(options, data_dir=_settings(settings).data_dir, with_tokens=True).tokens
     seqs = tokens.sequences()
     return seqs, tokens, np.arange(len(seqs))
+
+
+def sst2_groups(settings=None):
+    """A label per sequence of :func:`sst2_sequences` grouping the phrases of one training sentence (None for a
+    split of whole sentences; :func:`posgeom.corpora.distances.resampling_groups`)."""
+    return resampling_groups(sst2_options(settings), data_dir=_settings(settings).data_dir)
 
 
 def sst2_marginals(settings=None, *, n_positions: int | None = None, special: str | None = None,

@@ -15,7 +15,7 @@ from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from .settings import as_params
 
-__all__ = ["TRAIN_ENCODINGS", "mean_interval", "train_one", "TRAIN_GAPS", "accuracy_gaps", "summarise_seeds",
+__all__ = ["TRAIN_ENCODINGS", "mean_interval", "draws_summary", "train_one", "TRAIN_GAPS", "accuracy_gaps", "summarise_seeds",
            "task_data", "run_lowrank_training"]
 
 #: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
@@ -32,15 +32,16 @@ TRAIN_ENCODINGS = (
 
 
 
-def mean_interval(x, level: float = 0.95) -> dict[str, float]:
-    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval (:func:`posgeom.geometry.seed_interval`).
+def mean_interval(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
+    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval (:func:`posgeom.geometry.seed_interval`,
+    at least :data:`posgeom.geometry.MIN_SEEDS` draws; ``bounds`` the quantity's range).
 
     Returns
     -------
     dict
-        ``mean``, ``sd`` (sample), ``low``, ``high``, ``n``.
+        ``mean``, ``sd`` (sample), ``low``, ``high``, ``n``, ``t`` (the quantile used).
     """
-    return geo.seed_interval(x, level).as_dict()
+    return geo.seed_interval(x, level, bounds=bounds).as_dict()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,20 +81,30 @@ def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vo
 TRAIN_GAPS = (("learned", "lowrank r=1"), ("learned", "sinusoidal"), ("lowrank r=1", "none"))
 
 
+def draws_summary(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
+    """:func:`mean_interval` of draws when there are at least :data:`posgeom.geometry.MIN_SEEDS` of them; from fewer,
+    their spread only (:func:`posgeom.geometry.spread`: ``mean``, ``sd``, ``min``, ``max``) and ``n``, no interval."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size >= geo.MIN_SEEDS:
+        return mean_interval(x, level, bounds=bounds)
+    return {**geo.spread(x), "n": int(x.size)}
+
+
 def accuracy_gaps(runs: list[dict], level: float = 0.95) -> dict:
-    """Paired accuracy differences (same seed) of :data:`TRAIN_GAPS`, with :func:`mean_interval` over seeds.
+    """Paired accuracy differences (same seed) of :data:`TRAIN_GAPS`, with :func:`draws_summary` over seeds.
 
     Returns
     -------
     dict
-        ``{"<a> - <b>": {mean, sd, low, high, n}}`` for the pairs whose encodings were both trained.
+        ``{"<a> - <b>": {mean, sd, low, high, n, t}}`` for the pairs whose encodings were both trained from at least
+        :data:`posgeom.geometry.MIN_SEEDS` common seeds; from fewer, ``{mean, sd, min, max, n}`` (no interval).
     """
     out = {}
     for a, b in TRAIN_GAPS:
         acc = {e: {r["seed"]: r["test_accuracy"] for r in runs if r["encoding"] == e} for e in (a, b)}
         seeds = sorted(set(acc[a]) & set(acc[b]))
-        if len(seeds) >= 2:
-            out[f"{a} - {b}"] = mean_interval([acc[a][s] - acc[b][s] for s in seeds], level)
+        if seeds:
+            out[f"{a} - {b}"] = draws_summary([acc[a][s] - acc[b][s] for s in seeds], level, bounds=(-1.0, 1.0))
     return out
 
 

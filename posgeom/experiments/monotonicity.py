@@ -46,6 +46,8 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
+from ..corpora.distances import resampling_groups
+from ..corpora.groups import resampling_unit
 from ..corpora.tokenize import table_rows
 from ..progress import tqdm
 from ..registry import Registry, Result
@@ -271,8 +273,8 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None):
             if getattr(row, f"{key}_sd") is not None:
                 text += f" ± {getattr(row, key + '_sd'):.3f}"
             if key == "violation_rate" and row.encoding in iv:
-                e = iv[row.encoding]
-                text += f" [{e['low']:.3f}, {e['high']:.3f}]"
+                # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
+                text = geo.Interval.from_dict(iv[row.encoding]).text("{:.3f}")
             rec[label] = text
         rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
         recs.append(rec)
@@ -303,7 +305,7 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
     Returns
     -------
     Result
-        ``values``: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bootstrap_mean}},
+        ``values``: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bias, bias_se}},
         ``differences`` {"<a>-<b>": the same}. ``arrays``: ``replicates`` (n_used, encodings).
     """
     from . import real_corpora as rc
@@ -324,17 +326,18 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
             rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
         k = params["mds_rank"]
         folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=rc_cfg.intervals.n_folds,
-                                seed=settings.seed)
+                                seed=settings.seed, groups=resampling_groups(cd.options, data_dir=settings.data_dir))
         names = list(INTERVAL_ENCODINGS)
         intervals, reps = geo.bootstrap_intervals(
             cd.D, folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=rc_cfg.intervals.n_boot, level=rc_cfg.intervals.level,
-            kind=opts["kind"], seed=settings.seed,
+            kind=opts["kind"], seed=settings.seed, bounds=(0.0, 1.0),  # rates
             progress=lambda it: tqdm(it, desc=f"violation bootstrap {corpus}", total=rc_cfg.intervals.n_boot, leave=False))
         stats = {n: iv.as_dict() for n, iv in zip(names, intervals)}
         diffs = {f"{a}-{b}": geo.difference_interval(intervals, reps, names.index(a), names.index(b),
-                                                     rc_cfg.intervals.level).as_dict()
+                                                     rc_cfg.intervals.level, bounds=(-1.0, 1.0)).as_dict()
                  for a, b in INTERVAL_DIFFERENCES}
-        return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)), "statistics": stats,
+        return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)),
+                "resampled": resampling_unit(opts["corpus"], opts["split"]), "statistics": stats,
                 "differences": diffs}, {"replicates": reps}
 
     return Registry(settings.results_dir).run(

@@ -208,12 +208,13 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
 
 
 def comparison_intervals(sequences, n_positions: int, vocab_size: int, encoder, opts: IntervalOptions, seed: int, *,
-                         learned_table=None, progress=None) -> tuple[dict, np.ndarray]:
+                         learned_table=None, progress=None, groups=None) -> tuple[dict, np.ndarray]:
     r"""Bootstrap intervals over sequences of the comparison table of one corpus (:func:`comparison_for`).
 
     The sequences are dealt into ``opts.n_folds`` folds (:func:`posgeom.geometry.fold_counts`) and
     resampled ``opts.n_boot`` times (:func:`posgeom.geometry.bootstrap_intervals`); each replicate
-    refits MDS to its own $D^*$ (MDS is a function of $D$), the fixed encodings stay fixed.
+    refits MDS to its own $D^*$ (MDS is a function of $D$), the fixed encodings stay fixed. ``groups`` (one label
+    per sequence, :func:`posgeom.geometry.fold_members`) keeps the sequences of one label in one fold.
 
     Returns
     -------
@@ -234,12 +235,14 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, encoder, 
         table = geo.encoding_stresses(D, {**fixed, **mds_distances(D, encoder.d_model)})
         return np.array([table[e][z] for e, z in names])
 
-    folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed)
+    folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed, groups=groups)
     intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=opts.n_boot, level=opts.level,
-                                              seed=seed, progress=progress)
+                                              seed=seed, progress=progress,
+                                              bounds=[geo.STRESS_BOUNDS[z] for _, z in names])
     stats = {f"{e}|{z}": iv.as_dict() for (e, z), iv in zip(names, intervals)}
     diffs = {f"{a}-{b}|scale_free": geo.difference_interval(intervals, reps, names.index((a, "scale_free")),
-                                                            names.index((b, "scale_free")), opts.level).as_dict()
+                                                            names.index((b, "scale_free")), opts.level,
+                                                            bounds=(-1.0, 1.0)).as_dict()
              for a, b in INTERVAL_DIFFERENCES if (a, "scale_free") in names and (b, "scale_free") in names}
     return dict(statistics=stats, differences=diffs, n_used=int(reps.shape[0]), n_kept=int(positions.size)), reps
 
@@ -248,7 +251,8 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences for the stress table of :func:`run_encoding_comparison`.
 
     For SST-2 (whole training split; the learned table of ``settings.pretrained``) and each synthetic
-    family: :func:`comparison_intervals`, basic bootstrap intervals at ``CONFIGS[scale].intervals.level``.
+    family: :func:`comparison_intervals`, bootstrap intervals (:func:`posgeom.geometry.percentile_interval`) at
+    ``CONFIGS[scale].intervals.level``; SST-2's training phrases are resampled with the sentence containing them.
 
     Values: ``{corpus: {"statistics", "differences", "n_used", "n_kept"}}``. Arrays: ``<corpus>__replicates``.
     """
@@ -267,7 +271,8 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
         for name in ("sst2", *cg.SYNTHETIC_FAMILIES):
             if name == "sst2":
                 args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size, ccfg.encoder)
-                extra = dict(learned_table=position_table(settings.pretrained))
+                # SST-2's training phrases resampled with their sentence (the independent unit)
+                extra = dict(learned_table=position_table(settings.pretrained), groups=cg.sst2_groups(settings))
             else:
                 corpus = cg.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args = (corpus.sequences(), corpus.n_positions, corpus.vocab_size, cfg.synthetic_encoder)

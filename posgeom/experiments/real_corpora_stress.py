@@ -18,6 +18,8 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
+from ..corpora.distances import resampling_groups
+from ..corpora.groups import resampling_unit
 from ..corpora.tokenize import table_rows
 from ..models.batches import SCALE_PADDING
 from ..registry import Registry, Result
@@ -376,14 +378,15 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
 
     ``n_boot`` replicates of ``n_folds`` folds (:func:`posgeom.geometry.fold_bootstrap`), the stress of each
     encoding of :data:`INTERVAL_STATISTICS` and each difference of :data:`INTERVAL_DIFFERENCES`, and their
-    :func:`posgeom.geometry.basic_interval` at ``level`` (it may exclude the estimate itself when the noise bias exceeds
-    the spread). ALiBi's best head is the one of the point estimate.
+    :func:`posgeom.geometry.percentile_interval` at ``level`` (re-centred on the estimate, within the stress's bounds
+    :data:`posgeom.geometry.STRESS_BOUNDS`, the bootstrap's bias beside it). ALiBi's best head is the one of the point
+    estimate.
 
     Returns
     -------
     Result
         ``values``: ``options``, ``interval`` (the bootstrap options), ``best_head``, ``n_used``,
-        ``statistics`` {"<encoding>|<norm>": {"estimate", "low", "high", "bootstrap_mean"}}, ``differences``
+        ``statistics`` {"<encoding>|<norm>": {"estimate", "low", "high", "bias", "bias_se"}}, ``differences``
         {"<a>-<b>|<norm>": the same}. ``arrays``: ``replicates`` (n_used, n_statistics).
     """
     settings = _settings(settings)
@@ -406,16 +409,21 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
         def statistics(D):
             return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
 
+        # SST-2's training phrases are resampled with their sentence (the independent unit)
         folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=cfg.intervals.n_folds,
-                                seed=settings.seed)
+                                seed=settings.seed, groups=resampling_groups(geometry.options, data_dir=settings.data_dir))
         intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=cfg.intervals.n_boot,
                                                   level=cfg.intervals.level, kind=opts["kind"], seed=settings.seed,
-                                                  progress=_progress(f"bootstrap {corpus}", cfg.intervals.n_boot))
+                                                  progress=_progress(f"bootstrap {corpus}", cfg.intervals.n_boot),
+                                                  bounds=[geo.STRESS_BOUNDS[z] for _, z in INTERVAL_STATISTICS])
         stats = {name: iv.as_dict() for name, iv in zip(names, intervals)}
+        # a difference of two stresses of one normalisation lies within (lo - hi, hi - lo) of its bounds
         diffs = {f"{a}-{b}|{z}": geo.difference_interval(intervals, reps, names.index(f"{a}|{z}"),
-                                                     names.index(f"{b}|{z}"), cfg.intervals.level).as_dict()
+                                                     names.index(f"{b}|{z}"), cfg.intervals.level,
+                                                     bounds=_difference_bounds(geo.STRESS_BOUNDS[z])).as_dict()
                  for a, b, z in INTERVAL_DIFFERENCES}
         values = {"options": opts, "interval": icfg, "best_head": best, "n_used": int(len(reps)),
+                  "resampled": resampling_unit(opts["corpus"], opts["split"]),
                   "statistics": stats, "differences": diffs}
         return values, {"replicates": reps}
 
@@ -423,6 +431,13 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
         f"real_corpora_stress_intervals_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
         device="cpu", model=None, force=force,
     )
+
+
+def _difference_bounds(bounds) -> tuple:
+    """The range of a difference of two quantities of range ``bounds``: (lo - hi, hi - lo), None where unbounded."""
+    lo, hi = bounds
+    span = None if lo is None or hi is None else hi - lo
+    return (None if span is None else -span, span)
 
 
 def _progress(desc: str, total: int):
@@ -434,7 +449,7 @@ def _progress(desc: str, total: int):
 
 def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
     """``estimate [low, high]`` of one stored interval (:meth:`posgeom.geometry.Interval.text`)."""
-    return geo.Interval(**entry).text(fmt)
+    return geo.Interval.from_dict(entry).text(fmt)
 
 
 __all__ = [

@@ -417,9 +417,10 @@ def summarise_separation(runs: SeparationRuns) -> dict:
 
 
 def final_separation_interval(result: Result, *, normalized: bool = True, level: float = 0.95) -> SeedInterval:
-    """:func:`posgeom.geometry.seed_interval` of the final separation of a :func:`run_separation` result, over its seeds."""
+    """:func:`posgeom.geometry.seed_interval` of the final separation of a :func:`run_separation` result, over its seeds
+    (at least :data:`posgeom.geometry.MIN_SEEDS`; a separation is a distance, so the interval stays >= 0)."""
     key = "separation_normalized" if normalized else "separation"
-    return seed_interval(result.arrays[key][:, -1], level)
+    return seed_interval(result.arrays[key][:, -1], level, bounds=(0.0, None))
 
 
 def run_separation(settings=None, *, force: bool = False, corpus: str = "drift", task: str = "mlm",

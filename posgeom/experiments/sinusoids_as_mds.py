@@ -41,7 +41,7 @@ from .settings import as_params, by_scale, params_of
 
 __all__ = [
     "CONFIGS", "SinusoidsSettings", "shift_summary",
-    "mixed_marginals", "run_fourier_match", "run_stationarity_sweep", "SHIFT_STATISTICS",
+    "mixed_marginals", "run_fourier_match", "run_stationarity_sweep", "SHIFT_STATISTICS", "SHIFT_BOUNDS",
     "shift_statistics", "shift_intervals", "run_shift_intervals",
 ]
 
@@ -68,6 +68,8 @@ CONFIGS = by_scale(SinusoidsSettings(), n_vectors=10, n_pairs=5, grid=8_000,
 
 #: The shift statistics given a bootstrap interval over sequences (:func:`shift_intervals`).
 SHIFT_STATISTICS = ("toeplitz_deviation", "circulant_deviation", "fourier_match")
+#: Their ranges: a deviation is the norm of a projection's residual over the norm of D, a match a mean squared cosine.
+SHIFT_BOUNDS = ((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
 
 
 def _shift_options(cfg: SinusoidsSettings) -> dict:
@@ -213,8 +215,9 @@ def shift_statistics(D, n_pairs: int) -> np.ndarray:
 
 
 def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, opts: oe.IntervalOptions, seed: int,
-                    *, progress=None) -> tuple[dict, np.ndarray]:
-    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix.
+                    *, progress=None, groups=None) -> tuple[dict, np.ndarray]:
+    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix, within
+    :data:`SHIFT_BOUNDS`; ``groups`` (one label per sequence) keeps the sequences of one label in one fold.
 
     Returns
     -------
@@ -223,10 +226,11 @@ def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, 
     replicates : ndarray of shape (n_used, 3)
     """
     marg = geo.positional_marginals(geo.positional_counts(sequences, n_positions, vocab_size))
-    folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed)
+    folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed, groups=groups)
     intervals, reps = geo.bootstrap_intervals(geo.hellinger_matrix(marg), folds, marg.positions,
                                               lambda D: shift_statistics(D, n_pairs), n_boot=opts.n_boot,
-                                              level=opts.level, seed=seed, progress=progress)
+                                              level=opts.level, seed=seed, progress=progress,
+                                              bounds=SHIFT_BOUNDS)
     values = {name: iv.as_dict() for name, iv in zip(SHIFT_STATISTICS, intervals)}
     return dict(values, n_used=int(reps.shape[0]), n_kept=int(marg.n_positions)), reps
 
@@ -252,11 +256,12 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
             if name == "sst2":
                 seqs, tokens, _ = cg.sst2_sequences(settings)
                 args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size)
+                groups = cg.sst2_groups(settings)  # training phrases resampled with their sentence
             else:
                 c = cg.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
-                args = (c.sequences(), c.n_positions, c.vocab_size)
+                args, groups = (c.sequences(), c.n_positions, c.vocab_size), None
             values[name], arrays[f"{name}__replicates"] = shift_intervals(
-                *args, cfg.n_pairs, cfg.intervals, settings.seed,
+                *args, cfg.n_pairs, cfg.intervals, settings.seed, groups=groups,
                 progress=lambda it, n=name: tqdm(it, desc=f"bootstrap {n}", leave=False))
         return values, arrays
 

@@ -106,12 +106,13 @@ def dropout_runs(result: Result) -> list[DropoutRun]:
 def dropout_effect(runs, rate: float, *, field_name: str = "eval_loss", level: float = 0.95) -> SeedInterval:
     """The per-seed difference of ``field_name`` between dropout ``rate`` and no dropout, with its interval.
 
-    Negative for the held-out loss means dropout helps.
+    Negative for the held-out loss means dropout helps. A difference of accuracies stays within [-1, 1].
     """
     seeds = sorted({r.seed for r in runs})
     with_p = [getattr(find(runs, dropout=float(rate), seed=s), field_name) for s in seeds]
     without = [getattr(find(runs, dropout=0.0, seed=s), field_name) for s in seeds]
-    return paired_difference(with_p, without, level)
+    bounds = (-1.0, 1.0) if "accuracy" in field_name else None
+    return paired_difference(with_p, without, level, bounds=bounds)
 
 
 def run_dropout_study(settings=None, *, force: bool = False) -> Result:

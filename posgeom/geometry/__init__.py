@@ -7,13 +7,15 @@ first use); nothing here imports a higher layer of :mod:`posgeom`.
 """
 
 from .agreement import mds_monotonicity_curve, monotonicity_of
-from .bootstrap import Interval, basic_interval, bootstrap_intervals, difference_interval, fold_bootstrap
+from .bootstrap import (
+    Interval, bootstrap_intervals, difference_interval, fold_bootstrap, percentile_interval, percentile_intervals,
+)
 from .counting import positional_counts
 from .counts import PositionalCounts
 from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
-from .intervals import SeedInterval, paired_difference, seed_interval, spread
+from .intervals import MIN_SEEDS, SeedInterval, paired_difference, seed_interval, spread
 from .marginals import PositionalMarginals, positional_marginals
 from .mds import (
     EFFECTIVE_RANK_CRITERIA,
@@ -34,6 +36,7 @@ from .rank import (
     cross_fitted_eigenvalues,
     cross_fitted_gram,
     fold_counts,
+    fold_members,
     noise_aware_rank,
     noise_aware_rank_from_folds,
     resolvable_distances,
@@ -45,7 +48,7 @@ from .smacof import SmacofResult, smacof
 from .spectra import (
     eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
 )
-from .stress import STRESS_NORMALIZATIONS, distances_of, stress
+from .stress import STRESS_BOUNDS, STRESS_NORMALIZATIONS, distances_of, stress
 from .table_fit import TableGeometry, table_geometry
 from .tables import (
     SinusoidFit,
@@ -63,7 +66,8 @@ from .tables import (
 __all__ = [
     # bootstrap over sequences
     "Interval",
-    "basic_interval",
+    "percentile_interval",
+    "percentile_intervals",
     "fold_bootstrap",
     "bootstrap_intervals",
     "difference_interval",
@@ -93,6 +97,7 @@ __all__ = [
     # stress
     "stress",
     "STRESS_NORMALIZATIONS",
+    "STRESS_BOUNDS",
     "SmacofResult",
     "smacof",
     # monotonicity and separation
@@ -126,6 +131,7 @@ __all__ = [
     "noise_aware_rank",
     "noise_aware_rank_from_folds",
     "fold_counts",
+    "fold_members",
     "cross_fitted_gram",
     "cross_fitted_eigenvalues",
     "resolvable_distances",
@@ -136,7 +142,7 @@ __all__ = [
     "NOISE_METHODS",
     # spectra, Fourier structure, entries, agreement, intervals over seeds, table fit, ALiBi slopes
     "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
-    "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
+    "MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
     "TableGeometry", "table_geometry", "offset_profiles",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",

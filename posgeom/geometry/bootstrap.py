@@ -2,15 +2,35 @@ r"""Bootstrap over sequences: intervals for any statistic of a corpus's Hellinge
 
 A statistic $t(D)$ of the chord Hellinger matrix (a stress, a difference of stresses, an eigenvalue
 share) varies with the sample of sequences it was counted from. The sequences are dealt into folds of
-random sequences (:func:`posgeom.geometry.fold_counts`); a replicate draws the folds with replacement
-(a bootstrap of clusters of random sequences, which approximates the bootstrap of sequences), adds
-their counts, restricts them to the positions of the point estimate and recomputes $D^*$ and
-$t(D^*)$. A replicate that misses a kept position is left out.
+random sequences, or of random *groups* of sequences that are not independent of each other (SST-2's
+training phrases of one sentence; :func:`posgeom.geometry.fold_counts`); a replicate draws the folds with
+replacement (a bootstrap of clusters, which approximates the bootstrap of the independent units), adds
+their counts, restricts them to the positions of the point estimate and recomputes $D^*$ and $t(D^*)$.
+A replicate that misses a kept position is left out.
 
-The interval is the *basic* bootstrap interval $[2t - q_{hi}, 2t - q_{lo}]$ of the replicates'
-quantiles: a statistic of a noisy $D$ is biased by the sampling noise, a replicate adds the same bias
-again, so reflecting the quantiles about $t$ estimates the value without the noise (the interval may
-then exclude the estimate itself when that bias exceeds the spread).
+The interval (:func:`percentile_interval`) is the percentile interval of the replicates *re-centred on
+the estimate*: the replicates' quantiles $q_{(1-\ell)/2} \le q_{1/2} \le q_{(1+\ell)/2}$ are moved so that
+their median falls on $t$,
+
+$$[\,t + q_{(1-\ell)/2} - q_{1/2},\ \ t + q_{(1+\ell)/2} - q_{1/2}\,].$$
+
+Its width is the spread of the replicates (as the plain percentile interval's); its centre is the
+estimate. It therefore always holds the estimate (the median lies between the two quantiles), which
+neither the plain percentile interval nor the basic interval $[2t - q_{hi}, 2t - q_{lo}]$ does when the
+statistic is biased by the sampling noise (a replicate adds that bias once more, so the replicates lie
+off the estimate). Such a bias is not hidden in the interval's position but reported beside it:
+:attr:`Interval.bias` is the bootstrap's estimate $\bar t^* - t$, with the Monte-Carlo standard error of
+$\bar t^*$ so that a reader can tell a bias the bootstrap finds (:meth:`Interval.bias_found`) from the
+noise of a finite number of replicates. The bias is *not* subtracted from the estimate: the noise that
+biases a replicate differs from the noise of the whole sample (more counts per fold drawn twice), so the
+correction is itself an estimate, and a reader is shown both numbers instead.
+
+A bounded statistic (a stress $\ge 0$, a Fourier match $\le 1$, a rate in $[0, 1]$) keeps its bounds: with
+``bounds=(lo, hi)`` the re-centring is done on the scale $\log(x - lo)$, $-\log(hi - x)$ or
+$\operatorname{logit}((x - lo)/(hi - lo))$ and mapped back, so that an interval near a bound is squeezed
+against it multiplicatively rather than crossing it. Where the estimate or a replicate lies *on* a
+bound (a stress exactly 0), that scale is infinite there: the interval is computed on the original
+scale and clipped to the bounds (the stated clip). Either way the interval holds the estimate.
 """
 
 from __future__ import annotations
@@ -20,59 +40,212 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..validation import check_positive_int
+from ..validation import check_bounds, check_positive_int
 from .counts import PositionalCounts
 from .hellinger import hellinger_matrix
 
-__all__ = ["Interval", "basic_interval", "fold_bootstrap", "bootstrap_intervals", "difference_interval"]
+__all__ = ["Interval", "percentile_interval", "percentile_intervals", "fold_bootstrap", "bootstrap_intervals",
+           "difference_interval"]
+
+#: A bias counts as found when it exceeds this many Monte-Carlo standard errors of the bootstrap mean:
+#: two standard errors is the usual 95 % two-sided margin, so a bias below it is indistinguishable from the
+#: noise of drawing a finite number of replicates.
+BIAS_FOUND_SE = 2.0
+#: How far (relative to the bound, at least 1) a statistic may lie past its bound by rounding: it is put on
+#: the bound; farther is an error (a wrong bound or a wrong statistic).
+ROUNDING_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A point estimate with its basic bootstrap interval (:func:`basic_interval`)."""
+    """A point estimate, its bootstrap interval (:func:`percentile_interval`) and the bootstrap's bias.
+
+    Attributes
+    ----------
+    estimate : float
+        The statistic of the whole sample.
+    low, high : float
+        The interval; ``low <= estimate <= high`` always (checked on construction).
+    bias : float
+        The bootstrap's bias estimate: the mean of the replicates minus ``estimate``.
+    bias_se : float
+        The Monte-Carlo standard error of the replicates' mean (their sd over the square root of their number).
+    """
 
     estimate: float
     low: float
     high: float
-    bootstrap_mean: float
+    bias: float = 0.0
+    bias_se: float = 0.0
+
+    def __post_init__(self):
+        if not self.low <= self.estimate <= self.high:
+            raise ValueError(f"an interval must hold its estimate: got {self.estimate!r} [{self.low!r}, {self.high!r}]")
 
     def as_dict(self) -> dict[str, float]:
-        """``{"estimate", "low", "high", "bootstrap_mean"}`` (as stored in a result)."""
-        return {"estimate": self.estimate, "low": self.low, "high": self.high, "bootstrap_mean": self.bootstrap_mean}
+        """``{"estimate", "low", "high", "bias", "bias_se"}`` (as stored in a result)."""
+        return {"estimate": self.estimate, "low": self.low, "high": self.high, "bias": self.bias,
+                "bias_se": self.bias_se}
 
-    def text(self, fmt: str = "{:.3f}") -> str:
-        """``estimate [low, high]``."""
-        return f"{fmt.format(self.estimate)} [{fmt.format(self.low)}, {fmt.format(self.high)}]"
+    @classmethod
+    def from_dict(cls, entry: dict) -> "Interval":
+        """The interval stored by :meth:`as_dict`; a record of the older basic interval is refused with what to do."""
+        if "bootstrap_mean" in entry:
+            raise ValueError("this interval was stored by older code (a basic bootstrap interval, which need not hold "
+                             "its estimate); recompute the result that holds it (force=True)")
+        return cls(**entry)
+
+    def bias_found(self) -> bool:
+        """True when the bootstrap's bias exceeds :data:`BIAS_FOUND_SE` Monte-Carlo standard errors."""
+        return abs(self.bias) > BIAS_FOUND_SE * self.bias_se
+
+    def text(self, fmt: str = "{:.3f}", *, show_bias: bool = True) -> str:
+        """``estimate [low, high]``, followed by ``(bootstrap bias b)`` when the bias is found and shows in ``fmt``."""
+        out = f"{fmt.format(self.estimate)} [{fmt.format(self.low)}, {fmt.format(self.high)}]"
+        if show_bias and self.bias_found():
+            b = fmt.format(self.bias)
+            if self.bias != 0 and not _prints_as_zero(b):  # a bias that rounds to 0 when printed is not news
+                out += f" (bootstrap bias {b})"
+        return out
 
     def excludes_zero(self) -> bool:
         """True when the interval lies entirely on one side of 0 (a difference the data decide)."""
         return self.low > 0 or self.high < 0
 
 
-def basic_interval(estimate: float, replicates, level: float = 0.95) -> Interval:
-    r"""The basic bootstrap interval $[2t - q_{(1+\ell)/2},\ 2t - q_{(1-\ell)/2}]$ of a statistic.
+def _prints_as_zero(text: str) -> bool:
+    """True when a formatted number reads 0 (``0.000``, ``-0.0%``, ``+0.00e+00``)."""
+    try:
+        return float(text.strip().rstrip("%").replace(",", "")) == 0
+    except ValueError:
+        return False
+
+
+def _per_statistic_bounds(bounds, k: int) -> list[tuple[float, float]]:
+    """One ``(lo, hi)`` per statistic from None, one pair of numbers/None, or k pairs/None."""
+    def scalar(x):
+        return x is None or isinstance(x, (int, float, np.integer, np.floating))
+
+    if not (bounds is None or isinstance(bounds, (tuple, list))):
+        raise ValueError(f"bounds must be None, a pair (lo, hi) or one pair per statistic; got {bounds!r}")
+    if bounds is None or (len(bounds) == 2 and all(scalar(b) for b in bounds)):
+        return [check_bounds(bounds)] * k
+    if len(bounds) != k:
+        raise ValueError(f"bounds must be one pair, or one pair (or None) per statistic ({k}); got {len(bounds)}")
+    return [check_bounds(b) for b in bounds]
+
+
+def _to_scale(x, lo: float, hi: float):
+    """The increasing map of the open interval (lo, hi) onto the real line (identity when unbounded)."""
+    if np.isfinite(lo) and np.isfinite(hi):
+        u = (x - lo) / (hi - lo)
+        return np.log(u) - np.log1p(-u)
+    if np.isfinite(lo):
+        return np.log(x - lo)
+    if np.isfinite(hi):
+        return -np.log(hi - x)
+    return x
+
+
+def _from_scale(y, lo: float, hi: float):
+    """The inverse of :func:`_to_scale`."""
+    from scipy.special import expit
+
+    if np.isfinite(lo) and np.isfinite(hi):
+        return lo + (hi - lo) * expit(y)
+    with np.errstate(over="ignore"):  # a far tail maps to an infinite end, clipped by the caller
+        if np.isfinite(lo):
+            return lo + np.exp(y)
+        if np.isfinite(hi):
+            return hi - np.exp(-y)
+    return y
+
+
+def percentile_intervals(estimates, replicates, level: float = 0.95, *, bounds=None) -> list[Interval]:
+    r"""Percentile intervals re-centred on the estimates (module docstring), one per column of replicates.
+
+    Parameters
+    ----------
+    estimates : array-like of shape (k,)
+        $t_j$, the statistics of the whole sample.
+    replicates : array-like of shape (n_boot, k)
+        The statistics of each bootstrap replicate (``n_boot >= 2``, finite).
+    level : float in (0, 1)
+    bounds : None, (lo, hi) or sequence of k such pairs/None
+        Bounds of each statistic (None or an infinite value: no bound on that side). The estimates and
+        replicates must lie within them; the intervals then do too.
+
+    Returns
+    -------
+    list of Interval, length k
+        ``low <= estimate <= high`` and ``lo <= low``, ``high <= hi`` for every one.
+    """
+    t = np.atleast_1d(np.asarray(estimates, dtype=np.float64))
+    reps = np.asarray(replicates, dtype=np.float64)
+    if reps.ndim == 1:
+        reps = reps[:, None]
+    if t.ndim != 1 or reps.ndim != 2 or reps.shape[1] != t.size:
+        raise ValueError(f"replicates must have one column per estimate ({t.size}); got shape {reps.shape}")
+    if reps.shape[0] < 2:
+        raise ValueError(f"a bootstrap interval needs at least 2 replicates; got {reps.shape[0]}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(reps))):
+        raise ValueError("the estimates and replicates must be finite (a replicate that fails should be left out)")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level}")
+    per = _per_statistic_bounds(bounds, t.size)
+    lo_b, hi_b = np.array([p[0] for p in per]), np.array([p[1] for p in per])
+    # a value past a bound by rounding only (a scale-free stress of -1e-17) is put on the bound
+    tol = ROUNDING_TOLERANCE * np.maximum(1.0, np.nan_to_num(np.maximum(np.abs(lo_b), np.abs(hi_b)), posinf=1.0))
+    t = np.where((t < lo_b) & (t >= lo_b - tol), lo_b, np.where((t > hi_b) & (t <= hi_b + tol), hi_b, t))
+    reps = np.where((reps < lo_b) & (reps >= lo_b - tol), lo_b, np.where((reps > hi_b) & (reps <= hi_b + tol), hi_b, reps))
+    outside = (t < lo_b) | (t > hi_b) | np.any((reps < lo_b) | (reps > hi_b), axis=0)
+    if np.any(outside):
+        j = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"statistic {j} lies outside its bounds ({lo_b[j]}, {hi_b[j]}): estimate {float(t[j])!r}, "
+                         f"replicates in [{float(reps[:, j].min())!r}, {float(reps[:, j].max())!r}]; fix the bounds or "
+                         "the statistic")
+    # a statistic with its estimate or a replicate on a bound is re-centred on the original scale and clipped
+    on_bound = (t == lo_b) | (t == hi_b) | np.any((reps == lo_b) | (reps == hi_b), axis=0)
+    a = (1 - level) / 2
+    out = []
+    for j in range(t.size):
+        lo, hi = (-np.inf, np.inf) if on_bound[j] else (lo_b[j], hi_b[j])
+        y = _to_scale(reps[:, j], lo, hi)
+        q_lo, q_med, q_hi = np.quantile(y, [a, 0.5, 1 - a])
+        yt = _to_scale(t[j], lo, hi)
+        low = float(np.clip(_from_scale(yt + (q_lo - q_med), lo, hi), lo_b[j], hi_b[j]))
+        high = float(np.clip(_from_scale(yt + (q_hi - q_med), lo, hi), lo_b[j], hi_b[j]))
+        est = float(t[j])
+        # min/max: the round trip through the scale can move t by an ulp; the interval holds t exactly
+        mean = float(np.mean(reps[:, j]))
+        se = float(np.std(reps[:, j], ddof=1) / np.sqrt(reps.shape[0]))
+        out.append(Interval(est, min(low, est), max(high, est), mean - est, se))
+    return out
+
+
+def percentile_interval(estimate: float, replicates, level: float = 0.95, *, bounds=None) -> Interval:
+    r"""The percentile interval of a statistic's replicates re-centred on its estimate (module docstring).
+
+    $[t + q_{(1-\ell)/2} - q_{1/2},\ t + q_{(1+\ell)/2} - q_{1/2}]$ on the scale of ``bounds``, with the
+    bootstrap's bias $\bar t^* - t$ beside it.
 
     Parameters
     ----------
     estimate : float
         $t$, the statistic of the whole sample.
     replicates : array-like of shape (n_boot,)
-        The statistic of each bootstrap replicate (at least 2).
+        The statistic of each bootstrap replicate (at least 2, finite).
     level : float in (0, 1)
+    bounds : (lo, hi), optional
+        The statistic's range (None on a side: unbounded), e.g. ``(0, None)`` for a stress, ``(0, 1)`` for a rate.
 
     Returns
     -------
     Interval
     """
     reps = np.asarray(replicates, dtype=np.float64).ravel()
-    if reps.size < 2:
-        raise ValueError(f"a bootstrap interval needs at least 2 replicates; got {reps.size}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1); got {level}")
-    lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
-    q_lo, q_hi = np.quantile(reps, lo_q), np.quantile(reps, hi_q)
-    # basic bootstrap interval [2 t - q_hi, 2 t - q_lo]
-    return Interval(float(estimate), float(2 * estimate - q_hi), float(2 * estimate - q_lo), float(np.mean(reps)))
+    return percentile_intervals([estimate], reps[:, None], level, bounds=bounds)[0]
+
 
 
 def fold_bootstrap(folds: Sequence[PositionalCounts], positions, n_boot: int, *, kind: str = "chord", seed=0):
@@ -113,8 +286,8 @@ def fold_bootstrap(folds: Sequence[PositionalCounts], positions, n_boot: int, *,
 
 
 def bootstrap_intervals(D, folds, positions, statistics: Callable[[np.ndarray], np.ndarray], *, n_boot: int,
-                        level: float = 0.95, kind: str = "chord", seed=0, progress=None):
-    r"""Point estimates, basic bootstrap intervals and replicates of a vector of statistics of $D$.
+                        level: float = 0.95, kind: str = "chord", seed=0, progress=None, bounds=None):
+    r"""Point estimates, bootstrap intervals (:func:`percentile_intervals`) and replicates of statistics of $D$.
 
     Parameters
     ----------
@@ -127,6 +300,8 @@ def bootstrap_intervals(D, folds, positions, statistics: Callable[[np.ndarray], 
     level : float
     progress : callable, optional
         Wraps the replicate iterator (e.g. ``posgeom.progress.tqdm``).
+    bounds : None, (lo, hi) or sequence of k pairs/None
+        The statistics' ranges (:func:`percentile_intervals`).
 
     Returns
     -------
@@ -139,11 +314,12 @@ def bootstrap_intervals(D, folds, positions, statistics: Callable[[np.ndarray], 
     if reps.shape[0] < 2:
         raise ValueError(f"only {reps.shape[0]} of {n_boot} replicates reached every kept position; "
                          "use fewer positions (min_count) or larger folds")
-    return [basic_interval(point[j], reps[:, j], level) for j in range(point.size)], reps
+    return percentile_intervals(point, reps.reshape(len(reps), point.size), level, bounds=bounds), reps
 
 
-def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: int, level: float = 0.95) -> Interval:
-    r"""The basic bootstrap interval of the difference $t_a - t_b$ of two statistics bootstrapped together.
+def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: int, level: float = 0.95, *,
+                        bounds=None) -> Interval:
+    r"""The interval (:func:`percentile_interval`) of the difference $t_a - t_b$ of two statistics bootstrapped together.
 
     Parameters
     ----------
@@ -154,6 +330,8 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
     a, b : int
         Indices of the two statistics.
     level : float in (0, 1)
+    bounds : (lo, hi), optional
+        The difference's range (e.g. ``(-1, 1)`` for two quantities in ``[0, 1]``); default unbounded.
 
     Returns
     -------
@@ -163,4 +341,5 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
     if reps.ndim != 2 or reps.shape[1] != len(intervals):
         raise ValueError(f"replicates must have one column per interval ({len(intervals)}); got shape {reps.shape}")
     # replicates of t_a - t_b: the difference of the columns (same resampled folds)
-    return basic_interval(intervals[a].estimate - intervals[b].estimate, reps[:, a] - reps[:, b], level)
+    return percentile_interval(intervals[a].estimate - intervals[b].estimate, reps[:, a] - reps[:, b], level,
+                               bounds=bounds)

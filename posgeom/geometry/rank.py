@@ -51,7 +51,7 @@ from .marginals import positional_marginals
 
 __all__ = [
     "NoiseAwareRank", "cross_fitted_gram", "cross_fitted_eigenvalues", "noise_aware_rank",
-    "noise_aware_rank_from_folds", "fold_counts", "resolvable_distances",
+    "noise_aware_rank_from_folds", "fold_members", "fold_counts", "resolvable_distances",
 ]
 
 
@@ -196,16 +196,64 @@ class NoiseAwareRank:
         return f"undetermined ({self.level:.0%} interval {span})"
 
 
-def fold_counts(sequences, n_positions: int, vocab_size: int, *, n_folds: int = 12, seed=0) -> list[PositionalCounts]:
-    """Deal the sequences into ``n_folds`` random folds of (nearly) equal size and count each fold.
+def fold_members(n_sequences: int, n_folds: int, *, seed=0, groups=None) -> list[np.ndarray]:
+    """The indices of the sequences of each of ``n_folds`` random folds, whole groups kept together.
+
+    Without ``groups`` the sequences are permuted and cut into folds of (nearly) equal size. With
+    ``groups`` (one label per sequence: sequences of one label are not independent, e.g. phrases of one
+    sentence) the *groups* are permuted and dealt whole, each fold cut where the running number of
+    sequences first reaches its share, so that a bootstrap of the folds resamples the independent units.
+
+    Parameters
+    ----------
+    n_sequences : int
+    n_folds : int
+    seed : int
+    groups : array-like of shape (n_sequences,), optional
+        Any hashable labels (integers, strings).
+
+    Returns
+    -------
+    list of int arrays, length n_folds
+        Disjoint, covering ``range(n_sequences)``; with groups, every group within one fold.
+    """
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        if n_sequences < n_folds:
+            raise ValueError(f"{n_sequences} sequences are too few for {n_folds} folds")
+        return np.array_split(rng.permutation(n_sequences), n_folds)
+    labels = np.asarray(groups)
+    if labels.ndim != 1 or labels.size != n_sequences:
+        raise ValueError(f"groups must hold one label per sequence ({n_sequences}); got shape {labels.shape}")
+    _, inverse, sizes = np.unique(labels, return_inverse=True, return_counts=True)
+    n_groups = sizes.size
+    if n_groups < n_folds:
+        raise ValueError(f"{n_groups} groups are too few for {n_folds} folds; give fewer folds or more groups")
+    order = rng.permutation(n_groups)
+    running = np.cumsum(sizes[order])
+    # fold k ends with the group where the running count first reaches (k + 1) N / F; one group at least each
+    cuts = np.searchsorted(running, np.arange(1, n_folds) * n_sequences / n_folds) + 1
+    for k in range(n_folds - 1):
+        cuts[k] = min(max(cuts[k], (cuts[k - 1] if k else 0) + 1), n_groups - (n_folds - 1 - k))
+    by_group = np.argsort(inverse, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    return [np.sort(np.concatenate([by_group[starts[g]:starts[g + 1]] for g in part]))
+            for part in np.split(order, cuts)]
+
+
+def fold_counts(sequences, n_positions: int, vocab_size: int, *, n_folds: int = 12, seed=0,
+                groups=None) -> list[PositionalCounts]:
+    """Deal the sequences into ``n_folds`` random folds (:func:`fold_members`) and count each fold.
 
     Parameters
     ----------
     sequences : sequence of 1-D integer arrays, length N >= 2 n_folds
     n_positions, vocab_size : int
     n_folds : int
-        Even, >= 2.
+        A multiple of 4.
     seed : int
+    groups : array-like of shape (N,), optional
+        A label per sequence; the sequences of one label go into one fold (at least ``2 n_folds`` labels).
 
     Returns
     -------
@@ -219,9 +267,11 @@ def fold_counts(sequences, n_positions: int, vocab_size: int, *, n_folds: int = 
     if len(seqs) < 2 * n_folds:
         raise ValueError(f"{len(seqs)} sequences are too few for {n_folds} folds; the cross-fitted estimate needs "
                          f"at least {2 * n_folds}")
-    perm = np.random.default_rng(seed).permutation(len(seqs))
+    if groups is not None and np.unique(np.asarray(groups)).size < 2 * n_folds:
+        raise ValueError(f"{np.unique(np.asarray(groups)).size} groups are too few for {n_folds} folds; the "
+                         f"cross-fitted estimate needs at least {2 * n_folds}")
     return [positional_counts([seqs[i] for i in part], n_positions, vocab_size)
-            for part in np.array_split(perm, n_folds)]
+            for part in fold_members(len(seqs), n_folds, seed=seed, groups=groups)]
 
 
 def noise_aware_rank_from_folds(folds, *, positions=None, n_resamples: int = 50, level: float = 0.9,

@@ -23,9 +23,12 @@ import numpy as np
 
 from ..validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
 
-__all__ = ["stress", "STRESS_NORMALIZATIONS", "distances_of"]
+__all__ = ["stress", "STRESS_NORMALIZATIONS", "STRESS_BOUNDS", "distances_of"]
 
 STRESS_NORMALIZATIONS = ("paper", "scale_free", "kruskal1", "smacof_r")
+#: The range of each normalisation ``(lo, hi)``, None where unbounded (the bounds an interval of a stress keeps,
+#: :func:`posgeom.geometry.percentile_interval`): every one is >= 0; "scale_free" is 1 - a squared cosine, <= 1.
+STRESS_BOUNDS = {"paper": (0.0, None), "scale_free": (0.0, 1.0), "kruskal1": (0.0, None), "smacof_r": (0.0, None)}
 
 
 def distances_of(X, n: int | None = None, as_distances: bool | None = None, name: str = "Dhat_or_P") -> np.ndarray:

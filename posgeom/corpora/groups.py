@@ -1,0 +1,70 @@
+r"""Groups of rows that are not independent: the phrases of one sentence.
+
+GLUE SST-2's training split holds the phrases of the parse trees of its sentences as rows of their own,
+beside the sentences (67,349 rows; the validation and test splits hold whole sentences only). A phrase
+and the sentence it comes from share their tokens, so a bootstrap that resamples the rows one by one
+treats as independent what is not. :func:`containing_text_groups` labels each row with the longest row
+that contains it as a run of whole words (its sentence, or the longest phrase of it the split kept),
+so that the rows of one label can be resampled together (:func:`posgeom.geometry.fold_members`).
+
+The labelling visits the rows from the longest down; a row no earlier row claimed starts a group and
+claims every row equal to one of its contiguous word spans (a dictionary look-up per span, $L(L+1)/2$
+spans of a row of $L$ words). Containment is transitive, so a row inside a row inside a group's head
+is claimed by that head, which is visited first. On SST-2's training split this takes a few seconds and
+finds 6,886 groups (a median of 9 rows each).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["PHRASE_SPLITS", "containing_text_groups", "split_has_phrases", "resampling_unit"]
+
+#: ``(corpus, split)`` whose rows include phrases of other rows (the others hold independent texts).
+PHRASE_SPLITS = frozenset({("sst2", "train")})
+
+
+def split_has_phrases(corpus, split) -> bool:
+    """True when the rows of ``corpus``/``split`` include phrases of one another (:data:`PHRASE_SPLITS`)."""
+    return (corpus, split) in PHRASE_SPLITS
+
+
+def resampling_unit(corpus, split) -> str:
+    """What a bootstrap of ``corpus``/``split`` resamples, in words (for a page or a record)."""
+    if split_has_phrases(corpus, split):
+        return "sentences (each training phrase resampled with the longest training row containing it)"
+    return "sequences"
+
+
+def containing_text_groups(texts) -> np.ndarray:
+    """Label each text with the index of the longest text of the list that contains it as a run of whole words.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        Whitespace-tokenised texts (words are split on whitespace; runs of whitespace count as one).
+
+    Returns
+    -------
+    ndarray of int64, shape (len(texts),)
+        The index of a longest text (in words) containing each text; a text no longer text contains is labelled
+        with its own index. Equal texts share a label.
+    """
+    texts = list(texts)
+    words = [str(t).split() for t in texts]
+    rows: dict[str, list[int]] = {}
+    for i, w in enumerate(words):
+        rows.setdefault(" ".join(w), []).append(i)
+    label = np.full(len(texts), -1, dtype=np.int64)
+    # longest first (stable: among equal lengths, the first row heads the group)
+    for head in sorted(range(len(texts)), key=lambda i: -len(words[i])):
+        if label[head] >= 0:
+            continue
+        w = words[head]
+        label[head] = head
+        for a in range(len(w)):
+            for b in range(a + 1, len(w) + 1):
+                for j in rows.get(" ".join(w[a:b]), ()):
+                    if label[j] < 0:
+                        label[j] = head
+    return label
