@@ -18,7 +18,7 @@ Each claim also gets a **bottom line** computed from its checks by the rule :dat
 
 from __future__ import annotations
 
-import re
+import html
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection, Sequence
@@ -27,7 +27,17 @@ import pandas as pd
 
 from .config import SCALES, checkout_root, get_settings
 from .registry import Registry
-from .report import CLAIMS_EXPERIMENT, INCONCLUSIVE, PAPER_CLAIMS, VERDICTS, Claim, verdict_text
+from .report import (
+    CLAIMS_EXPERIMENT,
+    INCONCLUSIVE,
+    PAPER_CLAIMS,
+    VERDICTS,
+    Claim,
+    html_table,
+    split_verdict,
+    verdict_html,
+    verdict_text,
+)
 from .reproduce import CHAPTERS, RUNS_EXPERIMENT, Chapter, claims_stale_reason
 
 #: What a check recorded by other code, or from a changed notebook, says after its value.
@@ -264,17 +274,12 @@ def bottom_line_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records).set_index("id")
 
 
-def bottom_line_markdown(summaries: Sequence[ClaimSummary]) -> str:
-    """The bottom lines as a MyST ``list-table``: claim, bottom line, one sentence."""
-    fence = "`" * 4
-    lines = [f"{fence}{{list-table}}", ":header-rows: 1", ":class: posgeom-bottom-line", "",
-             "* - Claim", "  - Bottom line", "  - Why"]
-    for s in summaries:
-        b = s.bottom_line
-        lines += [f"* - {escape_markdown(s.claim.id)}: {escape_markdown(s.claim.statement)}",
-                  f"  - **{escape_markdown(b.verdict)}**", f"  - {escape_markdown(b.sentence)}"]
-    lines.append(fence)
-    return "\n".join(lines) + "\n"
+def bottom_line_html(summaries: Sequence[ClaimSummary]) -> str:
+    """The bottom lines as one HTML table, one line per claim: the claim, its bottom line (a word and a
+    mark) and the sentence that explains it (:func:`posgeom.report.html_table`)."""
+    rows = [[html.escape(f"{s.claim.id}: {s.claim.statement}", quote=False), verdict_html(s.bottom_line.verdict),
+             html.escape(s.bottom_line.sentence, quote=False)] for s in summaries]
+    return html_table(["Claim", "Bottom line", "Why"], rows, css_class="posgeom-bottom-line")
 
 
 def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
@@ -372,15 +377,8 @@ def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------
-# MyST output for the page
+# HTML for the page
 # --------------------------------------------------------------------------------------------
-
-_PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|$~^&:=\"'])")
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every Markdown/MyST special character, so registry text shows as written."""
-    return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def book_documents(root: str | Path | None = None) -> set[str]:
@@ -405,44 +403,62 @@ def book_documents(root: str | Path | None = None) -> set[str]:
     return {f for f in found if f}
 
 
+#: Where the summary page lies relative to the site's root: its links to chapters start with this.
+PAGE_TO_ROOT = "../"
+
+
 def _chapter_link(slug: str, documents: Collection[str] | None) -> str:
     if documents is None or f"notebooks/{slug}" in documents:
-        return f"{{doc}}`/notebooks/{slug}`"
-    return escape_markdown(f"{slug} (not in the book yet)")
+        return f'<a href="{PAGE_TO_ROOT}notebooks/{html.escape(slug)}.html">{html.escape(slug)}</a>'
+    return html.escape(f"{slug} (not in the book yet)", quote=False)
 
 
-def _cell(items: list[str], *, escape: bool = True) -> list[str]:
-    """A list-table cell: one paragraph, or a numbered list when there are several checks."""
-    texts = [escape_markdown(t) if escape else t for t in items]
-    if len(texts) == 1:
-        return [texts[0]]
-    return [f"{k}. {t}" for k, t in enumerate(texts, 1)]
+def _verdict_cell(pair: dict[str, Check]) -> str:
+    parts = []
+    for scale in SCALES:
+        if scale in pair:
+            check = pair[scale]
+            rest = "; ".join(filter(None, [split_verdict(check.verdict_text)[1], STALE if check.stale else ""]))
+            parts.append(f"{scale}: " + verdict_html(check.verdict, rest))
+    return "<br>".join(parts)
 
 
-def summary_markdown(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
-    """The summary as a MyST ``list-table`` (render the output as MyST: ``render_markdown_format: myst``).
+def _html_cell(items: list[str]) -> str:
+    """One check: its text; several: a numbered list, in the same order in every column."""
+    if len(items) == 1:
+        return items[0]
+    return '<ol class="posgeom-checks">' + "".join(f"<li>{t}</li>" for t in items) + "</ol>"
+
+
+#: The columns of the "Every check" table, the verdict and the chapter first.
+SUMMARY_HEADERS = ("Claim", "Verdict", "Chapter", "Ours (quick)", "Ours (paper)", "Paper", "Model, corpus, options")
+
+
+def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
+    """Every check of every claim as one HTML table (:data:`SUMMARY_HEADERS`), one row per claim.
 
     ``documents``: the book's documents (:func:`book_documents`); a chapter outside them is named, not
-    linked (a link to a page the book does not build would fail the strict build). None links every chapter.
+    linked (the link would lead nowhere). None links every chapter. A claim with no check says
+    :data:`NOT_RUN`.
     """
-    columns = ["claim", "paper", "ours (quick)", "ours (paper)", "setting", "verdict", "chapter"]
-    headers = ["Claim", "Paper", "Ours (quick)", "Ours (paper)", "Model, corpus, options", "Verdict", "Chapter"]
-    fence = "`" * 4
-    lines = [f"{fence}{{list-table}}", ":header-rows: 1", ":class: posgeom-summary", ""]
-    lines.append("* - " + headers[0])
-    lines.extend(f"  - {h}" for h in headers[1:])
+    def text(items):
+        return _html_cell([html.escape(t, quote=False) for t in items])
+
+    rows = []
     for s in summaries:
         cells = summary_cells(s)
-        for j, column in enumerate(columns):
-            if column == "chapter":
-                body = _cell([_chapter_link(c, documents) for c in cells[column]], escape=False)
-            else:
-                body = _cell(cells[column])
-            first = "* - " if j == 0 else "  - "
-            lines.append(first + body[0])
-            lines.extend("    " + line for line in body[1:])
-    lines.append(fence)
-    return "\n".join(lines) + "\n"
+        verdicts = ([_verdict_cell(p) for p in s.checks] if s.checks else [verdict_html(NOT_RUN)])
+        rows.append([
+            text(cells["claim"]), _html_cell(verdicts), _html_cell([_chapter_link(c, documents) for c in cells["chapter"]]),
+            text(cells["ours (quick)"]), text(cells["ours (paper)"]), text(cells["paper"]), text(cells["setting"]),
+        ])
+    return html_table(list(SUMMARY_HEADERS), rows, css_class="posgeom-summary")
+
+
+def collapsed(title: str, body_html: str, *, open_: bool = False) -> str:
+    """``body_html`` inside a ``<details>`` element that opens on a click on ``title``."""
+    return (f'<details class="posgeom-details"{" open" if open_ else ""}><summary>{html.escape(title, quote=False)}'
+            f"</summary>{body_html}</details>")
 
 
 def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> pd.DataFrame:
@@ -473,6 +489,6 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
 
 __all__ = [
     "STALE", "NOT_RUN", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
-    "bottom_line_markdown", "bottom_line_counts", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
-    "summary_frame", "verdict_counts", "escape_markdown", "book_documents", "summary_markdown", "timing_frame",
+    "bottom_line_html", "bottom_line_counts", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
+    "summary_frame", "verdict_counts", "book_documents", "SUMMARY_HEADERS", "summary_html", "collapsed", "timing_frame",
 ]
