@@ -36,9 +36,11 @@ from urllib.parse import urlsplit
 
 from docutils import nodes
 
-# $$ ... $$ (possibly over several lines) and $...$ outside ``literals``.
+# $$ ... $$ (possibly over several lines) and $...$ outside ``literals``. Inline maths may wrap onto
+# the next line of a docstring (one line break, never a blank line); left unconverted, reST would
+# eat its backslashes ("\\mathbb E" shown as "mathbb E").
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
-_INLINE = re.compile(r"(?<![\\$\w])\$(?!\$)([^$\n]+?)(?<!\\)\$(?![\w$])")
+_INLINE = re.compile(r"(?<![\\$\w])\$(?!\$)((?:[^$\n]|\n(?![ \t]*\n))+?)(?<!\\)\$(?![\w$])")
 _LITERAL = re.compile(r"(``.+?``)")
 
 
@@ -54,7 +56,7 @@ def dollar_math_to_rst(text: str) -> str:
     text = _DISPLAY.sub(display, text)
     parts = _LITERAL.split(text)
     for i in range(0, len(parts), 2):  # even parts are outside ``literals``
-        parts[i] = _INLINE.sub(lambda m: ":math:`" + m.group(1).replace("`", "\\`") + "`", parts[i])
+        parts[i] = _INLINE.sub(lambda m: ":math:`" + " ".join(m.group(1).split()).replace("`", "\\`") + "`", parts[i])
     return "".join(parts)
 
 
