@@ -213,3 +213,18 @@ def test_thebe_is_switched_off():
     _extension()._switch_off_thebe(app, None)
     assert [entry.handler for entry in listeners["doctree-resolved"]] == [own_handler]
     assert app.registry.css_files == [("posgeom.css", {})]
+
+
+def test_jupyter_book_passes_the_repository_and_launch_buttons_to_the_theme():
+    """The final Sphinx configuration jupyter-book derives from _config.yml: the theme options written
+    under sphinx.config are merged with the repository and launch settings, not put in their place."""
+    from jupyter_book.config import get_final_config
+
+    config, _ = get_final_config(user_yaml=REPO / "_config.yml", cli_config={"latex_individualpages": False},
+                                 sourcedir=REPO, use_external_toc=False)
+    theme = config["html_theme_options"]
+    assert theme["repository_url"] == _config()["repository"]["url"] and theme["repository_branch"] == "main"
+    assert theme["use_repository_button"] and theme["use_edit_page_button"]
+    assert theme["launch_buttons"]["binderhub_url"] and theme["launch_buttons"]["colab_url"]
+    assert theme["use_download_button"] and theme["show_toc_level"] == 2  # the book's own options kept
+    assert config["html_baseurl"] == _config()["html"]["baseurl"]
