@@ -461,19 +461,78 @@ def collapsed(title: str, body_html: str, *, open_: bool = False) -> str:
             f"</summary>{body_html}</details>")
 
 
-def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> pd.DataFrame:
-    """Per chapter: the time and memory estimates of :data:`~posgeom.reproduce.CHAPTERS` (at ``paper``,
-    the cost model's time, :func:`posgeom.reproduce.paper_minutes`), and the last run measured by
-    ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where none is recorded)."""
+# --------------------------------------------------------------------------------------------
+# Measured chapter times: one source for the teaching page, the chapters and this page
+# --------------------------------------------------------------------------------------------
+
+#: The measured time of each chapter, relative to the checkout: written by
+#: ``benchmarks/chapter_times.py`` from a cold build's jupyter-cache, committed with the book.
+CHAPTER_TIMES_FILE = "book/chapter-times.json"
+#: What a page says for a chapter the file does not hold.
+NOT_MEASURED = "not measured yet"
+
+
+def chapter_times(root: str | Path | None = None) -> dict[str, float]:
+    """Seconds of a cold run of each chapter at ``quick``, by chapter slug (:data:`CHAPTER_TIMES_FILE`).
+
+    Empty when the file is absent (a checkout that has not measured its build).
+    """
+    import json
+
+    root = Path(root) if root is not None else checkout_root()
+    path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
+    if path is None or not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    seconds = data.get("seconds")
+    if not isinstance(seconds, dict) or not all(isinstance(v, (int, float)) and v >= 0 for v in seconds.values()):
+        raise ValueError(f"{path}: 'seconds' must map chapter slugs to non-negative numbers; "
+                         "write the file again with python benchmarks/chapter_times.py")
+    return {str(k): float(v) for k, v in seconds.items()}
+
+
+def format_duration(seconds: float | None) -> str:
+    """``"55 s"`` under two minutes, ``"6.5 min"`` from there; :data:`NOT_MEASURED` for None."""
+    if seconds is None:
+        return NOT_MEASURED
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+#: Chapters of the book that check no claim (not in :data:`~posgeom.reproduce.CHAPTERS`), also timed.
+OTHER_CHAPTERS = ("getting-started", "your-own-corpus", "diagnose-your-model")
+
+
+def chapter_time_substitutions(times: dict[str, float], chapters: Sequence[Chapter] = CHAPTERS,
+                               others: Collection[str] = OTHER_CHAPTERS) -> dict[str, str]:
+    """MyST substitutions ``time_<slug>`` (hyphens as underscores) → the chapter's measured time.
+
+    Every chapter of ``chapters``, ``others`` and ``times`` gets one (:data:`NOT_MEASURED` where
+    unmeasured), so a page may name any chapter's time as ``{{ time_real_corpora }}``.
+    """
+    slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + list(times))
+    return {"time_" + slug.replace("-", "_"): format_duration(times.get(slug)) for slug in slugs}
+
+
+def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS,
+                 measured: dict[str, float] | None = None) -> pd.DataFrame:
+    """Per chapter: the time of a cold run at ``quick`` measured by the book's build (``measured``,
+    default :func:`chapter_times`; empty where not measured), the time and memory estimates of
+    :data:`~posgeom.reproduce.CHAPTERS` (at ``paper``, the cost model's time,
+    :func:`posgeom.reproduce.paper_minutes`), and the last run measured by ``posgeom reproduce`` at
+    ``quick`` and ``paper`` (empty where none is recorded)."""
     from .reproduce import paper_minutes
 
+    measured = chapter_times() if measured is None else measured
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     runs = {(r.scale, r.values.get("chapter") or r.manifest.get("params", {}).get("chapter")): r
             for r in registry.entries(RUNS_EXPERIMENT)}
     paper = paper_minutes(chapters)
     records = []
     for c in chapters:
-        record = {"chapter": c.slug, "claims": " ".join(c.claims)}
+        record = {"chapter": c.slug, "claims": " ".join(c.claims),
+                  "quick: measured build (min)": measured[c.slug] / 60 if c.slug in measured else None}
         for scale in SCALES:
             e = c.estimate(scale)
             record[f"{scale}: estimate (min)"] = paper[c.slug] if scale == "paper" else e.minutes
@@ -491,4 +550,5 @@ __all__ = [
     "STALE", "NOT_RUN", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
     "bottom_line_html", "bottom_line_counts", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
     "summary_frame", "verdict_counts", "book_documents", "SUMMARY_HEADERS", "summary_html", "collapsed", "timing_frame",
+    "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration", "chapter_time_substitutions",
 ]

@@ -18,6 +18,8 @@
    pushes ``_notebooks/`` to the branch :data:`COLAB_BRANCH`); Binder opens the chapter itself.
    sphinx-thebe, which jupyter-book always loads, is switched off (the book has no live code: its
    default configuration would point at someone else's Binder repository).
+6. The chapters' measured times (``book/chapter-times.json``, written by ``benchmarks/chapter_times.py``
+   from a cold build) are the substitutions ``{{ time_<chapter> }}`` of every page.
 
 Chapters are MyST text notebooks (``notebooks/*.md``, no outputs in git). After a successful
 build this extension writes ``_notebooks/<name>.ipynb`` next to the HTML (converted by
@@ -305,9 +307,19 @@ def _switch_off_thebe(app, config) -> None:
                                  if name != "sphinx-thebe.css"]
 
 
+def _chapter_time_substitutions(app, config) -> None:
+    """``{{ time_<chapter> }}`` on every page: the measured times of ``book/chapter-times.json``
+    (:func:`posgeom.summary.chapter_times`), the one source of the chapters' times."""
+    from posgeom.summary import chapter_time_substitutions, chapter_times
+
+    config.myst_substitutions = {**(config.myst_substitutions or {}),
+                                 **chapter_time_substitutions(chapter_times(app.srcdir))}
+
+
 def setup(app):
     app.add_config_value("posgeom_description", "", "html", types=[str])
     app.connect("config-inited", _switch_off_thebe)
+    app.connect("config-inited", _chapter_time_substitutions)
     app.connect("env-get-updated", restart_numbers_per_page, priority=900)
     app.connect("builder-inited", _add_static)
     app.add_css_file("posgeom.css")
