@@ -400,3 +400,45 @@ def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
     assert "would decide: bert-base-uncased at paper scale on SST-2" in cells["verdict"][0]
     cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C5"))
     assert "changed from the claim: another task" in cells["setting"][1]
+
+
+# ------------------------------------------------------------------------------------ measured chapter times
+
+
+def test_chapter_times_read_the_one_file_and_format_it(tmp_path):
+    assert sm.chapter_times(tmp_path) == {}  # nothing measured yet
+    assert sm.chapter_time_substitutions({})["time_real_corpora"] == sm.NOT_MEASURED
+    (tmp_path / "book").mkdir()
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {"real-corpora": 403.2, "encodings-at-a-glance": 55.4}}))
+    times = sm.chapter_times(tmp_path)
+    assert times == {"real-corpora": 403.2, "encodings-at-a-glance": 55.4}
+    subs = sm.chapter_time_substitutions(times)
+    assert subs["time_real_corpora"] == "6.7 min" and subs["time_encodings_at_a_glance"] == "55 s"
+    assert subs["time_diagnose_your_model"] == sm.NOT_MEASURED  # every chapter of the book has a key
+    assert sm.format_duration(119.4) == "119 s" and sm.format_duration(120) == "2.0 min"
+    frame = sm.timing_frame(Registry(tmp_path / "results"), measured=times)
+    assert frame.loc["real-corpora", "quick: measured build (min)"] == pytest.approx(403.2 / 60)
+    assert pd.isna(frame.loc["inside-bert", "quick: measured build (min)"])
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {"real-corpora": "fast"}}))
+    with pytest.raises(ValueError, match="benchmarks/chapter_times.py"):
+        sm.chapter_times(tmp_path)
+
+
+def test_every_page_takes_chapter_times_from_the_one_file():
+    """The teaching page and the chapters' boxes name the times only through {{ time_<chapter> }}."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    keys = set(sm.chapter_time_substitutions({}))
+    teaching = (repo / "book" / "teaching.md").read_text()
+    table = teaching.split("## How long each chapter runs on a laptop", 1)[1].split("\n## ", 1)[0]
+    used = set(re.findall(r"\{\{ (time_\w+) \}\}", table))
+    assert len(used) == 13 and used <= keys
+    assert not re.search(r"\| \d+(\.\d+)? (s|min) \|", table), "a typed time is left in the teaching table"
+    for chapter in (repo / "notebooks").glob("*.md"):
+        text = chapter.read_text()
+        if "What this chapter needs" not in text or "**Measured.**" not in text:
+            continue
+        measured = text.split("**Measured.**", 1)[1].split("\n- **", 1)[0]
+        assert "{{ time_" + chapter.stem.replace("-", "_") + " }}" in measured, chapter.name
+        assert not re.search(r"took [\d.–]+ (s|min) at `quick`", measured), chapter.name
