@@ -15,7 +15,7 @@ import re
 import tomllib
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
 import jsonschema
