@@ -23,6 +23,7 @@ import pandas as pd
 
 from .config import Settings, checkout_root, get_settings, resolve_device
 from .codekey import notebook_modules
+from .plotting import MISSING
 from .registry import Registry, Result
 
 #: The four verdicts a row may carry. "inconclusive here": the check could not test the claim (a
@@ -177,10 +178,6 @@ def is_missing(value) -> bool:
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, float) and math.isnan(value)
-
-
-#: What a table shows in a cell with no value (never "NaN").
-MISSING = "—"
 
 
 def verdict_html(verdict: str, rest: str = "") -> str:
