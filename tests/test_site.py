@@ -165,6 +165,22 @@ def test_binder_builds_environment_yml_which_installs_posgeom():
     assert any(line.startswith("jupytext==") for line in pip)  # opens the chapters' .md as notebooks
 
 
+def test_binder_post_build_opens_chapters_as_notebooks(tmp_path):
+    """postBuild (run by Binder after environment.yml) installs the lab setting of scripts/lab."""
+    import os
+    import stat
+    import subprocess
+
+    post_build = REPO / "postBuild"
+    assert post_build.stat().st_mode & stat.S_IXUSR, "postBuild must be executable"
+    done = subprocess.run(["bash", str(post_build)], cwd=REPO, env={**os.environ, "HOME": str(tmp_path)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / ".jupyter" / "labconfig" / "default_setting_overrides.json").read_text())
+    viewers = written["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers["markdown"] == "Jupytext Notebook"
+
+
 # ----------------------------------------------------------------------------- head, sitemap, 404, Thebe
 
 
