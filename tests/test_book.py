@@ -198,6 +198,20 @@ def test_repository_edit_and_launch_buttons(built_book):
         assert (built_book / "_notebooks" / f"{rel.stem}.ipynb").is_file(), f"{rel}: Colab would open nothing"
 
 
+def test_outputs_show_no_object_reprs_and_no_nan(built_book):
+    """Cell outputs never print an object's repr ("<matplotlib.legend.Legend at 0x...>") and tables show
+    "—" (with a note), never "NaN"."""
+    problems = []
+    for page in pages(built_book):
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        rel = page.relative_to(built_book)
+        for output in soup.select(".cell_output"):
+            text = output.get_text(" ")
+            problems += [f"{rel}: {m}" for m in re.findall(r"<[\w.]+(?: object)? at 0x[0-9a-f]+>", text)]
+            problems += [f"{rel}: a NaN cell" for cell in output.select("td, th") if cell.get_text(strip=True) == "NaN"]
+    assert not problems, "\n".join(problems[:20])
+
+
 def test_no_thebe_left_in_pages(built_book):
     for page in sorted(built_book.rglob("*.html")):
         text = page.read_text()
