@@ -2,6 +2,9 @@
 
 Figures are drawn on a white background on purpose: the book has a light and a dark theme, and
 a transparent figure with black axes would vanish on the dark one.
+
+The book's style covers its tables too: a cell with no value shows :data:`MISSING` ("—"), never
+"NaN", and a table with such cells carries :data:`MISSING_NOTE` (:func:`frame_html`).
 """
 
 from __future__ import annotations
@@ -42,9 +45,42 @@ BOOK_RC = {
 }
 
 
+#: What a table shows in a cell with no value (never "NaN").
+MISSING = "—"
+#: The note under a table that has cells with no value.
+MISSING_NOTE = "— : no value in this cell (it does not apply to this row, or was not computed at this scale)."
+
+
+def frame_html(frame) -> str:
+    """A DataFrame as a notebook shows it, with :data:`MISSING` for NaN and :data:`MISSING_NOTE` under
+    it when it has such cells. A subclass with its own ``_repr_html_`` keeps its own display."""
+    import pandas as pd
+
+    if type(frame)._repr_html_ is not pd.DataFrame._repr_html_:
+        return frame._repr_html_()
+    table = frame.to_html(na_rep=MISSING, notebook=True, max_rows=pd.get_option("display.max_rows"),
+                          max_cols=pd.get_option("display.max_columns"),
+                          show_dimensions=pd.get_option("display.show_dimensions"))
+    if frame.isna().to_numpy().any():
+        table += f'<p class="posgeom-missing-note">{MISSING_NOTE}</p>'
+    return table
+
+
 def use_book_style() -> None:
-    """Apply the book's matplotlib style globally (chapters call this once at the top)."""
+    """Apply the book's style globally (chapters call this once at the top): the matplotlib style and,
+    in a notebook, tables that show :data:`MISSING` for a missing value (:func:`frame_html`; a pandas
+    Styler gets it as its default ``na_rep``)."""
+    import pandas as pd
+
     mpl.rcParams.update(BOOK_RC)
+    pd.set_option("styler.format.na_rep", MISSING)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # plain Python: nothing displays tables
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
 
 
 @contextmanager
@@ -114,4 +150,5 @@ def provenance(scale: str, model: str | None = None, corpus: str | None = None, 
     return "; ".join(parts)
 
 
-__all__ = ["OKABE_ITO", "SEQUENTIAL_CMAP", "DIVERGING_CMAP", "use_book_style", "book_style", "heatmap", "provenance"]
+__all__ = ["OKABE_ITO", "SEQUENTIAL_CMAP", "DIVERGING_CMAP", "MISSING", "MISSING_NOTE", "frame_html", "use_book_style",
+           "book_style", "heatmap", "provenance"]

@@ -12,6 +12,8 @@ chapter's scale. The summary page (``posgeom.summary``) and ``posgeom reproduce`
 from __future__ import annotations
 
 import hashlib
+import html
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +23,7 @@ import pandas as pd
 
 from .config import Settings, checkout_root, get_settings, resolve_device
 from .codekey import notebook_modules
+from .plotting import MISSING
 from .registry import Registry, Result
 
 #: The four verdicts a row may carry. "inconclusive here": the check could not test the claim (a
@@ -121,6 +124,98 @@ def verdict_text(verdict: str, why: str = "", would_decide: str = "") -> str:
     return text + (f"; would decide: {would_decide}" if would_decide else "")
 
 
+# --------------------------------------------------------------------------------------------
+# How a verdict looks: a word and a mark (and, on the site, a colour from its CSS class)
+# --------------------------------------------------------------------------------------------
+
+#: The mark shown before each verdict, so a verdict never relies on colour alone. A verdict not
+#: listed here (one added to :data:`VERDICTS` later) shows :data:`OTHER_VERDICT_MARK`.
+VERDICT_MARKS = {
+    "reproduced": "✓",
+    "depends on an unstated choice": "◐",
+    "not reproduced": "✗",
+    "inconclusive here": "?",
+}
+#: The mark of a verdict that :data:`VERDICT_MARKS` does not list.
+OTHER_VERDICT_MARK = "•"
+#: The CSS class every verdict carries (the stylesheet's fallback look for a verdict it does not know).
+VERDICT_CLASS = "posgeom-verdict"
+
+
+def verdict_slug(verdict: str) -> str:
+    """The CSS class of a verdict: ``"posgeom-verdict-"`` and the verdict in lower case, words joined by
+    hyphens (``"not reproduced"`` → ``"posgeom-verdict-not-reproduced"``).
+
+    Every verdict, including one added later, gets a class; the book's stylesheet colours the known
+    ones and gives any other the neutral look of :data:`VERDICT_CLASS`.
+    """
+    words = re.findall(r"[a-z0-9]+", str(verdict).lower())
+    return f"{VERDICT_CLASS}-" + ("-".join(words) or "none")
+
+
+def verdict_mark(verdict: str) -> str:
+    """The mark shown before a verdict (:data:`VERDICT_MARKS`, :data:`OTHER_VERDICT_MARK` for any other)."""
+    return VERDICT_MARKS.get(verdict, OTHER_VERDICT_MARK)
+
+
+def split_verdict(text: str) -> tuple[str, str]:
+    """Split a table's verdict text (:func:`verdict_text`) into the verdict and what follows it.
+
+    The longest verdict of :data:`VERDICTS` the text starts with is the verdict; a text starting with
+    none of them is split at its first ``" — "``.
+    """
+    text = str(text)
+    for verdict in sorted(VERDICTS, key=len, reverse=True):
+        if text == verdict or text.startswith(verdict + " — ") or text.startswith(verdict + "; "):
+            rest = text[len(verdict):]
+            return verdict, rest.removeprefix(" — ").removeprefix("; ")
+    verdict, _, rest = text.partition(" — ")
+    return verdict, rest
+
+
+def is_missing(value) -> bool:
+    """None, NaN or pandas' NA/NaT: a cell with no value."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def verdict_html(verdict: str, rest: str = "") -> str:
+    """A verdict as HTML: its mark and word in a span with its classes, then ``rest`` (escaped)."""
+    badge = (f'<span class="{VERDICT_CLASS} {verdict_slug(verdict)}">'
+             f'<span class="posgeom-verdict-mark" aria-hidden="true">{verdict_mark(verdict)}</span> '
+             f'<strong>{html.escape(verdict, quote=False)}</strong></span>')
+    return badge + (f" — {html.escape(rest, quote=False)}" if rest else "")
+
+
+def html_table(headers: list[str], rows: list[list[str]], *, css_class: str, index_header: bool = True) -> str:
+    """A table of HTML cells that reads on any screen: every cell carries its column's name in
+    ``data-label`` (the book's stylesheet stacks a row's cells under these labels on a phone).
+
+    ``rows`` hold HTML already escaped; with ``index_header`` the first cell of a row is its header
+    (``<th scope="row">``).
+    """
+    head = "".join(f'<th scope="col">{html.escape(h, quote=False)}</th>' for h in headers)
+    body = []
+    for row in rows:
+        if len(row) != len(headers):
+            raise ValueError(f"a row has {len(row)} cells for {len(headers)} columns")
+        cells = []
+        for j, (header, cell) in enumerate(zip(headers, row)):
+            label = html.escape(header, quote=True)
+            if j == 0 and index_header:
+                cells.append(f'<th scope="row" data-label="{label}">{cell}</th>')
+            else:
+                cells.append(f'<td data-label="{label}">{cell}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (f'<table class="posgeom-table {css_class}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def _text_html(value) -> str:
+    return MISSING if is_missing(value) or str(value) == "" else html.escape(str(value), quote=False)
+
+
 #: The registry experiment holding each chapter's recorded "Paper vs this book" rows.
 CLAIMS_EXPERIMENT = "claims"
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -217,21 +312,52 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     )
 
 
+#: The columns of a "Paper vs this book" table, the verdict first: the reader came for it.
+COMPARISON_COLUMNS = ("verdict", "paper", "this book", "scale", "model", "corpus", "options")
+#: The columns shown together in the table's "Setting" cell, in this order.
+_SETTING_COLUMNS = ("scale", "model", "corpus", "options")
+
+
 class ComparisonTable(pd.DataFrame):
     """A DataFrame whose notebook display shows every cell in full (pandas cuts cells at 50
-    characters by default, which would hide most of a verdict's reason)."""
+    characters by default, which would hide most of a verdict's reason).
+
+    In a notebook it shows as :func:`comparison_html`: the verdict second, with its mark and class,
+    the setting (scale, model, corpus, options) in one cell, every cell labelled for a phone.
+    """
 
     @property
     def _constructor(self):
         return ComparisonTable
 
     def _repr_html_(self):
-        with pd.option_context("display.max_colwidth", None):
+        if tuple(self.columns) == COMPARISON_COLUMNS:
+            return comparison_html(self)
+        with pd.option_context("display.max_colwidth", None):  # a table reshaped by the reader
             return super()._repr_html_()
 
     def __repr__(self):
         with pd.option_context("display.max_colwidth", None):
             return super().__repr__()
+
+
+def comparison_html(table: pd.DataFrame) -> str:
+    """A "Paper vs this book" table (columns :data:`COMPARISON_COLUMNS`, index the claim) as HTML.
+
+    Columns: claim, verdict (mark, word, then why), paper, this book, setting. An empty cell shows
+    :data:`MISSING`.
+    """
+    missing = [c for c in COMPARISON_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"not a comparison table: columns {missing} are missing")
+    rows = []
+    for claim, row in table.iterrows():
+        verdict, rest = split_verdict(row["verdict"])
+        setting = "<br>".join(f"{c}: {_text_html(row[c])}" for c in _SETTING_COLUMNS
+                              if not (c == "options" and (is_missing(row[c]) or row[c] == "")))
+        rows.append([_text_html(claim), verdict_html(verdict, rest), _text_html(row["paper"]),
+                     _text_html(row["this book"]), setting])
+    return html_table(["Claim", "Verdict", "Paper", "This book", "Setting"], rows, css_class="posgeom-comparison")
 
 
 def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = None,
@@ -257,13 +383,13 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
         first = seen[row.claim] == 1
         records.append({
             "claim": f"{row.claim}: {claim.statement}" if first else f"{row.claim} (check {seen[row.claim]})",
+            "verdict": verdict_text(row.verdict, row.why, row.would_decide),
             "paper": row.paper if row.paper is not None else claim.paper_value,
             "this book": row.ours,
             "scale": row.scale,
             "model": row.model,
             "corpus": row.corpus,
             "options": "; ".join(filter(None, [row.options, row.changed and f"changed from the claim: {row.changed}"])),
-            "verdict": verdict_text(row.verdict, row.why, row.would_decide),
         })
     return ComparisonTable(pd.DataFrame.from_records(records).set_index("claim"))
 
@@ -271,4 +397,6 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 __all__ = [
     "VERDICTS", "INCONCLUSIVE", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
+    "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
+    "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html",
 ]

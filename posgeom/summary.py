@@ -18,7 +18,7 @@ Each claim also gets a **bottom line** computed from its checks by the rule :dat
 
 from __future__ import annotations
 
-import re
+import html
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection, Sequence
@@ -27,7 +27,17 @@ import pandas as pd
 
 from .config import SCALES, checkout_root, get_settings
 from .registry import Registry
-from .report import CLAIMS_EXPERIMENT, INCONCLUSIVE, PAPER_CLAIMS, VERDICTS, Claim, verdict_text
+from .report import (
+    CLAIMS_EXPERIMENT,
+    INCONCLUSIVE,
+    PAPER_CLAIMS,
+    VERDICTS,
+    Claim,
+    html_table,
+    split_verdict,
+    verdict_html,
+    verdict_text,
+)
 from .reproduce import CHAPTERS, RUNS_EXPERIMENT, Chapter, claims_stale_reason
 
 #: What a check recorded by other code, or from a changed notebook, says after its value.
@@ -264,17 +274,12 @@ def bottom_line_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records).set_index("id")
 
 
-def bottom_line_markdown(summaries: Sequence[ClaimSummary]) -> str:
-    """The bottom lines as a MyST ``list-table``: claim, bottom line, one sentence."""
-    fence = "`" * 4
-    lines = [f"{fence}{{list-table}}", ":header-rows: 1", ":class: posgeom-bottom-line", "",
-             "* - Claim", "  - Bottom line", "  - Why"]
-    for s in summaries:
-        b = s.bottom_line
-        lines += [f"* - {escape_markdown(s.claim.id)}: {escape_markdown(s.claim.statement)}",
-                  f"  - **{escape_markdown(b.verdict)}**", f"  - {escape_markdown(b.sentence)}"]
-    lines.append(fence)
-    return "\n".join(lines) + "\n"
+def bottom_line_html(summaries: Sequence[ClaimSummary]) -> str:
+    """The bottom lines as one HTML table, one line per claim: the claim, its bottom line (a word and a
+    mark) and the sentence that explains it (:func:`posgeom.report.html_table`)."""
+    rows = [[html.escape(f"{s.claim.id}: {s.claim.statement}", quote=False), verdict_html(s.bottom_line.verdict),
+             html.escape(s.bottom_line.sentence, quote=False)] for s in summaries]
+    return html_table(["Claim", "Bottom line", "Why"], rows, css_class="posgeom-bottom-line")
 
 
 def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
@@ -372,15 +377,8 @@ def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------
-# MyST output for the page
+# HTML for the page
 # --------------------------------------------------------------------------------------------
-
-_PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|$~^&:=\"'])")
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every Markdown/MyST special character, so registry text shows as written."""
-    return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def book_documents(root: str | Path | None = None) -> set[str]:
@@ -405,59 +403,136 @@ def book_documents(root: str | Path | None = None) -> set[str]:
     return {f for f in found if f}
 
 
+#: Where the summary page lies relative to the site's root: its links to chapters start with this.
+PAGE_TO_ROOT = "../"
+
+
 def _chapter_link(slug: str, documents: Collection[str] | None) -> str:
     if documents is None or f"notebooks/{slug}" in documents:
-        return f"{{doc}}`/notebooks/{slug}`"
-    return escape_markdown(f"{slug} (not in the book yet)")
+        return f'<a href="{PAGE_TO_ROOT}notebooks/{html.escape(slug)}.html">{html.escape(slug)}</a>'
+    return html.escape(f"{slug} (not in the book yet)", quote=False)
 
 
-def _cell(items: list[str], *, escape: bool = True) -> list[str]:
-    """A list-table cell: one paragraph, or a numbered list when there are several checks."""
-    texts = [escape_markdown(t) if escape else t for t in items]
-    if len(texts) == 1:
-        return [texts[0]]
-    return [f"{k}. {t}" for k, t in enumerate(texts, 1)]
+def _verdict_cell(pair: dict[str, Check]) -> str:
+    parts = []
+    for scale in SCALES:
+        if scale in pair:
+            check = pair[scale]
+            rest = "; ".join(filter(None, [split_verdict(check.verdict_text)[1], STALE if check.stale else ""]))
+            parts.append(f"{scale}: " + verdict_html(check.verdict, rest))
+    return "<br>".join(parts)
 
 
-def summary_markdown(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
-    """The summary as a MyST ``list-table`` (render the output as MyST: ``render_markdown_format: myst``).
+def _html_cell(items: list[str]) -> str:
+    """One check: its text; several: a numbered list, in the same order in every column."""
+    if len(items) == 1:
+        return items[0]
+    return '<ol class="posgeom-checks">' + "".join(f"<li>{t}</li>" for t in items) + "</ol>"
+
+
+#: The columns of the "Every check" table, the verdict and the chapter first.
+SUMMARY_HEADERS = ("Claim", "Verdict", "Chapter", "Ours (quick)", "Ours (paper)", "Paper", "Model, corpus, options")
+
+
+def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
+    """Every check of every claim as one HTML table (:data:`SUMMARY_HEADERS`), one row per claim.
 
     ``documents``: the book's documents (:func:`book_documents`); a chapter outside them is named, not
-    linked (a link to a page the book does not build would fail the strict build). None links every chapter.
+    linked (the link would lead nowhere). None links every chapter. A claim with no check says
+    :data:`NOT_RUN`.
     """
-    columns = ["claim", "paper", "ours (quick)", "ours (paper)", "setting", "verdict", "chapter"]
-    headers = ["Claim", "Paper", "Ours (quick)", "Ours (paper)", "Model, corpus, options", "Verdict", "Chapter"]
-    fence = "`" * 4
-    lines = [f"{fence}{{list-table}}", ":header-rows: 1", ":class: posgeom-summary", ""]
-    lines.append("* - " + headers[0])
-    lines.extend(f"  - {h}" for h in headers[1:])
+    def text(items):
+        return _html_cell([html.escape(t, quote=False) for t in items])
+
+    rows = []
     for s in summaries:
         cells = summary_cells(s)
-        for j, column in enumerate(columns):
-            if column == "chapter":
-                body = _cell([_chapter_link(c, documents) for c in cells[column]], escape=False)
-            else:
-                body = _cell(cells[column])
-            first = "* - " if j == 0 else "  - "
-            lines.append(first + body[0])
-            lines.extend("    " + line for line in body[1:])
-    lines.append(fence)
-    return "\n".join(lines) + "\n"
+        verdicts = ([_verdict_cell(p) for p in s.checks] if s.checks else [verdict_html(NOT_RUN)])
+        rows.append([
+            text(cells["claim"]), _html_cell(verdicts), _html_cell([_chapter_link(c, documents) for c in cells["chapter"]]),
+            text(cells["ours (quick)"]), text(cells["ours (paper)"]), text(cells["paper"]), text(cells["setting"]),
+        ])
+    return html_table(list(SUMMARY_HEADERS), rows, css_class="posgeom-summary")
 
 
-def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> pd.DataFrame:
-    """Per chapter: the time and memory estimates of :data:`~posgeom.reproduce.CHAPTERS` (at ``paper``,
-    the cost model's time, :func:`posgeom.reproduce.paper_minutes`), and the last run measured by
-    ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where none is recorded)."""
+def collapsed(title: str, body_html: str, *, open_: bool = False) -> str:
+    """``body_html`` inside a ``<details>`` element that opens on a click on ``title``."""
+    return (f'<details class="posgeom-details"{" open" if open_ else ""}><summary>{html.escape(title, quote=False)}'
+            f"</summary>{body_html}</details>")
+
+
+# --------------------------------------------------------------------------------------------
+# Measured chapter times: one source for the teaching page, the chapters and this page
+# --------------------------------------------------------------------------------------------
+
+#: The measured time of each chapter, relative to the checkout: written by
+#: ``benchmarks/chapter_times.py`` from a cold build's jupyter-cache, committed with the book.
+CHAPTER_TIMES_FILE = "book/chapter-times.json"
+#: What a page says for a chapter the file does not hold.
+NOT_MEASURED = "not measured yet"
+
+
+def chapter_times(root: str | Path | None = None) -> dict[str, float]:
+    """Seconds of a cold run of each chapter at ``quick``, by chapter slug (:data:`CHAPTER_TIMES_FILE`).
+
+    Empty when the file is absent (a checkout that has not measured its build).
+    """
+    import json
+
+    root = Path(root) if root is not None else checkout_root()
+    path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
+    if path is None or not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    seconds = data.get("seconds")
+    if not isinstance(seconds, dict) or not all(isinstance(v, (int, float)) and v >= 0 for v in seconds.values()):
+        raise ValueError(f"{path}: 'seconds' must map chapter slugs to non-negative numbers; "
+                         "write the file again with python benchmarks/chapter_times.py")
+    return {str(k): float(v) for k, v in seconds.items()}
+
+
+def format_duration(seconds: float | None) -> str:
+    """``"55 s"`` under two minutes, ``"6.5 min"`` from there; :data:`NOT_MEASURED` for None."""
+    if seconds is None:
+        return NOT_MEASURED
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+#: Chapters of the book that check no claim (not in :data:`~posgeom.reproduce.CHAPTERS`), also timed.
+OTHER_CHAPTERS = ("getting-started", "your-own-corpus", "diagnose-your-model")
+
+
+def chapter_time_substitutions(times: dict[str, float], chapters: Sequence[Chapter] = CHAPTERS,
+                               others: Collection[str] = OTHER_CHAPTERS) -> dict[str, str]:
+    """MyST substitutions ``time_<slug>`` (hyphens as underscores) → the chapter's measured time.
+
+    Every chapter of ``chapters``, ``others`` and ``times`` gets one (:data:`NOT_MEASURED` where
+    unmeasured), so a page may name any chapter's time as ``{{ time_real_corpora }}``.
+    """
+    slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + list(times))
+    return {"time_" + slug.replace("-", "_"): format_duration(times.get(slug)) for slug in slugs}
+
+
+def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS,
+                 measured: dict[str, float] | None = None) -> pd.DataFrame:
+    """Per chapter: the time of a cold run at ``quick`` measured by the book's build (``measured``,
+    default :func:`chapter_times`; empty where not measured), the time and memory estimates of
+    :data:`~posgeom.reproduce.CHAPTERS` (at ``paper``, the cost model's time,
+    :func:`posgeom.reproduce.paper_minutes`), and the last run measured by ``posgeom reproduce`` at
+    ``quick`` and ``paper`` (empty where none is recorded)."""
     from .reproduce import paper_minutes
 
+    measured = chapter_times() if measured is None else measured
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     runs = {(r.scale, r.values.get("chapter") or r.manifest.get("params", {}).get("chapter")): r
             for r in registry.entries(RUNS_EXPERIMENT)}
     paper = paper_minutes(chapters)
     records = []
     for c in chapters:
-        record = {"chapter": c.slug, "claims": " ".join(c.claims)}
+        record = {"chapter": c.slug, "claims": " ".join(c.claims),
+                  "quick: measured build (min)": measured[c.slug] / 60 if c.slug in measured else None}
         for scale in SCALES:
             e = c.estimate(scale)
             record[f"{scale}: estimate (min)"] = paper[c.slug] if scale == "paper" else e.minutes
@@ -473,6 +548,7 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
 
 __all__ = [
     "STALE", "NOT_RUN", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
-    "bottom_line_markdown", "bottom_line_counts", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
-    "summary_frame", "verdict_counts", "escape_markdown", "book_documents", "summary_markdown", "timing_frame",
+    "bottom_line_html", "bottom_line_counts", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
+    "summary_frame", "verdict_counts", "book_documents", "SUMMARY_HEADERS", "summary_html", "collapsed", "timing_frame",
+    "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration", "chapter_time_substitutions",
 ]

@@ -147,6 +147,77 @@ def test_chapters_offer_ipynb_downloads(built_book):
         assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
 
 
+def test_pages_have_description_open_graph_and_favicon(built_book):
+    config = yaml.safe_load((REPO / "_config.yml").read_text())
+    base = config["html"]["baseurl"]
+    for page in pages(built_book):
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        rel = page.relative_to(built_book)
+        meta = {m.get("name") or m.get("property"): m.get("content", "") for m in soup.find_all("meta")}
+        for key in ("description", "og:title", "og:description", "og:image", "og:url"):
+            assert meta.get(key, "").strip(), f"{rel}: no {key} in the head"
+        assert meta["og:image"] == base + "_static/posgeom-og.png" and meta["og:url"].startswith(base)
+        icon = soup.find("link", rel="icon")
+        assert icon is not None and (page.parent / icon["href"]).is_file(), f"{rel}: no favicon"
+    assert (built_book / "_static" / "posgeom-og.png").is_file()
+
+
+def test_sitemap_robots_and_404_page(built_book):
+    from xml.etree import ElementTree
+
+    base = yaml.safe_load((REPO / "_config.yml").read_text())["html"]["baseurl"]
+    root = ElementTree.fromstring((built_book / "sitemap.xml").read_text())
+    urls = {e.text for e in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")}
+    assert {base + f"{name}.html" for name in toc_files()} <= urls
+    assert f"Sitemap: {base}sitemap.xml" in (built_book / "robots.txt").read_text()
+    not_found = BeautifulSoup((built_book / "404.html").read_text(), "html.parser")
+    assert not_found.find("base")["href"] == base and "Page not found" in not_found.get_text()
+
+
+def test_repository_edit_and_launch_buttons(built_book):
+    from urllib.parse import parse_qs, urlsplit
+
+    config = yaml.safe_load((REPO / "_config.yml").read_text())
+    repo = config["repository"]["url"]
+    owner, name = urlsplit(repo).path.strip("/").split("/")
+    for page in pages(built_book):
+        rel = page.relative_to(built_book)
+        links = [a["href"] for a in BeautifulSoup(page.read_text(), "html.parser").find_all("a", href=True)]
+        assert repo in links, f"{rel}: no link to the repository"
+        source = next(p for p in (REPO / rel.with_suffix(".md"), REPO / rel.with_suffix(".ipynb")) if p.is_file())
+        edit = f"{repo}/edit/{config['repository']['branch']}/{source.relative_to(REPO).as_posix()}"
+        assert edit in links, f"{rel}: no 'edit this page' link to {edit}"
+        if rel.parts[0] != "notebooks":
+            continue
+        binder = next(u for u in links if u.startswith("https://mybinder.org/"))
+        parts = urlsplit(binder)
+        assert parts.path == f"/v2/gh/{owner}/{name}/{config['repository']['branch']}"
+        assert parse_qs(parts.query)["urlpath"] == [f"lab/tree/{rel.with_suffix('.md').as_posix()}"]
+        colab = next(u for u in links if u.startswith("https://colab.research.google.com/"))
+        assert colab == f"https://colab.research.google.com/github/{owner}/{name}/blob/notebooks/{rel.stem}.ipynb"
+        assert (built_book / "_notebooks" / f"{rel.stem}.ipynb").is_file(), f"{rel}: Colab would open nothing"
+
+
+def test_outputs_show_no_object_reprs_and_no_nan(built_book):
+    """Cell outputs never print an object's repr ("<matplotlib.legend.Legend at 0x...>") and tables show
+    "—" (with a note), never "NaN"."""
+    problems = []
+    for page in pages(built_book):
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        rel = page.relative_to(built_book)
+        for output in soup.select(".cell_output"):
+            text = output.get_text(" ")
+            problems += [f"{rel}: {m}" for m in re.findall(r"<[\w.]+(?: object)? at 0x[0-9a-f]+>", text)]
+            problems += [f"{rel}: a NaN cell" for cell in output.select("td, th") if cell.get_text(strip=True) == "NaN"]
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_no_thebe_left_in_pages(built_book):
+    for page in sorted(built_book.rglob("*.html")):
+        text = page.read_text()
+        assert "THEBE_JS_URL" not in text and "x-thebe-config" not in text, f"{page.relative_to(built_book)}"
+
+
 # --------------------------------------------------------------------------- real browser
 
 
@@ -221,7 +292,8 @@ Promise.all(imgs.map(img => img.complete ? null : new Promise(r => { img.onload 
 def console_errors(browser) -> list[str]:
     """Console messages of level SEVERE since the last call (the log is drained by reading it).
 
-    The browser's own request for ``/favicon.ico`` (the book has no site icon) is not a page error.
+    The browser's own request for ``/favicon.ico`` (the pages name their icon, ``favicon.svg``, but a
+    browser may still ask for the conventional one) is not a page error.
     """
     return [entry["message"] for entry in browser.get_log("browser")
             if entry.get("level") == "SEVERE" and "/favicon.ico" not in entry["message"]]
@@ -253,6 +325,11 @@ window.scrollTo(0, window.scrollY);
 return {cut: cut.concat(clipped), cells: cells.length, sideways: sideways};
 """
 
+STACKED_CELLS = """
+return Array.from(document.querySelectorAll('main table.posgeom-table tbody td')).map(td => ({
+  block: getComputedStyle(td).display === 'block', label: td.getAttribute('data-label') || ''}));
+"""
+
 VISIBLE_SEARCH = """
 return Array.from(document.querySelectorAll('input[type=search], .search-button-field, .search-button, form.bd-search'))
   .filter(e => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden').length;
@@ -272,12 +349,6 @@ def test_no_internal_documents_or_machine_paths_in_pages(built_book):
             assert folder not in text, f"{rel} prints the machine path {folder}"
 
 
-def test_thebe_configuration_is_declared_once(built_book):
-    for page in pages(built_book):
-        count = page.read_text().count("const THEBE_JS_URL")
-        assert count <= 1, f"{page.relative_to(built_book)} declares THEBE_JS_URL {count} times"
-
-
 @pytest.mark.browser
 def test_summary_has_no_cut_cells_at_desk_and_phone_width(browser, served_book, built_book):
     summary = next(p for p in pages(built_book) if p.name == "does-the-paper-hold-up.html")
@@ -286,8 +357,12 @@ def test_summary_has_no_cut_cells_at_desk_and_phone_width(browser, served_book, 
         for width in (1400, 400):
             browser.set_window_size(width, 1600)
             browser.get(f"{served_book}/{rel}")
+            browser.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; });")
             found = browser.execute_script(CUT_CELLS)
             browser.save_screenshot(str(ARTIFACTS / f"summary-{width}px.png"))
+            if width == 400:  # a phone: every row of the verdict tables is a card of labelled cells
+                cells = browser.execute_script(STACKED_CELLS)
+                assert cells and all(c["block"] and c["label"] for c in cells), f"summary at 400 px: {cells[:3]}"
             assert found["cells"] > 0, "the summary page has no table"
             assert not found["cut"], f"summary at {width} px: cells cut: {found['cut'][:5]}"
             assert not found["sideways"], f"summary at {width} px: the page scrolls sideways"
@@ -298,6 +373,47 @@ def test_summary_has_no_cut_cells_at_desk_and_phone_width(browser, served_book, 
         browser.set_window_size(1400, 1600)
         browser.get(f"{served_book}/book/intro.html")
         assert browser.execute_script(VISIBLE_SEARCH) == 1, "the landing page does not show exactly one search box"
+    finally:
+        browser.set_window_size(1280, 1600)
+
+
+VERDICT_HEADERS = """
+// For every table with a verdict column: is the header of that column inside the table's visible box
+// (the nearest ancestor that clips or scrolls, else the article) and shown?
+document.querySelectorAll('details').forEach(d => { d.open = true; });
+const found = [];
+document.querySelectorAll('main table').forEach(table => {
+  const header = Array.from(table.querySelectorAll('thead th')).find(th => /^(verdict|bottom line)$/i.test(th.textContent.trim()));
+  if (!header) return;
+  let box = table.parentElement;
+  while (box && box !== document.body && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+  if (!box || box === document.body) box = document.querySelector('article') || document.querySelector('main');
+  const h = header.getBoundingClientRect(), b = box.getBoundingClientRect();
+  found.push({header: header.textContent.trim(), inside: h.width > 0 && h.left >= b.left - 1 && h.right <= b.right + 1,
+              h: [Math.round(h.left), Math.round(h.right)], box: [Math.round(b.left), Math.round(b.right)]});
+});
+return found;
+"""
+
+
+@pytest.mark.browser
+def test_verdict_headers_are_in_view_at_desk_width(browser, served_book, built_book):
+    """At 1400 px the verdict column of every "Paper vs this book" table, and of the summary's tables,
+    is inside the visible box: no sideways scroll hides it."""
+    try:
+        browser.set_window_size(1400, 1600)
+        seen = 0
+        for page in pages(built_book):
+            rel = page.relative_to(built_book).as_posix()
+            if not (rel.startswith("notebooks/") or rel.startswith("summary/")):
+                continue
+            browser.get(f"{served_book}/{rel}")
+            found = browser.execute_script(VERDICT_HEADERS)
+            outside = [f for f in found if not f["inside"]]
+            assert not outside, f"{rel}: verdict headers outside the visible box: {outside}"
+            assert not browser.execute_script(CUT_CELLS)["sideways"], f"{rel}: the page scrolls sideways"
+            seen += len(found)
+        assert seen >= 12, f"only {seen} verdict columns found: the tables lost their verdict header"
     finally:
         browser.set_window_size(1280, 1600)
 

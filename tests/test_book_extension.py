@@ -69,3 +69,48 @@ def test_the_header_download_offers_the_plain_notebook_not_the_myst_source_or_a_
     context = {"header_buttons": menu(), "pathto": lambda target, resource: target}
     ext.chapter_download_buttons(None, "book/teaching", "page.html", context, None)
     assert context["header_buttons"] == [{"label": "fullscreen-button"}]
+
+
+def test_inline_maths_that_wraps_onto_the_next_line_is_converted_whole():
+    convert = _extension().dollar_math_to_rst
+    assert convert(r"relative $\|\mathbb E[c e]\| /" + "\n        " + r"\|x\|$; next") == (
+        r"relative :math:`\|\mathbb E[c e]\| / \|x\|`; next")
+    # a blank line ends a paragraph: a lone $ there is not the start of maths
+    assert convert("costs $5\n\nand $6") == "costs $5\n\nand $6"
+    assert convert(r"$a$ and $b$") == ":math:`a` and :math:`b`"
+
+
+def _maths_left_as_text(text: str) -> list[str]:
+    """LaTeX commands of ``text`` outside ``literals``, :math: roles and ``.. math::`` blocks."""
+    import re
+
+    text = re.sub(r"``.+?``|:math:`(?:[^`\\]|\\.)*`", "", text, flags=re.S)
+    text = re.sub(r"\.\. math::.*\n(?:\n|[ ]+.*\n)*", "", text + "\n")
+    return re.findall(r"\\[A-Za-z]+", text)
+
+
+def test_no_api_docstring_loses_its_backslashes():
+    """Every docstring of posgeom, as the API page gets it: no LaTeX command is left outside maths (reST
+    would strip its backslash: "\\mathbb E" shown as "mathbb E")."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import posgeom
+
+    convert = _extension().dollar_math_to_rst
+    problems = []
+    for info in pkgutil.walk_packages(posgeom.__path__, "posgeom."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        objects = [module] + [obj for _, obj in inspect.getmembers(module)
+                              if getattr(obj, "__module__", None) == info.name and (inspect.isclass(obj) or callable(obj))]
+        objects += [member for obj in objects if inspect.isclass(obj) for member in vars(obj).values()
+                    if inspect.isfunction(member) or isinstance(member, property)]
+        for obj in objects:
+            doc = inspect.getdoc(obj)
+            left = _maths_left_as_text(convert(doc)) if doc else []
+            if left:
+                problems.append(f"{info.name}.{getattr(obj, '__qualname__', '')}: {left[:3]}")
+    assert not problems, "docstrings whose maths reST would strip:\n" + "\n".join(sorted(set(problems)))

@@ -2,6 +2,9 @@
 
 import pytest
 
+from bs4 import BeautifulSoup
+
+from posgeom import report
 from posgeom.report import PAPER_CLAIMS, ComparisonRow, comparison_table
 
 
@@ -17,7 +20,7 @@ def test_table_rows_and_validation():
                       why="scale-dependent normalisation"),
         ComparisonRow("C5", ours="88.0%", scale="quick", model="none", corpus="synthetic", verdict="reproduced"),
     ])
-    assert list(table.columns) == ["paper", "this book", "scale", "model", "corpus", "options", "verdict"]
+    assert list(table.columns) == ["verdict", "paper", "this book", "scale", "model", "corpus", "options"]
     assert table.iloc[0]["paper"] == "0.563" and table.iloc[0]["verdict"].startswith("not reproduced — ")
     with pytest.raises(ValueError, match="valid verdicts"):
         ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", verdict="sort of")
@@ -62,3 +65,58 @@ def test_a_claim_checked_twice_states_its_text_once():
             for claim, ours in (("C7", "1"), ("C8", "2"), ("C7", "3"))]
     index = list(comparison_table(rows).index)
     assert index == [f"C7: {PAPER_CLAIMS['C7'].statement}", f"C8: {PAPER_CLAIMS['C8'].statement}", "C7 (check 2)"]
+
+
+def _soup(html: str) -> BeautifulSoup:
+    return BeautifulSoup(html, "html.parser")
+
+
+def test_table_html_puts_the_verdict_second_with_a_word_a_mark_and_a_class():
+    table = comparison_table([
+        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2", verdict="not reproduced",
+                      why="scale-dependent normalisation"),
+        ComparisonRow("C5", ours="88.0%", scale="quick", model="none", corpus="synthetic", verdict="reproduced",
+                      options="rank 3"),
+    ])
+    soup = _soup(table._repr_html_())
+    assert [th.get_text() for th in soup.select("thead th")] == ["Claim", "Verdict", "Paper", "This book", "Setting"]
+    first, second = soup.select("tbody tr")
+    verdict = first.select("td")[0]
+    assert verdict["data-label"] == "Verdict"
+    badge = verdict.select_one(".posgeom-verdict")
+    assert "posgeom-verdict-not-reproduced" in badge["class"]
+    assert badge.get_text() == "✗ not reproduced"  # a word and a mark, never colour alone
+    assert verdict.get_text().endswith("— scale-dependent normalisation")
+    assert second.select_one(".posgeom-verdict-reproduced").get_text() == "✓ reproduced"
+    assert second.select("td")[-1].get_text("|") == "scale: quick|model: none|corpus: synthetic|options: rank 3"
+    # every cell names its column, for the stacked layout on a phone
+    assert all(cell.get("data-label") for cell in soup.select("tbody th, tbody td"))
+
+
+def test_every_verdict_gets_a_class_and_a_mark_even_one_added_later():
+    assert report.verdict_slug("depends on an unstated choice") == "posgeom-verdict-depends-on-an-unstated-choice"
+    assert report.verdict_slug("Holds by construction!") == "posgeom-verdict-holds-by-construction"
+    assert report.verdict_mark("holds by construction") == report.OTHER_VERDICT_MARK
+    assert {report.verdict_mark(v) for v in report.VERDICTS} == set(report.VERDICT_MARKS.values())
+    assert len(set(report.VERDICT_MARKS.values())) == len(report.VERDICT_MARKS)
+    badge = _soup(report.verdict_html("holds by construction", "a <b>tag</b>"))
+    assert badge.select_one(".posgeom-verdict.posgeom-verdict-holds-by-construction")
+    assert "a <b>tag</b>" in badge.get_text()  # the reason is escaped, not parsed
+
+
+def test_split_verdict_finds_the_longest_known_verdict():
+    assert report.split_verdict("not reproduced — why") == ("not reproduced", "why")
+    assert report.split_verdict("reproduced") == ("reproduced", "")
+    assert report.split_verdict("inconclusive here — a; would decide: b") == ("inconclusive here",
+                                                                              "a; would decide: b")
+    assert report.split_verdict("holds by construction — proved") == ("holds by construction", "proved")
+
+
+def test_html_table_shows_a_dash_for_missing_values_and_refuses_ragged_rows():
+    table = comparison_table([ComparisonRow("C5", ours="x", scale="quick", model="m", corpus="c",
+                                            verdict="reproduced")])
+    table.loc[table.index[0], "this book"] = float("nan")
+    cells = [td.get_text() for td in _soup(table._repr_html_()).select("tbody td")]
+    assert cells[2] == report.MISSING and "NaN" not in "".join(cells)
+    with pytest.raises(ValueError, match="2 cells for 3 columns"):
+        report.html_table(["a", "b", "c"], [["1", "2"]], css_class="x")

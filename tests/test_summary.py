@@ -225,25 +225,34 @@ def test_unknown_claim_in_the_registry_is_an_error(tmp_path):
 # ------------------------------------------------------------------------------------ the page's markup
 
 
-def test_markdown_escapes_values_and_links_only_book_chapters(tmp_path):
-    record_comparison("sinusoids-as-mds", [row("C4", "a*b_c $x$ [l](u) <br> | {r}`x` 0.5")], settings_at(tmp_path))
+def test_html_escapes_values_and_links_only_book_chapters(tmp_path):
+    from bs4 import BeautifulSoup
+
+    value = "a*b_c $x$ [l](u) <br> | {r}`x` 0.5"
+    record_comparison("sinusoids-as-mds", [row("C4", value)], settings_at(tmp_path))
     summaries = sm.claim_summaries(Registry(tmp_path / "results"))
-    text = sm.summary_markdown(summaries, documents={"notebooks/sinusoids-as-mds"})
-    assert text.startswith("````{list-table}\n:header-rows: 1") and text.rstrip().endswith("````")
-    assert r"a\*b\_c \$x\$ \[l\]\(u\) \<br\> \| \{r\}\`x\` 0\.5" in text
-    assert "{doc}`/notebooks/sinusoids-as-mds`" in text
+    soup = BeautifulSoup(sm.summary_html(summaries, documents={"notebooks/sinusoids-as-mds"}), "html.parser")
+    assert [th.get_text() for th in soup.select("thead th")] == list(sm.SUMMARY_HEADERS)
+    rows = soup.select("tbody tr")
+    assert len(rows) == len(PAPER_CLAIMS)  # one row per claim
+    c4 = next(r for r in rows if r.th.get_text().startswith("C4:"))
+    cells = {td["data-label"]: td for td in c4.select("td")}
+    assert cells["Ours (quick)"].get_text() == value  # shown as written, nothing parsed
+    assert cells["Chapter"].a["href"] == "../notebooks/sinusoids-as-mds.html"
+    assert cells["Verdict"].select_one(".posgeom-verdict-reproduced").get_text() == "✓ reproduced"
     # C1 is checked by a chapter the book does not list here: named, not linked
-    assert r"theorem1\-necessity \(not in the book yet\)" in text and "{doc}`/notebooks/theorem1" not in text
-    # one row per claim, seven cells each
-    body = text.split("\n", 4)[4]
-    assert body.count("\n* - ") + body.startswith("* - ") == len(PAPER_CLAIMS) + 1
+    c1 = next(r for r in rows if r.th.get_text().startswith("C1:"))
+    assert c1.select_one("td[data-label=Chapter]").get_text() == "theorem1-necessity (not in the book yet)"
+    assert c1.select_one("td[data-label=Chapter] a") is None
+    assert c1.select_one("td[data-label=Verdict]").get_text() == f"• {sm.NOT_RUN}"
 
 
-def test_escape_markdown_oracle():
-    for ch in "\\`*_{}[]<>()#+-.!|$~^&:=\"'":
-        assert sm.escape_markdown(f"a{ch}b") == f"a\\{ch}b"
-    assert sm.escape_markdown("two\n lines  here") == "two lines here"
-    assert sm.escape_markdown("≈ 0 σ²") == "≈ 0 σ²"
+def test_collapsed_wraps_a_body_in_details():
+    from bs4 import BeautifulSoup
+
+    details = BeautifulSoup(sm.collapsed("Every check <20>", "<p>x</p>"), "html.parser").details
+    assert details.summary.get_text() == "Every check <20>" and details.p.get_text() == "x"
+    assert not details.has_attr("open")
 
 
 def test_book_documents_reads_the_toc(tmp_path):
@@ -379,10 +388,57 @@ def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
     assert lines["C5"] == "not reproduced" and lines["C1"] == sm.NOT_RUN
     totals = sm.bottom_line_counts(summaries)
     assert totals.sum() == len(PAPER_CLAIMS) and totals["inconclusive here"] == 1
-    text = sm.bottom_line_markdown(summaries)
-    assert text.startswith("````{list-table}") and text.count("\n* - ") == len(PAPER_CLAIMS) + 1
+    from bs4 import BeautifulSoup
+
+    table = BeautifulSoup(sm.bottom_line_html(summaries), "html.parser")
+    assert [th.get_text() for th in table.select("thead th")] == ["Claim", "Bottom line", "Why"]
+    assert len(table.select("tbody tr")) == len(PAPER_CLAIMS)
+    c5 = next(r for r in table.select("tbody tr") if r.th.get_text().startswith("C5:"))
+    assert c5.select_one(".posgeom-verdict-not-reproduced").get_text() == "✗ not reproduced"
     # the detailed table shows the run that would decide, and what a check changed
     cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C10"))
     assert "would decide: bert-base-uncased at paper scale on SST-2" in cells["verdict"][0]
     cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C5"))
     assert "changed from the claim: another task" in cells["setting"][1]
+
+
+# ------------------------------------------------------------------------------------ measured chapter times
+
+
+def test_chapter_times_read_the_one_file_and_format_it(tmp_path):
+    assert sm.chapter_times(tmp_path) == {}  # nothing measured yet
+    assert sm.chapter_time_substitutions({})["time_real_corpora"] == sm.NOT_MEASURED
+    (tmp_path / "book").mkdir()
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {"real-corpora": 403.2, "encodings-at-a-glance": 55.4}}))
+    times = sm.chapter_times(tmp_path)
+    assert times == {"real-corpora": 403.2, "encodings-at-a-glance": 55.4}
+    subs = sm.chapter_time_substitutions(times)
+    assert subs["time_real_corpora"] == "6.7 min" and subs["time_encodings_at_a_glance"] == "55 s"
+    assert subs["time_diagnose_your_model"] == sm.NOT_MEASURED  # every chapter of the book has a key
+    assert sm.format_duration(119.4) == "119 s" and sm.format_duration(120) == "2.0 min"
+    frame = sm.timing_frame(Registry(tmp_path / "results"), measured=times)
+    assert frame.loc["real-corpora", "quick: measured build (min)"] == pytest.approx(403.2 / 60)
+    assert pd.isna(frame.loc["inside-bert", "quick: measured build (min)"])
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {"real-corpora": "fast"}}))
+    with pytest.raises(ValueError, match="benchmarks/chapter_times.py"):
+        sm.chapter_times(tmp_path)
+
+
+def test_every_page_takes_chapter_times_from_the_one_file():
+    """The teaching page and the chapters' boxes name the times only through {{ time_<chapter> }}."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    keys = set(sm.chapter_time_substitutions({}))
+    teaching = (repo / "book" / "teaching.md").read_text()
+    table = teaching.split("## How long each chapter runs on a laptop", 1)[1].split("\n## ", 1)[0]
+    used = set(re.findall(r"\{\{ (time_\w+) \}\}", table))
+    assert len(used) == 13 and used <= keys
+    assert not re.search(r"\| \d+(\.\d+)? (s|min) \|", table), "a typed time is left in the teaching table"
+    for chapter in (repo / "notebooks").glob("*.md"):
+        text = chapter.read_text()
+        if "What this chapter needs" not in text or "**Measured.**" not in text:
+            continue
+        measured = text.split("**Measured.**", 1)[1].split("\n- **", 1)[0]
+        assert "{{ time_" + chapter.stem.replace("-", "_") + " }}" in measured, chapter.name
+        assert not re.search(r"took [\d.–]+ (s|min) at `quick`", measured), chapter.name

@@ -1,0 +1,52 @@
+"""benchmarks/chapter_times.py: the chapters' measured times from a build's jupyter-cache."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("chapter_times", REPO / "benchmarks" / "chapter_times.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cache_run(cache_dir: Path, uri: Path, seconds: float, marker: str) -> None:
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"x = {marker!r}")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    get_cache(str(cache_dir)).cache_notebook_bundle(
+        CacheBundleIn(nb, str(uri), data={"execution_seconds": seconds}), check_validity=False)
+
+
+def test_times_come_from_the_latest_cache_record_of_each_chapter(tmp_path):
+    cache = tmp_path / "cache"
+    _cache_run(cache, tmp_path / "notebooks" / "real-corpora.md", 500.0, "old")
+    _cache_run(cache, tmp_path / "notebooks" / "real-corpora.md", 403.24, "new")  # a later build
+    _cache_run(cache, tmp_path / "notebooks" / "theorem1-necessity.md", 58.0, "t1")
+    _cache_run(cache, tmp_path / "summary" / "does-the-paper-hold-up.md", 20.0, "s")  # not a chapter
+    script = _script()
+    assert script.cached_times(cache) == {"real-corpora": 403.2, "theorem1-necessity": 58.0}
+    out = tmp_path / "book" / "chapter-times.json"
+    out.parent.mkdir()
+    assert script.main(["--cache", str(cache), "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["seconds"] == {"real-corpora": 403.2, "theorem1-necessity": 58.0}
+    from posgeom.summary import chapter_times
+
+    assert chapter_times(tmp_path) == document["seconds"]  # what the book reads back
+
+
+def test_no_cache_is_a_clear_error(tmp_path):
+    with pytest.raises(SystemExit, match="build the book first"):
+        _script().cached_times(tmp_path / "nowhere")
