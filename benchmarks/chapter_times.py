@@ -3,7 +3,7 @@
 
 jupyter-cache records how long each notebook took when the book build executed it
 (``execution_seconds`` of its cache record). After a *cold* build — no stored results, no cache — this
-script reads those records and writes ``book/chapter-times.json`` (``posgeom.summary.CHAPTER_TIMES_FILE``),
+script reads those records and writes ``book/chapter-times.json`` (``posgeom.timings.CHAPTER_TIMES_FILE``),
 which the book's extension turns into the substitutions ``{{ time_<chapter> }}`` on every build.
 
 Run from the repository root, after a cold build::
@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from posgeom.summary import CHAPTER_TIMES_FILE  # noqa: E402  (after the checkout is on the path)
+from posgeom.timings import CHAPTER_TIMES_FILE  # noqa: E402  (after the checkout is on the path)
 
 #: The folder of the chapters: only notebooks from it are chapters.
 CHAPTER_FOLDER = "notebooks"
@@ -51,7 +51,7 @@ def cached_times(cache_dir: Path) -> dict[str, float]:
 
 
 def times_document(seconds: dict[str, float], *, measured_on: str, cpus: int | None) -> dict:
-    """The JSON document written to :data:`posgeom.summary.CHAPTER_TIMES_FILE`."""
+    """The JSON document written to :data:`posgeom.timings.CHAPTER_TIMES_FILE`."""
     return {
         "about": ("Seconds of a cold run of each chapter at quick scale (no stored results), as executed by the "
                   "book build and recorded by jupyter-cache; written by benchmarks/chapter_times.py."),

@@ -35,6 +35,8 @@ import posixpath
 import re
 from pathlib import Path
 
+from .timings import chapter_times, time_substitution
+
 __all__ = ["plain_notebook", "plain_markdown", "glue_values", "glue", "write_plain_notebook", "export_settings",
            "cached_execution", "INSTALL_TAG"]
 
@@ -271,6 +273,7 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
         far (appended to). Without it links stay as written and a citation is an error.
     """
     book = book or {}
+    source = _substituted(source, book.get("substitutions"), book.get("times", {}))
     ctx = {"values": values or {}, "glue_cells": _glue_cells(list(code_cells)), "solutions": solutions,
            "labels": {} if labels is None else labels, "counts": {} if counts is None else counts,
            "named_cells": set(), "site": book.get("site"), "folder": book.get("folder", ""),
@@ -283,6 +286,25 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
         text += (f"\n\n*The numbers marked [number: ...] are computed in code cell{'s' if len(cells) > 1 else ''} "
                  f"{where} (count code cells from the top): run {'them' if len(cells) > 1 else 'it'} to see them.*")
     return text
+
+
+_SUBSTITUTION = re.compile(r"\{\{\s*(?P<key>[A-Za-z_][\w]*)\s*\}\}")
+
+
+def _substituted(source: str, substitutions: dict | None, times: dict[str, float]) -> str:
+    """``{{ key }}`` (a MyST substitution) replaced by its text: from ``substitutions``, else a chapter's
+    measured time (``time_<chapter>``, :func:`posgeom.timings.time_substitution`)."""
+    def text(m: re.Match) -> str:
+        key = m.group("key")
+        if substitutions and key in substitutions:
+            return str(substitutions[key])
+        value = time_substitution(key, times)
+        if value is None:
+            raise ValueError(f"the chapter uses the substitution {{{{ {key} }}}} but no text was given for it; "
+                             "pass substitutions= (the book's myst_substitutions)")
+        return value
+
+    return _SUBSTITUTION.sub(text, source)
 
 
 def _book_root(chapter: Path) -> Path | None:
@@ -379,7 +401,8 @@ def _install_cells(settings: dict) -> list:
     return [note, code]
 
 
-def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = None, solutions: bool = False):
+def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = None, solutions: bool = False,
+                   substitutions: dict | None = None):
     """A chapter as an ``nbformat`` notebook that renders without the book's tools.
 
     Parameters
@@ -392,6 +415,10 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
         chapter (``.ipynb`` or its JSON), or the values themselves (glue key → ``text/plain``).
     solutions : bool
         Keep the exercises' solutions (default: leave them out).
+    substitutions : dict, optional
+        The text of each MyST substitution ``{{ key }}`` the chapter uses (the book's
+        ``myst_substitutions``); by default a chapter's measured time ``{{ time_<chapter> }}`` is read from
+        the book (:mod:`posgeom.timings`), and any other substitution without a text is an error.
 
     Returns
     -------
@@ -407,7 +434,8 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
         raise ValueError(f"{path} is not inside a book (no _config.yml above it); export the chapters of a posgeom checkout")
     settings = export_settings(root / "_config.yml")
     book = {"site": settings["site"], "folder": path.resolve().parent.relative_to(root).as_posix(),
-            "bibliography": _bibliography(root), "cited": [], "chapter": path.name}
+            "bibliography": _bibliography(root), "cited": [], "chapter": path.name,
+            "substitutions": substitutions, "times": chapter_times(root)}
     nb = jupytext.read(path)
     nb.cells = _gated_solutions(nb.cells, solutions)
     if executed is not None and not isinstance(executed, dict) and Path(executed).is_dir():

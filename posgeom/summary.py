@@ -38,7 +38,10 @@ from .report import (
     verdict_html,
     verdict_text,
 )
-from .reproduce import CHAPTERS, RUNS_EXPERIMENT, Chapter, claims_stale_reason
+from .reproduce import (
+    CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, RUNS_EXPERIMENT, Chapter, chapter_time_substitutions,
+    chapter_times, claims_stale_reason, format_duration,
+)
 
 #: What a check recorded by other code, or from a changed notebook, says after its value.
 STALE = "stale (rerun posgeom reproduce)"
@@ -459,60 +462,6 @@ def collapsed(title: str, body_html: str, *, open_: bool = False) -> str:
     """``body_html`` inside a ``<details>`` element that opens on a click on ``title``."""
     return (f'<details class="posgeom-details"{" open" if open_ else ""}><summary>{html.escape(title, quote=False)}'
             f"</summary>{body_html}</details>")
-
-
-# --------------------------------------------------------------------------------------------
-# Measured chapter times: one source for the teaching page, the chapters and this page
-# --------------------------------------------------------------------------------------------
-
-#: The measured time of each chapter, relative to the checkout: written by
-#: ``benchmarks/chapter_times.py`` from a cold build's jupyter-cache, committed with the book.
-CHAPTER_TIMES_FILE = "book/chapter-times.json"
-#: What a page says for a chapter the file does not hold.
-NOT_MEASURED = "not measured yet"
-
-
-def chapter_times(root: str | Path | None = None) -> dict[str, float]:
-    """Seconds of a cold run of each chapter at ``quick``, by chapter slug (:data:`CHAPTER_TIMES_FILE`).
-
-    Empty when the file is absent (a checkout that has not measured its build).
-    """
-    import json
-
-    root = Path(root) if root is not None else checkout_root()
-    path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
-    if path is None or not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    seconds = data.get("seconds")
-    if not isinstance(seconds, dict) or not all(isinstance(v, (int, float)) and v >= 0 for v in seconds.values()):
-        raise ValueError(f"{path}: 'seconds' must map chapter slugs to non-negative numbers; "
-                         "write the file again with python benchmarks/chapter_times.py")
-    return {str(k): float(v) for k, v in seconds.items()}
-
-
-def format_duration(seconds: float | None) -> str:
-    """``"55 s"`` under two minutes, ``"6.5 min"`` from there; :data:`NOT_MEASURED` for None."""
-    if seconds is None:
-        return NOT_MEASURED
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min"
-
-
-#: Chapters of the book that check no claim (not in :data:`~posgeom.reproduce.CHAPTERS`), also timed.
-OTHER_CHAPTERS = ("getting-started", "your-own-corpus", "diagnose-your-model")
-
-
-def chapter_time_substitutions(times: dict[str, float], chapters: Sequence[Chapter] = CHAPTERS,
-                               others: Collection[str] = OTHER_CHAPTERS) -> dict[str, str]:
-    """MyST substitutions ``time_<slug>`` (hyphens as underscores) → the chapter's measured time.
-
-    Every chapter of ``chapters``, ``others`` and ``times`` gets one (:data:`NOT_MEASURED` where
-    unmeasured), so a page may name any chapter's time as ``{{ time_real_corpora }}``.
-    """
-    slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + list(times))
-    return {"time_" + slug.replace("-", "_"): format_duration(times.get(slug)) for slug in slugs}
 
 
 def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS,

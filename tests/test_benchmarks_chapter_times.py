@@ -42,7 +42,7 @@ def test_times_come_from_the_latest_cache_record_of_each_chapter(tmp_path):
     assert script.main(["--cache", str(cache), "--out", str(out)]) == 0
     document = json.loads(out.read_text())
     assert document["seconds"] == {"real-corpora": 403.2, "theorem1-necessity": 58.0}
-    from posgeom.summary import chapter_times
+    from posgeom.timings import chapter_times
 
     assert chapter_times(tmp_path) == document["seconds"]  # what the book reads back
 

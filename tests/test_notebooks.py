@@ -239,3 +239,20 @@ def test_the_cache_myst_nb_writes_is_the_one_read(tmp_path):
         pass
     text = plain_notebook(chapter, executed=cache_dir).cells[-1].source
     assert text.startswith("The rate is 12.3% over 7 runs, b is 0.12.")
+
+
+def test_substitutions_are_written_out_from_the_measured_times_or_refused(tmp_path):
+    """``{{ time_<chapter> }}`` becomes the time the build measured (book/chapter-times.json), as on the
+    site; a substitution with no text is an error, never left as MyST."""
+    chapter = small_book(tmp_path, ["A run takes {{ time_real_corpora }}; this one {{time_chapter}}.", ""])
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "chapter-times.json").write_text(json.dumps({"seconds": {"real-corpora": 403.2}}))
+    def markdown(nb):
+        return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+    assert "A run takes 6.7 min; this one not measured yet." in markdown(plain_notebook(chapter))
+    given = markdown(plain_notebook(chapter, substitutions={"time_chapter": "12 s"}))
+    assert "this one 12 s." in given
+    chapter.write_text(chapter.read_text() + "\nSee {{ version }}.\n")
+    with pytest.raises(ValueError, match=r"\{\{ version \}\}"):
+        plain_notebook(chapter)

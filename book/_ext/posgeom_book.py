@@ -142,7 +142,8 @@ def _write_notebooks(app, exception) -> None:
     for docname in sorted(app.env.found_docs):
         if not _is_chapter(docname):
             continue
-        write_plain_notebook(Path(app.env.doc2path(docname)), out / (Path(docname).name + ".ipynb"), executed=cache)
+        write_plain_notebook(Path(app.env.doc2path(docname)), out / (Path(docname).name + ".ipynb"), executed=cache,
+                             substitutions=app.config.myst_substitutions)
 
 
 def restart_numbers_per_page(app, env) -> list[str]:
@@ -338,8 +339,8 @@ def _switch_off_thebe(app, config) -> None:
 
 def _chapter_time_substitutions(app, config) -> None:
     """``{{ time_<chapter> }}`` on every page: the measured times of ``book/chapter-times.json``
-    (:func:`posgeom.summary.chapter_times`), the one source of the chapters' times."""
-    from posgeom.summary import chapter_time_substitutions, chapter_times
+    (:func:`posgeom.timings.chapter_times`), the one source of the chapters' times."""
+    from posgeom.reproduce import chapter_time_substitutions, chapter_times
 
     config.myst_substitutions = {**(config.myst_substitutions or {}),
                                  **chapter_time_substitutions(chapter_times(app.srcdir))}

@@ -52,8 +52,13 @@ from .listing import (
 )
 from .notebook import INTERRUPTED_NAME, execute_notebook
 from .runner import ChapterRun, ReproduceReport, reproduce
+from .timings import (
+    CHAPTER_TIMES_FILE, NOT_MEASURED, OTHER_CHAPTERS, chapter_time_substitutions, chapter_times, format_duration,
+)
 
 __all__ = [
+    "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration",
+    "chapter_time_substitutions",
     "CHAPTERS", "Chapter", "Estimate", "ChapterFailed", "ChapterRun", "ReproduceReport", "RUNS_EXPERIMENT",
     "CpuPart", "CPU_PARTS", "run_cpu_part", "run_cpu_parts", "reproduce", "select_chapters", "chapter_status",
     "claims_stale_reason", "execute_notebook", "ddp_command", "run_ddp_worker", "default_nproc", "format_plan",
