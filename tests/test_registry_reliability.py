@@ -339,3 +339,81 @@ def test_an_entry_of_the_old_layout_is_absent_until_replaced(tmp_path):
     with pytest.warns(UserWarning, match="older posgeom"):
         assert consistent(run_5(reg)) == 5
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("v-")) == [".lock", "CURRENT"]
+
+
+# ------------------------------------------------------------------------------------ symbolic links, --no-sweep
+
+
+def _outside_with_leftovers(folder: Path) -> list[Path]:
+    """A folder outside the registry holding what a sweep removes inside an entry."""
+    folder.mkdir(parents=True)
+    (folder / ".tmp-keep").mkdir()
+    (folder / ".tmp-keep" / "data").write_text("not the registry's")
+    (folder / ".CURRENT.abc.tmp").write_text("not the registry's")
+    (folder / "v-0123456789abcdef").mkdir()
+    return sorted(folder.iterdir())
+
+
+@pytest.mark.parametrize("level", ["entry", "experiment", "scale"])
+def test_results_check_never_follows_a_symlink_out_of_the_registry(tmp_path, capsys, level):
+    """git stores symlinks: a committed link in a results folder must not make a sweep delete files outside it."""
+    reg = Registry(tmp_path / "results")
+    save(reg, 1)
+    outside = tmp_path / "outside"
+    before = _outside_with_leftovers(outside / "quick" / "demo" / "0123456789abcdef")
+    target = {"entry": outside / "quick" / "demo" / "0123456789abcdef", "experiment": outside / "quick" / "demo",
+              "scale": outside / "quick"}[level]
+    link = {"entry": reg.root / "quick" / "demo" / "0123456789abcdef", "experiment": reg.root / "quick" / "linked",
+            "scale": reg.root / "paper"}[level]
+    link.symlink_to(target, target_is_directory=True)
+    code = main(["results", "check", "--results-dir", str(reg.root)])
+    out = capsys.readouterr().out
+    assert sorted((outside / "quick" / "demo" / "0123456789abcdef").iterdir()) == before
+    assert (outside / "quick" / "demo" / "0123456789abcdef" / ".tmp-keep" / "data").is_file()
+    assert not (target / ".lock").exists()
+    assert code == 1
+    assert "symlink" in out and "not a registry entry (symlink" in out
+    assert out.splitlines()[-1].endswith("1 ok, 1 symlink")
+    # the real entry is still ok, and nothing reads or writes through the link
+    assert [e.status for e in reg.check()].count("ok") == 1
+
+
+def test_a_symlinked_entry_or_version_is_never_read_or_written(tmp_path):
+    reg = Registry(tmp_path / "results")
+    saved = save(reg, 1)
+    outside = tmp_path / "outside"
+    _outside_with_leftovers(outside)
+    # a version folder replaced by a link to a copy outside: not read
+    version = saved.path
+    copy = tmp_path / "copy"
+    version.rename(copy)
+    version.symlink_to(copy, target_is_directory=True)
+    with pytest.raises(KeyError, match="symbolic link"):
+        reg.load("demo", params=PARAMS, scale="quick")
+    # an entry folder replaced by a link: a save refuses to write or sweep through it
+    entry = version.parent
+    import shutil
+
+    shutil.rmtree(entry)
+    entry.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ValueError, match="symbolic link"):
+        save(reg, 2)
+    assert sorted(p.name for p in outside.iterdir()) == [".CURRENT.abc.tmp", ".tmp-keep", "v-0123456789abcdef"]
+
+
+def test_results_check_no_sweep_reports_leftovers_not_plain_ok(tmp_path, capsys):
+    reg = Registry(tmp_path)
+    saved = save(reg, 1)
+    leftover = saved.path.parent / ".tmp-killed"
+    leftover.mkdir()
+    assert main(["results", "check", "--results-dir", str(tmp_path), "--no-sweep"]) == 0
+    out = capsys.readouterr().out
+    assert leftover.exists()  # --no-sweep deletes nothing
+    first, last = out.splitlines()[0], out.splitlines()[-1]
+    assert first.startswith("leftovers") and ".tmp-killed" in first and "without --no-sweep" in first
+    assert last.endswith("1 leftovers") and " ok" not in last
+    assert [e.status for e in reg.check(sweep=False)] == ["leftovers"]
+    # a sweep removes them and the entry is ok
+    assert main(["results", "check", "--results-dir", str(tmp_path)]) == 0
+    assert not leftover.exists()
+    assert capsys.readouterr().out.splitlines()[-1].endswith("1 ok")
