@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ import numpy as np
 
 from ..codekey import code_key, code_roots
 from ..config import get_settings, validate_scale
-from ..storage import TMP_SUFFIX, fault_point, fsync_dir, sha256_bytes, write_durably
+from ..storage import TMP_SUFFIX, fault_point, fsync_dir, make_temp_folder, sha256_bytes, write_durably
 from .manifest import canonical, code_changed, git_commit, package_versions, params_key
 from .stored import NotStoredError, reading_stored_only
 
@@ -220,7 +219,7 @@ class Registry:
         the entry ``folder`` and point the entry at it. Call under the entry's lock."""
         version = f"v-{digest[:16]}"
         self._sweep(folder, keep=self._pointer_version(folder))  # leftovers of killed writers
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
+        tmp = make_temp_folder(folder, ".tmp-")  # the umask's permissions: a team can read a shared registry
         try:
             fault_point("registry-save:tmp-created")
             for name, data in files.items():
