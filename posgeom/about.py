@@ -123,8 +123,9 @@ def device_status(settings: Settings) -> str:
 def about(settings: Settings | None = None, *, file=None) -> dict:
     """Print and return versions, device, scale, data and model availability.
 
-    The printed data folder is named by where it was found (:func:`data_source`), other folders go through
-    :func:`shown_path`; the returned dict holds them in full.
+    The printed data folder is named by where it was found (``data_source``: the data folder beside the
+    checkout, ``POSGEOM_DATA_DIR`` or the hub), other folders go through ``shown_path``; the returned dict
+    holds them in full.
 
     Parameters
     ----------

@@ -6,7 +6,6 @@ import io
 import json
 import os
 import shutil
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ import numpy as np
 from ..codekey import code_key, code_roots
 from ..config import get_settings, validate_scale
 from ..storage import TMP_SUFFIX, fault_point, fsync_dir, make_temp_folder, sha256_bytes, write_durably
-from .manifest import canonical, code_changed, git_commit, package_versions, params_key
+from .manifest import canonical, code_changed, command_line, git_commit, package_versions, params_key, require_committed
 from .stored import NotStoredError, reading_stored_only
 
 __all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
@@ -109,7 +108,7 @@ def _manifest(experiment: str, key: str, params: Mapping[str, Any], *, scale: st
         "code_modules": list(roots),
         "code_key": code_key(roots),
         "versions": package_versions(),
-        "argv": sys.argv[:1],
+        "command": command_line(),  # as the user typed it, without absolute paths
     }
 
 
@@ -194,6 +193,9 @@ class Registry:
         temporary folder, are fsynced and renamed to a version folder named after the manifest's
         sha256, and become visible when the pointer file is replaced (one ``os.replace``); a per-entry
         lock serialises writers. The previous version is deleted only after the new one is visible.
+        The manifest records the command as typed (:func:`~posgeom.registry.command_line`) and the
+        git commit; at ``scale="paper"`` a checkout with uncommitted changes to the package or the chapters is
+        refused (:func:`~posgeom.registry.require_committed`; ``POSGEOM_ALLOW_DIRTY=1`` allows it).
         ``code``: the posgeom module(s) that made the result (their :func:`~posgeom.codekey.code_key` is
         recorded, so :func:`code_changed` can tell later whether that code changed); None stands for the
         whole package.
@@ -201,6 +203,7 @@ class Registry:
         key = params_key(params)
         folder = self._folder(experiment, scale, key)
         self._refuse_symlink(folder)
+        require_committed(scale)  # committed paper results record a commit that reproduces them
         manifest = _manifest(experiment, key, params, scale=scale, seed=seed, device=device, model=model,
                              runtime_s=runtime_s, code=code)
         # everything that can fail on the caller's input fails before anything is written
@@ -550,6 +553,7 @@ class Registry:
                 f"{experiment} (scale {scale}, seed {seed}) is not stored under {self.root}; "
                 "run it outside stored_only() to compute it"
             )
+        require_committed(scale)  # before the computation, not after hours of it
         start = time.perf_counter()
         out = compute()
         values, arrays = out if isinstance(out, tuple) else (out, None)
