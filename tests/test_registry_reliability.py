@@ -171,7 +171,7 @@ SAVE_SCRIPT = textwrap.dedent("""
 def save_in_child(root: Path, i: int, fault: str | None = None) -> int:
     env = child_env(**({FAULT_ENV: fault} if fault else {}))
     done = subprocess.run([sys.executable, "-c", SAVE_SCRIPT, str(root), str(i)], env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=1800)
     return done.returncode
 
 
@@ -252,7 +252,7 @@ def test_concurrent_writers_and_readers(tmp_path):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for base in (100, 200)]
     procs += [subprocess.Popen([sys.executable, "-c", READER, str(tmp_path), seconds], env=child_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    outs = [p.communicate(timeout=120) for p in procs]
+    outs = [p.communicate(timeout=1800) for p in procs]
     for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
     writes = [int(out) for out, _ in outs[:2]]
@@ -323,7 +323,7 @@ def test_lock_serialises_writers(tmp_path):
         time.sleep(1.5)
         assert child.poll() is None  # waiting for the lock
         assert consistent(reg.load("demo", params=PARAMS, scale="quick")) == 1
-    assert child.wait(timeout=120) == 0
+    assert child.wait(timeout=1800) == 0
     assert consistent(reg.load("demo", params=PARAMS, scale="quick")) == 2
 
 
