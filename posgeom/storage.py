@@ -21,7 +21,7 @@ from pathlib import Path
 
 __all__ = [
     "FAULT_ENV", "fault_point", "sha256_file", "sha256_bytes", "fsync_dir", "write_durably", "TMP_SUFFIX",
-    "current_umask", "file_mode", "folder_mode", "make_temp_folder",
+    "current_umask", "file_mode", "folder_mode", "make_temp_folder", "read_npz",
 ]
 
 #: Environment variable naming the step at which a process kills itself (tests only).
@@ -138,3 +138,44 @@ def write_durably(path: str | os.PathLike, data: bytes, *, fault: str | None = N
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
     fsync_dir(path.parent)
+
+
+def read_npz(data: bytes) -> dict:
+    """The arrays of an ``.npz`` held in ``data``, each checked before it is read: a member whose header
+    declares more bytes than the member holds (a crafted or damaged file asking for terabytes) raises
+    ``ValueError`` instead of allocating that memory. Pickled (object) arrays are refused.
+
+    Returns
+    -------
+    dict of name → numpy.ndarray
+    """
+    import io
+    import zipfile
+
+    import numpy as np
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as err:
+        raise ValueError(f"not an .npz archive ({err})") from None
+    out = {}
+    with archive:
+        for info in archive.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with archive.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+                else:
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+                if dtype.hasobject:
+                    raise ValueError(f"array {name!r} holds Python objects (pickled); refused")
+                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if declared > info.file_size - member.tell():
+                    raise ValueError(
+                        f"array {name!r} declares {declared:,} bytes of data but its member holds "
+                        f"{max(info.file_size - member.tell(), 0):,}: the file is damaged or crafted"
+                    )
+            with archive.open(info) as member:
+                out[name] = np.lib.format.read_array(member, allow_pickle=False)
+    return out

@@ -417,3 +417,63 @@ def test_results_check_no_sweep_reports_leftovers_not_plain_ok(tmp_path, capsys)
     assert main(["results", "check", "--results-dir", str(tmp_path)]) == 0
     assert not leftover.exists()
     assert capsys.readouterr().out.splitlines()[-1].endswith("1 ok")
+
+
+# ------------------------------------------------------------------------------------ crafted arrays
+
+
+def crafted_npz(shape=(10**12,)) -> bytes:
+    """An .npz whose one member declares ``shape`` float64 values (8 TB by default) and holds 16 bytes."""
+    import io
+    import zipfile
+
+    member = io.BytesIO()
+    np.lib.format.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    member.write(b"\0" * 16)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.npy", member.getvalue())
+    return out.getvalue()
+
+
+def test_read_npz_checks_declared_sizes_before_allocating():
+    import io
+
+    from posgeom.storage import read_npz
+
+    with pytest.raises(ValueError, match="declares 8,000,000,000,000 bytes"):
+        read_npz(crafted_npz())
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, a=np.arange(5.0), b=np.eye(3, dtype=np.int32), c=np.zeros((0, 4)))
+    got = read_npz(buffer.getvalue())
+    assert set(got) == {"a", "b", "c"} and got["b"].dtype == np.int32 and got["c"].shape == (0, 4)
+    np.testing.assert_array_equal(got["a"], np.arange(5.0))
+    buffer = io.BytesIO()
+    np.savez(buffer, o=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(ValueError, match="pickled"):
+        read_npz(buffer.getvalue())
+    with pytest.raises(ValueError, match="not an .npz"):
+        read_npz(b"not a zip")
+
+
+def test_a_forged_entry_with_a_crafted_npz_is_damaged_not_a_memory_error(tmp_path):
+    """Even an entry whose manifest and pointer were rewritten to match a crafted arrays.npz (so every
+    checksum agrees) is reported damaged before any memory is allocated for its arrays."""
+    from posgeom.storage import sha256_bytes
+
+    reg = Registry(tmp_path)
+    saved = save(reg, 1)
+    entry = saved.path.parent
+    data = crafted_npz()
+    manifest = {**saved.manifest, "files": {**saved.manifest["files"], "arrays.npz": sha256_bytes(data)}}
+    manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    digest = sha256_bytes(manifest_bytes)
+    forged = entry / f"v-{digest[:16]}"
+    forged.mkdir()
+    (forged / "result.json").write_bytes((saved.path / "result.json").read_bytes())
+    (forged / "arrays.npz").write_bytes(data)
+    (forged / "manifest.json").write_bytes(manifest_bytes)
+    (entry / "CURRENT").write_text(json.dumps({"format": 2, "version": forged.name, "manifest_sha256": digest}))
+    with pytest.raises(KeyError, match="declares 8,000,000,000,000 bytes"):
+        reg.load("demo", params=PARAMS, scale="quick")
+    assert [e.status for e in reg.check(sweep=False)] == ["damaged"]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..codekey import code_key, code_roots
 from ..config import get_settings, validate_scale
-from ..storage import TMP_SUFFIX, fault_point, fsync_dir, make_temp_folder, sha256_bytes, write_durably
+from ..storage import TMP_SUFFIX, fault_point, fsync_dir, make_temp_folder, read_npz, sha256_bytes, write_durably
 from .manifest import canonical, code_changed, command_line, git_commit, package_versions, params_key, require_committed
 from .stored import NotStoredError, reading_stored_only
 
@@ -325,9 +325,8 @@ class Registry:
             contents[name] = data
         values = json.loads(contents["result.json"])
         arrays: dict[str, np.ndarray] = {}
-        if "arrays.npz" in contents:
-            with np.load(io.BytesIO(contents["arrays.npz"]), allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
+        if "arrays.npz" in contents:  # sizes checked before anything is allocated
+            arrays = read_npz(contents["arrays.npz"])
         return Result(
             manifest["experiment"], manifest["scale"], manifest["key"], values, arrays, manifest, version_dir
         )
