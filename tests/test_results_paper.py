@@ -77,8 +77,10 @@ def test_results_check_says_which_stale_paper_entries_need_a_gpu(tmp_path, monke
 
 def test_committed_manifests_hold_no_machine_path_and_a_clean_commit():
     """Committed provenance (issue 26): every manifest under results/paper records the command as typed (no
-    absolute path: no ipykernel launcher, no worktree's cli.py) and a commit without ``+dirty``. Recompute
-    results/paper from a clean commit when this fails (benchmarks/README.md, "The committed paper results")."""
+    absolute path: no ipykernel launcher, no worktree's cli.py) and a commit without ``+dirty``. When this
+    fails, recompute results/paper from a clean commit: delete it, then ``posgeom reproduce --scale paper
+    --device cpu --only encodings-at-a-glance corpus-geometry optimal-encoding sinusoids-as-mds inside-bert``
+    and ``posgeom reproduce --scale paper --cpu-parts``."""
     import json
     import re
 
