@@ -267,10 +267,13 @@ def test_real_kernels_stop_cleanly_at_the_deadline(tmp_path):
         "raise TrainingInterrupted('training stopped at step 3 of 10 (deadline); call again')"))
     (tmp_path / "notebooks" / "fake-sleep.md").write_text(_notebook("import time\ntime.sleep(600)"))
     registry = Registry(tmp_path / "results")
+    import time
+
+    t0 = time.time()  # reproduce's clock stands still: how long the plan or a kernel start takes changes nothing
 
     def run(only, budget):
         return reproduce("paper", only=[only], device="cpu", chapters=chapters, notebooks_dir=tmp_path / "notebooks",
-                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget)
+                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget, clock=lambda: t0)
 
     report = run("fake-train", "2m")
     assert report.interrupted == "fake-train" and report.ran == []
