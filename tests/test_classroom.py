@@ -64,9 +64,9 @@ def test_student_edition_has_stubs_and_checks_but_no_solutions(editions, slug):
 @pytest.mark.parametrize("slug", GRADED)
 def test_autograder_scores_instructor_100_and_stubs_0(editions, slug):
     key = editions / slug / "autograder.json"
-    full = grade(editions / slug / "instructor.ipynb", key, exercises_only=True, timeout=300)
+    full = grade(editions / slug / "instructor.ipynb", key, exercises_only=True, timeout=1800)
     assert full.percent == 100.0, full.table()
-    empty = grade(editions / slug / "student.ipynb", key, exercises_only=True, timeout=300)
+    empty = grade(editions / slug / "student.ipynb", key, exercises_only=True, timeout=1800)
     assert empty.percent == 0.0, empty.table()
     assert all("not written yet" in e.message for e in empty.exercises)
     assert "Score: 0 %" in empty.table()
@@ -79,7 +79,7 @@ def test_grade_runs_the_checks_itself_even_when_the_check_cell_is_deleted(editio
     nb.cells.append(nbformat.v4.new_code_cell("1 / 0  # a broken cell does not stop the grading"))
     path = tmp_path / "submission.ipynb"
     nbformat.write(nb, str(path))
-    assert grade(path, editions / slug / "autograder.json", exercises_only=True, timeout=300).percent == 100.0
+    assert grade(path, editions / slug / "autograder.json", exercises_only=True, timeout=1800).percent == 100.0
 
 
 def test_cli_build_refuses_an_unknown_chapter(tmp_path):

@@ -33,6 +33,6 @@ def test_dry_run_checks_the_device_benchmarks_and_lists_the_slices():
 
 
 def test_a_bad_window_is_one_line():
-    done = run("--total", "nine", "--dry-run", timeout=120)
+    done = run("--total", "nine", "--dry-run", timeout=1800)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[-1].startswith("gpu-slice: error: budget 'nine'")

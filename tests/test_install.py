@@ -32,7 +32,7 @@ def test_wheel_installs_and_runs_a_downloaded_chapter_offline(tmp_path):
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"),
-                    str(src)], check=True, capture_output=True, text=True, timeout=300)
+                    str(src)], check=True, capture_output=True, text=True, timeout=1800)
     (wheel,) = (tmp_path / "dist").glob("posgeom-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("posgeom/corpora/checksums.json", "posgeom/notebooks.py", "posgeom/offline.py",
@@ -42,14 +42,14 @@ def test_wheel_installs_and_runs_a_downloaded_chapter_offline(tmp_path):
 
     # a new venv that borrows this environment's packages, then the wheel alone
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=1800)
     python = venv / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
     # installed before the borrowed packages are visible, so pip sees an empty venv (and never touches ours)
     bare = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                    "--disable-pip-version-check", "--quiet", str(wheel)], check=True, timeout=300, env=bare)
+                    "--disable-pip-version-check", "--quiet", str(wheel)], check=True, timeout=1800, env=bare)
     assert (site / "posgeom" / "notebooks.py").is_file()
     (site / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
 
@@ -73,7 +73,7 @@ def test_wheel_installs_and_runs_a_downloaded_chapter_offline(tmp_path):
                POSGEOM_RESULTS_DIR=str(tmp_path / "results"), POSGEOM_CACHE_DIR=str(tmp_path / "cache"))
     run = tmp_path / "elsewhere"
     run.mkdir()
-    proc = subprocess.run([str(python), str(script)], cwd=run, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(python), str(script)], cwd=run, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     first = proc.stdout.splitlines()[0]
     assert first.startswith("posgeom from ") and str(site) in first, first

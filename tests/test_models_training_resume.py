@@ -36,7 +36,8 @@ from posgeom.models import (
 )
 from posgeom.models import deadlines as deadlines_module
 from posgeom.models.checkpoints import checkpoint_root, load_checkpoint, run_key
-from posgeom.models.deadlines import DEADLINE_ENV, current_deadline
+from posgeom.models import training as training_module
+from posgeom.models.deadlines import DEADLINE_ENV, current_deadline, deadline_clock
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -160,7 +161,7 @@ def test_sigterm_at_several_points_resumes_bit_identical(results, task, position
 def test_deadline_stops_before_it_and_resumes_bit_identical(results, monkeypatch):
     full = _run()
     clock = {"now": 0.0}
-    monkeypatch.setattr(deadlines_module, "_now", lambda: clock["now"])
+    monkeypatch.setattr(deadlines_module, "_now", lambda: clock["now"])  # what deadline_clock does, for the test
 
     class Jump(Callback):  # the clock passes the deadline after step TRIGGER["jump"]
         def on_step_end(self, state):
@@ -192,23 +193,37 @@ def test_deadline_in_real_time_and_from_the_environment(results, monkeypatch):
         current_deadline()
     monkeypatch.delenv(DEADLINE_ENV)
 
+    # A deadline 0.6 s ahead with steps of 0.08 s, on a clock only the steps move: the training loop's
+    # timings (step and save durations) and the deadline both read it, so every call stops at the same step
+    # on any machine, however slow or loaded (no test depends on the machine's speed).
+    fake = {"now": 1_000.0}
+
+    class FakeTime:
+        @staticmethod
+        def perf_counter() -> float:
+            return fake["now"]
+
+        monotonic = perf_counter
+
+    monkeypatch.setattr(training_module, "time", FakeTime)
+
     class Slow(Callback):
         def on_step_end(self, state):
-            time.sleep(0.08)
+            fake["now"] += 0.08
 
     stops, out = [], None
-    for _ in range(40):
-        start = time.time()
-        try:
-            with deadline(seconds=0.6) as when:
-                out = _run(callbacks=[Slow()])
-            break
-        except TrainingInterrupted as err:
-            assert time.time() <= when + 0.3, "train ran past its deadline"
-            assert err.steps_done > (stops[-1] if stops else 0), "a call made no progress"
-            stops.append(err.steps_done)
-        assert time.time() - start < 5
+    with deadline_clock(lambda: fake["now"]):
+        for _ in range(40):
+            try:
+                with deadline(seconds=0.6) as when:
+                    out = _run(callbacks=[Slow()])
+                break
+            except TrainingInterrupted as err:
+                assert fake["now"] <= when, "train ran past its deadline"
+                assert err.steps_done > (stops[-1] if stops else 0), "a call made no progress"
+                stops.append(err.steps_done)
     assert len(stops) >= 2 and out is not None
+    assert all(b - a == stops[0] for a, b in zip([0, *stops], stops)), stops  # the same number of steps each call
     _same(full, out)
 
 
@@ -281,9 +296,14 @@ _CHILD = textwrap.dedent("""
 
     class Say(Callback):
         def on_step_end(self, state):
-            import time
+            import os, time
             print(state.step, flush=True)
-            time.sleep(0.15)
+            if state.step == 4 and os.environ.get("SIGNALLED"):
+                # wait for the parent's SIGTERM (it creates the file once it has sent it): where training
+                # stops does not depend on how fast this machine trains
+                until = time.monotonic() + 1800
+                while not os.path.exists(os.environ["SIGNALLED"]) and time.monotonic() < until:
+                    time.sleep(0.01)
 
     model = build_model(tiny(), "mlm", seed=1)
     try:
@@ -299,7 +319,9 @@ _CHILD = textwrap.dedent("""
 def test_a_real_sigterm_to_a_training_process(results, tmp_path):
     script = tmp_path / "child.py"
     script.write_text(_CHILD.format(repo=str(REPO), tests=str(REPO / "tests")))
-    env = {**os.environ, "POSGEOM_RESULTS_DIR": str(results), "POSGEOM_SCALE": "quick", "POSGEOM_PROGRESS": "0"}
+    signalled = tmp_path / "signalled"
+    env = {**os.environ, "POSGEOM_RESULTS_DIR": str(results), "POSGEOM_SCALE": "quick", "POSGEOM_PROGRESS": "0",
+           "SIGNALLED": str(signalled)}
 
     def child(out: Path, kill_after: int | None):
         proc = subprocess.Popen([sys.executable, str(script), str(out)], env=env, stdout=subprocess.PIPE, text=True)
@@ -308,13 +330,14 @@ def test_a_real_sigterm_to_a_training_process(results, tmp_path):
             lines.append(line.strip())
             if kill_after is not None and line.strip() == str(kill_after):
                 proc.send_signal(signal.SIGTERM)
+                signalled.touch()  # the child waits at this step until the signal is sent
                 kill_after = None
-        return proc.wait(timeout=120), lines
+        return proc.wait(timeout=1800), lines
 
     code, lines = child(tmp_path / "a.pt", kill_after=4)
     assert code == 3 and lines[-1].startswith("interrupted")
     stopped = int(lines[-1].split()[1])
-    assert stopped >= 4
+    assert stopped == 4  # the child waited at step 4 for the signal
     code, lines = child(tmp_path / "a.pt", kill_after=None)
     assert code == 0 and lines[0] == str(stopped + 1)
     resumed = torch.load(tmp_path / "a.pt", weights_only=True)
@@ -373,15 +396,15 @@ def test_a_save_killed_mid_write_leaves_the_previous_state(results, tmp_path, fa
     env = {**os.environ, "POSGEOM_RESULTS_DIR": str(results), "POSGEOM_SCALE": "quick", "POSGEOM_PROGRESS": "0"}
     env.pop("POSGEOM_FAULT_INJECT", None)
     crashed = subprocess.run([sys.executable, str(script), str(tmp_path / "x.pt")], env={**env, "ARM": fault},
-                             timeout=120)
+                             timeout=1800)
     assert crashed.returncode == -signal.SIGKILL and not (tmp_path / "x.pt").exists()
     [progress] = checkpoint_progress()
     assert progress.step == 3  # the save of step 6 never became visible
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "a.pt")], env=env, timeout=120)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "a.pt")], env=env, timeout=1800)
     assert done.returncode == 0
     resumed = torch.load(tmp_path / "a.pt", weights_only=True)
     assert resumed["resumed_from"] == 3
-    subprocess.run([sys.executable, str(script), str(tmp_path / "b.pt")], env=env, timeout=120, check=True)
+    subprocess.run([sys.executable, str(script), str(tmp_path / "b.pt")], env=env, timeout=1800, check=True)
     full = torch.load(tmp_path / "b.pt", weights_only=True)
     assert full["resumed_from"] is None and resumed["losses"] == full["losses"]
     for k, v in full["weights"].items():

@@ -185,7 +185,7 @@ def test_book_command_offline_without_data_stops_with_the_three_ways(tmp_path):
     clone = _clone_like(tmp_path)
     shutil.copy(REPO / "scripts" / "book", clone / "scripts" / "book")
     proc = subprocess.run(["bash", "scripts/book"], cwd=clone, env=_clean_env(tmp_path, clone),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "three ways" in proc.stderr and "POSGEOM_DATA_DIR" in proc.stderr
     assert "posgeom data download" in proc.stderr and "connect to the internet" in proc.stderr
@@ -197,7 +197,7 @@ def test_setup_with_a_data_dir_goes_offline_with_the_packaged_model(tmp_path):
     data = make_data_folder(tmp_path / "data")
     proc = subprocess.run(
         ["bash", "-c", "source scripts/_setup.sh && env"], cwd=clone,
-        env=_clean_env(tmp_path, clone, POSGEOM_DATA_DIR=str(data)), capture_output=True, text=True, timeout=120,
+        env=_clean_env(tmp_path, clone, POSGEOM_DATA_DIR=str(data)), capture_output=True, text=True, timeout=1800,
     )
     assert proc.returncode == 0, proc.stderr
     env = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)

@@ -26,7 +26,7 @@ def test_no_iprogress_warning_in_a_jupyter_kernel():
         "from tqdm.auto import tqdm as plain_auto\n"
         "sum(tqdm(range(5)))"
     )]
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    NotebookClient(nb, timeout=1800, startup_timeout=600, kernel_name="python3").execute()
     text = "".join(
         out.get("text", "") + str(out.get("data", {}).get("text/plain", "")) for out in nb.cells[0].outputs
     )

@@ -171,7 +171,7 @@ SAVE_SCRIPT = textwrap.dedent("""
 def save_in_child(root: Path, i: int, fault: str | None = None) -> int:
     env = child_env(**({FAULT_ENV: fault} if fault else {}))
     done = subprocess.run([sys.executable, "-c", SAVE_SCRIPT, str(root), str(i)], env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=1800)
     return done.returncode
 
 
@@ -252,7 +252,7 @@ def test_concurrent_writers_and_readers(tmp_path):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for base in (100, 200)]
     procs += [subprocess.Popen([sys.executable, "-c", READER, str(tmp_path), seconds], env=child_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    outs = [p.communicate(timeout=120) for p in procs]
+    outs = [p.communicate(timeout=1800) for p in procs]
     for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
     writes = [int(out) for out, _ in outs[:2]]
@@ -323,7 +323,7 @@ def test_lock_serialises_writers(tmp_path):
         time.sleep(1.5)
         assert child.poll() is None  # waiting for the lock
         assert consistent(reg.load("demo", params=PARAMS, scale="quick")) == 1
-    assert child.wait(timeout=120) == 0
+    assert child.wait(timeout=1800) == 0
     assert consistent(reg.load("demo", params=PARAMS, scale="quick")) == 2
 
 
@@ -339,3 +339,141 @@ def test_an_entry_of_the_old_layout_is_absent_until_replaced(tmp_path):
     with pytest.warns(UserWarning, match="older posgeom"):
         assert consistent(run_5(reg)) == 5
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("v-")) == [".lock", "CURRENT"]
+
+
+# ------------------------------------------------------------------------------------ symbolic links, --no-sweep
+
+
+def _outside_with_leftovers(folder: Path) -> list[Path]:
+    """A folder outside the registry holding what a sweep removes inside an entry."""
+    folder.mkdir(parents=True)
+    (folder / ".tmp-keep").mkdir()
+    (folder / ".tmp-keep" / "data").write_text("not the registry's")
+    (folder / ".CURRENT.abc.tmp").write_text("not the registry's")
+    (folder / "v-0123456789abcdef").mkdir()
+    return sorted(folder.iterdir())
+
+
+@pytest.mark.parametrize("level", ["entry", "experiment", "scale"])
+def test_results_check_never_follows_a_symlink_out_of_the_registry(tmp_path, capsys, level):
+    """git stores symlinks: a committed link in a results folder must not make a sweep delete files outside it."""
+    reg = Registry(tmp_path / "results")
+    save(reg, 1)
+    outside = tmp_path / "outside"
+    before = _outside_with_leftovers(outside / "quick" / "demo" / "0123456789abcdef")
+    target = {"entry": outside / "quick" / "demo" / "0123456789abcdef", "experiment": outside / "quick" / "demo",
+              "scale": outside / "quick"}[level]
+    link = {"entry": reg.root / "quick" / "demo" / "0123456789abcdef", "experiment": reg.root / "quick" / "linked",
+            "scale": reg.root / "paper"}[level]
+    link.symlink_to(target, target_is_directory=True)
+    code = main(["results", "check", "--results-dir", str(reg.root)])
+    out = capsys.readouterr().out
+    assert sorted((outside / "quick" / "demo" / "0123456789abcdef").iterdir()) == before
+    assert (outside / "quick" / "demo" / "0123456789abcdef" / ".tmp-keep" / "data").is_file()
+    assert not (target / ".lock").exists()
+    assert code == 1
+    assert "symlink" in out and "not a registry entry (symlink" in out
+    assert out.splitlines()[-1].endswith("1 ok, 1 symlink")
+    # the real entry is still ok, and nothing reads or writes through the link
+    assert [e.status for e in reg.check()].count("ok") == 1
+
+
+def test_a_symlinked_entry_or_version_is_never_read_or_written(tmp_path):
+    reg = Registry(tmp_path / "results")
+    saved = save(reg, 1)
+    outside = tmp_path / "outside"
+    _outside_with_leftovers(outside)
+    # a version folder replaced by a link to a copy outside: not read
+    version = saved.path
+    copy = tmp_path / "copy"
+    version.rename(copy)
+    version.symlink_to(copy, target_is_directory=True)
+    with pytest.raises(KeyError, match="symbolic link"):
+        reg.load("demo", params=PARAMS, scale="quick")
+    # an entry folder replaced by a link: a save refuses to write or sweep through it
+    entry = version.parent
+    import shutil
+
+    shutil.rmtree(entry)
+    entry.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ValueError, match="symbolic link"):
+        save(reg, 2)
+    assert sorted(p.name for p in outside.iterdir()) == [".CURRENT.abc.tmp", ".tmp-keep", "v-0123456789abcdef"]
+
+
+def test_results_check_no_sweep_reports_leftovers_not_plain_ok(tmp_path, capsys):
+    reg = Registry(tmp_path)
+    saved = save(reg, 1)
+    leftover = saved.path.parent / ".tmp-killed"
+    leftover.mkdir()
+    assert main(["results", "check", "--results-dir", str(tmp_path), "--no-sweep"]) == 0
+    out = capsys.readouterr().out
+    assert leftover.exists()  # --no-sweep deletes nothing
+    first, last = out.splitlines()[0], out.splitlines()[-1]
+    assert first.startswith("leftovers") and ".tmp-killed" in first and "without --no-sweep" in first
+    assert last.endswith("1 leftovers") and " ok" not in last
+    assert [e.status for e in reg.check(sweep=False)] == ["leftovers"]
+    # a sweep removes them and the entry is ok
+    assert main(["results", "check", "--results-dir", str(tmp_path)]) == 0
+    assert not leftover.exists()
+    assert capsys.readouterr().out.splitlines()[-1].endswith("1 ok")
+
+
+# ------------------------------------------------------------------------------------ crafted arrays
+
+
+def crafted_npz(shape=(10**12,)) -> bytes:
+    """An .npz whose one member declares ``shape`` float64 values (8 TB by default) and holds 16 bytes."""
+    import io
+    import zipfile
+
+    member = io.BytesIO()
+    np.lib.format.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    member.write(b"\0" * 16)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.npy", member.getvalue())
+    return out.getvalue()
+
+
+def test_read_npz_checks_declared_sizes_before_allocating():
+    import io
+
+    from posgeom.storage import read_npz
+
+    with pytest.raises(ValueError, match="declares 8,000,000,000,000 bytes"):
+        read_npz(crafted_npz())
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, a=np.arange(5.0), b=np.eye(3, dtype=np.int32), c=np.zeros((0, 4)))
+    got = read_npz(buffer.getvalue())
+    assert set(got) == {"a", "b", "c"} and got["b"].dtype == np.int32 and got["c"].shape == (0, 4)
+    np.testing.assert_array_equal(got["a"], np.arange(5.0))
+    buffer = io.BytesIO()
+    np.savez(buffer, o=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(ValueError, match="pickled"):
+        read_npz(buffer.getvalue())
+    with pytest.raises(ValueError, match="not an .npz"):
+        read_npz(b"not a zip")
+
+
+def test_a_forged_entry_with_a_crafted_npz_is_damaged_not_a_memory_error(tmp_path):
+    """Even an entry whose manifest and pointer were rewritten to match a crafted arrays.npz (so every
+    checksum agrees) is reported damaged before any memory is allocated for its arrays."""
+    from posgeom.storage import sha256_bytes
+
+    reg = Registry(tmp_path)
+    saved = save(reg, 1)
+    entry = saved.path.parent
+    data = crafted_npz()
+    manifest = {**saved.manifest, "files": {**saved.manifest["files"], "arrays.npz": sha256_bytes(data)}}
+    manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    digest = sha256_bytes(manifest_bytes)
+    forged = entry / f"v-{digest[:16]}"
+    forged.mkdir()
+    (forged / "result.json").write_bytes((saved.path / "result.json").read_bytes())
+    (forged / "arrays.npz").write_bytes(data)
+    (forged / "manifest.json").write_bytes(manifest_bytes)
+    (entry / "CURRENT").write_text(json.dumps({"format": 2, "version": forged.name, "manifest_sha256": digest}))
+    with pytest.raises(KeyError, match="declares 8,000,000,000,000 bytes"):
+        reg.load("demo", params=PARAMS, scale="quick")
+    assert [e.status for e in reg.check(sweep=False)] == ["damaged"]

@@ -267,7 +267,7 @@ def test_ddp_worker_under_torchrun_writes_from_rank_0_only(tmp_path):
            "POSGEOM_DEVICE": "cpu", "POSGEOM_RESULTS_DIR": str(tmp_path / "results"), "FAKE_OUT": str(tmp_path),
            "POSGEOM_PROGRESS": "0", "OMP_NUM_THREADS": "1"}
     done = subprocess.run(ddp_command(["fake_ddp_entry:run_tiny"], 2), cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     assert ranks[0]["written"] is True and ranks[1]["written"] is False

@@ -267,10 +267,13 @@ def test_real_kernels_stop_cleanly_at_the_deadline(tmp_path):
         "raise TrainingInterrupted('training stopped at step 3 of 10 (deadline); call again')"))
     (tmp_path / "notebooks" / "fake-sleep.md").write_text(_notebook("import time\ntime.sleep(600)"))
     registry = Registry(tmp_path / "results")
+    import time
+
+    t0 = time.time()  # reproduce's clock stands still: how long the plan or a kernel start takes changes nothing
 
     def run(only, budget):
         return reproduce("paper", only=[only], device="cpu", chapters=chapters, notebooks_dir=tmp_path / "notebooks",
-                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget)
+                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget, clock=lambda: t0)
 
     report = run("fake-train", "2m")
     assert report.interrupted == "fake-train" and report.ran == []
@@ -342,23 +345,35 @@ def _has_training_deadline() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _has_training_deadline(), reason="the training loop has no deadline here")
-def test_budget_with_the_real_training_loop_stops_and_resumes(tmp_path):
+def test_budget_with_the_real_training_loop_stops_and_resumes(tmp_path, monkeypatch):
     """A chapter whose notebook trains with posgeom.models.train: the first call stops it at the deadline
-    (the loop saves its state), --list shows the saved run, the second call resumes and finishes it."""
-    steps = 6000  # at most 250 steps/s (the callback's pause): at least 24 s, longer than the first slice
+    (the loop saves its state), --list shows the saved run, the second call resumes and finishes it.
+
+    Time is a step count, not the machine's speed: ``reproduce`` runs on a clock standing at ``T0`` and the
+    kernel's training loop compares its deadline with a clock that moves 100 s per step from ``T0``
+    (``deadline_clock``). The real seconds a step, a save or a kernel start take (well under 100 s on any
+    machine) only shift the stop by a step, and the cells' time limits (hours, from the budgets) are far
+    beyond what a slow machine needs."""
+    steps, per_step = 200, 100.0
+    t0 = 2_000_000_000.0
+    monkeypatch.setenv("POSGEOM_TEST_CLOCK_START", repr(t0))  # the kernels inherit it
     cell = (
-        "import time, posgeom, torch\n"
+        "import os, posgeom, torch\n"
         "from posgeom.models import Callback, TrainConfig, build_model, get_config, train\n"
-        "class Pace(Callback):\n"
-        "    def on_step_end(self, state):\n"
-        "        time.sleep(0.004)\n"
+        "from posgeom.models.deadlines import deadline_clock\n"
         "from posgeom.report import ComparisonRow, comparison_table\n"
+        "class StepClock(Callback):\n"
+        "    steps = 0\n"
+        "    def on_step_end(self, state):\n"
+        "        StepClock.steps += 1\n"
+        "start = float(os.environ['POSGEOM_TEST_CLOCK_START'])\n"
         "settings = posgeom.get_settings()\n"
         "cfg = get_config('quick', vocab_size=40, max_len=8, d_model=8, n_layers=1, n_heads=2, d_ff=16)\n"
         "model = build_model(cfg, 'mlm', seed=0)\n"
         "ids = torch.randint(5, 40, (64, 8), generator=torch.Generator().manual_seed(0))\n"
-        f"r = train(model, (ids, None), TrainConfig(task='mlm', batch_size=8, max_steps={steps}, device='cpu', "
-        "progress=False, seed=0, mask_token_id=4, special_token_ids=(0, 1, 2, 3, 4)), callbacks=[Pace()])\n"
+        f"with deadline_clock(lambda: start + {per_step} * StepClock.steps):\n"
+        f"    r = train(model, (ids, None), TrainConfig(task='mlm', batch_size=8, max_steps={steps}, device='cpu', "
+        "progress=False, seed=0, mask_token_id=4, special_token_ids=(0, 1, 2, 3, 4)), callbacks=[StepClock()])\n"
         "comparison_table([ComparisonRow('C7', ours='1', scale=settings.scale, model='none', corpus='toy', "
         "verdict='reproduced')], chapter='fake-loop', settings=settings)"
     )
@@ -369,16 +384,19 @@ def test_budget_with_the_real_training_loop_stops_and_resumes(tmp_path):
 
     def run(budget):
         return reproduce("paper", device="cpu", chapters=chapters, notebooks_dir=tmp_path / "notebooks",
-                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget)
+                         results_dir=tmp_path / "results", out=lambda line: None, budget=budget,
+                         clock=lambda: t0)
 
-    first = run("30s")
+    # 2 h less the margin: about 71 steps of the fake clock, then the loop saves its state and stops
+    first = run("2h")
     assert first.interrupted == "fake-loop"
-    from posgeom.reproduce import checkpoint_progress
+    from posgeom.reproduce import BUDGET_MARGIN_S, checkpoint_progress
 
     saved = checkpoint_progress(tmp_path / "results", "paper")
-    assert len(saved) == 1 and 0 < saved[0].step < steps and not saved[0].complete
+    expected = int((7200 - BUDGET_MARGIN_S) / per_step)  # the last step that starts before the deadline
+    assert len(saved) == 1 and expected - 2 <= saved[0].step <= expected + 1 and not saved[0].complete
     assert f"of {steps}" in chapter_progress(chapters[0], "paper", registry)
-    second = run("10m")
+    second = run("10h")  # room for every step left
     assert [r.slug for r in second.ran] == ["fake-loop"] and second.interrupted is None
     assert chapter_status(chapters[0], "paper", registry) == "done"
 

@@ -73,3 +73,31 @@ def test_results_check_says_which_stale_paper_entries_need_a_gpu(tmp_path, monke
     gpu = next(line for line in lines if "separation.drift" in line)
     assert cpu.startswith("stale") and "a CPU recomputes it" in cpu
     assert gpu.startswith("stale") and "on a GPU" in gpu
+
+
+def test_committed_manifests_hold_no_machine_path_and_a_clean_commit():
+    """Committed provenance (issue 26): every manifest under results/paper records the command as typed (no
+    absolute path: no ipykernel launcher, no worktree's cli.py) and a commit without ``+dirty``. When this
+    fails, recompute results/paper from a clean commit: delete it, then ``posgeom reproduce --scale paper
+    --device cpu --only encodings-at-a-glance corpus-geometry optimal-encoding sinusoids-as-mds inside-bert``
+    and ``posgeom reproduce --scale paper --cpu-parts``."""
+    import json
+    import re
+
+    absolute = re.compile(r'(^|[\s"=:,(\'])(~|[A-Za-z]:)?[/\\][A-Za-z0-9_.-]')
+    manifests = sorted((ROOT / "results" / "paper").rglob("manifest.json"))
+    assert manifests, "no committed paper results"
+    bad = []
+    for path in manifests:
+        m = json.loads(path.read_text())
+        where = path.relative_to(ROOT)
+        if "argv" in m or not m.get("command"):
+            bad.append(f"{where}: no command as typed (argv {m.get('argv')})")
+        for key, value in m.items():
+            if key != "params" and absolute.search(json.dumps(value)):
+                bad.append(f"{where}: {key} holds an absolute path: {json.dumps(value)[:120]}")
+        if absolute.search(json.dumps(m.get("params"))):
+            bad.append(f"{where}: params hold an absolute path")
+        if not m.get("git_commit") or str(m["git_commit"]).endswith("+dirty"):
+            bad.append(f"{where}: git_commit {m.get('git_commit')!r} is not a clean commit")
+    assert not bad, f"{len(bad)} problem(s) in {len(manifests)} manifests:\n" + "\n".join(bad[:20])

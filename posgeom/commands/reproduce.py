@@ -49,6 +49,9 @@ def add(subparsers) -> None:
     p.add_argument("--cpu-parts", action="store_true",
                    help="run only the experiments of the GPU chapters that need no GPU (counting and linear algebra "
                         "on the full corpora; reproduce.CPU_PARTS), each stopped at --budget if given")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write paper-scale results although posgeom/ or notebooks/ have uncommitted changes (their "
+                        "manifests then record a +dirty commit; without it such a run is refused)")
     p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                    help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
     _add_worker_options(p)
@@ -58,6 +61,10 @@ def add(subparsers) -> None:
 def _run(args) -> int:
     import os
 
+    from ..registry import ALLOW_DIRTY_ENV
+
+    if args.allow_dirty:  # for this process and every kernel and worker it starts
+        os.environ[ALLOW_DIRTY_ENV] = "1"
     if args.ddp_worker:
         return _ddp_worker(args.ddp_worker)
     if args.cpu_part:

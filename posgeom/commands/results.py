@@ -3,16 +3,21 @@
 Each entry folder is read and verified (every file against the sha256 its manifest records); the
 command prints one line per entry that is not ``ok`` (a stale ``paper`` entry also says whether a CPU
 can recompute it — then rerun it before a change lands — or it needs a GPU) (all of them with ``--all``) and a summary:
-``ok``, ``stale`` (made by other posgeom code; ``Registry.run`` recomputes it), ``damaged`` and
-``legacy`` (treated as absent, recomputed by the next run), ``incomplete`` (only an interrupted
-write), ``orphan`` (left by an older posgeom; never deleted). Unless ``--no-sweep``, leftovers of
+``ok``, ``leftovers`` (verified, beside leftovers that ``--no-sweep`` left in place), ``stale`` (made by
+other posgeom code; ``Registry.run`` recomputes it), ``damaged`` and ``legacy`` (treated as absent,
+recomputed by the next run), ``incomplete`` (only an interrupted write), ``orphan`` (left by an older
+posgeom; never deleted), ``symlink`` (a symbolic link where a folder of the registry belongs: never
+followed, so nothing outside the registry is read or deleted). Unless ``--no-sweep``, leftovers of
 interrupted writes and versions a complete entry has replaced are removed. Exit status 1 when an
-entry is damaged, 0 otherwise.
+entry is damaged or a link stands in the registry, 0 otherwise.
 """
 
 from __future__ import annotations
 
 __all__ = ["add"]
+
+#: The statuses of ``Registry.check``, in the summary's order.
+STATUSES = ("ok", "leftovers", "stale", "damaged", "legacy", "incomplete", "orphan", "symlink")
 
 
 def _run_check(args) -> int:
@@ -41,10 +46,9 @@ def _run_check(args) -> int:
         for e in report:
             if args.all or e.status != "ok":
                 print(f"{e.status:<10} {e.scale}/{e.experiment}/{e.key}: {e.detail}{gpu.get(id(e), '')}")
-        summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "stale", "damaged", "legacy", "incomplete", "orphan")
-                            if counts[s])
+        summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
         print(f"{root}: {summary or 'no entries'}")
-    return 1 if counts["damaged"] else 0
+    return 1 if counts["damaged"] or counts["symlink"] else 0
 
 
 def _gpu_note(report, root) -> dict[int, str]:

@@ -17,7 +17,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 #: Environment variable: a UNIX time by which :func:`~posgeom.models.training.train` saves its state and stops
 #: (see :func:`deadline`).
@@ -47,8 +47,30 @@ class TrainingInterrupted(RuntimeError):
 
 
 _DEADLINES: list[float] = []
-#: The clock deadlines are compared with (a module attribute, so that tests can move time).
+#: The clock deadlines are compared with (:func:`deadline_clock` replaces it; tests move time with it).
 _now = time.time
+
+
+@contextmanager
+def deadline_clock(now: Callable[[], float]) -> Iterator[None]:
+    """Within the block, deadlines are compared with ``now()`` (a UNIX time) instead of ``time.time()``.
+
+    This is how a test drives a deadline by a step count rather than by the machine's speed: a clock that
+    advances by a fixed amount per training step stops the loop at the same step on any machine.
+
+    Examples
+    --------
+    >>> steps = [0]
+    >>> with deadline_clock(lambda: 1_000.0 + 60.0 * steps[0]):   # one minute per step
+    ...     with deadline(seconds=300):                             # stops after about five steps
+    ...         pass
+    """
+    global _now
+    previous, _now = _now, now
+    try:
+        yield
+    finally:
+        _now = previous
 
 
 def _env_deadline() -> float | None:
@@ -87,7 +109,7 @@ def deadline(at: float | None = None, *, seconds: float | None = None) -> Iterat
     """
     if (at is None) == (seconds is None):
         raise ValueError("give the deadline as at= (a UNIX time) or seconds= (from now), one of the two")
-    value = float(at) if at is not None else time.time() + float(seconds)
+    value = float(at) if at is not None else _now() + float(seconds)
     if not math.isfinite(value):
         raise ValueError(f"the deadline must be a finite time, got {value!r}")
     _DEADLINES.append(value)
@@ -126,4 +148,5 @@ def would_pass(stop_at: float, seconds: float) -> bool:
     return _now() + seconds >= stop_at
 
 
-__all__ = ["DEADLINE_ENV", "TrainingInterrupted", "current_deadline", "deadline", "StopSignal", "would_pass"]
+__all__ = ["DEADLINE_ENV", "TrainingInterrupted", "current_deadline", "deadline", "deadline_clock", "StopSignal",
+           "would_pass"]

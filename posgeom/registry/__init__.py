@@ -7,8 +7,8 @@ Layout (one folder per result)::
         v-<sha>/                # one complete version, named after its manifest's sha256
             result.json         # the scalar results (JSON-serialisable dict)
             arrays.npz          # named numpy arrays (optional)
-            manifest.json       # versions, git commit, seed, device, scale, model, runtime, params,
-                                # and the sha256 of every other file of the version
+            manifest.json       # versions, git commit, the command as typed, seed, device, scale, model,
+                                # runtime, params, and the sha256 of every other file of the version
         .lock                   # the per-entry writer lock (filelock)
 
 ``key`` is a short hash of the experiment's parameters, so the same experiment with other
@@ -24,11 +24,15 @@ Reading verifies every file against the manifest's sha256 (and the manifest agai
 entry that does not match is treated as absent: :meth:`Registry.run` recomputes it with a warning and
 :meth:`Registry.check` (``posgeom results check``) reports it.
 """
-from .manifest import code_changed, git_commit, package_versions, params_key
+from .manifest import (
+    ALLOW_DIRTY_ENV, COMMAND_ENV, UncommittedChangesError, code_changed, command_line, git_commit, package_versions,
+    params_key, require_committed, uncommitted_changes,
+)
 from .store import DamagedEntryError, EntryStatus, Registry, Result
 from .stored import NotStoredError, stored_at_scale, stored_only, stored_text
 
 __all__ = [
     "Registry", "Result", "EntryStatus", "DamagedEntryError", "NotStoredError", "stored_only", "stored_at_scale",
-    "stored_text", "params_key", "package_versions", "git_commit", "code_changed",
+    "stored_text", "params_key", "package_versions", "git_commit", "code_changed", "command_line", "COMMAND_ENV",
+    "ALLOW_DIRTY_ENV", "require_committed", "uncommitted_changes", "UncommittedChangesError",
 ]

@@ -1,20 +1,48 @@
 """What a registry entry records about how it was made: the key of its parameters, the package
-versions, the git commit, and whether the code that made it has changed since."""
+versions, the git commit, the command that made it, and whether the code that made it has changed since.
+
+Committed provenance holds no machine path and no unreproducible commit: :func:`command_line` records
+the command as the user typed it (``posgeom reproduce --scale paper --only corpus-geometry``, a chapter's
+kernel as the command that started it, paths by their last part), and :func:`require_committed` refuses
+a paper-scale result from a checkout whose package or chapters have uncommitted changes, unless
+``POSGEOM_ALLOW_DIRTY=1`` (``posgeom reproduce --allow-dirty``) says otherwise.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
+import re
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
-from ..codekey import code_key
+from ..codekey import code_key, package_root
 
-__all__ = ["canonical", "params_key", "package_versions", "code_changed", "git_commit"]
+__all__ = [
+    "canonical", "params_key", "package_versions", "code_changed", "git_commit", "command_line", "COMMAND_ENV",
+    "ALLOW_DIRTY_ENV", "SOURCE_FOLDERS", "uncommitted_changes", "require_committed", "UncommittedChangesError",
+]
+
+#: Environment variable holding the command that started a run, as the user typed it: ``posgeom reproduce``
+#: sets it for the kernels and processes it starts, so that their results record it (:func:`command_line`).
+COMMAND_ENV = "POSGEOM_COMMAND"
+#: Environment variable: ``1`` lets a checkout with uncommitted changes write paper-scale results (their
+#: manifests then record a ``+dirty`` commit); ``posgeom reproduce --allow-dirty`` sets it.
+ALLOW_DIRTY_ENV = "POSGEOM_ALLOW_DIRTY"
+#: The checkout's folders whose uncommitted changes make a result unreproducible from its commit.
+SOURCE_FOLDERS = ("posgeom", "notebooks")
+#: Seconds a git command may take (a limit a loaded machine does not reach; it only guards a hung git).
+_GIT_TIMEOUT_S = 600
+#: An absolute path inside a word (POSIX, home-relative or Windows), for :func:`command_line`.
+_SEPARATOR = re.compile(r"[/\\]")
+_ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[\s=:,\"'(]))(?:~|[A-Za-z]:)?[/\\][^\s=,\"')]*")
 
 _VERSION_PACKAGES = (
     "numpy", "scipy", "scikit-learn", "torch", "transformers", "tokenizers", "datasets", "matplotlib",
@@ -77,19 +105,114 @@ def code_changed(manifest: Mapping[str, Any]) -> bool:
         return True
 
 
-def git_commit(path: Path | None = None) -> str | None:
-    """The commit of the checkout holding ``path`` (with ``+dirty`` if it has changes), or None."""
-    cwd = Path(path or Path(__file__).parent)
+def _git(checkout: Path, *args: str) -> str | None:
+    """``git args`` in ``checkout``: its output, or None when git fails or is missing."""
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
-        )
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=cwd, capture_output=True, text=True, timeout=10,
-        )
-        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+        done = subprocess.run(["git", *args], cwd=checkout, capture_output=True, text=True, timeout=_GIT_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError):
         return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _checkout(path: Path | None) -> Path | None:
+    """The git checkout whose top folder holds the posgeom package (or ``path``); None when posgeom runs from
+    an installed copy (or git is missing)."""
+    start = Path(path) if path is not None else package_root().parent
+    top = _git(start if start.is_dir() else start.parent, "rev-parse", "--show-toplevel")
+    if top is None:
+        return None
+    top_path = Path(top.strip()).resolve()
+    if path is None and top_path != package_root().parent.resolve():
+        return None  # posgeom installed inside another repository (a venv in it): not this package's checkout
+    return top_path
+
+
+def uncommitted_changes(path: Path | None = None) -> list[str] | None:
+    """The files of ``posgeom/`` and ``notebooks/`` (``SOURCE_FOLDERS``) with uncommitted changes (modified, staged or untracked, as
+    ``git status --porcelain`` lists them) in the checkout of the posgeom package (or of ``path``); None when
+    there is no checkout to ask. Results folders do not count: writing results is not a change of the code."""
+    checkout = _checkout(path)
+    if checkout is None:
+        return None
+    status = _git(checkout, "status", "--porcelain", "--untracked-files=normal", "--", *SOURCE_FOLDERS)
+    return None if status is None else [line.strip() for line in status.splitlines() if line.strip()]
+
+
+def git_commit(path: Path | None = None) -> str | None:
+    """The commit of the posgeom package's checkout (or of ``path``), with ``+dirty`` when its package or
+    chapters (``posgeom/``, ``notebooks/``) have uncommitted changes; None outside a git checkout."""
+    checkout = _checkout(path)
+    head = None if checkout is None else _git(checkout, "rev-parse", "HEAD")
+    if head is None:
+        return None
+    changes = uncommitted_changes(checkout)
+    return head.strip() + ("+dirty" if changes else "")
+
+
+class UncommittedChangesError(RuntimeError):
+    """A paper-scale result would be written from a checkout with uncommitted changes (see
+    :func:`require_committed`)."""
+
+
+def require_committed(scale: str) -> None:
+    """Refuse (:class:`UncommittedChangesError`, one line) to write ``scale="paper"`` results from a checkout
+    whose package or chapters have uncommitted changes, unless ``POSGEOM_ALLOW_DIRTY=1``: committed paper
+    results must record a commit that reproduces them. Other scales, and posgeom outside a git checkout,
+    pass."""
+    if scale != "paper" or os.environ.get(ALLOW_DIRTY_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+        return
+    changes = uncommitted_changes()
+    if not changes:
+        return
+    shown = ", ".join(changes[:3]) + (f" and {len(changes) - 3} more" if len(changes) > 3 else "")
+    raise UncommittedChangesError(
+        f"refusing to write paper-scale results: the checkout has uncommitted changes in "
+        f"{' or '.join(f + '/' for f in SOURCE_FOLDERS)} ({shown}), so the results would record no commit that "
+        f"reproduces them; commit the changes first, or pass --allow-dirty ({ALLOW_DIRTY_ENV}=1 in a kernel) to "
+        "write them with a +dirty commit"
+    )
+
+
+def _without_paths(word: str) -> str:
+    """``word`` with every absolute path replaced by its last part (``…/name``)."""
+    return _ABSOLUTE.sub(lambda m: "…/" + _SEPARATOR.split(m.group(0).rstrip("/\\"))[-1], word)
+
+
+def _join(words: list[str]) -> str:
+    """Words joined as a shell would read them (quoted only where a shell needs it)."""
+    return " ".join(shlex.quote(w) if not w or re.search(r"[\s'\"\\$`;&|<>*?!#]", w) else w for w in words)
+
+
+def command_line(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The command that started this run, as the user typed it, without absolute paths.
+
+    ``POSGEOM_COMMAND`` when set (``posgeom reproduce`` sets it for the kernels and processes it starts);
+    else ``posgeom …`` for the command line (whatever script or ``python -m`` started it), ``notebook
+    NAME`` for a Jupyter kernel that knows its notebook (``JPY_SESSION_NAME``), ``Jupyter kernel (…)``
+    for one that does not (``jupyter-book build``), and the script's name and arguments otherwise. Every
+    absolute path is shown by its last part (``…/name``).
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get(COMMAND_ENV, "").strip():
+        return _without_paths(environ[COMMAND_ENV].strip())
+    argv = list(sys.argv if argv is None else argv)
+    program = argv[0] if argv else ""
+    parts = _SEPARATOR.split(program)
+    name, parent = parts[-1], (parts[-2] if len(parts) > 1 else "")
+    args = [_without_paths(a) for a in argv[1:]]
+    if "ipykernel" in name or name == "kernel_launcher.py" or (name == "__main__.py" and parent == "ipykernel"):
+        session = environ.get("JPY_SESSION_NAME", "").strip()
+        if session:
+            return f"notebook {_SEPARATOR.split(session)[-1]}"
+        return "Jupyter kernel (jupyter-book build, nbclient or Jupyter; notebook not named)"
+    if name in ("posgeom", "posgeom.exe") or (parent == "posgeom" and name in ("cli.py", "__main__.py")):
+        return _join(["posgeom", *args])
+    if parent == "experiments" and name == "__main__.py":
+        return _join(["posgeom", "experiments", *args])
+    if name == "-c":
+        return "python -c …"
+    if not name:
+        return "python (interactive)"
+    if name == "__main__.py" and parent:
+        return _join(["python", "-m", parent, *args])
+    return _join([_without_paths(name), *args])

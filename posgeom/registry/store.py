@@ -6,8 +6,6 @@ import io
 import json
 import os
 import shutil
-import sys
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -18,8 +16,8 @@ import numpy as np
 
 from ..codekey import code_key, code_roots
 from ..config import get_settings, validate_scale
-from ..storage import TMP_SUFFIX, fault_point, fsync_dir, sha256_bytes, write_durably
-from .manifest import canonical, code_changed, git_commit, package_versions, params_key
+from ..storage import TMP_SUFFIX, fault_point, fsync_dir, make_temp_folder, read_npz, sha256_bytes, write_durably
+from .manifest import canonical, code_changed, command_line, git_commit, package_versions, params_key, require_committed
 from .stored import NotStoredError, reading_stored_only
 
 __all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
@@ -75,9 +73,12 @@ class DamagedEntryError(KeyError):
 class EntryStatus:
     """What :meth:`Registry.check` found for one entry folder.
 
-    ``status`` is ``"ok"``, ``"stale"`` (made by other posgeom code), ``"damaged"`` (treated as absent),
-    ``"incomplete"`` (only an interrupted write, no entry) or ``"legacy"`` (stored by a posgeom older than
-    checksummed entries: no way to verify it, so treated as absent).
+    ``status`` is ``"ok"``, ``"leftovers"`` (a verified entry beside leftovers of interrupted writes or
+    replaced versions that a check without sweeping left in place), ``"stale"`` (made by other posgeom code),
+    ``"damaged"`` (treated as absent), ``"incomplete"`` (only an interrupted write, no entry), ``"legacy"``
+    (stored by a posgeom older than checksummed entries: no way to verify it, so treated as absent),
+    ``"orphan"`` (left by an older posgeom) or ``"symlink"`` (a symbolic link where a scale, experiment or
+    entry folder belongs: never followed, read or swept).
     """
 
     scale: str
@@ -107,7 +108,7 @@ def _manifest(experiment: str, key: str, params: Mapping[str, Any], *, scale: st
         "code_modules": list(roots),
         "code_key": code_key(roots),
         "versions": package_versions(),
-        "argv": sys.argv[:1],
+        "command": command_line(),  # as the user typed it, without absolute paths
     }
 
 
@@ -132,6 +133,29 @@ class Registry:
         if not experiment or any(c in experiment for c in "/\\") or experiment.startswith("."):
             raise ValueError(f"experiment name {experiment!r} must be a non-empty name without slashes")
         return self.root / validate_scale(scale) / experiment / key
+
+    def _symlink_in(self, folder: Path) -> Path | None:
+        """The first symbolic link among ``folder`` and its parents below the root (None when there is none).
+
+        The registry never follows such a link: git stores symlinks, so a committed results folder could
+        otherwise make a sweep delete files anywhere the link points."""
+        try:
+            parts = folder.relative_to(self.root).parts
+        except ValueError:
+            return folder
+        for k in range(1, len(parts) + 1):
+            if (self.root.joinpath(*parts[:k])).is_symlink():
+                return self.root.joinpath(*parts[:k])
+        return None
+
+    def _refuse_symlink(self, folder: Path) -> None:
+        link = self._symlink_in(folder)
+        if link is not None:
+            raise ValueError(
+                f"{link} is a symbolic link; a registry entry must be a real folder inside {self.root} "
+                "(posgeom never writes or sweeps through a link): delete the link, or move the folder it points to "
+                "in its place"
+            )
 
     # ------------------------------------------------------------------------------------- writing
 
@@ -169,12 +193,17 @@ class Registry:
         temporary folder, are fsynced and renamed to a version folder named after the manifest's
         sha256, and become visible when the pointer file is replaced (one ``os.replace``); a per-entry
         lock serialises writers. The previous version is deleted only after the new one is visible.
+        The manifest records the command as typed (:func:`~posgeom.registry.command_line`) and the
+        git commit; at ``scale="paper"`` a checkout with uncommitted changes to the package or the chapters is
+        refused (:func:`~posgeom.registry.require_committed`; ``POSGEOM_ALLOW_DIRTY=1`` allows it).
         ``code``: the posgeom module(s) that made the result (their :func:`~posgeom.codekey.code_key` is
         recorded, so :func:`code_changed` can tell later whether that code changed); None stands for the
         whole package.
         """
         key = params_key(params)
         folder = self._folder(experiment, scale, key)
+        self._refuse_symlink(folder)
+        require_committed(scale)  # committed paper results record a commit that reproduces them
         manifest = _manifest(experiment, key, params, scale=scale, seed=seed, device=device, model=model,
                              runtime_s=runtime_s, code=code)
         # everything that can fail on the caller's input fails before anything is written
@@ -193,7 +222,7 @@ class Registry:
         the entry ``folder`` and point the entry at it. Call under the entry's lock."""
         version = f"v-{digest[:16]}"
         self._sweep(folder, keep=self._pointer_version(folder))  # leftovers of killed writers
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
+        tmp = make_temp_folder(folder, ".tmp-")  # the umask's permissions: a team can read a shared registry
         try:
             fault_point("registry-save:tmp-created")
             for name, data in files.items():
@@ -223,22 +252,31 @@ class Registry:
                 shutil.rmtree(tmp, ignore_errors=True)
 
     @staticmethod
-    def _sweep(folder: Path, keep: str | None) -> list[str]:
-        """Remove what a complete, visible version ``keep`` has replaced: interrupted writes, older versions and
-        files of the pre-checksum layout; with ``keep=None`` only interrupted writes. Call under the entry's lock."""
-        removed = []
-        for child in folder.iterdir() if folder.is_dir() else ():
+    def _leftovers(folder: Path, keep: str | None) -> list[Path]:
+        """What a complete, visible version ``keep`` has replaced: interrupted writes, older versions and files of
+        the pre-checksum layout; with ``keep=None`` only interrupted writes."""
+        out = []
+        for child in folder.iterdir() if folder.is_dir() and not folder.is_symlink() else ():
             old_version = keep is not None and child.name.startswith("v-") and child.name != keep
             legacy = keep is not None and child.name in LEGACY_FILES
             interrupted = child.name.startswith(".tmp-") or (
                 child.name.startswith(f".{POINTER}.") and child.name.endswith(TMP_SUFFIX)
             )
             if interrupted or old_version or legacy:
-                if child.is_dir():
-                    shutil.rmtree(child, ignore_errors=True)
-                else:
-                    child.unlink(missing_ok=True)
-                removed.append(child.name)
+                out.append(child)
+        return sorted(out)
+
+    @classmethod
+    def _sweep(cls, folder: Path, keep: str | None) -> list[str]:
+        """Remove :meth:`_leftovers` (a symbolic link among them is removed itself, never followed). Call under
+        the entry's lock, on an entry folder that is no link (:meth:`_symlink_in`)."""
+        removed = []
+        for child in cls._leftovers(folder, keep):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+            removed.append(child.name)
         return removed
 
     # ------------------------------------------------------------------------------------- reading
@@ -287,9 +325,8 @@ class Registry:
             contents[name] = data
         values = json.loads(contents["result.json"])
         arrays: dict[str, np.ndarray] = {}
-        if "arrays.npz" in contents:
-            with np.load(io.BytesIO(contents["arrays.npz"]), allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
+        if "arrays.npz" in contents:  # sizes checked before anything is allocated
+            arrays = read_npz(contents["arrays.npz"])
         return Result(
             manifest["experiment"], manifest["scale"], manifest["key"], values, arrays, manifest, version_dir
         )
@@ -297,6 +334,10 @@ class Registry:
     def _read(self, folder: Path) -> Result:
         """The verified entry in ``folder``; :class:`KeyError` when absent, :class:`DamagedEntryError` when
         its files do not match its manifest (or cannot be read for any reason)."""
+        link = self._symlink_in(folder)
+        if link is not None:
+            raise DamagedEntryError(f"the registry entry {folder} is not a registry entry: {link} is a symbolic link "
+                                    "(never followed); delete the link")
         last_error = None
         for _ in range(READ_ATTEMPTS):
             try:
@@ -311,6 +352,9 @@ class Registry:
                     )
                 raise KeyError(folder)
             raw, pointer = found
+            if (folder / pointer["version"]).is_symlink():
+                raise DamagedEntryError(f"the registry entry {folder} is damaged: its version {pointer['version']} is "
+                                        "a symbolic link (never followed)")
             try:
                 result = self._read_version(folder / pointer["version"], pointer["manifest_sha256"])
             except Exception as err:  # noqa: BLE001 - any failure to read means "not a valid entry"
@@ -353,16 +397,31 @@ class Registry:
                 f"(key {key}) under {self.root}; run the experiment first"
             ) from None
 
-    def _entry_folders(self, experiment: str | None = None, scale: str | None = None) -> list[Path]:
+    def _entry_folders(self, experiment: str | None = None, scale: str | None = None,
+                       *, links: list[Path] | None = None) -> list[Path]:
+        """The entry folders ``<scale>/<experiment>/<key>`` (hidden names left out). A symbolic link at any of
+        the three levels is never followed: it is appended to ``links`` (when given) and left out."""
         if not self.root.is_dir():
             return []
         out = []
-        for folder in sorted(self.root.glob("*/*/*")):
-            if not folder.is_dir() or any(part.startswith(".") for part in folder.relative_to(self.root).parts):
-                continue
-            sc, exp = folder.parent.parent.name, folder.parent.name
-            if (experiment is None or exp == experiment) and (scale is None or sc == scale):
-                out.append(folder)
+
+        def walk(folder: Path, depth: int) -> None:
+            for child in sorted(folder.iterdir()):
+                if child.name.startswith("."):
+                    continue
+                if depth == 0 and scale is not None and child.name != scale:
+                    continue
+                if depth == 1 and experiment is not None and child.name != experiment:
+                    continue
+                if child.is_symlink():
+                    if links is not None:
+                        links.append(child)
+                elif child.is_dir() and depth == 2:
+                    out.append(child)
+                elif child.is_dir():
+                    walk(child, depth + 1)
+
+        walk(self.root, 0)
         return out
 
     def entries(self, experiment: str | None = None, scale: str | None = None) -> list[Result]:
@@ -387,9 +446,13 @@ class Registry:
         list of EntryStatus
             One per entry folder, in path order. Leftovers of an older posgeom (hidden ``.KEY-*`` folders next
             to entries) are reported as ``"orphan"`` and never deleted: they may hold the only copy of a result.
+            A symbolic link where a scale, experiment or entry folder belongs is reported as ``"symlink"`` and
+            never followed (nothing it points to is read, locked or deleted). With ``sweep=False`` a verified
+            entry beside leftovers is ``"leftovers"``, not ``"ok"``.
         """
         report = []
-        for folder in self._entry_folders(scale=scale):
+        links: list[Path] = []
+        for folder in self._entry_folders(scale=scale, links=links):
             sc, exp, key = folder.parent.parent.name, folder.parent.name, folder.name
             swept: list[str] = []
             if sweep:
@@ -410,6 +473,10 @@ class Registry:
                 detail = "no entry: only an interrupted write" if leftovers or swept else "no entry"
                 report.append(EntryStatus(sc, exp, key, "incomplete", detail + note, folder))
                 continue
+            left = [] if sweep else [c.name for c in self._leftovers(folder, keep=result.path.name)]
+            if left:
+                note += (f"; leftovers of interrupted writes or replaced versions: {', '.join(left)} "
+                         "(run without --no-sweep to remove them)")
             if code_changed(result.manifest):
                 report.append(EntryStatus(
                     sc, exp, key, "stale",
@@ -417,10 +484,22 @@ class Registry:
                     f"{', '.join(result.manifest.get('code_modules') or ['?'])[:120]} no longer matches); "
                     "run reuses it only with same_code=False" + note, folder,
                 ))
+            elif left:
+                report.append(EntryStatus(sc, exp, key, "leftovers", "verified" + note, folder))
             else:
                 report.append(EntryStatus(sc, exp, key, "ok", "verified" + note, folder))
+        for link in links:
+            depth = len(link.relative_to(self.root).parts)
+            names = [*link.relative_to(self.root).parts, "", ""][:3]
+            what = ("scale", "experiment", "entry")[depth - 1]
+            report.append(EntryStatus(
+                *names, "symlink",
+                f"not a registry entry (symlink in place of {'a' if what == 'scale' else 'an'} {what} folder): "
+                "never followed, read or swept; delete the link or move the folder it points to in its place", link,
+            ))
         for hidden in sorted(self.root.glob("*/*/.*")) if self.root.is_dir() else ():
-            if hidden.is_dir() and not hidden.parent.name.startswith("."):
+            if (hidden.is_dir() and not hidden.is_symlink() and not hidden.parent.name.startswith(".")
+                    and self._symlink_in(hidden.parent) is None):
                 report.append(EntryStatus(
                     hidden.parent.parent.name, hidden.parent.name, hidden.name, "orphan",
                     "left by an interrupted write of an older posgeom; inspect it and delete it by hand", hidden,
@@ -473,6 +552,7 @@ class Registry:
                 f"{experiment} (scale {scale}, seed {seed}) is not stored under {self.root}; "
                 "run it outside stored_only() to compute it"
             )
+        require_committed(scale)  # before the computation, not after hours of it
         start = time.perf_counter()
         out = compute()
         values, arrays = out if isinstance(out, tuple) else (out, None)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..config import get_settings
+from ..registry import COMMAND_ENV, command_line, require_committed
 from .chapters import EXPERIMENTS_PACKAGE, select_chapters
 
 @dataclass(frozen=True)
@@ -67,17 +68,20 @@ def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, ti
     ``timeout_s``; returns ``(part, "stored" | "timed out" | "failed: <last line>", seconds)`` per part.
 
     A part already stored by the current code returns at once; one cut by the timeout stores nothing (a
-    registry entry is written whole or not at all) and runs again next time.
+    registry entry is written whole or not at all) and runs again next time. Each part records this
+    command (``POSGEOM_COMMAND``), not its worker's; at ``paper`` scale a checkout with uncommitted changes
+    is refused before anything runs (``UncommittedChangesError``; ``POSGEOM_ALLOW_DIRTY=1`` allows it).
     """
     slugs = {c.slug for c in select_chapters(only)}
+    require_committed(scale)
+    env = {**os.environ, "POSGEOM_PROGRESS": "0", COMMAND_ENV: command_line()}
     out = []
     for part in [p for p in parts if p.chapter in slugs]:
         command = [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", part.entry,
                    json.dumps(dict(part.kwargs)), "--scale", scale]
         start = time.perf_counter()
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
-                                  env={**os.environ, "POSGEOM_PROGRESS": "0"})
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env)
             tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
             status = "stored" if done.returncode == 0 else f"failed: {tail}"
         except subprocess.TimeoutExpired:

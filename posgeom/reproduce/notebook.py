@@ -11,6 +11,8 @@ from .chapters import ChapterFailed, SliceInterrupted
 
 #: The exception :func:`posgeom.models.training.train` raises at its deadline, by name (seen in a kernel).
 INTERRUPTED_NAME = "TrainingInterrupted"
+#: Seconds a kernel may take to start (nbclient's default, 60 s, is within reach of a loaded machine).
+KERNEL_START_TIMEOUT_S = 600
 #: Printed by the probe cell appended to every executed notebook (peak memory of the kernel).
 _PROBE_MARK = "__posgeom_reproduce_probe__"
 _PROBE = f"""\
@@ -79,7 +81,7 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
             on_cell(position[cell_index], len(code))
 
     client = NotebookClient(nb, kernel_name="python3", timeout=timeout, on_cell_start=start,
-                            resources={"metadata": {"path": str(path.parent)}})
+                            startup_timeout=KERNEL_START_TIMEOUT_S, resources={"metadata": {"path": str(path.parent)}})
     try:
         client.execute(env=env)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:

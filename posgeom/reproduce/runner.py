@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..config import get_settings, resolve_device, validate_device, validate_scale
-from ..registry import Registry, code_changed, params_key
+from ..registry import COMMAND_ENV, Registry, code_changed, command_line, params_key, require_committed
 from ..report import CLAIMS_EXPERIMENT, notebook_sha256
 from .budget import (
     BUDGET_MARGIN_S, DEADLINE_ENV, discard_finished_checkpoints, parse_budget, slice_minutes, training_deadline,
@@ -78,6 +78,10 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
         is recorded as in progress and resumed by the next call; chapters that do not fit are left for later.
     execute, clock : the notebook executor (:func:`execute_notebook`) and the wall clock (tests replace them).
 
+    The kernels and ``torchrun`` processes get ``POSGEOM_COMMAND``: their results record the command as typed
+    and the chapter (``posgeom reproduce --scale paper --only corpus-geometry (notebook corpus-geometry.md)``),
+    not the kernel's launcher.
+
     Returns
     -------
     ReproduceReport
@@ -86,6 +90,9 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     ------
     ChapterFailed
         At the first chapter that fails; the chapters before it are done and will be skipped next time.
+    UncommittedChangesError
+        At ``paper`` scale, before anything runs, when the package or the chapters have uncommitted changes
+        (``POSGEOM_ALLOW_DIRTY=1``, ``posgeom reproduce --allow-dirty``, allows it).
     """
     scale = validate_scale(scale)
     device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
@@ -104,7 +111,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
                seed=settings.seed, registry=Registry(results_dir), nproc=nproc,
                deadline=None if budget_s is None else started + max(budget_s - BUDGET_MARGIN_S, budget_s / 2),
                timeout=timeout if timeout is not None else (3600 if scale == "quick" else None),
-               execute=execute, clock=clock, out=out)
+               execute=execute, clock=clock, out=out, command=command_line())
     statuses = {c.slug: chapter_status(c, scale, run.registry, notebooks_dir=notebooks) for c in selected}
     out(f"posgeom reproduce: scale {scale}, device {resolved}, results {results_dir}, "
         f"data {settings.data_dir or 'Hugging Face hub'}, pretrained model {settings.pretrained}")
@@ -115,6 +122,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     if not pending:
         out(f"nothing to run: every selected chapter is done at {scale} (--force runs them again)")
         return report
+    require_committed(scale)  # committed paper results record a commit that reproduces them
     run.run_all(pending, report)
     return report
 
@@ -151,13 +159,14 @@ class _Run:
     execute: Callable[..., dict]
     clock: Callable[[], float]
     out: Callable[[str], None]
+    command: str = "posgeom reproduce"
     bar: Any = None
 
     @property
     def env(self) -> dict[str, str]:
         """The kernels' (and torchrun processes') environment."""
         env = {**os.environ, "POSGEOM_SCALE": self.scale, "POSGEOM_DEVICE": self.device,
-               "POSGEOM_RESULTS_DIR": str(self.results_dir), "POSGEOM_PROGRESS": "0"}
+               "POSGEOM_RESULTS_DIR": str(self.results_dir), "POSGEOM_PROGRESS": "0", COMMAND_ENV: self.command}
         return {**env, DEADLINE_ENV: repr(float(self.deadline))} if self.deadline is not None else env
 
     def say(self, line: str) -> None:
@@ -216,8 +225,9 @@ class _Run:
         def on_cell(i, n, slug=chapter.slug):
             self.bar.set_postfix_str(f"{slug} cell {i}/{n}")
 
+        env = {**self.env, COMMAND_ENV: f"{self.command} (notebook {chapter.slug}.md)"}  # what its results record
         with training_deadline(self.deadline):
-            probe = self.execute(self.notebooks / f"{chapter.slug}.md", env=self.env, timeout=cell_timeout,
+            probe = self.execute(self.notebooks / f"{chapter.slug}.md", env=env, timeout=cell_timeout,
                                  on_cell=on_cell, slug=chapter.slug, interrupt_on_timeout=self.deadline is not None)
         return probe, command
 
