@@ -13,10 +13,12 @@ write interrupted at any step leaves the previous complete content or the new co
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import signal
 import tempfile
 import threading
+import zipfile
 from pathlib import Path
 
 __all__ = [
@@ -140,42 +142,93 @@ def write_durably(path: str | os.PathLike, data: bytes, *, fault: str | None = N
     fsync_dir(path.parent)
 
 
-def read_npz(data: bytes) -> dict:
-    """The arrays of an ``.npz`` held in ``data``, each checked before it is read: a member whose header
-    declares more bytes than the member holds (a crafted or damaged file asking for terabytes) raises
-    ``ValueError`` instead of allocating that memory. Pickled (object) arrays are refused.
+#: Deflate expands a byte into at most 1032: a member declaring more than this per stored byte lies.
+_MAX_DEFLATE_RATIO = 1032
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
+    """One ``.npy`` member, its header checked against the member's size before anything is allocated.
+
+    The sizes a zip directory declares are checked too: a member's stored bytes lie inside the archive,
+    an uncompressed member holds as many bytes as it stores, and a compressed one cannot expand beyond
+    what deflate allows. So the one buffer allocated is at most ``_MAX_DEFLATE_RATIO`` times the file.
+    """
+    import numpy as np
+    from numpy.lib import format as npy
+
+    name = info.filename
+    if info.header_offset + info.compress_size > archive_size:
+        raise ValueError(f"member {name!r} declares more stored bytes than the file holds")
+    stored = info.compress_type == zipfile.ZIP_STORED
+    if (stored and info.file_size != info.compress_size) or (
+        info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 64
+    ):
+        raise ValueError(f"member {name!r} declares {info.file_size} bytes, more than it can hold")
+    with zf.open(info) as fh:
+        version = npy.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = npy.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = npy.read_array_header_2_0(fh)
+        else:
+            raise ValueError(f"member {name!r} has .npy format version {version}, not 1.0 or 2.0")
+        if dtype.hasobject:
+            raise ValueError(f"member {name!r} holds Python objects")
+        n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize  # exact: no overflow on crafted shapes
+        if n_bytes != info.file_size - fh.tell():
+            raise ValueError(
+                f"member {name!r} declares shape {shape} of {dtype} ({n_bytes} bytes) but holds "
+                f"{info.file_size - fh.tell()} bytes"
+            )
+        buffer = bytearray(n_bytes)  # filled in place: the array is made from it without a copy
+        view, pos = memoryview(buffer), 0
+        while pos < n_bytes:
+            chunk = fh.read(min(1 << 24, n_bytes - pos))
+            if not chunk:
+                raise ValueError(f"member {name!r} is truncated")
+            view[pos: pos + len(chunk)] = chunk
+            pos += len(chunk)
+        if fh.read(1):  # also reaches the end of the member, where its CRC is checked
+            raise ValueError(f"member {name!r} holds more bytes than its header declares")
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+
+
+def read_npz(raw: bytes) -> dict:
+    """The arrays of an ``.npz`` file's bytes, read without trusting what its headers declare.
+
+    ``numpy.load`` allocates each array at the shape its header declares before reading it, so a crafted
+    file of a few hundred bytes can ask for terabytes before any digest is checked. Here every member's
+    declared shape must match the bytes the member holds (and a compressed member cannot claim more
+    than deflate can expand to), so memory stays proportional to the file's size; object arrays are
+    refused (as ``allow_pickle=False``). Each array is read into its own buffer (writeable, no copy).
+
+    Parameters
+    ----------
+    raw : bytes
+        The whole file.
 
     Returns
     -------
-    dict of name → numpy.ndarray
+    dict of str to ndarray
+        One entry per member, named without its ``.npy`` suffix.
+
+    Raises
+    ------
+    ValueError
+        Whatever the damage (not a zip archive, a member that is not ``.npy``, a header that does not
+        match its data, a CRC or decompression error, a truncated member), with the reason.
     """
-    import io
-    import zipfile
-
-    import numpy as np
-
+    if not raw.startswith(b"PK"):
+        raise ValueError("not an .npz file (it does not start as a zip archive does)")
+    arrays = {}
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as err:
-        raise ValueError(f"not an .npz archive ({err})") from None
-    out = {}
-    with archive:
-        for info in archive.infolist():
-            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            with archive.open(info) as member:
-                version = np.lib.format.read_magic(member)
-                if version == (1, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
-                else:
-                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
-                if dtype.hasobject:
-                    raise ValueError(f"array {name!r} holds Python objects (pickled); refused")
-                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
-                if declared > info.file_size - member.tell():
-                    raise ValueError(
-                        f"array {name!r} declares {declared:,} bytes of data but its member holds "
-                        f"{max(info.file_size - member.tell(), 0):,}: the file is damaged or crafted"
-                    )
-            with archive.open(info) as member:
-                out[name] = np.lib.format.read_array(member, allow_pickle=False)
-    return out
+        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+            for info in zf.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise ValueError(f"member {info.filename!r} is not an .npy array")
+                arrays[info.filename[: -len(".npy")]] = _read_member(zf, info, len(raw))
+    except ValueError:
+        raise
+    except Exception as err:  # noqa: BLE001 - zlib.error, BadZipFile, EOFError, ...: all mean "damaged"
+        raise ValueError(f"{type(err).__name__}: {err}") from None
+    return arrays

@@ -202,7 +202,7 @@ def test_a_crafted_npz_is_refused_before_anything_is_allocated(truth, tmp_path, 
 
 
 def test_read_npz_reads_what_numpy_writes_and_refuses_objects(tmp_path):
-    from posgeom.corpora.cache import read_npz
+    from posgeom.storage import read_npz
 
     arrays = {"a": np.arange(12.0).reshape(3, 4), "f": np.asfortranarray(np.ones((2, 5), np.int32)),
               "s": np.asarray("text é"), "e": np.zeros(0, np.int64)}

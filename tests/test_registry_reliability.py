@@ -441,7 +441,7 @@ def test_read_npz_checks_declared_sizes_before_allocating():
 
     from posgeom.storage import read_npz
 
-    with pytest.raises(ValueError, match="declares 8,000,000,000,000 bytes"):
+    with pytest.raises(ValueError, match=r"declares shape \(1000000000000,\) of float64 \(8000000000000 bytes\)"):
         read_npz(crafted_npz())
     buffer = io.BytesIO()
     np.savez_compressed(buffer, a=np.arange(5.0), b=np.eye(3, dtype=np.int32), c=np.zeros((0, 4)))
@@ -450,7 +450,7 @@ def test_read_npz_checks_declared_sizes_before_allocating():
     np.testing.assert_array_equal(got["a"], np.arange(5.0))
     buffer = io.BytesIO()
     np.savez(buffer, o=np.array([{"x": 1}], dtype=object))
-    with pytest.raises(ValueError, match="pickled"):
+    with pytest.raises(ValueError, match="Python objects"):
         read_npz(buffer.getvalue())
     with pytest.raises(ValueError, match="not an .npz"):
         read_npz(b"not a zip")
@@ -474,6 +474,6 @@ def test_a_forged_entry_with_a_crafted_npz_is_damaged_not_a_memory_error(tmp_pat
     (forged / "arrays.npz").write_bytes(data)
     (forged / "manifest.json").write_bytes(manifest_bytes)
     (entry / "CURRENT").write_text(json.dumps({"format": 2, "version": forged.name, "manifest_sha256": digest}))
-    with pytest.raises(KeyError, match="declares 8,000,000,000,000 bytes"):
+    with pytest.raises(KeyError, match=r"declares shape \(1000000000000,\) of float64 \(8000000000000 bytes\)"):
         reg.load("demo", params=PARAMS, scale="quick")
     assert [e.status for e in reg.check(sweep=False)] == ["damaged"]

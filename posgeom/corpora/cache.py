@@ -29,18 +29,17 @@ import json
 import os
 import time
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from ..config import default_cache_dir
-from ..storage import TMP_SUFFIX, sha256_bytes, write_durably
+from ..storage import TMP_SUFFIX, read_npz, sha256_bytes, write_durably
 
 #: A temporary file this old belongs to a writer that died (a write takes seconds).
 STALE_TMP_S = 3600.0
 
-__all__ = ["CACHE_VERSION", "cache_key", "ArrayCache", "arrays_digest", "read_npz"]
+__all__ = ["CACHE_VERSION", "cache_key", "ArrayCache", "arrays_digest"]
 
 #: Bumped whenever what is stored, or how it is computed, changes; part of every key.
 CACHE_VERSION = 2
@@ -61,97 +60,6 @@ def arrays_digest(arrays: dict) -> str:
         h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
         h.update(a.reshape(-1).view(np.uint8) if a.size else b"")
     return h.hexdigest()
-
-
-#: Deflate expands a byte into at most 1032: a member declaring more than this per stored byte lies.
-_MAX_DEFLATE_RATIO = 1032
-
-
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int) -> np.ndarray:
-    """One ``.npy`` member, its header checked against the member's size before anything is allocated.
-
-    The sizes a zip directory declares are checked too: a member's stored bytes lie inside the archive,
-    an uncompressed member holds as many bytes as it stores, and a compressed one cannot expand beyond
-    what deflate allows. So the one buffer allocated is at most ``_MAX_DEFLATE_RATIO`` times the file.
-    """
-    from numpy.lib import format as npy
-
-    name = info.filename
-    if info.header_offset + info.compress_size > archive_size:
-        raise ValueError(f"member {name!r} declares more stored bytes than the file holds")
-    stored = info.compress_type == zipfile.ZIP_STORED
-    if (stored and info.file_size != info.compress_size) or (
-        info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 64
-    ):
-        raise ValueError(f"member {name!r} declares {info.file_size} bytes, more than it can hold")
-    with zf.open(info) as fh:
-        version = npy.read_magic(fh)
-        if version == (1, 0):
-            shape, fortran, dtype = npy.read_array_header_1_0(fh)
-        elif version == (2, 0):
-            shape, fortran, dtype = npy.read_array_header_2_0(fh)
-        else:
-            raise ValueError(f"member {name!r} has .npy format version {version}, not 1.0 or 2.0")
-        if dtype.hasobject:
-            raise ValueError(f"member {name!r} holds Python objects")
-        n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize  # exact: no overflow on crafted shapes
-        if n_bytes != info.file_size - fh.tell():
-            raise ValueError(
-                f"member {name!r} declares shape {shape} of {dtype} ({n_bytes} bytes) but holds "
-                f"{info.file_size - fh.tell()} bytes"
-            )
-        buffer = bytearray(n_bytes)  # filled in place: the array is made from it without a copy
-        view, pos = memoryview(buffer), 0
-        while pos < n_bytes:
-            chunk = fh.read(min(1 << 24, n_bytes - pos))
-            if not chunk:
-                raise ValueError(f"member {name!r} is truncated")
-            view[pos: pos + len(chunk)] = chunk
-            pos += len(chunk)
-        if fh.read(1):  # also reaches the end of the member, where its CRC is checked
-            raise ValueError(f"member {name!r} holds more bytes than its header declares")
-    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-
-
-def read_npz(raw: bytes) -> dict:
-    """The arrays of an ``.npz`` file's bytes, read without trusting what its headers declare.
-
-    ``numpy.load`` allocates each array at the shape its header declares before reading it, so a crafted
-    file of a few hundred bytes can ask for terabytes before any digest is checked. Here every member's
-    declared shape must match the bytes the member holds (and a compressed member cannot claim more
-    than deflate can expand to), so memory stays proportional to the file's size; object arrays are
-    refused (as ``allow_pickle=False``). Each array is read into its own buffer (writeable, no copy).
-
-    Parameters
-    ----------
-    raw : bytes
-        The whole file.
-
-    Returns
-    -------
-    dict of str to ndarray
-        One entry per member, named without its ``.npy`` suffix.
-
-    Raises
-    ------
-    ValueError
-        Whatever the damage (not a zip archive, a member that is not ``.npy``, a header that does not
-        match its data, a CRC or decompression error, a truncated member), with the reason.
-    """
-    if not raw.startswith(b"PK"):
-        raise ValueError("not an .npz file (it does not start as a zip archive does)")
-    arrays = {}
-    try:
-        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
-            for info in zf.infolist():
-                if not info.filename.endswith(".npy"):
-                    raise ValueError(f"member {info.filename!r} is not an .npy array")
-                arrays[info.filename[: -len(".npy")]] = _read_member(zf, info, len(raw))
-    except ValueError:
-        raise
-    except Exception as err:  # noqa: BLE001 - zlib.error, BadZipFile, EOFError, ...: all mean "damaged"
-        raise ValueError(f"{type(err).__name__}: {err}") from None
-    return arrays
 
 
 def _meta_digest(meta: dict) -> str:

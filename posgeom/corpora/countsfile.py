@@ -31,7 +31,7 @@ all the reports need (their histograms and quantiles do not depend on the order)
 Written atomically (:func:`posgeom.storage.write_durably`): to a temporary file beside the target,
 flushed and ``fsync``-ed, then renamed over it (``os.replace``), so a reader sees the old file, the new
 one or none — never half a file. Read with verification: the arrays are read without trusting the
-shapes their headers declare (:func:`posgeom.corpora.cache.read_npz`, so a crafted file cannot make
+shapes their headers declare (:func:`posgeom.storage.read_npz`, so a crafted file cannot make
 the reader allocate more than the file holds), then checked against the digest; a file that is not a
 counts file, is damaged in any way (bad zip, bad compressed data, truncated) or whose digest does not
 match is an error naming the file; nothing is returned from a damaged file.
@@ -47,7 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..storage import write_durably
-from .cache import arrays_digest, read_npz
+from ..storage import read_npz
+from .cache import arrays_digest
 
 __all__ = ["COUNTS_FORMAT", "COUNTS_KEYS", "CountsFileError", "save_counts", "load_counts"]
 
