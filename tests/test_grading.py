@@ -234,3 +234,110 @@ def test_the_kernel_runs_under_the_memory_limit(edition, tmp_path):
     submission = _submission(edition, tmp_path, "greedy.ipynb", [probe], solved=True)
     report = grade(submission, edition / "autograder.json", exercises_only=True, timeout=120, memory_mb=8192)
     assert report.percent == 100.0, report.table()
+
+
+# -- confinement under bubblewrap: absolute paths ------------------------------------------------------
+
+def _needs_bwrap():
+    from posgeom.classroom.sandbox import bwrap_works
+
+    if not bwrap_works():
+        pytest.skip("bubblewrap (bwrap) cannot run here (apt-get install bubblewrap; a container may forbid it)")
+
+
+def _absolute_attack(targets: list[Path]) -> str:
+    """Code that remounts / writable (root keeps no capability under bwrap, so it cannot) and deletes and
+    plants files by absolute path; every failure is swallowed, as a cheat's would be."""
+    return "\n".join([
+        "import os, subprocess",
+        "try:",
+        "    subprocess.run(['mount', '-o', 'remount,rw,bind', '/'], capture_output=True)",
+        "except OSError:",
+        "    pass",
+        f"for path in {[str(t) for t in targets]!r}:",
+        "    for act in (os.remove, lambda p: open(p + '.planted', 'w').write('x')):",
+        "        try:",
+        "            act(path)",
+        "        except OSError:",
+        "            pass",
+    ])
+
+
+def test_the_sandbox_option_is_checked_and_bwrap_required_but_missing_is_a_one_line_error(monkeypatch, tmp_path):
+    from posgeom.classroom import sandbox
+    from posgeom.classroom.grading import _confinement
+
+    with pytest.raises(ValueError, match="unknown sandbox 'jail'; choose one of auto, bwrap, none"):
+        sandbox.resolve_sandbox("jail")
+    assert sandbox.resolve_sandbox("none") == "none"
+    monkeypatch.setattr(sandbox, "bwrap_works", lambda: False)
+    assert sandbox.resolve_sandbox("auto") == "none"
+    with pytest.raises(ValueError, match=r"apt-get install bubblewrap"):
+        sandbox.resolve_sandbox("bwrap")
+    with pytest.warns(UserWarning, match="absolute paths is not confined"):
+        assert _confinement("auto") is False
+    done = subprocess.run([sys.executable, "-m", "posgeom.cli", "classroom", "grade", "missing.ipynb", "--key",
+                           "missing.json", "--sandbox", "bwrap"], capture_output=True, text=True, cwd=REPO,
+                          env={"PATH": "", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "bubblewrap (bwrap) is not installed" in done.stderr and "apt-get install bubblewrap" in done.stderr
+
+
+def test_under_bwrap_the_answering_process_writes_only_in_its_folder_and_has_no_network(tmp_path):
+    _needs_bwrap()
+    import socket
+
+    keep = tmp_path / "grades.csv"
+    keep.write_text("the grade sheet")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    attack = _absolute_attack([str(keep)])
+
+    def student(x):
+        import os
+        import socket
+        if x > 0:
+            exec(attack)
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            reached = True
+        except OSError:
+            reached = False
+        with open("mine.txt", "w") as out:  # its own folder stays writable
+            out.write("x")
+        return [x * 2.0, reached, os.path.isfile("mine.txt")]
+
+    try:
+        with Answerer(cloudpickle.dumps(student), [], timeout=120, confine=True) as child:
+            assert child.call(1.5) == [3.0, False, True]
+        with Answerer(cloudpickle.dumps(student), [], timeout=120, confine=False) as child:
+            assert child.call(-1.0)[1] is True  # the same probe reaches the port when not confined
+    finally:
+        listener.close()
+    assert keep.read_text() == "the grade sheet" and not (tmp_path / "grades.csv.planted").exists()
+
+
+@pytest.mark.slow
+def test_under_bwrap_a_submission_cannot_touch_absolute_paths_outside_its_sandbox(edition, tmp_path):
+    """From a cell and from inside the student's function: the key, the grade sheet and another
+    submission stand in tmp_path; the exercises that passed still score."""
+    _needs_bwrap()
+    klass = tmp_path / "class"
+    other = _submission(edition, klass / "submissions", "alice.ipynb", [], solved=True)
+    key = klass / "autograder.json"
+    key.write_text((edition / "autograder.json").read_text())
+    sheet = klass / "grades.csv"
+    sheet.write_text("submission,score_percent\n")
+    targets = [key, sheet, other]
+    function_attack = ("_honest_hellinger = my_hellinger\n"
+                       "def my_hellinger(probs):\n"
+                       + "\n".join("    " + line for line in _absolute_attack(targets).split("\n")) +
+                       "\n    return _honest_hellinger(probs)\n")
+    attack = _submission(edition, klass / "submissions", "mallory.ipynb",
+                         [_absolute_attack(targets), function_attack], solved=True)
+    before = {p: p.read_bytes() for p in klass.rglob("*") if p.is_file()}
+    report = grade(attack, key, exercises_only=True, timeout=120, sandbox="bwrap")
+    assert report.percent == 100.0, report.table()
+    assert {p: p.read_bytes() for p in klass.rglob("*") if p.is_file()} == before  # nothing deleted, nothing planted

@@ -7,7 +7,10 @@ trusts what the submission prints:
 
 1. **Run.** The notebook runs in a fresh kernel whose working folder is a new temporary folder holding
    a copy of it (nothing beside the submission is reachable by a relative path), with a time limit per
-   cell and per submission and, where the platform has ``resource``, an address-space limit. A cell
+   cell and per submission and, where the platform has ``resource``, an address-space limit. Under
+   bubblewrap (``sandbox="bwrap"``, or ``"auto"`` where it works) the kernel and everything it starts
+   see the whole file system read-only except that temporary folder, so no absolute path reaches the
+   key, the grade sheet or the other submissions either (:func:`~posgeom.classroom.sandbox.confined_command`). A cell
    that raises does not stop it; a cell that runs past its limit, or a kernel that dies, stops the run.
    After every cell that mentions an exercise's function, that function is pickled by value
    (cloudpickle) out of the kernel, so an exercise keeps what it had when a later cell never ends.
@@ -31,6 +34,7 @@ import json
 import shutil
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -122,17 +126,49 @@ def _memory_source(memory_mb: int | None) -> str:
     ])
 
 
+def _confined_kernel_manager(folder: Path, work: Path):
+    """A kernel manager whose kernel (and everything it starts) runs under bubblewrap, writing only in
+    ``folder``; the connection file lives there too (a kernel cannot read another's from a shared folder)."""
+    import os
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    from .sandbox import confined_command
+
+    class ConfinedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            # the kernel is not bwrap's child: its parent-process watch would take that for its parent's
+            # death, so it goes (bwrap --die-with-parent ends the kernel with the grader instead)
+            return confined_command(super().format_kernel_cmd(extra_arguments), [folder], cwd=work,
+                                    unset=["JPY_PARENT_PID"])
+
+    manager = ConfinedKernelManager(kernel_name="python3")
+    manager.connection_file = os.path.join(os.path.realpath(folder), "kernel-connection.json")
+    return manager
+
+
 def _run_submission(nb, names: list[str], work: Path, snapshots: Path, *, timeout: float,
-                    submission_timeout: float, memory_mb: int | None, clock=time.monotonic) -> list[str]:
+                    submission_timeout: float, memory_mb: int | None, confine_to: Path | None = None,
+                    clock=time.monotonic) -> list[str]:
     """Run ``nb`` in a kernel working in ``work``; pickle the functions ``names`` into ``snapshots``.
 
-    Returns the notes on what stopped the run early (empty when every cell ran).
+    With ``confine_to`` (a folder holding ``work`` and ``snapshots``) the kernel runs under bubblewrap and
+    can write nowhere else. Returns the notes on what stopped the run early (empty when every cell ran).
     """
+    import os
+
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    client = NotebookClient(nb, timeout=int(timeout), allow_errors=True, kernel_name="python3",
+    from .sandbox import confined_environment
+
+    start: dict = {"cwd": str(work)}
+    manager = None
+    if confine_to is not None:
+        manager = _confined_kernel_manager(confine_to, work)
+        start["env"] = confined_environment(os.environ, confine_to / "home")
+    client = NotebookClient(nb, km=manager, timeout=int(timeout), allow_errors=True, kernel_name="python3",
                             shutdown_kernel="immediate", resources={"metadata": {"path": str(work)}})
     notes: list[str] = []
     started = clock()
@@ -149,7 +185,7 @@ def _run_submission(nb, names: list[str], work: Path, snapshots: Path, *, timeou
         return max(1, int(min(timeout, submission_timeout - (clock() - started))))
 
     snapshot = _snapshot_source(names, snapshots)
-    with client.setup_kernel(cwd=str(work)):
+    with client.setup_kernel(**start):
         try:
             hidden(_memory_source(memory_mb))
             for index, cell in enumerate(nb.cells):
@@ -180,7 +216,8 @@ def _run_submission(nb, names: list[str], work: Path, snapshots: Path, *, timeou
     return notes
 
 
-def _score_exercise(exercise: dict, snapshots: Path, *, timeout: float, memory_mb: int | None) -> ExerciseScore:
+def _score_exercise(exercise: dict, snapshots: Path, *, timeout: float, memory_mb: int | None,
+                    confine: bool = False) -> ExerciseScore:
     """Check one exercise here, with the student's function answering from its own blocked process."""
     from ..checks.core import functions_switched_off
     from .sandbox import Answerer
@@ -199,13 +236,26 @@ def _score_exercise(exercise: dict, snapshots: Path, *, timeout: float, memory_m
         raise ValueError(f"the key names the check {exercise['check']!r}, which is not in posgeom.checks; "
                          "rebuild the key with posgeom classroom build")
     check = getattr(import_module(module), name)
-    with Answerer(pickled.read_bytes(), functions_switched_off(check), timeout=timeout, memory_mb=memory_mb) as child:
+    with Answerer(pickled.read_bytes(), functions_switched_off(check), timeout=timeout, memory_mb=memory_mb,
+                  confine=confine) as child:
         with contextlib.redirect_stdout(io.StringIO()):
             try:
                 verdict = check(child.call)
             except Exception as err:  # noqa: BLE001 - a check that cannot run is a verdict for this exercise
                 return score(False, f"✗ {title}: the check could not run: {type(err).__name__}: {err}")
     return score(bool(verdict.passed), verdict.message)
+
+
+def _confinement(sandbox: str) -> bool:
+    """Whether to confine under bubblewrap (see :func:`~posgeom.classroom.sandbox.resolve_sandbox`);
+    ``"auto"`` where bwrap cannot run warns that absolute paths are not confined."""
+    from .sandbox import NOT_CONFINED, resolve_sandbox
+
+    if resolve_sandbox(sandbox) == "bwrap":
+        return True
+    if sandbox == "auto":
+        warnings.warn(NOT_CONFINED, stacklevel=3)
+    return False
 
 
 def _read_key(key) -> dict:
@@ -216,7 +266,7 @@ def _read_key(key) -> dict:
 
 
 def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool = False, timeout: float = 120,
-          submission_timeout: float = 1800, memory_mb: int | None = 8192) -> GradeReport:
+          submission_timeout: float = 1800, memory_mb: int | None = 8192, sandbox: str = "auto") -> GradeReport:
     """Run a submission in a sandbox and score each coding exercise of the key (see the module docstring).
 
     Parameters
@@ -234,6 +284,11 @@ def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool 
         Seconds allowed for the whole run of the notebook.
     memory_mb : int, optional
         Address-space limit of the kernel and of the answering processes, in MiB (None: no limit).
+    sandbox : {"auto", "bwrap", "none"}
+        ``"bwrap"``: the kernel and the answering processes run under bubblewrap, writing only in their
+        temporary folders (an error where bwrap cannot run); ``"none"``: ordinary processes in those
+        folders (absolute paths reach anything the grader can change); ``"auto"``: bwrap where it
+        works, else ``"none"`` with a warning.
 
     Returns
     -------
@@ -251,6 +306,7 @@ def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool 
         raise FileNotFoundError(f"no notebook at {notebook}; give the path of the completed student notebook")
     if timeout <= 0 or submission_timeout <= 0:
         raise ValueError(f"time limits must be positive, got --timeout {timeout} and {submission_timeout} s per submission")
+    confine = _confinement(sandbox)
     exercises = _read_key(key)["exercises"]
     try:
         nb = nbformat.read(str(notebook), as_version=4)
@@ -259,21 +315,22 @@ def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool 
     nb.cells = [c for c in nb.cells if INSTALL_TAG not in c.get("metadata", {}).get("tags", [])]
     if exercises_only:
         nb.cells = exercise_cells(nb)
-    sandbox = Path(tempfile.mkdtemp(prefix="posgeom-grade-"))
+    sandbox_folder = Path(tempfile.mkdtemp(prefix="posgeom-grade-"))
     try:
-        work, snapshots = sandbox / "submission", sandbox / "functions"
+        work, snapshots = sandbox_folder / "submission", sandbox_folder / "functions"
         work.mkdir()
         snapshots.mkdir()
         shutil.copy2(notebook, work / notebook.name)
         names = sorted({e["function"] for e in exercises})
         notes = _run_submission(nb, names, work, snapshots, timeout=timeout, submission_timeout=submission_timeout,
-                                memory_mb=memory_mb)
+                                memory_mb=memory_mb, confine_to=sandbox_folder if confine else None)
         report = GradeReport(str(notebook), notes=notes)
         for e in exercises:
-            report.exercises.append(_score_exercise(e, snapshots, timeout=timeout, memory_mb=memory_mb))
+            report.exercises.append(_score_exercise(e, snapshots, timeout=timeout, memory_mb=memory_mb,
+                                                    confine=confine))
         return report
     finally:
-        shutil.rmtree(sandbox, ignore_errors=True)
+        shutil.rmtree(sandbox_folder, ignore_errors=True)
 
 
 def _grade_or_error(notebook: Path, key: dict, options: dict) -> GradeReport:
@@ -295,7 +352,8 @@ def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None
     jobs : int, optional
         Submissions graded at once (default: half the CPUs, at least 1).
     **options
-        Passed to :func:`grade` (``exercises_only``, ``timeout``, ``submission_timeout``, ``memory_mb``).
+        Passed to :func:`grade` (``exercises_only``, ``timeout``, ``submission_timeout``, ``memory_mb``,
+        ``sandbox``: resolved here once, so ``"auto"`` warns once for the folder).
 
     Returns
     -------
@@ -313,6 +371,7 @@ def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None
     submissions = sorted(folder.glob("*.ipynb"))
     if not submissions:
         raise ValueError(f"{folder} holds no .ipynb submission")
+    options["sandbox"] = "bwrap" if _confinement(options.get("sandbox", "auto")) else "none"
     jobs = jobs or max(1, (os.cpu_count() or 2) // 2)
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")

@@ -15,7 +15,13 @@ module on its ``PYTHONPATH``, which children inherit):
   first import, an ``importlib.reload``) the blocked functions it defines or re-exports have their code
   swapped for one that raises, so a private module, a re-export, ``posgeom.<name>``, a reference taken
   earlier or a function rebuilt from the code object all raise;
-* the address space is limited (``resource.setrlimit``, where the platform has it).
+* the address space is limited (``resource.setrlimit``, where the platform has it);
+* under bubblewrap (:func:`resolve_sandbox` chooses it when ``bwrap`` works here), the whole file
+  system is read-only except the child's own working folder (and a private ``/tmp``), no capability is
+  kept (so nothing can be remounted writable, even as root), other processes are out of sight (its own
+  process-ID namespace) and there is no network. :func:`confined_command` builds the same confinement
+  for the submission's kernel in :mod:`posgeom.classroom.grading` (which keeps the network: the kernel
+  talks to the grader over local ZMQ ports).
 
 What it cannot stop: a student who copies the library's source text into their own function, or starts
 a Python without ``site`` (``python -S``/``-I``) with the source on its path. The hidden cases live in an
@@ -25,9 +31,11 @@ open package too; the teaching page says so.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -36,7 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Answerer", "StudentError", "encode_answer", "decode_answer", "serve"]
+__all__ = ["Answerer", "StudentError", "SANDBOXES", "confined_command", "confined_environment", "bwrap_works",
+           "resolve_sandbox", "encode_answer", "decode_answer", "serve"]
 
 #: Environment variables read by the child's ``sitecustomize``.
 BLOCK_ENV = "POSGEOM_GRADING_BLOCK"
@@ -140,6 +149,103 @@ def _limit_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ValueError, OSError):  # a lower hard limit is in force already
         pass
+
+
+# -- confinement under bubblewrap ------------------------------------------------------------------------
+
+#: The values of ``posgeom classroom grade --sandbox``.
+SANDBOXES = ("auto", "bwrap", "none")
+NOT_CONFINED = ("bubblewrap (bwrap) cannot run here, so code naming absolute paths is not confined: it can "
+                "change any file the grader can (use --sandbox bwrap to require it; apt-get install bubblewrap)")
+
+
+def _needed_paths() -> list[str]:
+    """Folders the confined Python must still read: the interpreter, its packages, posgeom, the caches."""
+    import posgeom
+
+    paths = [sys.prefix, sys.base_prefix, sys.executable, str(Path(posgeom.__file__).parents[1])]
+    paths += [p for p in sys.path if p]
+    paths += [os.environ[v] for v in ("PYTHONPATH", "HF_HOME", "XDG_CACHE_HOME", "POSGEOM_CACHE_DIR",
+                                      "POSGEOM_DATA_DIR") if os.environ.get(v)]
+    return [os.path.realpath(p) for path in paths for p in path.split(os.pathsep) if p]
+
+
+def _private_tmp() -> bool:
+    """Whether ``/tmp`` can be swapped for an empty one (hiding the other sandboxes in it): only when
+    nothing the confined Python needs lives there."""
+    tmp = os.path.realpath("/tmp")
+    return not any(p == tmp or p.startswith(tmp + os.sep) for p in _needed_paths())
+
+
+def confined_command(command: list[str], writable: list[str | Path], *, cwd: str | Path, readable=(),
+                     network: bool = True, unset=()) -> list[str]:
+    """``command`` run under bubblewrap: read-only everywhere except the ``writable`` folders.
+
+    Also: a private ``/dev`` and ``/tmp`` (when nothing needed lives in ``/tmp``; ``readable`` folders
+    are bound back read-only), its own process-ID namespace (other processes cannot be seen or
+    signalled; the whole tree dies with its parent), no capabilities (root cannot remount anything),
+    no network unless ``network``, and the environment variables ``unset`` removed.
+    """
+    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if _private_tmp():
+        args += ["--tmpfs", "/tmp"]
+    for folder in readable:
+        args += ["--ro-bind", os.path.realpath(folder), os.path.realpath(folder)]
+    for folder in writable:
+        args += ["--bind", os.path.realpath(folder), os.path.realpath(folder)]
+    args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL"]
+    if not network:
+        args += ["--unshare-net"]
+    for name in unset:
+        args += ["--unsetenv", name]
+    return args + ["--chdir", os.path.realpath(cwd), "--", *command]
+
+
+def confined_environment(env: dict, home: str | Path) -> dict:
+    """``env`` with the places programs write to by default (home, temporary files, IPython, matplotlib,
+    numba) moved into the writable ``home``; the caches stay where they are, readable only."""
+    home = Path(home)
+    for sub in ("tmp", ".config", ".ipython", ".matplotlib", ".numba"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    env = dict(env)
+    env.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))  # keep reading the caches (data, models)
+    env.update({"HOME": str(home), "TMPDIR": str(home / "tmp"), "XDG_CONFIG_HOME": str(home / ".config"),
+                "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".matplotlib"),
+                "NUMBA_CACHE_DIR": str(home / ".numba")})
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def bwrap_works() -> bool:
+    """Whether bubblewrap can confine a process here (it is installed and the kernel lets it)."""
+    if shutil.which("bwrap") is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="posgeom-probe-") as folder:
+        probe = confined_command([sys.executable, "-c", "open('probe', 'w').write('ok')"], [folder], cwd=folder,
+                                 network=False)
+        try:
+            done = subprocess.run(probe, capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return done.returncode == 0 and (Path(folder) / "probe").read_text() == "ok"
+
+
+def resolve_sandbox(sandbox: str = "auto") -> str:
+    """``"bwrap"`` or ``"none"`` for ``--sandbox`` ``auto``, ``bwrap`` or ``none`` (see :data:`SANDBOXES`).
+
+    ``auto`` is ``bwrap`` where :func:`bwrap_works`, else ``none`` (the caller warns with
+    :data:`NOT_CONFINED`); ``bwrap`` where it does not work is an error saying how to install it.
+    """
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"unknown sandbox {sandbox!r}; choose one of {', '.join(SANDBOXES)}")
+    if sandbox == "none":
+        return "none"
+    if bwrap_works():
+        return "bwrap"
+    if sandbox == "bwrap":
+        raise ValueError("--sandbox bwrap: bubblewrap (bwrap) is not installed or cannot create a sandbox here; "
+                           "install it (apt-get install bubblewrap) or grade with --sandbox none")
+    return "none"
 
 
 # -- answers as plain data (the only thing the grader accepts back) ------------------------------------
@@ -247,11 +353,15 @@ class Answerer:
         Seconds one call may take; past it the child is ended and the call raises ``TimeoutError``.
     memory_mb : int, optional
         Address-space limit of the child, in MiB.
+    confine : bool
+        Run the child under bubblewrap (:func:`confined_command`: only its working folder writable, no
+        network); :func:`resolve_sandbox` says whether it can.
     """
 
-    def __init__(self, function: bytes, blocked=(), *, timeout: float = 60.0, memory_mb: int | None = None):
+    def __init__(self, function: bytes, blocked=(), *, timeout: float = 60.0, memory_mb: int | None = None,
+                 confine: bool = False):
         self._function, self._blocked = function, sorted(blocked)
-        self.timeout, self.memory_mb = float(timeout), memory_mb
+        self.timeout, self.memory_mb, self.confine = float(timeout), memory_mb, bool(confine)
         self._folder = tempfile.TemporaryDirectory(prefix="posgeom-answer-")
         self._process = None
 
@@ -271,9 +381,14 @@ class Answerer:
         if self.memory_mb:
             env[MEMORY_ENV] = str(int(self.memory_mb))
         env.pop("PYTHONSAFEPATH", None)
-        self._process = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work, env=env,
-                                         pass_fds=(write_fd,))
+        command = [sys.executable, "-c", _SERVER]
+        if self.confine:  # the blocker in site/ stays read-only: only work/ can be written
+            command = confined_command(command, [work], cwd=work, readable=[site], network=False)
+            env = confined_environment(env, work / "home")
+        # a new session: no controlling terminal to type into the grader's shell through
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, cwd=work, env=env, pass_fds=(write_fd,),
+                                         start_new_session=True)
         os.close(write_fd)
         self._reply = os.fdopen(read_fd, "rb", buffering=0)
         # starting Python and unpickling (imports included) is not the student's time

@@ -27,6 +27,9 @@ def add(subparsers) -> None:
                    help="limit for the whole run of one notebook (default: 1800)")
     g.add_argument("--memory-mb", type=int, default=8192, metavar="MIB",
                    help="address-space limit of the student's processes, where the platform allows (0: none)")
+    g.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                   help="bwrap: the student's processes can write only in their temporary folders (bubblewrap); "
+                        "none: ordinary processes there; auto (default): bwrap where it runs, else none with a warning")
     g.add_argument("--jobs", type=int, default=None, help="submissions graded at once (folder; default: half the CPUs)")
     g.add_argument("--csv", default="grades.csv", help="the grade sheet of a folder (default: ./grades.csv)")
 
@@ -40,10 +43,17 @@ def add(subparsers) -> None:
     def run_grade(args) -> int:
         from pathlib import Path
 
-        from ..classroom.grading import grade, grade_folder, write_grades_csv
+        import sys
 
+        from ..classroom.grading import grade, grade_folder, write_grades_csv
+        from ..classroom.sandbox import NOT_CONFINED, resolve_sandbox
+
+        sandbox = resolve_sandbox(args.sandbox)
+        if args.sandbox == "auto" and sandbox == "none":
+            print(f"posgeom classroom grade: warning: {NOT_CONFINED}", file=sys.stderr)
         options = {"exercises_only": args.exercises_only, "timeout": args.timeout,
-                   "submission_timeout": args.submission_timeout, "memory_mb": args.memory_mb or None}
+                   "submission_timeout": args.submission_timeout, "memory_mb": args.memory_mb or None,
+                   "sandbox": sandbox}
         if Path(args.submission).is_dir():
             reports = grade_folder(args.submission, args.key, jobs=args.jobs, **options)
             for report in reports:
