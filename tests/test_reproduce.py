@@ -45,10 +45,11 @@ kernelspec:
 
 def fake_notebook(slug: str, claim: str, body: str = "x = 1") -> str:
     cells = [
-        "import posgeom\nfrom posgeom.report import ComparisonRow, comparison_table\nsettings = posgeom.get_settings()",
+        "import posgeom\nfrom posgeom.report import ComparisonRow, comparison_table\nfrom posgeom.verdicts import Decision\n"
+        "settings = posgeom.get_settings()",
         body,
         f'comparison_table([ComparisonRow("{claim}", ours=f"value at {{settings.scale}}", scale=settings.scale, '
-        f'model="none", corpus="toy", verdict="reproduced")], chapter="{slug}", settings=settings)',
+        f'model="none", corpus="toy", decision=Decision("reproduced"))], chapter="{slug}", settings=settings)',
     ]
     return HEADER + f"\n# {slug}\n\n" + "\n\n".join(f"```{{code-cell}} ipython3\n{c}\n```" for c in cells) + "\n"
 
