@@ -112,10 +112,14 @@ CASES = {
                                 no_position_loss=8.0), D)],
     "s7_small_init": [(dict(steps_small=100, steps_large=300, final_loss_difference=iv(-0.2, -0.1)), R),
                       (dict(steps_small=100, steps_large=300, final_loss_difference=iv(-0.2, 0.1)), D),
-                      (dict(steps_small=300, steps_large=100, final_loss_difference=iv(-0.2, -0.1)), N)],
+                      (dict(steps_small=300, steps_large=100, final_loss_difference=iv(-0.2, -0.1)), N),
+                      (dict(steps_small=300, steps_large=float("nan"), final_loss_difference=iv(-0.2, -0.1)), R),
+                      (dict(steps_small=None, steps_large=100, final_loss_difference=iv(-0.2, -0.1)), N)],
     "s8_sinusoidal_init": [(dict(accuracy=0.9), B), (dict(accuracy=0.5), N)],
-    "s9_dropout": [(dict(overfits=False, loss_effect=iv(-0.2, -0.1)), I), (dict(overfits=True, loss_effect=iv(-0.2, -0.1)), R),
-                   (dict(overfits=True, loss_effect=iv(0.1, 0.2)), N), (dict(overfits=True, loss_effect=iv(-0.1, 0.2)), I)],
+    "s9_dropout": [(dict(generalisation_gap=0.01, loss_effect=iv(-0.2, -0.1)), I),
+                   (dict(generalisation_gap=0.5, loss_effect=iv(-0.2, -0.1)), R),
+                   (dict(generalisation_gap=0.5, loss_effect=iv(0.1, 0.2)), N),
+                   (dict(generalisation_gap=0.5, loss_effect=iv(-0.1, 0.2)), I)],
 }
 
 
