@@ -68,7 +68,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",),
             Estimate(3.5, 1.2), Estimate(240, 12, 25), True,
             ddp=(EXPERIMENTS_PACKAGE + "separation:run_chapter",)),
-    Chapter("corpus-geometry", "The geometry of a corpus", ("C7", "C8"),
+    Chapter("corpus-geometry", "The geometry of a corpus", ("C8",),
             Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False),
     Chapter("optimal-encoding", "The optimal encoding", ("C3", "C6"),
             Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False),
