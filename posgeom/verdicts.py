@@ -558,7 +558,8 @@ def c7_toeplitz(sst2, drift) -> Decision:
 def c8_sinusoidal_rope(scale_free_difference, paper_ratio: float, *, model: str | None = None) -> Decision:
     """C8: sinusoidal and RoPE have nearly identical stress.
 
-    ``scale_free_difference``: interval (or exact value) of sinusoidal − RoPE under ``"scale_free"``;
+    ``scale_free_difference``: interval (or exact value) of sinusoidal − RoPE under ``"scale_free"`` (or,
+    without a corpus, the exact scale-free stress of one geometry against the other: 0 when the shapes agree);
     ``paper_ratio``: the larger over the smaller under ``"paper"`` (or of their raw scales). ``model``:
     the model whose shapes were used, when not the paper's (then ``"inconclusive here"``).
     Within ±:data:`NEARLY_IDENTICAL` and ratio below :data:`DIFFERENT_RATIO`: ``"reproduced"``; within,
