@@ -943,5 +943,13 @@ RULES = {name: obj for name, obj in list(globals().items())
 
 __all__ = [
     "REPRODUCED", "DEPENDS", "NOT_REPRODUCED", "INCONCLUSIVE", "BY_CONSTRUCTION", "VERDICTS", "EVIDENCE",
-    "PAPER_MODEL", "Decision", "is_model", "stand_in", "ntk_learned", "ntk_lazy", "RULES", *RULES,
+    "PAPER_MODEL", "Decision", "is_model", "stand_in", "ntk_learned", "ntk_lazy", "RULES",
+    "c1_equivariance", "c1_causal_mask", "c1_symmetric_signal", "c2_separation", "c2_broken_conditions",
+    "c2_weight_decay", "c3_full_rank_mds", "c6_near_zero", "c3_least_stress", "c3_exact_impossible",
+    "c3_beats_other_encodings", "c4_circulant", "c4_sinusoidal_table", "c5_parameter_savings",
+    "c5_stress_reduction", "c5_lowrank_performance", "c7_alibi_value", "c7_alibi_ranking",
+    "c7_shift_equivariance", "c7_toeplitz", "c8_sinusoidal_rope", "c9_mds_violation", "c9_random_violation",
+    "c9_pretrained_correlation", "c10_layer_peak", "c11_ntk_order", "s1_neighbour_similarity",
+    "s2_first_positions_apart", "s3_frequency_bands", "s4_undertrained_tail", "s5_no_vector_beyond",
+    "s6_heuristics_order", "s6_heuristics_mlm", "s7_small_init", "s8_sinusoidal_init", "s9_dropout",
 ]

@@ -141,6 +141,7 @@ def returned_verdicts(rule) -> set[str]:
 
 def test_every_rule_has_cases():
     assert set(CASES) == set(v.RULES), set(v.RULES) ^ set(CASES)
+    assert set(v.RULES) <= set(v.__all__)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
