@@ -84,7 +84,7 @@ class ComparisonRow:
     lets a check with ``changed`` decide its claim.
 
     ``paper`` is the paper's value for this check (default: the claim's, :data:`PAPER_CLAIMS`); it is
-    never a value of ours, and a row whose decision used a stand-in model cannot set it.
+    never a value of ours.
     """
 
     claim: str

@@ -537,24 +537,6 @@ def c7_shift_equivariance(rank_interval: tuple[int, int], shift_share: float) ->
                                  f"{SHIFT_SHARE}): 'approximately' needs a threshold the paper does not give")
 
 
-def c7_toeplitz(sst2, drift) -> Decision:
-    """C7's premise against a synthetic reference: SST-2's Toeplitz deviation against that of a drifting
-    (non-stationary) synthetic corpus (intervals over sequences).
-
-    SST-2 farther from Toeplitz beyond both intervals: ``"not reproduced"``; closer beyond both:
-    ``"reproduced"``; overlapping: ``"depends on an unstated choice"`` (the threshold of "approximately").
-    """
-    (ls, hs), (ld, hd) = _bounds(sst2), _bounds(drift)
-    if ls > hd:
-        return Decision(NOT_REPRODUCED, why=f"SST-2's Toeplitz deviation {_iv(sst2)} is above the drifting corpus's "
-                                            f"{_iv(drift)}, beyond both intervals")
-    if hs < ld:
-        return Decision(REPRODUCED, why=f"caveat: SST-2 {_iv(sst2)} is closer to Toeplitz than the drifting corpus "
-                                        f"{_iv(drift)}")
-    return Decision(DEPENDS, why=f"SST-2 {_iv(sst2)} and the drifting corpus {_iv(drift)} overlap: 'approximately' "
-                                 "needs a threshold the paper does not give")
-
-
 def c8_sinusoidal_rope(scale_free_difference, paper_ratio: float, *, model: str | None = None) -> Decision:
     """C8: sinusoidal and RoPE have nearly identical stress.
 
@@ -948,7 +930,7 @@ __all__ = [
     "c2_weight_decay", "c3_full_rank_mds", "c6_near_zero", "c3_least_stress", "c3_exact_impossible",
     "c3_beats_other_encodings", "c4_circulant", "c4_sinusoidal_table", "c5_parameter_savings",
     "c5_stress_reduction", "c5_lowrank_performance", "c7_alibi_value", "c7_alibi_ranking",
-    "c7_shift_equivariance", "c7_toeplitz", "c8_sinusoidal_rope", "c9_mds_violation", "c9_random_violation",
+    "c7_shift_equivariance", "c8_sinusoidal_rope", "c9_mds_violation", "c9_random_violation",
     "c9_pretrained_correlation", "c10_layer_peak", "c11_ntk_order", "s1_neighbour_similarity",
     "s2_first_positions_apart", "s3_frequency_bands", "s4_undertrained_tail", "s5_no_vector_beyond",
     "s6_heuristics_order", "s6_heuristics_mlm", "s7_small_init", "s8_sinusoidal_init", "s9_dropout",

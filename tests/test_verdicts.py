@@ -71,8 +71,6 @@ CASES = {
                               (dict(rank_interval=(3, 6), shift_share=0.1), N),
                               (dict(rank_interval=(1, 3), shift_share=0.2), D),
                               (dict(rank_interval=(1, 1), shift_share=0.2), D)],
-    "c7_toeplitz": [(dict(sst2=iv(0.3, 0.4), drift=iv(0.1, 0.2)), N), (dict(sst2=iv(0.05, 0.08), drift=iv(0.1, 0.2)), R),
-                    (dict(sst2=iv(0.15, 0.3), drift=iv(0.1, 0.2)), D)],
     "c8_sinusoidal_rope": [(dict(scale_free_difference=iv(-0.001, 0.002), paper_ratio=1.1), R),
                            (dict(scale_free_difference=iv(-0.001, 0.002), paper_ratio=1000.0), D),
                            (dict(scale_free_difference=0.05, paper_ratio=1.0), N),

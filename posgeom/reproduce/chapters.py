@@ -75,7 +75,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",),
             Estimate(3.0, 0.8), Estimate(120, 8, 16), True,
             ddp=(EXPERIMENTS_PACKAGE + "minimal_parametrisation:run_lowrank_training",)),
-    Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4", "C7"),
+    Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4",),
             Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False),
     Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"),
             Estimate(5.0, 2.0), Estimate(120, 16, 30), True,
