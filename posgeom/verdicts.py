@@ -25,6 +25,7 @@ depend on how an interval was computed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -92,9 +93,11 @@ def _values(xs) -> np.ndarray:
 
 
 def is_model(model: str, wanted: str) -> bool:
-    """Whether the model description ``model`` names the model ``wanted`` (case-insensitive, by name)."""
-    name = model.lower()
-    return wanted.lower() in name or wanted.lower().split("/")[-1] in name
+    """Whether the model description ``model`` names the model ``wanted`` (case-insensitive, as a whole name:
+    ``"bert-base-uncased (pretrained)"`` names ``"bert-base-uncased"``, ``"distilbert-base-uncased"`` does not;
+    a hub owner is optional: ``"openai-community/gpt2"`` names ``"gpt2"``)."""
+    name = wanted.lower().split("/")[-1]
+    return re.search(rf"(?<![a-z0-9.-]){re.escape(name)}(?![a-z0-9.-])", model.lower()) is not None
 
 
 def stand_in(model: str, claim_model: str, claim: str) -> Decision | None:

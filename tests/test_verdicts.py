@@ -168,6 +168,8 @@ def test_a_stand_in_is_inconclusive_whether_it_agrees_or_not():
     assert v.stand_in(BERT, v.PAPER_MODEL, "C9") is None
     assert v.stand_in("bert-base-uncased (pretrained)", v.PAPER_MODEL, "C9") is None
     assert v.stand_in(MINILM, v.PAPER_MODEL, "C9").verdict == I
+    assert v.stand_in("distilbert-base-uncased", v.PAPER_MODEL, "C9").verdict == I
+    assert v.is_model("openai-community/gpt2", "gpt2") and not v.is_model("gpt2-medium", "gpt2")
 
 
 def test_s2_reads_the_seed_first_positions_not_position_0_alone():
