@@ -46,7 +46,9 @@ CASES = {
     "c3_full_rank_mds": [(dict(max_error=1e-14), B), (dict(max_error=1e-3), N)],
     "c6_near_zero": [(dict(stresses=[1e-16, -2e-15]), B), (dict(stresses=[1e-16, 0.02]), N)],
     "c3_least_stress": [(dict(smacof_gains=[0.2, 0.3], one_hot_mds=1 / 6, one_hot_best=1 / 9), N),
-                        (dict(smacof_gains=[0.0, 0.001], one_hot_mds=1 / 6, one_hot_best=1 / 6), R)],
+                        (dict(smacof_gains=[0.0, 0.001], one_hot_mds=1 / 6, one_hot_best=1 / 6), R),
+                        (dict(smacof_gains=[0.0, 0.001], one_hot_mds=1 / 6, one_hot_best=1 / 9), N),
+                        (dict(smacof_gains=[0.2], one_hot_mds=1 / 6, one_hot_best=1 / 6), N)],
     "c3_exact_impossible": [(dict(chord_error=1e-14, rank_b=40, width=768), N),
                             (dict(chord_error=1e-14, rank_b=1000, width=768), D),
                             (dict(chord_error=0.1, rank_b=40, width=768), R)],
@@ -184,6 +186,11 @@ def test_reasons_state_what_the_rule_computed():
     d = v.c7_alibi_ranking(iv(-0.01, 0.02), iv(0.03, 0.05))
     assert "exclude 0" not in d.why and "holds 0" in d.why
     assert "2.00%" not in v.c5_parameter_savings(50, 50, 3).why and "88.00%" in v.c5_parameter_savings(50, 50, 3).why
+
+
+def test_a_reason_names_only_the_findings_that_hold():
+    assert "one-hot" not in v.c3_least_stress([0.2], 1 / 6, 1 / 6).why
+    assert "SMACOF" not in v.c3_least_stress([0.0], 1 / 6, 1 / 9).why
 
 
 def test_rules_read_intervals_as_objects_or_mappings():
