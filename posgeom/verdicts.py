@@ -838,8 +838,8 @@ def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapp
     ``"not reproduced"``; some: ``"depends on an unstated choice"``.
     """
     if loss_spread <= USES_POSITION_SDS * seed_sd:
-        return Decision(INCONCLUSIVE, why=f"the methods' losses spread over {loss_spread:.3f} ≤ {USES_POSITION_SDS:g} "
-                                          f"seed sds ({seed_sd:.3f}): this model does not use positions, so no "
+        return Decision(INCONCLUSIVE, why=f"the methods' losses spread over {loss_spread:.3f} ≤ {USES_POSITION_SDS:g} × "
+                                          f"their seed sd {seed_sd:.3f}: this model does not use positions, so no "
                                           "method can fall short of another",
                         would_decide="the paper configuration: a BERT-base-sized MLM trained on IMDB until it beats "
                                      "the no-position model, extended to 2L")
