@@ -406,8 +406,8 @@ def c4_sinusoidal_table(sinusoidal_stress: float, mds_stress: float, slow: int, 
     if gap <= NEAR_OPTIMAL:
         return Decision(REPRODUCED, why=f"caveat: the table is within {gap:.4f} of MDS's scale-free stress")
     return Decision(DEPENDS, why=f"the table's scale-free stress exceeds MDS's by {gap:.4f} > {NEAR_OPTIMAL}: "
-                                 f"only {slow} of its {n_frequencies} frequencies are below 2π/n; the sinusoidal form "
-                                 "is optimal, the standard frequency set is not")
+                                 f"{slow} of its {n_frequencies} frequencies are below 2π/n, the lowest optimal one; the "
+                                 "sinusoidal form is optimal, the standard frequency set is not")
 
 
 # --------------------------------------------------------------------------------------------
