@@ -25,13 +25,10 @@ from .config import Settings, checkout_root, get_settings, resolve_device
 from .codekey import notebook_modules
 from .plotting import MISSING
 from .registry import Registry, Result
+from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, VERDICTS, Decision
 
-#: The four verdicts a row may carry. "inconclusive here": the check could not test the claim (a
-#: stand-in model, a setting where the effect cannot show, a check that cannot fail); it is never
-#: counted as a refutation.
-VERDICTS = ("reproduced", "depends on an unstated choice", "not reproduced", "inconclusive here")
-#: The verdict of a check that could not test its claim.
-INCONCLUSIVE = "inconclusive here"
+# VERDICTS, INCONCLUSIVE and BY_CONSTRUCTION live with the decision rules (posgeom.verdicts); they are
+# re-exported here for the pages and the summary that read recorded rows.
 
 
 @dataclass(frozen=True)
@@ -82,13 +79,15 @@ class ComparisonRow:
     """One row of a "Paper vs this book" table.
 
     ``ours`` is the value the chapter computed (formatted by the chapter); ``scale``, ``model``,
-    ``corpus`` and ``options`` say what produced it; ``verdict`` is one of :data:`VERDICTS`, and
-    ``why`` says which choice it depends on, why it is not reproduced, or what the check could not
-    test (required for every verdict but "reproduced", where it is an optional caveat).
-    ``would_decide`` (required for "inconclusive here", refused otherwise) names the run that would
-    decide: model, scale, data. ``changed`` says what the check changes from the claim's own
-    conditions (a hypothesis broken on purpose, another task); empty when it tests the claim as
-    stated. The summary's bottom line weighs checks at the claim's own conditions above the others.
+    ``corpus`` and ``options`` say what produced it; ``decision`` is what the check's decision rule
+    (:mod:`posgeom.verdicts`) returned from the check's numbers: the verdict, the sentence that explains
+    it and, for "inconclusive here", the run that would decide. A row never takes a verdict typed by
+    hand. ``changed`` says what the check changes from the claim's own conditions (a hypothesis broken
+    on purpose, another task); empty when it tests the claim as stated. The summary's bottom line never
+    lets a check with ``changed`` decide its claim.
+
+    ``paper`` is the paper's value for this check (default: the claim's, :data:`PAPER_CLAIMS`); it is
+    never a value of ours.
     """
 
     claim: str
@@ -96,26 +95,33 @@ class ComparisonRow:
     scale: str
     model: str
     corpus: str
-    verdict: str
+    decision: Decision
     options: str = ""
-    why: str = ""
     paper: str | None = field(default=None)
-    would_decide: str = ""
     changed: str = ""
 
     def __post_init__(self):
         if self.claim not in PAPER_CLAIMS:
             raise ValueError(f"unknown claim {self.claim!r}; valid claims are {', '.join(PAPER_CLAIMS)}")
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {self.verdict!r}; valid verdicts are {', '.join(VERDICTS)}")
-        if self.verdict != "reproduced" and not self.why.strip():
-            raise ValueError(f"claim {self.claim}: a verdict of {self.verdict!r} needs a `why`")
-        if self.verdict == INCONCLUSIVE and not self.would_decide.strip():
-            raise ValueError(f"claim {self.claim}: an {INCONCLUSIVE!r} verdict needs `would_decide`, the run "
-                             "that would decide the claim (model, scale, data)")
-        if self.verdict != INCONCLUSIVE and self.would_decide:
-            raise ValueError(f"claim {self.claim}: `would_decide` belongs to an {INCONCLUSIVE!r} verdict only; "
-                             f"this row's verdict is {self.verdict!r}")
+        if not isinstance(self.decision, Decision):
+            raise TypeError(f"claim {self.claim}: `decision` must be the Decision a rule of posgeom.verdicts returned "
+                            f"(got {type(self.decision).__name__}); a row never takes a verdict typed by hand")
+
+    @property
+    def verdict(self) -> str:
+        return self.decision.verdict
+
+    @property
+    def why(self) -> str:
+        return self.decision.why
+
+    @property
+    def would_decide(self) -> str:
+        return self.decision.would_decide
+
+    @property
+    def stand_in(self) -> str:
+        return self.decision.stand_in
 
 
 def verdict_text(verdict: str, why: str = "", would_decide: str = "") -> str:
@@ -275,6 +281,9 @@ def chapter_modules(chapter: str, notebooks_dir: str | Path | None = None) -> tu
 def row_record(row: ComparisonRow) -> dict:
     """All fields of a row as plain data, with ``paper`` filled in from :data:`PAPER_CLAIMS` when not given."""
     record = asdict(row)
+    decision = record.pop("decision")
+    record.update(verdict=decision["verdict"], why=decision["why"], would_decide=decision["would_decide"],
+                  stand_in=decision["stand_in"])
     if record["paper"] is None:
         record["paper"] = PAPER_CLAIMS[row.claim].paper_value
     return record
@@ -395,7 +404,7 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 
 
 __all__ = [
-    "VERDICTS", "INCONCLUSIVE", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
+    "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html",

@@ -19,7 +19,7 @@ Each claim also gets a **bottom line** computed from its checks by the rule :dat
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Collection, Sequence
 
@@ -42,6 +42,7 @@ from .reproduce import (
     CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, RUNS_EXPERIMENT, Chapter, chapter_time_substitutions,
     chapter_times, claims_stale_reason, format_duration,
 )
+from .verdicts import BY_CONSTRUCTION, DEPENDS, EVIDENCE, NOT_REPRODUCED, REPRODUCED
 
 #: What a check recorded by other code, or from a changed notebook, says after its value.
 STALE = "stale (rerun posgeom reproduce)"
@@ -72,6 +73,7 @@ class Check:
     stale: str | None = None
     would_decide: str = ""
     changed: str = ""
+    stand_in: str = ""
 
     @property
     def setting(self) -> str:
@@ -157,6 +159,7 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
                 corpus=str(row["corpus"]), options=str(row.get("options") or ""), row_scale=str(row["scale"]),
                 paper=str(row.get("paper") or PAPER_CLAIMS[claim].paper_value), stale=stale,
                 would_decide=str(row.get("would_decide") or ""), changed=str(row.get("changed") or ""),
+                stand_in=str(row.get("stand_in") or ""),
             ))
     return checks
 
@@ -186,14 +189,16 @@ def claim_summaries(registry: Registry | None = None, *, chapters: Sequence[Chap
 BOTTOM_LINE_RULE = (
     "Only checks recorded by the current code from the current notebooks count; a claim whose checks "
     "are all stale says so, and a claim with none says \"not yet run\".",
-    "\"Inconclusive here\" checks never count, neither for nor against the claim; a claim whose every "
-    "current check is inconclusive is \"inconclusive here\".",
-    "The remaining checks are weighed: a check recorded at `paper` scale outweighs every check recorded at "
-    "`quick` scale; at the same scale, a check at the claim's own conditions outweighs one that "
-    "changes them (a broken hypothesis, another task). Only the heaviest checks decide.",
-    "Among the deciding checks, any \"not reproduced\" makes the bottom line \"not reproduced\"; "
-    "otherwise any \"depends on an unstated choice\" makes it \"depends on an unstated choice\"; "
-    "otherwise it is \"reproduced\".",
+    "Only evidence decides: a check that changes the claim's conditions (a hypothesis broken on purpose, "
+    "another task) never decides it, nor does a check on a stand-in model, an \"inconclusive here\" check "
+    "or a check that \"holds by construction\" (it cannot fail, so it confirms the algebra or the code, not "
+    "the claim); these are counted apart and named in the sentence.",
+    "Among the deciding checks, one recorded at `paper` scale outweighs every check recorded at `quick` "
+    "scale; only the heaviest decide.",
+    "Among those, any \"not reproduced\" makes the bottom line \"not reproduced\"; otherwise any \"depends "
+    "on an unstated choice\" makes it \"depends on an unstated choice\"; otherwise it is \"reproduced\".",
+    "A claim with no deciding check is \"holds by construction\" when a check at its own conditions holds by "
+    "construction, and \"inconclusive here\" otherwise.",
 )
 #: The bottom line of a claim whose checks are all stale.
 ALL_STALE = "stale"
@@ -209,13 +214,22 @@ class BottomLine:
     deciding: tuple[Check, ...] = ()
 
 
-def _weight(check: Check) -> tuple[int, int]:
-    # the rule's third point: scale first, then the claim's own conditions
-    return (int(check.at_paper_scale), int(check.at_claim_conditions))
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def evidence_kind(check: Check) -> str:
+    """How a current check counts in the bottom line: ``"evidence"`` (it may decide), or the reason it is
+    counted apart: ``"changed conditions"``, ``"stand-in"``, ``"holds by construction"``, ``"inconclusive"``."""
+    if check.changed:
+        return "changed conditions"
+    if check.stand_in:
+        return "stand-in"
+    if check.verdict == BY_CONSTRUCTION:
+        return "holds by construction"
+    if check.verdict not in EVIDENCE:
+        return "inconclusive"
+    return "evidence"
 
 
 def bottom_line(checks: Sequence[Check]) -> BottomLine:
@@ -238,35 +252,39 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
         which = "Its only check was" if len(checks) == 1 else f"All {len(checks)} checks were"
         return BottomLine(ALL_STALE, f"{which} recorded by other code or from a changed notebook: "
                                      "rerun posgeom reproduce.")
-    conclusive = [c for c in current if c.verdict != INCONCLUSIVE]
-    if not conclusive:
-        lead = current[0]
-        which = "Its only check" if len(current) == 1 else f"None of its {len(current)} checks"
-        verb = "could not test" if len(current) == 1 else "could test"
-        return BottomLine(INCONCLUSIVE, f"{which} {verb} the claim ({lead.chapter}: {lead.why}; would decide: "
-                                        f"{lead.would_decide}).", tuple(current))
-    top = max(_weight(c) for c in conclusive)
-    deciding = [c for c in conclusive if _weight(c) == top]
+    kinds = {c: evidence_kind(c) for c in current}
+    apart: dict[str, int] = {}
+    for kind in kinds.values():
+        if kind != "evidence":
+            apart[kind] = apart.get(kind, 0) + 1
+    stale = len(checks) - len(current)
+    counted_apart = [f"{n} {kind}" for kind, n in apart.items()] + ([f"{stale} stale"] if stale else [])
+    apart_text = f"; not counted: {', '.join(counted_apart)}" if counted_apart else ""
+    evidence = [c for c in current if kinds[c] == "evidence"]
+    if not evidence:
+        constructed = [c for c in current if kinds[c] == "holds by construction"]
+        if constructed:
+            lead = constructed[0]
+            return BottomLine(BY_CONSTRUCTION, f"No check tests the claim with evidence; at its own conditions it holds "
+                                               f"by construction ({lead.chapter}: {lead.why}){apart_text}.",
+                              tuple(constructed))
+        lead = next((c for c in current if c.verdict == INCONCLUSIVE), current[0])
+        detail = f"{lead.chapter}: {lead.why}" + (f"; would decide: {lead.would_decide}" if lead.would_decide else "")
+        return BottomLine(INCONCLUSIVE, f"No check could test the claim at its own conditions on its own model "
+                                        f"({detail}){apart_text}.", ())
+    top = max(c.at_paper_scale for c in evidence)
+    deciding = [c for c in evidence if c.at_paper_scale == top]
     verdicts = {c.verdict for c in deciding}
-    verdict = next(v for v in ("not reproduced", "depends on an unstated choice", "reproduced") if v in verdicts)
+    verdict = next(v for v in (NOT_REPRODUCED, DEPENDS, REPRODUCED) if v in verdicts)
     lead = next(c for c in deciding if c.verdict == verdict)
-    where = (f"{'paper' if top[0] else 'quick'} scale, "
-             f"{'the claim' + chr(39) + 's own conditions' if top[1] else 'changed conditions'}")
     tally = ", ".join(f"{sum(c.verdict == v for c in deciding)} {v}" for v in VERDICTS
                       if any(c.verdict == v for c in deciding))
-    others = []
-    outweighed = len(conclusive) - len(deciding)
-    if outweighed:
-        others.append(f"{outweighed} outweighed")
-    inconclusive = len(current) - len(conclusive)
-    if inconclusive:
-        others.append(f"{inconclusive} inconclusive, not counted")
-    stale = len(checks) - len(current)
-    if stale:
-        others.append(f"{stale} stale, not counted")
+    outweighed = len(evidence) - len(deciding)
+    others = ([f"{outweighed} outweighed at quick scale"] if outweighed else [])
     reason = f" ({lead.chapter}: {lead.why})" if lead.why else f" ({lead.chapter})"
-    sentence = (f"{verdict.capitalize()}{reason}, decided by {_plural(len(deciding), 'check')} at {where} "
-                f"({tally})" + (f"; {', '.join(others)}" if others else "") + ".")
+    sentence = (f"{verdict.capitalize()}{reason}, decided by {_plural(len(deciding), 'check')} at "
+                f"{'paper' if top else 'quick'} scale and the claim's own conditions ({tally})"
+                + (f"; {', '.join(others)}" if others else "") + apart_text + ".")
     return BottomLine(verdict, sentence, tuple(deciding))
 
 
@@ -309,6 +327,8 @@ _GPU_CHAPTERS = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
 def _ours(check: Check | None) -> str:
     if check is None:
         return NOT_RUN
+    if check.stand_in:  # a stand-in's value is never shown as if it were the paper's model's
+        check = replace(check, ours=f"stand-in {check.stand_in}: {check.ours}")
     if check.stale and check.scale == "paper":
         where = " on a GPU" if check.chapter in _GPU_CHAPTERS else ""
         return f"{check.ours} — stale ({check.stale}; rerun posgeom reproduce --scale paper{where})"
@@ -497,7 +517,7 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
 
 __all__ = [
     "STALE", "NOT_RUN", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
-    "bottom_line_html", "bottom_line_counts", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
+    "bottom_line_html", "bottom_line_counts", "evidence_kind", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
     "summary_frame", "verdict_counts", "book_documents", "SUMMARY_HEADERS", "summary_html", "collapsed", "timing_frame",
     "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration", "chapter_time_substitutions",
 ]

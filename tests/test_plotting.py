@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from posgeom.plotting import OKABE_ITO, seed_band  # noqa: E402
+from posgeom.verdicts import Decision  # noqa: E402
 
 
 def test_seed_band_is_the_mean_and_the_min_max_band():
@@ -65,5 +66,6 @@ def test_use_book_style_registers_the_table_display_in_a_notebook(monkeypatch):
         assert pd.get_option("styler.format.na_rep") == plotting.MISSING
     assert registered[pd.DataFrame] is plotting.frame_html
     # a table with its own display (the "Paper vs this book" table) keeps it
-    table = comparison_table([ComparisonRow("C5", ours="x", scale="quick", model="m", corpus="c", verdict="reproduced")])
+    table = comparison_table([ComparisonRow("C5", ours="x", scale="quick", model="m", corpus="c",
+                                           decision=Decision("reproduced"))])
     assert plotting.frame_html(table) == table._repr_html_()

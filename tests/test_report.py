@@ -5,7 +5,8 @@ import pytest
 from bs4 import BeautifulSoup
 
 from posgeom import report
-from posgeom.report import PAPER_CLAIMS, ComparisonRow, comparison_table
+from posgeom.report import PAPER_CLAIMS, ComparisonRow, comparison_table, row_record
+from posgeom.verdicts import Decision
 
 
 def test_claims_cover_spec_and_seed():
@@ -16,24 +17,32 @@ def test_claims_cover_spec_and_seed():
 
 def test_table_rows_and_validation():
     table = comparison_table([
-        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2 train", verdict="not reproduced",
-                      why="scale-dependent normalisation"),
-        ComparisonRow("C5", ours="88.0%", scale="quick", model="none", corpus="synthetic", verdict="reproduced"),
+        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2 train",
+                      decision=Decision("not reproduced", why="scale-dependent normalisation")),
+        ComparisonRow("C5", ours="88.0%", scale="quick", model="none", corpus="synthetic", decision=Decision("reproduced")),
     ])
     assert list(table.columns) == ["verdict", "paper", "this book", "scale", "model", "corpus", "options"]
     assert table.iloc[0]["paper"] == "0.563" and table.iloc[0]["verdict"].startswith("not reproduced — ")
     with pytest.raises(ValueError, match="valid verdicts"):
-        ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", verdict="sort of")
+        Decision("sort of")
     with pytest.raises(ValueError, match="valid claims"):
-        ComparisonRow("C99", ours="x", scale="quick", model="m", corpus="c", verdict="reproduced")
+        ComparisonRow("C99", ours="x", scale="quick", model="m", corpus="c", decision=Decision("reproduced"))
     with pytest.raises(ValueError, match="needs a `why`"):
-        ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", verdict="not reproduced")
+        Decision("not reproduced")
+
+
+def test_a_row_never_takes_a_verdict_typed_by_hand():
+    with pytest.raises(TypeError, match="never takes a verdict typed by hand"):
+        ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", decision="reproduced")
+    with pytest.raises(TypeError):
+        ComparisonRow("C7", ours="x", scale="quick", model="m", corpus="c", verdict="reproduced")
 
 
 def test_table_displays_cells_in_full():
     why = "a reason long enough to pass pandas' default cut of fifty characters in a cell, ending HERE"
     table = comparison_table([
-        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2", verdict="not reproduced", why=why),
+        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2",
+                      decision=Decision("not reproduced", why=why)),
     ])
     assert why in table._repr_html_() and why in repr(table)
     assert why in table.iloc[:1]._repr_html_()  # slices keep the full display
@@ -42,26 +51,42 @@ def test_table_displays_cells_in_full():
 def test_inconclusive_needs_what_was_not_tested_and_the_run_that_would_decide():
     base = dict(ours="x", scale="quick", model="m", corpus="c")
     with pytest.raises(ValueError, match="needs a `why`"):
-        ComparisonRow("C10", verdict="inconclusive here", would_decide="bert-base at paper scale", **base)
+        Decision("inconclusive here", would_decide="bert-base at paper scale")
     with pytest.raises(ValueError, match="needs `would_decide`"):
-        ComparisonRow("C10", verdict="inconclusive here", why="a 6-layer stand-in", **base)
+        Decision("inconclusive here", why="a 6-layer stand-in")
     with pytest.raises(ValueError, match="needs a `why`"):
-        ComparisonRow("C10", verdict="depends on an unstated choice", why="  ", **base)
-    with pytest.raises(ValueError, match="inconclusive here' verdict only"):
-        ComparisonRow("C10", verdict="reproduced", would_decide="a run", **base)
-    row = ComparisonRow("C10", verdict="inconclusive here", why="a 6-layer stand-in",
-                        would_decide="bert-base-uncased, paper scale, SST-2", changed="another model", **base)
+        Decision("depends on an unstated choice", why="  ")
+    with pytest.raises(ValueError, match="belongs to an 'inconclusive here'"):
+        Decision("reproduced", would_decide="a run")
+    with pytest.raises(ValueError, match="needs a `why`"):
+        Decision("holds by construction")
+    row = ComparisonRow("C10", decision=Decision("inconclusive here", why="a 6-layer stand-in",
+                                                 would_decide="bert-base-uncased, paper scale, SST-2"),
+                        changed="another model", **base)
     table = comparison_table([row])
     assert table.iloc[0]["verdict"] == ("inconclusive here — a 6-layer stand-in; "
                                         "would decide: bert-base-uncased, paper scale, SST-2")
     assert table.iloc[0]["options"] == "changed from the claim: another model"
     # a reproduced row may carry a caveat
-    ok = ComparisonRow("C6", verdict="reproduced", why="holds by construction", **base)
-    assert comparison_table([ok]).iloc[0]["verdict"] == "reproduced — holds by construction"
+    ok = ComparisonRow("C6", decision=Decision("reproduced", why="a caveat"), **base)
+    assert comparison_table([ok]).iloc[0]["verdict"] == "reproduced — a caveat"
+    built = ComparisonRow("C6", decision=Decision("holds by construction", why="an identity"), **base)
+    assert comparison_table([built]).iloc[0]["verdict"] == "holds by construction — an identity"
+
+
+def test_row_record_flattens_the_decision_and_names_a_stand_in():
+    row = ComparisonRow("C9", ours="0.31", scale="paper", model="all-MiniLM-L6-v2", corpus="SST-2",
+                        decision=Decision("inconclusive here", why="a stand-in", would_decide="bert-base",
+                                          stand_in="all-MiniLM-L6-v2"))
+    record = row_record(row)
+    assert "decision" not in record
+    assert record["verdict"] == "inconclusive here" and record["why"] == "a stand-in"
+    assert record["would_decide"] == "bert-base" and record["stand_in"] == "all-MiniLM-L6-v2"
+    assert record["paper"] == PAPER_CLAIMS["C9"].paper_value and record["model"] == "all-MiniLM-L6-v2"
 
 
 def test_a_claim_checked_twice_states_its_text_once():
-    rows = [ComparisonRow(claim, ours=ours, scale="quick", model="m", corpus="c", verdict="reproduced")
+    rows = [ComparisonRow(claim, ours=ours, scale="quick", model="m", corpus="c", decision=Decision("reproduced"))
             for claim, ours in (("C7", "1"), ("C8", "2"), ("C7", "3"))]
     index = list(comparison_table(rows).index)
     assert index == [f"C7: {PAPER_CLAIMS['C7'].statement}", f"C8: {PAPER_CLAIMS['C8'].statement}", "C7 (check 2)"]
@@ -73,10 +98,10 @@ def _soup(html: str) -> BeautifulSoup:
 
 def test_table_html_puts_the_verdict_second_with_a_word_a_mark_and_a_class():
     table = comparison_table([
-        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2", verdict="not reproduced",
-                      why="scale-dependent normalisation"),
-        ComparisonRow("C5", ours="88.0%", scale="quick", model="none", corpus="synthetic", verdict="reproduced",
-                      options="rank 3"),
+        ComparisonRow("C7", ours="0.41", scale="quick", model="none", corpus="SST-2",
+                      decision=Decision("not reproduced", why="scale-dependent normalisation")),
+        ComparisonRow("C5", ours="88.0%", scale="quick", model="none", corpus="synthetic",
+                      decision=Decision("reproduced"), options="rank 3"),
     ])
     soup = _soup(table._repr_html_())
     assert [th.get_text() for th in soup.select("thead th")] == ["Claim", "Verdict", "Paper", "This book", "Setting"]
@@ -114,7 +139,7 @@ def test_split_verdict_finds_the_longest_known_verdict():
 
 def test_html_table_shows_a_dash_for_missing_values_and_refuses_ragged_rows():
     table = comparison_table([ComparisonRow("C5", ours="x", scale="quick", model="m", corpus="c",
-                                            verdict="reproduced")])
+                                            decision=Decision("reproduced"))])
     table.loc[table.index[0], "this book"] = float("nan")
     cells = [td.get_text() for td in _soup(table._repr_html_()).select("tbody td")]
     assert cells[2] == report.MISSING and "NaN" not in "".join(cells)

@@ -12,6 +12,7 @@ from posgeom.cli import main
 from posgeom.config import get_settings
 from posgeom.registry import Registry
 from posgeom.report import ComparisonRow, comparison_table
+from posgeom.verdicts import Decision
 from posgeom.reproduce import (
     DEADLINE_ENV,
     INTERRUPTED_NAME,
@@ -69,7 +70,7 @@ class FakeTraining:
         settings = get_settings(scale=env["POSGEOM_SCALE"], device="cpu", results_dir=env["POSGEOM_RESULTS_DIR"])
         claim = next(c.claims[0] for c in FAKES if c.slug == slug)
         comparison_table([ComparisonRow(claim, ours="1", scale=settings.scale, model="none", corpus="toy",
-                                        verdict="reproduced")], chapter=slug, settings=settings)
+                                        decision=Decision("reproduced"))], chapter=slug, settings=settings)
         return {"rss_bytes": None, "gpu_bytes": None}
 
 
@@ -362,6 +363,7 @@ def test_budget_with_the_real_training_loop_stops_and_resumes(tmp_path, monkeypa
         "from posgeom.models import Callback, TrainConfig, build_model, get_config, train\n"
         "from posgeom.models.deadlines import deadline_clock\n"
         "from posgeom.report import ComparisonRow, comparison_table\n"
+        "from posgeom.verdicts import Decision\n"
         "class StepClock(Callback):\n"
         "    steps = 0\n"
         "    def on_step_end(self, state):\n"
@@ -375,7 +377,7 @@ def test_budget_with_the_real_training_loop_stops_and_resumes(tmp_path, monkeypa
         f"    r = train(model, (ids, None), TrainConfig(task='mlm', batch_size=8, max_steps={steps}, device='cpu', "
         "progress=False, seed=0, mask_token_id=4, special_token_ids=(0, 1, 2, 3, 4)), callbacks=[StepClock()])\n"
         "comparison_table([ComparisonRow('C7', ours='1', scale=settings.scale, model='none', corpus='toy', "
-        "verdict='reproduced')], chapter='fake-loop', settings=settings)"
+        "decision=Decision('reproduced'))], chapter='fake-loop', settings=settings)"
     )
     chapters = (Chapter("fake-loop", "L", ("C7",), Estimate(0.1, 0.1), Estimate(0.1, 1), True),)
     (tmp_path / "notebooks").mkdir()

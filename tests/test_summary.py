@@ -20,18 +20,21 @@ from posgeom.report import (
     record_comparison,
 )
 from posgeom.reproduce import RUNS_EXPERIMENT
+from posgeom.verdicts import Decision
 
 
 def settings_at(tmp_path, scale="quick"):
     return get_settings(scale=scale, device="cpu", results_dir=tmp_path / "results")
 
 
-def row(claim, ours, verdict="reproduced", *, scale="quick", model="none", corpus="toy", why="", **kw):
+def row(claim, ours, verdict="reproduced", *, scale="quick", model="none", corpus="toy", why="", would_decide="",
+        stand_in="", **kw):
     if verdict != "reproduced" and not why:
         why = "because of a choice"
-    if verdict == "inconclusive here":
-        kw.setdefault("would_decide", "bert-base-uncased at paper scale on SST-2")
-    return ComparisonRow(claim, ours=ours, scale=scale, model=model, corpus=corpus, verdict=verdict, why=why, **kw)
+    if verdict == "inconclusive here" and not would_decide:
+        would_decide = "bert-base-uncased at paper scale on SST-2"
+    decision = Decision(verdict, why=why, would_decide=would_decide, stand_in=stand_in)
+    return ComparisonRow(claim, ours=ours, scale=scale, model=model, corpus=corpus, decision=decision, **kw)
 
 
 def stored_rows(tmp_path):
@@ -59,7 +62,7 @@ def test_record_comparison_stores_every_field_and_the_manifest(tmp_path):
     written = stored_rows(tmp_path)[("quick", "some-chapter")]
     assert written[0] == {"claim": "C7", "ours": "0.41", "scale": "quick", "model": "bert", "corpus": "toy",
                           "verdict": "not reproduced", "options": "kind chord", "why": "because of a choice",
-                          "paper": PAPER_CLAIMS["C7"].paper_value, "would_decide": "", "changed": ""}
+                          "paper": PAPER_CLAIMS["C7"].paper_value, "would_decide": "", "changed": "", "stand_in": ""}
     assert written[1]["paper"] == "a row's own wording"
     # recording again replaces the chapter's entry at that scale
     record_comparison("some-chapter", rows[:1], s)
@@ -285,31 +288,33 @@ def test_timing_frame_shows_estimates_and_measured_runs(tmp_path):
 # ------------------------------------------------------------------------------------ the bottom line
 
 
-def check(verdict="reproduced", scale="quick", changed="", stale=None, *, chapter="alpha", row_scale=None, why=None):
+def check(verdict="reproduced", scale="quick", changed="", stale=None, *, chapter="alpha", row_scale=None, why=None,
+          stand_in=""):
     return sm.Check(chapter=chapter, claim="C7", index=0, scale=scale, ours="1", verdict=verdict,
                     why=why if why is not None else ("" if verdict == "reproduced" else f"reason for {verdict}"),
                     model="m", corpus="c", options="", row_scale=row_scale or scale, paper="0.563", stale=stale,
-                    would_decide="a run" if verdict == "inconclusive here" else "", changed=changed)
+                    would_decide="a run" if verdict == "inconclusive here" else "", changed=changed,
+                    stand_in=stand_in)
+
+
+EVIDENCE = ("reproduced", "depends on an unstated choice", "not reproduced")
 
 
 def oracle_bottom_line(checks):
-    """The rule as written on the page, tier by tier (the library takes the maximum of a weight)."""
+    """The rule as written on the page, point by point."""
     if not checks:
         return sm.NOT_RUN
     current = [c for c in checks if c.stale is None]
     if not current:
         return sm.ALL_STALE
-    counted = [c for c in current if c.verdict != "inconclusive here"]
-    if not counted:
+    # only evidence at the claim's own conditions on the claim's own model decides
+    evidence = [c for c in current if c.verdict in EVIDENCE and not c.changed and not c.stand_in]
+    if not evidence:
+        if any(c.verdict == "holds by construction" and not c.changed and not c.stand_in for c in current):
+            return "holds by construction"
         return "inconclusive here"
-    tiers = [
-        lambda c: c.scale == "paper" and not c.changed,
-        lambda c: c.scale == "paper" and bool(c.changed),
-        lambda c: c.scale == "quick" and not c.changed,
-        lambda c: c.scale == "quick" and bool(c.changed),
-    ]
-    for in_tier in tiers:
-        deciding = [c.verdict for c in counted if in_tier(c)]
+    for tier in ("paper", "quick"):
+        deciding = [c.verdict for c in evidence if c.scale == tier]
         if deciding:
             for verdict in ("not reproduced", "depends on an unstated choice", "reproduced"):
                 if verdict in deciding:
@@ -320,14 +325,14 @@ def oracle_bottom_line(checks):
 def every_kind_of_check():
     import itertools
 
-    return [check(v, scale, changed, stale)
-            for v, scale, changed, stale in itertools.product(
-                VERDICTS, ("quick", "paper"), ("", "weight decay 10"), (None, "code changed"))]
+    return [check(v, scale, changed, stale, stand_in=stand_in)
+            for v, scale, changed, stale, stand_in in itertools.product(
+                VERDICTS, ("quick", "paper"), ("", "weight decay 10"), (None, "code changed"), ("", "MiniLM"))]
 
 
 def test_bottom_line_rule_on_every_pair_of_checks():
     kinds = every_kind_of_check()
-    assert len(kinds) == 32
+    assert len(kinds) == 80
     seen = set()
     for a in kinds:
         assert sm.bottom_line([a]).verdict == oracle_bottom_line([a])
@@ -351,27 +356,47 @@ def test_bottom_line_rule_on_random_sets_of_checks():
 
 
 def test_bottom_line_worked_cases():
-    # not reproduced at the claim's own conditions outweighs reproduced under changed ones
+    # rows that break the theorem's hypotheses never decide: the C2 case of issue 27
+    b = sm.bottom_line([check("inconclusive here"), check("depends on an unstated choice", changed="stationary corpus"),
+                        check("depends on an unstated choice", changed="weight decay")])
+    assert b.verdict == "inconclusive here" and "2 changed conditions" in b.sentence
     b = sm.bottom_line([check("reproduced", changed="causal mask"), check("not reproduced")])
     assert b.verdict == "not reproduced" and "alpha: reason for not reproduced" in b.sentence
-    assert "1 outweighed" in b.sentence and "quick scale, the claim's own conditions" in b.sentence
+    assert "quick scale and the claim's own conditions" in b.sentence and "1 changed conditions" in b.sentence
+    # a changed-conditions refutation does not overturn evidence at the claim's conditions
+    assert sm.bottom_line([check("reproduced"), check("not reproduced", scale="paper", changed="x")]).verdict == "reproduced"
+    # a check that cannot fail is counted apart; alone it gives "holds by construction"
+    b = sm.bottom_line([check("holds by construction"), check("depends on an unstated choice", changed="x")])
+    assert b.verdict == "holds by construction" and "alpha: reason for holds by construction" in b.sentence
+    b = sm.bottom_line([check("holds by construction"), check("reproduced")])
+    assert b.verdict == "reproduced" and "1 holds by construction" in b.sentence
+    # a stand-in never decides, whether it agrees or not
+    b = sm.bottom_line([check("reproduced", stand_in="MiniLM"), check("inconclusive here")])
+    assert b.verdict == "inconclusive here" and "1 stand-in" in b.sentence
+    assert sm.bottom_line([check("not reproduced", stand_in="MiniLM")]).verdict == "inconclusive here"
     # a paper-scale check outweighs any quick check, even a refutation at the claim's conditions
     b = sm.bottom_line([check("not reproduced"), check("reproduced", scale="paper")])
-    assert b.verdict == "reproduced" and "paper scale" in b.sentence
+    assert b.verdict == "reproduced" and "paper scale" in b.sentence and "1 outweighed" in b.sentence
     # an exact result weighs as the scale of its run: it does not outweigh the other checks of the claim
     assert sm.bottom_line([check("depends on an unstated choice"),
                            check("reproduced", row_scale="exact")]).verdict == "depends on an unstated choice"
-    assert sm.bottom_line([check("inconclusive here")]).sentence.startswith("Its only check could not test")
     # inconclusive checks never refute, and never confirm
     b = sm.bottom_line([check("inconclusive here"), check("reproduced")])
-    assert b.verdict == "reproduced" and "1 inconclusive, not counted" in b.sentence
+    assert b.verdict == "reproduced" and "1 inconclusive" in b.sentence
     b = sm.bottom_line([check("inconclusive here"), check("inconclusive here", scale="paper")])
     assert b.verdict == "inconclusive here" and "would decide: a run" in b.sentence
-    assert b.sentence.startswith("None of its 2 checks could test the claim")
     # stale checks do not count; all stale says so
     assert sm.bottom_line([check("not reproduced", stale="code changed"), check("reproduced")]).verdict == "reproduced"
     assert sm.bottom_line([check(stale="notebook changed")]).verdict == sm.ALL_STALE
     assert sm.bottom_line([]).verdict == sm.NOT_RUN
+
+
+def test_a_stand_in_value_is_labelled_in_the_paper_column(tmp_path):
+    record_comparison("alpha", [row("C9", "0.31", "inconclusive here", scale="paper", model="all-MiniLM-L6-v2",
+                                    stand_in="all-MiniLM-L6-v2")], settings_at(tmp_path, "paper"))
+    (c9,) = [s for s in sm.claim_summaries(Registry(tmp_path / "results")) if s.claim.id == "C9"]
+    assert c9.checks[0]["paper"].stand_in == "all-MiniLM-L6-v2"
+    assert sm.summary_cells(c9)["ours (paper)"] == ["stand-in all-MiniLM-L6-v2: 0.31"]
 
 
 def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
@@ -381,7 +406,7 @@ def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
                                 row("C5", "5", changed="another task")], s)
     summaries = sm.claim_summaries(Registry(s.results_dir))
     counts = sm.verdict_counts(summaries)
-    assert list(counts.index[:4]) == list(VERDICTS)
+    assert list(counts.index[:len(VERDICTS)]) == list(VERDICTS)
     assert counts.loc["inconclusive here", "quick"] == 2 and counts.loc["not reproduced", "quick"] == 1
     lines = sm.bottom_line_frame(summaries)["bottom line"]
     assert lines["C7"] == "depends on an unstated choice" and lines["C10"] == "inconclusive here"

@@ -1,0 +1,223 @@
+"""The decision rules of posgeom.verdicts: every rule reaches each of its outcomes on planted numbers."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from posgeom import verdicts as v
+from posgeom.geometry.intervals import SeedInterval
+
+R, D, N, I, B = v.REPRODUCED, v.DEPENDS, v.NOT_REPRODUCED, v.INCONCLUSIVE, v.BY_CONSTRUCTION
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def iv(low, high):
+    """An interval as the rules read it (public attributes ``low`` and ``high``)."""
+    return SeedInterval(mean=(low + high) / 2, std=0.0, low=low, high=high, n=5, level=0.95)
+
+
+BERT, MINILM, GPT2 = "bert-base-uncased", "sentence-transformers/all-MiniLM-L6-v2", "openai-community/gpt2"
+
+#: a lazy run that learned: losses below half of ln 2, a kernel that moves far less than in the rich runs
+NTK = dict(train_losses=[0.1, 0.2], kernel_change_lazy=[0.01, 0.02], kernel_change_rich=[0.5, 0.6])
+
+#: rule -> [(kwargs, expected verdict)]: planted numbers for each outcome.
+CASES = {
+    "c1_equivariance": [(dict(perm_gap=1e-15, nope_accuracies=[0.5, 0.5]), B),
+                        (dict(perm_gap=1e-3, nope_accuracies=[0.5, 0.5]), N),
+                        (dict(perm_gap=0.0, nope_accuracies=[0.5, 0.7]), N)],
+    "c1_causal_mask": [(dict(accuracies=[0.9, 0.95]), D), (dict(accuracies=[0.5, 0.52]), R)],
+    "c1_symmetric_signal": [(dict(accuracies=[0.5, 0.5], reversal_gap=0.0), D),
+                            (dict(accuracies=[0.9], reversal_gap=0.3), R)],
+    "c2_separation": [(dict(hold_intervals=[iv(0.05, 0.1)], broken_separations=[0.04]), B),
+                      (dict(hold_intervals=[iv(0.05, 0.1)], broken_separations=[1e-5, 0.04]), R),
+                      (dict(hold_intervals=[iv(0.0, 0.1), iv(0.05, 0.1)], broken_separations=[0.04]), N)],
+    "c2_broken_conditions": [(dict(broken_separations=[1e-5], rho_hold=0.9, rho_broken=[0.1]), R),
+                             (dict(broken_separations=[0.05], rho_hold=0.9, rho_broken=[0.1, 0.2]), D),
+                             (dict(broken_separations=[0.05], rho_hold=0.9, rho_broken=[0.8]), N)],
+    "c2_weight_decay": [(dict(shrink_broken=[0.01, 0.02], shrink_hold=[0.8, 0.9]), D),
+                        (dict(shrink_broken=[0.01], shrink_hold=[0.02, 0.05]), N),
+                        (dict(shrink_broken=[0.3], shrink_hold=[0.8]), I)],
+    "c3_full_rank_mds": [(dict(max_error=1e-14), B), (dict(max_error=1e-3), N)],
+    "c6_near_zero": [(dict(stresses=[1e-16, -2e-15]), B), (dict(stresses=[1e-16, 0.02]), N)],
+    "c3_least_stress": [(dict(smacof_gains=[0.2, 0.3], one_hot_mds=1 / 6, one_hot_best=1 / 9), N),
+                        (dict(smacof_gains=[0.0, 0.001], one_hot_mds=1 / 6, one_hot_best=1 / 6), R),
+                        (dict(smacof_gains=[0.0, 0.001], one_hot_mds=1 / 6, one_hot_best=1 / 9), N),
+                        (dict(smacof_gains=[0.2], one_hot_mds=1 / 6, one_hot_best=1 / 6), N)],
+    "c3_exact_impossible": [(dict(chord_error=1e-14, rank_b=40, width=768), N),
+                            (dict(chord_error=1e-14, rank_b=1000, width=768), D),
+                            (dict(chord_error=0.1, rank_b=40, width=768), R)],
+    "c3_beats_other_encodings": [(dict(differences={"a": iv(-0.2, -0.1), "b": iv(-0.3, -0.01)}), R),
+                                 (dict(differences={"a": iv(-0.2, -0.1), "b": iv(0.01, 0.03)}), D),
+                                 (dict(differences={"a": iv(-0.2, -0.1), "b": iv(-0.01, 0.03)}), I)],
+    "c4_circulant": [(dict(fourier_match=1.0, eigen_error=1e-15), B), (dict(fourier_match=0.9, eigen_error=1e-15), N)],
+    "c4_sinusoidal_table": [(dict(sinusoidal_stress=0.005, mds_stress=0.0, slow=20, n_frequencies=25), R),
+                            (dict(sinusoidal_stress=0.2, mds_stress=0.0, slow=3, n_frequencies=25), D)],
+    "c5_parameter_savings": [(dict(n=50, d=50, r=3), B), (dict(n=50, d=50, r=10), N)],
+    "c5_stress_reduction": [(dict(share_paper=1, share_scale_free=1), R), (dict(share_paper=0, share_scale_free=0), N),
+                            (dict(share_paper=1, share_scale_free=0.2), D)],
+    "c5_lowrank_performance": [(dict(gap=iv(-0.02, 0.005)), R), (dict(gap=iv(0.02, 0.05)), N),
+                               (dict(gap=iv(-0.01, 0.03)), I)],
+    "c7_alibi_value": [(dict(parabola_minimum=0.3), D), (dict(parabola_minimum=0.7), N)],
+    "c7_alibi_ranking": [(dict(alibi_minus_sinusoidal=iv(-0.2, -0.1), alibi_minus_rope=iv(-0.3, -0.1)), R),
+                         (dict(alibi_minus_sinusoidal=iv(0.1, 0.2), alibi_minus_rope=iv(0.1, 0.3)), N),
+                         (dict(alibi_minus_sinusoidal=iv(0.1, 0.2), alibi_minus_rope=iv(0.1, 0.3),
+                               lowest_in=["alpha = 1"]), D),
+                         (dict(alibi_minus_sinusoidal=iv(-0.1, 0.2), alibi_minus_rope=iv(0.1, 0.3)), I)],
+    "c7_shift_equivariance": [(dict(rank_interval=(1, 1), shift_share=0.8), R),
+                              (dict(rank_interval=(3, 6), shift_share=0.1), N),
+                              (dict(rank_interval=(1, 3), shift_share=0.2), D),
+                              (dict(rank_interval=(1, 1), shift_share=0.2), D)],
+    "c8_sinusoidal_rope": [(dict(scale_free_difference=iv(-0.001, 0.002), paper_ratio=1.1), R),
+                           (dict(scale_free_difference=iv(-0.001, 0.002), paper_ratio=1000.0), D),
+                           (dict(scale_free_difference=0.05, paper_ratio=1.0), N),
+                           (dict(scale_free_difference=0.0, paper_ratio=1000.0, model=MINILM), I),
+                           (dict(scale_free_difference=0.0, paper_ratio=1000.0, model=BERT), D)],
+    "c9_mds_violation": [(dict(violation_by_rank=[0.21, 0.23]), R), (dict(violation_by_rank=[0.4, 0.1, 0.0]), D),
+                         (dict(violation_by_rank=[0.1, 0.0]), N)],
+    "c9_random_violation": [(dict(rates=[0.49, 0.505]), B), (dict(rates=[0.3]), N)],
+    "c9_pretrained_correlation": [(dict(spearman_by_corpus={"sst2": 0.5, "imdb": 0.4}, model=BERT), R),
+                                  (dict(spearman_by_corpus={"sst2": 0.5, "imdb": 0.1}, model=BERT), D),
+                                  (dict(spearman_by_corpus={"sst2": -0.1}, model=BERT), N),
+                                  (dict(spearman_by_corpus={"sst2": 0.5, "imdb": 0.4}, model=MINILM), I),
+                                  (dict(spearman_by_corpus={"sst2": -0.5}, model=MINILM), I)],
+    "c10_layer_peak": [(dict(model=BERT, peaks={"propagated": 3, "static": 5}, propagated="propagated"), R),
+                       (dict(model=BERT, peaks={"propagated": 4, "static": 3}, propagated="propagated"), D),
+                       (dict(model=BERT, peaks={"propagated": 4, "static": 5}, propagated="propagated"), N),
+                       (dict(model=MINILM, peaks={"propagated": 3}, propagated="propagated"), I)],
+    "c11_ntk_order": [(dict(NTK, displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), R),
+                      (dict(NTK, displacement=iv(0.2, 0.3), table=iv(0.4, 0.6)), D),
+                      (dict(NTK, displacement=iv(0.4, 0.55), table=iv(0.2, 0.4)), N),
+                      (dict(NTK, train_losses=[0.1, 0.69], displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), I),
+                      (dict(NTK, kernel_change_lazy=[0.01, 0.3], displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), I),
+                      (dict(NTK, kernel_change_rich=[0.02], displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), I)],
+    "s1_neighbour_similarity": [(dict(neighbour_cos=0.95, model=GPT2), R), (dict(neighbour_cos=0.5, model=GPT2), N),
+                                (dict(neighbour_cos=0.95, model=MINILM), I), (dict(neighbour_cos=0.5, model=MINILM), I)],
+    "s2_first_positions_apart": [(dict(stand_apart=[0, 1, 2, 3, 4, 5, 300]), R), (dict(stand_apart=[0]), N),
+                                 (dict(stand_apart=[]), N), (dict(stand_apart=[1, 2]), N),
+                                 (dict(stand_apart=[0, 1, 2]), D)],
+    "s3_frequency_bands": [(dict(short_period_columns=4), R), (dict(short_period_columns=0), D)],
+    "s4_undertrained_tail": [(dict(difference=iv(-0.2, -0.1)), R), (dict(difference=iv(0.1, 0.2)), N),
+                             (dict(difference=iv(-0.1, 0.2)), I)],
+    "s5_no_vector_beyond": [(dict(error_raised=True), B), (dict(error_raised=False), N)],
+    "s6_heuristics_order": [(dict(heuristics={"reuse": 0.5, "interp": 0.6}, target=0.99), R),
+                            (dict(heuristics={"reuse": 0.99, "interp": 0.99}, target=0.99), N),
+                            (dict(heuristics={"reuse": 0.5, "interp": 0.99}, target=0.99), D)],
+    "s6_heuristics_mlm": [(dict(loss_spread=0.01, seed_sd=0.01, heuristic_losses={"a": 9.0}, no_position_loss=8.0), I),
+                          (dict(loss_spread=1.0, seed_sd=0.01, heuristic_losses={"a": 9.0, "b": 8.5},
+                                no_position_loss=8.0), R),
+                          (dict(loss_spread=1.0, seed_sd=0.01, heuristic_losses={"a": 7.0}, no_position_loss=8.0), N),
+                          (dict(loss_spread=1.0, seed_sd=0.01, heuristic_losses={"a": 9.0, "b": 7.0},
+                                no_position_loss=8.0), D)],
+    "s7_small_init": [(dict(steps_small=100, steps_large=300, final_loss_difference=iv(-0.2, -0.1)), R),
+                      (dict(steps_small=100, steps_large=300, final_loss_difference=iv(-0.2, 0.1)), D),
+                      (dict(steps_small=300, steps_large=100, final_loss_difference=iv(-0.2, -0.1)), N),
+                      (dict(steps_small=300, steps_large=float("nan"), final_loss_difference=iv(-0.2, -0.1)), R),
+                      (dict(steps_small=None, steps_large=100, final_loss_difference=iv(-0.2, -0.1)), N)],
+    "s8_sinusoidal_init": [(dict(accuracy=0.9), B), (dict(accuracy=0.5), N)],
+    "s9_dropout": [(dict(generalisation_gap=0.01, loss_effect=iv(-0.2, -0.1)), I),
+                   (dict(generalisation_gap=0.5, loss_effect=iv(-0.2, -0.1)), R),
+                   (dict(generalisation_gap=0.5, loss_effect=iv(0.1, 0.2)), N),
+                   (dict(generalisation_gap=0.5, loss_effect=iv(-0.1, 0.2)), I)],
+}
+
+
+def returned_verdicts(rule) -> set[str]:
+    """The verdicts a rule's own source can return (``Decision(<CONSTANT>, ...)`` and ``stand_in``)."""
+    names = {"REPRODUCED": R, "DEPENDS": D, "NOT_REPRODUCED": N, "INCONCLUSIVE": I, "BY_CONSTRUCTION": B}
+    found = set()
+    for node in ast.walk(ast.parse(inspect.getsource(rule).strip())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Decision" and node.args:
+            found.add(names[node.args[0].id])
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "stand_in":
+            found.add(I)
+    return found
+
+
+def test_every_rule_has_cases():
+    assert set(CASES) == set(v.RULES), set(v.RULES) ^ set(CASES)
+    assert set(v.RULES) <= set(v.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_rule_reaches_each_of_its_outcomes(name):
+    rule = v.RULES[name]
+    reached = set()
+    for kwargs, expected in CASES[name]:
+        decision = rule(**kwargs)
+        assert isinstance(decision, v.Decision)
+        assert decision.verdict == expected, (name, kwargs, decision)
+        reached.add(decision.verdict)
+    # every outcome the rule's code can return is reached by a planted case
+    assert reached == returned_verdicts(rule), name
+    # an evidence verdict the rule cannot produce is said so in its docstring, with why
+    sentences = [s for s in re.split(r"(?<=\.)\s", " ".join(rule.__doc__.split())) if "cannot be" in s]
+    for verdict in set(v.EVIDENCE) - reached:
+        assert any(f'``"{verdict}"``' in s and ":" in s for s in sentences), (name, verdict)
+
+
+def test_a_stand_in_is_inconclusive_whether_it_agrees_or_not():
+    agree = v.s1_neighbour_similarity(0.99, MINILM)
+    disagree = v.s1_neighbour_similarity(0.1, MINILM)
+    assert agree.verdict == disagree.verdict == I
+    assert agree.stand_in == MINILM and "GPT-2" in agree.would_decide
+    assert v.s1_neighbour_similarity(0.99, GPT2).stand_in == ""
+    assert v.stand_in(BERT, v.PAPER_MODEL, "C9") is None
+    assert v.stand_in("bert-base-uncased (pretrained)", v.PAPER_MODEL, "C9") is None
+    assert v.stand_in(MINILM, v.PAPER_MODEL, "C9").verdict == I
+    assert v.stand_in("distilbert-base-uncased", v.PAPER_MODEL, "C9").verdict == I
+    assert v.is_model("openai-community/gpt2", "gpt2") and not v.is_model("gpt2-medium", "gpt2")
+
+
+def test_s2_reads_the_seed_first_positions_not_position_0_alone():
+    # the old check called this reproduced; the seed says 0 to about 5-10 stand apart
+    assert v.s2_first_positions_apart([0]).verdict == N
+    assert v.s2_first_positions_apart(range(8)).verdict == R
+
+
+def test_reasons_state_what_the_rule_computed():
+    d = v.c7_alibi_ranking(iv(0.01, 0.02), iv(0.03, 0.05))
+    assert "both intervals exclude 0" in d.why and "[+0.0100, +0.0200]" in d.why
+    d = v.c7_alibi_ranking(iv(-0.01, 0.02), iv(0.03, 0.05))
+    assert "exclude 0" not in d.why and "holds 0" in d.why
+    assert "2.00%" not in v.c5_parameter_savings(50, 50, 3).why and "88.00%" in v.c5_parameter_savings(50, 50, 3).why
+
+
+def test_a_reason_names_only_the_findings_that_hold():
+    assert "one-hot" not in v.c3_least_stress([0.2], 1 / 6, 1 / 6).why
+    assert "SMACOF" not in v.c3_least_stress([0.0], 1 / 6, 1 / 9).why
+
+
+def test_rules_read_intervals_as_objects_or_mappings():
+    a = v.s4_undertrained_tail({"low": -0.2, "high": -0.1, "estimate": -0.15})
+    b = v.s4_undertrained_tail(iv(-0.2, -0.1))
+    assert a == b
+
+
+def test_thresholds_are_named_constants_with_a_reason():
+    source = (ROOT / "posgeom" / "verdicts.py").read_text(encoding="utf-8").splitlines()
+    for k, line in enumerate(source):
+        if re.match(r"^[A-Z_]+(, [A-Z_]+)* = [-0-9.(]", line):
+            assert source[k - 1].startswith("#"), f"the constant on line {k + 1} has no reason beside it: {line}"
+
+
+def test_rules_refuse_empty_input():
+    with pytest.raises(ValueError, match="at least one"):
+        v.c1_causal_mask([])
+    with pytest.raises(ValueError, match="at least one"):
+        v.c3_beats_other_encodings({})
+
+
+VERDICT_LITERAL = re.compile(r"[\"'](" + "|".join(re.escape(x) for x in v.VERDICTS) + r")[\"']")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.md")) + sorted((ROOT / "summary").glob("*.md")),
+                         ids=lambda p: p.name)
+def test_no_chapter_or_summary_source_holds_a_verdict_as_a_string_literal(path):
+    found = VERDICT_LITERAL.findall(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.name} types verdicts by hand: {sorted(set(found))}; call a rule of posgeom.verdicts"
