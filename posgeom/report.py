@@ -141,6 +141,7 @@ VERDICT_MARKS = {
     "depends on an unstated choice": "◐",
     "not reproduced": "✗",
     "inconclusive here": "?",
+    "holds by construction": "≡",  # an identity: true by how it is built, not evidence
 }
 #: The mark of a verdict that :data:`VERDICT_MARKS` does not list.
 OTHER_VERDICT_MARK = "•"

@@ -121,7 +121,8 @@ def test_table_html_puts_the_verdict_second_with_a_word_a_mark_and_a_class():
 def test_every_verdict_gets_a_class_and_a_mark_even_one_added_later():
     assert report.verdict_slug("depends on an unstated choice") == "posgeom-verdict-depends-on-an-unstated-choice"
     assert report.verdict_slug("Holds by construction!") == "posgeom-verdict-holds-by-construction"
-    assert report.verdict_mark("holds by construction") == report.OTHER_VERDICT_MARK
+    assert report.verdict_mark("holds by construction") == "≡"
+    assert report.verdict_mark("a verdict added later") == report.OTHER_VERDICT_MARK
     assert {report.verdict_mark(v) for v in report.VERDICTS} == set(report.VERDICT_MARKS.values())
     assert len(set(report.VERDICT_MARKS.values())) == len(report.VERDICT_MARKS)
     badge = _soup(report.verdict_html("holds by construction", "a <b>tag</b>"))
