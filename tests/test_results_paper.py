@@ -101,3 +101,39 @@ def test_committed_manifests_hold_no_machine_path_and_a_clean_commit():
         if not m.get("git_commit") or str(m["git_commit"]).endswith("+dirty"):
             bad.append(f"{where}: git_commit {m.get('git_commit')!r} is not a clean commit")
     assert not bad, f"{len(bad)} problem(s) in {len(manifests)} manifests:\n" + "\n".join(bad[:20])
+
+
+def _interval_records(value, where=""):
+    """Every dict in a stored result that reads as an interval: an estimate (or mean) with its low and high."""
+    if isinstance(value, dict):
+        centre = next((k for k in ("estimate", "mean") if k in value), None)
+        if centre is not None and "low" in value and "high" in value:
+            yield where, value[centre], value["low"], value["high"]
+        for key, item in value.items():
+            yield from _interval_records(item, f"{where}/{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _interval_records(item, f"{where}[{i}]")
+
+
+def test_committed_intervals_hold_their_estimate_and_bounds():
+    """Every interval record in results/paper contains its estimate (percentile intervals re-centred on it,
+    posgeom.geometry.bootstrap; Student-t over seeds, posgeom.geometry.intervals), and none crosses 0 from
+    a quantity that cannot be negative (a stress, a rate, a share)."""
+    import json
+    import math
+
+    problems, seen = [], 0
+    for result in sorted((ROOT / "results" / "paper").rglob("result.json")):
+        data = json.loads(result.read_text())
+        values = data.get("values", data)  # result.json holds the values themselves
+        for where, centre, low, high in _interval_records(values):
+            if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (centre, low, high)):
+                continue
+            seen += 1
+            if not low <= centre <= high:
+                problems.append(f"{result.relative_to(ROOT)}{where}: {centre} not in [{low}, {high}]")
+            if centre >= 0 and low < 0 and any(w in where.lower() for w in ("stress", "rate", "share", "match")):
+                problems.append(f"{result.relative_to(ROOT)}{where}: a non-negative quantity with low {low} < 0")
+    assert not problems, "\n".join(problems[:20])
+    assert seen >= 20, f"only {seen} interval records found: has the record layout changed?"
