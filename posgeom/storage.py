@@ -3,7 +3,7 @@
 A file is written to a temporary name, flushed and ``fsync``-ed, then moved over its final name with
 ``os.replace`` (atomic on POSIX and Windows), and the folder is ``fsync``-ed so that the rename itself
 survives a power cut. Files and folders get the permissions the umask allows (``0o666 & ~umask`` and
-``0o777 & ~umask``, as ``open`` and ``mkdir`` give them), not the owner-only ones of :mod:`tempfile`, so that a
+``0o777 & ~umask``, as ``open`` and ``mkdir`` give them), not the owner-only ones of ``tempfile``, so that a
 results folder or a cache on shared storage can be read by a team whose umask says so
 (:func:`file_mode`, :func:`folder_mode`, :func:`make_temp_folder`). :func:`fault_point` marks each step of such a write; the fault-injection tests set
 :data:`FAULT_ENV` to a step's name and the process kills itself (``SIGKILL``) there, which proves that a
@@ -62,7 +62,7 @@ def folder_mode() -> int:
 
 
 def make_temp_folder(parent: str | os.PathLike, prefix: str) -> Path:
-    """A new uniquely named folder in ``parent`` with the umask's permissions (:func:`tempfile.mkdtemp` makes
+    """A new uniquely named folder in ``parent`` with the umask's permissions (``tempfile.mkdtemp`` makes
     it owner-only, 0700, whatever the umask)."""
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     os.chmod(folder, folder_mode())
@@ -70,7 +70,7 @@ def make_temp_folder(parent: str | os.PathLike, prefix: str) -> Path:
 
 
 def _set_file_mode(fd: int, path: str) -> None:
-    """Give a :func:`tempfile.mkstemp` file (owner-only, 0600) the umask's permissions."""
+    """Give a ``tempfile.mkstemp`` file (owner-only, 0600) the umask's permissions."""
     if hasattr(os, "fchmod"):
         os.fchmod(fd, file_mode())
     else:  # Windows before Python 3.13: only the read-only flag exists anyway

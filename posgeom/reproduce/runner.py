@@ -60,6 +60,10 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
               clock: Callable[[], float] = time.time) -> ReproduceReport:
     """Execute the selected chapters that are not done at ``scale`` (all of them with ``force``).
 
+    The kernels and ``torchrun`` processes get ``POSGEOM_COMMAND``: their results record the command as typed
+    and the chapter (``posgeom reproduce --scale paper --only corpus-geometry (notebook corpus-geometry.md)``),
+    not the kernel's launcher.
+
     Parameters
     ----------
     scale : "quick" or "paper"
@@ -77,10 +81,6 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
         the deadline (``POSGEOM_DEADLINE``, :func:`training_deadline`) after saving its state; the chapter
         is recorded as in progress and resumed by the next call; chapters that do not fit are left for later.
     execute, clock : the notebook executor (:func:`execute_notebook`) and the wall clock (tests replace them).
-
-    The kernels and ``torchrun`` processes get ``POSGEOM_COMMAND``: their results record the command as typed
-    and the chapter (``posgeom reproduce --scale paper --only corpus-geometry (notebook corpus-geometry.md)``),
-    not the kernel's launcher.
 
     Returns
     -------
