@@ -288,3 +288,13 @@ def test_chapter_table_follows_the_book_order(repo_root):
     files = [e["file"] for part in toc["parts"] for e in part["chapters"]]
     in_book = [f.removeprefix("notebooks/") for f in files if f.startswith("notebooks/")]
     assert [c.slug for c in CHAPTERS] == [s for s in in_book if s in {c.slug for c in CHAPTERS}]
+
+
+def test_project_root_outside_the_checkout_is_the_checkout_holding_the_package(tmp_path, monkeypatch):
+    """Run from a folder outside any checkout (as `posgeom classroom build` may be), the chapters are still
+    found: the checkout is the one holding this package, not the package folder itself."""
+    from posgeom.reproduce.chapters import project_root
+
+    monkeypatch.chdir(tmp_path)
+    root = project_root()
+    assert (root / "notebooks").is_dir() and (root / "posgeom" / "reproduce" / "chapters.py").is_file()

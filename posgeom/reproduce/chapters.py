@@ -123,7 +123,7 @@ def project_root() -> Path:
     """The posgeom checkout: the one holding the current folder, else the one holding this package."""
     root = checkout_root()
     if root is None:
-        here = Path(__file__).resolve().parent.parent
+        here = Path(__file__).resolve().parents[2]  # posgeom/reproduce/chapters.py → the checkout
         if (here / "_toc.yml").is_file() and (here / "notebooks").is_dir():
             root = here
     if root is None:
