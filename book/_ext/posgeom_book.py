@@ -68,6 +68,22 @@ def _docstring_math(app, what, name, obj, options, lines) -> None:
     lines[:] = converted
 
 
+#: ``|i − j|`` written as plain text, which reST would read as a substitution reference.
+_PLAIN_ABS = re.compile(r"(?<![\\\w|])\|(\S[^|`$\n]*?\S|\S)\|(?![\w|])")
+
+
+def escape_plain_bars(line: str) -> str:
+    """Escape ``|x|`` outside backtick spans (literals, roles such as :math:), so reST shows the bars."""
+    parts = re.split(r"(``.*?``|`[^`]*`)", line)
+    return "".join(p if i % 2 else _PLAIN_ABS.sub(lambda m: "\\|" + m.group(1) + "\\|", p) for i, p in enumerate(parts))
+
+
+def _docstring_bars(app, what, name, obj, options, lines) -> None:
+    # Only the decision rules write |i − j| in prose; they hold no display maths whose bars this would touch.
+    if name.startswith("posgeom.verdicts"):
+        lines[:] = [escape_plain_bars(line) for line in lines]
+
+
 NOTEBOOK_DIR = "notebooks/"
 DOWNLOAD_DIR = "_notebooks"
 
@@ -360,6 +376,7 @@ def setup(app):
     app.connect("html-page-context", _fix_launch_buttons, priority=900)
     app.connect("html-collect-pages", _not_found_page)
     app.connect("autodoc-process-docstring", _docstring_math, priority=400)
+    app.connect("autodoc-process-docstring", _docstring_bars, priority=450)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)
     app.connect("build-finished", _write_sitemap)
