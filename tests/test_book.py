@@ -1,7 +1,8 @@
 """Builds the book once, strictly, and checks the HTML — then opens it in headless Chromium.
 
 The build is the README's build command minus the set-up (the test runs inside the venv):
-``jupyter-book build . --all -W -n --keep-going``. Screenshots go to ``test-artifacts/``.
+``python -m posgeom.reproduce.book`` executes the chapters in parallel into jupyter-cache, then runs
+``jupyter-book build . --all -W -n --keep-going``, which reads them. Screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -63,10 +64,10 @@ def built_book() -> Path:
         shutil.rmtree(out, ignore_errors=True)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "POSGEOM_PROGRESS": "0"}
-        jb = Path(sys.executable).with_name("jupyter-book")
+        # the path of scripts/book: the chapters executed in parallel into jupyter-cache, then a strict
+        # `jupyter-book build . --all --warningiserror --nitpick --keep-going` that reads them
         proc = subprocess.run(
-            [str(jb), "build", str(REPO), "--all", "--warningiserror", "--nitpick", "--keep-going",
-             "--path-output", str(out)],
+            [sys.executable, "-m", "posgeom.reproduce.book", "--path-output", str(out)],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=5400,
         )
         log = proc.stdout + proc.stderr
@@ -78,6 +79,15 @@ def built_book() -> Path:
 
 def pages(html_root: Path) -> list[Path]:
     return [html_root / f"{name}.html" for name in toc_files()]
+
+
+def test_the_build_executes_no_page_itself(built_book):
+    """Every page was executed in parallel beforehand and found in jupyter-cache by the build: a page
+    the build executes itself (MyST-NB logs "Executing notebook") would mean the cache did not match."""
+    log = (ARTIFACTS / "book-build.log").read_text()
+    assert "[book] executing" in log, "the build did not go through posgeom.reproduce.book"
+    executed = [line for line in log.splitlines() if "Executing notebook" in line]
+    assert not executed, "the build executed pages the parallel step had run: " + "; ".join(executed[:3])
 
 
 def test_every_toc_page_is_built(built_book):

@@ -40,6 +40,8 @@ class Chapter:
 
     ``claims``: the claim ids its "Paper vs this book" table checks. ``ddp``: paper-scale entry points
     (``"module:function"``, called as ``function(settings)``) that may run under ``torchrun``.
+    ``reuses``: chapters whose registry entries it reads (it runs after them when chapters run in
+    parallel, :mod:`posgeom.reproduce.book`, rather than compute the same entries at the same time).
     """
 
     slug: str
@@ -49,6 +51,7 @@ class Chapter:
     paper: Estimate
     paper_needs_gpu: bool
     ddp: tuple[str, ...] = ()
+    reuses: tuple[str, ...] = ()
 
     def estimate(self, scale: str) -> Estimate:
         return getattr(self, validate_scale(scale))
@@ -82,9 +85,9 @@ CHAPTERS: tuple[Chapter, ...] = (
             ddp=(EXPERIMENTS_PACKAGE + "real_corpora:run_scratch_tables",)),
     Chapter("monotonicity", "Monotonicity", ("C9", "C11"),
             Estimate(3.0, 1.5), Estimate(60, 16, 20), True,
-            ddp=(EXPERIMENTS_PACKAGE + "monotonicity:run_ntk_all",)),
+            ddp=(EXPERIMENTS_PACKAGE + "monotonicity:run_ntk_all",), reuses=("real-corpora",)),
     Chapter("inside-bert", "Inside BERT: the layers", ("C10",),
-            Estimate(1.0, 1.0), Estimate(5, 4, 4), False),
+            Estimate(1.0, 1.0), Estimate(5, 4, 4), False, reuses=("real-corpora",)),
     Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
             Estimate(2.0, 1.5), Estimate(20, 8, 4), True,
             ddp=(EXPERIMENTS_PACKAGE + "learned_tables:run_init_study", EXPERIMENTS_PACKAGE + "table_dropout:run_dropout_study")),

@@ -1,0 +1,312 @@
+"""The book's pages executed in parallel into jupyter-cache, which ``jupyter-book build`` then reads.
+
+Jupyter Book (MyST-NB with ``execute_notebooks: cache``) executes a book's notebooks one after another,
+so on a two-core machine one core waits while the other runs a chapter. Here the pages are executed
+beforehand by ``jobs`` kernels at once, each limited to ``threads`` OpenMP/BLAS/PyTorch threads so that
+the kernels share the cores instead of fighting over them, and stored in the jupyter-cache the build
+uses, as MyST-NB itself would store them (the notebook read by MyST-NB's reader, its outputs, the
+execution time). The build then finds every page in the cache and executes nothing; a page the cache
+does not match (its code changed since) is executed by the build as before.
+
+Order: a chapter after the chapters whose registry entries it reuses (:attr:`Chapter.reuses`), the
+pages outside ``notebooks/`` (the summary, which reads every chapter's recorded claims) after all
+chapters, and among the pages free to start the one with the longest chain of measured time ahead of
+it first (:func:`priorities`, from :data:`posgeom.timings.CHAPTER_TIMES_FILE`).
+
+``bash scripts/book`` and the test command's strict build both run :func:`main`::
+
+    python -m posgeom.reproduce.book [--jobs N] [jupyter-book build options...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from ..timings import chapter_times
+from .chapters import CHAPTERS, Chapter, project_root
+from .notebook import KERNEL_START_TIMEOUT_S, _first_line
+
+#: Environment variables that set the threads of OpenMP, the BLAS libraries and PyTorch in a kernel.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS")
+#: Seconds assumed for a page the measured times do not list (a new chapter): it is scheduled as a
+#: middling one, neither first nor last.
+UNMEASURED_S = 60.0
+#: The folder of the chapters; pages elsewhere (the summary) read what the chapters recorded, so run last.
+CHAPTER_FOLDER = "notebooks"
+#: The jupyter-cache reader MyST-NB registers for MyST text notebooks (the build reads pages with it).
+MYST_READER = {"type": "plugin", "name": "myst_nb_md"}
+
+
+@dataclass(frozen=True)
+class Page:
+    """One executable page of the book: its file, its slug and the pages that must run before it."""
+
+    path: Path
+    slug: str
+    after: tuple[str, ...] = ()
+
+
+@dataclass
+class PageRun:
+    """How one page went: seconds of execution, and the error (None when it succeeded)."""
+
+    page: Page
+    seconds: float
+    error: str | None = None
+
+
+@dataclass
+class BookExecution:
+    """What :func:`execute_book` did: the pages it ran, those it found cached, and the wall time."""
+
+    runs: list[PageRun] = field(default_factory=list)
+    cached: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def failed(self) -> list[PageRun]:
+        return [r for r in self.runs if r.error is not None]
+
+
+def _toc_files(root: Path) -> list[str]:
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    files: list[str] = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return files
+
+
+def book_pages(root: str | Path, chapters: Sequence[Chapter] = CHAPTERS) -> list[Page]:
+    """The pages of ``_toc.yml`` that hold code cells, in the book's order, with what each waits for.
+
+    A chapter waits for the chapters it reuses (:attr:`Chapter.reuses`, when they are in the book); a
+    page outside ``notebooks/`` waits for every chapter.
+    """
+    root = Path(root)
+    reuses = {c.slug: c.reuses for c in chapters}
+    pages: list[Page] = []
+    for name in _toc_files(root):
+        path = root / f"{name}.md"
+        if not path.is_file() or "```{code-cell}" not in path.read_text(encoding="utf-8"):
+            continue
+        pages.append(Page(path, path.stem))
+    chapter_slugs = [p.slug for p in pages if p.path.parent.name == CHAPTER_FOLDER]
+    return [Page(p.path, p.slug,
+                 tuple(s for s in reuses.get(p.slug, ()) if s in chapter_slugs)
+                 if p.path.parent.name == CHAPTER_FOLDER else tuple(chapter_slugs))
+            for p in pages]
+
+
+def threads_per_kernel(jobs: int, cpus: int | None = None) -> int:
+    """OpenMP/BLAS/PyTorch threads for each of ``jobs`` kernels on ``cpus`` cores: an equal share, at least 1."""
+    cpus = cpus or os.cpu_count() or 1
+    return max(1, cpus // max(1, jobs))
+
+
+def default_jobs(cpus: int | None = None) -> int:
+    """Kernels at once: one per core, at most 4 (each chapter holds up to about 2 GB; see the chapters'
+    "What this chapter needs")."""
+    cpus = cpus or os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def kernel_environment(threads: int, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The kernels' environment: ``base`` (default ``os.environ``) with every thread count set to ``threads``
+    (PyTorch takes its intra-op threads from ``OMP_NUM_THREADS``)."""
+    env = dict(os.environ if base is None else base)
+    env.update({name: str(threads) for name in THREAD_VARIABLES})
+    return env
+
+
+def _read_page(path: Path):
+    """The notebook of a MyST text page, read as MyST-NB reads it for the build (its jupyter-cache plugin)."""
+    from myst_nb.core.read import myst_nb_reader_plugin
+
+    return myst_nb_reader_plugin(str(path))
+
+
+def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
+    """Run ``page`` in a fresh kernel in its folder; (notebook with outputs, seconds, error text or None)."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    nb = _read_page(page.path)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    current = {"index": None}
+    client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=False,
+                            startup_timeout=KERNEL_START_TIMEOUT_S,
+                            on_cell_start=lambda cell, cell_index: current.update(index=cell_index),
+                            resources={"metadata": {"path": str(page.path.parent)}})
+    started = time.perf_counter()
+    try:
+        client.execute(env=env)
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
+        index = current["index"]
+        where = (f"code cell {code.index(index) + 1} of {len(code)} (starting `{_first_line(nb.cells[index].source)}`)"
+                 if index in code else "before its first cell")
+        detail = str(err).strip().splitlines()
+        return nb, time.perf_counter() - started, f"{page.path.name}, {where}: " + "\n".join(detail[-15:])
+    except Exception:  # a kernel that cannot start, a notebook that cannot be read: say so, whole
+        return nb, time.perf_counter() - started, f"{page.path.name}: " + traceback.format_exc(limit=5)
+    return nb, time.perf_counter() - started, None
+
+
+def priorities(pages: Sequence[Page], times: Mapping[str, float]) -> dict[str, float]:
+    """Each page's measured seconds plus the longest chain of pages that wait for it: started in this
+    order (highest first), a chapter that others wait for goes before a longer one nobody waits for."""
+    rank: dict[str, float] = {}
+
+    def chain(page: Page) -> float:
+        if page.slug not in rank:
+            rank[page.slug] = 0.0  # guards a cycle; none is declared
+            waiting = [q for q in pages if page.slug in q.after]
+            rank[page.slug] = times.get(page.slug, UNMEASURED_S) + max(map(chain, waiting), default=0.0)
+        return rank[page.slug]
+
+    for page in pages:
+        chain(page)
+    return rank
+
+
+def cache_path(root: str | Path) -> Path:
+    """The jupyter-cache folder of the book's build (``execute.cache`` of ``_config.yml``; the build runs
+    in the checkout, so a relative path is relative to it)."""
+    import yaml
+
+    root = Path(root)
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) or {}
+    folder = Path((config.get("execute") or {}).get("cache") or "_build/.jupyter_cache")
+    return folder if folder.is_absolute() else root / folder
+
+
+def execute_book(root: str | Path | None = None, *, jobs: int | None = None, timeout: int | None = 3600,
+                 pages: Sequence[Page] | None = None, cache_dir: str | Path | None = None,
+                 out: Callable[[str], None] = print, execute: Callable[..., tuple] = _execute_page) -> BookExecution:
+    """Execute the book's pages that jupyter-cache does not hold yet, ``jobs`` at a time, into its cache.
+
+    Parameters
+    ----------
+    root : the checkout (default: the one we run in).
+    jobs : kernels at once (default :func:`default_jobs`); each gets :func:`threads_per_kernel` threads.
+    timeout : seconds allowed per cell (the book's ``execute.timeout``).
+    pages : what to run (default :func:`book_pages`).
+    cache_dir : the jupyter-cache folder (default :func:`cache_path`).
+    out : where the progress lines go.
+    execute : runs one page (tests replace it).
+
+    Returns
+    -------
+    BookExecution
+        A failed page is reported, not raised: its error names the cell; the other pages still run
+        (those that wait for it do not) and are cached, so the next call runs only what is left.
+    """
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    root = Path(root) if root is not None else project_root()
+    jobs = default_jobs() if jobs is None else int(jobs)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    pages = list(book_pages(root) if pages is None else pages)
+    cache = get_cache(str(cache_dir if cache_dir is not None else cache_path(root)))
+    report = BookExecution()
+    todo: list[Page] = []
+    for page in pages:
+        try:
+            cache.match_cache_notebook(_read_page(page.path))
+            report.cached.append(page.slug)
+        except KeyError:
+            todo.append(page)
+    threads = threads_per_kernel(jobs)
+    env = kernel_environment(threads)
+    times = chapter_times(root)
+    started = time.perf_counter()
+    out(f"[book] executing {len(todo)} of {len(pages)} pages, {jobs} at a time with {threads} thread(s) each"
+        + (f"; {len(report.cached)} already in the cache" if report.cached else ""))
+    done: set[str] = set(report.cached)
+    failed: set[str] = set()
+    rank = priorities(pages, times)
+    waiting = sorted(todo, key=lambda page: -rank[page.slug])
+    running: dict[Future, Page] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        while waiting or running:
+            for page in list(waiting):
+                if len(running) >= jobs:
+                    break
+                if any(s in failed for s in page.after):
+                    waiting.remove(page)
+                    failed.add(page.slug)
+                    out(f"[book] {page.slug}: not run (it waits for a page that failed)")
+                elif all(s in done for s in page.after):
+                    waiting.remove(page)
+                    running[pool.submit(execute, page, env=env, timeout=timeout)] = page
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                page = running.pop(future)
+                nb, seconds, error = future.result()
+                report.runs.append(PageRun(page, seconds, error))
+                if error is None:
+                    # stored as MyST-NB stores what it executes: the notebook, its URI, the seconds it took
+                    cache.add_nb_to_project(str(page.path), read_data=MYST_READER)
+                    cache.cache_notebook_bundle(
+                        CacheBundleIn(nb, str(page.path), data={"execution_seconds": seconds}),
+                        check_validity=False, overwrite=True)
+                    done.add(page.slug)
+                    status = f"{seconds:.0f} s"
+                else:
+                    failed.add(page.slug)
+                    status = f"FAILED after {seconds:.0f} s\n{error}"
+                out(f"[book] {len(report.runs)}/{len(todo)} {page.slug}: {status} "
+                    f"({time.perf_counter() - started:.0f} s in all)")
+    report.wall_s = time.perf_counter() - started
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Execute the pages in parallel (:func:`execute_book`), then ``jupyter-book build`` the checkout
+    strictly (``--all --warningiserror --nitpick --keep-going`` and the extra arguments)."""
+    parser = argparse.ArgumentParser(prog="python -m posgeom.reproduce.book", allow_abbrev=False,
+                                     description="Execute the book's pages in parallel, then build it strictly.")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="kernels at once (default: one per core, at most 4; 1 = one after another)")
+    parser.add_argument("--timeout", type=int, default=3600, help="seconds allowed per cell (default 3600)")
+    args, build_args = parser.parse_known_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    root = project_root()
+    report = execute_book(root, jobs=args.jobs, timeout=args.timeout)
+    if report.failed:
+        names = ", ".join(run.page.slug for run in report.failed)
+        print(f"[book] not built: {names} failed (the error is above); fix it and run again: the pages that "
+              "ran are kept in the cache and are not executed again", file=sys.stderr)
+        return 1
+    jb = Path(sys.executable).with_name("jupyter-book")
+    command = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--all", "--warningiserror",
+               "--nitpick", "--keep-going", *build_args]
+    return subprocess.run(command, cwd=root).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
