@@ -4,7 +4,7 @@ What a new reader waits for after ``bash scripts/book`` has made the environment
 with nothing cached (no results registry, no jupyter-cache), then the strict Sphinx build. Each arm
 clones the commit into a temporary folder and runs ``python -m posgeom.reproduce.book --jobs N`` there
 with this environment's Python (the clone's package first on ``PYTHONPATH``, its own empty
-``results/`` and ``_build/``), timing the whole command. With a reference arm (``--reference-jobs``,
+``results/``, ``_build/``, token and count cache and ``datasets`` cache), timing the whole command. With a reference arm (``--reference-jobs``,
 default 1: the chapters one after another, as Jupyter Book runs them) both arms run in the same call, so
 a busy machine slows both, and their registries are compared entry by entry
 (``compare_results.py``): running chapters side by side must change no number and no verdict.
@@ -59,6 +59,9 @@ def build(checkout: Path, jobs: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(checkout), "POSGEOM_PROGRESS": "0", "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("POSGEOM_RESULTS_DIR", None)  # the clone's own, empty results/
+    # nothing cached: token and count caches, and the datasets library's, start empty in each arm
+    env["POSGEOM_CACHE_DIR"] = str(checkout.parent / "cache")
+    env["HF_DATASETS_CACHE"] = str(checkout.parent / "hf-datasets")
     if data_dir():
         env["POSGEOM_DATA_DIR"] = data_dir()
     log = checkout / "build.log"

@@ -50,6 +50,28 @@ def cached_times(cache_dir: Path) -> dict[str, float]:
     return {slug: round(seconds, 1) for slug, (_, seconds) in sorted(latest.items())}
 
 
+def slowest_cells(cache_dir: Path, count: int) -> list[tuple[float, str, int, str]]:
+    """The ``count`` slowest code cells of the cached chapters: (seconds, chapter, cell number, first line),
+    from the seconds per code cell that ``python -m posgeom.reproduce.book`` stores with each page."""
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(cache_dir))
+    latest: dict[str, object] = {}
+    for record in cache.list_cache_records():
+        path = Path(record.uri)
+        if path.parent.name == CHAPTER_FOLDER and (path.stem not in latest or record.created > latest[path.stem].created):
+            latest[path.stem] = record
+    found = []
+    for slug, record in latest.items():
+        per_cell = (record.data or {}).get("cell_seconds") or []  # written by posgeom.reproduce.book
+        code = [c for c in cache.get_cache_bundle(record.pk).nb.cells if c.cell_type == "code"] if per_cell else []
+        for k, (cell, seconds) in enumerate(zip(code, per_cell), 1):
+            if seconds is not None:
+                first = next((ln.strip() for ln in cell.source.splitlines() if ln.strip() and not ln.startswith("#")), "")
+                found.append((seconds, slug, k, first[:70]))
+    return sorted(found, reverse=True)[:count]
+
+
 def times_document(seconds: dict[str, float], *, measured_on: str, cpus: int | None) -> dict:
     """The JSON document written to :data:`posgeom.timings.CHAPTER_TIMES_FILE`."""
     return {
@@ -65,7 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=REPO / "_build" / ".jupyter_cache")
     parser.add_argument("--out", type=Path, default=REPO / CHAPTER_TIMES_FILE)
+    parser.add_argument("--cells", type=int, metavar="N",
+                        help="print the N slowest code cells (a profile per cell) and write nothing")
     args = parser.parse_args(argv)
+    if args.cells:
+        rows = slowest_cells(args.cache, args.cells)
+        if not rows:
+            raise SystemExit(f"no cell timings in {args.cache}: build with python -m posgeom.reproduce.book first")
+        for seconds, slug, k, first in rows:
+            print(f"{seconds:7.1f} s  {slug:26s} cell {k:3d}  {first}")
+        return 0
     seconds = cached_times(args.cache)
     if not seconds:
         raise SystemExit(f"the jupyter-cache at {args.cache} holds no executed chapter of {CHAPTER_FOLDER}/")

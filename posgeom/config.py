@@ -49,13 +49,22 @@ PRETRAINED_ALIASES = {
 HUB_DATASETS = {"sst2": "stanfordnlp/sst2", "imdb": "stanfordnlp/imdb"}
 
 
-def checkout_root() -> Path | None:
-    """The posgeom checkout containing the current directory, if any."""
-    here = Path.cwd().resolve()
+def _is_checkout(folder: Path) -> bool:
+    return (folder / "_toc.yml").is_file() and (folder / "posgeom").is_dir()
+
+
+def checkout_root(start: str | Path | None = None) -> Path | None:
+    """The posgeom checkout we run in: the one holding ``start`` (default: the working folder), else the
+    one holding this package (an editable install run from elsewhere); None when there is neither.
+
+    The one rule for every "where is the checkout" question (results, data beside it, chapters).
+    """
+    here = Path(start if start is not None else Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        if (folder / "_toc.yml").is_file() and (folder / "posgeom").is_dir():
+        if _is_checkout(folder):
             return folder
-    return None
+    package_checkout = Path(__file__).resolve().parents[1]
+    return package_checkout if _is_checkout(package_checkout) else None
 
 
 def default_results_dir() -> Path:

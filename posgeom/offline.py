@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, MutableMapping
 
-from .config import DEFAULT_PRETRAINED, HUB_DATASETS, PACKAGED_MODEL, validate_pretrained
+from .config import DEFAULT_PRETRAINED, HUB_DATASETS, PACKAGED_MODEL, checkout_root, validate_pretrained
 
 __all__ = [
     "RunEnvironment", "DATA_FILES", "OFFLINE_VARIABLES", "checkout_root", "data_dir_beside_checkout",
@@ -62,17 +62,6 @@ def no_data_help(what: str = "SST-2 and IMDB", reason: str = "no local copy and 
         "(3) on a machine with internet run `posgeom data download --to DIR`, copy DIR here and set "
         "POSGEOM_DATA_DIR=DIR"
     )
-
-
-def checkout_root(start: Path | None = None) -> Path | None:
-    """The posgeom checkout we run from: the one holding this package, else one above the working folder."""
-    candidates = [Path(__file__).resolve().parents[1]]
-    here = (start or Path.cwd()).resolve()
-    candidates += [here, *here.parents]
-    for folder in candidates:
-        if (folder / "_toc.yml").is_file() and (folder / "posgeom").is_dir():
-            return folder
-    return None
 
 
 def missing_data_files(folder: Path) -> list[str]:

@@ -1,5 +1,7 @@
 """The one set of input validators, shared by every layer (it imports nothing but NumPy).
 
+Every check takes the value first and its name second (``check_int(x, "n", 1)``), then its limits.
+
 Every public function of posgeom validates what it is given with these and fails with a one-line
 message that names the problem and says how to fix it; nothing is silently dropped, clipped or
 symmetrised.
@@ -181,16 +183,16 @@ def check_real(x, name: str, lo: float, hi: float | None = None, *, open_lo: boo
     return value
 
 
-def check_positive_int(name: str, value) -> int:
+def check_positive_int(value, name: str) -> int:
     """``value`` as an ``int`` >= 1, or a ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
-def check_even(name: str, value) -> int:
+def check_even(value, name: str) -> int:
     """``value`` as an even positive ``int`` (sines and cosines come in pairs), or a ``ValueError``."""
-    value = check_positive_int(name, value)
+    value = check_positive_int(value, name)
     if value % 2:
         raise ValueError(
             f"{name} must be even (sines and cosines come in pairs), got {value}; use {value - 1} or {value + 1}"
@@ -198,7 +200,7 @@ def check_even(name: str, value) -> int:
     return value
 
 
-def check_positive_float(name: str, value, hint: str = "") -> float:
+def check_positive_float(value, name: str, hint: str = "") -> float:
     """``value`` as a finite ``float`` > 0, or a ``ValueError`` naming ``name`` (and ``hint``, what to use)."""
     message = f"{name} must be a positive number{f' ({hint})' if hint else ''}, got {value!r}"
     if isinstance(value, (bool, str, bytes)):

@@ -62,6 +62,88 @@ def private_uses(path: Path) -> list[str]:
     return found
 
 
+def import_graph() -> dict[str, set[str]]:
+    """Every posgeom module → the posgeom modules it imports anywhere in its file (inside functions too;
+    imports under ``if TYPE_CHECKING:`` are left out: they never run)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        type_only = {id(inner) for node in ast.walk(tree)
+                     if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                     for inner in ast.walk(node)}
+        targets = set()
+        for node in ast.walk(tree):
+            if id(node) in type_only:
+                continue
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = _resolve(node, module, path.name == "__init__.py") or ""
+                # `from pkg import sub` imports the module pkg.sub; `from mod import name`, the module mod
+                names = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source
+                         for alias in node.names]
+            else:
+                continue
+            for name in names:
+                while name and name not in modules and "." in name:
+                    name = name.rsplit(".", 1)[0]  # a name imported from a module → that module
+                if name in modules and name != module:
+                    targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle_hidden_in_a_function():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_among_posgeom_modules():
+    """No two modules import each other, directly or round a loop, not even from inside a function
+    (a child reading its parent's settings that way hid two cycles)."""
+    graph = import_graph()
+    assert "posgeom.experiments.lowrank_training" in graph and graph["posgeom.experiments.minimal_parametrisation"]
+    cycles = import_cycles(graph)
+    assert not cycles, f"import cycles: {cycles}"
+
+
 def _tool(name: str) -> str:
     """A console script of the venv running the tests (the pinned version), else one on PATH."""
     beside = Path(sys.executable).with_name(name)

@@ -50,3 +50,31 @@ def test_times_come_from_the_latest_cache_record_of_each_chapter(tmp_path):
 def test_no_cache_is_a_clear_error(tmp_path):
     with pytest.raises(SystemExit, match="build the book first"):
         _script().cached_times(tmp_path / "nowhere")
+
+
+def test_the_slowest_cells_come_from_the_seconds_stored_with_each_page(tmp_path, capsys):
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    from posgeom.reproduce.book import cell_seconds
+
+    def timed(source, start, end):
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["execution"] = {"iopub.execute_input": f"2026-12-02T10:00:{start:06.3f}Z",
+                                      "shell.execute_reply": f"2026-12-02T10:00:{end:06.3f}Z"}
+        return cell
+
+    nb = nbformat.v4.new_notebook(cells=[timed("# setup\nimport x", 0, 1.5), nbformat.v4.new_markdown_cell("text"),
+                                         timed("train()", 2, 40.25), nbformat.v4.new_code_cell("untimed()")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    seconds = cell_seconds(nb)
+    assert seconds == [1.5, 38.25, None]
+    assert all("execution" not in c.metadata for c in nb.cells)  # jupyter-cache hashes cell metadata
+    get_cache(str(tmp_path / "cache")).cache_notebook_bundle(
+        CacheBundleIn(nb, str(tmp_path / "notebooks" / "theorem4-separation.md"),
+                      data={"execution_seconds": 41.0, "cell_seconds": seconds}), check_validity=False)
+    script = _script()
+    assert script.slowest_cells(tmp_path / "cache", 5) == [
+        (38.25, "theorem4-separation", 2, "train()"), (1.5, "theorem4-separation", 1, "import x")]
+    assert script.main(["--cache", str(tmp_path / "cache"), "--cells", "1"]) == 0
+    assert "theorem4-separation        cell   2  train()" in capsys.readouterr().out

@@ -92,9 +92,9 @@ def fake_runs(log: list, *, fail: set[str] = frozenset(), seconds: float = 0.05)
         with lock:
             running.discard(page.slug)
             log.append(("end", page.slug))
-        from posgeom.reproduce.book import _read_page
+        from posgeom.reproduce.book import read_page
 
-        return _read_page(page.path), seconds, (f"{page.path.name}, code cell 1 of 1: boom" if page.slug in fail else None)
+        return read_page(page.path), seconds, (f"{page.path.name}, code cell 1 of 1: boom" if page.slug in fail else None)
 
     return execute, peak
 

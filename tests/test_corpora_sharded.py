@@ -71,7 +71,7 @@ def test_every_format_and_compression_counts_the_same_texts(tmp_path):
     (tmp_path / "notes.md").write_text("not a shard")
     names = [os.path.basename(s) for s in resolve_shards(tmp_path)]
     assert names == ["a.parquet", "b.jsonl.gz", "c.csv.xz", "d.txt.bz2"]
-    with pytest.raises(ShardError, match=r"c\.csv\.xz.*no text column.*body, id"):
+    with pytest.raises(ShardError, match=r"c\.csv\.xz.*no text column.*'body', 'id'"):
         count_corpus(str(tmp_path / "*"), 16, cache=False)
     got = count_corpus([str(tmp_path / f) for f in ("a.parquet", "b.jsonl.gz", "d.txt.bz2")], 16, cache=False)
     got_csv = count_corpus(str(tmp_path / "c.csv.xz"), 16, text_column="body", cache=False)

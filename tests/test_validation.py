@@ -13,20 +13,20 @@ def test_integers():
     for bad in (0, 6, 2.0, True, "3"):
         with pytest.raises(ValueError, match=r"k must be an integer in \[1, 5\]"):
             v.check_int(bad, "k", 1, 5)
-    assert v.check_positive_int("n", 7) == 7
+    assert v.check_positive_int(7, "n") == 7
     for bad in (0, -1, 1.5, False):
         with pytest.raises(ValueError, match="n must be a positive integer"):
-            v.check_positive_int("n", bad)
-    assert v.check_even("d", 8) == 8
+            v.check_positive_int(bad, "n")
+    assert v.check_even(8, "d") == 8
     with pytest.raises(ValueError, match="d must be even.*use 6 or 8"):
-        v.check_even("d", 7)
+        v.check_even(7, "d")
 
 
 def test_positive_float():
-    assert v.check_positive_float("sigma", 0.02) == 0.02
+    assert v.check_positive_float(0.02, "sigma") == 0.02
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match=r"sigma must be a positive number \(try 1\)"):
-            v.check_positive_float("sigma", bad, "try 1")
+            v.check_positive_float(bad, "sigma", "try 1")
 
 
 def test_matrices_and_tables():

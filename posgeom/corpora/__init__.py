@@ -5,7 +5,6 @@
 * :mod:`~posgeom.corpora.tokenize` — bert-base-uncased WordPiece, special-token policies, truncation;
 * :mod:`~posgeom.corpora.cache` — on-disk cache keyed by data, tokenizer and options;
 * :mod:`~posgeom.corpora.stats` — corpus name → cached token arrays and positional counts;
-* :mod:`~posgeom.corpora.stream` — counting shard by shard (streams, parallel workers);
 * :mod:`~posgeom.corpora.sharded` — counts of a corpus of any size, shard by shard, in one process or on
   Dask (``posgeom counts``), with a per-shard cache;
 * :mod:`~posgeom.corpora.countsfile` — the counts file (``save_counts``/``load_counts``), read back as
@@ -25,7 +24,6 @@ from .real import (
 )
 from .stats import CorpusStatistics, corpus_counts, corpus_tokens, default_br, default_positions
 from .sharded import BAD_SHARD_POLICIES, SHARD_FORMATS, ShardError, count_corpus, read_shard, resolve_shards
-from .stream import count_shard, count_shards
 from .synthetic import (
     FAMILIES, PAD, SyntheticCorpus, drift, make_corpus, markov, markov_transition, order_task,
     population_marginals, regimes, stationary, zipf_distribution,
@@ -40,7 +38,6 @@ __all__ = [
     "CORPORA", "ChecksumError", "DataSource", "DataUnavailableError", "TextCorpus", "known_checksums", "load_texts",
     "resolve_source", "sha256_file", "data_key",
     "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
-    "count_shard", "count_shards",
     "COUNTS_FORMAT", "CountsFileError", "load_counts", "save_counts",
     "BAD_SHARD_POLICIES", "SHARD_FORMATS", "ShardError", "count_corpus", "read_shard", "resolve_shards",
     "FAMILIES", "PAD", "SyntheticCorpus", "drift", "make_corpus", "markov", "markov_transition", "order_task",

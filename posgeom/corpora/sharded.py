@@ -59,7 +59,7 @@ import numpy as np
 
 from ..validation import check_int
 from .cache import cache_key
-from .real import EMPTY_POLICIES
+from .real import EMPTY_POLICIES, pick_text_column
 from .tokenize import (
     DEFAULT_TOKENIZER, check_positions, load_tokenizer, tokenize_texts, tokenizer_fingerprint, tokenizer_name,
     validate_br, validate_special,
@@ -72,7 +72,6 @@ __all__ = [
 #: File formats a shard may have (before an optional compression suffix).
 SHARD_FORMATS = (".parquet", ".jsonl", ".json", ".csv", ".txt")
 BAD_SHARD_POLICIES = ("stop", "skip")
-_AUTO_TEXT_COLUMNS = ("text", "sentence")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -206,16 +205,12 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
 
 
 def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str:
-    if text_column is not None:
-        if text_column not in columns:
-            raise ShardError(shard, f"no column {text_column!r}; its columns are {', '.join(columns)} (--text-column)")
-        return text_column
-    for name in _AUTO_TEXT_COLUMNS:
-        if name in columns:
-            return name
-    raise ShardError(
-        shard, f"no text column ('text' or 'sentence'); its columns are {', '.join(columns)}; name one with --text-column"
-    )
+    """The shard's text column by the one rule of :func:`posgeom.corpora.real.pick_text_column`, its
+    error as a :class:`ShardError` naming the shard."""
+    try:
+        return pick_text_column(list(columns), text_column, "this shard")
+    except ValueError as err:
+        raise ShardError(shard, str(err)) from None
 
 
 def _table_texts(table, column: str, shard: str) -> list:

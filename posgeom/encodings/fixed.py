@@ -44,7 +44,7 @@ def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
     -------
     omega : ndarray, shape (d // 2,)
     """
-    d = check_even("d", d)
+    d = check_even(d, "d")
     base = _check_base(base)
     k = np.arange(d // 2, dtype=np.float64)
     # omega_k = base^(-2k/d)
@@ -69,7 +69,7 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
     -------
     P : ndarray, shape (n, d), float64
     """
-    n = check_positive_int("n", n)
+    n = check_positive_int(n, "n")
     if layout not in SINUSOIDAL_LAYOUTS:
         raise ValueError(f"unknown sinusoidal layout {layout!r}; valid layouts are {', '.join(SINUSOIDAL_LAYOUTS)}")
     omega = sinusoidal_frequencies(d, base)
@@ -202,7 +202,7 @@ def rotary_distances(n: int, theta) -> np.ndarray:
     -------
     D : ndarray, shape (n, n), symmetric, zero diagonal
     """
-    n = check_positive_int("n", n)
+    n = check_positive_int(n, "n")
     theta = np.asarray(theta, dtype=np.float64)
     if theta.ndim != 1 or theta.size < 1 or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be a non-empty 1-D array of finite frequencies, got shape {theta.shape}")
@@ -235,7 +235,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     -------
     m : ndarray, shape (n_heads,), float64, positive
     """
-    n_heads = check_positive_int("n_heads", n_heads)
+    n_heads = check_positive_int(n_heads, "n_heads")
 
     def power_of_two(h: int) -> np.ndarray:
         # m_h = r^(h+1), r = 2^(-8/H)
@@ -262,7 +262,7 @@ def alibi_bias(n: int, n_heads: int) -> np.ndarray:
     -------
     bias : ndarray, shape (n_heads, n, n), non-positive
     """
-    n = check_positive_int("n", n)
+    n = check_positive_int(n, "n")
     idx = np.arange(n, dtype=np.float64)
     # bias_{h,i,j} = -m_h |i - j|
     return -alibi_slopes(n_heads)[:, None, None] * np.abs(idx[:, None] - idx[None, :])[None]
@@ -283,7 +283,7 @@ def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=Non
     -------
     D : ndarray, shape (n, n)
     """
-    n = check_positive_int("n", n)
+    n = check_positive_int(n, "n")
     if slopes is None:
         slopes = alibi_slopes(n_heads)
     else:
@@ -318,7 +318,7 @@ def none_distances(n: int) -> np.ndarray:
     -------
     D : ndarray, shape (n, n), zeros
     """
-    return np.zeros((check_positive_int("n", n),) * 2)
+    return np.zeros((check_positive_int(n, "n"),) * 2)
 
 
 def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
@@ -337,8 +337,8 @@ def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> n
     -------
     P : ndarray, shape (n, d)
     """
-    n, d = check_positive_int("n", n), check_positive_int("d", d)
-    sigma = check_positive_float("sigma", sigma, "0.02 as BERT/GPT-2, or 1")
+    n, d = check_positive_int(n, "n"), check_positive_int(d, "d")
+    sigma = check_positive_float(sigma, "sigma", "0.02 as BERT/GPT-2, or 1")
     rng = np.random.default_rng(seed)
     return sigma * rng.standard_normal((n, d))
 

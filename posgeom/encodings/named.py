@@ -76,7 +76,7 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
     if unknown:
         raise ValueError(f"unknown encodings {unknown}; valid names are {', '.join(ENCODING_SET_NAMES)}")
     if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
-        n, keep = check_positive_int("positions", positions), None
+        n, keep = check_positive_int(positions, "positions"), None
     else:
         keep = np.asarray(positions)
         if keep.ndim != 1 or keep.size == 0 or not np.issubdtype(keep.dtype, np.integer) or keep.min() < 0 \

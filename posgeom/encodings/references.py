@@ -46,7 +46,7 @@ def equidistant_distances(n: int) -> np.ndarray:
     -------
     D : ndarray of shape (n, n)
     """
-    n = check_positive_int("n", n)
+    n = check_positive_int(n, "n")
     # dhat_ij = ||e_i - e_j|| = sqrt(2) for i != j
     return np.sqrt(2.0) * (1.0 - np.eye(n))
 
@@ -71,9 +71,9 @@ def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0)
     -------
     P : ndarray of shape (n, d)
     """
-    n = check_positive_int("n", n)
-    d = check_positive_int("d", d)
-    sigma = check_positive_float("sigma", sigma)
+    n = check_positive_int(n, "n")
+    d = check_positive_int(d, "d")
+    sigma = check_positive_float(sigma, "sigma")
     rng = np.random.default_rng(seed)
     # p_i = sum_{k <= i} eps_k
     return np.cumsum(rng.normal(0.0, sigma, size=(n, d)), axis=0)

@@ -4,6 +4,8 @@ r"""Training the low-rank module $P = A C^\top$ against a full learned table and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import geometry as geo
@@ -13,10 +15,11 @@ from ..corpora.real import data_key
 from ..models.batches import SCALE_PADDING
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
-from .settings import as_params
+from .settings import as_params, by_scale
 
 __all__ = ["TRAIN_ENCODINGS", "mean_interval", "draws_summary", "train_one", "TRAIN_GAPS", "accuracy_gaps", "summarise_seeds",
-           "task_data", "run_lowrank_training"]
+           "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions", "SyntheticTask", "SST2Task", "TrainModel",
+           "TrainSteps", "LEVEL"]
 
 #: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
 #: The low-rank factors start at ``sigma = 0.2`` (entries of $P$ with standard deviation 0.2): with
@@ -30,6 +33,72 @@ TRAIN_ENCODINGS = (
     ("learned", "learned", {}),
 )
 
+
+
+@dataclass(frozen=True)
+class SyntheticTask:
+    kind: str = "marker_order"
+    n_train: int = 4_000
+    n_test: int = 1_000
+    n_positions: int = 32
+    vocab_size: int = 50
+
+
+@dataclass(frozen=True)
+class SST2Task:
+    n_train: int | None = 8_000
+    n_positions: int = 32
+
+
+@dataclass(frozen=True)
+class TrainModel:
+    """:class:`posgeom.models.encoder.EncoderConfig` fields of the classifiers."""
+
+    d_model: int = 32
+    n_layers: int = 1
+    n_heads: int = 2
+    d_ff: int = 64
+    dropout: float = 0.0
+    attention_dropout: float = 0.0
+    type_vocab_size: int = 0
+    pooling: str = "mean"
+
+
+@dataclass(frozen=True)
+class TrainSteps:
+    synthetic: int = 350
+    sst2: int = 150
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """The training comparison of :func:`run_lowrank_training`."""
+
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    synthetic: SyntheticTask = SyntheticTask()
+    sst2: SST2Task = SST2Task()
+    model: TrainModel = TrainModel()
+    steps: TrainSteps = TrainSteps()
+    batch_size: int = 64
+    lr: float = 3e-3
+    sst2_encodings: tuple[str, ...] = ("none", "sinusoidal", "lowrank r=1", "learned")
+    sst2_seeds: tuple[int, ...] = (0, 1)
+
+
+#: Level of the intervals over seeds and draws (Student t on the mean), here and in the chapter's C5 draws.
+LEVEL = 0.95
+
+#: The training comparison at each scale (``TRAIN_CONFIGS[scale]``; the chapter's ``CONFIGS[scale].train``).
+TRAIN_CONFIGS = by_scale(
+    TrainOptions(),
+    # paper steps and batch sized by posgeom.costmodel.PROPOSED (the reason of each change is there)
+    synthetic={"n_train": 20_000, "n_test": 5_000, "n_positions": 64, "vocab_size": 100},
+    sst2={"n_train": None, "n_positions": 64},
+    model={"d_model": 768, "n_layers": 12, "n_heads": 12, "d_ff": 3072, "dropout": 0.1,
+           "attention_dropout": 0.1, "type_vocab_size": 2, "pooling": "cls"},
+    steps={"synthetic": 500, "sst2": 1_500}, batch_size=128, lr=2e-5,
+    sst2_encodings=tuple(label for label, _, _ in TRAIN_ENCODINGS), sst2_seeds=(0, 1, 2),
+)
 
 
 def mean_interval(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
@@ -164,7 +233,7 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     ``synthetic``: the balanced ``marker_order`` task of :func:`posgeom.corpora.synthetic.order_task`
     (label = which marker comes first; both classes have the same bag of words, so only positions help).
     ``sst2``: a seeded subset of the SST-2 training phrases (``"model"`` policy, cut to ``n_positions``),
-    tested on the SST-2 validation split. Models and steps: ``CONFIGS[scale].train`` (``quick``: one
+    tested on the SST-2 validation split. Models and steps: ``TRAIN_CONFIGS[scale]`` (``quick``: one
     layer of width 32; ``paper``: BERT-base). Several seeds; each run records the test loss and
     accuracy, the number of trainable positional parameters, and the scale-free stress of the trained
     table against the training corpus's Hellinger geometry (absolute encodings).
@@ -173,11 +242,10 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     (``{task: {"<a> - <b>": interval}}``, :func:`accuracy_gaps`).
     """
     from ..config import resolve_device
-    from .minimal_parametrisation import CONFIGS
 
     settings = _settings(settings)
-    cfg = CONFIGS[settings.scale].train
-    level = CONFIGS[settings.scale].level
+    cfg = TRAIN_CONFIGS[settings.scale]
+    level = LEVEL
     tasks = tuple(tasks)
     bad = [t for t in tasks if t not in ("synthetic", "sst2")]
     if bad:

@@ -35,7 +35,8 @@ from ..corpora.real import data_key
 from ..registry import Registry, Result
 from . import corpus_geometry as cg
 from .lowrank_training import (
-    TRAIN_ENCODINGS, TRAIN_GAPS, accuracy_gaps, draws_summary, mean_interval, run_lowrank_training,
+    LEVEL, TRAIN_CONFIGS, TRAIN_ENCODINGS, TRAIN_GAPS, SST2Task, SyntheticTask, TrainModel, TrainOptions, TrainSteps,
+    accuracy_gaps, draws_summary, mean_interval, run_lowrank_training,
 )
 from .settings import as_params, by_scale
 
@@ -59,56 +60,6 @@ class C5Options:
 
 
 @dataclass(frozen=True)
-class SyntheticTask:
-    kind: str = "marker_order"
-    n_train: int = 4_000
-    n_test: int = 1_000
-    n_positions: int = 32
-    vocab_size: int = 50
-
-
-@dataclass(frozen=True)
-class SST2Task:
-    n_train: int | None = 8_000
-    n_positions: int = 32
-
-
-@dataclass(frozen=True)
-class TrainModel:
-    """:class:`posgeom.models.encoder.EncoderConfig` fields of the classifiers."""
-
-    d_model: int = 32
-    n_layers: int = 1
-    n_heads: int = 2
-    d_ff: int = 64
-    dropout: float = 0.0
-    attention_dropout: float = 0.0
-    type_vocab_size: int = 0
-    pooling: str = "mean"
-
-
-@dataclass(frozen=True)
-class TrainSteps:
-    synthetic: int = 350
-    sst2: int = 150
-
-
-@dataclass(frozen=True)
-class TrainOptions:
-    """The training comparison of :func:`run_lowrank_training`."""
-
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    synthetic: SyntheticTask = SyntheticTask()
-    sst2: SST2Task = SST2Task()
-    model: TrainModel = TrainModel()
-    steps: TrainSteps = TrainSteps()
-    batch_size: int = 64
-    lr: float = 3e-3
-    sst2_encodings: tuple[str, ...] = ("none", "sinusoidal", "lowrank r=1", "learned")
-    sst2_seeds: tuple[int, ...] = (0, 1)
-
-
-@dataclass(frozen=True)
 class MinimalOptions:
     """Settings of the chapter *How many numbers does position need?* (defaults: ``quick``)."""
 
@@ -121,9 +72,10 @@ class MinimalOptions:
     c5: C5Options = C5Options()
     #: generator seeds of the spread of C5's reduction (:func:`run_c5_draws`)
     c5_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    train: TrainOptions = TrainOptions()
+    #: the training comparison (its settings are :data:`posgeom.experiments.lowrank_training.TRAIN_CONFIGS`)
+    train: TrainOptions = TRAIN_CONFIGS.quick
     #: level of the intervals over seeds and draws (Student t on the mean)
-    level: float = 0.95
+    level: float = LEVEL
 
 
 #: Per-scale settings (``CONFIGS[scale]``).
@@ -134,12 +86,7 @@ CONFIGS = by_scale(
     rank_sizes=(1_000, 10_000, 100_000, 1_000_000),
     max_rank=40,
     c5={"sizes": (1_000, 10_000, 100_000, 1_000_000)},
-    train={"synthetic": {"n_train": 20_000, "n_test": 5_000, "n_positions": 64, "vocab_size": 100},
-           "sst2": {"n_train": None, "n_positions": 64},
-           "model": {"d_model": 768, "n_layers": 12, "n_heads": 12, "d_ff": 3072, "dropout": 0.1,
-                     "attention_dropout": 0.1, "type_vocab_size": 2, "pooling": "cls"},
-           "steps": {"synthetic": 500, "sst2": 1_500}, "batch_size": 128, "lr": 2e-5,
-           "sst2_encodings": tuple(label for label, _, _ in TRAIN_ENCODINGS), "sst2_seeds": (0, 1, 2)},
+    train=TRAIN_CONFIGS.paper,
 )
 
 

@@ -52,7 +52,7 @@ from ..corpora.tokenize import table_rows
 from ..progress import tqdm
 from ..registry import Registry, Result
 from .monotonicity_ntk import (
-    REGIMES, NTKOptions, NTKRegime, ntk_training, run_ntk, run_ntk_all,
+    NTK_CONFIGS, REGIMES, NTKOptions, NTKRegime, ntk_training, run_ntk, run_ntk_all,
 )
 from .settings import as_params, by_scale, records
 
@@ -71,7 +71,8 @@ class MonotonicityOptions:
     mds_ranks_imdb: tuple[int, ...] | None = (1, 2, 3, 5, 8, 10, 14, 16, 18, 20, 25, 30, 50, 100, 200, 511)
     # bootstrap intervals of the violation rates (the replicates, folds and level of real_corpora's intervals)
     interval_corpora: tuple[str, ...] = ("sst2",)
-    ntk: NTKOptions = NTKOptions()
+    #: the NTK experiment (its settings are :data:`posgeom.experiments.monotonicity_ntk.NTK_CONFIGS`)
+    ntk: NTKOptions = NTK_CONFIGS.quick
 
     def mds_ranks(self, corpus: str):
         return getattr(self, f"mds_ranks_{corpus}")
@@ -84,13 +85,7 @@ CONFIGS = by_scale(
     smacof_ranks=(1, 2, 3),
     mds_ranks_imdb=None,
     interval_corpora=("sst2", "imdb"),
-    ntk={"n_positions": 64, "train_sequences": None, "probe_sequences": 32, "steps": 5000, "batch_size": 64,
-         "record_every": 250, "contrast_seeds": (0, 1, 2, 3, 4), "threads": None,
-         "lazy": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3, "init_std": None,
-                  "output_scale": None},
-         "lazy_small_init": {"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3,
-                             "init_std": None, "output_scale": None},
-         "rich": {"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 128}},
+    ntk=NTK_CONFIGS.paper,
 )
 
 

@@ -85,6 +85,20 @@ class NTKOptions:
         return getattr(self, name)
 
 
+
+#: The NTK experiment at each scale (``NTK_CONFIGS[scale]``; the chapter's ``CONFIGS[scale].ntk``).
+NTK_CONFIGS = by_scale(
+    NTKOptions(),
+    n_positions=64, train_sequences=None, probe_sequences=32, steps=5000, batch_size=64,
+    record_every=250, contrast_seeds=(0, 1, 2, 3, 4), threads=None,
+    lazy={"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3, "init_std": None,
+          "output_scale": None},
+    lazy_small_init={"d_model": 2048, "n_layers": 2, "n_heads": 16, "d_ff": 4096, "lr": 1e-3,
+                     "init_std": None, "output_scale": None},
+    rich={"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ff": 128},
+)
+
+
 # --------------------------------------------------------------------------------------------
 # The NTK regime
 # --------------------------------------------------------------------------------------------
@@ -250,7 +264,7 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     seed : int, optional
         Initialisation and data-order seed (default ``settings.seed``).
     **overrides
-        Fields of ``CONFIGS[scale].ntk`` (:class:`NTKOptions`: ``steps``, ``batch_size``, ``n_positions``, ...),
+        Fields of ``NTK_CONFIGS[scale]`` (:class:`NTKOptions`: ``steps``, ``batch_size``, ``n_positions``, ...),
         or a regime's changes as a dict (``lazy={"lr": 0.05}``, ...).
     precomputed : (values, arrays), optional
         What this run's computation returned in another process (:func:`run_ntk_all` under ``torchrun``):
@@ -267,11 +281,10 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     """
     from ..models.threads import torch_threads
     from . import real_corpora as rc
-    from .monotonicity import CONFIGS
     settings = _settings(settings)
-    CONFIGS[settings.scale].ntk.regime(regime)
+    NTK_CONFIGS[settings.scale].regime(regime)
     # the options with ``overrides`` applied (by_scale's "paper" is the first argument with the changes)
-    opts = by_scale(CONFIGS[settings.scale].ntk, **overrides).paper
+    opts = by_scale(NTK_CONFIGS[settings.scale], **overrides).paper
     seed = settings.seed if seed is None else int(seed)
     reg = {k: v for k, v in as_params(opts.regime(regime)).items() if v is not None}
     device = resolve_device(settings.device)
@@ -316,10 +329,9 @@ def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dic
     seed, so the stored results equal those of one process. The runs are independent and small, so
     splitting them over processes, rather than splitting each run's batches, keeps every GPU busy.
     """
-    from .monotonicity import CONFIGS
 
     settings = _settings(settings)
-    opts = CONFIGS[settings.scale].ntk
+    opts = NTK_CONFIGS[settings.scale]
     runs = [(regime, seed) for regime in REGIMES for seed in opts.seeds_of(regime)]
     rank, world = 0, 1
     try:
@@ -344,5 +356,5 @@ def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dic
             for regime, seed in runs}
 
 
-__all__ = ["REGIMES", "NTKRegime", "NTKOptions", "ntk_classifier", "ntk_training", "run_ntk",
+__all__ = ["NTK_CONFIGS", "REGIMES", "NTKRegime", "NTKOptions", "ntk_classifier", "ntk_training", "run_ntk",
            "run_ntk_all"]

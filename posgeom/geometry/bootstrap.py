@@ -271,7 +271,7 @@ def fold_bootstrap(folds: Sequence[PositionalCounts], positions, n_boot: int, *,
     folds = list(folds)
     if len(folds) < 2:
         raise ValueError(f"the bootstrap needs at least 2 folds; got {len(folds)}")
-    n_boot = check_positive_int("n_boot", n_boot)
+    n_boot = check_positive_int(n_boot, "n_boot")
     positions = np.asarray(positions)
     rng = np.random.default_rng(seed)
     for _ in range(n_boot):

@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import geometry as geo
+from ..validation import check_positive_int
 
 
 #: Training settings that do not change the numbers, left out of the registry parameters.
@@ -73,8 +74,7 @@ class PositionGeometry(Callback):
                  normalizations: Sequence[str] = ("paper", "scale_free"), registry=None,
                  experiment: str = "position_geometry", params: Mapping[str, Any] | None = None,
                  scale: str = "quick", model_name: str | None = None):
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be a positive integer, got {every!r}")
+        every = check_positive_int(every, "every")
         bad = [z for z in normalizations if z not in geo.STRESS_NORMALIZATIONS]
         if bad:
             raise ValueError(

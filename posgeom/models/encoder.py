@@ -42,6 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .positional import POSITIONAL, PositionalEncoding, build_positional
+from ..validation import check_positive_int
 
 ACTIVATIONS = ("gelu", "gelu_tanh")
 POOLINGS = ("cls", "mean")
@@ -86,9 +87,7 @@ class EncoderConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "n_labels"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_positive_int(getattr(self, name), name)
         if self.d_model % self.n_heads:
             divisors = [h for h in range(1, min(self.d_model, 64) + 1) if self.d_model % h == 0]
             raise ValueError(

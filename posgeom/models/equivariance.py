@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..validation import check_positive_int
+
 __all__ = ["reversal", "equivariance_gap", "readout_gap", "reversal_gap"]
 
 
@@ -22,8 +24,7 @@ def reversal(L: int) -> np.ndarray:
     -------
     ndarray of shape (L,), int64
     """
-    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1:
-        raise ValueError(f"L must be a positive integer, got {L!r}")
+    L = check_positive_int(L, "L")
     return np.arange(L - 1, -1, -1, dtype=np.int64)
 
 

@@ -71,10 +71,9 @@ class PositionalEncoding(nn.Module):
             if self.max_positions is None:
                 raise ValueError(f"the {self.name!r} encoding works at any length: pass n to distance_matrix")
             return self.max_positions
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
-        self.check_length(int(n))
-        return int(n)
+        n = check_positive_int(n, "n")
+        self.check_length(n)
+        return n
 
     def distance_matrix(self, n: int | None = None) -> np.ndarray:  # pragma: no cover - abstract
         """Distances between positions ``0 … n-1``, shape ``(n, n)``, float64 numpy."""
@@ -153,9 +152,9 @@ class LearnedPositional(AbsolutePositional):
         inits = ("normal", "sinusoidal", "table")
         if init not in inits:
             raise ValueError(f"unknown init {init!r} for learned positions; valid inits are {', '.join(inits)}")
-        self.max_positions = n = check_positive_int("n_positions", n_positions)
-        d = check_positive_int("d", d)
-        self.init_name, self.sigma = init, check_positive_float("sigma", sigma, "0.02 as BERT/GPT-2, or 1")
+        self.max_positions = n = check_positive_int(n_positions, "n_positions")
+        d = check_positive_int(d, "d")
+        self.init_name, self.sigma = init, check_positive_float(sigma, "sigma", "0.02 as BERT/GPT-2, or 1")
         if init == "normal":
             if table is not None:
                 raise ValueError("a table was given with init='normal'; use init='table' to start from it")
@@ -224,11 +223,11 @@ class SinusoidalPositional(AbsolutePositional):
     def __init__(self, n_positions: int, d: int, base: float = 10000.0, layout: str = "interleaved",
                  trainable: bool = False, scale: float = 1.0):
         super().__init__()
-        self.d, self.base, self.layout, self.trainable = check_even("d", d), float(base), layout, bool(trainable)
+        self.d, self.base, self.layout, self.trainable = check_even(d, "d"), float(base), layout, bool(trainable)
         self.scale = float(scale)
         if not math.isfinite(self.scale) or self.scale <= 0:
             raise ValueError(f"scale must be a positive number, got {scale!r}")
-        n = check_positive_int("n_positions", n_positions)
+        n = check_positive_int(n_positions, "n_positions")
         # P = scale * sinusoids (scale 1: entries in [-1, 1], the original; BERT's token vectors are ~0.02)
         weight = torch.from_numpy(self.scale * enc.sinusoidal_table(n, d, base=base, layout=layout)).float()
         if self.trainable:
@@ -260,7 +259,7 @@ class MDSPositional(AbsolutePositional):
         if table is None:
             raise ValueError("the mds encoding needs table=, an (n, k) MDS embedding from posgeom.geometry.classical_mds")
         table = np.asarray(table)
-        d = check_positive_int("d", d)
+        d = check_positive_int(d, "d")
         lifted = _lift_table(table, d, lift_seed) * float(scale)
         self.max_positions = lifted.shape[0]
         self.trainable = bool(trainable)
@@ -290,14 +289,14 @@ class LowRankPositional(AbsolutePositional):
     def __init__(self, n_positions: int, d: int, rank: int = 3, init: str = "normal", sigma: float = 0.02,
                  table=None, lift_seed: int = 0):
         super().__init__()
-        n = self.max_positions = check_positive_int("n_positions", n_positions)
-        d = check_positive_int("d", d)
-        r = check_positive_int("rank", rank)
+        n = self.max_positions = check_positive_int(n_positions, "n_positions")
+        d = check_positive_int(d, "d")
+        r = check_positive_int(rank, "rank")
         if r > min(n, d):
             raise ValueError(f"rank={r} exceeds min(n_positions, d)={min(n, d)}; a rank above that saves nothing")
         if init == "normal":
             # s = (sigma^2 / r)^(1/4) so that Var(P_ij) = r s^4 = sigma^2
-            s = (check_positive_float("sigma", sigma, "0.02 as BERT/GPT-2, or 1") ** 2 / r) ** 0.25
+            s = (check_positive_float(sigma, "sigma", "0.02 as BERT/GPT-2, or 1") ** 2 / r) ** 0.25
             A, C = torch.randn(n, r) * s, torch.randn(d, r) * s
         elif init == "table":
             if table is None:
@@ -343,7 +342,7 @@ class RotaryPositional(PositionalEncoding):
         super().__init__()
         if layout not in ROPE_LAYOUTS:
             raise ValueError(f"unknown RoPE layout {layout!r}; valid layouts are {', '.join(ROPE_LAYOUTS)}")
-        self.d_head, self.base, self.layout = check_even("d_head", d_head), float(base), layout
+        self.d_head, self.base, self.layout = check_even(d_head, "d_head"), float(base), layout
         self._cache: tuple[int, torch.device, torch.dtype, torch.Tensor, torch.Tensor] | None = None
 
     def _cos_sin(self, L: int, device, dtype) -> tuple[torch.Tensor, torch.Tensor]:
@@ -396,7 +395,7 @@ class ALiBiPositional(PositionalEncoding):
 
     def __init__(self, n_heads: int, head: int | None = None):
         super().__init__()
-        self.n_heads = check_positive_int("n_heads", n_heads)
+        self.n_heads = check_positive_int(n_heads, "n_heads")
         self.head = head
         self.register_buffer("slopes", torch.from_numpy(enc.alibi_slopes(n_heads)).float(), persistent=False)
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..validation import check_positive_int
+
 __all__ = [
     "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config",
     "set_embedding_dropout", "train_order_model", "evaluate_order_model", "steps_to_threshold",
@@ -253,8 +255,7 @@ def steps_to_threshold(losses, threshold: float, smooth: int = 20) -> int | None
     x = np.asarray(losses, dtype=np.float64)
     if x.ndim != 1 or x.size == 0:
         raise ValueError("losses must be a non-empty 1-D sequence")
-    if isinstance(smooth, bool) or not isinstance(smooth, (int, np.integer)) or smooth < 1:
-        raise ValueError(f"smooth must be a positive integer; got {smooth!r}")
+    smooth = check_positive_int(smooth, "smooth")
     if x.size < smooth:
         return None
     # m_t = (1/w) sum_{s = t-w+1}^{t} loss_s

@@ -54,6 +54,7 @@ from .deadlines import StopSignal, TrainingInterrupted, current_deadline, would_
 from .distributed import (any_process, barrier, batch_losses, check_shards, distributed_context, gather,
                           process_device, wrap_model)
 from .optim import build_optimizer
+from ..validation import check_positive_int
 
 
 TASKS = ("mlm", "classification")
@@ -118,9 +119,7 @@ class TrainConfig:
                                                         and self.checkpoint_seconds > 0):
             raise ValueError(f"checkpoint_seconds must be > 0 or None, got {self.checkpoint_seconds!r}")
         for name in ("batch_size", "log_every"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            check_positive_int(getattr(self, name), name)
         for name in ("max_steps", "checkpoint_every", "warmup_steps"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "warmup_steps" else 1)):

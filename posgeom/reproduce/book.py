@@ -33,7 +33,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
-from .notebook import KERNEL_START_TIMEOUT_S, _first_line
+from .notebook import KERNEL_START_TIMEOUT_S, cell_first_line
 
 #: Environment variables that set the threads of OpenMP, the BLAS libraries and PyTorch in a kernel.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -138,7 +138,7 @@ def kernel_environment(threads: int, base: Mapping[str, str] | None = None) -> d
     return env
 
 
-def _read_page(path: Path):
+def read_page(path: Path):
     """The notebook of a MyST text page, read as MyST-NB reads it for the build (its jupyter-cache plugin)."""
     from myst_nb.core.read import myst_nb_reader_plugin
 
@@ -150,10 +150,11 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    nb = _read_page(page.path)
+    nb = read_page(page.path)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     current = {"index": None}
-    client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=False,
+    # record_timing: each cell's start and end in its metadata; moved out by cell_seconds before caching
+    client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=True,
                             startup_timeout=KERNEL_START_TIMEOUT_S,
                             on_cell_start=lambda cell, cell_index: current.update(index=cell_index),
                             resources={"metadata": {"path": str(page.path.parent)}})
@@ -162,13 +163,33 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
         client.execute(env=env)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
         index = current["index"]
-        where = (f"code cell {code.index(index) + 1} of {len(code)} (starting `{_first_line(nb.cells[index].source)}`)"
+        where = (f"code cell {code.index(index) + 1} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
                  if index in code else "before its first cell")
         detail = str(err).strip().splitlines()
         return nb, time.perf_counter() - started, f"{page.path.name}, {where}: " + "\n".join(detail[-15:])
     except Exception:  # a kernel that cannot start, a notebook that cannot be read: say so, whole
         return nb, time.perf_counter() - started, f"{page.path.name}: " + traceback.format_exc(limit=5)
     return nb, time.perf_counter() - started, None
+
+
+def cell_seconds(nb) -> list[float | None]:
+    """Seconds each code cell of an executed notebook ran (from nbclient's ``record_timing`` metadata),
+    removing that metadata: jupyter-cache hashes every cell's metadata, and MyST-NB's copy of the page,
+    read from the file, has none. None for a cell without timings."""
+    from datetime import datetime
+
+    seconds: list[float | None] = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        timing = cell.metadata.pop("execution", None) or {}
+        start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+        if start and end:
+            parse = lambda text: datetime.fromisoformat(text.replace("Z", "+00:00"))  # noqa: E731
+            seconds.append(round((parse(end) - parse(start)).total_seconds(), 3))
+        else:
+            seconds.append(None)
+    return seconds
 
 
 def priorities(pages: Sequence[Page], times: Mapping[str, float]) -> dict[str, float]:
@@ -233,7 +254,7 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
     todo: list[Page] = []
     for page in pages:
         try:
-            cache.match_cache_notebook(_read_page(page.path))
+            cache.match_cache_notebook(read_page(page.path))
             report.cached.append(page.slug)
         except KeyError:
             todo.append(page)
@@ -268,10 +289,12 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
                 nb, seconds, error = future.result()
                 report.runs.append(PageRun(page, seconds, error))
                 if error is None:
-                    # stored as MyST-NB stores what it executes: the notebook, its URI, the seconds it took
+                    # stored as MyST-NB stores what it executes (the notebook, its URI, the seconds it took),
+                    # with each code cell's seconds beside them (benchmarks/chapter_times.py --cells)
+                    cells = cell_seconds(nb)
                     cache.add_nb_to_project(str(page.path), read_data=MYST_READER)
                     cache.cache_notebook_bundle(
-                        CacheBundleIn(nb, str(page.path), data={"execution_seconds": seconds}),
+                        CacheBundleIn(nb, str(page.path), data={"execution_seconds": seconds, "cell_seconds": cells}),
                         check_validity=False, overwrite=True)
                     done.add(page.slug)
                     status = f"{seconds:.0f} s"

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..config import checkout_root, validate_scale
 from ..registry import Registry, Result, code_changed
 from ..report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
+from ..timings import chapter_times
 
 #: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
 RUNS_EXPERIMENT = "chapter_runs"
@@ -24,8 +25,8 @@ class Estimate:
     """What one chapter costs at one scale.
 
     ``minutes``: wall time; ``memory_gb``: peak resident memory of the kernel (host RAM);
-    ``gpu_memory_gb``: peak GPU memory (None: no GPU used); ``measured``: measured by
-    ``posgeom reproduce`` on the 2-core build machine (else the chapter's timing or an estimate).
+    ``gpu_memory_gb``: peak GPU memory (None: no GPU used); ``measured``: measured on the 2-core build
+    machine (the build's chapter times, :meth:`Chapter.estimate`, or ``posgeom reproduce``), else an estimate.
     """
 
     minutes: float
@@ -54,7 +55,16 @@ class Chapter:
     reuses: tuple[str, ...] = ()
 
     def estimate(self, scale: str) -> Estimate:
-        return getattr(self, validate_scale(scale))
+        """What the chapter costs at ``scale``. At ``quick`` the minutes are the measured ones of
+        ``book/chapter-times.json`` (:func:`posgeom.timings.chapter_times`, the one source of the chapters'
+        times) when it lists the chapter; ``quick.minutes`` is only the fallback for a chapter not measured yet."""
+        scale = validate_scale(scale)
+        estimate = getattr(self, scale)
+        if scale == "quick":
+            seconds = chapter_times().get(self.slug)
+            if seconds is not None:
+                return replace(estimate, minutes=seconds / 60, measured=True)
+        return estimate
 
 
 #: The package of the experiments' entry points (``module:function`` names are relative to it).
@@ -123,12 +133,8 @@ class SliceInterrupted(RuntimeError):
 
 
 def project_root() -> Path:
-    """The posgeom checkout: the one holding the current folder, else the one holding this package."""
+    """The posgeom checkout (:func:`posgeom.config.checkout_root`); a ``ValueError`` outside any."""
     root = checkout_root()
-    if root is None:
-        here = Path(__file__).resolve().parents[2]  # posgeom/reproduce/chapters.py → the checkout
-        if (here / "_toc.yml").is_file() and (here / "notebooks").is_dir():
-            root = here
     if root is None:
         raise ValueError(
             "posgeom reproduce executes the chapters of a posgeom checkout (its notebooks/ folder); "

@@ -98,10 +98,10 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
         status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir)
         if status != "done" and chapter_progress(c, scale, registry):
             status = "in progress"
-        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.quick.minutes):>9} "
+        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.estimate('quick').minutes):>9} "
                      f"{format_minutes(paper[c.slug]):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
                      f"{'yes' if c.ddp else 'no'}")
-    lines.append(f"total: {format_minutes(sum(c.quick.minutes for c in chapters))} at quick on a 2-core CPU; "
+    lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
                  f"about {format_minutes(sum(paper.values()))} at paper on one H100/H200-class GPU (the cost model "
                  "at 40 % MFU for the training, the chapters' estimates for the rest)")
     for c in chapters:

@@ -32,7 +32,7 @@ print("{_PROBE_MARK}" + _json.dumps({{"rss_bytes": _rss, "gpu_bytes": _gpu}}))
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def _first_line(source: str) -> str:
+def cell_first_line(source: str) -> str:
     lines = [ln for ln in source.splitlines() if ln.strip() and not ln.startswith(("---", "#", ":"))]
     text = lines[0].strip() if lines else source.strip()[:60]
     return text if len(text) <= 70 else text[:67] + "..."
@@ -86,7 +86,7 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         client.execute(env=env)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
         index = current["index"]
-        where = (f"code cell {position[index]} of {len(code)} (starting `{_first_line(nb.cells[index].source)}`)"
+        where = (f"code cell {position[index]} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
                  if index in position else "the probe cell appended by posgeom reproduce")
         if isinstance(err, CellExecutionError) and err.ename == INTERRUPTED_NAME:
             raise SliceInterrupted(slug, str(err.evalue)) from None
