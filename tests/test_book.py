@@ -81,13 +81,15 @@ def pages(html_root: Path) -> list[Path]:
     return [html_root / f"{name}.html" for name in toc_files()]
 
 
-def test_the_build_executes_no_page_itself(built_book):
-    """Every page was executed in parallel beforehand and found in jupyter-cache by the build: a page
-    the build executes itself (MyST-NB logs "Executing notebook") would mean the cache did not match."""
+def test_the_build_executes_no_chapter_itself(built_book):
+    """Every chapter was executed in parallel beforehand and found in jupyter-cache by the build: a
+    chapter the build executes itself (MyST-NB logs "Executing notebook") would mean the cache did not
+    match. Only the summary, which forces its execution, runs in the build."""
     log = (ARTIFACTS / "book-build.log").read_text()
     assert "[book] executing" in log, "the build did not go through posgeom.reproduce.book"
     executed = [line for line in log.splitlines() if "Executing notebook" in line]
-    assert not executed, "the build executed pages the parallel step had run: " + "; ".join(executed[:3])
+    assert len(executed) == 1 and "does-the-paper-hold-up.md" in executed[0], \
+        "the build executed pages the parallel step had run: " + "; ".join(executed[:3])
 
 
 def test_every_toc_page_is_built(built_book):

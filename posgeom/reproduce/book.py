@@ -8,9 +8,11 @@ uses, as MyST-NB itself would store them (the notebook read by MyST-NB's reader,
 execution time). The build then finds every page in the cache and executes nothing; a page the cache
 does not match (its code changed since) is executed by the build as before.
 
-Order: a chapter after the chapters whose registry entries it reuses (:attr:`Chapter.reuses`), the
-pages outside ``notebooks/`` (the summary, which reads every chapter's recorded claims) after all
-chapters, and among the pages free to start the one with the longest chain of measured time ahead of
+A page that sets its own execution mode is left to the build: the summary (``execution_mode: force``)
+is executed by every build, after the chapters, so that it reads the registry they filled.
+
+Order: a chapter after the chapters whose registry entries it reuses (``Chapter.reuses``), any
+page outside ``notebooks/`` after all chapters, and among the pages free to start the one with the longest chain of measured time ahead of
 it first (:func:`priorities`, from :data:`posgeom.timings.CHAPTER_TIMES_FILE`).
 
 ``bash scripts/book`` and the test command's strict build both run :func:`main`::
@@ -34,6 +36,12 @@ from typing import Callable, Mapping, Sequence
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
 from .notebook import KERNEL_START_TIMEOUT_S, cell_first_line
+
+__all__ = [
+    "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
+    "book_pages", "page_execution_mode", "priorities", "threads_per_kernel", "default_jobs", "kernel_environment",
+    "read_page", "cell_seconds", "cache_path", "execute_book", "main",
+]
 
 #: Environment variables that set the threads of OpenMP, the BLAS libraries and PyTorch in a kernel.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -96,11 +104,26 @@ def _toc_files(root: Path) -> list[str]:
     return files
 
 
-def book_pages(root: str | Path, chapters: Sequence[Chapter] = CHAPTERS) -> list[Page]:
-    """The pages of ``_toc.yml`` that hold code cells, in the book's order, with what each waits for.
+def page_execution_mode(path: str | Path) -> str | None:
+    """The page's own MyST-NB execution mode (``mystnb: execution_mode:`` in its front matter), if it sets one."""
+    import yaml
 
-    A chapter waits for the chapters it reuses (:attr:`Chapter.reuses`, when they are in the book); a
-    page outside ``notebooks/`` waits for every chapter.
+    text = Path(path).read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return None
+    front = yaml.safe_load(text.split("---", 2)[1]) or {}
+    mode = (front.get("mystnb") or {}).get("execution_mode")
+    return None if mode is None else str(mode)
+
+
+def book_pages(root: str | Path, chapters: Sequence[Chapter] = CHAPTERS) -> list[Page]:
+    """The pages of ``_toc.yml`` that hold code cells and that the build takes from jupyter-cache, in the
+    book's order, with what each waits for.
+
+    A page that sets its own execution mode (the summary's ``force``: it is executed by every build, after
+    the chapters, so that it always reads the registry as it is) is left to the build. A chapter waits for
+    the chapters it reuses (``Chapter.reuses``, when they are in the book); a page outside
+    ``notebooks/`` waits for every chapter.
     """
     root = Path(root)
     reuses = {c.slug: c.reuses for c in chapters}
@@ -108,6 +131,8 @@ def book_pages(root: str | Path, chapters: Sequence[Chapter] = CHAPTERS) -> list
     for name in _toc_files(root):
         path = root / f"{name}.md"
         if not path.is_file() or "```{code-cell}" not in path.read_text(encoding="utf-8"):
+            continue
+        if page_execution_mode(path) not in (None, "cache"):
             continue
         pages.append(Page(path, path.stem))
     chapter_slugs = [p.slug for p in pages if p.path.parent.name == CHAPTER_FOLDER]

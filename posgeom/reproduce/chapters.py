@@ -26,7 +26,7 @@ class Estimate:
 
     ``minutes``: wall time; ``memory_gb``: peak resident memory of the kernel (host RAM);
     ``gpu_memory_gb``: peak GPU memory (None: no GPU used); ``measured``: measured on the 2-core build
-    machine (the build's chapter times, :meth:`Chapter.estimate`, or ``posgeom reproduce``), else an estimate.
+    machine (the build's chapter times, :meth:`posgeom.reproduce.Chapter.estimate`, or ``posgeom reproduce``), else an estimate.
     """
 
     minutes: float
