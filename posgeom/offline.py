@@ -33,7 +33,7 @@ from typing import Callable, Mapping, MutableMapping
 from .config import DEFAULT_PRETRAINED, HUB_DATASETS, PACKAGED_MODEL, checkout_root, validate_pretrained
 
 __all__ = [
-    "RunEnvironment", "DATA_FILES", "OFFLINE_VARIABLES", "checkout_root", "data_dir_beside_checkout",
+    "RunEnvironment", "DATA_FILES", "OFFLINE_VARIABLES", "data_dir_beside_checkout",
     "missing_data_files", "model_is_local", "hub_cache_dir", "hub_reachable", "decide", "apply_environment", "no_data_help",
 ]
 
@@ -192,7 +192,7 @@ def decide(
         Returns whether the hub can be reached; called at most once, and only when something must
         come from the hub. None: no probe (the network is taken as available, ``network=None``).
     root : Path, optional
-        The checkout whose neighbouring data folder is looked for (default :func:`checkout_root`).
+        The checkout whose neighbouring data folder is looked for (default :func:`posgeom.config.checkout_root`).
 
     Returns
     -------

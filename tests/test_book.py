@@ -24,7 +24,7 @@ from bs4 import BeautifulSoup
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
 
-pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
+pytestmark = [pytest.mark.book]  # one worker runs this file: scripts/test distributes by file (--dist loadfile)
 
 
 def toc_files() -> list[str]:
@@ -408,10 +408,33 @@ return found;
 """
 
 
+def verdict_tables_in_html(page: Path) -> int:
+    """Tables of a built page whose header row has a "Verdict" or "Bottom line" column (the HTML as written)."""
+    soup = BeautifulSoup(page.read_text(), "html.parser")
+    return sum(any(re.fullmatch(r"(?i)verdict|bottom line", th.get_text(strip=True)) for th in table.select("thead th"))
+               for table in soup.select("main table"))
+
+
+def chapters_with_comparison_tables() -> list[str]:
+    """The chapters whose notebook shows a "Paper vs this book" table."""
+    return sorted(p.stem for p in (REPO / "notebooks").glob("*.md") if "comparison_table(" in p.read_text())
+
+
+def test_every_comparison_table_and_the_summarys_have_a_verdict_column(built_book):
+    """The HTML of each chapter with a "Paper vs this book" table holds one table with a verdict column;
+    the summary holds two (the bottom lines, and every check)."""
+    for slug in chapters_with_comparison_tables():
+        assert verdict_tables_in_html(built_book / "notebooks" / f"{slug}.html") == 1, slug
+    assert verdict_tables_in_html(built_book / "summary" / "does-the-paper-hold-up.html") == 2
+
+
 @pytest.mark.browser
 def test_verdict_headers_are_in_view_at_desk_width(browser, served_book, built_book):
     """At 1400 px the verdict column of every "Paper vs this book" table, and of the summary's tables,
-    is inside the visible box: no sideways scroll hides it."""
+    is inside the visible box: no sideways scroll hides it. The browser must find every such table the
+    page's HTML holds (a page that did not load, or lost a table, is named)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
     try:
         browser.set_window_size(1400, 1600)
         seen = 0
@@ -420,12 +443,15 @@ def test_verdict_headers_are_in_view_at_desk_width(browser, served_book, built_b
             if not (rel.startswith("notebooks/") or rel.startswith("summary/")):
                 continue
             browser.get(f"{served_book}/{rel}")
+            WebDriverWait(browser, 60).until(lambda b: b.execute_script("return document.readyState") == "complete")
             found = browser.execute_script(VERDICT_HEADERS)
+            expected = verdict_tables_in_html(page)
+            assert len(found) == expected, f"{rel}: the browser found {len(found)} verdict columns, the HTML holds {expected}"
             outside = [f for f in found if not f["inside"]]
             assert not outside, f"{rel}: verdict headers outside the visible box: {outside}"
             assert not browser.execute_script(CUT_CELLS)["sideways"], f"{rel}: the page scrolls sideways"
             seen += len(found)
-        assert seen >= 12, f"only {seen} verdict columns found: the tables lost their verdict header"
+        assert seen == len(chapters_with_comparison_tables()) + 2
     finally:
         browser.set_window_size(1280, 1600)
 
