@@ -2,7 +2,7 @@
 
 What a new reader waits for after ``bash scripts/book`` has made the environment: every chapter executed
 with nothing cached (no results registry, no jupyter-cache), then the strict Sphinx build. Each arm
-clones the commit into a temporary folder and runs ``python -m posgeom.reproduce.book --jobs N`` there
+clones the commit into a temporary folder and runs ``posgeom book --jobs N`` there
 with this environment's Python (the clone's package first on ``PYTHONPATH``, its own empty
 ``results/``, ``_build/``, token and count cache and ``datasets`` cache), timing the whole command. With a reference arm (``--reference-jobs``,
 default 1: the chapters one after another, as Jupyter Book runs them) both arms run in the same call, so
@@ -67,7 +67,7 @@ def build(checkout: Path, jobs: int) -> dict:
     log = checkout / "build.log"
     started = time.perf_counter()
     with log.open("w") as handle:
-        code = subprocess.run([sys.executable, "-m", "posgeom.reproduce.book", "--jobs", str(jobs)],
+        code = subprocess.run([sys.executable, "-m", "posgeom.cli", "book", "--jobs", str(jobs)],
                               cwd=checkout, env=env, stdout=handle, stderr=subprocess.STDOUT).returncode
     wall = time.perf_counter() - started
     text = log.read_text(errors="replace")

@@ -52,7 +52,7 @@ def cached_times(cache_dir: Path) -> dict[str, float]:
 
 def slowest_cells(cache_dir: Path, count: int) -> list[tuple[float, str, int, str]]:
     """The ``count`` slowest code cells of the cached chapters: (seconds, chapter, cell number, first line),
-    from the seconds per code cell that ``python -m posgeom.reproduce.book`` stores with each page."""
+    from the seconds per code cell that ``posgeom book`` stores with each page."""
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_dir))
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cells:
         rows = slowest_cells(args.cache, args.cells)
         if not rows:
-            raise SystemExit(f"no cell timings in {args.cache}: build with python -m posgeom.reproduce.book first")
+            raise SystemExit(f"no cell timings in {args.cache}: build with posgeom book first")
         for seconds, slug, k, first in rows:
             print(f"{seconds:7.1f} s  {slug:26s} cell {k:3d}  {first}")
         return 0

@@ -1,7 +1,7 @@
 """Builds the book once, strictly, and checks the HTML — then opens it in headless Chromium.
 
 The build is the README's build command minus the set-up (the test runs inside the venv):
-``python -m posgeom.reproduce.book`` executes the chapters in parallel into jupyter-cache, then runs
+``posgeom book`` executes the chapters in parallel into jupyter-cache, then runs
 ``jupyter-book build . --all -W -n --keep-going``, which reads them. Screenshots go to ``test-artifacts/``.
 """
 
@@ -67,7 +67,7 @@ def built_book() -> Path:
         # the path of scripts/book: the chapters executed in parallel into jupyter-cache, then a strict
         # `jupyter-book build . --all --warningiserror --nitpick --keep-going` that reads them
         proc = subprocess.run(
-            [sys.executable, "-m", "posgeom.reproduce.book", "--path-output", str(out)],
+            [sys.executable, "-m", "posgeom.cli", "book", "--path-output", str(out)],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=5400,
         )
         log = proc.stdout + proc.stderr
@@ -86,7 +86,7 @@ def test_the_build_executes_no_chapter_itself(built_book):
     chapter the build executes itself (MyST-NB logs "Executing notebook") would mean the cache did not
     match. Only the summary, which forces its execution, runs in the build."""
     log = (ARTIFACTS / "book-build.log").read_text()
-    assert "[book] executing" in log, "the build did not go through posgeom.reproduce.book"
+    assert "[book] executing" in log, "the build did not go through posgeom book"
     executed = [line for line in log.splitlines() if "Executing notebook" in line]
     assert len(executed) == 1 and "does-the-paper-hold-up.md" in executed[0], \
         "the build executed pages the parallel step had run: " + "; ".join(executed[:3])

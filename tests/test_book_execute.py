@@ -11,7 +11,7 @@ import pytest
 
 from posgeom.reproduce import CHAPTERS
 from posgeom.reproduce.book import (
-    THREAD_VARIABLES, Page, book_pages, cache_path, default_jobs, execute_book, kernel_environment, main,
+    THREAD_VARIABLES, Page, book_pages, cache_path, default_jobs, execute_book, kernel_environment,
     page_execution_mode, priorities, threads_per_kernel,
 )
 
@@ -143,8 +143,9 @@ def test_a_failed_page_is_reported_its_dependants_skipped_and_the_rest_cached(tm
 def test_jobs_below_one_is_refused(tmp_path):
     with pytest.raises(ValueError, match="jobs must be at least 1"):
         execute_book(tmp_path, jobs=0, pages=[], cache_dir=tmp_path / "cache")
-    with pytest.raises(SystemExit):
-        main(["--jobs", "0"])
+    from posgeom.cli import main as cli
+
+    assert cli(["book", "--jobs", "0"]) == 2  # one line: --jobs must be at least 1
 
 
 def test_real_kernels_fill_the_cache_myst_nb_then_finds(tmp_path):

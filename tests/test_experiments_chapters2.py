@@ -16,6 +16,7 @@ import pytest
 import posgeom
 from posgeom.experiments.settings import by_scale
 from posgeom.experiments import corpus_geometry as cg
+from posgeom.experiments import lowrank_training as lt
 from posgeom.experiments import minimal_parametrisation as mp
 from posgeom.experiments import optimal_encoding as oe
 from posgeom.experiments import sinusoids_as_mds as sm
@@ -56,6 +57,7 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
             sst2_seeds=(0,)),
     )
     monkeypatch.setattr(mp, "CONFIGS", by_scale(m))
+    monkeypatch.setattr(lt, "TRAIN_CONFIGS", by_scale(m.train))  # the training comparison owns its settings
     s = dataclasses.replace(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30,
                             intervals=oe.IntervalOptions(n_boot=10, n_folds=8))
     monkeypatch.setattr(sm, "CONFIGS", dataclasses.replace(sm.CONFIGS, quick=s))

@@ -15,14 +15,13 @@ Order: a chapter after the chapters whose registry entries it reuses (``Chapter.
 page outside ``notebooks/`` after all chapters, and among the pages free to start the one with the longest chain of measured time ahead of
 it first (:func:`priorities`, from :data:`posgeom.timings.CHAPTER_TIMES_FILE`).
 
-``bash scripts/book`` and the test command's strict build both run :func:`main`::
+``bash scripts/book`` and the test command's strict build both run :func:`build_book`, the command::
 
-    python -m posgeom.reproduce.book [--jobs N] [jupyter-book build options...]
+    posgeom book [--jobs N] [--timeout S] [--path-output DIR]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -40,7 +39,7 @@ from .notebook import KERNEL_START_TIMEOUT_S, cell_first_line
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
     "book_pages", "page_execution_mode", "priorities", "threads_per_kernel", "default_jobs", "kernel_environment",
-    "read_page", "cell_seconds", "cache_path", "execute_book", "main",
+    "read_page", "cell_seconds", "cache_path", "execute_book", "build_book",
 ]
 
 #: Environment variables that set the threads of OpenMP, the BLAS libraries and PyTorch in a kernel.
@@ -332,19 +331,18 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
     return report
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Execute the pages in parallel (:func:`execute_book`), then ``jupyter-book build`` the checkout
-    strictly (``--all --warningiserror --nitpick --keep-going`` and the extra arguments)."""
-    parser = argparse.ArgumentParser(prog="python -m posgeom.reproduce.book", allow_abbrev=False,
-                                     description="Execute the book's pages in parallel, then build it strictly.")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="kernels at once (default: one per core, at most 4; 1 = one after another)")
-    parser.add_argument("--timeout", type=int, default=3600, help="seconds allowed per cell (default 3600)")
-    args, build_args = parser.parse_known_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        parser.error(f"--jobs must be at least 1, got {args.jobs}")
-    root = project_root()
-    report = execute_book(root, jobs=args.jobs, timeout=args.timeout)
+def build_book(root: str | Path | None = None, *, jobs: int | None = None, timeout: int | None = 3600,
+               path_output: str | Path | None = None, out: Callable[[str], None] = print) -> int:
+    """Execute the pages in parallel (:func:`execute_book`), then ``jupyter-book build`` the checkout strictly
+    (``--all --warningiserror --nitpick --keep-going``, into ``path_output`` when given): ``posgeom book``.
+
+    Returns
+    -------
+    int
+        The build's exit status; 1 without building when a page failed (its error is printed above).
+    """
+    root = Path(root) if root is not None else project_root()
+    report = execute_book(root, jobs=jobs, timeout=timeout, out=out)
     if report.failed:
         names = ", ".join(run.page.slug for run in report.failed)
         print(f"[book] not built: {names} failed (the error is above); fix it and run again: the pages that "
@@ -352,9 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     jb = Path(sys.executable).with_name("jupyter-book")
     command = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--all", "--warningiserror",
-               "--nitpick", "--keep-going", *build_args]
+               "--nitpick", "--keep-going"]
+    if path_output is not None:
+        command += ["--path-output", str(path_output)]
     return subprocess.run(command, cwd=root).returncode
-
-
-if __name__ == "__main__":
-    sys.exit(main())
