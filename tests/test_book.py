@@ -29,19 +29,9 @@ pytestmark = [pytest.mark.book]  # one worker runs this file: scripts/test distr
 
 def toc_files() -> list[str]:
     """Every page named in _toc.yml (root included), without extension."""
-    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
-    files = [toc["root"]]
+    from posgeom.reproduce.book import toc_files as walk_toc
 
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return files
+    return walk_toc(REPO)
 
 
 @pytest.fixture(scope="session")

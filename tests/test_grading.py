@@ -150,16 +150,42 @@ def test_fake_grade_lines_patched_checks_and_switches_score_0_and_nothing_outsid
 
 
 @pytest.mark.slow
+def kernels_left() -> list[str]:
+    """The kernels this test process started that still run (polled for a few seconds: a killed one takes
+    a moment to go)."""
+    import time
+
+    import psutil
+
+    def running():
+        found = []
+        for process in psutil.Process().children(recursive=True):
+            try:
+                if "ipykernel_launcher" in " ".join(process.cmdline()) and process.status() != psutil.STATUS_ZOMBIE:
+                    found.append(f"{process.pid}: {' '.join(process.cmdline())[:120]}")
+            except psutil.Error:
+                continue
+        return found
+
+    for _ in range(50):
+        if not running():
+            return []
+        time.sleep(0.2)
+    return running()
+
+
 def test_an_endless_cell_is_stopped_and_a_dying_kernel_keeps_the_scores_it_had(edition, tmp_path):
     key = edition / "autograder.json"
     endless = _submission(edition, tmp_path, "endless.ipynb", ["while True:\n    pass"], solved=True)
     report = grade(endless, key, exercises_only=True, timeout=45)
     assert report.percent == 100.0, report.table()
     assert any("did not finish within 45 s" in note for note in report.notes), report.notes
+    assert kernels_left() == []  # the kernel stuck in the endless cell is ended, not left to spin
     dying = _submission(edition, tmp_path, "dying.ipynb", ["import os\nos._exit(1)"], solved=True)
     report = grade(dying, key, exercises_only=True, timeout=120)
     assert report.percent == 100.0, report.table()
     assert any("the kernel died" in note for note in report.notes), report.notes
+    assert kernels_left() == []
 
 
 @pytest.mark.slow

@@ -185,7 +185,9 @@ def _run_submission(nb, names: list[str], work: Path, snapshots: Path, *, timeou
         return max(1, int(min(timeout, submission_timeout - (clock() - started))))
 
     snapshot = _snapshot_source(names, snapshots)
-    with client.setup_kernel(**start):
+    # cleanup_kc: nbclient ends only the kernels of managers it made itself; the confined one is ours, and a
+    # kernel left running (one stuck in an endless cell keeps a core busy) would outlive every submission
+    with client.setup_kernel(cleanup_kc=True, **start):
         try:
             hidden(_memory_source(memory_mb))
             for index, cell in enumerate(nb.cells):

@@ -34,11 +34,11 @@ from typing import Callable, Mapping, Sequence
 
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
-from .notebook import KERNEL_START_TIMEOUT_S, cell_first_line
+from .notebook import KERNEL_START_TIMEOUT_S, failed_cell
 
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
-    "book_pages", "page_execution_mode", "priorities", "threads_per_kernel", "default_jobs", "kernel_environment",
+    "toc_files", "book_pages", "page_execution_mode", "priorities", "threads_per_kernel", "default_jobs", "kernel_environment",
     "read_page", "cell_seconds", "cache_path", "execute_book", "build_book",
 ]
 
@@ -85,8 +85,11 @@ class BookExecution:
         return [r for r in self.runs if r.error is not None]
 
 
-def _toc_files(root: Path) -> list[str]:
+def toc_files(root: str | Path) -> list[str]:
+    """Every page named in the checkout's ``_toc.yml`` (the root page included), without extension, in order."""
     import yaml
+
+    root = Path(root)
 
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     files: list[str] = [toc["root"]]
@@ -127,7 +130,7 @@ def book_pages(root: str | Path, chapters: Sequence[Chapter] = CHAPTERS) -> list
     root = Path(root)
     reuses = {c.slug: c.reuses for c in chapters}
     pages: list[Page] = []
-    for name in _toc_files(root):
+    for name in toc_files(root):
         path = root / f"{name}.md"
         if not path.is_file() or "```{code-cell}" not in path.read_text(encoding="utf-8"):
             continue
@@ -175,7 +178,6 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     nb = read_page(page.path)
-    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     current = {"index": None}
     # record_timing: each cell's start and end in its metadata; moved out by cell_seconds before caching
     client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=True,
@@ -186,9 +188,7 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
     try:
         client.execute(env=env)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
-        index = current["index"]
-        where = (f"code cell {code.index(index) + 1} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
-                 if index in code else "before its first cell")
+        where = failed_cell(nb, current["index"]) or "before its first cell"
         detail = str(err).strip().splitlines()
         return nb, time.perf_counter() - started, f"{page.path.name}, {where}: " + "\n".join(detail[-15:])
     except Exception:  # a kernel that cannot start, a notebook that cannot be read: say so, whole

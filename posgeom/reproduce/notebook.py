@@ -38,6 +38,15 @@ def cell_first_line(source: str) -> str:
     return text if len(text) <= 70 else text[:67] + "..."
 
 
+def failed_cell(nb, index: int | None, code: list[int] | None = None) -> str | None:
+    """``code cell k of n (starting `first line`)`` for the notebook cell at ``index``, counted among ``code``
+    (the indices of the code cells; default every code cell of ``nb``); None when it is not one of them."""
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"] if code is None else code
+    if index not in code:
+        return None
+    return f"code cell {code.index(index) + 1} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
+
+
 def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | None = None,
                      on_cell: Callable[[int, int], None] | None = None, slug: str | None = None,
                      interrupt_on_timeout: bool = False) -> dict:
@@ -86,8 +95,7 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         client.execute(env=env)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
         index = current["index"]
-        where = (f"code cell {position[index]} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
-                 if index in position else "the probe cell appended by posgeom reproduce")
+        where = failed_cell(nb, index, code) or "the probe cell appended by posgeom reproduce"
         if isinstance(err, CellExecutionError) and err.ename == INTERRUPTED_NAME:
             raise SliceInterrupted(slug, str(err.evalue)) from None
         if isinstance(err, CellTimeoutError) and interrupt_on_timeout:
