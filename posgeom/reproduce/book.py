@@ -11,9 +11,10 @@ does not match (its code changed since) is executed by the build as before.
 A page that sets its own execution mode is left to the build: the summary (``execution_mode: force``)
 is executed by every build, after the chapters, so that it reads the registry they filled.
 
-Order: a chapter after the chapters whose registry entries it reuses (``Chapter.reuses``), any
-page outside ``notebooks/`` after all chapters, and among the pages free to start the one with the longest chain of measured time ahead of
-it first (:func:`priorities`, from :data:`posgeom.timings.CHAPTER_TIMES_FILE`).
+Order: a chapter after the chapters whose registry entries it reuses (``Chapter.reuses``), any page
+outside ``notebooks/`` after all chapters, and among the pages free to start the one with the longest
+chain of measured time ahead of it first (:func:`priorities`, from
+:data:`posgeom.timings.CHAPTER_TIMES_FILE`).
 
 ``bash scripts/book`` and the test command's strict build both run :func:`build_book`, the command::
 
@@ -38,8 +39,8 @@ from .notebook import KERNEL_START_TIMEOUT_S, failed_cell
 
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
-    "toc_files", "book_pages", "page_execution_mode", "priorities", "threads_per_kernel", "default_jobs", "kernel_environment",
-    "read_page", "cell_seconds", "cache_path", "execute_book", "build_book",
+    "toc_files", "book_pages", "page_execution_mode", "priorities", "threads_per_kernel", "default_jobs",
+    "kernel_environment", "read_page", "cell_seconds", "cache_path", "execute_book", "build_book",
 ]
 
 #: Environment variables that set the threads of OpenMP, the BLAS libraries and PyTorch in a kernel.
