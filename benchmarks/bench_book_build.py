@@ -62,8 +62,9 @@ def build(checkout: Path, jobs: int) -> dict:
     # nothing cached: token and count caches, and the datasets library's, start empty in each arm
     env["POSGEOM_CACHE_DIR"] = str(checkout.parent / "cache")
     env["HF_DATASETS_CACHE"] = str(checkout.parent / "hf-datasets")
-    if data_dir():
-        env["POSGEOM_DATA_DIR"] = data_dir()
+    data = data_dir()
+    if data:
+        env["POSGEOM_DATA_DIR"] = data
     log = checkout / "build.log"
     started = time.perf_counter()
     with log.open("w") as handle:

@@ -276,23 +276,23 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
     pages = list(book_pages(root) if pages is None else pages)
     cache = get_cache(str(cache_dir if cache_dir is not None else cache_path(root)))
     report = BookExecution()
-    todo: list[Page] = []
+    to_run: list[Page] = []
     for page in pages:
         try:
             cache.match_cache_notebook(read_page(page.path))
             report.cached.append(page.slug)
         except KeyError:
-            todo.append(page)
+            to_run.append(page)
     threads = threads_per_kernel(jobs)
     env = kernel_environment(threads)
     times = chapter_times(root)
     started = time.perf_counter()
-    out(f"[book] executing {len(todo)} of {len(pages)} pages, {jobs} at a time with {threads} thread(s) each"
+    out(f"[book] executing {len(to_run)} of {len(pages)} pages, {jobs} at a time with {threads} thread(s) each"
         + (f"; {len(report.cached)} already in the cache" if report.cached else ""))
     done: set[str] = set(report.cached)
     failed: set[str] = set()
     rank = priorities(pages, times)
-    waiting = sorted(todo, key=lambda page: -rank[page.slug])
+    waiting = sorted(to_run, key=lambda page: -rank[page.slug])
     running: dict[Future, Page] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         while waiting or running:
@@ -326,7 +326,7 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
                 else:
                     failed.add(page.slug)
                     status = f"FAILED after {seconds:.0f} s\n{error}"
-                out(f"[book] {len(report.runs)}/{len(todo)} {page.slug}: {status} "
+                out(f"[book] {len(report.runs)}/{len(to_run)} {page.slug}: {status} "
                     f"({time.perf_counter() - started:.0f} s in all)")
     report.wall_s = time.perf_counter() - started
     return report
