@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .timings import chapter_times, time_substitution
 
-__all__ = ["plain_notebook", "plain_markdown", "glue_values", "glue", "write_plain_notebook", "export_settings",
+__all__ = ["plain_notebook", "plain_markdown", "glue_values", "glue", "glue_fields", "write_plain_notebook", "export_settings",
            "cached_execution", "INSTALL_TAG"]
 
 #: Tag of the exported notebook's first code cell, which installs posgeom (the grader leaves it out).
@@ -48,6 +48,7 @@ _OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*)$")
 _ROLE = re.compile(r"\{(?P<name>[\w:-]+)\}`(?P<body>[^`]*)`")
 _TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _GLUE_CALL = re.compile(r"""glue\(\s*(?P<f>[fF]?)(?P<q>["'])(?P<key>.+?)(?P=q)""")
+_GLUE_FIELDS_CALL = re.compile(r"""glue_fields\(\s*(?P<q>["'])(?P<prefix>\w+)(?P=q)""")
 _GLUE_IMPORT = re.compile(r"^from myst_nb import glue[ \t]*$", re.M)
 _LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)\.(?:md|ipynb)(?P<anchor>#[^)\s]*)?\)")
 
@@ -73,6 +74,25 @@ def glue(name: str, value, display: bool = True) -> None:
     prefix = "" if display else "application/papermill.record/"
     metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
     _display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
+def glue_fields(prefix: str, record) -> None:
+    """Glue every field of a typed record (a dataclass instance) as ``<prefix>_<field>``, not displayed.
+
+    A chapter quotes the numbers of a result in its prose (``{glue:text}`t1_nope_mean:.3f```); the
+    experiment module returns them as one typed summary, and one call in a hidden cell glues them all,
+    so the page shows the reader the computation and not a screen of ``glue`` calls. A field that is
+    ``None`` is glued as the text ``"none"``.
+    """
+    import dataclasses
+
+    if not dataclasses.is_dataclass(record) or isinstance(record, type):
+        raise TypeError(f"glue_fields needs a dataclass instance, got {type(record).__name__}")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix):
+        raise ValueError(f"glue prefix {prefix!r} must be letters, digits and underscores, starting with a letter")
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        glue(f"{prefix}_{f.name}", "none" if value is None else value, display=False)
 
 
 def glue_values(executed: str | Path | dict) -> dict[str, str]:
@@ -127,6 +147,8 @@ def _glue_cells(code_cells: list[str]) -> list[tuple[re.Pattern, int]]:
             else:
                 pattern = re.escape(key)
             found.append((re.compile(pattern + r"\Z"), number))
+        for m in _GLUE_FIELDS_CALL.finditer(source):  # glue_fields("t1", summary): every "t1_<field>"
+            found.append((re.compile(re.escape(m.group("prefix")) + r"_\w+\Z"), number))
     return found
 
 

@@ -322,6 +322,16 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     )
 
 
+def describe_model(shape, *, name: str = "posgeom encoder", detail: str = "") -> str:
+    """A chapter's small model in words, from the settings in force (``shape`` has ``n_layers``,
+    ``d_model`` and ``n_heads``, as :class:`posgeom.experiments.settings.ModelShape`), so that a
+    "Paper vs this book" row and a caption are right at both scales: ``"posgeom encoder, 1 layer,
+    width 32, 4 heads"`` plus ``detail`` (``"from scratch"``) when given."""
+    layers = f"{shape.n_layers} layer{'s' if shape.n_layers != 1 else ''}"
+    text = f"{name}, {layers}, width {shape.d_model}, {shape.n_heads} heads"
+    return f"{text}, {detail}" if detail else text
+
+
 #: The columns of a "Paper vs this book" table, the verdict first: the reader came for it.
 COMPARISON_COLUMNS = ("verdict", "paper", "this book", "scale", "model", "corpus", "options")
 #: The columns shown together in the table's "Setting" cell, in this order.
@@ -406,7 +416,7 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 
 __all__ = [
     "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
-    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
+    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html",
 ]

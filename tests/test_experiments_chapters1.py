@@ -282,3 +282,51 @@ def test_separation_pipeline_without_the_registry():
     summary = sp.summarise_separation(runs)
     assert summary["final"]["raw"]["mean"] == pytest.approx(runs.separation[:, -1].mean())
     assert len(runs.masked_loss) == 2 and summary["masked_loss"]["mean"] > 0
+
+
+def test_necessity_summaries_and_rows_come_from_the_stored_runs(settings, tiny):
+    from posgeom.report import ComparisonRow
+
+    eq = nec.run_equivariance(settings)
+    order = nec.run_order_task(settings, seeds=(0, 1), progress=False)
+    nocls = nec.run_order_task(settings, models=[("alibi", False)], seeds=(0, 1), cls_token=False, progress=False)
+    outcome = nec.order_task_outcome(order)
+    assert list(outcome.curves) == [nec.model_label(*m) for m in nec.MODELS]
+    np.testing.assert_array_equal(outcome.steps, order.arrays["steps"])
+    # steps to learn, against a naive scan of the mean curve
+    for label, curve in outcome.curves.items():
+        mean = curve.mean(axis=0)
+        naive = next((int(s) for s, a in zip(outcome.steps, mean) if a >= 0.95), None)
+        assert nec.steps_to_learn(outcome)[label] == naive
+    summary = nec.order_task_summary(order)
+    assert summary.nope_mean == 0.5 and summary.nope_std == 0.0 and summary.n_seeds == 2
+    assert summary.task_positions == 6 and summary.n_test == 128
+    worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)
+    assert (summary.encoded_min, summary.encoded_worst) == (worst.min, worst.position)
+    gaps = nec.equivariance_summary(eq)
+    assert gaps.nope_gap < 1e-12 and gaps.alibi_reversal_gap < 1e-12 < gaps.alibi_perm_gap
+    assert gaps.min_encoded_gap == min(r.perm_gap for r in nec.equivariance_rows(eq) if r.position != "none" or r.causal)
+    rows = nec.comparison_rows(eq, order, nocls, settings)
+    assert [r.claim for r in rows] == ["C1"] * 3 and all(isinstance(r, ComparisonRow) for r in rows)
+    # the model is described from the settings in force, not typed
+    assert rows[0].model.startswith("posgeom encoder, 1 layer, width 32, 4 heads")
+    assert rows[0].verdict == "holds by construction"
+
+
+def test_separation_report_reads_the_stored_runs_as_typed_records(settings, tiny):
+    from posgeom.experiments import separation_report as spr
+
+    r = sp.run_separation(settings, corpus="drift", progress=False, seeds=(0, 1, 2, 3, 4))
+    run = spr.separation_run(r)
+    assert run.final.raw.mean == pytest.approx(r.values["final"]["raw"]["mean"])
+    assert run.initial.order_spearman is None and run.final.order_spearman is not None
+    np.testing.assert_array_equal(run.separation, r.arrays["separation"])
+    assert run.masked_loss.mean == r.values["masked_loss"]["mean"]
+    assert run.entropy_with_position == r.values["entropy_with_position"] and run.vocab_size is None
+    assert run.interval_raw.n == 5
+    assert spr.separation_run(sp.run_separation(settings, corpus="drift", progress=False, seeds=(0, 1))).interval_raw is None
+    table = spr.summary_table({"drift": run})
+    assert table.loc["drift", "sep at end"] == run.final.raw.mean
+    # the share of its scale a table keeps, per seed, against the arrays directly
+    np.testing.assert_allclose(spr.shrink_factors(run),
+                               r.arrays["median_distance"][:, -1] / r.arrays["median_distance"][:, 0])

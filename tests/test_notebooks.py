@@ -256,3 +256,34 @@ def test_substitutions_are_written_out_from_the_measured_times_or_refused(tmp_pa
     chapter.write_text(chapter.read_text() + "\nSee {{ version }}.\n")
     with pytest.raises(ValueError, match=r"\{\{ version \}\}"):
         plain_notebook(chapter)
+
+
+def test_glue_fields_glues_every_field_of_a_record(monkeypatch):
+    from dataclasses import dataclass
+
+    import posgeom.notebooks as nbmod
+
+    @dataclass(frozen=True)
+    class Summary:
+        rate: float
+        worst: str
+        steps: int | None
+
+    glued = []
+    monkeypatch.setattr(nbmod, "glue", lambda name, value, display=True: glued.append((name, value, display)))
+    nbmod.glue_fields("t1", Summary(0.25, "alibi", None))
+    assert glued == [("t1_rate", 0.25, False), ("t1_worst", "alibi", False), ("t1_steps", "none", False)]
+    with pytest.raises(TypeError, match="dataclass instance"):
+        nbmod.glue_fields("t1", {"rate": 0.25})
+    with pytest.raises(ValueError, match="letters, digits and underscores"):
+        nbmod.glue_fields("t-1", Summary(0.25, "alibi", 3))
+
+
+def test_a_number_glued_by_glue_fields_names_its_cell(tmp_path):
+    chapter = small_book(tmp_path, [
+        "```{code-cell} ipython3", "x = 1", "```", "",
+        "```{code-cell} ipython3", ":tags: [remove-cell]", "", "glue_fields(\"t1\", summary)", "```", "",
+        "The rate is {glue:text}`t1_rate:.1%`.", "",
+    ])
+    text = plain_notebook(chapter).cells[-1].source
+    assert text.startswith("The rate is [number: run code cell 2].")
