@@ -82,7 +82,7 @@ def glue_fields(prefix: str, record) -> None:
     A chapter quotes the numbers of a result in its prose (``{glue:text}`t1_nope_mean:.3f```); the
     experiment module returns them as one typed summary, and one call in a hidden cell glues them all,
     so the page shows the reader the computation and not a screen of ``glue`` calls. A field that is
-    ``None`` is glued as the text ``"none"``.
+    ``None`` is glued as the text ``"none"``; a NumPy scalar as the Python number it holds.
     """
     import dataclasses
 
@@ -92,6 +92,8 @@ def glue_fields(prefix: str, record) -> None:
         raise ValueError(f"glue prefix {prefix!r} must be letters, digits and underscores, starting with a letter")
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)
+        if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+            value = value.item()  # a NumPy scalar displays as np.float64(...), which the book cannot format
         glue(f"{prefix}_{f.name}", "none" if value is None else value, display=False)
 
 

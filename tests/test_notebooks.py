@@ -271,8 +271,11 @@ def test_glue_fields_glues_every_field_of_a_record(monkeypatch):
 
     glued = []
     monkeypatch.setattr(nbmod, "glue", lambda name, value, display=True: glued.append((name, value, display)))
-    nbmod.glue_fields("t1", Summary(0.25, "alibi", None))
+    import numpy as np
+
+    nbmod.glue_fields("t1", Summary(np.float64(0.25), "alibi", None))
     assert glued == [("t1_rate", 0.25, False), ("t1_worst", "alibi", False), ("t1_steps", "none", False)]
+    assert type(glued[0][1]) is float  # np.float64 displays as "np.float64(0.25)", which the book cannot format
     with pytest.raises(TypeError, match="dataclass instance"):
         nbmod.glue_fields("t1", {"rate": 0.25})
     with pytest.raises(ValueError, match="letters, digits and underscores"):

@@ -195,7 +195,20 @@ def test_cli_bad_only_and_list(capsys):
 
 
 def _claims_in(text: str) -> set[str]:
-    return set(re.findall(r"ComparisonRow\(\s*(?:claim\s*=\s*)?[\"']([CS]\d+)[\"']", text))
+    """The claims of the comparison rows a chapter shows: those its ``<alias>.comparison_rows(...)`` calls build
+    (read from the source of the experiment module imported under that alias), and any it writes itself."""
+    import importlib
+    import inspect
+
+    pattern = r"ComparisonRow\(\s*(?:claim\s*=\s*)?[\"']([CS]\d+)[\"']"
+    claims = set(re.findall(pattern, text))
+    aliases = dict((alias, module) for module, alias in
+                   re.findall(r"from posgeom\.experiments import (\w+) as (\w+)", text))
+    for alias in set(re.findall(r"\b(\w+)\.comparison_rows\(", text)):
+        assert alias in aliases, f"comparison_rows called on {alias!r}, which the chapter does not import"
+        source = inspect.getsource(importlib.import_module(f"posgeom.experiments.{aliases[alias]}").comparison_rows)
+        claims |= set(re.findall(pattern, source))
+    return claims
 
 
 def test_chapter_table_matches_the_notebooks(repo_root):

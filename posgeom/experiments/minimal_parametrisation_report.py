@@ -1,0 +1,393 @@
+r"""What the chapter "The minimal parametrisation" reports, from its stored runs.
+
+The runs of :mod:`posgeom.experiments.minimal_parametrisation` (the effective rank of each corpus, the
+planted-rank validation, stress against rank, the C5 stress reduction and its draws) and of
+:mod:`posgeom.experiments.lowrank_training` (low-rank tables trained against full ones) are stored as
+dictionaries; this module builds the chapter's tables from them, gives the numbers and phrases the chapter
+quotes as one summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and its "Paper vs this
+book" rows for C5, each decided by its rule in :mod:`posgeom.verdicts`.
+
+It reads the stored results only: none of the modules that compute them imports it, so the committed
+paper-scale results keep their code keys when the way the chapter reports them changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+
+from .. import verdicts as rules
+from ..config import settings_or_default as _settings
+from ..geometry import SeedInterval
+from ..registry import Result
+from .corpus_geometry import SYNTHETIC_FAMILIES
+from .minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
+from .real_corpora import PlainText
+
+__all__ = [
+    "HOLDS", "ValidationSummary", "validation_summary", "rank_table", "RankSummary", "rank_summary",
+    "sinusoid_crossings", "CrossingSummary", "crossing_summary", "c5_table", "c5_draws_table", "C5Summary",
+    "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
+    "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
+]
+
+#: The paper's stress reduction of rank 3 against the sinusoidal table.
+HOLDS = 0.998
+
+
+@dataclass(frozen=True)
+class ValidationSummary:
+    """The planted-rank validation: cases whose smallest planted direction is above the noise threshold and
+    how many of them are recovered; cases below half the threshold and how many are flagged undetermined;
+    cases whose interval reaches above the planted rank."""
+
+    recovered: int
+    above: int
+    flagged: int
+    below: int
+    over: int
+    cases: int
+
+
+def validation_summary(validation: Result) -> ValidationSummary:
+    """The :class:`ValidationSummary` of a ``run_rank_validation`` result."""
+    rows = validation.values["rows"]
+    above = [r for r in rows if r["smallest_signal"] > r["threshold"]]
+    below = [r for r in rows if r["smallest_signal"] < r["threshold"] / 2]
+    return ValidationSummary(
+        recovered=sum(r["estimate"] == r["rank"] for r in above), above=len(above),
+        flagged=sum(r["estimate"] is None for r in below), below=len(below),
+        over=sum(r["interval"][1] > r["rank"] for r in rows), cases=len(rows),
+    )
+
+
+_RANK_READINGS = ("tol", "mass", "stress", "cross_fitted")
+
+
+def rank_table(ranks: Result) -> pd.DataFrame:
+    """Every rank reading (tolerance, mass, stress, cross-fitted) of each synthetic family at each sample
+    size, and of SST-2 under each preprocessing."""
+    rows = []
+    for fam in SYNTHETIC_FAMILIES:
+        v = ranks.values[fam]
+        for j, N in enumerate(v["sizes"]):
+            rows.append({"corpus": fam, "sequences": N, "population rank": v["population"],
+                         **{c: v[c][j] for c in _RANK_READINGS}})
+    s = ranks.values["sst2"]
+    for j in range(len(s["special"])):
+        rows.append({"corpus": f"SST-2 ({s['special'][j]}, min_count {s['min_count'][j]}, n = {s['n_kept'][j]})",
+                     "sequences": s["n_sequences"], "population rank": None, **{c: s[c][j] for c in _RANK_READINGS}})
+    return pd.DataFrame(rows).set_index(["corpus", "sequences"])
+
+
+@dataclass(frozen=True)
+class RankSummary:
+    """The rank readings the chapter quotes (``*_cf``: the cross-fitted noise-aware rank, as text)."""
+
+    drift_pop: int
+    drift_tol_small: int
+    drift_mass_small: int
+    drift_cf_large: PlainText
+    small_N: int
+    large_N: int
+    stat_cf: PlainText
+    stat_mass: int
+    sst2_cf_all: PlainText
+    sst2_cf_dropped: PlainText
+    regimes_pop: int
+    regimes_cf_large: PlainText
+    sst2_mass_min: int
+    sst2_mass_max: int
+    sst2_tol_max: int
+    markov_cf: PlainText
+    markov_mass: int
+
+
+def rank_summary(ranks: Result) -> RankSummary:
+    """The :class:`RankSummary` of a ``run_effective_rank`` result."""
+    v = ranks.values
+    dr, s, rg = v["drift"], v["sst2"], v["regimes"]
+    return RankSummary(
+        drift_pop=dr["population"], drift_tol_small=dr["tol"][0], drift_mass_small=dr["mass"][0],
+        drift_cf_large=PlainText(dr["cross_fitted"][-1]), small_N=dr["sizes"][0], large_N=dr["sizes"][-1],
+        stat_cf=PlainText("; ".join(dict.fromkeys(v["stationary"]["cross_fitted"]))),
+        stat_mass=min(v["stationary"]["mass"]), sst2_cf_all=PlainText(s["cross_fitted"][0]),
+        sst2_cf_dropped=PlainText("; ".join(f"{t} (min_count {m:,}, {sp})" for t, m, sp in
+                                            zip(s["cross_fitted"], s["min_count"], s["special"]) if m > 1)),
+        regimes_pop=rg["population"], regimes_cf_large=PlainText(rg["cross_fitted"][-1]),
+        sst2_mass_min=min(s["mass"]), sst2_mass_max=max(s["mass"]), sst2_tol_max=max(s["tol"]),
+        markov_cf=PlainText(v["markov"]["cross_fitted"][-1]), markov_mass=v["markov"]["mass"][-1],
+    )
+
+
+def sinusoid_crossings(stress_vs_rank: Result) -> dict[str, int | None]:
+    """Per corpus of ``run_stress_vs_rank``, the first rank k whose MDS "scale_free" stress falls below the
+    sinusoidal table's (None when no rank computed does)."""
+    crossing = {}
+    for name in list(SYNTHETIC_FAMILIES) + ["sst2"]:
+        curve = stress_vs_rank.arrays[f"{name}__scale_free"]
+        below = np.flatnonzero(curve < stress_vs_rank.values[name]["encodings"]["sinusoidal"]["scale_free"])
+        crossing[name] = int(below[0] + 1) if below.size else None
+    return crossing
+
+
+@dataclass(frozen=True)
+class CrossingSummary:
+    """Where the rank-k MDS stress falls below the sinusoidal table's, per corpus, as one phrase."""
+
+    cross: str
+
+
+def crossing_summary(stress_vs_rank: Result) -> CrossingSummary:
+    """The :class:`CrossingSummary` of a ``run_stress_vs_rank`` result."""
+    sizes = {name: stress_vs_rank.arrays[f"{name}__scale_free"].size for name in list(SYNTHETIC_FAMILIES) + ["sst2"]}
+    return CrossingSummary("; ".join(f"{name}: {'rank ' + str(k) if k else 'not within rank ' + str(sizes[name])}"
+                                     for name, k in sinusoid_crossings(stress_vs_rank).items()))
+
+
+def _setting(r) -> str:
+    return "population" if r["size"] is None else r["size"]
+
+
+def c5_table(c5: Result) -> pd.DataFrame:
+    """Per generator and sample size: the stress reduction of the rank-3 MDS against the sinusoidal table."""
+    return pd.DataFrame([{"generator": r["generator"], "sequences": _setting(r),
+                          "reduction (paper)": r["reduction_paper"], "reduction (scale_free)": r["reduction_scale_free"],
+                          "MDS r=3 (scale_free)": r["mds_scale_free"], "sinusoidal (scale_free)": r["sin_scale_free"]}
+                         for r in c5.values["rows"]]).set_index(["generator", "sequences"])
+
+
+def _draw_text(e, fmt) -> str:
+    """The mean [interval] and sd of one reduction over the draws (mean ± sd where the draws are too few for one)."""
+    if "low" not in e:
+        return f"{fmt.format(e['mean'])} ± {fmt.format(e['sd'])} (no interval from {e['n']} draws)"
+    return f"{SeedInterval.from_dict(e).text(fmt, with_t=False)}, sd {fmt.format(e['sd'])}"
+
+
+def c5_draws_table(draws: Result) -> pd.DataFrame:
+    """Per generator and sample size, over the generator draws: the mean reduction with its interval, and in
+    how many draws it reaches 99.8 %."""
+    n = len(draws.values["seeds"])
+    return pd.DataFrame([
+        {"generator": r["generator"], "sequences": _setting(r),
+         "reduction (paper)": _draw_text(r["reduction_paper"], "{:.3%}"), "draws ≥ 99.8% (paper)": f"{r['holds_paper']}/{n}",
+         "reduction (scale_free)": _draw_text(r["reduction_scale_free"], "{:.2%}"),
+         "draws ≥ 99.8% (scale_free)": f"{r['holds_scale_free']}/{n}"}
+        for r in draws.values["rows"]]).set_index(["generator", "sequences"])
+
+
+def _label(r) -> str:
+    return f"{r['generator']} ({_setting(r)})"
+
+
+@dataclass(frozen=True)
+class C5Summary:
+    """C5's numbers: the parameter savings, the settings where rank 3 cuts the stress by 99.8 %, the pure-noise
+    corpus, the drift K = 4 generator by sample size, and the draws behind the intervals."""
+
+    savings: float
+    paper_n: int               # settings with a "paper" reduction of at least 99.8 %
+    total: int
+    stat_paper: float          # the "paper" reduction of the stationary (pure-noise) corpus, lowest
+    sf_list: str               # settings with a "scale_free" reduction of at least 99.8 %
+    k4_min_size: int | str     # smallest sample of the drift K = 4 generator that reaches it
+    k4_10k: float
+    n_seeds: int               # generator draws
+    level: float
+    t: str                     # Student t of the draws' intervals
+
+
+def c5_summary(c5: Result, draws: Result) -> C5Summary:
+    """The :class:`C5Summary` of ``run_c5`` and ``run_c5_draws``."""
+    rows = c5.values["rows"]
+    k4 = [r for r in rows if r["generator"] == "drift K=4"]
+    k4_ok = [r["size"] for r in k4 if r["size"] is not None and r["reduction_scale_free"] >= HOLDS]
+    first = draws.values["rows"][0]["reduction_scale_free"]
+    return C5Summary(
+        savings=c5.values["savings"], paper_n=sum(r["reduction_paper"] >= HOLDS for r in rows), total=len(rows),
+        stat_paper=min(r["reduction_paper"] for r in rows if r["generator"] == "stationary"),
+        sf_list="; ".join(_label(r) for r in rows if r["reduction_scale_free"] >= HOLDS),
+        k4_min_size=min(k4_ok) if k4_ok else "no sample size",
+        k4_10k=next(r["reduction_scale_free"] for r in k4 if r["size"] == 10_000),
+        n_seeds=len(draws.values["seeds"]), level=draws.values["level"],
+        t=f"{first['t']:.2f}" if "t" in first else "none",
+    )
+
+
+def training_table(training: Result) -> pd.DataFrame:
+    """Per task and encoding: accuracy over seeds and trainable positional parameters."""
+    summary = training.values["summary"]
+    return pd.concat({t: pd.DataFrame(summary[t]).T for t in summary})
+
+
+def trained_runs(training: Result) -> list[dict]:
+    """The marker-order runs whose trained table has a stress against the task's geometry."""
+    return [r for r in training.values["runs"] if r["task"] == "synthetic" and r["stress_scale_free"] is not None]
+
+
+@dataclass(frozen=True)
+class TrainingSummary:
+    """The training comparison: accuracies (means and sds over seeds) on the marker-order task, the paired gap
+    learned − (r = 1) with its interval, SST-2's range, and the correlation of stress with accuracy."""
+
+    none: float
+    sin: float
+    r1: float
+    r1_std: float
+    learned: float
+    learned_std: float
+    r1_params: int
+    r1_small: float
+    r1_small_std: float
+    learned_params: int
+    gap: float
+    gap_lo: float
+    gap_hi: float
+    gap_level: float
+    sst2_min: float | None
+    sst2_max: float | None
+    sst2_std: float | None
+    sst2_none: float | None
+    sst2_best: str | None
+    rho: float                 # Spearman ρ of a trained table's stress with its test accuracy
+    rho_n: int
+
+
+def training_summary(training: Result) -> TrainingSummary:
+    """The :class:`TrainingSummary` of a ``run_lowrank_training`` result."""
+    summary = training.values["summary"]
+    syn = summary["synthetic"]
+    gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
+    sst = summary.get("sst2")
+    accs = [v["accuracy_mean"] for v in sst.values()] if sst else None
+    runs = trained_runs(training)
+    rho = scipy.stats.spearmanr([r["stress_scale_free"] for r in runs], [r["test_accuracy"] for r in runs]).statistic
+    return TrainingSummary(
+        none=syn["none"]["accuracy_mean"], sin=syn["sinusoidal"]["accuracy_mean"],
+        r1=syn["lowrank r=1"]["accuracy_mean"], r1_std=syn["lowrank r=1"]["accuracy_std"],
+        learned=syn["learned"]["accuracy_mean"], learned_std=syn["learned"]["accuracy_std"],
+        r1_params=syn["lowrank r=1"]["position_params"], r1_small=syn["lowrank r=1 (σ 0.02)"]["accuracy_mean"],
+        r1_small_std=syn["lowrank r=1 (σ 0.02)"]["accuracy_std"], learned_params=syn["learned"]["position_params"],
+        gap=gap["mean"], gap_lo=gap["low"], gap_hi=gap["high"], gap_level=training.values["level"],
+        sst2_min=min(accs) if sst else None, sst2_max=max(accs) if sst else None,
+        sst2_std=max(v["accuracy_std"] for v in sst.values()) if sst else None,
+        sst2_none=sst["none"]["accuracy_mean"] if sst else None,
+        sst2_best=max(sst, key=lambda e: sst[e]["accuracy_mean"]) if sst else None,
+        rho=float(rho), rho_n=len(runs),
+    )
+
+
+def comparison_rows(c5: Result, draws: Result, training: Result, settings=None) -> list:
+    """The chapter's "Paper vs this book" rows for C5 (parameter savings, stress reduction, performance), each
+    decided by its rule in :mod:`posgeom.verdicts`.
+
+    "No loss of performance" is judged by the interval over seeds of the paired accuracy gap learned − (r = 1)
+    (:func:`posgeom.verdicts.c5_lowrank_performance`: a loss above ``ACCURACY_MARGIN`` excluded, established,
+    or undecided).
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from ..report import ComparisonRow, describe_model
+
+    settings = _settings(settings)
+    tr_cfg = CONFIGS[settings.scale].train
+    rows5 = c5.values["rows"]
+    draw_rows = draws.values["rows"]
+    n_draws = len(draws.values["seeds"])
+    sf_all = [r for r in draw_rows if r["holds_scale_free"] == n_draws]
+    sf_some = [r for r in draw_rows if 0 < r["holds_scale_free"] < n_draws]
+    syn = training.values["summary"]["synthetic"]
+    gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
+    r1_sigma = next(opts for label, _, opts in TRAIN_ENCODINGS if label == "lowrank r=1")["sigma"]
+    gap_text = (f"gap learned − (r = 1) {gap['mean']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}] "
+                f"({training.values['level']:.0%} interval over {gap['n']} seeds, paired)")
+    held_paper = sum(r["holds_paper"] == n_draws for r in draw_rows)
+    return [
+        ComparisonRow("C5", paper="88% fewer parameters (n = d = 50, r = 3)", ours=f"{c5.values['savings']:.2%}",
+                      scale="exact", model="none", corpus="—", options="r (n + d) vs n d",
+                      decision=rules.c5_parameter_savings(c5.values["n"], c5.values["d"], c5.values["r"])),
+        ComparisonRow("C5", paper="r = 3 cuts the stress by 99.8% relative to sinusoidal",
+                      ours=(f"'paper': ≥ 99.8% in {sum(r['reduction_paper'] >= HOLDS for r in rows5)}/{len(rows5)} "
+                            f"settings (in all {n_draws} draws for {held_paper}), incl. pure noise "
+                            f"({min(r['reduction_paper'] for r in rows5 if r['generator'] == 'stationary'):.3%}); "
+                            f"'scale_free': ≥ 99.8% in all {n_draws} draws only for "
+                            f"{'; '.join(_label(r) for r in sf_all) or 'no setting'}"
+                            + (f", in some draws for {'; '.join(_label(r) for r in sf_some)}" if sf_some else "")),
+                      scale=settings.scale, model="none",
+                      corpus="synthetic drift (K = 3, 4, 5), stationary, regimes, markov",
+                      options=f"n = d = 50, sinusoidal base 10000; {n_draws} generator draws, "
+                              f"{draws.values['level']:.0%} intervals of the mean reduction",
+                      decision=rules.c5_stress_reduction(held_paper / len(draw_rows), len(sf_all) / len(draw_rows))),
+        ComparisonRow("C5", paper="no loss of performance with the low-rank table (seed summary)",
+                      ours=(f"marker order: r = 1 {syn['lowrank r=1']['accuracy_mean']:.3f} vs learned "
+                            f"{syn['learned']['accuracy_mean']:.3f} with {syn['lowrank r=1']['position_params']} vs "
+                            f"{syn['learned']['position_params']} parameters; {gap_text}"),
+                      scale=settings.scale, model=describe_model(tr_cfg.model), corpus="marker-order task; SST-2 subset",
+                      options=f"{tr_cfg.steps.synthetic} steps, {len(tr_cfg.seeds)} seeds, "
+                              f"factors initialised at σ = {r1_sigma}",
+                      decision=rules.c5_lowrank_performance(gap)),
+    ]
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """The cross-fitted eigenvalues of one corpus's B (mean over the splits), the noise-aware threshold τ and
+    the rank it reads, for the chapter's spectra (the largest sample of each synthetic family; SST-2 with
+    special tokens "model", min_count 1)."""
+
+    corpus: str
+    eigenvalues: np.ndarray
+    threshold: float
+    rank_text: str
+
+
+def spectra(ranks: Result) -> list[Spectrum]:
+    """One :class:`Spectrum` per synthetic family, then SST-2, from a ``run_effective_rank`` result."""
+    v, a = ranks.values, ranks.arrays
+    out = [Spectrum(fam, a[f"{fam}__cross_fitted"].mean(axis=0), v[fam]["cross_fitted_threshold"][-1],
+                    v[fam]["cross_fitted"][-1]) for fam in SYNTHETIC_FAMILIES]
+    out.append(Spectrum("SST-2", a["sst2_model_1__cross_fitted"].mean(axis=0), v["sst2"]["cross_fitted_threshold"][0],
+                        v["sst2"]["cross_fitted"][0]))
+    return out
+
+
+def validation_frame(validation: Result) -> pd.DataFrame:
+    """One row per planted-rank case: rank, strength, size, the estimate (NaN when undetermined) and its interval."""
+    return pd.DataFrame(validation.values["rows"])
+
+
+@dataclass(frozen=True)
+class StressCurve:
+    """The "scale_free" stress of rank-k MDS at k = 1, 2, ... on one corpus, and of the fixed encodings."""
+
+    corpus: str
+    mds: np.ndarray
+    encodings: dict
+
+
+def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
+    """One :class:`StressCurve` per synthetic family, then SST-2, from a ``run_stress_vs_rank`` result."""
+    return [StressCurve(name, np.asarray(stress_vs_rank.arrays[f"{name}__scale_free"]),
+                        {enc: stress_vs_rank.values[name]["encodings"][enc]["scale_free"] for enc in ("sinusoidal", "rope", "alibi")})
+            for name in list(SYNTHETIC_FAMILIES) + ["sst2"]]
+
+
+def parameter_counts(c5: Result) -> str:
+    """The parameters of a full n × d table against its rank-r factors A Cᵀ, and the savings, as one line."""
+    v = c5.values
+    return f"parameters: full table {v['n_params_full']}, A C^T {v['n_params_lowrank']}, savings {v['savings']:.2%}"
+
+
+def accuracy_by_encoding(training: Result) -> dict[str, pd.DataFrame]:
+    """Per task, one row per encoding: mean and sd of the test accuracy over seeds and the trainable positional
+    parameters, ordered by those parameters."""
+    out = {}
+    for task, summary in training.values["summary"].items():
+        frame = pd.DataFrame(summary).T.infer_objects()
+        out[task] = frame.loc[sorted(frame.index, key=lambda e: (summary[e]["position_params"], e))]
+    return out

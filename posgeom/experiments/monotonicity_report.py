@@ -1,0 +1,303 @@
+r"""What the chapter "Monotonicity" reports, from its stored runs.
+
+The tables of :mod:`posgeom.experiments.monotonicity` (violation rate and Spearman's ρ of every encoding
+against a corpus's Hellinger geometry, with bootstrap intervals) and the NTK runs of
+:mod:`posgeom.experiments.monotonicity_ntk` are stored as dictionaries; this module reads them back as
+typed records (:func:`ntk_outcome`), gives the numbers the chapter quotes as one summary per corpus and
+one for the NTK runs (glued by :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs
+this book" rows for C9 and C11, each decided by its rule in :mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import geometry as geo
+from .. import verdicts as rules
+from ..config import settings_or_default as _settings
+from ..registry import Result
+from .monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
+from .monotonicity_ntk import REGIMES
+from .real_corpora import CONFIGS as CORPUS_CONFIGS
+from .settings import find
+
+__all__ = [
+    "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
+    "ntk_summary", "comparison_rows", "RankCurve", "rank_curve",
+]
+
+#: The encodings of a monotonicity table the chapter quotes, and the short name of each in its glue keys.
+ENCODING_KEYS = {
+    "sinusoidal": "sin", "rope": "rope", "alibi": "alibi", "learned (pretrained)": "pre",
+    "learned (from scratch)": "scratch", "learned (same model at step 0)": "scratch0", RANDOM_ROW: "rand",
+    "NTK prediction: marginals": "ntk_mu", "NTK prediction: counts": "ntk_c", "SMACOF (rank 1)": "smacof1",
+}
+
+
+@dataclass(frozen=True)
+class CorpusOrder:
+    """The monotonicity numbers of one corpus the chapter quotes: per encoding (short names of
+    :data:`ENCODING_KEYS`) the violation rate (``*_viol``), the same against the resolvable geometry
+    (``*_viol_res``) and Spearman's ρ (``*_rho``); None where the table has no such row (the table trained
+    from scratch exists only where the scale trains it)."""
+
+    sin_viol: float | None = None
+    sin_viol_res: float | None = None
+    sin_rho: float | None = None
+    rope_viol: float | None = None
+    rope_viol_res: float | None = None
+    rope_rho: float | None = None
+    alibi_viol: float | None = None
+    alibi_viol_res: float | None = None
+    alibi_rho: float | None = None
+    pre_viol: float | None = None
+    pre_viol_res: float | None = None
+    pre_rho: float | None = None
+    scratch_viol: float | None = None
+    scratch_viol_res: float | None = None
+    scratch_rho: float | None = None
+    scratch0_viol: float | None = None
+    scratch0_viol_res: float | None = None
+    scratch0_rho: float | None = None
+    rand_viol: float | None = None
+    rand_viol_res: float | None = None
+    rand_rho: float | None = None
+    ntk_mu_viol: float | None = None
+    ntk_mu_viol_res: float | None = None
+    ntk_mu_rho: float | None = None
+    ntk_c_viol: float | None = None
+    ntk_c_viol_res: float | None = None
+    ntk_c_rho: float | None = None
+    smacof1_viol: float | None = None
+    smacof1_viol_res: float | None = None
+    smacof1_rho: float | None = None
+    rand_viol_sd: float | None = None      # over the random tables' seeds
+    n_random_seeds: int = 0
+    alibi_ties: float | None = None        # share of the pairs of pairs ALiBi ties (left out of its rate)
+    closest_rank: int = 0                  # the MDS rank whose violation rate is closest to the paper's 22 %
+    closest_viol: float = float("nan")
+
+
+def corpus_order(table: Result) -> CorpusOrder:
+    """The :class:`CorpusOrder` of a ``run_monotonicity_table`` result."""
+    rows = {r.encoding: r for r in monotonicity_records(table)}
+    values = {}
+    for name, key in ENCODING_KEYS.items():
+        if name in rows:
+            r = rows[name]
+            values.update({f"{key}_viol": r.violation_rate, f"{key}_viol_res": r.violation_rate_resolvable,
+                           f"{key}_rho": r.spearman})
+    return CorpusOrder(**values, rand_viol_sd=rows[RANDOM_ROW].violation_rate_sd,
+                       n_random_seeds=len(table.arrays["random_violation"]), alibi_ties=rows["alibi"].tied_fraction,
+                       closest_rank=int(table.values["closest_rank"]), closest_viol=float(table.values["closest_violation"]))
+
+
+@dataclass(frozen=True)
+class NTKRun:
+    """One stored NTK run (``run_ntk``), typed: the final values, and along training (arrays over ``step``)
+    the kernel's relative change and the violation rates of the table and of its displacement."""
+
+    regime: str
+    seed: int
+    model: str
+    final_train_loss: float
+    kernel_change: float
+    kernel_change_table: float
+    table_motion: float
+    violation: float
+    violation_delta: float
+    step: np.ndarray
+    kernel_change_curve: np.ndarray
+    violation_curve: np.ndarray
+    violation_delta_curve: np.ndarray
+
+
+def ntk_outcome(runs: dict) -> dict[tuple[str, int], NTKRun]:
+    """``{(regime, seed): NTKRun}`` from ``run_ntk_all``'s ``{(regime, seed): Result}``."""
+    out = {}
+    for (regime, seed), r in runs.items():
+        f, a = r.values["final"], r.arrays
+        out[regime, seed] = NTKRun(
+            regime, int(seed), r.manifest["model"], float(r.values["final_train_loss"]), float(f["kernel_change"]),
+            float(f["kernel_change_table"]), float(f["table_motion"]), float(f["violation"]),
+            float(f["violation_delta"]), np.asarray(a["step"]), np.asarray(a["kernel_change"]),
+            np.asarray(a["violation"]), np.asarray(a["violation_delta"]))
+    return out
+
+
+def ntk_table(runs: dict) -> pd.DataFrame:
+    """One row per (regime, seed): the final kernel changes, table motion, violation rates and training loss."""
+    return pd.DataFrame([{"regime": r.regime, "seed": r.seed, "model": r.model, "kernel change": r.kernel_change,
+                          "table-kernel change": r.kernel_change_table, "table motion ‖ΔP‖/‖P0‖": r.table_motion,
+                          "violation of P": r.violation, "violation of ΔP": r.violation_delta,
+                          "training loss": r.final_train_loss} for r in runs.values()]).set_index(["regime", "seed"])
+
+
+@dataclass(frozen=True)
+class NTKSummary:
+    """The NTK numbers the chapter quotes: per regime the means over its seeds at the end of training (and
+    the table's violation rate at the start, ``*_viol0``), and the settings of the runs."""
+
+    lazy_kernel_change: float
+    lazy_kernel_change_table: float
+    lazy_violation: float
+    lazy_violation_delta: float
+    lazy_table_motion: float
+    lazy_viol0: float
+    lazy_train_loss: float
+    lazy_small_init_kernel_change: float
+    lazy_small_init_kernel_change_table: float
+    lazy_small_init_violation: float
+    lazy_small_init_violation_delta: float
+    lazy_small_init_table_motion: float
+    lazy_small_init_viol0: float
+    lazy_small_init_train_loss: float
+    rich_kernel_change: float
+    rich_kernel_change_table: float
+    rich_violation: float
+    rich_violation_delta: float
+    rich_table_motion: float
+    rich_viol0: float
+    rich_train_loss: float
+    steps: int
+    seeds: int
+    contrast_seeds: int
+    small_sigma: float
+    alpha: float
+    train_sequences: int
+
+
+def ntk_summary(runs: dict, settings=None) -> NTKSummary:
+    """The :class:`NTKSummary` of ``{(regime, seed): NTKRun}`` at the scale in force."""
+    cfg = CONFIGS[_settings(settings).scale].ntk
+    values = {}
+    for regime in REGIMES:
+        rs = [runs[regime, s] for s in cfg.seeds_of(regime)]
+        for key in ("kernel_change", "kernel_change_table", "violation", "violation_delta", "table_motion"):
+            values[f"{regime}_{key}"] = float(np.mean([getattr(r, key) for r in rs]))
+        values[f"{regime}_viol0"] = float(np.mean([r.violation_curve[0] for r in rs]))
+        values[f"{regime}_train_loss"] = float(np.mean([r.final_train_loss for r in rs]))
+    return NTKSummary(**values, steps=cfg.steps, seeds=len(cfg.seeds), contrast_seeds=len(cfg.contrast_seeds),
+                      small_sigma=cfg.lazy_small_init.table_sigma, alpha=cfg.lazy.output_scale,
+                      train_sequences=cfg.train_sequences)
+
+
+def _seeds_text(x, fmt="{:.0%}") -> str:
+    """Mean, and the range over the seeds."""
+    return f"{fmt.format(np.mean(x))} [{fmt.format(np.min(x))}–{fmt.format(np.max(x))}]"
+
+
+def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, settings=None) -> list:
+    """The chapter's "Paper vs this book" rows for C9 (three checks) and C11, each decided by its rule in
+    :mod:`posgeom.verdicts`.
+
+    Parameters
+    ----------
+    sst2, imdb : Result
+        ``run_monotonicity_table`` of each corpus.
+    intervals : dict of str to Result
+        ``run_violation_intervals`` of the corpora the scale computes them for (may be empty).
+    ntk : dict of (str, int) to NTKRun
+        :func:`ntk_outcome` of ``run_ntk_all``.
+    settings : Settings, optional
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from ..report import ComparisonRow
+
+    settings = _settings(settings)
+    sc = settings.scale
+    cfg = CONFIGS[sc].ntk
+    icfg = CORPUS_CONFIGS[sc].intervals
+    tables = {"sst2": sst2, "imdb": imdb}
+
+    def row(corpus, name):
+        return find(monotonicity_records(tables[corpus]), encoding=name)
+
+    def viol_text(corpus, name):
+        """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
+        if corpus in intervals:
+            return geo.Interval.from_dict(intervals[corpus].values["statistics"][name]).text("{:.1%}")
+        return f"{row(corpus, name).violation_rate:.1%} (no interval at this scale)"
+
+    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
+               f"phrases resampled with their sentence; {icfg.n_boot} replicates of {icfg.n_folds} folds; MDS recomputed "
+               "on each replicate at the closest rank)")
+    d_pre = intervals["sst2"].values["differences"]["learned (pretrained)-sinusoidal"] if "sst2" in intervals else None
+    opts = 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger'
+    rand_s, rand_i = row("sst2", RANDOM_ROW), row("imdb", RANDOM_ROW)
+    pre = {c: row(c, "learned (pretrained)").spearman for c in tables}
+    model = sst2.values["model"]
+    rows = [
+        ComparisonRow("C9", f"MDS rank {sst2.values['closest_rank']}: {viol_text('sst2', 'MDS (closest rank)')} (SST-2); "
+                            f"rank {imdb.values['closest_rank']}: {imdb.values['closest_violation']:.1%} (IMDB"
+                            + (f", {viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in intervals
+                               else ", no interval at this scale") + "); 0 % at full rank",
+                      sc, "none (pure geometry)", "SST-2 train; IMDB train subset",
+                      rules.c9_mds_violation(np.concatenate([sst2.arrays["mds_violation"], imdb.arrays["mds_violation"]])),
+                      options=opts + "; " + iv_note, paper="P_MDS 22 %"),
+        ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
+                            f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
+                      sc, "none (random tables)", "SST-2 train; IMDB train subset",
+                      rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
+                      options=opts + f", N(0, 0.02²), d = 768, {len(sst2.arrays['random_violation'])} seeds",
+                      paper="random 50 %"),
+        ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
+                            f"{viol_text('sst2', 'learned (pretrained)')} (SST-2)"
+                            + (f", pretrained − sinusoidal {d_pre['estimate']:+.1%} [{d_pre['low']:+.1%}, {d_pre['high']:+.1%}]"
+                               if d_pre else ""),
+                      sc, model, "SST-2 train; IMDB train subset",
+                      rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]}, model),
+                      options=opts + "; " + iv_note, paper="pretrained: moderate positive correlation"),
+    ]
+    # C11 can be tested only by a classifier that learns (a loss at ln 2 is chance on two classes) in a regime
+    # that is measured to be lazy, not assumed: the kernel must move far less than in the rich regime
+    lazy = [ntk["lazy", s] for s in cfg.seeds]
+    loss_lazy = np.array([r.final_train_loss for r in lazy])
+    kc_lazy = np.array([r.kernel_change for r in lazy])
+    kc_rich = np.array([ntk["rich", s].kernel_change for s in cfg.contrast_seeds])
+    vd_lazy = np.array([r.violation_delta for r in lazy])
+    v_lazy = np.array([r.violation for r in lazy])
+    v_small = np.array([ntk["lazy_small_init", s].violation for s in cfg.contrast_seeds])
+    # is the displacement (and the table) ordered like the corpus? intervals of the mean violation rate over the lazy seeds
+    vd_iv, v_iv = geo.seed_interval(vd_lazy, 0.95), geo.seed_interval(v_lazy, 0.95)
+    c11 = rules.c11_ntk_order(loss_lazy, kc_lazy, kc_rich, vd_iv, v_iv)
+    if rules.ntk_learned(loss_lazy) and rules.ntk_lazy(kc_lazy, kc_rich):
+        rows.append(ComparisonRow(
+            "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
+                   f"violation of ΔP {vd_iv.text('{:.0%}')} (95 % interval), of P {_seeds_text(v_lazy)}; of P started "
+                   f"near a point {_seeds_text(v_small)}",
+            sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,
+            options=f"α = {cfg.lazy.output_scale:g}, {cfg.train_sequences} training sentences fitted, "
+                    f"{cfg.steps} SGD steps, one layer of width {cfg.lazy.d_model}; rich regime for contrast",
+            changed=f"the NTK regime reached by lazy training (output scale α = {cfg.lazy.output_scale:g}) rather "
+                    f"than by width, on {cfg.train_sequences} training sentences the model can fit",
+            paper="monotone fixed point in the NTK regime"))
+    else:
+        rows.append(ComparisonRow(
+            "C11", f"lazy: training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')} "
+                   f"(rich {_seeds_text(kc_rich, '{:.1%}')}); violation of ΔP {_seeds_text(vd_lazy)}",
+            sc, "[CLS] classifier trained by SGD (1 layer)", "SST-2 train, positions 0-15", c11,
+            options=f"{len(cfg.seeds)} seeds, {cfg.steps} SGD steps"))
+    return rows
+
+
+@dataclass(frozen=True)
+class RankCurve:
+    """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per
+    seed) for reference."""
+
+    ranks: np.ndarray
+    violation: np.ndarray
+    random: np.ndarray
+
+
+def rank_curve(table: Result) -> RankCurve:
+    """The :class:`RankCurve` of a ``run_monotonicity_table`` result."""
+    a = table.arrays
+    return RankCurve(np.asarray(a["mds_ranks"]), np.asarray(a["mds_violation"]), np.asarray(a["random_violation"]))

@@ -1,0 +1,220 @@
+r"""What the chapter "Sinusoids as MDS" reports, from its stored runs.
+
+The runs of :mod:`posgeom.experiments.sinusoids_as_mds` (how sinusoidal the MDS eigenvectors of each corpus
+are, bootstrap intervals of the shift statistics, the sweep from a stationary to a drifting corpus) are
+stored as dictionaries; this module builds the chapter's tables from them, gives the numbers the chapter
+quotes as one summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and its "Paper vs this
+book" rows for C4, each decided by its rule in :mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import verdicts as rules
+from ..config import settings_or_default as _settings
+from ..geometry import Interval
+from ..registry import Result, stored_text
+from .corpus_geometry import CONFIGS as CORPUS_CONFIGS
+from .sinusoids_as_mds import SHIFT_STATISTICS, run_shift_intervals
+
+__all__ = [
+    "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",
+    "FrequencySummary", "frequency_summary", "SweepSummary", "sweep_summary", "premise_text", "comparison_rows",
+    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame",
+]
+
+#: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
+CIRCULANT = "markov (population)"
+
+
+def fourier_table(fourier: Result) -> pd.DataFrame:
+    """Per corpus: how far D is from Toeplitz and circulant, how sinusoidal its top MDS eigenvectors are (mean
+    R², Fourier match), the stresses of the sinusoidal table and of MDS at the same rank, and the eigenvalue
+    share of the top vectors."""
+    rows = []
+    for name in fourier.values["corpora"]:
+        v = fourier.values[name]
+        rows.append({"corpus": name, "Toeplitz deviation": v["toeplitz_deviation"],
+                     "circulant deviation": v["circulant_deviation"],
+                     "mean R² (top eigenvectors)": v["mean_sinusoid_r2"], "Fourier match": v["fourier_match"],
+                     "sinusoidal (scale_free)": v["sinusoidal_scale_free"],
+                     "MDS same rank (scale_free)": v["mds_scale_free"],
+                     "eigenvalue share of top vectors": v["eigenvalue_share"]})
+    return pd.DataFrame(rows).set_index("corpus")
+
+
+@dataclass(frozen=True)
+class FourierSummary:
+    """How sinusoidal the MDS eigenvectors are: the Fourier match (``*_fm``) of the circulant Markov corpus
+    (``mk``: population; ``mks``: a sample; ``mkv``: a vocabulary larger than n), the drift, regimes and
+    stationary families and SST-2; the mean R² of the sinusoid fits; the drift's Toeplitz deviation; and
+    the circulant corpus's stresses."""
+
+    mk_fm: float
+    mk_sin: float
+    mk_mds: float
+    mks_fm: float
+    mkv_fm: float
+    mkv_r2: float
+    dr_fm: float
+    dr_toep: float
+    dr_r2_top3: float
+    rg_fm: float
+    st_fm: float
+    sst_fm: float
+    n_sample: str
+
+
+def fourier_summary(fourier: Result, settings=None) -> FourierSummary:
+    """The :class:`FourierSummary` of a ``run_fourier_match`` result at the scale in force."""
+    v = fourier.values
+    return FourierSummary(
+        mk_fm=v[CIRCULANT]["fourier_match"], mk_sin=v[CIRCULANT]["sinusoidal_scale_free"],
+        mk_mds=v[CIRCULANT]["mds_scale_free"], mks_fm=v["markov"]["fourier_match"],
+        mkv_fm=v["markov v>n (population)"]["fourier_match"], mkv_r2=v["markov v>n (population)"]["mean_sinusoid_r2"],
+        dr_fm=v["drift"]["fourier_match"], dr_toep=v["drift"]["toeplitz_deviation"],
+        dr_r2_top3=float(np.mean(v["drift"]["sinusoid_r2"][:3])), rg_fm=v["regimes"]["fourier_match"],
+        st_fm=v["stationary"]["fourier_match"], sst_fm=v["sst2"]["fourier_match"],
+        n_sample=f"{CORPUS_CONFIGS[_settings(settings).scale].synthetic.n_sequences:,}",
+    )
+
+
+def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
+    """One stored bootstrap interval of ``run_shift_intervals`` (a statistic of :data:`SHIFT_STATISTICS`)."""
+    return Interval.from_dict(shift.values[corpus][statistic])
+
+
+def shift_table(shift: Result, settings=None) -> pd.DataFrame:
+    """The shift statistics of SST-2, the Markov and the drift corpora with their 95 % bootstrap intervals, and
+    the Toeplitz deviation at paper scale where stored."""
+    settings = _settings(settings)
+    corpora = ("sst2", "markov", "drift")
+    table = pd.DataFrame({c: {stat: shift_interval(shift, c, stat).text() for stat in SHIFT_STATISTICS}
+                          for c in corpora}).T
+    table["Toeplitz deviation, paper scale"] = [
+        stored_text(run_shift_intervals, settings, lambda r, c=c: shift_interval(r, c, "toeplitz_deviation").text())
+        for c in table.index]
+    return table
+
+
+@dataclass(frozen=True)
+class FrequencySummary:
+    """The frequencies of the width-50 sinusoidal table against the lowest frequency 2π/n of a circulant
+    geometry on n = 50 positions: how many fall below it."""
+
+    slow: int
+    nfreq: int
+    lowest: float
+
+
+def frequency_summary(fourier: Result, n_positions: int = 50) -> FrequencySummary:
+    """The :class:`FrequencySummary` of a ``run_fourier_match`` result."""
+    vas = sinusoidal_frequencies(fourier)
+    lowest = 2 * np.pi / n_positions
+    return FrequencySummary(slow=int(np.sum(vas < lowest)), nfreq=int(vas.size), lowest=float(lowest))
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """The sweep from the Markov corpus (t = 0) to the drift corpus (t = 1): the sinusoidal table's stress at both
+    ends and the Fourier match half-way and at the end."""
+
+    sin0: float
+    sin1: float
+    fm_mid: float
+    t_mid: float
+    fm1: float
+
+
+def sweep_summary(sweep: Result) -> SweepSummary:
+    """The :class:`SweepSummary` of a ``run_stationarity_sweep`` result."""
+    v = sweep.values
+    mid = len(v["t"]) // 2
+    return SweepSummary(sin0=v["sinusoidal_scale_free"][0], sin1=v["sinusoidal_scale_free"][-1],
+                        fm_mid=v["fourier_match"][mid], t_mid=float(v["t"][mid]), fm1=v["fourier_match"][-1])
+
+
+def premise_text(shift: Result, settings=None) -> str:
+    """C7's premise (SST-2's statistics approximately shift-equivariant), decided in the chapter on real
+    corpora: this chapter's numbers on it, as one line."""
+    settings = _settings(settings)
+    toep = {c: shift_interval(shift, c, "toeplitz_deviation").text() for c in ("sst2", "drift", "markov")}
+    paper = stored_text(run_shift_intervals, settings,
+                        lambda r: shift_interval(r, "sst2", "toeplitz_deviation").text())
+    return (f"Toeplitz deviation, 95 % intervals over sequences: SST-2 {toep['sst2']} (paper scale: {paper}), drift "
+            f"corpus {toep['drift']}, Markov sample {toep['markov']}; SST-2 Fourier match "
+            f"{shift_interval(shift, 'sst2', 'fourier_match').text()}")
+
+
+def comparison_rows(fourier: Result, shift: Result, eigenvalue_error: float, settings=None) -> list:
+    """The chapter's "Paper vs this book" rows for C4, each decided by its rule in :mod:`posgeom.verdicts`.
+
+    Parameters
+    ----------
+    fourier, shift : Result
+        ``run_fourier_match`` and ``run_shift_intervals``.
+    eigenvalue_error : float
+        Largest difference between the circulant corpus's MDS eigenvalues and the closed form the chapter derives.
+    settings : Settings, optional
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from ..report import ComparisonRow
+
+    settings = _settings(settings)
+    v = fourier.values[CIRCULANT]
+    f = frequency_summary(fourier)
+    n_sample = CORPUS_CONFIGS[settings.scale].synthetic.n_sequences
+    return [
+        ComparisonRow("C4", paper="MDS is sinusoidal for stationary statistics",
+                      ours=(f"circulant corpus: Fourier match {v['fourier_match']:.3f} (population: exact, no sampling "
+                            f"interval; sample of {n_sample:,}: {shift_interval(shift, 'markov', 'fourier_match').text()}, "
+                            f"95 % interval over sequences); eigenvalues = formula to {eigenvalue_error:.0e}"),
+                      scale=settings.scale, model="none", corpus="synthetic markov family, n = v = 50",
+                      options="chord Hellinger", decision=rules.c4_circulant(v["fourier_match"], float(eigenvalue_error))),
+        ComparisonRow("C4", paper="sinusoids are an approximately optimal encoding",
+                      ours=(f"optimal frequencies are 2πf/n; the width-50 table has {f.slow} of {f.nfreq} frequencies "
+                            f"below 2π/n; scale-free stress {v['sinusoidal_scale_free']:.4f} (table, 50 columns) vs "
+                            f"{v['mds_scale_free']:.4f} (MDS, 6 columns); population marginals, exact (no sampling "
+                            "interval)"),
+                      scale=settings.scale, model="none", corpus="synthetic markov family, n = v = 50",
+                      options="sinusoidal base 10000, interleaved",
+                      decision=rules.c4_sinusoidal_table(v["sinusoidal_scale_free"], v["mds_scale_free"], f.slow, f.nfreq)),
+    ]
+
+
+@dataclass(frozen=True)
+class Eigenvectors:
+    """One corpus of ``run_fourier_match``: its top MDS eigenvectors (positions × vectors), the R² of the sinusoid
+    fitted to each, and the frequencies of those fits (radians per position)."""
+
+    U: np.ndarray
+    sinusoid_r2: tuple
+    omega: np.ndarray
+
+
+def eigenvectors(fourier: Result, corpus: str) -> Eigenvectors:
+    """The :class:`Eigenvectors` of ``corpus`` (a name of ``fourier.values["corpora"]``)."""
+    return Eigenvectors(np.asarray(fourier.arrays[f"{corpus}__U"]), tuple(fourier.values[corpus]["sinusoid_r2"]),
+                        np.asarray(fourier.arrays[f"{corpus}__omega"]))
+
+
+def sinusoidal_frequencies(fourier: Result) -> np.ndarray:
+    """The frequencies of the width-50 sinusoidal table the chapter compares with."""
+    return np.asarray(fourier.values["vaswani_frequencies"])
+
+
+def sweep_frame(sweep: Result) -> pd.DataFrame:
+    """The stationarity sweep as a table indexed by the mixing weight t (0 = Markov, 1 = drift): Toeplitz and
+    circulant deviations, Fourier match, mean sinusoid R², and the "scale_free" stress of the sinusoidal table
+    and of rank-6 MDS."""
+    v = sweep.values
+    columns = ("toeplitz_deviation", "circulant_deviation", "fourier_match", "mean_sinusoid_r2",
+               "sinusoidal_scale_free", "mds_scale_free")
+    return pd.DataFrame({c: v[c] for c in columns}, index=pd.Index(v["t"], name="t"))

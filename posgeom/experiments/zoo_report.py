@@ -1,0 +1,160 @@
+r"""What the chapter "Encodings at a glance" reports, from the stored zoo (:mod:`posgeom.experiments.zoo`).
+
+The zoo stores, per encoding, where it enters the model, its parameters and the summaries of its distance
+matrix, and the kernel identity that links the sinusoidal table with RoPE; this module builds the chapter's
+tables from it, gives the numbers the chapter quotes as one summary (glued by
+:func:`posgeom.notebooks.glue_fields`), and its "Paper vs this book" row for C8, decided by its rule in
+:mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import verdicts as rules
+from ..config import settings_or_default as _settings
+from ..registry import Result, stored_text
+from .zoo import ZOO, run_zoo
+
+__all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "comparison_rows",
+           "ZooPictures", "zoo_pictures"]
+
+#: Each encoding's formula, as the chapter writes it.
+FORMULAS = {
+    "sinusoidal": "p_i = (sin iω_k, cos iω_k)_k, ω_k = b^(−2k/d)",
+    "learned": "p_i = row i of a trained table",
+    "rope": "q_i → R(iθ) q_i, k_j → R(jθ) k_j, θ_k = b^(−2k/d_head)",
+    "alibi": "logit_ij += −m_h |i − j|",
+    "none": "—",
+}
+
+
+def encoding_table(zoo: Result) -> pd.DataFrame:
+    """Per encoding: where it enters the model, its formula and its positional parameters."""
+    e = zoo.values["encodings"]
+    return pd.DataFrame([{"encoding": name, "where it enters": e[name]["enters"], "formula": FORMULAS[name],
+                          "positional parameters": e[name]["n_params"]} for name in ZOO]).set_index("encoding")
+
+
+def geometry_table(zoo: Result) -> pd.DataFrame:
+    """Per encoding, the geometry of its distance matrix: the largest distance, how far it is from depending on
+    the offset alone (Toeplitz spread), the MDS mass on one and two axes, and its separation."""
+    summary = pd.DataFrame(zoo.values["encodings"]).T.loc[list(ZOO)]
+    summary = summary[["max_distance", "toeplitz_spread", "eigen_fraction_1", "eigen_fraction_2",
+                       "separation", "separation_normalized"]].astype(float)
+    summary.columns = ["largest distance", "Toeplitz spread", "MDS mass on 1 axis", "MDS mass on 2 axes",
+                       "separation (raw)", "separation / median"]
+    return summary
+
+
+@dataclass(frozen=True)
+class ZooSummary:
+    """The numbers of the zoo the chapter quotes: the pretrained model's shapes, the learned and fixed tables'
+    geometry, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
+
+    d: int
+    heads: int
+    dhead: int
+    nmax: int
+    learned_params: int
+    n: int
+    learned_toeplitz: float
+    learned_top2: float
+    sin_top2: float
+    sin_max: float
+    rope_max: float
+    identity_err: float
+    kernel_err: float
+    sin_rope_stress: float
+    sin_rope_rho: float
+    nfreq_sin: int
+    nfreq_rope: int
+    omega_min_sin: float
+    omega_min_rope: float
+    alibi_frac: float
+    alibi_line_err: float
+    alibi_mbar: float
+
+
+def zoo_summary(zoo: Result) -> ZooSummary:
+    """The :class:`ZooSummary` of a ``run_zoo`` result."""
+    v = zoo.values
+    e, k, al, shape = v["encodings"], v["kernel"], v["alibi"], v["shape"]
+    return ZooSummary(
+        d=shape["d_model"], heads=shape["n_heads"], dhead=k["d_head"], nmax=shape["max_positions"],
+        learned_params=e["learned"]["n_params"], n=v["n"], learned_toeplitz=e["learned"]["toeplitz_spread"],
+        learned_top2=e["learned"]["eigen_fraction_2"], sin_top2=e["sinusoidal"]["eigen_fraction_2"],
+        sin_max=e["sinusoidal"]["max_distance"], rope_max=e["rope"]["max_distance"],
+        identity_err=k["identity_max_error"], kernel_err=k["sinusoidal_kernel_max_error"],
+        sin_rope_stress=k["stress_scale_free"], sin_rope_rho=k["spearman"], nfreq_sin=k["n_frequencies_sinusoidal"],
+        nfreq_rope=k["n_frequencies_rope"], omega_min_sin=k["omega_range_sinusoidal"][0],
+        omega_min_rope=k["omega_range_rope"][0], alibi_frac=al["eigen_fraction_1"],
+        alibi_line_err=al["line_mds_error"], alibi_mbar=al["mean_slope"],
+    )
+
+
+def _paper_text(r: Result) -> str:
+    s = zoo_summary(r)
+    return f"n = {s.n}: scale-free stress {s.sin_rope_stress:.4f}, largest distances {s.sin_max:.1f} vs {s.rope_max:.2f}"
+
+
+def comparison_rows(zoo: Result, settings=None) -> list:
+    """The chapter's "Paper vs this book" row for C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope`,
+    with the paper-scale zoo where one is stored (:func:`posgeom.registry.stored_text`).
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from ..report import ComparisonRow
+
+    settings = _settings(settings)
+    v = zoo.values
+    s = zoo_summary(zoo)
+    paper_zoo = stored_text(run_zoo, settings, _paper_text)
+    return [
+        ComparisonRow(
+            "C8", ours=(f"same kernel K on two frequency sets (identity to {s.identity_err:.0e}); "
+                        f"sinusoidal (d = {v['kernel']['d_model']}) vs RoPE (d_head = {s.dhead}): scale-free stress "
+                        f"{s.sin_rope_stress:.4f}, largest distances {s.sin_max:.1f} vs {s.rope_max:.2f} (formulas, no "
+                        f"corpus: exact, no sampling interval); paper scale: {paper_zoo}"),
+            scale=settings.scale, model=f"none (shapes of {v['pretrained']})", corpus="none",
+            options=f"n = {s.n}, base {v['base']:g}",
+            # the shapes (width, heads) are the pretrained model's: a stand-in's shapes cannot decide the claim
+            decision=rules.c8_sinusoidal_rope(s.sin_rope_stress, s.sin_max / s.rope_max, model=v["pretrained"]),
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class ZooPictures:
+    """The arrays of the zoo the chapter draws: per encoding its distance matrix and 2-D MDS layout; the
+    sinusoidal and learned tables (first positions); ALiBi's bias (heads × n × n); the offsets ``deltas`` with
+    the sinusoidal and RoPE kernels K(δ) on them, and the two frequency sets."""
+
+    distances: dict
+    mds2: dict
+    sinusoidal_table: np.ndarray
+    learned_table: np.ndarray
+    alibi_bias: np.ndarray
+    deltas: np.ndarray
+    kernel_sinusoidal: np.ndarray
+    kernel_rope: np.ndarray
+    omega_sinusoidal: np.ndarray
+    omega_rope: np.ndarray
+
+
+def zoo_pictures(zoo: Result) -> ZooPictures:
+    """The :class:`ZooPictures` of a ``run_zoo`` result."""
+    a = zoo.arrays
+    return ZooPictures(
+        distances={name: np.asarray(a[f"D__{name}"]) for name in ZOO},
+        mds2={name: np.asarray(a[f"mds2__{name}"]) for name in ZOO},
+        sinusoidal_table=np.asarray(a["table__sinusoidal"]), learned_table=np.asarray(a["table__learned"]),
+        alibi_bias=np.asarray(a["alibi_bias"]), deltas=np.asarray(a["deltas"]),
+        kernel_sinusoidal=np.asarray(a["K_sinusoidal"]), kernel_rope=np.asarray(a["K_rope"]),
+        omega_sinusoidal=np.asarray(a["omega_sinusoidal"]), omega_rope=np.asarray(a["omega_rope"]),
+    )
