@@ -1,4 +1,4 @@
-"""What the chapters report, computed from stored results by the ``*_report`` modules, against naive
+"""What the chapters report, computed from stored results by :mod:`posgeom.chapters`, against naive
 recomputations on small planted results (no training: each Result is built by hand as the registry
 stores it)."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from posgeom.experiments import extrapolation_report as exr
-from posgeom.experiments import learned_tables_report as ltr
-from posgeom.experiments import monotonicity_report as mor
+from posgeom.chapters import learned_tables_fail as exr
+from posgeom.chapters import learned_tables as ltr
+from posgeom.chapters import monotonicity as mor
 from posgeom.registry.store import Result
 
 METHODS = ["learned:reuse_last", "learned:interpolate", "learned:new_rows", "learned:target", "rope", "mds",

@@ -285,28 +285,29 @@ def test_separation_pipeline_without_the_registry():
 
 
 def test_necessity_summaries_and_rows_come_from_the_stored_runs(settings, tiny):
+    from posgeom.chapters import theorem1_necessity as t1
     from posgeom.report import ComparisonRow
 
     eq = nec.run_equivariance(settings)
     order = nec.run_order_task(settings, seeds=(0, 1), progress=False)
     nocls = nec.run_order_task(settings, models=[("alibi", False)], seeds=(0, 1), cls_token=False, progress=False)
-    outcome = nec.order_task_outcome(order)
+    outcome = t1.order_task_outcome(order)
     assert list(outcome.curves) == [nec.model_label(*m) for m in nec.MODELS]
     np.testing.assert_array_equal(outcome.steps, order.arrays["steps"])
     # steps to learn, against a naive scan of the mean curve
     for label, curve in outcome.curves.items():
         mean = curve.mean(axis=0)
         naive = next((int(s) for s, a in zip(outcome.steps, mean) if a >= 0.95), None)
-        assert nec.steps_to_learn(outcome)[label] == naive
-    summary = nec.order_task_summary(order)
+        assert t1.steps_to_learn(outcome)[label] == naive
+    summary = t1.order_task_summary(order)
     assert summary.nope_mean == 0.5 and summary.nope_std == 0.0 and summary.n_seeds == 2
     assert summary.task_positions == 6 and summary.n_test == 128
     worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)
     assert (summary.encoded_min, summary.encoded_worst) == (worst.min, worst.position)
-    gaps = nec.equivariance_summary(eq)
+    gaps = t1.equivariance_summary(eq)
     assert gaps.nope_gap < 1e-12 and gaps.alibi_reversal_gap < 1e-12 < gaps.alibi_perm_gap
     assert gaps.min_encoded_gap == min(r.perm_gap for r in nec.equivariance_rows(eq) if r.position != "none" or r.causal)
-    rows = nec.comparison_rows(eq, order, nocls, settings)
+    rows = t1.comparison_rows(eq, order, nocls, settings)
     assert [r.claim for r in rows] == ["C1"] * 3 and all(isinstance(r, ComparisonRow) for r in rows)
     # the model is described from the settings in force, not typed
     assert rows[0].model.startswith("posgeom encoder, 1 layer, width 32, 4 heads")
@@ -314,7 +315,7 @@ def test_necessity_summaries_and_rows_come_from_the_stored_runs(settings, tiny):
 
 
 def test_separation_report_reads_the_stored_runs_as_typed_records(settings, tiny):
-    from posgeom.experiments import separation_report as spr
+    from posgeom.chapters import theorem4_separation as spr
 
     r = sp.run_separation(settings, corpus="drift", progress=False, seeds=(0, 1, 2, 3, 4))
     run = spr.separation_run(r)

@@ -196,17 +196,17 @@ def test_cli_bad_only_and_list(capsys):
 
 def _claims_in(text: str) -> set[str]:
     """The claims of the comparison rows a chapter shows: those its ``<alias>.comparison_rows(...)`` calls build
-    (read from the source of the experiment module imported under that alias), and any it writes itself."""
+    (read from the source of the module of posgeom.chapters imported under that alias), and any it writes itself."""
     import importlib
     import inspect
 
     pattern = r"ComparisonRow\(\s*(?:claim\s*=\s*)?[\"']([CS]\d+)[\"']"
     claims = set(re.findall(pattern, text))
-    aliases = dict((alias, module) for module, alias in
-                   re.findall(r"from posgeom\.experiments import (\w+) as (\w+)", text))
+    aliases = dict((alias, f"posgeom.{package}.{module}") for package, module, alias in
+                   re.findall(r"from posgeom\.(experiments|chapters) import (\w+) as (\w+)", text))
     for alias in set(re.findall(r"\b(\w+)\.comparison_rows\(", text)):
         assert alias in aliases, f"comparison_rows called on {alias!r}, which the chapter does not import"
-        source = inspect.getsource(importlib.import_module(f"posgeom.experiments.{aliases[alias]}").comparison_rows)
+        source = inspect.getsource(importlib.import_module(aliases[alias]).comparison_rows)
         claims |= set(re.findall(pattern, source))
     return claims
 

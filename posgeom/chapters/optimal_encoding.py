@@ -19,8 +19,8 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import Interval
 from ..registry import Result, stored_text
-from .corpus_geometry import SYNTHETIC_FAMILIES
-from .optimal_encoding import CONFIGS, ENCODINGS_COMPARED, run_comparison_intervals
+from ..experiments.corpus_geometry import SYNTHETIC_FAMILIES
+from ..experiments.optimal_encoding import CONFIGS, ENCODINGS_COMPARED, run_comparison_intervals
 
 __all__ = [
     "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",

@@ -17,7 +17,7 @@ import pandas as pd
 from ..config import settings_or_default as _settings
 from ..geometry.intervals import MIN_SEEDS, SeedInterval
 from ..registry import Result
-from .separation import CONFIGS, final_separation_interval
+from ..experiments.separation import CONFIGS, final_separation_interval
 
 __all__ = [
     "Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table",

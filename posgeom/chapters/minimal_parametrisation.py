@@ -23,9 +23,9 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import SeedInterval
 from ..registry import Result
-from .corpus_geometry import SYNTHETIC_FAMILIES
-from .minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
-from .real_corpora import PlainText
+from ..experiments.corpus_geometry import SYNTHETIC_FAMILIES
+from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
+from ..experiments.real_corpora import PlainText
 
 __all__ = [
     "HOLDS", "ValidationSummary", "validation_summary", "rank_table", "RankSummary", "rank_summary",

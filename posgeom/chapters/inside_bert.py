@@ -18,9 +18,9 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, code_changed, stored_at_scale
-from .inside_bert import CONFIGS, DEFINITIONS, NORMALIZATIONS, PAPER_PEAK_LAYER, run_layer_stress
-from .layer_peaks import LOCAL_PEAK, local_maxima, run_local_peak_test
-from .real_corpora import PlainText
+from ..experiments.inside_bert import CONFIGS, DEFINITIONS, NORMALIZATIONS, PAPER_PEAK_LAYER, run_layer_stress
+from ..experiments.layer_peaks import LOCAL_PEAK, local_maxima, run_local_peak_test
+from ..experiments.real_corpora import PlainText
 
 __all__ = [
     "LayerStress", "layer_stress", "describe", "curve", "peak_table", "LayerSummary", "layer_summary",

@@ -20,7 +20,7 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import paired_difference
 from ..registry import Result
-from .extrapolation import CONFIGS, HEURISTICS
+from ..experiments.extrapolation import CONFIGS, HEURISTICS
 
 __all__ = [
     "METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "TailsOutcome",

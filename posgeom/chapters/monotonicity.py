@@ -19,10 +19,10 @@ from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
-from .monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
-from .monotonicity_ntk import REGIMES
-from .real_corpora import CONFIGS as CORPUS_CONFIGS
-from .settings import find
+from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
+from ..experiments.monotonicity_ntk import REGIMES
+from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
+from ..experiments.settings import find
 
 __all__ = [
     "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",

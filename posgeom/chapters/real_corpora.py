@@ -22,10 +22,10 @@ from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
-from .real_corpora import (
+from ..experiments.real_corpora import (
     CONFIGS, RANK_OPTIONS, interval_text, mds_row, smacof_row, stress_records,
 )
-from .settings import find
+from ..experiments.settings import find
 
 __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",

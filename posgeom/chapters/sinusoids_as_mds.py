@@ -18,8 +18,8 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import Interval
 from ..registry import Result, stored_text
-from .corpus_geometry import CONFIGS as CORPUS_CONFIGS
-from .sinusoids_as_mds import SHIFT_STATISTICS, run_shift_intervals
+from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
+from ..experiments.sinusoids_as_mds import SHIFT_STATISTICS, run_shift_intervals
 
 __all__ = [
     "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",

@@ -21,8 +21,8 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import paired_difference
 from ..registry import Result
-from . import table_dropout as td
-from .learned_tables import CONFIGS, init_runs
+from ..experiments import table_dropout as td
+from ..experiments.learned_tables import CONFIGS, init_runs
 
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",

@@ -19,11 +19,11 @@ from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
-from .corpus_geometry import (
+from ..experiments.corpus_geometry import (
     HELLINGER_KINDS, SYNTHETIC_FAMILIES, SensitivityRow, run_sst2_geometry, run_synthetic_geometry,
 )
-from .real_corpora import PlainText, interval_text, run_stress_intervals
-from .settings import find, records
+from ..experiments.real_corpora import PlainText, interval_text, run_stress_intervals
+from ..experiments.settings import find, records
 
 __all__ = [
     "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",

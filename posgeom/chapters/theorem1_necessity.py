@@ -1,0 +1,156 @@
+r"""What the chapter "Theorem 1: no position, no order" reports, from its stored runs.
+
+The runs of :mod:`posgeom.experiments.necessity` (equivariance gaps; the order-only task with and without
+``[CLS]``) are read back as typed records (:func:`order_task_outcome`), the numbers the chapter quotes are
+given as one summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and the chapter's "Paper
+vs this book" rows for C1 are built here, each decided by its rule in :mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import settings_or_default as _settings
+from ..experiments.necessity import (
+    CONFIGS, MODELS, OrderTaskOutcome, equivariance_rows, model_label, order_task_rows,
+)
+from ..experiments.settings import find
+from ..registry import Result
+
+__all__ = [
+    "LEARNED_LEVEL", "order_task_outcome", "steps_to_learn", "EquivarianceSummary", "equivariance_summary",
+    "OrderTaskSummary", "order_task_summary", "comparison_rows",
+]
+
+#: The test accuracy at which a model counts as having learned the order task (for the steps it took).
+LEARNED_LEVEL = 0.95
+
+
+def order_task_outcome(result: Result) -> OrderTaskOutcome:
+    """The stored order-task run (:func:`~posgeom.experiments.necessity.run_order_task`) as the typed :class:`~posgeom.experiments.necessity.OrderTaskOutcome`, its
+    models in the order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name)."""
+    order = {m: k for k, m in enumerate(MODELS)}
+    rows = sorted(order_task_rows(result), key=lambda r: order.get((r.position, r.causal), len(order)))
+    curves = {model_label(r.position, r.causal): np.asarray(result.arrays[f"{model_label(r.position, r.causal)}__curve"])
+              for r in rows}
+    return OrderTaskOutcome(rows=rows, curves=curves, steps=np.asarray(result.arrays["steps"]),
+                            n_test=int(result.values["n_test"]), seq_len=int(result.values["seq_len"]))
+
+
+def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> dict[str, int | None]:
+    """Per model, the first evaluated step at which the mean test accuracy over seeds reaches ``level``
+    (None when it never does)."""
+    first = {}
+    for label, curve in outcome.curves.items():
+        hit = np.flatnonzero(curve.mean(axis=0) >= level)
+        first[label] = int(outcome.steps[hit[0]]) if hit.size else None
+    return first
+
+
+@dataclass(frozen=True)
+class EquivarianceSummary:
+    """The equivariance gaps the chapter quotes (hidden states; see :class:`~posgeom.experiments.necessity.EquivarianceRow`)."""
+
+    nope_gap: float           # NoPE, largest gap over the random permutations
+    machine_epsilon: float    # of the dtype computed in
+    alibi_perm_gap: float     # ALiBi, random permutations
+    alibi_reversal_gap: float  # ALiBi, the reversal (a symmetry of |i − j|)
+    min_encoded_gap: float    # the smallest random-permutation gap of a model that sees positions
+
+
+def equivariance_summary(result: Result) -> EquivarianceSummary:
+    """The numbers of :class:`EquivarianceSummary` from a :func:`~posgeom.experiments.necessity.run_equivariance` result."""
+    rows = equivariance_rows(result)
+    nope, alibi = find(rows, position="none", causal=False), find(rows, position="alibi", causal=False)
+    return EquivarianceSummary(
+        nope_gap=nope.perm_gap, machine_epsilon=float(result.values["machine_epsilon"]),
+        alibi_perm_gap=alibi.perm_gap, alibi_reversal_gap=alibi.reversal_gap,
+        min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)),
+    )
+
+
+@dataclass(frozen=True)
+class OrderTaskSummary:
+    """The order-task numbers the chapter quotes (final test accuracy over seeds)."""
+
+    nope_mean: float
+    nope_std: float
+    encoded_min: float        # the lowest seed of any model with a positional encoding
+    encoded_worst: str        # the encoding of that seed
+    causal_mean: float        # NoPE with a causal mask
+    causal_steps: int | None  # steps until the causal model's mean accuracy reached LEARNED_LEVEL
+    fastest_steps: int | None  # the same for the fastest model of all
+    n_test: int
+    task_positions: int       # content tokens per sequence ([CLS] excluded)
+    n_seeds: int
+
+
+def order_task_summary(result: Result) -> OrderTaskSummary:
+    """The numbers of :class:`OrderTaskSummary` from a :func:`~posgeom.experiments.necessity.run_order_task` result (with [CLS])."""
+    outcome = order_task_outcome(result)
+    nope = find(outcome.rows, position="none", causal=False)
+    causal = find(outcome.rows, position="none", causal=True)
+    worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)
+    learned = steps_to_learn(outcome)
+    reached = [s for s in learned.values() if s is not None]
+    return OrderTaskSummary(
+        nope_mean=nope.mean, nope_std=nope.std, encoded_min=worst.min, encoded_worst=worst.position,
+        causal_mean=causal.mean, causal_steps=learned[model_label("none", True)],
+        fastest_steps=min(reached) if reached else None, n_test=outcome.n_test,
+        task_positions=outcome.seq_len - 1, n_seeds=len(nope.accuracy),
+    )
+
+
+def comparison_rows(equivariance: Result, order: Result, order_without_cls: Result, settings=None) -> list:
+    """The chapter's "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`.
+
+    Parameters
+    ----------
+    equivariance, order, order_without_cls : Result
+        :func:`~posgeom.experiments.necessity.run_equivariance`, :func:`~posgeom.experiments.necessity.run_order_task` and ``run_order_task(cls_token=False)`` restricted
+        to ALiBi.
+    settings : Settings, optional
+        The scale in force (its model shape names the model in each row).
+
+    Returns
+    -------
+    list of posgeom.report.ComparisonRow
+    """
+    from .. import verdicts as rules
+    from ..report import ComparisonRow, describe_model
+
+    settings = _settings(settings)
+    shape = CONFIGS[settings.scale].model
+    gaps = equivariance_rows(equivariance)
+    rows = order_task_rows(order)
+    nope, causal = find(rows, position="none", causal=False), find(rows, position="none", causal=True)
+    worst = min((r for r in rows if r.position != "none"), key=lambda r: r.min)
+    nope_gap, alibi_gap = find(gaps, position="none", causal=False), find(gaps, position="alibi", causal=False)
+    alibi = find(order_task_rows(order_without_cls), position="alibi", causal=False)
+    return [
+        ComparisonRow(
+            "C1", ours=(f"NoPE equivariant to {nope_gap.perm_gap:.1e} (float64); order-only task: NoPE "
+                        f"{nope.mean:.3f} ± {nope.std:.3f} (exactly 1/2 in every seed: no interval needed), every PE ≥ "
+                        f"{worst.min:.3f} (worst of {len(nope.accuracy)} seeds)"),
+            scale=settings.scale, model=describe_model(shape, detail="from scratch"),
+            corpus="synthetic order task (marker order, reversal pairs)", options="bidirectional, mean pooling, [CLS]",
+            decision=rules.c1_equivariance(nope_gap.perm_gap, nope.accuracy),
+        ),
+        ComparisonRow(
+            "C1", ours=f"NoPE with a causal mask: {causal.mean:.3f} (seeds {causal.min:.3f}–{causal.max:.3f})",
+            scale=settings.scale, model=describe_model(shape, detail="causal mask"),
+            corpus="synthetic order task", options="causal mask, mean pooling",
+            decision=rules.c1_causal_mask(causal.accuracy),
+            changed="a causal mask, outside the theorem's bidirectional setting",
+        ),
+        ComparisonRow(
+            "C1", ours=(f"ALiBi without [CLS]: {alibi.mean:.3f} (seeds {alibi.min:.3f}–{alibi.max:.3f}); "
+                        f"reversal gap {alibi_gap.reversal_gap:.1e}"),
+            scale=settings.scale, model=describe_model(shape, detail="ALiBi"),
+            corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",
+            decision=rules.c1_symmetric_signal(alibi.accuracy, alibi_gap.reversal_gap),
+            changed="a relative positional signal present (the theorem is about its absence)",
+        ),
+    ]
