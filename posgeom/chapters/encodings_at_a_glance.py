@@ -103,7 +103,7 @@ def _paper_text(r: Result) -> str:
 
 def comparison_rows(zoo: Result, settings=None) -> list:
     """The chapter's "Paper vs this book" row for C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope`,
-    with the paper-scale zoo where one is stored (:func:`posgeom.registry.stored_text`).
+    with the paper-scale zoo where one is stored (``posgeom.registry.stored_text``).
 
     Returns
     -------

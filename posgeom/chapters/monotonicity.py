@@ -2,7 +2,7 @@ r"""What the chapter "Monotonicity" reports, from its stored runs.
 
 The tables of :mod:`posgeom.experiments.monotonicity` (violation rate and Spearman's ρ of every encoding
 against a corpus's Hellinger geometry, with bootstrap intervals) and the NTK runs of
-:mod:`posgeom.experiments.monotonicity_ntk` are stored as dictionaries; this module reads them back as
+``posgeom.experiments.monotonicity_ntk`` are stored as dictionaries; this module reads them back as
 typed records (:func:`ntk_outcome`), gives the numbers the chapter quotes as one summary per corpus and
 one for the NTK runs (glued by :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs
 this book" rows for C9 and C11, each decided by its rule in :mod:`posgeom.verdicts`.

@@ -43,7 +43,7 @@ class Spread:
 @dataclass(frozen=True)
 class TableState:
     """The geometry of a learned table at one step, over seeds: separation (raw and divided by the median
-    pairwise distance), the median distance, and Spearman's ρ of the distances with |i − j| (None where
+    pairwise distance), the median distance, and Spearman's ρ of the distances with the offset ``|i − j|`` (None where
     undefined: at a tied start every distance is 0)."""
 
     raw: Spread
@@ -116,7 +116,7 @@ def separation_run(result: Result) -> SeparationRun:
 
 def summary_table(runs: dict) -> pd.DataFrame:
     """One row per run (``{name: SeparationRun}``): separation and its normalised form at the start and
-    the end (mean over seeds), the median distance and ρ with |i − j| at the end, and the run's loss
+    the end (mean over seeds), the median distance and ρ with the offset ``|i − j|`` at the end, and the run's loss
     (MLM: masked-token loss) or test accuracy."""
     rows = {}
     for name, r in runs.items():
@@ -186,7 +186,7 @@ def headline_summary(drift: SeparationRun, sst2: SeparationRun) -> HeadlineSumma
 @dataclass(frozen=True)
 class PretrainedTable:
     """A stored :func:`~posgeom.experiments.separation.run_pretrained_separation`, typed: per number of
-    first positions ``n`` (:attr:`by_n`, a DataFrame indexed by ``n``), and each row's nearest distance."""
+    first positions ``n`` (``by_n``, a DataFrame indexed by ``n``), and each row's nearest distance."""
 
     pretrained: str
     by_n: pd.DataFrame
@@ -207,7 +207,7 @@ def pretrained_table(result: Result) -> PretrainedTable:
 
 @dataclass(frozen=True)
 class ControlsSummary:
-    """Final separation, median distance and ρ with |i − j| (means over seeds) of the three setups
+    """Final separation, median distance and ρ with the offset ``|i − j|`` (means over seeds) of the three setups
     started tied: conditions hold, stationary corpus, order-insensitive loss."""
 
     sep_hold: float
