@@ -220,7 +220,7 @@ def test_chapter_table_matches_the_notebooks(repo_root):
         text = path.read_text()
         assert _claims_in(text) == set(chapter.claims), chapter.slug
         assert "comparison_table(" in text
-        for e in (chapter.quick, chapter.paper):
+        for e in (chapter.estimate("quick"), chapter.estimate("paper")):
             assert e.minutes > 0 and e.memory_gb > 0
         for entry in chapter.ddp:
             module, name = entry.split(":")
@@ -311,3 +311,26 @@ def test_project_root_outside_the_checkout_is_the_checkout_holding_the_package(t
     monkeypatch.chdir(tmp_path)
     root = project_root()
     assert (root / "notebooks").is_dir() and (root / "posgeom" / "reproduce" / "chapters.py").is_file()
+
+
+def test_the_paper_time_of_a_chapter_with_model_work_is_the_cost_models():
+    from dataclasses import replace
+
+    from posgeom.costmodel import experiment_costs
+    from posgeom.reproduce import cost_model_minutes, paper_minutes
+
+    chapters = {c.slug: c for c in CHAPTERS}
+    gpu = sum(c.gpu_minutes for c in experiment_costs() if c.chapter == "theorem4-separation")
+    assert chapters["theorem4-separation"].paper.minutes is None  # one source: no typed guess beside the model
+    assert chapters["theorem4-separation"].estimate("paper").minutes == pytest.approx(gpu)
+    assert paper_minutes()["theorem4-separation"] == pytest.approx(gpu)
+    # a chapter left to the cost model is priced by it; one with a GPU-minute or more of model work is left to it
+    # (inside BERT's forward passes cost seconds: its paper time is its CPU work, which it estimates itself)
+    priced = cost_model_minutes()
+    assert all(priced.get(c.slug, 0.0) > 0 for c in CHAPTERS if c.paper.minutes is None)
+    assert all(c.paper.minutes is None for c in CHAPTERS if priced.get(c.slug, 0.0) >= 1.0)
+    # a chapter without model work keeps its own estimate; one left to a cost model that prices nothing is an error
+    assert chapters["corpus-geometry"].estimate("paper").minutes == chapters["corpus-geometry"].paper.minutes
+    orphan = replace(chapters["corpus-geometry"], paper=replace(chapters["corpus-geometry"].paper, minutes=None))
+    with pytest.raises(ValueError, match="prices none of its experiments"):
+        orphan.estimate("paper")

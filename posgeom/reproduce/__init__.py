@@ -43,7 +43,7 @@ from .budget import (
 )
 from .chapters import (
     CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, ChapterFailed, Estimate, SliceInterrupted, chapter_status,
-    claims_stale_reason, project_root, resolve_results_dir, select_chapters,
+    claims_stale_reason, cost_model_minutes, project_root, resolve_results_dir, select_chapters,
 )
 from .cpu_parts import CPU_PARTS, CpuPart, run_cpu_part, run_cpu_parts
 from .ddp import INTERRUPTED_EXIT, ddp_command, default_nproc, run_ddp_worker
@@ -66,5 +66,5 @@ __all__ = [
     "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "INTERRUPTED_EXIT", "INTERRUPTED_NAME", "parse_budget",
     "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "experiment_results",
     "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes",
-    "cost_report", "paper_minutes",
+    "cost_report", "paper_minutes", "cost_model_minutes",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -24,12 +25,14 @@ PROGRESS_EXPERIMENT = "chapter_progress"
 class Estimate:
     """What one chapter costs at one scale.
 
-    ``minutes``: wall time; ``memory_gb``: peak resident memory of the kernel (host RAM);
-    ``gpu_memory_gb``: peak GPU memory (None: no GPU used); ``measured``: measured on the 2-core build
-    machine (the build's chapter times, :meth:`posgeom.reproduce.Chapter.estimate`, or ``posgeom reproduce``), else an estimate.
+    ``minutes``: wall time; None at ``paper`` for a chapter whose time is its model work, which the cost
+    model prices (:func:`cost_model_minutes`, the one source of paper-scale GPU time); ``memory_gb``: peak
+    resident memory of the kernel (host RAM); ``gpu_memory_gb``: peak GPU memory (None: no GPU used);
+    ``measured``: measured on the 2-core build machine (the build's chapter times,
+    :meth:`posgeom.reproduce.Chapter.estimate`, or ``posgeom reproduce``), else an estimate.
     """
 
-    minutes: float
+    minutes: float | None
     memory_gb: float
     gpu_memory_gb: float | None = None
     measured: bool = False
@@ -55,16 +58,39 @@ class Chapter:
     reuses: tuple[str, ...] = ()
 
     def estimate(self, scale: str) -> Estimate:
-        """What the chapter costs at ``scale``. At ``quick`` the minutes are the measured ones of
-        ``book/chapter-times.json`` (:func:`posgeom.timings.chapter_times`, the one source of the chapters'
-        times) when it lists the chapter; ``quick.minutes`` is only the fallback for a chapter not measured yet."""
+        """What the chapter costs at ``scale``, from one source per scale. At ``quick`` the minutes are the
+        measured ones of ``book/chapter-times.json`` (:func:`posgeom.timings.chapter_times`) when it lists the
+        chapter; ``quick.minutes`` is only the fallback for a chapter not measured yet. At ``paper`` a chapter
+        whose ``paper.minutes`` is None takes the cost model's GPU minutes of its experiments
+        (:func:`cost_model_minutes`); a chapter without model work keeps its own estimate (counting and
+        linear algebra on the CPU)."""
         scale = validate_scale(scale)
         estimate = getattr(self, scale)
         if scale == "quick":
             seconds = chapter_times().get(self.slug)
             if seconds is not None:
                 return replace(estimate, minutes=seconds / 60, measured=True)
+        if estimate.minutes is None:
+            minutes = cost_model_minutes().get(self.slug, 0.0)
+            if minutes <= 0:
+                raise ValueError(f"{self.slug}: its {scale}-scale time is to come from the cost model, which prices "
+                                 "none of its experiments; cost them in posgeom.costmodel (EXPERIMENTS) or give "
+                                 "the chapter's Estimate a number of minutes")
+            return replace(estimate, minutes=minutes)
         return estimate
+
+
+@lru_cache(maxsize=1)
+def cost_model_minutes() -> dict[str, float]:
+    """Per chapter, the paper-scale GPU minutes of its experiments that run a model, on one H100/H200-class
+    GPU (:func:`posgeom.costmodel.experiment_costs`, its current settings); chapters without model work are
+    absent."""
+    from ..costmodel import experiment_costs
+
+    minutes: dict[str, float] = {}
+    for cost in experiment_costs():
+        minutes[cost.chapter] = minutes.get(cost.chapter, 0.0) + cost.gpu_minutes
+    return minutes
 
 
 #: The package of the experiments' entry points (``module:function`` names are relative to it).
@@ -76,33 +102,33 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("encodings-at-a-glance", "Five encodings at a glance", ("C8",),
             Estimate(0.5, 0.8), Estimate(2, 3), False),
     Chapter("theorem1-necessity", "Theorem 1: why position must be injected", ("C1",),
-            Estimate(1.5, 0.8), Estimate(90, 8, 20), True,
+            Estimate(1.5, 0.8), Estimate(None, 8, 20), True,
             ddp=(EXPERIMENTS_PACKAGE + "necessity:run_order_task",)),
     Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",),
-            Estimate(3.5, 1.2), Estimate(240, 12, 25), True,
+            Estimate(3.5, 1.2), Estimate(None, 12, 25), True,
             ddp=(EXPERIMENTS_PACKAGE + "separation:run_chapter",)),
     Chapter("corpus-geometry", "The geometry of a corpus", ("C8",),
             Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False),
     Chapter("optimal-encoding", "The optimal encoding", ("C3", "C6"),
             Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False),
     Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",),
-            Estimate(3.0, 0.8), Estimate(120, 8, 16), True,
+            Estimate(3.0, 0.8), Estimate(None, 8, 16), True,
             ddp=(EXPERIMENTS_PACKAGE + "minimal_parametrisation:run_lowrank_training",)),
     Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4",),
             Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False),
     Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"),
-            Estimate(5.0, 2.0), Estimate(120, 16, 30), True,
+            Estimate(5.0, 2.0), Estimate(None, 16, 30), True,
             ddp=(EXPERIMENTS_PACKAGE + "real_corpora:run_scratch_tables",)),
     Chapter("monotonicity", "Monotonicity", ("C9", "C11"),
-            Estimate(3.0, 1.5), Estimate(60, 16, 20), True,
+            Estimate(3.0, 1.5), Estimate(None, 16, 20), True,
             ddp=(EXPERIMENTS_PACKAGE + "monotonicity:run_ntk_all",), reuses=("real-corpora",)),
     Chapter("inside-bert", "Inside BERT: the layers", ("C10",),
             Estimate(1.0, 1.0), Estimate(5, 4, 4), False, reuses=("real-corpora",)),
     Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
-            Estimate(2.0, 1.5), Estimate(20, 8, 4), True,
+            Estimate(2.0, 1.5), Estimate(None, 8, 4), True,
             ddp=(EXPERIMENTS_PACKAGE + "learned_tables:run_init_study", EXPERIMENTS_PACKAGE + "table_dropout:run_dropout_study")),
     Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"),
-            Estimate(2.5, 1.2), Estimate(60, 8, 6), True,
+            Estimate(2.5, 1.2), Estimate(None, 8, 6), True,
             ddp=(EXPERIMENTS_PACKAGE + "undertrained_tails:run_undertrained_tails", EXPERIMENTS_PACKAGE + "extrapolation:run_extrapolation_order",
                  EXPERIMENTS_PACKAGE + "extrapolation_mlm:run_extrapolation_mlm")),
 )

@@ -77,15 +77,10 @@ def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: st
 
 
 def paper_minutes(chapters: Sequence[Chapter] = CHAPTERS) -> dict[str, float]:
-    """Per chapter, the paper-scale time on one H100/H200-class GPU: the cost model's time of the
-    experiments that run a model (:mod:`posgeom.costmodel`) plus, for chapters without model work, the
-    chapter's own estimate (counting and linear algebra on the CPU)."""
-    from ..costmodel import experiment_costs
-
-    model = {}
-    for cost in experiment_costs():
-        model[cost.chapter] = model.get(cost.chapter, 0.0) + cost.gpu_minutes
-    return {c.slug: model[c.slug] if model.get(c.slug, 0.0) >= 0.05 else c.paper.minutes for c in chapters}
+    """Per chapter, the paper-scale time on one H100/H200-class GPU (:meth:`Chapter.estimate` at ``paper``:
+    the cost model's time of the experiments that run a model, the chapter's own estimate for chapters
+    without model work)."""
+    return {c.slug: c.estimate("paper").minutes for c in chapters}
 
 
 def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, notebooks_dir: Path) -> str:
