@@ -278,9 +278,17 @@ const finish = () => done({
     return main.textContent.match(/\\\\\\(|\\\\\\[|\\$\\$/g);
   })(),
 });
-if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-  MathJax.startup.promise.then(finish, finish);
-} else { finish(); }
+// The page's MathJax configuration defines window.MathJax before the library itself has run; wait (up to
+// 30 s) for the library's startup promise on a page with math, rather than count before typesetting began.
+const needsMath = document.querySelector('.math') !== null;
+const start = Date.now();
+(function wait() {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    MathJax.startup.promise.then(finish, finish);
+  } else if (needsMath && Date.now() - start < 30000) {
+    setTimeout(wait, 100);
+  } else { finish(); }
+})();
 """
 
 IMAGES_LOADED = """
