@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import sys
 import threading
 from pathlib import Path
@@ -462,9 +463,15 @@ def test_pages_render_in_chromium(browser, served_book, built_book):
         rel = page.relative_to(built_book).as_posix()
         browser.get(f"{served_book}/{rel}")
         math = browser.execute_async_script(MATHJAX_DONE)
+        has_math = bool(BeautifulSoup(page.read_text(), "html.parser").select(".math"))
+        # A long page (the API reference holds over a thousand formulas) can still be typesetting on a busy
+        # machine: give it up to a minute more before counting, and count again.
+        deadline = time.monotonic() + 60
+        while has_math and math["containers"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            math = browser.execute_async_script(MATHJAX_DONE)
         images = browser.execute_async_script(IMAGES_LOADED)
         browser.save_screenshot(str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png")))
-        has_math = bool(BeautifulSoup(page.read_text(), "html.parser").select(".math"))
         if has_math:
             assert math["containers"] > 0, f"{rel}: MathJax typeset nothing"
         assert math["errors"] == 0, f"{rel}: MathJax reported {math['errors']} errors"
