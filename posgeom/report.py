@@ -332,6 +332,50 @@ def describe_model(shape, *, name: str = "posgeom encoder", detail: str = "") ->
     return f"{text}, {detail}" if detail else text
 
 
+@dataclass(frozen=True)
+class PowerCheck:
+    """A decision taken over seeds, as its power table shows it (:func:`power_frame`).
+
+    ``claim`` and ``measure`` name it; ``interval`` is the interval over seeds its rule read (a
+    :class:`~posgeom.geometry.SeedInterval` or its stored dictionary); ``effect`` the smallest effect that
+    matters, the rule's constant in :mod:`posgeom.verdicts`; ``seconds`` the measured time of the run the
+    interval comes from (its manifest's ``runtime_s``; None when not recorded).
+    """
+
+    claim: str
+    measure: str
+    interval: object
+    effect: float
+    seconds: float | None = None
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
+    """The design of each decision over seeds: seeds and their sd, the smallest effect that matters, the
+    power of the run for it, the seeds that reach 80 % (``posgeom.geometry.TARGET_POWER``), and what that
+    design would cost on this machine (the measured run's time, scaled by seeds needed over seeds run).
+
+    Returns
+    -------
+    DataFrame indexed by claim and measure.
+    """
+    from .geometry.intervals import TARGET_POWER, seed_design
+
+    rows = []
+    for check in checks:
+        design = seed_design(check.interval, check.effect)
+        cost = ("—" if check.seconds is None or design.needed is None
+                else _duration(check.seconds * max(design.needed, design.n) / design.n))
+        rows.append({"claim": check.claim, "measure": check.measure, "seeds": design.n, "sd": f"{design.sd:.3g}",
+                     "smallest effect that matters": f"{design.effect:g}", "power": f"{design.power:.0%}",
+                     f"seeds for {TARGET_POWER:.0%}": "more than can be run" if design.needed is None else design.needed,
+                     "time of that design": cost})
+    return pd.DataFrame(rows).set_index(["claim", "measure"])
+
+
 #: The columns of a "Paper vs this book" table, the verdict first: the reader came for it.
 COMPARISON_COLUMNS = ("verdict", "paper", "this book", "scale", "model", "corpus", "options")
 #: The columns shown together in the table's "Setting" cell, in this order.
@@ -418,5 +462,6 @@ __all__ = [
     "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
-    "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html",
+    "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
+    "power_frame",
 ]

@@ -93,3 +93,70 @@ def test_spread_against_numpy():
     assert geo.spread([5.0]) == {"mean": 5.0, "sd": 0.0, "min": 5.0, "max": 5.0}
     with pytest.raises(ValueError, match="at least one"):
         geo.spread([])
+
+
+# ---------------------------------------------------------------------------------------------
+# power of an interval over seeds, against a simulation and the normal limit
+
+
+@pytest.mark.parametrize("n, sd, distance", [(5, 1.0, 1.0), (3, 0.5, 1.0), (10, 2.0, 1.0), (8, 0.03, 0.01)])
+def test_exclusion_power_matches_a_simulation_of_the_interval(n, sd, distance):
+    from posgeom.geometry import exclusion_power, seed_interval
+
+    rng = np.random.default_rng(7)
+    draws = rng.normal(distance, sd, size=(4000, n))
+    # the oracle: build each interval with seed_interval itself and count those that exclude 0
+    excluded = np.mean([not (iv.low <= 0 <= iv.high) for iv in (seed_interval(x, allow_few=True) for x in draws)])
+    p = exclusion_power(n, sd, distance)
+    assert abs(excluded - p) < 4 * np.sqrt(p * (1 - p) / len(draws)) + 1e-3
+
+
+def test_exclusion_power_tends_to_the_normal_formula():
+    from scipy import stats
+
+    from posgeom.geometry import exclusion_power
+
+    n, sd, distance = 4000, 1.0, 0.05
+    z, nc = stats.norm.ppf(0.975), distance * np.sqrt(n) / sd
+    normal = stats.norm.cdf(nc - z) + stats.norm.cdf(-nc - z)
+    assert exclusion_power(n, sd, distance) == pytest.approx(normal, abs=2e-3)
+
+
+def test_seeds_for_power_is_the_fewest_that_reach_it():
+    from posgeom.geometry import exclusion_power, seeds_for_power
+
+    for sd, distance in [(0.05, 0.01), (0.1, 0.1), (1.0, 0.3)]:
+        k = seeds_for_power(sd, distance)
+        assert exclusion_power(k, sd, distance) >= 0.8
+        assert k == 2 or exclusion_power(k - 1, sd, distance) < 0.8
+        # a naive scan from 2 up finds the same number
+        naive = next(j for j in range(2, 10_000) if exclusion_power(j, sd, distance) >= 0.8)
+        assert naive == k
+    assert seeds_for_power(0.0, 0.01) == 2
+
+
+def test_power_inputs_are_checked():
+    from posgeom.geometry import exclusion_power, seed_design, seeds_for_power
+
+    with pytest.raises(ValueError, match="n_draws"):
+        exclusion_power(1, 1.0, 1.0)
+    with pytest.raises(ValueError, match="distance"):
+        exclusion_power(5, 1.0, 0.0)
+    with pytest.raises(ValueError, match="sd"):
+        exclusion_power(5, -1.0, 1.0)
+    with pytest.raises(ValueError, match="too small"):
+        seeds_for_power(10.0, 1e-4, max_draws=1000)
+    assert seed_design({"n": 5, "sd": 10.0, "low": 0, "high": 1}, 1e-4, max_draws=1000).needed is None
+
+
+def test_seed_design_text_says_when_a_design_is_underpowered():
+    from posgeom.geometry import seed_design, seed_interval
+
+    design = seed_design(seed_interval([0.01, 0.03, -0.02, 0.05, 0.0]), 0.01)
+    assert not design.powered and design.needed > design.n
+    assert design.text().startswith(f"power {design.power:.0%} for the smallest effect that matters, 0.01 (5 seeds, sd ")
+    assert design.text().endswith(f"80% needs {design.needed} seeds)")
+    strong = seed_design(seed_interval([1.0, 1.1, 0.9, 1.05, 0.95]), 1.0)
+    assert strong.powered and "needs" not in strong.text()
+    lost = seed_design({"n": 5, "sd": 10.0}, 1e-4, max_draws=1000)
+    assert lost.text().endswith("80% is out of reach)")

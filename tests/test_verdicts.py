@@ -166,6 +166,9 @@ def test_a_stand_in_is_inconclusive_whether_it_agrees_or_not():
     disagree = v.s1_neighbour_similarity(0.1, MINILM)
     assert agree.verdict == disagree.verdict == I
     assert agree.stand_in == MINILM and "GPT-2" in agree.would_decide
+    # a check blocked by a model says the command that decides it where the model can be downloaded
+    assert agree.would_decide.startswith(v.decide_command("S1", "openai-community/gpt2"))
+    assert v.c10_layer_peak(MINILM, {"p": 3}, "p").would_decide.startswith(v.decide_command("C10", BERT))
     assert v.s1_neighbour_similarity(0.99, GPT2).stand_in == ""
     assert v.stand_in(BERT, v.PAPER_MODEL, "C9") is None
     assert v.stand_in("bert-base-uncased (pretrained)", v.PAPER_MODEL, "C9") is None
@@ -194,7 +197,7 @@ def test_a_reason_names_only_the_findings_that_hold():
 
 
 def test_rules_read_intervals_as_objects_or_mappings():
-    a = v.s4_undertrained_tail({"low": -0.2, "high": -0.1, "estimate": -0.15})
+    a = v.s4_undertrained_tail({"low": -0.2, "high": -0.1, "estimate": -0.15, "sd": 0.0, "n": 5, "level": 0.95})
     b = v.s4_undertrained_tail(iv(-0.2, -0.1))
     assert a == b
 
@@ -221,3 +224,49 @@ VERDICT_LITERAL = re.compile(r"[\"'](" + "|".join(re.escape(x) for x in v.VERDIC
 def test_no_chapter_or_summary_source_holds_a_verdict_as_a_string_literal(path):
     found = VERDICT_LITERAL.findall(path.read_text(encoding="utf-8"))
     assert not found, f"{path.name} types verdicts by hand: {sorted(set(found))}; call a rule of posgeom.verdicts"
+
+
+# every decision over seeds states its power for the smallest effect that matters
+
+
+SEED_RULES = {
+    "c5_lowrank_performance": (lambda gap: v.c5_lowrank_performance(gap), v.ACCURACY_MARGIN),
+    "s4_undertrained_tail": (lambda d: v.s4_undertrained_tail(d), v.TAIL_EFFECT),
+    "s7_small_init": (lambda d: v.s7_small_init(100, 300, d), v.LOSS_EFFECT),
+    "s9_dropout": (lambda d: v.s9_dropout(0.2, d), v.LOSS_EFFECT),
+    "c11_ntk_order": (lambda d: v.c11_ntk_order(displacement=d, table=d, **NTK), v.ORDER_EFFECT),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEED_RULES))
+def test_a_decision_over_seeds_states_its_power(name):
+    from posgeom.geometry import exclusion_power, seeds_for_power
+
+    rule, effect = SEED_RULES[name]
+    # a noisy pilot over 5 seeds centred on a small effect: underpowered for the effect that matters
+    noisy = SeedInterval(mean=0.004, std=0.05, low=0.004 - 0.0621, high=0.004 + 0.0621, n=5, level=0.95)
+    decision = rule(noisy)
+    power, needed = exclusion_power(5, 0.05, effect), seeds_for_power(0.05, effect)
+    assert f"power {power:.0%} for the smallest effect that matters, {effect:.3g} (5 seeds, sd 0.05" in decision.why
+    assert f"80% needs {needed} seeds" in decision.why
+    if decision.verdict == I:
+        assert (f"over {needed} seeds" if needed <= v.MAX_SEEDS else f"would need {needed} seeds") in decision.would_decide
+    # an interval without its sd and seeds cannot state a power: a clear error, not a silent omission
+    with pytest.raises(ValueError, match="number of seeds and sd"):
+        rule({"low": noisy.low, "high": noisy.high})
+
+
+def test_an_inconclusive_c5_asks_for_the_seeds_that_resolve_it():
+    from posgeom.geometry import seeds_for_power
+
+    # sd 0.02: 80% power for a one-point loss needs a feasible number of seeds, and the rule asks for them
+    noisy = SeedInterval(mean=0.02, std=0.02, low=0.02 - 0.0248, high=0.02 + 0.0248, n=5, level=0.95)
+    decision = v.c5_lowrank_performance(noisy)
+    needed = seeds_for_power(0.02, v.ACCURACY_MARGIN)
+    assert decision.verdict == I and needed <= v.MAX_SEEDS
+    assert decision.would_decide.startswith(f"the same paired comparison at the same model size over {needed} seeds")
+    # sd 0.1: it would need hundreds: the rule asks for a less noisy design instead of an absurd run
+    noisy = SeedInterval(mean=0.02, std=0.1, low=0.02 - 0.124, high=0.02 + 0.124, n=5, level=0.95)
+    decision = v.c5_lowrank_performance(noisy)
+    assert decision.would_decide.startswith("a less noisy design than the same paired comparison")
+    assert f"would need {seeds_for_power(0.1, v.ACCURACY_MARGIN)} seeds" in decision.would_decide

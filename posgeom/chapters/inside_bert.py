@@ -185,6 +185,15 @@ def peak_test_summary(peak_test: Result) -> PeakTestSummary:
                            p["margin"]["p95"])
 
 
+def c10_ours(layers: LayerStress) -> str:
+    """C10's value as the "Paper vs this book" row words it: the global peak layer of each definition and its
+    local maxima (``"scale_free"``, layers counted from 1); ``posgeom decide C10`` prints the same."""
+    local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
+    return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
+            + ' ("scale_free", counted from 1); local maxima at layers '
+            + "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items()))
+
+
 def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> list:
     """The chapter's "Paper vs this book" row for C10, decided by :func:`posgeom.verdicts.c10_layer_peak`: the
     paper's model is BERT-base, so any other model (the 6-layer stand-in) cannot decide the claim; the
@@ -198,16 +207,13 @@ def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> li
 
     settings = _settings(settings)
     pt = peak_test.values
-    local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
-    local_text = "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items())
-    local_text += (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted "
-                   f"from 0, in {pt['propagated']['share_local_peak']:.0%} of {pt['n_used']} redraws of the sentences; "
-                   f"its margin over layers {LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95 % of the redraws: "
-                   f"{pt['propagated']['margin']['p05']:.4f} to {pt['propagated']['margin']['p95']:.4f}; the global "
-                   "peaks are the point estimates of the same resampling)")
+    test = (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted "
+            f"from 0, in {pt['propagated']['share_local_peak']:.0%} of {pt['n_used']} redraws of the sentences; "
+            f"its margin over layers {LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95 % of the redraws: "
+            f"{pt['propagated']['margin']['p05']:.4f} to {pt['propagated']['margin']['p95']:.4f}; the global "
+            "peaks are the point estimates of the same resampling)")
     return [
-        ComparisonRow("C10", "global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
-                      + f' ("scale_free", counted from 1); local maxima at layers {local_text}',
+        ComparisonRow("C10", c10_ours(layers) + test,
                       settings.scale, layers.model, "SST-2 validation sentences; SST-2 train geometry",
                       rules.c10_layer_peak(layers.model, layers.peaks, "propagated_scale_free"),
                       options=f"projected stress of the definition above, pooled over heads, n = {layers.n_positions} "

@@ -464,6 +464,51 @@ def dropout_summary(dropout: Result, init: Result) -> DropoutSummary:
     )
 
 
+def s1_ours(T) -> str:
+    """S1's value as the "Paper vs this book" row words it (``T`` the table's ``TableGeometry``); ``posgeom decide S1``
+    prints the same."""
+    return (f"s(1) = {T.neighbour_cos:.3f} (centred {T.neighbour_cos_centered:.3f}); "
+            f"{100 * T.frac_neighbour_above_0_9:.1f} % of neighbours above 0.9; decay Spearman {T.decay_spearman:.2f}")
+
+
+def s2_ours(T) -> str:
+    """S2's value as the "Paper vs this book" row words it: the rows standing apart and the isolation of row 0."""
+    return (f"rows standing apart (ι > {T.isolation_threshold:g}): {', '.join(map(str, T.stand_apart)) or 'none'}; "
+            f"ι_0 = {T.isolation[0]:.1f}")
+
+
+def init_loss_difference(init: Result):
+    """S7's interval: the final loss of N(0, 0.02²) minus N(0, 1), paired by training seed (95 %, Student t).
+
+    Returns
+    -------
+    posgeom.geometry.SeedInterval
+    """
+    by_seed = init_frame(init).set_index(["variant", "seed"])["final_loss"]
+    seeds = init.values["seeds"]
+    return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
+
+
+def power_checks(init: Result, dropout: Result) -> list:
+    """This chapter's decisions over seeds (S7's final loss, S9's held-out loss) for their power table
+    (:func:`posgeom.report.power_frame`), each against the smallest effect its rule names.
+
+    Returns
+    -------
+    list of posgeom.report.PowerCheck
+    """
+    from ..report import PowerCheck
+
+    rate = max(dropout.values["dropouts"])
+    return [
+        PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
+                   rules.LOSS_EFFECT, init.manifest.get("runtime_s")),
+        PowerCheck("S9", f"held-out loss, dropout {rate:g} − none, paired by seed (nats)",
+                   td.dropout_effect(td.dropout_runs(dropout), rate, field_name="eval_loss"), rules.LOSS_EFFECT,
+                   dropout.manifest.get("runtime_s")),
+    ]
+
+
 def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None) -> list:
     """The chapter's "Paper vs this book" rows for S1, S2, S3, S7, S8 and S9, each decided by its rule in
     :mod:`posgeom.verdicts`.
@@ -493,10 +538,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
     bands = band_table(anatomy, main)
     short = band_counts(T.dominant_freq, T.n)["short (< 8)"]
     runs = init_frame(init)
-    seeds = init.values["seeds"]
-    by_seed = runs.set_index(["variant", "seed"])["final_loss"]
-    # S7: final loss of N(0, 0.02²) minus N(0, 1), paired by training seed
-    s7_diff = paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
+    s7_diff = init_loss_difference(init)
     steps = {v: _stat(runs, v, "steps_to_threshold") for v in (BASE, BIG)}
     sin_acc = _stat(runs, SINUSOIDAL, "eval_accuracy")
     druns = td.dropout_runs(dropout)
@@ -506,13 +548,10 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
     gap_small = float(np.mean([r.gap for r in druns if r.dropout == 0.0]))
     dconf = td.CONFIGS[settings.scale]
     return [
-        ComparisonRow("S1", ours=f"s(1) = {T.neighbour_cos:.3f} (centred {T.neighbour_cos_centered:.3f}); "
-                                 f"{100 * T.frac_neighbour_above_0_9:.1f} % of neighbours above 0.9; decay Spearman "
-                                 f"{T.decay_spearman:.2f}",
+        ComparisonRow("S1", ours=s1_ours(T),
                       scale=settings.scale, model=model_desc, corpus="none", options="raw and centred cosines",
                       decision=rules.s1_neighbour_similarity(T.neighbour_cos, main)),  # the seed's 0.9 is GPT-2's
-        ComparisonRow("S2", ours=f"rows standing apart (ι > 2): {', '.join(map(str, T.stand_apart))}; "
-                                 f"ι_0 = {T.isolation[0]:.1f}",
+        ComparisonRow("S2", ours=s2_ours(T),
                       scale=settings.scale, model=model_desc, corpus="none", options="isolation threshold 2",
                       decision=rules.s2_first_positions_apart(list(T.stand_apart))),
         ComparisonRow("S3", ours=f"median concentration {np.median(T.concentration):.2f} (sinusoidal "

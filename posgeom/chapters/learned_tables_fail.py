@@ -336,6 +336,20 @@ def mlm_summary(mlm: Result, settings=None) -> MLMSummary:
                       spread=spread, seed_sd=seed_sd, uses_position=uses, comment=comment)
 
 
+def power_checks(tails: Result) -> list:
+    """This chapter's decision over seeds (S4's tail accuracy, skewed − uniform lengths) for its power table
+    (:func:`posgeom.report.power_frame`), against the smallest deficit its rule counts as under-trained.
+
+    Returns
+    -------
+    list of posgeom.report.PowerCheck
+    """
+    from ..report import PowerCheck
+
+    return [PowerCheck("S4", "tail accuracy, skewed − uniform lengths, paired by seed",
+                       tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.manifest.get("runtime_s"))]
+
+
 def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,
                     settings=None) -> list:
     """The chapter's "Paper vs this book" rows for S4, S5 and S6, each decided by its rule in :mod:`posgeom.verdicts`.

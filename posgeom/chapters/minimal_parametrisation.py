@@ -391,3 +391,18 @@ def accuracy_by_encoding(training: Result) -> dict[str, pd.DataFrame]:
         frame = pd.DataFrame(summary).T.infer_objects()
         out[task] = frame.loc[sorted(frame.index, key=lambda e: (summary[e]["position_params"], e))]
     return out
+
+
+def power_checks(training: Result) -> list:
+    """This chapter's decision over seeds (C5's accuracy gap, learned − rank-1 table, on the marker-order task)
+    for its power table (:func:`posgeom.report.power_frame`), against the one-point margin of its rule.
+
+    Returns
+    -------
+    list of posgeom.report.PowerCheck
+    """
+    from ..report import PowerCheck
+
+    gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
+    return [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
+                       training.manifest.get("runtime_s"))]

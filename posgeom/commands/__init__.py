@@ -16,6 +16,8 @@ so that ``posgeom --help`` stays under a second.
 * :mod:`posgeom.commands.costs` — ``posgeom costs`` (the paper scale's cost model, the README's table);
 * :mod:`posgeom.commands.experiments` — ``posgeom experiments CHAPTER``, also ``python -m posgeom.experiments``;
 * :mod:`posgeom.commands.book` — ``posgeom book`` (the chapters in parallel, then the strict build).
+* :mod:`posgeom.commands.decide` — ``posgeom decide CLAIM --model NAME`` (a check blocked by a missing model,
+  decided on one that can be loaded: :mod:`posgeom.decide`).
 
 Every argument parser of the package is here (``python -m posgeom.experiments`` hands its arguments to
 ``posgeom experiments``; the internal workers of ``posgeom reproduce`` are hidden options of it).

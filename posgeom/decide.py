@@ -1,0 +1,195 @@
+r"""Decide a claim on a named model: the checks a missing model leaves "inconclusive here" (``posgeom decide``).
+
+Three checks of the book are about a model an offline machine cannot load: C10 (the projected stress of
+BERT-base peaks at layer 3, chapter "Inside BERT") and S1, S2 (GPT-2's learned position table, chapter
+"Learned tables"). There the chapters run on a stand-in and their rules say ``"inconclusive here"``,
+printing the command that decides the claim once the model can be had
+(:func:`posgeom.verdicts.decide_command`). :func:`decide_claim` is that command's library side: it computes,
+on the model given (a hub name such as ``bert-base-uncased`` or ``gpt2``, or a folder written by
+``save_pretrained``), exactly the numbers the chapter feeds to the check's rule, through the chapter's own
+functions and the results registry (each model is its own entry: the experiments key their results by the
+model's name, a folder by its absolute path), and calls the same rule.
+
+* C10: :func:`posgeom.experiments.inside_bert.run_layer_stress` with ``settings.pretrained`` set to the
+  model, read by :func:`posgeom.chapters.inside_bert.layer_stress`, decided by
+  :func:`posgeom.verdicts.c10_layer_peak` (the global peak layer of every reading; the headline is
+  ``"propagated_scale_free"``). The model must be a BERT-family encoder that
+  :func:`posgeom.models.pretrained.load_encoder` reads, whose vocabulary covers the WordPiece ids of the
+  SST-2 sentences and whose table covers their positions; the target geometry is SST-2's
+  (chapter "Real corpora"), computed if the registry lacks it.
+* S1, S2: :func:`posgeom.experiments.learned_tables.run_pretrained_tables` for the model alone, read by
+  :func:`posgeom.chapters.learned_tables.table_anatomy`, decided by
+  :func:`posgeom.verdicts.s1_neighbour_similarity` (``s(1)``, the mean cosine similarity of neighbouring
+  rows) and :func:`posgeom.verdicts.s2_first_positions_apart` (the rows standing apart). The model must
+  have a learned absolute position table.
+
+A model that cannot be had, or of the wrong kind, is a ``ValueError`` of one sentence, raised before any
+long computation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import verdicts as rules
+from .config import Settings, model_folder, resolve_model, settings_or_default as _settings
+
+__all__ = ["DECIDABLE", "ClaimDecision", "decide_claim", "check_claim"]
+
+#: The claims :func:`decide_claim` decides, and the model each is about (the one a stand-in cannot replace).
+DECIDABLE = {"C10": rules.PAPER_MODEL, "S1": rules.SEED_S1_MODEL, "S2": rules.SEED_S1_MODEL}
+
+
+@dataclass(frozen=True)
+class ClaimDecision:
+    """What :func:`decide_claim` found.
+
+    Attributes
+    ----------
+    claim : str
+        ``"C10"``, ``"S1"`` or ``"S2"``.
+    model : str
+        The model as the rule saw it (a hub name as resolved, a folder as its absolute path).
+    scale : str
+    numbers : dict
+        The check's numbers, plain data (what the rule decided from, and the chapter's context).
+    ours : str
+        The numbers as the chapter's "Paper vs this book" row words them.
+    decision : posgeom.verdicts.Decision
+        The rule's verdict, its reason, and for ``"inconclusive here"`` the run that would decide.
+    provenance : str
+        The stored result's provenance line (:meth:`posgeom.registry.Result.provenance`).
+    """
+
+    claim: str
+    model: str
+    scale: str
+    numbers: dict
+    ours: str
+    decision: rules.Decision
+    provenance: str
+
+
+def check_claim(claim: str) -> str:
+    """``claim`` (upper-cased) if :func:`decide_claim` decides it, else a ``ValueError`` naming those it does."""
+    valid = ", ".join(DECIDABLE)
+    if not isinstance(claim, str) or claim.strip().upper() not in DECIDABLE:
+        raise ValueError(f"posgeom decide decides {valid} (the checks that need a model this machine may lack); "
+                         f"got {claim!r}")
+    return claim.strip().upper()
+
+
+def decide_claim(claim: str, model: str, settings: Settings | None = None, *, force: bool = False) -> ClaimDecision:
+    """Compute the numbers of the check of ``claim`` on ``model`` as its chapter does, and decide it by its rule.
+
+    Parameters
+    ----------
+    claim : {"C10", "S1", "S2"}
+    model : str
+        A hub name (``"bert-base-uncased"``, ``"gpt2"``, ``"owner/name"``) or a folder written by
+        ``save_pretrained`` (config, safetensors weights, tokenizer).
+    settings : Settings, optional
+        Scale, device, data folder and results registry (default :func:`posgeom.config.get_settings`); its
+        ``pretrained`` is replaced by ``model``.
+    force : bool
+        Recompute the model's result even when the registry holds it (a folder whose weights changed).
+
+    Returns
+    -------
+    ClaimDecision
+    """
+    claim = check_claim(claim)
+    settings = _settings(settings)
+    resolve_model(model)  # a folder that does not exist: one sentence, before anything loads
+    if claim == "C10":
+        return _decide_c10(settings.with_(pretrained=str(model)), force)
+    return _decide_table(claim, str(model), settings, force)
+
+
+# --------------------------------------------------------------------------------------------
+# C10: chapter "Inside BERT"
+# --------------------------------------------------------------------------------------------
+
+
+def _bert_checked(settings: Settings) -> None:
+    """A ``ValueError`` unless ``settings.pretrained`` is a BERT-family encoder the chapter can run on its sentences."""
+    from .corpora.tokenize import DEFAULT_TOKENIZER, load_tokenizer
+    from .experiments.inside_bert import CONFIGS
+    from .models.hf import config_from_hf
+
+    name = settings.pretrained
+    folder = model_folder(name)  # the hub's config and weights, or a ValueError saying why not
+    cfg_file = Path(folder) / "config.json"
+    if not cfg_file.is_file():
+        raise ValueError(f"model {name!r} has no config.json in {folder}: give a folder written by save_pretrained")
+    config = json.loads(cfg_file.read_text(encoding="utf-8"))
+    try:
+        config_from_hf(config)
+    except (ValueError, KeyError) as err:
+        raise ValueError(f"C10 runs a BERT-family encoder (BERT-base's family); model {name!r} is not one: "
+                         f"{err}") from None
+    vocab, needed = int(config["vocab_size"]), len(load_tokenizer())
+    if vocab < needed:
+        raise ValueError(f"C10 feeds SST-2 sentences tokenised by {DEFAULT_TOKENIZER}'s WordPiece ({needed} ids, "
+                         f"bert-base-uncased's vocabulary) to the model; model {name!r} has {vocab} token ids")
+    positions = CONFIGS[settings.scale].sentences.n_positions
+    if int(config["max_position_embeddings"]) < positions:
+        raise ValueError(f"C10 reads the first {positions} positions of SST-2 sentences; model {name!r} has "
+                         f"{config['max_position_embeddings']} positions")
+
+
+def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
+    from .chapters.inside_bert import c10_ours, curve, layer_stress
+    from .experiments.inside_bert import DEFINITIONS, run_layer_stress
+    from .experiments.layer_peaks import local_maxima
+
+    _bert_checked(settings)
+    result = run_layer_stress(settings, force=force)  # keyed by settings.pretrained: this model's own entry
+    layers = layer_stress(result)
+    headline = "propagated_scale_free"
+    decision = rules.c10_layer_peak(layers.model, layers.peaks, headline)
+    local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
+    numbers = {"peaks": dict(layers.peaks), "headline": headline, "local_maxima_scale_free": local,
+               "n_layers": layers.n_layers, "n_positions": layers.n_positions, "n_sentences": layers.n_sentences}
+    ours = c10_ours(layers) + f"; n = {layers.n_positions} positions ({layers.n_layers} layers)"
+    return ClaimDecision("C10", layers.model, settings.scale, numbers, ours, decision, result.provenance())
+
+
+# --------------------------------------------------------------------------------------------
+# S1, S2: chapter "Learned tables"
+# --------------------------------------------------------------------------------------------
+
+
+def _table_name(model: str) -> str:
+    """The name the chapter's experiments key a table by: a hub alias resolved, a folder as its absolute path."""
+    from .models.pretrained import HUB_ALIASES
+
+    folder = Path(model).expanduser()
+    return str(folder.resolve()) if folder.is_dir() else HUB_ALIASES.get(model, model)
+
+
+def _decide_table(claim: str, model: str, settings: Settings, force: bool) -> ClaimDecision:
+    from .chapters.learned_tables import s1_ours, s2_ours, table_anatomy
+    from .experiments.learned_tables import pretrained_availability, run_pretrained_tables
+
+    name = _table_name(model)
+    avail = pretrained_availability(settings, [name])[0]
+    if not avail.available:
+        raise ValueError(f"{claim} reads a model's learned absolute position table, and model {name!r} has none "
+                         f"that loads here: {avail.reason}")
+    result = run_pretrained_tables(settings, models=[name], force=force)["results"][name]
+    T = table_anatomy(result)["table"]
+    if claim == "S1":
+        decision = rules.s1_neighbour_similarity(T.neighbour_cos, name)
+        numbers = {"neighbour_cos": T.neighbour_cos, "neighbour_cos_centered": T.neighbour_cos_centered,
+                   "frac_neighbour_above_0_9": T.frac_neighbour_above_0_9, "decay_spearman": T.decay_spearman}
+        ours = s1_ours(T)
+    else:
+        decision = rules.s2_first_positions_apart(list(T.stand_apart))
+        numbers = {"stand_apart": [int(i) for i in T.stand_apart], "isolation_0": float(T.isolation[0]),
+                   "isolation_threshold": T.isolation_threshold}
+        ours = s2_ours(T)
+    numbers["table_shape"] = [T.n, T.d]
+    return ClaimDecision(claim, name, settings.scale, numbers, ours, decision, result.provenance())
