@@ -88,6 +88,10 @@ class ComparisonRow:
 
     ``paper`` is the paper's value for this check (default: the claim's, :data:`PAPER_CLAIMS`); it is
     never a value of ours.
+
+    ``pending`` (with ``decision`` None) is a check that waits for GPU work this run could not do: what it
+    needs (:class:`posgeom.registry.NeedsGPU`'s text); its verdict reads :data:`NEEDS_GPU`, never a verdict
+    (:func:`decided_rows` makes such rows).
     """
 
     claim: str
@@ -95,33 +99,63 @@ class ComparisonRow:
     scale: str
     model: str
     corpus: str
-    decision: Decision
+    decision: Decision | None
     options: str = ""
     paper: str | None = field(default=None)
     changed: str = ""
+    pending: str = ""
 
     def __post_init__(self):
         if self.claim not in PAPER_CLAIMS:
             raise ValueError(f"unknown claim {self.claim!r}; valid claims are {', '.join(PAPER_CLAIMS)}")
-        if not isinstance(self.decision, Decision):
+        if self.pending:
+            if self.decision is not None:
+                raise ValueError(f"claim {self.claim}: a pending check has no decision (it waits for: {self.pending})")
+        elif not isinstance(self.decision, Decision):
             raise TypeError(f"claim {self.claim}: `decision` must be the Decision a rule of posgeom.verdicts returned "
                             f"(got {type(self.decision).__name__}); a row never takes a verdict typed by hand")
 
     @property
     def verdict(self) -> str:
-        return self.decision.verdict
+        return NEEDS_GPU if self.pending else self.decision.verdict
 
     @property
     def why(self) -> str:
-        return self.decision.why
+        return self.pending.removeprefix(NEEDS_GPU + " ").strip("()") if self.pending else self.decision.why
 
     @property
     def would_decide(self) -> str:
-        return self.decision.would_decide
+        return "" if self.pending else self.decision.would_decide
 
     @property
     def stand_in(self) -> str:
-        return self.decision.stand_in
+        return "" if self.pending else self.decision.stand_in
+
+
+def decided_rows(builders, settings: Settings | None = None) -> list[ComparisonRow]:
+    """A chapter's "Paper vs this book" rows, each decided on its own: ``builders`` is a sequence of
+    ``(claim, build)``, ``build()`` returning one :class:`ComparisonRow` or a list of them.
+
+    A check whose numbers wait for GPU work (``build`` raised :class:`posgeom.registry.NeedsGPU`: a run
+    of ``posgeom reproduce --scale paper --cpu-parts``) becomes a row of that claim saying what it needs and
+    about how many GPU-minutes, while the checks the CPU could decide keep their verdicts.
+
+    Returns
+    -------
+    list of ComparisonRow
+    """
+    from .registry import NeedsGPU
+
+    scale = (settings if settings is not None else get_settings()).scale
+    rows: list[ComparisonRow] = []
+    for claim, build in builders:
+        try:
+            made = build()
+        except NeedsGPU as err:
+            made = ComparisonRow(claim, ours=err.text, scale=scale, model="—", corpus="—", decision=None,
+                                 pending=err.text)
+        rows.extend(made if isinstance(made, list) else [made])
+    return rows
 
 
 def verdict_text(verdict: str, why: str = "", would_decide: str = "") -> str:
@@ -280,11 +314,11 @@ def chapter_modules(chapter: str, notebooks_dir: str | Path | None = None) -> tu
 
 
 def row_record(row: ComparisonRow) -> dict:
-    """All fields of a row as plain data, with ``paper`` filled in from :data:`PAPER_CLAIMS` when not given."""
+    """All fields of a row as plain data, with ``paper`` filled in from :data:`PAPER_CLAIMS` when not given
+    (a pending row: verdict :data:`NEEDS_GPU`, ``why`` what it waits for)."""
     record = asdict(row)
-    decision = record.pop("decision")
-    record.update(verdict=decision["verdict"], why=decision["why"], would_decide=decision["would_decide"],
-                  stand_in=decision["stand_in"])
+    record.pop("decision"), record.pop("pending")  # a pending row is its verdict (NEEDS_GPU) and why
+    record.update(verdict=row.verdict, why=row.why, would_decide=row.would_decide, stand_in=row.stand_in)
     if record["paper"] is None:
         record["paper"] = PAPER_CLAIMS[row.claim].paper_value
     return record
@@ -355,14 +389,14 @@ def _duration(seconds: float) -> str:
 
 def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
     """The design of each decision over seeds: seeds and their sd, the smallest effect that matters, the
-    power of the run for it, the seeds that reach 80 % (``posgeom.geometry.TARGET_POWER``), and what that
+    power of the run for it, the seeds that reach 80 % (``posgeom.geometry.power.TARGET_POWER``), and what that
     design would cost on this machine (the measured run's time, scaled by seeds needed over seeds run).
 
     Returns
     -------
     DataFrame indexed by claim and measure.
     """
-    from .geometry.intervals import TARGET_POWER, seed_design
+    from .geometry.power import TARGET_POWER, seed_design
 
     rows = []
     for check in checks:
@@ -375,6 +409,9 @@ def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
                      "time of that design": cost})
     return pd.DataFrame(rows).set_index(["claim", "measure"])
 
+
+#: What a check waiting for GPU work shows where its verdict would be (it is not a verdict).
+NEEDS_GPU = "needs a GPU"
 
 #: The columns of a "Paper vs this book" table, the verdict first: the reader came for it.
 COMPARISON_COLUMNS = ("verdict", "paper", "this book", "scale", "model", "corpus", "options")
@@ -463,5 +500,5 @@ __all__ = [
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
-    "power_frame",
+    "power_frame", "NEEDS_GPU", "decided_rows",
 ]

@@ -30,6 +30,7 @@ from .registry import Registry
 from .report import (
     CLAIMS_EXPERIMENT,
     INCONCLUSIVE,
+    NEEDS_GPU,
     PAPER_CLAIMS,
     VERDICTS,
     Claim,
@@ -247,13 +248,16 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
     checks = list(checks)
     if not checks:
         return BottomLine(NOT_RUN, "No chapter has recorded a check of this claim yet.")
-    current = [c for c in checks if not c.stale]
+    waiting = [c for c in checks if not c.stale and c.verdict == NEEDS_GPU]  # no verdict yet: counted apart
+    current = [c for c in checks if not c.stale and c.verdict != NEEDS_GPU]
+    if not current and waiting:
+        return BottomLine(NOT_RUN, f"Every current check waits for a GPU ({waiting[0].chapter}: {waiting[0].why}).")
     if not current:
         which = "Its only check was" if len(checks) == 1 else f"All {len(checks)} checks were"
         return BottomLine(ALL_STALE, f"{which} recorded by other code or from a changed notebook: "
                                      "rerun posgeom reproduce.")
     kinds = {c: evidence_kind(c) for c in current}
-    apart: dict[str, int] = {}
+    apart: dict[str, int] = {"awaiting a GPU": len(waiting)} if waiting else {}
     for kind in kinds.values():
         if kind != "evidence":
             apart[kind] = apart.get(kind, 0) + 1
@@ -385,9 +389,10 @@ def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
 
     Returns
     -------
-    DataFrame with index the verdicts, ``"stale"`` and ``"claims not yet run"``; columns the scales.
+    DataFrame with index the verdicts, ``"needs a GPU"`` (checks waiting for GPU work), ``"stale"`` and
+    ``"claims not yet run"``; columns the scales.
     """
-    rows = [*VERDICTS, "stale", "claims not yet run"]
+    rows = [*VERDICTS, NEEDS_GPU, "stale", "claims not yet run"]
     counts = {scale: dict.fromkeys(rows, 0) for scale in SCALES}
     for s in summaries:
         for scale in SCALES:

@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .geometry.intervals import SeedDesign, seed_design
+from .geometry.power import SeedDesign, seed_design
 
 REPRODUCED = "reproduced"
 DEPENDS = "depends on an unstated choice"
@@ -96,7 +96,7 @@ def _iv(interval, fmt: str = "{:.3g}") -> str:
 
 
 def _power(interval, effect: float) -> SeedDesign:
-    """The power of a decision over seeds for the smallest effect that matters (:func:`posgeom.geometry.seed_design`):
+    """The power of a decision over seeds for the smallest effect that matters (:func:`posgeom.geometry.power.seed_design`):
     ``interval`` a :class:`~posgeom.geometry.SeedInterval` or its stored dictionary (``sd``, ``n``)."""
     return seed_design(interval, effect)
 

@@ -101,7 +101,8 @@ def test_spread_against_numpy():
 
 @pytest.mark.parametrize("n, sd, distance", [(5, 1.0, 1.0), (3, 0.5, 1.0), (10, 2.0, 1.0), (8, 0.03, 0.01)])
 def test_exclusion_power_matches_a_simulation_of_the_interval(n, sd, distance):
-    from posgeom.geometry import exclusion_power, seed_interval
+    from posgeom.geometry import seed_interval
+    from posgeom.geometry.power import exclusion_power
 
     rng = np.random.default_rng(7)
     draws = rng.normal(distance, sd, size=(4000, n))
@@ -114,7 +115,7 @@ def test_exclusion_power_matches_a_simulation_of_the_interval(n, sd, distance):
 def test_exclusion_power_tends_to_the_normal_formula():
     from scipy import stats
 
-    from posgeom.geometry import exclusion_power
+    from posgeom.geometry.power import exclusion_power
 
     n, sd, distance = 4000, 1.0, 0.05
     z, nc = stats.norm.ppf(0.975), distance * np.sqrt(n) / sd
@@ -123,7 +124,7 @@ def test_exclusion_power_tends_to_the_normal_formula():
 
 
 def test_seeds_for_power_is_the_fewest_that_reach_it():
-    from posgeom.geometry import exclusion_power, seeds_for_power
+    from posgeom.geometry.power import exclusion_power, seeds_for_power
 
     for sd, distance in [(0.05, 0.01), (0.1, 0.1), (1.0, 0.3)]:
         k = seeds_for_power(sd, distance)
@@ -136,7 +137,7 @@ def test_seeds_for_power_is_the_fewest_that_reach_it():
 
 
 def test_power_inputs_are_checked():
-    from posgeom.geometry import exclusion_power, seed_design, seeds_for_power
+    from posgeom.geometry.power import exclusion_power, seed_design, seeds_for_power
 
     with pytest.raises(ValueError, match="n_draws"):
         exclusion_power(1, 1.0, 1.0)
@@ -150,7 +151,8 @@ def test_power_inputs_are_checked():
 
 
 def test_seed_design_text_says_when_a_design_is_underpowered():
-    from posgeom.geometry import seed_design, seed_interval
+    from posgeom.geometry import seed_interval
+    from posgeom.geometry.power import seed_design
 
     design = seed_design(seed_interval([0.01, 0.03, -0.02, 0.05, 0.0]), 0.01)
     assert not design.powered and design.needed > design.n

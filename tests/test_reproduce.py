@@ -208,6 +208,8 @@ def _claims_in(text: str) -> set[str]:
         assert alias in aliases, f"comparison_rows called on {alias!r}, which the chapter does not import"
         source = inspect.getsource(importlib.import_module(aliases[alias]).comparison_rows)
         claims |= set(re.findall(pattern, source))
+        # the (claim, build) pairs handed to report.decided_rows: a row built by a helper is named there
+        claims |= set(re.findall(r"\(\s*[\"']([CS]\d+)[\"']\s*,\s*(?:lambda\b|\w+\))", source))
     return claims
 
 
@@ -334,3 +336,65 @@ def test_the_paper_time_of_a_chapter_with_model_work_is_the_cost_models():
     orphan = replace(chapters["corpus-geometry"], paper=replace(chapters["corpus-geometry"].paper, minutes=None))
     with pytest.raises(ValueError, match="prices none of its experiments"):
         orphan.estimate("paper")
+
+
+# --------------------------------------------------------------------------------------------
+# The GPU chapters on a CPU at paper scale: GPU work reported, not run
+
+
+def gpu_notebook(slug: str, extra: str = "other = 2 + 2") -> str:
+    cells = [
+        "import posgeom\nfrom posgeom.registry import Registry\nfrom posgeom.report import ComparisonRow, "
+        "comparison_table, decided_rows\nfrom posgeom.verdicts import Decision\nsettings = posgeom.get_settings()",
+        # a registry experiment named like GPU work of the cost model (learned_init_study)
+        'table = Registry(settings.results_dir).run("learned_init_study", lambda: {"x": 1}, params={}, '
+        'scale=settings.scale, seed=0, device="cpu")',
+        'value = table.values["x"]',
+        extra,
+        'def row(claim, ours):\n    return ComparisonRow(claim, ours=ours, scale=settings.scale, model="none", '
+        'corpus="toy", decision=Decision("reproduced"))\n'
+        f'comparison_table(decided_rows([("C7", lambda: row("C7", f"{{value}}")), ("S3", lambda: row("S3", f"{{other}}"))], '
+        f'settings), chapter="{slug}", settings=settings)',
+    ]
+    return HEADER + f"\n# {slug}\n\n" + "\n\n".join(f"```{{code-cell}} ipython3\n{c}\n```" for c in cells) + "\n"
+
+
+def test_a_gpu_chapter_on_a_cpu_records_what_the_cpu_decides_and_what_waits(fake_book, monkeypatch):
+    from posgeom.registry import ALLOW_DIRTY_ENV
+    from posgeom.report import NEEDS_GPU
+
+    monkeypatch.setenv(ALLOW_DIRTY_ENV, "1")  # paper-scale writes from a test folder
+    gpu = (Chapter("fake-gpu", "Fake GPU", ("C7", "S3"), Estimate(0.1, 0.1), Estimate(1, 1), True),)
+    (fake_book / "notebooks" / "fake-gpu.md").write_text(gpu_notebook("fake-gpu"))
+    lines: list[str] = []
+    reproduce("paper", device="cpu", chapters=gpu, notebooks_dir=fake_book / "notebooks",
+              results_dir=fake_book / "results", out=lines.append, report_gpu_work=True)
+    entry = Registry(fake_book / "results").load(CLAIMS_EXPERIMENT, params={"chapter": "fake-gpu"}, scale="paper")
+    rows = {r["claim"]: r for r in entry.values["rows"]}
+    assert rows["C7"]["verdict"] == NEEDS_GPU and "learned_init_study" in rows["C7"]["ours"]
+    assert rows["S3"]["verdict"] == "reproduced" and rows["S3"]["ours"] == "4"
+    assert any("1 cell(s) wait for a GPU (3)" in line and "claims C7 S3 recorded" in line for line in lines), lines
+    assert not Registry(fake_book / "results").entries("learned_init_study", scale="paper")
+    # any other error still fails the chapter, naming its cell
+    (fake_book / "notebooks" / "fake-gpu.md").write_text(gpu_notebook("fake-gpu", 'raise ValueError("a real bug")'))
+    with pytest.raises(ChapterFailed, match="code cell 4 of 5.*ValueError: a real bug"):
+        reproduce("paper", device="cpu", chapters=gpu, notebooks_dir=fake_book / "notebooks", force=True,
+                  results_dir=fake_book / "results", out=lines.append, report_gpu_work=True)
+    with pytest.raises(ValueError, match="paper scale on a CPU"):
+        reproduce("quick", device="cpu", chapters=gpu, notebooks_dir=fake_book / "notebooks",
+                  results_dir=fake_book / "results", out=lines.append, report_gpu_work=True)
+
+
+def test_the_gpu_work_reported_is_the_cost_models_heavy_work():
+    from fnmatch import fnmatchcase
+
+    from posgeom.costmodel import CPU_FEASIBLE_HOURS, RESULT_NAMES, experiment_costs, gpu_work
+
+    work = gpu_work()
+    heavy = {c.experiment for c in experiment_costs() if c.cpu_hours > CPU_FEASIBLE_HOURS}
+    assert set(work) == {p for e in heavy for p in RESULT_NAMES[e]}
+    assert fnmatchcase("necessity.order_task_nocls", next(p for p in work if p.startswith("necessity.order_task")))
+    assert work["learned_init_study"] > 0
+    # the CPU runs what fits: the equivariance check's forward passes, the pretrained tables, Inside BERT
+    for name in ("necessity.equivariance", "separation.pretrained", "inside_bert_layers", "learned_table_anatomy"):
+        assert not any(fnmatchcase(name, p) for p in work), name

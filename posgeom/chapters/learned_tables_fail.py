@@ -368,7 +368,7 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
+    from ..report import ComparisonRow, decided_rows
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -377,34 +377,42 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
         m = conf.model
         return f"encoder d={m.d_model}, {m.n_layers} layers, trained from scratch, {n_seeds} seeds{extra}"
 
-    t = tails_outcome(tails)
-    diff = t.tail_difference()
-    o, m = extrapolation_outcome(order), extrapolation_outcome(mlm)
-    f_max = o.longest
-    heur, target = _heuristics(o), o.at("learned:target", f_max)
-    s = mlm_summary(mlm, settings)
-    return [
-        ComparisonRow("S4", ours=(f"tail accuracy {t.mean('skewed', 'accuracy_tail'):.3f} ± {t.sd('skewed', 'accuracy_tail'):.3f} "
+    def s4_row():
+        t = tails_outcome(tails)
+        diff = t.tail_difference()
+        return ComparisonRow("S4", ours=(f"tail accuracy {t.mean('skewed', 'accuracy_tail'):.3f} ± {t.sd('skewed', 'accuracy_tail'):.3f} "
                                   f"(90 % short) vs {t.mean('uniform', 'accuracy_tail'):.3f} ± "
                                   f"{t.sd('uniform', 'accuracy_tail'):.3f} (uniform lengths); difference "
                                   f"{diff.text()} (95 %, paired by seed)"),
                       scale=settings.scale, model=tiny(len(conf.tails.seeds)),
                       corpus=f"synthetic order task, n = {conf.tails.n_positions}", options="learned N(0, 0.02²), AdamW",
-                      decision=rules.s4_undertrained_tail(diff)),
-        ComparisonRow("S5", ours=f"PositionLimitError for a 24-token input to a {table_rows}-row table",
-                      scale=settings.scale, model="posgeom encoder, learned table", corpus="none", options="",
-                      decision=rules.s5_no_vector_beyond(wall_error is not None)),
-        ComparisonRow("S6", ours=(f"order task at {f_max:g}L: reuse {heur['reuse_last']:.3f}, interpolate "
+                      decision=rules.s4_undertrained_tail(diff))
+
+    def s5_row():
+        return ComparisonRow("S5", ours=f"PositionLimitError for a 24-token input to a {table_rows}-row table",
+                             scale=settings.scale, model="posgeom encoder, learned table", corpus="none", options="",
+                             decision=rules.s5_no_vector_beyond(wall_error is not None))
+
+    def s6_order_row():
+        o = extrapolation_outcome(order)
+        f_max = o.longest
+        heur, target = _heuristics(o), o.at("learned:target", f_max)
+        return ComparisonRow("S6", ours=(f"order task at {f_max:g}L: reuse {heur['reuse_last']:.3f}, interpolate "
                                   f"{heur['interpolate']:.3f}, new rows + fine-tune {heur['new_rows']:.3f}; trained at "
                                   f"{f_max:g}L {target:.3f}; RoPE {o.at('rope', f_max):.3f}"),
                       scale=settings.scale, model=tiny(len(o.seeds)), corpus=f"synthetic order task, L = {o.L}",
                       options=f"fine-tune {conf.order.finetune.steps} steps",
-                      decision=rules.s6_heuristics_order(heur, target)),
-        ComparisonRow("S6", ours=(f"IMDB MLM loss at {f_max:g}L: reuse {m.at('learned:reuse_last', f_max):.3f}, "
+                      decision=rules.s6_heuristics_order(heur, target))
+
+    def s6_mlm_row():
+        m, s = extrapolation_outcome(mlm), mlm_summary(mlm, settings)
+        f_max = extrapolation_outcome(order).longest  # the lengths of the order task's study, as its row
+        return ComparisonRow("S6", ours=(f"IMDB MLM loss at {f_max:g}L: reuse {m.at('learned:reuse_last', f_max):.3f}, "
                                   f"interpolate {m.at('learned:interpolate', f_max):.3f}, new rows "
                                   f"{m.at('learned:new_rows', f_max):.3f}; no positions {m.at('none', f_max):.3f}; "
                                   f"unigram {s.unigram:.3f}"),
                       scale=settings.scale, model=tiny(len(m.seeds), f", {conf.mlm.train.steps} steps"),
                       corpus=f"IMDB train windows, L = {conf.mlm.L}", options=f"{conf.mlm.top_k:,}-word-piece vocabulary",
-                      decision=rules.s6_heuristics_mlm(s.spread, s.seed_sd, _heuristics(m), m.at("none", f_max))),
-    ]
+                      decision=rules.s6_heuristics_mlm(s.spread, s.seed_sd, _heuristics(m), m.at("none", f_max)))
+
+    return decided_rows([("S4", s4_row), ("S5", s5_row), ("S6", s6_order_row), ("S6", s6_mlm_row)], settings)

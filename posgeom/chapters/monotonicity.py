@@ -233,11 +233,10 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, sett
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
+    from ..report import ComparisonRow, decided_rows
 
     settings = _settings(settings)
     sc = settings.scale
-    cfg = CONFIGS[sc].ntk
     icfg = CORPUS_CONFIGS[sc].intervals
     tables = {"sst2": sst2, "imdb": imdb}
 
@@ -253,33 +252,48 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, sett
     iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
                f"phrases resampled with their sentence; {icfg.n_boot} replicates of {icfg.n_folds} folds; MDS recomputed "
                "on each replicate at the closest rank)")
-    d_pre = intervals["sst2"].values["differences"]["learned (pretrained)-sinusoidal"] if "sst2" in intervals else None
     opts = 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger'
-    rand_s, rand_i = row("sst2", RANDOM_ROW), row("imdb", RANDOM_ROW)
-    pre = {c: row(c, "learned (pretrained)").spearman for c in tables}
-    model = sst2.values["model"]
-    rows = [
-        ComparisonRow("C9", f"MDS rank {sst2.values['closest_rank']}: {viol_text('sst2', 'MDS (closest rank)')} (SST-2); "
+
+    def mds_row():
+        return ComparisonRow("C9", f"MDS rank {sst2.values['closest_rank']}: {viol_text('sst2', 'MDS (closest rank)')} (SST-2); "
                             f"rank {imdb.values['closest_rank']}: {imdb.values['closest_violation']:.1%} (IMDB"
                             + (f", {viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in intervals
                                else ", no interval at this scale") + "); 0 % at full rank",
                       sc, "none (pure geometry)", "SST-2 train; IMDB train subset",
                       rules.c9_mds_violation(np.concatenate([sst2.arrays["mds_violation"], imdb.arrays["mds_violation"]])),
-                      options=opts + "; " + iv_note, paper="P_MDS 22 %"),
-        ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
+                      options=opts + "; " + iv_note, paper="P_MDS 22 %")
+
+    def random_row():
+        rand_s, rand_i = row("sst2", RANDOM_ROW), row("imdb", RANDOM_ROW)
+        return ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
                             f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
                       sc, "none (random tables)", "SST-2 train; IMDB train subset",
                       rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
                       options=opts + f", N(0, 0.02²), d = 768, {len(sst2.arrays['random_violation'])} seeds",
-                      paper="random 50 %"),
-        ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
+                      paper="random 50 %")
+
+    def pretrained_row():
+        d_pre = intervals["sst2"].values["differences"]["learned (pretrained)-sinusoidal"] if "sst2" in intervals else None
+        pre = {c: row(c, "learned (pretrained)").spearman for c in tables}
+        model = sst2.values["model"]
+        return ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
                             f"{viol_text('sst2', 'learned (pretrained)')} (SST-2)"
                             + (f", pretrained − sinusoidal {d_pre['estimate']:+.1%} [{d_pre['low']:+.1%}, {d_pre['high']:+.1%}]"
                                if d_pre else ""),
                       sc, model, "SST-2 train; IMDB train subset",
                       rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]}, model),
-                      options=opts + "; " + iv_note, paper="pretrained: moderate positive correlation"),
-    ]
+                      options=opts + "; " + iv_note, paper="pretrained: moderate positive correlation")
+
+    return decided_rows([("C9", mds_row), ("C9", random_row), ("C9", pretrained_row), ("C11", lambda: _c11_row(ntk, settings))],
+                        settings)
+
+
+def _c11_row(ntk: dict, settings):
+    """C11's row (see :func:`comparison_rows`)."""
+    from ..report import ComparisonRow
+
+    sc = settings.scale
+    cfg = CONFIGS[sc].ntk
     # C11 can be tested only by a classifier that learns (a loss at ln 2 is chance on two classes) in a regime
     # that is measured to be lazy, not assumed: the kernel must move far less than in the rich regime
     lazy = [ntk["lazy", s] for s in cfg.seeds]
@@ -293,7 +307,7 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, sett
     vd_iv, v_iv = displacement_violation(ntk, settings), geo.seed_interval(v_lazy, 0.95)
     c11 = rules.c11_ntk_order(loss_lazy, kc_lazy, kc_rich, vd_iv, v_iv)
     if rules.ntk_learned(loss_lazy) and rules.ntk_lazy(kc_lazy, kc_rich):
-        rows.append(ComparisonRow(
+        return ComparisonRow(
             "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
                    f"violation of ΔP {vd_iv.text('{:.0%}')} (95 % interval), of P {_seeds_text(v_lazy)}; of P started "
                    f"near a point {_seeds_text(v_small)}",
@@ -302,14 +316,12 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, sett
                     f"{cfg.steps} SGD steps, one layer of width {cfg.lazy.d_model}; rich regime for contrast",
             changed=f"the NTK regime reached by lazy training (output scale α = {cfg.lazy.output_scale:g}) rather "
                     f"than by width, on {cfg.train_sequences} training sentences the model can fit",
-            paper="monotone fixed point in the NTK regime"))
-    else:
-        rows.append(ComparisonRow(
-            "C11", f"lazy: training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')} "
-                   f"(rich {_seeds_text(kc_rich, '{:.1%}')}); violation of ΔP {_seeds_text(vd_lazy)}",
-            sc, "[CLS] classifier trained by SGD (1 layer)", "SST-2 train, positions 0-15", c11,
-            options=f"{len(cfg.seeds)} seeds, {cfg.steps} SGD steps"))
-    return rows
+            paper="monotone fixed point in the NTK regime")
+    return ComparisonRow(
+        "C11", f"lazy: training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')} "
+               f"(rich {_seeds_text(kc_rich, '{:.1%}')}); violation of ΔP {_seeds_text(vd_lazy)}",
+        sc, "[CLS] classifier trained by SGD (1 layer)", "SST-2 train, positions 0-15", c11,
+        options=f"{len(cfg.seeds)} seeds, {cfg.steps} SGD steps")
 
 
 @dataclass(frozen=True)

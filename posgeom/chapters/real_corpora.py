@@ -379,16 +379,13 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
+    from ..report import ComparisonRow, decided_rows
 
     settings = _settings(settings)
     sc = settings.scale
     icfg = CONFIGS[sc].intervals
-    g_sst2 = corpus_geometry(geometries["sst2"])
-    default = alibi_parabola(choices, g_sst2.n_positions)
     neg = splits["imdb"].values["spread"]["negative_fraction"]
     imdb_resolved = neg["max"] < RESOLVED_NOISE_SHARE
-    n_sst2 = ranks["sst2"].values
     opts = 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger, BERT-base shapes'
     iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
                f"phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates of "
@@ -414,25 +411,28 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
         return f"{e['mean']:.3f} ± {e['sd']:.3f} over {len(splits[corpus].values['seeds'])} splits"
 
     diffs = intervals["sst2"].values["differences"]
-    mds_full = {c: row(c, "MDS (full rank)").paper for c in ("sst2", "imdb")}
-    imdb_c8 = (f"; IMDB {iv('imdb', 'sinusoidal', 'scale_free', '{:.4f}')} vs {iv('imdb', 'rope', 'scale_free', '{:.4f}')}"
-               + (f", difference {iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in intervals else "")
-               if imdb_resolved else "")
-    return [
-        ComparisonRow("C6", f"SST-2 {mds_full['sst2']:.1e}"
+
+    def c6_row():
+        mds_full = {c: row(c, "MDS (full rank)").paper for c in ("sst2", "imdb")}
+        return ComparisonRow("C6", f"SST-2 {mds_full['sst2']:.1e}"
                             + (f", IMDB {mds_full['imdb']:.1e}" if imdb_resolved else
                                f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
                             + " (\"paper\"; no interval: rounding error of an exact construction)",
                       sc, "none (pure geometry)", "SST-2 train; IMDB train subset",
                       rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=imdb_note),
-                      options=opts, paper="≈ 0"),
-        ComparisonRow("C7", f"mean slope (H = 12): {iv('sst2', 'alibi', 'paper', '{:.2f}')}; head "
+                      options=opts, paper="≈ 0")
+
+    def c7_value_row():
+        default = alibi_parabola(choices, corpus_geometry(geometries["sst2"]).n_positions)
+        return ComparisonRow("C7", f"mean slope (H = 12): {iv('sst2', 'alibi', 'paper', '{:.2f}')}; head "
                             f"{tables['sst2'].values['best_head']}: {iv('sst2', 'alibi (best head)', 'paper', '{:.3f}')}; "
                             f"0.563 at m = {default.m_minus:.4f} or {default.m_plus:.4f} (slopes solved exactly on this "
                             "sample's parabola)",
                       sc, "none (pure geometry)", "SST-2 train", rules.c7_alibi_value(float(default.minimum)),
-                      options=opts + "; " + iv_note, paper="0.563"),
-        ComparisonRow("C7", f"\"scale_free\": ALiBi {iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
+                      options=opts + "; " + iv_note, paper="0.563")
+
+    def c7_ranking_row():
+        return ComparisonRow("C7", f"\"scale_free\": ALiBi {iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
                             f"{iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {iv('sst2', 'rope', 'scale_free')} (D); "
                             f"ALiBi − sinusoidal {iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
                             f"{iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {split_spread('sst2', 'alibi')} vs "
@@ -444,8 +444,11 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
                       + (f"; ALiBi lowest in the variants {', '.join(alibi_lowest_in)} of the corpus chapter's "
                          "sensitivity table" if alibi_lowest_in else "; in no variant of the corpus chapter's "
                          "sensitivity table is ALiBi lowest"),
-                      paper="ALiBi far below sinusoidal and RoPE"),
-        ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {split_spread('sst2', 'shift_r2')} "
+                      paper="ALiBi far below sinusoidal and RoPE")
+
+    def c7_shift_row():
+        g_sst2, n_sst2 = corpus_geometry(geometries["sst2"]), ranks["sst2"].values
+        return ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {split_spread('sst2', 'shift_r2')} "
                             f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {split_spread('sst2', 'share')} "
                             f"(resolvable), {n_sst2['first_share']:.0%} (cross-fitted); noise-aware rank "
                             f"{n_sst2['text']} ({n_sst2['level']:.0%} interval over {RANK_OPTIONS['n_resamples']} "
@@ -454,13 +457,21 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
                       rules.c7_shift_equivariance(n_sst2["interval"], g_sst2.shift_r2),
                       options=opts + f", cross-half resolvable geometry, noise-aware rank over "
                                      f"{RANK_OPTIONS['n_resamples']} half-splits",
-                      paper="approximately shift-equivariant, rank 1"),
-        ComparisonRow("C8", f"SST-2 {iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
+                      paper="approximately shift-equivariant, rank 1")
+
+    def c8_row():
+        imdb_c8 = (f"; IMDB {iv('imdb', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
+                   f"{iv('imdb', 'rope', 'scale_free', '{:.4f}')}"
+                   + (f", difference {iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in intervals else "")
+                   if imdb_resolved else "")
+        return ComparisonRow("C8", f"SST-2 {iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
                             f"{iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
                             f"{iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (\"scale_free\")",
                       sc, "none (pure geometry)", "SST-2 train" + ("; IMDB train subset" if imdb_resolved else ""),
                       rules.c8_sinusoidal_rope(diffs["sinusoidal-rope|scale_free"],
                                                row("sst2", "sinusoidal").paper / row("sst2", "rope").paper),
                       options=opts + "; " + iv_note + f"; 'paper' stress on SST-2: sinusoidal "
-                              f"{row('sst2', 'sinusoidal').paper:.0f} vs RoPE {row('sst2', 'rope').paper:.3f}" + imdb_note),
-    ]
+                              f"{row('sst2', 'sinusoidal').paper:.0f} vs RoPE {row('sst2', 'rope').paper:.3f}" + imdb_note)
+
+    return decided_rows([("C6", c6_row), ("C7", c7_value_row), ("C7", c7_ranking_row), ("C7", c7_shift_row),
+                         ("C8", c8_row)], settings)

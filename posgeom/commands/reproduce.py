@@ -47,8 +47,11 @@ def add(subparsers) -> None:
                    help="run only what fits in this time (90s, 9m, 2h): training saves its state and stops at "
                         "the deadline, the next call resumes it")
     p.add_argument("--cpu-parts", action="store_true",
-                   help="run only the experiments of the GPU chapters that need no GPU (counting and linear algebra "
-                        "on the full corpora; reproduce.CPU_PARTS), each stopped at --budget if given")
+                   help="the whole CPU part of the paper scale: the experiments of the GPU chapters that need no GPU "
+                        "(counting and linear algebra on the full corpora; reproduce.CPU_PARTS, each stopped at "
+                        "--budget if given), then every selected GPU chapter on the CPU with its GPU work reported, "
+                        "not run: each records the checks the CPU decides and what the others need; done chapters "
+                        "are skipped, so it resumes where it stopped")
     p.add_argument("--allow-dirty", action="store_true",
                    help="write paper-scale results although posgeom/ or notebooks/ have uncommitted changes (their "
                         "manifests then record a +dirty commit; without it such a run is refused)")
@@ -73,7 +76,7 @@ def _run(args) -> int:
     if args.list:
         return _list(scale, args.only)
     if args.cpu_parts:
-        return _cpu_parts(scale, args.only, args.budget)
+        return _cpu_parts(scale, args.only, args.budget, args.force)
     return _reproduce(scale, args)
 
 
@@ -87,16 +90,26 @@ def _list(scale: str, only) -> int:
     return 0
 
 
-def _cpu_parts(scale: str, only, budget) -> int:
+def _cpu_parts(scale: str, only, budget, force: bool = False) -> int:
     import sys
 
-    from ..reproduce import parse_budget, run_cpu_parts
+    from ..reproduce import CHAPTERS, ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
 
     timeout = parse_budget(budget) if budget is not None else None
     results = run_cpu_parts(scale, only, timeout_s=timeout)
     failed = [p.name for p, status, _ in results if status.startswith("failed")]
     if failed:
         print(f"posgeom reproduce: {len(failed)} CPU part(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    gpu_chapters = [c.slug for c in select_chapters(only) if c.paper_needs_gpu]
+    if scale != "paper" or not gpu_chapters:
+        return 0
+    print(f"posgeom reproduce: the GPU chapters on the CPU, their GPU work reported: {', '.join(gpu_chapters)}")
+    try:
+        reproduce(scale, gpu_chapters, device="cpu", force=force, report_gpu_work=True,
+                  chapters=[c for c in CHAPTERS if c.slug in gpu_chapters])
+    except ChapterFailed as err:
+        print(f"posgeom reproduce: {err}", file=sys.stderr)
         return 1
     return 0
 

@@ -54,7 +54,7 @@ from .measured import (
 )
 from .proposed import PROPOSED, Override, apply_overrides, pending_overrides
 from .table import (
-    CPU_FEASIBLE_HOURS, GPU_GOAL_MINUTES, README_MARKERS, cost_table, experiment_costs, format_costs, needs_gpu,
+    CPU_FEASIBLE_HOURS, GPU_GOAL_MINUTES, README_MARKERS, cost_table, experiment_costs, format_costs, gpu_work, needs_gpu,
     paper_settings, readme_table, totals, update_readme,
 )
 from .work import (
@@ -67,5 +67,5 @@ __all__ = [
     "cost_table", "totals", "format_costs", "readme_table", "measure_corpus_lengths", "measure_cpu_rate",
     "mean_tokens", "parameter_count", "peak_memory_gb", "apply_overrides", "MEASUREMENTS", "Measurement",
     "gpu_measurements", "README_MARKERS", "update_readme", "EXPERIMENTS", "RESULT_NAMES", "CPU_FEASIBLE_HOURS",
-    "needs_gpu", "paper_settings", "pending_overrides", "plain",
+    "needs_gpu", "gpu_work", "paper_settings", "pending_overrides", "plain",
 ]

@@ -179,13 +179,28 @@ def update_readme(path) -> bool:
 
 
 
+def gpu_work(costs: Sequence[ExperimentCost] | None = None) -> dict[str, float]:
+    """``{registry name pattern: GPU minutes}`` of the experiments that need a GPU at paper scale (this CPU
+    would take more than :data:`CPU_FEASIBLE_HOURS`; :data:`RESULT_NAMES` says what each stores): what a run
+    of the GPU chapters on a CPU reports instead of running (``POSGEOM_GPU_WORK``, ``posgeom reproduce
+    --scale paper --cpu-parts``). A heavy experiment without its names is an error, never run by mistake."""
+    costs = experiment_costs() if costs is None else costs
+    work: dict[str, float] = {}
+    for cost in costs:
+        if cost.cpu_hours <= CPU_FEASIBLE_HOURS:
+            continue
+        if cost.experiment not in RESULT_NAMES:
+            raise ValueError(f"{cost.experiment} needs a GPU at paper scale but costmodel.RESULT_NAMES does not say "
+                             "which registry entries it writes; add them there")
+        for pattern in RESULT_NAMES[cost.experiment]:
+            work[pattern] = max(work.get(pattern, 0.0), cost.gpu_minutes)
+    return work
+
+
 def needs_gpu(registry_experiment: str, costs: Sequence[ExperimentCost] | None = None) -> bool:
     """Whether the registry entry ``registry_experiment`` at paper scale needs a GPU to be recomputed:
-    it is written by a costed experiment that would take this CPU more than :data:`CPU_FEASIBLE_HOURS`.
-    Everything else (counting, linear algebra, small forward passes) a CPU recomputes."""
+    it is written by a costed experiment that would take this CPU more than :data:`CPU_FEASIBLE_HOURS`
+    (:func:`gpu_work`). Everything else (counting, linear algebra, small forward passes) a CPU recomputes."""
     from fnmatch import fnmatchcase
 
-    costs = experiment_costs() if costs is None else costs
-    heavy = {c.experiment for c in costs if c.cpu_hours > CPU_FEASIBLE_HOURS}
-    return any(fnmatchcase(registry_experiment, pattern)
-               for experiment in heavy for pattern in RESULT_NAMES.get(experiment, ()))
+    return any(fnmatchcase(registry_experiment, pattern) for pattern in gpu_work(costs))

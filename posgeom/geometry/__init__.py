@@ -15,10 +15,7 @@ from .counts import PositionalCounts
 from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
-from .intervals import (
-    MIN_SEEDS, TARGET_POWER, SeedDesign, SeedInterval, exclusion_power, paired_difference, seed_design, seed_interval,
-    seeds_for_power, spread,
-)
+from .intervals import MIN_SEEDS, SeedInterval, paired_difference, seed_interval, spread
 from .marginals import PositionalMarginals, positional_marginals
 from .mds import (
     EFFECTIVE_RANK_CRITERIA,
@@ -145,8 +142,7 @@ __all__ = [
     "NOISE_METHODS",
     # spectra, Fourier structure, entries, agreement, intervals over seeds, table fit, ALiBi slopes
     "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
-    "MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread", "TARGET_POWER", "exclusion_power",
-    "seeds_for_power", "SeedDesign", "seed_design", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
+    "MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
     "TableGeometry", "table_geometry", "offset_profiles",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",

@@ -18,6 +18,7 @@ from ..codekey import code_key, code_roots
 from ..config import get_settings, validate_scale
 from ..storage import TMP_SUFFIX, fault_point, fsync_dir, make_temp_folder, read_npz, sha256_bytes, write_durably
 from .manifest import canonical, code_changed, command_line, git_commit, package_versions, params_key, require_committed
+from .pending import NeedsGPU, Pending, gpu_work_minutes
 from .stored import NotStoredError, reading_stored_only
 
 __all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
@@ -534,6 +535,10 @@ class Registry:
         module) and of every posgeom module it imports (:mod:`posgeom.codekey`), so an edit elsewhere leaves the
         result fresh. ``force=True`` always recomputes. A damaged entry is recomputed (with a warning). A recomputed
         result replaces the stored one.
+
+        GPU work asked for on a CPU at ``paper`` scale (named in ``POSGEOM_GPU_WORK``, ``posgeom.registry.pending``)
+        with nothing stored returns a :class:`~posgeom.registry.Pending` instead of computing, and so does a
+        computation that reads one (it raised :class:`~posgeom.registry.NeedsGPU`); nothing is stored for either.
         """
         if not force or reading_stored_only():
             try:
@@ -552,9 +557,15 @@ class Registry:
                 f"{experiment} (scale {scale}, seed {seed}) is not stored under {self.root}; "
                 "run it outside stored_only() to compute it"
             )
+        minutes = gpu_work_minutes(experiment, scale, device)
+        if minutes is not None:  # GPU work asked for on a CPU: report it, do not train for days
+            return Pending(experiment, minutes)
         require_committed(scale)  # before the computation, not after hours of it
         start = time.perf_counter()
-        out = compute()
+        try:
+            out = compute()
+        except NeedsGPU as err:  # computed from a result that waits for a GPU: it waits too, nothing stored
+            return Pending.of(err)
         values, arrays = out if isinstance(out, tuple) else (out, None)
         return self.save(
             experiment, values, params=params, scale=scale, seed=seed, device=device, model=model,

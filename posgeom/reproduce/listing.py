@@ -52,8 +52,9 @@ def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
 
 
 def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: str, *, force: bool = False,
-                gpu_available: bool = True, nproc: int = 1) -> str:
-    """The table printed before a run: per chapter its claims, status, action and the estimate."""
+                gpu_available: bool = True, nproc: int = 1, report_gpu_work: bool = False) -> str:
+    """The table printed before a run: per chapter its claims, status, action and the estimate (with
+    ``report_gpu_work``, a GPU chapter's GPU work is reported, not run: its estimate is not this run's time)."""
     lines = [f"{'chapter':26} {'claims':18} {'status':26} {'action':6} {'time':>9} {'memory':>14}"]
     total, peak, gpu_peak = 0.0, 0.0, 0.0
     for c in chapters:
@@ -65,7 +66,9 @@ def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: st
         if run:
             total += e.minutes
             peak, gpu_peak = max(peak, e.memory_gb), max(gpu_peak, e.gpu_memory_gb or 0.0)
-            if scale == "paper" and c.paper_needs_gpu and not gpu_available:
+            if scale == "paper" and c.paper_needs_gpu and report_gpu_work:
+                lines.append(f"  {c.slug}: its GPU work is reported, not run; the time above is the GPU's")
+            elif scale == "paper" and c.paper_needs_gpu and not gpu_available:
                 lines.append(f"  warning: {c.slug} needs a GPU at paper scale; on this CPU expect days, not hours")
             if scale == "paper" and c.ddp and nproc > 1:
                 lines.append("  first: " + " ".join(ddp_command(c.ddp, nproc, printable=True)))

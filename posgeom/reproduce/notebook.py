@@ -47,9 +47,15 @@ def failed_cell(nb, index: int | None, code: list[int] | None = None) -> str | N
     return f"code cell {code.index(index) + 1} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
 
 
+#: Run first in the kernel of a chapter whose GPU work is reported (:func:`posgeom.registry.pending.install`).
+_REPORT_GPU_WORK = "from posgeom.registry.pending import install as _posgeom_report; _posgeom_report(get_ipython())\n"
+#: The exception a cell raises when it reads a result that waits for GPU work, by name (seen in a kernel).
+NEEDS_GPU_NAME = "NeedsGPU"
+
+
 def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | None = None,
                      on_cell: Callable[[int, int], None] | None = None, slug: str | None = None,
-                     interrupt_on_timeout: bool = False) -> dict:
+                     interrupt_on_timeout: bool = False, report_gpu_work: bool = False) -> dict:
     """Execute a MyST text notebook top to bottom in a fresh ``python3`` kernel (cwd: its folder).
 
     Parameters
@@ -59,10 +65,14 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
     timeout : seconds allowed per cell (None: no limit).
     on_cell : called as ``on_cell(k, n)`` before the ``k``-th of ``n`` code cells (1-based).
     interrupt_on_timeout : a cell timeout means the budget ran out (:class:`SliceInterrupted`), not a failure.
+    report_gpu_work : the kernel reports GPU work instead of running it (``POSGEOM_GPU_WORK`` in ``env``,
+        ``posgeom.registry.pending``): a cell that stops on :class:`~posgeom.registry.NeedsGPU` says what it
+        needs and the notebook goes on; any other error still fails the chapter.
 
     Returns
     -------
-    dict with ``rss_bytes`` and ``gpu_bytes`` (peak memory of the kernel; None where unknown).
+    dict with ``rss_bytes`` and ``gpu_bytes`` (peak memory of the kernel; None where unknown) and
+    ``gpu_cells`` (the code cells, counted from 1, that wait for GPU work).
 
     Raises
     ------
@@ -80,6 +90,8 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
     slug = slug or path.stem
     nb = jupytext.read(path)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    if report_gpu_work and code:
+        nb.cells[code[0]].source = _REPORT_GPU_WORK + nb.cells[code[0]].source
     nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
     position = {cell_index: k + 1 for k, cell_index in enumerate(code)}
     current = {"index": None}
@@ -89,7 +101,7 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         if on_cell is not None and cell_index in position:
             on_cell(position[cell_index], len(code))
 
-    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, on_cell_start=start,
+    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, on_cell_start=start, allow_errors=report_gpu_work,
                             startup_timeout=KERNEL_START_TIMEOUT_S, resources={"metadata": {"path": str(path.parent)}})
     try:
         client.execute(env=env)
@@ -110,8 +122,20 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         trace = _ANSI.sub("", str(getattr(err, "traceback", "") or ""))
         tail = "\n".join(trace.strip().splitlines()[-12:])
         raise ChapterFailed(slug, f"{path.name}, {where} failed: {what}" + (f"\n{tail}" if tail else "")) from None
+    gpu_cells = []
+    for k, index in enumerate(code, 1):  # with report_gpu_work, errors are outputs: only NeedsGPU may be one
+        for output in nb.cells[index].get("outputs", []):
+            if output.get("output_type") != "error":
+                continue
+            if output.get("ename") != NEEDS_GPU_NAME:
+                trace = _ANSI.sub("", "\n".join(output.get("traceback", [])))
+                tail = "\n".join(trace.strip().splitlines()[-12:])
+                raise ChapterFailed(slug, f"{path.name}, {failed_cell(nb, index, code)} failed: "
+                                          f"{output.get('ename')}: {output.get('evalue')}" + (f"\n{tail}" if tail else ""))
+            gpu_cells.append(k)
+    probe = {"rss_bytes": None, "gpu_bytes": None}
     for output in nb.cells[-1].get("outputs", []):
         text = output.get("text", "")
         if _PROBE_MARK in text:
-            return json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
-    return {"rss_bytes": None, "gpu_bytes": None}
+            probe = json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
+    return {**probe, "gpu_cells": sorted(set(gpu_cells))}

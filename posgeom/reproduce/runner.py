@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..config import get_settings, resolve_device, validate_device, validate_scale
-from ..registry import COMMAND_ENV, Registry, code_changed, command_line, params_key, require_committed
+from ..registry import COMMAND_ENV, GPU_WORK_ENV, Registry, code_changed, command_line, params_key, require_committed
 from ..report import CLAIMS_EXPERIMENT, notebook_sha256
 from .budget import (
     BUDGET_MARGIN_S, DEADLINE_ENV, discard_finished_checkpoints, parse_budget, slice_minutes, training_deadline,
@@ -57,7 +58,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
               notebooks_dir: str | Path | None = None, results_dir: str | Path | None = None,
               timeout: int | None = None, out: Callable[[str], None] = print, budget: str | float | None = None,
               execute: Callable[..., dict] = execute_notebook,
-              clock: Callable[[], float] = time.time) -> ReproduceReport:
+              clock: Callable[[], float] = time.time, report_gpu_work: bool = False) -> ReproduceReport:
     """Execute the selected chapters that are not done at ``scale`` (all of them with ``force``).
 
     The kernels and ``torchrun`` processes get ``POSGEOM_COMMAND``: their results record the command as typed
@@ -81,6 +82,9 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
         the deadline (``POSGEOM_DEADLINE``, :func:`training_deadline`) after saving its state; the chapter
         is recorded as in progress and resumed by the next call; chapters that do not fit are left for later.
     execute, clock : the notebook executor (:func:`execute_notebook`) and the wall clock (tests replace them).
+    report_gpu_work : at ``paper`` scale on a CPU, the experiments that need a GPU (:func:`posgeom.costmodel.gpu_work`) are not
+        run: what they feed says so, cell by cell, and each chapter records the checks the CPU decides and,
+        for the others, what they need (``posgeom reproduce --scale paper --cpu-parts``).
 
     Returns
     -------
@@ -96,6 +100,9 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     """
     scale = validate_scale(scale)
     device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
+    if report_gpu_work and (scale != "paper" or not resolve_device(device).startswith("cpu")):
+        raise ValueError(f"reporting GPU work instead of running it is for paper scale on a CPU; got scale {scale!r} "
+                         f"on device {resolve_device(device)!r} (on a GPU, run the chapters themselves)")
     selected = select_chapters(only, chapters)
     notebooks = Path(notebooks_dir) if notebooks_dir is not None else project_root() / "notebooks"
     results_dir = resolve_results_dir(results_dir, notebooks)
@@ -111,11 +118,12 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
                seed=settings.seed, registry=Registry(results_dir), nproc=nproc,
                deadline=None if budget_s is None else started + max(budget_s - BUDGET_MARGIN_S, budget_s / 2),
                timeout=timeout if timeout is not None else (3600 if scale == "quick" else None),
-               execute=execute, clock=clock, out=out, command=command_line())
+               execute=execute, clock=clock, out=out, command=command_line(), report_gpu_work=report_gpu_work)
     statuses = {c.slug: chapter_status(c, scale, run.registry, notebooks_dir=notebooks) for c in selected}
     out(f"posgeom reproduce: scale {scale}, device {resolved}, results {results_dir}, "
         f"data {settings.data_dir or 'Hugging Face hub'}, pretrained model {settings.pretrained}")
-    out(format_plan(selected, statuses, scale, force=force, gpu_available=resolved.startswith("cuda"), nproc=nproc))
+    out(format_plan(selected, statuses, scale, force=force, gpu_available=resolved.startswith("cuda"), nproc=nproc,
+                    report_gpu_work=report_gpu_work))
 
     report = ReproduceReport(scale, skipped=[c.slug for c in selected if not force and statuses[c.slug] == "done"])
     pending = [c for c in selected if force or statuses[c.slug] != "done"]
@@ -160,6 +168,7 @@ class _Run:
     clock: Callable[[], float]
     out: Callable[[str], None]
     command: str = "posgeom reproduce"
+    report_gpu_work: bool = False
     bar: Any = None
 
     @property
@@ -167,6 +176,10 @@ class _Run:
         """The kernels' (and torchrun processes') environment."""
         env = {**os.environ, "POSGEOM_SCALE": self.scale, "POSGEOM_DEVICE": self.device,
                "POSGEOM_RESULTS_DIR": str(self.results_dir), "POSGEOM_PROGRESS": "0", COMMAND_ENV: self.command}
+        if self.report_gpu_work:
+            from ..costmodel import gpu_work
+
+            env[GPU_WORK_ENV] = json.dumps(gpu_work())
         return {**env, DEADLINE_ENV: repr(float(self.deadline))} if self.deadline is not None else env
 
     def say(self, line: str) -> None:
@@ -227,8 +240,10 @@ class _Run:
 
         env = {**self.env, COMMAND_ENV: f"{self.command} (notebook {chapter.slug}.md)"}  # what its results record
         with training_deadline(self.deadline):
+            more = {"report_gpu_work": True} if self.report_gpu_work else {}
             probe = self.execute(self.notebooks / f"{chapter.slug}.md", env=env, timeout=cell_timeout,
-                                 on_cell=on_cell, slug=chapter.slug, interrupt_on_timeout=self.deadline is not None)
+                                 on_cell=on_cell, slug=chapter.slug, interrupt_on_timeout=self.deadline is not None,
+                                 **more)
         return probe, command
 
     def stopped(self, chapter: Chapter, stop: SliceInterrupted, wall: float, counter: str) -> None:
@@ -255,6 +270,8 @@ class _Run:
             discard_finished_checkpoints(self.results_dir, self.scale)
         memory = "" if run.peak_rss_gb is None else f", peak memory {run.peak_rss_gb:.1f} GB"
         memory += "" if run.gpu_peak_gb is None else f" (GPU {run.gpu_peak_gb:.1f} GB)"
+        waiting = probe.get("gpu_cells") or []
+        memory += f"; {len(waiting)} cell(s) wait for a GPU ({', '.join(map(str, waiting))})" if waiting else ""
         if recorded:
             line = f"done in {format_minutes(wall / 60)}{memory}; claims {' '.join(recorded)} recorded"
         else:

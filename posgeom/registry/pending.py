@@ -1,0 +1,161 @@
+"""Work that needs a GPU, asked for on a CPU: reported where it is needed instead of run for days.
+
+``posgeom reproduce --scale paper --cpu-parts`` runs every chapter at ``paper`` scale on the CPU. The
+experiments that train a model at that scale (the cost model's GPU work) are named, with their GPU
+minutes, in the kernel's environment (:data:`GPU_WORK_ENV`, JSON ``{registry name pattern: minutes}``).
+There :meth:`posgeom.registry.Registry.run` returns what is stored and, for such an experiment with nothing
+stored, a :class:`Pending` instead of training: an object that says what it waits for and raises
+:class:`NeedsGPU` at any use. A result computed from a pending one is pending too (its computation raised
+:class:`NeedsGPU`), so everything downstream of GPU work says so, cell by cell, and a chapter's
+"Paper vs this book" rows record, for each check, either its verdict or what it waits for
+(:func:`posgeom.report.decided_rows`).
+
+Outside that mode (no :data:`GPU_WORK_ENV`, another scale, a GPU) nothing changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+__all__ = ["GPU_WORK_ENV", "GPU_SLICE", "NeedsGPU", "Pending", "gpu_work_minutes", "is_pending", "assigned_names", "install"]
+
+#: The environment variable naming the GPU work a run reports instead of running (set by ``posgeom reproduce``
+#: from :func:`posgeom.costmodel.gpu_work`).
+GPU_WORK_ENV = "POSGEOM_GPU_WORK"
+#: The script that runs the paper scale's GPU work on a GPU machine.
+GPU_SLICE = "scripts/gpu-slice"
+
+
+class NeedsGPU(RuntimeError):
+    """A use of a result that waits for GPU work: ``experiment`` (the registry experiment that needs it) and
+    ``minutes`` (its GPU minutes by the cost model; None when unknown)."""
+
+    def __init__(self, experiment: str, minutes: float | None = None):
+        self.experiment, self.minutes = experiment, minutes
+        super().__init__(self.text)
+
+    @property
+    def text(self) -> str:
+        """``"needs a GPU (about 23 GPU-minutes for necessity.order_task; scripts/gpu-slice)"``."""
+        about = f"about {self.minutes:.0f} GPU-minutes for " if self.minutes else ""
+        return f"needs a GPU ({about}{self.experiment}; {GPU_SLICE})"
+
+    def __reduce__(self):  # picklable with its fields (it may cross a process boundary)
+        return NeedsGPU, (self.experiment, self.minutes)
+
+
+class Pending:
+    """What :meth:`~posgeom.registry.Registry.run` returns for GPU work asked for on a CPU (see the module).
+
+    It shows what it waits for (``repr``, and as HTML in a notebook); every other use (an attribute, an
+    item, iteration, arithmetic, formatting, truth) raises :class:`NeedsGPU`, so a cell that reads it stops
+    there and says so, and nothing downstream can mistake it for a number.
+    """
+
+    __slots__ = ("_experiment", "_minutes")
+
+    def __init__(self, experiment: str, minutes: float | None = None):
+        object.__setattr__(self, "_experiment", str(experiment))
+        object.__setattr__(self, "_minutes", minutes)
+
+    @classmethod
+    def of(cls, err: NeedsGPU) -> "Pending":
+        return cls(err.experiment, err.minutes)
+
+    @property
+    def error(self) -> NeedsGPU:
+        return NeedsGPU(self._experiment, self._minutes)
+
+    def __repr__(self) -> str:
+        return f"<{self.error.text}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<p><em>{html.escape(self.error.text)}</em></p>"
+
+    def _raise(self, *args, **kwargs):
+        raise self.error
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)  # display, NumPy, copy and pickle probe private names: answer "absent"
+        raise self.error
+
+    __setattr__ = __getitem__ = __iter__ = __len__ = __call__ = __bool__ = __format__ = __str__ = _raise
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _raise
+    __lt__ = __le__ = __gt__ = __ge__ = __float__ = __int__ = __index__ = __contains__ = _raise
+
+
+def is_pending(value) -> bool:
+    """Whether ``value`` is a :class:`Pending` (without touching it)."""
+    return type(value) is Pending
+
+
+def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
+    """The GPU minutes of ``experiment`` when it is GPU work to report rather than run here: at ``paper``
+    scale, on a CPU, matched by a pattern (``fnmatch``) of ``POSGEOM_GPU_WORK``; else None (run it)."""
+    spec = os.environ.get(GPU_WORK_ENV)
+    if not spec or scale != "paper" or not str(device).startswith("cpu"):
+        return None
+    try:
+        work = json.loads(spec)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{GPU_WORK_ENV} must be a JSON object {{experiment prefix: GPU minutes}}, got {spec!r} "
+                         f"({err})") from None
+    from fnmatch import fnmatchcase
+
+    for pattern, minutes in work.items():
+        if fnmatchcase(experiment, pattern):
+            return float(minutes) if minutes is not None else 0.0
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# In the kernel of a chapter run with GPU work reported (installed by posgeom reproduce)
+
+
+def assigned_names(source: str) -> list[str]:
+    """The names a cell's top-level code assigns (``x = ...``, ``a, b = ...``, ``for k in ...``, ``with ... as f``,
+    ``x += ...``), outside functions, classes, lambdas and comprehensions; [] for unparsable code."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+                             ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return  # their names are local (a def's own name is bound before anything in the cell can fail)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return list(dict.fromkeys(names))
+
+
+def install(shell) -> None:
+    """Make an IPython ``shell`` report GPU work cell by cell: a cell that raises :class:`NeedsGPU` shows one
+    line (what it needs) instead of a traceback, and every name it assigns becomes a :class:`Pending`, so
+    the cells after it that read those names say the same instead of failing on a missing name (or, worse,
+    reading a value an earlier cell left under that name)."""
+
+    def show(shell_, etype, value, tb, tb_offset=None):
+        stb = [value.text]  # one line, not a traceback: what the cell needs
+        shell_._showtraceback(etype, value, stb)  # sent as the cell's error output, named NeedsGPU
+        return stb
+
+    def bind(result) -> None:
+        err = getattr(result, "error_in_exec", None)
+        if isinstance(err, NeedsGPU):
+            for name in assigned_names(result.info.raw_cell if result.info is not None else ""):
+                shell.user_ns[name] = Pending.of(err)
+
+    shell.set_custom_exc((NeedsGPU,), show)
+    shell.events.register("post_run_cell", bind)
