@@ -90,8 +90,8 @@ class ComparisonRow:
     never a value of ours.
 
     ``pending`` (with ``decision`` None) is a check that waits for GPU work this run could not do: what it
-    needs (:class:`posgeom.registry.NeedsGPU`'s text); its verdict reads :data:`NEEDS_GPU`, never a verdict
-    (:func:`decided_rows` makes such rows).
+    waits for (:class:`posgeom.registry.NeedsGPU`'s ``detail``); its verdict reads :data:`NEEDS_GPU`, never a
+    verdict, and its reason is ``pending`` (:func:`decided_rows` makes such rows).
     """
 
     claim: str
@@ -121,7 +121,7 @@ class ComparisonRow:
 
     @property
     def why(self) -> str:
-        return self.pending.removeprefix(NEEDS_GPU + " ").strip("()") if self.pending else self.decision.why
+        return self.pending or self.decision.why
 
     @property
     def would_decide(self) -> str:
@@ -153,7 +153,7 @@ def decided_rows(builders, settings: Settings | None = None) -> list[ComparisonR
             made = build()
         except NeedsGPU as err:
             made = ComparisonRow(claim, ours=err.text, scale=scale, model="—", corpus="—", decision=None,
-                                 pending=err.text)
+                                 pending=err.detail)
         rows.extend(made if isinstance(made, list) else [made])
     return rows
 
@@ -349,7 +349,8 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     rows = _check_rows(rows)
     settings = settings if settings is not None else get_settings()
     values = {"chapter": chapter, "rows": [row_record(r) for r in rows], "notebook_sha256": notebook_sha256(chapter)}
-    models = "; ".join(dict.fromkeys(r.model for r in rows))
+    # the models the decided rows used (a row waiting for a GPU used none)
+    models = "; ".join(dict.fromkeys(r.model for r in rows if not r.pending)) or None
     return Registry(settings.results_dir).save(
         CLAIMS_EXPERIMENT, values, params={"chapter": chapter}, scale=settings.scale, seed=settings.seed,
         device=resolve_device(settings.device), model=models, code=chapter_modules(chapter),
@@ -383,10 +384,6 @@ class PowerCheck:
     seconds: float | None = None
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
-
-
 def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
     """The design of each decision over seeds: seeds and their sd, the smallest effect that matters, the
     power of the run for it, the seeds that reach 80 % (``posgeom.geometry.power.TARGET_POWER``), and what that
@@ -397,12 +394,13 @@ def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
     DataFrame indexed by claim and measure.
     """
     from .geometry.power import TARGET_POWER, seed_design
+    from .timings import format_duration
 
     rows = []
     for check in checks:
         design = seed_design(check.interval, check.effect)
-        cost = ("—" if check.seconds is None or design.needed is None
-                else _duration(check.seconds * max(design.needed, design.n) / design.n))
+        cost = ("—" if design.needed is None else
+                format_duration(None if check.seconds is None else check.seconds * max(design.needed, design.n) / design.n))
         rows.append({"claim": check.claim, "measure": check.measure, "seeds": design.n, "sd": f"{design.sd:.3g}",
                      "smallest effect that matters": f"{design.effect:g}", "power": f"{design.power:.0%}",
                      f"seeds for {TARGET_POWER:.0%}": "more than can be run" if design.needed is None else design.needed,

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from posgeom.config import get_settings
-from posgeom.registry import GPU_WORK_ENV, NeedsGPU, Pending, Registry, gpu_work_minutes, is_pending
+from posgeom.registry import GPU_WORK_ENV, NeedsGPU, Pending, Registry, gpu_work_minutes
 from posgeom.registry.pending import assigned_names
 from posgeom.report import NEEDS_GPU, PAPER_CLAIMS, ComparisonRow, decided_rows, row_record
 from posgeom.verdicts import Decision
@@ -33,7 +33,6 @@ def test_pending_says_what_it_needs_and_refuses_every_use():
                 lambda: f"{p:.3f}", lambda: bool(p), lambda: str(p), lambda: p < 1, lambda: float(p)):
         with pytest.raises(NeedsGPU, match="toy.gpu"):
             use()
-    assert is_pending(p) and not is_pending(None)
     assert not hasattr(p, "_repr_latex_")  # display probes private names: absent, not an error
     err = NeedsGPU("x", None)
     assert str(err) == "needs a GPU (x; scripts/gpu-slice)"
@@ -65,9 +64,9 @@ def test_registry_returns_pending_for_gpu_work_and_for_what_reads_it(tmp_path, g
 
     kw = dict(params={}, scale="paper", seed=0, device="cpu")
     table = registry.run("toy.gpu", gpu, **kw)
-    assert is_pending(table) and calls == []  # never trained on the CPU
+    assert isinstance(table, Pending) and calls == []  # never trained on the CPU
     derived = registry.run("toy.cpu", lambda: {"y": table.values["x"] + 1}, **kw)
-    assert is_pending(derived) and "toy.gpu" in repr(derived)  # computed from pending work: pending too
+    assert isinstance(derived, Pending) and "toy.gpu" in repr(derived)  # computed from pending work: pending too
     assert not registry.entries("toy.gpu", scale="paper") and not registry.entries("toy.cpu", scale="paper")
     # CPU work runs as always
     done = registry.run("toy.cpu2", lambda: {"y": 2}, **{**kw, "scale": "quick"})
@@ -107,7 +106,7 @@ def _row(claim):
     return ComparisonRow(claim, ours="1", scale="paper", model="m", corpus="c", decision=Decision("reproduced"))
 
 
-def test_decided_rows_keep_each_check_the_cpu_decides_and_say_what_the_others_need():
+def test_decided_rows_keep_each_check_the_cpu_decides_and_say_what_the_others_need(tmp_path):
     settings = get_settings(scale="paper", device="cpu")
     waiting = Pending("learned_init_study", 5.3)
     rows = decided_rows([("S1", lambda: _row("S1")), ("S7", lambda: waiting.values), ("S8", lambda: [_row("S8")])],
@@ -118,6 +117,10 @@ def test_decided_rows_keep_each_check_the_cpu_decides_and_say_what_the_others_ne
     assert pending.ours == "needs a GPU (about 5 GPU-minutes for learned_init_study; scripts/gpu-slice)"
     assert pending.why == "about 5 GPU-minutes for learned_init_study; scripts/gpu-slice"
     assert pending.scale == "paper" and pending.would_decide == "" and pending.decision is None
+    from posgeom.report import record_comparison
+
+    entry = record_comparison("learned-tables", rows, get_settings(scale="quick", device="cpu", results_dir=tmp_path))
+    assert entry.manifest["model"] == "m"  # the waiting row ran no model: the manifest names none for it
     record = row_record(pending)
     assert record["verdict"] == NEEDS_GPU and "pending" not in record and record["paper"] == PAPER_CLAIMS["S7"].paper_value
     # any other error is not swallowed

@@ -93,7 +93,7 @@ def _list(scale: str, only) -> int:
 def _cpu_parts(scale: str, only, budget, force: bool = False) -> int:
     import sys
 
-    from ..reproduce import CHAPTERS, ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
+    from ..reproduce import ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
 
     timeout = parse_budget(budget) if budget is not None else None
     results = run_cpu_parts(scale, only, timeout_s=timeout)
@@ -106,8 +106,7 @@ def _cpu_parts(scale: str, only, budget, force: bool = False) -> int:
         return 0
     print(f"posgeom reproduce: the GPU chapters on the CPU, their GPU work reported: {', '.join(gpu_chapters)}")
     try:
-        reproduce(scale, gpu_chapters, device="cpu", force=force, report_gpu_work=True,
-                  chapters=[c for c in CHAPTERS if c.slug in gpu_chapters])
+        reproduce(scale, gpu_chapters, device="cpu", force=force, report_gpu_work=True)
     except ChapterFailed as err:
         print(f"posgeom reproduce: {err}", file=sys.stderr)
         return 1

@@ -28,7 +28,7 @@ from .manifest import (
     ALLOW_DIRTY_ENV, COMMAND_ENV, UncommittedChangesError, code_changed, command_line, git_commit, package_versions,
     params_key, require_committed, uncommitted_changes,
 )
-from .pending import GPU_SLICE, GPU_WORK_ENV, NeedsGPU, Pending, gpu_work_minutes, is_pending
+from .pending import GPU_SLICE, GPU_WORK_ENV, NeedsGPU, Pending, gpu_work_minutes
 from .store import DamagedEntryError, EntryStatus, Registry, Result
 from .stored import NotStoredError, stored_at_scale, stored_only, stored_text
 
@@ -36,5 +36,5 @@ __all__ = [
     "Registry", "Result", "EntryStatus", "DamagedEntryError", "NotStoredError", "stored_only", "stored_at_scale",
     "stored_text", "params_key", "package_versions", "git_commit", "code_changed", "command_line", "COMMAND_ENV",
     "ALLOW_DIRTY_ENV", "require_committed", "uncommitted_changes", "UncommittedChangesError", "NeedsGPU", "Pending",
-    "is_pending", "gpu_work_minutes", "GPU_WORK_ENV", "GPU_SLICE",
+    "gpu_work_minutes", "GPU_WORK_ENV", "GPU_SLICE",
 ]

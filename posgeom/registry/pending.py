@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 
-__all__ = ["GPU_WORK_ENV", "GPU_SLICE", "NeedsGPU", "Pending", "gpu_work_minutes", "is_pending", "assigned_names", "install"]
+__all__ = ["GPU_WORK_ENV", "GPU_SLICE", "NeedsGPU", "Pending", "gpu_work_minutes", "assigned_names", "install"]
 
 #: The environment variable naming the GPU work a run reports instead of running (set by ``posgeom reproduce``
 #: from :func:`posgeom.costmodel.gpu_work`).
@@ -36,10 +36,15 @@ class NeedsGPU(RuntimeError):
         super().__init__(self.text)
 
     @property
+    def detail(self) -> str:
+        """``"about 23 GPU-minutes for necessity.order_task; scripts/gpu-slice"``: what it waits for."""
+        about = f"about {self.minutes:.0f} GPU-minutes for " if self.minutes else ""
+        return f"{about}{self.experiment}; {GPU_SLICE}"
+
+    @property
     def text(self) -> str:
         """``"needs a GPU (about 23 GPU-minutes for necessity.order_task; scripts/gpu-slice)"``."""
-        about = f"about {self.minutes:.0f} GPU-minutes for " if self.minutes else ""
-        return f"needs a GPU ({about}{self.experiment}; {GPU_SLICE})"
+        return f"needs a GPU ({self.detail})"
 
     def __reduce__(self):  # picklable with its fields (it may cross a process boundary)
         return NeedsGPU, (self.experiment, self.minutes)
@@ -86,11 +91,6 @@ class Pending:
     __setattr__ = __getitem__ = __iter__ = __len__ = __call__ = __bool__ = __format__ = __str__ = _raise
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _raise
     __lt__ = __le__ = __gt__ = __ge__ = __float__ = __int__ = __index__ = __contains__ = _raise
-
-
-def is_pending(value) -> bool:
-    """Whether ``value`` is a :class:`Pending` (without touching it)."""
-    return type(value) is Pending
 
 
 def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
