@@ -12,7 +12,10 @@ a busy machine slows both, and their registries are compared entry by entry
 Run from the repository root, on a committed tree::
 
     python benchmarks/bench_book_build.py [--jobs 2] [--reference-jobs 1 | --no-reference] [--rev HEAD]
-        [--out benchmarks/book-build.json] [--keep]
+        [--out benchmarks/book-build.json] [--keep] [--write-times]
+
+``--write-times`` writes the measured arm's times (each chapter, and the whole build) to
+``book/chapter-times.json``: the one source of the pages' ``{{ time_... }}`` and of the README's figure.
 
 Exit code 0 when every arm built and the registries agree.
 """
@@ -34,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from chapter_times import cached_times  # noqa: E402  (beside this file)
+from chapter_times import cached_times, times_document  # noqa: E402  (beside this file)
 from compare_results import compare  # noqa: E402
 
 
@@ -88,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rev", default="HEAD", help="the commit to clone (default HEAD)")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the clones (their logs and registries)")
+    parser.add_argument("--write-times", action="store_true",
+                        help="write the measured arm's chapter times and build time to this checkout's "
+                             "book/chapter-times.json (the one source the pages and the README quote)")
     args = parser.parse_args(argv)
     if subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
                       capture_output=True, text=True).stdout.strip() and args.rev == "HEAD":
@@ -127,6 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         ok = all(r["exit_code"] == 0 for r in results) and not differences
+        if args.write_times and ok and results[0]["pages_s"]:
+            from posgeom.timings import CHAPTER_TIMES_FILE
+
+            times = times_document(results[0]["pages_s"], measured_on=time.strftime("%Y-%m-%d"), cpus=os.cpu_count(),
+                                   build_seconds=results[0]["wall_s"], commit=rev[:10])
+            (REPO / CHAPTER_TIMES_FILE).write_text(json.dumps(times, indent=2) + "\n", encoding="utf-8")
+            print(f"wrote {REPO / CHAPTER_TIMES_FILE} (build {results[0]['wall_s'] / 60:.1f} min)")
         return 0 if ok else 1
     finally:
         if args.keep:

@@ -72,21 +72,32 @@ def slowest_cells(cache_dir: Path, count: int) -> list[tuple[float, str, int, st
     return sorted(found, reverse=True)[:count]
 
 
-def times_document(seconds: dict[str, float], *, measured_on: str, cpus: int | None) -> dict:
-    """The JSON document written to :data:`posgeom.timings.CHAPTER_TIMES_FILE`."""
-    return {
+def times_document(seconds: dict[str, float], *, measured_on: str, cpus: int | None,
+                   build_seconds: float | None = None, commit: str | None = None) -> dict:
+    """The JSON document written to :data:`posgeom.timings.CHAPTER_TIMES_FILE`: each chapter's seconds and,
+    when measured (``bench_book_build.py --write-times``), the wall time of the whole cold build."""
+    document = {
         "about": ("Seconds of a cold run of each chapter at quick scale (no stored results), as executed by the "
-                  "book build and recorded by jupyter-cache; written by benchmarks/chapter_times.py."),
+                  "book build and recorded by jupyter-cache; book_build_seconds: the wall time of the book "
+                  "command's cold build from a fresh clone (environment made, nothing cached). Written by "
+                  "benchmarks/bench_book_build.py --write-times or benchmarks/chapter_times.py."),
         "measured_on": measured_on,
         "cpus": cpus,
         "seconds": seconds,
     }
+    if build_seconds is not None:
+        document["book_build_seconds"] = round(float(build_seconds), 1)
+    if commit is not None:
+        document["commit"] = commit
+    return document
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=REPO / "_build" / ".jupyter_cache")
     parser.add_argument("--out", type=Path, default=REPO / CHAPTER_TIMES_FILE)
+    parser.add_argument("--build-seconds", type=float, metavar="S",
+                        help="the wall time of the whole cold build, when measured (bench_book_build.py does it)")
     parser.add_argument("--cells", type=int, metavar="N",
                         help="print the N slowest code cells (a profile per cell) and write nothing")
     args = parser.parse_args(argv)
@@ -100,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = cached_times(args.cache)
     if not seconds:
         raise SystemExit(f"the jupyter-cache at {args.cache} holds no executed chapter of {CHAPTER_FOLDER}/")
-    document = times_document(seconds, measured_on=datetime.date.today().isoformat(), cpus=os.cpu_count())
+    document = times_document(seconds, measured_on=datetime.date.today().isoformat(), cpus=os.cpu_count(),
+                              build_seconds=args.build_seconds)
     args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     for slug, value in seconds.items():
         print(f"{slug:28s} {value:8.1f} s")

@@ -146,11 +146,26 @@ def _name_sources(package: str, name: str, root: Path, seen: frozenset = frozens
     return {package}
 
 
+def _source_stamp(root: Path) -> tuple:
+    """Path, modification time and size of every source file under ``root``: what the import graph is read
+    from. A result cached under one stamp is reused only while the stamp is equal (no file added, removed or
+    changed), so the graph is walked once per tree state rather than once per code key."""
+    return tuple((str(path), st.st_mtime_ns, st.st_size) for path in sorted(root.rglob("*.py"))
+                 for st in (path.stat(),))
+
+
 def _direct_imports(module: str, root: Path) -> set[str]:
     """The posgeom modules that ``module`` imports anywhere in its source."""
+    return set(_direct_imports_at(module, root, _source_stamp(root)))
+
+
+@lru_cache(maxsize=None)
+def _direct_imports_at(module: str, root: Path, stamp: tuple) -> frozenset[str]:
+    """:func:`_direct_imports` of the tree whose :func:`_source_stamp` is ``stamp`` (cached: walking every
+    module's syntax tree is most of the cost of a code key)."""
     tree = _tree(module, root)
     if tree is None:
-        return set()
+        return frozenset()
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -166,7 +181,7 @@ def _direct_imports(module: str, root: Path) -> set[str]:
                     out.add(source)  # the package as a whole
                 else:
                     out |= _name_sources(source, alias.name, root)
-    return out
+    return frozenset(out)
 
 
 def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str, ...]:
@@ -190,13 +205,19 @@ def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str
         if _module_file(name, root) is None:
             raise ValueError(f"{name!r} is not a module of {PACKAGE} under {root.name}/; pass a dotted name "
                              f"such as 'posgeom.experiments.corpus_geometry'")
-    seen: set[str] = set()
+    return _dependencies_at(tuple(sorted(set(todo))), root, _source_stamp(root))
+
+
+@lru_cache(maxsize=1024)
+def _dependencies_at(modules: tuple[str, ...], root: Path, stamp: tuple) -> tuple[str, ...]:
+    """:func:`module_dependencies` of the tree whose :func:`_source_stamp` is ``stamp``."""
+    todo, seen = list(modules), set()
     while todo:
         name = todo.pop()
         if name in seen or is_infrastructure(name):
             continue
         seen.add(name)
-        todo.extend(_direct_imports(name, root) - seen)
+        todo.extend(_direct_imports_at(name, root, stamp) - seen)
     return tuple(sorted(seen))
 
 

@@ -261,7 +261,7 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
     for kind in kinds.values():
         if kind != "evidence":
             apart[kind] = apart.get(kind, 0) + 1
-    stale = len(checks) - len(current)
+    stale = sum(1 for c in checks if c.stale)  # the waiting checks are counted above, not here
     counted_apart = [f"{n} {kind}" for kind, n in apart.items()] + ([f"{stale} stale"] if stale else [])
     apart_text = f"; not counted: {', '.join(counted_apart)}" if counted_apart else ""
     evidence = [c for c in current if kinds[c] == "evidence"]

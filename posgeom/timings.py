@@ -1,7 +1,9 @@
 """The chapters' measured times, as the book's build recorded them (one source for every page).
 
-``benchmarks/chapter_times.py`` writes :data:`CHAPTER_TIMES_FILE` from a cold build's jupyter-cache. The
-book's extension turns it into the MyST substitutions ``{{ time_<chapter> }}``
+``benchmarks/bench_book_build.py --write-times`` (or ``benchmarks/chapter_times.py``) writes
+:data:`CHAPTER_TIMES_FILE` from a cold build of a fresh clone: each chapter's time from its jupyter-cache
+and the wall time of the whole book command (:data:`BOOK_BUILD`). The book's extension turns it into the
+MyST substitutions ``{{ time_<chapter> }}`` and ``{{ time_book_build }}``
 (:func:`posgeom.reproduce.chapter_time_substitutions`), and the exported notebooks
 (:mod:`posgeom.notebooks`) write the same words.
 """
@@ -15,12 +17,17 @@ from .config import checkout_root
 #: The measured time of each chapter, relative to the checkout: written by
 #: ``benchmarks/chapter_times.py`` from a cold build's jupyter-cache, committed with the book.
 CHAPTER_TIMES_FILE = "book/chapter-times.json"
+#: The key under which :func:`chapter_times` gives the wall time of the whole cold build (the book command
+#: from a fresh clone, environment made, nothing cached: chapters side by side, then the strict Sphinx build);
+#: its substitution is ``{{ time_book_build }}``.
+BOOK_BUILD = "book-build"
 #: What a page says for a chapter the file does not hold.
 NOT_MEASURED = "not measured yet"
 
 
 def chapter_times(root: str | Path | None = None) -> dict[str, float]:
-    """Seconds of a cold run of each chapter at ``quick``, by chapter slug (:data:`CHAPTER_TIMES_FILE`).
+    """Seconds of a cold run of each chapter at ``quick``, by chapter slug (:data:`CHAPTER_TIMES_FILE`),
+    and under :data:`BOOK_BUILD` the wall time of the whole cold build when the file records it.
 
     Empty when the file is absent (a checkout that has not measured its build).
     """
@@ -35,7 +42,14 @@ def chapter_times(root: str | Path | None = None) -> dict[str, float]:
     if not isinstance(seconds, dict) or not all(isinstance(v, (int, float)) and v >= 0 for v in seconds.values()):
         raise ValueError(f"{path}: 'seconds' must map chapter slugs to non-negative numbers; "
                          "write the file again with python benchmarks/chapter_times.py")
-    return {str(k): float(v) for k, v in seconds.items()}
+    times = {str(k): float(v) for k, v in seconds.items()}
+    build = data.get("book_build_seconds")
+    if build is not None:
+        if not isinstance(build, (int, float)) or build < 0:
+            raise ValueError(f"{path}: 'book_build_seconds' must be a non-negative number; "
+                             "write the file again with python benchmarks/bench_book_build.py --write-times")
+        times[BOOK_BUILD] = float(build)
+    return times
 
 
 def format_duration(seconds: float | None) -> str:
@@ -56,4 +70,4 @@ def time_substitution(key: str, times: dict[str, float]) -> str | None:
     return format_duration(times.get(key[len("time_"):].replace("_", "-")))
 
 
-__all__ = ["CHAPTER_TIMES_FILE", "NOT_MEASURED", "chapter_times", "format_duration", "time_substitution"]
+__all__ = ["BOOK_BUILD", "CHAPTER_TIMES_FILE", "NOT_MEASURED", "chapter_times", "format_duration", "time_substitution"]

@@ -83,6 +83,20 @@ def test_the_key_changes_exactly_when_a_dependency_changes(toy):
     assert code_key("posgeom.exp.one", root=toy) != before
 
 
+def test_the_import_graph_is_walked_once_per_tree_state_and_again_after_an_edit(toy):
+    codekey._dependencies_at.cache_clear()
+    before = module_dependencies("posgeom.exp.one", root=toy)
+    assert module_dependencies("posgeom.exp.one", root=toy) == before
+    assert codekey._dependencies_at.cache_info().hits == 1  # the second call walked nothing
+    assert "posgeom.exp.cycle_a" not in before
+    # a new import (a file edited in this process) is seen at once: the tree's stamp changed
+    (toy / "exp" / "one.py").write_text((toy / "exp" / "one.py").read_text() + "from .cycle_a import a\n")
+    after = module_dependencies("posgeom.exp.one", root=toy)
+    assert set(after) == set(before) | {"posgeom.exp.cycle_a", "posgeom.exp.cycle_b"}
+    (toy / "exp" / "new.py").write_text("from ..geo import dist\n")  # a file added: also a new stamp
+    assert module_dependencies("posgeom.exp.new", root=toy) == ("posgeom.exp.new", "posgeom.geo._val", "posgeom.geo.dist")
+
+
 def test_bad_module_names_are_one_clear_error(toy):
     with pytest.raises(ValueError, match="not a module of posgeom"):
         module_dependencies("posgeom.exp.nowhere", root=toy)

@@ -391,6 +391,11 @@ def test_bottom_line_worked_cases():
     assert sm.bottom_line([check("not reproduced", stale="code changed"), check("reproduced")]).verdict == "reproduced"
     assert sm.bottom_line([check(stale="notebook changed")]).verdict == sm.ALL_STALE
     assert sm.bottom_line([]).verdict == sm.NOT_RUN
+    # a check waiting for a GPU is counted once, as waiting, never also as stale
+    b = sm.bottom_line([check("reproduced"), check(sm.NEEDS_GPU, scale="paper"), check(sm.NEEDS_GPU, scale="paper")])
+    assert b.verdict == "reproduced" and "2 awaiting a GPU" in b.sentence and "stale" not in b.sentence
+    b = sm.bottom_line([check("reproduced"), check(sm.NEEDS_GPU, scale="paper"), check("x", stale="code changed")])
+    assert "1 awaiting a GPU" in b.sentence and "1 stale" in b.sentence
 
 
 def test_a_stand_in_value_is_labelled_in_the_paper_column(tmp_path):
@@ -469,3 +474,29 @@ def test_every_page_takes_chapter_times_from_the_one_file():
         measured = text.split("**Measured.**", 1)[1].split("\n- **", 1)[0]
         assert "{{ time_" + chapter.stem.replace("-", "_") + " }}" in measured, chapter.name
         assert not re.search(r"took [\d.–]+ (s|min) at `quick`", measured), chapter.name
+
+
+def test_the_build_time_is_measured_once_and_quoted_from_that_record(tmp_path):
+    """The whole cold build's time is in the one file; the pages quote it as {{ time_book_build }} and the
+    README (plain Markdown, no substitutions) states the same figure."""
+    from pathlib import Path
+
+    from posgeom.timings import BOOK_BUILD
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {"real-corpora": 100.0},
+                                                              "book_build_seconds": 563.0}))
+    times = sm.chapter_times(tmp_path)
+    assert times[BOOK_BUILD] == 563.0
+    assert sm.chapter_time_substitutions(times)["time_book_build"] == "9.4 min"
+    assert sm.chapter_time_substitutions({})["time_book_build"] == sm.NOT_MEASURED
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {}, "book_build_seconds": "quick"}))
+    with pytest.raises(ValueError, match="book_build_seconds"):
+        sm.chapter_times(tmp_path)
+
+    repo = Path(__file__).resolve().parents[1]
+    measured = sm.chapter_times(repo)
+    assert BOOK_BUILD in measured, "book/chapter-times.json has no build time: bench_book_build.py --write-times"
+    readme = (repo / "README.md").read_text()
+    assert f"**{sm.format_duration(measured[BOOK_BUILD])}**" in readme, "the README's build time is not the measured one"
+    assert "{{ time_book_build }}" in (repo / "book" / "how-to-use.md").read_text()

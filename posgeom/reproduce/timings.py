@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Collection, Sequence
 
-from ..timings import CHAPTER_TIMES_FILE, NOT_MEASURED, chapter_times, format_duration
+from ..timings import BOOK_BUILD, CHAPTER_TIMES_FILE, NOT_MEASURED, chapter_times, format_duration
 from .chapters import CHAPTERS, Chapter
 
 
@@ -22,9 +22,10 @@ def chapter_time_substitutions(times: dict[str, float], chapters: Sequence[Chapt
     """MyST substitutions ``time_<slug>`` (hyphens as underscores) → the chapter's measured time.
 
     Every chapter of ``chapters``, ``others`` and ``times`` gets one (:data:`NOT_MEASURED` where
-    unmeasured), so a page may name any chapter's time as ``{{ time_real_corpora }}``.
+    unmeasured), so a page may name any chapter's time as ``{{ time_real_corpora }}``; the whole cold build
+    (``posgeom.timings.BOOK_BUILD``) is ``{{ time_book_build }}``.
     """
-    slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + list(times))
+    slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + [BOOK_BUILD] + list(times))
     return {"time_" + slug.replace("-", "_"): format_duration(times.get(slug)) for slug in slugs}
 
 
