@@ -32,8 +32,8 @@ then runs in one process and finds them stored.
 The package, by concern: ``chapters`` (the chapter table, selection, status),
 ``notebook`` (executing one notebook), ``ddp`` (the
 ``torchrun`` step), ``budget`` (deadlines, slices, saved progress),
-``cpu_parts`` (the GPU chapters' CPU work), ``listing``
-(the plan, ``--list``, stale paper results) and ``runner`` (:func:`reproduce`).
+``cpu_parts`` (the GPU chapters' CPU work), ``parts`` (each chapter's parts at paper scale, measured or
+waiting for a GPU), ``listing`` (the plan, ``--list``, stale paper results) and ``runner`` (:func:`reproduce`).
 The command line is :mod:`posgeom.commands.reproduce`.
 """
 
@@ -51,6 +51,7 @@ from .listing import (
     StaleResult, cost_report, experiment_results, format_list, format_plan, paper_minutes, stale_paper_results,
 )
 from .notebook import INTERRUPTED_NAME, execute_notebook
+from .parts import CHAPTER_PARTS, PaperPart, chapter_of, paper_parts, paper_parts_frame
 from .runner import ChapterRun, ReproduceReport, reproduce
 from .timings import (
     CHAPTER_TIMES_FILE, NOT_MEASURED, OTHER_CHAPTERS, chapter_time_substitutions, chapter_times, format_duration,
@@ -66,5 +67,6 @@ __all__ = [
     "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "INTERRUPTED_EXIT", "INTERRUPTED_NAME", "parse_budget",
     "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "experiment_results",
     "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes",
-    "cost_report", "paper_minutes", "cost_model_minutes",
+    "cost_report", "paper_minutes", "cost_model_minutes", "CHAPTER_PARTS", "PaperPart", "chapter_of", "paper_parts",
+    "paper_parts_frame",
 ]

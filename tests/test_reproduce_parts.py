@@ -1,0 +1,53 @@
+"""Each chapter's parts at paper scale: measured where stored, the cost model's GPU minutes where waiting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from posgeom.costmodel import gpu_work
+from posgeom.registry import Registry
+from posgeom.reproduce import CHAPTERS
+from posgeom.reproduce.parts import CHAPTER_PARTS, chapter_of, paper_parts, paper_parts_frame
+
+
+def test_every_chapter_has_parts_and_every_committed_part_one_home():
+    assert set(CHAPTER_PARTS) == {c.slug for c in CHAPTERS}
+    committed = Registry(Path(__file__).resolve().parents[1] / "results").entries(scale="paper")
+    assert committed, "the committed paper-scale results are missing"
+    for entry in committed:
+        if entry.experiment not in ("claims", "chapter_runs", "chapter_progress"):
+            assert chapter_of(entry.experiment) is not None, entry.experiment
+    # the GPU work the cost model names lies in some chapter's parts too
+    for pattern in gpu_work():
+        assert chapter_of(pattern.replace("*", "x")) is not None, pattern
+
+
+def test_stored_parts_are_measured_and_gpu_work_is_estimated(tmp_path):
+    registry = Registry(tmp_path / "results")
+    registry.save("necessity.equivariance", {"gap": 0.0}, params={"n": 1}, scale="paper", seed=0, device="cpu",
+                  runtime_s=318.9, code="posgeom.experiments.necessity")
+    registry.save("necessity.equivariance", {"gap": 0.0}, params={"n": 2}, scale="paper", seed=0, device="cpu",
+                  runtime_s=1.1, code="posgeom.experiments.necessity")
+    registry.save("necessity.equivariance", {"gap": 0.0}, params={"n": 3}, scale="quick", seed=0, device="cpu",
+                  runtime_s=99.0, code="posgeom.experiments.necessity")  # another scale: not counted
+    parts = {p.part: p for p in paper_parts("theorem1-necessity", registry)}
+    measured = parts["necessity.equivariance"]
+    assert (measured.entries, measured.seconds, measured.device, measured.status) == (2, 320.0, "cpu", "measured")
+    assert measured.cost == "5.3 min (CPU, measured)"
+    waiting = parts["necessity.order_task*"]
+    assert waiting.status == "needs a GPU" and waiting.gpu_minutes == gpu_work()["necessity.order_task*"]
+    assert f"about {waiting.gpu_minutes:.0f} GPU-minutes" in waiting.cost
+    frame = paper_parts_frame("theorem1-necessity", registry)
+    assert list(frame.index) == ["necessity.equivariance", "necessity.order_task*"]
+    # once the GPU work is stored it is measured like any other part
+    registry.save("necessity.order_task", {"acc": 1.0}, params={}, scale="paper", seed=0, device="cuda:0",
+                  runtime_s=600.0, code="posgeom.experiments.necessity")
+    parts = {p.part: p for p in paper_parts("theorem1-necessity", registry)}
+    assert "necessity.order_task*" not in parts and parts["necessity.order_task"].cost == "10.0 min (GPU, measured)"
+
+
+def test_unknown_chapter_is_one_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="valid chapters are"):
+        paper_parts("chapter-9", Registry(tmp_path))
