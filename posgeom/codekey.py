@@ -159,7 +159,7 @@ def _direct_imports(module: str, root: Path) -> set[str]:
     return set(_direct_imports_at(module, root, _source_stamp(root)))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=8192)  # bounded: a process that edits files (the tests) leaves old stamps behind
 def _direct_imports_at(module: str, root: Path, stamp: tuple) -> frozenset[str]:
     """:func:`_direct_imports` of the tree whose :func:`_source_stamp` is ``stamp`` (cached: walking every
     module's syntax tree is most of the cost of a code key)."""

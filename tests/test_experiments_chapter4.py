@@ -242,8 +242,10 @@ def test_settings_give_the_registry_params_of_before():
     # paper steps and batch as sized by posgeom.costmodel.PROPOSED (the same sequences in 4x larger steps)
     assert order["train"] == dict(steps=1000, batch_size=256, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1)
     assert order["finetune"] == dict(steps=100, lr=3e-4) and order["target_factors"] == (1.5, 2.0)
-    assert as_params(ex.CONFIGS["quick"].mlm)["train"] == dict(steps=120, batch_size=32, lr=3e-3, weight_decay=0.01,
+    # quick MLM: 90 steps and a 20-step fine-tune since the first build was sized (#32; 120 and 30 before)
+    assert as_params(ex.CONFIGS["quick"].mlm)["train"] == dict(steps=90, batch_size=32, lr=3e-3, weight_decay=0.01,
                                                                warmup_ratio=0.1)
+    assert as_params(ex.CONFIGS["quick"].mlm)["finetune"] == dict(steps=20, lr=1e-3)
     assert as_params(lt.CONFIGS["quick"].stress)["n_positions"] == {"sst2": 64, "imdb": 512}
     assert as_params(lt.CONFIGS["paper"])["init"]["seeds"] == (0, 1, 2, 3, 4)
 

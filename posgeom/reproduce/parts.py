@@ -17,7 +17,7 @@ from typing import Sequence
 from ..registry import Registry, code_changed
 from ..report import CLAIMS_EXPERIMENT
 from ..timings import format_duration
-from .chapters import CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT
+from .chapters import PROGRESS_EXPERIMENT, RUNS_EXPERIMENT
 
 __all__ = ["CHAPTER_PARTS", "PaperPart", "chapter_of", "paper_parts", "paper_parts_frame"]
 
@@ -93,7 +93,7 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
     chapter : str
         A chapter slug of :data:`CHAPTER_PARTS`.
     registry : Registry, optional
-        Where to look (default: the results folder of :func:`posgeom.get_settings`).
+        Where to look (default: the results folder of ``posgeom.get_settings()``).
 
     Returns
     -------
