@@ -72,8 +72,9 @@ class PaperPart:
         if self.entries:
             where = {"cpu": "CPU"}.get(self.device or "", "GPU" if (self.device or "").startswith("cuda") else
                                       (self.device or "device not recorded"))
-            return f"{format_duration(self.seconds)} ({where}, measured)"
-        return f"about {self.gpu_minutes:.0f} GPU-minutes (cost model; scripts/gpu-slice)"
+            return f"{format_duration(self.seconds)} ({where})"
+        # short enough for a table cell (pandas cuts cells at 50 characters); the box names scripts/gpu-slice
+        return f"about {self.gpu_minutes:.0f} GPU-minutes (estimate)"
 
 
 def chapter_of(experiment: str) -> str | None:
@@ -132,12 +133,14 @@ def paper_parts_frame(chapter: str, registry: Registry | None = None, parts: Seq
     Returns
     -------
     pandas.DataFrame
-        One row per part: its stored entries, its cost and its status.
+        One row per part (its registry experiment, or the pattern of the GPU work it waits for): its stored
+        entries, its time at paper scale and its status.
     """
     import pandas as pd
 
     parts = paper_parts(chapter, registry) if parts is None else parts
     frame = pd.DataFrame.from_records(
-        [{"part (registry experiment)": p.part, "entries": p.entries, "at paper scale": p.cost, "status": p.status}
-         for p in parts], columns=["part (registry experiment)", "entries", "at paper scale", "status"])
-    return frame.set_index("part (registry experiment)")
+        [{"part": p.part, "stored entries": p.entries, "at paper scale": p.cost, "status": p.status} for p in parts],
+        columns=["part", "stored entries", "at paper scale", "status"])
+    # the parts (registry experiments) label the rows; an unnamed index keeps the table to one header row
+    return frame.set_index("part").rename_axis(index=None)
