@@ -96,8 +96,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=REPO / "_build" / ".jupyter_cache")
     parser.add_argument("--out", type=Path, default=REPO / CHAPTER_TIMES_FILE)
-    parser.add_argument("--build-seconds", type=float, metavar="S",
-                        help="the wall time of the whole cold build, when measured (bench_book_build.py does it)")
     parser.add_argument("--cells", type=int, metavar="N",
                         help="print the N slowest code cells (a profile per cell) and write nothing")
     args = parser.parse_args(argv)
@@ -111,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     seconds = cached_times(args.cache)
     if not seconds:
         raise SystemExit(f"the jupyter-cache at {args.cache} holds no executed chapter of {CHAPTER_FOLDER}/")
-    document = times_document(seconds, measured_on=datetime.date.today().isoformat(), cpus=os.cpu_count(),
-                              build_seconds=args.build_seconds)
+    # no whole-build time here: that is measured only from a fresh clone (bench_book_build.py --write-times),
+    # and an older one would not belong with these chapter times
+    document = times_document(seconds, measured_on=datetime.date.today().isoformat(), cpus=os.cpu_count())
     args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     for slug, value in seconds.items():
         print(f"{slug:28s} {value:8.1f} s")

@@ -154,15 +154,10 @@ def _source_stamp(root: Path) -> tuple:
                  for st in (path.stat(),))
 
 
-def _direct_imports(module: str, root: Path) -> set[str]:
-    """The posgeom modules that ``module`` imports anywhere in its source."""
-    return set(_direct_imports_at(module, root, _source_stamp(root)))
-
-
 @lru_cache(maxsize=8192)  # bounded: a process that edits files (the tests) leaves old stamps behind
 def _direct_imports_at(module: str, root: Path, stamp: tuple) -> frozenset[str]:
-    """:func:`_direct_imports` of the tree whose :func:`_source_stamp` is ``stamp`` (cached: walking every
-    module's syntax tree is most of the cost of a code key)."""
+    """The posgeom modules that ``module`` imports anywhere in its source, in the tree whose
+    :func:`_source_stamp` is ``stamp`` (cached: walking every syntax tree is most of a code key's cost)."""
     tree = _tree(module, root)
     if tree is None:
         return frozenset()
@@ -200,24 +195,24 @@ def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str
         Sorted module names, :data:`INFRASTRUCTURE` left out.
     """
     root = _as_root(root)
-    todo = [modules] if isinstance(modules, str) else list(modules)
-    for name in todo:
+    names = [modules] if isinstance(modules, str) else list(modules)
+    for name in names:
         if _module_file(name, root) is None:
             raise ValueError(f"{name!r} is not a module of {PACKAGE} under {root.name}/; pass a dotted name "
                              f"such as 'posgeom.experiments.corpus_geometry'")
-    return _dependencies_at(tuple(sorted(set(todo))), root, _source_stamp(root))
+    return _dependencies_at(tuple(sorted(set(names))), root, _source_stamp(root))
 
 
 @lru_cache(maxsize=1024)
 def _dependencies_at(modules: tuple[str, ...], root: Path, stamp: tuple) -> tuple[str, ...]:
     """:func:`module_dependencies` of the tree whose :func:`_source_stamp` is ``stamp``."""
-    todo, seen = list(modules), set()
-    while todo:
-        name = todo.pop()
+    queue, seen = list(modules), set()
+    while queue:
+        name = queue.pop()
         if name in seen or is_infrastructure(name):
             continue
         seen.add(name)
-        todo.extend(_direct_imports_at(name, root, stamp) - seen)
+        queue.extend(_direct_imports_at(name, root, stamp) - seen)
     return tuple(sorted(seen))
 
 

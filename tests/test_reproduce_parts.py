@@ -13,7 +13,9 @@ from posgeom.reproduce.parts import CHAPTER_PARTS, chapter_of, paper_parts, pape
 
 
 def test_every_chapter_has_parts_and_every_committed_part_one_home():
-    assert set(CHAPTER_PARTS) == {c.slug for c in CHAPTERS}
+    assert set(CHAPTER_PARTS) == {c.slug for c in CHAPTERS} and all(CHAPTER_PARTS.values())
+    for own_record in ("claims", "chapter_runs", "chapter_progress"):  # a chapter's records are no part of it
+        assert chapter_of(own_record) is None
     committed = Registry(Path(__file__).resolve().parents[1] / "results").entries(scale="paper")
     assert committed, "the committed paper-scale results are missing"
     for entry in committed:

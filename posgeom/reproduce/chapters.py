@@ -46,6 +46,8 @@ class Chapter:
     (``"module:function"``, called as ``function(settings)``) that may run under ``torchrun``.
     ``reuses``: chapters whose registry entries it reads (it runs after them when chapters run in
     parallel, :mod:`posgeom.reproduce.book`, rather than compute the same entries at the same time).
+    ``parts``: the registry experiments it computes (``fnmatch`` patterns; each experiment has one home
+    chapter, :func:`posgeom.reproduce.parts.chapter_of`).
     """
 
     slug: str
@@ -56,6 +58,7 @@ class Chapter:
     paper_needs_gpu: bool
     ddp: tuple[str, ...] = ()
     reuses: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
 
     def estimate(self, scale: str) -> Estimate:
         """What the chapter costs at ``scale``, from one source per scale. At ``quick`` the minutes are the
@@ -100,37 +103,49 @@ EXPERIMENTS_PACKAGE = "posgeom.experiments."
 #: ones: *Real corpora* before *Monotonicity* and *Inside BERT*). ``getting-started`` checks no claim.
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter("encodings-at-a-glance", "Five encodings at a glance", ("C8",),
-            Estimate(0.5, 0.8), Estimate(2, 3), False),
+            Estimate(0.5, 0.8), Estimate(2, 3), False,
+            parts=("zoo.*",)),
     Chapter("theorem1-necessity", "Theorem 1: why position must be injected", ("C1",),
             Estimate(1.5, 0.8), Estimate(None, 8, 20), True,
-            ddp=(EXPERIMENTS_PACKAGE + "necessity:run_order_task",)),
+            ddp=(EXPERIMENTS_PACKAGE + "necessity:run_order_task",),
+            parts=("necessity.*",)),
     Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",),
             Estimate(3.5, 1.2), Estimate(None, 12, 25), True,
-            ddp=(EXPERIMENTS_PACKAGE + "separation:run_chapter",)),
+            ddp=(EXPERIMENTS_PACKAGE + "separation:run_chapter",),
+            parts=("separation.*",)),
     Chapter("corpus-geometry", "The geometry of a corpus", ("C8",),
-            Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False),
+            Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False,
+            parts=("corpus_geometry.*",)),
     Chapter("optimal-encoding", "The optimal encoding", ("C3", "C6"),
-            Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False),
+            Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False,
+            parts=("optimal_encoding.*",)),
     Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",),
             Estimate(3.0, 0.8), Estimate(None, 8, 16), True,
-            ddp=(EXPERIMENTS_PACKAGE + "minimal_parametrisation:run_lowrank_training",)),
+            ddp=(EXPERIMENTS_PACKAGE + "minimal_parametrisation:run_lowrank_training",),
+            parts=("minimal_parametrisation.*",)),
     Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4",),
-            Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False),
+            Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False,
+            parts=("sinusoids_as_mds.*",)),
     Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"),
             Estimate(5.0, 2.0), Estimate(None, 16, 30), True,
-            ddp=(EXPERIMENTS_PACKAGE + "real_corpora:run_scratch_tables",)),
+            ddp=(EXPERIMENTS_PACKAGE + "real_corpora:run_scratch_tables",),
+            parts=("real_corpora_*", "alibi_search_*")),
     Chapter("monotonicity", "Monotonicity", ("C9", "C11"),
             Estimate(3.0, 1.5), Estimate(None, 16, 20), True,
-            ddp=(EXPERIMENTS_PACKAGE + "monotonicity:run_ntk_all",), reuses=("real-corpora",)),
+            ddp=(EXPERIMENTS_PACKAGE + "monotonicity:run_ntk_all",), reuses=("real-corpora",),
+            parts=("monotonicity_*",)),
     Chapter("inside-bert", "Inside BERT: the layers", ("C10",),
-            Estimate(1.0, 1.0), Estimate(5, 4, 4), False, reuses=("real-corpora",)),
+            Estimate(1.0, 1.0), Estimate(5, 4, 4), False, reuses=("real-corpora",),
+            parts=("inside_bert*",)),
     Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
             Estimate(2.0, 1.5), Estimate(None, 8, 4), True,
-            ddp=(EXPERIMENTS_PACKAGE + "learned_tables:run_init_study", EXPERIMENTS_PACKAGE + "table_dropout:run_dropout_study")),
+            ddp=(EXPERIMENTS_PACKAGE + "learned_tables:run_init_study", EXPERIMENTS_PACKAGE + "table_dropout:run_dropout_study"),
+            parts=("learned_table_*", "learned_init_study", "learned_dropout_overfit")),
     Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"),
             Estimate(2.5, 1.2), Estimate(None, 8, 6), True,
             ddp=(EXPERIMENTS_PACKAGE + "undertrained_tails:run_undertrained_tails", EXPERIMENTS_PACKAGE + "extrapolation:run_extrapolation_order",
-                 EXPERIMENTS_PACKAGE + "extrapolation_mlm:run_extrapolation_mlm")),
+                 EXPERIMENTS_PACKAGE + "extrapolation_mlm:run_extrapolation_mlm"),
+            parts=("learned_tails", "learned_extrapolation_*")),
 )
 
 

@@ -1,8 +1,8 @@
 """What each part of a chapter costs at ``paper`` scale: measured where it has been run, estimated where it
 waits for a GPU.
 
-A chapter's *parts* are the registry experiments it computes (:data:`CHAPTER_PARTS`, ``fnmatch`` patterns
-on the experiment names). A part stored at ``paper`` (the results committed in ``results/paper/`` or any
+A chapter's *parts* are the registry experiments it computes (``Chapter.parts``, ``fnmatch`` patterns
+on the experiment names; :data:`CHAPTER_PARTS` by slug). A part stored at ``paper`` (the results committed in ``results/paper/`` or any
 run since) reports the wall time its manifests recorded and the device it ran on; a part the cost model
 says needs a GPU (:func:`posgeom.costmodel.gpu_work`) and that is not stored reports the cost model's GPU
 minutes instead. Each chapter's "What this chapter needs" box shows :func:`paper_parts_frame`.
@@ -12,34 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Sequence
-
 from ..registry import Registry, code_changed
-from ..report import CLAIMS_EXPERIMENT
 from ..timings import format_duration
-from .chapters import PROGRESS_EXPERIMENT, RUNS_EXPERIMENT
+from .chapters import CHAPTERS
 
 __all__ = ["CHAPTER_PARTS", "PaperPart", "chapter_of", "paper_parts", "paper_parts_frame"]
 
-#: The registry experiments each chapter computes (``fnmatch`` patterns): the home of every part. A part
-#: another chapter reads (the corpus geometry of *Real corpora*, read by *Inside BERT*) is listed at home.
-CHAPTER_PARTS: dict[str, tuple[str, ...]] = {
-    "encodings-at-a-glance": ("zoo.*",),
-    "theorem1-necessity": ("necessity.*",),
-    "theorem4-separation": ("separation.*",),
-    "corpus-geometry": ("corpus_geometry.*",),
-    "optimal-encoding": ("optimal_encoding.*",),
-    "minimal-parametrisation": ("minimal_parametrisation.*",),
-    "sinusoids-as-mds": ("sinusoids_as_mds.*",),
-    "real-corpora": ("real_corpora_*", "alibi_search_*"),
-    "monotonicity": ("monotonicity_*",),
-    "inside-bert": ("inside_bert*",),
-    "learned-tables": ("learned_table_*", "learned_init_study", "learned_dropout_overfit"),
-    "learned-tables-fail": ("learned_tails", "learned_extrapolation_*"),
-}
-
-#: Registry experiments that record runs of whole chapters, not parts of one.
-_NOT_PARTS = (CLAIMS_EXPERIMENT, RUNS_EXPERIMENT, PROGRESS_EXPERIMENT)
+#: The registry experiments each chapter computes (``Chapter.parts``, ``fnmatch`` patterns), by chapter slug:
+#: the home of every part. A part another chapter reads (the corpus geometry of *Real corpora*, read by
+#: *Inside BERT*) is listed at home. The chapters' own records (claims, runs, progress) match no pattern.
+CHAPTER_PARTS: dict[str, tuple[str, ...]] = {c.slug: c.parts for c in CHAPTERS}
 
 
 @dataclass(frozen=True)
@@ -70,8 +52,8 @@ class PaperPart:
     def cost(self) -> str:
         """The part's time as a page shows it."""
         if self.entries:
-            where = {"cpu": "CPU"}.get(self.device or "", "GPU" if (self.device or "").startswith("cuda") else
-                                      (self.device or "device not recorded"))
+            device = self.device or "device not recorded"
+            where = "CPU" if device == "cpu" else "GPU" if device.startswith("cuda") else device
             return f"{format_duration(self.seconds)} ({where})"
         # short enough for a table cell (pandas cuts cells at 50 characters); the box names scripts/gpu-slice
         return f"about {self.gpu_minutes:.0f} GPU-minutes (estimate)"
@@ -108,7 +90,7 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     by_name: dict[str, list] = {}
     for entry in registry.entries(scale="paper"):
-        if entry.experiment not in _NOT_PARTS and chapter_of(entry.experiment) == chapter:
+        if chapter_of(entry.experiment) == chapter:
             by_name.setdefault(entry.experiment, []).append(entry)
     parts = []
     for name in sorted(by_name):
@@ -116,8 +98,9 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
         devices = sorted({str(e.manifest.get("device") or "") for e in entries} - {""})
         parts.append(PaperPart(name, len(entries), float(sum(e.manifest.get("runtime_s") or 0.0 for e in entries)),
                                ", ".join(devices) or None, any(code_changed(e.manifest) for e in entries), None))
-    minutes = gpu_work()
-    for cost in experiment_costs():
+    costs = experiment_costs()
+    minutes = gpu_work(costs)
+    for cost in costs:
         if cost.chapter != chapter:
             continue
         for pattern in RESULT_NAMES.get(cost.experiment, ()):
@@ -127,7 +110,7 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
     return parts
 
 
-def paper_parts_frame(chapter: str, registry: Registry | None = None, parts: Sequence[PaperPart] | None = None):
+def paper_parts_frame(chapter: str, registry: Registry | None = None):
     """:func:`paper_parts` as the table of a chapter's "What this chapter needs" box.
 
     Returns
@@ -138,7 +121,7 @@ def paper_parts_frame(chapter: str, registry: Registry | None = None, parts: Seq
     """
     import pandas as pd
 
-    parts = paper_parts(chapter, registry) if parts is None else parts
+    parts = paper_parts(chapter, registry)
     frame = pd.DataFrame.from_records(
         [{"part": p.part, "stored entries": p.entries, "at paper scale": p.cost, "status": p.status} for p in parts],
         columns=["part", "stored entries", "at paper scale", "status"])
