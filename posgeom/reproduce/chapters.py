@@ -47,7 +47,7 @@ class Chapter:
     ``reuses``: chapters whose registry entries it reads (it runs after them when chapters run in
     parallel, :mod:`posgeom.reproduce.book`, rather than compute the same entries at the same time).
     ``parts``: the registry experiments it computes (``fnmatch`` patterns; each experiment has one home
-    chapter, :func:`posgeom.reproduce.parts.chapter_of`).
+    chapter, :func:`posgeom.reproduce.chapter_of`).
     """
 
     slug: str
