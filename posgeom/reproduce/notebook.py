@@ -134,8 +134,8 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
                                           f"{output.get('ename')}: {output.get('evalue')}" + (f"\n{tail}" if tail else ""))
             gpu_cells.append(k)
     probe = {"rss_bytes": None, "gpu_bytes": None}
-    for output in nb.cells[-1].get("outputs", []):
-        text = output.get("text", "")
-        if _PROBE_MARK in text:
-            probe = json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
+    # the probe's one print may arrive split over several stream outputs: read their joined text
+    text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
+    if _PROBE_MARK in text:
+        probe = json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
     return {**probe, "gpu_cells": sorted(set(gpu_cells))}
