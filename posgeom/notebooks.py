@@ -480,6 +480,10 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
                                          labels=labels, counts=counts, book=book)
         elif cell.cell_type == "code":
             cell.source = _GLUE_IMPORT.sub("from posgeom.notebooks import glue", cell.source)
+            figure = cell.metadata.get("mystnb", {}).get("figure", {})
+            if figure.get("caption"):  # a caption quotes the settings in force through glue roles too
+                figure["caption"] = plain_markdown(figure["caption"], values=values, code_cells=code,
+                                                   solutions=solutions, labels=labels, counts=counts, book=book)
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
     nb.cells[first:first] = _install_cells(settings)

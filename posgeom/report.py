@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
 from .config import Settings, checkout_root, get_settings, resolve_device
@@ -367,6 +368,34 @@ def describe_model(shape, *, name: str = "posgeom encoder", detail: str = "") ->
     return f"{text}, {detail}" if detail else text
 
 
+def describe_seeds(seeds) -> str:
+    """Training seeds in words for a caption: ``"seeds 0–4"`` for a run of consecutive seeds (four or more),
+    else ``"seeds 0, 1, 2"``; ``"seed 3"`` for one."""
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("describe_seeds needs at least one seed")
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    if len(seeds) >= 4 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds {seeds[0]}–{seeds[-1]}"
+    return "seeds " + ", ".join(map(str, seeds))
+
+
+def describe_training(train, *, optimiser: str = "AdamW") -> str:
+    """An optimiser's settings in words for a caption, from a training block with ``lr``, ``batch_size``
+    and ``steps``: ``"AdamW lr 3e-3, batch 64, 300 steps"``."""
+    lr = np.format_float_scientific(float(train.lr), trim="-", exp_digits=1)
+    return f"{optimiser} lr {lr}, batch {int(train.batch_size)}, {int(train.steps):,} steps"
+
+
+def describe_sequences(n: int | None, what: str = "sequences", *, random: bool = False) -> str:
+    """A corpus size in words for a caption: ``"4,096 sequences"``, ``"8,192 random phrases"`` (a seeded
+    subset), or ``"all phrases"`` when ``n`` is None (every row of the split)."""
+    if n is None:
+        return f"all {what}"
+    return f"{int(n):,} {'random ' if random else ''}{what}"
+
+
 @dataclass(frozen=True)
 class PowerCheck:
     """A decision taken over seeds, as its power table shows it (:func:`power_frame`).
@@ -495,7 +524,8 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 
 __all__ = [
     "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
-    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model",
+    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model", "describe_seeds",
+    "describe_sequences", "describe_training",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
     "power_frame", "NEEDS_GPU", "decided_rows",

@@ -95,3 +95,74 @@ def test_chapter_shows_no_more_plumbing_than_its_ceiling(path):
         f"{path.name}: {glue} visible glue calls, {lookups} look-ups by string key, {rows} ComparisonRow calls; "
         f"at most {most}: glue a typed summary in a hidden cell (posgeom.notebooks.glue_fields), read results "
         "as typed records, and build the comparison rows in the experiment module")
+
+
+# ---------------------------------------------------------------------------------------------
+# captions from the settings in force (the lecture issue's fourth part)
+
+#: The chapters whose figure captions state their settings through a typed ``captions(settings)`` record
+#: (glued from a hidden cell), never as fixed text: (glue prefix, module of posgeom.chapters).
+CAPTIONS_FROM_SETTINGS = {
+    "theorem1-necessity": ("t1cap", "theorem1_necessity"),
+    "theorem4-separation": ("t4cap", "theorem4_separation"),
+    "learned-tables-fail": ("ltfcap", "learned_tables_fail"),
+    "corpus-geometry": ("cgcap", "corpus_geometry"),
+}
+_CAPTION = re.compile(r"^    caption: (.*?)\n    name:", re.S | re.M)
+
+
+@pytest.mark.parametrize("slug", sorted(CAPTIONS_FROM_SETTINGS))
+def test_captions_state_the_settings_in_force_not_fixed_text(slug):
+    """Every caption of the chapter names its scale through the record (no fixed "quick"), every role it
+    uses is a field of the record or a glued summary, and the record is glued by a hidden cell."""
+    import dataclasses
+    import importlib
+
+    prefix, module = CAPTIONS_FROM_SETTINGS[slug]
+    source = (ROOT / "notebooks" / f"{slug}.md").read_text()
+    captions = _CAPTION.findall(source)
+    assert captions, f"{slug}: no figure caption found"
+    fields = {f.name for f in dataclasses.fields(importlib.import_module(f"posgeom.chapters.{module}").Captions)}
+    for caption in captions:
+        text = " ".join(caption.split())
+        assert not re.search(r"\bquick\b", text), f"{slug}: a caption states the scale as fixed text: {text[:120]}"
+        assert f"{{glue:text}}`{prefix}_scale`" in text, f"{slug}: a caption does not name the scale in force"
+        used = re.findall(rf"\{{glue:text\}}`{prefix}_(\w+)", text)
+        assert set(used) <= fields, f"{slug}: captions quote {sorted(set(used) - fields)}, not fields of Captions"
+    assert re.search(rf'glue_fields\("{prefix}", \w+\.captions\(settings\)\)', source)
+
+
+@pytest.mark.parametrize("slug", sorted(CAPTIONS_FROM_SETTINGS))
+def test_caption_records_follow_the_settings_of_each_scale(slug):
+    """The records differ between the scales where the settings do: the scale, and the model or the corpus."""
+    import dataclasses
+    import importlib
+
+    from posgeom.config import get_settings
+
+    _, module = CAPTIONS_FROM_SETTINGS[slug]
+    make = importlib.import_module(f"posgeom.chapters.{module}").captions
+    quick, paper = (dataclasses.asdict(make(get_settings(scale=s))) for s in ("quick", "paper"))
+    assert quick["scale"] == "quick" and paper["scale"] == "paper"
+    changed = {k for k in quick if quick[k] != paper[k]} - {"scale"}
+    assert changed, f"{slug}: no caption fact changes with the scale"
+    assert all(v not in ("", None) for v in (*quick.values(), *paper.values()))
+
+
+def test_caption_records_quote_the_configuration():
+    """Spot checks against the configurations themselves (the closed form of each phrase)."""
+    from posgeom.chapters import learned_tables_fail, theorem1_necessity, theorem4_separation
+    from posgeom.config import get_settings
+    from posgeom.experiments import extrapolation, necessity, separation
+
+    paper = get_settings(scale="paper")
+    t4 = theorem4_separation.captions(paper)
+    conf = separation.CONFIGS["paper"]
+    assert t4.model == f"posgeom encoder, {conf.model.n_layers} layers, width {conf.model.d_model}, {conf.model.n_heads} heads"
+    assert f"{conf.train.steps:,} steps" in t4.training and "IMDB train" in t4.corpora
+    assert "IMDB" not in theorem4_separation.captions(get_settings(scale="quick")).corpora
+    t1 = theorem1_necessity.captions(paper)
+    assert f"{necessity.CONFIGS['paper'].task.n_positions} task positions" in t1.task
+    ltf = learned_tables_fail.captions(paper)
+    assert ltf.mlm_windows.startswith(f"{2 * extrapolation.CONFIGS['paper'].mlm.L}-token windows")
+    assert ltf.order_target == "1.5 L and 2 L" and ltf.order_lengths == "L, 1.5 L and 2 L"

@@ -156,6 +156,24 @@ def test_glued_numbers_are_written_out_or_their_cell_named(tmp_path):
     assert text.startswith("The rate is 12.3% over 7 runs, b is [number: run code cell 2].")
 
 
+def test_a_figure_caption_quoting_glued_settings_is_written_out(tmp_path):
+    """A caption (a code cell's ``mystnb.figure.caption``) quotes the settings in force through glue roles,
+    as prose does: the downloaded notebook has the values there too."""
+    figure = ["```{code-cell} ipython3", "---", "mystnb:", "  figure:",
+              "    caption: Runs at scale {glue:text}`cap_scale`, {glue:text}`cap_steps` steps.", "    name: fig-x",
+              "---", "from myst_nb import glue", "glue('cap_scale', 'paper', display=False)",
+              "glue('cap_steps', 5000, display=False)", "```", ""]
+    chapter = small_book(tmp_path, figure)
+    executed = {"cells": [{"cell_type": "code", "outputs": [
+        {"output_type": "display_data", "metadata": {"scrapbook": {"name": n, "mime_prefix": "application/papermill.record/"}},
+         "data": {"application/papermill.record/text/plain": v}} for n, v in (("cap_scale", "'paper'"), ("cap_steps", "5000"))
+    ]}]}
+    code = [c for c in plain_notebook(chapter, executed=executed).cells if c.cell_type == "code"]
+    assert code[-1].metadata["mystnb"]["figure"]["caption"] == "Runs at scale paper, 5000 steps."
+    unrun = [c for c in plain_notebook(chapter).cells if c.cell_type == "code"]
+    assert "{glue" not in unrun[-1].metadata["mystnb"]["figure"]["caption"]
+
+
 def test_a_glue_role_no_cell_computes_is_an_error(tmp_path):
     chapter = small_book(tmp_path, ["Value {glue:text}`nowhere`.", ""])
     with pytest.raises(ValueError, match="no code cell of the chapter glues 'nowhere'"):

@@ -146,3 +146,20 @@ def test_html_table_shows_a_dash_for_missing_values_and_refuses_ragged_rows():
     assert cells[2] == report.MISSING and "NaN" not in "".join(cells)
     with pytest.raises(ValueError, match="2 cells for 3 columns"):
         report.html_table(["a", "b", "c"], [["1", "2"]], css_class="x")
+
+
+def test_describe_seeds_sequences_and_training():
+    from types import SimpleNamespace
+
+    from posgeom.report import describe_seeds, describe_sequences, describe_training
+
+    assert describe_seeds([0, 1, 2, 3, 4]) == "seeds 0–4"
+    assert describe_seeds((0, 1, 2)) == "seeds 0, 1, 2" and describe_seeds([3]) == "seed 3"
+    assert describe_seeds([0, 2, 4, 6]) == "seeds 0, 2, 4, 6"
+    with pytest.raises(ValueError, match="at least one seed"):
+        describe_seeds([])
+    assert describe_sequences(4096) == "4,096 sequences"
+    assert describe_sequences(8192, "phrases", random=True) == "8,192 random phrases"
+    assert describe_sequences(None, "reviews") == "all reviews"
+    train = SimpleNamespace(lr=2.5e-4, batch_size=64, steps=10_000)
+    assert describe_training(train) == "AdamW lr 2.5e-4, batch 64, 10,000 steps"

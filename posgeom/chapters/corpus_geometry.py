@@ -30,6 +30,7 @@ __all__ = [
     "noise_summary", "scale_table", "sensitivity_variants", "sensitivity_table", "SensitivitySummary",
     "sensitivity_summary", "interval_table", "IntervalSummary", "interval_summary", "comparison_rows",
     "EARLY_POSITIONS", "SST2View", "sst2_view", "synthetic_arrays", "NoiseScaling", "noise_scaling",
+    "Captions", "captions",
 ]
 
 #: Positions 1–20 of SST-2: reached by most phrases (position 0 is the [CLS] point mass).
@@ -350,3 +351,33 @@ def noise_scaling(scaling: Result) -> NoiseScaling:
     return NoiseScaling(*(np.asarray(v[k]) for k in ("sizes", "stationary_mean_sq", "bootstrap_mean_sq",
                                                       "split_half_mean_sq", "delta_method_mean_sq", "drift_excess_sq",
                                                       "drift_F_sq")))
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the corpora, from the settings in force (glued as
+    ``cgcap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    synthetic: str        # positions, tokens and sequences of a synthetic family
+    n_positions: int      # of the synthetic families
+    vocab_size: int
+    sst2: str             # the SST-2 corpus and its preprocessing
+    sst2_texts: str       # how many of its phrases
+    n_rep: int            # noise-floor replicates
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
+    from ..experiments.corpus_geometry import CONFIGS
+    from ..report import describe_sequences
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    syn, sst2 = conf.synthetic, conf.sst2
+    return Captions(
+        scale=settings.scale,
+        synthetic=f"{syn.n_positions} positions, {syn.vocab_size:,} tokens, {describe_sequences(syn.n_sequences)}",
+        n_positions=int(syn.n_positions), vocab_size=int(syn.vocab_size),
+        sst2=f"n = {sst2.n_positions}, special tokens \"{sst2.special}\", min_count {sst2.min_count}, alpha {sst2.alpha:g}",
+        sst2_texts=describe_sequences(sst2.max_texts, "phrases", random=True), n_rep=int(conf.noise.n_rep))

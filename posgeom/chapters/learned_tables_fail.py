@@ -25,7 +25,7 @@ from ..experiments.extrapolation import CONFIGS, HEURISTICS
 __all__ = [
     "METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "TailsOutcome",
     "tails_outcome", "tails_table", "TailsSummary", "tails_summary", "OrderSummary", "order_summary",
-    "MLMSummary", "mlm_summary", "comparison_rows", "SOLVED", "KEEPS",
+    "MLMSummary", "mlm_summary", "comparison_rows", "SOLVED", "KEEPS", "Captions", "captions",
 ]
 
 #: The chapter's name of each method of the studies.
@@ -416,3 +416,51 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
                       decision=rules.s6_heuristics_mlm(s.spread, s.seed_sd, _heuristics(m), m.at("none", f_max)))
 
     return decided_rows([("S4", s4_row), ("S5", s5_row), ("S6", s6_order_row), ("S6", s6_mlm_row)], settings)
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the runs, from the settings in force (glued as
+    ``ltfcap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    model: str
+    order_task: str       # the order task of the headline figure
+    order_lengths: str    # the evaluation lengths
+    order_seeds: int
+    finetune_steps: int   # the fine-tune of the new rows
+    order_target: str     # the lengths the "trained at target" tables are trained at
+    order_training: str
+    tails_task: str
+    tails_training: str
+    tails_seeds: int
+    mlm_windows: str
+    mlm_seeds: int
+    mlm_data: str
+
+
+def _lengths(factors) -> str:
+    """Length factors in words: (1.0, 1.5, 2.0) → ``"L, 1.5 L and 2 L"``."""
+    words = ["L" if float(f) == 1.0 else f"{float(f):g} L" for f in factors]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.extrapolation.CONFIGS`)."""
+    from ..report import describe_model, describe_training
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    order, tails, mlm = conf.order, conf.tails, conf.mlm
+    return Captions(
+        scale=settings.scale, model=describe_model(conf.model),
+        order_task=f"{order.vocab_size:,} tokens, L = {order.L} positions",
+        order_lengths=_lengths(order.factors), order_seeds=len(order.seeds), finetune_steps=int(order.finetune.steps),
+        order_target=_lengths(order.target_factors), order_training=describe_training(order.train),
+        tails_task=(f"{tails.n_positions} positions and {tails.n_train:,} training sequences, "
+                    f"{tails.short_fraction:.0%} shorter than {tails.n_positions // 2} tokens (\"skewed\") or lengths "
+                    f"uniform on [{tails.min_length}, {tails.n_positions}] (\"uniform\")"),
+        tails_training=describe_training(tails.train), tails_seeds=len(tails.seeds),
+        mlm_windows=f"{2 * mlm.L}-token windows (2 L) for models trained on {mlm.L}-token windows",
+        mlm_seeds=len(mlm.seeds),
+        mlm_data=f"{mlm.top_k:,}-word-piece vocabulary, {mlm.n_train:,} training reviews")

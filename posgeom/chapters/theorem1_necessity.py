@@ -21,7 +21,7 @@ from ..registry import Result
 
 __all__ = [
     "LEARNED_LEVEL", "order_task_outcome", "steps_to_learn", "EquivarianceSummary", "equivariance_summary",
-    "OrderTaskSummary", "order_task_summary", "comparison_rows",
+    "OrderTaskSummary", "order_task_summary", "comparison_rows", "Captions", "captions",
 ]
 
 #: The test accuracy at which a model counts as having learned the order task (for the steps it took).
@@ -160,3 +160,36 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
         )
 
     return decided_rows([("C1", equivariance_row), ("C1", causal_row), ("C1", symmetric_row)], settings)
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the runs, from the settings in force (glued as
+    ``t1cap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    model: str            # the encoders' shape
+    equivariance: str     # the random inputs and permutations of the equivariance check
+    init_std: str         # the weights' standard deviation there
+    task: str             # the order task's size
+    training: str         # optimiser, batch, steps
+    weight_decay: str
+    seeds: str
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.necessity.CONFIGS`)."""
+    from ..report import describe_model, describe_seeds, describe_training
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    eq, task = conf.equivariance, conf.task
+    return Captions(
+        scale=settings.scale, model=describe_model(conf.model),
+        equivariance=(f"{eq.n_perms} random permutations and the reversal, {eq.n_inputs} random inputs of "
+                      f"{eq.length} tokens"),
+        init_std=f"{eq.init_std:g}",
+        task=(f"{task.n_positions} task positions plus [CLS], {task.vocab_size:,} token ids, {task.n_train:,} "
+              f"training and {task.n_test:,} test sequences"),
+        training=describe_training(conf.train), weight_decay=f"{conf.train.weight_decay:g}",
+        seeds=describe_seeds(conf.seeds))

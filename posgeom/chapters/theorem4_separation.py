@@ -23,7 +23,7 @@ __all__ = [
     "Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table",
     "HeadlineSummary", "headline_summary", "PretrainedTable", "pretrained_table", "ControlsSummary",
     "controls_summary", "DecaySummary", "decay_summary", "shrink_factors", "FactorisationOutcome",
-    "factorisation_outcome", "comparison_rows", "HOLD", "STATIONARY", "BAG",
+    "factorisation_outcome", "comparison_rows", "HOLD", "STATIONARY", "BAG", "Captions", "captions",
 ]
 
 #: The three setups of the tied-start and weight-decay runs (the keys of :data:`posgeom.experiments.separation.SETUPS`).
@@ -370,3 +370,41 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
         )
 
     return decided_rows([("C2", separation_row), ("C2", broken_row), ("C2", decay_row)], settings)
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the runs, from the settings in force (glued as
+    ``t4cap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    headline_seeds: str   # "seeds 0–4"
+    seeds: str            # of the tied-start and weight-decay runs
+    corpora: str          # the headline runs' corpora
+    stationary: str       # the stationary family's shape
+    model: str
+    training: str         # optimiser, batch, steps
+    weight_decay: str
+    gap_positions: int    # the factorisation check's positions
+    gap_layer: int
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.separation.CONFIGS`)."""
+    from ..report import describe_model, describe_seeds, describe_sequences, describe_training
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    syn, sst2, imdb = conf.synthetic, conf.real.sst2, conf.real.imdb
+    shape = f"{syn.n_positions} positions, {syn.vocab_size:,} tokens"
+    corpora = (f"synthetic drift corpus ({shape}, {describe_sequences(syn.n_sequences)}) and SST-2 train "
+               f"({describe_sequences(sst2.n_sequences, 'phrases', random=True)}, bert-base-uncased WordPiece "
+               f"with [CLS]/[SEP], {sst2.n_positions} positions)")
+    if settings.scale == "paper":  # run_chapter's headline adds IMDB at paper scale
+        corpora += (f", and IMDB train ({describe_sequences(imdb.n_sequences, 'reviews', random=True)}, "
+                    f"{imdb.n_positions} positions)")
+    return Captions(scale=settings.scale, headline_seeds=describe_seeds(conf.headline_seeds),
+                    seeds=describe_seeds(conf.seeds), corpora=corpora, stationary=shape,
+                    model=describe_model(conf.model), training=describe_training(conf.train),
+                    weight_decay=f"{conf.weight_decay:g}", gap_positions=int(conf.gap.n_positions),
+                    gap_layer=int(conf.gap.layer))
