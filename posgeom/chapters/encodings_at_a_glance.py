@@ -20,7 +20,7 @@ from ..registry import Result, stored_text
 from ..experiments.zoo import ZOO, run_zoo
 
 __all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "comparison_rows",
-           "ZooPictures", "zoo_pictures"]
+           "ZooPictures", "zoo_pictures", "Captions", "captions"]
 
 #: Each encoding's formula, as the chapter writes it.
 FORMULAS = {
@@ -158,3 +158,22 @@ def zoo_pictures(zoo: Result) -> ZooPictures:
         kernel_sinusoidal=np.asarray(a["K_sinusoidal"]), kernel_rope=np.asarray(a["K_rope"]),
         omega_sinusoidal=np.asarray(a["omega_sinusoidal"]), omega_rope=np.asarray(a["omega_rope"]),
     )
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state, from the settings in force (glued as ``zcap_<field>``),
+    so that a caption is right at both scales."""
+
+    scale: str
+    last_position: int    # positions 0 to last_position are compared
+    picture_positions: int  # the rows of the tables drawn
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.zoo.CONFIGS`)."""
+    from ..experiments.zoo import CONFIGS
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    return Captions(scale=settings.scale, last_position=int(conf.n) - 1, picture_positions=int(conf.picture_positions))

@@ -25,7 +25,7 @@ from ..experiments.real_corpora import PlainText
 __all__ = [
     "LayerStress", "layer_stress", "describe", "curve", "peak_table", "LayerSummary", "layer_summary",
     "AttentionSummary", "attention_summary", "peak_test_table", "PeakTestSummary", "peak_test_summary",
-    "comparison_rows", "paper_scale_lines",
+    "comparison_rows", "paper_scale_lines", "Captions", "captions",
 ]
 
 
@@ -247,3 +247,33 @@ def paper_scale_lines(layers: LayerStress, settings=None) -> tuple[list[str], pd
                      + (" — STALE" if code_changed(peak.manifest) else ""))
     return lines, table
 
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the model, the sentences and the target, from the
+    settings in force (glued as ``ibcap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    model: str            # the pretrained model configured (the printed name is the one loaded)
+    map_positions: int    # the window of the attention maps
+    last_map_position: int
+    sentences: str        # the sentences fed to the model
+    target: str           # the target geometry and the positions kept
+    special: str
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.inside_bert.CONFIGS`;
+    the target is SST-2 train as the chapter "Real corpora" counts it)."""
+    from .real_corpora import corpus_caption
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    sent = conf.sentences
+    name = {"sst2": "SST-2", "imdb": "IMDB"}[sent.corpus]
+    return Captions(
+        scale=settings.scale, model=str(settings.pretrained), map_positions=int(conf.map_positions),
+        last_map_position=int(conf.map_positions) - 1, sentences=f"{name} {sent.split}",
+        target=(f"{corpus_caption(settings.scale, sent.corpus)} restricted to the positions reached by "
+                f"{conf.min_reach} {sent.split} sentences"),
+        special=str(sent.special))

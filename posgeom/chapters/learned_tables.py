@@ -29,7 +29,7 @@ __all__ = [
     "pc_table", "SimilaritySummary", "similarity_summary", "IsolationSummary", "isolation_summary",
     "BandSummary", "band_summary", "PCSummary", "pc_summary", "stress_table", "StressSummary", "stress_summary",
     "init_frame", "init_table", "InitSummary", "init_summary", "DropoutSummary", "dropout_summary",
-    "comparison_rows", "BASE", "BIG", "SINUSOIDAL", "MDS",
+    "comparison_rows", "BASE", "BIG", "SINUSOIDAL", "MDS", "Captions", "captions",
 ]
 
 #: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
@@ -592,3 +592,30 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                                      decision=rules.s2_first_positions_apart(list(T.stand_apart)))),
         ("S3", s3_row), ("S7", s7_row), ("S8", s8_row), ("S9", s9_row),
     ], settings)
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the runs, from the settings in force (glued as
+    ``ltcap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    model: str
+    order_task: str       # the order task of the initialisation study
+    training: str
+    init_seeds: int
+    smooth: int           # steps of the moving average drawn
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.learned_tables.CONFIGS`)."""
+    from ..report import describe_model, describe_training
+
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    order = conf.order
+    return Captions(scale=settings.scale, model=describe_model(conf.model),
+                    order_task=(f"{order.n_positions} positions, {order.vocab_size:,} tokens, "
+                                f"{order.n_train:,} training sequences"),
+                    training=describe_training(conf.train), init_seeds=len(conf.init.seeds),
+                    smooth=int(conf.init.smooth))

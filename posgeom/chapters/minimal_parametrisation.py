@@ -32,6 +32,7 @@ __all__ = [
     "sinusoid_crossings", "CrossingSummary", "crossing_summary", "c5_table", "c5_draws_table", "C5Summary",
     "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
     "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
+    "Captions", "captions",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
@@ -411,3 +412,49 @@ def power_checks(training: Result) -> list:
     gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
     return [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
                        training.manifest.get("runtime_s"))]
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the runs, from the settings in force (glued as
+    ``mpcap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    rank_sequences: str   # the largest synthetic corpus of the noise-aware rank
+    sst2: str             # SST-2's positions and special tokens
+    stress_sequences: str  # the synthetic corpora of the stress-against-rank curves
+    encoders: str         # the fixed encodings' shapes there
+    model: str            # the classifiers of the training comparison
+    optimiser: str        # their optimiser and steps per task
+    seeds: str            # seeds per task
+    marker_task: str
+    sst2_task: str
+    marker_seeds: int
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.minimal_parametrisation.CONFIGS`,
+    and the corpus geometry and optimal encoding settings its stress curves reuse)."""
+    from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
+    from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
+    from ..report import describe_model, describe_sequences
+
+    settings = _settings(settings)
+    conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
+    synthetic_encoder, train = ENCODING_CONFIGS[settings.scale].synthetic_encoder, CONFIGS[settings.scale].train
+    lr = np.format_float_scientific(float(train.lr), trim="-", exp_digits=1)
+    return Captions(
+        scale=settings.scale, rank_sequences=describe_sequences(max(conf.rank_sizes)),
+        sst2=f"n = {corpus.sst2.n_positions}, special tokens \"{corpus.sst2.special}\"",
+        stress_sequences=describe_sequences(corpus.synthetic.n_sequences),
+        encoders=(f"width {synthetic_encoder.d_model} and {synthetic_encoder.n_heads} heads for the synthetic families, "
+                  f"{corpus.encoder.d_model} and {corpus.encoder.n_heads} heads for SST-2"),
+        model=f"{describe_model(train.model)}, {train.model.pooling} pooling",
+        optimiser=(f"AdamW lr {lr}, batch {train.batch_size}; {train.steps.synthetic:,} steps for marker order, "
+                   f"{train.steps.sst2:,} for SST-2"),
+        seeds=f"{len(train.seeds)} for marker order, {len(train.sst2_seeds)} for SST-2",
+        marker_task=(f"{train.synthetic.n_train:,} training and {train.synthetic.n_test:,} test sequences of "
+                     f"{train.synthetic.n_positions} tokens over {train.synthetic.vocab_size:,} token ids"),
+        sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (special tokens \"model\", "
+                   f"n = {train.sst2.n_positions})"),
+        marker_seeds=len(train.seeds))

@@ -26,7 +26,7 @@ from ..experiments.settings import find
 
 __all__ = [
     "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
-    "ntk_summary", "comparison_rows", "RankCurve", "rank_curve",
+    "ntk_summary", "comparison_rows", "RankCurve", "rank_curve", "Captions", "captions",
 ]
 
 #: The encodings of a monotonicity table the chapter quotes, and the short name of each in its glue keys.
@@ -340,3 +340,43 @@ def rank_curve(table: Result) -> RankCurve:
     """The :class:`RankCurve` of a ``run_monotonicity_table`` result."""
     a = table.arrays
     return RankCurve(np.asarray(a["mds_ranks"]), np.asarray(a["mds_violation"]), np.asarray(a["random_violation"]))
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the corpora and the NTK runs, from the settings in
+    force (glued as ``mocap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    sst2: str
+    imdb: str
+    ntk_positions: str    # the positions of the NTK classifiers
+    ntk_regimes: str      # the three regimes' shapes, initialisations and SGD rates
+    ntk_steps: str        # SGD steps, batch and training set
+    ntk_probes: int       # sentences the tangent kernel is measured on
+
+
+def _regime_words(regime, *, table: str) -> str:
+    """One NTK regime in words: width, depth, weights, table, SGD rate, output scale."""
+    layers = f"{regime.n_layers} layer{'s' if regime.n_layers != 1 else ''}"
+    weights = f"weights N(0, {regime.init_std if regime.init_std is not None else 0.02:g}²)"
+    scale = f", output scale {regime.output_scale:g}" if regime.output_scale is not None else ""
+    return f"d = {regime.d_model}, {layers}, {weights}, table {table}, SGD rate {regime.lr:g}{scale}"
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.monotonicity.CONFIGS`;
+    the corpora of :data:`posgeom.experiments.real_corpora.CONFIGS`)."""
+    from .real_corpora import corpus_caption
+
+    settings = _settings(settings)
+    ntk = CONFIGS[settings.scale].ntk
+    small = np.format_float_scientific(float(ntk.lazy_small_init.table_sigma), trim="-", exp_digits=1)
+    regimes = (f"lazy: {_regime_words(ntk.lazy, table='N(0, 0.02²)')}; lazy, small table: "
+               f"{_regime_words(ntk.lazy_small_init, table=f'N(0, {small}²)')}; rich: "
+               f"{_regime_words(ntk.rich, table='N(0, 0.02²)')}")
+    sentences = "all training sentences" if ntk.train_sequences is None else f"{ntk.train_sequences:,}"
+    return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
+                    imdb=corpus_caption(settings.scale, "imdb"), ntk_positions=f"0-{ntk.n_positions - 1}",
+                    ntk_regimes=regimes, ntk_steps=f"{ntk.steps:,} SGD steps of {ntk.batch_size} sentences from {sentences}",
+                    ntk_probes=int(ntk.probe_sequences))

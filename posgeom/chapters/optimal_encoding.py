@@ -26,7 +26,7 @@ __all__ = [
     "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",
     "ComparisonSummary", "comparison_summary", "interval", "interval_tables", "IntervalSummary", "interval_summary",
     "exact_table", "ExactSummary", "exact_summary", "one_hot_table", "OneHotSummary", "one_hot_summary",
-    "GainSummary", "gain_summary", "near_zero", "comparison_rows",
+    "GainSummary", "gain_summary", "near_zero", "comparison_rows", "Captions", "captions",
 ]
 
 #: The corpora of the comparison: the synthetic families, then SST-2.
@@ -293,3 +293,37 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       options="'scale_free' stress; d = 50 (synthetic), 768 (SST-2)",
                       decision=rules.c3_beats_other_encodings(mds3_vs_sin)),
     ]
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the corpora and encodings, from the settings in force
+    (glued as ``oecap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    synthetic: str        # positions, tokens and sequences of a synthetic family
+    sequences: str        # its sample size alone
+    rank: int             # the walk-through's MDS rank
+    encoders: str         # the encodings' shapes on each corpus
+    sst2: str
+    smacof: str           # SMACOF's stopping rule
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.optimal_encoding.CONFIGS`
+    and the corpora of :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
+    from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
+    from ..report import describe_sequences
+
+    settings = _settings(settings)
+    conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
+    syn, enc = corpus.synthetic, conf.synthetic_encoder
+    eps = np.format_float_scientific(float(conf.smacof.eps), trim="-", exp_digits=1)
+    return Captions(
+        scale=settings.scale,
+        synthetic=f"{syn.n_positions} positions, {syn.vocab_size:,} tokens, {describe_sequences(syn.n_sequences)}",
+        sequences=describe_sequences(syn.n_sequences), rank=int(conf.walkthrough.k),
+        encoders=(f"synthetic families at width {enc.d_model} with {enc.n_heads} heads; SST-2 at width "
+                  f"{corpus.encoder.d_model} with {corpus.encoder.n_heads} heads"),
+        sst2=f"n = {corpus.sst2.n_positions}, special tokens \"{corpus.sst2.special}\"",
+        smacof=f"{conf.smacof.max_iter:,} iterations or a relative decrease below {eps}")

@@ -31,6 +31,7 @@ __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
     "corpus_report", "alibi_parabola", "alibi_choice_table", "AlibiReport", "alibi_report", "scale_free_table", "rank_table",
     "draws_table", "smacof_table", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
+    "corpus_caption", "Captions", "captions",
 ]
 
 #: The encodings of the stress table the chapter quotes, and the short name of each in its glue keys.
@@ -475,3 +476,35 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
 
     return decided_rows([("C6", c6_row), ("C7", c7_value_row), ("C7", c7_ranking_row), ("C7", c7_shift_row),
                          ("C8", c8_row)], settings)
+
+
+def corpus_caption(scale: str, corpus: str) -> str:
+    """A real corpus as the chapters count it at ``scale``, in words for a caption:
+    ``'SST-2 train (all sequences, n = 64, special tokens "model")'`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
+    from ..experiments.real_corpora_geometry import corpus_options
+    from ..report import describe_sequences
+
+    opts = corpus_options(scale, corpus)
+    name, unit = {"sst2": ("SST-2", "sequences"), "imdb": ("IMDB", "reviews")}[corpus]
+    size = describe_sequences(opts["max_sequences"], unit, random=True)
+    return f'{name} {opts["split"]} ({size}, n = {opts["n_positions"]}, special tokens "{opts["special"]}")'
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state about the corpora, from the settings in force (glued as
+    ``rccap_<field>``), so that a caption is right at both scales."""
+
+    scale: str
+    sst2: str
+    imdb: str
+    n_rep: int            # bootstrap replicates of the noise floor
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.real_corpora.CONFIGS`)."""
+    from ..experiments.real_corpora import CONFIGS
+
+    settings = _settings(settings)
+    return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
+                    imdb=corpus_caption(settings.scale, "imdb"), n_rep=int(CONFIGS[settings.scale].noise.n_rep))

@@ -24,7 +24,7 @@ from ..experiments.sinusoids_as_mds import SHIFT_STATISTICS, run_shift_intervals
 __all__ = [
     "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",
     "FrequencySummary", "frequency_summary", "SweepSummary", "sweep_summary", "premise_text", "comparison_rows",
-    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame",
+    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions",
 ]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
@@ -218,3 +218,20 @@ def sweep_frame(sweep: Result) -> pd.DataFrame:
     columns = ("toeplitz_deviation", "circulant_deviation", "fourier_match", "mean_sinusoid_r2",
                "sinusoidal_scale_free", "mds_scale_free")
     return pd.DataFrame({c: v[c] for c in columns}, index=pd.Index(v["t"], name="t"))
+
+
+@dataclass(frozen=True)
+class Captions:
+    """What the chapter's figure captions state, from the settings in force (glued as ``smcap_<field>``),
+    so that a caption is right at both scales."""
+
+    scale: str
+    sst2: str             # SST-2's positions and special tokens
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (its SST-2 corpus is the one of
+    :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
+    settings = _settings(settings)
+    sst2 = CORPUS_CONFIGS[settings.scale].sst2
+    return Captions(scale=settings.scale, sst2=f"n = {sst2.n_positions}, special tokens \"{sst2.special}\"")
