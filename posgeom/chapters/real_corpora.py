@@ -499,6 +499,8 @@ class Captions:
     sst2: str
     imdb: str
     n_rep: int            # bootstrap replicates of the noise floor
+    quick_scratch: str    # the tables trained from scratch at each scale, for the "What this chapter needs" box
+    paper_scratch: str
 
 
 def captions(settings=None) -> Captions:
@@ -507,4 +509,16 @@ def captions(settings=None) -> Captions:
 
     settings = _settings(settings)
     return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
-                    imdb=corpus_caption(settings.scale, "imdb"), n_rep=int(CONFIGS[settings.scale].noise.n_rep))
+                    imdb=corpus_caption(settings.scale, "imdb"), n_rep=int(CONFIGS[settings.scale].noise.n_rep),
+                    quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"))
+
+
+def _scratch(scale: str) -> str:
+    """The tables trained from scratch at ``scale`` in words: the model and the MLM steps per corpus."""
+    from ..experiments.real_corpora import CONFIGS
+    from ..report import describe_model
+
+    conf = CONFIGS[scale]
+    name = {"sst2": "SST-2", "imdb": "IMDB"}
+    steps = ", ".join(f"{name[c]} {conf.scratch(c).max_steps:,} steps" for c in conf.scratch_corpora)
+    return f"{describe_model(conf.scratch(conf.scratch_corpora[0]).model)}; MLM {steps}"

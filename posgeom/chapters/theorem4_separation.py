@@ -387,6 +387,8 @@ class Captions:
     weight_decay: str
     gap_positions: int    # the factorisation check's positions
     gap_layer: int
+    quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
+    paper_runs: str
 
 
 def captions(settings=None) -> Captions:
@@ -407,4 +409,18 @@ def captions(settings=None) -> Captions:
                     seeds=describe_seeds(conf.seeds), corpora=corpora, stationary=shape,
                     model=describe_model(conf.model), training=describe_training(conf.train),
                     weight_decay=f"{conf.weight_decay:g}", gap_positions=int(conf.gap.n_positions),
-                    gap_layer=int(conf.gap.layer))
+                    gap_layer=int(conf.gap.layer), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+
+
+def _runs(scale: str) -> str:
+    """The chapter's training runs at ``scale`` in words (:func:`posgeom.experiments.separation.run_chapter`):
+    how many, the model, positions and steps."""
+    from ..experiments.separation import SETUPS
+    from ..report import describe_model
+
+    conf = CONFIGS[scale]
+    headline = 3 if scale == "paper" else 2  # drift and SST-2, and IMDB at paper scale
+    n = headline * len(conf.headline_seeds) + 2 * len(SETUPS) * len(conf.seeds)
+    positions = f"{conf.synthetic.n_positions} positions" + (
+        f" (IMDB {conf.real.imdb.n_positions})" if scale == "paper" else "")
+    return f"{n} training runs of the {describe_model(conf.model)}, {positions}, {conf.train.steps:,} steps each"
