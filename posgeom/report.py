@@ -381,11 +381,16 @@ def describe_seeds(seeds) -> str:
     return "seeds " + ", ".join(map(str, seeds))
 
 
+def short_float(x: float) -> str:
+    """A small setting as a caption writes it, in scientific notation without padding: ``3e-3``, ``2.5e-4``,
+    ``1e-12`` (a learning rate, a tolerance, a standard deviation)."""
+    return np.format_float_scientific(float(x), trim="-", exp_digits=1)
+
+
 def describe_training(train, *, optimiser: str = "AdamW") -> str:
     """An optimiser's settings in words for a caption, from a training block with ``lr``, ``batch_size``
     and ``steps``: ``"AdamW lr 3e-3, batch 64, 300 steps"``."""
-    lr = np.format_float_scientific(float(train.lr), trim="-", exp_digits=1)
-    return f"{optimiser} lr {lr}, batch {int(train.batch_size)}, {int(train.steps):,} steps"
+    return f"{optimiser} lr {short_float(train.lr)}, batch {int(train.batch_size)}, {int(train.steps):,} steps"
 
 
 def describe_sequences(n: int | None, what: str = "sequences", *, random: bool = False) -> str:
@@ -525,7 +530,7 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 __all__ = [
     "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model", "describe_seeds",
-    "describe_sequences", "describe_training",
+    "describe_sequences", "describe_training", "short_float",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
     "power_frame", "NEEDS_GPU", "decided_rows",

@@ -151,7 +151,7 @@ def test_html_table_shows_a_dash_for_missing_values_and_refuses_ragged_rows():
 def test_describe_seeds_sequences_and_training():
     from types import SimpleNamespace
 
-    from posgeom.report import describe_seeds, describe_sequences, describe_training
+    from posgeom.report import describe_seeds, describe_sequences, describe_training, short_float
 
     assert describe_seeds([0, 1, 2, 3, 4]) == "seeds 0–4"
     assert describe_seeds((0, 1, 2)) == "seeds 0, 1, 2" and describe_seeds([3]) == "seed 3"
@@ -163,3 +163,4 @@ def test_describe_seeds_sequences_and_training():
     assert describe_sequences(None, "reviews") == "all reviews"
     train = SimpleNamespace(lr=2.5e-4, batch_size=64, steps=10_000)
     assert describe_training(train) == "AdamW lr 2.5e-4, batch 64, 10,000 steps"
+    assert [short_float(x) for x in (3e-3, 1e-12, 0.2)] == ["3e-3", "1e-12", "2e-1"]

@@ -30,7 +30,7 @@ __all__ = [
     "noise_summary", "scale_table", "sensitivity_variants", "sensitivity_table", "SensitivitySummary",
     "sensitivity_summary", "interval_table", "IntervalSummary", "interval_summary", "comparison_rows",
     "EARLY_POSITIONS", "SST2View", "sst2_view", "synthetic_arrays", "NoiseScaling", "noise_scaling",
-    "Captions", "captions",
+    "Captions", "captions", "sst2_caption",
 ]
 
 #: Positions 1–20 of SST-2: reached by most phrases (position 0 is the [CLS] point mass).
@@ -367,6 +367,16 @@ class Captions:
     n_rep: int            # noise-floor replicates
 
 
+def sst2_caption(scale: str) -> str:
+    """SST-2's counting at ``scale`` in words for a caption: ``'n = 64, special tokens "model"'`` (the corpus
+    of :data:`posgeom.experiments.corpus_geometry.CONFIGS`, which the optimal encoding, minimal
+    parametrisation and sinusoids chapters reuse)."""
+    from ..experiments.corpus_geometry import CONFIGS
+
+    sst2 = CONFIGS[scale].sst2
+    return f'n = {sst2.n_positions}, special tokens "{sst2.special}"'
+
+
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
     from ..experiments.corpus_geometry import CONFIGS
@@ -379,5 +389,5 @@ def captions(settings=None) -> Captions:
         scale=settings.scale,
         synthetic=f"{syn.n_positions} positions, {syn.vocab_size:,} tokens, {describe_sequences(syn.n_sequences)}",
         n_positions=int(syn.n_positions), vocab_size=int(syn.vocab_size),
-        sst2=f"n = {sst2.n_positions}, special tokens \"{sst2.special}\", min_count {sst2.min_count}, alpha {sst2.alpha:g}",
+        sst2=f"{sst2_caption(settings.scale)}, min_count {sst2.min_count}, alpha {sst2.alpha:g}",
         sst2_texts=describe_sequences(sst2.max_texts, "phrases", random=True), n_rep=int(conf.noise.n_rep))

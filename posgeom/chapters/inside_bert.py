@@ -265,15 +265,14 @@ class Captions:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.inside_bert.CONFIGS`;
     the target is SST-2 train as the chapter "Real corpora" counts it)."""
-    from .real_corpora import corpus_caption
+    from .real_corpora import CORPUS_LABELS, corpus_caption
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     sent = conf.sentences
-    name = {"sst2": "SST-2", "imdb": "IMDB"}[sent.corpus]
     return Captions(
         scale=settings.scale, model=str(settings.pretrained), map_positions=int(conf.map_positions),
-        last_map_position=int(conf.map_positions) - 1, sentences=f"{name} {sent.split}",
+        last_map_position=int(conf.map_positions) - 1, sentences=f"{CORPUS_LABELS[sent.corpus]} {sent.split}",
         target=(f"{corpus_caption(settings.scale, sent.corpus)} restricted to the positions reached by "
                 f"{conf.min_reach} {sent.split} sentences"),
         special=str(sent.special))

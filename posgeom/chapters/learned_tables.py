@@ -23,6 +23,7 @@ from ..geometry import paired_difference
 from ..registry import Result
 from ..experiments import table_dropout as td
 from ..experiments.learned_tables import CONFIGS, init_runs
+from .real_corpora import CORPUS_LABELS
 
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
@@ -305,8 +306,7 @@ def stress_summary(result: Result) -> StressSummary:
     values = {f"st_{c}_{k}": (v[c][k]["scale_free"] if c in v else None)
               for c in ("sst2", "imdb") for k in ("table", "random_normal", "sinusoidal")}
     worse = [c for c in ("sst2", "imdb") if c in v and v[c]["table"]["scale_free"] > v[c]["random_normal"]["scale_free"]]
-    names = {"sst2": "SST-2", "imdb": "IMDB"}
-    comment = (f"On {' and '.join(names[c] for c in worse)} the trained table fits the corpus geometry *worse* than a "
+    comment = (f"On {' and '.join(CORPUS_LABELS[c] for c in worse)} the trained table fits the corpus geometry *worse* than a "
                "structureless random table. A random table has nearly equal distances between all its rows, and so do "
                "most positions of a corpus (their distributions differ by similar amounts), so no structure is needed "
                "to fit most of the Hellinger matrix; the geometry the model learned, shaped by what it needs, fits it "

@@ -437,20 +437,19 @@ def captions(settings=None) -> Captions:
     and the corpus geometry and optimal encoding settings its stress curves reuse)."""
     from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
     from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
-    from ..report import describe_model, describe_sequences
+    from ..report import describe_model, describe_sequences, short_float
+    from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
     synthetic_encoder, train = ENCODING_CONFIGS[settings.scale].synthetic_encoder, CONFIGS[settings.scale].train
-    lr = np.format_float_scientific(float(train.lr), trim="-", exp_digits=1)
     return Captions(
         scale=settings.scale, rank_sequences=describe_sequences(max(conf.rank_sizes)),
-        sst2=f"n = {corpus.sst2.n_positions}, special tokens \"{corpus.sst2.special}\"",
-        stress_sequences=describe_sequences(corpus.synthetic.n_sequences),
+        sst2=sst2_caption(settings.scale), stress_sequences=describe_sequences(corpus.synthetic.n_sequences),
         encoders=(f"width {synthetic_encoder.d_model} and {synthetic_encoder.n_heads} heads for the synthetic families, "
                   f"{corpus.encoder.d_model} and {corpus.encoder.n_heads} heads for SST-2"),
         model=f"{describe_model(train.model)}, {train.model.pooling} pooling",
-        optimiser=(f"AdamW lr {lr}, batch {train.batch_size}; {train.steps.synthetic:,} steps for marker order, "
+        optimiser=(f"AdamW lr {short_float(train.lr)}, batch {train.batch_size}; {train.steps.synthetic:,} steps for marker order, "
                    f"{train.steps.sst2:,} for SST-2"),
         seeds=f"{len(train.seeds)} for marker order, {len(train.sst2_seeds)} for SST-2",
         marker_task=(f"{train.synthetic.n_train:,} training and {train.synthetic.n_test:,} test sequences of "

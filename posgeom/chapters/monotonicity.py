@@ -367,11 +367,12 @@ def _regime_words(regime, *, table: str) -> str:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.monotonicity.CONFIGS`;
     the corpora of :data:`posgeom.experiments.real_corpora.CONFIGS`)."""
+    from ..report import short_float
     from .real_corpora import corpus_caption
 
     settings = _settings(settings)
     ntk = CONFIGS[settings.scale].ntk
-    small = np.format_float_scientific(float(ntk.lazy_small_init.table_sigma), trim="-", exp_digits=1)
+    small = short_float(ntk.lazy_small_init.table_sigma)
     regimes = (f"lazy: {_regime_words(ntk.lazy, table='N(0, 0.02²)')}; lazy, small table: "
                f"{_regime_words(ntk.lazy_small_init, table=f'N(0, {small}²)')}; rich: "
                f"{_regime_words(ntk.rich, table='N(0, 0.02²)')}")

@@ -313,17 +313,17 @@ def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.optimal_encoding.CONFIGS`
     and the corpora of :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
     from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
-    from ..report import describe_sequences
+    from ..report import describe_sequences, short_float
+    from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
     syn, enc = corpus.synthetic, conf.synthetic_encoder
-    eps = np.format_float_scientific(float(conf.smacof.eps), trim="-", exp_digits=1)
     return Captions(
         scale=settings.scale,
         synthetic=f"{syn.n_positions} positions, {syn.vocab_size:,} tokens, {describe_sequences(syn.n_sequences)}",
         sequences=describe_sequences(syn.n_sequences), rank=int(conf.walkthrough.k),
         encoders=(f"synthetic families at width {enc.d_model} with {enc.n_heads} heads; SST-2 at width "
                   f"{corpus.encoder.d_model} with {corpus.encoder.n_heads} heads"),
-        sst2=f"n = {corpus.sst2.n_positions}, special tokens \"{corpus.sst2.special}\"",
-        smacof=f"{conf.smacof.max_iter:,} iterations or a relative decrease below {eps}")
+        sst2=sst2_caption(settings.scale),
+        smacof=f"{conf.smacof.max_iter:,} iterations or a relative decrease below {short_float(conf.smacof.eps)}")

@@ -31,7 +31,7 @@ __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
     "corpus_report", "alibi_parabola", "alibi_choice_table", "AlibiReport", "alibi_report", "scale_free_table", "rank_table",
     "draws_table", "smacof_table", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
-    "corpus_caption", "Captions", "captions",
+    "CORPUS_LABELS", "corpus_caption", "Captions", "captions",
 ]
 
 #: The encodings of the stress table the chapter quotes, and the short name of each in its glue keys.
@@ -478,6 +478,10 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
                          ("C8", c8_row)], settings)
 
 
+#: Each corpus as the pages name it.
+CORPUS_LABELS = {"sst2": "SST-2", "imdb": "IMDB"}
+
+
 def corpus_caption(scale: str, corpus: str) -> str:
     """A real corpus as the chapters count it at ``scale``, in words for a caption:
     ``'SST-2 train (all sequences, n = 64, special tokens "model")'`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
@@ -485,9 +489,9 @@ def corpus_caption(scale: str, corpus: str) -> str:
     from ..report import describe_sequences
 
     opts = corpus_options(scale, corpus)
-    name, unit = {"sst2": ("SST-2", "sequences"), "imdb": ("IMDB", "reviews")}[corpus]
+    unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
     size = describe_sequences(opts["max_sequences"], unit, random=True)
-    return f'{name} {opts["split"]} ({size}, n = {opts["n_positions"]}, special tokens "{opts["special"]}")'
+    return f'{CORPUS_LABELS[corpus]} {opts["split"]} ({size}, n = {opts["n_positions"]}, special tokens "{opts["special"]}")'
 
 
 @dataclass(frozen=True)
@@ -519,6 +523,5 @@ def _scratch(scale: str) -> str:
     from ..report import describe_model
 
     conf = CONFIGS[scale]
-    name = {"sst2": "SST-2", "imdb": "IMDB"}
-    steps = ", ".join(f"{name[c]} {conf.scratch(c).max_steps:,} steps" for c in conf.scratch_corpora)
+    steps = ", ".join(f"{CORPUS_LABELS[c]} {conf.scratch(c).max_steps:,} steps" for c in conf.scratch_corpora)
     return f"{describe_model(conf.scratch(conf.scratch_corpora[0]).model)}; MLM {steps}"

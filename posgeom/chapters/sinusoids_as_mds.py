@@ -232,6 +232,7 @@ class Captions:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (its SST-2 corpus is the one of
     :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
+    from .corpus_geometry import sst2_caption
+
     settings = _settings(settings)
-    sst2 = CORPUS_CONFIGS[settings.scale].sst2
-    return Captions(scale=settings.scale, sst2=f"n = {sst2.n_positions}, special tokens \"{sst2.special}\"")
+    return Captions(scale=settings.scale, sst2=sst2_caption(settings.scale))
