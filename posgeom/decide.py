@@ -143,7 +143,7 @@ def _bert_checked(settings: Settings) -> None:
 def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
     from .chapters.inside_bert import c10_ours, curve, layer_stress
     from .experiments.inside_bert import DEFINITIONS, run_layer_stress
-    from .experiments.layer_peaks import local_maxima
+    from .geometry.peaks import local_maxima
 
     _bert_checked(settings)
     result = run_layer_stress(settings, force=force)  # keyed by settings.pretrained: this model's own entry

@@ -401,6 +401,13 @@ def describe_sequences(n: int | None, what: str = "sequences", *, random: bool =
     return f"{int(n):,} {'random ' if random else ''}{what}"
 
 
+def describe_scales(quick: str, paper: str) -> str:
+    """A fact of a chapter's "What this chapter needs" box at both scales, in words (a box describes both,
+    whichever is in force): ``"200 at quick, 1,000 at paper"``, or ``"all phrases at both scales"`` when
+    the two are the same."""
+    return f"{quick} at both scales" if quick == paper else f"{quick} at quick, {paper} at paper"
+
+
 @dataclass(frozen=True)
 class PowerCheck:
     """A decision taken over seeds, as its power table shows it (:func:`power_frame`).
@@ -530,7 +537,7 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 __all__ = [
     "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
     "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model", "describe_seeds",
-    "describe_sequences", "describe_training", "short_float",
+    "describe_sequences", "describe_scales", "describe_training", "short_float",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
     "power_frame", "NEEDS_GPU", "decided_rows",

@@ -183,6 +183,15 @@ def check_real(x, name: str, lo: float, hi: float | None = None, *, open_lo: boo
     return value
 
 
+def check_choice(value, name: str, choices, *, plural: str | None = None):
+    """``value`` when it is one of ``choices``, else a ``ValueError`` that names ``name`` and lists the choices
+    (``"unknown corpus 'wiki'; valid corpora are drift, stationary, sst2, imdb"``; ``plural`` defaults to
+    ``name + "s"``)."""
+    if value not in choices:
+        raise ValueError(f"unknown {name} {value!r}; valid {plural or name + 's'} are {', '.join(map(str, choices))}")
+    return value
+
+
 def check_positive_int(value, name: str) -> int:
     """``value`` as an ``int`` >= 1, or a ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:

@@ -23,7 +23,9 @@ want="$(cat pyproject.toml requirements/constraints.txt | sha256sum | cut -d' ' 
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "[setup] installing posgeom[book,test,nlp] with the pins of requirements/constraints.txt"
   # torch is pinned to 2.13.0: where a CPU wheel is on disk pip takes it; see README for other machines.
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --quiet \
+  # --no-compile: pip would byte-compile every file of every package (torch alone has thousands), about
+  # a third of the install's time on 2 cores; Python compiles what is imported, once, on first use.
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --quiet --no-compile \
       -c requirements/constraints.txt -e ".[book,test,nlp]"
   echo "$want" >"$stamp"
 else

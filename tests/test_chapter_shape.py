@@ -181,3 +181,184 @@ def test_caption_records_quote_the_configuration():
     ltf = learned_tables_fail.captions(paper)
     assert ltf.mlm_windows.startswith(f"{2 * extrapolation.CONFIGS['paper'].mlm.L}-token windows")
     assert ltf.order_target == "1.5 L and 2 L" and ltf.order_lengths == "L, 1.5 L and 2 L"
+
+
+# ---------------------------------------------------------------------------------------------
+# the "What this chapter needs" boxes state their counts from the settings of both scales (issue #29, part 4)
+
+_BOX = re.compile(r"^```\{admonition\} What this chapter needs\n(.*?)^```[ \t]*$", re.S | re.M)
+_NUMBER = r"(?<![\w.-])(?:\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty)"
+_COUNTED = (r"(?:[\w-]+\s+){0,2}(?:runs?|seeds?|steps?|redraws?|half-splits?|splits?|subsets?|groups?|models?|"
+            r"sequences|phrases|sentences|reviews|positions|draws|times|batch(?:es)?)\b")
+#: Facts of a box that no setting holds: the size of a data split, the shape of a pretrained model.
+_NOT_SETTINGS = (r"\d+ learned positions", r"872 SST-2 validation sentences", r"25,000 reviews")
+#: Counts the boxes once typed by hand (some wrong), which must not come back.
+_HAND_TYPED = {
+    "learned-tables-fail": ("about 55 short", "6 for the tails", "thousands of steps, 5 seeds"),
+    "minimal-parametrisation": ("33 tiny models", "five seeds", "8,000 phrases"),
+    "learned-tables": ("15 training runs", "4000 steps, 5 seeds"),
+    "theorem1-necessity": ("21 small training runs", "5,000 steps per run", "4 heads at"),
+    "monotonicity": ("eleven small", "width-2048", "256 training sentences", "seeded 5,000", "20 random"),
+    "corpus-geometry": ("10,000 sequences", "100,000 at"),
+    "sinusoids-as-mds": ("200 and 1,000", "10,000 sequences"),
+    "optimal-encoding": ("200 and 1,000",),
+    "real-corpora": ("50 half-splits", "five cross-half", "five IMDB subsets", "5,000 of its"),
+    "inside-bert": ("24 groups", "200 redraws", "batches of 128"),
+    "encodings-at-a-glance": ("512 positions instead of 128",),
+}
+
+
+def _box(slug: str) -> str:
+    source = (ROOT / "notebooks" / f"{slug}.md").read_text()
+    found = _BOX.findall(source)
+    assert len(found) == 1, f"{slug}: expected one 'What this chapter needs' box"
+    return found[0]
+
+
+@pytest.mark.parametrize("slug", sorted(CAPTIONS_FROM_SETTINGS))
+def test_box_quotes_its_counts_from_the_captions_record(slug):
+    """Every role of the box names a field of the chapter's Captions, none follows a letter or a hyphen
+    (MyST would not read it as a role), and no count of runs, seeds, steps, redraws or sequences is left
+    typed in the box's text (beyond the facts of a data split or a pretrained model)."""
+    import dataclasses
+    import importlib
+
+    prefix, module = CAPTIONS_FROM_SETTINGS[slug]
+    box = _box(slug)
+    fields = {f.name for f in dataclasses.fields(importlib.import_module(f"posgeom.chapters.{module}").Captions)}
+    used = re.findall(rf"\{{glue:text\}}`{prefix}_(\w+)`", box)
+    assert set(used) <= fields, f"{slug}: the box quotes {sorted(set(used) - fields)}, not fields of Captions"
+    assert not re.search(r"[A-Za-z-]\{glue:text\}", box), f"{slug}: a role follows a letter or a hyphen"
+    text = " ".join(re.sub(r"\{glue:text\}`[^`]*`", "<glued>", box).split())
+    for allowed in _NOT_SETTINGS:
+        text = re.sub(allowed, "<data>", text)
+    typed = [m.group(0) for m in re.finditer(rf"{_NUMBER}\s+{_COUNTED}", text, re.I)]
+    assert not typed, f"{slug}: counts typed in the box instead of glued from the settings: {typed}"
+    for phrase in _HAND_TYPED.get(slug, ()):
+        assert phrase not in " ".join(box.split()), f"{slug}: the box still types {phrase!r}"
+
+
+def _order_study_runs(block) -> int:
+    """The trainings of an extrapolation study, counted as its loops run: each encoding and seed once;
+    for the learned table, per seed and longer length, the fine-tune of ``new_rows`` and (with
+    ``target_baseline``) a model trained at each target length."""
+    n = 0
+    for name in block.encodings:
+        for _seed in block.seeds:
+            n += 1
+            if name != "learned":
+                continue
+            for f in block.factors:
+                if round(f * block.L) > block.L:
+                    n += 1
+                    n += int(block.target_baseline and f in block.target_factors)
+    return n
+
+
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_box_counts_follow_the_settings_of_each_scale(scale):
+    """Each box field against the configurations themselves, counted independently of the chapter modules'
+    helpers (naive loops over what each run_* function iterates)."""
+    from posgeom.chapters import (
+        corpus_geometry, encodings_at_a_glance, inside_bert, learned_tables, learned_tables_fail,
+        minimal_parametrisation, monotonicity, optimal_encoding, real_corpora, sinusoids_as_mds,
+        theorem1_necessity,
+    )
+    from posgeom.config import get_settings
+    from posgeom.experiments import corpus_geometry as cg, extrapolation as ex, inside_bert as ib
+    from posgeom.experiments import learned_tables as lt, lowrank_training as lr, monotonicity as mo
+    from posgeom.experiments import necessity as nec, optimal_encoding as oe, real_corpora as rc
+    from posgeom.experiments import sinusoids_as_mds as sm, table_dropout as td, zoo
+
+    settings = get_settings(scale=scale)  # every record states both scales, whichever is in force
+    other = {"quick": "paper", "paper": "quick"}[scale]
+
+    def runs(module):
+        c = module.captions(settings)
+        return {"quick": c.quick_runs, "paper": c.paper_runs}
+
+    # learned tables fail: 2 conditions × seeds for the tails, then the two extrapolation studies
+    for s, text in runs(learned_tables_fail).items():
+        c = ex.CONFIGS[s]
+        tails, order, mlm = 2 * len(c.tails.seeds), _order_study_runs(c.order), _order_study_runs(c.mlm)
+        assert text.startswith(f"{tails + order + mlm} training runs of the posgeom encoder, {c.model.n_layers} layers, "
+                               f"width {c.model.d_model}")
+        assert f"{tails} for the tails ({c.tails.train.steps:,} steps; {len(c.tails.seeds)} seeds)" in text
+        assert f"{order} for the order task ({c.order.train.steps:,} steps" in text
+        assert f"{mlm} for IMDB masked language modelling ({c.mlm.train.steps:,} steps" in text
+    assert runs(learned_tables_fail)["quick"].startswith("58 training runs")  # 10 + 24 + 24
+
+    # learned tables: every initialisation, plus normal_0.02 at each non-zero dropout, over seeds; then the dropout study
+    for s, text in runs(learned_tables).items():
+        c, d = lt.CONFIGS[s], td.CONFIGS[s]
+        variants = len(c.init.inits) + sum(1 for p in c.init.dropouts if p > 0)
+        assert text.startswith(f"{variants * len(c.init.seeds)} training runs of the posgeom encoder, "
+                               f"{c.model.n_layers} layers, width {c.model.d_model}")
+        assert f"{c.train.steps:,} steps each" in text
+        assert f"and {len(d.dropouts) * len(d.seeds)} more" in text and f"{d.order.n_train:,} sequences" in text
+
+    # theorem 1: six models (five encodings and causal NoPE) and the rerun of ALiBi without [CLS], over seeds
+    for s, text in runs(theorem1_necessity).items():
+        c = nec.CONFIGS[s]
+        assert text == (f"{(len(nec.ENCODINGS) + 1 + 1) * len(c.seeds)} training runs of the posgeom encoder, "
+                        f"{c.model.n_layers} layer{'s' if c.model.n_layers > 1 else ''}, width {c.model.d_model}, "
+                        f"{c.model.n_heads} heads, {c.task.n_positions} task positions, {c.train.steps:,} steps each")
+    paper_shape = nec.CONFIGS["paper"].model  # the box calls it BERT-base's shape
+    assert (paper_shape.n_layers, paper_shape.d_model, paper_shape.n_heads) == (12, 768, 12)
+
+    # minimal parametrisation: marker order over every encoding and seed, SST-2 over its own
+    for s, text in runs(minimal_parametrisation).items():
+        t = lr.TRAIN_CONFIGS[s]
+        n = len(lr.TRAIN_ENCODINGS) * len(t.seeds) + len(t.sst2_encodings) * len(t.sst2_seeds)
+        assert text.startswith(f"{n} models (posgeom encoder, {t.model.n_layers} layer")
+        assert f"{t.steps.synthetic:,} steps each" in text and f"{t.steps.sst2:,} steps each" in text
+    mp = minimal_parametrisation.captions(settings)
+    assert mp.quick_c5_draws == 5 == len(minimal_parametrisation.CONFIGS["quick"].c5_seeds)
+    assert mp.sst2_training == "8,000 random phrases at quick, all phrases at paper"
+
+    # monotonicity: the lazy regime over its seeds, the two contrasts over theirs
+    m = monotonicity.captions(settings)
+    for s, text in {"quick": m.quick_ntk, "paper": m.paper_ntk}.items():
+        ntk = mo.CONFIGS[s].ntk
+        assert text.startswith(f"{len(ntk.seeds) + 2 * len(ntk.contrast_seeds)} SGD runs of {ntk.steps:,} steps "
+                               f"on SST-2 with n = {ntk.n_positions}: {len(ntk.seeds)} seeds of the lazy regime "
+                               f"(width {ntk.lazy.d_model})")
+        assert f"rich, width {ntk.rich.d_model}" in text
+    assert m.quick_ntk.startswith("11 SGD runs") and m.paper_ntk.startswith("15 SGD runs")
+    assert m.paper_random_seeds == len(mo.CONFIGS["paper"].random_seeds)
+    assert m.paper_imdb_ranks == "every MDS rank" and mo.CONFIGS["paper"].mds_ranks_imdb is None
+    quick_ntk, paper_ntk = mo.CONFIGS["quick"].ntk, mo.CONFIGS["paper"].ntk
+    assert m.ntk_data == (f"{quick_ntk.train_sequences} training sentences and {quick_ntk.probe_sequences} probe "
+                          f"sentences at quick, all training sentences and {paper_ntk.probe_sequences} probe sentences "
+                          "at paper")
+    imdb_quick = rc.CONFIGS["quick"].imdb.max_sequences
+    assert m.imdb_reviews == f"{imdb_quick:,} random reviews at quick, all reviews at paper"
+
+    # the corpora and the bootstraps
+    g = corpus_geometry.captions(settings)
+    assert (g.quick_sequences, g.paper_sequences) == tuple(
+        f"{cg.CONFIGS[s].synthetic.n_sequences:,} sequences" for s in ("quick", "paper"))
+    assert g.sst2_scales == "all phrases at both scales"
+    redraws = f"{oe.CONFIGS['quick'].intervals.n_boot:,} at quick, {oe.CONFIGS['paper'].intervals.n_boot:,} at paper"
+    assert optimal_encoding.captions(settings).redraws == redraws
+    sin = sinusoids_as_mds.captions(settings)
+    assert sin.redraws == (f"{sm.CONFIGS['quick'].intervals.n_boot:,} at quick, "
+                           f"{sm.CONFIGS['paper'].intervals.n_boot:,} at paper")
+    assert sin.samples == f"{g.quick_sequences} at quick, {g.paper_sequences} at paper"
+    r = real_corpora.captions(settings)
+    quick = rc.CONFIGS["quick"]
+    assert r.quick_rank == f"{quick.imdb.n_positions} positions, {rc.RANK_OPTIONS['n_resamples']} half-splits"
+    assert r.quick_splits == quick.draws.n_splits
+    assert r.quick_subsets == f"{len(quick.draws.subset_seeds)} IMDB subsets"
+    assert r.sst2_size == "all sequences at both scales"
+    assert r.imdb_size == f"{imdb_quick:,} random reviews at quick, all reviews at paper"
+    b = inside_bert.captions(settings)
+    assert (b.quick_batch, b.paper_batch) == (ib.CONFIGS["quick"].batch_size, ib.CONFIGS["paper"].batch_size)
+    assert (b.peak_groups, b.peak_redraws) == (24, 200)  # run_local_peak_test's defaults, at both scales
+    z = encodings_at_a_glance.captions(settings)
+    assert (z.quick_positions, z.paper_positions) == (zoo.CONFIGS["quick"].n, zoo.CONFIGS["paper"].n)
+
+    # a record made at either scale states the same box facts
+    for module in (learned_tables_fail, learned_tables, theorem1_necessity, minimal_parametrisation):
+        assert runs(module) == {"quick": module.captions(get_settings(scale=other)).quick_runs,
+                                "paper": module.captions(get_settings(scale=other)).paper_runs}

@@ -20,7 +20,6 @@ from posgeom.checks import optimal_encoding as oe
 from posgeom.checks import paper_experiments as pe
 from posgeom.checks import why_position as wp
 from posgeom.checks import your_model as ym
-from posgeom.experiments import learned_tables as lt
 from posgeom.models import equivariance as eqv
 
 
@@ -231,7 +230,7 @@ PACKAGE = [
     (pe.check_alibi_slopes, lambda D, t: posgeom.geometry.alibi_slopes_for(t, posgeom.geometry.alibi_parabola(D))),
     (pe.check_violation_rate, lambda D, Dh: posgeom.violation_rate(D, Dh, as_distances=True)),
     (pe.check_logit_distances, posgeom.geometry.kernel_distances),
-    (lt_checks.check_lag_similarity, lambda P: lt.similarity_by_lag(lt.cosine_similarity_matrix(P))["mean"]),
+    (lt_checks.check_lag_similarity, lambda P: posgeom.geometry.similarity_by_lag(posgeom.geometry.cosine_similarity_matrix(P))["mean"]),
     (ym.check_rotary_distances, enc.rotary_distances),
 ]
 

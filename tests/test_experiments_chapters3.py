@@ -19,7 +19,7 @@ from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
 from posgeom.experiments import real_corpora_geometry as rcg
-from posgeom.experiments.settings import by_scale, find
+from posgeom.experiments.settings import NoiseOptions, by_scale, find
 from posgeom.models.pretrained import model_folder
 
 TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
@@ -34,7 +34,7 @@ def settings(shared_data_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny_geometry(settings):
-    return rc.run_corpus_geometry(settings, corpus="sst2", noise_rep=2, **TINY)
+    return rc.run_corpus_geometry(settings, corpus="sst2", noise=NoiseOptions(n_rep=2), **TINY)
 
 
 def _random_D(rng, n, k=3):
@@ -47,8 +47,8 @@ def _random_D(rng, n, k=3):
 
 
 def test_corpus_options_validate():
-    assert rc.corpus_options("quick", "imdb")["n_positions"] == 512
-    assert rc.corpus_options("paper", "imdb")["max_sequences"] is None
+    assert rc.corpus_options("quick", "imdb").n_positions == 512
+    assert rc.corpus_options("paper", "imdb").max_sequences is None
     with pytest.raises(ValueError, match="unknown corpus"):
         rc.corpus_options("quick", "wikitext")
     with pytest.raises(ValueError, match="unknown corpus option"):
@@ -75,7 +75,7 @@ def test_corpus_geometry_is_the_hellinger_matrix_of_the_counts(settings, tiny_ge
     assert v["source"]["verified"] is True
     # [CLS] at 0 has a support disjoint from every other position
     assert np.allclose(D[0, 1:], np.sqrt(2))
-    again = rc.run_corpus_geometry(settings, corpus="sst2", noise_rep=2, **TINY)
+    again = rc.run_corpus_geometry(settings, corpus="sst2", noise=NoiseOptions(n_rep=2), **TINY)
     assert again.path == tiny_geometry.path and again.manifest["created"] == tiny_geometry.manifest["created"]
 
 
@@ -118,7 +118,7 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
 
 
 def test_stress_intervals_percentile_bootstrap_over_sequences(settings, tiny_geometry, monkeypatch):
-    quick = dataclasses.replace(rcg.CONFIGS.quick, intervals=rc.IntervalOptions(("sst2",), 30, 8, 0.9))
+    quick = dataclasses.replace(rcg.CONFIGS.quick, intervals=rc.ChapterIntervals(corpora=("sst2",), n_boot=30, n_folds=8, level=0.9))
     monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
     res = rc.run_stress_intervals(settings, corpus="sst2", **TINY)
     D = tiny_geometry.arrays["D"]
@@ -140,12 +140,12 @@ def test_stress_intervals_percentile_bootstrap_over_sequences(settings, tiny_geo
     assert all(v["low"] <= v["estimate"] <= v["high"] for v in (*stats.values(), *res.values["differences"].values()))
     assert all(v["low"] >= 0 for v in stats.values()) and all(stats[f"{e}|scale_free"]["high"] <= 1
                                                                for e in ("sinusoidal", "rope", "alibi"))
-    assert rc.interval_text(sin).count("[") == 1
+    assert posgeom.geometry.interval_text(sin).count("[") == 1
     assert res.values["resampled"] == "sequences"  # the validation split: whole sentences
 
 
 def test_stress_intervals_resample_sst2_training_sentences(settings, monkeypatch):
-    quick = dataclasses.replace(rcg.CONFIGS.quick, intervals=rc.IntervalOptions(("sst2",), 4, 8, 0.9))
+    quick = dataclasses.replace(rcg.CONFIGS.quick, intervals=rc.ChapterIntervals(corpora=("sst2",), n_boot=4, n_folds=8, level=0.9))
     monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
     calls = []
     real = posgeom.geometry.fold_counts
@@ -288,6 +288,7 @@ def test_layer_inputs_match_hugging_face(settings):
     from transformers import AutoModel
 
     from posgeom.corpora.tokenize import tokenize_texts
+    from posgeom.models.layers import layer_inputs
 
     texts = ["a gripping , funny and moving film .", "it 's a bad movie , but not the worst .",
              "the acting is fine ; the script is not , and it shows in every single scene ."]
@@ -296,7 +297,7 @@ def test_layer_inputs_match_hugging_face(settings):
     mask = (np.arange(ids.shape[1])[None] < tc.lengths[:, None]).astype(np.int64)
     model = ib.load_model(settings)
     K = 6
-    out = ib.layer_inputs(model, ids, mask, map_positions=K)
+    out = layer_inputs(model, ids, mask, map_positions=K)
     folder = model_folder(settings.pretrained)
     hf = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
     with torch.no_grad():
@@ -352,10 +353,10 @@ def test_alibi_search_counts_every_construction(settings, monkeypatch):
     from posgeom.experiments import alibi_search as als
 
     D = np.array([[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]])
-    assert als.slope_for("max distance", D) == pytest.approx(3.0 / 2)
-    assert als.slope_for("mean distance", D) == pytest.approx(2.0 / (4 / 3))
+    assert posgeom.geometry.slope_for("max distance", D) == pytest.approx(3.0 / 2)
+    assert posgeom.geometry.slope_for("mean distance", D) == pytest.approx(2.0 / (4 / 3))
     with pytest.raises(ValueError, match="unknown slope rule"):
-        als.slope_for("median", D)
+        posgeom.geometry.slope_for("median", D)
     quick = dataclasses.replace(rcg.CONFIGS.quick, alibi_choices=rc.AlibiGrid((8,), ("model",), ("chord",), (8,)))
     monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
     res = als.run_alibi_search(settings, n_closest=500)
@@ -376,8 +377,9 @@ def test_alibi_search_counts_every_construction(settings, monkeypatch):
 
 def test_local_peak_test_resamples_the_chapter_curves(settings, monkeypatch):
     from posgeom.experiments import layer_peaks as lp
+    from posgeom.geometry.peaks import local_maxima
 
-    assert lp.local_maxima([1, 3, 2, 4, 1]) == [2, 4] and lp.local_maxima([1, 2, 3]) == []
+    assert local_maxima([1, 3, 2, 4, 1]) == [2, 4] and local_maxima([1, 2, 3]) == []
     import dataclasses
 
     sentences = ib.Sentences(corpus="sst2", split="validation", max_sentences=64, special="model", n_positions=12)

@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 
 import posgeom.geometry as geo
+import posgeom.geometry.peaks as peaks
 from posgeom import encodings as enc
 from posgeom.experiments import corpus_geometry as cg
 from posgeom.experiments import inside_bert as ib
-from posgeom.experiments import layer_peaks as lp
 from posgeom.experiments import optimal_encoding as oe
 from posgeom.experiments import sinusoids_as_mds as sm
+from posgeom.corpora import synthetic as syn
+from posgeom.corpora.synthetic import sampling_noise
 from posgeom.experiments import zoo
-from posgeom.experiments.settings import as_params, find, params_of, records
+from posgeom.experiments.settings import EncoderShape, NoiseOptions, as_params, find, params_of, records
 
 SMALL = cg.SyntheticOptions(n_sequences=1_500, n_positions=10, vocab_size=16)
 
@@ -22,7 +24,7 @@ SMALL = cg.SyntheticOptions(n_sequences=1_500, n_positions=10, vocab_size=16)
 def test_settings_keep_the_registry_parameters_of_the_dictionaries():
     # the paper scale is quick plus changes; the registry records the dictionaries the settings replaced
     assert cg.CONFIGS.changes() == {
-        "synthetic": (cg.CONFIGS.quick.synthetic, cg.CONFIGS.paper.synthetic), "noise": (cg.NoiseOptions(), cg.NoiseOptions(n_rep=50)),
+        "synthetic": (cg.CONFIGS.quick.synthetic, cg.CONFIGS.paper.synthetic), "noise": (NoiseOptions(), NoiseOptions(n_rep=50)),
         "noise_sizes": ((250, 1_000, 4_000, 16_000, 64_000), (250, 1_000, 4_000, 16_000, 64_000, 256_000)),
     }
     q = cg.CONFIGS["quick"]
@@ -37,7 +39,7 @@ def test_settings_keep_the_registry_parameters_of_the_dictionaries():
 
 
 def test_family_geometry_summary_matches_its_arrays():
-    g = cg.family_geometry("drift", SMALL, cg.NoiseOptions(n_rep=4), seed=0)
+    g = sampling_noise.family_geometry("drift", **as_params(SMALL), **as_params(NoiseOptions(n_rep=4)), seed=0)
     a, s = g.arrays, g.summary
     d, dp, f = (geo.offdiag(a[k]) for k in ("D", "D_pop", "F"))
     assert s["rms_D"] == pytest.approx(np.sqrt(np.mean(d**2)))
@@ -47,7 +49,7 @@ def test_family_geometry_summary_matches_its_arrays():
 
 
 def test_noise_scaling_follows_the_delta_method():
-    ns = cg.noise_scaling([400, 6_400], n_positions=6, vocab_size=8, n_rep=4, seed=1)
+    ns = sampling_noise.noise_scaling([400, 6_400], n_positions=6, vocab_size=8, n_rep=4, seed=1)
     assert ns.sizes == [400, 6_400] and len(ns.stationary_mean_sq) == 2
     # 16 times the sequences: the squared noise shrinks at least 8 times; with many counts per token it is
     # (v - 1)/4 * 2/N, the delta method
@@ -56,27 +58,28 @@ def test_noise_scaling_follows_the_delta_method():
 
 
 def test_sensitivity_row_is_a_typed_record():
-    marg = geo.positional_marginals(cg.family_corpus("drift", seed=0, **as_params(SMALL)).counts())
+    marg = geo.positional_marginals(syn.family_corpus("drift", seed=0, **as_params(SMALL)).counts())
     variant = dict(name="baseline", special="model", n_positions=10, min_count=1, alpha=0.0)
-    row = cg.sensitivity_row(variant, marg, cg.EncoderShape(d_model=16, n_heads=2), cg.NoiseOptions(n_rep=3), 0)
+    row = cg.sensitivity_row(variant, marg, EncoderShape(d_model=16, n_heads=2), NoiseOptions(n_rep=3), 0)
     [rec] = records(cg.SensitivityRow, [row])
     assert find([rec], name="baseline") is rec
     sf = {k: rec.stress[k]["scale_free"] for k in ("sinusoidal", "rope", "alibi")}
     assert rec.best_scale_free == min(sf, key=sf.get) and rec.rms_F is not None
-    smoothed = cg.sensitivity_row(dict(variant, alpha=1.0), marg, cg.EncoderShape(16, 2), cg.NoiseOptions(n_rep=3), 0)
+    smoothed = cg.sensitivity_row(dict(variant, alpha=1.0), marg, EncoderShape(16, 2), NoiseOptions(n_rep=3), 0)
     assert smoothed["frac_above_2F"] is None
 
 
 def test_comparison_full_rank_mds_is_exact_and_intervals_hold_the_point():
-    corpus = cg.family_corpus("drift", seed=0, **as_params(SMALL))
+    corpus = syn.family_corpus("drift", seed=0, **as_params(SMALL))
     marg = geo.positional_marginals(corpus.counts())
     D = geo.hellinger_matrix(marg)
-    shape = cg.EncoderShape(d_model=16, n_heads=2)
-    point = oe.comparison_for(D, marg.positions, shape, 0)
+    shape = EncoderShape(d_model=16, n_heads=2)
+    point = enc.comparison_for(D, marg.positions, **as_params(shape), seed=0)
     assert point["mds"]["scale_free"] < 1e-12  # the chord distance is Euclidean: rank(B) <= n - 1 < d
     assert point["none"]["scale_free"] == pytest.approx(1.0)
-    values, reps = oe.comparison_intervals(corpus.sequences(), corpus.n_positions, corpus.vocab_size, shape,
-                                           oe.IntervalOptions(n_boot=12, n_folds=8), 0)
+    values, reps = enc.comparison_intervals(corpus.sequences(), corpus.n_positions, corpus.vocab_size,
+                                            **as_params(shape), n_boot=12, n_folds=8, seed=0,
+                                            differences=oe.INTERVAL_DIFFERENCES)
     assert reps.shape[0] == values["n_used"] <= 12
     for e in ("mds_rank3", "sinusoidal", "alibi"):
         assert values["statistics"][f"{e}|scale_free"]["estimate"] == pytest.approx(point[e]["scale_free"])
@@ -86,18 +89,18 @@ def test_comparison_full_rank_mds_is_exact_and_intervals_hold_the_point():
 
 
 def test_smacof_curve_and_one_hot_layouts():
-    D = oe.one_hot_distances(3)
-    values, arrays = oe.one_hot_layouts()
+    D = geo.one_hot_distances(3)
+    values, arrays = geo.one_hot_layouts()
     assert values["mds_stress"] == pytest.approx(1 / 6) and values["rescaled_stress"] == pytest.approx(1 / 9)
-    curve = oe.smacof_curve(geo.hellinger_matrix(cg.family_corpus("drift", seed=0, **as_params(SMALL)).counts()), (1, 2, 99),
-                            oe.SmacofOptions(max_iter=200))
+    curve = geo.smacof_curve(geo.hellinger_matrix(syn.family_corpus("drift", seed=0, **as_params(SMALL)).counts()),
+                             (1, 2, 99), max_iter=200)
     assert curve["ranks"] == [1, 2]  # rank 99 >= n is skipped
     assert all(g >= -1e-12 for g in curve["gain"])
-    assert oe.smacof_curve(D, (1,), oe.SmacofOptions())["smacof_paper"][0] == pytest.approx(1 / 9, abs=1e-6)
+    assert geo.smacof_curve(D, (1,))["smacof_paper"][0] == pytest.approx(1 / 9, abs=1e-6)
 
 
 def test_algorithm_steps_on_a_small_corpus():
-    corpus = cg.family_corpus("drift", seed=0, **as_params(SMALL))
+    corpus = syn.family_corpus("drift", seed=0, **as_params(SMALL))
     values, arrays = oe.algorithm_steps(corpus, oe.Walkthrough(k=2, lift_d=12), seed=0)
     assert values["B_vs_SS_max_error"] < 1e-12 and values["lift_max_error"] < 1e-12
     assert arrays["P_k"].shape == (10, 2)
@@ -112,18 +115,18 @@ def test_shift_summary_of_a_circulant_and_the_mixture():
     values, _ = sm.shift_summary(D, sm.SinusoidsSettings(n_vectors=4, n_pairs=2, grid=400), 12, 2)
     assert values["toeplitz_deviation"] < 1e-12 and values["circulant_deviation"] < 1e-12
     assert values["fourier_match"] == pytest.approx(1.0)
-    mk = sm.mixed_marginals(0.0, 10, 0)
-    assert np.allclose(mk.sum(1), 1) and np.allclose(sm.mixed_marginals(1.0, 10, 0).sum(1), 1)
+    mk = syn.mixed_marginals(0.0, 10, 0)
+    assert np.allclose(mk.sum(1), 1) and np.allclose(syn.mixed_marginals(1.0, 10, 0).sum(1), 1)
 
 
 def test_zoo_geometry_on_a_random_table():
     table = np.random.default_rng(0).normal(size=(40, 16))
-    values, arrays = zoo.zoo_geometry(table, zoo.ModelShape(16, 4, 2, 40), 32, 10000.0, 8)
+    values, arrays = zoo.zoo_geometry(table, zoo.PretrainedShape(16, 4, 2, 40), 32, 10000.0, 8)
     assert values["kernel"]["identity_max_error"] < 1e-12
     assert values["alibi"]["eigen_fraction_1"] == pytest.approx(1.0)
     assert np.allclose(arrays["D__learned"], enc.table_distances(table[:32]))
     with pytest.raises(ValueError, match="exceeds"):
-        zoo.zoo_geometry(table, zoo.ModelShape(16, 4, 2, 40), 64, 10000.0, 8)
+        zoo.zoo_geometry(table, zoo.PretrainedShape(16, 4, 2, 40), 64, 10000.0, 8)
 
 
 def test_projected_stress_pools_the_heads_and_peaks_count_from_one():
@@ -132,13 +135,13 @@ def test_projected_stress_pools_the_heads_and_peaks_count_from_one():
     D = geo.euclidean_distances(rng.normal(size=(n, 3)))
     X = [rng.normal(size=(n, d)) for _ in range(2)]
     qk = [(rng.normal(size=(d, d)), np.zeros(d), rng.normal(size=(d, d)), np.zeros(d)) for _ in range(2)]
-    per_head, pooled, clipped = ib.projected_stress(D, X, qk, H)
+    per_head, pooled, clipped = peaks.projected_stress(D, X, qk, H)
     for li in range(2):
         G = geo.head_logits(X[li], *qk[li], n_heads=H)
         sq = sum(geo.kernel_distances(G[h]) ** 2 for h in range(H))
         assert pooled[li, 0] == pytest.approx(geo.stress(D, np.sqrt(sq), "scale_free", as_distances=True))
         assert per_head[li, 1, 1] == pytest.approx(geo.stress(D, geo.kernel_distances(G[1]), "paper", as_distances=True))
-    assert ib.peak_layers({"x": np.array([[0.1, 1.0], [0.3, 0.2], [0.2, 0.1]])}) == {"x_scale_free": 2, "x_paper": 1}
+    assert peaks.peak_layers({"x": np.array([[0.1, 1.0], [0.3, 0.2], [0.2, 0.1]])}) == {"x_scale_free": 2, "x_paper": 1}
 
 
 def test_local_peak_test_point_curve_is_the_pooled_mean():
@@ -148,7 +151,7 @@ def test_local_peak_test_point_curve_is_the_pooled_mean():
     reach = np.full((G, L), 5.0)
     D = geo.euclidean_distances(rng.normal(size=(L, 2)))
     qk = [(rng.normal(size=(d, d)), np.zeros(d), rng.normal(size=(d, d)), np.zeros(d)) for _ in range(n_layers)]
-    values, arrays = lp.local_peak_test(sums, reach, D, np.arange(L), qk, H, min_reach=1, n_boot=3, seed=0)
+    values, arrays = peaks.local_peak_test(sums, reach, D, np.arange(L), qk, H, layer=4, min_reach=1, n_boot=3, seed=0)
     means = sums.sum(0) / reach.sum(0)[None, :, None]
     prop = []
     for li in range(n_layers):
@@ -161,10 +164,10 @@ def test_local_peak_test_point_curve_is_the_pooled_mean():
 
 
 def test_shift_intervals_hold_the_point_statistics():
-    corpus = cg.family_corpus("markov", seed=0, **as_params(SMALL))
+    corpus = syn.family_corpus("markov", seed=0, **as_params(SMALL))
     D = geo.hellinger_matrix(corpus.counts())
-    values, reps = sm.shift_intervals(corpus.sequences(), corpus.n_positions, corpus.vocab_size, 2,
-                                      oe.IntervalOptions(n_boot=10, n_folds=8), 0)
-    point = sm.shift_statistics(D, 2)
-    assert [values[k]["estimate"] for k in sm.SHIFT_STATISTICS] == pytest.approx(list(point))
+    values, reps = geo.shift_intervals(corpus.sequences(), corpus.n_positions, corpus.vocab_size, 2,
+                                       n_boot=10, n_folds=8, seed=0)
+    point = geo.shift_statistics(D, 2)
+    assert [values[k]["estimate"] for k in geo.SHIFT_STATISTICS] == pytest.approx(list(point))
     assert reps.shape == (values["n_used"], 3) and values["n_kept"] == corpus.n_positions

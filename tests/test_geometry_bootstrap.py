@@ -166,7 +166,7 @@ def _numbers_of_text(text, fmt):
        with_bounds=st.booleans())
 def test_property_every_interval_text_holds_its_estimate(t, reps, fmt, with_bounds):
     """Every "x [lo, hi]" text the library writes reads lo <= x <= hi (rounding is monotone)."""
-    from posgeom.experiments.real_corpora import interval_text
+    from posgeom.geometry import interval_text
 
     iv = geo.percentile_interval(t, reps, bounds=(0, 1) if with_bounds else None)
     for text in (iv.text(fmt), interval_text(iv.as_dict(), fmt)):

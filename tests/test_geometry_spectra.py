@@ -9,7 +9,7 @@ from scipy.spatial.distance import pdist
 import posgeom
 from posgeom import encodings as enc
 from posgeom.corpora import synthetic as syn
-from posgeom.experiments import corpus_geometry as cg
+from posgeom.corpora.synthetic import family_corpus
 
 
 def _random_D(rng, n, k=3):
@@ -35,7 +35,7 @@ def test_eigen_fraction_and_line_fit():
 
 
 def test_null_eigenvalues_and_parallel_analysis():
-    stat = cg.family_corpus("stationary", n_sequences=5_000, n_positions=10, vocab_size=20, seed=1).counts()
+    stat = family_corpus("stationary", n_sequences=5_000, n_positions=10, vocab_size=20, seed=1).counts()
     null = posgeom.geometry.null_eigenvalues(stat, 3, seed=0)
     assert null.shape == (3, 10) and np.all(np.diff(null, axis=1) <= 1e-15)
     w = posgeom.classical_mds(posgeom.hellinger_matrix(stat), k=1).eigenvalues

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from posgeom.experiments import necessity as nec
 from posgeom.models import build_model
 from posgeom.models import equivariance as eqv
+from posgeom.models.tasks import tiny_encoder_config
 
 
 def model(position, causal=False, L=8, V=20, seed=0):
-    cfg = nec.model_config(position, causal, vocab_size=V, max_len=L, d_model=16, n_layers=2, n_heads=2, d_ff=32,
-                           init_std=0.5)
+    cfg = tiny_encoder_config(vocab_size=V, max_len=L, position=position, causal=causal, d_model=16, n_layers=2,
+                              n_heads=2, d_ff=32, init_std=0.5)
     return build_model(cfg, "classification", seed=seed).double().eval()
 
 

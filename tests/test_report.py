@@ -161,6 +161,10 @@ def test_describe_seeds_sequences_and_training():
     assert describe_sequences(4096) == "4,096 sequences"
     assert describe_sequences(8192, "phrases", random=True) == "8,192 random phrases"
     assert describe_sequences(None, "reviews") == "all reviews"
+    from posgeom.report import describe_scales
+
+    assert describe_scales("200", "1,000") == "200 at quick, 1,000 at paper"
+    assert describe_scales("all phrases", "all phrases") == "all phrases at both scales"
     train = SimpleNamespace(lr=2.5e-4, batch_size=64, steps=10_000)
     assert describe_training(train) == "AdamW lr 2.5e-4, batch 64, 10,000 steps"
     assert [short_float(x) for x in (3e-3, 1e-12, 0.2)] == ["3e-3", "1e-12", "2e-1"]

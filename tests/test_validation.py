@@ -22,6 +22,14 @@ def test_integers():
         v.check_even(7, "d")
 
 
+def test_choices():
+    assert v.check_choice("sst2", "corpus", ("drift", "sst2"), plural="corpora") == "sst2"
+    with pytest.raises(ValueError, match=r"^unknown corpus 'wiki'; valid corpora are drift, sst2$"):
+        v.check_choice("wiki", "corpus", ("drift", "sst2"), plural="corpora")
+    with pytest.raises(ValueError, match=r"^unknown task 3; valid tasks are mlm, bag$"):
+        v.check_choice(3, "task", ("mlm", "bag"))
+
+
 def test_positive_float():
     assert v.check_positive_float(0.02, "sigma") == 0.02
     for bad in (0.0, -1.0, float("nan"), float("inf")):

@@ -20,9 +20,10 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
 from ..experiments.corpus_geometry import (
-    HELLINGER_KINDS, SYNTHETIC_FAMILIES, SensitivityRow, run_sst2_geometry, run_synthetic_geometry,
+    SYNTHETIC_FAMILIES, SensitivityRow, run_sst2_geometry, run_synthetic_geometry,
 )
-from ..experiments.real_corpora import PlainText, interval_text, run_stress_intervals
+from ..experiments.real_corpora import PlainText, run_stress_intervals
+from ..geometry import interval_text
 from ..experiments.settings import find, records
 
 __all__ = [
@@ -79,7 +80,7 @@ def kinds_table(kinds: Result) -> pd.DataFrame:
     the stresses of the sinusoidal and ALiBi encodings."""
     rows = []
     for corpus in ("drift", "sst2"):
-        for kind in HELLINGER_KINDS:
+        for kind in geo.HELLINGER_KINDS:
             v = kinds.values[corpus][kind]
             rows.append({"corpus": corpus, "convention": kind, "largest distance": v["max_D"],
                          "MDS clipped mass": v["clipped_mass"], "full-rank MDS max error": v["full_rank_max_error"],
@@ -365,6 +366,9 @@ class Captions:
     sst2: str             # the SST-2 corpus and its preprocessing
     sst2_texts: str       # how many of its phrases
     n_rep: int            # noise-floor replicates
+    quick_sequences: str  # a synthetic family's sample at each scale, for the "What this chapter needs" box
+    paper_sequences: str
+    sst2_scales: str      # SST-2's phrases at both scales, for the box
 
 
 def sst2_caption(scale: str) -> str:
@@ -380,14 +384,18 @@ def sst2_caption(scale: str) -> str:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
     from ..experiments.corpus_geometry import CONFIGS
-    from ..report import describe_sequences
+    from ..report import describe_scales, describe_sequences
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     syn, sst2 = conf.synthetic, conf.sst2
+    quick, paper = CONFIGS["quick"], CONFIGS["paper"]
     return Captions(
         scale=settings.scale,
         synthetic=f"{syn.n_positions} positions, {syn.vocab_size:,} tokens, {describe_sequences(syn.n_sequences)}",
         n_positions=int(syn.n_positions), vocab_size=int(syn.vocab_size),
         sst2=f"{sst2_caption(settings.scale)}, min_count {sst2.min_count}, alpha {sst2.alpha:g}",
-        sst2_texts=describe_sequences(sst2.max_texts, "phrases", random=True), n_rep=int(conf.noise.n_rep))
+        sst2_texts=describe_sequences(sst2.max_texts, "phrases", random=True), n_rep=int(conf.noise.n_rep),
+        quick_sequences=describe_sequences(quick.synthetic.n_sequences),
+        paper_sequences=describe_sequences(paper.synthetic.n_sequences),
+        sst2_scales=describe_scales(*(describe_sequences(c.sst2.max_texts, "phrases", random=True) for c in (quick, paper))))

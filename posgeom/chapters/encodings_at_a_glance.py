@@ -168,6 +168,8 @@ class Captions:
     scale: str
     last_position: int    # positions 0 to last_position are compared
     picture_positions: int  # the rows of the tables drawn
+    quick_positions: int  # the positions compared at each scale, for the "What this chapter needs" box
+    paper_positions: int
 
 
 def captions(settings=None) -> Captions:
@@ -176,4 +178,5 @@ def captions(settings=None) -> Captions:
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
-    return Captions(scale=settings.scale, last_position=int(conf.n) - 1, picture_positions=int(conf.picture_positions))
+    return Captions(scale=settings.scale, last_position=int(conf.n) - 1, picture_positions=int(conf.picture_positions),
+                    quick_positions=int(CONFIGS["quick"].n), paper_positions=int(CONFIGS["paper"].n))

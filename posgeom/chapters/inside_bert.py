@@ -18,8 +18,9 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, code_changed, stored_at_scale
-from ..experiments.inside_bert import CONFIGS, DEFINITIONS, NORMALIZATIONS, PAPER_PEAK_LAYER, run_layer_stress
-from ..experiments.layer_peaks import LOCAL_PEAK, local_maxima, run_local_peak_test
+from ..experiments.inside_bert import CONFIGS, DEFINITIONS, PAPER_PEAK_LAYER, run_layer_stress
+from ..experiments.layer_peaks import LOCAL_PEAK, run_local_peak_test
+from ..geometry.peaks import NORMALIZATIONS, local_maxima
 from ..experiments.real_corpora import PlainText
 
 __all__ = [
@@ -260,6 +261,10 @@ class Captions:
     sentences: str        # the sentences fed to the model
     target: str           # the target geometry and the positions kept
     special: str
+    peak_groups: int      # the test of the local peak (run_local_peak_test's groups and redraws, at both
+    peak_redraws: int     # scales), for the "What this chapter needs" box
+    quick_batch: int      # sentences per forward pass at each scale, for the box
+    paper_batch: int
 
 
 def captions(settings=None) -> Captions:
@@ -275,4 +280,13 @@ def captions(settings=None) -> Captions:
         last_map_position=int(conf.map_positions) - 1, sentences=f"{CORPUS_LABELS[sent.corpus]} {sent.split}",
         target=(f"{corpus_caption(settings.scale, sent.corpus)} restricted to the positions reached by "
                 f"{conf.min_reach} {sent.split} sentences"),
-        special=str(sent.special))
+        special=str(sent.special), peak_groups=_peak_default("n_groups"), peak_redraws=_peak_default("n_boot"),
+        quick_batch=int(CONFIGS["quick"].batch_size), paper_batch=int(CONFIGS["paper"].batch_size))
+
+
+def _peak_default(name: str) -> int:
+    """A default of :func:`posgeom.experiments.layer_peaks.run_local_peak_test` (the chapter calls it with
+    its defaults at both scales: its groups and redraws are not in ``CONFIGS``)."""
+    import inspect
+
+    return int(inspect.signature(run_local_peak_test).parameters[name].default)

@@ -605,6 +605,8 @@ class Captions:
     training: str
     init_seeds: int
     smooth: int           # steps of the moving average drawn
+    quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
+    paper_runs: str
 
 
 def captions(settings=None) -> Captions:
@@ -618,4 +620,25 @@ def captions(settings=None) -> Captions:
                     order_task=(f"{order.n_positions} positions, {order.vocab_size:,} tokens, "
                                 f"{order.n_train:,} training sequences"),
                     training=describe_training(conf.train), init_seeds=len(conf.init.seeds),
-                    smooth=int(conf.init.smooth))
+                    smooth=int(conf.init.smooth), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+
+
+def _runs(scale: str) -> str:
+    """The chapter's training runs at ``scale`` in words: the initialisation study
+    (:func:`posgeom.experiments.learned_tables.run_init_study`: every variant of ``init_study_variants``
+    and seed) and the dropout study (:func:`posgeom.experiments.table_dropout.run_dropout_study`: every
+    rate and seed), with their models, steps and training sets."""
+    from ..experiments.learned_tables import init_study_variants
+    from ..report import describe_model
+
+    conf, drop = CONFIGS[scale], td.CONFIGS[scale]
+    variants = init_study_variants(conf.init.inits, conf.init.dropouts)
+    n_init, n_drop = len(variants) * len(conf.init.seeds), len(drop.dropouts) * len(drop.seeds)
+    with_dropout = sum(p > 0 for _, p in variants)
+    kinds = f"{len(variants) - with_dropout} initialisations" + (
+        f" and {with_dropout} with embedding dropout" if with_dropout else "")
+    drop_model = "" if drop.model == conf.model else f" of the {describe_model(drop.model)}"
+    return (f"{n_init} training runs of the {describe_model(conf.model)}, {conf.train.steps:,} steps each "
+            f"({kinds}, {len(conf.init.seeds)} seeds each), and {n_drop} more{drop_model} "
+            f"({len(drop.dropouts)} dropout rates × {len(drop.seeds)} seeds, {drop.train.steps:,} steps each) on a "
+            f"small training set of {drop.order.n_train:,} sequences for the dropout study")

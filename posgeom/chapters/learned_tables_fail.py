@@ -437,6 +437,8 @@ class Captions:
     mlm_windows: str
     mlm_seeds: int
     mlm_data: str
+    quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
+    paper_runs: str
 
 
 def _lengths(factors) -> str:
@@ -463,4 +465,32 @@ def captions(settings=None) -> Captions:
         tails_training=describe_training(tails.train), tails_seeds=len(tails.seeds),
         mlm_windows=f"{2 * mlm.L}-token windows (2 L) for models trained on {mlm.L}-token windows",
         mlm_seeds=len(mlm.seeds),
-        mlm_data=f"{mlm.top_k:,}-word-piece vocabulary, {mlm.n_train:,} training reviews")
+        mlm_data=f"{mlm.top_k:,}-word-piece vocabulary, {mlm.n_train:,} training reviews",
+        quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+
+
+def _study_words(n: int, what: str, block, *, finetunes: bool) -> str:
+    """One study's runs in words: how many, for what, the steps, the seeds (and the fine-tunes' steps)."""
+    tune = f", fine-tunes of {block.finetune.steps:,}" if finetunes else ""
+    return f"{n} for {what} ({block.train.steps:,} steps{tune}; {len(block.seeds)} seeds)"
+
+
+def _runs(scale: str) -> str:
+    """The chapter's training runs at ``scale`` in words, counted as the studies loop: the tails
+    (:func:`posgeom.experiments.undertrained_tails.run_undertrained_tails`: each condition and seed), the
+    order task and IMDB masked language modelling (``study_plan(...).n_runs`` of
+    :func:`~posgeom.experiments.extrapolation.run_extrapolation_order` and
+    :func:`~posgeom.experiments.extrapolation_mlm.run_extrapolation_mlm`: each encoding and seed, and for the
+    learned table a fine-tune per longer length and a model trained at each target length)."""
+    from ..experiments.extrapolation import MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
+    from ..experiments.undertrained_tails import CONDITIONS
+    from ..report import describe_model
+
+    conf = CONFIGS[scale]
+    order, mlm = study_plan(conf.order, valid=ORDER_ENCODINGS), study_plan(conf.mlm, valid=MLM_ENCODINGS)
+    tails = len(CONDITIONS) * len(conf.tails.seeds)
+    studies = [(tails, "the tails", conf.tails, False), (order.n_runs, "the order task", conf.order, True),
+               (mlm.n_runs, "IMDB masked language modelling", conf.mlm, True)]
+    parts = "; ".join(_study_words(n, what, block, finetunes=f and "learned" in block.encodings)
+                      for n, what, block, f in studies)
+    return f"{tails + order.n_runs + mlm.n_runs} training runs of the {describe_model(conf.model)}: {parts}"

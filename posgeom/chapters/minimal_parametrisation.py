@@ -430,6 +430,10 @@ class Captions:
     marker_task: str
     sst2_task: str
     marker_seeds: int
+    quick_runs: str       # the training comparison at each scale, for the "What this chapter needs" box
+    paper_runs: str
+    quick_c5_draws: int   # C5's generator draws at quick (run_c5_draws), for the box
+    sst2_training: str    # SST-2's training phrases at both scales, for the box
 
 
 def captions(settings=None) -> Captions:
@@ -437,7 +441,7 @@ def captions(settings=None) -> Captions:
     and the corpus geometry and optimal encoding settings its stress curves reuse)."""
     from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
     from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
-    from ..report import describe_model, describe_sequences, short_float
+    from ..report import describe_model, describe_scales, describe_sequences, short_float
     from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
@@ -456,4 +460,22 @@ def captions(settings=None) -> Captions:
                      f"{train.synthetic.n_positions} tokens over {train.synthetic.vocab_size:,} token ids"),
         sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (special tokens \"model\", "
                    f"n = {train.sst2.n_positions})"),
-        marker_seeds=len(train.seeds))
+        marker_seeds=len(train.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+        quick_c5_draws=len(CONFIGS["quick"].c5_seeds),
+        sst2_training=describe_scales(*(describe_sequences(CONFIGS[s].train.sst2.n_train, "phrases", random=True)
+                                        for s in ("quick", "paper"))))
+
+
+def _runs(scale: str) -> str:
+    """The training comparison at ``scale`` in words, counted as
+    :func:`posgeom.experiments.lowrank_training.run_lowrank_training` loops: on marker order every encoding of
+    ``TRAIN_ENCODINGS`` and seed of ``seeds``, on SST-2 those of ``sst2_encodings`` and ``sst2_seeds``."""
+    from ..report import describe_model
+
+    train = CONFIGS[scale].train
+    marker = len(TRAIN_ENCODINGS)
+    sst2 = sum(label in train.sst2_encodings for label, _, _ in TRAIN_ENCODINGS)
+    n = marker * len(train.seeds) + sst2 * len(train.sst2_seeds)
+    return (f"{n} models ({describe_model(train.model)}): {marker} encodings × {len(train.seeds)} seeds on marker "
+            f"order, {train.steps.synthetic:,} steps each, and {sst2} × {len(train.sst2_seeds)} seeds on SST-2, "
+            f"{train.steps.sst2:,} steps each")

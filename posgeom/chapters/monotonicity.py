@@ -354,6 +354,13 @@ class Captions:
     ntk_regimes: str      # the three regimes' shapes, initialisations and SGD rates
     ntk_steps: str        # SGD steps, batch and training set
     ntk_probes: int       # sentences the tangent kernel is measured on
+    quick_ntk: str        # the NTK runs at each scale, for the "What this chapter needs" box
+    paper_ntk: str
+    paper_random_seeds: int  # the random tables at paper scale, for the box
+    paper_imdb_ranks: str    # the MDS ranks scored on IMDB at paper scale, for the box
+    sst2_sentences: str      # SST-2's training sentences counted, at both scales, for the box
+    imdb_reviews: str        # IMDB's training reviews counted, at both scales, for the box
+    ntk_data: str            # the NTK runs' training and probe sentences at both scales, for the box
 
 
 def _regime_words(regime, *, table: str) -> str:
@@ -367,7 +374,7 @@ def _regime_words(regime, *, table: str) -> str:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.monotonicity.CONFIGS`;
     the corpora of :data:`posgeom.experiments.real_corpora.CONFIGS`)."""
-    from ..report import short_float
+    from ..report import describe_scales, short_float
     from .real_corpora import corpus_caption
 
     settings = _settings(settings)
@@ -380,4 +387,42 @@ def captions(settings=None) -> Captions:
     return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
                     imdb=corpus_caption(settings.scale, "imdb"), ntk_positions=f"0-{ntk.n_positions - 1}",
                     ntk_regimes=regimes, ntk_steps=f"{ntk.steps:,} SGD steps of {ntk.batch_size} sentences from {sentences}",
-                    ntk_probes=int(ntk.probe_sequences))
+                    ntk_probes=int(ntk.probe_sequences), quick_ntk=_ntk_runs("quick"), paper_ntk=_ntk_runs("paper"),
+                    paper_random_seeds=len(CONFIGS["paper"].random_seeds),
+                    paper_imdb_ranks=_ranks(CONFIGS["paper"].mds_ranks("imdb")),
+                    sst2_sentences=_corpus_sizes("sst2", "sentences"), imdb_reviews=_corpus_sizes("imdb", "reviews"),
+                    ntk_data=describe_scales(*(_ntk_data(s) for s in ("quick", "paper"))))
+
+
+def _ntk_runs(scale: str) -> str:
+    """The NTK runs at ``scale`` in words, counted as :func:`posgeom.experiments.monotonicity_ntk.run_ntk_all`
+    loops (each regime of ``REGIMES`` over ``NTKOptions.seeds_of``): how many, their steps, corpus and widths."""
+    ntk = CONFIGS[scale].ntk
+    n = sum(len(ntk.seeds_of(r)) for r in REGIMES)
+    contrasts = [r for r in REGIMES if r != "lazy"]
+    names = {"lazy_small_init": "lazy with a small table"}
+    widths = "; ".join(f"{names.get(r, r)}, width {ntk.regime(r).d_model}" for r in contrasts)
+    return (f"{n} SGD runs of {ntk.steps:,} steps on SST-2 with n = {ntk.n_positions}: {len(ntk.seeds)} seeds of the "
+            f"lazy regime (width {ntk.lazy.d_model}) and {len(ntk.contrast_seeds)} of each of its "
+            f"{len(contrasts)} contrasts ({widths})")
+
+
+def _ranks(ranks) -> str:
+    """MDS ranks scored, in words: ``"every MDS rank"`` (None) or ``"MDS ranks 1, 2, …"``."""
+    return "every MDS rank" if ranks is None else "MDS ranks " + ", ".join(str(int(k)) for k in ranks)
+
+
+def _corpus_sizes(corpus: str, unit: str) -> str:
+    """A real corpus's sequences counted, at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
+    from ..experiments.real_corpora_geometry import corpus_options
+    from ..report import describe_scales, describe_sequences
+
+    return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
+                             for s in ("quick", "paper")))
+
+
+def _ntk_data(scale: str) -> str:
+    """The NTK runs' training and probe sentences at ``scale``."""
+    ntk = CONFIGS[scale].ntk
+    train = "all training sentences" if ntk.train_sequences is None else f"{ntk.train_sequences:,} training sentences"
+    return f"{train} and {ntk.probe_sequences:,} probe sentences"

@@ -17,10 +17,11 @@ import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
+from ..encodings import ENCODINGS_COMPARED
 from ..geometry import Interval
 from ..registry import Result, stored_text
 from ..experiments.corpus_geometry import SYNTHETIC_FAMILIES
-from ..experiments.optimal_encoding import CONFIGS, ENCODINGS_COMPARED, run_comparison_intervals
+from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 
 __all__ = [
     "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",
@@ -307,13 +308,14 @@ class Captions:
     encoders: str         # the encodings' shapes on each corpus
     sst2: str
     smacof: str           # SMACOF's stopping rule
+    redraws: str          # the stress table's bootstrap redraws at both scales, for the "What this chapter needs" box
 
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.optimal_encoding.CONFIGS`
     and the corpora of :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
     from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
-    from ..report import describe_sequences, short_float
+    from ..report import describe_scales, describe_sequences, short_float
     from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
@@ -326,4 +328,5 @@ def captions(settings=None) -> Captions:
         encoders=(f"synthetic families at width {enc.d_model} with {enc.n_heads} heads; SST-2 at width "
                   f"{corpus.encoder.d_model} with {corpus.encoder.n_heads} heads"),
         sst2=sst2_caption(settings.scale),
-        smacof=f"{conf.smacof.max_iter:,} iterations or a relative decrease below {short_float(conf.smacof.eps)}")
+        smacof=f"{conf.smacof.max_iter:,} iterations or a relative decrease below {short_float(conf.smacof.eps)}",
+        redraws=describe_scales(*(f"{CONFIGS[s].intervals.n_boot:,}" for s in ("quick", "paper"))))

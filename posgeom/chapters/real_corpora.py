@@ -22,9 +22,8 @@ from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
-from ..experiments.real_corpora import (
-    CONFIGS, RANK_OPTIONS, interval_text, mds_row, smacof_row, stress_records,
-)
+from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, mds_row, smacof_row, stress_records
+from ..geometry import interval_text
 from ..experiments.settings import find
 
 __all__ = [
@@ -490,8 +489,8 @@ def corpus_caption(scale: str, corpus: str) -> str:
 
     opts = corpus_options(scale, corpus)
     unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
-    size = describe_sequences(opts["max_sequences"], unit, random=True)
-    return f'{CORPUS_LABELS[corpus]} {opts["split"]} ({size}, n = {opts["n_positions"]}, special tokens "{opts["special"]}")'
+    size = describe_sequences(opts.max_sequences, unit, random=True)
+    return f'{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, special tokens "{opts.special}")'
 
 
 @dataclass(frozen=True)
@@ -505,6 +504,11 @@ class Captions:
     n_rep: int            # bootstrap replicates of the noise floor
     quick_scratch: str    # the tables trained from scratch at each scale, for the "What this chapter needs" box
     paper_scratch: str
+    quick_rank: str       # what takes the time at quick, for the box: the noise-aware rank of IMDB,
+    quick_splits: int     # the cross-half splits per corpus,
+    quick_subsets: str    # and the subsets redrawn
+    sst2_size: str        # the sequences counted at both scales, for the box
+    imdb_size: str
 
 
 def captions(settings=None) -> Captions:
@@ -514,7 +518,41 @@ def captions(settings=None) -> Captions:
     settings = _settings(settings)
     return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
                     imdb=corpus_caption(settings.scale, "imdb"), n_rep=int(CONFIGS[settings.scale].noise.n_rep),
-                    quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"))
+                    quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"), quick_rank=_rank("quick", "imdb"),
+                    quick_splits=int(CONFIGS["quick"].draws.n_splits), quick_subsets=_subsets("quick"),
+                    sst2_size=_sizes("sst2"), imdb_size=_sizes("imdb"))
+
+
+def _rank(scale: str, corpus: str) -> str:
+    """The noise-aware rank of ``corpus`` at ``scale`` in words: its positions and the random half-splits of
+    :data:`posgeom.experiments.real_corpora.RANK_OPTIONS`."""
+    from ..experiments.real_corpora import CONFIGS
+    from ..experiments.real_corpora_geometry import corpus_options
+
+    if corpus not in CONFIGS[scale].rank_corpora:
+        return "not computed"
+    return f"{corpus_options(scale, corpus).n_positions} positions, {RANK_OPTIONS['n_resamples']} half-splits"
+
+
+def _subsets(scale: str) -> str:
+    """The subsets redrawn at ``scale`` (:func:`posgeom.experiments.real_corpora.run_subset_draws`, for each
+    corpus of ``draws.subset_corpora`` and seed of ``draws.subset_seeds``), in words."""
+    from ..experiments.real_corpora import CONFIGS
+
+    draws = CONFIGS[scale].draws
+    if not draws.subset_corpora:
+        return "no subsets"
+    return " and ".join(f"{len(draws.subset_seeds)} {CORPUS_LABELS[c]} subsets" for c in draws.subset_corpora)
+
+
+def _sizes(corpus: str) -> str:
+    """The sequences of ``corpus`` counted at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
+    from ..experiments.real_corpora_geometry import corpus_options
+    from ..report import describe_scales, describe_sequences
+
+    unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
+    return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
+                             for s in ("quick", "paper")))
 
 
 def _scratch(scale: str) -> str:

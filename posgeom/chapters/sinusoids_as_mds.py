@@ -16,10 +16,10 @@ import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..geometry import Interval
+from ..geometry import SHIFT_STATISTICS, Interval
 from ..registry import Result, stored_text
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
-from ..experiments.sinusoids_as_mds import SHIFT_STATISTICS, run_shift_intervals
+from ..experiments.sinusoids_as_mds import run_shift_intervals
 
 __all__ = [
     "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",
@@ -227,12 +227,20 @@ class Captions:
 
     scale: str
     sst2: str             # SST-2's positions and special tokens
+    redraws: str          # the shift intervals' bootstrap redraws at both scales, for the "What this chapter needs" box
+    samples: str          # the synthetic families' samples at both scales, for the box
 
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (its SST-2 corpus is the one of
     :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
+    from ..experiments.sinusoids_as_mds import CONFIGS
+    from ..report import describe_scales, describe_sequences
     from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
-    return Captions(scale=settings.scale, sst2=sst2_caption(settings.scale))
+    scales = ("quick", "paper")
+    return Captions(scale=settings.scale, sst2=sst2_caption(settings.scale),
+                    redraws=describe_scales(*(f"{CONFIGS[s].intervals.n_boot:,}" for s in scales)),
+                    samples=describe_scales(*(describe_sequences(CORPUS_CONFIGS[s].synthetic.n_sequences)
+                                              for s in scales)))

@@ -21,7 +21,7 @@ from ..registry import Result
 
 __all__ = [
     "LEARNED_LEVEL", "order_task_outcome", "steps_to_learn", "EquivarianceSummary", "equivariance_summary",
-    "OrderTaskSummary", "order_task_summary", "comparison_rows", "Captions", "captions",
+    "OrderTaskSummary", "order_task_summary", "comparison_rows", "Captions", "captions", "EXTRA_MODELS",
 ]
 
 #: The test accuracy at which a model counts as having learned the order task (for the steps it took).
@@ -175,6 +175,8 @@ class Captions:
     training: str         # optimiser, batch, steps
     weight_decay: str
     seeds: str
+    quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
+    paper_runs: str
 
 
 def captions(settings=None) -> Captions:
@@ -192,4 +194,22 @@ def captions(settings=None) -> Captions:
         task=(f"{task.n_positions} task positions plus [CLS], {task.vocab_size:,} token ids, {task.n_train:,} "
               f"training and {task.n_test:,} test sequences"),
         training=describe_training(conf.train), weight_decay=f"{conf.train.weight_decay:g}",
-        seeds=describe_seeds(conf.seeds))
+        seeds=describe_seeds(conf.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+
+
+#: The models the chapter trains beyond :data:`posgeom.experiments.necessity.MODELS`: the notebook's rerun
+#: of bidirectional ALiBi without ``[CLS]`` (``run_order_task(settings, models=[("alibi", False)],
+#: cls_token=False)``), over the same seeds.
+EXTRA_MODELS = (("alibi", False),)
+
+
+def _runs(scale: str) -> str:
+    """The chapter's training runs at ``scale`` in words: each model of
+    :data:`~posgeom.experiments.necessity.MODELS` and of :data:`EXTRA_MODELS` over the seeds
+    (:func:`posgeom.experiments.necessity.run_order_task`), the model, the task's positions and steps."""
+    from ..report import describe_model
+
+    conf = CONFIGS[scale]
+    n = (len(MODELS) + len(EXTRA_MODELS)) * len(conf.seeds)
+    return (f"{n} training runs of the {describe_model(conf.model)}, {conf.task.n_positions} task positions, "
+            f"{conf.train.steps:,} steps each")

@@ -384,6 +384,7 @@ class Captions:
     stationary: str       # the stationary family's shape
     model: str
     training: str         # optimiser, batch, steps
+    steps: str            # training steps of every run, e.g. "200"
     weight_decay: str
     gap_positions: int    # the factorisation check's positions
     gap_layer: int
@@ -408,6 +409,7 @@ def captions(settings=None) -> Captions:
     return Captions(scale=settings.scale, headline_seeds=describe_seeds(conf.headline_seeds),
                     seeds=describe_seeds(conf.seeds), corpora=corpora, stationary=shape,
                     model=describe_model(conf.model), training=describe_training(conf.train),
+                    steps=f"{conf.train.steps:,}",
                     weight_decay=f"{conf.weight_decay:g}", gap_positions=int(conf.gap.n_positions),
                     gap_layer=int(conf.gap.layer), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
 
@@ -415,12 +417,11 @@ def captions(settings=None) -> Captions:
 def _runs(scale: str) -> str:
     """The chapter's training runs at ``scale`` in words (:func:`posgeom.experiments.separation.run_chapter`):
     how many, the model, positions and steps."""
-    from ..experiments.separation import SETUPS
+    from ..experiments.separation import chapter_run_count
     from ..report import describe_model
 
     conf = CONFIGS[scale]
-    headline = 3 if scale == "paper" else 2  # drift and SST-2, and IMDB at paper scale
-    n = headline * len(conf.headline_seeds) + 2 * len(SETUPS) * len(conf.seeds)
+    n = chapter_run_count(scale)
     positions = f"{conf.synthetic.n_positions} positions" + (
         f" (IMDB {conf.real.imdb.n_positions})" if scale == "paper" else "")
     return f"{n} training runs of the {describe_model(conf.model)}, {positions}, {conf.train.steps:,} steps each"

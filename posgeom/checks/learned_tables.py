@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..geometry.tables import cosine_similarity_matrix, similarity_by_lag
 from .core import Verdict, array_problem, run_check
 
 __all__ = ["check_lag_similarity", "check_band_width", "check_interpolation", "check_reuse_last"]
@@ -38,17 +39,10 @@ def _lag_cases():
             ("a random walk", (np.cumsum(rng.normal(size=(25, 6)), axis=0),))]
 
 
-def _learned_tables():
-    from ..experiments import learned_tables as lt
-
-    return lt
-
-
 def check_lag_similarity(student_fn) -> Verdict:
     r"""Check ``student_fn(P) -> (n,)``: $s(\delta)$, the mean cosine similarity of the rows of ``P`` (n, d)
     that are $\delta$ apart, $\delta = 0 \dots n-1$ (raw rows, not centred; $s(0) = 1$).
     The package's ``similarity_by_lag`` and ``cosine_similarity_matrix`` are switched off."""
-    lt = _learned_tables()
 
     def compare(s, P):
         return array_problem(np.ravel(s) if np.ndim(s) else s, _lag_oracle(P), atol=1e-9, what="s")
@@ -62,14 +56,13 @@ def check_lag_similarity(student_fn) -> Verdict:
         return ""
 
     return run_check("lag similarity", student_fn, _lag_cases(), compare,
-                     switch_off=(lt.similarity_by_lag, lt.cosine_similarity_matrix), hints=hints)
+                     switch_off=(similarity_by_lag, cosine_similarity_matrix), hints=hints)
 
 
 def check_band_width(student_fn) -> Verdict:
     r"""Check ``student_fn(P, level) -> int``: the smallest lag $\delta \ge 1$ with $s(\delta) <$ ``level``,
     or ``n`` when there is none. The package's ``similarity_by_lag`` and ``cosine_similarity_matrix`` are
     switched off."""
-    lt = _learned_tables()
     cases = [(f"{label}, level {level}", (P, level)) for (label, (P,)), level in zip(_lag_cases(), (0.5, 0.9, 0.99, 0.2))]
 
     def oracle(P, level):
@@ -86,7 +79,7 @@ def check_band_width(student_fn) -> Verdict:
         return "start at lag 1 and stop at the first lag strictly below the level; return n when none is."
 
     return run_check("band width", student_fn, cases, compare,
-                     switch_off=(lt.similarity_by_lag, lt.cosine_similarity_matrix), hints=hints)
+                     switch_off=(similarity_by_lag, cosine_similarity_matrix), hints=hints)
 
 
 def _extension_cases():

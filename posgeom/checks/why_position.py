@@ -114,17 +114,17 @@ def check_equivariance_gap(student_fn) -> Verdict:
     """
     import torch
 
-    from ..experiments import necessity as nec
     from ..models import build_model
     from ..models import equivariance as eqv
+    from ..models.tasks import tiny_encoder_config
 
     rng = np.random.default_rng(0)
     L, V = 10, 30
     x = torch.as_tensor(rng.integers(1, V, size=(3, L)))
     cases = []
     for position, causal in (("none", False), ("learned", False), ("none", True), ("alibi", False)):
-        cfg = nec.model_config(position, causal, vocab_size=V, max_len=L, d_model=16, n_layers=2, n_heads=2,
-                               d_ff=32, init_std=0.5)
+        cfg = tiny_encoder_config(vocab_size=V, max_len=L, position=position, causal=causal, d_model=16, n_layers=2,
+                                  n_heads=2, d_ff=32, init_std=0.5)
         model = build_model(cfg, "classification", seed=1).double().eval()
         for name, perm in (("a random permutation", rng.permutation(L)), ("the reversal", np.arange(L)[::-1].copy())):
             cases.append((f"{position}{' + causal mask' if causal else ''}, {name}", (model, x, perm)))

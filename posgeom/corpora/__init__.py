@@ -4,6 +4,7 @@
 * :mod:`~posgeom.corpora.real` — SST-2 and IMDB (local folder, checked against packaged checksums, or hub);
 * :mod:`~posgeom.corpora.tokenize` — bert-base-uncased WordPiece, special-token policies, truncation;
 * :mod:`~posgeom.corpora.cache` — on-disk cache keyed by data, tokenizer and options;
+* :mod:`~posgeom.corpora.options` — the options of a corpus's geometry (:class:`CorpusOptions`), one typed value;
 * :mod:`~posgeom.corpora.stats` — corpus name → cached token arrays and positional counts;
 * :mod:`~posgeom.corpora.sharded` — counts of a corpus of any size, shard by shard, in one process or on
   Dask (``posgeom counts``), with a per-shard cache;
@@ -20,8 +21,9 @@ from .countsfile import COUNTS_FORMAT, CountsFileError, load_counts, save_counts
 from .spec import CorpusSpec, as_statistics, corpus_report, load_statistics, parse_corpus_spec
 from .real import (
     CORPORA, ChecksumError, DataSource, DataUnavailableError, TextCorpus, known_checksums, load_texts,
-    resolve_source, sha256_file, data_key,
+    resolve_source, sha256_file, data_key, describe_source,
 )
+from .options import CorpusOptions
 from .stats import CorpusStatistics, corpus_counts, corpus_tokens, default_br, default_positions
 from .sharded import BAD_SHARD_POLICIES, SHARD_FORMATS, ShardError, count_corpus, read_shard, resolve_shards
 from .synthetic import (
@@ -36,7 +38,7 @@ from .tokenize import (
 __all__ = [
     "CACHE_VERSION", "ArrayCache", "cache_key",
     "CORPORA", "ChecksumError", "DataSource", "DataUnavailableError", "TextCorpus", "known_checksums", "load_texts",
-    "resolve_source", "sha256_file", "data_key",
+    "resolve_source", "sha256_file", "data_key", "describe_source", "CorpusOptions",
     "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
     "COUNTS_FORMAT", "CountsFileError", "load_counts", "save_counts",
     "BAD_SHARD_POLICIES", "SHARD_FORMATS", "ShardError", "count_corpus", "read_shard", "resolve_shards",

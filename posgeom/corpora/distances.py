@@ -15,66 +15,14 @@ the Hellinger matrix of its kept positions with what it was computed from (:clas
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import geometry as geo
+from .options import CorpusOptions, check_options
 
 __all__ = ["CorpusOptions", "CorpusDistances", "corpus_distances", "resampling_groups"]
-
-
-@dataclass(frozen=True)
-class CorpusOptions:
-    """The options that define a corpus's positional geometry.
-
-    Attributes
-    ----------
-    corpus : str
-        ``"sst2"``, ``"imdb"``, or a file or folder of texts (:func:`posgeom.corpora.real.resolve_source`).
-    split : str
-    n_positions : int, optional
-        Default :func:`posgeom.corpora.stats.default_positions` (SST-2 64, IMDB 512).
-    special : {"model", "content"}
-        Count the special tokens as the model sees them, or the content tokens only.
-    br_tags : {"keep", "space"}, optional
-        Default :func:`posgeom.corpora.stats.default_br`.
-    tokenizer : str or tokenizer, optional
-        Default the packaged bert-base-uncased WordPiece.
-    max_sequences : int, optional
-        Count a random subset of that many texts (drawn without replacement with ``subset_seed``).
-    subset_seed : int
-    min_count : int
-        Keep the positions reached by at least that many sequences.
-    alpha : float
-        Additive smoothing of the marginals.
-    kind : {"chord", "normalized", "geodesic"}
-    """
-
-    corpus: str = "sst2"
-    split: str = "train"
-    n_positions: int | None = None
-    special: str = "model"
-    br_tags: str | None = None
-    tokenizer: object = None
-    max_sequences: int | None = None
-    subset_seed: int = 0
-    min_count: int = 1
-    alpha: float = 0.0
-    kind: str = "chord"
-
-    @classmethod
-    def from_dict(cls, options: dict) -> "CorpusOptions":
-        """The options of a dict with these keys (a ``ValueError`` names any other key)."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(f"unknown corpus option(s) {unknown}; valid options are {sorted(known)}")
-        return cls(**options)
-
-    def as_dict(self) -> dict:
-        """The options as a plain dict (as stored in a result's parameters)."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -117,13 +65,12 @@ def _subset_rows(options: CorpusOptions, n_texts: int) -> np.ndarray:
     return np.sort(np.random.default_rng(options.subset_seed).choice(n_texts, size=int(m), replace=False))
 
 
-def _subset_tokens(options: CorpusOptions, data_dir):
+def _subset_tokens(options: CorpusOptions, data_dir, source=None):
     """Token ids of ``max_sequences`` texts drawn without replacement with ``subset_seed`` (rows kept in order)."""
-    from .real import load_texts
     from .stats import default_br, default_positions
     from .tokenize import tokenize_texts
 
-    texts = load_texts(options.corpus, options.split, data_dir=data_dir)
+    texts = _texts(options, data_dir, source)
     rows = _subset_rows(options, len(texts.texts))
     labels = texts.labels[rows] if texts.labels is not None else None
     n = default_positions(options.corpus) if options.n_positions is None else options.n_positions
@@ -132,7 +79,18 @@ def _subset_tokens(options: CorpusOptions, data_dir):
                           labels=labels)
 
 
-def corpus_distances(options: CorpusOptions, *, data_dir=None, with_tokens: bool = False,
+def _texts(options: CorpusOptions, data_dir, source):
+    """The texts of the options' corpus and split, from their resolved ``source`` when given."""
+    from .real import load_texts
+
+    if source is None:
+        return load_texts(options.corpus, options.split, data_dir=data_dir)
+    if source.split != options.split:
+        raise ValueError(f"source must be the DataSource of {options.corpus}/{options.split}; got {source!r:.80}")
+    return load_texts(source)
+
+
+def corpus_distances(options: CorpusOptions, *, data_dir=None, source=None, with_tokens: bool = False,
                      progress: bool = False) -> CorpusDistances:
     """The Hellinger matrix of a corpus's kept positions (module docstring).
 
@@ -141,6 +99,9 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, with_tokens: bool
     options : CorpusOptions
     data_dir : path, optional
         The data folder (``settings.data_dir``); None: the configured one, else the Hugging Face hub.
+    source : posgeom.corpora.real.DataSource, optional
+        The options' corpus and split already resolved (:func:`posgeom.corpora.real.resolve_source`), so that
+        a run resolves and hashes its data once; default: resolved here.
     with_tokens : bool
         Also return the token ids (read from the token cache; otherwise a whole split is counted from
         the counts cache).
@@ -151,29 +112,26 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, with_tokens: bool
     -------
     CorpusDistances
     """
-    if not isinstance(options, CorpusOptions):
-        raise TypeError(f"options must be a CorpusOptions; got {type(options).__name__} (use CorpusOptions.from_dict)")
+    check_options(options)
     from .stats import corpus_counts, corpus_tokens
 
-    common = dict(special=options.special, tokenizer=options.tokenizer, br_tags=options.br_tags, data_dir=data_dir,
-                  progress=progress)
     tokens = None
     if options.max_sequences is not None:
         if options.tokenizer is not None and not isinstance(options.tokenizer, str):
             raise ValueError("a subset (max_sequences) is tokenised by name: give tokenizer as a name or a folder")
-        tokens = _subset_tokens(options, data_dir)
+        tokens = _subset_tokens(options, data_dir, source)
         counts = tokens.counts()
     elif with_tokens:
-        tokens = corpus_tokens(options.corpus, options.split, options.n_positions, **common)
+        tokens = corpus_tokens(options, data_dir=data_dir, progress=progress, source=source)
         counts = tokens.counts()
     else:
-        counts = corpus_counts(options.corpus, options.split, options.n_positions, **common).counts
+        counts = corpus_counts(options, data_dir=data_dir, progress=progress, source=source).counts
     marginals = geo.positional_marginals(counts, alpha=options.alpha, min_count=options.min_count)
     D = geo.hellinger_matrix(marginals, kind=options.kind)
     return CorpusDistances(D, marginals.positions, marginals.reach, marginals, counts, tokens, options)
 
 
-def resampling_groups(options: CorpusOptions, *, data_dir=None):
+def resampling_groups(options: CorpusOptions, *, data_dir=None, source=None):
     """A label per sequence of :func:`corpus_distances`'s tokens grouping the rows that are not independent.
 
     For a split whose rows include phrases of one another (:data:`posgeom.corpora.groups.PHRASE_SPLITS`: SST-2's
@@ -185,16 +143,17 @@ def resampling_groups(options: CorpusOptions, *, data_dir=None):
     ----------
     options : CorpusOptions
     data_dir : path, optional
+    source : posgeom.corpora.real.DataSource, optional
+        As :func:`corpus_distances`.
 
     Returns
     -------
     ndarray of int64 of shape (n_sequences,), or None
     """
     from .groups import containing_text_groups, split_has_phrases
-    from .real import load_texts
 
     if not split_has_phrases(options.corpus, options.split):
         return None
-    texts = load_texts(options.corpus, options.split, data_dir=data_dir).texts
+    texts = _texts(options, data_dir, source).texts
     labels = containing_text_groups(texts)
     return labels[_subset_rows(options, len(texts))] if options.max_sequences is not None else labels

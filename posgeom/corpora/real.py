@@ -39,7 +39,7 @@ __all__ = [
     "CorpusInfo", "CORPORA", "DataSource", "TextCorpus", "DataUnavailableError", "ChecksumError",
     "EMPTY_POLICIES", "FILE_BUILDERS", "known_checksums", "sha256_file", "resolve_source", "load_texts",
     "no_data_message", "read_local_table", "expected_checksums", "load_hub_split", "HUB_SPLIT_ROWS",
-    "FOLDER_CHECKSUMS", "pick_text_column", "data_key",
+    "FOLDER_CHECKSUMS", "pick_text_column", "data_key", "describe_source",
 ]
 
 EMPTY_POLICIES = ("raise", "drop", "keep")
@@ -126,6 +126,30 @@ def data_key(data_dir: str | Path | None) -> str:
     if own.is_file():
         return "download:" + hashlib.sha256(own.read_bytes()).hexdigest()[:16]
     return "book copies"
+
+
+def describe_source(source: "DataSource", data_dir: str | Path | None) -> dict:
+    """Where a resolved split is read from, as a registry entry records it (and keys on).
+
+    The files' checksums identify the content; a local folder is named by :func:`data_key` of ``data_dir``
+    rather than by its path, so a result stored on one machine is found on another.
+
+    Parameters
+    ----------
+    source : DataSource
+        From :func:`resolve_source`.
+    data_dir : path, optional
+        The data folder it was resolved with.
+
+    Returns
+    -------
+    dict
+        :meth:`DataSource.describe`, ``location`` replaced by :func:`data_key` for a local folder.
+    """
+    description = source.describe()
+    if description["kind"] == "local":
+        description["location"] = data_key(data_dir)
+    return description
 
 
 def load_hub_split(corpus: str, split: str):

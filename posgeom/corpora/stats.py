@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .cache import ArrayCache, arrays_digest, cache_key
+from .options import CorpusOptions
 from .real import CORPORA, DataSource, load_texts, resolve_source
 from .tokenize import (
     DEFAULT_TOKENIZER, TokenizedCorpus, tokenize_texts, tokenizer_fingerprint, tokenizer_name, validate_br,
@@ -116,9 +117,33 @@ def texts_fingerprint(texts: list, labels: np.ndarray | None) -> str:
     return h.hexdigest()
 
 
-def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty):
+def _options_of(corpus, split, n_positions, special, tokenizer, br_tags, source):
+    """The options of a call, read from a :class:`~posgeom.corpora.options.CorpusOptions` (then given alone) or
+    as given, with the corpus replaced by its already resolved ``source``."""
+    if isinstance(corpus, CorpusOptions):
+        given = [k for k, v in dict(split=split, n_positions=n_positions, special=special, tokenizer=tokenizer,
+                                    br_tags=br_tags).items() if v is not None]
+        if given:
+            raise TypeError(f"{', '.join(given)} given beside a CorpusOptions: set them in the options instead")
+        o = corpus
+        corpus, split, n_positions, special, tokenizer, br_tags = (
+            o.corpus, o.split, o.n_positions, o.special, o.tokenizer, o.br_tags)
+    elif not isinstance(corpus, (str, Path, DataSource)):
+        raise TypeError(f"corpus must be a name, a path, a DataSource or a CorpusOptions; got {type(corpus).__name__}")
+    if source is not None:
+        if not isinstance(source, DataSource) or (split is not None and source.split != split) or (
+                isinstance(corpus, str) and corpus in CORPORA and source.corpus != corpus):
+            raise ValueError(f"source must be the DataSource of {corpus}/{split}; got {source!r:.80}")
+        corpus = source
+    return corpus, split, n_positions, "model" if special is None else special, tokenizer, br_tags
+
+
+def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty,
+             source=None):
     """Load the texts and key the caches by them: the key of an entry is computed from the very texts
     (and labels) it is computed from, the tokenizer's fingerprint and every option."""
+    corpus, split, n_positions, special, tokenizer, br_tags = _options_of(
+        corpus, split, n_positions, special, tokenizer, br_tags, source)
     validate_special(special)
     if isinstance(corpus, DataSource):
         source = corpus
@@ -148,11 +173,11 @@ def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, 
 
 
 def corpus_tokens(
-    corpus: str | Path | DataSource,
+    corpus: str | Path | DataSource | CorpusOptions,
     split: str | None = None,
     n_positions: int | None = None,
     *,
-    special: str = "model",
+    special: str | None = None,
     tokenizer=None,
     br_tags: str | None = None,
     data_dir: str | Path | None = None,
@@ -162,18 +187,22 @@ def corpus_tokens(
     cache: bool = True,
     cache_dir: str | Path | None = None,
     progress: bool | None = None,
+    source: DataSource | None = None,
 ) -> TokenizedCorpus:
     """Token ids of one split, cut to ``n_positions``, from the cache when possible.
 
     Parameters
     ----------
-    corpus : str, Path or DataSource
-        ``"sst2"``, ``"imdb"``, a file or folder of texts (:func:`posgeom.corpora.real.resolve_source`).
+    corpus : str, Path, DataSource or CorpusOptions
+        ``"sst2"``, ``"imdb"``, a file or folder of texts (:func:`posgeom.corpora.real.resolve_source`), or
+        a :class:`~posgeom.corpora.options.CorpusOptions` that sets ``split``, ``n_positions``, ``special``,
+        ``tokenizer`` and ``br_tags`` (then left out here; anything else is a one-line ``TypeError``).
     split : str, optional
         Default ``"train"``.
     n_positions : int, optional
         Default :func:`default_positions` (SST-2 64, IMDB 512).
-    special : {"model", "content"}
+    special : {"model", "content"}, optional
+        Default ``"model"``.
     tokenizer : tokenizer or str, optional
         Default the packaged bert-base-uncased WordPiece (:data:`posgeom.corpora.tokenize.DEFAULT_TOKENIZER`).
     br_tags : {"keep", "space"}, optional
@@ -184,6 +213,9 @@ def corpus_tokens(
         Read and write the on-disk cache (``False``: always recompute, write nothing).
     cache_dir : path, optional
         Default ``default_cache_dir() / "corpora"``.
+    source : DataSource, optional
+        The corpus's split already resolved (:func:`posgeom.corpora.real.resolve_source`), so that a run
+        resolves and hashes its data once; default: resolved here.
 
     Returns
     -------
@@ -192,9 +224,9 @@ def corpus_tokens(
         ``info`` says where it came from.
     """
     prepared = _prepare(
-        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty
+        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty, source
     )
-    return _tokens(*prepared, special, cache, cache_dir, progress)
+    return _tokens(*prepared, prepared[5]["options"]["special"], cache, cache_dir, progress)
 
 
 def _tokens(texts, tok, n, br, key, info, special, cache, cache_dir, progress) -> TokenizedCorpus:
@@ -228,11 +260,11 @@ def _tokens(texts, tok, n, br, key, info, special, cache, cache_dir, progress) -
 
 
 def corpus_counts(
-    corpus: str | Path | DataSource,
+    corpus: str | Path | DataSource | CorpusOptions,
     split: str | None = None,
     n_positions: int | None = None,
     *,
-    special: str = "model",
+    special: str | None = None,
     tokenizer=None,
     br_tags: str | None = None,
     data_dir: str | Path | None = None,
@@ -242,6 +274,7 @@ def corpus_counts(
     cache: bool = True,
     cache_dir: str | Path | None = None,
     progress: bool | None = None,
+    source: DataSource | None = None,
 ) -> CorpusStatistics:
     r"""Positional counts $c_i(w)$, $N_i$ of one split (parameters as :func:`corpus_tokens`).
 
@@ -254,7 +287,7 @@ def corpus_counts(
     from ..geometry import PositionalCounts
 
     texts, tok, n, br, tokens_key, info = _prepare(
-        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty
+        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty, source
     )
     key = cache_key(what="counts", tokens=tokens_key)
     store = ArrayCache(cache_dir) if cache else None
@@ -272,7 +305,7 @@ def corpus_counts(
             except Exception as err:  # noqa: BLE001 - an entry of another shape: recompute and replace it
                 warnings.warn(f"cached counts {key[:16]} are unusable ({type(err).__name__}: {err}); recomputing them",
                               stacklevel=2)
-    tc = _tokens(texts, tok, n, br, tokens_key, info, special, cache, cache_dir, progress)
+    tc = _tokens(texts, tok, n, br, tokens_key, info, info["options"]["special"], cache, cache_dir, progress)
     counts = tc.counts()
     extra = {"n_special_dropped": tc.n_special_dropped, "tokens_cache_hit": bool(tc.info.get("cache_hit"))}
     if store is not None:

@@ -46,7 +46,8 @@ Modules
 ``fixed.py``: the geometry of each encoding above; ``references.py``: the references an encoding or a
 learned table is compared with (the equidistant simplex, the random walk, ALiBi's bias read as a kernel,
 :func:`reference_tables`); ``named.py``: the encodings by name (:data:`ENCODINGS`,
-:func:`encoding_distances`, :func:`encoding_set`). Every public name is imported from here,
+:func:`encoding_distances`, :func:`encoding_set`) and every encoding compared with a corpus's distances
+(:func:`comparison_for`, :func:`comparison_intervals`). Every public name is imported from here,
 ``posgeom.encodings``.
 
 Adding an encoding
@@ -65,7 +66,8 @@ from .fixed import (
     sinusoidal_distances, sinusoidal_frequencies, sinusoidal_table, table_distances,
 )
 from .named import (
-    DEFAULT_ENCODING_SET, ENCODING_SET_NAMES, ENCODINGS, describe_encoding, encoding_distances, encoding_set,
+    DEFAULT_ENCODING_SET, ENCODING_SET_NAMES, ENCODINGS, ENCODINGS_COMPARED, comparison_for, comparison_intervals,
+    comparison_set, describe_encoding, encoding_distances, encoding_set, mds_width_distances,
 )
 from .references import (
     REFERENCE_TABLES, alibi_kernel_distances, equidistant_distances, random_walk_table, reference_tables,
@@ -77,4 +79,5 @@ __all__ = [
     "none_distances", "random_table", "random_distances", "table_distances", "mds_distances", "encoding_distances",
     "alibi_kernel_distances", "equidistant_distances", "random_walk_table", "REFERENCE_TABLES", "reference_tables",
     "ENCODING_SET_NAMES", "DEFAULT_ENCODING_SET", "encoding_set", "describe_encoding",
+    "ENCODINGS_COMPARED", "mds_width_distances", "comparison_set", "comparison_for", "comparison_intervals",
 ]

@@ -1,5 +1,7 @@
-r"""Encodings by name: :data:`ENCODINGS` and :func:`encoding_distances` (one encoding, any options), and
-:func:`encoding_set` (the fixed encodings the chapters compare, at one model shape)."""
+r"""Encodings by name: :data:`ENCODINGS` and :func:`encoding_distances` (one encoding, any options),
+:func:`encoding_set` (the fixed encodings the chapters compare, at one model shape), and the comparison of
+every encoding with a corpus's distances (:func:`comparison_set`, :func:`comparison_for`,
+:func:`comparison_intervals`, in the order of :data:`ENCODINGS_COMPARED`)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,10 @@ from typing import Callable
 
 import numpy as np
 
+from ..geometry import (
+    STRESS_BOUNDS, bootstrap_intervals, classical_mds, difference_interval, encoding_stresses, euclidean_distances,
+    fold_counts, hellinger_matrix, positional_counts, positional_marginals,
+)
 from ..validation import check_positive_int
 from .fixed import (
     alibi_distances, alibi_slopes, mds_distances, none_distances, random_distances, rope_distances,
@@ -212,3 +218,117 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
     except TypeError as err:
         raise ValueError(f"bad options {sorted(options)} for encoding {name!r}: {err}") from None
     return fn(n, d=d, n_heads=n_heads, **options)
+
+
+# --------------------------------------------------------------------------------------------
+# Every encoding compared with a corpus's distances
+# --------------------------------------------------------------------------------------------
+
+#: The encodings of the comparison table (:func:`comparison_set`), in display order.
+ENCODINGS_COMPARED = ("mds", "mds_rank3", "sinusoidal", "rope", "alibi", "random", "learned", "none")
+
+
+def mds_width_distances(D, d_model: int) -> dict[str, np.ndarray]:
+    """Distances of classical MDS of ``D`` at full rank (capped at the width ``d_model``) and at rank 3.
+
+    Returns
+    -------
+    dict
+        ``"mds"`` and ``"mds_rank3"``, each an ndarray of shape (n, n).
+    """
+    full = classical_mds(D)
+    # MDS at full rank is limited by the model width d (rank(B) <= n - 1 may exceed d)
+    k_full = min(full.k, check_positive_int(d_model, "d_model"))
+    return {"mds": euclidean_distances(full.embedding[:, :k_full]),
+            "mds_rank3": euclidean_distances(full.embedding[:, :3])}
+
+
+def comparison_set(D, positions, *, d_model: int, n_heads: int, seed, learned_table=None) -> dict[str, np.ndarray]:
+    """The distance matrices of :data:`ENCODINGS_COMPARED` for ``D``: MDS at full rank (capped at the width
+    ``d_model``) and at rank 3, the fixed encodings and, when given, the learned table's rows.
+
+    Parameters
+    ----------
+    D : array-like of shape (m, m)
+        The corpus's distances between its kept ``positions``.
+    positions : array-like of int, shape (m,)
+        The kept positions (as :func:`encoding_set`).
+    d_model, n_heads, seed :
+        The model shape of the fixed encodings and the seed of the random table (:func:`encoding_set`).
+    learned_table : ndarray of shape (N, d), optional
+        A learned position table; its rows at ``positions`` give ``"learned"``.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (m, m)
+    """
+    encs = encoding_set(positions, d_model=d_model, n_heads=n_heads, seed=seed)
+    table = {**mds_width_distances(D, d_model), **encs}
+    if learned_table is not None:
+        table["learned"] = euclidean_distances(learned_table[np.asarray(positions)])
+    return table
+
+
+def comparison_for(D, positions, *, d_model: int, n_heads: int, seed, learned_table=None) -> dict:
+    """Stress (``"paper"``, ``"scale_free"``) of MDS (full rank and rank 3) and of every fixed encoding against ``D``.
+
+    Takes the arguments of :func:`comparison_set`; returns ``{encoding: {"paper": s, "scale_free": s}}``.
+    """
+    return encoding_stresses(D, comparison_set(D, positions, d_model=d_model, n_heads=n_heads, seed=seed,
+                                               learned_table=learned_table))
+
+
+def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_model: int, n_heads: int,
+                         n_boot: int = 200, n_folds: int = 100, level: float = 0.95, seed: int = 0, differences=(),
+                         learned_table=None, progress=None, groups=None) -> tuple[dict, np.ndarray]:
+    r"""Bootstrap intervals over sequences of the comparison table of one corpus (:func:`comparison_for`).
+
+    The sequences are dealt into ``n_folds`` folds (:func:`posgeom.geometry.fold_counts`) and
+    resampled ``n_boot`` times (:func:`posgeom.geometry.bootstrap_intervals`); each replicate
+    refits MDS to its own $D^*$ (MDS is a function of $D$), the fixed encodings stay fixed. ``groups`` (one label
+    per sequence, :func:`posgeom.geometry.fold_members`) keeps the sequences of one label in one fold.
+
+    Parameters
+    ----------
+    sequences : sequence of 1-D int arrays
+        The corpus's token ids, one array per sequence.
+    n_positions, vocab_size : int
+        Positions counted and vocabulary size.
+    d_model, n_heads :
+        The model shape of the fixed encodings (:func:`comparison_set`).
+    n_boot, n_folds, level, seed :
+        Redraws, folds, confidence level and seed of the bootstrap.
+    differences : sequence of (str, str)
+        Pairs ``(a, b)`` of encodings whose ``"scale_free"`` difference stress(a) - stress(b) gets an interval.
+    learned_table, progress, groups :
+        As :func:`comparison_set`, a wrapper of the replicates' iterator, one label per sequence.
+
+    Returns
+    -------
+    values : dict
+        ``statistics`` {"<encoding>|<norm>": interval}, ``differences`` {"<a>-<b>|scale_free": interval}
+        for ``differences``, ``n_used``, ``n_kept``.
+    replicates : ndarray of shape (n_used, n_statistics)
+    """
+    counts = positional_counts(sequences, n_positions, vocab_size)
+    marg = positional_marginals(counts)
+    D0 = hellinger_matrix(marg)
+    positions = marg.positions
+    fixed = comparison_set(D0, positions, d_model=d_model, n_heads=n_heads, seed=seed, learned_table=learned_table)
+    names = [(e, z) for e in ENCODINGS_COMPARED if e in fixed for z in ("paper", "scale_free")]
+
+    def statistics(D):
+        # MDS is refitted to each replicate's D; the fixed encodings stay fixed
+        table = encoding_stresses(D, {**fixed, **mds_width_distances(D, d_model)})
+        return np.array([table[e][z] for e, z in names])
+
+    folds = fold_counts(sequences, n_positions, vocab_size, n_folds=n_folds, seed=seed, groups=groups)
+    intervals, reps = bootstrap_intervals(D0, folds, positions, statistics, n_boot=n_boot, level=level,
+                                          seed=seed, progress=progress,
+                                          bounds=[STRESS_BOUNDS[z] for _, z in names])
+    stats = {f"{e}|{z}": iv.as_dict() for (e, z), iv in zip(names, intervals)}
+    diffs = {f"{a}-{b}|scale_free": difference_interval(intervals, reps, names.index((a, "scale_free")),
+                                                        names.index((b, "scale_free")), level,
+                                                        bounds=(-1.0, 1.0)).as_dict()
+             for a, b in differences if (a, "scale_free") in names and (b, "scale_free") in names}
+    return dict(statistics=stats, differences=diffs, n_used=int(reps.shape[0]), n_kept=int(positions.size)), reps

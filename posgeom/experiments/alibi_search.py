@@ -16,6 +16,7 @@ one can see whether ALiBi stays ahead of them where its number matches.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,38 +24,15 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
-from ..registry import Registry, Result
-from . import real_corpora as rc
-from .settings import as_params
+from ..geometry import SLOPE_RULES, slope_for
+from ..registry import Result
+from . import real_corpora_geometry as rc
+from .settings import as_params, store_result
 
-__all__ = ["SLOPE_RULES", "TRANSFORMS", "run_alibi_search", "slope_for"]
+__all__ = ["TRANSFORMS", "run_alibi_search"]
 
-#: Slopes scaled to the corpus (besides the head slopes of ALiBi's geometric sequence).
-SLOPE_RULES = ("max distance", "mean distance")
 #: What is reported of a normalisation: its value, or its square root.
 TRANSFORMS = ("value", "sqrt")
-
-
-def slope_for(rule: str, D) -> float:
-    r"""ALiBi's slope scaled to the corpus: ``"max distance"`` $\max D / (n - 1)$, ``"mean distance"``
-    $\overline{D} / \overline{|i-j|}$ (means over $i < j$).
-
-    Parameters
-    ----------
-    rule : {"max distance", "mean distance"}
-    D : array-like of shape (n, n)
-    """
-    D = np.asarray(D, dtype=np.float64)
-    n = D.shape[0]
-    iu = np.triu_indices(n, 1)
-    if rule == "max distance":
-        # m = max D / (n - 1)
-        return float(D[iu].max() / (n - 1))
-    if rule == "mean distance":
-        offsets = (iu[1] - iu[0]).astype(np.float64)
-        # m = mean D / mean |i - j|
-        return float(D[iu].mean() / offsets.mean())
-    raise ValueError(f"unknown slope rule {rule!r}; valid rules are {', '.join(SLOPE_RULES)}")
 
 
 def _report(value: float, transform: str) -> float:
@@ -78,15 +56,17 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
     grid = as_params(rc.chapter_settings(settings.scale).alibi_choices)
     ecfg = as_params(rc.chapter_settings(settings.scale).encodings)
     base = rc.corpus_options(settings.scale, corpus)
-    params = {"corpus": base, "grid": grid, "encodings": ecfg, "target": target, "n_closest": n_closest,
+    params = {"corpus": rc.corpus_params(base), "grid": grid, "encodings": ecfg, "target": target,
+              "n_closest": n_closest,
               "normalizations": list(geo.STRESS_NORMALIZATIONS), "transforms": list(TRANSFORMS),
               "slope_rules": list(SLOPE_RULES)}
 
     def compute():
         found: list[dict[str, Any]] = []
+        source, _ = rc.corpus_source(settings, base)  # resolved once for every geometry of the grid
         for special in grid["specials"]:
             for n in grid["n_positions"]:
-                marg = rc.corpus_geometry_of(settings, {**base, "special": special, "n_positions": n}).marginals
+                marg = rc.corpus_geometry_of(settings, replace(base, special=special, n_positions=n), source).marginals
                 offsets = np.abs(np.subtract.outer(marg.positions, marg.positions)).astype(np.float64)
                 fixed = enc.encoding_set(marg.positions, names=("sinusoidal", "rope"),
                                          **{k: ecfg[k] for k in ("d_model", "n_heads", "base", "layout")})
@@ -125,7 +105,4 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
         }
         return out, {"values": values}
 
-    return Registry(settings.results_dir).run(
-        f"alibi_search_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed, device="cpu",
-        model=None, force=force,
-    )
+    return store_result(settings, f"alibi_search_{corpus}", compute, params, force)

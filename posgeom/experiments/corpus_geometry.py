@@ -10,13 +10,7 @@ computes, for the synthetic families of :mod:`posgeom.corpora.synthetic` and for
 
 * the marginals and Hellinger matrices (sample and, for synthetic corpora, population);
 * the noise floor $F_{ij}$ (:func:`posgeom.geometry.noise_floor`) and how it shrinks with the corpus
-  size. For $N_i p_w \gg 1$ the delta method gives $\operatorname{Var}\sqrt{\hat p_w} \approx
-  (1 - p_w)/(4 N_i)$, hence for two positions with the same distribution over $v$ tokens
-
-  $$\mathbb E\, d_H^2(\hat\mu_i, \hat\mu_j) \approx \frac{v - 1}{4}\Big(\frac1{N_i} + \frac1{N_j}\Big),$$
-
-  and, for different distributions, $\mathbb E\, d_H^2(\hat\mu_i, \hat\mu_j) \approx d_H^2(\mu_i, \mu_j)
-  + F_{ij}^2$: sampling noise adds in quadrature;
+  size: sampling noise adds in quadrature (:mod:`posgeom.corpora.synthetic.sampling_noise`, the delta method);
 * the three Hellinger conventions (chord, normalised, geodesic) side by side;
 * the sensitivity of the conclusions to the preprocessing choices the paper leaves open (special
   tokens, ``min_count``, smoothing ``alpha``, the number of positions ``n``).
@@ -33,22 +27,20 @@ import numpy as np
 
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
-from ..corpora import synthetic as syn
 from ..corpora.distances import CorpusOptions, corpus_distances, resampling_groups
-from ..encodings import encoding_set
-from ..geometry import delta_method_noise
 from ..corpora.real import data_key
-from ..registry import Registry, Result
-from .settings import as_params, by_scale, params_of
+from ..corpora.synthetic import family_corpus
+from ..corpora.synthetic.sampling_noise import family_geometry, noise_scaling
+from ..encodings import encoding_set
+from ..registry import Result
+from .settings import EncoderShape, NoiseOptions, as_params, by_scale, params_of, store_result
 
 __all__ = [
-    "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "NoiseOptions", "SST2Options", "EncoderShape",
-    "SensitivityOptions", "SensitivityRow", "FamilyGeometry", "NoiseScaling",
-    "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "family_corpus",
-    "family_geometry", "noise_scaling", "sensitivity_row", "kinds_summary",
+    "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "SST2Options",
+    "SensitivityOptions", "SensitivityRow", "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "sensitivity_row", "kinds_summary",
     "sst2_options", "sst2_token_ids", "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
-    "run_sensitivity", "sensitivity_variants", "HELLINGER_KINDS",
+    "run_sensitivity", "sensitivity_variants",
 ]
 
 #: The four families whose geometry the chapters compare (the ``"order"`` family is a labelled task).
@@ -59,19 +51,11 @@ ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
 
 @dataclass(frozen=True)
 class SyntheticOptions:
-    """A synthetic corpus of :func:`family_corpus`: sequences drawn, positions, vocabulary."""
+    """A synthetic corpus of :func:`posgeom.corpora.synthetic.family_corpus`: sequences drawn, positions, vocabulary."""
 
     n_sequences: int = 10_000
     n_positions: int = 50
     vocab_size: int = 100
-
-
-@dataclass(frozen=True)
-class NoiseOptions:
-    """The noise floor (:func:`posgeom.geometry.noise_floor`): estimator and replicates."""
-
-    method: str = "bootstrap"
-    n_rep: int = 20
 
 
 @dataclass(frozen=True)
@@ -84,14 +68,6 @@ class SST2Options:
     special: str = "model"
     min_count: int = 1
     alpha: float = 0.0
-
-
-@dataclass(frozen=True)
-class EncoderShape:
-    """The model shape of the fixed encodings compared with a corpus."""
-
-    d_model: int = 768
-    n_heads: int = 12
 
 
 @dataclass(frozen=True)
@@ -131,84 +107,13 @@ def _config(settings) -> CorpusGeometrySettings:
     return CONFIGS[settings.scale]
 
 
-def _data(settings) -> str:
-    return data_key(settings.data_dir)
-
-
-# ---------------------------------------------------------------------------------------------
-# small helpers shared by the chapters
-
-
-def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int):
-    """A synthetic corpus of one family with the chapters' conventions.
-
-    The ``"markov"`` family uses ``vocab_size = n_positions`` so that its population distance matrix is
-    circulant (claim C4); the other families use ``vocab_size``. The ``"regimes"`` family draws lengths
-    uniformly on ``[n_positions // 2, n_positions]`` (its default, 25 to 50, at any ``n_positions``).
-
-    Returns
-    -------
-    posgeom.corpora.synthetic.SyntheticCorpus
-        ``tokens`` (n_sequences, n_positions) and ``population`` (n_positions, v).
-    """
-    if family not in syn.FAMILIES:
-        raise ValueError(f"unknown synthetic family {family!r}; valid families are {', '.join(syn.FAMILIES)}")
-    v = n_positions if family == "markov" else vocab_size
-    extra = {"min_length": n_positions // 2} if family == "regimes" else {}
-    return syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed, **extra)
-
-
 # ---------------------------------------------------------------------------------------------
 # synthetic families
 
 
-@dataclass(frozen=True)
-class FamilyGeometry:
-    """The sample and population geometry of one synthetic corpus (:func:`family_geometry`).
-
-    ``summary`` holds the scalars a chapter shows (``rms_D``, ``rms_D_pop``, ``rms_F``, ``excess_sq``,
-    ``mean_F_sq``, ``frac_above_2F``, ``vocab_size``, ``n_sequences``); ``arrays`` the matrices
-    ``mu_pop``, ``mu`` (n, v), ``D``, ``D_pop``, ``F`` (n, n) and ``reach`` (n,).
-    """
-
-    summary: dict
-    arrays: dict
-
-
-def family_geometry(family: str, synthetic: SyntheticOptions, noise: NoiseOptions, seed: int) -> FamilyGeometry:
-    r"""Marginals, sample and population Hellinger matrices and the noise floor of one synthetic family.
-
-    The mean excess $\overline{D^2} - \overline{(D^{pop})^2}$ is what sampling adds to the squared
-    distances; $\overline{F^2}$ is what the noise floor predicts for it.
-    """
-    corpus = family_corpus(family, seed=seed, **as_params(synthetic))
-    counts = corpus.counts()
-    marg = geo.positional_marginals(counts)
-    if marg.dropped:
-        raise ValueError(f"family {family}: positions {marg.dropped} are never reached; use more sequences")
-    D = geo.hellinger_matrix(marg)
-    D_pop = geo.hellinger_matrix(corpus.population)
-    F = geo.noise_floor(counts, noise.method, noise.n_rep, seed=seed).matrix
-    d, dp, f = geo.offdiag(D), geo.offdiag(D_pop), geo.offdiag(F)
-    summary = dict(
-        rms_D=geo.rms_offdiag(D), rms_D_pop=geo.rms_offdiag(D_pop), rms_F=geo.rms_offdiag(F),
-        # what sampling adds to the squared distances, and what the floor predicts
-        excess_sq=float(np.mean(d * d) - np.mean(dp * dp)), mean_F_sq=float(np.mean(f * f)),
-        frac_above_2F=float(np.mean(d > 2 * f)), vocab_size=int(corpus.vocab_size),
-        n_sequences=int(corpus.n_sequences),
-    )
-    arrays = dict(mu_pop=corpus.population, mu=marg.probs, D=D, D_pop=D_pop, F=F, reach=counts.reach)
-    return FamilyGeometry(summary, arrays)
-
-
-def _run(settings, name, compute, params, force, model=None) -> Result:
-    return Registry(settings.results_dir).run(
-        name, compute, params=params, scale=settings.scale, seed=settings.seed, device="cpu", model=model, force=force,
-    )
-
-
 def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
-    r"""Marginals, Hellinger matrices and noise floors of the synthetic families (:func:`family_geometry`).
+    r"""Marginals, Hellinger matrices and noise floors of the synthetic families
+    (:func:`posgeom.corpora.synthetic.sampling_noise.family_geometry`).
 
     Values per family: ``FamilyGeometry.summary``. Arrays: ``<family>__<name>`` for each of
     ``FamilyGeometry.arrays``.
@@ -224,64 +129,19 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
     def compute():
         values, arrays = {}, {}
         for fam in families:
-            g = family_geometry(fam, cfg.synthetic, cfg.noise, settings.seed)
+            g = family_geometry(fam, **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
             values[fam] = g.summary
             arrays.update({f"{fam}__{k}": x for k, x in g.arrays.items()})
         return values, arrays
 
-    return _run(settings, "corpus_geometry.synthetic", compute, params, force)
-
-
-@dataclass(frozen=True)
-class NoiseScaling:
-    """How the noise shrinks with the corpus size (:func:`noise_scaling`); lists aligned with ``sizes``."""
-
-    sizes: list
-    stationary_mean_sq: list
-    bootstrap_mean_sq: list
-    split_half_mean_sq: list
-    delta_method_mean_sq: list
-    drift_excess_sq: list
-    drift_F_sq: list
-    min_expected_count: list
-
-
-def noise_scaling(sizes, *, n_positions: int, vocab_size: int, n_rep: int, seed: int) -> NoiseScaling:
-    r"""The mean squared noise distance at each corpus size, measured and predicted.
-
-    On the stationary family every population distance is 0, so the mean $d_H^2$ of the sample *is*
-    noise; it is compared with the noise floor (bootstrap and split-half) and with the delta-method
-    prediction $\frac{v-1}{4}\cdot\frac{2}{N}$. On the drift family the excess
-    $\overline{D^2} - \overline{(D^{pop})^2}$ is compared with $\overline{F^2}$.
-    ``min_expected_count`` is $N \min_w \pi(w)$, which the delta method needs $\gg 1$.
-    """
-    synth = dict(n_positions=n_positions, vocab_size=vocab_size)
-    out = {k: [] for k in ("stationary_mean_sq", "bootstrap_mean_sq", "split_half_mean_sq", "delta_method_mean_sq",
-                           "drift_excess_sq", "drift_F_sq", "min_expected_count")}
-    for N in sizes:
-        st = family_corpus("stationary", n_sequences=N, seed=seed, **synth)
-        counts = st.counts()
-        D = geo.hellinger_matrix(counts)
-        out["stationary_mean_sq"].append(float(np.mean(geo.offdiag(D) ** 2)))
-        for method in ("bootstrap", "split_half"):
-            F = geo.noise_floor(counts, method, n_rep, seed=seed).matrix
-            out[f"{method}_mean_sq"].append(float(np.mean(geo.offdiag(F) ** 2)))
-        v = int(np.count_nonzero(st.population[0]))
-        out["delta_method_mean_sq"].append(float(np.mean(geo.offdiag(delta_method_noise(counts.reach, v)))))
-        out["min_expected_count"].append(float(N * st.population[0][st.population[0] > 0].min()))
-        dr = family_corpus("drift", n_sequences=N, seed=seed, **synth)
-        dcounts = dr.counts()
-        Dd, Dp = geo.hellinger_matrix(dcounts), geo.hellinger_matrix(dr.population)
-        Fd = geo.noise_floor(dcounts, "bootstrap", n_rep, seed=seed).matrix
-        out["drift_excess_sq"].append(float(np.mean(geo.offdiag(Dd) ** 2) - np.mean(geo.offdiag(Dp) ** 2)))
-        out["drift_F_sq"].append(float(np.mean(geo.offdiag(Fd) ** 2)))
-    return NoiseScaling(sizes=[int(s) for s in sizes], **out)
+    return store_result(settings, "corpus_geometry.synthetic", compute, params, force)
 
 
 def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Result:
-    r"""How the noise floor shrinks with the corpus size (stationary and drift families): :func:`noise_scaling`.
+    r"""How the noise floor shrinks with the corpus size (stationary and drift families):
+    :func:`posgeom.corpora.synthetic.sampling_noise.noise_scaling`.
 
-    Values: the fields of :class:`NoiseScaling` (read them back with ``NoiseScaling(**result.values)``).
+    Values: the fields of its ``NoiseScaling`` (read them back with ``NoiseScaling(**result.values)``).
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -294,7 +154,7 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
     def compute():
         return dict(vars(noise_scaling(sizes, **synth, n_rep=cfg.noise.n_rep, seed=settings.seed))), {}
 
-    return _run(settings, "corpus_geometry.noise_scaling", compute, params, force)
+    return store_result(settings, "corpus_geometry.noise_scaling", compute, params, force)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,11 +278,8 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
     settings = _settings(settings)
     cfg = _config(settings)
     params = params_of(**as_params(cfg.sst2), sizes=list(cfg.sst2_sizes), noise=as_params(cfg.noise), top_tokens=int(top_tokens),
-                  seed=settings.seed, data=_data(settings))
-    return _run(settings, "corpus_geometry.sst2", lambda: sst2_geometry(settings, cfg, int(top_tokens)), params, force)
-
-
-HELLINGER_KINDS = ("chord", "normalized", "geodesic")
+                  seed=settings.seed, data=data_key(settings.data_dir))
+    return store_result(settings, "corpus_geometry.sst2", lambda: sst2_geometry(settings, cfg, int(top_tokens)), params, force)
 
 
 def kinds_summary(mu, positions, encoder: EncoderShape, seed: int) -> tuple[dict, dict]:
@@ -431,7 +288,7 @@ def kinds_summary(mu, positions, encoder: EncoderShape, seed: int) -> tuple[dict
     out, arrays = {}, {}
     encs = encoding_set(positions, d_model=encoder.d_model, n_heads=encoder.n_heads, seed=seed)
     encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
-    for kind in HELLINGER_KINDS:
+    for kind in geo.HELLINGER_KINDS:
         D = geo.hellinger_matrix(mu, kind=kind)
         mds = geo.classical_mds(D, k=1)
         full = geo.classical_mds(D)
@@ -460,7 +317,7 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
     settings = _settings(settings)
     cfg = _config(settings)
     params = params_of(synthetic=as_params(cfg.synthetic), sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder),
-                  seed=settings.seed, data=_data(settings))
+                  seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
         values, arrays = {}, {}
@@ -471,7 +328,7 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
             arrays.update({f"{name}__{k}": x for k, x in a.items()})
         return values, arrays
 
-    return _run(settings, "corpus_geometry.hellinger_kinds", compute, params, force)
+    return store_result(settings, "corpus_geometry.hellinger_kinds", compute, params, force)
 
 
 @dataclass(frozen=True)
@@ -562,7 +419,7 @@ def run_sensitivity(settings=None, *, force: bool = False) -> Result:
     cfg = _config(settings)
     variants = sensitivity_variants(settings)
     params = params_of(variants=variants, sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder), noise=as_params(cfg.noise),
-                  seed=settings.seed, data=_data(settings))
+                  seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
         rows = []
@@ -572,4 +429,4 @@ def run_sensitivity(settings=None, *, force: bool = False) -> Result:
             rows.append(sensitivity_row(var, marg, cfg.encoder, cfg.noise, settings.seed))
         return dict(variants=rows), {}
 
-    return _run(settings, "corpus_geometry.sensitivity", compute, params, force)
+    return store_result(settings, "corpus_geometry.sensitivity", compute, params, force)

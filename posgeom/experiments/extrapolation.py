@@ -45,17 +45,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..config import resolve_device, settings_or_default as _settings
-from ..registry import Registry, Result
+from ..registry import Result
 from ..models.equivariance import reversal_gap
 from ..models.tasks import (
     extend_model, marker_split_accuracy, order_population_geometry, order_task_data, tiny_encoder_config,
     train_order_model,
 )
 from ..models.threads import torch_threads
-from .settings import ModelShape, as_params, by_scale
+from .settings import AdamWTraining, ModelShape, as_params, by_scale, store_result
 
 __all__ = [
-    "CONFIGS", "ExtrapolationSettings", "StudyTraining", "Finetune", "TailsOptions", "OrderExtrapolation",
+    "CONFIGS", "ExtrapolationSettings", "Finetune", "TailsOptions", "OrderExtrapolation",
     "MLMExtrapolation", "StudyPlan", "study_plan", "HEURISTICS", "ORDER_ENCODINGS", "MLM_ENCODINGS",
     "method_names", "position_options", "learned_methods",
     "order_extrapolation", "run_extrapolation_order",
@@ -70,17 +70,6 @@ MLM_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "mds", "none")
 
 # ---------------------------------------------------------------------------------------------
 # per-scale settings
-
-
-@dataclass(frozen=True)
-class StudyTraining:
-    """AdamW with linear warm-up and decay."""
-
-    steps: int = 400
-    batch_size: int = 32
-    lr: float = 3e-3
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -104,7 +93,7 @@ class TailsOptions:
     kind: str = "marker_order"
     #: S4's interval is over seeds: at least posgeom.geometry.MIN_SEEDS of them
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    train: StudyTraining = field(default_factory=StudyTraining)
+    train: AdamWTraining = field(default_factory=AdamWTraining)
 
 
 @dataclass(frozen=True)
@@ -120,7 +109,7 @@ class OrderExtrapolation:
     factors: tuple[float, ...] = (1.0, 1.5, 2.0)
     seeds: tuple[int, ...] = (0, 1, 2)
     encodings: tuple[str, ...] = ORDER_ENCODINGS[:-1]
-    train: StudyTraining = field(default_factory=StudyTraining)
+    train: AdamWTraining = field(default_factory=AdamWTraining)
     finetune: Finetune = field(default_factory=Finetune)
     target_baseline: bool = True
     target_factors: tuple[float, ...] = (2.0,)
@@ -141,7 +130,7 @@ class MLMExtrapolation:
     # 90 steps at quick (fine-tune 20): enough for a model of this size to reach the unigram loss (it learns
     # word frequencies, and no positions at any length of training this size affords: the row stays
     # inconclusive), so the 120 steps run before bought nothing; the paper configuration trains 2,500 steps
-    train: StudyTraining = StudyTraining(steps=90)
+    train: AdamWTraining = AdamWTraining(steps=90)
     finetune: Finetune = Finetune(steps=20, lr=1e-3)
     target_baseline: bool = False
     target_factors: tuple[float, ...] = (2.0,)
@@ -288,10 +277,6 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
 # extrapolation on the order task
 
 
-def _train_kw(t: StudyTraining) -> dict:
-    return as_params(t)
-
-
 class _OrderScores:
     """Accuracy, loss and the beyond-L accuracies per method and factor (lists over seeds), and the stress
     of the positional geometry at the longest length."""
@@ -349,7 +334,7 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
     scores = _OrderScores(plan.methods, plan.factors, L, plan.n_max, geom["D"])
     with tqdm(total=plan.n_runs, desc="extrapolation (order task)", unit="run") as bar:
         def fit(data, config, model=None, **kw):
-            out, _ = train_order_model(data, config=config, model=model, device=device, **{**_train_kw(o.train), **kw})
+            out, _ = train_order_model(data, config=config, model=model, device=device, **{**as_params(o.train), **kw})
             bar.update(1)
             return out.to("cpu")
 
@@ -418,7 +403,4 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
 
     params = {"order": {**as_params(cfg.order), "encodings": list(plan.encodings), "seeds": list(plan.seeds)},
               "model": as_params(cfg.model), "data_seed": settings.seed, "threads": cfg.threads}
-    return Registry(settings.results_dir).run(
-        "learned_extrapolation_order", compute, params=params, scale=settings.scale, seed=settings.seed, device=device,
-        model="tiny encoder (posgeom.models), order task", force=force,
-    )
+    return store_result(settings, "learned_extrapolation_order", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")

@@ -16,72 +16,13 @@ import numpy as np
 
 from ..config import settings_or_default as _settings
 from ..corpora.real import data_key
-from ..registry import Registry, Result
+from ..geometry.factorisation import factorisation_gap
+from ..registry import Result
+from ..validation import check_int
 from .separation import CONFIGS
-from .settings import as_params
+from .settings import as_params, store_result
 
-__all__ = ["factorisation_gap", "factorisation_study", "run_factorisation_gap"]
-
-
-# ---------------------------------------------------------------------------------------------
-# the factorisation step of the proof
-
-
-def factorisation_gap(c, e, reach_mask, *, min_reach: int = 1, shuffle_seed: int | None = None) -> dict:
-    r"""Compare $\mathbb E[c_k\, e_k]$ with $\mathbb E[c_k]\,\mathbb E[e_k]$ position by position.
-
-    Parameters
-    ----------
-    c : array of shape (N, n)
-        The coefficient $c_k$ of each sequence at each position.
-    e : array of shape (N, n, d)
-        The vector $e_k$ (e.g. the word embedding of the token at $k$).
-    reach_mask : bool array of shape (N, n)
-        Which sequences reach position $k$ (expectations are over those).
-    min_reach : int
-        Positions reached by fewer sequences are left out.
-    shuffle_seed : int, optional
-        Pair each $c_k$ with the $e_k$ of another sequence (a random permutation among those reaching
-        $k$): the placebo in which $c_k$ and $e_k$ *are* independent, so that the gap is sampling noise only.
-
-    Returns
-    -------
-    dict
-        ``positions`` (m,) kept; ``relative`` (m,) $\|\mathbb E[c e] - \mathbb E[c]\mathbb E[e]\| /
-        \|\mathbb E[c e]\|$; ``pair_relative`` (m (m-1)/2,) the same for the differences between two
-        positions, $\Delta_{ij} = \mathbb E[c_i e_i] - \mathbb E[c_j e_j]$ against its factorised version;
-        ``pair_cosine`` (m (m-1)/2,) the cosine between the two differences.
-    """
-    c = np.asarray(c, dtype=np.float64)
-    e = np.asarray(e, dtype=np.float64)
-    M = np.asarray(reach_mask, dtype=bool)
-    if c.shape != M.shape or e.shape[:2] != M.shape or e.ndim != 3:
-        raise ValueError(
-            f"shapes must be c (N, n), e (N, n, d), reach_mask (N, n); got {c.shape}, {e.shape}, {M.shape}"
-        )
-    rng = np.random.default_rng(shuffle_seed) if shuffle_seed is not None else None
-    keep, true, fact = [], [], []
-    for k in range(M.shape[1]):
-        rows = np.flatnonzero(M[:, k])
-        if rows.size < max(1, min_reach):
-            continue
-        ck, ek = c[rows, k], e[rows, k]
-        if rng is not None:
-            ck = ck[rng.permutation(ck.size)]
-        keep.append(k)
-        # E[c_k e_k] and E[c_k] E[e_k]
-        true.append((ck[:, None] * ek).mean(axis=0))
-        fact.append(ck.mean() * ek.mean(axis=0))
-    if len(keep) < 2:
-        raise ValueError(f"fewer than 2 positions are reached by at least min_reach={min_reach} sequences")
-    T, F = np.asarray(true), np.asarray(fact)
-    rel = np.linalg.norm(T - F, axis=1) / np.linalg.norm(T, axis=1)
-    i, j = np.triu_indices(len(keep), k=1)
-    dT, dF = T[i] - T[j], F[i] - F[j]
-    nT, nF = np.linalg.norm(dT, axis=1), np.linalg.norm(dF, axis=1)
-    pair_rel = np.linalg.norm(dT - dF, axis=1) / nT
-    cos = np.sum(dT * dF, axis=1) / (nT * nF)
-    return dict(positions=np.asarray(keep), relative=rel, pair_relative=pair_rel, pair_cosine=cos)
+__all__ = ["factorisation_study", "run_factorisation_gap"]
 
 
 def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: int, n_placebo: int,
@@ -90,8 +31,8 @@ def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: i
 
     $c_k$ = the attention weight from ``[CLS]`` (query 0) to position $k$ in layer ``layer`` (from 0),
     averaged over heads; $e_k$ = the model's word embedding of the token at $k$; expectations over the
-    *content* tokens at each position (:func:`factorisation_gap`), and the same with $c$ shuffled across
-    texts ``n_placebo`` times (seeds ``seed``, ``seed + 1``, ...).
+    *content* tokens at each position (:func:`posgeom.geometry.factorisation.factorisation_gap`), and the
+    same with $c$ shuffled across texts ``n_placebo`` times (seeds ``seed``, ``seed + 1``, ...).
 
     Parameters
     ----------
@@ -104,8 +45,7 @@ def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: i
     values, arrays : dict
         As :func:`run_factorisation_gap` stores them.
     """
-    if not 0 <= layer < pm.n_layers:
-        raise ValueError(f"layer must be in 0..{pm.n_layers - 1} for {pm.name}, got {layer}")
+    check_int(layer, "layer", 0, pm.n_layers - 1)
     # the attention of layer `layer` depends on the layers below it only: run those (a BERT-family
     # encoder keeps its blocks in model.encoder.layer); the result is the same, the time a fraction
     blocks = getattr(getattr(pm.model, "encoder", None), "layer", None)
@@ -178,7 +118,4 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
                                              min_reach=int(g.min_reach), n_placebo=int(n_placebo), seed=settings.seed)
         return dict(values, split=g.split), arrays
 
-    return Registry(settings.results_dir).run(
-        "separation.factorisation_gap", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=settings.pretrained, force=force,
-    )
+    return store_result(settings, "separation.factorisation_gap", compute, params, force, model=settings.pretrained)

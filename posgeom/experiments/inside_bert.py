@@ -47,17 +47,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import geometry as geo
-from ..geometry import head_logits, kernel_distances
 from ..config import Settings, resolve_device, settings_or_default as _settings
-from ..registry import Registry, Result
-from .settings import as_params, by_scale
+from ..geometry.peaks import NORMALIZATIONS, peak_layers, projected_stress
+from ..registry import Result
+from .settings import as_params, by_scale, store_result
+
+if TYPE_CHECKING:
+    from ..models.layers import LayerMeans
 
 DEFINITIONS = ("propagated", "static", "residual")
-NORMALIZATIONS = ("scale_free", "paper")
 #: The layer at which the paper places the peak (claim C10), counted from 1.
 PAPER_PEAK_LAYER = 3
 
@@ -111,186 +114,22 @@ def load_model(settings: Settings):
     return model.to(resolve_device(settings.device)).eval()
 
 
-def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None = None):
-    """Run ``model`` and collect, per layer, the positional means of its input and its attention maps.
-
-    Parameters
-    ----------
-    model : Encoder
-    input_ids, attention_mask : array-like of shape (N, L)
-        Right-padded token ids and 1/0 mask.
-    map_positions : int, optional
-        Window ``K`` of the attention maps; only sequences of length > ``K`` contribute to them.
-
-    Returns
-    -------
-    dict
-        ``means`` (n_layers + 1, L, d): positional means of each layer's input and of the output;
-        ``reach`` (L,): sequences reaching each position; ``maps`` (n_layers, K, K) mean attention
-        probabilities (heads and sequences averaged); ``map_count``: sequences in the maps.
-    """
-    import torch
-
-    device = next(model.parameters()).device
-    ids = torch.as_tensor(np.asarray(input_ids), dtype=torch.long, device=device)
-    mask = torch.as_tensor(np.asarray(attention_mask), dtype=torch.long, device=device)
-    n_layers, H = len(model.layers), model.config.n_heads
-    captured: list[torch.Tensor] = []
-    hooks = [layer.register_forward_pre_hook(lambda mod, args: captured.append(args[0].detach()))
-             for layer in model.layers]
-    try:
-        with torch.no_grad():
-            out = model(ids, mask)
-    finally:
-        for h in hooks:
-            h.remove()
-    states = captured + [out.detach()]
-    m = mask.to(states[0].dtype)[..., None]                      # (N, L, 1)
-    reach = mask.sum(0).double().cpu().numpy()                    # (L,)
-    # m_l(i) = mean over sequences reaching i of X_l(x)_i
-    sums = torch.stack([(s * m).sum(0) for s in states]).double().cpu().numpy()   # (n_layers + 1, L, d)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = sums / reach[None, :, None]
-    maps, count = None, 0
-    if map_positions:
-        K = int(map_positions)
-        lengths = mask.sum(1)
-        keep = lengths > K
-        count = int(keep.sum())
-        maps = np.zeros((n_layers, K, K))
-        if count:
-            with torch.no_grad():
-                for li, (layer, X) in enumerate(zip(model.layers, captured)):
-                    Xk = X[keep]
-                    B, L, d = Xk.shape
-                    dh = d // H
-                    q, k, _ = layer.attn.qkv(Xk).view(B, L, 3, H, dh).permute(2, 0, 3, 1, 4).unbind(0)
-                    if getattr(layer.attn, "_rotary", None):
-                        q, k = layer.attn._rotary[0](q, k)
-                    # A = softmax(Q K^T / sqrt(d_h) + M), M = -inf at padding keys
-                    logits = q @ k.transpose(-1, -2) / dh**0.5
-                    logits = logits.masked_fill(~mask[keep].bool()[:, None, None, :], float("-inf"))
-                    A = torch.softmax(logits, dim=-1)
-                    maps[li] = A[:, :, :K, :K].mean(dim=(0, 1)).double().cpu().numpy()
-    return {"means": means, "reach": reach, "maps": maps, "map_count": count}
-
-
 def sentence_tokens(settings: Settings, sentences: Sentences):
     """The token ids of the sentences fed to the model, through the one route of
     :func:`posgeom.experiments.real_corpora.corpus_geometry_of`; returns ``(options, tokens)``."""
-    from .real_corpora import corpus_geometry_of, corpus_options
+    from .real_corpora import corpus_geometry_of, corpus_options, corpus_params
 
     s = sentences
     opts = corpus_options(settings.scale, s.corpus, split=s.split, special=s.special,
                           n_positions=s.n_positions, max_sequences=s.max_sentences)
-    return opts, corpus_geometry_of(settings, opts).tokens
-
-
-def padded_batch(tokens) -> tuple[np.ndarray, np.ndarray]:
-    """Right-padded ids (pad 0) and the 1/0 attention mask of a tokenised corpus, each (N, L)."""
-    ids = tokens.padded(pad_id=0)
-    mask = (np.arange(ids.shape[1])[None, :] < tokens.lengths[:, None]).astype(np.int64)
-    return ids, mask
-
-
-@dataclass
-class LayerMeans:
-    """Sums of each layer's input over the sentences reaching each position, and the mean attention maps.
-
-    ``sums`` (n_layers + 1, L, d), ``reach`` (L,), ``maps`` (n_layers, K, K) (averaged), ``map_count``.
-    """
-
-    sums: np.ndarray
-    reach: np.ndarray
-    maps: np.ndarray
-    map_count: int
-
-
-def collect_layer_means(model, tokens, *, batch_size: int, map_positions: int) -> LayerMeans:
-    """:func:`layer_inputs` over a whole tokenised corpus, in batches of similar lengths (each cut to its
-    longest sequence, so padding costs nothing), accumulated into sums."""
-    from ..progress import tqdm
-
-    ids, mask = padded_batch(tokens)
-    L, d, n_layers = ids.shape[1], model.config.d_model, len(model.layers)
-    if L > model.config.max_len:
-        raise ValueError(f"sentences of {L} positions exceed the model's {model.config.max_len} (N_max)")
-    sums, reach = np.zeros((n_layers + 1, L, d)), np.zeros(L)
-    maps, map_count = np.zeros((n_layers, map_positions, map_positions)), 0
-    order = np.argsort(tokens.lengths, kind="stable")
-    for s in tqdm(range(0, ids.shape[0], batch_size), desc="layers", unit="batch"):
-        b = order[s:s + batch_size]
-        Lb = int(tokens.lengths[b].max())
-        part = layer_inputs(model, ids[b, :Lb], mask[b, :Lb], map_positions=map_positions)
-        r = part["reach"]
-        sums[:, :Lb] += np.nan_to_num(part["means"]) * r[None, :, None]
-        reach[:Lb] += r
-        if part["map_count"]:
-            maps += part["maps"] * part["map_count"]
-            map_count += part["map_count"]
-    if map_count == 0:
-        raise ValueError(f"no sentence is longer than map_positions={map_positions}; lower it")
-    return LayerMeans(sums, reach, maps / map_count, map_count)
-
-
-def static_positions(model, pos) -> np.ndarray:
-    """$\\mathrm{LN}(p_i + t_0)$ at the positions ``pos``: the table as it enters layer 1, shape (n, d)."""
-    import torch
-
-    emb = model.embeddings
-    with torch.no_grad():
-        P = emb.position.table()[torch.as_tensor(pos)]
-        if emb.token_type is not None:
-            P = P + emb.token_type.weight[0]
-        return emb.norm(P).double().cpu().numpy()
-
-
-def projected_stress(D, inputs, qk, n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Per-head and pooled projected stress of each layer against $D$ (module docstring).
-
-    Parameters
-    ----------
-    D : ndarray of shape (n, n)
-    inputs : sequence of ndarray of shape (n, d)
-        The positional input of each layer.
-    qk : sequence of tuples ``(W_Q, b_Q, W_K, b_K)``
-        Each layer's query/key projection (``SelfAttention.query_key_weights`` of :mod:`posgeom.models.encoder`).
-    n_heads : int
-
-    Returns
-    -------
-    per_head : ndarray of shape (n_layers, n_heads, 2)
-        Last axis :data:`NORMALIZATIONS`.
-    pooled : ndarray of shape (n_layers, 2)
-        Against $\hat d^2 = \sum_h \hat d_h^2$.
-    clipped : ndarray of shape (n_layers,)
-        Clipped mass of the kernel of the summed logits.
-    """
-    n_layers = len(qk)
-    per_head, pooled, clipped = np.zeros((n_layers, n_heads, 2)), np.zeros((n_layers, 2)), np.zeros(n_layers)
-    for li, weights in enumerate(qk):
-        G = head_logits(inputs[li], *weights, n_heads=n_heads)
-        sq = np.zeros_like(D)
-        for h in range(n_heads):
-            Dh = kernel_distances(G[h])
-            sq += Dh**2
-            per_head[li, h] = [geo.stress(D, Dh, z, as_distances=True) for z in NORMALIZATIONS]
-        # pooled: dhat^2 = sum_h dhat_h^2
-        pooled[li] = [geo.stress(D, np.sqrt(sq), z, as_distances=True) for z in NORMALIZATIONS]
-        _, clipped[li] = kernel_distances(G.sum(0), return_clipped=True)
-    return per_head, pooled, clipped
-
-
-def peak_layers(curves: dict[str, np.ndarray]) -> dict[str, int]:
-    """The layer (counted from 1) of the global maximum of each curve, per normalisation:
-    ``{"<name>_<norm>": layer}`` for curves of shape (n_layers, 2)."""
-    return {f"{name}_{z}": int(np.argmax(c[:, zi]) + 1) for name, c in curves.items()
-            for zi, z in enumerate(NORMALIZATIONS)}
+    return corpus_params(opts), corpus_geometry_of(settings, opts).tokens
 
 
 def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach: int) -> tuple[dict, dict]:
     """Projected stress of every layer under the three definitions (the values and arrays of :func:`run_layer_stress`,
     without the options); positions kept are reached by ``min_reach`` sentences and present in the target."""
+    from ..models.layers import static_positions
+
     H, n_layers = model.config.n_heads, len(model.layers)
     pos = np.intersect1d(np.flatnonzero(means.reach >= min_reach), target_positions)
     if pos.size < 3:
@@ -326,7 +165,7 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
     """Per-layer, per-head projected stress of the pretrained model, under the three definitions.
 
     The sentences (:func:`sentence_tokens`) go through the model (:func:`load_model`,
-    :func:`collect_layer_means`) and :func:`layer_stress` reads the layers against the target geometry.
+    :func:`posgeom.models.layers.collect_layer_means`) and :func:`layer_stress` reads the layers against the target geometry.
 
     Parameters
     ----------
@@ -355,16 +194,15 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
               "data": target.values["source"]}
 
     def compute():
+        from ..models.layers import collect_layer_means
+
         opts, tokens = sentence_tokens(settings, cfg.sentences)
         model = load_model(settings)
         means = collect_layer_means(model, tokens, batch_size=int(cfg.batch_size), map_positions=cfg.map_positions)
         values, arrays = layer_stress(model, means, target.arrays["D"], target.arrays["positions"], cfg.min_reach)
         return {"model": settings.pretrained, **values, "n_sentences": int(tokens.lengths.size), "options": opts}, arrays
 
-    return Registry(settings.results_dir).run(
-        "inside_bert_layers", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device=resolve_device(settings.device), model=settings.pretrained, force=force,
-    )
+    return store_result(settings, "inside_bert_layers", compute, params, force, device=resolve_device(settings.device), model=settings.pretrained)
 
 
 def paper_results(settings: Settings | None = None) -> list[Result]:
@@ -375,9 +213,7 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 
 __all__ = [
-    "CONFIGS", "InsideBertSettings", "Sentences", "LayerMeans", "DEFINITIONS", "NORMALIZATIONS", "PAPER_PEAK_LAYER",
-    "load_model", "layer_inputs", "sentence_tokens", "padded_batch",
-    "collect_layer_means", "static_positions", "projected_stress", "peak_layers", "layer_stress", "run_layer_stress",
-    "paper_results",
+    "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "load_model", "sentence_tokens",
+    "layer_stress", "run_layer_stress", "paper_results",
 ]
 

@@ -69,30 +69,24 @@ import numpy as np
 
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
-from ..corpora.distances import CorpusOptions, corpus_distances
-from ..encodings import REFERENCE_TABLES, random_walk_table, reference_tables
-from ..geometry.tables import analyse_table, cosine_similarity_matrix, similarity_by_lag
+from ..encodings import REFERENCE_TABLES
 from ..models.pretrained import HUB_ALIASES, load_hf, position_table
+from ..models.pretrained_tables import table_anatomy, table_stress
 from ..models.tasks import (
     OrderTaskData, evaluate_order_model, order_population_geometry, order_task_data, position_table_of,
-    set_embedding_dropout, steps_to_threshold, tiny_encoder_config, train_order_model,
+    steps_to_threshold, tiny_encoder_config, train_order_model,
 )
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
-from .settings import ModelShape, as_params, by_scale, records
+from .settings import AdamWTraining, ModelShape, as_params, by_scale, records, store_result
 
 __all__ = [
     "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions", "OrderTaskOptions",
-    "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES", "REFERENCE_TABLES",
-    # table analysis (from posgeom.geometry.tables) and reference tables
-    "cosine_similarity_matrix", "similarity_by_lag", "analyse_table", "random_walk_table", "reference_tables",
+    "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES",
     # pretrained tables
-    "TableAvailability", "pretrained_availability", "table_anatomy", "table_stress",
-    # order task and training
-    "order_task_data", "order_population_geometry", "INITS", "tiny_encoder_config",
-    "set_embedding_dropout", "torch_threads", "train_order_model", "evaluate_order_model", "steps_to_threshold",
-    "InitRun", "InitStudy", "init_study_variants", "train_init_study",
-    "init_runs",
+    "TableAvailability", "pretrained_availability",
+    # training studies on the order task
+    "INITS", "InitRun", "InitStudy", "init_study_variants", "train_init_study", "init_runs",
     # experiments
     "run_pretrained_tables", "run_table_stress", "run_init_study",
 ]
@@ -104,7 +98,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AnatomyOptions:
-    """Analysis of a pretrained table (:func:`posgeom.geometry.analyse_table`); ``seed`` of the references."""
+    """Analysis of a pretrained table (:func:`posgeom.models.pretrained_tables.table_anatomy`); ``seed`` of the
+    references."""
 
     isolation_threshold: float = 2.0
     n_components: int = 6
@@ -136,14 +131,9 @@ class OrderTaskOptions:
 
 
 @dataclass(frozen=True)
-class TableTraining:
-    """AdamW with linear warm-up and decay (:func:`posgeom.models.tasks.train_order_model`); CPU threads."""
+class TableTraining(AdamWTraining):
+    """The shared AdamW block (:func:`posgeom.models.tasks.train_order_model`) and the CPU threads of torch."""
 
-    steps: int = 400
-    batch_size: int = 32
-    lr: float = 3e-3
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
     threads: int | None = 1
 
 
@@ -266,46 +256,9 @@ def _available_or_raise(settings, models) -> list[TableAvailability]:
     return avail
 
 
-def table_anatomy(P, options: AnatomyOptions) -> tuple[dict, dict]:
-    r"""Similarity, isolation, spectra and principal components of a table and of its three references.
-
-    The references (:func:`posgeom.encodings.reference_tables`) have the table's shape (an odd width is
-    cut from the next even one). Each table goes through :func:`posgeom.geometry.analyse_table`.
-
-    Parameters
-    ----------
-    P : ndarray of shape (n, d)
-
-    Returns
-    -------
-    values : dict
-        ``shape``, and the values of :func:`analyse_table` under ``"table"`` and each reference's name.
-    arrays : dict
-        Its arrays prefixed ``"table/"``, ``"sinusoidal/"``, ... (the n × n similarity matrices of the
-        table only, as float32), and ``"table/P"``.
-    """
-    P = np.asarray(P)
-    n, d = P.shape
-    tables = {"table": P, **reference_tables(n, d + (d % 2), seed=options.seed)}
-    if d % 2:
-        tables["sinusoidal"] = tables["sinusoidal"][:, :d]
-    values, arrays = {"shape": [n, d]}, {}
-    for key, T in tables.items():
-        v, arr = analyse_table(T, n_components=options.n_components,
-                               isolation_threshold=options.isolation_threshold, n_first=options.n_first)
-        values[key] = v
-        for k, x in arr.items():
-            # the n x n similarity matrices are stored for the learned table only (float32)
-            if k.startswith("cos") and key != "table":
-                continue
-            arrays[f"{key}/{k}"] = x.astype(np.float32) if k.startswith("cos") else x
-    arrays["table/P"] = P
-    return values, arrays
-
-
 def run_pretrained_tables(settings=None, *, force: bool = False, models=None) -> dict[str, object]:
     r"""Similarity, isolation, spectra and principal components of every available pretrained table,
-    next to the three reference tables of the same shape (:func:`table_anatomy`).
+    next to the three reference tables of the same shape (:func:`posgeom.models.pretrained_tables.table_anatomy`).
 
     Each available model is one registry entry (experiment ``"learned_table_anatomy"``, keyed by the model
     name and the options); unavailable ones are listed with the reason.
@@ -321,7 +274,8 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
     Returns
     -------
     dict with ``"availability"`` (list of :class:`TableAvailability`) and ``"results"``: model name →
-    :class:`~posgeom.registry.Result` whose values hold :func:`table_anatomy`'s values and ``"model"``.
+    :class:`~posgeom.registry.Result` whose values hold
+    :func:`~posgeom.models.pretrained_tables.table_anatomy`'s values and ``"model"``.
     """
     settings = _settings(settings)
     opts = CONFIGS[settings.scale].pretrained
@@ -330,7 +284,7 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
     results = {}
     for a in (a for a in avail if a.available):
         def compute(name=a.name):
-            values, arrays = table_anatomy(position_table(name), opts)
+            values, arrays = table_anatomy(position_table(name), **as_params(opts))
             return {"model": name, **values}, arrays
 
         params = {"model": a.name, **as_params(opts), "references": list(REFERENCE_TABLES)}
@@ -345,58 +299,15 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
 # stress of pretrained tables against the corpus geometry
 
 
-def table_stress(pm, corpus: str, options: TableStressOptions, *, data_dir=None) -> dict:
-    r"""Stress of a pretrained model's table against one corpus's Hellinger geometry.
-
-    The corpus's positional marginals are counted with the model's own tokenizer (policy ``"model"`` —
-    ``[CLS]`` at 0 — for tokenizers with a ``[CLS]`` token, ``"content"`` otherwise), positions reached by
-    fewer than ``min_count`` sequences dropped, and the stress (``"paper"`` and ``"scale_free"``) of the
-    table's rows at the kept positions computed, next to the sinusoidal, random-normal and random-walk
-    tables of the same width and classical MDS of the corpus itself (full rank: the optimum of Algorithm 1).
-
-    Parameters
-    ----------
-    pm : posgeom.models.pretrained.PretrainedModel
-    corpus : str
-        A key of ``options.n_positions``.
-
-    Returns
-    -------
-    dict
-        ``{"table": {"paper": ..., "scale_free": ...}, "sinusoidal": ..., "random_normal": ...,
-        "random_walk": ..., "mds": ..., "n_kept", "n_positions", "dropped", "special", "tokenizer",
-        "min_reach", "mean_distance", "mean_table_distance"}``.
-    """
-    from .. import geometry as geo
-
-    P = pm.position_table()
-    tok = pm.tokenizer
-    special = "model" if getattr(tok, "cls_token_id", None) is not None else "content"
-    n = min(options.n_positions[corpus], P.shape[0])
-    corpus_geo = corpus_distances(
-        CorpusOptions(corpus, "train", n, special, tokenizer=tok, min_count=options.min_count, alpha=options.alpha),
-        data_dir=data_dir)
-    D, pos, reach = corpus_geo.D, corpus_geo.positions, corpus_geo.reach
-    d = P.shape[1]
-    refs = reference_tables(int(pos.max()) + 1, d + (d % 2), seed=0)
-    tables = {"table": P[pos], **{k: T[pos, :d] for k, T in refs.items()}, "mds": geo.classical_mds(D).embedding}
-    row = {k: {norm: geo.stress(D, T, norm, as_distances=False) for norm in ("paper", "scale_free")}
-           for k, T in tables.items()}
-    iu = np.triu_indices(pos.size, 1)
-    row.update(n_kept=int(pos.size), n_positions=int(n), dropped=[int(i) for i in np.setdiff1d(np.arange(n), pos)],
-               special=special, tokenizer=f"{pm.name} (its own)", min_reach=int(reach.min()),
-               mean_distance=float(D[iu].mean()), mean_table_distance=float(geo.euclidean_distances(P[pos])[iu].mean()))
-    return row
-
-
 def run_table_stress(settings=None, *, force: bool = False, models=None, corpora=None) -> dict[str, object]:
     r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB
-    (:func:`table_stress`; each model loaded by :func:`posgeom.models.pretrained.load_hf`).
+    (:func:`posgeom.models.pretrained_tables.table_stress`; each model loaded by
+    :func:`posgeom.models.pretrained.load_hf`).
 
     Returns
     -------
     dict with ``"availability"`` and ``"results"``: model name → Result whose values hold, per corpus, the
-    row of :func:`table_stress`.
+    row of :func:`~posgeom.models.pretrained_tables.table_stress`.
     """
     settings = _settings(settings)
     opts = CONFIGS[settings.scale].stress
@@ -410,7 +321,9 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
     for a in (a for a in avail if a.available):
         def compute(name=a.name):
             pm = load_hf(name)
-            return {"model": name, **{c: table_stress(pm, c, opts, data_dir=settings.data_dir) for c in corpora}}, None
+            return {"model": name, **{c: table_stress(pm, c, opts.n_positions[c], min_count=opts.min_count,
+                                                      alpha=opts.alpha, data_dir=settings.data_dir)
+                                      for c in corpora}}, None
 
         params = {"model": a.name, **as_params(opts), "corpora": list(corpora)}
         results[a.name] = registry.run(
@@ -577,7 +490,4 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
     params = {"order": as_params(o), "model": as_params(cfg.model), "train": as_params(t),
               "init": {**as_params(ic), "inits": list(inits), "seeds": list(seeds)},
               "variants": [list(v) for v in variants], "data_seed": settings.seed}
-    return Registry(settings.results_dir).run(
-        "learned_init_study", compute, params=params, scale=settings.scale, seed=settings.seed, device=device,
-        model="tiny encoder (posgeom.models), order task", force=force,
-    )
+    return store_result(settings, "learned_init_study", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")

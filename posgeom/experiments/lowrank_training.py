@@ -13,13 +13,14 @@ from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.real import data_key
 from ..models.batches import SCALE_PADDING
-from ..registry import Registry, Result
+from ..models.comparison import accuracy_gaps, summarise_seeds, train_one
+from ..models.threads import torch_threads
+from ..registry import Result
 from . import corpus_geometry as cg
-from .settings import as_params, by_scale
+from .settings import ModelShape, as_params, by_scale, store_result
 
-__all__ = ["TRAIN_ENCODINGS", "mean_interval", "draws_summary", "train_one", "TRAIN_GAPS", "accuracy_gaps", "summarise_seeds",
-           "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions", "SyntheticTask", "SST2Task", "TrainModel",
-           "TrainSteps", "LEVEL"]
+__all__ = ["TRAIN_ENCODINGS", "TRAIN_GAPS", "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions",
+           "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps", "LEVEL"]
 
 #: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
 #: The low-rank factors start at ``sigma = 0.2`` (entries of $P$ with standard deviation 0.2): with
@@ -51,13 +52,10 @@ class SST2Task:
 
 
 @dataclass(frozen=True)
-class TrainModel:
+class TrainModel(ModelShape):
     """:class:`posgeom.models.encoder.EncoderConfig` fields of the classifiers."""
 
-    d_model: int = 32
-    n_layers: int = 1
     n_heads: int = 2
-    d_ff: int = 64
     dropout: float = 0.0
     attention_dropout: float = 0.0
     type_vocab_size: int = 0
@@ -101,94 +99,8 @@ TRAIN_CONFIGS = by_scale(
 )
 
 
-def mean_interval(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
-    r"""Mean of ``x`` over seeds or draws with its Student-$t$ interval (:func:`posgeom.geometry.seed_interval`,
-    at least :data:`posgeom.geometry.MIN_SEEDS` draws; ``bounds`` the quantity's range).
-
-    Returns
-    -------
-    dict
-        ``mean``, ``sd`` (sample), ``low``, ``high``, ``n``, ``t`` (the quantile used).
-    """
-    return geo.seed_interval(x, level, bounds=bounds).as_dict()
-
-
-# ---------------------------------------------------------------------------------------------
-# training the low-rank module
-
-
-def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vocab_size, n_positions, steps,
-               batch_size, lr, seed, device, padding: str = "full") -> dict:
-    """Train one classifier; return test loss/accuracy, positional parameter count and the table's stress."""
-    import torch
-
-    from ..models import EncoderConfig, TrainConfig, build_model, evaluate, train
-
-    cfg = EncoderConfig(vocab_size=vocab_size, max_len=n_positions, position=position, position_options=dict(options),
-                        pad_token_id=0, **model_cfg)
-    model = build_model(cfg, "classification", seed=seed)
-    tcfg = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, seed=seed,
-                       device=device, progress=False, log_every=max(1, steps // 10), padding=padding)
-    result = train(model, train_data, tcfg)
-    ev = evaluate(model, test_data, tcfg)
-    pos = model.positional
-    out = dict(
-        test_loss=float(ev["loss"]), test_accuracy=float(ev["accuracy"]), final_train_loss=float(result.final_loss),
-        position_params=int(sum(p.numel() for p in pos.parameters() if p.requires_grad)),
-        runtime_s=float(result.runtime_s),
-    )
-    if pos.kind == "absolute" and D_task is not None:
-        with torch.no_grad():
-            Dhat = pos.distance_matrix(D_task.shape[0])
-        out["stress_scale_free"] = geo.stress(D_task, Dhat, "scale_free", as_distances=True)
-    else:
-        out["stress_scale_free"] = None
-    return out
-
-
 #: Accuracy gaps between encodings judged by their interval over seeds: (a, b) for accuracy(a) - accuracy(b).
 TRAIN_GAPS = (("learned", "lowrank r=1"), ("learned", "sinusoidal"), ("lowrank r=1", "none"))
-
-
-def draws_summary(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
-    """:func:`mean_interval` of draws when there are at least :data:`posgeom.geometry.MIN_SEEDS` of them; from fewer,
-    their spread only (:func:`posgeom.geometry.spread`: ``mean``, ``sd``, ``min``, ``max``) and ``n``, no interval."""
-    x = np.asarray(x, dtype=np.float64).ravel()
-    if x.size >= geo.MIN_SEEDS:
-        return mean_interval(x, level, bounds=bounds)
-    return {**geo.spread(x), "n": int(x.size)}
-
-
-def accuracy_gaps(runs: list[dict], level: float = 0.95) -> dict:
-    """Paired accuracy differences (same seed) of :data:`TRAIN_GAPS`, with :func:`draws_summary` over seeds.
-
-    Returns
-    -------
-    dict
-        ``{"<a> - <b>": {mean, sd, low, high, n, t}}`` for the pairs whose encodings were both trained from at least
-        :data:`posgeom.geometry.MIN_SEEDS` common seeds; from fewer, ``{mean, sd, min, max, n}`` (no interval).
-    """
-    out = {}
-    for a, b in TRAIN_GAPS:
-        acc = {e: {r["seed"]: r["test_accuracy"] for r in runs if r["encoding"] == e} for e in (a, b)}
-        seeds = sorted(set(acc[a]) & set(acc[b]))
-        if seeds:
-            out[f"{a} - {b}"] = draws_summary([acc[a][s] - acc[b][s] for s in seeds], level, bounds=(-1.0, 1.0))
-    return out
-
-
-def summarise_seeds(runs: list[dict]) -> dict:
-    """Mean and standard deviation over seeds, per encoding."""
-    out = {}
-    for label in dict.fromkeys(r["encoding"] for r in runs):
-        rs = [r for r in runs if r["encoding"] == label]
-        acc = np.array([r["test_accuracy"] for r in rs])
-        loss = np.array([r["test_loss"] for r in rs])
-        out[label] = dict(position_params=rs[0]["position_params"], accuracy_mean=float(acc.mean()),
-                          accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
-                          loss_mean=float(loss.mean()), loss_std=float(loss.std(ddof=1)) if loss.size > 1 else 0.0,
-                          n_seeds=int(acc.size))
-    return out
 
 
 def task_data(task: str, settings, cfg: dict):
@@ -217,12 +129,10 @@ def task_data(task: str, settings, cfg: dict):
     rng = np.random.default_rng(settings.seed)
     n_train = cfg.sst2.n_train
     pick = np.arange(len(seqs)) if n_train is None else np.sort(rng.choice(len(seqs), n_train, replace=False))
-    # attention mask: 1 on the tokens of each sequence, 0 on the padding beyond its length
-    mask = (np.arange(n)[None, :] < tc.lengths[index][pick][:, None]).astype(np.int64)
-    train_data = TokenData(tc.padded(pad_id=0)[index][pick], mask, tc.labels[index][pick])
+    ids, mask = tc.model_inputs()  # the mask: 1 on the tokens of each sequence, 0 on the padding beyond its length
+    train_data = TokenData(ids[index][pick], mask[index][pick], tc.labels[index][pick])
     val = cg.sst2_token_ids(settings, split="validation", n_positions=n)
-    vmask = (np.arange(n)[None, :] < val.lengths[:, None]).astype(np.int64)
-    test_data = TokenData(val.padded(pad_id=0), vmask, np.array(val.labels, dtype=np.int64))
+    test_data = TokenData(*val.model_inputs(), np.array(val.labels, dtype=np.int64))
     marg = geo.positional_marginals(geo.positional_counts([seqs[i] for i in pick], n, tc.vocab_size))
     return train_data, test_data, geo.hellinger_matrix(marg) if marg.n_positions == n else None, tc.vocab_size, n
 
@@ -239,7 +149,7 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     table against the training corpus's Hellinger geometry (absolute encodings).
 
     Values: ``runs`` (list of dicts), ``summary`` (``{task: {encoding: mean/std}}``) and ``gaps``
-    (``{task: {"<a> - <b>": interval}}``, :func:`accuracy_gaps`).
+    (``{task: {"<a> - <b>": interval}}``, :func:`posgeom.models.comparison.accuracy_gaps` of :data:`TRAIN_GAPS`).
     """
     from ..config import resolve_device
 
@@ -255,15 +165,8 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
                   encodings=[list(e[:2]) + [e[2]] for e in TRAIN_ENCODINGS])
 
     def compute():
-        import torch
-
-        threads = torch.get_num_threads()
-        if device == "cpu":
-            torch.set_num_threads(1)  # tiny models: one thread is as fast and leaves the other core free
-        try:
+        with torch_threads(1, device):  # tiny models: one thread is as fast and leaves the other core free
             return _compute()
-        finally:
-            torch.set_num_threads(threads)
 
     def _compute():
         runs = []
@@ -279,10 +182,7 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
                                   padding=SCALE_PADDING[settings.scale])
                     runs.append(dict(r, task=task, encoding=label, seed=int(seed)))
         summary = {t: summarise_seeds([r for r in runs if r["task"] == t]) for t in tasks}
-        gaps = {t: accuracy_gaps([r for r in runs if r["task"] == t], level) for t in tasks}
+        gaps = {t: accuracy_gaps([r for r in runs if r["task"] == t], TRAIN_GAPS, level) for t in tasks}
         return dict(runs=runs, summary=summary, gaps=gaps, level=level, device=device), {}
 
-    return Registry(settings.results_dir).run(
-        "minimal_parametrisation.lowrank_training", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device=device, model=None, force=force,
-    )
+    return store_result(settings, "minimal_parametrisation.lowrank_training", compute, params, force, device=device)

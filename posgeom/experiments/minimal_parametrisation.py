@@ -32,19 +32,15 @@ from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..encodings import encoding_distances, encoding_set
 from ..corpora.real import data_key
-from ..registry import Registry, Result
+from ..registry import Result
 from . import corpus_geometry as cg
-from .lowrank_training import (
-    LEVEL, TRAIN_CONFIGS, TRAIN_ENCODINGS, TRAIN_GAPS, SST2Task, SyntheticTask, TrainModel, TrainOptions, TrainSteps,
-    accuracy_gaps, draws_summary, mean_interval, run_lowrank_training,
-)
-from .settings import as_params, by_scale
+from .lowrank_training import LEVEL, TRAIN_CONFIGS, TRAIN_ENCODINGS, TrainOptions, run_lowrank_training
+from .settings import as_params, by_scale, store_result
 
 __all__ = [
-    "CONFIGS", "savings", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS",
-    "run_c5", "run_lowrank_training", "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation",
-    "MinimalOptions", "C5Options", "TrainOptions", "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps",
-    "mean_interval", "draws_summary", "c5_row", "c5_rows", "run_c5_draws", "TRAIN_GAPS", "accuracy_gaps",
+    "CONFIGS", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS", "run_c5", "run_lowrank_training",
+    "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation", "MinimalOptions", "C5Options",
+    "c5_row", "c5_rows", "run_c5_draws",
 ]
 
 
@@ -90,38 +86,6 @@ CONFIGS = by_scale(
 )
 
 
-def _run(name, compute, params, settings, force, device="cpu", model=None):
-    return Registry(settings.results_dir).run(
-        name, compute, params=params, scale=settings.scale, seed=settings.seed, device=device, model=model, force=force,
-    )
-
-
-def savings(r: int, n: int, d: int) -> float:
-    r"""Parameter savings of $P = A C^\top$ over a full table: $1 - r(n + d)/(n d)$ (Remark 8)."""
-    if min(r, n, d) < 1:
-        raise ValueError(f"r, n and d must be positive integers; got r={r}, n={n}, d={d}")
-    # 1 - r (n + d) / (n d)
-    return 1.0 - r * (n + d) / (n * d)
-
-
-def _ranks(D, sequences, n_positions, vocab_size, crit, seed, positions=None) -> tuple[dict, np.ndarray, object]:
-    """Effective ranks of ``D`` under every criterion, its eigenvalues (n,) and the noise-aware rank."""
-    from .real_corpora import RANK_OPTIONS
-
-    mds = geo.classical_mds(D, k=1)
-    w = mds.eigenvalues
-    nar = geo.noise_aware_rank(sequences, n_positions, vocab_size, positions=positions, seed=seed, **RANK_OPTIONS)
-    out = dict(
-        tol=geo.effective_rank(w, "tol", tol=crit["tol"]), mass=geo.effective_rank(w, "mass", q=crit["q"]),
-        cross_fitted=str(nar), cross_fitted_rank=nar.rank, cross_fitted_threshold=nar.threshold,
-    )
-    try:
-        out["stress"] = geo.effective_rank(D, "stress", threshold=crit["threshold"], normalization="scale_free")
-    except ValueError:
-        out["stress"] = None
-    return out, w, nar
-
-
 #: The per-corpus values of :func:`run_effective_rank` (one entry per corpus size or SST-2 variant).
 RANK_KEYS = ("tol", "mass", "stress", "cross_fitted", "cross_fitted_rank", "cross_fitted_threshold")
 
@@ -143,6 +107,8 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     cross-fitted eigenvalues there, ``<family>__population_eigenvalues``, ``sst2_<special>_<min_count>__eigenvalues``
     / ``__cross_fitted``.
     """
+    from .real_corpora import RANK_OPTIONS
+
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
@@ -156,10 +122,10 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
         for fam in cg.SYNTHETIC_FAMILIES:
             rows = {k: [] for k in RANK_KEYS}
             for N in cfg.rank_sizes:
-                corpus = cg.family_corpus(fam, n_sequences=N, seed=settings.seed, **synth)
+                corpus = syn.family_corpus(fam, n_sequences=N, seed=settings.seed, **synth)
                 counts = corpus.counts()
-                r, w, nar = _ranks(geo.hellinger_matrix(counts), corpus.sequences(), corpus.n_positions,
-                                   corpus.vocab_size, cfg.rank_criteria, settings.seed)
+                r, w, nar = geo.rank_estimates(geo.hellinger_matrix(counts), corpus.sequences(), corpus.n_positions,
+                                               corpus.vocab_size, cfg.rank_criteria, settings.seed, **RANK_OPTIONS)
                 for k in rows:
                     rows[k].append(r[k])
             pop = geo.hellinger_matrix(corpus.population)
@@ -175,8 +141,8 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
             seqs, tc, _ = cg.sst2_sequences(settings, special=special)
             # every position reached in each fold (min_count 1), or the positions min_count keeps
             positions = None if min_count <= 1 else marg.positions
-            r, w, nar = _ranks(geo.hellinger_matrix(marg), seqs, counts.n_positions, tc.vocab_size,
-                               cfg.rank_criteria, settings.seed, positions)
+            r, w, nar = geo.rank_estimates(geo.hellinger_matrix(marg), seqs, counts.n_positions, tc.vocab_size,
+                                           cfg.rank_criteria, settings.seed, positions, **RANK_OPTIONS)
             for k in RANK_KEYS:
                 sst2[k].append(r[k])
             sst2["special"].append(special)
@@ -188,7 +154,7 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
         values["sst2"] = sst2
         return values, arrays
 
-    return _run("minimal_parametrisation.effective_rank", compute, params, settings, force)
+    return store_result(settings, "minimal_parametrisation.effective_rank", compute, params, force)
 
 
 #: The planted-rank validation of the noise-aware rank: planted ranks, signal strengths, corpus sizes
@@ -237,7 +203,7 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
                                      smallest_signal=float(pop[rank - 1])))
         return {"rows": rows}, {}
 
-    return _run("minimal_parametrisation.rank_validation", compute, params, settings, force)
+    return store_result(settings, "minimal_parametrisation.rank_validation", compute, params, force)
 
 
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
@@ -270,7 +236,7 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     def compute():
         values, arrays = {}, {}
         for fam in cg.SYNTHETIC_FAMILIES:
-            corpus = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
+            corpus = syn.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             marg = geo.positional_marginals(corpus.counts())
             v, curves = one(geo.hellinger_matrix(marg), marg.positions, OE[settings.scale].synthetic_encoder)
             values[fam] = v
@@ -281,7 +247,7 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
         arrays.update({f"sst2__{k}": c for k, c in curves.items()})
         return values, arrays
 
-    return _run("minimal_parametrisation.stress_vs_rank", compute, params, settings, force)
+    return store_result(settings, "minimal_parametrisation.stress_vs_rank", compute, params, force)
 
 
 def c5_row(generator: str, size: int | None, D, n: int, d: int, r: int) -> dict:
@@ -317,12 +283,12 @@ def c5_rows(c5: C5Options, vocab_size: int, seed: int) -> list[dict]:
             rows.append(c5_row(gen, int(N), geo.hellinger_matrix(c.counts()), n, d, r))
     for fam in ("stationary", "regimes", "markov"):
         if fam != "stationary":
-            extra = {"min_length": n // 2} if fam == "regimes" else {}  # as cg.family_corpus
+            extra = {"min_length": n // 2} if fam == "regimes" else {}  # as syn.family_corpus
             pop = syn.population_marginals(fam, n_positions=n, vocab_size=None if fam == "markov" else vocab_size,
                                            seed=seed, **extra)
             rows.append(c5_row(fam, None, geo.hellinger_matrix(pop), n, d, r))
         for N in c5.sizes:
-            c = cg.family_corpus(fam, n_sequences=N, n_positions=n, vocab_size=vocab_size, seed=seed)
+            c = syn.family_corpus(fam, n_sequences=N, n_positions=n, vocab_size=vocab_size, seed=seed)
             rows.append(c5_row(fam, int(N), geo.hellinger_matrix(c.counts()), n, d, r))
     return rows
 
@@ -347,10 +313,10 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
     params = dict(**as_params(c5), vocab_size=vocab, seed=settings.seed)
 
     def compute():
-        return dict(savings=savings(r, n, d), n=n, d=d, r=r, n_params_full=n * d, n_params_lowrank=r * (n + d),
-                    rows=c5_rows(c5, vocab, settings.seed)), {}
+        return dict(savings=geo.parameter_savings(r, n, d), n=n, d=d, r=r, n_params_full=n * d,
+                    n_params_lowrank=r * (n + d), rows=c5_rows(c5, vocab, settings.seed)), {}
 
-    return _run("minimal_parametrisation.c5", compute, params, settings, force)
+    return store_result(settings, "minimal_parametrisation.c5", compute, params, force)
 
 
 def run_c5_draws(settings=None, *, force: bool = False) -> Result:
@@ -358,9 +324,9 @@ def run_c5_draws(settings=None, *, force: bool = False) -> Result:
 
     Every generator and size of :func:`run_c5` is drawn again with each seed (the drift anchors, the
     regimes and the Markov chain as well as the sampled corpora change); the reductions under both
-    normalisations get their mean, sample sd and Student-$t$ interval at ``level`` (:func:`draws_summary`: no
-    interval from fewer than :data:`posgeom.geometry.MIN_SEEDS` draws) and the count of draws at or above the
-    paper's 99.8 %.
+    normalisations get their mean, sample sd and Student-$t$ interval at ``level``
+    (:func:`posgeom.geometry.draws_summary`: no interval from fewer than :data:`posgeom.geometry.MIN_SEEDS`
+    draws) and the count of draws at or above the paper's 99.8 %.
 
     Values: ``seeds``, ``level``, ``rows`` (list of dicts: ``generator``, ``size``, and for each
     normalisation ``reduction_<norm>`` {mean, sd, low, high, n, level, t}, ``holds_<norm>`` (draws ≥ 99.8 %)).
@@ -382,9 +348,9 @@ def run_c5_draws(settings=None, *, force: bool = False) -> Result:
             for z in ("paper", "scale_free"):
                 col = arrays[f"reduction_{z}"][:, j]
                 # a reduction 1 - stress(MDS) / stress(sinusoid) is at most 1
-                row[f"reduction_{z}"] = draws_summary(col, cfg.level, bounds=(None, 1.0))
+                row[f"reduction_{z}"] = geo.draws_summary(col, cfg.level, bounds=(None, 1.0))
                 row[f"holds_{z}"] = int(np.sum(col >= 0.998))
             out.append(row)
         return dict(seeds=seeds, level=cfg.level, rows=out), arrays
 
-    return _run("minimal_parametrisation.c5_draws", compute, params, settings, force)
+    return store_result(settings, "minimal_parametrisation.c5_draws", compute, params, force)

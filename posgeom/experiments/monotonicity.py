@@ -50,15 +50,15 @@ from ..corpora.distances import resampling_groups
 from ..corpora.groups import resampling_unit
 from ..corpora.tokenize import table_rows
 from ..progress import tqdm
-from ..registry import Registry, Result
-from .monotonicity_ntk import (
-    NTK_CONFIGS, REGIMES, NTKOptions, NTKRegime, ntk_training, run_ntk, run_ntk_all,
-)
-from .settings import as_params, by_scale, records
+from ..registry import Result
+from .monotonicity_ntk import NTK_CONFIGS, REGIMES, NTKOptions, NTKRegime, run_ntk, run_ntk_all
+from .settings import as_params, by_scale, records, store_result
 
 
 #: The paper's violation rate of P_MDS (claim C9).
 PAPER_MDS_VIOLATION = 0.22
+
+
 @dataclass(frozen=True)
 class MonotonicityOptions:
     """Settings of the chapter *Monotonicity* (defaults: ``quick``)."""
@@ -237,7 +237,8 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
                    scratch.arrays["table"][prow], scratch.arrays["table_init"][prow])
         rows, rand = monotonicity_rows(D, geometry.arrays["R"], pos, int(opts["n_positions"]), cfg, rc_cfg,
                                        pretrained=(f"{settings.pretrained}, d={P.shape[1]}", P, prow), scratch=scr,
-                                       marginals=rc.corpus_geometry_of(settings, opts).marginals)
+                                       marginals=rc.corpus_geometry_of(settings, rc.corpus_options(
+                                           settings.scale, corpus, **(corpus_overrides or {}))).marginals)
         curve = geo.mds_monotonicity_curve(D, cfg.mds_ranks(corpus))
         k_best = int(curve["ranks"][np.argmin(np.abs(curve["violation_rate"] - PAPER_MDS_VIOLATION))])
         values = {"rows": rows, "corpus": corpus, "model": settings.pretrained, "closest_rank": k_best,
@@ -247,10 +248,7 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
                   "mds_spearman": curve["spearman"], "random_violation": rand}
         return values, arrays
 
-    return Registry(settings.results_dir).run(
-        f"monotonicity_table_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=settings.pretrained, force=force,
-    )
+    return store_result(settings, f"monotonicity_table_{corpus}", compute, params, force, model=settings.pretrained)
 
 
 def monotonicity_dataframe(result: Result, intervals: Result | None = None):
@@ -285,8 +283,8 @@ INTERVAL_DIFFERENCES = (("sinusoidal", "rope"), ("alibi", "sinusoidal"), ("learn
 
 def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> np.ndarray:
     """The violation rates of :data:`INTERVAL_ENCODINGS` against ``D`` (the MDS one built from ``D`` itself)."""
-    mds = geo.classical_mds(D, k=1)
-    coords = mds.eigenvectors[:, :mds_rank] * np.sqrt(np.maximum(mds.eigenvalues[:mds_rank], 0.0))
+    # P_MDS of rank k = U_k Lambda_k^{1/2}
+    coords = geo.classical_mds(D, k=mds_rank).embedding
     tables = {**encodings, "MDS (closest rank)": geo.euclidean_distances(coords)}
     return np.array([geo.monotonicity_of(D, tables[name])["violation_rate"] for name in INTERVAL_ENCODINGS])
 
@@ -309,19 +307,22 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
     rc_cfg = rc.chapter_settings(settings.scale)
     table = run_monotonicity_table(settings, corpus=corpus)
     icfg = {k: v for k, v in as_params(rc_cfg.intervals).items() if k != "corpora"}
-    opts = rc.corpus_options(settings.scale, corpus)
+    copts = rc.corpus_options(settings.scale, corpus)
+    opts = rc.corpus_params(copts)
+    source, data = rc.corpus_source(settings, copts)
     params = {**opts, "intervals": icfg, "encodings": as_params(rc_cfg.encodings), "pretrained": settings.pretrained,
-              "mds_rank": int(table.values["closest_rank"]), "data": rc.source_description(settings, opts)}
+              "mds_rank": int(table.values["closest_rank"]), "data": data}
 
     def compute():
-        cd = rc.corpus_geometry_of(settings, opts)
+        cd = rc.corpus_geometry_of(settings, copts, source)
         pos, n_all = cd.marginals.positions, int(opts["n_positions"])
         encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **rc.encoding_shape(settings.scale))
         encs["learned (pretrained)"] = geo.euclidean_distances(
             rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
         k = params["mds_rank"]
         folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=rc_cfg.intervals.n_folds,
-                                seed=settings.seed, groups=resampling_groups(cd.options, data_dir=settings.data_dir))
+                                seed=settings.seed,
+                                groups=resampling_groups(cd.options, data_dir=settings.data_dir, source=source))
         names = list(INTERVAL_ENCODINGS)
         intervals, reps = geo.bootstrap_intervals(
             cd.D, folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=rc_cfg.intervals.n_boot, level=rc_cfg.intervals.level,
@@ -335,10 +336,7 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
                 "resampled": resampling_unit(opts["corpus"], opts["split"]), "statistics": stats,
                 "differences": diffs}, {"replicates": reps}
 
-    return Registry(settings.results_dir).run(
-        f"monotonicity_violation_intervals_{corpus}", compute, params=params, scale=settings.scale,
-        seed=settings.seed, device="cpu", model=settings.pretrained, force=force,
-    )
+    return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force, model=settings.pretrained)
 
 
 def paper_results(settings: Settings | None = None) -> list[Result]:
@@ -352,7 +350,7 @@ __all__ = [
     "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
     "REGIMES", "linear_predictions", "monotonicity_records",
     "monotonicity_rows", "run_monotonicity_table", "monotonicity_dataframe", "INTERVAL_ENCODINGS",
-    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", 
-    "ntk_training", "run_ntk", "run_ntk_all", "paper_results",
+    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals",
+    "run_ntk", "run_ntk_all", "paper_results",
 ]
 

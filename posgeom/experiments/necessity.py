@@ -37,17 +37,17 @@ import torch
 from ..progress import tqdm
 
 from ..config import resolve_device, settings_or_default as _settings
-from ..models.callbacks import Callback
+from ..models.callbacks import AccuracyCurve
 from ..models.equivariance import equivariance_gap, readout_gap, reversal
+from ..models.tasks import order_task_data, tiny_encoder_config
 from ..models.threads import torch_threads
-from ..models.tasks import order_task_data
-from ..registry import Registry, Result
-from .settings import ModelShape, as_params, by_scale, records
+from ..registry import Result
+from .settings import ModelShape, as_params, by_scale, records, store_result
 
 __all__ = [
     "CONFIGS", "NecessitySettings", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "EquivarianceRow",
     "OrderTaskRow", "OrderTaskOutcome", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID",
-    "order_task_tensors", "model_config", "model_label", "torch_threads",
+    "order_task_tensors", "model_label",
     "equivariance_gaps", "train_order_task", "equivariance_rows", "order_task_rows", "run_equivariance",
     "run_order_task",
 ]
@@ -169,23 +169,6 @@ def model_label(position: str, causal: bool) -> str:
     return position + ("+causal" if causal else "")
 
 
-def model_config(position: str, causal: bool, *, vocab_size: int, max_len: int, d_model: int, n_layers: int,
-                 n_heads: int, d_ff: int, init_std: float = 0.02, pooling: str = "mean"):
-    """The encoder config of the chapter: no dropout, no token types, padding id 0, the given encoding.
-
-    Returns
-    -------
-    posgeom.models.encoder.EncoderConfig
-    """
-    from ..models import EncoderConfig
-
-    return EncoderConfig(
-        vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff, max_len=max_len,
-        position=position, causal=causal, dropout=0.0, attention_dropout=0.0, type_vocab_size=0,
-        pad_token_id=PAD_ID, init_std=init_std, n_labels=2, pooling=pooling,
-    )
-
-
 def equivariance_gaps(models, options: EquivarianceOptions, shape: ModelShape, *, seed: int,
                       dtype: str = "float64", threads: int | None = 1) -> tuple[list[EquivarianceRow], float]:
     r"""Equivariance gaps of randomly initialised encoders, one :class:`EquivarianceRow` per model.
@@ -214,8 +197,8 @@ def equivariance_gaps(models, options: EquivarianceOptions, shape: ModelShape, *
     rev = reversal(o.length)
     rows = []
     for position, causal in tqdm(models, desc="equivariance", leave=False):
-        config = model_config(position, causal, vocab_size=o.vocab_size, max_len=o.length, init_std=o.init_std,
-                              **as_params(shape))
+        config = tiny_encoder_config(vocab_size=o.vocab_size, max_len=o.length, position=position, causal=causal,
+                                     init_std=o.init_std, **as_params(shape))
         model = build_model(config, "classification", seed=seed).to(torch_dtype).eval()
         with torch.no_grad(), torch_threads(threads):
             h = model.encoder(x)
@@ -266,10 +249,7 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
         return {"models": {model_label(r.position, r.causal): dataclasses.asdict(r) for r in rows},
                 "machine_epsilon": eps}, {}
 
-    return Registry(settings.results_dir).run(
-        "necessity.equivariance", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return store_result(settings, "necessity.equivariance", compute, params, force)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,45 +269,6 @@ def order_task_tensors(n_sequences: int, n_positions: int, vocab_size: int, *, s
                            reserve_cls=True)
     return (torch.as_tensor(task.data.input_ids, dtype=torch.long),
             torch.as_tensor(task.data.labels, dtype=torch.long))
-
-
-class _AccuracyCurve(Callback):
-    """Callback: test accuracy every ``every`` steps (and before the first and after the last)."""
-
-    def __init__(self, x, y, every: int):
-        self.x, self.y, self.every = x, y, every
-        self.steps: list[int] = []
-        self.accuracy: list[float] = []
-
-    @torch.no_grad()
-    def _record(self, state):
-        if self.steps and self.steps[-1] == state.step:
-            return
-        model = state.model
-        was = model.training
-        model.eval()
-        dev = next(model.parameters()).device
-        pred = torch.cat([model(self.x[i:i + 1024].to(dev)).logits.argmax(-1).cpu()
-                          for i in range(0, len(self.x), 1024)])
-        model.train(was)
-        self.steps.append(int(state.step))
-        self.accuracy.append(float((pred == self.y).float().mean()))
-
-    def on_train_begin(self, state):
-        self._record(state)
-
-    def on_step_end(self, state):
-        if state.step % self.every == 0:
-            self._record(state)
-
-    def on_train_end(self, state):
-        self._record(state)
-
-    def state_dict(self):
-        return {"steps": list(self.steps), "accuracy": list(self.accuracy)}
-
-    def load_state_dict(self, state):
-        self.steps, self.accuracy = list(state["steps"]), list(state["accuracy"])
 
 
 def train_order_task(models, seeds, task: OrderTaskSize, training: OrderTraining, shape: ModelShape, *,
@@ -354,13 +295,13 @@ def train_order_task(models, seeds, task: OrderTaskSize, training: OrderTraining
     for (position, causal), seed in bar:
         label = model_label(position, causal)
         bar.set_postfix(model=label, seed=seed)
-        config = model_config(position, causal, vocab_size=v + OFFSET, max_len=L, pooling=pooling,
-                              **as_params(shape))
+        config = tiny_encoder_config(vocab_size=v + OFFSET, max_len=L, position=position, causal=causal,
+                                     pooling=pooling, **as_params(shape))
         model = build_model(config, "classification", seed=seed)
         tc = TrainConfig(task="classification", batch_size=training.batch_size, max_steps=training.steps,
                          lr=training.lr, weight_decay=training.weight_decay, schedule=training.schedule, seed=seed,
                          device=device, progress=False)
-        curve = _AccuracyCurve(x_te, y_te, training.eval_every)
+        curve = AccuracyCurve(x_te, y_te, training.eval_every)
         with torch_threads(threads, device):
             train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
         curves.setdefault(label, []).append(curve.accuracy)
@@ -416,7 +357,4 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
         values = {model_label(r.position, r.causal): dataclasses.asdict(r) for r in out.rows}
         return {"models": values, "chance": 0.5, "n_test": out.n_test, "seq_len": out.seq_len}, arrays
 
-    return Registry(settings.results_dir).run(
-        f"necessity.order_task{'' if cls_token else '_nocls'}", compute, params=params, scale=settings.scale,
-        seed=settings.seed, device=device, model=None, force=force,
-    )
+    return store_result(settings, f"necessity.order_task{'' if cls_token else '_nocls'}", compute, params, force, device=device)

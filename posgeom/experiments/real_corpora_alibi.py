@@ -4,14 +4,16 @@ the slope (:func:`posgeom.geometry.alibi_parabola`; the maths is in the docstrin
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
-from ..registry import Registry, Result
+from ..registry import Result
 from .real_corpora_geometry import (
-    PAPER_ALIBI_SST2, chapter_settings, corpus_geometry_of, corpus_options, source_description,
+    PAPER_ALIBI_SST2, chapter_settings, corpus_geometry_of, corpus_options, corpus_params, corpus_source,
 )
-from .settings import as_params
+from .settings import as_params, store_result
 
 __all__ = ["run_alibi_choices"]
 
@@ -42,14 +44,14 @@ def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2",
     settings = _settings(settings)
     grid = {**as_params(chapter_settings(settings.scale).alibi_choices), **(grid or {})}
     base = corpus_options(settings.scale, corpus, **(corpus_overrides or {}))
-    params = {"corpus": base, "grid": grid, "target": target, "data": source_description(settings, base)}
+    source, data = corpus_source(settings, base)
+    params = {"corpus": corpus_params(base), "grid": grid, "target": target, "data": data}
 
     def compute():
         rows, parabolas = [], []
         for special in grid["specials"]:
             for n in grid["n_positions"]:
-                opts = {**base, "special": special, "n_positions": n}
-                marg = corpus_geometry_of(settings, opts).marginals
+                marg = corpus_geometry_of(settings, replace(base, special=special, n_positions=n), source).marginals
                 for kind in grid["kinds"]:
                     D = geo.hellinger_matrix(marg, kind=kind)
                     par = geo.alibi_parabola(D, marg.positions)
@@ -69,7 +71,4 @@ def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2",
                                          "scale_free": float(par["minimum"])})
         return {"rows": rows, "parabolas": parabolas, "target": target, "corpus": corpus}, None
 
-    return Registry(settings.results_dir).run(
-        f"real_corpora_alibi_choices_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return store_result(settings, f"real_corpora_alibi_choices_{corpus}", compute, params, force)

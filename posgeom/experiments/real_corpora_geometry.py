@@ -1,34 +1,29 @@
 r"""Real corpora, the corpus side: settings, a corpus's geometry, its noise-aware rank and its spread.
 
-The maths is in the docstring of :mod:`posgeom.experiments.real_corpora`; this module holds the chapter's
-settings (:data:`CONFIGS`), the corpus options, the compute functions of the corpus geometry
-(:func:`corpus_geometry_values`, :func:`posgeom.geometry.rank_one_report`, :func:`resolvable_summary`) and their
-registry wrappers, :func:`run_corpus_geometry` and :func:`run_noise_aware_rank`. The spreads over
-draws are in :mod:`posgeom.experiments.real_corpora_draws`.
+The maths is in :mod:`posgeom.geometry.summaries`; this module holds the chapter's settings (:data:`CONFIGS`),
+the corpus options (one typed :class:`~posgeom.corpora.options.CorpusOptions` from the settings to the counts),
+the data source resolved once per run (:func:`corpus_source`), and the registry wrappers
+:func:`run_corpus_geometry` and :func:`run_noise_aware_rank`. The spreads over draws are in
+:mod:`posgeom.experiments.real_corpora_draws`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-
-import numpy as np
 
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
-from ..corpora.distances import CorpusDistances, CorpusOptions, corpus_distances
+from ..corpora.distances import CorpusDistances, corpus_distances
+from ..corpora.options import CorpusOptions
+from ..corpora.real import DataSource, describe_source, resolve_source
 from ..registry import Registry, Result
-from .settings import as_params, by_scale
+from .settings import EncoderShape, IntervalOptions, ModelShape, NoiseOptions, SmacofOptions, as_params, by_scale, store_result
 
 CORPUS_NAMES = ("sst2", "imdb")
 #: The paper's ALiBi stress on SST-2 (claim C7).
 PAPER_ALIBI_SST2 = 0.563
 NORMALIZATIONS = ("paper", "scale_free")
-
-
-# --------------------------------------------------------------------------------------------
-# Settings
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -42,19 +37,9 @@ class CorpusSource:
 
 
 @dataclass(frozen=True)
-class NoiseOptions:
-    """The bootstrap noise floor (:func:`posgeom.geometry.noise_floor`)."""
-
-    method: str = "bootstrap"
-    n_rep: int = 8
-
-
-@dataclass(frozen=True)
-class EncodingOptions:
+class EncodingOptions(EncoderShape):
     """The fixed encodings' model shape (BERT-base at both scales: they are formulas) and the random tables."""
 
-    d_model: int = 768
-    n_heads: int = 12
     base: float = 10000.0
     layout: str = "interleaved"
     random_sigma: float = 0.02
@@ -62,27 +47,17 @@ class EncodingOptions:
 
 
 @dataclass(frozen=True)
-class SmacofOptions:
+class RankedSmacof(SmacofOptions):
+    """SMACOF from MDS at each rank of ``ranks``."""
+
     ranks: tuple[int, ...] = (1, 2, 3)
-    max_iter: int = 300
-    eps: float = 1e-6
-
-
-@dataclass(frozen=True)
-class ScratchModel:
-    """The shape of the encoder trained from scratch (:class:`posgeom.models.encoder.EncoderConfig` fields)."""
-
-    d_model: int = 64
-    n_layers: int = 2
-    n_heads: int = 2
-    d_ff: int = 256
 
 
 @dataclass(frozen=True)
 class ScratchTraining:
     """MLM training of a table from scratch (:func:`posgeom.experiments.real_corpora.run_scratch_table`)."""
 
-    model: ScratchModel = ScratchModel()
+    model: ModelShape = ModelShape(d_model=64, n_layers=2, n_heads=2, d_ff=256)
     max_steps: int = 100
     batch_size: int = 32
     lr: float = 2e-3
@@ -103,13 +78,10 @@ class AlibiGrid:
 
 
 @dataclass(frozen=True)
-class IntervalOptions:
-    """Bootstrap intervals over sequences: replicates, folds (clusters of random sequences), level."""
+class ChapterIntervals(IntervalOptions):
+    """Bootstrap intervals over sequences, for the corpora of ``corpora``."""
 
     corpora: tuple[str, ...] = ("sst2",)
-    n_boot: int = 200
-    n_folds: int = 100
-    level: float = 0.95
 
 
 @dataclass(frozen=True)
@@ -135,10 +107,10 @@ class RealCorporaOptions:
     min_count: int = 1
     kind: str = "chord"
     subset_seed: int = 0
-    noise: NoiseOptions = NoiseOptions()
+    noise: NoiseOptions = NoiseOptions(n_rep=8)
     encodings: EncodingOptions = EncodingOptions()
     mds_ranks: tuple[int, ...] = (1, 2, 3, 5, 10)
-    smacof: SmacofOptions = SmacofOptions()
+    smacof: RankedSmacof = RankedSmacof(max_iter=300, eps=1e-6)
     scratch_sst2: ScratchTraining = ScratchTraining()
     scratch_imdb: ScratchTraining = ScratchTraining(max_steps=40, batch_size=4, warmup_steps=4, every=10)
     # corpora whose stress table includes a table trained from scratch (IMDB's n = 512 is too slow for a
@@ -147,7 +119,7 @@ class RealCorporaOptions:
     alibi_choices: AlibiGrid = AlibiGrid()
     # corpora whose noise-aware rank the chapter computes
     rank_corpora: tuple[str, ...] = ("sst2", "imdb")
-    intervals: IntervalOptions = IntervalOptions()
+    intervals: ChapterIntervals = ChapterIntervals()
     draws: DrawOptions = DrawOptions()
 
     def source(self, corpus: str) -> CorpusSource:
@@ -205,7 +177,12 @@ def check_corpus(corpus: str) -> str:
     return corpus
 
 
-def corpus_options(scale: str, corpus: str, **overrides) -> dict[str, Any]:
+#: The corpus options a result of the chapter records (in its parameters and values): those its settings set.
+RECORDED_OPTIONS = ("corpus", "split", "n_positions", "max_sequences", "br_tags", "special", "min_count", "kind",
+                    "subset_seed")
+
+
+def corpus_options(scale: str, corpus: str, **overrides) -> CorpusOptions:
     """The options that define a corpus's geometry at ``scale``, with ``overrides`` applied.
 
     Parameters
@@ -213,23 +190,26 @@ def corpus_options(scale: str, corpus: str, **overrides) -> dict[str, Any]:
     scale : {"quick", "paper"}
     corpus : {"sst2", "imdb"}
     **overrides
-        Any of ``split``, ``n_positions``, ``max_sequences``, ``br_tags``, ``special``,
-        ``min_count``, ``kind``, ``subset_seed``.
+        Any of :data:`RECORDED_OPTIONS` but ``corpus``.
 
     Returns
     -------
-    dict
+    posgeom.corpora.options.CorpusOptions
         ``corpus``, ``split``, ``n_positions``, ``max_sequences``, ``br_tags``, ``special``,
-        ``min_count``, ``kind``, ``subset_seed``.
+        ``min_count``, ``kind``, ``subset_seed`` set; the rest at their defaults.
     """
     cfg = CONFIGS[scale]
-    opts = {"corpus": check_corpus(corpus), **as_params(cfg.source(corpus))}
-    opts.update(special=cfg.special, min_count=cfg.min_count, kind=cfg.kind, subset_seed=cfg.subset_seed)
-    unknown = set(overrides) - set(opts)
+    opts = CorpusOptions(corpus=check_corpus(corpus), **as_params(cfg.source(corpus)), special=cfg.special,
+                         min_count=cfg.min_count, kind=cfg.kind, subset_seed=cfg.subset_seed)
+    unknown = set(overrides) - set(RECORDED_OPTIONS)
     if unknown:
-        raise ValueError(f"unknown corpus option(s) {sorted(unknown)}; valid options are {sorted(opts)}")
-    opts.update(overrides)
-    return opts
+        raise ValueError(f"unknown corpus option(s) {sorted(unknown)}; valid options are {sorted(RECORDED_OPTIONS)}")
+    return replace(opts, **overrides)
+
+
+def corpus_params(options: CorpusOptions) -> dict[str, Any]:
+    """The corpus options as a result records them (:data:`RECORDED_OPTIONS`, in that order)."""
+    return {k: getattr(options, k) for k in RECORDED_OPTIONS}
 
 
 def encoding_shape(scale: str) -> dict[str, Any]:
@@ -244,106 +224,27 @@ def encoding_shape(scale: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def source_description(settings: Settings, opts: dict[str, Any]) -> dict[str, Any]:
-    """Where the corpus of ``opts`` is read from (recorded with every result, and part of its key).
-
-    The files' checksums identify the content; a local folder is named by :func:`posgeom.corpora.real.data_key`
-    rather than by its path, so a result stored on one machine is found on another.
-    """
-    from ..corpora.real import data_key, resolve_source
-
-    description = resolve_source(opts["corpus"], opts["split"], data_dir=settings.data_dir).describe()
-    if description["kind"] == "local":
-        description["location"] = data_key(settings.data_dir)
-    return description
+def corpus_source(settings: Settings, options: CorpusOptions) -> tuple[DataSource, dict[str, Any]]:
+    """The corpus and split of ``options`` resolved once for a run, and where they are read from as the run
+    records it (:func:`posgeom.corpora.real.describe_source`, part of its key)."""
+    source = resolve_source(options.corpus, options.split, data_dir=settings.data_dir)
+    return source, describe_source(source, settings.data_dir)
 
 
-def corpus_geometry_of(settings: Settings, opts: dict[str, Any]) -> CorpusDistances:
-    """The corpus under ``opts`` (:func:`corpus_options`) through the one route,
-    :func:`posgeom.corpora.distances.corpus_distances`, with its token ids (no registry: the cheap part).
+def corpus_geometry_of(settings: Settings, options: CorpusOptions, source: DataSource | None = None) -> CorpusDistances:
+    """The corpus under ``options`` (:func:`corpus_options`; ``source`` from :func:`corpus_source`) through the
+    one route, :func:`posgeom.corpora.distances.corpus_distances`, with its token ids (no registry: the cheap part).
 
     Returns
     -------
     posgeom.corpora.distances.CorpusDistances
         ``D`` (n_kept, n_kept), ``positions``, ``tokens``, ``counts`` (n, v), ``marginals`` (n_kept, v).
     """
-    return corpus_distances(CorpusOptions.from_dict(opts), data_dir=settings.data_dir, with_tokens=True)
-
-
-def resolvable_summary(res: dict[str, Any]) -> dict[str, Any]:
-    r"""Offset-only share, first-direction share and negative share of one cross-half estimate.
-
-    Parameters
-    ----------
-    res : dict
-        :func:`posgeom.geometry.resolvable_distances` (``R`` (k, k), ``negative_fraction``).
-
-    Returns
-    -------
-    dict
-        ``profile`` (k,) and ``eigenvalues`` (k,) of $R$ (arrays); ``shift_r2``, ``share``
-        ($\lambda_1/\sum\lambda^+$), ``negative_fraction`` (pairs with $R^2 < 0$), ``negative_mass``
-        ($-\sum_{\lambda<0}\lambda / \sum|\lambda|$).
-    """
-    R = res["R"]
-    _, profile, r2 = geo.toeplitz_projection(R)
-    w = geo.gram_eigenvalues(R**2)
-    return {"profile": profile, "eigenvalues": w, "shift_r2": r2,
-            # lambda_1 / sum_k lambda_k^+
-            "share": float(w[0] / np.maximum(w, 0.0).sum()), "negative_fraction": res["negative_fraction"],
-            "negative_mass": float(-w[w < 0].sum() / np.abs(w).sum())}
-
-
-def corpus_geometry_values(corpus_geo: CorpusDistances, opts: dict[str, Any], noise: dict[str, Any],
-                           seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The values and arrays of :func:`run_corpus_geometry` from a counted corpus (no registry).
-
-    Parameters
-    ----------
-    corpus_geo : posgeom.corpora.distances.CorpusDistances
-        With tokens (:func:`corpus_geometry_of`).
-    opts : dict
-        Corpus options (:func:`corpus_options`).
-    noise : dict
-        ``method`` and ``n_rep`` of the bootstrap floor.
-    seed : int
-        Seed of the noise floor and of the cross-half split.
-    """
-    tokens, counts, marginals, D = corpus_geo.tokens, corpus_geo.counts, corpus_geo.marginals, corpus_geo.D
-    floor = geo.noise_floor(counts, method=noise["method"], n_rep=noise["n_rep"], seed=seed,
-                            min_count=opts["min_count"], kind=opts["kind"])
-    _, profile, r2 = geo.toeplitz_projection(D)
-    rep = geo.rank_one_report(D, floor.matrix)
-    res = geo.resolvable_distances(tokens.sequences(), opts["n_positions"], tokens.vocab_size, marginals.positions,
-                                   seed=seed)
-    resolvable = resolvable_summary(res)
-    values = {
-        "tokenizer": tokens.tokenizer, "n_sequences": tokens.n_sequences, "n_truncated": tokens.n_truncated,
-        "n_positions": int(opts["n_positions"]), "n_kept": int(marginals.n_positions),
-        "dropped": [int(i) for i in marginals.dropped],
-        "reach_min": int(marginals.reach.min()), "reach_max": int(marginals.reach.max()),
-        "noise_method": noise["method"], "noise_rep": noise["n_rep"],
-        "self_noise_max": float(floor.self_noise.max()), "shift_r2": r2,
-        **{k: v for k, v in rep.items() if not k.startswith("eigenvalues")},
-        "resolvable_shift_r2": resolvable["shift_r2"], "resolvable_share": resolvable["share"],
-        "resolvable_negative_fraction": resolvable["negative_fraction"],
-        "resolvable_negative_mass": resolvable["negative_mass"],
-        "rank_tol": geo.effective_rank(rep["eigenvalues"], "tol", tol=1e-3),
-        "rank_mass_90": geo.effective_rank(rep["eigenvalues"], "mass", q=0.9),
-        "rank_mass_99": geo.effective_rank(rep["eigenvalues"], "mass", q=0.99),
-    }
-    arrays = {
-        "D": D, "positions": marginals.positions, "reach": marginals.reach, "noise": floor.matrix,
-        "self_noise": floor.self_noise, "profile": profile, "full_lengths": tokens.full_lengths,
-        "eigenvalues": rep["eigenvalues"], "eigenvalues_debiased": rep["eigenvalues_debiased"],
-        "eigenvalues_noise": rep["eigenvalues_noise"], "R": res["R"], "G_self": np.diag(res["G"]).copy(),
-        "profile_resolvable": resolvable["profile"], "eigenvalues_resolvable": resolvable["eigenvalues"],
-    }
-    return values, arrays
+    return corpus_distances(options, data_dir=settings.data_dir, source=source, with_tokens=True)
 
 
 def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
-                        **overrides) -> Result:
+                        noise: NoiseOptions | None = None, **overrides) -> Result:
     r"""The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
 
     Parameters
@@ -353,58 +254,36 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
     corpus : {"sst2", "imdb"}
     force : bool
         Recompute even when the registry holds the result.
+    noise : NoiseOptions, optional
+        The bootstrap floor (default ``CONFIGS[scale].noise``).
     **overrides
-        Corpus options (:func:`corpus_options`), or ``noise_method`` / ``noise_rep``.
+        Corpus options (:func:`corpus_options`).
 
     Returns
     -------
     Result
-        ``arrays``: ``D`` (n_kept, n_kept), ``positions`` (n_kept,), ``reach`` (n_kept,), ``noise``
-        (n_kept, n_kept), ``self_noise`` (n_kept,), ``profile`` (n_kept,), ``eigenvalues``,
-        ``eigenvalues_debiased``, ``eigenvalues_noise`` (n_kept,), ``full_lengths`` (n_sequences,); the
-        resolvable geometry ``R`` (n_kept, n_kept), ``G_self`` (n_kept,) $G_{ii}$, ``profile_resolvable`` and
-        ``eigenvalues_resolvable`` (n_kept,).
-        ``values``: options, source, counts summary, ``shift_r2``, ``share_raw``, ``share_debiased``,
-        ``noise_top``, ``rank_above_noise``, ``share_above_noise``, effective ranks, and for the
-        resolvable geometry ``resolvable_shift_r2``, ``resolvable_share`` ($\lambda_1/\sum\lambda^+$),
-        ``resolvable_negative_fraction``, ``resolvable_negative_mass``.
+        :func:`posgeom.geometry.corpus_geometry_values`: ``arrays`` ``D``, ``noise`` (n_kept, n_kept), ``R``,
+        spectra, ...; ``values``: options, source, counts summary, ``shift_r2``, shares above noise, effective
+        ranks and the ``resolvable_*`` numbers.
     """
     settings = _settings(settings)
-    noise = as_params(CONFIGS[settings.scale].noise)
-    noise["method"] = overrides.pop("noise_method", noise["method"])
-    noise["n_rep"] = overrides.pop("noise_rep", noise["n_rep"])
+    noise = CONFIGS[settings.scale].noise if noise is None else noise
     opts = corpus_options(settings.scale, corpus, **overrides)
-    params = {**opts, "noise": noise, "data": source_description(settings, opts)}
+    source, data = corpus_source(settings, opts)
+    params = {**corpus_params(opts), "noise": as_params(noise), "data": data}
 
     def compute():
-        values, arrays = corpus_geometry_values(corpus_geometry_of(settings, opts), opts, noise, settings.seed)
-        return {"options": opts, "source": params["data"], **values}, arrays
+        values, arrays = geo.corpus_geometry_values(
+            corpus_geometry_of(settings, opts, source), n_positions=opts.n_positions, min_count=opts.min_count,
+            kind=opts.kind, noise_method=noise.method, noise_rep=noise.n_rep, seed=settings.seed)
+        return {"options": corpus_params(opts), "source": data, **values}, arrays
 
-    return Registry(settings.results_dir).run(
-        f"real_corpora_geometry_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return store_result(settings, f"real_corpora_geometry_{corpus}", compute, params, force)
 
-
-# --------------------------------------------------------------------------------------------
-# The noise-aware rank
-# --------------------------------------------------------------------------------------------
 
 #: Options of the noise-aware rank (:func:`posgeom.geometry.noise_aware_rank`) shared by every chapter
 #: that reports the rank of a corpus, so that the same matrix gets the same number.
 RANK_OPTIONS = {"n_folds": 12, "n_resamples": 50, "level": 0.9}
-
-
-def rank_report(nar) -> dict[str, Any]:
-    """The values stored for a :class:`posgeom.geometry.NoiseAwareRank` (plain data)."""
-    w = nar.mean_eigenvalues
-    return {
-        "rank": nar.rank, "interval": [int(x) for x in nar.interval], "text": str(nar), "level": nar.level,
-        "threshold": nar.threshold, "residual_share": nar.residual_share, "n_positions": int(nar.positions.size),
-        "n_sequences": nar.n_sequences,
-        # lambda_1 / sum_k lambda_k^+ of the mean cross-fitted eigenvalues
-        "first_share": float(w[0] / np.maximum(w, 0.0).sum()),
-    }
 
 
 def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
@@ -417,25 +296,23 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst
     Returns
     -------
     Result
-        ``values``: ``options``, :func:`rank_report` (``rank`` None when undetermined, ``interval``,
-        ``text``, ``threshold``, ``first_share``, ...). ``arrays``: ``eigenvalues`` (n_resamples, k - 1),
-        ``counts`` (n_resamples,), ``positions`` (k,).
+        ``values``: ``options``, :func:`posgeom.geometry.rank_report` (``rank`` None when undetermined,
+        ``interval``, ``text``, ``threshold``, ``first_share``, ...). ``arrays``: ``eigenvalues``
+        (n_resamples, k - 1), ``counts`` (n_resamples,), ``positions`` (k,).
     """
     settings = _settings(settings)
     opts = corpus_options(settings.scale, corpus, **overrides)
-    params = {**opts, "rank": RANK_OPTIONS, "data": source_description(settings, opts)}
+    source, data = corpus_source(settings, opts)
+    params = {**corpus_params(opts), "rank": RANK_OPTIONS, "data": data}
 
     def compute():
-        tokens = corpus_geometry_of(settings, opts).tokens
-        nar = geo.noise_aware_rank(tokens.sequences(), opts["n_positions"], tokens.vocab_size, seed=settings.seed,
+        tokens = corpus_geometry_of(settings, opts, source).tokens
+        nar = geo.noise_aware_rank(tokens.sequences(), opts.n_positions, tokens.vocab_size, seed=settings.seed,
                                    **RANK_OPTIONS)
-        values = {"options": opts, **rank_report(nar)}
+        values = {"options": corpus_params(opts), **geo.rank_report(nar)}
         return values, {"eigenvalues": nar.eigenvalues, "counts": nar.counts, "positions": nar.positions}
 
-    return Registry(settings.results_dir).run(
-        f"real_corpora_rank_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return store_result(settings, f"real_corpora_rank_{corpus}", compute, params, force)
 
 
 def paper_results(settings: Settings | None = None, experiment_prefix: str = "real_corpora") -> list[Result]:
@@ -446,10 +323,9 @@ def paper_results(settings: Settings | None = None, experiment_prefix: str = "re
 
 
 __all__ = [
-    "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "CorpusSource", "NoiseOptions", "EncodingOptions",
-    "SmacofOptions", "ScratchModel", "ScratchTraining", "AlibiGrid", "IntervalOptions", "DrawOptions",
-    "RealCorporaOptions", "CONFIGS", "chapter_settings", "PlainText", "check_corpus", "corpus_options", "encoding_shape",
-    "source_description", "corpus_geometry_of", "resolvable_summary",
-    "corpus_geometry_values", "run_corpus_geometry", "RANK_OPTIONS", "rank_report", "run_noise_aware_rank",
-    "paper_results",
+    "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "CorpusSource", "EncodingOptions", "RankedSmacof",
+    "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "RealCorporaOptions", "CONFIGS",
+    "chapter_settings", "PlainText", "check_corpus", "RECORDED_OPTIONS", "corpus_options", "corpus_params",
+    "encoding_shape", "store_result", "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
+    "run_noise_aware_rank", "paper_results",
 ]

@@ -5,7 +5,8 @@ r"""Real corpora, the encoding side: the stress table, its bootstrap intervals, 
 rows are read back as typed records (:class:`StressRow`, ``settings.records``) and looked up by field
 with ``settings.find(rows, encoding="alibi")``. :func:`run_stress_intervals` applies the bootstrap
 over sequences (:func:`posgeom.geometry.bootstrap_intervals`) to the headline stresses and to the differences the chapter
-interprets. The maths is in the docstring of :mod:`posgeom.experiments.real_corpora`.
+interprets (read a stored one with :func:`posgeom.geometry.interval_text`). The maths is in the docstring of
+:mod:`posgeom.experiments.real_corpora`.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from ..corpora.distances import resampling_groups
 from ..corpora.groups import resampling_unit
 from ..corpora.tokenize import table_rows
 from ..models.batches import SCALE_PADDING
-from ..registry import Registry, Result
+from ..registry import Result
 from .real_corpora_geometry import (
-    NORMALIZATIONS, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, encoding_shape,
-    run_corpus_geometry, source_description,
+    NORMALIZATIONS, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, corpus_params, corpus_source,
+    encoding_shape, run_corpus_geometry,
 )
-from .settings import as_params, records
+from .settings import as_params, records, store_result
 
 #: The fixed encodings of the stress table (:func:`posgeom.encodings.encoding_set`), in its row order.
 STRESS_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant")
@@ -164,36 +165,26 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
     opts = corpus_options(settings.scale, corpus, **(corpus_overrides or {}))
     geometry = run_corpus_geometry(settings, corpus=corpus, **(corpus_overrides or {}))
     device = resolve_device(settings.device)
-    n = int(opts["n_positions"])
-    params = {"corpus": opts, "train": cfg, "data": geometry.values["source"], "seed": settings.seed}
+    n = int(opts.n_positions)
+    params = {"corpus": corpus_params(opts), "train": cfg, "data": geometry.values["source"], "seed": settings.seed}
 
     def compute():
-        rows = table_rows(opts["special"], geometry.arrays["positions"])
+        rows = table_rows(opts.special, geometry.arrays["positions"])
         if rows.max() >= n:
             raise ValueError("the content policy needs one more table row than positions; lower n_positions")
         values, arrays = train_scratch_table(corpus_geometry_of(settings, opts).tokens, geometry.arrays["D"], rows, n,
                                              cfg, settings.seed, device, progress,
                                              padding=SCALE_PADDING[settings.scale])
-        return {"corpus": corpus, "options": opts, "train": cfg, **values}, arrays
+        return {"corpus": corpus, "options": corpus_params(opts), "train": cfg, **values}, arrays
 
     model_name = f"posgeom MLM encoder from scratch ({cfg['model']['n_layers']} layers, d={cfg['model']['d_model']})"
-    return Registry(settings.results_dir).run(
-        f"real_corpora_scratch_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device=device, model=model_name, force=force,
-    )
+    return store_result(settings, f"real_corpora_scratch_{corpus}", compute, params, force, device=device,
+                        model=model_name)
 
 
 # --------------------------------------------------------------------------------------------
 # The stress table
 # --------------------------------------------------------------------------------------------
-
-
-def stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None) -> dict[str, float]:
-    """Both stresses against D and, when given, the "scale_free" stress against the resolvable geometry R."""
-    out = {z: geo.stress(D, Dhat, z, as_distances=True) for z in NORMALIZATIONS}
-    if R is not None:
-        out["scale_free_resolvable"] = geo.stress(R, Dhat, "scale_free", as_distances=True)
-    return out
 
 
 def alibi_head_stresses(D, n_all: int, n_heads: int, positions) -> tuple[np.ndarray, np.ndarray]:
@@ -220,7 +211,7 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
     rows: list[dict[str, Any]] = []
 
     def add(name, options, Dhat):
-        rows.append({"encoding": name, "options": options, **stress_pair(D, Dhat, R)})
+        rows.append({"encoding": name, "options": options, **geo.stress_pair(D, Dhat, R, NORMALIZATIONS)})
 
     shape = {k: getattr(cfg.encodings, k) for k in ("d_model", "n_heads", "base", "layout")}
     for name, Dhat in enc.encoding_set(positions, names=STRESS_ENCODINGS, **shape).items():
@@ -237,8 +228,8 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
     if scratch is not None:
         add("learned (from scratch)", scratch[0], geo.euclidean_distances(scratch[1]))
     e = cfg.encodings
-    rand = np.array([list(stress_pair(D, geo.euclidean_distances(enc.random_table(
-        n_all, e.d_model, sigma=e.random_sigma, seed=s)[positions]), R).values()) for s in e.random_seeds])
+    rand = np.array([list(geo.stress_pair(D, geo.euclidean_distances(enc.random_table(
+        n_all, e.d_model, sigma=e.random_sigma, seed=s)[positions]), R, NORMALIZATIONS).values()) for s in e.random_seeds])
     keys = list(NORMALIZATIONS) + ["scale_free_resolvable"]
     rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={e.random_sigma}, {len(e.random_seeds)} seeds",
                  **{k: float(rand[:, i].mean()) for i, k in enumerate(keys)},
@@ -321,10 +312,7 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
         return values, {k: det[k] for k in ("alibi_head_paper", "alibi_head_scale_free", "alibi_slopes", "smacof_k",
                                              "smacof_iters")}
 
-    return Registry(settings.results_dir).run(
-        f"real_corpora_stress_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=settings.pretrained, force=force,
-    )
+    return store_result(settings, f"real_corpora_stress_{corpus}", compute, params, force, model=settings.pretrained)
 
 
 def stress_dataframe(result: Result):
@@ -393,13 +381,14 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
     cfg = chapter_settings(settings.scale)
     icfg = {k: v for k, v in as_params(cfg.intervals).items() if k != "corpora"}
     opts = corpus_options(settings.scale, corpus, **overrides)
-    params = {**opts, "intervals": icfg, "encodings": as_params(cfg.encodings), "data": source_description(settings, opts)}
+    source, data = corpus_source(settings, opts)
+    params = {**corpus_params(opts), "intervals": icfg, "encodings": as_params(cfg.encodings), "data": data}
 
     def compute():
-        geometry = corpus_geometry_of(settings, opts)
+        geometry = corpus_geometry_of(settings, opts, source)
         tokens, positions = geometry.tokens, geometry.marginals.positions
-        n_all = int(opts["n_positions"])
-        D0 = geo.hellinger_matrix(geometry.marginals, kind=opts["kind"])
+        n_all = int(opts.n_positions)
+        D0 = geo.hellinger_matrix(geometry.marginals, kind=opts.kind)
         H = cfg.encodings.n_heads
         best = int(np.argmin(alibi_head_stresses(D0, n_all, H, positions)[0]))
         encs = enc.encoding_set(positions, names=STRESS_ENCODINGS, **encoding_shape(settings.scale))
@@ -411,33 +400,24 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
 
         # SST-2's training phrases are resampled with their sentence (the independent unit)
         folds = geo.fold_counts(tokens.sequences(), n_all, tokens.vocab_size, n_folds=cfg.intervals.n_folds,
-                                seed=settings.seed, groups=resampling_groups(geometry.options, data_dir=settings.data_dir))
+                                seed=settings.seed,
+                                groups=resampling_groups(opts, data_dir=settings.data_dir, source=source))
         intervals, reps = geo.bootstrap_intervals(D0, folds, positions, statistics, n_boot=cfg.intervals.n_boot,
-                                                  level=cfg.intervals.level, kind=opts["kind"], seed=settings.seed,
+                                                  level=cfg.intervals.level, kind=opts.kind, seed=settings.seed,
                                                   progress=_progress(f"bootstrap {corpus}", cfg.intervals.n_boot),
                                                   bounds=[geo.STRESS_BOUNDS[z] for _, z in INTERVAL_STATISTICS])
         stats = {name: iv.as_dict() for name, iv in zip(names, intervals)}
         # a difference of two stresses of one normalisation lies within (lo - hi, hi - lo) of its bounds
         diffs = {f"{a}-{b}|{z}": geo.difference_interval(intervals, reps, names.index(f"{a}|{z}"),
                                                      names.index(f"{b}|{z}"), cfg.intervals.level,
-                                                     bounds=_difference_bounds(geo.STRESS_BOUNDS[z])).as_dict()
+                                                     bounds=geo.difference_bounds(geo.STRESS_BOUNDS[z])).as_dict()
                  for a, b, z in INTERVAL_DIFFERENCES}
-        values = {"options": opts, "interval": icfg, "best_head": best, "n_used": int(len(reps)),
-                  "resampled": resampling_unit(opts["corpus"], opts["split"]),
+        values = {"options": corpus_params(opts), "interval": icfg, "best_head": best, "n_used": int(len(reps)),
+                  "resampled": resampling_unit(opts.corpus, opts.split),
                   "statistics": stats, "differences": diffs}
         return values, {"replicates": reps}
 
-    return Registry(settings.results_dir).run(
-        f"real_corpora_stress_intervals_{corpus}", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
-
-
-def _difference_bounds(bounds) -> tuple:
-    """The range of a difference of two quantities of range ``bounds``: (lo - hi, hi - lo), None where unbounded."""
-    lo, hi = bounds
-    span = None if lo is None or hi is None else hi - lo
-    return (None if span is None else -span, span)
+    return store_result(settings, f"real_corpora_stress_intervals_{corpus}", compute, params, force)
 
 
 def _progress(desc: str, total: int):
@@ -447,14 +427,8 @@ def _progress(desc: str, total: int):
     return lambda it: tqdm(it, desc=desc, total=total, leave=False)
 
 
-def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
-    """``estimate [low, high]`` of one stored interval (:meth:`posgeom.geometry.Interval.text`)."""
-    return geo.Interval.from_dict(entry).text(fmt)
-
-
 __all__ = [
     "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
-    "train_scratch_table", "run_scratch_table", "stress_pair", "alibi_head_stresses", "stress_rows", "run_stress_table",
+    "train_scratch_table", "run_scratch_table", "alibi_head_stresses", "stress_rows", "run_stress_table",
     "stress_dataframe", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "run_stress_intervals",
-    "interval_text",
 ]

@@ -30,8 +30,12 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..config import validate_scale
+from ..registry import Registry, Result
 
-__all__ = ["ByScale", "by_scale", "as_params", "params_of", "records", "find", "ModelShape"]
+__all__ = [
+    "ByScale", "by_scale", "as_params", "params_of", "records", "find", "ModelShape", "EncoderShape", "AdamWTraining",
+    "NoiseOptions", "IntervalOptions", "SmacofOptions", "store_result",
+]
 
 @dataclass(frozen=True)
 class ByScale:
@@ -101,6 +105,15 @@ def params_of(*mappings: Mapping[str, Any], **values: Any) -> dict[str, Any]:
             for k, v in merged.items()}
 
 
+def store_result(settings, name: str, compute, params: Mapping[str, Any], force: bool = False, *,
+                 device: str = "cpu", model: str | None = None) -> Result:
+    """:meth:`posgeom.registry.Registry.run` of ``compute`` as ``name`` in ``settings.results_dir``, at the
+    settings' scale and seed: the call every ``run_*`` ends with. The code key is that of ``compute``'s module
+    (define ``compute`` in the experiment module, not here)."""
+    return Registry(settings.results_dir).run(name, compute, params=params, scale=settings.scale, seed=settings.seed,
+                                              device=device, model=model, force=force)
+
+
 def records(cls: type, rows: Iterable[Mapping[str, Any]]) -> list:
     """Stored rows (dictionaries) as typed records of the dataclass ``cls``; extra keys are an error."""
     names = [f.name for f in dataclasses.fields(cls)]
@@ -139,3 +152,51 @@ class ModelShape:
     n_layers: int = 1
     n_heads: int = 4
     d_ff: int = 64
+
+
+@dataclass(frozen=True)
+class EncoderShape:
+    """The width and heads an encoding is built for (an encoding's table needs no depth)."""
+
+    d_model: int = 768
+    n_heads: int = 12
+
+
+@dataclass(frozen=True)
+class AdamWTraining:
+    """AdamW with a linear warm-up (``warmup_ratio`` of the steps) and linear decay: the training block of
+    the learned-table studies (a study adds its own fields in a subclass)."""
+
+    steps: int = 400
+    batch_size: int = 32
+    lr: float = 3e-3
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+
+
+@dataclass(frozen=True)
+class NoiseOptions:
+    """The sampling-noise floor of a distance matrix: ``method`` (``"bootstrap"``, ``"split_half"``,
+    ``"delta"``: :func:`posgeom.geometry.noise_floor`) and its number of redraws ``n_rep``."""
+
+    method: str = "bootstrap"
+    n_rep: int = 20
+
+
+@dataclass(frozen=True)
+class IntervalOptions:
+    """Bootstrap intervals over a corpus's sequences (:func:`posgeom.geometry.bootstrap_intervals`):
+    ``n_boot`` redraws of ``n_folds`` folds (clusters of random sequences, redrawn whole), confidence
+    ``level``."""
+
+    n_boot: int = 200
+    n_folds: int = 100
+    level: float = 0.95
+
+
+@dataclass(frozen=True)
+class SmacofOptions:
+    """SMACOF's stopping rule: at most ``max_iter`` iterations, or a relative stress change below ``eps``."""
+
+    max_iter: int = 3000
+    eps: float = 1e-9

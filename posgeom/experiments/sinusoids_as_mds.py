@@ -1,16 +1,9 @@
 r"""Experiments of the chapter "When are sinusoids optimal?" (claim C4).
 
-If the positional statistics are shift-invariant, $d_{ij}$ depends on $i - j$ only: $D$ is Toeplitz, and
-circulant when the shift wraps around ($d_{ij} = g((i - j) \bmod n)$). A circulant matrix is
-diagonalised by the discrete Fourier basis, and the centring $J$ commutes with every circulant matrix
-($\mathbf 1$ is one of its eigenvectors), so $B = -\frac12 J D^{(2)} J$ is circulant too, with eigenvalues
-
-$$\lambda_f = -\tfrac12 \sum_{\delta = 0}^{n-1} g(\delta)^2 \cos\frac{2\pi f \delta}{n}, \quad f = 1, \dots, n - 1,
-\qquad \lambda_0 = 0,$$
-
-and eigenvectors $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$: classical MDS *is* a sinusoidal encoding,
-with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$. This module measures how close real
-and synthetic corpora come to that picture:
+If the positional statistics are shift-invariant, $D$ is Toeplitz, circulant when the shift wraps
+around, and classical MDS of a circulant $D$ *is* a sinusoidal encoding, with frequencies $2\pi f / n$ and
+amplitudes $\sqrt{2\lambda_f / n}$ (:mod:`posgeom.geometry.circulant`). This module measures how close
+real and synthetic corpora come to that picture:
 
 * :func:`posgeom.geometry.toeplitz_deviation` / :func:`posgeom.geometry.circulant_deviation`:
   $\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$, $\mathcal T$ averaging each (wrapped) diagonal;
@@ -32,18 +25,15 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
-from ..encodings import encoding_set, sinusoidal_frequencies
 from ..corpora.real import data_key
-from ..registry import Registry, Result
+from ..encodings import encoding_set, sinusoidal_frequencies
+from ..registry import Result
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
-from .settings import as_params, by_scale, params_of
+from .settings import IntervalOptions, as_params, by_scale, params_of, store_result
 
-__all__ = [
-    "CONFIGS", "SinusoidsSettings", "shift_summary",
-    "mixed_marginals", "run_fourier_match", "run_stationarity_sweep", "SHIFT_STATISTICS", "SHIFT_BOUNDS",
-    "shift_statistics", "shift_intervals", "run_shift_intervals",
-]
+__all__ = ["CONFIGS", "SinusoidsSettings", "shift_summary", "run_fourier_match", "run_stationarity_sweep",
+           "run_shift_intervals"]
 
 
 @dataclass(frozen=True)
@@ -60,16 +50,11 @@ class SinusoidsSettings:
     grid: int = 2_000
     sweep: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
     toeplitz_vocab: int = 100
-    intervals: oe.IntervalOptions = field(default_factory=oe.IntervalOptions)
+    intervals: IntervalOptions = field(default_factory=IntervalOptions)
 
 
 CONFIGS = by_scale(SinusoidsSettings(), n_vectors=10, n_pairs=5, grid=8_000,
                    sweep=tuple(np.round(np.linspace(0, 1, 11), 2)), intervals={"n_boot": 1000, "n_folds": 200})
-
-#: The shift statistics given a bootstrap interval over sequences (:func:`shift_intervals`).
-SHIFT_STATISTICS = ("toeplitz_deviation", "circulant_deviation", "fourier_match")
-#: Their ranges: a deviation is the norm of a projection's residual over the norm of D, a match a mean squared cosine.
-SHIFT_BOUNDS = ((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
 
 
 def _shift_options(cfg: SinusoidsSettings) -> dict:
@@ -138,7 +123,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
         corpora["markov v>n (population)"] = geo.hellinger_matrix(
             syn.population_marginals("markov", n_positions=n, vocab_size=cfg.toeplitz_vocab, seed=settings.seed))
         for fam in ("markov", "drift", "regimes", "stationary"):
-            c = cg.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
+            c = syn.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             corpora[fam] = geo.hellinger_matrix(c.counts())
         for name, D in corpora.items():
             v, a = shift_summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
@@ -153,23 +138,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
         values["corpora"] = list(corpora) + ["sst2"]
         return values, arrays
 
-    return Registry(settings.results_dir).run(
-        "sinusoids_as_mds.fourier_match", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
-
-
-def mixed_marginals(t: float, n_positions: int, seed: int) -> np.ndarray:
-    r"""Population marginals $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$ on $v = n$ tokens.
-
-    Returns
-    -------
-    ndarray of shape (n_positions, n_positions)
-    """
-    mk = syn.population_marginals("markov", n_positions=n_positions, seed=seed)
-    dr = syn.population_marginals("drift", n_positions=n_positions, vocab_size=mk.shape[1], seed=seed)
-    # mu^(t) = (1 - t) mu^markov + t mu^drift
-    return (1.0 - t) * mk + t * dr
+    return store_result(settings, "sinusoids_as_mds.fourier_match", compute, params, force)
 
 
 def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
@@ -193,52 +162,19 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
                 "sinusoidal_scale_free", "mds_scale_free")
         out = {k: [] for k in keys}
         for t in cfg.sweep:
-            v, _ = shift_summary(geo.hellinger_matrix(mixed_marginals(t, n, settings.seed)), cfg, enc.d_model, enc.n_heads, seed=settings.seed)
+            v, _ = shift_summary(geo.hellinger_matrix(syn.mixed_marginals(t, n, settings.seed)), cfg, enc.d_model, enc.n_heads, seed=settings.seed)
             for k in keys:
                 out[k].append(v[k])
         out["t"] = [float(t) for t in cfg.sweep]
         return out, {}
 
-    return Registry(settings.results_dir).run(
-        "sinusoids_as_mds.stationarity_sweep", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
-
-
-def shift_statistics(D, n_pairs: int) -> np.ndarray:
-    """:data:`SHIFT_STATISTICS` of one distance matrix: Toeplitz and circulant deviations and the Fourier match
-    of the top ``2 m`` MDS eigenvectors, ``m = min(n_pairs, (n - 1) // 2)``."""
-    n = D.shape[0]
-    m = min(n_pairs, (n - 1) // 2)
-    U = geo.classical_mds(D, k=1).eigenvectors[:, : 2 * m]
-    return np.array([geo.toeplitz_deviation(D), geo.circulant_deviation(D), geo.fourier_match(U, m)])
-
-
-def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, opts: oe.IntervalOptions, seed: int,
-                    *, progress=None, groups=None) -> tuple[dict, np.ndarray]:
-    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix, within
-    :data:`SHIFT_BOUNDS`; ``groups`` (one label per sequence) keeps the sequences of one label in one fold.
-
-    Returns
-    -------
-    values : dict
-        ``{statistic: interval}`` for :data:`SHIFT_STATISTICS`, ``n_used``, ``n_kept``.
-    replicates : ndarray of shape (n_used, 3)
-    """
-    marg = geo.positional_marginals(geo.positional_counts(sequences, n_positions, vocab_size))
-    folds = geo.fold_counts(sequences, n_positions, vocab_size, n_folds=opts.n_folds, seed=seed, groups=groups)
-    intervals, reps = geo.bootstrap_intervals(geo.hellinger_matrix(marg), folds, marg.positions,
-                                              lambda D: shift_statistics(D, n_pairs), n_boot=opts.n_boot,
-                                              level=opts.level, seed=seed, progress=progress,
-                                              bounds=SHIFT_BOUNDS)
-    values = {name: iv.as_dict() for name, iv in zip(SHIFT_STATISTICS, intervals)}
-    return dict(values, n_used=int(reps.shape[0]), n_kept=int(marg.n_positions)), reps
+    return store_result(settings, "sinusoids_as_mds.stationarity_sweep", compute, params, force)
 
 
 def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences of the shift statistics of SST-2 and of the Markov and drift samples.
 
-    For each corpus, :func:`shift_intervals` with ``CONFIGS[scale].intervals`` (the population corpora have no
+    For each corpus, :func:`posgeom.geometry.shift_intervals` with ``CONFIGS[scale].intervals`` (the population corpora have no
     sampling noise and need none).
 
     Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``. Arrays: ``<corpus>__replicates``.
@@ -258,14 +194,11 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
                 args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size)
                 groups = cg.sst2_groups(settings)  # training phrases resampled with their sentence
             else:
-                c = cg.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
+                c = syn.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args, groups = (c.sequences(), c.n_positions, c.vocab_size), None
-            values[name], arrays[f"{name}__replicates"] = shift_intervals(
-                *args, cfg.n_pairs, cfg.intervals, settings.seed, groups=groups,
+            values[name], arrays[f"{name}__replicates"] = geo.shift_intervals(
+                *args, cfg.n_pairs, **as_params(cfg.intervals), seed=settings.seed, groups=groups,
                 progress=lambda it, n=name: tqdm(it, desc=f"bootstrap {n}", leave=False))
         return values, arrays
 
-    return Registry(settings.results_dir).run(
-        "sinusoids_as_mds.shift_intervals", compute, params=params, scale=settings.scale, seed=settings.seed,
-        device="cpu", model=None, force=force,
-    )
+    return store_result(settings, "sinusoids_as_mds.shift_intervals", compute, params, force)

@@ -17,14 +17,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-
 from ..config import resolve_device, settings_or_default as _settings
+from ..geometry.intervals import SeedInterval, paired_difference
 from ..models.tasks import evaluate_order_model, order_task_data, tiny_encoder_config, train_order_model
 from ..models.threads import torch_threads
-from ..registry import Registry, Result
+from ..registry import Result
 from .learned_tables import OrderTaskOptions, TableTraining
-from ..geometry.intervals import SeedInterval, paired_difference
-from .settings import ModelShape, as_params, by_scale, find, records
+from .settings import ModelShape, as_params, by_scale, find, records, store_result
 
 __all__ = ["CONFIGS", "DropoutStudySettings", "DropoutRun", "train_dropout_study", "dropout_runs",
            "dropout_effect", "run_dropout_study"]
@@ -139,7 +138,4 @@ def run_dropout_study(settings=None, *, force: bool = False) -> Result:
         return values, None
 
     params = {**as_params(options), "data_seed": settings.seed}
-    return Registry(settings.results_dir).run(
-        "learned_dropout_overfit", compute, params=params, scale=settings.scale, seed=settings.seed, device=device,
-        model="tiny encoder (posgeom.models), order task", force=force,
-    )
+    return store_result(settings, "learned_dropout_overfit", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")

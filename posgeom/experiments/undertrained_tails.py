@@ -21,9 +21,9 @@ from ..models.tasks import (
     marker_split_accuracy, order_task_data, position_table_of, tiny_encoder_config, train_order_model,
 )
 from ..models.threads import torch_threads
-from ..registry import Registry, Result
+from ..registry import Result
 from .extrapolation import CONFIGS, TailsOptions
-from .settings import ModelShape, as_params
+from .settings import ModelShape, as_params, store_result
 
 __all__ = ["tail_geometry", "tails_study", "run_undertrained_tails"]
 
@@ -134,9 +134,6 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
 
     params = {"tails": {**as_params(cfg.tails), "seeds": list(seeds)}, "model": as_params(cfg.model),
               "data_seed": settings.seed, "threads": cfg.threads}
-    return Registry(settings.results_dir).run(
-        "learned_tails", compute, params=params, scale=settings.scale, seed=settings.seed, device=device,
-        model="tiny encoder (posgeom.models), order task", force=force,
-    )
+    return store_result(settings, "learned_tails", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")
 
 

@@ -41,11 +41,11 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
-from ..registry import Registry, Result
-from .settings import by_scale
+from ..registry import Result
+from .settings import by_scale, store_result
 
 __all__ = [
-    "CONFIGS", "ZooSettings", "ModelShape", "ZOO", "HOW_IT_ENTERS", 
+    "CONFIGS", "ZooSettings", "PretrainedShape", "ZOO", "HOW_IT_ENTERS",
     "pretrained_shape", "zoo_geometry", "run_zoo",
 ]
 
@@ -77,8 +77,9 @@ CONFIGS = by_scale(ZooSettings(), n=512, picture_positions=64)
 
 
 @dataclass(frozen=True)
-class ModelShape:
-    """The shape of a pretrained encoder, read from its ``config.json``."""
+class PretrainedShape:
+    """The shape of a pretrained encoder, read from its ``config.json`` (not the shape of a model trained
+    here, :class:`posgeom.experiments.settings.ModelShape`)."""
 
     d_model: int
     n_heads: int
@@ -86,7 +87,7 @@ class ModelShape:
     max_positions: int
 
 
-def pretrained_shape(name) -> ModelShape:
+def pretrained_shape(name) -> PretrainedShape:
     """The shape of the pretrained model ``name``, from the ``config.json`` the one resolver finds
     (:func:`posgeom.config.model_folder`); no weight is read."""
     from ..models.pretrained import model_folder
@@ -96,19 +97,19 @@ def pretrained_shape(name) -> ModelShape:
     def get(*keys):  # BERT-style names first, then GPT-2's
         return int(next(config[k] for k in keys if k in config))
 
-    return ModelShape(d_model=get("hidden_size", "n_embd"), n_heads=get("num_attention_heads", "n_head"),
+    return PretrainedShape(d_model=get("hidden_size", "n_embd"), n_heads=get("num_attention_heads", "n_head"),
                       n_layers=get("num_hidden_layers", "n_layer"),
                       max_positions=get("max_position_embeddings", "n_positions"))
 
 
-def zoo_geometry(table, shape: ModelShape, n: int, base: float, picture_positions: int) -> tuple[dict, dict]:
+def zoo_geometry(table, shape: PretrainedShape, n: int, base: float, picture_positions: int) -> tuple[dict, dict]:
     r"""The zoo's distance matrices at one model shape and their checks (the values and arrays of :func:`run_zoo`).
 
     Parameters
     ----------
     table : ndarray of shape (N_max, d)
         The learned position table (rows at least ``n``).
-    shape : ModelShape
+    shape : PretrainedShape
     n, base, picture_positions :
         As :class:`ZooSettings`.
     """
@@ -205,7 +206,4 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
         values, arrays = zoo_geometry(table, pretrained_shape(settings.pretrained), n, base, conf.picture_positions)
         return dict(pretrained=validate_pretrained(settings.pretrained), **values), arrays
 
-    return Registry(settings.results_dir).run(
-        "zoo.distances", compute, params=params, scale=settings.scale, seed=settings.seed, device="cpu",
-        model=settings.pretrained, force=force,
-    )
+    return store_result(settings, "zoo.distances", compute, params, force, model=settings.pretrained)

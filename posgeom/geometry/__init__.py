@@ -8,10 +8,12 @@ first use); nothing here imports a higher layer of :mod:`posgeom`.
 
 from .agreement import mds_monotonicity_curve, monotonicity_of
 from .bootstrap import (
-    Interval, bootstrap_intervals, difference_interval, fold_bootstrap, percentile_interval, percentile_intervals,
+    Interval, bootstrap_intervals, difference_bounds, difference_interval, fold_bootstrap, interval_text,
+    percentile_interval, percentile_intervals,
 )
 from .counting import positional_counts
 from .counts import PositionalCounts
+from .draws import draws_summary
 from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
@@ -39,16 +41,22 @@ from .rank import (
     fold_members,
     noise_aware_rank,
     noise_aware_rank_from_folds,
+    parameter_savings,
+    rank_estimates,
     resolvable_distances,
 )
 from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
 from .similarity import head_logits, kernel_distances
-from .slope import alibi_paper_stress, alibi_parabola, alibi_slopes_for
+from .slope import SLOPE_RULES, alibi_paper_stress, alibi_parabola, alibi_slopes_for, slope_for
 from .smacof import SmacofResult, smacof
 from .spectra import (
     eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
 )
-from .stress import STRESS_BOUNDS, STRESS_NORMALIZATIONS, distances_of, stress
+from .stress import STRESS_BOUNDS, STRESS_NORMALIZATIONS, distances_of, stress, stress_pair
+from .summaries import (
+    DRAW_STATISTICS, corpus_geometry_values, draw_statistics, rank_report, resolvable_draws, resolvable_summary,
+    spread_columns,
+)
 from .table_fit import TableGeometry, table_geometry
 from .tables import (
     SinusoidFit,
@@ -62,6 +70,9 @@ from .tables import (
     spectral_summary,
     stand_apart,
 )
+from .circulant import SHIFT_BOUNDS, SHIFT_STATISTICS, shift_intervals, shift_statistics
+from .mds import exact_embedding
+from .smacof import one_hot_distances, one_hot_layouts, smacof_curve
 
 __all__ = [
     # bootstrap over sequences
@@ -135,6 +146,8 @@ __all__ = [
     "cross_fitted_gram",
     "cross_fitted_eigenvalues",
     "resolvable_distances",
+    "rank_estimates",
+    "parameter_savings",
     # noise floor
     "NoiseFloor",
     "noise_floor",
@@ -142,8 +155,15 @@ __all__ = [
     "NOISE_METHODS",
     # spectra, Fourier structure, entries, agreement, intervals over seeds, table fit, ALiBi slopes
     "offdiag", "rms_offdiag", "encoding_stresses", "fourier_basis", "fourier_match", "circulant_eigenvalues",
-    "MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
+    "MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread", "draws_summary", "gram_eigenvalues", "rank_one_report", "eigen_fraction",
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
     "TableGeometry", "table_geometry", "offset_profiles",
-    "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for",
+    "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "SLOPE_RULES", "slope_for",
+    "stress_pair", "interval_text", "difference_bounds",
+    # summaries of a counted corpus's geometry, and their spread over random draws
+    "resolvable_summary", "corpus_geometry_values", "rank_report", "DRAW_STATISTICS", "draw_statistics",
+    "spread_columns", "resolvable_draws",
+    # SMACOF over ranks, one-hot layouts, exact embedding, shift statistics with intervals
+    "smacof_curve", "one_hot_distances", "one_hot_layouts", "exact_embedding",
+    "SHIFT_STATISTICS", "SHIFT_BOUNDS", "shift_statistics", "shift_intervals",
 ]

@@ -44,7 +44,7 @@ from ..validation import check_bounds, check_positive_int
 from .counts import PositionalCounts
 from .hellinger import hellinger_matrix
 
-__all__ = ["Interval", "percentile_interval", "percentile_intervals", "fold_bootstrap", "bootstrap_intervals",
+__all__ = ["interval_text", "difference_bounds", "Interval", "percentile_interval", "percentile_intervals", "fold_bootstrap", "bootstrap_intervals",
            "difference_interval"]
 
 #: A bias counts as found when it exceeds this many Monte-Carlo standard errors of the bootstrap mean:
@@ -111,6 +111,18 @@ class Interval:
     def excludes_zero(self) -> bool:
         """True when the interval lies entirely on one side of 0 (a difference the data decide)."""
         return self.low > 0 or self.high < 0
+
+
+def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
+    """``estimate [low, high]`` of one stored interval (:meth:`Interval.text` of :meth:`Interval.from_dict`)."""
+    return Interval.from_dict(entry).text(fmt)
+
+
+def difference_bounds(bounds) -> tuple:
+    """The range of a difference of two quantities of range ``bounds``: (lo - hi, hi - lo), None where unbounded."""
+    lo, hi = bounds
+    span = None if lo is None or hi is None else hi - lo
+    return (None if span is None else -span, span)
 
 
 def _prints_as_zero(text: str) -> bool:

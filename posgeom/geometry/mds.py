@@ -35,6 +35,7 @@ from ..validation import (
     as_float_matrix, check_distance_matrix, check_int, check_rng, check_squarable, is_distance_matrix,
     power_of_two_scale, reject_complex, unscale, upper,
 )
+from .hellinger import euclidean_distances, hellinger_matrix
 from .stress import STRESS_NORMALIZATIONS, stress_of_pairs
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "EFFECTIVE_RANK_CRITERIA",
     "LowRankFactors",
     "low_rank_factors",
+    "exact_embedding",
 ]
 
 EFFECTIVE_RANK_CRITERIA = ("tol", "mass", "stress")
@@ -417,3 +419,32 @@ def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as
     n_params = r * (n + d)
     n_full = n * d
     return LowRankFactors(A, C, n_params, n_full, 1.0 - n_params / n_full)
+
+
+def exact_embedding(marg) -> dict:
+    """Full-rank MDS of the chord and geodesic Hellinger matrices of one corpus: largest error, clipped mass,
+    numerical rank, smallest over largest eigenvalue and the negative eigenvalues beyond rounding.
+
+    Parameters
+    ----------
+    marg : PositionalMarginals
+        The corpus's marginals, ``probs`` of shape (n, v).
+
+    Returns
+    -------
+    dict
+        ``n`` and, for ``"chord"`` and ``"geodesic"``, ``{"full_rank_max_error", "clipped_mass", "numerical_rank",
+        "min_over_max_eigenvalue", "n_negative_beyond_rounding"}``.
+    """
+    out = {"n": int(marg.n_positions)}
+    for kind in ("chord", "geodesic"):
+        D = hellinger_matrix(marg, kind=kind)
+        res = classical_mds(D)
+        w = res.eigenvalues
+        out[kind] = dict(
+            full_rank_max_error=float(np.max(np.abs(euclidean_distances(res.embedding) - D))),
+            clipped_mass=float(res.clipped_mass), numerical_rank=int(res.k),
+            min_over_max_eigenvalue=float(w.min() / w.max()), n_negative_beyond_rounding=int(
+                np.sum(w < -w.size * np.finfo(float).eps * w.max() * 100)),
+        )
+    return out

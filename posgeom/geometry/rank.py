@@ -48,10 +48,13 @@ from .counting import positional_counts
 from .counts import PositionalCounts
 from .hellinger import sqrt_marginals
 from .marginals import positional_marginals
+from .mds import classical_mds, effective_rank
+from ..validation import as_square_matrix
 
 __all__ = [
     "NoiseAwareRank", "cross_fitted_gram", "cross_fitted_eigenvalues", "noise_aware_rank",
-    "noise_aware_rank_from_folds", "fold_members", "fold_counts", "resolvable_distances",
+    "noise_aware_rank_from_folds", "fold_members", "fold_counts", "resolvable_distances", "rank_estimates",
+    "parameter_savings",
 ]
 
 
@@ -435,3 +438,65 @@ def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions
     iu = np.triu_indices(both.size, k=1)
     return {"R": np.sqrt(np.clip(R2, 0.0, 2.0)), "R2": R2, "G": G, "positions": both,
             "negative_fraction": float(np.mean(R2[iu] < 0)) if iu[0].size else 0.0}
+
+
+def rank_estimates(D, sequences, n_positions: int, vocab_size: int, criteria, seed, positions=None,
+                   **rank_options) -> tuple[dict, np.ndarray, NoiseAwareRank]:
+    """Effective ranks of ``D`` under every criterion, its eigenvalues (n,) and the noise-aware rank.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+        The corpus's distance matrix.
+    sequences, n_positions, vocab_size :
+        The corpus's token ids, as for :func:`noise_aware_rank`.
+    criteria : mapping
+        ``tol``, ``q`` and ``threshold`` of :func:`posgeom.geometry.effective_rank`'s ``"tol"``, ``"mass"`` and
+        ``"stress"`` criteria.
+    seed : int
+    positions : array-like of int, optional
+        As :func:`noise_aware_rank`.
+    **rank_options
+        The other options of :func:`noise_aware_rank` (``n_folds``, ``n_resamples``, ``level``).
+
+    Returns
+    -------
+    ranks : dict
+        ``tol``, ``mass``, ``stress`` (None when no rank reaches the threshold), ``cross_fitted`` (the text of the
+        noise-aware rank), ``cross_fitted_rank`` (None when undetermined), ``cross_fitted_threshold``.
+    eigenvalues : ndarray of shape (n,)
+        Of the classical MDS of ``D``.
+    noise_aware : NoiseAwareRank
+    """
+    D = as_square_matrix(D, "D")
+    mds = classical_mds(D, k=1)
+    w = mds.eigenvalues
+    nar = noise_aware_rank(sequences, n_positions, vocab_size, positions=positions, seed=seed, **rank_options)
+    out = dict(
+        tol=effective_rank(w, "tol", tol=criteria["tol"]), mass=effective_rank(w, "mass", q=criteria["q"]),
+        cross_fitted=str(nar), cross_fitted_rank=nar.rank, cross_fitted_threshold=nar.threshold,
+    )
+    try:
+        out["stress"] = effective_rank(D, "stress", threshold=criteria["threshold"], normalization="scale_free")
+    except ValueError:
+        out["stress"] = None
+    return out, w, nar
+
+
+def parameter_savings(r: int, n: int, d: int) -> float:
+    r"""Parameter savings of $P = A C^\top$ over a full table: $1 - r(n + d)/(n d)$ (Remark 8).
+
+    Parameters
+    ----------
+    r, n, d : int
+        The rank, the number of positions and the width, each >= 1.
+
+    Returns
+    -------
+    float
+        Negative when the factors hold more numbers than the full $n \times d$ table.
+    """
+    if min(r, n, d) < 1:
+        raise ValueError(f"r, n and d must be positive integers; got r={r}, n={n}, d={d}")
+    # 1 - r (n + d) / (n d)
+    return 1.0 - r * (n + d) / (n * d)

@@ -18,7 +18,10 @@ import numpy as np
 
 from .stress import distances_of
 
-__all__ = ["alibi_parabola", "alibi_paper_stress", "alibi_slopes_for"]
+__all__ = ["alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "SLOPE_RULES", "slope_for"]
+
+#: Slopes scaled to the corpus (besides the head slopes of ALiBi's geometric sequence).
+SLOPE_RULES = ("max distance", "mean distance")
 
 
 def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]:
@@ -73,3 +76,29 @@ def alibi_slopes_for(target: float, parabola: dict[str, float]) -> tuple[float, 
     # m = (sum ad -+ sqrt((sum ad)^2 - sum a^2 sum d^2 (1 - t))) / sum a^2
     root = math.sqrt(disc)
     return (p["sad"] - root) / p["saa"], (p["sad"] + root) / p["saa"]
+
+
+def slope_for(rule: str, D) -> float:
+    r"""ALiBi's slope scaled to the corpus: ``"max distance"`` $\max D / (n - 1)$, ``"mean distance"``
+    $\overline{D} / \overline{|i-j|}$ (means over $i < j$).
+
+    Parameters
+    ----------
+    rule : {"max distance", "mean distance"}
+    D : array-like of shape (n, n)
+
+    Returns
+    -------
+    float
+    """
+    D = np.asarray(D, dtype=np.float64)
+    n = D.shape[0]
+    iu = np.triu_indices(n, 1)
+    if rule == "max distance":
+        # m = max D / (n - 1)
+        return float(D[iu].max() / (n - 1))
+    if rule == "mean distance":
+        offsets = (iu[1] - iu[0]).astype(np.float64)
+        # m = mean D / mean |i - j|
+        return float(D[iu].mean() / offsets.mean())
+    raise ValueError(f"unknown slope rule {rule!r}; valid rules are {', '.join(SLOPE_RULES)}")

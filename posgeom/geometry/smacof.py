@@ -28,9 +28,11 @@ import numpy as np
 
 from ..validation import as_float_matrix, check_distance_matrix, check_int, check_rng, check_squarable
 from .hellinger import euclidean_distances
+from .hellinger import hellinger_matrix
 from .mds import classical_mds
+from .stress import stress
 
-__all__ = ["SmacofResult", "smacof"]
+__all__ = ["SmacofResult", "smacof", "smacof_curve", "one_hot_distances", "one_hot_layouts"]
 
 
 @dataclass
@@ -193,3 +195,77 @@ def _weight_matrices(weights, n: int):
     np.fill_diagonal(W, 0.0)
     V = np.diag(W.sum(axis=1)) - W
     return W, V, np.linalg.pinv(V, hermitian=True)
+
+
+def smacof_curve(D, ranks, *, max_iter: int = 3000, eps: float = 1e-9) -> dict:
+    r"""``"paper"`` stress of rank-$k$ MDS, of the same layout at its best scale, and of SMACOF from it, per rank.
+
+    The relative gain $1 - \sigma_{\mathrm{SMACOF}} / \sigma_{\mathrm{MDS}}$ splits into what a rescaling
+    alone gives and what changing the shape adds. Ranks $\ge n$ are skipped.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+        Target distances.
+    ranks : iterable of int
+        The ranks $k$ (those $\ge n$ are skipped).
+    max_iter, eps :
+        SMACOF's stopping rule (:func:`smacof`).
+
+    Returns
+    -------
+    dict
+        Lists aligned with the ranks kept: ``ranks``, ``mds_paper``, ``mds_scale_free``, ``smacof_paper``,
+        ``smacof_scale_free``, ``n_iter``, ``gain``.
+    """
+    D = check_squarable(check_distance_matrix(D, "D"))
+    out = {k: [] for k in ("ranks", "mds_paper", "mds_scale_free", "smacof_paper", "smacof_scale_free", "n_iter", "gain")}
+    for k in ranks:
+        if k >= D.shape[0]:
+            continue
+        P = classical_mds(D, k=k).embedding
+        sm = smacof(D, k, init="mds", max_iter=max_iter, eps=eps)
+        mp, sp_ = stress(D, P, "paper"), float(sm.stress)
+        out["ranks"].append(int(k))
+        out["mds_paper"].append(mp)
+        out["mds_scale_free"].append(stress(D, P, "scale_free"))
+        out["smacof_paper"].append(sp_)
+        out["smacof_scale_free"].append(stress(D, sm.embedding, "scale_free"))
+        out["n_iter"].append(int(sm.n_iter))
+        # 1 - sigma_SMACOF / sigma_MDS
+        out["gain"].append(1.0 - sp_ / mp if mp > 0 else 0.0)
+    return out
+
+
+def one_hot_distances(m: int = 3) -> np.ndarray:
+    r"""Chord Hellinger distances between ``m`` one-hot distributions: $\sqrt 2$ off the diagonal.
+
+    Returns
+    -------
+    ndarray of shape (m, m)
+    """
+    return hellinger_matrix(np.eye(check_int(m, "m", 1)))
+
+
+def one_hot_layouts() -> tuple[dict, dict]:
+    r"""Three one-hot distributions: 1-D classical MDS ($\sigma = 1/6$), the rescaled layout ($1/9$) and SMACOF.
+
+    Returns
+    -------
+    values : dict
+        ``mds_stress``, ``rescaled_stress``, ``smacof_stress`` (``"paper"``), ``smacof_n_iter``,
+        ``mds_scale_free``, ``mds_sorted`` and ``smacof_sorted`` (the 1-D coordinates, sorted).
+    arrays : dict
+        ``mds``, ``rescaled``, ``smacof``, each of shape (3, 1).
+    """
+    D = one_hot_distances(3)
+    mds = classical_mds(D, k=1).embedding
+    rescaled = np.array([[-2 * np.sqrt(2) / 3], [0.0], [2 * np.sqrt(2) / 3]])
+    sm = smacof(D, 1, init="mds")
+    values = dict(
+        mds_stress=stress(D, mds, "paper"), rescaled_stress=stress(D, rescaled, "paper"),
+        smacof_stress=float(sm.stress), smacof_n_iter=int(sm.n_iter),
+        mds_scale_free=stress(D, mds, "scale_free"),
+        mds_sorted=sorted(float(x) for x in mds.ravel()), smacof_sorted=sorted(float(x) for x in sm.embedding.ravel()),
+    )
+    return values, dict(mds=mds, rescaled=rescaled, smacof=sm.embedding)

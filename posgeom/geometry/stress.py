@@ -23,7 +23,7 @@ import numpy as np
 
 from ..validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
 
-__all__ = ["stress", "STRESS_NORMALIZATIONS", "STRESS_BOUNDS", "distances_of"]
+__all__ = ["stress", "STRESS_NORMALIZATIONS", "STRESS_BOUNDS", "distances_of", "stress_pair"]
 
 STRESS_NORMALIZATIONS = ("paper", "scale_free", "kruskal1", "smacof_r")
 #: The range of each normalisation ``(lo, hi)``, None where unbounded (the bounds an interval of a stress keeps,
@@ -80,6 +80,29 @@ def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | N
     Dhat = distances_of(Dhat_or_P, D.shape[0], as_distances)
     d, dh = upper(D), upper(Dhat)
     return stress_of_pairs(d, dh, normalization)
+
+
+def stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None,
+                normalizations=("paper", "scale_free")) -> dict[str, float]:
+    """Both stresses against D and, when given, the "scale_free" stress against the resolvable geometry R.
+
+    Parameters
+    ----------
+    D, Dhat : ndarray of shape (k, k)
+        Target and candidate distances.
+    R : ndarray of shape (k, k), optional
+        The resolvable geometry (:func:`posgeom.geometry.resolvable_distances`).
+    normalizations : tuple of str
+
+    Returns
+    -------
+    dict
+        ``{normalization: stress}``, and ``scale_free_resolvable`` when ``R`` is given.
+    """
+    out = {z: stress(D, Dhat, z, as_distances=True) for z in normalizations}
+    if R is not None:
+        out["scale_free_resolvable"] = stress(R, Dhat, "scale_free", as_distances=True)
+    return out
 
 
 def stress_of_pairs(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:

@@ -63,6 +63,8 @@ from .deadlines import TrainingInterrupted, deadline
 from .training import TrainConfig, TrainingOOMError, TrainResult, evaluate, set_seed, train
 
 from .threads import torch_threads
+from .comparison import accuracy_gaps, summarise_seeds, train_one
+from .layers import LayerMeans, collect_layer_means, group_means, layer_inputs, static_positions
 
 __all__ = [
     "Callback", "PositionGeometry",
@@ -78,4 +80,6 @@ __all__ = [
     "TrainingInterrupted", "deadline", "checkpoint_progress", "discard_checkpoints", "CheckpointProgress",
     "set_seed", "train",
     "torch_threads",
+    "train_one", "summarise_seeds", "accuracy_gaps",
+    "LayerMeans", "layer_inputs", "collect_layer_means", "group_means", "static_positions",
 ]

@@ -10,7 +10,9 @@ with the functions of :mod:`posgeom.geometry`:
   normalisation (:func:`posgeom.geometry.stress`), the violation rate of the monotonicity conjecture
   (:func:`posgeom.geometry.violation_rate`) and Spearman's $\rho$ (:func:`posgeom.geometry.spearman`).
 
-At the end of training the series go to the results registry (:meth:`posgeom.registry.Registry.save`).
+:class:`AccuracyCurve` records a classifier's held-out accuracy along training.
+
+At the end of training PositionGeometry's series go to the results registry (:meth:`posgeom.registry.Registry.save`).
 Callbacks carry their records through checkpoints (``state_dict`` / ``load_state_dict``), so a resumed run
 records exactly what the uninterrupted one would. With several processes every process runs the
 callbacks (on identical models), so each returns the same records; only rank 0 writes to the registry.
@@ -22,6 +24,7 @@ import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import torch
 
 from .. import geometry as geo
 from ..validation import check_positive_int
@@ -167,4 +170,59 @@ class PositionGeometry(Callback):
         self.records = {k: list(v) for k, v in records.items()}
 
 
-__all__ = ["Callback", "PositionGeometry"]
+class AccuracyCurve(Callback):
+    """Record a classifier's accuracy on held-out data every ``every`` steps (and before the first and after
+    the last step).
+
+    Parameters
+    ----------
+    x : LongTensor of shape (N, L)
+        Input ids, scored in batches of 1024 on the model's device (no attention mask).
+    y : LongTensor of shape (N,)
+        Labels.
+    every : int
+
+    Attributes
+    ----------
+    steps : list of int
+    accuracy : list of float
+        Share of ``argmax`` predictions equal to ``y`` at each recorded step.
+    """
+
+    def __init__(self, x, y, every: int):
+        self.x, self.y, self.every = x, y, every
+        self.steps: list[int] = []
+        self.accuracy: list[float] = []
+
+    @torch.no_grad()
+    def _record(self, state):
+        if self.steps and self.steps[-1] == state.step:
+            return
+        model = state.model
+        was = model.training
+        model.eval()
+        dev = next(model.parameters()).device
+        pred = torch.cat([model(self.x[i:i + 1024].to(dev)).logits.argmax(-1).cpu()
+                          for i in range(0, len(self.x), 1024)])
+        model.train(was)
+        self.steps.append(int(state.step))
+        self.accuracy.append(float((pred == self.y).float().mean()))
+
+    def on_train_begin(self, state):
+        self._record(state)
+
+    def on_step_end(self, state):
+        if state.step % self.every == 0:
+            self._record(state)
+
+    def on_train_end(self, state):
+        self._record(state)
+
+    def state_dict(self):
+        return {"steps": list(self.steps), "accuracy": list(self.accuracy)}
+
+    def load_state_dict(self, state):
+        self.steps, self.accuracy = list(state["steps"]), list(state["accuracy"])
+
+
+__all__ = ["Callback", "PositionGeometry", "AccuracyCurve"]

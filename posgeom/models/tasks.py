@@ -1,6 +1,6 @@
 r"""The small models of the chapters on learned tables and their task: the order task as model inputs,
-a tiny encoder, its training and evaluation, and the position table of a trained model (read, or
-extended past its wall).
+a tiny encoder, its training (a classifier on the order task, a masked LM on token windows) and evaluation,
+and the position table of a trained model (read, or extended past its wall).
 
 The order task (:func:`posgeom.corpora.synthetic.order_task`): which of two markers comes first. Its
 population geometry (:func:`order_population_geometry`) is known exactly, so a table trained on it can
@@ -18,7 +18,7 @@ from ..validation import check_positive_int
 
 __all__ = [
     "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config",
-    "set_embedding_dropout", "train_order_model", "evaluate_order_model", "steps_to_threshold",
+    "set_embedding_dropout", "train_order_model", "train_mlm_model", "evaluate_order_model", "steps_to_threshold",
     "position_table_of", "extend_model", "bag_labels", "marker_split_accuracy",
 ]
 
@@ -158,11 +158,13 @@ def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = 
 
 
 def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learned", position_options=None,
-                        d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64):
-    """The :class:`posgeom.models.encoder.EncoderConfig` of the chapter's small models.
+                        d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64, causal: bool = False,
+                        init_std: float = 0.02, pooling: str = "mean"):
+    """The :class:`posgeom.models.encoder.EncoderConfig` of the chapters' small models.
 
     No dropout anywhere (it is added on the embedding sum only, where a study asks for it), mean pooling
-    (the order task has no ``[CLS]`` token), padding id 0, one token type.
+    by default (the order task has no ``[CLS]`` token), padding id 0, no token types, two labels;
+    ``causal`` masks attention to earlier positions, ``init_std`` is the standard deviation of the weights.
 
     Returns
     -------
@@ -173,8 +175,8 @@ def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learn
     return get_config(
         "quick", vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff,
         max_len=max_len, position=position, position_options=dict(position_options or {}), dropout=0.0,
-        attention_dropout=0.0, pooling="mean", pad_token_id=0, type_vocab_size=0,
-        n_labels=2,
+        attention_dropout=0.0, pooling=pooling, pad_token_id=0, type_vocab_size=0,
+        n_labels=2, causal=causal, init_std=init_std,
     )
 
 
@@ -225,6 +227,40 @@ def train_order_model(train_data, *, config, steps: int, batch_size: int, lr: fl
     tc = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps, lr=lr, weight_decay=weight_decay,
                      warmup_ratio=warmup_ratio, seed=seed, device=device, progress=False, log_every=max(1, steps))
     result = train(model, train_data, tc)
+    return model, result
+
+
+def train_mlm_model(windows: np.ndarray, *, config=None, model=None, steps: int, batch_size: int, lr: float,
+                    weight_decay: float = 0.01, warmup_ratio: float = 0.1, seed: int = 0, device: str = "cpu",
+                    mask_token_id: int, special_token_ids):
+    """Build (or continue) and train a masked LM on windows with :func:`posgeom.models.training.train`.
+
+    Parameters
+    ----------
+    windows : ndarray of shape (N, m)
+        Token ids, e.g. of an :class:`posgeom.corpora.mlm_windows.IMDBWindows` vocabulary.
+    config : EncoderConfig, used when ``model`` is None.
+    steps, batch_size, lr, weight_decay, warmup_ratio, seed, device
+        As :class:`posgeom.models.training.TrainConfig`.
+    mask_token_id : int
+    special_token_ids : sequence of int
+        Ids never masked (``IMDBWindows.MASK`` and ``IMDBWindows.SPECIAL`` for IMDB windows).
+
+    Returns
+    -------
+    model : EncoderForMaskedLM
+    result : TrainResult
+    """
+    from .batches import TokenData
+    from .encoder import build_model
+    from .training import TrainConfig, train
+
+    if model is None:
+        model = build_model(config, "mlm", seed=seed)
+    tc = TrainConfig(task="mlm", batch_size=batch_size, max_steps=steps, lr=lr, weight_decay=weight_decay,
+                     warmup_ratio=warmup_ratio, seed=seed, device=device, progress=False, log_every=max(1, steps),
+                     mask_token_id=mask_token_id, special_token_ids=special_token_ids)
+    result = train(model, TokenData(windows), tc)
     return model, result
 
 

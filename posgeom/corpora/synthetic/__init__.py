@@ -77,7 +77,9 @@ setting of claim C5), ``vocab_size`` ($v$), ``min_length`` (lengths are uniform 
 
 Modules: ``sampling.py`` (the corpus type, Zipf laws, the samplers every family shares), ``families.py``
 (``stationary``, ``drift``, ``regimes``, ``markov``), ``tasks.py`` (the ``order`` task and the
-planted-rank validation corpus); every public name is imported from here, ``posgeom.corpora.synthetic``.
+planted-rank validation corpus); every public name is imported from here, ``posgeom.corpora.synthetic``,
+except those of ``sampling_noise.py`` (how much of a family's sampled geometry is sampling noise, and how
+that shrinks with the corpus size), imported from ``posgeom.corpora.synthetic.sampling_noise``.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ from .tasks import _check_kind, _check_order_lengths, _order_population, order_t
 __all__ = [
     "FAMILIES", "PAD", "SyntheticCorpus", "zipf_distribution", "stationary", "drift", "regimes", "markov",
     "order_task", "make_corpus", "population_marginals", "markov_transition", "family_parameters", "planted_rank",
+    "family_corpus", "mixed_marginals",
 ]
 
 
@@ -199,3 +202,39 @@ def population_marginals(family: str, **params) -> np.ndarray:
     _check_kind(p["kind"])
     _check_order_lengths(lo)
     return _order_population(n, v, p_len, p["kind"], p["exponent"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the chapters' conventions
+
+
+def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int):
+    """A synthetic corpus of one family with the chapters' conventions.
+
+    The ``"markov"`` family uses ``vocab_size = n_positions`` so that its population distance matrix is
+    circulant (claim C4); the other families use ``vocab_size``. The ``"regimes"`` family draws lengths
+    uniformly on ``[n_positions // 2, n_positions]`` (its default, 25 to 50, at any ``n_positions``).
+
+    Returns
+    -------
+    SyntheticCorpus
+        ``tokens`` (n_sequences, n_positions) and ``population`` (n_positions, v).
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"unknown synthetic family {family!r}; valid families are {', '.join(FAMILIES)}")
+    v = n_positions if family == "markov" else vocab_size
+    extra = {"min_length": n_positions // 2} if family == "regimes" else {}
+    return make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed, **extra)
+
+
+def mixed_marginals(t: float, n_positions: int, seed: int) -> np.ndarray:
+    r"""Population marginals $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$ on $v = n$ tokens.
+
+    Returns
+    -------
+    ndarray of shape (n_positions, n_positions)
+    """
+    mk = population_marginals("markov", n_positions=n_positions, seed=seed)
+    dr = population_marginals("drift", n_positions=n_positions, vocab_size=mk.shape[1], seed=seed)
+    # mu^(t) = (1 - t) mu^markov + t mu^drift
+    return (1.0 - t) * mk + t * dr

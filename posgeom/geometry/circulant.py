@@ -1,0 +1,102 @@
+r"""How close a distance matrix comes to the circulant picture (claim C4), with bootstrap intervals.
+
+If the positional statistics are shift-invariant, $d_{ij}$ depends on $i - j$ only: $D$ is Toeplitz, and
+circulant when the shift wraps around ($d_{ij} = g((i - j) \bmod n)$). A circulant matrix is
+diagonalised by the discrete Fourier basis, and the centring $J$ commutes with every circulant matrix
+($\mathbf 1$ is one of its eigenvectors), so $B = -\frac12 J D^{(2)} J$ is circulant too, with eigenvalues
+
+$$\lambda_f = -\tfrac12 \sum_{\delta = 0}^{n-1} g(\delta)^2 \cos\frac{2\pi f \delta}{n}, \quad f = 1, \dots, n - 1,
+\qquad \lambda_0 = 0,$$
+
+and eigenvectors $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$: classical MDS *is* a sinusoidal encoding,
+with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$.
+
+The statistics (:data:`SHIFT_STATISTICS`): the Toeplitz and circulant deviations
+$\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$ (:func:`toeplitz_deviation`,
+:func:`circulant_deviation`; $\mathcal T$ averages each (wrapped) diagonal) and the Fourier match
+(:func:`fourier_match`: the mean squared cosine of the principal angles between the span of the top
+$2m$ MDS eigenvectors and the span of the $m$ lowest Fourier pairs). :func:`shift_intervals` gives them
+bootstrap intervals over a corpus's sequences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..validation import check_int
+from .bootstrap import bootstrap_intervals
+from .counting import positional_counts
+from .fourier import fourier_match
+from .hellinger import hellinger_matrix
+from .marginals import positional_marginals
+from .mds import classical_mds
+from .rank import fold_counts
+from .shift import circulant_deviation, toeplitz_deviation
+
+__all__ = ["SHIFT_STATISTICS", "SHIFT_BOUNDS", "shift_statistics", "shift_intervals"]
+
+#: The shift statistics given a bootstrap interval over sequences (:func:`shift_intervals`).
+SHIFT_STATISTICS = ("toeplitz_deviation", "circulant_deviation", "fourier_match")
+#: Their ranges: a deviation is the norm of a projection's residual over the norm of D, a match a mean squared cosine.
+SHIFT_BOUNDS = ((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
+
+
+def shift_statistics(D, n_pairs: int) -> np.ndarray:
+    """:data:`SHIFT_STATISTICS` of one distance matrix: Toeplitz and circulant deviations and the Fourier match
+    of the top ``2 m`` MDS eigenvectors, ``m = min(n_pairs, (n - 1) // 2)``.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+        Distances between positions.
+    n_pairs : int
+        The number $m$ of Fourier pairs compared (capped at ``(n - 1) // 2``).
+
+    Returns
+    -------
+    ndarray of shape (3,)
+        In the order of :data:`SHIFT_STATISTICS`.
+    """
+    n = D.shape[0]
+    m = min(check_int(n_pairs, "n_pairs", 1), (n - 1) // 2)
+    U = classical_mds(D, k=1).eigenvectors[:, : 2 * m]
+    return np.array([toeplitz_deviation(D), circulant_deviation(D), fourier_match(U, m)])
+
+
+def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, *, n_boot: int = 200,
+                    n_folds: int = 100, level: float = 0.95, seed: int = 0, progress=None,
+                    groups=None) -> tuple[dict, np.ndarray]:
+    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix, within
+    :data:`SHIFT_BOUNDS`; ``groups`` (one label per sequence) keeps the sequences of one label in one fold.
+
+    Parameters
+    ----------
+    sequences : sequence of 1-D int arrays
+        The corpus's token ids, one array per sequence.
+    n_positions, vocab_size : int
+        Positions counted and vocabulary size.
+    n_pairs : int
+        As :func:`shift_statistics`.
+    n_boot, n_folds, level :
+        ``n_boot`` redraws of ``n_folds`` folds (:func:`fold_counts`, :func:`bootstrap_intervals`), confidence ``level``.
+    seed : int
+        Seeds the folds and the redraws.
+    progress : callable, optional
+        Wraps the iterator over replicates (a progress bar).
+    groups : array-like of shape (n_sequences,), optional
+        One label per sequence (:func:`fold_members`).
+
+    Returns
+    -------
+    values : dict
+        ``{statistic: interval}`` for :data:`SHIFT_STATISTICS`, ``n_used``, ``n_kept``.
+    replicates : ndarray of shape (n_used, 3)
+    """
+    marg = positional_marginals(positional_counts(sequences, n_positions, vocab_size))
+    folds = fold_counts(sequences, n_positions, vocab_size, n_folds=n_folds, seed=seed, groups=groups)
+    intervals, reps = bootstrap_intervals(hellinger_matrix(marg), folds, marg.positions,
+                                          lambda D: shift_statistics(D, n_pairs), n_boot=n_boot,
+                                          level=level, seed=seed, progress=progress,
+                                          bounds=SHIFT_BOUNDS)
+    values = {name: iv.as_dict() for name, iv in zip(SHIFT_STATISTICS, intervals)}
+    return dict(values, n_used=int(reps.shape[0]), n_kept=int(marg.n_positions)), reps
