@@ -14,6 +14,7 @@ from posgeom.geometry import analyse_table
 from posgeom.models.equivariance import reversal_gap
 from posgeom.models.evaluation import row_gradient_norms
 from posgeom.models.tasks import marker_split_accuracy
+from posgeom.models.table_studies import DropoutRun
 from posgeom import get_settings
 from posgeom.corpora.mlm_windows import imdb_windows
 from posgeom.encodings import REFERENCE_TABLES, reference_tables
@@ -277,7 +278,7 @@ def test_learned_methods_yield_the_model_itself_up_to_L():
 def test_dropout_effect_is_the_paired_difference():
     from posgeom.experiments import table_dropout as td
 
-    runs = [td.DropoutRun(p, s, 0.0, 1.0, 1.0 + s + (0.1 * s if p else 0), 0.8 + (0.05 * s if p else 0), 1.0)
+    runs = [DropoutRun(p, s, 0.0, 1.0, 1.0 + s + (0.1 * s if p else 0), 0.8 + (0.05 * s if p else 0), 1.0)
             for p in (0.0, 0.1) for s in range(5)]
     iv = td.dropout_effect(runs, 0.1)
     assert iv.mean == pytest.approx(0.2) and iv.n == 5 and iv.low < 0.2 < iv.high and iv.t == pytest.approx(2.776, abs=1e-3)

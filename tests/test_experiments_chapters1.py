@@ -13,7 +13,10 @@ import pytest
 from scipy.spatial.distance import pdist
 
 import posgeom
-from posgeom.models.tasks import bag_labels
+from posgeom.models.tasks import bag_labels, model_label, order_task_tensors
+from posgeom.models.equivariance import equivariance_gaps
+from posgeom.models.pretrained_tables import pretrained_separation, random_separation
+from posgeom.models.separation_training import summarise_separation, train_separation
 from posgeom import encodings as enc
 from posgeom.config import get_settings
 from posgeom.experiments import necessity as nec
@@ -79,7 +82,7 @@ def test_run_zoo_with_the_packaged_model(settings):
 
 
 def test_order_task_data_is_balanced_and_labelled_by_order():
-    x, y = nec.order_task_tensors(40, 7, 10, seed=3)
+    x, y = order_task_tensors(40, 7, 10, seed=3)
     assert x.shape == (40, 8) and (x[:, 0] == nec.CLS_ID).all()
     A, B = 10 - 2 + nec.OFFSET, 10 - 1 + nec.OFFSET
     for row, label in zip(x.numpy(), y.numpy(), strict=True):
@@ -89,14 +92,14 @@ def test_order_task_data_is_balanced_and_labelled_by_order():
     # rows come in twins: reversal of the content, opposite label, same bag of tokens
     np.testing.assert_array_equal(x[1::2, 1:].numpy(), x[0::2, 1:].numpy()[:, ::-1])
     np.testing.assert_array_equal(y[1::2].numpy(), 1 - y[0::2].numpy())
-    x2, _ = nec.order_task_tensors(40, 7, 10, seed=3, cls_token=False)
+    x2, _ = order_task_tensors(40, 7, 10, seed=3, cls_token=False)
     np.testing.assert_array_equal(x2.numpy(), x[:, 1:].numpy())
 
 
 def test_run_equivariance_tiny(settings, tiny):
     r = nec.run_equivariance(settings)
     m = r.values["models"]
-    assert set(m) == {nec.model_label(*k) for k in nec.MODELS}
+    assert set(m) == {model_label(*k) for k in nec.MODELS}
     assert m["none"]["perm_gap"] < 1e-12 and m["none"]["reversal_gap"] < 1e-12
     assert m["alibi"]["reversal_gap"] < 1e-12 < 1e-3 < m["alibi"]["perm_gap"]
     assert m["none+causal"]["perm_gap"] > 1e-3
@@ -127,7 +130,7 @@ def test_run_order_task_tiny(settings, tiny):
 
 
 def test_random_separation_and_bag_labels():
-    m, s = sp.random_separation(10, 4, n_draws=5, seed=1)
+    m, s = random_separation(10, 4, n_draws=5, seed=1)
     rng = np.random.default_rng(1)
     vals = []
     for _ in range(5):
@@ -254,13 +257,13 @@ def test_run_factorisation_gap_tiny(settings, tiny, shared_data_dir):
 
 
 def test_equivariance_gaps_typed_rows_without_the_registry():
-    opts = nec.EquivarianceOptions(length=6, vocab_size=12, n_inputs=2, n_perms=2)
-    shape = nec.ModelShape(d_model=8, n_layers=1, n_heads=2, d_ff=16)
-    rows, eps = nec.equivariance_gaps([("none", False), ("rope", False)], opts, shape, seed=0)
+    opts = dict(length=6, vocab_size=12, n_inputs=2, n_perms=2, init_std=0.5)
+    shape = dict(d_model=8, n_layers=1, n_heads=2, d_ff=16)
+    rows, eps = equivariance_gaps([("none", False), ("rope", False)], **opts, shape=shape, seed=0)
     assert [(r.position, r.causal) for r in rows] == [("none", False), ("rope", False)]
     assert rows[0].perm_gap < 1e-12 < 1e-6 < rows[1].perm_gap and eps == np.finfo(np.float64).eps
     with pytest.raises(ValueError, match="dtype"):
-        nec.equivariance_gaps([("none", False)], opts, shape, seed=0, dtype="int8")
+        equivariance_gaps([("none", False)], **opts, shape=shape, seed=0, dtype="int8")
 
 
 def test_settings_give_the_registry_params_of_before():
@@ -277,12 +280,12 @@ def test_settings_give_the_registry_params_of_before():
 
 def test_pretrained_separation_of_a_table_against_a_loop():
     P = np.random.default_rng(3).standard_normal((12, 4))
-    by_n, arrays = sp.pretrained_separation(P, (5, 12))
+    by_n, arrays = pretrained_separation(P, (5, 12))
     d = [np.linalg.norm(P[i] - P[j]) for i in range(5) for j in range(i + 1, 5)]
     assert by_n["5"]["raw"] == pytest.approx(min(d)) and by_n["5"]["normalized"] == pytest.approx(min(d) / np.median(d))
     assert arrays["nearest"][0] == pytest.approx(min(np.linalg.norm(P[0] - P[j]) for j in range(1, 12)))
     with pytest.raises(ValueError, match="exceeds"):
-        sp.pretrained_separation(P, (13,))
+        pretrained_separation(P, (13,))
 
 
 def test_separation_pipeline_without_the_registry():
@@ -290,11 +293,11 @@ def test_separation_pipeline_without_the_registry():
     data = sp.separation_data("drift", "mlm", opts, seed=0)
     assert data.train["input_ids"].shape == (64, 6) and data.held["input_ids"].shape == (16, 6)
     assert data.facts["entropy_with_position"] < data.facts["entropy_without_position"]
-    runs = sp.train_separation(data, task="mlm", init="tied", weight_decay=0.0, seeds=(0, 1),
-                               shape=nec.ModelShape(d_model=8, n_layers=1, n_heads=2, d_ff=16),
-                               training=sp.SeparationTraining(steps=4, batch_size=16, every=2), progress=False)
+    runs = train_separation(data, task="mlm", init="tied", weight_decay=0.0, seeds=(0, 1),
+                            shape=dict(d_model=8, n_layers=1, n_heads=2, d_ff=16), steps=4, batch_size=16,
+                            lr=3e-3, every=2, progress=False)
     assert runs.separation.shape == (2, runs.step.size) and np.all(runs.separation[:, 0] == 0)  # tied start
-    summary = sp.summarise_separation(runs)
+    summary = summarise_separation(runs)
     assert summary["final"]["raw"]["mean"] == pytest.approx(runs.separation[:, -1].mean())
     assert len(runs.masked_loss) == 2 and summary["masked_loss"]["mean"] > 0
 
@@ -307,7 +310,7 @@ def test_necessity_summaries_and_rows_come_from_the_stored_runs(settings, tiny):
     order = nec.run_order_task(settings, seeds=(0, 1), progress=False)
     nocls = nec.run_order_task(settings, models=[("alibi", False)], seeds=(0, 1), cls_token=False, progress=False)
     outcome = t1.order_task_outcome(order)
-    assert list(outcome.curves) == [nec.model_label(*m) for m in nec.MODELS]
+    assert list(outcome.curves) == [model_label(*m) for m in nec.MODELS]
     np.testing.assert_array_equal(outcome.steps, order.arrays["steps"])
     # steps to learn, against a naive scan of the mean curve
     for label, curve in outcome.curves.items():

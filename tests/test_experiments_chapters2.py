@@ -260,7 +260,7 @@ def test_draws_summary_is_the_student_t_interval():
 
 def test_c5_row_reduction_is_one_minus_the_stress_ratio():
     D = posgeom.euclidean_distances(np.random.default_rng(0).standard_normal((10, 2)))
-    row = mp.c5_row("g", None, D, 10, 10, 2)
+    row = posgeom.encodings.c5_row("g", None, D, 10, 10, 2)
     assert row["mds_scale_free"] == pytest.approx(0.0, abs=1e-12)  # rank-2 points: exact at r = 2
     assert row["reduction_paper"] == pytest.approx(1 - row["mds_paper"] / row["sin_paper"])
 

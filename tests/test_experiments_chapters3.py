@@ -15,12 +15,14 @@ import pytest
 
 import posgeom
 from posgeom import encodings as enc
+from posgeom.chapters import monotonicity as mor
+from posgeom.chapters import real_corpora as rcr
 from posgeom.experiments import inside_bert as ib
 from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
 from posgeom.experiments import real_corpora_geometry as rcg
 from posgeom.experiments.settings import NoiseOptions, by_scale, find
-from posgeom.models.pretrained import model_folder
+from posgeom.models.pretrained import load_eval_encoder, model_folder
 
 TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
 
@@ -110,7 +112,7 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
     assert np.allclose(tab.arrays["alibi_head_paper"], posgeom.geometry.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
     assert find(rc.stress_records(tab), encoding="alibi (best head)").paper == pytest.approx(tab.arrays["alibi_head_paper"].min())
     assert find(rc.stress_records(tab), encoding="alibi").scale_free == pytest.approx(par["minimum"])
-    frame = rc.stress_dataframe(tab)
+    frame = rcr.stress_dataframe(tab)
     assert "±" in frame.loc["random N(0, sigma^2)", '"paper" stress']
     with pytest.raises(KeyError, match="no record"):
         find(rc.stress_records(tab), encoding="xpos")
@@ -149,7 +151,9 @@ def test_stress_intervals_resample_sst2_training_sentences(settings, monkeypatch
     monkeypatch.setattr(rcg, "CONFIGS", by_scale(quick))
     calls = []
     real = posgeom.geometry.fold_counts
-    monkeypatch.setattr(posgeom.geometry, "fold_counts", lambda *a, **k: calls.append(k.get("groups")) or real(*a, **k))
+    # the folds are dealt by posgeom.geometry.sequence_intervals
+    monkeypatch.setattr(posgeom.geometry.bootstrap, "fold_counts",
+                        lambda *a, **k: calls.append(k.get("groups")) or real(*a, **k))
     res = rc.run_stress_intervals(settings, corpus="sst2", **{**TINY, "split": "train", "max_sequences": 300})
     assert res.values["resampled"].startswith("sentences")
     assert calls and calls[0] is not None and len(calls[0]) == 300
@@ -186,7 +190,7 @@ def test_mds_curve_is_exact_at_full_rank():
 
 def test_linear_predictions(tiny_geometry, settings):
     marg = rc.corpus_geometry_of(settings, rc.corpus_options("quick", "sst2", **TINY)).marginals
-    lin = mo.linear_predictions(marg)
+    lin = posgeom.geometry.linear_predictions(marg)
     mu = marg.probs
     assert lin["marginals_l2"][1, 2] == pytest.approx(np.linalg.norm(mu[1] - mu[2]))
     w = marg.reach / marg.reach.max()
@@ -211,12 +215,12 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     assert res.arrays["mds_violation"][-1] < 0.01  # 0 up to near-ties broken by rounding
     k = res.values["closest_rank"]
     assert res.values["closest_violation"] == pytest.approx(res.arrays["mds_violation"][k - 1])
-    assert "±" in mo.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
+    assert "±" in mor.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
     # with intervals: the row's rate and its interval, written by Interval.text (it holds the rate)
     rate = row.violation_rate
     fake = types.SimpleNamespace(values={"statistics": {"sinusoidal": posgeom.geometry.percentile_interval(
         rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}})
-    text = mo.monotonicity_dataframe(res, fake).loc["sinusoidal", "violation rate"]
+    text = mor.monotonicity_dataframe(res, fake).loc["sinusoidal", "violation rate"]
     assert text.startswith(f"{rate:.3f} [") and float(text.split("[")[1].split(",")[0]) <= rate
 
 
@@ -295,7 +299,7 @@ def test_layer_inputs_match_hugging_face(settings):
     tc = tokenize_texts(texts, None, 32, special="model")
     ids = tc.padded(pad_id=0)[:, : tc.lengths.max()]
     mask = (np.arange(ids.shape[1])[None] < tc.lengths[:, None]).astype(np.int64)
-    model = ib.load_model(settings)
+    model = load_eval_encoder(settings.pretrained, settings.device)
     K = 6
     out = layer_inputs(model, ids, mask, map_positions=K)
     folder = model_folder(settings.pretrained)
@@ -334,7 +338,7 @@ def test_run_layer_stress_tiny(settings):
 
 
 def test_plain_text_displays_without_quotes():
-    t = rc.PlainText("sinusoidal (0.052) < rope (0.053)")
+    t = rcr.PlainText("sinusoidal (0.052) < rope (0.053)")
     assert repr(t) == str(t) == "sinusoidal (0.052) < rope (0.053)"
 
 

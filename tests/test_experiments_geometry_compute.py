@@ -15,6 +15,7 @@ from posgeom.experiments import optimal_encoding as oe
 from posgeom.experiments import sinusoids_as_mds as sm
 from posgeom.corpora import synthetic as syn
 from posgeom.corpora.synthetic import sampling_noise
+from posgeom.corpora.synthetic.studies import algorithm_steps
 from posgeom.experiments import zoo
 from posgeom.experiments.settings import EncoderShape, NoiseOptions, as_params, find, params_of, records
 
@@ -60,12 +61,14 @@ def test_noise_scaling_follows_the_delta_method():
 def test_sensitivity_row_is_a_typed_record():
     marg = geo.positional_marginals(syn.family_corpus("drift", seed=0, **as_params(SMALL)).counts())
     variant = dict(name="baseline", special="model", n_positions=10, min_count=1, alpha=0.0)
-    row = cg.sensitivity_row(variant, marg, EncoderShape(d_model=16, n_heads=2), NoiseOptions(n_rep=3), 0)
+    row = enc.sensitivity_row(variant, marg, **as_params(EncoderShape(d_model=16, n_heads=2)),
+                              **as_params(NoiseOptions(n_rep=3)), seed=0)
     [rec] = records(cg.SensitivityRow, [row])
     assert find([rec], name="baseline") is rec
     sf = {k: rec.stress[k]["scale_free"] for k in ("sinusoidal", "rope", "alibi")}
     assert rec.best_scale_free == min(sf, key=sf.get) and rec.rms_F is not None
-    smoothed = cg.sensitivity_row(dict(variant, alpha=1.0), marg, EncoderShape(16, 2), NoiseOptions(n_rep=3), 0)
+    smoothed = enc.sensitivity_row(dict(variant, alpha=1.0), marg, d_model=16, n_heads=2, method="bootstrap",
+                                   n_rep=3, seed=0)
     assert smoothed["frac_above_2F"] is None
 
 
@@ -101,7 +104,7 @@ def test_smacof_curve_and_one_hot_layouts():
 
 def test_algorithm_steps_on_a_small_corpus():
     corpus = syn.family_corpus("drift", seed=0, **as_params(SMALL))
-    values, arrays = oe.algorithm_steps(corpus, oe.Walkthrough(k=2, lift_d=12), seed=0)
+    values, arrays = algorithm_steps(corpus, **as_params(oe.Walkthrough(k=2, lift_d=12)), seed=0)
     assert values["B_vs_SS_max_error"] < 1e-12 and values["lift_max_error"] < 1e-12
     assert arrays["P_k"].shape == (10, 2)
 
@@ -112,7 +115,7 @@ def test_shift_summary_of_a_circulant_and_the_mixture():
     # g^2 = sum_f a_f (2 - 2 cos(2 pi f delta / n)) with a = (1, 0.5): B holds the two lowest Fourier pairs
     g = np.sqrt(sum(a * (2 - 2 * np.cos(2 * np.pi * f * delta / n)) for f, a in ((1, 1.0), (2, 0.5))))
     D = np.array([[g[(j - i) % n] for j in range(n)] for i in range(n)])
-    values, _ = sm.shift_summary(D, sm.SinusoidsSettings(n_vectors=4, n_pairs=2, grid=400), 12, 2)
+    values, _ = enc.shift_summary(D, n_vectors=4, n_pairs=2, grid=400, d_model=12, n_heads=2)
     assert values["toeplitz_deviation"] < 1e-12 and values["circulant_deviation"] < 1e-12
     assert values["fourier_match"] == pytest.approx(1.0)
     mk = syn.mixed_marginals(0.0, 10, 0)
@@ -121,12 +124,13 @@ def test_shift_summary_of_a_circulant_and_the_mixture():
 
 def test_zoo_geometry_on_a_random_table():
     table = np.random.default_rng(0).normal(size=(40, 16))
-    values, arrays = zoo.zoo_geometry(table, zoo.PretrainedShape(16, 4, 2, 40), 32, 10000.0, 8)
+    shape = dict(d_model=16, n_heads=4, n_layers=2, max_positions=40)
+    values, arrays = enc.zoo_geometry(table, shape, 32, 10000.0, 8)
     assert values["kernel"]["identity_max_error"] < 1e-12
     assert values["alibi"]["eigen_fraction_1"] == pytest.approx(1.0)
     assert np.allclose(arrays["D__learned"], enc.table_distances(table[:32]))
     with pytest.raises(ValueError, match="exceeds"):
-        zoo.zoo_geometry(table, zoo.PretrainedShape(16, 4, 2, 40), 64, 10000.0, 8)
+        enc.zoo_geometry(table, shape, 64, 10000.0, 8)
 
 
 def test_projected_stress_pools_the_heads_and_peaks_count_from_one():

@@ -22,9 +22,10 @@ from ..registry import Result, stored_text
 from ..experiments.corpus_geometry import (
     SYNTHETIC_FAMILIES, SensitivityRow, run_sst2_geometry, run_synthetic_geometry,
 )
-from ..experiments.real_corpora import PlainText, run_stress_intervals
+from ..experiments.real_corpora import run_stress_intervals
 from ..geometry import interval_text
 from ..experiments.settings import find, records
+from .real_corpora import PlainText
 
 __all__ = [
     "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",

@@ -17,7 +17,8 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
-from ..experiments.zoo import ZOO, run_zoo
+from ..encodings.zoo import ZOO
+from ..experiments.zoo import run_zoo
 
 __all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "comparison_rows",
            "ZooPictures", "zoo_pictures", "Captions", "captions"]

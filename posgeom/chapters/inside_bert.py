@@ -21,7 +21,7 @@ from ..registry import Result, code_changed, stored_at_scale
 from ..experiments.inside_bert import CONFIGS, DEFINITIONS, PAPER_PEAK_LAYER, run_layer_stress
 from ..experiments.layer_peaks import LOCAL_PEAK, run_local_peak_test
 from ..geometry.peaks import NORMALIZATIONS, local_maxima
-from ..experiments.real_corpora import PlainText
+from .real_corpora import PlainText
 
 __all__ = [
     "LayerStress", "layer_stress", "describe", "curve", "peak_table", "LayerSummary", "layer_summary",

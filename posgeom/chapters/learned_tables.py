@@ -35,7 +35,7 @@ __all__ = [
 
 #: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
 REFERENCE_LABELS = {"sinusoidal": "sinusoidal", "random_normal": "random N(0, 0.02²)", "random_walk": "random walk"}
-#: The variants of the initialisation study the chapter compares (its names in :data:`learned_tables.INITS`).
+#: The variants of the initialisation study the chapter compares (its names in :data:`posgeom.models.table_studies.INITS`).
 BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
 
 

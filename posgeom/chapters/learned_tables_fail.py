@@ -483,7 +483,7 @@ def _runs(scale: str) -> str:
     :func:`~posgeom.experiments.extrapolation_mlm.run_extrapolation_mlm`: each encoding and seed, and for the
     learned table a fine-tune per longer length and a model trained at each target length)."""
     from ..experiments.extrapolation import MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
-    from ..experiments.undertrained_tails import CONDITIONS
+    from ..models.table_studies import CONDITIONS
     from ..report import describe_model
 
     conf = CONFIGS[scale]

@@ -25,7 +25,7 @@ from ..geometry import SeedInterval
 from ..registry import Result
 from ..experiments.corpus_geometry import SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
-from ..experiments.real_corpora import PlainText
+from .real_corpora import PlainText
 
 __all__ = [
     "HOLDS", "ValidationSummary", "validation_summary", "rank_table", "RankSummary", "rank_summary",

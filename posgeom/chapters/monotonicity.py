@@ -26,7 +26,7 @@ from ..experiments.settings import find
 
 __all__ = [
     "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
-    "ntk_summary", "comparison_rows", "RankCurve", "rank_curve", "Captions", "captions",
+    "ntk_summary", "comparison_rows", "RankCurve", "rank_curve", "Captions", "captions", "monotonicity_dataframe",
 ]
 
 #: The encodings of a monotonicity table the chapter quotes, and the short name of each in its glue keys.
@@ -35,6 +35,27 @@ ENCODING_KEYS = {
     "learned (from scratch)": "scratch", "learned (same model at step 0)": "scratch0", RANDOM_ROW: "rand",
     "NTK prediction: marginals": "ntk_mu", "NTK prediction: counts": "ntk_c", "SMACOF (rank 1)": "smacof1",
 }
+
+
+def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
+    """A stored monotonicity table (``run_monotonicity_table``) as a table (index ``encoding``), random rows as
+    ``mean ± sd``; with ``intervals`` (``run_violation_intervals``) the violation rates that have one show it."""
+    iv = intervals.values["statistics"] if intervals is not None else {}
+    recs = []
+    for row in monotonicity_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
+        for key, label in (("violation_rate", "violation rate"), ("spearman", "Spearman ρ"),
+                           ("violation_rate_resolvable", "violation rate vs resolvable R")):
+            text = f"{getattr(row, key):.3f}"
+            if getattr(row, f"{key}_sd") is not None:
+                text += f" ± {getattr(row, key + '_sd'):.3f}"
+            if key == "violation_rate" and row.encoding in iv:
+                # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
+                text = geo.Interval.from_dict(iv[row.encoding]).text("{:.3f}")
+            rec[label] = text
+        rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
+        recs.append(rec)
+    return pd.DataFrame.from_records(recs).set_index("encoding")
 
 
 @dataclass(frozen=True)

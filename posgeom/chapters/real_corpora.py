@@ -30,7 +30,7 @@ __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
     "corpus_report", "alibi_parabola", "alibi_choice_table", "AlibiReport", "alibi_report", "scale_free_table", "rank_table",
     "draws_table", "smacof_table", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
-    "CORPUS_LABELS", "corpus_caption", "Captions", "captions",
+    "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText", "stress_dataframe",
 ]
 
 #: The encodings of the stress table the chapter quotes, and the short name of each in its glue keys.
@@ -43,6 +43,19 @@ FIXED_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidi
 #: A corpus's resolvable geometry counts as resolved when, in every cross-half split, fewer than this share
 #: of its pairs are noise (R² < 0).
 RESOLVED_NOISE_SHARE = 0.1
+
+
+class PlainText:
+    """Text whose display is the text itself, without quotes (for MyST-NB ``glue`` of computed phrases)."""
+
+    def __init__(self, text: str):
+        self.text = str(text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,35 @@ def stress_of(table: Result, name: str, column: str) -> float:
         return float("nan")
     value = getattr(find(rows, encoding=name), column)
     return float("nan") if value is None else float(value)
+
+
+def stress_dataframe(result: Result) -> pd.DataFrame:
+    """A stored stress table (``run_stress_table``) as a table: one row per encoding, the options used and both
+    stresses.
+
+    Random tables show ``mean ± sd`` over their seeds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``encoding``; columns ``options``, ``"paper" stress``, ``"scale_free" stress`` and
+        ``"scale_free" vs resolvable R``.
+    """
+    labels = {"paper": '"paper" stress', "scale_free": '"scale_free" stress',
+              "scale_free_resolvable": '"scale_free" vs resolvable R'}
+    out = []
+    for row in stress_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
+        for z, label in labels.items():
+            v = getattr(row, z)
+            if v is None:
+                continue
+            text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
+            if getattr(row, f"{z}_sd") is not None:
+                text += f" ± {getattr(row, z + '_sd'):.2g}"
+            rec[label] = text
+        out.append(rec)
+    return pd.DataFrame.from_records(out).set_index("encoding")
 
 
 @dataclass(frozen=True)

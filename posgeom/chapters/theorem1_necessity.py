@@ -13,10 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import settings_or_default as _settings
-from ..experiments.necessity import (
-    CONFIGS, MODELS, OrderTaskOutcome, equivariance_rows, model_label, order_task_rows,
-)
+from ..experiments.necessity import CONFIGS, MODELS, equivariance_rows, order_task_rows
 from ..experiments.settings import find
+from ..models.tasks import OrderTaskOutcome, model_label
 from ..registry import Result
 
 __all__ = [
@@ -29,7 +28,7 @@ LEARNED_LEVEL = 0.95
 
 
 def order_task_outcome(result: Result) -> OrderTaskOutcome:
-    """The stored order-task run (:func:`~posgeom.experiments.necessity.run_order_task`) as the typed :class:`~posgeom.experiments.necessity.OrderTaskOutcome`, its
+    """The stored order-task run (:func:`~posgeom.experiments.necessity.run_order_task`) as the typed :class:`~posgeom.models.tasks.OrderTaskOutcome`, its
     models in the order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name)."""
     order = {m: k for k, m in enumerate(MODELS)}
     rows = sorted(order_task_rows(result), key=lambda r: order.get((r.position, r.causal), len(order)))
@@ -51,7 +50,7 @@ def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> d
 
 @dataclass(frozen=True)
 class EquivarianceSummary:
-    """The equivariance gaps the chapter quotes (hidden states; see :class:`~posgeom.experiments.necessity.EquivarianceRow`)."""
+    """The equivariance gaps the chapter quotes (hidden states; see :class:`~posgeom.models.equivariance.EquivarianceRow`)."""
 
     nope_gap: float           # NoPE, largest gap over the random permutations
     machine_epsilon: float    # of the dtype computed in

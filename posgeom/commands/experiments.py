@@ -28,9 +28,8 @@ def _real_corpora(settings, corpora, force: bool) -> dict:
 
 
 def _monotonicity(settings, corpora, force: bool) -> dict:
-    from ..experiments.monotonicity import (
-        CONFIGS, REGIMES, monotonicity_dataframe, run_monotonicity_table, run_ntk, run_violation_intervals,
-    )
+    from ..chapters.monotonicity import monotonicity_dataframe
+    from ..experiments.monotonicity import CONFIGS, REGIMES, run_monotonicity_table, run_ntk, run_violation_intervals
 
     out = {}
     for corpus in corpora:

@@ -47,8 +47,10 @@ Modules
 learned table is compared with (the equidistant simplex, the random walk, ALiBi's bias read as a kernel,
 :func:`reference_tables`); ``named.py``: the encodings by name (:data:`ENCODINGS`,
 :func:`encoding_distances`, :func:`encoding_set`) and every encoding compared with a corpus's distances
-(:func:`comparison_for`, :func:`comparison_intervals`). Every public name is imported from here,
-``posgeom.encodings``.
+(:func:`comparison_for`, :func:`comparison_intervals`); ``corpus_fit.py``: the summaries of how the fixed
+encodings fit one corpus (:func:`hellinger_kinds_summary`, :func:`sensitivity_row`, :func:`shift_summary`,
+:func:`c5_row`); ``zoo.py``: the zoo of encodings at one model shape (:func:`zoo_geometry`). Every
+public name is imported from here, ``posgeom.encodings``.
 
 Adding an encoding
 ------------------
@@ -69,6 +71,8 @@ from .named import (
     DEFAULT_ENCODING_SET, ENCODING_SET_NAMES, ENCODINGS, ENCODINGS_COMPARED, comparison_for, comparison_intervals,
     comparison_set, describe_encoding, encoding_distances, encoding_set, mds_width_distances,
 )
+from .corpus_fit import c5_row, hellinger_kinds_summary, sensitivity_row, shift_summary
+from .zoo import HOW_IT_ENTERS, ZOO, zoo_geometry
 from .references import (
     REFERENCE_TABLES, alibi_kernel_distances, equidistant_distances, random_walk_table, reference_tables,
 )
@@ -80,4 +84,5 @@ __all__ = [
     "alibi_kernel_distances", "equidistant_distances", "random_walk_table", "REFERENCE_TABLES", "reference_tables",
     "ENCODING_SET_NAMES", "DEFAULT_ENCODING_SET", "encoding_set", "describe_encoding",
     "ENCODINGS_COMPARED", "mds_width_distances", "comparison_set", "comparison_for", "comparison_intervals",
+    "hellinger_kinds_summary", "sensitivity_row", "shift_summary", "c5_row", "ZOO", "HOW_IT_ENTERS", "zoo_geometry",
 ]

@@ -32,11 +32,7 @@ from .settings import as_params, store_result
 __all__ = ["TRANSFORMS", "run_alibi_search"]
 
 #: What is reported of a normalisation: its value, or its square root.
-TRANSFORMS = ("value", "sqrt")
-
-
-def _report(value: float, transform: str) -> float:
-    return float(np.sqrt(value)) if transform == "sqrt" else float(value)
+TRANSFORMS = {"value": float, "sqrt": np.sqrt}
 
 
 def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", target: float = rc.PAPER_ALIBI_SST2,
@@ -53,10 +49,10 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
         ``span`` [min, max] of ALiBi's values, ``target``. ``arrays``: ``values`` (n_constructions,).
     """
     settings = _settings(settings)
-    grid = as_params(rc.chapter_settings(settings.scale).alibi_choices)
-    ecfg = as_params(rc.chapter_settings(settings.scale).encodings)
+    cfg = rc.chapter_settings(settings.scale)
+    grid, encodings = as_params(cfg.alibi_choices), cfg.encodings
     base = rc.corpus_options(settings.scale, corpus)
-    params = {"corpus": rc.corpus_params(base), "grid": grid, "encodings": ecfg, "target": target,
+    params = {"corpus": rc.corpus_params(base), "grid": grid, "encodings": as_params(encodings), "target": target,
               "n_closest": n_closest,
               "normalizations": list(geo.STRESS_NORMALIZATIONS), "transforms": list(TRANSFORMS),
               "slope_rules": list(SLOPE_RULES)}
@@ -64,32 +60,23 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
     def compute():
         found: list[dict[str, Any]] = []
         source, _ = rc.corpus_source(settings, base)  # resolved once for every geometry of the grid
+        heads = [(f"mean of {H} heads" if choice == "mean" else f"{choice} of {H}", m)
+                 for H, choice, m in geo.head_slope_choices({H: enc.alibi_slopes(H) for H in grid["head_counts"]})]
         for special in grid["specials"]:
             for n in grid["n_positions"]:
                 marg = rc.corpus_geometry_of(settings, replace(base, special=special, n_positions=n), source).marginals
-                offsets = np.abs(np.subtract.outer(marg.positions, marg.positions)).astype(np.float64)
-                fixed = enc.encoding_set(marg.positions, names=("sinusoidal", "rope"),
-                                         **{k: ecfg[k] for k in ("d_model", "n_heads", "base", "layout")})
+                fixed = enc.encoding_set(marg.positions, names=("sinusoidal", "rope"), **encodings.shape())
                 for kind in grid["kinds"]:
                     D = geo.hellinger_matrix(marg, kind=kind)
-                    slopes = []
-                    for H in grid["head_counts"]:
-                        s = enc.alibi_slopes(H)
-                        slopes.append((f"mean of {H} heads", float(s.mean())))
-                        slopes += [(f"head {h} of {H}", float(m)) for h, m in enumerate(s)]
-                    slopes += [(rule, slope_for(rule, D)) for rule in SLOPE_RULES]
+                    slopes = heads + [(rule, slope_for(rule, D)) for rule in SLOPE_RULES]
+                    line = geo.line_stresses(D, marg.positions, [m for _, m in slopes], geo.STRESS_NORMALIZATIONS)
                     for norm in geo.STRESS_NORMALIZATIONS:
                         others = {name: geo.stress(D, Dhat, norm, as_distances=True) for name, Dhat in fixed.items()}
-                        for label, m in slopes:
-                            value = geo.stress(D, m * offsets, norm, as_distances=True)
-                            for transform in TRANSFORMS:
-                                found.append({
-                                    "n": n, "special": special, "kind": kind, "normalization": norm,
-                                    "transform": transform, "slope_choice": label, "slope": m,
-                                    "alibi": _report(value, transform),
-                                    "sinusoidal": _report(others["sinusoidal"], transform),
-                                    "rope": _report(others["rope"], transform),
-                                })
+                        for (label, m), value in zip(slopes, line[norm]):
+                            found += [{"n": n, "special": special, "kind": kind, "normalization": norm,
+                                       "transform": transform, "slope_choice": label, "slope": m,
+                                       **{k: float(f(v)) for k, v in (("alibi", value), *others.items())}}
+                                      for transform, f in TRANSFORMS.items()]
         for f in found:
             f["alibi_best"] = bool(f["alibi"] < min(f["sinusoidal"], f["rope"]))
         values = np.array([f["alibi"] for f in found])

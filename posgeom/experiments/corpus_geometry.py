@@ -30,14 +30,15 @@ from ..config import settings_or_default as _settings
 from ..corpora.distances import CorpusOptions, corpus_distances, resampling_groups
 from ..corpora.real import data_key
 from ..corpora.synthetic import family_corpus
+from ..corpora.subsets import subset_geometry
 from ..corpora.synthetic.sampling_noise import family_geometry, noise_scaling
-from ..encodings import encoding_set
+from ..encodings import hellinger_kinds_summary, sensitivity_row
 from ..registry import Result
 from .settings import EncoderShape, NoiseOptions, as_params, by_scale, params_of, store_result
 
 __all__ = [
     "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "SST2Options",
-    "SensitivityOptions", "SensitivityRow", "SYNTHETIC_FAMILIES", "ENCODING_ORDER", "sensitivity_row", "kinds_summary",
+    "SensitivityOptions", "SensitivityRow", "SYNTHETIC_FAMILIES", "ENCODING_ORDER",
     "sst2_options", "sst2_token_ids", "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants",
@@ -214,54 +215,8 @@ def sst2_marginals(settings=None, *, n_positions: int | None = None, special: st
     return corpus_geo.marginals, corpus_geo.counts
 
 
-def _token_strings(ids) -> np.ndarray:
-    from ..corpora.tokenize import load_tokenizer
-
-    tok = load_tokenizer()
-    return np.asarray(tok.convert_ids_to_tokens([int(i) for i in ids]), dtype=str)
-
-
-def sst2_geometry(settings, cfg: CorpusGeometrySettings, top_tokens: int) -> tuple[dict, dict]:
-    r"""The Hellinger geometry of SST-2, its noise floor, and both on seeded random subsets of the phrases.
-
-    Returns the values and arrays :func:`run_sst2_geometry` stores.
-    """
-    s = cfg.sst2
-    geometry = corpus_distances(sst2_options(settings), data_dir=settings.data_dir, with_tokens=True)
-    tc = geometry.tokens
-    seqs = tc.sequences()
-    rng = np.random.default_rng(settings.seed)
-    counts, marg, D = geometry.counts, geometry.marginals, geometry.D
-    F = geo.noise_floor(marg, cfg.noise.method, cfg.noise.n_rep, seed=settings.seed).matrix
-    total = np.asarray(counts.counts.sum(axis=0)).ravel()
-    top = np.argsort(-total, kind="stable")[:top_tokens]
-    d, f = geo.offdiag(D), geo.offdiag(F)
-    values = dict(
-        n_sequences=len(seqs), n_truncated=int(np.count_nonzero(tc.full_lengths > s.n_positions)),
-        n_kept=int(marg.n_positions), dropped=list(marg.dropped), rms_D=geo.rms_offdiag(D), rms_F=geo.rms_offdiag(F),
-        frac_above_2F=float(np.mean(d > 2 * f)), mean_D_from_0=float(D[0, 1:].mean()),
-        sizes=[], size_rms_D=[], size_rms_F=[], size_frac_above_2F=[], size_n_kept=[],
-    )
-    for size in cfg.sst2_sizes:
-        size = min(int(size), len(seqs))
-        pick = rng.choice(len(seqs), size, replace=False)
-        sub = geo.positional_counts([seqs[i] for i in pick], s.n_positions, tc.vocab_size)
-        # the same positions as the full corpus where they are reached twice (split-half needs 2)
-        m = geo.positional_marginals(sub, min_count=max(2, s.min_count))
-        Ds = geo.hellinger_matrix(m)
-        Fs = geo.noise_floor(m, cfg.noise.method, cfg.noise.n_rep, seed=settings.seed).matrix
-        values["sizes"].append(size)
-        values["size_rms_D"].append(geo.rms_offdiag(Ds))
-        values["size_rms_F"].append(geo.rms_offdiag(Fs))
-        values["size_frac_above_2F"].append(float(np.mean(geo.offdiag(Ds) > 2 * geo.offdiag(Fs))))
-        values["size_n_kept"].append(int(m.n_positions))
-    arrays = dict(D=D, F=F, positions=marg.positions, reach=marg.reach, top_ids=top,
-                  top_strings=_token_strings(top), top_probs=marg.probs[:, top])
-    return values, arrays
-
-
 def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
-    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise (``sst2_geometry``).
+    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise (:func:`posgeom.corpora.subsets.subset_geometry`).
 
     Counts of the training split (``CONFIGS[scale].sst2``), the marginals, the chord Hellinger
     matrix $D$, the noise floor $F$ (bootstrap), the probabilities of the ``top_tokens`` most frequent
@@ -279,34 +234,17 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
     cfg = _config(settings)
     params = params_of(**as_params(cfg.sst2), sizes=list(cfg.sst2_sizes), noise=as_params(cfg.noise), top_tokens=int(top_tokens),
                   seed=settings.seed, data=data_key(settings.data_dir))
-    return store_result(settings, "corpus_geometry.sst2", lambda: sst2_geometry(settings, cfg, int(top_tokens)), params, force)
 
+    def compute():
+        return subset_geometry(sst2_options(settings), data_dir=settings.data_dir, sizes=cfg.sst2_sizes,
+                               **as_params(cfg.noise), seed=settings.seed, top_tokens=int(top_tokens))
 
-def kinds_summary(mu, positions, encoder: EncoderShape, seed: int) -> tuple[dict, dict]:
-    """Per Hellinger convention: the largest distance, the MDS clipped mass, the error of full-rank MDS and the
-    stress of the sinusoidal, RoPE and ALiBi encodings; the ratio geodesic / chord. Arrays: ``{kind: D}``."""
-    out, arrays = {}, {}
-    encs = encoding_set(positions, d_model=encoder.d_model, n_heads=encoder.n_heads, seed=seed)
-    encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
-    for kind in geo.HELLINGER_KINDS:
-        D = geo.hellinger_matrix(mu, kind=kind)
-        mds = geo.classical_mds(D, k=1)
-        full = geo.classical_mds(D)
-        out[kind] = dict(
-            clipped_mass=float(mds.clipped_mass), max_D=float(D.max()),
-            full_rank_max_error=float(np.max(np.abs(geo.euclidean_distances(full.embedding) - D))),
-            stress=geo.encoding_stresses(D, encs),
-        )
-        arrays[kind] = D
-    chord = geo.offdiag(arrays["chord"])
-    ratio = geo.offdiag(arrays["geodesic"]) / np.maximum(chord, 1e-300)
-    ratio = ratio[chord > 0]
-    out["geodesic_over_chord"] = dict(min=float(ratio.min()), max=float(ratio.max()))
-    return out, arrays
+    return store_result(settings, "corpus_geometry.sst2", compute, params, force)
 
 
 def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
-    r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2): :func:`kinds_summary`.
+    r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2):
+    :func:`posgeom.encodings.hellinger_kinds_summary`.
 
     The chord $c = \lVert\sqrt{\mu_i} - \sqrt{\mu_j}\rVert$ and the Fisher–Rao (Bhattacharyya) arc
     $g = 2\arccos BC = 4 \arcsin(c/2)$ are monotone functions of each other, $2 \le g/c \le \pi/\sqrt2$.
@@ -324,7 +262,7 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
         marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **as_params(cfg.synthetic)).counts())
         for name, m in (("drift", marg), ("sst2", None)):
             m = m if m is not None else sst2_marginals(settings)[0]
-            values[name], a = kinds_summary(m, m.positions, cfg.encoder, settings.seed)
+            values[name], a = hellinger_kinds_summary(m, m.positions, **as_params(cfg.encoder), seed=settings.seed)
             arrays.update({f"{name}__{k}": x for k, x in a.items()})
         return values, arrays
 
@@ -333,7 +271,7 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
 
 @dataclass(frozen=True)
 class SensitivityRow:
-    """One preprocessing variant of the sensitivity study, as stored (:func:`sensitivity_row`).
+    """One preprocessing variant of the sensitivity study, as stored (:func:`posgeom.encodings.sensitivity_row`).
 
     ``stress`` is ``{encoding: {normalisation: stress}}``; ``frac_above_2F`` and ``rms_F`` are None for
     smoothed variants ($\\alpha > 0$: the noise floor is defined for counts).
@@ -376,40 +314,10 @@ def sensitivity_variants(settings=None) -> list[dict]:
     return out
 
 
-def sensitivity_row(variant: dict, marg, encoder: EncoderShape, noise: NoiseOptions, seed: int) -> dict:
-    r"""The conclusions about one preprocessing variant of SST-2 (fields of :class:`SensitivityRow`).
-
-    The kept positions, the root-mean-square distance and the fraction of pairs above twice the noise
-    floor (unsmoothed variants only), the eigenvalue share of the first MDS axis, the effective rank
-    (``"tol"`` at $10^{-2}$, ``"mass"`` at $q = 0.9$), the scale-free stress of rank-1 MDS, and the
-    stress of the sinusoidal, RoPE and ALiBi encodings under ``"paper"`` and ``"scale_free"``.
-    """
-    D = geo.hellinger_matrix(marg)
-    mds = geo.classical_mds(D, k=1)
-    w = np.maximum(mds.eigenvalues, 0.0)
-    encs = encoding_set(marg.positions, d_model=encoder.d_model, n_heads=encoder.n_heads, seed=seed)
-    encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
-    row = dict(
-        variant, n_kept=int(marg.n_positions), n_dropped=len(marg.dropped), rms_D=geo.rms_offdiag(D),
-        lambda1_share=float(w[0] / w.sum()),
-        rank_tol=geo.effective_rank(mds.eigenvalues, "tol", tol=1e-2),
-        rank_mass=geo.effective_rank(mds.eigenvalues, "mass", q=0.9),
-        mds1_scale_free=geo.stress(D, mds.embedding, "scale_free"),
-        stress=geo.encoding_stresses(D, encs), frac_above_2F=None, rms_F=None,
-    )
-    if variant["alpha"] == 0:
-        F = geo.noise_floor(marg, noise.method, noise.n_rep, seed=seed).matrix
-        row["frac_above_2F"] = float(np.mean(geo.offdiag(D) > 2 * geo.offdiag(F)))
-        row["rms_F"] = geo.rms_offdiag(F)
-    sf = {k: row["stress"][k]["scale_free"] for k in encs}
-    row["best_scale_free"] = min(sf, key=sf.get)
-    return row
-
-
 def run_sensitivity(settings=None, *, force: bool = False) -> Result:
     r"""Which conclusions about SST-2 move with the preprocessing choices the paper leaves open.
 
-    One :func:`sensitivity_row` per variant of :func:`sensitivity_variants` (special-token policy,
+    One :func:`posgeom.encodings.sensitivity_row` per variant of :func:`sensitivity_variants` (special-token policy,
     ``min_count``, smoothing ``alpha``, number of positions ``n``).
 
     Values: ``variants`` (list of rows, in the order of :func:`sensitivity_variants`; read them with
@@ -426,7 +334,7 @@ def run_sensitivity(settings=None, *, force: bool = False) -> Result:
         for var in variants:
             marg, _ = sst2_marginals(settings, n_positions=var["n_positions"], special=var["special"],
                                      alpha=var["alpha"], min_count=var["min_count"])
-            rows.append(sensitivity_row(var, marg, cfg.encoder, cfg.noise, settings.seed))
+            rows.append(sensitivity_row(var, marg, **as_params(cfg.encoder), **as_params(cfg.noise), seed=settings.seed))
         return dict(variants=rows), {}
 
     return store_result(settings, "corpus_geometry.sensitivity", compute, params, force)

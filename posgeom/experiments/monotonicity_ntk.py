@@ -6,20 +6,27 @@ network stays close to its linearisation around $\theta_0$: the empirical tangen
 $K_t(x, x') = \nabla_\theta f_{\theta_t}(x)^\top \nabla_\theta f_{\theta_t}(x')$ barely moves,
 $\|K_t - K_0\|_F / \|K_0\|_F \ll 1$ (:func:`posgeom.models.ntk.logit_margin_ntk`,
 :func:`posgeom.models.ntk.relative_change`). The argument of
-:mod:`posgeom.experiments.monotonicity` then predicts the order of the table's displacement; :func:`run_ntk`
-trains the classifier (:func:`posgeom.models.ntk.ntk_training`) and records the kernel, the training loss
-and the violation rate against the corpus geometry of the table $P_t$ and of $\Delta P_t = P_t - P_0$.
+:mod:`posgeom.experiments.monotonicity` then predicts the order of the table's displacement.
+
+:func:`run_ntk` trains a small classifier ([CLS] pooling, a learned table $\mathcal N(0, 0.02^2)$) by
+plain SGD — the setting of the NTK theory; posgeom's training loop uses AdamW —
+(:func:`posgeom.models.ntk.ntk_training`) in one of :data:`REGIMES`: *lazy* (a large $\alpha$, so that the
+parameters barely move while the classifier fits its training sentences), *lazy_small_init* (the same with
+the table initialised near a point) and *rich* (narrow, large $\eta$, the plain output). It records the
+training loss, the relative kernel change (the kernel of the logit difference on fixed probe sentences, with
+respect to every parameter except the word embeddings, and separately with respect to the positional table
+alone, computed with ``torch.func``), and the violation rate and Spearman's $\rho$ against the corpus
+geometry of the table $P_t$ and of its displacement $\Delta P_t = P_t - P_0$.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..config import Settings, resolve_device, settings_or_default as _settings
-from ..models.ntk import ntk_training
+from ..models.ntk import ntk_data, ntk_training
 from ..registry import Registry, Result
+from . import real_corpora as rc
 from .settings import as_params, by_scale
 
 #: Training regimes of :func:`run_ntk`: wide and slow (the NTK regime), the same with the table started
@@ -132,8 +139,6 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
         whole training pool, ``loss`` (steps,), ``D`` (n, n). ``values``: options, final numbers
         (:func:`posgeom.models.ntk.ntk_training`), accuracy on the probes.
     """
-    from ..models.threads import torch_threads
-    from . import real_corpora as rc
     settings = _settings(settings)
     NTK_CONFIGS[settings.scale].regime(regime)
     # the options with ``overrides`` applied (by_scale's "paper" is the first argument with the changes)
@@ -152,18 +157,9 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
         if precomputed is not None:
             return precomputed
         cd = rc.corpus_geometry_of(settings, typed, source)
-        ids, mask = cd.tokens.model_inputs()
-        if cd.tokens.labels is None:
-            raise ValueError(f"{copts['corpus']}/{copts['split']} has no labels: the [CLS] classifier needs them")
-        order = np.random.default_rng(seed).permutation(ids.shape[0])
-        probe, pool = order[:opts.probe_sequences], order[opts.probe_sequences:]
-        if opts.train_sequences is not None:
-            pool = pool[:opts.train_sequences]
-        data = {"ids": ids, "mask": mask, "labels": cd.tokens.labels, "probe": probe, "pool": pool,
-                "vocab_size": cd.tokens.vocab_size}
-        # a model this small runs faster on one CPU thread than on two (posgeom.models.threads)
-        with torch_threads(opts.threads, device):
-            values, arrays = ntk_training(data, cd.D, cd.positions, reg, opts, seed, device, progress)
+        data = ntk_data(cd.tokens, opts.probe_sequences, opts.train_sequences, seed,
+                        name=f"{copts['corpus']}/{copts['split']}")
+        values, arrays = ntk_training(data, cd.D, cd.positions, reg, opts, seed, device, progress)
         return {"regime": regime, "model": reg, "seed": seed, "options": copts, **values}, arrays
 
     name = (f"[CLS] classifier d={reg['d_model']}, {reg['n_layers']} layer(s), SGD lr={reg['lr']}, "

@@ -32,24 +32,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-import numpy as np
-import torch
-from ..progress import tqdm
-
 from ..config import resolve_device, settings_or_default as _settings
-from ..models.callbacks import AccuracyCurve
-from ..models.equivariance import equivariance_gap, readout_gap, reversal
-from ..models.tasks import order_task_data, tiny_encoder_config
-from ..models.threads import torch_threads
+from ..models.equivariance import EquivarianceRow, equivariance_gaps
+from ..models.tasks import OrderTaskRow, model_label, train_order_task
 from ..registry import Result
 from .settings import ModelShape, as_params, by_scale, records, store_result
 
 __all__ = [
-    "CONFIGS", "NecessitySettings", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "EquivarianceRow",
-    "OrderTaskRow", "OrderTaskOutcome", "ENCODINGS", "MODELS", "PAD_ID", "CLS_ID",
-    "order_task_tensors", "model_label",
-    "equivariance_gaps", "train_order_task", "equivariance_rows", "order_task_rows", "run_equivariance",
-    "run_order_task",
+    "CONFIGS", "NecessitySettings", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "ENCODINGS", "MODELS",
+    "PAD_ID", "CLS_ID", "equivariance_rows", "order_task_rows", "run_equivariance", "run_order_task",
 ]
 
 #: The encodings compared in the chapter (names of :data:`posgeom.models.POSITIONAL`).
@@ -118,102 +109,6 @@ CONFIGS = by_scale(
 )
 
 
-@dataclass(frozen=True)
-class EquivarianceRow:
-    """The equivariance gaps of one model (see :func:`equivariance_gaps`)."""
-
-    position: str
-    causal: bool
-    perm_gap: float
-    reversal_gap: float
-    perm_readout_gap: float
-    reversal_readout_gap: float
-    hidden_scale: float
-
-
-@dataclass(frozen=True)
-class OrderTaskRow:
-    """Final test accuracy of one model on the order task, over seeds (``std`` with ``ddof=1``)."""
-
-    position: str
-    causal: bool
-    accuracy: list
-    mean: float
-    std: float
-    min: float
-    max: float
-
-
-@dataclass(frozen=True)
-class OrderTaskOutcome:
-    """What :func:`train_order_task` returns.
-
-    Attributes
-    ----------
-    rows : list of OrderTaskRow
-    curves : dict of str to ndarray of shape (n_seeds, n_evals)
-        Test accuracy along training, keyed by :func:`model_label`.
-    steps : ndarray of shape (n_evals,)
-    n_test, seq_len : int
-    """
-
-    rows: list
-    curves: dict
-    steps: np.ndarray
-    n_test: int
-    seq_len: int
-
-
-def model_label(position: str, causal: bool) -> str:
-    """The chapter's name of a model: the encoding, plus ``"+causal"`` with a causal mask."""
-    return position + ("+causal" if causal else "")
-
-
-def equivariance_gaps(models, options: EquivarianceOptions, shape: ModelShape, *, seed: int,
-                      dtype: str = "float64", threads: int | None = 1) -> tuple[list[EquivarianceRow], float]:
-    r"""Equivariance gaps of randomly initialised encoders, one :class:`EquivarianceRow` per model.
-
-    ``options.n_inputs`` random sequences of ``options.length`` tokens, ``options.n_perms`` random
-    permutations and the reversal, drawn from ``seed``; each model (``(encoding, causal)`` pairs) built from
-    ``seed`` with weights $\mathcal N(0, \text{init\_std}^2)$ and computed in ``dtype``.
-
-    Returns
-    -------
-    rows : list of EquivarianceRow
-        Per model: the largest hidden-state gap $\max|f(\Pi X) - \Pi f(X)|$ over the random permutations
-        and for the reversal, the same for the pooled logits, and the RMS of the hidden states.
-    machine_epsilon : float
-        Of ``dtype``.
-    """
-    from ..models import build_model
-
-    if dtype not in ("float32", "float64"):
-        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-    o = options
-    torch_dtype = getattr(torch, dtype)
-    rng = np.random.default_rng(seed)
-    x = torch.as_tensor(rng.integers(1, o.vocab_size, size=(o.n_inputs, o.length)))
-    perms = [rng.permutation(o.length) for _ in range(o.n_perms)]
-    rev = reversal(o.length)
-    rows = []
-    for position, causal in tqdm(models, desc="equivariance", leave=False):
-        config = tiny_encoder_config(vocab_size=o.vocab_size, max_len=o.length, position=position, causal=causal,
-                                     init_std=o.init_std, **as_params(shape))
-        model = build_model(config, "classification", seed=seed).to(torch_dtype).eval()
-        with torch.no_grad(), torch_threads(threads):
-            h = model.encoder(x)
-        with torch_threads(threads):
-            rows.append(EquivarianceRow(
-                position=position, causal=causal,
-                perm_gap=max(equivariance_gap(model, x, p) for p in perms),
-                reversal_gap=equivariance_gap(model, x, rev),
-                perm_readout_gap=max(readout_gap(model, x, p) for p in perms),
-                reversal_readout_gap=readout_gap(model, x, rev),
-                hidden_scale=float(h.pow(2).mean().sqrt()),
-            ))
-    return rows, float(torch.finfo(torch_dtype).eps)
-
-
 def equivariance_rows(result: Result) -> list[EquivarianceRow]:
     """The rows stored by :func:`run_equivariance`, as typed records (in the order of its ``models``)."""
     return records(EquivarianceRow, result.values["models"].values())
@@ -222,7 +117,8 @@ def equivariance_rows(result: Result) -> list[EquivarianceRow]:
 def run_equivariance(settings=None, *, force: bool = False, models=MODELS, length: int | None = None,
                      vocab_size: int | None = None, n_inputs: int | None = None, n_perms: int | None = None,
                      init_std: float | None = None, dtype: str = "float64") -> Result:
-    r"""Equivariance gaps of randomly initialised encoders, per encoding (:func:`equivariance_gaps`), stored.
+    r"""Equivariance gaps of randomly initialised encoders, per encoding
+    (:func:`posgeom.models.equivariance.equivariance_gaps`), stored.
 
     The options default to ``CONFIGS[scale].equivariance``; a keyword given here replaces its field.
     Weights are drawn larger than BERT's 0.02 at ``quick`` so that attention is far from uniform and the
@@ -231,7 +127,7 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
     Returns
     -------
     Result
-        ``values["models"][label]`` with the fields of :class:`EquivarianceRow` (read them back with
+        ``values["models"][label]`` with the fields of :class:`~posgeom.models.equivariance.EquivarianceRow` (read them back with
         :func:`equivariance_rows`); ``values["machine_epsilon"]``.
     """
     settings = _settings(settings)
@@ -245,7 +141,8 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
                   seed=settings.seed)
 
     def compute():
-        rows, eps = equivariance_gaps(models, eq, conf.model, seed=settings.seed, dtype=dtype, threads=conf.threads)
+        rows, eps = equivariance_gaps(models, **as_params(eq), shape=as_params(conf.model), seed=settings.seed,
+                                      dtype=dtype, threads=conf.threads)
         return {"models": {model_label(r.position, r.causal): dataclasses.asdict(r) for r in rows},
                 "machine_epsilon": eps}, {}
 
@@ -256,67 +153,6 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
 # the order-only task
 
 
-def order_task_tensors(n_sequences: int, n_positions: int, vocab_size: int, *, seed: int, cls_token: bool = True):
-    """The order-only task (:func:`posgeom.models.tasks.order_task_data`, every sequence of length
-    ``n_positions``, ids shifted by 2: 0 padding, 1 ``[CLS]``, prepended with ``cls_token``) as tensors.
-
-    Returns
-    -------
-    input_ids : LongTensor of shape (n_sequences, n_positions + cls_token)
-    labels : LongTensor of shape (n_sequences,)
-    """
-    task = order_task_data(n_sequences, n_positions, vocab_size, min_length=None, seed=seed, cls_token=cls_token,
-                           reserve_cls=True)
-    return (torch.as_tensor(task.data.input_ids, dtype=torch.long),
-            torch.as_tensor(task.data.labels, dtype=torch.long))
-
-
-def train_order_task(models, seeds, task: OrderTaskSize, training: OrderTraining, shape: ModelShape, *,
-                     data_seed: int, cls_token: bool = True, pooling: str = "mean", device: str = "cpu",
-                     threads: int | None = 1, progress: bool = True) -> OrderTaskOutcome:
-    r"""Train each model on the order-only task once per seed; test accuracy along training.
-
-    Training data are drawn from ``data_seed``, test data from ``data_seed + 10000``; model ``seed``
-    initialises the weights and orders the batches.
-
-    Returns
-    -------
-    OrderTaskOutcome
-    """
-    from ..models import TrainConfig, build_model, train
-
-    n, v = task.n_positions, task.vocab_size
-    x_tr, y_tr = order_task_tensors(task.n_train, n, v, seed=data_seed, cls_token=cls_token)
-    x_te, y_te = order_task_tensors(task.n_test, n, v, seed=data_seed + 10_000, cls_token=cls_token)
-    L = x_tr.shape[1]
-    curves: dict[str, list] = {}
-    steps_axis = None
-    bar = tqdm([(m, s) for m in models for s in seeds], desc="order task", disable=not progress)
-    for (position, causal), seed in bar:
-        label = model_label(position, causal)
-        bar.set_postfix(model=label, seed=seed)
-        config = tiny_encoder_config(vocab_size=v + OFFSET, max_len=L, position=position, causal=causal,
-                                     pooling=pooling, **as_params(shape))
-        model = build_model(config, "classification", seed=seed)
-        tc = TrainConfig(task="classification", batch_size=training.batch_size, max_steps=training.steps,
-                         lr=training.lr, weight_decay=training.weight_decay, schedule=training.schedule, seed=seed,
-                         device=device, progress=False)
-        curve = AccuracyCurve(x_te, y_te, training.eval_every)
-        with torch_threads(threads, device):
-            train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
-        curves.setdefault(label, []).append(curve.accuracy)
-        steps_axis = curve.steps
-    rows = []
-    for position, causal in models:
-        final = np.asarray(curves[model_label(position, causal)])[:, -1]
-        rows.append(OrderTaskRow(
-            position=position, causal=causal, accuracy=final.tolist(), mean=float(final.mean()),
-            std=float(final.std(ddof=1)) if final.size > 1 else 0.0, min=float(final.min()), max=float(final.max()),
-        ))
-    return OrderTaskOutcome(rows=rows, curves={k: np.asarray(c) for k, c in curves.items()},
-                            steps=np.asarray(steps_axis), n_test=int(len(y_te)), seq_len=int(L))
-
-
 def order_task_rows(result: Result) -> list[OrderTaskRow]:
     """The rows stored by :func:`run_order_task`, as typed records."""
     return records(OrderTaskRow, result.values["models"].values())
@@ -324,7 +160,8 @@ def order_task_rows(result: Result) -> list[OrderTaskRow]:
 
 def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=None, cls_token: bool = True,
                    steps: int | None = None, pooling: str = "mean", progress: bool = True) -> Result:
-    r"""Train each model on the order-only task over several seeds (:func:`train_order_task`), stored.
+    r"""Train each model on the order-only task over several seeds
+    (:func:`posgeom.models.tasks.train_order_task`), stored.
 
     Every sequence of the task has a twin — its reversal — with the opposite label, so both classes
     have the same bags of words and any model that ignores order is at exactly 1/2 in expectation
@@ -334,7 +171,7 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
     Returns
     -------
     Result
-        ``values["models"][label]``: the fields of :class:`OrderTaskRow` (:func:`order_task_rows`);
+        ``values["models"][label]``: the fields of :class:`~posgeom.models.tasks.OrderTaskRow` (:func:`order_task_rows`);
         ``values["chance"]`` = 0.5. Arrays ``"<label>__curve"`` (n_seeds, n_evals) of test accuracy at the
         steps in ``"steps"``.
     """
@@ -349,8 +186,8 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
                   base_seed=settings.seed)
 
     def compute():
-        out = train_order_task(models, seeds, conf.task, training, conf.model, data_seed=settings.seed,
-                               cls_token=cls_token, pooling=pooling, device=device, threads=conf.threads,
+        out = train_order_task(models, seeds, **as_params(conf.task), shape=as_params(conf.model),
+                               **as_params(training), data_seed=settings.seed, cls_token=cls_token, pooling=pooling, device=device, threads=conf.threads,
                                progress=progress)
         arrays = {f"{label}__curve": c for label, c in out.curves.items()}
         arrays["steps"] = out.steps

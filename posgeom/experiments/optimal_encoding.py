@@ -18,19 +18,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora.real import data_key
 from ..corpora.synthetic import family_corpus
+from ..corpora.synthetic.studies import algorithm_steps
 from ..encodings import comparison_for, comparison_intervals
 from ..registry import Result
 from . import corpus_geometry as cg
 from .settings import EncoderShape, IntervalOptions, SmacofOptions, as_params, by_scale, params_of, store_result
 
 __all__ = [
-    "CONFIGS", "OptimalEncodingSettings", "Walkthrough", "INTERVAL_DIFFERENCES", "algorithm_steps",
+    "CONFIGS", "OptimalEncodingSettings", "Walkthrough", "INTERVAL_DIFFERENCES",
     "run_algorithm_steps", "run_encoding_comparison", "run_exact_embedding", "run_one_hot", "run_smacof_gain",
     "run_comparison_intervals",
 ]
@@ -70,34 +69,9 @@ INTERVAL_DIFFERENCES = (("mds_rank3", "sinusoidal"), ("sinusoidal", "rope"), ("a
                         ("alibi", "rope"), ("learned", "sinusoidal"))
 
 
-def algorithm_steps(corpus, walk: Walkthrough, seed: int) -> tuple[dict, dict]:
-    r"""Algorithm 1 on one synthetic corpus (values and arrays of :func:`run_algorithm_steps`)."""
-    marg = geo.positional_marginals(corpus.counts())
-    D = geo.hellinger_matrix(marg)
-    B = geo.double_centered_gram(D)
-    S = geo.sqrt_marginals(marg)
-    n = D.shape[0]
-    J = np.eye(n) - np.ones((n, n)) / n
-    # B = J S S^T J for the chord distance
-    BS = J @ S @ S.T @ J
-    res = geo.classical_mds(D)
-    Pk = geo.classical_mds(D, k=walk.k).embedding
-    P_lift = geo.lift(Pk, walk.lift_d, seed=seed)
-    pop = geo.classical_mds(geo.hellinger_matrix(corpus.population), k=1).eigenvalues
-    values = dict(
-        B_vs_SS_max_error=float(np.max(np.abs(B - BS))), min_eigenvalue=float(res.eigenvalues.min()),
-        max_eigenvalue=float(res.eigenvalues.max()), numerical_rank=int(res.k),
-        full_rank_max_error=float(np.max(np.abs(geo.euclidean_distances(res.embedding) - D))),
-        rank_k_stress={norm: geo.stress(D, Pk, norm) for norm in ("paper", "scale_free")},
-        lift_max_error=float(np.max(np.abs(geo.euclidean_distances(P_lift) - geo.euclidean_distances(Pk)))),
-        k=int(walk.k), n=int(n), d=int(walk.lift_d), family=walk.family,
-        population_rank_tol=geo.effective_rank(pop, "tol", tol=1e-9),
-    )
-    return values, dict(D=D, B=B, eigenvalues=res.eigenvalues, P_k=Pk, population_eigenvalues=pop)
-
-
 def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
-    r"""Algorithm 1 step by step on a synthetic corpus (the drift family at this scale): :func:`algorithm_steps`.
+    r"""Algorithm 1 step by step on a synthetic corpus (the drift family at this scale):
+    :func:`posgeom.corpora.synthetic.studies.algorithm_steps`.
 
     1. $D$ from the counts (chord Hellinger); 2. $B = -\frac12 J D^{(2)} J$, checked against
     $J S S^\top J$ ($S$ the rows $\sqrt{\mu_i}$); 3. the eigendecomposition of $B$; 4. $P_{\mathrm{MDS}}$
@@ -114,7 +88,7 @@ def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
 
     def compute():
         corpus = family_corpus(walk.family, seed=settings.seed, **as_params(syn_cfg))
-        return algorithm_steps(corpus, walk, settings.seed)
+        return algorithm_steps(corpus, **as_params(walk), seed=settings.seed)
 
     return store_result(settings, "optimal_encoding.algorithm_steps", compute, params, force)
 

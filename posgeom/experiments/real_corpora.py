@@ -37,14 +37,13 @@ from .real_corpora_alibi import run_alibi_choices
 from .real_corpora_draws import run_resolvable_splits, run_subset_draws
 from .real_corpora_geometry import (
     CONFIGS, CORPUS_NAMES, NORMALIZATIONS, PAPER_ALIBI_SST2, RANK_OPTIONS, RECORDED_OPTIONS, AlibiGrid,
-    ChapterIntervals, CorpusSource, DrawOptions, EncodingOptions, PlainText, RankedSmacof, RealCorporaOptions,
+    ChapterIntervals, CorpusSource, DrawOptions, EncodingOptions, RankedSmacof, RealCorporaOptions,
     ScratchTraining, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, corpus_params, corpus_source,
-    encoding_shape, paper_results, run_corpus_geometry, run_noise_aware_rank, store_result,
+    paper_results, run_corpus_geometry, run_noise_aware_rank, store_result,
 )
 from .real_corpora_stress import (
-    INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, StressRow, alibi_head_stresses, mds_row,
-    pretrained_table, run_scratch_table, run_stress_intervals, run_stress_table, smacof_row, stress_dataframe,
-    stress_records, stress_rows, train_scratch_table,
+    INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, StressRow, mds_row,
+    pretrained_table, run_scratch_table, run_stress_intervals, run_stress_table, smacof_row, stress_records, stress_rows,
 )
 
 
@@ -85,11 +84,10 @@ def run_all(settings: Settings | None = None, *, corpora=CORPUS_NAMES, force: bo
 __all__ = [
     "CONFIGS", "chapter_settings", "RealCorporaOptions", "CorpusSource", "EncodingOptions", "RankedSmacof",
     "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "CORPUS_NAMES", "PAPER_ALIBI_SST2",
-    "NORMALIZATIONS", "RECORDED_OPTIONS", "run_scratch_tables", "PlainText", "check_corpus", "corpus_options",
-    "corpus_params", "corpus_source", "encoding_shape", "store_result", "corpus_geometry_of", "run_corpus_geometry",
+    "NORMALIZATIONS", "RECORDED_OPTIONS", "run_scratch_tables", "check_corpus", "corpus_options",
+    "corpus_params", "corpus_source", "store_result", "corpus_geometry_of", "run_corpus_geometry",
     "RANK_OPTIONS", "run_noise_aware_rank", "run_resolvable_splits", "run_subset_draws", "STRESS_ENCODINGS",
-    "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table", "train_scratch_table",
-    "run_scratch_table", "alibi_head_stresses", "stress_rows", "run_stress_table", "stress_dataframe",
-    "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES", "run_stress_intervals", "run_alibi_choices", "paper_results",
-    "run_all",
+    "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table", "run_scratch_table",
+    "stress_rows", "run_stress_table", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES",
+    "run_stress_intervals", "run_alibi_choices", "paper_results", "run_all",
 ]

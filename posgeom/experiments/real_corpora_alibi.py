@@ -1,5 +1,5 @@
 r"""Real corpora: the choices behind ALiBi's 0.563 (claim C7), with its ``"paper"`` stress as a parabola in
-the slope (:func:`posgeom.geometry.alibi_parabola`; the maths is in the docstring of :mod:`posgeom.experiments.real_corpora`).
+the slope (:func:`posgeom.geometry.alibi_choices`; the maths is in the docstring of :mod:`posgeom.experiments.real_corpora`).
 """
 
 from __future__ import annotations
@@ -48,27 +48,17 @@ def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2",
     params = {"corpus": corpus_params(base), "grid": grid, "target": target, "data": data}
 
     def compute():
+        slopes = {H: enc.alibi_slopes(H) for H in grid["head_counts"]}
         rows, parabolas = [], []
         for special in grid["specials"]:
             for n in grid["n_positions"]:
                 marg = corpus_geometry_of(settings, replace(base, special=special, n_positions=n), source).marginals
                 for kind in grid["kinds"]:
                     D = geo.hellinger_matrix(marg, kind=kind)
-                    par = geo.alibi_parabola(D, marg.positions)
-                    try:
-                        lo, hi = geo.alibi_slopes_for(target, par)
-                    except ValueError:
-                        lo, hi = float("nan"), float("nan")
-                    parabolas.append({"n": n, "special": special, "kind": kind, "n_kept": int(D.shape[0]),
-                                      **par, "m_minus": lo, "m_plus": hi})
-                    for H in grid["head_counts"]:
-                        slopes = enc.alibi_slopes(H)
-                        choices = [("mean", float(slopes.mean()))]
-                        choices += [(f"head {h}", float(s)) for h, s in enumerate(slopes)]
-                        for label, m in choices:
-                            rows.append({"n": n, "special": special, "kind": kind, "heads": H, "slope_choice": label,
-                                         "slope": m, "paper": float(geo.alibi_paper_stress(m, par)),
-                                         "scale_free": float(par["minimum"])})
+                    par, choices = geo.alibi_choices(D, marg.positions, slopes, target)
+                    where = {"n": n, "special": special, "kind": kind}
+                    parabolas.append({**where, "n_kept": int(D.shape[0]), **par})
+                    rows += [{**where, **row} for row in choices]
         return {"rows": rows, "parabolas": parabolas, "target": target, "corpus": corpus}, None
 
     return store_result(settings, f"real_corpora_alibi_choices_{corpus}", compute, params, force)

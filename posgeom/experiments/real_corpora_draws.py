@@ -17,12 +17,21 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..registry import Result
-from .real_corpora_geometry import (
-    chapter_settings, corpus_geometry_of, corpus_options, corpus_params, corpus_source, encoding_shape,
-)
+from .real_corpora_geometry import chapter_settings, corpus_geometry_of, corpus_options, corpus_params, corpus_source
 from .settings import store_result
 
 __all__ = ["run_resolvable_splits", "run_subset_draws"]
+
+
+def _encodings(cd, cfg) -> dict[str, np.ndarray]:
+    """The sinusoidal, RoPE and ALiBi distances on the kept positions of the counted corpus ``cd``."""
+    return enc.encoding_set(cd.marginals.positions, names=("sinusoidal", "rope", "alibi"), **cfg.encodings.shape())
+
+
+def _draws(cd, cfg, n_draws: int, seed: int):
+    """:func:`posgeom.geometry.resolvable_draws` of the counted corpus ``cd``: (table, seeds, skipped)."""
+    return geo.resolvable_draws(cd.tokens.sequences(), cd.options.n_positions, cd.tokens.vocab_size,
+                                cd.marginals.positions, _encodings(cd, cfg), n_draws, seed)
 
 
 def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
@@ -36,17 +45,14 @@ def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "ss
         ``arrays``: ``table`` (splits, statistics).
     """
     settings = _settings(settings)
-    n_splits = chapter_settings(settings.scale).draws.n_splits
+    cfg = chapter_settings(settings.scale)
     opts = corpus_options(settings.scale, corpus)
     source, data = corpus_source(settings, opts)
-    params = {**corpus_params(opts), "n_splits": n_splits, "encodings": encoding_shape(settings.scale), "data": data}
+    params = {**corpus_params(opts), "n_splits": cfg.draws.n_splits, "encodings": cfg.encodings.shape(), "data": data}
 
     def compute():
         cd = corpus_geometry_of(settings, opts, source)
-        pos = cd.marginals.positions
-        encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **encoding_shape(settings.scale))
-        table, seeds, skipped = geo.resolvable_draws(cd.tokens.sequences(), opts.n_positions, cd.tokens.vocab_size,
-                                                     pos, encs, n_splits, settings.seed)
+        table, seeds, skipped = _draws(cd, cfg, cfg.draws.n_splits, settings.seed)
         return {"options": corpus_params(opts), "seeds": seeds, "skipped": skipped,
                 "spread": geo.spread_columns(table)}, {"table": table}
 
@@ -74,26 +80,16 @@ def run_subset_draws(settings: Settings | None = None, *, corpus: str = "imdb", 
     base = corpus_options(settings.scale, corpus)
     source, data = corpus_source(settings, base)
     seeds = [int(s) for s in cfg.draws.subset_seeds]
-    params = {**corpus_params(base), "subset_seeds": seeds, "encodings": encoding_shape(settings.scale), "data": data}
+    params = {**corpus_params(base), "subset_seeds": seeds, "encodings": cfg.encodings.shape(), "data": data}
 
     def compute():
         table, table_d = [], []
         for s in seeds:
-            opts = replace(base, subset_seed=s)
-            cd = corpus_geometry_of(settings, opts, source)
-            pos = cd.marginals.positions
-            encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **encoding_shape(settings.scale))
-            table.append(geo.resolvable_draws(cd.tokens.sequences(), opts.n_positions, cd.tokens.vocab_size, pos,
-                                              encs, 1, settings.seed)[0][0])
-            _, _, r2 = geo.toeplitz_projection(cd.D)
-            w = geo.gram_eigenvalues(cd.D**2)
-            # lambda_1 / sum_k lambda_k^+, then the "scale_free" stress of each fixed encoding
-            table_d.append([r2, float(w[0] / np.maximum(w, 0.0).sum()),
-                            *(geo.stress(cd.D, encs[e], "scale_free", as_distances=True)
-                              for e in ("sinusoidal", "rope", "alibi"))])
+            cd = corpus_geometry_of(settings, replace(base, subset_seed=s), source)
+            table.append(_draws(cd, cfg, 1, settings.seed)[0][0])
+            table_d.append(geo.corpus_draw_statistics(cd.D, _encodings(cd, cfg)))
         table, table_d = np.asarray(table), np.asarray(table_d)
-        spread_d = geo.spread_columns(table_d, ("shift_r2", "share", "sinusoidal", "rope", "alibi"))
         return {"options": corpus_params(base), "seeds": seeds, "spread": geo.spread_columns(table),
-                "spread_D": spread_d}, {"table": table, "table_D": table_d}
+                "spread_D": geo.spread_columns(table_d, geo.CORPUS_DRAW_STATISTICS)}, {"table": table, "table_D": table_d}
 
     return store_result(settings, f"real_corpora_subset_draws_{corpus}", compute, params, force)

@@ -45,6 +45,10 @@ class EncodingOptions(EncoderShape):
     random_sigma: float = 0.02
     random_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
 
+    def shape(self) -> dict[str, Any]:
+        """The keyword arguments ``d_model``, ``n_heads``, ``base``, ``layout`` of :func:`posgeom.encodings.encoding_set`."""
+        return {"d_model": self.d_model, "n_heads": self.n_heads, "base": self.base, "layout": self.layout}
+
 
 @dataclass(frozen=True)
 class RankedSmacof(SmacofOptions):
@@ -82,6 +86,11 @@ class ChapterIntervals(IntervalOptions):
     """Bootstrap intervals over sequences, for the corpora of ``corpora``."""
 
     corpora: tuple[str, ...] = ("sst2",)
+
+    def bootstrap(self) -> dict[str, Any]:
+        """``n_boot``, ``n_folds`` and ``level``: the options a result records and
+        :func:`posgeom.geometry.sequence_intervals` takes."""
+        return {"n_boot": self.n_boot, "n_folds": self.n_folds, "level": self.level}
 
 
 @dataclass(frozen=True)
@@ -152,19 +161,6 @@ CONFIGS = by_scale(
 )
 
 
-class PlainText:
-    """Text whose display is the text itself, without quotes (for MyST-NB ``glue`` of computed phrases)."""
-
-    def __init__(self, text: str):
-        self.text = str(text)
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __str__(self) -> str:
-        return self.text
-
-
 def chapter_settings(scale: str) -> RealCorporaOptions:
     """The chapter's settings at ``scale`` (``CONFIGS[scale]``, read when called, so a patched ``CONFIGS`` counts)."""
     return CONFIGS[scale]
@@ -210,13 +206,6 @@ def corpus_options(scale: str, corpus: str, **overrides) -> CorpusOptions:
 def corpus_params(options: CorpusOptions) -> dict[str, Any]:
     """The corpus options as a result records them (:data:`RECORDED_OPTIONS`, in that order)."""
     return {k: getattr(options, k) for k in RECORDED_OPTIONS}
-
-
-def encoding_shape(scale: str) -> dict[str, Any]:
-    """The model shape of the chapter's fixed encodings at ``scale``: the keyword arguments
-    ``d_model``, ``n_heads``, ``base``, ``layout`` of :func:`posgeom.encodings.encoding_set`."""
-    e = CONFIGS[scale].encodings
-    return {"d_model": e.d_model, "n_heads": e.n_heads, "base": e.base, "layout": e.layout}
 
 
 # --------------------------------------------------------------------------------------------
@@ -325,7 +314,7 @@ def paper_results(settings: Settings | None = None, experiment_prefix: str = "re
 __all__ = [
     "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "CorpusSource", "EncodingOptions", "RankedSmacof",
     "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "RealCorporaOptions", "CONFIGS",
-    "chapter_settings", "PlainText", "check_corpus", "RECORDED_OPTIONS", "corpus_options", "corpus_params",
-    "encoding_shape", "store_result", "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
+    "chapter_settings", "check_corpus", "RECORDED_OPTIONS", "corpus_options", "corpus_params",
+    "store_result", "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
     "run_noise_aware_rank", "paper_results",
 ]

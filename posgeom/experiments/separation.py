@@ -6,7 +6,7 @@ vectors, $\operatorname{sep}(P^\*) = \min_{i \ne j} \|p^\*_i - p^\*_j\| > 0$, pr
 non-stationary ($\mu_i \ne \mu_j$ for $i \ne j$), the loss is order-sensitive and attention is
 non-degenerate.
 
-This module trains learned tables from scratch and records $\operatorname{sep}(P)$, raw and divided
+This module trains learned tables from scratch (:func:`posgeom.models.separation_training.train_separation`) and records $\operatorname{sep}(P)$, raw and divided
 by the median pairwise distance (:func:`posgeom.geometry.separation`), along training
 (:class:`posgeom.models.callbacks.PositionGeometry`), over several seeds (:func:`run_separation`):
 
@@ -30,16 +30,15 @@ import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
-from ..progress import tqdm
 
 from .. import geometry as geo
 from ..config import resolve_device, settings_or_default as _settings, validate_scale
 from ..corpora.real import data_key
 from ..registry import Result
 from ..models import evaluation as mlm_eval
-from ..models.tasks import tiny_encoder_config
-from ..models.threads import torch_threads
 from ..models.batches import SCALE_PADDING
+from ..models.pretrained_tables import pretrained_separation, random_separation
+from ..models.separation_training import SeparationData, summarise_separation, train_separation
 from ..geometry.intervals import SeedInterval, seed_interval
 from ..models.mlm_inputs import MASK_ID, PAD_ID, real_mlm_data, synthetic_mlm_data
 from ..validation import check_choice, check_real
@@ -47,10 +46,7 @@ from .settings import ModelShape, as_params, by_scale, store_result
 
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
-    "GapOptions", "SeparationData", "CORPORA", "TASKS", "INITS", "random_separation",
-    "separation_data",
-    "train_separation", "summarise_separation", "SeparationRuns", "final_separation_interval",
-    "pretrained_separation", "run_separation", "run_pretrained_separation", "SETUPS", "headline_corpora",
+    "GapOptions", "CORPORA", "TASKS", "INITS", "separation_data", "final_separation_interval", "run_separation", "run_pretrained_separation", "SETUPS", "headline_corpora",
     "chapter_run_count", "run_chapter",
 ]
 
@@ -154,51 +150,7 @@ CONFIGS = by_scale(
 
 
 # ---------------------------------------------------------------------------------------------
-# references and data
-
-
-def random_separation(n: int, d: int, *, n_draws: int = 20, seed: int = 0) -> tuple[float, float]:
-    r"""Mean and standard deviation of the *normalised* separation of Gaussian $n \times d$ tables.
-
-    The reference against which a trained table's normalised separation is read: a table at
-    initialisation, $P_{ij} \sim \mathcal N(0, \sigma^2)$, has this value whatever $\sigma$.
-
-    Returns
-    -------
-    mean, std : float
-    """
-    rng = np.random.default_rng(seed)
-    vals = [geo.separation(rng.standard_normal((n, d))).normalized for _ in range(n_draws)]
-    return float(np.mean(vals)), float(np.std(vals, ddof=1))
-
-
-# ---------------------------------------------------------------------------------------------
 # separation along training
-
-
-@dataclass(frozen=True)
-class SeparationData:
-    """The training and held-out data of one separation run (:func:`separation_data`).
-
-    Attributes
-    ----------
-    train, held : dict
-        ``input_ids`` LongTensor (N, n), and ``attention_mask`` (real corpora) or ``labels`` (bag task).
-    vocab_size : int
-    special_ids : tuple of int
-        Ids never masked.
-    n_positions : int
-    facts : dict
-        What the chapter reports about the data: the entropy references and the largest Hellinger
-        distance between marginals (synthetic), reach, sizes and token provenance (real).
-    """
-
-    train: dict
-    held: dict
-    vocab_size: int
-    special_ids: tuple
-    n_positions: int
-    facts: dict
 
 
 def _check_run(corpus: str, task: str, init: str, weight_decay) -> float:
@@ -220,7 +172,7 @@ def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed
 
     Returns
     -------
-    SeparationData
+    posgeom.models.separation_training.SeparationData
     """
     _check_run(corpus, task, "normal", 0.0)
     c = _corpus_options(corpus, options)
@@ -251,100 +203,6 @@ def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed
     return SeparationData(train, held, full["vocab_size"], tuple(full["special_ids"]), n, facts)
 
 
-@dataclass(frozen=True)
-class SeparationRuns:
-    """The records of :func:`train_separation`, one row per seed.
-
-    Attributes
-    ----------
-    step : ndarray of shape (T,)
-    separation, separation_normalized, median_distance, order_spearman : ndarray of shape (n_seeds, T)
-    loss : ndarray of shape (n_seeds, steps)
-    evals : list of dict
-        :func:`posgeom.models.training.evaluate` on the held-out data, per seed.
-    masked_loss : list of float
-        :func:`posgeom.models.evaluation.masked_position_loss` per seed (MLM), else empty.
-    """
-
-    step: np.ndarray
-    separation: np.ndarray
-    separation_normalized: np.ndarray
-    median_distance: np.ndarray
-    order_spearman: np.ndarray
-    loss: np.ndarray
-    evals: list
-    masked_loss: list
-
-
-def train_separation(data: SeparationData, *, task: str, init: str, weight_decay: float, seeds,
-                     shape: ModelShape, training: SeparationTraining, device: str = "cpu",
-                     threads: int | None = 1, progress: bool = True, desc: str = "separation",
-                     padding: str = "full") -> SeparationRuns:
-    r"""Train a learned table from scratch once per seed, recording its separation along training.
-
-    ``init="normal"``: rows $\mathcal N(0, 0.02^2)$; ``"tied"``: every row 0. The callback
-    :class:`posgeom.models.callbacks.PositionGeometry` records the raw and normalised separation, the
-    median distance and Spearman's $\rho$ between the table's distances and $|i - j|$.
-
-    Returns
-    -------
-    SeparationRuns
-    """
-    from ..models import PositionGeometry, TrainConfig, build_model, train
-
-    n = data.n_positions
-    pos_opts = {"init": "table", "table": np.zeros((n, shape.d_model))} if init == "tied" else {"sigma": 0.02}
-    line = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(np.float64)
-    kind = "mlm" if task == "mlm" else "classification"
-    rec_all, losses, evals, probes = [], [], [], []
-    for seed in tqdm(seeds, desc=desc, disable=not progress):
-        config = tiny_encoder_config(vocab_size=data.vocab_size, max_len=n, position="learned",
-                                     position_options=pos_opts, **as_params(shape))
-        model = build_model(config, kind, seed=seed)
-        tc = TrainConfig(task=kind, batch_size=training.batch_size, max_steps=training.steps, lr=training.lr,
-                         weight_decay=weight_decay, seed=seed, device=device, progress=False, padding=padding,
-                         mask_token_id=MASK_ID, special_token_ids=tuple(data.special_ids))
-        # target |i - j|: the callback's Spearman says how much the table's geometry follows the order
-        geom = PositionGeometry(every=training.every, target=line, normalizations=("scale_free",))
-        train_data = (data.train["input_ids"], data.train.get("attention_mask"), data.train.get("labels"))
-        eval_data = (data.held["input_ids"], data.held.get("attention_mask"), data.held.get("labels"))
-        with torch_threads(threads, device):
-            result = train(model, train_data, tc, callbacks=[geom], eval_data=eval_data)
-        rec_all.append(geom.as_arrays())
-        losses.append(np.asarray(result.losses))
-        evals.append(result.eval)
-        if task == "mlm":
-            probes.append(mlm_eval.masked_position_loss(model, data.held["input_ids"], data.held.get("attention_mask"),
-                                                        mask_id=MASK_ID, special_ids=tuple(data.special_ids),
-                                                        seed=seed))
-    stack = {k: np.asarray([r[k] for r in rec_all]) for k in ("separation", "separation_normalized",
-                                                              "median_distance", "spearman")}
-    return SeparationRuns(step=rec_all[-1]["step"], separation=stack["separation"],
-                          separation_normalized=stack["separation_normalized"],
-                          median_distance=stack["median_distance"], order_spearman=stack["spearman"],
-                          loss=np.asarray(losses), evals=evals, masked_loss=probes)
-
-
-def _spread(x) -> dict:
-    """:func:`posgeom.geometry.spread` of ``x``, the standard deviation stored as ``std``."""
-    s = geo.spread(x)
-    return dict(mean=s["mean"], std=s["sd"], min=s["min"], max=s["max"])
-
-
-def summarise_separation(runs: SeparationRuns) -> dict:
-    """The stored summary of :class:`SeparationRuns`: final, initial and peak separation over seeds, the
-    held-out loss and accuracy, and the masked-position loss (``None`` when not MLM)."""
-    S, SN, MED, RHO = runs.separation, runs.separation_normalized, runs.median_distance, runs.order_spearman
-    return dict(
-        final=dict(raw=_spread(S[:, -1]), normalized=_spread(SN[:, -1]), median=_spread(MED[:, -1]),
-                   order_spearman=_spread(RHO[:, -1]) if np.all(np.isfinite(RHO[:, -1])) else None),
-        initial=dict(raw=_spread(S[:, 0]), normalized=_spread(SN[:, 0]), median=_spread(MED[:, 0])),
-        peak_raw=_spread(S.max(axis=1)),
-        eval_loss=_spread([e["loss"] for e in runs.evals]), eval_accuracy=_spread([e["accuracy"] for e in runs.evals]),
-        masked_loss=_spread(runs.masked_loss) if runs.masked_loss else None,
-    )
-
-
 def final_separation_interval(result: Result, *, normalized: bool = True, level: float = 0.95) -> SeedInterval:
     """:func:`posgeom.geometry.seed_interval` of the final separation of a :func:`run_separation` result, over its seeds
     (at least :data:`posgeom.geometry.MIN_SEEDS`; a separation is a distance, so the interval stays >= 0)."""
@@ -356,7 +214,8 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
                    init: str = "normal", weight_decay: float = 0.0, seeds=None, steps: int | None = None,
                    progress: bool = True) -> Result:
     r"""Train a learned table from scratch and record its separation along training, over seeds
-    (:func:`separation_data`, :func:`train_separation`, :func:`summarise_separation`), stored.
+    (:func:`separation_data`, :func:`posgeom.models.separation_training.train_separation`,
+    :func:`~posgeom.models.separation_training.summarise_separation`), stored.
 
     Parameters
     ----------
@@ -393,8 +252,8 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
 
     def compute():
         data = separation_data(corpus, task, conf, seed=settings.seed, data_dir=settings.data_dir)
-        runs = train_separation(data, task=task, init=init, weight_decay=weight_decay, seeds=seeds, shape=conf.model,
-                                training=training, device=device, threads=conf.threads, progress=progress,
+        runs = train_separation(data, task=task, init=init, weight_decay=weight_decay, seeds=seeds,
+                                shape=as_params(conf.model), **as_params(training), device=device, threads=conf.threads, progress=progress,
                                 desc=f"separation {corpus}/{task}/{init}/wd={weight_decay:g}",
                                 padding=SCALE_PADDING[settings.scale])
         ref_mean, ref_std = random_separation(data.n_positions, conf.model.d_model, seed=settings.seed)
@@ -413,41 +272,11 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
 # the pretrained table
 
 
-def pretrained_separation(P, positions, *, seed: int = 0) -> tuple[dict, dict]:
-    r"""Separation of a position table over its first ``n`` rows, for each ``n`` of ``positions``.
-
-    Parameters
-    ----------
-    P : ndarray of shape (N_max, d)
-    positions : sequence of int, each at most N_max
-
-    Returns
-    -------
-    by_n : dict
-        ``str(n)`` → raw and normalised separation, median distance, the closest pair, and the normalised
-        separation of Gaussian tables of the same shape (:func:`random_separation`, mean and std).
-    nearest : dict
-        ``nearest`` (N_max,) each row's distance to its nearest other row, ``nearest_index`` (N_max,) which.
-    """
-    P = np.asarray(P, dtype=np.float64)
-    by_n = {}
-    for n in positions:
-        if n > P.shape[0]:
-            raise ValueError(f"n={n} exceeds the table's {P.shape[0]} positions")
-        s = geo.separation(P[:n])
-        ref = random_separation(n, P.shape[1], seed=seed)
-        by_n[str(n)] = dict(raw=s.raw, normalized=s.normalized, median=s.median, pair=list(s.pair),
-                            random_normalized_mean=ref[0], random_normalized_std=ref[1])
-    D = geo.euclidean_distances(P)
-    np.fill_diagonal(D, np.inf)
-    return by_n, dict(nearest=D.min(axis=1), nearest_index=D.argmin(axis=1))
-
-
 def run_pretrained_separation(settings=None, *, force: bool = False, positions=None) -> Result:
     r"""Separation of the pretrained model's position table (``settings.pretrained``) over its first ``n`` rows
-    (:func:`pretrained_separation`; the model from :func:`posgeom.models.pretrained.load_hf`).
+    (:func:`posgeom.models.pretrained_tables.pretrained_separation`; the model from :func:`posgeom.models.pretrained.load_hf`).
 
-    Values: ``by_n[str(n)]`` as :func:`pretrained_separation` gives it, ``pretrained``, ``max_positions``,
+    Values: ``by_n[str(n)]`` as :func:`~posgeom.models.pretrained_tables.pretrained_separation` gives it, ``pretrained``, ``max_positions``,
     ``width``. Arrays: ``nearest`` and ``nearest_index`` (max_positions,).
 
     Raises

@@ -10,7 +10,7 @@ real and synthetic corpora come to that picture:
 * :func:`posgeom.geometry.fit_sinusoid`: for each MDS eigenvector $u$, the largest fraction of its energy
   captured by one (centred) sinusoid $\operatorname{span}\{\cos\omega i, \sin\omega i\}$ over a grid of
   frequencies, and that frequency $\omega$;
-* ``fourier_match``: the mean squared cosine of the principal angles between the span of the top $2m$
+* :func:`posgeom.geometry.fourier_match`: the mean squared cosine of the principal angles between the span of the top $2m$
   eigenvectors and the span of the $m$ lowest Fourier pairs;
 * a sweep from the circulant Markov corpus to the drift corpus, $\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}}
   + t\,\mu^{\mathrm{drift}}$, to show how the match degrades as the statistics stop being stationary.
@@ -26,13 +26,13 @@ from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.real import data_key
-from ..encodings import encoding_set, sinusoidal_frequencies
+from ..encodings import shift_summary, sinusoidal_frequencies
 from ..registry import Result
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
 from .settings import IntervalOptions, as_params, by_scale, params_of, store_result
 
-__all__ = ["CONFIGS", "SinusoidsSettings", "shift_summary", "run_fourier_match", "run_stationarity_sweep",
+__all__ = ["CONFIGS", "SinusoidsSettings", "run_fourier_match", "run_stationarity_sweep",
            "run_shift_intervals"]
 
 
@@ -62,38 +62,10 @@ def _shift_options(cfg: SinusoidsSettings) -> dict:
     return {k: getattr(cfg, k) for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
 
 
-def shift_summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, positions=None,
-                  seed: int = 0) -> tuple[dict, dict]:
-    """How close one distance matrix comes to the circulant picture (the quantities of the module docstring).
-
-    Returns
-    -------
-    values : dict
-        ``n``, ``toeplitz_deviation``, ``circulant_deviation``, ``sinusoid_r2``, ``sinusoid_omega`` (per
-        eigenvector), ``mean_sinusoid_r2``, ``fourier_match``, ``sinusoidal_scale_free``, ``mds_scale_free``,
-        ``eigenvalue_share``.
-    arrays : dict
-        ``U`` (n, k), ``omega`` (k,), ``eigenvalues`` (n,), ``D`` (n, n).
-    """
-    n = D.shape[0]
-    res = geo.classical_mds(D, k=1)
-    k = min(cfg.n_vectors, n - 1)
-    U = res.eigenvectors[:, :k]
-    fit = geo.fit_sinusoid(U, cfg.grid)
-    r2, omega = fit.r2, fit.omega
-    positions = np.arange(n) if positions is None else np.asarray(positions)
-    encs = encoding_set(positions, d_model=d_model, n_heads=n_heads, seed=seed)
-    m = min(cfg.n_pairs, (n - 1) // 2)
-    values = dict(
-        n=int(n), toeplitz_deviation=geo.toeplitz_deviation(D), circulant_deviation=geo.circulant_deviation(D),
-        sinusoid_r2=[float(x) for x in r2], sinusoid_omega=[float(x) for x in omega],
-        mean_sinusoid_r2=float(r2.mean()), fourier_match=geo.fourier_match(U, m),
-        sinusoidal_scale_free=geo.stress(D, encs["sinusoidal"], "scale_free", as_distances=True),
-        mds_scale_free=geo.stress(D, geo.classical_mds(D, k=2 * m).embedding, "scale_free"),
-        eigenvalue_share=float(np.maximum(res.eigenvalues[:k], 0).sum() / np.maximum(res.eigenvalues, 0).sum()),
-    )
-    arrays = dict(U=U, omega=omega, eigenvalues=res.eigenvalues, D=D)
-    return values, arrays
+def _summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, **kwargs) -> tuple[dict, dict]:
+    """:func:`posgeom.encodings.shift_summary` with the options of ``cfg``."""
+    return shift_summary(D, n_vectors=cfg.n_vectors, n_pairs=cfg.n_pairs, grid=cfg.grid, d_model=d_model,
+                         n_heads=n_heads, **kwargs)
 
 
 def run_fourier_match(settings=None, *, force: bool = False) -> Result:
@@ -126,11 +98,11 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
             c = syn.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             corpora[fam] = geo.hellinger_matrix(c.counts())
         for name, D in corpora.items():
-            v, a = shift_summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
+            v, a = _summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
             values[name] = v
             arrays.update({f"{name}__{k}": x for k, x in a.items()})
         marg, _ = cg.sst2_marginals(settings)
-        v, a = shift_summary(geo.hellinger_matrix(marg), cfg, ccfg.encoder.d_model, ccfg.encoder.n_heads,
+        v, a = _summary(geo.hellinger_matrix(marg), cfg, ccfg.encoder.d_model, ccfg.encoder.n_heads,
                         positions=marg.positions, seed=settings.seed)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": x for k, x in a.items()})
@@ -162,7 +134,7 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
                 "sinusoidal_scale_free", "mds_scale_free")
         out = {k: [] for k in keys}
         for t in cfg.sweep:
-            v, _ = shift_summary(geo.hellinger_matrix(syn.mixed_marginals(t, n, settings.seed)), cfg, enc.d_model, enc.n_heads, seed=settings.seed)
+            v, _ = _summary(geo.hellinger_matrix(syn.mixed_marginals(t, n, settings.seed)), cfg, enc.d_model, enc.n_heads, seed=settings.seed)
             for k in keys:
                 out[k].append(v[k])
         out["t"] = [float(t) for t in cfg.sweep]

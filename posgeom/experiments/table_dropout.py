@@ -6,8 +6,9 @@ the model overfits; on the order task with thousands of sequences it does not (i
 its training loss). This study gives the model room to overfit — few training sequences, many passes over
 them, no weight decay — and trains it from the same seeds with and without dropout.
 
-Per run (:class:`DropoutRun`): the loss and accuracy on the training sequences (dropout off) and on
-held-out ones, and the generalisation gap (held-out minus training loss). The effect of dropout is the
+Per run (:class:`posgeom.models.table_studies.DropoutRun`, trained by
+:func:`posgeom.models.table_studies.train_dropout_study`): the loss and accuracy on the training sequences
+(dropout off) and on held-out ones, and the generalisation gap (held-out minus training loss). The effect of dropout is the
 per-seed difference of the held-out loss, with its Student-t interval over seeds
 (:func:`posgeom.geometry.paired_difference`).
 """
@@ -19,14 +20,12 @@ from dataclasses import dataclass, field
 
 from ..config import resolve_device, settings_or_default as _settings
 from ..geometry.intervals import SeedInterval, paired_difference
-from ..models.tasks import evaluate_order_model, order_task_data, tiny_encoder_config, train_order_model
-from ..models.threads import torch_threads
+from ..models.table_studies import DropoutRun, train_dropout_study
 from ..registry import Result
 from .learned_tables import OrderTaskOptions, TableTraining
 from .settings import ModelShape, as_params, by_scale, find, records, store_result
 
-__all__ = ["CONFIGS", "DropoutStudySettings", "DropoutRun", "train_dropout_study", "dropout_runs",
-           "dropout_effect", "run_dropout_study"]
+__all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", "run_dropout_study"]
 
 
 @dataclass(frozen=True)
@@ -50,53 +49,6 @@ CONFIGS = by_scale(
 )
 
 
-@dataclass(frozen=True)
-class DropoutRun:
-    """One run: the dropout rate, the seed, loss and accuracy on the training and held-out sequences."""
-
-    dropout: float
-    seed: int
-    train_loss: float
-    train_accuracy: float
-    eval_loss: float
-    eval_accuracy: float
-    gap: float
-
-
-def train_dropout_study(options: DropoutStudySettings, *, data_seed: int = 0, device: str = "cpu") -> list[DropoutRun]:
-    """Train the learned-table encoder once per dropout rate and seed on the small training set.
-
-    Training sequences are drawn from ``data_seed``, held-out ones from ``data_seed + 1000``; the losses
-    and accuracies are measured in evaluation mode (dropout off).
-
-    Returns
-    -------
-    list of DropoutRun, dropout-major.
-    """
-    from ..progress import tqdm
-
-    o, t = options.order, options.train
-    task = dict(kind=o.kind, min_length=o.min_length)
-    train_set = order_task_data(o.n_train, o.n_positions, o.vocab_size, seed=data_seed, **task)
-    eval_set = order_task_data(o.n_eval, o.n_positions, o.vocab_size, seed=data_seed + 1000, **task)
-    config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=o.n_positions, position="learned",
-                                 position_options={"init": "normal", "sigma": 0.02}, **as_params(options.model))
-    runs = []
-    grid = [(float(p), s) for p in options.dropouts for s in options.seeds]
-    with torch_threads(t.threads if device == "cpu" else None):
-        for p, seed in tqdm(grid, desc="dropout study", unit="run"):
-            model, _ = train_order_model(train_set.data, config=config, steps=t.steps, batch_size=t.batch_size,
-                                         lr=t.lr, weight_decay=t.weight_decay, warmup_ratio=t.warmup_ratio, seed=seed,
-                                         device=device, embedding_dropout=p)
-            model.to("cpu")
-            fit, held = evaluate_order_model(model, train_set.data), evaluate_order_model(model, eval_set.data)
-            # generalisation gap: held-out loss - training loss
-            runs.append(DropoutRun(dropout=p, seed=seed, train_loss=fit["loss"], train_accuracy=fit["accuracy"],
-                                   eval_loss=held["loss"], eval_accuracy=held["accuracy"],
-                                   gap=held["loss"] - fit["loss"]))
-    return runs
-
-
 def dropout_runs(result: Result) -> list[DropoutRun]:
     """The runs stored by :func:`run_dropout_study`, as typed records."""
     return records(DropoutRun, result.values["runs"])
@@ -115,12 +67,13 @@ def dropout_effect(runs, rate: float, *, field_name: str = "eval_loss", level: f
 
 
 def run_dropout_study(settings=None, *, force: bool = False) -> Result:
-    """Dropout on the embedding sum of a learned table that can overfit (:func:`train_dropout_study`), stored.
+    """Dropout on the embedding sum of a learned table that can overfit
+    (:func:`posgeom.models.table_studies.train_dropout_study`), stored.
 
     Returns
     -------
     Result
-        values: ``runs`` (fields of :class:`DropoutRun`; :func:`dropout_runs` reads them back),
+        values: ``runs`` (fields of :class:`~posgeom.models.table_studies.DropoutRun`; :func:`dropout_runs` reads them back),
         ``dropouts``, ``seeds``, ``n_train``, ``passes`` (times each training sequence is seen).
     """
     settings = _settings(settings)
@@ -130,7 +83,8 @@ def run_dropout_study(settings=None, *, force: bool = False) -> Result:
     device = resolve_device(settings.device)
 
     def compute():
-        runs = train_dropout_study(options, data_seed=settings.seed, device=device)
+        runs = train_dropout_study(as_params(options.order), as_params(options.model), as_params(options.train),
+                                   options.dropouts, options.seeds, data_seed=settings.seed, device=device)
         t = options.train
         values = {"runs": [dataclasses.asdict(r) for r in runs], "dropouts": list(options.dropouts),
                   "seeds": list(options.seeds), "n_train": options.order.n_train,

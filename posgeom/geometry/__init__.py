@@ -9,15 +9,15 @@ first use); nothing here imports a higher layer of :mod:`posgeom`.
 from .agreement import mds_monotonicity_curve, monotonicity_of
 from .bootstrap import (
     Interval, bootstrap_intervals, difference_bounds, difference_interval, fold_bootstrap, interval_text,
-    percentile_interval, percentile_intervals,
+    percentile_interval, percentile_intervals, sequence_intervals,
 )
 from .counting import positional_counts
 from .counts import PositionalCounts
-from .draws import draws_summary
 from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
-from .intervals import MIN_SEEDS, SeedInterval, paired_difference, seed_interval, spread
+from .fitted import FittedEmbedding, fitted_embeddings
+from .intervals import MIN_SEEDS, SeedInterval, draws_summary, mean_sd, paired_difference, seed_interval, spread
 from .marginals import PositionalMarginals, positional_marginals
 from .mds import (
     EFFECTIVE_RANK_CRITERIA,
@@ -31,7 +31,7 @@ from .mds import (
     low_rank_factors,
     mds_stress_curve,
 )
-from .monotonicity import Separation, ViolationCounts, separation, spearman, violation_rate
+from .monotonicity import Separation, ViolationCounts, linear_predictions, separation, spearman, violation_rate
 from .noise import NOISE_METHODS, NoiseFloor, delta_method_noise, noise_floor
 from .rank import (
     NoiseAwareRank,
@@ -47,14 +47,17 @@ from .rank import (
 )
 from .shift import circulant_deviation, offset_means, toeplitz_deviation, toeplitz_projection, toeplitz_spread
 from .similarity import head_logits, kernel_distances
-from .slope import SLOPE_RULES, alibi_paper_stress, alibi_parabola, alibi_slopes_for, slope_for
+from .slope import (
+    SLOPE_RULES, alibi_choices, alibi_paper_stress, alibi_parabola, alibi_slopes_for, head_slope_choices,
+    line_stresses, slope_for,
+)
 from .smacof import SmacofResult, smacof
 from .spectra import (
     eigen_fraction, gram_eigenvalues, line_fit_error, null_eigenvalues, rank_above_noise, rank_one_report,
 )
 from .stress import STRESS_BOUNDS, STRESS_NORMALIZATIONS, distances_of, stress, stress_pair
 from .summaries import (
-    DRAW_STATISTICS, corpus_geometry_values, draw_statistics, rank_report, resolvable_draws, resolvable_summary,
+    CORPUS_DRAW_STATISTICS, DRAW_STATISTICS, corpus_draw_statistics, corpus_geometry_values, draw_statistics, rank_report, resolvable_draws, resolvable_summary,
     spread_columns,
 )
 from .table_fit import TableGeometry, table_geometry
@@ -159,10 +162,12 @@ __all__ = [
     "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of", "mds_monotonicity_curve",
     "TableGeometry", "table_geometry", "offset_profiles",
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "SLOPE_RULES", "slope_for",
+    "head_slope_choices", "alibi_choices", "line_stresses", "FittedEmbedding", "fitted_embeddings", "linear_predictions",
+    "sequence_intervals", "mean_sd",
     "stress_pair", "interval_text", "difference_bounds",
     # summaries of a counted corpus's geometry, and their spread over random draws
     "resolvable_summary", "corpus_geometry_values", "rank_report", "DRAW_STATISTICS", "draw_statistics",
-    "spread_columns", "resolvable_draws",
+    "spread_columns", "resolvable_draws", "CORPUS_DRAW_STATISTICS", "corpus_draw_statistics",
     # SMACOF over ranks, one-hot layouts, exact embedding, shift statistics with intervals
     "smacof_curve", "one_hot_distances", "one_hot_layouts", "exact_embedding",
     "SHIFT_STATISTICS", "SHIFT_BOUNDS", "shift_statistics", "shift_intervals",

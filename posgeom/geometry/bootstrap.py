@@ -43,9 +43,10 @@ import numpy as np
 from ..validation import check_bounds, check_positive_int
 from .counts import PositionalCounts
 from .hellinger import hellinger_matrix
+from .rank import fold_counts
 
 __all__ = ["interval_text", "difference_bounds", "Interval", "percentile_interval", "percentile_intervals", "fold_bootstrap", "bootstrap_intervals",
-           "difference_interval"]
+           "difference_interval", "sequence_intervals"]
 
 #: A bias counts as found when it exceeds this many Monte-Carlo standard errors of the bootstrap mean:
 #: two standard errors is the usual 95 % two-sided margin, so a bias below it is indistinguishable from the
@@ -355,3 +356,58 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
     # replicates of t_a - t_b: the difference of the columns (same resampled folds)
     return percentile_interval(intervals[a].estimate - intervals[b].estimate, reps[:, a] - reps[:, b], level,
                                bounds=bounds)
+
+
+def sequence_intervals(D, sequences, n_positions: int, vocab_size: int, positions, statistics, names, *,
+                       differences=None, n_boot: int, n_folds: int, level: float = 0.95, kind: str = "chord",
+                       seed=0, groups=None, bounds=None, progress: str | None = None) -> tuple[dict, np.ndarray]:
+    r"""Bootstrap intervals over sequences of named statistics of $D$ and of differences between them.
+
+    The sequences are dealt into ``n_folds`` folds (:func:`posgeom.geometry.fold_counts`, ``groups`` kept
+    whole) and resampled ``n_boot`` times (:func:`bootstrap_intervals`); a difference $t_a - t_b$ gets its
+    interval from the same replicates (:func:`difference_interval`) within the range of a difference of
+    two quantities of $t_a$'s range (:func:`difference_bounds`).
+
+    Parameters
+    ----------
+    D : array-like of shape (m, m)
+        The Hellinger matrix (``kind``) of all the sequences over ``positions`` (m,).
+    sequences : sequence of 1-D int arrays
+    n_positions, vocab_size : int
+    statistics : callable
+        ``statistics(D) -> ndarray of shape (k,)``.
+    names : sequence of str, length k
+    differences : mapping of str to (str, str), optional
+        ``{key: (a, b)}`` for the differences ``t_a - t_b`` of statistics named ``a`` and ``b``.
+    n_boot, n_folds, level, kind, seed :
+        As :func:`bootstrap_intervals` (``seed`` also deals the folds).
+    groups : array-like of shape (n_sequences,), optional
+        One label per sequence (:func:`posgeom.geometry.fold_members`).
+    bounds : None, (lo, hi) or sequence of k pairs/None
+        The statistics' ranges.
+    progress : str, optional
+        The description of a progress bar over the replicates (none when None).
+
+    Returns
+    -------
+    values : dict
+        ``n_used``, ``statistics`` {name: :meth:`Interval.as_dict`}, ``differences`` {key: the same}.
+    replicates : ndarray of shape (n_used, k)
+    """
+    wrap = None
+    if progress is not None:
+        from ..progress import tqdm
+
+        def wrap(it):
+            return tqdm(it, desc=progress, total=n_boot, leave=False)
+
+    names = list(names)
+    folds = fold_counts(sequences, n_positions, vocab_size, n_folds=n_folds, seed=seed, groups=groups)
+    intervals, reps = bootstrap_intervals(D, folds, positions, statistics, n_boot=n_boot, level=level, kind=kind,
+                                          seed=seed, progress=wrap, bounds=bounds)
+    per = _per_statistic_bounds(bounds, len(names))
+    diffs = {key: difference_interval(intervals, reps, names.index(a), names.index(b), level,
+                                      bounds=difference_bounds(per[names.index(a)])).as_dict()
+             for key, (a, b) in (differences or {}).items()}
+    return {"n_used": int(len(reps)), "statistics": {n: iv.as_dict() for n, iv in zip(names, intervals)},
+            "differences": diffs}, reps

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..validation import check_bounds
 
-__all__ = ["MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread"]
+__all__ = ["MIN_SEEDS", "SeedInterval", "seed_interval", "paired_difference", "spread", "mean_sd", "draws_summary"]
 
 #: The fewest draws an interval over seeds rests on: below 5 the t quantile grows fast (4.30 at 3 draws,
 #: 3.18 at 4, 2.78 at 5 against 1.96 for a normal), so the interval mostly measures the number of seeds.
@@ -144,3 +144,51 @@ def spread(values) -> dict[str, float]:
         raise ValueError("spread needs at least one value")
     return {"mean": float(x.mean()), "sd": float(x.std(ddof=1)) if x.size > 1 else 0.0,
             "min": float(x.min()), "max": float(x.max())}
+
+
+def mean_sd(draws, keys=None) -> dict[str, float]:
+    """The mean of each quantity over draws and its sample standard deviation (``ddof=1``), as one table row.
+
+    Parameters
+    ----------
+    draws : sequence of mappings
+        One ``{quantity: value}`` per draw (at least two).
+    keys : sequence of str, optional
+        The quantities (default: the first draw's keys).
+
+    Returns
+    -------
+    dict
+        ``{key: mean}`` for each key, then ``{f"{key}_sd": sd}``.
+    """
+    keys = list(draws[0] if keys is None else keys)
+    table = np.array([[d[k] for k in keys] for d in draws], dtype=np.float64)
+    if table.shape[0] < 2:
+        raise ValueError(f"mean_sd needs at least two draws; got {table.shape[0]}")
+    return {**{k: float(table[:, i].mean()) for i, k in enumerate(keys)},
+            **{f"{k}_sd": float(table[:, i].std(ddof=1)) for i, k in enumerate(keys)}}
+
+
+def draws_summary(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
+    """The Student-$t$ interval of draws (:func:`posgeom.geometry.seed_interval`, as a dictionary) when there
+    are at least :data:`posgeom.geometry.MIN_SEEDS` of them; from fewer, their spread only
+    (:func:`posgeom.geometry.spread`: ``mean``, ``sd``, ``min``, ``max``) and ``n``, no interval.
+
+    Parameters
+    ----------
+    x : array-like of shape (k,)
+        One value per draw, k >= 1.
+    level : float in (0, 1)
+    bounds : (lo, hi), optional
+        The quantity's range (as :func:`posgeom.geometry.seed_interval`).
+
+    Returns
+    -------
+    dict
+        ``mean``, ``sd`` (sample), ``low``, ``high``, ``n``, ``level``, ``t`` (the quantile used); or ``mean``,
+        ``sd``, ``min``, ``max``, ``n`` from fewer than :data:`posgeom.geometry.MIN_SEEDS` draws.
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size >= MIN_SEEDS:
+        return seed_interval(x, level, bounds=bounds).as_dict()
+    return {**spread(x), "n": int(x.size)}

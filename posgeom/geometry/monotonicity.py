@@ -27,9 +27,10 @@ import numpy as np
 import scipy.stats
 
 from ..validation import check_distance_matrix, upper
+from .hellinger import euclidean_distances
 from .stress import distances_of
 
-__all__ = ["violation_rate", "ViolationCounts", "spearman", "Separation", "separation"]
+__all__ = ["violation_rate", "ViolationCounts", "spearman", "Separation", "separation", "linear_predictions"]
 
 _MAX_PAIRS = 10_000_000  # m above which tau-based recovery of n_c - n_d is no longer provably exact
 
@@ -194,3 +195,25 @@ def separation(P, *, as_distances: bool | None = None) -> Separation:
     iu = np.triu_indices(Dh.shape[0], k=1)
     norm = 0.0 if raw == 0.0 else raw / med
     return Separation(raw, norm, med, (int(iu[0][k]), int(iu[1][k])))
+
+
+def linear_predictions(marginals) -> dict[str, np.ndarray]:
+    r"""Distances of the two linear images of the positional statistics that the NTK argument predicts
+    (with $G = I$): if the table moves by a fixed linear image of each position's counts (or marginals),
+    its distances are those of the counts (or marginals) themselves.
+
+    Parameters
+    ----------
+    marginals : PositionalMarginals
+        With ``probs`` (n, v) and ``reach`` (n,).
+
+    Returns
+    -------
+    dict
+        ``marginals_l2`` (n, n): $\|\mu_i - \mu_j\|_2$; ``counts_l2`` (n, n): $\|c_i - c_j\|_2 / N_0$.
+    """
+    mu = np.asarray(marginals.probs, dtype=np.float64)
+    reach = np.asarray(marginals.reach, dtype=np.float64)
+    return {"marginals_l2": euclidean_distances(mu),
+            # c_i / N_0 = mu_i N_i / N_0
+            "counts_l2": euclidean_distances(mu * (reach / reach.max())[:, None])}

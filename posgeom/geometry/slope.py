@@ -13,12 +13,16 @@ $m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) 
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 import numpy as np
 
-from .stress import distances_of
+from .stress import distances_of, stress
 
-__all__ = ["alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "SLOPE_RULES", "slope_for"]
+__all__ = [
+    "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "SLOPE_RULES", "slope_for", "head_slope_choices",
+    "alibi_choices", "line_stresses",
+]
 
 #: Slopes scaled to the corpus (besides the head slopes of ALiBi's geometric sequence).
 SLOPE_RULES = ("max distance", "mean distance")
@@ -102,3 +106,80 @@ def slope_for(rule: str, D) -> float:
         # m = mean D / mean |i - j|
         return float(D[iu].mean() / offsets.mean())
     raise ValueError(f"unknown slope rule {rule!r}; valid rules are {', '.join(SLOPE_RULES)}")
+
+
+def head_slope_choices(head_slopes: Mapping[int, np.ndarray]) -> list[tuple[int, str, float]]:
+    """The slopes one can call "ALiBi's": for each head count ``H``, the mean of its slopes, then each head's.
+
+    Parameters
+    ----------
+    head_slopes : mapping of int to array-like of shape (H,)
+        ``{H: slopes}`` (e.g. :func:`posgeom.encodings.alibi_slopes` of each ``H``).
+
+    Returns
+    -------
+    list of (H, choice, slope)
+        ``choice`` is ``"mean"`` or ``"head h"``.
+    """
+    out = []
+    for H, slopes in head_slopes.items():
+        slopes = np.asarray(slopes, dtype=np.float64)
+        out.append((int(H), "mean", float(slopes.mean())))
+        out += [(int(H), f"head {h}", float(m)) for h, m in enumerate(slopes)]
+    return out
+
+
+def alibi_choices(D, positions, head_slopes: Mapping[int, np.ndarray],
+                  target: float) -> tuple[dict[str, float], list[dict]]:
+    """ALiBi's ``"paper"`` stress against ``D`` at every slope of :func:`head_slope_choices`, and its parabola.
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+    positions : array-like of shape (n,)
+        The positions the rows of ``D`` stand for.
+    head_slopes : mapping of int to array-like
+        As :func:`head_slope_choices`.
+    target : float
+        A ``"paper"`` stress whose two slopes are wanted (:func:`alibi_slopes_for`).
+
+    Returns
+    -------
+    parabola : dict
+        :func:`alibi_parabola` with ``m_minus`` and ``m_plus``, the slopes that give ``target`` (NaN when no
+        slope does).
+    rows : list of dict
+        ``heads``, ``slope_choice``, ``slope``, ``paper`` and ``scale_free`` (the parabola's minimum) per slope.
+    """
+    par = alibi_parabola(D, positions)
+    try:
+        lo, hi = alibi_slopes_for(target, par)
+    except ValueError:
+        lo, hi = float("nan"), float("nan")
+    rows = [{"heads": H, "slope_choice": choice, "slope": m, "paper": float(alibi_paper_stress(m, par)),
+             "scale_free": float(par["minimum"])} for H, choice, m in head_slope_choices(head_slopes)]
+    return {**par, "m_minus": lo, "m_plus": hi}, rows
+
+
+def line_stresses(D, positions, slopes, normalizations=("paper", "scale_free")) -> dict[str, np.ndarray]:
+    r"""The stress against ``D`` of ALiBi's line $\hat d_{ij} = m\,|i - j|$ at each slope $m$ of ``slopes``
+    (one head's distances, :func:`posgeom.encodings.alibi_distances`).
+
+    Parameters
+    ----------
+    D : array-like of shape (n, n)
+    positions : array-like of shape (n,)
+        The positions the rows of ``D`` stand for.
+    slopes : array-like of shape (s,)
+    normalizations : sequence of str
+        Of :data:`posgeom.geometry.STRESS_NORMALIZATIONS`.
+
+    Returns
+    -------
+    dict
+        ``{normalization: ndarray of shape (s,)}``.
+    """
+    pos = np.asarray(positions, dtype=np.float64)
+    offsets = np.abs(pos[:, None] - pos[None, :])
+    slopes = np.asarray(slopes, dtype=np.float64)
+    return {z: np.array([stress(D, m * offsets, z, as_distances=True) for m in slopes]) for z in normalizations}

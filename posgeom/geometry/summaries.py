@@ -42,7 +42,7 @@ from .spectra import gram_eigenvalues, rank_one_report
 from .stress import stress
 
 __all__ = ["resolvable_summary", "corpus_geometry_values", "rank_report", "DRAW_STATISTICS", "draw_statistics",
-           "spread_columns", "resolvable_draws"]
+           "spread_columns", "resolvable_draws", "CORPUS_DRAW_STATISTICS", "corpus_draw_statistics"]
 
 
 def resolvable_summary(res: dict[str, Any]) -> dict[str, Any]:
@@ -150,6 +150,20 @@ def draw_statistics(R_summary: dict[str, Any], R: np.ndarray, encodings: dict[st
     ``"scale_free"`` stress against ``R`` of the sinusoidal, RoPE and ALiBi distances ``encodings``."""
     return [R_summary["shift_r2"], R_summary["share"], R_summary["negative_fraction"],
             *(stress(R, encodings[e], "scale_free", as_distances=True) for e in ("sinusoidal", "rope", "alibi"))]
+
+
+#: The statistics of :func:`corpus_draw_statistics`, in their column order.
+CORPUS_DRAW_STATISTICS = ("shift_r2", "share", "sinusoidal", "rope", "alibi")
+
+
+def corpus_draw_statistics(D: np.ndarray, encodings: dict[str, np.ndarray]) -> list[float]:
+    r"""One draw's row of :data:`CORPUS_DRAW_STATISTICS` for a corpus's own $D$ (not its resolvable part): the
+    offset-only share $R^2_{\mathrm{shift}}$, the first direction's share $\lambda_1 / \sum_k \lambda_k^+$ of
+    $B$, and the ``"scale_free"`` stress against $D$ of the sinusoidal, RoPE and ALiBi distances ``encodings``."""
+    _, _, r2 = toeplitz_projection(D)
+    w = gram_eigenvalues(D**2)
+    return [r2, float(w[0] / np.maximum(w, 0.0).sum()),
+            *(stress(D, encodings[e], "scale_free", as_distances=True) for e in ("sinusoidal", "rope", "alibi"))]
 
 
 def spread_columns(table: np.ndarray, names=DRAW_STATISTICS) -> dict[str, dict[str, float]]:

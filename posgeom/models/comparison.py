@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry.draws import draws_summary
+from ..geometry.intervals import draws_summary
 from ..geometry.stress import stress
 
 __all__ = ["train_one", "summarise_seeds", "accuracy_gaps"]
@@ -67,7 +67,7 @@ def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vo
 
 def accuracy_gaps(runs: list[dict], pairs, level: float = 0.95) -> dict:
     """Paired accuracy differences (same seed) of the encodings ``pairs``, with
-    :func:`posgeom.geometry.draws.draws_summary` over seeds.
+    :func:`posgeom.geometry.draws_summary` over seeds.
 
     Parameters
     ----------

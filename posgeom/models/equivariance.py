@@ -3,18 +3,22 @@ r"""How far a model is from permutation equivariance (the paper's *Theorem 1*).
 Without positional information, self-attention commutes with permutations of its input: for the hidden
 states $f(X)$ of an encoder and a permutation matrix $\Pi$, $f(\Pi X) = \Pi f(X)$, and a pooled readout
 $g$ is invariant, $g(\Pi X) = g(X)$. :func:`equivariance_gap` and :func:`readout_gap` measure the largest
-departure from both; :func:`reversal` is the permutation $(L-1, \dots, 1, 0)$, and :func:`reversal_gap`
+departure from both (:func:`equivariance_gaps`: of randomly initialised encoders, one
+:class:`EquivarianceRow` per encoding); :func:`reversal` is the permutation $(L-1, \dots, 1, 0)$, and :func:`reversal_gap`
 the change of a classifier's logits when each (padded) sequence is read backwards.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
+from ..progress import tqdm
 from ..validation import check_positive_int
 
-__all__ = ["reversal", "equivariance_gap", "readout_gap", "reversal_gap"]
+__all__ = ["reversal", "equivariance_gap", "readout_gap", "reversal_gap", "EquivarianceRow", "equivariance_gaps"]
 
 
 def reversal(L: int) -> np.ndarray:
@@ -129,3 +133,64 @@ def reversal_gap(model, data, batch_size: int = 256) -> float:
             b = model(rev[s:s + batch_size], mask[s:s + batch_size]).logits
             gap = max(gap, float((a - b).abs().max()))
     return gap
+
+
+@dataclass(frozen=True)
+class EquivarianceRow:
+    """The equivariance gaps of one model (:func:`equivariance_gaps`)."""
+
+    position: str
+    causal: bool
+    perm_gap: float
+    reversal_gap: float
+    perm_readout_gap: float
+    reversal_readout_gap: float
+    hidden_scale: float
+
+
+def equivariance_gaps(models, *, length: int, vocab_size: int, n_inputs: int, n_perms: int, init_std: float,
+                      shape: dict, seed: int, dtype: str = "float64",
+                      threads: int | None = 1) -> tuple[list[EquivarianceRow], float]:
+    r"""Equivariance gaps of randomly initialised encoders, one :class:`EquivarianceRow` per model.
+
+    ``n_inputs`` random sequences of ``length`` tokens (ids in ``[1, vocab_size)``), ``n_perms`` random
+    permutations and the reversal, drawn from ``seed``; each model (``(encoding, causal)`` pairs, of the
+    ``shape`` given as keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`) built from ``seed``
+    with weights $\mathcal N(0, \text{init\_std}^2)$ and computed in ``dtype``.
+
+    Returns
+    -------
+    rows : list of EquivarianceRow
+        Per model: the largest hidden-state gap $\max|f(\Pi X) - \Pi f(X)|$ over the random permutations
+        and for the reversal, the same for the pooled logits, and the RMS of the hidden states.
+    machine_epsilon : float
+        Of ``dtype``.
+    """
+    from .encoder import build_model
+    from .tasks import tiny_encoder_config
+    from .threads import torch_threads
+
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    torch_dtype = getattr(torch, dtype)
+    rng = np.random.default_rng(seed)
+    x = torch.as_tensor(rng.integers(1, vocab_size, size=(n_inputs, length)))
+    perms = [rng.permutation(length) for _ in range(n_perms)]
+    rev = reversal(length)
+    rows = []
+    for position, causal in tqdm(models, desc="equivariance", leave=False):
+        config = tiny_encoder_config(vocab_size=vocab_size, max_len=length, position=position, causal=causal,
+                                     init_std=init_std, **shape)
+        model = build_model(config, "classification", seed=seed).to(torch_dtype).eval()
+        with torch.no_grad(), torch_threads(threads):
+            h = model.encoder(x)
+        with torch_threads(threads):
+            rows.append(EquivarianceRow(
+                position=position, causal=causal,
+                perm_gap=max(equivariance_gap(model, x, p) for p in perms),
+                reversal_gap=equivariance_gap(model, x, rev),
+                perm_readout_gap=max(readout_gap(model, x, p) for p in perms),
+                reversal_readout_gap=readout_gap(model, x, rev),
+                hidden_scale=float(h.pow(2).mean().sqrt()),
+            ))
+    return rows, float(torch.finfo(torch_dtype).eps)

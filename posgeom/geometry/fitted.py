@@ -1,0 +1,76 @@
+r"""Embeddings fitted to a target $D$, as the reference rows of a table that scores encodings against $D$.
+
+Classical MDS at full rank ($P_{\text{MDS}} = U \Lambda^{1/2}$, exact for a Euclidean $D$), its top-$k$
+truncations $U_k \Lambda_k^{1/2}$, and SMACOF at rank $k$ started from MDS: each as its distances
+$\hat D$ with a row name (:func:`mds_row`, :func:`smacof_row`) and a line saying how it was built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .hellinger import euclidean_distances
+from .mds import classical_mds
+from .smacof import smacof
+
+__all__ = ["FittedEmbedding", "fitted_embeddings", "mds_row", "smacof_row"]
+
+
+def mds_row(k: int | None = None) -> str:
+    """The row name of rank-``k`` classical MDS (``None``: full rank)."""
+    return "MDS (full rank)" if k is None else f"MDS (rank {int(k)})"
+
+
+def smacof_row(k: int) -> str:
+    """The row name of rank-``k`` SMACOF."""
+    return f"SMACOF (rank {int(k)})"
+
+
+@dataclass(frozen=True)
+class FittedEmbedding:
+    """One embedding of :func:`fitted_embeddings`: its row ``name``, how it was built (``options``), its
+    distances (k, k) and, for SMACOF, its iteration count."""
+
+    name: str
+    options: str
+    distances: np.ndarray
+    n_iter: int | None = None
+
+
+def fitted_embeddings(D, mds_ranks=(), smacof_ranks=(), *, full_rank: bool = False, max_iter: int = 3000,
+                      eps: float = 1e-9) -> list[FittedEmbedding]:
+    """Classical MDS at full rank (``full_rank``) and at each rank of ``mds_ranks`` below ``n``, then SMACOF
+    from MDS at each rank of ``smacof_ranks`` (:func:`posgeom.geometry.smacof` with ``max_iter`` and ``eps``).
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+        Target distances.
+    mds_ranks, smacof_ranks : sequence of int
+    full_rank : bool
+    max_iter : int
+    eps : float
+
+    Returns
+    -------
+    list of FittedEmbedding
+        In that order; a SMACOF run stopped by ``max_iter`` says so in its ``options``.
+    """
+    out = []
+    if full_rank or len(mds_ranks):
+        mds = classical_mds(D)
+        if full_rank:
+            out.append(FittedEmbedding(mds_row(), f"rank {mds.k} (numerical rank of B)",
+                                       euclidean_distances(mds.embedding)))
+        # U_k Lambda_k^{1/2}: the first k columns of the full embedding
+        W = mds.eigenvectors * np.sqrt(np.maximum(mds.eigenvalues, 0.0))
+        out += [FittedEmbedding(mds_row(k), f"classical MDS, top {k} eigenvectors", euclidean_distances(W[:, :k]))
+                for k in mds_ranks if k < D.shape[0]]
+    for k in smacof_ranks:
+        res = smacof(D, k, max_iter=max_iter, eps=eps)
+        out.append(FittedEmbedding(smacof_row(k), f"from MDS, {res.n_iter} iterations"
+                                   + ("" if res.converged else " (iteration cap)"),
+                                   euclidean_distances(res.embedding), res.n_iter))
+    return out

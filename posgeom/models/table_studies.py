@@ -1,0 +1,286 @@
+r"""Training studies of a learned position table on the order task (chapters "Learned tables" and "Where
+learned tables fail"): each a loop over variants and seeds of the small encoder of :mod:`posgeom.models.tasks`.
+
+* :func:`train_init_study` — initialisations of the table (:data:`INITS`) and dropout on the embedding sum:
+  convergence speed, final loss, held-out accuracy, the table's geometry before and after (S7–S9);
+* :func:`train_dropout_study` — dropout where the model can overfit (few sequences, many passes; S9);
+* :func:`tails_study` — tables trained where most sequences are short: the rows of the tail, reached by few
+  sequences, move little (S4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import geometry as geo
+from ..geometry.tables import cosine_similarity_matrix
+from ..progress import tqdm
+from .tasks import (
+    OrderTaskData, evaluate_order_model, learned_table_config, marker_split_accuracy, order_task_data,
+    position_table_of, steps_to_threshold, tiny_encoder_config, train_order_model,
+)
+from .threads import torch_threads
+
+__all__ = [
+    "INITS", "InitRun", "InitStudy", "train_init_study", "DropoutRun", "train_dropout_study", "CONDITIONS",
+    "tail_geometry", "tails_study",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# initialisation and dropout (S7-S9)
+
+
+#: Initialisations of a learned table compared by :func:`train_init_study`: name → position options.
+INITS = {
+    "normal_0.02": dict(init="normal", sigma=0.02),
+    "normal_1": dict(init="normal", sigma=1.0),
+    "sinusoidal": dict(init="sinusoidal"),
+    "mds": dict(init="table"),  # table= the MDS of the task's geometry, filled in by the caller
+}
+
+
+@dataclass(frozen=True)
+class InitRun:
+    """One training run of the initialisation study (``steps_to_threshold`` is None when never reached)."""
+
+    init: str
+    dropout: float
+    seed: int
+    steps_to_threshold: int | None
+    final_loss: float
+    eval_loss: float
+    eval_accuracy: float
+    initial: dict
+    final: dict
+    relative_change: float
+
+
+@dataclass(frozen=True)
+class InitStudy:
+    """What :func:`train_init_study` returns: the runs, and per variant and seed the loss curves (variants,
+    seeds, steps) and the tables before and after training (variants, seeds, n, d)."""
+
+    runs: list
+    losses: np.ndarray
+    tables_initial: np.ndarray
+    tables_final: np.ndarray
+
+
+def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval_set: OrderTaskData, *,
+                     shape: dict, steps: int, batch_size: int, lr: float, weight_decay: float, warmup_ratio: float,
+                     loss_threshold: float, smooth: int, device: str = "cpu") -> InitStudy:
+    """Train a small encoder with a learned table once per (initialisation, dropout) variant and seed.
+
+    ``geom`` is :func:`posgeom.models.tasks.order_population_geometry` of the task (its ``"mds"`` table
+    initialises the ``"mds"`` variant, its ``"D"`` scores the tables).
+
+    Parameters
+    ----------
+    variants : sequence of (str, float)
+        ``(init, dropout)`` pairs, ``init`` a name of :data:`INITS`.
+    seeds : sequence of int
+    shape : dict
+        The encoder's shape (keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`).
+    steps, batch_size, lr, weight_decay, warmup_ratio
+        AdamW training (:func:`~posgeom.models.tasks.train_order_model`).
+    loss_threshold : float
+        Convergence speed: the first step whose running-mean loss (over ``smooth`` steps) falls below it.
+    smooth : int
+        Also the number of last steps whose mean is the final loss.
+
+    Returns
+    -------
+    InitStudy
+    """
+    from .encoder import build_model
+
+    runs, losses, P0s, PTs = [], [], [], []
+    D = geom["D"]
+    with tqdm(total=len(variants) * len(seeds), desc="init study", unit="run") as bar:
+        for name, p in variants:
+            row_l, row_0, row_T = [], [], []
+            for seed in seeds:
+                opts = dict(INITS[name])
+                if name == "mds":
+                    opts["table"] = geom["mds"]
+                config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=train_set.data.input_ids.shape[1],
+                                             position="learned", position_options=opts, **shape)
+                model = build_model(config, "classification", seed=seed)
+                P0 = position_table_of(model)
+                model, res = train_order_model(
+                    train_set.data, config=config, steps=steps, batch_size=batch_size,
+                    lr=lr, weight_decay=weight_decay, warmup_ratio=warmup_ratio, seed=seed,
+                    device=device, embedding_dropout=p, model=model,
+                )
+                model.to("cpu")
+                PT = position_table_of(model)
+                ev = evaluate_order_model(model, eval_set.data)
+                L = np.asarray(res.losses)
+                runs.append(InitRun(
+                    init=name, dropout=p, seed=seed,
+                    steps_to_threshold=steps_to_threshold(L, loss_threshold, smooth),
+                    final_loss=float(L[-smooth:].mean()), eval_loss=ev["loss"], eval_accuracy=ev["accuracy"],
+                    initial=dataclasses.asdict(geo.table_geometry(P0, D)), final=dataclasses.asdict(geo.table_geometry(PT, D)),
+                    relative_change=float(np.linalg.norm(PT - P0) / np.linalg.norm(P0)),
+                ))
+                row_l.append(L)
+                row_0.append(P0)
+                row_T.append(PT)
+                bar.update(1)
+            losses.append(row_l)
+            P0s.append(row_0)
+            PTs.append(row_T)
+    return InitStudy(runs, np.asarray(losses), np.asarray(P0s), np.asarray(PTs))
+
+
+@dataclass(frozen=True)
+class DropoutRun:
+    """One run: the dropout rate, the seed, loss and accuracy on the training and held-out sequences."""
+
+    dropout: float
+    seed: int
+    train_loss: float
+    train_accuracy: float
+    eval_loss: float
+    eval_accuracy: float
+    gap: float
+
+
+def train_dropout_study(order: dict, shape: dict, training: dict, dropouts, seeds, *, data_seed: int = 0,
+                        device: str = "cpu") -> list[DropoutRun]:
+    """Train the learned-table encoder once per dropout rate and seed on the small training set.
+
+    Training sequences are drawn from ``data_seed``, held-out ones from ``data_seed + 1000``; the losses
+    and accuracies are measured in evaluation mode (dropout off).
+
+    Parameters
+    ----------
+    order : dict
+        The order task: ``n_positions``, ``vocab_size``, ``n_train``, ``n_eval``, ``min_length``, ``kind``.
+    shape : dict
+        The encoder's shape (keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`).
+    training : dict
+        ``steps``, ``batch_size``, ``lr``, ``weight_decay``, ``warmup_ratio`` and ``threads`` (torch's CPU
+        threads on ``"cpu"``).
+    dropouts : sequence of float
+    seeds : sequence of int
+
+    Returns
+    -------
+    list of DropoutRun, dropout-major.
+    """
+    o, t = order, training
+    task = dict(kind=o["kind"], min_length=o["min_length"])
+    train_set = order_task_data(o["n_train"], o["n_positions"], o["vocab_size"], seed=data_seed, **task)
+    eval_set = order_task_data(o["n_eval"], o["n_positions"], o["vocab_size"], seed=data_seed + 1000, **task)
+    config = learned_table_config(vocab_size=train_set.vocab_size, max_len=o["n_positions"], **shape)
+    runs = []
+    grid = [(float(p), s) for p in dropouts for s in seeds]
+    with torch_threads(t["threads"] if device == "cpu" else None):
+        for p, seed in tqdm(grid, desc="dropout study", unit="run"):
+            model, _ = train_order_model(train_set.data, config=config, steps=t["steps"], batch_size=t["batch_size"],
+                                         lr=t["lr"], weight_decay=t["weight_decay"], warmup_ratio=t["warmup_ratio"],
+                                         seed=seed, device=device, embedding_dropout=p)
+            model.to("cpu")
+            fit, held = evaluate_order_model(model, train_set.data), evaluate_order_model(model, eval_set.data)
+            # generalisation gap: held-out loss - training loss
+            runs.append(DropoutRun(dropout=p, seed=seed, train_loss=fit["loss"], train_accuracy=fit["accuracy"],
+                                   eval_loss=held["loss"], eval_accuracy=held["accuracy"],
+                                   gap=held["loss"] - fit["loss"]))
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------
+# under-trained tails (S4)
+
+
+#: The two length distributions: the share of training sequences shorter than n/2 (None: uniform lengths).
+CONDITIONS = {"skewed": "short_fraction", "uniform": None}
+
+
+def tail_geometry(P, boundary: int) -> dict[str, float]:
+    """Mean cosine similarity of neighbouring rows of ``P`` (n, d) before and after ``boundary``."""
+    C = cosine_similarity_matrix(P)
+    nb = np.diagonal(C, 1)
+    return {"neighbour_cos_head": float(nb[: boundary - 1].mean()), "neighbour_cos_tail": float(nb[boundary:].mean())}
+
+
+def _tails_condition(c: dict, shape: dict, frac, eval_task, seeds, *, data_seed, device, bar):
+    """One length distribution: its reach, per-seed rows, movements and tables."""
+    n, half, t = c["n_positions"], c["n_positions"] // 2, c["train"]
+    task = order_task_data(c["n_train"], n, c["vocab_size"], kind=c["kind"], min_length=c["min_length"],
+                           seed=data_seed, short_fraction=frac)
+    # N_i = #{sequences with length > i}
+    reach = (task.lengths[:, None] > np.arange(n)[None, :]).sum(axis=0)
+    rows = {k: [] for k in ("accuracy_head", "accuracy_tail", "neighbour_cos_head", "neighbour_cos_tail",
+                            "movement_head", "movement_tail")}
+    mv, fin, ini = [], [], []
+    from .encoder import build_model
+
+    for seed in seeds:
+        config = learned_table_config(vocab_size=task.vocab_size, max_len=n, **shape)
+        model = build_model(config, "classification", seed=seed)
+        P0 = position_table_of(model)
+        model, _ = train_order_model(task.data, config=config, model=model, seed=seed, device=device,
+                                     steps=t["steps"], batch_size=t["batch_size"], lr=t["lr"],
+                                     weight_decay=t["weight_decay"], warmup_ratio=t["warmup_ratio"])
+        model.to("cpu")
+        PT = position_table_of(model)
+        # ||p_i(T) - p_i(0)||
+        move = np.linalg.norm(PT - P0, axis=1)
+        acc = marker_split_accuracy(model, eval_task, half)
+        geo_ = tail_geometry(PT, half)
+        rows["accuracy_head"].append(acc["head"])
+        rows["accuracy_tail"].append(acc["tail"])
+        rows["neighbour_cos_head"].append(geo_["neighbour_cos_head"])
+        rows["neighbour_cos_tail"].append(geo_["neighbour_cos_tail"])
+        rows["movement_head"].append(float(move[:half].mean()))
+        rows["movement_tail"].append(float(move[half:].mean()))
+        mv.append(move)
+        fin.append(PT)
+        ini.append(P0)
+        bar.update(1)
+    summary = {**rows, "frac_long": float(np.mean(task.lengths >= half)), "n_train": int(len(task.lengths))}
+    return reach, summary, mv, fin, ini
+
+
+def tails_study(options: dict, shape: dict, seeds, *, data_seed: int = 0, device: str = "cpu") -> tuple[dict, dict]:
+    """Train learned tables on skewed and on uniform lengths; evaluate on sequences of exactly ``n`` tokens.
+
+    Parameters
+    ----------
+    options : dict
+        The order task (``n_positions``, ``vocab_size``, ``n_train``, ``n_eval``, ``short_fraction``,
+        ``min_length``, ``kind``) and ``train``, a dict of ``steps``, ``batch_size``, ``lr``, ``weight_decay``,
+        ``warmup_ratio``.
+    shape : dict
+        The encoder's shape (keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`).
+    seeds : sequence of int
+
+    Returns
+    -------
+    values, arrays : dict
+        As :func:`posgeom.experiments.undertrained_tails.run_undertrained_tails` stores them.
+    """
+    c = options
+    n, half = c["n_positions"], c["n_positions"] // 2
+    values = {"conditions": list(CONDITIONS), "seeds": list(seeds), "boundary": half}
+    reach, movement, finals, initials = [], [], [], []
+    eval_task = order_task_data(c["n_eval"], n, c["vocab_size"], kind=c["kind"], min_length=n, seed=data_seed + 1000)
+    with tqdm(total=len(CONDITIONS) * len(seeds), desc="under-trained tails", unit="run") as bar:
+        for cond, frac_field in CONDITIONS.items():
+            frac = None if frac_field is None else c[frac_field]
+            r, summary, mv, fin, ini = _tails_condition(c, shape, frac, eval_task, seeds, data_seed=data_seed,
+                                                        device=device, bar=bar)
+            values[cond] = summary
+            reach.append(r)
+            movement.append(mv)
+            finals.append(fin)
+            initials.append(ini)
+    arrays = {"reach": np.asarray(reach), "movement": np.asarray(movement), "tables_final": np.asarray(finals),
+              "tables_initial": np.asarray(initials)}
+    return values, arrays
