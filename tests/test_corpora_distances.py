@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import posgeom
-from posgeom.corpora.distances import CorpusOptions, corpus_distances
+from posgeom.corpora.distances import corpus_distances
+from posgeom.corpora.options import CorpusOptions
 from posgeom.corpora.real import load_texts
 from posgeom.corpora.tokenize import tokenize_texts
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from posgeom.corpora.distances import CorpusOptions, resampling_groups
+from posgeom.corpora.distances import resampling_groups
+from posgeom.corpora.options import CorpusOptions
 from posgeom.corpora.groups import containing_text_groups, resampling_unit, split_has_phrases
 
 

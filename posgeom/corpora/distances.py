@@ -22,7 +22,7 @@ import numpy as np
 from .. import geometry as geo
 from .options import CorpusOptions, check_options
 
-__all__ = ["CorpusOptions", "CorpusDistances", "corpus_distances", "resampling_groups"]
+__all__ = ["CorpusDistances", "corpus_distances", "resampling_groups"]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def subset_geometry(options: CorpusOptions, *, data_dir, sizes, method: str, n_r
     Parameters
     ----------
     options : CorpusOptions
-        The corpus (:func:`posgeom.corpora.corpus_distances`; its ``n_positions`` set).
+        The corpus (:func:`posgeom.corpora.distances.corpus_distances`; its ``n_positions`` set).
     data_dir : path or None
         The data folder.
     sizes : sequence of int

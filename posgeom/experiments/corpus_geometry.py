@@ -27,7 +27,8 @@ import numpy as np
 
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
-from ..corpora.distances import CorpusOptions, corpus_distances, resampling_groups
+from ..corpora.distances import corpus_distances, resampling_groups
+from ..corpora.options import CorpusOptions
 from ..corpora.real import data_key
 from ..corpora.synthetic import family_corpus
 from ..corpora.subsets import subset_geometry
@@ -164,7 +165,7 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
 
 def sst2_options(settings=None, *, n_positions: int | None = None, special: str | None = None,
                  alpha: float | None = None, min_count: int | None = None, split: str | None = None) -> CorpusOptions:
-    """The :class:`~posgeom.corpora.distances.CorpusOptions` of the chapters' SST-2 corpus at this scale
+    """The :class:`~posgeom.corpora.options.CorpusOptions` of the chapters' SST-2 corpus at this scale
     (``CONFIGS[scale].sst2``), with the given options changed."""
     settings = _settings(settings)
     s = _config(settings).sst2

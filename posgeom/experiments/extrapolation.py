@@ -403,4 +403,5 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
 
     params = {"order": {**as_params(cfg.order), "encodings": list(plan.encodings), "seeds": list(plan.seeds)},
               "model": as_params(cfg.model), "data_seed": settings.seed, "threads": cfg.threads}
-    return store_result(settings, "learned_extrapolation_order", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")
+    return store_result(settings, "learned_extrapolation_order", compute, params, force, device=device,
+                        model="tiny encoder (posgeom.models), order task")

@@ -138,4 +138,5 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
     params = {"mlm": {**as_params(c), "encodings": list(plan.encodings), "seeds": list(plan.seeds)},
               "model": as_params(cfg.model), "data_seed": settings.seed, "threads": cfg.threads,
               "corpus": "imdb train (posgeom.corpora.corpus_tokens, 512, model policy)"}
-    return store_result(settings, "learned_extrapolation_mlm", compute, params, force, device=device, model="tiny encoder (posgeom.models), IMDB MLM")
+    return store_result(settings, "learned_extrapolation_mlm", compute, params, force, device=device,
+                        model="tiny encoder (posgeom.models), IMDB MLM")

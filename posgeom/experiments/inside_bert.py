@@ -189,7 +189,8 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
         values, arrays = layer_stress(model, means, target.arrays["D"], target.arrays["positions"], cfg.min_reach)
         return {"model": settings.pretrained, **values, "n_sentences": int(tokens.lengths.size), "options": opts}, arrays
 
-    return store_result(settings, "inside_bert_layers", compute, params, force, device=resolve_device(settings.device), model=settings.pretrained)
+    return store_result(settings, "inside_bert_layers", compute, params, force, device=resolve_device(settings.device),
+                        model=settings.pretrained)
 
 
 def paper_results(settings: Settings | None = None) -> list[Result]:

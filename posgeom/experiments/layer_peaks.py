@@ -58,4 +58,5 @@ def run_local_peak_test(settings: Settings | None = None, *, n_groups: int = 24,
                                          n_boot=n_boot, seed=settings.seed)
         return {"model": settings.pretrained, **values}, arrays
 
-    return store_result(settings, "inside_bert_local_peak", compute, params, force, device=resolve_device(settings.device), model=settings.pretrained)
+    return store_result(settings, "inside_bert_local_peak", compute, params, force,
+                        device=resolve_device(settings.device), model=settings.pretrained)

@@ -364,4 +364,5 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
     params = {"order": as_params(o), "model": as_params(cfg.model), "train": as_params(t),
               "init": {**as_params(ic), "inits": list(inits), "seeds": list(seeds)},
               "variants": [list(v) for v in variants], "data_seed": settings.seed}
-    return store_result(settings, "learned_init_study", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")
+    return store_result(settings, "learned_init_study", compute, params, force, device=device,
+                        model="tiny encoder (posgeom.models), order task")

@@ -262,7 +262,8 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
                 "resampled": resampling_unit(opts["corpus"], opts["split"]), "statistics": out["statistics"],
                 "differences": out["differences"]}, {"replicates": reps}
 
-    return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force, model=settings.pretrained)
+    return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force,
+                        model=settings.pretrained)
 
 
 __all__ = [

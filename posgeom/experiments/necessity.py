@@ -194,4 +194,5 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
         values = {model_label(r.position, r.causal): dataclasses.asdict(r) for r in out.rows}
         return {"models": values, "chance": 0.5, "n_test": out.n_test, "seq_len": out.seq_len}, arrays
 
-    return store_result(settings, f"necessity.order_task{'' if cls_token else '_nocls'}", compute, params, force, device=device)
+    return store_result(settings, f"necessity.order_task{'' if cls_token else '_nocls'}", compute, params, force,
+                        device=device)

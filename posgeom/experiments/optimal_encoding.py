@@ -200,7 +200,8 @@ def run_one_hot(settings=None, *, force: bool = False) -> Result:
     ``scale_free`` stress of the MDS layout. Arrays: ``mds`` (3, 1), ``rescaled`` (3, 1), ``smacof`` (3, 1).
     """
     settings = _settings(settings)
-    return store_result(settings, "optimal_encoding.one_hot", lambda: geo.one_hot_layouts(), dict(m=3, seed=settings.seed), force)
+    return store_result(settings, "optimal_encoding.one_hot", lambda: geo.one_hot_layouts(),
+                        dict(m=3, seed=settings.seed), force)
 
 
 def run_smacof_gain(settings=None, *, force: bool = False) -> Result:

@@ -14,7 +14,7 @@ pretrained model and one trained from scratch here, random tables $\mathcal N(0,
 several seeds, classical MDS at full and low rank, SMACOF started from MDS,
 and no encoding. Each gets its ``"paper"`` and ``"scale_free"`` stress.
 
-**ALiBi's paper stress is a parabola in the slope** (:mod:`posgeom.geometry.slope`), minimal where it
+**ALiBi's paper stress is a parabola in the slope** (``posgeom.geometry.slope``), minimal where it
 equals the ``"scale_free"`` stress; :func:`posgeom.geometry.alibi_slopes_for` gives the two slopes that
 reach a target value and :func:`run_alibi_choices` lists which natural choices (number of positions,
 special tokens, Hellinger form, head count, slope) give which value.

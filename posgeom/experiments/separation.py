@@ -6,8 +6,9 @@ vectors, $\operatorname{sep}(P^\*) = \min_{i \ne j} \|p^\*_i - p^\*_j\| > 0$, pr
 non-stationary ($\mu_i \ne \mu_j$ for $i \ne j$), the loss is order-sensitive and attention is
 non-degenerate.
 
-This module trains learned tables from scratch (:func:`posgeom.models.separation_training.train_separation`) and records $\operatorname{sep}(P)$, raw and divided
-by the median pairwise distance (:func:`posgeom.geometry.separation`), along training
+This module trains learned tables from scratch
+(:func:`posgeom.models.separation_training.train_separation`) and records $\operatorname{sep}(P)$, raw and
+divided by the median pairwise distance (:func:`posgeom.geometry.separation`), along training
 (:class:`posgeom.models.callbacks.PositionGeometry`), over several seeds (:func:`run_separation`):
 
 * when the conditions hold: masked language modelling (MLM) on a non-stationary synthetic corpus
@@ -46,8 +47,8 @@ from .settings import ModelShape, as_params, by_scale, store_result
 
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
-    "GapOptions", "CORPORA", "TASKS", "INITS", "separation_data", "final_separation_interval", "run_separation", "run_pretrained_separation", "SETUPS", "headline_corpora",
-    "chapter_run_count", "run_chapter",
+    "GapOptions", "CORPORA", "TASKS", "INITS", "separation_data", "final_separation_interval", "run_separation",
+    "run_pretrained_separation", "SETUPS", "headline_corpora", "chapter_run_count", "run_chapter",
 ]
 
 CORPORA = ("drift", "stationary", "sst2", "imdb")
@@ -168,7 +169,7 @@ def _corpus_options(corpus: str, options: SeparationSettings):
 
 def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed: int, data_dir=None) -> SeparationData:
     """The data of a separation run: one synthetic corpus split into training and held-out sequences, or a
-    seeded split of a real corpus (:func:`real_mlm_data`).
+    seeded split of a real corpus (:func:`posgeom.models.mlm_inputs.real_mlm_data`).
 
     Returns
     -------
@@ -253,7 +254,8 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     def compute():
         data = separation_data(corpus, task, conf, seed=settings.seed, data_dir=settings.data_dir)
         runs = train_separation(data, task=task, init=init, weight_decay=weight_decay, seeds=seeds,
-                                shape=as_params(conf.model), **as_params(training), device=device, threads=conf.threads, progress=progress,
+                                shape=as_params(conf.model), **as_params(training), device=device, threads=conf.threads,
+                                progress=progress,
                                 desc=f"separation {corpus}/{task}/{init}/wd={weight_decay:g}",
                                 padding=SCALE_PADDING[settings.scale])
         ref_mean, ref_std = random_separation(data.n_positions, conf.model.d_model, seed=settings.seed)
@@ -274,10 +276,11 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
 
 def run_pretrained_separation(settings=None, *, force: bool = False, positions=None) -> Result:
     r"""Separation of the pretrained model's position table (``settings.pretrained``) over its first ``n`` rows
-    (:func:`posgeom.models.pretrained_tables.pretrained_separation`; the model from :func:`posgeom.models.pretrained.load_hf`).
+    (:func:`posgeom.models.pretrained_tables.pretrained_separation`; the model from
+    :func:`posgeom.models.pretrained.load_hf`).
 
-    Values: ``by_n[str(n)]`` as :func:`~posgeom.models.pretrained_tables.pretrained_separation` gives it, ``pretrained``, ``max_positions``,
-    ``width``. Arrays: ``nearest`` and ``nearest_index`` (max_positions,).
+    Values: ``by_n[str(n)]`` as :func:`~posgeom.models.pretrained_tables.pretrained_separation` gives it,
+    ``pretrained``, ``max_positions``, ``width``. Arrays: ``nearest`` and ``nearest_index`` (max_positions,).
 
     Raises
     ------

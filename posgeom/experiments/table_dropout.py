@@ -92,4 +92,5 @@ def run_dropout_study(settings=None, *, force: bool = False) -> Result:
         return values, None
 
     params = {**as_params(options), "data_seed": settings.seed}
-    return store_result(settings, "learned_dropout_overfit", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")
+    return store_result(settings, "learned_dropout_overfit", compute, params, force, device=device,
+                        model="tiny encoder (posgeom.models), order task")

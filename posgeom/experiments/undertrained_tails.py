@@ -50,6 +50,7 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
 
     params = {"tails": {**as_params(cfg.tails), "seeds": list(seeds)}, "model": as_params(cfg.model),
               "data_seed": settings.seed, "threads": cfg.threads}
-    return store_result(settings, "learned_tails", compute, params, force, device=device, model="tiny encoder (posgeom.models), order task")
+    return store_result(settings, "learned_tails", compute, params, force, device=device,
+                        model="tiny encoder (posgeom.models), order task")
 
 

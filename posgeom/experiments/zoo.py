@@ -62,7 +62,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
 
     The model's table comes from :func:`posgeom.models.pretrained.position_table` and its shape from
     :func:`posgeom.models.pretrained.pretrained_shape` (the one resolver), inside the registry's computation;
-    the rest is :func:`posgeom.encodings.zoo.zoo_geometry`. Values: the pretrained model and its shape; per encoding
+    the rest is :func:`posgeom.encodings.zoo_geometry`. Values: the pretrained model and its shape; per encoding
     (``values["encodings"][name]``) where it enters, its number of positional parameters,
     :func:`posgeom.geometry.toeplitz_spread`, the eigenvalue fraction of the top 1 and 2 MDS axes, and
     :func:`posgeom.geometry.separation` (raw and normalised; NoPE gives 0). The kernel checks

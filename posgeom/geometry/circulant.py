@@ -12,10 +12,10 @@ and eigenvectors $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$: classical MDS *is* 
 with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$.
 
 The statistics (:data:`SHIFT_STATISTICS`): the Toeplitz and circulant deviations
-$\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$ (:func:`toeplitz_deviation`,
-:func:`circulant_deviation`; $\mathcal T$ averages each (wrapped) diagonal) and the Fourier match
-(:func:`fourier_match`: the mean squared cosine of the principal angles between the span of the top
-$2m$ MDS eigenvectors and the span of the $m$ lowest Fourier pairs). :func:`shift_intervals` gives them
+$\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$ (:func:`~posgeom.geometry.toeplitz_deviation`,
+:func:`~posgeom.geometry.circulant_deviation`; $\mathcal T$ averages each (wrapped) diagonal) and the Fourier match
+(:func:`~posgeom.geometry.fourier_match`: the mean squared cosine of the principal angles between the span of the top
+$2m$ MDS eigenvectors and the span of the $m$ lowest Fourier pairs). :func:`~posgeom.geometry.shift_intervals` gives them
 bootstrap intervals over a corpus's sequences.
 """
 

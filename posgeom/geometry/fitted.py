@@ -2,7 +2,7 @@ r"""Embeddings fitted to a target $D$, as the reference rows of a table that sco
 
 Classical MDS at full rank ($P_{\text{MDS}} = U \Lambda^{1/2}$, exact for a Euclidean $D$), its top-$k$
 truncations $U_k \Lambda_k^{1/2}$, and SMACOF at rank $k$ started from MDS: each as its distances
-$\hat D$ with a row name (:func:`mds_row`, :func:`smacof_row`) and a line saying how it was built.
+$\hat D$ with a row name (``mds_row(k)``, ``smacof_row(k)`` of this module) and a line saying how it was built.
 """
 
 from __future__ import annotations

@@ -23,8 +23,9 @@ $B = -\tfrac12 J D^{(2)} J$ and the sampling-noise floor $F_{ij} = \sqrt{(\delta
 vocabulary it underestimates the noise. The cross-half estimate $R$ (:func:`posgeom.geometry.resolvable_distances`:
 the sampling noise cancels in expectation across two random halves of the sequences) is the geometry the
 corpus can resolve: tokens too rare to be seen at half the corpus size do not count; negative $R^2$
-(noise) are clipped and their share is reported. :func:`resolvable_summary` summarises one estimate,
-:func:`resolvable_draws` repeats it over split seeds with :func:`draw_statistics` per draw.
+(noise) are clipped and their share is reported. :func:`~posgeom.geometry.resolvable_summary` summarises one estimate,
+:func:`~posgeom.geometry.resolvable_draws` repeats it over split seeds with :func:`~posgeom.geometry.draw_statistics`
+per draw.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vo
 
     Parameters
     ----------
-    train_data, test_data : posgeom.models.TokenData
+    train_data, test_data : posgeom.models.batches.TokenData
     D_task : ndarray of shape (n, n) or None
         The corpus's geometry the trained table is compared with (absolute encodings; None: no stress).
     position, options :

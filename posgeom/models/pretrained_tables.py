@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import geometry as geo
-from ..corpora.distances import CorpusOptions, corpus_distances
+from ..corpora.distances import corpus_distances
+from ..corpora.options import CorpusOptions
 from ..encodings import reference_tables
 from ..geometry.tables import analyse_table
 
@@ -38,7 +39,7 @@ def table_anatomy(P, *, isolation_threshold: float = 2.0, n_components: int = 6,
     Returns
     -------
     values : dict
-        ``shape``, and the values of :func:`analyse_table` under ``"table"`` and each reference's name.
+        ``shape``, and the values of :func:`~posgeom.geometry.analyse_table` under ``"table"`` and each reference's name.
     arrays : dict
         Its arrays prefixed ``"table/"``, ``"sinusoidal/"``, ... (the n × n similarity matrices of the
         table only, as float32), and ``"table/P"``.

@@ -21,7 +21,7 @@ __all__ = ["RowGeometry", "train_scratch_table"]
 
 class RowGeometry(PositionGeometry):
     """:class:`~posgeom.models.callbacks.PositionGeometry` of the rows ``rows`` (k,) of the learned table
-    against ``target`` (k, k): the series of :meth:`PositionGeometry.keys`."""
+    against ``target`` (k, k): the series of ``PositionGeometry.keys()`` (:class:`posgeom.models.callbacks.PositionGeometry`)."""
 
     def __init__(self, rows, every: int = 10, *, target, **kwargs):
         super().__init__(every, target=target, **kwargs)
@@ -57,7 +57,7 @@ def train_scratch_table(tokens, D, rows, n: int, cfg: dict[str, Any], seed: int,
     device : str
     progress : bool
     padding : str
-        :attr:`posgeom.models.TrainConfig.padding`.
+        ``padding`` of :class:`posgeom.models.training.TrainConfig`.
 
     Returns
     -------
