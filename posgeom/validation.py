@@ -192,6 +192,16 @@ def check_choice(value, name: str, choices, *, plural: str | None = None):
     return value
 
 
+def check_choices(values, name: str, choices, *, plural: str | None = None) -> tuple:
+    """``values`` as a tuple when every one is among ``choices``, else a ``ValueError`` that names the others and
+    lists the choices (``"unknown encodings ['wave']; valid encodings are learned, sinusoidal"``)."""
+    values, plural = tuple(values), plural or name + "s"
+    bad = [v for v in values if v not in choices]
+    if bad:
+        raise ValueError(f"unknown {plural} {bad}; valid {plural} are {', '.join(map(str, choices))}")
+    return values
+
+
 def check_positive_int(value, name: str) -> int:
     """``value`` as an ``int`` >= 1, or a ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:

@@ -49,3 +49,30 @@ def test_records_and_find():
         find(rows, d_model=3)
     with pytest.raises(ValueError, match="does not declare"):
         records(Model, [{"d_model": 8, "width": 3}])
+
+
+def test_no_experiment_redefines_a_shared_settings_block():
+    """A settings block whose fields are those of a shared block of experiments/settings.py (ModelShape,
+    AdamWTraining, NoiseOptions, OrderTask, ...) is that block, or a subclass that adds fields: never a copy."""
+    import dataclasses
+    import importlib
+    import inspect
+    import pkgutil
+
+    import posgeom.experiments as experiments
+    from posgeom.experiments import settings
+
+    shared = {name: cls for name, cls in vars(settings).items()
+              if inspect.isclass(cls) and dataclasses.is_dataclass(cls) and cls.__module__ == settings.__name__
+              and name != "ByScale"}
+    fields_of = {name: {f.name for f in dataclasses.fields(cls)} for name, cls in shared.items()}
+    copies = []
+    for info in pkgutil.iter_modules(experiments.__path__):
+        module = importlib.import_module(f"posgeom.experiments.{info.name}")
+        for name, cls in vars(module).items():
+            if not (inspect.isclass(cls) and dataclasses.is_dataclass(cls)) or cls.__module__ != module.__name__:
+                continue
+            own = {f.name for f in dataclasses.fields(cls)}
+            copies += [f"{module.__name__}.{name} copies settings.{base}" for base, names in fields_of.items()
+                       if own == names and not issubclass(cls, shared[base])]
+    assert not copies, copies

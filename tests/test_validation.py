@@ -30,6 +30,12 @@ def test_choices():
         v.check_choice(3, "task", ("mlm", "bag"))
 
 
+def test_several_choices():
+    assert v.check_choices(["mlm"], "task", ("mlm", "bag")) == ("mlm",)
+    with pytest.raises(ValueError, match=r"^unknown families \['wiki', 'web'\]; valid families are drift, sst2$"):
+        v.check_choices(["drift", "wiki", "web"], "family", ("drift", "sst2"), plural="families")
+
+
 def test_positive_float():
     assert v.check_positive_float(0.02, "sigma") == 0.02
     for bad in (0.0, -1.0, float("nan"), float("inf")):

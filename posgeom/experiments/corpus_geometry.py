@@ -35,6 +35,7 @@ from ..corpora.subsets import subset_geometry
 from ..corpora.synthetic.sampling_noise import family_geometry, noise_scaling
 from ..encodings import hellinger_kinds_summary, sensitivity_row
 from ..registry import Result
+from ..validation import check_choices
 from .settings import EncoderShape, NoiseOptions, as_params, by_scale, params_of, store_result
 
 __all__ = [
@@ -122,10 +123,7 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
     """
     settings = _settings(settings)
     cfg = _config(settings)
-    families = tuple(families)
-    bad = [f for f in families if f not in SYNTHETIC_FAMILIES]
-    if bad:
-        raise ValueError(f"unknown famil(ies) {bad}; valid: {', '.join(SYNTHETIC_FAMILIES)}")
+    families = check_choices(families, "family", SYNTHETIC_FAMILIES, plural="families")
     params = params_of(families=list(families), **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
 
     def compute():

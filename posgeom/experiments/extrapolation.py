@@ -52,7 +52,8 @@ from ..models.tasks import (
     train_order_model,
 )
 from ..models.threads import torch_threads
-from .settings import AdamWTraining, ModelShape, as_params, by_scale, store_result
+from ..validation import check_choices
+from .settings import AdamWTraining, ModelShape, OrderTask, as_params, by_scale, store_result
 
 __all__ = [
     "CONFIGS", "ExtrapolationSettings", "Finetune", "TailsOptions", "OrderExtrapolation",
@@ -81,16 +82,12 @@ class Finetune:
 
 
 @dataclass(frozen=True)
-class TailsOptions:
-    """S4: order task of ``n_positions``, ``short_fraction`` of the training sequences shorter than n/2."""
+class TailsOptions(OrderTask):
+    """S4: the order task at ``n_positions``, ``short_fraction`` of the training sequences shorter than n/2."""
 
     n_positions: int = 32
-    vocab_size: int = 20
-    n_train: int = 4000
     n_eval: int = 2000
     short_fraction: float = 0.9
-    min_length: int = 2
-    kind: str = "marker_order"
     #: S4's interval is over seeds: at least posgeom.geometry.MIN_SEEDS of them
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     train: AdamWTraining = field(default_factory=AdamWTraining)
@@ -200,11 +197,8 @@ class StudyPlan:
 def study_plan(block, encodings=None, seeds=None, valid=ORDER_ENCODINGS) -> StudyPlan:
     """The :class:`StudyPlan` of an :class:`OrderExtrapolation` or :class:`MLMExtrapolation` block, with
     ``encodings`` and ``seeds`` (default: the block's) checked against ``valid``."""
-    encodings = tuple(block.encodings if encodings is None else encodings)
+    encodings = check_choices(block.encodings if encodings is None else encodings, "encoding", valid)
     seeds = tuple(block.seeds if seeds is None else seeds)
-    bad = sorted(set(encodings) - set(valid))
-    if bad:
-        raise ValueError(f"unknown encoding(s) {bad}; valid ones are {', '.join(valid)}")
     L = block.L
     factors = tuple(float(f) for f in block.factors)
     lengths = [int(round(f * L)) for f in factors]

@@ -73,10 +73,11 @@ from ..models.table_studies import INITS, InitRun, train_init_study
 from ..models.tasks import order_population_geometry, order_task_data
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
-from .settings import AdamWTraining, ModelShape, as_params, by_scale, records, store_result
+from ..validation import check_choices
+from .settings import AdamWTraining, ModelShape, OrderTask, as_params, by_scale, records, store_result
 
 __all__ = [
-    "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions", "OrderTaskOptions",
+    "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions",
     "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES",
     # pretrained tables
     "pretrained_availability",
@@ -114,18 +115,6 @@ class TableStressOptions:
 
 
 @dataclass(frozen=True)
-class OrderTaskOptions:
-    """The order task of the training studies (:func:`posgeom.models.tasks.order_task_data`)."""
-
-    n_positions: int = 16
-    vocab_size: int = 20
-    n_train: int = 4000
-    n_eval: int = 1000
-    min_length: int = 2
-    kind: str = "marker_order"
-
-
-@dataclass(frozen=True)
 class TableTraining(AdamWTraining):
     """The shared AdamW block (:func:`posgeom.models.tasks.train_order_model`) and the CPU threads of torch."""
 
@@ -150,7 +139,7 @@ class LearnedTablesSettings:
 
     pretrained: AnatomyOptions = field(default_factory=AnatomyOptions)
     stress: TableStressOptions = field(default_factory=TableStressOptions)
-    order: OrderTaskOptions = field(default_factory=OrderTaskOptions)
+    order: OrderTask = field(default_factory=OrderTask)
     model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
     train: TableTraining = field(default_factory=TableTraining)
     init: InitStudyOptions = field(default_factory=InitStudyOptions)
@@ -336,9 +325,7 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
     o, t, ic = cfg.order, cfg.train, cfg.init
     inits = tuple(ic.inits if inits is None else inits)
     seeds = tuple(ic.seeds if seeds is None else seeds)
-    bad = sorted(set(inits) - set(INITS))
-    if bad:
-        raise ValueError(f"unknown initialisation(s) {bad}; valid ones are {', '.join(INITS)}")
+    check_choices(inits, "initialisation", INITS)
     if not seeds:
         raise ValueError("seeds must hold at least one seed")
     variants = init_study_variants(inits, ic.dropouts)

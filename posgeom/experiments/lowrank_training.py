@@ -17,6 +17,7 @@ from ..models.comparison import accuracy_gaps, summarise_seeds, train_one
 from ..models.threads import torch_threads
 from ..registry import Result
 from . import corpus_geometry as cg
+from ..validation import check_choices
 from .settings import ModelShape, as_params, by_scale, store_result
 
 __all__ = ["TRAIN_ENCODINGS", "TRAIN_GAPS", "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions",
@@ -156,10 +157,7 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     settings = _settings(settings)
     cfg = TRAIN_CONFIGS[settings.scale]
     level = LEVEL
-    tasks = tuple(tasks)
-    bad = [t for t in tasks if t not in ("synthetic", "sst2")]
-    if bad:
-        raise ValueError(f"unknown task(s) {bad}; valid tasks are synthetic, sst2")
+    tasks = check_choices(tasks, "task", ("synthetic", "sst2"))
     device = resolve_device(settings.device)
     params = dict(as_params(cfg), tasks=list(tasks), seed=settings.seed, data=data_key(settings.data_dir),
                   encodings=[list(e[:2]) + [e[2]] for e in TRAIN_ENCODINGS])

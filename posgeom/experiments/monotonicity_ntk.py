@@ -27,6 +27,7 @@ from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..models.ntk import ntk_data, ntk_training
 from ..registry import Registry, Result
 from . import real_corpora as rc
+from ..validation import check_choice
 from .settings import as_params, by_scale
 
 #: Training regimes of :func:`run_ntk`: wide and slow (the NTK regime), the same with the table started
@@ -87,9 +88,7 @@ class NTKOptions:
         return self.seeds if regime == "lazy" else self.contrast_seeds
 
     def regime(self, name: str) -> NTKRegime:
-        if name not in REGIMES:
-            raise ValueError(f"unknown regime {name!r}; valid regimes are {', '.join(REGIMES)}")
-        return getattr(self, name)
+        return getattr(self, check_choice(name, "regime", REGIMES))
 
 
 

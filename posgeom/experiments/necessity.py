@@ -36,6 +36,7 @@ from ..config import resolve_device, settings_or_default as _settings
 from ..models.equivariance import EquivarianceRow, equivariance_gaps
 from ..models.tasks import OrderTaskRow, model_label, train_order_task
 from ..registry import Result
+from ..validation import check_choice
 from .settings import ModelShape, as_params, by_scale, records, store_result
 
 __all__ = [
@@ -134,8 +135,7 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
     conf = CONFIGS[settings.scale]
     given = dict(length=length, vocab_size=vocab_size, n_inputs=n_inputs, n_perms=n_perms, init_std=init_std)
     eq = dataclasses.replace(conf.equivariance, **{k: v for k, v in given.items() if v is not None})
-    if dtype not in ("float32", "float64"):
-        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    check_choice(dtype, "dtype", ("float32", "float64"))
     models = [(str(p), bool(c)) for p, c in models]
     params = dict(models=[list(m) for m in models], **as_params(eq), dtype=dtype, model=as_params(conf.model),
                   seed=settings.seed)

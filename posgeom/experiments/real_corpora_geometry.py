@@ -18,6 +18,7 @@ from ..corpora.distances import CorpusDistances, corpus_distances
 from ..corpora.options import CorpusOptions
 from ..corpora.real import DataSource, describe_source, resolve_source
 from ..registry import Registry, Result
+from ..validation import check_choice
 from .settings import EncoderShape, IntervalOptions, ModelShape, NoiseOptions, SmacofOptions, as_params, by_scale, store_result
 
 CORPUS_NAMES = ("sst2", "imdb")
@@ -168,9 +169,7 @@ def chapter_settings(scale: str) -> RealCorporaOptions:
 
 def check_corpus(corpus: str) -> str:
     """``corpus`` if it is one of :data:`CORPUS_NAMES`, else a ``ValueError`` listing them."""
-    if corpus not in CORPUS_NAMES:
-        raise ValueError(f"unknown corpus {corpus!r}; valid corpora are {', '.join(CORPUS_NAMES)}")
-    return corpus
+    return check_choice(corpus, "corpus", CORPUS_NAMES, plural="corpora")
 
 
 #: The corpus options a result of the chapter records (in its parameters and values): those its settings set.

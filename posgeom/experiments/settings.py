@@ -34,7 +34,7 @@ from ..registry import Registry, Result
 
 __all__ = [
     "ByScale", "by_scale", "as_params", "params_of", "records", "find", "ModelShape", "EncoderShape", "AdamWTraining",
-    "NoiseOptions", "IntervalOptions", "SmacofOptions", "store_result",
+    "NoiseOptions", "IntervalOptions", "SmacofOptions", "OrderTask", "store_result",
 ]
 
 @dataclass(frozen=True)
@@ -172,6 +172,20 @@ class AdamWTraining:
     lr: float = 3e-3
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
+
+
+@dataclass(frozen=True)
+class OrderTask:
+    """The synthetic order task of the training studies (:func:`posgeom.models.tasks.order_task_data`):
+    sequences of at most ``n_positions`` tokens from ``vocab_size``, ``n_train`` for training and ``n_eval``
+    held out, lengths from ``min_length``, the task ``kind``."""
+
+    n_positions: int = 16
+    vocab_size: int = 20
+    n_train: int = 4000
+    n_eval: int = 1000
+    min_length: int = 2
+    kind: str = "marker_order"
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from ..config import resolve_device, settings_or_default as _settings
 from ..geometry.intervals import SeedInterval, paired_difference
 from ..models.table_studies import DropoutRun, train_dropout_study
 from ..registry import Result
-from .learned_tables import OrderTaskOptions, TableTraining
-from .settings import ModelShape, as_params, by_scale, find, records, store_result
+from .learned_tables import TableTraining
+from .settings import ModelShape, OrderTask, as_params, by_scale, find, records, store_result
 
 __all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", "run_dropout_study"]
 
@@ -32,7 +32,7 @@ __all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", 
 class DropoutStudySettings:
     """The S9 study (defaults: ``quick``): a small training set, long training, no weight decay."""
 
-    order: OrderTaskOptions = OrderTaskOptions(n_train=128, n_eval=1000)
+    order: OrderTask = OrderTask(n_train=128, n_eval=1000)
     model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
     train: TableTraining = TableTraining(steps=400, weight_decay=0.0)
     dropouts: tuple[float, ...] = (0.0, 0.1)
