@@ -37,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from chapter_times import cached_times, times_document  # noqa: E402  (beside this file)
+from chapter_times import cached_memory, cached_times, times_document  # noqa: E402  (beside this file)
 from compare_results import compare  # noqa: E402
 
 
@@ -80,6 +80,7 @@ def build(checkout: Path, jobs: int) -> dict:
     return {"jobs": jobs, "exit_code": code, "wall_s": round(wall, 1),
             "execution_wall_s": float(executed[-1]) if executed else None,
             "pages_s": cached_times(cache) if (cache / "global.db").is_file() else {},
+            "pages_peak_gb": cached_memory(cache) if (cache / "global.db").is_file() else {},
             "log_tail": "\n".join(text.splitlines()[-15:]) if code else ""}
 
 
@@ -137,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             from posgeom.timings import CHAPTER_TIMES_FILE
 
             times = times_document(results[0]["pages_s"], measured_on=time.strftime("%Y-%m-%d"), cpus=os.cpu_count(),
-                                   build_seconds=results[0]["wall_s"], commit=rev[:10])
+                                   memory_gb=results[0]["pages_peak_gb"], build_seconds=results[0]["wall_s"],
+                                   commit=rev[:10])
             (REPO / CHAPTER_TIMES_FILE).write_text(json.dumps(times, indent=2) + "\n", encoding="utf-8")
             print(f"wrote {REPO / CHAPTER_TIMES_FILE} (build {results[0]['wall_s'] / 60:.1f} min)")
         return 0 if ok else 1

@@ -33,21 +33,31 @@ from posgeom.timings import CHAPTER_TIMES_FILE  # noqa: E402  (after the checkou
 CHAPTER_FOLDER = "notebooks"
 
 
-def cached_times(cache_dir: Path) -> dict[str, float]:
-    """Seconds per chapter slug from a jupyter-cache folder: the latest record of each chapter."""
+def _latest_records(cache_dir: Path) -> dict[str, object]:
+    """The latest jupyter-cache record of each chapter of :data:`CHAPTER_FOLDER`, by slug."""
     from jupyter_cache import get_cache
 
     if not (cache_dir / "global.db").is_file():
         raise SystemExit(f"no jupyter-cache at {cache_dir}: build the book first (bash scripts/book)")
-    latest: dict[str, tuple] = {}
+    latest: dict[str, object] = {}
     for record in get_cache(str(cache_dir)).list_cache_records():
         path = Path(record.uri)
-        seconds = (record.data or {}).get("execution_seconds")
-        if path.parent.name != CHAPTER_FOLDER or seconds is None:
-            continue
-        if path.stem not in latest or record.created > latest[path.stem][0]:
-            latest[path.stem] = (record.created, float(seconds))
-    return {slug: round(seconds, 1) for slug, (_, seconds) in sorted(latest.items())}
+        if path.parent.name == CHAPTER_FOLDER and (path.stem not in latest or record.created > latest[path.stem].created):
+            latest[path.stem] = record
+    return latest
+
+
+def cached_times(cache_dir: Path) -> dict[str, float]:
+    """Seconds per chapter slug from a jupyter-cache folder: the latest record of each chapter."""
+    seconds = {slug: (record.data or {}).get("execution_seconds") for slug, record in _latest_records(cache_dir).items()}
+    return {slug: round(float(value), 1) for slug, value in sorted(seconds.items()) if value is not None}
+
+
+def cached_memory(cache_dir: Path) -> dict[str, float]:
+    """Peak resident memory (GB) of each chapter's kernel, as ``posgeom book`` measured it (chapters executed
+    by a build that did not measure it are left out)."""
+    peaks = {slug: (record.data or {}).get("peak_rss_bytes") for slug, record in _latest_records(cache_dir).items()}
+    return {slug: round(value / 1e9, 2) for slug, value in sorted(peaks.items()) if value is not None}
 
 
 def slowest_cells(cache_dir: Path, count: int) -> list[tuple[float, str, int, str]]:
@@ -56,11 +66,7 @@ def slowest_cells(cache_dir: Path, count: int) -> list[tuple[float, str, int, st
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_dir))
-    latest: dict[str, object] = {}
-    for record in cache.list_cache_records():
-        path = Path(record.uri)
-        if path.parent.name == CHAPTER_FOLDER and (path.stem not in latest or record.created > latest[path.stem].created):
-            latest[path.stem] = record
+    latest = _latest_records(cache_dir)
     found = []
     for slug, record in latest.items():
         per_cell = (record.data or {}).get("cell_seconds") or []  # written by posgeom.reproduce.book
@@ -73,18 +79,23 @@ def slowest_cells(cache_dir: Path, count: int) -> list[tuple[float, str, int, st
 
 
 def times_document(seconds: dict[str, float], *, measured_on: str, cpus: int | None,
-                   build_seconds: float | None = None, commit: str | None = None) -> dict:
-    """The JSON document written to :data:`posgeom.timings.CHAPTER_TIMES_FILE`: each chapter's seconds and,
-    when measured (``bench_book_build.py --write-times``), the wall time of the whole cold build."""
+                   memory_gb: dict[str, float] | None = None, build_seconds: float | None = None,
+                   commit: str | None = None) -> dict:
+    """The JSON document written to :data:`posgeom.timings.CHAPTER_TIMES_FILE`: each chapter's seconds and
+    peak memory and, when measured (``bench_book_build.py --write-times``), the wall time of the whole cold
+    build."""
     document = {
         "about": ("Seconds of a cold run of each chapter at quick scale (no stored results), as executed by the "
-                  "book build and recorded by jupyter-cache; book_build_seconds: the wall time of the book "
-                  "command's cold build from a fresh clone (environment made, nothing cached). Written by "
+                  "book build and recorded by jupyter-cache; peak_memory_gb: the peak resident memory of each "
+                  "chapter's kernel in that run; book_build_seconds: the wall time of the book command's cold "
+                  "build from a fresh clone (environment made, nothing cached). Written by "
                   "benchmarks/bench_book_build.py --write-times or benchmarks/chapter_times.py."),
         "measured_on": measured_on,
         "cpus": cpus,
         "seconds": seconds,
     }
+    if memory_gb:
+        document["peak_memory_gb"] = memory_gb
     if build_seconds is not None:
         document["book_build_seconds"] = round(float(build_seconds), 1)
     if commit is not None:
@@ -111,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"the jupyter-cache at {args.cache} holds no executed chapter of {CHAPTER_FOLDER}/")
     # no whole-build time here: that is measured only from a fresh clone (bench_book_build.py --write-times),
     # and an older one would not belong with these chapter times
-    document = times_document(seconds, measured_on=datetime.date.today().isoformat(), cpus=os.cpu_count())
+    document = times_document(seconds, measured_on=datetime.date.today().isoformat(), cpus=os.cpu_count(),
+                              memory_gb=cached_memory(args.cache))
     args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     for slug, value in seconds.items():
         print(f"{slug:28s} {value:8.1f} s")

@@ -35,7 +35,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from .timings import chapter_times, time_substitution
+from .timings import chapter_memory, chapter_times, time_substitution
 
 __all__ = ["plain_notebook", "plain_markdown", "glue_values", "glue", "glue_fields", "write_plain_notebook", "export_settings",
            "cached_execution", "INSTALL_TAG"]
@@ -297,7 +297,7 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
         far (appended to). Without it links stay as written and a citation is an error.
     """
     book = book or {}
-    source = _substituted(source, book.get("substitutions"), book.get("times", {}))
+    source = _substituted(source, book.get("substitutions"), book.get("times", {}), book.get("memory", {}))
     ctx = {"values": values or {}, "glue_cells": _glue_cells(list(code_cells)), "solutions": solutions,
            "labels": {} if labels is None else labels, "counts": {} if counts is None else counts,
            "named_cells": set(), "site": book.get("site"), "folder": book.get("folder", ""),
@@ -315,14 +315,16 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
 _SUBSTITUTION = re.compile(r"\{\{\s*(?P<key>[A-Za-z_][\w]*)\s*\}\}")
 
 
-def _substituted(source: str, substitutions: dict | None, times: dict[str, float]) -> str:
+def _substituted(source: str, substitutions: dict | None, times: dict[str, float],
+                 memory: dict[str, float] | None = None) -> str:
     """``{{ key }}`` (a MyST substitution) replaced by its text: from ``substitutions``, else a chapter's
-    measured time (``time_<chapter>``, :func:`posgeom.timings.time_substitution`)."""
+    measured time or peak memory (``time_<chapter>``, ``memory_<chapter>``,
+    :func:`posgeom.timings.time_substitution`)."""
     def text(m: re.Match) -> str:
         key = m.group("key")
         if substitutions and key in substitutions:
             return str(substitutions[key])
-        value = time_substitution(key, times)
+        value = time_substitution(key, times, memory or {})
         if value is None:
             raise ValueError(f"the chapter uses the substitution {{{{ {key} }}}} but no text was given for it; "
                              "pass substitutions= (the book's myst_substitutions)")
@@ -459,7 +461,7 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     settings = export_settings(root / "_config.yml")
     book = {"site": settings["site"], "folder": path.resolve().parent.relative_to(root).as_posix(),
             "bibliography": _bibliography(root), "cited": [], "chapter": path.name,
-            "substitutions": substitutions, "times": chapter_times(root)}
+            "substitutions": substitutions, "times": chapter_times(root), "memory": chapter_memory(root)}
     nb = jupytext.read(path)
     nb.cells = _gated_solutions(nb.cells, solutions)
     if executed is not None and not isinstance(executed, dict) and Path(executed).is_dir():

@@ -40,7 +40,7 @@ from .report import (
     verdict_text,
 )
 from .reproduce import (
-    CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, RUNS_EXPERIMENT, Chapter, chapter_time_substitutions,
+    CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, Chapter, chapter_time_substitutions,
     chapter_times, claims_stale_reason, format_duration,
 )
 from .verdicts import BY_CONSTRUCTION, DEPENDS, EVIDENCE, NOT_REPRODUCED, REPRODUCED
@@ -492,26 +492,27 @@ def collapsed(title: str, body_html: str, *, open_: bool = False) -> str:
 def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS,
                  measured: dict[str, float] | None = None) -> pd.DataFrame:
     """Per chapter: the time of a cold run at ``quick`` measured by the book's build (``measured``,
-    default :func:`chapter_times`; empty where not measured), the time and memory estimates of
-    :data:`~posgeom.reproduce.CHAPTERS` (at ``paper``, the cost model's time,
-    :func:`posgeom.reproduce.paper_minutes`), and the last run measured by ``posgeom reproduce`` at
-    ``quick`` and ``paper`` (empty where none is recorded)."""
-    from .reproduce import paper_minutes
+    default :func:`chapter_times`; empty where not measured), the time and memory of
+    :meth:`Chapter.estimate <posgeom.reproduce.Chapter.estimate>` at each scale with where it comes from
+    (at ``paper``: the cost model's GPU time for a chapter that trains, the last recorded run for one that
+    does not), and the last run recorded by ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where
+    none is recorded)."""
+    from .reproduce import recorded_runs
 
     measured = chapter_times() if measured is None else measured
     registry = registry if registry is not None else Registry(get_settings().results_dir)
-    runs = {(r.scale, r.values.get("chapter") or r.manifest.get("params", {}).get("chapter")): r
-            for r in registry.entries(RUNS_EXPERIMENT)}
-    paper = paper_minutes(chapters)
+    runs = {scale: recorded_runs(scale, registry) for scale in SCALES}
     records = []
     for c in chapters:
         record = {"chapter": c.slug, "claims": " ".join(c.claims),
                   "quick: measured build (min)": measured[c.slug] / 60 if c.slug in measured else None}
         for scale in SCALES:
-            e = c.estimate(scale)
-            record[f"{scale}: estimate (min)"] = paper[c.slug] if scale == "paper" else e.minutes
+            e = c.estimate(scale, registry)
+            record[f"{scale}: estimate (min)"] = e.minutes
+            record[f"{scale}: from"] = ("measured" if e.measured else
+                                        "cost model (GPU)" if scale == "paper" and c.paper.minutes is None else "estimate")
             record[f"{scale}: memory (GB)"] = e.memory_gb
-            run = runs.get((scale, c.slug))
+            run = runs[scale].get(c.slug)
             record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None
         record["paper: GPU memory (GB)"] = c.paper.gpu_memory_gb
         record["GPU at paper"] = "yes" if c.paper_needs_gpu else "no"

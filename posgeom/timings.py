@@ -3,7 +3,7 @@
 ``benchmarks/bench_book_build.py --write-times`` (or ``benchmarks/chapter_times.py``) writes
 :data:`CHAPTER_TIMES_FILE` from a cold build of a fresh clone: each chapter's time from its jupyter-cache
 and the wall time of the whole book command (:data:`BOOK_BUILD`). The book's extension turns it into the
-MyST substitutions ``{{ time_<chapter> }}`` and ``{{ time_book_build }}``
+MyST substitutions ``{{ time_<chapter> }}``, ``{{ memory_<chapter> }}`` and ``{{ time_book_build }}``
 (:func:`posgeom.reproduce.chapter_time_substitutions`), and the exported notebooks
 (:mod:`posgeom.notebooks`) write the same words.
 """
@@ -25,19 +25,26 @@ BOOK_BUILD = "book-build"
 NOT_MEASURED = "not measured yet"
 
 
+def _times_file(root: str | Path | None) -> tuple[Path | None, dict]:
+    """:data:`CHAPTER_TIMES_FILE` of the checkout ``root`` (default: ours) and its JSON; (None, {}) without one."""
+    import json
+
+    root = Path(root) if root is not None else checkout_root()
+    path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
+    if path is None or not path.is_file():
+        return None, {}
+    return path, json.loads(path.read_text(encoding="utf-8"))
+
+
 def chapter_times(root: str | Path | None = None) -> dict[str, float]:
     """Seconds of a cold run of each chapter at ``quick``, by chapter slug (:data:`CHAPTER_TIMES_FILE`),
     and under :data:`BOOK_BUILD` the wall time of the whole cold build when the file records it.
 
     Empty when the file is absent (a checkout that has not measured its build).
     """
-    import json
-
-    root = Path(root) if root is not None else checkout_root()
-    path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
-    if path is None or not path.is_file():
+    path, data = _times_file(root)
+    if path is None:
         return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
     seconds = data.get("seconds")
     if not isinstance(seconds, dict) or not all(isinstance(v, (int, float)) and v >= 0 for v in seconds.values()):
         raise ValueError(f"{path}: 'seconds' must map chapter slugs to non-negative numbers; "
@@ -52,6 +59,19 @@ def chapter_times(root: str | Path | None = None) -> dict[str, float]:
     return times
 
 
+def chapter_memory(root: str | Path | None = None) -> dict[str, float]:
+    """Peak resident memory (GB) of each chapter's kernel in the same cold build as :func:`chapter_times`,
+    by chapter slug (``peak_memory_gb`` of :data:`CHAPTER_TIMES_FILE`); empty when not measured."""
+    path, data = _times_file(root)
+    if path is None:
+        return {}
+    memory = data.get("peak_memory_gb", {})
+    if not isinstance(memory, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in memory.values()):
+        raise ValueError(f"{path}: 'peak_memory_gb' must map chapter slugs to positive numbers; "
+                         "write the file again with python benchmarks/chapter_times.py")
+    return {str(k): float(v) for k, v in memory.items()}
+
+
 def format_duration(seconds: float | None) -> str:
     """``"55 s"`` under two minutes, ``"6.5 min"`` from there; :data:`NOT_MEASURED` for None."""
     if seconds is None:
@@ -62,12 +82,20 @@ def format_duration(seconds: float | None) -> str:
 
 
 
-def time_substitution(key: str, times: dict[str, float]) -> str | None:
-    """The text of the substitution ``time_<chapter>`` (hyphens as underscores) from ``times``; None for
-    a key that is not a chapter's time."""
-    if not key.startswith("time_"):
-        return None
-    return format_duration(times.get(key[len("time_"):].replace("_", "-")))
+def time_substitution(key: str, times: dict[str, float], memory: dict[str, float] | None = None) -> str | None:
+    """The text of the substitution ``time_<chapter>`` (hyphens as underscores) from ``times``, or of
+    ``memory_<chapter>`` (the peak memory of the same run) from ``memory``; None for a key that is neither."""
+    if key.startswith("time_"):
+        return format_duration(times.get(key[len("time_"):].replace("_", "-")))
+    if key.startswith("memory_") and memory is not None:
+        return format_memory(memory.get(key[len("memory_"):].replace("_", "-")))
+    return None
 
 
-__all__ = ["BOOK_BUILD", "CHAPTER_TIMES_FILE", "NOT_MEASURED", "chapter_times", "format_duration", "time_substitution"]
+def format_memory(gigabytes: float | None) -> str:
+    """``"1.2 GB"``; :data:`NOT_MEASURED` for None."""
+    return NOT_MEASURED if gigabytes is None else f"{gigabytes:.1f} GB"
+
+
+__all__ = ["BOOK_BUILD", "CHAPTER_TIMES_FILE", "NOT_MEASURED", "chapter_memory", "chapter_times", "format_duration",
+           "format_memory", "time_substitution"]

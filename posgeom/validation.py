@@ -158,12 +158,31 @@ def check_table(P, name: str = "P", min_rows: int = 2) -> np.ndarray:
     return P
 
 
+def _int_in(x, lo: int, hi: int | None) -> bool:
+    """True when ``x`` is an integer (not a ``bool``) in ``[lo, hi]`` (``hi`` None: no upper bound)."""
+    return isinstance(x, Integral) and not isinstance(x, bool) and lo <= x and (hi is None or x <= hi)
+
+
+def _int_range(lo: int, hi: int | None) -> str:
+    return f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
+
+
 def check_int(x, name: str, lo: int, hi: int | None = None) -> int:
     """``x`` as an ``int`` in ``[lo, hi]`` (``hi`` None: no upper bound), or a ``ValueError`` naming ``name``;
     ``bool`` is not an integer here."""
-    if not isinstance(x, Integral) or isinstance(x, bool) or x < lo or (hi is not None and x > hi):
-        rng = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name} must be an integer {rng}; got {x!r}")
+    if not _int_in(x, lo, hi):
+        raise ValueError(f"{name} must be an integer {_int_range(lo, hi)}; got {x!r}")
+    return int(x)
+
+
+def check_optional_int(x, name: str, lo: int, hi: int | None = None, *, none: str = "") -> int | None:
+    """None, or ``x`` as an ``int`` in ``[lo, hi]`` as :func:`check_int`; the message says that None is allowed
+    too, and what it means (``none``: ``"n_threads must be an integer >= 1 or None (all cores); got 0"``)."""
+    if x is None:
+        return None
+    if not _int_in(x, lo, hi):
+        meaning = f" ({none})" if none else ""
+        raise ValueError(f"{name} must be an integer {_int_range(lo, hi)} or None{meaning}; got {x!r}")
     return int(x)
 
 

@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .geometry.power import SeedDesign, seed_design
+from .geometry.power import TARGET_POWER, SeedDesign, seed_design
 
 REPRODUCED = "reproduced"
 DEPENDS = "depends on an unstated choice"
@@ -95,12 +95,6 @@ def _iv(interval, fmt: str = "{:.3g}") -> str:
     return f"[{fmt.format(low)}, {fmt.format(high)}]"
 
 
-def _power(interval, effect: float) -> SeedDesign:
-    """The power of a decision over seeds for the smallest effect that matters (:func:`posgeom.geometry.power.seed_design`):
-    ``interval`` a :class:`~posgeom.geometry.SeedInterval` or its stored dictionary (``sd``, ``n``)."""
-    return seed_design(interval, effect)
-
-
 def _with_power(why: str, design: SeedDesign) -> str:
     """``why`` followed by the design's power (every decision over seeds states it)."""
     return f"{why}; {design.text()}" if why else design.text()
@@ -116,9 +110,9 @@ def _more_seeds(design: SeedDesign, what: str) -> str:
     """What would decide an underpowered check: ``what`` over the seeds that reach the target power, or, when
     that is more than :data:`MAX_SEEDS`, a less noisy design."""
     if design.needed is not None and design.needed <= MAX_SEEDS:
-        return f"{what} over {design.needed} seeds (80% power for the smallest effect that matters)"
+        return f"{what} over {design.needed} seeds ({TARGET_POWER:.0%} power for the smallest effect that matters)"
     more = "more seeds than can be run" if design.needed is None else f"{design.needed} seeds"
-    return f"a less noisy design than {what} (80% power would need {more} at this noise)"
+    return f"a less noisy design than {what} ({TARGET_POWER:.0%} power would need {more} at this noise)"
 
 
 def _values(xs) -> np.ndarray:
@@ -496,7 +490,7 @@ def c5_lowrank_performance(gap) -> Decision:
     It cannot be ``"depends on an unstated choice"``: the margin is fixed before looking.
     """
     low, high = _bounds(gap)
-    design = _power(gap, ACCURACY_MARGIN)
+    design = seed_design(gap, ACCURACY_MARGIN)
     if high <= ACCURACY_MARGIN:
         return Decision(REPRODUCED, why=_with_power(f"caveat: a loss above {ACCURACY_MARGIN:.0%} of accuracy is excluded "
                                                     f"(gap {_iv(gap, '{:+.3f}')}), a smaller one is not", design))
@@ -742,7 +736,7 @@ def c11_ntk_order(train_losses, kernel_change_lazy, kernel_change_rich, displace
                                      "at least 5 seeds, on SST-2 (paper scale, a GPU)")
     _, d_high = _bounds(displacement)
     _, t_high = _bounds(table)
-    power = f"displacement's {_power(displacement, ORDER_EFFECT).text()}"
+    power = f"displacement's {seed_design(displacement, ORDER_EFFECT).text()}"
     if d_high < RANDOM_VIOLATION and t_high < RANDOM_VIOLATION:
         return Decision(REPRODUCED, why=f"caveat: ΔP {_iv(displacement, '{:.0%}')} and P {_iv(table, '{:.0%}')} both "
                                         f"below 50% violation; a one-layer model, not BERT; {power}")
@@ -843,7 +837,7 @@ def s4_undertrained_tail(difference) -> Decision:
     It cannot be ``"depends on an unstated choice"``: the comparison (skewed against uniform lengths) is the claim itself.
     """
     low, high = _bounds(difference)
-    design = _power(difference, TAIL_EFFECT)
+    design = seed_design(difference, TAIL_EFFECT)
     if high < 0:
         return Decision(REPRODUCED, why=_with_power("", design))
     if low > 0:
@@ -927,7 +921,7 @@ def s7_small_init(steps_small, steps_large, final_loss_difference) -> Decision:
     """
     small, large = _steps(steps_small), _steps(steps_large)
     low, high = _bounds(final_loss_difference)
-    design = _power(final_loss_difference, LOSS_EFFECT)
+    design = seed_design(final_loss_difference, LOSS_EFFECT)
     faster = small < large
     if faster and high < 0:
         return Decision(REPRODUCED, why=_with_power("", design))
@@ -965,7 +959,7 @@ def s9_dropout(generalisation_gap: float, loss_effect) -> Decision:
     0: ``"reproduced"``; above 0: ``"not reproduced"``; holding 0: ``"inconclusive here"``.
     It cannot be ``"depends on an unstated choice"``: the rate, 0.1, is the seed's.
     """
-    design = _power(loss_effect, LOSS_EFFECT)
+    design = seed_design(loss_effect, LOSS_EFFECT)
     would = (_more_seeds(design, "the same paired comparison at this size (CPU)") + ", or the paper scale of this "
              "study (width 128, 4 layers, 1,000 sequences, 4,000 steps, a GPU helps)")
     if generalisation_gap <= OVERFIT_GAP:

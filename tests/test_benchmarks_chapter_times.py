@@ -19,21 +19,21 @@ def _script():
     return module
 
 
-def _cache_run(cache_dir: Path, uri: Path, seconds: float, marker: str) -> None:
+def _cache_run(cache_dir: Path, uri: Path, seconds: float, marker: str, peak: float | None = None) -> None:
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"x = {marker!r}")])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     get_cache(str(cache_dir)).cache_notebook_bundle(
-        CacheBundleIn(nb, str(uri), data={"execution_seconds": seconds}), check_validity=False)
+        CacheBundleIn(nb, str(uri), data={"execution_seconds": seconds, "peak_rss_bytes": peak}), check_validity=False)
 
 
 def test_times_come_from_the_latest_cache_record_of_each_chapter(tmp_path):
     cache = tmp_path / "cache"
-    _cache_run(cache, tmp_path / "notebooks" / "real-corpora.md", 500.0, "old")
-    _cache_run(cache, tmp_path / "notebooks" / "real-corpora.md", 403.24, "new")  # a later build
-    _cache_run(cache, tmp_path / "notebooks" / "theorem1-necessity.md", 58.0, "t1")
+    _cache_run(cache, tmp_path / "notebooks" / "real-corpora.md", 500.0, "old", 3.0e9)
+    _cache_run(cache, tmp_path / "notebooks" / "real-corpora.md", 403.24, "new", 1.944e9)  # a later build
+    _cache_run(cache, tmp_path / "notebooks" / "theorem1-necessity.md", 58.0, "t1")  # memory not measured
     _cache_run(cache, tmp_path / "summary" / "does-the-paper-hold-up.md", 20.0, "s")  # not a chapter
     script = _script()
     assert script.cached_times(cache) == {"real-corpora": 403.2, "theorem1-necessity": 58.0}
@@ -45,6 +45,10 @@ def test_times_come_from_the_latest_cache_record_of_each_chapter(tmp_path):
     from posgeom.timings import chapter_times
 
     assert chapter_times(tmp_path) == document["seconds"]  # what the book reads back
+    assert document["peak_memory_gb"] == {"real-corpora": 1.94}
+    from posgeom.timings import chapter_memory
+
+    assert chapter_memory(tmp_path) == {"real-corpora": 1.94}
 
 
 def test_no_cache_is_a_clear_error(tmp_path):

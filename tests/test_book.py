@@ -72,6 +72,13 @@ def pages(html_root: Path) -> list[Path]:
     return [html_root / f"{name}.html" for name in toc_files()]
 
 
+@functools.lru_cache(maxsize=None)
+def parsed(page: Path) -> BeautifulSoup:
+    """The built ``page`` parsed once per test run (a dozen tests read every page; parsing is most of their
+    time). Read-only: a test must not change the tree it gets."""
+    return BeautifulSoup(page.read_text(), "html.parser")
+
+
 def test_the_build_executes_no_chapter_itself(built_book):
     """Every chapter was executed in parallel beforehand and found in jupyter-cache by the build: a
     chapter the build executes itself (MyST-NB logs "Executing notebook") would mean the cache did not
@@ -91,7 +98,7 @@ def test_every_toc_page_is_built(built_book):
 def test_figures_have_alt_text_and_files(built_book):
     problems = []
     for page in pages(built_book):
-        soup = BeautifulSoup(page.read_text(), "html.parser")
+        soup = parsed(page)
         for img in soup.find_all("img"):
             src = img.get("src", "")
             if not img.get("alt", "").strip():
@@ -107,7 +114,7 @@ def test_no_external_scripts_or_stylesheets(built_book):
     external = re.compile(r"^(https?:)?//")
     problems = []
     for page in sorted(built_book.rglob("*.html")):
-        soup = BeautifulSoup(page.read_text(), "html.parser")
+        soup = parsed(page)
         for tag in soup.find_all("script", src=True):
             if external.match(tag["src"]):
                 problems.append(f"{page.relative_to(built_book)}: script {tag['src']}")
@@ -138,7 +145,7 @@ def test_chapters_offer_ipynb_downloads(built_book):
         rel = page.relative_to(built_book)
         if rel.parts[0] != "notebooks":
             continue
-        soup = BeautifulSoup(page.read_text(), "html.parser")
+        soup = parsed(page)
         link = soup.select_one("a.posgeom-ipynb-download")
         assert link is not None, f"{rel} has no notebook download link"
         target = (page.parent / link["href"]).resolve()
@@ -154,7 +161,7 @@ def test_pages_have_description_open_graph_and_favicon(built_book):
     config = yaml.safe_load((REPO / "_config.yml").read_text())
     base = config["html"]["baseurl"]
     for page in pages(built_book):
-        soup = BeautifulSoup(page.read_text(), "html.parser")
+        soup = parsed(page)
         rel = page.relative_to(built_book)
         meta = {m.get("name") or m.get("property"): m.get("content", "") for m in soup.find_all("meta")}
         for key in ("description", "og:title", "og:description", "og:image", "og:url"):
@@ -185,7 +192,7 @@ def test_repository_edit_and_launch_buttons(built_book):
     owner, name = urlsplit(repo).path.strip("/").split("/")
     for page in pages(built_book):
         rel = page.relative_to(built_book)
-        links = [a["href"] for a in BeautifulSoup(page.read_text(), "html.parser").find_all("a", href=True)]
+        links = [a["href"] for a in parsed(page).find_all("a", href=True)]
         assert repo in links, f"{rel}: no link to the repository"
         source = next(p for p in (REPO / rel.with_suffix(".md"), REPO / rel.with_suffix(".ipynb")) if p.is_file())
         edit = f"{repo}/edit/{config['repository']['branch']}/{source.relative_to(REPO).as_posix()}"
@@ -206,7 +213,7 @@ def test_outputs_show_no_object_reprs_and_no_nan(built_book):
     "—" (with a note), never "NaN"."""
     problems = []
     for page in pages(built_book):
-        soup = BeautifulSoup(page.read_text(), "html.parser")
+        soup = parsed(page)
         rel = page.relative_to(built_book)
         for output in soup.select(".cell_output"):
             text = output.get_text(" ")
@@ -352,7 +359,7 @@ def test_no_internal_documents_or_machine_paths_in_pages(built_book):
     no folder of the machine that built them."""
     home = str(Path.home())
     for page in pages(built_book):
-        text = BeautifulSoup(page.read_text(), "html.parser").get_text(" ")
+        text = parsed(page).get_text(" ")
         rel = page.relative_to(built_book)
         assert not re.search(r"\bSPEC\b", text), f"{rel} mentions SPEC"
         assert "shared/" not in text, f"{rel} mentions shared/"
@@ -409,7 +416,7 @@ return found;
 
 def verdict_tables_in_html(page: Path) -> int:
     """Tables of a built page whose header row has a "Verdict" or "Bottom line" column (the HTML as written)."""
-    soup = BeautifulSoup(page.read_text(), "html.parser")
+    soup = parsed(page)
     return sum(any(re.fullmatch(r"(?i)verdict|bottom line", th.get_text(strip=True)) for th in table.select("thead th"))
                for table in soup.select("main table"))
 
@@ -463,7 +470,7 @@ def test_pages_render_in_chromium(browser, served_book, built_book):
         rel = page.relative_to(built_book).as_posix()
         browser.get(f"{served_book}/{rel}")
         math = browser.execute_async_script(MATHJAX_DONE)
-        has_math = bool(BeautifulSoup(page.read_text(), "html.parser").select(".math"))
+        has_math = bool(parsed(page).select(".math"))
         # A long page (the API reference holds over a thousand formulas) can still be typesetting on a busy
         # machine: give it up to a minute more before counting, and count again.
         deadline = time.monotonic() + 60
@@ -543,6 +550,6 @@ def test_every_interval_on_the_site_holds_its_estimate(built_book):
     problems = []
     for page in pages(built_book):
         # one text at a time: a number and a bracket from two table cells are not an interval
-        for text in BeautifulSoup(page.read_text(), "html.parser").find_all(string=True):
+        for text in parsed(page).find_all(string=True):
             problems += [f"{page.relative_to(built_book)}: {t}" for t in interval_texts_that_miss(str(text))]
     assert not problems, "\n".join(problems[:30])

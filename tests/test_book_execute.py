@@ -96,7 +96,7 @@ def fake_runs(log: list, *, fail: set[str] = frozenset(), seconds: float = 0.05)
             log.append(("end", page.slug))
         from posgeom.reproduce.book import read_page
 
-        return read_page(page.path), seconds, (f"{page.path.name}, code cell 1 of 1: boom" if page.slug in fail else None)
+        return read_page(page.path), seconds, (f"{page.path.name}, code cell 1 of 1: boom" if page.slug in fail else None), None
 
     return execute, peak
 
@@ -168,7 +168,10 @@ def test_real_kernels_fill_the_cache_myst_nb_then_finds(tmp_path):
         nb = read_myst_markdown_notebook(page.path.read_text(), config=config, add_source_map=True, path=page.path)
         record = cache.match_cache_notebook(nb)
         assert record.data["execution_seconds"] > 0
+        # the kernel's peak memory, read by a probe cell that is not cached with the page
+        assert 10e6 < record.data["peak_rss_bytes"] < 64e9
         _, merged = cache.merge_match_into_notebook(nb)
         code = [cell for cell in merged.cells if cell.cell_type == "code"]
+        assert len(code) == 1 and "probe" not in code[0].source
         text = "".join(o.get("text", "") for o in code[0].outputs)
         assert f"threads {threads_per_kernel(2)}" in text and str(k * 7) in text

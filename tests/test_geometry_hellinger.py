@@ -173,7 +173,7 @@ def test_large_n_takes_the_tiled_path_and_matches_pdist(monkeypatch):
     ref = squareform(pdist(np.sqrt(positional_marginals(c).probs)))
     assert np.max(np.abs(D - ref)) <= 1e-12
     assert np.array_equal(D, D.T) and not np.diag(D).any()
-    with pytest.raises(ValueError, match="tile_rows must be an integer >= 0"):
+    with pytest.raises(ValueError, match=r"tile_rows \(0: untiled\) must be an integer >= 0"):
         _pairwise.gram(sp.csr_matrix(np.eye(3)), tile_rows=-1)
 
 

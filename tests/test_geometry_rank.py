@@ -122,6 +122,20 @@ def test_resolvable_distances_match_a_naive_cross_half_loop():
     assert np.allclose(res["R2"], R2, atol=1e-12)
 
 
+def test_resolvable_distances_keep_the_rows_of_the_given_positions():
+    # positions 5 and 6 are reached by one sequence only, so one half misses them: the kept positions stop at 4
+    rng = np.random.default_rng(4)
+    seqs = [rng.integers(0, 30, size=int(rng.integers(3, 6))) for _ in range(80)] + [rng.integers(0, 30, size=7)]
+    full = geo.resolvable_distances(seqs, 7, 30, seed=2)
+    assert np.array_equal(full["positions"], np.arange(5))
+    keep = np.array([4, 0, 3])
+    rows = np.searchsorted(full["positions"], keep)
+    some = geo.resolvable_distances(seqs, 7, 30, keep, seed=2)
+    assert np.array_equal(some["positions"], keep)
+    for key in ("G", "R2", "R"):
+        assert np.allclose(some[key], full[key][np.ix_(rows, rows)], rtol=0, atol=1e-12)
+
+
 def test_resolvable_distances_remove_sampling_noise():
     rng = np.random.default_rng(9)
     p = rng.dirichlet(np.full(300, 0.2))

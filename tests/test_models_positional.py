@@ -149,7 +149,7 @@ def test_extrapolation_heuristics():
     assert m.extended(7, "new_rows", seed=3)(7).shape == (7, 3)
     with pytest.raises(ValueError, match="valid methods"):
         m.extended(7, "mirror")
-    with pytest.raises(ValueError, match="larger than N_max=5"):
+    with pytest.raises(ValueError, match=r"n \(to extend a table of N_max=5 rows\) must be an integer >= 6"):
         m.extended(4)
     # the caller's random stream is untouched, and a float64 table stays float64
     state = torch.get_rng_state()

@@ -244,7 +244,7 @@ def test_plan_names_the_torchrun_command_and_warns_without_a_gpu():
             "posgeom.experiments.minimal_parametrisation:run_lowrank_training") in plan
     assert "minimal-parametrisation needs a GPU at paper scale" in plan
     assert re.search(r"sinusoids-as-mds\s+C4\s+done\s+skip", plan)
-    assert "1 of 2 chapters" in plan and "estimates for one H100/H200-class GPU" in plan
+    assert "1 of 2 chapters" in plan and "the cost model for one H100/H200-class GPU where a chapter trains" in plan
     assert ddp_command(["m:f"], 2)[:3] == [sys.executable, "-m", "torch.distributed.run"]
     with pytest.raises(ValueError, match="several processes"):
         ddp_command(["m:f"], 1)
@@ -331,11 +331,31 @@ def test_the_paper_time_of_a_chapter_with_model_work_is_the_cost_models():
     priced = cost_model_minutes()
     assert all(priced.get(c.slug, 0.0) > 0 for c in CHAPTERS if c.paper.minutes is None)
     assert all(c.paper.minutes is None for c in CHAPTERS if priced.get(c.slug, 0.0) >= 1.0)
-    # a chapter without model work keeps its own estimate; one left to a cost model that prices nothing is an error
-    assert chapters["corpus-geometry"].estimate("paper").minutes == chapters["corpus-geometry"].paper.minutes
+    # one left to a cost model that prices nothing is an error
     orphan = replace(chapters["corpus-geometry"], paper=replace(chapters["corpus-geometry"].paper, minutes=None))
     with pytest.raises(ValueError, match="prices none of its experiments"):
         orphan.estimate("paper")
+
+
+def test_the_paper_time_of_a_chapter_without_model_work_is_its_last_recorded_run(tmp_path):
+    from posgeom.reproduce import cost_model_minutes, recorded_runs
+
+    chapter = next(c for c in CHAPTERS if c.slug == "corpus-geometry")
+    registry = Registry(tmp_path / "results")
+    # not run yet: the typed estimate, marked as such
+    assert chapter.estimate("paper", registry) == chapter.paper and not chapter.estimate("paper", registry).measured
+    for wall in (600.0, 90.0):  # a second run replaces the first (one entry per chapter and scale)
+        registry.save(RUNS_EXPERIMENT, {"chapter": chapter.slug, "wall_s": wall, "peak_rss_gb": 1.25},
+                      params={"chapter": chapter.slug}, scale="paper", seed=0, device="cpu")
+    assert recorded_runs("paper", registry)[chapter.slug].values["wall_s"] == 90.0
+    measured = chapter.estimate("paper", registry)
+    assert measured.measured and measured.minutes == pytest.approx(1.5) and measured.memory_gb == 1.25
+    assert recorded_runs("quick", registry) == {}
+    # a chapter that trains keeps the cost model's GPU time even when a CPU run of it was recorded
+    training = next(c for c in CHAPTERS if c.slug == "theorem4-separation")
+    registry.save(RUNS_EXPERIMENT, {"chapter": training.slug, "wall_s": 20.0, "peak_rss_gb": 1.0},
+                  params={"chapter": training.slug}, scale="paper", seed=0, device="cpu")
+    assert training.estimate("paper", registry).minutes == pytest.approx(cost_model_minutes()[training.slug])
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from posgeom.costmodel import gpu_work
 from posgeom.registry import Registry
 from posgeom.reproduce import CHAPTERS
-from posgeom.reproduce.parts import CHAPTER_PARTS, chapter_of, paper_parts, paper_parts_frame
+from posgeom.reproduce.parts import CHAPTER_PARTS, chapter_needs, chapter_of, paper_parts, paper_parts_frame
 
 
 def test_every_chapter_has_parts_and_every_committed_part_one_home():
@@ -48,6 +48,35 @@ def test_stored_parts_are_measured_and_gpu_work_is_estimated(tmp_path):
                   runtime_s=600.0, code="posgeom.experiments.necessity")
     parts = {p.part: p for p in paper_parts("theorem1-necessity", registry)}
     assert "necessity.order_task*" not in parts and parts["necessity.order_task"].cost == "10.0 min (GPU)"
+
+
+def test_the_box_figures_sum_the_stored_parts_and_price_the_waiting_ones(tmp_path):
+    registry = Registry(tmp_path / "results")
+    empty = chapter_needs("theorem1-necessity", registry)
+    assert empty.paper_measured == "nothing stored here yet"
+    assert empty.paper_gpu.startswith(f"about {gpu_work()['necessity.order_task*']:.0f} GPU-minutes")
+    registry.save("necessity.equivariance", {"gap": 0.0}, params={"n": 1}, scale="paper", seed=0, device="cpu",
+                  runtime_s=318.9, code="posgeom.experiments.necessity")
+    registry.save("necessity.equivariance", {"gap": 0.0}, params={"n": 2}, scale="paper", seed=0, device="cpu",
+                  runtime_s=1.1, code="posgeom.experiments.necessity")
+    assert chapter_needs("theorem1-necessity", registry).paper_measured == (
+        "5.3 min on a CPU, the recorded wall time of 2 stored results")
+    registry.save("necessity.order_task", {"acc": 1.0}, params={}, scale="paper", seed=0, device="cuda:0",
+                  runtime_s=600.0, code="posgeom.experiments.necessity")
+    done = chapter_needs("theorem1-necessity", registry)
+    assert done.paper_measured == "15.3 min on a CPU and a GPU, the recorded wall time of 3 stored results"
+    assert done.paper_gpu.startswith("none")
+    # every chapter's box reads its figures from here, in the cell that shows its table
+    root = Path(__file__).resolve().parents[1]
+    for chapter in CHAPTERS:
+        text = (root / "notebooks" / f"{chapter.slug}.md").read_text()
+        assert f'glue_fields("needs", chapter_needs("{chapter.slug}"))' in text, chapter.slug
+        box = text[text.index("What this chapter needs"):]
+        box = box[:box.index("\n```\n")]
+        for key in ("needs_paper_measured", "needs_paper_gpu"):
+            assert f"{{glue:text}}`{key}`" in box, (chapter.slug, key)
+        key = chapter.slug.replace("-", "_")
+        assert f"{{{{ time_{key} }}}}" in box and f"{{{{ memory_{key} }}}}" in box, chapter.slug
 
 
 def test_unknown_chapter_is_one_clear_error(tmp_path):

@@ -285,6 +285,15 @@ def test_timing_frame_shows_estimates_and_measured_runs(tmp_path):
 
     model = sum(c.gpu_minutes for c in experiment_costs() if c.chapter == "theorem4-separation")
     assert frame.loc["theorem4-separation", "paper: estimate (min)"] == pytest.approx(model)  # the cost model's
+    assert frame.loc["theorem4-separation", "paper: from"] == "cost model (GPU)"
+    # a chapter without model work: its typed estimate until a paper run is recorded, then that run
+    assert frame.loc["sinusoids-as-mds", "paper: from"] == "estimate"
+    registry.save(RUNS_EXPERIMENT, {"chapter": "sinusoids-as-mds", "wall_s": 120.0, "peak_rss_gb": 0.75},
+                  params={"chapter": "sinusoids-as-mds"}, scale="paper", seed=0, device="cpu")
+    frame = sm.timing_frame(registry)
+    assert frame.loc["sinusoids-as-mds", "paper: from"] == "measured"
+    assert frame.loc["sinusoids-as-mds", "paper: estimate (min)"] == pytest.approx(2.0)
+    assert frame.loc["sinusoids-as-mds", "paper: memory (GB)"] == pytest.approx(0.75)
 
 
 # ------------------------------------------------------------------------------------ the bottom line
@@ -448,6 +457,18 @@ def test_chapter_times_read_the_one_file_and_format_it(tmp_path):
     assert subs["time_real_corpora"] == "6.7 min" and subs["time_encodings_at_a_glance"] == "55 s"
     assert subs["time_diagnose_your_model"] == sm.NOT_MEASURED  # every chapter of the book has a key
     assert sm.format_duration(119.4) == "119 s" and sm.format_duration(120) == "2.0 min"
+    # the peak memory of the same build: a substitution beside each time
+    assert subs["memory_real_corpora"] == sm.NOT_MEASURED
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {"real-corpora": 403.2},
+                                                              "peak_memory_gb": {"real-corpora": 1.94}}))
+    from posgeom.timings import chapter_memory
+
+    memory = chapter_memory(tmp_path)
+    subs = sm.chapter_time_substitutions(sm.chapter_times(tmp_path), memory=memory)
+    assert subs["memory_real_corpora"] == "1.9 GB" and subs["memory_inside_bert"] == sm.NOT_MEASURED
+    (tmp_path / sm.CHAPTER_TIMES_FILE).write_text(json.dumps({"seconds": {}, "peak_memory_gb": {"real-corpora": -1}}))
+    with pytest.raises(ValueError, match="peak_memory_gb"):
+        chapter_memory(tmp_path)
     frame = sm.timing_frame(Registry(tmp_path / "results"), measured=times)
     assert frame.loc["real-corpora", "quick: measured build (min)"] == pytest.approx(403.2 / 60)
     assert pd.isna(frame.loc["inside-bert", "quick: measured build (min)"])

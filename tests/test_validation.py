@@ -22,6 +22,16 @@ def test_integers():
         v.check_even(7, "d")
 
 
+def test_optional_integers():
+    assert v.check_optional_int(None, "n_threads", 1) is None
+    assert v.check_optional_int(np.int64(0), "w", 0) == 0 and type(v.check_optional_int(np.int64(2), "w", 0)) is int
+    for bad in (0, 6, 2.0, True, "3"):
+        with pytest.raises(ValueError, match=r"^k must be an integer in \[1, 5\] or None; got "):
+            v.check_optional_int(bad, "k", 1, 5)
+    with pytest.raises(ValueError, match=r"^n_threads must be an integer >= 1 or None \(all cores\); got 0$"):
+        v.check_optional_int(0, "n_threads", 1, none="all cores")
+
+
 def test_choices():
     assert v.check_choice("sst2", "corpus", ("drift", "sst2"), plural="corpora") == "sst2"
     with pytest.raises(ValueError, match=r"^unknown corpus 'wiki'; valid corpora are drift, sst2$"):

@@ -354,12 +354,15 @@ def _switch_off_thebe(app, config) -> None:
 
 
 def _chapter_time_substitutions(app, config) -> None:
-    """``{{ time_<chapter> }}`` on every page: the measured times of ``book/chapter-times.json``
-    (:func:`posgeom.timings.chapter_times`), the one source of the chapters' times."""
+    """``{{ time_<chapter> }}`` and ``{{ memory_<chapter> }}`` on every page: the measured times and peak
+    memory of ``book/chapter-times.json`` (:func:`posgeom.timings.chapter_times`,
+    :func:`posgeom.timings.chapter_memory`), the one source of both."""
     from posgeom.reproduce import chapter_time_substitutions, chapter_times
+    from posgeom.timings import chapter_memory
 
     config.myst_substitutions = {**(config.myst_substitutions or {}),
-                                 **chapter_time_substitutions(chapter_times(app.srcdir))}
+                                 **chapter_time_substitutions(chapter_times(app.srcdir),
+                                                              memory=chapter_memory(app.srcdir))}
 
 
 def setup(app):

@@ -56,6 +56,7 @@ _COUNTING_FLAGS = (
 def _stats(args):
     from ..config import get_settings
     from ..corpora.spec import load_statistics, parse_corpus_spec
+    from ..validation import check_int
 
     if (args.corpus is None) == (args.counts is None):
         raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
@@ -68,8 +69,8 @@ def _stats(args):
             raise ValueError(f"{', '.join(given)} do(es) not apply with --counts: the counts file fixed how it was counted")
         return None, get_settings(seed=args.seed).seed, load_counts(args.counts)
     spec = parse_corpus_spec(args.corpus)
-    if args.positions is not None and args.positions < 1:
-        raise ValueError(f"--positions must be a positive integer; got {args.positions}")
+    if args.positions is not None:
+        check_int(args.positions, "--positions", 1)
     seed = get_settings(seed=args.seed).seed  # checked there (a non-negative integer)
     # flags left unset are None: load_statistics applies the defaults, and tells which options a
     # synthetic corpus does not take
@@ -146,31 +147,30 @@ def check_geometry_options(args) -> None:
     """The options every command that compares geometries shares (``stress``, ``diagnose``): the
     Hellinger form, the noise-floor method and replicates, the minimum count. One line each."""
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
+    from ..validation import check_int
 
     if args.hellinger not in HELLINGER_KINDS:
         raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
     if args.noise not in NOISE_METHODS:
         raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
-    if args.min_count < 1:
-        raise ValueError(f"--min-count must be an integer >= 1; got {args.min_count}")
-    if args.noise_reps < 1:
-        raise ValueError(f"--noise-reps must be an integer >= 1; got {args.noise_reps}")
+    check_int(args.min_count, "--min-count", 1)
+    check_int(args.noise_reps, "--noise-reps", 1)
 
 
 def _check_stress_options(args) -> None:
     """Reject values no part of the report can use (they would otherwise end as "n/a" with exit 0)."""
+    from ..validation import check_int, check_real
+
     check_geometry_options(args)
     if not 0 < args.rank_tol < 1:
         raise ValueError(f"--rank-tol must lie in (0, 1), a fraction of the largest eigenvalue; got {args.rank_tol}")
     if not 0 < args.rank_mass <= 1:
         raise ValueError(f"--rank-mass must lie in (0, 1], a share of the eigenvalue mass; got {args.rank_mass}")
-    if not args.rank_stress >= 0 or args.rank_stress == float("inf"):
-        raise ValueError(f"--rank-stress must be a finite number >= 0; got {args.rank_stress}")
-    if not 0 <= args.alpha < float("inf"):
-        raise ValueError(f"--alpha must be a finite number >= 0; got {args.alpha}")
+    check_real(args.rank_stress, "--rank-stress", 0)
+    check_real(args.alpha, "--alpha", 0)
     for flag, value in (("--d", args.d), ("--heads", args.heads)):
-        if value is not None and value < 1:
-            raise ValueError(f"{flag} must be a positive integer; got {value}")
+        if value is not None:
+            check_int(value, flag, 1)
 
 
 def format_ranges(values) -> str:

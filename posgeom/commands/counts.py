@@ -23,13 +23,13 @@ def _run_counts(args) -> int:
 
     from ..corpora.countsfile import save_counts
     from ..corpora.sharded import count_corpus
-    from ..validation import printable
+    from ..validation import check_int, printable
 
     out = Path(args.out).expanduser()
     if not out.parent.is_dir():
         raise ValueError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be an integer >= 1; got {args.workers}")
+    if args.workers is not None:
+        check_int(args.workers, "--workers", 1)
     stats = count_corpus(
         args.corpus, args.positions, split=args.split, text_column=args.text_column, tokenizer=args.tokenizer,
         special=args.special, br_tags=args.br_tags, on_empty=args.on_empty, workers=args.workers,

@@ -17,10 +17,10 @@ def _run(args) -> int:
     from .corpus import check_geometry_options
     from ..diagnose.core import corpus_statistics, diagnose, inspect_model, model_tokenizer
     from ..diagnose.report import summary_lines, write_report
-    from ..validation import printable
+    from ..validation import check_int, printable
 
-    if args.positions is not None and args.positions < 2:
-        raise ValueError(f"--positions must be an integer >= 2; got {args.positions}")
+    if args.positions is not None:
+        check_int(args.positions, "--positions", 2)
     check_geometry_options(args)
     if args.counts is not None:
         given = [flag for flag, value in (("--split", args.split), ("--positions", args.positions),

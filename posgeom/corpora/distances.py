@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import geometry as geo
+from ..validation import check_int
 from .options import CorpusOptions, check_options
 
 __all__ = ["CorpusDistances", "corpus_distances", "resampling_groups"]
@@ -57,12 +58,8 @@ class CorpusDistances:
 
 def _subset_rows(options: CorpusOptions, n_texts: int) -> np.ndarray:
     """The rows of a ``max_sequences`` subset: drawn without replacement with ``subset_seed``, in order."""
-    m = options.max_sequences
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n_texts:
-        raise ValueError(
-            f"max_sequences must be an integer in [1, {n_texts}] for {options.corpus}/{options.split}; got {m!r}"
-        )
-    return np.sort(np.random.default_rng(options.subset_seed).choice(n_texts, size=int(m), replace=False))
+    m = check_int(options.max_sequences, f"max_sequences (for {options.corpus}/{options.split})", 1, n_texts)
+    return np.sort(np.random.default_rng(options.subset_seed).choice(n_texts, size=m, replace=False))
 
 
 def _subset_tokens(options: CorpusOptions, data_dir, source=None):

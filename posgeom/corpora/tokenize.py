@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import PACKAGED_MODEL, PACKAGED_NAMES, packaged_model_folder
+from ..validation import check_int
 
 __all__ = [
     "SPECIAL_POLICIES", "BR_OPTIONS", "DEFAULT_TOKENIZER", "TOKENIZER_FILES", "TokenizedCorpus", "load_tokenizer",
@@ -78,9 +79,7 @@ def check_positions(n_positions, special: str) -> int:
     """``n_positions`` as an ``int``, at least 2 under the ``"model"`` policy (``[CLS]`` takes position 0) and 1
     under ``"content"``, or a ``ValueError`` naming the policy."""
     lo = 2 if special == "model" else 1
-    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) or n_positions < lo:
-        raise ValueError(f"n_positions must be an integer >= {lo} under the {special!r} policy; got {n_positions!r}")
-    return int(n_positions)
+    return check_int(n_positions, f"n_positions (under the {special!r} special-token policy)", lo)
 
 
 def validate_br(br_tags: str) -> str:
@@ -409,8 +408,7 @@ def tokenize_texts(
         raise ValueError(
             f"{len(bad)} texts are not strings (first at index {bad[0]}: {texts[bad[0]]!r}); load them with load_texts"
         )
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1; got {batch_size}")
+    check_int(batch_size, "batch_size", 1)
     tok = load_tokenizer(tokenizer) if tokenizer is None or isinstance(tokenizer, (str, Path)) else tokenizer
     texts = clean_br(texts, br_tags) if br_tags != "keep" else texts
 

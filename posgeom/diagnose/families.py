@@ -36,6 +36,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..validation import check_int
+
 __all__ = [
     "MECHANISMS", "ALIBI_RULES", "Mechanism", "QueryKeyLayout", "Family", "FAMILIES", "learned", "rotary", "alibi",
     "sinusoidal", "relative_buckets", "switch", "no_positions", "detect_mechanism", "supported_message",
@@ -152,14 +154,11 @@ class Family:
 
 def _shape(config, family: str) -> dict:
     """n_layers, n_heads, width, max_positions: transformers' attribute maps give every family these names."""
-    n_layers = getattr(config, "num_hidden_layers", None)
-    n_heads = getattr(config, "num_attention_heads", None)
-    width = getattr(config, "hidden_size", None)
-    if not all(isinstance(v, int) and v > 0 for v in (n_layers, n_heads, width)):
-        raise ValueError(
-            f"the {family} config does not give the number of layers, heads and the width "
-            f"(num_hidden_layers={n_layers!r}, num_attention_heads={n_heads!r}, hidden_size={width!r})"
-        )
+    n_layers, n_heads, width = (
+        check_int(getattr(config, attr, None), f"the {family} config's {attr} ({what})", 1)
+        for attr, what in (("num_hidden_layers", "its number of layers"), ("num_attention_heads", "its heads"),
+                           ("hidden_size", "its width"))
+    )
     max_positions = getattr(config, "max_position_embeddings", None)
     return {"family": family, "n_layers": n_layers, "n_heads": n_heads, "width": width,
             "max_positions": max_positions if isinstance(max_positions, int) else None}

@@ -6,23 +6,16 @@ that the encoding induces; the formulas are in :mod:`posgeom.encodings`.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..geometry import euclidean_distances
-from ..validation import check_even, check_positive_float, check_positive_int
+from ..validation import check_even, check_positive_float, check_positive_int, check_real
 
 SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
 
 
 def _check_base(base) -> float:
-    if isinstance(base, bool) or not isinstance(base, (int, float, np.integer, np.floating)):
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
-    base = float(base)
-    if not math.isfinite(base) or base <= 1.0:
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
-    return base
+    return check_real(base, "base", 1, open_lo=True)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from typing import Callable
 import numpy as np
 
 from ..geometry import (
-    STRESS_BOUNDS, bootstrap_intervals, classical_mds, difference_interval, encoding_stresses, euclidean_distances,
-    fold_counts, hellinger_matrix, positional_counts, positional_marginals,
+    STRESS_BOUNDS, classical_mds, encoding_stresses, euclidean_distances, hellinger_matrix, positional_counts,
+    positional_marginals, sequence_intervals,
 )
 from ..validation import check_positive_int
 from .fixed import (
@@ -283,10 +283,10 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
                          learned_table=None, progress=None, groups=None) -> tuple[dict, np.ndarray]:
     r"""Bootstrap intervals over sequences of the comparison table of one corpus (:func:`comparison_for`).
 
-    The sequences are dealt into ``n_folds`` folds (:func:`posgeom.geometry.fold_counts`) and
-    resampled ``n_boot`` times (:func:`posgeom.geometry.bootstrap_intervals`); each replicate
-    refits MDS to its own $D^*$ (MDS is a function of $D$), the fixed encodings stay fixed. ``groups`` (one label
-    per sequence, :func:`posgeom.geometry.fold_members`) keeps the sequences of one label in one fold.
+    The bootstrap of :func:`posgeom.geometry.sequence_intervals` (``n_folds`` folds resampled ``n_boot``
+    times); each replicate refits MDS to its own $D^*$ (MDS is a function of $D$), the fixed encodings stay
+    fixed. ``groups`` (one label per sequence, :func:`posgeom.geometry.fold_members`) keeps the sequences of
+    one label in one fold.
 
     Parameters
     ----------
@@ -300,8 +300,12 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
         Redraws, folds, confidence level and seed of the bootstrap.
     differences : sequence of (str, str)
         Pairs ``(a, b)`` of encodings whose ``"scale_free"`` difference stress(a) - stress(b) gets an interval.
-    learned_table, progress, groups :
-        As :func:`comparison_set`, a wrapper of the replicates' iterator, one label per sequence.
+    learned_table : array-like of shape (n, d), optional
+        As :func:`comparison_set`.
+    progress : str, optional
+        The description of a progress bar over the replicates (none when None).
+    groups : array-like of shape (n_sequences,), optional
+        One label per sequence.
 
     Returns
     -------
@@ -310,25 +314,22 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
         for ``differences``, ``n_used``, ``n_kept``.
     replicates : ndarray of shape (n_used, n_statistics)
     """
-    counts = positional_counts(sequences, n_positions, vocab_size)
-    marg = positional_marginals(counts)
+    marg = positional_marginals(positional_counts(sequences, n_positions, vocab_size))
     D0 = hellinger_matrix(marg)
     positions = marg.positions
     fixed = comparison_set(D0, positions, d_model=d_model, n_heads=n_heads, seed=seed, learned_table=learned_table)
-    names = [(e, z) for e in ENCODINGS_COMPARED if e in fixed for z in ("paper", "scale_free")]
+    pairs = [(e, z) for e in ENCODINGS_COMPARED if e in fixed for z in ("paper", "scale_free")]
+    names = [f"{e}|{z}" for e, z in pairs]
 
     def statistics(D):
         # MDS is refitted to each replicate's D; the fixed encodings stay fixed
         table = encoding_stresses(D, {**fixed, **mds_width_distances(D, d_model)})
-        return np.array([table[e][z] for e, z in names])
+        return np.array([table[e][z] for e, z in pairs])
 
-    folds = fold_counts(sequences, n_positions, vocab_size, n_folds=n_folds, seed=seed, groups=groups)
-    intervals, reps = bootstrap_intervals(D0, folds, positions, statistics, n_boot=n_boot, level=level,
-                                          seed=seed, progress=progress,
-                                          bounds=[STRESS_BOUNDS[z] for _, z in names])
-    stats = {f"{e}|{z}": iv.as_dict() for (e, z), iv in zip(names, intervals)}
-    diffs = {f"{a}-{b}|scale_free": difference_interval(intervals, reps, names.index((a, "scale_free")),
-                                                        names.index((b, "scale_free")), level,
-                                                        bounds=(-1.0, 1.0)).as_dict()
-             for a, b in differences if (a, "scale_free") in names and (b, "scale_free") in names}
-    return dict(statistics=stats, differences=diffs, n_used=int(reps.shape[0]), n_kept=int(positions.size)), reps
+    diffs = {f"{a}-{b}|scale_free": (f"{a}|scale_free", f"{b}|scale_free") for a, b in differences
+             if f"{a}|scale_free" in names and f"{b}|scale_free" in names}
+    values, reps = sequence_intervals(D0, sequences, n_positions, vocab_size, positions, statistics, names,
+                                      differences=diffs, n_boot=n_boot, n_folds=n_folds, level=level, seed=seed,
+                                      groups=groups, bounds=[STRESS_BOUNDS[z] for _, z in pairs], progress=progress)
+    return dict(statistics=values["statistics"], differences=values["differences"], n_used=values["n_used"],
+                n_kept=int(positions.size)), reps

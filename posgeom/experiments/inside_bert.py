@@ -193,15 +193,8 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
                         model=settings.pretrained)
 
 
-def paper_results(settings: Settings | None = None) -> list[Result]:
-    """Every ``paper``-scale result of this chapter held by the registry (any code version)."""
-    from .real_corpora import paper_results as results_with_prefix
-
-    return results_with_prefix(settings, "inside_bert")
-
-
 __all__ = [
     "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "sentence_tokens",
-    "layer_stress", "run_layer_stress", "paper_results",
+    "layer_stress", "run_layer_stress",
 ]
 

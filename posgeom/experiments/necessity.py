@@ -66,7 +66,7 @@ class OrderTaskSize:
 class OrderTraining:
     """AdamW training of the order-task models (test accuracy every ``eval_every`` steps)."""
 
-    steps: int = 400
+    steps: int = 300
     batch_size: int = 64
     lr: float = 3e-3
     weight_decay: float = 0.0
@@ -97,7 +97,9 @@ class NecessitySettings:
     equivariance: EquivarianceOptions = field(default_factory=EquivarianceOptions)
 
 
-#: Per-scale options. ``quick``: a 1-layer, width-32 encoder, 8 content positions, 400 steps, 3 seeds
+#: Per-scale options. ``quick``: a 1-layer, width-32 encoder, 8 content positions, 300 steps, 3 seeds
+#: (300, not 400: at 400 every model with positions had a mean test accuracy of at least 0.987 by step 250 —
+#: the curves had flattened — and the NoPE and causal checks do not depend on the steps)
 #: (about 2 s of one CPU core per run). ``paper``: BERT-base's shape (12 layers, width 768, 12 heads) on
 #: 126 content positions, for a GPU.
 CONFIGS = by_scale(

@@ -146,7 +146,6 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
 
     def compute():
         from ..models.pretrained import position_table
-        from ..progress import tqdm
 
         values, arrays = {}, {}
         seqs, tokens, _ = cg.sst2_sequences(settings)
@@ -162,7 +161,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
             values[name], arrays[f"{name}__replicates"] = comparison_intervals(
                 *args, **as_params(encoder), **as_params(cfg.intervals), seed=settings.seed,
                 differences=INTERVAL_DIFFERENCES,
-                progress=lambda it, n=name: tqdm(it, desc=f"bootstrap {n}", leave=False), **extra)
+                progress=f"bootstrap {name}", **extra)
         return values, arrays
 
     return store_result(settings, "optimal_encoding.comparison_intervals", compute, params, force,

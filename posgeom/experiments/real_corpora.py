@@ -39,7 +39,7 @@ from .real_corpora_geometry import (
     CONFIGS, CORPUS_NAMES, NORMALIZATIONS, PAPER_ALIBI_SST2, RANK_OPTIONS, RECORDED_OPTIONS, AlibiGrid,
     ChapterIntervals, CorpusSource, DrawOptions, EncodingOptions, RankedSmacof, RealCorporaOptions,
     ScratchTraining, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, corpus_params, corpus_source,
-    paper_results, run_corpus_geometry, run_noise_aware_rank, store_result,
+    paper_results, run_corpus_geometry, run_noise_aware_rank,
 )
 from .real_corpora_stress import (
     INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, StressRow, mds_row,
@@ -85,7 +85,7 @@ __all__ = [
     "CONFIGS", "chapter_settings", "RealCorporaOptions", "CorpusSource", "EncodingOptions", "RankedSmacof",
     "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "CORPUS_NAMES", "PAPER_ALIBI_SST2",
     "NORMALIZATIONS", "RECORDED_OPTIONS", "run_scratch_tables", "check_corpus", "corpus_options",
-    "corpus_params", "corpus_source", "store_result", "corpus_geometry_of", "run_corpus_geometry",
+    "corpus_params", "corpus_source", "corpus_geometry_of", "run_corpus_geometry",
     "RANK_OPTIONS", "run_noise_aware_rank", "run_resolvable_splits", "run_subset_draws", "STRESS_ENCODINGS",
     "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table", "run_scratch_table",
     "stress_rows", "run_stress_table", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES",

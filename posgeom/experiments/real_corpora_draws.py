@@ -28,10 +28,11 @@ def _encodings(cd, cfg) -> dict[str, np.ndarray]:
     return enc.encoding_set(cd.marginals.positions, names=("sinusoidal", "rope", "alibi"), **cfg.encodings.shape())
 
 
-def _draws(cd, cfg, n_draws: int, seed: int):
-    """:func:`posgeom.geometry.resolvable_draws` of the counted corpus ``cd``: (table, seeds, skipped)."""
+def _draws(cd, encodings: dict[str, np.ndarray], n_draws: int, seed: int):
+    """:func:`posgeom.geometry.resolvable_draws` of the counted corpus ``cd`` against ``encodings`` (:func:`_encodings`):
+    (table, seeds, skipped)."""
     return geo.resolvable_draws(cd.tokens.sequences(), cd.options.n_positions, cd.tokens.vocab_size,
-                                cd.marginals.positions, _encodings(cd, cfg), n_draws, seed)
+                                cd.marginals.positions, encodings, n_draws, seed)
 
 
 def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
@@ -52,7 +53,7 @@ def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "ss
 
     def compute():
         cd = corpus_geometry_of(settings, opts, source)
-        table, seeds, skipped = _draws(cd, cfg, cfg.draws.n_splits, settings.seed)
+        table, seeds, skipped = _draws(cd, _encodings(cd, cfg), cfg.draws.n_splits, settings.seed)
         return {"options": corpus_params(opts), "seeds": seeds, "skipped": skipped,
                 "spread": geo.spread_columns(table)}, {"table": table}
 
@@ -86,8 +87,10 @@ def run_subset_draws(settings: Settings | None = None, *, corpus: str = "imdb", 
         table, table_d = [], []
         for s in seeds:
             cd = corpus_geometry_of(settings, replace(base, subset_seed=s), source)
-            table.append(_draws(cd, cfg, 1, settings.seed)[0][0])
-            table_d.append(geo.corpus_draw_statistics(cd.D, _encodings(cd, cfg)))
+            # one set of encodings per subset (its kept positions) serves both rows
+            encodings = _encodings(cd, cfg)
+            table.append(_draws(cd, encodings, 1, settings.seed)[0][0])
+            table_d.append(geo.corpus_draw_statistics(cd.D, encodings))
         table, table_d = np.asarray(table), np.asarray(table_d)
         return {"options": corpus_params(base), "seeds": seeds, "spread": geo.spread_columns(table),
                 "spread_D": geo.spread_columns(table_d, geo.CORPUS_DRAW_STATISTICS)}, {"table": table, "table_D": table_d}

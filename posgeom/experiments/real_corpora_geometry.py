@@ -314,6 +314,6 @@ __all__ = [
     "CORPUS_NAMES", "PAPER_ALIBI_SST2", "NORMALIZATIONS", "CorpusSource", "EncodingOptions", "RankedSmacof",
     "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "RealCorporaOptions", "CONFIGS",
     "chapter_settings", "check_corpus", "RECORDED_OPTIONS", "corpus_options", "corpus_params",
-    "store_result", "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
+    "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
     "run_noise_aware_rank", "paper_results",
 ]

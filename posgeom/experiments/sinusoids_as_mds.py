@@ -157,7 +157,6 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
                   seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute():
-        from ..progress import tqdm
 
         values, arrays = {}, {}
         for name in ("sst2", "markov", "drift"):
@@ -170,7 +169,7 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
                 args, groups = (c.sequences(), c.n_positions, c.vocab_size), None
             values[name], arrays[f"{name}__replicates"] = geo.shift_intervals(
                 *args, cfg.n_pairs, **as_params(cfg.intervals), seed=settings.seed, groups=groups,
-                progress=lambda it, n=name: tqdm(it, desc=f"bootstrap {n}", leave=False))
+                progress=f"bootstrap {name}")
         return values, arrays
 
     return store_result(settings, "sinusoids_as_mds.shift_intervals", compute, params, force)

@@ -29,6 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
+from ..validation import check_int
+
 REFINE_RTOL = 1e-4
 #: The sparse product is tiled from this n on (G then outgrows a core's cache) ...
 TILE_MIN_N = 1024
@@ -145,9 +147,8 @@ def gram(S, tile_rows: int | None = None) -> np.ndarray:
         col_map[light_cols] = np.arange(light_cols.size)
         if tile_rows is None:
             tile_rows = TILE_ROWS if n >= TILE_MIN_N else 0
-        if isinstance(tile_rows, bool) or not isinstance(tile_rows, (int, np.integer)) or tile_rows < 0:
-            raise ValueError(f"tile_rows must be an integer >= 0 (0: untiled); got {tile_rows!r}")
-        _light_gram(indptr, indices, S.data, col_map, col_nnz[light_cols], G, int(tile_rows) or None)
+        tile_rows = check_int(tile_rows, "tile_rows (0: untiled)", 0)
+        _light_gram(indptr, indices, S.data, col_map, col_nnz[light_cols], G, tile_rows or None)
     return _mirror_upper(G)
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..validation import check_optional_int
 from .counts import PositionalCounts
 
 # Tokens counted per kernel call (the staging buffer holds 4 bytes per token, so at most 64 MiB), and
@@ -69,15 +69,14 @@ def _kernels():
 
 def resolve_threads(n_threads) -> int:
     """``n_threads`` validated (an integer >= 1); None: the cores this process may use, at most 8."""
+    n_threads = check_optional_int(n_threads, "n_threads", 1, none="all cores")
     if n_threads is None:
         try:
             cores = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             cores = os.cpu_count() or 1
         return max(1, min(cores, 8))
-    if not isinstance(n_threads, Integral) or isinstance(n_threads, bool) or n_threads < 1:
-        raise ValueError(f"n_threads must be an integer >= 1 or None (all cores); got {n_threads!r}")
-    return int(n_threads)
+    return n_threads
 
 
 def _tokens_per_position(clipped_lengths: np.ndarray, n: int) -> np.ndarray:

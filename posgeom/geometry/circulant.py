@@ -24,13 +24,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import check_int
-from .bootstrap import bootstrap_intervals
+from .bootstrap import sequence_intervals
 from .counting import positional_counts
 from .fourier import fourier_match
 from .hellinger import hellinger_matrix
 from .marginals import positional_marginals
 from .mds import classical_mds
-from .rank import fold_counts
 from .shift import circulant_deviation, toeplitz_deviation
 
 __all__ = ["SHIFT_STATISTICS", "SHIFT_BOUNDS", "shift_statistics", "shift_intervals"]
@@ -78,11 +77,11 @@ def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, 
     n_pairs : int
         As :func:`shift_statistics`.
     n_boot, n_folds, level :
-        ``n_boot`` redraws of ``n_folds`` folds (:func:`fold_counts`, :func:`bootstrap_intervals`), confidence ``level``.
+        ``n_boot`` redraws of ``n_folds`` folds (:func:`~posgeom.geometry.sequence_intervals`), confidence ``level``.
     seed : int
         Seeds the folds and the redraws.
-    progress : callable, optional
-        Wraps the iterator over replicates (a progress bar).
+    progress : str, optional
+        The description of a progress bar over the replicates (none when None).
     groups : array-like of shape (n_sequences,), optional
         One label per sequence (:func:`fold_members`).
 
@@ -93,10 +92,8 @@ def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, 
     replicates : ndarray of shape (n_used, 3)
     """
     marg = positional_marginals(positional_counts(sequences, n_positions, vocab_size))
-    folds = fold_counts(sequences, n_positions, vocab_size, n_folds=n_folds, seed=seed, groups=groups)
-    intervals, reps = bootstrap_intervals(hellinger_matrix(marg), folds, marg.positions,
-                                          lambda D: shift_statistics(D, n_pairs), n_boot=n_boot,
-                                          level=level, seed=seed, progress=progress,
-                                          bounds=SHIFT_BOUNDS)
-    values = {name: iv.as_dict() for name, iv in zip(SHIFT_STATISTICS, intervals)}
-    return dict(values, n_used=int(reps.shape[0]), n_kept=int(marg.n_positions)), reps
+    values, reps = sequence_intervals(hellinger_matrix(marg), sequences, n_positions, vocab_size, marg.positions,
+                                      lambda D: shift_statistics(D, n_pairs), SHIFT_STATISTICS, n_boot=n_boot,
+                                      n_folds=n_folds, level=level, seed=seed, groups=groups, bounds=SHIFT_BOUNDS,
+                                      progress=progress)
+    return dict(values["statistics"], n_used=values["n_used"], n_kept=int(marg.n_positions)), reps

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ..validation import check_int
+
 __all__ = ["fourier_basis", "fourier_match", "circulant_eigenvalues"]
 
 
@@ -23,8 +25,9 @@ def fourier_basis(n: int, m: int) -> np.ndarray:
     -------
     ndarray of shape (n, 2m)
     """
-    if not (isinstance(n, (int, np.integer)) and isinstance(m, (int, np.integer))) or m < 1 or 2 * m >= n:
-        raise ValueError(f"need integers with 1 <= m < n / 2; got n={n}, m={m}")
+    n, m = check_int(n, "n", 3), check_int(m, "m", 1)
+    if 2 * m >= n:
+        raise ValueError(f"m must be less than n / 2 (m Fourier pairs need 2m < n points); got n={n}, m={m}")
     i = np.arange(n)[:, None]
     f = np.arange(1, m + 1)[None, :]
     angle = 2 * np.pi * f * i / n

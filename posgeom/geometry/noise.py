@@ -181,8 +181,7 @@ def delta_method_noise(reach, vocab_size: int) -> np.ndarray:
     N = np.asarray(reach, dtype=np.float64)
     if N.ndim != 1 or np.any(N < 1):
         raise ValueError("reach must be a vector of counts >= 1")
-    if vocab_size < 1:
-        raise ValueError(f"vocab_size must be >= 1; got {vocab_size}")
+    vocab_size = check_int(vocab_size, "vocab_size", 1)
     inv = 1.0 / N
     # E d^2 ~ (v - 1)/4 (1/N_i + 1/N_j)
     return (vocab_size - 1) / 4.0 * (inv[:, None] + inv[None, :])

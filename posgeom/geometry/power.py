@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..validation import check_int
 from .intervals import SeedInterval
 
 __all__ = ["TARGET_POWER", "exclusion_power", "seeds_for_power", "SeedDesign", "seed_design"]
@@ -30,8 +31,7 @@ TARGET_POWER = 0.8
 
 
 def _check_design(n_draws: int, sd: float, distance: float, level: float) -> None:
-    if isinstance(n_draws, bool) or int(n_draws) != n_draws or n_draws < 2:
-        raise ValueError(f"n_draws must be an integer of at least 2 (an interval needs two draws), got {n_draws!r}")
+    check_int(n_draws, "n_draws (an interval needs two draws)", 2)
     if not (np.isfinite(sd) and sd >= 0):
         raise ValueError(f"sd must be a finite standard deviation >= 0, got {sd!r}")
     if not (np.isfinite(distance) and distance > 0):

@@ -46,8 +46,6 @@ import scipy.sparse as sp
 
 from .counting import positional_counts
 from .counts import PositionalCounts
-from .hellinger import sqrt_marginals
-from .marginals import positional_marginals
 from .mds import classical_mds, effective_rank
 from ..validation import as_square_matrix
 
@@ -417,11 +415,9 @@ def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions
                 "estimate needs every kept position in each half: lower n_positions or raise min_count"
             )
         both = positions
-    SA = sqrt_marginals(positional_marginals(ca, min_count=1))
-    SB = sqrt_marginals(positional_marginals(cb, min_count=1))
-    # rows of the kept positions among those each half has (positional_marginals drops unreached ones)
-    A = SA[np.searchsorted(np.flatnonzero(ca.reach > 0), both)]
-    B = SB[np.searchsorted(np.flatnonzero(cb.reach > 0), both)]
+    # only the kept rows are made dense: the dense product over the whole vocabulary is kept, since a product
+    # over fewer columns, or a sparse one, adds the same terms in another order and rounds G differently
+    A, B = _root_rows(ca, both).toarray(), _root_rows(cb, both).toarray()
     # G_ij = (a_i . b_j + a_j . b_i) / 2
     G = A @ B.T
     G = 0.5 * (G + G.T)

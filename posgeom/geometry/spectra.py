@@ -20,6 +20,7 @@ import numpy as np
 from .counts import PositionalCounts
 from .hellinger import hellinger_matrix
 from .mds import classical_mds, double_centered_gram_of_squares
+from ..validation import check_int
 
 __all__ = ["gram_eigenvalues", "rank_one_report", "eigen_fraction", "line_fit_error", "null_eigenvalues",
            "rank_above_noise"]
@@ -137,8 +138,7 @@ def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
     """
     if not isinstance(counts, PositionalCounts):
         raise ValueError(f"counts must be a PositionalCounts; got {type(counts).__name__}")
-    if n_rep < 1:
-        raise ValueError(f"n_rep must be >= 1; got {n_rep}")
+    n_rep = check_int(n_rep, "n_rep", 1)
     N = counts.reach
     if np.any(N < 1):
         raise ValueError(f"positions {np.flatnonzero(N < 1).tolist()} are never reached; count fewer positions")

@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .positional import POSITIONAL, PositionalEncoding, build_positional
-from ..validation import check_positive_int
+from ..validation import check_int, check_positive_int
 
 ACTIVATIONS = ("gelu", "gelu_tanh")
 POOLINGS = ("cls", "mean")
@@ -108,8 +108,7 @@ class EncoderConfig:
             p = getattr(self, name)
             if not 0.0 <= p < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {p!r}")
-        if self.type_vocab_size < 0:
-            raise ValueError(f"type_vocab_size must be >= 0 (0: no token types), got {self.type_vocab_size}")
+        check_int(self.type_vocab_size, "type_vocab_size (0: no token types)", 0)
         if not 0 <= self.pad_token_id < self.vocab_size:
             raise ValueError(f"pad_token_id={self.pad_token_id} must be a token id below vocab_size={self.vocab_size}")
         if not isinstance(self.position_options, dict):

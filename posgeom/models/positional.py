@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from .. import encodings as enc
-from ..validation import check_even, check_positive_float, check_positive_int
+from ..validation import check_even, check_int, check_positive_float, check_positive_int
 
 EXTRAPOLATION_METHODS = ("reuse_last", "interpolate", "new_rows")
 ROPE_LAYOUTS = ("interleaved", "half")
@@ -187,8 +187,7 @@ class LearnedPositional(AbsolutePositional):
         if method not in EXTRAPOLATION_METHODS:
             raise ValueError(f"unknown extrapolation method {method!r}; valid methods are {', '.join(EXTRAPOLATION_METHODS)}")
         N, d = self.weight.shape
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= N:
-            raise ValueError(f"n must be an integer larger than N_max={N} to extend the table, got {n!r}")
+        n = check_int(n, f"n (to extend a table of N_max={N} rows)", N + 1)
         W = self.weight.detach()
         if method == "reuse_last":
             # p_i = p_{N-1} for i >= N

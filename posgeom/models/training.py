@@ -54,7 +54,7 @@ from .deadlines import StopSignal, TrainingInterrupted, current_deadline, would_
 from .distributed import (any_process, barrier, batch_losses, check_shards, distributed_context, gather,
                           process_device, wrap_model)
 from .optim import build_optimizer
-from ..validation import check_positive_int
+from ..validation import check_int, check_optional_int, check_positive_int, check_real
 
 
 TASKS = ("mlm", "classification")
@@ -120,22 +120,20 @@ class TrainConfig:
             raise ValueError(f"checkpoint_seconds must be > 0 or None, got {self.checkpoint_seconds!r}")
         for name in ("batch_size", "log_every"):
             check_positive_int(getattr(self, name), name)
-        for name in ("max_steps", "checkpoint_every", "warmup_steps"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "warmup_steps" else 1)):
-                raise ValueError(f"{name} must be a positive integer or None, got {v!r}")
-        if self.max_steps is None and not self.epochs > 0:
-            raise ValueError(f"epochs must be > 0 (or give max_steps), got {self.epochs!r}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        self.max_steps = check_optional_int(self.max_steps, "max_steps", 1, none="run for epochs")
+        self.checkpoint_every = check_optional_int(self.checkpoint_every, "checkpoint_every", 1,
+                                                   none="no checkpoints by step count")
+        self.warmup_steps = check_optional_int(self.warmup_steps, "warmup_steps", 0, none="use warmup_ratio")
+        if self.max_steps is None:
+            check_real(self.epochs, "epochs (or give max_steps)", 0, open_lo=True)
+        check_real(self.lr, "lr", 0, open_lo=True)
         if not 0 <= self.warmup_ratio < 1:
             raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio!r}")
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(f"max_grad_norm must be > 0 or None, got {self.max_grad_norm!r}")
         if not 0 < self.mlm_probability < 1:
             raise ValueError(f"mlm_probability must be in (0, 1), got {self.mlm_probability!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        self.seed = check_int(self.seed, "seed", 0)
         self.betas = tuple(float(b) for b in self.betas)
         self.special_token_ids = tuple(int(t) for t in self.special_token_ids)
 

@@ -43,7 +43,7 @@ from .budget import (
 )
 from .chapters import (
     CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, ChapterFailed, Estimate, SliceInterrupted, chapter_status,
-    claims_stale_reason, cost_model_minutes, project_root, resolve_results_dir, select_chapters,
+    claims_stale_reason, cost_model_minutes, project_root, recorded_runs, resolve_results_dir, select_chapters,
 )
 from .cpu_parts import CPU_PARTS, CpuPart, run_cpu_part, run_cpu_parts
 from .ddp import INTERRUPTED_EXIT, ddp_command, default_nproc, run_ddp_worker
@@ -51,7 +51,7 @@ from .listing import (
     StaleResult, cost_report, experiment_results, format_list, format_plan, paper_minutes, stale_paper_results,
 )
 from .notebook import INTERRUPTED_NAME, execute_notebook
-from .parts import CHAPTER_PARTS, PaperPart, chapter_of, paper_parts, paper_parts_frame
+from .parts import CHAPTER_PARTS, ChapterNeeds, PaperPart, chapter_needs, chapter_of, paper_parts, paper_parts_frame
 from .runner import ChapterRun, ReproduceReport, reproduce
 from .timings import (
     CHAPTER_TIMES_FILE, NOT_MEASURED, OTHER_CHAPTERS, chapter_time_substitutions, chapter_times, format_duration,
@@ -63,10 +63,10 @@ __all__ = [
     "CHAPTERS", "Chapter", "Estimate", "ChapterFailed", "ChapterRun", "ReproduceReport", "RUNS_EXPERIMENT",
     "CpuPart", "CPU_PARTS", "run_cpu_part", "run_cpu_parts", "reproduce", "select_chapters", "chapter_status",
     "claims_stale_reason", "execute_notebook", "ddp_command", "run_ddp_worker", "default_nproc", "format_plan",
-    "format_list", "project_root", "resolve_results_dir", "SliceInterrupted", "PROGRESS_EXPERIMENT", "DEADLINE_ENV",
+    "format_list", "project_root", "recorded_runs", "resolve_results_dir", "SliceInterrupted", "PROGRESS_EXPERIMENT", "DEADLINE_ENV",
     "BUDGET_MARGIN_S", "MIN_SLICE_MINUTES", "INTERRUPTED_EXIT", "INTERRUPTED_NAME", "parse_budget",
     "training_deadline", "checkpoint_progress", "RunProgress", "experiment_progress", "experiment_results",
     "discard_finished_checkpoints", "StaleResult", "stale_paper_results", "chapter_progress", "slice_minutes",
     "cost_report", "paper_minutes", "cost_model_minutes", "CHAPTER_PARTS", "PaperPart", "chapter_of", "paper_parts",
-    "paper_parts_frame",
+    "paper_parts_frame", "ChapterNeeds", "chapter_needs",
 ]

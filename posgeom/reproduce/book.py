@@ -35,7 +35,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
-from .notebook import KERNEL_START_TIMEOUT_S, failed_cell
+from .notebook import KERNEL_START_TIMEOUT_S, failed_cell, probe_cell, read_probe
 
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
@@ -174,11 +174,16 @@ def read_page(path: Path):
 
 
 def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
-    """Run ``page`` in a fresh kernel in its folder; (notebook with outputs, seconds, error text or None)."""
+    """Run ``page`` in a fresh kernel in its folder; (notebook with outputs, seconds, error text or None,
+    peak resident memory of the kernel in bytes or None).
+
+    The peak memory is read by a probe cell run after the page's last cell and removed again, so the
+    notebook cached is the page's own."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     nb = read_page(page.path)
+    nb.cells.append(probe_cell())
     current = {"index": None}
     # record_timing: each cell's start and end in its metadata; moved out by cell_seconds before caching
     client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=True,
@@ -189,12 +194,17 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
     try:
         client.execute(env=env)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
-        where = failed_cell(nb, current["index"]) or "before its first cell"
+        nb.cells.pop()
+        where = failed_cell(nb, current["index"]) or ("the memory probe after the last cell"
+                                                      if current["index"] == len(nb.cells) else "before its first cell")
         detail = str(err).strip().splitlines()
-        return nb, time.perf_counter() - started, f"{page.path.name}, {where}: " + "\n".join(detail[-15:])
+        return nb, time.perf_counter() - started, f"{page.path.name}, {where}: " + "\n".join(detail[-15:]), None
     except Exception:  # a kernel that cannot start, a notebook that cannot be read: say so, whole
-        return nb, time.perf_counter() - started, f"{page.path.name}: " + traceback.format_exc(limit=5)
-    return nb, time.perf_counter() - started, None
+        nb.cells.pop()
+        return nb, time.perf_counter() - started, f"{page.path.name}: " + traceback.format_exc(limit=5), None
+    seconds = time.perf_counter() - started
+    probe = nb.cells.pop()
+    return nb, seconds, None, read_probe(probe)["rss_bytes"]
 
 
 def cell_seconds(nb) -> list[float | None]:
@@ -258,7 +268,8 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
     pages : what to run (default :func:`book_pages`).
     cache_dir : the jupyter-cache folder (default :func:`cache_path`).
     out : where the progress lines go.
-    execute : runs one page (tests replace it).
+    execute : runs one page, returning (notebook, seconds, error or None, peak memory in bytes or None)
+        (tests replace it).
 
     Returns
     -------
@@ -311,16 +322,17 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 page = running.pop(future)
-                nb, seconds, error = future.result()
+                nb, seconds, error, peak_rss_bytes = future.result()
                 report.runs.append(PageRun(page, seconds, error))
                 if error is None:
                     # stored as MyST-NB stores what it executes (the notebook, its URI, the seconds it took),
-                    # with each code cell's seconds beside them (benchmarks/chapter_times.py --cells)
+                    # with each code cell's seconds and the kernel's peak memory beside them
+                    # (benchmarks/chapter_times.py writes both to book/chapter-times.json)
                     cells = cell_seconds(nb)
                     cache.add_nb_to_project(str(page.path), read_data=MYST_READER)
-                    cache.cache_notebook_bundle(
-                        CacheBundleIn(nb, str(page.path), data={"execution_seconds": seconds, "cell_seconds": cells}),
-                        check_validity=False, overwrite=True)
+                    data = {"execution_seconds": seconds, "cell_seconds": cells, "peak_rss_bytes": peak_rss_bytes}
+                    cache.cache_notebook_bundle(CacheBundleIn(nb, str(page.path), data=data),
+                                                check_validity=False, overwrite=True)
                     done.add(page.slug)
                     status = f"{seconds:.0f} s"
                 else:

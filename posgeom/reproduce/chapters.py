@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 from ..config import checkout_root, validate_scale
 from ..registry import Registry, Result, code_changed
 from ..report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
-from ..timings import chapter_times
+from ..timings import chapter_memory, chapter_times
 
 #: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
 RUNS_EXPERIMENT = "chapter_runs"
@@ -60,19 +60,25 @@ class Chapter:
     reuses: tuple[str, ...] = ()
     parts: tuple[str, ...] = ()
 
-    def estimate(self, scale: str) -> Estimate:
-        """What the chapter costs at ``scale``, from one source per scale. At ``quick`` the minutes are the
-        measured ones of ``book/chapter-times.json`` (:func:`posgeom.timings.chapter_times`) when it lists the
-        chapter; ``quick.minutes`` is only the fallback for a chapter not measured yet. At ``paper`` a chapter
-        whose ``paper.minutes`` is None takes the cost model's GPU minutes of its experiments
-        (:func:`cost_model_minutes`); a chapter without model work keeps its own estimate (counting and
-        linear algebra on the CPU)."""
+    def estimate(self, scale: str, registry: Registry | None = None) -> Estimate:
+        """What the chapter costs at ``scale``: measured where it has been measured, the typed estimate only
+        for a chapter not measured yet.
+
+        At ``quick``: the time and peak memory of the book's last measured cold build
+        (:func:`posgeom.timings.chapter_times`, :func:`~posgeom.timings.chapter_memory`). At ``paper``: a
+        chapter that trains (``paper.minutes`` None) takes the cost model's GPU minutes of its experiments
+        (:func:`cost_model_minutes`), as it cannot be measured on a CPU; a chapter without model work takes
+        the wall time and peak memory of its last run recorded by ``posgeom reproduce``
+        (:func:`recorded_runs` in ``registry``, default the results of ``posgeom.get_settings()``: the
+        committed ones in a checkout)."""
         scale = validate_scale(scale)
         estimate = getattr(self, scale)
         if scale == "quick":
             seconds = chapter_times().get(self.slug)
-            if seconds is not None:
-                return replace(estimate, minutes=seconds / 60, measured=True)
+            if seconds is None:
+                return estimate
+            memory = chapter_memory().get(self.slug, estimate.memory_gb)
+            return replace(estimate, minutes=seconds / 60, memory_gb=memory, measured=True)
         if estimate.minutes is None:
             minutes = cost_model_minutes().get(self.slug, 0.0)
             if minutes <= 0:
@@ -80,7 +86,25 @@ class Chapter:
                                  "none of its experiments; cost them in posgeom.costmodel (EXPERIMENTS) or give "
                                  "the chapter's Estimate a number of minutes")
             return replace(estimate, minutes=minutes)
-        return estimate
+        run = recorded_runs(scale, registry).get(self.slug)
+        if run is None:
+            return estimate
+        memory = run.values.get("peak_rss_gb") or estimate.memory_gb
+        return replace(estimate, minutes=run.values["wall_s"] / 60, memory_gb=memory, measured=True)
+
+
+def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Result]:
+    """The last run of each chapter at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`:
+    its wall time and peak memory), by chapter slug; ``registry`` defaults to the results of
+    ``posgeom.get_settings()``."""
+    from ..config import get_settings
+
+    scale = validate_scale(scale)
+    registry = registry if registry is not None else Registry(get_settings().results_dir)
+    runs: dict[str, Result] = {}
+    for entry in sorted(registry.entries(RUNS_EXPERIMENT, scale=scale), key=lambda e: e.manifest.get("created", "")):
+        runs[entry.values.get("chapter") or entry.manifest.get("params", {}).get("chapter")] = entry
+    return runs
 
 
 @lru_cache(maxsize=1)

@@ -72,7 +72,8 @@ def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: st
                 lines.append(f"  warning: {c.slug} needs a GPU at paper scale; on this CPU expect days, not hours")
             if scale == "paper" and c.ddp and nproc > 1:
                 lines.append("  first: " + " ".join(ddp_command(c.ddp, nproc, printable=True)))
-    basis = ("2-core CPU measurements and estimates" if scale == "quick" else "estimates for one H100/H200-class GPU")
+    basis = ("2-core CPU measurements and estimates" if scale == "quick" else
+             "the cost model for one H100/H200-class GPU where a chapter trains, recorded CPU runs elsewhere")
     lines.append(f"to run: {sum(force or statuses[c.slug] != 'done' for c in chapters)} of {len(chapters)} chapters, "
                  f"about {format_minutes(total)}, peak memory about {peak:.1f} GB"
                  + (f" (+{gpu_peak:.0f} GB GPU)" if gpu_peak else "") + f" ({basis})")
@@ -80,9 +81,9 @@ def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: st
 
 
 def paper_minutes(chapters: Sequence[Chapter] = CHAPTERS) -> dict[str, float]:
-    """Per chapter, the paper-scale time on one H100/H200-class GPU (:meth:`Chapter.estimate` at ``paper``:
-    the cost model's time of the experiments that run a model, the chapter's own estimate for chapters
-    without model work)."""
+    """Per chapter, the paper-scale minutes of :meth:`Chapter.estimate`: the cost model's time on one
+    H100/H200-class GPU for a chapter that trains, the wall time of its last recorded run (a CPU) for a
+    chapter without model work (its typed estimate until it has run)."""
     return {c.slug: c.estimate("paper").minutes for c in chapters}
 
 
@@ -90,18 +91,18 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
     """``posgeom reproduce --list``: every chapter, its claims, status at ``scale`` (done, stale, in
     progress, not run) and the estimates; at ``paper`` scale also the cost model per experiment."""
     paper = paper_minutes(chapters)
-    lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper (GPU)':>12} "
+    lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper':>12} "
              f"{'GPU at paper':13} torchrun"]
     for c in chapters:
         status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir)
         if status != "done" and chapter_progress(c, scale, registry):
             status = "in progress"
         lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.estimate('quick').minutes):>9} "
-                     f"{format_minutes(paper[c.slug]):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
+                     f"{format_minutes(paper[c.slug]) + (' GPU' if c.paper.minutes is None else ' CPU'):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
                      f"{'yes' if c.ddp else 'no'}")
     lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
-                 f"about {format_minutes(sum(paper.values()))} at paper on one H100/H200-class GPU (the cost model "
-                 "at 40 % MFU for the training, the chapters' estimates for the rest)")
+                 f"about {format_minutes(sum(paper.values()))} at paper: the cost model's time on one "
+                 "H100/H200-class GPU (40 % MFU) for the chapters that train, the recorded CPU runs for the rest")
     for c in chapters:
         progress = chapter_progress(c, scale, registry)
         if progress and chapter_status(c, scale, registry, notebooks_dir=notebooks_dir) != "done":

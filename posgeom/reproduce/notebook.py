@@ -82,7 +82,6 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         Naming the cell (its number among the code cells and its first line) and the error.
     """
     import jupytext
-    import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
@@ -92,7 +91,7 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     if report_gpu_work and code:
         nb.cells[code[0]].source = _REPORT_GPU_WORK + nb.cells[code[0]].source
-    nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
+    nb.cells.append(probe_cell())
     position = {cell_index: k + 1 for k, cell_index in enumerate(code)}
     current = {"index": None}
 
@@ -133,9 +132,20 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
                 raise ChapterFailed(slug, f"{path.name}, {failed_cell(nb, index, code)} failed: "
                                           f"{output.get('ename')}: {output.get('evalue')}" + (f"\n{tail}" if tail else ""))
             gpu_cells.append(k)
-    probe = {"rss_bytes": None, "gpu_bytes": None}
+    return {**read_probe(nb.cells[-1]), "gpu_cells": sorted(set(gpu_cells))}
+
+
+def probe_cell():
+    """A code cell that prints the kernel's peak memory (append it last; :func:`read_probe` reads it)."""
+    import nbformat
+
+    return nbformat.v4.new_code_cell(_PROBE)
+
+
+def read_probe(cell) -> dict:
+    """``{"rss_bytes", "gpu_bytes"}`` printed by an executed :func:`probe_cell` (None where unknown)."""
     # the probe's one print may arrive split over several stream outputs: read their joined text
-    text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
-    if _PROBE_MARK in text:
-        probe = json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
-    return {**probe, "gpu_cells": sorted(set(gpu_cells))}
+    text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    if _PROBE_MARK not in text:
+        return {"rss_bytes": None, "gpu_bytes": None}
+    return json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])

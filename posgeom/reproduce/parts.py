@@ -16,7 +16,8 @@ from ..registry import Registry, code_changed
 from ..timings import format_duration
 from .chapters import CHAPTERS
 
-__all__ = ["CHAPTER_PARTS", "PaperPart", "chapter_of", "paper_parts", "paper_parts_frame"]
+__all__ = ["CHAPTER_PARTS", "ChapterNeeds", "PaperPart", "chapter_needs", "chapter_of", "paper_parts",
+           "paper_parts_frame"]
 
 #: The registry experiments each chapter computes (``Chapter.parts``, ``fnmatch`` patterns), by chapter slug:
 #: the home of every part. A part another chapter reads (the corpus geometry of *Real corpora*, read by
@@ -127,3 +128,49 @@ def paper_parts_frame(chapter: str, registry: Registry | None = None):
         columns=["part", "stored entries", "at paper scale", "status"])
     # the parts (registry experiments) label the rows; an unnamed index keeps the table to one header row
     return frame.set_index("part").rename_axis(index=None)
+
+
+@dataclass(frozen=True)
+class ChapterNeeds:
+    """What a chapter costs, as its "What this chapter needs" box states it: every figure measured or priced
+    by the one source that owns it, none typed on the page.
+
+    (At ``quick`` the box quotes the book's last measured cold build through the substitutions
+    ``{{ time_<chapter> }}`` and ``{{ memory_<chapter> }}``.) ``paper_measured``: the wall time the stored ``paper`` parts recorded (:func:`paper_parts`), summed,
+    and where they ran; ``paper_gpu``: the cost model's GPU minutes of the parts still waiting for a GPU.
+    """
+
+    paper_measured: str
+    paper_gpu: str
+
+
+def chapter_needs(chapter: str, registry: Registry | None = None) -> ChapterNeeds:
+    """The figures of ``chapter``'s "What this chapter needs" box (:class:`ChapterNeeds`), as page text.
+
+    Parameters
+    ----------
+    chapter : str
+        A chapter slug of :data:`CHAPTER_PARTS`.
+    registry : Registry, optional
+        Where the ``paper`` parts are looked up (default: the results of ``posgeom.get_settings()``).
+    """
+    parts = paper_parts(chapter, registry)
+    stored = [p for p in parts if p.entries]
+    if stored:
+        devices = sorted({"a CPU" if p.device == "cpu" else "a GPU" if (p.device or "").startswith("cuda")
+                          else p.device or "a device not recorded" for p in stored})
+        entries = sum(p.entries for p in stored)
+        stale = sum(p.stale for p in stored)
+        measured = (f"{format_duration(sum(p.seconds or 0.0 for p in stored))} on {' and '.join(devices)}, the "
+                    f"recorded wall time of {entries} stored result{'s' if entries != 1 else ''}"
+                    + (f" ({stale} of its parts stored by code that has changed since)" if stale else ""))
+    else:
+        measured = "nothing stored here yet"
+    waiting = [p for p in parts if not p.entries]
+    if waiting:
+        minutes = sum(p.gpu_minutes or 0.0 for p in waiting)
+        gpu = (f"about {minutes:.0f} GPU-minutes on one H100/H200-class GPU (the cost model's estimate of the "
+               f"{len(waiting)} part{'s' if len(waiting) != 1 else ''} not run here)")
+    else:
+        gpu = "none (nothing in this chapter waits for a GPU)"
+    return ChapterNeeds(paper_measured=measured, paper_gpu=gpu)

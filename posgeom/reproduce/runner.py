@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..config import get_settings, resolve_device, validate_device, validate_scale
 from ..registry import COMMAND_ENV, GPU_WORK_ENV, Registry, code_changed, command_line, params_key, require_committed
 from ..report import CLAIMS_EXPERIMENT, notebook_sha256
+from ..validation import check_positive_int
 from .budget import (
     BUDGET_MARGIN_S, DEADLINE_ENV, discard_finished_checkpoints, parse_budget, slice_minutes, training_deadline,
 )
@@ -111,7 +112,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
         raise ValueError(f"no notebook for chapter(s) {', '.join(missing)} in {notebooks}")
     settings = get_settings(scale=scale, device=device, results_dir=results_dir)
     resolved = resolve_device(device)
-    nproc = _checked_nproc(default_nproc(scale, device) if nproc is None else int(nproc), scale, resolved)
+    nproc = _checked_nproc(default_nproc(scale, device) if nproc is None else nproc, scale, resolved)
     budget_s = parse_budget(budget) if budget is not None else None
     started = clock()
     run = _Run(scale=scale, device=device, resolved=resolved, notebooks=notebooks, results_dir=results_dir,
@@ -137,8 +138,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
 
 def _checked_nproc(nproc: int, scale: str, resolved: str) -> int:
     """``nproc`` when this machine can run that many ``torchrun`` processes at ``scale``; else one line why not."""
-    if nproc < 1:
-        raise ValueError(f"nproc must be a positive integer, got {nproc}")
+    nproc = check_positive_int(nproc, "nproc")
     if nproc > 1:
         import torch
 
