@@ -2,7 +2,7 @@
 
 Targets
 -------
-* cold: ``corpus_counts("imdb", "train", 512, br_tags="keep")`` with an empty cache takes at most 1.2 ×
+* cold: ``corpus_counts(CorpusOptions("imdb", "train", 512, br_tags="keep"))`` with an empty cache takes at most 1.2 ×
   the time of the reference, the transformers fast tokenizer's batch call ``tokenizer(texts,
   truncation=True, max_length=512)`` on the same raw texts (already in memory). ``br_tags="keep"``
   makes both sides tokenise exactly the same texts (the IMDB default, ``"space"``, has ~4% fewer
@@ -32,9 +32,9 @@ from pathlib import Path
 
 WARM_SNIPPET = """
 import sys, time
-from posgeom.corpora import corpus_counts
+from posgeom.corpora import CorpusOptions, corpus_counts
 t = time.perf_counter()
-s = corpus_counts("imdb", "train", 512, data_dir=sys.argv[1], br_tags="keep", progress=False)
+s = corpus_counts(CorpusOptions("imdb", "train", 512, br_tags="keep"), data_dir=sys.argv[1], progress=False)
 dt = time.perf_counter() - t
 assert s.cache_hit, "expected a cache hit"
 print(dt)
@@ -57,7 +57,7 @@ def main() -> int:
     import numpy as np
     import pyarrow.parquet as pq
 
-    from posgeom.corpora import corpus_counts, load_tokenizer
+    from posgeom.corpora import CorpusOptions, corpus_counts, load_tokenizer
 
     texts = pq.read_table(data / "imdb" / "train.parquet", columns=["text"]).column("text").to_pylist()
     tok = load_tokenizer()
@@ -73,13 +73,13 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as cache:
             os.environ["POSGEOM_CACHE_DIR"] = cache
             t = time.perf_counter()
-            stats = corpus_counts("imdb", "train", 512, data_dir=data, br_tags="keep", progress=False)
+            stats = corpus_counts(CorpusOptions("imdb", "train", 512, br_tags="keep"), data_dir=data, progress=False)
             cold_times.append(time.perf_counter() - t)
             assert not stats.cache_hit
             # the same texts, the same truncation: exactly the reference's tokens are counted
             assert int(stats.counts.reach.sum()) == n_ref_tokens, "counted tokens differ from the reference"
             t = time.perf_counter()
-            warm = corpus_counts("imdb", "train", 512, data_dir=data, br_tags="keep", progress=False)
+            warm = corpus_counts(CorpusOptions("imdb", "train", 512, br_tags="keep"), data_dir=data, progress=False)
             warm_in = time.perf_counter() - t
             assert warm.cache_hit and warm.counts == stats.counts
             proc = subprocess.run(

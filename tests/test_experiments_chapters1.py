@@ -201,13 +201,13 @@ def test_chapter_run_count_counts_what_run_chapter_trains(settings, monkeypatch,
 
 
 def test_real_mlm_data_keeps_the_sequences(shared_data_dir):
-    from posgeom.corpora import corpus_tokens
+    from posgeom.corpora import CorpusOptions, corpus_tokens
 
     data = real_mlm_data("sst2", n_positions=8, n_sequences=50, seed=0, data_dir=shared_data_dir, split="validation")
     ids, mask = data["input_ids"].numpy(), data["attention_mask"].numpy().astype(bool)
     assert ids.shape == (50, 8) and (ids[:, 0] == 2).all()  # [CLS] -> 2
     assert (ids[~mask] == 0).all() and ids[mask].min() >= 2 and ids.max() < data["vocab_size"]
-    full = corpus_tokens("sst2", "validation", 8, special="model", data_dir=shared_data_dir, progress=False).padded(-1)
+    full = corpus_tokens(CorpusOptions("sst2", "validation", 8), data_dir=shared_data_dir, progress=False).padded(-1)
     rows = np.sort(np.random.default_rng(0).choice(full.shape[0], size=50, replace=False))
     orig = full[rows]
     # the compact ids are a bijection of the original ones (same equality pattern)

@@ -82,7 +82,7 @@ def _texts(options: CorpusOptions, data_dir, source):
 
     if source is None:
         return load_texts(options.corpus, options.split, data_dir=data_dir)
-    if source.split != options.split:
+    if options.split is not None and source.split != options.split:
         raise ValueError(f"source must be the DataSource of {options.corpus}/{options.split}; got {source!r:.80}")
     return load_texts(source)
 

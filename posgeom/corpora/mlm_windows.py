@@ -63,13 +63,14 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
     -------
     IMDBWindows
     """
+    from .options import CorpusOptions
     from .stats import corpus_tokens
     from .tokenize import load_tokenizer
 
     settings = _settings(settings)
     check_int(n_max, "n_max", 2, 511)
     check_positive_int(top_k, "top_k")
-    tc = corpus_tokens("imdb", "train", 512, special="model", data_dir=settings.data_dir, progress=False)
+    tc = corpus_tokens(CorpusOptions("imdb", "train", 512), data_dir=settings.data_dir, progress=False)
     eligible = np.flatnonzero(tc.lengths > n_max)
     if eligible.size < n_train + n_eval:
         raise ValueError(

@@ -18,7 +18,9 @@ class CorpusOptions:
     ----------
     corpus : str
         ``"sst2"``, ``"imdb"``, or a file or folder of texts (:func:`posgeom.corpora.real.resolve_source`).
-    split : str
+    split : str, optional
+        Default (None): the corpus's default split — ``"train"`` for SST-2, IMDB and a folder with a train
+        file, the folder's only file otherwise; a single file has no split.
     n_positions : int, optional
         Default :func:`posgeom.corpora.stats.default_positions` (SST-2 64, IMDB 512).
     special : {"model", "content"}
@@ -38,7 +40,7 @@ class CorpusOptions:
     """
 
     corpus: str = "sst2"
-    split: str = "train"
+    split: str | None = None
     n_positions: int | None = None
     special: str = "model"
     br_tags: str | None = None

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .options import CorpusOptions
 from .real import CORPORA
 from .stats import CorpusStatistics, corpus_counts
 from .synthetic import FAMILIES, family_parameters, make_corpus
@@ -176,7 +177,10 @@ def load_statistics(
         }
         return CorpusStatistics(counts, corpus.lengths.copy(), int(np.count_nonzero(corpus.lengths > n)), info)
     options = {k: v for k, v in options.items() if v is not None}
-    return corpus_counts(spec.name, split, n_positions, special=special or "model", **options)
+    # what defines the counts travels as one CorpusOptions; the rest says how to read and cache the texts
+    corpus = CorpusOptions(spec.name, split=split, n_positions=n_positions, special=special or "model",
+                           br_tags=options.pop("br_tags", None), tokenizer=options.pop("tokenizer", None))
+    return corpus_counts(corpus, **options)
 
 
 def as_statistics(stats) -> CorpusStatistics:

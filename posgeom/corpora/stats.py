@@ -117,44 +117,34 @@ def texts_fingerprint(texts: list, labels: np.ndarray | None) -> str:
     return h.hexdigest()
 
 
-def _options_of(corpus, split, n_positions, special, tokenizer, br_tags, source):
-    """The options of a call, read from a :class:`~posgeom.corpora.options.CorpusOptions` (then given alone) or
-    as given, with the corpus replaced by its already resolved ``source``."""
-    if isinstance(corpus, CorpusOptions):
-        given = [k for k, v in dict(split=split, n_positions=n_positions, special=special, tokenizer=tokenizer,
-                                    br_tags=br_tags).items() if v is not None]
-        if given:
-            raise TypeError(f"{', '.join(given)} given beside a CorpusOptions: set them in the options instead")
-        o = corpus
-        corpus, split, n_positions, special, tokenizer, br_tags = (
-            o.corpus, o.split, o.n_positions, o.special, o.tokenizer, o.br_tags)
-    elif not isinstance(corpus, (str, Path, DataSource)):
-        raise TypeError(f"corpus must be a name, a path, a DataSource or a CorpusOptions; got {type(corpus).__name__}")
-    if source is not None:
-        if not isinstance(source, DataSource) or (split is not None and source.split != split) or (
-                isinstance(corpus, str) and corpus in CORPORA and source.corpus != corpus):
-            raise ValueError(f"source must be the DataSource of {corpus}/{split}; got {source!r:.80}")
-        corpus = source
-    return corpus, split, n_positions, "model" if special is None else special, tokenizer, br_tags
+def _options_of(options, source) -> CorpusOptions:
+    """The :class:`~posgeom.corpora.options.CorpusOptions` of a call: as given, or a corpus name or path with
+    every option at its default; checked against an already resolved ``source``."""
+    if isinstance(options, (str, Path)):
+        options = CorpusOptions(corpus=str(options))
+    elif not isinstance(options, CorpusOptions):
+        raise TypeError(f"options must be a CorpusOptions (or a corpus name or path, every option at its default); "
+                        f"got {type(options).__name__}")
+    if source is not None and (not isinstance(source, DataSource) or (
+            options.split is not None and source.split != options.split) or (
+            options.corpus in CORPORA and source.corpus != options.corpus)):
+        raise ValueError(f"source must be the DataSource of {options.corpus}/{options.split}; got {source!r:.80}")
+    return options
 
 
-def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty,
-             source=None):
+def _prepare(options, data_dir, text_column, verify, on_empty, source=None):
     """Load the texts and key the caches by them: the key of an entry is computed from the very texts
     (and labels) it is computed from, the tokenizer's fingerprint and every option."""
-    corpus, split, n_positions, special, tokenizer, br_tags = _options_of(
-        corpus, split, n_positions, special, tokenizer, br_tags, source)
-    validate_special(special)
-    if isinstance(corpus, DataSource):
-        source = corpus
-    else:
-        source = resolve_source(corpus, split, data_dir=data_dir, text_column=text_column, verify=verify)
+    o = _options_of(options, source)
+    special = validate_special(o.special)
+    if source is None:
+        source = resolve_source(o.corpus, o.split, data_dir=data_dir, text_column=text_column, verify=verify)
     name = source.corpus if source.corpus in CORPORA else str(source.location)
-    n = default_positions(source.corpus) if n_positions is None else n_positions
-    br = default_br(source.corpus) if br_tags is None else validate_br(br_tags)
+    n = default_positions(source.corpus) if o.n_positions is None else o.n_positions
+    br = default_br(source.corpus) if o.br_tags is None else validate_br(o.br_tags)
     # a name is fingerprinted from its files and loaded only on a cache miss (tokenize_texts loads it)
-    tok = tokenizer if tokenizer is not None and not isinstance(tokenizer, (str, Path)) else (
-        DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
+    tok = o.tokenizer if o.tokenizer is not None and not isinstance(o.tokenizer, (str, Path)) else (
+        DEFAULT_TOKENIZER if o.tokenizer is None else str(o.tokenizer)
     )
     options = {
         "n_positions": n, "special": special, "br_tags": br, "text_column": text_column or source.text_column,
@@ -173,13 +163,8 @@ def _prepare(corpus, split, n_positions, special, tokenizer, br_tags, data_dir, 
 
 
 def corpus_tokens(
-    corpus: str | Path | DataSource | CorpusOptions,
-    split: str | None = None,
-    n_positions: int | None = None,
+    options: CorpusOptions | str | Path,
     *,
-    special: str | None = None,
-    tokenizer=None,
-    br_tags: str | None = None,
     data_dir: str | Path | None = None,
     text_column: str | None = None,
     verify: bool = True,
@@ -193,26 +178,21 @@ def corpus_tokens(
 
     Parameters
     ----------
-    corpus : str, Path, DataSource or CorpusOptions
-        ``"sst2"``, ``"imdb"``, a file or folder of texts (:func:`posgeom.corpora.real.resolve_source`), or
-        a :class:`~posgeom.corpora.options.CorpusOptions` that sets ``split``, ``n_positions``, ``special``,
-        ``tokenizer`` and ``br_tags`` (then left out here; anything else is a one-line ``TypeError``).
-    split : str, optional
-        Default ``"train"``.
-    n_positions : int, optional
-        Default :func:`default_positions` (SST-2 64, IMDB 512).
-    special : {"model", "content"}, optional
-        Default ``"model"``.
-    tokenizer : tokenizer or str, optional
-        Default the packaged bert-base-uncased WordPiece (:data:`posgeom.corpora.tokenize.DEFAULT_TOKENIZER`).
-    br_tags : {"keep", "space"}, optional
-        Default :func:`default_br` (``"space"`` for IMDB).
+    options : CorpusOptions, str or Path
+        What to tokenise (:class:`~posgeom.corpora.options.CorpusOptions`: ``corpus``, ``split``,
+        ``n_positions`` — default :func:`default_positions`, SST-2 64, IMDB 512 —, ``special`` — ``"model"``
+        or ``"content"`` —, ``tokenizer`` — default the packaged bert-base-uncased WordPiece,
+        :data:`posgeom.corpora.tokenize.DEFAULT_TOKENIZER` —, ``br_tags`` — default :func:`default_br`,
+        ``"space"`` for IMDB); a corpus name or path alone (``"sst2"``, a file or folder of texts) is that
+        corpus with every option at its default.
     data_dir, text_column, verify, on_empty
-        See :func:`posgeom.corpora.real.load_texts`.
+        Where and how the texts are read (:func:`posgeom.corpora.real.load_texts`).
     cache : bool
         Read and write the on-disk cache (``False``: always recompute, write nothing).
     cache_dir : path, optional
         Default ``default_cache_dir() / "corpora"``.
+    progress : bool, optional
+        A progress bar over the tokenisation (default: ``POSGEOM_PROGRESS``).
     source : DataSource, optional
         The corpus's split already resolved (:func:`posgeom.corpora.real.resolve_source`), so that a run
         resolves and hashes its data once; default: resolved here.
@@ -222,10 +202,13 @@ def corpus_tokens(
     TokenizedCorpus
         ``ids`` (n_tokens,), ``lengths``/``full_lengths`` (n_sequences,), ``labels`` (n_sequences,) or None;
         ``info`` says where it came from.
+
+    Examples
+    --------
+    >>> from posgeom.corpora import CorpusOptions, corpus_tokens
+    >>> tc = corpus_tokens(CorpusOptions("sst2", "validation", 32))  # doctest: +SKIP
     """
-    prepared = _prepare(
-        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty, source
-    )
+    prepared = _prepare(options, data_dir, text_column, verify, on_empty, source)
     return _tokens(*prepared, prepared[5]["options"]["special"], cache, cache_dir, progress)
 
 
@@ -260,13 +243,8 @@ def _tokens(texts, tok, n, br, key, info, special, cache, cache_dir, progress) -
 
 
 def corpus_counts(
-    corpus: str | Path | DataSource | CorpusOptions,
-    split: str | None = None,
-    n_positions: int | None = None,
+    options: CorpusOptions | str | Path,
     *,
-    special: str | None = None,
-    tokenizer=None,
-    br_tags: str | None = None,
     data_dir: str | Path | None = None,
     text_column: str | None = None,
     verify: bool = True,
@@ -286,9 +264,7 @@ def corpus_counts(
     """
     from ..geometry import PositionalCounts
 
-    texts, tok, n, br, tokens_key, info = _prepare(
-        corpus, split, n_positions, special, tokenizer, br_tags, data_dir, text_column, verify, on_empty, source
-    )
+    texts, tok, n, br, tokens_key, info = _prepare(options, data_dir, text_column, verify, on_empty, source)
     key = cache_key(what="counts", tokens=tokens_key)
     store = ArrayCache(cache_dir) if cache else None
     if store is not None:

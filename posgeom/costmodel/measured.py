@@ -74,11 +74,11 @@ def measure_corpus_lengths(lengths: Iterable[int] = (64, 128, 256, 512), *, data
     """Measure :data:`CORPUS_LENGTHS` from the corpora (tokenised with the cache; needs the data)."""
     import numpy as np
 
-    from ..corpora import corpus_tokens
+    from ..corpora import CorpusOptions, corpus_tokens
 
     out = {}
     for corpus, split in CORPUS_LENGTHS:
-        full = corpus_tokens(corpus, split, max(lengths), special="model", data_dir=data_dir, progress=False)
+        full = corpus_tokens(CorpusOptions(corpus, split, max(lengths)), data_dir=data_dir, progress=False)
         out[(corpus, split)] = {int(n): float(np.minimum(full.full_lengths, n).mean()) for n in lengths}
     return out
 

@@ -57,9 +57,9 @@ def real_mlm_data(corpus: str, *, n_positions: int, n_sequences: int | None, see
         ``vocab_size`` (compact), ``reach`` (n_positions,) sequences reaching each position,
         ``special_ids`` (0, 1, 2, 3), ``info`` (provenance of the tokens).
     """
-    from ..corpora import corpus_tokens
+    from ..corpora import CorpusOptions, corpus_tokens
 
-    tc = corpus_tokens(corpus, split, n_positions, special="model", data_dir=data_dir, progress=False)
+    tc = corpus_tokens(CorpusOptions(corpus, split, n_positions), data_dir=data_dir, progress=False)
     ids = tc.padded(pad_id=-1)
     if n_sequences is not None and n_sequences < ids.shape[0]:
         rows = np.sort(np.random.default_rng(seed).choice(ids.shape[0], size=n_sequences, replace=False))
