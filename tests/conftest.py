@@ -18,6 +18,15 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("POSGEOM_ALLOW_DIRTY", "1")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: The test file that builds the book: the longest piece of the suite, so it runs first.
+BOOK_TESTS = "tests/test_book.py"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put the book's tests first. The strict build they share is the critical path of the test command;
+    with ``--dist loadfile --no-loadscope-reorder`` (``scripts/test``) the first worker starts it at once,
+    while the other worker runs every other file."""
+    items.sort(key=lambda item: not item.nodeid.startswith(BOOK_TESTS + "::"))
 
 
 @pytest.fixture(scope="session")
