@@ -65,8 +65,12 @@ def _as_root(root) -> Path:
     return package_root() if root is None else Path(root).resolve()
 
 
+@lru_cache(maxsize=None)
 def _module_file(module: str, root: Path) -> Path | None:
-    """``posgeom.a.b`` → ``root/a/b.py`` or ``root/a/b/__init__.py``; None when it is not there."""
+    """``posgeom.a.b`` → ``root/a/b.py`` or ``root/a/b/__init__.py``; None when it is not there.
+
+    Cached for one public call (each clears it first: files may come and go between calls), as a code key
+    asks this of the same few hundred names thousands of times."""
     if module != PACKAGE and not module.startswith(PACKAGE + "."):
         return None
     parts = module.split(".")[1:]
@@ -93,6 +97,21 @@ def _absolute(node: ast.ImportFrom, module: str, root: Path) -> str | None:
         return None
     base = ".".join(parts[: len(parts) - (node.level - 1)])
     return f"{base}.{node.module}" if node.module else base
+
+
+def _statements(tree: ast.AST):
+    """Every statement in ``tree``, however deeply nested in bodies (functions, classes, ``if``, ``try``,
+    ``with``, loops, ``match`` cases), without visiting expressions: an ``import`` is a statement and no
+    expression can hold one, and expressions are most of a syntax tree (this walk is several times faster
+    than :func:`ast.walk`, and a code key walks every module of the package)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, (ast.stmt, ast.excepthandler, ast.match_case)))
 
 
 @lru_cache(maxsize=None)
@@ -162,7 +181,7 @@ def _direct_imports_at(module: str, root: Path, stamp: tuple) -> frozenset[str]:
     if tree is None:
         return frozenset()
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if _module_file(alias.name, root) is not None:
@@ -194,12 +213,17 @@ def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str
     tuple of str
         Sorted module names, :data:`INFRASTRUCTURE` left out.
     """
+    _module_file.cache_clear()
     root = _as_root(root)
     names = [modules] if isinstance(modules, str) else list(modules)
     for name in names:
         if _module_file(name, root) is None:
             raise ValueError(f"{name!r} is not a module of {PACKAGE} under {root.name}/; pass a dotted name "
                              f"such as 'posgeom.experiments.corpus_geometry'")
+    if set(all_modules(root=root)) <= set(names):
+        # the whole package (the key of code defined outside it): its imports cannot reach past it, so
+        # nothing need be read (most of a code key's time is parsing every module)
+        return tuple(sorted(name for name in set(names) if not is_infrastructure(name)))
     return _dependencies_at(tuple(sorted(set(names))), root, _source_stamp(root))
 
 
@@ -233,6 +257,7 @@ def code_roots(module: str | None, *, root=None) -> tuple[str, ...]:
     A posgeom module stands for itself; code defined anywhere else (a notebook's ``__main__``, a test)
     cannot be traced, so it stands for every module of the package.
     """
+    _module_file.cache_clear()
     root = _as_root(root)
     if module and _module_file(module, root) is not None:
         return (module,)
@@ -254,6 +279,7 @@ def code_key(modules: str | Iterable[str], *, root=None) -> str:
     str
         Equal for two trees exactly when the files of :func:`module_dependencies` are byte-equal.
     """
+    _module_file.cache_clear()
     root = _as_root(root)
     digest = hashlib.sha256()
     for name in module_dependencies(modules, root=root):
@@ -278,6 +304,7 @@ def notebook_modules(source: str, *, root=None) -> tuple[str, ...]:
     tuple of str
         Sorted; ``import posgeom`` counts as the top-level package (and so everything it re-exports).
     """
+    _module_file.cache_clear()
     root = _as_root(root)
     modules: set[str] = set()
     lines = source.splitlines()
@@ -299,7 +326,7 @@ def notebook_modules(source: str, *, root=None) -> tuple[str, ...]:
             tree = ast.parse(code)
         except SyntaxError:
             continue  # a cell the kernel would reject anyway; it imports nothing we can trust
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             if isinstance(node, ast.Import):
                 modules.update(a.name for a in node.names if _module_file(a.name, root) is not None)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -238,6 +238,15 @@ def test_key_pins_are_exact():
     assert not unpinned, f"dependencies without an exact pin in requirements/constraints.txt: {unpinned}"
 
 
+def test_nbformat_imports_without_building_iri_parsers():
+    """Every process that reads a notebook imports nbformat, hence jsonschema; from 4.25 jsonschema's
+    format-nongpl extra brings rfc3987-syntax, which builds its parsers at import (3.5 s of one core each
+    time). The pin in pyproject.toml keeps it out; this catches its return."""
+    code = "import sys, nbformat, nbclient; print('rfc3987_syntax' in sys.modules, 'lark' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"], "jsonschema imports rfc3987-syntax: pin jsonschema<4.25"
+
+
 def test_ci_runs_exactly_the_readme_test_command():
     readme = (REPO / "README.md").read_text()
     ci = (REPO / ".ci" / "run").read_text()
