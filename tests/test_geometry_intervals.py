@@ -162,3 +162,57 @@ def test_seed_design_text_says_when_a_design_is_underpowered():
     assert strong.powered and "needs" not in strong.text()
     lost = seed_design({"n": 5, "sd": 10.0}, 1e-4, max_draws=1000)
     assert lost.text().endswith("80% is out of reach)")
+
+
+def test_sd_upper_bound_covers_the_true_sd_at_its_level():
+    from scipy import stats
+
+    from posgeom.geometry.power import sd_upper_bound
+
+    k, sigma = 5, 2.0
+    # closed form: s * sqrt((k - 1) / chi2_{0.05, k-1})
+    assert sd_upper_bound(1.0, k) == pytest.approx(np.sqrt((k - 1) / stats.chi2.ppf(0.05, k - 1)))
+    draws = np.random.default_rng(3).normal(0.0, sigma, size=(20_000, k))
+    covered = np.mean([sd_upper_bound(s, k) >= sigma for s in draws.std(axis=1, ddof=1)])
+    assert abs(covered - 0.95) < 4 * np.sqrt(0.95 * 0.05 / len(draws))
+    assert sd_upper_bound(0.0, k) == 0.0
+    with pytest.raises(ValueError, match="n_draws"):
+        sd_upper_bound(1.0, 1)
+
+
+def test_plan_from_pilot_sizes_the_design_at_the_pilot_bound():
+    from posgeom.geometry.power import exclusion_power, plan_from_pilot, sd_upper_bound, seeds_for_power
+
+    pilot = [0.001, -0.004, -0.009, -0.009, -0.002]
+    plan = plan_from_pilot(pilot, 0.01, min_draws=5, max_draws=200)
+    sd = np.std(pilot, ddof=1)
+    assert plan.pilot_n == 5 and plan.pilot_sd == pytest.approx(sd)
+    assert plan.sd_bound == pytest.approx(sd_upper_bound(sd, 5))
+    assert plan.needed == seeds_for_power(plan.sd_bound, 0.01) == plan.seeds
+    assert plan.design_power == pytest.approx(exclusion_power(plan.seeds, plan.sd_bound, 0.01)) and plan.design_power >= 0.8
+    assert plan.text().startswith(f"a 5-seed pilot (sd {sd:.3g}; its 95% upper bound ")
+    # a calm pilot still runs the fewest seeds allowed; a noisy one is capped and says how far short it falls
+    calm = plan_from_pilot([0.0, 1e-6, -1e-6], 0.01, min_draws=5)
+    assert calm.needed == 2 and calm.seeds == 5
+    noisy = plan_from_pilot([0.1, -0.1, 0.05, -0.07, 0.0], 0.01, max_draws=50)
+    assert noisy.needed is None and noisy.seeds == 50 and noisy.design_power < 0.8
+    with pytest.raises(ValueError, match="at least 2 finite draws"):
+        plan_from_pilot([0.1], 0.01)
+    with pytest.raises(ValueError, match="1 not finite"):
+        plan_from_pilot([0.1, float("nan"), 0.2], 0.01)
+
+
+def test_a_design_sized_from_a_pilot_reaches_its_power():
+    """Simulated end to end: pilot of 5, plan, fresh draws of the planned size; with no true effect the
+    interval excludes the smallest effect that matters at least 80 % of the time (sized at the pilot's
+    upper bound, it does better)."""
+    from posgeom.geometry import seed_interval
+    from posgeom.geometry.power import plan_from_pilot
+
+    rng = np.random.default_rng(11)
+    sigma, effect, hits, reps = 0.01, 0.01, 0, 300
+    for _ in range(reps):
+        plan = plan_from_pilot(rng.normal(0.0, sigma, 5), effect, min_draws=5, max_draws=1_000)
+        iv = seed_interval(rng.normal(0.0, sigma, plan.seeds))
+        hits += iv.high < effect and iv.low > -effect
+    assert hits / reps >= 0.8

@@ -14,6 +14,7 @@ paper-scale results keep their code keys when the way the chapter reports them c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,7 @@ __all__ = [
     "sinusoid_crossings", "CrossingSummary", "crossing_summary", "c5_table", "c5_draws_table", "C5Summary",
     "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
     "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
-    "Captions", "captions",
+    "Captions", "captions", "powered_result", "PoweredSummary", "powered_summary", "powered_frame", "power_checks",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
@@ -281,13 +282,14 @@ def training_summary(training: Result) -> TrainingSummary:
     )
 
 
-def comparison_rows(c5: Result, draws: Result, training: Result, settings=None) -> list:
+def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, powered: Result | None = None) -> list:
     """The chapter's "Paper vs this book" rows for C5 (parameter savings, stress reduction, performance), each
     decided by its rule in :mod:`posgeom.verdicts`.
 
     "No loss of performance" is judged by the interval over seeds of the paired accuracy gap learned − (r = 1)
     (:func:`posgeom.verdicts.c5_lowrank_performance`: a loss above ``ACCURACY_MARGIN`` excluded, established,
-    or undecided).
+    or undecided); with ``powered`` (:func:`powered_result`), by the same rule a fourth time, on the design sized
+    by its power and trained until the tables have fitted the task.
 
     Returns
     -------
@@ -337,7 +339,139 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None) 
                               f"factors initialised at σ = {r1_sigma}",
                       decision=rules.c5_lowrank_performance(gap))
 
-    return decided_rows([("C5", savings_row), ("C5", reduction_row), ("C5", performance_row)], settings)
+    def powered_row():
+        return _powered_row(powered)
+
+    builders = [("C5", savings_row), ("C5", reduction_row), ("C5", performance_row)]
+    return decided_rows(builders + ([("C5", powered_row)] if powered is not None else []), settings)
+
+
+def _powered_row(powered: Result):
+    """C5's performance decided by the powered design (:func:`posgeom.experiments.lowrank_powered.run_lowrank_powered`)."""
+    from ..geometry.power import PilotPlan
+    from ..report import ComparisonRow, describe_model
+
+    p = powered_summary(powered)
+    gap = powered.values["gap"]
+    return ComparisonRow(
+        "C5", paper="no loss of performance with the low-rank table (seed summary)",
+        ours=(f"{p.steps:,} steps: r = 1 {p.r1:.3f} vs learned {p.learned:.3f}; gap learned − (r = 1) {p.gap:+.4f} "
+              f"[{p.gap_lo:+.4f}, {p.gap_hi:+.4f}] ({gap['level']:.0%} interval over {gap['n']} seeds, paired); "
+              f"stalled: r = 1 in {p.stalled_r1}, learned in {p.stalled_learned} of {p.seeds} seeds; "
+              f"where both fitted: {p.fitted_text}{p.stale}"),
+        scale=p.scale, model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])) + " (CPU)",
+        corpus="marker-order task",
+        options=f"seeds sized before the run: {PilotPlan(**powered.values['plan']).text()}",
+        decision=rules.c5_lowrank_performance(gap))
+
+
+def powered_result(settings=None) -> Result:
+    """The powered C5 design for this chapter: at ``paper`` scale the chapter's own run (stored beforehand by
+    ``posgeom reproduce --scale paper --cpu-parts``); at another scale the one stored at ``paper`` (the design
+    is the same at every scale), or, when none is stored, a run of it at this scale (a few CPU-minutes)."""
+    from ..experiments.lowrank_powered import run_lowrank_powered
+    from ..registry import stored_at_scale
+
+    settings = _settings(settings)
+    if settings.scale == "paper":
+        return run_lowrank_powered(settings)
+    stored = stored_at_scale(run_lowrank_powered, settings, scale="paper")
+    return stored if stored is not None else run_lowrank_powered(settings)
+
+
+@dataclass(frozen=True)
+class PoweredSummary:
+    """The powered C5 design as the chapter quotes it (glued as ``mppw_<field>``)."""
+
+    scale: str         # where the result was computed
+    steps: int
+    effect: float      # the smallest loss of accuracy that matters
+    pilot_n: int
+    pilot_sd: float
+    sd_level: float
+    sd_bound: float
+    needed: str        # seeds for 80 % at the bound ("more than N" past the cap)
+    seeds: int         # seeds run
+    max_seeds: int
+    design_power: float
+    learned: float     # mean test accuracy of each table over the decision's seeds
+    r1: float
+    gap: float
+    gap_lo: float
+    gap_hi: float
+    gap_sd: float
+    stalled_loss: float
+    stalled_r1: int     # decision seeds whose run stalled, per table
+    stalled_learned: int
+    fitted_text: str    # the gap over the seeds where both fitted, as text
+    reading: str        # what the stalls and the fitted gap say, in a sentence (_stall_reading)
+    cpu_minutes: float  # training time of pilot and decision, summed
+    verdict: str
+    stale: str         # "" or " (stale: made by other code)"
+
+
+def powered_summary(powered: Result) -> PoweredSummary:
+    """The :class:`PoweredSummary` of a ``run_lowrank_powered`` result."""
+    from ..experiments.lowrank_powered import POWERED_DESIGN
+    from ..registry import code_changed
+
+    v = powered.values
+    plan, gap, fitted = v["plan"], v["gap"], v["fitted_gap"]
+    design = powered.manifest.get("params", {}).get("design", {})
+    accuracy = {e: float(np.mean([r["test_accuracy"] for r in v["runs"] if r["encoding"] == e]))
+                for e in POWERED_DESIGN.encodings}
+    fitted_text = ("fewer than 5 seeds" if fitted is None else
+                   f"{fitted['mean']:+.4f} [{fitted['low']:+.4f}, {fitted['high']:+.4f}] over {fitted['n']} seeds")
+    return PoweredSummary(
+        scale=powered.scale, steps=int(design["steps"]), effect=float(plan["effect"]),
+        pilot_n=int(plan["pilot_n"]), pilot_sd=float(plan["pilot_sd"]), sd_level=float(plan["sd_level"]),
+        sd_bound=float(plan["sd_bound"]),
+        needed=str(plan["needed"]) if plan["needed"] is not None else f"more than {design['max_seeds']}",
+        seeds=int(plan["seeds"]), max_seeds=int(design["max_seeds"]), design_power=float(plan["design_power"]),
+        learned=accuracy["learned"], r1=accuracy["lowrank r=1"], gap=float(gap["mean"]), gap_lo=float(gap["low"]),
+        gap_hi=float(gap["high"]), gap_sd=float(gap["sd"]), stalled_loss=float(design["stalled_loss"]),
+        stalled_r1=len(v["stalled"]["lowrank r=1"]), stalled_learned=len(v["stalled"]["learned"]),
+        fitted_text=fitted_text, reading=_stall_reading(len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"]),
+                                                        fitted, float(plan["effect"])),
+        cpu_minutes=float(v["cpu_seconds"]) / 60,
+        verdict=rules.c5_lowrank_performance(gap).verdict,
+        stale=" (stale: made by other code)" if code_changed(powered.manifest) else "")
+
+
+def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: dict | None, effect: float) -> str:
+    """One sentence on where the powered gap comes from: the stalled runs of each table and the gap where both
+    fitted (its interval against the smallest effect that matters)."""
+    if not stalled_r1 and not stalled_learned:
+        return "Neither table stalled in any seed: the gap is the tables' own."
+    if fitted is None:
+        return "Too few seeds fitted with both tables to say what the gap is without the stalled runs."
+    within = fitted["high"] <= effect
+    fit = (f"where both fitted, the rank-1 table loses less than {effect:g} of accuracy" if within else
+           f"even where both fitted, a loss of {effect:g} of accuracy is not excluded")
+    more = ("the rank-1 table stalls more often than the full one" if stalled_r1 > stalled_learned else
+            "the rank-1 table stalls no more often than the full one")
+    return f"{fit.capitalize()}; {more}, and the claim as stated is about the average over seeds, stalls included."
+
+
+def powered_frame(powered: Result) -> pd.DataFrame:
+    """The powered design's two stages (pilot, decision): seeds, the tables' mean test accuracy, the paired
+    gap's mean and sd, and the training time."""
+    from ..experiments.lowrank_powered import POWERED_DESIGN
+    from ..timings import format_duration
+
+    v = powered.values
+    rows = []
+    for stage, runs in (("pilot (sizes the design)", v["pilot_runs"]), ("decision", v["runs"])):
+        by = {(r["encoding"], r["seed"]): r["test_accuracy"] for r in runs}
+        seeds = sorted({r["seed"] for r in runs})
+        a, b = POWERED_DESIGN.encodings
+        gaps = np.array([by[a, s] - by[b, s] for s in seeds])
+        rows.append({"stage": stage, "seeds": len(seeds),
+                     f"{a} accuracy": f"{np.mean([by[a, s] for s in seeds]):.4f}",
+                     f"{b} accuracy": f"{np.mean([by[b, s] for s in seeds]):.4f}",
+                     "gap mean": f"{gaps.mean():+.4f}", "gap sd": f"{gaps.std(ddof=1):.4f}",
+                     "training time": format_duration(sum(r["runtime_s"] for r in runs))})
+    return pd.DataFrame(rows).set_index("stage")
 
 
 @dataclass(frozen=True)
@@ -399,9 +533,10 @@ def accuracy_by_encoding(training: Result) -> dict[str, pd.DataFrame]:
     return out
 
 
-def power_checks(training: Result) -> list:
-    """This chapter's decision over seeds (C5's accuracy gap, learned − rank-1 table, on the marker-order task)
-    for its power table (:func:`posgeom.report.power_frame`), against the one-point margin of its rule.
+def power_checks(training: Result, powered: Result | None = None) -> list:
+    """This chapter's decisions over seeds (C5's accuracy gap, learned − rank-1 table, on the marker-order task;
+    with ``powered``, the same gap in the powered design) for its power table (:func:`posgeom.report.power_frame`),
+    against the one-point margin of its rule.
 
     Returns
     -------
@@ -410,8 +545,14 @@ def power_checks(training: Result) -> list:
     from ..report import PowerCheck
 
     gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
-    return [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
-                       training.manifest.get("runtime_s"))]
+    checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
+                         training.manifest.get("runtime_s"))]
+    if powered is not None:
+        v = powered.values
+        decision_seconds = sum(r["runtime_s"] for r in v["runs"])  # the decision's runs, not the pilot's
+        checks.append(PowerCheck("C5", "the same, trained to fit the task (powered design)", v["gap"],
+                                 rules.ACCURACY_MARGIN, decision_seconds))
+    return checks
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
 
 from ..validation import check_distance_matrix, upper
 from .hellinger import euclidean_distances
@@ -109,7 +108,9 @@ def violation_rate(D, Dhat, *, as_distances: bool | None = None, return_counts: 
         )
         counts = ViolationCounts(0, 0, n1, n2, n3, n0)
         return (float("nan"), counts) if return_counts else float("nan")
-    tau_b = scipy.stats.kendalltau(a, b, variant="b").statistic
+    from scipy.stats import kendalltau  # here, not at the top: scipy.stats costs ~1 s in every process importing geometry
+
+    tau_b = kendalltau(a, b, variant="b").statistic
     # n_c - n_d = tau_b * sqrt((n0 - n1)(n0 - n2))
     diff = int(round(tau_b * math.sqrt(n0 - n1) * math.sqrt(n0 - n2)))
     if (untied - diff) % 2:  # n_c + n_d and n_c - n_d have the same parity
@@ -140,7 +141,9 @@ def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
         warnings.warn("spearman undefined: fewer than 2 position pairs, or a constant D or Dhat", RuntimeWarning,
                       stacklevel=2)
         return float("nan")
-    return float(scipy.stats.spearmanr(a, b).statistic)
+    from scipy.stats import spearmanr  # imported here for the reason given in violation_rate
+
+    return float(spearmanr(a, b).statistic)
 
 
 @dataclass(frozen=True)
