@@ -300,6 +300,13 @@ def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny
     assert [c.measure for c in mpr.power_checks(tr, r)][1].startswith("the same, trained to fit the task")
     assert len(mpr.power_checks(tr)) == 1
 
+    # a chapter built at quick reads the result stored at paper, and computes only where none is stored
+    monkeypatch.setattr(lp, "POWERED_DESIGN", design)
+    assert lp.powered_result(tiny).scale == "quick"  # nothing at paper yet: computed here (the run above)
+    at_paper = lp.powered_result(tiny.with_(scale="paper"))
+    assert at_paper.scale == "paper" and lp.powered_result(tiny).scale == "paper"
+    assert at_paper.values["gap"] == v["gap"]  # the design does not depend on the scale
+
     with pytest.raises(ValueError, match="at least 2 seeds"):
         lp.run_lowrank_powered(tiny, design=dataclasses.replace(design, pilot_seeds=(100,)))
     with pytest.raises(ValueError, match="unknown encodings"):

@@ -22,7 +22,7 @@ import scipy.stats
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..geometry import SeedInterval
+from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..experiments.corpus_geometry import SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
@@ -33,7 +33,7 @@ __all__ = [
     "sinusoid_crossings", "CrossingSummary", "crossing_summary", "c5_table", "c5_draws_table", "C5Summary",
     "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
     "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
-    "Captions", "captions", "powered_result", "PoweredSummary", "powered_summary", "powered_frame", "power_checks",
+    "Captions", "captions", "PoweredSummary", "powered_summary", "powered_frame", "power_checks",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
@@ -288,7 +288,7 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
     "No loss of performance" is judged by the interval over seeds of the paired accuracy gap learned − (r = 1)
     (:func:`posgeom.verdicts.c5_lowrank_performance`: a loss above ``ACCURACY_MARGIN`` excluded, established,
-    or undecided); with ``powered`` (:func:`powered_result`), by the same rule a fourth time, on the design sized
+    or undecided); with ``powered`` (:func:`posgeom.experiments.lowrank_powered.powered_result`), by the same rule a fourth time, on the design sized
     by its power and trained until the tables have fitted the task.
 
     Returns
@@ -365,20 +365,6 @@ def _powered_row(powered: Result):
         decision=rules.c5_lowrank_performance(gap))
 
 
-def powered_result(settings=None) -> Result:
-    """The powered C5 design for this chapter: at ``paper`` scale the chapter's own run (stored beforehand by
-    ``posgeom reproduce --scale paper --cpu-parts``); at another scale the one stored at ``paper`` (the design
-    is the same at every scale), or, when none is stored, a run of it at this scale (a few CPU-minutes)."""
-    from ..experiments.lowrank_powered import run_lowrank_powered
-    from ..registry import stored_at_scale
-
-    settings = _settings(settings)
-    if settings.scale == "paper":
-        return run_lowrank_powered(settings)
-    stored = stored_at_scale(run_lowrank_powered, settings, scale="paper")
-    return stored if stored is not None else run_lowrank_powered(settings)
-
-
 @dataclass(frozen=True)
 class PoweredSummary:
     """The powered C5 design as the chapter quotes it (glued as ``mppw_<field>``)."""
@@ -420,7 +406,7 @@ def powered_summary(powered: Result) -> PoweredSummary:
     design = powered.manifest.get("params", {}).get("design", {})
     accuracy = {e: float(np.mean([r["test_accuracy"] for r in v["runs"] if r["encoding"] == e]))
                 for e in POWERED_DESIGN.encodings}
-    fitted_text = ("fewer than 5 seeds" if fitted is None else
+    fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None else
                    f"{fitted['mean']:+.4f} [{fitted['low']:+.4f}, {fitted['high']:+.4f}] over {fitted['n']} seeds")
     return PoweredSummary(
         scale=powered.scale, steps=int(design["steps"]), effect=float(plan["effect"]),

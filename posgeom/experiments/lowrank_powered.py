@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import resolve_device, settings_or_default as _settings
-from ..corpora.real import data_key
 from ..geometry.intervals import MIN_SEEDS, paired_difference
 from ..geometry.power import plan_from_pilot
 from ..models.batches import SCALE_PADDING
@@ -41,7 +40,7 @@ from ..registry import Result
 from . import lowrank_training as lt
 from .settings import as_params, store_result
 
-__all__ = ["PoweredDesign", "POWERED_DESIGN", "run_lowrank_powered", "powered_gap"]
+__all__ = ["PoweredDesign", "POWERED_DESIGN", "run_lowrank_powered", "powered_gap", "powered_result"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ def powered_gap(runs, encodings: tuple[str, str] = POWERED_DESIGN.encodings, lev
     return paired_difference([by[a, s] for s in seeds], [by[b, s] for s in seeds], level, bounds=(-1.0, 1.0))
 
 
-def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDesign = POWERED_DESIGN) -> Result:
+def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDesign | None = None) -> Result:
     r"""C5's paired accuracy gap learned − rank-1 table, trained until a table that can fit the task has, over
     the seeds a pilot says resolve :attr:`PoweredDesign.effect` (the module's docstring gives the design).
 
@@ -103,6 +102,7 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
         ``cpu_seconds`` (the runs' training time, summed).
     """
     settings = _settings(settings)
+    design = POWERED_DESIGN if design is None else design
     cfg = lt.TRAIN_CONFIGS["quick"]  # the smallest model and task that keep the claim's conditions
     if len(design.pilot_seeds) < 2:
         raise ValueError("the pilot needs at least 2 seeds to estimate the spread of the gap")
@@ -111,8 +111,9 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
     if unknown:
         raise ValueError(f"unknown encodings {unknown}; valid labels are {sorted(labels)}")
     device = resolve_device(settings.device)
+    # no data key: the task is synthetic, so a result stored with the book's copies is found with the hub too
     params = dict(design=as_params(design), task=as_params(cfg.synthetic), model=as_params(cfg.model),
-                  batch_size=cfg.batch_size, lr=cfg.lr, seed=settings.seed, data=data_key(settings.data_dir))
+                  batch_size=cfg.batch_size, lr=cfg.lr, seed=settings.seed)
 
     def compute():
         with torch_threads(1, device):  # a tiny model: one thread is as fast and leaves the other core free
@@ -158,3 +159,17 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
 
     return store_result(settings, "minimal_parametrisation.lowrank_powered", compute, params, force, device=device,
                         model="1-layer encoder of width 32 (posgeom.models), marker-order task")
+
+
+def powered_result(settings=None) -> Result:
+    """The powered design for a chapter built at ``settings``: at ``paper`` scale its own run (stored beforehand
+    by ``posgeom reproduce --scale paper --cpu-parts``); at another scale the one stored at ``paper`` (the design
+    is the same at every scale, so the quick build reads the committed result), or, when none is stored, a run
+    of it at this scale (about half an hour of one CPU core)."""
+    from ..registry import stored_at_scale
+
+    settings = _settings(settings)
+    if settings.scale == "paper":
+        return run_lowrank_powered(settings)
+    stored = stored_at_scale(run_lowrank_powered, settings, scale="paper")
+    return stored if stored is not None else run_lowrank_powered(settings)
