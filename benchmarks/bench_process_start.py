@@ -12,6 +12,9 @@ Two costs, each in fresh processes (best of ``--repeat``):
   reproduce``, ``posgeom classroom``), next to ``import jsonschema._format`` and, when it is installed,
   ``import rfc3987_syntax`` (which jsonschema >= 4.25 imports and which builds its Earley parsers at import;
   ``pyproject.toml`` pins jsonschema below 4.25).
+* **Importing the geometry** (every kernel, worker and most test processes): ``import posgeom.geometry``
+  next to its reference, the same import with ``scipy.stats`` loaded first, as ``geometry/monotonicity.py``
+  did at its top before it imported ``kendalltau`` and ``spearmanr`` inside the two functions using them.
 
 Run from the repository root::
 
@@ -63,6 +66,8 @@ def main() -> int:
         "import posgeom.codekey": "import posgeom.codekey",
         "whole-package code key, reference (graph walked)": KEY_REFERENCE,
         "whole-package code key (posgeom)": KEY_NEW,
+        "import posgeom.geometry, reference (scipy.stats first)": "import scipy.stats, posgeom.geometry",
+        "import posgeom.geometry": "import posgeom.geometry; import sys; assert 'scipy.stats' not in sys.modules",
         "import jsonschema._format": "import jsonschema._format",
         "import nbclient": "import nbclient",
     }
