@@ -114,3 +114,25 @@ def test_no_api_docstring_loses_its_backslashes():
             if left:
                 problems.append(f"{info.name}.{getattr(obj, '__qualname__', '')}: {left[:3]}")
     assert not problems, "docstrings whose maths reST would strip:\n" + "\n".join(sorted(set(problems)))
+
+
+def test_an_attribute_comment_with_a_colon_is_not_read_as_a_type():
+    from sphinx.ext.napoleon import Config
+    from sphinx.ext.napoleon.docstring import NumpyDocstring
+
+    ext = _extension()
+    config = Config(napoleon_numpy_docstring=True, napoleon_use_rtype=False, napoleon_preprocess_types=False)
+    prose = ["At most this many seeds (posgeom.verdicts.MAX_SEEDS: past it a rule asks for",
+             "a less noisy design); a plan past it runs the cap."]
+
+    def rendered(lines):
+        return str(NumpyDocstring(lines, config, what="attribute", name="x"))
+
+    assert ":type: At most this many seeds" in rendered(prose)  # the oracle: napoleon alone misreads it
+    fixed = ext.prose_attribute_lines(prose)
+    assert ":type:" not in rendered(fixed) and " ".join(fixed) == " ".join(prose)  # the same words, one more break
+    assert fixed[0] == "At most this many seeds"
+    # no colon, a colon only inside a literal or a role, or one word before it: unchanged
+    for lines in (["The steps of each run."], ["Sized by ``plan_from_pilot``'s ``a: b`` rule."],
+                  [":data:`posgeom.verdicts.MAX_SEEDS` seeds at most."], ["note: prose"], []):
+        assert ext.prose_attribute_lines(lines) == lines

@@ -2,7 +2,8 @@
 
 1. Docstrings of posgeom write maths as ``$...$`` and ``$$...$$`` (readable in a terminal, like
    the annotated implementations it imitates); for the API page they are turned into reST
-   ``:math:`` roles and ``.. math::`` blocks before autodoc parses them.
+   ``:math:`` roles and ``.. math::`` blocks before autodoc parses them; an attribute's ``#:`` comment,
+   always prose, is kept from being read as ``type: description`` (:func:`prose_attribute_lines`).
 2. Each chapter is also offered as a Jupyter notebook.
 3. Numbers of figures, tables, theorem-like blocks and exercises restart on every page. Without a
    numbered toctree Sphinx counts them across the whole book (a reader of the Theorem 4 chapter
@@ -82,6 +83,36 @@ def _docstring_bars(app, what, name, obj, options, lines) -> None:
     # Only the decision rules write |i − j| in prose; they hold no display maths whose bars this would touch.
     if name.startswith("posgeom.verdicts"):
         lines[:] = [escape_plain_bars(line) for line in lines]
+
+
+#: The first colon of a line outside backtick spans (literals and roles keep theirs).
+_PROSE_COLON = re.compile(r"(``.*?``|`[^`]*`)|:")
+
+
+def prose_attribute_lines(lines: list[str]) -> list[str]:
+    """An attribute's documentation (a ``#:`` comment) with no colon on its first line.
+
+    Napoleon reads the first line of an attribute's documentation as ``type: description``, so a comment
+    of prose whose first line holds a colon ("At most this many seeds (posgeom.verdicts.MAX_SEEDS: past it
+    ...") would render its start as a type, and a dotted name there as an unresolved cross-reference.
+    posgeom's attribute comments are prose, never typed: the first line is broken at the last space before
+    its colon, which reST joins back with a space.
+    """
+    if not lines:
+        return lines
+    first = lines[0]
+    colon = next((m.start() for m in _PROSE_COLON.finditer(first) if m.group(1) is None), None)
+    if colon is None:
+        return lines
+    cut = first.rfind(" ", 0, colon)
+    if cut <= 0:
+        return lines  # one word before the colon ("note: ..."): nothing to break at, and no dotted name either
+    return [first[:cut], first[cut + 1:], *lines[1:]]
+
+
+def _docstring_prose_attributes(app, what, name, obj, options, lines) -> None:
+    if what in ("attribute", "data") and name.startswith("posgeom."):
+        lines[:] = prose_attribute_lines(lines)
 
 
 NOTEBOOK_DIR = "notebooks/"
@@ -380,6 +411,7 @@ def setup(app):
     app.connect("html-collect-pages", _not_found_page)
     app.connect("autodoc-process-docstring", _docstring_math, priority=400)
     app.connect("autodoc-process-docstring", _docstring_bars, priority=450)
+    app.connect("autodoc-process-docstring", _docstring_prose_attributes, priority=460)  # before napoleon (500)
     app.connect("doctree-resolved", _add_download_link)
     app.connect("build-finished", _write_notebooks)
     app.connect("build-finished", _write_sitemap)
