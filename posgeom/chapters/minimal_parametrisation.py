@@ -398,14 +398,13 @@ class PoweredSummary:
 
 def powered_summary(powered: Result) -> PoweredSummary:
     """The :class:`PoweredSummary` of a ``run_lowrank_powered`` result."""
-    from ..experiments.lowrank_powered import POWERED_DESIGN
+    from ..models.comparison import summarise_seeds
     from ..registry import code_changed
 
     v = powered.values
     plan, gap, fitted = v["plan"], v["gap"], v["fitted_gap"]
     design = powered.manifest.get("params", {}).get("design", {})
-    accuracy = {e: float(np.mean([r["test_accuracy"] for r in v["runs"] if r["encoding"] == e]))
-                for e in POWERED_DESIGN.encodings}
+    accuracy = {e: s["accuracy_mean"] for e, s in summarise_seeds(v["runs"]).items()}
     fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None else
                    f"{fitted['mean']:+.4f} [{fitted['low']:+.4f}, {fitted['high']:+.4f}] over {fitted['n']} seeds")
     return PoweredSummary(
@@ -443,19 +442,17 @@ def powered_frame(powered: Result) -> pd.DataFrame:
     """The powered design's two stages (pilot, decision): seeds, the tables' mean test accuracy, the paired
     gap's mean and sd, and the training time."""
     from ..experiments.lowrank_powered import POWERED_DESIGN
+    from ..models.comparison import accuracy_gaps, summarise_seeds
     from ..timings import format_duration
 
-    v = powered.values
+    a, b = POWERED_DESIGN.encodings
     rows = []
-    for stage, runs in (("pilot (sizes the design)", v["pilot_runs"]), ("decision", v["runs"])):
-        by = {(r["encoding"], r["seed"]): r["test_accuracy"] for r in runs}
-        seeds = sorted({r["seed"] for r in runs})
-        a, b = POWERED_DESIGN.encodings
-        gaps = np.array([by[a, s] - by[b, s] for s in seeds])
-        rows.append({"stage": stage, "seeds": len(seeds),
-                     f"{a} accuracy": f"{np.mean([by[a, s] for s in seeds]):.4f}",
-                     f"{b} accuracy": f"{np.mean([by[b, s] for s in seeds]):.4f}",
-                     "gap mean": f"{gaps.mean():+.4f}", "gap sd": f"{gaps.std(ddof=1):.4f}",
+    for stage, runs in (("pilot (sizes the design)", powered.values["pilot_runs"]), ("decision", powered.values["runs"])):
+        accuracy, gap = summarise_seeds(runs), accuracy_gaps(runs, [(a, b)])[f"{a} - {b}"]
+        rows.append({"stage": stage, "seeds": gap["n"],
+                     f"{a} accuracy": f"{accuracy[a]['accuracy_mean']:.4f}",
+                     f"{b} accuracy": f"{accuracy[b]['accuracy_mean']:.4f}",
+                     "gap mean": f"{gap['mean']:+.4f}", "gap sd": f"{gap['sd']:.4f}",
                      "training time": format_duration(sum(r["runtime_s"] for r in runs))})
     return pd.DataFrame(rows).set_index("stage")
 
