@@ -489,8 +489,10 @@ def init_loss_difference(init: Result):
     return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
 
 
-def power_checks(init: Result, dropout: Result) -> list:
-    """This chapter's decisions over seeds (S7's final loss, S9's held-out loss) for their power table
+def power_checks(init: Result, dropout: Result, init_powered: Result | None = None,
+                 dropout_powered: Result | None = None) -> list:
+    """This chapter's decisions over seeds (S7's final loss, S9's held-out loss; with ``init_powered`` and
+    ``dropout_powered``, the same in the designs sized by their power) for their power table
     (:func:`posgeom.report.power_frame`), each against the smallest effect its rule names.
 
     Returns
@@ -499,17 +501,25 @@ def power_checks(init: Result, dropout: Result) -> list:
     """
     from ..report import PowerCheck
 
+    from .powered import design_check
+
     rate = max(dropout.values["dropouts"])
-    return [
-        PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
-                   rules.LOSS_EFFECT, init.manifest.get("runtime_s")),
-        PowerCheck("S9", f"held-out loss, dropout {rate:g} − none, paired by seed (nats)",
-                   td.dropout_effect(td.dropout_runs(dropout), rate, field_name="eval_loss"), rules.LOSS_EFFECT,
-                   dropout.manifest.get("runtime_s")),
-    ]
+    checks = [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
+                         rules.LOSS_EFFECT, init.manifest.get("runtime_s"))]
+    if init_powered is not None:
+        checks.append(design_check("S7", "the same, over the seeds a pilot sized (powered design)", init_powered,
+                                   rules.LOSS_EFFECT))
+    checks.append(PowerCheck("S9", f"held-out loss, dropout {rate:g} − none, paired by seed (nats)",
+                             td.dropout_effect(td.dropout_runs(dropout), rate, field_name="eval_loss"), rules.LOSS_EFFECT,
+                             dropout.manifest.get("runtime_s")))
+    if dropout_powered is not None:
+        checks.append(design_check("S9", "the same, over the seeds a pilot sized (powered design)", dropout_powered,
+                                   rules.LOSS_EFFECT))
+    return checks
 
 
-def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None) -> list:
+def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None,
+                    init_powered: Result | None = None, dropout_powered: Result | None = None) -> list:
     """The chapter's "Paper vs this book" rows for S1, S2, S3, S7, S8 and S9, each decided by its rule in
     :mod:`posgeom.verdicts`.
 
@@ -522,6 +532,9 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
     init, dropout : Result
         ``run_init_study`` and ``run_dropout_study``.
     settings : Settings, optional
+    init_powered, dropout_powered : Result, optional
+        ``run_init_powered`` and ``run_dropout_powered`` (:mod:`posgeom.experiments.learned_powered`): S7 and S9
+        decided a second time, by the same rules, over the seeds a pilot sized.
 
     Returns
     -------
@@ -582,6 +595,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                       decision=rules.s9_dropout(gap_small, eff_loss),
                       changed="a small training set and long training, so that the table can overfit")
 
+    powered_s7 = [("S7", lambda: _s7_powered_row(init_powered))] if init_powered is not None else []
+    powered_s9 = [("S9", lambda: _s9_powered_row(dropout_powered))] if dropout_powered is not None else []
     return decided_rows([
         ("S1", lambda: ComparisonRow("S1", ours=s1_ours(T), scale=settings.scale, model=model_desc, corpus="none",
                                      options="raw and centred cosines",
@@ -590,8 +605,48 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
         ("S2", lambda: ComparisonRow("S2", ours=s2_ours(T), scale=settings.scale, model=model_desc, corpus="none",
                                      options="isolation threshold 2",
                                      decision=rules.s2_first_positions_apart(list(T.stand_apart)))),
-        ("S3", s3_row), ("S7", s7_row), ("S8", s8_row), ("S9", s9_row),
+        ("S3", s3_row), ("S7", s7_row), *powered_s7, ("S8", s8_row), ("S9", s9_row), *powered_s9,
     ], settings)
+
+
+def _s7_powered_row(init_powered: Result):
+    """S7 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_init_powered`)."""
+    from ..report import ComparisonRow
+    from .powered import design_summary, difference_text, plan_text
+
+    p, runs = design_summary(init_powered), init_powered.values["runs"]
+    # mean steps over the seeds that reached the threshold (NaN when none did), as the study's row
+    reached = {k: _finite([r[k] for r in runs]) for k in ("steps_small", "steps_large")}
+    steps = {k: float(x.mean()) if x.size else float("nan") for k, x in reached.items()}
+    threshold = init_powered.values["loss_threshold"]
+    return ComparisonRow("S7", ours=(f"steps to loss {threshold:g}: {steps['steps_small']:.0f} vs "
+                                     f"{steps['steps_large']:.0f} (reached in {_reached([r['steps_small'] for r in runs])} "
+                                     f"and {_reached([r['steps_large'] for r in runs])} seeds); final loss {p.mean_a:.4f} vs "
+                                     f"{p.mean_b:.4f}, difference {difference_text(init_powered)}{p.stale}"),
+                         scale=p.scale, model=init_powered.manifest["model"] + " (CPU)",
+                         corpus="synthetic order task", options=f"N(0, 0.02²) vs N(0, 1); {plan_text(init_powered)}",
+                         decision=rules.s7_small_init(steps["steps_small"], steps["steps_large"],
+                                                      init_powered.values["difference"]))
+
+
+def _s9_powered_row(dropout_powered: Result):
+    """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
+    from ..report import ComparisonRow
+    from .powered import design_summary, difference_text, plan_text
+
+    p, v = design_summary(dropout_powered), dropout_powered.values
+    gap = float(np.mean([r["gap_none"] for r in v["runs"]]))
+    params = dropout_powered.manifest["params"]
+    t = params["train"]
+    passes = t["steps"] * t["batch_size"] / params["order"]["n_train"]
+    return ComparisonRow("S9", ours=(f"held-out loss, dropout {v['rate']:g} minus none, {difference_text(dropout_powered)} "
+                                     f"nats; generalisation gap without dropout {gap:.2f} nats{p.stale}"),
+                         scale=p.scale, model=dropout_powered.manifest["model"] + " (CPU)",
+                         corpus=f"synthetic order task, {params['order']['n_train']} training sequences",
+                         options=(f"dropout on the embedding sum only, {passes:.0f} passes, no weight decay; "
+                                  f"{plan_text(dropout_powered)}"),
+                         decision=rules.s9_dropout(gap, v["difference"]),
+                         changed="a small training set and long training, so that the table can overfit")
 
 
 @dataclass(frozen=True)

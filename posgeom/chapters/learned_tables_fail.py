@@ -336,28 +336,37 @@ def mlm_summary(mlm: Result, settings=None) -> MLMSummary:
                       spread=spread, seed_sd=seed_sd, uses_position=uses, comment=comment)
 
 
-def power_checks(tails: Result) -> list:
-    """This chapter's decision over seeds (S4's tail accuracy, skewed − uniform lengths) for its power table
-    (:func:`posgeom.report.power_frame`), against the smallest deficit its rule counts as under-trained.
+def power_checks(tails: Result, powered: Result | None = None) -> list:
+    """This chapter's decisions over seeds (S4's tail accuracy, skewed − uniform lengths; with ``powered``,
+    the same in the design sized by its power) for its power table (:func:`posgeom.report.power_frame`),
+    against the smallest deficit its rule counts as under-trained.
 
     Returns
     -------
     list of posgeom.report.PowerCheck
     """
     from ..report import PowerCheck
+    from .powered import design_check
 
-    return [PowerCheck("S4", "tail accuracy, skewed − uniform lengths, paired by seed",
-                       tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.manifest.get("runtime_s"))]
+    checks = [PowerCheck("S4", "tail accuracy, skewed − uniform lengths, paired by seed",
+                         tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.manifest.get("runtime_s"))]
+    if powered is not None:
+        checks.append(design_check("S4", "the same, over the seeds a pilot sized (powered design)", powered,
+                                   rules.TAIL_EFFECT))
+    return checks
 
 
 def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,
-                    settings=None) -> list:
+                    settings=None, powered: Result | None = None) -> list:
     """The chapter's "Paper vs this book" rows for S4, S5 and S6, each decided by its rule in :mod:`posgeom.verdicts`.
 
     Parameters
     ----------
     tails, order, mlm : Result
         ``run_undertrained_tails``, ``run_extrapolation_order``, ``run_extrapolation_mlm``.
+    powered : Result, optional
+        ``run_tails_powered`` (:mod:`posgeom.experiments.learned_powered`): S4 decided a second time, by the same
+        rule, over the seeds a pilot sized.
     wall_error : str or None
         The message of the ``PositionLimitError`` a longer input raised in a learned table of ``table_rows``
         rows (None when it passed).
@@ -415,7 +424,22 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
                       corpus=f"IMDB train windows, L = {conf.mlm.L}", options=f"{conf.mlm.top_k:,}-word-piece vocabulary",
                       decision=rules.s6_heuristics_mlm(s.spread, s.seed_sd, _heuristics(m), m.at("none", f_max)))
 
-    return decided_rows([("S4", s4_row), ("S5", s5_row), ("S6", s6_order_row), ("S6", s6_mlm_row)], settings)
+    powered_rows = [("S4", lambda: _s4_powered_row(powered))] if powered is not None else []
+    return decided_rows([("S4", s4_row), *powered_rows, ("S5", s5_row), ("S6", s6_order_row), ("S6", s6_mlm_row)],
+                        settings)
+
+
+def _s4_powered_row(powered: Result):
+    """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
+    from ..report import ComparisonRow
+    from .powered import design_summary, difference_text, plan_text
+
+    p = design_summary(powered)
+    return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90 % short) vs {p.mean_b:.4f} (uniform lengths); "
+                                     f"difference {difference_text(powered)}{p.stale}"),
+                         scale=p.scale, model=powered.manifest["model"] + " (CPU)",
+                         corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
+                         options=plan_text(powered), decision=rules.s4_undertrained_tail(powered.values["difference"]))
 
 
 @dataclass(frozen=True)

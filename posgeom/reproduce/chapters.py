@@ -164,12 +164,12 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
             Estimate(2.0, 1.5), Estimate(None, 8, 4), True,
             ddp=(EXPERIMENTS_PACKAGE + "learned_tables:run_init_study", EXPERIMENTS_PACKAGE + "table_dropout:run_dropout_study"),
-            parts=("learned_table_*", "learned_init_study", "learned_dropout_overfit")),
+            parts=("learned_table_*", "learned_init_study", "learned_dropout_overfit", "learned_tables.*")),
     Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"),
             Estimate(2.5, 1.2), Estimate(None, 8, 6), True,
             ddp=(EXPERIMENTS_PACKAGE + "undertrained_tails:run_undertrained_tails", EXPERIMENTS_PACKAGE + "extrapolation:run_extrapolation_order",
                  EXPERIMENTS_PACKAGE + "extrapolation_mlm:run_extrapolation_mlm"),
-            parts=("learned_tails", "learned_extrapolation_*")),
+            parts=("learned_tails", "learned_extrapolation_*", "learned_tables_fail.*")),
 )
 
 

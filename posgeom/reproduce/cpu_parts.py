@@ -32,9 +32,9 @@ class CpuPart:
 
 
 #: Counting and linear algebra on the full corpora inside the chapters that train at paper scale, and the
-#: decisions over seeds that a small CPU model settles (C5's powered design): run now on a CPU by ``posgeom
-#: reproduce --scale paper --cpu-parts``, committed under ``results/paper/``, and read back when the chapter
-#: runs on a GPU. (The stress and monotonicity tables are not here: they include the table trained from
+#: decisions over seeds that a small CPU model settles (the powered designs of C5, S4, S7 and S9): run now on
+#: a CPU by ``posgeom reproduce --scale paper --cpu-parts``, committed under ``results/paper/``, and read back
+#: when the chapter runs on a GPU. (The stress and monotonicity tables are not here: they include the table trained from
 #: scratch.)
 CPU_PARTS: tuple[CpuPart, ...] = tuple(
     CpuPart(chapter, entry, tuple(kwargs.items())) for chapter, entry, kwargs in (
@@ -50,6 +50,9 @@ CPU_PARTS: tuple[CpuPart, ...] = tuple(
         ("minimal-parametrisation", "minimal_parametrisation:run_rank_validation", {}),
         ("minimal-parametrisation", "minimal_parametrisation:run_stress_vs_rank", {}),
         ("minimal-parametrisation", "lowrank_powered:run_lowrank_powered", {}),
+        ("learned-tables-fail", "learned_powered:run_tails_powered", {}),
+        ("learned-tables", "learned_powered:run_init_powered", {}),
+        ("learned-tables", "learned_powered:run_dropout_powered", {}),
         ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "imdb"}),
         ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "imdb"}),
         ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "imdb"}),

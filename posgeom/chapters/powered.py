@@ -1,0 +1,96 @@
+"""How a chapter shows a decision sized by its power (:func:`posgeom.experiments.paired_design.run_paired_design`):
+its figures for the text, its two stages as a table, its row of the power table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..registry import Result
+
+__all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "difference_text"]
+
+
+@dataclass(frozen=True)
+class DesignSummary:
+    """A powered design as a chapter quotes it (glued as ``<prefix>_<field>``)."""
+
+    scale: str           # where the result was computed
+    effect: float        # the smallest difference that matters
+    pilot_n: int
+    pilot_sd: float
+    sd_level: float
+    sd_bound: float      # the pilot sd's upper bound the design is sized for
+    needed: str          # seeds for 80 % power at that bound ("more than N" past the cap)
+    seeds: int           # seeds the decision ran
+    max_seeds: int
+    design_power: float  # the decision's power at the bound
+    mean_a: float        # the two variants' means over the decision's seeds
+    mean_b: float
+    difference: float    # the paired difference a − b: mean, interval, sd
+    low: float
+    high: float
+    sd: float
+    cpu_minutes: float   # pilot and decision
+    stale: str           # " (stale: made by other code)" when the code has changed since
+
+
+def design_summary(result: Result) -> DesignSummary:
+    """The :class:`DesignSummary` of a stored design."""
+    from ..registry import code_changed
+
+    v = result.values
+    plan, diff = v["plan"], v["difference"]
+    design = result.manifest.get("params", {}).get("design", {})
+    return DesignSummary(
+        scale=result.scale, effect=float(plan["effect"]), pilot_n=int(plan["pilot_n"]), pilot_sd=float(plan["pilot_sd"]),
+        sd_level=float(plan["sd_level"]), sd_bound=float(plan["sd_bound"]),
+        needed=str(plan["needed"]) if plan["needed"] is not None else f"more than {design.get('max_seeds', plan['seeds'])}",
+        seeds=int(plan["seeds"]), max_seeds=int(design.get("max_seeds", plan["seeds"])),
+        design_power=float(plan["design_power"]),
+        mean_a=float(np.mean([r["a"] for r in v["runs"]])), mean_b=float(np.mean([r["b"] for r in v["runs"]])),
+        difference=float(diff["mean"]), low=float(diff["low"]), high=float(diff["high"]), sd=float(diff["sd"]),
+        cpu_minutes=float(sum(v["seconds"].values())) / 60,
+        stale=" (stale: made by other code)" if code_changed(result.manifest) else "")
+
+
+def plan_text(result: Result) -> str:
+    """``"seeds sized before the run: a 20-seed pilot (sd …) sizes the design at N seeds: power …"``."""
+    from ..geometry.power import PilotPlan
+
+    return f"seeds sized before the run: {PilotPlan(**result.values['plan']).text()}"
+
+
+def difference_text(result: Result, fmt: str = "{:+.4f}") -> str:
+    """The decision's interval: ``"−0.0123 [−0.0200, −0.0046] (95% interval over 24 seeds, paired)"``."""
+    d = result.values["difference"]
+    return (f"{fmt.format(d['mean'])} [{fmt.format(d['low'])}, {fmt.format(d['high'])}] ({d['level']:.0%} interval "
+            f"over {d['n']} seeds, paired)")
+
+
+def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") -> pd.DataFrame:
+    """The design's two stages (pilot, decision): seeds, each variant's mean (named by ``labels``), the paired
+    difference's mean and sd, and the time they took."""
+    from ..timings import format_duration
+
+    v = result.values
+    rows = []
+    for stage, runs, key in (("pilot (sizes the design)", v["pilot"], "pilot"), ("decision", v["runs"], "decision")):
+        d = np.array([r["difference"] for r in runs])
+        rows.append({"stage": stage, "seeds": len(runs),
+                     labels[0]: fmt.format(np.mean([r["a"] for r in runs])),
+                     labels[1]: fmt.format(np.mean([r["b"] for r in runs])),
+                     "difference mean": ("{:+" + fmt[2:]).format(d.mean()),
+                     "difference sd": fmt.format(d.std(ddof=1)) if d.size > 1 else "—",
+                     "time": format_duration(v["seconds"][key])})
+    return pd.DataFrame(rows).set_index("stage")
+
+
+def design_check(claim: str, measure: str, result: Result, effect: float):
+    """The design's row of a chapter's power table (:class:`posgeom.report.PowerCheck`; its time is the
+    decision's, not the pilot's)."""
+    from ..report import PowerCheck
+
+    return PowerCheck(claim, measure, result.values["difference"], effect, result.values["seconds"]["decision"])

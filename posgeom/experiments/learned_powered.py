@@ -1,0 +1,157 @@
+r"""S4, S7 and S9 decided by designs sized by their power before they run (chapters *Where learned tables
+fail* and *Learned tables*).
+
+The three claims are about training a learned table, not about BERT-base: rarely reached rows are
+under-trained (S4), a N(0, 0.02²) table beats a N(0, 1) one (S7), dropout 0.1 on the embedding sum helps
+where a table overfits (S9). Each chapter's quick study decides its claim over 5 seeds with a stated power;
+their paper configurations (wider models, thousands of steps) wait for a GPU. A design here runs each
+comparison at the quick study's model and task — the smallest that keeps the claim's conditions — over the
+seeds a pilot says resolve the claim's smallest effect (:func:`posgeom.experiments.paired_design.run_paired_design`),
+on one CPU core, at either scale; ``posgeom reproduce --scale paper --cpu-parts`` stores them with the paper
+results and a chapter reads them with :func:`posgeom.experiments.paired_design.read_or_run`.
+
+Each design's difference a − b (paired by seed) and its smallest effect (the rule's constant):
+
+- S4: tail accuracy with 90 % short training sequences − with uniform lengths (the tails study of
+  :mod:`posgeom.experiments.undertrained_tails`); ``posgeom.verdicts.TAIL_EFFECT``, two accuracy points;
+- S7: final training loss from N(0, 0.02²) − from N(0, 1) (the initialisation study of
+  :mod:`posgeom.experiments.learned_tables`); ``posgeom.verdicts.LOSS_EFFECT``, 0.01 nats;
+- S9: held-out loss with dropout 0.1 on the embedding sum − without (:mod:`posgeom.experiments.table_dropout`);
+  ``posgeom.verdicts.LOSS_EFFECT``.
+"""
+
+from __future__ import annotations
+
+from ..config import resolve_device, settings_or_default as _settings
+from ..models.table_studies import tails_study, train_dropout_study, train_init_study
+from ..models.tasks import order_population_geometry, order_task_data
+from ..models.threads import torch_threads
+from ..registry import Result
+from . import extrapolation as ex, learned_tables as lt, table_dropout as td
+from .paired_design import PairedDesign, run_paired_design
+from .settings import as_params, store_result
+
+__all__ = ["TAILS_DESIGN", "INIT_DESIGN", "DROPOUT_DESIGN", "SMALL_INIT", "LARGE_INIT",
+           "run_tails_powered", "run_init_powered", "run_dropout_powered"]
+
+#: S4: the tail-accuracy deficit that counts (posgeom.verdicts.TAIL_EFFECT; a test keeps them equal).
+TAILS_DESIGN = PairedDesign(effect=0.02)
+#: S7: the final-loss difference that counts (posgeom.verdicts.LOSS_EFFECT; a test keeps them equal).
+INIT_DESIGN = PairedDesign(effect=0.01)
+#: S9: the held-out-loss difference that counts (posgeom.verdicts.LOSS_EFFECT; a test keeps them equal).
+DROPOUT_DESIGN = PairedDesign(effect=0.01)
+
+#: S7's two initialisations, names of posgeom.models.table_studies.INITS.
+SMALL_INIT, LARGE_INIT = "normal_0.02", "normal_1"
+
+_QUICK = "quick"  # the smallest model and task that keep each claim's conditions: the quick studies'
+
+
+def _describe(shape) -> str:
+    return f"{shape.n_layers}-layer encoder of width {shape.d_model} (posgeom.models), marker-order task"
+
+
+def _store(settings, name, design, measure, params, force, *, shape, desc, bounds=None, extra=None) -> Result:
+    """Run ``measure(seed, device)`` through the design inside a stored computation (values: the design's, then
+    ``extra`` and ``device``)."""
+    device = resolve_device(settings.device)
+
+    def compute():
+        with torch_threads(1, device):  # tiny models: one thread is as fast and leaves the other core free
+            values = run_paired_design(lambda seed: measure(seed, device), design, bounds=bounds, desc=desc)
+        return {**values, **(extra or {}), "device": device}, {}
+
+    return store_result(settings, name, compute, {"design": as_params(design), **params}, force, device=device,
+                        model=_describe(shape))
+
+
+def run_tails_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
+    r"""S4 over the seeds a pilot sizes: tail accuracy with 90 % short training sequences minus uniform lengths,
+    paired by seed (:func:`posgeom.models.table_studies.tails_study` at the quick study's settings).
+
+    Returns
+    -------
+    Result
+        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` skewed, ``b`` uniform tail
+        accuracy; per seed also ``head_skewed`` and ``head_uniform``), and ``device``.
+    """
+    settings = _settings(settings)
+    design = TAILS_DESIGN if design is None else design
+    cfg = ex.CONFIGS[_QUICK]
+    task = {k: v for k, v in as_params(cfg.tails).items() if k != "seeds"}  # the design picks the seeds
+
+    def measure(seed: int, device: str) -> dict:
+        values, _ = tails_study(task, as_params(cfg.model), (seed,), data_seed=settings.seed, device=device)
+        return dict(a=values["skewed"]["accuracy_tail"][0], b=values["uniform"]["accuracy_tail"][0],
+                    head_skewed=values["skewed"]["accuracy_head"][0], head_uniform=values["uniform"]["accuracy_head"][0])
+
+    params = dict(tails=task, model=as_params(cfg.model), data_seed=settings.seed)
+    return _store(settings, "learned_tables_fail.tails_powered", design, measure, params, force, shape=cfg.model,
+                  desc="S4 design", bounds=(-1.0, 1.0))
+
+
+def run_init_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
+    r"""S7 over the seeds a pilot sizes: the final training loss of a N(0, 0.02²) table minus a N(0, 1) one,
+    paired by seed (:func:`posgeom.models.table_studies.train_init_study` at the quick study's settings).
+
+    Returns
+    -------
+    Result
+        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a``, ``b`` the final losses;
+        per seed also ``steps_small`` and ``steps_large``, the steps to the loss threshold, None when never
+        reached), ``loss_threshold`` and ``device``.
+    """
+    settings = _settings(settings)
+    design = INIT_DESIGN if design is None else design
+    cfg = lt.CONFIGS[_QUICK]
+    o, t, ic = cfg.order, cfg.train, cfg.init
+    kind = dict(kind=o.kind, min_length=o.min_length)
+    data = {}
+
+    def measure(seed: int, device: str) -> dict:
+        if not data:  # the task is the same for every seed: built once, inside the stored computation
+            data.update(geom=order_population_geometry(o.n_positions, o.vocab_size, **kind),
+                        train=order_task_data(o.n_train, o.n_positions, o.vocab_size, seed=settings.seed, **kind),
+                        eval=order_task_data(o.n_eval, o.n_positions, o.vocab_size, seed=settings.seed + 1000, **kind))
+        study = train_init_study([(SMALL_INIT, 0.0), (LARGE_INIT, 0.0)], (seed,), data["geom"], data["train"],
+                                 data["eval"], shape=as_params(cfg.model), steps=t.steps, batch_size=t.batch_size,
+                                 lr=t.lr, weight_decay=t.weight_decay, warmup_ratio=t.warmup_ratio,
+                                 loss_threshold=ic.loss_threshold, smooth=ic.smooth, device=device)
+        small, large = study.runs
+        return dict(a=small.final_loss, b=large.final_loss, steps_small=small.steps_to_threshold,
+                    steps_large=large.steps_to_threshold)
+
+    params = dict(order=as_params(o), model=as_params(cfg.model), train=as_params(t),
+                  loss_threshold=ic.loss_threshold, smooth=ic.smooth, inits=[SMALL_INIT, LARGE_INIT],
+                  data_seed=settings.seed)
+    return _store(settings, "learned_tables.init_powered", design, measure, params, force, shape=cfg.model,
+                  desc="S7 design", extra={"loss_threshold": ic.loss_threshold})
+
+
+def run_dropout_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
+    r"""S9 over the seeds a pilot sizes: the held-out loss with dropout on the embedding sum minus without,
+    paired by seed, where the table overfits (:func:`posgeom.models.table_studies.train_dropout_study` at the
+    quick study's settings).
+
+    Returns
+    -------
+    Result
+        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` with dropout, ``b``
+        without; per seed also ``gap_none`` — held-out minus training loss without dropout — and the held-out
+        accuracies ``accuracy_dropout`` and ``accuracy_none``), ``rate`` and ``device``.
+    """
+    settings = _settings(settings)
+    design = DROPOUT_DESIGN if design is None else design
+    cfg = td.CONFIGS[_QUICK]
+    rate = max(cfg.dropouts)
+
+    def measure(seed: int, device: str) -> dict:
+        none, dropped = train_dropout_study(as_params(cfg.order), as_params(cfg.model), as_params(cfg.train),
+                                            (0.0, rate), (seed,), data_seed=settings.seed, device=device)
+        return dict(a=dropped.eval_loss, b=none.eval_loss, gap_none=none.gap, accuracy_dropout=dropped.eval_accuracy,
+                    accuracy_none=none.eval_accuracy)
+
+    params = dict(order=as_params(cfg.order), model=as_params(cfg.model), train=as_params(cfg.train), rate=rate,
+                  data_seed=settings.seed)
+    return _store(settings, "learned_tables.dropout_powered", design, measure, params, force, shape=cfg.model,
+                  desc="S9 design", extra={"rate": rate})

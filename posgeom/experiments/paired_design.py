@@ -1,0 +1,122 @@
+r"""A decision over seeds sized by its power before it runs: a pilot, a plan, then the decision.
+
+A check that compares two variants trained from the same seeds (a paired difference $a_s - b_s$) is decided
+by the 95 % interval of the difference over seeds. How many seeds that takes depends on the spread of the
+difference, which is unknown before a run. :func:`run_paired_design` fixes everything before the decision:
+
+1. the smallest effect that matters, :attr:`PairedDesign.effect` (the claim's rule names it), and the most
+   seeds a design may run, :attr:`PairedDesign.max_seeds`;
+2. a pilot over :attr:`PairedDesign.pilot_seeds`, whose differences size the decision
+   (:func:`posgeom.geometry.power.plan_from_pilot`: 80 % power at the 95 % upper bound of the pilot's sd);
+3. the decision: that many fresh seeds $0, 1, \dots$ (the pilot's are not reused, so the interval does not
+   depend on the draws that sized it), and their interval (:func:`posgeom.geometry.paired_difference`).
+
+The designs of the learned-table claims (:mod:`posgeom.experiments.learned_powered`) run through it;
+:func:`read_or_run` is how a chapter reads such a design at either scale.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..geometry.intervals import MIN_SEEDS, paired_difference
+from ..geometry.power import plan_from_pilot
+
+__all__ = ["PairedDesign", "run_paired_design", "read_or_run"]
+
+
+@dataclass(frozen=True)
+class PairedDesign:
+    """A paired decision over seeds, fixed before it runs (:func:`run_paired_design`)."""
+
+    #: The smallest difference that matters, in the units of the measure (the claim's rule names it).
+    effect: float
+    #: The pilot's seeds, apart from the decision's 0, 1, ...: twenty, so that a failure in one run of ten
+    #: shows in the pilot (a pilot of 5 misses it more often than not: 0.9^5 = 0.59; of 20, one time in eight).
+    pilot_seeds: tuple[int, ...] = tuple(range(100, 120))
+    #: The design is sized for the pilot sd's upper bound at this level (a pilot's own sd is as often too
+    #: low as too high: sized on it, the design would miss its power half the time).
+    sd_level: float = 0.95
+    #: At most this many seeds (posgeom.verdicts.MAX_SEEDS: past it a rule asks for a less noisy design
+    #: rather than more seeds; a test keeps them equal); a plan past it runs the cap and says so.
+    max_seeds: int = 100
+    #: The level of the decision's interval.
+    level: float = 0.95
+
+    def check(self) -> None:
+        """Refuse a design that cannot run: too small a pilot, a pilot that overlaps the decision's seeds."""
+        if len(self.pilot_seeds) < 2:
+            raise ValueError(f"a pilot needs at least 2 seeds to estimate the spread, got {len(self.pilot_seeds)}")
+        if not self.effect > 0:
+            raise ValueError(f"effect must be > 0 (the smallest difference that matters), got {self.effect!r}")
+        shared = sorted(s for s in self.pilot_seeds if 0 <= s < self.max_seeds)
+        if shared:
+            raise ValueError(f"pilot seeds {shared[:5]} are among the decision's seeds 0–{self.max_seeds - 1}: "
+                             f"choose pilot seeds from {self.max_seeds} up")
+
+
+def _measured(measure: Callable[[int], Mapping], seed: int) -> dict:
+    """One seed's record: what ``measure`` returns, its ``difference`` a − b, the seed and the seconds it took."""
+    start = time.perf_counter()
+    record = dict(measure(int(seed)))
+    seconds = time.perf_counter() - start
+    if "a" not in record or "b" not in record:
+        raise ValueError(f"measure(seed) must return a mapping with keys 'a' and 'b', got {sorted(record)}")
+    a, b = float(record["a"]), float(record["b"])
+    if not (np.isfinite(a) and np.isfinite(b)):
+        raise ValueError(f"seed {seed}: the measure is not finite (a = {a}, b = {b})")
+    return {**record, "a": a, "b": b, "difference": a - b, "seed": int(seed), "seconds": seconds}
+
+
+def run_paired_design(measure: Callable[[int], Mapping], design: PairedDesign, *, bounds=None,
+                      desc: str = "design") -> dict:
+    r"""Run a paired design: the pilot, the plan it sizes, the decision over fresh seeds.
+
+    Parameters
+    ----------
+    measure : callable
+        ``measure(seed)`` trains both variants from ``seed`` and returns a mapping with ``"a"`` and ``"b"`` (the
+        two paired values; the difference is $a - b$) and anything else worth keeping per seed.
+    design : PairedDesign
+    bounds : tuple of float, optional
+        Bounds of the difference (``(-1, 1)`` for two accuracies).
+    desc : str
+        The progress bars' label.
+
+    Returns
+    -------
+    dict
+        ``pilot`` and ``runs`` (per seed: the measure's record with ``difference``, ``seed``, ``seconds``),
+        ``plan`` (:class:`~posgeom.geometry.power.PilotPlan` as a dictionary), ``difference`` (the decision's
+        :class:`~posgeom.geometry.SeedInterval` as a dictionary), ``level``, ``seconds`` (pilot and decision).
+    """
+    from ..progress import tqdm
+
+    design.check()
+    pilot = [_measured(measure, s) for s in tqdm(design.pilot_seeds, desc=f"{desc}: pilot", unit="seed")]
+    plan = plan_from_pilot([r["difference"] for r in pilot], design.effect, level=design.level,
+                           sd_level=design.sd_level, min_draws=MIN_SEEDS, max_draws=design.max_seeds)
+    runs = [_measured(measure, s) for s in tqdm(range(plan.seeds), desc=f"{desc}: decision", unit="seed")]
+    interval = paired_difference([r["a"] for r in runs], [r["b"] for r in runs], design.level, bounds=bounds)
+    return dict(pilot=pilot, plan=plan.as_dict(), runs=runs, difference=interval.as_dict(), level=design.level,
+                seconds={"pilot": float(sum(r["seconds"] for r in pilot)),
+                         "decision": float(sum(r["seconds"] for r in runs))})
+
+
+def read_or_run(run: Callable, settings=None):
+    """A CPU design for a chapter built at ``settings``: at ``paper`` scale its own run (stored beforehand by
+    ``posgeom reproduce --scale paper --cpu-parts``); at another scale the one stored at ``paper`` (a design
+    is the same at every scale, so a quick build reads the committed result), or, when none is stored, a run
+    of it at this scale (minutes of one CPU core)."""
+    from ..config import settings_or_default
+    from ..registry import stored_at_scale
+
+    settings = settings_or_default(settings)
+    if settings.scale == "paper":
+        return run(settings)
+    stored = stored_at_scale(run, settings, scale="paper")
+    return stored if stored is not None else run(settings)
