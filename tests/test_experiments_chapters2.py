@@ -248,34 +248,38 @@ def test_run_lowrank_training_no_position_is_exactly_chance(tiny):
 def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny, monkeypatch):
     from posgeom import verdicts
     from posgeom.chapters import minimal_parametrisation as mpr
+    from posgeom.chapters.powered import design_stages, design_summary
     from posgeom.experiments import lowrank_powered as lp
+    from posgeom.experiments.paired_design import PairedDesign, read_or_run
     from posgeom.geometry.power import plan_from_pilot
 
-    assert lp.POWERED_DESIGN.effect == verdicts.ACCURACY_MARGIN  # the design is sized for the rule's margin
-    assert lp.POWERED_DESIGN.max_seeds == verdicts.MAX_SEEDS  # and runs no more seeds than a rule would ask for
+    assert lp.POWERED_DESIGN.paired.effect == verdicts.ACCURACY_MARGIN  # the design is sized for the rule's margin
+    assert lp.POWERED_DESIGN.paired.max_seeds == verdicts.MAX_SEEDS  # and runs no more seeds than a rule would ask for
     # five seeds in the quick comparison, so that its row has an interval beside the powered one
     monkeypatch.setattr(lt, "TRAIN_CONFIGS", by_scale(dataclasses.replace(lt.TRAIN_CONFIGS.quick, seeds=(0, 1, 2, 3, 4))))
-    design = dataclasses.replace(lp.POWERED_DESIGN, steps=3, pilot_seeds=(100, 101, 102), max_seeds=7)
+    design = dataclasses.replace(lp.POWERED_DESIGN, steps=3,
+                                 paired=PairedDesign(effect=0.01, pilot_seeds=(100, 101, 102), max_seeds=7))
     r = lp.run_lowrank_powered(tiny, design=design)
     v = r.values
-    pilot_seeds = {x["seed"] for x in v["pilot_runs"]}
-    seeds = {x["seed"] for x in v["runs"]}
+    pilot_runs, runs = lp.table_runs(v["pilot"]), lp.table_runs(v["runs"])
+    pilot_seeds = {x["seed"] for x in pilot_runs}
+    seeds = {x["seed"] for x in runs}
     assert pilot_seeds == {100, 101, 102} and seeds == set(range(v["plan"]["seeds"])) and not pilot_seeds & seeds
     # the plan is the one the pilot's paired gaps give, and the decision's interval is over the fresh seeds only
-    acc = {(x["encoding"], x["seed"]): x["test_accuracy"] for x in v["pilot_runs"] + v["runs"]}
+    acc = {(x["encoding"], x["seed"]): x["test_accuracy"] for x in pilot_runs + runs}
     pilot_gaps = [acc["learned", s] - acc["lowrank r=1", s] for s in (100, 101, 102)]
-    assert v["pilot_gaps"] == pytest.approx(pilot_gaps)
-    expected = plan_from_pilot(pilot_gaps, design.effect, min_draws=geo.MIN_SEEDS, max_draws=7)
+    assert [x["difference"] for x in v["pilot"]] == pytest.approx(pilot_gaps)
+    expected = plan_from_pilot(pilot_gaps, 0.01, min_draws=geo.MIN_SEEDS, max_draws=7)
     assert v["plan"] == pytest.approx(expected.as_dict())
     gaps = [acc["learned", s] - acc["lowrank r=1", s] for s in sorted(seeds)]
-    assert v["gap"] == pytest.approx(geo.paired_difference(
+    assert v["difference"] == pytest.approx(geo.paired_difference(
         [acc["learned", s] for s in sorted(seeds)], [acc["lowrank r=1", s] for s in sorted(seeds)],
         bounds=(-1, 1)).as_dict())
-    assert v["gap"]["mean"] == pytest.approx(np.mean(gaps))
-    assert {x["encoding"] for x in v["runs"]} == {"learned", "lowrank r=1"}
+    assert v["difference"]["mean"] == pytest.approx(np.mean(gaps))
+    assert {x["encoding"] for x in runs} == {"learned", "lowrank r=1"}
     # stalled runs: a naive loop over the records; the fitted gap is over the other seeds
     for e in ("learned", "lowrank r=1"):
-        assert v["stalled"][e] == [x["seed"] for x in v["runs"] if x["encoding"] == e and x["final_train_loss"] > 0.05]
+        assert v["stalled"][e] == [x["seed"] for x in runs if x["encoding"] == e and x["final_train_loss"] > 0.05]
     fitted = sorted(seeds - set(v["stalled"]["learned"]) - set(v["stalled"]["lowrank r=1"]))
     if len(fitted) >= geo.MIN_SEEDS:
         assert v["fitted_gap"]["n"] == len(fitted)
@@ -283,18 +287,20 @@ def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny
     else:
         assert v["fitted_gap"] is None
 
-    # the chapter reads it: its summary, its stages, a fourth C5 row decided by the same rule, a second power row
-    p = mpr.powered_summary(r)
-    assert (p.seeds, p.pilot_n, p.steps) == (v["plan"]["seeds"], 3, 3) and p.stale == ""
-    assert (p.stalled_r1, p.stalled_learned) == (len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"]))
-    assert p.verdict == verdicts.c5_lowrank_performance(v["gap"]).verdict
-    frame = mpr.powered_frame(r)
+    # the chapter reads it: its summaries, its stages, a fourth C5 row decided by the same rule, a second power row
+    p, st = design_summary(r), mpr.stall_summary(r)
+    assert (p.seeds, p.pilot_n, st.steps) == (v["plan"]["seeds"], 3, 3) and p.stale == ""
+    assert (st.stalled_r1, st.stalled_learned) == (len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"]))
+    assert st.verdict == verdicts.c5_lowrank_performance(v["difference"]).verdict
+    assert (p.mean_a, p.mean_b) == pytest.approx((np.mean([acc["learned", s] for s in seeds]),
+                                                  np.mean([acc["lowrank r=1", s] for s in seeds])))
+    frame = design_stages(r, ("learned accuracy", "r = 1 accuracy"))
     assert list(frame["seeds"]) == [3, v["plan"]["seeds"]]
-    assert frame.loc["decision", "gap mean"] == f"{np.mean(gaps):+.4f}"
+    assert frame.loc["decision", "difference mean"] == f"{np.mean(gaps):+.4f}"
     rows = mpr.comparison_rows(mp.run_c5(tiny), mp.run_c5_draws(tiny), mp.run_lowrank_training(tiny, tasks=("synthetic",)),
                                tiny, powered=r)
     assert [row.claim for row in rows] == ["C5"] * 4
-    assert rows[3].decision == verdicts.c5_lowrank_performance(v["gap"]) and rows[3].ours.startswith("3 steps: r = 1 ")
+    assert rows[3].decision == verdicts.c5_lowrank_performance(v["difference"]) and rows[3].ours.startswith("3 steps: r = 1 ")
     assert "1 layer, width 8" in rows[3].model
     tr = mp.run_lowrank_training(tiny, tasks=("synthetic",))
     assert [c.measure for c in mpr.power_checks(tr, r)][1].startswith("the same, trained to fit the task")
@@ -302,17 +308,15 @@ def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny
 
     # a chapter built at quick reads the result stored at paper, and computes only where none is stored
     monkeypatch.setattr(lp, "POWERED_DESIGN", design)
-    assert lp.powered_result(tiny).scale == "quick"  # nothing at paper yet: computed here (the run above)
-    at_paper = lp.powered_result(tiny.with_(scale="paper"))
-    assert at_paper.scale == "paper" and lp.powered_result(tiny).scale == "paper"
-    assert at_paper.values["gap"] == v["gap"]  # the design does not depend on the scale
+    assert read_or_run(lp.run_lowrank_powered, tiny).scale == "quick"  # nothing at paper yet: computed here
+    at_paper = read_or_run(lp.run_lowrank_powered, tiny.with_(scale="paper"))
+    assert at_paper.scale == "paper" and read_or_run(lp.run_lowrank_powered, tiny).scale == "paper"
+    assert at_paper.values["difference"] == v["difference"]  # the design does not depend on the scale
 
     with pytest.raises(ValueError, match="at least 2 seeds"):
-        lp.run_lowrank_powered(tiny, design=dataclasses.replace(design, pilot_seeds=(100,)))
+        lp.run_lowrank_powered(tiny, design=dataclasses.replace(design, paired=PairedDesign(0.01, pilot_seeds=(100,))))
     with pytest.raises(ValueError, match="unknown encodings"):
         lp.run_lowrank_powered(tiny, design=dataclasses.replace(design, encodings=("learned", "rank 1")))
-    with pytest.raises(ValueError, match="paired by seed"):
-        lp.powered_gap([{"encoding": "learned", "seed": 0, "test_accuracy": 1.0}])
 
 
 def test_draws_summary_is_the_student_t_interval():

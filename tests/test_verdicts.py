@@ -270,3 +270,10 @@ def test_an_inconclusive_c5_asks_for_the_seeds_that_resolve_it():
     decision = v.c5_lowrank_performance(noisy)
     assert decision.would_decide.startswith("a less noisy design than the same paired comparison")
     assert f"would need {seeds_for_power(0.1, v.ACCURACY_MARGIN)} seeds" in decision.would_decide
+
+
+def test_c5_shows_its_interval_on_the_right_side_of_the_margin():
+    # an upper bound 0.0003 above the one-point margin: three decimals would print it as the margin itself
+    near = SeedInterval(mean=0.002, std=0.042, low=-0.0063, high=0.0103, n=100, level=0.95)
+    decision = v.c5_lowrank_performance(near)
+    assert decision.verdict == I and "[-0.0063, +0.0103]" in decision.why

@@ -33,7 +33,7 @@ __all__ = [
     "sinusoid_crossings", "CrossingSummary", "crossing_summary", "c5_table", "c5_draws_table", "C5Summary",
     "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
     "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
-    "Captions", "captions", "PoweredSummary", "powered_summary", "powered_frame", "power_checks",
+    "Captions", "captions", "StallSummary", "stall_summary", "power_checks",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
@@ -288,7 +288,7 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
     "No loss of performance" is judged by the interval over seeds of the paired accuracy gap learned − (r = 1)
     (:func:`posgeom.verdicts.c5_lowrank_performance`: a loss above ``ACCURACY_MARGIN`` excluded, established,
-    or undecided); with ``powered`` (:func:`posgeom.experiments.lowrank_powered.powered_result`), by the same rule a fourth time, on the design sized
+    or undecided); with ``powered`` (:func:`posgeom.experiments.lowrank_powered.run_lowrank_powered`), by the same rule a fourth time, on the design sized
     by its power and trained until the tables have fitted the task.
 
     Returns
@@ -348,79 +348,47 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
 def _powered_row(powered: Result):
     """C5's performance decided by the powered design (:func:`posgeom.experiments.lowrank_powered.run_lowrank_powered`)."""
-    from ..geometry.power import PilotPlan
     from ..report import ComparisonRow, describe_model
+    from .powered import design_summary, difference_text, plan_text
 
-    p = powered_summary(powered)
-    gap = powered.values["gap"]
+    p, st = design_summary(powered), stall_summary(powered)
     return ComparisonRow(
         "C5", paper="no loss of performance with the low-rank table (seed summary)",
-        ours=(f"{p.steps:,} steps: r = 1 {p.r1:.3f} vs learned {p.learned:.3f}; gap learned − (r = 1) {p.gap:+.4f} "
-              f"[{p.gap_lo:+.4f}, {p.gap_hi:+.4f}] ({gap['level']:.0%} interval over {gap['n']} seeds, paired); "
-              f"stalled: r = 1 in {p.stalled_r1}, learned in {p.stalled_learned} of {p.seeds} seeds; "
-              f"where both fitted: {p.fitted_text}{p.stale}"),
+        ours=(f"{st.steps:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "
+              f"{difference_text(powered)}; stalled: r = 1 in {st.stalled_r1}, learned in {st.stalled_learned} of "
+              f"{p.seeds} seeds; where both fitted: {st.fitted_text}{p.stale}"),
         scale=p.scale, model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])) + " (CPU)",
-        corpus="marker-order task",
-        options=f"seeds sized before the run: {PilotPlan(**powered.values['plan']).text()}",
-        decision=rules.c5_lowrank_performance(gap))
+        corpus="marker-order task", options=plan_text(powered),
+        decision=rules.c5_lowrank_performance(powered.values["difference"]))
 
 
 @dataclass(frozen=True)
-class PoweredSummary:
-    """The powered C5 design as the chapter quotes it (glued as ``mppw_<field>``)."""
+class StallSummary:
+    """What is particular to C5's powered design, beside its :class:`posgeom.chapters.powered.DesignSummary`
+    (glued as ``mpst_<field>``): the steps, the runs that stalled and the gap where both tables fitted."""
 
-    scale: str         # where the result was computed
     steps: int
-    effect: float      # the smallest loss of accuracy that matters
-    pilot_n: int
-    pilot_sd: float
-    sd_level: float
-    sd_bound: float
-    needed: str        # seeds for 80 % at the bound ("more than N" past the cap)
-    seeds: int         # seeds run
-    max_seeds: int
-    design_power: float
-    learned: float     # mean test accuracy of each table over the decision's seeds
-    r1: float
-    gap: float
-    gap_lo: float
-    gap_hi: float
-    gap_sd: float
     stalled_loss: float
     stalled_r1: int     # decision seeds whose run stalled, per table
     stalled_learned: int
     fitted_text: str    # the gap over the seeds where both fitted, as text
     reading: str        # what the stalls and the fitted gap say, in a sentence (_stall_reading)
-    cpu_minutes: float  # training time of pilot and decision, summed
     verdict: str
-    stale: str         # "" or " (stale: made by other code)"
 
 
-def powered_summary(powered: Result) -> PoweredSummary:
-    """The :class:`PoweredSummary` of a ``run_lowrank_powered`` result."""
-    from ..models.comparison import summarise_seeds
-    from ..registry import code_changed
-
+def stall_summary(powered: Result) -> StallSummary:
+    """The :class:`StallSummary` of a ``run_lowrank_powered`` result."""
     v = powered.values
-    plan, gap, fitted = v["plan"], v["gap"], v["fitted_gap"]
+    fitted, effect = v["fitted_gap"], float(v["plan"]["effect"])
     design = powered.manifest.get("params", {}).get("design", {})
-    accuracy = {e: s["accuracy_mean"] for e, s in summarise_seeds(v["runs"]).items()}
     fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None else
                    f"{fitted['mean']:+.4f} [{fitted['low']:+.4f}, {fitted['high']:+.4f}] over {fitted['n']} seeds")
-    return PoweredSummary(
-        scale=powered.scale, steps=int(design["steps"]), effect=float(plan["effect"]),
-        pilot_n=int(plan["pilot_n"]), pilot_sd=float(plan["pilot_sd"]), sd_level=float(plan["sd_level"]),
-        sd_bound=float(plan["sd_bound"]),
-        needed=str(plan["needed"]) if plan["needed"] is not None else f"more than {design['max_seeds']}",
-        seeds=int(plan["seeds"]), max_seeds=int(design["max_seeds"]), design_power=float(plan["design_power"]),
-        learned=accuracy["learned"], r1=accuracy["lowrank r=1"], gap=float(gap["mean"]), gap_lo=float(gap["low"]),
-        gap_hi=float(gap["high"]), gap_sd=float(gap["sd"]), stalled_loss=float(design["stalled_loss"]),
-        stalled_r1=len(v["stalled"]["lowrank r=1"]), stalled_learned=len(v["stalled"]["learned"]),
-        fitted_text=fitted_text, reading=_stall_reading(len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"]),
-                                                        fitted, float(plan["effect"])),
-        cpu_minutes=float(v["cpu_seconds"]) / 60,
-        verdict=rules.c5_lowrank_performance(gap).verdict,
-        stale=" (stale: made by other code)" if code_changed(powered.manifest) else "")
+    stalled_r1, stalled_learned = len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"])
+    return StallSummary(
+        steps=int(design["steps"]), stalled_loss=float(design["stalled_loss"]), stalled_r1=stalled_r1,
+        stalled_learned=stalled_learned, fitted_text=fitted_text,
+        reading=_stall_reading(stalled_r1, stalled_learned, fitted, effect),
+        verdict=rules.c5_lowrank_performance(v["difference"]).verdict)
 
 
 def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: dict | None, effect: float) -> str:
@@ -436,25 +404,6 @@ def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: dict | None, e
     more = ("the rank-1 table stalls more often than the full one" if stalled_r1 > stalled_learned else
             "the rank-1 table stalls no more often than the full one")
     return f"{fit.capitalize()}; {more}, and the claim as stated is about the average over seeds, stalls included."
-
-
-def powered_frame(powered: Result) -> pd.DataFrame:
-    """The powered design's two stages (pilot, decision): seeds, the tables' mean test accuracy, the paired
-    gap's mean and sd, and the training time."""
-    from ..experiments.lowrank_powered import POWERED_DESIGN
-    from ..models.comparison import accuracy_gaps, summarise_seeds
-    from ..timings import format_duration
-
-    a, b = POWERED_DESIGN.encodings
-    rows = []
-    for stage, runs in (("pilot (sizes the design)", powered.values["pilot_runs"]), ("decision", powered.values["runs"])):
-        accuracy, gap = summarise_seeds(runs), accuracy_gaps(runs, [(a, b)])[f"{a} - {b}"]
-        rows.append({"stage": stage, "seeds": gap["n"],
-                     f"{a} accuracy": f"{accuracy[a]['accuracy_mean']:.4f}",
-                     f"{b} accuracy": f"{accuracy[b]['accuracy_mean']:.4f}",
-                     "gap mean": f"{gap['mean']:+.4f}", "gap sd": f"{gap['sd']:.4f}",
-                     "training time": format_duration(sum(r["runtime_s"] for r in runs))})
-    return pd.DataFrame(rows).set_index("stage")
 
 
 @dataclass(frozen=True)
@@ -526,15 +475,14 @@ def power_checks(training: Result, powered: Result | None = None) -> list:
     list of posgeom.report.PowerCheck
     """
     from ..report import PowerCheck
+    from .powered import design_check
 
     gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
     checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
                          training.manifest.get("runtime_s"))]
     if powered is not None:
-        v = powered.values
-        decision_seconds = sum(r["runtime_s"] for r in v["runs"])  # the decision's runs, not the pilot's
-        checks.append(PowerCheck("C5", "the same, trained to fit the task (powered design)", v["gap"],
-                                 rules.ACCURACY_MARGIN, decision_seconds))
+        checks.append(design_check("C5", "the same, trained to fit the task (powered design)", powered,
+                                   rules.ACCURACY_MARGIN))
     return checks
 
 
