@@ -510,7 +510,7 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
             e = c.estimate(scale, registry)
             record[f"{scale}: estimate (min)"] = e.minutes
             record[f"{scale}: from"] = ("measured" if e.measured else
-                                        "cost model (GPU)" if scale == "paper" and c.paper.minutes is None else "estimate")
+                                        "cost model (GPU)" if scale == "paper" and c.paper_from_cost_model else "estimate")
             record[f"{scale}: memory (GB)"] = e.memory_gb
             run = runs[scale].get(c.slug)
             record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None

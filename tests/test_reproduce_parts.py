@@ -65,7 +65,16 @@ def test_the_box_figures_sum_the_stored_parts_and_price_the_waiting_ones(tmp_pat
                   runtime_s=600.0, code="posgeom.experiments.necessity")
     done = chapter_needs("theorem1-necessity", registry)
     assert done.paper_measured == "15.3 min on a CPU and a GPU, the recorded wall time of 3 stored results"
-    assert done.paper_gpu.startswith("none")
+    assert done.paper_gpu == "none"  # said once: the box already reads "the parts that wait for a GPU: none"
+    # a device other than a CPU or a GPU is named as recorded, a missing one says so
+    registry.save("necessity.equivariance", {"gap": 0.0}, params={"n": 3}, scale="paper", seed=0, device="mps",
+                  runtime_s=60.0, code="posgeom.experiments.necessity")
+    registry.save("necessity.equivariance", {"gap": 0.0}, params={"n": 4}, scale="paper", seed=0, device=None,
+                  runtime_s=60.0, code="posgeom.experiments.necessity")
+    assert chapter_needs("theorem1-necessity", registry).paper_measured.startswith("17.3 min on a CPU and a GPU and mps, ")
+    parts = {p.part: p for p in paper_parts("theorem1-necessity", registry)}
+    assert parts["necessity.equivariance"].places == ("CPU", "mps") and parts["necessity.equivariance"].cost.endswith(
+        "(CPU and mps)")
     # every chapter's box reads its figures from here, in the cell that shows its table
     root = Path(__file__).resolve().parents[1]
     for chapter in CHAPTERS:

@@ -60,6 +60,12 @@ class Chapter:
     reuses: tuple[str, ...] = ()
     parts: tuple[str, ...] = ()
 
+    @property
+    def paper_from_cost_model(self) -> bool:
+        """True for a chapter that trains at ``paper``: its time there is the cost model's GPU minutes, not a
+        typed or measured figure (its ``paper`` estimate leaves ``minutes`` None)."""
+        return self.paper.minutes is None
+
     def estimate(self, scale: str, registry: Registry | None = None) -> Estimate:
         """What the chapter costs at ``scale``: measured where it has been measured, the typed estimate only
         for a chapter not measured yet.
@@ -79,7 +85,7 @@ class Chapter:
                 return estimate
             memory = chapter_memory().get(self.slug, estimate.memory_gb)
             return replace(estimate, minutes=seconds / 60, memory_gb=memory, measured=True)
-        if estimate.minutes is None:
+        if self.paper_from_cost_model:
             minutes = cost_model_minutes().get(self.slug, 0.0)
             if minutes <= 0:
                 raise ValueError(f"{self.slug}: its {scale}-scale time is to come from the cost model, which prices "

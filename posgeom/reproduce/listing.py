@@ -98,7 +98,7 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
         if status != "done" and chapter_progress(c, scale, registry):
             status = "in progress"
         lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.estimate('quick').minutes):>9} "
-                     f"{format_minutes(paper[c.slug]) + (' GPU' if c.paper.minutes is None else ' CPU'):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
+                     f"{format_minutes(paper[c.slug]) + (' GPU' if c.paper_from_cost_model else ' CPU'):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
                      f"{'yes' if c.ddp else 'no'}")
     lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
                  f"about {format_minutes(sum(paper.values()))} at paper: the cost model's time on one "

@@ -50,12 +50,24 @@ class PaperPart:
         return "measured (stale)" if self.stale else "measured"
 
     @property
+    def places(self) -> tuple[str, ...]:
+        """Where its stored entries ran, one word per device (``device`` lists them, comma-separated):
+        ``"CPU"``, ``"GPU"``, another device by its name; ``("device not recorded",)`` when none was."""
+        devices = [d.strip() for d in (self.device or "").split(",") if d.strip()]
+        if not devices:
+            return ("device not recorded",)
+        return tuple(dict.fromkeys("CPU" if d == "cpu" else "GPU" if d.startswith("cuda") else d for d in devices))
+
+    @property
+    def where(self) -> str:
+        """:attr:`places` as a page says it: ``"CPU"``, ``"CPU and GPU"``."""
+        return " and ".join(self.places)
+
+    @property
     def cost(self) -> str:
         """The part's time as a page shows it."""
         if self.entries:
-            device = self.device or "device not recorded"
-            where = "CPU" if device == "cpu" else "GPU" if device.startswith("cuda") else device
-            return f"{format_duration(self.seconds)} ({where})"
+            return f"{format_duration(self.seconds)} ({self.where})"
         # short enough for a table cell (pandas cuts cells at 50 characters); the box names scripts/gpu-slice
         return f"about {self.gpu_minutes:.0f} GPU-minutes (estimate)"
 
@@ -157,8 +169,9 @@ def chapter_needs(chapter: str, registry: Registry | None = None) -> ChapterNeed
     parts = paper_parts(chapter, registry)
     stored = [p for p in parts if p.entries]
     if stored:
-        devices = sorted({"a CPU" if p.device == "cpu" else "a GPU" if (p.device or "").startswith("cuda")
-                          else p.device or "a device not recorded" for p in stored})
+        # "a CPU", "a GPU", "a device not recorded"; another device by its own name
+        devices = sorted({f"a {place}" if place in ("CPU", "GPU", "device not recorded") else place
+                          for p in stored for place in p.places})
         entries = sum(p.entries for p in stored)
         stale = sum(p.stale for p in stored)
         measured = (f"{format_duration(sum(p.seconds or 0.0 for p in stored))} on {' and '.join(devices)}, the "
@@ -172,5 +185,5 @@ def chapter_needs(chapter: str, registry: Registry | None = None) -> ChapterNeed
         gpu = (f"about {minutes:.0f} GPU-minutes on one H100/H200-class GPU (the cost model's estimate of the "
                f"{len(waiting)} part{'s' if len(waiting) != 1 else ''} not run here)")
     else:
-        gpu = "none (nothing in this chapter waits for a GPU)"
+        gpu = "none"
     return ChapterNeeds(paper_measured=measured, paper_gpu=gpu)
