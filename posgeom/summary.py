@@ -273,7 +273,13 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
                                                f"by construction ({lead.chapter}: {lead.why}){apart_text}.",
                               tuple(constructed))
         lead = next((c for c in current if c.verdict == INCONCLUSIVE), current[0])
-        detail = f"{lead.chapter}: {lead.why}" + (f"; would decide: {lead.would_decide}" if lead.would_decide else "")
+        # a check that changed the claim's conditions is named by what it changed, not by its own verdict's reason
+        reason = (f"{lead.verdict} with its conditions changed ({lead.changed})"
+                  if lead.changed and lead.verdict != INCONCLUSIVE else lead.why)
+        # what decides: the lead's own run, else the GPU work a waiting check of the claim names
+        would = lead.would_decide or (f"the check that waits for a GPU ({waiting[0].chapter}: {waiting[0].why})"
+                                      if waiting else "")
+        detail = f"{lead.chapter}: {reason}" + (f"; would decide: {would}" if would else "")
         return BottomLine(INCONCLUSIVE, f"No check could test the claim at its own conditions on its own model "
                                         f"({detail}){apart_text}.", ())
     top = max(c.at_paper_scale for c in evidence)

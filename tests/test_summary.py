@@ -400,6 +400,10 @@ def test_bottom_line_worked_cases():
     assert sm.bottom_line([check("not reproduced", stale="code changed"), check("reproduced")]).verdict == "reproduced"
     assert sm.bottom_line([check(stale="notebook changed")]).verdict == sm.ALL_STALE
     assert sm.bottom_line([]).verdict == sm.NOT_RUN
+    # only changed conditions here and a check waiting for a GPU: the GPU check is what would decide
+    b = sm.bottom_line([check("reproduced", scale="paper", changed="a small training set"), check(sm.NEEDS_GPU, scale="paper")])
+    assert b.verdict == "inconclusive here" and "reproduced with its conditions changed (a small training set)" in b.sentence
+    assert "would decide: the check that waits for a GPU (alpha: " in b.sentence and "1 changed conditions" in b.sentence
     # a check waiting for a GPU is counted once, as waiting, never also as stale
     b = sm.bottom_line([check("reproduced"), check(sm.NEEDS_GPU, scale="paper"), check(sm.NEEDS_GPU, scale="paper")])
     assert b.verdict == "reproduced" and "2 awaiting a GPU" in b.sentence and "stale" not in b.sentence
