@@ -44,6 +44,7 @@ def design_summary(result: Result) -> DesignSummary:
     v = result.values
     plan, diff = v["plan"], v["difference"]
     design = result.manifest.get("params", {}).get("design", {})
+    design = design.get("paired", design)  # a design that wraps its PairedDesign (C5's) keeps it as "paired"
     return DesignSummary(
         scale=result.scale, effect=float(plan["effect"]), pilot_n=int(plan["pilot_n"]), pilot_sd=float(plan["pilot_sd"]),
         sd_level=float(plan["sd_level"]), sd_bound=float(plan["sd_bound"]),
