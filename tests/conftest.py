@@ -17,6 +17,17 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # fail them (tests/test_registry_provenance.py checks the refusal itself with this switch off).
 os.environ.setdefault("POSGEOM_ALLOW_DIRTY", "1")
 
+# Every chapter module binds its experiment's CONFIGS by name when it is first imported. Imported here, before
+# any test shrinks an experiment's CONFIGS with monkeypatch, each binds the real settings whatever the order the
+# tests run in; otherwise the first test to import one inside a shrinking fixture would leave it bound to the
+# tiny settings for every later test of that process.
+import posgeom.chapters  # noqa: E402
+import importlib  # noqa: E402
+import pkgutil  # noqa: E402
+
+for _module in pkgutil.iter_modules(posgeom.chapters.__path__):
+    importlib.import_module(f"posgeom.chapters.{_module.name}")
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The test file that builds the book: the longest piece of the suite, so it runs first.
 BOOK_TESTS = "tests/test_book.py"
