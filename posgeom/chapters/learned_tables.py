@@ -612,7 +612,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
 def _s7_powered_row(init_powered: Result):
     """S7 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_init_powered`)."""
     from ..report import ComparisonRow
-    from .powered import design_summary, difference_text, plan_text
+    from .powered import design_summary, paired_text, plan_text
 
     p, runs = design_summary(init_powered), init_powered.values["runs"]
     # mean steps over the seeds that reached the threshold (NaN when none did), as the study's row
@@ -622,7 +622,7 @@ def _s7_powered_row(init_powered: Result):
     return ComparisonRow("S7", ours=(f"steps to loss {threshold:g}: {steps['steps_small']:.0f} vs "
                                      f"{steps['steps_large']:.0f} (reached in {_reached([r['steps_small'] for r in runs])} "
                                      f"and {_reached([r['steps_large'] for r in runs])} seeds); final loss {p.mean_a:.4f} vs "
-                                     f"{p.mean_b:.4f}, difference {difference_text(init_powered)}{p.stale}"),
+                                     f"{p.mean_b:.4f}, difference {paired_text(init_powered.values['difference'])}{p.stale}"),
                          scale=p.scale, model=init_powered.manifest["model"] + " (CPU)",
                          corpus="synthetic order task", options=f"N(0, 0.02²) vs N(0, 1); {plan_text(init_powered)}",
                          decision=rules.s7_small_init(steps["steps_small"], steps["steps_large"],
@@ -632,14 +632,14 @@ def _s7_powered_row(init_powered: Result):
 def _s9_powered_row(dropout_powered: Result):
     """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
     from ..report import ComparisonRow
-    from .powered import design_summary, difference_text, plan_text
+    from .powered import design_summary, paired_text, plan_text
 
     p, v = design_summary(dropout_powered), dropout_powered.values
     gap = float(np.mean([r["gap_none"] for r in v["runs"]]))
     params = dropout_powered.manifest["params"]
     t = params["train"]
     passes = t["steps"] * t["batch_size"] / params["order"]["n_train"]
-    return ComparisonRow("S9", ours=(f"held-out loss, dropout {v['rate']:g} minus none, {difference_text(dropout_powered)} "
+    return ComparisonRow("S9", ours=(f"held-out loss, dropout {v['rate']:g} minus none, {paired_text(v['difference'])} "
                                      f"nats; generalisation gap without dropout {gap:.2f} nats{p.stale}"),
                          scale=p.scale, model=dropout_powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, {params['order']['n_train']} training sequences",

@@ -432,11 +432,11 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
 def _s4_powered_row(powered: Result):
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
     from ..report import ComparisonRow
-    from .powered import design_summary, difference_text, plan_text
+    from .powered import design_summary, paired_text, plan_text
 
     p = design_summary(powered)
     return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90 % short) vs {p.mean_b:.4f} (uniform lengths); "
-                                     f"difference {difference_text(powered)}{p.stale}"),
+                                     f"difference {paired_text(powered.values['difference'])}{p.stale}"),
                          scale=p.scale, model=powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
                          options=plan_text(powered), decision=rules.s4_undertrained_tail(powered.values["difference"]))

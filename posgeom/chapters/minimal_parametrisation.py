@@ -328,8 +328,9 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
         syn = training.values["summary"]["synthetic"]
         gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
         r1_sigma = next(opts for label, _, opts in TRAIN_ENCODINGS if label == "lowrank r=1")["sigma"]
-        gap_text = (f"gap learned − (r = 1) {gap['mean']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}] "
-                    f"({training.values['level']:.0%} interval over {gap['n']} seeds, paired)")
+        from .powered import paired_text
+
+        gap_text = f"gap learned − (r = 1) {paired_text(gap, '{:+.3f}')}"
         return ComparisonRow("C5", paper="no loss of performance with the low-rank table (seed summary)",
                       ours=(f"marker order: r = 1 {syn['lowrank r=1']['accuracy_mean']:.3f} vs learned "
                             f"{syn['learned']['accuracy_mean']:.3f} with {syn['lowrank r=1']['position_params']} vs "
@@ -349,13 +350,13 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 def _powered_row(powered: Result):
     """C5's performance decided by the powered design (:func:`posgeom.experiments.lowrank_powered.run_lowrank_powered`)."""
     from ..report import ComparisonRow, describe_model
-    from .powered import design_summary, difference_text, plan_text
+    from .powered import design_summary, paired_text, plan_text
 
     p, st = design_summary(powered), stall_summary(powered)
     return ComparisonRow(
         "C5", paper="no loss of performance with the low-rank table (seed summary)",
         ours=(f"{st.steps:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "
-              f"{difference_text(powered)}; stalled: r = 1 in {st.stalled_r1}, learned in {st.stalled_learned} of "
+              f"{paired_text(powered.values['difference'])}; stalled: r = 1 in {st.stalled_r1}, learned in {st.stalled_learned} of "
               f"{p.seeds} seeds; where both fitted: {st.fitted_text}{p.stale}"),
         scale=p.scale, model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])) + " (CPU)",
         corpus="marker-order task", options=plan_text(powered),

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..registry import Result
 
-__all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "difference_text"]
+__all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "paired_text"]
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,14 @@ def plan_text(result: Result) -> str:
     return f"seeds sized before the run: {PilotPlan(**result.values['plan']).text()}"
 
 
-def difference_text(result: Result, fmt: str = "{:+.4f}") -> str:
-    """The decision's interval: ``"−0.0123 [−0.0200, −0.0046] (95% interval over 24 seeds, paired)"``."""
-    d = result.values["difference"]
-    return (f"{fmt.format(d['mean'])} [{fmt.format(d['low'])}, {fmt.format(d['high'])}] ({d['level']:.0%} interval "
-            f"over {d['n']} seeds, paired)")
+def paired_text(interval: dict, fmt: str = "{:+.4f}") -> str:
+    """A paired interval over seeds as a row states it (``interval`` stored by
+    :meth:`posgeom.geometry.SeedInterval.as_dict`): ``"-0.0123 [-0.0200, -0.0046] (95% interval over 24 seeds,
+    paired)"``."""
+    from ..geometry.intervals import SeedInterval
+
+    iv = SeedInterval.from_dict(interval)
+    return f"{iv.text(fmt, with_t=False)} ({iv.level:.0%} interval over {iv.n} seeds, paired)"
 
 
 def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") -> pd.DataFrame:
