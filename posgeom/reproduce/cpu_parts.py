@@ -34,8 +34,8 @@ class CpuPart:
 #: Counting and linear algebra on the full corpora inside the chapters that train at paper scale, and the
 #: decisions over seeds that a small CPU model settles (the powered designs of C5, S4, S7 and S9): run now on
 #: a CPU by ``posgeom reproduce --scale paper --cpu-parts``, committed under ``results/paper/``, and read back
-#: when the chapter runs on a GPU. (The stress and monotonicity tables are not here: they include the table trained from
-#: scratch.)
+#: when the chapter runs on a GPU. (The stress and monotonicity tables are not here: they include the table
+#: trained from scratch.)
 CPU_PARTS: tuple[CpuPart, ...] = tuple(
     CpuPart(chapter, entry, tuple(kwargs.items())) for chapter, entry, kwargs in (
         ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "sst2"}),
