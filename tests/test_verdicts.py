@@ -43,6 +43,10 @@ CASES = {
     "c2_weight_decay": [(dict(shrink_broken=[0.01, 0.02], shrink_hold=[0.8, 0.9]), D),
                         (dict(shrink_broken=[0.01], shrink_hold=[0.02, 0.05]), N),
                         (dict(shrink_broken=[0.3], shrink_hold=[0.8]), I)],
+    "c2_converged": [(dict(difference=iv(0.1, 0.2), control_separations=[1e-5, 2e-5, 0.01]), R),
+                     (dict(difference=iv(-0.2, -0.1), control_separations=[1e-5]), N),
+                     (dict(difference=iv(-0.1, 0.1), control_separations=[1e-5]), I),
+                     (dict(difference=iv(0.1, 0.2), control_separations=[1e-5, 0.01, 0.02]), B)],
     "c3_full_rank_mds": [(dict(max_error=1e-14), B), (dict(max_error=1e-3), N)],
     "c6_near_zero": [(dict(stresses=[1e-16, -2e-15]), B), (dict(stresses=[1e-16, 0.02]), N)],
     "c3_least_stress": [(dict(smacof_gains=[0.2, 0.3], one_hot_mds=1 / 6, one_hot_best=1 / 9), N),
@@ -232,6 +236,7 @@ def test_no_chapter_or_summary_source_holds_a_verdict_as_a_string_literal(path):
 SEED_RULES = {
     "c5_lowrank_performance": (lambda gap: v.c5_lowrank_performance(gap), v.ACCURACY_MARGIN),
     "s4_undertrained_tail": (lambda d: v.s4_undertrained_tail(d), v.TAIL_EFFECT),
+    "c2_converged": (lambda d: v.c2_converged(d, [1e-5]), v.FLOOR_EFFECT),
     "s7_small_init": (lambda d: v.s7_small_init(100, 300, d), v.LOSS_EFFECT),
     "s9_dropout": (lambda d: v.s9_dropout(0.2, d), v.LOSS_EFFECT),
     "c11_ntk_order": (lambda d: v.c11_ntk_order(displacement=d, table=d, **NTK), v.ORDER_EFFECT),
@@ -243,11 +248,14 @@ def test_a_decision_over_seeds_states_its_power(name):
     from posgeom.geometry.power import exclusion_power, seeds_for_power
 
     rule, effect = SEED_RULES[name]
-    # a noisy pilot over 5 seeds centred on a small effect: underpowered for the effect that matters
-    noisy = SeedInterval(mean=0.004, std=0.05, low=0.004 - 0.0621, high=0.004 + 0.0621, n=5, level=0.95)
+    # a noisy pilot over 5 seeds centred on a small effect: underpowered for the effect that matters (an sd of
+    # 0.05, or as large as the effect where the effect is larger)
+    sd = max(0.05, effect)
+    half = 2.7764451 * sd / 5 ** 0.5  # Student-t's 97.5 % quantile with 4 degrees of freedom
+    noisy = SeedInterval(mean=0.004, std=sd, low=0.004 - half, high=0.004 + half, n=5, level=0.95)
     decision = rule(noisy)
-    power, needed = exclusion_power(5, 0.05, effect), seeds_for_power(0.05, effect)
-    assert f"power {power:.0%} for the smallest effect that matters, {effect:.3g} (5 seeds, sd 0.05" in decision.why
+    power, needed = exclusion_power(5, sd, effect), seeds_for_power(sd, effect)
+    assert f"power {power:.0%} for the smallest effect that matters, {effect:.3g} (5 seeds, sd {sd:.3g}" in decision.why
     assert f"80% needs {needed} seeds" in decision.why
     if decision.verdict == I:
         assert (f"over {needed} seeds" if needed <= v.MAX_SEEDS else f"would need {needed} seeds") in decision.would_decide

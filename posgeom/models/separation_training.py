@@ -62,6 +62,9 @@ class SeparationRuns:
         :func:`posgeom.models.training.evaluate` on the held-out data, per seed.
     masked_loss : list of float
         :func:`posgeom.models.evaluation.masked_position_loss` per seed (MLM), else empty.
+    final_distances : ndarray of shape (n_seeds, n, n)
+        The trained table's distances between positions at the end of each seed's run (which pairs stay
+        apart, beyond the minimum).
     """
 
     step: np.ndarray
@@ -72,6 +75,7 @@ class SeparationRuns:
     loss: np.ndarray
     evals: list
     masked_loss: list
+    final_distances: np.ndarray
 
 
 def train_separation(data: SeparationData, *, task: str, init: str, weight_decay: float, seeds, shape: dict,
@@ -110,7 +114,7 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
     pos_opts = {"init": "table", "table": np.zeros((n, shape["d_model"]))} if init == "tied" else {"sigma": 0.02}
     line = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(np.float64)
     kind = "mlm" if task == "mlm" else "classification"
-    rec_all, losses, evals, probes = [], [], [], []
+    rec_all, losses, evals, probes, finals = [], [], [], [], []
     for seed in tqdm(seeds, desc=desc, disable=not progress):
         config = tiny_encoder_config(vocab_size=data.vocab_size, max_len=n, position="learned",
                                      position_options=pos_opts, **shape)
@@ -125,6 +129,7 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
         with torch_threads(threads, device):
             result = train(model, train_data, tc, callbacks=[geom], eval_data=eval_data)
         rec_all.append(geom.as_arrays())
+        finals.append(model.distance_matrix(n))
         losses.append(np.asarray(result.losses))
         evals.append(result.eval)
         if task == "mlm":
@@ -136,7 +141,8 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
     return SeparationRuns(step=rec_all[-1]["step"], separation=stack["separation"],
                           separation_normalized=stack["separation_normalized"],
                           median_distance=stack["median_distance"], order_spearman=stack["spearman"],
-                          loss=np.asarray(losses), evals=evals, masked_loss=probes)
+                          loss=np.asarray(losses), evals=evals, masked_loss=probes,
+                          final_distances=np.asarray(finals))
 
 
 def _spread(x) -> dict:
