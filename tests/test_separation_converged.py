@@ -53,14 +53,22 @@ def test_the_design_is_sized_for_the_rules_effect():
     sc.CONVERGED_DESIGN.paired.check()
 
 
-def test_a_tiny_design_pairs_the_conditions_with_the_stationary_floor_seed_by_seed(tmp_path):
+TINY = sc.ConvergedDesign(steps=6, every=2, paired=PairedDesign(effect=0.1, pilot_seeds=(100, 101), max_seeds=5))
+
+
+@pytest.fixture(scope="module")
+def tiny_design(tmp_path_factory):
+    """The design on the chapter's quick corpora, 6 steps a run: 7 seeds of three runs."""
+    settings = get_settings(scale="quick", results_dir=tmp_path_factory.mktemp("converged"), device="cpu")
+    return sc.run_separation_converged(settings, design=TINY)
+
+
+def test_a_tiny_design_pairs_the_conditions_with_the_stationary_floor_seed_by_seed(tiny_design):
     from posgeom.experiments.settings import as_params
     from posgeom.models.separation_training import train_separation
     from posgeom.validation import upper
 
-    design = sc.ConvergedDesign(steps=6, every=2, paired=PairedDesign(effect=0.1, pilot_seeds=(100, 101), max_seeds=5))
-    settings = get_settings(scale="quick", results_dir=tmp_path, device="cpu")
-    r = sc.run_separation_converged(settings, design=design)
+    design, r = TINY, tiny_design
     v = r.values
     assert v["plan"]["seeds"] == 5 and [x["seed"] for x in v["runs"]] == [0, 1, 2, 3, 4]
     assert [x["seed"] for x in v["pilot"]] == [100, 101]
@@ -87,3 +95,20 @@ def test_a_tiny_design_pairs_the_conditions_with_the_stationary_floor_seed_by_se
     assert run["difference"] == pytest.approx(run["a"] - run["b"])
     assert set(run["loss"]) == set(sp.SETUPS) and run["control"] >= run["sep_all"][sc.CONTROL]
     assert r.manifest["params"]["design"]["weight_decay"] == design.weight_decay
+
+
+def test_the_chapter_quotes_the_design_and_decides_its_row_by_the_rule(tiny_design):
+    from posgeom.chapters import theorem4_separation as spr
+
+    r, runs = tiny_design, tiny_design.values["runs"]
+    c = spr.converged_summary(r)
+    assert c.seeds == 5 and c.n_resolved + c.n_unresolved == c.n_pairs and c.steps == TINY.steps
+    assert c.ratio == pytest.approx(10 ** np.mean([x["a"] - x["b"] for x in runs]))
+    assert c.ratio_low <= c.ratio <= c.ratio_high
+    assert c.control == pytest.approx(np.median([x["control"] for x in runs]))
+    ratios = spr.converged_ratios(r)
+    assert list(ratios.index) == [0, 1, 2, 3, 4] and list(ratios.columns) == ["resolved pairs", "unresolved pairs"]
+    row = spr._converged_row(r, get_settings(scale="quick"))
+    decision = verdicts.c2_converged(r.values["difference"], [x["control"] for x in runs])
+    assert (row.verdict, row.why) == (decision.verdict, decision.why)
+    assert f"the {c.n_resolved} pairs" in row.ours and "seeds sized before the run" in row.options

@@ -23,7 +23,8 @@ __all__ = [
     "Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table",
     "HeadlineSummary", "headline_summary", "PretrainedTable", "pretrained_table", "ControlsSummary",
     "controls_summary", "DecaySummary", "decay_summary", "shrink_factors", "FactorisationOutcome",
-    "factorisation_outcome", "comparison_rows", "HOLD", "STATIONARY", "BAG", "Captions", "captions",
+    "factorisation_outcome", "ConvergedSummary", "converged_summary", "converged_ratios", "comparison_rows", "HOLD",
+    "STATIONARY", "BAG", "Captions", "captions",
 ]
 
 #: The three setups of the tied-start and weight-decay runs (the keys of :data:`posgeom.experiments.separation.SETUPS`).
@@ -300,7 +301,84 @@ def factorisation_outcome(result: Result) -> FactorisationOutcome:
     )
 
 
-def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: PretrainedTable, settings=None) -> list:
+@dataclass(frozen=True)
+class ConvergedSummary:
+    """Theorem 4's CPU design (:func:`posgeom.experiments.separation_converged.run_separation_converged`) as the
+    chapter quotes it (glued as ``t4cv_<field>``); means over the decision's seeds unless said otherwise."""
+
+    weight_decay: float
+    steps: int
+    ceiling: float          # the sampling ceiling: largest Hellinger distance between stationary positions
+    least_resolved: float   # the smallest population Hellinger distance of a resolved pair
+    n_resolved: int
+    n_pairs: int
+    n_unresolved: int
+    seeds: int
+    ratio: float            # separation over the resolved pairs / the stationary floor: 10 ** mean log10 ratio
+    ratio_low: float        # ... its 95 % interval, as ratios
+    ratio_high: float
+    sep_hold: float         # separation over the resolved pairs, conditions hold
+    sep_floor: float        # the same pairs on the stationary corpus
+    control: float          # median over seeds of the order-insensitive control's separation over those pairs
+    unresolved_ratio: float  # the same ratio over the pairs below the ceiling
+    sep_all_hold: float     # separation over all pairs
+    sep_all_floor: float
+    loss_hold: float        # training loss at the end of each setup's run
+    loss_floor: float
+    loss_control: float
+    rho_hold: float         # the conditions-hold table's correlation with |i − j|
+
+
+def converged_summary(result: Result) -> ConvergedSummary:
+    """The :class:`ConvergedSummary` of a stored design."""
+    from ..experiments.separation_converged import CONTROL
+
+    v, design = result.values, result.manifest["params"]["design"]
+    runs, diff = v["runs"], v["difference"]
+
+    def mean(f):
+        return float(np.mean([f(r) for r in runs]))
+
+    return ConvergedSummary(
+        weight_decay=float(design["weight_decay"]), steps=int(design["steps"]), ceiling=float(v["ceiling"]),
+        least_resolved=float(v["least_resolved"]), n_resolved=int(v["n_resolved"]), n_pairs=int(v["n_pairs"]),
+        n_unresolved=int(v["n_pairs"]) - int(v["n_resolved"]), seeds=len(runs),
+        ratio=10 ** float(diff["mean"]), ratio_low=10 ** float(diff["low"]), ratio_high=10 ** float(diff["high"]),
+        sep_hold=mean(lambda r: 10 ** r["a"]), sep_floor=mean(lambda r: 10 ** r["b"]),
+        control=float(np.median([r["control"] for r in runs])), unresolved_ratio=10 ** mean(lambda r: r["unresolved"]),
+        sep_all_hold=mean(lambda r: r["sep_all"][HOLD]), sep_all_floor=mean(lambda r: r["sep_all"][STATIONARY]),
+        loss_hold=mean(lambda r: r["loss"][HOLD]), loss_floor=mean(lambda r: r["loss"][STATIONARY]),
+        loss_control=mean(lambda r: r["loss"][CONTROL]), rho_hold=mean(lambda r: r["order_spearman"]),
+    )
+
+
+def converged_ratios(result: Result) -> pd.DataFrame:
+    """Per decision seed, log10 of the conditions-hold separation over the stationary floor, over the resolved
+    pairs and over the unresolved ones (the chapter's figure)."""
+    return pd.DataFrame([{"seed": r["seed"], "resolved pairs": r["difference"], "unresolved pairs": r["unresolved"]}
+                         for r in result.values["runs"]]).set_index("seed")
+
+
+def _converged_row(converged: Result, settings):
+    """C2 trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
+    from .. import verdicts as rules
+    from ..report import ComparisonRow
+    from .powered import design_summary, paired_text, plan_text
+
+    c, p = converged_summary(converged), design_summary(converged)
+    return ComparisonRow(
+        "C2", ours=(f"with weight decay {c.weight_decay:g} for {c.steps:,} steps, the {c.n_resolved} pairs whose "
+                    f"marginals the sample tells apart end at {c.ratio:.2f}× the stationary floor "
+                    f"[{c.ratio_low:.2f}, {c.ratio_high:.2f}] (log10 ratio "
+                    f"{paired_text(converged.values['difference'], '{:+.3f}')}); the order-insensitive control "
+                    f"ends at {c.control:.1e}{p.stale}"),
+        scale=p.scale, model=converged.manifest["model"] + " (CPU)", corpus="synthetic drift and stationary",
+        options=f"MLM and bag-of-tokens loss, AdamW weight decay {c.weight_decay:g}; {plan_text(converged)}",
+        decision=rules.c2_converged(converged.values["difference"], [r["control"] for r in converged.values["runs"]]),
+    )
+
+def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: PretrainedTable, settings=None,
+                    converged: Result | None = None) -> list:
     """The chapter's "Paper vs this book" rows for C2, each decided by its rule in :mod:`posgeom.verdicts`.
 
     Parameters
@@ -312,6 +390,8 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
     pretrained : PretrainedTable
     settings : Settings, optional
         The scale in force (its model shape names the model of each row).
+    converged : Result, optional
+        :func:`posgeom.experiments.separation_converged.run_separation_converged`: its row follows the others.
 
     Returns
     -------
@@ -369,7 +449,8 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
             changed=f"weight decay {wd:g}, exaggerated so that its effect shows within the run",
         )
 
-    return decided_rows([("C2", separation_row), ("C2", broken_row), ("C2", decay_row)], settings)
+    converged_rows = [("C2", lambda: _converged_row(converged, settings))] if converged is not None else []
+    return decided_rows([("C2", separation_row), ("C2", broken_row), ("C2", decay_row), *converged_rows], settings)
 
 
 @dataclass(frozen=True)
