@@ -246,9 +246,11 @@ def c2_separation(hold_intervals, broken_separations) -> Decision:
                         why=f"sep(P) > {SEP_TOL:.0e} under the conditions (lowest bound {min(lows):.3g}) and in the "
                             f"runs that break them (lowest {broken.min():.3g}): separation is inherited from the "
                             "initialisation and SGD noise, so this check cannot fail",
-                        would_decide="runs that reach a minimum with a force towards collapse (weight decay), "
-                                     "BERT-base shape at paper scale on the drift corpus and SST-2 against the "
-                                     "stationary and bag-of-tokens controls, 5 seeds each (GPU)")
+                        would_decide="runs that reach a minimum with a force towards collapse (weight decay) "
+                                     "against the stationary and bag-of-tokens controls: on the CPU at the smallest "
+                                     "model that keeps the conditions (posgeom.experiments.separation_converged, "
+                                     "the chapter's last C2 row), and at BERT-base's shape on the drift corpus and "
+                                     "SST-2, 5 seeds each (GPU)")
     return Decision(REPRODUCED, why=f"caveat: separated under the conditions (lowest bound {min(lows):.3g}), a "
                                     f"control that breaks them collapses ({broken.min():.1e})")
 
