@@ -108,7 +108,7 @@ def test_the_chapter_quotes_the_design_and_decides_its_row_by_the_rule(tiny_desi
     assert c.control == pytest.approx(np.median([x["control"] for x in runs]))
     ratios = spr.converged_ratios(r)
     assert list(ratios.index) == [0, 1, 2, 3, 4] and list(ratios.columns) == ["resolved pairs", "unresolved pairs"]
-    row = spr._converged_row(r, get_settings(scale="quick"))
+    row = spr._converged_row(r)
     decision = verdicts.c2_converged(r.values["difference"], [x["control"] for x in runs])
     assert (row.verdict, row.why) == (decision.verdict, decision.why)
     assert f"the {c.n_resolved} pairs" in row.ours and "seeds sized before the run" in row.options

@@ -359,7 +359,7 @@ def converged_ratios(result: Result) -> pd.DataFrame:
                          for r in result.values["runs"]]).set_index("seed")
 
 
-def _converged_row(converged: Result, settings):
+def _converged_row(converged: Result):
     """C2 trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
     from .. import verdicts as rules
     from ..report import ComparisonRow
@@ -376,6 +376,7 @@ def _converged_row(converged: Result, settings):
         options=f"MLM and bag-of-tokens loss, AdamW weight decay {c.weight_decay:g}; {plan_text(converged)}",
         decision=rules.c2_converged(converged.values["difference"], [r["control"] for r in converged.values["runs"]]),
     )
+
 
 def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: PretrainedTable, settings=None,
                     converged: Result | None = None) -> list:
@@ -449,7 +450,7 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
             changed=f"weight decay {wd:g}, exaggerated so that its effect shows within the run",
         )
 
-    converged_rows = [("C2", lambda: _converged_row(converged, settings))] if converged is not None else []
+    converged_rows = [("C2", lambda: _converged_row(converged))] if converged is not None else []
     return decided_rows([("C2", separation_row), ("C2", broken_row), ("C2", decay_row), *converged_rows], settings)
 
 
