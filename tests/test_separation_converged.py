@@ -103,6 +103,7 @@ def test_the_chapter_quotes_the_design_and_decides_its_row_by_the_rule(tiny_desi
     r, runs = tiny_design, tiny_design.values["runs"]
     c = spr.converged_summary(r)
     assert c.seeds == 5 and c.n_resolved + c.n_unresolved == c.n_pairs and c.steps == TINY.steps
+    assert c.model == r.manifest["model"] and "width 32" in c.model
     assert c.ratio == pytest.approx(10 ** np.mean([x["a"] - x["b"] for x in runs]))
     assert c.ratio_low <= c.ratio <= c.ratio_high
     assert c.control == pytest.approx(np.median([x["control"] for x in runs]))

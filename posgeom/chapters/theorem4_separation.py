@@ -306,6 +306,7 @@ class ConvergedSummary:
     """Theorem 4's CPU design (:func:`posgeom.experiments.separation_converged.run_separation_converged`) as the
     chapter quotes it (glued as ``t4cv_<field>``); means over the decision's seeds unless said otherwise."""
 
+    model: str              # the model every run of the design trains
     weight_decay: float
     steps: int
     ceiling: float          # the sampling ceiling: largest Hellinger distance between stationary positions
@@ -331,8 +332,6 @@ class ConvergedSummary:
 
 def converged_summary(result: Result) -> ConvergedSummary:
     """The :class:`ConvergedSummary` of a stored design."""
-    from ..experiments.separation_converged import CONTROL
-
     v, design = result.values, result.manifest["params"]["design"]
     runs, diff = v["runs"], v["difference"]
 
@@ -340,7 +339,7 @@ def converged_summary(result: Result) -> ConvergedSummary:
         return float(np.mean([f(r) for r in runs]))
 
     return ConvergedSummary(
-        weight_decay=float(design["weight_decay"]), steps=int(design["steps"]), ceiling=float(v["ceiling"]),
+        model=result.manifest["model"], weight_decay=float(design["weight_decay"]), steps=int(design["steps"]), ceiling=float(v["ceiling"]),
         least_resolved=float(v["least_resolved"]), n_resolved=int(v["n_resolved"]), n_pairs=int(v["n_pairs"]),
         n_unresolved=int(v["n_pairs"]) - int(v["n_resolved"]), seeds=len(runs),
         ratio=10 ** float(diff["mean"]), ratio_low=10 ** float(diff["low"]), ratio_high=10 ** float(diff["high"]),
@@ -348,7 +347,7 @@ def converged_summary(result: Result) -> ConvergedSummary:
         control=float(np.median([r["control"] for r in runs])), unresolved_ratio=10 ** mean(lambda r: r["unresolved"]),
         sep_all_hold=mean(lambda r: r["sep_all"][HOLD]), sep_all_floor=mean(lambda r: r["sep_all"][STATIONARY]),
         loss_hold=mean(lambda r: r["loss"][HOLD]), loss_floor=mean(lambda r: r["loss"][STATIONARY]),
-        loss_control=mean(lambda r: r["loss"][CONTROL]), rho_hold=mean(lambda r: r["order_spearman"]),
+        loss_control=mean(lambda r: r["loss"][BAG]), rho_hold=mean(lambda r: r["order_spearman"]),
     )
 
 
