@@ -27,6 +27,7 @@ from .codekey import notebook_modules
 from .plotting import MISSING
 from .registry import Registry, Result
 from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, VERDICTS, Decision
+from .wording import plain_words
 
 # VERDICTS, INCONCLUSIVE and BY_CONSTRUCTION live with the decision rules (posgeom.verdicts); they are
 # re-exported here for the pages and the summary that read recorded rows.
@@ -481,23 +482,71 @@ class ComparisonTable(pd.DataFrame):
             return super().__repr__()
 
 
+#: The words a table cell shows before the rest of it is folded under "more" (docs/STYLE.md: a cell holds
+#: at most about 40 words; the folded rest is one click away, never cut).
+CELL_WORDS = 40
+
+
+def _top_level_cuts(text: str) -> list[int]:
+    """Where ``text`` may be cut: after each "; " or ", " outside brackets (an interval stays whole)."""
+    cuts, depth = [], 0
+    for i, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        if depth == 0 and char in ";," and text[i + 1:i + 2] == " ":
+            cuts.append(i + 1)
+    return cuts
+
+
+def budget_html(value, words: int = CELL_WORDS) -> str:
+    """A cell's text (:func:`posgeom.wording.plain_words`, escaped): up to ``words`` words shown, cut at a
+    clause outside brackets, the rest folded under "more" (a ``<details>`` element)."""
+    if is_missing(value) or str(value) == "":
+        return MISSING
+    text = plain_words(str(value))
+    if len(text.split()) <= words:
+        return html.escape(text, quote=False)
+    cuts = [c for c in _top_level_cuts(text) if len(text[:c].split()) <= words]
+    cut = cuts[-1] if cuts and len(text[:cuts[-1]].split()) >= words // 3 else len(" ".join(text.split()[:words]))
+    head, rest = text[:cut].rstrip(), text[cut:].strip()
+    return (f'{html.escape(head, quote=False)} <details class="posgeom-more"><summary>more</summary> '
+            f"{html.escape(rest, quote=False)}</details>")
+
+
 def comparison_html(table: pd.DataFrame) -> str:
     """A "Paper vs this book" table (columns :data:`COMPARISON_COLUMNS`, index the claim) as HTML.
 
-    Columns: claim, verdict (mark, word, then why), paper, this book, setting. An empty cell shows
-    :data:`MISSING`.
+    Columns: claim, verdict (mark, word, then why), paper, this book, and the setting where the rows
+    differ: a setting every row shares (the scale, the model, the corpus, the options) is said once
+    above the table. Text is worded for a reader (:func:`posgeom.wording.plain_words`) and a long cell
+    shows :data:`CELL_WORDS` words with the rest under "more" (:func:`budget_html`). An empty cell
+    shows :data:`MISSING`.
     """
     missing = [c for c in COMPARISON_COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"not a comparison table: columns {missing} are missing")
+
+    def shown(value) -> str:
+        return "" if is_missing(value) else str(value)
+
+    shared = [c for c in _SETTING_COLUMNS if len(table) > 1 and table[c].map(shown).nunique() == 1]
+    varying = [c for c in _SETTING_COLUMNS if c not in shared]
     rows = []
     for claim, row in table.iterrows():
         verdict, rest = split_verdict(row["verdict"])
-        setting = "<br>".join(f"{c}: {_text_html(row[c])}" for c in _SETTING_COLUMNS
-                              if not (c == "options" and (is_missing(row[c]) or row[c] == "")))
-        rows.append([_text_html(claim), verdict_html(verdict, rest), _text_html(row["paper"]),
-                     _text_html(row["this book"]), setting])
-    return html_table(["Claim", "Verdict", "Paper", "This book", "Setting"], rows, css_class="posgeom-comparison")
+        why = f" — {budget_html(rest)}" if rest else ""
+        cells = [_text_html(claim), verdict_html(verdict) + why, budget_html(row["paper"]),
+                 budget_html(row["this book"])]
+        if varying:
+            cells.append("<br>".join(f"{c}: {budget_html(row[c])}" for c in varying if shown(row[c])) or MISSING)
+        rows.append(cells)
+    headers = ["Claim", "Verdict", "Paper", "This book"] + (["Setting"] if varying else [])
+    first = table.iloc[0] if len(table) else None
+    said = "; ".join(f"{c}: {html.escape(plain_words(shown(first[c])), quote=False)}" for c in shared if shown(first[c]))
+    above = f'<p class="posgeom-shared-setting">Setting of every row: {said}.</p>' if said else ""
+    return above + html_table(headers, rows, css_class="posgeom-comparison")
 
 
 def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = None,
@@ -540,5 +589,5 @@ __all__ = [
     "describe_sequences", "describe_scales", "describe_training", "short_float",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
-    "power_frame", "NEEDS_GPU", "decided_rows",
+    "power_frame", "NEEDS_GPU", "decided_rows", "CELL_WORDS", "budget_html",
 ]

@@ -113,7 +113,9 @@ def test_table_html_puts_the_verdict_second_with_a_word_a_mark_and_a_class():
     assert badge.get_text() == "✗ not reproduced"  # a word and a mark, never colour alone
     assert verdict.get_text().endswith("— scale-dependent normalisation")
     assert second.select_one(".posgeom-verdict-reproduced").get_text() == "✓ reproduced"
-    assert second.select("td")[-1].get_text("|") == "scale: quick|model: none|corpus: synthetic|options: rank 3"
+    # what every row shares is said once above the table; the Setting cell holds what differs
+    assert second.select("td")[-1].get_text("|") == "corpus: synthetic|options: rank 3"
+    assert soup.select_one("p.posgeom-shared-setting").get_text() == "Setting of every row: scale: quick; model: none."
     # every cell names its column, for the stacked layout on a phone
     assert all(cell.get("data-label") for cell in soup.select("tbody th, tbody td"))
 
@@ -168,3 +170,19 @@ def test_describe_seeds_sequences_and_training():
     train = SimpleNamespace(lr=2.5e-4, batch_size=64, steps=10_000)
     assert describe_training(train) == "AdamW lr 2.5e-4, batch 64, 10,000 steps"
     assert [short_float(x) for x in (3e-3, 1e-12, 0.2)] == ["3e-3", "1e-12", "2e-1"]
+
+
+def test_long_cells_show_forty_words_and_fold_the_rest_and_template_plurals_agree():
+    ours = "; ".join(f"variant {k}: 0.{k}1 [0.{k}0, 0.{k}2]" for k in range(1, 10)) + "; 90 % interval"
+    rows = [ComparisonRow("C7", ours=ours, scale="quick", model="m", corpus="SST-2",
+                          decision=Decision("depends on an unstated choice", why="ALiBi, RoPE reach(es) it")),
+            ComparisonRow("C8", ours="0.1", scale="quick", model="m", corpus="IMDB", decision=Decision("reproduced"))]
+    soup = _soup(comparison_table(rows)._repr_html_())
+    cell = soup.select("tbody tr")[0].select("td")[2]
+    folded = cell.select_one("details.posgeom-more")
+    shown = cell.get_text(" ").replace(folded.get_text(" "), "")
+    assert len(shown.split()) <= report.CELL_WORDS and folded.summary.get_text() == "more"
+    assert " ".join(cell.get_text(" ").replace("more", "", 1).split()) == ours.replace("90 %", "90%")  # all kept
+    assert "[0.40, 0.42]" in cell.get_text() and "[0.4" not in shown.split(";")[-1]  # never cut in an interval
+    verdict = soup.select("tbody tr")[0].select("td")[0].get_text()
+    assert verdict.endswith("ALiBi, RoPE reach it") and "(es)" not in verdict

@@ -525,3 +525,37 @@ def test_the_build_time_is_measured_once_and_quoted_from_that_record(tmp_path):
     readme = (repo / "README.md").read_text()
     assert f"**{sm.format_duration(measured[BOOK_BUILD])}**" in readme, "the README's build time is not the measured one"
     assert "{{ time_book_build }}" in (repo / "book" / "how-to-use.md").read_text()
+
+
+# ------------------------------------------------------------------------------------ the answer at the top
+
+
+def test_the_summary_opens_with_the_tally_and_a_short_why(tmp_path):
+    """The counts of claims per verdict (every verdict named, with its meaning), and one short "Why" per
+    claim that names the chapter; the bookkeeping sentence goes to the list below."""
+    from bs4 import BeautifulSoup
+
+    from posgeom.wording import WHY_WORDS_MAX
+
+    s = settings_at(tmp_path)
+    long_why = ("the stress is 0.0173 above MDS's (bootstrap bias 0.001, 95% interval [0.01, 0.02]); "
+                + ", ".join(f"frequency {k} of 25 below 2π/n" for k in range(20)))
+    record_comparison("sinusoids-as-mds", [row("C4", "1", "depends on an unstated choice", why=long_why, scale="quick")], s)
+    record_comparison("learned-tables", [row("S5", "2", "holds by construction", why="exact: the table has 16 rows")], s)
+    summaries = sm.claim_summaries(Registry(s.results_dir))
+    tally = BeautifulSoup(sm.tally_html(summaries), "html.parser")
+    shown = {li["data-verdict"]: int(li.select_one(".posgeom-tally-count").get_text()) for li in tally.select("li")}
+    assert set(VERDICTS) <= set(shown) and shown["depends on an unstated choice"] == 1
+    assert shown["holds by construction"] == 1 and shown[sm.NOT_RUN] == len(PAPER_CLAIMS) - 2
+    assert all(li.select_one(".posgeom-tally-gloss").get_text() for li in tally.select("li"))
+    table = BeautifulSoup(sm.bottom_line_html(summaries, documents={"notebooks/sinusoids-as-mds"}), "html.parser")
+    for tr in table.select("tbody tr"):
+        why = tr.select("td")[-1].get_text(" ", strip=True)
+        assert len(why.split()) <= WHY_WORDS_MAX, why
+    c4 = next(tr for tr in table.select("tbody tr") if tr.th.get_text().startswith("C4:"))
+    why = c4.select("td")[-1]
+    assert why.strong.get_text() == "0.0173"  # the deciding number, in bold, and only it
+    assert len(why.select("strong")) == 1
+    assert why.a["href"].endswith("notebooks/sinusoids-as-mds.html") and "bootstrap" not in why.get_text()
+    decisions = sm.decisions_html(summaries)
+    assert "decided by 1 check at quick scale" in decisions  # the bookkeeping is kept, below

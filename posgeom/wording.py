@@ -1,0 +1,133 @@
+r"""Generated sentences as a reader should see them: the house style of ``docs/STYLE.md`` applied at display.
+
+The decision rules and the chapters write their reasons for the record (every number, every bracket);
+the pages show them through these functions, which change the wording and never a number:
+
+* :func:`plain_plurals` agrees a template's ``"(s)"``/``"(es)"`` with its count or its list
+  ("ALiBi, RoPE reach(es)" → "ALiBi, RoPE reach"; "1 pair(s)" → "1 pair");
+* :func:`plain_words` writes the few code identifiers that reach running text as words
+  (``'scale_free'`` → "the scale-free stress") and rewords what reads wrong ("only 0 stands apart");
+* :func:`shortest_clauses` keeps the first clauses of a reason, without brackets, within a word budget;
+* :func:`header_words` turns a field name used as a column header into words (``violation_rate`` →
+  "violation rate").
+
+Infrastructure (:data:`posgeom.codekey.INFRASTRUCTURE`): it shapes text for display and computes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["plain_plurals", "plain_words", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
+           "WHY_WORDS_MAX"]
+
+#: The length a one-line "Why" aims at, in words, and the most it may ever have.
+WHY_WORDS, WHY_WORDS_MAX = 25, 30
+
+# "<n> word(s)": the noun agrees with the number before it.
+_COUNTED = re.compile(r"\b(\d[\d,]*(?:\.\d+)?) (\w+)\((s|es)\)")
+# "<list> verb(s)": the verb agrees with the list before it (a comma or "and" makes it plural).
+_AGREEING = re.compile(r"([^:;()—]*?)\s(\w+)\((s|es)\)")
+
+
+def _counted(match: re.Match) -> str:
+    number, word, ending = match.groups()
+    return f"{number} {word}" + ("" if number == "1" else ending)
+
+
+def _agreeing(match: re.Match) -> str:
+    subject, word, ending = match.groups()
+    subject_words = subject.lstrip(" ,")  # the list starts after the separator that ends the clause before
+    many = "," in subject_words or " and " in subject_words
+    return f"{subject} {word}" + ("" if many else ending)
+
+
+def plain_plurals(text: str) -> str:
+    """``text`` with every ``"(s)"``/``"(es)"`` template plural resolved.
+
+    A noun counted by a number agrees with it ("1 pair(s)" → "1 pair", "3 pair(s)" → "3 pairs"). A verb
+    whose subject is a list agrees with the list: plural when the subject holds a comma or "and"
+    ("ALiBi, RoPE fall(s) short" → "ALiBi, RoPE fall short"), singular otherwise ("ALiBi reach(es)" →
+    "ALiBi reaches").
+    """
+    text = _COUNTED.sub(_counted, str(text))
+    return _AGREEING.sub(_agreeing, text)
+
+
+#: Code identifiers and wordings that reach running text, and what a reader should see instead. Each
+#: entry says why in its comment; the left side is matched as written.
+_REWORDINGS = (
+    # the stress normalisations named by their option values (posgeom.geometry.STRESS_NORMALIZATIONS)
+    (re.compile(r"under ['\"]paper['\"]"), "under the paper's stress"),
+    (re.compile(r"under ['\"]scale_free['\"]"), "under the scale-free stress"),
+    (re.compile(r"['\"]scale_free['\"]"), "scale-free"),
+    (re.compile(r"\bscale_free\b"), "scale-free"),
+    # "only 0 stands apart" reads as "no position stands apart": it means position 0
+    (re.compile(r"\bonly (\d+) stands apart"), r"only position \1 stands apart"),
+    # a symbol of the code where the sentence means a plain fact
+    (re.compile(r"\bN_max rows\b"), "a fixed number of rows"),
+    # option values of the code (reuse_last, new_rows) named in a sentence: as words
+    (re.compile(r"\b([a-z]+)_([a-z0-9]+)\b"), r"\1 \2"),
+    # one percent style: "90 %" as "90%"
+    (re.compile(r"(\d) %"), r"\1%"),
+)
+
+
+def plain_words(text: str) -> str:
+    """``text`` with the identifiers and wordings of :data:`_REWORDINGS` written for a reader, and its
+    template plurals resolved (:func:`plain_plurals`). Numbers are never changed."""
+    text = plain_plurals(text)
+    for pattern, words in _REWORDINGS:
+        text = pattern.sub(words, text)
+    return text
+
+
+def word_count(text: str) -> int:
+    """Words in ``text`` as a reader counts them (whitespace-separated)."""
+    return len(str(text).split())
+
+
+# a bracket that holds more than one number (a lone number in brackets is kept: it is often the one that decides)
+_BRACKETS = re.compile(r"\s*[(\[](?![−+-]?[\d.,]+[)\]])[^()\[\]]*[)\]]")
+
+
+def _without_brackets(text: str) -> str:
+    while True:  # innermost first, so that "(median sep(P) 1e-4)" goes whole
+        shorter = _BRACKETS.sub("", text)
+        if shorter == text:
+            return " ".join(text.split())
+        text = shorter
+
+
+def shortest_clauses(reason: str, budget: int) -> str:
+    """The first clauses of ``reason`` that fit in ``budget`` words, brackets left out.
+
+    A reason reads "finding: explanation; further finding". The finding before the first colon is kept
+    alone when it holds a number (the number that decides); otherwise the text runs on. Clauses are then
+    taken up to ``budget`` words, cut at a semicolon, a colon or a comma; a first clause longer than the budget is
+    cut at a word and ends with "…".
+    """
+    text = _without_brackets(plain_words(reason)).strip().rstrip(".")
+    head, colon, _ = text.partition(": ")
+    if colon and re.search(r"(?<![\w-])\d", head):  # a number of its own, not the 2 of "SST-2"
+        text = head
+    if word_count(text) <= budget:
+        return text
+    kept = ""
+    for clause in re.split(r"(?<=[;,:]) ", text):
+        candidate = f"{kept} {clause}".strip()
+        if word_count(candidate) > budget:
+            break
+        kept = candidate
+    if kept:
+        return kept.rstrip(";,:")
+    return " ".join(text.split()[:budget]) + " …"
+
+
+def header_words(name: str) -> str:
+    """A column header in words: a field name (``violation_rate``, ``scale_free``) with its underscores
+    as spaces and ``mds:47`` as "mds 47"; a header already in words is returned as it is."""
+    name = str(name)
+    if " " in name.strip() or not re.search(r"[_:]", name):
+        return name
+    return re.sub(r"[_:]+", " ", name).strip()
