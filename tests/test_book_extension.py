@@ -6,6 +6,8 @@ import importlib.util
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -136,3 +138,95 @@ def test_an_attribute_comment_with_a_colon_is_not_read_as_a_type():
     for lines in (["The steps of each run."], ["Sized by ``plan_from_pilot``'s ``a: b`` rule."],
                   [":data:`posgeom.verdicts.MAX_SEEDS` seeds at most."], ["note: prose"], []):
         assert ext.prose_attribute_lines(lines) == lines
+
+
+# ----------------------------------------------------------------------------- the lecture first
+
+
+def _chapter_doctree():
+    """A chapter as myst-nb hands it over: intro, the needs box, the paper-parts table (a cell without its
+    code), the set-up cell, a figure cell."""
+    from docutils import nodes
+    from docutils.utils import new_document
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+
+    def cell(code: str | None, output: str = "out"):
+        container = nodes.container(nb_element="cell_code")
+        if code is not None:
+            source = nodes.container(nb_element="cell_code_source")
+            source += nodes.literal_block(code, code)
+            container += source
+        container += nodes.container("", nodes.paragraph(text=output), nb_element="cell_code_output")
+        return container
+
+    doc = new_document("chapter", get_default_settings(Parser))
+    section = nodes.section()
+    section += nodes.title(text="A chapter")
+    box = nodes.admonition()
+    box += nodes.title(text="What this chapter needs")
+    box += nodes.paragraph(text="Time, memory, data.")
+    section += [nodes.paragraph(text="Intro."), box, cell(None, "paper parts table"),
+                cell("# set-up\nimport numpy as np\nfrom posgeom import x"), cell("import later\nplot()")]
+    doc += section
+    return doc, box
+
+
+def test_a_chapters_logistics_are_folded_and_the_setup_code_hidden():
+    ext = _extension()
+    doc, box = _chapter_doctree()
+    assert ext.fold_logistics(doc) == {"boxes": 1, "tables": 1, "setup": 1}
+    assert "dropdown" in box["classes"] and "paper parts table" in box.astext()
+    cells = [c for c in doc.findall() if getattr(c, "get", None) and c.get("nb_element") == "cell_code"]
+    setup, later = [c for c in cells if "import" in c.astext()]
+    assert setup["hide_mode"] == "input" and setup["prompt_show"].startswith("Show the set-up code")
+    assert not later.get("hide_mode")  # only the set-up cell: the lecture's own code stays in view
+    assert ext._is_setup_source("# comment\n\nfrom a import b") and not ext._is_setup_source("x = 1\nimport a")
+
+
+# ----------------------------------------------------------------------------- licence, citation, search
+
+
+def test_citation_entries_come_from_citation_cff_and_name_the_book_and_the_paper():
+    import yaml
+
+    ext = _extension()
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    (book_text, book_bib), (paper_text, paper_bib) = ext.citation_entries(cff)
+    assert cff["title"] in book_text and cff["url"] in book_bib and book_bib.startswith("@software{posgeom,")
+    assert "{{the posgeom contributors}}" in book_bib  # an entity's name stays whole in BibTeX
+    assert paper_bib.startswith("@misc{cirrincione2026geometry,")  # an arXiv preprint, keyed as in references.bib
+    assert "eprint = {2604.05217}" in paper_bib and "Cirrincione, Giansalvo" in paper_bib
+    assert "arXiv:2604.05217" in paper_text
+    assert "@misc{cirrincione2026geometry," in (REPO / "book" / "references.bib").read_text()
+    with pytest.raises(ValueError, match="has no 'title'"):
+        ext.citation_entries({"authors": [{"name": "x"}]})
+
+
+def test_licence_and_citation_pages_are_in_the_book_and_linked_from_the_landing_page_and_footer():
+    import yaml
+
+    ext = _extension()
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    assert ext.LICENCE_PAGE in files and ext.CITE_PAGE in files
+    assert "literalinclude} ../LICENSE" in (REPO / f"{ext.LICENCE_PAGE}.md").read_text()
+    assert "{posgeom-citation}" in (REPO / f"{ext.CITE_PAGE}.md").read_text()
+    intro = (REPO / "book" / "intro.md").read_text()
+    assert "{doc}`licence`" in intro and "{doc}`cite`" in intro
+    context = {"pathto": lambda page: f"../{page}.html"}
+    ext._footer_links(SimpleNamespace(builder=SimpleNamespace(format="html")), "notebooks/x", "page.html", context, None)
+    assert 'href="../book/licence.html"' in context["theme_extra_footer"]
+    assert 'href="../book/cite.html"' in context["theme_extra_footer"]
+
+
+def test_search_lists_the_api_reference_after_the_chapters():
+    ext = _extension()
+    config = SimpleNamespace(html_search_scorer="")
+    ext._search_scorer(None, config)
+    scorer = Path(config.html_search_scorer).read_text()
+    # Sphinx uses the file's Scorer whole (its own is defined only when none is): every weight is there
+    for weight in ("objNameMatch", "objPartialMatch", "objPrio", "objPrioDefault", "title", "partialTitle",
+                   "term", "partialTerm", "score:"):
+        assert weight in scorer, weight
+    assert '"book/api"' in scorer

@@ -39,6 +39,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from docutils import nodes
+from docutils.parsers.rst import Directive
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 # $$ ... $$ (possibly over several lines) and $...$ outside ``literals``. Inline maths may wrap onto
 # the next line of a docstring (one line break, never a blank line); left unconverted, reST would
@@ -396,10 +398,187 @@ def _chapter_time_substitutions(app, config) -> None:
                                                               memory=chapter_memory(app.srcdir))}
 
 
+# --------------------------------------------------------------------------------------------
+# Licence, citation, footer and search ranking
+# --------------------------------------------------------------------------------------------
+
+#: The pages of the licence and of how to cite the book (``book/licence.md``, ``book/cite.md``), linked
+#: from every page's footer.
+LICENCE_PAGE, CITE_PAGE = "book/licence", "book/cite"
+#: The citation file the "How to cite" page is generated from (at the repository's root).
+CITATION_FILE = "CITATION.cff"
+
+
+def _bibtex_value(value: str) -> str:
+    return "{" + str(value) + "}"  # CITATION.cff values hold no braces; an entity's name is braced on purpose
+
+
+def _bibtex(kind: str, key: str, fields: list[tuple[str, str]]) -> str:
+    body = ",\n".join(f"  {name} = {_bibtex_value(value)}" for name, value in fields if value)
+    return f"@{kind}{{{key},\n{body}\n}}"
+
+
+def _authors(entry: dict, *, bibtex: bool = False) -> str:
+    names = []
+    for author in entry.get("authors", []):
+        if "family-names" in author:
+            given = author.get("given-names", "")
+            names.append(f"{author['family-names']}, {given}".rstrip(", ") if bibtex else f"{given} {author['family-names']}".strip())
+        else:  # an entity ("the posgeom contributors"): braced so that BibTeX keeps it whole
+            names.append("{" + author["name"] + "}" if bibtex else author["name"])
+    return " and ".join(names)
+
+
+def citation_entries(cff: dict) -> list[tuple[str, str]]:
+    """``(plain text, BibTeX)`` for the work a ``CITATION.cff`` describes, then for each of its references.
+
+    A citation file with no title or no authors is refused with what to add.
+    """
+    for needed in ("title", "authors"):
+        if not cff.get(needed):
+            raise ValueError(f"{CITATION_FILE} has no {needed!r}: add it (Citation File Format 1.2.0) to build "
+                             "the 'How to cite' page")
+    version = cff.get("version", "")
+    url = cff.get("url") or cff.get("repository-code", "")
+    book = (f"{_authors(cff)}. {cff['title']}" + (f", version {version}" if version else "") + f". {url}",
+            _bibtex("software", "posgeom", [("author", _authors(cff, bibtex=True)), ("title", cff["title"]),
+                                            ("version", version), ("url", url), ("license", cff.get("license", ""))]))
+    entries = [book]
+    for ref in cff.get("references", []):
+        arxiv = next((i["value"].removeprefix("arXiv:") for i in ref.get("identifiers", [])
+                      if str(i.get("value", "")).startswith("arXiv:")), "")
+        family = ref.get("authors", [{}])[0].get("family-names", "ref").lower()
+        # the usual key: family name, year, first long word of the title (cirrincione2026geometry)
+        word = next((w for w in re.findall(r"[a-z]+", ref.get("title", "").lower()) if len(w) > 3), "")
+        key = f"{family}{ref.get('year', '')}{word}"
+        text = f"{_authors(ref)} ({ref.get('year', 'n.d.')}). {ref['title']}." + (f" arXiv:{arxiv}." if arxiv else "")
+        fields = [("author", _authors(ref, bibtex=True)), ("title", ref["title"]), ("year", str(ref.get("year", ""))),
+                  ("eprint", arxiv), ("archivePrefix", "arXiv" if arxiv else ""), ("url", ref.get("url", ""))]
+        entries.append((text + (f" {ref['url']}" if ref.get("url") else ""),
+                        # an arXiv preprint is a @misc with its eprint (as in book/references.bib)
+                        _bibtex("article" if ref.get("type") == "article" and not arxiv else "misc", key, fields)))
+    return entries
+
+
+class CitationDirective(Directive):
+    """``{posgeom-citation}``: how to cite the book and the paper, generated from ``CITATION.cff``."""
+
+    has_content = False
+
+    def run(self):
+        import yaml
+
+        env = self.state.document.settings.env
+        path = Path(env.srcdir) / CITATION_FILE
+        env.note_dependency(str(path))
+        cff = yaml.safe_load(path.read_text(encoding="utf-8"))
+        out = [nodes.paragraph(text=" ".join(str(cff.get("message", "")).split()))]
+        for k, (text, bibtex) in enumerate(citation_entries(cff)):
+            what = "The book and the posgeom package" if k == 0 else "The paper it accompanies"
+            out.append(nodes.rubric(text=what))
+            out.append(nodes.paragraph(text=text))
+            block = nodes.literal_block(bibtex, bibtex)
+            block["language"] = "bibtex"
+            out.append(block)
+        return out
+
+
+def _footer_links(app, pagename, templatename, context, doctree) -> None:
+    """Every page's footer links to the licence and to how to cite the book."""
+    if app.builder.format != "html" or "pathto" not in context:
+        return
+    links = " · ".join(f'<a href="{context["pathto"](page)}">{label}</a>'
+                       for page, label in ((LICENCE_PAGE, "Licence (MIT)"), (CITE_PAGE, "How to cite")))
+    context["theme_extra_footer"] = f'<p class="posgeom-footer-links">{links}</p>'
+
+
+def _search_scorer(app, config) -> None:
+    """Chapters before the API reference in the search results (``static/search-scorer.js``)."""
+    config.html_search_scorer = str(STATIC_DIR / "search-scorer.js")
+
+
+# --------------------------------------------------------------------------------------------
+# The lecture first: a chapter's logistics folded away
+# --------------------------------------------------------------------------------------------
+
+#: The title of every chapter's box of logistics (time, memory, data, model, GPU).
+NEEDS_TITLE = "What this chapter needs"
+#: What the folded set-up cell and the folded table of paper-scale parts say when closed.
+SETUP_PROMPT = ("Show the set-up code (imports and settings)", "Hide the set-up code")
+
+
+def _is_setup_source(code: str) -> bool:
+    """A cell that begins, past its comments, with an import: a chapter's set-up cell."""
+    lines = [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return bool(lines) and lines[0].startswith(("import ", "from "))
+
+
+def _cell_source(cell) -> str | None:
+    first = cell.children[0] if cell.children else None
+    if first is None or first.get("nb_element") != "cell_code_source":
+        return None
+    return first.astext()
+
+
+def fold_logistics(doctree) -> dict[str, int]:
+    """Fold a chapter's logistics so that its first result comes first.
+
+    * The box "What this chapter needs" is a closed dropdown, and the table of the chapter's parts at
+      paper scale that follows it (a code cell shown without its code) moves inside the box.
+    * The first code cell that begins with imports (the set-up cell) shows its output but folds its code
+      under "Show the set-up code" (the downloaded notebook keeps it as a plain cell).
+
+    Returns how many boxes, tables and set-up cells were folded.
+    """
+    folded = {"boxes": 0, "tables": 0, "setup": 0}
+    for box in list(doctree.findall(nodes.admonition)):
+        title = next(iter(box.findall(nodes.title)), None)
+        if title is None or title.astext().strip() != NEEDS_TITLE:
+            continue
+        if "dropdown" not in box["classes"]:
+            box["classes"].append("dropdown")
+        folded["boxes"] += 1
+        parent = box.parent
+        after = parent.index(box) + 1
+        cell = parent.children[after] if after < len(parent.children) else None
+        if (isinstance(cell, nodes.container) and cell.get("nb_element") == "cell_code"
+                and _cell_source(cell) is None and cell.children):
+            parent.remove(cell)
+            box.append(cell)
+            folded["tables"] += 1
+    for cell in doctree.findall(nodes.container):
+        if cell.get("nb_element") != "cell_code":
+            continue
+        code = _cell_source(cell)
+        if code is None:
+            continue
+        if _is_setup_source(code) and not cell.get("hide_mode"):
+            cell["hide_mode"] = "input"
+            cell["prompt_show"], cell["prompt_hide"] = SETUP_PROMPT
+            folded["setup"] += 1
+        break  # only the first cell with code shown: later imports belong to the lecture
+    return folded
+
+
+class FoldLogistics(SphinxPostTransform):
+    """:func:`fold_logistics` on every chapter, before myst-nb wraps the hidden cells (priority 199)."""
+
+    default_priority = 190
+    formats = ("html",)
+
+    def run(self, **kwargs):
+        if _is_chapter(self.env.docname):
+            fold_logistics(self.document)
+
+
 def setup(app):
     app.add_config_value("posgeom_description", "", "html", types=[str])
     app.connect("config-inited", _switch_off_thebe)
     app.connect("config-inited", _chapter_time_substitutions)
+    app.connect("config-inited", _search_scorer)
+    app.add_directive("posgeom-citation", CitationDirective)
+    app.add_post_transform(FoldLogistics)
+    app.connect("html-page-context", _footer_links)
     app.connect("env-get-updated", restart_numbers_per_page, priority=900)
     app.connect("builder-inited", _add_static)
     app.add_css_file("posgeom.css")
