@@ -15,6 +15,11 @@ student controls; the autograder (:mod:`posgeom.classroom.grading`) runs the stu
 separate process where those functions and this package are blocked at import
 (:func:`functions_switched_off` tells it which), and compares the answers here.
 
+When the autograder grades (:func:`grading`), every check draws its hidden cases afresh from the
+instructor's seed (:func:`case_rng`, :func:`vary`: the same kinds of case, other values, so a student
+cannot hard-code them), runs all of them, scores the share that pass (weighted from the key) and
+names the property that failed, never the case.
+
 Tolerances follow the float precision of the quantity (:func:`array_problem`): a right formula never
 fails on rounding, including one through a square root of a difference (error about
 $\sqrt{\epsilon}$ times the scale). Feedback names what is wrong — a shape, NaN, a symmetry, a
@@ -34,22 +39,21 @@ from typing import Callable, Iterable
 import numpy as np
 
 __all__ = ["Verdict", "PackageFunctionSwitchedOff", "switched_off", "run_check", "array_problem", "number_problem",
-           "functions_switched_off"]
+           "functions_switched_off", "case_labels", "grading", "case_rng", "drawing", "vary"]
 
 #: Set while :func:`functions_switched_off` asks a check what it switches off.
 _PROBE: contextvars.ContextVar = contextvars.ContextVar("posgeom_check_probe", default=None)
+#: Set while the autograder grades (:func:`grading`): the seed, the case weights, the draws' generator.
+_GRADING: contextvars.ContextVar = contextvars.ContextVar("posgeom_check_grading", default=None)
 
 
 class _Probed(Exception):
     """Ends a check called by :func:`functions_switched_off` before it runs any case."""
 
 
-def functions_switched_off(check) -> list[str]:
-    """``"module:qualname"`` of the package functions ``check`` switches off (the grader blocks them).
-
-    The check is called with a dummy function and stops at :func:`run_check`, before any case runs.
-    """
-    found: list = []
+def _probe(check) -> dict:
+    """What ``check`` hands to :func:`run_check` (its switched-off functions and case labels), no case run."""
+    found: dict = {}
     token = _PROBE.set(found)
     try:
         check(lambda *args, **kwargs: None)
@@ -57,12 +61,70 @@ def functions_switched_off(check) -> list[str]:
         pass
     finally:
         _PROBE.reset(token)
+    return found
+
+
+def case_labels(check) -> list[str]:
+    """The labels of ``check``'s hidden cases, in order (the kinds of case the key weights)."""
+    return list(_probe(check)["labels"])
+
+
+def functions_switched_off(check) -> list[str]:
+    """``"module:qualname"`` of the package functions ``check`` switches off.
+
+    The check is called with a dummy function and stops at :func:`run_check`, before any case runs.
+    """
+    found = _probe(check)["switch_off"]
     names = set()
     for f in found:
         for g in (f, getattr(f, "__wrapped__", None), getattr(f, "__func__", None)):
             if callable(g) and getattr(g, "__module__", None) and getattr(g, "__qualname__", None):
                 names.add(f"{g.__module__}:{g.__qualname__}")
     return sorted(names)
+
+
+@contextlib.contextmanager
+def grading(seed, weights=None):
+    """Within the block, checks grade: cases drawn from ``seed``, every case run and weighted.
+
+    Parameters
+    ----------
+    seed : int or sequence of int
+        The instructor's seed (with the exercise's label folded in by the grader).
+    weights : sequence of float, optional
+        One weight per hidden case, in the order of :func:`case_labels` (default: equal).
+    """
+    seed = [int(s) for s in (seed if isinstance(seed, (list, tuple)) else [seed])]
+    state = {"seed": seed, "weights": None if weights is None else [float(w) for w in weights],
+             "rng": np.random.default_rng([*seed, 0])}
+    token = _GRADING.set(state)
+    try:
+        yield
+    finally:
+        _GRADING.reset(token)
+
+
+def case_rng(stream: int) -> np.random.Generator:
+    """The generator a check draws its random cases from: ``default_rng(stream)`` in practice (the same
+    cases every time), and one seeded by the instructor's seed and ``stream`` when grading."""
+    state = _GRADING.get()
+    return np.random.default_rng(stream if state is None else [*state["seed"], int(stream)])
+
+
+def drawing() -> bool:
+    """Whether the check runs for the autograder (its cases drawn from the instructor's seed)."""
+    return _GRADING.get() is not None
+
+
+def vary(fixed, low, high):
+    """``fixed`` in practice; when grading, a value drawn uniformly in ``[low, high]`` (an integer when
+    both bounds are), so a case keeps its kind (one frequency, a small base ...) but not its values."""
+    state = _GRADING.get()
+    if state is None:
+        return fixed
+    if isinstance(low, int) and isinstance(high, int):
+        return int(state["rng"].integers(low, high + 1))
+    return float(state["rng"].uniform(low, high))
 
 
 @dataclass(frozen=True)
@@ -78,12 +140,19 @@ class Verdict:
         Number of hidden cases.
     message : str
         The line printed for the student.
+    score : float
+        The weighted share of the hidden cases that passed (1 or 0 unless grading).
     """
 
     exercise: str
     passed: bool
     n_cases: int
     message: str
+    score: float = float("nan")
+
+    def __post_init__(self):
+        if math.isnan(self.score):
+            object.__setattr__(self, "score", 1.0 if self.passed else 0.0)
 
     def __bool__(self) -> bool:
         return self.passed
@@ -198,44 +267,86 @@ def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], com
     Verdict
     """
     probe = _PROBE.get()
-    if probe is not None:
-        probe.extend(switch_off)
-        raise _Probed
     cases = list(cases)
+    if probe is not None:
+        probe.update(switch_off=list(switch_off), labels=[label for label, _ in cases])
+        raise _Probed
     if not callable(student_fn):
         raise TypeError(f"pass your function itself to the check, not its result; got a {type(student_fn).__name__}")
-    problem = None
-    for label, args in cases:
-        with switched_off(*switch_off):
-            try:
-                answer = student_fn(*(_copy(a) for a in args))
-            except PackageFunctionSwitchedOff as err:
-                problem = f"Case '{label}': {err}."
+    state = _GRADING.get()
+    if state is None:  # practice: stop at the first failing case and name it
+        problem = None
+        for label, args in cases:
+            problem, _ = _run_case(student_fn, args, compare, switch_off, hints)
+            if problem is not None:
+                problem = problem if problem.startswith("the function is not written") else f"Case '{label}': {problem}"
                 break
-            except NotImplementedError:
-                problem = "the function is not written yet (it raises NotImplementedError)."
+        verdict = (Verdict(exercise, True, len(cases), f"✓ {exercise}: correct on all {len(cases)} hidden cases.")
+                   if problem is None else Verdict(exercise, False, len(cases), f"✗ {exercise}: not yet. {problem}"))
+    else:  # grading: every case, until the answering process is gone (the cases left fail)
+        results = []
+        for _, args in cases:
+            results.append(_run_case(student_fn, args, compare, switch_off, hints))
+            if results[-1][1]:
                 break
-            except Exception as err:  # noqa: BLE001 - a student's error is a verdict, not a crash
-                problem = f"Case '{label}': your function raised {type(err).__name__}: {err}."
-                break
-        try:
-            wrong = compare(answer, *args)
-        except (TypeError, ValueError) as err:
-            wrong = f"the answer could not be read ({err})"
-        if wrong:
-            try:
-                hint = hints(answer, *args) if hints is not None else ""
-            except (TypeError, ValueError, IndexError):  # a hint's test on an unreadable answer: no hint
-                hint = ""
-            problem = f"Case '{label}': {wrong}." + (f" Hint: {hint}" if hint else "")
-            break
-    if problem is None:
-        verdict = Verdict(exercise, True, len(cases), f"✓ {exercise}: correct on all {len(cases)} hidden cases.")
-    else:
-        verdict = Verdict(exercise, False, len(cases), f"✗ {exercise}: not yet. {problem}")
+        verdict = _graded_verdict(exercise, results, len(cases), state["weights"])
     if not quiet:
         print(verdict.message)
     return verdict
+
+
+def _run_case(student_fn, args, compare, switch_off, hints) -> tuple[str | None, bool]:
+    """What is wrong with the answer to one case (None when right), and whether the rest cannot run."""
+    with switched_off(*switch_off):
+        try:
+            answer = student_fn(*(_copy(a) for a in args))
+        except PackageFunctionSwitchedOff as err:
+            return f"{err}.", False
+        except NotImplementedError:
+            return "the function is not written yet (it raises NotImplementedError).", True
+        except TimeoutError as err:
+            return f"your function did not answer in time ({err}).", True
+        except Exception as err:  # noqa: BLE001 - a student's error is a verdict, not a crash
+            if type(err) is RuntimeError:  # the grader's answering process ended (out of memory, exited)
+                return f"{err}.", True
+            return f"your function raised {type(err).__name__}: {err}.", False
+    try:
+        wrong = compare(answer, *args)
+    except (TypeError, ValueError, IndexError) as err:
+        wrong = f"the answer could not be read ({err})"
+    if not wrong:
+        return None, False
+    try:
+        hint = hints(answer, *args) if hints is not None else ""
+    except (TypeError, ValueError, IndexError):  # a hint's test on an unreadable answer: no hint
+        hint = ""
+    return f"{wrong}." + (f" Hint: {hint}" if hint else ""), False
+
+
+def _graded_verdict(exercise: str, results: list, n_cases: int, weights) -> Verdict:
+    """The autograder's verdict: the weighted share of passing cases and the first failure's property
+    (never the case: its inputs were drawn for this grading)."""
+    weights = [1.0] * n_cases if weights is None else list(weights)
+    if len(weights) != n_cases:
+        raise ValueError(f"the key gives {len(weights)} case weights for {exercise!r}, which has {n_cases} hidden "
+                         "cases; rebuild the key with posgeom classroom build")
+    passed = [False] * n_cases
+    problems = []
+    for i, (problem, stop) in enumerate(results):
+        passed[i] = problem is None
+        if problem is not None:
+            problems.append(problem)
+        if stop:
+            break
+    total = sum(weights)
+    score = sum(w for w, ok in zip(weights, passed) if ok) / total if total > 0 else float(all(passed))
+    if all(passed):
+        return Verdict(exercise, True, n_cases, f"✓ {exercise}: correct on all {n_cases} hidden cases.", 1.0)
+    first = problems[0]
+    if first.startswith("the function is not written"):
+        return Verdict(exercise, False, n_cases, f"✗ {exercise}: not yet. {first}", score)
+    return Verdict(exercise, False, n_cases,
+                   f"✗ {exercise}: {sum(passed)} of {n_cases} hidden cases correct. A failing case: {first}", score)
 
 
 _EPS = float(np.finfo(np.float64).eps)

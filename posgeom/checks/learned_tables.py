@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..geometry.tables import cosine_similarity_matrix, similarity_by_lag
-from .core import Verdict, array_problem, run_check
+from .core import Verdict, array_problem, case_rng, run_check, vary
 
 __all__ = ["check_lag_similarity", "check_band_width", "check_interpolation", "check_reuse_last"]
 
@@ -33,8 +33,9 @@ def _lag_oracle(P: np.ndarray) -> np.ndarray:
 def _lag_cases():
     from ..encodings import sinusoidal_table
 
-    rng = np.random.default_rng(7)
-    return [("gaussian 6 x 4", (rng.normal(size=(6, 4)),)), ("a sinusoidal table", (sinusoidal_table(20, 8),)),
+    rng = case_rng(7)
+    return [("gaussian 6 x 4", (rng.normal(size=(6, 4)),)),
+            ("a sinusoidal table", (sinusoidal_table(vary(20, 12, 28), 2 * vary(4, 3, 6)),)),
             ("a table with a shared offset", (rng.normal(size=(30, 5)) + 3.0,)),
             ("a random walk", (np.cumsum(rng.normal(size=(25, 6)), axis=0),))]
 
@@ -63,7 +64,8 @@ def check_band_width(student_fn) -> Verdict:
     r"""Check ``student_fn(P, level) -> int``: the smallest lag $\delta \ge 1$ with $s(\delta) <$ ``level``,
     or ``n`` when there is none. The package's ``similarity_by_lag`` and ``cosine_similarity_matrix`` are
     switched off."""
-    cases = [(f"{label}, level {level}", (P, level)) for (label, (P,)), level in zip(_lag_cases(), (0.5, 0.9, 0.99, 0.2))]
+    levels = (vary(0.5, 0.3, 0.7), vary(0.9, 0.8, 0.95), vary(0.99, 0.97, 0.995), vary(0.2, 0.1, 0.4))
+    cases = [(f"{label}, level {level}", (P, level)) for (label, (P,)), level in zip(_lag_cases(), levels)]
 
     def oracle(P, level):
         s = _lag_oracle(P)
@@ -83,10 +85,11 @@ def check_band_width(student_fn) -> Verdict:
 
 
 def _extension_cases():
-    rng = np.random.default_rng(4)
-    return [("4 rows onto 7", (rng.normal(size=(4, 3)), 7)), ("16 rows onto 24", (rng.normal(size=(16, 8)), 24)),
-            ("16 rows onto 32", (rng.normal(size=(16, 8)), 32)),
-            ("a linear table", (np.arange(10, dtype=np.float64)[:, None] * np.ones((1, 2)), 19)),
+    rng = case_rng(4)
+    return [("4 rows onto 7", (rng.normal(size=(4, 3)), vary(7, 5, 11))),
+            ("16 rows onto 24", (rng.normal(size=(16, 8)), vary(24, 18, 30))),
+            ("16 rows onto 32", (rng.normal(size=(16, 8)), vary(32, 31, 48))),
+            ("a linear table", (np.arange(10, dtype=np.float64)[:, None] * np.ones((1, 2)) * vary(1.0, 0.5, 3.0), 19)),
             ("5 rows onto 6, width 1", (rng.normal(size=(5, 1)), 6))]
 
 

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, number_problem, run_check
+from .core import Verdict, array_problem, case_rng, number_problem, run_check, vary
 
 __all__ = ["check_hellinger_matrix", "check_noise_floor", "check_classical_mds", "check_double_centring",
            "check_rank_for_stress", "check_parameter_savings", "check_circulant_eigenvalues",
@@ -65,6 +65,11 @@ def _mds_distances_oracle(D: np.ndarray, k: int) -> np.ndarray:
     return np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(n)] for i in range(n)])
 
 
+def _line(n: int) -> np.ndarray:
+    """The distances of n points at 0, 1, ..., n - 1 on a line."""
+    return np.abs(np.subtract.outer(np.arange(float(n)), np.arange(float(n))))
+
+
 def _geometry():
     from .. import geometry as geo
 
@@ -78,7 +83,7 @@ def check_hellinger_matrix(student_fn) -> Verdict:
     ``posgeom.hellinger_matrix`` and ``posgeom.hellinger_distance`` are switched off.
     """
     geo = _geometry()
-    rng = np.random.default_rng(1)
+    rng = case_rng(1)
     same = _random_probs(rng, 1, 10, sparse=False)
     cases = [("random distributions", (_random_probs(rng, 6, 20, sparse=False),)),
              ("distributions with zeros", (_random_probs(rng, 5, 30, sparse=True),)),
@@ -104,8 +109,9 @@ def check_noise_floor(student_fn) -> Verdict:
     r"""Check ``student_fn(v, N) -> float``: the first-order expected squared chord Hellinger distance
     between the empirical distributions of two independent samples of ``N`` draws from the same law on
     ``v`` tokens, $(v - 1)/(2N)$ (each empirical distribution contributes $(v-1)/(4N)$)."""
-    cases = [("v = 2, N = 10", (2, 10)), ("v = 100, N = 10,000", (100, 10_000)),
-             ("v = 30,000, N = 8,000", (30_000, 8_000)), ("v = 7, N = 1", (7, 1))]
+    cases = [("v = 2, N = 10", (2, vary(10, 2, 50))), ("v = 100, N = 10,000", (vary(100, 50, 500), vary(10_000, 1000, 50_000))),
+             ("v = 30,000, N = 8,000", (vary(30_000, 10_000, 50_000), vary(8_000, 1000, 20_000))),
+             ("v = 7, N = 1", (vary(7, 3, 20), 1))]
 
     def compare(value, v, N):
         return number_problem(value, (v - 1) / (2.0 * N), atol=0.0, rtol=1e-9, what="the expected squared distance")
@@ -129,7 +135,7 @@ def check_classical_mds(student_fn) -> Verdict:
     eigenvalues are free). ``posgeom.classical_mds`` is switched off.
     """
     geo = _geometry()
-    rng = np.random.default_rng(2)
+    rng = case_rng(2)
     D1 = _hellinger_oracle(_random_probs(rng, 8, 25, sparse=False))
     D2 = _hellinger_oracle(_random_probs(rng, 10, 40, sparse=True))
     cases = [("random corpus, k = 1", (D1, 1)), ("random corpus, k = 2", (D1, 2)), ("sparse corpus, k = 4", (D2, 4)),
@@ -153,10 +159,10 @@ def check_double_centring(student_fn) -> Verdict:
     r"""Check ``student_fn(D) -> (n, n)``: the double-centred matrix $B = -\frac12 J D^{(2)} J$,
     $J = I - \frac1n \mathbf 1\mathbf 1^\top$. ``posgeom.classical_mds`` is switched off."""
     geo = _geometry()
-    rng = np.random.default_rng(6)
+    rng = case_rng(6)
     cases = [("a random corpus", (_hellinger_oracle(_random_probs(rng, 7, 15, sparse=False)),)),
-             ("points on a line", (np.abs(np.subtract.outer(np.arange(5.0), np.arange(5.0))),)),
-             ("two points", (np.array([[0.0, 2.0], [2.0, 0.0]]),))]
+             ("points on a line", (_line(vary(5, 3, 9)),)),
+             ("two points", (np.array([[0.0, 2.0], [2.0, 0.0]]) * vary(1.0, 0.1, 10.0),))]
 
     def compare(B, D):
         return array_problem(B, _double_centring_oracle(D), atol=1e-10, what="B")
@@ -195,8 +201,8 @@ def check_rank_for_stress(student_fn) -> Verdict:
     from ..corpora import synthetic as syn
 
     geo = _geometry()
-    rng = np.random.default_rng(0)
-    drift = _hellinger_oracle(syn.population_marginals("drift", n_positions=30, vocab_size=60, seed=0))
+    rng = case_rng(0)
+    drift = _hellinger_oracle(syn.population_marginals("drift", n_positions=30, vocab_size=60, seed=vary(0, 0, 10**6)))
     noisy = _hellinger_oracle(_random_probs(rng, 12, 30, sparse=True))
     cases = [("drift population, tight threshold", (drift, 1e-6)), ("drift population, loose threshold", (drift, 0.05)),
              ("random corpus, threshold 0.05", (noisy, 0.05)), ("random corpus, threshold 0.2", (noisy, 0.2))]
@@ -219,8 +225,9 @@ def check_rank_for_stress(student_fn) -> Verdict:
 def check_parameter_savings(student_fn) -> Verdict:
     r"""Check ``student_fn(n, d, k) -> float``: the fraction of parameters saved by a rank-``k`` table
     $P = A W$ ($A$: $n \times k$, $W$: $k \times d$) over a full $n \times d$ table, $1 - k(n + d)/(n d)$."""
-    cases = [("BERT-base at rank 10", (512, 768, 10)), ("a small model at rank 3", (64, 32, 3)),
-             ("full rank", (16, 16, 16)), ("rank 1", (128, 64, 1))]
+    full = vary(16, 8, 64)
+    cases = [("BERT-base at rank 10", (512, 768, vary(10, 5, 50))), ("a small model at rank 3", (vary(64, 32, 128), vary(32, 16, 64), 3)),
+             ("full rank", (full, full, full)), ("rank 1", (vary(128, 64, 256), vary(64, 32, 128), 1))]
 
     def compare(value, n, d, k):
         return number_problem(value, 1.0 - k * (n + d) / (n * d), atol=1e-12, what="the saving")
@@ -232,9 +239,9 @@ def check_parameter_savings(student_fn) -> Verdict:
 
 
 def _circulant_cases():
-    rng = np.random.default_rng(0)
+    rng = case_rng(0)
     cases = []
-    for n in (6, 9, 16):
+    for n in (vary(6, 4, 8), vary(9, 9, 13) | 1, vary(16, 14, 20)):
         half = np.sort(rng.random(n // 2 + 1))
         half[0] = 0.0
         g = np.concatenate([half, half[1:(n + 1) // 2][::-1]])[:n]

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, number_problem, run_check
+from .core import Verdict, array_problem, case_rng, number_problem, run_check, vary
 
 __all__ = ["check_alibi_slopes", "check_best_alibi_slope", "check_violation_rate", "check_kendall_tau",
            "check_logit_distances", "check_alibi_logits"]
@@ -47,7 +47,7 @@ def _line_sums(D):
 
 
 def _slope_cases(seed: int):
-    rng = np.random.default_rng(seed)
+    rng = case_rng(seed)
     cases = []
     for t in range(5):
         n = int(rng.integers(4, 30))
@@ -107,7 +107,7 @@ def check_best_alibi_slope(student_fn) -> Verdict:
 
 
 def _violation_cases(seed: int, *, ties: bool):
-    rng = np.random.default_rng(seed)
+    rng = case_rng(seed)
 
     def dist(X):
         return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
@@ -180,7 +180,7 @@ def check_logit_distances(student_fn) -> Verdict:
     semidefinite. The package's ``kernel_distances`` is switched off."""
     from ..geometry import kernel_distances
 
-    rng = np.random.default_rng(0)
+    rng = case_rng(0)
     cases = []
     for t in range(6):
         n = int(rng.integers(3, 15))
@@ -213,8 +213,9 @@ def check_logit_distances(student_fn) -> Verdict:
 
 def check_alibi_logits(student_fn) -> Verdict:
     r"""Check ``student_fn(n, slope) -> (n, n)``: ALiBi's logit bias $G_{ij} = -m\,|i - j|$ (no causal mask)."""
-    cases = [("4 positions, slope 1", (4, 1.0)), ("10 positions, slope 0.25", (10, 0.25)),
-             ("one position", (1, 0.5)), ("16 positions, slope 2^-8", (16, 2.0**-8))]
+    cases = [("4 positions, slope 1", (vary(4, 3, 6), vary(1.0, 0.5, 2.0))),
+             ("10 positions, slope 0.25", (vary(10, 8, 14), vary(0.25, 0.1, 0.4))),
+             ("one position", (1, vary(0.5, 0.1, 1.0))), ("16 positions, slope 2^-8", (vary(16, 12, 20), 2.0 ** -vary(8, 6, 10)))]
 
     def oracle(n, m):
         return np.array([[-m * abs(i - j) for j in range(n)] for i in range(n)], dtype=np.float64)

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, number_problem, run_check
+from .core import Verdict, array_problem, case_rng, drawing, number_problem, run_check, vary
 
 __all__ = ["check_sinusoid_distances", "check_sinusoid_kernel", "check_equivariance_gap",
            "check_permutation_of_logits", "check_separation", "check_tied_rows"]
@@ -53,9 +53,13 @@ def _sinusoid_functions():
                  if f is not None)
 
 
-_SINUSOID_CASES = [("one frequency (d = 2)", (5, 2, 10000.0)), ("n = 16, d = 8", (16, 8, 10000.0)),
-                   ("n = 40, d = 64", (40, 64, 10000.0)), ("small base", (12, 6, 100.0)),
-                   ("n = 48, d = 96, base 500", (48, 96, 500.0))]
+def _sinusoid_cases():
+    """(n, d, base) of each kind; when grading, n, the even width and the base are drawn around them."""
+    return [("one frequency (d = 2)", (vary(5, 3, 12), 2, vary(10000.0, 1000.0, 20000.0))),
+            ("n = 16, d = 8", (vary(16, 8, 24), 2 * vary(4, 3, 6), vary(10000.0, 1000.0, 20000.0))),
+            ("n = 40, d = 64", (vary(40, 30, 50), 2 * vary(32, 24, 40), vary(10000.0, 1000.0, 20000.0))),
+            ("small base", (vary(12, 8, 16), 2 * vary(3, 2, 5), vary(100.0, 20.0, 200.0))),
+            ("n = 48, d = 96, base 500", (vary(48, 40, 56), 2 * vary(48, 40, 56), vary(500.0, 300.0, 800.0)))]
 
 
 def check_sinusoid_distances(student_fn) -> Verdict:
@@ -74,18 +78,18 @@ def check_sinusoid_distances(student_fn) -> Verdict:
             return "these are squared distances: take the square root."
         return "the squared distance is d (1 - K) with K the *mean* of the cosines cos(delta w_k)."
 
-    return run_check("sinusoid distances", student_fn, _SINUSOID_CASES, compare,
+    return run_check("sinusoid distances", student_fn, _sinusoid_cases(), compare,
                      switch_off=_sinusoid_functions(), hints=hints)
 
 
 def check_sinusoid_kernel(student_fn) -> Verdict:
     r"""Check ``student_fn(offsets, d, base) -> (m,)``: $K(\delta) = \frac{2}{d}\sum_{k<d/2}\cos(\delta\,\omega_k)$
     at every offset of the 1-D array ``offsets`` (negative offsets included: $K$ is even)."""
-    rng = np.random.default_rng(11)
-    cases = [("offsets 0..9, d = 8", (np.arange(10), 8, 10000.0)),
-             ("negative offsets", (np.arange(-6, 7), 16, 10000.0)),
-             ("random offsets, d = 128", (rng.integers(-500, 500, size=20), 128, 10000.0)),
-             ("one frequency", (np.arange(5), 2, 10.0))]
+    rng = case_rng(11)
+    cases = [("offsets 0..9, d = 8", (np.arange(vary(10, 6, 14)), 2 * vary(4, 3, 6), 10000.0)),
+             ("negative offsets", (np.arange(-vary(6, 3, 9), 7), 2 * vary(8, 6, 10), vary(10000.0, 1000.0, 20000.0))),
+             ("random offsets, d = 128", (rng.integers(-500, 500, size=20), 2 * vary(64, 48, 80), 10000.0)),
+             ("one frequency", (np.arange(vary(5, 3, 9)), 2, vary(10.0, 5.0, 50.0)))]
 
     def oracle(offsets, d, base):
         out = np.zeros(len(offsets))
@@ -118,14 +122,14 @@ def check_equivariance_gap(student_fn) -> Verdict:
     from ..models import equivariance as eqv
     from ..models.tasks import tiny_encoder_config
 
-    rng = np.random.default_rng(0)
-    L, V = 10, 30
+    rng = case_rng(0)
+    L, V = vary(10, 6, 12), 30
     x = torch.as_tensor(rng.integers(1, V, size=(3, L)))
     cases = []
     for position, causal in (("none", False), ("learned", False), ("none", True), ("alibi", False)):
         cfg = tiny_encoder_config(vocab_size=V, max_len=L, position=position, causal=causal, d_model=16, n_layers=2,
                                   n_heads=2, d_ff=32, init_std=0.5)
-        model = build_model(cfg, "classification", seed=1).double().eval()
+        model = build_model(cfg, "classification", seed=vary(1, 0, 2**31 - 1)).double().eval()
         for name, perm in (("a random permutation", rng.permutation(L)), ("the reversal", np.arange(L)[::-1].copy())):
             cases.append((f"{position}{' + causal mask' if causal else ''}, {name}", (model, x, perm)))
 
@@ -151,8 +155,8 @@ def check_permutation_of_logits(student_fn) -> Verdict:
 
     Solved with an index array (no permutation matrix needed); hidden cases include non-involutions.
     """
-    rng = np.random.default_rng(5)
-    cases = [("a 3-cycle", (rng.standard_normal((3, 3)), np.array([1, 2, 0]))),
+    rng = case_rng(5)
+    cases = [("a 3-cycle", (rng.standard_normal((3, 3)), np.array([1, 2, 0]) if not drawing() else np.roll(np.arange(3), 2 * vary(0, 0, 1) - 1))),
              ("a random permutation of 8", (rng.standard_normal((8, 8)), rng.permutation(8))),
              ("the identity", (rng.standard_normal((5, 5)), np.arange(5))),
              ("a random permutation of 12", (rng.standard_normal((12, 12)), rng.permutation(12)))]
@@ -190,13 +194,14 @@ def check_separation(student_fn) -> Verdict:
     """
     from .. import geometry as geo
 
-    rng = np.random.default_rng(3)
+    rng = case_rng(3)
     tied = rng.standard_normal((6, 4))
     tied[4] = tied[1]
+    line = np.array([[0.0], [1.0], [3.0], [7.0]]) if not drawing() else np.sort(rng.uniform(0, 10, (vary(4, 3, 8), 1)), 0)
+    four = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 3.0]]) if not drawing() else rng.uniform(0, 3, (4, 2))
     cases = [("gaussian 8 x 5", (rng.standard_normal((8, 5)),)),
              ("gaussian 30 x 16, small scale", (rng.standard_normal((30, 16)) * 0.02,)),
-             ("two equal rows", (tied,)), ("points on a line", (np.array([[0.0], [1.0], [3.0], [7.0]]),)),
-             ("4 points, 6 pairs", (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 3.0]]),))]
+             ("two equal rows", (tied,)), ("points on a line", (line,)), ("4 points, 6 pairs", (four,))]
 
     def compare(answer, P):
         raw, norm = (float(v) for v in answer)
@@ -221,14 +226,14 @@ def check_tied_rows(student_fn) -> Verdict:
     in increasing order (the rows Theorem 4 says stay tied). ``posgeom.separation`` is switched off."""
     from .. import geometry as geo
 
-    rng = np.random.default_rng(8)
+    rng = case_rng(8)
     P1 = rng.standard_normal((7, 3))
     P1[5] = P1[2]
     P2 = rng.standard_normal((10, 4))
     P2[[3, 7, 9]] = P2[0] + 1e-9
     cases = [("one tied pair", (P1, 1e-8)), ("three rows tied to row 0", (P2, 1e-6)),
              ("no ties", (rng.standard_normal((6, 2)), 1e-6)),
-             ("a loose tolerance", (np.array([[0.0], [0.5], [2.0], [2.4]]), 0.45))]
+             ("a loose tolerance", (np.array([[0.0], [0.5], [2.0], [2.4]]) + vary(0.0, -5.0, 5.0), 0.45))]
 
     def oracle(P, tol):
         n = P.shape[0]

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, run_check
+from .core import Verdict, array_problem, case_rng, run_check, vary
 
 __all__ = ["check_rotary_distances", "check_offset_profile"]
 
@@ -32,8 +32,10 @@ def check_rotary_distances(student_fn) -> Verdict:
     def freqs(d_head, base):
         return np.array([base ** (-2.0 * k / d_head) for k in range(d_head // 2)])
 
-    cases = [("RoPE, head width 16", (12, freqs(16, 10000.0))), ("Llama-style base 500,000", (20, freqs(64, 500000.0))),
-             ("a partial rotation (4 frequencies)", (16, freqs(8, 10000.0))), ("one frequency", (6, np.array([0.7])))]
+    cases = [("RoPE, head width 16", (vary(12, 8, 16), freqs(2 * vary(8, 6, 10), vary(10000.0, 1000.0, 20000.0)))),
+             ("Llama-style base 500,000", (vary(20, 14, 26), freqs(2 * vary(32, 24, 40), vary(500000.0, 1e5, 1e6)))),
+             ("a partial rotation (4 frequencies)", (vary(16, 10, 20), freqs(8, vary(10000.0, 1000.0, 20000.0)))),
+             ("one frequency", (vary(6, 3, 9), np.array([vary(0.7, 0.1, 3.0)])))]
 
     def oracle(n, theta):
         D = np.zeros((n, n))
@@ -60,15 +62,16 @@ def check_rotary_distances(student_fn) -> Verdict:
 def check_offset_profile(student_fn) -> Verdict:
     r"""Check ``student_fn(D) -> (n - 1,)``: for each offset $o = 1 \dots n-1$ the mean of $d_{ij}$ over the
     pairs with $|i - j| = o$, divided by the largest of these means."""
-    rng = np.random.default_rng(12)
+    rng = case_rng(12)
 
     def dist(X):
         return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
 
-    line = np.abs(np.subtract.outer(np.arange(7.0), np.arange(7.0)))
+    m = vary(7, 4, 10)
+    line = np.abs(np.subtract.outer(np.arange(float(m)), np.arange(float(m))))
     cases = [("points on a line", (line,)), ("a random table", (dist(rng.standard_normal((10, 3))),)),
              ("a circle", (dist(np.c_[np.cos(np.arange(12) / 2), np.sin(np.arange(12) / 2)]),)),
-             ("two positions", (np.array([[0.0, 3.0], [3.0, 0.0]]),))]
+             ("two positions", (np.array([[0.0, 3.0], [3.0, 0.0]]) * vary(1.0, 0.1, 10.0),))]
 
     def oracle(D):
         n = D.shape[0]

@@ -6,7 +6,9 @@ title, keeping its stub cell and its check cell), the instructor edition the pla
 solutions, executed; both with the glued values written out (from the book's jupyter-cache, or from
 executing the instructor edition). The key of the autograder is read from the chapter's
 check cells (tagged ``exercise-check``): the check they import from :mod:`posgeom.checks` and the
-function they pass to it, under the exercise they follow.
+function they pass to it, under the exercise they follow; the exercises without one are listed too
+(graded by hand). The key holds the instructor's secret ``seed``, from which the grader draws the hidden
+cases, and the points of each exercise and the weight of each kind of hidden case, to edit at will.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import secrets
 from pathlib import Path
 
 __all__ = ["chapters_with_exercises", "exercise_key", "build"]
@@ -33,14 +36,33 @@ def chapters_with_exercises(notebooks_dir: str | Path | None = None) -> list[str
     return sorted(p.stem for p in folder.glob("*.md") if "exercise-check" in p.read_text())
 
 
-def exercise_key(chapter: str | Path) -> dict:
-    """The autograder's key of a chapter: its coding exercises and their checks.
+def _cases(check: str) -> list[dict]:
+    """One entry per hidden case of a check (its kind, and weight 1)."""
+    from importlib import import_module
+
+    from ..checks.core import case_labels
+
+    module, _, name = check.partition(":")
+    return [{"case": label, "weight": 1} for label in case_labels(getattr(import_module(module), name))]
+
+
+def exercise_key(chapter: str | Path, *, seed: int | None = None) -> dict:
+    """The autograder's key of a chapter: every exercise, and the checks of the coding ones.
+
+    Parameters
+    ----------
+    chapter : path
+        The chapter's MyST source.
+    seed : int, optional
+        The seed the grader draws the hidden cases from (default: none, the practice cases).
 
     Returns
     -------
     dict
-        ``{"chapter": slug, "exercises": [{"label", "number", "title", "check", "function"}, ...]}``;
-        ``check`` is ``"posgeom.checks.<module>:<function>"``.
+        ``{"chapter": slug, "seed": seed, "exercises": [...]}``; each exercise has ``label``, ``number``,
+        ``title`` and ``points`` (1), and ``check`` (``"posgeom.checks.<module>:<function>"``, or None
+        for an exercise graded by hand); a coding one also ``function`` and ``cases`` (one
+        ``{"case", "weight"}`` per hidden case).
     """
     import jupytext
 
@@ -54,7 +76,9 @@ def exercise_key(chapter: str | Path) -> dict:
                 count += numbered
                 label = re.search(r":label:[ \t]*(\S+)", m.group("opts"))
                 current = {"label": label.group(1) if label else f"exercise-{count}",
-                           "number": count if numbered else None, "title": m.group("title").strip()}
+                           "number": count if numbered else None, "title": m.group("title").strip(),
+                           "points": 1, "check": None}
+                exercises.append(current)
             continue
         if "exercise-check" not in cell.metadata.get("tags", []):
             continue
@@ -69,8 +93,11 @@ def exercise_key(chapter: str | Path) -> dict:
         if len(calls) != 1:
             raise ValueError(f"{path.name}: a check cell must call one posgeom.checks function on the student's "
                              f"function, as in check_x(my_function); found {len(calls)} such calls")
-        exercises.append({**current, "check": imported[calls[0].func.id], "function": calls[0].args[0].id})
-    return {"chapter": path.stem, "exercises": exercises}
+        if current["check"] is not None:
+            raise ValueError(f"{path.name}: exercise {current['label']} has two check cells; give each its own exercise")
+        check = imported[calls[0].func.id]
+        current.update(check=check, function=calls[0].args[0].id, cases=_cases(check))
+    return {"chapter": path.stem, "seed": seed, "exercises": exercises}
 
 
 def _chapter_values(source: Path, cache: Path | None) -> dict:
@@ -101,7 +128,8 @@ def _executed_instructor(source: Path, values: dict, folder: Path, timeout: int)
 
 
 def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True, timeout: int = 1800,
-          notebooks_dir: str | Path | None = None, cache: str | Path | None = None) -> list[Path]:
+          notebooks_dir: str | Path | None = None, cache: str | Path | None = None,
+          seed: int | None = None) -> list[Path]:
     """Write the three editions of each chapter under ``out/<chapter>/``.
 
     Parameters
@@ -120,6 +148,9 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
     cache : path, optional
         The book's jupyter-cache, whose executed chapters give the glued values (default:
         ``_build/.jupyter_cache`` beside the chapters' folder, when it is there).
+    seed : int, optional
+        The keys' seed, from which the grader draws the hidden cases (default: a new secret one per
+        chapter; keep the keys from the students).
 
     Returns
     -------
@@ -152,6 +183,7 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
             instructor = plain_notebook(source, solutions=True, executed=values or None)
         nbformat.write(plain_notebook(source, solutions=False, executed=values or None), str(target / "student.ipynb"))
         nbformat.write(instructor, str(target / "instructor.ipynb"))
-        (target / "autograder.json").write_text(json.dumps(exercise_key(source), indent=2) + "\n")
+        chapter_seed = secrets.randbits(63) if seed is None else int(seed)
+        (target / "autograder.json").write_text(json.dumps(exercise_key(source, seed=chapter_seed), indent=2) + "\n")
         written.append(target)
     return written

@@ -1,64 +1,75 @@
-r"""The autograder: run a submission in a sandbox and score each coding exercise in the grader's own process.
+r"""The autograder: each coding exercise decided on its own, from the student's definitions, outside their reach.
 
-The key (``autograder.json``, written by :func:`~posgeom.classroom.editions.build`) lists the chapter's
-coding exercises: label, number, title, the check (``module:function`` in :mod:`posgeom.checks`) and
-the name of the function the student writes. :func:`grade` decides in three steps, none of which
-trusts what the submission prints:
+The key (``autograder.json``, written by :func:`~posgeom.classroom.editions.build`) lists every exercise
+of the chapter: label, number, title and points; a coding exercise also its check
+(``module:function`` in :mod:`posgeom.checks`), the name of the function the student writes and one
+weight per hidden case; the key's ``seed`` (the instructor's secret) draws the hidden cases.
+:func:`grade` decides each coding exercise in three steps, none of which trusts what the submission
+prints, and none of which runs the notebook top to bottom:
 
-1. **Run.** The notebook runs in a fresh kernel whose working folder is a new temporary folder holding
-   a copy of it (nothing beside the submission is reachable by a relative path), with a time limit per
-   cell and per submission and, where the platform has ``resource``, an address-space limit. Under
-   bubblewrap (``sandbox="bwrap"``, or ``"auto"`` where it works) the kernel and everything it starts
-   see the whole file system read-only except that temporary folder, so no absolute path reaches the
-   key, the grade sheet or the other submissions either (:func:`~posgeom.classroom.sandbox.confined_command`). A cell
-   that raises does not stop it; a cell that runs past its limit, or a kernel that dies, stops the run.
-   After every cell that mentions an exercise's function, that function is pickled by value
-   (cloudpickle) out of the kernel, so an exercise keeps what it had when a later cell never ends.
-2. **Answer.** Each exercise's function is loaded into its own child process
-   (:class:`~posgeom.classroom.sandbox.Answerer`) in which :mod:`posgeom.checks` and the posgeom
-   functions the exercise is about are blocked at import, for it and every process it starts.
-3. **Decide.** The check runs here, in the grader's process, calling the child only for the answers
-   (plain data) and comparing them with its oracle. The grade lines are written here; nothing the
-   student's code prints, patches or hooks in its kernel reaches them.
+1. **Read.** The exercise's function and the definitions it uses are read from the notebook's code
+   cells (:func:`~posgeom.classroom.extract.exercise_program`); a cell that binds nothing it needs is
+   never run for it, so an endless or crashing cell costs only the exercises that depend on it.
+2. **Answer.** That program runs in an answering process where posgeom and the course files are
+   absent (:mod:`posgeom.classroom.sandbox`: under bubblewrap, with no network and limits on memory,
+   processes and files), within ``timeout`` seconds and what is left of ``submission_timeout``.
+3. **Decide.** A worker process of the grader under a memory limit (:mod:`posgeom.classroom.worker`)
+   runs the check with cases drawn from the key's seed, asks the answering process for each answer
+   (plain data only) and scores the weighted share of cases that pass; its message names the property
+   that failed, never the case.
 
-Each exercise scores 1 (every hidden case passes) or 0; the score is their mean, in percent.
-:func:`grade_folder` grades a folder of submissions in parallel (each in its own sandbox) into one CSV.
+A :class:`GradeReport` holds the scores; :meth:`GradeReport.feedback` is the student's feedback file
+(with what their code printed); :func:`grade_folder` grades a folder of submissions in parallel and
+:func:`write_grades_csv` writes the grade sheet, a column for every exercise of the chapter (the
+hand-graded ones empty, for the instructor to fill in).
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import json
-import shutil
+import math
+import subprocess
+import sys
 import tempfile
 import time
-import warnings
+import zlib
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
-__all__ = ["ExerciseScore", "GradeReport", "grade", "grade_folder", "write_grades_csv", "exercise_cells"]
+from ..validation import printable
+
+__all__ = ["ExerciseScore", "GradeReport", "grade", "grade_folder", "write_grades_csv", "read_key"]
+
+#: Seconds the grader's worker may take beyond the student's limits (starting Python, importing the checks).
+WORKER_GRACE_S = 60.0
+#: Characters of a student's printed output kept in the feedback file, per exercise.
+MAX_OUTPUT_CHARS = 20_000
 
 
 @dataclass(frozen=True)
 class ExerciseScore:
-    """One exercise: its label, number and title, 1.0 or 0.0, and the check's verdict line."""
+    """One coding exercise: its label, number, title and points, the share earned (0 to 1), the verdict."""
 
     label: str
-    number: int
+    number: int | None
     title: str
     score: float
     message: str
+    points: float = 1.0
+    output: str = ""
+
+    @property
+    def earned(self) -> float:
+        return self.score * self.points
 
 
 @dataclass
 class GradeReport:
-    """Scores of one submission; ``percent`` is the mean score of the exercises times 100.
+    """Scores of one submission; ``percent`` is the points earned over the points of the coding exercises.
 
-    ``notes`` say what stopped the run early (a cell past its time limit, a dead kernel); ``error`` is
-    set, with no exercises, when the submission could not be graded at all (not a notebook ...).
+    ``notes`` say what could not be read or run; ``error`` is set, with no exercises, when the
+    submission could not be graded at all (not a notebook ...).
     """
 
     notebook: str
@@ -68,282 +79,188 @@ class GradeReport:
 
     @property
     def percent(self) -> float:
-        return 100.0 * sum(e.score for e in self.exercises) / len(self.exercises) if self.exercises else 0.0
+        possible = sum(e.points for e in self.exercises)
+        return 100.0 * sum(e.earned for e in self.exercises) / possible if possible else 0.0
 
     def table(self) -> str:
-        """One line per exercise and the total, as printed by ``posgeom classroom grade``."""
+        """One line per coding exercise and the total, escaped for a terminal (``posgeom classroom grade``)."""
+        name = printable(Path(self.notebook).name)
         if self.error:
-            return f"{Path(self.notebook).name}: not graded: {self.error}"
-        lines = [f"Exercise {e.number} ({e.title}): {e.score:.0f}/1  {e.message}" for e in self.exercises]
-        lines += [f"Note: {note}" for note in self.notes]
+            return f"{name}: not graded: {_line(self.error)}"
+        lines = [f"Exercise {e.number or ''} ({_line(e.title)}): {e.earned:.3g}/{e.points:g}  {_line(e.message)}"
+                 for e in self.exercises]
+        lines += [f"Note: {_line(note)}" for note in self.notes]
         return "\n".join(lines + [f"Score: {self.percent:.0f} %"])
 
-
-def exercise_cells(nb):
-    """The cells needed to grade the exercises alone: the chapter's first code cell (its imports) and
-    every cell from the "Exercises" heading on."""
-    start = next((i for i, c in enumerate(nb.cells)
-                  if c.cell_type == "markdown" and any(line.strip() == "## Exercises" for line in c.source.split("\n"))),
-                 None)
-    if start is None:
-        raise ValueError("the notebook has no '## Exercises' heading; grade it whole (exercises_only=False)")
-    first_code = next((c for c in nb.cells[:start] if c.cell_type == "code"), None)
-    return ([first_code] if first_code is not None else []) + list(nb.cells[start:])
+    def feedback(self) -> str:
+        """The student's feedback file: the grade lines, then what their code printed for each exercise."""
+        parts = [self.table()]
+        for e in self.exercises:
+            if e.output:
+                parts.append(f"\n--- What your code printed while exercise {e.number or e.label} was graded ---\n"
+                             + printable(e.output))
+        return "\n".join(parts) + "\n"
 
 
-def _snapshot_source(names: list[str], folder: Path) -> str:
-    """Kernel code that pickles each named function by value into ``folder`` (and leaves no name behind)."""
-    return "\n".join([
-        f"def __posgeom_snapshot(names={names!r}, folder={str(folder)!r}):",
-        "    import os",
-        "    import cloudpickle",
-        "    for name in names:",
-        "        function = globals().get(name)",
-        "        if not callable(function):",
-        "            continue",
-        "        try:",
-        "            data = cloudpickle.dumps(function)",
-        "        except Exception:",
-        "            continue",
-        "        with open(os.path.join(folder, name + '.pkl'), 'wb') as out:",
-        "            out.write(data)",
-        "__posgeom_snapshot()",
-        "del __posgeom_snapshot",
-    ])
+def _line(text) -> str:
+    """Student-derived text on one terminal line: control characters escaped, newlines folded."""
+    return printable(" ".join(str(text).split()))
 
 
-def _memory_source(memory_mb: int | None) -> str:
-    if not memory_mb:
-        return "pass"
-    limit = int(memory_mb) * 1024 * 1024
-    return "\n".join([
-        "try:",
-        "    import resource as __posgeom_resource",
-        f"    __posgeom_resource.setrlimit(__posgeom_resource.RLIMIT_AS, ({limit}, {limit}))",
-        "    del __posgeom_resource",
-        "except Exception:",
-        "    pass",
-    ])
+def read_key(key) -> dict:
+    """The key as a dict, checked: a path to ``autograder.json`` or its content.
 
-
-def _confined_kernel_manager(folder: Path, work: Path):
-    """A kernel manager whose kernel (and everything it starts) runs under bubblewrap, writing only in
-    ``folder``; the connection file lives there too (a kernel cannot read another's from a shared folder)."""
-    import os
-
-    from jupyter_client.manager import AsyncKernelManager
-
-    from .sandbox import confined_command
-
-    class ConfinedKernelManager(AsyncKernelManager):
-        def format_kernel_cmd(self, extra_arguments=None):
-            # the kernel is not bwrap's child: its parent-process watch would take that for its parent's
-            # death, so it goes (bwrap --die-with-parent ends the kernel with the grader instead)
-            return confined_command(super().format_kernel_cmd(extra_arguments), [folder], cwd=work,
-                                    unset=["JPY_PARENT_PID"])
-
-    manager = ConfinedKernelManager(kernel_name="python3")
-    manager.connection_file = os.path.join(os.path.realpath(folder), "kernel-connection.json")
-    return manager
-
-
-def _run_submission(nb, names: list[str], work: Path, snapshots: Path, *, timeout: float,
-                    submission_timeout: float, memory_mb: int | None, confine_to: Path | None = None,
-                    clock=time.monotonic) -> list[str]:
-    """Run ``nb`` in a kernel working in ``work``; pickle the functions ``names`` into ``snapshots``.
-
-    With ``confine_to`` (a folder holding ``work`` and ``snapshots``) the kernel runs under bubblewrap and
-    can write nowhere else. Returns the notes on what stopped the run early (empty when every cell ran).
+    Raises a one-line FileNotFoundError or ValueError naming the file and the fix.
     """
-    import os
-
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    from .sandbox import confined_environment
-
-    start: dict = {"cwd": str(work)}
-    manager = None
-    if confine_to is not None:
-        manager = _confined_kernel_manager(confine_to, work)
-        start["env"] = confined_environment(os.environ, confine_to / "home")
-    client = NotebookClient(nb, km=manager, timeout=int(timeout), allow_errors=True, kernel_name="python3",
-                            shutdown_kernel="immediate", resources={"metadata": {"path": str(work)}})
-    notes: list[str] = []
-    started = clock()
-    number = 0
-
-    def hidden(source: str) -> None:
-        nb.cells.append(nbformat.v4.new_code_cell(source))  # nbclient stores the cell back at its index
+    fix = "give the autograder.json that posgeom classroom build wrote"
+    name = "the key"
+    if not isinstance(key, dict):
+        path = Path(key)
+        name = f"--key {path}"
+        if not path.is_file():
+            raise FileNotFoundError(f"{name}: no such file; {fix}")
         try:
-            client.execute_cell(nb.cells[-1], len(nb.cells) - 1, store_history=False)
-        finally:
-            nb.cells.pop()
-
-    def limit() -> int:
-        return max(1, int(min(timeout, submission_timeout - (clock() - started))))
-
-    snapshot = _snapshot_source(names, snapshots)
-    # cleanup_kc: nbclient ends only the kernels of managers it made itself; the confined one is ours, and a
-    # kernel left running (one stuck in an endless cell keeps a core busy) would outlive every submission
-    with client.setup_kernel(cleanup_kc=True, **start):
-        try:
-            hidden(_memory_source(memory_mb))
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type != "code":
-                    continue
-                number += 1
-                if clock() - started >= submission_timeout:
-                    notes.append(f"the submission's time limit ({submission_timeout:g} s) was reached before code "
-                                 f"cell {number}; the cells from there on were not run")
-                    return notes
-                client.timeout = limit()
-                try:
-                    client.execute_cell(cell, index)
-                except CellTimeoutError:
-                    notes.append(f"code cell {number} did not finish within {client.timeout} s and was stopped; "
-                                 "the cells after it were not run")
-                    return notes
-                if any(name in cell.source for name in names):
-                    client.timeout = int(timeout)  # the grader's own code: the cell limit, not what is left
-                    hidden(snapshot)
-            client.timeout = int(timeout)
-            hidden(snapshot)
-        except CellTimeoutError:
-            notes.append("the submission's time limit was reached while its functions were being collected")
-        except DeadKernelError:
-            notes.append(f"the kernel died at code cell {number} (out of memory, or the notebook ended it); "
-                         "the cells after it were not run")
-    return notes
-
-
-def _score_exercise(exercise: dict, snapshots: Path, *, timeout: float, memory_mb: int | None,
-                    confine: bool = False) -> ExerciseScore:
-    """Check one exercise here, with the student's function answering from its own blocked process."""
-    from ..checks.core import functions_switched_off
-    from .sandbox import Answerer
-
-    title = exercise["title"]
-
-    def score(passed: bool, message: str) -> ExerciseScore:
-        return ExerciseScore(exercise["label"], exercise["number"], title, 1.0 if passed else 0.0, message)
-
-    pickled = snapshots / f"{exercise['function']}.pkl"
-    if not pickled.is_file():
-        return score(False, f"✗ {title}: the notebook defines no function {exercise['function']} "
-                            "(or it was not defined when the run stopped)")
-    module, _, name = exercise["check"].partition(":")
-    if not module.startswith("posgeom.checks."):
-        raise ValueError(f"the key names the check {exercise['check']!r}, which is not in posgeom.checks; "
-                         "rebuild the key with posgeom classroom build")
-    check = getattr(import_module(module), name)
-    with Answerer(pickled.read_bytes(), functions_switched_off(check), timeout=timeout, memory_mb=memory_mb,
-                  confine=confine) as child:
-        with contextlib.redirect_stdout(io.StringIO()):
-            try:
-                verdict = check(child.call)
-            except Exception as err:  # noqa: BLE001 - a check that cannot run is a verdict for this exercise
-                return score(False, f"✗ {title}: the check could not run: {type(err).__name__}: {err}")
-    return score(bool(verdict.passed), verdict.message)
-
-
-def _confinement(sandbox: str) -> bool:
-    """Whether to confine under bubblewrap (see :func:`~posgeom.classroom.sandbox.resolve_sandbox`);
-    ``"auto"`` where bwrap cannot run warns that absolute paths are not confined."""
-    from .sandbox import NOT_CONFINED, resolve_sandbox
-
-    if resolve_sandbox(sandbox) == "bwrap":
-        return True
-    if sandbox == "auto":
-        warnings.warn(NOT_CONFINED, stacklevel=3)
-    return False
-
-
-def _read_key(key) -> dict:
-    key = key if isinstance(key, dict) else json.loads(Path(key).read_text())
-    if not key.get("exercises"):
-        raise ValueError("the key lists no exercises; rebuild it with posgeom classroom build")
+            key = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ValueError(f"{name} is not JSON ({err}); {fix}") from None
+    exercises = key.get("exercises") if isinstance(key, dict) else None
+    if not exercises or not isinstance(exercises, list) or not all(isinstance(e, dict) for e in exercises):
+        raise ValueError(f"{name} lists no exercises; {fix}")
+    for e in exercises:
+        if not {"label", "title"} <= set(e):
+            raise ValueError(f"{name}: an exercise has no label or title; {fix}")
+        if e.get("check") and not (isinstance(e.get("function"), str) and e["function"].isidentifier()):
+            raise ValueError(f"{name}: exercise {e['label']!r} has a check but no function name; {fix}")
+        points = e.get("points", 1)
+        if not isinstance(points, (int, float)) or not math.isfinite(points) or points < 0:
+            raise ValueError(f"{name}: exercise {e['label']!r} has points {points!r}; give a number >= 0")
+        weights = [c.get("weight", 1) for c in e.get("cases", [])]
+        if any(not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0 for w in weights):
+            raise ValueError(f"{name}: exercise {e['label']!r} has a case weight that is not a number >= 0")
+    seed = key.get("seed")
+    if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+        raise ValueError(f"{name}: the seed must be a whole number >= 0, got {seed!r}")
     return key
 
 
-def grade(notebook: str | Path, key: str | Path | dict, *, exercises_only: bool = False, timeout: float = 120,
-          submission_timeout: float = 1800, memory_mb: int | None = 8192, sandbox: str = "auto") -> GradeReport:
-    """Run a submission in a sandbox and score each coding exercise of the key (see the module docstring).
+def _check_limits(timeout, submission_timeout, memory_mb) -> None:
+    for flag, value in (("--timeout", timeout), ("--submission-timeout", submission_timeout)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{flag} must be a positive number of seconds, got {value!r}")
+    if memory_mb is not None and (isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or memory_mb < 64):
+        raise ValueError(f"--memory-mb must be a whole number of MiB, at least 64 (or 0 for no limit), got {memory_mb!r}")
+
+
+def _exercise_seed(key: dict, label: str):
+    """The seed an exercise's cases are drawn from: the instructor's, with the exercise folded in."""
+    return None if key.get("seed") is None else [int(key["seed"]), zlib.crc32(label.encode())]
+
+
+def _decide(exercise: dict, source: str, key: dict, *, folder: Path, timeout: float, seconds_left: float,
+            memory_mb: int | None, sandbox: str) -> tuple[float, str, str]:
+    """Run the worker for one exercise; return (score, message, what the student's code printed)."""
+    output = folder / f"{exercise['label']}.out"
+    cases = exercise.get("cases")
+    request = {"check": exercise["check"], "source": source, "function": exercise["function"], "timeout": timeout,
+               "seconds_left": seconds_left, "memory_mb": memory_mb, "sandbox": sandbox,
+               "seed": _exercise_seed(key, exercise["label"]), "output": str(output),
+               "weights": [c.get("weight", 1) for c in cases] if cases else None}
+    try:
+        done = subprocess.run([sys.executable, "-c", "from posgeom.classroom.worker import main; main()"],
+                              input=json.dumps(request), capture_output=True, text=True, cwd=folder,
+                              timeout=seconds_left + WORKER_GRACE_S)
+        if done.returncode != 0 or not done.stdout.strip():
+            last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            score, message = 0.0, f"the grader could not decide this exercise ({last})"
+        else:
+            decision = json.loads(done.stdout)
+            score, message = float(decision["score"]), str(decision["message"])
+    except subprocess.TimeoutExpired:
+        score, message = 0.0, "the submission's time limit was reached while this exercise was graded"
+    printed = output.read_text(errors="replace") if output.is_file() else ""
+    if len(printed) > MAX_OUTPUT_CHARS:
+        printed = printed[:MAX_OUTPUT_CHARS] + f"\n[... {len(printed) - MAX_OUTPUT_CHARS} more characters]"
+    return score, message, printed
+
+
+def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120, submission_timeout: float = 1800,
+          memory_mb: int | None = 8192, sandbox: str = "auto") -> GradeReport:
+    """Score each coding exercise of the key in a submission (see the module docstring).
 
     Parameters
     ----------
     notebook : path
-        The completed student notebook (``.ipynb``); it is copied, never run in place.
+        The completed student notebook (``.ipynb``); it is read, never run.
     key : path or dict
         The chapter's ``autograder.json`` (or its content).
-    exercises_only : bool
-        Run only the chapter's first code cell and its exercise section (fast; the exercises' functions
-        must not need the chapter's earlier results).
     timeout : float
-        Seconds allowed per cell, and per call of a student's function on a hidden case.
+        Seconds allowed to run the definitions an exercise needs, and each call of the student's
+        function on a hidden case.
     submission_timeout : float
-        Seconds allowed for the whole run of the notebook.
+        Seconds allowed for all of one submission's exercises together.
     memory_mb : int, optional
-        Address-space limit of the kernel and of the answering processes, in MiB (None: no limit).
+        Address-space limit of the answering processes and (at least 2 GiB) of the grader's workers, in
+        MiB (None: no limit).
     sandbox : {"auto", "bwrap", "none"}
-        ``"bwrap"``: the kernel and the answering processes run under bubblewrap, writing only in their
-        temporary folders (an error where bwrap cannot run); ``"none"``: ordinary processes in those
-        folders (absolute paths reach anything the grader can change); ``"auto"``: bwrap where it
-        works, else ``"none"`` with a warning.
+        ``"auto"`` and ``"bwrap"``: the answering processes run under bubblewrap, where posgeom and the
+        course files are absent (an error where it cannot run); ``"none"``: ordinary processes, for
+        trusted work only (:func:`~posgeom.classroom.sandbox.resolve_sandbox`).
 
     Returns
     -------
     GradeReport
     """
-    from . import require_notebook_tools
-
-    require_notebook_tools()
     import nbformat
 
-    from ..notebooks import INSTALL_TAG
+    from .extract import exercise_program
+    from .sandbox import resolve_sandbox
 
+    _check_limits(timeout, submission_timeout, memory_mb)
+    sandbox = resolve_sandbox(sandbox)
+    key = read_key(key)
     notebook = Path(notebook)
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook at {notebook}; give the path of the completed student notebook")
-    if timeout <= 0 or submission_timeout <= 0:
-        raise ValueError(f"time limits must be positive, got --timeout {timeout} and {submission_timeout} s per submission")
-    confine = _confinement(sandbox)
-    exercises = _read_key(key)["exercises"]
     try:
         nb = nbformat.read(str(notebook), as_version=4)
     except Exception as err:  # noqa: BLE001 - any unreadable file is the same answer to the instructor
         raise ValueError(f"{notebook.name} is not a Jupyter notebook ({type(err).__name__}: {err})") from None
-    nb.cells = [c for c in nb.cells if INSTALL_TAG not in c.get("metadata", {}).get("tags", [])]
-    if exercises_only:
-        nb.cells = exercise_cells(nb)
-    sandbox_folder = Path(tempfile.mkdtemp(prefix="posgeom-grade-"))
-    try:
-        work, snapshots = sandbox_folder / "submission", sandbox_folder / "functions"
-        work.mkdir()
-        snapshots.mkdir()
-        shutil.copy2(notebook, work / notebook.name)
-        names = sorted({e["function"] for e in exercises})
-        notes = _run_submission(nb, names, work, snapshots, timeout=timeout, submission_timeout=submission_timeout,
-                                memory_mb=memory_mb, confine_to=sandbox_folder if confine else None)
-        report = GradeReport(str(notebook), notes=notes)
-        for e in exercises:
-            report.exercises.append(_score_exercise(e, snapshots, timeout=timeout, memory_mb=memory_mb,
-                                                    confine=confine))
-        return report
-    finally:
-        shutil.rmtree(sandbox_folder, ignore_errors=True)
+    report = GradeReport(str(notebook))
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="posgeom-grade-") as folder:
+        for exercise in key["exercises"]:
+            if not exercise.get("check"):
+                continue  # graded by hand
+            points = float(exercise.get("points", 1))
+
+            def score(share: float, message: str, printed: str = "") -> None:
+                report.exercises.append(ExerciseScore(exercise["label"], exercise.get("number"), exercise["title"],
+                                                      share, message, points, printed))
+
+            program = exercise_program(nb, exercise["function"])
+            left = submission_timeout - (time.monotonic() - started)
+            if not program.defined:
+                score(0.0, f"the notebook defines no function {exercise['function']}")
+            elif left <= 0:
+                score(0.0, f"not graded: the submission's time limit ({submission_timeout:g} s) was reached before it")
+            else:
+                score(*_decide(exercise, program.source, key, folder=Path(folder), timeout=timeout,
+                               seconds_left=left, memory_mb=memory_mb, sandbox=sandbox))
+        skipped = exercise_program(nb, "_").skipped
+        if skipped:
+            report.notes.append(f"code cell(s) {', '.join(map(str, skipped))} are not valid Python and were not read")
+    return report
 
 
 def _grade_or_error(notebook: Path, key: dict, options: dict) -> GradeReport:
     try:
         return grade(notebook, key, **options)
-    except (ValueError, OSError, RuntimeError) as err:
+    except (ValueError, OSError) as err:
         return GradeReport(str(notebook), error=str(err).splitlines()[0] if str(err) else type(err).__name__)
 
 
 def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None = None, **options) -> list[GradeReport]:
-    """Grade every ``*.ipynb`` of ``folder`` in parallel, each in its own sandbox (:func:`grade`).
+    """Grade every ``*.ipynb`` of ``folder``, ``jobs`` at once, each exercise in its own sandbox (:func:`grade`).
 
     Parameters
     ----------
@@ -354,58 +271,76 @@ def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None
     jobs : int, optional
         Submissions graded at once (default: half the CPUs, at least 1).
     **options
-        Passed to :func:`grade` (``exercises_only``, ``timeout``, ``submission_timeout``, ``memory_mb``,
-        ``sandbox``: resolved here once, so ``"auto"`` warns once for the folder).
+        Passed to :func:`grade` (``timeout``, ``submission_timeout``, ``memory_mb``, ``sandbox``: resolved
+        here once, so a missing sandbox stops the whole folder before any submission is read).
 
     Returns
     -------
     list of GradeReport
         One per submission, in file-name order; a submission that could not be graded has ``error`` set.
     """
-    import multiprocessing
     import os
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .sandbox import resolve_sandbox
 
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no folder at {folder}; give the folder that holds the submitted notebooks")
-    key = _read_key(key)
+    _check_limits(options.get("timeout", 120), options.get("submission_timeout", 1800), options.get("memory_mb", 8192))
+    key = read_key(key)
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"--jobs must be a whole number, at least 1, got {jobs!r}")
+    options["sandbox"] = resolve_sandbox(options.get("sandbox", "auto"))
     submissions = sorted(folder.glob("*.ipynb"))
     if not submissions:
         raise ValueError(f"{folder} holds no .ipynb submission")
-    options["sandbox"] = "bwrap" if _confinement(options.get("sandbox", "auto")) else "none"
     jobs = jobs or max(1, (os.cpu_count() or 2) // 2)
-    if jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
-    if jobs == 1 or len(submissions) == 1:
-        return [_grade_or_error(path, key, options) for path in submissions]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(submissions)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(_grade_or_error, submissions, [key] * len(submissions), [options] * len(submissions)))
+    # each submission's work runs in its worker and answering processes: threads only wait for them
+    with ThreadPoolExecutor(max_workers=min(jobs, len(submissions))) as pool:
+        return list(pool.map(lambda path: _grade_or_error(path, key, dict(options)), submissions))
 
 
-def write_grades_csv(reports: list[GradeReport], key: str | Path | dict, target: str | Path) -> str:
-    """Write one row per submission (score, one column per exercise, the messages); return the summary line."""
-    exercises = _read_key(key)["exercises"]
-    columns = [f"exercise {e['number']}: {e['title']}" for e in exercises]
+def _column(exercise: dict) -> str:
+    number = exercise.get("number")
+    return f"exercise {number}: {exercise['title']}" if number is not None else f"exercise: {exercise['title']}"
+
+
+def write_grades_csv(reports: list[GradeReport], key: str | Path | dict, target: str | Path,
+                     feedback: str | Path | None = None) -> str:
+    """Write the grade sheet (and, with ``feedback``, one feedback file per submission); return the summary.
+
+    One row per submission: its file name, the percent of the coding exercises' points, one column for
+    every exercise of the chapter in the book's order (points earned; empty for an exercise graded by
+    hand, for the instructor to fill in) and the messages. A gradebook (a spreadsheet, an LMS import)
+    reads it as it is.
+    """
+    exercises = read_key(key)["exercises"]
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("w", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow(["submission", "score_percent", *columns, "message"])
+        writer.writerow(["submission", "score_percent", *[_column(e) for e in exercises], "message"])
         for r in reports:
+            name = printable(Path(r.notebook).name)
             if r.error:
-                writer.writerow([Path(r.notebook).name, "", *[""] * len(columns), f"not graded: {r.error}"])
+                writer.writerow([name, "", *[""] * len(exercises), f"not graded: {_line(r.error)}"])
                 continue
             scores = {e.label: e for e in r.exercises}
-            failing = [scores[e["label"]].message for e in exercises if scores[e["label"]].score < 1]
-            writer.writerow([Path(r.notebook).name, f"{r.percent:.0f}",
-                             *[f"{scores[e['label']].score:.0f}" for e in exercises], " | ".join(failing + r.notes)])
+            cells = [f"{scores[e['label']].earned:.4g}" if e["label"] in scores else "" for e in exercises]
+            failing = [_line(s.message) for s in r.exercises if s.score < 1]
+            writer.writerow([name, f"{r.percent:.0f}", *cells, " | ".join(failing + [_line(n) for n in r.notes])])
+    if feedback is not None:
+        folder = Path(feedback)
+        folder.mkdir(parents=True, exist_ok=True)
+        for r in reports:
+            (folder / f"{Path(r.notebook).stem}.txt").write_text(r.feedback() if not r.error else r.table() + "\n")
     graded = [r for r in reports if not r.error]
     mean = sum(r.percent for r in graded) / len(graded) if graded else 0.0
     full = sum(1 for r in graded if r.percent == 100.0)
-    summary = (f"graded {len(graded)} of {len(reports)} submissions into {target}: mean {mean:.0f} %, "
-               f"{full} at 100 %")
+    summary = f"graded {len(graded)} of {len(reports)} submissions into {target}: mean {mean:.0f} %, {full} at 100 %"
+    if feedback is not None:
+        summary += f"; feedback files in {feedback}"
     if len(graded) < len(reports):
         summary += f", {len(reports) - len(graded)} not graded (see the message column)"
     return summary

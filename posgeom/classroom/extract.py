@@ -1,0 +1,175 @@
+r"""What one exercise needs from a submission: the student's function and the definitions it uses.
+
+The grader does not run a submitted notebook top to bottom (one endless or crashing cell would take
+every later exercise down). For each coding exercise it reads the notebook's code cells as Python
+(IPython's magics turned into calls first), finds the last top-level definition of the exercise's
+function, and follows the global names that definition uses back to the top-level statements that
+bind them (imports, ``def``, ``class``, assignments, and any compound statement that binds one),
+recursively. :func:`exercise_program` returns those statements, in notebook order, as one program: the
+answering process (:mod:`posgeom.classroom.sandbox`) runs it and answers with the function. A cell
+that binds nothing the exercise uses is never run for it; a hung or failing one costs only the
+exercises that depend on what it binds.
+
+What a reading of the source cannot see: a global changed by a method call (``table.append(...)``) or
+through ``globals()``; the function sees the value its last binding statement gives.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+
+__all__ = ["Program", "code_cells", "exercise_program"]
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Program:
+    """The statements one exercise needs, as source, and what could not be read.
+
+    ``source`` is empty when the notebook never defines ``function``; ``skipped`` names the code cells
+    (1-based, as Jupyter counts them) that are not Python and were left out.
+    """
+
+    function: str
+    source: str
+    skipped: tuple[int, ...] = ()
+
+    @property
+    def defined(self) -> bool:
+        return bool(self.source)
+
+
+def _python(source: str) -> str:
+    """A cell's source with IPython's magics and shell escapes turned into plain Python calls."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # without IPython a cell holding a magic is simply not Python
+        return source
+    return TransformerManager().transform_cell(source)
+
+
+def code_cells(nb) -> tuple[list[ast.Module], tuple[int, ...]]:
+    """The parsed code cells of ``nb`` (a notebook node) and the numbers of those that do not parse."""
+    modules, skipped = [], []
+    number = 0
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        number += 1
+        try:
+            modules.append(ast.parse(_python(cell.get("source", ""))))
+        except (SyntaxError, ValueError):
+            skipped.append(number)
+    return modules, tuple(skipped)
+
+
+class _Names(ast.NodeVisitor):
+    """The names a top-level statement binds at module level and the global names it reads."""
+
+    def __init__(self):
+        self.binds: set[str] = set()
+        self.reads: set[str] = set()
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self.binds.add(alias.asname or alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node):
+        for alias in node.names:
+            self.binds.add(alias.asname or alias.name)
+
+    def visit_Name(self, node):
+        (self.binds if isinstance(node.ctx, ast.Store) else self.reads).add(node.id)
+
+    def _scope(self, node, name: str | None):
+        """A function or class: its name is bound here; its body reads what it does not bind itself."""
+        if name is not None:
+            self.binds.add(name)
+        outer = [*getattr(node, "decorator_list", []), *getattr(node, "bases", []),
+                 *[k.value for k in getattr(node, "keywords", [])]]
+        arguments = getattr(node, "args", None)
+        if isinstance(arguments, ast.arguments):
+            outer += [d for d in arguments.defaults + arguments.kw_defaults if d is not None]
+        for child in outer:
+            self.visit(child)
+        inner = _Names()
+        local = set()
+        if isinstance(arguments, ast.arguments):
+            local |= {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+            local |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+        body = node.body if isinstance(node.body, list) else [node.body]
+        declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for n in stmt.names}
+        for stmt in body:
+            inner.visit(stmt)
+        self.reads |= inner.reads - ((inner.binds | local) - declared)
+        self.binds |= inner.binds & declared
+
+    def visit_FunctionDef(self, node):
+        self._scope(node, node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        self._scope(node, node.name)
+
+    def visit_Lambda(self, node):
+        self._scope(node, None)
+
+    def _comprehension(self, node):
+        inner = _Names()
+        for generator in node.generators:
+            inner.visit(generator)
+        for part in ("elt", "key", "value"):
+            if getattr(node, part, None) is not None:
+                inner.visit(getattr(node, part))
+        self.reads |= inner.reads - inner.binds
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+
+def _statement_names(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    names = _Names()
+    names.visit(stmt)
+    return names.binds, names.reads - _BUILTINS
+
+
+def exercise_program(nb, function: str) -> Program:
+    """The statements of ``nb`` that the exercise's ``function`` needs (see the module docstring).
+
+    Parameters
+    ----------
+    nb : notebook node
+        The submission (``nbformat`` version 4).
+    function : str
+        The name of the function the exercise asks for.
+
+    Returns
+    -------
+    Program
+    """
+    modules, skipped = code_cells(nb)
+    statements = [stmt for module in modules for stmt in module.body]
+    table = [_statement_names(stmt) for stmt in statements]
+    defining = [i for i, (binds, _) in enumerate(table) if function in binds]
+    if not defining:
+        return Program(function, "", skipped)
+    last = defining[-1]
+    chosen = {last}
+    wanted = list(table[last][1])
+    seen = {function}
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        # every statement that binds the name, in notebook order, as a run of the whole notebook would
+        # leave it (an augmented assignment builds on the earlier ones)
+        for i, (binds, reads) in enumerate(table):
+            if name in binds and i not in chosen and not (function in binds and i != last):
+                chosen.add(i)
+                wanted.extend(reads - seen)
+    source = "\n\n".join(ast.unparse(statements[i]) for i in sorted(chosen))
+    return Program(function, source + "\n", skipped)
