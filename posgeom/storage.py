@@ -8,22 +8,35 @@ results folder or a cache on shared storage can be read by a team whose umask sa
 (:func:`file_mode`, :func:`folder_mode`, :func:`make_temp_folder`). :func:`fault_point` marks each step of such a write; the fault-injection tests set
 :data:`FAULT_ENV` to a step's name and the process kills itself (``SIGKILL``) there, which proves that a
 write interrupted at any step leaves the previous complete content or the new complete content.
+
+Symbolic links are never followed out of a store (git stores links, so a committed results folder or a
+shared cache can hold one): :func:`symlinks_below` finds them without following any, :func:`read_nofollow`
+and :class:`FolderLock` open a file only when its own name is no link (``O_NOFOLLOW`` where the platform has
+it, after an ``lstat`` check), and :func:`remove_tree` refuses a linked folder and unlinks the links inside
+one instead of descending through them. :func:`deferred_writes` holds back the durable writes under a
+folder (a cache) until a command has succeeded, so that a command that fails writes nothing there.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import io
 import os
+import shutil
 import signal
+import stat
 import tempfile
 import threading
+import time
 import zipfile
 from pathlib import Path
 
 __all__ = [
     "FAULT_ENV", "fault_point", "sha256_file", "sha256_bytes", "fsync_dir", "write_durably", "TMP_SUFFIX",
-    "current_umask", "file_mode", "folder_mode", "make_temp_folder", "read_npz",
+    "current_umask", "file_mode", "folder_mode", "make_temp_folder", "read_npz", "SymlinkError", "is_symlink",
+    "symlinks_below", "read_nofollow", "remove_tree", "FolderLock", "LockTimeout", "deferred_writes",
 ]
 
 #: Environment variable naming the step at which a process kills itself (tests only).
@@ -111,15 +124,234 @@ def fsync_dir(folder: str | os.PathLike) -> None:
         os.close(fd)
 
 
+#: ``O_NOFOLLOW`` where the platform has it (0 elsewhere: there the ``lstat`` check alone guards).
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class SymlinkError(OSError):
+    """A symbolic link where posgeom expected a file or folder of its own: never followed."""
+
+    def __init__(self, path: str | os.PathLike):
+        super().__init__(errno.ELOOP, f"{os.fspath(path)} is a symbolic link; posgeom never follows a link in the "
+                                      "results folder or a cache: delete the link (or move what it points to in its place)")
+        self.filename = os.fspath(path)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def is_symlink(path: str | os.PathLike) -> bool:
+    """Whether ``path`` itself is a symbolic link (or a Windows junction), read with ``lstat``."""
+    return os.path.islink(path) or bool(getattr(os.path, "isjunction", lambda _: False)(path))
+
+
+def symlinks_below(root: str | os.PathLike) -> list[Path]:
+    """Every symbolic link inside the folder ``root`` (at any depth, hidden names included), in path order.
+
+    No link is followed: a linked folder is listed, not entered. ``root`` itself is not examined (a
+    results folder or cache reached through a link of the user's own is theirs to choose)."""
+    found = []
+
+    def walk(folder: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                children = sorted(it, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return
+        for child in children:
+            if child.is_symlink() or is_symlink(child.path):
+                found.append(Path(child.path))
+            elif child.is_dir(follow_symlinks=False):
+                walk(child.path)
+
+    walk(os.fspath(root))
+    return found
+
+
+def read_nofollow(path: str | os.PathLike) -> bytes:
+    """The bytes of the regular file ``path``, opened only when ``path`` is no symbolic link.
+
+    Raises
+    ------
+    SymlinkError
+        ``path`` is a link (refused by ``O_NOFOLLOW`` in the open itself, so a link planted after any
+        check is refused too).
+    FileNotFoundError, IsADirectoryError, OSError
+        As ``open`` (a folder or another kind of file is refused as :class:`IsADirectoryError` / ``OSError``).
+    """
+    if not _O_NOFOLLOW and is_symlink(path):
+        raise SymlinkError(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_BINARY", 0))
+    except OSError as err:
+        if err.errno == errno.ELOOP or is_symlink(path):
+            raise SymlinkError(path) from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", os.fspath(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "is not a regular file", os.fspath(path))
+        return fh.read()
+
+
+def remove_tree(path: str | os.PathLike) -> None:
+    """Delete the folder ``path`` and everything in it, never through a symbolic link: a linked ``path`` is
+    refused (:class:`SymlinkError`) and a link inside it is removed itself, never entered (``shutil.rmtree``
+    opens each folder relative to its parent's descriptor where the platform allows, so a link planted
+    meanwhile is not followed either)."""
+    if is_symlink(path):
+        raise SymlinkError(path)
+    shutil.rmtree(path)
+
+
+class LockTimeout(TimeoutError):
+    """Another process held the lock longer than the timeout."""
+
+
+class FolderLock:
+    """An exclusive, cross-process lock held on the file ``path`` (created when absent), never through a link.
+
+    The lock file is opened with ``O_NOFOLLOW`` and locked with ``flock`` (as ``filelock`` does on POSIX,
+    so both exclude each other); ``filelock`` elsewhere, after an ``lstat`` check. Once locked, the file
+    must still be the one at ``path``: a process that removed it meanwhile (``results check`` removes
+    the folder of an interrupted first write) makes the waiter lock the new file instead.
+
+    Raises
+    ------
+    SymlinkError
+        ``path`` is a symbolic link (no file anywhere is opened, truncated or changed).
+    LockTimeout
+        Not acquired within ``timeout`` seconds.
+    """
+
+    def __init__(self, path: str | os.PathLike, timeout: float):
+        self.path, self.timeout = Path(path), float(timeout)
+        self._fd: int | None = None
+        self._fallback = None
+
+    def acquire(self) -> "FolderLock":
+        try:
+            import fcntl
+        except ImportError:  # Windows: filelock (>= 3.20.1) refuses reparse points itself
+            return self._acquire_filelock()
+        deadline = time.monotonic() + self.timeout
+        while True:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if is_symlink(self.path):
+                raise SymlinkError(self.path)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), file_mode())
+            except OSError as err:
+                if err.errno == errno.ELOOP:
+                    raise SymlinkError(self.path) from None
+                raise
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(f"{self.path} is held by another process") from None
+                time.sleep(0.05)
+                continue
+            try:
+                now = os.lstat(self.path)
+            except FileNotFoundError:
+                now = None
+            held = os.fstat(fd)
+            if now is not None and (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev):
+                self._fd = fd
+                return self
+            os.close(fd)  # the file was removed or replaced while we waited: lock the one there now
+
+    def _acquire_filelock(self) -> "FolderLock":
+        from filelock import FileLock, Timeout
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if is_symlink(self.path):
+            raise SymlinkError(self.path)
+        self._fallback = FileLock(str(self.path), timeout=self.timeout)
+        try:
+            self._fallback.acquire()
+        except Timeout:
+            raise LockTimeout(f"{self.path} is held by another process") from None
+        return self
+
+    def release(self) -> None:
+        if self._fallback is not None:
+            self._fallback.release()
+            self._fallback = None
+        if self._fd is not None:
+            os.close(self._fd)  # closing the last descriptor releases the flock
+            self._fd = None
+
+    def __enter__(self) -> "FolderLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+#: The folders whose durable writes are held back (:func:`deferred_writes`), innermost last.
+_DEFERRED: list[tuple[str, dict]] = []
+_DEFERRED_LOCK = threading.Lock()
+
+
+def _held_for(path: Path) -> dict | None:
+    """The dictionary holding back writes to ``path``, or None when its writes are made at once."""
+    with _DEFERRED_LOCK:
+        frames = list(_DEFERRED)
+    target = os.path.abspath(path)
+    for root, held in reversed(frames):
+        if os.path.commonpath([root, target]) == root:
+            return held
+    return None
+
+
+@contextlib.contextmanager
+def deferred_writes(root: str | os.PathLike):
+    """Hold back every :func:`write_durably` under the folder ``root`` (in this process) until the block ends.
+
+    When the block ends normally the held writes are made (the last one per file; a write that fails
+    is given up with one warning line, as a cache does); when it raises, none is. A command that counts
+    a corpus and then refuses its options (or its corpus) thus leaves no cache entry behind.
+    """
+    held: dict[Path, bytes] = {}
+    frame = (os.path.abspath(root), held)
+    with _DEFERRED_LOCK:
+        _DEFERRED.append(frame)
+    try:
+        yield held
+    finally:
+        with _DEFERRED_LOCK:
+            _DEFERRED.remove(frame)
+    import warnings
+
+    for path, data in held.items():  # reached only when the block succeeded
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_durably(path, data)
+        except OSError as err:
+            warnings.warn(f"could not write the cache file {path} ({err}); it is recomputed next time", stacklevel=3)
+
+
 def write_durably(path: str | os.PathLike, data: bytes, *, fault: str | None = None) -> None:
     """Write ``data`` to ``path`` atomically and durably (temporary file, fsync, ``os.replace``, fsync folder).
 
     The temporary file is ``.<name>.<random>.tmp`` beside ``path``; the file gets the umask's permissions
     (:func:`file_mode`). ``fault`` is the prefix of the steps
     :func:`fault_point` marks: ``<fault>:partial`` (half the temporary file written) and ``<fault>:written``
-    (the temporary file complete, not yet renamed).
+    (the temporary file complete, not yet renamed). The temporary name is created exclusively
+    (``O_EXCL``: a link planted there is refused, never followed) and ``os.replace`` replaces a link at
+    ``path`` itself, never what it points to. Inside :func:`deferred_writes` for a folder holding ``path``
+    the write is held back until that block succeeds.
     """
     path = Path(path)
+    held = _held_for(path)
+    if held is not None:  # inside deferred_writes: made when the command has succeeded
+        held[Path(os.path.abspath(path))] = bytes(data)
+        return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:

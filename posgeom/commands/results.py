@@ -8,8 +8,11 @@ other posgeom code; ``Registry.run`` recomputes it), ``damaged`` and ``legacy`` 
 recomputed by the next run), ``incomplete`` (only an interrupted write), ``orphan`` (left by an older
 posgeom; never deleted), ``symlink`` (a symbolic link where a folder of the registry belongs: never
 followed, so nothing outside the registry is read or deleted). Unless ``--no-sweep``, leftovers of
-interrupted writes and versions a complete entry has replaced are removed. Exit status 1 when an
-entry is damaged or a link stands in the registry, 0 otherwise.
+interrupted writes, versions a complete entry has replaced and the folder of a first write interrupted
+before it completed are removed. A symbolic link anywhere in the results folder (an entry's ``.lock``,
+``CURRENT``, version or temporary name, ``<scale>/.checkpoints``) is reported as ``symlink`` and never
+followed. Names are printed with their control characters escaped. Exit status 1 when an entry is
+damaged or a link stands in the registry, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -43,12 +46,19 @@ def _run_check(args) -> int:
         sys.stdout.write("\n")
     else:
         gpu = _gpu_note(report, root)
-        for e in report:
+        for e in report:  # folder names are anyone's (a committed name can hold terminal escapes): printed escaped
             if args.all or e.status != "ok":
-                print(f"{e.status:<10} {e.scale}/{e.experiment}/{e.key}: {e.detail}{gpu.get(id(e), '')}")
+                print(_line(f"{e.status:<10} {e.scale}/{e.experiment}/{e.key}: {e.detail}{gpu.get(id(e), '')}"))
         summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
-        print(f"{root}: {summary or 'no entries'}")
+        print(_line(f"{root}: {summary or 'no entries'}"))
     return 1 if counts["damaged"] or counts["symlink"] else 0
+
+
+def _line(text: str) -> str:
+    """``text`` as one line safe for a terminal: control characters escaped, a newline as ``\\n``."""
+    from ..validation import printable
+
+    return printable(text).replace("\n", "\\n")
 
 
 def _gpu_note(report, root) -> dict[int, str]:

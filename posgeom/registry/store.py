@@ -16,7 +16,10 @@ import numpy as np
 
 from ..codekey import code_key, code_roots
 from ..config import get_settings, validate_scale
-from ..storage import TMP_SUFFIX, fault_point, fsync_dir, make_temp_folder, read_npz, sha256_bytes, write_durably
+from ..storage import (TMP_SUFFIX, FolderLock, LockTimeout, SymlinkError, fault_point, fsync_dir, is_symlink,
+                       make_temp_folder, read_nofollow, read_npz, remove_tree, sha256_bytes, symlinks_below,
+                       write_durably)
+from .layout import LOCK, POINTER, DamagedEntryError, EntryStatus
 from .manifest import canonical, code_changed, command_line, git_commit, package_versions, params_key, require_committed
 from .pending import NeedsGPU, Pending, gpu_work_minutes
 from .stored import NotStoredError, reading_stored_only
@@ -25,9 +28,7 @@ __all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
 
 #: Layout version written into every manifest and pointer.
 FORMAT = 2
-POINTER = "CURRENT"
 MANIFEST = "manifest.json"
-LOCK = ".lock"
 #: The files a version folder may hold besides its manifest.
 ENTRY_FILES = ("result.json", "arrays.npz")
 #: Files of the layout before checksummed entries (stored directly in the entry folder).
@@ -61,33 +62,6 @@ class Result:
             f"scale={m.get('scale')}, model={model}, device={m.get('device')}, seed={m.get('seed')}, "
             f"runtime={runtime_text}, posgeom {m.get('versions', {}).get('posgeom', '?')}"
         )
-
-
-class DamagedEntryError(KeyError):
-    """A stored entry whose files do not match its manifest (treated as absent; ``run`` recomputes it)."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
-
-
-@dataclass(frozen=True)
-class EntryStatus:
-    """What :meth:`Registry.check` found for one entry folder.
-
-    ``status`` is ``"ok"``, ``"leftovers"`` (a verified entry beside leftovers of interrupted writes or
-    replaced versions that a check without sweeping left in place), ``"stale"`` (made by other posgeom code),
-    ``"damaged"`` (treated as absent), ``"incomplete"`` (only an interrupted write, no entry), ``"legacy"``
-    (stored by a posgeom older than checksummed entries: no way to verify it, so treated as absent),
-    ``"orphan"`` (left by an older posgeom) or ``"symlink"`` (a symbolic link where a scale, experiment or
-    entry folder belongs: never followed, read or swept).
-    """
-
-    scale: str
-    experiment: str
-    key: str
-    status: str
-    detail: str
-    path: Path
 
 
 def _manifest(experiment: str, key: str, params: Mapping[str, Any], *, scale: str, seed: int | None, device: str,
@@ -151,6 +125,12 @@ class Registry:
 
     def _refuse_symlink(self, folder: Path) -> None:
         link = self._symlink_in(folder)
+        inside = symlinks_below(folder) if link is None else []
+        if inside:  # a .lock, CURRENT, version or temporary name that is a link: nothing is written through it
+            raise ValueError(
+                f"the registry entry {folder} holds symbolic link(s) {', '.join(str(p.relative_to(folder)) for p in inside)}; "
+                "posgeom never locks, reads or writes through a link: delete them and save again"
+            )
         if link is not None:
             raise ValueError(
                 f"{link} is a symbolic link; a registry entry must be a real folder inside {self.root} "
@@ -160,14 +140,13 @@ class Registry:
 
     # ------------------------------------------------------------------------------------- writing
 
-    def _lock(self, folder: Path):
-        from filelock import FileLock, Timeout
-
+    def _lock(self, folder: Path) -> FolderLock:
+        """The entry's writer lock, held (its ``.lock`` is never opened through a link: :class:`FolderLock`)."""
         folder.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(folder / LOCK), timeout=LOCK_TIMEOUT_S)
+        lock = FolderLock(folder / LOCK, timeout=LOCK_TIMEOUT_S)
         try:
             lock.acquire()
-        except Timeout:
+        except LockTimeout:
             raise RuntimeError(
                 f"another process has held the lock of the registry entry {folder} for {LOCK_TIMEOUT_S:.0f} s; "
                 f"if no posgeom process is running, delete {folder / LOCK} and try again"
@@ -237,9 +216,9 @@ class Registry:
             if target.exists():  # same content written before: keep it if whole, else replace it
                 try:
                     self._read_version(target, digest)
-                    shutil.rmtree(tmp)
+                    remove_tree(tmp)
                 except Exception:  # noqa: BLE001 - damaged in any way: the new copy replaces it
-                    shutil.rmtree(target)
+                    remove_tree(target)
             if tmp.exists():
                 os.replace(tmp, target)
             fsync_dir(folder)
@@ -260,10 +239,7 @@ class Registry:
         for child in folder.iterdir() if folder.is_dir() and not folder.is_symlink() else ():
             old_version = keep is not None and child.name.startswith("v-") and child.name != keep
             legacy = keep is not None and child.name in LEGACY_FILES
-            interrupted = child.name.startswith(".tmp-") or (
-                child.name.startswith(f".{POINTER}.") and child.name.endswith(TMP_SUFFIX)
-            )
-            if interrupted or old_version or legacy:
+            if Registry._is_interrupted(child) or old_version or legacy:
                 out.append(child)
         return sorted(out)
 
@@ -273,8 +249,8 @@ class Registry:
         the entry's lock, on an entry folder that is no link (:meth:`_symlink_in`)."""
         removed = []
         for child in cls._leftovers(folder, keep):
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
+            if child.is_dir() and not is_symlink(child):
+                shutil.rmtree(child, ignore_errors=True)  # never through a link inside (remove_tree)
             else:
                 child.unlink(missing_ok=True)
             removed.append(child.name)
@@ -286,9 +262,11 @@ class Registry:
     def _read_pointer(folder: Path) -> tuple[bytes, dict] | None:
         """The pointer file's bytes and content; None when there is none; ``ValueError`` when unreadable."""
         try:
-            raw = (folder / POINTER).read_bytes()
+            raw = read_nofollow(folder / POINTER)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except SymlinkError:
+            raise ValueError(f"pointer file {POINTER} is a symbolic link (never followed)") from None
         try:
             pointer = json.loads(raw)
             version, digest = pointer["version"], pointer["manifest_sha256"]
@@ -309,7 +287,9 @@ class Registry:
     def _read_version(version_dir: Path, digest: str) -> Result:
         """Read and verify one version folder: the manifest's sha256 is ``digest``, every file it lists
         has the sha256 it records. Any failure raises (of whatever type)."""
-        manifest_bytes = (version_dir / MANIFEST).read_bytes()
+        if is_symlink(version_dir):
+            raise SymlinkError(version_dir)
+        manifest_bytes = read_nofollow(version_dir / MANIFEST)
         if sha256_bytes(manifest_bytes) != digest:
             raise ValueError(f"{MANIFEST} does not have the checksum the pointer records")
         manifest = json.loads(manifest_bytes)
@@ -320,7 +300,7 @@ class Registry:
         for name, expected in files.items():
             if name not in ENTRY_FILES:
                 raise ValueError(f"the manifest lists an unknown file {name!r}")
-            data = (version_dir / name).read_bytes()
+            data = read_nofollow(version_dir / name)
             if sha256_bytes(data) != expected:
                 raise ValueError(f"{name} does not match the sha256 in the manifest")
             contents[name] = data
@@ -361,7 +341,7 @@ class Registry:
             except Exception as err:  # noqa: BLE001 - any failure to read means "not a valid entry"
                 last_error = err
                 try:
-                    again = (folder / POINTER).read_bytes()
+                    again = read_nofollow(folder / POINTER)
                 except OSError:
                     again = None
                 if again != raw:  # a writer replaced the entry while we read it: read the new one
@@ -439,73 +419,17 @@ class Registry:
         return out
 
     def check(self, *, sweep: bool = True, scale: str | None = None) -> list[EntryStatus]:
-        """Verify every entry folder; with ``sweep=True`` remove the leftovers of interrupted writes and the
-        versions a complete entry has replaced (under each entry's lock).
+        """Verify every entry folder; with ``sweep=True`` remove the leftovers of interrupted writes, the
+        versions a complete entry has replaced and the folder of a first write interrupted before it
+        completed (under each entry's lock): :func:`posgeom.registry.check.check_registry`."""
+        from .check import check_registry
 
-        Returns
-        -------
-        list of EntryStatus
-            One per entry folder, in path order. Leftovers of an older posgeom (hidden ``.KEY-*`` folders next
-            to entries) are reported as ``"orphan"`` and never deleted: they may hold the only copy of a result.
-            A symbolic link where a scale, experiment or entry folder belongs is reported as ``"symlink"`` and
-            never followed (nothing it points to is read, locked or deleted). With ``sweep=False`` a verified
-            entry beside leftovers is ``"leftovers"``, not ``"ok"``.
-        """
-        report = []
-        links: list[Path] = []
-        for folder in self._entry_folders(scale=scale, links=links):
-            sc, exp, key = folder.parent.parent.name, folder.parent.name, folder.name
-            swept: list[str] = []
-            if sweep:
-                lock = self._lock(folder)
-                try:
-                    swept = self._sweep(folder, keep=self._pointer_version(folder) if self._verifies(folder) else None)
-                finally:
-                    lock.release()
-            note = f"; removed {', '.join(sorted(swept))}" if swept else ""
-            try:
-                result = self._read(folder)
-            except DamagedEntryError as err:
-                status = "legacy" if "older posgeom" in str(err) else "damaged"
-                report.append(EntryStatus(sc, exp, key, status, str(err) + note, folder))
-                continue
-            except KeyError:
-                leftovers = [c.name for c in folder.iterdir() if c.name != LOCK]
-                detail = "no entry: only an interrupted write" if leftovers or swept else "no entry"
-                report.append(EntryStatus(sc, exp, key, "incomplete", detail + note, folder))
-                continue
-            left = [] if sweep else [c.name for c in self._leftovers(folder, keep=result.path.name)]
-            if left:
-                note += (f"; leftovers of interrupted writes or replaced versions: {', '.join(left)} "
-                         "(run without --no-sweep to remove them)")
-            if code_changed(result.manifest):
-                report.append(EntryStatus(
-                    sc, exp, key, "stale",
-                    f"made by other code (code key {result.manifest.get('code_key')} of "
-                    f"{', '.join(result.manifest.get('code_modules') or ['?'])[:120]} no longer matches); "
-                    "run reuses it only with same_code=False" + note, folder,
-                ))
-            elif left:
-                report.append(EntryStatus(sc, exp, key, "leftovers", "verified" + note, folder))
-            else:
-                report.append(EntryStatus(sc, exp, key, "ok", "verified" + note, folder))
-        for link in links:
-            depth = len(link.relative_to(self.root).parts)
-            names = [*link.relative_to(self.root).parts, "", ""][:3]
-            what = ("scale", "experiment", "entry")[depth - 1]
-            report.append(EntryStatus(
-                *names, "symlink",
-                f"not a registry entry (symlink in place of {'a' if what == 'scale' else 'an'} {what} folder): "
-                "never followed, read or swept; delete the link or move the folder it points to in its place", link,
-            ))
-        for hidden in sorted(self.root.glob("*/*/.*")) if self.root.is_dir() else ():
-            if (hidden.is_dir() and not hidden.is_symlink() and not hidden.parent.name.startswith(".")
-                    and self._symlink_in(hidden.parent) is None):
-                report.append(EntryStatus(
-                    hidden.parent.parent.name, hidden.parent.name, hidden.name, "orphan",
-                    "left by an interrupted write of an older posgeom; inspect it and delete it by hand", hidden,
-                ))
-        return report
+        return check_registry(self, sweep=sweep, scale=scale)
+
+    @staticmethod
+    def _is_interrupted(child: Path) -> bool:
+        """Whether ``child`` of an entry folder is left by an interrupted write (a temporary name)."""
+        return child.name.startswith(".tmp-") or (child.name.startswith(f".{POINTER}.") and child.name.endswith(TMP_SUFFIX))
 
     def _verifies(self, folder: Path) -> bool:
         try:

@@ -130,9 +130,27 @@ def experiment_progress(runs: Sequence[RunProgress]) -> dict[str, str]:
 
 def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
     """Remove the saved states of finished training runs (kept while a deadline was set, so that an
-    interrupted experiment skips them); called once a chapter has stored its results. Returns how many."""
-    discard = getattr(_training_module(), "discard_checkpoints", None)
+    interrupted experiment skips them); called once a chapter has stored its results. Returns how many.
+
+    Nothing is discarded while a symbolic link stands among ``<results>/<scale>/.checkpoints`` and what it
+    holds (a warning names it; ``posgeom results check`` lists it): the folders are deleted, and a linked
+    folder would delete what lies outside the results folder."""
+    import warnings
+
+    from ..storage import is_symlink, symlinks_below
+
+    training = _training_module()
+    discard = getattr(training, "discard_checkpoints", None)
     if not callable(discard):
+        return 0
+    root = Path(results_dir) / scale / getattr(training, "CHECKPOINT_FOLDER", ".checkpoints")
+    links = [p for p in (root.parent, root) if is_symlink(p)] or symlinks_below(root)
+    if links:
+        warnings.warn(
+            f"kept the saved training states under {root}: {links[0]} is a symbolic link (never followed, so "
+            "nothing is discarded through it); delete the link (posgeom results check lists every link)",
+            stacklevel=2,
+        )
         return 0
     return len(discard(results_dir=results_dir, scale=scale, complete_only=True))
 

@@ -1,0 +1,144 @@
+"""``Registry.check``: verify every entry, sweep interrupted writes, report every symbolic link.
+
+Nothing here follows a symbolic link: links are found with ``lstat`` (:func:`posgeom.storage.symlinks_below`),
+reported, and left alone, so a link committed into a results folder cannot make a check read, lock,
+truncate or delete anything outside it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..storage import fsync_dir, is_symlink, symlinks_below
+from .manifest import code_changed
+from .layout import LOCK, POINTER, DamagedEntryError, EntryStatus
+
+__all__ = ["check_registry"]
+
+
+def check_registry(registry: "Registry",  # noqa: F821 - posgeom.registry.store imports this module
+                   *, sweep: bool = True, scale: str | None = None) -> list[EntryStatus]:
+    """Verify every entry folder; with ``sweep=True`` remove the leftovers of interrupted writes, the
+    versions a complete entry has replaced and the folder of a first write interrupted before it
+    completed (under each entry's lock).
+
+    Returns
+    -------
+    list of EntryStatus
+        One per entry folder, in path order. Leftovers of an older posgeom (hidden ``.KEY-*`` folders next
+        to entries) are reported as ``"orphan"`` and never deleted: they may hold the only copy of a result.
+        A symbolic link anywhere in the results folder is reported as ``"symlink"`` and never followed
+        (nothing it points to is read, locked or deleted): a link in place of a scale, experiment or entry
+        folder, an entry holding one (its ``.lock``, ``CURRENT``, a version or a temporary name: the entry is
+        then neither locked, read nor swept), and any other (``<scale>/.checkpoints`` among them), one row
+        each. With ``sweep=False`` a verified entry beside leftovers is ``"leftovers"``, not ``"ok"``.
+    """
+    report = []
+    links: list[Path] = []
+    folders = registry._entry_folders(scale=scale, links=links)
+    every_link = [link for link in (symlinks_below(registry.root) if registry.root.is_dir() else ())
+                  if scale is None or link.relative_to(registry.root).parts[0] == scale]
+    held = {folder: [link for link in every_link if folder in link.parents] for folder in folders}
+    for folder in folders:
+        sc, exp, key = folder.parent.parent.name, folder.parent.name, folder.name
+        if held[folder]:
+            names = ", ".join(str(link.relative_to(folder)) for link in held[folder])
+            report.append(EntryStatus(
+                sc, exp, key, "symlink",
+                f"holds symbolic link(s) {names}: never followed (the entry is not locked, read or swept, and a "
+                "save to it is refused); delete the link(s)", folder,
+            ))
+            continue
+        swept: list[str] = []
+        removed = False
+        if sweep:
+            lock = registry._lock(folder)
+            try:
+                keep = registry._pointer_version(folder) if registry._verifies(folder) else None
+                swept = registry._sweep(folder, keep=keep)
+                removed = _remove_if_incomplete(folder)
+            finally:
+                lock.release()
+        note = f"; removed {', '.join(sorted(swept))}" if swept else ""
+        if removed:
+            report.append(EntryStatus(sc, exp, key, "incomplete",
+                                      "no entry: only an interrupted first write; removed its folder" + note, folder))
+            continue
+        try:
+            result = registry._read(folder)
+        except DamagedEntryError as err:
+            status = "legacy" if "older posgeom" in str(err) else "damaged"
+            report.append(EntryStatus(sc, exp, key, status, str(err) + note, folder))
+            continue
+        except KeyError:
+            leftovers = [c.name for c in folder.iterdir() if c.name != LOCK]
+            detail = "no entry: only an interrupted write" if leftovers or swept else "no entry"
+            if not sweep and not [c for c in leftovers if not registry._is_interrupted(folder / c)]:
+                detail += " (run without --no-sweep to remove it)"
+            report.append(EntryStatus(sc, exp, key, "incomplete", detail + note, folder))
+            continue
+        left = [] if sweep else [c.name for c in registry._leftovers(folder, keep=result.path.name)]
+        if left:
+            note += (f"; leftovers of interrupted writes or replaced versions: {', '.join(left)} "
+                     "(run without --no-sweep to remove them)")
+        if code_changed(result.manifest):
+            report.append(EntryStatus(
+                sc, exp, key, "stale",
+                f"made by other code (code key {result.manifest.get('code_key')} of "
+                f"{', '.join(result.manifest.get('code_modules') or ['?'])[:120]} no longer matches); "
+                "run reuses it only with same_code=False" + note, folder,
+            ))
+        elif left:
+            report.append(EntryStatus(sc, exp, key, "leftovers", "verified" + note, folder))
+        else:
+            report.append(EntryStatus(sc, exp, key, "ok", "verified" + note, folder))
+    for link in links:
+        depth = len(link.relative_to(registry.root).parts)
+        names = [*link.relative_to(registry.root).parts, "", ""][:3]
+        what = ("scale", "experiment", "entry")[depth - 1]
+        report.append(EntryStatus(
+            *names, "symlink",
+            f"not a registry entry (symlink in place of {'a' if what == 'scale' else 'an'} {what} folder): "
+            "never followed, read or swept; delete the link or move the folder it points to in its place", link,
+        ))
+    reported = set(links).union(*held.values())
+    for link in every_link:
+        if link not in reported:  # .checkpoints, a hidden folder's content, a file beside the entries, ...
+            parts = link.relative_to(registry.root).parts
+            report.append(EntryStatus(
+                parts[0], parts[1] if len(parts) > 1 else "", "/".join(parts[2:]), "symlink",
+                "a symbolic link in the results folder: never followed (no command reads, writes or deletes "
+                "through it); delete the link or move what it points to in its place", link,
+            ))
+    for hidden in _hidden_folders(registry.root, scale):
+        report.append(EntryStatus(
+            hidden.parent.parent.name, hidden.parent.name, hidden.name, "orphan",
+            "left by an interrupted write of an older posgeom; inspect it and delete it by hand", hidden,
+        ))
+    return report
+
+
+def _remove_if_incomplete(folder: Path) -> bool:
+    """Remove the entry folder of a first write interrupted before its pointer was written, once its
+    leftovers are swept (only its lock is left). Call under the entry's lock: a writer waiting for it
+    locks the new lock file (:class:`~posgeom.storage.FolderLock`)."""
+    if os.path.lexists(folder / POINTER) or any(c.name != LOCK for c in folder.iterdir()):
+        return False
+    (folder / LOCK).unlink(missing_ok=True)
+    folder.rmdir()
+    fsync_dir(folder.parent)
+    return True
+
+
+def _hidden_folders(root: Path, scale: str | None) -> list[Path]:
+    """The hidden folders beside entries (``<scale>/<experiment>/.name``), found without following a link."""
+    out = []
+    for sc in sorted(root.iterdir()) if root.is_dir() else ():
+        if sc.name.startswith(".") or is_symlink(sc) or not sc.is_dir() or scale not in (None, sc.name):
+            continue
+        for exp in sorted(sc.iterdir()):
+            if exp.name.startswith(".") or is_symlink(exp) or not exp.is_dir():
+                continue
+            out += [h for h in sorted(exp.iterdir()) if h.name.startswith(".") and not is_symlink(h) and h.is_dir()]
+    return out
