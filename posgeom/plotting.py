@@ -51,6 +51,54 @@ MISSING = "—"
 MISSING_NOTE = "— : no value in this cell (it does not apply to this row, or was not computed at this scale)."
 
 
+def _numeric_text(labels) -> list[float] | None:
+    """The labels as numbers when every one is a number written as text ("32", "128"), else None."""
+    try:
+        return [float(label) for label in labels] if all(isinstance(x, str) for x in labels) else None
+    except ValueError:
+        return None
+
+
+def reader_frame(frame):
+    """A DataFrame as a reader should see it (docs/STYLE.md; its values are never changed): headers in
+    words (``violation_rate`` → "violation rate"), text in the house style (one percent style, no
+    template plural: :func:`posgeom.wording.plain_words`), and rows whose labels are numbers written as
+    text in numeric order (32, 64, 128, not 128, 32, 64) when they were in text order."""
+    import pandas as pd
+
+    from .wording import header_words, plain_words
+
+    shown = frame.copy()
+    if not isinstance(shown.columns, pd.MultiIndex) and shown.columns.is_unique:
+        shown.columns = [header_words(c) if isinstance(c, str) else c for c in shown.columns]
+    if shown.index.name and isinstance(shown.index.name, str):
+        shown.index.name = header_words(shown.index.name)
+    text = shown.select_dtypes(include=["object", "string"]).columns
+    if len(text) and shown.columns.is_unique:
+        shown[text] = shown[text].apply(lambda col: col.map(lambda v: plain_words(v) if isinstance(v, str) else v))
+    numbers = _numeric_text(list(shown.index)) if shown.index.is_unique else None
+    if numbers is not None and list(shown.index) == sorted(shown.index) and numbers != sorted(numbers):
+        shown = shown.iloc[sorted(range(len(numbers)), key=numbers.__getitem__)]
+    return shown
+
+
+def _whole_number_formatters(frame) -> dict | None:
+    """Float columns holding only whole numbers print without decimals ("5 seeds", not "5.000")."""
+    import numpy as np
+
+    if not frame.columns.is_unique:
+        return None
+    found = {}
+    for name in frame.columns:
+        values = frame[name]
+        if values.dtype.kind == "f":
+            finite = values.dropna().to_numpy()
+            if len(finite) and np.all(np.isfinite(finite)) and np.all(finite == np.round(finite)) \
+                    and np.all(np.abs(finite) < 1e15):
+                found[name] = lambda x: MISSING if x != x else f"{x:.0f}"
+    return found or None
+
+
 def frame_html(frame) -> str:
     """A DataFrame as a notebook shows it, with :data:`MISSING` for NaN and :data:`MISSING_NOTE` under
     it when it has such cells. A subclass with its own ``_repr_html_`` keeps its own display."""
@@ -58,9 +106,11 @@ def frame_html(frame) -> str:
 
     if type(frame)._repr_html_ is not pd.DataFrame._repr_html_:
         return frame._repr_html_()
-    table = frame.to_html(na_rep=MISSING, notebook=True, max_rows=pd.get_option("display.max_rows"),
+    shown = reader_frame(frame)
+    table = shown.to_html(na_rep=MISSING, notebook=True, max_rows=pd.get_option("display.max_rows"),
                           max_cols=pd.get_option("display.max_columns"),
-                          show_dimensions=pd.get_option("display.show_dimensions"))
+                          show_dimensions=pd.get_option("display.show_dimensions"),
+                          formatters=_whole_number_formatters(shown))
     if frame.isna().to_numpy().any():
         table += f'<p class="posgeom-missing-note">{MISSING_NOTE}</p>'
     return table

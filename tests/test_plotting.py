@@ -48,6 +48,27 @@ def test_tables_show_a_dash_and_a_note_for_missing_values_never_nan():
     assert MISSING_NOTE not in frame_html(pd.DataFrame({"a": [1.0]}))  # no missing value, no note
 
 
+def test_tables_read_as_written_for_people_and_keep_their_values():
+    """Headers in words, whole numbers without decimals, numeric labels in numeric order, one percent
+    style and no template plural (docs/STYLE.md); the frame itself is left as it was."""
+    import pandas as pd
+    from bs4 import BeautifulSoup
+
+    from posgeom.plotting import frame_html
+
+    frame = pd.DataFrame({"violation_rate": [0.125, 0.25, 0.5], "seeds": [5.0, 5.0, 10.0],
+                          "note": ["90 % interval", "1 run(s)", "x"]}, index=pd.Index(["128", "32", "64"], name="n_pos"))
+    before = frame.copy()
+    soup = BeautifulSoup(frame_html(frame), "html.parser")
+    assert [th.get_text() for th in soup.select("thead tr")[0].select("th")][1:] == ["violation rate", "seeds", "note"]
+    rows = [[c.get_text() for c in tr.select("th, td")] for tr in soup.select("tbody tr")]
+    assert rows == [["32", "0.250", "5", "1 run"], ["64", "0.500", "10", "x"], ["128", "0.125", "5", "90% interval"]]
+    pd.testing.assert_frame_equal(frame, before)
+    # labels already in numeric order, or not all numbers, keep their order
+    other = pd.DataFrame({"a": [1, 2]}, index=["b", "a"])
+    assert [th.get_text() for th in BeautifulSoup(frame_html(other), "html.parser").select("tbody th")] == ["b", "a"]
+
+
 def test_use_book_style_registers_the_table_display_in_a_notebook(monkeypatch):
     import types
 
