@@ -22,7 +22,8 @@ JupyterLab or Colab without any extension:
   (``html.baseurl`` of ``_config.yml``); other cross-references become their text, and label
   targets and MyST comments are dropped;
 * the first cell installs posgeom from the repository (``repository.url`` and ``.branch`` of
-  ``_config.yml``) where it is not installed already;
+  ``_config.yml``) where it is not installed already, keeping a PyTorch that is installed (posgeom declares a
+  range, :func:`torch_requirement`) and taking PyTorch's CPU wheel on a Linux machine with no PyTorch and no GPU;
 * ``from myst_nb import glue`` becomes ``from posgeom.notebooks import glue``, which works without
   the book's tools.
 """
@@ -412,16 +413,47 @@ def cached_execution(chapter: str | Path, cache: str | Path):
     return store.get_cache_bundle(record.pk).nb
 
 
+#: Where PyTorch's own CPU wheels are (PyPI's Linux wheel of torch is a CUDA build of several GB).
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def torch_requirement() -> str:
+    """posgeom's declared PyTorch range (``"torch>=2.5,<3"``), read from the installed package's metadata, so
+    that the install cell and ``pyproject.toml`` cannot disagree."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        declared = requires("posgeom") or []
+    except PackageNotFoundError:
+        raise RuntimeError("posgeom's metadata is missing: install the package (pip install -e .) before exporting "
+                           "a chapter") from None
+    for line in declared:
+        if re.match(r"torch\b(?![-_.\w])", line) and "extra ==" not in line:
+            return line.split(";")[0].replace(" ", "")
+    raise RuntimeError("posgeom's metadata declares no torch requirement: reinstall the package (pip install -e .)")
+
+
 def _install_cells(settings: dict) -> list:
     import nbformat
 
     source = (f"{settings['repository']}@{settings['branch']}")
+    torch = torch_requirement()
     note = nbformat.v4.new_markdown_cell(
         f"*A chapter of [The geometry of positional encodings]({settings['site']}), as a plain notebook. "
-        "The next cell installs posgeom where it is not installed (a minute or two, once).*")
+        "The next cell installs posgeom where it is not installed (a minute or two, once). A PyTorch you already "
+        f"have (Colab's, a conda or cluster build) is kept when it is within posgeom's range ({torch}); on a "
+        "machine with neither PyTorch nor an NVIDIA GPU it installs PyTorch's CPU build (about 200 MB) instead of "
+        "the several-GB CUDA build pip would otherwise take.*")
+    # The same decision as the README's "plain pip" path: keep an installed torch, pick the CPU wheel where no
+    # GPU could use CUDA (Linux only: PyPI's macOS and Windows wheels are CPU builds already).
     code = nbformat.v4.new_code_cell(
-        "import importlib.util\n\n"
+        "import importlib.util\n"
+        "import platform\n"
+        "import shutil\n\n"
         "if importlib.util.find_spec(\"posgeom\") is None:\n"
+        "    no_gpu = platform.system() == \"Linux\" and shutil.which(\"nvidia-smi\") is None\n"
+        "    if importlib.util.find_spec(\"torch\") is None and no_gpu:\n"
+        f"        %pip install --quiet \"{torch}\" --index-url {TORCH_CPU_INDEX}\n"
         f"    %pip install --quiet \"posgeom[nlp] @ git+{source}\"")  # [nlp]: the chapters on real corpora and BERT
     code.metadata["tags"] = [INSTALL_TAG]
     return [note, code]

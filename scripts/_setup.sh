@@ -22,7 +22,7 @@ stamp="$VENV/.posgeom-install-stamp"
 want="$(cat pyproject.toml requirements/constraints.txt | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "[setup] installing posgeom[book,test,nlp] with the pins of requirements/constraints.txt"
-  # torch is pinned to 2.13.0: where a CPU wheel is on disk pip takes it; see README for other machines.
+  # The constraints pin torch to 2.13.0: where a CPU wheel is on disk pip takes it; see README for other machines.
   # pip byte-compiles every installed file (about a third of the install's time on 2 cores). It stays: with
   # PYTHONDONTWRITEBYTECODE set (as on the CI machines) nothing compiled later is kept, and every process
   # would compile torch again at each import (measured: --no-compile saved 77 s of set-up and cost 166 s of

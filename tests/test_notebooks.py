@@ -215,6 +215,7 @@ def test_export_installs_posgeom_links_the_site_and_cites_author_year(tmp_path):
     assert "https://me.example.org/book/" in note.source
     assert install.metadata["tags"] == ["install-posgeom"]
     assert '%pip install --quiet "posgeom[nlp] @ git+https://example.org/me/book@dev"' in install.source
+    assert not re.search(r'"torch==|posgeom\[nlp\]==', install.source)  # a range, never a pin: a torch is kept
     body = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "Smith et al. (2020) show (Smith et al., 2020)" in body
     assert "[the next one](https://me.example.org/book/notebooks/other.html#sec-a)" in body
@@ -222,6 +223,56 @@ def test_export_installs_posgeom_links_the_site_and_cites_author_year(tmp_path):
     assert "[a site](https://example.org/x.md)" in body
     assert nb.cells[-1].source.startswith("## References\n\n- Ann Smith, Bob Jones, and Cy Lee")
     assert "smith2020" not in body
+
+
+def _run_install_cell(source: str, *, have: set, system: str, gpu: bool) -> list[str]:
+    """The ``%pip`` lines the install cell runs where the modules ``have`` are importable, on ``system``, with or
+    without ``nvidia-smi``: the cell as IPython runs it, with the environment stubbed."""
+    import importlib.util
+    import platform
+    import shutil
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    ran = []
+
+    class Shell:
+        def run_line_magic(self, name, line):
+            ran.append(f"%{name} {line}")
+
+    code = TransformerManager().transform_cell(source)
+    patches = {(importlib.util, "find_spec"): lambda name, *a: object() if name in have else None,
+               (platform, "system"): lambda: system,
+               (shutil, "which"): lambda name, *a, **k: "/usr/bin/nvidia-smi" if gpu and name == "nvidia-smi" else None}
+    saved = {key: getattr(*key) for key in patches}
+    try:
+        for (module, name), value in patches.items():
+            setattr(module, name, value)
+        exec(compile(code, "install-cell", "exec"), {"get_ipython": Shell})
+    finally:
+        for (module, name), value in saved.items():
+            setattr(module, name, value)
+    return ran
+
+
+def test_the_install_cell_keeps_an_installed_torch_and_takes_the_cpu_wheel_only_without_gpu(tmp_path):
+    from posgeom.notebooks import torch_requirement
+
+    note, install = plain_notebook(small_book(tmp_path, ["# A chapter", ""])).cells[1:3]
+    posgeom = '%pip install --quiet "posgeom[nlp] @ git+https://example.org/me/book@dev"'
+    cpu_torch = f'%pip install --quiet "{torch_requirement()}" --index-url https://download.pytorch.org/whl/cpu'
+    assert torch_requirement().startswith("torch") and "==" not in torch_requirement()
+    # posgeom installed already: nothing
+    assert _run_install_cell(install.source, have={"posgeom", "torch"}, system="Linux", gpu=False) == []
+    # Colab, a conda or lab environment: its torch is kept (pip is asked for posgeom alone)
+    assert _run_install_cell(install.source, have={"torch"}, system="Linux", gpu=True) == [posgeom]
+    assert _run_install_cell(install.source, have={"torch"}, system="Linux", gpu=False) == [posgeom]
+    # a Linux laptop with no torch and no GPU: PyTorch's CPU wheel first, then posgeom
+    assert _run_install_cell(install.source, have=set(), system="Linux", gpu=False) == [cpu_torch, posgeom]
+    # a GPU machine, or macOS / Windows (PyPI's wheels are CPU builds there): pip's own choice
+    assert _run_install_cell(install.source, have=set(), system="Linux", gpu=True) == [posgeom]
+    assert _run_install_cell(install.source, have=set(), system="Darwin", gpu=False) == [posgeom]
+    assert torch_requirement() in note.source and "CPU build" in note.source
 
 
 def test_a_book_without_the_export_settings_is_refused(tmp_path):
