@@ -547,7 +547,7 @@ def _verdict_cell(pair: dict[str, Check]) -> str:
     for scale in SCALES:
         if scale in pair:
             check = pair[scale]
-            rest = "; ".join(filter(None, [split_verdict(check.verdict_text)[1], STALE if check.stale else ""]))
+            rest = "; ".join(filter(None, [plain_words(split_verdict(check.verdict_text)[1]), STALE if check.stale else ""]))
             parts.append(f"{scale}: " + verdict_html(check.verdict, rest))
     return "<br>".join(parts)
 
@@ -571,7 +571,7 @@ def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str
     :data:`NOT_RUN`.
     """
     def text(items):
-        return _html_cell([html.escape(t, quote=False) for t in items])
+        return _html_cell([html.escape(plain_words(t), quote=False) for t in items])
 
     rows = []
     for s in summaries:

@@ -66,8 +66,6 @@ _REWORDINGS = (
     (re.compile(r"\bonly (\d+) stands apart"), r"only position \1 stands apart"),
     # a symbol of the code where the sentence means a plain fact
     (re.compile(r"\bN_max rows\b"), "a fixed number of rows"),
-    # option values of the code (reuse_last, new_rows) named in a sentence: as words
-    (re.compile(r"\b([a-z]+)_([a-z0-9]+)\b"), r"\1 \2"),
     # one percent style: "90 %" as "90%"
     (re.compile(r"(\d) %"), r"\1%"),
 )
@@ -80,6 +78,11 @@ def plain_words(text: str) -> str:
     for pattern, words in _REWORDINGS:
         text = pattern.sub(words, text)
     return text
+
+
+#: An option value of the code (``reuse_last``, ``new_rows``) named in a reason: written as words where a
+#: reason is shortened for a reader (not in a table's values, where it may be a name to copy).
+_SNAKE = re.compile(r"\b([a-z]+)_([a-z0-9]+)\b")
 
 
 def word_count(text: str) -> int:
@@ -107,7 +110,7 @@ def shortest_clauses(reason: str, budget: int) -> str:
     taken up to ``budget`` words, cut at a semicolon, a colon or a comma; a first clause longer than the budget is
     cut at a word and ends with "…".
     """
-    text = _without_brackets(plain_words(reason)).strip().rstrip(".")
+    text = _SNAKE.sub(r"\1 \2", _without_brackets(plain_words(reason))).strip().rstrip(".")
     head, colon, _ = text.partition(": ")
     if colon and re.search(r"(?<![\w-])\d", head):  # a number of its own, not the 2 of "SST-2"
         text = head

@@ -1,0 +1,190 @@
+"""The built book as a reader meets it (docs/STYLE.md): the summary's answer on its first screen, short
+"Why"s and table cells, no template plurals, each chapter's first figure within three screens, the
+licence and citation pages, and search that lists the chapters first.
+
+Uses the build and the headless Chromium of ``tests/test_book.py`` (the same session fixtures: the
+book is built once per test run).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_book import ARTIFACTS, browser, built_book, pages, parsed, served_book  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.book]
+
+#: The desk screen the summary must answer on, and the height within which a chapter's first figure starts.
+DESK = (1400, 900)
+FIRST_FIGURE_PX = 2700
+#: The most words a summary "Why" and a chapter's table cell may show.
+WHY_MAX_WORDS, CELL_MAX_WORDS = 30, 60
+#: A template plural left in a sentence ("run(s)", "reach(es)").
+TEMPLATE_PLURAL = re.compile(r"[A-Za-z]\((?:s|es)\)")
+
+
+def _summary(built_book):
+    return next(p for p in pages(built_book) if p.name == "does-the-paper-hold-up.html")
+
+
+def _chapters(built_book):
+    return [p for p in pages(built_book) if p.relative_to(built_book).parts[0] == "notebooks"]
+
+
+def _prose_text(page) -> str:
+    """The page's text a reader reads as sentences: code, code output and maths left out."""
+    soup = parsed(page)
+    main = soup.select_one("main") or soup
+    text = []
+    for node in main.find_all(string=True):
+        if node.find_parent(["pre", "code", "script", "style", "math"]) or node.find_parent(class_=re.compile(
+                r"^(highlight|math|MathJax)")):
+            continue
+        text.append(str(node))
+    return " ".join(text)
+
+
+# --------------------------------------------------------------------------- without a browser
+
+
+def test_no_why_of_the_summary_is_longer_than_thirty_words(built_book):
+    table = parsed(_summary(built_book)).select_one("table.posgeom-bottom-line")
+    assert table is not None, "the summary has no table of bottom lines"
+    headers = [th.get_text(strip=True) for th in table.select("thead th")]
+    column = headers.index("Why")
+    whys = [tr.select("th, td")[column].get_text(" ", strip=True) for tr in table.select("tbody tr")]
+    assert whys and all(whys), "a claim has no Why"
+    longest = max(whys, key=lambda w: len(w.split()))
+    assert len(longest.split()) <= WHY_MAX_WORDS, f"a Why of {len(longest.split())} words: {longest}"
+    # the bookkeeping is below the table, not in it
+    assert not any("not counted:" in w or "decided by" in w for w in whys)
+
+
+def test_no_template_plural_on_any_chapter_or_the_summary(built_book):
+    found = []
+    for page in _chapters(built_book) + [_summary(built_book)]:
+        found += [f"{page.name}: …{m.string[max(0, m.start() - 40):m.end() + 10]}…"
+                  for m in TEMPLATE_PLURAL.finditer(_prose_text(page))]
+    assert not found, "template plurals on the site:\n" + "\n".join(found[:10])
+
+
+def test_licence_and_citation_pages_exist_and_are_linked(built_book):
+    licence = parsed(built_book / "book" / "licence.html").get_text(" ")
+    assert "MIT License" in licence and "Permission is hereby granted" in licence
+    cite = parsed(built_book / "book" / "cite.html").get_text(" ")
+    assert "@misc{cirrincione2026geometry," in cite and "@software{posgeom," in cite
+    for page in (built_book / "book" / "intro.html", _chapters(built_book)[0]):
+        links = {a["href"].split("#")[0].rsplit("/", 1)[-1] for a in parsed(page).find_all("a", href=True)}
+        assert {"licence.html", "cite.html"} <= links, f"{page.name} does not link the licence and citation pages"
+
+
+def test_downloads_do_not_point_at_removed_solutions(built_book):
+    import nbformat
+
+    for target in sorted((built_book / "_notebooks").glob("*.ipynb")):
+        text = "\n".join(c.source for c in nbformat.read(target, as_version=4).cells if c.cell_type == "markdown")
+        assert "after the solution" not in text, f"{target.name} points at a solution it does not hold"
+
+
+# --------------------------------------------------------------------------- in Chromium
+
+SUMMARY_FIRST_SCREEN = """
+const height = window.innerHeight;
+const items = Array.from(document.querySelectorAll('.posgeom-tally-item')).map(li => {
+  const box = li.getBoundingClientRect();
+  return {verdict: li.dataset.verdict, count: li.querySelector('.posgeom-tally-count').textContent.trim(),
+          inTable: li.closest('table') !== null, visible: box.top >= 0 && box.bottom <= height && box.width > 0};
+});
+const table = document.querySelector('table.posgeom-bottom-line');
+const rows = Array.from(table.querySelectorAll('tbody tr')).map(tr => {
+  const badge = tr.querySelector('.posgeom-verdict');
+  return badge ? badge.textContent.replace(/^\\S+\\s+/, '').trim() : '';
+});
+return {items: items, rows: rows, tableTop: table.getBoundingClientRect().top, height: height};
+"""
+
+
+@pytest.mark.browser
+def test_the_summarys_first_screen_gives_the_count_of_claims_for_each_verdict(browser, served_book, built_book):
+    from posgeom.report import VERDICTS
+
+    rel = _summary(built_book).relative_to(built_book).as_posix()
+    try:
+        browser.set_window_size(*DESK)
+        browser.get(f"{served_book}/{rel}")
+        inner = browser.execute_script("return window.innerHeight")
+        browser.set_window_size(DESK[0], DESK[1] + (DESK[1] - inner))  # a viewport of 900 px, whatever the frame
+        found = browser.execute_script(SUMMARY_FIRST_SCREEN)
+        browser.save_screenshot(str(ARTIFACTS / "summary-first-screen.png"))
+    finally:
+        browser.set_window_size(1280, 1600)
+    shown = {item["verdict"]: item for item in found["items"]}
+    assert set(VERDICTS) <= set(shown), f"verdicts without a count at the top: {set(VERDICTS) - set(shown)}"
+    for verdict, item in shown.items():
+        assert not item["inTable"] and item["visible"], f"{verdict}: its count is not on the first screen ({item})"
+        assert int(item["count"]) == found["rows"].count(verdict), f"{verdict}: the count disagrees with the table"
+    assert found["tableTop"] < found["height"], "the table of claims does not start on the first screen"
+
+
+CELL_WORDS = """
+// The words each table cell of the page shows (innerText: a folded "more" shows nothing until opened).
+return Array.from(document.querySelectorAll('main table td, main table th')).map(c => {
+  const text = c.innerText.replace(/\\s+/g, ' ').trim();
+  return [text.split(' ').filter(w => w).length, text.slice(0, 80)];
+});
+"""
+
+FIRST_FIGURE = """
+// Where the first figure (or, on a page without one, the first output table) starts, from the page's top.
+const article = document.querySelector('main article') || document.querySelector('main');
+// only what is shown: an image inside a folded box has no height
+const shown = selector => Array.from(article.querySelectorAll(selector)).find(e => e.getBoundingClientRect().height > 0);
+const figure = shown('figure img, .cell_output img') || shown('.cell_output table');
+if (!figure) return null;
+return figure.getBoundingClientRect().top + window.scrollY;
+"""
+
+
+@pytest.mark.browser
+def test_every_chapters_first_figure_is_within_three_screens_and_no_cell_is_a_wall(browser, served_book, built_book):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    tops, walls = {}, []
+    try:
+        browser.set_window_size(1400, 900)
+        for page in _chapters(built_book):
+            rel = page.relative_to(built_book).as_posix()
+            browser.get(f"{served_book}/{rel}")
+            WebDriverWait(browser, 60).until(lambda b: b.execute_script("return document.readyState") == "complete")
+            tops[page.stem] = browser.execute_script(FIRST_FIGURE)
+            walls += [f"{page.stem}: {n} words: {text}…" for n, text in browser.execute_script(CELL_WORDS)
+                      if n > CELL_MAX_WORDS]
+    finally:
+        browser.set_window_size(1280, 1600)
+    (ARTIFACTS / "first-figure-px.txt").write_text("\n".join(f"{k} {v}" for k, v in sorted(tops.items())) + "\n")
+    late = {k: round(v) for k, v in tops.items() if v is None or v > FIRST_FIGURE_PX}
+    assert not late, f"chapters whose first figure starts below {FIRST_FIGURE_PX} px at 1400 px: {late}"
+    assert not walls, "table cells of more than 60 words:\n" + "\n".join(walls[:10])
+
+
+SEARCH_RESULTS = """
+const done = arguments[arguments.length - 1];
+const start = Date.now();
+(function wait() {
+  const links = Array.from(document.querySelectorAll('#search-results li a')).map(a => a.getAttribute('href'));
+  if (links.length || Date.now() - start > 30000) done(links); else setTimeout(wait, 200);
+})();
+"""
+
+
+@pytest.mark.browser
+def test_search_lists_chapters_before_the_api_reference(browser, served_book, built_book):
+    browser.get(f"{served_book}/search.html?q=SMACOF")
+    links = browser.execute_async_script(SEARCH_RESULTS)
+    assert links, "searching the book for SMACOF found nothing"
+    api = [i for i, href in enumerate(links) if "book/api" in href]
+    other = [i for i, href in enumerate(links) if "book/api" not in href]
+    assert api and other, f"SMACOF should be found in the chapters and in the API reference: {links[:5]}"
+    assert max(other) < min(api), f"an API entry comes before a chapter: {links[:6]}"
