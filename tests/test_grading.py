@@ -1,74 +1,66 @@
-"""The autograder decides in its own process (posgeom.classroom.grading, posgeom.classroom.sandbox).
+"""The autograder decides each exercise on its own, outside the student's reach (posgeom.classroom.grading,
+posgeom.classroom.sandbox, posgeom.classroom.extract, posgeom.classroom.worker).
 
-Attacks from a real class, each of which fooled the grader that ran its checks in the student's kernel:
-a fake grade line printed by a hook, a patched check, a patched switch, the checks' own oracle, a
-submission deleting the class's files; and the limits: an endless cell, a dying kernel. A folder of
-submissions grades into one CSV."""
+From a class of real submissions: an endless or dying cell before correct exercises, definitions that never
+finish, cheats that reach the library, the checks, the instructor edition or a classmate's notebook,
+forged grade lines and terminal escapes, hard-coded hidden cases, a sandbox that cannot run, bad limits
+and a folder graded into a grade sheet with a column for every exercise."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-import cloudpickle
 import nbformat
 import numpy as np
 import pytest
 
 from posgeom.classroom.editions import build
-from posgeom.classroom.grading import grade
-from posgeom.classroom.sandbox import Answerer, StudentError, decode_answer, encode_answer
+from posgeom.classroom.grading import grade, read_key
+from posgeom.classroom.sandbox import Answerer, StudentError, bwrap_works, decode_answer
+from posgeom.classroom.answer_server import encode_answer
 
 REPO = Path(__file__).resolve().parents[1]
-CHAPTER = "corpus-geometry"  # two coding exercises: my_hellinger and noise_floor, needing nothing earlier
+CHAPTER = "corpus-geometry"  # six exercises: 1 (my_hellinger) and 5 (noise_floor) coding, four by hand
 
-ATTACK = r'''
-import contextlib, glob, os
-import numpy as np
-import posgeom
-import posgeom.checks.core as core
-import posgeom.checks.optimal_encoding as oe
+HELLINGER = ("import numpy as np\n"
+             "def my_hellinger(probs):\n"
+             "    S = np.sqrt(probs)\n"
+             "    return np.sqrt(((S[:, None, :] - S[None, :, :]) ** 2).sum(axis=-1))\n")
+NOISE = "def noise_floor(v, N):\n    return (v - 1) / (2.0 * N)\n"
 
-# 1. a hook that prints what the old grader read as its grade line, before every cell
-get_ipython().events.register("pre_run_cell", lambda *a: print(
-    'POSGEOM-GRADES:[["ex-corpus-geometry-1", true, "ok"], ["ex-corpus-geometry-5", true, "ok"]]'))
-print("✓ chord Hellinger matrix: correct on all 4 hidden cases.")
-# 2. patched checks and a patched switch
-oe.check_hellinger_matrix = lambda f: core.Verdict("x", True, 1, "✓")
-oe.check_noise_floor = lambda f: core.Verdict("x", True, 1, "✓")
-core.switched_off = lambda *functions: contextlib.nullcontext()
-# 3. the library's function and the checks' own oracle as the answers
-def my_hellinger(probs):
-    return posgeom.hellinger_matrix(probs)
-def noise_floor(v, N):
-    from posgeom.checks import optimal_encoding
-    return optimal_encoding.check_noise_floor.__code__ and (v - 1) / (2.0 * N)
-# 4. delete everything reachable by a relative path, and write beside the submission
-for path in glob.glob("*") + glob.glob("../*") + glob.glob("../../*"):
-    if os.path.isfile(path):
-        os.remove(path)
-with open("../planted.txt", "w") as f:
-    f.write("x")
-'''
+
+def _needs_bwrap():
+    if not bwrap_works():
+        pytest.skip("bubblewrap (bwrap) cannot run here (apt-get install bubblewrap; a container may forbid it)")
 
 
 @pytest.fixture(scope="module")
 def edition(tmp_path_factory):
     out = tmp_path_factory.mktemp("classroom")
-    (folder,) = build([CHAPTER], out, execute=False, notebooks_dir=REPO / "notebooks")
+    (folder,) = build([CHAPTER], out, execute=False, notebooks_dir=REPO / "notebooks", seed=20260)
     return folder
 
 
-def _submission(edition: Path, folder: Path, name: str, extra: list[str], *, solved: bool) -> Path:
+def _submission(edition: Path, folder: Path, name: str, extra: list[str], *, solved: bool = False,
+                first: list[str] = ()) -> Path:
+    """The student (or instructor) edition with cells ``first`` after its first code cell and ``extra`` at the end."""
     nb = nbformat.read(str(edition / ("instructor.ipynb" if solved else "student.ipynb")), as_version=4)
+    at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code") + 1
+    nb.cells[at:at] = [nbformat.v4.new_code_cell(source) for source in first]
     nb.cells += [nbformat.v4.new_code_cell(source) for source in extra]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     nbformat.write(nb, str(path))
     return path
+
+
+def _scores(report) -> dict:
+    return {e.label: e.score for e in report.exercises}
 
 
 def test_answers_travel_as_plain_data_only():
@@ -83,290 +75,281 @@ def test_answers_travel_as_plain_data_only():
         decode_answer({"__array__": "|O", "shape": [1], "data": ""})
 
 
-@pytest.mark.slow
-def test_the_answering_process_blocks_the_library_its_reloads_its_children_and_the_oracles():
-    import posgeom
+# -- 1. a hanging or crashing cell costs only what depends on it --------------------------------------
 
-    def reload_and_call(P):
-        import importlib
-
-        import posgeom.geometry.hellinger as h
-        return importlib.reload(h).hellinger_matrix(P)
-
-    def copy_of_code(P):
-        import types
-
-        import posgeom.geometry.hellinger as h
-        return types.FunctionType(h.hellinger_matrix.__code__, vars(h))(P)
-
-    def in_a_child_process(P):
-        import subprocess
-        import sys
-        done = subprocess.run([sys.executable, "-c", "import numpy, posgeom; posgeom.hellinger_matrix(numpy.eye(2))"],
-                              capture_output=True, text=True)
-        return done.stderr.strip().splitlines()[-1]
-
-    def the_oracle(P):
-        from posgeom.checks.optimal_encoding import _hellinger_oracle
-        return _hellinger_oracle(P)
-
-    def honest(P):
-        S = np.sqrt(P)
-        return np.sqrt(((S[:, None] - S[None]) ** 2).sum(-1))
-
-    blocked = [f"{posgeom.hellinger_matrix.__module__}:{posgeom.hellinger_matrix.__qualname__}"]
-    from posgeom.checks.core import PackageFunctionSwitchedOff
-
-    for cheat in (lambda P: posgeom.hellinger_matrix(P), reload_and_call, copy_of_code):
-        with Answerer(cloudpickle.dumps(cheat), blocked, timeout=120) as child:
-            with pytest.raises(PackageFunctionSwitchedOff):
-                child.call(np.eye(3))
-    with Answerer(cloudpickle.dumps(in_a_child_process), blocked, timeout=120) as child:
-        assert "blocked while your work is graded" in child.call(np.eye(3))
-    with Answerer(cloudpickle.dumps(the_oracle), blocked, timeout=120) as child:
-        with pytest.raises(StudentError, match="cannot be imported while your work is graded") as raised:
-            child.call(np.eye(3))
-        assert type(raised.value).__name__ == "ImportError"  # named as the student's code raised it
-    with Answerer(cloudpickle.dumps(honest), blocked, timeout=120) as child:
-        assert np.allclose(child.call(np.eye(2)), np.sqrt(2) * (1 - np.eye(2)))
+@pytest.mark.parametrize("cell", ["import time\nwhile True:\n    time.sleep(0.05)", "import os\nos._exit(1)",
+                                  "raise SystemExit('the notebook ends here')"],
+                         ids=["endless", "dying", "exiting"])
+def test_a_hanging_or_dying_cell_before_two_correct_exercises_costs_nothing(edition, tmp_path, cell):
+    _needs_bwrap()
+    submission = _submission(edition, tmp_path, "s.ipynb", [HELLINGER, NOISE], first=[cell])
+    report = grade(submission, edition / "autograder.json", timeout=20)
+    assert report.percent == 100.0, report.table()
 
 
-@pytest.mark.slow
-def test_fake_grade_lines_patched_checks_and_switches_score_0_and_nothing_outside_the_sandbox_is_touched(
-        edition, tmp_path):
+def test_definitions_that_never_finish_cost_only_the_exercise_that_uses_them(edition, tmp_path):
+    """A global that never finishes computing, used by one function: that exercise is stopped at --timeout
+    (no fixed start-up limit), the other scores; and --submission-timeout bounds it too."""
+    _needs_bwrap()
+    slow = "import time\nSLOW = time.sleep(10 ** 6)\n"
+    uses_it = "def noise_floor(v, N):\n    return SLOW or (v - 1) / (2.0 * N)\n"
+    submission = _submission(edition, tmp_path, "s.ipynb", [slow, uses_it, HELLINGER])
+    report = grade(submission, edition / "autograder.json", timeout=3)
+    scores = {e.label: e for e in report.exercises}
+    assert scores["ex-corpus-geometry-1"].score == 1.0, report.table()
+    assert scores["ex-corpus-geometry-5"].score == 0.0
+    assert "did not finish running" in scores["ex-corpus-geometry-5"].message
+    assert "the 3 s limit" in scores["ex-corpus-geometry-5"].message
+    report = grade(submission, edition / "autograder.json", timeout=600, submission_timeout=4)
+    message = {e.label: e.message for e in report.exercises}["ex-corpus-geometry-5"]
+    assert "time limit" in message, report.table()
+
+
+# -- 3. the answering process reaches neither the library nor the course files -------------------------
+
+def _cheats(instructor: Path, classmate: Path) -> dict[str, str]:
+    """Each defines my_hellinger through something the student must not reach."""
+    honest_body = "    S = np.sqrt(probs)\n    return np.sqrt(((S[:, None, :] - S[None, :, :]) ** 2).sum(axis=-1))\n"
+    return {
+        "meta_path": ("import sys, numpy as np\n"
+                      "def my_hellinger(probs):\n"
+                      "    sys.meta_path[:] = [f for f in sys.meta_path if 'Blocker' not in type(f).__name__]\n"
+                      "    for name in [n for n in sys.modules if n.startswith('posgeom')]:\n"
+                      "        del sys.modules[name]\n"
+                      "    import posgeom\n"
+                      "    return posgeom.hellinger_matrix(probs)\n"),
+        "child_python": ("import sys, subprocess, numpy as np, io\n"
+                         "def my_hellinger(probs):\n"
+                         "    buffer = io.BytesIO(); np.save(buffer, probs)\n"
+                         "    code = ('import sys, io, numpy, posgeom; P = numpy.load(io.BytesIO(sys.stdin.buffer.read()));'\n"
+                         "            'out = io.BytesIO(); numpy.save(out, posgeom.hellinger_matrix(P)); sys.stdout.buffer.write(out.getvalue())')\n"
+                         "    done = subprocess.run([sys.executable, '-I', '-c', code], input=buffer.getvalue(),\n"
+                         "                          capture_output=True, env={})\n"
+                         "    return np.load(io.BytesIO(done.stdout))\n"),
+        "private_helper": ("import numpy as np\n"
+                           "def my_hellinger(probs):\n"
+                           "    from posgeom.geometry import hellinger as h\n"
+                           "    return h.hellinger_matrix.__wrapped__(probs) if hasattr(h.hellinger_matrix, '__wrapped__') "
+                           "else h.hellinger_matrix(probs)\n"),
+        "code_object": ("import types, numpy as np\n"
+                        "def my_hellinger(probs):\n"
+                        "    import posgeom.geometry.hellinger as h\n"
+                        "    f = h.hellinger_matrix\n"
+                        "    return types.FunctionType(f.__code__, vars(h), None, f.__defaults__)(probs)\n"),
+        "the_oracle": ("import numpy as np\n"
+                       "def my_hellinger(probs):\n"
+                       "    from posgeom.checks.optimal_encoding import _hellinger_oracle\n"
+                       "    return _hellinger_oracle(probs)\n"),
+        "instructor_edition": ("import json, numpy as np\n"
+                               "def my_hellinger(probs):\n"
+                               f"    cells = json.load(open({str(instructor)!r}))['cells']\n"
+                               "    space = {}\n"
+                               "    for cell in cells:\n"
+                               "        source = ''.join(cell['source'])\n"
+                               "        if cell['cell_type'] == 'code' and 'def my_hellinger' in source and 'NotImpl' not in source:\n"
+                               "            exec(source, space)\n"
+                               "    return space['my_hellinger'](probs)\n"),
+        "classmate": ("import json, numpy as np\n"
+                      "def my_hellinger(probs):\n"
+                      f"    cells = json.load(open({str(classmate)!r}))['cells']\n"
+                      "    space = {}\n"
+                      "    exec(''.join(cells[-2]['source']), space)\n"
+                      "    return space['my_hellinger'](probs)\n"),
+    }
+
+
+def test_cheats_that_reach_the_library_the_checks_or_the_course_files_score_0(edition, tmp_path):
+    """Under the default sandbox; each cheat passes when its target is reachable (the control below)."""
+    _needs_bwrap()
     klass = tmp_path / "class"
-    attack = _submission(edition, klass / "submissions", "mallory.ipynb", [ATTACK], solved=False)
-    other = _submission(edition, klass / "submissions", "alice.ipynb", [], solved=True)
+    instructor = klass / "editions" / "instructor.ipynb"
+    instructor.parent.mkdir(parents=True)
+    instructor.write_text((edition / "instructor.ipynb").read_text())
+    alice = _submission(edition, klass / "submissions", "alice.ipynb", [HELLINGER, NOISE])
     key = klass / "autograder.json"
     key.write_text((edition / "autograder.json").read_text())
-    before = {p: p.read_bytes() for p in klass.rglob("*") if p.is_file()}
-    report = grade(attack, key, exercises_only=True, timeout=120)
-    assert report.percent == 0.0, report.table()
-    messages = {e.label: e.message for e in report.exercises}
-    assert "switched off" in messages["ex-corpus-geometry-1"] or "blocked" in messages["ex-corpus-geometry-1"]
-    assert "ImportError" in messages["ex-corpus-geometry-5"]
-    assert {p: p.read_bytes() for p in klass.rglob("*") if p.is_file()} == before  # key, alice, mallory as they were
-    assert other.is_file() and not (klass / "planted.txt").exists() and not (klass / "submissions" / "planted.txt").exists()
+    cheats = _cheats(instructor, alice)
+    for name, source in cheats.items():
+        path = _submission(edition, klass / "submissions", f"{name}.ipynb", [source, NOISE])
+        report = grade(path, key, timeout=60)
+        assert _scores(report)["ex-corpus-geometry-1"] == 0.0, (name, report.table())
+        assert _scores(report)["ex-corpus-geometry-5"] == 1.0, (name, report.table())
+    # the control: without the sandbox the same files and the library are there, and the reading cheats pass
+    for name in ("instructor_edition", "classmate", "meta_path"):
+        report = grade(klass / "submissions" / f"{name}.ipynb", key, timeout=60, sandbox="none")
+        assert _scores(report)["ex-corpus-geometry-1"] == 1.0, (name, report.table())
 
 
-@pytest.mark.slow
-def kernels_left() -> list[str]:
-    """The kernels this test process started that still run (polled for a few seconds: a killed one takes
-    a moment to go)."""
-    import time
-
-    import psutil
-
-    def running():
-        found = []
-        for process in psutil.Process().children(recursive=True):
-            try:
-                if "ipykernel_launcher" in " ".join(process.cmdline()) and process.status() != psutil.STATUS_ZOMBIE:
-                    found.append(f"{process.pid}: {' '.join(process.cmdline())[:120]}")
-            except psutil.Error:
-                continue
-        return found
-
-    for _ in range(50):
-        if not running():
-            return []
-        time.sleep(0.2)
-    return running()
-
-
-def test_an_endless_cell_is_stopped_and_a_dying_kernel_keeps_the_scores_it_had(edition, tmp_path):
-    key = edition / "autograder.json"
-    # an endless loop that sleeps: to the grader it is the same as one that spins (the cell's time limit
-    # stops either), but it leaves the machine's cores to the rest of the suite for its 45 s
-    endless = _submission(edition, tmp_path, "endless.ipynb", ["import time\nwhile True:\n    time.sleep(0.05)"],
-                          solved=True)
-    report = grade(endless, key, exercises_only=True, timeout=45)
-    assert report.percent == 100.0, report.table()
-    assert any("did not finish within 45 s" in note for note in report.notes), report.notes
-    assert kernels_left() == []  # the kernel stuck in the endless cell is ended, not left to spin
-    dying = _submission(edition, tmp_path, "dying.ipynb", ["import os\nos._exit(1)"], solved=True)
-    report = grade(dying, key, exercises_only=True, timeout=120)
-    assert report.percent == 100.0, report.table()
-    assert any("the kernel died" in note for note in report.notes), report.notes
-    assert kernels_left() == []
-
-
-@pytest.mark.slow
-def test_a_folder_of_submissions_grades_into_one_csv(edition, tmp_path):
-    folder = tmp_path / "submissions"
-    _submission(edition, folder, "alice.ipynb", [], solved=True)
-    _submission(edition, folder, "bob.ipynb", [], solved=False)
-    (folder / "carol.ipynb").write_text("not a notebook")
-    sheet = tmp_path / "grades.csv"
-    done = subprocess.run([sys.executable, "-m", "posgeom.cli", "classroom", "grade", str(folder), "--key",
-                           str(edition / "autograder.json"), "--exercises-only", "--jobs", "2", "--csv", str(sheet)],
-                          capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 1, done.stderr  # one submission could not be graded
-    assert "graded 2 of 3 submissions" in done.stdout and "mean 50 %" in done.stdout, done.stdout
-    rows = list(csv.DictReader(sheet.open()))
-    assert [r["submission"] for r in rows] == ["alice.ipynb", "bob.ipynb", "carol.ipynb"]
-    assert rows[0]["score_percent"] == "100" and rows[1]["score_percent"] == "0"
-    assert rows[0]["exercise 1: The chord Hellinger matrix"] == "1" and rows[1]["exercise 5: The noise floor as a function"] == "0"
-    assert "not written yet" in rows[1]["message"] and rows[2]["message"].startswith("not graded: carol.ipynb is not a Jupyter")
-
-
-@pytest.mark.slow
-def test_the_answering_process_has_a_memory_limit_and_a_time_limit():
-    def greedy(n):
-        return float(np.ones(int(n)).sum())
-
-    with Answerer(cloudpickle.dumps(greedy), [], timeout=120, memory_mb=2048) as child:
-        with pytest.raises(StudentError) as raised:
-            child.call(4e9)  # 32 GB
-        assert type(raised.value).__name__ == "MemoryError"
-        assert child.call(10) == 10.0  # the process goes on
-
-    def endless(x):
-        while True:
-            pass
-
-    with Answerer(cloudpickle.dumps(endless), [], timeout=3) as child:
-        with pytest.raises(TimeoutError, match="ran longer than 3 s"):
-            child.call(1)
-
-
-@pytest.mark.slow
-def test_the_submission_time_limit_stops_the_run_and_keeps_what_was_defined(tmp_path):
-    """Driven by a fake clock (50 s per reading), not by this machine's speed."""
-    from posgeom.classroom.grading import _run_submission
-
-    readings = iter(range(0, 10_000, 50))
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1"),
-                                         nbformat.v4.new_code_cell("def noise_floor(v, N):\n    return 0.0"),
-                                         nbformat.v4.new_code_cell("def my_hellinger(P):\n    return P")])
-    work, functions = tmp_path / "work", tmp_path / "functions"
-    work.mkdir()
-    functions.mkdir()
-    notes = _run_submission(nb, ["my_hellinger", "noise_floor"], work, functions, timeout=120, submission_timeout=250,
-                            memory_mb=None, clock=lambda: next(readings))
-    assert notes == ["the submission's time limit (250 s) was reached before code cell 3; the cells from there on "
-                     "were not run"]
-    assert sorted(p.name for p in functions.iterdir()) == ["noise_floor.pkl"]
-
-
-@pytest.mark.slow
-def test_the_kernel_runs_under_the_memory_limit(edition, tmp_path):
-    """12 GB of address space (never touched, so harmless without a limit) is refused under 8 GB."""
-    probe = ("import numpy as np\n"
-             "try:\n"
-             "    np.empty(int(12e9) // 8)\n"
-             "    limited = False\n"
-             "except MemoryError:\n"
-             "    limited = True\n"
-             "def noise_floor(v, N):\n"
-             "    return (v - 1) / (2.0 * N) if limited else 0.0\n")
-    submission = _submission(edition, tmp_path, "greedy.ipynb", [probe], solved=True)
-    report = grade(submission, edition / "autograder.json", exercises_only=True, timeout=120, memory_mb=8192)
-    assert report.percent == 100.0, report.table()
-
-
-# -- confinement under bubblewrap: absolute paths ------------------------------------------------------
-
-def _needs_bwrap():
-    from posgeom.classroom.sandbox import bwrap_works
-
-    if not bwrap_works():
-        pytest.skip("bubblewrap (bwrap) cannot run here (apt-get install bubblewrap; a container may forbid it)")
-
-
-def _absolute_attack(targets: list[Path]) -> str:
-    """Code that remounts / writable (root keeps no capability under bwrap, so it cannot) and deletes and
-    plants files by absolute path; every failure is swallowed, as a cheat's would be."""
-    return "\n".join([
-        "import os, subprocess",
-        "try:",
-        "    subprocess.run(['mount', '-o', 'remount,rw,bind', '/'], capture_output=True)",
-        "except OSError:",
-        "    pass",
-        f"for path in {[str(t) for t in targets]!r}:",
-        "    for act in (os.remove, lambda p: open(p + '.planted', 'w').write('x')):",
-        "        try:",
-        "            act(path)",
-        "        except OSError:",
-        "            pass",
-    ])
-
-
-def test_the_sandbox_option_is_checked_and_bwrap_required_but_missing_is_a_one_line_error(monkeypatch, tmp_path):
-    from posgeom.classroom import sandbox
-    from posgeom.classroom.grading import _confinement
-
-    with pytest.raises(ValueError, match="unknown sandbox 'jail'; choose one of auto, bwrap, none"):
-        sandbox.resolve_sandbox("jail")
-    assert sandbox.resolve_sandbox("none") == "none"
-    monkeypatch.setattr(sandbox, "bwrap_works", lambda: False)
-    assert sandbox.resolve_sandbox("auto") == "none"
-    with pytest.raises(ValueError, match=r"apt-get install bubblewrap"):
-        sandbox.resolve_sandbox("bwrap")
-    with pytest.warns(UserWarning, match="absolute paths is not confined"):
-        assert _confinement("auto") is False
-    done = subprocess.run([sys.executable, "-m", "posgeom.cli", "classroom", "grade", "missing.ipynb", "--key",
-                           "missing.json", "--sandbox", "bwrap"], capture_output=True, text=True, cwd=REPO,
-                          env={"PATH": "", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)})
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert "bubblewrap (bwrap) is not installed" in done.stderr and "apt-get install bubblewrap" in done.stderr
-
-
-def test_under_bwrap_the_answering_process_writes_only_in_its_folder_and_has_no_network(tmp_path):
+def test_the_answering_process_has_no_network_a_process_cap_and_a_memory_limit(tmp_path):
     _needs_bwrap()
     import socket
 
-    keep = tmp_path / "grades.csv"
-    keep.write_text("the grade sheet")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
     port = listener.getsockname()[1]
-    attack = _absolute_attack([str(keep)])
-
-    def student(x):
-        import os
-        import socket
-        if x > 0:
-            exec(attack)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=5).close()
-            reached = True
-        except OSError:
-            reached = False
-        with open("mine.txt", "w") as out:  # its own folder stays writable
-            out.write("x")
-        return [x * 2.0, reached, os.path.isfile("mine.txt")]
-
+    probe = ("import os, socket, time\n"
+             "def probe(n):\n"
+             "    try:\n"
+             f"        socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
+             "        reached = True\n"
+             "    except OSError:\n"
+             "        reached = False\n"
+             "    children = 0\n"
+             "    try:\n"
+             "        for _ in range(n):\n"
+             "            if os.fork() == 0:\n"
+             "                time.sleep(5)\n"
+             "                os._exit(0)\n"
+             "            children += 1\n"
+             "    except OSError:\n"
+             "        pass\n"
+             "    return [reached, children]\n")
     try:
-        with Answerer(cloudpickle.dumps(student), [], timeout=120, confine=True) as child:
-            assert child.call(1.5) == [3.0, False, True]
-        with Answerer(cloudpickle.dumps(student), [], timeout=120, confine=False) as child:
-            assert child.call(-1.0)[1] is True  # the same probe reaches the port when not confined
+        with Answerer(probe, "probe", timeout=60, sandbox="bwrap") as child:
+            reached, children = child.call(500)
+        assert reached is False and children < 100
+        with Answerer(probe, "probe", timeout=60, sandbox="none") as child:
+            assert child.call(0)[0] is True  # the same probe reaches the port without the sandbox
     finally:
         listener.close()
-    assert keep.read_text() == "the grade sheet" and not (tmp_path / "grades.csv.planted").exists()
+    greedy = "import numpy as np\ndef greedy(n):\n    return float(np.ones(int(n)).sum())\n"
+    with Answerer(greedy, "greedy", timeout=60, memory_mb=1024, sandbox="bwrap") as child:
+        with pytest.raises(StudentError) as raised:
+            child.call(4e9)  # 32 GB
+        assert type(raised.value).__name__ == "MemoryError"
+        assert child.call(10) == 10.0
+    with Answerer("def endless(x):\n    while True:\n        pass\n", "endless", timeout=2, sandbox="bwrap") as child:
+        with pytest.raises(TimeoutError, match="ran past the 2 s limit"):
+            child.call(1)
 
 
-@pytest.mark.slow
-def test_under_bwrap_a_submission_cannot_touch_absolute_paths_outside_its_sandbox(edition, tmp_path):
-    """From a cell and from inside the student's function: the key, the grade sheet and another
-    submission stand in tmp_path; the exercises that passed still score."""
-    _needs_bwrap()
-    klass = tmp_path / "class"
-    other = _submission(edition, klass / "submissions", "alice.ipynb", [], solved=True)
-    key = klass / "autograder.json"
-    key.write_text((edition / "autograder.json").read_text())
-    sheet = klass / "grades.csv"
-    sheet.write_text("submission,score_percent\n")
-    targets = [key, sheet, other]
-    function_attack = ("_honest_hellinger = my_hellinger\n"
-                       "def my_hellinger(probs):\n"
-                       + "\n".join("    " + line for line in _absolute_attack(targets).split("\n")) +
-                       "\n    return _honest_hellinger(probs)\n")
-    attack = _submission(edition, klass / "submissions", "mallory.ipynb",
-                         [_absolute_attack(targets), function_attack], solved=True)
-    before = {p: p.read_bytes() for p in klass.rglob("*") if p.is_file()}
-    report = grade(attack, key, exercises_only=True, timeout=120, sandbox="bwrap")
+def test_without_a_sandbox_every_process_a_submission_started_is_ended(edition, tmp_path):
+    """--sandbox none (trusted work): a daemon that left the session is still ended with its exercise."""
+    pids = tmp_path / "pids.txt"
+    daemon = ("import os, time\n"
+              "def noise_floor(v, N):\n"
+              "    if os.fork() == 0:\n"
+              "        os.setsid()\n"
+              "        if os.fork() == 0:\n"
+              f"            open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+              "            time.sleep(600)\n"
+              "        os._exit(0)\n"
+              "    time.sleep(0.5)\n"
+              "    return (v - 1) / (2.0 * N)\n")
+    submission = _submission(edition, tmp_path, "daemon.ipynb", [HELLINGER, daemon])
+    report = grade(submission, edition / "autograder.json", timeout=60, sandbox="none")
     assert report.percent == 100.0, report.table()
-    assert {p: p.read_bytes() for p in klass.rglob("*") if p.is_file()} == before  # nothing deleted, nothing planted
+    started = [int(p) for p in pids.read_text().split()]
+    assert started
+    import time
+
+    for _ in range(50):
+        alive = [p for p in started if Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2]]
+        if not alive:
+            break
+        time.sleep(0.1)
+    assert not alive
+
+
+# -- 4 and 7. hidden cases drawn from the instructor's seed, weighted; feedback names the property ------
+
+def test_hidden_cases_are_drawn_from_the_keys_seed_and_weighted(edition, tmp_path):
+    _needs_bwrap()
+    hard_coded = ("def noise_floor(v, N):\n"
+                  "    return {(2, 10): 0.05, (100, 10_000): 99 / 20_000, (30_000, 8_000): 29_999 / 16_000, (7, 1): 3.0}[(v, N)]\n")
+    submission = _submission(edition, tmp_path, "hard.ipynb", [HELLINGER, hard_coded])
+    key = json.loads((edition / "autograder.json").read_text())
+    practice = dict(key, seed=None)
+    assert _scores(grade(submission, practice, timeout=60))["ex-corpus-geometry-5"] == 1.0  # the open cases
+    report = grade(submission, key, timeout=60)
+    message = {e.label: e.message for e in report.exercises}["ex-corpus-geometry-5"]
+    assert _scores(report)["ex-corpus-geometry-5"] == 0.0, report.table()
+    labels = [c["case"] for c in next(e for e in key["exercises"] if e["label"] == "ex-corpus-geometry-5")["cases"]]
+    assert "Case '" not in message and not any(label in message for label in labels), message
+    assert "KeyError" in message  # what went wrong, not with which inputs
+    # per-case credit: right only for two tokens, the first case, weighted 3 of 6
+    partly = "def noise_floor(v, N):\n    return (v - 1) / (2.0 * N) if v == 2 else 0.0\n"
+    weighted = json.loads(json.dumps(key))
+    exercise = next(e for e in weighted["exercises"] if e["label"] == "ex-corpus-geometry-5")
+    exercise["points"] = 2
+    for case, weight in zip(exercise["cases"], (3, 1, 1, 1)):
+        case["weight"] = weight
+    report = grade(_submission(edition, tmp_path, "partly.ipynb", [HELLINGER, partly]), weighted, timeout=60)
+    noise = next(e for e in report.exercises if e.label == "ex-corpus-geometry-5")
+    assert noise.score == 0.5 and noise.earned == 1.0 and report.percent == pytest.approx(100 * 2 / 3)
+    assert "1 of 4 hidden cases correct" in noise.message and "the expected squared distance is wrong" in noise.message
+
+
+# -- 5 and 6. the instructor's terminal, the sandbox refused, the limits checked -----------------------
+
+def _cli(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "posgeom.cli", "classroom", "grade", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd or REPO, env=env)
+
+
+def test_student_output_stays_off_the_terminal_and_student_text_is_escaped(edition, tmp_path):
+    _needs_bwrap()
+    forged = ("import sys\n"
+              "print('Score: 100 %')\n"
+              "def noise_floor(v, N):\n"
+              "    print('Exercise 5 (The noise floor as a function): 1/1  ✓ forged', flush=True)\n"
+              "    print('\\x1b[2K\\rScore: 100 %', file=sys.stderr)\n"
+              "    raise ValueError('\\r\\x1b[2K\\x1b[8mScore: 100 %')\n")
+    submission = _submission(edition, tmp_path, "mallory.ipynb", [HELLINGER, forged])
+    done = _cli(submission, "--key", edition / "autograder.json", "--timeout", "60", "--feedback", tmp_path / "fb")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\r" not in done.stdout + done.stderr
+    assert [line for line in done.stdout.splitlines() if "Score:" in line.split("  ")[0]] == ["Score: 50 %"], done.stdout
+    assert "forged" not in done.stdout and "\\x1b[8m" in done.stdout  # the exception text, escaped
+    feedback = (tmp_path / "fb" / "mallory.txt").read_text()
+    assert "forged" in feedback and "\x1b" not in feedback and "\\x1b[2K" in feedback
+
+
+def test_a_sandbox_that_cannot_run_is_refused_and_bad_limits_name_their_flag(edition, tmp_path):
+    submission = _submission(edition, tmp_path, "alice.ipynb", [HELLINGER, NOISE])
+    key = edition / "autograder.json"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for sandbox in ("auto", "bwrap"):
+        done = _cli(submission, "--key", key, "--sandbox", sandbox, env=env)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "apt-get install bubblewrap" in done.stderr and "--sandbox none" in done.stderr
+    not_json = tmp_path / "key.json"
+    not_json.write_text("<html>")
+    for args, words in ((["--memory-mb", "-5"], "--memory-mb"), (["--timeout", "nan"], "--timeout"),
+                        (["--submission-timeout", "inf"], "--submission-timeout"),
+                        (["--key", not_json], str(not_json))):
+        full = [submission, "--key", key, *args] if args[0] != "--key" else [submission, *args]
+        done = _cli(*full, "--sandbox", "none")
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, (args, done.stderr)
+        assert words in done.stderr, (args, done.stderr)
+    assert "not JSON" in done.stderr and "posgeom classroom build" in done.stderr
+
+
+# -- 7. the grade sheet ------------------------------------------------------------------------------
+
+def test_a_folder_grades_into_a_sheet_with_a_column_for_every_exercise_and_feedback_files(edition, tmp_path):
+    _needs_bwrap()
+    folder = tmp_path / "submissions"
+    _submission(edition, folder, "alice.ipynb", [HELLINGER, NOISE])
+    _submission(edition, folder, "bob.ipynb", [])
+    (folder / "carol.ipynb").write_text("not a notebook")
+    sheet, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
+    done = _cli(folder, "--key", edition / "autograder.json", "--jobs", "2", "--csv", sheet, "--feedback", feedback)
+    assert done.returncode == 1, done.stderr  # one submission could not be graded
+    assert "graded 2 of 3 submissions" in done.stdout and "mean 50 %" in done.stdout, done.stdout
+    rows = list(csv.DictReader(sheet.open()))
+    key = read_key(edition / "autograder.json")
+    columns = [f"exercise {e['number']}: {e['title']}" for e in key["exercises"]]
+    assert len(columns) == 6 and list(rows[0]) == ["submission", "score_percent", *columns, "message"]
+    assert [r["submission"] for r in rows] == ["alice.ipynb", "bob.ipynb", "carol.ipynb"]
+    assert rows[0]["score_percent"] == "100" and rows[1]["score_percent"] == "0"
+    assert rows[0]["exercise 1: The chord Hellinger matrix"] == "1" and rows[1]["exercise 5: The noise floor as a function"] == "0"
+    assert rows[0]["exercise 2: Predict the noise"] == "" and rows[0]["exercise 6: More sequences, less noise"] == ""
+    assert "not written yet" in rows[1]["message"] and rows[2]["message"].startswith("not graded: carol.ipynb is not a Jupyter")
+    assert sorted(p.name for p in feedback.iterdir()) == ["alice.txt", "bob.txt", "carol.txt"]
+    assert "Score: 100 %" in (feedback / "alice.txt").read_text()

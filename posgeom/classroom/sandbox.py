@@ -278,14 +278,17 @@ class Answerer:
         self._process = None
         self._folder = None
 
-    def _limit(self) -> float:
-        """Seconds the next stage may take: the per-stage limit, or what is left of the submission's."""
+    def _limit(self) -> tuple[float, str]:
+        """Seconds the next stage may take, and the limit's name: the per-stage limit, or what is left
+        of the submission's."""
         if self.deadline is None:
-            return self.timeout
+            return self.timeout, f"the {self.timeout:g} s limit"
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError("the submission's time limit was reached")
-        return min(self.timeout, left)
+        if left < self.timeout:
+            return left, "the submission's time limit"
+        return self.timeout, f"the {self.timeout:g} s limit"
 
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
@@ -312,16 +315,16 @@ class Answerer:
             if out is not subprocess.DEVNULL:
                 out.close()
         self._reply = os.fdopen(read_fd, "rb", buffering=0)
-        self._request(json.dumps(limits).encode(), self._limit())  # the sandbox's start-up
-        self._request(json.dumps({"source": self.source, "function": self.function}).encode(), self._limit())
+        self._request(json.dumps(limits).encode(), *self._limit())  # the sandbox's start-up
+        self._request(json.dumps({"source": self.source, "function": self.function}).encode(), *self._limit())
 
-    def _request(self, data: bytes, timeout: float):
+    def _request(self, data: bytes, timeout: float, limit: str):
         try:
             self._process.stdin.write(struct.pack(">I", len(data)) + data)
             self._process.stdin.flush()
         except (BrokenPipeError, OSError):
             return self._ended()
-        answer = self._read_reply(timeout)
+        answer = self._read_reply(timeout, limit)
         if "error" in answer:
             name, message = str(answer["error"])[:60] or "Error", str(answer.get("message", ""))
             if name == "NotImplementedError":
@@ -329,13 +332,13 @@ class Answerer:
             raise type(name if name.isidentifier() else "Error", (StudentError,), {})(message)
         return decode_answer(answer["ok"])
 
-    def _read_exactly(self, size: int, deadline: float, timeout: float) -> bytes:
+    def _read_exactly(self, size: int, deadline: float, limit: str) -> bytes:
         chunks, left = [], size
         while left:
             ready, _, _ = select.select([self._reply], [], [], max(deadline - time.monotonic(), 0.0))
             if not ready:
                 self._stop()
-                raise TimeoutError(f"it ran longer than {timeout:g} s")
+                raise TimeoutError(f"it ran past {limit}")
             chunk = self._reply.read(left)
             if not chunk:
                 return self._ended()
@@ -343,14 +346,14 @@ class Answerer:
             left -= len(chunk)
         return b"".join(chunks)
 
-    def _read_reply(self, timeout: float) -> dict:
+    def _read_reply(self, timeout: float, limit: str) -> dict:
         deadline = time.monotonic() + timeout
-        (size,) = struct.unpack(">I", self._read_exactly(4, deadline, timeout))
+        (size,) = struct.unpack(">I", self._read_exactly(4, deadline, limit))
         if size > MAX_ANSWER_BYTES:
             self._stop()
             raise type("AnswerTooLarge", (StudentError,), {})(
                 f"the answer takes more than {MAX_ANSWER_BYTES // 2**20} MiB")
-        return json.loads(self._read_exactly(size, deadline, timeout))
+        return json.loads(self._read_exactly(size, deadline, limit))
 
     def _ended(self):
         code = self._process.wait() if self._process is not None else None
@@ -368,7 +371,7 @@ class Answerer:
         import cloudpickle
 
         self.start()
-        return self._request(cloudpickle.dumps(args), self._limit())
+        return self._request(cloudpickle.dumps(args), *self._limit())
 
     def _stop(self) -> None:
         if self._process is not None:
