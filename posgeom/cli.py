@@ -8,8 +8,9 @@ its handler, so that ``posgeom --help`` stays fast.
 Every error ends in one line on stderr: exit status 2 for bad input (a wrong option or option value —
 argparse's usage errors included, with a pointer to ``--help`` instead of the usage —, a missing or
 damaged file, a bad environment variable: :data:`INPUT_ERRORS`), 1 for a failure at run time that is
-not the input's fault. ``--debug`` shows the traceback instead. Control characters in a message (a file
-name, a counts file's metadata) are printed escaped (:func:`posgeom.validation.printable`).
+not the input's fault. ``--debug`` shows the traceback instead. A warning is one line too
+(:func:`warning_line`). Control characters in a message or a warning (a file name, a counts file's
+metadata) are printed escaped (:func:`posgeom.validation.printable`).
 """
 
 from __future__ import annotations
@@ -77,9 +78,24 @@ def error_line(err: BaseException) -> str:
     return text
 
 
+def warning_line(command: str):
+    """A ``warnings.formatwarning`` that shows a warning as one line, ``posgeom COMMAND: warning: ...``
+    (its message's newlines folded, control characters escaped), without Python's second line (the
+    source line that warned, which means nothing to a user of the command line)."""
+    from .validation import printable
+
+    def format_warning(message, category, filename, lineno, line=None) -> str:
+        return f"posgeom {command}: warning: {printable(' '.join(str(message).split()))}\n"
+
+    return format_warning
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    python_format, warnings.formatwarning = warnings.formatwarning, warning_line(args.command)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -92,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         hint = "" if code == 2 else " (a failure at run time; rerun with --debug for the traceback)"
         print(f"posgeom {args.command}: error: {error_line(err)}{hint}", file=sys.stderr)
         return code
+    finally:
+        warnings.formatwarning = python_format
 
 
 if __name__ == "__main__":

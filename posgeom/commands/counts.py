@@ -24,18 +24,28 @@ def _run_counts(args) -> int:
     from ..corpora.countsfile import save_counts
     from ..corpora.sharded import count_corpus
     from ..validation import check_int, printable
+    from ._cache import cache_folders, usable_cache, writes_only_on_success
+    from .corpus import check_positions
 
-    out = Path(args.out).expanduser()
+    out = Path(args.out).expanduser()  # every refusal of the options comes before any counting
     if not out.parent.is_dir():
         raise ValueError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
+    if out.is_dir():
+        raise ValueError(f"--out {args.out!r} is a folder; give the counts file to write (e.g. {str(out / 'counts.npz')!r})")
+    check_positions(args.positions)
     if args.workers is not None:
         check_int(args.workers, "--workers", 1)
-    stats = count_corpus(
-        args.corpus, args.positions, split=args.split, text_column=args.text_column, tokenizer=args.tokenizer,
-        special=args.special, br_tags=args.br_tags, on_empty=args.on_empty, workers=args.workers,
-        scheduler=args.scheduler, on_bad_shard=args.on_bad_shard, cache=not args.no_cache, cache_dir=args.cache_dir,
-        progress=None,
-    )
+    folders = cache_folders(args.cache_dir)
+    cache = not args.no_cache and usable_cache(folders)  # a link in the cache: reported, and no cache this run
+    # the shards' caches are written only once the corpus is counted (an empty corpus leaves none; the
+    # workers of a Dask cluster, other processes, write theirs as they go)
+    with writes_only_on_success(folders):
+        stats = count_corpus(
+            args.corpus, args.positions, split=args.split, text_column=args.text_column, tokenizer=args.tokenizer,
+            special=args.special, br_tags=args.br_tags, on_empty=args.on_empty, workers=args.workers,
+            scheduler=args.scheduler, on_bad_shard=args.on_bad_shard, cache=cache, cache_dir=args.cache_dir,
+            progress=None,
+        )
     save_counts(out, stats)
     info = stats.info
     summary = {

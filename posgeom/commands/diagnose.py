@@ -13,15 +13,29 @@ __all__ = ["add"]
 
 
 def _run(args) -> int:
+    from ._cache import cache_folders, writes_only_on_success
+
+    with writes_only_on_success(cache_folders()):  # refused after counting: nothing left in the cache
+        return _diagnose(args)
+
+
+def _diagnose(args) -> int:
+    from pathlib import Path
+
     from ..config import get_settings
-    from .corpus import check_geometry_options
     from ..diagnose.core import corpus_statistics, diagnose, inspect_model, model_tokenizer
     from ..diagnose.report import summary_lines, write_report
     from ..validation import check_int, printable
+    from ._cache import cache_folders, usable_cache
+    from .corpus import check_geometry_options, check_positions, refuse_empty
 
     if args.positions is not None:
         check_int(args.positions, "--positions", 2)
+        check_positions(args.positions)
     check_geometry_options(args)
+    out = Path(args.out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out!r} is a file; give a folder for report.html, report.json and the figures")
     if args.counts is not None:
         given = [flag for flag, value in (("--split", args.split), ("--positions", args.positions),
                                           ("--special", args.special), ("--data-dir", args.data_dir)) if value]
@@ -29,6 +43,8 @@ def _run(args) -> int:
             raise ValueError(f"{', '.join(given)} apply to --corpus only; a counts file holds its own options")
     seed = get_settings(seed=args.seed).seed
     info = inspect_model(args.model)  # a bad model fails before any counting
+    if info.mechanism.needs_weights:  # its weights too: pickled ones are refused here, not after the counting
+        info.reader.weight_map()
     synthetic = args.corpus is not None and args.corpus.startswith("synthetic")
     # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none, and a
     # counts file is checked against it (its ids are only the model's under the model's tokenizer)
@@ -41,10 +57,13 @@ def _run(args) -> int:
         spec = parse_corpus_spec(args.corpus)
         if spec.kind != "synthetic":
             positions = min(default_positions(spec.name), limit)
+    # a link in the cache is reported and never followed: the run then goes without the cache
+    cache = args.counts is None and not args.no_cache and usable_cache(cache_folders())
     stats = corpus_statistics(
         args.corpus, counts=args.counts, tokenizer=tokenizer, split=args.split, n_positions=positions,
-        special=args.special, seed=seed, data_dir=args.data_dir, cache=False if args.no_cache else None,
+        special=args.special, seed=seed, data_dir=args.data_dir, cache=None if cache else False,
     )
+    refuse_empty(stats, args.corpus or args.counts)
     rep = diagnose(
         info, stats, tokenizer=tokenizer, min_count=args.min_count, hellinger=args.hellinger,
         noise_method=args.noise, noise_reps=args.noise_reps, seed=seed, layers=not args.no_layers,

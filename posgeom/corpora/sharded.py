@@ -390,7 +390,11 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
     if cache_dir is not None:
         # named by its key, but a name proves nothing (a file copied over another's): the key inside is checked
         entry = Path(cache_dir) / f"shard-{cache_key(**key)}.npz"
-        if entry.is_file():
+        if entry.is_symlink():  # never read or replaced through a link (git and shared storage hold links)
+            problems.append(f"shard cache file {entry} is a symbolic link: never followed; the shard is counted "
+                            "without the cache (delete the link)")
+            entry = None
+        elif entry.is_file():
             hit, problem = _cached_shard(entry, key)
             if hit is not None:
                 values, numbers = np.unique(hit.full_lengths, return_counts=True)

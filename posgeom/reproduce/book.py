@@ -26,9 +26,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -173,6 +175,27 @@ def read_page(path: Path):
     return myst_nb_reader_plugin(str(path))
 
 
+#: What every kernel logs at start on its loopback TCP sockets (ipykernel >= 7): noise to a reader of the
+#: book's build, which starts one kernel per page on this machine; filtered from the kernels' stderr.
+KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
+
+
+@contextmanager
+def kernel_stderr():
+    """A file for a kernel's stderr, shown on this process's stderr once the kernel is done, without the
+    lines of :data:`KERNEL_NOISE` (whatever else a kernel says, a crash's last words among it, is kept)."""
+    with tempfile.TemporaryFile() as fh:
+        try:
+            yield fh
+        finally:
+            fh.seek(0)
+            lines = fh.read().decode(errors="replace").splitlines(keepends=True)
+            kept = "".join(line for line in lines if not any(noise in line for noise in KERNEL_NOISE))
+            if kept:
+                sys.stderr.write(kept)
+                sys.stderr.flush()
+
+
 def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
     """Run ``page`` in a fresh kernel in its folder; (notebook with outputs, seconds, error text or None,
     peak resident memory of the kernel in bytes or None).
@@ -192,7 +215,8 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
                             resources={"metadata": {"path": str(page.path.parent)}})
     started = time.perf_counter()
     try:
-        client.execute(env=env)
+        with kernel_stderr() as stderr:
+            client.execute(env=env, stderr=stderr)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
         nb.cells.pop()
         where = failed_cell(nb, current["index"]) or ("the memory probe after the last cell"
