@@ -146,7 +146,7 @@ def check_classical_mds(student_fn) -> Verdict:
         if X.shape != (D.shape[0], k):
             return f"the embedding has shape {X.shape}; it needs one row per position and k columns"
         have = np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(len(X))] for i in range(len(X))])
-        return array_problem(have, _mds_distances_oracle(D, k), atol=1e-8, what="the distances of your embedding", sqrt=True)
+        return array_problem(have, _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
 
     def hints(X, D, k):
         return "B = -1/2 J D^2 J (squared distances), eigenvalues in decreasing order, coordinates U sqrt(Lambda)."
@@ -177,6 +177,8 @@ def check_double_centring(student_fn) -> Verdict:
             return "square the distances entry by entry before centring."
         if any(np.allclose(B, -0.5 * side, atol=1e-9) for side in (J @ (D * D), (D * D) @ J)):
             return "centre both rows and columns: J on both sides."
+        if np.allclose(B, -0.5 * D * D, atol=1e-9):
+            return "centre the squared distances: B = -1/2 J D^2 J with J = I - 11^T / n on both sides."
         return ""
 
     return run_check("double centring", student_fn, cases, compare,

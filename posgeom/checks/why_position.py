@@ -26,13 +26,17 @@ __all__ = ["check_sinusoid_distances", "check_sinusoid_kernel", "check_equivaria
            "check_permutation_of_logits", "check_separation", "check_tied_rows"]
 
 
-def _sinusoid_table_oracle(n: int, d: int, base: float) -> np.ndarray:
-    """The interleaved sinusoidal table, entry by entry: p_i[2k] = sin(i w_k), p_i[2k+1] = cos(i w_k)."""
+_OFF_BY_ONE = "the frequencies are w_k = base^(-2k/d) for k = 0 … d/2 - 1: count k from 0, not from 1."
+
+
+def _sinusoid_table_oracle(n: int, d: int, base: float, first: int = 0) -> np.ndarray:
+    """The interleaved sinusoidal table, entry by entry: p_i[2k] = sin(i w_k), p_i[2k+1] = cos(i w_k)
+    (``first = 1``: the frequencies numbered from 1, a common slip)."""
     P = np.zeros((n, d))
     for i in range(n):
         for k in range(d // 2):
             # w_k = base^(-2k/d)
-            w = base ** (-2.0 * k / d)
+            w = base ** (-2.0 * (k + first) / d)
             P[i, 2 * k], P[i, 2 * k + 1] = math.sin(i * w), math.cos(i * w)
     return P
 
@@ -76,6 +80,9 @@ def check_sinusoid_distances(student_fn) -> Verdict:
         want = _pairwise_oracle(_sinusoid_table_oracle(n, d, base))
         if np.shape(D) == want.shape and np.allclose(D, want ** 2, atol=1e-6):
             return "these are squared distances: take the square root."
+        if np.shape(D) == want.shape and np.allclose(D, _pairwise_oracle(_sinusoid_table_oracle(n, d, base, first=1)),
+                                                     atol=1e-6):
+            return _OFF_BY_ONE
         return "the squared distance is d (1 - K) with K the *mean* of the cosines cos(delta w_k)."
 
     return run_check("sinusoid distances", student_fn, _sinusoid_cases(), compare,
@@ -91,10 +98,11 @@ def check_sinusoid_kernel(student_fn) -> Verdict:
              ("random offsets, d = 128", (rng.integers(-500, 500, size=20), 2 * vary(64, 48, 80), 10000.0)),
              ("one frequency", (np.arange(vary(5, 3, 9)), 2, vary(10.0, 5.0, 50.0)))]
 
-    def oracle(offsets, d, base):
+    def oracle(offsets, d, base, first=0):
+        # first = 1 is the common slip of numbering the frequencies from 1 (the hint's test)
         out = np.zeros(len(offsets))
         for m, delta in enumerate(offsets):
-            out[m] = sum(math.cos(float(delta) * base ** (-2.0 * k / d)) for k in range(d // 2)) * 2.0 / d
+            out[m] = sum(math.cos(float(delta) * base ** (-2.0 * k / d)) for k in range(first, first + d // 2)) * 2.0 / d
         return out
 
     def compare(K, offsets, d, base):
@@ -105,6 +113,8 @@ def check_sinusoid_kernel(student_fn) -> Verdict:
         zero = np.flatnonzero(np.asarray(offsets) == 0)
         if K.shape == np.shape(offsets) and zero.size and abs(K[zero[0]] - 1.0) > 1e-9:
             return "K(0) must be 1: average the cosines over the d/2 frequencies (the factor is 2/d)."
+        if K.shape == np.shape(offsets) and np.allclose(K, oracle(offsets, d, base, first=1), atol=1e-9):
+            return _OFF_BY_ONE
         return ""
 
     return run_check("sinusoid kernel", student_fn, cases, compare, switch_off=_sinusoid_functions(), hints=hints)
