@@ -209,3 +209,16 @@ def test_a_book_kernel_s_tcp_notice_is_not_shown(tmp_path, capfd):
     with kernel_stderr() as fh:
         fh.write(b"[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All ...\nsegfault here\n")
     assert capfd.readouterr().err == "segfault here\n"
+
+
+def test_reproduce_messages_are_printed_escaped(monkeypatch, capsys):
+    """A failed chapter's message carries its notebook's traceback (colours, and whatever a name holds)."""
+    import posgeom.reproduce as reproduce
+
+    def fail(*args, **kwargs):
+        raise reproduce.ChapterFailed("demo", "cell 3: \x1b[31mValueError\x1b[0m in \x1b]0;pwned\x07")
+
+    monkeypatch.setattr(reproduce, "reproduce", fail)
+    code, _, err = _run(capsys, "reproduce", "--scale", "quick")
+    assert code == 1 and "\x1b" not in err and "\x07" not in err
+    assert "cell 3: \\x1b[31mValueError\\x1b[0m in \\x1b]0;pwned\\x07" in err

@@ -65,8 +65,10 @@ def test_results_check_says_which_stale_paper_entries_need_a_gpu(tmp_path, monke
         registry.save(name, {"x": 1}, **common)
     from posgeom.reproduce import listing
 
-    monkeypatch.setattr(store, "code_changed", lambda manifest: True)
-    monkeypatch.setattr(listing, "code_changed", lambda manifest: True)
+    from posgeom.registry import check
+
+    for module in (store, check, listing):
+        monkeypatch.setattr(module, "code_changed", lambda manifest: True)
     assert main(["results", "check", "--scale", "paper", "--results-dir", str(tmp_path), "--no-sweep"]) == 0
     lines = capsys.readouterr().out.splitlines()
     cpu = next(line for line in lines if "zoo.table" in line)

@@ -228,3 +228,80 @@ def test_storage_helpers_refuse_links(tmp_path):
     assert symlinks_below(tmp_path) == [tmp_path / "file-link", holder / "sub" / "in", link]
     remove_tree(holder)  # the link inside is removed itself, never entered
     assert not holder.exists() and _snapshot(target) == before
+
+
+# ----------------------------------------------------------------------------------- the corpora caches
+
+TEXTS = "the film was good\na bad film\nwhat a film it was\n"
+
+
+def _replace_by_links(folder: Path, outside: Path) -> dict[Path, Path]:
+    """Move every file of the cache ``folder`` outside and leave a link to it in its place: a cache that
+    followed links would serve these (faithful) copies."""
+    outside.mkdir()
+    links = {}
+    for entry in sorted(folder.glob("*.npz")):
+        target = outside / entry.name
+        entry.rename(target)
+        target.chmod(0o640)
+        entry.symlink_to(target)
+        links[entry] = target
+    return links
+
+
+def test_a_link_in_the_corpora_cache_is_reported_never_followed(env, capsys):
+    corpus = env / "texts.txt"
+    corpus.write_text(TEXTS)
+    argv = ["stress", "--corpus", str(corpus), "--encodings", "sinusoidal"]
+    assert main(argv) == 0
+    cache = env / "cache" / "corpora"
+    links = _replace_by_links(cache, env / "elsewhere")
+    stale = env / "elsewhere" / "stale.tmp"  # a temporary name: a sweep deletes old ones
+    stale.write_bytes(CONTENT)
+    (cache / ".tokens-x.npz.abc.tmp").symlink_to(stale)
+    os.utime(cache / ".tokens-x.npz.abc.tmp", (0, 0), follow_symlinks=False)
+    before = {target: _snapshot(target) for target in [*links.values(), stale]}
+    capsys.readouterr()
+
+    for command in (argv, ["corpus-report", "--corpus", str(corpus)]):
+        with pytest.warns(UserWarning, match="in the cache is a symbolic link: never followed") as caught:
+            assert main(command) == 0
+        assert len(caught) == 3  # one line per link
+        out = capsys.readouterr().out
+        assert "(from cache)" not in out  # recounted: nothing read through a link
+        assert all(link.is_symlink() for link in links) and (cache / ".tokens-x.npz.abc.tmp").is_symlink()
+        assert {target: _snapshot(target) for target in before} == before
+        assert sorted(p.name for p in cache.iterdir()) == sorted([".tokens-x.npz.abc.tmp", *(p.name for p in links)])
+
+
+def test_a_linked_cache_folder_is_never_written_through(env, capsys):
+    corpus = env / "texts.txt"
+    corpus.write_text(TEXTS)
+    outside = env / "elsewhere"
+    outside.mkdir()
+    (env / "cache").mkdir()
+    (env / "cache" / "corpora").symlink_to(outside, target_is_directory=True)
+    with pytest.warns(UserWarning, match="corpora in the cache is a symbolic link"):
+        assert main(["stress", "--corpus", str(corpus), "--encodings", "sinusoidal"]) == 0
+    assert not list(outside.iterdir())
+
+
+def test_a_link_in_the_shard_cache_is_reported_never_followed(env, capsys):
+    from posgeom.corpora.sharded import count_corpus
+
+    corpus = env / "texts.txt"
+    corpus.write_text(TEXTS)
+    argv = ["counts", "--corpus", str(corpus), "--positions", "12", "--out", str(env / "c.npz")]
+    assert main(argv) == 0
+    links = _replace_by_links(env / "cache" / "shards", env / "elsewhere")
+    before = {target: _snapshot(target) for target in links.values()}
+    capsys.readouterr()
+    with pytest.warns(UserWarning, match="in the cache is a symbolic link"):
+        assert main(argv) == 0
+    assert "1 shards counted (0 from the cache)" in capsys.readouterr().out
+    # the counting itself (a Dask worker's, which no command guards) never reads or replaces a linked entry
+    with pytest.warns(UserWarning, match="is a symbolic link: never followed; the shard is counted without"):
+        stats = count_corpus(str(corpus), 12, cache_dir=env / "cache" / "shards", progress=False)
+    assert stats.info["shards"][0]["cached"] is False
+    assert all(link.is_symlink() for link in links)
+    assert {target: _snapshot(target) for target in before} == before

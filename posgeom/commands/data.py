@@ -20,24 +20,26 @@ def add(subparsers) -> None:
     def show(args) -> int:
         from ..corpora.download import data_sources
         from ..offline import decide
+        from ..validation import printable
 
         decision = decide()
         rows = data_sources(decision)
         width = max(len(what) for what, _ in rows)
         for what, where in rows:
-            print(f"{what.ljust(width)}  {where}")
+            print(printable(f"{what.ljust(width)}  {where}"))  # a folder's name may hold terminal escapes
         for problem in decision.problems:
-            print(f"problem: {problem}")
+            print(printable(f"problem: {problem}"))
         return 1 if decision.problems else 0
 
     def download(args) -> int:
         from ..corpora.download import download_corpora
         from ..corpora.real import FOLDER_CHECKSUMS
+        from ..validation import printable
 
         written = download_corpora(args.to)
         folder = Path(args.to).expanduser().resolve()
-        print(f"wrote {len(written)} files and {FOLDER_CHECKSUMS} to {folder}")
-        print(f"use it with: export POSGEOM_DATA_DIR={folder}")
+        print(printable(f"wrote {len(written)} files and {FOLDER_CHECKSUMS} to {folder}"))
+        print(printable(f"use it with: export POSGEOM_DATA_DIR={folder}"))
         return 0
 
     p.set_defaults(func=show)

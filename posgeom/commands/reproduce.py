@@ -83,10 +83,11 @@ def _run(args) -> int:
 def _list(scale: str, only) -> int:
     from ..registry import Registry
     from ..reproduce import format_list, project_root, resolve_results_dir, select_chapters
+    from ..validation import printable
 
     selected = select_chapters(only)
     notebooks = project_root() / "notebooks"
-    print(format_list(selected, scale, Registry(resolve_results_dir(None, notebooks)), notebooks))
+    print(printable(format_list(selected, scale, Registry(resolve_results_dir(None, notebooks)), notebooks)))
     return 0
 
 
@@ -94,12 +95,13 @@ def _cpu_parts(scale: str, only, budget, force: bool = False) -> int:
     import sys
 
     from ..reproduce import ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
+    from ..validation import printable
 
     timeout = parse_budget(budget) if budget is not None else None
     results = run_cpu_parts(scale, only, timeout_s=timeout)
     failed = [p.name for p, status, _ in results if status.startswith("failed")]
     if failed:
-        print(f"posgeom reproduce: {len(failed)} CPU part(s) failed: {', '.join(failed)}", file=sys.stderr)
+        print(printable(f"posgeom reproduce: {len(failed)} CPU part(s) failed: {', '.join(failed)}"), file=sys.stderr)
         return 1
     gpu_chapters = [c.slug for c in select_chapters(only) if c.paper_needs_gpu]
     if scale != "paper" or not gpu_chapters:
@@ -107,8 +109,8 @@ def _cpu_parts(scale: str, only, budget, force: bool = False) -> int:
     print(f"posgeom reproduce: the GPU chapters on the CPU, their GPU work reported: {', '.join(gpu_chapters)}")
     try:
         reproduce(scale, gpu_chapters, device="cpu", force=force, report_gpu_work=True)
-    except ChapterFailed as err:
-        print(f"posgeom reproduce: {err}", file=sys.stderr)
+    except ChapterFailed as err:  # a notebook's traceback: its colours and any name's escapes shown escaped
+        print(printable(f"posgeom reproduce: {err}"), file=sys.stderr)
         return 1
     return 0
 
@@ -117,6 +119,7 @@ def _reproduce(scale: str, args) -> int:
     import sys
 
     from ..reproduce import ChapterFailed, parse_budget, reproduce
+    from ..validation import printable
 
     try:
         if args.budget is not None:
@@ -124,15 +127,15 @@ def _reproduce(scale: str, args) -> int:
         report = reproduce(scale, args.only, args.device, force=args.force, nproc=args.nproc_per_node,
                            budget=args.budget)
     except ChapterFailed as err:
-        print(f"posgeom reproduce: {err}\nFix it and run the same command again: chapters already done are "
+        print(printable(f"posgeom reproduce: {err}") + "\nFix it and run the same command again: chapters already done are "
               "skipped, and finished experiments are read back from the registry.", file=sys.stderr)
         return 1
     print(f"posgeom reproduce: {len(report.ran)} chapter(s) run, {len(report.skipped)} already done "
           "(see the page 'Does the paper hold up?' for every claim's verdict)")
     if report.interrupted or report.deferred:
         left = ([f"{report.interrupted} (in progress)"] if report.interrupted else []) + report.deferred
-        print(f"posgeom reproduce: the budget is spent; {len(report.deferred) + bool(report.interrupted)} "
-              f"chapter(s) left ({', '.join(left)}): run the same command again to continue")
+        print(printable(f"posgeom reproduce: the budget is spent; {len(report.deferred) + bool(report.interrupted)} "
+                        f"chapter(s) left ({', '.join(left)}): run the same command again to continue"))
     return 0
 
 
@@ -151,12 +154,13 @@ def _ddp_worker(entry_points: list[str]) -> int:
     import sys
 
     from ..reproduce import INTERRUPTED_EXIT, INTERRUPTED_NAME, run_ddp_worker
+    from ..validation import printable
 
     try:
         run_ddp_worker(entry_points)
     except Exception as err:  # noqa: BLE001 - the training deadline is an expected stop, not a failure
         if type(err).__name__ != INTERRUPTED_NAME:
             raise
-        print(f"posgeom reproduce worker: {err}", file=sys.stderr)
+        print(printable(f"posgeom reproduce worker: {err}"), file=sys.stderr)
         return INTERRUPTED_EXIT
     return 0
