@@ -520,9 +520,9 @@ def comparison_html(table: pd.DataFrame) -> str:
 
     Columns: claim, verdict (mark, word, then why), paper, this book, and the setting where the rows
     differ: a setting every row shares (the scale, the model, the corpus, the options) is said once
-    above the table. Text is worded for a reader (:func:`posgeom.wording.plain_words`) and a long cell
-    shows :data:`CELL_WORDS` words with the rest under "more" (:func:`budget_html`). An empty cell
-    shows :data:`MISSING`.
+    above the table. Text is worded for a reader (``posgeom.wording.plain_words``) and a long cell
+    shows :data:`CELL_WORDS` words with the rest under "more" (:func:`posgeom.report.budget_html`). An
+    empty cell shows :data:`MISSING`.
     """
     missing = [c for c in COMPARISON_COLUMNS if c not in table.columns]
     if missing:
@@ -539,8 +539,8 @@ def comparison_html(table: pd.DataFrame) -> str:
         why = f" — {budget_html(rest)}" if rest else ""
         cells = [_text_html(claim), verdict_html(verdict) + why, budget_html(row["paper"]),
                  budget_html(row["this book"])]
-        if varying:
-            cells.append("<br>".join(f"{c}: {budget_html(row[c])}" for c in varying if shown(row[c])) or MISSING)
+        if varying:  # one budget for the whole cell: its settings joined, cut between them
+            cells.append(budget_html("; ".join(f"{c}: {shown(row[c])}" for c in varying if shown(row[c]))))
         rows.append(cells)
     headers = ["Claim", "Verdict", "Paper", "This book"] + (["Setting"] if varying else [])
     first = table.iloc[0] if len(table) else None

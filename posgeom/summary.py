@@ -327,7 +327,7 @@ def short_why(summary: ClaimSummary) -> tuple[str, str]:
     At most about :data:`posgeom.wording.WHY_WORDS` words, never :data:`posgeom.wording.WHY_WORDS_MAX`:
     the deciding check's finding (its first clauses, brackets left out; the number that decides is
     there), or what the claim waits for. The bookkeeping (which checks decided, which were counted
-    apart) stays in :attr:`BottomLine.sentence`, shown below the table. ``""`` for the chapter when none.
+    apart) stays in the bottom line's ``sentence``, shown below the table (:func:`decisions_html`). ``""`` for the chapter when none.
     """
     line, lead = summary.bottom_line, _lead(summary)
     if lead is None:
@@ -371,7 +371,7 @@ def bottom_line_html(summaries: Sequence[ClaimSummary], *, documents: Collection
 
 
 def decisions_html(summaries: Sequence[ClaimSummary]) -> str:
-    """How each bottom line was decided, in full (:attr:`BottomLine.sentence`: the deciding checks, those
+    """How each bottom line was decided, in full (the bottom line's ``sentence``: the deciding checks, those
     outweighed and those counted apart), as a list: the bookkeeping the one-line "Why" leaves out."""
     items = "".join(f"<li><strong>{html.escape(s.claim.id)}</strong> ({html.escape(s.bottom_line.verdict)}): "
                     f"{html.escape(plain_words(s.bottom_line.sentence), quote=False)}</li>" for s in summaries)

@@ -114,7 +114,7 @@ def test_table_html_puts_the_verdict_second_with_a_word_a_mark_and_a_class():
     assert verdict.get_text().endswith("— scale-dependent normalisation")
     assert second.select_one(".posgeom-verdict-reproduced").get_text() == "✓ reproduced"
     # what every row shares is said once above the table; the Setting cell holds what differs
-    assert second.select("td")[-1].get_text("|") == "corpus: synthetic|options: rank 3"
+    assert second.select("td")[-1].get_text() == "corpus: synthetic; options: rank 3"
     assert soup.select_one("p.posgeom-shared-setting").get_text() == "Setting of every row: scale: quick; model: none."
     # every cell names its column, for the stacked layout on a phone
     assert all(cell.get("data-label") for cell in soup.select("tbody th, tbody td"))

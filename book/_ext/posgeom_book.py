@@ -501,8 +501,8 @@ def _search_scorer(app, config) -> None:
 # The lecture first: a chapter's logistics folded away
 # --------------------------------------------------------------------------------------------
 
-#: The title of every chapter's box of logistics (time, memory, data, model, GPU).
-NEEDS_TITLE = "What this chapter needs"
+#: The titles of a chapter's box of logistics (time, memory, data, model, GPU).
+NEEDS_TITLES = ("What this chapter needs", "What this page needs")
 #: What the folded set-up cell and the folded table of paper-scale parts say when closed.
 SETUP_PROMPT = ("Show the set-up code (imports and settings)", "Hide the set-up code")
 
@@ -533,7 +533,7 @@ def fold_logistics(doctree) -> dict[str, int]:
     folded = {"boxes": 0, "tables": 0, "setup": 0}
     for box in list(doctree.findall(nodes.admonition)):
         title = next(iter(box.findall(nodes.title)), None)
-        if title is None or title.astext().strip() != NEEDS_TITLE:
+        if title is None or title.astext().strip() not in NEEDS_TITLES:
             continue
         if "dropdown" not in box["classes"]:
             box["classes"].append("dropdown")
