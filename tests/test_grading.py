@@ -109,7 +109,6 @@ def test_definitions_that_never_finish_cost_only_the_exercise_that_uses_them(edi
 
 def _cheats(instructor: Path, classmate: Path) -> dict[str, str]:
     """Each defines my_hellinger through something the student must not reach."""
-    honest_body = "    S = np.sqrt(probs)\n    return np.sqrt(((S[:, None, :] - S[None, :, :]) ** 2).sum(axis=-1))\n"
     return {
         "meta_path": ("import sys, numpy as np\n"
                       "def my_hellinger(probs):\n"

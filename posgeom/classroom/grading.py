@@ -210,6 +210,9 @@ def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120,
     -------
     GradeReport
     """
+    from . import require_notebook_tools
+
+    require_notebook_tools()
     import nbformat
 
     from .extract import exercise_program
@@ -231,21 +234,19 @@ def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120,
         for exercise in key["exercises"]:
             if not exercise.get("check"):
                 continue  # graded by hand
-            points = float(exercise.get("points", 1))
-
-            def score(share: float, message: str, printed: str = "") -> None:
-                report.exercises.append(ExerciseScore(exercise["label"], exercise.get("number"), exercise["title"],
-                                                      share, message, points, printed))
-
             program = exercise_program(nb, exercise["function"])
             left = submission_timeout - (time.monotonic() - started)
             if not program.defined:
-                score(0.0, f"the notebook defines no function {exercise['function']}")
+                decided = (0.0, f"the notebook defines no function {exercise['function']}", "")
             elif left <= 0:
-                score(0.0, f"not graded: the submission's time limit ({submission_timeout:g} s) was reached before it")
+                decided = (0.0, f"not graded: the submission's time limit ({submission_timeout:g} s) was reached "
+                                "before it", "")
             else:
-                score(*_decide(exercise, program.source, key, folder=Path(folder), timeout=timeout,
-                               seconds_left=left, memory_mb=memory_mb, sandbox=sandbox))
+                decided = _decide(exercise, program.source, key, folder=Path(folder), timeout=timeout,
+                                  seconds_left=left, memory_mb=memory_mb, sandbox=sandbox)
+            share, message, printed = decided
+            report.exercises.append(ExerciseScore(exercise["label"], exercise.get("number"), exercise["title"], share,
+                                                  message, float(exercise.get("points", 1)), printed))
         skipped = exercise_program(nb, "_").skipped
         if skipped:
             report.notes.append(f"code cell(s) {', '.join(map(str, skipped))} are not valid Python and were not read")

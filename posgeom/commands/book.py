@@ -19,6 +19,9 @@ def add(subparsers) -> None:
     p.add_argument("--timeout", type=int, default=3600, help="seconds allowed per cell (default 3600)")
     p.add_argument("--path-output", default=None, metavar="DIR",
                    help="build into DIR/_build/html instead of the checkout's _build/html")
+    p.add_argument("--course", action="store_true",
+                   help="a course's site: no exercise solutions and no links to the sources (which hold them), "
+                        "into _build/course/_build/html unless --path-output says otherwise")
     p.set_defaults(func=_run)
 
 
@@ -29,4 +32,4 @@ def _run(args) -> int:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if args.timeout < 1:
         raise ValueError(f"--timeout must be at least 1 second, got {args.timeout}")
-    return build_book(jobs=args.jobs, timeout=args.timeout, path_output=args.path_output)
+    return build_book(jobs=args.jobs, timeout=args.timeout, path_output=args.path_output, course=args.course)
