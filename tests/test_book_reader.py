@@ -12,7 +12,11 @@ import re
 
 import pytest
 
-from test_book import ARTIFACTS, browser, built_book, pages, parsed, served_book  # noqa: F401 (fixtures)
+import test_book
+from test_book import ARTIFACTS, pages, parsed
+
+# the session fixtures of tests/test_book.py (one build, one Chromium per test run), used here by name
+built_book, served_book, browser = test_book.built_book, test_book.served_book, test_book.browser
 
 pytestmark = [pytest.mark.book]
 
