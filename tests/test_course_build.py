@@ -94,7 +94,7 @@ def test_posgeom_book_course_builds_with_the_course_config(tmp_path, monkeypatch
     commands = []
     monkeypatch.setattr(book.subprocess, "run", lambda command, cwd: commands.append(command) or
                         subprocess.CompletedProcess(command, 0))
-    monkeypatch.setattr(book, "project_root", lambda: REPO)
+    monkeypatch.setattr("posgeom.reproduce.chapters.project_root", lambda: REPO)
     assert main(["book", "--course", "--path-output", str(tmp_path / "site")]) == 0
     (command,) = commands
     config = Path(command[command.index("--config") + 1])

@@ -32,4 +32,11 @@ def _run(args) -> int:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if args.timeout < 1:
         raise ValueError(f"--timeout must be at least 1 second, got {args.timeout}")
-    return build_book(jobs=args.jobs, timeout=args.timeout, path_output=args.path_output, course=args.course)
+    config, path_output = None, args.path_output
+    if args.course:
+        from ..classroom.course import COURSE_OUTPUT, write_course_config
+        from ..reproduce.chapters import project_root
+
+        path_output = path_output if path_output is not None else project_root() / COURSE_OUTPUT
+        config = write_course_config(project_root(), path_output)
+    return build_book(jobs=args.jobs, timeout=args.timeout, path_output=path_output, config=config)

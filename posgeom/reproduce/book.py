@@ -370,12 +370,12 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
 
 def build_book(root: str | Path | None = None, *, jobs: int | None = None, timeout: int | None = 3600,
                path_output: str | Path | None = None, out: Callable[[str], None] = print,
-               course: bool = False) -> int:
+               config: str | Path | None = None) -> int:
     """Execute the pages in parallel (:func:`execute_book`), then ``jupyter-book build`` the checkout strictly
     (``--all --warningiserror --nitpick --keep-going``, into ``path_output`` when given): ``posgeom book``.
 
-    With ``course`` it builds the site without the exercises' solutions nor links to the sources
-    (:mod:`posgeom.classroom.course`), into ``path_output`` or ``_build/course``: ``posgeom book --course``.
+    ``config`` is a configuration file to build with instead of the checkout's ``_config.yml`` (``posgeom
+    book --course`` gives :func:`posgeom.classroom.course.write_course_config`'s).
 
     Returns
     -------
@@ -392,11 +392,8 @@ def build_book(root: str | Path | None = None, *, jobs: int | None = None, timeo
     jb = Path(sys.executable).with_name("jupyter-book")
     command = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--all", "--warningiserror",
                "--nitpick", "--keep-going"]
-    if course:
-        from ..classroom.course import COURSE_OUTPUT, write_course_config
-
-        path_output = Path(path_output) if path_output is not None else root / COURSE_OUTPUT
-        command += ["--config", str(write_course_config(root, path_output))]
+    if config is not None:
+        command += ["--config", str(config)]
     if path_output is not None:
         command += ["--path-output", str(path_output)]
     return subprocess.run(command, cwd=root).returncode
