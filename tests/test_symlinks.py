@@ -305,3 +305,28 @@ def test_a_link_in_the_shard_cache_is_reported_never_followed(env, capsys):
     assert stats.info["shards"][0]["cached"] is False
     assert all(link.is_symlink() for link in links)
     assert {target: _snapshot(target) for target in before} == before
+
+
+def test_a_finished_chapter_s_progress_is_never_cleared_through_a_link(tmp_path):
+    from posgeom.registry import params_key
+    from posgeom.reproduce.chapters import PROGRESS_EXPERIMENT
+    from posgeom.reproduce.runner import _clear_progress
+
+    reg = Registry(tmp_path / "results")
+    target = _outside(tmp_path, "folder")
+    entry = target / params_key({"chapter": "demo"})  # where the link leads the progress entry
+    entry.mkdir()
+    (entry / "keep.txt").write_bytes(CONTENT)
+    (reg.root / "quick").mkdir(parents=True)
+    (reg.root / "quick" / PROGRESS_EXPERIMENT).symlink_to(target, target_is_directory=True)
+    before = _snapshot(target)
+    with pytest.warns(UserWarning, match="kept the progress record of demo: .* is a symbolic link"):
+        _clear_progress(reg, "demo", "quick")
+    assert _snapshot(target) == before
+
+    (reg.root / "quick" / PROGRESS_EXPERIMENT).unlink()
+    reg.save(PROGRESS_EXPERIMENT, {"slices": 1}, params={"chapter": "demo"}, scale="quick", seed=0, device="cpu",
+             code="posgeom.storage")
+    _clear_progress(reg, "demo", "quick")  # a real entry is removed, lock and all
+    assert not reg.has(PROGRESS_EXPERIMENT, params={"chapter": "demo"}, scale="quick")
+    assert not (reg.root / "quick" / PROGRESS_EXPERIMENT / params_key({"chapter": "demo"})).exists()

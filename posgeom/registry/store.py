@@ -197,6 +197,23 @@ class Registry:
             lock.release()
         return self.load(experiment, params=params, scale=scale)
 
+    def remove(self, experiment: str, *, params: Mapping[str, Any], scale: str) -> bool:
+        """Delete the stored entry (its whole folder, under its lock); False when there is none.
+
+        A symbolic link in place of the entry or one of its parents, or inside it, is refused
+        (``ValueError``): nothing is deleted through a link."""
+        folder = self._folder(experiment, scale, params_key(params))
+        self._refuse_symlink(folder)
+        if not folder.is_dir():
+            return False
+        lock = self._lock(folder)
+        try:
+            remove_tree(folder)  # the lock file with it: a waiting writer locks a new one (FolderLock)
+        finally:
+            lock.release()
+        fsync_dir(folder.parent)
+        return True
+
     def _write_version(self, folder: Path, files: Mapping[str, bytes], digest: str) -> None:
         """Write ``files`` (the manifest, with sha256 ``digest``, among them) as the version ``v-<digest>`` of
         the entry ``folder`` and point the entry at it. Call under the entry's lock."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..config import get_settings, resolve_device, validate_device, validate_scale
-from ..registry import COMMAND_ENV, GPU_WORK_ENV, Registry, code_changed, command_line, params_key, require_committed
+from ..registry import COMMAND_ENV, GPU_WORK_ENV, Registry, code_changed, command_line, require_committed
 from ..report import CLAIMS_EXPERIMENT, notebook_sha256
 from ..validation import check_positive_int
 from .budget import (
@@ -294,12 +294,14 @@ def _record_progress(registry: Registry, slug: str, scale: str, stop: SliceInter
 
 
 def _clear_progress(registry: Registry, slug: str, scale: str) -> None:
-    """A chapter that finished has no progress left to report."""
-    import shutil
+    """A chapter that finished has no progress left to report (a symbolic link on the way is left alone,
+    with a warning: nothing is deleted through it)."""
+    import warnings
 
-    folder = Path(registry.root) / scale / PROGRESS_EXPERIMENT / params_key({"chapter": slug})
-    if folder.is_dir():
-        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        registry.remove(PROGRESS_EXPERIMENT, params={"chapter": slug}, scale=scale)
+    except ValueError as err:
+        warnings.warn(f"kept the progress record of {slug}: {err}", stacklevel=2)
 
 
 def _recorded_claims(registry: Registry, slug: str, scale: str) -> tuple[str, ...]:
