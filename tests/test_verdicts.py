@@ -206,11 +206,80 @@ def test_rules_read_intervals_as_objects_or_mappings():
     assert a == b
 
 
-def test_thresholds_are_named_constants_with_a_reason():
-    source = (ROOT / "posgeom" / "verdicts.py").read_text(encoding="utf-8").splitlines()
+@pytest.mark.parametrize("path", sorted((ROOT / "posgeom" / "verdicts").glob("*.py")), ids=lambda p: p.name)
+def test_thresholds_are_named_constants_with_a_reason(path):
+    source = path.read_text(encoding="utf-8").splitlines()
     for k, line in enumerate(source):
         if re.match(r"^[A-Z_]+(, [A-Z_]+)* = [-0-9.(]", line):
             assert source[k - 1].startswith("#"), f"the constant on line {k + 1} has no reason beside it: {line}"
+
+
+# the package: one module per part of the book, the verdict an Enum of its words, typed intervals
+
+
+def test_the_rules_live_one_part_of_the_book_a_module_none_over_600_lines():
+    from posgeom.verdicts import learned_tables, optimal_encoding, paper_experiments, why_position
+
+    assert v.PARTS == (why_position, optimal_encoding, paper_experiments, learned_tables)
+    claims = {why_position: {"c1", "c2"}, optimal_encoding: {"c3", "c4", "c5", "c6"},
+              paper_experiments: {"c7", "c8", "c9", "c10", "c11"},
+              learned_tables: {f"s{k}" for k in range(1, 10)}}
+    for part, wanted in claims.items():
+        found = {name.split("_")[0] for name in part.__all__ if name in v.RULES}
+        assert found == wanted, part.__name__
+    for path in (ROOT / "posgeom" / "verdicts").glob("*.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 600, path.name
+
+
+#: What the one module ``posgeom/verdicts.py`` exported (its ``__all__``) and what callers read from it besides.
+OLD_NAMES = (
+    "REPRODUCED DEPENDS NOT_REPRODUCED INCONCLUSIVE BY_CONSTRUCTION VERDICTS EVIDENCE PAPER_MODEL Decision is_model "
+    "stand_in ntk_learned ntk_lazy RULES decide_command ACCURACY_MARGIN TAIL_EFFECT LOSS_EFFECT ORDER_EFFECT "
+    "FLOOR_EFFECT MAX_SEEDS SEED_S1_MODEL SEED_S1_HUB USES_POSITION_SDS SHORTFALL LAZY_KERNEL_CHANGE SEP_TOL "
+    "ROUNDING_TOL CHANCE ABOVE_CHANCE OVERFIT_GAP RANDOM_VIOLATION LEARNED_LOSS PAPER_ALIBI_STRESS"
+).split()
+
+
+def test_every_name_of_the_old_module_is_importable_from_the_package():
+    import posgeom.verdicts as package
+
+    missing = [name for name in OLD_NAMES + sorted(v.RULES) if not hasattr(package, name)]
+    assert not missing
+    assert set(OLD_NAMES) - {"SEED_S1_MODEL", "SEED_S1_HUB", "USES_POSITION_SDS", "SHORTFALL", "LAZY_KERNEL_CHANGE",
+                             "SEP_TOL", "ROUNDING_TOL", "CHANCE", "ABOVE_CHANCE", "OVERFIT_GAP", "RANDOM_VIOLATION",
+                             "LEARNED_LOSS", "PAPER_ALIBI_STRESS"} <= set(package.__all__)
+
+
+def test_a_verdict_is_an_enum_whose_value_is_the_word():
+    import json
+
+    assert [x.value for x in v.Verdict] == ["reproduced", "depends on an unstated choice", "not reproduced",
+                                            "inconclusive here", "holds by construction"]
+    assert v.VERDICTS == tuple(v.Verdict) and v.REPRODUCED is v.Verdict.REPRODUCED
+    for verdict in v.Verdict:
+        # a stored row, a table cell and a sentence read the word itself, byte for byte
+        assert verdict == verdict.value and str(verdict) == f"{verdict}" == verdict.value
+        assert json.dumps({"verdict": verdict}) == json.dumps({"verdict": verdict.value})
+        assert {verdict.value: 1}[verdict] == 1
+    # a decision given the word as a plain string holds the Verdict, and equals the one given the member
+    assert v.Decision("reproduced").verdict is v.REPRODUCED
+    assert v.Decision("not reproduced", why="x") == v.Decision(v.NOT_REPRODUCED, why="x")
+    with pytest.raises(ValueError, match="unknown verdict 'proven'; valid verdicts are reproduced, depends"):
+        v.Decision("proven")
+    with pytest.raises(ValueError, match="a verdict of 'not reproduced' needs a `why`"):
+        v.Decision(v.NOT_REPRODUCED)
+
+
+def test_rules_take_typed_intervals_and_refuse_anything_else_clearly():
+    from posgeom.geometry.bootstrap import Interval
+
+    boot = Interval(estimate=-0.15, low=-0.2, high=-0.1)
+    assert v.c7_alibi_ranking(boot, boot).verdict == R  # a bootstrap interval of a corpus statistic
+    assert v.c7_alibi_ranking(boot.as_dict(), iv(-0.2, -0.1)).why == v.c7_alibi_ranking(boot, boot).why
+    with pytest.raises(TypeError, match="got tuple"):
+        v.c7_alibi_ranking((-0.2, -0.1), boot)
+    with pytest.raises(ValueError, match="this mapping lacks high"):
+        v.c7_alibi_ranking({"low": -0.2}, boot)
 
 
 def test_rules_refuse_empty_input():

@@ -1,0 +1,226 @@
+"""The decision rules of Part II, *The optimal encoding*: C3 and C6 (Proposition 6, Algorithm 1), C4 (sinusoids as MDS) and C5
+(Remark 8).
+
+Every rule returns a :class:`~posgeom.verdicts.decision.Decision`; the standards they share (the five
+verdicts, stand-in models, the power of a decision over seeds) are in :mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ..geometry.power import seed_design
+from .decision import (
+    BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Decision, IntervalLike, SeedIntervalLike,
+    Values, interval_bounds, interval_text, more_seeds, as_values, with_power,
+)
+
+__all__ = ["ROUNDING_TOL", "GAIN_MARGIN", "FOURIER_TOL", "NEAR_OPTIMAL", "PAPER_SAVINGS", "SAVINGS_ROUNDING",
+    "PAPER_REDUCTION", "ACCURACY_MARGIN", "c3_full_rank_mds", "c6_near_zero", "c3_least_stress",
+    "c3_exact_impossible", "c3_beats_other_encodings", "c4_circulant", "c4_sinusoidal_table", "c5_parameter_savings",
+    "c5_stress_reduction", "c5_lowrank_performance"]
+
+
+#: Largest relative error counted as "exact" for a float64 reconstruction: rounding of an eigensolver
+#: on matrices of a few hundred rows is about 1e-12; 1e-8 leaves margin and is far from any real error.
+ROUNDING_TOL = 1e-8
+#: A SMACOF gain over classical MDS counts as real above this: one per cent of the stress, fixed before
+#: looking, far above the solver's tolerance.
+GAIN_MARGIN = 0.01
+
+
+def c3_full_rank_mds(max_error: float) -> Decision:
+    """C3: full-rank classical MDS reproduces the chord Hellinger distances.
+
+    The chord distance is Euclidean (the rows √μ_i embed it), so full-rank MDS reproduces it exactly on
+    any corpus: ``"holds by construction"`` when the error is within :data:`ROUNDING_TOL`, else
+    ``"not reproduced"`` (a defect). It cannot be ``"reproduced"``: an identity is not evidence.
+    It cannot be ``"depends on an unstated choice"``: an identity involves no choice.
+    """
+    if max_error <= ROUNDING_TOL:
+        return Decision(BY_CONSTRUCTION, why=f"relative error {max_error:.1e} ≤ {ROUNDING_TOL:.0e}: the chord Hellinger "
+                                             "distance is Euclidean, so full-rank MDS is exact on any corpus; this "
+                                             "checks the algebra, not the corpus")
+    return Decision(NOT_REPRODUCED, why=f"full-rank MDS misses the distances by {max_error:.1e} > {ROUNDING_TOL:.0e}")
+
+
+def c6_near_zero(stresses: Values, note: str = "") -> Decision:
+    """C6: full-rank MDS has near-zero stress (the largest absolute stress over corpora and bounds given).
+
+    Within :data:`ROUNDING_TOL`: ``"holds by construction"`` (same identity as :func:`c3_full_rank_mds`);
+    above: ``"not reproduced"``. It cannot be ``"reproduced"``: an identity is not evidence.
+    It cannot be ``"depends on an unstated choice"``: an identity involves no choice.
+    """
+    worst = float(np.max(np.abs(as_values(stresses))))
+    if worst <= ROUNDING_TOL:
+        return Decision(BY_CONSTRUCTION, why=f"stress within {worst:.0e} of 0: the chord Hellinger distance is "
+                                             "Euclidean, so full-rank MDS reproduces it up to rounding on any corpus"
+                                             + note)
+    return Decision(NOT_REPRODUCED, why=f"full-rank MDS leaves a stress of {worst:.1e} > {ROUNDING_TOL:.0e}" + note)
+
+
+def c3_least_stress(smacof_gains: Values, one_hot_mds: float, one_hot_best: float) -> Decision:
+    """C3: classical MDS has the least stress (Eq. 4) of any encoding of its rank.
+
+    A SMACOF refinement that lowers the stress by more than :data:`GAIN_MARGIN` somewhere, or a layout of
+    the three one-hot points with a lower stress than MDS's: ``"not reproduced"``; otherwise
+    ``"reproduced"``.     It cannot be ``"depends on an unstated choice"``: the stress is Eq. 4 as written.
+    """
+    gains = as_values(smacof_gains)
+    found = []
+    if gains.max() > GAIN_MARGIN:
+        found.append(f"SMACOF lowers MDS's stress by up to {gains.max():.0%} (> {GAIN_MARGIN:.0%})")
+    if one_hot_best < one_hot_mds - ROUNDING_TOL:
+        found.append(f"three one-hot points have a layout at {one_hot_best:.4f} below MDS's {one_hot_mds:.4f}")
+    if found:
+        return Decision(NOT_REPRODUCED, why=" and ".join(found) + ": classical MDS minimises the strain, not the stress")
+    return Decision(REPRODUCED, why=f"caveat: SMACOF gains at most {gains.max():.1%}, and no layout of three one-hot "
+                                    "points beats MDS's")
+
+
+def c3_exact_impossible(chord_error: float, rank_b: int, width: int) -> Decision:
+    """C3's remark: exact reproduction is impossible (curved geometry).
+
+    Chord MDS exact (within :data:`ROUNDING_TOL`) and ``rank(B) ≤ width``: ``"not reproduced"`` (an exact
+    encoding exists). Exact, but ``rank(B) > width``: ``"depends on an unstated choice"`` (impossible at
+    that width, for a reason of rank, not curvature). Not exact: ``"reproduced"``.
+    """
+    if chord_error > ROUNDING_TOL:
+        return Decision(REPRODUCED, why=f"caveat: full-rank MDS misses the chord distances by {chord_error:.1e}")
+    if rank_b <= width:
+        return Decision(NOT_REPRODUCED, why=f"chord MDS is exact ({chord_error:.1e}) and rank(B) = {rank_b} ≤ d = {width}: "
+                                            "the chord Hellinger distance of Eq. 3 is Euclidean; only rank(B) > d "
+                                            "prevents an exact encoding")
+    return Decision(DEPENDS, why=f"chord MDS is exact at full rank, but rank(B) = {rank_b} > d = {width}: impossible at "
+                                 "this width because of rank, not curvature; the width is the choice")
+
+
+def c3_beats_other_encodings(differences: Mapping[str, IntervalLike]) -> Decision:
+    """C3: MDS at a fixed low rank beats the sinusoidal table on every corpus (intervals of MDS − sinusoidal).
+
+    Every interval below 0: ``"reproduced"``. One above 0: ``"depends on an unstated choice"`` (the
+    rank: at full rank MDS is exact and beats every encoding, at this rank it loses there). Otherwise
+    ``"inconclusive here"`` (within the sampling noise). It cannot be ``"not reproduced"``: full-rank MDS
+    is exact, so at some rank MDS always wins.
+    """
+    if not differences:
+        raise ValueError("c3_beats_other_encodings needs at least one corpus's interval of MDS − sinusoidal")
+    bounds = {c: interval_bounds(iv) for c, iv in differences.items()}
+    above = [c for c, (lo, _) in bounds.items() if lo > 0]
+    if all(hi < 0 for _, hi in bounds.values()):
+        return Decision(REPRODUCED, why="caveat: MDS − sinusoidal is below 0 beyond the sampling noise on every corpus")
+    if above:
+        return Decision(DEPENDS, why=f"at this rank sinusoidal is below MDS beyond the noise on {', '.join(above)}; "
+                                     "at full rank MDS is exact: it depends on the rank and on rank(B)")
+    undecided = [c for c, (lo, hi) in bounds.items() if lo <= 0 <= hi]
+    return Decision(INCONCLUSIVE, why=f"the interval of MDS − sinusoidal holds 0 on {', '.join(undecided)}",
+                    would_decide="the same comparison on more sequences (paper scale, all training sequences)")
+
+
+# --------------------------------------------------------------------------------------------
+# C4: sinusoids as MDS
+# --------------------------------------------------------------------------------------------
+
+#: A Fourier match counts as exact above 1 − this (a match is at most 1); float64 rounding.
+FOURIER_TOL = 1e-8
+#: A sinusoidal table is "approximately optimal" when its scale-free stress exceeds MDS's by at most
+#: this: fixed before looking, 0.01 of a scale-free stress (whose range is [0, 1]).
+NEAR_OPTIMAL = 0.01
+
+
+def c4_circulant(fourier_match: float, eigen_error: float) -> Decision:
+    """C4 for a circulant (stationary) corpus: MDS eigenvectors are Fourier modes.
+
+    A circulant matrix is diagonalised by the Fourier basis (a theorem), so the check cannot fail:
+    ``"holds by construction"`` when the match is within :data:`FOURIER_TOL` of 1 and the eigenvalues equal
+    the formula to :data:`ROUNDING_TOL`; else ``"not reproduced"``. It cannot be ``"reproduced"`` or
+    ``"depends on an unstated choice"``: an identity is not evidence and involves no choice.
+    """
+    if fourier_match >= 1 - FOURIER_TOL and eigen_error <= ROUNDING_TOL:
+        return Decision(BY_CONSTRUCTION, why=f"Fourier match {fourier_match:.6f}, eigenvalues = formula to "
+                                             f"{eigen_error:.0e}: a circulant matrix is diagonalised by Fourier modes")
+    return Decision(NOT_REPRODUCED, why=f"Fourier match {fourier_match:.6f}, eigenvalue error {eigen_error:.1e}: the "
+                                        "population matrix is not circulant as constructed")
+
+
+def c4_sinusoidal_table(sinusoidal_stress: float, mds_stress: float, slow: int, n_frequencies: int) -> Decision:
+    """C4: the standard sinusoidal table is approximately optimal for a stationary corpus.
+
+    Scale-free stress within :data:`NEAR_OPTIMAL` of MDS's: ``"reproduced"``; otherwise ``"depends on an
+    unstated choice"`` (the frequency set: the sinusoidal *form* is optimal, the standard base-10000 set
+    is not). It cannot be ``"not reproduced"``: for a circulant corpus the optimum is sinusoidal
+    (:func:`c4_circulant`), so only the frequencies can miss.
+    """
+    gap = sinusoidal_stress - mds_stress
+    if gap <= NEAR_OPTIMAL:
+        return Decision(REPRODUCED, why=f"caveat: the table is within {gap:.4f} of MDS's scale-free stress")
+    return Decision(DEPENDS, why=f"the table's scale-free stress exceeds MDS's by {gap:.4f} > {NEAR_OPTIMAL}: "
+                                 f"{slow} of its {n_frequencies} frequencies are below 2π/n, the lowest optimal one; the "
+                                 "sinusoidal form is optimal, the standard frequency set is not")
+
+
+# --------------------------------------------------------------------------------------------
+# C5: Remark 8
+# --------------------------------------------------------------------------------------------
+
+#: The paper's 88% (seed summary: n = d = 50, r = 3), and the rounding of a whole percentage.
+PAPER_SAVINGS, SAVINGS_ROUNDING = 0.88, 0.005
+#: The paper's 99.8% reduction of stress.
+PAPER_REDUCTION = 0.998
+#: The largest accuracy loss counted as "no loss of performance": one point, fixed before looking.
+ACCURACY_MARGIN = 0.01
+
+
+def c5_parameter_savings(n: int, d: int, r: int) -> Decision:
+    """C5's count: ``1 − r (n + d) / (n d)`` against the paper's 88%.
+
+    Arithmetic, so ``"holds by construction"`` when it rounds to 88%, else ``"not reproduced"``.
+    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: arithmetic is not evidence and involves no choice.
+    """
+    savings = 1 - r * (n + d) / (n * d)
+    if abs(savings - PAPER_SAVINGS) <= SAVINGS_ROUNDING:
+        return Decision(BY_CONSTRUCTION, why=f"1 − r(n + d)/(n d) = {savings:.2%} for n = {n}, d = {d}, r = {r}: "
+                                             "arithmetic, which cannot fail")
+    return Decision(NOT_REPRODUCED, why=f"1 − r(n + d)/(n d) = {savings:.2%}, not {PAPER_SAVINGS:.0%}")
+
+
+def c5_stress_reduction(share_paper: float, share_scale_free: float) -> Decision:
+    """C5: rank 3 cuts the stress by 99.8% against sinusoidal: the share of synthetic settings where the
+    reduction reaches :data:`PAPER_REDUCTION` in every draw, under each normalisation.
+
+    Both shares 1: ``"reproduced"``; both 0: ``"not reproduced"``; otherwise ``"depends on an unstated
+    choice"`` (the normalisation of the stress and the synthetic generator).
+    """
+    if share_paper == 1 and share_scale_free == 1:
+        return Decision(REPRODUCED)
+    if share_paper == 0 and share_scale_free == 0:
+        return Decision(NOT_REPRODUCED, why=f"no synthetic setting reaches {PAPER_REDUCTION:.1%} under either normalisation")
+    return Decision(DEPENDS, why=f"{PAPER_REDUCTION:.1%} is reached in {share_paper:.0%} of the settings under 'paper' and "
+                                 f"{share_scale_free:.0%} under 'scale_free': it depends on the normalisation of the "
+                                 "stress and the synthetic generator")
+
+
+def c5_lowrank_performance(gap: SeedIntervalLike) -> Decision:
+    """C5 (seed summary): no loss of performance with the low-rank table; ``gap``: interval over seeds of the
+    accuracy of the learned table minus the rank-1 table's, paired by seed.
+
+    Upper bound ≤ :data:`ACCURACY_MARGIN`: ``"reproduced"``; lower bound above it: ``"not reproduced"``;
+    otherwise ``"inconclusive here"``.
+    It cannot be ``"depends on an unstated choice"``: the margin is fixed before looking.
+    """
+    low, high = interval_bounds(gap)
+    design = seed_design(gap, ACCURACY_MARGIN)
+    # four decimals: a bound a few ten-thousandths from the one-point margin must read on the right side of it
+    shown = interval_text(gap, "{:+.4f}")
+    if high <= ACCURACY_MARGIN:
+        return Decision(REPRODUCED, why=with_power(f"caveat: a loss above {ACCURACY_MARGIN:.0%} of accuracy is excluded "
+                                                    f"(gap {shown}), a smaller one is not", design))
+    if low > ACCURACY_MARGIN:
+        return Decision(NOT_REPRODUCED, why=with_power(f"the interval of the gap {shown} lies above "
+                                                        f"{ACCURACY_MARGIN:.0%}: the rank-1 table loses accuracy", design))
+    return Decision(INCONCLUSIVE, why=with_power(f"the interval of the gap {shown} holds both 0 and a "
+                                                  f"loss above {ACCURACY_MARGIN:.0%}", design),
+                    would_decide=more_seeds(design, "the same paired comparison at the same model size") +
+                    ", or the paper-scale BERT-base run on SST-2")

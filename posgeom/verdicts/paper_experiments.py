@@ -1,0 +1,266 @@
+"""The decision rules of Part III, *The paper's experiments*: C7, C8 (the real-corpus stress table), C9, C10 and C11.
+
+Every rule returns a :class:`~posgeom.verdicts.decision.Decision`; the standards they share (the five
+verdicts, stand-in models, the power of a decision over seeds) are in :mod:`posgeom.verdicts`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..geometry.power import seed_design
+from .decision import (
+    BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, PAPER_MODEL, REPRODUCED, Decision, IntervalLike,
+    SeedIntervalLike, Values, interval_bounds, interval_text, as_values, decide_command, stand_in,
+)
+
+__all__ = ["PAPER_ALIBI_STRESS", "SHIFT_SHARE", "NEARLY_IDENTICAL", "DIFFERENT_RATIO", "PAPER_MDS_VIOLATION",
+    "VIOLATION_MARGIN", "RANDOM_VIOLATION", "MODERATE_RHO", "PAPER_PEAK_LAYER", "LEARNED_LOSS", "LAZY_KERNEL_CHANGE",
+    "ORDER_EFFECT", "c7_alibi_value", "c7_alibi_ranking", "c7_shift_equivariance", "c8_sinusoidal_rope",
+    "c9_mds_violation", "c9_random_violation", "c9_pretrained_correlation", "c10_layer_peak", "ntk_learned",
+    "ntk_lazy", "c11_ntk_order"]
+
+
+#: ALiBi's stress on SST-2 reported by the paper.
+PAPER_ALIBI_STRESS = 0.563
+#: The share of the corpus geometry explained by offset alone above which it counts as "shift
+#: equivariant": fixed before looking, a half.
+SHIFT_SHARE = 0.5
+#: Sinusoidal and RoPE count as "nearly identical" when their scale-free stresses differ by at most this
+#: (an interval within ± it), and as different under 'paper' when one is this many times the other.
+NEARLY_IDENTICAL, DIFFERENT_RATIO = 0.01, 2.0
+
+
+def c7_alibi_value(parabola_minimum: float) -> Decision:
+    """C7's number: ALiBi's ``"paper"`` stress is a parabola in its slope, so any value at or above its
+    minimum is reachable by some slope.
+
+    0.563 reachable: ``"depends on an unstated choice"`` (the slope, head and normalisation, none given);
+    below the minimum: ``"not reproduced"``. It cannot be ``"reproduced"``: without the paper's slope no
+    value of ours is *the* paper's, only one that some slope reaches.
+    """
+    if parabola_minimum <= PAPER_ALIBI_STRESS:
+        return Decision(DEPENDS, why=f"ALiBi's 'paper' stress is a parabola in its slope with minimum "
+                                     f"{parabola_minimum:.3f} ≤ {PAPER_ALIBI_STRESS}: {PAPER_ALIBI_STRESS} is reached by "
+                                     "some slope; the paper gives neither the slope nor the head nor the normalisation")
+    return Decision(NOT_REPRODUCED, why=f"no slope reaches {PAPER_ALIBI_STRESS}: the parabola's minimum is "
+                                        f"{parabola_minimum:.3f}")
+
+
+def c7_alibi_ranking(alibi_minus_sinusoidal: IntervalLike, alibi_minus_rope: IntervalLike, lowest_in: Sequence[str] = ()) -> Decision:
+    """C7: ALiBi's scale-free stress is below sinusoidal's and RoPE's (intervals of the differences), and
+    ``lowest_in``: the variants of a choice the paper leaves open (the smoothing α, ...) where ALiBi is
+    lowest.
+
+    Both intervals below 0: ``"reproduced"``. Both above 0: ``"not reproduced"``, unless ALiBi is lowest
+    in some variant of an open choice — then ``"depends on an unstated choice"`` (no rule stated before
+    looking picks a variant). Otherwise ``"inconclusive here"``.
+    """
+    (ls, hs), (lr, hr) = interval_bounds(alibi_minus_sinusoidal), interval_bounds(alibi_minus_rope)
+    text = (f"ALiBi − sinusoidal {interval_text(alibi_minus_sinusoidal, '{:+.4f}')}, ALiBi − RoPE "
+            f"{interval_text(alibi_minus_rope, '{:+.4f}')}")
+    if hs < 0 and hr < 0:
+        return Decision(REPRODUCED, why=f"caveat: {text}, both below 0")
+    if ls > 0 and lr > 0:
+        if lowest_in:
+            return Decision(DEPENDS, why=f"at the baseline ALiBi is above both ({text}: both intervals exclude 0), "
+                                         f"but lowest in {', '.join(lowest_in)}, a choice the paper leaves open")
+        return Decision(NOT_REPRODUCED, why=f"{text}: both intervals exclude 0, ALiBi is above both, and in no "
+                                            "variant of an open choice is it lowest")
+    return Decision(INCONCLUSIVE, why=f"{text}: an interval holds 0",
+                    would_decide="the same differences on all of SST-2's training phrases (paper scale)")
+
+
+def c7_shift_equivariance(rank_interval: tuple[int, int], shift_share: float) -> Decision:
+    """C7's premise: SST-2's statistics are approximately shift-equivariant, of rank 1.
+
+    ``rank_interval``: the noise-aware rank's interval over half-splits; ``shift_share``: the share
+    of the geometry explained by offset alone. Rank 1 throughout and share ≥ :data:`SHIFT_SHARE`:
+    ``"reproduced"``; a rank interval starting at 2 or more: ``"not reproduced"``; otherwise
+    ``"depends on an unstated choice"`` (what "approximately" allows).
+    """
+    low, high = int(rank_interval[0]), int(rank_interval[1])
+    if high <= 1 and shift_share >= SHIFT_SHARE:
+        return Decision(REPRODUCED, why=f"caveat: rank 1 in every half-split, offset-only share {shift_share:.2f}")
+    if low >= 2:
+        return Decision(NOT_REPRODUCED, why=f"SST-2's geometry is not one-dimensional: at least {low} directions stand "
+                                            f"above the noise in the half-splits (offset-only share {shift_share:.2f})")
+    return Decision(DEPENDS, why=f"noise-aware rank {low}–{high}, offset-only share {shift_share:.2f} (threshold "
+                                 f"{SHIFT_SHARE}): 'approximately' needs a threshold the paper does not give")
+
+
+def c8_sinusoidal_rope(scale_free_difference: IntervalLike | float, paper_ratio: float, *, model: str | None = None) -> Decision:
+    """C8: sinusoidal and RoPE have nearly identical stress.
+
+    ``scale_free_difference``: interval (or exact value) of sinusoidal − RoPE under ``"scale_free"`` (or,
+    without a corpus, the exact scale-free stress of one geometry against the other: 0 when the shapes agree);
+    ``paper_ratio``: the larger over the smaller under ``"paper"`` (or of their raw scales). ``model``:
+    the model whose shapes were used, when not the paper's (then ``"inconclusive here"``).
+    Within ±:data:`NEARLY_IDENTICAL` and ratio below :data:`DIFFERENT_RATIO`: ``"reproduced"``; within,
+    but the ratio above: ``"depends on an unstated choice"`` (the normalisation); outside:
+    ``"not reproduced"``.
+    """
+    if model is not None:
+        blocked = stand_in(model, PAPER_MODEL, "C8")
+        if blocked is not None:
+            return Decision(INCONCLUSIVE, why=f"computed with the shapes of {model}, a stand-in for {PAPER_MODEL}'s "
+                                              "(width, heads): it neither confirms nor refutes the claim",
+                            would_decide=f"the same formulas with {PAPER_MODEL}'s shapes (d = 768, 12 heads), from "
+                                         "its config at paper scale", stand_in=model)
+    if isinstance(scale_free_difference, (int, float)):
+        low = high = float(scale_free_difference)
+        diff = f"{low:+.4f}"
+    else:
+        low, high = interval_bounds(scale_free_difference)
+        diff = interval_text(scale_free_difference, "{:+.4f}")
+    if max(abs(low), abs(high)) > NEARLY_IDENTICAL:
+        return Decision(NOT_REPRODUCED, why=f"sinusoidal − RoPE = {diff} under 'scale_free', beyond ±{NEARLY_IDENTICAL}")
+    if paper_ratio >= DIFFERENT_RATIO:
+        return Decision(DEPENDS, why=f"nearly identical under 'scale_free' ({diff}, within ±{NEARLY_IDENTICAL}); under "
+                                     f"'paper' they differ by a factor {paper_ratio:.0f}: it depends on the normalisation")
+    return Decision(REPRODUCED, why=f"caveat: {diff} under 'scale_free', factor {paper_ratio:.2f} under 'paper'")
+
+
+# --------------------------------------------------------------------------------------------
+# C9, C10, C11
+# --------------------------------------------------------------------------------------------
+
+#: The paper's violation rate of P_MDS, and the margin of a match: three points, the width of a
+#: bootstrap interval of a violation rate at n = 64 (fixed before looking).
+PAPER_MDS_VIOLATION, VIOLATION_MARGIN = 0.22, 0.03
+#: A random table's expected violation rate (ties excluded, by symmetry: exactly 1/2).
+RANDOM_VIOLATION = 0.5
+#: A "moderate" correlation: Spearman of at least 0.3 (Cohen's conventional medium effect).
+MODERATE_RHO = 0.3
+#: The layer (counted from 1) where the paper places BERT's reorganisation.
+PAPER_PEAK_LAYER = 3
+
+
+def c9_mds_violation(violation_by_rank: Values) -> Decision:
+    """C9: P_MDS's violation rate is 22%; ``violation_by_rank``: the rates of MDS at each rank computed.
+
+    Within :data:`VIOLATION_MARGIN` of 22% at every rank: ``"reproduced"``; 22% within the range over
+    ranks: ``"depends on an unstated choice"`` (the rank, which the paper does not give); outside it:
+    ``"not reproduced"``.
+    """
+    rates = as_values(violation_by_rank)
+    span = f"{rates.min():.1%}–{rates.max():.1%}"
+    if np.all(np.abs(rates - PAPER_MDS_VIOLATION) <= VIOLATION_MARGIN):
+        return Decision(REPRODUCED, why=f"caveat: {span} over the ranks computed")
+    if rates.min() - VIOLATION_MARGIN <= PAPER_MDS_VIOLATION <= rates.max() + VIOLATION_MARGIN:
+        return Decision(DEPENDS, why=f"the violation rate of P_MDS runs over {span} with the rank: "
+                                     f"{PAPER_MDS_VIOLATION:.0%} matches a rank the paper does not give")
+    return Decision(NOT_REPRODUCED, why=f"no rank comes within {VIOLATION_MARGIN:.0%} of {PAPER_MDS_VIOLATION:.0%} ({span})")
+
+
+def c9_random_violation(rates: Values) -> Decision:
+    """C9's reference: a random table violates 50% of the order (mean over seeds and corpora).
+
+    A random table's expected rate is 1/2 by symmetry, so the check cannot fail: ``"holds by
+    construction"`` within :data:`VIOLATION_MARGIN`, else ``"not reproduced"`` (a defect).
+    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: a symmetry is not evidence and involves no choice.
+    """
+    r = as_values(rates)
+    if np.all(np.abs(r - RANDOM_VIOLATION) <= VIOLATION_MARGIN):
+        return Decision(BY_CONSTRUCTION, why=f"{r.min():.1%}–{r.max():.1%}: a random table's expected violation rate "
+                                             "is 1/2 by symmetry")
+    return Decision(NOT_REPRODUCED, why=f"random tables at {r.min():.1%}–{r.max():.1%}, beyond {VIOLATION_MARGIN:.0%} of 50%")
+
+
+def c9_pretrained_correlation(spearman_by_corpus: Mapping[str, float], model: str) -> Decision:
+    """C9: pretrained models show a moderate positive correlation (Spearman per corpus).
+
+    A stand-in for the paper's BERT-base: ``"inconclusive here"``. Otherwise every corpus at
+    :data:`MODERATE_RHO` or more: ``"reproduced"``; every corpus at 0 or less: ``"not reproduced"``;
+    else ``"depends on an unstated choice"`` (the corpus and n).
+    """
+    blocked = stand_in(model, PAPER_MODEL, "C9")
+    if blocked is not None:
+        return blocked
+    rho = {c: float(v) for c, v in spearman_by_corpus.items()}
+    text = ", ".join(f"{c} {v:.2f}" for c, v in rho.items())
+    if all(v >= MODERATE_RHO for v in rho.values()):
+        return Decision(REPRODUCED, why=f"caveat: Spearman {text}")
+    if all(v <= 0 for v in rho.values()):
+        return Decision(NOT_REPRODUCED, why=f"Spearman {text}: no positive correlation")
+    return Decision(DEPENDS, why=f"Spearman {text}: moderate on some corpora only, so it depends on the corpus and n")
+
+
+def c10_layer_peak(model: str, peaks: Mapping[str, int], propagated: str) -> Decision:
+    """C10: the projected stress of BERT peaks at layer 3; ``peaks``: the peak layer (from 1) of each
+    definition and normalisation, ``propagated``: the key of the headline definition.
+
+    A stand-in for BERT-base: ``"inconclusive here"``. The headline definition at layer 3:
+    ``"reproduced"``; another definition there: ``"depends on an unstated choice"``; none:
+    ``"not reproduced"``.
+    """
+    blocked = stand_in(model, PAPER_MODEL, "C10")
+    if blocked is not None:
+        return Decision(INCONCLUSIVE, why=blocked.why + "; the paper does not say whether it counts layers from 0 or 1",
+                        would_decide=f"{decide_command('C10', PAPER_MODEL)} ({PAPER_MODEL} from the hub, 12 layers, on "
+                                     "SST-2; its per-layer curve read under both counting conventions)", stand_in=model)
+    at3 = [k for k, v in peaks.items() if int(v) == PAPER_PEAK_LAYER]
+    if peaks[propagated] == PAPER_PEAK_LAYER:
+        return Decision(REPRODUCED)
+    if at3:
+        return Decision(DEPENDS, why=f"only {', '.join(at3)} peak at layer {PAPER_PEAK_LAYER}: it depends on the projection")
+    return Decision(NOT_REPRODUCED, why=f"no reading of the projected stress peaks at layer {PAPER_PEAK_LAYER} on {model}")
+
+
+#: C11: a lazy classifier "has learned" when every seed's training loss ends below half of ln 2 (chance
+#: on two classes is ln 2): fixed before looking.
+LEARNED_LOSS = 0.5 * np.log(2)
+#: C11: training is "lazy" when the tangent kernel moves by less than 10 % (and less than in every rich
+#: run): fixed before looking, the usual reading of "the kernel stays near its initial value".
+LAZY_KERNEL_CHANGE = 0.1
+
+
+def ntk_learned(train_losses: Values) -> bool:
+    """Every seed's final training loss is below :data:`LEARNED_LOSS`."""
+    return bool(as_values(train_losses).max() < LEARNED_LOSS)
+
+
+def ntk_lazy(kernel_change_lazy: Values, kernel_change_rich: Values) -> bool:
+    """The lazy runs' kernel moves less than :data:`LAZY_KERNEL_CHANGE` and less than every rich run's."""
+    lazy, rich = as_values(kernel_change_lazy), as_values(kernel_change_rich)
+    return bool(lazy.max() < LAZY_KERNEL_CHANGE and lazy.max() < rich.min())
+
+
+#: C11: the weakest order worth the name, a violation rate five points below random's 50% (fixed before
+#: looking): the effect the power of the seed intervals is stated for.
+ORDER_EFFECT = 0.05
+
+
+def c11_ntk_order(train_losses: Values, kernel_change_lazy: Values, kernel_change_rich: Values,
+                  displacement: SeedIntervalLike, table: IntervalLike) -> Decision:
+    """C11: in the NTK regime monotonicity holds at the trained fixed point.
+
+    ``train_losses``: final training loss of each lazy seed (:func:`ntk_learned`); ``kernel_change_*``:
+    relative change of the tangent kernel per seed (:func:`ntk_lazy`); ``displacement`` and ``table``:
+    intervals over seeds of the violation rate of ΔP and of P. Not learned or not lazy:
+    ``"inconclusive here"``. Both ordered (upper bound below 50%): ``"reproduced"``; only ΔP:
+    ``"depends on an unstated choice"`` (the initialisation's scale); ΔP not ordered: ``"not reproduced"``.
+    """
+    learned, lazy = ntk_learned(train_losses), ntk_lazy(kernel_change_lazy, kernel_change_rich)
+    if not (learned and lazy):
+        return Decision(INCONCLUSIVE, why=(f"the lazy-regime classifier has not learned (training loss not below "
+                                           f"{LEARNED_LOSS:.3f} on every seed)" if not learned else
+                                           "the 'lazy' runs are not lazy: their kernel moves as much as the rich runs'")
+                        + ", so the order left in its table says nothing about a fixed point in the NTK regime",
+                        would_decide="a lazy-regime [CLS] classifier trained until its loss is well below ln 2, over "
+                                     "at least 5 seeds, on SST-2 (paper scale, a GPU)")
+    _, d_high = interval_bounds(displacement)
+    _, t_high = interval_bounds(table)
+    power = f"displacement's {seed_design(displacement, ORDER_EFFECT).text()}"
+    if d_high < RANDOM_VIOLATION and t_high < RANDOM_VIOLATION:
+        return Decision(REPRODUCED, why=f"caveat: ΔP {interval_text(displacement, '{:.0%}')} and P {interval_text(table, '{:.0%}')} both "
+                                        f"below 50% violation; a one-layer model, not BERT; {power}")
+    if d_high < RANDOM_VIOLATION:
+        return Decision(DEPENDS, why=f"the displacement is ordered ({interval_text(displacement, '{:.0%}')}), the table itself "
+                                     f"not ({interval_text(table, '{:.0%}')}): only if its initialisation is small; the order is "
+                                     f"that of count vectors (an unstated token-locality hypothesis); {power}")
+    return Decision(NOT_REPRODUCED, why=f"a lazy classifier that fits its training set leaves the displacement of its "
+                                        f"table no better ordered than random (violation {interval_text(displacement, '{:.0%}')} "
+                                        f"reaches 50%); a one-layer model on 16 positions, not BERT; {power}")
