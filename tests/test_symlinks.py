@@ -330,3 +330,28 @@ def test_a_finished_chapter_s_progress_is_never_cleared_through_a_link(tmp_path)
     _clear_progress(reg, "demo", "quick")  # a real entry is removed, lock and all
     assert not reg.has(PROGRESS_EXPERIMENT, params={"chapter": "demo"}, scale="quick")
     assert not (reg.root / "quick" / PROGRESS_EXPERIMENT / params_key({"chapter": "demo"})).exists()
+
+
+def test_reproduce_refuses_a_linked_training_states_folder_before_any_chapter(tmp_path):
+    """Training saves, resumes and discards its states under ``<results>/<scale>/.checkpoints``: a link there is
+    refused before anything runs (the checkpoint module itself is keyed to the committed results)."""
+    from posgeom.models.checkpoints import CHECKPOINT_FOLDER
+    from posgeom.reproduce import Chapter, Estimate, budget, reproduce
+
+    assert budget.CHECKPOINT_FOLDER == CHECKPOINT_FOLDER
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "fake.md").write_text("# fake\n")
+    target = _outside(tmp_path, "folder")
+    (tmp_path / "results" / "quick").mkdir(parents=True)
+    (tmp_path / "results" / "quick" / ".checkpoints").symlink_to(target, target_is_directory=True)
+    before = _snapshot(target)
+
+    def never(*args, **kwargs):
+        raise AssertionError("a chapter ran")
+
+    with pytest.raises(ValueError, match=r"\.checkpoints is a symbolic link; posgeom never saves, resumes or discards"):
+        reproduce("quick", device="cpu", chapters=(Chapter("fake", "Fake", ("C7",), Estimate(0.1, 0.1),
+                                                           Estimate(1, 1), False),),
+                  notebooks_dir=tmp_path / "notebooks", results_dir=tmp_path / "results", execute=never,
+                  out=lambda line: None)
+    assert _snapshot(target) == before

@@ -128,6 +128,20 @@ def experiment_progress(runs: Sequence[RunProgress]) -> dict[str, str]:
     return out
 
 
+#: Where training keeps its states under ``<results>/<scale>`` (``posgeom.models.checkpoints.CHECKPOINT_FOLDER``,
+#: named here so that a run without the deep-learning stack needs no import of it).
+CHECKPOINT_FOLDER = ".checkpoints"
+
+
+def checkpoint_links(results_dir: str | Path, scale: str) -> list[Path]:
+    """The symbolic links among ``<results>/<scale>``, its training states' folder and everything in that folder
+    (found with ``lstat``, none followed): training would save, resume or discard states through them."""
+    from ..storage import is_symlink, symlinks_below
+
+    root = Path(results_dir) / scale / CHECKPOINT_FOLDER
+    return [p for p in (root.parent, root) if is_symlink(p)] or symlinks_below(root)
+
+
 def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
     """Remove the saved states of finished training runs (kept while a deadline was set, so that an
     interrupted experiment skips them); called once a chapter has stored its results. Returns how many.
@@ -137,19 +151,15 @@ def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
     folder would delete what lies outside the results folder."""
     import warnings
 
-    from ..storage import is_symlink, symlinks_below
-
-    training = _training_module()
-    discard = getattr(training, "discard_checkpoints", None)
+    discard = getattr(_training_module(), "discard_checkpoints", None)
     if not callable(discard):
         return 0
-    root = Path(results_dir) / scale / getattr(training, "CHECKPOINT_FOLDER", ".checkpoints")
-    links = [p for p in (root.parent, root) if is_symlink(p)] or symlinks_below(root)
+    links = checkpoint_links(results_dir, scale)
     if links:
         warnings.warn(
-            f"kept the saved training states under {root}: {links[0]} is a symbolic link (never followed, so "
-            "nothing is discarded through it); delete the link (posgeom results check lists every link)",
-            stacklevel=2,
+            f"kept the saved training states under {Path(results_dir) / scale / CHECKPOINT_FOLDER}: {links[0]} is a "
+            "symbolic link (never followed, so nothing is discarded through it); delete the link (posgeom results "
+            "check lists every link)", stacklevel=2,
         )
         return 0
     return len(discard(results_dir=results_dir, scale=scale, complete_only=True))

@@ -15,7 +15,8 @@ from ..registry import COMMAND_ENV, GPU_WORK_ENV, Registry, code_changed, comman
 from ..report import CLAIMS_EXPERIMENT, notebook_sha256
 from ..validation import check_positive_int
 from .budget import (
-    BUDGET_MARGIN_S, DEADLINE_ENV, discard_finished_checkpoints, parse_budget, slice_minutes, training_deadline,
+    BUDGET_MARGIN_S, DEADLINE_ENV, checkpoint_links, discard_finished_checkpoints, parse_budget, slice_minutes,
+    training_deadline,
 )
 from .chapters import (
     CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, ChapterFailed, SliceInterrupted, chapter_status,
@@ -114,6 +115,12 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     resolved = resolve_device(device)
     nproc = _checked_nproc(default_nproc(scale, device) if nproc is None else nproc, scale, resolved)
     budget_s = parse_budget(budget) if budget is not None else None
+    links = checkpoint_links(results_dir, scale)
+    if links:  # training saves, resumes and discards its states there: refused before any chapter runs
+        raise ValueError(
+            f"{links[0]} is a symbolic link; posgeom never saves, resumes or discards training states through one: "
+            "delete it (posgeom results check lists every link in the results folder)"
+        )
     started = clock()
     run = _Run(scale=scale, device=device, resolved=resolved, notebooks=notebooks, results_dir=results_dir,
                seed=settings.seed, registry=Registry(results_dir), nproc=nproc,
