@@ -352,3 +352,22 @@ def test_a_folder_grades_into_a_sheet_with_a_column_for_every_exercise_and_feedb
     assert "not written yet" in rows[1]["message"] and rows[2]["message"].startswith("not graded: carol.ipynb is not a Jupyter")
     assert sorted(p.name for p in feedback.iterdir()) == ["alice.txt", "bob.txt", "carol.txt"]
     assert "Score: 100 %" in (feedback / "alice.txt").read_text()
+
+
+def test_the_graders_worker_limits_its_own_memory_and_reads_no_oversized_answer():
+    done = subprocess.run([sys.executable, "-c", "import resource; from posgeom.classroom.worker import _limit_memory; "
+                           "_limit_memory(3000); print(resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20)"],
+                          capture_output=True, text=True)
+    assert done.stdout.split() == ["3000"], done.stderr
+    huge = "import numpy as np\ndef huge(n):\n    return np.zeros(int(n))\n"
+    with Answerer(huge, "huge", timeout=60, sandbox="none") as child:
+        with pytest.raises(StudentError, match="more than 64 MiB"):
+            child.call(2e7)  # 160 MB of answer: refused before it is read
+
+
+def test_an_unknown_sandbox_is_named():
+    from posgeom.classroom.sandbox import resolve_sandbox
+
+    with pytest.raises(ValueError, match="unknown sandbox 'jail'; choose one of auto, bwrap, none"):
+        resolve_sandbox("jail")
+    assert resolve_sandbox("none") == "none"
