@@ -50,7 +50,7 @@ def _common(p) -> None:
 
 
 #: Options that say how to count a corpus: with --counts the file already fixed them (``--tokenizer`` is
-#: then checked against the file's instead: :func:`_check_counts_tokenizer`).
+#: then checked against the file's instead: :func:`posgeom.diagnose.core.check_counted_with`).
 _COUNTING_FLAGS = (
     "split", "positions", "special", "data_dir", "text_column", "br_tags", "on_empty",
 )
@@ -82,13 +82,6 @@ def refuse_empty(stats, source: str) -> None:
         )
 
 
-def _check_counts_tokenizer(stats, counts: str, tokenizer) -> None:
-    """Refuse a counts file not counted with ``tokenizer`` (its ids would mean other tokens), as ``diagnose`` does."""
-    from ..diagnose.core import _check_counted_with
-
-    _check_counted_with(stats.info, counts, tokenizer)
-
-
 def _learned_models(items) -> list[str]:
     """The models of the ``learned[:MODEL]`` encodings among parsed ``items`` (the default model for a bare one)."""
     from ..config import get_settings
@@ -110,6 +103,7 @@ def _stats(args, items=()):
         raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
     if args.counts is not None:
         from ..corpora.countsfile import load_counts
+        from ..diagnose.core import check_counted_with
 
         given = [f"--{k.replace('_', '-')}" for k in _COUNTING_FLAGS if getattr(args, k) is not None]
         given += [flag for flag, on in (("--no-verify", args.no_verify), ("--no-cache", args.no_cache)) if on]
@@ -118,8 +112,8 @@ def _stats(args, items=()):
         seed = get_settings(seed=args.seed).seed
         stats = load_counts(args.counts)
         tokenizers = [args.tokenizer] if args.tokenizer is not None else _model_tokenizers(_learned_models(items))
-        for tokenizer in tokenizers:
-            _check_counts_tokenizer(stats, args.counts, tokenizer)
+        for tokenizer in tokenizers:  # its ids mean tokens only under the tokenizer that counted it
+            check_counted_with(stats.info, args.counts, tokenizer)
         refuse_empty(stats, args.counts)
         return None, seed, stats
     spec = parse_corpus_spec(args.corpus)

@@ -44,7 +44,7 @@ from .weights import TensorReader
 
 __all__ = [
     "ModelInfo", "inspect_model", "model_tokenizer", "leading_specials", "position_distances", "layer_distances",
-    "corpus_statistics", "diagnose", "REFERENCES",
+    "corpus_statistics", "check_counted_with", "diagnose", "REFERENCES",
 ]
 
 #: The reference encodings every report compares the model with (at the model's width and heads).
@@ -305,7 +305,7 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
     if counts is not None:
         stats = corpora.load_counts(counts)
         if tokenizer is not None:  # ids are only comparable under the tokenizer that counted them
-            _check_counted_with(stats.info, counts, tokenizer)
+            check_counted_with(stats.info, counts, tokenizer)
         return stats
     spec = corpora.parse_corpus_spec(corpus)
     if spec.kind != "synthetic":
@@ -313,7 +313,7 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
     return corpora.load_statistics(spec, split, n_positions, special, seed=seed, **options)
 
 
-def _check_counted_with(info: dict, counts, tokenizer) -> None:
+def check_counted_with(info: dict, counts, tokenizer) -> None:
     """A ``ValueError`` unless the counts file ``counts`` (its metadata ``info``) was counted with ``tokenizer``.
 
     The same files (``tokenizer_sha256``) match at once; otherwise the loaded definitions
