@@ -355,3 +355,23 @@ def test_reproduce_refuses_a_linked_training_states_folder_before_any_chapter(tm
                   notebooks_dir=tmp_path / "notebooks", results_dir=tmp_path / "results", execute=never,
                   out=lambda line: None)
     assert _snapshot(target) == before
+
+
+def test_a_lock_link_planted_after_the_scan_is_reported_too(tmp_path, capsys, monkeypatch):
+    """The race: a ``.lock`` link that appears between the check's scan and its lock is refused by the open
+    itself (``O_NOFOLLOW``) and reported; the other entries are still checked."""
+    from posgeom.registry import check
+
+    root = tmp_path / "results"
+    reg = Registry(root)
+    _save(reg)
+    _save(reg, OTHER)
+    target = _outside(tmp_path)
+    before = _snapshot(target)
+    folders = reg._entry_folders()
+    monkeypatch.setattr(check, "symlinks_below", lambda root: [])  # the scan sees nothing...
+    (folders[0] / ".lock").unlink()
+    (folders[0] / ".lock").symlink_to(target)  # ...and the link is there when the lock is taken
+    code, out = _check(root, capsys)
+    assert code == 1 and f"symlink    quick/demo/{folders[0].name}: {folders[0] / '.lock'} is a symbolic link" in out
+    assert out.splitlines()[-1].endswith("1 ok, 1 symlink") and _snapshot(target) == before

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..storage import fsync_dir, is_symlink, symlinks_below
+from ..storage import SymlinkError, fsync_dir, is_symlink, symlinks_below
 from .manifest import code_changed
 from .layout import LOCK, POINTER, DamagedEntryError, EntryStatus
 
@@ -53,7 +53,12 @@ def check_registry(registry: "Registry",  # noqa: F821 - posgeom.registry.store 
         swept: list[str] = []
         removed = False
         if sweep:
-            lock = registry._lock(folder)
+            try:
+                lock = registry._lock(folder)
+            except SymlinkError as err:  # a link planted since the scan above: reported all the same
+                report.append(EntryStatus(sc, exp, key, "symlink", f"{err}; the entry is not locked, read or swept",
+                                          folder))
+                continue
             try:
                 keep = registry._pointer_version(folder) if registry._verifies(folder) else None
                 swept = registry._sweep(folder, keep=keep)
