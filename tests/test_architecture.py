@@ -181,3 +181,38 @@ def test_no_source_holds_a_control_character():
             if any(ord(c) < 32 for c in line):
                 bad.append(f"{path.relative_to(ROOT)}:{number}")
     assert not bad, f"control characters (a lost backslash?) at {', '.join(bad)}"
+
+
+def _linter_layers() -> list[str]:
+    """The layers of ``.importlinter``'s layer contract, top to bottom, as written (``a | b`` for siblings)."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter", encoding="utf-8")
+    contract = config["importlinter:contract:layers"]
+    assert contract.get("exhaustive", "").strip() == "true", "the layer contract must be exhaustive"
+    return [" | ".join(part.strip() for part in line.split("|")) for line in contract["layers"].split("\n")
+            if line.strip()]
+
+
+def test_every_module_of_the_package_sits_in_a_layer():
+    layered = {name.strip() for layer in _linter_layers() for name in layer.split("|")}
+    children = {p.stem if p.suffix == ".py" else p.name for p in (ROOT / "posgeom").iterdir()
+                if (p.suffix == ".py" and p.stem not in ("__init__", "__main__")) or (p / "__init__.py").is_file()}
+    assert children - layered == set(), "modules in no layer of .importlinter"
+    assert layered - children == set(), "layers of .importlinter that name no module"
+
+
+def test_the_architecture_drawing_lists_the_layers_in_the_linters_order():
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    drawing = text.split("```\n", 2)[1]
+    layers = _linter_layers()
+    # a layer's name starts a line of the drawing (the descriptions are indented past the arrows)
+    starts = [line.split("  ")[0].strip() for line in drawing.splitlines() if line and not line.startswith(" ")]
+    drawn, pending = [], ""
+    for head in starts:  # a long sibling list wraps: "experiments |" then "diagnose"
+        pending = f"{pending} {head}".strip()
+        if not pending.endswith("|"):
+            drawn.append(pending)
+            pending = ""
+    assert drawn == layers
