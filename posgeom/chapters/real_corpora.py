@@ -22,6 +22,7 @@ from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
+from ..registry.typed import as_record, stored
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, mds_row, smacof_row, stress_records
 from ..geometry import interval_text
 from ..experiments.settings import find
@@ -60,13 +61,14 @@ class PlainText:
 
 @dataclass(frozen=True)
 class CorpusGeometry:
-    """A stored ``run_corpus_geometry``, typed: the corpus, its counts, the geometry's summaries, and the
-    arrays the chapter draws (``D`` and the bootstrap floor ``noise``, the resolvable ``R``, positions,
-    reach and self-noise per position, eigenvalues of B for D and for R)."""
+    """A stored ``run_corpus_geometry``, typed (:func:`posgeom.registry.typed.as_record`): the corpus, its
+    counts, the geometry's summaries, and the arrays the chapter draws (``D`` and the bootstrap floor
+    ``noise``, the resolvable ``R``, positions, reach and self-noise per position, eigenvalues of B for D and
+    for R)."""
 
-    corpus: str
-    split: str
-    special: str
+    corpus: str = stored("options.corpus")
+    split: str = stored("options.split")
+    special: str = stored("options.special")
     n_sequences: int
     n_positions: int
     n_kept: int
@@ -97,20 +99,7 @@ class CorpusGeometry:
 
 def corpus_geometry(result: Result) -> CorpusGeometry:
     """The typed view of a ``run_corpus_geometry`` result."""
-    v, a = result.values, result.arrays
-    o = v["options"]
-    return CorpusGeometry(
-        corpus=o["corpus"], split=o["split"], special=o["special"], n_sequences=int(v["n_sequences"]),
-        n_positions=int(v["n_positions"]), n_kept=int(v["n_kept"]), dropped=tuple(v["dropped"]),
-        n_truncated=int(v["n_truncated"]), reach_min=int(v["reach_min"]), reach_max=int(v["reach_max"]),
-        shift_r2=v["shift_r2"], share_raw=v["share_raw"], share_debiased=v["share_debiased"],
-        rank_above_noise=v["rank_above_noise"], share_above_noise=v["share_above_noise"],
-        rank_mass_90=v["rank_mass_90"], resolvable_shift_r2=v["resolvable_shift_r2"],
-        resolvable_share=v["resolvable_share"], resolvable_negative_fraction=v["resolvable_negative_fraction"],
-        noise_top=v["noise_top"], self_noise_max=v["self_noise_max"],
-        **{k: np.asarray(a[k]) for k in ("D", "noise", "R", "positions", "reach", "self_noise", "eigenvalues",
-                                         "eigenvalues_resolvable")},
-    )
+    return as_record(result, CorpusGeometry)
 
 
 def describe_corpus(g: CorpusGeometry) -> str:

@@ -1,0 +1,208 @@
+r"""Typed reads: a stored result read back into the dataclass that describes it.
+
+A result is stored as plain data (``values``, JSON) and named arrays (``arrays``, npz). A chapter that
+quotes it wants the record, not the dictionary: :func:`as_record` builds one from the record type's own
+fields and annotations, so that the names of the stored values are written once (the record's fields)
+instead of once per use (``result.values["n_sequences"]``)::
+
+    @dataclass(frozen=True)
+    class CorpusGeometry:
+        corpus: str = stored("options.corpus")   # a value inside a stored mapping
+        n_sequences: int                         # the stored value of the same name
+        D: np.ndarray                            # the stored array of the same name
+
+    g = as_record(result, CorpusGeometry)
+
+How each field is found: its ``stored`` path (:func:`stored`; default the field's name), dotted into
+nested mappings, among ``values``; a field annotated ``np.ndarray`` is read from ``arrays`` first. How
+each value is converted: by the field's annotation — a nested dataclass from its mapping (the same rules,
+recursively), a type with ``from_dict`` (:class:`~posgeom.geometry.SeedInterval`, the bootstrap
+:class:`~posgeom.geometry.bootstrap.Interval`) through it, ``tuple[X, ...]``, ``list[X]``, ``dict[K, V]``,
+``X | None``, an ``Enum`` from its value, ``np.ndarray`` with :func:`numpy.asarray`, and ``int``, ``float``,
+``str``, ``bool`` checked (an ``int`` field refuses ``2.5``; a field not annotated optional refuses
+``None``). A field with a default may be missing; any other missing field is an error naming the stored
+keys. Values the record does not declare are left alone: a record is a view of what it needs.
+
+Infrastructure (:data:`posgeom.codekey.INFRASTRUCTURE`, inside the registry): it reads and never computes,
+so a chapter's typed read changes no code key of a computed result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from typing import Any, Mapping
+
+import numpy as np
+
+__all__ = ["as_record", "stored", "STORED"]
+
+#: The metadata key of a field's path among the stored values (:func:`stored`).
+STORED = "stored"
+
+#: Sentinels of a lookup: no default (a missing value is an error), and "not stored" (use the field's default).
+_MISSING, _ABSENT = object(), object()
+
+
+def stored(path: str, **field_kwargs) -> Any:
+    """A dataclass field read from ``path`` (dotted: ``"options.corpus"``) of the stored values, not from
+    the value of its own name; ``field_kwargs`` go to :func:`dataclasses.field` (``default=...``)."""
+    if not isinstance(path, str) or not path or any(not part for part in path.split(".")):
+        raise ValueError(f"a stored path is a dotted name such as 'options.corpus'; got {path!r}")
+    metadata = {**field_kwargs.pop("metadata", {}), STORED: path}
+    return dataclasses.field(metadata=metadata, **field_kwargs)
+
+
+def as_record(result, record_type: type, *, at: str | None = None) -> Any:
+    """The stored ``result`` read into ``record_type`` (a dataclass; module docstring).
+
+    Parameters
+    ----------
+    result : posgeom.registry.Result
+        Or any object with ``values`` (a mapping) and ``arrays`` (a mapping of arrays), e.g. a result built
+        by hand in a test.
+    record_type : type
+        A dataclass.
+    at : str, optional
+        A dotted path into ``values`` where the record's mapping lies (``"summary"``); default: ``values``.
+
+    Returns
+    -------
+    record_type
+    """
+    values, arrays = getattr(result, "values", None), getattr(result, "arrays", None)
+    if not isinstance(values, Mapping):
+        raise TypeError(f"as_record reads a stored Result (with .values and .arrays); got {type(result).__name__}")
+    where = getattr(result, "experiment", "the result")
+    if at is not None:
+        values = _lookup(values, at, f"{where} (at={at!r})")
+        if not isinstance(values, Mapping):
+            raise TypeError(f"{where}: the value at {at!r} is a {type(values).__name__}, not a mapping of fields")
+    return _build(record_type, values, arrays or {}, where)
+
+
+def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
+    node: Any = values
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            if default is not _MISSING:
+                return default
+            keys = ", ".join(sorted(map(str, node))) if isinstance(node, Mapping) else type(node).__name__
+            raise KeyError(f"{where} stores no {path!r} (at {part!r} the stored keys are: {keys})")
+        node = node[part]
+    return node
+
+
+def _build(record_type: type, values: Mapping, arrays: Mapping, where: str) -> Any:
+    if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
+        raise TypeError(f"as_record builds a dataclass; {record_type!r} is not one")
+    try:
+        hints = typing.get_type_hints(record_type)
+    except NameError as err:
+        raise TypeError(f"the annotations of {record_type.__name__} name a type not in its module ({err}); define "
+                        "the record (and the types it names) at module level") from None
+    kwargs = {}
+    for f in dataclasses.fields(record_type):
+        if not f.init:
+            continue
+        path = f.metadata.get(STORED, f.name)
+        tp = hints[f.name]
+        here = f"{where}: {record_type.__name__}.{f.name}"
+        if _is_array(tp) and path in arrays:
+            kwargs[f.name] = np.asarray(arrays[path])
+            continue
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        raw = _lookup(values, path, here, default=_ABSENT if has_default else _MISSING)
+        if raw is _ABSENT:
+            continue  # not stored: the field's default
+        kwargs[f.name] = _convert(raw, tp, here)
+    return record_type(**kwargs)
+
+
+def _is_array(tp) -> bool:
+    return tp is np.ndarray or (_is_union(tp) and np.ndarray in typing.get_args(tp))
+
+
+def _is_union(tp) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _convert(value: Any, tp: Any, where: str) -> Any:
+    """``value`` as the annotation ``tp`` says (module docstring)."""
+    if tp is Any or tp is object:
+        return value
+    if _is_union(tp):
+        args = typing.get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise ValueError(f"{where} is stored as None, but the record does not allow None ({tp})")
+        errors = []
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return _convert(value, arg, where)
+            except (TypeError, ValueError, KeyError) as err:
+                errors.append(str(err))
+        raise ValueError(f"{where}: the stored {value!r} is none of {tp}: {'; '.join(errors)}")
+    if value is None:
+        raise ValueError(f"{where} is stored as None, but the record does not allow None ({getattr(tp, '__name__', tp)})")
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple:
+        items = _sequence(value, where)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_convert(v, args[0], f"{where}[{i}]") for i, v in enumerate(items))
+        if args and len(args) != len(items):
+            raise ValueError(f"{where} holds {len(items)} items; the record declares {len(args)}")
+        return tuple(_convert(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(args, items))) if args \
+            else tuple(items)
+    if origin is list:
+        items = _sequence(value, where)
+        return [_convert(v, args[0], f"{where}[{i}]") for i, v in enumerate(items)] if args else list(items)
+    if origin in (dict, Mapping) or tp in (dict, Mapping):
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{where} is stored as a {type(value).__name__}, not a mapping")
+        if not args:
+            return dict(value)
+        return {_convert(k, args[0], f"{where} key"): _convert(v, args[1], f"{where}[{k!r}]") for k, v in value.items()}
+    if tp is tuple:
+        return tuple(_sequence(value, where))
+    if tp is list:
+        return list(_sequence(value, where))
+    if tp is np.ndarray:
+        return np.asarray(value)
+    if isinstance(tp, type):
+        if isinstance(value, tp) and not (tp is int and isinstance(value, bool)):
+            return value
+        if issubclass(tp, enum.Enum):
+            return tp(value)
+        if hasattr(tp, "from_dict") and isinstance(value, Mapping):
+            return tp.from_dict(dict(value))
+        if dataclasses.is_dataclass(tp):
+            if not isinstance(value, Mapping):
+                raise TypeError(f"{where} is stored as a {type(value).__name__}, not the mapping of a {tp.__name__}")
+            return _build(tp, value, {}, where)
+        if tp is int:
+            if isinstance(value, (bool, str)) or float(value) != int(value):
+                raise ValueError(f"{where} is stored as {value!r}, not a whole number")
+            return int(value)
+        if tp is float:
+            if isinstance(value, (bool, str)):
+                raise ValueError(f"{where} is stored as {value!r}, not a number")
+            return float(value)
+        if tp is str:
+            if not isinstance(value, str):
+                raise ValueError(f"{where} is stored as {value!r}, not text")
+            return value
+        if tp is bool:
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{where} is stored as {value!r}, not true or false")
+            return bool(value)
+    return value
+
+
+def _sequence(value: Any, where: str) -> list:
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{where} is stored as a {type(value).__name__}, not a sequence")
+    return list(value)

@@ -1,0 +1,167 @@
+"""Typed reads of stored results (posgeom.registry.typed.as_record): planted records of every shape the
+chapters read, the experiments' own row records, and the committed paper results against the chapters'
+former dict-by-key adapters."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posgeom.geometry.bootstrap import Interval
+from posgeom.geometry.intervals import SeedInterval
+from posgeom.registry import Registry, Result
+from posgeom.registry.typed import as_record, stored
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass(frozen=True)
+class Inner:
+    name: str
+    steps: int
+    gap: SeedInterval
+    band: Interval | None = None
+
+
+@dataclass(frozen=True)
+class Planted:
+    corpus: str = stored("options.corpus")
+    count: int
+    share: float
+    colour: Colour
+    inner: Inner
+    rows: tuple[Inner, ...]
+    by_name: dict[str, float]
+    dropped: tuple
+    maybe: float | None
+    table: np.ndarray
+    curve: np.ndarray
+    note: str = "none"
+
+
+def stored_result(values, arrays=None, experiment="planted"):
+    """A result as the registry gives it back: values through JSON, arrays as numpy arrays."""
+    return Result(experiment, "quick", "k", json.loads(json.dumps(values)), arrays or {}, {})
+
+
+GAP = SeedInterval(mean=0.1, std=0.05, low=0.05, high=0.15, n=5, level=0.95, t=2.776)
+PLANTED = {
+    "options": {"corpus": "sst2", "split": "train"}, "count": 3.0, "share": 1, "colour": "blue",
+    "inner": {"name": "a", "steps": 10, "gap": GAP.as_dict(), "extra": "ignored"},
+    "rows": [{"name": "b", "steps": 2, "gap": GAP.as_dict(), "band": Interval(0.5, 0.4, 0.6).as_dict()}],
+    "by_name": {"x": 1, "y": 2.5}, "dropped": [0, 1], "maybe": None, "curve": [1.0, 2.0], "unused": [1, 2, 3],
+}
+
+
+def test_a_stored_result_is_read_into_its_record_with_every_type():
+    record = as_record(stored_result(PLANTED, {"table": np.eye(2)}), Planted)
+    assert record.corpus == "sst2" and record.count == 3 and type(record.count) is int
+    assert record.share == 1.0 and type(record.share) is float and record.colour is Colour.BLUE
+    assert record.inner == Inner("a", 10, GAP) and record.rows == (Inner("b", 2, GAP, Interval(0.5, 0.4, 0.6)),)
+    assert record.by_name == {"x": 1.0, "y": 2.5} and record.dropped == (0, 1) and record.maybe is None
+    np.testing.assert_array_equal(record.table, np.eye(2))
+    assert isinstance(record.curve, np.ndarray) and record.curve.tolist() == [1.0, 2.0]  # from values
+    assert record.note == "none"  # not stored: the default
+    sub = as_record(stored_result(PLANTED, {"table": np.eye(2)}), Inner, at="inner")
+    assert sub == Inner("a", 10, GAP)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda v: v.pop("share"), "stores no 'share' .*the stored keys are: by_name, colour"),
+    (lambda v: v["options"].pop("corpus"), r"Planted.corpus stores no 'options.corpus' \(at 'corpus' the stored keys"),
+    (lambda v: v.update(count=2.5), "Planted.count is stored as 2.5, not a whole number"),
+    (lambda v: v.update(share=None), "Planted.share is stored as None, but the record does not allow None"),
+    (lambda v: v.update(colour="green"), "'green' is not a valid Colour"),
+    (lambda v: v["rows"][0].update(steps="2"), r"Planted.rows\[0\]: Inner.steps is stored as '2', not a whole"),
+    (lambda v: v.update(rows={"a": 1}), "Planted.rows is stored as a dict, not a sequence"),
+])
+def test_a_stored_value_that_does_not_fit_the_record_is_a_clear_error(change, message):
+    values = json.loads(json.dumps(PLANTED))
+    change(values)
+    with pytest.raises((KeyError, ValueError, TypeError), match=message):
+        as_record(stored_result(values, {"table": np.eye(2)}), Planted)
+
+
+def test_only_dataclasses_and_results_are_read():
+    with pytest.raises(TypeError, match="builds a dataclass; <class 'dict'> is not one"):
+        as_record(stored_result(PLANTED), dict)
+    with pytest.raises(TypeError, match="reads a stored Result"):
+        as_record({"count": 1}, Planted)
+    with pytest.raises(ValueError, match="a dotted name"):
+        stored("options..corpus")
+
+
+# the experiments' own row records, stored as the experiments store them (rows of plain data)
+
+
+def _row_types():
+    from posgeom.experiments.corpus_geometry import SensitivityRow
+    from posgeom.experiments.monotonicity import MonotonicityRow
+    from posgeom.experiments.real_corpora_stress import StressRow
+
+    return SensitivityRow, MonotonicityRow, StressRow
+
+
+def _planted_row(cls, k: int):
+    """A row of ``cls`` with every field set from its annotation (the optional ones left out on odd rows)."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        kind = str(f.type)
+        if f.default is not dataclasses.MISSING and k % 2:
+            continue
+        out[f.name] = (f"{f.name}-{k}" if kind.startswith("str") else k + 1 if kind.startswith("int")
+                       else {"sinusoidal": 0.5 + k} if kind.startswith("dict") else 0.25 * (k + 1))
+    return out
+
+
+@pytest.mark.parametrize("index", range(3), ids=["SensitivityRow", "MonotonicityRow", "StressRow"])
+def test_every_row_record_a_chapter_reads_comes_back_as_the_experiment_wrote_it(index):
+    from posgeom.experiments.settings import records
+
+    cls = _row_types()[index]
+    rows = [_planted_row(cls, k) for k in range(3)]
+
+    Table = dataclasses.make_dataclass("Table", [("rows", tuple[cls, ...])], frozen=True)
+    typed = as_record(stored_result({"rows": rows}), Table).rows
+    assert list(typed) == records(cls, rows) and all(type(r) is cls for r in typed)
+
+
+def _committed(experiment):
+    entries = Registry(ROOT / "results").entries(experiment, scale="paper")
+    if not entries:
+        pytest.skip(f"no committed paper result of {experiment}")
+    return entries[0]
+
+
+@pytest.mark.parametrize("corpus", ["sst2", "imdb"])
+def test_a_committed_corpus_geometry_reads_as_the_chapter_adapter_did(corpus):
+    from posgeom.chapters.real_corpora import CorpusGeometry
+
+    result = _committed(f"real_corpora_geometry_{corpus}")
+    g = as_record(result, CorpusGeometry)
+    v, o = result.values, result.values["options"]
+    assert (g.corpus, g.split, g.special) == (o["corpus"], o["split"], o["special"])
+    assert g.dropped == tuple(v["dropped"]) and g.n_sequences == v["n_sequences"]
+    assert g.shift_r2 == v["shift_r2"] and g.rank_mass_90 == v["rank_mass_90"]
+    for name in ("D", "noise", "R", "positions", "reach", "self_noise", "eigenvalues", "eigenvalues_resolvable"):
+        np.testing.assert_array_equal(getattr(g, name), result.arrays[name])
+
+
+def test_the_committed_sensitivity_rows_read_as_the_experiments_reader_does():
+    from posgeom.experiments.corpus_geometry import SensitivityRow
+    from posgeom.experiments.settings import records
+
+    Sensitivity = dataclasses.make_dataclass("Sensitivity", [("variants", tuple[SensitivityRow, ...], field(default=()))])
+    result = _committed("corpus_geometry.sensitivity")
+    assert list(as_record(result, Sensitivity).variants) == records(SensitivityRow, result.values["variants"])
