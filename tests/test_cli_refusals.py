@@ -197,7 +197,8 @@ def test_a_warning_is_one_line_naming_the_command(env, corpus):
 def test_a_book_kernel_s_tcp_notice_is_not_shown(tmp_path, capfd):
     """ipykernel logs "Kernel is running over TCP without encryption" at every start: noise in ``posgeom book``
     (its kernels listen on this machine's loopback only). Whatever else a kernel says is still shown."""
-    from posgeom.reproduce.book import Page, _execute_page, kernel_stderr
+    from posgeom.reproduce.book import Page, _execute_page
+    from posgeom.reproduce.notebook import kernel_stderr
 
     page = tmp_path / "page.md"
     page.write_text("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
@@ -205,6 +206,10 @@ def test_a_book_kernel_s_tcp_notice_is_not_shown(tmp_path, capfd):
                     "```{code-cell} ipython3\nx = 1\n```\n")
     nb, _, error, _ = _execute_page(Page(page, "page"), env=dict(os.environ), timeout=120)
     assert error is None
+    assert "without encryption" not in capfd.readouterr().err
+    from posgeom.reproduce.notebook import execute_notebook  # posgeom reproduce's kernels alike
+
+    execute_notebook(page, env=dict(os.environ), timeout=120)
     assert "without encryption" not in capfd.readouterr().err
     with kernel_stderr() as fh:
         fh.write(b"[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All ...\nsegfault here\n")

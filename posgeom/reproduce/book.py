@@ -26,18 +26,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
-from .notebook import KERNEL_START_TIMEOUT_S, failed_cell, probe_cell, read_probe
+from .notebook import KERNEL_START_TIMEOUT_S, failed_cell, kernel_stderr, probe_cell, read_probe
 
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
@@ -173,27 +171,6 @@ def read_page(path: Path):
     from myst_nb.core.read import myst_nb_reader_plugin
 
     return myst_nb_reader_plugin(str(path))
-
-
-#: What every kernel logs at start on its loopback TCP sockets (ipykernel >= 7): noise to a reader of the
-#: book's build, which starts one kernel per page on this machine; filtered from the kernels' stderr.
-KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
-
-
-@contextmanager
-def kernel_stderr():
-    """A file for a kernel's stderr, shown on this process's stderr once the kernel is done, without the
-    lines of :data:`KERNEL_NOISE` (whatever else a kernel says, a crash's last words among it, is kept)."""
-    with tempfile.TemporaryFile() as fh:
-        try:
-            yield fh
-        finally:
-            fh.seek(0)
-            lines = fh.read().decode(errors="replace").splitlines(keepends=True)
-            kept = "".join(line for line in lines if not any(noise in line for noise in KERNEL_NOISE))
-            if kept:
-                sys.stderr.write(kept)
-                sys.stderr.flush()
 
 
 def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):

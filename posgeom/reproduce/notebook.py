@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -30,6 +33,28 @@ print("{_PROBE_MARK}" + _json.dumps({{"rss_bytes": _rss, "gpu_bytes": _gpu}}))
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+#: What every kernel logs at start on its loopback TCP sockets (ipykernel >= 7): noise to a reader of
+#: ``posgeom book`` or ``posgeom reproduce``, which start their kernels on this machine; filtered from the
+#: kernels' stderr.
+KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
+
+
+@contextmanager
+def kernel_stderr():
+    """A file for a kernel's stderr, shown on this process's stderr once the kernel is done, without the
+    lines of :data:`KERNEL_NOISE` (whatever else a kernel says, a crash's last words among it, is kept)."""
+    with tempfile.TemporaryFile() as fh:
+        try:
+            yield fh
+        finally:
+            fh.seek(0)
+            lines = fh.read().decode(errors="replace").splitlines(keepends=True)
+            kept = "".join(line for line in lines if not any(noise in line for noise in KERNEL_NOISE))
+            if kept:
+                sys.stderr.write(kept)
+                sys.stderr.flush()
 
 
 def cell_first_line(source: str) -> str:
@@ -103,7 +128,8 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
     client = NotebookClient(nb, kernel_name="python3", timeout=timeout, on_cell_start=start, allow_errors=report_gpu_work,
                             startup_timeout=KERNEL_START_TIMEOUT_S, resources={"metadata": {"path": str(path.parent)}})
     try:
-        client.execute(env=env)
+        with kernel_stderr() as stderr:
+            client.execute(env=env, stderr=stderr)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
         index = current["index"]
         where = failed_cell(nb, index, code) or "the probe cell appended by posgeom reproduce"
