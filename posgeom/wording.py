@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["plain_plurals", "plain_words", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
+__all__ = ["plain_plurals", "plain_prose", "plain_words", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
            "WHY_WORDS_MAX"]
 
 #: The length a one-line "Why" aims at, in words, and the most it may ever have.
@@ -69,6 +69,16 @@ _REWORDINGS = (
     # one percent style: "90 %" as "90%"
     (re.compile(r"(\d) %"), r"\1%"),
 )
+
+
+_PERCENT = re.compile(r"(\d) %")
+
+
+def plain_prose(text: str) -> str:
+    """A page's prose in the house style, whoever wrote it (an author, or a value glued into a sentence):
+    one percent style ("90 %" → "90%") and no template plural (:func:`plain_plurals`). Quoted option
+    values are left as they are: in prose an author may name one on purpose."""
+    return _PERCENT.sub(r"\1%", plain_plurals(text))
 
 
 def plain_words(text: str) -> str:

@@ -230,3 +230,20 @@ def test_search_lists_the_api_reference_after_the_chapters():
                    "term", "partialTerm", "score:"):
         assert weight in scorer, weight
     assert '"book/api"' in scorer
+
+
+def test_prose_of_a_chapter_takes_the_house_style_but_code_and_maths_do_not():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    ext = _extension()
+    doc = new_document("chapter", get_default_settings(Parser))
+    doc += nodes.paragraph("", "", nodes.Text("reached 95 % in 3 run(s); "), nodes.literal("a 5 %", "a 5 %"))
+    doc += nodes.literal_block("print('5 %')", "print('5 %')")
+    assert ext.plain_prose_doctree(doc) == 1
+    assert doc.children[0].astext() == "reached 95% in 3 runs; a 5 %"
+    assert doc.children[1].astext() == "print('5 %')"
+    assert ext.takes_house_style("notebooks/x") and ext.takes_house_style("summary/does-the-paper-hold-up")
+    assert not ext.takes_house_style("book/api")  # the API reference quotes docstrings as they are

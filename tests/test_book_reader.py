@@ -25,8 +25,9 @@ DESK = (1400, 900)
 FIRST_FIGURE_PX = 2700
 #: The most words a summary "Why" and a chapter's table cell may show.
 WHY_MAX_WORDS, CELL_MAX_WORDS = 30, 60
-#: A template plural left in a sentence ("run(s)", "reach(es)").
+#: A template plural left in a sentence ("run(s)", "reach(es)"), and a percent in the other style ("90 %").
 TEMPLATE_PLURAL = re.compile(r"[A-Za-z]\((?:s|es)\)")
+SPACED_PERCENT = re.compile(r"\d %")
 
 
 def _summary(built_book):
@@ -66,12 +67,13 @@ def test_no_why_of_the_summary_is_longer_than_thirty_words(built_book):
     assert not any("not counted:" in w or "decided by" in w for w in whys)
 
 
-def test_no_template_plural_on_any_chapter_or_the_summary(built_book):
+def test_no_template_plural_and_one_percent_style_on_any_chapter_or_the_summary(built_book):
     found = []
     for page in _chapters(built_book) + [_summary(built_book)]:
-        found += [f"{page.name}: …{m.string[max(0, m.start() - 40):m.end() + 10]}…"
-                  for m in TEMPLATE_PLURAL.finditer(_prose_text(page))]
-    assert not found, "template plurals on the site:\n" + "\n".join(found[:10])
+        text = _prose_text(page)
+        found += [f"{page.name}: …{text[max(0, m.start() - 40):m.end() + 10]}…"
+                  for pattern in (TEMPLATE_PLURAL, SPACED_PERCENT) for m in pattern.finditer(text)]
+    assert not found, "template plurals or '90 %' on the site:\n" + "\n".join(found[:10])
 
 
 def test_licence_and_citation_pages_exist_and_are_linked(built_book):

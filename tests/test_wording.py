@@ -48,3 +48,9 @@ def test_headers_in_words():
     assert header_words("violation_rate") == "violation rate"
     assert header_words("mds:47") == "mds 47"
     assert header_words("scale-free stress") == "scale-free stress"
+
+
+def test_plain_prose_keeps_quoted_options_and_fixes_percent_and_plurals():
+    from posgeom.wording import plain_prose
+
+    assert plain_prose("95 % of 3 seed(s) under 'scale_free'; x % y") == "95% of 3 seeds under 'scale_free'; x % y"

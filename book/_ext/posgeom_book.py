@@ -571,6 +571,49 @@ class FoldLogistics(SphinxPostTransform):
             fold_logistics(self.document)
 
 
+_NOT_PROSE = (nodes.literal_block, nodes.literal, nodes.math, nodes.math_block, nodes.raw, nodes.comment)
+
+
+def plain_prose_doctree(doctree) -> int:
+    """Put the prose of a page in the house style (``posgeom.wording.plain_prose``: one percent style, no
+    template plural), the values glued into it included; code, literals and maths are left alone.
+    Returns how many pieces of text changed."""
+    from posgeom.wording import plain_prose
+
+    changed = 0
+    for text in list(doctree.findall(nodes.Text)):
+        if text.parent is None or any(isinstance(a, _NOT_PROSE) for a in _ancestors(text)):
+            continue
+        new = plain_prose(str(text))
+        if new != str(text):
+            text.parent.replace(text, nodes.Text(new))
+            changed += 1
+    return changed
+
+
+def takes_house_style(docname: str) -> bool:
+    """The chapters and the summary (the API reference quotes docstrings as they are written)."""
+    return _is_chapter(docname) or docname.startswith("summary/")
+
+
+class PlainProse(SphinxPostTransform):
+    """:func:`plain_prose_doctree` on the pages of :func:`takes_house_style`, after the glued values are in."""
+
+    default_priority = 800
+    formats = ("html",)
+
+    def run(self, **kwargs):
+        if takes_house_style(self.env.docname):
+            plain_prose_doctree(self.document)
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
 def setup(app):
     app.add_config_value("posgeom_description", "", "html", types=[str])
     app.connect("config-inited", _switch_off_thebe)
@@ -578,6 +621,7 @@ def setup(app):
     app.connect("config-inited", _search_scorer)
     app.add_directive("posgeom-citation", CitationDirective)
     app.add_post_transform(FoldLogistics)
+    app.add_post_transform(PlainProse)
     app.connect("html-page-context", _footer_links)
     app.connect("env-get-updated", restart_numbers_per_page, priority=900)
     app.connect("builder-inited", _add_static)
