@@ -167,9 +167,14 @@ def exercise_program(nb, function: str) -> Program:
         seen.add(name)
         # every statement that binds the name, in notebook order, as a run of the whole notebook would
         # leave it (an augmented assignment builds on the earlier ones)
+        found = False
         for i, (binds, reads) in enumerate(table):
-            if name in binds and i not in chosen and not (function in binds and i != last):
-                chosen.add(i)
-                wanted.extend(reads - seen)
+            if name in binds and not (function in binds and i != last):
+                found = True
+                if i not in chosen:
+                    chosen.add(i)
+                    wanted.extend(reads - seen)
+        if not found:  # bound by no statement: perhaps by a star import (from numpy import *)
+            chosen |= {i for i, (binds, _) in enumerate(table) if "*" in binds}
     source = "\n\n".join(ast.unparse(statements[i]) for i in sorted(chosen))
     return Program(function, source + "\n", skipped)
