@@ -160,7 +160,7 @@ def test_chapter_exercises_meet_the_house_rules(slug):
         f"{slug}: a solution holds code in a Markdown fence; put it in a code cell between solution-start/end"
 
 
-def test_build_executes_the_instructor_edition(tmp_path, monkeypatch):
+def test_build_executes_the_instructor_edition(tmp_path, monkeypatch, capfd):
     """The default build runs the instructor notebook: its check cells print a passing verdict. (The chapter
     with exercises that runs quickest: this test executes a whole chapter, as the strict build does.)"""
     monkeypatch.setenv("POSGEOM_RESULTS_DIR", str(tmp_path / "results"))
@@ -174,3 +174,4 @@ def test_build_executes_the_instructor_edition(tmp_path, monkeypatch):
     verdicts = ["".join(o.get("text", "") for o in c.get("outputs", []) if o.get("output_type") == "stream")
                 for c in nb.cells if "exercise-check" in c.metadata.get("tags", [])]
     assert len(verdicts) == 2 and all(v.startswith("✓ ") for v in verdicts), verdicts
+    assert "without encryption" not in capfd.readouterr().err  # the kernel's start-up noise is filtered

@@ -113,10 +113,13 @@ def _executed_instructor(source: Path, values: dict, folder: Path, timeout: int)
     from nbclient import NotebookClient
 
     from ..notebooks import INSTALL_TAG, glue_values, plain_notebook
+    from ..reproduce.notebook import kernel_stderr
 
     run = plain_notebook(source, solutions=True, executed=values or None)
     run.cells = [c for c in run.cells if INSTALL_TAG not in c.metadata.get("tags", [])]
-    NotebookClient(run, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    with kernel_stderr() as stderr:  # the kernel's start-up noise stays off the terminal
+        NotebookClient(run, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute(stderr=stderr)
     values = {**values, **glue_values(run)}
     instructor = plain_notebook(source, solutions=True, executed=values)  # the text with the numbers written out
     ran = iter(c for c in run.cells if c.cell_type == "code")
