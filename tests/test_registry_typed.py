@@ -75,6 +75,13 @@ def test_a_stored_result_is_read_into_its_record_with_every_type():
     assert record.note == "none"  # not stored: the default
     sub = as_record(stored_result(PLANTED, {"table": np.eye(2)}), Inner, at="inner")
     assert sub == Inner("a", 10, GAP)
+    # a field the result does not store (its key, the manifest's model) is given as it is
+    assert as_record(stored_result(PLANTED, {"table": np.eye(2)}), Inner, at="inner", steps=7).steps == 7
+    # a record among several stored side by side: its values at one key, its arrays under one prefix
+    two = stored_result({"a": PLANTED, "b": PLANTED}, {"a/table": np.eye(2), "b/table": np.zeros(1), "table": 1})
+    assert as_record(two, Planted, at="b", arrays_at="b").table.tolist() == [0.0]
+    with pytest.raises(TypeError, match="Inner has no field seed"):
+        as_record(stored_result(PLANTED), Inner, at="inner", seed=1)
 
 
 @pytest.mark.parametrize("change, message", [

@@ -11,7 +11,6 @@ S7–S9, each decided by its rule in :mod:`posgeom.verdicts`.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +20,7 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import paired_difference
 from ..registry import Result
+from ..registry.typed import as_record
 from ..experiments import table_dropout as td
 from ..experiments.learned_tables import CONFIGS, init_runs
 from .real_corpora import CORPUS_LABELS
@@ -41,9 +41,9 @@ BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
 
 @dataclass(frozen=True)
 class TableAnalysis:
-    """One table's :func:`posgeom.geometry.analyse_table`, typed: its numbers, and per position or lag or
-    column the arrays the chapter draws (``cos``, the n × n cosine similarity, and ``P``, the table itself,
-    are stored for the learned table only)."""
+    """One table's :func:`posgeom.geometry.analyse_table`, typed (:func:`posgeom.registry.typed.as_record`): its
+    numbers, and per position or lag or column the arrays the chapter draws (``cos``, the n × n cosine
+    similarity, and ``P``, the table itself, are stored for the learned table only)."""
 
     n: int
     d: int
@@ -78,21 +78,11 @@ class TableAnalysis:
     P: np.ndarray | None = None
 
 
-_ARRAYS = ("lag_mean", "lag_q10", "lag_q90", "lag_mean_centered", "isolation", "row_norm", "dominant_freq",
-           "concentration", "pcs", "cos", "P")
-
-
 def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
     """``{"table": ..., "sinusoidal": ..., "random_normal": ..., "random_walk": ...}`` from a stored
-    ``learned_table_anatomy`` entry (one of ``run_pretrained_tables(...)["results"]``)."""
-    out = {}
-    for key in ("table", *REFERENCE_LABELS):
-        v = result.values[key]
-        scalars = {f.name: v[f.name] for f in dataclasses.fields(TableAnalysis) if f.name not in _ARRAYS}
-        scalars = {k: tuple(x) if isinstance(x, list) else x for k, x in scalars.items()}
-        arrays = {k: result.arrays.get(f"{key}/{k}") for k in _ARRAYS}
-        out[key] = TableAnalysis(**scalars, **{k: (None if a is None else np.asarray(a)) for k, a in arrays.items()})
-    return out
+    ``learned_table_anatomy`` entry (one of ``run_pretrained_tables(...)["results"]``): each table's values at
+    its key, its arrays under ``<key>/``."""
+    return {key: as_record(result, TableAnalysis, at=key, arrays_at=key) for key in ("table", *REFERENCE_LABELS)}
 
 
 _SIMILARITY = ("neighbour_cos", "neighbour_cos_median", "neighbour_cos_centered", "neighbour_cos_min",

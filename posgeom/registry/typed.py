@@ -55,7 +55,8 @@ def stored(path: str, **field_kwargs) -> Any:
     return dataclasses.field(metadata=metadata, **field_kwargs)
 
 
-def as_record(result, record_type: type, *, at: str | None = None) -> Any:
+def as_record(result, record_type: type, *, at: str | None = None, arrays_at: str | None = None,
+              **given: Any) -> Any:
     """The stored ``result`` read into ``record_type`` (a dataclass; module docstring).
 
     Parameters
@@ -67,6 +68,12 @@ def as_record(result, record_type: type, *, at: str | None = None) -> Any:
         A dataclass.
     at : str, optional
         A dotted path into ``values`` where the record's mapping lies (``"summary"``); default: ``values``.
+    arrays_at : str, optional
+        The prefix of the record's arrays among ``arrays`` (``"table"`` reads field ``P`` from ``"table/P"``), for
+        a result that stores several records' arrays side by side; default: no prefix.
+    **given
+        Fields the result does not store, as they are (the run's key, its manifest's model); each must be a
+        field of ``record_type``.
 
     Returns
     -------
@@ -80,7 +87,11 @@ def as_record(result, record_type: type, *, at: str | None = None) -> Any:
         values = _lookup(values, at, f"{where} (at={at!r})")
         if not isinstance(values, Mapping):
             raise TypeError(f"{where}: the value at {at!r} is a {type(values).__name__}, not a mapping of fields")
-    return _build(record_type, values, arrays or {}, where)
+    arrays = dict(arrays or {})
+    if arrays_at is not None:
+        prefix = f"{arrays_at}/"
+        arrays = {name[len(prefix):]: a for name, a in arrays.items() if name.startswith(prefix)}
+    return _build(record_type, values, arrays, where, given)
 
 
 def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
@@ -95,17 +106,21 @@ def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
     return node
 
 
-def _build(record_type: type, values: Mapping, arrays: Mapping, where: str) -> Any:
+def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, given: Mapping | None = None) -> Any:
     if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
         raise TypeError(f"as_record builds a dataclass; {record_type!r} is not one")
+    given = dict(given or {})
+    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(record_type)})
+    if unknown:
+        raise TypeError(f"{record_type.__name__} has no field {', '.join(unknown)} (given to as_record)")
     try:
         hints = typing.get_type_hints(record_type)
     except NameError as err:
         raise TypeError(f"the annotations of {record_type.__name__} name a type not in its module ({err}); define "
                         "the record (and the types it names) at module level") from None
-    kwargs = {}
+    kwargs = given
     for f in dataclasses.fields(record_type):
-        if not f.init:
+        if not f.init or f.name in given:
             continue
         path = f.metadata.get(STORED, f.name)
         tp = hints[f.name]
