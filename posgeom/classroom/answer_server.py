@@ -61,6 +61,10 @@ def _frame(stream):
 
 def _apply_limits(limits):
     import resource
+    import signal
+
+    # past the file-size limit a write fails (OSError) instead of killing the process
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
     for name, value in (("RLIMIT_AS", limits.get("memory_bytes")), ("RLIMIT_NPROC", limits.get("processes")),
                         ("RLIMIT_FSIZE", limits.get("file_bytes")), ("RLIMIT_CORE", 0)):

@@ -50,7 +50,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["Answerer", "StudentError", "SANDBOXES", "NO_SANDBOX", "answer_command", "bwrap_works",
-           "resolve_sandbox", "decode_answer", "end_descendants"]
+           "resolve_sandbox", "decode_answer", "end_descendants", "become_subreaper", "MAX_PROCESSES", "MAX_FILE_BYTES",
+           "MAX_ANSWER_BYTES", "ANSWER_FD_ENV"]
 
 #: The values of ``posgeom classroom grade --sandbox``.
 SANDBOXES = ("auto", "bwrap", "none")
@@ -301,7 +302,8 @@ class Answerer:
             command[command.index("--clearenv") + 1:command.index("--clearenv") + 1] = \
                 ["--setenv", ANSWER_FD_ENV, str(write_fd)]
             if os.geteuid() == 0:
-                limits["uid"] = 100_000 + secrets.randbelow(900_000)  # a user of no account, one per process
+                # a user of no account, one per process (far above any system's or person's user ID)
+                limits["uid"] = 2_000_000_000 + secrets.randbelow(100_000_000)
         else:
             self._folder = tempfile.TemporaryDirectory(prefix="posgeom-answer-")
             cwd = self._folder.name
