@@ -18,6 +18,7 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, code_changed, stored_at_scale
+from ..registry.typed import as_record, stored
 from ..experiments.inside_bert import CONFIGS, DEFINITIONS, PAPER_PEAK_LAYER, run_layer_stress
 from ..experiments.layer_peaks import LOCAL_PEAK, run_local_peak_test
 from ..geometry.peaks import NORMALIZATIONS, local_maxima
@@ -32,9 +33,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class LayerStress:
-    """A stored ``run_layer_stress``, typed: the model, the sentences and positions, the global peak layer of
-    each reading (``peaks["<definition>_<normalisation>"]``), the mean attention maps (layers, n, n), the
-    projected stress per layer (``propagated_head``: layers × heads × normalisations; ``*_pooled``: layers ×
+    """A stored ``run_layer_stress``, typed (:func:`posgeom.registry.typed.as_record`): the model, the sentences
+    and positions, the global peak layer of each reading (``peaks["<definition>_<normalisation>"]``), the mean
+    attention maps (layers, n, n), the projected stress per layer (``propagated_head``: layers × heads × normalisations; ``*_pooled``: layers ×
     normalisations; ``residual``: layer inputs and output × normalisations) and the mass each kernel clipped."""
 
     model: str
@@ -43,8 +44,8 @@ class LayerStress:
     d_model: int
     n_sentences: int
     n_positions: int
-    split: str
-    special: str
+    split: str = stored("options.split")
+    special: str = stored("options.special")
     positions: tuple
     map_count: int
     clipped_max: float
@@ -59,15 +60,7 @@ class LayerStress:
 
 def layer_stress(result: Result) -> LayerStress:
     """The typed view of a ``run_layer_stress`` result."""
-    v, a = result.values, result.arrays
-    return LayerStress(
-        model=v["model"], n_layers=v["n_layers"], n_heads=v["n_heads"], d_model=v["d_model"],
-        n_sentences=v["n_sentences"], n_positions=v["n_positions"], split=v["options"]["split"],
-        special=v["options"]["special"], positions=tuple(v["positions"]), map_count=v["map_count"],
-        clipped_max=v["clipped_max"], peaks=dict(v["peaks"]),
-        **{k: np.asarray(a[k]) for k in ("maps", "propagated_head", "propagated_pooled", "static_pooled", "residual",
-                                         "clipped")},
-    )
+    return as_record(result, LayerStress)
 
 
 def describe(layers: LayerStress, settings=None) -> str:
