@@ -277,3 +277,14 @@ def test_registry_run_recomputes_when_code_changed(tmp_path, monkeypatch):
     assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu", same_code=False).values["v"] == 1
     assert reg.run("exp", compute, params={}, scale="quick", seed=0, device="cpu").values["v"] == 2
     assert reg.load("exp", params={}, scale="quick").manifest["code_key"] == "another-version"
+
+
+def test_filelock_floor_refuses_the_releases_that_follow_a_symlinked_lock():
+    """filelock before 3.20.1 opened a symlinked lock file and truncated its target (CVE-2025-68146); its soft
+    lock followed links until 3.20.3. posgeom's entry lock uses filelock on Windows."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    (req,) = [Requirement(r) for r in project["dependencies"] if Requirement(r).name == "filelock"]
+    assert not req.specifier.contains("3.12.4") and not req.specifier.contains("3.20.2")
+    assert req.specifier.contains("3.20.3") and req.specifier.contains("4.3.1")
