@@ -24,8 +24,9 @@ type into), and hard limits on its address space, its number of processes, the s
 writes, and no core dumps; where the grader runs as root the process gives up root for an unused user
 ID first (root is exempt from the process-count limit). It dies with the grader.
 
-``--sandbox none`` runs the same server as an ordinary process with the same limits in a temporary
-folder, for trusted work only: posgeom can be imported there and absolute paths reach whatever the
+``--sandbox none`` runs the same server as an ordinary process in a temporary folder, with the same
+limits but the process count (which would count every process of the grading account), for trusted
+work only: posgeom can be imported there and absolute paths reach whatever the
 grading account can. Every process it leaves behind is ended when the exercise is decided
 (:func:`end_descendants`).
 """
@@ -294,9 +295,11 @@ class Answerer:
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
         python = [sys.executable, "-I", "-c", _SERVER.read_text()]
-        limits = {"memory_bytes": int(self.memory_mb) * 2**20 if self.memory_mb else None,
-                  "processes": MAX_PROCESSES, "file_bytes": MAX_FILE_BYTES}
+        limits = {"memory_bytes": int(self.memory_mb) * 2**20 if self.memory_mb else None, "file_bytes": MAX_FILE_BYTES}
         if self.sandbox == "bwrap":
+            # counted per sandbox: in its user namespace, or for the user ID it takes as root (without a
+            # sandbox the count would be of all the grading account's processes)
+            limits["processes"] = MAX_PROCESSES
             command, cwd = answer_command(python, memory_mb=self.memory_mb), None
             env = {ANSWER_FD_ENV: str(write_fd)}
             command[command.index("--clearenv") + 1:command.index("--clearenv") + 1] = \
