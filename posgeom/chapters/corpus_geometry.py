@@ -26,6 +26,8 @@ from ..experiments.real_corpora import run_stress_intervals
 from ..geometry import interval_text
 from ..experiments.settings import find, records
 from .real_corpora import PlainText
+from ..report import ComparisonRow, describe_scales, describe_sequences
+from ..experiments.corpus_geometry import CONFIGS
 
 __all__ = [
     "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",
@@ -281,7 +283,6 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
 
     settings = _settings(settings)
     variants = sensitivity_variants(sensitivity)
@@ -376,7 +377,6 @@ def sst2_caption(scale: str) -> str:
     """SST-2's counting at ``scale`` in words for a caption: ``'n = 64, special tokens "model"'`` (the corpus
     of :data:`posgeom.experiments.corpus_geometry.CONFIGS`, which the optimal encoding, minimal
     parametrisation and sinusoids chapters reuse)."""
-    from ..experiments.corpus_geometry import CONFIGS
 
     sst2 = CONFIGS[scale].sst2
     return f'n = {sst2.n_positions}, special tokens "{sst2.special}"'
@@ -384,8 +384,6 @@ def sst2_caption(scale: str) -> str:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
-    from ..experiments.corpus_geometry import CONFIGS
-    from ..report import describe_scales, describe_sequences
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]

@@ -18,7 +18,8 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
 from ..encodings.zoo import ZOO
-from ..experiments.zoo import run_zoo
+from ..experiments.zoo import CONFIGS, run_zoo
+from ..report import ComparisonRow
 
 __all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "comparison_rows",
            "ZooPictures", "zoo_pictures", "Captions", "captions"]
@@ -110,7 +111,6 @@ def comparison_rows(zoo: Result, settings=None) -> list:
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
 
     settings = _settings(settings)
     v = zoo.values
@@ -175,7 +175,6 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.zoo.CONFIGS`)."""
-    from ..experiments.zoo import CONFIGS
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]

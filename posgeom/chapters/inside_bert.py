@@ -22,7 +22,8 @@ from ..registry.typed import as_record, stored
 from ..experiments.inside_bert import CONFIGS, DEFINITIONS, PAPER_PEAK_LAYER, run_layer_stress
 from ..experiments.layer_peaks import LOCAL_PEAK, run_local_peak_test
 from ..geometry.peaks import NORMALIZATIONS, local_maxima
-from .real_corpora import PlainText
+from ..report import ComparisonRow
+from .real_corpora import CORPUS_LABELS, corpus_caption, PlainText
 
 __all__ = [
     "LayerStress", "layer_stress", "describe", "curve", "peak_table", "LayerSummary", "layer_summary",
@@ -197,7 +198,6 @@ def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> li
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
 
     settings = _settings(settings)
     pt = peak_test.values
@@ -263,7 +263,6 @@ class Captions:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.inside_bert.CONFIGS`;
     the target is SST-2 train as the chapter "Real corpora" counts it)."""
-    from .real_corpora import CORPUS_LABELS, corpus_caption
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]

@@ -22,8 +22,10 @@ from ..geometry import paired_difference
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments import table_dropout as td
-from ..experiments.learned_tables import CONFIGS, init_runs
+from ..experiments.learned_tables import CONFIGS, init_runs, init_study_variants
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_training
 from .real_corpora import CORPUS_LABELS
+from .powered import design_check, design_summary, paired_text, plan_text
 
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
@@ -489,9 +491,7 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
     -------
     list of posgeom.report.PowerCheck
     """
-    from ..report import PowerCheck
 
-    from .powered import design_check
 
     rate = max(dropout.values["dropouts"])
     checks = [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
@@ -530,7 +530,6 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow, decided_rows, describe_model
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -601,8 +600,6 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
 
 def _s7_powered_row(init_powered: Result):
     """S7 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_init_powered`)."""
-    from ..report import ComparisonRow
-    from .powered import design_summary, paired_text, plan_text
 
     p, runs = design_summary(init_powered), init_powered.values["runs"]
     # mean steps over the seeds that reached the threshold (NaN when none did), as the study's row
@@ -621,8 +618,6 @@ def _s7_powered_row(init_powered: Result):
 
 def _s9_powered_row(dropout_powered: Result):
     """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
-    from ..report import ComparisonRow
-    from .powered import design_summary, paired_text, plan_text
 
     p, v = design_summary(dropout_powered), dropout_powered.values
     gap = float(np.mean([r["gap_none"] for r in v["runs"]]))
@@ -656,7 +651,6 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.learned_tables.CONFIGS`)."""
-    from ..report import describe_model, describe_training
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -673,8 +667,6 @@ def _runs(scale: str) -> str:
     (:func:`posgeom.experiments.learned_tables.run_init_study`: every variant of ``init_study_variants``
     and seed) and the dropout study (:func:`posgeom.experiments.table_dropout.run_dropout_study`: every
     rate and seed), with their models, steps and training sets."""
-    from ..experiments.learned_tables import init_study_variants
-    from ..report import describe_model
 
     conf, drop = CONFIGS[scale], td.CONFIGS[scale]
     variants = init_study_variants(conf.init.inits, conf.init.dropouts)

@@ -20,7 +20,10 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import paired_difference
 from ..registry import Result
-from ..experiments.extrapolation import CONFIGS, HEURISTICS
+from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_training
+from ..models.table_studies import CONDITIONS
+from .powered import design_check, design_summary, paired_text, plan_text
 
 __all__ = [
     "METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "TailsOutcome",
@@ -345,8 +348,6 @@ def power_checks(tails: Result, powered: Result | None = None) -> list:
     -------
     list of posgeom.report.PowerCheck
     """
-    from ..report import PowerCheck
-    from .powered import design_check
 
     checks = [PowerCheck("S4", "tail accuracy, skewed − uniform lengths, paired by seed",
                          tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.manifest.get("runtime_s"))]
@@ -377,7 +378,6 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow, decided_rows
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -431,8 +431,6 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
 
 def _s4_powered_row(powered: Result):
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
-    from ..report import ComparisonRow
-    from .powered import design_summary, paired_text, plan_text
 
     p = design_summary(powered)
     return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90 % short) vs {p.mean_b:.4f} (uniform lengths); "
@@ -473,7 +471,6 @@ def _lengths(factors) -> str:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.extrapolation.CONFIGS`)."""
-    from ..report import describe_model, describe_training
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -506,9 +503,6 @@ def _runs(scale: str) -> str:
     :func:`~posgeom.experiments.extrapolation.run_extrapolation_order` and
     :func:`~posgeom.experiments.extrapolation_mlm.run_extrapolation_mlm`: each encoding and seed, and for the
     learned table a fine-tune per longer length and a model trained at each target length)."""
-    from ..experiments.extrapolation import MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
-    from ..models.table_studies import CONDITIONS
-    from ..report import describe_model
 
     conf = CONFIGS[scale]
     order, mlm = study_plan(conf.order, valid=ORDER_ENCODINGS), study_plan(conf.mlm, valid=MLM_ENCODINGS)

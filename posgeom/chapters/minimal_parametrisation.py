@@ -24,9 +24,13 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
-from ..experiments.corpus_geometry import SYNTHETIC_FAMILIES
+from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float
+from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
+from .powered import design_check, design_summary, paired_text, plan_text
+from .corpus_geometry import sst2_caption
 
 __all__ = [
     "HOLDS", "ValidationSummary", "validation_summary", "rank_table", "RankSummary", "rank_summary",
@@ -295,7 +299,6 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow, decided_rows, describe_model
 
     settings = _settings(settings)
     tr_cfg = CONFIGS[settings.scale].train
@@ -328,7 +331,6 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
         syn = training.values["summary"]["synthetic"]
         gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
         r1_sigma = next(opts for label, _, opts in TRAIN_ENCODINGS if label == "lowrank r=1")["sigma"]
-        from .powered import paired_text
 
         gap_text = f"gap learned − (r = 1) {paired_text(gap, '{:+.3f}')}"
         return ComparisonRow("C5", paper="no loss of performance with the low-rank table (seed summary)",
@@ -349,8 +351,6 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
 def _powered_row(powered: Result):
     """C5's performance decided by the powered design (:func:`posgeom.experiments.lowrank_powered.run_lowrank_powered`)."""
-    from ..report import ComparisonRow, describe_model
-    from .powered import design_summary, paired_text, plan_text
 
     p, st = design_summary(powered), stall_summary(powered)
     return ComparisonRow(
@@ -475,8 +475,6 @@ def power_checks(training: Result, powered: Result | None = None) -> list:
     -------
     list of posgeom.report.PowerCheck
     """
-    from ..report import PowerCheck
-    from .powered import design_check
 
     gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
     checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
@@ -512,10 +510,6 @@ class Captions:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.minimal_parametrisation.CONFIGS`,
     and the corpus geometry and optimal encoding settings its stress curves reuse)."""
-    from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
-    from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
-    from ..report import describe_model, describe_scales, describe_sequences, short_float
-    from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
@@ -543,7 +537,6 @@ def _runs(scale: str) -> str:
     """The training comparison at ``scale`` in words, counted as
     :func:`posgeom.experiments.lowrank_training.run_lowrank_training` loops: on marker order every encoding of
     ``TRAIN_ENCODINGS`` and seed of ``seeds``, on SST-2 those of ``sst2_encodings`` and ``sst2_seeds``."""
-    from ..report import describe_model
 
     train = CONFIGS[scale].train
     marker = len(TRAIN_ENCODINGS)

@@ -20,8 +20,10 @@ from ..config import settings_or_default as _settings
 from ..encodings import ENCODINGS_COMPARED
 from ..geometry import Interval
 from ..registry import Result, stored_text
-from ..experiments.corpus_geometry import SYNTHETIC_FAMILIES
+from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
+from ..report import ComparisonRow, describe_scales, describe_sequences, short_float
+from .corpus_geometry import sst2_caption
 
 __all__ = [
     "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",
@@ -248,7 +250,6 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
 
     settings = _settings(settings)
     ex = exact_summary(exact)
@@ -314,9 +315,6 @@ class Captions:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.optimal_encoding.CONFIGS`
     and the corpora of :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
-    from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
-    from ..report import describe_scales, describe_sequences, short_float
-    from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]

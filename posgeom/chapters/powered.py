@@ -8,7 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..registry import Result
+from ..registry import code_changed, Result
+from ..geometry.power import PilotPlan
+from ..geometry.intervals import SeedInterval
+from ..timings import format_duration
+from ..report import PowerCheck
 
 __all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "paired_text"]
 
@@ -39,7 +43,6 @@ class DesignSummary:
 
 def design_summary(result: Result) -> DesignSummary:
     """The :class:`DesignSummary` of a stored design."""
-    from ..registry import code_changed
 
     v = result.values
     plan, diff = v["plan"], v["difference"]
@@ -59,7 +62,6 @@ def design_summary(result: Result) -> DesignSummary:
 
 def plan_text(result: Result) -> str:
     """``"seeds sized before the run: a 20-seed pilot (sd …) sizes the design at N seeds: power …"``."""
-    from ..geometry.power import PilotPlan
 
     return f"seeds sized before the run: {PilotPlan(**result.values['plan']).text()}"
 
@@ -68,7 +70,6 @@ def paired_text(interval: dict, fmt: str = "{:+.4f}") -> str:
     """A paired interval over seeds as a row states it (``interval`` stored by
     :meth:`posgeom.geometry.SeedInterval.as_dict`): ``"-0.0123 [-0.0200, -0.0046] (95% interval over 24 seeds,
     paired)"``."""
-    from ..geometry.intervals import SeedInterval
 
     iv = SeedInterval.from_dict(interval)
     return f"{iv.text(fmt, with_t=False)} ({iv.level:.0%} interval over {iv.n} seeds, paired)"
@@ -77,7 +78,6 @@ def paired_text(interval: dict, fmt: str = "{:+.4f}") -> str:
 def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") -> pd.DataFrame:
     """The design's two stages (pilot, decision): seeds, each variant's mean (named by ``labels``), the paired
     difference's mean and sd, and the time they took."""
-    from ..timings import format_duration
 
     v = result.values
     rows = []
@@ -95,6 +95,5 @@ def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") 
 def design_check(claim: str, measure: str, result: Result, effect: float):
     """The design's row of a chapter's power table (:class:`posgeom.report.PowerCheck`; its time is the
     decision's, not the pilot's)."""
-    from ..report import PowerCheck
 
     return PowerCheck(claim, measure, result.values["difference"], effect, result.values["seconds"]["decision"])

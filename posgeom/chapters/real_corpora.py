@@ -26,6 +26,8 @@ from ..registry.typed import as_record, stored
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, mds_row, smacof_row, stress_records
 from ..geometry import interval_text
 from ..experiments.settings import find
+from ..report import ComparisonRow, decided_rows, describe_model, describe_scales, describe_sequences
+from ..experiments.real_corpora_geometry import corpus_options
 
 __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
@@ -410,7 +412,6 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow, decided_rows
 
     settings = _settings(settings)
     sc = settings.scale
@@ -515,8 +516,6 @@ CORPUS_LABELS = {"sst2": "SST-2", "imdb": "IMDB"}
 def corpus_caption(scale: str, corpus: str) -> str:
     """A real corpus as the chapters count it at ``scale``, in words for a caption:
     ``'SST-2 train (all sequences, n = 64, special tokens "model")'`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-    from ..experiments.real_corpora_geometry import corpus_options
-    from ..report import describe_sequences
 
     opts = corpus_options(scale, corpus)
     unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
@@ -544,7 +543,6 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.real_corpora.CONFIGS`)."""
-    from ..experiments.real_corpora import CONFIGS
 
     settings = _settings(settings)
     return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
@@ -557,8 +555,6 @@ def captions(settings=None) -> Captions:
 def _rank(scale: str, corpus: str) -> str:
     """The noise-aware rank of ``corpus`` at ``scale`` in words: its positions and the random half-splits of
     :data:`posgeom.experiments.real_corpora.RANK_OPTIONS`."""
-    from ..experiments.real_corpora import CONFIGS
-    from ..experiments.real_corpora_geometry import corpus_options
 
     if corpus not in CONFIGS[scale].rank_corpora:
         return "not computed"
@@ -568,7 +564,6 @@ def _rank(scale: str, corpus: str) -> str:
 def _subsets(scale: str) -> str:
     """The subsets redrawn at ``scale`` (:func:`posgeom.experiments.real_corpora.run_subset_draws`, for each
     corpus of ``draws.subset_corpora`` and seed of ``draws.subset_seeds``), in words."""
-    from ..experiments.real_corpora import CONFIGS
 
     draws = CONFIGS[scale].draws
     if not draws.subset_corpora:
@@ -578,8 +573,6 @@ def _subsets(scale: str) -> str:
 
 def _sizes(corpus: str) -> str:
     """The sequences of ``corpus`` counted at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-    from ..experiments.real_corpora_geometry import corpus_options
-    from ..report import describe_scales, describe_sequences
 
     unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
     return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
@@ -588,8 +581,6 @@ def _sizes(corpus: str) -> str:
 
 def _scratch(scale: str) -> str:
     """The tables trained from scratch at ``scale`` in words: the model and the MLM steps per corpus."""
-    from ..experiments.real_corpora import CONFIGS
-    from ..report import describe_model
 
     conf = CONFIGS[scale]
     steps = ", ".join(f"{CORPUS_LABELS[c]} {conf.scratch(c).max_steps:,} steps" for c in conf.scratch_corpora)

@@ -19,7 +19,9 @@ from ..config import settings_or_default as _settings
 from ..geometry import SHIFT_STATISTICS, Interval
 from ..registry import Result, stored_text
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
-from ..experiments.sinusoids_as_mds import run_shift_intervals
+from ..experiments.sinusoids_as_mds import CONFIGS, run_shift_intervals
+from ..report import ComparisonRow, describe_scales, describe_sequences
+from .corpus_geometry import sst2_caption
 
 __all__ = [
     "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",
@@ -165,7 +167,6 @@ def comparison_rows(fourier: Result, shift: Result, eigenvalue_error: float, set
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow
 
     settings = _settings(settings)
     v = fourier.values[CIRCULANT]
@@ -234,9 +235,6 @@ class Captions:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (its SST-2 corpus is the one of
     :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
-    from ..experiments.sinusoids_as_mds import CONFIGS
-    from ..report import describe_scales, describe_sequences
-    from .corpus_geometry import sst2_caption
 
     settings = _settings(settings)
     scales = ("quick", "paper")

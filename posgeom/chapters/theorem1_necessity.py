@@ -17,6 +17,8 @@ from ..experiments.necessity import CONFIGS, MODELS, equivariance_rows, order_ta
 from ..experiments.settings import find
 from ..models.tasks import OrderTaskOutcome, model_label
 from ..registry import Result
+from .. import verdicts as rules
+from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_training
 
 __all__ = [
     "LEARNED_LEVEL", "order_task_outcome", "steps_to_learn", "EquivarianceSummary", "equivariance_summary",
@@ -117,8 +119,6 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
     -------
     list of posgeom.report.ComparisonRow
     """
-    from .. import verdicts as rules
-    from ..report import ComparisonRow, decided_rows, describe_model
 
     settings = _settings(settings)
     shape = CONFIGS[settings.scale].model
@@ -180,7 +180,6 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.necessity.CONFIGS`)."""
-    from ..report import describe_model, describe_seeds, describe_training
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -206,7 +205,6 @@ def _runs(scale: str) -> str:
     """The chapter's training runs at ``scale`` in words: each model of
     :data:`~posgeom.experiments.necessity.MODELS` and of :data:`EXTRA_MODELS` over the seeds
     (:func:`posgeom.experiments.necessity.run_order_task`), the model, the task's positions and steps."""
-    from ..report import describe_model
 
     conf = CONFIGS[scale]
     n = (len(MODELS) + len(EXTRA_MODELS)) * len(conf.seeds)
