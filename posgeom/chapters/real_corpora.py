@@ -32,7 +32,8 @@ from ..experiments.real_corpora_geometry import corpus_options
 __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
     "corpus_report", "alibi_parabola", "alibi_choice_table", "AlibiReport", "alibi_report", "scale_free_table", "rank_table",
-    "draws_table", "smacof_table", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
+    "draws_table", "smacof_table", "RowInputs", "row_inputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
+    "c8_row", "ROWS", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
     "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText", "stress_dataframe",
 ]
 
@@ -389,10 +390,146 @@ def smacof_table(tables: dict) -> pd.DataFrame:
     return pd.DataFrame(lo).set_index(["corpus", "rank k"])
 
 
+@dataclass(frozen=True)
+class RowInputs:
+    """What the chapter's "Paper vs this book" rows read (:func:`row_inputs`): the stored runs by corpus key, the
+    notes every row shares, and the stress, interval and split readings the rows quote."""
+
+    scale: str
+    geometries: dict
+    tables: dict
+    choices: Result
+    ranks: dict
+    splits: dict
+    intervals: dict
+    alibi_lowest_in: list
+    imdb_resolved: bool      # IMDB's resolvable geometry has fewer than RESOLVED_NOISE_SHARE noisy pairs
+    opts: str                # the options every row states
+    iv_note: str             # how the bracketed intervals were computed
+    imdb_note: str           # why IMDB is left out where it is not resolved ("" where it is)
+    diffs: dict              # SST-2's bootstrap intervals of the stress differences, by "a-b|normalisation"
+
+    def row(self, corpus: str, name: str):
+        """The stress-table row of encoding ``name`` on ``corpus``."""
+        return find(stress_records(self.tables[corpus]), encoding=name)
+
+    def iv(self, corpus: str, name: str, norm: str, fmt: str = "{:.3f}") -> str:
+        """A headline stress with its bootstrap interval, or the value and why it has none."""
+        if corpus in self.intervals:
+            return interval_text(self.intervals[corpus].values["statistics"][f"{name}|{norm}"], fmt)
+        return fmt.format(getattr(self.row(corpus, name), norm)) + " (no interval at this scale)"
+
+    def iv_diff(self, corpus: str, a: str, b: str, fmt: str = "{:.4f}") -> str:
+        """The bootstrap interval of the scale-free stress of ``a`` minus ``b`` on ``corpus``."""
+        return interval_text(self.intervals[corpus].values["differences"][f"{a}-{b}|scale_free"], fmt)
+
+    def split_spread(self, corpus: str, key: str) -> str:
+        """``key`` of the resolvable geometry over the cross-half splits: mean ± sd over the splits."""
+        e = self.splits[corpus].values["spread"][key]
+        return f"{e['mean']:.3f} ± {e['sd']:.3f} over {len(self.splits[corpus].values['seeds'])} splits"
+
+
+def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
+               alibi_lowest_in: list, settings=None) -> RowInputs:
+    """The :class:`RowInputs` of :func:`comparison_rows`'s arguments; what every row shares is read here, once
+    (a run that waits for a GPU stops here, as before any row)."""
+    settings = _settings(settings)
+    icfg = CONFIGS[settings.scale].intervals
+    neg = splits["imdb"].values["spread"]["negative_fraction"]
+    imdb_resolved = neg["max"] < RESOLVED_NOISE_SHARE
+    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
+               f"phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates of "
+               f"{icfg.n_folds} folds)")
+    imdb_note = ("" if imdb_resolved else
+                 f"; IMDB not resolved at this scale ({neg['mean']:.0%} of its pairs are noise in the cross-half "
+                 "estimate): more reviews (the full 25,000, paper scale) would resolve it")
+    return RowInputs(settings.scale, geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in,
+                     imdb_resolved, 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger, BERT-base '
+                     'shapes', iv_note, imdb_note, intervals["sst2"].values["differences"])
+
+
+def c6_row(x: RowInputs) -> ComparisonRow:
+    """C6: full-rank MDS's "paper" stress on each corpus, decided by :func:`posgeom.verdicts.c6_near_zero`."""
+    mds_full = {c: x.row(c, "MDS (full rank)").paper for c in ("sst2", "imdb")}
+    return ComparisonRow("C6", f"SST-2 {mds_full['sst2']:.1e}"
+                         + (f", IMDB {mds_full['imdb']:.1e}" if x.imdb_resolved else
+                            f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
+                         + " (\"paper\"; no interval: rounding error of an exact construction)",
+                         x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
+                         rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note),
+                         options=x.opts, paper="≈ 0")
+
+
+def c7_value_row(x: RowInputs) -> ComparisonRow:
+    """C7's number: ALiBi's "paper" stress and the slopes that reach 0.563 on SST-2's parabola
+    (:func:`posgeom.verdicts.c7_alibi_value`)."""
+    default = alibi_parabola(x.choices, corpus_geometry(x.geometries["sst2"]).n_positions)
+    return ComparisonRow("C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.2f}')}; head "
+                         f"{x.tables['sst2'].values['best_head']}: {x.iv('sst2', 'alibi (best head)', 'paper', '{:.3f}')}; "
+                         f"0.563 at m = {default.m_minus:.4f} or {default.m_plus:.4f} (slopes solved exactly on this "
+                         "sample's parabola)",
+                         x.scale, "none (pure geometry)", "SST-2 train", rules.c7_alibi_value(float(default.minimum)),
+                         options=x.opts + "; " + x.iv_note, paper="0.563")
+
+
+def c7_ranking_row(x: RowInputs) -> ComparisonRow:
+    """C7's ranking: ALiBi's scale-free stress against sinusoidal's and RoPE's on SST-2
+    (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
+    return ComparisonRow("C7", f"\"scale_free\": ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
+                         f"{x.iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {x.iv('sst2', 'rope', 'scale_free')} (D); "
+                         f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
+                         f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
+                         f"sinusoidal {x.split_spread('sst2', 'sinusoidal')}, RoPE {x.split_spread('sst2', 'rope')}",
+                         x.scale, "none (pure geometry)", "SST-2 train",
+                         rules.c7_alibi_ranking(x.diffs["alibi-sinusoidal|scale_free"], x.diffs["alibi-rope|scale_free"],
+                                                lowest_in=x.alibi_lowest_in),
+                         options=x.opts + "; " + x.iv_note
+                         + (f"; ALiBi lowest in the variants {', '.join(x.alibi_lowest_in)} of the corpus chapter's "
+                            "sensitivity table" if x.alibi_lowest_in else "; in no variant of the corpus chapter's "
+                            "sensitivity table is ALiBi lowest"),
+                         paper="ALiBi far below sinusoidal and RoPE")
+
+
+def c7_shift_row(x: RowInputs) -> ComparisonRow:
+    """C7's premise: SST-2's geometry is shift-equivariant, of rank 1 (:func:`posgeom.verdicts.c7_shift_equivariance`)."""
+    g_sst2, n_sst2 = corpus_geometry(x.geometries["sst2"]), x.ranks["sst2"].values
+    return ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
+                         f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} "
+                         f"(resolvable), {n_sst2['first_share']:.0%} (cross-fitted); noise-aware rank "
+                         f"{n_sst2['text']} ({n_sst2['level']:.0%} interval over {RANK_OPTIONS['n_resamples']} "
+                         "half-splits)",
+                         x.scale, "none (pure geometry)", "SST-2 train",
+                         rules.c7_shift_equivariance(n_sst2["interval"], g_sst2.shift_r2),
+                         options=x.opts + f", cross-half resolvable geometry, noise-aware rank over "
+                                          f"{RANK_OPTIONS['n_resamples']} half-splits",
+                         paper="approximately shift-equivariant, rank 1")
+
+
+def c8_row(x: RowInputs) -> ComparisonRow:
+    """C8: sinusoidal and RoPE nearly identical under "scale_free" (:func:`posgeom.verdicts.c8_sinusoidal_rope`)."""
+    imdb_c8 = (f"; IMDB {x.iv('imdb', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
+               f"{x.iv('imdb', 'rope', 'scale_free', '{:.4f}')}"
+               + (f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else "")
+               if x.imdb_resolved else "")
+    return ComparisonRow("C8", f"SST-2 {x.iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
+                         f"{x.iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
+                         f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (\"scale_free\")",
+                         x.scale, "none (pure geometry)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
+                         rules.c8_sinusoidal_rope(x.diffs["sinusoidal-rope|scale_free"],
+                                                  x.row("sst2", "sinusoidal").paper / x.row("sst2", "rope").paper),
+                         options=x.opts + "; " + x.iv_note + f"; 'paper' stress on SST-2: sinusoidal "
+                                 f"{x.row('sst2', 'sinusoidal').paper:.0f} vs RoPE {x.row('sst2', 'rope').paper:.3f}"
+                                 + x.imdb_note)
+
+
+#: The chapter's rows in order: the claim each decides and its builder.
+ROWS = (("C6", c6_row), ("C7", c7_value_row), ("C7", c7_ranking_row), ("C7", c7_shift_row), ("C8", c8_row))
+
+
 def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
                     alibi_lowest_in: list, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C6, C7 (three checks) and C8, each decided by its rule in
-    :mod:`posgeom.verdicts`.
+    """The chapter's "Paper vs this book" rows for C6, C7 (three checks) and C8 (:data:`ROWS`), each decided by its
+    rule in :mod:`posgeom.verdicts`.
 
     Parameters
     ----------
@@ -412,101 +549,8 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     -------
     list of posgeom.report.ComparisonRow
     """
-
-    settings = _settings(settings)
-    sc = settings.scale
-    icfg = CONFIGS[sc].intervals
-    neg = splits["imdb"].values["spread"]["negative_fraction"]
-    imdb_resolved = neg["max"] < RESOLVED_NOISE_SHARE
-    opts = 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger, BERT-base shapes'
-    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
-               f"phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates of "
-               f"{icfg.n_folds} folds)")
-    imdb_note = ("" if imdb_resolved else
-                 f"; IMDB not resolved at this scale ({neg['mean']:.0%} of its pairs are noise in the cross-half "
-                 "estimate): more reviews (the full 25,000, paper scale) would resolve it")
-
-    def row(corpus, name):
-        return find(stress_records(tables[corpus]), encoding=name)
-
-    def iv(corpus, name, norm, fmt="{:.3f}"):
-        """A headline stress with its bootstrap interval, or the value and why it has none."""
-        if corpus in intervals:
-            return interval_text(intervals[corpus].values["statistics"][f"{name}|{norm}"], fmt)
-        return fmt.format(getattr(row(corpus, name), norm)) + " (no interval at this scale)"
-
-    def iv_diff(corpus, a, b, fmt="{:.4f}"):
-        return interval_text(intervals[corpus].values["differences"][f"{a}-{b}|scale_free"], fmt)
-
-    def split_spread(corpus, key):
-        e = splits[corpus].values["spread"][key]
-        return f"{e['mean']:.3f} ± {e['sd']:.3f} over {len(splits[corpus].values['seeds'])} splits"
-
-    diffs = intervals["sst2"].values["differences"]
-
-    def c6_row():
-        mds_full = {c: row(c, "MDS (full rank)").paper for c in ("sst2", "imdb")}
-        return ComparisonRow("C6", f"SST-2 {mds_full['sst2']:.1e}"
-                            + (f", IMDB {mds_full['imdb']:.1e}" if imdb_resolved else
-                               f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
-                            + " (\"paper\"; no interval: rounding error of an exact construction)",
-                      sc, "none (pure geometry)", "SST-2 train; IMDB train subset",
-                      rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=imdb_note),
-                      options=opts, paper="≈ 0")
-
-    def c7_value_row():
-        default = alibi_parabola(choices, corpus_geometry(geometries["sst2"]).n_positions)
-        return ComparisonRow("C7", f"mean slope (H = 12): {iv('sst2', 'alibi', 'paper', '{:.2f}')}; head "
-                            f"{tables['sst2'].values['best_head']}: {iv('sst2', 'alibi (best head)', 'paper', '{:.3f}')}; "
-                            f"0.563 at m = {default.m_minus:.4f} or {default.m_plus:.4f} (slopes solved exactly on this "
-                            "sample's parabola)",
-                      sc, "none (pure geometry)", "SST-2 train", rules.c7_alibi_value(float(default.minimum)),
-                      options=opts + "; " + iv_note, paper="0.563")
-
-    def c7_ranking_row():
-        return ComparisonRow("C7", f"\"scale_free\": ALiBi {iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
-                            f"{iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {iv('sst2', 'rope', 'scale_free')} (D); "
-                            f"ALiBi − sinusoidal {iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
-                            f"{iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {split_spread('sst2', 'alibi')} vs "
-                            f"sinusoidal {split_spread('sst2', 'sinusoidal')}, RoPE {split_spread('sst2', 'rope')}",
-                      sc, "none (pure geometry)", "SST-2 train",
-                      rules.c7_alibi_ranking(diffs["alibi-sinusoidal|scale_free"], diffs["alibi-rope|scale_free"],
-                                             lowest_in=alibi_lowest_in),
-                      options=opts + "; " + iv_note
-                      + (f"; ALiBi lowest in the variants {', '.join(alibi_lowest_in)} of the corpus chapter's "
-                         "sensitivity table" if alibi_lowest_in else "; in no variant of the corpus chapter's "
-                         "sensitivity table is ALiBi lowest"),
-                      paper="ALiBi far below sinusoidal and RoPE")
-
-    def c7_shift_row():
-        g_sst2, n_sst2 = corpus_geometry(geometries["sst2"]), ranks["sst2"].values
-        return ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {split_spread('sst2', 'shift_r2')} "
-                            f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {split_spread('sst2', 'share')} "
-                            f"(resolvable), {n_sst2['first_share']:.0%} (cross-fitted); noise-aware rank "
-                            f"{n_sst2['text']} ({n_sst2['level']:.0%} interval over {RANK_OPTIONS['n_resamples']} "
-                            "half-splits)",
-                      sc, "none (pure geometry)", "SST-2 train",
-                      rules.c7_shift_equivariance(n_sst2["interval"], g_sst2.shift_r2),
-                      options=opts + f", cross-half resolvable geometry, noise-aware rank over "
-                                     f"{RANK_OPTIONS['n_resamples']} half-splits",
-                      paper="approximately shift-equivariant, rank 1")
-
-    def c8_row():
-        imdb_c8 = (f"; IMDB {iv('imdb', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
-                   f"{iv('imdb', 'rope', 'scale_free', '{:.4f}')}"
-                   + (f", difference {iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in intervals else "")
-                   if imdb_resolved else "")
-        return ComparisonRow("C8", f"SST-2 {iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
-                            f"{iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
-                            f"{iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (\"scale_free\")",
-                      sc, "none (pure geometry)", "SST-2 train" + ("; IMDB train subset" if imdb_resolved else ""),
-                      rules.c8_sinusoidal_rope(diffs["sinusoidal-rope|scale_free"],
-                                               row("sst2", "sinusoidal").paper / row("sst2", "rope").paper),
-                      options=opts + "; " + iv_note + f"; 'paper' stress on SST-2: sinusoidal "
-                              f"{row('sst2', 'sinusoidal').paper:.0f} vs RoPE {row('sst2', 'rope').paper:.3f}" + imdb_note)
-
-    return decided_rows([("C6", c6_row), ("C7", c7_value_row), ("C7", c7_ranking_row), ("C7", c7_shift_row),
-                         ("C8", c8_row)], settings)
+    x = row_inputs(geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in, settings)
+    return decided_rows([(claim, lambda build=build: build(x)) for claim, build in ROWS], _settings(settings))
 
 
 #: Each corpus as the pages name it.
