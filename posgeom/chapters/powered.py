@@ -9,12 +9,42 @@ import numpy as np
 import pandas as pd
 
 from ..registry import code_changed, Result
+from ..registry.typed import as_record
 from ..geometry.power import PilotPlan
 from ..geometry.intervals import SeedInterval
 from ..timings import format_duration
 from ..report import PowerCheck
 
-__all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "paired_text"]
+__all__ = ["PairedRun", "StoredDesign", "stored_design", "DesignSummary", "design_summary", "design_stages",
+           "design_check", "plan_text", "paired_text"]
+
+
+@dataclass(frozen=True)
+class PairedRun:
+    """One seed of a paired design: the two variants' measures and their difference ``a − b`` (a design's run
+    stores more, its own measures; this is what every chapter reads)."""
+
+    a: float
+    b: float
+    difference: float
+
+
+@dataclass(frozen=True)
+class StoredDesign:
+    """A stored :func:`posgeom.experiments.paired_design.run_paired_design`, typed
+    (:func:`posgeom.registry.typed.as_record`): the plan its pilot sized, the pilot's and the decision's runs,
+    the paired interval over the decision's seeds and the seconds of each stage."""
+
+    plan: PilotPlan
+    pilot: tuple[PairedRun, ...]
+    runs: tuple[PairedRun, ...]
+    difference: SeedInterval
+    seconds: dict[str, float]
+
+
+def stored_design(result: Result) -> StoredDesign:
+    """The typed view of a stored paired design."""
+    return as_record(result, StoredDesign)
 
 
 @dataclass(frozen=True)
@@ -44,26 +74,24 @@ class DesignSummary:
 def design_summary(result: Result) -> DesignSummary:
     """The :class:`DesignSummary` of a stored design."""
 
-    v = result.values
-    plan, diff = v["plan"], v["difference"]
+    d = stored_design(result)
+    plan, diff = d.plan, d.difference
     design = result.manifest.get("params", {}).get("design", {})
     design = design.get("paired", design)  # a design that wraps its PairedDesign (C5's) keeps it as "paired"
     return DesignSummary(
-        scale=result.scale, effect=float(plan["effect"]), pilot_n=int(plan["pilot_n"]), pilot_sd=float(plan["pilot_sd"]),
-        sd_level=float(plan["sd_level"]), sd_bound=float(plan["sd_bound"]),
-        needed=str(plan["needed"]) if plan["needed"] is not None else f"more than {design.get('max_seeds', plan['seeds'])}",
-        seeds=int(plan["seeds"]), max_seeds=int(design.get("max_seeds", plan["seeds"])),
-        design_power=float(plan["design_power"]),
-        mean_a=float(np.mean([r["a"] for r in v["runs"]])), mean_b=float(np.mean([r["b"] for r in v["runs"]])),
-        difference=float(diff["mean"]), low=float(diff["low"]), high=float(diff["high"]), sd=float(diff["sd"]),
-        cpu_minutes=float(sum(v["seconds"].values())) / 60,
+        scale=result.scale, effect=plan.effect, pilot_n=plan.pilot_n, pilot_sd=plan.pilot_sd, sd_level=plan.sd_level,
+        sd_bound=plan.sd_bound,
+        needed=str(plan.needed) if plan.needed is not None else f"more than {design.get('max_seeds', plan.seeds)}",
+        seeds=plan.seeds, max_seeds=int(design.get("max_seeds", plan.seeds)), design_power=plan.design_power,
+        mean_a=float(np.mean([r.a for r in d.runs])), mean_b=float(np.mean([r.b for r in d.runs])),
+        difference=diff.mean, low=diff.low, high=diff.high, sd=diff.std, cpu_minutes=sum(d.seconds.values()) / 60,
         stale=" (stale: made by other code)" if code_changed(result.manifest) else "")
 
 
 def plan_text(result: Result) -> str:
     """``"seeds sized before the run: a 20-seed pilot (sd …) sizes the design at N seeds: power …"``."""
 
-    return f"seeds sized before the run: {PilotPlan(**result.values['plan']).text()}"
+    return f"seeds sized before the run: {stored_design(result).plan.text()}"
 
 
 def paired_text(interval: dict, fmt: str = "{:+.4f}") -> str:
@@ -79,16 +107,16 @@ def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") 
     """The design's two stages (pilot, decision): seeds, each variant's mean (named by ``labels``), the paired
     difference's mean and sd, and the time they took."""
 
-    v = result.values
+    d = stored_design(result)
     rows = []
-    for stage, runs, key in (("pilot (sizes the design)", v["pilot"], "pilot"), ("decision", v["runs"], "decision")):
-        d = np.array([r["difference"] for r in runs])
+    for stage, runs, key in (("pilot (sizes the design)", d.pilot, "pilot"), ("decision", d.runs, "decision")):
+        diff = np.array([r.difference for r in runs])
         rows.append({"stage": stage, "seeds": len(runs),
-                     labels[0]: fmt.format(np.mean([r["a"] for r in runs])),
-                     labels[1]: fmt.format(np.mean([r["b"] for r in runs])),
-                     "difference mean": ("{:+" + fmt[2:]).format(d.mean()),
-                     "difference sd": fmt.format(d.std(ddof=1)) if d.size > 1 else "—",
-                     "time": format_duration(v["seconds"][key])})
+                     labels[0]: fmt.format(np.mean([r.a for r in runs])),
+                     labels[1]: fmt.format(np.mean([r.b for r in runs])),
+                     "difference mean": ("{:+" + fmt[2:]).format(diff.mean()),
+                     "difference sd": fmt.format(diff.std(ddof=1)) if diff.size > 1 else "—",
+                     "time": format_duration(d.seconds[key])})
     return pd.DataFrame(rows).set_index("stage")
 
 
