@@ -77,6 +77,18 @@ def test_a_stored_result_is_read_into_its_record_with_every_type():
     assert sub == Inner("a", 10, GAP)
     # a field the result does not store (its key, the manifest's model) is given as it is
     assert as_record(stored_result(PLANTED, {"table": np.eye(2)}), Inner, at="inner", steps=7).steps == 7
+    # a path reaches into a stored list by position
+    @dataclass(frozen=True)
+    class Second:
+        second: int = stored("dropped.1")
+
+    @dataclass(frozen=True)
+    class Third:
+        third: int = stored("dropped.2")
+
+    assert as_record(stored_result(PLANTED), Second).second == 1
+    with pytest.raises(KeyError, match=r"stores no 'dropped.2' \(at '2'"):
+        as_record(stored_result(PLANTED), Third)
     # a record among several stored side by side: its values at one key, its arrays under one prefix
     two = stored_result({"a": PLANTED, "b": PLANTED}, {"a/table": np.eye(2), "b/table": np.zeros(1), "table": 1})
     assert as_record(two, Planted, at="b", arrays_at="b").table.tolist() == [0.0]

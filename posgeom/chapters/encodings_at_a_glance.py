@@ -17,11 +17,12 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
+from ..registry.typed import as_record, stored
 from ..encodings.zoo import ZOO
 from ..experiments.zoo import CONFIGS, run_zoo
 from ..report import ComparisonRow
 
-__all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "comparison_rows",
+__all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "ZooRow", "comparison_rows",
            "ZooPictures", "zoo_pictures", "Captions", "captions"]
 
 #: Each encoding's formula, as the chapter writes it.
@@ -54,48 +55,47 @@ def geometry_table(zoo: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class ZooSummary:
-    """The numbers of the zoo the chapter quotes: the pretrained model's shapes, the learned and fixed tables'
+    """The numbers of the zoo the chapter quotes, read from a ``run_zoo`` result
+    (:func:`posgeom.registry.typed.as_record`): the pretrained model's shapes, the learned and fixed tables'
     geometry, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
 
-    d: int
-    heads: int
-    dhead: int
-    nmax: int
-    learned_params: int
+    d: int = stored("shape.d_model")
+    heads: int = stored("shape.n_heads")
+    dhead: int = stored("kernel.d_head")
+    nmax: int = stored("shape.max_positions")
+    learned_params: int = stored("encodings.learned.n_params")
     n: int
-    learned_toeplitz: float
-    learned_top2: float
-    sin_top2: float
-    sin_max: float
-    rope_max: float
-    identity_err: float
-    kernel_err: float
-    sin_rope_stress: float
-    sin_rope_rho: float
-    nfreq_sin: int
-    nfreq_rope: int
-    omega_min_sin: float
-    omega_min_rope: float
-    alibi_frac: float
-    alibi_line_err: float
-    alibi_mbar: float
+    learned_toeplitz: float = stored("encodings.learned.toeplitz_spread")
+    learned_top2: float = stored("encodings.learned.eigen_fraction_2")
+    sin_top2: float = stored("encodings.sinusoidal.eigen_fraction_2")
+    sin_max: float = stored("encodings.sinusoidal.max_distance")
+    rope_max: float = stored("encodings.rope.max_distance")
+    identity_err: float = stored("kernel.identity_max_error")
+    kernel_err: float = stored("kernel.sinusoidal_kernel_max_error")
+    sin_rope_stress: float = stored("kernel.stress_scale_free")
+    sin_rope_rho: float = stored("kernel.spearman")
+    nfreq_sin: int = stored("kernel.n_frequencies_sinusoidal")
+    nfreq_rope: int = stored("kernel.n_frequencies_rope")
+    omega_min_sin: float = stored("kernel.omega_range_sinusoidal.0")
+    omega_min_rope: float = stored("kernel.omega_range_rope.0")
+    alibi_frac: float = stored("alibi.eigen_fraction_1")
+    alibi_line_err: float = stored("alibi.line_mds_error")
+    alibi_mbar: float = stored("alibi.mean_slope")
 
 
 def zoo_summary(zoo: Result) -> ZooSummary:
     """The :class:`ZooSummary` of a ``run_zoo`` result."""
-    v = zoo.values
-    e, k, al, shape = v["encodings"], v["kernel"], v["alibi"], v["shape"]
-    return ZooSummary(
-        d=shape["d_model"], heads=shape["n_heads"], dhead=k["d_head"], nmax=shape["max_positions"],
-        learned_params=e["learned"]["n_params"], n=v["n"], learned_toeplitz=e["learned"]["toeplitz_spread"],
-        learned_top2=e["learned"]["eigen_fraction_2"], sin_top2=e["sinusoidal"]["eigen_fraction_2"],
-        sin_max=e["sinusoidal"]["max_distance"], rope_max=e["rope"]["max_distance"],
-        identity_err=k["identity_max_error"], kernel_err=k["sinusoidal_kernel_max_error"],
-        sin_rope_stress=k["stress_scale_free"], sin_rope_rho=k["spearman"], nfreq_sin=k["n_frequencies_sinusoidal"],
-        nfreq_rope=k["n_frequencies_rope"], omega_min_sin=k["omega_range_sinusoidal"][0],
-        omega_min_rope=k["omega_range_rope"][0], alibi_frac=al["eigen_fraction_1"],
-        alibi_line_err=al["line_mds_error"], alibi_mbar=al["mean_slope"],
-    )
+    return as_record(zoo, ZooSummary)
+
+
+@dataclass(frozen=True)
+class ZooRow:
+    """What C8's row states besides the summary: the sinusoidal table's width, the model whose shapes were
+    used, and the frequency base."""
+
+    kernel_d: int = stored("kernel.d_model")
+    pretrained: str
+    base: float
 
 
 def _paper_text(r: Result) -> str:
@@ -113,19 +113,19 @@ def comparison_rows(zoo: Result, settings=None) -> list:
     """
 
     settings = _settings(settings)
-    v = zoo.values
+    v = as_record(zoo, ZooRow)
     s = zoo_summary(zoo)
     paper_zoo = stored_text(run_zoo, settings, _paper_text)
     return [
         ComparisonRow(
             "C8", ours=(f"same kernel K on two frequency sets (identity to {s.identity_err:.0e}); "
-                        f"sinusoidal (d = {v['kernel']['d_model']}) vs RoPE (d_head = {s.dhead}): scale-free stress "
+                        f"sinusoidal (d = {v.kernel_d}) vs RoPE (d_head = {s.dhead}): scale-free stress "
                         f"{s.sin_rope_stress:.4f}, largest distances {s.sin_max:.1f} vs {s.rope_max:.2f} (formulas, no "
                         f"corpus: exact, no sampling interval); paper scale: {paper_zoo}"),
-            scale=settings.scale, model=f"none (shapes of {v['pretrained']})", corpus="none",
-            options=f"n = {s.n}, base {v['base']:g}",
+            scale=settings.scale, model=f"none (shapes of {v.pretrained})", corpus="none",
+            options=f"n = {s.n}, base {v.base:g}",
             # the shapes (width, heads) are the pretrained model's: a stand-in's shapes cannot decide the claim
-            decision=rules.c8_sinusoidal_rope(s.sin_rope_stress, s.sin_max / s.rope_max, model=v["pretrained"]),
+            decision=rules.c8_sinusoidal_rope(s.sin_rope_stress, s.sin_max / s.rope_max, model=v.pretrained),
         ),
     ]
 

@@ -14,7 +14,7 @@ instead of once per use (``result.values["n_sequences"]``)::
     g = as_record(result, CorpusGeometry)
 
 How each field is found: its ``stored`` path (:func:`stored`; default the field's name), dotted into
-nested mappings, among ``values``; a field annotated ``np.ndarray`` is read from ``arrays`` first. How
+nested mappings (and a number into a list: ``"omega_range.0"``), among ``values``; a field annotated ``np.ndarray`` is read from ``arrays`` first. How
 each value is converted: by the field's annotation — a nested dataclass from its mapping (the same rules,
 recursively), a type with ``from_dict`` (:class:`~posgeom.geometry.SeedInterval`, the bootstrap
 :class:`~posgeom.geometry.bootstrap.Interval`) through it, ``tuple[X, ...]``, ``list[X]``, ``dict[K, V]``,
@@ -47,7 +47,8 @@ _MISSING, _ABSENT = object(), object()
 
 
 def stored(path: str, **field_kwargs) -> Any:
-    """A dataclass field read from ``path`` (dotted: ``"options.corpus"``) of the stored values, not from
+    """A dataclass field read from ``path`` (dotted: ``"options.corpus"``, ``"omega_range.0"`` for the first item
+    of a stored list) of the stored values, not from
     the value of its own name; ``field_kwargs`` go to :func:`dataclasses.field` (``default=...``)."""
     if not isinstance(path, str) or not path or any(not part for part in path.split(".")):
         raise ValueError(f"a stored path is a dotted name such as 'options.corpus'; got {path!r}")
@@ -97,6 +98,9 @@ def as_record(result, record_type: type, *, at: str | None = None, arrays_at: st
 def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
     node: Any = values
     for part in path.split("."):
+        if isinstance(node, (list, tuple)) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]  # "omega_range.0": an item of a stored list
+            continue
         if not isinstance(node, Mapping) or part not in node:
             if default is not _MISSING:
                 return default
