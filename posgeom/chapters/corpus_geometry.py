@@ -19,6 +19,7 @@ from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
+from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import (
     SYNTHETIC_FAMILIES, SensitivityRow, run_sst2_geometry, run_synthetic_geometry,
 )
@@ -94,31 +95,24 @@ def kinds_table(kinds: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class KindsSummary:
-    """The Hellinger conventions compared: geodesic over chord on SST-2, what MDS clips and misses, and the
+    """The Hellinger conventions compared, read from a ``run_hellinger_kinds`` result
+    (:func:`posgeom.registry.typed.as_record`): geodesic over chord on SST-2, what MDS clips and misses, and the
     sinusoidal table's stresses under the chord and normalised conventions."""
 
-    ratio_min_sst2: float
-    ratio_max_sst2: float
-    clip_geo_drift: float
-    err_geo_drift: float
-    err_chord_drift: float
-    sin_paper_chord: float
-    sin_paper_norm: float
-    sin_sf_chord: float
-    sin_sf_norm: float
+    ratio_min_sst2: float = stored("sst2.geodesic_over_chord.min")
+    ratio_max_sst2: float = stored("sst2.geodesic_over_chord.max")
+    clip_geo_drift: float = stored("drift.geodesic.clipped_mass")
+    err_geo_drift: float = stored("drift.geodesic.full_rank_max_error")
+    err_chord_drift: float = stored("drift.chord.full_rank_max_error")
+    sin_paper_chord: float = stored("sst2.chord.stress.sinusoidal.paper")
+    sin_paper_norm: float = stored("sst2.normalized.stress.sinusoidal.paper")
+    sin_sf_chord: float = stored("sst2.chord.stress.sinusoidal.scale_free")
+    sin_sf_norm: float = stored("sst2.normalized.stress.sinusoidal.scale_free")
 
 
 def kinds_summary(kinds: Result) -> KindsSummary:
     """The :class:`KindsSummary` of a ``run_hellinger_kinds`` result."""
-    v = kinds.values
-    sin = {k: v["sst2"][k]["stress"]["sinusoidal"] for k in ("chord", "normalized")}
-    return KindsSummary(
-        ratio_min_sst2=v["sst2"]["geodesic_over_chord"]["min"], ratio_max_sst2=v["sst2"]["geodesic_over_chord"]["max"],
-        clip_geo_drift=v["drift"]["geodesic"]["clipped_mass"], err_geo_drift=v["drift"]["geodesic"]["full_rank_max_error"],
-        err_chord_drift=v["drift"]["chord"]["full_rank_max_error"], sin_paper_chord=sin["chord"]["paper"],
-        sin_paper_norm=sin["normalized"]["paper"], sin_sf_chord=sin["chord"]["scale_free"],
-        sin_sf_norm=sin["normalized"]["scale_free"],
-    )
+    return as_record(kinds, KindsSummary)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import SHIFT_STATISTICS, Interval
 from ..registry import Result, stored_text
+from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
 from ..experiments.sinusoids_as_mds import CONFIGS, run_shift_intervals
 from ..report import ComparisonRow, describe_scales, describe_sequences
@@ -51,38 +52,32 @@ def fourier_table(fourier: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class FourierSummary:
-    """How sinusoidal the MDS eigenvectors are: the Fourier match (``*_fm``) of the circulant Markov corpus
+    """How sinusoidal the MDS eigenvectors are, read from a ``run_fourier_match`` result
+    (:func:`posgeom.registry.typed.as_record`): the Fourier match (``*_fm``) of the circulant Markov corpus
     (``mk``: population; ``mks``: a sample; ``mkv``: a vocabulary larger than n), the drift, regimes and
     stationary families and SST-2; the mean R² of the sinusoid fits; the drift's Toeplitz deviation; and
     the circulant corpus's stresses."""
 
-    mk_fm: float
-    mk_sin: float
-    mk_mds: float
-    mks_fm: float
-    mkv_fm: float
-    mkv_r2: float
-    dr_fm: float
-    dr_toep: float
-    dr_r2_top3: float
-    rg_fm: float
-    st_fm: float
-    sst_fm: float
+    mk_fm: float = stored(f"{CIRCULANT}.fourier_match")
+    mk_sin: float = stored(f"{CIRCULANT}.sinusoidal_scale_free")
+    mk_mds: float = stored(f"{CIRCULANT}.mds_scale_free")
+    mks_fm: float = stored("markov.fourier_match")
+    mkv_fm: float = stored("markov v>n (population).fourier_match")
+    mkv_r2: float = stored("markov v>n (population).mean_sinusoid_r2")
+    dr_fm: float = stored("drift.fourier_match")
+    dr_toep: float = stored("drift.toeplitz_deviation")
+    dr_r2_top3: float  # the drift's mean R² over its three top eigenvectors' sinusoid fits
+    rg_fm: float = stored("regimes.fourier_match")
+    st_fm: float = stored("stationary.fourier_match")
+    sst_fm: float = stored("sst2.fourier_match")
     n_sample: str
 
 
 def fourier_summary(fourier: Result, settings=None) -> FourierSummary:
     """The :class:`FourierSummary` of a ``run_fourier_match`` result at the scale in force."""
-    v = fourier.values
-    return FourierSummary(
-        mk_fm=v[CIRCULANT]["fourier_match"], mk_sin=v[CIRCULANT]["sinusoidal_scale_free"],
-        mk_mds=v[CIRCULANT]["mds_scale_free"], mks_fm=v["markov"]["fourier_match"],
-        mkv_fm=v["markov v>n (population)"]["fourier_match"], mkv_r2=v["markov v>n (population)"]["mean_sinusoid_r2"],
-        dr_fm=v["drift"]["fourier_match"], dr_toep=v["drift"]["toeplitz_deviation"],
-        dr_r2_top3=float(np.mean(v["drift"]["sinusoid_r2"][:3])), rg_fm=v["regimes"]["fourier_match"],
-        st_fm=v["stationary"]["fourier_match"], sst_fm=v["sst2"]["fourier_match"],
-        n_sample=f"{CORPUS_CONFIGS[_settings(settings).scale].synthetic.n_sequences:,}",
-    )
+    return as_record(fourier, FourierSummary,
+                     dr_r2_top3=float(np.mean(fourier.values["drift"]["sinusoid_r2"][:3])),
+                     n_sample=f"{CORPUS_CONFIGS[_settings(settings).scale].synthetic.n_sequences:,}")
 
 
 def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
