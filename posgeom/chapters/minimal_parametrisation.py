@@ -24,6 +24,7 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
+from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float
@@ -112,20 +113,59 @@ class RankSummary:
     markov_mass: int
 
 
+@dataclass(frozen=True)
+class RankReadings:
+    """A corpus's rank readings as ``run_effective_rank`` stores them, one per setting (a synthetic family's
+    sample sizes; SST-2's preprocessings): by tolerance, by mass, by stress, and the cross-fitted noise-aware
+    rank as text."""
+
+    tol: tuple[int, ...]
+    mass: tuple[int, ...]
+    stress: tuple[int, ...]
+    cross_fitted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FamilyRanks(RankReadings):
+    """A synthetic family's readings at each sample size, and its population's rank."""
+
+    sizes: tuple[int, ...]
+    population: int
+
+
+@dataclass(frozen=True)
+class SST2Ranks(RankReadings):
+    """SST-2's readings under each preprocessing (special tokens, min_count, positions kept)."""
+
+    special: tuple[str, ...]
+    min_count: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StoredRanks:
+    """A stored ``run_effective_rank``, typed (:func:`posgeom.registry.typed.as_record`)."""
+
+    drift: FamilyRanks
+    stationary: FamilyRanks
+    regimes: FamilyRanks
+    markov: FamilyRanks
+    sst2: SST2Ranks
+
+
 def rank_summary(ranks: Result) -> RankSummary:
     """The :class:`RankSummary` of a ``run_effective_rank`` result."""
-    v = ranks.values
-    dr, s, rg = v["drift"], v["sst2"], v["regimes"]
+    v = as_record(ranks, StoredRanks)
+    dr, s, rg = v.drift, v.sst2, v.regimes
     return RankSummary(
-        drift_pop=dr["population"], drift_tol_small=dr["tol"][0], drift_mass_small=dr["mass"][0],
-        drift_cf_large=PlainText(dr["cross_fitted"][-1]), small_N=dr["sizes"][0], large_N=dr["sizes"][-1],
-        stat_cf=PlainText("; ".join(dict.fromkeys(v["stationary"]["cross_fitted"]))),
-        stat_mass=min(v["stationary"]["mass"]), sst2_cf_all=PlainText(s["cross_fitted"][0]),
+        drift_pop=dr.population, drift_tol_small=dr.tol[0], drift_mass_small=dr.mass[0],
+        drift_cf_large=PlainText(dr.cross_fitted[-1]), small_N=dr.sizes[0], large_N=dr.sizes[-1],
+        stat_cf=PlainText("; ".join(dict.fromkeys(v.stationary.cross_fitted))),
+        stat_mass=min(v.stationary.mass), sst2_cf_all=PlainText(s.cross_fitted[0]),
         sst2_cf_dropped=PlainText("; ".join(f"{t} (min_count {m:,}, {sp})" for t, m, sp in
-                                            zip(s["cross_fitted"], s["min_count"], s["special"]) if m > 1)),
-        regimes_pop=rg["population"], regimes_cf_large=PlainText(rg["cross_fitted"][-1]),
-        sst2_mass_min=min(s["mass"]), sst2_mass_max=max(s["mass"]), sst2_tol_max=max(s["tol"]),
-        markov_cf=PlainText(v["markov"]["cross_fitted"][-1]), markov_mass=v["markov"]["mass"][-1],
+                                            zip(s.cross_fitted, s.min_count, s.special) if m > 1)),
+        regimes_pop=rg.population, regimes_cf_large=PlainText(rg.cross_fitted[-1]),
+        sst2_mass_min=min(s.mass), sst2_mass_max=max(s.mass), sst2_tol_max=max(s.tol),
+        markov_cf=PlainText(v.markov.cross_fitted[-1]), markov_mass=v.markov.mass[-1],
     )
 
 
