@@ -194,16 +194,63 @@ def crossing_summary(stress_vs_rank: Result) -> CrossingSummary:
                                      for name, k in sinusoid_crossings(stress_vs_rank).items()))
 
 
+@dataclass(frozen=True)
+class C5Row:
+    """One setting of ``run_c5`` (a generator at a sample size, None: its population): the rank-3 MDS's stress
+    reduction against the sinusoidal table under each normalisation, and the two stresses."""
+
+    generator: str
+    size: int | None
+    reduction_paper: float
+    reduction_scale_free: float
+    mds_scale_free: float
+    sin_scale_free: float
+
+
+@dataclass(frozen=True)
+class StoredC5:
+    """A stored ``run_c5``, typed (:func:`posgeom.registry.typed.as_record`): the parameter count's n, d, r and
+    savings, and every setting."""
+
+    n: int
+    d: int
+    r: int
+    savings: float
+    rows: tuple[C5Row, ...]
+
+
+@dataclass(frozen=True)
+class C5Draw:
+    """One setting of ``run_c5_draws``: in how many generator draws the reduction reaches 99.8 % under each
+    normalisation, and each reduction over the draws (as stored: an interval, or mean and sd)."""
+
+    generator: str
+    size: int | None
+    holds_paper: int
+    holds_scale_free: int
+    reduction_paper: dict
+    reduction_scale_free: dict
+
+
+@dataclass(frozen=True)
+class StoredC5Draws:
+    """A stored ``run_c5_draws``, typed: the generator draws' seeds, the intervals' level, every setting."""
+
+    seeds: tuple[int, ...]
+    level: float
+    rows: tuple[C5Draw, ...]
+
+
 def _setting(r) -> str:
-    return "population" if r["size"] is None else r["size"]
+    return "population" if r.size is None else r.size
 
 
 def c5_table(c5: Result) -> pd.DataFrame:
     """Per generator and sample size: the stress reduction of the rank-3 MDS against the sinusoidal table."""
-    return pd.DataFrame([{"generator": r["generator"], "sequences": _setting(r),
-                          "reduction (paper)": r["reduction_paper"], "reduction (scale_free)": r["reduction_scale_free"],
-                          "MDS r=3 (scale_free)": r["mds_scale_free"], "sinusoidal (scale_free)": r["sin_scale_free"]}
-                         for r in c5.values["rows"]]).set_index(["generator", "sequences"])
+    return pd.DataFrame([{"generator": r.generator, "sequences": _setting(r),
+                          "reduction (paper)": r.reduction_paper, "reduction (scale_free)": r.reduction_scale_free,
+                          "MDS r=3 (scale_free)": r.mds_scale_free, "sinusoidal (scale_free)": r.sin_scale_free}
+                         for r in as_record(c5, StoredC5).rows]).set_index(["generator", "sequences"])
 
 
 def _draw_text(e, fmt) -> str:
@@ -216,17 +263,18 @@ def _draw_text(e, fmt) -> str:
 def c5_draws_table(draws: Result) -> pd.DataFrame:
     """Per generator and sample size, over the generator draws: the mean reduction with its interval, and in
     how many draws it reaches 99.8 %."""
-    n = len(draws.values["seeds"])
+    d = as_record(draws, StoredC5Draws)
+    n = len(d.seeds)
     return pd.DataFrame([
-        {"generator": r["generator"], "sequences": _setting(r),
-         "reduction (paper)": _draw_text(r["reduction_paper"], "{:.3%}"), "draws ≥ 99.8% (paper)": f"{r['holds_paper']}/{n}",
-         "reduction (scale_free)": _draw_text(r["reduction_scale_free"], "{:.2%}"),
-         "draws ≥ 99.8% (scale_free)": f"{r['holds_scale_free']}/{n}"}
-        for r in draws.values["rows"]]).set_index(["generator", "sequences"])
+        {"generator": r.generator, "sequences": _setting(r),
+         "reduction (paper)": _draw_text(r.reduction_paper, "{:.3%}"), "draws ≥ 99.8% (paper)": f"{r.holds_paper}/{n}",
+         "reduction (scale_free)": _draw_text(r.reduction_scale_free, "{:.2%}"),
+         "draws ≥ 99.8% (scale_free)": f"{r.holds_scale_free}/{n}"}
+        for r in d.rows]).set_index(["generator", "sequences"])
 
 
 def _label(r) -> str:
-    return f"{r['generator']} ({_setting(r)})"
+    return f"{r.generator} ({_setting(r)})"
 
 
 @dataclass(frozen=True)
@@ -248,17 +296,18 @@ class C5Summary:
 
 def c5_summary(c5: Result, draws: Result) -> C5Summary:
     """The :class:`C5Summary` of ``run_c5`` and ``run_c5_draws``."""
-    rows = c5.values["rows"]
-    k4 = [r for r in rows if r["generator"] == "drift K=4"]
-    k4_ok = [r["size"] for r in k4 if r["size"] is not None and r["reduction_scale_free"] >= HOLDS]
-    first = draws.values["rows"][0]["reduction_scale_free"]
+    c, d = as_record(c5, StoredC5), as_record(draws, StoredC5Draws)
+    rows = c.rows
+    k4 = [r for r in rows if r.generator == "drift K=4"]
+    k4_ok = [r.size for r in k4 if r.size is not None and r.reduction_scale_free >= HOLDS]
+    first = d.rows[0].reduction_scale_free
     return C5Summary(
-        savings=c5.values["savings"], paper_n=sum(r["reduction_paper"] >= HOLDS for r in rows), total=len(rows),
-        stat_paper=min(r["reduction_paper"] for r in rows if r["generator"] == "stationary"),
-        sf_list="; ".join(_label(r) for r in rows if r["reduction_scale_free"] >= HOLDS),
+        savings=c.savings, paper_n=sum(r.reduction_paper >= HOLDS for r in rows), total=len(rows),
+        stat_paper=min(r.reduction_paper for r in rows if r.generator == "stationary"),
+        sf_list="; ".join(_label(r) for r in rows if r.reduction_scale_free >= HOLDS),
         k4_min_size=min(k4_ok) if k4_ok else "no sample size",
-        k4_10k=next(r["reduction_scale_free"] for r in k4 if r["size"] == 10_000),
-        n_seeds=len(draws.values["seeds"]), level=draws.values["level"],
+        k4_10k=next(r.reduction_scale_free for r in k4 if r.size == 10_000),
+        n_seeds=len(d.seeds), level=d.level,
         t=f"{first['t']:.2f}" if "t" in first else "none",
     )
 
@@ -344,27 +393,29 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
     tr_cfg = CONFIGS[settings.scale].train
 
     def savings_row():
-        return ComparisonRow("C5", paper="88% fewer parameters (n = d = 50, r = 3)", ours=f"{c5.values['savings']:.2%}",
+        c = as_record(c5, StoredC5)
+        return ComparisonRow("C5", paper="88% fewer parameters (n = d = 50, r = 3)", ours=f"{c.savings:.2%}",
                              scale="exact", model="none", corpus="—", options="r (n + d) vs n d",
-                             decision=rules.c5_parameter_savings(c5.values["n"], c5.values["d"], c5.values["r"]))
+                             decision=rules.c5_parameter_savings(c.n, c.d, c.r))
 
     def reduction_row():
-        rows5, draw_rows = c5.values["rows"], draws.values["rows"]
-        n_draws = len(draws.values["seeds"])
-        sf_all = [r for r in draw_rows if r["holds_scale_free"] == n_draws]
-        sf_some = [r for r in draw_rows if 0 < r["holds_scale_free"] < n_draws]
-        held_paper = sum(r["holds_paper"] == n_draws for r in draw_rows)
+        d = as_record(draws, StoredC5Draws)
+        rows5, draw_rows = as_record(c5, StoredC5).rows, d.rows
+        n_draws = len(d.seeds)
+        sf_all = [r for r in draw_rows if r.holds_scale_free == n_draws]
+        sf_some = [r for r in draw_rows if 0 < r.holds_scale_free < n_draws]
+        held_paper = sum(r.holds_paper == n_draws for r in draw_rows)
         return ComparisonRow("C5", paper="r = 3 cuts the stress by 99.8% relative to sinusoidal",
-                      ours=(f"'paper': ≥ 99.8% in {sum(r['reduction_paper'] >= HOLDS for r in rows5)}/{len(rows5)} "
+                      ours=(f"'paper': ≥ 99.8% in {sum(r.reduction_paper >= HOLDS for r in rows5)}/{len(rows5)} "
                             f"settings (in all {n_draws} draws for {held_paper}), incl. pure noise "
-                            f"({min(r['reduction_paper'] for r in rows5 if r['generator'] == 'stationary'):.3%}); "
+                            f"({min(r.reduction_paper for r in rows5 if r.generator == 'stationary'):.3%}); "
                             f"'scale_free': ≥ 99.8% in all {n_draws} draws only for "
                             f"{'; '.join(_label(r) for r in sf_all) or 'no setting'}"
                             + (f", in some draws for {'; '.join(_label(r) for r in sf_some)}" if sf_some else "")),
                       scale=settings.scale, model="none",
                       corpus="synthetic drift (K = 3, 4, 5), stationary, regimes, markov",
                       options=f"n = d = 50, sinusoidal base 10000; {n_draws} generator draws, "
-                              f"{draws.values['level']:.0%} intervals of the mean reduction",
+                              f"{d.level:.0%} intervals of the mean reduction",
                       decision=rules.c5_stress_reduction(held_paper / len(draw_rows), len(sf_all) / len(draw_rows)))
 
     def performance_row():
