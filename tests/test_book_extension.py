@@ -11,8 +11,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _extension():
-    spec = importlib.util.spec_from_file_location("posgeom_book", REPO / "book" / "_ext" / "posgeom_book.py")
+def _extension(name: str = "posgeom_book"):
+    spec = importlib.util.spec_from_file_location(name, REPO / "book" / "_ext" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -173,7 +173,7 @@ def _chapter_doctree():
 
 
 def test_a_chapters_logistics_are_folded_and_the_setup_code_hidden():
-    ext = _extension()
+    ext = _extension("posgeom_reader")
     doc, box = _chapter_doctree()
     assert ext.fold_logistics(doc) == {"boxes": 1, "tables": 1, "setup": 1}
     assert "dropdown" in box["classes"] and "paper parts table" in box.astext()
@@ -190,7 +190,7 @@ def test_a_chapters_logistics_are_folded_and_the_setup_code_hidden():
 def test_citation_entries_come_from_citation_cff_and_name_the_book_and_the_paper():
     import yaml
 
-    ext = _extension()
+    ext = _extension("posgeom_reader")
     cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
     (book_text, book_bib), (paper_text, paper_bib) = ext.citation_entries(cff)
     assert cff["title"] in book_text and cff["url"] in book_bib and book_bib.startswith("@software{posgeom,")
@@ -206,7 +206,7 @@ def test_citation_entries_come_from_citation_cff_and_name_the_book_and_the_paper
 def test_licence_and_citation_pages_are_in_the_book_and_linked_from_the_landing_page_and_footer():
     import yaml
 
-    ext = _extension()
+    ext = _extension("posgeom_reader")
     toc = yaml.safe_load((REPO / "_toc.yml").read_text())
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
     assert ext.LICENCE_PAGE in files and ext.CITE_PAGE in files
@@ -221,7 +221,7 @@ def test_licence_and_citation_pages_are_in_the_book_and_linked_from_the_landing_
 
 
 def test_search_lists_the_api_reference_after_the_chapters():
-    ext = _extension()
+    ext = _extension("posgeom_reader")
     config = SimpleNamespace(html_search_scorer="")
     ext._search_scorer(None, config)
     scorer = Path(config.html_search_scorer).read_text()
@@ -238,7 +238,7 @@ def test_prose_of_a_chapter_takes_the_house_style_but_code_and_maths_do_not():
     from docutils.parsers.rst import Parser
     from docutils.utils import new_document
 
-    ext = _extension()
+    ext = _extension("posgeom_reader")
     doc = new_document("chapter", get_default_settings(Parser))
     doc += nodes.paragraph("", "", nodes.Text("reached 95 % in 3 run(s); "), nodes.literal("a 5 %", "a 5 %"))
     doc += nodes.literal_block("print('5 %')", "print('5 %')")
