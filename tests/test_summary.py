@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from posgeom import summary as sm
+from posgeom.summary import page
 from posgeom.config import get_settings
 from posgeom.registry import Registry
 from posgeom.report import (
@@ -234,8 +235,8 @@ def test_html_escapes_values_and_links_only_book_chapters(tmp_path):
     value = "a*b_c $x$ [l](u) <br> | {r}`x` 0.5"
     record_comparison("sinusoids-as-mds", [row("C4", value)], settings_at(tmp_path))
     summaries = sm.claim_summaries(Registry(tmp_path / "results"))
-    soup = BeautifulSoup(sm.summary_html(summaries, documents={"notebooks/sinusoids-as-mds"}), "html.parser")
-    assert [th.get_text() for th in soup.select("thead th")] == list(sm.SUMMARY_HEADERS)
+    soup = BeautifulSoup(page.summary_html(summaries, documents={"notebooks/sinusoids-as-mds"}), "html.parser")
+    assert [th.get_text() for th in soup.select("thead th")] == list(page.SUMMARY_HEADERS)
     rows = soup.select("tbody tr")
     assert len(rows) == len(PAPER_CLAIMS)  # one row per claim
     c4 = next(r for r in rows if r.th.get_text().startswith("C4:"))
@@ -253,7 +254,7 @@ def test_html_escapes_values_and_links_only_book_chapters(tmp_path):
 def test_collapsed_wraps_a_body_in_details():
     from bs4 import BeautifulSoup
 
-    details = BeautifulSoup(sm.collapsed("Every check <20>", "<p>x</p>"), "html.parser").details
+    details = BeautifulSoup(page.collapsed("Every check <20>", "<p>x</p>"), "html.parser").details
     assert details.summary.get_text() == "Every check <20>" and details.p.get_text() == "x"
     assert not details.has_attr("open")
 
@@ -262,8 +263,8 @@ def test_book_documents_reads_the_toc(tmp_path):
     (tmp_path / "_toc.yml").write_text(
         "format: jb-book\nroot: book/intro\nparts:\n  - caption: A\n    chapters:\n      - file: notebooks/a\n"
         "        sections:\n          - file: notebooks/b.md\n  - caption: B\n    chapters:\n      - file: summary/s\n")
-    assert sm.book_documents(tmp_path) == {"book/intro", "notebooks/a", "notebooks/b", "summary/s"}
-    assert sm.book_documents(tmp_path / "nowhere") == set()
+    assert page.book_documents(tmp_path) == {"book/intro", "notebooks/a", "notebooks/b", "summary/s"}
+    assert page.book_documents(tmp_path / "nowhere") == set()
 
 
 def test_timing_frame_shows_estimates_and_measured_runs(tmp_path):
@@ -435,7 +436,7 @@ def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
     assert totals.sum() == len(PAPER_CLAIMS) and totals["inconclusive here"] == 1
     from bs4 import BeautifulSoup
 
-    table = BeautifulSoup(sm.bottom_line_html(summaries), "html.parser")
+    table = BeautifulSoup(page.bottom_line_html(summaries), "html.parser")
     assert [th.get_text() for th in table.select("thead th")] == ["Claim", "Bottom line", "Why"]
     assert len(table.select("tbody tr")) == len(PAPER_CLAIMS)
     c5 = next(r for r in table.select("tbody tr") if r.th.get_text().startswith("C5:"))
@@ -543,12 +544,12 @@ def test_the_summary_opens_with_the_tally_and_a_short_why(tmp_path):
     record_comparison("sinusoids-as-mds", [row("C4", "1", "depends on an unstated choice", why=long_why, scale="quick")], s)
     record_comparison("learned-tables", [row("S5", "2", "holds by construction", why="exact: the table has 16 rows")], s)
     summaries = sm.claim_summaries(Registry(s.results_dir))
-    tally = BeautifulSoup(sm.tally_html(summaries), "html.parser")
+    tally = BeautifulSoup(page.tally_html(summaries), "html.parser")
     shown = {li["data-verdict"]: int(li.select_one(".posgeom-tally-count").get_text()) for li in tally.select("li")}
     assert set(VERDICTS) <= set(shown) and shown["depends on an unstated choice"] == 1
     assert shown["holds by construction"] == 1 and shown[sm.NOT_RUN] == len(PAPER_CLAIMS) - 2
     assert all(li.select_one(".posgeom-tally-gloss").get_text() for li in tally.select("li"))
-    table = BeautifulSoup(sm.bottom_line_html(summaries, documents={"notebooks/sinusoids-as-mds"}), "html.parser")
+    table = BeautifulSoup(page.bottom_line_html(summaries, documents={"notebooks/sinusoids-as-mds"}), "html.parser")
     for tr in table.select("tbody tr"):
         why = tr.select("td")[-1].get_text(" ", strip=True)
         assert len(why.split()) <= WHY_WORDS_MAX, why
@@ -557,5 +558,18 @@ def test_the_summary_opens_with_the_tally_and_a_short_why(tmp_path):
     assert why.strong.get_text() == "0.0173"  # the deciding number, in bold, and only it
     assert len(why.select("strong")) == 1
     assert why.a["href"].endswith("notebooks/sinusoids-as-mds.html") and "bootstrap" not in why.get_text()
-    decisions = sm.decisions_html(summaries)
+    decisions = page.decisions_html(summaries)
     assert "decided by 1 check at quick scale" in decisions  # the bookkeeping is kept, below
+
+
+def test_a_why_about_the_designs_power_names_the_finding_instead(tmp_path):
+    from posgeom.wording import WHY_WORDS_MAX
+
+    s = settings_at(tmp_path)
+    ours = "tail accuracy 0.7641 (90% short) vs 0.9237 (uniform lengths); difference -0.1596 [-0.1733, -0.1460]"
+    record_comparison("learned-tables-fail", [row("S4", ours, "reproduced",
+                                                  why="power 82% for the smallest effect that matters, 0.02")], s)
+    summary = next(x for x in sm.claim_summaries(Registry(s.results_dir)) if x.claim.id == "S4")
+    sentence, chapter = page.short_why(summary)
+    assert sentence == "Tail accuracy 0.7641 vs 0.9237." and chapter == "learned-tables-fail"
+    assert len(sentence.split()) <= WHY_WORDS_MAX

@@ -13,44 +13,41 @@ its chapter imports, :func:`posgeom.registry.code_changed`) or from a notebook t
 is marked "stale (rerun posgeom reproduce)".
 
 Each claim also gets a **bottom line** computed from its checks by the rule :data:`BOTTOM_LINE_RULE`
-(:func:`bottom_line`), printed on the page, with one sentence saying which checks decided it.
+(:func:`bottom_line`), printed on the page, with one sentence saying which checks decided it. The page's
+HTML (the count per verdict, the short "Why", every check) is built by :mod:`posgeom.summary.page`.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Collection, Sequence
+from typing import Sequence
 
 import pandas as pd
 
-from .config import SCALES, checkout_root, get_settings
-from .registry import Registry
-from .report import (
+from ..config import SCALES, get_settings
+from ..registry import Registry
+from ..report import (
     CLAIMS_EXPERIMENT,
     INCONCLUSIVE,
     NEEDS_GPU,
     PAPER_CLAIMS,
     VERDICTS,
     Claim,
-    html_table,
-    split_verdict,
-    verdict_html,
     verdict_text,
 )
-from .reproduce import (
+from ..reproduce import (
     CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, Chapter, chapter_time_substitutions,
     chapter_times, claims_stale_reason, format_duration,
 )
-from .verdicts import BY_CONSTRUCTION, DEPENDS, EVIDENCE, NOT_REPRODUCED, REPRODUCED
-from .wording import WHY_WORDS, plain_words, shortest_clauses, word_count
+from ..verdicts import BY_CONSTRUCTION, DEPENDS, EVIDENCE, NOT_REPRODUCED, REPRODUCED
 
 #: What a check recorded by other code, or from a changed notebook, says after its value.
 STALE = "stale (rerun posgeom reproduce)"
 #: What the summary says where the registry holds no check.
 NOT_RUN = "not yet run"
+#: The one-line "Why" of a claim whose checks are all stale.
+STALE_WHY = "Its checks are out of date (the code or the notebook changed since): rerun posgeom reproduce."
 
 
 @dataclass(frozen=True)
@@ -307,105 +304,6 @@ def bottom_line_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records).set_index("id")
 
 
-def _lead(summary: ClaimSummary) -> Check | None:
-    """The check a claim's one-line "Why" speaks of: the first deciding check of its verdict, else the
-    first current check (an inconclusive one first), else the first check that waits for a GPU."""
-    line = summary.bottom_line
-    deciding = [c for c in line.deciding if c.verdict == line.verdict] or list(line.deciding)
-    current = [c for c in summary.all_checks if not c.stale]
-    evidence = [c for c in current if c.verdict != NEEDS_GPU]
-    return next(iter(deciding + [c for c in evidence if c.verdict == INCONCLUSIVE] + evidence + current), None)
-
-
-def _chapter_title(slug: str) -> str:
-    return next((c.title for c in CHAPTERS if c.slug == slug), slug)
-
-
-def short_why(summary: ClaimSummary) -> tuple[str, str]:
-    """A claim's bottom line in one plain sentence and the chapter it names: ``(sentence, chapter slug)``.
-
-    At most about :data:`posgeom.wording.WHY_WORDS` words, never :data:`posgeom.wording.WHY_WORDS_MAX`:
-    the deciding check's finding (its first clauses, brackets left out; the number that decides is
-    there), or what the claim waits for. The bookkeeping (which checks decided, which were counted
-    apart) stays in the bottom line's ``sentence``, shown below the table (:func:`decisions_html`). ``""`` for the chapter when none.
-    """
-    line, lead = summary.bottom_line, _lead(summary)
-    if lead is None:
-        return ("No chapter has checked this claim yet." if line.verdict == NOT_RUN
-                else "Its checks were recorded by older code: rerun posgeom reproduce."), ""
-    budget = max(10, WHY_WORDS - 2 - word_count(_chapter_title(lead.chapter)))
-    if line.verdict == NOT_RUN or lead.verdict == NEEDS_GPU:
-        minutes = re.search(r"about [\d.,]+ GPU-minutes", lead.why)
-        return f"Its check waits for a GPU ({minutes.group(0) if minutes else 'GPU training'}).", lead.chapter
-    if line.verdict == ALL_STALE:
-        return "Its checks were recorded by older code: rerun posgeom reproduce.", lead.chapter
-    if line.verdict == INCONCLUSIVE and lead.stand_in:
-        model = re.sub(r"\s*\(.*?\)", "", lead.model)
-        return f"Checked only on a stand-in model, {model}; the claim is about another model.", lead.chapter
-    if line.verdict == INCONCLUSIVE and lead.changed:
-        return ("Checked only with the claim's conditions changed; the check at its own conditions waits "
-                "for a GPU."), lead.chapter
-    finding = shortest_clauses(lead.why, budget) if lead.why else line.verdict
-    prefix = "Holds by construction: " if line.verdict == BY_CONSTRUCTION else ""
-    finding = finding if prefix else finding[:1].upper() + finding[1:]
-    return f"{prefix}{finding}" + ("" if finding.endswith("…") else "."), lead.chapter
-
-
-_NUMBER = re.compile(r"[−-]?\d[\d,]*(?:\.\d+)?(?:e[−-]?\d+)?(?:%|×)?")
-
-
-def _why_html(sentence: str, chapter: str, documents: Collection[str] | None) -> str:
-    """The sentence with its first number in bold (the number that decides) and the chapter linked."""
-    text = html.escape(sentence, quote=False)
-    text = _NUMBER.sub(lambda m: f"<strong>{m.group(0)}</strong>", text, count=1)
-    return text + (f" {_chapter_link(chapter, documents, title=True)}" if chapter else "")
-
-
-def bottom_line_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
-    """The bottom lines as one HTML table, one line per claim: the claim, its bottom line (a word and a
-    mark) and a plain one-line "Why" naming the deciding number and its chapter (:func:`short_why`;
-    :func:`posgeom.report.html_table`)."""
-    rows = [[html.escape(f"{s.claim.id}: {s.claim.statement}", quote=False), verdict_html(s.bottom_line.verdict),
-             _why_html(*short_why(s), documents)] for s in summaries]
-    return html_table(["Claim", "Bottom line", "Why"], rows, css_class="posgeom-bottom-line")
-
-
-def decisions_html(summaries: Sequence[ClaimSummary]) -> str:
-    """How each bottom line was decided, in full (the bottom line's ``sentence``: the deciding checks, those
-    outweighed and those counted apart), as a list: the bookkeeping the one-line "Why" leaves out."""
-    items = "".join(f"<li><strong>{html.escape(s.claim.id)}</strong> ({html.escape(s.bottom_line.verdict)}): "
-                    f"{html.escape(plain_words(s.bottom_line.sentence), quote=False)}</li>" for s in summaries)
-    return f'<ul class="posgeom-decisions">{items}</ul>'
-
-
-#: What each verdict means, in a few words: the legend beside the counts at the top of the summary.
-VERDICT_GLOSS = {
-    REPRODUCED: "the paper's result came out",
-    DEPENDS: "the answer changes with a choice the paper leaves open",
-    NOT_REPRODUCED: "the result did not come out",
-    INCONCLUSIVE: "no check here could test it",
-    BY_CONSTRUCTION: "true by how it is built: not evidence",
-    NOT_RUN: "waiting for a GPU run or a chapter",
-    ALL_STALE: "recorded by older code",
-}
-
-
-def tally_html(summaries: Sequence[ClaimSummary]) -> str:
-    """How many claims end in each verdict, with the verdict's mark, word and meaning: the answer at the
-    top of the summary, and its legend. Every verdict of :data:`posgeom.report.VERDICTS` is listed (with 0
-    when no claim ends there); "not yet run" and "stale" only when some claim does."""
-    counts = bottom_line_counts(summaries)
-    items = []
-    for verdict, n in counts.items():
-        if n == 0 and verdict not in VERDICTS:
-            continue
-        items.append(f'<li class="posgeom-tally-item" data-verdict="{html.escape(verdict)}">'
-                     f'<span class="posgeom-tally-count">{n}</span> {verdict_html(verdict)}'
-                     f'<span class="posgeom-tally-gloss">{html.escape(VERDICT_GLOSS.get(verdict, ""))}</span></li>')
-    return (f'<p class="posgeom-tally-lead">Of the {len(summaries)} claims:</p>'
-            f'<ul class="posgeom-tally">{"".join(items)}</ul>')
-
-
 def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
     """How many claims have each bottom line."""
     order = [*VERDICTS, ALL_STALE, NOT_RUN]
@@ -503,93 +401,6 @@ def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     return pd.DataFrame(counts).loc[rows]
 
 
-# --------------------------------------------------------------------------------------------
-# HTML for the page
-# --------------------------------------------------------------------------------------------
-
-
-def book_documents(root: str | Path | None = None) -> set[str]:
-    """The documents listed in the book's ``_toc.yml`` (``"notebooks/sinusoids-as-mds"``, ...)."""
-    import yaml
-
-    root = Path(root) if root is not None else checkout_root()
-    if root is None or not (Path(root) / "_toc.yml").is_file():
-        return set()
-    toc = yaml.safe_load((Path(root) / "_toc.yml").read_text())
-    found = {toc.get("root")}
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                found.add(str(entry["file"]).removesuffix(".md").removesuffix(".ipynb"))
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []) or []:
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return {f for f in found if f}
-
-
-#: Where the summary page lies relative to the site's root: its links to chapters start with this.
-PAGE_TO_ROOT = "../"
-
-
-def _chapter_link(slug: str, documents: Collection[str] | None, *, title: bool = False) -> str:
-    """A link to a chapter, named by its slug (or, with ``title``, by "Chapter: <its title>")."""
-    name = f"({_chapter_title(slug)})" if title else slug
-    if documents is None or f"notebooks/{slug}" in documents:
-        return f'<a href="{PAGE_TO_ROOT}notebooks/{html.escape(slug)}.html">{html.escape(name, quote=False)}</a>'
-    return html.escape(f"{name} (not in the book yet)", quote=False)
-
-
-def _verdict_cell(pair: dict[str, Check]) -> str:
-    parts = []
-    for scale in SCALES:
-        if scale in pair:
-            check = pair[scale]
-            rest = "; ".join(filter(None, [plain_words(split_verdict(check.verdict_text)[1]), STALE if check.stale else ""]))
-            parts.append(f"{scale}: " + verdict_html(check.verdict, rest))
-    return "<br>".join(parts)
-
-
-def _html_cell(items: list[str]) -> str:
-    """One check: its text; several: a numbered list, in the same order in every column."""
-    if len(items) == 1:
-        return items[0]
-    return '<ol class="posgeom-checks">' + "".join(f"<li>{t}</li>" for t in items) + "</ol>"
-
-
-#: The columns of the "Every check" table, the verdict and the chapter first.
-SUMMARY_HEADERS = ("Claim", "Verdict", "Chapter", "Ours (quick)", "Ours (paper)", "Paper", "Model, corpus, options")
-
-
-def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
-    """Every check of every claim as one HTML table (:data:`SUMMARY_HEADERS`), one row per claim.
-
-    ``documents``: the book's documents (:func:`book_documents`); a chapter outside them is named, not
-    linked (the link would lead nowhere). None links every chapter. A claim with no check says
-    :data:`NOT_RUN`.
-    """
-    def text(items):
-        return _html_cell([html.escape(plain_words(t), quote=False) for t in items])
-
-    rows = []
-    for s in summaries:
-        cells = summary_cells(s)
-        verdicts = ([_verdict_cell(p) for p in s.checks] if s.checks else [verdict_html(NOT_RUN)])
-        rows.append([
-            text(cells["claim"]), _html_cell(verdicts), _html_cell([_chapter_link(c, documents) for c in cells["chapter"]]),
-            text(cells["ours (quick)"]), text(cells["ours (paper)"]), text(cells["paper"]), text(cells["setting"]),
-        ])
-    return html_table(list(SUMMARY_HEADERS), rows, css_class="posgeom-summary")
-
-
-def collapsed(title: str, body_html: str, *, open_: bool = False) -> str:
-    """``body_html`` inside a ``<details>`` element that opens on a click on ``title``."""
-    return (f'<details class="posgeom-details"{" open" if open_ else ""}><summary>{html.escape(title, quote=False)}'
-            f"</summary>{body_html}</details>")
-
-
 def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS,
                  measured: dict[str, float] | None = None) -> pd.DataFrame:
     """Per chapter: the time of a cold run at ``quick`` measured by the book's build (``measured``,
@@ -598,7 +409,7 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
     (at ``paper``: the cost model's GPU time for a chapter that trains, the last recorded run for one that
     does not), and the last run recorded by ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where
     none is recorded)."""
-    from .reproduce import recorded_runs
+    from ..reproduce import recorded_runs
 
     measured = chapter_times() if measured is None else measured
     registry = registry if registry is not None else Registry(get_settings().results_dir)
@@ -623,8 +434,8 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
 
 
 __all__ = [
-    "STALE", "NOT_RUN", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
-    "bottom_line_html", "bottom_line_counts", "short_why", "decisions_html", "tally_html", "VERDICT_GLOSS", "evidence_kind", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
-    "summary_frame", "verdict_counts", "book_documents", "SUMMARY_HEADERS", "summary_html", "collapsed", "timing_frame",
+    "STALE", "NOT_RUN", "STALE_WHY", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
+    "bottom_line_counts", "evidence_kind", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
+    "summary_frame", "verdict_counts", "timing_frame",
     "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration", "chapter_time_substitutions",
 ]
