@@ -184,3 +184,46 @@ def test_the_committed_sensitivity_rows_read_as_the_experiments_reader_does():
     Sensitivity = dataclasses.make_dataclass("Sensitivity", [("variants", tuple[SensitivityRow, ...], field(default=()))])
     result = _committed("corpus_geometry.sensitivity")
     assert list(as_record(result, Sensitivity).variants) == records(SensitivityRow, result.values["variants"])
+
+
+def _matches(record, stored_value) -> None:
+    """Every field of ``record`` equals the stored value it was read from (recursively)."""
+    if dataclasses.is_dataclass(record) and not hasattr(type(record), "from_dict"):
+        for f in dataclasses.fields(record):
+            _matches(getattr(record, f.name), stored_value[f.metadata.get("stored", f.name)])
+    elif hasattr(record, "as_dict"):
+        assert record == type(record).from_dict(stored_value)
+    elif isinstance(record, tuple):
+        assert len(record) == len(stored_value)
+        for x, y in zip(record, stored_value):
+            _matches(x, y)
+    elif isinstance(record, dict):
+        assert record.keys() == stored_value.keys()
+        for k in record:
+            _matches(record[k], stored_value[k])
+    else:
+        assert record == stored_value and (record is None) == (stored_value is None), (record, stored_value)
+
+
+#: The chapters' typed views of stored results (posgeom.chapters.records), each with a committed paper result.
+RECORD_ENTRIES = [
+    ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
+    ("StoredC5Draws", "minimal_parametrisation.c5_draws"), ("StoredConverged", "separation.converged"),
+    ("StoredDesign", "learned_tables.dropout_powered"), ("StoredDesign", "learned_tables.init_powered"),
+    ("StoredDesign", "learned_tables_fail.tails_powered"), ("StoredDesign", "minimal_parametrisation.lowrank_powered"),
+]
+
+
+def test_every_view_of_a_stored_result_has_a_committed_entry_here():
+    from posgeom.chapters import records
+
+    assert {name for name, _ in RECORD_ENTRIES} == {n for n in records.__all__ if n.startswith("Stored")}
+
+
+@pytest.mark.parametrize("name, experiment", RECORD_ENTRIES, ids=[e for _, e in RECORD_ENTRIES])
+def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment):
+    from posgeom.chapters import records
+
+    result = _committed(experiment)
+    record = as_record(result, getattr(records, name))
+    _matches(record, result.values)

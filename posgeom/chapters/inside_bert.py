@@ -36,8 +36,9 @@ __all__ = [
 class LayerStress:
     """A stored ``run_layer_stress``, typed (:func:`posgeom.registry.typed.as_record`): the model, the sentences
     and positions, the global peak layer of each reading (``peaks["<definition>_<normalisation>"]``), the mean
-    attention maps (layers, n, n), the projected stress per layer (``propagated_head``: layers × heads × normalisations; ``*_pooled``: layers ×
-    normalisations; ``residual``: layer inputs and output × normalisations) and the mass each kernel clipped."""
+    attention maps (layers, n, n), the projected stress per layer (``propagated_head``: layers × heads ×
+    normalisations; ``*_pooled``: layers × normalisations; ``residual``: layer inputs and output ×
+    normalisations) and the mass each kernel clipped."""
 
     model: str
     n_layers: int

@@ -27,11 +27,14 @@ from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float
+from ..report import (
+    ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float,
+)
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
 from .powered import design_check, design_summary, paired_text, plan_text
 from .corpus_geometry import sst2_caption
+from .records import StoredC5, StoredC5Draws, StoredRanks
 
 __all__ = [
     "HOLDS", "ValidationSummary", "validation_summary", "rank_table", "RankSummary", "rank_summary",
@@ -113,45 +116,6 @@ class RankSummary:
     markov_mass: int
 
 
-@dataclass(frozen=True)
-class RankReadings:
-    """A corpus's rank readings as ``run_effective_rank`` stores them, one per setting (a synthetic family's
-    sample sizes; SST-2's preprocessings): by tolerance, by mass, by stress, and the cross-fitted noise-aware
-    rank as text."""
-
-    tol: tuple[int, ...]
-    mass: tuple[int, ...]
-    stress: tuple[int, ...]
-    cross_fitted: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class FamilyRanks(RankReadings):
-    """A synthetic family's readings at each sample size, and its population's rank."""
-
-    sizes: tuple[int, ...]
-    population: int
-
-
-@dataclass(frozen=True)
-class SST2Ranks(RankReadings):
-    """SST-2's readings under each preprocessing (special tokens, min_count, positions kept)."""
-
-    special: tuple[str, ...]
-    min_count: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class StoredRanks:
-    """A stored ``run_effective_rank``, typed (:func:`posgeom.registry.typed.as_record`)."""
-
-    drift: FamilyRanks
-    stationary: FamilyRanks
-    regimes: FamilyRanks
-    markov: FamilyRanks
-    sst2: SST2Ranks
-
-
 def rank_summary(ranks: Result) -> RankSummary:
     """The :class:`RankSummary` of a ``run_effective_rank`` result."""
     v = as_record(ranks, StoredRanks)
@@ -192,53 +156,6 @@ def crossing_summary(stress_vs_rank: Result) -> CrossingSummary:
     sizes = {name: stress_vs_rank.arrays[f"{name}__scale_free"].size for name in list(SYNTHETIC_FAMILIES) + ["sst2"]}
     return CrossingSummary("; ".join(f"{name}: {'rank ' + str(k) if k else 'not within rank ' + str(sizes[name])}"
                                      for name, k in sinusoid_crossings(stress_vs_rank).items()))
-
-
-@dataclass(frozen=True)
-class C5Row:
-    """One setting of ``run_c5`` (a generator at a sample size, None: its population): the rank-3 MDS's stress
-    reduction against the sinusoidal table under each normalisation, and the two stresses."""
-
-    generator: str
-    size: int | None
-    reduction_paper: float
-    reduction_scale_free: float
-    mds_scale_free: float
-    sin_scale_free: float
-
-
-@dataclass(frozen=True)
-class StoredC5:
-    """A stored ``run_c5``, typed (:func:`posgeom.registry.typed.as_record`): the parameter count's n, d, r and
-    savings, and every setting."""
-
-    n: int
-    d: int
-    r: int
-    savings: float
-    rows: tuple[C5Row, ...]
-
-
-@dataclass(frozen=True)
-class C5Draw:
-    """One setting of ``run_c5_draws``: in how many generator draws the reduction reaches 99.8 % under each
-    normalisation, and each reduction over the draws (as stored: an interval, or mean and sd)."""
-
-    generator: str
-    size: int | None
-    holds_paper: int
-    holds_scale_free: int
-    reduction_paper: dict
-    reduction_scale_free: dict
-
-
-@dataclass(frozen=True)
-class StoredC5Draws:
-    """A stored ``run_c5_draws``, typed: the generator draws' seeds, the intervals' level, every setting."""
-
-    seeds: tuple[int, ...]
-    level: float
-    rows: tuple[C5Draw, ...]
 
 
 def _setting(r) -> str:

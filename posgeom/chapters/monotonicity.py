@@ -19,10 +19,14 @@ from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
+from ..registry.typed import as_record, stored
 from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
 from ..experiments.settings import find
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_scales, describe_sequences, short_float
+from ..experiments.real_corpora_geometry import corpus_options
+from .real_corpora import corpus_caption
 
 __all__ = [
     "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
@@ -118,35 +122,29 @@ def corpus_order(table: Result) -> CorpusOrder:
 
 @dataclass(frozen=True)
 class NTKRun:
-    """One stored NTK run (``run_ntk``), typed: the final values, and along training (arrays over ``step``)
-    the kernel's relative change and the violation rates of the table and of its displacement."""
+    """One stored NTK run (``run_ntk``), typed (:func:`posgeom.registry.typed.as_record`): the final values,
+    and along training (arrays over ``step``) the kernel's relative change and the violation rates of the
+    table and of its displacement."""
 
     regime: str
     seed: int
     model: str
     final_train_loss: float
-    kernel_change: float
-    kernel_change_table: float
-    table_motion: float
-    violation: float
-    violation_delta: float
+    kernel_change: float = stored("final.kernel_change")
+    kernel_change_table: float = stored("final.kernel_change_table")
+    table_motion: float = stored("final.table_motion")
+    violation: float = stored("final.violation")
+    violation_delta: float = stored("final.violation_delta")
     step: np.ndarray
-    kernel_change_curve: np.ndarray
-    violation_curve: np.ndarray
-    violation_delta_curve: np.ndarray
+    kernel_change_curve: np.ndarray = stored("kernel_change")
+    violation_curve: np.ndarray = stored("violation")
+    violation_delta_curve: np.ndarray = stored("violation_delta")
 
 
 def ntk_outcome(runs: dict) -> dict[tuple[str, int], NTKRun]:
     """``{(regime, seed): NTKRun}`` from ``run_ntk_all``'s ``{(regime, seed): Result}``."""
-    out = {}
-    for (regime, seed), r in runs.items():
-        f, a = r.values["final"], r.arrays
-        out[regime, seed] = NTKRun(
-            regime, int(seed), r.manifest["model"], float(r.values["final_train_loss"]), float(f["kernel_change"]),
-            float(f["kernel_change_table"]), float(f["table_motion"]), float(f["violation"]),
-            float(f["violation_delta"]), np.asarray(a["step"]), np.asarray(a["kernel_change"]),
-            np.asarray(a["violation"]), np.asarray(a["violation_delta"]))
-    return out
+    return {(regime, seed): as_record(r, NTKRun, regime=regime, seed=int(seed), model=r.manifest["model"])
+            for (regime, seed), r in runs.items()}
 
 
 def ntk_table(runs: dict) -> pd.DataFrame:
@@ -230,7 +228,6 @@ def power_checks(ntk: dict, settings=None) -> list:
     -------
     list of posgeom.report.PowerCheck
     """
-    from ..report import PowerCheck
 
     return [PowerCheck("C11", "violation rate of ΔP, lazy runs", displacement_violation(ntk, settings),
                        rules.ORDER_EFFECT)]
@@ -254,7 +251,6 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, sett
     -------
     list of posgeom.report.ComparisonRow
     """
-    from ..report import ComparisonRow, decided_rows
 
     settings = _settings(settings)
     sc = settings.scale
@@ -311,7 +307,6 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, sett
 
 def _c11_row(ntk: dict, settings):
     """C11's row (see :func:`comparison_rows`)."""
-    from ..report import ComparisonRow
 
     sc = settings.scale
     cfg = CONFIGS[sc].ntk
@@ -395,8 +390,6 @@ def _regime_words(regime, *, table: str) -> str:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.monotonicity.CONFIGS`;
     the corpora of :data:`posgeom.experiments.real_corpora.CONFIGS`)."""
-    from ..report import describe_scales, short_float
-    from .real_corpora import corpus_caption
 
     settings = _settings(settings)
     ntk = CONFIGS[settings.scale].ntk
@@ -435,8 +428,6 @@ def _ranks(ranks) -> str:
 
 def _corpus_sizes(corpus: str, unit: str) -> str:
     """A real corpus's sequences counted, at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-    from ..experiments.real_corpora_geometry import corpus_options
-    from ..report import describe_scales, describe_sequences
 
     return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
                              for s in ("quick", "paper")))

@@ -10,36 +10,13 @@ import pandas as pd
 
 from ..registry import code_changed, Result
 from ..registry.typed import as_record
-from ..geometry.power import PilotPlan
 from ..geometry.intervals import SeedInterval
 from ..timings import format_duration
 from ..report import PowerCheck
+from .records import StoredDesign
 
-__all__ = ["PairedRun", "StoredDesign", "stored_design", "DesignSummary", "design_summary", "design_stages",
+__all__ = ["stored_design", "DesignSummary", "design_summary", "design_stages",
            "design_check", "plan_text", "paired_text"]
-
-
-@dataclass(frozen=True)
-class PairedRun:
-    """One seed of a paired design: the two variants' measures and their difference ``a − b`` (a design's run
-    stores more, its own measures; this is what every chapter reads)."""
-
-    a: float
-    b: float
-    difference: float
-
-
-@dataclass(frozen=True)
-class StoredDesign:
-    """A stored :func:`posgeom.experiments.paired_design.run_paired_design`, typed
-    (:func:`posgeom.registry.typed.as_record`): the plan its pilot sized, the pilot's and the decision's runs,
-    the paired interval over the decision's seeds and the seconds of each stage."""
-
-    plan: PilotPlan
-    pilot: tuple[PairedRun, ...]
-    runs: tuple[PairedRun, ...]
-    difference: SeedInterval
-    seconds: dict[str, float]
 
 
 def stored_design(result: Result) -> StoredDesign:

@@ -33,7 +33,7 @@ __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
     "corpus_report", "alibi_parabola", "alibi_choice_table", "AlibiReport", "alibi_report", "scale_free_table", "rank_table",
     "draws_table", "smacof_table", "RowInputs", "row_inputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
-    "c8_row", "ROWS", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
+    "c8_row", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
     "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText", "stress_dataframe",
 ]
 
@@ -522,14 +522,10 @@ def c8_row(x: RowInputs) -> ComparisonRow:
                                  + x.imdb_note)
 
 
-#: The chapter's rows in order: the claim each decides and its builder.
-ROWS = (("C6", c6_row), ("C7", c7_value_row), ("C7", c7_ranking_row), ("C7", c7_shift_row), ("C8", c8_row))
-
-
 def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
                     alibi_lowest_in: list, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C6, C7 (three checks) and C8 (:data:`ROWS`), each decided by its
-    rule in :mod:`posgeom.verdicts`.
+    """The chapter's "Paper vs this book" rows for C6, C7 (three checks) and C8, each built by its function
+    (:func:`c6_row`, ...) from :func:`row_inputs` and decided by its rule in :mod:`posgeom.verdicts`.
 
     Parameters
     ----------
@@ -550,7 +546,8 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     list of posgeom.report.ComparisonRow
     """
     x = row_inputs(geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in, settings)
-    return decided_rows([(claim, lambda build=build: build(x)) for claim, build in ROWS], _settings(settings))
+    return decided_rows([("C6", lambda: c6_row(x)), ("C7", lambda: c7_value_row(x)), ("C7", lambda: c7_ranking_row(x)),
+                         ("C7", lambda: c7_shift_row(x)), ("C8", lambda: c8_row(x))], _settings(settings))
 
 
 #: Each corpus as the pages name it.

@@ -9,7 +9,7 @@ and builds the chapter's "Paper vs this book" rows, each decided by its rule in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -17,7 +17,12 @@ import pandas as pd
 from ..config import settings_or_default as _settings
 from ..geometry.intervals import MIN_SEEDS, SeedInterval
 from ..registry import Result
-from ..experiments.separation import CONFIGS, final_separation_interval
+from ..registry.typed import as_record, stored
+from ..experiments.separation import CONFIGS, chapter_run_count, final_separation_interval
+from .. import verdicts as rules
+from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_sequences, describe_training
+from .powered import design_summary, paired_text, plan_text
+from .records import StoredConverged
 
 __all__ = [
     "Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table",
@@ -53,9 +58,10 @@ class TableState:
     order_spearman: Spread | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SeparationRun:
-    """A stored :func:`posgeom.experiments.separation.run_separation`, typed.
+    """A stored :func:`posgeom.experiments.separation.run_separation`, typed
+    (:func:`posgeom.registry.typed.as_record`).
 
     Arrays ``separation``, ``separation_normalized``, ``median_distance``, ``order_spearman`` have shape
     (n_seeds, n_records), recorded at the training steps ``step``. The corpus facts are None where they do
@@ -69,9 +75,10 @@ class SeparationRun:
     seeds: tuple
     initial: TableState
     final: TableState
-    random_reference: float       # normalised separation of a Gaussian table of the same shape (mean of draws)
+    # normalised separation of a Gaussian table of the same shape (mean of draws)
+    random_reference: float = stored("random_reference.mean")
     eval_accuracy: Spread
-    masked_loss: Spread | None    # MLM only: loss at the masked positions (nats)
+    masked_loss: Spread | None = None  # MLM only: loss at the masked positions (nats)
     step: np.ndarray
     separation: np.ndarray
     separation_normalized: np.ndarray
@@ -86,33 +93,15 @@ class SeparationRun:
     interval_normalized: SeedInterval | None = None  # the same, normalised
 
 
-def _spread(d) -> Spread | None:
-    return None if d is None else Spread(float(d["mean"]), float(d["std"]), float(d["min"]), float(d["max"]))
-
-
-def _state(d) -> TableState:
-    return TableState(_spread(d["raw"]), _spread(d["normalized"]), _spread(d["median"]), _spread(d.get("order_spearman")))
-
-
 def separation_run(result: Result) -> SeparationRun:
     """The typed view of a :func:`~posgeom.experiments.separation.run_separation` result; the 95 %
     intervals over seeds (:func:`~posgeom.experiments.separation.final_separation_interval`) where the run
     has at least :data:`~posgeom.geometry.intervals.MIN_SEEDS` seeds (the headline runs), else None."""
-    v, a = result.values, result.arrays
-    several = len(v["seeds"]) >= MIN_SEEDS
-    return SeparationRun(
-        corpus=v["corpus"], task=v["task"], init=v["init"], weight_decay=float(v["weight_decay"]),
-        seeds=tuple(v["seeds"]), initial=_state(v["initial"]), final=_state(v["final"]),
-        random_reference=float(v["random_reference"]["mean"]), eval_accuracy=_spread(v["eval_accuracy"]),
-        masked_loss=_spread(v.get("masked_loss")), step=np.asarray(a["step"]), separation=np.asarray(a["separation"]),
-        separation_normalized=np.asarray(a["separation_normalized"]),
-        median_distance=np.asarray(a["median_distance"]), order_spearman=np.asarray(a["order_spearman"]),
-        entropy_with_position=v.get("entropy_with_position"), entropy_without_position=v.get("entropy_without_position"),
-        vocab_size=v.get("vocab_size"), n_train=v.get("n_train"),
-        reach=tuple(v["reach"]) if v.get("reach") is not None else None,
-        interval_raw=final_separation_interval(result, normalized=False) if several else None,
-        interval_normalized=final_separation_interval(result) if several else None,
-    )
+    run = as_record(result, SeparationRun)
+    if len(run.seeds) < MIN_SEEDS:
+        return run
+    return replace(run, interval_raw=final_separation_interval(result, normalized=False),
+                   interval_normalized=final_separation_interval(result))
 
 
 def summary_table(runs: dict) -> pd.DataFrame:
@@ -268,7 +257,8 @@ def decay_summary(decay: dict) -> DecaySummary:
 
 @dataclass(frozen=True)
 class FactorisationOutcome:
-    """A stored :func:`~posgeom.experiments.factorisation.run_factorisation_gap`, typed.
+    """A stored :func:`~posgeom.experiments.factorisation.run_factorisation_gap`, typed
+    (:func:`posgeom.registry.typed.as_record`).
 
     ``relative`` (m,) is the real gap per kept position ``positions``; ``placebo_relative``
     (n_placebo, m) the placebos' and ``placebo_band95`` (m,) their 95th percentile. The scalars are
@@ -276,29 +266,22 @@ class FactorisationOutcome:
 
     pretrained: str
     n_texts: int
-    positions: np.ndarray
-    relative: np.ndarray
-    placebo_relative: np.ndarray
-    placebo_band95: np.ndarray
-    real: float
-    placebo: float
-    pair_real: float
-    pair_placebo: float
-    above: int                  # positions whose real gap is above the placebos' 95th percentile
+    positions: np.ndarray = stored("real__positions")
+    relative: np.ndarray = stored("real__relative")
+    placebo_relative: np.ndarray = stored("placebo__relative")
+    placebo_band95: np.ndarray = stored("placebo__band95")
+    real: float = stored("real.relative")
+    placebo: float = stored("placebo.relative")
+    pair_real: float = stored("real.pair_relative")
+    pair_placebo: float = stored("placebo.pair_relative")
+    # positions whose real gap is above the placebos' 95th percentile
+    above: int = stored("positions_above_placebo_95")
     npos: int
 
 
 def factorisation_outcome(result: Result) -> FactorisationOutcome:
     """The typed view of a ``run_factorisation_gap`` result (its numbers glued as ``t4gap_<field>``)."""
-    v, a = result.values, result.arrays
-    return FactorisationOutcome(
-        pretrained=v["pretrained"], n_texts=int(v["n_texts"]), positions=np.asarray(a["real__positions"]),
-        relative=np.asarray(a["real__relative"]), placebo_relative=np.asarray(a["placebo__relative"]),
-        placebo_band95=np.asarray(a["placebo__band95"]), real=float(v["real"]["relative"]),
-        placebo=float(v["placebo"]["relative"]), pair_real=float(v["real"]["pair_relative"]),
-        pair_placebo=float(v["placebo"]["pair_relative"]), above=int(v["positions_above_placebo_95"]),
-        npos=len(v["positions"]),
-    )
+    return as_record(result, FactorisationOutcome, npos=len(result.values["positions"]))
 
 
 @dataclass(frozen=True)
@@ -332,37 +315,34 @@ class ConvergedSummary:
 
 def converged_summary(result: Result) -> ConvergedSummary:
     """The :class:`ConvergedSummary` of a stored design."""
-    v, design = result.values, result.manifest["params"]["design"]
-    runs, diff = v["runs"], v["difference"]
+    d, design = as_record(result, StoredConverged), result.manifest["params"]["design"]
+    runs, diff = d.runs, d.difference
 
     def mean(f):
         return float(np.mean([f(r) for r in runs]))
 
     return ConvergedSummary(
-        model=result.manifest["model"], weight_decay=float(design["weight_decay"]), steps=int(design["steps"]), ceiling=float(v["ceiling"]),
-        least_resolved=float(v["least_resolved"]), n_resolved=int(v["n_resolved"]), n_pairs=int(v["n_pairs"]),
-        n_unresolved=int(v["n_pairs"]) - int(v["n_resolved"]), seeds=len(runs),
-        ratio=10 ** float(diff["mean"]), ratio_low=10 ** float(diff["low"]), ratio_high=10 ** float(diff["high"]),
-        sep_hold=mean(lambda r: 10 ** r["a"]), sep_floor=mean(lambda r: 10 ** r["b"]),
-        control=float(np.median([r["control"] for r in runs])), unresolved_ratio=10 ** mean(lambda r: r["unresolved"]),
-        sep_all_hold=mean(lambda r: r["sep_all"][HOLD]), sep_all_floor=mean(lambda r: r["sep_all"][STATIONARY]),
-        loss_hold=mean(lambda r: r["loss"][HOLD]), loss_floor=mean(lambda r: r["loss"][STATIONARY]),
-        loss_control=mean(lambda r: r["loss"][BAG]), rho_hold=mean(lambda r: r["order_spearman"]),
+        model=result.manifest["model"], weight_decay=float(design["weight_decay"]), steps=int(design["steps"]),
+        ceiling=d.ceiling, least_resolved=d.least_resolved, n_resolved=d.n_resolved, n_pairs=d.n_pairs,
+        n_unresolved=d.n_pairs - d.n_resolved, seeds=len(runs),
+        ratio=10 ** diff.mean, ratio_low=10 ** diff.low, ratio_high=10 ** diff.high,
+        sep_hold=mean(lambda r: 10 ** r.a), sep_floor=mean(lambda r: 10 ** r.b),
+        control=float(np.median([r.control for r in runs])), unresolved_ratio=10 ** mean(lambda r: r.unresolved),
+        sep_all_hold=mean(lambda r: r.sep_all[HOLD]), sep_all_floor=mean(lambda r: r.sep_all[STATIONARY]),
+        loss_hold=mean(lambda r: r.loss[HOLD]), loss_floor=mean(lambda r: r.loss[STATIONARY]),
+        loss_control=mean(lambda r: r.loss[BAG]), rho_hold=mean(lambda r: r.order_spearman),
     )
 
 
 def converged_ratios(result: Result) -> pd.DataFrame:
     """Per decision seed, log10 of the conditions-hold separation over the stationary floor, over the resolved
     pairs and over the unresolved ones (the chapter's figure)."""
-    return pd.DataFrame([{"seed": r["seed"], "resolved pairs": r["difference"], "unresolved pairs": r["unresolved"]}
-                         for r in result.values["runs"]]).set_index("seed")
+    return pd.DataFrame([{"seed": r.seed, "resolved pairs": r.difference, "unresolved pairs": r.unresolved}
+                         for r in as_record(result, StoredConverged).runs]).set_index("seed")
 
 
 def _converged_row(converged: Result):
     """C2 trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
-    from .. import verdicts as rules
-    from ..report import ComparisonRow
-    from .powered import design_summary, paired_text, plan_text
 
     c, p = converged_summary(converged), design_summary(converged)
     return ComparisonRow(
@@ -397,8 +377,6 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
     -------
     list of posgeom.report.ComparisonRow
     """
-    from .. import verdicts as rules
-    from ..report import ComparisonRow, decided_rows, describe_model
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -475,7 +453,6 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.separation.CONFIGS`)."""
-    from ..report import describe_model, describe_seeds, describe_sequences, describe_training
 
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -498,8 +475,6 @@ def captions(settings=None) -> Captions:
 def _runs(scale: str) -> str:
     """The chapter's training runs at ``scale`` in words (:func:`posgeom.experiments.separation.run_chapter`):
     how many, the model, positions and steps."""
-    from ..experiments.separation import chapter_run_count
-    from ..report import describe_model
 
     conf = CONFIGS[scale]
     n = chapter_run_count(scale)

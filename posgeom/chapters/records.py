@@ -1,0 +1,167 @@
+"""Typed views of the stored results the chapters read, for :func:`posgeom.registry.typed.as_record`.
+
+A stored result is plain data; each class here names the fields a chapter reads from one experiment's result
+(a view: the result may store more) and their types, so that a chapter quotes ``ranks.drift.population``
+instead of ``result.values["drift"]["population"]``. A chapter's own typed views (whose fields it glues) stay
+in the chapter module; these are the ones whose only purpose is the read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..geometry.intervals import SeedInterval
+from ..geometry.power import PilotPlan
+
+__all__ = [
+    "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
+    "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
+]
+
+
+# Part II, *Minimal parametrisation*: run_effective_rank, run_c5, run_c5_draws
+
+
+@dataclass(frozen=True)
+class RankReadings:
+    """A corpus's rank readings as ``run_effective_rank`` stores them, one per setting (a synthetic family's
+    sample sizes; SST-2's preprocessings): by tolerance, by mass, by stress, and the cross-fitted noise-aware
+    rank as text."""
+
+    tol: tuple[int, ...]
+    mass: tuple[int, ...]
+    stress: tuple[int, ...]
+    cross_fitted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FamilyRanks(RankReadings):
+    """A synthetic family's readings at each sample size, and its population's rank."""
+
+    sizes: tuple[int, ...]
+    population: int
+
+
+@dataclass(frozen=True)
+class SST2Ranks(RankReadings):
+    """SST-2's readings under each preprocessing (special tokens, min_count, positions kept)."""
+
+    special: tuple[str, ...]
+    min_count: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StoredRanks:
+    """A stored ``run_effective_rank``, typed (:func:`posgeom.registry.typed.as_record`)."""
+
+    drift: FamilyRanks
+    stationary: FamilyRanks
+    regimes: FamilyRanks
+    markov: FamilyRanks
+    sst2: SST2Ranks
+
+
+@dataclass(frozen=True)
+class C5Row:
+    """One setting of ``run_c5`` (a generator at a sample size, None: its population): the rank-3 MDS's stress
+    reduction against the sinusoidal table under each normalisation, and the two stresses."""
+
+    generator: str
+    size: int | None
+    reduction_paper: float
+    reduction_scale_free: float
+    mds_scale_free: float
+    sin_scale_free: float
+
+
+@dataclass(frozen=True)
+class StoredC5:
+    """A stored ``run_c5``, typed (:func:`posgeom.registry.typed.as_record`): the parameter count's n, d, r and
+    savings, and every setting."""
+
+    n: int
+    d: int
+    r: int
+    savings: float
+    rows: tuple[C5Row, ...]
+
+
+@dataclass(frozen=True)
+class C5Draw:
+    """One setting of ``run_c5_draws``: in how many generator draws the reduction reaches 99.8 % under each
+    normalisation, and each reduction over the draws (as stored: an interval, or mean and sd)."""
+
+    generator: str
+    size: int | None
+    holds_paper: int
+    holds_scale_free: int
+    reduction_paper: dict
+    reduction_scale_free: dict
+
+
+@dataclass(frozen=True)
+class StoredC5Draws:
+    """A stored ``run_c5_draws``, typed: the generator draws' seeds, the intervals' level, every setting."""
+
+    seeds: tuple[int, ...]
+    level: float
+    rows: tuple[C5Draw, ...]
+
+
+# Part I, *Theorem 4*: run_separation_converged
+
+
+@dataclass(frozen=True)
+class ConvergedRun:
+    """One decision seed of Theorem 4's CPU design as stored: log10 sep(P) over the resolved pairs under the
+    conditions (``a``) and on the stationary corpus (``b``), their difference, the same over the unresolved
+    pairs, the control's separation, and per setup the separation over all pairs and the final loss."""
+
+    seed: int
+    a: float
+    b: float
+    difference: float
+    unresolved: float
+    control: float
+    sep_all: dict[str, float]
+    loss: dict[str, float]
+    order_spearman: float
+
+
+@dataclass(frozen=True)
+class StoredConverged:
+    """A stored :func:`posgeom.experiments.separation_converged.run_separation_converged`, typed
+    (:func:`posgeom.registry.typed.as_record`)."""
+
+    ceiling: float
+    least_resolved: float
+    n_resolved: int
+    n_pairs: int
+    runs: tuple[ConvergedRun, ...]
+    difference: SeedInterval
+
+
+# Every powered design: run_paired_design
+
+
+@dataclass(frozen=True)
+class PairedRun:
+    """One seed of a paired design: the two variants' measures and their difference ``a − b`` (a design's run
+    stores more, its own measures; this is what every chapter reads)."""
+
+    a: float
+    b: float
+    difference: float
+
+
+@dataclass(frozen=True)
+class StoredDesign:
+    """A stored :func:`posgeom.experiments.paired_design.run_paired_design`, typed
+    (:func:`posgeom.registry.typed.as_record`): the plan its pilot sized, the pilot's and the decision's runs,
+    the paired interval over the decision's seeds and the seconds of each stage."""
+
+    plan: PilotPlan
+    pilot: tuple[PairedRun, ...]
+    runs: tuple[PairedRun, ...]
+    difference: SeedInterval
+    seconds: dict[str, float]
