@@ -1,0 +1,173 @@
+"""The training studies of the chapter "Learned tables in practice": the initialisation study
+(:func:`posgeom.experiments.learned_tables.run_init_study`) and the dropout study
+(:mod:`posgeom.experiments.table_dropout`) as the chapter's tables and quoted summaries; re-exported by
+:mod:`posgeom.chapters.learned_tables`, whose rows for S7–S9 read them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..config import settings_or_default as _settings
+from ..registry import Result
+from ..experiments import table_dropout as td
+from ..experiments.learned_tables import CONFIGS, init_runs
+
+__all__ = [
+    "BASE", "BIG", "SINUSOIDAL", "MDS", "init_frame", "init_table", "finite_values", "reached_text", "variant_mean",
+    "InitSummary", "init_summary", "DropoutSummary", "dropout_summary",
+]
+
+#: The variants of the initialisation study the chapter compares (its names in :data:`posgeom.models.table_studies.INITS`).
+BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
+
+
+def init_frame(result: Result) -> pd.DataFrame:
+    """One row per run of the initialisation study (``run_init_study``): its settings and outcomes, with the
+    table's geometry before and after, and ``variant`` naming the initialisation (and dropout)."""
+    runs = pd.DataFrame([{
+        **{k: getattr(r, k) for k in ("init", "dropout", "seed", "steps_to_threshold", "final_loss", "eval_loss",
+                                      "eval_accuracy", "relative_change")},
+        "initial row norm": r.initial["row_norm"], "final row norm": r.final["row_norm"],
+        "final neighbour cos": r.final["neighbour_cos"], "final stress (scale_free)": r.final["stress_scale_free"],
+    } for r in init_runs(result)])
+    runs["variant"] = runs["init"] + np.where(runs["dropout"] > 0, " + dropout " + runs["dropout"].astype(str), "")
+    return runs
+
+
+def finite_values(x) -> np.ndarray:
+    return np.asarray([v for v in x if v is not None and np.isfinite(v)], dtype=float)
+
+
+def reached_text(x) -> str:
+    return f"{sum(v is not None and np.isfinite(v) for v in x)}/{len(x)}"
+
+
+def init_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per variant of :func:`init_frame`: mean ± sd over seeds of each outcome, and how many seeds reached the
+    loss threshold."""
+    def mean_sd(x):
+        x = finite_values(x)
+        return f"{x.mean():.3g} ± {x.std():.2g}" if x.size else "—"
+
+    return runs.groupby("variant", sort=False).agg(
+        steps_to_loss_0_3=("steps_to_threshold", mean_sd), reached=("steps_to_threshold", reached_text),
+        final_loss=("final_loss", mean_sd), eval_accuracy=("eval_accuracy", mean_sd),
+        initial_row_norm=("initial row norm", mean_sd), relative_change=("relative_change", mean_sd),
+        final_neighbour_cos=("final neighbour cos", mean_sd))
+
+
+def variant_mean(runs: pd.DataFrame, variant: str, column: str) -> float:
+    x = runs.loc[runs["variant"] == variant, column].astype(float)
+    return float(x.dropna().mean()) if x.notna().any() else float("nan")
+
+
+def _dropout_variant(runs: pd.DataFrame) -> str:
+    return [v for v in runs["variant"].unique() if "dropout" in v][0]
+
+
+@dataclass(frozen=True)
+class InitSummary:
+    """The initialisation study (S7, S8), means over seeds per variant: N(0, 0.02²) (``base``), N(0, 1)
+    (``big``), sinusoidal (``sin``), MDS (``mds``), N(0, 0.02²) with dropout (``drop``)."""
+
+    init_steps_base: float
+    init_steps_big: float
+    init_steps_sin: float
+    init_steps_mds: float
+    init_loss_base: float
+    init_loss_big: float
+    init_acc_base: float
+    init_acc_big: float
+    init_evloss_base: float
+    init_evloss_drop: float
+    init_norm_base: float
+    init_norm_big: float
+    init_norm_sin: float
+    init_norm_mds: float
+    init_change_base: float
+    init_change_big: float
+    init_change_sin: float
+    init_change_mds: float
+    init_reached_sin: str
+    change_comment: str
+    token_norm: float         # the expected norm of a token embedding, 0.02 √d
+    s7_word: str
+    fragile_rho: float        # Spearman ρ of final stress with held-out loss, over all runs
+    fragile_n: int
+    d01: float                # Hellinger distance of the task's positions 0 and 1
+    gap0: float               # largest ‖p_0 − p_1‖ of the MDS table at initialisation, over seeds
+    gapT_min: float           # ‖p_0 − p_1‖ after training, lowest and highest over seeds
+    gapT_max: float
+
+
+def init_summary(result: Result, settings=None) -> InitSummary:
+    """The :class:`InitSummary` of a ``run_init_study`` result at the scale in force."""
+    from scipy.stats import spearmanr
+
+    runs = init_frame(result)
+    variants = {"base": BASE, "big": BIG, "sin": SINUSOIDAL, "mds": MDS, "drop": _dropout_variant(runs)}
+    stat = {(col, key): variant_mean(runs, var, col) for key, var in variants.items()
+            for col in ("steps_to_threshold", "final_loss", "eval_accuracy", "eval_loss", "initial row norm",
+                        "relative_change")}
+    small_change = min(stat["relative_change", "base"], stat["relative_change", "mds"])
+    large_change = max(stat["relative_change", "big"], stat["relative_change", "sin"])
+    s7_ok = (stat["steps_to_threshold", "base"] < stat["steps_to_threshold", "big"]
+             and stat["final_loss", "base"] < stat["final_loss", "big"])
+    k_mds = [i for i, (name, _) in enumerate(result.values["variants"]) if name == MDS][0]
+    before, after = result.arrays["tables_initial"][k_mds], result.arrays["tables_final"][k_mds]
+    gap0 = np.linalg.norm(before[:, 0] - before[:, 1], axis=1)
+    gapT = np.linalg.norm(after[:, 0] - after[:, 1], axis=1)
+    return InitSummary(
+        **{f"init_steps_{k}": stat["steps_to_threshold", k] for k in ("base", "big", "sin", "mds")},
+        init_loss_base=stat["final_loss", "base"], init_loss_big=stat["final_loss", "big"],
+        init_acc_base=stat["eval_accuracy", "base"], init_acc_big=stat["eval_accuracy", "big"],
+        init_evloss_base=stat["eval_loss", "base"], init_evloss_drop=stat["eval_loss", "drop"],
+        **{f"init_norm_{k}": stat["initial row norm", k] for k in ("base", "big", "sin", "mds")},
+        **{f"init_change_{k}": stat["relative_change", k] for k in ("base", "big", "sin", "mds")},
+        init_reached_sin=reached_text(runs.loc[runs["variant"] == SINUSOIDAL, "steps_to_threshold"].tolist()),
+        change_comment=("A small table is rewritten by training; a large one keeps essentially the geometry it was "
+                        "given." if small_change > 5 * large_change else
+                        "Small and large tables change by comparable relative amounts."),
+        token_norm=float(0.02 * np.sqrt(CONFIGS[_settings(settings).scale].model.d_model)),
+        s7_word="faster and to a lower loss" if s7_ok else "not both faster and lower",
+        fragile_rho=float(spearmanr(runs["final stress (scale_free)"], runs["eval_loss"]).statistic),
+        fragile_n=len(runs), d01=float(result.arrays["D"][0, 1]), gap0=float(gap0.max()),
+        gapT_min=float(gapT.min()), gapT_max=float(gapT.max()),
+    )
+
+
+@dataclass(frozen=True)
+class DropoutSummary:
+    """The dropout study (S9): held-out effect of dropout on the embedding sum, paired by seed."""
+
+    s9_gap_big: float         # generalisation gap of the initialisation study's N(0, 0.02²) runs
+    s9_n_train: int
+    s9_passes: float
+    s9_n_seeds: int
+    s9_gap_small: float       # generalisation gap without dropout in the dropout study
+    s9_train_acc: float
+    s9_rate: float
+    s9_eff_loss: str          # held-out loss, dropout minus none, mean [95 % interval]
+    s9_eff_acc: str
+    s9_eff_t: str
+
+
+def dropout_summary(dropout: Result, init: Result) -> DropoutSummary:
+    """The :class:`DropoutSummary` of a ``run_dropout_study`` result (and the initialisation study's gap)."""
+    runs = td.dropout_runs(dropout)
+    rate = max(dropout.values["dropouts"])
+    eff_loss = td.dropout_effect(runs, rate, field_name="eval_loss")
+    eff_acc = td.dropout_effect(runs, rate, field_name="eval_accuracy")
+    none = [r for r in runs if r.dropout == 0.0]
+    frame = init_frame(init)
+    return DropoutSummary(
+        s9_gap_big=variant_mean(frame, BASE, "eval_loss") - variant_mean(frame, BASE, "final_loss"),
+        s9_n_train=dropout.values["n_train"], s9_passes=dropout.values["passes"],
+        s9_n_seeds=len(dropout.values["seeds"]), s9_gap_small=float(np.mean([r.gap for r in none])),
+        s9_train_acc=float(np.mean([r.train_accuracy for r in none])), s9_rate=rate,
+        s9_eff_loss=eff_loss.text("{:+.3f}", with_t=False), s9_eff_acc=eff_acc.text("{:+.3f}", with_t=False),
+        s9_eff_t=f"{eff_loss.t:.2f}",
+    )
