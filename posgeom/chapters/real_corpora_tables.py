@@ -1,0 +1,79 @@
+"""The tables of the chapter "Real corpora" that read a stored result as it is, without the chapter's typed
+views: the stress table of each corpus, the spread of the geometry over its draws, and MDS against SMACOF at
+low rank (re-exported by :mod:`posgeom.chapters.real_corpora`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..registry import Result
+from ..experiments.real_corpora import mds_row, smacof_row, stress_records
+from ..experiments.settings import find
+
+__all__ = ["stress_dataframe", "draws_table", "smacof_table"]
+
+
+def stress_dataframe(result: Result) -> pd.DataFrame:
+    """A stored stress table (``run_stress_table``) as a table: one row per encoding, the options used and both
+    stresses.
+
+    Random tables show ``mean ± sd`` over their seeds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``encoding``; columns ``options``, ``"paper" stress``, ``"scale_free" stress`` and
+        ``"scale_free" vs resolvable R``.
+    """
+    labels = {"paper": '"paper" stress', "scale_free": '"scale_free" stress',
+              "scale_free_resolvable": '"scale_free" vs resolvable R'}
+    out = []
+    for row in stress_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
+        for z, label in labels.items():
+            v = getattr(row, z)
+            if v is None:
+                continue
+            text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
+            if getattr(row, f"{z}_sd") is not None:
+                text += f" ± {getattr(row, z + '_sd'):.2g}"
+            rec[label] = text
+        out.append(rec)
+    return pd.DataFrame.from_records(out).set_index("encoding")
+
+
+_DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "negative_fraction": "pairs with R² < 0",
+                "sinusoidal": "sinusoidal \"scale_free\"", "rope": "RoPE \"scale_free\"", "alibi": "ALiBi \"scale_free\""}
+
+
+def _spread_text(e, fmt="{:.3f}") -> str:
+    """Mean ± sample sd and the range over the draws (written as a range, not to be read as an interval)."""
+    return f"{fmt.format(e['mean'])} ± {fmt.format(e['sd'])} (range {fmt.format(e['min'])} to {fmt.format(e['max'])})"
+
+
+def draws_table(splits: dict, subsets: dict) -> pd.DataFrame:
+    """The spread of the geometry's statistics over the cross-half splits (R) and, where drawn, subsets (R, D)."""
+    draws = []
+    for c, res in splits.items():
+        skipped = res.values["skipped"]
+        draws.append({"draw": f"{c}: {len(res.values['seeds'])} cross-half splits (R)"
+                              + (f", seeds {skipped} skipped (a kept position without a token shared by the halves)"
+                                 if skipped else ""),
+                      **{_DRAW_LABELS[k]: _spread_text(v) for k, v in res.values["spread"].items()}})
+    for c, res in subsets.items():
+        for label, key in (("R", "spread"), ("D", "spread_D")):
+            draws.append({"draw": f"{c}: {len(res.values['seeds'])} subsets ({label})",
+                          **{_DRAW_LABELS[k]: _spread_text(v) for k, v in res.values[key].items()}})
+    return pd.DataFrame(draws).set_index("draw").T
+
+
+def smacof_table(tables: dict) -> pd.DataFrame:
+    """Classical MDS against SMACOF at each low rank k of the stress tables ("paper" stress)."""
+    lo = []
+    for corpus, tab in tables.items():
+        rows = stress_records(tab)
+        for k in tab.arrays["smacof_k"]:
+            smacof = find(rows, encoding=smacof_row(k))
+            lo.append({"corpus": corpus, "rank k": int(k), "MDS \"paper\"": find(rows, encoding=mds_row(k)).paper,
+                       "SMACOF \"paper\"": smacof.paper, "SMACOF iterations": smacof.options})
+    return pd.DataFrame(lo).set_index(["corpus", "rank k"])
