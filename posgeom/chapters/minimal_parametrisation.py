@@ -34,7 +34,7 @@ from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
 from .powered import design_check, design_summary, paired_text, plan_text
 from .corpus_geometry import sst2_caption
-from .records import StoredC5, StoredC5Draws, StoredRanks
+from .records import StoredC5, StoredC5Draws, StoredRanks, StoredTraining
 
 __all__ = [
     "HOLDS", "ValidationSummary", "validation_summary", "rank_table", "RankSummary", "rank_summary",
@@ -270,24 +270,22 @@ class TrainingSummary:
 
 def training_summary(training: Result) -> TrainingSummary:
     """The :class:`TrainingSummary` of a ``run_lowrank_training`` result."""
-    summary = training.values["summary"]
-    syn = summary["synthetic"]
-    gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
-    sst = summary.get("sst2")
-    accs = [v["accuracy_mean"] for v in sst.values()] if sst else None
-    runs = trained_runs(training)
-    rho = scipy.stats.spearmanr([r["stress_scale_free"] for r in runs], [r["test_accuracy"] for r in runs]).statistic
+    t = as_record(training, StoredTraining)
+    syn, gap, sst = t.summary["synthetic"], t.gap, t.summary.get("sst2")
+    accs = [v.accuracy_mean for v in sst.values()] if sst else None
+    runs = [r for r in t.runs if r.task == "synthetic" and r.stress_scale_free is not None]
+    rho = scipy.stats.spearmanr([r.stress_scale_free for r in runs], [r.test_accuracy for r in runs]).statistic
     return TrainingSummary(
-        none=syn["none"]["accuracy_mean"], sin=syn["sinusoidal"]["accuracy_mean"],
-        r1=syn["lowrank r=1"]["accuracy_mean"], r1_std=syn["lowrank r=1"]["accuracy_std"],
-        learned=syn["learned"]["accuracy_mean"], learned_std=syn["learned"]["accuracy_std"],
-        r1_params=syn["lowrank r=1"]["position_params"], r1_small=syn["lowrank r=1 (σ 0.02)"]["accuracy_mean"],
-        r1_small_std=syn["lowrank r=1 (σ 0.02)"]["accuracy_std"], learned_params=syn["learned"]["position_params"],
-        gap=gap["mean"], gap_lo=gap["low"], gap_hi=gap["high"], gap_level=training.values["level"],
+        none=syn["none"].accuracy_mean, sin=syn["sinusoidal"].accuracy_mean,
+        r1=syn["lowrank r=1"].accuracy_mean, r1_std=syn["lowrank r=1"].accuracy_std,
+        learned=syn["learned"].accuracy_mean, learned_std=syn["learned"].accuracy_std,
+        r1_params=syn["lowrank r=1"].position_params, r1_small=syn["lowrank r=1 (σ 0.02)"].accuracy_mean,
+        r1_small_std=syn["lowrank r=1 (σ 0.02)"].accuracy_std, learned_params=syn["learned"].position_params,
+        gap=gap.mean, gap_lo=gap.low, gap_hi=gap.high, gap_level=t.level,
         sst2_min=min(accs) if sst else None, sst2_max=max(accs) if sst else None,
-        sst2_std=max(v["accuracy_std"] for v in sst.values()) if sst else None,
-        sst2_none=sst["none"]["accuracy_mean"] if sst else None,
-        sst2_best=max(sst, key=lambda e: sst[e]["accuracy_mean"]) if sst else None,
+        sst2_std=max(v.accuracy_std for v in sst.values()) if sst else None,
+        sst2_none=sst["none"].accuracy_mean if sst else None,
+        sst2_best=max(sst, key=lambda e: sst[e].accuracy_mean) if sst else None,
         rho=float(rho), rho_n=len(runs),
     )
 
@@ -336,15 +334,14 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
                       decision=rules.c5_stress_reduction(held_paper / len(draw_rows), len(sf_all) / len(draw_rows)))
 
     def performance_row():
-        syn = training.values["summary"]["synthetic"]
-        gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
+        t = as_record(training, StoredTraining)
+        r1, learned, gap = t.summary["synthetic"]["lowrank r=1"], t.summary["synthetic"]["learned"], t.gap
         r1_sigma = next(opts for label, _, opts in TRAIN_ENCODINGS if label == "lowrank r=1")["sigma"]
 
         gap_text = f"gap learned − (r = 1) {paired_text(gap, '{:+.3f}')}"
         return ComparisonRow("C5", paper="no loss of performance with the low-rank table (seed summary)",
-                      ours=(f"marker order: r = 1 {syn['lowrank r=1']['accuracy_mean']:.3f} vs learned "
-                            f"{syn['learned']['accuracy_mean']:.3f} with {syn['lowrank r=1']['position_params']} vs "
-                            f"{syn['learned']['position_params']} parameters; {gap_text}"),
+                      ours=(f"marker order: r = 1 {r1.accuracy_mean:.3f} vs learned {learned.accuracy_mean:.3f} with "
+                            f"{r1.position_params} vs {learned.position_params} parameters; {gap_text}"),
                       scale=settings.scale, model=describe_model(tr_cfg.model), corpus="marker-order task; SST-2 subset",
                       options=f"{tr_cfg.steps.synthetic} steps, {len(tr_cfg.seeds)} seeds, "
                               f"factors initialised at σ = {r1_sigma}",

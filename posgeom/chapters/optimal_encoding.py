@@ -20,6 +20,7 @@ from ..config import settings_or_default as _settings
 from ..encodings import ENCODINGS_COMPARED
 from ..geometry import Interval
 from ..registry import Result, stored_text
+from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 from ..report import ComparisonRow, describe_scales, describe_sequences, short_float
@@ -40,29 +41,24 @@ FIXED = ("sinusoidal", "rope", "alibi")
 
 @dataclass(frozen=True)
 class AlgorithmSummary:
-    """Algorithm 1 step by step on the drift corpus: B against J S Sᵀ J, B's smallest eigenvalue and numerical
-    rank (sample and population), full-rank MDS's error, the rank-3 stresses, and the lift to d = 50."""
+    """Algorithm 1 step by step on the drift corpus, read from a ``run_algorithm_steps`` result
+    (:func:`posgeom.registry.typed.as_record`): B against J S Sᵀ J, B's smallest eigenvalue and numerical rank
+    (sample and population), full-rank MDS's error, the rank-3 stresses, and the lift to d = 50."""
 
-    B_vs_SS: float
-    min_eig: float
-    full_err: float
-    lift_err: float
-    rank3_paper: float
-    rank3_sf: float
-    num_rank: int
-    pop_rank: int
+    B_vs_SS: float = stored("B_vs_SS_max_error")
+    min_eig: float = stored("min_eigenvalue")
+    full_err: float = stored("full_rank_max_error")
+    lift_err: float = stored("lift_max_error")
+    rank3_paper: float = stored("rank_k_stress.paper")
+    rank3_sf: float = stored("rank_k_stress.scale_free")
+    num_rank: int = stored("numerical_rank")
+    pop_rank: int = stored("population_rank_tol")
     n: int
 
 
 def algorithm_summary(steps: Result) -> AlgorithmSummary:
     """The :class:`AlgorithmSummary` of a ``run_algorithm_steps`` result."""
-    v = steps.values
-    return AlgorithmSummary(
-        B_vs_SS=float(v["B_vs_SS_max_error"]), min_eig=float(v["min_eigenvalue"]), full_err=float(v["full_rank_max_error"]),
-        lift_err=float(v["lift_max_error"]), rank3_paper=float(v["rank_k_stress"]["paper"]),
-        rank3_sf=float(v["rank_k_stress"]["scale_free"]), num_rank=v["numerical_rank"],
-        pop_rank=v["population_rank_tol"], n=v["n"],
-    )
+    return as_record(steps, AlgorithmSummary)
 
 
 def algorithm_table(steps: Result) -> pd.DataFrame:
@@ -197,17 +193,17 @@ def one_hot_table(one_hot: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class OneHotSummary:
-    """The one-hot counter-example: classical MDS's stress, SMACOF's, and SMACOF's iterations."""
+    """The one-hot counter-example, read from a ``run_one_hot`` result: classical MDS's stress, SMACOF's, and
+    SMACOF's iterations."""
 
-    mds: float
-    smacof: float
-    iter: int
+    mds: float = stored("mds_stress")
+    smacof: float = stored("smacof_stress")
+    iter: int = stored("smacof_n_iter")
 
 
 def one_hot_summary(one_hot: Result) -> OneHotSummary:
     """The :class:`OneHotSummary` of a ``run_one_hot`` result."""
-    v = one_hot.values
-    return OneHotSummary(v["mds_stress"], v["smacof_stress"], v["smacof_n_iter"])
+    return as_record(one_hot, OneHotSummary)
 
 
 @dataclass(frozen=True)

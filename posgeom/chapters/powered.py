@@ -71,12 +71,12 @@ def plan_text(result: Result) -> str:
     return f"seeds sized before the run: {stored_design(result).plan.text()}"
 
 
-def paired_text(interval: dict, fmt: str = "{:+.4f}") -> str:
-    """A paired interval over seeds as a row states it (``interval`` stored by
-    :meth:`posgeom.geometry.SeedInterval.as_dict`): ``"-0.0123 [-0.0200, -0.0046] (95% interval over 24 seeds,
-    paired)"``."""
+def paired_text(interval: SeedInterval | dict, fmt: str = "{:+.4f}") -> str:
+    """A paired interval over seeds as a row states it (a :class:`~posgeom.geometry.SeedInterval`, or the
+    dictionary its :meth:`~posgeom.geometry.SeedInterval.as_dict` stored): ``"-0.0123 [-0.0200, -0.0046] (95%
+    interval over 24 seeds, paired)"``."""
 
-    iv = SeedInterval.from_dict(interval)
+    iv = interval if isinstance(interval, SeedInterval) else SeedInterval.from_dict(interval)
     return f"{iv.text(fmt, with_t=False)} ({iv.level:.0%} interval over {iv.n} seeds, paired)"
 
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from ..geometry.intervals import SeedInterval
 from ..geometry.power import PilotPlan
+from ..registry.typed import stored
 
 __all__ = [
     "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
-    "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
+    "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
 ]
 
 
@@ -106,6 +107,39 @@ class StoredC5Draws:
     seeds: tuple[int, ...]
     level: float
     rows: tuple[C5Draw, ...]
+
+
+@dataclass(frozen=True)
+class EncodingAccuracy:
+    """One encoding of ``run_lowrank_training`` on one task, over its seeds: accuracy mean and sd, and its
+    trainable positional parameters."""
+
+    accuracy_mean: float
+    accuracy_std: float
+    position_params: int
+
+
+@dataclass(frozen=True)
+class TrainedRun:
+    """One trained run of ``run_lowrank_training``: its task, encoding and seed, test accuracy, and the stress of
+    its trained table against the task's geometry (None where it has none)."""
+
+    task: str
+    encoding: str
+    seed: int
+    test_accuracy: float
+    stress_scale_free: float | None
+
+
+@dataclass(frozen=True)
+class StoredTraining:
+    """A stored ``run_lowrank_training``, typed: per task and encoding the accuracy over seeds, the paired gap
+    learned − (r = 1) on the marker-order task with its interval, and every run."""
+
+    summary: dict[str, dict[str, EncodingAccuracy]]
+    gap: SeedInterval = stored("gaps.synthetic.learned - lowrank r=1")
+    level: float
+    runs: tuple[TrainedRun, ...]
 
 
 # Part I, *Theorem 4*: run_separation_converged
