@@ -186,11 +186,15 @@ def test_the_committed_sensitivity_rows_read_as_the_experiments_reader_does():
     assert list(as_record(result, Sensitivity).variants) == records(SensitivityRow, result.values["variants"])
 
 
-def _matches(record, stored_value) -> None:
-    """Every field of ``record`` equals the stored value it was read from (recursively)."""
+def _matches(record, stored_value, arrays=None) -> None:
+    """Every field of ``record`` equals the stored value (or array) it was read from (recursively)."""
     if dataclasses.is_dataclass(record) and not hasattr(type(record), "from_dict"):
         for f in dataclasses.fields(record):
-            _matches(getattr(record, f.name), stored_value[f.metadata.get("stored", f.name)])
+            path, value = f.metadata.get("stored", f.name), getattr(record, f.name)
+            if isinstance(value, np.ndarray) and arrays is not None and path in arrays:
+                np.testing.assert_array_equal(value, arrays[path])
+                continue
+            _matches(value, stored_value[path])
     elif hasattr(record, "as_dict"):
         assert record == type(record).from_dict(stored_value)
     elif isinstance(record, tuple):
@@ -207,6 +211,7 @@ def _matches(record, stored_value) -> None:
 
 #: The chapters' typed views of stored results (posgeom.chapters.records), each with a committed paper result.
 RECORD_ENTRIES = [
+    ("StoredSST2Geometry", "corpus_geometry.sst2"), ("StoredSyntheticGeometry", "corpus_geometry.synthetic"),
     ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
     ("StoredC5Draws", "minimal_parametrisation.c5_draws"), ("StoredConverged", "separation.converged"),
     ("StoredDesign", "learned_tables.dropout_powered"), ("StoredDesign", "learned_tables.init_powered"),
@@ -244,4 +249,4 @@ def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment)
 
     result = _committed(experiment)
     record = as_record(result, getattr(records, name))
-    _matches(record, result.values)
+    _matches(record, result.values, result.arrays)

@@ -26,9 +26,10 @@ from ..experiments.corpus_geometry import (
 from ..experiments.real_corpora import run_stress_intervals
 from ..geometry import interval_text
 from ..experiments.settings import find, records
-from .real_corpora import PlainText
 from ..report import ComparisonRow, describe_scales, describe_sequences
 from ..experiments.corpus_geometry import CONFIGS
+from .real_corpora import PlainText
+from .records import StoredSST2Geometry, StoredSyntheticGeometry
 
 __all__ = [
     "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",
@@ -64,18 +65,16 @@ class GeometrySummary:
 
 def geometry_summary(synthetic: Result, sst2: Result) -> GeometrySummary:
     """The :class:`GeometrySummary` of ``run_synthetic_geometry`` and ``run_sst2_geometry``."""
-    sv, a = sst2.values, sst2.arrays
-    D, F = a["D"], a["F"]
-    early = EARLY_POSITIONS
-    syn = synthetic.values
+    g, syn = as_record(sst2, StoredSST2Geometry), as_record(synthetic, StoredSyntheticGeometry)
+    D, F, early = g.D, g.F, EARLY_POSITIONS
     return GeometrySummary(
-        sst2_n=sv["n_sequences"], sst2_reach_last=int(a["reach"][-1]), sst2_last_pos=int(a["positions"][-1]),
-        d0=sv["mean_D_from_0"],
+        sst2_n=g.n_sequences, sst2_reach_last=int(g.reach[-1]), sst2_last_pos=int(g.positions[-1]),
+        d0=g.mean_D_from_0,
         early_ratio=float(np.median(geo.offdiag((D / np.where(F > 0, F, np.nan))[early, early]))),
-        early_reach=int(a["reach"][early.stop - 1]), sst2_rms_D=sv["rms_D"], sst2_rms_F=sv["rms_F"],
-        sst2_above=sv["frac_above_2F"], syn_above_drift=syn["drift"]["frac_above_2F"],
-        syn_above_stat=syn["stationary"]["frac_above_2F"],
-        **{f"excess_ratio_{fam}": syn[fam]["excess_sq"] / syn[fam]["mean_F_sq"] for fam in ("markov", "regimes", "drift")},
+        early_reach=int(g.reach[early.stop - 1]), sst2_rms_D=g.rms_D, sst2_rms_F=g.rms_F,
+        sst2_above=g.frac_above_2F, syn_above_drift=syn.drift.frac_above_2F,
+        syn_above_stat=syn.stationary.frac_above_2F, excess_ratio_markov=syn.markov.excess_ratio,
+        excess_ratio_regimes=syn.regimes.excess_ratio, excess_ratio_drift=syn.drift.excess_ratio,
     )
 
 
@@ -146,19 +145,22 @@ def scale_table(synthetic: Result, sst2: Result, settings=None) -> pd.DataFrame:
     def at_paper(run, pick):
         return stored_text(run, settings, pick)
 
-    def drift_excess(r):
-        return r.values["drift"]["excess_sq"] / r.values["drift"]["mean_F_sq"]
+    def drift(r):
+        return as_record(r, StoredSyntheticGeometry).drift
 
-    d, s = synthetic.values["drift"], sst2.values
+    def sst(r):
+        return as_record(r, StoredSST2Geometry)
+
+    d, s = drift(synthetic), sst(sst2)
     rows = {
-        "drift family: pairs with D > 2F": (d["frac_above_2F"], at_paper(
-            run_synthetic_geometry, lambda r: f"{r.values['drift']['frac_above_2F']:.3f}")),
-        "drift family: excess / floor": (drift_excess(synthetic), at_paper(
-            run_synthetic_geometry, lambda r: f"{drift_excess(r):.3f}")),
-        "SST-2: rms D": (s["rms_D"], at_paper(run_sst2_geometry, lambda r: f"{r.values['rms_D']:.4f}")),
-        "SST-2: rms F": (s["rms_F"], at_paper(run_sst2_geometry, lambda r: f"{r.values['rms_F']:.4f}")),
-        "SST-2: pairs with D > 2F": (s["frac_above_2F"], at_paper(run_sst2_geometry,
-                                                                  lambda r: f"{r.values['frac_above_2F']:.3f}")),
+        "drift family: pairs with D > 2F": (d.frac_above_2F, at_paper(
+            run_synthetic_geometry, lambda r: f"{drift(r).frac_above_2F:.3f}")),
+        "drift family: excess / floor": (d.excess_ratio, at_paper(
+            run_synthetic_geometry, lambda r: f"{drift(r).excess_ratio:.3f}")),
+        "SST-2: rms D": (s.rms_D, at_paper(run_sst2_geometry, lambda r: f"{sst(r).rms_D:.4f}")),
+        "SST-2: rms F": (s.rms_F, at_paper(run_sst2_geometry, lambda r: f"{sst(r).rms_F:.4f}")),
+        "SST-2: pairs with D > 2F": (s.frac_above_2F, at_paper(run_sst2_geometry,
+                                                              lambda r: f"{sst(r).frac_above_2F:.3f}")),
     }
     return pd.DataFrame({k: {settings.scale: f"{q:.4f}", "paper scale": p} for k, (q, p) in rows.items()}).T
 

@@ -10,14 +10,60 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..geometry.intervals import SeedInterval
 from ..geometry.power import PilotPlan
 from ..registry.typed import stored
 
 __all__ = [
-    "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
+    "StoredSST2Geometry", "FamilyGeometry", "StoredSyntheticGeometry", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
     "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
 ]
+
+
+# Part II, *Corpus geometry*: run_sst2_geometry, run_synthetic_geometry
+
+
+@dataclass(frozen=True)
+class StoredSST2Geometry:
+    """A stored ``run_sst2_geometry``, typed: the sequences counted, the mean distance from position 0, the
+    rms of D and of the noise floor F, the share of pairs with D > 2F, and the arrays D, F, positions, reach."""
+
+    n_sequences: int
+    mean_D_from_0: float
+    rms_D: float
+    rms_F: float
+    frac_above_2F: float
+    D: np.ndarray
+    F: np.ndarray
+    positions: np.ndarray
+    reach: np.ndarray
+
+
+@dataclass(frozen=True)
+class FamilyGeometry:
+    """A synthetic family's geometry against its noise floor: the share of pairs with D > 2F, and the squared
+    distance above the population's against the squared floor."""
+
+    frac_above_2F: float
+    excess_sq: float
+    mean_F_sq: float
+
+    @property
+    def excess_ratio(self) -> float:
+        """Squared distance above the population's, over the squared noise floor."""
+        return self.excess_sq / self.mean_F_sq
+
+
+@dataclass(frozen=True)
+class StoredSyntheticGeometry:
+    """A stored ``run_synthetic_geometry``, typed: each synthetic family's :class:`FamilyGeometry`."""
+
+    drift: FamilyGeometry
+    stationary: FamilyGeometry
+    markov: FamilyGeometry
+    regimes: FamilyGeometry
 
 
 # Part II, *Minimal parametrisation*: run_effective_rank, run_c5, run_c5_draws
