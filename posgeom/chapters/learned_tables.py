@@ -31,6 +31,7 @@ from .learned_tables_studies import (
     BASE, BIG, MDS, SINUSOIDAL, DropoutSummary, InitSummary, dropout_summary, finite_values, init_frame, init_summary,
     init_table, reached_text, variant_mean,
 )
+from .records import StoredDropoutDesign, StoredInitDesign
 
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
@@ -455,36 +456,35 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
 def _s7_powered_row(init_powered: Result):
     """S7 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_init_powered`)."""
 
-    p, runs = design_summary(init_powered), init_powered.values["runs"]
+    p, d = design_summary(init_powered), as_record(init_powered, StoredInitDesign)
+    small, large = [r.steps_small for r in d.runs], [r.steps_large for r in d.runs]
     # mean steps over the seeds that reached the threshold (NaN when none did), as the study's row
-    reached = {k: finite_values([r[k] for r in runs]) for k in ("steps_small", "steps_large")}
-    steps = {k: float(x.mean()) if x.size else float("nan") for k, x in reached.items()}
-    threshold = init_powered.values["loss_threshold"]
-    return ComparisonRow("S7", ours=(f"steps to loss {threshold:g}: {steps['steps_small']:.0f} vs "
-                                     f"{steps['steps_large']:.0f} (reached in {reached_text([r['steps_small'] for r in runs])} "
-                                     f"and {reached_text([r['steps_large'] for r in runs])} seeds); final loss {p.mean_a:.4f} vs "
-                                     f"{p.mean_b:.4f}, difference {paired_text(init_powered.values['difference'])}{p.stale}"),
+    steps = {k: float(x.mean()) if x.size else float("nan")
+             for k, x in (("steps_small", finite_values(small)), ("steps_large", finite_values(large)))}
+    return ComparisonRow("S7", ours=(f"steps to loss {d.loss_threshold:g}: {steps['steps_small']:.0f} vs "
+                                     f"{steps['steps_large']:.0f} (reached in {reached_text(small)} and "
+                                     f"{reached_text(large)} seeds); final loss {p.mean_a:.4f} vs "
+                                     f"{p.mean_b:.4f}, difference {paired_text(d.difference)}{p.stale}"),
                          scale=p.scale, model=init_powered.manifest["model"] + " (CPU)",
                          corpus="synthetic order task", options=f"N(0, 0.02²) vs N(0, 1); {plan_text(init_powered)}",
-                         decision=rules.s7_small_init(steps["steps_small"], steps["steps_large"],
-                                                      init_powered.values["difference"]))
+                         decision=rules.s7_small_init(steps["steps_small"], steps["steps_large"], d.difference))
 
 
 def _s9_powered_row(dropout_powered: Result):
     """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
 
-    p, v = design_summary(dropout_powered), dropout_powered.values
-    gap = float(np.mean([r["gap_none"] for r in v["runs"]]))
+    p, d = design_summary(dropout_powered), as_record(dropout_powered, StoredDropoutDesign)
+    gap = float(np.mean([r.gap_none for r in d.runs]))
     params = dropout_powered.manifest["params"]
     t = params["train"]
     passes = t["steps"] * t["batch_size"] / params["order"]["n_train"]
-    return ComparisonRow("S9", ours=(f"held-out loss, dropout {v['rate']:g} minus none, {paired_text(v['difference'])} "
+    return ComparisonRow("S9", ours=(f"held-out loss, dropout {d.rate:g} minus none, {paired_text(d.difference)} "
                                      f"nats; generalisation gap without dropout {gap:.2f} nats{p.stale}"),
                          scale=p.scale, model=dropout_powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, {params['order']['n_train']} training sequences",
                          options=(f"dropout on the embedding sum only, {passes:.0f} passes, no weight decay; "
                                   f"{plan_text(dropout_powered)}"),
-                         decision=rules.s9_dropout(gap, v["difference"]),
+                         decision=rules.s9_dropout(gap, d.difference),
                          changed="a small training set and long training, so that the table can overfit")
 
 

@@ -19,6 +19,7 @@ from ..registry.typed import stored
 __all__ = [
     "StoredSST2Geometry", "FamilyGeometry", "StoredSyntheticGeometry", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
     "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
+    "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign",
 ]
 
 
@@ -245,3 +246,37 @@ class StoredDesign:
     runs: tuple[PairedRun, ...]
     difference: SeedInterval
     seconds: dict[str, float]
+
+
+@dataclass(frozen=True)
+class InitRun(PairedRun):
+    """A seed of S7's design (``run_init_powered``): besides the final losses, each initialisation's steps to the
+    loss threshold (None where it never reached it)."""
+
+    steps_small: float | None
+    steps_large: float | None
+
+
+@dataclass(frozen=True)
+class StoredInitDesign(StoredDesign):
+    """A stored ``run_init_powered``: a :class:`StoredDesign` whose runs are :class:`InitRun`, and its threshold."""
+
+    runs: tuple[InitRun, ...]
+    loss_threshold: float
+
+
+@dataclass(frozen=True)
+class DropoutRun(PairedRun):
+    """A seed of S9's design (``run_dropout_powered``): besides the held-out losses, the generalisation gap
+    without dropout."""
+
+    gap_none: float
+
+
+@dataclass(frozen=True)
+class StoredDropoutDesign(StoredDesign):
+    """A stored ``run_dropout_powered``: a :class:`StoredDesign` whose runs are :class:`DropoutRun`, and the
+    dropout rate."""
+
+    runs: tuple[DropoutRun, ...]
+    rate: float
