@@ -102,7 +102,7 @@ VERDICT_GLOSS = {
     INCONCLUSIVE: "no check here could test it",
     BY_CONSTRUCTION: "true by how it is built: not evidence",
     NOT_RUN: "waiting for a GPU run or a chapter",
-    ALL_STALE: "recorded by older code",
+    ALL_STALE: "out of date: the code or the notebook changed",
 }
 
 
