@@ -23,14 +23,15 @@ from ..registry.typed import as_record, stored
 from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
-from ..experiments.settings import find
 from ..report import ComparisonRow, PowerCheck, decided_rows, describe_scales, describe_sequences, short_float
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora import corpus_caption
+from .records import OrderTable
 
 __all__ = [
     "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
-    "ntk_summary", "comparison_rows", "RankCurve", "rank_curve", "Captions", "captions", "monotonicity_dataframe",
+    "ntk_summary", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
+    "rank_curve", "Captions", "captions", "monotonicity_dataframe",
 ]
 
 #: The encodings of a monotonicity table the chapter quotes, and the short name of each in its glue keys.
@@ -253,56 +254,82 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ntk: dict, sett
     """
 
     settings = _settings(settings)
-    sc = settings.scale
-    icfg = CORPUS_CONFIGS[sc].intervals
-    tables = {"sst2": sst2, "imdb": imdb}
+    x = OrderInputs(settings.scale, sst2, imdb, intervals, CORPUS_CONFIGS[settings.scale].intervals)
+    return decided_rows([("C9", lambda: c9_mds_row(x)), ("C9", lambda: c9_random_row(x)),
+                         ("C9", lambda: c9_pretrained_row(x)), ("C11", lambda: _c11_row(ntk, settings))], settings)
 
-    def row(corpus, name):
-        return find(monotonicity_records(tables[corpus]), encoding=name)
 
-    def viol_text(corpus, name):
-        """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
-        if corpus in intervals:
-            return geo.Interval.from_dict(intervals[corpus].values["statistics"][name]).text("{:.1%}")
-        return f"{row(corpus, name).violation_rate:.1%} (no interval at this scale)"
+@dataclass(frozen=True)
+class OrderInputs:
+    """What the C9 rows read: the stored monotonicity tables of SST-2 and IMDB (read typed, as
+    :class:`~posgeom.chapters.records.OrderTable`, by the row that needs them: a table that waits for a GPU
+    makes only its rows wait), the violation intervals where this scale computes them, and their settings."""
 
-    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
-               f"phrases resampled with their sentence; {icfg.n_boot} replicates of {icfg.n_folds} folds; MDS recomputed "
-               "on each replicate at the closest rank)")
+    scale: str
+    sst2: Result
+    imdb: Result
+    intervals: dict
+    icfg: object
+
+    #: the options every row states
     opts = 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger'
 
-    def mds_row():
-        return ComparisonRow("C9", f"MDS rank {sst2.values['closest_rank']}: {viol_text('sst2', 'MDS (closest rank)')} (SST-2); "
-                            f"rank {imdb.values['closest_rank']}: {imdb.values['closest_violation']:.1%} (IMDB"
-                            + (f", {viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in intervals
-                               else ", no interval at this scale") + "); 0 % at full rank",
-                      sc, "none (pure geometry)", "SST-2 train; IMDB train subset",
-                      rules.c9_mds_violation(np.concatenate([sst2.arrays["mds_violation"], imdb.arrays["mds_violation"]])),
-                      options=opts + "; " + iv_note, paper="P_MDS 22 %")
+    def table(self, corpus: str) -> OrderTable:
+        """The monotonicity table of ``corpus`` (``"sst2"`` or ``"imdb"``), typed."""
+        return as_record(self.sst2 if corpus == "sst2" else self.imdb, OrderTable)
 
-    def random_row():
-        rand_s, rand_i = row("sst2", RANDOM_ROW), row("imdb", RANDOM_ROW)
-        return ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
-                            f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
-                      sc, "none (random tables)", "SST-2 train; IMDB train subset",
-                      rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
-                      options=opts + f", N(0, 0.02²), d = 768, {len(sst2.arrays['random_violation'])} seeds",
-                      paper="random 50 %")
+    @property
+    def iv_note(self) -> str:
+        """How the bracketed intervals were computed."""
+        return (f"[brackets]: {self.icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's "
+                f"training phrases resampled with their sentence; {self.icfg.n_boot} replicates of "
+                f"{self.icfg.n_folds} folds; MDS recomputed on each replicate at the closest rank)")
 
-    def pretrained_row():
-        d_pre = intervals["sst2"].values["differences"]["learned (pretrained)-sinusoidal"] if "sst2" in intervals else None
-        pre = {c: row(c, "learned (pretrained)").spearman for c in tables}
-        model = sst2.values["model"]
-        return ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
-                            f"{viol_text('sst2', 'learned (pretrained)')} (SST-2)"
-                            + (f", pretrained − sinusoidal {d_pre['estimate']:+.1%} [{d_pre['low']:+.1%}, {d_pre['high']:+.1%}]"
-                               if d_pre else ""),
-                      sc, model, "SST-2 train; IMDB train subset",
-                      rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]}, model),
-                      options=opts + "; " + iv_note, paper="pretrained: moderate positive correlation")
+    def viol_text(self, corpus: str, name: str) -> str:
+        """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
+        if corpus in self.intervals:
+            return geo.Interval.from_dict(self.intervals[corpus].values["statistics"][name]).text("{:.1%}")
+        return f"{self.table(corpus).row(name).violation_rate:.1%} (no interval at this scale)"
 
-    return decided_rows([("C9", mds_row), ("C9", random_row), ("C9", pretrained_row), ("C11", lambda: _c11_row(ntk, settings))],
-                        settings)
+
+def c9_mds_row(x: OrderInputs) -> ComparisonRow:
+    """C9: P_MDS's violation rate at the rank closest to the paper's 22 % (:func:`posgeom.verdicts.c9_mds_violation`)."""
+    s, i = x.table("sst2"), x.table("imdb")
+    return ComparisonRow("C9", f"MDS rank {s.closest_rank}: {x.viol_text('sst2', 'MDS (closest rank)')} (SST-2); "
+                         f"rank {i.closest_rank}: {i.closest_violation:.1%} (IMDB"
+                         + (f", {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals
+                            else ", no interval at this scale") + "); 0 % at full rank",
+                         x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
+                         rules.c9_mds_violation(np.concatenate([s.mds_violation, i.mds_violation])),
+                         options=x.opts + "; " + x.iv_note, paper="P_MDS 22 %")
+
+
+def c9_random_row(x: OrderInputs) -> ComparisonRow:
+    """C9's reference: random tables violate 50 % of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
+    s = x.table("sst2")
+    rand_s, rand_i = s.row(RANDOM_ROW), x.table("imdb").row(RANDOM_ROW)
+    return ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
+                         f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
+                         x.scale, "none (random tables)", "SST-2 train; IMDB train subset",
+                         rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
+                         options=x.opts + f", N(0, 0.02²), d = 768, {len(s.random_violation)} seeds",
+                         paper="random 50 %")
+
+
+def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
+    """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
+    d_pre = (x.intervals["sst2"].values["differences"]["learned (pretrained)-sinusoidal"] if "sst2" in x.intervals
+             else None)
+    pre = {c: x.table(c).row("learned (pretrained)").spearman for c in ("sst2", "imdb")}
+    model = x.table("sst2").model
+    return ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
+                         f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
+                         + (f", pretrained − sinusoidal {d_pre['estimate']:+.1%} [{d_pre['low']:+.1%}, "
+                            f"{d_pre['high']:+.1%}]" if d_pre else ""),
+                         x.scale, model, "SST-2 train; IMDB train subset",
+                         rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]},
+                                                         model),
+                         options=x.opts + "; " + x.iv_note, paper="pretrained: moderate positive correlation")
 
 
 def _c11_row(ntk: dict, settings):

@@ -15,11 +15,13 @@ import numpy as np
 from ..geometry.intervals import SeedInterval
 from ..geometry.power import PilotPlan
 from ..registry.typed import stored
+from ..experiments.monotonicity import MonotonicityRow
+from ..experiments.settings import find
 
 __all__ = [
     "StoredSST2Geometry", "FamilyGeometry", "StoredSyntheticGeometry", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
     "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
-    "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign",
+    "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign", "OrderTable",
 ]
 
 
@@ -280,3 +282,24 @@ class StoredDropoutDesign(StoredDesign):
 
     runs: tuple[DropoutRun, ...]
     rate: float
+
+
+# Part III, *Monotonicity*: run_monotonicity_table
+
+
+@dataclass(frozen=True)
+class OrderTable:
+    """A stored ``run_monotonicity_table`` of one corpus, typed: the pretrained model, MDS at the rank closest
+    to the paper's violation rate, every encoding's row, and the violation rates of MDS at each rank and of
+    the random tables."""
+
+    model: str
+    closest_rank: int
+    closest_violation: float
+    rows: tuple[MonotonicityRow, ...]
+    mds_violation: np.ndarray
+    random_violation: np.ndarray
+
+    def row(self, encoding: str) -> MonotonicityRow:
+        """The row of ``encoding``."""
+        return find(self.rows, encoding=encoding)
