@@ -251,3 +251,16 @@ def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment)
     result = _committed(experiment)
     record = as_record(result, getattr(records, name))
     _matches(record, result.values, result.arrays)
+
+
+def test_a_monotonicity_table_reads_into_its_view():
+    from posgeom.chapters.records import OrderTable
+    from posgeom.experiments.monotonicity import MonotonicityRow
+
+    rows = [_planted_row(MonotonicityRow, k) for k in range(2)]
+    values = {"model": "m", "closest_rank": 18, "closest_violation": 0.21, "corpus": "imdb", "n_kept": 512,
+              "rows": rows}
+    t = as_record(stored_result(values, {"mds_violation": np.array([0.3, 0.2]), "random_violation": np.ones(3)}),
+                  OrderTable)
+    assert t.closest_rank == 18 and t.row("encoding-1") == MonotonicityRow(**rows[1])
+    assert t.mds_violation.tolist() == [0.3, 0.2] and t.random_violation.size == 3
