@@ -163,22 +163,20 @@ def peak_test_table(peak_test: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class PeakTestSummary:
-    """The local peak of the propagated reading over redraws of the sentences: how often it sits at layer 4 and at
-    layer 3, the redraws used, and the 5–95 % range of layer 4's margin over its neighbours."""
+    """The local peak of the propagated reading over redraws of the sentences, read from a
+    ``run_local_peak_test`` result (:func:`posgeom.registry.typed.as_record`): how often it sits at layer 4 and
+    at layer 3, the redraws used, and the 5–95 % range of layer 4's margin over its neighbours."""
 
-    peak4_share: float
-    peak3_share: float
-    peak_n: int
-    peak_margin_lo: float
-    peak_margin_hi: float
+    peak4_share: float = stored("propagated.share_local_peak")
+    peak3_share: float = stored("propagated.share_local_peak_3")
+    peak_n: int = stored("n_used")
+    peak_margin_lo: float = stored("propagated.margin.p05")
+    peak_margin_hi: float = stored("propagated.margin.p95")
 
 
 def peak_test_summary(peak_test: Result) -> PeakTestSummary:
     """The :class:`PeakTestSummary` of a ``run_local_peak_test`` result."""
-    pt = peak_test.values
-    p = pt["propagated"]
-    return PeakTestSummary(p["share_local_peak"], p["share_local_peak_3"], pt["n_used"], p["margin"]["p05"],
-                           p["margin"]["p95"])
+    return as_record(peak_test, PeakTestSummary)
 
 
 def c10_ours(layers: LayerStress) -> str:
@@ -201,11 +199,11 @@ def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> li
     """
 
     settings = _settings(settings)
-    pt = peak_test.values
+    pt = peak_test_summary(peak_test)
     test = (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted "
-            f"from 0, in {pt['propagated']['share_local_peak']:.0%} of {pt['n_used']} redraws of the sentences; "
+            f"from 0, in {pt.peak4_share:.0%} of {pt.peak_n} redraws of the sentences; "
             f"its margin over layers {LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95 % of the redraws: "
-            f"{pt['propagated']['margin']['p05']:.4f} to {pt['propagated']['margin']['p95']:.4f}; the global "
+            f"{pt.peak_margin_lo:.4f} to {pt.peak_margin_hi:.4f}; the global "
             "peaks are the point estimates of the same resampling)")
     return [
         ComparisonRow("C10", c10_ours(layers) + test,
