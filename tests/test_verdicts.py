@@ -259,6 +259,7 @@ def test_a_verdict_is_an_enum_whose_value_is_the_word():
     for verdict in v.Verdict:
         # a stored row, a table cell and a sentence read the word itself, byte for byte
         assert verdict == verdict.value and str(verdict) == f"{verdict}" == verdict.value
+        assert repr(verdict) == repr(verdict.value)  # a verdict glued to a page shows as the plain word did
         assert json.dumps({"verdict": verdict}) == json.dumps({"verdict": verdict.value})
         assert {verdict.value: 1}[verdict] == 1
     # a decision given the word as a plain string holds the Verdict, and equals the one given the member

@@ -57,9 +57,11 @@ class Verdict(str, Enum):
     INCONCLUSIVE = "inconclusive here"
     BY_CONSTRUCTION = "holds by construction"
 
-    # the word, not "Verdict.REPRODUCED", wherever a verdict is printed, formatted or put in a table
+    # the word, not "Verdict.REPRODUCED", wherever a verdict is printed, formatted, put in a table or glued to a
+    # page (myst-nb shows a glued value's repr: 'reproduced', as the plain string showed it)
     __str__ = str.__str__
     __format__ = str.__format__
+    __repr__ = str.__repr__
 
 
 REPRODUCED, DEPENDS, NOT_REPRODUCED = Verdict.REPRODUCED, Verdict.DEPENDS, Verdict.NOT_REPRODUCED
