@@ -215,7 +215,7 @@ RECORD_ENTRIES = [
     ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
     ("StoredC5Draws", "minimal_parametrisation.c5_draws"), ("StoredConverged", "separation.converged"),
     ("StoredDesign", "learned_tables.dropout_powered"), ("StoredDesign", "learned_tables.init_powered"),
-    ("StoredInitDesign", "learned_tables.init_powered"), ("StoredDropoutDesign", "learned_tables.dropout_powered"),
+    ("StoredLowrankDesign", "minimal_parametrisation.lowrank_powered"), ("StoredInitDesign", "learned_tables.init_powered"), ("StoredDropoutDesign", "learned_tables.dropout_powered"),
     ("StoredDesign", "learned_tables_fail.tails_powered"), ("StoredDesign", "minimal_parametrisation.lowrank_powered"),
 ]
 

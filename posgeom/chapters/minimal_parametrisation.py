@@ -34,7 +34,7 @@ from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
 from .powered import design_check, design_summary, paired_text, plan_text
 from .corpus_geometry import sst2_caption
-from .records import StoredC5, StoredC5Draws, StoredRanks, StoredTraining
+from .records import StoredC5, StoredC5Draws, StoredLowrankDesign, StoredRanks, StoredTraining
 
 __all__ = [
     "HOLDS", "ValidationSummary", "validation_summary", "rank_table", "RankSummary", "rank_summary",
@@ -384,27 +384,27 @@ class StallSummary:
 
 def stall_summary(powered: Result) -> StallSummary:
     """The :class:`StallSummary` of a ``run_lowrank_powered`` result."""
-    v = powered.values
-    fitted, effect = v["fitted_gap"], float(v["plan"]["effect"])
+    d = as_record(powered, StoredLowrankDesign)
+    fitted, effect = d.fitted_gap, d.plan.effect
     design = powered.manifest.get("params", {}).get("design", {})
     fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None else
-                   f"{fitted['mean']:+.4f} [{fitted['low']:+.4f}, {fitted['high']:+.4f}] over {fitted['n']} seeds")
-    stalled_r1, stalled_learned = len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"])
+                   f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds")
+    stalled_r1, stalled_learned = len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
     return StallSummary(
         steps=int(design["steps"]), stalled_loss=float(design["stalled_loss"]), stalled_r1=stalled_r1,
         stalled_learned=stalled_learned, fitted_text=fitted_text,
         reading=_stall_reading(stalled_r1, stalled_learned, fitted, effect),
-        verdict=rules.c5_lowrank_performance(v["difference"]).verdict)
+        verdict=rules.c5_lowrank_performance(d.difference).verdict)
 
 
-def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: dict | None, effect: float) -> str:
+def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval | None, effect: float) -> str:
     """One sentence on where the powered gap comes from: the stalled runs of each table and the gap where both
     fitted (its interval against the smallest effect that matters)."""
     if not stalled_r1 and not stalled_learned:
         return "Neither table stalled in any seed: the gap is the tables' own."
     if fitted is None:
         return "Too few seeds fitted with both tables to say what the gap is without the stalled runs."
-    within = fitted["high"] <= effect
+    within = fitted.high <= effect
     fit = (f"where both fitted, the rank-1 table loses less than {effect:g} of accuracy" if within else
            f"even where both fitted, a loss of {effect:g} of accuracy is not excluded")
     more = ("the rank-1 table stalls more often than the full one" if stalled_r1 > stalled_learned else

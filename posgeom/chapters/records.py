@@ -21,7 +21,7 @@ from ..experiments.settings import find
 __all__ = [
     "StoredSST2Geometry", "FamilyGeometry", "StoredSyntheticGeometry", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
     "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
-    "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign", "OrderTable",
+    "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign", "StoredLowrankDesign", "OrderTable",
 ]
 
 
@@ -282,6 +282,15 @@ class StoredDropoutDesign(StoredDesign):
 
     runs: tuple[DropoutRun, ...]
     rate: float
+
+
+@dataclass(frozen=True)
+class StoredLowrankDesign(StoredDesign):
+    """A stored ``run_lowrank_powered`` (C5's design): a :class:`StoredDesign`, the decision seeds whose run
+    stalled per table, and the gap over the seeds where both tables fitted (None: too few seeds)."""
+
+    stalled: dict[str, tuple[int, ...]]
+    fitted_gap: SeedInterval | None
 
 
 # Part III, *Monotonicity*: run_monotonicity_table
