@@ -44,6 +44,7 @@ class Planted:
     rows: tuple[Inner, ...]
     by_name: dict[str, float]
     dropped: tuple
+    pair: tuple[int, float]
     maybe: float | None
     table: np.ndarray
     curve: np.ndarray
@@ -60,7 +61,7 @@ PLANTED = {
     "options": {"corpus": "sst2", "split": "train"}, "count": 3.0, "share": 1, "colour": "blue",
     "inner": {"name": "a", "steps": 10, "gap": GAP.as_dict(), "extra": "ignored"},
     "rows": [{"name": "b", "steps": 2, "gap": GAP.as_dict(), "band": Interval(0.5, 0.4, 0.6).as_dict()}],
-    "by_name": {"x": 1, "y": 2.5}, "dropped": [0, 1], "maybe": None, "curve": [1.0, 2.0], "unused": [1, 2, 3],
+    "by_name": {"x": 1, "y": 2.5}, "dropped": [0, 1], "pair": [3, 4], "maybe": None, "curve": [1.0, 2.0], "unused": [1, 2, 3],
 }
 
 
@@ -70,6 +71,7 @@ def test_a_stored_result_is_read_into_its_record_with_every_type():
     assert record.share == 1.0 and type(record.share) is float and record.colour is Colour.BLUE
     assert record.inner == Inner("a", 10, GAP) and record.rows == (Inner("b", 2, GAP, Interval(0.5, 0.4, 0.6)),)
     assert record.by_name == {"x": 1.0, "y": 2.5} and record.dropped == (0, 1) and record.maybe is None
+    assert record.pair == (3, 4.0) and type(record.pair[0]) is int and type(record.pair[1]) is float
     np.testing.assert_array_equal(record.table, np.eye(2))
     assert isinstance(record.curve, np.ndarray) and record.curve.tolist() == [1.0, 2.0]  # from values
     assert record.note == "none"  # not stored: the default
@@ -211,6 +213,8 @@ def _matches(record, stored_value, arrays=None) -> None:
 
 #: The chapters' typed views of stored results (posgeom.chapters.records), each with a committed paper result.
 RECORD_ENTRIES = [
+    ("NoiseAwareRank", "real_corpora_rank_sst2"), ("NoiseAwareRank", "real_corpora_rank_imdb"),
+    ("ResolvableSplits", "real_corpora_resolvable_splits_sst2"), ("AlibiSearch", "alibi_search_sst2"),
     ("StoredSST2Geometry", "corpus_geometry.sst2"), ("StoredSyntheticGeometry", "corpus_geometry.synthetic"),
     ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
     ("StoredC5Draws", "minimal_parametrisation.c5_draws"), ("StoredConverged", "separation.converged"),
@@ -227,7 +231,8 @@ GPU_ONLY = {"StoredTraining"}
 def test_every_view_of_a_stored_result_has_a_committed_entry_here():
     from posgeom.chapters import records
 
-    assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == {n for n in records.__all__ if n.startswith("Stored")}
+    views = {n for n in records.__all__ if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch"}
+    assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == views
 
 
 def test_a_lowrank_training_reads_into_its_view():

@@ -29,6 +29,7 @@ from ..experiments.settings import find
 from ..report import ComparisonRow, decided_rows, describe_model, describe_scales, describe_sequences
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
+from .records import AlibiSearch, NoiseAwareRank, ResolvableSplits
 
 __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
@@ -207,8 +208,9 @@ def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result 
                          f"{key}_res": stress_of(table, name, "scale_free_resolvable")})
     # offset profile of R over the inner positions (without [CLS] at 0 and the last position)
     _, prof, _ = geo.toeplitz_projection(g.R[1:-1, 1:-1])
-    nar = rank.values if rank is not None else None
-    spread = splits.values["spread"]
+    nar = as_record(rank, NoiseAwareRank) if rank is not None else None
+    sp = as_record(splits, ResolvableSplits)
+    spread = sp.spread
     pos, reach = g.positions, g.reach
     rank384 = geo.classical_mds(g.D, k=min(384, g.D.shape[0]))
     return CorpusReport(
@@ -218,12 +220,12 @@ def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result 
         res_neg=g.resolvable_negative_fraction, res_prof1=float(prof[1]), res_prof_mid=float(prof[len(prof) // 4]),
         res_mid_offset=len(prof) // 4, res_prof_far=float(prof[len(prof) // 2]), res_far_offset=len(prof) // 2,
         ranking_D=_ranking(table, "scale_free"), ranking_res=_ranking(table, "scale_free_resolvable"),
-        nar_text=nar["text"] if nar else "not computed at this scale",
-        nar_lo=nar["interval"][0] if nar else None, nar_hi=nar["interval"][1] if nar else None,
-        nar_share=nar["first_share"] if nar else None, nar_positions=nar["n_positions"] if nar else None,
-        n_split_draws=len(splits.values["seeds"]), split_sd_shift=spread["shift_r2"]["sd"],
-        split_sd_alibi=spread["alibi"]["sd"], neg_mean=spread["negative_fraction"]["mean"],
-        resolved="is" if spread["negative_fraction"]["max"] < RESOLVED_NOISE_SHARE else "is not",
+        nar_text=nar.text if nar else "not computed at this scale",
+        nar_lo=nar.interval[0] if nar else None, nar_hi=nar.interval[1] if nar else None,
+        nar_share=nar.first_share if nar else None, nar_positions=nar.n_positions if nar else None,
+        n_split_draws=len(sp.seeds), split_sd_shift=spread["shift_r2"].sd,
+        split_sd_alibi=spread["alibi"].sd, neg_mean=spread["negative_fraction"].mean,
+        resolved="is" if spread["negative_fraction"].max < RESOLVED_NOISE_SHARE else "is not",
         self_noise_max=g.self_noise_max, noisy_positions=int(np.sum(g.self_noise > 0.25)),
         self_noise_1=float(g.self_noise[np.searchsorted(pos, 1)]),
         median_length=int(pos[np.argmax(reach < reach[0] / 2)]),
@@ -283,16 +285,16 @@ def alibi_report(choices: Result, table: Result, search: Result, n_positions: in
     means = rows[(rows.slope_choice == "mean") & (rows.n == default.n) & (rows.special == "model") & (rows.kind == "chord")]
     slopes = np.asarray(table.arrays["alibi_slopes"])
     best = int(table.values["best_head"])
-    sv = search.values
+    sv = as_record(search, AlibiSearch)
     return AlibiReport(
         target=float(choices.values["target"]), min=float(default.minimum), m_star=float(default.m_star),
         m_minus=float(default.m_minus), m_plus=float(default.m_plus),
         **{f"mean_H{H}": float(means[means.heads == H].paper.iloc[0]) for H in (8, 12, 16)},
         n_combos=len(rows), n_within=int((close.gap <= 0.01).sum()), closest_gap=float(close.gap.iloc[0]),
         best_head=best, best_slope=float(slopes[best]), mean_slope=float(slopes.mean()),
-        search_n=sv["n_constructions"], search_distinct=sv["n_distinct"], search_within=sv["n_within"]["0.01"],
-        search_within5=sv["n_within"]["0.05"], search_best_share=sv["alibi_best_share"],
-        search_closest_best=sum(c["alibi_best"] for c in sv["closest"]), search_n_closest=len(sv["closest"]),
+        search_n=sv.n_constructions, search_distinct=sv.n_distinct, search_within=sv.n_within["0.01"],
+        search_within5=sv.n_within["0.05"], search_best_share=sv.alibi_best_share,
+        search_closest_best=sum(c.alibi_best for c in sv.closest), search_n_closest=len(sv.closest),
     )
 
 
@@ -313,13 +315,12 @@ def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
     summary = []
     for corpus, result in geometries.items():
         g = corpus_geometry(result)
-        key = corpus.lower().replace("-", "")
-        nar = ranks[key].values if key in ranks else None
+        nar = as_record(ranks[g.corpus], NoiseAwareRank) if g.corpus in ranks else None
         summary.append({"corpus": corpus, "n": g.n_kept, "shift-equivariant share R² (D)": g.shift_r2,
                         "shift-equivariant share R² (resolvable R)": g.resolvable_shift_r2,
                         "λ1 / Σλ⁺ (D)": g.share_raw, "λ1 / Σλ⁺ (resolvable R)": g.resolvable_share,
-                        "noise-aware rank (cross-fitted)": nar["text"] if nar else "not at this scale",
-                        "λ1 / Σλ⁺ (cross-fitted)": nar["first_share"] if nar else None,
+                        "noise-aware rank (cross-fitted)": nar.text if nar else "not at this scale",
+                        "λ1 / Σλ⁺ (cross-fitted)": nar.first_share if nar else None,
                         "directions above the bootstrap floor": g.rank_above_noise,
                         "rank holding 90% of B (D)": g.rank_mass_90})
     return pd.DataFrame(summary).set_index("corpus").T
@@ -360,8 +361,9 @@ class RowInputs:
 
     def split_spread(self, corpus: str, key: str) -> str:
         """``key`` of the resolvable geometry over the cross-half splits: mean ± sd over the splits."""
-        e = self.splits[corpus].values["spread"][key]
-        return f"{e['mean']:.3f} ± {e['sd']:.3f} over {len(self.splits[corpus].values['seeds'])} splits"
+        sp = as_record(self.splits[corpus], ResolvableSplits)
+        e = sp.spread[key]
+        return f"{e.mean:.3f} ± {e.sd:.3f} over {len(sp.seeds)} splits"
 
 
 def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
@@ -370,13 +372,13 @@ def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, spl
     (a run that waits for a GPU stops here, as before any row)."""
     settings = _settings(settings)
     icfg = CONFIGS[settings.scale].intervals
-    neg = splits["imdb"].values["spread"]["negative_fraction"]
-    imdb_resolved = neg["max"] < RESOLVED_NOISE_SHARE
+    neg = as_record(splits["imdb"], ResolvableSplits).spread["negative_fraction"]
+    imdb_resolved = neg.max < RESOLVED_NOISE_SHARE
     iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
                f"phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates of "
                f"{icfg.n_folds} folds)")
     imdb_note = ("" if imdb_resolved else
-                 f"; IMDB not resolved at this scale ({neg['mean']:.0%} of its pairs are noise in the cross-half "
+                 f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
     return RowInputs(settings.scale, geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in,
                      imdb_resolved, 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger, BERT-base '
@@ -427,14 +429,14 @@ def c7_ranking_row(x: RowInputs) -> ComparisonRow:
 
 def c7_shift_row(x: RowInputs) -> ComparisonRow:
     """C7's premise: SST-2's geometry is shift-equivariant, of rank 1 (:func:`posgeom.verdicts.c7_shift_equivariance`)."""
-    g_sst2, n_sst2 = corpus_geometry(x.geometries["sst2"]), x.ranks["sst2"].values
+    g_sst2, n_sst2 = corpus_geometry(x.geometries["sst2"]), as_record(x.ranks["sst2"], NoiseAwareRank)
     return ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
                          f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} "
-                         f"(resolvable), {n_sst2['first_share']:.0%} (cross-fitted); noise-aware rank "
-                         f"{n_sst2['text']} ({n_sst2['level']:.0%} interval over {RANK_OPTIONS['n_resamples']} "
+                         f"(resolvable), {n_sst2.first_share:.0%} (cross-fitted); noise-aware rank "
+                         f"{n_sst2.text} ({n_sst2.level:.0%} interval over {RANK_OPTIONS['n_resamples']} "
                          "half-splits)",
                          x.scale, "none (pure geometry)", "SST-2 train",
-                         rules.c7_shift_equivariance(n_sst2["interval"], g_sst2.shift_r2),
+                         rules.c7_shift_equivariance(n_sst2.interval, g_sst2.shift_r2),
                          options=x.opts + f", cross-half resolvable geometry, noise-aware rank over "
                                           f"{RANK_OPTIONS['n_resamples']} half-splits",
                          paper="approximately shift-equivariant, rank 1")

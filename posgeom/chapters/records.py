@@ -22,6 +22,7 @@ __all__ = [
     "StoredSST2Geometry", "FamilyGeometry", "StoredSyntheticGeometry", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
     "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
     "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign", "StoredLowrankDesign", "OrderTable",
+    "NoiseAwareRank", "DrawSpread", "ResolvableSplits", "ClosestConstruction", "AlibiSearch",
 ]
 
 
@@ -312,3 +313,59 @@ class OrderTable:
     def row(self, encoding: str) -> MonotonicityRow:
         """The row of ``encoding``."""
         return find(self.rows, encoding=encoding)
+
+
+# Part III, *Real corpora*: run_noise_aware_rank, run_resolvable_splits, run_alibi_search
+
+
+@dataclass(frozen=True)
+class NoiseAwareRank:
+    """A stored ``run_noise_aware_rank``, typed: the rank in words, its interval and level, the first cross-fitted
+    direction's share, and the positions it rests on."""
+
+    text: str
+    interval: tuple[int, int]
+    level: float
+    first_share: float
+    n_positions: int
+
+
+@dataclass(frozen=True)
+class DrawSpread:
+    """A statistic over draws: mean, sample sd, lowest and highest."""
+
+    mean: float
+    sd: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class ResolvableSplits:
+    """A stored ``run_resolvable_splits``, typed: the cross-half splits used (and skipped), and each statistic's
+    spread over them."""
+
+    seeds: tuple[int, ...]
+    skipped: tuple[int, ...]
+    spread: dict[str, DrawSpread]
+
+
+@dataclass(frozen=True)
+class ClosestConstruction:
+    """One of the constructions of ALiBi closest to the paper's value (``run_alibi_search``): whether ALiBi has
+    the lowest stress in it."""
+
+    alibi_best: bool
+
+
+@dataclass(frozen=True)
+class AlibiSearch:
+    """A stored ``run_alibi_search``, typed: the constructions tried and how many distinct values they give, how
+    many come within each distance of the paper's value (by distance, as text: ``"0.01"``), the share where
+    ALiBi is lowest, and the closest constructions."""
+
+    n_constructions: int
+    n_distinct: int
+    n_within: dict[str, int]
+    alibi_best_share: float
+    closest: tuple[ClosestConstruction, ...]

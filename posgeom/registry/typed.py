@@ -174,7 +174,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
             return tuple(_convert(v, args[0], f"{where}[{i}]") for i, v in enumerate(items))
         if args and len(args) != len(items):
             raise ValueError(f"{where} holds {len(items)} items; the record declares {len(args)}")
-        return tuple(_convert(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(args, items))) if args \
+        return tuple(_convert(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(items, args))) if args \
             else tuple(items)
     if origin is list:
         items = _sequence(value, where)
