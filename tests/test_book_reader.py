@@ -143,6 +143,20 @@ return Array.from(document.querySelectorAll('main table td, main table th')).map
 });
 """
 
+BROKEN_WORDS = """
+// Plain words (letters only) wider than their cell in the verdict tables: the browser would break them inside.
+const canvas = document.createElement('canvas'), ctx = canvas.getContext('2d'), out = [];
+document.querySelectorAll('main table.posgeom-table td, main table.posgeom-table th').forEach(c => {
+  if (c.offsetParent === null) return;
+  const st = getComputedStyle(c);
+  ctx.font = `${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+  const room = c.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+  c.innerText.split(/\\s+/).filter(w => /^[("]?[A-Za-z]+[,.;:)"]*$/.test(w))
+    .filter(w => ctx.measureText(w).width > room + 1).forEach(w => out.push(w));
+});
+return out;
+"""
+
 FIRST_FIGURE = """
 // Where the first figure (or, on a page without one, the first output table) starts, from the page's top.
 const article = document.querySelector('main article') || document.querySelector('main');
@@ -155,10 +169,10 @@ return figure.getBoundingClientRect().top + window.scrollY;
 
 
 @pytest.mark.browser
-def test_every_chapters_first_figure_is_within_three_screens_and_no_cell_is_a_wall(browser, served_book, built_book):
+def test_every_chapters_first_figure_is_within_three_screens_and_no_cell_is_a_wall_or_breaks_a_word(browser, served_book, built_book):
     from selenium.webdriver.support.ui import WebDriverWait
 
-    tops, walls = {}, []
+    tops, walls, broken = {}, [], []
     try:
         browser.set_window_size(1400, 900)
         for page in _chapters(built_book):
@@ -168,12 +182,14 @@ def test_every_chapters_first_figure_is_within_three_screens_and_no_cell_is_a_wa
             tops[page.stem] = browser.execute_script(FIRST_FIGURE)
             walls += [f"{page.stem}: {n} words: {text}…" for n, text in browser.execute_script(CELL_WORDS)
                       if n > CELL_MAX_WORDS]
+            broken += [f"{page.stem}: {word}" for word in browser.execute_script(BROKEN_WORDS)]
     finally:
         browser.set_window_size(1280, 1600)
     (ARTIFACTS / "first-figure-px.txt").write_text("\n".join(f"{k} {v}" for k, v in sorted(tops.items())) + "\n")
     late = {k: round(v) for k, v in tops.items() if v is None or v > FIRST_FIGURE_PX}
     assert not late, f"chapters whose first figure starts below {FIRST_FIGURE_PX} px at 1400 px: {late}"
     assert not walls, "table cells of more than 60 words:\n" + "\n".join(walls[:10])
+    assert not broken, "words broken inside in the verdict tables at 1400 px: " + ", ".join(broken[:10])
 
 
 SEARCH_RESULTS = """
