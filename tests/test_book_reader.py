@@ -215,3 +215,16 @@ def test_search_lists_chapters_before_the_api_reference(browser, served_book, bu
     other = [i for i, href in enumerate(links) if "book/api" not in href]
     assert api and other, f"SMACOF should be found in the chapters and in the API reference: {links[:5]}"
     assert max(other) < min(api), f"an API entry comes before a chapter: {links[:6]}"
+
+
+def test_every_figure_of_a_chapter_is_numbered_and_captioned(built_book):
+    """Every image a chapter's code draws sits in a figure with a numbered caption ("Fig. 3 ...")."""
+    bare = []
+    for page in _chapters(built_book):
+        for img in parsed(page).select("main article img"):
+            if "_images/" not in img.get("src", ""):
+                continue  # the theme's own icons (launch buttons)
+            figure = img.find_parent("figure")
+            if figure is None or figure.select_one("figcaption .caption-number") is None:
+                bare.append(f"{page.stem}: {img['src'].rsplit('/', 1)[-1][:16]}…")
+    assert not bare, "figures without a numbered caption:\n" + "\n".join(bare)
