@@ -25,6 +25,7 @@ from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_F
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 from ..report import ComparisonRow, describe_scales, describe_sequences, short_float
 from .corpus_geometry import sst2_caption
+from .records import SmacofGain
 
 __all__ = [
     "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",
@@ -222,12 +223,13 @@ class GainSummary:
 def gain_summary(gain: Result, settings=None) -> GainSummary:
     """The :class:`GainSummary` of a ``run_smacof_gain`` result at the scale in force."""
     cfg = CONFIGS[_settings(settings).scale]
-    g = gain.values["sst2"]
+    g = as_record(gain, SmacofGain, at="sst2")
     names = ["sst2"] + list(cfg.families)
     return GainSummary(
-        gain_min=float(min(g["gain"])), gain_max=float(max(g["gain"])), gain_k1=float(g["gain"][0]),
-        rescale_k1=float(1 - g["mds_scale_free"][0] / g["mds_paper"][0]), ranks=", ".join(str(k) for k in g["ranks"]),
-        not_converged=sum(1 for name in names for it in gain.values[name]["n_iter"] if it >= cfg.smacof.max_iter),
+        gain_min=float(min(g.gain)), gain_max=float(max(g.gain)), gain_k1=float(g.gain[0]),
+        rescale_k1=float(1 - g.mds_scale_free[0] / g.mds_paper[0]), ranks=", ".join(str(k) for k in g.ranks),
+        not_converged=sum(1 for name in names for it in as_record(gain, SmacofGain, at=name).n_iter
+                          if it >= cfg.smacof.max_iter),
     )
 
 
@@ -252,7 +254,7 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
     mds_sst2 = interval(intervals, "sst2", "mds|scale_free")
     mds_sst2_paper = stored_text(run_comparison_intervals, settings,
                                  lambda r: near_zero(interval(r, "sst2", "mds|scale_free")))
-    g = gain.values["sst2"]
+    g, oh = as_record(gain, SmacofGain, at="sst2"), one_hot_summary(one_hot)
     mds3_vs_sin = _mds3_vs_sin(intervals)
     decided = [c for c, iv in mds3_vs_sin.items() if iv.high < 0]
     return [
@@ -268,13 +270,12 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       decision=rules.c6_near_zero([mds_sst2.low, mds_sst2.high, mds_sst2.estimate],
                                                   note="; IMDB is checked in the chapter on real corpora")),
         ComparisonRow("C3", paper="classical MDS is the best achievable encoding (least stress)",
-                      ours=(f"SMACOF from MDS lowers the 'paper' stress by {min(g['gain']):.0%}–{max(g['gain']):.0%} "
-                            f"at ranks {g['ranks'][0]}–{g['ranks'][-1]} on SST-2; 1/6 vs 1/9 on three one-hot points "
+                      ours=(f"SMACOF from MDS lowers the 'paper' stress by {min(g.gain):.0%}–{max(g.gain):.0%} "
+                            f"at ranks {g.ranks[0]}–{g.ranks[-1]} on SST-2; 1/6 vs 1/9 on three one-hot points "
                             "(exact; no sampling interval: a counter-example needs one matrix)"),
                       scale=settings.scale, model="none", corpus="SST-2 train (n = 64); three one-hot distributions",
                       options="'paper' normalisation",
-                      decision=rules.c3_least_stress(g["gain"], one_hot.values["mds_stress"],
-                                                     one_hot.values["smacof_stress"])),
+                      decision=rules.c3_least_stress(g.gain, oh.mds, oh.smacof)),
         ComparisonRow("C3", paper="exact reproduction is impossible (curved geometry)",
                       ours=(f"chord: exact to {ex.chord_err:.1e}; geodesic: negative eigenvalues on "
                             f"{ex.geo_bad if ex.geo_bad != 'none' else 'no corpus'}; rank(B) on SST-2 = {ex.sst2_rank} "

@@ -22,7 +22,7 @@ __all__ = [
     "StoredSST2Geometry", "FamilyGeometry", "StoredSyntheticGeometry", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws",
     "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
     "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign", "StoredLowrankDesign", "OrderTable",
-    "NoiseAwareRank", "DrawSpread", "ResolvableSplits", "ClosestConstruction", "AlibiSearch",
+    "NoiseAwareRank", "DrawSpread", "ResolvableSplits", "ClosestConstruction", "AlibiSearch", "SmacofGain",
 ]
 
 
@@ -68,6 +68,22 @@ class StoredSyntheticGeometry:
     stationary: FamilyGeometry
     markov: FamilyGeometry
     regimes: FamilyGeometry
+
+
+# Part II, *The optimal encoding*: run_smacof_gain
+
+
+@dataclass(frozen=True)
+class SmacofGain:
+    """One corpus of a stored ``run_smacof_gain`` (``as_record(result, SmacofGain, at=corpus)``): per rank,
+    SMACOF's relative gain over classical MDS ("paper" stress), MDS's stress under both normalisations, and
+    SMACOF's iterations."""
+
+    ranks: tuple[int, ...]
+    gain: tuple[float, ...]
+    mds_paper: tuple[float, ...]
+    mds_scale_free: tuple[float, ...]
+    n_iter: tuple[int, ...]
 
 
 # Part II, *Minimal parametrisation*: run_effective_rank, run_c5, run_c5_draws
