@@ -215,7 +215,7 @@ def _matches(record, stored_value, arrays=None) -> None:
 RECORD_ENTRIES = [
     ("NoiseAwareRank", "real_corpora_rank_sst2"), ("NoiseAwareRank", "real_corpora_rank_imdb"),
     ("ResolvableSplits", "real_corpora_resolvable_splits_sst2"), ("AlibiSearch", "alibi_search_sst2"),
-    ("SmacofGain", "optimal_encoding.smacof_gain"),
+    ("SmacofGain", "optimal_encoding.smacof_gain"), ("ExactEmbedding", "optimal_encoding.exact_embedding"),
     ("StoredSST2Geometry", "corpus_geometry.sst2"), ("StoredSyntheticGeometry", "corpus_geometry.synthetic"),
     ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
     ("StoredC5Draws", "minimal_parametrisation.c5_draws"), ("StoredConverged", "separation.converged"),
@@ -233,7 +233,7 @@ def test_every_view_of_a_stored_result_has_a_committed_entry_here():
     from posgeom.chapters import records
 
     views = {n for n in records.__all__ if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch",
-                                                                        "SmacofGain"}
+                                                                        "SmacofGain", "ExactEmbedding"}
     assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == views
 
 
@@ -256,7 +256,7 @@ def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment)
     from posgeom.chapters import records
 
     result = _committed(experiment)
-    at = "sst2" if name == "SmacofGain" else None  # a view of one corpus of the result
+    at = "sst2" if name in ("SmacofGain", "ExactEmbedding") else None  # a view of one corpus of the result
     record = as_record(result, getattr(records, name), at=at)
     _matches(record, result.values[at] if at else result.values, result.arrays)
 

@@ -25,7 +25,7 @@ from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_F
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 from ..report import ComparisonRow, describe_scales, describe_sequences, short_float
 from .corpus_geometry import sst2_caption
-from .records import SmacofGain
+from .records import ExactEmbedding, SmacofGain
 
 __all__ = [
     "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",
@@ -152,13 +152,14 @@ def exact_table(exact: Result) -> pd.DataFrame:
     eigenvalue ratio and B's numerical rank."""
     rows = []
     for corpus in CORPORA:
-        v = exact.values[corpus]
+        v = as_record(exact, ExactEmbedding, at=corpus)
         for kind in ("chord", "geodesic"):
-            rows.append({"corpus": corpus, "distance": kind, "n": v["n"],
-                         "full-rank MDS: max |D - Dhat|": v[kind]["full_rank_max_error"],
-                         "clipped (negative) eigenvalue mass": v[kind]["clipped_mass"],
-                         "λ_min / λ_max": v[kind]["min_over_max_eigenvalue"],
-                         "numerical rank of B": v[kind]["numerical_rank"]})
+            e = getattr(v, kind)
+            rows.append({"corpus": corpus, "distance": kind, "n": v.n,
+                         "full-rank MDS: max |D - Dhat|": e.full_rank_max_error,
+                         "clipped (negative) eigenvalue mass": e.clipped_mass,
+                         "λ_min / λ_max": e.min_over_max_eigenvalue,
+                         "numerical rank of B": e.numerical_rank})
     return pd.DataFrame(rows).set_index(["corpus", "distance"])
 
 
@@ -175,12 +176,12 @@ class ExactSummary:
 
 def exact_summary(exact: Result) -> ExactSummary:
     """The :class:`ExactSummary` of a ``run_exact_embedding`` result."""
-    v = exact.values
+    v = {c: as_record(exact, ExactEmbedding, at=c) for c in CORPORA}
     return ExactSummary(
-        chord_err=float(max(v[c]["chord"]["full_rank_max_error"] for c in CORPORA)),
-        geo_err=float(max(v[c]["geodesic"]["full_rank_max_error"] for c in CORPORA)),
-        geo_bad=", ".join(c for c in CORPORA if v[c]["geodesic"]["n_negative_beyond_rounding"] > 0) or "none",
-        sst2_rank=v["sst2"]["chord"]["numerical_rank"],
+        chord_err=float(max(v[c].chord.full_rank_max_error for c in CORPORA)),
+        geo_err=float(max(v[c].geodesic.full_rank_max_error for c in CORPORA)),
+        geo_bad=", ".join(c for c in CORPORA if v[c].geodesic.n_negative_beyond_rounding > 0) or "none",
+        sst2_rank=v["sst2"].chord.numerical_rank,
     )
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "EncodingAccuracy", "TrainedRun", "StoredTraining", "ConvergedRun", "StoredConverged", "PairedRun", "StoredDesign",
     "InitRun", "StoredInitDesign", "DropoutRun", "StoredDropoutDesign", "StoredLowrankDesign", "OrderTable",
     "NoiseAwareRank", "DrawSpread", "ResolvableSplits", "ClosestConstruction", "AlibiSearch", "SmacofGain",
+    "ExactKind", "ExactEmbedding",
 ]
 
 
@@ -84,6 +85,28 @@ class SmacofGain:
     mds_paper: tuple[float, ...]
     mds_scale_free: tuple[float, ...]
     n_iter: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ExactKind:
+    """Full-rank MDS under one Hellinger distance: its largest error, the negative mass it clipped, B's smallest
+    over largest eigenvalue, the negative eigenvalues beyond rounding, and B's numerical rank."""
+
+    full_rank_max_error: float
+    clipped_mass: float
+    min_over_max_eigenvalue: float
+    n_negative_beyond_rounding: int
+    numerical_rank: int
+
+
+@dataclass(frozen=True)
+class ExactEmbedding:
+    """One corpus of a stored ``run_exact_embedding`` (``as_record(result, ExactEmbedding, at=corpus)``): its
+    positions and full-rank MDS under the chord and the geodesic distance."""
+
+    n: int
+    chord: ExactKind
+    geodesic: ExactKind
 
 
 # Part II, *Minimal parametrisation*: run_effective_rank, run_c5, run_c5_draws
