@@ -95,15 +95,15 @@ def decisions_html(summaries: Sequence[ClaimSummary]) -> str:
 
 
 #: What each verdict means, in a few words: the legend beside the counts at the top of the summary.
-VERDICT_GLOSS = {
-    REPRODUCED: "the paper's result came out",
-    DEPENDS: "the answer changes with a choice the paper leaves open",
-    NOT_REPRODUCED: "the result did not come out",
-    INCONCLUSIVE: "no check here could test it",
-    BY_CONSTRUCTION: "true by how it is built: not evidence",
-    NOT_RUN: "waiting for a GPU run or a chapter",
-    ALL_STALE: "out of date: the code or the notebook changed",
-}
+VERDICT_GLOSS = {str(verdict): gloss for verdict, gloss in (  # plain strings: the verdicts are an Enum
+    (REPRODUCED, "the paper's result came out"),
+    (DEPENDS, "the answer changes with a choice the paper leaves open"),
+    (NOT_REPRODUCED, "the result did not come out"),
+    (INCONCLUSIVE, "no check here could test it"),
+    (BY_CONSTRUCTION, "true by how it is built: not evidence"),
+    (NOT_RUN, "waiting for a GPU run or a chapter"),
+    (ALL_STALE, "out of date: the code or the notebook changed"),
+)}
 
 
 def tally_html(summaries: Sequence[ClaimSummary]) -> str:
