@@ -573,3 +573,13 @@ def test_a_why_about_the_designs_power_names_the_finding_instead(tmp_path):
     sentence, chapter = page.short_why(summary)
     assert sentence == "Tail accuracy 0.7641 vs 0.9237." and chapter == "learned-tables-fail"
     assert len(sentence.split()) <= WHY_WORDS_MAX
+
+
+def test_a_stand_in_checks_why_names_the_stand_in_model(tmp_path):
+    s = settings_at(tmp_path)
+    record_comparison("inside-bert", [row("C10", "0.3", "inconclusive here", model="none", why="a stand-in",
+                                          stand_in="all-MiniLM-L6-v2")], s)
+    summary = next(x for x in sm.claim_summaries(Registry(s.results_dir)) if x.claim.id == "C10")
+    sentence, chapter = page.short_why(summary)
+    assert sentence == "Checked only on a stand-in model, all-MiniLM-L6-v2; the claim is about another model."
+    assert chapter == "inside-bert"

@@ -51,7 +51,7 @@ def short_why(summary: ClaimSummary) -> tuple[str, str]:
     if line.verdict == ALL_STALE:
         return STALE_WHY, lead.chapter
     if line.verdict == INCONCLUSIVE and lead.stand_in:
-        model = re.sub(r"\s*\(.*?\)", "", lead.model)
+        model = re.sub(r"\s*\(.*?\)", "", lead.stand_in or lead.model)  # the stand-in's name, not "none"
         return f"Checked only on a stand-in model, {model}; the claim is about another model.", lead.chapter
     if line.verdict == INCONCLUSIVE and lead.changed:
         return ("Checked only with the claim's conditions changed; the check at its own conditions waits "
