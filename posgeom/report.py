@@ -27,7 +27,7 @@ from .codekey import notebook_modules
 from .plotting import MISSING
 from .registry import Registry, Result
 from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, VERDICTS, Decision
-from .wording import plain_words
+from .wording import clauses, common_clauses, plain_words, top_level_cuts
 
 # VERDICTS, INCONCLUSIVE and BY_CONSTRUCTION live with the decision rules (posgeom.verdicts); they are
 # re-exported here for the pages and the summary that read recorded rows.
@@ -487,19 +487,6 @@ class ComparisonTable(pd.DataFrame):
 CELL_WORDS = 40
 
 
-def _top_level_cuts(text: str) -> list[int]:
-    """Where ``text`` may be cut: after each "; " or ", " outside brackets (an interval stays whole)."""
-    cuts, depth = [], 0
-    for i, char in enumerate(text):
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth -= 1
-        if depth == 0 and char in ";," and text[i + 1:i + 2] == " ":
-            cuts.append(i + 1)
-    return cuts
-
-
 def budget_html(value, words: int = CELL_WORDS) -> str:
     """A cell's text (:func:`posgeom.wording.plain_words`, escaped): up to ``words`` words shown, cut at a
     clause outside brackets, the rest folded under "more" (a ``<details>`` element)."""
@@ -508,7 +495,7 @@ def budget_html(value, words: int = CELL_WORDS) -> str:
     text = plain_words(str(value))
     if len(text.split()) <= words:
         return html.escape(text, quote=False)
-    cuts = [c for c in _top_level_cuts(text) if len(text[:c].split()) <= words]
+    cuts = [c for c in top_level_cuts(text) if len(text[:c].split()) <= words]
     cut = cuts[-1] if cuts and len(text[:cuts[-1]].split()) >= words // 3 else len(" ".join(text.split()[:words]))
     head, rest = text[:cut].rstrip(), text[cut:].strip()
     return (f'{html.escape(head, quote=False)} <details class="posgeom-more"><summary>more</summary> '
@@ -533,6 +520,8 @@ def comparison_html(table: pd.DataFrame) -> str:
 
     shared = [c for c in _SETTING_COLUMNS if len(table) > 1 and table[c].map(shown).nunique() == 1]
     varying = [c for c in _SETTING_COLUMNS if c not in shared]
+    # the clauses every row's value of a varying setting holds ("chord Hellinger" in every row's options)
+    common = {c: common_clauses([shown(v) for v in table[c]]) if len(table) > 1 else [] for c in varying}
     rows = []
     for claim, row in table.iterrows():
         verdict, rest = split_verdict(row["verdict"])
@@ -540,11 +529,15 @@ def comparison_html(table: pd.DataFrame) -> str:
         cells = [_text_html(claim), verdict_html(verdict) + why, budget_html(row["paper"]),
                  budget_html(row["this book"])]
         if varying:  # one budget for the whole cell: its settings joined, cut between them
-            cells.append(budget_html("; ".join(f"{c}: {shown(row[c])}" for c in varying if shown(row[c]))))
+            own = {c: ", ".join(k for k in clauses(shown(row[c])) if k not in common[c]) for c in varying}
+            cells.append(budget_html("; ".join(f"{c}: {own[c]}" for c in varying if own[c])) if any(own.values())
+                         else "as above")
         rows.append(cells)
     headers = ["Claim", "Verdict", "Paper", "This book"] + (["Setting"] if varying else [])
     first = table.iloc[0] if len(table) else None
-    said = "; ".join(f"{c}: {html.escape(plain_words(shown(first[c])), quote=False)}" for c in shared if shown(first[c]))
+    said = "; ".join([f"{c}: {html.escape(plain_words(shown(first[c])), quote=False)}" for c in shared if shown(first[c])]
+                     + [f"{c}, in every row: {html.escape(plain_words(', '.join(common[c])), quote=False)}"
+                        for c in varying if common[c]])
     above = f'<p class="posgeom-shared-setting">Setting of every row: {said}.</p>' if said else ""
     return above + html_table(headers, rows, css_class="posgeom-comparison")
 

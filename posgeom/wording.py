@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["plain_plurals", "plain_prose", "plain_words", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
+__all__ = ["plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
            "WHY_WORDS_MAX"]
 
 #: The length a one-line "Why" aims at, in words, and the most it may ever have.
@@ -145,3 +145,31 @@ def header_words(name: str) -> str:
     if " " in name.strip() or not re.search(r"[_:]", name):
         return name
     return re.sub(r"[_:]+", " ", name).strip()
+
+
+def top_level_cuts(text: str) -> list[int]:
+    """Where ``text`` may be cut: after each "; " or ", " outside brackets (an interval stays whole)."""
+    cuts, depth = [], 0
+    for i, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        if depth == 0 and char in ";," and text[i + 1:i + 2] == " ":
+            cuts.append(i + 1)
+    return cuts
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` cut into its clauses at each ", " or "; " outside brackets."""
+    cuts = [0, *top_level_cuts(text), len(text)]
+    return [k for k in (text[a:b].strip().rstrip(";,").strip() for a, b in zip(cuts, cuts[1:])) if k]
+
+
+def common_clauses(values: list[str]) -> list[str]:
+    """The clauses (:func:`clauses`) every one of ``values`` holds, in the first value's order; none when a
+    value is empty."""
+    split = [clauses(v) for v in values]
+    if not split or not all(split):
+        return []
+    return [k for k in split[0] if all(k in other for other in split[1:])]

@@ -186,3 +186,15 @@ def test_long_cells_show_forty_words_and_fold_the_rest_and_template_plurals_agre
     assert "[0.40, 0.42]" in cell.get_text() and "[0.4" not in shown.split(";")[-1]  # never cut in an interval
     verdict = soup.select("tbody tr")[0].select("td")[0].get_text()
     assert verdict.endswith("ALiBi, RoPE reach it") and "(es)" not in verdict
+
+
+def test_clauses_every_row_shares_are_said_once_above_the_table():
+    base = dict(scale="quick", model="m", decision=Decision("reproduced"))
+    rows = [ComparisonRow("C7", ours="1", corpus="SST-2", options="n = 64 (SST-2) / 512 (IMDB), chord Hellinger, alpha 0", **base),
+            ComparisonRow("C8", ours="2", corpus="IMDB", options="n = 64 (SST-2) / 512 (IMDB), chord Hellinger", **base)]
+    soup = _soup(comparison_table(rows)._repr_html_())
+    above = soup.select_one("p.posgeom-shared-setting").get_text()
+    assert above == ("Setting of every row: scale: quick; model: m; "
+                     "options, in every row: n = 64 (SST-2) / 512 (IMDB), chord Hellinger.")
+    settings = [tr.select("td")[-1].get_text() for tr in soup.select("tbody tr")]
+    assert settings == ["corpus: SST-2; options: alpha 0", "corpus: IMDB"]

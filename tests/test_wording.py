@@ -54,3 +54,11 @@ def test_plain_prose_keeps_quoted_options_and_fixes_percent_and_plurals():
     from posgeom.wording import plain_prose
 
     assert plain_prose("95 % of 3 seed(s) under 'scale_free'; x % y") == "95% of 3 seeds under 'scale_free'; x % y"
+
+
+def test_clauses_keep_brackets_whole_and_common_clauses_need_every_value():
+    from posgeom.wording import clauses, common_clauses
+
+    assert clauses("0.1 [0.0, 0.2], n = 64 (SST-2, IMDB); chord") == ["0.1 [0.0, 0.2]", "n = 64 (SST-2, IMDB)", "chord"]
+    assert common_clauses(["a, b, c", "c, a"]) == ["a", "c"]
+    assert common_clauses(["a, b", ""]) == []
