@@ -61,7 +61,9 @@ class Verdict(str, Enum):
     # page (myst-nb shows a glued value's repr: 'reproduced', as the plain string showed it)
     __str__ = str.__str__
     __format__ = str.__format__
-    __repr__ = str.__repr__
+
+    def __repr__(self) -> str:  # a method, not the slot wrapper itself: Sphinx's autodoc describes it then
+        return str.__repr__(self)
 
 
 REPRODUCED, DEPENDS, NOT_REPRODUCED = Verdict.REPRODUCED, Verdict.DEPENDS, Verdict.NOT_REPRODUCED
