@@ -26,10 +26,15 @@ def source_exercises(source: str) -> list[tuple[int, str]]:
     return list(enumerate(numbered, start=1))
 
 
+_CELL_OPTIONS = re.compile(r"(^```\{code-cell\}[^\n]*\n)---\n.*?^---\n", re.S | re.M)
+
+
 def solution_lines(source: str) -> list[str]:
     """Every line of every solution ({solution} blocks, and all between solution-start and -end) that
     appears nowhere else in the chapter, as the fragments an edition would show."""
     bodies = [m.group("body") for m in _SOLUTION.finditer(source)] + [m.group("body") for m in _GATED.finditer(source)]
+    # a code cell's YAML options (its figure's caption and alt text) become cell metadata, not text
+    bodies = [_CELL_OPTIONS.sub(r"\1", body) for body in bodies]
     outside = _GATED.sub("", _SOLUTION.sub("", source))
     lines = []
     for body in bodies:

@@ -382,12 +382,16 @@ def test_run_bootstrap_intervals_of_the_tables(tiny):
 
 
 def test_the_stall_reading_follows_the_numbers():
-    from posgeom.chapters.minimal_parametrisation import _stall_reading
+    from dataclasses import replace
 
-    fitted_ok = {"mean": 0.0, "low": -0.002, "high": 0.002, "n": 90}
+    from posgeom.chapters.minimal_parametrisation import _stall_reading
+    from posgeom.geometry.intervals import SeedInterval
+
+    # the fitted gap as the chapter reads it from the stored design: a SeedInterval
+    fitted_ok = SeedInterval(mean=0.0, std=0.01, low=-0.002, high=0.002, n=90, level=0.95, t=1.99)
     assert _stall_reading(0, 0, fitted_ok, 0.01).startswith("Neither table stalled")
     assert _stall_reading(3, 0, fitted_ok, 0.01).startswith("Where both fitted, the rank-1 table loses less than 0.01")
     assert "stalls more often than the full one" in _stall_reading(3, 0, fitted_ok, 0.01)
-    assert _stall_reading(1, 1, {**fitted_ok, "high": 0.02}, 0.01).startswith("Even where both fitted, a loss of 0.01")
+    assert _stall_reading(1, 1, replace(fitted_ok, high=0.02), 0.01).startswith("Even where both fitted, a loss of 0.01")
     assert "no more often" in _stall_reading(1, 1, fitted_ok, 0.01)
     assert _stall_reading(4, 0, None, 0.01).startswith("Too few seeds")

@@ -372,3 +372,19 @@ def test_an_unknown_sandbox_is_named():
     with pytest.raises(ValueError, match="unknown sandbox 'jail'; choose one of auto, bwrap, none"):
         resolve_sandbox("jail")
     assert resolve_sandbox("none") == "none"
+
+
+def test_a_runtime_under_tmp_is_bound_into_the_private_tmp(tmp_path, monkeypatch):
+    """A venv inside a temporary clone (/tmp/…/.venv, as CI or a student's checkout may have) stays visible:
+    the answering process's private /tmp is mounted before the runtime is bound, not over it."""
+    _needs_bwrap()
+    from posgeom.classroom import sandbox
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (runtime / "hello.py").write_text("print('bound')\n")
+    real = sandbox._runtime_paths()
+    monkeypatch.setattr(sandbox, "_runtime_paths", lambda: real + [str(runtime)])
+    command = sandbox.answer_command([sys.executable, "-I", str(runtime / "hello.py")], memory_mb=256)
+    done = subprocess.run(command, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and done.stdout.strip() == b"bound", done.stderr[-500:]

@@ -119,8 +119,14 @@ def answer_command(python: list[str], *, memory_mb: int | None, as_root: bool | 
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    # the private /tmp first: a runtime that lives under /tmp (a venv in a temporary clone) is bound into it
+    # afterwards, where a tmpfs mounted later would hide it
+    if memory_mb:
+        args += ["--size", str(int(memory_mb) * 2**20)]
+    args += ["--tmpfs", "/tmp"]
     bound = _runtime_paths()
-    made = set()
+    made = {"/tmp"}
     for path in bound:
         # bubblewrap makes the folders above a bind readable by root only: the user the server becomes
         # must pass through them
@@ -131,10 +137,7 @@ def answer_command(python: list[str], *, memory_mb: int | None, as_root: bool | 
         args += ["--ro-bind", path, path]
     for path in _hidden_paths(bound):
         args += ["--tmpfs", path]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    if memory_mb:
-        args += ["--size", str(int(memory_mb) * 2**20)]
-    args += ["--tmpfs", "/tmp", "--chdir", "/tmp", "--clearenv"]
+    args += ["--chdir", "/tmp", "--clearenv"]
     for name, value in _environment("/tmp").items():
         args += ["--setenv", name, value]
     return args + ["--", *python]

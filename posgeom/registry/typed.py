@@ -18,7 +18,7 @@ nested mappings (and a number into a list: ``"omega_range.0"``), among ``values`
 each value is converted: by the field's annotation — a nested dataclass from its mapping (the same rules,
 recursively), a type with ``from_dict`` (:class:`~posgeom.geometry.SeedInterval`, the bootstrap
 :class:`~posgeom.geometry.bootstrap.Interval`) through it, ``tuple[X, ...]``, ``list[X]``, ``dict[K, V]``,
-``X | None``, an ``Enum`` from its value, ``np.ndarray`` with :func:`numpy.asarray`, and ``int``, ``float``,
+``X | None``, an ``Enum`` from its value, ``np.ndarray`` with ``numpy.asarray``, and ``int``, ``float``,
 ``str``, ``bool`` checked (an ``int`` field refuses ``2.5``; a field not annotated optional refuses
 ``None``). A field with a default may be missing; any other missing field is an error naming the stored
 keys. Values the record does not declare are left alone: a record is a view of what it needs.
@@ -49,7 +49,7 @@ _MISSING, _ABSENT = object(), object()
 def stored(path: str, **field_kwargs) -> Any:
     """A dataclass field read from ``path`` (dotted: ``"options.corpus"``, ``"omega_range.0"`` for the first item
     of a stored list) of the stored values, not from
-    the value of its own name; ``field_kwargs`` go to :func:`dataclasses.field` (``default=...``)."""
+    the value of its own name; ``field_kwargs`` go to ``dataclasses.field`` (``default=...``)."""
     if not isinstance(path, str) or not path or any(not part for part in path.split(".")):
         raise ValueError(f"a stored path is a dotted name such as 'options.corpus'; got {path!r}")
     metadata = {**field_kwargs.pop("metadata", {}), STORED: path}
