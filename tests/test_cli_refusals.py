@@ -216,6 +216,19 @@ def test_a_book_kernel_s_tcp_notice_is_not_shown(tmp_path, capfd):
     assert capfd.readouterr().err == "segfault here\n"
 
 
+def test_the_book_build_s_own_kernels_are_quiet_too(capfd):
+    """The strict build executes a page itself (the summary) through myst-nb: its kernel's notice is dropped from
+    the build's stderr, every other line and the exit status kept."""
+    from posgeom.reproduce.book import run_quietly
+
+    script = ("import sys; print('building'); "
+              "sys.stderr.write('[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All\\n'); "
+              "sys.stderr.write('WARNING: a real problem\\n'); sys.exit(3)")
+    assert run_quietly([sys.executable, "-c", script]) == 3
+    captured = capfd.readouterr()
+    assert captured.out == "building\n" and captured.err == "WARNING: a real problem\n"
+
+
 def test_reproduce_messages_are_printed_escaped(monkeypatch, capsys):
     """A failed chapter's message carries its notebook's traceback (colours, and whatever a name holds)."""
     import posgeom.reproduce as reproduce

@@ -35,7 +35,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
-from .notebook import KERNEL_START_TIMEOUT_S, failed_cell, kernel_stderr, probe_cell, read_probe
+from .notebook import KERNEL_NOISE, KERNEL_START_TIMEOUT_S, failed_cell, kernel_stderr, probe_cell, read_probe
 
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
@@ -373,4 +373,16 @@ def build_book(root: str | Path | None = None, *, jobs: int | None = None, timeo
         command += ["--config", str(config)]
     if path_output is not None:
         command += ["--path-output", str(path_output)]
-    return subprocess.run(command, cwd=root).returncode
+    return run_quietly(command, cwd=root)
+
+
+def run_quietly(command: Sequence[str], *, cwd: str | Path | None = None) -> int:
+    """Run ``command`` with its stdout as it is and its stderr line by line without the kernels' notices of
+    :data:`~posgeom.reproduce.notebook.KERNEL_NOISE` (the build's own executor starts a kernel for a page it runs
+    itself, the summary); its exit status."""
+    with subprocess.Popen(command, cwd=cwd, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
+        for line in proc.stderr:
+            if not any(noise in line for noise in KERNEL_NOISE):
+                sys.stderr.write(line)
+                sys.stderr.flush()
+    return proc.returncode
