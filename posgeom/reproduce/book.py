@@ -35,7 +35,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
-from .notebook import KERNEL_NOISE, KERNEL_START_TIMEOUT_S, failed_cell, kernel_stderr, probe_cell, read_probe
+from .notebook import KERNEL_START_TIMEOUT_S, failed_cell, is_kernel_noise, kernel_stderr, probe_cell, read_probe
 
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
@@ -382,7 +382,7 @@ def run_quietly(command: Sequence[str], *, cwd: str | Path | None = None) -> int
     itself, the summary); its exit status."""
     with subprocess.Popen(command, cwd=cwd, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
         for line in proc.stderr:
-            if not any(noise in line for noise in KERNEL_NOISE):
+            if not is_kernel_noise(line):
                 sys.stderr.write(line)
                 sys.stderr.flush()
     return proc.returncode

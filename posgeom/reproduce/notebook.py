@@ -41,6 +41,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
 
 
+def is_kernel_noise(line: str) -> bool:
+    """Whether a line a kernel printed is one of :data:`KERNEL_NOISE`'s notices."""
+    return any(noise in line for noise in KERNEL_NOISE)
+
+
 @contextmanager
 def kernel_stderr():
     """A file for a kernel's stderr, shown on this process's stderr once the kernel is done, without the
@@ -51,7 +56,7 @@ def kernel_stderr():
         finally:
             fh.seek(0)
             lines = fh.read().decode(errors="replace").splitlines(keepends=True)
-            kept = "".join(line for line in lines if not any(noise in line for noise in KERNEL_NOISE))
+            kept = "".join(line for line in lines if not is_kernel_noise(line))
             if kept:
                 sys.stderr.write(kept)
                 sys.stderr.flush()
