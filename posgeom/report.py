@@ -86,7 +86,9 @@ class ComparisonRow:
     it and, for "inconclusive here", the run that would decide. A row never takes a verdict typed by
     hand. ``changed`` says what the check changes from the claim's own conditions (a hypothesis broken
     on purpose, another task); empty when it tests the claim as stated. The summary's bottom line never
-    lets a check with ``changed`` decide its claim.
+    lets a check with ``changed`` decide its claim. ``premise`` names the step of the paper's argument the row
+    checks when it is not the claim's statement itself (C7's "SST-2's geometry is shift-equivariant"): the
+    row is shown beside the claim as context and never decides its bottom line.
 
     ``paper`` is the paper's value for this check (default: the claim's, :data:`PAPER_CLAIMS`); it is
     never a value of ours.
@@ -106,6 +108,7 @@ class ComparisonRow:
     paper: str | None = field(default=None)
     changed: str = ""
     pending: str = ""
+    premise: str = ""
 
     def __post_init__(self):
         if self.claim not in PAPER_CLAIMS:

@@ -136,7 +136,7 @@ def test_a_gpu_chapter_with_every_input_pending_records_one_waiting_row_per_chec
     settings = get_settings(scale="paper", device="cpu")
     p = Pending("necessity.order_task", 23.1)
     rows = theorem1_necessity.comparison_rows(p, p, p, settings)
-    assert [(r.claim, r.verdict) for r in rows] == [("C1", NEEDS_GPU)] * 3
+    assert [(r.claim, r.verdict) for r in rows] == [("C1", NEEDS_GPU)] * 4
     # S5 needs no training: the CPU decides it while S4 and S6 wait
     q = Pending("learned_tails", 2.1)
     rows = learned_tables_fail.comparison_rows(q, q, q, "PositionLimitError: ...", 16, settings)

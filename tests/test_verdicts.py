@@ -28,9 +28,8 @@ NTK = dict(train_losses=[0.1, 0.2], kernel_change_lazy=[0.01, 0.02], kernel_chan
 
 #: rule -> [(kwargs, expected verdict)]: planted numbers for each outcome.
 CASES = {
-    "c1_equivariance": [(dict(perm_gap=1e-15, nope_accuracies=[0.5, 0.5]), B),
-                        (dict(perm_gap=1e-3, nope_accuracies=[0.5, 0.5]), N),
-                        (dict(perm_gap=0.0, nope_accuracies=[0.5, 0.7]), N)],
+    "c1_equivariance": [(dict(perm_gap=1e-15), B), (dict(perm_gap=1e-3), N)],
+    "c1_nope_at_chance": [(dict(nope_accuracies=[0.5, 0.5]), B), (dict(nope_accuracies=[0.5, 0.7]), N)],
     "c1_causal_mask": [(dict(accuracies=[0.9, 0.95]), D), (dict(accuracies=[0.5, 0.52]), R)],
     "c1_symmetric_signal": [(dict(accuracies=[0.5, 0.5], reversal_gap=0.0), D),
                             (dict(accuracies=[0.9], reversal_gap=0.3), R)],
@@ -67,7 +66,9 @@ CASES = {
                             (dict(share_paper=1, share_scale_free=0.2), D)],
     "c5_lowrank_performance": [(dict(gap=iv(-0.02, 0.005)), R), (dict(gap=iv(0.02, 0.05)), N),
                                (dict(gap=iv(-0.01, 0.03)), I)],
-    "c7_alibi_value": [(dict(parabola_minimum=0.3), D), (dict(parabola_minimum=0.7), N)],
+    "c7_alibi_value": [(dict(mean_slope=iv(0.55, 0.57), head_stresses=[0.4, 0.9]), R),
+                       (dict(mean_slope=iv(0.30, 0.32), head_stresses=[0.2, 0.6]), D),
+                       (dict(mean_slope=iv(0.30, 0.32), head_stresses=[0.2, 0.5]), N)],
     "c7_alibi_ranking": [(dict(alibi_minus_sinusoidal=iv(-0.2, -0.1), alibi_minus_rope=iv(-0.3, -0.1)), R),
                          (dict(alibi_minus_sinusoidal=iv(0.1, 0.2), alibi_minus_rope=iv(0.1, 0.3)), N),
                          (dict(alibi_minus_sinusoidal=iv(0.1, 0.2), alibi_minus_rope=iv(0.1, 0.3),
@@ -82,8 +83,11 @@ CASES = {
                            (dict(scale_free_difference=0.05, paper_ratio=1.0), N),
                            (dict(scale_free_difference=0.0, paper_ratio=1000.0, model=MINILM), I),
                            (dict(scale_free_difference=0.0, paper_ratio=1000.0, model=BERT), D)],
-    "c9_mds_violation": [(dict(violation_by_rank=[0.21, 0.23]), R), (dict(violation_by_rank=[0.4, 0.1, 0.0]), D),
-                         (dict(violation_by_rank=[0.1, 0.0]), N)],
+    "c9_mds_violation": [(dict(natural_rates={"rank 1": 0.21, "rank 3": 0.23}, rates_over_ranks=[0.21, 0.0]), R),
+                         (dict(natural_rates={"rank 1": 0.21, "rank 3": 0.10}, rates_over_ranks=[0.21, 0.0]), D),
+                         # 22% lies inside the curve's range (rank 2), but at no natural rank: the old rule said D
+                         (dict(natural_rates={"rank 1": 0.40, "rank 4": 0.10}, rates_over_ranks=[0.4, 0.22, 0.1, 0.0]),
+                          N)],
     "c9_random_violation": [(dict(rates=[0.49, 0.505]), B), (dict(rates=[0.3]), N)],
     "c9_pretrained_correlation": [(dict(spearman_by_corpus={"sst2": 0.5, "imdb": 0.4}, model=BERT), R),
                                   (dict(spearman_by_corpus={"sst2": 0.5, "imdb": 0.1}, model=BERT), D),

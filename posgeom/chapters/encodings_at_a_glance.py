@@ -18,11 +18,12 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
 from ..registry.typed import as_record, stored
+from ..verdicts import PAPER_MODEL
 from ..encodings.zoo import ZOO
-from ..experiments.zoo import CONFIGS, run_zoo
+from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "ZooRow", "comparison_rows",
+__all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "KernelPair", "comparison_rows",
            "ZooPictures", "zoo_pictures", "Captions", "captions"]
 
 #: Each encoding's formula, as the chapter writes it.
@@ -89,23 +90,29 @@ def zoo_summary(zoo: Result) -> ZooSummary:
 
 
 @dataclass(frozen=True)
-class ZooRow:
-    """What C8's row states besides the summary: the sinusoidal table's width, the model whose shapes were
-    used, and the frequency base."""
+class KernelPair:
+    """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
 
-    kernel_d: int = stored("kernel.d_model")
-    pretrained: str
+    d_model: int
+    n_heads: int
+    d_head: int
+    n: int
     base: float
+    stress_scale_free: float
+    max_sinusoidal: float
+    max_rope: float
 
 
-def _paper_text(r: Result) -> str:
-    s = zoo_summary(r)
-    return f"n = {s.n}: scale-free stress {s.sin_rope_stress:.4f}, largest distances {s.sin_max:.1f} vs {s.rope_max:.2f}"
+def _pair_text(r: Result) -> str:
+    p = as_record(r, KernelPair)
+    return (f"n = {p.n}: scale-free stress {p.stress_scale_free:.4f}, largest distances {p.max_sinusoidal:.1f} vs "
+            f"{p.max_rope:.2f}")
 
 
-def comparison_rows(zoo: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" row for C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope`,
-    with the paper-scale zoo where one is stored (``posgeom.registry.stored_text``).
+def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
+    """The chapter's "Paper vs this book" row for C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope`
+    on ``pair`` (``run_kernel_pair``: the paper model's shapes, formulas only), with the identity of the zoo
+    (``run_zoo``) and the paper-scale pair where one is stored (``posgeom.registry.stored_text``).
 
     Returns
     -------
@@ -113,19 +120,18 @@ def comparison_rows(zoo: Result, settings=None) -> list:
     """
 
     settings = _settings(settings)
-    v = as_record(zoo, ZooRow)
-    s = zoo_summary(zoo)
-    paper_zoo = stored_text(run_zoo, settings, _paper_text)
+    s, p = zoo_summary(zoo), as_record(pair, KernelPair)
+    paper_pair = stored_text(run_kernel_pair, settings, _pair_text)
     return [
         ComparisonRow(
-            "C8", ours=(f"same kernel K on two frequency sets (identity to {s.identity_err:.0e}); "
-                        f"sinusoidal (d = {v.kernel_d}) vs RoPE (d_head = {s.dhead}): scale-free stress "
-                        f"{s.sin_rope_stress:.4f}, largest distances {s.sin_max:.1f} vs {s.rope_max:.2f} (formulas, no "
-                        f"corpus: exact, no sampling interval); paper scale: {paper_zoo}"),
-            scale=settings.scale, model=f"none (shapes of {v.pretrained})", corpus="none",
-            options=f"n = {s.n}, base {v.base:g}",
-            # the shapes (width, heads) are the pretrained model's: a stand-in's shapes cannot decide the claim
-            decision=rules.c8_sinusoidal_rope(s.sin_rope_stress, s.sin_max / s.rope_max, model=v.pretrained),
+            "C8", ours=(f"same kernel K on two frequency sets (identity to {s.identity_err:.0e}); sinusoidal "
+                        f"(d = {p.d_model}) vs RoPE (d_head = {p.d_head}): scale-free stress "
+                        f"{p.stress_scale_free:.4f}, largest distances {p.max_sinusoidal:.1f} vs {p.max_rope:.2f} "
+                        f"(formulas, no corpus: exact, no sampling interval); paper scale: {paper_pair}"),
+            scale=settings.scale, model=f"none (shapes of {PAPER_MODEL}: d = {p.d_model}, {p.n_heads} heads)",
+            corpus="none", options=f"n = {p.n}, base {p.base:g}",
+            # the formulas need the shapes only: the paper model's are known without loading it
+            decision=rules.c8_sinusoidal_rope(p.stress_scale_free, p.max_sinusoidal / p.max_rope, model=PAPER_MODEL),
         ),
     ]
 

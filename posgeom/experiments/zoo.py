@@ -35,12 +35,19 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
+from .. import geometry as geo
 from ..config import settings_or_default as _settings
+from ..encodings.fixed import rope_distances, sinusoidal_distances
 from ..encodings.zoo import zoo_geometry
 from ..registry import Result
-from .settings import by_scale, store_result
+from .settings import EncoderShape, by_scale, store_result
 
-__all__ = ["CONFIGS", "ZooSettings", "run_zoo"]
+__all__ = ["CONFIGS", "PAPER_SHAPE", "ZooSettings", "run_zoo", "run_kernel_pair"]
+
+#: The shapes of the paper's model, bert-base-uncased (width 768, 12 heads): those C8 is about.
+PAPER_SHAPE = EncoderShape()
 
 
 @dataclass(frozen=True)
@@ -97,3 +104,34 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
         return dict(pretrained=validate_pretrained(settings.pretrained), **values), arrays
 
     return store_result(settings, "zoo.distances", compute, params, force, model=settings.pretrained)
+
+
+def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None,
+                    shape: EncoderShape = PAPER_SHAPE) -> Result:
+    r"""Sinusoidal at width $d$ against RoPE at head width $d/H$, at the shapes of the paper's model: C8's check.
+
+    Both are formulas of the shape alone, so no model is loaded and a CPU computes it at every scale (the zoo of
+    :func:`run_zoo` takes the pretrained model's shapes, which may be a stand-in's).
+
+    Returns
+    -------
+    Result
+        ``values``: ``d_model``, ``n_heads``, ``d_head``, ``n``, ``base``; ``stress_scale_free`` (one distance
+        matrix against the other), ``max_sinusoidal`` and ``max_rope`` (the largest distances: their ratio is
+        the scales' under ``"paper"``). ``arrays``: ``D_sinusoidal``, ``D_rope`` (n, n).
+    """
+    settings = _settings(settings)
+    conf = CONFIGS[settings.scale]
+    n = conf.n if n is None else int(n)
+    base = conf.base if base is None else float(base)
+    d, heads = int(shape.d_model), int(shape.n_heads)
+    params = dict(n=n, base=base, d_model=d, n_heads=heads)
+
+    def compute():
+        D_sin, D_rope = sinusoidal_distances(n, d, base=base), rope_distances(n, d // heads, base=base)
+        values = dict(d_model=d, n_heads=heads, d_head=d // heads, n=n, base=base,
+                      stress_scale_free=float(geo.stress(D_sin, D_rope, "scale_free", as_distances=True)),
+                      max_sinusoidal=float(np.max(D_sin)), max_rope=float(np.max(D_rope)))
+        return values, {"D_sinusoidal": D_sin, "D_rope": D_rope}
+
+    return store_result(settings, "zoo.kernel_pair", compute, params, force)

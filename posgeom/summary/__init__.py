@@ -74,6 +74,7 @@ class Check:
     would_decide: str = ""
     changed: str = ""
     stand_in: str = ""
+    premise: str = ""
 
     @property
     def setting(self) -> str:
@@ -83,6 +84,8 @@ class Check:
             parts.append(f"options: {self.options}")
         if self.changed:
             parts.append(f"changed from the claim: {self.changed}")
+        if self.premise:
+            parts.append(f"checks the premise: {self.premise} (context; it does not decide the claim)")
         if self.row_scale != self.scale:
             parts.append(f"scale: {self.row_scale}")
         return "; ".join(parts)
@@ -159,7 +162,7 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
                 corpus=str(row["corpus"]), options=str(row.get("options") or ""), row_scale=str(row["scale"]),
                 paper=str(row.get("paper") or PAPER_CLAIMS[claim].paper_value), stale=stale,
                 would_decide=str(row.get("would_decide") or ""), changed=str(row.get("changed") or ""),
-                stand_in=str(row.get("stand_in") or ""),
+                stand_in=str(row.get("stand_in") or ""), premise=str(row.get("premise") or ""),
             ))
     return checks
 
@@ -190,7 +193,8 @@ BOTTOM_LINE_RULE = (
     "Only checks recorded by the current code from the current notebooks count; a claim whose checks "
     "are all stale says so, and a claim with none says \"not yet run\".",
     "Only evidence decides: a check that changes the claim's conditions (a hypothesis broken on purpose, "
-    "another task) never decides it, nor does a check on a stand-in model, an \"inconclusive here\" check "
+    "another task) never decides it, nor does a check of a premise of the paper's argument (shown as "
+    "context), a check on a stand-in model, an \"inconclusive here\" check "
     "or a check that \"holds by construction\" (it cannot fail, so it confirms the algebra or the code, not "
     "the claim); these are counted apart and named in the sentence.",
     "Among the deciding checks, one recorded at `paper` scale outweighs every check recorded at `quick` "
@@ -220,7 +224,10 @@ def _plural(n: int, word: str) -> str:
 
 def evidence_kind(check: Check) -> str:
     """How a current check counts in the bottom line: ``"evidence"`` (it may decide), or the reason it is
-    counted apart: ``"changed conditions"``, ``"stand-in"``, ``"holds by construction"``, ``"inconclusive"``."""
+    counted apart: ``"premise"`` (a step of the paper's argument, shown as context), ``"changed conditions"``,
+    ``"stand-in"``, ``"holds by construction"``, ``"inconclusive"``."""
+    if check.premise:
+        return "premise"
     if check.changed:
         return "changed conditions"
     if check.stand_in:

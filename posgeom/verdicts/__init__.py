@@ -41,7 +41,7 @@ from .paper_experiments import (
 )
 from .why_position import (
     ABOVE_CHANCE, CHANCE, COLLAPSE_SHARE, EQUIVARIANCE_TOL, FLOOR_EFFECT, KEEP_SHARE, ORDERED_RHO, SEP_TOL,
-    c1_causal_mask, c1_equivariance, c1_symmetric_signal, c2_broken_conditions, c2_converged, c2_separation,
+    c1_causal_mask, c1_equivariance, c1_nope_at_chance, c1_symmetric_signal, c2_broken_conditions, c2_converged, c2_separation,
     c2_weight_decay,
 )
 
@@ -59,7 +59,7 @@ __all__ = [
     "REPRODUCED", "DEPENDS", "NOT_REPRODUCED", "INCONCLUSIVE", "BY_CONSTRUCTION", "VERDICTS", "EVIDENCE", "Verdict",
     "PAPER_MODEL", "Decision", "is_model", "stand_in", "ntk_learned", "ntk_lazy", "RULES", "decide_command",
     "ACCURACY_MARGIN", "TAIL_EFFECT", "LOSS_EFFECT", "ORDER_EFFECT", "FLOOR_EFFECT", "MAX_SEEDS", "IntervalLike",
-    "SeedIntervalLike", "c1_equivariance", "c1_causal_mask", "c1_symmetric_signal", "c2_separation",
+    "SeedIntervalLike", "c1_equivariance", "c1_nope_at_chance", "c1_causal_mask", "c1_symmetric_signal", "c2_separation",
     "c2_broken_conditions", "c2_weight_decay", "c2_converged", "c3_full_rank_mds", "c6_near_zero",
     "c3_least_stress", "c3_exact_impossible", "c3_beats_other_encodings", "c4_circulant", "c4_sinusoidal_table",
     "c5_parameter_savings", "c5_stress_reduction", "c5_lowrank_performance", "c7_alibi_value", "c7_alibi_ranking",

@@ -16,7 +16,7 @@ from .decision import (
     SeedIntervalLike, Values, interval_bounds, interval_text, as_values, decide_command, stand_in,
 )
 
-__all__ = ["PAPER_ALIBI_STRESS", "SHIFT_SHARE", "NEARLY_IDENTICAL", "DIFFERENT_RATIO", "PAPER_MDS_VIOLATION",
+__all__ = ["PAPER_ALIBI_STRESS", "VALUE_ROUNDING", "SHIFT_SHARE", "NEARLY_IDENTICAL", "DIFFERENT_RATIO", "PAPER_MDS_VIOLATION",
     "VIOLATION_MARGIN", "RANDOM_VIOLATION", "MODERATE_RHO", "PAPER_PEAK_LAYER", "LEARNED_LOSS", "LAZY_KERNEL_CHANGE",
     "ORDER_EFFECT", "c7_alibi_value", "c7_alibi_ranking", "c7_shift_equivariance", "c8_sinusoidal_rope",
     "c9_mds_violation", "c9_random_violation", "c9_pretrained_correlation", "c10_layer_peak", "ntk_learned",
@@ -33,20 +33,37 @@ SHIFT_SHARE = 0.5
 NEARLY_IDENTICAL, DIFFERENT_RATIO = 0.01, 2.0
 
 
-def c7_alibi_value(parabola_minimum: float) -> Decision:
-    """C7's number: ALiBi's ``"paper"`` stress is a parabola in its slope, so any value at or above its
-    minimum is reachable by some slope.
+#: The paper prints three decimals: a stress within half a unit of the last one is "0.563".
+VALUE_ROUNDING = 0.0005
 
-    0.563 reachable: ``"depends on an unstated choice"`` (the slope, head and normalisation, none given);
-    below the minimum: ``"not reproduced"``. It cannot be ``"reproduced"``: without the paper's slope no
-    value of ours is *the* paper's, only one that some slope reaches.
+
+def c7_alibi_value(mean_slope: IntervalLike, head_stresses: Values) -> Decision:
+    """C7's number: ALiBi's ``"paper"`` stress on SST-2 is 0.563.
+
+    ALiBi fixes its slopes, $m_h = 2^{-8h/H}$ for $H = 12$ heads; the paper gives one number without saying
+    which slope (one head, or their mean) it used. ``mean_slope``: the bootstrap interval of the mean slope's
+    stress; ``head_stresses``: each standard head's stress.
+
+    The mean slope's interval, widened by :data:`VALUE_ROUNDING`, holds 0.563: ``"reproduced"``. It does not,
+    but 0.563 lies between the lowest and the highest single head (widened alike): ``"depends on an unstated
+    choice"`` (the head). 0.563 outside both, i.e. no standard slope of ALiBi and not their mean gives it:
+    ``"not reproduced"`` (a slope off ALiBi's own set is not ALiBi as published, so the parabola's other
+    slopes, which reach any value above its minimum, do not count).
     """
-    if parabola_minimum <= PAPER_ALIBI_STRESS:
-        return Decision(DEPENDS, why=f"ALiBi's 'paper' stress is a parabola in its slope with minimum "
-                                     f"{parabola_minimum:.3f} ≤ {PAPER_ALIBI_STRESS}: {PAPER_ALIBI_STRESS} is reached by "
-                                     "some slope; the paper gives neither the slope nor the head nor the normalisation")
-    return Decision(NOT_REPRODUCED, why=f"no slope reaches {PAPER_ALIBI_STRESS}: the parabola's minimum is "
-                                        f"{parabola_minimum:.3f}")
+    low, high = interval_bounds(mean_slope)
+    heads = as_values(head_stresses)
+    target = PAPER_ALIBI_STRESS
+    if low - VALUE_ROUNDING <= target <= high + VALUE_ROUNDING:
+        return Decision(REPRODUCED, why=f"caveat: the mean slope gives {interval_text(mean_slope, '{:.3f}')}, which "
+                                        f"holds {target}; the paper does not say it used the mean slope")
+    head_low, head_high = float(heads.min()), float(heads.max())
+    if head_low - VALUE_ROUNDING <= target <= head_high + VALUE_ROUNDING:
+        return Decision(DEPENDS, why=f"the mean slope gives {interval_text(mean_slope, '{:.3f}')}; the {heads.size} "
+                                     f"single heads range from {head_low:.3f} to {head_high:.3f}, so {target} is one "
+                                     "head's value, and the paper does not say which head")
+    return Decision(NOT_REPRODUCED, why=f"no standard slope gives {target}: the mean slope gives "
+                                        f"{interval_text(mean_slope, '{:.3f}')} and the {heads.size} single heads "
+                                        f"{head_low:.3f} to {head_high:.3f}")
 
 
 def c7_alibi_ranking(alibi_minus_sinusoidal: IntervalLike, alibi_minus_rope: IntervalLike, lowest_in: Sequence[str] = ()) -> Decision:
@@ -76,19 +93,21 @@ def c7_alibi_ranking(alibi_minus_sinusoidal: IntervalLike, alibi_minus_rope: Int
 def c7_shift_equivariance(rank_interval: tuple[int, int], shift_share: float) -> Decision:
     """C7's premise: SST-2's statistics are approximately shift-equivariant, of rank 1.
 
-    ``rank_interval``: the noise-aware rank's interval over half-splits; ``shift_share``: the share
-    of the geometry explained by offset alone. Rank 1 throughout and share ≥ :data:`SHIFT_SHARE`:
-    ``"reproduced"``; a rank interval starting at 2 or more: ``"not reproduced"``; otherwise
-    ``"depends on an unstated choice"`` (what "approximately" allows).
+    ``rank_interval``: the noise-aware rank's interval over half-splits; ``shift_share``: the share of the
+    noise-corrected (resolvable) geometry explained by offset alone. Rank 1 throughout and share ≥
+    :data:`SHIFT_SHARE`: ``"reproduced"``; a rank interval starting at 2 or more: ``"not reproduced"``;
+    otherwise ``"depends on an unstated choice"`` (what "approximately" allows).
     """
     low, high = int(rank_interval[0]), int(rank_interval[1])
     if high <= 1 and shift_share >= SHIFT_SHARE:
         return Decision(REPRODUCED, why=f"caveat: rank 1 in every half-split, offset-only share {shift_share:.2f}")
     if low >= 2:
         return Decision(NOT_REPRODUCED, why=f"SST-2's geometry is not one-dimensional: at least {low} directions stand "
-                                            f"above the noise in the half-splits (offset-only share {shift_share:.2f})")
-    return Decision(DEPENDS, why=f"noise-aware rank {low}–{high}, offset-only share {shift_share:.2f} (threshold "
-                                 f"{SHIFT_SHARE}): 'approximately' needs a threshold the paper does not give")
+                                            f"above the noise in the half-splits, though offset alone explains "
+                                            f"{shift_share:.2f} of it once the noise is removed")
+    return Decision(DEPENDS, why=f"noise-aware rank {low} to {high}, offset-only share {shift_share:.2f} once the "
+                                 f"noise is removed (threshold {SHIFT_SHARE}): 'approximately' needs a threshold the "
+                                 "paper does not give")
 
 
 def c8_sinusoidal_rope(scale_free_difference: IntervalLike | float, paper_ratio: float, *, model: str | None = None) -> Decision:
@@ -138,21 +157,35 @@ MODERATE_RHO = 0.3
 PAPER_PEAK_LAYER = 3
 
 
-def c9_mds_violation(violation_by_rank: Values) -> Decision:
-    """C9: P_MDS's violation rate is 22%; ``violation_by_rank``: the rates of MDS at each rank computed.
+def c9_mds_violation(natural_rates: Mapping[str, float], rates_over_ranks: Values) -> Decision:
+    """C9: P_MDS violates 22% of the order of the Hellinger distances.
 
-    Within :data:`VIOLATION_MARGIN` of 22% at every rank: ``"reproduced"``; 22% within the range over
-    ranks: ``"depends on an unstated choice"`` (the rank, which the paper does not give); outside it:
-    ``"not reproduced"``.
+    The paper does not give the rank of P_MDS, and over the ranks the violation rate falls from its rank-1
+    value to 0 at full rank (an exact embedding), so "some rank gives 22%" can hardly fail. The rule reads the
+    ranks a reader would pick without the paper's number, fixed before looking: rank 1 (the rank-1 geometry the
+    paper assumes for these corpora, claim C7) and the ranks the corpus's noise-aware rank allows (those its
+    data resolve). ``natural_rates``: the violation rate at each, labelled (``"SST-2, rank 1"``);
+    ``rates_over_ranks``: every rank computed (context, quoted in the reason).
+
+    Every natural rank within :data:`VIOLATION_MARGIN` of 22%: ``"reproduced"``; some: ``"depends on an
+    unstated choice"`` (the rank); none: ``"not reproduced"`` (22% is met only at a rank that nothing but the
+    number itself picks).
     """
-    rates = as_values(violation_by_rank)
-    span = f"{rates.min():.1%}–{rates.max():.1%}"
-    if np.all(np.abs(rates - PAPER_MDS_VIOLATION) <= VIOLATION_MARGIN):
-        return Decision(REPRODUCED, why=f"caveat: {span} over the ranks computed")
-    if rates.min() - VIOLATION_MARGIN <= PAPER_MDS_VIOLATION <= rates.max() + VIOLATION_MARGIN:
-        return Decision(DEPENDS, why=f"the violation rate of P_MDS runs over {span} with the rank: "
-                                     f"{PAPER_MDS_VIOLATION:.0%} matches a rank the paper does not give")
-    return Decision(NOT_REPRODUCED, why=f"no rank comes within {VIOLATION_MARGIN:.0%} of {PAPER_MDS_VIOLATION:.0%} ({span})")
+    if not natural_rates:
+        raise ValueError("c9_mds_violation needs the violation rate at one natural rank at least (rank 1)")
+    rates = as_values(rates_over_ranks)
+    near = {k: v for k, v in natural_rates.items() if abs(v - PAPER_MDS_VIOLATION) <= VIOLATION_MARGIN}
+    listed = "; ".join(f"{k}: {v:.1%}" for k, v in natural_rates.items())
+    span = f"over all ranks {rates.min():.1%} to {rates.max():.1%}"
+    if len(near) == len(natural_rates):
+        return Decision(REPRODUCED, why=f"caveat: every natural rank is within {VIOLATION_MARGIN:.0%} of "
+                                        f"{PAPER_MDS_VIOLATION:.0%} ({listed})")
+    if near:
+        return Decision(DEPENDS, why=f"{', '.join(near)} within {VIOLATION_MARGIN:.0%} of {PAPER_MDS_VIOLATION:.0%}, "
+                                     f"the other natural ranks not ({listed}): it depends on the rank, which the "
+                                     "paper does not give")
+    return Decision(NOT_REPRODUCED, why=f"no natural rank comes within {VIOLATION_MARGIN:.0%} of "
+                                        f"{PAPER_MDS_VIOLATION:.0%} ({listed}; {span})")
 
 
 def c9_random_violation(rates: Values) -> Decision:

@@ -18,7 +18,7 @@ from .decision import (
 )
 
 __all__ = ["EQUIVARIANCE_TOL", "CHANCE", "ABOVE_CHANCE", "SEP_TOL", "ORDERED_RHO", "COLLAPSE_SHARE", "KEEP_SHARE",
-    "FLOOR_EFFECT", "c1_equivariance", "c1_causal_mask", "c1_symmetric_signal", "c2_separation",
+    "FLOOR_EFFECT", "c1_equivariance", "c1_nope_at_chance", "c1_causal_mask", "c1_symmetric_signal", "c2_separation",
     "c2_broken_conditions", "c2_weight_decay", "c2_converged"]
 
 
@@ -31,23 +31,37 @@ CHANCE = 0.5
 ABOVE_CHANCE = 0.10
 
 
-def c1_equivariance(perm_gap: float, nope_accuracies: Values) -> Decision:
-    """C1, the theorem as stated: a NoPE encoder is permutation-equivariant, hence at chance on the order task.
+def c1_equivariance(perm_gap: float) -> Decision:
+    """C1's identity: a content-only bidirectional encoder (NoPE) is permutation-equivariant.
 
-    Equivariance of a content-only bidirectional encoder is an identity of its algebra, and a model
-    that gives a sequence and its reversal the same output is at chance on reversal pairs exactly: the
-    check cannot fail unless the code is wrong. Outcomes: ``"holds by construction"`` (gap within
-    :data:`EQUIVARIANCE_TOL`, NoPE at chance in every seed) or ``"not reproduced"``. It cannot be
-    ``"reproduced"`` or ``"depends on an unstated choice"``: an identity is not evidence and involves
-    no choice.
+    Equivariance is an identity of the architecture's algebra, checked on random weights and inputs: it
+    cannot fail unless the code is wrong, and it needs no training (a CPU decides it at every scale).
+    Outcomes: ``"holds by construction"`` (largest gap over the permutations within
+    :data:`EQUIVARIANCE_TOL`) or ``"not reproduced"``. It cannot be ``"reproduced"`` or ``"depends on an
+    unstated choice"``: an identity is not evidence and involves no choice.
+    """
+    if perm_gap <= EQUIVARIANCE_TOL:
+        return Decision(BY_CONSTRUCTION, why=f"permutation gap {perm_gap:.1e} ≤ {EQUIVARIANCE_TOL:.0e}: an identity of "
+                                             "the architecture, confirmed to rounding")
+    return Decision(NOT_REPRODUCED, why=f"permutation gap {perm_gap:.1e} exceeds the tolerance {EQUIVARIANCE_TOL:.0e}: "
+                                        "the model is not equivariant")
+
+
+def c1_nope_at_chance(nope_accuracies: Values) -> Decision:
+    """C1's consequence: trained NoPE encoders are at chance on the order task.
+
+    A model that gives a sequence and its reversal the same output (:func:`c1_equivariance`) is right on
+    exactly one of each reversal pair, so its accuracy is 1/2 to rounding whatever it learned: the check
+    cannot fail unless the code is wrong. Outcomes: ``"holds by construction"`` (every seed at
+    :data:`CHANCE` to rounding) or ``"not reproduced"``. It cannot be ``"reproduced"`` or ``"depends on an
+    unstated choice"``: a consequence of an identity is not evidence and involves no choice.
     """
     acc = as_values(nope_accuracies)
-    if perm_gap <= EQUIVARIANCE_TOL and np.all(np.abs(acc - CHANCE) < 1e-12):
-        return Decision(BY_CONSTRUCTION, why=f"permutation gap {perm_gap:.1e} ≤ {EQUIVARIANCE_TOL:.0e} and NoPE "
-                                             f"exactly at chance in all {acc.size} seeds: an identity of the "
-                                             "architecture, confirmed to rounding")
-    return Decision(NOT_REPRODUCED, why=f"permutation gap {perm_gap:.1e} (tolerance {EQUIVARIANCE_TOL:.0e}), NoPE "
-                                        f"accuracy {acc.min():.3f}–{acc.max():.3f}: the model is not equivariant")
+    if np.all(np.abs(acc - CHANCE) < 1e-12):
+        return Decision(BY_CONSTRUCTION, why=f"NoPE exactly at chance in all {acc.size} seeds: the reversal pairs "
+                                             "get the same output, so one of each pair is wrong")
+    return Decision(NOT_REPRODUCED, why=f"NoPE accuracy {acc.min():.3f}–{acc.max():.3f}, not exactly chance: the "
+                                        "trained model tells a sequence from its reversal")
 
 
 def c1_causal_mask(accuracies: Values) -> Decision:
