@@ -137,6 +137,9 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
             arrays[f"{fam}__eigenvalues"], arrays[f"{fam}__cross_fitted"] = w, nar.eigenvalues
             arrays[f"{fam}__population_eigenvalues"] = wp
         sst2 = {k: [] for k in (*RANK_KEYS, "special", "min_count", "n_kept")}
+        # the sentence of each training phrase: its phrases share a fold of the noise-aware rank (None for a
+        # split of whole sentences), as in the chapter on real corpora, so both get the same number
+        groups = cg.sst2_groups(settings)
         for special, min_count in cfg.sst2_variants:
             marg, counts = cg.sst2_marginals(settings, special=special, min_count=min_count)
             seqs, tc, _ = cg.sst2_sequences(settings, special=special)
@@ -144,6 +147,14 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
             positions = None if min_count <= 1 else marg.positions
             r, w, nar = geo.rank_estimates(geo.hellinger_matrix(marg), seqs, counts.n_positions, tc.vocab_size,
                                            cfg.rank_criteria, settings.seed, positions, **RANK_OPTIONS)
+            if groups is not None:
+                # rank_estimates deals the rows one by one: its noise-aware rank is replaced by the one dealt by sentence
+                folds = geo.fold_counts(seqs, counts.n_positions, tc.vocab_size, n_folds=RANK_OPTIONS["n_folds"],
+                                        seed=settings.seed, groups=groups)
+                nar = geo.noise_aware_rank_from_folds(folds, positions=positions, seed=settings.seed,
+                                                      n_resamples=RANK_OPTIONS["n_resamples"],
+                                                      level=RANK_OPTIONS["level"])
+                r.update(cross_fitted=str(nar), cross_fitted_rank=nar.rank, cross_fitted_threshold=nar.threshold)
             for k in RANK_KEYS:
                 sst2[k].append(r[k])
             sst2["special"].append(special)

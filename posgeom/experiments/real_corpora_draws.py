@@ -16,6 +16,9 @@ import numpy as np
 from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
+from ..corpora.distances import resampling_groups
+from ..corpora.groups import resampling_unit
+from ..geometry.halves import grouped_resolvable_draws
 from ..registry import Result
 from .real_corpora_geometry import chapter_settings, corpus_geometry_of, corpus_options, corpus_params, corpus_source
 from .settings import store_result
@@ -28,15 +31,22 @@ def _encodings(cd, cfg) -> dict[str, np.ndarray]:
     return enc.encoding_set(cd.marginals.positions, names=("sinusoidal", "rope", "alibi"), **cfg.encodings.shape())
 
 
-def _draws(cd, encodings: dict[str, np.ndarray], n_draws: int, seed: int):
-    """:func:`posgeom.geometry.resolvable_draws` of the counted corpus ``cd`` against ``encodings`` (:func:`_encodings`):
-    (table, seeds, skipped)."""
-    return geo.resolvable_draws(cd.tokens.sequences(), cd.options.n_positions, cd.tokens.vocab_size,
-                                cd.marginals.positions, encodings, n_draws, seed)
+def _draws(cd, encodings: dict[str, np.ndarray], n_draws: int, seed: int, groups=None):
+    """The cross-half draws of the counted corpus ``cd`` against ``encodings`` (:func:`_encodings`): (table, seeds,
+    skipped). With ``groups`` (a label per sequence: the phrases of one sentence) whole groups are dealt into the
+    halves (:func:`posgeom.geometry.halves.grouped_resolvable_draws`); without, the sequences one by one
+    (:func:`posgeom.geometry.resolvable_draws`)."""
+    args = (cd.tokens.sequences(), cd.options.n_positions, cd.tokens.vocab_size, cd.marginals.positions, encodings,
+            n_draws)
+    if groups is None:
+        return geo.resolvable_draws(*args, seed)
+    return grouped_resolvable_draws(*args, groups, seed)
 
 
 def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
     """The resolvable geometry over several cross-half splits: how much its numbers depend on the split.
+
+    Where the rows are not independent (SST-2's training phrases), whole sentences are dealt into the halves.
 
     Returns
     -------
@@ -53,8 +63,11 @@ def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "ss
 
     def compute():
         cd = corpus_geometry_of(settings, opts, source)
-        table, seeds, skipped = _draws(cd, _encodings(cd, cfg), cfg.draws.n_splits, settings.seed)
+        # SST-2's training phrases: a sentence and its phrases go into one half, so the halves are independent
+        groups = resampling_groups(opts, data_dir=settings.data_dir, source=source)
+        table, seeds, skipped = _draws(cd, _encodings(cd, cfg), cfg.draws.n_splits, settings.seed, groups)
         return {"options": corpus_params(opts), "seeds": seeds, "skipped": skipped,
+                "resampled": resampling_unit(opts.corpus, opts.split),
                 "spread": geo.spread_columns(table)}, {"table": table}
 
     return store_result(settings, f"real_corpora_resolvable_splits_{corpus}", compute, params, force)

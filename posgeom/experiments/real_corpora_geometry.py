@@ -14,7 +14,8 @@ from typing import Any
 
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
-from ..corpora.distances import CorpusDistances, corpus_distances
+from ..corpora.distances import CorpusDistances, corpus_distances, resampling_groups
+from ..corpora.groups import resampling_unit
 from ..corpora.options import CorpusOptions
 from ..corpora.real import DataSource, describe_source, resolve_source
 from ..registry import Registry, Result
@@ -279,7 +280,9 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst
     r"""The noise-aware rank of a real corpus's positional geometry (:func:`posgeom.geometry.noise_aware_rank`).
 
     Cross-fitted eigenvalues over random half-splits of the sequences, the rank against the
-    split-difference null, and its interval, with :data:`RANK_OPTIONS` and the settings' seed.
+    split-difference null, and its interval, with :data:`RANK_OPTIONS` and the settings' seed. Where the rows
+    are not independent (SST-2's training phrases) whole sentences are dealt into the folds
+    (:func:`posgeom.corpora.distances.resampling_groups`), so that no sentence sits on both sides of a split.
 
     Returns
     -------
@@ -295,9 +298,14 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst
 
     def compute():
         tokens = corpus_geometry_of(settings, opts, source).tokens
-        nar = geo.noise_aware_rank(tokens.sequences(), opts.n_positions, tokens.vocab_size, seed=settings.seed,
-                                   **RANK_OPTIONS)
-        values = {"options": corpus_params(opts), **geo.rank_report(nar)}
+        # the sentence of each phrase (None where the rows are independent): its phrases share a fold
+        groups = resampling_groups(opts, data_dir=settings.data_dir, source=source)
+        folds = geo.fold_counts(tokens.sequences(), opts.n_positions, tokens.vocab_size,
+                                n_folds=RANK_OPTIONS["n_folds"], seed=settings.seed, groups=groups)
+        nar = geo.noise_aware_rank_from_folds(folds, n_resamples=RANK_OPTIONS["n_resamples"],
+                                              level=RANK_OPTIONS["level"], seed=settings.seed)
+        values = {"options": corpus_params(opts), "resampled": resampling_unit(opts.corpus, opts.split),
+                  **geo.rank_report(nar)}
         return values, {"eigenvalues": nar.eigenvalues, "counts": nar.counts, "positions": nar.positions}
 
     return store_result(settings, f"real_corpora_rank_{corpus}", compute, params, force)
