@@ -120,3 +120,44 @@ def test_c5_row_and_summary_read_the_populations():
     e = mpr.c5_evidence(c5, few)
     assert e.reductions["scale_free"]["drift K=5"] == pytest.approx(0.919)
     assert "drift K=5 91.9% (one draw)" in v.c5_stress_reduction(e.reductions, e.population_stress, e.pure_noise, 3).why
+
+
+# ---------------------------------------------------------------------------------------------
+# C11: decided against the weakest order worth the name, not against 0
+# ---------------------------------------------------------------------------------------------
+
+#: a lazy run that learned: losses below half of ln 2, a kernel that moves far less than in the rich runs
+NTK = dict(train_losses=[0.01, 0.05], kernel_change_lazy=[0.012, 0.028], kernel_change_rich=[0.38, 0.48])
+
+
+def test_c11_an_order_weaker_than_the_margin_is_not_an_order():
+    # the quick-scale lazy runs in shape: ΔP [43.5%, 49.4%] (7 seeds, sd 0.032), P [50.7%, 52.5%]; the old rule
+    # read ΔP's upper bound below 50% as "ordered" and called this "depends"
+    quick_like = v.c11_ntk_order(**NTK, displacement=iv(0.435, 0.494, sd=0.032, n=7),
+                                 table=iv(0.507, 0.525, sd=0.01, n=7))
+    assert quick_like.verdict == I and "the interval of ΔP holds 45%, the weakest order worth the name" in quick_like.why
+    # below 50% but every rate the interval allows is a weaker order than five points: no order worth the name
+    weak = v.c11_ntk_order(**NTK, displacement=iv(0.46, 0.49, sd=0.02, n=7), table=iv(0.46, 0.49, sd=0.02, n=7))
+    assert weak.verdict == N and "ΔP [46.0%, 49.0%] lies above 45% (an order 5 points below random's 50%)" in weak.why
+    # both below 50%, one of them within the margin: the old rule said "reproduced"
+    near = v.c11_ntk_order(**NTK, displacement=iv(0.40, 0.44, sd=0.02, n=7), table=iv(0.43, 0.47, sd=0.02, n=7))
+    assert near.verdict == I and "the interval of P holds 45%" in near.why
+    strong = v.c11_ntk_order(**NTK, displacement=iv(0.30, 0.40, sd=0.05, n=7), table=iv(0.35, 0.45, sd=0.05, n=7))
+    assert strong.verdict == R and "both at or below 45%" in strong.why
+    depends = v.c11_ntk_order(**NTK, displacement=iv(0.30, 0.40, sd=0.05, n=7), table=iv(0.46, 0.52, sd=0.02, n=7))
+    assert depends.verdict == D
+
+
+def test_c11_asks_for_the_seeds_that_would_decide():
+    from posgeom.geometry.power import seeds_for_power
+
+    # underpowered for the five-point effect: the seeds that give 80% power for it
+    noisy = iv(0.40, 0.50, sd=0.06, n=5)
+    decision = v.c11_ntk_order(**NTK, displacement=noisy, table=noisy)
+    assert decision.verdict == I
+    assert f"over {seeds_for_power(0.06, v.ORDER_EFFECT)} seeds (80% power for the smallest effect" in decision.would_decide
+    # already powered for it (the quick runs): the rate lies near the margin, and the seeds are sized for its distance
+    powered = iv(0.435, 0.494, sd=0.032, n=7)
+    decision = v.c11_ntk_order(**NTK, displacement=powered, table=iv(0.507, 0.525, sd=0.01, n=7))
+    needed = seeds_for_power(0.032, abs(powered.mean - 0.45))
+    assert needed > 7 and f"over {needed} seeds (80% power to place the interval on one side of 45%" in decision.would_decide
