@@ -26,6 +26,11 @@ BERT, MINILM, GPT2 = "bert-base-uncased", "sentence-transformers/all-MiniLM-L6-v
 #: a lazy run that learned: losses below half of ln 2, a kernel that moves far less than in the rich runs
 NTK = dict(train_losses=[0.1, 0.2], kernel_change_lazy=[0.01, 0.02], kernel_change_rich=[0.5, 0.6])
 
+def peak_at(layer, n_layers=12):
+    """A per-layer curve whose global peak is ``layer`` counted from 1."""
+    return [1.0 - abs(k - layer) / n_layers for k in range(1, n_layers + 1)]
+
+
 #: C5's synthetic generators: drift K=4 has population rank 3 (rank-3 MDS exact), K=5 and markov more; pure noise
 #: reaches 99.8% under 'paper' only
 C5 = dict(population_stress={"K=4": 1e-30, "K=5": 0.004, "markov": 0.02},
@@ -98,10 +103,10 @@ CASES = {
                                   (dict(spearman_by_corpus={"sst2": -0.1}, model=BERT), N),
                                   (dict(spearman_by_corpus={"sst2": 0.5, "imdb": 0.4}, model=MINILM), I),
                                   (dict(spearman_by_corpus={"sst2": -0.5}, model=MINILM), I)],
-    "c10_layer_peak": [(dict(model=BERT, peaks={"propagated": 3, "static": 5}, propagated="propagated"), R),
-                       (dict(model=BERT, peaks={"propagated": 4, "static": 3}, propagated="propagated"), D),
-                       (dict(model=BERT, peaks={"propagated": 4, "static": 5}, propagated="propagated"), N),
-                       (dict(model=MINILM, peaks={"propagated": 3}, propagated="propagated"), I)],
+    "c10_layer_peak": [(dict(model=BERT, curves={"prop": peak_at(3), "static": peak_at(5)}, headline="prop"), D),
+                       (dict(model=BERT, curves={"prop": peak_at(6), "static": peak_at(3)}, headline="prop"), D),
+                       (dict(model=BERT, curves={"prop": peak_at(6), "static": peak_at(5)}, headline="prop"), N),
+                       (dict(model=MINILM, curves={"prop": peak_at(3)}, headline="prop"), I)],
     "c11_ntk_order": [(dict(NTK, displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), R),
                       (dict(NTK, displacement=iv(0.2, 0.3), table=iv(0.46, 0.6)), D),
                       (dict(NTK, displacement=iv(0.46, 0.55), table=iv(0.2, 0.4)), N),
@@ -181,7 +186,7 @@ def test_a_stand_in_is_inconclusive_whether_it_agrees_or_not():
     assert agree.stand_in == MINILM and "GPT-2" in agree.would_decide
     # a check blocked by a model says the command that decides it where the model can be downloaded
     assert agree.would_decide.startswith(v.decide_command("S1", "openai-community/gpt2"))
-    assert v.c10_layer_peak(MINILM, {"p": 3}, "p").would_decide.startswith(v.decide_command("C10", BERT))
+    assert v.c10_layer_peak(MINILM, {"p": peak_at(3)}, "p").would_decide.startswith(v.decide_command("C10", BERT))
     assert v.s1_neighbour_similarity(0.99, GPT2).stand_in == ""
     assert v.stand_in(BERT, v.PAPER_MODEL, "C9") is None
     assert v.stand_in("bert-base-uncased (pretrained)", v.PAPER_MODEL, "C9") is None

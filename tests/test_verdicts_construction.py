@@ -161,3 +161,72 @@ def test_c11_asks_for_the_seeds_that_would_decide():
     decision = v.c11_ntk_order(**NTK, displacement=powered, table=iv(0.507, 0.525, sd=0.01, n=7))
     needed = seeds_for_power(0.032, abs(powered.mean - 0.45))
     assert needed > 7 and f"over {needed} seeds (80% power to place the interval on one side of 45%" in decision.would_decide
+
+
+# ---------------------------------------------------------------------------------------------
+# C10: the per-layer curve read under both counts of the layers
+# ---------------------------------------------------------------------------------------------
+
+
+def peak_at(index, n_layers=12):
+    """A per-layer curve (first layer first) whose global maximum is at ``index`` (first layer 0), with a local
+    maximum two layers further on."""
+    curve = [0.1 * k for k in range(n_layers)]
+    curve[index] = 10.0
+    if index + 3 < n_layers:
+        curve[index + 2] = 9.0
+    return curve
+
+
+def test_c10_reads_the_paper_layer_under_both_counts():
+    # the fourth layer is the paper's layer 3 counted from 0 (encoder.layer.3); the old rule counted from 1 only and
+    # called a peak there "not reproduced"
+    fourth = v.c10_layer_peak(BERT, {"propagated_scale_free": peak_at(3), "static_scale_free": peak_at(7)},
+                              "propagated_scale_free")
+    assert fourth.verdict == D and "only if it is counted from 0, which the paper does not say" in fourth.why
+    # the third layer: the paper's layer 3 counted from 1; the old rule called it "reproduced", but the same curve
+    # is not at the paper's layer counted from 0
+    third = v.c10_layer_peak(BERT, {"propagated_scale_free": peak_at(2)}, "propagated_scale_free")
+    assert third.verdict == D and "only if it is counted from 1" in third.why
+    assert "layer 3 counted from 1, 2 counted from 0" in third.why
+
+
+def test_c10_another_reading_or_no_reading_at_the_paper_layer():
+    other = v.c10_layer_peak(BERT, {"propagated_scale_free": peak_at(7), "residual_paper": peak_at(3)},
+                             "propagated_scale_free")
+    assert other.verdict == D and "only residual_paper (counted from 0) peak at the paper's layer 3" in other.why
+    # a local maximum at the paper's layer is not the curve's peak
+    local = v.c10_layer_peak(BERT, {"propagated_scale_free": peak_at(0)}, "propagated_scale_free")
+    assert local.verdict == N and "at layer 3 under either count (layer 3 or 4 counted from 1)" in local.why
+    with pytest.raises(ValueError, match="headline reading 'propagated_scale_free', which is not among the curves"):
+        v.c10_layer_peak(BERT, {"static_paper": peak_at(3)}, "propagated_scale_free")
+    # a stand-in stays undecided, and says how both counts would be read on the paper's model
+    blocked = v.c10_layer_peak(MINILM, {"propagated_scale_free": peak_at(3)}, "propagated_scale_free")
+    assert blocked.verdict == I and "read under both counting conventions" in blocked.would_decide
+
+
+def test_c10_row_decides_on_every_curve_of_the_stored_result():
+    from posgeom.chapters import inside_bert as ibr
+
+    L = 12
+    prop, static = np.array(peak_at(3)), np.array(peak_at(8))
+    residual = np.array(peak_at(5, L + 1))
+    layers = ibr.LayerStress(
+        model=BERT, n_layers=L, n_heads=12, d_model=768, n_sentences=872, n_positions=40, split="validation",
+        special="model", positions=(0, 39), map_count=872, clipped_max=0.0,
+        peaks={"propagated_scale_free": 4, "propagated_paper": 4, "static_scale_free": 9, "static_paper": 9,
+               "residual_scale_free": 6, "residual_paper": 6},
+        maps=np.zeros((L, 4, 4)), propagated_head=np.zeros((L, 12, 2)),
+        propagated_pooled=np.stack([prop, prop], axis=1), static_pooled=np.stack([static, static], axis=1),
+        residual=np.stack([residual, residual], axis=1), clipped=np.zeros((2, L)))
+    curves = ibr.c10_curves(layers)
+    assert set(curves) == set(layers.peaks)
+    assert {k: int(np.argmax(c)) + 1 for k, c in curves.items()} == layers.peaks  # the stored peaks, counted from 1
+    peak_test = Result("inside_bert_local_peak", "paper", "k",
+                       {"n_used": 200, "propagated": {"share_local_peak": 0.9, "share_local_peak_3": 0.05,
+                                                      "margin": {"p05": 0.01, "p95": 0.02}}}, {}, {})
+    row, = ibr.comparison_rows(layers, peak_test, posgeom.get_settings(scale="paper"))
+    assert row.decision == v.c10_layer_peak(BERT, curves, "propagated_scale_free") and row.decision.verdict == D
+    assert "counted from 0, each is one less" in row.ours
+    summary = ibr.layer_summary(layers)
+    assert (summary.n_peak3, summary.n_peak3_from0) == (0, 2)

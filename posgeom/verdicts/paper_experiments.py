@@ -20,7 +20,7 @@ __all__ = ["PAPER_ALIBI_STRESS", "SHIFT_SHARE", "NEARLY_IDENTICAL", "DIFFERENT_R
     "VIOLATION_MARGIN", "RANDOM_VIOLATION", "MODERATE_RHO", "PAPER_PEAK_LAYER", "LEARNED_LOSS", "LAZY_KERNEL_CHANGE",
     "ORDER_EFFECT", "c7_alibi_value", "c7_alibi_ranking", "c7_shift_equivariance", "c8_sinusoidal_rope",
     "c9_mds_violation", "c9_random_violation", "c9_pretrained_correlation", "c10_layer_peak", "ntk_learned",
-    "ntk_lazy", "c11_ntk_order"]
+    "ntk_lazy", "c11_ntk_order", "COUNTINGS"]
 
 
 #: ALiBi's stress on SST-2 reported by the paper.
@@ -134,7 +134,7 @@ PAPER_MDS_VIOLATION, VIOLATION_MARGIN = 0.22, 0.03
 RANDOM_VIOLATION = 0.5
 #: A "moderate" correlation: Spearman of at least 0.3 (Cohen's conventional medium effect).
 MODERATE_RHO = 0.3
-#: The layer (counted from 1) where the paper places BERT's reorganisation.
+#: The layer where the paper places BERT's reorganisation (counted from 0 or from 1: it does not say).
 PAPER_PEAK_LAYER = 3
 
 
@@ -188,25 +188,51 @@ def c9_pretrained_correlation(spearman_by_corpus: Mapping[str, float], model: st
     return Decision(DEPENDS, why=f"Spearman {text}: moderate on some corpora only, so it depends on the corpus and n")
 
 
-def c10_layer_peak(model: str, peaks: Mapping[str, int], propagated: str) -> Decision:
-    """C10: the projected stress of BERT peaks at layer 3; ``peaks``: the peak layer (from 1) of each
-    definition and normalisation, ``propagated``: the key of the headline definition.
+#: The two ways of counting a model's layers, and the index (first layer 0) each gives the paper's layer 3:
+#: the paper does not say which it uses ("counted from 1": the third layer; "counted from 0", as Hugging Face's
+#: ``encoder.layer.3``: the fourth).
+COUNTINGS = {"counted from 1": PAPER_PEAK_LAYER - 1, "counted from 0": PAPER_PEAK_LAYER}
 
-    A stand-in for BERT-base: ``"inconclusive here"``. The headline definition at layer 3:
-    ``"reproduced"``; another definition there: ``"depends on an unstated choice"``; none:
-    ``"not reproduced"``.
+
+def c10_layer_peak(model: str, curves: Mapping[str, Values], headline: str) -> Decision:
+    """C10: the projected stress of BERT peaks at layer 3; ``curves``: the stress per layer of each reading
+    (definition and normalisation; first layer first), ``headline``: the key of the book's main reading.
+
+    The paper does not say whether it counts layers from 0 or from 1, so each curve's global peak is read under
+    both counts (:data:`COUNTINGS`): its third layer is layer 3 counted from 1, its fourth is layer 3 counted
+    from 0. A stand-in for BERT-base: ``"inconclusive here"``. The headline's peak at layer 3 under one count:
+    ``"depends on an unstated choice"`` (the count); only another reading's peak there: ``"depends on an
+    unstated choice"`` (the projection, which the paper does not define, and the count); no reading's peak
+    there under either count: ``"not reproduced"``. The peak is the curve's maximum, as the paper's "the
+    peak" says, not any local maximum of a curve over a dozen layers.
+    It cannot be ``"reproduced"``: a curve peaks at one layer, which is the paper's layer 3 under one count
+    only, and the paper does not say which count it uses.
     """
     blocked = stand_in(model, PAPER_MODEL, "C10")
     if blocked is not None:
         return Decision(INCONCLUSIVE, why=blocked.why + "; the paper does not say whether it counts layers from 0 or 1",
                         would_decide=f"{decide_command('C10', PAPER_MODEL)} ({PAPER_MODEL} from the hub, 12 layers, on "
                                      "SST-2; its per-layer curve read under both counting conventions)", stand_in=model)
-    at3 = [k for k, v in peaks.items() if int(v) == PAPER_PEAK_LAYER]
-    if peaks[propagated] == PAPER_PEAK_LAYER:
-        return Decision(REPRODUCED)
-    if at3:
-        return Decision(DEPENDS, why=f"only {', '.join(at3)} peak at layer {PAPER_PEAK_LAYER}: it depends on the projection")
-    return Decision(NOT_REPRODUCED, why=f"no reading of the projected stress peaks at layer {PAPER_PEAK_LAYER} on {model}")
+    if headline not in curves:
+        raise ValueError(f"c10_layer_peak decides on the headline reading {headline!r}, which is not among the curves "
+                         f"given ({', '.join(curves) or 'none'})")
+    peak = {k: int(np.argmax(as_values(c))) for k, c in curves.items()}  # index of the maximum, first layer 0
+    at_paper = {k: [count for count, index in COUNTINGS.items() if peak[k] == index] for k in curves}
+    where = f"layer {peak[headline] + 1} counted from 1, {peak[headline]} counted from 0"
+    if at_paper[headline]:
+        count = at_paper[headline][0]
+        return Decision(DEPENDS, why=f"{headline} peaks at {where}: the paper's layer {PAPER_PEAK_LAYER} only if it "
+                                     f"is {count}, which the paper does not say; a curve peaks at one layer, so no "
+                                     f"reading can match both counts")
+    others = [f"{k} ({at_paper[k][0]})" for k in curves if at_paper[k]]
+    if others:
+        return Decision(DEPENDS, why=f"only {', '.join(others)} peak at the paper's layer {PAPER_PEAK_LAYER}, "
+                                     f"{headline} at {where}: it depends on the projection, which the paper does not "
+                                     "define, and on how it counts layers")
+    candidates = " or ".join(str(i + 1) for i in COUNTINGS.values())
+    return Decision(NOT_REPRODUCED, why=f"no reading of the projected stress peaks at layer {PAPER_PEAK_LAYER} under "
+                                        f"either count (layer {candidates} counted from 1) on {model}; {headline} "
+                                        f"peaks at {where}")
 
 
 #: C11: a lazy classifier "has learned" when every seed's training loss ends below half of ln 2 (chance
