@@ -31,6 +31,10 @@ def peak_at(layer, n_layers=12):
     return [1.0 - abs(k - layer) / n_layers for k in range(1, n_layers + 1)]
 
 
+#: C4's sweep from a circulant corpus (t = 0) to a drift (t = 1): approximately circulant at t = 0.1 and 0.4
+C4 = dict(circulant_deviation={"t = 0": 1e-15, "t = 0.1": 0.02, "t = 0.4": 0.09, "t = 1": 0.2},
+          fourier_match={"t = 0": 1.0, "t = 0.1": 0.99, "t = 0.4": 0.95, "t = 1": 0.4})
+
 #: C5's synthetic generators: drift K=4 has population rank 3 (rank-3 MDS exact), K=5 and markov more; pure noise
 #: reaches 99.8% under 'paper' only
 C5 = dict(population_stress={"K=4": 1e-30, "K=5": 0.004, "markov": 0.02},
@@ -70,8 +74,13 @@ CASES = {
                                  (dict(differences={"a": iv(-0.2, -0.1), "b": iv(0.01, 0.03)}), D),
                                  (dict(differences={"a": iv(-0.2, -0.1), "b": iv(-0.01, 0.03)}), I)],
     "c4_circulant": [(dict(fourier_match=1.0, eigen_error=1e-15), B), (dict(fourier_match=0.9, eigen_error=1e-15), N)],
-    "c4_sinusoidal_table": [(dict(sinusoidal_stress=0.005, mds_stress=0.0, slow=20, n_frequencies=25), R),
-                            (dict(sinusoidal_stress=0.2, mds_stress=0.0, slow=3, n_frequencies=25), D)],
+    "c4_sinusoidal_table": [(dict(C4, sinusoidal_stress=0.005, mds_stress=0.0, slow=20, n_frequencies=25), R),
+                            (dict(C4, sinusoidal_stress=0.2, mds_stress=0.0, slow=3, n_frequencies=25), D),
+                            (dict(C4, sinusoidal_stress=0.2, mds_stress=0.0, slow=3, n_frequencies=25,
+                                  fourier_match={"t = 0": 1.0, "t = 0.1": 0.99, "t = 0.4": 0.6, "t = 1": 0.4}), N),
+                            (dict(C4, sinusoidal_stress=0.005, mds_stress=0.0, slow=20, n_frequencies=25,
+                                  circulant_deviation={"t = 0": 1e-15, "t = 0.1": 0.2, "t = 0.4": 0.3, "t = 1": 0.4}),
+                             I)],
     "c5_parameter_savings": [(dict(n=50, d=50, r=3), B), (dict(n=50, d=50, r=10), N)],
     "c5_stress_reduction": [(dict(C5, reductions={"scale_free": {"K=5": iv(0.998, 0.999), "markov": 0.9985}}), R),
                             (dict(C5, reductions={"scale_free": {"K=5": iv(0.91, 0.92), "markov": -0.2}}), N),

@@ -230,3 +230,65 @@ def test_c10_row_decides_on_every_curve_of_the_stored_result():
     assert "counted from 0, each is one less" in row.ours
     summary = ibr.layer_summary(layers)
     assert (summary.n_peak3, summary.n_peak3_from0) == (0, 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# C4: the sinusoidal form tested where it is not a theorem
+# ---------------------------------------------------------------------------------------------
+
+#: The committed paper-scale sweep in shape: circulant at 0% drift, within 0.1 of circulant up to 40% drift
+DEVIATION = {"0% drift": 9e-16, "10% drift": 0.022, "20% drift": 0.042, "40% drift": 0.089, "50% drift": 0.113,
+             "100% drift": 0.20}
+MATCH = {"0% drift": 1.0, "10% drift": 0.998, "20% drift": 0.990, "40% drift": 0.954, "50% drift": 0.946,
+         "100% drift": 0.40}
+TABLE = dict(sinusoidal_stress=0.0195, mds_stress=0.0023, slow=19, n_frequencies=25)
+
+
+def test_c4_fails_when_the_form_is_lost_near_stationarity():
+    # the old rule could not say "not reproduced": the sinusoidal form was optimal by the circulant theorem alone
+    fragile = {**MATCH, "20% drift": 0.62}
+    decision = v.c4_sinusoidal_table(**TABLE, circulant_deviation=DEVIATION, fourier_match=fragile)
+    assert decision.verdict == N
+    assert "not sinusoidal on 20% drift" in decision.why and "below 0.9 there" in decision.why
+
+
+def test_c4_reads_only_the_geometries_near_but_not_at_circulant():
+    # the drift's collapse (100%) is far from stationary, the circulant corpus (0%) is the theorem: neither counts
+    decision = v.c4_sinusoidal_table(**TABLE, circulant_deviation=DEVIATION, fourier_match=MATCH)
+    assert decision.verdict == D and "10% drift 0.998, 20% drift 0.990, 40% drift 0.954" in decision.why
+    assert "50% drift" not in decision.why and "100% drift" not in decision.why
+    close = v.c4_sinusoidal_table(**{**TABLE, "sinusoidal_stress": 0.005}, circulant_deviation=DEVIATION,
+                                  fourier_match=MATCH)
+    assert close.verdict == R
+    # only the theorem's corpus and far ones: the form is untested where the claim says "approximately"
+    untested = v.c4_sinusoidal_table(**TABLE, circulant_deviation={"0% drift": 9e-16, "100% drift": 0.2},
+                                     fourier_match={"0% drift": 1.0, "100% drift": 0.4})
+    assert untested.verdict == I and "stationarity sweep at small mixing weights" in untested.would_decide
+    with pytest.raises(ValueError, match="10% drift has only one"):
+        v.c4_sinusoidal_table(**TABLE, circulant_deviation={"10% drift": 0.02}, fourier_match={})
+
+
+def test_c4_row_reads_the_sweep_and_the_populations():
+    from posgeom.chapters import sinusoids_as_mds as smr
+
+    weights = [0.0, 0.1, 0.2, 0.4, 0.5, 1.0]
+    sweep = Result("sinusoids_as_mds.stationarity_sweep", "paper", "k",
+                   dict(t=weights, circulant_deviation=list(DEVIATION.values()), fourier_match=list(MATCH.values())),
+                   {}, {})
+    population = dict(circulant_deviation=0.0, fourier_match=1.0, toeplitz_deviation=0.0, mean_sinusoid_r2=1.0,
+                      sinusoidal_scale_free=0.0195, mds_scale_free=0.0023, eigenvalue_share=0.9)
+    fourier = Result("sinusoids_as_mds.fourier_match", "paper", "k",
+                     {"corpora": ["markov (population)", "markov v>n (population)", "drift"],
+                      "markov (population)": population,
+                      "markov v>n (population)": {**population, "circulant_deviation": 0.144, "fourier_match": 0.956},
+                      "drift": {**population, "circulant_deviation": 0.05, "fourier_match": 0.41},
+                      "vaswani_frequencies": [1.0 / 10000 ** (2 * k / 50) for k in range(25)]}, {}, {})
+    near = smr.near_stationary(fourier, sweep)
+    # the populations only: the drift *sample* (sampling noise is neither smooth nor stationary) is not read
+    assert list(near.fourier_match) == list(MATCH) + ["markov (population)", "markov v>n (population)"]
+    interval = {"estimate": 0.999, "low": 0.998, "high": 1.0, "bias": -0.001, "bias_se": 0.0}
+    shift = Result("sinusoids_as_mds.shift_intervals", "paper", "k", {"markov": {"fourier_match": interval}}, {}, {})
+    circulant, table = smr.comparison_rows(fourier, shift, sweep, 1e-15, posgeom.get_settings(scale="paper"))
+    assert circulant.decision.verdict == B
+    assert table.decision.verdict == D
+    assert "Fourier match 0.954 to 0.998 on the 3 population geometries within 0.1 of circulant" in table.ours
