@@ -12,8 +12,8 @@ model's name, a folder by its absolute path), and calls the same rule.
 
 * C10: :func:`posgeom.experiments.inside_bert.run_layer_stress` with ``settings.pretrained`` set to the
   model, read by :func:`posgeom.chapters.inside_bert.layer_stress`, decided by
-  :func:`posgeom.verdicts.c10_layer_peak` (the global peak layer of every reading; the headline is
-  ``"propagated_scale_free"``). The model must be a BERT-family encoder that
+  :func:`posgeom.verdicts.c10_layer_peak` (the per-layer curve of every reading, its global peak read under
+  both counts of the layers; the headline is ``"propagated_scale_free"``). The model must be a BERT-family encoder that
   :func:`posgeom.models.pretrained.load_encoder` reads, whose vocabulary covers the WordPiece ids of the
   SST-2 sentences and whose table covers their positions; the target geometry is SST-2's
   (chapter "Real corpora"), computed if the registry lacks it.
@@ -141,7 +141,7 @@ def _bert_checked(settings: Settings) -> None:
 
 
 def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
-    from .chapters.inside_bert import c10_ours, curve, layer_stress
+    from .chapters.inside_bert import c10_curves, c10_ours, curve, layer_stress
     from .experiments.inside_bert import DEFINITIONS, run_layer_stress
     from .geometry.peaks import local_maxima
 
@@ -149,9 +149,11 @@ def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
     result = run_layer_stress(settings, force=force)  # keyed by settings.pretrained: this model's own entry
     layers = layer_stress(result)
     headline = "propagated_scale_free"
-    decision = rules.c10_layer_peak(layers.model, layers.peaks, headline)
+    curves = c10_curves(layers)
+    decision = rules.c10_layer_peak(layers.model, curves, headline)
     local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
-    numbers = {"peaks": dict(layers.peaks), "headline": headline, "local_maxima_scale_free": local,
+    numbers = {"curves": {k: [float(x) for x in c] for k, c in curves.items()}, "peaks": dict(layers.peaks),
+               "headline": headline, "local_maxima_scale_free": local,
                "n_layers": layers.n_layers, "n_positions": layers.n_positions, "n_sentences": layers.n_sentences}
     ours = c10_ours(layers) + f"; n = {layers.n_positions} positions ({layers.n_layers} layers)"
     return ClaimDecision("C10", layers.model, settings.scale, numbers, ours, decision, result.provenance())

@@ -26,6 +26,20 @@ BERT, MINILM, GPT2 = "bert-base-uncased", "sentence-transformers/all-MiniLM-L6-v
 #: a lazy run that learned: losses below half of ln 2, a kernel that moves far less than in the rich runs
 NTK = dict(train_losses=[0.1, 0.2], kernel_change_lazy=[0.01, 0.02], kernel_change_rich=[0.5, 0.6])
 
+def peak_at(layer, n_layers=12):
+    """A per-layer curve whose global peak is ``layer`` counted from 1."""
+    return [1.0 - abs(k - layer) / n_layers for k in range(1, n_layers + 1)]
+
+
+#: C4's sweep from a circulant corpus (t = 0) to a drift (t = 1): approximately circulant at t = 0.1 and 0.4
+C4 = dict(circulant_deviation={"t = 0": 1e-15, "t = 0.1": 0.02, "t = 0.4": 0.09, "t = 1": 0.2},
+          fourier_match={"t = 0": 1.0, "t = 0.1": 0.99, "t = 0.4": 0.95, "t = 1": 0.4})
+
+#: C5's synthetic generators: drift K=4 has population rank 3 (rank-3 MDS exact), K=5 and markov more; pure noise
+#: reaches 99.8% under 'paper' only
+C5 = dict(population_stress={"K=4": 1e-30, "K=5": 0.004, "markov": 0.02},
+          pure_noise={"scale_free": [-1.7, -1.6], "paper": [0.9983, 0.99999]}, rank=3)
+
 #: rule -> [(kwargs, expected verdict)]: planted numbers for each outcome.
 CASES = {
     "c1_equivariance": [(dict(perm_gap=1e-15), B), (dict(perm_gap=1e-3), N)],
@@ -59,11 +73,19 @@ CASES = {
                                  (dict(differences={"a": iv(-0.2, -0.1), "b": iv(0.01, 0.03)}), D),
                                  (dict(differences={"a": iv(-0.2, -0.1), "b": iv(-0.01, 0.03)}), I)],
     "c4_circulant": [(dict(fourier_match=1.0, eigen_error=1e-15), B), (dict(fourier_match=0.9, eigen_error=1e-15), N)],
-    "c4_sinusoidal_table": [(dict(sinusoidal_stress=0.005, mds_stress=0.0, slow=20, n_frequencies=25), R),
-                            (dict(sinusoidal_stress=0.2, mds_stress=0.0, slow=3, n_frequencies=25), D)],
+    "c4_sinusoidal_table": [(dict(C4, sinusoidal_stress=0.005, mds_stress=0.0, slow=20, n_frequencies=25), R),
+                            (dict(C4, sinusoidal_stress=0.2, mds_stress=0.0, slow=3, n_frequencies=25), D),
+                            (dict(C4, sinusoidal_stress=0.2, mds_stress=0.0, slow=3, n_frequencies=25,
+                                  fourier_match={"t = 0": 1.0, "t = 0.1": 0.99, "t = 0.4": 0.6, "t = 1": 0.4}), N),
+                            (dict(C4, sinusoidal_stress=0.005, mds_stress=0.0, slow=20, n_frequencies=25,
+                                  circulant_deviation={"t = 0": 1e-15, "t = 0.1": 0.2, "t = 0.4": 0.3, "t = 1": 0.4}),
+                             I)],
     "c5_parameter_savings": [(dict(n=50, d=50, r=3), B), (dict(n=50, d=50, r=10), N)],
-    "c5_stress_reduction": [(dict(share_paper=1, share_scale_free=1), R), (dict(share_paper=0, share_scale_free=0), N),
-                            (dict(share_paper=1, share_scale_free=0.2), D)],
+    "c5_stress_reduction": [(dict(C5, reductions={"scale_free": {"K=5": iv(0.998, 0.999), "markov": 0.9985}}), R),
+                            (dict(C5, reductions={"scale_free": {"K=5": iv(0.91, 0.92), "markov": -0.2}}), N),
+                            (dict(C5, reductions={"scale_free": {"K=5": iv(0.91, 0.92), "markov": 0.999}}), D),
+                            (dict(C5, reductions={"scale_free": {"K=5": iv(0.99, 0.999), "markov": -0.2}}), I),
+                            (dict(C5, reductions={"scale_free": {"K=4": 1.0}, "paper": {"K=5": 0.9998}}), B)],
     "c5_lowrank_performance": [(dict(gap=iv(-0.02, 0.005)), R), (dict(gap=iv(0.02, 0.05)), N),
                                (dict(gap=iv(-0.01, 0.03)), I)],
     "c7_alibi_value": [(dict(mean_slope=iv(0.55, 0.57), head_stresses=[0.4, 0.9]), R),
@@ -94,13 +116,14 @@ CASES = {
                                   (dict(spearman_by_corpus={"sst2": -0.1}, model=BERT), N),
                                   (dict(spearman_by_corpus={"sst2": 0.5, "imdb": 0.4}, model=MINILM), I),
                                   (dict(spearman_by_corpus={"sst2": -0.5}, model=MINILM), I)],
-    "c10_layer_peak": [(dict(model=BERT, peaks={"propagated": 3, "static": 5}, propagated="propagated"), R),
-                       (dict(model=BERT, peaks={"propagated": 4, "static": 3}, propagated="propagated"), D),
-                       (dict(model=BERT, peaks={"propagated": 4, "static": 5}, propagated="propagated"), N),
-                       (dict(model=MINILM, peaks={"propagated": 3}, propagated="propagated"), I)],
+    "c10_layer_peak": [(dict(model=BERT, curves={"prop": peak_at(3), "static": peak_at(5)}, headline="prop"), D),
+                       (dict(model=BERT, curves={"prop": peak_at(6), "static": peak_at(3)}, headline="prop"), D),
+                       (dict(model=BERT, curves={"prop": peak_at(6), "static": peak_at(5)}, headline="prop"), N),
+                       (dict(model=MINILM, curves={"prop": peak_at(3)}, headline="prop"), I)],
     "c11_ntk_order": [(dict(NTK, displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), R),
-                      (dict(NTK, displacement=iv(0.2, 0.3), table=iv(0.4, 0.6)), D),
-                      (dict(NTK, displacement=iv(0.4, 0.55), table=iv(0.2, 0.4)), N),
+                      (dict(NTK, displacement=iv(0.2, 0.3), table=iv(0.46, 0.6)), D),
+                      (dict(NTK, displacement=iv(0.46, 0.55), table=iv(0.2, 0.4)), N),
+                      (dict(NTK, displacement=iv(0.44, 0.49), table=iv(0.5, 0.53)), I),
                       (dict(NTK, train_losses=[0.1, 0.69], displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), I),
                       (dict(NTK, kernel_change_lazy=[0.01, 0.3], displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), I),
                       (dict(NTK, kernel_change_rich=[0.02], displacement=iv(0.2, 0.3), table=iv(0.2, 0.4)), I)],
@@ -176,7 +199,7 @@ def test_a_stand_in_is_inconclusive_whether_it_agrees_or_not():
     assert agree.stand_in == MINILM and "GPT-2" in agree.would_decide
     # a check blocked by a model says the command that decides it where the model can be downloaded
     assert agree.would_decide.startswith(v.decide_command("S1", "openai-community/gpt2"))
-    assert v.c10_layer_peak(MINILM, {"p": 3}, "p").would_decide.startswith(v.decide_command("C10", BERT))
+    assert v.c10_layer_peak(MINILM, {"p": peak_at(3)}, "p").would_decide.startswith(v.decide_command("C10", BERT))
     assert v.s1_neighbour_similarity(0.99, GPT2).stand_in == ""
     assert v.stand_in(BERT, v.PAPER_MODEL, "C9") is None
     assert v.stand_in("bert-base-uncased (pretrained)", v.PAPER_MODEL, "C9") is None

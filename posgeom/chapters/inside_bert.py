@@ -26,7 +26,7 @@ from ..report import ComparisonRow
 from .real_corpora import CORPUS_LABELS, corpus_caption, PlainText
 
 __all__ = [
-    "LayerStress", "layer_stress", "describe", "curve", "peak_table", "LayerSummary", "layer_summary",
+    "LayerStress", "layer_stress", "describe", "curve", "c10_curves", "peak_table", "LayerSummary", "layer_summary",
     "AttentionSummary", "attention_summary", "peak_test_table", "PeakTestSummary", "peak_test_summary",
     "comparison_rows", "paper_scale_lines", "Captions", "captions",
 ]
@@ -88,8 +88,8 @@ def peak_table(layers: LayerStress) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class LayerSummary:
-    """The model and its readings: the global peak of each (``peak_<definition>_<normalisation>``), how many
-    readings peak at the paper's layer 3, the clipping of the kernels, and how much the stress varies across
+    """The model and its readings: the global peak of each (``peak_<definition>_<normalisation>``, counted from
+    1), how many readings peak at the paper's layer 3 counted from 1 and counted from 0, the clipping of the kernels, and how much the stress varies across
     heads and across layers ("scale_free")."""
 
     model_name: PlainText
@@ -104,7 +104,8 @@ class LayerSummary:
     peak_static_paper: int
     peak_residual_scale_free: int
     peak_residual_paper: int
-    n_peak3: int
+    n_peak3: int               # readings whose global peak is the paper's layer 3 counted from 1 (the third layer)
+    n_peak3_from0: int         # ... counted from 0 (the fourth layer, encoder.layer.3)
     n_readings: int
     clipped_max: float
     n_clipped_layers: int
@@ -120,7 +121,8 @@ def layer_summary(layers: LayerStress) -> LayerSummary:
         model_name=PlainText(layers.model), n_layers=layers.n_layers, n_heads=layers.n_heads,
         n_sentences=layers.n_sentences, n_positions=layers.n_positions, map_count=layers.map_count,
         **{f"peak_{d}_{z}": p[f"{d}_{z}"] for d in DEFINITIONS for z in NORMALIZATIONS},
-        n_peak3=sum(layer == PAPER_PEAK_LAYER for layer in p.values()), n_readings=len(p),
+        n_peak3=sum(layer == PAPER_PEAK_LAYER for layer in p.values()),
+        n_peak3_from0=sum(layer == PAPER_PEAK_LAYER + 1 for layer in p.values()), n_readings=len(p),
         clipped_max=layers.clipped_max, n_clipped_layers=int(np.sum(layers.clipped > 1e-6)),
         n_kept_kernels=int(layers.clipped.size),
         head_spread=float(np.mean(np.ptp(layers.propagated_head[:, :, 0], axis=1))),
@@ -179,19 +181,27 @@ def peak_test_summary(peak_test: Result) -> PeakTestSummary:
     return as_record(peak_test, PeakTestSummary)
 
 
+def c10_curves(layers: LayerStress) -> dict[str, np.ndarray]:
+    """The per-layer curve of every reading, ``{"<definition>_<normalisation>": stress per layer}``: what
+    :func:`posgeom.verdicts.c10_layer_peak` reads (``posgeom decide C10`` passes the same)."""
+    return {f"{d}_{z}": curve(layers, d, z) for d in DEFINITIONS for z in NORMALIZATIONS}
+
+
 def c10_ours(layers: LayerStress) -> str:
     """C10's value as the "Paper vs this book" row words it: the global peak layer of each definition and its
-    local maxima (``"scale_free"``, layers counted from 1); ``posgeom decide C10`` prints the same."""
+    local maxima (``"scale_free"``, layers counted from 1, and from 0 one less); ``posgeom decide C10`` prints
+    the same."""
     local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
     return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
-            + ' ("scale_free", counted from 1); local maxima at layers '
+            + ' ("scale_free", counted from 1; counted from 0, each is one less); local maxima at layers '
             + "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items()))
 
 
 def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" row for C10, decided by :func:`posgeom.verdicts.c10_layer_peak`: the
-    paper's model is BERT-base, so any other model (the 6-layer stand-in) cannot decide the claim; the
-    stand-in's stable local peak matches the paper only if the paper counts layers from 0.
+    """The chapter's "Paper vs this book" row for C10, decided by :func:`posgeom.verdicts.c10_layer_peak` from
+    every reading's per-layer curve (:func:`c10_curves`), read under both counts of the layers: the paper's
+    model is BERT-base, so any other model (the 6-layer stand-in) cannot decide the claim; the stand-in's
+    stable local peak matches the paper only if the paper counts layers from 0.
 
     Returns
     -------
@@ -208,7 +218,7 @@ def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> li
     return [
         ComparisonRow("C10", c10_ours(layers) + test,
                       settings.scale, layers.model, "SST-2 validation sentences; SST-2 train geometry",
-                      rules.c10_layer_peak(layers.model, layers.peaks, "propagated_scale_free"),
+                      rules.c10_layer_peak(layers.model, c10_curves(layers), "propagated_scale_free"),
                       options=f"projected stress of the definition above, pooled over heads, n = {layers.n_positions} "
                               f"positions ({layers.n_layers} layers)"),
     ]

@@ -376,7 +376,8 @@ def _c11_row(ntk: dict, settings):
     if rules.ntk_learned(loss_lazy) and rules.ntk_lazy(kc_lazy, kc_rich):
         return ComparisonRow(
             "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
-                   f"violation of ΔP {vd_iv.text('{:.0%}')} (95 % interval), of P {_seeds_text(v_lazy)}; of P started "
+                   f"violation of ΔP {vd_iv.text('{:.1%}')} (95 % interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
+                   f"of P started "
                    f"near a point {_seeds_text(v_small)}",
             sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,
             options=f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "

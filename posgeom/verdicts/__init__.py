@@ -28,13 +28,13 @@ from .learned_tables import (
     s5_no_vector_beyond, s6_heuristics_mlm, s6_heuristics_order, s7_small_init, s8_sinusoidal_init, s9_dropout,
 )
 from .optimal_encoding import (
-    ACCURACY_MARGIN, FOURIER_TOL, GAIN_MARGIN, NEAR_OPTIMAL, PAPER_REDUCTION, PAPER_SAVINGS, ROUNDING_TOL,
-    SAVINGS_ROUNDING, c3_beats_other_encodings, c3_exact_impossible, c3_full_rank_mds, c3_least_stress,
-    c4_circulant, c4_sinusoidal_table, c5_lowrank_performance, c5_parameter_savings, c5_stress_reduction,
+    ACCURACY_MARGIN, FOURIER_TOL, GAIN_MARGIN, NEAR_OPTIMAL, NEAR_STATIONARY, PAPER_REDUCTION, PAPER_SAVINGS,
+    ROUNDING_TOL, SAVINGS_ROUNDING, SINUSOIDAL_MATCH, c3_beats_other_encodings, c3_exact_impossible,
+    c3_full_rank_mds, c3_least_stress, c4_circulant, c4_sinusoidal_table, c5_lowrank_performance, c5_parameter_savings, c5_stress_reduction,
     c6_near_zero,
 )
 from .paper_experiments import (
-    DIFFERENT_RATIO, LAZY_KERNEL_CHANGE, LEARNED_LOSS, MODERATE_RHO, NEARLY_IDENTICAL, ORDER_EFFECT,
+    COUNTINGS, DIFFERENT_RATIO, LAZY_KERNEL_CHANGE, LEARNED_LOSS, MODERATE_RHO, NEARLY_IDENTICAL, ORDER_EFFECT,
     PAPER_ALIBI_STRESS, PAPER_MDS_VIOLATION, PAPER_PEAK_LAYER, RANDOM_VIOLATION, SHIFT_SHARE, VIOLATION_MARGIN,
     c10_layer_peak, c11_ntk_order, c7_alibi_ranking, c7_alibi_value, c7_shift_equivariance, c8_sinusoidal_rope,
     c9_mds_violation, c9_pretrained_correlation, c9_random_violation, ntk_lazy, ntk_learned,
@@ -72,5 +72,5 @@ __all__ = [
     "ROUNDING_TOL", "SAVINGS_ROUNDING", "DIFFERENT_RATIO", "LAZY_KERNEL_CHANGE", "LEARNED_LOSS", "MODERATE_RHO",
     "NEARLY_IDENTICAL", "PAPER_ALIBI_STRESS", "PAPER_MDS_VIOLATION", "PAPER_PEAK_LAYER", "RANDOM_VIOLATION",
     "SHIFT_SHARE", "VIOLATION_MARGIN", "ABOVE_CHANCE", "CHANCE", "COLLAPSE_SHARE", "EQUIVARIANCE_TOL", "KEEP_SHARE",
-    "ORDERED_RHO", "SEP_TOL", "PARTS",
+    "ORDERED_RHO", "SEP_TOL", "PARTS", "NEAR_STATIONARY", "SINUSOIDAL_MATCH", "COUNTINGS",
 ]
