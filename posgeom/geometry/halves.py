@@ -18,12 +18,23 @@ taking ``groups``) when the paper-scale results are next recomputed whole.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .counting import positional_counts
-from .rank import _root_rows, fold_members
+from .counts import PositionalCounts
+from .rank import fold_members
 from .summaries import draw_statistics, resolvable_summary
 
 __all__ = ["grouped_resolvable_distances", "grouped_resolvable_draws"]
+
+
+def _root_rows(counts: PositionalCounts, positions: np.ndarray) -> np.ndarray:
+    """Dense rows $\\sqrt{c_i / N_i}$ of the given positions, computed as the cross-fitted estimates compute them
+    (:mod:`posgeom.geometry.rank`: the same operations, so the same rounding)."""
+    C = counts.counts[positions].astype(np.float64)
+    N = counts.reach[positions].astype(np.float64)
+    # sqrt(mu_i) = sqrt(c_i / N_i)
+    return sp.csr_matrix(sp.diags(1.0 / N) @ C).sqrt().toarray()
 
 
 def grouped_resolvable_distances(sequences, n_positions: int, vocab_size: int, positions, groups, *,
@@ -68,7 +79,7 @@ def grouped_resolvable_distances(sequences, n_positions: int, vocab_size: int, p
         raise ValueError(f"positions {missing.tolist()[:10]} are not reached in both halves of the split; the cross-half "
                          "estimate needs every kept position in each half: lower n_positions or raise min_count")
     # dense rows over the whole vocabulary, as resolvable_distances multiplies them (the same rounding)
-    A, B = _root_rows(ca, positions).toarray(), _root_rows(cb, positions).toarray()
+    A, B = _root_rows(ca, positions), _root_rows(cb, positions)
     # G_ij = (a_i . b_j + a_j . b_i) / 2
     G = A @ B.T
     G = 0.5 * (G + G.T)
