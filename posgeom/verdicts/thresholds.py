@@ -282,7 +282,7 @@ def flip_points(decide: Callable[[float], str], value: float, *, factor: float =
     for direction in (-1, 1):
         points = [float(value * r) for r in factor ** (direction * np.arange(1, steps + 1) / steps)]
         if integer:
-            points = [float(p) for p in dict.fromkeys(round(p) for p in points) if p != value and p != 0]
+            points = [p for p in dict.fromkeys(int(round(p)) for p in points) if p != value and p != 0]
         inside = value
         for x in points:
             if decide(x) == now:
@@ -290,7 +290,7 @@ def flip_points(decide: Callable[[float], str], value: float, *, factor: float =
                 continue
             outside = x
             while not _adjacent(inside, outside, precision, integer):
-                middle = (float(math.floor((inside + outside) / 2) if direction > 0 else math.ceil((inside + outside) / 2))
+                middle = ((math.floor((inside + outside) / 2) if direction > 0 else math.ceil((inside + outside) / 2))
                           if integer else math.copysign(math.sqrt(inside * outside), value))
                 if decide(middle) == now:
                     inside = middle

@@ -1,0 +1,147 @@
+r"""How robust each bottom line is: the threshold value at which a claim's bottom line would flip.
+
+A claim's bottom line (:func:`posgeom.summary.bottom_line`) comes from its checks' verdicts, and each verdict
+from a rule of :mod:`posgeom.verdicts` whose thresholds are module constants. A check's record holds its rule's
+call (the rule's name and its inputs, :class:`posgeom.verdicts.thresholds.RuleCall`), so the verdict can be
+decided again with a threshold moved. :func:`robustness` moves each threshold that a current check's rule reads
+over :data:`~posgeom.verdicts.thresholds.SCAN_FACTOR` either way — in every check of the claim that reads it,
+since a constant has one value —, recomputes the claim's bottom line from all its checks, and finds where it
+flips (:func:`posgeom.verdicts.thresholds.flip_points`). The flip is of the bottom line, not of one row: a row
+that flips while another row keeps the bottom line is no flip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping, Sequence
+
+from ..report import NEEDS_GPU
+from ..verdicts import RULES
+from ..verdicts.thresholds import SCAN_FACTOR, flip_points, redecide, threshold_reason, thresholds_read
+from ..wording import header_words, shortest_clauses
+
+__all__ = ["Flip", "Robustness", "robustness", "REASON_WORDS"]
+
+#: The words of a threshold's reason a sentence quotes (its first clauses): enough to say what it decides.
+REASON_WORDS = 14
+
+
+@dataclass(frozen=True)
+class Flip:
+    """Where a claim's bottom line flips: the threshold (its constant's ``name``, its ``reason``), its ``value``
+    now, the value ``at`` which the bottom line becomes ``verdict``."""
+
+    name: str
+    reason: str
+    value: float
+    at: float
+    verdict: str
+
+    @property
+    def factor(self) -> float:
+        """How far the flip is from the value, as a ratio (at least 1)."""
+        ratio = self.at / self.value
+        return ratio if ratio >= 1 else 1 / ratio
+
+    def text(self) -> str:
+        """``"the accuracy margin (the largest accuracy loss counted as …) moved from 0.01 to 0.0123"``."""
+        reason = shortest_clauses(self.reason, REASON_WORDS) if self.reason else ""
+        what = header_words(self.name.lower()) + (f" ({reason[:1].lower() + reason[1:]})" if reason else "")
+        way = "raised" if abs(self.at) > abs(self.value) else "lowered"
+        return f"the {what} {way} from {self.value:.3g} to {self.at:.3g}"
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """How robust a claim's bottom line is: the bottom line ``verdict``; the ``thresholds`` the rules of its
+    current checks read (name → value); every ``flips`` (nearest first, by :attr:`Flip.factor`); the current
+    checks whose rule's call was not recorded (``unread``, they keep their verdict); and the ``sentence`` that
+    says it."""
+
+    verdict: str
+    thresholds: dict
+    flips: tuple[Flip, ...]
+    unread: int
+    sentence: str
+
+
+def _decided(check) -> bool:
+    return not check.stale and check.verdict != NEEDS_GPU
+
+
+def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR, rules: Mapping[str, Callable] | None = None) -> Robustness:
+    """The thresholds at which a claim's bottom line flips, from its checks (:class:`posgeom.summary.Check`).
+
+    Parameters
+    ----------
+    checks : sequence of Check
+        Every recorded check of one claim.
+    factor : float
+        Each threshold is moved from its value divided by ``factor`` to its value times ``factor``.
+    rules : mapping of str to callable, optional
+        The rules by name that the checks' records name (default :data:`posgeom.verdicts.RULES`).
+
+    Returns
+    -------
+    Robustness
+    """
+    from . import bottom_line  # the package imports this module's users, not this module
+
+    checks = list(checks)
+    line = bottom_line(checks).verdict
+    known = RULES if rules is None else rules
+    rules, unread = {}, 0
+    for k, check in enumerate(checks):
+        if not _decided(check):
+            continue
+        rule = known.get(check.rule)
+        try:
+            # a record whose rule no longer gives its verdict (other code) keeps that verdict
+            if rule is None or check.inputs is None or str(redecide(rule, check.inputs).verdict) != check.verdict:
+                raise TypeError
+        except (TypeError, ValueError):
+            unread += 1
+            continue
+        rules[k] = rule
+    read = {k: thresholds_read(rule) for k, rule in rules.items()}
+    values = {name: value for names in read.values() for name, value in names.items()}
+
+    def decide(name: str, x: float) -> str:
+        moved = [replace(c, verdict=str(redecide(rules[k], c.inputs, {name: x}).verdict)) if name in read.get(k, {})
+                 else c for k, c in enumerate(checks)]
+        return bottom_line(moved).verdict
+
+    flips = []
+    for name, value in sorted(values.items()):
+        rule = next(rules[k] for k in read if name in read[k])
+        for at, verdict in flip_points(lambda x: decide(name, x), value, factor=factor,
+                                       integer=isinstance(value, int)):
+            flips.append(Flip(name, threshold_reason(rule, name), value, at, verdict))
+    flips.sort(key=lambda f: f.factor)
+    sentence = (_sentence(values, flips, unread, factor) if any(_decided(c) for c in checks)
+                else "No current check has a verdict yet, so there is nothing to move.")
+    return Robustness(line, values, tuple(flips), unread, sentence)
+
+
+def _sentence(values: dict, flips: list[Flip], unread: int, factor: float) -> str:
+    span = f"from a tenth to {factor:g} times its value" if factor == 10 else f"within a factor {factor:g} of its value"
+    missing = (f" ({unread} check{'s' if unread != 1 else ''} recorded without {'their' if unread != 1 else 'its'} "
+               "rule's inputs kept as recorded)") if unread else ""
+    if not values:
+        if unread:
+            return (f"Not known: its checks were recorded without their rules' inputs{missing}; rerun the chapters "
+                    "(posgeom reproduce) to see how far it is from flipping.")
+        return "No threshold decides its checks: moving one cannot flip this bottom line."
+    if not flips:
+        n = len(values)
+        return (f"No threshold flips it: {'the one' if n == 1 else f'none of the {n}'} its checks read, moved "
+                f"{span}, changes the bottom line{missing}.")
+    nearest = flips[0]
+    others = len({f.name for f in flips} - {nearest.name})
+    tail = (f"; {others} other threshold{'s' if others != 1 else ''} flip{'' if others != 1 else 's'} it further off"
+            if others else "; no other threshold flips it")
+    return (f"It becomes {nearest.verdict} with {nearest.text()} ({_times(nearest.factor)}){tail}{missing}.")
+
+
+def _times(factor: float) -> str:
+    return "under 1 % from its value" if factor < 1.01 else f"a factor {factor:.3g} from its value"
