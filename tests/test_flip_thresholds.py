@@ -221,7 +221,9 @@ def test_the_flip_is_of_the_bottom_line_not_of_one_row():
     # two checks that read the same threshold move together: the nearer one flips the bottom line
     both = robustness([check(planted_margin(0.3)), check(planted_margin(0.5))], rules=PLANTED)
     assert both.flips[0].at == pytest.approx(0.3, rel=1e-3)
-    assert "raised from 0.1 to 0.3" in both.sentence and "a factor 3" in both.sentence
+    assert both.sentence == ('It would become "not reproduced" if the margin (a planted margin: a value above it is '
+                             "a finding) were raised from 0.1 to 0.3 (a factor 3 from its value); no other threshold "
+                             "flips it.")
 
 
 def test_a_claim_whose_rules_read_no_threshold_says_so():
@@ -233,8 +235,8 @@ def test_a_claim_whose_rules_read_no_threshold_says_so():
     assert robustness([check(s5)]).sentence == r.sentence
     # a threshold that flips nothing within the range: said so too
     far = robustness([check(planted_margin(50.0))], rules=PLANTED)
-    assert far.flips == () and far.sentence.startswith("No threshold flips it: the one its checks read, moved from a "
-                                                       "tenth to 10 times its value")
+    assert far.flips == () and far.sentence.startswith("No threshold flips it: moving the one its checks read from a "
+                                                       "tenth to 10 times its value leaves the bottom line as it is")
 
 
 def test_a_check_without_its_call_or_waiting_keeps_its_verdict_and_is_said():

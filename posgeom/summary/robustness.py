@@ -44,11 +44,11 @@ class Flip:
         return ratio if ratio >= 1 else 1 / ratio
 
     def text(self) -> str:
-        """``"the accuracy margin (the largest accuracy loss counted as …) moved from 0.01 to 0.0123"``."""
+        """``"the accuracy margin (the largest accuracy loss counted as …) were raised from 0.01 to 0.0123"``."""
         reason = shortest_clauses(self.reason, REASON_WORDS) if self.reason else ""
         what = header_words(self.name.lower()) + (f" ({reason[:1].lower() + reason[1:]})" if reason else "")
         way = "raised" if abs(self.at) > abs(self.value) else "lowered"
-        return f"the {what} {way} from {self.value:.3g} to {self.at:.3g}"
+        return f"the {what} were {way} from {self.value:.3g} to {self.at:.3g}"
 
 
 @dataclass(frozen=True)
@@ -134,13 +134,13 @@ def _sentence(values: dict, flips: list[Flip], unread: int, factor: float) -> st
         return "No threshold decides its checks: moving one cannot flip this bottom line."
     if not flips:
         n = len(values)
-        return (f"No threshold flips it: {'the one' if n == 1 else f'none of the {n}'} its checks read, moved "
-                f"{span}, changes the bottom line{missing}.")
+        return (f"No threshold flips it: moving {'the one' if n == 1 else f'any of the {n}'} its checks read "
+                f"{span} leaves the bottom line as it is{missing}.")
     nearest = flips[0]
     others = len({f.name for f in flips} - {nearest.name})
     tail = (f"; {others} other threshold{'s' if others != 1 else ''} flip{'' if others != 1 else 's'} it further off"
             if others else "; no other threshold flips it")
-    return (f"It becomes {nearest.verdict} with {nearest.text()} ({_times(nearest.factor)}){tail}{missing}.")
+    return f'It would become "{nearest.verdict}" if {nearest.text()} ({_times(nearest.factor)}){tail}{missing}.'
 
 
 def _times(factor: float) -> str:
