@@ -131,10 +131,10 @@ def test_a_rule_records_its_call_and_moving_a_threshold_redecides_it_then_restor
     assert th.thresholds_read(planted_margin) == {"MARGIN": 0.1}  # read through the helper
     assert th.redecide(planted_margin, d.call.inputs, {"MARGIN": 0.5}).verdict == N
     assert MARGIN == 0.1 and th.redecide(planted_margin, d.call.inputs).verdict == R
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(RuntimeError, match="inside"):
         with th.moved(planted_margin, {"MARGIN": 0.0}):
             assert MARGIN == 0.0
-            1 / 0
+            raise RuntimeError("inside the block")
     assert MARGIN == 0.1  # restored when the block raises too
     assert th.thresholds_read(planted_no_threshold) == {}  # PAPER_* is the paper's value, not a threshold
     assert th.threshold_reason(planted_band, "HIGH_EDGE") == "A planted band's lower and upper edges."
@@ -188,8 +188,7 @@ def test_the_flip_of_every_real_case_agrees_with_a_brute_force_scan(k):
 
 def test_planted_flips_agree_with_the_oracle_on_each_side():
     for x in (0.03, 0.3, 5.0):  # below the range, inside it, beyond it
-        inputs = {"x": x}
-        agrees_with_oracle(lambda m: str(th.redecide(planted_margin, inputs, {"MARGIN": m}).verdict), MARGIN)
+        agrees_with_oracle(lambda m, x=x: str(th.redecide(planted_margin, {"x": x}, {"MARGIN": m}).verdict), MARGIN)
     # a band: its lower edge flips to "not reproduced" when raised past x, its upper edge when lowered past x
     found = agrees_with_oracle(lambda e: str(th.redecide(planted_band, {"x": 0.3}, {"LOW_EDGE": e}).verdict), LOW_EDGE)
     assert [(round(at, 3), verdict) for at, verdict in found] == [(0.3, D)]
@@ -263,11 +262,11 @@ def test_the_summary_shows_how_robust_each_bottom_line_is_from_the_records(tmp_p
                           decision=v.s5_no_vector_beyond(True))]
     record_comparison("alpha", rows, settings)
     summaries = {s.claim.id: s for s in sm.claim_summaries(Registry(settings.results_dir))}
-    c5 = summaries["C5"].robustness
+    c5 = robustness(summaries["C5"].all_checks)
     assert c5.verdict == R and c5.flips[0].name == "ACCURACY_MARGIN" and c5.flips[0].verdict == I
     assert c5.flips[0].at == pytest.approx(0.008, rel=2e-3)  # the interval's upper bound, where the rule flips
     assert "the accuracy margin (the largest accuracy loss counted as" in c5.sentence
     html = page.decisions_html(list(summaries.values()))
     assert html.count("How robust:") == len(summaries)
     assert "No threshold decides its checks" in html and "lowered from 0.01 to 0.008" in html
-    assert summaries["S5"].robustness.flips == ()
+    assert robustness(summaries["S5"].all_checks).flips == ()

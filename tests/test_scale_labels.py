@@ -152,7 +152,7 @@ def test_changed_conditions_follow_from_the_settings_the_claim_states():
     # a choice the paper leaves open is never a changed condition: C2's weight decay (at 3 or at 20), the size
     # of S9's training set, how C11 reaches the NTK regime
     for claim, setting in (("C2", "weight decay"), ("S9", "training set"), ("C11", "output scale")):
-        with pytest.raises(ValueError, match=f"is not a setting it states"):
+        with pytest.raises(ValueError, match="is not a setting it states"):
             changed_conditions(claim, {setting: "anything"})
     with pytest.raises(ValueError, match="C10 states no setting"):
         changed_conditions("C10", {"model": "MiniLM"})

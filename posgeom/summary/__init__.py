@@ -141,12 +141,6 @@ class ClaimSummary:
     def bottom_line(self) -> "BottomLine":
         return bottom_line(self.all_checks)
 
-    @property
-    def robustness(self):
-        """How far its bottom line is from flipping (:func:`posgeom.summary.robustness.robustness`)."""
-        from .robustness import robustness
-
-        return robustness(self.all_checks)
 
 
 def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Path | None = None) -> list[Check]:

@@ -16,6 +16,7 @@ from ..reproduce import CHAPTERS
 from ..verdicts import BY_CONSTRUCTION, DEPENDS, NOT_REPRODUCED, REPRODUCED
 from ..wording import WHY_WORDS, plain_words, shortest_clauses, word_count
 from . import ALL_STALE, NOT_RUN, STALE, STALE_WHY, Check, ClaimSummary, bottom_line_counts, summary_cells
+from .robustness import robustness
 
 
 def _lead(summary: ClaimSummary) -> Check | None:
@@ -94,7 +95,8 @@ def decisions_html(summaries: Sequence[ClaimSummary]) -> str:
     items = "".join(f"<li><strong>{html.escape(s.claim.id)}</strong> ({html.escape(s.bottom_line.verdict)}): "
                     f"{html.escape(plain_words(s.bottom_line.sentence), quote=False)} "
                     f'<span class="posgeom-robustness"><em>How robust:</em> '
-                    f"{html.escape(plain_words(s.robustness.sentence), quote=False)}</span></li>" for s in summaries)
+                    f"{html.escape(plain_words(robustness(s.all_checks).sentence), quote=False)}</span></li>"
+                    for s in summaries)
     return f'<ul class="posgeom-decisions">{items}</ul>'
 
 

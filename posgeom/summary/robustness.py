@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
 from ..report import NEEDS_GPU
+from . import bottom_line
 from ..verdicts import RULES
 from ..verdicts.thresholds import SCAN_FACTOR, flip_points, redecide, threshold_reason, thresholds_read
 from ..wording import header_words, shortest_clauses
@@ -85,8 +86,6 @@ def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR, rules: Mapping[
     -------
     Robustness
     """
-    from . import bottom_line  # the package imports this module's users, not this module
-
     checks = list(checks)
     line = bottom_line(checks).verdict
     known = RULES if rules is None else rules

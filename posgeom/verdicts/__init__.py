@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sys
 
-from . import conditions, thresholds
 from . import learned_tables, optimal_encoding, paper_experiments, why_position
 from .decision import (
     BY_CONSTRUCTION, DEPENDS, EVIDENCE, INCONCLUSIVE, MAX_SEEDS, NOT_REPRODUCED, PAPER_MODEL, REPRODUCED,
