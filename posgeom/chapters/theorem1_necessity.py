@@ -155,7 +155,7 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
             scale=settings.scale, model=describe_model(shape, detail="ALiBi"),
             corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",
             decision=rules.c1_symmetric_signal(alibi.accuracy, alibi_gap.reversal_gap),
-            conditions={"positional signal": "ALiBi's |i − j| (relative, keeps the reversal)"},
+            conditions={"positional signal": "ALiBi's |i − j|, which keeps the reversal"},
         )
 
     return decided_rows([("C1", equivariance_row), ("C1", causal_row), ("C1", symmetric_row)], settings)

@@ -113,10 +113,15 @@ def _package(module: str) -> str:
     return module.rsplit(".", 1)[0] if "." in module else module
 
 
-def _reachable(rule: Callable) -> list[Callable]:
+def _reachable(rule: Callable) -> tuple[Callable, ...]:
     """The rule (unwrapped) and the functions of its own package it calls, transitively, through module
     globals: whose code may read a threshold."""
-    rule = inspect.unwrap(rule)
+    return _reachable_from(inspect.unwrap(rule))
+
+
+@functools.lru_cache(maxsize=None)
+def _reachable_from(rule: Callable) -> tuple[Callable, ...]:
+    # cached: a scan decides the same rule again hundreds of times, and a function's code does not change
     package = _package(rule.__module__)
     found, todo = [], [rule]
     while todo:
@@ -132,7 +137,7 @@ def _reachable(rule: Callable) -> list[Callable]:
                     module = getattr(target, "__module__", "") or ""
                     if module == rule.__module__ or module.startswith(package + "."):
                         todo.append(target)
-    return found
+    return tuple(found)
 
 
 def _package_modules(rule: Callable) -> list[types.ModuleType]:
