@@ -70,7 +70,21 @@ def _decided(check) -> bool:
     return not check.stale and check.verdict != NEEDS_GPU
 
 
-def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR, rules: Mapping[str, Callable] | None = None) -> Robustness:
+def _redecidable(check, known: Mapping[str, Callable]) -> Callable | None:
+    """The rule that decides ``check`` again from its recorded inputs, or None: no call recorded, inputs the rule
+    no longer takes, or a rule that no longer gives the recorded verdict (such a check keeps its verdict)."""
+    rule = known.get(check.rule)
+    if rule is None or check.inputs is None:
+        return None
+    try:
+        same = str(redecide(rule, check.inputs).verdict) == check.verdict
+    except (TypeError, ValueError):  # inputs recorded by other code
+        return None
+    return rule if same else None
+
+
+def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR,
+               rules: Mapping[str, Callable] | None = None) -> Robustness:
     """The thresholds at which a claim's bottom line flips, from its checks (:class:`posgeom.summary.Check`).
 
     Parameters
@@ -89,35 +103,26 @@ def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR, rules: Mapping[
     checks = list(checks)
     line = bottom_line(checks).verdict
     known = RULES if rules is None else rules
-    rules, unread = {}, 0
-    for k, check in enumerate(checks):
-        if not _decided(check):
-            continue
-        rule = known.get(check.rule)
-        try:
-            # a record whose rule no longer gives its verdict (other code) keeps that verdict
-            if rule is None or check.inputs is None or str(redecide(rule, check.inputs).verdict) != check.verdict:
-                raise TypeError
-        except (TypeError, ValueError):
-            unread += 1
-            continue
-        rules[k] = rule
-    read = {k: thresholds_read(rule) for k, rule in rules.items()}
+    decided = {k: _redecidable(c, known) for k, c in enumerate(checks) if _decided(c)}
+    unread = sum(rule is None for rule in decided.values())
+    by_check = {k: rule for k, rule in decided.items() if rule is not None}
+    read = {k: thresholds_read(rule) for k, rule in by_check.items()}
     values = {name: value for names in read.values() for name, value in names.items()}
 
     def decide(name: str, x: float) -> str:
-        moved = [replace(c, verdict=str(redecide(rules[k], c.inputs, {name: x}).verdict)) if name in read.get(k, {})
-                 else c for k, c in enumerate(checks)]
+        # the threshold moves in every check that reads it (a constant has one value); the others keep theirs
+        moved = [replace(c, verdict=str(redecide(by_check[k], c.inputs, {name: x}).verdict))
+                 if name in read.get(k, {}) else c for k, c in enumerate(checks)]
         return bottom_line(moved).verdict
 
     flips = []
     for name, value in sorted(values.items()):
-        rule = next(rules[k] for k in read if name in read[k])
+        rule = next(by_check[k] for k in read if name in read[k])
         for at, verdict in flip_points(lambda x: decide(name, x), value, factor=factor,
                                        integer=isinstance(value, int)):
             flips.append(Flip(name, threshold_reason(rule, name), value, at, verdict))
     flips.sort(key=lambda f: f.factor)
-    sentence = (_sentence(values, flips, unread, factor) if any(_decided(c) for c in checks)
+    sentence = (_sentence(values, flips, unread, factor) if decided
                 else "No current check has a verdict yet, so there is nothing to move.")
     return Robustness(line, values, tuple(flips), unread, sentence)
 
@@ -125,10 +130,10 @@ def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR, rules: Mapping[
 def _sentence(values: dict, flips: list[Flip], unread: int, factor: float) -> str:
     span = f"from a tenth to {factor:g} times its value" if factor == 10 else f"within a factor {factor:g} of its value"
     missing = (f" ({unread} check{'s' if unread != 1 else ''} recorded without {'their' if unread != 1 else 'its'} "
-               "rule's inputs kept as recorded)") if unread else ""
+               "rule's inputs left as recorded)") if unread else ""
     if not values:
         if unread:
-            return (f"Not known: its checks were recorded without their rules' inputs{missing}; rerun the chapters "
+            return ("Not known: its checks were recorded without their rules' inputs; rerun the chapters "
                     "(posgeom reproduce) to see how far it is from flipping.")
         return "No threshold decides its checks: moving one cannot flip this bottom line."
     if not flips:
