@@ -78,7 +78,7 @@ def _redecidable(check, known: Mapping[str, Callable]) -> Callable | None:
         return None
     try:
         same = str(redecide(rule, check.inputs).verdict) == check.verdict
-    except (TypeError, ValueError):  # inputs recorded by other code
+    except (TypeError, ValueError, AttributeError, KeyError):  # inputs recorded by other code, in another form
         return None
     return rule if same else None
 
