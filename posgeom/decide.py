@@ -53,6 +53,8 @@ class ClaimDecision:
     model : str
         The model as the rule saw it (a hub name as resolved, a folder as its absolute path).
     scale : str
+        The scale label of what ran (:func:`posgeom.verdicts.scale_label`: the settings' scale; a pretrained
+        model trains nothing, so it is never the small-model label).
     numbers : dict
         The check's numbers, plain data (what the rule decided from, and the chapter's context).
     ours : str
@@ -156,7 +158,8 @@ def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
                "headline": headline, "local_maxima_scale_free": local,
                "n_layers": layers.n_layers, "n_positions": layers.n_positions, "n_sentences": layers.n_sentences}
     ours = c10_ours(layers) + f"; n = {layers.n_positions} positions ({layers.n_layers} layers)"
-    return ClaimDecision("C10", layers.model, settings.scale, numbers, ours, decision, result.provenance())
+    return ClaimDecision("C10", layers.model, rules.scale_label(settings.scale, layers.model), numbers, ours, decision,
+                         result.provenance())
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,4 +197,5 @@ def _decide_table(claim: str, model: str, settings: Settings, force: bool) -> Cl
                    "isolation_threshold": T.isolation_threshold}
         ours = s2_ours(T)
     numbers["table_shape"] = [T.n, T.d]
-    return ClaimDecision(claim, name, settings.scale, numbers, ours, decision, result.provenance())
+    return ClaimDecision(claim, name, rules.scale_label(settings.scale, name), numbers, ours, decision,
+                         result.provenance())

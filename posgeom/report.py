@@ -26,7 +26,7 @@ from .config import Settings, checkout_root, get_settings, resolve_device
 from .codekey import notebook_modules
 from .plotting import MISSING
 from .registry import Registry, Result
-from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, VERDICTS, Decision
+from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, STATED_CONDITIONS, VERDICTS, Decision, changed_conditions, scale_label
 from .wording import clauses, common_clauses, plain_words, top_level_cuts
 
 # VERDICTS, INCONCLUSIVE and BY_CONSTRUCTION live with the decision rules (posgeom.verdicts); they are
@@ -84,11 +84,21 @@ class ComparisonRow:
     ``corpus`` and ``options`` say what produced it; ``decision`` is what the check's decision rule
     (:mod:`posgeom.verdicts`) returned from the check's numbers: the verdict, the sentence that explains
     it and, for "inconclusive here", the run that would decide. A row never takes a verdict typed by
-    hand. ``changed`` says what the check changes from the claim's own conditions (a hypothesis broken
-    on purpose, another task); empty when it tests the claim as stated. The summary's bottom line never
-    lets a check with ``changed`` decide its claim. ``premise`` names the step of the paper's argument the row
-    checks when it is not the claim's statement itself (C7's "SST-2's geometry is shift-equivariant"): the
-    row is shown beside the claim as context and never decides its bottom line.
+    hand.
+
+    ``scale`` is the scale the chapter ran at; the row shows the label of what ran
+    (:func:`posgeom.verdicts.scale_label`): a ``"paper"`` row whose ``model`` names a trained model smaller
+    than BERT-base becomes :data:`posgeom.verdicts.SMALL_MODEL_SCALE`.
+
+    ``conditions`` declares the values the check used for the settings its claim states
+    (:data:`posgeom.verdicts.STATED_CONDITIONS`; a setting not declared keeps the stated value), and
+    ``changed`` follows from them by the one criterion (:func:`posgeom.verdicts.changed_conditions`): what the
+    check changes from the claim's own conditions, empty when it tests the claim as stated. It is never
+    typed by hand. The summary's bottom line never lets a check with ``changed`` decide its claim.
+
+    ``premise`` names the step of the paper's argument the row checks when it is not the claim's statement
+    itself (C7's "SST-2's statistics are shift-equivariant"): the row is shown beside the claim as context and
+    never decides its bottom line.
 
     ``paper`` is the paper's value for this check (default: the claim's, :data:`PAPER_CLAIMS`); it is
     never a value of ours.
@@ -108,11 +118,20 @@ class ComparisonRow:
     paper: str | None = field(default=None)
     changed: str = ""
     pending: str = ""
+    conditions: dict = field(default_factory=dict)
     premise: str = ""
 
     def __post_init__(self):
         if self.claim not in PAPER_CLAIMS:
             raise ValueError(f"unknown claim {self.claim!r}; valid claims are {', '.join(PAPER_CLAIMS)}")
+        changed = changed_conditions(self.claim, self.conditions)
+        if self.changed and self.changed != changed:  # a copy of a row (dataclasses.replace) passes the same text
+            stated = ", ".join(STATED_CONDITIONS.get(self.claim, {})) or "none"
+            raise ValueError(f"claim {self.claim}: `changed` is not typed by hand; declare the values of the settings "
+                             f"the claim states that the check sets, conditions={{...}} (stated for {self.claim}: "
+                             f"{stated}), and posgeom.verdicts.changed_conditions says what changed")
+        self.changed = changed
+        self.scale = scale_label(self.scale, self.model)
         if self.pending:
             if self.decision is not None:
                 raise ValueError(f"claim {self.claim}: a pending check has no decision (it waits for: {self.pending})")
@@ -320,10 +339,15 @@ def chapter_modules(chapter: str, notebooks_dir: str | Path | None = None) -> tu
 
 def row_record(row: ComparisonRow) -> dict:
     """All fields of a row as plain data, with ``paper`` filled in from :data:`PAPER_CLAIMS` when not given
-    (a pending row: verdict :data:`NEEDS_GPU`, ``why`` what it waits for)."""
+    (a pending row: verdict :data:`NEEDS_GPU`, ``why`` what it waits for), and the call of the rule that decided
+    it: ``rule`` (its name) and ``inputs`` (by parameter name; None for a pending row or a decision not made by a
+    rule of :mod:`posgeom.verdicts`)."""
     record = asdict(row)
     record.pop("decision"), record.pop("pending")  # a pending row is its verdict (NEEDS_GPU) and why
     record.update(verdict=row.verdict, why=row.why, would_decide=row.would_decide, stand_in=row.stand_in)
+    # the rule's call, so that the summary can decide the row again with a threshold moved
+    call = None if row.pending else row.decision.call
+    record.update(rule=call.rule if call else "", inputs=call.inputs if call else None)
     if record["paper"] is None:
         record["paper"] = PAPER_CLAIMS[row.claim].paper_value
     return record

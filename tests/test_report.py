@@ -60,13 +60,14 @@ def test_inconclusive_needs_what_was_not_tested_and_the_run_that_would_decide():
         Decision("reproduced", would_decide="a run")
     with pytest.raises(ValueError, match="needs a `why`"):
         Decision("holds by construction")
-    row = ComparisonRow("C10", decision=Decision("inconclusive here", why="a 6-layer stand-in",
-                                                 would_decide="bert-base-uncased, paper scale, SST-2"),
-                        changed="another model", **base)
+    row = ComparisonRow("C1", decision=Decision("inconclusive here", why="a 6-layer stand-in",
+                                                would_decide="bert-base-uncased, paper scale, SST-2"),
+                        conditions={"attention": "causal mask"}, **base)
     table = comparison_table([row])
     assert table.iloc[0]["verdict"] == ("inconclusive here — a 6-layer stand-in; "
                                         "would decide: bert-base-uncased, paper scale, SST-2")
-    assert table.iloc[0]["options"] == "changed from the claim: another model"
+    assert table.iloc[0]["options"] == ("changed from the claim: attention: causal mask (the claim states "
+                                        "bidirectional)")
     # a reproduced row may carry a caveat
     ok = ComparisonRow("C6", decision=Decision("reproduced", why="a caveat"), **base)
     assert comparison_table([ok]).iloc[0]["verdict"] == "reproduced — a caveat"

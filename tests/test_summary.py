@@ -63,7 +63,8 @@ def test_record_comparison_stores_every_field_and_the_manifest(tmp_path):
     written = stored_rows(tmp_path)[("quick", "some-chapter")]
     assert written[0] == {"claim": "C7", "ours": "0.41", "scale": "quick", "model": "bert", "corpus": "toy",
                           "verdict": "not reproduced", "options": "kind chord", "why": "because of a choice",
-                          "paper": PAPER_CLAIMS["C7"].paper_value, "would_decide": "", "changed": "", "stand_in": ""}
+                          "paper": PAPER_CLAIMS["C7"].paper_value, "would_decide": "", "changed": "", "stand_in": "",
+                          "conditions": {}, "rule": "", "inputs": None, "premise": ""}
     assert written[1]["paper"] == "a row's own wording"
     # recording again replaces the chapter's entry at that scale
     record_comparison("some-chapter", rows[:1], s)
@@ -111,7 +112,7 @@ def test_empty_registry_every_claim_not_yet_run(tmp_path):
         lambda c: c.str.contains(r"\d")).any().any()
     assert frame.loc["C7", "paper"] == "0.563"  # the paper's value is shown, ours is not invented
     counts = sm.verdict_counts(summaries)
-    assert counts.loc["claims not yet run"].tolist() == [len(PAPER_CLAIMS)] * 2
+    assert counts.loc["claims not yet run"].tolist() == [len(PAPER_CLAIMS)] * 3
     assert counts.drop("claims not yet run").to_numpy().sum() == 0
 
 
@@ -424,7 +425,7 @@ def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
     s = settings_at(tmp_path)
     record_comparison("alpha", [row("C7", "1", "inconclusive here"), row("C7", "2", "depends on an unstated choice"),
                                 row("C10", "3", "inconclusive here"), row("C5", "4", "not reproduced"),
-                                row("C5", "5", changed="another task")], s)
+                                row("C7", "5", conditions={"corpus": "IMDB"})], s)
     summaries = sm.claim_summaries(Registry(s.results_dir))
     counts = sm.verdict_counts(summaries)
     assert list(counts.index[:len(VERDICTS)]) == list(VERDICTS)
@@ -444,8 +445,8 @@ def test_summary_counts_four_verdicts_and_bottom_lines(tmp_path):
     # the detailed table shows the run that would decide, and what a check changed
     cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C10"))
     assert "would decide: bert-base-uncased at paper scale on SST-2" in cells["verdict"][0]
-    cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C5"))
-    assert "changed from the claim: another task" in cells["setting"][1]
+    cells = sm.summary_cells(next(x for x in summaries if x.claim.id == "C7"))
+    assert "changed from the claim: corpus: IMDB (the claim states SST-2)" in cells["setting"][2]
 
 
 # ------------------------------------------------------------------------------------ measured chapter times

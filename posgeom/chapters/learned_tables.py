@@ -435,9 +435,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                       model=describe_model(dconf.model, name="encoder", detail="learned table, trained from scratch"),
                       corpus=f"synthetic order task, {dropout.values['n_train']} training sequences",
                       options=(f"dropout on the embedding sum only, {dropout.values['passes']:.0f} passes, "
-                               "no weight decay"),
-                      decision=rules.s9_dropout(gap_small, eff_loss),
-                      changed="a small training set and long training, so that the table can overfit")
+                               "no weight decay; a small training set and long training, so that the table can overfit"),
+                      decision=rules.s9_dropout(gap_small, eff_loss))
 
     powered_s7 = [("S7", lambda: _s7_powered_row(init_powered))] if init_powered is not None else []
     powered_s9 = [("S9", lambda: _s9_powered_row(dropout_powered))] if dropout_powered is not None else []
@@ -482,10 +481,10 @@ def _s9_powered_row(dropout_powered: Result):
                                      f"nats; generalisation gap without dropout {gap:.2f} nats{p.stale}"),
                          scale=p.scale, model=dropout_powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, {params['order']['n_train']} training sequences",
-                         options=(f"dropout on the embedding sum only, {passes:.0f} passes, no weight decay; "
+                         options=(f"dropout on the embedding sum only, {passes:.0f} passes, no weight decay; a small "
+                                  f"training set and long training, so that the table can overfit; "
                                   f"{plan_text(dropout_powered)}"),
-                         decision=rules.s9_dropout(gap, d.difference),
-                         changed="a small training set and long training, so that the table can overfit")
+                         decision=rules.s9_dropout(gap, d.difference))
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
             scale=settings.scale, model=describe_model(shape, detail="causal mask"),
             corpus="synthetic order task", options="causal mask, mean pooling",
             decision=rules.c1_causal_mask(causal.accuracy),
-            changed="a causal mask, outside the theorem's bidirectional setting",
+            conditions={"attention": "causal mask"},
         )
 
     def symmetric_row():
@@ -164,7 +164,7 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
             scale=settings.scale, model=describe_model(shape, detail="ALiBi"),
             corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",
             decision=rules.c1_symmetric_signal(alibi.accuracy, alibi_gap.reversal_gap),
-            changed="a relative positional signal present (the theorem is about its absence)",
+            conditions={"positional signal": "ALiBi's |i − j|, which keeps the reversal"},
         )
 
     return decided_rows([("C1", identity_row), ("C1", chance_row), ("C1", causal_row), ("C1", symmetric_row)], settings)

@@ -41,6 +41,7 @@ from ..reproduce import (
     chapter_times, claims_stale_reason, format_duration,
 )
 from ..verdicts import BY_CONSTRUCTION, DEPENDS, EVIDENCE, NOT_REPRODUCED, REPRODUCED
+from ..verdicts.conditions import SCALE_WEIGHTS, SMALL_MODEL_SCALE, changed_conditions, scale_label, scale_weight
 
 #: What a check recorded by other code, or from a changed notebook, says after its value.
 STALE = "stale (rerun posgeom reproduce)"
@@ -55,7 +56,10 @@ class Check:
     """One recorded "Paper vs this book" row: the ``index``-th check of ``claim`` in ``chapter`` at ``scale``.
 
     ``stale`` is None, or why the record is out of date (``"code changed"``, ``"notebook changed"``).
-    ``row_scale`` is the scale the row itself names (a chapter may state an exact result, ``"exact"``).
+    ``row_scale`` is the scale the row itself names (a chapter may state an exact result, ``"exact"``; a
+    paper-scale row on a small model, :data:`posgeom.verdicts.SMALL_MODEL_SCALE`). ``rule`` and ``inputs``
+    are the call of the rule that decided it (empty and None when not recorded), for
+    :mod:`posgeom.summary.robustness`.
     """
 
     chapter: str
@@ -75,6 +79,8 @@ class Check:
     changed: str = ""
     stand_in: str = ""
     premise: str = ""
+    rule: str = ""
+    inputs: dict | None = field(default=None, compare=False)
 
     @property
     def setting(self) -> str:
@@ -99,6 +105,12 @@ class Check:
         """Recorded at ``paper`` scale (an exact result weighs as the scale of the run that recorded it:
         it holds at every scale, so it neither gains nor loses weight from the scale)."""
         return self.scale == "paper"
+
+    @property
+    def weight(self) -> int:
+        """Its weight in the bottom line (:func:`posgeom.verdicts.scale_weight`): 2 at ``paper`` scale on the
+        paper's model or with no trained model, 1 at ``paper`` scale on a small model, 0 at ``quick`` scale."""
+        return scale_weight(self.scale, self.row_scale)
 
     @property
     def at_claim_conditions(self) -> bool:
@@ -133,6 +145,7 @@ class ClaimSummary:
         return bottom_line(self.all_checks)
 
 
+
 def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Path | None = None) -> list[Check]:
     """Every row of every ``"claims"`` entry of the registry, as :class:`Check` objects.
 
@@ -159,12 +172,27 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
             checks.append(Check(
                 chapter=chapter, claim=claim, index=index, scale=entry.scale, ours=str(row["ours"]),
                 verdict=str(row["verdict"]), why=str(row.get("why") or ""), model=str(row["model"]),
-                corpus=str(row["corpus"]), options=str(row.get("options") or ""), row_scale=str(row["scale"]),
+                corpus=str(row["corpus"]), options=str(row.get("options") or ""),
+                # the label of what ran, by the rule of today (a record made before the label existed says "paper")
+                row_scale=scale_label(str(row["scale"]), str(row["model"])),
                 paper=str(row.get("paper") or PAPER_CLAIMS[claim].paper_value), stale=stale,
-                would_decide=str(row.get("would_decide") or ""), changed=str(row.get("changed") or ""),
-                stand_in=str(row.get("stand_in") or ""), premise=str(row.get("premise") or ""),
+                would_decide=str(row.get("would_decide") or ""), changed=_changed(claim, row),
+                stand_in=str(row.get("stand_in") or ""), rule=str(row.get("rule") or ""), inputs=row.get("inputs"),
+                premise=str(row.get("premise") or ""),
             ))
     return checks
+
+
+def _changed(claim: str, row: dict) -> str:
+    """What a recorded row changes from its claim's conditions, by the one criterion
+    (:func:`posgeom.verdicts.changed_conditions`) applied to the conditions it declared; a row recorded before
+    rows declared them (or declaring a setting the criterion no longer knows) keeps its recorded text."""
+    if "conditions" in row:
+        try:
+            return changed_conditions(claim, row["conditions"])
+        except ValueError:
+            pass
+    return str(row.get("changed") or "")
 
 
 def claim_summaries(registry: Registry | None = None, *, chapters: Sequence[Chapter] = CHAPTERS,
@@ -197,8 +225,13 @@ BOTTOM_LINE_RULE = (
     "context), a check on a stand-in model, an \"inconclusive here\" check "
     "or a check that \"holds by construction\" (it cannot fail, so it confirms the algebra or the code, not "
     "the claim); these are counted apart and named in the sentence.",
-    "Among the deciding checks, one recorded at `paper` scale outweighs every check recorded at `quick` "
-    "scale; only the heaviest decide.",
+    "A check changes the claim's conditions when it sets a setting the paper states for the claim (a "
+    "condition of a theorem, the corpus, the regime, the rate) to another value than the stated one; a choice "
+    "the paper leaves open (weight decay, the size of a training set, how a regime is reached) is not a "
+    "condition, and a check that varies it is evidence.",
+    "Among the deciding checks the heaviest decide: one recorded at `paper` scale on the paper's model (or "
+    "training no model) outweighs one with the paper's seeds and data on a small model, which outweighs every "
+    "check recorded at `quick` scale.",
     "Among those, any \"not reproduced\" makes the bottom line \"not reproduced\"; otherwise any \"depends "
     "on an unstated choice\" makes it \"depends on an unstated choice\"; otherwise it is \"reproduced\".",
     "A claim with no deciding check is \"holds by construction\" when a check at its own conditions holds by "
@@ -288,18 +321,18 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
         detail = f"{lead.chapter}: {reason}" + (f"; would decide: {would}" if would else "")
         return BottomLine(INCONCLUSIVE, f"No check could test the claim at its own conditions on its own model "
                                         f"({detail}){apart_text}.", ())
-    top = max(c.at_paper_scale for c in evidence)
-    deciding = [c for c in evidence if c.at_paper_scale == top]
+    top = max(c.weight for c in evidence)
+    deciding = [c for c in evidence if c.weight == top]
     verdicts = {c.verdict for c in deciding}
     verdict = next(v for v in (NOT_REPRODUCED, DEPENDS, REPRODUCED) if v in verdicts)
     lead = next(c for c in deciding if c.verdict == verdict)
     tally = ", ".join(f"{sum(c.verdict == v for c in deciding)} {v}" for v in VERDICTS
                       if any(c.verdict == v for c in deciding))
-    outweighed = len(evidence) - len(deciding)
-    others = ([f"{outweighed} outweighed at quick scale"] if outweighed else [])
+    others = [f"{n} outweighed {SCALE_WEIGHTS[w]}" for w in sorted(SCALE_WEIGHTS, reverse=True)
+              if (n := sum(c.weight == w for c in evidence)) and w < top]
     reason = f" ({lead.chapter}: {lead.why})" if lead.why else f" ({lead.chapter})"
-    sentence = (f"{verdict.capitalize()}{reason}, decided by {_plural(len(deciding), 'check')} at "
-                f"{'paper' if top else 'quick'} scale and the claim's own conditions ({tally})"
+    sentence = (f"{verdict.capitalize()}{reason}, decided by {_plural(len(deciding), 'check')} "
+                f"{SCALE_WEIGHTS[top]} and the claim's own conditions ({tally})"
                 + (f"; {', '.join(others)}" if others else "") + apart_text + ".")
     return BottomLine(verdict, sentence, tuple(deciding))
 
@@ -388,23 +421,35 @@ def summary_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records).set_index("id")
 
 
+def count_scale(check: Check) -> str:
+    """The column a check is counted in by :func:`verdict_counts`: its scale, or, for a paper-scale check on a
+    small model, :data:`posgeom.verdicts.SMALL_MODEL_SCALE` (what ran, not only the seeds and data)."""
+    return SMALL_MODEL_SCALE if check.scale == "paper" and check.weight == 1 else check.scale
+
+
 def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     """How many checks carry each verdict, per scale (stale checks counted apart), and claims not yet run.
+
+    A paper-scale check that trained a model smaller than BERT-base is counted in a column of its own,
+    :data:`posgeom.verdicts.SMALL_MODEL_SCALE`, not under ``"paper"`` (:func:`count_scale`).
 
     Returns
     -------
     DataFrame with index the verdicts, ``"needs a GPU"`` (checks waiting for GPU work), ``"stale"`` and
-    ``"claims not yet run"``; columns the scales.
+    ``"claims not yet run"`` (claims with no check in that column); columns ``"quick"``, ``"paper"`` and
+    :data:`~posgeom.verdicts.SMALL_MODEL_SCALE`.
     """
     rows = [*VERDICTS, NEEDS_GPU, "stale", "claims not yet run"]
-    counts = {scale: dict.fromkeys(rows, 0) for scale in SCALES}
+    columns = [*SCALES, SMALL_MODEL_SCALE]
+    counts = {column: dict.fromkeys(rows, 0) for column in columns}
     for s in summaries:
-        for scale in SCALES:
-            scale_checks = [p[scale] for p in s.checks if scale in p]
-            if not scale_checks:
-                counts[scale]["claims not yet run"] += 1
-            for c in scale_checks:
-                counts[scale]["stale" if c.stale else c.verdict] += 1
+        checks = s.all_checks
+        for column in columns:
+            column_checks = [c for c in checks if count_scale(c) == column]
+            if not column_checks:
+                counts[column]["claims not yet run"] += 1
+            for c in column_checks:
+                counts[column]["stale" if c.stale else c.verdict] += 1
     return pd.DataFrame(counts).loc[rows]
 
 
@@ -442,7 +487,7 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
 
 __all__ = [
     "STALE", "NOT_RUN", "STALE_WHY", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
-    "bottom_line_counts", "evidence_kind", "Check", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
+    "bottom_line_counts", "evidence_kind", "Check", "count_scale", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
     "summary_frame", "verdict_counts", "timing_frame",
     "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration", "chapter_time_substitutions",
 ]

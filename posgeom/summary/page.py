@@ -16,6 +16,7 @@ from ..reproduce import CHAPTERS
 from ..verdicts import BY_CONSTRUCTION, DEPENDS, NOT_REPRODUCED, REPRODUCED
 from ..wording import WHY_WORDS, plain_words, shortest_clauses, word_count
 from . import ALL_STALE, NOT_RUN, STALE, STALE_WHY, Check, ClaimSummary, bottom_line_counts, summary_cells
+from .robustness import robustness
 
 
 def _lead(summary: ClaimSummary) -> Check | None:
@@ -88,9 +89,14 @@ def bottom_line_html(summaries: Sequence[ClaimSummary], *, documents: Collection
 
 def decisions_html(summaries: Sequence[ClaimSummary]) -> str:
     """How each bottom line was decided, in full (the bottom line's ``sentence``: the deciding checks, those
-    outweighed and those counted apart), as a list: the bookkeeping the one-line "Why" leaves out."""
+    outweighed and those counted apart), as a list: the bookkeeping the one-line "Why" leaves out; and how
+    robust it is: the nearest threshold value at which it would flip, or that none in the range does
+    (:func:`posgeom.summary.robustness.robustness`)."""
     items = "".join(f"<li><strong>{html.escape(s.claim.id)}</strong> ({html.escape(s.bottom_line.verdict)}): "
-                    f"{html.escape(plain_words(s.bottom_line.sentence), quote=False)}</li>" for s in summaries)
+                    f"{html.escape(plain_words(s.bottom_line.sentence), quote=False)} "
+                    f'<span class="posgeom-robustness"><em>How robust:</em> '
+                    f"{html.escape(plain_words(robustness(s.all_checks).sentence), quote=False)}</span></li>"
+                    for s in summaries)
     return f'<ul class="posgeom-decisions">{items}</ul>'
 
 

@@ -16,6 +16,8 @@ rules.c5_lowrank_performance(...)``).
 
 from __future__ import annotations
 
+import sys
+
 from . import learned_tables, optimal_encoding, paper_experiments, why_position
 from .decision import (
     BY_CONSTRUCTION, DEPENDS, EVIDENCE, INCONCLUSIVE, MAX_SEEDS, NOT_REPRODUCED, PAPER_MODEL, REPRODUCED,
@@ -33,6 +35,10 @@ from .optimal_encoding import (
     c3_full_rank_mds, c3_least_stress, c4_circulant, c4_sinusoidal_table, c5_lowrank_performance, c5_parameter_savings, c5_stress_reduction,
     c6_near_zero,
 )
+from .conditions import (
+    PAPER_SHAPE, SMALL_MODEL_SCALE, STATED_CONDITIONS, changed_conditions, scale_label, scale_weight,
+)
+from .thresholds import RuleCall, record_inputs, redecide, thresholds_read
 from .paper_experiments import (
     COUNTINGS, DIFFERENT_RATIO, LAZY_KERNEL_CHANGE, LEARNED_LOSS, MODERATE_RHO, NEARLY_IDENTICAL, ORDER_EFFECT,
     PAPER_ALIBI_STRESS, PAPER_MDS_VIOLATION, PAPER_PEAK_LAYER, RANDOM_VIOLATION, SHIFT_SHARE, VIOLATION_MARGIN,
@@ -54,6 +60,16 @@ RULES = {name: getattr(part, name) for part in PARTS for name in part.__all__
          if callable(getattr(part, name)) and name[:2] in {"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "s1",
                                                            "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"}}
 
+# Every rule's decision carries its call (the rule's name and inputs), so that a claims record can decide it
+# again with a threshold moved (posgeom.verdicts.thresholds): each rule is wrapped once, here, in its own
+# module and in this package, whatever its body or signature.
+for _name, _rule in list(RULES.items()):
+    if not hasattr(_rule, "__wrapped__"):
+        RULES[_name] = record_inputs(_rule)
+        setattr(sys.modules[_rule.__module__], _name, RULES[_name])
+    globals()[_name] = RULES[_name]
+del _name, _rule
+
 #: The names of every part, as they were importable from the one module this package replaces, then the rest.
 __all__ = [
     "REPRODUCED", "DEPENDS", "NOT_REPRODUCED", "INCONCLUSIVE", "BY_CONSTRUCTION", "VERDICTS", "EVIDENCE", "Verdict",
@@ -72,5 +88,6 @@ __all__ = [
     "ROUNDING_TOL", "SAVINGS_ROUNDING", "DIFFERENT_RATIO", "LAZY_KERNEL_CHANGE", "LEARNED_LOSS", "MODERATE_RHO",
     "NEARLY_IDENTICAL", "PAPER_ALIBI_STRESS", "PAPER_MDS_VIOLATION", "PAPER_PEAK_LAYER", "RANDOM_VIOLATION",
     "SHIFT_SHARE", "VIOLATION_MARGIN", "ABOVE_CHANCE", "CHANCE", "COLLAPSE_SHARE", "EQUIVARIANCE_TOL", "KEEP_SHARE",
-    "ORDERED_RHO", "SEP_TOL", "PARTS", "NEAR_STATIONARY", "SINUSOIDAL_MATCH", "COUNTINGS",
+    "ORDERED_RHO", "SEP_TOL", "PARTS", "RuleCall", "record_inputs", "redecide", "thresholds_read", "PAPER_SHAPE",
+    "SMALL_MODEL_SCALE", "NEAR_STATIONARY", "SINUSOIDAL_MATCH", "COUNTINGS", "STATED_CONDITIONS", "changed_conditions", "scale_label", "scale_weight",
 ]

@@ -29,7 +29,7 @@ its ``sd`` and ``n`` (:data:`SeedIntervalLike`) to state its power.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable, Mapping, Union
 
@@ -38,6 +38,7 @@ import numpy as np
 from ..geometry.bootstrap import Interval
 from ..geometry.intervals import SeedInterval
 from ..geometry.power import TARGET_POWER, SeedDesign
+from .thresholds import RuleCall
 
 __all__ = [
     "Verdict", "REPRODUCED", "DEPENDS", "NOT_REPRODUCED", "INCONCLUSIVE", "BY_CONSTRUCTION", "VERDICTS", "EVIDENCE",
@@ -101,12 +102,15 @@ class Decision:
     the rule; required for every verdict but ``"reproduced"``, where it is an optional caveat),
     ``would_decide`` (the run that would decide the claim: required for ``"inconclusive here"``,
     allowed for ``"holds by construction"``, refused otherwise) and ``stand_in`` (the stand-in model
-    the check used, empty when it used the claim's own model)."""
+    the check used, empty when it used the claim's own model). ``call`` is the rule's call that returned
+    the decision (its name and inputs, :class:`~posgeom.verdicts.thresholds.RuleCall`), set by the package
+    for every rule: it is not part of what was decided (two decisions that differ only by it are equal)."""
 
     verdict: Verdict
     why: str = ""
     would_decide: str = ""
     stand_in: str = ""
+    call: RuleCall | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         try:
