@@ -201,13 +201,18 @@ class TailsSummary:
 
 
 def tails_summary(tails: TailsOutcome) -> TailsSummary:
-    """The :class:`TailsSummary`; its sentence follows the sign of the paired interval (resolved or not)."""
+    """The :class:`TailsSummary`; its sentence follows where the paired interval lies against the smallest deficit
+    that counts, ``posgeom.verdicts.TAIL_EFFECT`` (beyond it, excluding it, or neither), as S4's rule reads it."""
     diff = tails.tail_difference()
     drop = {c: tails.mean(c, "accuracy_head") - tails.mean(c, "accuracy_tail") for c in tails.conditions}
-    if diff.high < 0:
+    if diff.high < -rules.TAIL_EFFECT:
         comment = (f"Tail accuracy drops by {drop['skewed']:.3f} below the head with skewed lengths and by "
                    f"{drop['uniform']:.3f} with uniform ones: part of the drop is the task (a marker late in a long "
                    "sequence is harder at this size), the rest is the under-trained tail.")
+    elif diff.low > -rules.TAIL_EFFECT:
+        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
+                   f"over the seeds, is {diff.text()}: at this scale a tail deficit of {rules.TAIL_EFFECT:g} or more "
+                   "is excluded.")
     else:
         comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
                    f"over the seeds, is {diff.text()}: at this scale the under-training of the tail is not resolved "
