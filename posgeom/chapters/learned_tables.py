@@ -193,7 +193,7 @@ def isolation_summary(anatomy: dict, model: str) -> IsolationSummary:
                        "GPT-2 (the start-of-text token, the instructions that open a prompt); "
                        + ("this model's inputs all start with `[CLS]`, so one position carries that role here. "
                           if first_apart == [0] else "")
-                       + "So this table shows what an encoder does with its first positions, and cannot decide S2; "
+                       + "This table therefore shows what an encoder does with its first positions and cannot decide S2; "
                        "GPT-2's own table decides it (the comparison table below gives the command).")
     late = [i for i in apart if i >= T.n - 5]
     if late:

@@ -108,7 +108,7 @@ def _null_chance(banded: int, columns: int) -> float:
 
     Under a null the table's columns and the reference's are exchangeable, so ``banded`` of them above the
     reference's extreme is the chance that the ``banded`` most extreme of the $2d$ pooled columns all belong to
-    the table: $inom{d}{m} / inom{2d}{m}$ (about $2^{-m}$; ties, as between discrete periods, only lower it).
+    the table: $\binom{d}{m} / \binom{2d}{m}$ (about $2^{-m}$; ties, as between discrete periods, only lower it).
     """
     return comb(columns, banded) / comb(2 * columns, banded)
 
