@@ -71,7 +71,7 @@ def test_the_chapter_reads_the_design_as_an_s6_row_decided_by_the_margin_rule(ti
     assert row.decision == verdicts.s6_heuristics_powered(r.values["heuristics"])
     assert "seeds sized before the run" in row.options
     # every heuristic's interval is on the row
-    for h, iv in exr.heuristic_differences(r).items():
+    for iv in exr.heuristic_differences(r).values():
         assert f"[{iv.low:+.4f}, {iv.high:+.4f}]" in row.ours
     check = exr.power_checks(_tails_stub(), None, r)[-1]
     assert check.claim == "S6" and check.effect == verdicts.SHORTFALL and check.interval == r.values["difference"]

@@ -19,8 +19,8 @@ from .decision import (
 )
 from .why_position import ABOVE_CHANCE, CHANCE
 
-__all__ = ["SEED_NEIGHBOUR_COS", "S2_MIN_RUN", "S2_FIRST", "S2_CLAIM", "S3_LEVEL", "SHORTFALL", "USES_POSITION_SDS", "TAIL_EFFECT",
-    "LOSS_EFFECT", "OVERFIT_GAP", "s1_neighbour_similarity", "s2_first_positions_apart", "s3_frequency_bands",
+__all__ = ["SEED_NEIGHBOUR_COS", "S2_MIN_RUN", "S2_FIRST", "S2_CLAIM", "S3_LEVEL", "SHORTFALL", "USES_POSITION_SDS",
+    "TAIL_EFFECT", "LOSS_EFFECT", "OVERFIT_GAP", "s1_neighbour_similarity", "s2_first_positions_apart", "s3_frequency_bands",
     "s4_undertrained_tail", "s5_no_vector_beyond", "s6_heuristics_order", "s6_heuristics_mlm",
     "s6_heuristics_powered", "s7_small_init", "s8_sinusoidal_init", "s9_dropout"]
 
