@@ -192,7 +192,7 @@ def _decide_table(claim: str, model: str, settings: Settings, force: bool) -> Cl
                    "frac_neighbour_above_0_9": T.frac_neighbour_above_0_9, "decay_spearman": T.decay_spearman}
         ours = s1_ours(T)
     else:
-        decision = rules.s2_first_positions_apart(list(T.stand_apart))
+        decision = rules.s2_first_positions_apart(list(T.stand_apart), name)
         numbers = {"stand_apart": [int(i) for i in T.stand_apart], "isolation_0": float(T.isolation[0]),
                    "isolation_threshold": T.isolation_threshold}
         ours = s2_ours(T)

@@ -36,7 +36,8 @@ from .records import StoredDropoutDesign, StoredInitDesign
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
     "pc_table", "SimilaritySummary", "similarity_summary", "IsolationSummary", "isolation_summary",
-    "BandSummary", "band_summary", "PCSummary", "pc_summary", "stress_table", "StressSummary", "stress_summary",
+    "BandedColumns", "banded_columns", "BandSummary", "band_summary", "PCSummary", "pc_summary", "stress_table",
+    "StressSummary", "stress_summary",
     "init_frame", "init_table", "InitSummary", "init_summary", "DropoutSummary", "dropout_summary",
     "comparison_rows", "BASE", "BIG", "SINUSOIDAL", "MDS", "Captions", "captions",
 ]
@@ -187,9 +188,13 @@ def isolation_summary(anatomy: dict, model: str) -> IsolationSummary:
     apart = list(T.stand_apart)
     first_apart = [i for i in apart if i < 10]
     comment = []
-    if first_apart == [0]:
-        comment.append("In a model whose inputs all start with `[CLS]`, one position carries what the seed "
-                       "describes for GPT-2 as positions 0 to about 5.")
+    if not rules.is_model(model, rules.SEED_S1_MODEL):
+        comment.append("The seed ties its first positions to the first tokens of an autoregressive model such as "
+                       "GPT-2 (the start-of-text token, the instructions that open a prompt); "
+                       + ("this model's inputs all start with `[CLS]`, so one position carries that role here. "
+                          if first_apart == [0] else "")
+                       + "This table therefore shows what an encoder does with its first positions and cannot decide S2; "
+                       "GPT-2's own table decides it (the comparison table below gives the command).")
     late = [i for i in apart if i >= T.n - 5]
     if late:
         comment.append(f"The last rows ({', '.join(map(str, late))}) stand apart too: few training inputs reach "
@@ -206,6 +211,31 @@ def isolation_summary(anatomy: dict, model: str) -> IsolationSummary:
 
 
 @dataclass(frozen=True)
+class BandedColumns:
+    """S3's test (:func:`posgeom.verdicts.s3_frequency_bands`): the columns of a table that oscillate in a band
+    neither null table of its shape reaches."""
+
+    count: int                # columns with a dominant period below the walk's shortest and κ above the noise's highest
+    n_columns: int
+    walk_shortest: float      # the shortest dominant period of the random walk's columns (positions)
+    noise_highest: float      # the highest spectral concentration of the white-noise table's columns
+    periods: tuple            # the banded columns' dominant periods, distinct, to 0.1 position
+
+
+def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
+    """The :class:`BandedColumns` of ``anatomy[key]`` against the anatomy's random-walk and white-noise
+    (``random_normal``) tables: a column counts when its dominant period is shorter than every random-walk
+    column's and its spectral concentration higher than every white-noise column's."""
+    T, walk, noise = anatomy[key], anatomy["random_walk"], anatomy["random_normal"]
+    shortest = float(np.min(1.0 / np.asarray(walk.dominant_freq)))
+    highest = float(np.max(noise.concentration))
+    period = 1.0 / np.asarray(T.dominant_freq)
+    banded = (period < shortest) & (np.asarray(T.concentration) > highest)
+    return BandedColumns(count=int(banded.sum()), n_columns=int(T.d), walk_shortest=shortest, noise_highest=highest,
+                         periods=tuple(sorted({round(float(x), 1) for x in period[banded]})))
+
+
+@dataclass(frozen=True)
 class BandSummary:
     """Frequency bands of the columns (S3): spectral concentration κ, and the short-period band."""
 
@@ -216,6 +246,11 @@ class BandSummary:
     short: int                # columns with a dominant period below 8 positions
     short_period: float       # their median period
     walk_short: int           # the same count for the random walk
+    banded: int               # columns in a band neither null reaches (banded_columns)
+    banded_periods: str
+    walk_shortest: float      # the random walk's shortest dominant period
+    noise_highest: float      # white noise's highest concentration
+    sin_banded: int           # the same count for the sinusoidal table
     band_comment: str
 
 
@@ -225,15 +260,19 @@ def band_summary(anatomy: dict) -> BandSummary:
     short = band_counts(T.dominant_freq, T.n)["short (< 8)"]
     hi = T.dominant_freq[T.dominant_freq > 1 / 8]
     period = float(np.median(1 / hi)) if hi.size else float("nan")
+    banded = banded_columns(anatomy)
     return BandSummary(
         kappa=float(np.median(T.concentration)),
         kappa_sin=float(np.median(anatomy["sinusoidal"].concentration)),
         kappa_walk=float(np.median(anatomy["random_walk"].concentration)),
         kappa_noise=float(np.median(anatomy["random_normal"].concentration)), short=short, short_period=period,
         walk_short=band_counts(anatomy["random_walk"].dominant_freq, T.n)["short (< 8)"],
+        banded=banded.count, banded_periods=", ".join(f"{x:g}" for x in banded.periods) or "none",
+        walk_shortest=banded.walk_shortest, noise_highest=banded.noise_highest,
+        sin_banded=banded_columns(anatomy, "sinusoidal").count,
         band_comment=(f"So the columns fall into two groups: a slow one, which smoothness alone produces (the random "
                       f"walk has nothing else), and a short-period band near {period:.1f} positions that no smooth "
-                      "random table has — the real evidence for S3.") if short else
+                      "random table has.") if short else
                      "All columns vary slowly, which smoothness alone produces: the random walk does the same.",
     )
 
@@ -397,13 +436,17 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
 
     def s3_row():
         bands = band_table(anatomy, main)
-        short = band_counts(T.dominant_freq, T.n)["short (< 8)"]
-        return ComparisonRow("S3", ours=f"median concentration {np.median(T.concentration):.2f} (sinusoidal "
+        banded = banded_columns(anatomy)
+        periods = ", ".join(f"{x:g}" for x in banded.periods) or "none"
+        return ComparisonRow("S3", ours=f"{banded.count} of {banded.n_columns} columns oscillate faster than every "
+                                 f"random-walk column (shortest period {banded.walk_shortest:.1f}) with a concentration "
+                                 f"above every white-noise column's ({banded.noise_highest:.3f}); their periods: "
+                                 f"{periods}; median concentration {np.median(T.concentration):.2f} (sinusoidal "
                                  f"{bands.loc['sinusoidal', 'median κ']:.2f}, random walk "
-                                 f"{bands.loc['random walk', 'median κ']:.2f}); {short} columns in a short-period band "
-                                 f"that a smooth random table lacks",
-                      scale=settings.scale, model=model_desc, corpus="none", options="periodograms, PCs vs a random-walk null",
-                      decision=rules.s3_frequency_bands(short))
+                                 f"{bands.loc['random walk', 'median κ']:.2f})",
+                      scale=settings.scale, model=model_desc, corpus="none",
+                      options="periodograms vs a random-walk and a white-noise table of the same shape",
+                      decision=rules.s3_frequency_bands(banded.count, banded.n_columns))
 
     def s7_row():
         runs, s7_diff = init_frame(init), init_loss_difference(init)
@@ -447,7 +490,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                                      decision=rules.s1_neighbour_similarity(T.neighbour_cos, main))),
         ("S2", lambda: ComparisonRow("S2", ours=s2_ours(T), scale=settings.scale, model=model_desc, corpus="none",
                                      options="isolation threshold 2",
-                                     decision=rules.s2_first_positions_apart(list(T.stand_apart)))),
+                                     # the seed's first positions are GPT-2's
+                                     decision=rules.s2_first_positions_apart(list(T.stand_apart), main))),
         ("S3", s3_row), ("S7", s7_row), *powered_s7, ("S8", s8_row), ("S9", s9_row), *powered_s9,
     ], settings)
 

@@ -6,7 +6,9 @@ training length), :mod:`posgeom.experiments.extrapolation_mlm` (IMDB masked lang
 length factor; this module reads them back as typed tables (:func:`extrapolation_outcome`,
 :func:`tails_outcome`), gives the numbers and the data-dependent sentences the chapter quotes as one
 summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs
-this book" rows for S4–S6, each decided by its rule in :mod:`posgeom.verdicts`.
+this book" rows for S4–S6, each decided by its rule in :mod:`posgeom.verdicts` (S4 and S6 a second time from
+the CPU designs sized by their power, :mod:`posgeom.experiments.learned_powered` and
+:mod:`posgeom.experiments.extrapolation_powered`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..geometry import paired_difference
+from ..geometry import SeedInterval, paired_difference
 from ..registry import Result
 from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
 from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_training
@@ -28,7 +30,8 @@ from .powered import design_check, design_summary, paired_text, plan_text
 __all__ = [
     "METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "TailsOutcome",
     "tails_outcome", "tails_table", "TailsSummary", "tails_summary", "OrderSummary", "order_summary",
-    "MLMSummary", "mlm_summary", "comparison_rows", "SOLVED", "KEEPS", "Captions", "captions",
+    "MLMSummary", "mlm_summary", "comparison_rows", "heuristic_differences", "SOLVED", "KEEPS", "Captions",
+    "captions",
 ]
 
 #: The chapter's name of each method of the studies.
@@ -198,13 +201,18 @@ class TailsSummary:
 
 
 def tails_summary(tails: TailsOutcome) -> TailsSummary:
-    """The :class:`TailsSummary`; its sentence follows the sign of the paired interval (resolved or not)."""
+    """The :class:`TailsSummary`; its sentence follows where the paired interval lies against the smallest deficit
+    that counts, ``posgeom.verdicts.TAIL_EFFECT`` (beyond it, excluding it, or neither), as S4's rule reads it."""
     diff = tails.tail_difference()
     drop = {c: tails.mean(c, "accuracy_head") - tails.mean(c, "accuracy_tail") for c in tails.conditions}
-    if diff.high < 0:
+    if diff.high < -rules.TAIL_EFFECT:
         comment = (f"Tail accuracy drops by {drop['skewed']:.3f} below the head with skewed lengths and by "
                    f"{drop['uniform']:.3f} with uniform ones: part of the drop is the task (a marker late in a long "
                    "sequence is harder at this size), the rest is the under-trained tail.")
+    elif diff.low > -rules.TAIL_EFFECT:
+        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
+                   f"over the seeds, is {diff.text()}: at this scale a tail deficit of {rules.TAIL_EFFECT:g} or more "
+                   "is excluded.")
     else:
         comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
                    f"over the seeds, is {diff.text()}: at this scale the under-training of the tail is not resolved "
@@ -339,10 +347,11 @@ def mlm_summary(mlm: Result, settings=None) -> MLMSummary:
                       spread=spread, seed_sd=seed_sd, uses_position=uses, comment=comment)
 
 
-def power_checks(tails: Result, powered: Result | None = None) -> list:
+def power_checks(tails: Result, powered: Result | None = None, heuristics_powered: Result | None = None) -> list:
     """This chapter's decisions over seeds (S4's tail accuracy, skewed − uniform lengths; with ``powered``,
-    the same in the design sized by its power) for its power table (:func:`posgeom.report.power_frame`),
-    against the smallest deficit its rule counts as under-trained.
+    the same in the design sized by its power; with ``heuristics_powered``, S6's best heuristic against the
+    target-length table) for its power table (:func:`posgeom.report.power_frame`), each against the smallest
+    effect its rule names.
 
     Returns
     -------
@@ -354,11 +363,14 @@ def power_checks(tails: Result, powered: Result | None = None) -> list:
     if powered is not None:
         checks.append(design_check("S4", "the same, over the seeds a pilot sized (powered design)", powered,
                                    rules.TAIL_EFFECT))
+    if heuristics_powered is not None:
+        checks.append(design_check("S6", "accuracy at 2L, best heuristic − table trained at 2L, paired by seed "
+                                   "(powered design)", heuristics_powered, rules.SHORTFALL))
     return checks
 
 
 def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,
-                    settings=None, powered: Result | None = None) -> list:
+                    settings=None, powered: Result | None = None, heuristics_powered: Result | None = None) -> list:
     """The chapter's "Paper vs this book" rows for S4, S5 and S6, each decided by its rule in :mod:`posgeom.verdicts`.
 
     Parameters
@@ -368,6 +380,9 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
     powered : Result, optional
         ``run_tails_powered`` (:mod:`posgeom.experiments.learned_powered`): S4 decided a second time, by the same
         rule, over the seeds a pilot sized.
+    heuristics_powered : Result, optional
+        ``run_heuristics_powered`` (:mod:`posgeom.experiments.extrapolation_powered`): S6 decided over the seeds a
+        pilot sized, on a CPU, against the margin of :func:`posgeom.verdicts.s6_heuristics_powered`.
     wall_error : str or None
         The message of the ``PositionLimitError`` a longer input raised in a learned table of ``table_rows``
         rows (None when it passed).
@@ -425,8 +440,9 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
                       decision=rules.s6_heuristics_mlm(s.spread, s.seed_sd, _heuristics(m), m.at("none", f_max)))
 
     powered_rows = [("S4", lambda: _s4_powered_row(powered))] if powered is not None else []
-    return decided_rows([("S4", s4_row), *powered_rows, ("S5", s5_row), ("S6", s6_order_row), ("S6", s6_mlm_row)],
-                        settings)
+    powered_s6 = [("S6", lambda: _s6_powered_row(heuristics_powered))] if heuristics_powered is not None else []
+    return decided_rows([("S4", s4_row), *powered_rows, ("S5", s5_row), ("S6", s6_order_row), *powered_s6,
+                         ("S6", s6_mlm_row)], settings)
 
 
 def _s4_powered_row(powered: Result):
@@ -438,6 +454,33 @@ def _s4_powered_row(powered: Result):
                          scale=p.scale, model=powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
                          options=plan_text(powered), decision=rules.s4_undertrained_tail(powered.values["difference"]))
+
+
+def heuristic_differences(heuristics_powered: Result) -> dict[str, SeedInterval]:
+    """S6's design: each heuristic's accuracy at 2L minus the target-length table's, paired by seed over the
+    decision's seeds (95 %, Student t), keyed by the heuristic's name in :data:`METHOD_NAMES` order."""
+    stored = heuristics_powered.values["heuristics"]
+    return {h: SeedInterval.from_dict(stored[h]) for h in HEURISTICS if h in stored}
+
+
+def _s6_powered_row(heuristics_powered: Result):
+    """S6 decided by the design sized by its power
+    (:func:`posgeom.experiments.extrapolation_powered.run_heuristics_powered`)."""
+
+    p = design_summary(heuristics_powered)
+    diffs = heuristic_differences(heuristics_powered)
+    runs = heuristics_powered.values["runs"]
+    v = heuristics_powered.values
+    means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([r[h] for r in runs]):.4f}, difference "
+                      f"{diffs[h].text('{:+.4f}', with_t=False)}" for h in diffs)
+    return ComparisonRow("S6", ours=(f"order task at {v['length']} positions (trained at {v['L']}): trained at "
+                                     f"{v['length']} {p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, "
+                                     f"paired){p.stale}"),
+                         scale=p.scale, model=heuristics_powered.manifest["model"] + " (CPU)",
+                         corpus=f"synthetic order task, L = {v['L']}",
+                         options=f"fine-tune {heuristics_powered.manifest['params']['order']['finetune']['steps']} "
+                                 f"steps; {plan_text(heuristics_powered)}",
+                         decision=rules.s6_heuristics_powered(diffs))
 
 
 @dataclass(frozen=True)

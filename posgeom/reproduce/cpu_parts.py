@@ -32,7 +32,7 @@ class CpuPart:
 
 
 #: Counting and linear algebra on the full corpora inside the chapters that train at paper scale, and the
-#: decisions over seeds that a small CPU model settles (the powered designs of C2, C5, S4, S7 and S9): run now on
+#: decisions over seeds that a small CPU model settles (the powered designs of C2, C5, S4, S6, S7 and S9): run now on
 #: a CPU by ``posgeom reproduce --scale paper --cpu-parts``, committed under ``results/paper/``, and read back
 #: when the chapter runs on a GPU. (The stress and monotonicity tables are not here: they include the table
 #: trained from scratch.)
@@ -51,6 +51,7 @@ CPU_PARTS: tuple[CpuPart, ...] = tuple(
         ("minimal-parametrisation", "minimal_parametrisation:run_stress_vs_rank", {}),
         ("minimal-parametrisation", "lowrank_powered:run_lowrank_powered", {}),
         ("learned-tables-fail", "learned_powered:run_tails_powered", {}),
+        ("learned-tables-fail", "extrapolation_powered:run_heuristics_powered", {}),
         ("learned-tables", "learned_powered:run_init_powered", {}),
         ("learned-tables", "learned_powered:run_dropout_powered", {}),
         ("theorem4-separation", "separation_converged:run_separation_converged", {}),

@@ -25,9 +25,10 @@ from .decision import (
     is_model, stand_in,
 )
 from .learned_tables import (
-    LOSS_EFFECT, OVERFIT_GAP, S2_FIRST, S2_MIN_RUN, SEED_NEIGHBOUR_COS, SHORTFALL, TAIL_EFFECT, USES_POSITION_SDS,
-    s1_neighbour_similarity, s2_first_positions_apart, s3_frequency_bands, s4_undertrained_tail,
-    s5_no_vector_beyond, s6_heuristics_mlm, s6_heuristics_order, s7_small_init, s8_sinusoidal_init, s9_dropout,
+    LOSS_EFFECT, OVERFIT_GAP, S2_CLAIM, S2_FIRST, S2_MIN_RUN, S3_LEVEL, SEED_NEIGHBOUR_COS, SHORTFALL, TAIL_EFFECT,
+    USES_POSITION_SDS, s1_neighbour_similarity, s2_first_positions_apart, s3_frequency_bands, s4_undertrained_tail,
+    s5_no_vector_beyond, s6_heuristics_mlm, s6_heuristics_order, s6_heuristics_powered, s7_small_init,
+    s8_sinusoidal_init, s9_dropout,
 )
 from .optimal_encoding import (
     ACCURACY_MARGIN, FOURIER_TOL, GAIN_MARGIN, NEAR_OPTIMAL, NEAR_STATIONARY, PAPER_REDUCTION, PAPER_SAVINGS,
@@ -82,8 +83,9 @@ __all__ = [
     "c7_shift_equivariance", "c8_sinusoidal_rope", "c9_mds_violation", "c9_random_violation",
     "c9_pretrained_correlation", "c10_layer_peak", "c11_ntk_order", "s1_neighbour_similarity",
     "s2_first_positions_apart", "s3_frequency_bands", "s4_undertrained_tail", "s5_no_vector_beyond",
-    "s6_heuristics_order", "s6_heuristics_mlm", "s7_small_init", "s8_sinusoidal_init", "s9_dropout", "SEED_S1_HUB",
-    "SEED_S1_MODEL", "Values", "OVERFIT_GAP", "S2_FIRST", "S2_MIN_RUN", "SEED_NEIGHBOUR_COS", "SHORTFALL",
+    "s6_heuristics_order", "s6_heuristics_mlm", "s6_heuristics_powered", "s7_small_init", "s8_sinusoidal_init",
+    "s9_dropout", "SEED_S1_HUB", "SEED_S1_MODEL", "Values", "OVERFIT_GAP", "S2_CLAIM", "S2_FIRST", "S2_MIN_RUN",
+    "S3_LEVEL", "SEED_NEIGHBOUR_COS", "SHORTFALL",
     "USES_POSITION_SDS", "FOURIER_TOL", "GAIN_MARGIN", "NEAR_OPTIMAL", "PAPER_REDUCTION", "PAPER_SAVINGS",
     "ROUNDING_TOL", "SAVINGS_ROUNDING", "DIFFERENT_RATIO", "LAZY_KERNEL_CHANGE", "LEARNED_LOSS", "MODERATE_RHO",
     "NEARLY_IDENTICAL", "PAPER_ALIBI_STRESS", "PAPER_MDS_VIOLATION", "PAPER_PEAK_LAYER", "RANDOM_VIOLATION",

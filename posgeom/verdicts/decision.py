@@ -16,8 +16,8 @@ page read the word itself):
 
 **Stand-in models.** A check run on a model other than the one a claim is about (the MiniLM stand-in
 for BERT-base, or for GPT-2) is ``"inconclusive here"`` whether it agrees with the claim or not
-(:func:`stand_in`); only a claim about every model of its kind (S2, S3: "a learned table") is decided
-on whichever learned table was measured.
+(:func:`stand_in`); only a claim about every model of its kind (S3: "a learned table") is decided
+on whichever learned table was measured (S2, whose first positions the seed ties to GPT-2's first tokens, is not).
 
 Every threshold is a module constant with the reason it has that value. The rules read an interval as
 an :data:`IntervalLike` (a :class:`~posgeom.geometry.SeedInterval`, a bootstrap

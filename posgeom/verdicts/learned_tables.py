@@ -7,6 +7,7 @@ verdicts, stand-in models, the power of a decision over seeds) are in :mod:`posg
 
 from __future__ import annotations
 
+from math import comb
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -18,10 +19,10 @@ from .decision import (
 )
 from .why_position import ABOVE_CHANCE, CHANCE
 
-__all__ = ["SEED_NEIGHBOUR_COS", "S2_MIN_RUN", "S2_FIRST", "SHORTFALL", "USES_POSITION_SDS", "TAIL_EFFECT",
-    "LOSS_EFFECT", "OVERFIT_GAP", "s1_neighbour_similarity", "s2_first_positions_apart", "s3_frequency_bands",
-    "s4_undertrained_tail", "s5_no_vector_beyond", "s6_heuristics_order", "s6_heuristics_mlm", "s7_small_init",
-    "s8_sinusoidal_init", "s9_dropout"]
+__all__ = ["SEED_NEIGHBOUR_COS", "S2_MIN_RUN", "S2_FIRST", "S2_CLAIM", "S3_LEVEL", "SHORTFALL", "USES_POSITION_SDS",
+    "TAIL_EFFECT", "LOSS_EFFECT", "OVERFIT_GAP", "s1_neighbour_similarity", "s2_first_positions_apart", "s3_frequency_bands",
+    "s4_undertrained_tail", "s5_no_vector_beyond", "s6_heuristics_order", "s6_heuristics_mlm",
+    "s6_heuristics_powered", "s7_small_init", "s8_sinusoidal_init", "s9_dropout"]
 
 
 #: The seed's neighbouring cosine similarity (a figure for GPT-2).
@@ -55,43 +56,93 @@ def s1_neighbour_similarity(neighbour_cos: float, model: str) -> Decision:
     return Decision(NOT_REPRODUCED, why=f"s(1) = {neighbour_cos:.3f} ≤ {SEED_NEIGHBOUR_COS}")
 
 
-def s2_first_positions_apart(stand_apart: Sequence[int]) -> Decision:
-    """S2: the first positions (0 to about 5–10) stand apart; ``stand_apart``: the rows that do.
+#: S2 is tied to GPT-2: the seed explains its first positions by "the special role of the first tokens in
+#: autoregressive models (the BOS token, the system instructions)", and ``posgeom decide S2`` decides it there.
+S2_CLAIM = "S2 (the seed ties its first positions to the first tokens of autoregressive models such as GPT-2)"
 
-    A claim about every learned table, decided on the table measured. A leading run 0, 1, … of at
-    least :data:`S2_MIN_RUN` rows standing apart: ``"reproduced"``; position 0 alone (or none):
-    ``"not reproduced"``; a shorter run: ``"depends on an unstated choice"`` (how many the seed's
-    "about" allows, and the isolation threshold).
-    """
+
+def _first_apart(stand_apart: Sequence[int]) -> tuple[int, str]:
+    """The leading run 0, 1, ... of rows standing apart, and those among the first :data:`S2_FIRST` in words."""
     apart = set(int(i) for i in stand_apart)
     run = 0
     while run in apart:
         run += 1
     first = sorted(i for i in apart if i < S2_FIRST)
-    shown = ", ".join(map(str, first)) or "none"
+    if not first:
+        return run, f"none of the first {S2_FIRST} positions stands apart"
+    shown = ", ".join(map(str, first))
+    return run, f"of the first {S2_FIRST} positions only {shown} stand{'s' if len(first) == 1 else ''} apart"
+
+
+def s2_first_positions_apart(stand_apart: Sequence[int], model: str) -> Decision:
+    """S2: the first positions (0 to about 5–10) stand apart; ``stand_apart``: the rows that do in ``model``'s table.
+
+    A claim the seed ties to GPT-2 (:data:`S2_CLAIM`): another model is ``"inconclusive here"`` whatever its rows
+    show (an encoder whose inputs all start with ``[CLS]`` has no block of first tokens to set apart). On GPT-2, a
+    leading run 0, 1, … of at least :data:`S2_MIN_RUN` rows standing apart: ``"reproduced"``; position 0 alone
+    (or none): ``"not reproduced"``; a shorter run: ``"depends on an unstated choice"`` (how many the seed's
+    "about" allows, and the isolation threshold).
+    """
+    run, which = _first_apart(stand_apart)
+    blocked = stand_in(model, SEED_S1_MODEL, S2_CLAIM)
+    if blocked is not None:
+        return Decision(INCONCLUSIVE, why=blocked.why + f" (here {which})",
+                        would_decide=f"{decide_command('S2', SEED_S1_HUB)} (GPT-2's position table from the hub, no "
+                                     "corpus needed, CPU)", stand_in=model)
     if run >= S2_MIN_RUN:
         return Decision(REPRODUCED, why=f"caveat: positions 0–{run - 1} stand apart")
     if run <= 1:
-        which = f"only {shown} stand{'s' if len(first) == 1 else ''} apart" if first else "none stands apart"
-        return Decision(NOT_REPRODUCED, why=f"of the first {S2_FIRST} positions {which}: not the "
-                                            f"seed's block of the first positions (0 to about 5–10)")
+        return Decision(NOT_REPRODUCED, why=f"{which}: not the seed's block of the first positions (0 to about 5–10)")
     return Decision(DEPENDS, why=f"positions 0–{run - 1} stand apart, fewer than the seed's about 5–10: how many "
                                  "'the first positions' are, and the isolation threshold, are not stated")
 
 
-def s3_frequency_bands(short_period_columns: int) -> Decision:
-    """S3: per-dimension curves show frequency bands like sinusoids; ``short_period_columns``: columns in a
-    short-period band that a smooth random (random-walk) table lacks.
+#: S3: the level of the test against the null tables: a count of banded columns that either null reaches with
+#: a chance of at most 5 % is evidence (the usual level, fixed before looking, as the book's 95 % intervals).
+S3_LEVEL = 0.05
 
-    Some: ``"reproduced"`` (evidence under both nulls); none: ``"depends on an unstated choice"`` (bands
-    only against a white-noise null, which the seed does not name). It cannot be ``"not reproduced"``:
-    every smooth table has bands against white noise, and the seed names no null.
+
+def _null_chance(banded: int, columns: int) -> float:
+    r"""The largest chance, under either null table, that ``banded`` or more of a table's ``columns`` columns pass
+    the test of :func:`s3_frequency_bands` against one reference table of each null with as many columns.
+
+    Under a null the table's columns and the reference's are exchangeable, so ``banded`` of them above the
+    reference's extreme is the chance that the ``banded`` most extreme of the $2d$ pooled columns all belong to
+    the table: $\binom{d}{m} / \binom{2d}{m}$ (about $2^{-m}$; ties, as between discrete periods, only lower it).
     """
-    if short_period_columns > 0:
-        return Decision(REPRODUCED, why=f"caveat: {short_period_columns} columns in a short-period band that a "
-                                        "random-walk table lacks")
-    return Decision(DEPENDS, why="against white noise every smooth table has 'bands'; against a random-walk null "
-                                 "only a short-period band would be evidence, and there is none")
+    return comb(columns, banded) / comb(2 * columns, banded)
+
+
+def s3_frequency_bands(banded_columns: int, n_columns: int) -> Decision:
+    """S3: per-dimension curves show frequency bands like sinusoids; ``banded_columns`` of the table's
+    ``n_columns`` columns oscillate like a sinusoid in a band that neither null table of the same shape reaches:
+    a dominant period shorter than every column of a random walk down the positions (a smooth table with no
+    designed spectrum), and a spectral concentration at it above every column of a white-noise table (a
+    learned table at initialisation).
+
+    A smooth random table's columns are all slow, white noise's are never concentrated, so under either null the
+    count is at least ``m`` with a chance of at most C(d, m)/C(2d, m) (about 2⁻ᵐ). At most :data:`S3_LEVEL`:
+    ``"reproduced"``; no banded column at all: ``"not reproduced"`` (every column is what a smooth random table or
+    white noise gives); a few, as many as a null gives by chance: ``"inconclusive here"``.
+    It cannot be ``"depends on an unstated choice"``: the test holds against both nulls, so the choice of a null
+    does not decide it, and its level is fixed before looking.
+    """
+    banded, columns = int(banded_columns), int(n_columns)
+    if columns < 1 or not 0 <= banded <= columns:
+        raise ValueError(f"s3_frequency_bands needs 0 <= banded_columns <= n_columns and n_columns >= 1, got "
+                         f"{banded} of {columns}")
+    if banded == 0:
+        return Decision(NOT_REPRODUCED, why=f"none of the {columns} columns oscillates faster than every column of a "
+                                            "random walk with more of its power at one period than any column of white "
+                                            "noise: what the columns show, a smooth random table or white noise shows too")
+    chance = _null_chance(banded, columns)
+    found = (f"{banded} of {columns} columns oscillate in a band that neither a random walk nor white noise of the same "
+             f"shape reaches (chance under either null at most {chance:.2g}")
+    if chance <= S3_LEVEL:
+        return Decision(REPRODUCED, why=f"caveat: {found} ≤ {S3_LEVEL:g})")
+    return Decision(INCONCLUSIVE, why=f"{found} > {S3_LEVEL:g}): as many as a draw of a null gives by chance",
+                    would_decide=f"the same count against more draws of each null table (against k draws the chance "
+                                 f"of {banded} columns above all of them is about (k + 1)^-{banded})")
 
 
 #: S4: the smallest tail deficit that counts as "under-trained": two points of accuracy on the rarely reached
@@ -102,19 +153,26 @@ TAIL_EFFECT = 0.02
 
 def s4_undertrained_tail(difference: SeedIntervalLike) -> Decision:
     """S4: rarely reached positions are under-trained; ``difference``: interval over seeds of the tail
-    accuracy with skewed lengths minus uniform lengths (paired by seed).
+    accuracy with skewed lengths minus uniform lengths (paired by seed), decided against the smallest deficit
+    that counts, :data:`TAIL_EFFECT`.
 
-    Below 0: ``"reproduced"``; above 0: ``"not reproduced"``; holding 0: ``"inconclusive here"``.
-    It cannot be ``"depends on an unstated choice"``: the comparison (skewed against uniform lengths) is the claim itself.
+    Upper bound below −:data:`TAIL_EFFECT`: ``"reproduced"`` (a deficit larger than the margin); lower bound above
+    it: ``"not reproduced"`` (a deficit that counts is excluded); otherwise ``"inconclusive here"``.
+    It cannot be ``"depends on an unstated choice"``: the comparison (skewed against uniform lengths) is the claim
+    itself, and the margin is fixed before looking.
     """
     low, high = interval_bounds(difference)
     design = seed_design(difference, TAIL_EFFECT)
-    if high < 0:
-        return Decision(REPRODUCED, why=with_power("", design))
-    if low > 0:
-        return Decision(NOT_REPRODUCED, why=with_power(f"the tail is learned better with skewed lengths "
-                                                        f"({interval_text(difference)}), the opposite of the claim", design))
-    return Decision(INCONCLUSIVE, why=with_power(f"the interval of the difference {interval_text(difference)} holds 0", design),
+    # four decimals: a bound a few ten-thousandths from the margin must read on the right side of it
+    shown = interval_text(difference, "{:+.4f}")
+    if high < -TAIL_EFFECT:
+        return Decision(REPRODUCED, why=with_power(f"the interval {shown} lies below −{TAIL_EFFECT:g}: the tail loses "
+                                                    "more than the smallest deficit that counts", design))
+    if low > -TAIL_EFFECT:
+        return Decision(NOT_REPRODUCED, why=with_power(f"the interval {shown} lies above −{TAIL_EFFECT:g}: a tail deficit "
+                                                        f"of {TAIL_EFFECT:g} or more is excluded", design))
+    return Decision(INCONCLUSIVE, why=with_power(f"the interval of the difference {shown} holds both −{TAIL_EFFECT:g} "
+                                                  "and smaller deficits", design),
                     would_decide=more_seeds(design, "the same paired comparison at the same size") +
                     ", or the paper configuration of this study (128 positions, 40,000 sequences, 4,000 steps; a GPU helps)")
 
@@ -168,6 +226,42 @@ def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapp
     return Decision(DEPENDS, why=f"{', '.join(short)} fall(s) above the no-position loss, the others not")
 
 
+def s6_heuristics_powered(differences: Mapping[str, SeedIntervalLike]) -> Decision:
+    """S6 decided over seeds: ``differences`` maps each heuristic to the interval over seeds of its accuracy beyond
+    the trained length minus the accuracy of a table trained at that length (paired by seed), decided against
+    :data:`SHORTFALL`.
+
+    A heuristic falls short when its upper bound is below −:data:`SHORTFALL`, and reaches the target-length table
+    when its lower bound is above it (a shortfall that counts is excluded). Every heuristic short:
+    ``"reproduced"``; some reach it and none is short: ``"not reproduced"``; some reach it and some are short:
+    ``"depends on an unstated choice"`` (the heuristic); otherwise ``"inconclusive here"``. The power stated is
+    that of the noisiest difference, the one that limits the decision.
+    """
+    if not differences:
+        raise ValueError("s6_heuristics_powered needs at least one heuristic's interval")
+    bounds = {h: interval_bounds(iv) for h, iv in differences.items()}
+    short = [h for h, (_, high) in bounds.items() if high < -SHORTFALL]
+    reach = [h for h, (low, _) in bounds.items() if low > -SHORTFALL]
+    noisiest = max(differences, key=lambda h: seed_design(differences[h], SHORTFALL).sd)
+    design = seed_design(differences[noisiest], SHORTFALL)
+
+    def shown(names):
+        return ", ".join(f"{h.replace('_', ' ')} {interval_text(differences[h], '{:+.4f}')}" for h in names)
+
+    if len(short) == len(bounds):
+        return Decision(REPRODUCED, why=with_power(f"every heuristic falls short by more than {SHORTFALL:g}", design))
+    if reach and short:
+        return Decision(DEPENDS, why=with_power(f"{shown(reach)} reach(es) the target-length table within {SHORTFALL:g}, "
+                                                 f"{shown(short)} fall(s) short: it depends on the heuristic", design))
+    if reach:
+        return Decision(NOT_REPRODUCED, why=with_power(f"{shown(reach)} reach(es) the target-length table within "
+                                                        f"{SHORTFALL:g}, and no heuristic is shown to fall short", design))
+    undecided = [h for h in bounds if h not in short]
+    return Decision(INCONCLUSIVE, why=with_power(f"{shown(undecided)} hold(s) both −{SHORTFALL:g} and smaller "
+                                                  "shortfalls", design),
+                    would_decide=more_seeds(design, "the same paired comparison at the same size"))
+
+
 #: S7, S9: the smallest difference of a loss that matters, 0.01 nats: a fifth of :data:`OVERFIT_GAP`
 #: (a regulariser that recovers less than a fifth of the overfitting it is meant to cure does not "help",
 #: and an initialisation that ends less than that lower does not "beat" another); fixed before looking.
@@ -186,23 +280,30 @@ def _steps_text(x: float) -> str:
 def s7_small_init(steps_small: float | None, steps_large: float | None,
                   final_loss_difference: SeedIntervalLike) -> Decision:
     """S7: N(0, 0.02²) beats N(0, 1); mean steps to the loss threshold of each (None or NaN: never reached),
-    and the interval over seeds of the final loss (small − large, paired).
+    and the interval over seeds of the final loss (small − large, paired), decided against :data:`LOSS_EFFECT`.
 
-    Faster and the interval below 0: ``"reproduced"``; faster only: ``"depends on an unstated choice"``
-    (what "beats" measures: speed or final loss); not faster: ``"not reproduced"``.
+    Not faster: ``"not reproduced"``. Faster, and the upper bound below −:data:`LOSS_EFFECT` (a lower final loss by
+    more than the margin): ``"reproduced"``; faster, and the lower bound above −:data:`LOSS_EFFECT` (a final loss
+    lower by the margin is excluded): ``"depends on an unstated choice"`` (what "beats" measures: speed or final
+    loss); faster, and the interval holds both: ``"inconclusive here"``.
     """
     small, large = _steps(steps_small), _steps(steps_large)
     low, high = interval_bounds(final_loss_difference)
     design = seed_design(final_loss_difference, LOSS_EFFECT)
-    faster = small < large
-    if faster and high < 0:
-        return Decision(REPRODUCED, why=with_power("", design))
-    if faster:
-        return Decision(DEPENDS, why=with_power(f"faster ({_steps_text(small)} vs {_steps_text(large)} steps) but the "
-                                                 f"final-loss interval {interval_text(final_loss_difference, '{:+.3f}')} is not "
-                                                 "below 0: what 'beats' measures is not stated", design))
-    return Decision(NOT_REPRODUCED, why=with_power(f"N(0, 1) reached the threshold no later ({_steps_text(large)} vs "
-                                                    f"{_steps_text(small)} steps)", design))
+    shown = interval_text(final_loss_difference, "{:+.4f}")
+    speed = f"{_steps_text(small)} vs {_steps_text(large)} steps"
+    if not small < large:
+        return Decision(NOT_REPRODUCED, why=with_power(f"N(0, 1) reached the threshold no later ({_steps_text(large)} vs "
+                                                        f"{_steps_text(small)} steps)", design))
+    if high < -LOSS_EFFECT:
+        return Decision(REPRODUCED, why=with_power(f"caveat: faster ({speed}) and a final loss lower by more than "
+                                                    f"{LOSS_EFFECT:g} ({shown})", design))
+    if low > -LOSS_EFFECT:
+        return Decision(DEPENDS, why=with_power(f"faster ({speed}) but a final loss lower by {LOSS_EFFECT:g} or more is "
+                                                 f"excluded ({shown}): what 'beats' measures is not stated", design))
+    return Decision(INCONCLUSIVE, why=with_power(f"faster ({speed}), but the final-loss interval {shown} holds both "
+                                                  f"−{LOSS_EFFECT:g} and smaller differences", design),
+                    would_decide=more_seeds(design, "the same paired comparison at the same size"))
 
 
 def s8_sinusoidal_init(accuracy: float) -> Decision:
@@ -225,11 +326,14 @@ OVERFIT_GAP = 0.05
 def s9_dropout(generalisation_gap: float, loss_effect: SeedIntervalLike) -> Decision:
     """S9: dropout 0.1 on the embedding sum helps; ``generalisation_gap``: held-out minus training loss without
     dropout (mean over seeds); ``loss_effect``: interval over seeds of the held-out loss with dropout minus
-    without (paired).
+    without (paired), decided against :data:`LOSS_EFFECT`.
 
-    A model that does not overfit (gap ≤ :data:`OVERFIT_GAP`): ``"inconclusive here"``. Otherwise below
-    0: ``"reproduced"``; above 0: ``"not reproduced"``; holding 0: ``"inconclusive here"``.
-    It cannot be ``"depends on an unstated choice"``: the rate, 0.1, is the seed's.
+    A model that does not overfit (gap ≤ :data:`OVERFIT_GAP`): ``"inconclusive here"``. Otherwise an upper bound
+    below −:data:`LOSS_EFFECT` (dropout lowers the held-out loss by more than the margin): ``"reproduced"``; a lower
+    bound above it (a help of the margin or more is excluded): ``"not reproduced"``; holding both:
+    ``"inconclusive here"``.
+    It cannot be ``"depends on an unstated choice"``: the rate, 0.1, is the seed's, and the margin is fixed before
+    looking.
     """
     design = seed_design(loss_effect, LOSS_EFFECT)
     would = (more_seeds(design, "the same paired comparison at this size (CPU)") + ", or the paper scale of this "
@@ -240,13 +344,15 @@ def s9_dropout(generalisation_gap: float, loss_effect: SeedIntervalLike) -> Deci
                         would_decide="the same study with a model that overfits (fewer training sequences or longer "
                                      "training), or the paper scale of this study (a GPU helps)")
     low, high = interval_bounds(loss_effect)
-    if high < 0:
-        return Decision(REPRODUCED, why=with_power("", design))
-    if low > 0:
-        return Decision(NOT_REPRODUCED, why=with_power(f"the model overfits (gap {generalisation_gap:.2f} nats) and "
-                                                        f"dropout makes the held-out loss worse "
-                                                        f"({interval_text(loss_effect, '{:+.3f}')})", design))
+    shown = interval_text(loss_effect, "{:+.4f}")
+    if high < -LOSS_EFFECT:
+        return Decision(REPRODUCED, why=with_power(f"caveat: dropout lowers the held-out loss by more than "
+                                                    f"{LOSS_EFFECT:g} nats ({shown})", design))
+    if low > -LOSS_EFFECT:
+        return Decision(NOT_REPRODUCED, why=with_power(f"the model overfits (gap {generalisation_gap:.2f} nats), and a "
+                                                        f"help of {LOSS_EFFECT:g} nats or more is excluded ({shown})",
+                                                        design))
     return Decision(INCONCLUSIVE, why=with_power(f"the model overfits (gap {generalisation_gap:.2f} nats), but the "
-                                                  f"effect of dropout on the held-out loss {interval_text(loss_effect, '{:+.3f}')} "
-                                                  "holds 0", design),
+                                                  f"effect of dropout on the held-out loss {shown} holds both "
+                                                  f"−{LOSS_EFFECT:g} and smaller effects", design),
                     would_decide=would)
