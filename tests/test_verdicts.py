@@ -42,11 +42,14 @@ C5 = dict(population_stress={"K=4": 1e-30, "K=5": 0.004, "markov": 0.02},
 
 #: rule -> [(kwargs, expected verdict)]: planted numbers for each outcome.
 CASES = {
-    "c1_equivariance": [(dict(perm_gap=1e-15), B), (dict(perm_gap=1e-3), N)],
+    "c1_equivariance": [(dict(perm_gap=1e-15, encoded_gaps=[1.5, 2.0]), B), (dict(perm_gap=1e-3, encoded_gaps=[1.5]), N),
+                        # twelve layers of float64 rounding (the paper model) against encoded gaps of order 1
+                        (dict(perm_gap=9e-7, encoded_gaps=[1.9, 2.3]), B)],
     "c1_nope_at_chance": [(dict(nope_accuracies=[0.5, 0.5]), B), (dict(nope_accuracies=[0.5, 0.7]), N)],
     "c1_causal_mask": [(dict(accuracies=[0.9, 0.95]), D), (dict(accuracies=[0.5, 0.52]), R)],
-    "c1_symmetric_signal": [(dict(accuracies=[0.5, 0.5], reversal_gap=0.0), D),
-                            (dict(accuracies=[0.9], reversal_gap=0.3), R)],
+    "c1_symmetric_signal": [(dict(accuracies=[0.5, 0.5], reversal_gap=0.0, encoded_gaps=[1.8]), D),
+                            (dict(accuracies=[0.5, 0.5], reversal_gap=2.5e-6, encoded_gaps=[1.8, 2.2]), D),
+                            (dict(accuracies=[0.9], reversal_gap=0.3, encoded_gaps=[1.8]), R)],
     "c2_separation": [(dict(hold_intervals=[iv(0.05, 0.1)], broken_separations=[0.04]), B),
                       (dict(hold_intervals=[iv(0.05, 0.1)], broken_separations=[1e-5, 0.04]), R),
                       (dict(hold_intervals=[iv(0.0, 0.1), iv(0.05, 0.1)], broken_separations=[0.04]), N)],

@@ -47,7 +47,7 @@ from .paper_experiments import (
     c9_mds_violation, c9_pretrained_correlation, c9_random_violation, ntk_lazy, ntk_learned,
 )
 from .why_position import (
-    ABOVE_CHANCE, CHANCE, COLLAPSE_SHARE, EQUIVARIANCE_TOL, FLOOR_EFFECT, KEEP_SHARE, ORDERED_RHO, SEP_TOL,
+    ABOVE_CHANCE, CHANCE, COLLAPSE_SHARE, EQUIVARIANCE_RATIO, FLOOR_EFFECT, KEEP_SHARE, ORDERED_RHO, SEP_TOL,
     c1_causal_mask, c1_equivariance, c1_nope_at_chance, c1_symmetric_signal, c2_broken_conditions, c2_converged, c2_separation,
     c2_weight_decay,
 )
@@ -89,7 +89,7 @@ __all__ = [
     "USES_POSITION_SDS", "FOURIER_TOL", "GAIN_MARGIN", "NEAR_OPTIMAL", "PAPER_REDUCTION", "PAPER_SAVINGS",
     "ROUNDING_TOL", "SAVINGS_ROUNDING", "DIFFERENT_RATIO", "LAZY_KERNEL_CHANGE", "LEARNED_LOSS", "MODERATE_RHO",
     "NEARLY_IDENTICAL", "PAPER_ALIBI_STRESS", "PAPER_MDS_VIOLATION", "PAPER_PEAK_LAYER", "RANDOM_VIOLATION",
-    "SHIFT_SHARE", "VIOLATION_MARGIN", "ABOVE_CHANCE", "CHANCE", "COLLAPSE_SHARE", "EQUIVARIANCE_TOL", "KEEP_SHARE",
+    "SHIFT_SHARE", "VIOLATION_MARGIN", "ABOVE_CHANCE", "CHANCE", "COLLAPSE_SHARE", "EQUIVARIANCE_RATIO", "KEEP_SHARE",
     "ORDERED_RHO", "SEP_TOL", "PARTS", "RuleCall", "record_inputs", "redecide", "thresholds_read", "PAPER_SHAPE",
     "SMALL_MODEL_SCALE", "NEAR_STATIONARY", "SINUSOIDAL_MATCH", "COUNTINGS", "STATED_CONDITIONS", "changed_conditions", "scale_label", "scale_weight",
 ]
