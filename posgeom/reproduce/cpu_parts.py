@@ -58,6 +58,13 @@ CPU_PARTS: tuple[CpuPart, ...] = tuple(
         ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "imdb"}),
         ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "imdb"}),
         ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "imdb"}),
+        # the fixed encodings' tables, without the one trained from scratch: what the C6-C9 rows read
+        ("real-corpora", "real_corpora:run_stress_table", {"corpus": "sst2", "train_scratch": False}),
+        ("real-corpora", "real_corpora:run_stress_table", {"corpus": "imdb", "train_scratch": False}),
+        ("monotonicity", "monotonicity:run_monotonicity_table", {"corpus": "sst2", "train_scratch": False}),
+        ("monotonicity", "monotonicity:run_monotonicity_table", {"corpus": "imdb", "train_scratch": False}),
+        ("monotonicity", "monotonicity:run_violation_intervals", {"corpus": "sst2"}),
+        ("monotonicity", "monotonicity:run_violation_intervals", {"corpus": "imdb"}),
     )
 )
 
