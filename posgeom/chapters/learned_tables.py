@@ -24,7 +24,7 @@ from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments import table_dropout as td
 from ..experiments.learned_tables import CONFIGS, init_study_variants
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_training
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_training, model_words
 from .real_corpora import CORPUS_LABELS
 from .powered import design_check, design_summary, paired_text, plan_text
 from .learned_tables_studies import (
@@ -501,6 +501,7 @@ class Captions:
     smooth: int           # steps of the moving average drawn
     quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the encoder's shape at both scales, in words, said once in the box
 
 
 def captions(settings=None) -> Captions:
@@ -513,7 +514,8 @@ def captions(settings=None) -> Captions:
                     order_task=(f"{order.n_positions} positions, {order.vocab_size:,} tokens, "
                                 f"{order.n_train:,} training sequences"),
                     training=describe_training(conf.train), init_seeds=len(conf.init.seeds),
-                    smooth=int(conf.init.smooth), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+                    smooth=int(conf.init.smooth), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+                    models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 def _runs(scale: str) -> str:
@@ -528,8 +530,10 @@ def _runs(scale: str) -> str:
     with_dropout = sum(p > 0 for _, p in variants)
     kinds = f"{len(variants) - with_dropout} initialisations" + (
         f" and {with_dropout} with embedding dropout" if with_dropout else "")
-    drop_model = "" if drop.model == conf.model else f" of the {describe_model(drop.model)}"
-    return (f"{n_init} training runs of the {describe_model(conf.model)}, {conf.train.steps:,} steps each "
+    # the encoder's shape is said once, in the box's "Model" line (Captions.models); a dropout study on another
+    # shape says which
+    drop_model = "" if drop.model == conf.model else f" of {model_words(drop.model)}"
+    return (f"{n_init} training runs of {conf.train.steps:,} steps each "
             f"({kinds}, {len(conf.init.seeds)} seeds each), and {n_drop} more{drop_model} "
             f"({len(drop.dropouts)} dropout rates × {len(drop.seeds)} seeds, {drop.train.steps:,} steps each) on a "
             f"small training set of {drop.order.n_train:,} sequences for the dropout study")

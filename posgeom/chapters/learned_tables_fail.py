@@ -21,7 +21,7 @@ from ..config import settings_or_default as _settings
 from ..geometry import paired_difference
 from ..registry import Result
 from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_training
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
 from .powered import design_check, design_summary, paired_text, plan_text
 
@@ -461,6 +461,7 @@ class Captions:
     mlm_data: str
     quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the encoder's shape at both scales, in words, said once in the box
 
 
 def _lengths(factors) -> str:
@@ -487,7 +488,8 @@ def captions(settings=None) -> Captions:
         mlm_windows=f"{2 * mlm.L}-token windows (2 L) for models trained on {mlm.L}-token windows",
         mlm_seeds=len(mlm.seeds),
         mlm_data=f"{mlm.top_k:,}-word-piece vocabulary, {mlm.n_train:,} training reviews",
-        quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+        quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+        models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 def _study_words(n: int, what: str, block, *, finetunes: bool) -> str:
@@ -511,4 +513,5 @@ def _runs(scale: str) -> str:
                (mlm.n_runs, "IMDB masked language modelling", conf.mlm, True)]
     parts = "; ".join(_study_words(n, what, block, finetunes=f and "learned" in block.encodings)
                       for n, what, block, f in studies)
-    return f"{tails + order.n_runs + mlm.n_runs} training runs of the {describe_model(conf.model)}: {parts}"
+    # the encoder's shape is said once, in the box's "Model" line (Captions.models)
+    return f"{tails + order.n_runs + mlm.n_runs} training runs: {parts}"

@@ -28,7 +28,7 @@ from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..report import (
-    ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float,
+    ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float, model_words,
 )
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
@@ -508,6 +508,7 @@ class Captions:
     marker_seeds: int
     quick_runs: str       # the training comparison at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the classifiers' shape at both scales, in words, said once in the box
     quick_c5_draws: int   # C5's generator draws at quick (run_c5_draws), for the box
     sst2_training: str    # SST-2's training phrases at both scales, for the box
 
@@ -533,6 +534,7 @@ def captions(settings=None) -> Captions:
         sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (special tokens \"model\", "
                    f"n = {train.sst2.n_positions})"),
         marker_seeds=len(train.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+        models=describe_scales(*(model_words(CONFIGS[s].train.model) for s in ("quick", "paper"))),
         quick_c5_draws=len(CONFIGS["quick"].c5_seeds),
         sst2_training=describe_scales(*(describe_sequences(CONFIGS[s].train.sst2.n_train, "phrases", random=True)
                                         for s in ("quick", "paper"))))
@@ -547,6 +549,7 @@ def _runs(scale: str) -> str:
     marker = len(TRAIN_ENCODINGS)
     sst2 = sum(label in train.sst2_encodings for label, _, _ in TRAIN_ENCODINGS)
     n = marker * len(train.seeds) + sst2 * len(train.sst2_seeds)
-    return (f"{n} models ({describe_model(train.model)}): {marker} encodings × {len(train.seeds)} seeds on marker "
+    # the classifiers' shape is said once, in the box's "Model" line (Captions.models)
+    return (f"{n} models: {marker} encodings × {len(train.seeds)} seeds on marker "
             f"order, {train.steps.synthetic:,} steps each, and {sst2} × {len(train.sst2_seeds)} seeds on SST-2, "
             f"{train.steps.sst2:,} steps each")

@@ -26,7 +26,7 @@ from ..registry.typed import as_record, stored
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..geometry import interval_text
 from ..experiments.settings import find
-from ..report import ComparisonRow, decided_rows, describe_model, describe_scales, describe_sequences
+from ..report import ComparisonRow, decided_rows, describe_scales, describe_sequences, model_words
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
 from .records import AlibiSearch, NoiseAwareRank, ResolvableSplits
@@ -561,5 +561,7 @@ def _scratch(scale: str) -> str:
     """The tables trained from scratch at ``scale`` in words: the model and the MLM steps per corpus."""
 
     conf = CONFIGS[scale]
-    steps = ", ".join(f"{CORPUS_LABELS[c]} {conf.scratch(c).max_steps:,} steps" for c in conf.scratch_corpora)
-    return f"{describe_model(conf.scratch(conf.scratch_corpora[0]).model)}; MLM {steps}"
+    steps = " and ".join(f"{conf.scratch(c).max_steps:,} steps on {CORPUS_LABELS[c]}" for c in conf.scratch_corpora)
+    # the shape in words (docs/STYLE.md: no configuration pasted into a sentence)
+    return (f"{model_words(conf.scratch(conf.scratch_corpora[0]).model)}, trained by masked language modelling "
+            f"for {steps}")

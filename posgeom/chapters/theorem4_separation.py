@@ -20,7 +20,7 @@ from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..experiments.separation import CONFIGS, chapter_run_count, final_separation_interval
 from .. import verdicts as rules
-from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_sequences, describe_training
+from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_sequences, describe_training, describe_scales, model_words
 from .powered import design_summary, paired_text, plan_text
 from .records import StoredConverged
 
@@ -449,6 +449,7 @@ class Captions:
     gap_layer: int
     quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the encoder's shape at both scales, in words, said once in the box
 
 
 def captions(settings=None) -> Captions:
@@ -469,7 +470,8 @@ def captions(settings=None) -> Captions:
                     model=describe_model(conf.model), training=describe_training(conf.train),
                     steps=f"{conf.train.steps:,}",
                     weight_decay=f"{conf.weight_decay:g}", gap_positions=int(conf.gap.n_positions),
-                    gap_layer=int(conf.gap.layer), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+                    gap_layer=int(conf.gap.layer), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+                    models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 def _runs(scale: str) -> str:
@@ -480,4 +482,5 @@ def _runs(scale: str) -> str:
     n = chapter_run_count(scale)
     positions = f"{conf.synthetic.n_positions} positions" + (
         f" (IMDB {conf.real.imdb.n_positions})" if scale == "paper" else "")
-    return f"{n} training runs of the {describe_model(conf.model)}, {positions}, {conf.train.steps:,} steps each"
+    # the encoder's shape is said once, in the box's "Model" line (Captions.models)
+    return f"{n} training runs of {conf.train.steps:,} steps each on {positions}"
