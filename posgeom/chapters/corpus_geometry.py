@@ -246,10 +246,12 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
     def paper_interval(key, table="statistics"):
         return stored_text(run_stress_intervals, settings, lambda r: interval_text(r.values[table][key]))
 
-    column = f"{settings.scale} (95 % interval)"
-    rows = [{"stress of": e, "normalisation": z, column: interval_text(st[f"{e}|{z}"]),
+    column = f"{settings.scale} (95% interval)"
+    # the normalisations in words (docs/STYLE.md: no option values of the code in a table)
+    words = {"scale_free": "scale-free", "paper": "the paper's"}
+    rows = [{"stress of": e, "normalisation": words[z], column: interval_text(st[f"{e}|{z}"]),
              "paper scale": paper_interval(f"{e}|{z}")} for z in ("scale_free", "paper") for e in _ENCODINGS]
-    rows += [{"stress of": name.replace("|scale_free", ""), "normalisation": "scale_free (difference)",
+    rows += [{"stress of": name.replace("|scale_free", ""), "normalisation": "scale-free (difference)",
               column: interval_text(df[name], "{:.4f}"), "paper scale": paper_interval(name, "differences")}
              for name in _DIFFERENCES]
     return pd.DataFrame(rows).set_index(["stress of", "normalisation"])
@@ -257,7 +259,7 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
 
 @dataclass(frozen=True)
 class IntervalSummary:
-    """The two differences the chapter quotes, with their 95 % bootstrap intervals."""
+    """The two differences the chapter quotes, with their 95% bootstrap intervals."""
 
     sinrope_iv: PlainText
     alibisin_iv: PlainText
@@ -287,7 +289,7 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
     ratio = min(_paper_ratios(variants))
     return [
         ComparisonRow(
-            "C8", ours=(f"scale_free: sinusoidal − RoPE = {interval_text(sin_rope, '{:.4f}')} (95 % interval over "
+            "C8", ours=(f"scale-free stress: sinusoidal − RoPE = {interval_text(sin_rope, '{:.4f}')} (95% interval over "
                         f"phrases), within {max(_relative_gaps(variants)):.1%} in every variant; paper: sinusoidal "
                         f"{interval_text(st['sinusoidal|paper'], '{:.0f}')} vs RoPE {interval_text(st['rope|paper'])}, "
                         f"≥ {ratio:.0f}× in every variant"),

@@ -157,7 +157,7 @@ def peak_test_table(peak_test: Result) -> pd.DataFrame:
         "local maxima (from 1)": ", ".join(map(str, pt[name]["local_maxima"])) or "none",
         f"share of redraws with a local maximum at layer {LOCAL_PEAK}": pt[name]["share_local_peak"],
         f"… at layer {LOCAL_PEAK - 1}": pt[name]["share_local_peak_3"],
-        "margin of layer 4 over its neighbours, 5–95 %": f"{pt[name]['margin']['p05']:.4f} to {pt[name]['margin']['p95']:.4f}"}
+        "margin of layer 4 over its neighbours, 5–95%": f"{pt[name]['margin']['p05']:.4f} to {pt[name]['margin']['p95']:.4f}"}
         for name in ("propagated", "residual")}).T
 
 
@@ -202,7 +202,7 @@ def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> li
     pt = peak_test_summary(peak_test)
     test = (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted "
             f"from 0, in {pt.peak4_share:.0%} of {pt.peak_n} redraws of the sentences; "
-            f"its margin over layers {LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95 % of the redraws: "
+            f"its margin over layers {LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95% of the redraws: "
             f"{pt.peak_margin_lo:.4f} to {pt.peak_margin_hi:.4f}; the global "
             "peaks are the point estimates of the same resampling)")
     return [
@@ -236,7 +236,7 @@ def paper_scale_lines(layers: LayerStress, settings=None) -> tuple[list[str], pd
     if peak is not None:
         p = peak_test_summary(peak)
         lines.append(f"paper scale: local maximum at layer {LOCAL_PEAK} in {p.peak4_share:.0%} of {p.peak_n} redraws "
-                     f"(margin 5–95 %: {p.peak_margin_lo:.4f} to {p.peak_margin_hi:.4f})"
+                     f"(margin 5–95%: {p.peak_margin_lo:.4f} to {p.peak_margin_hi:.4f})"
                      + (" — STALE" if code_changed(peak.manifest) else ""))
     return lines, table
 

@@ -95,9 +95,32 @@ _SIMILARITY = ("neighbour_cos", "neighbour_cos_median", "neighbour_cos_centered"
                "frac_neighbour_above_0_9", "lag_below_half", "decay_spearman", "offset_ratio")
 
 
+#: The statistics of :data:`_SIMILARITY` as the table's rows say them (docs/STYLE.md: headers in words).
+SIMILARITY_WORDS = {
+    "neighbour_cos": "cosine of neighbours, mean",
+    "neighbour_cos_median": "cosine of neighbours, median",
+    "neighbour_cos_centered": "cosine of neighbours, rows centred",
+    "neighbour_cos_min": "cosine of neighbours, lowest",
+    "frac_neighbour_above_0_9": "share of neighbours above 0.9",
+    "lag_below_half": "first offset with cosine below 0.5",
+    "decay_spearman": "Spearman ρ of cosine and offset",
+    "offset_ratio": "norm of the mean row / mean row norm",
+}
+
+
+def _statistic_text(value) -> str:
+    """A statistic as the table shows it: an offset (a whole number) without decimals, the rest to 3."""
+    if value is None:
+        return "none"
+    return f"{value:d}" if isinstance(value, (int, np.integer)) else f"{float(value):.3f}"
+
+
 def anatomy_table(anatomies: dict) -> pd.DataFrame:
-    """The similarity statistics of each model's table (``{model: {"table": TableAnalysis, ...}}``)."""
-    return pd.DataFrame({name: {k: getattr(a["table"], k) for k in _SIMILARITY} for name, a in anatomies.items()})
+    """The similarity statistics of each model's table (``{model: {"table": TableAnalysis, ...}}``), one row per
+    statistic (:data:`SIMILARITY_WORDS`), each cell written by its kind (an offset is a whole number: "3", not
+    "3.000")."""
+    return pd.DataFrame({name: {SIMILARITY_WORDS[k]: _statistic_text(getattr(a["table"], k)) for k in _SIMILARITY}
+                         for name, a in anatomies.items()})
 
 
 def band_counts(freqs, n: int) -> dict[str, int]:
@@ -121,7 +144,7 @@ def pc_table(anatomy: dict, model: str) -> pd.DataFrame:
     table, the sinusoidal table and the random walk."""
     labels = {"table": model, **REFERENCE_LABELS}
     return pd.DataFrame({labels[k]: {f"PC{j + 1}": f"f = {a.pc_freq[j]:g}, R² = {a.pc_r2[j]:.2f}, "
-                                                   f"var {100 * a.pc_explained[j]:.1f} %" for j in range(4)}
+                                                   f"var {100 * a.pc_explained[j]:.1f}%" for j in range(4)}
                          for k, a in anatomy.items() if k in ("table", "sinusoidal", "random_walk")})
 
 
@@ -315,7 +338,7 @@ def s1_ours(T) -> str:
     """S1's value as the "Paper vs this book" row words it (``T`` the table's ``TableGeometry``); ``posgeom decide S1``
     prints the same."""
     return (f"s(1) = {T.neighbour_cos:.3f} (centred {T.neighbour_cos_centered:.3f}); "
-            f"{100 * T.frac_neighbour_above_0_9:.1f} % of neighbours above 0.9; decay Spearman {T.decay_spearman:.2f}")
+            f"{100 * T.frac_neighbour_above_0_9:.1f}% of neighbours above 0.9; decay Spearman {T.decay_spearman:.2f}")
 
 
 def s2_ours(T) -> str:
@@ -410,7 +433,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
         steps = {v: variant_mean(runs, v, "steps_to_threshold") for v in (BASE, BIG)}
         return ComparisonRow("S7", ours=f"steps to loss 0.3: {steps[BASE]:.0f} vs {steps[BIG]:.0f}; final loss "
                                  f"{variant_mean(runs, BASE, 'final_loss'):.3f} vs {variant_mean(runs, BIG, 'final_loss'):.3f} (difference "
-                                 f"{s7_diff.text('{:+.3f}')}, 95 %, paired by seed)",
+                                 f"{s7_diff.text('{:+.3f}')}, 95%, paired by seed)",
                       scale=settings.scale, model=tiny(), corpus="synthetic order task", options="N(0, 0.02²) vs N(0, 1)",
                       decision=rules.s7_small_init(steps[BASE], steps[BIG], s7_diff))
 
@@ -429,7 +452,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
         gap_small = float(np.mean([r.gap for r in druns if r.dropout == 0.0]))
         dconf = td.CONFIGS[settings.scale]
         return ComparisonRow("S9", ours=(f"held-out loss, dropout {rate:g} minus none, {eff_loss.text('{:+.3f}', with_t=False)} "
-                                  f"nats; held-out accuracy {eff_acc.text('{:+.3f}')} (95 %, paired by seed); "
+                                  f"nats; held-out accuracy {eff_acc.text('{:+.3f}')} (95%, paired by seed); "
                                   f"generalisation gap without dropout {gap_small:.2f} nats"),
                       scale=settings.scale,
                       model=describe_model(dconf.model, name="encoder", detail="learned table, trained from scratch"),

@@ -150,7 +150,7 @@ class TailsOutcome:
         return float(np.std(self.per_seed[condition][quantity]))
 
     def tail_difference(self):
-        """Skewed minus uniform tail accuracy, paired by training seed, with its 95 % Student-t interval."""
+        """Skewed minus uniform tail accuracy, paired by training seed, with its 95% Student-t interval."""
         return paired_difference(self.per_seed["skewed"]["accuracy_tail"], self.per_seed["uniform"]["accuracy_tail"],
                                  bounds=(-1, 1))
 
@@ -206,7 +206,7 @@ def tails_summary(tails: TailsOutcome) -> TailsSummary:
                    f"{drop['uniform']:.3f} with uniform ones: part of the drop is the task (a marker late in a long "
                    "sequence is harder at this size), the rest is the under-trained tail.")
     else:
-        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
+        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95% Student-t interval "
                    f"over the seeds, is {diff.text()}: at this scale the under-training of the tail is not resolved "
                    "in the accuracy.")
     return TailsSummary(
@@ -295,9 +295,9 @@ def order_summary(order: Result, settings=None) -> OrderSummary:
         acc_mds_max=o.at("mds", f_max), acc_sinusoidal_max=o.at("sinusoidal", f_max),
         both_reuse_last=float(o.both_beyond_mean["learned:reuse_last"]),
         best_heur=max(heur, key=heur.get).replace("_", " "),
-        at_L_comment=(f"{'; '.join(solved) or 'no method'} — at least {100 * SOLVED:.0f} % accuracy"
-                      + (f"; below {100 * SOLVED:.0f} %: {'; '.join(unsolved)}" if unsolved else "") + "."),
-        wallfree_comment=(f"{' and '.join(keep) or 'none'} keep at least {100 * KEEPS:.0f} % accuracy"
+        at_L_comment=(f"{'; '.join(solved) or 'no method'} — at least {100 * SOLVED:.0f}% accuracy"
+                      + (f"; below {100 * SOLVED:.0f}%: {'; '.join(unsolved)}" if unsolved else "") + "."),
+        wallfree_comment=(f"{' and '.join(keep) or 'none'} keep at least {100 * KEEPS:.0f}% accuracy"
                           + (f", while {' and '.join(lose)} do not." if lose else ".")),
         s6_comment=s6, alibi_gap=gap, gap_sentence=sentence,
         stress_rho=float(spearmanr(sa["stress at 2L (scale_free)"], sa["accuracy at 2L"]).statistic),
@@ -390,9 +390,9 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
         t = tails_outcome(tails)
         diff = t.tail_difference()
         return ComparisonRow("S4", ours=(f"tail accuracy {t.mean('skewed', 'accuracy_tail'):.3f} ± {t.sd('skewed', 'accuracy_tail'):.3f} "
-                                  f"(90 % short) vs {t.mean('uniform', 'accuracy_tail'):.3f} ± "
+                                  f"(90% short) vs {t.mean('uniform', 'accuracy_tail'):.3f} ± "
                                   f"{t.sd('uniform', 'accuracy_tail'):.3f} (uniform lengths); difference "
-                                  f"{diff.text()} (95 %, paired by seed)"),
+                                  f"{diff.text()} (95%, paired by seed)"),
                       scale=settings.scale, model=tiny(len(conf.tails.seeds)),
                       corpus=f"synthetic order task, n = {conf.tails.n_positions}", options="learned N(0, 0.02²), AdamW",
                       decision=rules.s4_undertrained_tail(diff))
@@ -433,7 +433,7 @@ def _s4_powered_row(powered: Result):
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
 
     p = design_summary(powered)
-    return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90 % short) vs {p.mean_b:.4f} (uniform lengths); "
+    return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
                                      f"difference {paired_text(powered.values['difference'])}{p.stale}"),
                          scale=p.scale, model=powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",

@@ -22,6 +22,7 @@ import scipy.stats
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
+from ..wording import rank_words
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..registry.typed import as_record
@@ -116,20 +117,26 @@ class RankSummary:
     markov_mass: int
 
 
+#: The corpora's ``special`` option (posgeom.corpora.CorpusOptions) in words.
+_SPECIAL_WORDS = {"model": "special tokens counted as the model sees them", "content": "content tokens only"}
+
+
 def rank_summary(ranks: Result) -> RankSummary:
     """The :class:`RankSummary` of a ``run_effective_rank`` result."""
     v = as_record(ranks, StoredRanks)
     dr, s, rg = v.drift, v.sst2, v.regimes
     return RankSummary(
         drift_pop=dr.population, drift_tol_small=dr.tol[0], drift_mass_small=dr.mass[0],
-        drift_cf_large=PlainText(dr.cross_fitted[-1]), small_N=dr.sizes[0], large_N=dr.sizes[-1],
-        stat_cf=PlainText("; ".join(dict.fromkeys(v.stationary.cross_fitted))),
-        stat_mass=min(v.stationary.mass), sst2_cf_all=PlainText(s.cross_fitted[0]),
-        sst2_cf_dropped=PlainText("; ".join(f"{t} (min_count {m:,}, {sp})" for t, m, sp in
-                                            zip(s.cross_fitted, s.min_count, s.special) if m > 1)),
-        regimes_pop=rg.population, regimes_cf_large=PlainText(rg.cross_fitted[-1]),
+        drift_cf_large=PlainText(rank_words(dr.cross_fitted[-1])), small_N=dr.sizes[0], large_N=dr.sizes[-1],
+        stat_cf=PlainText("; ".join(dict.fromkeys(rank_words(t) for t in v.stationary.cross_fitted))),
+        stat_mass=min(v.stationary.mass), sst2_cf_all=PlainText(rank_words(s.cross_fitted[0])),
+        # the options in words (docs/STYLE.md: no code identifiers in running text)
+        sst2_cf_dropped=PlainText("; ".join(
+            f"{rank_words(t)} with the positions reached {m:,} times or more, {_SPECIAL_WORDS.get(sp, sp)}"
+            for t, m, sp in zip(s.cross_fitted, s.min_count, s.special) if m > 1)),
+        regimes_pop=rg.population, regimes_cf_large=PlainText(rank_words(rg.cross_fitted[-1])),
         sst2_mass_min=min(s.mass), sst2_mass_max=max(s.mass), sst2_tol_max=max(s.tol),
-        markov_cf=PlainText(v.markov.cross_fitted[-1]), markov_mass=v.markov.mass[-1],
+        markov_cf=PlainText(rank_words(v.markov.cross_fitted[-1])), markov_mass=v.markov.mass[-1],
     )
 
 
@@ -200,10 +207,10 @@ class C5Summary:
     corpus, the drift K = 4 generator by sample size, and the draws behind the intervals."""
 
     savings: float
-    paper_n: int               # settings with a "paper" reduction of at least 99.8 %
+    paper_n: int               # settings with a "paper" reduction of at least 99.8%
     total: int
     stat_paper: float          # the "paper" reduction of the stationary (pure-noise) corpus, lowest
-    sf_list: str               # settings with a "scale_free" reduction of at least 99.8 %
+    sf_list: str               # settings with a "scale_free" reduction of at least 99.8%
     k4_min_size: int | str     # smallest sample of the drift K = 4 generator that reaches it
     k4_10k: float
     n_seeds: int               # generator draws

@@ -103,7 +103,7 @@ class CorpusOrder:
     rand_viol_sd: float | None = None      # over the random tables' seeds
     n_random_seeds: int = 0
     alibi_ties: float | None = None        # share of the pairs of pairs ALiBi ties (left out of its rate)
-    closest_rank: int = 0                  # the MDS rank whose violation rate is closest to the paper's 22 %
+    closest_rank: int = 0                  # the MDS rank whose violation rate is closest to the paper's 22%
     closest_viol: float = float("nan")
 
 
@@ -293,19 +293,19 @@ class OrderInputs:
 
 
 def c9_mds_row(x: OrderInputs) -> ComparisonRow:
-    """C9: P_MDS's violation rate at the rank closest to the paper's 22 % (:func:`posgeom.verdicts.c9_mds_violation`)."""
+    """C9: P_MDS's violation rate at the rank closest to the paper's 22% (:func:`posgeom.verdicts.c9_mds_violation`)."""
     s, i = x.table("sst2"), x.table("imdb")
     return ComparisonRow("C9", f"MDS rank {s.closest_rank}: {x.viol_text('sst2', 'MDS (closest rank)')} (SST-2); "
                          f"rank {i.closest_rank}: {i.closest_violation:.1%} (IMDB"
                          + (f", {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals
-                            else ", no interval at this scale") + "); 0 % at full rank",
+                            else ", no interval at this scale") + "); 0% at full rank",
                          x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
                          rules.c9_mds_violation(np.concatenate([s.mds_violation, i.mds_violation])),
-                         options=x.opts + "; " + x.iv_note, paper="P_MDS 22 %")
+                         options=x.opts + "; " + x.iv_note, paper="P_MDS 22%")
 
 
 def c9_random_row(x: OrderInputs) -> ComparisonRow:
-    """C9's reference: random tables violate 50 % of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
+    """C9's reference: random tables violate 50% of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
     s = x.table("sst2")
     rand_s, rand_i = s.row(RANDOM_ROW), x.table("imdb").row(RANDOM_ROW)
     return ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
@@ -313,7 +313,7 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
                          x.scale, "none (random tables)", "SST-2 train; IMDB train subset",
                          rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
                          options=x.opts + f", N(0, 0.02²), d = 768, {len(s.random_violation)} seeds",
-                         paper="random 50 %")
+                         paper="random 50%")
 
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
@@ -355,7 +355,7 @@ def _c11_row(ntk: dict, settings):
     if rules.ntk_learned(loss_lazy) and rules.ntk_lazy(kc_lazy, kc_rich):
         return ComparisonRow(
             "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
-                   f"violation of ΔP {vd_iv.text('{:.0%}')} (95 % interval), of P {_seeds_text(v_lazy)}; of P started "
+                   f"violation of ΔP {vd_iv.text('{:.0%}')} (95% interval), of P {_seeds_text(v_lazy)}; of P started "
                    f"near a point {_seeds_text(v_small)}",
             sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,
             options=f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "

@@ -237,7 +237,7 @@ def gain_summary(gain: Result, settings=None) -> GainSummary:
 def near_zero(iv: Interval) -> str:
     """A stress that is 0 up to rounding, said so instead of a signed interval of rounding errors."""
     bound = max(abs(iv.low), abs(iv.high), abs(iv.estimate))
-    return f"0 up to rounding (estimate and 95 % interval within ±{bound:.0e})" if bound < 1e-12 else iv.text("{:.1e}")
+    return f"0 up to rounding (estimate and 95% interval within ±{bound:.0e})" if bound < 1e-12 else iv.text("{:.1e}")
 
 
 def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_hot: Result, gain: Result,
@@ -285,7 +285,7 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       options="chord and geodesic Hellinger",
                       decision=rules.c3_exact_impossible(ex.chord_err, ex.sst2_rank, 768)),
         ComparisonRow("C3", paper="MDS beats the other encodings on every corpus",
-                      ours=("rank-3 MDS − sinusoidal (scale_free, 95 % interval over sequences): "
+                      ours=("rank-3 MDS − sinusoidal (scale-free stress, 95% interval over sequences): "
                             + "; ".join(f"{c} {mds3_vs_sin[c].text('{:.3f}')}" for c in CORPORA)
                             + f"; below it beyond the sampling uncertainty on {', '.join(decided) or 'no corpus'}"),
                       scale=settings.scale, model=f"learned table: {comparison.values['pretrained']}",

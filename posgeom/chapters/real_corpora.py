@@ -27,6 +27,7 @@ from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..geometry import interval_text
 from ..experiments.settings import find
 from ..report import ComparisonRow, decided_rows, describe_scales, describe_sequences, model_words
+from ..wording import rank_words
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
 from .records import AlibiSearch, NoiseAwareRank, ResolvableSplits
@@ -220,7 +221,7 @@ def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result 
         res_neg=g.resolvable_negative_fraction, res_prof1=float(prof[1]), res_prof_mid=float(prof[len(prof) // 4]),
         res_mid_offset=len(prof) // 4, res_prof_far=float(prof[len(prof) // 2]), res_far_offset=len(prof) // 2,
         ranking_D=_ranking(table, "scale_free"), ranking_res=_ranking(table, "scale_free_resolvable"),
-        nar_text=nar.text if nar else "not computed at this scale",
+        nar_text=rank_words(nar.text, RANK_OPTIONS["n_resamples"]) if nar else "not computed at this scale",
         nar_lo=nar.interval[0] if nar else None, nar_hi=nar.interval[1] if nar else None,
         nar_share=nar.first_share if nar else None, nar_positions=nar.n_positions if nar else None,
         n_split_draws=len(sp.seeds), split_sd_shift=spread["shift_r2"].sd,
@@ -319,7 +320,7 @@ def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
         summary.append({"corpus": corpus, "n": g.n_kept, "shift-equivariant share R² (D)": g.shift_r2,
                         "shift-equivariant share R² (resolvable R)": g.resolvable_shift_r2,
                         "λ1 / Σλ⁺ (D)": g.share_raw, "λ1 / Σλ⁺ (resolvable R)": g.resolvable_share,
-                        "noise-aware rank (cross-fitted)": nar.text if nar else "not at this scale",
+                        "noise-aware rank (cross-fitted)": rank_words(nar.text) if nar else "not at this scale",
                         "λ1 / Σλ⁺ (cross-fitted)": nar.first_share if nar else None,
                         "directions above the bootstrap floor": g.rank_above_noise,
                         "rank holding 90% of B (D)": g.rank_mass_90})
@@ -433,8 +434,7 @@ def c7_shift_row(x: RowInputs) -> ComparisonRow:
     return ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
                          f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} "
                          f"(resolvable), {n_sst2.first_share:.0%} (cross-fitted); noise-aware rank "
-                         f"{n_sst2.text} ({n_sst2.level:.0%} interval over {RANK_OPTIONS['n_resamples']} "
-                         "half-splits)",
+                         f"{rank_words(n_sst2.text, RANK_OPTIONS['n_resamples'])}",
                          x.scale, "none (pure geometry)", "SST-2 train",
                          rules.c7_shift_equivariance(n_sst2.interval, g_sst2.shift_r2),
                          options=x.opts + f", cross-half resolvable geometry, noise-aware rank over "
