@@ -158,7 +158,9 @@ def use_book_style() -> None:
     shell = get_ipython()
     if shell is not None:
         shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
-        shell.display_formatter.formatters["text/html"].for_type(pd.io.formats.style.Styler, styler_html)
+        from pandas.io.formats.style import Styler
+
+        shell.display_formatter.formatters["text/html"].for_type(Styler, styler_html)
 
 
 @contextmanager

@@ -307,7 +307,7 @@ def scale_free_table(tables: dict) -> pd.DataFrame:
     rows = [{"corpus": corpus, "target": target, **{name: stress_of(tab, name, column) for name in names}}
             for corpus, tab in tables.items()
             for target, column in (("D", "scale_free"), ("resolvable R", "scale_free_resolvable"))]
-    return pd.DataFrame(rows).set_index(["corpus", "target"]).T.rename_axis('"scale_free" stress')
+    return pd.DataFrame(rows).set_index(["corpus", "target"]).T.rename_axis("scale-free stress")
 
 
 def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
