@@ -133,8 +133,15 @@ def styler_html(styler) -> str:
     from .wording import header_words
 
     data = styler.data
-    if not isinstance(data.columns, pd.MultiIndex):
-        styler.format_index(lambda c: header_words(c) if isinstance(c, str) else c, axis="columns")
+
+    def words(label):
+        return header_words(label) if isinstance(label, str) else label
+
+    if isinstance(data.columns, pd.MultiIndex):
+        for level in range(data.columns.nlevels):
+            styler.format_index(words, axis="columns", level=level)
+    else:
+        styler.format_index(words, axis="columns")
     if data.columns.is_unique:
         whole = [c for c in data.columns if data[c].dtype.kind in "iu"]
         if whole:

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -260,6 +259,8 @@ def test_headers_and_statistics_are_in_words():
     multi = pd.DataFrame([[1.0, 2.0]], columns=pd.MultiIndex.from_tuples([("eval_loss", "mean"), ("eval_loss", "sd")]))
     assert "eval loss" in frame_html(multi) and "eval_loss" not in frame_html(multi)
     assert "eval loss" in styler_html(pd.DataFrame({"eval_loss": [0.1]}).style)
+    styled = styler_html(pd.concat({"scale_free": pd.DataFrame({"SST-2": [0.1]})}, axis=1).style.format("{:.3g}"))
+    assert "scale-free" in styled and "scale_free" not in styled
 
 
 # --------------------------------------------------------------------------- the decision rules' reasons
