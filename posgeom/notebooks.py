@@ -290,7 +290,7 @@ def needs_box(page: str, settings=None, *, root: str | Path | None = None, regis
              f"memory {format_memory(memory.get(page))}; a second run reads the stored results and takes seconds. At "
              f"`paper`, the parts stored in `results/paper/`: {needs.paper_measured}; the parts that wait for a GPU: "
              f"{needs.paper_gpu}."]
-    lines += [f"- **{label}.** {text[:1].upper()}{text[1:]}" for label, text in chapter_facts(page, settings).items()]
+    lines += [f"- **{label}.** {_sentence_start(text)}" for label, text in chapter_facts(page, settings).items()]
     lines.append("- **At `paper`, part by part.** " + (
         "The table below: each part this chapter computes, with the wall time its run recorded (the committed "
         "results were computed on a 2-core CPU) or, for a part that waits for a GPU, the cost model's GPU minutes "
@@ -299,6 +299,11 @@ def needs_box(page: str, settings=None, *, root: str | Path | None = None, regis
     if parts:
         lines += ["", *_parts_table(parts)]
     return "\n".join(lines)
+
+
+def _sentence_start(text: str) -> str:
+    """A fact of the box as a sentence: its first letter upper-case, except in a name written lower-case."""
+    return text if text.startswith("posgeom") else text[:1].upper() + text[1:]
 
 
 def _needs_lines(arg: str, ctx: dict) -> list[str]:

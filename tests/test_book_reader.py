@@ -48,7 +48,7 @@ def _prose_text(page) -> str:
                 r"^(highlight|math|MathJax)")):
             continue
         text.append(str(node))
-    return " ".join(text)
+    return "".join(text)  # each piece keeps its own spaces: "0.0" then " % of" reads "0.0 % of"
 
 
 # --------------------------------------------------------------------------- without a browser

@@ -318,3 +318,24 @@ def test_current_claims_rows_are_in_the_house_style():
     found = [f"{r['claim']} {field}: {r[field]!r}" for r in rows for field in ("ours", "options", "why")
              if r.get(field) and (SPACED_PERCENT.search(r[field]) or BARE_UNDETERMINED.search(r[field]))]
     assert not found, "\n".join(found[:10])
+
+
+def test_a_glued_number_then_a_percent_sign_takes_one_percent_style():
+    """"{glue:text}`x:.1f` % of the pairs" reaches the page as two pieces of text, the number (in bold) and
+    " % of the pairs": the book's prose transform joins them as "0.0% of the pairs"."""
+    import importlib.util
+
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    spec = importlib.util.spec_from_file_location("posgeom_reader", ROOT / "book" / "_ext" / "posgeom_reader.py")
+    reader = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reader)
+    doc = new_document("chapter", get_default_settings(Parser))
+    doc += nodes.paragraph("", "", nodes.Text("then "), nodes.strong("0.0", "0.0"), nodes.Text(" % of the pairs"))
+    doc += nodes.paragraph("", "", nodes.Text("section "), nodes.strong("A", "A"), nodes.Text(" % not a number"))
+    reader.plain_prose_doctree(doc)
+    assert doc.children[0].astext() == "then 0.0% of the pairs"
+    assert doc.children[1].astext() == "section A % not a number"

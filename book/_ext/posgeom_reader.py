@@ -240,11 +240,14 @@ def plain_prose_doctree(doctree) -> int:
     Returns how many pieces of text changed."""
     from posgeom.wording import plain_prose
 
-    changed = 0
+    changed, before = 0, ""
     for text in list(doctree.findall(nodes.Text)):
         if text.parent is None or any(isinstance(a, _NOT_PROSE) for a in _ancestors(text)):
             continue
         new = plain_prose(str(text))
+        if new.startswith(" %") and before[-1:].isdigit():  # a glued number, then " % of ...": "90%"
+            new = new[1:]
+        before = new
         if new != str(text):
             text.parent.replace(text, nodes.Text(new))
             changed += 1
