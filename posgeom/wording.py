@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["rank_words", "plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
+__all__ = ["rank_words", "special_words", "plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
            "WHY_WORDS_MAX"]
 
 #: The length a one-line "Why" aims at, in words, and the most it may ever have.
@@ -210,3 +210,13 @@ def rank_words(text: str, resamples: int | None = None) -> str:
         return (f"undetermined: {lo} direction{'s' if lo != 1 else ''} clear{'' if lo != 1 else 's'} the noise in "
                 f"{level} of {splits}, weaker ones unresolved")
     return f"undetermined: {lo} to {hi} directions clear the noise in {level} of {splits}"
+
+
+#: The corpora's ``special`` option (:class:`posgeom.corpora.CorpusOptions`) in words.
+SPECIAL_WORDS = {"model": "the model's special tokens", "content": "content tokens only"}
+
+
+def special_words(special: str) -> str:
+    """How the special tokens were counted, in words (docs/STYLE.md, rule 4): ``"model"`` → "the model's special
+    tokens" (counted as the model sees them), ``"content"`` → "content tokens only"; any other value as it is."""
+    return SPECIAL_WORDS.get(str(special), str(special))

@@ -27,6 +27,7 @@ from ..experiments.real_corpora import run_stress_intervals
 from ..geometry import interval_text
 from ..experiments.settings import find, records
 from ..report import ComparisonRow, describe_scales, describe_sequences
+from ..wording import special_words
 from ..experiments.corpus_geometry import CONFIGS
 from .real_corpora import PlainText
 from .records import StoredSST2Geometry, StoredSyntheticGeometry
@@ -372,12 +373,12 @@ class Captions:
 
 
 def sst2_caption(scale: str) -> str:
-    """SST-2's counting at ``scale`` in words for a caption: ``'n = 64, special tokens "model"'`` (the corpus
+    """SST-2's counting at ``scale`` in words for a caption: ``"n = 64, the model's special tokens"`` (the corpus
     of :data:`posgeom.experiments.corpus_geometry.CONFIGS`, which the optimal encoding, minimal
     parametrisation and sinusoids chapters reuse)."""
 
     sst2 = CONFIGS[scale].sst2
-    return f'n = {sst2.n_positions}, special tokens "{sst2.special}"'
+    return f"n = {sst2.n_positions}, {special_words(sst2.special)}"
 
 
 def captions(settings=None) -> Captions:

@@ -181,10 +181,10 @@ def peak_test_summary(peak_test: Result) -> PeakTestSummary:
 
 def c10_ours(layers: LayerStress) -> str:
     """C10's value as the "Paper vs this book" row words it: the global peak layer of each definition and its
-    local maxima (``"scale_free"``, layers counted from 1); ``posgeom decide C10`` prints the same."""
+    local maxima (the scale-free stress, layers counted from 1); ``posgeom decide C10`` prints the same."""
     local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
     return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
-            + ' ("scale_free", counted from 1); local maxima at layers '
+            + " (scale-free stress, layers counted from 1); local maxima at layers "
             + "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items()))
 
 

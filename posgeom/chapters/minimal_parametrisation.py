@@ -22,7 +22,7 @@ import scipy.stats
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..wording import rank_words
+from ..wording import rank_words, special_words
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..registry.typed import as_record
@@ -117,10 +117,6 @@ class RankSummary:
     markov_mass: int
 
 
-#: The corpora's ``special`` option (posgeom.corpora.CorpusOptions) in words.
-_SPECIAL_WORDS = {"model": "special tokens counted as the model sees them", "content": "content tokens only"}
-
-
 def rank_summary(ranks: Result) -> RankSummary:
     """The :class:`RankSummary` of a ``run_effective_rank`` result."""
     v = as_record(ranks, StoredRanks)
@@ -132,7 +128,7 @@ def rank_summary(ranks: Result) -> RankSummary:
         stat_mass=min(v.stationary.mass), sst2_cf_all=PlainText(rank_words(s.cross_fitted[0])),
         # the options in words (docs/STYLE.md: no code identifiers in running text)
         sst2_cf_dropped=PlainText("; ".join(
-            f"{rank_words(t)} with the positions reached {m:,} times or more, {_SPECIAL_WORDS.get(sp, sp)}"
+            f"{rank_words(t)} with the positions reached {m:,} times or more, {special_words(sp)}"
             for t, m, sp in zip(s.cross_fitted, s.min_count, s.special) if m > 1)),
         regimes_pop=rg.population, regimes_cf_large=PlainText(rank_words(rg.cross_fitted[-1])),
         sst2_mass_min=min(s.mass), sst2_mass_max=max(s.mass), sst2_tol_max=max(s.tol),
@@ -328,10 +324,10 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
         sf_some = [r for r in draw_rows if 0 < r.holds_scale_free < n_draws]
         held_paper = sum(r.holds_paper == n_draws for r in draw_rows)
         return ComparisonRow("C5", paper="r = 3 cuts the stress by 99.8% relative to sinusoidal",
-                      ours=(f"'paper': ≥ 99.8% in {sum(r.reduction_paper >= HOLDS for r in rows5)}/{len(rows5)} "
+                      ours=(f"the paper's stress: ≥ 99.8% in {sum(r.reduction_paper >= HOLDS for r in rows5)}/{len(rows5)} "
                             f"settings (in all {n_draws} draws for {held_paper}), incl. pure noise "
                             f"({min(r.reduction_paper for r in rows5 if r.generator == 'stationary'):.3%}); "
-                            f"'scale_free': ≥ 99.8% in all {n_draws} draws only for "
+                            f"the scale-free stress: ≥ 99.8% in all {n_draws} draws only for "
                             f"{'; '.join(_label(r) for r in sf_all) or 'no setting'}"
                             + (f", in some draws for {'; '.join(_label(r) for r in sf_some)}" if sf_some else "")),
                       scale=settings.scale, model="none",
@@ -538,7 +534,7 @@ def captions(settings=None) -> Captions:
         seeds=f"{len(train.seeds)} for marker order, {len(train.sst2_seeds)} for SST-2",
         marker_task=(f"{train.synthetic.n_train:,} training and {train.synthetic.n_test:,} test sequences of "
                      f"{train.synthetic.n_positions} tokens over {train.synthetic.vocab_size:,} token ids"),
-        sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (special tokens \"model\", "
+        sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (the model's special tokens, "
                    f"n = {train.sst2.n_positions})"),
         marker_seeds=len(train.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
         models=describe_scales(*(model_words(CONFIGS[s].train.model) for s in ("quick", "paper"))),

@@ -272,7 +272,7 @@ class OrderInputs:
     icfg: object
 
     #: the options every row states
-    opts = 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger'
+    opts = "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger"
 
     def table(self, corpus: str) -> OrderTable:
         """The monotonicity table of ``corpus`` (``"sst2"`` or ``"imdb"``), typed."""

@@ -27,7 +27,7 @@ from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..geometry import interval_text
 from ..experiments.settings import find
 from ..report import ComparisonRow, decided_rows, describe_scales, describe_sequences, model_words
-from ..wording import rank_words
+from ..wording import rank_words, special_words
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
 from .records import AlibiSearch, NoiseAwareRank, ResolvableSplits
@@ -382,8 +382,8 @@ def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, spl
                  f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
     return RowInputs(settings.scale, geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in,
-                     imdb_resolved, 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger, BERT-base '
-                     'shapes', iv_note, imdb_note, intervals["sst2"].values["differences"])
+                     imdb_resolved, "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger, BERT-base "
+                     "shapes", iv_note, imdb_note, intervals["sst2"].values["differences"])
 
 
 def c6_row(x: RowInputs) -> ComparisonRow:
@@ -392,7 +392,7 @@ def c6_row(x: RowInputs) -> ComparisonRow:
     return ComparisonRow("C6", f"SST-2 {mds_full['sst2']:.1e}"
                          + (f", IMDB {mds_full['imdb']:.1e}" if x.imdb_resolved else
                             f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
-                         + " (\"paper\"; no interval: rounding error of an exact construction)",
+                         + " (the paper's stress; no interval: rounding error of an exact construction)",
                          x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
                          rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note),
                          options=x.opts, paper="≈ 0")
@@ -413,7 +413,7 @@ def c7_value_row(x: RowInputs) -> ComparisonRow:
 def c7_ranking_row(x: RowInputs) -> ComparisonRow:
     """C7's ranking: ALiBi's scale-free stress against sinusoidal's and RoPE's on SST-2
     (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
-    return ComparisonRow("C7", f"\"scale_free\": ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
+    return ComparisonRow("C7", f"scale-free stress: ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
                          f"{x.iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {x.iv('sst2', 'rope', 'scale_free')} (D); "
                          f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
                          f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
@@ -450,11 +450,11 @@ def c8_row(x: RowInputs) -> ComparisonRow:
                if x.imdb_resolved else "")
     return ComparisonRow("C8", f"SST-2 {x.iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
                          f"{x.iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
-                         f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (\"scale_free\")",
+                         f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (scale-free stress)",
                          x.scale, "none (pure geometry)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
                          rules.c8_sinusoidal_rope(x.diffs["sinusoidal-rope|scale_free"],
                                                   x.row("sst2", "sinusoidal").paper / x.row("sst2", "rope").paper),
-                         options=x.opts + "; " + x.iv_note + f"; 'paper' stress on SST-2: sinusoidal "
+                         options=x.opts + "; " + x.iv_note + f"; the paper's stress on SST-2: sinusoidal "
                                  f"{x.row('sst2', 'sinusoidal').paper:.0f} vs RoPE {x.row('sst2', 'rope').paper:.3f}"
                                  + x.imdb_note)
 
@@ -493,12 +493,12 @@ CORPUS_LABELS = {"sst2": "SST-2", "imdb": "IMDB"}
 
 def corpus_caption(scale: str, corpus: str) -> str:
     """A real corpus as the chapters count it at ``scale``, in words for a caption:
-    ``'SST-2 train (all sequences, n = 64, special tokens "model")'`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
+    ``"SST-2 train (all sequences, n = 64, the model's special tokens)"`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
 
     opts = corpus_options(scale, corpus)
     unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
     size = describe_sequences(opts.max_sequences, unit, random=True)
-    return f'{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, special tokens "{opts.special}")'
+    return f"{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, {special_words(opts.special)})"
 
 
 @dataclass(frozen=True)
