@@ -52,9 +52,11 @@ MISSING_NOTE = "— : no value in this cell (it does not apply to this row, or w
 
 
 def _numeric_text(labels) -> list[float] | None:
-    """The labels as numbers when every one is a number written as text ("32", "128"), else None."""
+    """The labels as numbers when every one is a number, or a number written as text ("32", "128"), else None."""
+    if not all(isinstance(x, (str, int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in labels):
+        return None
     try:
-        return [float(label) for label in labels] if all(isinstance(x, str) for x in labels) else None
+        return [float(label) for label in labels]
     except ValueError:
         return None
 
@@ -62,14 +64,18 @@ def _numeric_text(labels) -> list[float] | None:
 def reader_frame(frame):
     """A DataFrame as a reader should see it (docs/STYLE.md; its values are never changed): headers in
     words (``violation_rate`` → "violation rate"), text in the house style (one percent style, no
-    template plural: :func:`posgeom.wording.plain_words`), and rows whose labels are numbers written as
-    text in numeric order (32, 64, 128, not 128, 32, 64) when they were in text order."""
+    template plural: :func:`posgeom.wording.plain_words`), and rows whose labels are numbers (or numbers
+    written as text) in numeric order (32, 64, 128, not 128, 32, 64) when they were in text order."""
     import pandas as pd
 
     from .wording import header_words, plain_words
 
     shown = frame.copy()
-    if not isinstance(shown.columns, pd.MultiIndex) and shown.columns.is_unique:
+    if isinstance(shown.columns, pd.MultiIndex):
+        shown.columns = pd.MultiIndex.from_tuples(
+            [tuple(header_words(x) if isinstance(x, str) else x for x in key) for key in shown.columns],
+            names=shown.columns.names)
+    elif shown.columns.is_unique:
         shown.columns = [header_words(c) if isinstance(c, str) else c for c in shown.columns]
     if shown.index.name and isinstance(shown.index.name, str):
         shown.index.name = header_words(shown.index.name)
@@ -77,7 +83,8 @@ def reader_frame(frame):
     if len(text) and shown.columns.is_unique:
         shown[text] = shown[text].apply(lambda col: col.map(lambda v: plain_words(v) if isinstance(v, str) else v))
     numbers = _numeric_text(list(shown.index)) if shown.index.is_unique else None
-    if numbers is not None and list(shown.index) == sorted(shown.index) and numbers != sorted(numbers):
+    as_text = [str(label) for label in shown.index]
+    if numbers is not None and as_text == sorted(as_text) and numbers != sorted(numbers):
         shown = shown.iloc[sorted(range(len(numbers)), key=numbers.__getitem__)]
     return shown
 
@@ -116,10 +123,37 @@ def frame_html(frame) -> str:
     return table
 
 
+def styler_html(styler) -> str:
+    """A pandas Styler as the book shows it (docs/STYLE.md, rules 9 and 13): its headers in words
+    (:func:`posgeom.wording.header_words`) and its integer columns without decimals, whatever format the
+    chapter gave the whole table ("seeds 5", not "seeds 5.000"); every other cell as the chapter
+    formatted it."""
+    import pandas as pd
+
+    from .wording import header_words
+
+    data = styler.data
+
+    def words(label):
+        return header_words(label) if isinstance(label, str) else label
+
+    if isinstance(data.columns, pd.MultiIndex):
+        for level in range(data.columns.nlevels):
+            styler.format_index(words, axis="columns", level=level)
+    else:
+        styler.format_index(words, axis="columns")
+    if data.columns.is_unique:
+        whole = [c for c in data.columns if data[c].dtype.kind in "iu"]
+        if whole:
+            styler.format("{:,d}", subset=whole)
+    return styler._repr_html_()
+
+
 def use_book_style() -> None:
     """Apply the book's style globally (chapters call this once at the top): the matplotlib style and,
     in a notebook, tables that show :data:`MISSING` for a missing value (:func:`frame_html`; a pandas
-    Styler gets it as its default ``na_rep``)."""
+    Styler gets it as its default ``na_rep``) with headers in words and integers without decimals
+    (:func:`frame_html`, :func:`styler_html`)."""
     import pandas as pd
 
     mpl.rcParams.update(BOOK_RC)
@@ -131,6 +165,9 @@ def use_book_style() -> None:
     shell = get_ipython()
     if shell is not None:
         shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
+        from pandas.io.formats.style import Styler
+
+        shell.display_formatter.formatters["text/html"].for_type(Styler, styler_html)
 
 
 @contextmanager

@@ -396,6 +396,19 @@ def describe_model(shape, *, name: str = "posgeom encoder", detail: str = "") ->
     return f"{text}, {detail}" if detail else text
 
 
+_SMALL_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def model_words(shape) -> str:
+    """A small model's shape as a sentence says it (docs/STYLE.md, rule 3: no configuration pasted into a
+    sentence): ``"one layer of width 32 with 4 heads"``, ``"12 layers of width 768 with 12 heads"``. The
+    box of a chapter says it once, for both scales (:func:`describe_scales`); the runs are then counted
+    without it."""
+    n = int(shape.n_layers)
+    layers = f"{_SMALL_NUMBERS[n] if n < len(_SMALL_NUMBERS) else n} layer{'s' if n != 1 else ''}"
+    return f"{layers} of width {shape.d_model} with {shape.n_heads} heads"
+
+
 def describe_seeds(seeds) -> str:
     """Training seeds in words for a caption: ``"seeds 0–4"`` for a run of consecutive seeds (four or more),
     else ``"seeds 0, 1, 2"``; ``"seed 3"`` for one."""
@@ -605,7 +618,7 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 
 __all__ = [
     "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
-    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model", "describe_seeds",
+    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model", "model_words", "describe_seeds",
     "describe_sequences", "describe_scales", "describe_training", "short_float",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",

@@ -9,7 +9,9 @@ the pages show them through these functions, which change the wording and never 
   (``'scale_free'`` → "the scale-free stress") and rewords what reads wrong ("only 0 stands apart");
 * :func:`shortest_clauses` keeps the first clauses of a reason, without brackets, within a word budget;
 * :func:`header_words` turns a field name used as a column header into words (``violation_rate`` →
-  "violation rate").
+  "violation rate");
+* :func:`rank_words` says a noise-aware rank in words ("undetermined (90% interval 4)" → "undetermined: 4
+  directions clear the noise in 90% of the half-splits, weaker ones unresolved").
 
 Infrastructure (:data:`posgeom.codekey.INFRASTRUCTURE`): it shapes text for display and computes nothing.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
+__all__ = ["rank_words", "special_words", "plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
            "WHY_WORDS_MAX"]
 
 #: The length a one-line "Why" aims at, in words, and the most it may ever have.
@@ -138,11 +140,18 @@ def shortest_clauses(reason: str, budget: int, *, finding_before_colon: bool = T
     return " ".join(text.split()[:budget]) + " …"
 
 
+#: A field name inside a header already in words ("stress (scale_free)", "eval_loss mean").
+_FIELD_IN_HEADER = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
 def header_words(name: str) -> str:
-    """A column header in words: a field name (``violation_rate``, ``scale_free``) with its underscores
-    as spaces and ``mds:47`` as "mds 47"; a header already in words is returned as it is."""
-    name = str(name)
-    if " " in name.strip() or not re.search(r"[_:]", name):
+    """A column header in words: a field name (``violation_rate``) with its underscores as spaces and
+    ``mds:47`` as "mds 47"; the stress option ``scale_free`` as "scale-free", also inside a header of
+    words ("stress (scale_free)" → "stress (scale-free)"); a header already in words is returned as it is."""
+    name = re.sub(r"\bscale_free\b", "scale-free", str(name))
+    if " " in name.strip():
+        return _FIELD_IN_HEADER.sub(lambda m: m.group(0).replace("_", " "), name)
+    if not re.search(r"[_:]", name):
         return name
     return re.sub(r"[_:]+", " ", name).strip()
 
@@ -173,3 +182,41 @@ def common_clauses(values: list[str]) -> list[str]:
     if not split or not all(split):
         return []
     return [k for k in split[0] if all(k in other for other in split[1:])]
+
+
+# the text of posgeom.geometry.NoiseAwareRank: "3 (90% interval 3)", "undetermined (90% interval 3–4)"
+_RANK_TEXT = re.compile(r"^(?:(?P<rank>\d+)|undetermined) \((?P<level>\d+) ?% interval (?P<lo>\d+)(?:[–-](?P<hi>\d+))?\)$")
+
+
+def rank_words(text: str, resamples: int | None = None) -> str:
+    """A noise-aware rank (the text of :class:`posgeom.geometry.NoiseAwareRank`) as a reader understands it
+    (docs/STYLE.md, rule 6: "undetermined" says why), its numbers unchanged.
+
+    ``"3 (90% interval 3)"`` → "3 (in 90% of the half-splits)"; ``"undetermined (90% interval 4)"`` →
+    "undetermined: 4 directions clear the noise in 90% of the half-splits, weaker ones unresolved";
+    ``"undetermined (90% interval 3–4)"`` → "undetermined: 3 to 4 directions clear the noise in 90% of the
+    half-splits". ``resamples`` (how many half-splits) is named when given. Any other
+    text is returned as it is.
+    """
+    m = _RANK_TEXT.match(str(text).strip())
+    if m is None:
+        return str(text)
+    level, lo, hi = f"{m.group('level')}%", int(m.group("lo")), int(m.group("hi") or m.group("lo"))
+    splits = f"the {resamples:,} half-splits" if resamples else "the half-splits"
+    if m.group("rank") is not None:
+        return f"{m.group('rank')} (in {level} of {splits})"
+    if lo == hi:
+        # one count in the interval, yet undetermined: signal is left below the noise threshold
+        return (f"undetermined: {lo} direction{'s' if lo != 1 else ''} clear{'' if lo != 1 else 's'} the noise in "
+                f"{level} of {splits}, weaker ones unresolved")
+    return f"undetermined: {lo} to {hi} directions clear the noise in {level} of {splits}"
+
+
+#: The corpora's ``special`` option (:class:`posgeom.corpora.CorpusOptions`) in words.
+SPECIAL_WORDS = {"model": "the model's special tokens", "content": "content tokens only"}
+
+
+def special_words(special: str) -> str:
+    """How the special tokens were counted, in words (docs/STYLE.md, rule 4): ``"model"`` → "the model's special
+    tokens" (counted as the model sees them), ``"content"`` → "content tokens only"; any other value as it is."""
+    return SPECIAL_WORDS.get(str(special), str(special))

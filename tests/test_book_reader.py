@@ -48,7 +48,7 @@ def _prose_text(page) -> str:
                 r"^(highlight|math|MathJax)")):
             continue
         text.append(str(node))
-    return " ".join(text)
+    return "".join(text)  # each piece keeps its own spaces: "0.0" then " % of" reads "0.0 % of"
 
 
 # --------------------------------------------------------------------------- without a browser
@@ -93,6 +93,56 @@ def test_downloads_do_not_point_at_removed_solutions(built_book):
     for target in sorted((built_book / "_notebooks").glob("*.ipynb")):
         text = "\n".join(c.source for c in nbformat.read(target, as_version=4).cells if c.cell_type == "markdown")
         assert "after the solution" not in text, f"{target.name} points at a solution it does not hold"
+
+
+#: A header that names a count: its cells are whole numbers, shown without decimals ("5", not "5.000").
+COUNT_HEADER = re.compile(r"^(?:n )?(?:seeds|stored results|stored entries|positions kept|n kept|runs)$")
+#: A field name of the code ("violation_rate", "scale_free") where a header should hold words.
+FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
+
+
+def _table_rows(table) -> list[list[str]]:
+    return [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+
+
+def test_chapter_tables_show_whole_numbers_numeric_order_and_headers_in_words(built_book):
+    """In every table of a chapter: a count ("seeds") without decimals, row labels that are numbers in numeric
+    order (32, 64, 128, not 128, 32, 512, 64), and no field name of the code as a header."""
+    decimals, text_order, fields = [], [], []
+    for page in _chapters(built_book):
+        for k, table in enumerate(parsed(page).select("main article table")):
+            rows = _table_rows(table)
+            header = next((r for r in rows if r), [])
+            for j, name in enumerate(header):
+                if COUNT_HEADER.match(name.lower()):
+                    decimals += [f"{page.stem} table {k + 1}, {name}: {r[j]}" for r in rows[1:]
+                                 if len(r) == len(header) and re.fullmatch(r"\d[\d,]*\.\d+", r[j])]
+                if FIELD_NAME.search(name):
+                    fields.append(f"{page.stem} table {k + 1}: {name}")
+            labels = [r[0] for r in rows[1:] if r and re.fullmatch(r"\d+", r[0])]
+            numbers = [int(x) for x in labels]
+            if len(numbers) >= 3 and len(numbers) == len(rows) - 1 and numbers != sorted(numbers) \
+                    and labels == sorted(labels):
+                text_order.append(f"{page.stem} table {k + 1}: {', '.join(labels)}")
+    assert not decimals, "counts shown with decimals:\n" + "\n".join(decimals[:10])
+    assert not text_order, "rows of numbers sorted as text:\n" + "\n".join(text_order[:10])
+    assert not fields, "field names as headers:\n" + "\n".join(fields[:10])
+
+
+def test_every_chapter_has_one_box_of_needs_from_the_directive(built_book):
+    """The box "What this chapter needs" is the one directive's (a closed dropdown, with the table of the parts
+    at paper scale inside), once on every chapter; its download holds the same text as Markdown."""
+    import nbformat
+
+    for page in _chapters(built_book):
+        boxes = parsed(page).select("main div.admonition.posgeom-needs")
+        assert len(boxes) == 1 and "dropdown" in boxes[0]["class"], page.stem
+        title = boxes[0].select_one(".admonition-title").get_text(strip=True)
+        if title == "What this chapter needs":
+            assert boxes[0].select("table tr"), f"{page.stem}: the table of parts is not in the box"
+        download = built_book / "_notebooks" / f"{page.stem}.ipynb"
+        text = "\n".join(c.source for c in nbformat.read(download, as_version=4).cells if c.cell_type == "markdown")
+        assert f"> **{title}**" in text and "posgeom-needs" not in text, page.stem
 
 
 # --------------------------------------------------------------------------- in Chromium

@@ -60,8 +60,8 @@ def test_order_summary_sentences_follow_the_numbers():
     table["rope"]["2.0"], table["sinusoidal"]["2.0"] = [0.95] * 5, [0.5] * 5
     s = exr.order_summary(order)
     assert s.s6_comment == "Every heuristic stays below the table trained at the target length."
-    assert s.at_L_comment.endswith("— at least 95 % accuracy.")
-    assert s.wallfree_comment.startswith("RoPE keep at least 90 % accuracy, while ") and "sinusoidal" in s.wallfree_comment
+    assert s.at_L_comment.endswith("— at least 95% accuracy.")
+    assert s.wallfree_comment.startswith("RoPE keep at least 90% accuracy, while ") and "sinusoidal" in s.wallfree_comment
     sa = exr.stress_accuracy(order)
     assert s.stress_rho == pytest.approx(spearmanr(sa.iloc[:, 0], sa.iloc[:, 1]).statistic)
     table["learned:interpolate"]["2.0"] = [1.0] * 5

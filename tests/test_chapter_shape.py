@@ -191,7 +191,8 @@ def test_caption_records_quote_the_configuration():
 # ---------------------------------------------------------------------------------------------
 # the "What this chapter needs" boxes state their counts from the settings of both scales (issue #29, part 4)
 
-_BOX = re.compile(r"^```\{admonition\} What this chapter needs\n(.*?)^```[ \t]*$", re.S | re.M)
+_BOX = re.compile(r"^```\{admonition\} What this (?:chapter|page) needs", re.M)
+_DIRECTIVE = re.compile(r"^```\{posgeom-needs\}[ \t]*\n```[ \t]*$", re.M)
 _NUMBER = r"(?<![\w.-])(?:\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty)"
 _COUNTED = (r"(?:[\w-]+\s+){0,2}(?:runs?|seeds?|steps?|redraws?|half-splits?|splits?|subsets?|groups?|models?|"
             r"sequences|phrases|sentences|reviews|positions|draws|times|batch(?:es)?)\b")
@@ -213,34 +214,38 @@ _HAND_TYPED = {
 }
 
 
-def _box(slug: str) -> str:
-    source = (ROOT / "notebooks" / f"{slug}.md").read_text()
-    found = _BOX.findall(source)
-    assert len(found) == 1, f"{slug}: expected one 'What this chapter needs' box"
-    return found[0]
+def _facts_source(slug: str) -> str:
+    """The text a chapter's box facts are written from (posgeom.chapters.needs), with every value filled in
+    from a record (an f-string's fields) left out: what is typed by hand."""
+    import inspect
+
+    from posgeom.chapters.needs import CHAPTER_FACTS
+
+    literals = re.findall(r'"((?:[^"\\]|\\.)*)"', inspect.getsource(CHAPTER_FACTS[slug]))
+    return " ".join(re.sub(r"\{[^{}]*\}", "<glued>", text) for text in literals)
 
 
 @pytest.mark.parametrize("slug", sorted(CAPTIONS_FROM_SETTINGS))
 def test_box_quotes_its_counts_from_the_captions_record(slug):
-    """Every role of the box names a field of the chapter's Captions, none follows a letter or a hyphen
-    (MyST would not read it as a role), and no count of runs, seeds, steps, redraws or sequences is left
-    typed in the box's text (beyond the facts of a data split or a pretrained model)."""
-    import dataclasses
-    import importlib
+    """The chapter shows its box through the one directive (no hand-written copy of it), and no count of runs,
+    seeds, steps, redraws or sequences is typed in the text the box is written from (beyond the facts of a
+    data split or a pretrained model): each comes from the chapter's Captions, whose fields the box reads."""
+    from posgeom.chapters.needs import chapter_facts
+    from posgeom.config import get_settings
 
-    prefix, module = CAPTIONS_FROM_SETTINGS[slug]
-    box = _box(slug)
-    fields = {f.name for f in dataclasses.fields(importlib.import_module(f"posgeom.chapters.{module}").Captions)}
-    used = re.findall(rf"\{{glue:text\}}`{prefix}_(\w+)`", box)
-    assert set(used) <= fields, f"{slug}: the box quotes {sorted(set(used) - fields)}, not fields of Captions"
-    assert not re.search(r"[A-Za-z-]\{glue:text\}", box), f"{slug}: a role follows a letter or a hyphen"
-    text = " ".join(re.sub(r"\{glue:text\}`[^`]*`", "<glued>", box).split())
+    source = (ROOT / "notebooks" / f"{slug}.md").read_text()
+    assert len(_DIRECTIVE.findall(source)) == 1 and not _BOX.search(source), (
+        f"{slug}: expected the box as one {{posgeom-needs}} directive, and no hand-written box")
+    written = " ".join(_facts_source(slug).split())
+    for phrase in _HAND_TYPED.get(slug, ()):
+        assert phrase not in written, f"{slug}: the box still types {phrase!r}"
+    text = written
     for allowed in _NOT_SETTINGS:
         text = re.sub(allowed, "<data>", text)
     typed = [m.group(0) for m in re.finditer(rf"{_NUMBER}\s+{_COUNTED}", text, re.I)]
-    assert not typed, f"{slug}: counts typed in the box instead of glued from the settings: {typed}"
-    for phrase in _HAND_TYPED.get(slug, ()):
-        assert phrase not in " ".join(box.split()), f"{slug}: the box still types {phrase!r}"
+    assert not typed, f"{slug}: counts typed in the box instead of read from the settings: {typed}"
+    for scale in ("quick", "paper"):  # every field the box reads exists in the record, at both scales
+        assert all(chapter_facts(slug, get_settings(scale=scale)).values())
 
 
 def _order_study_runs(block) -> int:
@@ -286,8 +291,8 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
     for s, text in runs(learned_tables_fail).items():
         c = ex.CONFIGS[s]
         tails, order, mlm = 2 * len(c.tails.seeds), _order_study_runs(c.order), _order_study_runs(c.mlm)
-        assert text.startswith(f"{tails + order + mlm} training runs of the posgeom encoder, {c.model.n_layers} layers, "
-                               f"width {c.model.d_model}")
+        assert text.startswith(f"{tails + order + mlm} training runs: ")  # the shape is said once, in words
+        assert "posgeom encoder" not in text and "width" not in text
         assert f"{tails} for the tails ({c.tails.train.steps:,} steps; {len(c.tails.seeds)} seeds)" in text
         assert f"{order} for the order task ({c.order.train.steps:,} steps" in text
         assert f"{mlm} for IMDB masked language modelling ({c.mlm.train.steps:,} steps" in text
@@ -297,17 +302,15 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
     for s, text in runs(learned_tables).items():
         c, d = lt.CONFIGS[s], td.CONFIGS[s]
         variants = len(c.init.inits) + sum(1 for p in c.init.dropouts if p > 0)
-        assert text.startswith(f"{variants * len(c.init.seeds)} training runs of the posgeom encoder, "
-                               f"{c.model.n_layers} layers, width {c.model.d_model}")
-        assert f"{c.train.steps:,} steps each" in text
+        assert text.startswith(f"{variants * len(c.init.seeds)} training runs of {c.train.steps:,} steps each")
+        assert "posgeom encoder" not in text and "width" not in text
         assert f"and {len(d.dropouts) * len(d.seeds)} more" in text and f"{d.order.n_train:,} sequences" in text
 
     # theorem 1: six models (five encodings and causal NoPE) and the rerun of ALiBi without [CLS], over seeds
     for s, text in runs(theorem1_necessity).items():
         c = nec.CONFIGS[s]
-        assert text == (f"{(len(nec.ENCODINGS) + 1 + 1) * len(c.seeds)} training runs of the posgeom encoder, "
-                        f"{c.model.n_layers} layer{'s' if c.model.n_layers > 1 else ''}, width {c.model.d_model}, "
-                        f"{c.model.n_heads} heads, {c.task.n_positions} task positions, {c.train.steps:,} steps each")
+        assert text == (f"{(len(nec.ENCODINGS) + 1 + 1) * len(c.seeds)} training runs of {c.train.steps:,} steps "
+                        f"each on {c.task.n_positions} task positions")
     paper_shape = nec.CONFIGS["paper"].model  # the box calls it BERT-base's shape
     assert (paper_shape.n_layers, paper_shape.d_model, paper_shape.n_heads) == (12, 768, 12)
 
@@ -315,7 +318,7 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
     for s, text in runs(minimal_parametrisation).items():
         t = lr.TRAIN_CONFIGS[s]
         n = len(lr.TRAIN_ENCODINGS) * len(t.seeds) + len(t.sst2_encodings) * len(t.sst2_seeds)
-        assert text.startswith(f"{n} models (posgeom encoder, {t.model.n_layers} layer")
+        assert text.startswith(f"{n} models: ")
         assert f"{t.steps.synthetic:,} steps each" in text and f"{t.steps.sst2:,} steps each" in text
     mp = minimal_parametrisation.captions(settings)
     assert mp.quick_c5_draws == 5 == len(minimal_parametrisation.CONFIGS["quick"].c5_seeds)
@@ -362,6 +365,17 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
     assert (b.peak_groups, b.peak_redraws) == (24, 200)  # run_local_peak_test's defaults, at both scales
     z = encodings_at_a_glance.captions(settings)
     assert (z.quick_positions, z.paper_positions) == (zoo.CONFIGS["quick"].n, zoo.CONFIGS["paper"].n)
+
+    # the encoders' shape, said once for both scales in words (docs/STYLE.md, rule 3)
+    for module, shape_at in ((learned_tables_fail, lambda s: ex.CONFIGS[s].model),
+                             (learned_tables, lambda s: lt.CONFIGS[s].model),
+                             (theorem1_necessity, lambda s: nec.CONFIGS[s].model),
+                             (minimal_parametrisation, lambda s: lr.TRAIN_CONFIGS[s].model)):
+        models = module.captions(settings).models
+        for s in ("quick", "paper"):
+            shape = shape_at(s)
+            assert f"of width {shape.d_model} with {shape.n_heads} heads at {s}" in models, (module.__name__, models)
+    assert theorem1_necessity.captions(settings).models.startswith("one layer of width 32")
 
     # a record made at either scale states the same box facts
     for module in (learned_tables_fail, learned_tables, theorem1_necessity, minimal_parametrisation):

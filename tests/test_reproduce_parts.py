@@ -75,17 +75,23 @@ def test_the_box_figures_sum_the_stored_parts_and_price_the_waiting_ones(tmp_pat
     parts = {p.part: p for p in paper_parts("theorem1-necessity", registry)}
     assert parts["necessity.equivariance"].places == ("CPU", "mps") and parts["necessity.equivariance"].cost.endswith(
         "(CPU and mps)")
-    # every chapter's box reads its figures from here, in the cell that shows its table
+    # every chapter's box reads its figures from here: one directive, whose text needs_box writes
+    from posgeom.notebooks import needs_box
+    from posgeom.timings import chapter_memory, chapter_times, format_duration, format_memory
+
     root = Path(__file__).resolve().parents[1]
+    times, memory = chapter_times(root), chapter_memory(root)
     for chapter in CHAPTERS:
         text = (root / "notebooks" / f"{chapter.slug}.md").read_text()
-        assert f'glue_fields("needs", chapter_needs("{chapter.slug}"))' in text, chapter.slug
-        box = text[text.index("What this chapter needs"):]
-        box = box[:box.index("\n```\n")]
-        for key in ("needs_paper_measured", "needs_paper_gpu"):
-            assert f"{{glue:text}}`{key}`" in box, (chapter.slug, key)
-        key = chapter.slug.replace("-", "_")
-        assert f"{{{{ time_{key} }}}}" in box and f"{{{{ memory_{key} }}}}" in box, chapter.slug
+        assert "```{posgeom-needs}\n```" in text and "chapter_needs(" not in text, chapter.slug
+        box = needs_box(chapter.slug, registry=registry, root=root)
+        needs = chapter_needs(chapter.slug, registry)
+        assert needs.paper_measured in box and needs.paper_gpu in box, chapter.slug
+        measured = box.split("**Measured.**", 1)[1].split("\n- **", 1)[0]
+        assert f"took {format_duration(times.get(chapter.slug))} in" in measured, chapter.slug
+        assert f"peak memory {format_memory(memory.get(chapter.slug))};" in measured, chapter.slug
+    box = needs_box("theorem1-necessity", registry=registry, root=root)
+    assert "| `necessity.equivariance` | 4 | 7.3 min (CPU and mps) | measured |" in box  # the parts' table
 
 
 def test_unknown_chapter_is_one_clear_error(tmp_path):

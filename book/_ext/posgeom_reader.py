@@ -3,7 +3,9 @@
 1. **The lecture first.** A chapter's logistics fold away (:func:`fold_logistics`): the box "What this
    chapter needs" becomes a closed dropdown holding the table of the chapter's parts at paper scale,
    and the set-up cell's code (its imports) folds under a toggle. The downloaded notebook is made from
-   the source and keeps every cell as it is.
+   the source and keeps every cell as it is. The box itself is one directive, ``{posgeom-needs}``
+   (:class:`NeedsDirective`), whose text :func:`posgeom.notebooks.needs_box` writes for the book and for
+   the downloads alike.
 2. **Prose in the house style.** The chapters' and the summary's sentences, values glued into them
    included, take one percent style and no template plural (:func:`plain_prose_doctree`).
 3. **The site around the book.** A licence page (``book/licence.md``, the repository's ``LICENSE``) and a
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
+from docutils.statemachine import StringList
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -138,6 +141,32 @@ NEEDS_TITLES = ("What this chapter needs", "What this page needs")
 SETUP_PROMPT = ("Show the set-up code (imports and settings)", "Hide the set-up code")
 
 
+class NeedsDirective(Directive):
+    """``{posgeom-needs}``: the box "What this chapter needs" of the page it is on (or of the page its
+    argument names), its text from :func:`posgeom.notebooks.needs_box`: one text for every chapter, the
+    downloads included. :func:`fold_logistics` folds it."""
+
+    optional_arguments = 1
+    has_content = False
+
+    def run(self):
+        from posgeom.notebooks import needs_box, needs_title
+        from posgeom.timings import CHAPTER_TIMES_FILE
+
+        env = self.state.document.settings.env
+        page = self.arguments[0] if self.arguments else Path(env.docname).name
+        env.note_dependency(str(Path(env.srcdir) / CHAPTER_TIMES_FILE))
+        try:
+            text = needs_box(page, root=env.srcdir)
+        except ValueError as error:
+            raise self.error(str(error)) from None
+        box = nodes.admonition(classes=["posgeom-needs"])
+        box += nodes.title(text=needs_title(page))
+        self.state.nested_parse(StringList(text.split("\n"), source=str(env.doc2path(env.docname))),
+                                self.content_offset, box)
+        return [box]
+
+
 def _is_setup_source(code: str) -> bool:
     """A cell that begins, past its comments, with an import: a chapter's set-up cell."""
     lines = [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
@@ -211,11 +240,14 @@ def plain_prose_doctree(doctree) -> int:
     Returns how many pieces of text changed."""
     from posgeom.wording import plain_prose
 
-    changed = 0
+    changed, before = 0, ""
     for text in list(doctree.findall(nodes.Text)):
         if text.parent is None or any(isinstance(a, _NOT_PROSE) for a in _ancestors(text)):
             continue
         new = plain_prose(str(text))
+        if new.startswith(" %") and before[-1:].isdigit():  # a glued number, then " % of ...": "90%"
+            new = new[1:]
+        before = new
         if new != str(text):
             text.parent.replace(text, nodes.Text(new))
             changed += 1
@@ -248,6 +280,7 @@ def _ancestors(node):
 def setup(app):
     app.connect("config-inited", _search_scorer)
     app.add_directive("posgeom-citation", CitationDirective)
+    app.add_directive("posgeom-needs", NeedsDirective)
     app.add_post_transform(FoldLogistics)
     app.add_post_transform(PlainProse)
     app.connect("html-page-context", _footer_links)

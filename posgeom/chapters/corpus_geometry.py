@@ -27,6 +27,7 @@ from ..experiments.real_corpora import run_stress_intervals
 from ..geometry import interval_text
 from ..experiments.settings import find, records
 from ..report import ComparisonRow, describe_scales, describe_sequences
+from ..wording import special_words
 from ..experiments.corpus_geometry import CONFIGS
 from .real_corpora import PlainText
 from .records import StoredSST2Geometry, StoredSyntheticGeometry
@@ -246,10 +247,12 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
     def paper_interval(key, table="statistics"):
         return stored_text(run_stress_intervals, settings, lambda r: interval_text(r.values[table][key]))
 
-    column = f"{settings.scale} (95 % interval)"
-    rows = [{"stress of": e, "normalisation": z, column: interval_text(st[f"{e}|{z}"]),
+    column = f"{settings.scale} (95% interval)"
+    # the normalisations in words (docs/STYLE.md: no option values of the code in a table)
+    words = {"scale_free": "scale-free", "paper": "the paper's"}
+    rows = [{"stress of": e, "normalisation": words[z], column: interval_text(st[f"{e}|{z}"]),
              "paper scale": paper_interval(f"{e}|{z}")} for z in ("scale_free", "paper") for e in _ENCODINGS]
-    rows += [{"stress of": name.replace("|scale_free", ""), "normalisation": "scale_free (difference)",
+    rows += [{"stress of": name.replace("|scale_free", ""), "normalisation": "scale-free (difference)",
               column: interval_text(df[name], "{:.4f}"), "paper scale": paper_interval(name, "differences")}
              for name in _DIFFERENCES]
     return pd.DataFrame(rows).set_index(["stress of", "normalisation"])
@@ -257,7 +260,7 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
 
 @dataclass(frozen=True)
 class IntervalSummary:
-    """The two differences the chapter quotes, with their 95 % bootstrap intervals."""
+    """The two differences the chapter quotes, with their 95% bootstrap intervals."""
 
     sinrope_iv: PlainText
     alibisin_iv: PlainText
@@ -287,7 +290,7 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
     ratio = min(_paper_ratios(variants))
     return [
         ComparisonRow(
-            "C8", ours=(f"scale_free: sinusoidal − RoPE = {interval_text(sin_rope, '{:.4f}')} (95 % interval over "
+            "C8", ours=(f"scale-free stress: sinusoidal − RoPE = {interval_text(sin_rope, '{:.4f}')} (95% interval over "
                         f"phrases), within {max(_relative_gaps(variants)):.1%} in every variant; paper: sinusoidal "
                         f"{interval_text(st['sinusoidal|paper'], '{:.0f}')} vs RoPE {interval_text(st['rope|paper'])}, "
                         f"≥ {ratio:.0f}× in every variant"),
@@ -370,12 +373,12 @@ class Captions:
 
 
 def sst2_caption(scale: str) -> str:
-    """SST-2's counting at ``scale`` in words for a caption: ``'n = 64, special tokens "model"'`` (the corpus
+    """SST-2's counting at ``scale`` in words for a caption: ``"n = 64, the model's special tokens"`` (the corpus
     of :data:`posgeom.experiments.corpus_geometry.CONFIGS`, which the optimal encoding, minimal
     parametrisation and sinusoids chapters reuse)."""
 
     sst2 = CONFIGS[scale].sst2
-    return f'n = {sst2.n_positions}, special tokens "{sst2.special}"'
+    return f"n = {sst2.n_positions}, {special_words(sst2.special)}"
 
 
 def captions(settings=None) -> Captions:

@@ -159,7 +159,7 @@ def peak_test_table(peak_test: Result) -> pd.DataFrame:
         "local maxima (from 1)": ", ".join(map(str, pt[name]["local_maxima"])) or "none",
         f"share of redraws with a local maximum at layer {LOCAL_PEAK}": pt[name]["share_local_peak"],
         f"… at layer {LOCAL_PEAK - 1}": pt[name]["share_local_peak_3"],
-        "margin of layer 4 over its neighbours, 5–95 %": f"{pt[name]['margin']['p05']:.4f} to {pt[name]['margin']['p95']:.4f}"}
+        "margin of layer 4 over its neighbours, 5–95%": f"{pt[name]['margin']['p05']:.4f} to {pt[name]['margin']['p95']:.4f}"}
         for name in ("propagated", "residual")}).T
 
 
@@ -189,11 +189,11 @@ def c10_curves(layers: LayerStress) -> dict[str, np.ndarray]:
 
 def c10_ours(layers: LayerStress) -> str:
     """C10's value as the "Paper vs this book" row words it: the global peak layer of each definition and its
-    local maxima (``"scale_free"``, layers counted from 1, and from 0 one less); ``posgeom decide C10`` prints
+    local maxima (the scale-free stress, layers counted from 1, and from 0 one less); ``posgeom decide C10`` prints
     the same."""
     local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
     return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
-            + ' ("scale_free", counted from 1; counted from 0, each is one less); local maxima at layers '
+            + " (scale-free stress, layers counted from 1; counted from 0, each is one less); local maxima at layers "
             + "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items()))
 
 
@@ -212,7 +212,7 @@ def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> li
     pt = peak_test_summary(peak_test)
     test = (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted "
             f"from 0, in {pt.peak4_share:.0%} of {pt.peak_n} redraws of the sentences; "
-            f"its margin over layers {LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95 % of the redraws: "
+            f"its margin over layers {LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95% of the redraws: "
             f"{pt.peak_margin_lo:.4f} to {pt.peak_margin_hi:.4f}; the global "
             "peaks are the point estimates of the same resampling)")
     return [
@@ -246,7 +246,7 @@ def paper_scale_lines(layers: LayerStress, settings=None) -> tuple[list[str], pd
     if peak is not None:
         p = peak_test_summary(peak)
         lines.append(f"paper scale: local maximum at layer {LOCAL_PEAK} in {p.peak4_share:.0%} of {p.peak_n} redraws "
-                     f"(margin 5–95 %: {p.peak_margin_lo:.4f} to {p.peak_margin_hi:.4f})"
+                     f"(margin 5–95%: {p.peak_margin_lo:.4f} to {p.peak_margin_hi:.4f})"
                      + (" — STALE" if code_changed(peak.manifest) else ""))
     return lines, table
 

@@ -24,7 +24,7 @@ from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments import table_dropout as td
 from ..experiments.learned_tables import CONFIGS, init_study_variants
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_training
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_training, model_words
 from .real_corpora import CORPUS_LABELS
 from .powered import design_check, design_summary, paired_text, plan_text
 from .learned_tables_studies import (
@@ -96,9 +96,32 @@ _SIMILARITY = ("neighbour_cos", "neighbour_cos_median", "neighbour_cos_centered"
                "frac_neighbour_above_0_9", "lag_below_half", "decay_spearman", "offset_ratio")
 
 
+#: The statistics of :data:`_SIMILARITY` as the table's rows say them (docs/STYLE.md: headers in words).
+SIMILARITY_WORDS = {
+    "neighbour_cos": "cosine of neighbours, mean",
+    "neighbour_cos_median": "cosine of neighbours, median",
+    "neighbour_cos_centered": "cosine of neighbours, rows centred",
+    "neighbour_cos_min": "cosine of neighbours, lowest",
+    "frac_neighbour_above_0_9": "share of neighbours above 0.9",
+    "lag_below_half": "first offset with cosine below 0.5",
+    "decay_spearman": "Spearman ρ of cosine and offset",
+    "offset_ratio": "norm of the mean row / mean row norm",
+}
+
+
+def _statistic_text(value) -> str:
+    """A statistic as the table shows it: an offset (a whole number) without decimals, the rest to 3."""
+    if value is None:
+        return "none"
+    return f"{value:d}" if isinstance(value, (int, np.integer)) else f"{float(value):.3f}"
+
+
 def anatomy_table(anatomies: dict) -> pd.DataFrame:
-    """The similarity statistics of each model's table (``{model: {"table": TableAnalysis, ...}}``)."""
-    return pd.DataFrame({name: {k: getattr(a["table"], k) for k in _SIMILARITY} for name, a in anatomies.items()})
+    """The similarity statistics of each model's table (``{model: {"table": TableAnalysis, ...}}``), one row per
+    statistic (:data:`SIMILARITY_WORDS`), each cell written by its kind (an offset is a whole number: "3", not
+    "3.000")."""
+    return pd.DataFrame({name: {SIMILARITY_WORDS[k]: _statistic_text(getattr(a["table"], k)) for k in _SIMILARITY}
+                         for name, a in anatomies.items()})
 
 
 def band_counts(freqs, n: int) -> dict[str, int]:
@@ -122,7 +145,7 @@ def pc_table(anatomy: dict, model: str) -> pd.DataFrame:
     table, the sinusoidal table and the random walk."""
     labels = {"table": model, **REFERENCE_LABELS}
     return pd.DataFrame({labels[k]: {f"PC{j + 1}": f"f = {a.pc_freq[j]:g}, R² = {a.pc_r2[j]:.2f}, "
-                                                   f"var {100 * a.pc_explained[j]:.1f} %" for j in range(4)}
+                                                   f"var {100 * a.pc_explained[j]:.1f}%" for j in range(4)}
                          for k, a in anatomy.items() if k in ("table", "sinusoidal", "random_walk")})
 
 
@@ -354,7 +377,7 @@ def s1_ours(T) -> str:
     """S1's value as the "Paper vs this book" row words it (``T`` the table's ``TableGeometry``); ``posgeom decide S1``
     prints the same."""
     return (f"s(1) = {T.neighbour_cos:.3f} (centred {T.neighbour_cos_centered:.3f}); "
-            f"{100 * T.frac_neighbour_above_0_9:.1f} % of neighbours above 0.9; decay Spearman {T.decay_spearman:.2f}")
+            f"{100 * T.frac_neighbour_above_0_9:.1f}% of neighbours above 0.9; decay Spearman {T.decay_spearman:.2f}")
 
 
 def s2_ours(T) -> str:
@@ -453,7 +476,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
         steps = {v: variant_mean(runs, v, "steps_to_threshold") for v in (BASE, BIG)}
         return ComparisonRow("S7", ours=f"steps to loss 0.3: {steps[BASE]:.0f} vs {steps[BIG]:.0f}; final loss "
                                  f"{variant_mean(runs, BASE, 'final_loss'):.3f} vs {variant_mean(runs, BIG, 'final_loss'):.3f} (difference "
-                                 f"{s7_diff.text('{:+.3f}')}, 95 %, paired by seed)",
+                                 f"{s7_diff.text('{:+.3f}')}, 95%, paired by seed)",
                       scale=settings.scale, model=tiny(), corpus="synthetic order task", options="N(0, 0.02²) vs N(0, 1)",
                       decision=rules.s7_small_init(steps[BASE], steps[BIG], s7_diff))
 
@@ -472,7 +495,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
         gap_small = float(np.mean([r.gap for r in druns if r.dropout == 0.0]))
         dconf = td.CONFIGS[settings.scale]
         return ComparisonRow("S9", ours=(f"held-out loss, dropout {rate:g} minus none, {eff_loss.text('{:+.3f}', with_t=False)} "
-                                  f"nats; held-out accuracy {eff_acc.text('{:+.3f}')} (95 %, paired by seed); "
+                                  f"nats; held-out accuracy {eff_acc.text('{:+.3f}')} (95%, paired by seed); "
                                   f"generalisation gap without dropout {gap_small:.2f} nats"),
                       scale=settings.scale,
                       model=describe_model(dconf.model, name="encoder", detail="learned table, trained from scratch"),
@@ -544,6 +567,7 @@ class Captions:
     smooth: int           # steps of the moving average drawn
     quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the encoder's shape at both scales, in words, said once in the box
 
 
 def captions(settings=None) -> Captions:
@@ -556,7 +580,8 @@ def captions(settings=None) -> Captions:
                     order_task=(f"{order.n_positions} positions, {order.vocab_size:,} tokens, "
                                 f"{order.n_train:,} training sequences"),
                     training=describe_training(conf.train), init_seeds=len(conf.init.seeds),
-                    smooth=int(conf.init.smooth), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+                    smooth=int(conf.init.smooth), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+                    models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 def _runs(scale: str) -> str:
@@ -571,8 +596,10 @@ def _runs(scale: str) -> str:
     with_dropout = sum(p > 0 for _, p in variants)
     kinds = f"{len(variants) - with_dropout} initialisations" + (
         f" and {with_dropout} with embedding dropout" if with_dropout else "")
-    drop_model = "" if drop.model == conf.model else f" of the {describe_model(drop.model)}"
-    return (f"{n_init} training runs of the {describe_model(conf.model)}, {conf.train.steps:,} steps each "
+    # the encoder's shape is said once, in the box's "Model" line (Captions.models); a dropout study on another
+    # shape says which
+    drop_model = "" if drop.model == conf.model else f" of {model_words(drop.model)}"
+    return (f"{n_init} training runs of {conf.train.steps:,} steps each "
             f"({kinds}, {len(conf.init.seeds)} seeds each), and {n_drop} more{drop_model} "
             f"({len(drop.dropouts)} dropout rates × {len(drop.seeds)} seeds, {drop.train.steps:,} steps each) on a "
             f"small training set of {drop.order.n_train:,} sequences for the dropout study")

@@ -23,7 +23,7 @@ from ..config import settings_or_default as _settings
 from ..geometry import SeedInterval, paired_difference
 from ..registry import Result
 from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_training
+from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
 from .powered import design_check, design_summary, paired_text, plan_text
 
@@ -153,7 +153,7 @@ class TailsOutcome:
         return float(np.std(self.per_seed[condition][quantity]))
 
     def tail_difference(self):
-        """Skewed minus uniform tail accuracy, paired by training seed, with its 95 % Student-t interval."""
+        """Skewed minus uniform tail accuracy, paired by training seed, with its 95% Student-t interval."""
         return paired_difference(self.per_seed["skewed"]["accuracy_tail"], self.per_seed["uniform"]["accuracy_tail"],
                                  bounds=(-1, 1))
 
@@ -214,7 +214,7 @@ def tails_summary(tails: TailsOutcome) -> TailsSummary:
                    f"over the seeds, is {diff.text()}: at this scale a tail deficit of {rules.TAIL_EFFECT:g} or more "
                    "is excluded.")
     else:
-        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
+        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95% Student-t interval "
                    f"over the seeds, is {diff.text()}: at this scale the under-training of the tail is not resolved "
                    "in the accuracy.")
     return TailsSummary(
@@ -303,9 +303,9 @@ def order_summary(order: Result, settings=None) -> OrderSummary:
         acc_mds_max=o.at("mds", f_max), acc_sinusoidal_max=o.at("sinusoidal", f_max),
         both_reuse_last=float(o.both_beyond_mean["learned:reuse_last"]),
         best_heur=max(heur, key=heur.get).replace("_", " "),
-        at_L_comment=(f"{'; '.join(solved) or 'no method'} — at least {100 * SOLVED:.0f} % accuracy"
-                      + (f"; below {100 * SOLVED:.0f} %: {'; '.join(unsolved)}" if unsolved else "") + "."),
-        wallfree_comment=(f"{' and '.join(keep) or 'none'} keep at least {100 * KEEPS:.0f} % accuracy"
+        at_L_comment=(f"{'; '.join(solved) or 'no method'} — at least {100 * SOLVED:.0f}% accuracy"
+                      + (f"; below {100 * SOLVED:.0f}%: {'; '.join(unsolved)}" if unsolved else "") + "."),
+        wallfree_comment=(f"{' and '.join(keep) or 'none'} keep at least {100 * KEEPS:.0f}% accuracy"
                           + (f", while {' and '.join(lose)} do not." if lose else ".")),
         s6_comment=s6, alibi_gap=gap, gap_sentence=sentence,
         stress_rho=float(spearmanr(sa["stress at 2L (scale_free)"], sa["accuracy at 2L"]).statistic),
@@ -405,9 +405,9 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
         t = tails_outcome(tails)
         diff = t.tail_difference()
         return ComparisonRow("S4", ours=(f"tail accuracy {t.mean('skewed', 'accuracy_tail'):.3f} ± {t.sd('skewed', 'accuracy_tail'):.3f} "
-                                  f"(90 % short) vs {t.mean('uniform', 'accuracy_tail'):.3f} ± "
+                                  f"(90% short) vs {t.mean('uniform', 'accuracy_tail'):.3f} ± "
                                   f"{t.sd('uniform', 'accuracy_tail'):.3f} (uniform lengths); difference "
-                                  f"{diff.text()} (95 %, paired by seed)"),
+                                  f"{diff.text()} (95%, paired by seed)"),
                       scale=settings.scale, model=tiny(len(conf.tails.seeds)),
                       corpus=f"synthetic order task, n = {conf.tails.n_positions}", options="learned N(0, 0.02²), AdamW",
                       decision=rules.s4_undertrained_tail(diff))
@@ -449,7 +449,7 @@ def _s4_powered_row(powered: Result):
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
 
     p = design_summary(powered)
-    return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90 % short) vs {p.mean_b:.4f} (uniform lengths); "
+    return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
                                      f"difference {paired_text(powered.values['difference'])}{p.stale}"),
                          scale=p.scale, model=powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
@@ -504,6 +504,7 @@ class Captions:
     mlm_data: str
     quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the encoder's shape at both scales, in words, said once in the box
 
 
 def _lengths(factors) -> str:
@@ -530,7 +531,8 @@ def captions(settings=None) -> Captions:
         mlm_windows=f"{2 * mlm.L}-token windows (2 L) for models trained on {mlm.L}-token windows",
         mlm_seeds=len(mlm.seeds),
         mlm_data=f"{mlm.top_k:,}-word-piece vocabulary, {mlm.n_train:,} training reviews",
-        quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+        quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+        models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 def _study_words(n: int, what: str, block, *, finetunes: bool) -> str:
@@ -554,4 +556,5 @@ def _runs(scale: str) -> str:
                (mlm.n_runs, "IMDB masked language modelling", conf.mlm, True)]
     parts = "; ".join(_study_words(n, what, block, finetunes=f and "learned" in block.encodings)
                       for n, what, block, f in studies)
-    return f"{tails + order.n_runs + mlm.n_runs} training runs of the {describe_model(conf.model)}: {parts}"
+    # the encoder's shape is said once, in the box's "Model" line (Captions.models)
+    return f"{tails + order.n_runs + mlm.n_runs} training runs: {parts}"

@@ -150,7 +150,7 @@ class DropoutSummary:
     s9_gap_small: float       # generalisation gap without dropout in the dropout study
     s9_train_acc: float
     s9_rate: float
-    s9_eff_loss: str          # held-out loss, dropout minus none, mean [95 % interval]
+    s9_eff_loss: str          # held-out loss, dropout minus none, mean [95% interval]
     s9_eff_acc: str
     s9_eff_t: str
 

@@ -22,13 +22,14 @@ import scipy.stats
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
+from ..wording import rank_words, special_words
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..report import (
-    ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float,
+    ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float, model_words,
 )
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
@@ -123,14 +124,16 @@ def rank_summary(ranks: Result) -> RankSummary:
     dr, s, rg = v.drift, v.sst2, v.regimes
     return RankSummary(
         drift_pop=dr.population, drift_tol_small=dr.tol[0], drift_mass_small=dr.mass[0],
-        drift_cf_large=PlainText(dr.cross_fitted[-1]), small_N=dr.sizes[0], large_N=dr.sizes[-1],
-        stat_cf=PlainText("; ".join(dict.fromkeys(v.stationary.cross_fitted))),
-        stat_mass=min(v.stationary.mass), sst2_cf_all=PlainText(s.cross_fitted[0]),
-        sst2_cf_dropped=PlainText("; ".join(f"{t} (min_count {m:,}, {sp})" for t, m, sp in
-                                            zip(s.cross_fitted, s.min_count, s.special) if m > 1)),
-        regimes_pop=rg.population, regimes_cf_large=PlainText(rg.cross_fitted[-1]),
+        drift_cf_large=PlainText(rank_words(dr.cross_fitted[-1])), small_N=dr.sizes[0], large_N=dr.sizes[-1],
+        stat_cf=PlainText("; ".join(dict.fromkeys(rank_words(t) for t in v.stationary.cross_fitted))),
+        stat_mass=min(v.stationary.mass), sst2_cf_all=PlainText(rank_words(s.cross_fitted[0])),
+        # the options in words (docs/STYLE.md: no code identifiers in running text)
+        sst2_cf_dropped=PlainText("; ".join(
+            f"{rank_words(t)} with the positions reached {m:,} times or more, {special_words(sp)}"
+            for t, m, sp in zip(s.cross_fitted, s.min_count, s.special) if m > 1)),
+        regimes_pop=rg.population, regimes_cf_large=PlainText(rank_words(rg.cross_fitted[-1])),
         sst2_mass_min=min(s.mass), sst2_mass_max=max(s.mass), sst2_tol_max=max(s.tol),
-        markov_cf=PlainText(v.markov.cross_fitted[-1]), markov_mass=v.markov.mass[-1],
+        markov_cf=PlainText(rank_words(v.markov.cross_fitted[-1])), markov_mass=v.markov.mass[-1],
     )
 
 
@@ -243,10 +246,10 @@ class C5Summary:
     99.8 % decides from: where rank-3 MDS is exact, the reduction everywhere else, and its verdict."""
 
     savings: float
-    paper_n: int               # settings with a "paper" reduction of at least 99.8 %
+    paper_n: int               # settings with a "paper" reduction of at least 99.8%
     total: int
     stat_paper: float          # the "paper" reduction of the stationary (pure-noise) corpus, lowest
-    sf_list: str               # settings with a "scale_free" reduction of at least 99.8 %
+    sf_list: str               # settings with a "scale_free" reduction of at least 99.8%
     k4_min_size: int | str     # smallest sample of the drift K = 4 generator that reaches it
     k4_10k: float
     n_seeds: int               # generator draws
@@ -373,8 +376,8 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
                 + f"; pure noise's samples {fmt[norm].format(min(e.pure_noise[norm]))} to "
                   f"{fmt[norm].format(max(e.pure_noise[norm]))}" for norm in fmt}
         return ComparisonRow("C5", paper="r = 3 cuts the stress by 99.8% relative to sinusoidal",
-                      ours=(f"reduction at each generator's population, 'scale_free': {text['scale_free']}. "
-                            f"'paper': {text['paper']}"),
+                      ours=(f"reduction at each generator's population, scale-free stress: {text['scale_free']}. "
+                            f"The paper's stress: {text['paper']}"),
                       scale=settings.scale, model="none",
                       corpus="synthetic drift (K = 3, 4, 5), stationary (pure noise), regimes, markov",
                       options=(f"n = d = {c.n}, r = {c.r}, sinusoidal base 10000; populations (no sampling), mean "
@@ -557,6 +560,7 @@ class Captions:
     marker_seeds: int
     quick_runs: str       # the training comparison at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the classifiers' shape at both scales, in words, said once in the box
     quick_c5_draws: int   # C5's generator draws at quick (run_c5_draws), for the box
     sst2_training: str    # SST-2's training phrases at both scales, for the box
 
@@ -579,9 +583,10 @@ def captions(settings=None) -> Captions:
         seeds=f"{len(train.seeds)} for marker order, {len(train.sst2_seeds)} for SST-2",
         marker_task=(f"{train.synthetic.n_train:,} training and {train.synthetic.n_test:,} test sequences of "
                      f"{train.synthetic.n_positions} tokens over {train.synthetic.vocab_size:,} token ids"),
-        sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (special tokens \"model\", "
+        sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (the model's special tokens, "
                    f"n = {train.sst2.n_positions})"),
         marker_seeds=len(train.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+        models=describe_scales(*(model_words(CONFIGS[s].train.model) for s in ("quick", "paper"))),
         quick_c5_draws=len(CONFIGS["quick"].c5_seeds),
         sst2_training=describe_scales(*(describe_sequences(CONFIGS[s].train.sst2.n_train, "phrases", random=True)
                                         for s in ("quick", "paper"))))
@@ -596,6 +601,7 @@ def _runs(scale: str) -> str:
     marker = len(TRAIN_ENCODINGS)
     sst2 = sum(label in train.sst2_encodings for label, _, _ in TRAIN_ENCODINGS)
     n = marker * len(train.seeds) + sst2 * len(train.sst2_seeds)
-    return (f"{n} models ({describe_model(train.model)}): {marker} encodings × {len(train.seeds)} seeds on marker "
+    # the classifiers' shape is said once, in the box's "Model" line (Captions.models)
+    return (f"{n} models: {marker} encodings × {len(train.seeds)} seeds on marker "
             f"order, {train.steps.synthetic:,} steps each, and {sst2} × {len(train.sst2_seeds)} seeds on SST-2, "
             f"{train.steps.sst2:,} steps each")

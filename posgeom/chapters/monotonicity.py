@@ -103,7 +103,7 @@ class CorpusOrder:
     rand_viol_sd: float | None = None      # over the random tables' seeds
     n_random_seeds: int = 0
     alibi_ties: float | None = None        # share of the pairs of pairs ALiBi ties (left out of its rate)
-    closest_rank: int = 0                  # the MDS rank whose violation rate is closest to the paper's 22 %
+    closest_rank: int = 0                  # the MDS rank whose violation rate is closest to the paper's 22%
     closest_viol: float = float("nan")
 
 
@@ -276,7 +276,7 @@ class OrderInputs:
     icfg: object
 
     #: the options every row states
-    opts = 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger'
+    opts = "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger"
 
     def table(self, corpus: str) -> OrderTable:
         """The monotonicity table of ``corpus`` (``"sst2"`` or ``"imdb"``), typed."""
@@ -311,22 +311,22 @@ def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
 
 
 def c9_mds_row(x: OrderInputs) -> ComparisonRow:
-    """C9: P_MDS's violation rate at its natural ranks against the paper's 22 % (:func:`posgeom.verdicts.c9_mds_violation`)."""
+    """C9: P_MDS's violation rate at its natural ranks against the paper's 22% (:func:`posgeom.verdicts.c9_mds_violation`)."""
     s, i = x.table("sst2"), x.table("imdb")
     natural = natural_rank_rates(x)
     return ComparisonRow("C9", "natural ranks: " + "; ".join(f"{k} {v:.1%}" for k, v in natural.items())
-                         + f". Closest to 22 %: SST-2 rank {s.closest_rank}, {x.viol_text('sst2', 'MDS (closest rank)')}; "
+                         + f". Closest to 22%: SST-2 rank {s.closest_rank}, {x.viol_text('sst2', 'MDS (closest rank)')}; "
                          f"IMDB rank {i.closest_rank}, {i.closest_violation:.1%}"
                          + (f" {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals else "")
-                         + "; 0 % at full rank",
+                         + "; 0% at full rank",
                          x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
                          rules.c9_mds_violation(natural, np.concatenate([s.mds_violation, i.mds_violation])),
                          options=x.opts + "; natural ranks: 1 and the noise-aware rank's interval; " + x.iv_note,
-                         paper="P_MDS 22 %")
+                         paper="P_MDS 22%")
 
 
 def c9_random_row(x: OrderInputs) -> ComparisonRow:
-    """C9's reference: random tables violate 50 % of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
+    """C9's reference: random tables violate 50% of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
     s = x.table("sst2")
     rand_s, rand_i = s.row(RANDOM_ROW), x.table("imdb").row(RANDOM_ROW)
     return ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
@@ -334,7 +334,7 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
                          x.scale, "none (random tables)", "SST-2 train; IMDB train subset",
                          rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
                          options=x.opts + f", N(0, 0.02²), d = 768, {len(s.random_violation)} seeds",
-                         paper="random 50 %")
+                         paper="random 50%")
 
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
@@ -376,7 +376,7 @@ def _c11_row(ntk: dict, settings):
     if rules.ntk_learned(loss_lazy) and rules.ntk_lazy(kc_lazy, kc_rich):
         return ComparisonRow(
             "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
-                   f"violation of ΔP {vd_iv.text('{:.1%}')} (95 % interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
+                   f"violation of ΔP {vd_iv.text('{:.1%}')} (95% interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
                    f"of P started "
                    f"near a point {_seeds_text(v_small)}",
             sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,

@@ -189,8 +189,8 @@ def one_hot_table(one_hot: Result) -> pd.DataFrame:
     """The "paper" stress of classical MDS, a rescaled layout and SMACOF on three one-hot distributions."""
     v = one_hot.values
     return pd.Series({"classical MDS": v["mds_stress"], "rescaled layout": v["rescaled_stress"],
-                      "SMACOF from MDS": v["smacof_stress"], "classical MDS, scale_free": v["mds_scale_free"]},
-                     name='"paper" stress').to_frame()
+                      "SMACOF from MDS": v["smacof_stress"], "classical MDS, scale-free stress": v["mds_scale_free"]},
+                     name="the paper's stress").to_frame()
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def gain_summary(gain: Result, settings=None) -> GainSummary:
 def near_zero(iv: Interval) -> str:
     """A stress that is 0 up to rounding, said so instead of a signed interval of rounding errors."""
     bound = max(abs(iv.low), abs(iv.high), abs(iv.estimate))
-    return f"0 up to rounding (estimate and 95 % interval within ±{bound:.0e})" if bound < 1e-12 else iv.text("{:.1e}")
+    return f"0 up to rounding (estimate and 95% interval within ±{bound:.0e})" if bound < 1e-12 else iv.text("{:.1e}")
 
 
 def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_hot: Result, gain: Result,
@@ -263,7 +263,7 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       ours=(f"full-rank MDS reproduces D to {ex.chord_err:.1e} on every corpus (chord distance); exact, "
                             "no sampling interval: it holds for every sample"),
                       scale=settings.scale, model="none", corpus="4 synthetic families, SST-2 train (n = 64)",
-                      options="chord Hellinger, special tokens 'model'", decision=rules.c3_full_rank_mds(ex.chord_err)),
+                      options="chord Hellinger, the model's special tokens", decision=rules.c3_full_rank_mds(ex.chord_err)),
         ComparisonRow("C6", ours=(f"full-rank MDS on SST-2: scale-free stress {near_zero(mds_sst2)} (bootstrap over "
                                   f"phrases); paper scale: {mds_sst2_paper}"),
                       scale=settings.scale, model="none", corpus="SST-2 train (n = 64)",
@@ -271,11 +271,11 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       decision=rules.c6_near_zero([mds_sst2.low, mds_sst2.high, mds_sst2.estimate],
                                                   note="; IMDB is checked in the chapter on real corpora")),
         ComparisonRow("C3", paper="classical MDS is the best achievable encoding (least stress)",
-                      ours=(f"SMACOF from MDS lowers the 'paper' stress by {min(g.gain):.0%}–{max(g.gain):.0%} "
+                      ours=(f"SMACOF from MDS lowers the paper's stress by {min(g.gain):.0%}–{max(g.gain):.0%} "
                             f"at ranks {g.ranks[0]}–{g.ranks[-1]} on SST-2; 1/6 vs 1/9 on three one-hot points "
                             "(exact; no sampling interval: a counter-example needs one matrix)"),
                       scale=settings.scale, model="none", corpus="SST-2 train (n = 64); three one-hot distributions",
-                      options="'paper' normalisation",
+                      options="the paper's normalisation",
                       decision=rules.c3_least_stress(g.gain, oh.mds, oh.smacof)),
         ComparisonRow("C3", paper="exact reproduction is impossible (curved geometry)",
                       ours=(f"chord: exact to {ex.chord_err:.1e}; geodesic: negative eigenvalues on "
@@ -285,12 +285,12 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       options="chord and geodesic Hellinger",
                       decision=rules.c3_exact_impossible(ex.chord_err, ex.sst2_rank, 768)),
         ComparisonRow("C3", paper="MDS beats the other encodings on every corpus",
-                      ours=("rank-3 MDS − sinusoidal (scale_free, 95 % interval over sequences): "
+                      ours=("rank-3 MDS − sinusoidal (scale-free stress, 95% interval over sequences): "
                             + "; ".join(f"{c} {mds3_vs_sin[c].text('{:.3f}')}" for c in CORPORA)
                             + f"; below it beyond the sampling uncertainty on {', '.join(decided) or 'no corpus'}"),
                       scale=settings.scale, model=f"learned table: {comparison.values['pretrained']}",
                       corpus="4 synthetic families, SST-2 train",
-                      options="'scale_free' stress; d = 50 (synthetic), 768 (SST-2)",
+                      options="scale-free stress; d = 50 (synthetic), 768 (SST-2)",
                       decision=rules.c3_beats_other_encodings(mds3_vs_sin)),
     ]
 

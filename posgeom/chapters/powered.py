@@ -34,7 +34,7 @@ class DesignSummary:
     pilot_sd: float
     sd_level: float
     sd_bound: float      # the pilot sd's upper bound the design is sized for
-    needed: str          # seeds for 80 % power at that bound ("more than N" past the cap)
+    needed: str          # seeds for 80% power at that bound ("more than N" past the cap)
     seeds: int           # seeds the decision ran
     max_seeds: int
     design_power: float  # the decision's power at the bound

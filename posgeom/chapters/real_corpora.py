@@ -26,7 +26,8 @@ from ..registry.typed import as_record, stored
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..geometry import interval_text
 from ..experiments.settings import find
-from ..report import ComparisonRow, decided_rows, describe_model, describe_scales, describe_sequences
+from ..report import ComparisonRow, decided_rows, describe_scales, describe_sequences, model_words
+from ..wording import rank_words, special_words
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
 from .records import AlibiSearch, NoiseAwareRank, ResolvableSplits
@@ -220,7 +221,7 @@ def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result 
         res_neg=g.resolvable_negative_fraction, res_prof1=float(prof[1]), res_prof_mid=float(prof[len(prof) // 4]),
         res_mid_offset=len(prof) // 4, res_prof_far=float(prof[len(prof) // 2]), res_far_offset=len(prof) // 2,
         ranking_D=_ranking(table, "scale_free"), ranking_res=_ranking(table, "scale_free_resolvable"),
-        nar_text=nar.text if nar else "not computed at this scale",
+        nar_text=rank_words(nar.text, RANK_OPTIONS["n_resamples"]) if nar else "not computed at this scale",
         nar_lo=nar.interval[0] if nar else None, nar_hi=nar.interval[1] if nar else None,
         nar_share=nar.first_share if nar else None, nar_positions=nar.n_positions if nar else None,
         n_split_draws=len(sp.seeds), split_sd_shift=spread["shift_r2"].sd,
@@ -306,7 +307,7 @@ def scale_free_table(tables: dict) -> pd.DataFrame:
     rows = [{"corpus": corpus, "target": target, **{name: stress_of(tab, name, column) for name in names}}
             for corpus, tab in tables.items()
             for target, column in (("D", "scale_free"), ("resolvable R", "scale_free_resolvable"))]
-    return pd.DataFrame(rows).set_index(["corpus", "target"]).T.rename_axis('"scale_free" stress')
+    return pd.DataFrame(rows).set_index(["corpus", "target"]).T.rename_axis("scale-free stress")
 
 
 def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
@@ -319,7 +320,7 @@ def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
         summary.append({"corpus": corpus, "n": g.n_kept, "shift-equivariant share R² (D)": g.shift_r2,
                         "shift-equivariant share R² (resolvable R)": g.resolvable_shift_r2,
                         "λ1 / Σλ⁺ (D)": g.share_raw, "λ1 / Σλ⁺ (resolvable R)": g.resolvable_share,
-                        "noise-aware rank (cross-fitted)": nar.text if nar else "not at this scale",
+                        "noise-aware rank (cross-fitted)": rank_words(nar.text) if nar else "not at this scale",
                         "λ1 / Σλ⁺ (cross-fitted)": nar.first_share if nar else None,
                         "directions above the bootstrap floor": g.rank_above_noise,
                         "rank holding 90% of B (D)": g.rank_mass_90})
@@ -381,8 +382,8 @@ def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, spl
                  f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
     return RowInputs(settings.scale, geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in,
-                     imdb_resolved, 'n = 64 (SST-2) / 512 (IMDB), special tokens "model", chord Hellinger, BERT-base '
-                     'shapes', iv_note, imdb_note, intervals["sst2"].values["differences"])
+                     imdb_resolved, "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger, BERT-base "
+                     "shapes", iv_note, imdb_note, intervals["sst2"].values["differences"])
 
 
 def c6_row(x: RowInputs) -> ComparisonRow:
@@ -391,7 +392,7 @@ def c6_row(x: RowInputs) -> ComparisonRow:
     return ComparisonRow("C6", f"SST-2 {mds_full['sst2']:.1e}"
                          + (f", IMDB {mds_full['imdb']:.1e}" if x.imdb_resolved else
                             f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
-                         + " (\"paper\"; no interval: rounding error of an exact construction)",
+                         + " (the paper's stress; no interval: rounding error of an exact construction)",
                          x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
                          rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note),
                          options=x.opts, paper="≈ 0")
@@ -423,7 +424,7 @@ def _interval(x: RowInputs, corpus: str, statistic: str):
 def c7_ranking_row(x: RowInputs) -> ComparisonRow:
     """C7's ranking: ALiBi's scale-free stress against sinusoidal's and RoPE's on SST-2
     (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
-    return ComparisonRow("C7", f"\"scale_free\": ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
+    return ComparisonRow("C7", f"scale-free stress: ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
                          f"{x.iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {x.iv('sst2', 'rope', 'scale_free')} (D); "
                          f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
                          f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
@@ -444,8 +445,7 @@ def c7_shift_row(x: RowInputs) -> ComparisonRow:
     return ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
                          f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} "
                          f"(resolvable), {n_sst2.first_share:.0%} (cross-fitted); noise-aware rank "
-                         f"{n_sst2.text} ({n_sst2.level:.0%} interval over {RANK_OPTIONS['n_resamples']} "
-                         "half-splits)",
+                         f"{rank_words(n_sst2.text, RANK_OPTIONS['n_resamples'])}",
                          x.scale, "none (pure geometry)", "SST-2 train",
                          rules.c7_shift_equivariance(n_sst2.interval,
                                                      as_record(x.splits["sst2"], ResolvableSplits).spread["shift_r2"].mean),
@@ -463,11 +463,11 @@ def c8_row(x: RowInputs) -> ComparisonRow:
                if x.imdb_resolved else "")
     return ComparisonRow("C8", f"SST-2 {x.iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
                          f"{x.iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
-                         f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (\"scale_free\")",
+                         f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (scale-free stress)",
                          x.scale, "none (pure geometry)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
                          rules.c8_sinusoidal_rope(x.diffs["sinusoidal-rope|scale_free"],
                                                   x.row("sst2", "sinusoidal").paper / x.row("sst2", "rope").paper),
-                         options=x.opts + "; " + x.iv_note + f"; 'paper' stress on SST-2: sinusoidal "
+                         options=x.opts + "; " + x.iv_note + f"; the paper's stress on SST-2: sinusoidal "
                                  f"{x.row('sst2', 'sinusoidal').paper:.0f} vs RoPE {x.row('sst2', 'rope').paper:.3f}"
                                  + x.imdb_note)
 
@@ -506,12 +506,12 @@ CORPUS_LABELS = {"sst2": "SST-2", "imdb": "IMDB"}
 
 def corpus_caption(scale: str, corpus: str) -> str:
     """A real corpus as the chapters count it at ``scale``, in words for a caption:
-    ``'SST-2 train (all sequences, n = 64, special tokens "model")'`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
+    ``"SST-2 train (all sequences, n = 64, the model's special tokens)"`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
 
     opts = corpus_options(scale, corpus)
     unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
     size = describe_sequences(opts.max_sequences, unit, random=True)
-    return f'{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, special tokens "{opts.special}")'
+    return f"{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, {special_words(opts.special)})"
 
 
 @dataclass(frozen=True)
@@ -574,5 +574,7 @@ def _scratch(scale: str) -> str:
     """The tables trained from scratch at ``scale`` in words: the model and the MLM steps per corpus."""
 
     conf = CONFIGS[scale]
-    steps = ", ".join(f"{CORPUS_LABELS[c]} {conf.scratch(c).max_steps:,} steps" for c in conf.scratch_corpora)
-    return f"{describe_model(conf.scratch(conf.scratch_corpora[0]).model)}; MLM {steps}"
+    steps = " and ".join(f"{conf.scratch(c).max_steps:,} steps on {CORPUS_LABELS[c]}" for c in conf.scratch_corpora)
+    # the shape in words (docs/STYLE.md: no configuration pasted into a sentence)
+    return (f"{model_words(conf.scratch(conf.scratch_corpora[0]).model)}, trained by masked language modelling "
+            f"for {steps}")

@@ -22,11 +22,11 @@ def stress_dataframe(result: Result) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Index ``encoding``; columns ``options``, ``"paper" stress``, ``"scale_free" stress`` and
-        ``"scale_free" vs resolvable R``.
+        Index ``encoding``; columns ``options``, "the paper's stress", "scale-free stress" and
+        "scale-free stress against resolvable R" (the normalisations in words, docs/STYLE.md).
     """
-    labels = {"paper": '"paper" stress', "scale_free": '"scale_free" stress',
-              "scale_free_resolvable": '"scale_free" vs resolvable R'}
+    labels = {"paper": "the paper's stress", "scale_free": "scale-free stress",
+              "scale_free_resolvable": "scale-free stress against resolvable R"}
     out = []
     for row in stress_records(result):
         rec = {"encoding": row.encoding, "options": row.options}
@@ -43,7 +43,8 @@ def stress_dataframe(result: Result) -> pd.DataFrame:
 
 
 _DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "negative_fraction": "pairs with R² < 0",
-                "sinusoidal": "sinusoidal \"scale_free\"", "rope": "RoPE \"scale_free\"", "alibi": "ALiBi \"scale_free\""}
+                "sinusoidal": "sinusoidal, scale-free stress", "rope": "RoPE, scale-free stress",
+                "alibi": "ALiBi, scale-free stress"}
 
 
 def _spread_text(e, fmt="{:.3f}") -> str:
@@ -74,6 +75,6 @@ def smacof_table(tables: dict) -> pd.DataFrame:
         rows = stress_records(tab)
         for k in tab.arrays["smacof_k"]:
             smacof = find(rows, encoding=smacof_row(k))
-            lo.append({"corpus": corpus, "rank k": int(k), "MDS \"paper\"": find(rows, encoding=mds_row(k)).paper,
-                       "SMACOF \"paper\"": smacof.paper, "SMACOF iterations": smacof.options})
+            lo.append({"corpus": corpus, "rank k": int(k), "MDS, the paper's stress": find(rows, encoding=mds_row(k)).paper,
+                       "SMACOF, the paper's stress": smacof.paper, "SMACOF iterations": smacof.options})
     return pd.DataFrame(lo).set_index(["corpus", "rank k"])

@@ -143,7 +143,7 @@ def premise_text(shift: Result, settings=None) -> str:
     toep = {c: shift_interval(shift, c, "toeplitz_deviation").text() for c in ("sst2", "drift", "markov")}
     paper = stored_text(run_shift_intervals, settings,
                         lambda r: shift_interval(r, "sst2", "toeplitz_deviation").text())
-    return (f"Toeplitz deviation, 95 % intervals over sequences: SST-2 {toep['sst2']} (paper scale: {paper}), drift "
+    return (f"Toeplitz deviation, 95% intervals over sequences: SST-2 {toep['sst2']} (paper scale: {paper}), drift "
             f"corpus {toep['drift']}, Markov sample {toep['markov']}; SST-2 Fourier match "
             f"{shift_interval(shift, 'sst2', 'fourier_match').text()}")
 
@@ -201,7 +201,7 @@ def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_er
         ComparisonRow("C4", paper="MDS is sinusoidal for stationary statistics",
                       ours=(f"circulant corpus: Fourier match {v['fourier_match']:.3f} (population: exact, no sampling "
                             f"interval; sample of {n_sample:,}: {shift_interval(shift, 'markov', 'fourier_match').text()}, "
-                            f"95 % interval over sequences); eigenvalues = formula to {eigenvalue_error:.0e}"),
+                            f"95% interval over sequences); eigenvalues = formula to {eigenvalue_error:.0e}"),
                       scale=settings.scale, model="none", corpus="synthetic markov family, n = v = 50",
                       options="chord Hellinger", decision=rules.c4_circulant(v["fourier_match"], float(eigenvalue_error))),
         ComparisonRow("C4", paper="sinusoids are an approximately optimal encoding",

@@ -18,7 +18,7 @@ from ..experiments.settings import find
 from ..models.tasks import OrderTaskOutcome, model_label
 from ..registry import Result
 from .. import verdicts as rules
-from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_training
+from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_training, describe_scales, model_words
 
 __all__ = [
     "LEARNED_LEVEL", "order_task_outcome", "steps_to_learn", "EquivarianceSummary", "equivariance_summary",
@@ -192,6 +192,7 @@ class Captions:
     seeds: str
     quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the encoder's shape at both scales, in words, said once in the box
 
 
 def captions(settings=None) -> Captions:
@@ -208,7 +209,8 @@ def captions(settings=None) -> Captions:
         task=(f"{task.n_positions} task positions plus [CLS], {task.vocab_size:,} token ids, {task.n_train:,} "
               f"training and {task.n_test:,} test sequences"),
         training=describe_training(conf.train), weight_decay=f"{conf.train.weight_decay:g}",
-        seeds=describe_seeds(conf.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+        seeds=describe_seeds(conf.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+        models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 #: The models the chapter trains beyond :data:`posgeom.experiments.necessity.MODELS`: the notebook's rerun
@@ -224,5 +226,5 @@ def _runs(scale: str) -> str:
 
     conf = CONFIGS[scale]
     n = (len(MODELS) + len(EXTRA_MODELS)) * len(conf.seeds)
-    return (f"{n} training runs of the {describe_model(conf.model)}, {conf.task.n_positions} task positions, "
-            f"{conf.train.steps:,} steps each")
+    # the encoder's shape is said once, in the box's "Model" line (Captions.models)
+    return f"{n} training runs of {conf.train.steps:,} steps each on {conf.task.n_positions} task positions"

@@ -20,7 +20,7 @@ from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..experiments.separation import CONFIGS, chapter_run_count, final_separation_interval
 from .. import verdicts as rules
-from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_sequences, describe_training
+from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_sequences, describe_training, describe_scales, model_words
 from .powered import design_summary, paired_text, plan_text
 from .records import StoredConverged
 
@@ -89,7 +89,7 @@ class SeparationRun:
     vocab_size: int | None = None
     n_train: int | None = None
     reach: tuple | None = None    # sequences reaching each position (real corpora)
-    interval_raw: SeedInterval | None = None         # 95 % over seeds of the final separation
+    interval_raw: SeedInterval | None = None         # 95% over seeds of the final separation
     interval_normalized: SeedInterval | None = None  # the same, normalised
 
 
@@ -121,15 +121,16 @@ def summary_table(runs: dict) -> pd.DataFrame:
         else:
             row["test accuracy"] = r.eval_accuracy.mean
         rows[name] = row
-    return pd.DataFrame(rows).T
+    # one row per run, each column keeping its own type (a transposed frame would make the seeds 5.000)
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def interval_table(runs: dict) -> pd.DataFrame:
-    """Per run, the 95 % Student-t intervals over seeds of the final separation, raw and normalised."""
-    return pd.DataFrame({
-        name: {"seeds": r.interval_raw.n, "sep(P) at end, mean [95 % interval]": r.interval_raw.text("{:.3f}", with_t=False),
-               "sep/median at end, mean [95 % interval]": r.interval_normalized.text("{:.3f}", with_t=False)}
-        for name, r in runs.items()}).T
+    """Per run, the 95% Student-t intervals over seeds of the final separation, raw and normalised."""
+    return pd.DataFrame.from_dict({
+        name: {"seeds": r.interval_raw.n, "sep(P) at end, mean [95% interval]": r.interval_raw.text("{:.3f}", with_t=False),
+               "sep/median at end, mean [95% interval]": r.interval_normalized.text("{:.3f}", with_t=False)}
+        for name, r in runs.items()}, orient="index")
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class HeadlineSummary:
     drift_sepn_start: float
     drift_sepn_end: float
     drift_rho: float
-    drift_sep_iv: str          # mean [95 % interval] over the headline seeds
+    drift_sep_iv: str          # mean [95% interval] over the headline seeds
     sst2_sep_end: float
     sst2_sepn_end: float
     sst2_rho: float
@@ -191,6 +192,7 @@ def pretrained_table(result: Result) -> PretrainedTable:
     """The typed view of a ``run_pretrained_separation`` result."""
     by_n = pd.DataFrame(result.values["by_n"]).T
     by_n.index = by_n.index.astype(int)
+    by_n = by_n.sort_index()  # the stored keys are text ("128" < "32"): the rows in the order of n
     by_n.index.name = "first n positions"
     return PretrainedTable(result.values["pretrained"], by_n, np.asarray(result.arrays["nearest"]))
 
@@ -299,7 +301,7 @@ class ConvergedSummary:
     n_unresolved: int
     seeds: int
     ratio: float            # separation over the resolved pairs / the stationary floor: 10 ** mean log10 ratio
-    ratio_low: float        # ... its 95 % interval, as ratios
+    ratio_low: float        # ... its 95% interval, as ratios
     ratio_high: float
     sep_hold: float         # separation over the resolved pairs, conditions hold
     sep_floor: float        # the same pairs on the stationary corpus
@@ -392,7 +394,7 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
         first64 = pretrained.at(64)
         return ComparisonRow(
             "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(fmt, with_t=False)}, SST-2 "
-                        f"{sst2.text(fmt, with_t=False)} (mean [95 % interval], {drift.n} seeds); pretrained "
+                        f"{sst2.text(fmt, with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
                         f"{first64['raw']:.3f} (first 64 positions, one table: no interval)"),
             scale=settings.scale, model=f"{model}; {pretrained.pretrained}", corpus="synthetic drift; SST-2 train",
             options=f"MLM, N(0, 0.02²) init, no weight decay, {drift.n} seeds",
@@ -448,6 +450,7 @@ class Captions:
     gap_layer: int
     quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
     paper_runs: str
+    models: str           # the encoder's shape at both scales, in words, said once in the box
 
 
 def captions(settings=None) -> Captions:
@@ -468,7 +471,8 @@ def captions(settings=None) -> Captions:
                     model=describe_model(conf.model), training=describe_training(conf.train),
                     steps=f"{conf.train.steps:,}",
                     weight_decay=f"{conf.weight_decay:g}", gap_positions=int(conf.gap.n_positions),
-                    gap_layer=int(conf.gap.layer), quick_runs=_runs("quick"), paper_runs=_runs("paper"))
+                    gap_layer=int(conf.gap.layer), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+                    models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 def _runs(scale: str) -> str:
@@ -479,4 +483,5 @@ def _runs(scale: str) -> str:
     n = chapter_run_count(scale)
     positions = f"{conf.synthetic.n_positions} positions" + (
         f" (IMDB {conf.real.imdb.n_positions})" if scale == "paper" else "")
-    return f"{n} training runs of the {describe_model(conf.model)}, {positions}, {conf.train.steps:,} steps each"
+    # the encoder's shape is said once, in the box's "Model" line (Captions.models)
+    return f"{n} training runs of {conf.train.steps:,} steps each on {positions}"

@@ -102,7 +102,7 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
                      f"{'yes' if c.ddp else 'no'}")
     lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
                  f"about {format_minutes(sum(paper.values()))} at paper: the cost model's time on one "
-                 "H100/H200-class GPU (40 % MFU) for the chapters that train, the recorded CPU runs for the rest")
+                 "H100/H200-class GPU (40% MFU) for the chapters that train, the recorded CPU runs for the rest")
     for c in chapters:
         progress = chapter_progress(c, scale, registry)
         if progress and chapter_status(c, scale, registry, notebooks_dir=notebooks_dir) != "done":
