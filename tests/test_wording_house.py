@@ -268,11 +268,8 @@ def test_headers_and_statistics_are_in_words():
 # --------------------------------------------------------------------------- the decision rules' reasons
 
 #: Decision rules whose reasons name an option value of the code ('scale_free', 'paper') where the house style
-#: wants words ("the scale-free stress"). posgeom.wording.plain_words rewords them at display; the rules belong to
-#: other work in progress and are to be reworded at their source. A rule fixed, or a new one breaking the style,
-#: changes this set: the test says which.
-RULES_TO_REWORD = {"optimal_encoding.c5_stress_reduction", "paper_experiments.c7_alibi_value",
-                   "paper_experiments.c8_sinusoidal_rope"}
+#: wants words ("the scale-free stress"): none. A new one breaking the style makes the test say which.
+RULES_TO_REWORD: set[str] = set()
 QUOTED_OPTION = re.compile(r"'(?:scale_free|paper|model|content)'|\"(?:scale_free|paper|model|content)\"")
 
 

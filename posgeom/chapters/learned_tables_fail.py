@@ -210,7 +210,7 @@ def tails_summary(tails: TailsOutcome) -> TailsSummary:
                    f"{drop['uniform']:.3f} with uniform ones: part of the drop is the task (a marker late in a long "
                    "sequence is harder at this size), the rest is the under-trained tail.")
     elif diff.low > -rules.TAIL_EFFECT:
-        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95 % Student-t interval "
+        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95% Student-t interval "
                    f"over the seeds, is {diff.text()}: at this scale a tail deficit of {rules.TAIL_EFFECT:g} or more "
                    "is excluded.")
     else:

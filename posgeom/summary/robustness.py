@@ -148,4 +148,4 @@ def _sentence(values: dict, flips: list[Flip], unread: int, factor: float) -> st
 
 
 def _times(factor: float) -> str:
-    return "under 1 % from its value" if factor < 1.01 else f"a factor {factor:.3g} from its value"
+    return "under 1% from its value" if factor < 1.01 else f"a factor {factor:.3g} from its value"

@@ -135,11 +135,12 @@ def c8_sinusoidal_rope(scale_free_difference: IntervalLike | float, paper_ratio:
         low, high = interval_bounds(scale_free_difference)
         diff = interval_text(scale_free_difference, "{:+.4f}")
     if max(abs(low), abs(high)) > NEARLY_IDENTICAL:
-        return Decision(NOT_REPRODUCED, why=f"sinusoidal − RoPE = {diff} under 'scale_free', beyond ±{NEARLY_IDENTICAL}")
+        return Decision(NOT_REPRODUCED, why=f"sinusoidal − RoPE = {diff} in scale-free stress, beyond ±{NEARLY_IDENTICAL}")
     if paper_ratio >= DIFFERENT_RATIO:
-        return Decision(DEPENDS, why=f"nearly identical under 'scale_free' ({diff}, within ±{NEARLY_IDENTICAL}); under "
-                                     f"'paper' they differ by a factor {paper_ratio:.0f}: it depends on the normalisation")
-    return Decision(REPRODUCED, why=f"caveat: {diff} under 'scale_free', factor {paper_ratio:.2f} under 'paper'")
+        return Decision(DEPENDS, why=f"nearly identical in scale-free stress ({diff}, within ±{NEARLY_IDENTICAL}); in the "
+                                     f"paper's stress they differ by a factor {paper_ratio:.0f}: it depends on the "
+                                     "normalisation")
+    return Decision(REPRODUCED, why=f"caveat: {diff} in scale-free stress, a factor {paper_ratio:.2f} in the paper's stress")
 
 
 # --------------------------------------------------------------------------------------------
