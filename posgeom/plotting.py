@@ -86,7 +86,21 @@ def reader_frame(frame):
     as_text = [str(label) for label in shown.index]
     if numbers is not None and as_text == sorted(as_text) and numbers != sorted(numbers):
         shown = shown.iloc[sorted(range(len(numbers)), key=numbers.__getitem__)]
+    shown.index = _index_words(shown.index)
     return shown
+
+
+def _index_words(index):
+    """``index`` with its field names as words (:func:`posgeom.wording.label_words`; ``mds_rank3`` → "MDS at
+    rank 3"), level by level; its names kept."""
+    import pandas as pd
+
+    from .wording import label_words
+
+    if isinstance(index, pd.MultiIndex):
+        return pd.MultiIndex.from_tuples([tuple(label_words(x) for x in key) for key in index], names=index.names)
+    return pd.Index([label_words(x) for x in index], name=index.name, dtype=object) \
+        if any(isinstance(x, str) for x in index) else index
 
 
 def _whole_number_formatters(frame) -> dict | None:
@@ -124,13 +138,13 @@ def frame_html(frame) -> str:
 
 
 def styler_html(styler) -> str:
-    """A pandas Styler as the book shows it (docs/STYLE.md, rules 9 and 13): its headers in words
-    (:func:`posgeom.wording.header_words`) and its integer columns without decimals, whatever format the
+    """A pandas Styler as the book shows it (docs/STYLE.md, rules 9 and 13): its headers and its row labels in
+    words (:func:`posgeom.wording.header_words`, :func:`posgeom.wording.label_words`) and its integer columns without decimals, whatever format the
     chapter gave the whole table ("seeds 5", not "seeds 5.000"); every other cell as the chapter
     formatted it."""
     import pandas as pd
 
-    from .wording import header_words
+    from .wording import header_words, label_words
 
     data = styler.data
 
@@ -142,6 +156,9 @@ def styler_html(styler) -> str:
             styler.format_index(words, axis="columns", level=level)
     else:
         styler.format_index(words, axis="columns")
+    # the rows' labels too: a field name there (``mds_rank3``) reads as words ("MDS at rank 3")
+    for level in range(data.index.nlevels):
+        styler.format_index(label_words, axis="index", level=level)
     if data.columns.is_unique:
         whole = [c for c in data.columns if data[c].dtype.kind in "iu"]
         if whole:

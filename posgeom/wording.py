@@ -9,7 +9,7 @@ the pages show them through these functions, which change the wording and never 
   (``'scale_free'`` → "the scale-free stress") and rewords what reads wrong ("only 0 stands apart");
 * :func:`shortest_clauses` keeps the first clauses of a reason, without brackets, within a word budget;
 * :func:`header_words` turns a field name used as a column header into words (``violation_rate`` →
-  "violation rate");
+  "violation rate"), and :func:`label_words` a field name used as a row label (``mds_rank3`` → "MDS at rank 3");
 * :func:`rank_words` says a noise-aware rank in words ("undetermined (90% interval 4)" → "undetermined: 4
   directions clear the noise in 90% of the half-splits, weaker ones unresolved").
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["rank_words", "special_words", "plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "WHY_WORDS",
+__all__ = ["rank_words", "special_words", "plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "label_words", "FIELD_WORDS", "WHY_WORDS",
            "WHY_WORDS_MAX"]
 
 #: The length a one-line "Why" aims at, in words, and the most it may ever have.
@@ -154,6 +154,22 @@ def header_words(name: str) -> str:
     if not re.search(r"[_:]", name):
         return name
     return re.sub(r"[_:]+", " ", name).strip()
+
+
+#: Field names of the code that tables use as row labels and that underscores-as-spaces would not make words
+#: (the encodings of :data:`posgeom.encodings.ENCODINGS_COMPARED` and the learned tables' references).
+FIELD_WORDS = {"mds_rank3": "MDS at rank 3", "random_normal": "random N(0, 0.02²)", "random_walk": "random walk",
+               "scale_free": "scale-free"}
+
+
+def label_words(label):
+    """A row label in words (docs/STYLE.md, rule 13, for rows as for columns): a field name of
+    :data:`FIELD_WORDS` as its words (``mds_rank3`` → "MDS at rank 3"), any other field name as
+    :func:`header_words` writes it (``violation_rate`` → "violation rate"); a label in words, a number or
+    anything not text is returned as it is."""
+    if not isinstance(label, str):
+        return label
+    return FIELD_WORDS.get(label, header_words(label))
 
 
 def top_level_cuts(text: str) -> list[int]:

@@ -114,8 +114,9 @@ def test_decided_rows_keep_each_check_the_cpu_decides_and_say_what_the_others_ne
     assert [r.claim for r in rows] == ["S1", "S7", "S8"]
     assert [r.verdict for r in rows] == ["reproduced", NEEDS_GPU, "reproduced"]
     pending = rows[1]
-    assert pending.ours == "needs a GPU (about 5 GPU-minutes for learned_init_study; scripts/gpu-slice)"
-    assert pending.why == "about 5 GPU-minutes for learned_init_study; scripts/gpu-slice"
+    assert pending.ours == ("needs a GPU (about 5 GPU-minutes for the study of the learned tables' initialisation; "
+                            "scripts/gpu-slice)")
+    assert pending.why == "about 5 GPU-minutes for the study of the learned tables' initialisation; scripts/gpu-slice"
     assert pending.scale == "paper" and pending.would_decide == "" and pending.decision is None
     from posgeom.report import record_comparison
 

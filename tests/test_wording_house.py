@@ -163,6 +163,109 @@ def test_the_chapters_name_the_options_in_words():
     assert not found, "\n".join(found)
 
 
+# --------------------------------------------------------------------------- the chapters' own prose
+
+#: An option value of the code quoted as code in a chapter's prose (docs/STYLE.md, rule 4): a quoted value
+#: (`"scale_free"`, `"paper"`, `"model"`), a scale (`quick`, `paper`) or the option `min_count`.
+OPTION_AS_CODE = re.compile(r"`(?:\"[a-z][a-z0-9_]*\"|'[a-z][a-z0-9_]*'|quick|paper|min_count(?: = \d+)?)`")
+#: The same values in quotation marks rather than backticks ("scale_free" stress), in prose or in a figure's
+#: caption, axis label or legend.
+OPTION_QUOTED = re.compile(r"\\?[\"'](?:scale_free|paper|model|content)\\?[\"'](?!\w)|\bscale_free\b|\bmin_count\b"
+                           r"|special tokens \\?[\"']\{glue")
+#: A fence that opens code (a code cell, maths, a plain block); any other directive (an exercise, a solution,
+#: a proposition, a figure) holds prose.
+CODE_FENCE = re.compile(r"^(`{3,}|~{3,})\s*(\{(?:code-cell|math|code-block|code)\}[^`]*)?$")
+ANY_FENCE = re.compile(r"^(`{3,}|~{3,})\s*(\{[^}]*\}.*)?$")
+#: A displayed string of a code cell: an axis label, a title, a legend label, a caption.
+DISPLAYED = re.compile(r"(?:set_[xy]label|set_title|suptitle|\blabel|\btitle)\s*[(=]\s*f?(\"[^\"]*\"|'[^']*')|^\s*caption:\s*(.*)")
+
+
+def _chapter_parts(text: str):
+    """(line, kind, text) of a MyST chapter: kind "prose" for the lines a reader reads as words (outside code
+    cells, maths and the front matter; an exercise or a proposition is prose), "code" for a code cell's lines
+    (its metadata included, where captions live)."""
+    lines = text.splitlines()
+    start = lines.index("---", 1) + 1 if lines and lines[0] == "---" else 0
+    fences: list[tuple[str, bool]] = []
+    for number, line in enumerate(lines[start:], start + 1):
+        stripped = line.strip()
+        if fences and fences[-1][1]:  # inside code: only its own closing fence ends it
+            if stripped == fences[-1][0]:
+                fences.pop()
+            else:
+                yield number, "code", line
+            continue
+        opening = ANY_FENCE.match(stripped)
+        if opening and fences and stripped == fences[-1][0]:
+            fences.pop()
+        elif opening:
+            fences.append((opening.group(1), bool(CODE_FENCE.match(stripped))))
+        else:
+            yield number, "prose", line
+
+
+def _sentences(paragraph: str) -> list[str]:
+    return re.split(r"(?<=[.?!:])\s+(?=[A-Z`*(\[$-])", paragraph)
+
+
+def _options_as_code(path: Path) -> list[str]:
+    """Where a chapter writes an option value as code, or in quotation marks, in its prose, captions and labels.
+    A sentence that tells the reader what to type (it holds a call in code, as "call `f(x, "paper")`") keeps its
+    code."""
+    found, paragraph = [], []
+    parts = list(_chapter_parts(path.read_text()))
+
+    def flush():
+        text = " ".join(line for _, line in paragraph)
+        for sentence in _sentences(text):
+            words = re.sub(r"\{[\w:.-]+\}`[^`]*`", " ", sentence)  # a role ({glue:text}`name`) is no code in prose
+            instruction = any("(" in span for span in re.findall(r"`([^`]+)`", words))
+            plain = re.sub(r"\$[^$]*\$", " ", re.sub(r"`[^`]*`", " ", words))
+            if not instruction and (OPTION_AS_CODE.search(words) or OPTION_QUOTED.search(plain)):
+                found.append(f"{path.name}:{paragraph[0][0]}: {sentence.strip()[:110]}")
+        paragraph.clear()
+
+    for number, kind, line in parts:
+        if kind == "prose" and line.strip():
+            paragraph.append((number, line))
+            continue
+        if paragraph:
+            flush()
+        if kind == "code":
+            for m in DISPLAYED.finditer(line):
+                shown = m.group(1) or m.group(2) or ""
+                if OPTION_QUOTED.search(shown) or re.search(r"\"(?:scale_free|paper)\"", shown):
+                    found.append(f"{path.name}:{number}: {line.strip()[:110]}")
+    if paragraph:
+        flush()
+    return found
+
+
+def test_the_chapters_prose_names_the_options_in_words():
+    """No chapter writes an option value of the code as code in its prose (`"scale_free"` stress, `"paper"`,
+    `"model"` policy, `min_count`, at `quick`), nor quoted in a figure's axis label, legend or caption
+    ('"scale_free" stress'): "the scale-free stress", "the paper's stress", "the model's special tokens", "the
+    minimum count", "at quick scale" (docs/STYLE.md, rule 4). Code cells keep their code, and so does a sentence
+    that tells the reader what to type."""
+    found = [hit for path in sorted((ROOT / "notebooks").glob("*.md")) for hit in _options_as_code(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_prose_check_sees_code_quoted_in_prose_but_not_code_to_type(tmp_path):
+    """The check above flags an option value quoted as code in a sentence, an exercise or a label, and leaves a
+    code cell's code and an instruction to type code alone."""
+    page = tmp_path / "chapter.md"
+    page.write_text("---\njupytext: {}\n---\n\n# A chapter\n\nThe `\"scale_free\"` stress is low.\n\n"
+                    "```{code-cell} ipython3\nx = posgeom.stress(D, E, \"paper\")\nax.set_ylabel('\"paper\" stress')\n```\n\n"
+                    "```{exercise} One\n:label: ex-1\n\nUnder `\"model\"`, show it. Call `rc.run(settings, "
+                    "norm=\"paper\")` with `norm` in `\"paper\"` and `\"scale_free\"`.\n```\n\n"
+                    "Kept at `min_count` 1 at {glue:text}`cg_n` positions.\n")
+    found = _options_as_code(page)
+    expected = ["The `\"scale_free\"` stress", "ax.set_ylabel('\"paper\"", "Under `\"model\"`, show", "Kept at `min_count` 1"]
+    shown = [hit.split(": ", 1)[1] for hit in found]
+    assert len(shown) == len(expected) and all(s.startswith(e) for s, e in zip(shown, expected)), shown
+
+
 def test_rank_words_say_why_a_rank_is_undetermined():
     from posgeom.wording import rank_words
 

@@ -392,7 +392,10 @@ def captions(settings=None) -> Captions:
         scale=settings.scale,
         synthetic=f"{syn.n_positions} positions, {syn.vocab_size:,} tokens, {describe_sequences(syn.n_sequences)}",
         n_positions=int(syn.n_positions), vocab_size=int(syn.vocab_size),
-        sst2=f"{sst2_caption(settings.scale)}, min_count {sst2.min_count}, alpha {sst2.alpha:g}",
+        # the options in words (docs/STYLE.md, rule 4), not "min_count 1, alpha 0"
+        sst2=(f"{sst2_caption(settings.scale)}, positions reached "
+              f"{'at least once' if sst2.min_count == 1 else f'{sst2.min_count:,} times or more'}, "
+              f"{'no smoothing' if sst2.alpha == 0 else f'smoothing α = {sst2.alpha:g}'}"),
         sst2_texts=describe_sequences(sst2.max_texts, "phrases", random=True), n_rep=int(conf.noise.n_rep),
         quick_sequences=describe_sequences(quick.synthetic.n_sequences),
         paper_sequences=describe_sequences(paper.synthetic.n_sequences),

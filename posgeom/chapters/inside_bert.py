@@ -22,6 +22,7 @@ from ..registry.typed import as_record, stored
 from ..experiments.inside_bert import CONFIGS, DEFINITIONS, PAPER_PEAK_LAYER, run_layer_stress
 from ..experiments.layer_peaks import LOCAL_PEAK, run_local_peak_test
 from ..geometry.peaks import NORMALIZATIONS, local_maxima
+from ..wording import special_words
 from ..report import ComparisonRow
 from .real_corpora import CORPUS_LABELS, corpus_caption, PlainText
 
@@ -69,7 +70,7 @@ def describe(layers: LayerStress, settings=None) -> str:
     """One line: the model, the sentences and the positions kept."""
     min_reach = CONFIGS[_settings(settings).scale].min_reach
     return (f"model: {layers.model} ({layers.n_layers} layers, {layers.n_heads} heads, width {layers.d_model}); "
-            f"{layers.n_sentences} SST-2 {layers.split} sentences, special tokens {layers.special!r}; positions "
+            f"{layers.n_sentences} SST-2 {layers.split} sentences, {special_words(layers.special)}; positions "
             f"{layers.positions[0]}..{layers.positions[1]} ({layers.n_positions} reached by at least {min_reach} sentences)")
 
 
@@ -262,7 +263,7 @@ class Captions:
     last_map_position: int
     sentences: str        # the sentences fed to the model
     target: str           # the target geometry and the positions kept
-    special: str
+    special: str          # how the special tokens were counted, in words ("the model's special tokens")
     peak_groups: int      # the test of the local peak (run_local_peak_test's groups and redraws, at both
     peak_redraws: int     # scales), for the "What this chapter needs" box
     quick_batch: int      # sentences per forward pass at each scale, for the box
@@ -281,7 +282,7 @@ def captions(settings=None) -> Captions:
         last_map_position=int(conf.map_positions) - 1, sentences=f"{CORPUS_LABELS[sent.corpus]} {sent.split}",
         target=(f"{corpus_caption(settings.scale, sent.corpus)} restricted to the positions reached by "
                 f"{conf.min_reach} {sent.split} sentences"),
-        special=str(sent.special), peak_groups=_peak_default("n_groups"), peak_redraws=_peak_default("n_boot"),
+        special=special_words(sent.special), peak_groups=_peak_default("n_groups"), peak_redraws=_peak_default("n_boot"),
         quick_batch=int(CONFIGS["quick"].batch_size), paper_batch=int(CONFIGS["paper"].batch_size))
 
 

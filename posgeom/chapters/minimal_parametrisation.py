@@ -90,7 +90,10 @@ def rank_table(ranks: Result) -> pd.DataFrame:
                          **{c: v[c][j] for c in _RANK_READINGS}})
     s = ranks.values["sst2"]
     for j in range(len(s["special"])):
-        rows.append({"corpus": f"SST-2 ({s['special'][j]}, min_count {s['min_count'][j]}, n = {s['n_kept'][j]})",
+        # the options in words (docs/STYLE.md, rule 4): not "SST-2 (model, min_count 10, n = 60)"
+        reached = "at least once" if s["min_count"][j] == 1 else f"{s['min_count'][j]:,} times or more"
+        rows.append({"corpus": f"SST-2 ({special_words(s['special'][j])}, positions reached {reached}, "
+                               f"n = {s['n_kept'][j]})",
                      "sequences": s["n_sequences"], "population rank": None, **{c: s[c][j] for c in _RANK_READINGS}})
     return pd.DataFrame(rows).set_index(["corpus", "sequences"])
 

@@ -22,7 +22,7 @@ from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds
 
 __all__ = [
     "LEARNED_LEVEL", "order_task_outcome", "steps_to_learn", "EquivarianceSummary", "equivariance_summary",
-    "OrderTaskSummary", "order_task_summary", "comparison_rows", "Captions", "captions", "EXTRA_MODELS",
+    "OrderTaskSummary", "order_task_summary", "seed_spread", "comparison_rows", "Captions", "captions", "EXTRA_MODELS",
 ]
 
 #: The test accuracy at which a model counts as having learned the order task (for the steps it took).
@@ -104,6 +104,15 @@ def order_task_summary(result: Result) -> OrderTaskSummary:
     )
 
 
+def seed_spread(mean: float, low: float, high: float) -> str:
+    """A mean over seeds with the range of the seeds, each value once (docs/STYLE.md, rule 2): ``"0.950 (seeds
+    0.900–1.000)"``, or ``"1.000 in every seed"`` when every seed shows the same value at 3 decimals."""
+    if f"{low:.3f}" == f"{high:.3f}":
+        # one value in every seed: the mean is that value too, said once
+        return f"{low:.3f} in every seed"
+    return f"{mean:.3f} (seeds {low:.3f}–{high:.3f})"
+
+
 def comparison_rows(equivariance: Result, order: Result, order_without_cls: Result, settings=None) -> list:
     """The chapter's "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`.
 
@@ -152,7 +161,7 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
     def causal_row():
         causal = find(order_task_rows(order), position="none", causal=True)
         return ComparisonRow(
-            "C1", ours=f"NoPE with a causal mask: {causal.mean:.3f} (seeds {causal.min:.3f}–{causal.max:.3f})",
+            "C1", ours=f"NoPE with a causal mask: {seed_spread(causal.mean, causal.min, causal.max)}",
             scale=settings.scale, model=describe_model(shape, detail="causal mask"),
             corpus="synthetic order task", options="causal mask, mean pooling",
             decision=rules.c1_causal_mask(causal.accuracy),
@@ -166,7 +175,7 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
         breaking = [r.reversal_gap for r in gaps if r.position not in ("none", "alibi") and not r.causal]
         alibi = find(order_task_rows(order_without_cls), position="alibi", causal=False)
         return ComparisonRow(
-            "C1", ours=(f"ALiBi without [CLS]: {alibi.mean:.3f} (seeds {alibi.min:.3f}–{alibi.max:.3f}); "
+            "C1", ours=(f"ALiBi without [CLS]: {seed_spread(alibi.mean, alibi.min, alibi.max)}; "
                         f"reversal gap {alibi_gap.reversal_gap:.1e}"),
             scale=settings.scale, model=describe_model(shape, detail="ALiBi"),
             corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",

@@ -17,14 +17,64 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
-__all__ = ["GPU_WORK_ENV", "GPU_SLICE", "NeedsGPU", "Pending", "gpu_work_minutes", "assigned_names", "install"]
+__all__ = ["GPU_WORK_ENV", "GPU_SLICE", "RUN_WORDS", "run_words", "NeedsGPU", "Pending", "gpu_work_minutes",
+           "assigned_names", "install"]
 
 #: The environment variable naming the GPU work a run reports instead of running (set by ``posgeom reproduce``
 #: from :func:`posgeom.costmodel.gpu_work`).
 GPU_WORK_ENV = "POSGEOM_GPU_WORK"
 #: The script that runs the paper scale's GPU work on a GPU machine.
 GPU_SLICE = "scripts/gpu-slice"
+
+
+#: The corpora, tasks and regimes that name a run of GPU work (the parts of its registry key), in words.
+_CORPUS_WORDS = {"sst2": "SST-2", "imdb": "IMDB", "drift": "the drift corpus", "stationary": "the stationary corpus"}
+_TASK_WORDS = {"mlm": "masked-token prediction", "bag": "a bag-of-words task"}
+_INIT_WORDS = {"normal": "a normal initialisation", "tied": "tied initial rows"}
+_REGIME_WORDS = {"lazy": "the lazy regime", "lazy_small_init": "the lazy regime from a small initialisation",
+                 "rich": "the rich regime"}
+
+
+def _separation_words(m: re.Match) -> str:
+    corpus, task, init, decay = m.groups()
+    decay_words = "without weight decay" if float(decay) == 0 else f"with weight decay {decay}"
+    return (f"the training runs of the separation on {_CORPUS_WORDS.get(corpus, corpus)} "
+            f"({_TASK_WORDS.get(task, task)}, {_INIT_WORDS.get(init, init)}, {decay_words})")
+
+
+#: The GPU work of the paper scale (the registry keys of :data:`posgeom.costmodel.RESULT_NAMES`) as a page
+#: names it: ``(pattern of the key, words)``, the words a string or a function of the match. A page says the
+#: run in words (docs/STYLE.md, rule 4); the key stays on :class:`NeedsGPU` for the command that computes it.
+RUN_WORDS: tuple[tuple[re.Pattern, object], ...] = (
+    (re.compile(r"necessity\.order_task$"), "the order task's training runs"),
+    (re.compile(r"necessity\.order_task_nocls$"), "the order task's training runs without [CLS]"),
+    (re.compile(r"necessity\.equivariance\w*$"), "the equivariance check of the encoders"),
+    (re.compile(r"separation\.factorisation_gap$"), "the training runs of the factorisation gap"),
+    (re.compile(r"separation\.(\w+)\.(\w+)\.(\w+)\.wd([\d.e+-]+)$"), _separation_words),
+    (re.compile(r"minimal_parametrisation\.lowrank_training$"), "the training runs of the low-rank tables"),
+    (re.compile(r"real_corpora_scratch_(\w+)$"),
+     lambda m: f"the table trained from scratch on {_CORPUS_WORDS.get(m.group(1), m.group(1))}"),
+    (re.compile(r"monotonicity_ntk_(\w+)$"),
+     lambda m: f"the training runs in {_REGIME_WORDS.get(m.group(1), m.group(1) + ' regime')}"),
+    (re.compile(r"inside_bert\w*$"), "the stress of the pretrained model's layers"),
+    (re.compile(r"learned_init_study$"), "the study of the learned tables' initialisation"),
+    (re.compile(r"learned_dropout_overfit$"), "the study of dropout on the learned tables"),
+    (re.compile(r"learned_tails$"), "the learned tables' undertrained tails"),
+    (re.compile(r"learned_extrapolation_order$"), "the extrapolation runs on the order task"),
+    (re.compile(r"learned_extrapolation_mlm$"), "the extrapolation runs with masked-token prediction"),
+)
+
+
+def run_words(experiment: str) -> str:
+    """The run a registry key names, in words (:data:`RUN_WORDS`): ``"real_corpora_scratch_sst2"`` → "the table
+    trained from scratch on SST-2"; a key without words (a test's, a new experiment's) as it is."""
+    for pattern, words in RUN_WORDS:
+        m = pattern.match(str(experiment))
+        if m:
+            return words(m) if callable(words) else words
+    return str(experiment)
 
 
 class NeedsGPU(RuntimeError):
@@ -37,14 +87,21 @@ class NeedsGPU(RuntimeError):
 
     @property
     def detail(self) -> str:
-        """``"about 23 GPU-minutes for necessity.order_task; scripts/gpu-slice"``: what it waits for."""
+        """``"about 23 GPU-minutes for the order task's training runs; scripts/gpu-slice"``: what it waits for,
+        the run in words (:func:`run_words`)."""
         about = f"about {self.minutes:.0f} GPU-minutes for " if self.minutes else ""
-        return f"{about}{self.experiment}; {GPU_SLICE}"
+        return f"{about}{run_words(self.experiment)}; {GPU_SLICE}"
 
     @property
     def text(self) -> str:
-        """``"needs a GPU (about 23 GPU-minutes for necessity.order_task; scripts/gpu-slice)"``."""
+        """``"needs a GPU (about 23 GPU-minutes for the order task's training runs; scripts/gpu-slice)"``."""
         return f"needs a GPU ({self.detail})"
+
+    @property
+    def command(self) -> str:
+        """What computes it, with its registry key (which the page's words leave out): ``"scripts/gpu-slice
+        (writes necessity.order_task)"``."""
+        return f"{GPU_SLICE} (writes {self.experiment})"
 
     def __reduce__(self):  # picklable with its fields (it may cross a process boundary)
         return NeedsGPU, (self.experiment, self.minutes)
@@ -78,7 +135,9 @@ class Pending:
     def _repr_html_(self) -> str:
         import html
 
-        return f"<p><em>{html.escape(self.error.text)}</em></p>"
+        err = self.error  # the registry key in the tooltip, for the command that computes it
+        return f'<p title="{html.escape(err.command)}"><em>{html.escape(err.text)}</em></p>'
+
 
     def _raise(self, *args, **kwargs):
         raise self.error
