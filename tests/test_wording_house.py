@@ -266,6 +266,116 @@ def test_the_prose_check_sees_code_quoted_in_prose_but_not_code_to_type(tmp_path
     assert len(shown) == len(expected) and all(s.startswith(e) for s, e in zip(shown, expected)), shown
 
 
+#: A code identifier in a code span: a name with a dot or an underscore (`posgeom.noise_floor`, `readout_gap`,
+#: `encoder.layer.3`) or a call (`f(x)`). A role's span ({glue:text}`zoo_d`, {py:func}`posgeom.noise_floor`) is
+#: not matched: a glued value renders as a value, and a linked name in the API style is the house's one form for
+#: pointing the reader to the code (docs/STYLE.md, rule 4).
+CODE_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:[._]\w|\()")
+#: A sentence that tells the reader what to do opens with an imperative verb ("Check it with `check_x`", "Use only
+#: NumPy (or `scipy.spatial.distance.pdist`)"): it names the code to type.
+IMPERATIVE = re.compile(r"^\W*(?:Check|Use|Run|Rerun|Compute|Write|Call|Build|Compare|Confirm|Predict|Apply|Plot|"
+                        r"Repeat|Show|Try|Load|Fit|Train|Implement|Verify)\b")
+#: The chapters that check the paper's claims: their prose is for reading (the pages for users and instructors,
+#: getting-started, your-own-corpus and diagnose-your-model, are instructions and keep their code).
+CLAIM_CHAPTERS = ("corpus-geometry", "encodings-at-a-glance", "inside-bert", "learned-tables", "learned-tables-fail",
+                  "minimal-parametrisation", "monotonicity", "optimal-encoding", "real-corpora", "sinusoids-as-mds",
+                  "theorem1-necessity", "theorem4-separation")
+
+
+def _code_in_prose(path: Path) -> list[str]:
+    """Where a chapter names a code identifier in a code span of its running text (outside code cells, maths and
+    the front matter). A sentence that tells the reader what to type keeps its code: one that holds a call in
+    code (as "call `f(x, "paper")`", the exemption of the option check above) or opens with an imperative."""
+    found, paragraph = [], []
+
+    def flush():
+        text = " ".join(line for _, line in paragraph)
+        for sentence in _sentences(text):
+            words = re.sub(r"\{[\w:.-]+\}`[^`]*`", " ", sentence)  # a role renders a value or a linked name
+            spans = re.findall(r"`([^`]+)`", words)
+            instruction = any("(" in span for span in spans) or IMPERATIVE.match(sentence.strip())
+            names = [span for span in spans if CODE_IDENTIFIER.search(span)]
+            if names and not instruction:
+                found.append(f"{path.name}:{paragraph[0][0]}: {', '.join(names)} in: {sentence.strip()[:100]}")
+        paragraph.clear()
+
+    for number, kind, line in _chapter_parts(path.read_text()):
+        if kind == "prose" and line.strip():
+            paragraph.append((number, line))
+        elif paragraph:
+            flush()
+    if paragraph:
+        flush()
+    return found
+
+
+def test_the_chapters_prose_names_no_code():
+    """No chapter that checks a claim names a code identifier in its running text (`posgeom.noise_floor`,
+    `posgeom.verdicts.TAIL_EFFECT`, `rcr.comparison_rows`, `order_spearman`): the sentence says in words what the
+    code does ("the noise floor", "the rule's margin for the tail") and points to the code by a linked name
+    ({py:func}`posgeom.noise_floor`, {py:mod}`posgeom.verdicts`; docs/STYLE.md, rule 4). Code cells keep their
+    code, and so does a sentence that tells the reader what to type."""
+    assert sorted(CLAIM_CHAPTERS) == sorted(_chapter_slugs()), "the list of chapters that check claims has changed"
+    found = [hit for slug in CLAIM_CHAPTERS for hit in _code_in_prose(ROOT / "notebooks" / f"{slug}.md")]
+    assert not found, "\n".join(found)
+
+
+def _unresolved_links(text: str) -> list[str]:
+    """The linked names of a page ({py:mod}`posgeom.verdicts`, {py:func}`posgeom.geometry.noise_floor`) that
+    book/api.md does not document under that name: a module it does not list, or an object outside a module it
+    documents with its members (or outside that module's ``__all__``)."""
+    from importlib import import_module
+
+    documented = dict(re.findall(r"\.\. automodule:: (\S+)\n((?:   :members:)?)", (ROOT / "book" / "api.md").read_text()))
+    unresolved = []
+    for role, target in re.findall(r"\{py:(\w+)\}`~?([^`]+)`", text):
+        module, _, name = target.rpartition(".")
+        if role == "mod":
+            resolved = target in documented
+        else:
+            public = getattr(import_module(module), "__all__", None) if documented.get(module) else None
+            resolved = bool(documented.get(module)) and hasattr(import_module(module), name) and (
+                public is None or name in public)
+        if not resolved:
+            unresolved.append(f"{{py:{role}}}`{target}`")
+    return unresolved
+
+
+def test_the_chapters_link_to_names_the_api_reference_documents():
+    """A linked name in a chapter names what book/api.md documents, under the name it is documented as: the book
+    is built with nitpicky references, where an unresolved name stops the build. The check sees a top-level
+    alias (posgeom.noise_floor is documented as posgeom.geometry.noise_floor) and a module the page leaves out."""
+    unresolved = [f"{path.name}: {link}" for path in sorted((ROOT / "notebooks").glob("*.md"))
+                  for link in _unresolved_links(path.read_text())]
+    assert not unresolved, "\n".join(unresolved)
+    sample = ("The floor ({py:func}`posgeom.geometry.noise_floor`, not {py:func}`posgeom.noise_floor`) and the rules "
+              "({py:mod}`posgeom.verdicts`, not {py:mod}`posgeom.no_such_module`).")
+    assert _unresolved_links(sample) == ["{py:func}`posgeom.noise_floor`", "{py:mod}`posgeom.no_such_module`"]
+
+
+def _chapter_slugs():
+    from posgeom.chapters.needs import CHAPTER_FACTS
+
+    return list(CHAPTER_FACTS)
+
+
+def test_the_code_check_sees_names_in_prose_but_not_roles_cells_or_instructions(tmp_path):
+    """The check above flags a dotted name, a field name and a layer's module path in a sentence or an exercise's
+    prose, and leaves alone a glued value, a linked name, a code cell, maths, a plain word in code and an
+    instruction to type code (a call, or an imperative)."""
+    page = tmp_path / "chapter.md"
+    page.write_text("---\njupytext: {}\n---\n\n# A chapter\n\n"
+                    "The floor (`posgeom.noise_floor`) is low. Its `order_spearman` is near 0.\n\n"
+                    "```{code-cell} ipython3\nx = posgeom.noise_floor(counts)\n```\n\n"
+                    "```{exercise} One\n:label: ex-1\n\nCounted from 0, it is `encoder.layer.3`. "
+                    "Check it with `check_gap` (the cell below). Then call `rc.run(settings, n=8)` to see it.\n```\n\n"
+                    "The floor ({py:func}`posgeom.noise_floor`) is {glue:text}`cg_floor:.3f` at $n_{\\max}$; "
+                    "the `[CLS]` token and `posgeom` stay.\n")
+    shown = [hit.split(": ", 1)[1] for hit in _code_in_prose(page)]
+    expected = ["posgeom.noise_floor in: The floor", "order_spearman in: Its", "encoder.layer.3 in: Counted"]
+    assert len(shown) == len(expected) and all(s.startswith(e) for s, e in zip(shown, expected)), shown
+
+
 def test_rank_words_say_why_a_rank_is_undetermined():
     from posgeom.wording import rank_words
 
