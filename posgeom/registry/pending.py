@@ -88,7 +88,7 @@ class NeedsGPU(RuntimeError):
     @property
     def detail(self) -> str:
         """``"about 23 GPU-minutes for the order task's training runs; scripts/gpu-slice"``: what it waits for,
-        the run in words (:func:`run_words`)."""
+        the run in words (``run_words``)."""
         about = f"about {self.minutes:.0f} GPU-minutes for " if self.minutes else ""
         return f"{about}{run_words(self.experiment)}; {GPU_SLICE}"
 

@@ -59,7 +59,7 @@ class Check:
     ``row_scale`` is the scale the row itself names (a chapter may state an exact result, ``"exact"``; a
     paper-scale row on a small model, :data:`posgeom.verdicts.SMALL_MODEL_SCALE`). ``rule`` and ``inputs``
     are the call of the rule that decided it (empty and None when not recorded), for
-    :mod:`posgeom.summary.robustness`.
+    the module ``posgeom.summary.robustness``.
     """
 
     chapter: str

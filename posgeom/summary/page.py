@@ -91,7 +91,7 @@ def decisions_html(summaries: Sequence[ClaimSummary]) -> str:
     """How each bottom line was decided, in full (the bottom line's ``sentence``: the deciding checks, those
     outweighed and those counted apart), as a list: the bookkeeping the one-line "Why" leaves out; and how
     robust it is: the nearest threshold value at which it would flip, or that none in the range does
-    (:func:`posgeom.summary.robustness.robustness`)."""
+    (``posgeom.summary.robustness.robustness``)."""
     items = "".join(f"<li><strong>{html.escape(s.claim.id)}</strong> ({html.escape(s.bottom_line.verdict)}): "
                     f"{html.escape(plain_words(s.bottom_line.sentence), quote=False)} "
                     f'<span class="posgeom-robustness"><em>How robust:</em> '

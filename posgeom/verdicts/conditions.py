@@ -68,7 +68,7 @@ def trained_shapes(model: str) -> list[tuple[int, int]]:
 
 
 def scale_label(scale: str, model: str) -> str:
-    """The scale a row shows: ``scale`` itself, except a ``"paper"`` row whose trained model (:func:`trained_shapes`)
+    """The scale a row shows: ``scale`` itself, except a ``"paper"`` row whose trained model (``trained_shapes``)
     has fewer layers or a narrower width than BERT-base (:data:`PAPER_SHAPE`): :data:`SMALL_MODEL_SCALE`."""
     if scale != "paper":
         return scale

@@ -38,7 +38,7 @@ __all__ = ["RuleCall", "plain", "record_inputs", "thresholds_read", "threshold_r
 @dataclass(frozen=True)
 class RuleCall:
     """A rule's call as a claims record stores it: the rule's name (a key of :data:`posgeom.verdicts.RULES`)
-    and its inputs by parameter name, as plain data (:func:`plain`)."""
+    and its inputs by parameter name, as plain data (``plain``)."""
 
     rule: str
     inputs: dict
@@ -228,7 +228,7 @@ def moved(rule: Callable, values: Mapping[str, float]):
 
 def redecide(rule: Callable, inputs: Mapping[str, Any], values: Mapping[str, float] | None = None):
     """The decision of ``rule`` (unwrapped) on recorded ``inputs`` (by parameter name), with the thresholds
-    ``values`` moved (:func:`moved`)."""
+    ``values`` moved (``moved``)."""
     fn = inspect.unwrap(rule)
     args, kwargs = [], {}
     for parameter in inspect.signature(fn).parameters.values():
