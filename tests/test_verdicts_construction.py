@@ -42,8 +42,8 @@ def test_c5_sets_aside_what_cannot_fail_and_decides_on_the_rest():
     decision = v.c5_stress_reduction(PAPER_LIKE, POPULATION_STRESS, PURE_NOISE, rank=3)
     assert decision.verdict == N
     assert "rank-3 MDS is exact on drift K=3, drift K=4 (population rank ≤ 3)" in decision.why
-    assert "under 'paper' pure noise reaches it too (99.83% to 100.00%)" in decision.why
-    assert "drift K=5 [91.9%, 91.9%], regimes [97.9%, 98.7%], markov [-19.7%, -19.7%] under 'scale_free'" in decision.why
+    assert "in the paper's stress pure noise reaches it too (99.83% to 100.00%)" in decision.why
+    assert "drift K=5 [91.9%, 91.9%], regimes [97.9%, 98.7%], markov [-19.7%, -19.7%] in the scale-free stress" in decision.why
 
 
 def test_c5_where_nothing_can_fail_it_holds_by_construction():
@@ -63,7 +63,7 @@ def test_c5_reads_a_normalisation_that_pure_noise_does_not_pass():
     noise = {"scale_free": PURE_NOISE["scale_free"], "paper": [0.95, 0.99]}
     decision = v.c5_stress_reduction(PAPER_LIKE, POPULATION_STRESS, noise, rank=3)
     assert decision.verdict == D and "the synthetic generator and the normalisation" in decision.why
-    assert "drift K=5 ('paper')" in decision.why and "drift K=5 ('scale_free')" in decision.why
+    assert "drift K=5 (the paper's stress)" in decision.why and "drift K=5 (the scale-free stress)" in decision.why
 
 
 def test_c5_an_interval_holding_the_paper_value_is_inconclusive_and_a_missing_input_is_one_line():

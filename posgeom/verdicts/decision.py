@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Mapping, Union
+from typing import Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -126,6 +126,12 @@ class Decision:
         if verdict not in (INCONCLUSIVE, BY_CONSTRUCTION) and self.would_decide:
             raise ValueError(f"`would_decide` belongs to an {INCONCLUSIVE.value!r} or {BY_CONSTRUCTION.value!r} verdict "
                              f"only; this verdict is {verdict.value!r}")
+
+
+def agree(names: Sequence[str], singular: str, plural: str) -> str:
+    """The verb that agrees with a list of names written as a subject ("interpolate reaches", "reuse, new rows
+    fall"): a reason never carries a template plural such as "reach(es)"."""
+    return singular if len(names) == 1 else plural
 
 
 def interval_bounds(interval: IntervalLike) -> tuple[float, float]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..geometry.power import seed_design
 from .decision import (
+    agree,
     BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, SEED_S1_HUB, SEED_S1_MODEL, Decision,
     SeedIntervalLike, interval_bounds, interval_text, more_seeds, with_power, decide_command, stand_in,
 )
@@ -199,8 +200,9 @@ def s6_heuristics_order(heuristics: Mapping[str, float], target: float) -> Decis
     if not short:
         return Decision(NOT_REPRODUCED, why=f"every heuristic reaches the target-length table ({target:.3f})")
     kept = [h for h in heuristics if h not in short]
-    return Decision(DEPENDS, why=f"{', '.join(kept)} reach(es) the target-length table ({target:.3f}), "
-                                 f"{', '.join(short)} fall(s) short: it depends on the heuristic and the task")
+    return Decision(DEPENDS, why=f"{', '.join(kept)} {agree(kept, 'reaches', 'reach')} the target-length table "
+                                 f"({target:.3f}), {', '.join(short)} {agree(short, 'falls', 'fall')} short: it depends on "
+                                 "the heuristic and the task")
 
 
 def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapping[str, float],
@@ -223,7 +225,8 @@ def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapp
         return Decision(REPRODUCED)
     if not short:
         return Decision(NOT_REPRODUCED, why=f"every heuristic stays below the no-position loss {no_position_loss:.3f}")
-    return Decision(DEPENDS, why=f"{', '.join(short)} fall(s) above the no-position loss, the others not")
+    return Decision(DEPENDS, why=f"{', '.join(short)} {agree(short, 'falls', 'fall')} above the no-position loss, the "
+                                 "others not")
 
 
 def s6_heuristics_powered(differences: Mapping[str, SeedIntervalLike]) -> Decision:
@@ -251,13 +254,15 @@ def s6_heuristics_powered(differences: Mapping[str, SeedIntervalLike]) -> Decisi
     if len(short) == len(bounds):
         return Decision(REPRODUCED, why=with_power(f"every heuristic falls short by more than {SHORTFALL:g}", design))
     if reach and short:
-        return Decision(DEPENDS, why=with_power(f"{shown(reach)} reach(es) the target-length table within {SHORTFALL:g}, "
-                                                 f"{shown(short)} fall(s) short: it depends on the heuristic", design))
+        return Decision(DEPENDS, why=with_power(f"{shown(reach)} {agree(reach, 'reaches', 'reach')} the target-length table "
+                                                 f"within {SHORTFALL:g}, {shown(short)} {agree(short, 'falls', 'fall')} "
+                                                 "short: it depends on the heuristic", design))
     if reach:
-        return Decision(NOT_REPRODUCED, why=with_power(f"{shown(reach)} reach(es) the target-length table within "
-                                                        f"{SHORTFALL:g}, and no heuristic is shown to fall short", design))
+        return Decision(NOT_REPRODUCED, why=with_power(f"{shown(reach)} {agree(reach, 'reaches', 'reach')} the target-length "
+                                                        f"table within {SHORTFALL:g}, and no heuristic is shown to fall "
+                                                        "short", design))
     undecided = [h for h in bounds if h not in short]
-    return Decision(INCONCLUSIVE, why=with_power(f"{shown(undecided)} hold(s) both −{SHORTFALL:g} and smaller "
+    return Decision(INCONCLUSIVE, why=with_power(f"{shown(undecided)} {agree(undecided, 'holds', 'hold')} both −{SHORTFALL:g} and smaller "
                                                   "shortfalls", design),
                     would_decide=more_seeds(design, "the same paired comparison at the same size"))
 

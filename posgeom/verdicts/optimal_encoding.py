@@ -239,6 +239,11 @@ def _reading(x: IntervalLike | float) -> tuple[float, float, str]:
     return low, high, interval_text(x, "{:.1%}")
 
 
+def _norm_words(norm: str) -> str:
+    """A stress normalisation as a reason names it ("the scale-free stress"), not by its option value."""
+    return {"paper": "the paper's stress", "scale_free": "the scale-free stress"}.get(norm, f"the {norm} stress")
+
+
 def c5_stress_reduction(reductions: Mapping[str, Mapping[str, IntervalLike | float]],
                         population_stress: Mapping[str, float], pure_noise: Mapping[str, Values], rank: int) -> Decision:
     """C5: on a synthetic corpus, rank-``rank`` MDS cuts the stress by 99.8% against the sinusoidal table.
@@ -277,11 +282,12 @@ def c5_stress_reduction(reductions: Mapping[str, Mapping[str, IntervalLike | flo
     # a normalisation under which pure noise reaches 99.8% cannot tell a corpus's geometry from noise
     blind = [norm for norm in reductions if noise[norm].max() >= PAPER_REDUCTION]
     aside = "; ".join(([f"rank-{rank} MDS is exact on {', '.join(exact)} (population rank ≤ {rank})"] if exact else [])
-                      + [f"under '{norm}' pure noise reaches it too ({noise[norm].min():.2%} to {noise[norm].max():.2%})"
+                      + [f"in {_norm_words(norm)} pure noise reaches it too ({noise[norm].min():.2%} to "
+                         f"{noise[norm].max():.2%})"
                          for norm in blind])
     deciding = [norm for norm in reductions if norm not in blind]
     # (generator, normalisation) -> (low, high, text), named by the generator alone when one normalisation decides
-    evidence = {(g if len(deciding) == 1 else f"{g} ('{norm}')"): _reading(x)
+    evidence = {(g if len(deciding) == 1 else f"{g} ({_norm_words(norm)})"): _reading(x)
                 for norm in deciding for g, x in reductions[norm].items() if g not in exact}
     if not evidence:
         return Decision(BY_CONSTRUCTION, why=f"{PAPER_REDUCTION:.1%} is reached only where it cannot fail: {aside}; "
@@ -289,7 +295,7 @@ def c5_stress_reduction(reductions: Mapping[str, Mapping[str, IntervalLike | flo
                                              "normalisation that can fail")
     above = [k for k, (low, _, _) in evidence.items() if low >= PAPER_REDUCTION]
     below = [k for k, (_, high, _) in evidence.items() if high < PAPER_REDUCTION]
-    under = f" under '{deciding[0]}'" if len(deciding) == 1 else ""
+    under = f" in {_norm_words(deciding[0])}" if len(deciding) == 1 else ""
     shown = ", ".join(f"{k} {text}" for k, (_, _, text) in evidence.items()) + under
     where = f"every generator of population rank above {rank}"
     aside_text = f"; set aside, because there it cannot fail: {aside}" if aside else ""
