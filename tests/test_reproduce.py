@@ -14,6 +14,7 @@ import pytest
 
 from posgeom.cli import main
 from posgeom.registry import Registry
+from posgeom.registry.pending import run_words
 from posgeom.report import CLAIMS_EXPERIMENT, PAPER_CLAIMS
 from posgeom.reproduce import (
     CHAPTERS,
@@ -391,7 +392,8 @@ def test_a_gpu_chapter_on_a_cpu_records_what_the_cpu_decides_and_what_waits(fake
               results_dir=fake_book / "results", out=lines.append, report_gpu_work=True)
     entry = Registry(fake_book / "results").load(CLAIMS_EXPERIMENT, params={"chapter": "fake-gpu"}, scale="paper")
     rows = {r["claim"]: r for r in entry.values["rows"]}
-    assert rows["C7"]["verdict"] == NEEDS_GPU and "learned_init_study" in rows["C7"]["ours"]
+    # the waiting run is named in words (posgeom.registry.pending.run_words), not by its registry key
+    assert rows["C7"]["verdict"] == NEEDS_GPU and run_words("learned_init_study") in rows["C7"]["ours"]
     assert rows["S3"]["verdict"] == "reproduced" and rows["S3"]["ours"] == "4"
     assert any("1 cell(s) wait for a GPU (3)" in line and "claims C7 S3 recorded" in line for line in lines), lines
     assert not Registry(fake_book / "results").entries("learned_init_study", scale="paper")
