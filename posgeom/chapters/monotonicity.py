@@ -298,7 +298,7 @@ class OrderInputs:
 
 def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
     """P_MDS's violation rate at the ranks a reader would pick without the paper's 22%, by corpus: rank 1 and
-    each rank of the corpus's noise-aware rank interval that the table scored (labelled ``"SST-2, rank 3"``)."""
+    each rank of the corpus's noise-aware rank interval that the table scored (labelled ``"rank 3 on SST-2"``)."""
     out = {}
     for corpus, label in (("sst2", "SST-2"), ("imdb", "IMDB")):
         curve = rank_curve(x.sst2 if corpus == "sst2" else x.imdb)
@@ -306,7 +306,7 @@ def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
         for k in sorted({1, *range(int(low), int(high) + 1)}):
             hit = np.flatnonzero(curve.ranks == k)
             if hit.size:
-                out[f"{label}, rank {k}"] = float(curve.violation[hit[0]])
+                out[f"rank {k} on {label}"] = float(curve.violation[hit[0]])
     return out
 
 

@@ -58,12 +58,12 @@ def c7_alibi_value(mean_slope: IntervalLike, head_stresses: Values) -> Decision:
                                         f"holds {target}; the paper does not say it used the mean slope")
     head_low, head_high = float(heads.min()), float(heads.max())
     if head_low - VALUE_ROUNDING <= target <= head_high + VALUE_ROUNDING:
-        return Decision(DEPENDS, why=f"the mean slope gives {interval_text(mean_slope, '{:.3f}')}; the {heads.size} "
-                                     f"single heads range from {head_low:.3f} to {head_high:.3f}, so {target} is one "
-                                     "head's value, and the paper does not say which head")
-    return Decision(NOT_REPRODUCED, why=f"no standard slope gives {target}: the mean slope gives "
-                                        f"{interval_text(mean_slope, '{:.3f}')} and the {heads.size} single heads "
-                                        f"{head_low:.3f} to {head_high:.3f}")
+        return Decision(DEPENDS, why=f"{target} lies outside the mean slope's interval {interval_text(mean_slope, '{:.3f}')} "
+                                     f"but between the {heads.size} single heads' {head_low:.3f} and {head_high:.3f}: "
+                                     "it is one head's value, and the paper does not say which head")
+    return Decision(NOT_REPRODUCED, why=f"no standard slope gives {target}: it lies outside the mean slope's interval "
+                                        f"{interval_text(mean_slope, '{:.3f}')} and beyond the {heads.size} single "
+                                        f"heads' {head_low:.3f} to {head_high:.3f}")
 
 
 def c7_alibi_ranking(alibi_minus_sinusoidal: IntervalLike, alibi_minus_rope: IntervalLike, lowest_in: Sequence[str] = ()) -> Decision:
@@ -165,7 +165,7 @@ def c9_mds_violation(natural_rates: Mapping[str, float], rates_over_ranks: Value
     value to 0 at full rank (an exact embedding), so "some rank gives 22%" can hardly fail. The rule reads the
     ranks a reader would pick without the paper's number, fixed before looking: rank 1 (the rank-1 geometry the
     paper assumes for these corpora, claim C7) and the ranks the corpus's noise-aware rank allows (those its
-    data resolve). ``natural_rates``: the violation rate at each, labelled (``"SST-2, rank 1"``);
+    data resolve). ``natural_rates``: the violation rate at each, labelled (``"rank 1 on SST-2"``);
     ``rates_over_ranks``: every rank computed (context, quoted in the reason).
 
     Every natural rank within :data:`VIOLATION_MARGIN` of 22%: ``"reproduced"``; some: ``"depends on an
@@ -176,15 +176,15 @@ def c9_mds_violation(natural_rates: Mapping[str, float], rates_over_ranks: Value
         raise ValueError("c9_mds_violation needs the violation rate at one natural rank at least (rank 1)")
     rates = as_values(rates_over_ranks)
     near = {k: v for k, v in natural_rates.items() if abs(v - PAPER_MDS_VIOLATION) <= VIOLATION_MARGIN}
-    listed = "; ".join(f"{k}: {v:.1%}" for k, v in natural_rates.items())
+    listed = "; ".join(f"{v:.1%} at {k}" for k, v in natural_rates.items())
     span = f"over all ranks {rates.min():.1%} to {rates.max():.1%}"
     if len(near) == len(natural_rates):
         return Decision(REPRODUCED, why=f"caveat: every natural rank is within {VIOLATION_MARGIN:.0%} of "
                                         f"{PAPER_MDS_VIOLATION:.0%} ({listed})")
     if near:
-        return Decision(DEPENDS, why=f"{', '.join(near)} within {VIOLATION_MARGIN:.0%} of {PAPER_MDS_VIOLATION:.0%}, "
-                                     f"the other natural ranks not ({listed}): it depends on the rank, which the "
-                                     "paper does not give")
+        return Decision(DEPENDS, why=f"the rate is within {VIOLATION_MARGIN:.0%} of {PAPER_MDS_VIOLATION:.0%} at "
+                                     f"{' and '.join(near)} but not at the other natural ranks ({listed}): it depends "
+                                     "on the rank, which the paper does not give")
     return Decision(NOT_REPRODUCED, why=f"no natural rank comes within {VIOLATION_MARGIN:.0%} of "
                                         f"{PAPER_MDS_VIOLATION:.0%} ({listed}; {span})")
 
