@@ -81,6 +81,31 @@ def test_corpus_geometry_is_the_hellinger_matrix_of_the_counts(settings, tiny_ge
     assert again.path == tiny_geometry.path and again.manifest["created"] == tiny_geometry.manifest["created"]
 
 
+def test_corpus_geometry_deals_whole_sentences_into_its_halves(settings):
+    """SST-2's training rows are phrases of sentences: the cross-half estimate of the corpus geometry deals whole
+    sentences, so it equals the grouped estimate (and not the one dealing rows one by one) and says so."""
+    from posgeom.corpora.distances import resampling_groups
+    from posgeom.geometry.halves import grouped_resolvable_distances
+
+    over = {"split": "train", "n_positions": 8, "max_sequences": 400}
+    res = rc.run_corpus_geometry(settings, corpus="sst2", noise=NoiseOptions(n_rep=2), **over)
+    opts = rc.corpus_options("quick", "sst2", **over)
+    cd = rc.corpus_geometry_of(settings, opts)
+    groups = resampling_groups(opts, data_dir=settings.data_dir)
+    assert np.unique(groups).size < groups.size  # some sentences give several phrases to this slice
+    seqs, positions = cd.tokens.sequences(), cd.marginals.positions
+    grouped = grouped_resolvable_distances(seqs, 8, cd.tokens.vocab_size, positions, groups, seed=settings.seed)
+    by_row = posgeom.resolvable_distances(seqs, 8, cd.tokens.vocab_size, positions, seed=settings.seed)
+    assert np.allclose(res.arrays["R"], grouped["R"], atol=1e-12)
+    assert not np.allclose(res.arrays["R"], by_row["R"], atol=1e-6)
+    assert np.allclose(res.arrays["G_self"], np.diag(grouped["G"]), atol=1e-12)
+    assert res.values["resolvable_shift_r2"] == pytest.approx(posgeom.geometry.resolvable_summary(grouped)["shift_r2"])
+    assert "sentence" in res.values["resampled"]
+    # IMDB-like splits of independent rows (here SST-2's validation sentences) keep the rows as the unit
+    assert "sentence" not in rc.run_corpus_geometry(settings, corpus="sst2", noise=NoiseOptions(n_rep=2),
+                                                    **TINY).values["resampled"]
+
+
 def test_scratch_table_and_stress_table(settings, tiny_geometry):
     tiny_model = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32}
     scratch_over = {"model": tiny_model, "max_steps": 3, "batch_size": 8, "warmup_steps": 1, "every": 1}

@@ -12,12 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.distances import CorpusDistances, corpus_distances, resampling_groups
 from ..corpora.groups import resampling_unit
 from ..corpora.options import CorpusOptions
 from ..corpora.real import DataSource, describe_source, resolve_source
+from ..geometry.halves import grouped_resolvable_distances
 from ..registry import Registry, Result
 from ..validation import check_choice
 from .settings import EncoderShape, IntervalOptions, ModelShape, NoiseOptions, SmacofOptions, as_params, by_scale, store_result
@@ -253,7 +256,8 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
     Result
         :func:`posgeom.geometry.corpus_geometry_values`: ``arrays`` ``D``, ``noise`` (n_kept, n_kept), ``R``,
         spectra, ...; ``values``: options, source, counts summary, ``shift_r2``, shares above noise, effective
-        ranks and the ``resolvable_*`` numbers.
+        ranks, the ``resolvable_*`` numbers and ``resampled`` (the unit dealt into the cross-half split: where
+        the rows are not independent, SST-2's training phrases, whole sentences go into one half).
     """
     settings = _settings(settings)
     noise = CONFIGS[settings.scale].noise if noise is None else noise
@@ -262,12 +266,38 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
     params = {**corpus_params(opts), "noise": as_params(noise), "data": data}
 
     def compute():
+        cd = corpus_geometry_of(settings, opts, source)
         values, arrays = geo.corpus_geometry_values(
-            corpus_geometry_of(settings, opts, source), n_positions=opts.n_positions, min_count=opts.min_count,
+            cd, n_positions=opts.n_positions, min_count=opts.min_count,
             kind=opts.kind, noise_method=noise.method, noise_rep=noise.n_rep, seed=settings.seed)
-        return {"options": corpus_params(opts), "source": data, **values}, arrays
+        # the sentence of each phrase (None where the rows are independent): its phrases share a half
+        groups = resampling_groups(opts, data_dir=settings.data_dir, source=source)
+        if groups is not None:
+            values, arrays = _resolvable_by_group(cd, opts.n_positions, groups, settings.seed, values, arrays)
+        return {"options": corpus_params(opts), "source": data,
+                "resampled": resampling_unit(opts.corpus, opts.split), **values}, arrays
 
     return store_result(settings, f"real_corpora_geometry_{corpus}", compute, params, force)
+
+
+def _resolvable_by_group(cd: CorpusDistances, n_positions: int, groups, seed: int, values: dict[str, Any],
+                         arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``values`` and ``arrays`` of :func:`posgeom.geometry.corpus_geometry_values` with the cross-half estimate
+    replaced by the one whose halves hold whole groups (:func:`posgeom.geometry.halves.grouped_resolvable_distances`).
+
+    ``corpus_geometry_values`` deals the rows one by one, so two phrases of one sentence can land in opposite
+    halves and carry the same tokens to both; the grouped estimate is what the other half-splits of the chapter
+    use (its draws and its noise-aware rank), so that one corpus gets one number.
+    """
+    res = grouped_resolvable_distances(cd.tokens.sequences(), n_positions, cd.tokens.vocab_size,
+                                       cd.marginals.positions, groups, seed=seed)
+    resolvable = geo.resolvable_summary(res)
+    values = {**values, "resolvable_shift_r2": resolvable["shift_r2"], "resolvable_share": resolvable["share"],
+              "resolvable_negative_fraction": resolvable["negative_fraction"],
+              "resolvable_negative_mass": resolvable["negative_mass"]}
+    arrays = {**arrays, "R": res["R"], "G_self": np.diag(res["G"]).copy(),
+              "profile_resolvable": resolvable["profile"], "eigenvalues_resolvable": resolvable["eigenvalues"]}
+    return values, arrays
 
 
 #: Options of the noise-aware rank (:func:`posgeom.geometry.noise_aware_rank`) shared by every chapter
