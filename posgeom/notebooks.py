@@ -27,10 +27,7 @@ JupyterLab or Colab without any extension:
 * ``from myst_nb import glue`` becomes ``from posgeom.notebooks import glue``, which works without
   the book's tools;
 * the ``{posgeom-needs}`` directive (the box "What this chapter needs") becomes the box's text,
-  :func:`needs_box`, as a block quote: the same text the book shows.
-
-The box "What this chapter needs" is written once, here (:func:`needs_box`): the book's directive
-``{posgeom-needs}`` (``book/_ext/posgeom_reader.py``) and the downloads both show its text.
+  ``posgeom.reproduce.box.needs_box``, as a block quote: the same text the book shows.
 """
 
 from __future__ import annotations
@@ -44,7 +41,7 @@ from pathlib import Path
 from .timings import chapter_memory, chapter_times, time_substitution
 
 __all__ = ["plain_notebook", "plain_markdown", "glue_values", "glue", "glue_fields", "write_plain_notebook", "export_settings",
-           "cached_execution", "INSTALL_TAG", "NEEDS_DIRECTIVE", "needs_title", "needs_box"]
+           "cached_execution", "INSTALL_TAG", "NEEDS_DIRECTIVE"]
 
 #: Tag of the exported notebook's first code cell, which installs posgeom (the grader leaves it out).
 INSTALL_TAG = "install-posgeom"
@@ -67,7 +64,8 @@ _HEADINGS = {
 }
 _UNNUMBERED = {"prf:proof", "prf:remark"}
 #: The directive of the box "What this chapter needs" (its argument, optional, names the page; default: the
-#: page it is on). The book renders it (``book/_ext/posgeom_reader.py``), a download writes :func:`needs_box`.
+#: page it is on). The book renders it (``book/_ext/posgeom_reader.py``), a download writes its text
+#: (``posgeom.reproduce.box.needs_box``).
 NEEDS_DIRECTIVE = "posgeom-needs"
 _ADMONITIONS = {"admonition", "note", "tip", "hint", "important", "warning", "caution", "attention",
                 "danger", "error", "seealso"}
@@ -234,80 +232,11 @@ def _roles(text: str, ctx: dict) -> str:
     return _links(_ROLE.sub(lambda m: _role_text(m.group("name"), m.group("body"), ctx), text), ctx)
 
 
-def needs_title(page: str) -> str:
-    """The title of ``page``'s box: "What this chapter needs" for a chapter, "What this page needs" otherwise."""
-    from .chapters.needs import CHAPTER_FACTS
-
-    return "What this chapter needs" if page in CHAPTER_FACTS else "What this page needs"
-
-
-def _parts_table(parts) -> list[str]:
-    """The parts of a chapter at ``paper`` scale as a Markdown table (the book and Jupyter both render it)."""
-    rows = ["| part | stored results | time at paper scale | status |", "| --- | ---: | --- | --- |"]
-    for p in parts:
-        rows.append(f"| `{p.part}` | {p.entries:,} | {p.cost} | {p.status} |")
-    return rows
-
-
-def needs_box(page: str, settings=None, *, root: str | Path | None = None, registry=None) -> str:
-    """The text of ``page``'s box "What this chapter needs" (or "What this page needs"), as Markdown.
-
-    A chapter's box lists what it costs at ``quick`` (the cold run and peak memory of the book's last
-    measured build, :func:`posgeom.timings.chapter_times`), what it costs at ``paper`` (the parts stored and
-    those waiting for a GPU, :func:`posgeom.reproduce.chapter_needs`), the chapter's own facts (time, GPU,
-    data, model: :func:`posgeom.chapters.needs.chapter_facts`, counted from the settings of both scales), and
-    the table of its parts at ``paper`` (:func:`posgeom.reproduce.paper_parts`). Another page's box is its
-    paragraph of :data:`posgeom.chapters.needs.PAGE_FACTS`.
-
-    Parameters
-    ----------
-    page : str
-        A chapter or page slug (``"learned-tables"``).
-    settings : Settings, optional
-        The settings in force (default: ``posgeom.get_settings()``).
-    root : path, optional
-        The checkout whose measured times are quoted (default: this checkout).
-    registry : Registry, optional
-        Where the ``paper`` parts are looked up (default: the results of the settings).
-
-    Returns
-    -------
-    str
-        Markdown without the title (:func:`needs_title`): bullets, and a table for a chapter.
-    """
-    from .chapters.needs import CHAPTER_FACTS, chapter_facts, page_facts
-    from .timings import format_duration, format_memory
-
-    times, memory = chapter_times(root), chapter_memory(root)
-    if page not in CHAPTER_FACTS:
-        return page_facts(page, format_duration(times.get(page)))
-    from .reproduce.parts import chapter_needs, paper_parts
-
-    parts = paper_parts(page, registry)
-    needs = chapter_needs(page, registry)
-    lines = [f"- **Measured.** A cold run of the whole chapter at `quick` took {format_duration(times.get(page))} in "
-             "the book's last measured build (a 2-core CPU; the teaching page's table has the same figure), peak "
-             f"memory {format_memory(memory.get(page))}; a second run reads the stored results and takes seconds. At "
-             f"`paper`, the parts stored in `results/paper/`: {needs.paper_measured}; the parts that wait for a GPU: "
-             f"{needs.paper_gpu}."]
-    lines += [f"- **{label}.** {_sentence_start(text)}" for label, text in chapter_facts(page, settings).items()]
-    lines.append("- **At `paper`, part by part.** " + (
-        "The table below: each part this chapter computes, with the wall time its run recorded (the committed "
-        "results were computed on a 2-core CPU) or, for a part that waits for a GPU, the cost model's GPU minutes "
-        "(`posgeom reproduce --scale paper --cpu-parts` runs the rest)." if parts else
-        "no part of this chapter is stored or priced yet (`posgeom reproduce --scale paper` computes them)."))
-    if parts:
-        lines += ["", *_parts_table(parts)]
-    return "\n".join(lines)
-
-
-def _sentence_start(text: str) -> str:
-    """A fact of the box as a sentence: its first letter upper-case, except in a name written lower-case."""
-    return text if text.startswith("posgeom") else text[:1].upper() + text[1:]
-
-
 def _needs_lines(arg: str, ctx: dict) -> list[str]:
-    """The ``{posgeom-needs}`` directive of a download: its box as a block quote (:func:`needs_box`)."""
+    """The ``{posgeom-needs}`` directive of a download: its box as a block quote
+    (``posgeom.reproduce.box.needs_box``)."""
+    from .reproduce.box import needs_box, needs_title
+
     page = arg or ctx["page"]
     if not page:
         raise ValueError(f"{{{NEEDS_DIRECTIVE}}} needs the page it describes: write its slug after the directive")
@@ -468,14 +397,9 @@ def _bibliography(root: Path) -> dict:
         for key, entry in data.entries.items():
             people = entry.persons.get("author") or entry.persons.get("editor") or []
             surnames = [str(Text.from_latex(" ".join(p.prelast_names + p.last_names))) for p in people]
-            if not surnames:
-                who = str(Text.from_latex(entry.fields.get("institution", entry.fields.get("title", key))))
-            elif len(surnames) == 1:
-                who = surnames[0]
-            elif len(surnames) == 2:
-                who = f"{surnames[0]} and {surnames[1]}"
-            else:
-                who = f"{surnames[0]} et al."
+            # "Smith", "Smith and Jones", "Smith et al."; a work with no person is named by its institution or title
+            who = (" and ".join(surnames) if len(surnames) <= 2 else f"{surnames[0]} et al.") if surnames else \
+                str(Text.from_latex(entry.fields.get("institution", entry.fields.get("title", key))))
             works[key] = {"authors_year": (who, entry.fields.get("year", "n.d.")),
                           "entry": " ".join(formatted[key].split("\n"))}
     return works

@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-import numpy as np
 import pandas as pd
 
 from .config import Settings, checkout_root, get_settings, resolve_device
@@ -28,6 +27,9 @@ from .plotting import MISSING
 from .registry import Registry, Result
 from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, STATED_CONDITIONS, VERDICTS, Decision, changed_conditions, scale_label
 from .wording import clauses, common_clauses, plain_words, top_level_cuts
+# the caption words moved to posgeom.wording; re-exported until the chapters import them from there
+from .wording import (describe_model, describe_scales, describe_seeds, describe_sequences, describe_training,  # noqa: F401
+                      model_words, short_float)
 
 # VERDICTS, INCONCLUSIVE and BY_CONSTRUCTION live with the decision rules (posgeom.verdicts); they are
 # re-exported here for the pages and the summary that read recorded rows.
@@ -384,69 +386,6 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
         CLAIMS_EXPERIMENT, values, params={"chapter": chapter}, scale=settings.scale, seed=settings.seed,
         device=resolve_device(settings.device), model=models, code=chapter_modules(chapter),
     )
-
-
-def describe_model(shape, *, name: str = "posgeom encoder", detail: str = "") -> str:
-    """A chapter's small model in words, from the settings in force (``shape`` has ``n_layers``,
-    ``d_model`` and ``n_heads``, as :class:`posgeom.experiments.settings.ModelShape`), so that a
-    "Paper vs this book" row and a caption are right at both scales: ``"posgeom encoder, 1 layer,
-    width 32, 4 heads"`` plus ``detail`` (``"from scratch"``) when given."""
-    layers = f"{shape.n_layers} layer{'s' if shape.n_layers != 1 else ''}"
-    text = f"{name}, {layers}, width {shape.d_model}, {shape.n_heads} heads"
-    return f"{text}, {detail}" if detail else text
-
-
-_SMALL_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-
-
-def model_words(shape) -> str:
-    """A small model's shape as a sentence says it (docs/STYLE.md, rule 3: no configuration pasted into a
-    sentence): ``"one layer of width 32 with 4 heads"``, ``"12 layers of width 768 with 12 heads"``. The
-    box of a chapter says it once, for both scales (:func:`describe_scales`); the runs are then counted
-    without it."""
-    n = int(shape.n_layers)
-    layers = f"{_SMALL_NUMBERS[n] if n < len(_SMALL_NUMBERS) else n} layer{'s' if n != 1 else ''}"
-    return f"{layers} of width {shape.d_model} with {shape.n_heads} heads"
-
-
-def describe_seeds(seeds) -> str:
-    """Training seeds in words for a caption: ``"seeds 0–4"`` for a run of consecutive seeds (four or more),
-    else ``"seeds 0, 1, 2"``; ``"seed 3"`` for one."""
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("describe_seeds needs at least one seed")
-    if len(seeds) == 1:
-        return f"seed {seeds[0]}"
-    if len(seeds) >= 4 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
-        return f"seeds {seeds[0]}–{seeds[-1]}"
-    return "seeds " + ", ".join(map(str, seeds))
-
-
-def short_float(x: float) -> str:
-    """A small setting as a caption writes it, in scientific notation without padding: ``3e-3``, ``2.5e-4``,
-    ``1e-12`` (a learning rate, a tolerance, a standard deviation)."""
-    return np.format_float_scientific(float(x), trim="-", exp_digits=1)
-
-
-def describe_training(train, *, optimiser: str = "AdamW") -> str:
-    """An optimiser's settings in words for a caption, from a training block with ``lr``, ``batch_size``
-    and ``steps``: ``"AdamW lr 3e-3, batch 64, 300 steps"``."""
-    return f"{optimiser} lr {short_float(train.lr)}, batch {int(train.batch_size)}, {int(train.steps):,} steps"
-
-
-def describe_sequences(n: int | None, what: str = "sequences", *, random: bool = False) -> str:
-    """A corpus size in words for a caption: ``"4,096 sequences"``, ``"8,192 random phrases"`` (a seeded
-    subset), or ``"all phrases"`` when ``n`` is None (every row of the split)."""
-    if n is None:
-        return f"all {what}"
-    return f"{int(n):,} {'random ' if random else ''}{what}"
-
-
-def describe_scales(quick: str, paper: str) -> str:
-    """A fact of a chapter's "What this chapter needs" box at both scales, in words (a box describes both,
-    whichever is in force): ``"200 at quick, 1,000 at paper"``, or ``"all phrases at both scales"`` when
-    the two are the same."""
-    return f"{quick} at both scales" if quick == paper else f"{quick} at quick, {paper} at paper"
 
 
 @dataclass(frozen=True)

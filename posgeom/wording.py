@@ -10,6 +10,9 @@ the pages show them through these functions, which change the wording and never 
 * :func:`shortest_clauses` keeps the first clauses of a reason, without brackets, within a word budget;
 * :func:`header_words` turns a field name used as a column header into words (``violation_rate`` →
   "violation rate"), and :func:`label_words` a field name used as a row label (``mds_rank3`` → "MDS at rank 3");
+* :func:`describe_model`, :func:`model_words`, :func:`describe_seeds`, :func:`describe_training`,
+  :func:`describe_sequences` and :func:`describe_scales` write a chapter's settings as a caption or its box says
+  them ("one layer of width 32 with 4 heads", "seeds 0–4", "200 at quick, 1,000 at paper");
 * :func:`rank_words` says a noise-aware rank in words ("undetermined (90% interval 4)" → "undetermined: 4
   directions clear the noise in 90% of the half-splits, weaker ones unresolved").
 
@@ -20,7 +23,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["rank_words", "special_words", "plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "label_words", "FIELD_WORDS", "WHY_WORDS",
+import numpy as np
+
+__all__ = ["describe_model", "model_words", "describe_seeds", "short_float", "describe_training", "describe_sequences",
+           "describe_scales", "rank_words", "special_words", "plain_plurals", "plain_prose", "plain_words", "top_level_cuts", "clauses", "common_clauses", "shortest_clauses", "word_count", "header_words", "label_words", "FIELD_WORDS", "WHY_WORDS",
            "WHY_WORDS_MAX"]
 
 #: The length a one-line "Why" aims at, in words, and the most it may ever have.
@@ -236,3 +242,66 @@ def special_words(special: str) -> str:
     """How the special tokens were counted, in words (docs/STYLE.md, rule 4): ``"model"`` → "the model's special
     tokens" (counted as the model sees them), ``"content"`` → "content tokens only"; any other value as it is."""
     return SPECIAL_WORDS.get(str(special), str(special))
+
+
+def describe_model(shape, *, name: str = "posgeom encoder", detail: str = "") -> str:
+    """A chapter's small model in words, from the settings in force (``shape`` has ``n_layers``,
+    ``d_model`` and ``n_heads``, as :class:`posgeom.experiments.settings.ModelShape`), so that a
+    "Paper vs this book" row and a caption are right at both scales: ``"posgeom encoder, 1 layer,
+    width 32, 4 heads"`` plus ``detail`` (``"from scratch"``) when given."""
+    layers = f"{shape.n_layers} layer{'s' if shape.n_layers != 1 else ''}"
+    text = f"{name}, {layers}, width {shape.d_model}, {shape.n_heads} heads"
+    return f"{text}, {detail}" if detail else text
+
+
+_SMALL_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def model_words(shape) -> str:
+    """A small model's shape as a sentence says it (docs/STYLE.md, rule 3: no configuration pasted into a
+    sentence): ``"one layer of width 32 with 4 heads"``, ``"12 layers of width 768 with 12 heads"``. The
+    box of a chapter says it once, for both scales (:func:`describe_scales`); the runs are then counted
+    without it."""
+    n = int(shape.n_layers)
+    layers = f"{_SMALL_NUMBERS[n] if n < len(_SMALL_NUMBERS) else n} layer{'s' if n != 1 else ''}"
+    return f"{layers} of width {shape.d_model} with {shape.n_heads} heads"
+
+
+def describe_seeds(seeds) -> str:
+    """Training seeds in words for a caption: ``"seeds 0–4"`` for a run of consecutive seeds (four or more),
+    else ``"seeds 0, 1, 2"``; ``"seed 3"`` for one."""
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("describe_seeds needs at least one seed")
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    if len(seeds) >= 4 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds {seeds[0]}–{seeds[-1]}"
+    return "seeds " + ", ".join(map(str, seeds))
+
+
+def short_float(x: float) -> str:
+    """A small setting as a caption writes it, in scientific notation without padding: ``3e-3``, ``2.5e-4``,
+    ``1e-12`` (a learning rate, a tolerance, a standard deviation)."""
+    return np.format_float_scientific(float(x), trim="-", exp_digits=1)
+
+
+def describe_training(train, *, optimiser: str = "AdamW") -> str:
+    """An optimiser's settings in words for a caption, from a training block with ``lr``, ``batch_size``
+    and ``steps``: ``"AdamW lr 3e-3, batch 64, 300 steps"``."""
+    return f"{optimiser} lr {short_float(train.lr)}, batch {int(train.batch_size)}, {int(train.steps):,} steps"
+
+
+def describe_sequences(n: int | None, what: str = "sequences", *, random: bool = False) -> str:
+    """A corpus size in words for a caption: ``"4,096 sequences"``, ``"8,192 random phrases"`` (a seeded
+    subset), or ``"all phrases"`` when ``n`` is None (every row of the split)."""
+    if n is None:
+        return f"all {what}"
+    return f"{int(n):,} {'random ' if random else ''}{what}"
+
+
+def describe_scales(quick: str, paper: str) -> str:
+    """A fact of a chapter's "What this chapter needs" box at both scales, in words (a box describes both,
+    whichever is in force): ``"200 at quick, 1,000 at paper"``, or ``"all phrases at both scales"`` when
+    the two are the same."""
+    return f"{quick} at both scales" if quick == paper else f"{quick} at quick, {paper} at paper"

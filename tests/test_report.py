@@ -154,7 +154,7 @@ def test_html_table_shows_a_dash_for_missing_values_and_refuses_ragged_rows():
 def test_describe_seeds_sequences_and_training():
     from types import SimpleNamespace
 
-    from posgeom.report import describe_seeds, describe_sequences, describe_training, short_float
+    from posgeom.wording import describe_seeds, describe_sequences, describe_training, short_float
 
     assert describe_seeds([0, 1, 2, 3, 4]) == "seeds 0–4"
     assert describe_seeds((0, 1, 2)) == "seeds 0, 1, 2" and describe_seeds([3]) == "seed 3"
@@ -164,7 +164,7 @@ def test_describe_seeds_sequences_and_training():
     assert describe_sequences(4096) == "4,096 sequences"
     assert describe_sequences(8192, "phrases", random=True) == "8,192 random phrases"
     assert describe_sequences(None, "reviews") == "all reviews"
-    from posgeom.report import describe_scales
+    from posgeom.wording import describe_scales
 
     assert describe_scales("200", "1,000") == "200 at quick, 1,000 at paper"
     assert describe_scales("all phrases", "all phrases") == "all phrases at both scales"

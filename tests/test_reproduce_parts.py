@@ -76,7 +76,7 @@ def test_the_box_figures_sum_the_stored_parts_and_price_the_waiting_ones(tmp_pat
     assert parts["necessity.equivariance"].places == ("CPU", "mps") and parts["necessity.equivariance"].cost.endswith(
         "(CPU and mps)")
     # every chapter's box reads its figures from here: one directive, whose text needs_box writes
-    from posgeom.notebooks import needs_box
+    from posgeom.reproduce.box import needs_box
     from posgeom.timings import chapter_memory, chapter_times, format_duration, format_memory
 
     root = Path(__file__).resolve().parents[1]

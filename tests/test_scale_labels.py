@@ -15,7 +15,8 @@ from posgeom import get_settings
 from posgeom import summary as sm
 from posgeom import verdicts as v
 from posgeom.registry import Registry
-from posgeom.report import ComparisonRow, comparison_table, describe_model, record_comparison
+from posgeom.report import ComparisonRow, comparison_table, record_comparison
+from posgeom.wording import describe_model
 from posgeom.verdicts import SMALL_MODEL_SCALE, STATED_CONDITIONS, changed_conditions, scale_label
 from posgeom.verdicts.conditions import SCALE_WEIGHTS, trained_shapes
 

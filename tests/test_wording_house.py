@@ -1,5 +1,5 @@
 """The house style of generated text (docs/STYLE.md) on what the library writes, without building the book:
-the box "What this chapter needs" (one text, written by posgeom.notebooks.needs_box, shown by one directive in the
+the box "What this chapter needs" (one text, written by posgeom.reproduce.box.needs_box, shown by one directive in the
 book and as Markdown in a download), the chapters' generated strings, the tables the chapters build, and the
 decision rules' reasons."""
 
@@ -51,7 +51,7 @@ def test_every_box_is_written_in_the_house_style(scale, tmp_path):
     """Every page's box, at both scales: no "90 %", no template plural, no field name in its words, no model
     configuration pasted into a sentence; a chapter's box names its time, GPU, data and model and its parts."""
     from posgeom.config import get_settings
-    from posgeom.notebooks import needs_box, needs_title
+    from posgeom.reproduce.box import needs_box, needs_title
     from posgeom.registry import Registry
 
     settings, registry = get_settings(scale=scale), Registry(tmp_path)
@@ -80,7 +80,8 @@ def test_a_downloaded_chapter_shows_the_box_as_markdown_and_keeps_its_imports():
     """The download (and the classroom editions, written by the same function) holds the box's text as a block
     quote under its title, with the table of parts, where the book has the directive; the set-up imports stay a
     plain code cell."""
-    from posgeom.notebooks import INSTALL_TAG, needs_box, plain_notebook
+    from posgeom.notebooks import INSTALL_TAG, plain_notebook
+    from posgeom.reproduce.box import needs_box
 
     for solutions in (False, True):
         nb = plain_notebook(ROOT / "notebooks" / "theorem1-necessity.md", solutions=solutions)

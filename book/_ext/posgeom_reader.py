@@ -4,7 +4,7 @@
    chapter needs" becomes a closed dropdown holding the table of the chapter's parts at paper scale,
    and the set-up cell's code (its imports) folds under a toggle. The downloaded notebook is made from
    the source and keeps every cell as it is. The box itself is one directive, ``{posgeom-needs}``
-   (:class:`NeedsDirective`), whose text :func:`posgeom.notebooks.needs_box` writes for the book and for
+   (:class:`NeedsDirective`), whose text :func:`posgeom.reproduce.box.needs_box` writes for the book and for
    the downloads alike.
 2. **Prose in the house style.** The chapters' and the summary's sentences, values glued into them
    included, take one percent style and no template plural (:func:`plain_prose_doctree`).
@@ -143,14 +143,14 @@ SETUP_PROMPT = ("Show the set-up code (imports and settings)", "Hide the set-up 
 
 class NeedsDirective(Directive):
     """``{posgeom-needs}``: the box "What this chapter needs" of the page it is on (or of the page its
-    argument names), its text from :func:`posgeom.notebooks.needs_box`: one text for every chapter, the
+    argument names), its text from :func:`posgeom.reproduce.box.needs_box`: one text for every chapter, the
     downloads included. :func:`fold_logistics` folds it."""
 
     optional_arguments = 1
     has_content = False
 
     def run(self):
-        from posgeom.notebooks import needs_box, needs_title
+        from posgeom.reproduce.box import needs_box, needs_title
         from posgeom.timings import CHAPTER_TIMES_FILE
 
         env = self.state.document.settings.env

@@ -1,7 +1,7 @@
 """What each page of the book needs to run (time, GPU, data, model), in words: the facts of its box "What this
 chapter needs" (or "What this page needs").
 
-The box is written once, by :func:`posgeom.notebooks.needs_box`, which adds what every chapter's box shares
+The box is written once, by ``posgeom.reproduce.box.needs_box``, which adds what every chapter's box shares
 (the measured time and memory of the book's last cold build, the parts stored at ``paper`` and the table of
 them); this module holds what differs from chapter to chapter. Every count in it comes from the chapter's
 ``Captions`` record (the settings of both scales), never typed here, so that the box is right at both scales.

@@ -5,7 +5,7 @@ A chapter's *parts* are the registry experiments it computes (``Chapter.parts``,
 on the experiment names; :data:`CHAPTER_PARTS` by slug). A part stored at ``paper`` (the results committed in ``results/paper/`` or any
 run since) reports the wall time its manifests recorded and the device it ran on; a part the cost model
 says needs a GPU (:func:`posgeom.costmodel.gpu_work`) and that is not stored reports the cost model's GPU
-minutes instead. Each chapter's "What this chapter needs" box (:func:`posgeom.notebooks.needs_box`) shows
+minutes instead. Each chapter's "What this chapter needs" box (:func:`posgeom.reproduce.box.needs_box`) shows
 :func:`paper_parts` as a table; :func:`paper_parts_frame` is the same as a DataFrame.
 """
 

@@ -3,7 +3,7 @@ r"""What a check ran under, against what its claim states: the scale label of a 
 
 **The scale label.** A row at ``paper`` scale ran the paper-scale seeds and data; whether it also ran the
 paper's model is a second question. :func:`scale_label` answers it from the model the row names (the text a
-chapter builds from the settings that ran, :func:`posgeom.report.describe_model`, or the model a stored
+chapter builds from the settings that ran, :func:`posgeom.wording.describe_model`, or the model a stored
 result's manifest names): a row that trained a model with fewer layers or a narrower width than BERT-base
 (:data:`PAPER_SHAPE`) is labelled :data:`SMALL_MODEL_SCALE`, never plain ``"paper"``. A row that trained no
 model (pure geometry, a pretrained table) keeps ``"paper"``; a pretrained stand-in is the business of
@@ -51,7 +51,7 @@ def trained_shapes(model: str) -> list[tuple[int, int]]:
     """The ``(layers, width)`` of every model a row's ``model`` text says was trained.
 
     The text is what a chapter builds from the settings that ran: ``"posgeom encoder, 1 layer, width 32, 4
-    heads"`` (:func:`posgeom.report.describe_model`), ``"2-layer encoder of width 32 (posgeom.models)"`` (a
+    heads"`` (:func:`posgeom.wording.describe_model`), ``"2-layer encoder of width 32 (posgeom.models)"`` (a
     stored design's manifest), ``"encoder d=32, 2 layers"``, ``"[CLS] classifier d=2048, 2 layer(s)"``. A row
     may name several models, separated by ``";"``: each part that states both a depth and a width is one
     trained model. A part that starts with ``"none"`` (fixed encodings, which train nothing) or names only a
