@@ -408,3 +408,100 @@ class AlibiSearch:
     n_within: dict[str, int]
     alibi_best_share: float
     closest: tuple[ClosestConstruction, ...]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue #46, typed reads of the chapters "Minimal parametrisation", "Sinusoids as MDS", "The geometry of a corpus"
+# and "Real corpora" (their modules read no stored value by string key).
+
+__all__ += [
+    "PlantedRank", "StoredValidation", "FamilyRankTable", "SST2RankTable", "StressPair", "LowRankCounts",
+    "EncodingSummary", "StoredTrainingSummary",
+]
+
+
+# Part II, *Minimal parametrisation*: run_rank_validation, run_effective_rank, run_stress_vs_rank, run_c5,
+# run_lowrank_training
+
+
+@dataclass(frozen=True)
+class PlantedRank:
+    """One case of ``run_rank_validation``: the noise-aware rank's estimate (None: undetermined), its interval
+    and text, on a corpus of planted ``rank`` and ``strength`` with ``size`` sequences, and the smallest planted
+    direction's signal against the noise threshold (fields in the stored order: the chapter's frame lists them
+    so)."""
+
+    estimate: int | None
+    interval: tuple[int, int]
+    rank: int
+    size: int
+    smallest_signal: float
+    strength: float
+    text: str
+    threshold: float
+
+
+@dataclass(frozen=True)
+class StoredValidation:
+    """A stored ``run_rank_validation``, typed: every planted-rank case."""
+
+    rows: tuple[PlantedRank, ...]
+
+
+@dataclass(frozen=True)
+class FamilyRankTable(FamilyRanks):
+    """A synthetic family's readings of ``run_effective_rank`` (``as_record(result, FamilyRankTable, at=family,
+    arrays_at=family)``), with the noise-aware threshold at each sample size and the cross-fitted eigenvalues
+    (splits × directions) at the largest."""
+
+    cross_fitted_threshold: tuple[float, ...]
+    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
+
+
+@dataclass(frozen=True)
+class SST2RankTable(SST2Ranks):
+    """SST-2's readings of ``run_effective_rank`` (``at="sst2"``, ``arrays_at`` the preprocessing whose
+    cross-fitted eigenvalues are read), with the threshold and the positions kept under each preprocessing,
+    and the sequences counted."""
+
+    cross_fitted_threshold: tuple[float, ...]
+    n_kept: tuple[int, ...]
+    n_sequences: int
+    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
+
+
+@dataclass(frozen=True)
+class StressPair:
+    """An encoding's stress under the paper's normalisation and the scale-free one."""
+
+    paper: float
+    scale_free: float
+
+
+@dataclass(frozen=True)
+class LowRankCounts:
+    """The parameter count of ``run_c5``: a full n × d table against its rank-r factors, and the savings."""
+
+    n_params_full: int
+    n_params_lowrank: int
+    savings: float
+
+
+@dataclass(frozen=True)
+class EncodingSummary:
+    """One encoding of ``run_lowrank_training`` on one task over its seeds, every stored summary (in the stored
+    order: the chapter's tables list them so)."""
+
+    accuracy_mean: float
+    accuracy_std: float
+    loss_mean: float
+    loss_std: float
+    n_seeds: int
+    position_params: int
+
+
+@dataclass(frozen=True)
+class StoredTrainingSummary:
+    """A stored ``run_lowrank_training``'s summaries, typed: per task and encoding, its :class:`EncodingSummary`."""
+
+    summary: dict[str, dict[str, EncodingSummary]]
