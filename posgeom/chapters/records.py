@@ -16,6 +16,7 @@ from ..geometry.bootstrap import Interval
 from ..geometry.intervals import SeedInterval
 from ..geometry.power import PilotPlan
 from ..registry.typed import stored
+from ..experiments.corpus_geometry import SensitivityRow
 from ..experiments.monotonicity import MonotonicityRow
 from ..experiments.settings import find
 
@@ -418,6 +419,7 @@ class AlibiSearch:
 __all__ += [
     "PlantedRank", "StoredValidation", "FamilyRankTable", "SST2RankTable", "StressPair", "LowRankCounts",
     "EncodingSummary", "StoredTrainingSummary", "FourierCorpus", "StoredFourier", "ShiftIntervals", "StoredSweep",
+    "KindGeometry", "StoredSensitivity", "StoredStressIntervals",
 ]
 
 
@@ -560,3 +562,33 @@ class StoredSweep:
     mean_sinusoid_r2: tuple[float, ...]
     sinusoidal_scale_free: tuple[float, ...]
     mds_scale_free: tuple[float, ...]
+
+
+# Part II, *Corpus geometry*: run_hellinger_kinds, run_sensitivity; Part III, *Real corpora*: run_stress_intervals
+
+
+@dataclass(frozen=True)
+class KindGeometry:
+    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``): the
+    largest distance, the mass MDS clips, its full-rank error, and each encoding's :class:`StressPair`."""
+
+    max_D: float
+    clipped_mass: float
+    full_rank_max_error: float
+    stress: dict[str, StressPair]
+
+
+@dataclass(frozen=True)
+class StoredSensitivity:
+    """A stored ``run_sensitivity``, typed: every preprocessing variant."""
+
+    variants: tuple[SensitivityRow, ...]
+
+
+@dataclass(frozen=True)
+class StoredStressIntervals:
+    """A stored ``run_stress_intervals``, typed: the bootstrap interval of each stress (``"<encoding>|<normalisation>"``)
+    and of each difference of two (``"<a>-<b>|<normalisation>"``)."""
+
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
