@@ -7,8 +7,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ..registry import Result
+from ..registry.typed import as_record
 from ..experiments.real_corpora import mds_row, smacof_row, stress_records
 from ..experiments.settings import find
+from .records import ResolvableSplits, StoredStressTable, SubsetDraws
 
 __all__ = ["stress_dataframe", "draws_table", "smacof_table"]
 
@@ -49,22 +51,23 @@ _DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "
 
 def _spread_text(e, fmt="{:.3f}") -> str:
     """Mean ± sample sd and the range over the draws (written as a range, not to be read as an interval)."""
-    return f"{fmt.format(e['mean'])} ± {fmt.format(e['sd'])} (range {fmt.format(e['min'])} to {fmt.format(e['max'])})"
+    return f"{fmt.format(e.mean)} ± {fmt.format(e.sd)} (range {fmt.format(e.min)} to {fmt.format(e.max)})"
 
 
 def draws_table(splits: dict, subsets: dict) -> pd.DataFrame:
     """The spread of the geometry's statistics over the cross-half splits (R) and, where drawn, subsets (R, D)."""
     draws = []
     for c, res in splits.items():
-        skipped = res.values["skipped"]
-        draws.append({"draw": f"{c}: {len(res.values['seeds'])} cross-half splits (R)"
-                              + (f", seeds {skipped} skipped (a kept position without a token shared by the halves)"
-                                 if skipped else ""),
-                      **{_DRAW_LABELS[k]: _spread_text(v) for k, v in res.values["spread"].items()}})
+        sp = as_record(res, ResolvableSplits)
+        draws.append({"draw": f"{c}: {len(sp.seeds)} cross-half splits (R)"
+                              + (f", seeds {list(sp.skipped)} skipped (a kept position without a token shared by the "
+                                 "halves)" if sp.skipped else ""),
+                      **{_DRAW_LABELS[k]: _spread_text(v) for k, v in sp.spread.items()}})
     for c, res in subsets.items():
-        for label, key in (("R", "spread"), ("D", "spread_D")):
-            draws.append({"draw": f"{c}: {len(res.values['seeds'])} subsets ({label})",
-                          **{_DRAW_LABELS[k]: _spread_text(v) for k, v in res.values[key].items()}})
+        sub = as_record(res, SubsetDraws)
+        for label, spread in (("R", sub.spread), ("D", sub.spread_D)):
+            draws.append({"draw": f"{c}: {len(sub.seeds)} subsets ({label})",
+                          **{_DRAW_LABELS[k]: _spread_text(v) for k, v in spread.items()}})
     return pd.DataFrame(draws).set_index("draw").T
 
 
@@ -73,7 +76,7 @@ def smacof_table(tables: dict) -> pd.DataFrame:
     lo = []
     for corpus, tab in tables.items():
         rows = stress_records(tab)
-        for k in tab.arrays["smacof_k"]:
+        for k in as_record(tab, StoredStressTable).smacof_k:
             smacof = find(rows, encoding=smacof_row(k))
             lo.append({"corpus": corpus, "rank k": int(k), "MDS, the paper's stress": find(rows, encoding=mds_row(k)).paper,
                        "SMACOF, the paper's stress": smacof.paper, "SMACOF iterations": smacof.options})

@@ -419,7 +419,8 @@ class AlibiSearch:
 __all__ += [
     "PlantedRank", "StoredValidation", "FamilyRankTable", "SST2RankTable", "StressPair", "LowRankCounts",
     "EncodingSummary", "StoredTrainingSummary", "FourierCorpus", "StoredFourier", "ShiftIntervals", "StoredSweep",
-    "KindGeometry", "StoredSensitivity", "StoredStressIntervals",
+    "KindGeometry", "StoredSensitivity", "StoredStressIntervals", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices",
+    "StoredStressTable", "SubsetDraws",
 ]
 
 
@@ -592,3 +593,73 @@ class StoredStressIntervals:
 
     statistics: dict[str, Interval]
     differences: dict[str, Interval]
+
+
+# Part III, *Real corpora*: run_alibi_choices, run_stress_table, run_subset_draws
+
+
+@dataclass(frozen=True)
+class AlibiParabola:
+    """ALiBi's "paper" stress as a parabola in its slope m under one set of choices (``run_alibi_choices``): the
+    convention, positions and special tokens, its minimum and best slope, the slopes that reach the paper's
+    value, its coefficients (sums of a², a·d and d²) and the positions kept (fields in the stored order: the
+    chapter's tables list them so)."""
+
+    kind: str
+    m_minus: float
+    m_plus: float
+    m_star: float
+    minimum: float
+    n: int
+    n_kept: int
+    saa: float
+    sad: float
+    sdd: float
+    special: str
+
+
+@dataclass(frozen=True)
+class AlibiChoice:
+    """One combination of ALiBi's unstated choices (``run_alibi_choices``): heads, convention, positions, both
+    stresses, the slope and how it was chosen, special tokens (in the stored order)."""
+
+    heads: int
+    kind: str
+    n: int
+    paper: float
+    scale_free: float
+    slope: float
+    slope_choice: str
+    special: str
+
+
+@dataclass(frozen=True)
+class StoredAlibiChoices:
+    """A stored ``run_alibi_choices``, typed: the parabola under each set of choices, every combination, and the
+    paper's value."""
+
+    parabolas: tuple[AlibiParabola, ...]
+    rows: tuple[AlibiChoice, ...]
+    target: float
+
+
+@dataclass(frozen=True)
+class StoredStressTable:
+    """What the chapter reads of a stored ``run_stress_table`` besides its rows
+    (:func:`posgeom.experiments.real_corpora.stress_records`): the ALiBi head of lowest stress, each head's slope
+    and "paper" stress, and the ranks at which SMACOF was compared with MDS."""
+
+    best_head: int
+    alibi_slopes: np.ndarray
+    alibi_head_paper: np.ndarray
+    smacof_k: np.ndarray
+
+
+@dataclass(frozen=True)
+class SubsetDraws:
+    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
+    resolvable geometry R (``spread``) and for D (``spread_D``)."""
+
+    seeds: tuple[int, ...]
+    spread: dict[str, DrawSpread]
+    spread_D: dict[str, DrawSpread]
