@@ -7,8 +7,10 @@ results (the arrays a record holds are the stored ones) and, where paper scale s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +64,53 @@ def _planted(values, arrays=None) -> Result:
     return Result("planted", "quick", "k", json.loads(json.dumps(values)), arrays or {}, {})
 
 
+def _matches(record, stored_value) -> None:
+    """Every field of ``record`` equals the stored value it was read from (recursively; an interval through its
+    dictionary)."""
+    if dataclasses.is_dataclass(record) and not hasattr(record, "as_dict"):
+        for f in dataclasses.fields(record):
+            _matches(getattr(record, f.name), stored_value[f.metadata.get("stored", f.name)])
+    elif hasattr(record, "as_dict"):
+        assert record.as_dict() == {k: stored_value[k] for k in record.as_dict()}
+    elif isinstance(record, (tuple, dict)):
+        assert len(record) == len(stored_value)
+        pairs = zip(record, stored_value) if isinstance(record, tuple) else ((record[k], stored_value[k]) for k in record)
+        for x, y in pairs:
+            _matches(x, y)
+    else:
+        assert record == stored_value and (record is None) == (stored_value is None), (record, stored_value)
+
+
+#: The views of a whole stored result that one chapter keeps in its module, each with a committed paper result.
+WHOLE_RESULT_VIEWS = [
+    ("minimal_parametrisation", "StoredValidation", "minimal_parametrisation.rank_validation"),
+    ("sinusoids_as_mds", "StoredFourier", "sinusoids_as_mds.fourier_match"),
+    ("sinusoids_as_mds", "StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
+    ("corpus_geometry", "StoredSensitivity", "corpus_geometry.sensitivity"),
+    ("minimal_parametrisation", "LowRankCounts", "minimal_parametrisation.c5"),
+]
+
+
+@pytest.mark.parametrize("module, name, experiment", WHOLE_RESULT_VIEWS, ids=[n for _, n, _ in WHOLE_RESULT_VIEWS])
+def test_a_committed_result_reads_into_the_chapters_own_view(module, name, experiment):
+    result = _committed(experiment)
+    record = as_record(result, getattr(import_module(f"posgeom.chapters.{module}"), name))
+    _matches(record, result.values)
+
+
+@pytest.mark.parametrize("corpus", ["sst2", "markov (population)"])
+def test_one_corpus_of_a_committed_result_reads_into_its_view(corpus):
+    from posgeom.chapters.corpus_geometry import KindGeometry
+    from posgeom.chapters.sinusoids_as_mds import FourierCorpus, ShiftIntervals
+
+    fourier = _committed("sinusoids_as_mds.fourier_match")
+    _matches(as_record(fourier, FourierCorpus, at=corpus), fourier.values[corpus])
+    if corpus == "sst2":
+        shift, kinds = _committed("sinusoids_as_mds.shift_intervals"), _committed("corpus_geometry.hellinger_kinds")
+        _matches(as_record(shift, ShiftIntervals, at=corpus), shift.values[corpus])
+        _matches(as_record(kinds, KindGeometry, at="sst2.geodesic"), kinds.values["sst2"]["geodesic"])
+
+
 def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
     from posgeom.chapters.minimal_parametrisation import StressCurve
 
@@ -79,7 +128,7 @@ def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
 
 def test_the_spectra_and_rank_table_read_the_stored_readings():
     from posgeom.chapters import minimal_parametrisation as mpr
-    from posgeom.chapters.records import FamilyRankTable, SST2RankTable
+    from posgeom.chapters.minimal_parametrisation import FamilyRankTable, SST2RankTable
     from posgeom.experiments.corpus_geometry import SYNTHETIC_FAMILIES
 
     ranks = _committed("minimal_parametrisation.effective_rank")
@@ -155,8 +204,7 @@ def test_the_training_tables_read_every_stored_summary():
 
 def test_the_subset_draws_table_reads_both_spreads():
     """Paper scale draws no subsets: a planted ``run_subset_draws`` and ``run_resolvable_splits``."""
-    from posgeom.chapters.real_corpora_tables import draws_table
-    from posgeom.chapters.records import SubsetDraws
+    from posgeom.chapters.real_corpora_tables import SubsetDraws, draws_table
 
     spread = {"shift_r2": {"mean": 0.5, "sd": 0.1, "min": 0.4, "max": 0.6}}
     splits = _planted({"seeds": [0, 1, 2], "skipped": [3], "spread": spread})

@@ -29,20 +29,37 @@ from ..report import ComparisonRow, describe_scales, describe_sequences
 from ..wording import special_words
 from ..experiments.corpus_geometry import CONFIGS
 from .real_corpora import PlainText
-from .records import (
-    KindGeometry, StoredSensitivity, StoredSST2Geometry, StoredStressIntervals, StoredSyntheticGeometry,
-)
+from .records import StoredSST2Geometry, StoredStressIntervals, StoredSyntheticGeometry, StressPair
 
 __all__ = [
     "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",
     "noise_summary", "scale_table", "sensitivity_variants", "sensitivity_table", "SensitivitySummary",
     "sensitivity_summary", "interval_table", "IntervalSummary", "interval_summary", "comparison_rows",
     "EARLY_POSITIONS", "SST2View", "sst2_view", "FamilyArrays", "synthetic_arrays", "NoiseScaling", "noise_scaling",
-    "Captions", "captions", "sst2_caption",
+    "Captions", "captions", "sst2_caption", "KindGeometry", "StoredSensitivity",
 ]
 
 #: Positions 1–20 of SST-2: reached by most phrases (position 0 is the [CLS] point mass).
 EARLY_POSITIONS = slice(1, 21)
+
+
+@dataclass(frozen=True)
+class KindGeometry:
+    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``): the
+    largest distance, the mass MDS clips, its full-rank error, and each encoding's
+    :class:`~posgeom.chapters.records.StressPair`."""
+
+    max_D: float
+    clipped_mass: float
+    full_rank_max_error: float
+    stress: dict[str, StressPair]
+
+
+@dataclass(frozen=True)
+class StoredSensitivity:
+    """A stored ``run_sensitivity``, typed: every preprocessing variant."""
+
+    variants: tuple[SensitivityRow, ...]
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,7 @@ from .real_corpora import PlainText
 from .powered import design_summary, paired_text, plan_text
 from .corpus_geometry import sst2_caption
 from .records import (
-    FamilyRankTable, LowRankCounts, SST2RankTable, StoredC5, StoredC5Draws, StoredLowrankDesign, StoredRanks,
-    StoredTraining, StoredValidation, StressPair,
+    FamilyRanks, SST2Ranks, StoredC5, StoredC5Draws, StoredLowrankDesign, StoredRanks, StoredTraining, StressPair,
 )
 from .minimal_parametrisation_training import (  # the training comparison's section, re-exported
     StallSummary, TrainingSummary, accuracy_by_encoding, power_checks, stall_summary, trained_runs, training_summary,
@@ -50,11 +49,67 @@ __all__ = [
     "sinusoid_crossings", "CrossingSummary", "crossing_summary", "c5_table", "c5_draws_table", "C5Summary",
     "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
     "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
-    "Captions", "captions", "StallSummary", "stall_summary", "power_checks",
+    "Captions", "captions", "StallSummary", "stall_summary", "power_checks", "PlantedRank", "StoredValidation",
+    "FamilyRankTable", "SST2RankTable", "LowRankCounts",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
 HOLDS = 0.998
+
+
+@dataclass(frozen=True)
+class PlantedRank:
+    """One case of ``run_rank_validation``: the noise-aware rank's estimate (None: undetermined), its interval
+    and text, on a corpus of planted ``rank`` and ``strength`` with ``size`` sequences, and the smallest planted
+    direction's signal against the noise threshold (fields in the stored order: the chapter's frame lists them
+    so)."""
+
+    estimate: int | None
+    interval: tuple[int, int]
+    rank: int
+    size: int
+    smallest_signal: float
+    strength: float
+    text: str
+    threshold: float
+
+
+@dataclass(frozen=True)
+class StoredValidation:
+    """A stored ``run_rank_validation``, typed: every planted-rank case."""
+
+    rows: tuple[PlantedRank, ...]
+
+
+@dataclass(frozen=True)
+class FamilyRankTable(FamilyRanks):
+    """A synthetic family's readings of ``run_effective_rank`` (``as_record(result, FamilyRankTable, at=family,
+    arrays_at=family)``), with the noise-aware threshold at each sample size and the cross-fitted eigenvalues
+    (splits × directions) at the largest."""
+
+    cross_fitted_threshold: tuple[float, ...]
+    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
+
+
+@dataclass(frozen=True)
+class SST2RankTable(SST2Ranks):
+    """SST-2's readings of ``run_effective_rank`` (``at="sst2"``, ``arrays_at`` the preprocessing whose
+    cross-fitted eigenvalues are read), with the threshold and the positions kept under each preprocessing,
+    and the sequences counted."""
+
+    cross_fitted_threshold: tuple[float, ...]
+    n_kept: tuple[int, ...]
+    n_sequences: int
+    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
+
+
+@dataclass(frozen=True)
+class LowRankCounts:
+    """The parameter count of ``run_c5``: a full n × d table against its rank-r factors, and the savings."""
+
+    n_params_full: int
+    n_params_lowrank: int
+    savings: float
 
 
 @dataclass(frozen=True)

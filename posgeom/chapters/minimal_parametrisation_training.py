@@ -23,12 +23,32 @@ from ..registry import Result
 from ..registry.typed import as_record
 from ..report import PowerCheck
 from .powered import design_check
-from .records import StoredLowrankDesign, StoredTraining, StoredTrainingSummary, TrainedRun
+from .records import StoredLowrankDesign, StoredTraining, TrainedRun
 
 __all__ = [
     "training_table", "trained_runs", "TrainingSummary", "training_summary", "StallSummary", "stall_summary",
-    "accuracy_by_encoding", "power_checks",
+    "accuracy_by_encoding", "power_checks", "EncodingSummary", "StoredTrainingSummary",
 ]
+
+
+@dataclass(frozen=True)
+class EncodingSummary:
+    """One encoding of ``run_lowrank_training`` on one task over its seeds, every stored summary (in the stored
+    order: the chapter's tables list them so)."""
+
+    accuracy_mean: float
+    accuracy_std: float
+    loss_mean: float
+    loss_std: float
+    n_seeds: int
+    position_params: int
+
+
+@dataclass(frozen=True)
+class StoredTrainingSummary:
+    """A stored ``run_lowrank_training``'s summaries, typed: per task and encoding, its :class:`EncodingSummary`."""
+
+    summary: dict[str, dict[str, EncodingSummary]]
 
 
 def training_table(training: Result) -> pd.DataFrame:

@@ -4,15 +4,17 @@ low rank (re-exported by :mod:`posgeom.chapters.real_corpora`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.real_corpora import mds_row, smacof_row, stress_records
 from ..experiments.settings import find
-from .records import ResolvableSplits, StoredStressTable, SubsetDraws
+from .records import DrawSpread, ResolvableSplits, StoredStressTable
 
-__all__ = ["stress_dataframe", "draws_table", "smacof_table"]
+__all__ = ["stress_dataframe", "draws_table", "smacof_table", "SubsetDraws"]
 
 
 def stress_dataframe(result: Result) -> pd.DataFrame:
@@ -47,6 +49,16 @@ def stress_dataframe(result: Result) -> pd.DataFrame:
 _DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "negative_fraction": "pairs with R² < 0",
                 "sinusoidal": "sinusoidal, scale-free stress", "rope": "RoPE, scale-free stress",
                 "alibi": "ALiBi, scale-free stress"}
+
+
+@dataclass(frozen=True)
+class SubsetDraws:
+    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
+    resolvable geometry R (``spread``) and for D (``spread_D``)."""
+
+    seeds: tuple[int, ...]
+    spread: dict[str, DrawSpread]
+    spread_D: dict[str, DrawSpread]
 
 
 def _spread_text(e, fmt="{:.3f}") -> str:

@@ -16,7 +16,6 @@ from ..geometry.bootstrap import Interval
 from ..geometry.intervals import SeedInterval
 from ..geometry.power import PilotPlan
 from ..registry.typed import stored
-from ..experiments.corpus_geometry import SensitivityRow
 from ..experiments.monotonicity import MonotonicityRow
 from ..experiments.settings import find
 
@@ -413,65 +412,10 @@ class AlibiSearch:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Issue #46, typed reads of the chapters "Minimal parametrisation", "Sinusoids as MDS", "The geometry of a corpus"
-# and "Real corpora" (their modules read no stored value by string key).
+# Issue #46, typed reads of the chapters "Minimal parametrisation", "The geometry of a corpus" and "Real corpora"
+# (the views only one chapter reads stay in its module).
 
-__all__ += [
-    "PlantedRank", "StoredValidation", "FamilyRankTable", "SST2RankTable", "StressPair", "LowRankCounts",
-    "EncodingSummary", "StoredTrainingSummary", "FourierCorpus", "StoredFourier", "ShiftIntervals", "StoredSweep",
-    "KindGeometry", "StoredSensitivity", "StoredStressIntervals", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices",
-    "StoredStressTable", "SubsetDraws",
-]
-
-
-# Part II, *Minimal parametrisation*: run_rank_validation, run_effective_rank, run_stress_vs_rank, run_c5,
-# run_lowrank_training
-
-
-@dataclass(frozen=True)
-class PlantedRank:
-    """One case of ``run_rank_validation``: the noise-aware rank's estimate (None: undetermined), its interval
-    and text, on a corpus of planted ``rank`` and ``strength`` with ``size`` sequences, and the smallest planted
-    direction's signal against the noise threshold (fields in the stored order: the chapter's frame lists them
-    so)."""
-
-    estimate: int | None
-    interval: tuple[int, int]
-    rank: int
-    size: int
-    smallest_signal: float
-    strength: float
-    text: str
-    threshold: float
-
-
-@dataclass(frozen=True)
-class StoredValidation:
-    """A stored ``run_rank_validation``, typed: every planted-rank case."""
-
-    rows: tuple[PlantedRank, ...]
-
-
-@dataclass(frozen=True)
-class FamilyRankTable(FamilyRanks):
-    """A synthetic family's readings of ``run_effective_rank`` (``as_record(result, FamilyRankTable, at=family,
-    arrays_at=family)``), with the noise-aware threshold at each sample size and the cross-fitted eigenvalues
-    (splits × directions) at the largest."""
-
-    cross_fitted_threshold: tuple[float, ...]
-    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
-
-
-@dataclass(frozen=True)
-class SST2RankTable(SST2Ranks):
-    """SST-2's readings of ``run_effective_rank`` (``at="sst2"``, ``arrays_at`` the preprocessing whose
-    cross-fitted eigenvalues are read), with the threshold and the positions kept under each preprocessing,
-    and the sequences counted."""
-
-    cross_fitted_threshold: tuple[float, ...]
-    n_kept: tuple[int, ...]
-    n_sequences: int
-    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
+__all__ += ["StressPair", "StoredStressIntervals", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices", "StoredStressTable"]
 
 
 @dataclass(frozen=True)
@@ -483,119 +427,12 @@ class StressPair:
 
 
 @dataclass(frozen=True)
-class LowRankCounts:
-    """The parameter count of ``run_c5``: a full n × d table against its rank-r factors, and the savings."""
-
-    n_params_full: int
-    n_params_lowrank: int
-    savings: float
-
-
-@dataclass(frozen=True)
-class EncodingSummary:
-    """One encoding of ``run_lowrank_training`` on one task over its seeds, every stored summary (in the stored
-    order: the chapter's tables list them so)."""
-
-    accuracy_mean: float
-    accuracy_std: float
-    loss_mean: float
-    loss_std: float
-    n_seeds: int
-    position_params: int
-
-
-@dataclass(frozen=True)
-class StoredTrainingSummary:
-    """A stored ``run_lowrank_training``'s summaries, typed: per task and encoding, its :class:`EncodingSummary`."""
-
-    summary: dict[str, dict[str, EncodingSummary]]
-
-
-# Part II, *Sinusoids as MDS*: run_fourier_match, run_shift_intervals, run_stationarity_sweep
-
-
-@dataclass(frozen=True)
-class FourierCorpus:
-    """One corpus of ``run_fourier_match`` (``as_record(result, FourierCorpus, at=corpus)``): how far its D is from
-    Toeplitz and circulant, how sinusoidal its top MDS eigenvectors are (the R² of each one's sinusoid fit, their
-    mean, the Fourier match), the scale-free stresses of the sinusoidal table and of MDS at the same rank, and
-    the eigenvalue share of the top vectors."""
-
-    toeplitz_deviation: float
-    circulant_deviation: float
-    mean_sinusoid_r2: float
-    fourier_match: float
-    sinusoidal_scale_free: float
-    mds_scale_free: float
-    eigenvalue_share: float
-    sinusoid_r2: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class StoredFourier:
-    """A stored ``run_fourier_match``, typed: the corpora it measured (each a :class:`FourierCorpus`), and the
-    frequencies of the width-50 sinusoidal table."""
-
-    corpora: tuple[str, ...]
-    vaswani_frequencies: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class ShiftIntervals:
-    """One corpus of ``run_shift_intervals`` (``at=corpus``): the bootstrap interval of each shift statistic
-    (:data:`posgeom.geometry.SHIFT_STATISTICS`)."""
-
-    toeplitz_deviation: Interval
-    circulant_deviation: Interval
-    fourier_match: Interval
-
-
-@dataclass(frozen=True)
-class StoredSweep:
-    """A stored ``run_stationarity_sweep``, typed: at each mixing weight t (0: the Markov corpus, 1: the drift
-    one), the Toeplitz and circulant deviations, the Fourier match, the mean sinusoid R², and the scale-free
-    stress of the sinusoidal table and of rank-6 MDS (in the order of the chapter's table)."""
-
-    t: tuple[float, ...]
-    toeplitz_deviation: tuple[float, ...]
-    circulant_deviation: tuple[float, ...]
-    fourier_match: tuple[float, ...]
-    mean_sinusoid_r2: tuple[float, ...]
-    sinusoidal_scale_free: tuple[float, ...]
-    mds_scale_free: tuple[float, ...]
-
-
-# Part II, *Corpus geometry*: run_hellinger_kinds, run_sensitivity; Part III, *Real corpora*: run_stress_intervals
-
-
-@dataclass(frozen=True)
-class KindGeometry:
-    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``): the
-    largest distance, the mass MDS clips, its full-rank error, and each encoding's :class:`StressPair`."""
-
-    max_D: float
-    clipped_mass: float
-    full_rank_max_error: float
-    stress: dict[str, StressPair]
-
-
-@dataclass(frozen=True)
-class StoredSensitivity:
-    """A stored ``run_sensitivity``, typed: every preprocessing variant."""
-
-    variants: tuple[SensitivityRow, ...]
-
-
-@dataclass(frozen=True)
 class StoredStressIntervals:
     """A stored ``run_stress_intervals``, typed: the bootstrap interval of each stress (``"<encoding>|<normalisation>"``)
     and of each difference of two (``"<a>-<b>|<normalisation>"``)."""
 
     statistics: dict[str, Interval]
     differences: dict[str, Interval]
-
-
-# Part III, *Real corpora*: run_alibi_choices, run_stress_table, run_subset_draws
 
 
 @dataclass(frozen=True)
@@ -653,13 +490,3 @@ class StoredStressTable:
     alibi_slopes: np.ndarray
     alibi_head_paper: np.ndarray
     smacof_k: np.ndarray
-
-
-@dataclass(frozen=True)
-class SubsetDraws:
-    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
-    resolvable geometry R (``spread``) and for D (``spread_D``)."""
-
-    seeds: tuple[int, ...]
-    spread: dict[str, DrawSpread]
-    spread_D: dict[str, DrawSpread]

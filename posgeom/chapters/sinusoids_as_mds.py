@@ -23,17 +23,68 @@ from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
 from ..experiments.sinusoids_as_mds import CONFIGS, run_shift_intervals
 from ..report import ComparisonRow, describe_scales, describe_sequences
 from .corpus_geometry import sst2_caption
-from .records import FourierCorpus, ShiftIntervals, StoredFourier, StoredSweep
 
 __all__ = [
     "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",
     "FrequencySummary", "frequency_summary", "SweepSummary", "sweep_summary", "premise_text", "NearStationary",
     "near_stationary", "comparison_rows",
-    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions",
+    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions", "FourierCorpus",
+    "StoredFourier", "ShiftIntervals", "StoredSweep",
 ]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
 CIRCULANT = "markov (population)"
+
+
+@dataclass(frozen=True)
+class FourierCorpus:
+    """One corpus of ``run_fourier_match`` (``as_record(result, FourierCorpus, at=corpus)``): how far its D is from
+    Toeplitz and circulant, how sinusoidal its top MDS eigenvectors are (the R² of each one's sinusoid fit, their
+    mean, the Fourier match), the scale-free stresses of the sinusoidal table and of MDS at the same rank, and
+    the eigenvalue share of the top vectors."""
+
+    toeplitz_deviation: float
+    circulant_deviation: float
+    mean_sinusoid_r2: float
+    fourier_match: float
+    sinusoidal_scale_free: float
+    mds_scale_free: float
+    eigenvalue_share: float
+    sinusoid_r2: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class StoredFourier:
+    """A stored ``run_fourier_match``, typed: the corpora it measured (each a :class:`FourierCorpus`), and the
+    frequencies of the width-50 sinusoidal table."""
+
+    corpora: tuple[str, ...]
+    vaswani_frequencies: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ShiftIntervals:
+    """One corpus of ``run_shift_intervals`` (``at=corpus``): the bootstrap interval of each shift statistic
+    (:data:`posgeom.geometry.SHIFT_STATISTICS`)."""
+
+    toeplitz_deviation: Interval
+    circulant_deviation: Interval
+    fourier_match: Interval
+
+
+@dataclass(frozen=True)
+class StoredSweep:
+    """A stored ``run_stationarity_sweep``, typed: at each mixing weight t (0: the Markov corpus, 1: the drift
+    one), the Toeplitz and circulant deviations, the Fourier match, the mean sinusoid R², and the scale-free
+    stress of the sinusoidal table and of rank-6 MDS (in the order of the chapter's table)."""
+
+    t: tuple[float, ...]
+    toeplitz_deviation: tuple[float, ...]
+    circulant_deviation: tuple[float, ...]
+    fourier_match: tuple[float, ...]
+    mean_sinusoid_r2: tuple[float, ...]
+    sinusoidal_scale_free: tuple[float, ...]
+    mds_scale_free: tuple[float, ...]
 
 
 def fourier_table(fourier: Result) -> pd.DataFrame:
