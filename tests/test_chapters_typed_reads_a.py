@@ -128,13 +128,13 @@ def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
 
 def test_the_spectra_and_rank_table_read_the_stored_readings():
     from posgeom.chapters import minimal_parametrisation as mpr
-    from posgeom.chapters.minimal_parametrisation import FamilyRankTable, SST2RankTable
+    from posgeom.chapters.minimal_parametrisation import CrossFitted, SST2RankTable
     from posgeom.experiments.corpus_geometry import SYNTHETIC_FAMILIES
 
     ranks = _committed("minimal_parametrisation.effective_rank")
-    drift = as_record(ranks, FamilyRankTable, at="drift", arrays_at="drift")
-    np.testing.assert_array_equal(drift.cross_fitted_eigenvalues, ranks.arrays["drift__cross_fitted"])
-    sst2 = as_record(ranks, SST2RankTable, at="sst2", arrays_at="sst2_model_1")
+    drift = as_record(ranks, CrossFitted, at="drift", arrays_at="drift")
+    np.testing.assert_array_equal(drift.eigenvalues, ranks.arrays["drift__cross_fitted"])
+    sst2 = as_record(ranks, SST2RankTable, at="sst2")
     assert sst2.n_kept == tuple(ranks.values["sst2"]["n_kept"]) and sst2.n_sequences == ranks.values["sst2"]["n_sequences"]
     spectra = mpr.spectra(ranks)
     assert [s.corpus for s in spectra] == [*SYNTHETIC_FAMILIES, "SST-2"]

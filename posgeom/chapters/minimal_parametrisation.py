@@ -50,7 +50,7 @@ __all__ = [
     "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
     "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
     "Captions", "captions", "StallSummary", "stall_summary", "power_checks", "PlantedRank", "StoredValidation",
-    "FamilyRankTable", "SST2RankTable", "LowRankCounts",
+    "SST2RankTable", "CrossFitted", "LowRankCounts",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
@@ -82,25 +82,23 @@ class StoredValidation:
 
 
 @dataclass(frozen=True)
-class FamilyRankTable(FamilyRanks):
-    """A synthetic family's readings of ``run_effective_rank`` (``as_record(result, FamilyRankTable, at=family,
-    arrays_at=family)``), with the noise-aware threshold at each sample size and the cross-fitted eigenvalues
-    (splits × directions) at the largest."""
+class SST2RankTable(SST2Ranks):
+    """SST-2's readings of ``run_effective_rank`` (``at="sst2"``), with the positions kept under each
+    preprocessing and the sequences counted."""
 
-    cross_fitted_threshold: tuple[float, ...]
-    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
+    n_kept: tuple[int, ...]
+    n_sequences: int
 
 
 @dataclass(frozen=True)
-class SST2RankTable(SST2Ranks):
-    """SST-2's readings of ``run_effective_rank`` (``at="sst2"``, ``arrays_at`` the preprocessing whose
-    cross-fitted eigenvalues are read), with the threshold and the positions kept under each preprocessing,
-    and the sequences counted."""
+class CrossFitted:
+    """One corpus's cross-fitted noise-aware rank in ``run_effective_rank`` (``as_record(result, CrossFitted,
+    at=corpus, arrays_at=setting)``): the rank read at each setting as text, its threshold, and the cross-fitted
+    eigenvalues (splits × directions) of the setting whose arrays are read."""
 
+    cross_fitted: tuple[str, ...]
     cross_fitted_threshold: tuple[float, ...]
-    n_kept: tuple[int, ...]
-    n_sequences: int
-    cross_fitted_eigenvalues: np.ndarray = stored("cross_fitted")
+    eigenvalues: np.ndarray = stored("cross_fitted")
 
 
 @dataclass(frozen=True)
@@ -143,14 +141,6 @@ def validation_summary(validation: Result) -> ValidationSummary:
 _SST2_SPECTRUM = "sst2_model_1"
 
 
-def _family_ranks(ranks: Result, family: str) -> FamilyRankTable:
-    return as_record(ranks, FamilyRankTable, at=family, arrays_at=family)
-
-
-def _sst2_ranks(ranks: Result) -> SST2RankTable:
-    return as_record(ranks, SST2RankTable, at="sst2", arrays_at=_SST2_SPECTRUM)
-
-
 def _readings(v, j: int) -> dict:
     """The rank readings of setting ``j`` (tolerance, mass, stress, cross-fitted), as the rank table names them."""
     return {"tol": v.tol[j], "mass": v.mass[j], "stress": v.stress[j], "cross_fitted": v.cross_fitted[j]}
@@ -161,10 +151,10 @@ def rank_table(ranks: Result) -> pd.DataFrame:
     size, and of SST-2 under each preprocessing."""
     rows = []
     for fam in SYNTHETIC_FAMILIES:
-        v = _family_ranks(ranks, fam)
+        v = as_record(ranks, FamilyRanks, at=fam)
         for j, N in enumerate(v.sizes):
             rows.append({"corpus": fam, "sequences": N, "population rank": v.population, **_readings(v, j)})
-    s = _sst2_ranks(ranks)
+    s = as_record(ranks, SST2RankTable, at="sst2")
     for j, (special, min_count, n_kept) in enumerate(zip(s.special, s.min_count, s.n_kept)):
         # the options in words (docs/STYLE.md, rule 4): not "SST-2 (model, min_count 10, n = 60)"
         reached = "at least once" if min_count == 1 else f"{min_count:,} times or more"
@@ -451,13 +441,11 @@ class Spectrum:
 def spectra(ranks: Result) -> list[Spectrum]:
     """One :class:`Spectrum` per synthetic family, then SST-2, from a ``run_effective_rank`` result."""
     out = []
-    for fam in SYNTHETIC_FAMILIES:
-        v = _family_ranks(ranks, fam)
-        out.append(Spectrum(fam, v.cross_fitted_eigenvalues.mean(axis=0), v.cross_fitted_threshold[-1],
-                            v.cross_fitted[-1]))
-    s = _sst2_ranks(ranks)
-    return out + [Spectrum("SST-2", s.cross_fitted_eigenvalues.mean(axis=0), s.cross_fitted_threshold[0],
-                           s.cross_fitted[0])]
+    for fam in SYNTHETIC_FAMILIES:  # the largest sample of each family
+        v = as_record(ranks, CrossFitted, at=fam, arrays_at=fam)
+        out.append(Spectrum(fam, v.eigenvalues.mean(axis=0), v.cross_fitted_threshold[-1], v.cross_fitted[-1]))
+    s = as_record(ranks, CrossFitted, at="sst2", arrays_at=_SST2_SPECTRUM)  # its first preprocessing
+    return out + [Spectrum("SST-2", s.eigenvalues.mean(axis=0), s.cross_fitted_threshold[0], s.cross_fitted[0])]
 
 
 def validation_frame(validation: Result) -> pd.DataFrame:

@@ -29,7 +29,7 @@ __all__ = [
     "FrequencySummary", "frequency_summary", "SweepSummary", "sweep_summary", "premise_text", "NearStationary",
     "near_stationary", "comparison_rows",
     "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions", "FourierCorpus",
-    "StoredFourier", "ShiftIntervals", "StoredSweep",
+    "StoredFourier", "ShiftIntervals", "SweepPath", "StoredSweep",
 ]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
@@ -39,9 +39,9 @@ CIRCULANT = "markov (population)"
 @dataclass(frozen=True)
 class FourierCorpus:
     """One corpus of ``run_fourier_match`` (``as_record(result, FourierCorpus, at=corpus)``): how far its D is from
-    Toeplitz and circulant, how sinusoidal its top MDS eigenvectors are (the R² of each one's sinusoid fit, their
-    mean, the Fourier match), the scale-free stresses of the sinusoidal table and of MDS at the same rank, and
-    the eigenvalue share of the top vectors."""
+    Toeplitz and circulant, how sinusoidal its top MDS eigenvectors are (the mean R² of their sinusoid fits, the
+    Fourier match), the scale-free stresses of the sinusoidal table and of MDS at the same rank, and the
+    eigenvalue share of the top vectors."""
 
     toeplitz_deviation: float
     circulant_deviation: float
@@ -50,7 +50,6 @@ class FourierCorpus:
     sinusoidal_scale_free: float
     mds_scale_free: float
     eigenvalue_share: float
-    sinusoid_r2: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -65,11 +64,21 @@ class StoredFourier:
 @dataclass(frozen=True)
 class ShiftIntervals:
     """One corpus of ``run_shift_intervals`` (``at=corpus``): the bootstrap interval of each shift statistic
-    (:data:`posgeom.geometry.SHIFT_STATISTICS`)."""
+    (:data:`posgeom.geometry.SHIFT_STATISTICS`; None where not stored)."""
 
-    toeplitz_deviation: Interval
-    circulant_deviation: Interval
-    fourier_match: Interval
+    toeplitz_deviation: Interval | None = None
+    circulant_deviation: Interval | None = None
+    fourier_match: Interval | None = None
+
+
+@dataclass(frozen=True)
+class SweepPath:
+    """The path of ``run_stationarity_sweep`` from the Markov corpus (t = 0) to the drift one (t = 1): at each
+    mixing weight t, the circulant deviation and the Fourier match (what C4's rule reads of it)."""
+
+    t: tuple[float, ...]
+    circulant_deviation: tuple[float, ...]
+    fourier_match: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -133,7 +142,7 @@ class FourierSummary:
 def fourier_summary(fourier: Result, settings=None) -> FourierSummary:
     """The :class:`FourierSummary` of a ``run_fourier_match`` result at the scale in force."""
     return as_record(fourier, FourierSummary,
-                     dr_r2_top3=float(np.mean(as_record(fourier, FourierCorpus, at="drift").sinusoid_r2[:3])),
+                     dr_r2_top3=float(np.mean(eigenvectors(fourier, "drift").sinusoid_r2[:3])),
                      n_sample=f"{CORPUS_CONFIGS[_settings(settings).scale].synthetic.n_sequences:,}")
 
 
@@ -141,7 +150,10 @@ def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
     """One stored bootstrap interval of ``run_shift_intervals`` (a statistic of :data:`SHIFT_STATISTICS`)."""
     if statistic not in SHIFT_STATISTICS:
         raise ValueError(f"no shift statistic {statistic!r}: run_shift_intervals stores {', '.join(SHIFT_STATISTICS)}")
-    return getattr(as_record(shift, ShiftIntervals, at=corpus), statistic)
+    interval = getattr(as_record(shift, ShiftIntervals, at=corpus), statistic)
+    if interval is None:
+        raise KeyError(f"{shift.experiment} stores no {statistic} interval of {corpus}")
+    return interval
 
 
 def shift_table(shift: Result, settings=None) -> pd.DataFrame:
@@ -219,7 +231,7 @@ class NearStationary:
 
 def near_stationary(fourier: Result, sweep: Result) -> NearStationary:
     """The :class:`NearStationary` of ``run_fourier_match`` and ``run_stationarity_sweep``."""
-    sw = as_record(sweep, StoredSweep)
+    sw = as_record(sweep, SweepPath)
     populations = {name: v for name, v in _corpora(fourier).items() if name.endswith("(population)")}
     deviation = {**{f"{t:.0%} drift": dev for t, dev in zip(sw.t, sw.circulant_deviation)},
                  **{name: v.circulant_deviation for name, v in populations.items()}}
