@@ -223,6 +223,12 @@ RECORD_ENTRIES = [
     ("StoredLowrankDesign", "minimal_parametrisation.lowrank_powered"), ("StoredInitDesign", "learned_tables.init_powered"), ("StoredDropoutDesign", "learned_tables.dropout_powered"),
     ("StoredDesign", "learned_tables_fail.tails_powered"), ("StoredDesign", "minimal_parametrisation.lowrank_powered"),
 ]
+# issue #46, item 1 part A: the views corpus geometry and real corpora share (tests/test_chapters_typed_reads_a.py
+# checks those a single chapter keeps)
+RECORD_ENTRIES += [
+    ("StoredStressIntervals", "real_corpora_stress_intervals_sst2"), ("StoredAlibiChoices", "real_corpora_alibi_choices_sst2"),
+    ("StoredStressTable", "real_corpora_stress_sst2"),
+]
 
 
 #: Views of results that wait for a GPU at paper scale (nothing committed): read from a planted result instead.

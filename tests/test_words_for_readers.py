@@ -41,10 +41,11 @@ def test_the_rank_table_names_its_options_in_words():
     "SST-2 (model, min_count 10, n = 60)"."""
     from posgeom.chapters import minimal_parametrisation as mp
 
-    synthetic = {fam: {"sizes": [100], "population": 1, **{c: [1] for c in ("tol", "mass", "stress", "cross_fitted")}}
-                 for fam in mp.SYNTHETIC_FAMILIES}
+    # the readings as run_effective_rank stores them (the cross-fitted rank as text)
+    synthetic = {fam: {"sizes": [100], "population": 1, "cross_fitted": ["1 (90% interval 1)"],
+                       **{c: [1] for c in ("tol", "mass", "stress")}} for fam in mp.SYNTHETIC_FAMILIES}
     sst2 = {"special": ["model", "content"], "min_count": [1, 10], "n_kept": [64, 60], "n_sequences": 67_349,
-            **{c: [2, 3] for c in ("tol", "mass", "stress", "cross_fitted")}}
+            "cross_fitted": ["2 (90% interval 2)", "3 (90% interval 3)"], **{c: [2, 3] for c in ("tol", "mass", "stress")}}
     table = mp.rank_table(SimpleNamespace(values={**synthetic, "sst2": sst2}))
     labels = [corpus for corpus, _ in table.index if corpus.startswith("SST-2")]
     assert labels == ["SST-2 (the model's special tokens, positions reached at least once, n = 64)",

@@ -24,24 +24,42 @@ from ..experiments.corpus_geometry import (
     SYNTHETIC_FAMILIES, SensitivityRow, run_sst2_geometry, run_synthetic_geometry,
 )
 from ..experiments.real_corpora import run_stress_intervals
-from ..geometry import interval_text
-from ..experiments.settings import find, records
+from ..experiments.settings import find
 from ..report import ComparisonRow, describe_scales, describe_sequences
 from ..wording import special_words
 from ..experiments.corpus_geometry import CONFIGS
 from .real_corpora import PlainText
-from .records import StoredSST2Geometry, StoredSyntheticGeometry
+from .records import StoredSST2Geometry, StoredStressIntervals, StoredSyntheticGeometry, StressPair
 
 __all__ = [
     "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",
     "noise_summary", "scale_table", "sensitivity_variants", "sensitivity_table", "SensitivitySummary",
     "sensitivity_summary", "interval_table", "IntervalSummary", "interval_summary", "comparison_rows",
-    "EARLY_POSITIONS", "SST2View", "sst2_view", "synthetic_arrays", "NoiseScaling", "noise_scaling",
-    "Captions", "captions", "sst2_caption",
+    "EARLY_POSITIONS", "SST2View", "sst2_view", "FamilyArrays", "synthetic_arrays", "NoiseScaling", "noise_scaling",
+    "Captions", "captions", "sst2_caption", "KindGeometry", "StoredSensitivity",
 ]
 
 #: Positions 1–20 of SST-2: reached by most phrases (position 0 is the [CLS] point mass).
 EARLY_POSITIONS = slice(1, 21)
+
+
+@dataclass(frozen=True)
+class KindGeometry:
+    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``): the
+    largest distance, the mass MDS clips, its full-rank error, and each encoding's
+    :class:`~posgeom.chapters.records.StressPair`."""
+
+    max_D: float
+    clipped_mass: float
+    full_rank_max_error: float
+    stress: dict[str, StressPair]
+
+
+@dataclass(frozen=True)
+class StoredSensitivity:
+    """A stored ``run_sensitivity``, typed: every preprocessing variant."""
+
+    variants: tuple[SensitivityRow, ...]
 
 
 @dataclass(frozen=True)
@@ -85,11 +103,11 @@ def kinds_table(kinds: Result) -> pd.DataFrame:
     rows = []
     for corpus in ("drift", "sst2"):
         for kind in geo.HELLINGER_KINDS:
-            v = kinds.values[corpus][kind]
-            rows.append({"corpus": corpus, "convention": kind, "largest distance": v["max_D"],
-                         "MDS clipped mass": v["clipped_mass"], "full-rank MDS max error": v["full_rank_max_error"],
-                         **{f"{enc} ({norm})": v["stress"][enc][norm] for enc in ("sinusoidal", "alibi")
-                            for norm in ("paper", "scale_free")}})
+            v = as_record(kinds, KindGeometry, at=f"{corpus}.{kind}")
+            rows.append({"corpus": corpus, "convention": kind, "largest distance": v.max_D,
+                         "MDS clipped mass": v.clipped_mass, "full-rank MDS max error": v.full_rank_max_error,
+                         **{f"{enc} ({norm})": value for enc in ("sinusoidal", "alibi")
+                            for norm, value in (("paper", v.stress[enc].paper), ("scale_free", v.stress[enc].scale_free))}})
     return pd.DataFrame(rows).set_index(["corpus", "convention"])
 
 
@@ -130,12 +148,12 @@ class NoiseSummary:
 
 def noise_summary(scaling: Result) -> NoiseSummary:
     """The :class:`NoiseSummary` of a ``run_noise_scaling`` result."""
-    v = scaling.values
-    ratio = np.asarray(v["delta_method_mean_sq"]) / np.asarray(v["stationary_mean_sq"])
+    v = noise_scaling(scaling)
+    ratio = v.delta_method / v.stationary
     return NoiseSummary(
-        dm_ratio_small=float(ratio[0]), dm_ratio_large=float(ratio[-1]), dm_min_count_small=v["min_expected_count"][0],
-        n_small=int(v["sizes"][0]), n_large=int(v["sizes"][-1]),
-        drift_excess_ratio=v["drift_excess_sq"][-1] / v["drift_F_sq"][-1],
+        dm_ratio_small=float(ratio[0]), dm_ratio_large=float(ratio[-1]), dm_min_count_small=float(v.min_expected_count[0]),
+        n_small=int(v.sizes[0]), n_large=int(v.sizes[-1]),
+        drift_excess_ratio=float(v.drift_excess[-1]) / float(v.drift_floor[-1]),
     )
 
 
@@ -168,7 +186,7 @@ def scale_table(synthetic: Result, sst2: Result, settings=None) -> pd.DataFrame:
 
 def sensitivity_variants(sensitivity: Result) -> list[SensitivityRow]:
     """The variants of a ``run_sensitivity`` result, as typed records."""
-    return records(SensitivityRow, sensitivity.values["variants"])
+    return list(as_record(sensitivity, StoredSensitivity).variants)
 
 
 def sensitivity_table(sensitivity: Result) -> pd.DataFrame:
@@ -236,24 +254,28 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
     committed paper-scale ones. The bootstrap's point estimates must be the sensitivity table's baseline
     stresses (the same matrix); a :class:`ValueError` says which differs."""
     settings = _settings(settings)
-    st, df = intervals.values["statistics"], intervals.values["differences"]
+    iv = as_record(intervals, StoredStressIntervals)
+    st, df = iv.statistics, iv.differences
     base = find(sensitivity_variants(sensitivity), name="baseline")
     for e in _ENCODINGS:
         for z in ("paper", "scale_free"):
-            if abs(st[f"{e}|{z}"]["estimate"] - base.stress[e][z]) >= 1e-9:
-                raise ValueError(f"the bootstrap's {e} {z} stress {st[f'{e}|{z}']['estimate']!r} is not the baseline's "
+            if abs(st[f"{e}|{z}"].estimate - base.stress[e][z]) >= 1e-9:
+                raise ValueError(f"the bootstrap's {e} {z} stress {st[f'{e}|{z}'].estimate!r} is not the baseline's "
                                  f"{base.stress[e][z]!r}: the two were computed from different matrices")
 
-    def paper_interval(key, table="statistics"):
-        return stored_text(run_stress_intervals, settings, lambda r: interval_text(r.values[table][key]))
+    def paper_interval(key, differences=False):
+        def pick(r):
+            paper = as_record(r, StoredStressIntervals)
+            return (paper.differences if differences else paper.statistics)[key].text()
+        return stored_text(run_stress_intervals, settings, pick)
 
     column = f"{settings.scale} (95% interval)"
     # the normalisations in words (docs/STYLE.md: no option values of the code in a table)
     words = {"scale_free": "scale-free", "paper": "the paper's"}
-    rows = [{"stress of": e, "normalisation": words[z], column: interval_text(st[f"{e}|{z}"]),
+    rows = [{"stress of": e, "normalisation": words[z], column: st[f"{e}|{z}"].text(),
              "paper scale": paper_interval(f"{e}|{z}")} for z in ("scale_free", "paper") for e in _ENCODINGS]
     rows += [{"stress of": name.replace("|scale_free", ""), "normalisation": "scale-free (difference)",
-              column: interval_text(df[name], "{:.4f}"), "paper scale": paper_interval(name, "differences")}
+              column: df[name].text("{:.4f}"), "paper scale": paper_interval(name, differences=True)}
              for name in _DIFFERENCES]
     return pd.DataFrame(rows).set_index(["stress of", "normalisation"])
 
@@ -268,9 +290,9 @@ class IntervalSummary:
 
 def interval_summary(intervals: Result) -> IntervalSummary:
     """The :class:`IntervalSummary` of a ``run_stress_intervals`` result."""
-    df = intervals.values["differences"]
-    return IntervalSummary(PlainText(interval_text(df["sinusoidal-rope|scale_free"], "{:.4f}")),
-                           PlainText(interval_text(df["alibi-sinusoidal|scale_free"])))
+    df = as_record(intervals, StoredStressIntervals).differences
+    return IntervalSummary(PlainText(df["sinusoidal-rope|scale_free"].text("{:.4f}")),
+                           PlainText(df["alibi-sinusoidal|scale_free"].text()))
 
 
 def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> list:
@@ -285,14 +307,14 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
 
     settings = _settings(settings)
     variants = sensitivity_variants(sensitivity)
-    st, df = intervals.values["statistics"], intervals.values["differences"]
-    sin_rope = df["sinusoidal-rope|scale_free"]
+    iv = as_record(intervals, StoredStressIntervals)
+    st, sin_rope = iv.statistics, iv.differences["sinusoidal-rope|scale_free"]
     ratio = min(_paper_ratios(variants))
     return [
         ComparisonRow(
-            "C8", ours=(f"scale-free stress: sinusoidal − RoPE = {interval_text(sin_rope, '{:.4f}')} (95% interval over "
+            "C8", ours=(f"scale-free stress: sinusoidal − RoPE = {sin_rope.text('{:.4f}')} (95% interval over "
                         f"phrases), within {max(_relative_gaps(variants)):.1%} in every variant; paper: sinusoidal "
-                        f"{interval_text(st['sinusoidal|paper'], '{:.0f}')} vs RoPE {interval_text(st['rope|paper'])}, "
+                        f"{st['sinusoidal|paper'].text('{:.0f}')} vs RoPE {st['rope|paper'].text()}, "
                         f"≥ {ratio:.0f}× in every variant"),
             scale=settings.scale, model="none (fixed encodings, d = 768, 12 heads)", corpus="SST-2 train",
             options="variants of the sensitivity table", decision=rules.c8_sinusoidal_rope(sin_rope, ratio),
@@ -302,7 +324,8 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
 
 @dataclass(frozen=True)
 class SST2View:
-    """The arrays of a ``run_sst2_geometry`` result the chapter draws: the distances ``D`` and their noise floor
+    """The arrays of a ``run_sst2_geometry`` result the chapter draws, typed (:func:`posgeom.registry.typed.as_record`):
+    the distances ``D`` and their noise floor
     ``F``, the positions and their reach, the most frequent tokens (``top_strings``) with their probability
     at each position (``top_probs``, positions × tokens), and the rms distance, rms floor and share of pairs
     resolved (D > 2F) for each number of phrases used (``sizes``)."""
@@ -321,38 +344,49 @@ class SST2View:
 
 def sst2_view(sst2: Result) -> SST2View:
     """The :class:`SST2View` of a ``run_sst2_geometry`` result."""
-    a, v = sst2.arrays, sst2.values
-    return SST2View(**{k: np.asarray(a[k]) for k in ("D", "F", "positions", "reach", "top_strings", "top_probs")},
-                    **{k: np.asarray(v[k]) for k in ("sizes", "size_rms_D", "size_rms_F", "size_frac_above_2F")})
+    return as_record(sst2, SST2View)
 
 
-def synthetic_arrays(synthetic: Result, name: str) -> dict[str, np.ndarray]:
-    """``{family: array}`` of one stored array of every synthetic family (``"D"``, ``"mu_pop"``, ...)."""
-    return {fam: np.asarray(synthetic.arrays[f"{fam}__{name}"]) for fam in SYNTHETIC_FAMILIES}
+@dataclass(frozen=True)
+class FamilyArrays:
+    """The arrays of one synthetic family of a ``run_synthetic_geometry`` result, typed (``as_record(result,
+    FamilyArrays, at=family, arrays_at=family)``): the marginals ``mu`` and distances ``D`` of its sample and of its
+    population (``*_pop``), the noise floor ``F``, and the reach of each position."""
+
+    mu: np.ndarray
+    mu_pop: np.ndarray
+    D: np.ndarray
+    D_pop: np.ndarray
+    F: np.ndarray
+    reach: np.ndarray
+
+
+def synthetic_arrays(synthetic: Result) -> dict[str, FamilyArrays]:
+    """``{family: FamilyArrays}`` of every synthetic family of a ``run_synthetic_geometry`` result."""
+    return {fam: as_record(synthetic, FamilyArrays, at=fam, arrays_at=fam) for fam in SYNTHETIC_FAMILIES}
 
 
 @dataclass(frozen=True)
 class NoiseScaling:
-    """How sampling noise scales with the number of sequences ``sizes``: on the stationary family the measured
-    mean squared distance (its population distance is 0) against the bootstrap and split-half noise floors and
-    the delta method's (v − 1)/(2N); on the drift family the squared distance added by sampling against the
-    bootstrap floor."""
+    """How sampling noise scales with the number of sequences ``sizes``, typed from a ``run_noise_scaling`` result
+    (:func:`posgeom.registry.typed.as_record`): on the stationary family the measured mean squared distance (its
+    population distance is 0) against the bootstrap and split-half noise floors and the delta method's
+    (v − 1)/(2N), and the smallest expected count the delta method rests on; on the drift family the squared
+    distance added by sampling against the bootstrap floor."""
 
     sizes: np.ndarray
-    stationary: np.ndarray
-    bootstrap: np.ndarray
-    split_half: np.ndarray
-    delta_method: np.ndarray
-    drift_excess: np.ndarray
-    drift_floor: np.ndarray
+    stationary: np.ndarray = stored("stationary_mean_sq")
+    bootstrap: np.ndarray = stored("bootstrap_mean_sq")
+    split_half: np.ndarray = stored("split_half_mean_sq")
+    delta_method: np.ndarray = stored("delta_method_mean_sq")
+    drift_excess: np.ndarray = stored("drift_excess_sq")
+    drift_floor: np.ndarray = stored("drift_F_sq")
+    min_expected_count: np.ndarray
 
 
 def noise_scaling(scaling: Result) -> NoiseScaling:
     """The :class:`NoiseScaling` of a ``run_noise_scaling`` result."""
-    v = scaling.values
-    return NoiseScaling(*(np.asarray(v[k]) for k in ("sizes", "stationary_mean_sq", "bootstrap_mean_sq",
-                                                      "split_half_mean_sq", "delta_method_mean_sq", "drift_excess_sq",
-                                                      "drift_F_sq")))
+    return as_record(scaling, NoiseScaling)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,12 @@
 r"""What the chapter "The minimal parametrisation" reports, from its stored runs.
 
 The runs of :mod:`posgeom.experiments.minimal_parametrisation` (the effective rank of each corpus, the
-planted-rank validation, stress against rank, the C5 stress reduction and its draws) and of
-:mod:`posgeom.experiments.lowrank_training` (low-rank tables trained against full ones) are stored as
-dictionaries; this module builds the chapter's tables from them, gives the numbers and phrases the chapter
-quotes as one summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and its "Paper vs this
-book" rows for C5, each decided by its rule in :mod:`posgeom.verdicts`.
+planted-rank validation, stress against rank, the C5 stress reduction and its draws) are read back as typed
+records (:mod:`posgeom.chapters.records`); this module builds the chapter's tables from them, gives the numbers
+and phrases the chapter quotes as one summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and
+its "Paper vs this book" rows for C5, each decided by its rule in :mod:`posgeom.verdicts`. The training
+comparison (:mod:`posgeom.experiments.lowrank_training`) has its section in
+:mod:`posgeom.chapters.minimal_parametrisation_training`, re-exported here.
 
 It reads the stored results only: none of the modules that compute them imports it, so the committed
 paper-scale results keep their code keys when the way the chapter reports them changes.
@@ -13,29 +14,34 @@ paper-scale results keep their code keys when the way the chapter reports them c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..wording import rank_words, special_words
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
-from ..registry.typed import as_record
+from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..report import (
-    ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_sequences, short_float, model_words,
+    ComparisonRow, decided_rows, describe_model, describe_scales, describe_sequences, short_float, model_words,
 )
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
-from .powered import design_check, design_summary, paired_text, plan_text
+from .powered import design_summary, paired_text, plan_text
 from .corpus_geometry import sst2_caption
-from .records import StoredC5, StoredC5Draws, StoredLowrankDesign, StoredRanks, StoredTraining
+from .records import (
+    FamilyRanks, SST2Ranks, StoredC5, StoredC5Draws, StoredLowrankDesign, StoredRanks, StoredTraining, StressPair,
+)
+from .minimal_parametrisation_training import (  # the training comparison's section, re-exported
+    StallSummary, TrainingSummary, accuracy_by_encoding, power_checks, stall_summary, trained_runs, training_summary,
+    training_table,
+)
 
 __all__ = [
     "HOLDS", "PURE_NOISE", "C5Evidence", "c5_evidence", "ValidationSummary", "validation_summary", "rank_table",
@@ -43,11 +49,65 @@ __all__ = [
     "sinusoid_crossings", "CrossingSummary", "crossing_summary", "c5_table", "c5_draws_table", "C5Summary",
     "c5_summary", "training_table", "trained_runs", "TrainingSummary", "training_summary", "comparison_rows",
     "Spectrum", "spectra", "validation_frame", "StressCurve", "stress_curves", "parameter_counts", "accuracy_by_encoding",
-    "Captions", "captions", "StallSummary", "stall_summary", "power_checks",
+    "Captions", "captions", "StallSummary", "stall_summary", "power_checks", "PlantedRank", "StoredValidation",
+    "SST2RankTable", "CrossFitted", "LowRankCounts",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
 HOLDS = 0.998
+
+
+@dataclass(frozen=True)
+class PlantedRank:
+    """One case of ``run_rank_validation``: the noise-aware rank's estimate (None: undetermined), its interval
+    and text, on a corpus of planted ``rank`` and ``strength`` with ``size`` sequences, and the smallest planted
+    direction's signal against the noise threshold (fields in the stored order: the chapter's frame lists them
+    so)."""
+
+    estimate: int | None
+    interval: tuple[int, int]
+    rank: int
+    size: int
+    smallest_signal: float
+    strength: float
+    text: str
+    threshold: float
+
+
+@dataclass(frozen=True)
+class StoredValidation:
+    """A stored ``run_rank_validation``, typed: every planted-rank case."""
+
+    rows: tuple[PlantedRank, ...]
+
+
+@dataclass(frozen=True)
+class SST2RankTable(SST2Ranks):
+    """SST-2's readings of ``run_effective_rank`` (``at="sst2"``), with the positions kept under each
+    preprocessing and the sequences counted."""
+
+    n_kept: tuple[int, ...]
+    n_sequences: int
+
+
+@dataclass(frozen=True)
+class CrossFitted:
+    """One corpus's cross-fitted noise-aware rank in ``run_effective_rank`` (``as_record(result, CrossFitted,
+    at=corpus, arrays_at=setting)``): the rank read at each setting as text, its threshold, and the cross-fitted
+    eigenvalues (splits × directions) of the setting whose arrays are read."""
+
+    cross_fitted: tuple[str, ...]
+    cross_fitted_threshold: tuple[float, ...]
+    eigenvalues: np.ndarray = stored("cross_fitted")
+
+
+@dataclass(frozen=True)
+class LowRankCounts:
+    """The parameter count of ``run_c5``: a full n × d table against its rank-r factors, and the savings."""
+
+    n_params_full: int
+    n_params_lowrank: int
+    savings: float
 
 
 @dataclass(frozen=True)
@@ -66,17 +126,24 @@ class ValidationSummary:
 
 def validation_summary(validation: Result) -> ValidationSummary:
     """The :class:`ValidationSummary` of a ``run_rank_validation`` result."""
-    rows = validation.values["rows"]
-    above = [r for r in rows if r["smallest_signal"] > r["threshold"]]
-    below = [r for r in rows if r["smallest_signal"] < r["threshold"] / 2]
+    rows = as_record(validation, StoredValidation).rows
+    above = [r for r in rows if r.smallest_signal > r.threshold]
+    below = [r for r in rows if r.smallest_signal < r.threshold / 2]
     return ValidationSummary(
-        recovered=sum(r["estimate"] == r["rank"] for r in above), above=len(above),
-        flagged=sum(r["estimate"] is None for r in below), below=len(below),
-        over=sum(r["interval"][1] > r["rank"] for r in rows), cases=len(rows),
+        recovered=sum(r.estimate == r.rank for r in above), above=len(above),
+        flagged=sum(r.estimate is None for r in below), below=len(below),
+        over=sum(r.interval[1] > r.rank for r in rows), cases=len(rows),
     )
 
 
-_RANK_READINGS = ("tol", "mass", "stress", "cross_fitted")
+#: SST-2's preprocessing whose cross-fitted spectrum the chapter draws (``run_effective_rank`` names its arrays
+#: ``sst2_<special tokens>_<min_count>``): the model's special tokens, positions reached at least once.
+_SST2_SPECTRUM = "sst2_model_1"
+
+
+def _readings(v, j: int) -> dict:
+    """The rank readings of setting ``j`` (tolerance, mass, stress, cross-fitted), as the rank table names them."""
+    return {"tol": v.tol[j], "mass": v.mass[j], "stress": v.stress[j], "cross_fitted": v.cross_fitted[j]}
 
 
 def rank_table(ranks: Result) -> pd.DataFrame:
@@ -84,17 +151,15 @@ def rank_table(ranks: Result) -> pd.DataFrame:
     size, and of SST-2 under each preprocessing."""
     rows = []
     for fam in SYNTHETIC_FAMILIES:
-        v = ranks.values[fam]
-        for j, N in enumerate(v["sizes"]):
-            rows.append({"corpus": fam, "sequences": N, "population rank": v["population"],
-                         **{c: v[c][j] for c in _RANK_READINGS}})
-    s = ranks.values["sst2"]
-    for j in range(len(s["special"])):
+        v = as_record(ranks, FamilyRanks, at=fam)
+        for j, N in enumerate(v.sizes):
+            rows.append({"corpus": fam, "sequences": N, "population rank": v.population, **_readings(v, j)})
+    s = as_record(ranks, SST2RankTable, at="sst2")
+    for j, (special, min_count, n_kept) in enumerate(zip(s.special, s.min_count, s.n_kept)):
         # the options in words (docs/STYLE.md, rule 4): not "SST-2 (model, min_count 10, n = 60)"
-        reached = "at least once" if s["min_count"][j] == 1 else f"{s['min_count'][j]:,} times or more"
-        rows.append({"corpus": f"SST-2 ({special_words(s['special'][j])}, positions reached {reached}, "
-                               f"n = {s['n_kept'][j]})",
-                     "sequences": s["n_sequences"], "population rank": None, **{c: s[c][j] for c in _RANK_READINGS}})
+        reached = "at least once" if min_count == 1 else f"{min_count:,} times or more"
+        rows.append({"corpus": f"SST-2 ({special_words(special)}, positions reached {reached}, n = {n_kept})",
+                     "sequences": s.n_sequences, "population rank": None, **_readings(s, j)})
     return pd.DataFrame(rows).set_index(["corpus", "sequences"])
 
 
@@ -144,10 +209,9 @@ def sinusoid_crossings(stress_vs_rank: Result) -> dict[str, int | None]:
     """Per corpus of ``run_stress_vs_rank``, the first rank k whose MDS "scale_free" stress falls below the
     sinusoidal table's (None when no rank computed does)."""
     crossing = {}
-    for name in list(SYNTHETIC_FAMILIES) + ["sst2"]:
-        curve = stress_vs_rank.arrays[f"{name}__scale_free"]
-        below = np.flatnonzero(curve < stress_vs_rank.values[name]["encodings"]["sinusoidal"]["scale_free"])
-        crossing[name] = int(below[0] + 1) if below.size else None
+    for c in stress_curves(stress_vs_rank):
+        below = np.flatnonzero(c.mds < c.encodings["sinusoidal"].scale_free)
+        crossing[c.corpus] = int(below[0] + 1) if below.size else None
     return crossing
 
 
@@ -160,7 +224,7 @@ class CrossingSummary:
 
 def crossing_summary(stress_vs_rank: Result) -> CrossingSummary:
     """The :class:`CrossingSummary` of a ``run_stress_vs_rank`` result."""
-    sizes = {name: stress_vs_rank.arrays[f"{name}__scale_free"].size for name in list(SYNTHETIC_FAMILIES) + ["sst2"]}
+    sizes = {c.corpus: c.mds.size for c in stress_curves(stress_vs_rank)}
     return CrossingSummary("; ".join(f"{name}: {'rank ' + str(k) if k else 'not within rank ' + str(sizes[name])}"
                                      for name, k in sinusoid_crossings(stress_vs_rank).items()))
 
@@ -286,67 +350,6 @@ def c5_summary(c5: Result, draws: Result) -> C5Summary:
     )
 
 
-def training_table(training: Result) -> pd.DataFrame:
-    """Per task and encoding: accuracy over seeds and trainable positional parameters."""
-    summary = training.values["summary"]
-    return pd.concat({t: pd.DataFrame(summary[t]).T for t in summary})
-
-
-def trained_runs(training: Result) -> list[dict]:
-    """The marker-order runs whose trained table has a stress against the task's geometry."""
-    return [r for r in training.values["runs"] if r["task"] == "synthetic" and r["stress_scale_free"] is not None]
-
-
-@dataclass(frozen=True)
-class TrainingSummary:
-    """The training comparison: accuracies (means and sds over seeds) on the marker-order task, the paired gap
-    learned − (r = 1) with its interval, SST-2's range, and the correlation of stress with accuracy."""
-
-    none: float
-    sin: float
-    r1: float
-    r1_std: float
-    learned: float
-    learned_std: float
-    r1_params: int
-    r1_small: float
-    r1_small_std: float
-    learned_params: int
-    gap: float
-    gap_lo: float
-    gap_hi: float
-    gap_level: float
-    sst2_min: float | None
-    sst2_max: float | None
-    sst2_std: float | None
-    sst2_none: float | None
-    sst2_best: str | None
-    rho: float                 # Spearman ρ of a trained table's stress with its test accuracy
-    rho_n: int
-
-
-def training_summary(training: Result) -> TrainingSummary:
-    """The :class:`TrainingSummary` of a ``run_lowrank_training`` result."""
-    t = as_record(training, StoredTraining)
-    syn, gap, sst = t.summary["synthetic"], t.gap, t.summary.get("sst2")
-    accs = [v.accuracy_mean for v in sst.values()] if sst else None
-    runs = [r for r in t.runs if r.task == "synthetic" and r.stress_scale_free is not None]
-    rho = scipy.stats.spearmanr([r.stress_scale_free for r in runs], [r.test_accuracy for r in runs]).statistic
-    return TrainingSummary(
-        none=syn["none"].accuracy_mean, sin=syn["sinusoidal"].accuracy_mean,
-        r1=syn["lowrank r=1"].accuracy_mean, r1_std=syn["lowrank r=1"].accuracy_std,
-        learned=syn["learned"].accuracy_mean, learned_std=syn["learned"].accuracy_std,
-        r1_params=syn["lowrank r=1"].position_params, r1_small=syn["lowrank r=1 (σ 0.02)"].accuracy_mean,
-        r1_small_std=syn["lowrank r=1 (σ 0.02)"].accuracy_std, learned_params=syn["learned"].position_params,
-        gap=gap.mean, gap_lo=gap.low, gap_hi=gap.high, gap_level=t.level,
-        sst2_min=min(accs) if sst else None, sst2_max=max(accs) if sst else None,
-        sst2_std=max(v.accuracy_std for v in sst.values()) if sst else None,
-        sst2_none=sst["none"].accuracy_mean if sst else None,
-        sst2_best=max(sst, key=lambda e: sst[e].accuracy_mean) if sst else None,
-        rho=float(rho), rho_n=len(runs),
-    )
-
-
 def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, powered: Result | None = None) -> list:
     """The chapter's "Paper vs this book" rows for C5 (parameter savings, stress reduction, performance), each
     decided by its rule in :mod:`posgeom.verdicts`.
@@ -412,59 +415,15 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 def _powered_row(powered: Result):
     """C5's performance decided by the powered design (:func:`posgeom.experiments.lowrank_powered.run_lowrank_powered`)."""
 
-    p, st = design_summary(powered), stall_summary(powered)
+    p, st, gap = design_summary(powered), stall_summary(powered), as_record(powered, StoredLowrankDesign).difference
     return ComparisonRow(
         "C5", paper="no loss of performance with the low-rank table (seed summary)",
         ours=(f"{st.steps:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "
-              f"{paired_text(powered.values['difference'])}; stalled: r = 1 in {st.stalled_r1}, learned in {st.stalled_learned} of "
+              f"{paired_text(gap)}; stalled: r = 1 in {st.stalled_r1}, learned in {st.stalled_learned} of "
               f"{p.seeds} seeds; where both fitted: {st.fitted_text}{p.stale}"),
         scale=p.scale, model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])) + " (CPU)",
         corpus="marker-order task", options=plan_text(powered),
-        decision=rules.c5_lowrank_performance(powered.values["difference"]))
-
-
-@dataclass(frozen=True)
-class StallSummary:
-    """What is particular to C5's powered design, beside its :class:`posgeom.chapters.powered.DesignSummary`
-    (glued as ``mpst_<field>``): the steps, the runs that stalled and the gap where both tables fitted."""
-
-    steps: int
-    stalled_loss: float
-    stalled_r1: int     # decision seeds whose run stalled, per table
-    stalled_learned: int
-    fitted_text: str    # the gap over the seeds where both fitted, as text
-    reading: str        # what the stalls and the fitted gap say, in a sentence (_stall_reading)
-    verdict: str
-
-
-def stall_summary(powered: Result) -> StallSummary:
-    """The :class:`StallSummary` of a ``run_lowrank_powered`` result."""
-    d = as_record(powered, StoredLowrankDesign)
-    fitted, effect = d.fitted_gap, d.plan.effect
-    design = powered.manifest.get("params", {}).get("design", {})
-    fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None else
-                   f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds")
-    stalled_r1, stalled_learned = len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
-    return StallSummary(
-        steps=int(design["steps"]), stalled_loss=float(design["stalled_loss"]), stalled_r1=stalled_r1,
-        stalled_learned=stalled_learned, fitted_text=fitted_text,
-        reading=_stall_reading(stalled_r1, stalled_learned, fitted, effect),
-        verdict=rules.c5_lowrank_performance(d.difference).verdict)
-
-
-def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval | None, effect: float) -> str:
-    """One sentence on where the powered gap comes from: the stalled runs of each table and the gap where both
-    fitted (its interval against the smallest effect that matters)."""
-    if not stalled_r1 and not stalled_learned:
-        return "Neither table stalled in any seed: the gap is the tables' own."
-    if fitted is None:
-        return "Too few seeds fitted with both tables to say what the gap is without the stalled runs."
-    within = fitted.high <= effect
-    fit = (f"where both fitted, the rank-1 table loses less than {effect:g} of accuracy" if within else
-           f"even where both fitted, a loss of {effect:g} of accuracy is not excluded")
-    more = ("the rank-1 table stalls more often than the full one" if stalled_r1 > stalled_learned else
-            "the rank-1 table stalls no more often than the full one")
-    return f"{fit.capitalize()}; {more}, and the claim as stated is about the average over seeds, stalls included."
+        decision=rules.c5_lowrank_performance(gap))
 
 
 @dataclass(frozen=True)
@@ -481,68 +440,40 @@ class Spectrum:
 
 def spectra(ranks: Result) -> list[Spectrum]:
     """One :class:`Spectrum` per synthetic family, then SST-2, from a ``run_effective_rank`` result."""
-    v, a = ranks.values, ranks.arrays
-    out = [Spectrum(fam, a[f"{fam}__cross_fitted"].mean(axis=0), v[fam]["cross_fitted_threshold"][-1],
-                    v[fam]["cross_fitted"][-1]) for fam in SYNTHETIC_FAMILIES]
-    out.append(Spectrum("SST-2", a["sst2_model_1__cross_fitted"].mean(axis=0), v["sst2"]["cross_fitted_threshold"][0],
-                        v["sst2"]["cross_fitted"][0]))
-    return out
+    out = []
+    for fam in SYNTHETIC_FAMILIES:  # the largest sample of each family
+        v = as_record(ranks, CrossFitted, at=fam, arrays_at=fam)
+        out.append(Spectrum(fam, v.eigenvalues.mean(axis=0), v.cross_fitted_threshold[-1], v.cross_fitted[-1]))
+    s = as_record(ranks, CrossFitted, at="sst2", arrays_at=_SST2_SPECTRUM)  # its first preprocessing
+    return out + [Spectrum("SST-2", s.eigenvalues.mean(axis=0), s.cross_fitted_threshold[0], s.cross_fitted[0])]
 
 
 def validation_frame(validation: Result) -> pd.DataFrame:
     """One row per planted-rank case: rank, strength, size, the estimate (NaN when undetermined) and its interval."""
-    return pd.DataFrame(validation.values["rows"])
+    return pd.DataFrame([asdict(r) for r in as_record(validation, StoredValidation).rows])
 
 
 @dataclass(frozen=True)
 class StressCurve:
-    """The "scale_free" stress of rank-k MDS at k = 1, 2, ... on one corpus, and of the fixed encodings."""
+    """One corpus of ``run_stress_vs_rank`` (``as_record(result, StressCurve, at=corpus, arrays_at=corpus,
+    corpus=corpus)``): the "scale_free" stress of rank-k MDS at k = 1, 2, ..., and both stresses of each fixed
+    encoding."""
 
     corpus: str
-    mds: np.ndarray
-    encodings: dict
+    mds: np.ndarray = stored("scale_free")
+    encodings: dict[str, StressPair]
 
 
 def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
     """One :class:`StressCurve` per synthetic family, then SST-2, from a ``run_stress_vs_rank`` result."""
-    return [StressCurve(name, np.asarray(stress_vs_rank.arrays[f"{name}__scale_free"]),
-                        {enc: stress_vs_rank.values[name]["encodings"][enc]["scale_free"] for enc in ("sinusoidal", "rope", "alibi")})
-            for name in list(SYNTHETIC_FAMILIES) + ["sst2"]]
+    return [as_record(stress_vs_rank, StressCurve, at=name, arrays_at=name, corpus=name)
+            for name in (*SYNTHETIC_FAMILIES, "sst2")]
 
 
 def parameter_counts(c5: Result) -> str:
     """The parameters of a full n × d table against its rank-r factors A Cᵀ, and the savings, as one line."""
-    v = c5.values
-    return f"parameters: full table {v['n_params_full']}, A C^T {v['n_params_lowrank']}, savings {v['savings']:.2%}"
-
-
-def accuracy_by_encoding(training: Result) -> dict[str, pd.DataFrame]:
-    """Per task, one row per encoding: mean and sd of the test accuracy over seeds and the trainable positional
-    parameters, ordered by those parameters."""
-    out = {}
-    for task, summary in training.values["summary"].items():
-        frame = pd.DataFrame(summary).T.infer_objects()
-        out[task] = frame.loc[sorted(frame.index, key=lambda e: (summary[e]["position_params"], e))]
-    return out
-
-
-def power_checks(training: Result, powered: Result | None = None) -> list:
-    """This chapter's decisions over seeds (C5's accuracy gap, learned − rank-1 table, on the marker-order task;
-    with ``powered``, the same gap in the powered design) for its power table (:func:`posgeom.report.power_frame`),
-    against the one-point margin of its rule.
-
-    Returns
-    -------
-    list of posgeom.report.PowerCheck
-    """
-
-    gap = training.values["gaps"]["synthetic"]["learned - lowrank r=1"]
-    checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
-                         training.manifest.get("runtime_s"))]
-    if powered is not None:
-        checks.append(design_check("C5", "the same, trained to fit the task (powered design)", powered,
-                                   rules.ACCURACY_MARGIN))
-    return checks
+    v = as_record(c5, LowRankCounts)
+    return f"parameters: full table {v.n_params_full}, A C^T {v.n_params_lowrank}, savings {v.savings:.2%}"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ paper-scale results keep their code keys when the way the chapter reports them c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,13 +24,14 @@ from ..config import settings_or_default as _settings
 from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
-from ..geometry import interval_text
 from ..experiments.settings import find
 from ..report import ComparisonRow, decided_rows, describe_scales, describe_sequences, model_words
 from ..wording import rank_words, special_words
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
-from .records import AlibiSearch, NoiseAwareRank, ResolvableSplits
+from .records import (
+    AlibiSearch, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices, StoredStressIntervals, StoredStressTable,
+)
 
 __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
@@ -238,14 +239,19 @@ def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
     """The parabola of ALiBi's "paper" stress in its slope under the chapter's own choices (``n_positions``,
     special tokens "model", chord Hellinger): ``minimum``, ``m_star``, ``m_minus``, ``m_plus`` and its
     coefficients (:func:`posgeom.geometry.alibi_paper_stress` draws it)."""
-    par = pd.DataFrame(choices.values["parabolas"])
+    par = pd.DataFrame([asdict(p) for p in as_record(choices, StoredAlibiChoices).parabolas])
     return par[(par.n == n_positions) & (par.special == "model") & (par.kind == "chord")].iloc[0]
 
 
 def alibi_choice_table(choices: Result) -> pd.DataFrame:
     """Every combination of ALiBi's unstated choices, closest to the paper's value first (``gap``)."""
-    rows = pd.DataFrame(choices.values["rows"])
-    return rows.assign(gap=(rows.paper - choices.values["target"]).abs()).sort_values("gap")
+    c = as_record(choices, StoredAlibiChoices)
+    rows = _choice_frame(c)
+    return rows.assign(gap=(rows.paper - c.target).abs()).sort_values("gap")
+
+
+def _choice_frame(c: StoredAlibiChoices) -> pd.DataFrame:
+    return pd.DataFrame([asdict(r) for r in c.rows])
 
 
 @dataclass(frozen=True)
@@ -282,13 +288,13 @@ def alibi_report(choices: Result, table: Result, search: Result, n_positions: in
     """The :class:`AlibiReport` of SST-2 (``run_alibi_choices``, its ``run_stress_table``, ``run_alibi_search``)."""
     default = alibi_parabola(choices, n_positions)
     close = alibi_choice_table(choices)
-    rows = pd.DataFrame(choices.values["rows"])
+    c, heads = as_record(choices, StoredAlibiChoices), as_record(table, StoredStressTable)
+    rows = _choice_frame(c)
     means = rows[(rows.slope_choice == "mean") & (rows.n == default.n) & (rows.special == "model") & (rows.kind == "chord")]
-    slopes = np.asarray(table.arrays["alibi_slopes"])
-    best = int(table.values["best_head"])
+    slopes, best = heads.alibi_slopes, heads.best_head
     sv = as_record(search, AlibiSearch)
     return AlibiReport(
-        target=float(choices.values["target"]), min=float(default.minimum), m_star=float(default.m_star),
+        target=c.target, min=float(default.minimum), m_star=float(default.m_star),
         m_minus=float(default.m_minus), m_plus=float(default.m_plus),
         **{f"mean_H{H}": float(means[means.heads == H].paper.iloc[0]) for H in (8, 12, 16)},
         n_combos=len(rows), n_within=int((close.gap <= 0.01).sum()), closest_gap=float(close.gap.iloc[0]),
@@ -353,12 +359,12 @@ class RowInputs:
     def iv(self, corpus: str, name: str, norm: str, fmt: str = "{:.3f}") -> str:
         """A headline stress with its bootstrap interval, or the value and why it has none."""
         if corpus in self.intervals:
-            return interval_text(self.intervals[corpus].values["statistics"][f"{name}|{norm}"], fmt)
+            return as_record(self.intervals[corpus], StoredStressIntervals).statistics[f"{name}|{norm}"].text(fmt)
         return fmt.format(getattr(self.row(corpus, name), norm)) + " (no interval at this scale)"
 
     def iv_diff(self, corpus: str, a: str, b: str, fmt: str = "{:.4f}") -> str:
         """The bootstrap interval of the scale-free stress of ``a`` minus ``b`` on ``corpus``."""
-        return interval_text(self.intervals[corpus].values["differences"][f"{a}-{b}|scale_free"], fmt)
+        return as_record(self.intervals[corpus], StoredStressIntervals).differences[f"{a}-{b}|scale_free"].text(fmt)
 
     def split_spread(self, corpus: str, key: str) -> str:
         """``key`` of the resolvable geometry over the cross-half splits: mean ± sd over the splits."""
@@ -383,7 +389,7 @@ def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, spl
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
     return RowInputs(settings.scale, geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in,
                      imdb_resolved, "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger, BERT-base "
-                     "shapes", iv_note, imdb_note, intervals["sst2"].values["differences"])
+                     "shapes", iv_note, imdb_note, as_record(intervals["sst2"], StoredStressIntervals).differences)
 
 
 def c6_row(x: RowInputs) -> ComparisonRow:
@@ -402,7 +408,7 @@ def c7_value_row(x: RowInputs) -> ComparisonRow:
     """C7's number: ALiBi's "paper" stress on SST-2 at its standard slopes, against 0.563
     (:func:`posgeom.verdicts.c7_alibi_value`); the slopes that reach 0.563 on the parabola are context."""
     default = alibi_parabola(x.choices, corpus_geometry(x.geometries["sst2"]).n_positions)
-    heads = x.tables["sst2"].arrays["alibi_head_paper"]
+    heads = as_record(x.tables["sst2"], StoredStressTable).alibi_head_paper
     return ComparisonRow("C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
                          f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
                          f"m = {default.m_minus:.4f} or {default.m_plus:.4f} (solved on this sample's parabola)",
@@ -415,7 +421,7 @@ def _interval(x: RowInputs, corpus: str, statistic: str):
     """The bootstrap interval of ``statistic`` (``"<encoding>|<normalisation>"``) on ``corpus`` where this scale
     computes one; else the exact value as an interval of width 0 (the rule reads bounds either way)."""
     if corpus in x.intervals:
-        return x.intervals[corpus].values["statistics"][statistic]
+        return as_record(x.intervals[corpus], StoredStressIntervals).statistics[statistic]
     name, norm = statistic.split("|")
     value = float(getattr(x.row(corpus, name), norm))
     return {"low": value, "high": value}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..geometry.bootstrap import Interval
 from ..geometry.intervals import SeedInterval
 from ..geometry.power import PilotPlan
 from ..registry.typed import stored
@@ -408,3 +409,85 @@ class AlibiSearch:
     n_within: dict[str, int]
     alibi_best_share: float
     closest: tuple[ClosestConstruction, ...]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue #46, typed reads of the chapters "Minimal parametrisation", "The geometry of a corpus" and "Real corpora":
+# the views two chapters share, and ALiBi's choices (the chapter on real corpora is near the 600-line ceiling). The
+# views one chapter alone reads are in its module, to keep this one under that ceiling.
+
+__all__ += ["StressPair", "StoredStressIntervals", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices", "StoredStressTable"]
+
+
+@dataclass(frozen=True)
+class StressPair:
+    """An encoding's stress under the paper's normalisation and the scale-free one."""
+
+    paper: float
+    scale_free: float
+
+
+@dataclass(frozen=True)
+class StoredStressIntervals:
+    """A stored ``run_stress_intervals``, typed: the bootstrap interval of each stress (``"<encoding>|<normalisation>"``)
+    and of each difference of two (``"<a>-<b>|<normalisation>"``)."""
+
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
+
+
+@dataclass(frozen=True)
+class AlibiParabola:
+    """ALiBi's "paper" stress as a parabola in its slope m under one set of choices (``run_alibi_choices``): the
+    convention, positions and special tokens, its minimum and best slope, the slopes that reach the paper's
+    value, its coefficients (sums of a², a·d and d²) and the positions kept (fields in the stored order: the
+    chapter's tables list them so)."""
+
+    kind: str
+    m_minus: float
+    m_plus: float
+    m_star: float
+    minimum: float
+    n: int
+    n_kept: int
+    saa: float
+    sad: float
+    sdd: float
+    special: str
+
+
+@dataclass(frozen=True)
+class AlibiChoice:
+    """One combination of ALiBi's unstated choices (``run_alibi_choices``): heads, convention, positions, both
+    stresses, the slope and how it was chosen, special tokens (in the stored order)."""
+
+    heads: int
+    kind: str
+    n: int
+    paper: float
+    scale_free: float
+    slope: float
+    slope_choice: str
+    special: str
+
+
+@dataclass(frozen=True)
+class StoredAlibiChoices:
+    """A stored ``run_alibi_choices``, typed: the parabola under each set of choices, every combination, and the
+    paper's value."""
+
+    parabolas: tuple[AlibiParabola, ...]
+    rows: tuple[AlibiChoice, ...]
+    target: float
+
+
+@dataclass(frozen=True)
+class StoredStressTable:
+    """What the chapter reads of a stored ``run_stress_table`` besides its rows
+    (:func:`posgeom.experiments.real_corpora.stress_records`): the ALiBi head of lowest stress, each head's slope
+    and "paper" stress, and the ranks at which SMACOF was compared with MDS."""
+
+    best_head: int
+    alibi_slopes: np.ndarray
+    alibi_head_paper: np.ndarray
+    smacof_k: np.ndarray

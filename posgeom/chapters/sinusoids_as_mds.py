@@ -9,7 +9,7 @@ book" rows for C4, each decided by its rule in :mod:`posgeom.verdicts`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -28,11 +28,72 @@ __all__ = [
     "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",
     "FrequencySummary", "frequency_summary", "SweepSummary", "sweep_summary", "premise_text", "NearStationary",
     "near_stationary", "comparison_rows",
-    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions",
+    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions", "FourierCorpus",
+    "StoredFourier", "ShiftIntervals", "SweepPath", "StoredSweep",
 ]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
 CIRCULANT = "markov (population)"
+
+
+@dataclass(frozen=True)
+class FourierCorpus:
+    """One corpus of ``run_fourier_match`` (``as_record(result, FourierCorpus, at=corpus)``): how far its D is from
+    Toeplitz and circulant, how sinusoidal its top MDS eigenvectors are (the mean R² of their sinusoid fits, the
+    Fourier match), the scale-free stresses of the sinusoidal table and of MDS at the same rank, and the
+    eigenvalue share of the top vectors."""
+
+    toeplitz_deviation: float
+    circulant_deviation: float
+    mean_sinusoid_r2: float
+    fourier_match: float
+    sinusoidal_scale_free: float
+    mds_scale_free: float
+    eigenvalue_share: float
+
+
+@dataclass(frozen=True)
+class StoredFourier:
+    """A stored ``run_fourier_match``, typed: the corpora it measured (each a :class:`FourierCorpus`), and the
+    frequencies of the width-50 sinusoidal table."""
+
+    corpora: tuple[str, ...]
+    vaswani_frequencies: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ShiftIntervals:
+    """One corpus of ``run_shift_intervals`` (``at=corpus``): the bootstrap interval of each shift statistic
+    (:data:`posgeom.geometry.SHIFT_STATISTICS`; None where not stored)."""
+
+    toeplitz_deviation: Interval | None = None
+    circulant_deviation: Interval | None = None
+    fourier_match: Interval | None = None
+
+
+@dataclass(frozen=True)
+class SweepPath:
+    """The path of ``run_stationarity_sweep`` from the Markov corpus (t = 0) to the drift one (t = 1): at each
+    mixing weight t, the circulant deviation and the Fourier match (what C4's rule reads of it)."""
+
+    t: tuple[float, ...]
+    circulant_deviation: tuple[float, ...]
+    fourier_match: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class StoredSweep:
+    """A stored ``run_stationarity_sweep``, typed: at each mixing weight t (0: the Markov corpus, 1: the drift
+    one), the Toeplitz and circulant deviations, the Fourier match, the mean sinusoid R², and the scale-free
+    stress of the sinusoidal table and of rank-6 MDS (in the order of the chapter's table)."""
+
+    t: tuple[float, ...]
+    toeplitz_deviation: tuple[float, ...]
+    circulant_deviation: tuple[float, ...]
+    fourier_match: tuple[float, ...]
+    mean_sinusoid_r2: tuple[float, ...]
+    sinusoidal_scale_free: tuple[float, ...]
+    mds_scale_free: tuple[float, ...]
 
 
 def fourier_table(fourier: Result) -> pd.DataFrame:
@@ -40,15 +101,19 @@ def fourier_table(fourier: Result) -> pd.DataFrame:
     R², Fourier match), the stresses of the sinusoidal table and of MDS at the same rank, and the eigenvalue
     share of the top vectors."""
     rows = []
-    for name in fourier.values["corpora"]:
-        v = fourier.values[name]
-        rows.append({"corpus": name, "Toeplitz deviation": v["toeplitz_deviation"],
-                     "circulant deviation": v["circulant_deviation"],
-                     "mean R² (top eigenvectors)": v["mean_sinusoid_r2"], "Fourier match": v["fourier_match"],
-                     "sinusoidal (scale_free)": v["sinusoidal_scale_free"],
-                     "MDS same rank (scale_free)": v["mds_scale_free"],
-                     "eigenvalue share of top vectors": v["eigenvalue_share"]})
+    for name, v in _corpora(fourier).items():
+        rows.append({"corpus": name, "Toeplitz deviation": v.toeplitz_deviation,
+                     "circulant deviation": v.circulant_deviation,
+                     "mean R² (top eigenvectors)": v.mean_sinusoid_r2, "Fourier match": v.fourier_match,
+                     "sinusoidal (scale_free)": v.sinusoidal_scale_free,
+                     "MDS same rank (scale_free)": v.mds_scale_free,
+                     "eigenvalue share of top vectors": v.eigenvalue_share})
     return pd.DataFrame(rows).set_index("corpus")
+
+
+def _corpora(fourier: Result) -> dict[str, FourierCorpus]:
+    """Every corpus of a ``run_fourier_match`` result, by name, in the order it measured them."""
+    return {name: as_record(fourier, FourierCorpus, at=name) for name in as_record(fourier, StoredFourier).corpora}
 
 
 @dataclass(frozen=True)
@@ -77,13 +142,18 @@ class FourierSummary:
 def fourier_summary(fourier: Result, settings=None) -> FourierSummary:
     """The :class:`FourierSummary` of a ``run_fourier_match`` result at the scale in force."""
     return as_record(fourier, FourierSummary,
-                     dr_r2_top3=float(np.mean(fourier.values["drift"]["sinusoid_r2"][:3])),
+                     dr_r2_top3=float(np.mean(eigenvectors(fourier, "drift").sinusoid_r2[:3])),
                      n_sample=f"{CORPUS_CONFIGS[_settings(settings).scale].synthetic.n_sequences:,}")
 
 
 def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
     """One stored bootstrap interval of ``run_shift_intervals`` (a statistic of :data:`SHIFT_STATISTICS`)."""
-    return Interval.from_dict(shift.values[corpus][statistic])
+    if statistic not in SHIFT_STATISTICS:
+        raise ValueError(f"no shift statistic {statistic!r}: run_shift_intervals stores {', '.join(SHIFT_STATISTICS)}")
+    interval = getattr(as_record(shift, ShiftIntervals, at=corpus), statistic)
+    if interval is None:
+        raise KeyError(f"{shift.experiment} stores no {statistic} interval of {corpus}")
+    return interval
 
 
 def shift_table(shift: Result, settings=None) -> pd.DataFrame:
@@ -130,10 +200,10 @@ class SweepSummary:
 
 def sweep_summary(sweep: Result) -> SweepSummary:
     """The :class:`SweepSummary` of a ``run_stationarity_sweep`` result."""
-    v = sweep.values
-    mid = len(v["t"]) // 2
-    return SweepSummary(sin0=v["sinusoidal_scale_free"][0], sin1=v["sinusoidal_scale_free"][-1],
-                        fm_mid=v["fourier_match"][mid], t_mid=float(v["t"][mid]), fm1=v["fourier_match"][-1])
+    v = as_record(sweep, StoredSweep)
+    mid = len(v.t) // 2
+    return SweepSummary(sin0=v.sinusoidal_scale_free[0], sin1=v.sinusoidal_scale_free[-1],
+                        fm_mid=v.fourier_match[mid], t_mid=float(v.t[mid]), fm1=v.fourier_match[-1])
 
 
 def premise_text(shift: Result, settings=None) -> str:
@@ -161,12 +231,12 @@ class NearStationary:
 
 def near_stationary(fourier: Result, sweep: Result) -> NearStationary:
     """The :class:`NearStationary` of ``run_fourier_match`` and ``run_stationarity_sweep``."""
-    sw = sweep.values
-    populations = [name for name in fourier.values["corpora"] if name.endswith("(population)")]
-    deviation = {**{f"{t:.0%} drift": dev for t, dev in zip(sw["t"], sw["circulant_deviation"])},
-                 **{name: fourier.values[name]["circulant_deviation"] for name in populations}}
-    match = {**{f"{t:.0%} drift": fm for t, fm in zip(sw["t"], sw["fourier_match"])},
-             **{name: fourier.values[name]["fourier_match"] for name in populations}}
+    sw = as_record(sweep, SweepPath)
+    populations = {name: v for name, v in _corpora(fourier).items() if name.endswith("(population)")}
+    deviation = {**{f"{t:.0%} drift": dev for t, dev in zip(sw.t, sw.circulant_deviation)},
+                 **{name: v.circulant_deviation for name, v in populations.items()}}
+    match = {**{f"{t:.0%} drift": fm for t, fm in zip(sw.t, sw.fourier_match)},
+             **{name: v.fourier_match for name, v in populations.items()}}
     return NearStationary(deviation, match)
 
 
@@ -187,7 +257,7 @@ def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_er
     """
 
     settings = _settings(settings)
-    v = fourier.values[CIRCULANT]
+    v = as_record(fourier, FourierCorpus, at=CIRCULANT)
     f = frequency_summary(fourier)
     n_sample = CORPUS_CONFIGS[settings.scale].synthetic.n_sequences
     near = near_stationary(fourier, sweep)
@@ -199,28 +269,29 @@ def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_er
             f"no population geometry within {rules.NEAR_STATIONARY} of circulant but not circulant")
     return [
         ComparisonRow("C4", paper="MDS is sinusoidal for stationary statistics",
-                      ours=(f"circulant corpus: Fourier match {v['fourier_match']:.3f} (population: exact, no sampling "
+                      ours=(f"circulant corpus: Fourier match {v.fourier_match:.3f} (population: exact, no sampling "
                             f"interval; sample of {n_sample:,}: {shift_interval(shift, 'markov', 'fourier_match').text()}, "
                             f"95% interval over sequences); eigenvalues = formula to {eigenvalue_error:.0e}"),
                       scale=settings.scale, model="none", corpus="synthetic markov family, n = v = 50",
-                      options="chord Hellinger", decision=rules.c4_circulant(v["fourier_match"], float(eigenvalue_error))),
+                      options="chord Hellinger", decision=rules.c4_circulant(v.fourier_match, float(eigenvalue_error))),
         ComparisonRow("C4", paper="sinusoids are an approximately optimal encoding",
                       ours=(f"near stationarity: {form}. Circulant corpus: optimal frequencies are 2πf/n; the "
                             f"width-50 table has {f.slow} of {f.nfreq} frequencies below 2π/n; scale-free stress "
-                            f"{v['sinusoidal_scale_free']:.4f} (table, 50 columns) vs {v['mds_scale_free']:.4f} (MDS, "
+                            f"{v.sinusoidal_scale_free:.4f} (table, 50 columns) vs {v.mds_scale_free:.4f} (MDS, "
                             "6 columns); population marginals, exact (no sampling interval)"),
                       scale=settings.scale, model="none",
                       corpus="synthetic markov family, n = v = 50; its mixtures with the drift family",
                       options="sinusoidal base 10000, interleaved",
-                      decision=rules.c4_sinusoidal_table(v["sinusoidal_scale_free"], v["mds_scale_free"], f.slow, f.nfreq,
+                      decision=rules.c4_sinusoidal_table(v.sinusoidal_scale_free, v.mds_scale_free, f.slow, f.nfreq,
                                                          near.circulant_deviation, near.fourier_match)),
     ]
 
 
 @dataclass(frozen=True)
 class Eigenvectors:
-    """One corpus of ``run_fourier_match``: its top MDS eigenvectors (positions × vectors), the R² of the sinusoid
-    fitted to each, and the frequencies of those fits (radians per position)."""
+    """One corpus of ``run_fourier_match`` (``as_record(result, Eigenvectors, at=corpus, arrays_at=corpus)``): its
+    top MDS eigenvectors (positions × vectors), the R² of the sinusoid fitted to each, and the frequencies of
+    those fits (radians per position)."""
 
     U: np.ndarray
     sinusoid_r2: tuple
@@ -228,24 +299,22 @@ class Eigenvectors:
 
 
 def eigenvectors(fourier: Result, corpus: str) -> Eigenvectors:
-    """The :class:`Eigenvectors` of ``corpus`` (a name of ``fourier.values["corpora"]``)."""
-    return Eigenvectors(np.asarray(fourier.arrays[f"{corpus}__U"]), tuple(fourier.values[corpus]["sinusoid_r2"]),
-                        np.asarray(fourier.arrays[f"{corpus}__omega"]))
+    """The :class:`Eigenvectors` of ``corpus`` (one of the corpora the result measured)."""
+    return as_record(fourier, Eigenvectors, at=corpus, arrays_at=corpus)
 
 
 def sinusoidal_frequencies(fourier: Result) -> np.ndarray:
     """The frequencies of the width-50 sinusoidal table the chapter compares with."""
-    return np.asarray(fourier.values["vaswani_frequencies"])
+    return np.asarray(as_record(fourier, StoredFourier).vaswani_frequencies)
 
 
 def sweep_frame(sweep: Result) -> pd.DataFrame:
     """The stationarity sweep as a table indexed by the mixing weight t (0 = Markov, 1 = drift): Toeplitz and
     circulant deviations, Fourier match, mean sinusoid R², and the "scale_free" stress of the sinusoidal table
     and of rank-6 MDS."""
-    v = sweep.values
-    columns = ("toeplitz_deviation", "circulant_deviation", "fourier_match", "mean_sinusoid_r2",
-               "sinusoidal_scale_free", "mds_scale_free")
-    return pd.DataFrame({c: v[c] for c in columns}, index=pd.Index(v["t"], name="t"))
+    sw = as_record(sweep, StoredSweep)
+    # every stored statistic but t, in the record's order
+    return pd.DataFrame({k: v for k, v in asdict(sw).items() if k != "t"}, index=pd.Index(sw.t, name="t"))
 
 
 @dataclass(frozen=True)

@@ -70,8 +70,9 @@ def as_record(result, record_type: type, *, at: str | None = None, arrays_at: st
     at : str, optional
         A dotted path into ``values`` where the record's mapping lies (``"summary"``); default: ``values``.
     arrays_at : str, optional
-        The prefix of the record's arrays among ``arrays`` (``"table"`` reads field ``P`` from ``"table/P"``), for
-        a result that stores several records' arrays side by side; default: no prefix.
+        The prefix of the record's arrays among ``arrays`` (``"table"`` reads field ``P`` from ``"table/P"``, or
+        from ``"table__P"`` as the corpus chapters' runs name one corpus's arrays), for a result that stores
+        several records' arrays side by side; default: no prefix.
     **given
         Fields the result does not store, as they are (the run's key, its manifest's model); each must be a
         field of ``record_type``.
@@ -90,8 +91,8 @@ def as_record(result, record_type: type, *, at: str | None = None, arrays_at: st
             raise TypeError(f"{where}: the value at {at!r} is a {type(values).__name__}, not a mapping of fields")
     arrays = dict(arrays or {})
     if arrays_at is not None:
-        prefix = f"{arrays_at}/"
-        arrays = {name[len(prefix):]: a for name, a in arrays.items() if name.startswith(prefix)}
+        prefixes = (f"{arrays_at}/", f"{arrays_at}__")
+        arrays = {name[len(p):]: a for name, a in arrays.items() for p in prefixes if name.startswith(p)}
     return _build(record_type, values, arrays, where, given)
 
 
