@@ -19,7 +19,6 @@ import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..geometry import paired_difference
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments import table_dropout as td
@@ -28,8 +27,8 @@ from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, de
 from .real_corpora import CORPUS_LABELS
 from .powered import design_check, design_summary, paired_text, plan_text
 from .learned_tables_studies import (
-    BASE, BIG, MDS, SINUSOIDAL, DropoutSummary, InitSummary, dropout_summary, finite_values, init_frame, init_summary,
-    init_table, reached_text, variant_mean,
+    BASE, BIG, MDS, SINUSOIDAL, DropoutSummary, InitSummary, StoredDropoutStudy, StoredInitStudy, dropout_summary,
+    finite_values, init_frame, init_loss_difference, init_summary, init_table, reached_text, variant_mean,
 )
 from .records import StoredDropoutDesign, StoredInitDesign
 
@@ -386,18 +385,6 @@ def s2_ours(T) -> str:
             f"ι_0 = {T.isolation[0]:.1f}")
 
 
-def init_loss_difference(init: Result):
-    """S7's interval: the final loss of N(0, 0.02²) minus N(0, 1), paired by training seed (95 %, Student t).
-
-    Returns
-    -------
-    posgeom.geometry.SeedInterval
-    """
-    by_seed = init_frame(init).set_index(["variant", "seed"])["final_loss"]
-    seeds = init.values["seeds"]
-    return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
-
-
 def power_checks(init: Result, dropout: Result, init_powered: Result | None = None,
                  dropout_powered: Result | None = None) -> list:
     """This chapter's decisions over seeds (S7's final loss, S9's held-out loss; with ``init_powered`` and
@@ -408,9 +395,7 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
     -------
     list of posgeom.report.PowerCheck
     """
-
-
-    rate = max(dropout.values["dropouts"])
+    rate = as_record(dropout, StoredDropoutStudy).rate
     checks = [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
                          rules.LOSS_EFFECT, init.manifest.get("runtime_s"))]
     if init_powered is not None:
@@ -455,7 +440,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
     model_desc = f"{main} (pretrained)" + (f"; also {', '.join(used[1:])}" if len(used) > 1 else "")
 
     def tiny():
-        return describe_model(conf.model, name="encoder", detail=f"learned table, {len(init.values['seeds'])} seeds")
+        seeds = as_record(init, StoredInitStudy).seeds
+        return describe_model(conf.model, name="encoder", detail=f"learned table, {len(seeds)} seeds")
 
     def s3_row():
         bands = band_table(anatomy, main)
@@ -489,7 +475,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                       decision=rules.s8_sinusoidal_init(sin_acc))
 
     def s9_row():
-        druns, rate = td.dropout_runs(dropout), max(dropout.values["dropouts"])
+        druns, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
+        rate = study.rate
         eff_loss = td.dropout_effect(druns, rate, field_name="eval_loss")
         eff_acc = td.dropout_effect(druns, rate, field_name="eval_accuracy")
         gap_small = float(np.mean([r.gap for r in druns if r.dropout == 0.0]))
@@ -499,8 +486,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                                   f"generalisation gap without dropout {gap_small:.2f} nats"),
                       scale=settings.scale,
                       model=describe_model(dconf.model, name="encoder", detail="learned table, trained from scratch"),
-                      corpus=f"synthetic order task, {dropout.values['n_train']} training sequences",
-                      options=(f"dropout on the embedding sum only, {dropout.values['passes']:.0f} passes, "
+                      corpus=f"synthetic order task, {study.n_train} training sequences",
+                      options=(f"dropout on the embedding sum only, {study.passes:.0f} passes, "
                                "no weight decay; a small training set and long training, so that the table can overfit"),
                       decision=rules.s9_dropout(gap_small, eff_loss))
 
