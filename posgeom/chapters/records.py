@@ -408,3 +408,57 @@ class AlibiSearch:
     n_within: dict[str, int]
     alibi_best_share: float
     closest: tuple[ClosestConstruction, ...]
+
+
+# --- part B ---
+
+__all__ += ["TailCondition", "StoredTails", "HeuristicsRun", "StoredHeuristicsDesign"]
+
+
+# Part IV, *When learned tables fail*: run_undertrained_tails, run_heuristics_powered
+
+
+@dataclass(frozen=True)
+class TailCondition:
+    """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities; and its share of
+    long training sequences and their number."""
+
+    accuracy_head: tuple[float, ...]
+    accuracy_tail: tuple[float, ...]
+    movement_head: tuple[float, ...]
+    movement_tail: tuple[float, ...]
+    neighbour_cos_head: tuple[float, ...]
+    neighbour_cos_tail: tuple[float, ...]
+    frac_long: float
+    n_train: int
+
+
+@dataclass(frozen=True)
+class StoredTails:
+    """A stored ``run_undertrained_tails``, typed: its conditions, the tail's first position, and the arrays."""
+
+    conditions: tuple[str, ...]
+    boundary: int
+    reach: np.ndarray
+    movement: np.ndarray
+
+
+@dataclass(frozen=True)
+class HeuristicsRun(PairedRun):
+    """A decision seed of S6's design: besides ``a`` (the best heuristic) and ``b`` (the table trained at the longer
+    length), each heuristic's accuracy there (None: not run)."""
+
+    reuse_last: float | None = None
+    interpolate: float | None = None
+    new_rows: float | None = None
+
+
+@dataclass(frozen=True)
+class StoredHeuristicsDesign(StoredDesign):
+    """A stored ``run_heuristics_powered``: a :class:`StoredDesign` whose runs are :class:`HeuristicsRun`, each
+    heuristic's paired interval, the training length ``L`` and the longer ``length``."""
+
+    runs: tuple[HeuristicsRun, ...]
+    heuristics: dict[str, SeedInterval]
+    length: int
+    L: int
