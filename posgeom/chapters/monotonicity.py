@@ -29,7 +29,7 @@ from .real_corpora import corpus_caption
 from .records import NoiseAwareRank, OrderTable
 
 __all__ = [
-    "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
+    "ENCODING_KEYS", "ViolationIntervals", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
     "ntk_summary", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
     "rank_curve", "Captions", "captions", "monotonicity_dataframe",
 ]
@@ -42,10 +42,19 @@ ENCODING_KEYS = {
 }
 
 
+@dataclass(frozen=True)
+class ViolationIntervals:
+    """A stored ``run_violation_intervals``, typed: the bootstrap interval of each encoding's violation rate, and of
+    the differences between encodings (keyed ``"<a>-<b>"``)."""
+
+    statistics: dict[str, geo.Interval]
+    differences: dict[str, geo.Interval]
+
+
 def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
     """A stored monotonicity table (``run_monotonicity_table``) as a table (index ``encoding``), random rows as
     ``mean ± sd``; with ``intervals`` (``run_violation_intervals``) the violation rates that have one show it."""
-    iv = intervals.values["statistics"] if intervals is not None else {}
+    iv = as_record(intervals, ViolationIntervals).statistics if intervals is not None else {}
     recs = []
     for row in monotonicity_records(result):
         rec = {"encoding": row.encoding, "options": row.options}
@@ -56,7 +65,7 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
                 text += f" ± {getattr(row, key + '_sd'):.3f}"
             if key == "violation_rate" and row.encoding in iv:
                 # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
-                text = geo.Interval.from_dict(iv[row.encoding]).text("{:.3f}")
+                text = iv[row.encoding].text("{:.3f}")
             rec[label] = text
         rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
         recs.append(rec)
@@ -109,7 +118,7 @@ class CorpusOrder:
 
 def corpus_order(table: Result) -> CorpusOrder:
     """The :class:`CorpusOrder` of a ``run_monotonicity_table`` result."""
-    rows = {r.encoding: r for r in monotonicity_records(table)}
+    rows, t = {r.encoding: r for r in monotonicity_records(table)}, as_record(table, OrderTable)
     values = {}
     for name, key in ENCODING_KEYS.items():
         if name in rows:
@@ -117,8 +126,8 @@ def corpus_order(table: Result) -> CorpusOrder:
             values.update({f"{key}_viol": r.violation_rate, f"{key}_viol_res": r.violation_rate_resolvable,
                            f"{key}_rho": r.spearman})
     return CorpusOrder(**values, rand_viol_sd=rows[RANDOM_ROW].violation_rate_sd,
-                       n_random_seeds=len(table.arrays["random_violation"]), alibi_ties=rows["alibi"].tied_fraction,
-                       closest_rank=int(table.values["closest_rank"]), closest_viol=float(table.values["closest_violation"]))
+                       n_random_seeds=len(t.random_violation), alibi_ties=rows["alibi"].tied_fraction,
+                       closest_rank=t.closest_rank, closest_viol=t.closest_violation)
 
 
 @dataclass(frozen=True)
@@ -292,7 +301,7 @@ class OrderInputs:
     def viol_text(self, corpus: str, name: str) -> str:
         """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
         if corpus in self.intervals:
-            return geo.Interval.from_dict(self.intervals[corpus].values["statistics"][name]).text("{:.1%}")
+            return as_record(self.intervals[corpus], ViolationIntervals).statistics[name].text("{:.1%}")
         return f"{self.table(corpus).row(name).violation_rate:.1%} (no interval at this scale)"
 
 
@@ -339,14 +348,14 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
     """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
-    d_pre = (x.intervals["sst2"].values["differences"]["learned (pretrained)-sinusoidal"] if "sst2" in x.intervals
-             else None)
+    d_pre = (as_record(x.intervals["sst2"], ViolationIntervals).differences["learned (pretrained)-sinusoidal"]
+             if "sst2" in x.intervals else None)
     pre = {c: x.table(c).row("learned (pretrained)").spearman for c in ("sst2", "imdb")}
     model = x.table("sst2").model
     return ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
                          f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
-                         + (f", pretrained − sinusoidal {d_pre['estimate']:+.1%} [{d_pre['low']:+.1%}, "
-                            f"{d_pre['high']:+.1%}]" if d_pre else ""),
+                         + (f", pretrained − sinusoidal {d_pre.estimate:+.1%} [{d_pre.low:+.1%}, "
+                            f"{d_pre.high:+.1%}]" if d_pre is not None else ""),
                          x.scale, model, "SST-2 train; IMDB train subset",
                          rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]},
                                                          model),
