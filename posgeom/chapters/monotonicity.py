@@ -26,10 +26,10 @@ from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
 from ..report import ComparisonRow, PowerCheck, decided_rows, describe_scales, describe_sequences, short_float
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora import corpus_caption
-from .records import NoiseAwareRank, OrderTable
+from .records import BootstrapIntervals, NoiseAwareRank, OrderTable
 
 __all__ = [
-    "ENCODING_KEYS", "ViolationIntervals", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
+    "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
     "ntk_summary", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
     "rank_curve", "Captions", "captions", "monotonicity_dataframe",
 ]
@@ -42,19 +42,10 @@ ENCODING_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class ViolationIntervals:
-    """A stored ``run_violation_intervals``, typed: the bootstrap interval of each encoding's violation rate, and of
-    the differences between encodings (keyed ``"<a>-<b>"``)."""
-
-    statistics: dict[str, geo.Interval]
-    differences: dict[str, geo.Interval]
-
-
 def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
     """A stored monotonicity table (``run_monotonicity_table``) as a table (index ``encoding``), random rows as
     ``mean ± sd``; with ``intervals`` (``run_violation_intervals``) the violation rates that have one show it."""
-    iv = as_record(intervals, ViolationIntervals).statistics if intervals is not None else {}
+    iv = as_record(intervals, BootstrapIntervals).statistics if intervals is not None else {}
     recs = []
     for row in monotonicity_records(result):
         rec = {"encoding": row.encoding, "options": row.options}
@@ -301,7 +292,7 @@ class OrderInputs:
     def viol_text(self, corpus: str, name: str) -> str:
         """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
         if corpus in self.intervals:
-            return as_record(self.intervals[corpus], ViolationIntervals).statistics[name].text("{:.1%}")
+            return as_record(self.intervals[corpus], BootstrapIntervals).statistics[name].text("{:.1%}")
         return f"{self.table(corpus).row(name).violation_rate:.1%} (no interval at this scale)"
 
 
@@ -348,7 +339,7 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
     """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
-    d_pre = (as_record(x.intervals["sst2"], ViolationIntervals).differences["learned (pretrained)-sinusoidal"]
+    d_pre = (as_record(x.intervals["sst2"], BootstrapIntervals).differences["learned (pretrained)-sinusoidal"]
              if "sst2" in x.intervals else None)
     pre = {c: x.table(c).row("learned (pretrained)").spearman for c in ("sst2", "imdb")}
     model = x.table("sst2").model

@@ -25,10 +25,10 @@ from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_F
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 from ..report import ComparisonRow, describe_scales, describe_sequences, short_float
 from .corpus_geometry import sst2_caption
-from .records import ExactEmbedding, SmacofGain
+from .records import BootstrapIntervals, ExactEmbedding, SmacofGain
 
 __all__ = [
-    "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",
+    "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "StoredComparison", "stress_tables",
     "ComparisonSummary", "comparison_summary", "interval", "interval_tables", "IntervalSummary", "interval_summary",
     "exact_table", "ExactSummary", "exact_summary", "one_hot_table", "OneHotSummary", "one_hot_summary",
     "GainSummary", "gain_summary", "near_zero", "comparison_rows", "Captions", "captions",
@@ -73,10 +73,24 @@ def algorithm_table(steps: Result) -> pd.DataFrame:
         "lift to d = 50: max distance change": v["lift_max_error"]}, name="drift corpus").to_frame()
 
 
+@dataclass(frozen=True)
+class StoredComparison:
+    """A stored ``run_encoding_comparison``, typed: the pretrained model whose table is compared, and per corpus
+    (:data:`CORPORA`) each encoding's stress under each normalisation (``"paper"``, ``"scale_free"``)."""
+
+    pretrained: str
+    stationary: dict[str, dict[str, float]]
+    drift: dict[str, dict[str, float]]
+    regimes: dict[str, dict[str, float]]
+    markov: dict[str, dict[str, float]]
+    sst2: dict[str, dict[str, float]]
+
+
 def stress_tables(comparison: Result) -> dict[str, pd.DataFrame]:
     """``{"scale_free": ..., "paper": ...}``: each encoding's stress (rows) on each corpus (columns); NaN where
     an encoding is not computed for a corpus."""
-    return {norm: pd.DataFrame({c: {e: comparison.values[c].get(e, {}).get(norm, np.nan) for e in ENCODINGS_COMPARED}
+    by_corpus = {c: getattr(as_record(comparison, StoredComparison), c) for c in CORPORA}
+    return {norm: pd.DataFrame({c: {e: by_corpus[c].get(e, {}).get(norm, np.nan) for e in ENCODINGS_COMPARED}
                                 for c in CORPORA}) for norm in ("scale_free", "paper")}
 
 
@@ -108,19 +122,19 @@ def comparison_summary(comparison: Result) -> ComparisonSummary:
 def interval(intervals: Result, corpus: str, key: str, table: str = "statistics") -> Interval:
     """One stored bootstrap interval of ``run_comparison_intervals`` (``key`` as ``"<encoding>|scale_free"``, or
     ``"<a>-<b>|scale_free"`` in ``table="differences"``)."""
-    return Interval.from_dict(intervals.values[corpus][table][key])
+    return getattr(as_record(intervals, BootstrapIntervals, at=corpus), table)[key]
 
 
 def interval_tables(intervals: Result, settings=None) -> pd.DataFrame:
     """The "scale_free" stress of each encoding on each corpus and the differences, with their 95 % bootstrap
     intervals over sequences, and SST-2's at paper scale where stored."""
     settings = _settings(settings)
-    v = intervals.values
-    table = pd.DataFrame({c: {e: interval(intervals, c, f"{e}|scale_free").text()
-                              if f"{e}|scale_free" in v[c]["statistics"] else "—" for e in ENCODINGS_COMPARED}
+    iv = {c: as_record(intervals, BootstrapIntervals, at=c) for c in CORPORA}
+    table = pd.DataFrame({c: {e: iv[c].statistics[f"{e}|scale_free"].text()
+                              if f"{e}|scale_free" in iv[c].statistics else "—" for e in ENCODINGS_COMPARED}
                           for c in CORPORA})
-    diffs = pd.DataFrame({c: {name.replace("|scale_free", ""): interval(intervals, c, name, "differences").text("{:.4f}")
-                              for name in v[c]["differences"]} for c in CORPORA})
+    diffs = pd.DataFrame({c: {name.replace("|scale_free", ""): d.text("{:.4f}") for name, d in iv[c].differences.items()}
+                          for c in CORPORA})
     table["sst2, paper scale"] = pd.Series({e: stored_text(run_comparison_intervals, settings,
                                                            lambda r, e=e: interval(r, "sst2", f"{e}|scale_free").text())
                                             for e in ENCODINGS_COMPARED})
@@ -288,7 +302,7 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       ours=("rank-3 MDS − sinusoidal (scale-free stress, 95% interval over sequences): "
                             + "; ".join(f"{c} {mds3_vs_sin[c].text('{:.3f}')}" for c in CORPORA)
                             + f"; below it beyond the sampling uncertainty on {', '.join(decided) or 'no corpus'}"),
-                      scale=settings.scale, model=f"learned table: {comparison.values['pretrained']}",
+                      scale=settings.scale, model=f"learned table: {as_record(comparison, StoredComparison).pretrained}",
                       corpus="4 synthetic families, SST-2 train",
                       options="scale-free stress; d = 50 (synthetic), 768 (SST-2)",
                       decision=rules.c3_beats_other_encodings(mds3_vs_sin)),

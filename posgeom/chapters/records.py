@@ -412,7 +412,22 @@ class AlibiSearch:
 
 # --- part B ---
 
-__all__ += ["TailCondition", "StoredTails", "HeuristicsRun", "StoredHeuristicsDesign"]
+from ..geometry.bootstrap import Interval  # noqa: E402 (part B's block is appended whole; the lead may move it up)
+
+__all__ += ["BootstrapIntervals", "TailCondition", "StoredTails", "HeuristicsRun", "StoredHeuristicsDesign"]
+
+
+# Parts II and III, *The optimal encoding* and *Monotonicity*: run_comparison_intervals, run_violation_intervals
+
+
+@dataclass(frozen=True)
+class BootstrapIntervals:
+    """Bootstrap intervals as ``run_violation_intervals`` (``as_record(result, BootstrapIntervals)``) and
+    ``run_comparison_intervals`` (``at=corpus``) store them: each statistic's, and each difference's between two
+    encodings (keyed ``"<a>-<b>"``)."""
+
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
 
 
 # Part IV, *When learned tables fail*: run_undertrained_tails, run_heuristics_powered
