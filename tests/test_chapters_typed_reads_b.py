@@ -65,3 +65,22 @@ def test_the_factorisation_gap_counts_the_positions_it_stores():
         arrays={"real__positions": positions, "real__relative": np.ones(5), "placebo__relative": np.ones((3, 5)),
                 "placebo__band95": np.ones(5)})
     assert factorisation_outcome(gap).npos == 5
+
+
+def test_a_tails_study_reads_into_its_views():
+    """The tails study waits for a GPU at paper scale (nothing committed): its views read a planted result."""
+    from types import SimpleNamespace
+
+    from posgeom.chapters.records import StoredTails, TailCondition
+    from posgeom.registry.typed import as_record
+
+    per = {q: [0.5, 0.6] for q in ("accuracy_head", "accuracy_tail", "movement_head", "movement_tail",
+                                   "neighbour_cos_head", "neighbour_cos_tail")}
+    tails = SimpleNamespace(values={"conditions": ["skewed", "uniform"], "boundary": 4, "seeds": [0, 1],
+                                    "skewed": {**per, "frac_long": 0.1, "n_train": 100},
+                                    "uniform": {**per, "frac_long": 1.0, "n_train": 100}},
+                            arrays={"reach": np.ones((2, 8)), "movement": np.zeros((2, 2, 8))})
+    t = as_record(tails, StoredTails)
+    assert t.conditions == ("skewed", "uniform") and t.boundary == 4 and t.reach.shape == (2, 8)
+    skewed = as_record(tails, TailCondition, at="skewed")
+    assert skewed.accuracy_tail == (0.5, 0.6) and skewed.n_train == 100 and skewed.frac_long == 0.1

@@ -394,17 +394,16 @@ def _c11_row(ntk: dict, settings):
 @dataclass(frozen=True)
 class RankCurve:
     """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per
-    seed) for reference."""
+    seed) for reference (:func:`posgeom.registry.typed.as_record` reads it from a ``run_monotonicity_table``)."""
 
-    ranks: np.ndarray
-    violation: np.ndarray
-    random: np.ndarray
+    ranks: np.ndarray = stored("mds_ranks")
+    violation: np.ndarray = stored("mds_violation")
+    random: np.ndarray = stored("random_violation")
 
 
 def rank_curve(table: Result) -> RankCurve:
     """The :class:`RankCurve` of a ``run_monotonicity_table`` result."""
-    a = table.arrays
-    return RankCurve(np.asarray(a["mds_ranks"]), np.asarray(a["mds_violation"]), np.asarray(a["random_violation"]))
+    return as_record(table, RankCurve)
 
 
 @dataclass(frozen=True)

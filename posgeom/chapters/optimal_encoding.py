@@ -64,13 +64,12 @@ def algorithm_summary(steps: Result) -> AlgorithmSummary:
 
 def algorithm_table(steps: Result) -> pd.DataFrame:
     """The checks of Algorithm 1 on the drift corpus, one per row."""
-    v = steps.values
+    a = algorithm_summary(steps)
     return pd.Series({
-        "max |B - J S S^T J|": v["B_vs_SS_max_error"], "smallest eigenvalue of B": v["min_eigenvalue"],
-        "numerical rank of B": v["numerical_rank"], "full-rank MDS: max |D - Dhat|": v["full_rank_max_error"],
-        "rank-3 MDS stress (paper)": v["rank_k_stress"]["paper"],
-        "rank-3 MDS stress (scale_free)": v["rank_k_stress"]["scale_free"],
-        "lift to d = 50: max distance change": v["lift_max_error"]}, name="drift corpus").to_frame()
+        "max |B - J S S^T J|": a.B_vs_SS, "smallest eigenvalue of B": a.min_eig, "numerical rank of B": a.num_rank,
+        "full-rank MDS: max |D - Dhat|": a.full_err, "rank-3 MDS stress (paper)": a.rank3_paper,
+        "rank-3 MDS stress (scale_free)": a.rank3_sf, "lift to d = 50: max distance change": a.lift_err},
+        name="drift corpus").to_frame()
 
 
 @dataclass(frozen=True)
@@ -199,11 +198,22 @@ def exact_summary(exact: Result) -> ExactSummary:
     )
 
 
+@dataclass(frozen=True)
+class OneHotStresses:
+    """The stresses of a stored ``run_one_hot``: classical MDS's, a rescaled layout's and SMACOF's ("paper"), and
+    classical MDS's scale-free one."""
+
+    mds_stress: float
+    rescaled_stress: float
+    smacof_stress: float
+    mds_scale_free: float
+
+
 def one_hot_table(one_hot: Result) -> pd.DataFrame:
     """The "paper" stress of classical MDS, a rescaled layout and SMACOF on three one-hot distributions."""
-    v = one_hot.values
-    return pd.Series({"classical MDS": v["mds_stress"], "rescaled layout": v["rescaled_stress"],
-                      "SMACOF from MDS": v["smacof_stress"], "classical MDS, scale-free stress": v["mds_scale_free"]},
+    o = as_record(one_hot, OneHotStresses)
+    return pd.Series({"classical MDS": o.mds_stress, "rescaled layout": o.rescaled_stress,
+                      "SMACOF from MDS": o.smacof_stress, "classical MDS, scale-free stress": o.mds_scale_free},
                      name="the paper's stress").to_frame()
 
 
