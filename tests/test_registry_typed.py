@@ -230,7 +230,8 @@ GPU_ONLY = {"StoredTraining"}
 
 # Part B of issue #46: S6's design is committed; the tails study waits for a GPU (its view is read from planted results
 # in tests/test_chapter_reports.py and tests/test_chapters_typed_reads_b.py).
-RECORD_ENTRIES += [("StoredHeuristicsDesign", "learned_tables_fail.heuristics_powered")]
+RECORD_ENTRIES += [("StoredHeuristicsDesign", "learned_tables_fail.heuristics_powered"),
+                   ("StoredTableStress", "learned_table_stress")]
 GPU_ONLY |= {"StoredTails"}
 
 

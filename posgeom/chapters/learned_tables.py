@@ -30,7 +30,7 @@ from .learned_tables_studies import (
     BASE, BIG, MDS, SINUSOIDAL, DropoutSummary, InitSummary, StoredDropoutStudy, StoredInitStudy, dropout_summary,
     finite_values, init_frame, init_loss_difference, init_summary, init_table, reached_text, variant_mean,
 )
-from .records import StoredDropoutDesign, StoredInitDesign
+from .records import StoredDropoutDesign, StoredInitDesign, StoredTableStress, TableStress
 
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
@@ -329,18 +329,21 @@ def pc_summary(anatomy: dict) -> PCSummary:
 _STRESS_KEYS = ("table", "sinusoidal", "random_normal", "random_walk", "mds")
 
 
+def _by_corpus(result: Result) -> dict[str, TableStress]:
+    """A ``learned_table_stress`` entry's :class:`~posgeom.chapters.records.TableStress` of each corpus it ran on."""
+    s = as_record(result, StoredTableStress)
+    return {corpus: c for corpus, c in (("sst2", s.sst2), ("imdb", s.imdb)) if c is not None}
+
+
 def stress_table(results: dict) -> pd.DataFrame:
     """Stress of every model's table and of the references against each corpus (``run_table_stress(...)["results"]``)."""
     rows = []
     for name, r in results.items():
-        v = r.values
-        for corpus in ("sst2", "imdb"):
-            if corpus not in v:
-                continue
+        for corpus, c in _by_corpus(r).items():
             for key in _STRESS_KEYS:
-                rows.append({"model": name, "corpus": corpus, "n kept": v[corpus]["n_kept"],
-                             "encoding": name if key == "table" else key, "stress (paper)": v[corpus][key]["paper"],
-                             "stress (scale_free)": v[corpus][key]["scale_free"]})
+                rows.append({"model": name, "corpus": corpus, "n kept": c.n_kept,
+                             "encoding": name if key == "table" else key, "stress (paper)": getattr(c, key).paper,
+                             "stress (scale_free)": getattr(c, key).scale_free})
     return pd.DataFrame(rows).set_index(["model", "corpus", "encoding"])
 
 
@@ -359,10 +362,10 @@ class StressSummary:
 
 def stress_summary(result: Result) -> StressSummary:
     """The :class:`StressSummary` of the main model's ``learned_table_stress`` entry."""
-    v = result.values
-    values = {f"st_{c}_{k}": (v[c][k]["scale_free"] if c in v else None)
+    by_corpus = _by_corpus(result)
+    values = {f"st_{c}_{k}": (getattr(by_corpus[c], k).scale_free if c in by_corpus else None)
               for c in ("sst2", "imdb") for k in ("table", "random_normal", "sinusoidal")}
-    worse = [c for c in ("sst2", "imdb") if c in v and v[c]["table"]["scale_free"] > v[c]["random_normal"]["scale_free"]]
+    worse = [c for c, t in by_corpus.items() if t.table.scale_free > t.random_normal.scale_free]
     comment = (f"On {' and '.join(CORPUS_LABELS[c] for c in worse)} the trained table fits the corpus geometry *worse* than a "
                "structureless random table. A random table has nearly equal distances between all its rows, and so do "
                "most positions of a corpus (their distributions differ by similar amounts), so no structure is needed "

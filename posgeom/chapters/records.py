@@ -414,7 +414,8 @@ class AlibiSearch:
 
 from ..geometry.bootstrap import Interval  # noqa: E402 (part B's block is appended whole; the lead may move it up)
 
-__all__ += ["BootstrapIntervals", "TailCondition", "StoredTails", "HeuristicsRun", "StoredHeuristicsDesign"]
+__all__ += ["BootstrapIntervals", "StressPair", "TableStress", "StoredTableStress", "TailCondition", "StoredTails",
+            "HeuristicsRun", "StoredHeuristicsDesign"]
 
 
 # Parts II and III, *The optimal encoding* and *Monotonicity*: run_comparison_intervals, run_violation_intervals
@@ -428,6 +429,39 @@ class BootstrapIntervals:
 
     statistics: dict[str, Interval]
     differences: dict[str, Interval]
+
+
+# Part IV, *Learned tables in practice*: run_table_stress
+
+
+@dataclass(frozen=True)
+class StressPair:
+    """A stress under the paper's normalisation and the scale-free one."""
+
+    paper: float
+    scale_free: float
+
+
+@dataclass(frozen=True)
+class TableStress:
+    """One corpus of a stored ``learned_table_stress`` entry: the positions kept, and the stress against the corpus
+    of the model's table, of the three reference tables and of MDS."""
+
+    n_kept: int
+    table: StressPair
+    sinusoidal: StressPair
+    random_normal: StressPair
+    random_walk: StressPair
+    mds: StressPair
+
+
+@dataclass(frozen=True)
+class StoredTableStress:
+    """A stored ``learned_table_stress`` entry (one model), typed: its :class:`TableStress` on each corpus (None
+    where it was not run)."""
+
+    sst2: TableStress | None = None
+    imdb: TableStress | None = None
 
 
 # Part IV, *When learned tables fail*: run_undertrained_tails, run_heuristics_powered
