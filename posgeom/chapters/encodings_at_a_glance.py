@@ -167,27 +167,25 @@ class ZooPictures:
 
     distances: dict
     mds2: dict
-    sinusoidal_table: np.ndarray
-    learned_table: np.ndarray
+    sinusoidal_table: np.ndarray = stored("table__sinusoidal")
+    learned_table: np.ndarray = stored("table__learned")
     alibi_bias: np.ndarray
     deltas: np.ndarray
-    kernel_sinusoidal: np.ndarray
-    kernel_rope: np.ndarray
+    kernel_sinusoidal: np.ndarray = stored("K_sinusoidal")
+    kernel_rope: np.ndarray = stored("K_rope")
     omega_sinusoidal: np.ndarray
     omega_rope: np.ndarray
 
 
 def zoo_pictures(zoo: Result) -> ZooPictures:
-    """The :class:`ZooPictures` of a ``run_zoo`` result."""
-    a = zoo.arrays
-    return ZooPictures(
-        distances={name: np.asarray(a[f"D__{name}"]) for name in ZOO},
-        mds2={name: np.asarray(a[f"mds2__{name}"]) for name in ZOO},
-        sinusoidal_table=np.asarray(a["table__sinusoidal"]), learned_table=np.asarray(a["table__learned"]),
-        alibi_bias=np.asarray(a["alibi_bias"]), deltas=np.asarray(a["deltas"]),
-        kernel_sinusoidal=np.asarray(a["K_sinusoidal"]), kernel_rope=np.asarray(a["K_rope"]),
-        omega_sinusoidal=np.asarray(a["omega_sinusoidal"]), omega_rope=np.asarray(a["omega_rope"]),
-    )
+    """The :class:`ZooPictures` of a ``run_zoo`` result; per encoding, its arrays are stored as ``D__<name>`` and
+    ``mds2__<name>``."""
+
+    def each_encoding(prefix: str) -> dict[str, np.ndarray]:
+        found = {name.removeprefix(prefix): a for name, a in zoo.arrays.items() if name.startswith(prefix)}
+        return {name: np.asarray(found[name]) for name in ZOO}
+
+    return as_record(zoo, ZooPictures, distances=each_encoding("D__"), mds2=each_encoding("mds2__"))
 
 
 @dataclass(frozen=True)
