@@ -92,24 +92,44 @@ def _mean_std(table: dict, methods, factors) -> tuple[pd.DataFrame, pd.DataFrame
     return mean, std
 
 
+#: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
+Scores = dict[str, dict[str, tuple[float | None, ...]]]
+
+
+@dataclass(frozen=True)
+class StoredExtrapolation:
+    """A stored ``run_extrapolation_order`` or ``run_extrapolation_mlm``, typed: its methods, length factors (as
+    stored: as text they key the scores), training length, seeds, and its scores (the order task's accuracy, the
+    MLM's loss) at every position, beyond L, and (order task) where both markers sit at or beyond L − 1."""
+
+    methods: tuple[str, ...]
+    factors: tuple
+    L: int
+    seeds: tuple
+    accuracy: Scores | None = None
+    accuracy_beyond: Scores | None = None
+    accuracy_both_beyond: Scores | None = None
+    loss: Scores | None = None
+    loss_beyond: Scores | None = None
+
+
 def extrapolation_outcome(result: Result) -> ExtrapolationOutcome:
     """The typed view of ``run_extrapolation_order`` (scores: accuracy) or ``run_extrapolation_mlm``
     (scores: masked-token loss)."""
-    v = result.values
-    score = "accuracy" if "accuracy" in v else "loss"
-    methods, factors = tuple(v["methods"]), tuple(float(f) if float(f) != int(f) else int(f) for f in v["factors"])
-    mean, std = _mean_std(v[score], methods, v["factors"])
+    s = as_record(result, StoredExtrapolation)
+    score = "accuracy" if s.accuracy is not None else "loss"
+    scores, beyond = (s.accuracy, s.accuracy_beyond) if score == "accuracy" else (s.loss, s.loss_beyond)
+    factors = tuple(float(f) if float(f) != int(f) else int(f) for f in s.factors)
+    mean, std = _mean_std(scores, s.methods, s.factors)
     mean.columns = std.columns = list(factors)
-    longest = str(v["factors"][-1])
+    longest = str(s.factors[-1])
 
-    def at_longest(key):
-        m, s = _mean_std({k: {longest: v[key][k][longest]} for k in methods}, methods, [longest])
-        return m[longest], s[longest]
+    def at_longest(table):
+        m, sd = _mean_std({k: {longest: table[k][longest]} for k in s.methods}, s.methods, [longest])
+        return m[longest], sd[longest]
 
-    beyond_mean, beyond_std = at_longest(f"{score}_beyond")
-    both = at_longest("accuracy_both_beyond") if "accuracy_both_beyond" in v else (None, None)
-    return ExtrapolationOutcome(score, methods, factors, int(v["L"]), tuple(v["seeds"]), mean, std,
-                                beyond_mean, beyond_std, *both)
+    both = at_longest(s.accuracy_both_beyond) if s.accuracy_both_beyond is not None else (None, None)
+    return ExtrapolationOutcome(score, s.methods, factors, s.L, s.seeds, mean, std, *at_longest(beyond), *both)
 
 
 def score_table(outcome: ExtrapolationOutcome, fmt: str = "{:.3f}") -> pd.DataFrame:
