@@ -27,9 +27,6 @@ from .plotting import MISSING
 from .registry import Registry, Result
 from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, STATED_CONDITIONS, VERDICTS, Decision, changed_conditions, scale_label
 from .wording import clauses, common_clauses, plain_words, top_level_cuts
-# the caption words moved to posgeom.wording; re-exported until the chapters import them from there
-from .wording import (describe_model, describe_scales, describe_seeds, describe_sequences, describe_training,  # noqa: F401
-                      model_words, short_float)
 
 # VERDICTS, INCONCLUSIVE and BY_CONSTRUCTION live with the decision rules (posgeom.verdicts); they are
 # re-exported here for the pages and the summary that read recorded rows.
@@ -557,8 +554,7 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
 
 __all__ = [
     "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
-    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record", "describe_model", "model_words", "describe_seeds",
-    "describe_sequences", "describe_scales", "describe_training", "short_float",
+    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
     "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
     "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
     "power_frame", "NEEDS_GPU", "decided_rows", "CELL_WORDS", "budget_html",

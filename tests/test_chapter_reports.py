@@ -96,7 +96,8 @@ def test_corpus_order_and_ntk_summary():
     rows = [dict(encoding=name, options="", violation_rate=0.1 * k, spearman=0.5, tied_fraction=0.01 * k,
                  violation_rate_resolvable=0.05 * k, violation_rate_sd=0.02 if name == mor.RANDOM_ROW else None)
             for k, name in enumerate(["sinusoidal", "rope", "alibi", "learned (pretrained)", mor.RANDOM_ROW])]
-    table = result({"rows": rows, "closest_rank": 3, "closest_violation": 0.21}, {"random_violation": np.zeros(7)})
+    table = result({"rows": rows, "closest_rank": 3, "closest_violation": 0.21, "model": "m"},
+                   {"random_violation": np.zeros(7), "mds_violation": np.zeros(3)})
     c = mor.corpus_order(table)
     assert (c.sin_viol, c.alibi_viol_res, c.rand_viol_sd, c.n_random_seeds) == (0.0, 0.1, 0.02, 7)
     assert c.scratch_viol is None and c.alibi_ties == pytest.approx(0.02) and c.closest_rank == 3

@@ -74,7 +74,7 @@ def test_the_chapter_reads_the_design_as_an_s6_row_decided_by_the_margin_rule(ti
     for iv in exr.heuristic_differences(r).values():
         assert f"[{iv.low:+.4f}, {iv.high:+.4f}]" in row.ours
     check = exr.power_checks(_tails_stub(), None, r)[-1]
-    assert check.claim == "S6" and check.effect == verdicts.SHORTFALL and check.interval == r.values["difference"]
+    assert check.claim == "S6" and check.effect == verdicts.SHORTFALL and check.interval.as_dict() == r.values["difference"]
 
 
 def test_the_design_is_a_cpu_part_of_its_chapter_stored_where_the_chapter_lists_its_parts():

@@ -163,7 +163,7 @@ def test_chapters_read_the_designs_as_rows_decided_by_the_same_rules(tiny_studie
     assert row.claim == "S4" and row.decision == verdicts.s4_undertrained_tail(tails.values["difference"])
     assert "seeds sized before the run" in row.options and row.scale == "quick"
     checks = exr.power_checks(_tails_study_stub(tails), tails)
-    assert checks[-1].interval == tails.values["difference"] and checks[-1].effect == verdicts.TAIL_EFFECT
+    assert checks[-1].interval.as_dict() == tails.values["difference"] and checks[-1].effect == verdicts.TAIL_EFFECT
 
     init, drop = tiny_studies.run_init_powered(settings), tiny_studies.run_dropout_powered(settings)
     s7, s9 = ltr._s7_powered_row(init), ltr._s9_powered_row(drop)

@@ -25,11 +25,11 @@ from ..experiments.corpus_geometry import (
 )
 from ..experiments.real_corpora import run_stress_intervals
 from ..experiments.settings import find
-from ..report import ComparisonRow, describe_scales, describe_sequences
-from ..wording import special_words
+from ..report import ComparisonRow
+from ..wording import describe_scales, describe_sequences, special_words
 from ..experiments.corpus_geometry import CONFIGS
 from .real_corpora import PlainText
-from .records import StoredSST2Geometry, StoredStressIntervals, StoredSyntheticGeometry, StressPair
+from .records import StoredSST2Geometry, BootstrapIntervals, StoredSyntheticGeometry, StressPair
 
 __all__ = [
     "GeometrySummary", "geometry_summary", "kinds_table", "KindsSummary", "kinds_summary", "NoiseSummary",
@@ -254,7 +254,7 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
     committed paper-scale ones. The bootstrap's point estimates must be the sensitivity table's baseline
     stresses (the same matrix); a :class:`ValueError` says which differs."""
     settings = _settings(settings)
-    iv = as_record(intervals, StoredStressIntervals)
+    iv = as_record(intervals, BootstrapIntervals)
     st, df = iv.statistics, iv.differences
     base = find(sensitivity_variants(sensitivity), name="baseline")
     for e in _ENCODINGS:
@@ -265,7 +265,7 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
 
     def paper_interval(key, differences=False):
         def pick(r):
-            paper = as_record(r, StoredStressIntervals)
+            paper = as_record(r, BootstrapIntervals)
             return (paper.differences if differences else paper.statistics)[key].text()
         return stored_text(run_stress_intervals, settings, pick)
 
@@ -290,7 +290,7 @@ class IntervalSummary:
 
 def interval_summary(intervals: Result) -> IntervalSummary:
     """The :class:`IntervalSummary` of a ``run_stress_intervals`` result."""
-    df = as_record(intervals, StoredStressIntervals).differences
+    df = as_record(intervals, BootstrapIntervals).differences
     return IntervalSummary(PlainText(df["sinusoidal-rope|scale_free"].text("{:.4f}")),
                            PlainText(df["alibi-sinusoidal|scale_free"].text()))
 
@@ -307,7 +307,7 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
 
     settings = _settings(settings)
     variants = sensitivity_variants(sensitivity)
-    iv = as_record(intervals, StoredStressIntervals)
+    iv = as_record(intervals, BootstrapIntervals)
     st, sin_rope = iv.statistics, iv.differences["sinusoidal-rope|scale_free"]
     ratio = min(_paper_ratios(variants))
     return [

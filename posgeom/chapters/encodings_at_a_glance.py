@@ -23,7 +23,7 @@ from ..encodings.zoo import ZOO
 from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["FORMULAS", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "KernelPair", "comparison_rows",
+__all__ = ["FORMULAS", "ZooEncoding", "ZooEncodings", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "KernelPair", "comparison_rows",
            "ZooPictures", "zoo_pictures", "Captions", "captions"]
 
 #: Each encoding's formula, as the chapter writes it.
@@ -36,22 +36,45 @@ FORMULAS = {
 }
 
 
+@dataclass(frozen=True)
+class ZooEncoding:
+    """One encoding of a stored ``run_zoo``: where it enters the model, its positional parameters, and the
+    geometry of its distance matrix (largest distance, Toeplitz spread, MDS mass on one and two axes, separation
+    raw and over the median distance)."""
+
+    enters: str
+    n_params: int
+    max_distance: float
+    toeplitz_spread: float
+    eigen_fraction_1: float
+    eigen_fraction_2: float
+    separation: float
+    separation_normalized: float
+
+
+@dataclass(frozen=True)
+class ZooEncodings:
+    """A stored ``run_zoo``'s encodings, typed, by name."""
+
+    encodings: dict[str, ZooEncoding]
+
+
 def encoding_table(zoo: Result) -> pd.DataFrame:
     """Per encoding: where it enters the model, its formula and its positional parameters."""
-    e = zoo.values["encodings"]
-    return pd.DataFrame([{"encoding": name, "where it enters": e[name]["enters"], "formula": FORMULAS[name],
-                          "positional parameters": e[name]["n_params"]} for name in ZOO]).set_index("encoding")
+    e = as_record(zoo, ZooEncodings).encodings
+    return pd.DataFrame([{"encoding": name, "where it enters": e[name].enters, "formula": FORMULAS[name],
+                          "positional parameters": e[name].n_params} for name in ZOO]).set_index("encoding")
 
 
 def geometry_table(zoo: Result) -> pd.DataFrame:
     """Per encoding, the geometry of its distance matrix: the largest distance, how far it is from depending on
     the offset alone (Toeplitz spread), the MDS mass on one and two axes, and its separation."""
-    summary = pd.DataFrame(zoo.values["encodings"]).T.loc[list(ZOO)]
-    summary = summary[["max_distance", "toeplitz_spread", "eigen_fraction_1", "eigen_fraction_2",
-                       "separation", "separation_normalized"]].astype(float)
-    summary.columns = ["largest distance", "Toeplitz spread", "MDS mass on 1 axis", "MDS mass on 2 axes",
-                       "separation (raw)", "separation / median"]
-    return summary
+    e = as_record(zoo, ZooEncodings).encodings
+    columns = {"max_distance": "largest distance", "toeplitz_spread": "Toeplitz spread",
+               "eigen_fraction_1": "MDS mass on 1 axis", "eigen_fraction_2": "MDS mass on 2 axes",
+               "separation": "separation (raw)", "separation_normalized": "separation / median"}
+    return pd.DataFrame([{label: getattr(e[name], key) for key, label in columns.items()} for name in ZOO],
+                        index=list(ZOO), dtype=float)
 
 
 @dataclass(frozen=True)
@@ -144,27 +167,25 @@ class ZooPictures:
 
     distances: dict
     mds2: dict
-    sinusoidal_table: np.ndarray
-    learned_table: np.ndarray
+    sinusoidal_table: np.ndarray = stored("table__sinusoidal")
+    learned_table: np.ndarray = stored("table__learned")
     alibi_bias: np.ndarray
     deltas: np.ndarray
-    kernel_sinusoidal: np.ndarray
-    kernel_rope: np.ndarray
+    kernel_sinusoidal: np.ndarray = stored("K_sinusoidal")
+    kernel_rope: np.ndarray = stored("K_rope")
     omega_sinusoidal: np.ndarray
     omega_rope: np.ndarray
 
 
 def zoo_pictures(zoo: Result) -> ZooPictures:
-    """The :class:`ZooPictures` of a ``run_zoo`` result."""
-    a = zoo.arrays
-    return ZooPictures(
-        distances={name: np.asarray(a[f"D__{name}"]) for name in ZOO},
-        mds2={name: np.asarray(a[f"mds2__{name}"]) for name in ZOO},
-        sinusoidal_table=np.asarray(a["table__sinusoidal"]), learned_table=np.asarray(a["table__learned"]),
-        alibi_bias=np.asarray(a["alibi_bias"]), deltas=np.asarray(a["deltas"]),
-        kernel_sinusoidal=np.asarray(a["K_sinusoidal"]), kernel_rope=np.asarray(a["K_rope"]),
-        omega_sinusoidal=np.asarray(a["omega_sinusoidal"]), omega_rope=np.asarray(a["omega_rope"]),
-    )
+    """The :class:`ZooPictures` of a ``run_zoo`` result; per encoding, its arrays are stored as ``D__<name>`` and
+    ``mds2__<name>``."""
+
+    def each_encoding(prefix: str) -> dict[str, np.ndarray]:
+        found = {name.removeprefix(prefix): a for name, a in zoo.arrays.items() if name.startswith(prefix)}
+        return {name: np.asarray(found[name]) for name in ZOO}
+
+    return as_record(zoo, ZooPictures, distances=each_encoding("D__"), mds2=each_encoding("mds2__"))
 
 
 @dataclass(frozen=True)

@@ -19,19 +19,19 @@ import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..geometry import paired_difference
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments import table_dropout as td
 from ..experiments.learned_tables import CONFIGS, init_study_variants
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_training, model_words
+from ..report import ComparisonRow, PowerCheck, decided_rows
+from ..wording import describe_model, describe_scales, describe_training, model_words
 from .real_corpora import CORPUS_LABELS
 from .powered import design_check, design_summary, paired_text, plan_text
 from .learned_tables_studies import (
-    BASE, BIG, MDS, SINUSOIDAL, DropoutSummary, InitSummary, dropout_summary, finite_values, init_frame, init_summary,
-    init_table, reached_text, variant_mean,
+    BASE, BIG, MDS, SINUSOIDAL, DropoutSummary, InitSummary, StoredDropoutStudy, StoredInitStudy, dropout_summary,
+    finite_values, init_frame, init_loss_difference, init_summary, init_table, reached_text, variant_mean,
 )
-from .records import StoredDropoutDesign, StoredInitDesign
+from .records import StoredDropoutDesign, StoredInitDesign, StoredTableStress, TableStress
 
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
@@ -330,18 +330,21 @@ def pc_summary(anatomy: dict) -> PCSummary:
 _STRESS_KEYS = ("table", "sinusoidal", "random_normal", "random_walk", "mds")
 
 
+def _by_corpus(result: Result) -> dict[str, TableStress]:
+    """A ``learned_table_stress`` entry's :class:`~posgeom.chapters.records.TableStress` of each corpus it ran on."""
+    s = as_record(result, StoredTableStress)
+    return {corpus: c for corpus, c in (("sst2", s.sst2), ("imdb", s.imdb)) if c is not None}
+
+
 def stress_table(results: dict) -> pd.DataFrame:
     """Stress of every model's table and of the references against each corpus (``run_table_stress(...)["results"]``)."""
     rows = []
     for name, r in results.items():
-        v = r.values
-        for corpus in ("sst2", "imdb"):
-            if corpus not in v:
-                continue
+        for corpus, c in _by_corpus(r).items():
             for key in _STRESS_KEYS:
-                rows.append({"model": name, "corpus": corpus, "n kept": v[corpus]["n_kept"],
-                             "encoding": name if key == "table" else key, "stress (paper)": v[corpus][key]["paper"],
-                             "stress (scale_free)": v[corpus][key]["scale_free"]})
+                rows.append({"model": name, "corpus": corpus, "n kept": c.n_kept,
+                             "encoding": name if key == "table" else key, "stress (paper)": getattr(c, key).paper,
+                             "stress (scale_free)": getattr(c, key).scale_free})
     return pd.DataFrame(rows).set_index(["model", "corpus", "encoding"])
 
 
@@ -360,10 +363,10 @@ class StressSummary:
 
 def stress_summary(result: Result) -> StressSummary:
     """The :class:`StressSummary` of the main model's ``learned_table_stress`` entry."""
-    v = result.values
-    values = {f"st_{c}_{k}": (v[c][k]["scale_free"] if c in v else None)
+    by_corpus = _by_corpus(result)
+    values = {f"st_{c}_{k}": (getattr(by_corpus[c], k).scale_free if c in by_corpus else None)
               for c in ("sst2", "imdb") for k in ("table", "random_normal", "sinusoidal")}
-    worse = [c for c in ("sst2", "imdb") if c in v and v[c]["table"]["scale_free"] > v[c]["random_normal"]["scale_free"]]
+    worse = [c for c, t in by_corpus.items() if t.table.scale_free > t.random_normal.scale_free]
     comment = (f"On {' and '.join(CORPUS_LABELS[c] for c in worse)} the trained table fits the corpus geometry *worse* than a "
                "structureless random table. A random table has nearly equal distances between all its rows, and so do "
                "most positions of a corpus (their distributions differ by similar amounts), so no structure is needed "
@@ -386,18 +389,6 @@ def s2_ours(T) -> str:
             f"ι_0 = {T.isolation[0]:.1f}")
 
 
-def init_loss_difference(init: Result):
-    """S7's interval: the final loss of N(0, 0.02²) minus N(0, 1), paired by training seed (95 %, Student t).
-
-    Returns
-    -------
-    posgeom.geometry.SeedInterval
-    """
-    by_seed = init_frame(init).set_index(["variant", "seed"])["final_loss"]
-    seeds = init.values["seeds"]
-    return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
-
-
 def power_checks(init: Result, dropout: Result, init_powered: Result | None = None,
                  dropout_powered: Result | None = None) -> list:
     """This chapter's decisions over seeds (S7's final loss, S9's held-out loss; with ``init_powered`` and
@@ -408,9 +399,7 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
     -------
     list of posgeom.report.PowerCheck
     """
-
-
-    rate = max(dropout.values["dropouts"])
+    rate = as_record(dropout, StoredDropoutStudy).rate
     checks = [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
                          rules.LOSS_EFFECT, init.manifest.get("runtime_s"))]
     if init_powered is not None:
@@ -455,7 +444,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
     model_desc = f"{main} (pretrained)" + (f"; also {', '.join(used[1:])}" if len(used) > 1 else "")
 
     def tiny():
-        return describe_model(conf.model, name="encoder", detail=f"learned table, {len(init.values['seeds'])} seeds")
+        seeds = as_record(init, StoredInitStudy).seeds
+        return describe_model(conf.model, name="encoder", detail=f"learned table, {len(seeds)} seeds")
 
     def s3_row():
         bands = band_table(anatomy, main)
@@ -489,7 +479,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                       decision=rules.s8_sinusoidal_init(sin_acc))
 
     def s9_row():
-        druns, rate = td.dropout_runs(dropout), max(dropout.values["dropouts"])
+        druns, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
+        rate = study.rate
         eff_loss = td.dropout_effect(druns, rate, field_name="eval_loss")
         eff_acc = td.dropout_effect(druns, rate, field_name="eval_accuracy")
         gap_small = float(np.mean([r.gap for r in druns if r.dropout == 0.0]))
@@ -499,8 +490,8 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                                   f"generalisation gap without dropout {gap_small:.2f} nats"),
                       scale=settings.scale,
                       model=describe_model(dconf.model, name="encoder", detail="learned table, trained from scratch"),
-                      corpus=f"synthetic order task, {dropout.values['n_train']} training sequences",
-                      options=(f"dropout on the embedding sum only, {dropout.values['passes']:.0f} passes, "
+                      corpus=f"synthetic order task, {study.n_train} training sequences",
+                      options=(f"dropout on the embedding sum only, {study.passes:.0f} passes, "
                                "no weight decay; a small training set and long training, so that the table can overfit"),
                       decision=rules.s9_dropout(gap_small, eff_loss))
 

@@ -22,10 +22,13 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import SeedInterval, paired_difference
 from ..registry import Result
+from ..registry.typed import as_record
 from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_model, describe_scales, describe_training, model_words
+from ..report import ComparisonRow, PowerCheck, decided_rows
+from ..wording import describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
-from .powered import design_check, design_summary, paired_text, plan_text
+from .powered import design_check, design_summary, paired_text, plan_text, stored_design
+from .records import StoredHeuristicsDesign, StoredTails, TailCondition
 
 __all__ = [
     "METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "TailsOutcome",
@@ -90,24 +93,44 @@ def _mean_std(table: dict, methods, factors) -> tuple[pd.DataFrame, pd.DataFrame
     return mean, std
 
 
+#: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
+Scores = dict[str, dict[str, tuple[float | None, ...]]]
+
+
+@dataclass(frozen=True)
+class StoredExtrapolation:
+    """A stored ``run_extrapolation_order`` or ``run_extrapolation_mlm``, typed: its methods, length factors (as
+    stored: as text they key the scores), training length, seeds, and its scores (the order task's accuracy, the
+    MLM's loss) at every position, beyond L, and (order task) where both markers sit at or beyond L − 1."""
+
+    methods: tuple[str, ...]
+    factors: tuple
+    L: int
+    seeds: tuple
+    accuracy: Scores | None = None
+    accuracy_beyond: Scores | None = None
+    accuracy_both_beyond: Scores | None = None
+    loss: Scores | None = None
+    loss_beyond: Scores | None = None
+
+
 def extrapolation_outcome(result: Result) -> ExtrapolationOutcome:
     """The typed view of ``run_extrapolation_order`` (scores: accuracy) or ``run_extrapolation_mlm``
     (scores: masked-token loss)."""
-    v = result.values
-    score = "accuracy" if "accuracy" in v else "loss"
-    methods, factors = tuple(v["methods"]), tuple(float(f) if float(f) != int(f) else int(f) for f in v["factors"])
-    mean, std = _mean_std(v[score], methods, v["factors"])
+    s = as_record(result, StoredExtrapolation)
+    score = "accuracy" if s.accuracy is not None else "loss"
+    scores, beyond = (s.accuracy, s.accuracy_beyond) if score == "accuracy" else (s.loss, s.loss_beyond)
+    factors = tuple(float(f) if float(f) != int(f) else int(f) for f in s.factors)
+    mean, std = _mean_std(scores, s.methods, s.factors)
     mean.columns = std.columns = list(factors)
-    longest = str(v["factors"][-1])
+    longest = str(s.factors[-1])
 
-    def at_longest(key):
-        m, s = _mean_std({k: {longest: v[key][k][longest]} for k in methods}, methods, [longest])
-        return m[longest], s[longest]
+    def at_longest(table):
+        m, sd = _mean_std({k: {longest: table[k][longest]} for k in s.methods}, s.methods, [longest])
+        return m[longest], sd[longest]
 
-    beyond_mean, beyond_std = at_longest(f"{score}_beyond")
-    both = at_longest("accuracy_both_beyond") if "accuracy_both_beyond" in v else (None, None)
-    return ExtrapolationOutcome(score, methods, factors, int(v["L"]), tuple(v["seeds"]), mean, std,
-                                beyond_mean, beyond_std, *both)
+    both = at_longest(s.accuracy_both_beyond) if s.accuracy_both_beyond is not None else (None, None)
+    return ExtrapolationOutcome(score, s.methods, factors, s.L, s.seeds, mean, std, *at_longest(beyond), *both)
 
 
 def score_table(outcome: ExtrapolationOutcome, fmt: str = "{:.3f}") -> pd.DataFrame:
@@ -164,12 +187,11 @@ _TAIL_QUANTITIES = ("accuracy_head", "accuracy_tail", "movement_head", "movement
 
 def tails_outcome(result: Result) -> TailsOutcome:
     """The typed view of a ``run_undertrained_tails`` result."""
-    v = result.values
-    conditions = tuple(v["conditions"])
-    per_seed = {c: {q: list(v[c][q]) for q in _TAIL_QUANTITIES} for c in conditions}
-    return TailsOutcome(conditions, int(v["boundary"]), per_seed, 1 - float(v["skewed"]["frac_long"]),
-                        int(v["skewed"]["n_train"]), np.asarray(result.arrays["reach"]),
-                        np.asarray(result.arrays["movement"]))
+    t = as_record(result, StoredTails)
+    by_condition = {c: as_record(result, TailCondition, at=c) for c in t.conditions}
+    per_seed = {c: {q: list(getattr(x, q)) for q in _TAIL_QUANTITIES} for c, x in by_condition.items()}
+    skewed = by_condition["skewed"]
+    return TailsOutcome(t.conditions, t.boundary, per_seed, 1 - skewed.frac_long, skewed.n_train, t.reach, t.movement)
 
 
 def tails_table(tails: TailsOutcome) -> pd.DataFrame:
@@ -262,10 +284,21 @@ class OrderSummary:
     stress_rope: float
 
 
+@dataclass(frozen=True)
+class OrderChecks:
+    """What a stored ``run_extrapolation_order`` holds besides the scores: per method the scale-free stress of its
+    positions at the longest length (per seed), and the largest change of the trained ALiBi models' logits (and of a
+    model without positions, where run) under reversal."""
+
+    stress_at_max: dict[str, tuple[float, ...]]
+    alibi_reversal_gap: float = float("nan")
+    none_reversal_gap: float | None = None
+
+
 def stress_accuracy(order: Result) -> pd.DataFrame:
     """Per method, the mean scale-free stress of its positions at the longest length and its accuracy there."""
     outcome = extrapolation_outcome(order)
-    stress = order.values["stress_at_max"]
+    stress = as_record(order, OrderChecks).stress_at_max
     return pd.DataFrame({METHOD_NAMES[m]: {"stress at 2L (scale_free)": float(np.mean(stress[m])),
                                            "accuracy at 2L": outcome.at(m, outcome.longest)}
                          for m in outcome.methods}).T
@@ -276,8 +309,7 @@ def order_summary(order: Result, settings=None) -> OrderSummary:
     from scipy.stats import spearmanr
 
     conf = CONFIGS[_settings(settings).scale]
-    o = extrapolation_outcome(order)
-    v = order.values
+    o, checks = extrapolation_outcome(order), as_record(order, OrderChecks)
     f_max = o.longest
     heur = _heuristics(o)
     target = o.at("learned:target", f_max)
@@ -291,10 +323,9 @@ def order_summary(order: Result, settings=None) -> OrderSummary:
           f"Not every heuristic falls short here: {', '.join(h.replace('_', ' ') for h in not_below)} matches or "
           f"beats the table trained at the target length ({target:.3f}), which had to learn a harder task (longer "
           "sequences) in the same number of steps.")
-    gap = v.get("alibi_reversal_gap", float("nan"))
+    gap, none_gap = checks.alibi_reversal_gap, checks.none_reversal_gap
     sentence = (f"The largest change of the trained ALiBi models' logits under reversal is {gap:.1e}"
-                + (f" (a model without positions: {v['none_reversal_gap']:.1e})" if "none_reversal_gap" in v else "")
-                + ".")
+                + (f" (a model without positions: {none_gap:.1e})" if none_gap is not None else "") + ".")
     sa = stress_accuracy(order)
     return OrderSummary(
         L=o.L, train_steps=conf.order.train.steps, ft_steps=conf.order.finetune.steps,
@@ -330,6 +361,13 @@ class MLMSummary:
     comment: str
 
 
+@dataclass(frozen=True)
+class MLMChecks:
+    """What a stored ``run_extrapolation_mlm`` holds besides the scores: the loss of predicting word frequencies."""
+
+    unigram_loss: float
+
+
 def mlm_summary(mlm: Result, settings=None) -> MLMSummary:
     """The :class:`MLMSummary` of a ``run_extrapolation_mlm`` result at the scale in force."""
     c = CONFIGS[_settings(settings).scale].mlm
@@ -343,7 +381,7 @@ def mlm_summary(mlm: Result, settings=None) -> MLMSummary:
                "frequencies — so this task cannot rank the extrapolation methods here; a longer-trained, larger "
                "model (the `paper` configuration) is needed for that.")
     return MLMSummary(topk=f"{c.top_k:,}", L=c.L, lengths=", ".join(str(int(round(f * c.L))) for f in c.factors),
-                      nseeds=len(c.seeds), unigram=float(mlm.values["unigram_loss"]), none_1=o.at("none", 1),
+                      nseeds=len(c.seeds), unigram=as_record(mlm, MLMChecks).unigram_loss, none_1=o.at("none", 1),
                       spread=spread, seed_sd=seed_sd, uses_position=uses, comment=comment)
 
 
@@ -448,19 +486,19 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
 def _s4_powered_row(powered: Result):
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
 
-    p = design_summary(powered)
+    p, difference = design_summary(powered), stored_design(powered).difference
     return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
-                                     f"difference {paired_text(powered.values['difference'])}{p.stale}"),
+                                     f"difference {paired_text(difference)}{p.stale}"),
                          scale=p.scale, model=powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
-                         options=plan_text(powered), decision=rules.s4_undertrained_tail(powered.values["difference"]))
+                         options=plan_text(powered), decision=rules.s4_undertrained_tail(difference))
 
 
 def heuristic_differences(heuristics_powered: Result) -> dict[str, SeedInterval]:
     """S6's design: each heuristic's accuracy at 2L minus the target-length table's, paired by seed over the
     decision's seeds (95 %, Student t), keyed by the heuristic's name in :data:`METHOD_NAMES` order."""
-    stored = heuristics_powered.values["heuristics"]
-    return {h: SeedInterval.from_dict(stored[h]) for h in HEURISTICS if h in stored}
+    stored_intervals = as_record(heuristics_powered, StoredHeuristicsDesign).heuristics
+    return {h: stored_intervals[h] for h in HEURISTICS if h in stored_intervals}
 
 
 def _s6_powered_row(heuristics_powered: Result):
@@ -468,16 +506,14 @@ def _s6_powered_row(heuristics_powered: Result):
     (:func:`posgeom.experiments.extrapolation_powered.run_heuristics_powered`)."""
 
     p = design_summary(heuristics_powered)
-    diffs = heuristic_differences(heuristics_powered)
-    runs = heuristics_powered.values["runs"]
-    v = heuristics_powered.values
-    means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([r[h] for r in runs]):.4f}, difference "
+    diffs, d = heuristic_differences(heuristics_powered), as_record(heuristics_powered, StoredHeuristicsDesign)
+    means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
                       f"{diffs[h].text('{:+.4f}', with_t=False)}" for h in diffs)
-    return ComparisonRow("S6", ours=(f"order task at {v['length']} positions (trained at {v['L']}): trained at "
-                                     f"{v['length']} {p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, "
+    return ComparisonRow("S6", ours=(f"order task at {d.length} positions (trained at {d.L}): trained at "
+                                     f"{d.length} {p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, "
                                      f"paired){p.stale}"),
                          scale=p.scale, model=heuristics_powered.manifest["model"] + " (CPU)",
-                         corpus=f"synthetic order task, L = {v['L']}",
+                         corpus=f"synthetic order task, L = {d.L}",
                          options=f"fine-tune {heuristics_powered.manifest['params']['order']['finetune']['steps']} "
                                  f"steps; {plan_text(heuristics_powered)}",
                          decision=rules.s6_heuristics_powered(diffs))

@@ -11,17 +11,48 @@ import numpy as np
 import pandas as pd
 
 from ..config import settings_or_default as _settings
+from ..geometry import paired_difference
 from ..registry import Result
+from ..registry.typed import as_record
 from ..experiments import table_dropout as td
 from ..experiments.learned_tables import CONFIGS, init_runs
 
 __all__ = [
     "BASE", "BIG", "SINUSOIDAL", "MDS", "init_frame", "init_table", "finite_values", "reached_text", "variant_mean",
-    "InitSummary", "init_summary", "DropoutSummary", "dropout_summary",
+    "init_loss_difference", "InitSummary", "init_summary", "DropoutSummary", "dropout_summary", "StoredInitStudy",
+    "StoredDropoutStudy",
 ]
 
 #: The variants of the initialisation study the chapter compares (its names in :data:`posgeom.models.table_studies.INITS`).
 BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
+
+
+@dataclass(frozen=True)
+class StoredInitStudy:
+    """A stored ``run_init_study``, typed: its variants (initialisation and dropout rate) and seeds, every
+    variant's tables before and after training (variants, seeds, n, d), and the task's distance matrix ``D``."""
+
+    variants: tuple[tuple[str, float], ...]
+    seeds: tuple[int, ...]
+    tables_initial: np.ndarray
+    tables_final: np.ndarray
+    D: np.ndarray
+
+
+@dataclass(frozen=True)
+class StoredDropoutStudy:
+    """A stored ``run_dropout_study``, typed: its dropout rates and seeds, the training sequences, and the times
+    each is seen (``passes``)."""
+
+    dropouts: tuple[float, ...]
+    seeds: tuple[int, ...]
+    n_train: int
+    passes: float
+
+    @property
+    def rate(self) -> float:
+        """The rate compared with no dropout: the largest."""
+        return max(self.dropouts)
 
 
 def init_frame(result: Result) -> pd.DataFrame:
@@ -62,6 +93,18 @@ def init_table(runs: pd.DataFrame) -> pd.DataFrame:
 def variant_mean(runs: pd.DataFrame, variant: str, column: str) -> float:
     x = runs.loc[runs["variant"] == variant, column].astype(float)
     return float(x.dropna().mean()) if x.notna().any() else float("nan")
+
+
+def init_loss_difference(init: Result):
+    """S7's interval: the final loss of N(0, 0.02²) minus N(0, 1), paired by training seed (95 %, Student t).
+
+    Returns
+    -------
+    posgeom.geometry.SeedInterval
+    """
+    by_seed = init_frame(init).set_index(["variant", "seed"])["final_loss"]
+    seeds = as_record(init, StoredInitStudy).seeds
+    return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
 
 
 def _dropout_variant(runs: pd.DataFrame) -> str:
@@ -116,8 +159,9 @@ def init_summary(result: Result, settings=None) -> InitSummary:
     large_change = max(stat["relative_change", "big"], stat["relative_change", "sin"])
     s7_ok = (stat["steps_to_threshold", "base"] < stat["steps_to_threshold", "big"]
              and stat["final_loss", "base"] < stat["final_loss", "big"])
-    k_mds = [i for i, (name, _) in enumerate(result.values["variants"]) if name == MDS][0]
-    before, after = result.arrays["tables_initial"][k_mds], result.arrays["tables_final"][k_mds]
+    study = as_record(result, StoredInitStudy)
+    k_mds = [i for i, (name, _) in enumerate(study.variants) if name == MDS][0]
+    before, after = study.tables_initial[k_mds], study.tables_final[k_mds]
     gap0 = np.linalg.norm(before[:, 0] - before[:, 1], axis=1)
     gapT = np.linalg.norm(after[:, 0] - after[:, 1], axis=1)
     return InitSummary(
@@ -134,7 +178,7 @@ def init_summary(result: Result, settings=None) -> InitSummary:
         token_norm=float(0.02 * np.sqrt(CONFIGS[_settings(settings).scale].model.d_model)),
         s7_word="faster and to a lower loss" if s7_ok else "not both faster and lower",
         fragile_rho=float(spearmanr(runs["final stress (scale_free)"], runs["eval_loss"]).statistic),
-        fragile_n=len(runs), d01=float(result.arrays["D"][0, 1]), gap0=float(gap0.max()),
+        fragile_n=len(runs), d01=float(study.D[0, 1]), gap0=float(gap0.max()),
         gapT_min=float(gapT.min()), gapT_max=float(gapT.max()),
     )
 
@@ -157,16 +201,15 @@ class DropoutSummary:
 
 def dropout_summary(dropout: Result, init: Result) -> DropoutSummary:
     """The :class:`DropoutSummary` of a ``run_dropout_study`` result (and the initialisation study's gap)."""
-    runs = td.dropout_runs(dropout)
-    rate = max(dropout.values["dropouts"])
+    runs, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
+    rate = study.rate
     eff_loss = td.dropout_effect(runs, rate, field_name="eval_loss")
     eff_acc = td.dropout_effect(runs, rate, field_name="eval_accuracy")
     none = [r for r in runs if r.dropout == 0.0]
     frame = init_frame(init)
     return DropoutSummary(
         s9_gap_big=variant_mean(frame, BASE, "eval_loss") - variant_mean(frame, BASE, "final_loss"),
-        s9_n_train=dropout.values["n_train"], s9_passes=dropout.values["passes"],
-        s9_n_seeds=len(dropout.values["seeds"]), s9_gap_small=float(np.mean([r.gap for r in none])),
+        s9_n_train=study.n_train, s9_passes=study.passes, s9_n_seeds=len(study.seeds), s9_gap_small=float(np.mean([r.gap for r in none])),
         s9_train_acc=float(np.mean([r.train_accuracy for r in none])), s9_rate=rate,
         s9_eff_loss=eff_loss.text("{:+.3f}", with_t=False), s9_eff_acc=eff_acc.text("{:+.3f}", with_t=False),
         s9_eff_t=f"{eff_loss.t:.2f}",

@@ -22,15 +22,13 @@ import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..wording import rank_words, special_words
+from ..wording import describe_model, describe_scales, describe_sequences, model_words, rank_words, short_float, special_words
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
-from ..report import (
-    ComparisonRow, decided_rows, describe_model, describe_scales, describe_sequences, short_float, model_words,
-)
+from ..report import ComparisonRow, decided_rows
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
 from .powered import design_summary, paired_text, plan_text

@@ -23,10 +23,11 @@ from ..registry.typed import as_record, stored
 from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
-from ..report import ComparisonRow, PowerCheck, decided_rows, describe_scales, describe_sequences, short_float
+from ..report import ComparisonRow, PowerCheck, decided_rows
+from ..wording import describe_scales, describe_sequences, short_float
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora import corpus_caption
-from .records import NoiseAwareRank, OrderTable
+from .records import BootstrapIntervals, NoiseAwareRank, OrderTable
 
 __all__ = [
     "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
@@ -45,7 +46,7 @@ ENCODING_KEYS = {
 def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
     """A stored monotonicity table (``run_monotonicity_table``) as a table (index ``encoding``), random rows as
     ``mean ± sd``; with ``intervals`` (``run_violation_intervals``) the violation rates that have one show it."""
-    iv = intervals.values["statistics"] if intervals is not None else {}
+    iv = as_record(intervals, BootstrapIntervals).statistics if intervals is not None else {}
     recs = []
     for row in monotonicity_records(result):
         rec = {"encoding": row.encoding, "options": row.options}
@@ -56,7 +57,7 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
                 text += f" ± {getattr(row, key + '_sd'):.3f}"
             if key == "violation_rate" and row.encoding in iv:
                 # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
-                text = geo.Interval.from_dict(iv[row.encoding]).text("{:.3f}")
+                text = iv[row.encoding].text("{:.3f}")
             rec[label] = text
         rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
         recs.append(rec)
@@ -109,7 +110,7 @@ class CorpusOrder:
 
 def corpus_order(table: Result) -> CorpusOrder:
     """The :class:`CorpusOrder` of a ``run_monotonicity_table`` result."""
-    rows = {r.encoding: r for r in monotonicity_records(table)}
+    rows, t = {r.encoding: r for r in monotonicity_records(table)}, as_record(table, OrderTable)
     values = {}
     for name, key in ENCODING_KEYS.items():
         if name in rows:
@@ -117,8 +118,8 @@ def corpus_order(table: Result) -> CorpusOrder:
             values.update({f"{key}_viol": r.violation_rate, f"{key}_viol_res": r.violation_rate_resolvable,
                            f"{key}_rho": r.spearman})
     return CorpusOrder(**values, rand_viol_sd=rows[RANDOM_ROW].violation_rate_sd,
-                       n_random_seeds=len(table.arrays["random_violation"]), alibi_ties=rows["alibi"].tied_fraction,
-                       closest_rank=int(table.values["closest_rank"]), closest_viol=float(table.values["closest_violation"]))
+                       n_random_seeds=len(t.random_violation), alibi_ties=rows["alibi"].tied_fraction,
+                       closest_rank=t.closest_rank, closest_viol=t.closest_violation)
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,7 @@ class OrderInputs:
     def viol_text(self, corpus: str, name: str) -> str:
         """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
         if corpus in self.intervals:
-            return geo.Interval.from_dict(self.intervals[corpus].values["statistics"][name]).text("{:.1%}")
+            return as_record(self.intervals[corpus], BootstrapIntervals).statistics[name].text("{:.1%}")
         return f"{self.table(corpus).row(name).violation_rate:.1%} (no interval at this scale)"
 
 
@@ -339,14 +340,14 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
     """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
-    d_pre = (x.intervals["sst2"].values["differences"]["learned (pretrained)-sinusoidal"] if "sst2" in x.intervals
-             else None)
+    d_pre = (as_record(x.intervals["sst2"], BootstrapIntervals).differences["learned (pretrained)-sinusoidal"]
+             if "sst2" in x.intervals else None)
     pre = {c: x.table(c).row("learned (pretrained)").spearman for c in ("sst2", "imdb")}
     model = x.table("sst2").model
     return ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
                          f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
-                         + (f", pretrained − sinusoidal {d_pre['estimate']:+.1%} [{d_pre['low']:+.1%}, "
-                            f"{d_pre['high']:+.1%}]" if d_pre else ""),
+                         + (f", pretrained − sinusoidal {d_pre.estimate:+.1%} [{d_pre.low:+.1%}, "
+                            f"{d_pre.high:+.1%}]" if d_pre is not None else ""),
                          x.scale, model, "SST-2 train; IMDB train subset",
                          rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]},
                                                          model),
@@ -394,17 +395,16 @@ def _c11_row(ntk: dict, settings):
 @dataclass(frozen=True)
 class RankCurve:
     """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per
-    seed) for reference."""
+    seed) for reference (:func:`posgeom.registry.typed.as_record` reads it from a ``run_monotonicity_table``)."""
 
-    ranks: np.ndarray
-    violation: np.ndarray
-    random: np.ndarray
+    ranks: np.ndarray = stored("mds_ranks")
+    violation: np.ndarray = stored("mds_violation")
+    random: np.ndarray = stored("random_violation")
 
 
 def rank_curve(table: Result) -> RankCurve:
     """The :class:`RankCurve` of a ``run_monotonicity_table`` result."""
-    a = table.arrays
-    return RankCurve(np.asarray(a["mds_ranks"]), np.asarray(a["mds_violation"]), np.asarray(a["random_violation"]))
+    return as_record(table, RankCurve)
 
 
 @dataclass(frozen=True)

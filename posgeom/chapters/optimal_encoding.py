@@ -23,12 +23,13 @@ from ..registry import Result, stored_text
 from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
-from ..report import ComparisonRow, describe_scales, describe_sequences, short_float
+from ..report import ComparisonRow
+from ..wording import describe_scales, describe_sequences, short_float
 from .corpus_geometry import sst2_caption
-from .records import ExactEmbedding, SmacofGain
+from .records import BootstrapIntervals, ExactEmbedding, SmacofGain
 
 __all__ = [
-    "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "stress_tables",
+    "CORPORA", "FIXED", "AlgorithmSummary", "algorithm_summary", "algorithm_table", "StoredComparison", "stress_tables",
     "ComparisonSummary", "comparison_summary", "interval", "interval_tables", "IntervalSummary", "interval_summary",
     "exact_table", "ExactSummary", "exact_summary", "one_hot_table", "OneHotSummary", "one_hot_summary",
     "GainSummary", "gain_summary", "near_zero", "comparison_rows", "Captions", "captions",
@@ -64,19 +65,32 @@ def algorithm_summary(steps: Result) -> AlgorithmSummary:
 
 def algorithm_table(steps: Result) -> pd.DataFrame:
     """The checks of Algorithm 1 on the drift corpus, one per row."""
-    v = steps.values
+    a = algorithm_summary(steps)
     return pd.Series({
-        "max |B - J S S^T J|": v["B_vs_SS_max_error"], "smallest eigenvalue of B": v["min_eigenvalue"],
-        "numerical rank of B": v["numerical_rank"], "full-rank MDS: max |D - Dhat|": v["full_rank_max_error"],
-        "rank-3 MDS stress (paper)": v["rank_k_stress"]["paper"],
-        "rank-3 MDS stress (scale_free)": v["rank_k_stress"]["scale_free"],
-        "lift to d = 50: max distance change": v["lift_max_error"]}, name="drift corpus").to_frame()
+        "max |B - J S S^T J|": a.B_vs_SS, "smallest eigenvalue of B": a.min_eig, "numerical rank of B": a.num_rank,
+        "full-rank MDS: max |D - Dhat|": a.full_err, "rank-3 MDS stress (paper)": a.rank3_paper,
+        "rank-3 MDS stress (scale_free)": a.rank3_sf, "lift to d = 50: max distance change": a.lift_err},
+        name="drift corpus").to_frame()
+
+
+@dataclass(frozen=True)
+class StoredComparison:
+    """A stored ``run_encoding_comparison``, typed: the pretrained model whose table is compared, and per corpus
+    (:data:`CORPORA`) each encoding's stress under each normalisation (``"paper"``, ``"scale_free"``)."""
+
+    pretrained: str
+    stationary: dict[str, dict[str, float]]
+    drift: dict[str, dict[str, float]]
+    regimes: dict[str, dict[str, float]]
+    markov: dict[str, dict[str, float]]
+    sst2: dict[str, dict[str, float]]
 
 
 def stress_tables(comparison: Result) -> dict[str, pd.DataFrame]:
     """``{"scale_free": ..., "paper": ...}``: each encoding's stress (rows) on each corpus (columns); NaN where
     an encoding is not computed for a corpus."""
-    return {norm: pd.DataFrame({c: {e: comparison.values[c].get(e, {}).get(norm, np.nan) for e in ENCODINGS_COMPARED}
+    by_corpus = {c: getattr(as_record(comparison, StoredComparison), c) for c in CORPORA}
+    return {norm: pd.DataFrame({c: {e: by_corpus[c].get(e, {}).get(norm, np.nan) for e in ENCODINGS_COMPARED}
                                 for c in CORPORA}) for norm in ("scale_free", "paper")}
 
 
@@ -108,19 +122,19 @@ def comparison_summary(comparison: Result) -> ComparisonSummary:
 def interval(intervals: Result, corpus: str, key: str, table: str = "statistics") -> Interval:
     """One stored bootstrap interval of ``run_comparison_intervals`` (``key`` as ``"<encoding>|scale_free"``, or
     ``"<a>-<b>|scale_free"`` in ``table="differences"``)."""
-    return Interval.from_dict(intervals.values[corpus][table][key])
+    return getattr(as_record(intervals, BootstrapIntervals, at=corpus), table)[key]
 
 
 def interval_tables(intervals: Result, settings=None) -> pd.DataFrame:
     """The "scale_free" stress of each encoding on each corpus and the differences, with their 95 % bootstrap
     intervals over sequences, and SST-2's at paper scale where stored."""
     settings = _settings(settings)
-    v = intervals.values
-    table = pd.DataFrame({c: {e: interval(intervals, c, f"{e}|scale_free").text()
-                              if f"{e}|scale_free" in v[c]["statistics"] else "—" for e in ENCODINGS_COMPARED}
+    iv = {c: as_record(intervals, BootstrapIntervals, at=c) for c in CORPORA}
+    table = pd.DataFrame({c: {e: iv[c].statistics[f"{e}|scale_free"].text()
+                              if f"{e}|scale_free" in iv[c].statistics else "—" for e in ENCODINGS_COMPARED}
                           for c in CORPORA})
-    diffs = pd.DataFrame({c: {name.replace("|scale_free", ""): interval(intervals, c, name, "differences").text("{:.4f}")
-                              for name in v[c]["differences"]} for c in CORPORA})
+    diffs = pd.DataFrame({c: {name.replace("|scale_free", ""): d.text("{:.4f}") for name, d in iv[c].differences.items()}
+                          for c in CORPORA})
     table["sst2, paper scale"] = pd.Series({e: stored_text(run_comparison_intervals, settings,
                                                            lambda r, e=e: interval(r, "sst2", f"{e}|scale_free").text())
                                             for e in ENCODINGS_COMPARED})
@@ -185,11 +199,22 @@ def exact_summary(exact: Result) -> ExactSummary:
     )
 
 
+@dataclass(frozen=True)
+class OneHotStresses:
+    """The stresses of a stored ``run_one_hot``: classical MDS's, a rescaled layout's and SMACOF's ("paper"), and
+    classical MDS's scale-free one."""
+
+    mds_stress: float
+    rescaled_stress: float
+    smacof_stress: float
+    mds_scale_free: float
+
+
 def one_hot_table(one_hot: Result) -> pd.DataFrame:
     """The "paper" stress of classical MDS, a rescaled layout and SMACOF on three one-hot distributions."""
-    v = one_hot.values
-    return pd.Series({"classical MDS": v["mds_stress"], "rescaled layout": v["rescaled_stress"],
-                      "SMACOF from MDS": v["smacof_stress"], "classical MDS, scale-free stress": v["mds_scale_free"]},
+    o = as_record(one_hot, OneHotStresses)
+    return pd.Series({"classical MDS": o.mds_stress, "rescaled layout": o.rescaled_stress,
+                      "SMACOF from MDS": o.smacof_stress, "classical MDS, scale-free stress": o.mds_scale_free},
                      name="the paper's stress").to_frame()
 
 
@@ -288,7 +313,7 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                       ours=("rank-3 MDS − sinusoidal (scale-free stress, 95% interval over sequences): "
                             + "; ".join(f"{c} {mds3_vs_sin[c].text('{:.3f}')}" for c in CORPORA)
                             + f"; below it beyond the sampling uncertainty on {', '.join(decided) or 'no corpus'}"),
-                      scale=settings.scale, model=f"learned table: {comparison.values['pretrained']}",
+                      scale=settings.scale, model=f"learned table: {as_record(comparison, StoredComparison).pretrained}",
                       corpus="4 synthetic families, SST-2 train",
                       options="scale-free stress; d = 50 (synthetic), 768 (SST-2)",
                       decision=rules.c3_beats_other_encodings(mds3_vs_sin)),

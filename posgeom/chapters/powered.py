@@ -101,4 +101,5 @@ def design_check(claim: str, measure: str, result: Result, effect: float):
     """The design's row of a chapter's power table (:class:`posgeom.report.PowerCheck`; its time is the
     decision's, not the pilot's)."""
 
-    return PowerCheck(claim, measure, result.values["difference"], effect, result.values["seconds"]["decision"])
+    d = stored_design(result)
+    return PowerCheck(claim, measure, d.difference, effect, d.seconds["decision"])

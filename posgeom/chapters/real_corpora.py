@@ -25,12 +25,12 @@ from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..experiments.settings import find
-from ..report import ComparisonRow, decided_rows, describe_scales, describe_sequences, model_words
-from ..wording import rank_words, special_words
+from ..report import ComparisonRow, decided_rows
+from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
 from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
 from .records import (
-    AlibiSearch, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices, StoredStressIntervals, StoredStressTable,
+    AlibiSearch, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices, BootstrapIntervals, StoredStressTable,
 )
 
 __all__ = [
@@ -359,12 +359,12 @@ class RowInputs:
     def iv(self, corpus: str, name: str, norm: str, fmt: str = "{:.3f}") -> str:
         """A headline stress with its bootstrap interval, or the value and why it has none."""
         if corpus in self.intervals:
-            return as_record(self.intervals[corpus], StoredStressIntervals).statistics[f"{name}|{norm}"].text(fmt)
+            return as_record(self.intervals[corpus], BootstrapIntervals).statistics[f"{name}|{norm}"].text(fmt)
         return fmt.format(getattr(self.row(corpus, name), norm)) + " (no interval at this scale)"
 
     def iv_diff(self, corpus: str, a: str, b: str, fmt: str = "{:.4f}") -> str:
         """The bootstrap interval of the scale-free stress of ``a`` minus ``b`` on ``corpus``."""
-        return as_record(self.intervals[corpus], StoredStressIntervals).differences[f"{a}-{b}|scale_free"].text(fmt)
+        return as_record(self.intervals[corpus], BootstrapIntervals).differences[f"{a}-{b}|scale_free"].text(fmt)
 
     def split_spread(self, corpus: str, key: str) -> str:
         """``key`` of the resolvable geometry over the cross-half splits: mean ± sd over the splits."""
@@ -389,7 +389,7 @@ def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, spl
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
     return RowInputs(settings.scale, geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in,
                      imdb_resolved, "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger, BERT-base "
-                     "shapes", iv_note, imdb_note, as_record(intervals["sst2"], StoredStressIntervals).differences)
+                     "shapes", iv_note, imdb_note, as_record(intervals["sst2"], BootstrapIntervals).differences)
 
 
 def c6_row(x: RowInputs) -> ComparisonRow:
@@ -421,7 +421,7 @@ def _interval(x: RowInputs, corpus: str, statistic: str):
     """The bootstrap interval of ``statistic`` (``"<encoding>|<normalisation>"``) on ``corpus`` where this scale
     computes one; else the exact value as an interval of width 0 (the rule reads bounds either way)."""
     if corpus in x.intervals:
-        return as_record(x.intervals[corpus], StoredStressIntervals).statistics[statistic]
+        return as_record(x.intervals[corpus], BootstrapIntervals).statistics[statistic]
     name, norm = statistic.split("|")
     value = float(getattr(x.row(corpus, name), norm))
     return {"low": value, "high": value}

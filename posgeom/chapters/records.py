@@ -412,11 +412,26 @@ class AlibiSearch:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Issue #46, typed reads of the chapters "Minimal parametrisation", "The geometry of a corpus" and "Real corpora":
-# the views two chapters share, and ALiBi's choices (the chapter on real corpora is near the 600-line ceiling). The
-# views one chapter alone reads are in its module, to keep this one under that ceiling.
+# Issue #46, typed reads the chapters share: the views two chapters read, and ALiBi's choices (the chapter on real
+# corpora is near the 600-line ceiling). The views one chapter alone reads are in its module.
 
-__all__ += ["StressPair", "StoredStressIntervals", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices", "StoredStressTable"]
+__all__ += ["BootstrapIntervals", "StressPair", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices", "StoredStressTable",
+            "TableStress", "StoredTableStress", "TailCondition", "StoredTails", "HeuristicsRun", "StoredHeuristicsDesign"]
+
+
+# Parts II and III, *The optimal encoding*, *Real corpora* and *Monotonicity*: run_comparison_intervals,
+# run_stress_intervals, run_violation_intervals
+
+
+@dataclass(frozen=True)
+class BootstrapIntervals:
+    """Bootstrap intervals as ``run_violation_intervals`` (``as_record(result, BootstrapIntervals)``),
+    ``run_stress_intervals`` and ``run_comparison_intervals`` (``at=corpus``) store them: each statistic's
+    (``"<encoding>|<normalisation>"`` for a stress), and each difference's between two (``"<a>-<b>"``, with
+    ``"|<normalisation>"`` for a stress)."""
+
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
 
 
 @dataclass(frozen=True)
@@ -425,15 +440,6 @@ class StressPair:
 
     paper: float
     scale_free: float
-
-
-@dataclass(frozen=True)
-class StoredStressIntervals:
-    """A stored ``run_stress_intervals``, typed: the bootstrap interval of each stress (``"<encoding>|<normalisation>"``)
-    and of each difference of two (``"<a>-<b>|<normalisation>"``)."""
-
-    statistics: dict[str, Interval]
-    differences: dict[str, Interval]
 
 
 @dataclass(frozen=True)
@@ -491,3 +497,77 @@ class StoredStressTable:
     alibi_slopes: np.ndarray
     alibi_head_paper: np.ndarray
     smacof_k: np.ndarray
+
+
+# Part IV, *Learned tables in practice*: run_table_stress
+
+
+@dataclass(frozen=True)
+class TableStress:
+    """One corpus of a stored ``learned_table_stress`` entry: the positions kept, and the stress against the corpus
+    of the model's table, of the three reference tables and of MDS."""
+
+    n_kept: int
+    table: StressPair
+    sinusoidal: StressPair
+    random_normal: StressPair
+    random_walk: StressPair
+    mds: StressPair
+
+
+@dataclass(frozen=True)
+class StoredTableStress:
+    """A stored ``learned_table_stress`` entry (one model), typed: its :class:`TableStress` on each corpus (None
+    where it was not run)."""
+
+    sst2: TableStress | None = None
+    imdb: TableStress | None = None
+
+
+# Part IV, *When learned tables fail*: run_undertrained_tails, run_heuristics_powered
+
+
+@dataclass(frozen=True)
+class TailCondition:
+    """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities; and its share of
+    long training sequences and their number."""
+
+    accuracy_head: tuple[float, ...]
+    accuracy_tail: tuple[float, ...]
+    movement_head: tuple[float, ...]
+    movement_tail: tuple[float, ...]
+    neighbour_cos_head: tuple[float, ...]
+    neighbour_cos_tail: tuple[float, ...]
+    frac_long: float
+    n_train: int
+
+
+@dataclass(frozen=True)
+class StoredTails:
+    """A stored ``run_undertrained_tails``, typed: its conditions, the tail's first position, and the arrays."""
+
+    conditions: tuple[str, ...]
+    boundary: int
+    reach: np.ndarray
+    movement: np.ndarray
+
+
+@dataclass(frozen=True)
+class HeuristicsRun(PairedRun):
+    """A decision seed of S6's design: besides ``a`` (the best heuristic) and ``b`` (the table trained at the longer
+    length), each heuristic's accuracy there (None: not run)."""
+
+    reuse_last: float | None = None
+    interpolate: float | None = None
+    new_rows: float | None = None
+
+
+@dataclass(frozen=True)
+class StoredHeuristicsDesign(StoredDesign):
+    """A stored ``run_heuristics_powered``: a :class:`StoredDesign` whose runs are :class:`HeuristicsRun`, each
+    heuristic's paired interval, the training length ``L`` and the longer ``length``."""
+
+    runs: tuple[HeuristicsRun, ...]
+    heuristics: dict[str, SeedInterval]
+    length: int
+    L: int

@@ -21,7 +21,8 @@ from ..registry import Result, stored_text
 from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
 from ..experiments.sinusoids_as_mds import CONFIGS, run_shift_intervals
-from ..report import ComparisonRow, describe_scales, describe_sequences
+from ..report import ComparisonRow
+from ..wording import describe_scales, describe_sequences
 from .corpus_geometry import sst2_caption
 
 __all__ = [

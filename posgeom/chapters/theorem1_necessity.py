@@ -17,11 +17,14 @@ from ..experiments.necessity import CONFIGS, MODELS, equivariance_rows, order_ta
 from ..experiments.settings import find
 from ..models.tasks import OrderTaskOutcome, model_label
 from ..registry import Result
+from ..registry.typed import as_record
 from .. import verdicts as rules
-from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_training, describe_scales, model_words
+from ..report import ComparisonRow, decided_rows
+from ..wording import describe_model, describe_scales, describe_seeds, describe_training, model_words
 
 __all__ = [
-    "LEARNED_LEVEL", "order_task_outcome", "steps_to_learn", "EquivarianceSummary", "equivariance_summary",
+    "LEARNED_LEVEL", "StoredOrderTask", "order_task_outcome", "StoredEquivariance", "steps_to_learn",
+    "EquivarianceSummary", "equivariance_summary",
     "OrderTaskSummary", "order_task_summary", "seed_spread", "comparison_rows", "Captions", "captions", "EXTRA_MODELS",
 ]
 
@@ -29,15 +32,26 @@ __all__ = [
 LEARNED_LEVEL = 0.95
 
 
+@dataclass(frozen=True)
+class StoredOrderTask:
+    """A stored order-task run, typed: the evaluated steps, the test sequences and their length."""
+
+    steps: np.ndarray
+    n_test: int
+    seq_len: int
+
+
 def order_task_outcome(result: Result) -> OrderTaskOutcome:
     """The stored order-task run (:func:`~posgeom.experiments.necessity.run_order_task`) as the typed :class:`~posgeom.models.tasks.OrderTaskOutcome`, its
-    models in the order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name)."""
+    models in the order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name), each
+    model's test accuracy along training from its stored array ``<model label>__curve``."""
     order = {m: k for k, m in enumerate(MODELS)}
     rows = sorted(order_task_rows(result), key=lambda r: order.get((r.position, r.causal), len(order)))
-    curves = {model_label(r.position, r.causal): np.asarray(result.arrays[f"{model_label(r.position, r.causal)}__curve"])
-              for r in rows}
-    return OrderTaskOutcome(rows=rows, curves=curves, steps=np.asarray(result.arrays["steps"]),
-                            n_test=int(result.values["n_test"]), seq_len=int(result.values["seq_len"]))
+    stored_curves = {name.removesuffix("__curve"): np.asarray(a) for name, a in result.arrays.items()
+                     if name.endswith("__curve")}
+    curves = {label: stored_curves[label] for label in (model_label(r.position, r.causal) for r in rows)}
+    run = as_record(result, StoredOrderTask)
+    return OrderTaskOutcome(rows=rows, curves=curves, steps=run.steps, n_test=run.n_test, seq_len=run.seq_len)
 
 
 def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> dict[str, int | None]:
@@ -61,12 +75,19 @@ class EquivarianceSummary:
     min_encoded_gap: float    # the smallest random-permutation gap of a model that sees positions
 
 
+@dataclass(frozen=True)
+class StoredEquivariance:
+    """A stored equivariance run's machine epsilon (of the dtype it computed in)."""
+
+    machine_epsilon: float
+
+
 def equivariance_summary(result: Result) -> EquivarianceSummary:
     """The numbers of :class:`EquivarianceSummary` from a :func:`~posgeom.experiments.necessity.run_equivariance` result."""
     rows = equivariance_rows(result)
     nope, alibi = find(rows, position="none", causal=False), find(rows, position="alibi", causal=False)
     return EquivarianceSummary(
-        nope_gap=nope.perm_gap, machine_epsilon=float(result.values["machine_epsilon"]),
+        nope_gap=nope.perm_gap, machine_epsilon=as_record(result, StoredEquivariance).machine_epsilon,
         alibi_perm_gap=alibi.perm_gap, alibi_reversal_gap=alibi.reversal_gap,
         min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)),
     )

@@ -9,7 +9,7 @@ and builds the chapter's "Paper vs this book" rows, each decided by its rule in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,8 @@ from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..experiments.separation import CONFIGS, chapter_run_count, final_separation_interval
 from .. import verdicts as rules
-from ..report import ComparisonRow, decided_rows, describe_model, describe_seeds, describe_sequences, describe_training, describe_scales, model_words
+from ..report import ComparisonRow, decided_rows
+from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
 from .powered import design_summary, paired_text, plan_text
 from .records import StoredConverged
 
@@ -188,13 +189,24 @@ class PretrainedTable:
         return self.by_n.loc[n]
 
 
+@dataclass(frozen=True)
+class StoredPretrainedSeparation:
+    """A stored ``run_pretrained_separation``, typed: the model, its numbers per count of first positions (keyed by
+    the count as text), and each row's nearest distance."""
+
+    pretrained: str
+    by_n: dict[str, dict]
+    nearest: np.ndarray
+
+
 def pretrained_table(result: Result) -> PretrainedTable:
     """The typed view of a ``run_pretrained_separation`` result."""
-    by_n = pd.DataFrame(result.values["by_n"]).T
+    stored_table = as_record(result, StoredPretrainedSeparation)
+    by_n = pd.DataFrame(stored_table.by_n).T
     by_n.index = by_n.index.astype(int)
     by_n = by_n.sort_index()  # the stored keys are text ("128" < "32"): the rows in the order of n
     by_n.index.name = "first n positions"
-    return PretrainedTable(result.values["pretrained"], by_n, np.asarray(result.arrays["nearest"]))
+    return PretrainedTable(stored_table.pretrained, by_n, stored_table.nearest)
 
 
 @dataclass(frozen=True)
@@ -278,12 +290,15 @@ class FactorisationOutcome:
     pair_placebo: float = stored("placebo.pair_relative")
     # positions whose real gap is above the placebos' 95th percentile
     above: int = stored("positions_above_placebo_95")
-    npos: int
+    npos: int = field(init=False)  # the positions kept, as many as the stored list of them
+
+    def __post_init__(self):
+        object.__setattr__(self, "npos", len(self.positions))
 
 
 def factorisation_outcome(result: Result) -> FactorisationOutcome:
     """The typed view of a ``run_factorisation_gap`` result (its numbers glued as ``t4gap_<field>``)."""
-    return as_record(result, FactorisationOutcome, npos=len(result.values["positions"]))
+    return as_record(result, FactorisationOutcome)
 
 
 @dataclass(frozen=True)
@@ -346,16 +361,16 @@ def converged_ratios(result: Result) -> pd.DataFrame:
 def _converged_row(converged: Result):
     """C2 trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
 
-    c, p = converged_summary(converged), design_summary(converged)
+    c, p, d = converged_summary(converged), design_summary(converged), as_record(converged, StoredConverged)
     return ComparisonRow(
         "C2", ours=(f"with weight decay {c.weight_decay:g} for {c.steps:,} steps, the {c.n_resolved} pairs whose "
                     f"marginals the sample tells apart end at {c.ratio:.2f}× the stationary floor "
                     f"[{c.ratio_low:.2f}, {c.ratio_high:.2f}] (log10 ratio "
-                    f"{paired_text(converged.values['difference'], '{:+.3f}')}); the order-insensitive control "
+                    f"{paired_text(d.difference, '{:+.3f}')}); the order-insensitive control "
                     f"ends at {c.control:.1e}{p.stale}"),
         scale=p.scale, model=converged.manifest["model"] + " (CPU)", corpus="synthetic drift and stationary",
         options=f"MLM and bag-of-tokens loss, AdamW weight decay {c.weight_decay:g}; {plan_text(converged)}",
-        decision=rules.c2_converged(converged.values["difference"], [r["control"] for r in converged.values["runs"]]),
+        decision=rules.c2_converged(d.difference, [r.control for r in d.runs]),
     )
 
 
