@@ -246,7 +246,7 @@ def test_every_view_of_a_stored_result_has_a_committed_entry_here():
     from posgeom.chapters import records
 
     views = {n for n in records.__all__ if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch",
-                                                                        "SmacofGain", "ExactEmbedding"}
+                                                                        "SmacofGain", "ExactEmbedding", "BootstrapIntervals"}
     assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == views
 
 
