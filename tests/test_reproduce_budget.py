@@ -457,3 +457,43 @@ def test_cpu_parts_run_each_part_in_its_own_process_with_a_timeout(tmp_path, mon
     assert calls[0][0][:6] == [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", "m:fast"]
     assert calls[0][0][6:] == ['{"corpus": "imdb"}', "--scale", "paper"] and calls[0][1:] == (5, "0")
     assert "m:fast(corpus='imdb')" in capsys.readouterr().out
+
+
+def test_cpu_parts_run_in_parallel_lanes_with_the_cores_shared_out(monkeypatch, capsys):
+    """--jobs 2: two parts run at once (the second starts before the first ends), each process gets half the
+    cores in every thread variable, and the results come back in the order of the parts."""
+    import threading
+
+    from posgeom import reproduce as rp
+    from posgeom.reproduce import cpu_parts
+    from posgeom.reproduce.book import THREAD_VARIABLES
+
+    both_started = threading.Barrier(2, timeout=30)
+    seen = []
+
+    class Done:
+        returncode = 0
+        stderr = ""
+
+    def fake_run(command, **kw):
+        seen.append({name: kw["env"][name] for name in THREAD_VARIABLES})
+        if command[5] in ("m:a", "m:b"):
+            both_started.wait()  # a lane that ran alone would wait here until the barrier times out
+        return Done()
+
+    monkeypatch.setattr(cpu_parts.subprocess, "run", fake_run)
+    monkeypatch.setattr(cpu_parts.os, "cpu_count", lambda: 4)
+    parts = tuple(rp.CpuPart("real-corpora", f"m:{x}") for x in "abc")
+    out = rp.run_cpu_parts("paper", ["real-corpora"], parts=parts, jobs=2)
+    assert [(p.entry, status) for p, status, _ in out] == [("m:a", "stored"), ("m:b", "stored"), ("m:c", "stored")]
+    assert seen and all(set(env.values()) == {"2"} for env in seen)
+    with pytest.raises(ValueError, match="jobs must be an integer"):
+        rp.run_cpu_parts("paper", ["real-corpora"], parts=parts, jobs=0)
+
+
+def test_jobs_without_cpu_parts_is_refused_in_one_line(capsys):
+    from posgeom.cli import main
+
+    assert main(["reproduce", "--scale", "quick", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--jobs 2 applies to --cpu-parts only" in err[0]

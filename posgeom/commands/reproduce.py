@@ -52,6 +52,9 @@ def add(subparsers) -> None:
                         "--budget if given), then every selected GPU chapter on the CPU with its GPU work reported, "
                         "not run: each records the checks the CPU decides and what the others need; done chapters "
                         "are skipped, so it resumes where it stopped")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="with --cpu-parts: CPU parts run at once, each with the cores shared out (default 1; on a "
+                        "2-core machine, 2 halves the wall time where the parts' numbers do not depend on threads)")
     p.add_argument("--allow-dirty", action="store_true",
                    help="write paper-scale results although posgeom/ or notebooks/ have uncommitted changes (their "
                         "manifests then record a +dirty commit; without it such a run is refused)")
@@ -75,8 +78,10 @@ def _run(args) -> int:
     scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
     if args.list:
         return _list(scale, args.only)
+    if args.jobs != 1 and not args.cpu_parts:
+        raise ValueError(f"--jobs {args.jobs} applies to --cpu-parts only: add --cpu-parts, or leave --jobs out")
     if args.cpu_parts:
-        return _cpu_parts(scale, args.only, args.budget, args.force)
+        return _cpu_parts(scale, args.only, args.budget, args.force, args.jobs)
     return _reproduce(scale, args)
 
 
@@ -91,14 +96,16 @@ def _list(scale: str, only) -> int:
     return 0
 
 
-def _cpu_parts(scale: str, only, budget, force: bool = False) -> int:
+def _cpu_parts(scale: str, only, budget, force: bool = False, jobs: int = 1) -> int:
     import sys
 
     from ..reproduce import ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
     from ..validation import printable
 
     timeout = parse_budget(budget) if budget is not None else None
-    results = run_cpu_parts(scale, only, timeout_s=timeout)
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    results = run_cpu_parts(scale, only, timeout_s=timeout, jobs=jobs)
     failed = [p.name for p, status, _ in results if status.startswith("failed")]
     if failed:
         print(printable(f"posgeom reproduce: {len(failed)} CPU part(s) failed: {', '.join(failed)}"), file=sys.stderr)

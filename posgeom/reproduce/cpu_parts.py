@@ -9,11 +9,13 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..config import get_settings
 from ..registry import COMMAND_ENV, command_line, require_committed
+from ..validation import check_int
 from .chapters import EXPERIMENTS_PACKAGE, select_chapters
 
 @dataclass(frozen=True)
@@ -76,30 +78,52 @@ def run_cpu_part(entry: str, kwargs: Mapping[str, Any], scale: str = "paper") ->
     function(get_settings(scale=scale, device="cpu"), **dict(kwargs))
 
 
+def _run_part(part: CpuPart, scale: str, timeout_s: float | None, env: Mapping[str, str]) -> tuple[str, float]:
+    """Run ``part`` in its own process; its status and wall seconds."""
+    command = [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", part.entry,
+               json.dumps(dict(part.kwargs)), "--scale", scale]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=dict(env))
+        tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        status = "stored" if done.returncode == 0 else f"failed: {tail}"
+    except subprocess.TimeoutExpired:
+        status = "timed out"
+    return status, time.perf_counter() - start
+
+
 def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, timeout_s: float | None = None,
-                  parts: Sequence[CpuPart] = CPU_PARTS) -> list[tuple[CpuPart, str, float]]:
+                  parts: Sequence[CpuPart] = CPU_PARTS, jobs: int = 1) -> list[tuple[CpuPart, str, float]]:
     """Run the CPU parts of the selected chapters, each in its own process, stopping one that passes
-    ``timeout_s``; returns ``(part, "stored" | "timed out" | "failed: <last line>", seconds)`` per part.
+    ``timeout_s``; returns ``(part, "stored" | "timed out" | "failed: <last line>", seconds)`` per part, in the
+    order of ``parts``.
 
     A part already stored by the current code returns at once; one cut by the timeout stores nothing (a
     registry entry is written whole or not at all) and runs again next time. Each part records this
     command (``POSGEOM_COMMAND``), not its worker's; at ``paper`` scale a checkout with uncommitted changes
     is refused before anything runs (``UncommittedChangesError``; ``POSGEOM_ALLOW_DIRTY=1`` allows it).
+
+    With ``jobs`` > 1, that many parts run at once, each with the machine's cores shared out
+    (:func:`posgeom.reproduce.book.kernel_environment`): the registry takes concurrent writers, and a part's
+    numbers do not depend on its threads where its reductions are small (compare a run with the committed
+    results before relying on it: ``docs/ARCHITECTURE.md``, "The paper scale").
     """
+    from .book import kernel_environment
+
+    jobs = check_int(jobs, "jobs", 1)
     slugs = {c.slug for c in select_chapters(only)}
     require_committed(scale)
     env = {**os.environ, "POSGEOM_PROGRESS": "0", COMMAND_ENV: command_line()}
-    out = []
-    for part in [p for p in parts if p.chapter in slugs]:
-        command = [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", part.entry,
-                   json.dumps(dict(part.kwargs)), "--scale", scale]
-        start = time.perf_counter()
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env)
-            tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-            status = "stored" if done.returncode == 0 else f"failed: {tail}"
-        except subprocess.TimeoutExpired:
-            status = "timed out"
-        out.append((part, status, time.perf_counter() - start))
-        print(f"{part.chapter:24} {part.name:70} {status} ({out[-1][2] / 60:.1f} min)", flush=True)
-    return out
+    if jobs > 1:
+        env = kernel_environment(max(1, (os.cpu_count() or 1) // jobs), env)
+    selected = [p for p in parts if p.chapter in slugs]
+
+    def one(part: CpuPart) -> tuple[CpuPart, str, float]:
+        status, seconds = _run_part(part, scale, timeout_s, env)
+        print(f"{part.chapter:24} {part.name:70} {status} ({seconds / 60:.1f} min)", flush=True)
+        return part, status, seconds
+
+    if jobs == 1:
+        return [one(part) for part in selected]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, selected))
