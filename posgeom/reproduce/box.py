@@ -3,7 +3,7 @@
 The book's directive ``{posgeom-needs}`` (``book/_ext/posgeom_reader.py``) and a chapter downloaded as a plain
 notebook (:mod:`posgeom.notebooks`) both show the text of :func:`needs_box`. What every chapter's box shares is
 written here: the measured time and memory of the book's last cold build (:mod:`posgeom.timings`), the parts
-stored at ``paper`` and those that wait for a GPU (:mod:`posgeom.reproduce.parts`), and the table of those parts;
+stored at ``paper`` and those that wait for a GPU (``posgeom.reproduce.parts``), and the table of those parts;
 what differs from chapter to chapter is :mod:`posgeom.chapters.needs`.
 """
 
