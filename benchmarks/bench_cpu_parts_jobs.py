@@ -31,10 +31,11 @@ DEFAULT_PARTS = ("learned_powered:run_init_powered", "learned_powered:run_dropou
 
 
 def _stored(root: Path) -> dict[str, tuple[dict, dict]]:
-    """Each stored entry of a registry folder: (values, arrays), by its folder path below ``root``."""
+    """Each stored entry of a registry folder: (values, arrays), by experiment and key (the version folder below
+    them is named afresh by each write)."""
     out = {}
     for result in sorted(root.rglob("result.json")):
-        name = str(result.parent.relative_to(root))
+        name = str(result.parent.parent.relative_to(root))
         arrays_file = result.parent / "arrays.npz"
         arrays = dict(np.load(arrays_file)) if arrays_file.is_file() else {}
         data = json.loads(result.read_text())
@@ -76,13 +77,15 @@ def main(argv=None) -> int:
         t1 = run(parts, 1, Path(one))
         t2 = run(parts, 2, Path(two))
         a, b = _stored(Path(one)), _stored(Path(two))
-        same = a.keys() == b.keys() and all(
-            _without_timings(a[k][0]) == _without_timings(b[k][0]) and a[k][1].keys() == b[k][1].keys()
-            and all(np.array_equal(a[k][1][n], b[k][1][n], equal_nan=True) for n in a[k][1])
-            for k in a)
+        differ = sorted(a.keys() ^ b.keys()) + [
+            k for k in a.keys() & b.keys()
+            if _without_timings(a[k][0]) != _without_timings(b[k][0]) or a[k][1].keys() != b[k][1].keys()
+            or not all(np.array_equal(a[k][1][n], b[k][1][n], equal_nan=True) for n in a[k][1])]
+        same = not differ
     print(f"parts: {', '.join(p.name for p in parts)} (cores: {os.cpu_count()})")
     print(f"| mode | wall time |\n|---|---|\n| --jobs 1 (reference) | {t1 / 60:.1f} min |\n| --jobs 2 | {t2 / 60:.1f} min |")
-    print(f"speed-up {t1 / t2:.2f}x; stored values and arrays equal bit for bit: {same}")
+    print(f"speed-up {t1 / t2:.2f}x; stored values and arrays equal bit for bit: {same}"
+          + (f" (entries that differ: {differ})" if differ else f" ({len(a)} entries)"))
     return 0 if same else 1
 
 
