@@ -216,3 +216,98 @@ if __name__ == "__main__" and "--write" in sys.argv:
         FIXTURE.parent.mkdir(exist_ok=True)
         FIXTURE.write_text(json.dumps(snapshot(Path(tmp)), indent=1, sort_keys=True) + "\n")
     print(f"wrote {FIXTURE}")
+
+
+# ---------------------------------------------------------------------------------------------
+# one family, one home for the setups (these fail on the code before the merge)
+
+
+def _blocks(value, path):
+    """Every dataclass block inside a settings object, with its path."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        yield path, value
+        for f in dataclasses.fields(value):
+            yield from _blocks(getattr(value, f.name), f"{path}.{f.name}")
+
+
+def test_every_training_block_is_a_member_of_the_one_family():
+    """A settings block that trains — it has a batch size and a learning rate — is a
+    :class:`~posgeom.experiments.settings.TrainingOptions`, in every experiment's settings at both scales, and
+    the blocks the chapters train with are among them."""
+    from posgeom.experiments.settings import TrainingOptions
+
+    members, strays = set(), []
+    for name, module in _experiment_modules():
+        for attr, value in vars(module).items():
+            objects = ([value["quick"], value["paper"]] if isinstance(value, ByScale) else
+                       [value] if dataclasses.is_dataclass(value) and not isinstance(value, type) else [])
+            for obj in objects:
+                for path, block in _blocks(obj, f"{name}.{attr}"):
+                    names = {f.name for f in dataclasses.fields(block)}
+                    if {"batch_size", "lr"} <= names:
+                        if isinstance(block, TrainingOptions):
+                            members.add(path)
+                        else:
+                            strays.append(path)
+    assert not strays, strays
+    for path in ("necessity.CONFIGS.train", "separation.CONFIGS.train", "real_corpora_geometry.CONFIGS.scratch_sst2",
+                 "real_corpora_geometry.CONFIGS.scratch_imdb", "learned_tables.CONFIGS.train",
+                 "table_dropout.CONFIGS.train", "extrapolation.CONFIGS.tails.train", "extrapolation.CONFIGS.order.train",
+                 "extrapolation.CONFIGS.mlm.train", "lowrank_training.TRAIN_CONFIGS",
+                 "minimal_parametrisation.CONFIGS.train"):
+        assert path in members, path
+
+
+def test_every_training_class_is_defined_once_in_the_family():
+    """No experiment module defines a class with a batch size and a learning rate outside the family, and the
+    family's blocks are defined in ``settings.py`` (the modules that use them import them)."""
+    import inspect
+
+    from posgeom.experiments import settings
+    from posgeom.experiments.settings import TrainingOptions
+
+    outside = []
+    for name, module in _experiment_modules():
+        for attr, cls in vars(module).items():
+            if inspect.isclass(cls) and dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__:
+                names = {f.name for f in dataclasses.fields(cls)}
+                if {"batch_size", "lr"} <= names and not issubclass(cls, TrainingOptions):
+                    outside.append(f"{name}.{attr}")
+    assert not outside, outside
+    from posgeom.experiments import necessity, real_corpora_geometry, separation, learned_tables, table_dropout
+
+    assert necessity.OrderTraining is settings.OrderTraining
+    assert separation.SeparationTraining is settings.SeparationTraining
+    assert real_corpora_geometry.ScratchTraining is settings.ScratchTraining
+    assert learned_tables.TableTraining is table_dropout.TableTraining is settings.TableTraining
+
+
+def _string_constants(path: Path) -> list[str]:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_the_setups_of_theorem4_are_defined_once():
+    """The three setups' labels are written in one place of the package (the :class:`Setup` of
+    ``experiments/separation.py``); every other module names a setup by its member."""
+    labels = {"conditions hold", "stationary corpus", "order-insensitive loss"}
+    where = {}
+    for path in sorted((ROOT / "posgeom").rglob("*.py")):
+        for text in _string_constants(path):
+            if text in labels:
+                where.setdefault(str(path.relative_to(ROOT)), set()).add(text)
+    assert where == {"posgeom/experiments/separation.py": labels}
+
+    from posgeom.experiments.separation import SETUPS, Setup
+
+    assert [s.label for s in Setup] == ["conditions hold", "stationary corpus", "order-insensitive loss"]
+    # the stored form that separation.converged's parameters record
+    assert SETUPS == {"conditions hold": {"corpus": "drift", "task": "mlm"},
+                      "stationary corpus": {"corpus": "stationary", "task": "mlm"},
+                      "order-insensitive loss": {"corpus": "drift", "task": "bag"}}
