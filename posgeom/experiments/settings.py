@@ -172,15 +172,12 @@ class TrainingOptions:
     adds how long it runs and how it schedules and records (its fields keep the names the registry recorded
     for the block it replaced, so its parameters, sorted by the registry, are those of the earlier block).
 
-    ========================  =============================================  ===============================
-    member                    adds                                           trains
-    ========================  =============================================  ===============================
-    :class:`AdamWTraining`    steps, weight_decay, warmup_ratio              the learned-table studies
-    :class:`TableTraining`    threads                                        init and dropout studies
-    :class:`OrderTraining`    steps, weight_decay, schedule, eval_every      Theorem 1's order task
-    :class:`SeparationTraining`  steps, every                                Theorem 4's tables
-    :class:`ScratchTraining`  model, max_steps, warmup_steps, every, threads  MLM from scratch (real corpora)
-    ========================  =============================================  ===============================
+    - :class:`AdamWTraining` (the learned-table studies) adds ``steps``, ``weight_decay``, ``warmup_ratio``;
+      :class:`TableTraining` (the initialisation and dropout studies) adds ``threads`` to it;
+    - :class:`OrderTraining` (Theorem 1's order task) adds ``steps``, ``weight_decay``, ``schedule``, ``eval_every``;
+    - :class:`SeparationTraining` (Theorem 4's tables) adds ``steps``, ``every``;
+    - :class:`ScratchTraining` (MLM from scratch on a real corpus) adds ``model``, ``max_steps``, ``warmup_steps``,
+      ``every``, ``threads``.
 
     The low-rank comparison (:class:`posgeom.experiments.lowrank_training.TrainOptions`) is a member too (its
     steps are per task). Not members: a fine-tune (:class:`posgeom.experiments.extrapolation.Finetune`, a
