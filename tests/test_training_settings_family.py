@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -30,7 +31,6 @@ from posgeom.registry.manifest import canonical, params_key
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).with_name("data") / "training_settings_params.json"
-DATA_DIR = Path("/work/shared/data")
 
 #: Calls whose registry parameters are pinned: (module, function, keyword arguments); each at both scales.
 _SEPARATION_CALLS = [dict(corpus=c, task=t, init=i, weight_decay=w)
@@ -129,7 +129,7 @@ def settings_snapshot() -> dict:
     return out
 
 
-def run_snapshot(tmp: Path) -> dict:
+def run_snapshot(tmp: Path, data_dir: Path) -> dict:
     """``{"module.function(kwargs) @ scale": [[experiment, params], ...]}``: every registry call each of
     :data:`CALLS` makes before it would compute, recorded without computing."""
     out = {}
@@ -148,7 +148,7 @@ def run_snapshot(tmp: Path) -> dict:
             fn = getattr(importlib.import_module(f"posgeom.experiments.{module}"), function)
             for scale in ("quick", "paper"):
                 calls.clear()
-                settings = Settings(scale=scale, device="cpu", data_dir=DATA_DIR, seed=0, results_dir=tmp)
+                settings = Settings(scale=scale, device="cpu", data_dir=data_dir, seed=0, results_dir=tmp)
                 try:
                     fn(settings, **kwargs)
                 except Exception:  # noqa: BLE001 - a stub read further than the parameters: what was recorded counts
@@ -160,13 +160,15 @@ def run_snapshot(tmp: Path) -> dict:
     return out
 
 
-def snapshot(tmp: Path) -> dict:
-    return {"settings": settings_snapshot(), "runs": run_snapshot(tmp)}
+def snapshot(tmp: Path, data_dir: Path) -> dict:
+    """The settings and the registry calls, the data read from ``data_dir`` (the book's copies: recorded by
+    their checksums, not their path)."""
+    return {"settings": settings_snapshot(), "runs": run_snapshot(tmp, data_dir)}
 
 
 @pytest.fixture(scope="module")
-def now(tmp_path_factory):
-    return snapshot(tmp_path_factory.mktemp("registry"))
+def now(tmp_path_factory, shared_data_dir):
+    return snapshot(tmp_path_factory.mktemp("registry"), shared_data_dir)
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +216,8 @@ if __name__ == "__main__" and "--write" in sys.argv:
 
     with tempfile.TemporaryDirectory() as tmp:
         FIXTURE.parent.mkdir(exist_ok=True)
-        FIXTURE.write_text(json.dumps(snapshot(Path(tmp)), indent=1, sort_keys=True) + "\n")
+        data_dir = Path(os.environ.get("POSGEOM_DATA_DIR", ROOT.parent / "shared" / "data"))
+        FIXTURE.write_text(json.dumps(snapshot(Path(tmp), data_dir), indent=1, sort_keys=True) + "\n")
     print(f"wrote {FIXTURE}")
 
 
