@@ -77,9 +77,8 @@ def test_a_tiny_design_pairs_the_conditions_with_the_stationary_floor_seed_by_se
     # seed 3 retrained apart: a and b are log10 of the separation over the resolved pairs of each setup
     conf = sp.CONFIGS["quick"]
     pairs = None
-    for key, name in (("a", sc.HOLD), ("b", sc.STATIONARY)):
-        setup = sp.SETUPS[name]
-        data = sp.separation_data(setup["corpus"], setup["task"], conf, seed=0)
+    for key, setup in (("a", sp.Setup.HOLD), ("b", sp.Setup.STATIONARY)):
+        data = sp.separation_data(setup.corpus, setup.task, conf, seed=0)
         if pairs is None:
             stationary = sp.separation_data("stationary", "mlm", conf, seed=0)
             ceiling = sc.sampling_ceiling(stationary.train["input_ids"], conf.synthetic.n_positions,
@@ -87,13 +86,13 @@ def test_a_tiny_design_pairs_the_conditions_with_the_stationary_floor_seed_by_se
             assert ceiling == pytest.approx(v["ceiling"])
             from posgeom.corpora.synthetic import population_marginals
             pairs = sc.resolved_pairs(population_marginals("drift", n_positions=24, vocab_size=48, seed=0), ceiling)
-        runs = train_separation(data, task=setup["task"], init="normal", weight_decay=design.weight_decay, seeds=(3,),
+        runs = train_separation(data, task=setup.task, init="normal", weight_decay=design.weight_decay, seeds=(3,),
                                 shape=as_params(conf.model), steps=6, batch_size=conf.train.batch_size,
                                 lr=conf.train.lr, every=2, progress=False)
         assert v["runs"][3][key] == pytest.approx(np.log10(upper(runs.final_distances[0])[pairs].min()))
     run = v["runs"][3]
     assert run["difference"] == pytest.approx(run["a"] - run["b"])
-    assert set(run["loss"]) == set(sp.SETUPS) and run["control"] >= run["sep_all"][sc.CONTROL]
+    assert set(run["loss"]) == set(sp.SETUPS) and run["control"] >= run["sep_all"][sp.Setup.CONTROL.label]
     assert r.manifest["params"]["design"]["weight_decay"] == design.weight_decay
 
 

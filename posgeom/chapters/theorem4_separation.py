@@ -18,7 +18,7 @@ from ..config import settings_or_default as _settings
 from ..geometry.intervals import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..registry.typed import as_record, stored
-from ..experiments.separation import CONFIGS, chapter_run_count, final_separation_interval
+from ..experiments.separation import CONFIGS, Setup, chapter_run_count, final_separation_interval
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
@@ -29,13 +29,9 @@ __all__ = [
     "Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table",
     "HeadlineSummary", "headline_summary", "PretrainedTable", "pretrained_table", "ControlsSummary",
     "controls_summary", "DecaySummary", "decay_summary", "shrink_factors", "FactorisationOutcome",
-    "factorisation_outcome", "ConvergedSummary", "converged_summary", "converged_ratios", "comparison_rows", "HOLD",
-    "STATIONARY", "BAG", "Captions", "captions",
+    "factorisation_outcome", "ConvergedSummary", "converged_summary", "converged_ratios", "comparison_rows", "Captions",
+    "captions",
 ]
-
-#: The three setups of the tied-start and weight-decay runs (the keys of :data:`posgeom.experiments.separation.SETUPS`).
-HOLD, STATIONARY, BAG = "conditions hold", "stationary corpus", "order-insensitive loss"
-
 
 @dataclass(frozen=True)
 class Spread:
@@ -226,12 +222,9 @@ class ControlsSummary:
 
 
 def controls_summary(tied: dict) -> ControlsSummary:
-    """The :class:`ControlsSummary` of ``{setup: SeparationRun}`` (the tied-start runs)."""
-    f = {k: tied[k].final for k in (HOLD, STATIONARY, BAG)}
-    return ControlsSummary(
-        *(f[k].raw.mean for k in (HOLD, STATIONARY, BAG)), *(f[k].median.mean for k in (HOLD, STATIONARY, BAG)),
-        *(f[k].order_spearman.mean for k in (HOLD, STATIONARY, BAG)),
-    )
+    """The :class:`ControlsSummary` of ``{Setup: SeparationRun}`` (the tied-start runs)."""
+    f = [tied[setup].final for setup in Setup]
+    return ControlsSummary(*(x.raw.mean for x in f), *(x.median.mean for x in f), *(x.order_spearman.mean for x in f))
 
 
 def shrink_factors(run: SeparationRun) -> np.ndarray:
@@ -260,12 +253,12 @@ class DecaySummary:
 
 
 def decay_summary(decay: dict) -> DecaySummary:
-    """The :class:`DecaySummary` of ``{setup: SeparationRun}`` (the weight-decay runs)."""
-    keys = (HOLD, STATIONARY, BAG)
+    """The :class:`DecaySummary` of ``{Setup: SeparationRun}`` (the weight-decay runs)."""
+    runs = [decay[setup] for setup in Setup]
     return DecaySummary(
-        decay[HOLD].weight_decay, *(decay[k].final.median.mean for k in keys),
-        *(decay[k].final.median.mean / decay[k].initial.median.mean for k in keys),
-        *(decay[k].final.raw.mean for k in keys), decay[HOLD].final.order_spearman.mean, decay[BAG].eval_accuracy.mean,
+        decay[Setup.HOLD].weight_decay, *(r.final.median.mean for r in runs),
+        *(r.final.median.mean / r.initial.median.mean for r in runs), *(r.final.raw.mean for r in runs),
+        decay[Setup.HOLD].final.order_spearman.mean, decay[Setup.CONTROL].eval_accuracy.mean,
     )
 
 
@@ -334,6 +327,7 @@ def converged_summary(result: Result) -> ConvergedSummary:
     """The :class:`ConvergedSummary` of a stored design."""
     d, design = as_record(result, StoredConverged), result.manifest["params"]["design"]
     runs, diff = d.runs, d.difference
+    hold, floor, control = (setup.label for setup in Setup)  # the stored values are keyed by the setups' labels
 
     def mean(f):
         return float(np.mean([f(r) for r in runs]))
@@ -345,9 +339,9 @@ def converged_summary(result: Result) -> ConvergedSummary:
         ratio=10 ** diff.mean, ratio_low=10 ** diff.low, ratio_high=10 ** diff.high,
         sep_hold=mean(lambda r: 10 ** r.a), sep_floor=mean(lambda r: 10 ** r.b),
         control=float(np.median([r.control for r in runs])), unresolved_ratio=10 ** mean(lambda r: r.unresolved),
-        sep_all_hold=mean(lambda r: r.sep_all[HOLD]), sep_all_floor=mean(lambda r: r.sep_all[STATIONARY]),
-        loss_hold=mean(lambda r: r.loss[HOLD]), loss_floor=mean(lambda r: r.loss[STATIONARY]),
-        loss_control=mean(lambda r: r.loss[BAG]), rho_hold=mean(lambda r: r.order_spearman),
+        sep_all_hold=mean(lambda r: r.sep_all[hold]), sep_all_floor=mean(lambda r: r.sep_all[floor]),
+        loss_hold=mean(lambda r: r.loss[hold]), loss_floor=mean(lambda r: r.loss[floor]),
+        loss_control=mean(lambda r: r.loss[control]), rho_hold=mean(lambda r: r.order_spearman),
     )
 
 
@@ -382,8 +376,8 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
     ----------
     headline : dict of str to SeparationRun
         The runs under the theorem's conditions from a random start (``"drift"``, ``"SST-2"``, ...).
-    tied, decay : dict of str to SeparationRun
-        The three setups (:data:`HOLD`, :data:`STATIONARY`, :data:`BAG`) from a tied start, and with weight decay.
+    tied, decay : dict of posgeom.experiments.separation.Setup to SeparationRun
+        The three setups from a tied start, and with weight decay.
     pretrained : PretrainedTable
     settings : Settings, optional
         The scale in force (its model shape names the model of each row).
@@ -402,7 +396,7 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
 
     def broken_min():
         # the controls that break a condition, from a tied start: do they separate too?
-        return [tied[k].final.raw.min for k in (STATIONARY, BAG)]
+        return [tied[k].final.raw.min for k in (Setup.STATIONARY, Setup.CONTROL)]
 
     def separation_row():
         drift, sst2 = headline["drift"].interval_raw, headline["SST-2"].interval_raw
@@ -417,12 +411,13 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
         )
 
     def broken_row():
-        hold, stat_, bag_ = (tied[k].final.order_spearman.mean for k in (HOLD, STATIONARY, BAG))
+        hold, stat_, bag_ = (tied[k].final.order_spearman.mean for k in tuple(Setup))
         d = headline["drift"]
         return ComparisonRow(
             "C2", ours=(f"normalised separation falls during training ({d.initial.normalized.mean:.2f} → "
                         f"{d.final.normalized.mean:.2f}); from a tied start the broken-condition runs "
-                        f"separate too ({tied[STATIONARY].final.raw.mean:.3f}, {tied[BAG].final.raw.mean:.3f}) into "
+                        f"separate too ({tied[Setup.STATIONARY].final.raw.mean:.3f}, "
+                        f"{tied[Setup.CONTROL].final.raw.mean:.3f}) into "
                         f"unordered clouds (ρ with |i − j|: {stat_:.2f}, {bag_:.2f} against {hold:.2f} when the "
                         f"conditions hold; {len(conf.seeds)} seeds, ranges in the tables above)"),
             scale=settings.scale, model=model, corpus="synthetic drift and stationary",
@@ -432,15 +427,15 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
         )
 
     def decay_row():
-        wd = decay[HOLD].weight_decay
-        shrink = {k: shrink_factors(decay[k]) for k in (HOLD, BAG)}
+        wd = decay[Setup.HOLD].weight_decay
+        hold, control = shrink_factors(decay[Setup.HOLD]), shrink_factors(decay[Setup.CONTROL])
         return ComparisonRow(
             "C2", ours=(f"with weight decay {wd:g}: the order-insensitive table collapses to "
-                        f"{shrink[BAG].min():.1%}–{shrink[BAG].max():.1%} of its scale, the conditions-hold table "
-                        f"keeps {shrink[HOLD].min():.1%}–{shrink[HOLD].max():.1%} (range over {len(conf.seeds)} seeds)"),
+                        f"{control.min():.1%}–{control.max():.1%} of its scale, the conditions-hold table "
+                        f"keeps {hold.min():.1%}–{hold.max():.1%} (range over {len(conf.seeds)} seeds)"),
             scale=settings.scale, model=model, corpus="synthetic drift and stationary",
             options=f"AdamW weight decay {wd:g} (exaggerated so that its effect shows within the run), {conf.train.steps} steps",
-            decision=rules.c2_weight_decay(shrink[BAG], shrink[HOLD]),
+            decision=rules.c2_weight_decay(control, hold),
         )
 
     converged_rows = [("C2", lambda: _converged_row(converged))] if converged is not None else []

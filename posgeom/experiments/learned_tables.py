@@ -74,7 +74,7 @@ from ..models.tasks import order_population_geometry, order_task_data
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
 from ..validation import check_choices
-from .settings import AdamWTraining, ModelShape, OrderTask, as_params, by_scale, records, store_result
+from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, records, store_result
 
 __all__ = [
     "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions",
@@ -112,13 +112,6 @@ class TableStressOptions:
     special: str = "model"
     min_count: int = 1
     alpha: float = 0.0
-
-
-@dataclass(frozen=True)
-class TableTraining(AdamWTraining):
-    """The shared AdamW block (:func:`posgeom.models.tasks.train_order_model`) and the CPU threads of torch."""
-
-    threads: int | None = 1
 
 
 @dataclass(frozen=True)

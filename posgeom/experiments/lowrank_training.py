@@ -18,7 +18,7 @@ from ..models.threads import torch_threads
 from ..registry import Result
 from . import corpus_geometry as cg
 from ..validation import check_choices
-from .settings import ModelShape, as_params, by_scale, store_result
+from .settings import ModelShape, TrainingOptions, as_params, by_scale, store_result
 
 __all__ = ["TRAIN_ENCODINGS", "TRAIN_GAPS", "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions",
            "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps", "LEVEL"]
@@ -70,16 +70,16 @@ class TrainSteps:
 
 
 @dataclass(frozen=True)
-class TrainOptions:
-    """The training comparison of :func:`run_lowrank_training`."""
+class TrainOptions(TrainingOptions):
+    """The training comparison of :func:`run_lowrank_training` (a member of the training-settings family,
+    :class:`posgeom.experiments.settings.TrainingOptions`, whose steps are per task)."""
 
+    batch_size: int = 64
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     synthetic: SyntheticTask = SyntheticTask()
     sst2: SST2Task = SST2Task()
     model: TrainModel = TrainModel()
     steps: TrainSteps = TrainSteps()
-    batch_size: int = 64
-    lr: float = 3e-3
     sst2_encodings: tuple[str, ...] = ("none", "sinusoidal", "lowrank r=1", "learned")
     sst2_seeds: tuple[int, ...] = (0, 1)
 

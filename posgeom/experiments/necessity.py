@@ -37,7 +37,7 @@ from ..models.equivariance import EquivarianceRow, equivariance_gaps
 from ..models.tasks import OrderTaskRow, model_label, train_order_task
 from ..registry import Result
 from ..validation import check_choice
-from .settings import ModelShape, as_params, by_scale, records, store_result
+from .settings import ModelShape, OrderTraining, as_params, by_scale, records, store_result
 
 __all__ = [
     "CONFIGS", "NecessitySettings", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "ENCODINGS", "MODELS",
@@ -60,18 +60,6 @@ class OrderTaskSize:
     vocab_size: int = 20
     n_train: int = 4096
     n_test: int = 1024
-
-
-@dataclass(frozen=True)
-class OrderTraining:
-    """AdamW training of the order-task models (test accuracy every ``eval_every`` steps)."""
-
-    steps: int = 300
-    batch_size: int = 64
-    lr: float = 3e-3
-    weight_decay: float = 0.0
-    schedule: str = "linear"
-    eval_every: int = 50
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ from ..corpora.real import DataSource, describe_source, resolve_source
 from ..geometry.halves import grouped_resolvable_distances
 from ..registry import Registry, Result
 from ..validation import check_choice
-from .settings import EncoderShape, IntervalOptions, ModelShape, NoiseOptions, SmacofOptions, as_params, by_scale, store_result
+from .settings import (
+    EncoderShape, IntervalOptions, NoiseOptions, ScratchTraining, SmacofOptions, as_params, by_scale, store_result,
+)
 
 CORPUS_NAMES = ("sst2", "imdb")
 #: The paper's ALiBi stress on SST-2 (claim C7).
@@ -60,20 +62,6 @@ class RankedSmacof(SmacofOptions):
     """SMACOF from MDS at each rank of ``ranks``."""
 
     ranks: tuple[int, ...] = (1, 2, 3)
-
-
-@dataclass(frozen=True)
-class ScratchTraining:
-    """MLM training of a table from scratch (:func:`posgeom.experiments.real_corpora.run_scratch_table`)."""
-
-    model: ModelShape = ModelShape(d_model=64, n_layers=2, n_heads=2, d_ff=256)
-    max_steps: int = 100
-    batch_size: int = 32
-    lr: float = 2e-3
-    warmup_steps: int = 10
-    every: int = 20
-    # CPU threads (None: keep torch's setting); a model this small runs faster on one (posgeom.models.threads)
-    threads: int | None = 1
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 
@@ -43,12 +44,12 @@ from ..models.separation_training import SeparationData, summarise_separation, t
 from ..geometry.intervals import SeedInterval, seed_interval
 from ..models.mlm_inputs import MASK_ID, PAD_ID, real_mlm_data, synthetic_mlm_data
 from ..validation import check_choice, check_real
-from .settings import ModelShape, as_params, by_scale, store_result
+from .settings import ModelShape, SeparationTraining, as_params, by_scale, store_result
 
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
     "GapOptions", "CORPORA", "TASKS", "INITS", "separation_data", "final_separation_interval", "run_separation",
-    "run_pretrained_separation", "SETUPS", "headline_corpora", "chapter_run_count", "run_chapter",
+    "run_pretrained_separation", "Setup", "SETUPS", "headline_corpora", "chapter_run_count", "run_chapter",
 ]
 
 CORPORA = ("drift", "stationary", "sst2", "imdb")
@@ -81,21 +82,6 @@ class RealCorpora:
 
     sst2: RealCorpus = RealCorpus(n_positions=24, n_sequences=8192, n_eval=1024)
     imdb: RealCorpus = RealCorpus(n_positions=64, n_sequences=2048, n_eval=512)
-
-
-@dataclass(frozen=True)
-class SeparationTraining:
-    """AdamW training (linear schedule); the table's geometry is recorded every ``every`` steps."""
-
-    # 200 steps at quick (300 before): the drift table's separation, median distance and order correlation
-    # are flat from about step 150 (they moved by 0.004, 0.005 and 0.002 over the last 100 of 300 steps),
-    # and every verdict of the chapter is the one 300 steps gave. What it costs: SST-2's table, still
-    # moving, ends less ordered (order correlation 0.26 against 0.31); the drift corpus's masked-token loss
-    # is 3.133 nats against 3.130. The chapter says so.
-    steps: int = 200
-    batch_size: int = 64
-    lr: float = 3e-3
-    every: int = 10
 
 
 @dataclass(frozen=True)
@@ -303,13 +289,28 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
     return store_result(settings, "separation.pretrained", compute, params, force, model=settings.pretrained)
 
 
-#: The three setups of the chapter's tied-start and weight-decay runs: the conditions of Theorem 4 hold,
-#: a stationary corpus, an order-insensitive loss.
-SETUPS = {
-    "conditions hold": dict(corpus="drift", task="mlm"),
-    "stationary corpus": dict(corpus="stationary", task="mlm"),
-    "order-insensitive loss": dict(corpus="drift", task="bag"),
-}
+class Setup(Enum):
+    """The three setups of the chapter's tied-start and weight-decay runs, and of
+    :mod:`posgeom.experiments.separation_converged`: the conditions of Theorem 4 hold (MLM on the drift corpus),
+    a stationary corpus (MLM on it), an order-insensitive loss (the bag-of-tokens label on the drift corpus, the
+    control). Code names a setup by its member; ``label`` is for display, and is the name its stored results
+    carry (``"tied <label>"``, ``"decay <label>"``, the keys of ``separation.converged``'s values)."""
+
+    HOLD = ("conditions hold", "drift", "mlm")
+    STATIONARY = ("stationary corpus", "stationary", "mlm")
+    CONTROL = ("order-insensitive loss", "drift", "bag")
+
+    def __init__(self, label: str, corpus: str, task: str):
+        self.label, self.corpus, self.task = label, corpus, task
+
+    def run(self) -> dict[str, str]:
+        """The keywords of :func:`run_separation` that make this setup: ``corpus`` and ``task``."""
+        return {"corpus": self.corpus, "task": self.task}
+
+
+#: ``{label: run_separation's keywords}`` of each :class:`Setup`: the form the parameters of
+#: ``separation.converged`` record.
+SETUPS = {setup.label: setup.run() for setup in Setup}
 
 
 def headline_corpora(scale: str) -> tuple[str, ...]:
@@ -320,14 +321,14 @@ def headline_corpora(scale: str) -> tuple[str, ...]:
 
 def chapter_run_count(scale: str) -> int:
     """How many training runs :func:`run_chapter` makes at ``scale``: each headline corpus over
-    ``headline_seeds``, and each of :data:`SETUPS` tied and with weight decay over ``seeds``."""
+    ``headline_seeds``, and each :class:`Setup` tied and with weight decay over ``seeds``."""
     conf = CONFIGS[scale]
-    return len(headline_corpora(scale)) * len(conf.headline_seeds) + 2 * len(SETUPS) * len(conf.seeds)
+    return len(headline_corpora(scale)) * len(conf.headline_seeds) + 2 * len(Setup) * len(conf.seeds)
 
 
 def run_chapter(settings=None, *, force: bool = False) -> dict[str, Result]:
     """Every training run of the chapter, by name: the headline runs (drift, SST-2, and IMDB at ``paper``)
-    over ``headline_seeds``, and each of :data:`SETUPS` started tied and with weight decay.
+    over ``headline_seeds``, and each :class:`Setup` started tied and with weight decay (named by its label).
 
     This is the entry point ``posgeom reproduce`` runs under ``torchrun`` at paper scale with several GPUs;
     the chapter then reads the same stored results.
@@ -336,7 +337,8 @@ def run_chapter(settings=None, *, force: bool = False) -> dict[str, Result]:
     conf = CONFIGS[settings.scale]
     out = {f"headline {c}": run_separation(settings, corpus=c, seeds=conf.headline_seeds, force=force)
            for c in headline_corpora(settings.scale)}
-    for name, kw in SETUPS.items():
-        out[f"tied {name}"] = run_separation(settings, init="tied", force=force, **kw)
-        out[f"decay {name}"] = run_separation(settings, weight_decay=conf.weight_decay, force=force, **kw)
+    for setup in Setup:
+        out[f"tied {setup.label}"] = run_separation(settings, init="tied", force=force, **setup.run())
+        out[f"decay {setup.label}"] = run_separation(settings, weight_decay=conf.weight_decay, force=force,
+                                                     **setup.run())
     return out

@@ -5,7 +5,7 @@ conditions — not about BERT-base. The chapter's headline runs start from a Gau
 decay, so their separation is inherited from the start, and its first row holds by construction. This
 design trains the chapter's quick model (one layer of width 32 on 24 positions, the smallest that keeps the
 conditions) with AdamW's weight decay, which pulls every weight the loss does not need towards 0, in the
-three setups of :data:`posgeom.experiments.separation.SETUPS`, from the same seed:
+three setups of :class:`posgeom.experiments.separation.Setup`, from the same seed:
 
 - **conditions hold**: masked language modelling on the drift corpus, whose marginals $\mu_i$ differ;
 - **stationary corpus**: the same loss on a corpus with $\mu_i = \pi$. The table is useless to the loss, but
@@ -33,7 +33,7 @@ paper results and the chapter reads it with :func:`posgeom.experiments.paired_de
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -46,14 +46,11 @@ from ..models.separation_training import train_separation
 from ..registry import Result
 from ..validation import upper
 from . import separation as sp
+from .separation import Setup
 from .paired_design import PairedDesign, run_paired_design
 from .settings import as_params, store_result
 
-__all__ = ["ConvergedDesign", "CONVERGED_DESIGN", "HOLD", "STATIONARY", "CONTROL", "sampling_ceiling",
-           "resolved_pairs", "run_separation_converged"]
-
-#: The three setups (keys of posgeom.experiments.separation.SETUPS): the measure's two and the control.
-HOLD, STATIONARY, CONTROL = "conditions hold", "stationary corpus", "order-insensitive loss"
+__all__ = ["ConvergedDesign", "CONVERGED_DESIGN", "sampling_ceiling", "resolved_pairs", "run_separation_converged"]
 
 
 @dataclass(frozen=True)
@@ -145,14 +142,15 @@ def run_separation_converged(settings=None, *, force: bool = False, design: Conv
     c = conf.synthetic
     device = resolve_device(settings.device)
     shape = as_params(conf.model)
-    training = dict(steps=design.steps, batch_size=conf.train.batch_size, lr=conf.train.lr, every=design.every)
+    # the chapter's quick training at the design's length and records
+    training = replace(conf.train, steps=design.steps, every=design.every)
     data, facts = {}, {}
 
     def prepare():
         # the corpora are the same for every seed: built once, inside the stored computation
-        for name, setup in sp.SETUPS.items():
-            data[name] = sp.separation_data(setup["corpus"], setup["task"], conf, seed=settings.seed)
-        stationary = data[STATIONARY]
+        for setup in Setup:
+            data[setup] = sp.separation_data(setup.corpus, setup.task, conf, seed=settings.seed)
+        stationary = data[Setup.STATIONARY]
         ceiling = sampling_ceiling(stationary.train["input_ids"], c.n_positions, stationary.vocab_size)
         population = population_marginals("drift", n_positions=c.n_positions, vocab_size=c.vocab_size,
                                           seed=settings.seed)
@@ -169,27 +167,29 @@ def run_separation_converged(settings=None, *, force: bool = False, design: Conv
         pairs = facts["pairs"]
         out = {"sep_all": {}, "median": {}, "loss": {}}
         finals = {}
-        for name, setup in sp.SETUPS.items():
-            runs = train_separation(data[name], task=setup["task"], init="normal", weight_decay=design.weight_decay,
-                                    seeds=(seed,), shape=shape, **training, device=device, threads=1,
+        for setup in Setup:
+            runs = train_separation(data[setup], task=setup.task, init="normal", weight_decay=design.weight_decay,
+                                    seeds=(seed,), shape=shape, **as_params(training), device=device, threads=1,
                                     progress=False)
-            finals[name] = runs.final_distances[0]
-            out["sep_all"][name] = float(runs.separation[0, -1])
-            out["median"][name] = float(runs.median_distance[0, -1])
-            out["loss"][name] = float(runs.loss[0, -design.every:].mean())
-            if name == HOLD:
+            finals[setup] = runs.final_distances[0]
+            # stored under the setup's label, as before
+            out["sep_all"][setup.label] = float(runs.separation[0, -1])
+            out["median"][setup.label] = float(runs.median_distance[0, -1])
+            out["loss"][setup.label] = float(runs.loss[0, -design.every:].mean())
+            if setup is Setup.HOLD:
                 out["order_spearman"] = float(runs.order_spearman[0, -1])
         # log10 sep_R(P_hold) − log10 sep_R(P_stationary): the separation over the resolved pairs against the floor
-        a, b = (np.log10(_pair_separation(finals[k], pairs)) for k in (HOLD, STATIONARY))
-        unresolved = (np.log10(_pair_separation(finals[HOLD], ~pairs))
-                      - np.log10(_pair_separation(finals[STATIONARY], ~pairs)))
-        return dict(a=a, b=b, control=_pair_separation(finals[CONTROL], pairs), unresolved=float(unresolved), **out)
+        a, b = (np.log10(_pair_separation(finals[k], pairs)) for k in (Setup.HOLD, Setup.STATIONARY))
+        unresolved = (np.log10(_pair_separation(finals[Setup.HOLD], ~pairs))
+                      - np.log10(_pair_separation(finals[Setup.STATIONARY], ~pairs)))
+        return dict(a=a, b=b, control=_pair_separation(finals[Setup.CONTROL], pairs), unresolved=float(unresolved),
+                    **out)
 
     def compute():
         values = run_paired_design(measure, design.paired, desc="C2 design")
         return {**values, **{k: v for k, v in facts.items() if k != "pairs"}, "device": device}, {}
 
-    params = dict(design=as_params(design), model=shape, train=training, corpus=as_params(c), setups=sp.SETUPS,
-                  data_seed=settings.seed)
+    params = dict(design=as_params(design), model=shape, train=as_params(training), corpus=as_params(c),
+                  setups=sp.SETUPS, data_seed=settings.seed)
     return store_result(settings, "separation.converged", compute, params, force, device=device,
                         model=f"{conf.model.n_layers}-layer encoder of width {conf.model.d_model} (posgeom.models)")

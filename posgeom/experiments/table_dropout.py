@@ -22,8 +22,7 @@ from ..config import resolve_device, settings_or_default as _settings
 from ..geometry.intervals import SeedInterval, paired_difference
 from ..models.table_studies import DropoutRun, train_dropout_study
 from ..registry import Result
-from .learned_tables import TableTraining
-from .settings import ModelShape, OrderTask, as_params, by_scale, find, records, store_result
+from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, find, records, store_result
 
 __all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", "run_dropout_study"]
 
