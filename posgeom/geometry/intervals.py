@@ -266,7 +266,11 @@ def exclusion_power(n_draws: int, sd: float, distance: float, level: float = 0.9
         return 1.0
     df, nc = int(n_draws) - 1, distance * np.sqrt(n_draws) / sd
     t = stats.t.ppf((1 + level) / 2, df)
-    return float(min(1.0, stats.nct.sf(t, df, nc) + stats.nct.cdf(-t, df, nc)))
+    # 1 - F_nc(t) + F_nc(-t), the lower tail as F_nc(-t) = 1 - F_{-nc}(t) (the noncentral t's symmetry): scipy
+    # 1.17 returns nan for F_nc(-t) once nc passes about 7.5 (sporadically; where the tail is about 0), which
+    # min(1, ...) turned into power 1 (0.97 is right for 2 draws at nc 14); the survival function at -nc gives
+    # the same value bit for bit wherever F_nc(-t) is finite (tests/test_scipy_statistics.py)
+    return float(min(1.0, stats.nct.sf(t, df, nc) + stats.nct.sf(t, df, -nc)))
 
 
 def seeds_for_power(sd: float, distance: float, *, power: float = TARGET_POWER, level: float = 0.95,
