@@ -261,6 +261,48 @@ def test_the_committed_plans_are_recomputed_equal():
         assert (plan.design_power, True) == _formula_power(plan.seeds, plan.sd_bound, plan.effect, plan.level)
 
 
+def _old_exclusion_power(n_draws, sd, distance, level=0.95):
+    from posgeom.geometry.intervals import _check_design
+
+    _check_design(n_draws, sd, distance, level)
+    return _formula_power(n_draws, sd, distance, level)[0]
+
+
+def test_no_committed_verdict_reads_a_power_the_repair_changes(monkeypatch):
+    # every rule of a committed claims record, re-decided on its recorded inputs with the power before and after
+    # the repair: the same decision and the same seed designs (power and seeds for 80 %)
+    import sys
+
+    import posgeom.geometry.intervals as intervals
+    import posgeom.verdicts as verdicts
+    from posgeom.verdicts.thresholds import redecide
+
+    designs = []
+
+    def recording(interval, effect, **kw):
+        designs.append(intervals.seed_design(interval, effect, **kw))
+        return designs[-1]
+
+    for module in [m for name, m in sys.modules.items() if name.startswith("posgeom.verdicts.")]:
+        if hasattr(module, "seed_design"):
+            monkeypatch.setattr(module, "seed_design", recording)
+    rows = seen = 0
+    for current in sorted((PAPER / "claims").glob("*/CURRENT")):
+        folder = current.parent / json.loads(current.read_text())["version"]
+        for row in json.loads((folder / "result.json").read_text())["rows"]:
+            if row.get("rule") not in verdicts.RULES:
+                continue
+            decided = {}
+            for label, power in (("old", _old_exclusion_power), ("new", exclusion_power)):
+                designs.clear()
+                monkeypatch.setattr(intervals, "exclusion_power", power)
+                d = redecide(verdicts.RULES[row["rule"]], row["inputs"])
+                decided[label] = (d.verdict, d.why, d.would_decide, list(designs))
+            assert decided["old"] == decided["new"], row["rule"]
+            rows, seen = rows + 1, seen + len(decided["new"][3])
+    assert rows > 0 and seen > 0  # the records hold rules that decide over seeds
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the re-centred bootstrap interval: coverage on known distributions
 

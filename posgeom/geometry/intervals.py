@@ -114,10 +114,10 @@ def seed_interval(values, level: float = 0.95, *, bounds=None, allow_few: bool =
     m, sd = float(x.mean()), float(x.std(ddof=1))
     # the quantile t_{(1+level)/2, k-1} the interval uses, kept in the record for the text
     tq = float(stats.t.ppf((1 + level) / 2, x.size - 1))
-    # x̄ ± t_{(1+level)/2, k-1} s/√k, by scipy's one-sample t test. Its bounds equal the formula's to rounding,
-    # not bit for bit (it takes the lower quantile at (1 - level)/2 and s/√k as √(s²/k)): a few ulps of the
-    # mean or the half width, below 1e-13 of them on every interval of the committed results and on random
-    # draws (tests/test_scipy_statistics.py, with the formula as its oracle). Draws all equal: s = 0, the
+    # x̄ ± t_{(1+level)/2, k-1} s/√k, by scipy's one-sample t test. Where numbers could change: its ends equal
+    # the formula's to rounding, not bit for bit (it takes the lower quantile at (1 - level)/2 and s/√k as
+    # √(s²/k)), at most 3e-15 of the larger of |mean| and the width on random draws, 2e-16 on the committed
+    # intervals (tests/test_scipy_statistics.py, with the formula as its oracle). Draws all equal: s = 0, the
     # interval is the mean. scipy warns of precision loss when the draws are nearly equal; s above is
     # computed from the same deviations from the mean, so the warning says nothing about this interval.
     with warnings.catch_warnings():
@@ -269,7 +269,8 @@ def exclusion_power(n_draws: int, sd: float, distance: float, level: float = 0.9
     # 1 - F_nc(t) + F_nc(-t), the lower tail as F_nc(-t) = 1 - F_{-nc}(t) (the noncentral t's symmetry): scipy
     # 1.17 returns nan for F_nc(-t) once nc passes about 7.5 (sporadically; where the tail is about 0), which
     # min(1, ...) turned into power 1 (0.97 is right for 2 draws at nc 14); the survival function at -nc gives
-    # the same value bit for bit wherever F_nc(-t) is finite (tests/test_scipy_statistics.py)
+    # the same value bit for bit wherever F_nc(-t) is finite, so only the powers that were 1 by a nan change (no
+    # committed plan, verdict or seed design had one: tests/test_scipy_statistics.py)
     return float(min(1.0, stats.nct.sf(t, df, nc) + stats.nct.sf(t, df, -nc)))
 
 
