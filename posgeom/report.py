@@ -404,14 +404,14 @@ class PowerCheck:
 
 def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
     """The design of each decision over seeds: seeds and their sd, the smallest effect that matters, the
-    power of the run for it, the seeds that reach 80 % (``posgeom.geometry.power.TARGET_POWER``), and what that
+    power of the run for it, the seeds that reach 80 % (``posgeom.geometry.intervals.TARGET_POWER``), and what that
     design would cost on this machine (the measured run's time, scaled by seeds needed over seeds run).
 
     Returns
     -------
     DataFrame indexed by claim and measure.
     """
-    from .geometry.power import TARGET_POWER, seed_design
+    from .geometry.intervals import TARGET_POWER, seed_design
     from .timings import format_duration
 
     rows = []

@@ -251,7 +251,7 @@ def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny
     from posgeom.chapters.powered import design_stages, design_summary
     from posgeom.experiments import lowrank_powered as lp
     from posgeom.experiments.paired_design import PairedDesign, read_or_run
-    from posgeom.geometry.power import plan_from_pilot
+    from posgeom.geometry.intervals import plan_from_pilot
 
     assert lp.POWERED_DESIGN.paired.effect == verdicts.ACCURACY_MARGIN  # the design is sized for the rule's margin
     assert lp.POWERED_DESIGN.paired.max_seeds == verdicts.MAX_SEEDS  # and runs no more seeds than a rule would ask for

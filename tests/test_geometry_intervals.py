@@ -102,7 +102,7 @@ def test_spread_against_numpy():
 @pytest.mark.parametrize("n, sd, distance", [(5, 1.0, 1.0), (3, 0.5, 1.0), (10, 2.0, 1.0), (8, 0.03, 0.01)])
 def test_exclusion_power_matches_a_simulation_of_the_interval(n, sd, distance):
     from posgeom.geometry import seed_interval
-    from posgeom.geometry.power import exclusion_power
+    from posgeom.geometry.intervals import exclusion_power
 
     rng = np.random.default_rng(7)
     draws = rng.normal(distance, sd, size=(4000, n))
@@ -115,7 +115,7 @@ def test_exclusion_power_matches_a_simulation_of_the_interval(n, sd, distance):
 def test_exclusion_power_tends_to_the_normal_formula():
     from scipy import stats
 
-    from posgeom.geometry.power import exclusion_power
+    from posgeom.geometry.intervals import exclusion_power
 
     n, sd, distance = 4000, 1.0, 0.05
     z, nc = stats.norm.ppf(0.975), distance * np.sqrt(n) / sd
@@ -124,7 +124,7 @@ def test_exclusion_power_tends_to_the_normal_formula():
 
 
 def test_seeds_for_power_is_the_fewest_that_reach_it():
-    from posgeom.geometry.power import exclusion_power, seeds_for_power
+    from posgeom.geometry.intervals import exclusion_power, seeds_for_power
 
     for sd, distance in [(0.05, 0.01), (0.1, 0.1), (1.0, 0.3)]:
         k = seeds_for_power(sd, distance)
@@ -137,7 +137,7 @@ def test_seeds_for_power_is_the_fewest_that_reach_it():
 
 
 def test_power_inputs_are_checked():
-    from posgeom.geometry.power import exclusion_power, seed_design, seeds_for_power
+    from posgeom.geometry.intervals import exclusion_power, seed_design, seeds_for_power
 
     with pytest.raises(ValueError, match="n_draws"):
         exclusion_power(1, 1.0, 1.0)
@@ -152,7 +152,7 @@ def test_power_inputs_are_checked():
 
 def test_seed_design_text_says_when_a_design_is_underpowered():
     from posgeom.geometry import seed_interval
-    from posgeom.geometry.power import seed_design
+    from posgeom.geometry.intervals import seed_design
 
     design = seed_design(seed_interval([0.01, 0.03, -0.02, 0.05, 0.0]), 0.01)
     assert not design.powered and design.needed > design.n
@@ -167,7 +167,7 @@ def test_seed_design_text_says_when_a_design_is_underpowered():
 def test_sd_upper_bound_covers_the_true_sd_at_its_level():
     from scipy import stats
 
-    from posgeom.geometry.power import sd_upper_bound
+    from posgeom.geometry.intervals import sd_upper_bound
 
     k, sigma = 5, 2.0
     # closed form: s * sqrt((k - 1) / chi2_{0.05, k-1})
@@ -181,7 +181,7 @@ def test_sd_upper_bound_covers_the_true_sd_at_its_level():
 
 
 def test_plan_from_pilot_sizes_the_design_at_the_pilot_bound():
-    from posgeom.geometry.power import exclusion_power, plan_from_pilot, sd_upper_bound, seeds_for_power
+    from posgeom.geometry.intervals import exclusion_power, plan_from_pilot, sd_upper_bound, seeds_for_power
 
     pilot = [0.001, -0.004, -0.009, -0.009, -0.002]
     plan = plan_from_pilot(pilot, 0.01, min_draws=5, max_draws=200)
@@ -207,7 +207,7 @@ def test_a_design_sized_from_a_pilot_reaches_its_power():
     interval excludes the smallest effect that matters at least 80 % of the time (sized at the pilot's
     upper bound, it does better)."""
     from posgeom.geometry import seed_interval
-    from posgeom.geometry.power import plan_from_pilot
+    from posgeom.geometry.intervals import plan_from_pilot
 
     rng = np.random.default_rng(11)
     sigma, effect, hits, reps = 0.01, 0.01, 0, 300

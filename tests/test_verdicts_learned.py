@@ -197,7 +197,7 @@ def test_s6_powered_reads_each_heuristic_against_the_margin():
 
 
 def test_s6_powered_states_the_power_of_its_noisiest_difference():
-    from posgeom.geometry.power import seed_design
+    from posgeom.geometry.intervals import seed_design
 
     calm, noisy = iv(-0.2, -0.1, sd=0.01), iv(-0.02, 0.01, sd=0.05)
     d = v.s6_heuristics_powered({"reuse_last": calm, "interpolate": noisy})

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..geometry.bootstrap import Interval
-from ..geometry.intervals import SeedInterval
-from ..geometry.power import PilotPlan
+from ..geometry.intervals import PilotPlan, SeedInterval
 from ..registry.typed import stored
 from ..experiments.monotonicity import MonotonicityRow
 from ..experiments.settings import find

@@ -7,7 +7,7 @@ difference, which is unknown before a run. :func:`run_paired_design` fixes every
 1. the smallest effect that matters, :attr:`PairedDesign.effect` (the claim's rule names it), and the most
    seeds a design may run, :attr:`PairedDesign.max_seeds`;
 2. a pilot over :attr:`PairedDesign.pilot_seeds`, whose differences size the decision
-   (:func:`posgeom.geometry.power.plan_from_pilot`: 80 % power at the 95 % upper bound of the pilot's sd);
+   (:func:`posgeom.geometry.intervals.plan_from_pilot`: 80 % power at the 95 % upper bound of the pilot's sd);
 3. the decision: that many fresh seeds $0, 1, \dots$ (the pilot's are not reused, so the interval does not
    depend on the draws that sized it), and their interval (:func:`posgeom.geometry.paired_difference`).
 
@@ -23,8 +23,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..geometry.intervals import MIN_SEEDS, paired_difference
-from ..geometry.power import plan_from_pilot
+from ..geometry.intervals import MIN_SEEDS, paired_difference, plan_from_pilot
 
 __all__ = ["PairedDesign", "run_paired_design", "read_or_run"]
 
@@ -91,7 +90,7 @@ def run_paired_design(measure: Callable[[int], Mapping], design: PairedDesign, *
     -------
     dict
         ``pilot`` and ``runs`` (per seed: the measure's record with ``difference``, ``seed``, ``seconds``),
-        ``plan`` (:class:`~posgeom.geometry.power.PilotPlan` as a dictionary), ``difference`` (the decision's
+        ``plan`` (:class:`~posgeom.geometry.intervals.PilotPlan` as a dictionary), ``difference`` (the decision's
         :class:`~posgeom.geometry.SeedInterval` as a dictionary), ``level``, ``seconds`` (pilot and decision).
     """
     from ..progress import tqdm

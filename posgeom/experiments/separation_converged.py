@@ -45,6 +45,7 @@ from ..geometry.marginals import positional_marginals
 from ..models.separation_training import train_separation
 from ..registry import Result
 from ..validation import upper
+from ..verdicts import FLOOR_EFFECT
 from . import separation as sp
 from .separation import Setup
 from .paired_design import PairedDesign, run_paired_design
@@ -65,9 +66,10 @@ class ConvergedDesign:
     #: the loss) and collapses in every seed (at 1, two of five kept 1e-2): its collapse is then the loss's
     #: indifference to the table, not the decay winning against the loss.
     weight_decay: float = 3.0
-    #: The paired design: a quarter above the floor, log10 1.25 (posgeom.verdicts.FLOOR_EFFECT; a test keeps
-    #: them equal), the pilot, the cap of posgeom.verdicts.MAX_SEEDS seeds.
-    paired: PairedDesign = field(default_factory=lambda: PairedDesign(effect=float(np.log10(1.25))))
+    #: The paired design: sized for the rule's smallest effect that matters, a quarter above the floor
+    #: (posgeom.verdicts.FLOOR_EFFECT, log10 1.25, read from the rule so the two cannot drift apart), the pilot,
+    #: the cap of posgeom.verdicts.MAX_SEEDS seeds.
+    paired: PairedDesign = field(default_factory=lambda: PairedDesign(effect=FLOOR_EFFECT))
     #: The table's geometry is recorded every this many steps.
     every: int = 100
 

@@ -36,8 +36,7 @@ from typing import Iterable, Mapping, Sequence, Union
 import numpy as np
 
 from ..geometry.bootstrap import Interval
-from ..geometry.intervals import SeedInterval
-from ..geometry.power import TARGET_POWER, SeedDesign
+from ..geometry.intervals import TARGET_POWER, SeedDesign, SeedInterval
 from .thresholds import RuleCall
 
 __all__ = [

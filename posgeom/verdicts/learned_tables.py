@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..geometry.power import seed_design
+from ..geometry.intervals import seed_design
 from .decision import (
     agree,
     BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, SEED_S1_HUB, SEED_S1_MODEL, Decision,

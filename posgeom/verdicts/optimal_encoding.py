@@ -11,7 +11,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..geometry.power import seed_design
+from ..geometry.intervals import seed_design
 from .decision import (
     BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Decision, IntervalLike, SeedIntervalLike,
     Values, interval_bounds, interval_text, more_seeds, as_values, with_power,

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..geometry.power import TARGET_POWER, seed_design
+from ..geometry.intervals import TARGET_POWER, seed_design
 from .decision import (
     BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, MAX_SEEDS, NOT_REPRODUCED, PAPER_MODEL, REPRODUCED, Decision, IntervalLike,
     SeedIntervalLike, Values, interval_bounds, interval_text, as_values, decide_command, more_seeds, stand_in,

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..geometry.power import seed_design
+from ..geometry.intervals import seed_design
 from .decision import (
     BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Decision, IntervalLike, SeedIntervalLike,
     Values,
