@@ -25,7 +25,8 @@ from .real import (
 )
 from .options import CorpusOptions
 from .stats import CorpusStatistics, corpus_counts, corpus_tokens, default_br, default_positions
-from .sharded import BAD_SHARD_POLICIES, SHARD_FORMATS, ShardError, count_corpus, read_shard, resolve_shards
+from .sharded import BAD_SHARD_POLICIES, count_corpus
+from .shards import SHARD_FORMATS, ShardError, read_shard, resolve_shards
 from .synthetic import (
     FAMILIES, PAD, SyntheticCorpus, drift, make_corpus, markov, markov_transition, order_task,
     population_marginals, regimes, stationary, zipf_distribution,

@@ -54,16 +54,12 @@ from .deadlines import StopSignal, TrainingInterrupted, current_deadline, would_
 from .distributed import (any_process, barrier, batch_losses, check_shards, distributed_context, gather,
                           process_device, wrap_model)
 from .optim import build_optimizer
+from .precision import PRECISIONS, TrainingOOMError, autocast, is_oom, oom_message, resolve_precision
 from ..validation import check_int, check_optional_int, check_positive_int, check_real
 
 
 TASKS = ("mlm", "classification")
-PRECISIONS = ("auto", "fp32", "bf16")
 SCHEDULES = ("linear", "constant")
-
-
-class TrainingOOMError(RuntimeError):
-    """Out of memory during a training step; the message names the batch size to try next."""
 
 
 @dataclass
@@ -181,39 +177,6 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _is_oom(err: BaseException) -> bool:
-    if isinstance(err, torch.OutOfMemoryError):
-        return True
-    text = str(err).lower()
-    return isinstance(err, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
-
-
-def _oom_message(batch_size: int, seq_len: int, device: str) -> str:
-    if batch_size > 1:
-        nxt = batch_size // 2
-        return (
-            f"out of memory on {device} at batch_size={batch_size} (sequence length {seq_len}); "
-            f"try batch_size={nxt} (and, to keep the effective batch, twice as many steps or a larger lr schedule), "
-            "or a shorter max_len"
-        )
-    return (
-        f"out of memory on {device} even at batch_size=1 (sequence length {seq_len}); "
-        "use a shorter max_len, a smaller model (get_config overrides) or precision='bf16' on CUDA"
-    )
-
-
-def _autocast(device: str, precision: str):
-    if precision == "bf16":
-        return torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16)
-    return torch.autocast(device_type=device.split(":")[0], enabled=False)
-
-
-def _resolve_precision(precision: str, device: str) -> str:
-    if precision == "auto":
-        return "bf16" if device.startswith("cuda") else "fp32"
-    return precision
-
-
 def _save_estimate(model: nn.Module) -> float:
     """Seconds a first save may take: weights and two Adam moments at 100 MB/s, plus 0.2 s."""
     nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -255,7 +218,7 @@ def _plan(model: nn.Module, data: TokenData, config: TrainConfig, callbacks: lis
     rank, world = distributed_context()
     if world > 1:
         device = process_device(device)
-    precision = _resolve_precision(config.precision, device)
+    precision = resolve_precision(config.precision, device)
     vocab_size = model.config.vocab_size
     L = data.input_ids.shape[1]
     if hasattr(model, "positional"):
@@ -420,7 +383,7 @@ class _Run:
         """Forward, backward, clipping and the optimiser's step on ``batch``; the (weighted) loss."""
         config, plan, b = self.config, self.plan, batch.tensors
         try:
-            with _autocast(plan.device, plan.precision):
+            with autocast(plan.device, plan.precision):
                 out = self.forward(b["input_ids"], b.get("attention_mask"), b.get("token_type_ids"),
                                    labels=b["labels"])
             loss = out.loss if batch.weight == 1.0 else out.loss * batch.weight
@@ -431,9 +394,9 @@ class _Run:
             self.optimizer.step()
             self.tokens += batch.tokens
         except (RuntimeError, torch.OutOfMemoryError) as err:
-            if _is_oom(err):
+            if is_oom(err):
                 self.optimizer.zero_grad(set_to_none=True)
-                raise TrainingOOMError(_oom_message(rows, plan.seq_len, plan.device)) from err
+                raise TrainingOOMError(oom_message(rows, plan.seq_len, plan.device)) from err
             raise
         return loss
 
@@ -572,7 +535,7 @@ def evaluate(model: nn.Module, data, config: TrainConfig | None = None, batch_si
     config = config or TrainConfig()
     data = as_token_data(data)
     device = str(next(model.parameters()).device)  # "cuda:1" stays "cuda:1": batches go where the model is
-    precision = _resolve_precision(config.precision, device)
+    precision = resolve_precision(config.precision, device)
     bs = batch_size or config.batch_size
     was_training = model.training
     model.eval()
@@ -581,7 +544,7 @@ def evaluate(model: nn.Module, data, config: TrainConfig | None = None, batch_si
         for b, start in enumerate(range(0, len(data), bs)):
             idx = torch.arange(start, min(start + bs, len(data)))
             batch = step_batch(data, config, model.config.vocab_size, -1 - b, idx, device).tensors
-            with _autocast(device, precision):
+            with autocast(device, precision):
                 out = model(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"),
                             labels=batch["labels"])
             if config.task == "mlm":
