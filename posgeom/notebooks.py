@@ -84,7 +84,7 @@ def glue(name: str, value, display: bool = True) -> None:
 
 
 def glue_fields(prefix: str, record) -> None:
-    """Glue every field of a typed record (a dataclass instance) as ``<prefix>_<field>``, not displayed.
+    """Glue every field of a typed record (a dataclass instance or a mapping) as ``<prefix>_<field>``, not displayed.
 
     A chapter quotes the numbers of a result in its prose (``{glue:text}`t1_nope_mean:.3f```); the
     experiment module returns them as one typed summary, and one call in a hidden cell glues them all,
@@ -92,16 +92,19 @@ def glue_fields(prefix: str, record) -> None:
     ``None`` is glued as the text ``"none"``; a NumPy scalar as the Python number it holds.
     """
     import dataclasses
+    from collections.abc import Mapping
 
-    if not dataclasses.is_dataclass(record) or isinstance(record, type):
-        raise TypeError(f"glue_fields needs a dataclass instance, got {type(record).__name__}")
+    if isinstance(record, Mapping) or (dataclasses.is_dataclass(record) and not isinstance(record, type)):
+        items = record.items() if isinstance(record, Mapping) else [(f.name, getattr(record, f.name)) for f in
+                                                                     dataclasses.fields(record)]
+    else:
+        raise TypeError(f"glue_fields needs a dataclass instance or a mapping, got {type(record).__name__}")
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix):
         raise ValueError(f"glue prefix {prefix!r} must be letters, digits and underscores, starting with a letter")
-    for f in dataclasses.fields(record):
-        value = getattr(record, f.name)
+    for name, value in items:
         if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
             value = value.item()  # a NumPy scalar displays as np.float64(...), which the book cannot format
-        glue(f"{prefix}_{f.name}", "none" if value is None else value, display=False)
+        glue(f"{prefix}_{name}", "none" if value is None else value, display=False)
 
 
 def glue_values(executed: str | Path | dict) -> dict[str, str]:
@@ -112,11 +115,8 @@ def glue_values(executed: str | Path | dict) -> dict[str, str]:
     values = {}
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            scrap = output.get("metadata", {}).get("scrapbook")
-            if not scrap:
-                continue
-            prefix = scrap.get("mime_prefix", "")
-            text = output.get("data", {}).get(prefix + "text/plain")
+            scrap = output.get("metadata", {}).get("scrapbook") or {}
+            text = output.get("data", {}).get(scrap.get("mime_prefix", "") + "text/plain") if scrap else None
             if text is not None:
                 values[scrap["name"]] = "".join(text) if isinstance(text, list) else text
     return values

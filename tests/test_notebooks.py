@@ -345,8 +345,13 @@ def test_glue_fields_glues_every_field_of_a_record(monkeypatch):
     nbmod.glue_fields("t1", Summary(np.float64(0.25), "alibi", None))
     assert glued == [("t1_rate", 0.25, False), ("t1_worst", "alibi", False), ("t1_steps", "none", False)]
     assert type(glued[0][1]) is float  # np.float64 displays as "np.float64(0.25)", which the book cannot format
-    with pytest.raises(TypeError, match="dataclass instance"):
-        nbmod.glue_fields("t1", {"rate": 0.25})
+    glued.clear()
+    nbmod.glue_fields("t2", {"rate": np.float64(0.5), "worst": None})  # a mapping is glued the same way
+    assert glued == [("t2_rate", 0.5, False), ("t2_worst", "none", False)]
+    with pytest.raises(TypeError, match="dataclass instance or a mapping"):
+        nbmod.glue_fields("t1", [("rate", 0.25)])
+    with pytest.raises(TypeError, match="dataclass instance or a mapping"):
+        nbmod.glue_fields("t1", Summary)  # the class, not an instance
     with pytest.raises(ValueError, match="letters, digits and underscores"):
         nbmod.glue_fields("t-1", Summary(0.25, "alibi", 3))
 
