@@ -5,7 +5,7 @@ r"""What the chapter "Learned tables in practice" reports, from its stored runs.
 and the initialisation study; :mod:`posgeom.experiments.table_dropout` the dropout study. This module
 reads them back as typed records (:func:`table_anatomy`; the studies' :func:`init_frame` and summaries are in
 :mod:`posgeom.chapters.learned_tables_studies`, re-exported here), gives the numbers and the
-data-dependent sentences the chapter quotes as one summary per section (glued by
+data-dependent sentences the chapter quotes as one mapping per section (glued by
 :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs this book" rows for S1–S3 and
 S7–S9, each decided by its rule in :mod:`posgeom.verdicts`.
 """
@@ -28,18 +28,16 @@ from ..wording import describe_model, describe_scales, describe_training, model_
 from .real_corpora import CORPUS_LABELS
 from .powered import design_check, design_summary, paired_text, plan_text
 from .learned_tables_studies import (
-    BASE, BIG, MDS, SINUSOIDAL, DropoutSummary, InitSummary, StoredDropoutStudy, StoredInitStudy, dropout_summary,
-    finite_values, init_frame, init_loss_difference, init_summary, init_table, reached_text, variant_mean,
+    BASE, BIG, MDS, SINUSOIDAL, StoredDropoutStudy, StoredInitStudy, dropout_effects, dropout_summary, finite_values,
+    init_frame, init_loss_difference, init_summary, init_table, reached_text, variant_mean,
 )
 from .records import StoredDropoutDesign, StoredInitDesign, StoredTableStress, TableStress
 
 __all__ = [
-    "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table",
-    "pc_table", "SimilaritySummary", "similarity_summary", "IsolationSummary", "isolation_summary",
-    "BandedColumns", "banded_columns", "BandSummary", "band_summary", "PCSummary", "pc_summary", "stress_table",
-    "StressSummary", "stress_summary",
-    "init_frame", "init_table", "InitSummary", "init_summary", "DropoutSummary", "dropout_summary",
-    "comparison_rows", "BASE", "BIG", "SINUSOIDAL", "MDS", "Captions", "captions",
+    "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table", "pc_table",
+    "similarity_summary", "isolation_summary", "BandedColumns", "banded_columns", "band_summary", "pc_summary",
+    "stress_table", "stress_summary", "init_frame", "init_table", "init_summary", "dropout_summary",
+    "comparison_rows", "power_checks", "BASE", "BIG", "SINUSOIDAL", "MDS", "Captions", "captions",
 ]
 
 #: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
@@ -85,6 +83,7 @@ class TableAnalysis:
     P: np.ndarray | None = None
 
 
+
 def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
     """``{"table": ..., "sinusoidal": ..., "random_normal": ..., "random_walk": ...}`` from a stored
     ``learned_table_anatomy`` entry (one of ``run_pretrained_tables(...)["results"]``): each table's values at
@@ -92,11 +91,8 @@ def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
     return {key: as_record(result, TableAnalysis, at=key, arrays_at=key) for key in ("table", *REFERENCE_LABELS)}
 
 
-_SIMILARITY = ("neighbour_cos", "neighbour_cos_median", "neighbour_cos_centered", "neighbour_cos_min",
-               "frac_neighbour_above_0_9", "lag_below_half", "decay_spearman", "offset_ratio")
-
-
-#: The statistics of :data:`_SIMILARITY` as the table's rows say them (docs/STYLE.md: headers in words).
+#: The similarity statistics of :class:`TableAnalysis` the table shows, as its rows say them (docs/STYLE.md:
+#: headers in words).
 SIMILARITY_WORDS = {
     "neighbour_cos": "cosine of neighbours, mean",
     "neighbour_cos_median": "cosine of neighbours, median",
@@ -110,7 +106,8 @@ SIMILARITY_WORDS = {
 
 
 def _statistic_text(value) -> str:
-    """A statistic as the table shows it: an offset (a whole number) without decimals, the rest to 3."""
+    """A statistic as the table shows it: an offset (a whole number) without decimals ("3", not "3.000"), the
+    rest to 3."""
     if value is None:
         return "none"
     return f"{value:d}" if isinstance(value, (int, np.integer)) else f"{float(value):.3f}"
@@ -118,9 +115,8 @@ def _statistic_text(value) -> str:
 
 def anatomy_table(anatomies: dict) -> pd.DataFrame:
     """The similarity statistics of each model's table (``{model: {"table": TableAnalysis, ...}}``), one row per
-    statistic (:data:`SIMILARITY_WORDS`), each cell written by its kind (an offset is a whole number: "3", not
-    "3.000")."""
-    return pd.DataFrame({name: {SIMILARITY_WORDS[k]: _statistic_text(getattr(a["table"], k)) for k in _SIMILARITY}
+    statistic of :data:`SIMILARITY_WORDS`."""
+    return pd.DataFrame({name: {words: _statistic_text(getattr(a["table"], k)) for k, words in SIMILARITY_WORDS.items()}
                          for name, a in anatomies.items()})
 
 
@@ -134,9 +130,9 @@ def band_counts(freqs, n: int) -> dict[str, int]:
 def band_table(anatomy: dict, model: str) -> pd.DataFrame:
     """Per table (the learned one named ``model``, and the references): the median spectral concentration and
     the columns in each band of :func:`band_counts`."""
-    n = anatomy["table"].n
     labels = {"table": model, **REFERENCE_LABELS}
-    return pd.DataFrame({labels[k]: {"median κ": float(np.median(a.concentration)), **band_counts(a.dominant_freq, n)}
+    return pd.DataFrame({labels[k]: {"median κ": float(np.median(a.concentration)),
+                                     **band_counts(a.dominant_freq, anatomy["table"].n)}
                          for k, a in anatomy.items()}).T
 
 
@@ -149,35 +145,20 @@ def pc_table(anatomy: dict, model: str) -> pd.DataFrame:
                          for k, a in anatomy.items() if k in ("table", "sinusoidal", "random_walk")})
 
 
-@dataclass(frozen=True)
-class SimilaritySummary:
-    """Similarity of neighbouring rows (S1) in the main model's table, against the sinusoidal table."""
-
-    used: str
-    main: str
-    n: int
-    d: int
-    s1: float                 # mean cosine similarity of neighbouring rows, s(1)
-    s1_med: float
-    s1c: float                # the same after centring the table
-    s1_min: float
-    s1_frac: float            # % of neighbours above 0.9
-    lag_half: int | str       # first lag with s(δ) < 1/2 ("never")
-    rho: float                # Spearman's ρ of s(δ) with δ up to n/2
-    offset: float             # ‖mean row‖ / mean row norm
-    sin_s1: float
-    sin_rho: float
-    s1_verdict_word: str
-    offset_comment: str
-    ripple_comment: str
+def _listed(values, fmt: str = "{}") -> str:
+    """``values`` joined by commas, each written by ``fmt``; "none" when there are none."""
+    return ", ".join(fmt.format(v) for v in values) or "none"
 
 
-def similarity_summary(anatomy: dict, used: list) -> SimilaritySummary:
-    """The :class:`SimilaritySummary` of the main (first used) model's anatomy."""
+def similarity_summary(anatomy: dict, used: list) -> dict:
+    """Similarity of neighbouring rows (S1) in the main (first used) model's table, against the sinusoidal
+    table, glued as ``lt_<key>``: ``s1`` the mean cosine of neighbouring rows s(1) (``s1c`` after centring the
+    table, ``s1_frac`` the % of neighbours above 0.9), ``lag_half`` the first lag with s(δ) < 1/2 ("never"),
+    ``rho`` Spearman's ρ of s(δ) with δ up to n/2, ``offset`` ‖mean row‖ / mean row norm, and the sentences
+    that depend on them."""
     T, sin = anatomy["table"], anatomy["sinusoidal"]
-    half = T.n // 2
-    rises = int(np.sum(np.diff(T.lag_mean[1:half]) > 0.01))
-    return SimilaritySummary(
+    rises = int(np.sum(np.diff(T.lag_mean[1:T.n // 2]) > 0.01))
+    return dict(
         used=", ".join(used), main=used[0], n=T.n, d=T.d, s1=T.neighbour_cos, s1_med=T.neighbour_cos_median,
         s1c=T.neighbour_cos_centered, s1_min=T.neighbour_cos_min, s1_frac=100 * T.frac_neighbour_above_0_9,
         lag_half=T.lag_below_half if T.lag_below_half is not None else "never", rho=T.decay_spearman,
@@ -191,25 +172,14 @@ def similarity_summary(anatomy: dict, used: list) -> SimilaritySummary:
     )
 
 
-@dataclass(frozen=True)
-class IsolationSummary:
-    """Rows that stand apart (S2): isolation ι_i of a row = its nearest-neighbour distance over the typical one."""
-
-    apart: str
-    iota0: float
-    iota1: float
-    iota_rest: float          # median isolation after the first rows
-    first_apart: str          # rows standing apart among the first ten
-    norm0: float
-    norm_med: float
-    apart_comment: str
-
-
-def isolation_summary(anatomy: dict, model: str) -> IsolationSummary:
-    """The :class:`IsolationSummary` of ``model``'s table."""
+def isolation_summary(anatomy: dict, model: str) -> dict:
+    """Rows of ``model``'s table that stand apart (S2), glued as ``ltiso_<key>``: the isolation ι_i of a row
+    (its nearest-neighbour distance over the typical one) of rows 0 and 1 and the median after the first rows
+    (``iota_rest``), the rows standing apart (among the first ten: ``first_apart``), the norms of row 0 and the
+    median row, and what the rows standing apart mean for this model (``apart_comment``)."""
     T = anatomy["table"]
     apart = list(T.stand_apart)
-    first_apart = [i for i in apart if i < 10]
+    first_apart, late = [i for i in apart if i < 10], [i for i in apart if i >= T.n - 5]
     comment = []
     if not rules.is_model(model, rules.SEED_S1_MODEL):
         comment.append("The seed ties its first positions to the first tokens of an autoregressive model such as "
@@ -218,7 +188,6 @@ def isolation_summary(anatomy: dict, model: str) -> IsolationSummary:
                           if first_apart == [0] else "")
                        + "This table therefore shows what an encoder does with its first positions and cannot decide S2; "
                        "GPT-2's own table decides it (the comparison table below gives the command).")
-    late = [i for i in apart if i >= T.n - 5]
     if late:
         comment.append(f"The last rows ({', '.join(map(str, late))}) stand apart too: few training inputs reach "
                        "them (claim S4, studied in the next chapter).")
@@ -226,11 +195,9 @@ def isolation_summary(anatomy: dict, model: str) -> IsolationSummary:
         comment.append("So does position 127: the model card shipped with the package says that the "
                        "sentence-embedding training of all-MiniLM-L6-v2 limited the sequence length to 128 tokens, "
                        "so 127 is where truncated inputs had their `[SEP]` during that phase.")
-    return IsolationSummary(
-        apart=", ".join(map(str, apart)) or "none", iota0=float(T.isolation[0]), iota1=float(T.isolation[1]),
-        iota_rest=T.median_isolation_rest, first_apart=", ".join(map(str, first_apart)) or "none",
-        norm0=float(T.row_norm[0]), norm_med=float(np.median(T.row_norm)), apart_comment=" ".join(comment),
-    )
+    return dict(apart=_listed(apart), iota0=float(T.isolation[0]), iota1=float(T.isolation[1]),
+                iota_rest=T.median_isolation_rest, first_apart=_listed(first_apart), norm0=float(T.row_norm[0]),
+                norm_med=float(np.median(T.row_norm)), apart_comment=" ".join(comment))
 
 
 @dataclass(frozen=True)
@@ -258,41 +225,24 @@ def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
                          periods=tuple(sorted({round(float(x), 1) for x in period[banded]})))
 
 
-@dataclass(frozen=True)
-class BandSummary:
-    """Frequency bands of the columns (S3): spectral concentration κ, and the short-period band."""
-
-    kappa: float
-    kappa_sin: float
-    kappa_walk: float
-    kappa_noise: float
-    short: int                # columns with a dominant period below 8 positions
-    short_period: float       # their median period
-    walk_short: int           # the same count for the random walk
-    banded: int               # columns in a band neither null reaches (banded_columns)
-    banded_periods: str
-    walk_shortest: float      # the random walk's shortest dominant period
-    noise_highest: float      # white noise's highest concentration
-    sin_banded: int           # the same count for the sinusoidal table
-    band_comment: str
-
-
-def band_summary(anatomy: dict) -> BandSummary:
-    """The :class:`BandSummary` of an anatomy."""
-    T = anatomy["table"]
+def band_summary(anatomy: dict) -> dict:
+    """Frequency bands of the columns (S3), glued as ``ltband_<key>``: the median spectral concentration κ of
+    each table (``kappa``, ``kappa_sin``, ``kappa_walk``, ``kappa_noise``), the columns with a dominant period
+    below 8 positions (``short``; ``walk_short`` for the random walk) and their median period, the
+    :func:`banded_columns` of the learned and the sinusoidal table (``banded``, ``sin_banded``) with the
+    nulls' bounds, and the sentence that depends on them."""
+    T, walk = anatomy["table"], anatomy["random_walk"]
     short = band_counts(T.dominant_freq, T.n)["short (< 8)"]
     hi = T.dominant_freq[T.dominant_freq > 1 / 8]
     period = float(np.median(1 / hi)) if hi.size else float("nan")
     banded = banded_columns(anatomy)
-    return BandSummary(
-        kappa=float(np.median(T.concentration)),
-        kappa_sin=float(np.median(anatomy["sinusoidal"].concentration)),
-        kappa_walk=float(np.median(anatomy["random_walk"].concentration)),
-        kappa_noise=float(np.median(anatomy["random_normal"].concentration)), short=short, short_period=period,
-        walk_short=band_counts(anatomy["random_walk"].dominant_freq, T.n)["short (< 8)"],
-        banded=banded.count, banded_periods=", ".join(f"{x:g}" for x in banded.periods) or "none",
-        walk_shortest=banded.walk_shortest, noise_highest=banded.noise_highest,
-        sin_banded=banded_columns(anatomy, "sinusoidal").count,
+    kappa = {f"kappa{suffix}": float(np.median(anatomy[key].concentration))
+             for suffix, key in (("", "table"), ("_sin", "sinusoidal"), ("_walk", "random_walk"),
+                                 ("_noise", "random_normal"))}
+    return dict(
+        **kappa, short=short, short_period=period, walk_short=band_counts(walk.dominant_freq, T.n)["short (< 8)"],
+        banded=banded.count, banded_periods=_listed(banded.periods, "{:g}"), walk_shortest=banded.walk_shortest,
+        noise_highest=banded.noise_highest, sin_banded=banded_columns(anatomy, "sinusoidal").count,
         band_comment=(f"So the columns fall into two groups: a slow one, which smoothness alone produces (the random "
                       f"walk has nothing else), and a short-period band near {period:.1f} positions that no smooth "
                       "random table has.") if short else
@@ -300,34 +250,22 @@ def band_summary(anatomy: dict) -> BandSummary:
     )
 
 
-@dataclass(frozen=True)
-class PCSummary:
-    """Principal components of the table and of the random walk, and the sinusoid fitted to each."""
-
-    walk_r2_min: float
-    walk_freqs: str
-    walk_ratio: float         # variance of the walk's first component over its second
-    pc_freqs: str
-    pc_r2: str
-    pc_comment: str
-
-
-def pc_summary(anatomy: dict) -> PCSummary:
-    """The :class:`PCSummary` of an anatomy."""
+def pc_summary(anatomy: dict) -> dict:
+    """Principal components of the table and of the random walk and the sinusoid fitted to each, glued as
+    ``ltpc_<key>``: the walk's first four frequencies, their lowest R² and the variance of its first component
+    over its second (``walk_ratio``), the table's first four frequencies and R², and the sentence that depends
+    on them."""
     T, walk = anatomy["table"], anatomy["random_walk"]
     pair = abs(T.pc_freq[0] - T.pc_freq[1]) < 1e-9 and T.pc_period[0] < 8
-    return PCSummary(
-        walk_r2_min=min(walk.pc_r2[:4]), walk_freqs=", ".join(f"{f:g}" for f in walk.pc_freq[:4]),
-        walk_ratio=walk.pc_explained[0] / walk.pc_explained[1], pc_freqs=", ".join(f"{f:g}" for f in T.pc_freq[:4]),
-        pc_r2=", ".join(f"{x:.2f}" for x in T.pc_r2[:4]),
+    return dict(
+        walk_r2_min=min(walk.pc_r2[:4]), walk_freqs=_listed(walk.pc_freq[:4], "{:g}"),
+        walk_ratio=walk.pc_explained[0] / walk.pc_explained[1], pc_freqs=_listed(T.pc_freq[:4], "{:g}"),
+        pc_r2=_listed(T.pc_r2[:4], "{:.2f}"),
         pc_comment=(f"Its two leading components are a pair at the same frequency, a period of {T.pc_period[0]:.1f} "
                     "positions — the short band of the previous section, a rotation no smooth random table produces — "
                     "while the slower ones are the cosines any smooth table has.") if pair else
                    "Where they are slow cosines, they are what any smooth table has.",
     )
-
-
-_STRESS_KEYS = ("table", "sinusoidal", "random_normal", "random_walk", "mds")
 
 
 def _by_corpus(result: Result) -> dict[str, TableStress]:
@@ -338,34 +276,19 @@ def _by_corpus(result: Result) -> dict[str, TableStress]:
 
 def stress_table(results: dict) -> pd.DataFrame:
     """Stress of every model's table and of the references against each corpus (``run_table_stress(...)["results"]``)."""
-    rows = []
-    for name, r in results.items():
-        for corpus, c in _by_corpus(r).items():
-            for key in _STRESS_KEYS:
-                rows.append({"model": name, "corpus": corpus, "n kept": c.n_kept,
-                             "encoding": name if key == "table" else key, "stress (paper)": getattr(c, key).paper,
-                             "stress (scale_free)": getattr(c, key).scale_free})
-    return pd.DataFrame(rows).set_index(["model", "corpus", "encoding"])
+    return pd.DataFrame([
+        {"model": name, "corpus": corpus, "n kept": c.n_kept, "encoding": name if key == "table" else key,
+         "stress (paper)": getattr(c, key).paper, "stress (scale_free)": getattr(c, key).scale_free}
+        for name, r in results.items() for corpus, c in _by_corpus(r).items()
+        for key in ("table", "sinusoidal", "random_normal", "random_walk", "mds")
+    ]).set_index(["model", "corpus", "encoding"])
 
 
-@dataclass(frozen=True)
-class StressSummary:
-    """Scale-free stress of the main model's table, a random table and the sinusoidal table, per corpus."""
-
-    st_sst2_table: float | None
-    st_sst2_random_normal: float | None
-    st_sst2_sinusoidal: float | None
-    st_imdb_table: float | None
-    st_imdb_random_normal: float | None
-    st_imdb_sinusoidal: float | None
-    stress_comment: str
-
-
-def stress_summary(result: Result) -> StressSummary:
-    """The :class:`StressSummary` of the main model's ``learned_table_stress`` entry."""
+def stress_summary(result: Result) -> dict:
+    """Scale-free stress of the main model's table, a random table and the sinusoidal table per corpus
+    (``st_<corpus>_<table>``, None where the corpus did not run), and the sentence that depends on them, glued as
+    ``ltst_<key>``."""
     by_corpus = _by_corpus(result)
-    values = {f"st_{c}_{k}": (getattr(by_corpus[c], k).scale_free if c in by_corpus else None)
-              for c in ("sst2", "imdb") for k in ("table", "random_normal", "sinusoidal")}
     worse = [c for c, t in by_corpus.items() if t.table.scale_free > t.random_normal.scale_free]
     comment = (f"On {' and '.join(CORPUS_LABELS[c] for c in worse)} the trained table fits the corpus geometry *worse* than a "
                "structureless random table. A random table has nearly equal distances between all its rows, and so do "
@@ -373,7 +296,9 @@ def stress_summary(result: Result) -> StressSummary:
                "to fit most of the Hellinger matrix; the geometry the model learned, shaped by what it needs, fits it "
                "no better. We come back to this in \"Where the argument is fragile\".") if worse else \
         "The trained table fits the corpus geometry better than a random table on both corpora."
-    return StressSummary(**values, stress_comment=comment)
+    return {**{f"st_{c}_{k}": (getattr(by_corpus[c], k).scale_free if c in by_corpus else None)
+               for c in ("sst2", "imdb") for k in ("table", "random_normal", "sinusoidal")},
+            "stress_comment": comment}
 
 
 def s1_ours(T) -> str:
@@ -385,8 +310,7 @@ def s1_ours(T) -> str:
 
 def s2_ours(T) -> str:
     """S2's value as the "Paper vs this book" row words it: the rows standing apart and the isolation of row 0."""
-    return (f"rows standing apart (ι > {T.isolation_threshold:g}): {', '.join(map(str, T.stand_apart)) or 'none'}; "
-            f"ι_0 = {T.isolation[0]:.1f}")
+    return f"rows standing apart (ι > {T.isolation_threshold:g}): {_listed(T.stand_apart)}; ι_0 = {T.isolation[0]:.1f}"
 
 
 def power_checks(init: Result, dropout: Result, init_powered: Result | None = None,
@@ -399,19 +323,14 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
     -------
     list of posgeom.report.PowerCheck
     """
-    rate = as_record(dropout, StoredDropoutStudy).rate
-    checks = [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
-                         rules.LOSS_EFFECT, init.manifest.get("runtime_s"))]
-    if init_powered is not None:
-        checks.append(design_check("S7", "the same, over the seeds a pilot sized (powered design)", init_powered,
-                                   rules.LOSS_EFFECT))
-    checks.append(PowerCheck("S9", f"held-out loss, dropout {rate:g} − none, paired by seed (nats)",
-                             td.dropout_effect(td.dropout_runs(dropout), rate, field_name="eval_loss"), rules.LOSS_EFFECT,
-                             dropout.manifest.get("runtime_s")))
-    if dropout_powered is not None:
-        checks.append(design_check("S9", "the same, over the seeds a pilot sized (powered design)", dropout_powered,
-                                   rules.LOSS_EFFECT))
-    return checks
+    study, _, eff_loss, _ = dropout_effects(dropout)
+    powered = "the same, over the seeds a pilot sized (powered design)"
+    return [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
+                       rules.LOSS_EFFECT, init.manifest.get("runtime_s")),
+            *([design_check("S7", powered, init_powered, rules.LOSS_EFFECT)] if init_powered is not None else []),
+            PowerCheck("S9", f"held-out loss, dropout {study.rate:g} − none, paired by seed (nats)", eff_loss,
+                       rules.LOSS_EFFECT, dropout.manifest.get("runtime_s")),
+            *([design_check("S9", powered, dropout_powered, rules.LOSS_EFFECT)] if dropout_powered is not None else [])]
 
 
 def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None,
@@ -436,73 +355,65 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
     -------
     list of posgeom.report.ComparisonRow
     """
-
     settings = _settings(settings)
-    conf = CONFIGS[settings.scale]
-    main = used[0]
-    T = anatomy["table"]
+    scale, main, T = settings.scale, used[0], anatomy["table"]
     model_desc = f"{main} (pretrained)" + (f"; also {', '.join(used[1:])}" if len(used) > 1 else "")
 
     def tiny():
         seeds = as_record(init, StoredInitStudy).seeds
-        return describe_model(conf.model, name="encoder", detail=f"learned table, {len(seeds)} seeds")
+        return describe_model(CONFIGS[scale].model, name="encoder", detail=f"learned table, {len(seeds)} seeds")
 
     def s3_row():
-        bands = band_table(anatomy, main)
-        banded = banded_columns(anatomy)
-        periods = ", ".join(f"{x:g}" for x in banded.periods) or "none"
+        kappa, banded = band_summary(anatomy), banded_columns(anatomy)
         return ComparisonRow("S3", ours=f"{banded.count} of {banded.n_columns} columns oscillate faster than every "
                                  f"random-walk column (shortest period {banded.walk_shortest:.1f}) with a concentration "
                                  f"above every white-noise column's ({banded.noise_highest:.3f}); their periods: "
-                                 f"{periods}; median concentration {np.median(T.concentration):.2f} (sinusoidal "
-                                 f"{bands.loc['sinusoidal', 'median κ']:.2f}, random walk "
-                                 f"{bands.loc['random walk', 'median κ']:.2f})",
-                      scale=settings.scale, model=model_desc, corpus="none",
-                      options="periodograms vs a random-walk and a white-noise table of the same shape",
-                      decision=rules.s3_frequency_bands(banded.count, banded.n_columns))
+                                 f"{kappa['banded_periods']}; median concentration {kappa['kappa']:.2f} (sinusoidal "
+                                 f"{kappa['kappa_sin']:.2f}, random walk {kappa['kappa_walk']:.2f})",
+                             scale=scale, model=model_desc, corpus="none",
+                             options="periodograms vs a random-walk and a white-noise table of the same shape",
+                             decision=rules.s3_frequency_bands(banded.count, banded.n_columns))
 
     def s7_row():
         runs, s7_diff = init_frame(init), init_loss_difference(init)
-        steps = {v: variant_mean(runs, v, "steps_to_threshold") for v in (BASE, BIG)}
+        steps, loss = ({v: variant_mean(runs, v, column) for v in (BASE, BIG)}
+                       for column in ("steps_to_threshold", "final_loss"))
         return ComparisonRow("S7", ours=f"steps to loss 0.3: {steps[BASE]:.0f} vs {steps[BIG]:.0f}; final loss "
-                                 f"{variant_mean(runs, BASE, 'final_loss'):.3f} vs {variant_mean(runs, BIG, 'final_loss'):.3f} (difference "
+                                 f"{loss[BASE]:.3f} vs {loss[BIG]:.3f} (difference "
                                  f"{s7_diff.text('{:+.3f}')}, 95%, paired by seed)",
-                      scale=settings.scale, model=tiny(), corpus="synthetic order task", options="N(0, 0.02²) vs N(0, 1)",
-                      decision=rules.s7_small_init(steps[BASE], steps[BIG], s7_diff))
+                             scale=scale, model=tiny(), corpus="synthetic order task", options="N(0, 0.02²) vs N(0, 1)",
+                             decision=rules.s7_small_init(steps[BASE], steps[BIG], s7_diff))
 
     def s8_row():
         runs = init_frame(init)
         sin_acc = variant_mean(runs, SINUSOIDAL, "eval_accuracy")
         return ComparisonRow("S8", ours=f"sinusoidal initialisation: held-out accuracy {sin_acc:.3f}; reached loss 0.3 in "
                                  f"{reached_text(runs.loc[runs['variant'] == SINUSOIDAL, 'steps_to_threshold'].tolist())} seeds",
-                      scale=settings.scale, model=tiny(), corpus="synthetic order task", options="init='sinusoidal'",
-                      decision=rules.s8_sinusoidal_init(sin_acc))
+                             scale=scale, model=tiny(), corpus="synthetic order task", options="init='sinusoidal'",
+                             decision=rules.s8_sinusoidal_init(sin_acc))
 
     def s9_row():
-        druns, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
-        rate = study.rate
-        eff_loss = td.dropout_effect(druns, rate, field_name="eval_loss")
-        eff_acc = td.dropout_effect(druns, rate, field_name="eval_accuracy")
-        gap_small = float(np.mean([r.gap for r in druns if r.dropout == 0.0]))
-        dconf = td.CONFIGS[settings.scale]
-        return ComparisonRow("S9", ours=(f"held-out loss, dropout {rate:g} minus none, {eff_loss.text('{:+.3f}', with_t=False)} "
-                                  f"nats; held-out accuracy {eff_acc.text('{:+.3f}')} (95%, paired by seed); "
-                                  f"generalisation gap without dropout {gap_small:.2f} nats"),
-                      scale=settings.scale,
-                      model=describe_model(dconf.model, name="encoder", detail="learned table, trained from scratch"),
-                      corpus=f"synthetic order task, {study.n_train} training sequences",
-                      options=(f"dropout on the embedding sum only, {study.passes:.0f} passes, "
-                               "no weight decay; a small training set and long training, so that the table can overfit"),
-                      decision=rules.s9_dropout(gap_small, eff_loss))
+        study, none, eff_loss, eff_acc = dropout_effects(dropout)
+        gap_small = float(np.mean([r.gap for r in none]))
+        return ComparisonRow("S9", ours=(f"held-out loss, dropout {study.rate:g} minus none, "
+                                         f"{eff_loss.text('{:+.3f}', with_t=False)} nats; held-out accuracy "
+                                         f"{eff_acc.text('{:+.3f}')} (95%, paired by seed); "
+                                         f"generalisation gap without dropout {gap_small:.2f} nats"),
+                             scale=scale, model=describe_model(td.CONFIGS[scale].model, name="encoder",
+                                                               detail="learned table, trained from scratch"),
+                             corpus=f"synthetic order task, {study.n_train} training sequences",
+                             options=(f"dropout on the embedding sum only, {study.passes:.0f} passes, no weight decay; "
+                                      "a small training set and long training, so that the table can overfit"),
+                             decision=rules.s9_dropout(gap_small, eff_loss))
 
     powered_s7 = [("S7", lambda: _s7_powered_row(init_powered))] if init_powered is not None else []
     powered_s9 = [("S9", lambda: _s9_powered_row(dropout_powered))] if dropout_powered is not None else []
     return decided_rows([
-        ("S1", lambda: ComparisonRow("S1", ours=s1_ours(T), scale=settings.scale, model=model_desc, corpus="none",
+        ("S1", lambda: ComparisonRow("S1", ours=s1_ours(T), scale=scale, model=model_desc, corpus="none",
                                      options="raw and centred cosines",
                                      # the seed's 0.9 is GPT-2's
                                      decision=rules.s1_neighbour_similarity(T.neighbour_cos, main))),
-        ("S2", lambda: ComparisonRow("S2", ours=s2_ours(T), scale=settings.scale, model=model_desc, corpus="none",
+        ("S2", lambda: ComparisonRow("S2", ours=s2_ours(T), scale=scale, model=model_desc, corpus="none",
                                      options="isolation threshold 2",
                                      # the seed's first positions are GPT-2's
                                      decision=rules.s2_first_positions_apart(list(T.stand_apart), main))),
@@ -512,29 +423,24 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
 
 def _s7_powered_row(init_powered: Result):
     """S7 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_init_powered`)."""
-
     p, d = design_summary(init_powered), as_record(init_powered, StoredInitDesign)
     small, large = [r.steps_small for r in d.runs], [r.steps_large for r in d.runs]
     # mean steps over the seeds that reached the threshold (NaN when none did), as the study's row
-    steps = {k: float(x.mean()) if x.size else float("nan")
-             for k, x in (("steps_small", finite_values(small)), ("steps_large", finite_values(large)))}
-    return ComparisonRow("S7", ours=(f"steps to loss {d.loss_threshold:g}: {steps['steps_small']:.0f} vs "
-                                     f"{steps['steps_large']:.0f} (reached in {reached_text(small)} and "
-                                     f"{reached_text(large)} seeds); final loss {p.mean_a:.4f} vs "
-                                     f"{p.mean_b:.4f}, difference {paired_text(d.difference)}{p.stale}"),
+    steps = [float(x.mean()) if x.size else float("nan") for x in (finite_values(small), finite_values(large))]
+    return ComparisonRow("S7", ours=(f"steps to loss {d.loss_threshold:g}: {steps[0]:.0f} vs {steps[1]:.0f} (reached "
+                                     f"in {reached_text(small)} and {reached_text(large)} seeds); final loss "
+                                     f"{p.mean_a:.4f} vs {p.mean_b:.4f}, difference {paired_text(d.difference)}{p.stale}"),
                          scale=p.scale, model=init_powered.manifest["model"] + " (CPU)",
                          corpus="synthetic order task", options=f"N(0, 0.02²) vs N(0, 1); {plan_text(init_powered)}",
-                         decision=rules.s7_small_init(steps["steps_small"], steps["steps_large"], d.difference))
+                         decision=rules.s7_small_init(*steps, d.difference))
 
 
 def _s9_powered_row(dropout_powered: Result):
     """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
-
     p, d = design_summary(dropout_powered), as_record(dropout_powered, StoredDropoutDesign)
     gap = float(np.mean([r.gap_none for r in d.runs]))
     params = dropout_powered.manifest["params"]
-    t = params["train"]
-    passes = t["steps"] * t["batch_size"] / params["order"]["n_train"]
+    passes = params["train"]["steps"] * params["train"]["batch_size"] / params["order"]["n_train"]
     return ComparisonRow("S9", ours=(f"held-out loss, dropout {d.rate:g} minus none, {paired_text(d.difference)} "
                                      f"nats; generalisation gap without dropout {gap:.2f} nats{p.stale}"),
                          scale=p.scale, model=dropout_powered.manifest["model"] + " (CPU)",
@@ -563,11 +469,10 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.learned_tables.CONFIGS`)."""
-
-    settings = _settings(settings)
-    conf = CONFIGS[settings.scale]
+    scale = _settings(settings).scale
+    conf = CONFIGS[scale]
     order = conf.order
-    return Captions(scale=settings.scale, model=describe_model(conf.model),
+    return Captions(scale=scale, model=describe_model(conf.model),
                     order_task=(f"{order.n_positions} positions, {order.vocab_size:,} tokens, "
                                 f"{order.n_train:,} training sequences"),
                     training=describe_training(conf.train), init_seeds=len(conf.init.seeds),
@@ -580,7 +485,6 @@ def _runs(scale: str) -> str:
     (:func:`posgeom.experiments.learned_tables.run_init_study`: every variant of ``init_study_variants``
     and seed) and the dropout study (:func:`posgeom.experiments.table_dropout.run_dropout_study`: every
     rate and seed), with their models, steps and training sets."""
-
     conf, drop = CONFIGS[scale], td.CONFIGS[scale]
     variants = init_study_variants(conf.init.inits, conf.init.dropouts)
     n_init, n_drop = len(variants) * len(conf.init.seeds), len(drop.dropouts) * len(drop.seeds)

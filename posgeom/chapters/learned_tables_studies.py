@@ -1,6 +1,6 @@
 """The training studies of the chapter "Learned tables in practice": the initialisation study
 (:func:`posgeom.experiments.learned_tables.run_init_study`) and the dropout study
-(:mod:`posgeom.experiments.table_dropout`) as the chapter's tables and quoted summaries; re-exported by
+(:mod:`posgeom.experiments.table_dropout`) as the chapter's tables and quoted numbers; re-exported by
 :mod:`posgeom.chapters.learned_tables`, whose rows for S7–S9 read them."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..experiments.learned_tables import CONFIGS, init_runs
 
 __all__ = [
     "BASE", "BIG", "SINUSOIDAL", "MDS", "init_frame", "init_table", "finite_values", "reached_text", "variant_mean",
-    "init_loss_difference", "InitSummary", "init_summary", "DropoutSummary", "dropout_summary", "StoredInitStudy",
+    "init_loss_difference", "init_summary", "dropout_effects", "dropout_summary", "StoredInitStudy",
     "StoredDropoutStudy",
 ]
 
@@ -69,11 +69,13 @@ def init_frame(result: Result) -> pd.DataFrame:
 
 
 def finite_values(x) -> np.ndarray:
+    """The finite values of ``x`` (a seed that never reached the loss threshold stores ``None``)."""
     return np.asarray([v for v in x if v is not None and np.isfinite(v)], dtype=float)
 
 
 def reached_text(x) -> str:
-    return f"{sum(v is not None and np.isfinite(v) for v in x)}/{len(x)}"
+    """How many seeds reached the threshold, of how many: ``"3/5"``."""
+    return f"{len(finite_values(x))}/{len(x)}"
 
 
 def init_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -91,6 +93,7 @@ def init_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def variant_mean(runs: pd.DataFrame, variant: str, column: str) -> float:
+    """The mean of ``column`` over the seeds of ``variant`` that have a value (NaN when none has)."""
     x = runs.loc[runs["variant"] == variant, column].astype(float)
     return float(x.dropna().mean()) if x.notna().any() else float("nan")
 
@@ -107,110 +110,79 @@ def init_loss_difference(init: Result):
     return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
 
 
-def _dropout_variant(runs: pd.DataFrame) -> str:
-    return [v for v in runs["variant"].unique() if "dropout" in v][0]
+def init_summary(result: Result, settings=None) -> dict:
+    """The numbers the chapter quotes from the initialisation study (S7, S8), glued as ``ltinit_<key>``.
 
-
-@dataclass(frozen=True)
-class InitSummary:
-    """The initialisation study (S7, S8), means over seeds per variant: N(0, 0.02²) (``base``), N(0, 1)
-    (``big``), sinusoidal (``sin``), MDS (``mds``), N(0, 0.02²) with dropout (``drop``)."""
-
-    init_steps_base: float
-    init_steps_big: float
-    init_steps_sin: float
-    init_steps_mds: float
-    init_loss_base: float
-    init_loss_big: float
-    init_acc_base: float
-    init_acc_big: float
-    init_evloss_base: float
-    init_evloss_drop: float
-    init_norm_base: float
-    init_norm_big: float
-    init_norm_sin: float
-    init_norm_mds: float
-    init_change_base: float
-    init_change_big: float
-    init_change_sin: float
-    init_change_mds: float
-    init_reached_sin: str
-    change_comment: str
-    token_norm: float         # the expected norm of a token embedding, 0.02 √d
-    s7_word: str
-    fragile_rho: float        # Spearman ρ of final stress with held-out loss, over all runs
-    fragile_n: int
-    d01: float                # Hellinger distance of the task's positions 0 and 1
-    gap0: float               # largest ‖p_0 − p_1‖ of the MDS table at initialisation, over seeds
-    gapT_min: float           # ‖p_0 − p_1‖ after training, lowest and highest over seeds
-    gapT_max: float
-
-
-def init_summary(result: Result, settings=None) -> InitSummary:
-    """The :class:`InitSummary` of a ``run_init_study`` result at the scale in force."""
+    ``init_<outcome>_<variant>`` is the mean over seeds of an outcome (steps to the loss threshold, final and
+    held-out loss, held-out accuracy, initial row norm, relative change of the table) for N(0, 0.02²) (``base``),
+    N(0, 1) (``big``), sinusoidal (``sin``), MDS (``mds``) and N(0, 0.02²) with dropout (``drop``);
+    ``token_norm`` the expected norm of a token embedding, 0.02 √d; ``fragile_rho`` Spearman's ρ of final stress
+    with held-out loss over all ``fragile_n`` runs; ``d01`` the Hellinger distance of the task's positions 0 and 1;
+    ``gap0`` the largest ‖p_0 − p_1‖ of the MDS table at initialisation and ``gapT_min``, ``gapT_max`` the lowest
+    and highest after training, over seeds; and the sentences that depend on them.
+    """
     from scipy.stats import spearmanr
 
     runs = init_frame(result)
-    variants = {"base": BASE, "big": BIG, "sin": SINUSOIDAL, "mds": MDS, "drop": _dropout_variant(runs)}
-    stat = {(col, key): variant_mean(runs, var, col) for key, var in variants.items()
-            for col in ("steps_to_threshold", "final_loss", "eval_accuracy", "eval_loss", "initial row norm",
-                        "relative_change")}
-    small_change = min(stat["relative_change", "base"], stat["relative_change", "mds"])
-    large_change = max(stat["relative_change", "big"], stat["relative_change", "sin"])
-    s7_ok = (stat["steps_to_threshold", "base"] < stat["steps_to_threshold", "big"]
-             and stat["final_loss", "base"] < stat["final_loss", "big"])
+    variants = {"base": BASE, "big": BIG, "sin": SINUSOIDAL, "mds": MDS,
+                "drop": [v for v in runs["variant"].unique() if "dropout" in v][0]}
+    four = ("base", "big", "sin", "mds")
+    means = {f"init_{name}_{key}": variant_mean(runs, variants[key], column)
+             for name, column, keys in (("steps", "steps_to_threshold", four), ("loss", "final_loss", ("base", "big")),
+                                        ("acc", "eval_accuracy", ("base", "big")),
+                                        ("evloss", "eval_loss", ("base", "drop")), ("norm", "initial row norm", four),
+                                        ("change", "relative_change", four))
+             for key in keys}
+    # a small table is "rewritten" when even the least-changed small one moves 5× more than the most-changed large one
+    small_change = min(means["init_change_base"], means["init_change_mds"])
+    large_change = max(means["init_change_big"], means["init_change_sin"])
+    s7_ok = (means["init_steps_base"] < means["init_steps_big"] and means["init_loss_base"] < means["init_loss_big"])
     study = as_record(result, StoredInitStudy)
     k_mds = [i for i, (name, _) in enumerate(study.variants) if name == MDS][0]
     before, after = study.tables_initial[k_mds], study.tables_final[k_mds]
+    # ‖p_0 − p_1‖ per seed, before and after training
     gap0 = np.linalg.norm(before[:, 0] - before[:, 1], axis=1)
     gapT = np.linalg.norm(after[:, 0] - after[:, 1], axis=1)
-    return InitSummary(
-        **{f"init_steps_{k}": stat["steps_to_threshold", k] for k in ("base", "big", "sin", "mds")},
-        init_loss_base=stat["final_loss", "base"], init_loss_big=stat["final_loss", "big"],
-        init_acc_base=stat["eval_accuracy", "base"], init_acc_big=stat["eval_accuracy", "big"],
-        init_evloss_base=stat["eval_loss", "base"], init_evloss_drop=stat["eval_loss", "drop"],
-        **{f"init_norm_{k}": stat["initial row norm", k] for k in ("base", "big", "sin", "mds")},
-        **{f"init_change_{k}": stat["relative_change", k] for k in ("base", "big", "sin", "mds")},
-        init_reached_sin=reached_text(runs.loc[runs["variant"] == SINUSOIDAL, "steps_to_threshold"].tolist()),
-        change_comment=("A small table is rewritten by training; a large one keeps essentially the geometry it was "
-                        "given." if small_change > 5 * large_change else
-                        "Small and large tables change by comparable relative amounts."),
-        token_norm=float(0.02 * np.sqrt(CONFIGS[_settings(settings).scale].model.d_model)),
-        s7_word="faster and to a lower loss" if s7_ok else "not both faster and lower",
-        fragile_rho=float(spearmanr(runs["final stress (scale_free)"], runs["eval_loss"]).statistic),
-        fragile_n=len(runs), d01=float(study.D[0, 1]), gap0=float(gap0.max()),
-        gapT_min=float(gapT.min()), gapT_max=float(gapT.max()),
-    )
+    return {
+        **means, "init_reached_sin": reached_text(runs.loc[runs["variant"] == SINUSOIDAL, "steps_to_threshold"].tolist()),
+        "change_comment": ("A small table is rewritten by training; a large one keeps essentially the geometry it was "
+                           "given." if small_change > 5 * large_change else
+                           "Small and large tables change by comparable relative amounts."),
+        "token_norm": float(0.02 * np.sqrt(CONFIGS[_settings(settings).scale].model.d_model)),
+        "s7_word": "faster and to a lower loss" if s7_ok else "not both faster and lower",
+        "fragile_rho": float(spearmanr(runs["final stress (scale_free)"], runs["eval_loss"]).statistic),
+        "fragile_n": len(runs), "d01": float(study.D[0, 1]), "gap0": float(gap0.max()),
+        "gapT_min": float(gapT.min()), "gapT_max": float(gapT.max()),
+    }
 
 
-@dataclass(frozen=True)
-class DropoutSummary:
-    """The dropout study (S9): held-out effect of dropout on the embedding sum, paired by seed."""
+def dropout_effects(dropout: Result):
+    """The dropout study's comparison (S9): the study, its runs without dropout, and the effect of the largest rate
+    on held-out loss and accuracy, paired by seed.
 
-    s9_gap_big: float         # generalisation gap of the initialisation study's N(0, 0.02²) runs
-    s9_n_train: int
-    s9_passes: float
-    s9_n_seeds: int
-    s9_gap_small: float       # generalisation gap without dropout in the dropout study
-    s9_train_acc: float
-    s9_rate: float
-    s9_eff_loss: str          # held-out loss, dropout minus none, mean [95% interval]
-    s9_eff_acc: str
-    s9_eff_t: str
-
-
-def dropout_summary(dropout: Result, init: Result) -> DropoutSummary:
-    """The :class:`DropoutSummary` of a ``run_dropout_study`` result (and the initialisation study's gap)."""
+    Returns
+    -------
+    study : StoredDropoutStudy
+    none : list of the runs without dropout
+    eff_loss, eff_acc : posgeom.geometry.SeedInterval
+    """
     runs, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
-    rate = study.rate
-    eff_loss = td.dropout_effect(runs, rate, field_name="eval_loss")
-    eff_acc = td.dropout_effect(runs, rate, field_name="eval_accuracy")
-    none = [r for r in runs if r.dropout == 0.0]
+    return (study, [r for r in runs if r.dropout == 0.0],
+            *(td.dropout_effect(runs, study.rate, field_name=f) for f in ("eval_loss", "eval_accuracy")))
+
+
+def dropout_summary(dropout: Result, init: Result) -> dict:
+    """The numbers the chapter quotes from the dropout study (S9), glued as ``lt_<key>``: ``s9_gap_big`` the
+    generalisation gap of the initialisation study's N(0, 0.02²) runs, ``s9_gap_small`` and ``s9_train_acc`` those
+    of the dropout study's runs without dropout, and the held-out effects of dropout ``s9_rate`` as
+    mean [95% interval] (``s9_eff_loss``, ``s9_eff_acc``) with the loss's t (``s9_eff_t``)."""
+    study, none, eff_loss, eff_acc = dropout_effects(dropout)
     frame = init_frame(init)
-    return DropoutSummary(
-        s9_gap_big=variant_mean(frame, BASE, "eval_loss") - variant_mean(frame, BASE, "final_loss"),
-        s9_n_train=study.n_train, s9_passes=study.passes, s9_n_seeds=len(study.seeds), s9_gap_small=float(np.mean([r.gap for r in none])),
-        s9_train_acc=float(np.mean([r.train_accuracy for r in none])), s9_rate=rate,
-        s9_eff_loss=eff_loss.text("{:+.3f}", with_t=False), s9_eff_acc=eff_acc.text("{:+.3f}", with_t=False),
-        s9_eff_t=f"{eff_loss.t:.2f}",
-    )
+    return {
+        "s9_gap_big": variant_mean(frame, BASE, "eval_loss") - variant_mean(frame, BASE, "final_loss"),
+        "s9_n_train": study.n_train, "s9_passes": study.passes, "s9_n_seeds": len(study.seeds),
+        "s9_gap_small": float(np.mean([r.gap for r in none])),
+        "s9_train_acc": float(np.mean([r.train_accuracy for r in none])), "s9_rate": study.rate,
+        "s9_eff_loss": eff_loss.text("{:+.3f}", with_t=False), "s9_eff_acc": eff_acc.text("{:+.3f}", with_t=False),
+        "s9_eff_t": f"{eff_loss.t:.2f}",
+    }
