@@ -46,8 +46,8 @@ REFERENCE_LABELS = {"sinusoidal": "sinusoidal", "random_normal": "random N(0, 0.
 
 @dataclass(frozen=True)
 class TableAnalysis:
-    """One table's :func:`posgeom.geometry.analyse_table`, typed (:func:`posgeom.registry.typed.as_record`): its
-    numbers, and per position or lag or column the arrays the chapter draws (``cos``, the n × n cosine
+    """One table's :func:`posgeom.geometry.analyse_table`, typed (:func:`posgeom.registry.typed.as_record`): the
+    numbers the chapter reads, and per position or lag or column the arrays it draws (``cos``, the n × n cosine
     similarity, and ``P``, the table itself, are stored for the learned table only)."""
 
     n: int
@@ -61,14 +61,11 @@ class TableAnalysis:
     decay_spearman: float
     stand_apart: tuple
     isolation_threshold: float
-    first_isolation: tuple
     median_isolation_rest: float
-    median_concentration: float
     pc_freq: tuple
     pc_period: tuple
     pc_r2: tuple
     pc_explained: tuple
-    mean_row_norm: float
     offset_ratio: float
     lag_mean: np.ndarray
     lag_q10: np.ndarray
@@ -108,9 +105,8 @@ SIMILARITY_WORDS = {
 def _statistic_text(value) -> str:
     """A statistic as the table shows it: an offset (a whole number) without decimals ("3", not "3.000"), the
     rest to 3."""
-    if value is None:
-        return "none"
-    return f"{value:d}" if isinstance(value, (int, np.integer)) else f"{float(value):.3f}"
+    return ("none" if value is None else f"{value:d}" if isinstance(value, (int, np.integer)) else
+            f"{float(value):.3f}")
 
 
 def anatomy_table(anatomies: dict) -> pd.DataFrame:
@@ -151,11 +147,9 @@ def _listed(values, fmt: str = "{}") -> str:
 
 
 def similarity_summary(anatomy: dict, used: list) -> dict:
-    """Similarity of neighbouring rows (S1) in the main (first used) model's table, against the sinusoidal
-    table, glued as ``lt_<key>``: ``s1`` the mean cosine of neighbouring rows s(1) (``s1c`` after centring the
-    table, ``s1_frac`` the % of neighbours above 0.9), ``lag_half`` the first lag with s(δ) < 1/2 ("never"),
-    ``rho`` Spearman's ρ of s(δ) with δ up to n/2, ``offset`` ‖mean row‖ / mean row norm, and the sentences
-    that depend on them."""
+    """Similarity of neighbouring rows (S1) in the main (first used) model's table and the sinusoidal one (glued
+    as ``lt_<key>``): s(1) (``s1``; ``s1c`` centred), the first lag with s(δ) < 1/2, Spearman's ρ of s(δ) with
+    δ ≤ n/2, ‖mean row‖ / mean row norm (``offset``), and the sentences that depend on them."""
     T, sin = anatomy["table"], anatomy["sinusoidal"]
     rises = int(np.sum(np.diff(T.lag_mean[1:T.n // 2]) > 0.01))
     return dict(
@@ -173,10 +167,9 @@ def similarity_summary(anatomy: dict, used: list) -> dict:
 
 
 def isolation_summary(anatomy: dict, model: str) -> dict:
-    """Rows of ``model``'s table that stand apart (S2), glued as ``ltiso_<key>``: the isolation ι_i of a row
-    (its nearest-neighbour distance over the typical one) of rows 0 and 1 and the median after the first rows
-    (``iota_rest``), the rows standing apart (among the first ten: ``first_apart``), the norms of row 0 and the
-    median row, and what the rows standing apart mean for this model (``apart_comment``)."""
+    """Rows of ``model``'s table that stand apart (S2; glued as ``ltiso_<key>``): the isolation ι_i (a row's
+    nearest-neighbour distance over the typical one) of rows 0, 1 and the median beyond the first ten, the rows
+    apart, the norms of row 0 and the median row, and what the rows apart mean for this model."""
     T = anatomy["table"]
     apart = list(T.stand_apart)
     first_apart, late = [i for i in apart if i < 10], [i for i in apart if i >= T.n - 5]
@@ -226,11 +219,9 @@ def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
 
 
 def band_summary(anatomy: dict) -> dict:
-    """Frequency bands of the columns (S3), glued as ``ltband_<key>``: the median spectral concentration κ of
-    each table (``kappa``, ``kappa_sin``, ``kappa_walk``, ``kappa_noise``), the columns with a dominant period
-    below 8 positions (``short``; ``walk_short`` for the random walk) and their median period, the
-    :func:`banded_columns` of the learned and the sinusoidal table (``banded``, ``sin_banded``) with the
-    nulls' bounds, and the sentence that depends on them."""
+    """Frequency bands of the columns (S3; glued as ``ltband_<key>``): each table's median spectral concentration
+    κ, the columns with a period below 8 positions and their median period, :func:`banded_columns` of the
+    learned and the sinusoidal table with the nulls' bounds, and the sentence that depends on them."""
     T, walk = anatomy["table"], anatomy["random_walk"]
     short = band_counts(T.dominant_freq, T.n)["short (< 8)"]
     hi = T.dominant_freq[T.dominant_freq > 1 / 8]
@@ -251,10 +242,8 @@ def band_summary(anatomy: dict) -> dict:
 
 
 def pc_summary(anatomy: dict) -> dict:
-    """Principal components of the table and of the random walk and the sinusoid fitted to each, glued as
-    ``ltpc_<key>``: the walk's first four frequencies, their lowest R² and the variance of its first component
-    over its second (``walk_ratio``), the table's first four frequencies and R², and the sentence that depends
-    on them."""
+    """The first four principal components of the table and of the random walk (glued as ``ltpc_<key>``): the
+    fitted sinusoids' frequencies and R², the walk's variance ratio of PC1 to PC2, and the sentence on them."""
     T, walk = anatomy["table"], anatomy["random_walk"]
     pair = abs(T.pc_freq[0] - T.pc_freq[1]) < 1e-9 and T.pc_period[0] < 8
     return dict(
@@ -285,9 +274,8 @@ def stress_table(results: dict) -> pd.DataFrame:
 
 
 def stress_summary(result: Result) -> dict:
-    """Scale-free stress of the main model's table, a random table and the sinusoidal table per corpus
-    (``st_<corpus>_<table>``, None where the corpus did not run), and the sentence that depends on them, glued as
-    ``ltst_<key>``."""
+    """Scale-free stress of the main model's table, a random and the sinusoidal table per corpus (glued as
+    ``ltst_st_<corpus>_<table>``, None where the corpus did not run), and the sentence on them."""
     by_corpus = _by_corpus(result)
     worse = [c for c, t in by_corpus.items() if t.table.scale_free > t.random_normal.scale_free]
     comment = (f"On {' and '.join(CORPUS_LABELS[c] for c in worse)} the trained table fits the corpus geometry *worse* than a "
@@ -302,7 +290,7 @@ def stress_summary(result: Result) -> dict:
 
 
 def s1_ours(T) -> str:
-    """S1's value as the "Paper vs this book" row words it (``T`` the table's ``TableGeometry``); ``posgeom decide S1``
+    """S1's value as the "Paper vs this book" row words it (``T`` a :class:`TableAnalysis`); ``posgeom decide S1``
     prints the same."""
     return (f"s(1) = {T.neighbour_cos:.3f} (centred {T.neighbour_cos_centered:.3f}); "
             f"{100 * T.frac_neighbour_above_0_9:.1f}% of neighbours above 0.9; decay Spearman {T.decay_spearman:.2f}")

@@ -111,16 +111,11 @@ def init_loss_difference(init: Result):
 
 
 def init_summary(result: Result, settings=None) -> dict:
-    """The numbers the chapter quotes from the initialisation study (S7, S8), glued as ``ltinit_<key>``.
-
-    ``init_<outcome>_<variant>`` is the mean over seeds of an outcome (steps to the loss threshold, final and
-    held-out loss, held-out accuracy, initial row norm, relative change of the table) for N(0, 0.02²) (``base``),
-    N(0, 1) (``big``), sinusoidal (``sin``), MDS (``mds``) and N(0, 0.02²) with dropout (``drop``);
-    ``token_norm`` the expected norm of a token embedding, 0.02 √d; ``fragile_rho`` Spearman's ρ of final stress
-    with held-out loss over all ``fragile_n`` runs; ``d01`` the Hellinger distance of the task's positions 0 and 1;
-    ``gap0`` the largest ‖p_0 − p_1‖ of the MDS table at initialisation and ``gapT_min``, ``gapT_max`` the lowest
-    and highest after training, over seeds; and the sentences that depend on them.
-    """
+    """The numbers the chapter quotes from the initialisation study (S7, S8; glued as ``ltinit_<key>``):
+    ``init_<outcome>_<variant>`` the mean over seeds for N(0, 0.02²) (``base``), N(0, 1) (``big``), sinusoidal,
+    MDS and N(0, 0.02²) with dropout (``drop``); a token embedding's expected norm 0.02 √d; Spearman's ρ of final
+    stress with held-out loss over all runs (``fragile_rho``); the task's d(0, 1) and ‖p_0 − p_1‖ of the MDS
+    table before (``gap0``, largest) and after training (over seeds); and the sentences on them."""
     from scipy.stats import spearmanr
 
     runs = init_frame(result)
@@ -157,25 +152,17 @@ def init_summary(result: Result, settings=None) -> dict:
 
 
 def dropout_effects(dropout: Result):
-    """The dropout study's comparison (S9): the study, its runs without dropout, and the effect of the largest rate
-    on held-out loss and accuracy, paired by seed.
-
-    Returns
-    -------
-    study : StoredDropoutStudy
-    none : list of the runs without dropout
-    eff_loss, eff_acc : posgeom.geometry.SeedInterval
-    """
+    """The dropout study's comparison (S9): ``(study, runs without dropout, eff_loss, eff_acc)``, the last two the
+    effect of the largest rate on held-out loss and accuracy, paired by seed (``SeedInterval``)."""
     runs, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
     return (study, [r for r in runs if r.dropout == 0.0],
             *(td.dropout_effect(runs, study.rate, field_name=f) for f in ("eval_loss", "eval_accuracy")))
 
 
 def dropout_summary(dropout: Result, init: Result) -> dict:
-    """The numbers the chapter quotes from the dropout study (S9), glued as ``lt_<key>``: ``s9_gap_big`` the
-    generalisation gap of the initialisation study's N(0, 0.02²) runs, ``s9_gap_small`` and ``s9_train_acc`` those
-    of the dropout study's runs without dropout, and the held-out effects of dropout ``s9_rate`` as
-    mean [95% interval] (``s9_eff_loss``, ``s9_eff_acc``) with the loss's t (``s9_eff_t``)."""
+    """The numbers the chapter quotes from the dropout study (S9; glued as ``lt_<key>``): the generalisation gap
+    of the initialisation study's N(0, 0.02²) runs (``s9_gap_big``) and of the runs without dropout, and dropout's
+    held-out effects, mean [95% interval]."""
     study, none, eff_loss, eff_acc = dropout_effects(dropout)
     frame = init_frame(init)
     return {
