@@ -28,7 +28,7 @@ from ..wording import describe_model, describe_scales, describe_training, model_
 from .real_corpora import CORPUS_LABELS
 from .powered import design_check, design_summary, paired_text, plan_text
 from .learned_tables_studies import (
-    BASE, BIG, MDS, SINUSOIDAL, StoredDropoutStudy, StoredInitStudy, dropout_effects, dropout_summary, finite_values,
+    BASE, BIG, MDS, SINUSOIDAL, StoredInitStudy, dropout_effects, dropout_summary, finite_values,
     init_frame, init_loss_difference, init_summary, init_table, reached_text, variant_mean,
 )
 from .records import StoredDropoutDesign, StoredInitDesign, StoredTableStress, TableStress
@@ -37,7 +37,7 @@ __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "anatomy_table", "band_counts", "band_table", "pc_table",
     "similarity_summary", "isolation_summary", "BandedColumns", "banded_columns", "band_summary", "pc_summary",
     "stress_table", "stress_summary", "init_frame", "init_table", "init_summary", "dropout_summary",
-    "comparison_rows", "power_checks", "BASE", "BIG", "SINUSOIDAL", "MDS", "Captions", "captions",
+    "s1_ours", "s2_ours", "comparison_rows", "power_checks", "BASE", "BIG", "SINUSOIDAL", "MDS", "Captions", "captions",
 ]
 
 #: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
@@ -321,6 +321,11 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
             *([design_check("S9", powered, dropout_powered, rules.LOSS_EFFECT)] if dropout_powered is not None else [])]
 
 
+#: How the dropout study (S9) trains, in its rows: long on a small training set, so that the table can overfit.
+_DROPOUT_OPTIONS = ("dropout on the embedding sum only, {:.0f} passes, no weight decay; a small training set and long "
+                    "training, so that the table can overfit")
+
+
 def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None,
                     init_powered: Result | None = None, dropout_powered: Result | None = None) -> list:
     """The chapter's "Paper vs this book" rows for S1, S2, S3, S7, S8 and S9, each decided by its rule in
@@ -390,8 +395,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
                              scale=scale, model=describe_model(td.CONFIGS[scale].model, name="encoder",
                                                                detail="learned table, trained from scratch"),
                              corpus=f"synthetic order task, {study.n_train} training sequences",
-                             options=(f"dropout on the embedding sum only, {study.passes:.0f} passes, no weight decay; "
-                                      "a small training set and long training, so that the table can overfit"),
+                             options=_DROPOUT_OPTIONS.format(study.passes),
                              decision=rules.s9_dropout(gap_small, eff_loss))
 
     powered_s7 = [("S7", lambda: _s7_powered_row(init_powered))] if init_powered is not None else []
@@ -433,9 +437,7 @@ def _s9_powered_row(dropout_powered: Result):
                                      f"nats; generalisation gap without dropout {gap:.2f} nats{p.stale}"),
                          scale=p.scale, model=dropout_powered.manifest["model"] + " (CPU)",
                          corpus=f"synthetic order task, {params['order']['n_train']} training sequences",
-                         options=(f"dropout on the embedding sum only, {passes:.0f} passes, no weight decay; a small "
-                                  f"training set and long training, so that the table can overfit; "
-                                  f"{plan_text(dropout_powered)}"),
+                         options=f"{_DROPOUT_OPTIONS.format(passes)}; {plan_text(dropout_powered)}",
                          decision=rules.s9_dropout(gap, d.difference))
 
 
