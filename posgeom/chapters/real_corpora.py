@@ -1,14 +1,11 @@
 r"""What the chapter "Real corpora" reports, from its stored runs.
 
-The runs of :mod:`posgeom.experiments.real_corpora` (each corpus's geometry, the stress table of every
-encoding, ALiBi under every unstated choice, the noise-aware rank, the resolvable draws and the bootstrap
-intervals) are stored as dictionaries; this module reads them back as typed records
-(:func:`corpus_geometry`), gives the numbers and phrases the chapter quotes as one summary per corpus and
-one for ALiBi (glued by :func:`posgeom.notebooks.glue_fields`), builds the chapter's tables, and its
-"Paper vs this book" rows for C6, C7 and C8, each decided by its rule in :mod:`posgeom.verdicts`.
-
-It reads the stored results only: none of the modules that compute them imports it, so the committed
-paper-scale results keep their code keys when the way the chapter reports them changes.
+The runs of :mod:`posgeom.experiments.real_corpora` (each corpus's geometry, the stress table of every encoding,
+ALiBi under every unstated choice, the noise-aware rank, the resolvable draws and the bootstrap intervals) are read
+back as typed records; this module gives the numbers and phrases the chapter glues (one mapping per corpus and one
+for ALiBi), its tables, and its "Paper vs this book" rows for C6, C7 and C8, each decided by its rule in
+:mod:`posgeom.verdicts`. No module that computes a result imports it, so the way a chapter reports its results
+never changes their code keys.
 """
 
 from __future__ import annotations
@@ -23,22 +20,22 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
 from ..registry.typed import as_record, stored
-from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
+from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, mds_row, smacof_row, stress_records
 from ..experiments.settings import find
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
 from ..experiments.real_corpora_geometry import corpus_options
-from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
 from .records import (
-    AlibiSearch, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices, BootstrapIntervals, StoredStressTable,
+    AlibiSearch, BootstrapIntervals, DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
+    StoredStressTable,
 )
 
 __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "corpus_report",
-    "alibi_parabola", "alibi_choice_table", "alibi_report", "scale_free_table", "rank_table", "draws_table",
-    "smacof_table", "ROW_OPTIONS", "RowInputs", "row_inputs", "c6_row", "c7_value_row", "c7_ranking_row",
-    "c7_shift_row", "c8_row", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE", "CORPUS_LABELS",
-    "corpus_caption", "Captions", "captions", "PlainText", "stress_dataframe",
+    "alibi_parabola", "alibi_choice_table", "alibi_report", "scale_free_table", "rank_table", "stress_dataframe",
+    "SubsetDraws", "draws_table", "smacof_table", "ROW_OPTIONS", "RowInputs", "row_inputs", "c6_row", "c7_value_row",
+    "c7_ranking_row", "c7_shift_row", "c8_row", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
+    "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText",
 ]
 
 #: The encodings of the stress table the chapter quotes, and the short name of each in its glue keys.
@@ -119,10 +116,7 @@ def describe_corpus(g: CorpusGeometry) -> str:
 def stress_of(table: Result, name: str, column: str) -> float:
     """The stress ``column`` of encoding ``name`` in a stress table; NaN for a row the table does not have
     (the from-scratch table of IMDB at ``quick``)."""
-    rows = stress_records(table)
-    if name not in {r.encoding for r in rows}:
-        return float("nan")
-    value = getattr(find(rows, encoding=name), column)
+    value = next((getattr(r, column) for r in stress_records(table) if r.encoding == name), None)
     return float("nan") if value is None else float(value)
 
 
@@ -132,25 +126,12 @@ def _ranking(table: Result, column: str) -> str:
 
 
 def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result | None = None) -> dict:
-    """The numbers and phrases the chapter quotes of one corpus, by glue name (``glue_fields("sst2", ...)``).
-
-    Parameters
-    ----------
-    geometry, table, splits : Result
-        The corpus's ``run_corpus_geometry``, ``run_stress_table`` and ``run_resolvable_splits``.
-    rank : Result, optional
-        Its ``run_noise_aware_rank``, where the scale computes it.
-
-    Returns
-    -------
-    dict of str to float, int or str
-        Stresses per encoding (short names of :data:`ENCODING_KEYS`): ``*_paper`` and ``*_scale_free`` against
-        D, ``*_res`` (scale-free) against the resolvable R; the geometry's summaries; the offset profile of R
-        (``res_prof*`` at offsets 1, ``res_mid_offset`` and ``res_far_offset``); the rankings of the fixed
-        encodings; the noise-aware rank (``nar_*``: "not computed at this scale" and None where it is not); the
-        spread of the cross-half splits; the noisy positions, the median length and the "paper" stress of the
-        rank-384 MDS (all-MiniLM-L6-v2's width).
-    """
+    """The numbers and phrases the chapter quotes of one corpus (its ``run_corpus_geometry``,
+    ``run_stress_table``, ``run_resolvable_splits`` and, where the scale computes it, ``run_noise_aware_rank``),
+    by glue name: per encoding (short names of :data:`ENCODING_KEYS`) the stresses ``*_paper`` and ``*_scale_free``
+    against D and ``*_res`` (scale-free) against the resolvable R; the geometry's summaries; the offset profile of
+    R (``res_prof*``); the rankings of the fixed encodings; the noise-aware rank (``nar_*``, None where not
+    computed); the spread over the cross-half splits; self-noise, median length and the rank-384 MDS's stress."""
     g, sp = corpus_geometry(geometry), as_record(splits, ResolvableSplits)
     nar = as_record(rank, NoiseAwareRank) if rank is not None else None
     # offset profile of R over the inner positions (without [CLS] at 0 and the last position)
@@ -222,8 +203,7 @@ def alibi_report(choices: Result, table: Result, search: Result, n_positions: in
 def scale_free_table(tables: dict) -> pd.DataFrame:
     """The "scale_free" stress of the fixed and learned encodings against D and against the resolvable R,
     per corpus (``{"SST-2": stress table, "IMDB": stress table}``)."""
-    names = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "learned (pretrained)",
-             "learned (from scratch)", "SMACOF (rank 1)")
+    names = FIXED_ENCODINGS + ("learned (pretrained)", "learned (from scratch)", "SMACOF (rank 1)")
     rows = [{"corpus": corpus, "target": target, **{name: stress_of(tab, name, column) for name in names}}
             for corpus, tab in tables.items()
             for target, column in (("D", "scale_free"), ("resolvable R", "scale_free_resolvable"))]
@@ -245,6 +225,69 @@ def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
                         "directions above the bootstrap floor": g.rank_above_noise,
                         "rank holding 90% of B (D)": g.rank_mass_90})
     return pd.DataFrame(summary).set_index("corpus").T
+
+
+_STRESS_LABELS = {"paper": "the paper's stress", "scale_free": "scale-free stress",
+                  "scale_free_resolvable": "scale-free stress against resolvable R"}
+
+
+def stress_dataframe(result: Result) -> pd.DataFrame:
+    """A stored ``run_stress_table`` as a table: index ``encoding``; columns ``options`` and each stress, its
+    normalisation in words (docs/STYLE.md); a random table shows ``mean ± sd`` over its seeds."""
+    out = []
+    for row in stress_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
+        for z, label in _STRESS_LABELS.items():
+            v, sd = getattr(row, z), getattr(row, f"{z}_sd")
+            if v is not None:
+                rec[label] = (f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}") + ("" if sd is None else f" ± {sd:.2g}")
+        out.append(rec)
+    return pd.DataFrame.from_records(out).set_index("encoding")
+
+
+@dataclass(frozen=True)
+class SubsetDraws:
+    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
+    resolvable geometry R (``spread``) and for D (``spread_D``)."""
+
+    seeds: tuple[int, ...]
+    spread: dict[str, DrawSpread]
+    spread_D: dict[str, DrawSpread]
+
+
+_DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "negative_fraction": "pairs with R² < 0",
+                "sinusoidal": "sinusoidal, scale-free stress", "rope": "RoPE, scale-free stress",
+                "alibi": "ALiBi, scale-free stress"}
+
+
+def draws_table(splits: dict, subsets: dict) -> pd.DataFrame:
+    """The spread of the geometry's statistics over the cross-half splits (R) and, where drawn, subsets (R, D),
+    by corpus key; one column per set of draws: mean ± sample sd and the range (a range, not an interval)."""
+    draws = []
+    for c, res in splits.items():
+        sp = as_record(res, ResolvableSplits)
+        draws.append((f"{c}: {len(sp.seeds)} cross-half splits (R)" + (
+            f", seeds {list(sp.skipped)} skipped (a kept position without a token shared by the halves)"
+            if sp.skipped else ""), sp.spread))
+    for c, res in subsets.items():
+        sub = as_record(res, SubsetDraws)
+        draws += [(f"{c}: {len(sub.seeds)} subsets ({label})", spread) for label, spread in (("R", sub.spread),
+                                                                                             ("D", sub.spread_D))]
+    return pd.DataFrame([{"draw": draw, **{_DRAW_LABELS[k]: f"{e.mean:.3f} ± {e.sd:.3f} (range {e.min:.3f} to "
+                                                          f"{e.max:.3f})" for k, e in spread.items()}}
+                         for draw, spread in draws]).set_index("draw").T
+
+
+def smacof_table(tables: dict) -> pd.DataFrame:
+    """Classical MDS against SMACOF at each low rank k of the stress tables ("paper" stress), by corpus."""
+    lo = []
+    for corpus, tab in tables.items():
+        rows = stress_records(tab)
+        for k in as_record(tab, StoredStressTable).smacof_k:
+            smacof = find(rows, encoding=smacof_row(k))
+            lo.append({"corpus": corpus, "rank k": int(k), "MDS, the paper's stress": find(rows, encoding=mds_row(k)).paper,
+                       "SMACOF, the paper's stress": smacof.paper, "SMACOF iterations": smacof.options})
+    return pd.DataFrame(lo).set_index(["corpus", "rank k"])
 
 
 #: The options every "Paper vs this book" row states.
