@@ -33,7 +33,7 @@ from .records import (
 __all__ = [
     "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "corpus_report",
     "alibi_parabola", "alibi_choice_table", "alibi_report", "scale_free_table", "rank_table", "stress_dataframe",
-    "SubsetDraws", "draws_table", "smacof_table", "ROW_OPTIONS", "RowInputs", "row_inputs", "c6_row", "c7_value_row",
+    "SubsetDraws", "draws_table", "smacof_table", "RowInputs", "c6_row", "c7_value_row",
     "c7_ranking_row", "c7_shift_row", "c8_row", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
     "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText",
 ]
@@ -50,17 +50,10 @@ FIXED_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidi
 RESOLVED_NOISE_SHARE = 0.1
 
 
-class PlainText:
+class PlainText(str):
     """Text whose display is the text itself, without quotes (for MyST-NB ``glue`` of computed phrases)."""
 
-    def __init__(self, text: str):
-        self.text = str(text)
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __str__(self) -> str:
-        return self.text
+    __repr__ = str.__str__
 
 
 @dataclass(frozen=True)
@@ -263,19 +256,17 @@ _DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "
 def draws_table(splits: dict, subsets: dict) -> pd.DataFrame:
     """The spread of the geometry's statistics over the cross-half splits (R) and, where drawn, subsets (R, D),
     by corpus key; one column per set of draws: mean ± sample sd and the range (a range, not an interval)."""
-    draws = []
+    draws = {}
     for c, res in splits.items():
         sp = as_record(res, ResolvableSplits)
-        draws.append((f"{c}: {len(sp.seeds)} cross-half splits (R)" + (
-            f", seeds {list(sp.skipped)} skipped (a kept position without a token shared by the halves)"
-            if sp.skipped else ""), sp.spread))
+        skipped = f", seeds {list(sp.skipped)} skipped (a kept position without a token shared by the halves)"
+        draws[f"{c}: {len(sp.seeds)} cross-half splits (R)" + (skipped if sp.skipped else "")] = sp.spread
     for c, res in subsets.items():
         sub = as_record(res, SubsetDraws)
-        draws += [(f"{c}: {len(sub.seeds)} subsets ({label})", spread) for label, spread in (("R", sub.spread),
-                                                                                             ("D", sub.spread_D))]
+        draws.update({f"{c}: {len(sub.seeds)} subsets (R)": sub.spread, f"{c}: {len(sub.seeds)} subsets (D)": sub.spread_D})
     return pd.DataFrame([{"draw": draw, **{_DRAW_LABELS[k]: f"{e.mean:.3f} ± {e.sd:.3f} (range {e.min:.3f} to "
                                                           f"{e.max:.3f})" for k, e in spread.items()}}
-                         for draw, spread in draws]).set_index("draw").T
+                         for draw, spread in draws.items()]).set_index("draw").T
 
 
 def smacof_table(tables: dict) -> pd.DataFrame:
@@ -290,14 +281,10 @@ def smacof_table(tables: dict) -> pd.DataFrame:
     return pd.DataFrame(lo).set_index(["corpus", "rank k"])
 
 
-#: The options every "Paper vs this book" row states.
-ROW_OPTIONS = "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger, BERT-base shapes"
-
-
 @dataclass(frozen=True)
 class RowInputs:
-    """What the chapter's "Paper vs this book" rows read (:func:`row_inputs`): the stored runs by corpus key
-    (typed where a row reads their fields), and the notes the rows share."""
+    """What the chapter's "Paper vs this book" rows read (:func:`comparison_rows` reads it once): the stored runs
+    by corpus key (typed where a row reads their fields), and the notes the rows share."""
 
     scale: str
     geometries: dict         # CorpusGeometry by corpus
@@ -331,30 +318,10 @@ class RowInputs:
         return f"{e.mean:.3f} ± {e.sd:.3f} over {len(self.splits[corpus].seeds)} splits"
 
 
-def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
-               alibi_lowest_in: list, settings=None) -> RowInputs:
-    """The :class:`RowInputs` of :func:`comparison_rows`'s arguments; what every row shares is read here, once
-    (a run that waits for a GPU stops here, as before any row)."""
-    settings = _settings(settings)
-    icfg = CONFIGS[settings.scale].intervals
-    splits = {c: as_record(r, ResolvableSplits) for c, r in splits.items()}
-    neg = splits["imdb"].spread["negative_fraction"]
-    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
-               f"phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates of "
-               f"{icfg.n_folds} folds)")
-    imdb_note = ("" if neg.max < RESOLVED_NOISE_SHARE else
-                 f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
-                 "estimate): more reviews (the full 25,000, paper scale) would resolve it")
-    return RowInputs(settings.scale, {c: corpus_geometry(r) for c, r in geometries.items()}, tables, choices,
-                     {c: as_record(r, NoiseAwareRank) for c, r in ranks.items()}, splits,
-                     {c: as_record(r, BootstrapIntervals) for c, r in intervals.items()}, alibi_lowest_in,
-                     neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)
-
-
 def _row(x: RowInputs, claim: str, ours: str, corpus: str, decision, options: str, **paper) -> ComparisonRow:
-    """A row of a pure-geometry check (no model) at the scale in force, stating :data:`ROW_OPTIONS` first."""
-    return ComparisonRow(claim, ours, x.scale, "none (pure geometry)", corpus, decision, options=ROW_OPTIONS + options,
-                         **paper)
+    """A row of a pure-geometry check (no model) at the scale in force, stating first the options all rows share."""
+    return ComparisonRow(claim, ours, x.scale, "none (pure geometry)", corpus, decision, options="n = 64 (SST-2) / "
+                         "512 (IMDB), the model's special tokens, chord Hellinger, BERT-base shapes" + options, **paper)
 
 
 def c6_row(x: RowInputs) -> ComparisonRow:
@@ -430,7 +397,7 @@ def c8_row(x: RowInputs) -> ComparisonRow:
 def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
                     alibi_lowest_in: list, settings=None) -> list:
     """The chapter's "Paper vs this book" rows for C6, C7 (three checks) and C8, each built by its function
-    (:func:`c6_row`, ...) from :func:`row_inputs` and decided by its rule in :mod:`posgeom.verdicts`.
+    (:func:`c6_row`, ...) from one :class:`RowInputs` and decided by its rule in :mod:`posgeom.verdicts`.
 
     Parameters
     ----------
@@ -450,9 +417,23 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     -------
     list of posgeom.report.ComparisonRow
     """
-    x = row_inputs(geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in, settings)
+    # what every row shares is read here, once (a run that waits for a GPU stops here, as before any row)
+    settings = _settings(settings)
+    icfg = CONFIGS[settings.scale].intervals
+    splits = {c: as_record(r, ResolvableSplits) for c, r in splits.items()}
+    neg = splits["imdb"].spread["negative_fraction"]
+    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's "
+               f"training phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates "
+               f"of {icfg.n_folds} folds)")
+    imdb_note = ("" if neg.max < RESOLVED_NOISE_SHARE else
+                 f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
+                 "estimate): more reviews (the full 25,000, paper scale) would resolve it")
+    x = RowInputs(settings.scale, {c: corpus_geometry(r) for c, r in geometries.items()}, tables, choices,
+                  {c: as_record(r, NoiseAwareRank) for c, r in ranks.items()}, splits,
+                  {c: as_record(r, BootstrapIntervals) for c, r in intervals.items()}, alibi_lowest_in,
+                  neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)
     return decided_rows([("C6", lambda: c6_row(x)), ("C7", lambda: c7_value_row(x)), ("C7", lambda: c7_ranking_row(x)),
-                         ("C7", lambda: c7_shift_row(x)), ("C8", lambda: c8_row(x))], _settings(settings))
+                         ("C7", lambda: c7_shift_row(x)), ("C8", lambda: c8_row(x))], settings)
 
 
 #: Each corpus as the pages name it, and what its sequences are called.
