@@ -233,7 +233,8 @@ def stress_dataframe(result: Result) -> pd.DataFrame:
         for z, label in _STRESS_LABELS.items():
             v, sd = getattr(row, z), getattr(row, f"{z}_sd")
             if v is not None:
-                rec[label] = (f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}") + ("" if sd is None else f" ± {sd:.2g}")
+                text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
+                rec[label] = text if sd is None else f"{text} ± {sd:.2g}"
         out.append(rec)
     return pd.DataFrame.from_records(out).set_index("encoding")
 
@@ -263,7 +264,8 @@ def draws_table(splits: dict, subsets: dict) -> pd.DataFrame:
         draws[f"{c}: {len(sp.seeds)} cross-half splits (R)" + (skipped if sp.skipped else "")] = sp.spread
     for c, res in subsets.items():
         sub = as_record(res, SubsetDraws)
-        draws.update({f"{c}: {len(sub.seeds)} subsets (R)": sub.spread, f"{c}: {len(sub.seeds)} subsets (D)": sub.spread_D})
+        draws.update({f"{c}: {len(sub.seeds)} subsets (R)": sub.spread,
+                      f"{c}: {len(sub.seeds)} subsets (D)": sub.spread_D})
     return pd.DataFrame([{"draw": draw, **{_DRAW_LABELS[k]: f"{e.mean:.3f} ± {e.sd:.3f} (range {e.min:.3f} to "
                                                           f"{e.max:.3f})" for k, e in spread.items()}}
                          for draw, spread in draws.items()]).set_index("draw").T
@@ -331,8 +333,8 @@ def c6_row(x: RowInputs) -> ComparisonRow:
                 + (f", IMDB {mds_full['imdb']:.1e}" if x.imdb_resolved else
                    f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
                 + " (the paper's stress; no interval: rounding error of an exact construction)",
-                "SST-2 train; IMDB train subset", rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note),
-                "", paper="≈ 0")
+                "SST-2 train; IMDB train subset",
+                rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note), "", paper="≈ 0")
 
 
 def c7_value_row(x: RowInputs) -> ComparisonRow:
@@ -340,13 +342,11 @@ def c7_value_row(x: RowInputs) -> ComparisonRow:
     (:func:`posgeom.verdicts.c7_alibi_value`); the slopes that reach 0.563 on the parabola are context."""
     default = alibi_parabola(x.choices, x.geometries["sst2"].n_positions)
     heads = as_record(x.tables["sst2"], StoredStressTable).alibi_head_paper
-    # the rule reads bounds: the bootstrap interval where this scale computes one, else the value as a width-0 interval
-    exact = float(x.row("sst2", "alibi").paper)
-    value = x.intervals["sst2"].statistics["alibi|paper"] if "sst2" in x.intervals else {"low": exact, "high": exact}
     return _row(x, "C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
                 f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
                 f"m = {default.m_minus:.4f} or {default.m_plus:.4f} (solved on this sample's parabola)",
-                "SST-2 train", rules.c7_alibi_value(value, heads), "; " + x.iv_note, paper="0.563")
+                "SST-2 train", rules.c7_alibi_value(x.intervals["sst2"].statistics["alibi|paper"], heads),
+                "; " + x.iv_note, paper="0.563")
 
 
 def c7_ranking_row(x: RowInputs) -> ComparisonRow:
@@ -358,8 +358,8 @@ def c7_ranking_row(x: RowInputs) -> ComparisonRow:
                 f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
                 f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
                 f"sinusoidal {x.split_spread('sst2', 'sinusoidal')}, RoPE {x.split_spread('sst2', 'rope')}",
-                "SST-2 train", rules.c7_alibi_ranking(diffs["alibi-sinusoidal|scale_free"], diffs["alibi-rope|scale_free"],
-                                                      lowest_in=x.alibi_lowest_in),
+                "SST-2 train", rules.c7_alibi_ranking(diffs["alibi-sinusoidal|scale_free"],
+                                                      diffs["alibi-rope|scale_free"], lowest_in=x.alibi_lowest_in),
                 "; " + x.iv_note + (f"; ALiBi lowest in the variants {', '.join(x.alibi_lowest_in)} of the corpus "
                                     "chapter's sensitivity table" if x.alibi_lowest_in else
                                     "; in no variant of the corpus chapter's sensitivity table is ALiBi lowest"),
@@ -391,7 +391,7 @@ def c8_row(x: RowInputs) -> ComparisonRow:
                 f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (scale-free stress)",
                 "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
                 rules.c8_sinusoidal_rope(x.intervals["sst2"].differences["sinusoidal-rope|scale_free"], sin / rope),
-                "; " + x.iv_note + f"; the paper's stress on SST-2: sinusoidal {sin:.0f} vs RoPE {rope:.3f}" + x.imdb_note)
+                f"; {x.iv_note}; the paper's stress on SST-2: sinusoidal {sin:.0f} vs RoPE {rope:.3f}{x.imdb_note}")
 
 
 def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
@@ -485,11 +485,11 @@ def captions(settings=None) -> Captions:
                                   for s in ("quick", "paper"))) for c in CORPUS_LABELS}
     return Captions(
         scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"), imdb=corpus_caption(settings.scale, "imdb"),
-        n_rep=int(CONFIGS[settings.scale].noise.n_rep), quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"),
+        n_rep=int(CONFIGS[settings.scale].noise.n_rep), quick_splits=int(quick.draws.n_splits),
+        quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"),
         # IMDB's noise-aware rank at quick: its positions and the random half-splits of RANK_OPTIONS
-        quick_rank=(f"{corpus_options('quick', 'imdb').n_positions} positions, {RANK_OPTIONS['n_resamples']} half-splits"
-                    if "imdb" in quick.rank_corpora else "not computed"),
-        quick_splits=int(quick.draws.n_splits),
+        quick_rank=(f"{corpus_options('quick', 'imdb').n_positions} positions, "
+                    f"{RANK_OPTIONS['n_resamples']} half-splits" if "imdb" in quick.rank_corpora else "not computed"),
         # the subsets run_subset_draws redraws at quick (each corpus of subset_corpora, each seed of subset_seeds)
         quick_subsets=" and ".join(f"{len(quick.draws.subset_seeds)} {CORPUS_LABELS[c]} subsets"
                                    for c in quick.draws.subset_corpora) or "no subsets",
