@@ -26,7 +26,7 @@ CHAPTERS = ROOT / "posgeom" / "chapters"
 #: The modules of this part of the issue (the training comparison left minimal_parametrisation for a module of
 #: its own, to bring the chapter under the line ceiling).
 MODULES = ("minimal_parametrisation", "minimal_parametrisation_training", "sinusoids_as_mds", "real_corpora",
-           "corpus_geometry", "real_corpora_tables")
+           "corpus_geometry")
 
 #: A stored value read by string key: ``result.values["x"]``, ``.values.get("x")``, ``.arrays["x"]``,
 #: ``.arrays.get("x")`` (the issue's count).
@@ -204,7 +204,7 @@ def test_the_training_tables_read_every_stored_summary():
 
 def test_the_subset_draws_table_reads_both_spreads():
     """Paper scale draws no subsets: a planted ``run_subset_draws`` and ``run_resolvable_splits``."""
-    from posgeom.chapters.real_corpora_tables import SubsetDraws, draws_table
+    from posgeom.chapters.real_corpora import SubsetDraws, draws_table
 
     spread = {"shift_r2": {"mean": 0.5, "sd": 0.1, "min": 0.4, "max": 0.6}}
     splits = _planted({"seeds": [0, 1, 2], "skipped": [3], "spread": spread})

@@ -1,14 +1,11 @@
 r"""What the chapter "Real corpora" reports, from its stored runs.
 
-The runs of :mod:`posgeom.experiments.real_corpora` (each corpus's geometry, the stress table of every
-encoding, ALiBi under every unstated choice, the noise-aware rank, the resolvable draws and the bootstrap
-intervals) are stored as dictionaries; this module reads them back as typed records
-(:func:`corpus_geometry`), gives the numbers and phrases the chapter quotes as one summary per corpus and
-one for ALiBi (glued by :func:`posgeom.notebooks.glue_fields`), builds the chapter's tables, and its
-"Paper vs this book" rows for C6, C7 and C8, each decided by its rule in :mod:`posgeom.verdicts`.
-
-It reads the stored results only: none of the modules that compute them imports it, so the committed
-paper-scale results keep their code keys when the way the chapter reports them changes.
+The runs of :mod:`posgeom.experiments.real_corpora` (each corpus's geometry, the stress table of every encoding,
+ALiBi under every unstated choice, the noise-aware rank, the resolvable draws and the bootstrap intervals) are read
+back as typed records; this module gives the numbers and phrases the chapter glues (one mapping per corpus and one
+for ALiBi), its tables, and its "Paper vs this book" rows for C6, C7 and C8, each decided by its rule in
+:mod:`posgeom.verdicts`. No module that computes a result imports it, so the way a chapter reports its results
+never changes their code keys.
 """
 
 from __future__ import annotations
@@ -23,22 +20,22 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
 from ..registry.typed import as_record, stored
-from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
+from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, mds_row, smacof_row, stress_records
 from ..experiments.settings import find
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
 from ..experiments.real_corpora_geometry import corpus_options
-from .real_corpora_tables import draws_table, smacof_table, stress_dataframe
 from .records import (
-    AlibiSearch, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices, BootstrapIntervals, StoredStressTable,
+    AlibiSearch, BootstrapIntervals, DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
+    StoredStressTable,
 )
 
 __all__ = [
-    "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "CorpusReport",
-    "corpus_report", "alibi_parabola", "alibi_choice_table", "AlibiReport", "alibi_report", "scale_free_table", "rank_table",
-    "draws_table", "smacof_table", "RowInputs", "row_inputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
-    "c8_row", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
-    "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText", "stress_dataframe",
+    "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "corpus_report",
+    "alibi_parabola", "alibi_choice_table", "alibi_report", "scale_free_table", "rank_table", "stress_dataframe",
+    "SubsetDraws", "draws_table", "smacof_table", "RowInputs", "c6_row", "c7_value_row",
+    "c7_ranking_row", "c7_shift_row", "c8_row", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
+    "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText",
 ]
 
 #: The encodings of the stress table the chapter quotes, and the short name of each in its glue keys.
@@ -53,17 +50,10 @@ FIXED_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidi
 RESOLVED_NOISE_SHARE = 0.1
 
 
-class PlainText:
+class PlainText(str):
     """Text whose display is the text itself, without quotes (for MyST-NB ``glue`` of computed phrases)."""
 
-    def __init__(self, text: str):
-        self.text = str(text)
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __str__(self) -> str:
-        return self.text
+    __repr__ = str.__str__
 
 
 @dataclass(frozen=True)
@@ -119,79 +109,8 @@ def describe_corpus(g: CorpusGeometry) -> str:
 def stress_of(table: Result, name: str, column: str) -> float:
     """The stress ``column`` of encoding ``name`` in a stress table; NaN for a row the table does not have
     (the from-scratch table of IMDB at ``quick``)."""
-    rows = stress_records(table)
-    if name not in {r.encoding for r in rows}:
-        return float("nan")
-    value = getattr(find(rows, encoding=name), column)
+    value = next((getattr(r, column) for r in stress_records(table) if r.encoding == name), None)
     return float("nan") if value is None else float(value)
-
-
-@dataclass(frozen=True)
-class CorpusReport:
-    """The numbers and phrases the chapter quotes of one corpus.
-
-    Stresses: per encoding (short names of :data:`ENCODING_KEYS`) ``*_paper`` and ``*_scale_free`` against
-    D, ``*_res`` (scale-free) against the resolvable R. The geometry's summaries; the offset profile of R
-    (``res_prof*``, at offsets 1, ``res_mid_offset`` and ``res_far_offset``); the rankings of the fixed
-    encodings; the noise-aware rank (``nar_*``, "not computed at this scale" where it is not); the spread of
-    the cross-half splits; the noisy positions and the median length.
-    """
-
-    sin_paper: float
-    sin_scale_free: float
-    sin_res: float
-    rope_paper: float
-    rope_scale_free: float
-    rope_res: float
-    alibi_paper: float
-    alibi_scale_free: float
-    alibi_res: float
-    alibi_kernel_paper: float
-    alibi_kernel_scale_free: float
-    alibi_kernel_res: float
-    equi_paper: float
-    equi_scale_free: float
-    equi_res: float
-    pre_paper: float
-    pre_scale_free: float
-    pre_res: float
-    mds_full_paper: float
-    mds_full_scale_free: float
-    mds_full_res: float
-    smacof1_paper: float
-    smacof1_scale_free: float
-    smacof1_res: float
-    shift_r2: float
-    share_raw: float
-    share_debiased: float
-    rank_above_noise: int
-    share_above_noise: float
-    rank_mass_90: int
-    resolvable_shift_r2: float
-    resolvable_share: float
-    res_neg: float
-    res_prof1: float
-    res_prof_mid: float
-    res_mid_offset: int
-    res_prof_far: float
-    res_far_offset: int
-    ranking_D: str
-    ranking_res: str
-    nar_text: str
-    nar_lo: int | None
-    nar_hi: int | None
-    nar_share: float | None
-    nar_positions: int | None
-    n_split_draws: int
-    split_sd_shift: float
-    split_sd_alibi: float
-    neg_mean: float            # mean share of the pairs that are noise (R² < 0) over the cross-half splits
-    resolved: str              # "is" or "is not" (resolved at this scale; RESOLVED_NOISE_SHARE)
-    self_noise_max: float      # largest self-noise δ_i of a position (chord Hellinger)
-    noisy_positions: int       # positions whose self-noise exceeds 0.25
-    self_noise_1: float        # self-noise of position 1
-    median_length: int         # first position reached by fewer than half the sequences
-    rank384_paper: float       # "paper" stress of the rank-384 MDS (all-MiniLM-L6-v2's width)
 
 
 def _ranking(table: Result, column: str) -> str:
@@ -199,40 +118,41 @@ def _ranking(table: Result, column: str) -> str:
     return " < ".join(f"{name} ({stress_of(table, name, column):.3f})" for name in ranked)
 
 
-def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result | None = None) -> CorpusReport:
-    """The :class:`CorpusReport` of one corpus: its ``run_corpus_geometry``, ``run_stress_table`` and
-    ``run_resolvable_splits`` results, and its ``run_noise_aware_rank`` where the scale computes it."""
-    g = corpus_geometry(geometry)
-    stresses = {}
-    for name, key in ENCODING_KEYS.items():
-        stresses.update({f"{key}_paper": stress_of(table, name, "paper"),
-                         f"{key}_scale_free": stress_of(table, name, "scale_free"),
-                         f"{key}_res": stress_of(table, name, "scale_free_resolvable")})
+def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result | None = None) -> dict:
+    """The numbers and phrases the chapter quotes of one corpus (its ``run_corpus_geometry``,
+    ``run_stress_table``, ``run_resolvable_splits`` and, where the scale computes it, ``run_noise_aware_rank``),
+    by glue name: per encoding (short names of :data:`ENCODING_KEYS`) the stresses ``*_paper`` and ``*_scale_free``
+    against D and ``*_res`` (scale-free) against the resolvable R; the geometry's summaries; the offset profile of
+    R (``res_prof*``); the rankings of the fixed encodings; the noise-aware rank (``nar_*``, None where not
+    computed); the spread over the cross-half splits; self-noise, median length and the rank-384 MDS's stress."""
+    g, sp = corpus_geometry(geometry), as_record(splits, ResolvableSplits)
+    nar = as_record(rank, NoiseAwareRank) if rank is not None else None
     # offset profile of R over the inner positions (without [CLS] at 0 and the last position)
     _, prof, _ = geo.toeplitz_projection(g.R[1:-1, 1:-1])
-    nar = as_record(rank, NoiseAwareRank) if rank is not None else None
-    sp = as_record(splits, ResolvableSplits)
-    spread = sp.spread
-    pos, reach = g.positions, g.reach
-    rank384 = geo.classical_mds(g.D, k=min(384, g.D.shape[0]))
-    return CorpusReport(
-        **stresses, shift_r2=g.shift_r2, share_raw=g.share_raw, share_debiased=g.share_debiased,
-        rank_above_noise=g.rank_above_noise, share_above_noise=g.share_above_noise, rank_mass_90=g.rank_mass_90,
-        resolvable_shift_r2=g.resolvable_shift_r2, resolvable_share=g.resolvable_share,
-        res_neg=g.resolvable_negative_fraction, res_prof1=float(prof[1]), res_prof_mid=float(prof[len(prof) // 4]),
-        res_mid_offset=len(prof) // 4, res_prof_far=float(prof[len(prof) // 2]), res_far_offset=len(prof) // 2,
-        ranking_D=_ranking(table, "scale_free"), ranking_res=_ranking(table, "scale_free_resolvable"),
-        nar_text=rank_words(nar.text, RANK_OPTIONS["n_resamples"]) if nar else "not computed at this scale",
-        nar_lo=nar.interval[0] if nar else None, nar_hi=nar.interval[1] if nar else None,
-        nar_share=nar.first_share if nar else None, nar_positions=nar.n_positions if nar else None,
-        n_split_draws=len(sp.seeds), split_sd_shift=spread["shift_r2"].sd,
-        split_sd_alibi=spread["alibi"].sd, neg_mean=spread["negative_fraction"].mean,
-        resolved="is" if spread["negative_fraction"].max < RESOLVED_NOISE_SHARE else "is not",
-        self_noise_max=g.self_noise_max, noisy_positions=int(np.sum(g.self_noise > 0.25)),
-        self_noise_1=float(g.self_noise[np.searchsorted(pos, 1)]),
-        median_length=int(pos[np.argmax(reach < reach[0] / 2)]),
-        rank384_paper=float(geo.stress(g.D, rank384.embedding, "paper")),
-    )
+    mid, far = len(prof) // 4, len(prof) // 2
+    columns = {"paper": "paper", "scale_free": "scale_free", "res": "scale_free_resolvable"}
+    summaries = ("shift_r2", "share_raw", "share_debiased", "rank_above_noise", "share_above_noise", "rank_mass_90",
+                 "resolvable_shift_r2", "resolvable_share")
+    return {
+        **{f"{key}_{short}": stress_of(table, name, column) for name, key in ENCODING_KEYS.items()
+           for short, column in columns.items()},
+        **{name: getattr(g, name) for name in summaries},
+        "res_neg": g.resolvable_negative_fraction, "res_prof1": float(prof[1]), "res_prof_mid": float(prof[mid]),
+        "res_mid_offset": mid, "res_prof_far": float(prof[far]), "res_far_offset": far,
+        "ranking_D": _ranking(table, "scale_free"), "ranking_res": _ranking(table, "scale_free_resolvable"),
+        "nar_text": rank_words(nar.text, RANK_OPTIONS["n_resamples"]) if nar else "not computed at this scale",
+        "nar_lo": nar.interval[0] if nar else None, "nar_hi": nar.interval[1] if nar else None,
+        "nar_share": nar.first_share if nar else None, "nar_positions": nar.n_positions if nar else None,
+        "n_split_draws": len(sp.seeds), "split_sd_shift": sp.spread["shift_r2"].sd,
+        "split_sd_alibi": sp.spread["alibi"].sd, "neg_mean": sp.spread["negative_fraction"].mean,
+        # resolved at this scale when every split has fewer noisy pairs (R² < 0) than RESOLVED_NOISE_SHARE
+        "resolved": "is" if sp.spread["negative_fraction"].max < RESOLVED_NOISE_SHARE else "is not",
+        "self_noise_max": g.self_noise_max, "noisy_positions": int(np.sum(g.self_noise > 0.25)),
+        "self_noise_1": float(g.self_noise[np.searchsorted(g.positions, 1)]),
+        # the first position reached by fewer than half the sequences
+        "median_length": int(g.positions[np.argmax(g.reach < g.reach[0] / 2)]),
+        "rank384_paper": float(geo.stress(g.D, geo.classical_mds(g.D, k=min(384, g.D.shape[0])).embedding, "paper")),
+    }
 
 
 def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
@@ -246,70 +166,37 @@ def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
 def alibi_choice_table(choices: Result) -> pd.DataFrame:
     """Every combination of ALiBi's unstated choices, closest to the paper's value first (``gap``)."""
     c = as_record(choices, StoredAlibiChoices)
-    rows = _choice_frame(c)
+    rows = pd.DataFrame([asdict(r) for r in c.rows])
     return rows.assign(gap=(rows.paper - c.target).abs()).sort_values("gap")
 
 
-def _choice_frame(c: StoredAlibiChoices) -> pd.DataFrame:
-    return pd.DataFrame([asdict(r) for r in c.rows])
-
-
-@dataclass(frozen=True)
-class AlibiReport:
-    """ALiBi against the paper's 0.563 on SST-2: the parabola of the "paper" stress in the slope m (its
-    minimum, the best slope and the two slopes that give the target), the mean-slope stress for 8, 12 and
-    16 heads, how many combinations of the choices come within 0.01, the slopes of the BERT-shape heads,
-    and the search over every construction (``search_*``)."""
-
-    target: float
-    min: float
-    m_star: float
-    m_minus: float
-    m_plus: float
-    mean_H8: float
-    mean_H12: float
-    mean_H16: float
-    n_combos: int
-    n_within: int
-    closest_gap: float
-    best_head: int
-    best_slope: float
-    mean_slope: float
-    search_n: int
-    search_distinct: int
-    search_within: int
-    search_within5: int
-    search_best_share: float
-    search_closest_best: int
-    search_n_closest: int
-
-
-def alibi_report(choices: Result, table: Result, search: Result, n_positions: int) -> AlibiReport:
-    """The :class:`AlibiReport` of SST-2 (``run_alibi_choices``, its ``run_stress_table``, ``run_alibi_search``)."""
-    default = alibi_parabola(choices, n_positions)
-    close = alibi_choice_table(choices)
-    c, heads = as_record(choices, StoredAlibiChoices), as_record(table, StoredStressTable)
-    rows = _choice_frame(c)
-    means = rows[(rows.slope_choice == "mean") & (rows.n == default.n) & (rows.special == "model") & (rows.kind == "chord")]
-    slopes, best = heads.alibi_slopes, heads.best_head
-    sv = as_record(search, AlibiSearch)
-    return AlibiReport(
-        target=c.target, min=float(default.minimum), m_star=float(default.m_star),
-        m_minus=float(default.m_minus), m_plus=float(default.m_plus),
+def alibi_report(choices: Result, table: Result, search: Result, n_positions: int) -> dict:
+    """ALiBi against the paper's 0.563 on SST-2, by glue name (``glue_fields("alibi", ...)``), from
+    ``run_alibi_choices``, its ``run_stress_table`` and ``run_alibi_search``: the parabola of the "paper" stress
+    in the slope m (its ``min``, the best slope ``m_star`` and the two that give the ``target``), the mean-slope
+    stress for 8, 12 and 16 heads, how many combinations of the choices come within 0.01, the slopes of the
+    BERT-shape heads, and the search over every construction (``search_*``)."""
+    default, close = alibi_parabola(choices, n_positions), alibi_choice_table(choices)
+    heads, sv = as_record(table, StoredStressTable), as_record(search, AlibiSearch)
+    means = close[(close.slope_choice == "mean") & (close.n == default.n) & (close.special == "model")
+                  & (close.kind == "chord")]
+    return {
+        "target": as_record(choices, StoredAlibiChoices).target, "min": float(default.minimum),
+        **{name: float(default[name]) for name in ("m_star", "m_minus", "m_plus")},
         **{f"mean_H{H}": float(means[means.heads == H].paper.iloc[0]) for H in (8, 12, 16)},
-        n_combos=len(rows), n_within=int((close.gap <= 0.01).sum()), closest_gap=float(close.gap.iloc[0]),
-        best_head=best, best_slope=float(slopes[best]), mean_slope=float(slopes.mean()),
-        search_n=sv.n_constructions, search_distinct=sv.n_distinct, search_within=sv.n_within["0.01"],
-        search_within5=sv.n_within["0.05"], search_best_share=sv.alibi_best_share,
-        search_closest_best=sum(c.alibi_best for c in sv.closest), search_n_closest=len(sv.closest),
-    )
+        "n_combos": len(close), "n_within": int((close.gap <= 0.01).sum()), "closest_gap": float(close.gap.iloc[0]),
+        "best_head": heads.best_head, "best_slope": float(heads.alibi_slopes[heads.best_head]),
+        "mean_slope": float(heads.alibi_slopes.mean()), "search_n": sv.n_constructions,
+        "search_distinct": sv.n_distinct, "search_within": sv.n_within["0.01"], "search_within5": sv.n_within["0.05"],
+        "search_best_share": sv.alibi_best_share, "search_closest_best": sum(c.alibi_best for c in sv.closest),
+        "search_n_closest": len(sv.closest),
+    }
 
 
 def scale_free_table(tables: dict) -> pd.DataFrame:
     """The "scale_free" stress of the fixed and learned encodings against D and against the resolvable R,
     per corpus (``{"SST-2": stress table, "IMDB": stress table}``)."""
-    names = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "learned (pretrained)",
-             "learned (from scratch)", "SMACOF (rank 1)")
+    names = FIXED_ENCODINGS + ("learned (pretrained)", "learned (from scratch)", "SMACOF (rank 1)")
     rows = [{"corpus": corpus, "target": target, **{name: stress_of(tab, name, column) for name in names}}
             for corpus, tab in tables.items()
             for target, column in (("D", "scale_free"), ("resolvable R", "scale_free_resolvable"))]
@@ -333,24 +220,85 @@ def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
     return pd.DataFrame(summary).set_index("corpus").T
 
 
+_STRESS_LABELS = {"paper": "the paper's stress", "scale_free": "scale-free stress",
+                  "scale_free_resolvable": "scale-free stress against resolvable R"}
+
+
+def stress_dataframe(result: Result) -> pd.DataFrame:
+    """A stored ``run_stress_table`` as a table: index ``encoding``; columns ``options`` and each stress, its
+    normalisation in words (docs/STYLE.md); a random table shows ``mean ± sd`` over its seeds."""
+    out = []
+    for row in stress_records(result):
+        rec = {"encoding": row.encoding, "options": row.options}
+        for z, label in _STRESS_LABELS.items():
+            v, sd = getattr(row, z), getattr(row, f"{z}_sd")
+            if v is not None:
+                text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
+                rec[label] = text if sd is None else f"{text} ± {sd:.2g}"
+        out.append(rec)
+    return pd.DataFrame.from_records(out).set_index("encoding")
+
+
+@dataclass(frozen=True)
+class SubsetDraws:
+    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
+    resolvable geometry R (``spread``) and for D (``spread_D``)."""
+
+    seeds: tuple[int, ...]
+    spread: dict[str, DrawSpread]
+    spread_D: dict[str, DrawSpread]
+
+
+_DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "negative_fraction": "pairs with R² < 0",
+                "sinusoidal": "sinusoidal, scale-free stress", "rope": "RoPE, scale-free stress",
+                "alibi": "ALiBi, scale-free stress"}
+
+
+def draws_table(splits: dict, subsets: dict) -> pd.DataFrame:
+    """The spread of the geometry's statistics over the cross-half splits (R) and, where drawn, subsets (R, D),
+    by corpus key; one column per set of draws: mean ± sample sd and the range (a range, not an interval)."""
+    draws = {}
+    for c, res in splits.items():
+        sp = as_record(res, ResolvableSplits)
+        skipped = f", seeds {list(sp.skipped)} skipped (a kept position without a token shared by the halves)"
+        draws[f"{c}: {len(sp.seeds)} cross-half splits (R)" + (skipped if sp.skipped else "")] = sp.spread
+    for c, res in subsets.items():
+        sub = as_record(res, SubsetDraws)
+        draws.update({f"{c}: {len(sub.seeds)} subsets (R)": sub.spread,
+                      f"{c}: {len(sub.seeds)} subsets (D)": sub.spread_D})
+    return pd.DataFrame([{"draw": draw, **{_DRAW_LABELS[k]: f"{e.mean:.3f} ± {e.sd:.3f} (range {e.min:.3f} to "
+                                                          f"{e.max:.3f})" for k, e in spread.items()}}
+                         for draw, spread in draws.items()]).set_index("draw").T
+
+
+def smacof_table(tables: dict) -> pd.DataFrame:
+    """Classical MDS against SMACOF at each low rank k of the stress tables ("paper" stress), by corpus."""
+    lo = []
+    for corpus, tab in tables.items():
+        rows = stress_records(tab)
+        for k in as_record(tab, StoredStressTable).smacof_k:
+            smacof = find(rows, encoding=smacof_row(k))
+            lo.append({"corpus": corpus, "rank k": int(k), "MDS, the paper's stress": find(rows, encoding=mds_row(k)).paper,
+                       "SMACOF, the paper's stress": smacof.paper, "SMACOF iterations": smacof.options})
+    return pd.DataFrame(lo).set_index(["corpus", "rank k"])
+
+
 @dataclass(frozen=True)
 class RowInputs:
-    """What the chapter's "Paper vs this book" rows read (:func:`row_inputs`): the stored runs by corpus key, the
-    notes every row shares, and the stress, interval and split readings the rows quote."""
+    """What the chapter's "Paper vs this book" rows read (:func:`comparison_rows` reads it once): the stored runs
+    by corpus key (typed where a row reads their fields), and the notes the rows share."""
 
     scale: str
-    geometries: dict
-    tables: dict
-    choices: Result
-    ranks: dict
-    splits: dict
-    intervals: dict
+    geometries: dict         # CorpusGeometry by corpus
+    tables: dict             # run_stress_table results by corpus
+    choices: Result          # run_alibi_choices of SST-2
+    ranks: dict              # NoiseAwareRank of the corpora the scale computes it for
+    splits: dict             # ResolvableSplits by corpus
+    intervals: dict          # BootstrapIntervals of the corpora the scale computes them for
     alibi_lowest_in: list
     imdb_resolved: bool      # IMDB's resolvable geometry has fewer than RESOLVED_NOISE_SHARE noisy pairs
-    opts: str                # the options every row states
     iv_note: str             # how the bracketed intervals were computed
     imdb_note: str           # why IMDB is left out where it is not resolved ("" where it is)
-    diffs: dict              # SST-2's bootstrap intervals of the stress differences, by "a-b|normalisation"
 
     def row(self, corpus: str, name: str):
         """The stress-table row of encoding ``name`` on ``corpus``."""
@@ -359,106 +307,76 @@ class RowInputs:
     def iv(self, corpus: str, name: str, norm: str, fmt: str = "{:.3f}") -> str:
         """A headline stress with its bootstrap interval, or the value and why it has none."""
         if corpus in self.intervals:
-            return as_record(self.intervals[corpus], BootstrapIntervals).statistics[f"{name}|{norm}"].text(fmt)
+            return self.intervals[corpus].statistics[f"{name}|{norm}"].text(fmt)
         return fmt.format(getattr(self.row(corpus, name), norm)) + " (no interval at this scale)"
 
     def iv_diff(self, corpus: str, a: str, b: str, fmt: str = "{:.4f}") -> str:
         """The bootstrap interval of the scale-free stress of ``a`` minus ``b`` on ``corpus``."""
-        return as_record(self.intervals[corpus], BootstrapIntervals).differences[f"{a}-{b}|scale_free"].text(fmt)
+        return self.intervals[corpus].differences[f"{a}-{b}|scale_free"].text(fmt)
 
     def split_spread(self, corpus: str, key: str) -> str:
         """``key`` of the resolvable geometry over the cross-half splits: mean ± sd over the splits."""
-        sp = as_record(self.splits[corpus], ResolvableSplits)
-        e = sp.spread[key]
-        return f"{e.mean:.3f} ± {e.sd:.3f} over {len(sp.seeds)} splits"
+        e = self.splits[corpus].spread[key]
+        return f"{e.mean:.3f} ± {e.sd:.3f} over {len(self.splits[corpus].seeds)} splits"
 
 
-def row_inputs(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
-               alibi_lowest_in: list, settings=None) -> RowInputs:
-    """The :class:`RowInputs` of :func:`comparison_rows`'s arguments; what every row shares is read here, once
-    (a run that waits for a GPU stops here, as before any row)."""
-    settings = _settings(settings)
-    icfg = CONFIGS[settings.scale].intervals
-    neg = as_record(splits["imdb"], ResolvableSplits).spread["negative_fraction"]
-    imdb_resolved = neg.max < RESOLVED_NOISE_SHARE
-    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's training "
-               f"phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates of "
-               f"{icfg.n_folds} folds)")
-    imdb_note = ("" if imdb_resolved else
-                 f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
-                 "estimate): more reviews (the full 25,000, paper scale) would resolve it")
-    return RowInputs(settings.scale, geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in,
-                     imdb_resolved, "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger, BERT-base "
-                     "shapes", iv_note, imdb_note, as_record(intervals["sst2"], BootstrapIntervals).differences)
+def _row(x: RowInputs, claim: str, ours: str, corpus: str, decision, options: str, **paper) -> ComparisonRow:
+    """A row of a pure-geometry check (no model) at the scale in force, stating first the options all rows share."""
+    return ComparisonRow(claim, ours, x.scale, "none (pure geometry)", corpus, decision, options="n = 64 (SST-2) / "
+                         "512 (IMDB), the model's special tokens, chord Hellinger, BERT-base shapes" + options, **paper)
 
 
 def c6_row(x: RowInputs) -> ComparisonRow:
     """C6: full-rank MDS's "paper" stress on each corpus, decided by :func:`posgeom.verdicts.c6_near_zero`."""
     mds_full = {c: x.row(c, "MDS (full rank)").paper for c in ("sst2", "imdb")}
-    return ComparisonRow("C6", f"SST-2 {mds_full['sst2']:.1e}"
-                         + (f", IMDB {mds_full['imdb']:.1e}" if x.imdb_resolved else
-                            f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
-                         + " (the paper's stress; no interval: rounding error of an exact construction)",
-                         x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
-                         rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note),
-                         options=x.opts, paper="≈ 0")
+    return _row(x, "C6", f"SST-2 {mds_full['sst2']:.1e}"
+                + (f", IMDB {mds_full['imdb']:.1e}" if x.imdb_resolved else
+                   f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
+                + " (the paper's stress; no interval: rounding error of an exact construction)",
+                "SST-2 train; IMDB train subset",
+                rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note), "", paper="≈ 0")
 
 
 def c7_value_row(x: RowInputs) -> ComparisonRow:
     """C7's number: ALiBi's "paper" stress on SST-2 at its standard slopes, against 0.563
     (:func:`posgeom.verdicts.c7_alibi_value`); the slopes that reach 0.563 on the parabola are context."""
-    default = alibi_parabola(x.choices, corpus_geometry(x.geometries["sst2"]).n_positions)
+    default = alibi_parabola(x.choices, x.geometries["sst2"].n_positions)
     heads = as_record(x.tables["sst2"], StoredStressTable).alibi_head_paper
-    return ComparisonRow("C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
-                         f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
-                         f"m = {default.m_minus:.4f} or {default.m_plus:.4f} (solved on this sample's parabola)",
-                         x.scale, "none (pure geometry)", "SST-2 train",
-                         rules.c7_alibi_value(_interval(x, "sst2", "alibi|paper"), heads),
-                         options=x.opts + "; " + x.iv_note, paper="0.563")
-
-
-def _interval(x: RowInputs, corpus: str, statistic: str):
-    """The bootstrap interval of ``statistic`` (``"<encoding>|<normalisation>"``) on ``corpus`` where this scale
-    computes one; else the exact value as an interval of width 0 (the rule reads bounds either way)."""
-    if corpus in x.intervals:
-        return as_record(x.intervals[corpus], BootstrapIntervals).statistics[statistic]
-    name, norm = statistic.split("|")
-    value = float(getattr(x.row(corpus, name), norm))
-    return {"low": value, "high": value}
+    return _row(x, "C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
+                f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
+                f"m = {default.m_minus:.4f} or {default.m_plus:.4f} (solved on this sample's parabola)",
+                "SST-2 train", rules.c7_alibi_value(x.intervals["sst2"].statistics["alibi|paper"], heads),
+                "; " + x.iv_note, paper="0.563")
 
 
 def c7_ranking_row(x: RowInputs) -> ComparisonRow:
     """C7's ranking: ALiBi's scale-free stress against sinusoidal's and RoPE's on SST-2
     (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
-    return ComparisonRow("C7", f"scale-free stress: ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
-                         f"{x.iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {x.iv('sst2', 'rope', 'scale_free')} (D); "
-                         f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
-                         f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
-                         f"sinusoidal {x.split_spread('sst2', 'sinusoidal')}, RoPE {x.split_spread('sst2', 'rope')}",
-                         x.scale, "none (pure geometry)", "SST-2 train",
-                         rules.c7_alibi_ranking(x.diffs["alibi-sinusoidal|scale_free"], x.diffs["alibi-rope|scale_free"],
-                                                lowest_in=x.alibi_lowest_in),
-                         options=x.opts + "; " + x.iv_note
-                         + (f"; ALiBi lowest in the variants {', '.join(x.alibi_lowest_in)} of the corpus chapter's "
-                            "sensitivity table" if x.alibi_lowest_in else "; in no variant of the corpus chapter's "
-                            "sensitivity table is ALiBi lowest"),
-                         paper="ALiBi far below sinusoidal and RoPE")
+    diffs = x.intervals["sst2"].differences
+    return _row(x, "C7", f"scale-free stress: ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
+                f"{x.iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {x.iv('sst2', 'rope', 'scale_free')} (D); "
+                f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
+                f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
+                f"sinusoidal {x.split_spread('sst2', 'sinusoidal')}, RoPE {x.split_spread('sst2', 'rope')}",
+                "SST-2 train", rules.c7_alibi_ranking(diffs["alibi-sinusoidal|scale_free"],
+                                                      diffs["alibi-rope|scale_free"], lowest_in=x.alibi_lowest_in),
+                "; " + x.iv_note + (f"; ALiBi lowest in the variants {', '.join(x.alibi_lowest_in)} of the corpus "
+                                    "chapter's sensitivity table" if x.alibi_lowest_in else
+                                    "; in no variant of the corpus chapter's sensitivity table is ALiBi lowest"),
+                paper="ALiBi far below sinusoidal and RoPE")
 
 
 def c7_shift_row(x: RowInputs) -> ComparisonRow:
     """C7's premise: SST-2's geometry is shift-equivariant, of rank 1 (:func:`posgeom.verdicts.c7_shift_equivariance`)."""
-    g_sst2, n_sst2 = corpus_geometry(x.geometries["sst2"]), as_record(x.ranks["sst2"], NoiseAwareRank)
-    return ComparisonRow("C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
-                         f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} "
-                         f"(resolvable), {n_sst2.first_share:.0%} (cross-fitted); noise-aware rank "
-                         f"{rank_words(n_sst2.text, RANK_OPTIONS['n_resamples'])}",
-                         x.scale, "none (pure geometry)", "SST-2 train",
-                         rules.c7_shift_equivariance(n_sst2.interval,
-                                                     as_record(x.splits["sst2"], ResolvableSplits).spread["shift_r2"].mean),
-                         options=x.opts + f", cross-half resolvable geometry, noise-aware rank over "
-                                          f"{RANK_OPTIONS['n_resamples']} half-splits",
-                         paper="approximately shift-equivariant, rank 1",
-                         premise="SST-2's statistics are approximately shift-equivariant, of rank 1")
+    g_sst2, n_sst2 = x.geometries["sst2"], x.ranks["sst2"]
+    return _row(x, "C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
+                f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} "
+                f"(resolvable), {n_sst2.first_share:.0%} (cross-fitted); noise-aware rank "
+                f"{rank_words(n_sst2.text, RANK_OPTIONS['n_resamples'])}", "SST-2 train",
+                rules.c7_shift_equivariance(n_sst2.interval, x.splits["sst2"].spread["shift_r2"].mean),
+                f", cross-half resolvable geometry, noise-aware rank over {RANK_OPTIONS['n_resamples']} half-splits",
+                paper="approximately shift-equivariant, rank 1",
+                premise="SST-2's statistics are approximately shift-equivariant, of rank 1")
 
 
 def c8_row(x: RowInputs) -> ComparisonRow:
@@ -467,21 +385,19 @@ def c8_row(x: RowInputs) -> ComparisonRow:
                f"{x.iv('imdb', 'rope', 'scale_free', '{:.4f}')}"
                + (f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else "")
                if x.imdb_resolved else "")
-    return ComparisonRow("C8", f"SST-2 {x.iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
-                         f"{x.iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
-                         f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (scale-free stress)",
-                         x.scale, "none (pure geometry)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
-                         rules.c8_sinusoidal_rope(x.diffs["sinusoidal-rope|scale_free"],
-                                                  x.row("sst2", "sinusoidal").paper / x.row("sst2", "rope").paper),
-                         options=x.opts + "; " + x.iv_note + f"; the paper's stress on SST-2: sinusoidal "
-                                 f"{x.row('sst2', 'sinusoidal').paper:.0f} vs RoPE {x.row('sst2', 'rope').paper:.3f}"
-                                 + x.imdb_note)
+    sin, rope = x.row("sst2", "sinusoidal").paper, x.row("sst2", "rope").paper
+    return _row(x, "C8", f"SST-2 {x.iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
+                f"{x.iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
+                f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (scale-free stress)",
+                "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
+                rules.c8_sinusoidal_rope(x.intervals["sst2"].differences["sinusoidal-rope|scale_free"], sin / rope),
+                f"; {x.iv_note}; the paper's stress on SST-2: sinusoidal {sin:.0f} vs RoPE {rope:.3f}{x.imdb_note}")
 
 
 def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
                     alibi_lowest_in: list, settings=None) -> list:
     """The chapter's "Paper vs this book" rows for C6, C7 (three checks) and C8, each built by its function
-    (:func:`c6_row`, ...) from :func:`row_inputs` and decided by its rule in :mod:`posgeom.verdicts`.
+    (:func:`c6_row`, ...) from one :class:`RowInputs` and decided by its rule in :mod:`posgeom.verdicts`.
 
     Parameters
     ----------
@@ -501,22 +417,35 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     -------
     list of posgeom.report.ComparisonRow
     """
-    x = row_inputs(geometries, tables, choices, ranks, splits, intervals, alibi_lowest_in, settings)
+    # what every row shares is read here, once (a run that waits for a GPU stops here, as before any row)
+    settings = _settings(settings)
+    icfg = CONFIGS[settings.scale].intervals
+    splits = {c: as_record(r, ResolvableSplits) for c, r in splits.items()}
+    neg = splits["imdb"].spread["negative_fraction"]
+    iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's "
+               f"training phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates "
+               f"of {icfg.n_folds} folds)")
+    imdb_note = ("" if neg.max < RESOLVED_NOISE_SHARE else
+                 f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
+                 "estimate): more reviews (the full 25,000, paper scale) would resolve it")
+    x = RowInputs(settings.scale, {c: corpus_geometry(r) for c, r in geometries.items()}, tables, choices,
+                  {c: as_record(r, NoiseAwareRank) for c, r in ranks.items()}, splits,
+                  {c: as_record(r, BootstrapIntervals) for c, r in intervals.items()}, alibi_lowest_in,
+                  neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)
     return decided_rows([("C6", lambda: c6_row(x)), ("C7", lambda: c7_value_row(x)), ("C7", lambda: c7_ranking_row(x)),
-                         ("C7", lambda: c7_shift_row(x)), ("C8", lambda: c8_row(x))], _settings(settings))
+                         ("C7", lambda: c7_shift_row(x)), ("C8", lambda: c8_row(x))], settings)
 
 
-#: Each corpus as the pages name it.
+#: Each corpus as the pages name it, and what its sequences are called.
 CORPUS_LABELS = {"sst2": "SST-2", "imdb": "IMDB"}
+_UNITS = {"sst2": "sequences", "imdb": "reviews"}
 
 
 def corpus_caption(scale: str, corpus: str) -> str:
     """A real corpus as the chapters count it at ``scale``, in words for a caption:
     ``"SST-2 train (all sequences, n = 64, the model's special tokens)"`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-
     opts = corpus_options(scale, corpus)
-    unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
-    size = describe_sequences(opts.max_sequences, unit, random=True)
+    size = describe_sequences(opts.max_sequences, _UNITS[corpus], random=True)
     return f"{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, {special_words(opts.special)})"
 
 
@@ -538,49 +467,30 @@ class Captions:
     imdb_size: str
 
 
-def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.real_corpora.CONFIGS`)."""
-
-    settings = _settings(settings)
-    return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
-                    imdb=corpus_caption(settings.scale, "imdb"), n_rep=int(CONFIGS[settings.scale].noise.n_rep),
-                    quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"), quick_rank=_rank("quick", "imdb"),
-                    quick_splits=int(CONFIGS["quick"].draws.n_splits), quick_subsets=_subsets("quick"),
-                    sst2_size=_sizes("sst2"), imdb_size=_sizes("imdb"))
-
-
-def _rank(scale: str, corpus: str) -> str:
-    """The noise-aware rank of ``corpus`` at ``scale`` in words: its positions and the random half-splits of
-    :data:`posgeom.experiments.real_corpora.RANK_OPTIONS`."""
-
-    if corpus not in CONFIGS[scale].rank_corpora:
-        return "not computed"
-    return f"{corpus_options(scale, corpus).n_positions} positions, {RANK_OPTIONS['n_resamples']} half-splits"
-
-
-def _subsets(scale: str) -> str:
-    """The subsets redrawn at ``scale`` (:func:`posgeom.experiments.real_corpora.run_subset_draws`, for each
-    corpus of ``draws.subset_corpora`` and seed of ``draws.subset_seeds``), in words."""
-
-    draws = CONFIGS[scale].draws
-    if not draws.subset_corpora:
-        return "no subsets"
-    return " and ".join(f"{len(draws.subset_seeds)} {CORPUS_LABELS[c]} subsets" for c in draws.subset_corpora)
-
-
-def _sizes(corpus: str) -> str:
-    """The sequences of ``corpus`` counted at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-
-    unit = {"sst2": "sequences", "imdb": "reviews"}[corpus]
-    return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
-                             for s in ("quick", "paper")))
-
-
 def _scratch(scale: str) -> str:
     """The tables trained from scratch at ``scale`` in words: the model and the MLM steps per corpus."""
-
     conf = CONFIGS[scale]
     steps = " and ".join(f"{conf.scratch(c).max_steps:,} steps on {CORPUS_LABELS[c]}" for c in conf.scratch_corpora)
     # the shape in words (docs/STYLE.md: no configuration pasted into a sentence)
     return (f"{model_words(conf.scratch(conf.scratch_corpora[0]).model)}, trained by masked language modelling "
             f"for {steps}")
+
+
+def captions(settings=None) -> Captions:
+    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.real_corpora.CONFIGS`)."""
+    settings = _settings(settings)
+    quick = CONFIGS["quick"]
+    # the sequences of each corpus counted at both scales
+    sizes = {c: describe_scales(*(describe_sequences(corpus_options(s, c).max_sequences, _UNITS[c], random=True)
+                                  for s in ("quick", "paper"))) for c in CORPUS_LABELS}
+    return Captions(
+        scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"), imdb=corpus_caption(settings.scale, "imdb"),
+        n_rep=int(CONFIGS[settings.scale].noise.n_rep), quick_splits=int(quick.draws.n_splits),
+        quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"),
+        # IMDB's noise-aware rank at quick: its positions and the random half-splits of RANK_OPTIONS
+        quick_rank=(f"{corpus_options('quick', 'imdb').n_positions} positions, "
+                    f"{RANK_OPTIONS['n_resamples']} half-splits" if "imdb" in quick.rank_corpora else "not computed"),
+        # the subsets run_subset_draws redraws at quick (each corpus of subset_corpora, each seed of subset_seeds)
+        quick_subsets=" and ".join(f"{len(quick.draws.subset_seeds)} {CORPUS_LABELS[c]} subsets"
+                                   for c in quick.draws.subset_corpora) or "no subsets",
+        sst2_size=sizes["sst2"], imdb_size=sizes["imdb"])
