@@ -1,14 +1,12 @@
 r"""What the chapter "When learned tables fail" reports, from its stored runs.
 
-The studies of :mod:`posgeom.experiments.extrapolation` (the order task at $1\times$ to $2\times$ the
-training length), :mod:`posgeom.experiments.extrapolation_mlm` (IMDB masked language modelling) and
-:mod:`posgeom.experiments.undertrained_tails` are stored as nested dictionaries keyed by method and
-length factor; this module reads them back as typed tables (:func:`extrapolation_outcome`,
-:func:`tails_outcome`), gives the numbers and the data-dependent sentences the chapter quotes as one
-summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs
-this book" rows for S4–S6, each decided by its rule in :mod:`posgeom.verdicts` (S4 and S6 a second time from
-the CPU designs sized by their power, :mod:`posgeom.experiments.learned_powered` and
-:mod:`posgeom.experiments.extrapolation_powered`).
+The studies of :mod:`posgeom.experiments.extrapolation` (the order task at $1\times$ to $2\times$ the training
+length), :mod:`posgeom.experiments.extrapolation_mlm` (IMDB masked language modelling) and
+:mod:`posgeom.experiments.undertrained_tails` are read back typed (:func:`extrapolation_outcome`,
+:func:`tails_outcome`); each section's quoted numbers and data-dependent sentences come as one mapping for
+:func:`posgeom.notebooks.glue_fields`; the "Paper vs this book" rows for S4–S6 are each decided by its rule in
+:mod:`posgeom.verdicts` (S4 and S6 a second time from the CPU designs sized by their power,
+:mod:`posgeom.experiments.learned_powered` and :mod:`posgeom.experiments.extrapolation_powered`).
 """
 
 from __future__ import annotations
@@ -31,9 +29,9 @@ from .powered import design_check, design_summary, paired_text, plan_text, store
 from .records import StoredHeuristicsDesign, StoredTails, TailCondition
 
 __all__ = [
-    "METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "TailsOutcome",
-    "tails_outcome", "tails_table", "TailsSummary", "tails_summary", "OrderSummary", "order_summary",
-    "MLMSummary", "mlm_summary", "comparison_rows", "heuristic_differences", "SOLVED", "KEEPS", "Captions",
+    "METHOD_NAMES", "SOLVED", "KEEPS", "StoredExtrapolation", "ExtrapolationOutcome", "extrapolation_outcome",
+    "score_table", "TailsOutcome", "tails_outcome", "tails_table", "tails_summary", "order_summary",
+    "stress_accuracy", "mlm_summary", "power_checks", "comparison_rows", "heuristic_differences", "Captions",
     "captions",
 ]
 
@@ -48,17 +46,40 @@ SOLVED = 0.95
 #: Accuracy at the longest length from which an encoding without a wall counts as keeping the task.
 KEEPS = 0.90
 
+#: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
+Scores = dict[str, dict[str, tuple[float | None, ...]]]
+
+
+@dataclass(frozen=True)
+class StoredExtrapolation:
+    """A stored ``run_extrapolation_order`` or ``run_extrapolation_mlm``, typed: its methods, length factors (as
+    stored: as text they key the scores), training length, seeds; its scores (the order task's accuracy, the MLM's
+    loss) at every position, beyond L and (order task) where both markers sit at or beyond L − 1; and its checks:
+    the order task's scale-free stress of each method's positions at the longest length (per seed) and the largest
+    change of the trained ALiBi models' logits (and of a model without positions, where run) under reversal; the
+    MLM's loss of predicting word frequencies."""
+
+    methods: tuple[str, ...]
+    factors: tuple
+    L: int
+    seeds: tuple
+    accuracy: Scores | None = None
+    accuracy_beyond: Scores | None = None
+    accuracy_both_beyond: Scores | None = None
+    loss: Scores | None = None
+    loss_beyond: Scores | None = None
+    stress_at_max: dict[str, tuple[float, ...]] | None = None
+    alibi_reversal_gap: float = float("nan")
+    none_reversal_gap: float | None = None
+    unigram_loss: float | None = None
+
 
 @dataclass(frozen=True)
 class ExtrapolationOutcome:
-    """A stored order-task or MLM extrapolation study, typed.
-
-    ``mean`` and ``std`` (population standard deviation over the seeds that produced a value) are
-    DataFrames indexed by method, with one column per length factor; ``beyond_*`` the same at the
-    longest factor for the positions beyond the training length (order task: the later marker at or
-    beyond L; MLM: the masked positions at or beyond L); ``both_beyond_*`` (order task only) for the
-    sequences whose two markers both sit at or beyond L − 1.
-    """
+    """An extrapolation study's scores: ``mean`` and ``std`` (population sd over the seeds that produced a value),
+    DataFrames (n_methods, n_factors); ``beyond_*`` the same at the longest factor for the positions beyond the
+    training length (order task: the later marker at or beyond L; MLM: the masked positions at or beyond L);
+    ``both_beyond_*`` (order task only) for the sequences whose two markers both sit at or beyond L − 1."""
 
     score: str               # "accuracy" or "loss"
     methods: tuple
@@ -82,36 +103,15 @@ class ExtrapolationOutcome:
         return float(self.mean.loc[method, factor])
 
 
-def _mean_std(table: dict, methods, factors) -> tuple[pd.DataFrame, pd.DataFrame]:
-    mean = pd.DataFrame(np.nan, index=list(methods), columns=list(factors))
-    std = mean.copy()
-    for m in methods:
-        for f in factors:
-            x = np.array([v for v in table[m][str(f)] if v is not None], dtype=float)
-            if x.size:
-                mean.loc[m, f], std.loc[m, f] = x.mean(), x.std()
-    return mean, std
+def _mean_std(scores: Scores, methods, factors, columns=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Mean and population sd over the seeds that produced a value (NaN where none did), (n_methods, n_factors),
+    with ``columns`` as labels of the factors (default: as stored)."""
+    def over_seeds(per_seed):
+        x = np.array([v for v in per_seed if v is not None], dtype=float)
+        return (x.mean(), x.std()) if x.size else (np.nan, np.nan)
 
-
-#: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
-Scores = dict[str, dict[str, tuple[float | None, ...]]]
-
-
-@dataclass(frozen=True)
-class StoredExtrapolation:
-    """A stored ``run_extrapolation_order`` or ``run_extrapolation_mlm``, typed: its methods, length factors (as
-    stored: as text they key the scores), training length, seeds, and its scores (the order task's accuracy, the
-    MLM's loss) at every position, beyond L, and (order task) where both markers sit at or beyond L − 1."""
-
-    methods: tuple[str, ...]
-    factors: tuple
-    L: int
-    seeds: tuple
-    accuracy: Scores | None = None
-    accuracy_beyond: Scores | None = None
-    accuracy_both_beyond: Scores | None = None
-    loss: Scores | None = None
-    loss_beyond: Scores | None = None
+    cells = np.array([[over_seeds(scores[m][str(f)]) for f in factors] for m in methods], dtype=float)
+    return tuple(pd.DataFrame(cells[..., k], index=list(methods), columns=list(columns or factors)) for k in (0, 1))
 
 
 def extrapolation_outcome(result: Result) -> ExtrapolationOutcome:
@@ -121,64 +121,59 @@ def extrapolation_outcome(result: Result) -> ExtrapolationOutcome:
     score = "accuracy" if s.accuracy is not None else "loss"
     scores, beyond = (s.accuracy, s.accuracy_beyond) if score == "accuracy" else (s.loss, s.loss_beyond)
     factors = tuple(float(f) if float(f) != int(f) else int(f) for f in s.factors)
-    mean, std = _mean_std(scores, s.methods, s.factors)
-    mean.columns = std.columns = list(factors)
-    longest = str(s.factors[-1])
 
-    def at_longest(table):
-        m, sd = _mean_std({k: {longest: table[k][longest]} for k in s.methods}, s.methods, [longest])
-        return m[longest], sd[longest]
+    def at_longest(table):  # (mean, sd) per method at the longest factor
+        return tuple(frame.iloc[:, 0] for frame in _mean_std(table, s.methods, s.factors[-1:]))
 
     both = at_longest(s.accuracy_both_beyond) if s.accuracy_both_beyond is not None else (None, None)
-    return ExtrapolationOutcome(score, s.methods, factors, s.L, s.seeds, mean, std, *at_longest(beyond), *both)
+    return ExtrapolationOutcome(score, s.methods, factors, s.L, s.seeds, *_mean_std(scores, s.methods, s.factors, factors),
+                                *at_longest(beyond), *both)
 
 
 def score_table(outcome: ExtrapolationOutcome, fmt: str = "{:.3f}") -> pd.DataFrame:
     """The chapter's table: per method (named by :data:`METHOD_NAMES`), "mean ± sd" at each length factor and
     for the positions beyond L at the longest factor."""
+    o, f_max = outcome, outcome.longest
+    columns = {f"{o.score} at {f:g}L": (o.mean[f], o.std[f]) for f in o.factors}
+    beyond = "later marker ≥ L" if o.score == "accuracy" else "positions ≥ L"
+    columns[f"{beyond}, at {f_max:g}L"] = (o.beyond_mean, o.beyond_std)
+    if o.both_beyond_mean is not None:
+        columns[f"both markers ≥ L−1, at {f_max:g}L"] = (o.both_beyond_mean, o.both_beyond_std)
+
     def cell(mean, sd):
         return "—" if not np.isfinite(mean) else f"{fmt.format(mean)} ± {fmt.format(sd)}"
 
-    f_max = outcome.longest
-    beyond = ("later marker ≥ L" if outcome.score == "accuracy" else "positions ≥ L") + f", at {f_max:g}L"
-    rows = {}
-    for m in outcome.methods:
-        row = {f"{outcome.score} at {f:g}L": cell(outcome.mean.loc[m, f], outcome.std.loc[m, f]) for f in outcome.factors}
-        row[beyond] = cell(outcome.beyond_mean[m], outcome.beyond_std[m])
-        if outcome.both_beyond_mean is not None:
-            row[f"both markers ≥ L−1, at {f_max:g}L"] = cell(outcome.both_beyond_mean[m], outcome.both_beyond_std[m])
-        rows[METHOD_NAMES[m]] = row
-    return pd.DataFrame(rows).T
+    return pd.DataFrame({METHOD_NAMES[m]: {c: cell(mean[m], sd[m]) for c, (mean, sd) in columns.items()}
+                         for m in o.methods}).T
 
 
 @dataclass(frozen=True)
-class TailsOutcome:
-    """A stored ``run_undertrained_tails``, typed: per condition (``"skewed"``, ``"uniform"``) and seed, the
-    head and tail accuracy, movement and neighbour cosine; ``reach`` (n_conditions, n) the training sequences
-    reaching each position; ``movement`` (n_conditions, n_seeds, n) how far each row moved."""
+class TailsOutcome(StoredTails):
+    """A stored ``run_undertrained_tails``, typed: its :class:`~posgeom.chapters.records.StoredTails` (``reach``
+    (n_conditions, n) the training sequences reaching each position, ``movement`` (n_conditions, n_seeds, n) how
+    far each row moved) and, per condition (``"skewed"``, ``"uniform"``), its head and tail quantities per seed."""
 
-    conditions: tuple
-    boundary: int            # the first position of the tail
-    per_seed: dict           # {condition: {quantity: list over seeds}}
-    short_fraction: float    # share of short training sequences under the skewed condition
-    n_train: int
-    reach: np.ndarray
-    movement: np.ndarray
+    by_condition: dict[str, TailCondition]
 
     @property
     def n_positions(self) -> int:
         return int(self.reach.shape[1])
 
+    @property
+    def short_fraction(self) -> float:
+        """The share of short training sequences under the skewed condition."""
+        return 1 - self.by_condition["skewed"].frac_long
+
     def mean(self, condition: str, quantity: str) -> float:
-        return float(np.mean(self.per_seed[condition][quantity]))
+        return float(np.mean(getattr(self.by_condition[condition], quantity)))
 
     def sd(self, condition: str, quantity: str) -> float:
-        return float(np.std(self.per_seed[condition][quantity]))
+        return float(np.std(getattr(self.by_condition[condition], quantity)))
 
-    def tail_difference(self):
+    def tail_difference(self) -> SeedInterval:
         """Skewed minus uniform tail accuracy, paired by training seed, with its 95% Student-t interval."""
-        return paired_difference(self.per_seed["skewed"]["accuracy_tail"], self.per_seed["uniform"]["accuracy_tail"],
-                                 bounds=(-1, 1))
+        return paired_difference(self.by_condition["skewed"].accuracy_tail,
+                                 self.by_condition["uniform"].accuracy_tail, bounds=(-1, 1))
 
 
 _TAIL_QUANTITIES = ("accuracy_head", "accuracy_tail", "movement_head", "movement_tail", "neighbour_cos_head",
@@ -187,11 +182,9 @@ _TAIL_QUANTITIES = ("accuracy_head", "accuracy_tail", "movement_head", "movement
 
 def tails_outcome(result: Result) -> TailsOutcome:
     """The typed view of a ``run_undertrained_tails`` result."""
-    t = as_record(result, StoredTails)
-    by_condition = {c: as_record(result, TailCondition, at=c) for c in t.conditions}
-    per_seed = {c: {q: list(getattr(x, q)) for q in _TAIL_QUANTITIES} for c, x in by_condition.items()}
-    skewed = by_condition["skewed"]
-    return TailsOutcome(t.conditions, t.boundary, per_seed, 1 - skewed.frac_long, skewed.n_train, t.reach, t.movement)
+    stored = as_record(result, StoredTails)
+    return TailsOutcome(**vars(stored), by_condition={c: as_record(result, TailCondition, at=c)
+                                                      for c in stored.conditions})
 
 
 def tails_table(tails: TailsOutcome) -> pd.DataFrame:
@@ -201,117 +194,58 @@ def tails_table(tails: TailsOutcome) -> pd.DataFrame:
     return pd.DataFrame(rows).pivot(index="quantity", columns="lengths", values=["mean", "sd"])
 
 
-@dataclass(frozen=True)
-class TailsSummary:
-    """The under-trained-tails numbers the chapter quotes (means and sds over seeds)."""
-
-    n: int
-    half: int
-    short_pct: float
-    n_train: int
-    reach_last: int          # skewed lengths: training sequences reaching the last position
-    reach_last_u: int        # uniform lengths
-    skewed_accuracy_head: float
-    skewed_accuracy_tail: float
-    skewed_accuracy_tail_sd: float
-    skewed_movement_head: float
-    skewed_movement_tail: float
-    uniform_accuracy_head: float
-    uniform_accuracy_tail: float
-    uniform_accuracy_tail_sd: float
-    tail_comment: str        # what the tail accuracies say, decided by the interval of their difference
-
-
-def tails_summary(tails: TailsOutcome) -> TailsSummary:
-    """The :class:`TailsSummary`; its sentence follows where the paired interval lies against the smallest deficit
-    that counts, ``posgeom.verdicts.TAIL_EFFECT`` (beyond it, excluding it, or neither), as S4's rule reads it."""
+def tails_summary(tails: TailsOutcome) -> dict:
+    """The under-trained-tails numbers the chapter quotes (means and sds over seeds; ``reach_last`` and
+    ``reach_last_u``, the training sequences reaching the last position with skewed and uniform lengths) and
+    ``tail_comment``, what the tail accuracies say: it follows where the paired interval of skewed − uniform lies
+    against the smallest deficit that counts, ``posgeom.verdicts.TAIL_EFFECT`` (beyond it, excluding it, or
+    neither), as S4's rule reads it."""
     diff = tails.tail_difference()
     drop = {c: tails.mean(c, "accuracy_head") - tails.mean(c, "accuracy_tail") for c in tails.conditions}
+    interval = ("The difference of the tail accuracies, skewed minus uniform, with its 95% Student-t interval "
+                f"over the seeds, is {diff.text()}: at this scale ")
     if diff.high < -rules.TAIL_EFFECT:
         comment = (f"Tail accuracy drops by {drop['skewed']:.3f} below the head with skewed lengths and by "
                    f"{drop['uniform']:.3f} with uniform ones: part of the drop is the task (a marker late in a long "
                    "sequence is harder at this size), the rest is the under-trained tail.")
     elif diff.low > -rules.TAIL_EFFECT:
-        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95% Student-t interval "
-                   f"over the seeds, is {diff.text()}: at this scale a tail deficit of {rules.TAIL_EFFECT:g} or more "
-                   "is excluded.")
+        comment = interval + f"a tail deficit of {rules.TAIL_EFFECT:g} or more is excluded."
     else:
-        comment = (f"The difference of the tail accuracies, skewed minus uniform, with its 95% Student-t interval "
-                   f"over the seeds, is {diff.text()}: at this scale the under-training of the tail is not resolved "
-                   "in the accuracy.")
-    return TailsSummary(
-        n=tails.n_positions, half=tails.boundary, short_pct=100 * tails.short_fraction, n_train=tails.n_train,
-        reach_last=int(tails.reach[0, -1]), reach_last_u=int(tails.reach[1, -1]),
-        skewed_accuracy_head=tails.mean("skewed", "accuracy_head"),
-        skewed_accuracy_tail=tails.mean("skewed", "accuracy_tail"),
-        skewed_accuracy_tail_sd=tails.sd("skewed", "accuracy_tail"),
-        skewed_movement_head=tails.mean("skewed", "movement_head"),
-        skewed_movement_tail=tails.mean("skewed", "movement_tail"),
-        uniform_accuracy_head=tails.mean("uniform", "accuracy_head"),
-        uniform_accuracy_tail=tails.mean("uniform", "accuracy_tail"),
-        uniform_accuracy_tail_sd=tails.sd("uniform", "accuracy_tail"), tail_comment=comment,
-    )
+        comment = interval + "the under-training of the tail is not resolved in the accuracy."
+    means = [("skewed", "accuracy_head"), ("skewed", "accuracy_tail"), ("skewed", "movement_head"),
+             ("skewed", "movement_tail"), ("uniform", "accuracy_head"), ("uniform", "accuracy_tail")]
+    return {"n": tails.n_positions, "half": tails.boundary, "short_pct": 100 * tails.short_fraction,
+            "n_train": tails.by_condition["skewed"].n_train, "reach_last": int(tails.reach[0, -1]),
+            "reach_last_u": int(tails.reach[1, -1]), **{f"{c}_{q}": tails.mean(c, q) for c, q in means},
+            **{f"{c}_accuracy_tail_sd": tails.sd(c, "accuracy_tail") for c in ("skewed", "uniform")},
+            "tail_comment": comment}
 
 
 def _heuristics(outcome: ExtrapolationOutcome) -> dict[str, float]:
     return {h: outcome.at(f"learned:{h}", outcome.longest) for h in HEURISTICS}
 
 
-@dataclass(frozen=True)
-class OrderSummary:
-    """The order-task extrapolation numbers and sentences the chapter quotes (means over seeds at the
-    longest length, ``*_max``)."""
-
-    L: int
-    train_steps: int
-    ft_steps: int
-    acc_reuse_last_max: float
-    acc_interpolate_max: float
-    acc_new_rows_max: float
-    acc_target_max: float
-    acc_rope_max: float
-    acc_mds_max: float
-    acc_sinusoidal_max: float
-    both_reuse_last: float   # reuse, on the sequences whose two markers sit at or beyond L − 1
-    best_heur: str
-    at_L_comment: str        # which methods solve the task at L
-    wallfree_comment: str    # which encodings without a wall keep it at the longest length
-    s6_comment: str          # do the heuristics fall short of the table trained at the target length?
-    alibi_gap: float         # largest change of a trained ALiBi model's logits under reversal
-    gap_sentence: str
-    stress_rho: float        # Spearman ρ between stress and accuracy at the longest length, over methods
-    stress_mds: float
-    stress_rope: float
-
-
-@dataclass(frozen=True)
-class OrderChecks:
-    """What a stored ``run_extrapolation_order`` holds besides the scores: per method the scale-free stress of its
-    positions at the longest length (per seed), and the largest change of the trained ALiBi models' logits (and of a
-    model without positions, where run) under reversal."""
-
-    stress_at_max: dict[str, tuple[float, ...]]
-    alibi_reversal_gap: float = float("nan")
-    none_reversal_gap: float | None = None
-
-
 def stress_accuracy(order: Result) -> pd.DataFrame:
     """Per method, the mean scale-free stress of its positions at the longest length and its accuracy there."""
     outcome = extrapolation_outcome(order)
-    stress = as_record(order, OrderChecks).stress_at_max
+    stress = as_record(order, StoredExtrapolation).stress_at_max
     return pd.DataFrame({METHOD_NAMES[m]: {"stress at 2L (scale_free)": float(np.mean(stress[m])),
                                            "accuracy at 2L": outcome.at(m, outcome.longest)}
                          for m in outcome.methods}).T
 
 
-def order_summary(order: Result, settings=None) -> OrderSummary:
-    """The :class:`OrderSummary` of a ``run_extrapolation_order`` result at the scale in force."""
+def order_summary(order: Result, settings=None) -> dict:
+    """The order-task extrapolation numbers and sentences the chapter quotes, at the scale in force: the accuracies
+    at the longest length (``acc_*_max``, means over seeds; ``both_reuse_last`` on the sequences whose two markers
+    sit at or beyond L − 1), which methods solve the task at L (``at_L_comment``), which encodings without a wall
+    keep it at the longest length (``wallfree_comment``), whether the heuristics fall short of the table trained at
+    the target length (``s6_comment``), the largest change of a trained ALiBi model's logits under reversal
+    (``alibi_gap``), and Spearman's ρ between stress and accuracy at the longest length over the methods."""
     from scipy.stats import spearmanr
 
-    conf = CONFIGS[_settings(settings).scale]
-    o, checks = extrapolation_outcome(order), as_record(order, OrderChecks)
-    f_max = o.longest
-    heur = _heuristics(o)
+    conf = CONFIGS[_settings(settings).scale].order
+    o, stored = extrapolation_outcome(order), as_record(order, StoredExtrapolation)
+    f_max, heur = o.longest, _heuristics(o)
     target = o.at("learned:target", f_max)
     not_below = [h for h in HEURISTICS if heur[h] >= target - rules.SHORTFALL]
     solved = [METHOD_NAMES[m] for m in o.methods if o.at(m, 1) >= SOLVED]
@@ -319,83 +253,58 @@ def order_summary(order: Result, settings=None) -> OrderSummary:
     wall_free = [m for m in ("rope", "mds", "sinusoidal", "alibi") if m in o.methods]
     keep = [METHOD_NAMES[m] for m in wall_free if o.at(m, f_max) >= KEEPS]
     lose = [METHOD_NAMES[m] for m in wall_free if o.at(m, f_max) < KEEPS]
-    s6 = ("Every heuristic stays below the table trained at the target length." if not not_below else
-          f"Not every heuristic falls short here: {', '.join(h.replace('_', ' ') for h in not_below)} matches or "
-          f"beats the table trained at the target length ({target:.3f}), which had to learn a harder task (longer "
-          "sequences) in the same number of steps.")
-    gap, none_gap = checks.alibi_reversal_gap, checks.none_reversal_gap
-    sentence = (f"The largest change of the trained ALiBi models' logits under reversal is {gap:.1e}"
-                + (f" (a model without positions: {none_gap:.1e})" if none_gap is not None else "") + ".")
+    gap, none_gap = stored.alibi_reversal_gap, stored.none_reversal_gap
     sa = stress_accuracy(order)
-    return OrderSummary(
-        L=o.L, train_steps=conf.order.train.steps, ft_steps=conf.order.finetune.steps,
-        acc_reuse_last_max=heur["reuse_last"], acc_interpolate_max=heur["interpolate"],
-        acc_new_rows_max=heur["new_rows"], acc_target_max=target, acc_rope_max=o.at("rope", f_max),
-        acc_mds_max=o.at("mds", f_max), acc_sinusoidal_max=o.at("sinusoidal", f_max),
-        both_reuse_last=float(o.both_beyond_mean["learned:reuse_last"]),
-        best_heur=max(heur, key=heur.get).replace("_", " "),
-        at_L_comment=(f"{'; '.join(solved) or 'no method'} — at least {100 * SOLVED:.0f}% accuracy"
-                      + (f"; below {100 * SOLVED:.0f}%: {'; '.join(unsolved)}" if unsolved else "") + "."),
-        wallfree_comment=(f"{' and '.join(keep) or 'none'} keep at least {100 * KEEPS:.0f}% accuracy"
-                          + (f", while {' and '.join(lose)} do not." if lose else ".")),
-        s6_comment=s6, alibi_gap=gap, gap_sentence=sentence,
-        stress_rho=float(spearmanr(sa["stress at 2L (scale_free)"], sa["accuracy at 2L"]).statistic),
-        stress_mds=float(sa.loc[METHOD_NAMES["mds"], "stress at 2L (scale_free)"]),
-        stress_rope=float(sa.loc[METHOD_NAMES["rope"], "stress at 2L (scale_free)"]),
-    )
+    stress = sa["stress at 2L (scale_free)"]
+    return {
+        "L": o.L, "train_steps": conf.train.steps, "ft_steps": conf.finetune.steps,
+        **{f"acc_{h}_max": heur[h] for h in HEURISTICS}, "acc_target_max": target,
+        **{f"acc_{m}_max": o.at(m, f_max) for m in ("rope", "mds", "sinusoidal")},
+        "both_reuse_last": float(o.both_beyond_mean["learned:reuse_last"]),
+        "best_heur": max(heur, key=heur.get).replace("_", " "),
+        "at_L_comment": (f"{'; '.join(solved) or 'no method'} — at least {100 * SOLVED:.0f}% accuracy"
+                         + (f"; below {100 * SOLVED:.0f}%: {'; '.join(unsolved)}" if unsolved else "") + "."),
+        "wallfree_comment": (f"{' and '.join(keep) or 'none'} keep at least {100 * KEEPS:.0f}% accuracy"
+                             + (f", while {' and '.join(lose)} do not." if lose else ".")),
+        "s6_comment": ("Every heuristic stays below the table trained at the target length." if not not_below else
+                       f"Not every heuristic falls short here: {', '.join(h.replace('_', ' ') for h in not_below)} "
+                       f"matches or beats the table trained at the target length ({target:.3f}), which had to learn a "
+                       "harder task (longer sequences) in the same number of steps."),
+        "alibi_gap": gap,
+        "gap_sentence": (f"The largest change of the trained ALiBi models' logits under reversal is {gap:.1e}"
+                         + (f" (a model without positions: {none_gap:.1e})" if none_gap is not None else "") + "."),
+        "stress_rho": float(spearmanr(stress, sa["accuracy at 2L"]).statistic),
+        "stress_mds": float(stress[METHOD_NAMES["mds"]]), "stress_rope": float(stress[METHOD_NAMES["rope"]]),
+    }
 
 
-@dataclass(frozen=True)
-class MLMSummary:
-    """The IMDB masked-language-model numbers the chapter quotes (losses in nats, means over seeds)."""
-
-    topk: str                # the vocabulary, formatted
-    L: int
-    lengths: str             # the evaluation lengths, formatted
-    nseeds: int
-    unigram: float           # the loss of predicting word frequencies
-    none_1: float            # no positions, at L
-    spread: float            # largest minus smallest loss over the methods at L
-    seed_sd: float           # mean over methods of the seeds' standard deviation at L
-    uses_position: bool      # spread > USES_POSITION_SDS × seed_sd: does the model use positions at all?
-    comment: str
-
-
-@dataclass(frozen=True)
-class MLMChecks:
-    """What a stored ``run_extrapolation_mlm`` holds besides the scores: the loss of predicting word frequencies."""
-
-    unigram_loss: float
-
-
-def mlm_summary(mlm: Result, settings=None) -> MLMSummary:
-    """The :class:`MLMSummary` of a ``run_extrapolation_mlm`` result at the scale in force."""
+def mlm_summary(mlm: Result, settings=None) -> dict:
+    """The IMDB masked-language-model numbers the chapter quotes (losses in nats, means over seeds) at the scale in
+    force: ``spread``, the largest minus the smallest loss over the methods at L; ``seed_sd``, the mean over the
+    methods of the seeds' standard deviation there; ``uses_position``, whether the spread exceeds
+    ``posgeom.verdicts.USES_POSITION_SDS`` × ``seed_sd`` (does the model use positions at all?)."""
     c = CONFIGS[_settings(settings).scale].mlm
     o = extrapolation_outcome(mlm)
-    at_L = o.mean[1]
-    spread = float(at_L.max() - at_L.min())
-    seed_sd = float(o.std[1].mean())
+    spread, seed_sd = float(o.mean[1].max() - o.mean[1].min()), float(o.std[1].mean())
     uses = spread > rules.USES_POSITION_SDS * seed_sd
-    comment = ("The methods do separate: see the table for which ones degrade beyond L." if uses else
-               "At this scale the masked language model has not learned to use positions at all — it predicts word "
-               "frequencies — so this task cannot rank the extrapolation methods here; a longer-trained, larger "
-               "model (the `paper` configuration) is needed for that.")
-    return MLMSummary(topk=f"{c.top_k:,}", L=c.L, lengths=", ".join(str(int(round(f * c.L))) for f in c.factors),
-                      nseeds=len(c.seeds), unigram=as_record(mlm, MLMChecks).unigram_loss, none_1=o.at("none", 1),
-                      spread=spread, seed_sd=seed_sd, uses_position=uses, comment=comment)
+    return {"topk": f"{c.top_k:,}", "L": c.L, "lengths": ", ".join(str(int(round(f * c.L))) for f in c.factors),
+            "nseeds": len(c.seeds), "unigram": as_record(mlm, StoredExtrapolation).unigram_loss,
+            "none_1": o.at("none", 1), "spread": spread, "seed_sd": seed_sd, "uses_position": uses,
+            "comment": ("The methods do separate: see the table for which ones degrade beyond L." if uses else
+                        "At this scale the masked language model has not learned to use positions at all — it "
+                        "predicts word frequencies — so this task cannot rank the extrapolation methods here; a "
+                        "longer-trained, larger model (the `paper` configuration) is needed for that.")}
 
 
 def power_checks(tails: Result, powered: Result | None = None, heuristics_powered: Result | None = None) -> list:
-    """This chapter's decisions over seeds (S4's tail accuracy, skewed − uniform lengths; with ``powered``,
-    the same in the design sized by its power; with ``heuristics_powered``, S6's best heuristic against the
-    target-length table) for its power table (:func:`posgeom.report.power_frame`), each against the smallest
-    effect its rule names.
+    """This chapter's decisions over seeds for its power table (:func:`posgeom.report.power_frame`), each against
+    the smallest effect its rule names: S4's tail accuracy, skewed − uniform lengths (with ``powered``, the same in
+    the design sized by its power); with ``heuristics_powered``, S6's best heuristic against the target-length table.
 
     Returns
     -------
     list of posgeom.report.PowerCheck
     """
-
     checks = [PowerCheck("S4", "tail accuracy, skewed − uniform lengths, paired by seed",
                          tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.manifest.get("runtime_s"))]
     if powered is not None:
@@ -415,67 +324,67 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
     ----------
     tails, order, mlm : Result
         ``run_undertrained_tails``, ``run_extrapolation_order``, ``run_extrapolation_mlm``.
+    wall_error : str or None
+        The message of the ``PositionLimitError`` a longer input raised in a learned table of ``table_rows``
+        rows (None when it passed).
+    settings : Settings, optional
+        The scale in force (its settings describe the models).
     powered : Result, optional
         ``run_tails_powered`` (:mod:`posgeom.experiments.learned_powered`): S4 decided a second time, by the same
         rule, over the seeds a pilot sized.
     heuristics_powered : Result, optional
         ``run_heuristics_powered`` (:mod:`posgeom.experiments.extrapolation_powered`): S6 decided over the seeds a
         pilot sized, on a CPU, against the margin of :func:`posgeom.verdicts.s6_heuristics_powered`.
-    wall_error : str or None
-        The message of the ``PositionLimitError`` a longer input raised in a learned table of ``table_rows``
-        rows (None when it passed).
-    settings : Settings, optional
-        The scale in force (its settings describe the models).
 
     Returns
     -------
     list of posgeom.report.ComparisonRow
     """
-
     settings = _settings(settings)
-    conf = CONFIGS[settings.scale]
+    conf, scale = CONFIGS[settings.scale], settings.scale
 
     def tiny(n_seeds, extra=""):
-        m = conf.model
-        return f"encoder d={m.d_model}, {m.n_layers} layers, trained from scratch, {n_seeds} seeds{extra}"
+        return (f"encoder d={conf.model.d_model}, {conf.model.n_layers} layers, trained from scratch, "
+                f"{n_seeds} seeds{extra}")
 
     def s4_row():
         t = tails_outcome(tails)
         diff = t.tail_difference()
-        return ComparisonRow("S4", ours=(f"tail accuracy {t.mean('skewed', 'accuracy_tail'):.3f} ± {t.sd('skewed', 'accuracy_tail'):.3f} "
-                                  f"(90% short) vs {t.mean('uniform', 'accuracy_tail'):.3f} ± "
-                                  f"{t.sd('uniform', 'accuracy_tail'):.3f} (uniform lengths); difference "
-                                  f"{diff.text()} (95%, paired by seed)"),
-                      scale=settings.scale, model=tiny(len(conf.tails.seeds)),
-                      corpus=f"synthetic order task, n = {conf.tails.n_positions}", options="learned N(0, 0.02²), AdamW",
-                      decision=rules.s4_undertrained_tail(diff))
+        skewed, uniform = (f"{t.mean(c, 'accuracy_tail'):.3f} ± {t.sd(c, 'accuracy_tail'):.3f}" for c in CONDITIONS)
+        return ComparisonRow("S4", ours=(f"tail accuracy {skewed} (90% short) vs {uniform} (uniform lengths); "
+                                         f"difference {diff.text()} (95%, paired by seed)"),
+                             scale=scale, model=tiny(len(conf.tails.seeds)),
+                             corpus=f"synthetic order task, n = {conf.tails.n_positions}",
+                             options="learned N(0, 0.02²), AdamW", decision=rules.s4_undertrained_tail(diff))
 
     def s5_row():
         return ComparisonRow("S5", ours=f"PositionLimitError for a 24-token input to a {table_rows}-row table",
-                             scale=settings.scale, model="posgeom encoder, learned table", corpus="none", options="",
+                             scale=scale, model="posgeom encoder, learned table", corpus="none", options="",
                              decision=rules.s5_no_vector_beyond(wall_error is not None))
 
     def s6_order_row():
         o = extrapolation_outcome(order)
-        f_max = o.longest
-        heur, target = _heuristics(o), o.at("learned:target", f_max)
+        f_max, heur = o.longest, _heuristics(o)
+        target = o.at("learned:target", f_max)
         return ComparisonRow("S6", ours=(f"order task at {f_max:g}L: reuse {heur['reuse_last']:.3f}, interpolate "
-                                  f"{heur['interpolate']:.3f}, new rows + fine-tune {heur['new_rows']:.3f}; trained at "
-                                  f"{f_max:g}L {target:.3f}; RoPE {o.at('rope', f_max):.3f}"),
-                      scale=settings.scale, model=tiny(len(o.seeds)), corpus=f"synthetic order task, L = {o.L}",
-                      options=f"fine-tune {conf.order.finetune.steps} steps",
-                      decision=rules.s6_heuristics_order(heur, target))
+                                         f"{heur['interpolate']:.3f}, new rows + fine-tune {heur['new_rows']:.3f}; "
+                                         f"trained at {f_max:g}L {target:.3f}; RoPE {o.at('rope', f_max):.3f}"),
+                             scale=scale, model=tiny(len(o.seeds)), corpus=f"synthetic order task, L = {o.L}",
+                             options=f"fine-tune {conf.order.finetune.steps} steps",
+                             decision=rules.s6_heuristics_order(heur, target))
 
     def s6_mlm_row():
         m, s = extrapolation_outcome(mlm), mlm_summary(mlm, settings)
         f_max = extrapolation_outcome(order).longest  # the lengths of the order task's study, as its row
+        heur = _heuristics(m)
         return ComparisonRow("S6", ours=(f"IMDB MLM loss at {f_max:g}L: reuse {m.at('learned:reuse_last', f_max):.3f}, "
-                                  f"interpolate {m.at('learned:interpolate', f_max):.3f}, new rows "
-                                  f"{m.at('learned:new_rows', f_max):.3f}; no positions {m.at('none', f_max):.3f}; "
-                                  f"unigram {s.unigram:.3f}"),
-                      scale=settings.scale, model=tiny(len(m.seeds), f", {conf.mlm.train.steps} steps"),
-                      corpus=f"IMDB train windows, L = {conf.mlm.L}", options=f"{conf.mlm.top_k:,}-word-piece vocabulary",
-                      decision=rules.s6_heuristics_mlm(s.spread, s.seed_sd, _heuristics(m), m.at("none", f_max)))
+                                         f"interpolate {m.at('learned:interpolate', f_max):.3f}, new rows "
+                                         f"{m.at('learned:new_rows', f_max):.3f}; no positions "
+                                         f"{m.at('none', f_max):.3f}; unigram {s['unigram']:.3f}"),
+                             scale=scale, model=tiny(len(m.seeds), f", {conf.mlm.train.steps} steps"),
+                             corpus=f"IMDB train windows, L = {conf.mlm.L}",
+                             options=f"{conf.mlm.top_k:,}-word-piece vocabulary",
+                             decision=rules.s6_heuristics_mlm(s["spread"], s["seed_sd"], heur, m.at("none", f_max)))
 
     powered_rows = [("S4", lambda: _s4_powered_row(powered))] if powered is not None else []
     powered_s6 = [("S6", lambda: _s6_powered_row(heuristics_powered))] if heuristics_powered is not None else []
@@ -483,9 +392,8 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
                          ("S6", s6_mlm_row)], settings)
 
 
-def _s4_powered_row(powered: Result):
+def _s4_powered_row(powered: Result) -> ComparisonRow:
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
-
     p, difference = design_summary(powered), stored_design(powered).difference
     return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
                                      f"difference {paired_text(difference)}{p.stale}"),
@@ -501,10 +409,9 @@ def heuristic_differences(heuristics_powered: Result) -> dict[str, SeedInterval]
     return {h: stored_intervals[h] for h in HEURISTICS if h in stored_intervals}
 
 
-def _s6_powered_row(heuristics_powered: Result):
+def _s6_powered_row(heuristics_powered: Result) -> ComparisonRow:
     """S6 decided by the design sized by its power
     (:func:`posgeom.experiments.extrapolation_powered.run_heuristics_powered`)."""
-
     p = design_summary(heuristics_powered)
     diffs, d = heuristic_differences(heuristics_powered), as_record(heuristics_powered, StoredHeuristicsDesign)
     means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
@@ -551,7 +458,6 @@ def _lengths(factors) -> str:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.extrapolation.CONFIGS`)."""
-
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     order, tails, mlm = conf.order, conf.tails, conf.mlm
@@ -571,26 +477,18 @@ def captions(settings=None) -> Captions:
         models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
-def _study_words(n: int, what: str, block, *, finetunes: bool) -> str:
-    """One study's runs in words: how many, for what, the steps, the seeds (and the fine-tunes' steps)."""
-    tune = f", fine-tunes of {block.finetune.steps:,}" if finetunes else ""
-    return f"{n} for {what} ({block.train.steps:,} steps{tune}; {len(block.seeds)} seeds)"
-
-
 def _runs(scale: str) -> str:
-    """The chapter's training runs at ``scale`` in words, counted as the studies loop: the tails
-    (:func:`posgeom.experiments.undertrained_tails.run_undertrained_tails`: each condition and seed), the
-    order task and IMDB masked language modelling (``study_plan(...).n_runs`` of
-    :func:`~posgeom.experiments.extrapolation.run_extrapolation_order` and
-    :func:`~posgeom.experiments.extrapolation_mlm.run_extrapolation_mlm`: each encoding and seed, and for the
-    learned table a fine-tune per longer length and a model trained at each target length)."""
-
+    """The chapter's training runs at ``scale`` in words (how many, for what, the steps, the seeds and the
+    fine-tunes' steps), counted as the studies loop: the tails (each condition and seed), the order task and IMDB
+    masked language modelling (``study_plan(...).n_runs``: each encoding and seed, and for the learned table a
+    fine-tune per longer length and a model trained at each target length). The encoder's shape is said once, in
+    the box's "Model" line (``Captions.models``)."""
     conf = CONFIGS[scale]
     order, mlm = study_plan(conf.order, valid=ORDER_ENCODINGS), study_plan(conf.mlm, valid=MLM_ENCODINGS)
     tails = len(CONDITIONS) * len(conf.tails.seeds)
-    studies = [(tails, "the tails", conf.tails, False), (order.n_runs, "the order task", conf.order, True),
-               (mlm.n_runs, "IMDB masked language modelling", conf.mlm, True)]
-    parts = "; ".join(_study_words(n, what, block, finetunes=f and "learned" in block.encodings)
-                      for n, what, block, f in studies)
-    # the encoder's shape is said once, in the box's "Model" line (Captions.models)
-    return f"{tails + order.n_runs + mlm.n_runs} training runs: {parts}"
+    parts = []
+    for n, what, block, tunes in ((tails, "the tails", conf.tails, False), (order.n_runs, "the order task", conf.order, True),
+                                  (mlm.n_runs, "IMDB masked language modelling", conf.mlm, True)):
+        tune = f", fine-tunes of {block.finetune.steps:,}" if tunes and "learned" in block.encodings else ""
+        parts.append(f"{n} for {what} ({block.train.steps:,} steps{tune}; {len(block.seeds)} seeds)")
+    return f"{tails + order.n_runs + mlm.n_runs} training runs: {'; '.join(parts)}"
