@@ -59,13 +59,13 @@ def test_order_summary_sentences_follow_the_numbers():
         table[f"learned:{h}"]["2.0"] = [0.6] * 5
     table["rope"]["2.0"], table["sinusoidal"]["2.0"] = [0.95] * 5, [0.5] * 5
     s = exr.order_summary(order)
-    assert s.s6_comment == "Every heuristic stays below the table trained at the target length."
-    assert s.at_L_comment.endswith("— at least 95% accuracy.")
-    assert s.wallfree_comment.startswith("RoPE keep at least 90% accuracy, while ") and "sinusoidal" in s.wallfree_comment
+    assert s["s6_comment"] == "Every heuristic stays below the table trained at the target length."
+    assert s["at_L_comment"].endswith("— at least 95% accuracy.")
+    assert s["wallfree_comment"].startswith("RoPE keep at least 90% accuracy, while ") and "sinusoidal" in s["wallfree_comment"]
     sa = exr.stress_accuracy(order)
-    assert s.stress_rho == pytest.approx(spearmanr(sa.iloc[:, 0], sa.iloc[:, 1]).statistic)
+    assert s["stress_rho"] == pytest.approx(spearmanr(sa.iloc[:, 0], sa.iloc[:, 1]).statistic)
     table["learned:interpolate"]["2.0"] = [1.0] * 5
-    assert exr.order_summary(order).s6_comment.startswith("Not every heuristic falls short here: interpolate")
+    assert exr.order_summary(order)["s6_comment"].startswith("Not every heuristic falls short here: interpolate")
 
 
 def test_mlm_summary_decides_whether_the_model_uses_positions():
@@ -73,9 +73,9 @@ def test_mlm_summary_decides_whether_the_model_uses_positions():
     mlm = result({"methods": METHODS, "factors": FACTORS, "L": 32, "seeds": [0, 1, 2], "loss": losses,
                   "loss_beyond": {m: {"2.0": [5.0] * 3} for m in METHODS}, "unigram_loss": 5.1})
     s = exr.mlm_summary(mlm)
-    assert s.spread == pytest.approx(0.0) and not s.uses_position and "has not learned" in s.comment
+    assert s["spread"] == pytest.approx(0.0) and not s["uses_position"] and "has not learned" in s["comment"]
     losses["rope"]["1.0"] = [3.0, 3.01, 2.99]
-    assert exr.mlm_summary(mlm).uses_position
+    assert exr.mlm_summary(mlm)["uses_position"]
 
 
 def test_tails_summary_follows_the_paired_interval():
@@ -87,8 +87,8 @@ def test_tails_summary_follows_the_paired_interval():
                    {"reach": np.array([[100] * 8, [100] * 8]), "movement": np.zeros((2, 5, 8))})
     t = exr.tails_outcome(tails)
     s = exr.tails_summary(t)
-    assert s.short_pct == pytest.approx(90.0) and s.n == 8 and s.half == 4
-    assert s.tail_comment.startswith("Tail accuracy drops by 0.196 below the head with skewed lengths")
+    assert s["short_pct"] == pytest.approx(90.0) and s["n"] == 8 and s["half"] == 4
+    assert s["tail_comment"].startswith("Tail accuracy drops by 0.196 below the head with skewed lengths")
     assert t.tail_difference().high < 0
 
 
