@@ -30,8 +30,7 @@ from .real_corpora import corpus_caption
 from .records import BootstrapIntervals, NoiseAwareRank, OrderTable
 
 __all__ = [
-    "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
-    "ntk_summary", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
+    "ENCODING_KEYS", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "ntk_summary", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
     "rank_curve", "Captions", "captions", "monotonicity_dataframe",
 ]
 
@@ -64,62 +63,18 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
     return pd.DataFrame.from_records(recs).set_index("encoding")
 
 
-@dataclass(frozen=True)
-class CorpusOrder:
-    """The monotonicity numbers of one corpus the chapter quotes: per encoding (short names of
-    :data:`ENCODING_KEYS`) the violation rate (``*_viol``), the same against the resolvable geometry
-    (``*_viol_res``) and Spearman's ρ (``*_rho``); None where the table has no such row (the table trained
-    from scratch exists only where the scale trains it)."""
-
-    sin_viol: float | None = None
-    sin_viol_res: float | None = None
-    sin_rho: float | None = None
-    rope_viol: float | None = None
-    rope_viol_res: float | None = None
-    rope_rho: float | None = None
-    alibi_viol: float | None = None
-    alibi_viol_res: float | None = None
-    alibi_rho: float | None = None
-    pre_viol: float | None = None
-    pre_viol_res: float | None = None
-    pre_rho: float | None = None
-    scratch_viol: float | None = None
-    scratch_viol_res: float | None = None
-    scratch_rho: float | None = None
-    scratch0_viol: float | None = None
-    scratch0_viol_res: float | None = None
-    scratch0_rho: float | None = None
-    rand_viol: float | None = None
-    rand_viol_res: float | None = None
-    rand_rho: float | None = None
-    ntk_mu_viol: float | None = None
-    ntk_mu_viol_res: float | None = None
-    ntk_mu_rho: float | None = None
-    ntk_c_viol: float | None = None
-    ntk_c_viol_res: float | None = None
-    ntk_c_rho: float | None = None
-    smacof1_viol: float | None = None
-    smacof1_viol_res: float | None = None
-    smacof1_rho: float | None = None
-    rand_viol_sd: float | None = None      # over the random tables' seeds
-    n_random_seeds: int = 0
-    alibi_ties: float | None = None        # share of the pairs of pairs ALiBi ties (left out of its rate)
-    closest_rank: int = 0                  # the MDS rank whose violation rate is closest to the paper's 22%
-    closest_viol: float = float("nan")
-
-
-def corpus_order(table: Result) -> CorpusOrder:
-    """The :class:`CorpusOrder` of a ``run_monotonicity_table`` result."""
+def corpus_order(table: Result) -> dict:
+    """The monotonicity numbers of one corpus (a ``run_monotonicity_table`` result) the chapter quotes, by glue name:
+    per encoding (short names of :data:`ENCODING_KEYS`) the violation rate (``<key>_viol``), the same against the
+    resolvable geometry (``<key>_viol_res``) and Spearman's ρ (``<key>_rho``), None where the table has no such row
+    (the table trained from scratch exists only where the scale trains it); the random tables' sd over their
+    ``n_random_seeds`` seeds, the share of pairs of pairs ALiBi ties (left out of its rate), and the MDS rank
+    whose violation rate is closest to the paper's 22% (``closest_rank``, ``closest_viol``)."""
     rows, t = {r.encoding: r for r in monotonicity_records(table)}, as_record(table, OrderTable)
-    values = {}
-    for name, key in ENCODING_KEYS.items():
-        if name in rows:
-            r = rows[name]
-            values.update({f"{key}_viol": r.violation_rate, f"{key}_viol_res": r.violation_rate_resolvable,
-                           f"{key}_rho": r.spearman})
-    return CorpusOrder(**values, rand_viol_sd=rows[RANDOM_ROW].violation_rate_sd,
-                       n_random_seeds=len(t.random_violation), alibi_ties=rows["alibi"].tied_fraction,
-                       closest_rank=t.closest_rank, closest_viol=t.closest_violation)
+    values = {f"{key}_{stat}": getattr(rows[name], attr) if name in rows else None for name, key in ENCODING_KEYS.items()
+              for stat, attr in (("viol", "violation_rate"), ("viol_res", "violation_rate_resolvable"), ("rho", "spearman"))}
+    return {**values, "rand_viol_sd": rows[RANDOM_ROW].violation_rate_sd, "n_random_seeds": len(t.random_violation),
+            "alibi_ties": rows["alibi"].tied_fraction, "closest_rank": t.closest_rank, "closest_viol": t.closest_violation}
 
 
 @dataclass(frozen=True)
@@ -157,42 +112,11 @@ def ntk_table(runs: dict) -> pd.DataFrame:
                           "training loss": r.final_train_loss} for r in runs.values()]).set_index(["regime", "seed"])
 
 
-@dataclass(frozen=True)
-class NTKSummary:
-    """The NTK numbers the chapter quotes: per regime the means over its seeds at the end of training (and
-    the table's violation rate at the start, ``*_viol0``), and the settings of the runs."""
-
-    lazy_kernel_change: float
-    lazy_kernel_change_table: float
-    lazy_violation: float
-    lazy_violation_delta: float
-    lazy_table_motion: float
-    lazy_viol0: float
-    lazy_train_loss: float
-    lazy_small_init_kernel_change: float
-    lazy_small_init_kernel_change_table: float
-    lazy_small_init_violation: float
-    lazy_small_init_violation_delta: float
-    lazy_small_init_table_motion: float
-    lazy_small_init_viol0: float
-    lazy_small_init_train_loss: float
-    rich_kernel_change: float
-    rich_kernel_change_table: float
-    rich_violation: float
-    rich_violation_delta: float
-    rich_table_motion: float
-    rich_viol0: float
-    rich_train_loss: float
-    steps: int
-    seeds: int
-    contrast_seeds: int
-    small_sigma: float
-    alpha: float
-    train_sequences: int
-
-
-def ntk_summary(runs: dict, settings=None) -> NTKSummary:
-    """The :class:`NTKSummary` of ``{(regime, seed): NTKRun}`` at the scale in force."""
+def ntk_summary(runs: dict, settings=None) -> dict:
+    """The NTK numbers the chapter quotes of ``{(regime, seed): NTKRun}`` at the scale in force, by glue name: per
+    regime the means over its seeds at the end of training (``<regime>_kernel_change``, ``_kernel_change_table``,
+    ``_violation``, ``_violation_delta``, ``_table_motion``, ``_train_loss``) and the table's violation rate at
+    the start (``<regime>_viol0``), then the settings of the runs."""
     cfg = CONFIGS[_settings(settings).scale].ntk
     values = {}
     for regime in REGIMES:
@@ -201,9 +125,9 @@ def ntk_summary(runs: dict, settings=None) -> NTKSummary:
             values[f"{regime}_{key}"] = float(np.mean([getattr(r, key) for r in rs]))
         values[f"{regime}_viol0"] = float(np.mean([r.violation_curve[0] for r in rs]))
         values[f"{regime}_train_loss"] = float(np.mean([r.final_train_loss for r in rs]))
-    return NTKSummary(**values, steps=cfg.steps, seeds=len(cfg.seeds), contrast_seeds=len(cfg.contrast_seeds),
-                      small_sigma=cfg.lazy_small_init.table_sigma, alpha=cfg.lazy.output_scale,
-                      train_sequences=cfg.train_sequences)
+    return {**values, "steps": cfg.steps, "seeds": len(cfg.seeds), "contrast_seeds": len(cfg.contrast_seeds),
+            "small_sigma": cfg.lazy_small_init.table_sigma, "alpha": cfg.lazy.output_scale,
+            "train_sequences": cfg.train_sequences}
 
 
 def _seeds_text(x, fmt="{:.0%}") -> str:
