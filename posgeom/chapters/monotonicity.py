@@ -1,11 +1,8 @@
-r"""What the chapter "Monotonicity" reports, from its stored runs.
-
-The tables of :mod:`posgeom.experiments.monotonicity` (violation rate and Spearman's ρ of every encoding
-against a corpus's Hellinger geometry, with bootstrap intervals) and the NTK runs of
-``posgeom.experiments.monotonicity_ntk`` are stored as dictionaries; this module reads them back as
-typed records (:func:`ntk_outcome`), gives the numbers the chapter quotes as one summary per corpus and
-one for the NTK runs (glued by :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs
-this book" rows for C9 and C11, each decided by its rule in :mod:`posgeom.verdicts`.
+r"""What the chapter "Monotonicity" reports, from the tables of :mod:`posgeom.experiments.monotonicity` (violation
+rate and Spearman's ρ of every encoding against a corpus's Hellinger geometry, with bootstrap intervals) and the NTK
+runs of ``posgeom.experiments.monotonicity_ntk``, read as typed records: its tables, the numbers its prose quotes (one
+mapping per corpus and one for the NTK runs, glued by :func:`posgeom.notebooks.glue_fields`) and its "Paper vs this
+book" rows for C9 and C11, each decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -15,8 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import geometry as geo
-from .. import verdicts as rules
+from .. import geometry as geo, verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
 from ..registry.typed import as_record, stored
@@ -30,7 +26,8 @@ from .real_corpora import corpus_caption
 from .records import BootstrapIntervals, NoiseAwareRank, OrderTable
 
 __all__ = [
-    "ENCODING_KEYS", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "ntk_summary", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
+    "ENCODING_KEYS", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "ntk_summary", "displacement_violation",
+    "power_checks", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
     "rank_curve", "Captions", "captions", "monotonicity_dataframe",
 ]
 
@@ -46,21 +43,17 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
     """A stored monotonicity table (``run_monotonicity_table``) as a table (index ``encoding``), random rows as
     ``mean ± sd``; with ``intervals`` (``run_violation_intervals``) the violation rates that have one show it."""
     iv = as_record(intervals, BootstrapIntervals).statistics if intervals is not None else {}
-    recs = []
-    for row in monotonicity_records(result):
-        rec = {"encoding": row.encoding, "options": row.options}
-        for key, label in (("violation_rate", "violation rate"), ("spearman", "Spearman ρ"),
-                           ("violation_rate_resolvable", "violation rate vs resolvable R")):
-            text = f"{getattr(row, key):.3f}"
-            if getattr(row, f"{key}_sd") is not None:
-                text += f" ± {getattr(row, key + '_sd'):.3f}"
-            if key == "violation_rate" and row.encoding in iv:
-                # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
-                text = iv[row.encoding].text("{:.3f}")
-            rec[label] = text
-        rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
-        recs.append(rec)
-    return pd.DataFrame.from_records(recs).set_index("encoding")
+
+    def text(row, key):
+        sd = getattr(row, f"{key}_sd")
+        return f"{getattr(row, key):.3f}" + (f" ± {sd:.3f}" if sd is not None else "")
+
+    return pd.DataFrame.from_records([{
+        "encoding": row.encoding, "options": row.options,
+        # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
+        "violation rate": iv[row.encoding].text("{:.3f}") if row.encoding in iv else text(row, "violation_rate"),
+        "Spearman ρ": text(row, "spearman"), "violation rate vs resolvable R": text(row, "violation_rate_resolvable"),
+        "ties in D̂": f"{row.tied_fraction:.0%}"} for row in monotonicity_records(result)]).set_index("encoding")
 
 
 def corpus_order(table: Result) -> dict:
@@ -79,9 +72,8 @@ def corpus_order(table: Result) -> dict:
 
 @dataclass(frozen=True)
 class NTKRun:
-    """One stored NTK run (``run_ntk``), typed (:func:`posgeom.registry.typed.as_record`): the final values,
-    and along training (arrays over ``step``) the kernel's relative change and the violation rates of the
-    table and of its displacement."""
+    """One stored NTK run (``run_ntk``), typed: the final values, and along training (arrays over ``step``) the
+    kernel's relative change and the violation rates of the table and of its displacement."""
 
     regime: str
     seed: int
@@ -135,31 +127,21 @@ def _seeds_text(x, fmt="{:.0%}") -> str:
     return f"{fmt.format(np.mean(x))} [{fmt.format(np.min(x))}–{fmt.format(np.max(x))}]"
 
 
-def displacement_violation(ntk: dict, settings=None):
-    """C11's interval: the violation rate of the lazy runs' displacement ΔP, over the lazy seeds (95 %).
-
-    Returns
-    -------
-    posgeom.geometry.SeedInterval
-    """
+def displacement_violation(ntk: dict, settings=None) -> geo.SeedInterval:
+    """C11's interval: the violation rate of the lazy runs' displacement ΔP, over the lazy seeds (95 %)."""
     cfg = CONFIGS[_settings(settings).scale].ntk
     return geo.seed_interval([ntk["lazy", s].violation_delta for s in cfg.seeds], 0.95)
 
 
-def power_checks(ntk: dict, settings=None) -> list:
+def power_checks(ntk: dict, settings=None) -> list[PowerCheck]:
     """This chapter's decision over seeds (C11's violation rate of ΔP in the lazy runs) for its power table
-    (:func:`posgeom.report.power_frame`), against the weakest order its rule names (five points below 50 %).
-
-    Returns
-    -------
-    list of posgeom.report.PowerCheck
-    """
-
+    (:func:`posgeom.report.power_frame`), against the weakest order its rule names (five points below 50 %)."""
     return [PowerCheck("C11", "violation rate of ΔP, lazy runs", displacement_violation(ntk, settings),
                        rules.ORDER_EFFECT)]
 
 
-def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, ntk: dict, settings=None) -> list:
+def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, ntk: dict,
+                    settings=None) -> list[ComparisonRow]:
     """The chapter's "Paper vs this book" rows for C9 (three checks) and C11, each decided by its rule in
     :mod:`posgeom.verdicts`.
 
@@ -175,12 +157,7 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, nt
     ntk : dict of (str, int) to NTKRun
         :func:`ntk_outcome` of ``run_ntk_all``.
     settings : Settings, optional
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
     """
-
     settings = _settings(settings)
     x = OrderInputs(settings.scale, sst2, imdb, intervals, ranks, CORPUS_CONFIGS[settings.scale].intervals)
     return decided_rows([("C9", lambda: c9_mds_row(x)), ("C9", lambda: c9_random_row(x)),
@@ -280,7 +257,6 @@ def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
 
 def _c11_row(ntk: dict, settings):
     """C11's row (see :func:`comparison_rows`)."""
-
     sc = settings.scale
     cfg = CONFIGS[sc].ntk
     # C11 can be tested only by a classifier that learns (a loss at ln 2 is chance on two classes) in a regime
@@ -302,8 +278,7 @@ def _c11_row(ntk: dict, settings):
         return ComparisonRow(
             "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
                    f"violation of ΔP {vd_iv.text('{:.1%}')} (95% interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
-                   f"of P started "
-                   f"near a point {_seeds_text(v_small)}",
+                   f"of P started near a point {_seeds_text(v_small)}",
             sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,
             options=f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "
                     f"than by width; {len(cfg.seeds)} seeds, {cfg.train_sequences} training sentences fitted, "
@@ -318,8 +293,8 @@ def _c11_row(ntk: dict, settings):
 
 @dataclass(frozen=True)
 class RankCurve:
-    """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per
-    seed) for reference (:func:`posgeom.registry.typed.as_record` reads it from a ``run_monotonicity_table``)."""
+    """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per seed)
+    for reference, of a ``run_monotonicity_table``."""
 
     ranks: np.ndarray = stored("mds_ranks")
     violation: np.ndarray = stored("mds_violation")
@@ -363,7 +338,6 @@ def _regime_words(regime, *, table: str) -> str:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.monotonicity.CONFIGS`;
     the corpora of :data:`posgeom.experiments.real_corpora.CONFIGS`)."""
-
     settings = _settings(settings)
     ntk = CONFIGS[settings.scale].ntk
     small = short_float(ntk.lazy_small_init.table_sigma)
@@ -371,12 +345,15 @@ def captions(settings=None) -> Captions:
                f"{_regime_words(ntk.lazy_small_init, table=f'N(0, {small}²)')}; rich: "
                f"{_regime_words(ntk.rich, table='N(0, 0.02²)')}")
     sentences = "all training sentences" if ntk.train_sequences is None else f"{ntk.train_sequences:,}"
+    imdb_ranks = CONFIGS["paper"].mds_ranks("imdb")
     return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
                     imdb=corpus_caption(settings.scale, "imdb"), ntk_positions=f"0-{ntk.n_positions - 1}",
                     ntk_regimes=regimes, ntk_steps=f"{ntk.steps:,} SGD steps of {ntk.batch_size} sentences from {sentences}",
                     ntk_probes=int(ntk.probe_sequences), quick_ntk=_ntk_runs("quick"), paper_ntk=_ntk_runs("paper"),
                     paper_random_seeds=len(CONFIGS["paper"].random_seeds),
-                    paper_imdb_ranks=_ranks(CONFIGS["paper"].mds_ranks("imdb")),
+                    # the MDS ranks scored, in words
+                    paper_imdb_ranks="every MDS rank" if imdb_ranks is None else "MDS ranks " + ", ".join(
+                        str(int(k)) for k in imdb_ranks),
                     sst2_sentences=_corpus_sizes("sst2", "sentences"), imdb_reviews=_corpus_sizes("imdb", "reviews"),
                     ntk_data=describe_scales(*(_ntk_data(s) for s in ("quick", "paper"))))
 
@@ -394,14 +371,8 @@ def _ntk_runs(scale: str) -> str:
             f"{len(contrasts)} contrasts ({widths})")
 
 
-def _ranks(ranks) -> str:
-    """MDS ranks scored, in words: ``"every MDS rank"`` (None) or ``"MDS ranks 1, 2, …"``."""
-    return "every MDS rank" if ranks is None else "MDS ranks " + ", ".join(str(int(k)) for k in ranks)
-
-
 def _corpus_sizes(corpus: str, unit: str) -> str:
     """A real corpus's sequences counted, at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-
     return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
                              for s in ("quick", "paper")))
 

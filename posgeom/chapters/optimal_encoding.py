@@ -8,6 +8,7 @@ book" rows for C3 and C6, each decided by its rule in :mod:`posgeom.verdicts`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -145,19 +146,14 @@ def interval_summary(intervals: Result) -> dict:
 
 
 def exact_table(exact: Result) -> pd.DataFrame:
-    """Per corpus and distance (chord, geodesic): full-rank MDS's error, the clipped negative mass, the
-    eigenvalue ratio and B's numerical rank."""
-    rows = []
-    for corpus in CORPORA:
-        v = as_record(exact, ExactEmbedding, at=corpus)
-        for kind in ("chord", "geodesic"):
-            e = getattr(v, kind)
-            rows.append({"corpus": corpus, "distance": kind, "n": v.n,
-                         "full-rank MDS: max |D - Dhat|": e.full_rank_max_error,
-                         "clipped (negative) eigenvalue mass": e.clipped_mass,
-                         "λ_min / λ_max": e.min_over_max_eigenvalue,
-                         "numerical rank of B": e.numerical_rank})
-    return pd.DataFrame(rows).set_index(["corpus", "distance"])
+    """Per corpus and distance (chord, geodesic): full-rank MDS's error, the clipped negative mass, the eigenvalue
+    ratio and B's numerical rank."""
+    v = {c: as_record(exact, ExactEmbedding, at=c) for c in CORPORA}
+    return pd.DataFrame([{"corpus": c, "distance": kind, "n": v[c].n, "full-rank MDS: max |D - Dhat|": e.full_rank_max_error,
+                          "clipped (negative) eigenvalue mass": e.clipped_mass, "λ_min / λ_max": e.min_over_max_eigenvalue,
+                          "numerical rank of B": e.numerical_rank}
+                         for c in CORPORA for kind, e in (("chord", v[c].chord), ("geodesic", v[c].geodesic))]
+                        ).set_index(["corpus", "distance"])
 
 
 def exact_summary(exact: Result) -> dict:
@@ -228,41 +224,36 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                                  lambda r: near_zero(interval(r, "sst2", "mds|scale_free")))
     g, oh = as_record(gain, SmacofGain, at="sst2"), as_record(one_hot, OneHotStresses)
     mds3_vs_sin = _mds3_vs_sin(intervals)
-    decided = _mds3_decided(mds3_vs_sin)
+    row, corpora = partial(ComparisonRow, scale=settings.scale, model="none"), "4 synthetic families, SST-2 train"
     return [
-        ComparisonRow("C3", paper="MDS reproduces the corpus geometry as well as possible",
-                      ours=(f"full-rank MDS reproduces D to {chord_err:.1e} on every corpus (chord distance); exact, "
-                            "no sampling interval: it holds for every sample"),
-                      scale=settings.scale, model="none", corpus="4 synthetic families, SST-2 train (n = 64)",
-                      options="chord Hellinger, the model's special tokens", decision=rules.c3_full_rank_mds(chord_err)),
-        ComparisonRow("C6", ours=(f"full-rank MDS on SST-2: scale-free stress {near_zero(mds_sst2)} (bootstrap over "
-                                  f"phrases); paper scale: {mds_sst2_paper}"),
-                      scale=settings.scale, model="none", corpus="SST-2 train (n = 64)",
-                      options="chord Hellinger; MDS at full rank (≤ d = 768)",
-                      decision=rules.c6_near_zero([mds_sst2.low, mds_sst2.high, mds_sst2.estimate],
-                                                  note="; IMDB is checked in the chapter on real corpora")),
-        ComparisonRow("C3", paper="classical MDS is the best achievable encoding (least stress)",
-                      ours=(f"SMACOF from MDS lowers the paper's stress by {min(g.gain):.0%}–{max(g.gain):.0%} "
-                            f"at ranks {g.ranks[0]}–{g.ranks[-1]} on SST-2; 1/6 vs 1/9 on three one-hot points "
-                            "(exact; no sampling interval: a counter-example needs one matrix)"),
-                      scale=settings.scale, model="none", corpus="SST-2 train (n = 64); three one-hot distributions",
-                      options="the paper's normalisation",
-                      decision=rules.c3_least_stress(g.gain, oh.mds_stress, oh.smacof_stress)),
-        ComparisonRow("C3", paper="exact reproduction is impossible (curved geometry)",
-                      ours=(f"chord: exact to {chord_err:.1e}; geodesic: negative eigenvalues on "
-                            f"{geo_bad if geo_bad != 'none' else 'no corpus'}; rank(B) on SST-2 = {sst2_rank} "
-                            "< d = 768 (exact algebra, no sampling interval)"),
-                      scale=settings.scale, model="none", corpus="4 synthetic families, SST-2 train",
-                      options="chord and geodesic Hellinger",
-                      decision=rules.c3_exact_impossible(chord_err, sst2_rank, 768)),
-        ComparisonRow("C3", paper="MDS beats the other encodings on every corpus",
-                      ours=("rank-3 MDS − sinusoidal (scale-free stress, 95% interval over sequences): "
-                            + "; ".join(f"{c} {mds3_vs_sin[c].text('{:.3f}')}" for c in CORPORA)
-                            + f"; below it beyond the sampling uncertainty on {', '.join(decided) or 'no corpus'}"),
-                      scale=settings.scale, model=f"learned table: {as_record(comparison, StoredComparison).pretrained}",
-                      corpus="4 synthetic families, SST-2 train",
-                      options="scale-free stress; d = 50 (synthetic), 768 (SST-2)",
-                      decision=rules.c3_beats_other_encodings(mds3_vs_sin)),
+        row("C3", paper="MDS reproduces the corpus geometry as well as possible",
+            ours=(f"full-rank MDS reproduces D to {chord_err:.1e} on every corpus (chord distance); exact, "
+                  "no sampling interval: it holds for every sample"), corpus=f"{corpora} (n = 64)",
+            options="chord Hellinger, the model's special tokens", decision=rules.c3_full_rank_mds(chord_err)),
+        row("C6", ours=(f"full-rank MDS on SST-2: scale-free stress {near_zero(mds_sst2)} (bootstrap over "
+                        f"phrases); paper scale: {mds_sst2_paper}"),
+            corpus="SST-2 train (n = 64)", options="chord Hellinger; MDS at full rank (≤ d = 768)",
+            decision=rules.c6_near_zero([mds_sst2.low, mds_sst2.high, mds_sst2.estimate],
+                                        note="; IMDB is checked in the chapter on real corpora")),
+        row("C3", paper="classical MDS is the best achievable encoding (least stress)",
+            ours=(f"SMACOF from MDS lowers the paper's stress by {min(g.gain):.0%}–{max(g.gain):.0%} "
+                  f"at ranks {g.ranks[0]}–{g.ranks[-1]} on SST-2; 1/6 vs 1/9 on three one-hot points "
+                  "(exact; no sampling interval: a counter-example needs one matrix)"),
+            corpus="SST-2 train (n = 64); three one-hot distributions", options="the paper's normalisation",
+            decision=rules.c3_least_stress(g.gain, oh.mds_stress, oh.smacof_stress)),
+        row("C3", paper="exact reproduction is impossible (curved geometry)",
+            ours=(f"chord: exact to {chord_err:.1e}; geodesic: negative eigenvalues on "
+                  f"{geo_bad if geo_bad != 'none' else 'no corpus'}; rank(B) on SST-2 = {sst2_rank} "
+                  "< d = 768 (exact algebra, no sampling interval)"),
+            corpus=corpora, options="chord and geodesic Hellinger",
+            decision=rules.c3_exact_impossible(chord_err, sst2_rank, 768)),
+        row("C3", paper="MDS beats the other encodings on every corpus",
+            ours=("rank-3 MDS − sinusoidal (scale-free stress, 95% interval over sequences): "
+                  + "; ".join(f"{c} {mds3_vs_sin[c].text('{:.3f}')}" for c in CORPORA)
+                  + f"; below it beyond the sampling uncertainty on {', '.join(_mds3_decided(mds3_vs_sin)) or 'no corpus'}"),
+            model=f"learned table: {as_record(comparison, StoredComparison).pretrained}", corpus=corpora,
+            options="scale-free stress; d = 50 (synthetic), 768 (SST-2)",
+            decision=rules.c3_beats_other_encodings(mds3_vs_sin)),
     ]
 
 
@@ -284,7 +275,6 @@ class Captions:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.optimal_encoding.CONFIGS`
     and the corpora of :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
-
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
     syn, enc = corpus.synthetic, conf.synthetic_encoder
