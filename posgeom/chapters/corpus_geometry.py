@@ -54,11 +54,6 @@ class StoredSensitivity:
     variants: tuple[SensitivityRow, ...]
 
 
-def _variants(sensitivity: Result) -> tuple[SensitivityRow, ...]:
-    """The preprocessing variants of a ``run_sensitivity`` result."""
-    return as_record(sensitivity, StoredSensitivity).variants
-
-
 def geometry_summary(synthetic: Result, sst2: Result) -> dict:
     """SST-2's geometry against its noise floor, and the synthetic families' share of pairs resolved, by glue
     name: ``d0`` the mean distance from position 0 ([CLS]) to the others, ``early_ratio`` the median D / F over
@@ -148,7 +143,7 @@ def sensitivity_table(sensitivity: Result) -> pd.DataFrame:
         "MDS r=1 (scale_free)": v.mds1_scale_free,
         **{f"{enc} ({norm})": v.stress[enc][norm] for enc in _ENCODINGS for norm in ("paper", "scale_free")},
         "lowest scale_free": v.best_scale_free,
-    } for v in _variants(sensitivity)]).set_index("variant")
+    } for v in as_record(sensitivity, StoredSensitivity).variants]).set_index("variant")
 
 
 def _sin_vs_rope(variants) -> tuple[float, float]:
@@ -163,7 +158,7 @@ def sensitivity_summary(sensitivity: Result) -> dict:
     """What the preprocessing changes, by glue name: the baseline's best encoding (``best_base``) and the variants
     that change it, the variants where ALiBi is best, the largest sinusoidal–RoPE gap, the smallest "paper" ratio,
     and the ranges of ALiBi's stresses and of the rank (mass 0.9)."""
-    variants = _variants(sensitivity)
+    variants = as_record(sensitivity, StoredSensitivity).variants
     base = find(variants, name="baseline")
     changes = [v.name for v in variants if v is not base and v.best_scale_free != base.best_scale_free]
     alibi_best = [v.name for v in variants if v.best_scale_free == "alibi"]
@@ -185,7 +180,7 @@ def interval_table(intervals: Result, sensitivity: Result, settings=None) -> pd.
     settings = _settings(settings)
     iv = as_record(intervals, BootstrapIntervals)
     st, df = iv.statistics, iv.differences
-    base = find(_variants(sensitivity), name="baseline")
+    base = find(as_record(sensitivity, StoredSensitivity).variants, name="baseline")
     for e, z in ((e, z) for e in _ENCODINGS for z in ("paper", "scale_free")):
         if abs(st[f"{e}|{z}"].estimate - base.stress[e][z]) >= 1e-9:
             raise ValueError(f"the bootstrap's {e} {z} stress {st[f'{e}|{z}'].estimate!r} is not the baseline's "
@@ -220,7 +215,7 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
     settings = _settings(settings)
     iv = as_record(intervals, BootstrapIntervals)
     st, sin_rope = iv.statistics, iv.differences["sinusoidal-rope|scale_free"]
-    gap, ratio = _sin_vs_rope(_variants(sensitivity))
+    gap, ratio = _sin_vs_rope(as_record(sensitivity, StoredSensitivity).variants)
     return [
         ComparisonRow(
             "C8", ours=(f"scale-free stress: sinusoidal − RoPE = {sin_rope.text('{:.4f}')} (95% interval over "

@@ -23,7 +23,7 @@ from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_F
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 from ..report import ComparisonRow
 from ..wording import describe_scales, describe_sequences, short_float
-from .corpus_geometry import sst2_caption
+from .corpus_geometry import captions as corpus_captions, sst2_caption
 from .records import BootstrapIntervals, ExactEmbedding, SmacofGain
 
 __all__ = [
@@ -277,11 +277,10 @@ def captions(settings=None) -> Captions:
     and the corpora of :data:`posgeom.experiments.corpus_geometry.CONFIGS`)."""
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
-    syn, enc = corpus.synthetic, conf.synthetic_encoder
+    enc, corpus_words = conf.synthetic_encoder, corpus_captions(settings)
     return Captions(
-        scale=settings.scale,
-        synthetic=f"{syn.n_positions} positions, {syn.vocab_size:,} tokens, {describe_sequences(syn.n_sequences)}",
-        sequences=describe_sequences(syn.n_sequences), rank=int(conf.walkthrough.k),
+        scale=settings.scale, synthetic=corpus_words.synthetic,
+        sequences=describe_sequences(corpus.synthetic.n_sequences), rank=int(conf.walkthrough.k),
         encoders=(f"synthetic families at width {enc.d_model} with {enc.n_heads} heads; SST-2 at width "
                   f"{corpus.encoder.d_model} with {corpus.encoder.n_heads} heads"),
         sst2=sst2_caption(settings.scale),
