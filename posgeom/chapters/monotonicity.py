@@ -259,15 +259,15 @@ def _c11_row(ntk: dict, settings):
     """C11's row (see :func:`comparison_rows`)."""
     sc = settings.scale
     cfg = CONFIGS[sc].ntk
+
+    def over_seeds(regime, value):  # a final value of the regime's runs, one per seed
+        return np.array([getattr(ntk[regime, s], value) for s in cfg.seeds_of(regime)])
+
     # C11 can be tested only by a classifier that learns (a loss at ln 2 is chance on two classes) in a regime
     # that is measured to be lazy, not assumed: the kernel must move far less than in the rich regime
-    lazy = [ntk["lazy", s] for s in cfg.seeds]
-    loss_lazy = np.array([r.final_train_loss for r in lazy])
-    kc_lazy = np.array([r.kernel_change for r in lazy])
-    kc_rich = np.array([ntk["rich", s].kernel_change for s in cfg.contrast_seeds])
-    vd_lazy = np.array([r.violation_delta for r in lazy])
-    v_lazy = np.array([r.violation for r in lazy])
-    v_small = np.array([ntk["lazy_small_init", s].violation for s in cfg.contrast_seeds])
+    loss_lazy, kc_lazy, vd_lazy, v_lazy = (over_seeds("lazy", v) for v in
+                                           ("final_train_loss", "kernel_change", "violation_delta", "violation"))
+    kc_rich, v_small = over_seeds("rich", "kernel_change"), over_seeds("lazy_small_init", "violation")
     # is the displacement (and the table) ordered like the corpus? intervals of the mean violation rate over the lazy seeds
     vd_iv, v_iv = displacement_violation(ntk, settings), geo.seed_interval(v_lazy, 0.95)
     c11 = rules.c11_ntk_order(loss_lazy, kc_lazy, kc_rich, vd_iv, v_iv)

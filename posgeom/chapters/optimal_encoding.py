@@ -87,7 +87,8 @@ class StoredComparison:
 def stress_tables(comparison: Result) -> dict[str, pd.DataFrame]:
     """``{"scale_free": ..., "paper": ...}``: each encoding's stress (rows) on each corpus (columns); NaN where
     an encoding is not computed for a corpus."""
-    by_corpus = {c: getattr(as_record(comparison, StoredComparison), c) for c in CORPORA}
+    stored_comparison = as_record(comparison, StoredComparison)
+    by_corpus = {c: getattr(stored_comparison, c) for c in CORPORA}
     return {norm: pd.DataFrame({c: {e: by_corpus[c].get(e, {}).get(norm, np.nan) for e in ENCODINGS_COMPARED}
                                 for c in CORPORA}) for norm in ("scale_free", "paper")}
 
