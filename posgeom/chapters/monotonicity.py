@@ -1,11 +1,8 @@
-r"""What the chapter "Monotonicity" reports, from its stored runs.
-
-The tables of :mod:`posgeom.experiments.monotonicity` (violation rate and Spearman's ρ of every encoding
-against a corpus's Hellinger geometry, with bootstrap intervals) and the NTK runs of
-``posgeom.experiments.monotonicity_ntk`` are stored as dictionaries; this module reads them back as
-typed records (:func:`ntk_outcome`), gives the numbers the chapter quotes as one summary per corpus and
-one for the NTK runs (glued by :func:`posgeom.notebooks.glue_fields`), and builds the chapter's "Paper vs
-this book" rows for C9 and C11, each decided by its rule in :mod:`posgeom.verdicts`.
+r"""What the chapter "Monotonicity" reports, from the tables of :mod:`posgeom.experiments.monotonicity` (violation
+rate and Spearman's ρ of every encoding against a corpus's Hellinger geometry, with bootstrap intervals) and the NTK
+runs of ``posgeom.experiments.monotonicity_ntk``, read as typed records: its tables, the numbers its prose quotes (one
+mapping per corpus and one for the NTK runs, glued by :func:`posgeom.notebooks.glue_fields`) and its "Paper vs this
+book" rows for C9 and C11, each decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -15,8 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import geometry as geo
-from .. import verdicts as rules
+from .. import geometry as geo, verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
 from ..registry.typed import as_record, stored
@@ -30,8 +26,8 @@ from .real_corpora import corpus_caption
 from .records import BootstrapIntervals, NoiseAwareRank, OrderTable
 
 __all__ = [
-    "ENCODING_KEYS", "CorpusOrder", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "NTKSummary",
-    "ntk_summary", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
+    "ENCODING_KEYS", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "ntk_summary", "displacement_violation",
+    "power_checks", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
     "rank_curve", "Captions", "captions", "monotonicity_dataframe",
 ]
 
@@ -47,86 +43,37 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
     """A stored monotonicity table (``run_monotonicity_table``) as a table (index ``encoding``), random rows as
     ``mean ± sd``; with ``intervals`` (``run_violation_intervals``) the violation rates that have one show it."""
     iv = as_record(intervals, BootstrapIntervals).statistics if intervals is not None else {}
-    recs = []
-    for row in monotonicity_records(result):
-        rec = {"encoding": row.encoding, "options": row.options}
-        for key, label in (("violation_rate", "violation rate"), ("spearman", "Spearman ρ"),
-                           ("violation_rate_resolvable", "violation rate vs resolvable R")):
-            text = f"{getattr(row, key):.3f}"
-            if getattr(row, f"{key}_sd") is not None:
-                text += f" ± {getattr(row, key + '_sd'):.3f}"
-            if key == "violation_rate" and row.encoding in iv:
-                # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
-                text = iv[row.encoding].text("{:.3f}")
-            rec[label] = text
-        rec["ties in D̂"] = f"{row.tied_fraction:.0%}"
-        recs.append(rec)
-    return pd.DataFrame.from_records(recs).set_index("encoding")
+
+    def text(row, key):
+        sd = getattr(row, f"{key}_sd")
+        return f"{getattr(row, key):.3f}" + (f" ± {sd:.3f}" if sd is not None else "")
+
+    return pd.DataFrame.from_records([{
+        "encoding": row.encoding, "options": row.options,
+        # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
+        "violation rate": iv[row.encoding].text("{:.3f}") if row.encoding in iv else text(row, "violation_rate"),
+        "Spearman ρ": text(row, "spearman"), "violation rate vs resolvable R": text(row, "violation_rate_resolvable"),
+        "ties in D̂": f"{row.tied_fraction:.0%}"} for row in monotonicity_records(result)]).set_index("encoding")
 
 
-@dataclass(frozen=True)
-class CorpusOrder:
-    """The monotonicity numbers of one corpus the chapter quotes: per encoding (short names of
-    :data:`ENCODING_KEYS`) the violation rate (``*_viol``), the same against the resolvable geometry
-    (``*_viol_res``) and Spearman's ρ (``*_rho``); None where the table has no such row (the table trained
-    from scratch exists only where the scale trains it)."""
-
-    sin_viol: float | None = None
-    sin_viol_res: float | None = None
-    sin_rho: float | None = None
-    rope_viol: float | None = None
-    rope_viol_res: float | None = None
-    rope_rho: float | None = None
-    alibi_viol: float | None = None
-    alibi_viol_res: float | None = None
-    alibi_rho: float | None = None
-    pre_viol: float | None = None
-    pre_viol_res: float | None = None
-    pre_rho: float | None = None
-    scratch_viol: float | None = None
-    scratch_viol_res: float | None = None
-    scratch_rho: float | None = None
-    scratch0_viol: float | None = None
-    scratch0_viol_res: float | None = None
-    scratch0_rho: float | None = None
-    rand_viol: float | None = None
-    rand_viol_res: float | None = None
-    rand_rho: float | None = None
-    ntk_mu_viol: float | None = None
-    ntk_mu_viol_res: float | None = None
-    ntk_mu_rho: float | None = None
-    ntk_c_viol: float | None = None
-    ntk_c_viol_res: float | None = None
-    ntk_c_rho: float | None = None
-    smacof1_viol: float | None = None
-    smacof1_viol_res: float | None = None
-    smacof1_rho: float | None = None
-    rand_viol_sd: float | None = None      # over the random tables' seeds
-    n_random_seeds: int = 0
-    alibi_ties: float | None = None        # share of the pairs of pairs ALiBi ties (left out of its rate)
-    closest_rank: int = 0                  # the MDS rank whose violation rate is closest to the paper's 22%
-    closest_viol: float = float("nan")
-
-
-def corpus_order(table: Result) -> CorpusOrder:
-    """The :class:`CorpusOrder` of a ``run_monotonicity_table`` result."""
+def corpus_order(table: Result) -> dict:
+    """The monotonicity numbers of one corpus (a ``run_monotonicity_table`` result) the chapter quotes, by glue name:
+    per encoding (short names of :data:`ENCODING_KEYS`) the violation rate (``<key>_viol``), the same against the
+    resolvable geometry (``<key>_viol_res``) and Spearman's ρ (``<key>_rho``), None where the table has no such row
+    (the table trained from scratch exists only where the scale trains it); the random tables' sd over their
+    ``n_random_seeds`` seeds, the share of pairs of pairs ALiBi ties (left out of its rate), and the MDS rank
+    whose violation rate is closest to the paper's 22% (``closest_rank``, ``closest_viol``)."""
     rows, t = {r.encoding: r for r in monotonicity_records(table)}, as_record(table, OrderTable)
-    values = {}
-    for name, key in ENCODING_KEYS.items():
-        if name in rows:
-            r = rows[name]
-            values.update({f"{key}_viol": r.violation_rate, f"{key}_viol_res": r.violation_rate_resolvable,
-                           f"{key}_rho": r.spearman})
-    return CorpusOrder(**values, rand_viol_sd=rows[RANDOM_ROW].violation_rate_sd,
-                       n_random_seeds=len(t.random_violation), alibi_ties=rows["alibi"].tied_fraction,
-                       closest_rank=t.closest_rank, closest_viol=t.closest_violation)
+    values = {f"{key}_{stat}": getattr(rows[name], attr) if name in rows else None for name, key in ENCODING_KEYS.items()
+              for stat, attr in (("viol", "violation_rate"), ("viol_res", "violation_rate_resolvable"), ("rho", "spearman"))}
+    return {**values, "rand_viol_sd": rows[RANDOM_ROW].violation_rate_sd, "n_random_seeds": len(t.random_violation),
+            "alibi_ties": rows["alibi"].tied_fraction, "closest_rank": t.closest_rank, "closest_viol": t.closest_violation}
 
 
 @dataclass(frozen=True)
 class NTKRun:
-    """One stored NTK run (``run_ntk``), typed (:func:`posgeom.registry.typed.as_record`): the final values,
-    and along training (arrays over ``step``) the kernel's relative change and the violation rates of the
-    table and of its displacement."""
+    """One stored NTK run (``run_ntk``), typed: the final values, and along training (arrays over ``step``) the
+    kernel's relative change and the violation rates of the table and of its displacement."""
 
     regime: str
     seed: int
@@ -157,42 +104,11 @@ def ntk_table(runs: dict) -> pd.DataFrame:
                           "training loss": r.final_train_loss} for r in runs.values()]).set_index(["regime", "seed"])
 
 
-@dataclass(frozen=True)
-class NTKSummary:
-    """The NTK numbers the chapter quotes: per regime the means over its seeds at the end of training (and
-    the table's violation rate at the start, ``*_viol0``), and the settings of the runs."""
-
-    lazy_kernel_change: float
-    lazy_kernel_change_table: float
-    lazy_violation: float
-    lazy_violation_delta: float
-    lazy_table_motion: float
-    lazy_viol0: float
-    lazy_train_loss: float
-    lazy_small_init_kernel_change: float
-    lazy_small_init_kernel_change_table: float
-    lazy_small_init_violation: float
-    lazy_small_init_violation_delta: float
-    lazy_small_init_table_motion: float
-    lazy_small_init_viol0: float
-    lazy_small_init_train_loss: float
-    rich_kernel_change: float
-    rich_kernel_change_table: float
-    rich_violation: float
-    rich_violation_delta: float
-    rich_table_motion: float
-    rich_viol0: float
-    rich_train_loss: float
-    steps: int
-    seeds: int
-    contrast_seeds: int
-    small_sigma: float
-    alpha: float
-    train_sequences: int
-
-
-def ntk_summary(runs: dict, settings=None) -> NTKSummary:
-    """The :class:`NTKSummary` of ``{(regime, seed): NTKRun}`` at the scale in force."""
+def ntk_summary(runs: dict, settings=None) -> dict:
+    """The NTK numbers the chapter quotes of ``{(regime, seed): NTKRun}`` at the scale in force, by glue name: per
+    regime the means over its seeds at the end of training (``<regime>_kernel_change``, ``_kernel_change_table``,
+    ``_violation``, ``_violation_delta``, ``_table_motion``, ``_train_loss``) and the table's violation rate at
+    the start (``<regime>_viol0``), then the settings of the runs."""
     cfg = CONFIGS[_settings(settings).scale].ntk
     values = {}
     for regime in REGIMES:
@@ -201,9 +117,9 @@ def ntk_summary(runs: dict, settings=None) -> NTKSummary:
             values[f"{regime}_{key}"] = float(np.mean([getattr(r, key) for r in rs]))
         values[f"{regime}_viol0"] = float(np.mean([r.violation_curve[0] for r in rs]))
         values[f"{regime}_train_loss"] = float(np.mean([r.final_train_loss for r in rs]))
-    return NTKSummary(**values, steps=cfg.steps, seeds=len(cfg.seeds), contrast_seeds=len(cfg.contrast_seeds),
-                      small_sigma=cfg.lazy_small_init.table_sigma, alpha=cfg.lazy.output_scale,
-                      train_sequences=cfg.train_sequences)
+    return {**values, "steps": cfg.steps, "seeds": len(cfg.seeds), "contrast_seeds": len(cfg.contrast_seeds),
+            "small_sigma": cfg.lazy_small_init.table_sigma, "alpha": cfg.lazy.output_scale,
+            "train_sequences": cfg.train_sequences}
 
 
 def _seeds_text(x, fmt="{:.0%}") -> str:
@@ -211,31 +127,21 @@ def _seeds_text(x, fmt="{:.0%}") -> str:
     return f"{fmt.format(np.mean(x))} [{fmt.format(np.min(x))}–{fmt.format(np.max(x))}]"
 
 
-def displacement_violation(ntk: dict, settings=None):
-    """C11's interval: the violation rate of the lazy runs' displacement ΔP, over the lazy seeds (95 %).
-
-    Returns
-    -------
-    posgeom.geometry.SeedInterval
-    """
+def displacement_violation(ntk: dict, settings=None) -> geo.SeedInterval:
+    """C11's interval: the violation rate of the lazy runs' displacement ΔP, over the lazy seeds (95 %)."""
     cfg = CONFIGS[_settings(settings).scale].ntk
     return geo.seed_interval([ntk["lazy", s].violation_delta for s in cfg.seeds], 0.95)
 
 
-def power_checks(ntk: dict, settings=None) -> list:
+def power_checks(ntk: dict, settings=None) -> list[PowerCheck]:
     """This chapter's decision over seeds (C11's violation rate of ΔP in the lazy runs) for its power table
-    (:func:`posgeom.report.power_frame`), against the weakest order its rule names (five points below 50 %).
-
-    Returns
-    -------
-    list of posgeom.report.PowerCheck
-    """
-
+    (:func:`posgeom.report.power_frame`), against the weakest order its rule names (five points below 50 %)."""
     return [PowerCheck("C11", "violation rate of ΔP, lazy runs", displacement_violation(ntk, settings),
                        rules.ORDER_EFFECT)]
 
 
-def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, ntk: dict, settings=None) -> list:
+def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, ntk: dict,
+                    settings=None) -> list[ComparisonRow]:
     """The chapter's "Paper vs this book" rows for C9 (three checks) and C11, each decided by its rule in
     :mod:`posgeom.verdicts`.
 
@@ -251,12 +157,7 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, nt
     ntk : dict of (str, int) to NTKRun
         :func:`ntk_outcome` of ``run_ntk_all``.
     settings : Settings, optional
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
     """
-
     settings = _settings(settings)
     x = OrderInputs(settings.scale, sst2, imdb, intervals, ranks, CORPUS_CONFIGS[settings.scale].intervals)
     return decided_rows([("C9", lambda: c9_mds_row(x)), ("C9", lambda: c9_random_row(x)),
@@ -356,18 +257,17 @@ def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
 
 def _c11_row(ntk: dict, settings):
     """C11's row (see :func:`comparison_rows`)."""
-
     sc = settings.scale
     cfg = CONFIGS[sc].ntk
+
+    def over_seeds(regime, value):  # a final value of the regime's runs, one per seed
+        return np.array([getattr(ntk[regime, s], value) for s in cfg.seeds_of(regime)])
+
     # C11 can be tested only by a classifier that learns (a loss at ln 2 is chance on two classes) in a regime
     # that is measured to be lazy, not assumed: the kernel must move far less than in the rich regime
-    lazy = [ntk["lazy", s] for s in cfg.seeds]
-    loss_lazy = np.array([r.final_train_loss for r in lazy])
-    kc_lazy = np.array([r.kernel_change for r in lazy])
-    kc_rich = np.array([ntk["rich", s].kernel_change for s in cfg.contrast_seeds])
-    vd_lazy = np.array([r.violation_delta for r in lazy])
-    v_lazy = np.array([r.violation for r in lazy])
-    v_small = np.array([ntk["lazy_small_init", s].violation for s in cfg.contrast_seeds])
+    loss_lazy, kc_lazy, vd_lazy, v_lazy = (over_seeds("lazy", v) for v in
+                                           ("final_train_loss", "kernel_change", "violation_delta", "violation"))
+    kc_rich, v_small = over_seeds("rich", "kernel_change"), over_seeds("lazy_small_init", "violation")
     # is the displacement (and the table) ordered like the corpus? intervals of the mean violation rate over the lazy seeds
     vd_iv, v_iv = displacement_violation(ntk, settings), geo.seed_interval(v_lazy, 0.95)
     c11 = rules.c11_ntk_order(loss_lazy, kc_lazy, kc_rich, vd_iv, v_iv)
@@ -378,8 +278,7 @@ def _c11_row(ntk: dict, settings):
         return ComparisonRow(
             "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
                    f"violation of ΔP {vd_iv.text('{:.1%}')} (95% interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
-                   f"of P started "
-                   f"near a point {_seeds_text(v_small)}",
+                   f"of P started near a point {_seeds_text(v_small)}",
             sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,
             options=f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "
                     f"than by width; {len(cfg.seeds)} seeds, {cfg.train_sequences} training sentences fitted, "
@@ -394,8 +293,8 @@ def _c11_row(ntk: dict, settings):
 
 @dataclass(frozen=True)
 class RankCurve:
-    """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per
-    seed) for reference (:func:`posgeom.registry.typed.as_record` reads it from a ``run_monotonicity_table``)."""
+    """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per seed)
+    for reference, of a ``run_monotonicity_table``."""
 
     ranks: np.ndarray = stored("mds_ranks")
     violation: np.ndarray = stored("mds_violation")
@@ -439,7 +338,6 @@ def _regime_words(regime, *, table: str) -> str:
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.monotonicity.CONFIGS`;
     the corpora of :data:`posgeom.experiments.real_corpora.CONFIGS`)."""
-
     settings = _settings(settings)
     ntk = CONFIGS[settings.scale].ntk
     small = short_float(ntk.lazy_small_init.table_sigma)
@@ -447,12 +345,15 @@ def captions(settings=None) -> Captions:
                f"{_regime_words(ntk.lazy_small_init, table=f'N(0, {small}²)')}; rich: "
                f"{_regime_words(ntk.rich, table='N(0, 0.02²)')}")
     sentences = "all training sentences" if ntk.train_sequences is None else f"{ntk.train_sequences:,}"
+    imdb_ranks = CONFIGS["paper"].mds_ranks("imdb")
     return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
                     imdb=corpus_caption(settings.scale, "imdb"), ntk_positions=f"0-{ntk.n_positions - 1}",
                     ntk_regimes=regimes, ntk_steps=f"{ntk.steps:,} SGD steps of {ntk.batch_size} sentences from {sentences}",
                     ntk_probes=int(ntk.probe_sequences), quick_ntk=_ntk_runs("quick"), paper_ntk=_ntk_runs("paper"),
                     paper_random_seeds=len(CONFIGS["paper"].random_seeds),
-                    paper_imdb_ranks=_ranks(CONFIGS["paper"].mds_ranks("imdb")),
+                    # the MDS ranks scored, in words
+                    paper_imdb_ranks="every MDS rank" if imdb_ranks is None else "MDS ranks " + ", ".join(
+                        str(int(k)) for k in imdb_ranks),
                     sst2_sentences=_corpus_sizes("sst2", "sentences"), imdb_reviews=_corpus_sizes("imdb", "reviews"),
                     ntk_data=describe_scales(*(_ntk_data(s) for s in ("quick", "paper"))))
 
@@ -470,14 +371,8 @@ def _ntk_runs(scale: str) -> str:
             f"{len(contrasts)} contrasts ({widths})")
 
 
-def _ranks(ranks) -> str:
-    """MDS ranks scored, in words: ``"every MDS rank"`` (None) or ``"MDS ranks 1, 2, …"``."""
-    return "every MDS rank" if ranks is None else "MDS ranks " + ", ".join(str(int(k)) for k in ranks)
-
-
 def _corpus_sizes(corpus: str, unit: str) -> str:
     """A real corpus's sequences counted, at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-
     return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
                              for s in ("quick", "paper")))
 
