@@ -1,9 +1,8 @@
 r"""What the chapter "Theorem 1: no position, no order" reports, from its stored runs.
 
-The runs of :mod:`posgeom.experiments.necessity` (equivariance gaps; the order-only task with and without
-``[CLS]``) read back typed, the numbers the chapter quotes as one mapping per section (glued by
-:func:`posgeom.notebooks.glue_fields`), and its "Paper vs this book" rows for C1, each decided by its rule in
-:mod:`posgeom.verdicts`.
+The runs of :mod:`posgeom.experiments.necessity` (equivariance gaps; the order task with and without ``[CLS]``)
+read back typed, the numbers the chapter quotes as one mapping per section (glued by ``glue_fields``), and its
+"Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -28,9 +27,8 @@ __all__ = ["LEARNED_LEVEL", "EXTRA_MODELS", "order_task_outcome", "steps_to_lear
 #: The test accuracy at which a model counts as having learned the order task (for the steps it took).
 LEARNED_LEVEL = 0.95
 
-#: The models the chapter trains beyond :data:`posgeom.experiments.necessity.MODELS`: the notebook's rerun
-#: of bidirectional ALiBi without ``[CLS]`` (``run_order_task(settings, models=[("alibi", False)],
-#: cls_token=False)``), over the same seeds.
+#: The models the chapter trains beyond :data:`posgeom.experiments.necessity.MODELS`: the notebook's rerun of
+#: bidirectional ALiBi without ``[CLS]`` (``run_order_task(models=[("alibi", False)], cls_token=False)``), same seeds.
 EXTRA_MODELS = (("alibi", False),)
 
 
@@ -42,10 +40,9 @@ class _StoredEquivariance:
 
 
 def order_task_outcome(result: Result) -> OrderTaskOutcome:
-    """The stored :func:`~posgeom.experiments.necessity.run_order_task` as the typed
-    :class:`~posgeom.models.tasks.OrderTaskOutcome` (its evaluated steps, test sequences and their length read from
-    the result), its models in the order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them
-    by name), each with its test accuracy along training (stored as ``<model label>__curve``)."""
+    """A stored ``run_order_task`` as the typed :class:`~posgeom.models.tasks.OrderTaskOutcome`, its models in the
+    order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name), each with its test
+    accuracy along training (stored as ``<model label>__curve``)."""
     order = {m: k for k, m in enumerate(MODELS)}
     rows = sorted(order_task_rows(result), key=lambda r: order.get((r.position, r.causal), len(order)))
     stored_curves = {name.removesuffix("__curve"): np.asarray(a) for name, a in result.arrays.items()
@@ -62,9 +59,8 @@ def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> d
 
 
 def equivariance_summary(result: Result) -> dict:
-    """The equivariance gaps of the hidden states the chapter quotes, from a
-    :func:`~posgeom.experiments.necessity.run_equivariance` result (glued as ``t1eq_<name>``; see
-    :class:`~posgeom.models.equivariance.EquivarianceRow`)."""
+    """The equivariance gaps of the hidden states the chapter quotes, from a ``run_equivariance`` result (glued as
+    ``t1eq_<name>``; see :class:`~posgeom.models.equivariance.EquivarianceRow`)."""
     rows = equivariance_rows(result)
     nope, alibi = find(rows, position="none", causal=False), find(rows, position="alibi", causal=False)
     return dict(
@@ -72,17 +68,14 @@ def equivariance_summary(result: Result) -> dict:
         machine_epsilon=as_record(result, _StoredEquivariance).machine_epsilon,
         alibi_perm_gap=alibi.perm_gap, alibi_reversal_gap=alibi.reversal_gap,  # the reversal keeps |i − j|
         # the smallest random-permutation gap of a model that sees positions
-        min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)),
-    )
+        min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)))
 
 
 def order_task_summary(result: Result) -> dict:
-    """The order-task numbers the chapter quotes, from a :func:`~posgeom.experiments.necessity.run_order_task`
-    result with [CLS] (glued as ``t1_<name>``): final test accuracy over seeds, and the steps until a model's mean
-    accuracy reached :data:`LEARNED_LEVEL` (None: never)."""
+    """The order-task numbers the chapter quotes, from a ``run_order_task`` result with [CLS] (glued as ``t1_<name>``):
+    final test accuracy over seeds, and the steps until a model's mean accuracy reached :data:`LEARNED_LEVEL`."""
     outcome = order_task_outcome(result)
-    nope = find(outcome.rows, position="none", causal=False)
-    causal = find(outcome.rows, position="none", causal=True)
+    nope, causal = (find(outcome.rows, position="none", causal=masked) for masked in (False, True))
     worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)  # of any encoding
     learned = steps_to_learn(outcome)
     reached = [s for s in learned.values() if s is not None]
@@ -90,21 +83,16 @@ def order_task_summary(result: Result) -> dict:
         nope_mean=nope.mean, nope_std=nope.std, encoded_min=worst.min, encoded_worst=worst.position,
         causal_mean=causal.mean, causal_steps=learned[model_label("none", True)],
         fastest_steps=min(reached) if reached else None, n_test=outcome.n_test,
-        task_positions=outcome.seq_len - 1, n_seeds=len(nope.accuracy),  # content tokens: [CLS] excluded
-    )
+        task_positions=outcome.seq_len - 1, n_seeds=len(nope.accuracy))  # task positions: [CLS] excluded
 
 
 def seed_spread(mean: float, low: float, high: float) -> str:
     """A mean over seeds with the range of the seeds, each value once (docs/STYLE.md, rule 2): ``"0.950 (seeds
     0.900–1.000)"``, or ``"1.000 in every seed"`` when every seed shows the same value at 3 decimals."""
-    if f"{low:.3f}" == f"{high:.3f}":
-        # one value in every seed: the mean is that value too, said once
-        return f"{low:.3f} in every seed"
-    return f"{mean:.3f} (seeds {low:.3f}–{high:.3f})"
+    return f"{low:.3f} in every seed" if f"{low:.3f}" == f"{high:.3f}" else f"{mean:.3f} (seeds {low:.3f}–{high:.3f})"
 
 
-def comparison_rows(equivariance: Result, order: Result, order_without_cls: Result,
-                    settings=None) -> list[ComparisonRow]:
+def comparison_rows(equivariance: Result, order: Result, order_without_cls: Result, settings=None) -> list:
     """The chapter's "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`.
 
     Parameters
@@ -164,10 +152,9 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state about the runs at ``settings.scale``
-    (:data:`posgeom.experiments.necessity.CONFIGS`), glued as ``t1cap_<name>`` so that a caption is right at both
-    scales; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at both scales, said once) are the
-    "What this chapter needs" box's."""
+    """What the chapter's figure captions state about the runs at ``settings.scale``, glued as ``t1cap_<name>`` so
+    that a caption is right at both scales; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at
+    both scales, said once) are the "What this chapter needs" box's."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     eq, task = conf.equivariance, conf.task
@@ -184,9 +171,8 @@ def captions(settings=None) -> dict:
 
 
 def _runs(scale: str) -> str:
-    """The chapter's training runs at ``scale`` in words: each model of :data:`~posgeom.experiments.necessity.MODELS`
-    and of :data:`EXTRA_MODELS` over the seeds, their steps and the task's positions (the encoder's shape is said
-    once, in the box's "Model" line)."""
+    """The chapter's training runs at ``scale`` in words: each model of ``MODELS`` and :data:`EXTRA_MODELS` over the
+    seeds (the encoder's shape is said once, in the box's "Model" line)."""
     conf = CONFIGS[scale]
     n = (len(MODELS) + len(EXTRA_MODELS)) * len(conf.seeds)
     return f"{n} training runs of {conf.train.steps:,} steps each on {conf.task.n_positions} task positions"

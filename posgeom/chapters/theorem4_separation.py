@@ -23,12 +23,10 @@ from ..wording import describe_model, describe_scales, describe_seeds, describe_
 from .powered import design_summary, paired_text, plan_text
 from .records import StoredConverged
 
-__all__ = [
-    "Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table", "headline_summary",
-    "PretrainedTable", "pretrained_table", "controls_summary", "decay_summary", "shrink_factors",
-    "FactorisationOutcome", "factorisation_outcome", "converged_summary", "converged_ratios", "comparison_rows",
-    "captions",
-]
+__all__ = ["Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table",
+           "headline_summary", "PretrainedTable", "pretrained_table", "controls_summary", "decay_summary",
+           "shrink_factors", "FactorisationOutcome", "factorisation_outcome", "converged_summary", "converged_ratios",
+           "comparison_rows", "captions"]
 
 #: The interval over seeds as the chapter quotes it: "0.106 [0.100, 0.113]".
 _IV = "{:.3f}"
@@ -57,12 +55,10 @@ class TableState:
 
 @dataclass(frozen=True, kw_only=True)
 class SeparationRun:
-    """A stored :func:`posgeom.experiments.separation.run_separation`, typed (what the chapter reads of it).
-
-    Arrays ``separation``, ``separation_normalized``, ``median_distance``, ``order_spearman`` have shape
-    (n_seeds, n_records), recorded at the training steps ``step``. The corpus facts are None where they do
-    not apply (entropies: synthetic MLM corpora; vocabulary, training size and reach: real corpora).
-    """
+    """A stored :func:`posgeom.experiments.separation.run_separation`, typed: arrays ``separation``,
+    ``separation_normalized``, ``median_distance``, ``order_spearman`` of shape (n_seeds, n_records), recorded at the
+    training steps ``step``; corpus facts None where they do not apply (entropies: synthetic MLM corpora;
+    vocabulary, training size and reach: real corpora)."""
 
     weight_decay: float
     seeds: tuple
@@ -137,17 +133,12 @@ def headline_summary(drift: SeparationRun, sst2: SeparationRun) -> dict:
 
 @dataclass(frozen=True)
 class PretrainedTable:
-    """A stored :func:`~posgeom.experiments.separation.run_pretrained_separation`, typed: per number of first positions
-    ``n`` the separation, median distance, closest pair and Gaussian reference (``by_n``); each row's nearest
-    distance."""
+    """A stored ``run_pretrained_separation``, typed: per number of first positions ``n`` the separation, median
+    distance, closest pair and Gaussian reference (``by_n``); each row's distance to its nearest other row."""
 
     pretrained: str
     by_n: pd.DataFrame
     nearest: np.ndarray
-
-    def at(self, n: int) -> pd.Series:
-        """The numbers over the first ``n`` rows."""
-        return self.by_n.loc[n]
 
 
 def pretrained_table(result: Result) -> PretrainedTable:
@@ -202,8 +193,7 @@ class FactorisationOutcome:
     placebo: float = stored("placebo.relative")
     pair_real: float = stored("real.pair_relative")
     pair_placebo: float = stored("placebo.pair_relative")
-    # positions whose real gap is above the placebos' 95th percentile
-    above: int = stored("positions_above_placebo_95")
+    above: int = stored("positions_above_placebo_95")  # positions whose real gap tops the placebos' 95th percentile
     npos: int = field(init=False)  # the positions kept, as many as the stored list of them
 
     def __post_init__(self):
@@ -289,7 +279,7 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
         return ComparisonRow(
             "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(_IV, with_t=False)}, SST-2 "
                         f"{sst2.text(_IV, with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
-                        f"{pretrained.at(64)['raw']:.3f} (first 64 positions, one table: no interval)"),
+                        f"{pretrained.by_n.loc[64, 'raw']:.3f} (first 64 positions, one table: no interval)"),
             scale=settings.scale, model=f"{model}; {pretrained.pretrained}", corpus="synthetic drift; SST-2 train",
             options=f"MLM, N(0, 0.02²) init, no weight decay, {drift.n} seeds",
             decision=rules.c2_separation([drift, sst2], broken_min()))
