@@ -1,9 +1,7 @@
-r"""What the chapter "Theorem 1: no position, no order" reports, from its stored runs.
-
-The runs of :mod:`posgeom.experiments.necessity` (equivariance gaps; the order task with and without ``[CLS]``)
-read back typed, the numbers the chapter quotes as one mapping per section (glued by ``glue_fields``), and its
-"Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`.
-"""
+r"""What the chapter "Theorem 1: no position, no order" reports, from its stored runs: the runs of
+:mod:`posgeom.experiments.necessity` (equivariance gaps; the order task with and without ``[CLS]``) read back typed,
+the numbers the chapter quotes as one mapping per section (glued by :func:`posgeom.notebooks.glue_fields`), and
+its "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`."""
 
 from __future__ import annotations
 
@@ -60,14 +58,13 @@ def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> d
 
 def equivariance_summary(result: Result) -> dict:
     """The equivariance gaps of the hidden states the chapter quotes, from a ``run_equivariance`` result (glued as
-    ``t1eq_<name>``; see :class:`~posgeom.models.equivariance.EquivarianceRow`)."""
+    ``t1eq_<name>``; ``min_encoded_gap``: the smallest random-permutation gap of a model that sees positions)."""
     rows = equivariance_rows(result)
     nope, alibi = find(rows, position="none", causal=False), find(rows, position="alibi", causal=False)
     return dict(
-        nope_gap=nope.perm_gap,  # the largest over the random permutations
-        machine_epsilon=as_record(result, _StoredEquivariance).machine_epsilon,
-        alibi_perm_gap=alibi.perm_gap, alibi_reversal_gap=alibi.reversal_gap,  # the reversal keeps |i − j|
-        # the smallest random-permutation gap of a model that sees positions
+        # the largest over the random permutations; ALiBi's for them and for the reversal (which keeps |i − j|)
+        nope_gap=nope.perm_gap, machine_epsilon=as_record(result, _StoredEquivariance).machine_epsilon,
+        alibi_perm_gap=alibi.perm_gap, alibi_reversal_gap=alibi.reversal_gap,
         min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)))
 
 
@@ -78,11 +75,10 @@ def order_task_summary(result: Result) -> dict:
     nope, causal = (find(outcome.rows, position="none", causal=masked) for masked in (False, True))
     worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)  # of any encoding
     learned = steps_to_learn(outcome)
-    reached = [s for s in learned.values() if s is not None]
     return dict(
         nope_mean=nope.mean, nope_std=nope.std, encoded_min=worst.min, encoded_worst=worst.position,
         causal_mean=causal.mean, causal_steps=learned[model_label("none", True)],
-        fastest_steps=min(reached) if reached else None, n_test=outcome.n_test,
+        fastest_steps=min((s for s in learned.values() if s is not None), default=None), n_test=outcome.n_test,
         task_positions=outcome.seq_len - 1, n_seeds=len(nope.accuracy))  # task positions: [CLS] excluded
 
 
@@ -98,8 +94,7 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
     Parameters
     ----------
     equivariance, order, order_without_cls : Result
-        ``run_equivariance``, ``run_order_task`` and ``run_order_task(cls_token=False)`` restricted to ALiBi
-        (:mod:`posgeom.experiments.necessity`).
+        ``run_equivariance``, ``run_order_task`` and ``run_order_task(cls_token=False)`` restricted to ALiBi.
     settings : Settings, optional
         The scale in force (its model shape names the model in each row).
     """

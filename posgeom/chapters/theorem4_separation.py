@@ -1,9 +1,7 @@
-r"""What the chapter "Theorem 4: training separates positions" reports, from its stored runs.
-
-The runs of :mod:`posgeom.experiments.separation` and :mod:`posgeom.experiments.factorisation` read back typed,
-the numbers the chapter quotes as one mapping per section (glued by :func:`posgeom.notebooks.glue_fields`), and
-the chapter's "Paper vs this book" rows, each decided by its rule in :mod:`posgeom.verdicts`.
-"""
+r"""What the chapter "Theorem 4: training separates positions" reports, from its stored runs: the runs of
+:mod:`posgeom.experiments.separation` and :mod:`posgeom.experiments.factorisation` read back typed, the numbers the
+chapter quotes as one mapping per section (glued by :func:`posgeom.notebooks.glue_fields`), and its "Paper vs this
+book" rows, each decided by its rule in :mod:`posgeom.verdicts`."""
 
 from __future__ import annotations
 
@@ -64,8 +62,7 @@ class SeparationRun:
     seeds: tuple
     initial: TableState
     final: TableState
-    # normalised separation of a Gaussian table of the same shape (mean of draws)
-    random_reference: float = stored("random_reference.mean")
+    random_reference: float = stored("random_reference.mean")  # sep / median of a Gaussian table (mean of draws)
     eval_accuracy: Spread
     masked_loss: Spread | None = None  # MLM only: loss at the masked positions (nats)
     step: np.ndarray
@@ -209,7 +206,7 @@ def converged_summary(result: Result) -> dict:
     """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it (glued as ``t4cv_<name>``);
     means over the decision's seeds (the order-insensitive ``control``'s separation: the median)."""
     d, design = as_record(result, StoredConverged), result.manifest["params"]["design"]
-    runs, diff = d.runs, d.difference
+    runs, diff = d.runs, d.difference  # per decision seed; the paired log10 ratio over them
     hold, floor, control = (setup.label for setup in Setup)  # the stored values are keyed by the setups' labels
 
     def mean(f):
@@ -243,8 +240,8 @@ def _converged_row(converged: Result):
         "C2", ours=(f"with weight decay {c['weight_decay']:g} for {c['steps']:,} steps, the {c['n_resolved']} pairs "
                     f"whose marginals the sample tells apart end at {c['ratio']:.2f}× the stationary floor "
                     f"[{c['ratio_low']:.2f}, {c['ratio_high']:.2f}] (log10 ratio "
-                    f"{paired_text(d.difference, '{:+.3f}')}); the order-insensitive control "
-                    f"ends at {c['control']:.1e}{p.stale}"),
+                    f"{paired_text(d.difference, '{:+.3f}')}); the order-insensitive control ends at "
+                    f"{c['control']:.1e}{p.stale}"),
         scale=p.scale, model=converged.manifest["model"] + " (CPU)", corpus="synthetic drift and stationary",
         options=f"MLM and bag-of-tokens loss, AdamW weight decay {c['weight_decay']:g}; {plan_text(converged)}",
         decision=rules.c2_converged(d.difference, [r.control for r in d.runs]))
@@ -285,17 +282,16 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
             decision=rules.c2_separation([drift, sst2], broken_min()))
 
     def broken_row():
-        hold, stat_, bag_ = (tied[k].final.order_spearman.mean for k in Setup)
-        d = headline["drift"]
+        c, d = controls_summary(tied), headline["drift"]
         return ComparisonRow(
             "C2", ours=(f"normalised separation falls during training ({d.initial.normalized.mean:.2f} → "
                         f"{d.final.normalized.mean:.2f}); from a tied start the broken-condition runs separate too "
-                        f"({tied[Setup.STATIONARY].final.raw.mean:.3f}, {tied[Setup.CONTROL].final.raw.mean:.3f}) "
-                        f"into unordered clouds (ρ with |i − j|: {stat_:.2f}, {bag_:.2f} against {hold:.2f} when the "
-                        f"conditions hold; {len(conf.seeds)} seeds, ranges in the tables above)"),
+                        f"({c['sep_stat']:.3f}, {c['sep_bag']:.3f}) into unordered clouds (ρ with |i − j|: "
+                        f"{c['rho_stat']:.2f}, {c['rho_bag']:.2f} against {c['rho_hold']:.2f} when the conditions "
+                        f"hold; {len(conf.seeds)} seeds, ranges in the tables above)"),
             scale=settings.scale, model=model, corpus="synthetic drift and stationary",
             options="MLM and bag-of-tokens loss, tied and Gaussian init",
-            decision=rules.c2_broken_conditions(broken_min(), hold, [stat_, bag_]),
+            decision=rules.c2_broken_conditions(broken_min(), c["rho_hold"], [c["rho_stat"], c["rho_bag"]]),
             conditions={"statistics": "stationary", "loss": "order-insensitive"})
 
     def decay_row():
@@ -315,10 +311,9 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state about the runs at ``settings.scale``
-    (:data:`posgeom.experiments.separation.CONFIGS`), glued as ``t4cap_<name>`` so that a caption is right at both
-    scales; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at both scales, said once) are the
-    "What this chapter needs" box's."""
+    """What the chapter's figure captions state about the runs at ``settings.scale``, glued as ``t4cap_<name>`` so
+    that a caption is right at both scales; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at
+    both scales, said once) are the "What this chapter needs" box's."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     syn, sst2, imdb = conf.synthetic, conf.real.sst2, conf.real.imdb
@@ -332,10 +327,9 @@ def captions(settings=None) -> dict:
     return dict(scale=settings.scale, headline_seeds=describe_seeds(conf.headline_seeds),
                 seeds=describe_seeds(conf.seeds),  # of the tied-start and weight-decay runs
                 corpora=corpora, stationary=shape, model=describe_model(conf.model),
-                training=describe_training(conf.train),  # optimiser, batch, steps
-                steps=f"{conf.train.steps:,}", weight_decay=f"{conf.weight_decay:g}",
+                training=describe_training(conf.train), steps=f"{conf.train.steps:,}",  # optimiser, batch, steps
+                weight_decay=f"{conf.weight_decay:g}", quick_runs=_runs("quick"), paper_runs=_runs("paper"),
                 gap_positions=int(conf.gap.n_positions), gap_layer=int(conf.gap.layer),  # the factorisation check's
-                quick_runs=_runs("quick"), paper_runs=_runs("paper"),
                 models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
