@@ -319,13 +319,14 @@ def test_necessity_summaries_and_rows_come_from_the_stored_runs(settings, tiny):
         naive = next((int(s) for s, a in zip(outcome.steps, mean) if a >= 0.95), None)
         assert t1.steps_to_learn(outcome)[label] == naive
     summary = t1.order_task_summary(order)
-    assert summary.nope_mean == 0.5 and summary.nope_std == 0.0 and summary.n_seeds == 2
-    assert summary.task_positions == 6 and summary.n_test == 128
+    assert summary["nope_mean"] == 0.5 and summary["nope_std"] == 0.0 and summary["n_seeds"] == 2
+    assert summary["task_positions"] == 6 and summary["n_test"] == 128
     worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)
-    assert (summary.encoded_min, summary.encoded_worst) == (worst.min, worst.position)
+    assert (summary["encoded_min"], summary["encoded_worst"]) == (worst.min, worst.position)
     gaps = t1.equivariance_summary(eq)
-    assert gaps.nope_gap < 1e-12 and gaps.alibi_reversal_gap < 1e-12 < gaps.alibi_perm_gap
-    assert gaps.min_encoded_gap == min(r.perm_gap for r in nec.equivariance_rows(eq) if r.position != "none" or r.causal)
+    assert gaps["nope_gap"] < 1e-12 and gaps["alibi_reversal_gap"] < 1e-12 < gaps["alibi_perm_gap"]
+    assert gaps["min_encoded_gap"] == min(r.perm_gap for r in nec.equivariance_rows(eq)
+                                          if r.position != "none" or r.causal)
     rows = t1.comparison_rows(eq, order, nocls, settings)
     assert [r.claim for r in rows] == ["C1"] * 4 and all(isinstance(r, ComparisonRow) for r in rows)
     # the model is described from the settings in force, not typed

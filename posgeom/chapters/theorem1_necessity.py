@@ -1,10 +1,7 @@
-r"""What the chapter "Theorem 1: no position, no order" reports, from its stored runs.
-
-The runs of :mod:`posgeom.experiments.necessity` (equivariance gaps; the order-only task with and without
-``[CLS]``) are read back as typed records (:func:`order_task_outcome`), the numbers the chapter quotes are
-given as one summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and the chapter's "Paper
-vs this book" rows for C1 are built here, each decided by its rule in :mod:`posgeom.verdicts`.
-"""
+r"""What the chapter "Theorem 1: no position, no order" reports, from its stored runs: the runs of
+:mod:`posgeom.experiments.necessity` (equivariance gaps; the order task with and without ``[CLS]``) read back typed,
+the numbers the chapter quotes as one mapping per section (glued by :func:`posgeom.notebooks.glue_fields`), and
+its "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`."""
 
 from __future__ import annotations
 
@@ -22,116 +19,73 @@ from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_training, model_words
 
-__all__ = [
-    "LEARNED_LEVEL", "StoredOrderTask", "order_task_outcome", "StoredEquivariance", "steps_to_learn",
-    "EquivarianceSummary", "equivariance_summary",
-    "OrderTaskSummary", "order_task_summary", "seed_spread", "comparison_rows", "Captions", "captions", "EXTRA_MODELS",
-]
+__all__ = ["LEARNED_LEVEL", "EXTRA_MODELS", "order_task_outcome", "steps_to_learn", "equivariance_summary",
+           "order_task_summary", "seed_spread", "comparison_rows", "captions"]
 
 #: The test accuracy at which a model counts as having learned the order task (for the steps it took).
 LEARNED_LEVEL = 0.95
 
-
-@dataclass(frozen=True)
-class StoredOrderTask:
-    """A stored order-task run, typed: the evaluated steps, the test sequences and their length."""
-
-    steps: np.ndarray
-    n_test: int
-    seq_len: int
-
-
-def order_task_outcome(result: Result) -> OrderTaskOutcome:
-    """The stored order-task run (:func:`~posgeom.experiments.necessity.run_order_task`) as the typed :class:`~posgeom.models.tasks.OrderTaskOutcome`, its
-    models in the order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name), each
-    model's test accuracy along training from its stored array ``<model label>__curve``."""
-    order = {m: k for k, m in enumerate(MODELS)}
-    rows = sorted(order_task_rows(result), key=lambda r: order.get((r.position, r.causal), len(order)))
-    stored_curves = {name.removesuffix("__curve"): np.asarray(a) for name, a in result.arrays.items()
-                     if name.endswith("__curve")}
-    curves = {label: stored_curves[label] for label in (model_label(r.position, r.causal) for r in rows)}
-    run = as_record(result, StoredOrderTask)
-    return OrderTaskOutcome(rows=rows, curves=curves, steps=run.steps, n_test=run.n_test, seq_len=run.seq_len)
-
-
-def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> dict[str, int | None]:
-    """Per model, the first evaluated step at which the mean test accuracy over seeds reaches ``level``
-    (None when it never does)."""
-    first = {}
-    for label, curve in outcome.curves.items():
-        hit = np.flatnonzero(curve.mean(axis=0) >= level)
-        first[label] = int(outcome.steps[hit[0]]) if hit.size else None
-    return first
+#: The models the chapter trains beyond :data:`posgeom.experiments.necessity.MODELS`: the notebook's rerun of
+#: bidirectional ALiBi without ``[CLS]`` (``run_order_task(models=[("alibi", False)], cls_token=False)``), same seeds.
+EXTRA_MODELS = (("alibi", False),)
 
 
 @dataclass(frozen=True)
-class EquivarianceSummary:
-    """The equivariance gaps the chapter quotes (hidden states; see :class:`~posgeom.models.equivariance.EquivarianceRow`)."""
-
-    nope_gap: float           # NoPE, largest gap over the random permutations
-    machine_epsilon: float    # of the dtype computed in
-    alibi_perm_gap: float     # ALiBi, random permutations
-    alibi_reversal_gap: float  # ALiBi, the reversal (a symmetry of |i − j|)
-    min_encoded_gap: float    # the smallest random-permutation gap of a model that sees positions
-
-
-@dataclass(frozen=True)
-class StoredEquivariance:
+class _StoredEquivariance:
     """A stored equivariance run's machine epsilon (of the dtype it computed in)."""
 
     machine_epsilon: float
 
 
-def equivariance_summary(result: Result) -> EquivarianceSummary:
-    """The numbers of :class:`EquivarianceSummary` from a :func:`~posgeom.experiments.necessity.run_equivariance` result."""
+def order_task_outcome(result: Result) -> OrderTaskOutcome:
+    """A stored ``run_order_task`` as the typed :class:`~posgeom.models.tasks.OrderTaskOutcome`, its models in the
+    order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name), each with its test
+    accuracy along training (stored as ``<model label>__curve``)."""
+    order = {m: k for k, m in enumerate(MODELS)}
+    rows = sorted(order_task_rows(result), key=lambda r: order.get((r.position, r.causal), len(order)))
+    stored_curves = {name.removesuffix("__curve"): np.asarray(a) for name, a in result.arrays.items()
+                     if name.endswith("__curve")}
+    curves = {label: stored_curves[label] for label in (model_label(r.position, r.causal) for r in rows)}
+    return as_record(result, OrderTaskOutcome, rows=rows, curves=curves)
+
+
+def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> dict[str, int | None]:
+    """Per model, the first evaluated step at which the mean test accuracy over seeds reaches ``level``
+    (None when it never does)."""
+    reached = {label: np.flatnonzero(curve.mean(axis=0) >= level) for label, curve in outcome.curves.items()}
+    return {label: int(outcome.steps[hit[0]]) if hit.size else None for label, hit in reached.items()}
+
+
+def equivariance_summary(result: Result) -> dict:
+    """The equivariance gaps of the hidden states the chapter quotes, from a ``run_equivariance`` result (glued as
+    ``t1eq_<name>``; ``min_encoded_gap``: the smallest random-permutation gap of a model that sees positions)."""
     rows = equivariance_rows(result)
     nope, alibi = find(rows, position="none", causal=False), find(rows, position="alibi", causal=False)
-    return EquivarianceSummary(
-        nope_gap=nope.perm_gap, machine_epsilon=as_record(result, StoredEquivariance).machine_epsilon,
+    return dict(
+        # the largest over the random permutations; ALiBi's for them and for the reversal (which keeps |i − j|)
+        nope_gap=nope.perm_gap, machine_epsilon=as_record(result, _StoredEquivariance).machine_epsilon,
         alibi_perm_gap=alibi.perm_gap, alibi_reversal_gap=alibi.reversal_gap,
-        min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)),
-    )
+        min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)))
 
 
-@dataclass(frozen=True)
-class OrderTaskSummary:
-    """The order-task numbers the chapter quotes (final test accuracy over seeds)."""
-
-    nope_mean: float
-    nope_std: float
-    encoded_min: float        # the lowest seed of any model with a positional encoding
-    encoded_worst: str        # the encoding of that seed
-    causal_mean: float        # NoPE with a causal mask
-    causal_steps: int | None  # steps until the causal model's mean accuracy reached LEARNED_LEVEL
-    fastest_steps: int | None  # the same for the fastest model of all
-    n_test: int
-    task_positions: int       # content tokens per sequence ([CLS] excluded)
-    n_seeds: int
-
-
-def order_task_summary(result: Result) -> OrderTaskSummary:
-    """The numbers of :class:`OrderTaskSummary` from a :func:`~posgeom.experiments.necessity.run_order_task` result (with [CLS])."""
+def order_task_summary(result: Result) -> dict:
+    """The order-task numbers the chapter quotes, from a ``run_order_task`` result with [CLS] (glued as ``t1_<name>``):
+    final test accuracy over seeds, and the steps until a model's mean accuracy reached :data:`LEARNED_LEVEL`."""
     outcome = order_task_outcome(result)
-    nope = find(outcome.rows, position="none", causal=False)
-    causal = find(outcome.rows, position="none", causal=True)
-    worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)
+    nope, causal = (find(outcome.rows, position="none", causal=masked) for masked in (False, True))
+    worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)  # of any encoding
     learned = steps_to_learn(outcome)
-    reached = [s for s in learned.values() if s is not None]
-    return OrderTaskSummary(
+    return dict(
         nope_mean=nope.mean, nope_std=nope.std, encoded_min=worst.min, encoded_worst=worst.position,
         causal_mean=causal.mean, causal_steps=learned[model_label("none", True)],
-        fastest_steps=min(reached) if reached else None, n_test=outcome.n_test,
-        task_positions=outcome.seq_len - 1, n_seeds=len(nope.accuracy),
-    )
+        fastest_steps=min((s for s in learned.values() if s is not None), default=None), n_test=outcome.n_test,
+        task_positions=outcome.seq_len - 1, n_seeds=len(nope.accuracy))  # task positions: [CLS] excluded
 
 
 def seed_spread(mean: float, low: float, high: float) -> str:
     """A mean over seeds with the range of the seeds, each value once (docs/STYLE.md, rule 2): ``"0.950 (seeds
     0.900–1.000)"``, or ``"1.000 in every seed"`` when every seed shows the same value at 3 decimals."""
-    if f"{low:.3f}" == f"{high:.3f}":
-        # one value in every seed: the mean is that value too, said once
-        return f"{low:.3f} in every seed"
-    return f"{mean:.3f} (seeds {low:.3f}–{high:.3f})"
+    return f"{low:.3f} in every seed" if f"{low:.3f}" == f"{high:.3f}" else f"{mean:.3f} (seeds {low:.3f}–{high:.3f})"
 
 
 def comparison_rows(equivariance: Result, order: Result, order_without_cls: Result, settings=None) -> list:
@@ -140,18 +94,15 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
     Parameters
     ----------
     equivariance, order, order_without_cls : Result
-        :func:`~posgeom.experiments.necessity.run_equivariance`, :func:`~posgeom.experiments.necessity.run_order_task` and ``run_order_task(cls_token=False)`` restricted
-        to ALiBi.
+        ``run_equivariance``, ``run_order_task`` and ``run_order_task(cls_token=False)`` restricted to ALiBi.
     settings : Settings, optional
         The scale in force (its model shape names the model in each row).
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
     """
-
     settings = _settings(settings)
     shape = CONFIGS[settings.scale].model
+
+    def row(detail: str, **fields) -> ComparisonRow:
+        return ComparisonRow("C1", scale=settings.scale, model=describe_model(shape, detail=detail), **fields)
 
     def identity_row():
         # random weights and inputs: the identity needs no training, so this row is decided on a CPU at every scale
@@ -159,35 +110,26 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
         gap = find(gaps, position="none", causal=False)
         # what a broken symmetry looks like at this shape: the bidirectional encoders with a positional encoding
         encoded = [r.perm_gap for r in gaps if r.position != "none" and not r.causal]
-        return ComparisonRow(
-            "C1", ours=(f"NoPE equivariant to {gap.perm_gap:.1e} (float64, random weights and inputs), against "
-                        f"{min(encoded):.2g} or more with a positional encoding"),
-            scale=settings.scale, model=describe_model(shape, detail="random weights"),
-            corpus="random inputs and permutations", options="bidirectional, mean pooling, [CLS]",
-            decision=rules.c1_equivariance(gap.perm_gap, encoded),
-        )
+        return row("random weights", ours=(f"NoPE equivariant to {gap.perm_gap:.1e} (float64, random weights and "
+                                           f"inputs), against {min(encoded):.2g} or more with a positional encoding"),
+                   corpus="random inputs and permutations", options="bidirectional, mean pooling, [CLS]",
+                   decision=rules.c1_equivariance(gap.perm_gap, encoded))
 
     def chance_row():
         rows = order_task_rows(order)
         nope = find(rows, position="none", causal=False)
         worst = min((r for r in rows if r.position != "none"), key=lambda r: r.min)
-        return ComparisonRow(
-            "C1", ours=(f"order-only task: NoPE {nope.mean:.3f} ± {nope.std:.3f} (exactly 1/2 in every seed: no "
-                        f"interval needed), every encoding ≥ {worst.min:.3f} (worst of {len(nope.accuracy)} seeds)"),
-            scale=settings.scale, model=describe_model(shape, detail="from scratch"),
-            corpus="synthetic order task (marker order, reversal pairs)", options="bidirectional, mean pooling, [CLS]",
-            decision=rules.c1_nope_at_chance(nope.accuracy),
-        )
+        return row("from scratch", ours=(f"order-only task: NoPE {nope.mean:.3f} ± {nope.std:.3f} (exactly 1/2 in "
+                                         f"every seed: no interval needed), every encoding ≥ {worst.min:.3f} (worst "
+                                         f"of {len(nope.accuracy)} seeds)"),
+                   corpus="synthetic order task (marker order, reversal pairs)",
+                   options="bidirectional, mean pooling, [CLS]", decision=rules.c1_nope_at_chance(nope.accuracy))
 
     def causal_row():
         causal = find(order_task_rows(order), position="none", causal=True)
-        return ComparisonRow(
-            "C1", ours=f"NoPE with a causal mask: {seed_spread(causal.mean, causal.min, causal.max)}",
-            scale=settings.scale, model=describe_model(shape, detail="causal mask"),
-            corpus="synthetic order task", options="causal mask, mean pooling",
-            decision=rules.c1_causal_mask(causal.accuracy),
-            conditions={"attention": "causal mask"},
-        )
+        return row("causal mask", ours=f"NoPE with a causal mask: {seed_spread(causal.mean, causal.min, causal.max)}",
+                   corpus="synthetic order task", options="causal mask, mean pooling",
+                   decision=rules.c1_causal_mask(causal.accuracy), conditions={"attention": "causal mask"})
 
     def symmetric_row():
         gaps = equivariance_rows(equivariance)
@@ -195,47 +137,27 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
         # the encoders whose encoding breaks the reversal (all but ALiBi's |i - j|)
         breaking = [r.reversal_gap for r in gaps if r.position not in ("none", "alibi") and not r.causal]
         alibi = find(order_task_rows(order_without_cls), position="alibi", causal=False)
-        return ComparisonRow(
-            "C1", ours=(f"ALiBi without [CLS]: {seed_spread(alibi.mean, alibi.min, alibi.max)}; "
-                        f"reversal gap {alibi_gap.reversal_gap:.1e}"),
-            scale=settings.scale, model=describe_model(shape, detail="ALiBi"),
-            corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",
-            decision=rules.c1_symmetric_signal(alibi.accuracy, alibi_gap.reversal_gap, breaking),
-            conditions={"positional signal": "ALiBi's |i − j|, which keeps the reversal"},
-        )
+        return row("ALiBi", ours=(f"ALiBi without [CLS]: {seed_spread(alibi.mean, alibi.min, alibi.max)}; "
+                                  f"reversal gap {alibi_gap.reversal_gap:.1e}"),
+                   corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",
+                   decision=rules.c1_symmetric_signal(alibi.accuracy, alibi_gap.reversal_gap, breaking),
+                   conditions={"positional signal": "ALiBi's |i − j|, which keeps the reversal"})
 
     return decided_rows([("C1", identity_row), ("C1", chance_row), ("C1", causal_row), ("C1", symmetric_row)], settings)
 
 
-@dataclass(frozen=True)
-class Captions:
-    """What the chapter's figure captions state about the runs, from the settings in force (glued as
-    ``t1cap_<field>``), so that a caption is right at both scales."""
-
-    scale: str
-    model: str            # the encoders' shape
-    equivariance: str     # the random inputs and permutations of the equivariance check
-    init_std: str         # the weights' standard deviation there
-    task: str             # the order task's size
-    training: str         # optimiser, batch, steps
-    weight_decay: str
-    seeds: str
-    quick_runs: str       # the training runs at each scale, for the "What this chapter needs" box
-    paper_runs: str
-    models: str           # the encoder's shape at both scales, in words, said once in the box
-
-
-def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.necessity.CONFIGS`)."""
-
+def captions(settings=None) -> dict:
+    """What the chapter's figure captions state about the runs at ``settings.scale``, glued as ``t1cap_<name>`` so
+    that a caption is right at both scales; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at
+    both scales, said once) are the "What this chapter needs" box's."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     eq, task = conf.equivariance, conf.task
-    return Captions(
+    return dict(
         scale=settings.scale, model=describe_model(conf.model),
+        # the random inputs and permutations of the equivariance check, and the weights' standard deviation there
         equivariance=(f"{eq.n_perms} random permutations and the reversal, {eq.n_inputs} random inputs of "
-                      f"{eq.length} tokens"),
-        init_std=f"{eq.init_std:g}",
+                      f"{eq.length} tokens"), init_std=f"{eq.init_std:g}",
         task=(f"{task.n_positions} task positions plus [CLS], {task.vocab_size:,} token ids, {task.n_train:,} "
               f"training and {task.n_test:,} test sequences"),
         training=describe_training(conf.train), weight_decay=f"{conf.train.weight_decay:g}",
@@ -243,18 +165,9 @@ def captions(settings=None) -> Captions:
         models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
-#: The models the chapter trains beyond :data:`posgeom.experiments.necessity.MODELS`: the notebook's rerun
-#: of bidirectional ALiBi without ``[CLS]`` (``run_order_task(settings, models=[("alibi", False)],
-#: cls_token=False)``), over the same seeds.
-EXTRA_MODELS = (("alibi", False),)
-
-
 def _runs(scale: str) -> str:
-    """The chapter's training runs at ``scale`` in words: each model of
-    :data:`~posgeom.experiments.necessity.MODELS` and of :data:`EXTRA_MODELS` over the seeds
-    (:func:`posgeom.experiments.necessity.run_order_task`), the model, the task's positions and steps."""
-
+    """The chapter's training runs at ``scale`` in words: each model of ``MODELS`` and :data:`EXTRA_MODELS` over the
+    seeds (the encoder's shape is said once, in the box's "Model" line)."""
     conf = CONFIGS[scale]
     n = (len(MODELS) + len(EXTRA_MODELS)) * len(conf.seeds)
-    # the encoder's shape is said once, in the box's "Model" line (Captions.models)
     return f"{n} training runs of {conf.train.steps:,} steps each on {conf.task.n_positions} task positions"
