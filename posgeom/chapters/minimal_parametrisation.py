@@ -1,11 +1,8 @@
-r"""What the chapter "The minimal parametrisation" reports, from the stored runs of
-:mod:`posgeom.experiments.minimal_parametrisation` (effective rank, planted-rank validation, stress against rank,
-C5's stress reduction and its draws) read back as typed records: its tables, the numbers its prose quotes (one
-mapping per section, glued by :func:`posgeom.notebooks.glue_fields`) and its "Paper vs this book" rows for C5,
-each decided by its rule in :mod:`posgeom.verdicts`. The training comparison's section
-(:mod:`posgeom.chapters.minimal_parametrisation_training`) is re-exported here. No module that computes the
-results imports this one, so the committed results keep their code keys when the reporting changes.
-"""
+r"""The chapter "The minimal parametrisation" from the stored runs of :mod:`posgeom.experiments.minimal_parametrisation`
+read as typed records: its tables, the numbers its prose quotes (a mapping per section, for
+:func:`posgeom.notebooks.glue_fields`), its C5 rows decided by the rules of :mod:`posgeom.verdicts`, and the training
+comparison's section (:mod:`posgeom.chapters.minimal_parametrisation_training`), re-exported. No module computing
+the results imports this one, so they keep their code keys when the reporting changes."""
 
 from __future__ import annotations
 
@@ -26,11 +23,9 @@ from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..report import ComparisonRow, decided_rows
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
-from .powered import design_summary, paired_text, plan_text
+from .powered import design_summary, paired_text, plan_text, stored_design
 from .corpus_geometry import sst2_caption
-from .records import (
-    FamilyRanks, SST2Ranks, StoredC5, StoredC5Draws, StoredLowrankDesign, StoredRanks, StoredTraining, StressPair,
-)
+from .records import FamilyRanks, SST2Ranks, StoredC5, StoredC5Draws, StoredRanks, StoredTraining, StressPair
 from .minimal_parametrisation_training import (  # the training comparison's section, re-exported
     accuracy_by_encoding, power_checks, stall_summary, trained_runs, training_summary, training_table,
 )
@@ -53,9 +48,8 @@ PURE_NOISE = "stationary"
 
 @dataclass(frozen=True)
 class PlantedRank:
-    """One case of ``run_rank_validation`` in the stored order (the chapter's frame lists them so): the noise-aware
-    rank's estimate (None: undetermined), its interval and text, on a corpus of planted ``rank`` and ``strength``
-    with ``size`` sequences, and the smallest planted direction's signal against the noise threshold."""
+    """One case of ``run_rank_validation`` (in the stored order, as the frame lists them): the noise-aware rank's
+    estimate (None: undetermined) on a planted corpus, and its smallest planted signal against the noise threshold."""
 
     estimate: int | None
     interval: tuple[int, int]
@@ -76,9 +70,8 @@ class StoredValidation:
 
 @dataclass(frozen=True)
 class CrossFitted:
-    """One corpus's cross-fitted noise-aware rank in ``run_effective_rank`` (``as_record(result, CrossFitted,
-    at=corpus, arrays_at=setting)``): the rank read at each setting as text, its threshold, and the cross-fitted
-    eigenvalues (splits × directions) of the setting whose arrays are read."""
+    """One corpus of ``run_effective_rank`` (``at=corpus, arrays_at=setting``): the cross-fitted rank at each setting
+    as text, its threshold, and the cross-fitted eigenvalues (splits × directions) of the setting read."""
 
     cross_fitted: tuple[str, ...]
     cross_fitted_threshold: tuple[float, ...]
@@ -98,9 +91,8 @@ class Spectrum:
 
 @dataclass(frozen=True)
 class StressCurve:
-    """One corpus of ``run_stress_vs_rank`` (``as_record(result, StressCurve, at=corpus, arrays_at=corpus,
-    corpus=corpus)``): the "scale_free" stress of rank-k MDS at k = 1, 2, ..., and both stresses of each fixed
-    encoding."""
+    """One corpus of ``run_stress_vs_rank`` (``at=corpus, arrays_at=corpus, corpus=corpus``): the "scale_free"
+    stress of rank-k MDS at k = 1, 2, ..., and both stresses of each fixed encoding."""
 
     corpus: str
     mds: np.ndarray = stored("scale_free")
@@ -108,9 +100,8 @@ class StressCurve:
 
 
 def validation_summary(validation: Result) -> dict:
-    """The planted-rank validation's counts (glued as ``mpval_<key>``): the cases whose smallest planted
-    direction is above the noise threshold (``above``) and those recovered, the cases below half the threshold
-    (``below``) and those flagged undetermined, the cases whose interval reaches above the planted rank."""
+    """The validation's counts (glued as ``mpval_<key>``): cases above the noise threshold and those recovered,
+    below half of it and those flagged undetermined, and those whose interval reaches above the planted rank."""
     rows = as_record(validation, StoredValidation).rows
     above = [r for r in rows if r.smallest_signal > r.threshold]
     below = [r for r in rows if r.smallest_signal < r.threshold / 2]
@@ -131,8 +122,9 @@ def rank_table(ranks: Result) -> pd.DataFrame:
     def readings(v, j: int) -> dict:
         return {"tol": v.tol[j], "mass": v.mass[j], "stress": v.stress[j], "cross_fitted": v.cross_fitted[j]}
 
+    fams = {fam: as_record(ranks, FamilyRanks, at=fam) for fam in SYNTHETIC_FAMILIES}
     rows = [{"corpus": fam, "sequences": N, "population rank": v.population, **readings(v, j)}
-            for fam in SYNTHETIC_FAMILIES for v in [as_record(ranks, FamilyRanks, at=fam)] for j, N in enumerate(v.sizes)]
+            for fam, v in fams.items() for j, N in enumerate(v.sizes)]
     s = as_record(ranks, SST2Ranks, at="sst2")
     for j, (special, min_count, n_kept) in enumerate(zip(s.special, s.min_count, s.n_kept)):
         # the options in words (docs/STYLE.md, rule 4): not "SST-2 (model, min_count 10, n = 60)"
@@ -143,8 +135,7 @@ def rank_table(ranks: Result) -> pd.DataFrame:
 
 
 def rank_summary(ranks: Result) -> dict:
-    """The rank readings the chapter quotes (glued as ``mp_<key>``; ``*_cf``: the cross-fitted noise-aware rank,
-    in words), from a ``run_effective_rank`` result."""
+    """The rank readings the chapter quotes (glued as ``mp_<key>``; ``*_cf``: the cross-fitted rank, in words)."""
     v = as_record(ranks, StoredRanks)
     dr, s, rg = v.drift, v.sst2, v.regimes
     return dict(
@@ -163,20 +154,16 @@ def rank_summary(ranks: Result) -> dict:
 
 
 def spectra(ranks: Result) -> list[Spectrum]:
-    """One :class:`Spectrum` per synthetic family (its largest sample), then SST-2 (its first preprocessing),
-    from a ``run_effective_rank`` result."""
-    fams = [as_record(ranks, CrossFitted, at=fam, arrays_at=fam) for fam in SYNTHETIC_FAMILIES]
-    # arrays named sst2_<special tokens>_<min_count>: the model's special tokens, positions reached at least once
-    s = as_record(ranks, CrossFitted, at="sst2", arrays_at="sst2_model_1")
-    return ([Spectrum(f, v.eigenvalues.mean(axis=0), v.cross_fitted_threshold[-1], v.cross_fitted[-1])
-             for f, v in zip(SYNTHETIC_FAMILIES, fams)]
-            + [Spectrum("SST-2", s.eigenvalues.mean(axis=0), s.cross_fitted_threshold[0], s.cross_fitted[0])])
+    """One :class:`Spectrum` per synthetic family (its largest sample), then SST-2 (its first preprocessing)."""
+    # (title, corpus, arrays, setting): SST-2's arrays are named sst2_<special tokens>_<min_count>
+    panels = [(fam, fam, fam, -1) for fam in SYNTHETIC_FAMILIES] + [("SST-2", "sst2", "sst2_model_1", 0)]
+    return [Spectrum(title, v.eigenvalues.mean(axis=0), v.cross_fitted_threshold[j], v.cross_fitted[j])
+            for title, at, arrays, j in panels for v in [as_record(ranks, CrossFitted, at=at, arrays_at=arrays)]]
 
 
 def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
     """One :class:`StressCurve` per synthetic family, then SST-2, from a ``run_stress_vs_rank`` result."""
-    return [as_record(stress_vs_rank, StressCurve, at=name, arrays_at=name, corpus=name)
-            for name in (*SYNTHETIC_FAMILIES, "sst2")]
+    return [as_record(stress_vs_rank, StressCurve, at=c, arrays_at=c, corpus=c) for c in (*SYNTHETIC_FAMILIES, "sst2")]
 
 
 def crossing_summary(stress_vs_rank: Result) -> dict:
@@ -185,7 +172,7 @@ def crossing_summary(stress_vs_rank: Result) -> dict:
     phrases = []
     for c in stress_curves(stress_vs_rank):
         below = np.flatnonzero(c.mds < c.encodings["sinusoidal"].scale_free)
-        phrases.append(f"{c.corpus}: rank {below[0] + 1}" if below.size else f"{c.corpus}: not within rank {c.mds.size}")
+        phrases.append(f"{c.corpus}: " + (f"rank {below[0] + 1}" if below.size else f"not within rank {c.mds.size}"))
     return {"cross": "; ".join(phrases)}
 
 
@@ -211,12 +198,11 @@ def c5_draws_table(draws: Result) -> pd.DataFrame:
         return f"{SeedInterval.from_dict(e).text(fmt, with_t=False)}, sd {fmt.format(e['sd'])}"
 
     d = as_record(draws, StoredC5Draws)
-    n = len(d.seeds)
     return pd.DataFrame([
-        {"generator": r.generator, "sequences": _setting(r),
-         "reduction (paper)": text(r.reduction_paper, "{:.3%}"), "draws ≥ 99.8% (paper)": f"{r.holds_paper}/{n}",
+        {"generator": r.generator, "sequences": _setting(r), "reduction (paper)": text(r.reduction_paper, "{:.3%}"),
+         "draws ≥ 99.8% (paper)": f"{r.holds_paper}/{len(d.seeds)}",
          "reduction (scale_free)": text(r.reduction_scale_free, "{:.2%}"),
-         "draws ≥ 99.8% (scale_free)": f"{r.holds_scale_free}/{n}"}
+         "draws ≥ 99.8% (scale_free)": f"{r.holds_scale_free}/{len(d.seeds)}"}
         for r in d.rows]).set_index(["generator", "sequences"])
 
 
@@ -227,11 +213,10 @@ def parameter_counts(c5: Result) -> str:
 
 
 def c5_evidence(c5: Result, draws: Result) -> dict:
-    """What :func:`posgeom.verdicts.c5_stress_reduction` decides C5's 99.8% from (its keyword arguments but the
-    rank), from ``run_c5`` and ``run_c5_draws``: per normalisation, the reduction at each generator's population
-    (``reductions``: the interval over the draws, or run_c5's one draw where they give none); the scale-free stress
-    of rank-r MDS at each population (``population_stress``: 0 where the population rank is at most r); and the
-    pure-noise corpus's reductions per sample size (``pure_noise``: mean over the draws)."""
+    """What :func:`posgeom.verdicts.c5_stress_reduction` decides C5's 99.8% from (its keyword arguments but the rank):
+    per normalisation, the reduction at each generator's population (``reductions``: the interval over the draws, or
+    run_c5's one draw where they give none); the scale-free stress of rank-r MDS at each population
+    (``population_stress``); and pure noise's reductions per sample size (``pure_noise``: mean over the draws)."""
     c, d = as_record(c5, StoredC5), as_record(draws, StoredC5Draws)
     one_draw = {r.generator: r for r in c.rows if r.size is None}
     norms = ("scale_free", "paper")
@@ -275,23 +260,16 @@ def c5_summary(c5: Result, draws: Result) -> dict:
 
 
 def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, powered: Result | None = None) -> list:
-    """The chapter's "Paper vs this book" rows for C5, each decided by its rule in :mod:`posgeom.verdicts`: the
-    parameter savings, the stress reduction, and "no loss of performance" by the interval over seeds of the paired
-    accuracy gap learned − (r = 1) (:func:`posgeom.verdicts.c5_lowrank_performance`); with ``powered``
-    (``run_lowrank_powered``) by the same rule a fourth time, on the design sized by its power and trained until
-    the tables have fitted the task.
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
-    """
-    settings = _settings(settings)
-    tr_cfg = CONFIGS[settings.scale].train
-    c, d, e = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), c5_evidence(c5, draws)
+    """The chapter's "Paper vs this book" rows (:class:`posgeom.report.ComparisonRow`) for C5, each decided by its
+    rule in :mod:`posgeom.verdicts`: the parameter savings, the stress reduction, and "no loss of performance" by
+    the interval over seeds of the paired accuracy gap learned − (r = 1); with ``powered`` (``run_lowrank_powered``)
+    by the same rule a fourth time, on the design sized by its power and trained until the tables fit the task."""
+    settings, c, d = _settings(settings), as_record(c5, StoredC5), as_record(draws, StoredC5Draws)
+    e = c5_evidence(c5, draws)
     # two decimals under 'paper', where every value is within a point of 100%
-    text = {norm: ", ".join(f"{g} {f.format(_mean(x))}" for g, x in e["reductions"][norm].items())
-            + f"; pure noise's samples {f.format(min(e['pure_noise'][norm]))} to {f.format(max(e['pure_noise'][norm]))}"
-            for norm, f in {"scale_free": "{:.1%}", "paper": "{:.2%}"}.items()}
+    text = {n: ", ".join(f"{g} {f.format(_mean(x))}" for g, x in e["reductions"][n].items())
+            + f"; pure noise's samples {f.format(min(e['pure_noise'][n]))} to {f.format(max(e['pure_noise'][n]))}"
+            for n, f in {"scale_free": "{:.1%}", "paper": "{:.2%}"}.items()}
     savings = ComparisonRow("C5", paper="88% fewer parameters (n = d = 50, r = 3)", ours=f"{c.savings:.2%}",
                             scale="exact", model="none", corpus="—", options="r (n + d) vs n d",
                             decision=rules.c5_parameter_savings(c.n, c.d, c.r))
@@ -299,13 +277,14 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
         "C5", paper="r = 3 cuts the stress by 99.8% relative to sinusoidal",
         ours=(f"reduction at each generator's population, scale-free stress: {text['scale_free']}. "
               f"The paper's stress: {text['paper']}"),
-        scale=settings.scale, model="none", corpus="synthetic drift (K = 3, 4, 5), stationary (pure noise), regimes, markov",
+        scale=settings.scale, model="none",
+        corpus="synthetic drift (K = 3, 4, 5), stationary (pure noise), regimes, markov",
         options=(f"n = d = {c.n}, r = {c.r}, sinusoidal base 10000; populations (no sampling), mean over "
                  f"{len(d.seeds)} generator draws, {d.level:.0%} intervals where at least {MIN_SEEDS} draws"),
         decision=rules.c5_stress_reduction(**e, rank=c.r))
 
     def performance_row():  # the training comparison may wait for a GPU (decided_rows says so)
-        t = as_record(training, StoredTraining)
+        t, tr_cfg = as_record(training, StoredTraining), CONFIGS[settings.scale].train
         r1, learned = t.summary["synthetic"]["lowrank r=1"], t.summary["synthetic"]["learned"]
         r1_sigma = next(opts for label, _, opts in TRAIN_ENCODINGS if label == "lowrank r=1")["sigma"]
         return ComparisonRow(
@@ -314,7 +293,8 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
                   f"{r1.position_params} vs {learned.position_params} parameters; "
                   f"gap learned − (r = 1) {paired_text(t.gap, '{:+.3f}')}"),
             scale=settings.scale, model=describe_model(tr_cfg.model), corpus="marker-order task; SST-2 subset",
-            options=f"{tr_cfg.steps.synthetic} steps, {len(tr_cfg.seeds)} seeds, factors initialised at σ = {r1_sigma}",
+            options=(f"{tr_cfg.steps.synthetic} steps, {len(tr_cfg.seeds)} seeds, "
+                     f"factors initialised at σ = {r1_sigma}"),
             decision=rules.c5_lowrank_performance(t.gap))
 
     powered_row = [("C5", lambda: _powered_row(powered))] if powered is not None else []
@@ -322,8 +302,8 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
 
 def _powered_row(powered: Result):
-    """C5's performance decided by the powered design (:func:`posgeom.experiments.lowrank_powered.run_lowrank_powered`)."""
-    p, st, gap = design_summary(powered), stall_summary(powered), as_record(powered, StoredLowrankDesign).difference
+    """C5's performance decided by the powered design (``run_lowrank_powered``, trained until the tables fit)."""
+    p, st, gap = design_summary(powered), stall_summary(powered), stored_design(powered).difference
     return ComparisonRow(
         "C5", paper="no loss of performance with the low-rank table (seed summary)",
         ours=(f"{st['steps']:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "
@@ -358,40 +338,36 @@ class Captions:
 
 
 def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.minimal_parametrisation.CONFIGS`,
-    and the corpus geometry and optimal encoding settings its stress curves reuse)."""
+    """The :class:`Captions` of the chapter at ``settings.scale`` (its experiments' ``CONFIGS``, and the corpus
+    geometry and optimal encoding settings its stress curves reuse)."""
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
+
+    def runs(scale: str) -> str:
+        # the comparison at a scale in words, counted as run_lowrank_training loops: on marker order every encoding
+        # and seed, on SST-2 the sst2_encodings and sst2_seeds; the shape is said once, in the box's "Model" line
+        t, marker = CONFIGS[scale].train, len(TRAIN_ENCODINGS)
+        sst2 = sum(label in t.sst2_encodings for label, _, _ in TRAIN_ENCODINGS)
+        return (f"{marker * len(t.seeds) + sst2 * len(t.sst2_seeds)} models: {marker} encodings × {len(t.seeds)} "
+                f"seeds on marker order, {t.steps.synthetic:,} steps each, and {sst2} × {len(t.sst2_seeds)} seeds on "
+                f"SST-2, {t.steps.sst2:,} steps each")
+
     synthetic_encoder, train = ENCODING_CONFIGS[settings.scale].synthetic_encoder, conf.train
     return Captions(
         scale=settings.scale, rank_sequences=describe_sequences(max(conf.rank_sizes)),
         sst2=sst2_caption(settings.scale), stress_sequences=describe_sequences(corpus.synthetic.n_sequences),
-        encoders=(f"width {synthetic_encoder.d_model} and {synthetic_encoder.n_heads} heads for the synthetic families, "
-                  f"{corpus.encoder.d_model} and {corpus.encoder.n_heads} heads for SST-2"),
+        encoders=(f"width {synthetic_encoder.d_model} and {synthetic_encoder.n_heads} heads for the synthetic "
+                  f"families, {corpus.encoder.d_model} and {corpus.encoder.n_heads} heads for SST-2"),
         model=f"{describe_model(train.model)}, {train.model.pooling} pooling",
-        optimiser=(f"AdamW lr {short_float(train.lr)}, batch {train.batch_size}; {train.steps.synthetic:,} steps for marker order, "
-                   f"{train.steps.sst2:,} for SST-2"),
+        optimiser=(f"AdamW lr {short_float(train.lr)}, batch {train.batch_size}; {train.steps.synthetic:,} steps for "
+                   f"marker order, {train.steps.sst2:,} for SST-2"),
         seeds=f"{len(train.seeds)} for marker order, {len(train.sst2_seeds)} for SST-2",
         marker_task=(f"{train.synthetic.n_train:,} training and {train.synthetic.n_test:,} test sequences of "
                      f"{train.synthetic.n_positions} tokens over {train.synthetic.vocab_size:,} token ids"),
         sst2_task=(f"{describe_sequences(train.sst2.n_train, 'training phrases')} (the model's special tokens, "
                    f"n = {train.sst2.n_positions})"),
-        marker_seeds=len(train.seeds), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+        marker_seeds=len(train.seeds), quick_runs=runs("quick"), paper_runs=runs("paper"),
         models=describe_scales(*(model_words(CONFIGS[s].train.model) for s in ("quick", "paper"))),
         quick_c5_draws=len(CONFIGS["quick"].c5_seeds),
         sst2_training=describe_scales(*(describe_sequences(CONFIGS[s].train.sst2.n_train, "phrases", random=True)
                                         for s in ("quick", "paper"))))
-
-
-def _runs(scale: str) -> str:
-    """The training comparison at ``scale`` in words, counted as
-    :func:`posgeom.experiments.lowrank_training.run_lowrank_training` loops: on marker order every encoding of
-    ``TRAIN_ENCODINGS`` and seed of ``seeds``, on SST-2 those of ``sst2_encodings`` and ``sst2_seeds``."""
-    train = CONFIGS[scale].train
-    marker = len(TRAIN_ENCODINGS)
-    sst2 = sum(label in train.sst2_encodings for label, _, _ in TRAIN_ENCODINGS)
-    n = marker * len(train.seeds) + sst2 * len(train.sst2_seeds)
-    # the classifiers' shape is said once, in the box's "Model" line (Captions.models)
-    return (f"{n} models: {marker} encodings × {len(train.seeds)} seeds on marker "
-            f"order, {train.steps.synthetic:,} steps each, and {sst2} × {len(train.sst2_seeds)} seeds on SST-2, "
-            f"{train.steps.sst2:,} steps each")

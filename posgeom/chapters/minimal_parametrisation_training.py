@@ -1,11 +1,7 @@
-r"""The training comparison of the chapter "The minimal parametrisation", from its stored runs.
-
-The runs of :mod:`posgeom.experiments.lowrank_training` (low-rank tables trained against full ones, on the
-marker-order task and SST-2) and of :mod:`posgeom.experiments.lowrank_powered` (C5's powered design) are read
-back as typed records (:mod:`posgeom.chapters.records`): the chapter's accuracy tables, the numbers it quotes
-(glued by :func:`posgeom.notebooks.glue_fields`) and its power table's checks.
-:mod:`posgeom.chapters.minimal_parametrisation` re-exports them and decides the C5 rows. It reads the stored
-results only: none of the modules that compute them imports it.
+r"""The training comparison of the chapter "The minimal parametrisation" (low-rank tables trained against full
+ones: :mod:`posgeom.experiments.lowrank_training`, and C5's powered design) from its stored runs read as typed
+records: the accuracy tables, the numbers the prose quotes and the power table's checks, re-exported by
+:mod:`posgeom.chapters.minimal_parametrisation`. It reads stored results only: no module computing them imports it.
 """
 
 from __future__ import annotations
@@ -23,13 +19,15 @@ from ..report import PowerCheck
 from .powered import design_check
 from .records import StoredLowrankDesign, StoredTraining, TrainedRun
 
-__all__ = ["training_table", "accuracy_by_encoding", "trained_runs", "training_summary", "stall_summary", "power_checks"]
+__all__ = ["training_table", "accuracy_by_encoding", "trained_runs", "training_summary", "stall_summary",
+           "power_checks"]
 
 
 def _frames(training: Result) -> dict[str, pd.DataFrame]:
     """Per task, one row per encoding (in the stored order) and one column per stored summary over its seeds."""
     summary = as_record(training, StoredTraining).summary
-    return {task: pd.DataFrame({e: asdict(s) for e, s in by_encoding.items()}).T for task, by_encoding in summary.items()}
+    return {task: pd.DataFrame({e: asdict(s) for e, s in by_encoding.items()}).T
+            for task, by_encoding in summary.items()}
 
 
 def training_table(training: Result) -> pd.DataFrame:
@@ -51,32 +49,30 @@ def trained_runs(training: Result) -> list[TrainedRun]:
 
 
 def training_summary(training: Result) -> dict:
-    """The training comparison's numbers (glued as ``mptr_<key>``) of a ``run_lowrank_training`` result: on the
-    marker-order task the accuracies (means and sds over seeds) and positional parameters of each table, the
-    paired gap learned − (r = 1) with its interval; SST-2's range (None without SST-2); and Spearman's ρ of a
-    trained table's stress with its test accuracy, over ``rho_n`` runs."""
+    """The comparison's numbers (glued as ``mptr_<key>``): on marker order each table's accuracy (mean, sd over seeds)
+    and parameters, the paired gap learned − (r = 1) with its interval; SST-2's range (None without SST-2); and
+    Spearman's ρ of a trained table's stress with its test accuracy, over ``rho_n`` runs."""
     t, runs = as_record(training, StoredTraining), trained_runs(training)
     syn, gap, sst = t.summary["synthetic"], t.gap, t.summary.get("sst2")
     r1, learned, small = syn["lowrank r=1"], syn["learned"], syn["lowrank r=1 (σ 0.02)"]
     rho = scipy.stats.spearmanr([r.stress_scale_free for r in runs], [r.test_accuracy for r in runs]).statistic
-    accs = {e: v.accuracy_mean for e, v in sst.items()} if sst else {}
+    accs = {e: v.accuracy_mean for e, v in (sst or {}).items()}
     return dict(
         none=syn["none"].accuracy_mean, sin=syn["sinusoidal"].accuracy_mean, r1=r1.accuracy_mean,
         r1_std=r1.accuracy_std, learned=learned.accuracy_mean, learned_std=learned.accuracy_std,
         r1_params=r1.position_params, r1_small=small.accuracy_mean, r1_small_std=small.accuracy_std,
         learned_params=learned.position_params, gap=gap.mean, gap_lo=gap.low, gap_hi=gap.high, gap_level=t.level,
-        sst2_min=min(accs.values()) if sst else None, sst2_max=max(accs.values()) if sst else None,
-        sst2_std=max(v.accuracy_std for v in sst.values()) if sst else None,
-        sst2_none=accs["none"] if sst else None, sst2_best=max(accs, key=accs.get) if sst else None,
+        sst2_min=min(accs.values(), default=None), sst2_max=max(accs.values(), default=None),
+        sst2_std=max((v.accuracy_std for v in (sst or {}).values()), default=None),
+        sst2_none=accs["none"] if sst else None, sst2_best=max(accs, key=accs.get, default=None),
         rho=float(rho), rho_n=len(runs),
     )
 
 
 def stall_summary(powered: Result) -> dict:
-    """What is particular to C5's powered design (glued as ``mpst_<key>``), beside its
-    :func:`posgeom.chapters.powered.design_summary`: the steps, the loss above which a run stalled, the decision
-    seeds whose run stalled per table, the gap where both fitted (as text), what these say (:func:`_stall_reading`)
-    and the rule's verdict."""
+    """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (glued as ``mpst_<key>``):
+    the steps, the loss above which a run stalled, the seeds whose run stalled per table, the gap where both fitted
+    (as text), what these say (:func:`_stall_reading`) and the rule's verdict."""
     d = as_record(powered, StoredLowrankDesign)
     design = powered.manifest.get("params", {}).get("design", {})
     fitted, stalled_r1, stalled_learned = d.fitted_gap, len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
