@@ -7,7 +7,6 @@ the results imports this one, so they keep their code keys when the reporting ch
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -23,11 +22,11 @@ from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..report import ComparisonRow, decided_rows
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from .real_corpora import PlainText
-from .powered import design_summary, paired_text, plan_text, stored_design
+from .powered import paired_text
 from .corpus_geometry import sst2_caption
 from .records import FamilyRanks, SST2Ranks, StoredC5, StoredC5Draws, StoredRanks, StoredTraining, StressPair
 from .minimal_parametrisation_training import (  # the training comparison's section, re-exported
-    accuracy_by_encoding, power_checks, stall_summary, trained_runs, training_summary, training_table,
+    accuracy_by_encoding, power_checks, powered_row, stall_summary, trained_runs, training_summary, training_table,
 )
 
 __all__ = [
@@ -35,7 +34,7 @@ __all__ = [
     "validation_summary", "validation_frame", "rank_table", "rank_summary", "spectra", "stress_curves",
     "crossing_summary", "c5_table", "c5_draws_table", "parameter_counts", "c5_evidence", "c5_summary",
     "comparison_rows", "Captions", "captions", "training_table", "trained_runs", "training_summary",
-    "accuracy_by_encoding", "stall_summary", "power_checks",
+    "accuracy_by_encoding", "stall_summary", "power_checks", "powered_row",
 ]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
@@ -297,21 +296,8 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
                      f"factors initialised at σ = {r1_sigma}"),
             decision=rules.c5_lowrank_performance(t.gap))
 
-    powered_row = [("C5", lambda: _powered_row(powered))] if powered is not None else []
-    return [savings, reduction] + decided_rows([("C5", performance_row), *powered_row], settings)
-
-
-def _powered_row(powered: Result):
-    """C5's performance decided by the powered design (``run_lowrank_powered``, trained until the tables fit)."""
-    p, st, gap = design_summary(powered), stall_summary(powered), stored_design(powered).difference
-    return ComparisonRow(
-        "C5", paper="no loss of performance with the low-rank table (seed summary)",
-        ours=(f"{st['steps']:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "
-              f"{paired_text(gap)}; stalled: r = 1 in {st['stalled_r1']}, learned in {st['stalled_learned']} of "
-              f"{p.seeds} seeds; where both fitted: {st['fitted_text']}{p.stale}"),
-        scale=p.scale, model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])) + " (CPU)",
-        corpus="marker-order task", options=plan_text(powered),
-        decision=rules.c5_lowrank_performance(gap))
+    powered_rows = [("C5", lambda: powered_row(powered))] if powered is not None else []
+    return [savings, reduction] + decided_rows([("C5", performance_row), *powered_rows], settings)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 r"""The training comparison of the chapter "The minimal parametrisation" (low-rank tables trained against full
 ones: :mod:`posgeom.experiments.lowrank_training`, and C5's powered design) from its stored runs read as typed
-records: the accuracy tables, the numbers the prose quotes and the power table's checks, re-exported by
-:mod:`posgeom.chapters.minimal_parametrisation`. It reads stored results only: no module computing them imports it.
-"""
+records: the accuracy tables, the numbers the prose quotes, the power table's checks and the powered design's C5
+row, for :mod:`posgeom.chapters.minimal_parametrisation`. It reads stored results only (no run imports it)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from types import SimpleNamespace
 
 import pandas as pd
 import scipy.stats
@@ -15,12 +15,13 @@ from .. import verdicts as rules
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..registry.typed import as_record
-from ..report import PowerCheck
-from .powered import design_check
+from ..report import ComparisonRow, PowerCheck
+from ..wording import describe_model
+from .powered import design_check, design_summary, paired_text, plan_text, stored_design
 from .records import StoredLowrankDesign, StoredTraining, TrainedRun
 
 __all__ = ["training_table", "accuracy_by_encoding", "trained_runs", "training_summary", "stall_summary",
-           "power_checks"]
+           "power_checks", "powered_row"]
 
 
 def _frames(training: Result) -> dict[str, pd.DataFrame]:
@@ -83,6 +84,19 @@ def stall_summary(powered: Result) -> dict:
                      f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds"),
         reading=_stall_reading(stalled_r1, stalled_learned, fitted, d.plan.effect),
         verdict=rules.c5_lowrank_performance(d.difference).verdict)
+
+
+def powered_row(powered: Result) -> ComparisonRow:
+    """C5's performance decided by the powered design (``run_lowrank_powered``, trained until the tables fit)."""
+    p, st, gap = design_summary(powered), stall_summary(powered), stored_design(powered).difference
+    return ComparisonRow(
+        "C5", paper="no loss of performance with the low-rank table (seed summary)",
+        ours=(f"{st['steps']:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "
+              f"{paired_text(gap)}; stalled: r = 1 in {st['stalled_r1']}, learned in {st['stalled_learned']} of "
+              f"{p.seeds} seeds; where both fitted: {st['fitted_text']}{p.stale}"),
+        scale=p.scale, model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])) + " (CPU)",
+        corpus="marker-order task", options=plan_text(powered),
+        decision=rules.c5_lowrank_performance(gap))
 
 
 def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval | None, effect: float) -> str:
