@@ -87,7 +87,6 @@ WHOLE_RESULT_VIEWS = [
     ("sinusoids_as_mds", "StoredFourier", "sinusoids_as_mds.fourier_match"),
     ("sinusoids_as_mds", "StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
     ("corpus_geometry", "StoredSensitivity", "corpus_geometry.sensitivity"),
-    ("minimal_parametrisation", "LowRankCounts", "minimal_parametrisation.c5"),
 ]
 
 
@@ -128,13 +127,14 @@ def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
 
 def test_the_spectra_and_rank_table_read_the_stored_readings():
     from posgeom.chapters import minimal_parametrisation as mpr
-    from posgeom.chapters.minimal_parametrisation import CrossFitted, SST2RankTable
+    from posgeom.chapters.minimal_parametrisation import CrossFitted
+    from posgeom.chapters.records import SST2Ranks
     from posgeom.experiments.corpus_geometry import SYNTHETIC_FAMILIES
 
     ranks = _committed("minimal_parametrisation.effective_rank")
     drift = as_record(ranks, CrossFitted, at="drift", arrays_at="drift")
     np.testing.assert_array_equal(drift.eigenvalues, ranks.arrays["drift__cross_fitted"])
-    sst2 = as_record(ranks, SST2RankTable, at="sst2")
+    sst2 = as_record(ranks, SST2Ranks, at="sst2")
     assert sst2.n_kept == tuple(ranks.values["sst2"]["n_kept"]) and sst2.n_sequences == ranks.values["sst2"]["n_sequences"]
     spectra = mpr.spectra(ranks)
     assert [s.corpus for s in spectra] == [*SYNTHETIC_FAMILIES, "SST-2"]
@@ -151,11 +151,14 @@ def test_the_stress_curves_cross_where_the_stored_curve_falls_below_the_sinusoid
     from posgeom.chapters import minimal_parametrisation as mpr
 
     svr = _committed("minimal_parametrisation.stress_vs_rank")
-    for c in mpr.stress_curves(svr):
+    phrases = mpr.crossing_summary(svr)["cross"].split("; ")
+    assert len(phrases) == len(mpr.stress_curves(svr))
+    for c, phrase in zip(mpr.stress_curves(svr), phrases):
         np.testing.assert_array_equal(c.mds, svr.arrays[f"{c.corpus}__scale_free"])
         sinusoidal = svr.values[c.corpus]["encodings"]["sinusoidal"]["scale_free"]
         below = np.flatnonzero(np.asarray(svr.arrays[f"{c.corpus}__scale_free"]) < sinusoidal)
-        assert mpr.sinusoid_crossings(svr)[c.corpus] == (int(below[0]) + 1 if below.size else None)
+        assert phrase == (f"{c.corpus}: rank {int(below[0]) + 1}" if below.size
+                          else f"{c.corpus}: not within rank {c.mds.size}")
         assert c.encodings["sinusoidal"].scale_free == sinusoidal  # both stresses of each encoding, typed
 
 

@@ -289,9 +289,9 @@ def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny
 
     # the chapter reads it: its summaries, its stages, a fourth C5 row decided by the same rule, a second power row
     p, st = design_summary(r), mpr.stall_summary(r)
-    assert (p.seeds, p.pilot_n, st.steps, p.max_seeds) == (v["plan"]["seeds"], 3, 3, 7) and p.stale == ""
-    assert (st.stalled_r1, st.stalled_learned) == (len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"]))
-    assert st.verdict == verdicts.c5_lowrank_performance(v["difference"]).verdict
+    assert (p.seeds, p.pilot_n, st["steps"], p.max_seeds) == (v["plan"]["seeds"], 3, 3, 7) and p.stale == ""
+    assert (st["stalled_r1"], st["stalled_learned"]) == (len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"]))
+    assert st["verdict"] == verdicts.c5_lowrank_performance(v["difference"]).verdict
     assert (p.mean_a, p.mean_b) == pytest.approx((np.mean([acc["learned", s] for s in seeds]),
                                                   np.mean([acc["lowrank r=1", s] for s in seeds])))
     frame = design_stages(r, ("learned accuracy", "r = 1 accuracy"))

@@ -80,7 +80,7 @@ def test_the_powered_rows_of_the_chapters_are_never_labelled_plain_paper():
     rows = [learned_tables_fail._s4_powered_row(_stored(POWERED[0])),
             learned_tables._s7_powered_row(_stored(POWERED[1])),
             learned_tables._s9_powered_row(_stored(POWERED[2])),
-            minimal_parametrisation._powered_row(_stored(POWERED[3])),
+            minimal_parametrisation.powered_row(_stored(POWERED[3])),
             theorem4_separation._converged_row(_stored(POWERED[4]))]
     assert [r.claim for r in rows] == ["S4", "S7", "S9", "C5", "C2"]
     assert {r.scale for r in rows} == {SMALL_MODEL_SCALE}

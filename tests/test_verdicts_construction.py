@@ -97,7 +97,8 @@ def _c5_results(draws: int = 5) -> tuple[Result, Result]:
                                             if draws >= 5 else dict(mean=x, sd=0.0, min=x, max=x, n=draws))
             summary[f"holds_{norm}"] = draws * int(x >= 0.998)
         draw_rows.append(dict(generator=r["generator"], size=r["size"], **summary))
-    c5 = Result("minimal_parametrisation.c5", "paper", "k", dict(n=50, d=50, r=3, savings=0.88, rows=rows), {}, {})
+    counts = dict(n=50, d=50, r=3, n_params_full=2500, n_params_lowrank=300, savings=0.88)
+    c5 = Result("minimal_parametrisation.c5", "paper", "k", dict(**counts, rows=rows), {}, {})
     d = Result("minimal_parametrisation.c5_draws", "paper", "k",
                dict(seeds=list(range(draws)), level=0.95, rows=draw_rows), {}, {})
     return c5, d
@@ -108,18 +109,18 @@ def test_c5_row_and_summary_read_the_populations():
 
     c5, draws = _c5_results()
     e = mpr.c5_evidence(c5, draws)
-    assert set(e.population_stress) == set(POPULATION_STRESS)  # pure noise has no population row
-    assert e.pure_noise["paper"] == PURE_NOISE["paper"][:3]
-    decision = v.c5_stress_reduction(e.reductions, e.population_stress, e.pure_noise, 3)
+    assert set(e["population_stress"]) == set(POPULATION_STRESS)  # pure noise has no population row
+    assert e["pure_noise"]["paper"] == PURE_NOISE["paper"][:3]
+    decision = v.c5_stress_reduction(**e, rank=3)
     assert decision.verdict == N
     summary = mpr.c5_summary(c5, draws)
-    assert summary.exact == "drift K=3, drift K=4" and summary.verdict == N
-    assert summary.evidence == "drift K=5 91.9%, regimes 97.9%, markov -19.7%"
+    assert summary["exact"] == "drift K=3, drift K=4" and summary["verdict"] == N
+    assert summary["evidence"] == "drift K=5 91.9%, regimes 97.9%, markov -19.7%"
     # from fewer draws than an interval needs, run_c5's own draw decides, and the reason says so
     c5, few = _c5_results(draws=2)
     e = mpr.c5_evidence(c5, few)
-    assert e.reductions["scale_free"]["drift K=5"] == pytest.approx(0.919)
-    assert "drift K=5 91.9% (one draw)" in v.c5_stress_reduction(e.reductions, e.population_stress, e.pure_noise, 3).why
+    assert e["reductions"]["scale_free"]["drift K=5"] == pytest.approx(0.919)
+    assert "drift K=5 91.9% (one draw)" in v.c5_stress_reduction(**e, rank=3).why
 
 
 # ---------------------------------------------------------------------------------------------

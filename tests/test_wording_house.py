@@ -413,10 +413,10 @@ def test_the_chapters_give_the_rank_in_words():
         summary = mp.rank_summary(ranks)
     finally:
         mp.as_record = original
-    text = " ".join(str(getattr(summary, f)) for f in ("drift_cf_large", "stat_cf", "sst2_cf_all", "sst2_cf_dropped",
+    text = " ".join(str(summary[f]) for f in ("drift_cf_large", "stat_cf", "sst2_cf_all", "sst2_cf_dropped",
                                                         "regimes_cf_large", "markov_cf"))
     assert not _style_breaks(text), _style_breaks(text)
-    assert "positions reached 10 times or more, the model's special tokens" in str(summary.sst2_cf_dropped)
+    assert "positions reached 10 times or more, the model's special tokens" in str(summary["sst2_cf_dropped"])
 
 
 # --------------------------------------------------------------------------- tables

@@ -134,10 +134,13 @@ class FamilyRanks(RankReadings):
 
 @dataclass(frozen=True)
 class SST2Ranks(RankReadings):
-    """SST-2's readings under each preprocessing (special tokens, min_count, positions kept)."""
+    """SST-2's readings under each preprocessing (special tokens, min_count, positions kept), and the sequences
+    counted."""
 
     special: tuple[str, ...]
     min_count: tuple[int, ...]
+    n_kept: tuple[int, ...]
+    n_sequences: int
 
 
 @dataclass(frozen=True)
@@ -166,12 +169,14 @@ class C5Row:
 
 @dataclass(frozen=True)
 class StoredC5:
-    """A stored ``run_c5``, typed (:func:`posgeom.registry.typed.as_record`): the parameter count's n, d, r and
-    savings, and every setting."""
+    """A stored ``run_c5``, typed (:func:`posgeom.registry.typed.as_record`): the parameter count's n, d, r, a full
+    n × d table's parameters against its rank-r factors' and the savings, and every setting."""
 
     n: int
     d: int
     r: int
+    n_params_full: int
+    n_params_lowrank: int
     savings: float
     rows: tuple[C5Row, ...]
 
@@ -200,11 +205,14 @@ class StoredC5Draws:
 
 @dataclass(frozen=True)
 class EncodingAccuracy:
-    """One encoding of ``run_lowrank_training`` on one task, over its seeds: accuracy mean and sd, and its
-    trainable positional parameters."""
+    """One encoding of ``run_lowrank_training`` on one task, over its seeds: accuracy and training loss (mean and
+    sd), the seeds, and its trainable positional parameters (the stored order: the chapter's tables list them so)."""
 
     accuracy_mean: float
     accuracy_std: float
+    loss_mean: float
+    loss_std: float
+    n_seeds: int
     position_params: int
 
 
