@@ -229,7 +229,7 @@ def test_c10_row_decides_on_every_curve_of_the_stored_result():
     assert row.decision == v.c10_layer_peak(BERT, curves, "propagated_scale_free") and row.decision.verdict == D
     assert "counted from 0, each is one less" in row.ours
     summary = ibr.layer_summary(layers)
-    assert (summary.n_peak3, summary.n_peak3_from0) == (0, 2)
+    assert (summary["n_peak3"], summary["n_peak3_from0"]) == (0, 2)
 
 
 # ---------------------------------------------------------------------------------------------
