@@ -230,7 +230,7 @@ def test_c10_row_decides_on_every_curve_of_the_stored_result():
     assert row.decision == v.c10_layer_peak(BERT, curves, "propagated_scale_free") and row.decision.verdict == D
     assert "counted from 0, each is one less" in row.ours
     summary = ibr.layer_summary(layers)
-    assert (summary.n_peak3, summary.n_peak3_from0) == (0, 2)
+    assert (summary["n_peak3"], summary["n_peak3_from0"]) == (0, 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,7 +274,10 @@ def test_c4_row_reads_the_sweep_and_the_populations():
 
     weights = [0.0, 0.1, 0.2, 0.4, 0.5, 1.0]
     sweep = Result("sinusoids_as_mds.stationarity_sweep", "paper", "k",
-                   dict(t=weights, circulant_deviation=list(DEVIATION.values()), fourier_match=list(MATCH.values())),
+                   dict(t=weights, circulant_deviation=list(DEVIATION.values()), fourier_match=list(MATCH.values()),
+                        # the rest of the stored sweep (the chapter's table), which the rule does not read
+                        **{k: [0.0] * len(weights) for k in ("toeplitz_deviation", "mean_sinusoid_r2",
+                                                             "sinusoidal_scale_free", "mds_scale_free")}),
                    {}, {})
     population = dict(circulant_deviation=0.0, fourier_match=1.0, toeplitz_deviation=0.0, mean_sinusoid_r2=1.0,
                       sinusoidal_scale_free=0.0195, mds_scale_free=0.0023, eigenvalue_share=0.9)

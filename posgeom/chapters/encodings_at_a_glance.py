@@ -1,10 +1,9 @@
 r"""What the chapter "Encodings at a glance" reports, from the stored zoo (:mod:`posgeom.experiments.zoo`).
 
-The zoo stores, per encoding, where it enters the model, its parameters and the summaries of its distance
-matrix, and the kernel identity that links the sinusoidal table with RoPE; this module builds the chapter's
-tables from it, gives the numbers the chapter quotes as one summary (glued by
-:func:`posgeom.notebooks.glue_fields`), and its "Paper vs this book" row for C8, decided by its rule in
-:mod:`posgeom.verdicts`.
+The zoo stores, per encoding, where it enters the model, its parameters and the summaries of its distance matrix,
+and the kernel identity that links the sinusoidal table with RoPE; this module builds the chapter's tables, the
+numbers it glues (:func:`posgeom.notebooks.glue_fields`) and its "Paper vs this book" row for C8, decided by its
+rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -18,13 +17,12 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
 from ..registry.typed import as_record, stored
-from ..verdicts import PAPER_MODEL
 from ..encodings.zoo import ZOO
 from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["FORMULAS", "ZooEncoding", "ZooEncodings", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "KernelPair", "comparison_rows",
-           "ZooPictures", "zoo_pictures", "Captions", "captions"]
+__all__ = ["FORMULAS", "ZooEncoding", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "KernelPair",
+           "comparison_rows", "ZooPictures", "zoo_pictures", "Captions", "captions"]
 
 #: Each encoding's formula, as the chapter writes it.
 FORMULAS = {
@@ -52,28 +50,25 @@ class ZooEncoding:
     separation_normalized: float
 
 
-@dataclass(frozen=True)
-class ZooEncodings:
-    """A stored ``run_zoo``'s encodings, typed, by name."""
-
-    encodings: dict[str, ZooEncoding]
+def _encodings(zoo: Result) -> dict[str, ZooEncoding]:
+    """Every encoding of a stored ``run_zoo``, typed, in the zoo's order."""
+    return {name: as_record(zoo, ZooEncoding, at=f"encodings.{name}") for name in ZOO}
 
 
 def encoding_table(zoo: Result) -> pd.DataFrame:
     """Per encoding: where it enters the model, its formula and its positional parameters."""
-    e = as_record(zoo, ZooEncodings).encodings
-    return pd.DataFrame([{"encoding": name, "where it enters": e[name].enters, "formula": FORMULAS[name],
-                          "positional parameters": e[name].n_params} for name in ZOO]).set_index("encoding")
+    return pd.DataFrame([{"encoding": name, "where it enters": e.enters, "formula": FORMULAS[name],
+                          "positional parameters": e.n_params}
+                         for name, e in _encodings(zoo).items()]).set_index("encoding")
 
 
 def geometry_table(zoo: Result) -> pd.DataFrame:
     """Per encoding, the geometry of its distance matrix: the largest distance, how far it is from depending on
     the offset alone (Toeplitz spread), the MDS mass on one and two axes, and its separation."""
-    e = as_record(zoo, ZooEncodings).encodings
     columns = {"max_distance": "largest distance", "toeplitz_spread": "Toeplitz spread",
                "eigen_fraction_1": "MDS mass on 1 axis", "eigen_fraction_2": "MDS mass on 2 axes",
                "separation": "separation (raw)", "separation_normalized": "separation / median"}
-    return pd.DataFrame([{label: getattr(e[name], key) for key, label in columns.items()} for name in ZOO],
+    return pd.DataFrame([{label: getattr(e, key) for key, label in columns.items()} for e in _encodings(zoo).values()],
                         index=list(ZOO), dtype=float)
 
 
@@ -126,37 +121,30 @@ class KernelPair:
     max_rope: float
 
 
-def _pair_text(r: Result) -> str:
-    p = as_record(r, KernelPair)
-    return (f"n = {p.n}: scale-free stress {p.stress_scale_free:.4f}, largest distances {p.max_sinusoidal:.1f} vs "
-            f"{p.max_rope:.2f}")
+def _pair_text(p: KernelPair, with_n: bool = False) -> str:
+    """Sinusoidal against RoPE in words: the scale-free stress between their geometries and their largest
+    distances (after the number of positions, ``with_n``)."""
+    return (f"n = {p.n}: " if with_n else "") + (f"scale-free stress {p.stress_scale_free:.4f}, largest distances "
+                                                 f"{p.max_sinusoidal:.1f} vs {p.max_rope:.2f}")
 
 
 def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" row for C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope`
-    on ``pair`` (``run_kernel_pair``: the paper model's shapes, formulas only), with the identity of the zoo
-    (``run_zoo``) and the paper-scale pair where one is stored (``posgeom.registry.stored_text``).
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
-    """
-
+    """The chapter's "Paper vs this book" row for C8 (a list of one ``ComparisonRow``), decided by
+    :func:`posgeom.verdicts.c8_sinusoidal_rope` on ``pair`` (``run_kernel_pair``: the paper model's shapes,
+    formulas only), with the identity of the zoo (``run_zoo``) and the paper-scale pair where one is stored."""
     settings = _settings(settings)
     s, p = zoo_summary(zoo), as_record(pair, KernelPair)
-    paper_pair = stored_text(run_kernel_pair, settings, _pair_text)
+    paper_pair = stored_text(run_kernel_pair, settings, lambda r: _pair_text(as_record(r, KernelPair), with_n=True))
     return [
         ComparisonRow(
             "C8", ours=(f"same kernel K on two frequency sets (identity to {s.identity_err:.0e}); sinusoidal "
-                        f"(d = {p.d_model}) vs RoPE (d_head = {p.d_head}): scale-free stress "
-                        f"{p.stress_scale_free:.4f}, largest distances {p.max_sinusoidal:.1f} vs {p.max_rope:.2f} "
+                        f"(d = {p.d_model}) vs RoPE (d_head = {p.d_head}): {_pair_text(p)} "
                         f"(formulas, no corpus: exact, no sampling interval); paper scale: {paper_pair}"),
-            scale=settings.scale, model=f"none (shapes of {PAPER_MODEL}: d = {p.d_model}, {p.n_heads} heads)",
+            scale=settings.scale, model=f"none (shapes of {rules.PAPER_MODEL}: d = {p.d_model}, {p.n_heads} heads)",
             corpus="none", options=f"n = {p.n}, base {p.base:g}",
             # the formulas need the shapes only: the paper model's are known without loading it
-            decision=rules.c8_sinusoidal_rope(p.stress_scale_free, p.max_sinusoidal / p.max_rope, model=PAPER_MODEL),
-        ),
-    ]
+            decision=rules.c8_sinusoidal_rope(p.stress_scale_free, p.max_sinusoidal / p.max_rope,
+                                              model=rules.PAPER_MODEL))]
 
 
 @dataclass(frozen=True)
@@ -180,7 +168,6 @@ class ZooPictures:
 def zoo_pictures(zoo: Result) -> ZooPictures:
     """The :class:`ZooPictures` of a ``run_zoo`` result; per encoding, its arrays are stored as ``D__<name>`` and
     ``mds2__<name>``."""
-
     def each_encoding(prefix: str) -> dict[str, np.ndarray]:
         found = {name.removeprefix(prefix): a for name, a in zoo.arrays.items() if name.startswith(prefix)}
         return {name: np.asarray(found[name]) for name in ZOO}
@@ -202,7 +189,6 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.zoo.CONFIGS`)."""
-
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     return Captions(scale=settings.scale, last_position=int(conf.n) - 1, picture_positions=int(conf.picture_positions),

@@ -1,15 +1,15 @@
 r"""What the chapter "Inside BERT" reports, from its stored runs.
 
-:mod:`posgeom.experiments.inside_bert` stores the attention maps of a pretrained encoder and the stress of
-each layer's positional geometry against SST-2's under three definitions and two normalisations;
-:mod:`posgeom.experiments.layer_peaks` the resampling test of a local peak. This module reads them back as a
-typed record (:func:`layer_stress`), builds the chapter's tables, gives the numbers the chapter quotes as one
-summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and its "Paper vs this book" row for
-C10, decided by its rule in :mod:`posgeom.verdicts`.
+:mod:`posgeom.experiments.inside_bert` stores the attention maps of a pretrained encoder and the stress of each
+layer's positional geometry against SST-2's (three definitions, two normalisations);
+:mod:`posgeom.experiments.layer_peaks` the resampling test of a local peak. This module reads them typed
+(:func:`layer_stress`), builds the chapter's tables, the numbers it glues (:func:`posgeom.notebooks.glue_fields`)
+and its "Paper vs this book" row for C10, decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,9 +27,9 @@ from ..report import ComparisonRow
 from .real_corpora import CORPUS_LABELS, corpus_caption, PlainText
 
 __all__ = [
-    "LayerStress", "layer_stress", "describe", "curve", "c10_curves", "peak_table", "LayerSummary", "layer_summary",
-    "AttentionSummary", "attention_summary", "peak_test_table", "PeakTestSummary", "peak_test_summary",
-    "comparison_rows", "paper_scale_lines", "Captions", "captions",
+    "LayerStress", "layer_stress", "describe", "curve", "c10_curves", "c10_ours", "peak_table", "layer_summary",
+    "attention_summary", "peak_test_table", "PeakTestSummary", "peak_test_summary", "comparison_rows",
+    "paper_scale_lines", "Captions", "captions",
 ]
 
 
@@ -87,70 +87,36 @@ def peak_table(layers: LayerStress) -> pd.DataFrame:
                          for d in DEFINITIONS for z in NORMALIZATIONS]).set_index(["definition", "normalisation"])
 
 
-@dataclass(frozen=True)
-class LayerSummary:
-    """The model and its readings: the global peak of each (``peak_<definition>_<normalisation>``, counted from
-    1), how many readings peak at the paper's layer 3 counted from 1 and counted from 0, the clipping of the kernels, and how much the stress varies across
-    heads and across layers ("scale_free")."""
-
-    model_name: PlainText
-    n_layers: int
-    n_heads: int
-    n_sentences: int
-    n_positions: int
-    map_count: int
-    peak_propagated_scale_free: int
-    peak_propagated_paper: int
-    peak_static_scale_free: int
-    peak_static_paper: int
-    peak_residual_scale_free: int
-    peak_residual_paper: int
-    n_peak3: int               # readings whose global peak is the paper's layer 3 counted from 1 (the third layer)
-    n_peak3_from0: int         # ... counted from 0 (the fourth layer, encoder.layer.3)
-    n_readings: int
-    clipped_max: float
-    n_clipped_layers: int
-    n_kept_kernels: int
-    head_spread: float
-    layer_spread: float
-
-
-def layer_summary(layers: LayerStress) -> LayerSummary:
-    """The :class:`LayerSummary` of a :class:`LayerStress`."""
+def layer_summary(layers: LayerStress) -> dict:
+    """The model and its readings as the chapter quotes them (glued as ``ib_<name>``): the global peak of each
+    reading (``peak_<definition>_<normalisation>``, counted from 1), how many readings peak at the paper's layer 3
+    counted from 1 (``n_peak3``, the third layer) and from 0 (``n_peak3_from0``, the fourth, encoder.layer.3), the
+    clipping of the kernels, and how much the "scale_free" stress varies across heads and across layers."""
     p = layers.peaks
-    return LayerSummary(
-        model_name=PlainText(layers.model), n_layers=layers.n_layers, n_heads=layers.n_heads,
-        n_sentences=layers.n_sentences, n_positions=layers.n_positions, map_count=layers.map_count,
+    return {
+        "model_name": PlainText(layers.model), "n_layers": layers.n_layers, "n_heads": layers.n_heads,
+        "n_sentences": layers.n_sentences, "n_positions": layers.n_positions, "map_count": layers.map_count,
         **{f"peak_{d}_{z}": p[f"{d}_{z}"] for d in DEFINITIONS for z in NORMALIZATIONS},
-        n_peak3=sum(layer == PAPER_PEAK_LAYER for layer in p.values()),
-        n_peak3_from0=sum(layer == PAPER_PEAK_LAYER + 1 for layer in p.values()), n_readings=len(p),
-        clipped_max=layers.clipped_max, n_clipped_layers=int(np.sum(layers.clipped > 1e-6)),
-        n_kept_kernels=int(layers.clipped.size),
-        head_spread=float(np.mean(np.ptp(layers.propagated_head[:, :, 0], axis=1))),
-        layer_spread=float(np.ptp(layers.propagated_pooled[:, 0])),
-    )
+        "n_peak3": sum(layer == PAPER_PEAK_LAYER for layer in p.values()),
+        "n_peak3_from0": sum(layer == PAPER_PEAK_LAYER + 1 for layer in p.values()), "n_readings": len(p),
+        "clipped_max": layers.clipped_max, "n_clipped_layers": int(np.sum(layers.clipped > 1e-6)),
+        "n_kept_kernels": int(layers.clipped.size),
+        # the mean range over the heads of a layer, against the range of the pooled curve over the layers
+        "head_spread": float(np.mean(np.ptp(layers.propagated_head[:, :, 0], axis=1))),
+        "layer_spread": float(np.ptp(layers.propagated_pooled[:, 0])),
+    }
 
 
-@dataclass(frozen=True)
-class AttentionSummary:
-    """Where attention goes: its mass within one position of the query in the first and last layer, and the
-    mean attention to [CLS] in the first layer and at its largest."""
-
-    local_first: float
-    local_last: float
-    cls_first: float
-    cls_max: float
-    cls_max_layer: int
-
-
-def attention_summary(layers: LayerStress) -> AttentionSummary:
-    """The :class:`AttentionSummary` of the mean attention maps ([CLS], position 0, left out of the local mass)."""
+def attention_summary(layers: LayerStress) -> dict:
+    """Where attention goes, from the mean maps (glued as ``ibatt_<name>``): its mass within one position of the
+    query in the first and last layer ([CLS], position 0, left out), and the mean attention to [CLS] in the first
+    layer and at its largest."""
     maps = layers.maps
     # mass within one position of the query, per layer: sum over |offset| <= 1 of the mean attention
     near = np.array([sum(np.diagonal(m[1:, 1:], offset=o).sum() for o in (-1, 0, 1)) / (m.shape[0] - 1) for m in maps])
     cls_col = maps[:, 1:, 0].mean(axis=1)
-    return AttentionSummary(local_first=float(near[0]), local_last=float(near[-1]), cls_first=float(cls_col[0]),
-                            cls_max=float(cls_col.max()), cls_max_layer=int(np.argmax(cls_col) + 1))
+    return {"local_first": float(near[0]), "local_last": float(near[-1]), "cls_first": float(cls_col[0]),
+            "cls_max": float(cls_col.max()), "cls_max_layer": int(np.argmax(cls_col) + 1)}
 
 
 def peak_test_table(peak_test: Result) -> pd.DataFrame:
@@ -178,7 +144,7 @@ class PeakTestSummary:
 
 
 def peak_test_summary(peak_test: Result) -> PeakTestSummary:
-    """The :class:`PeakTestSummary` of a ``run_local_peak_test`` result."""
+    """The :class:`PeakTestSummary` of a ``run_local_peak_test`` result (glued as ``ibpk_<field>``)."""
     return as_record(peak_test, PeakTestSummary)
 
 
@@ -199,16 +165,10 @@ def c10_ours(layers: LayerStress) -> str:
 
 
 def comparison_rows(layers: LayerStress, peak_test: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" row for C10, decided by :func:`posgeom.verdicts.c10_layer_peak` from
-    every reading's per-layer curve (:func:`c10_curves`), read under both counts of the layers: the paper's
-    model is BERT-base, so any other model (the 6-layer stand-in) cannot decide the claim; the stand-in's
-    stable local peak matches the paper only if the paper counts layers from 0.
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
-    """
-
+    """The chapter's "Paper vs this book" row for C10 (a list of one ``ComparisonRow``), decided by
+    :func:`posgeom.verdicts.c10_layer_peak` from every reading's curve (:func:`c10_curves`) under both counts of
+    the layers: only the paper's BERT-base can decide it, and the stand-in's stable local peak matches the paper
+    only if the paper counts layers from 0."""
     settings = _settings(settings)
     pt = peak_test_summary(peak_test)
     test = (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted "
@@ -272,23 +232,17 @@ class Captions:
 
 def captions(settings=None) -> Captions:
     """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.inside_bert.CONFIGS`;
-    the target is SST-2 train as the chapter "Real corpora" counts it)."""
-
+    the target is SST-2 train as the chapter "Real corpora" counts it; the chapter runs the local-peak test with
+    :func:`~posgeom.experiments.layer_peaks.run_local_peak_test`'s defaults at both scales)."""
     settings = _settings(settings)
-    conf = CONFIGS[settings.scale]
+    conf, peak_test = CONFIGS[settings.scale], inspect.signature(run_local_peak_test).parameters
     sent = conf.sentences
     return Captions(
         scale=settings.scale, model=str(settings.pretrained), map_positions=int(conf.map_positions),
         last_map_position=int(conf.map_positions) - 1, sentences=f"{CORPUS_LABELS[sent.corpus]} {sent.split}",
         target=(f"{corpus_caption(settings.scale, sent.corpus)} restricted to the positions reached by "
                 f"{conf.min_reach} {sent.split} sentences"),
-        special=special_words(sent.special), peak_groups=_peak_default("n_groups"), peak_redraws=_peak_default("n_boot"),
+        special=special_words(sent.special), peak_groups=int(peak_test["n_groups"].default),
+        peak_redraws=int(peak_test["n_boot"].default),
         quick_batch=int(CONFIGS["quick"].batch_size), paper_batch=int(CONFIGS["paper"].batch_size))
 
-
-def _peak_default(name: str) -> int:
-    """A default of :func:`posgeom.experiments.layer_peaks.run_local_peak_test` (the chapter calls it with
-    its defaults at both scales: its groups and redraws are not in ``CONFIGS``)."""
-    import inspect
-
-    return int(inspect.signature(run_local_peak_test).parameters[name].default)

