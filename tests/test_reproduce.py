@@ -209,6 +209,9 @@ def _claims_in(text: str) -> set[str]:
         assert alias in aliases, f"comparison_rows called on {alias!r}, which the chapter does not import"
         source = inspect.getsource(importlib.import_module(aliases[alias]).comparison_rows)
         claims |= set(re.findall(pattern, source))
+        # rows made by a name bound to partial(ComparisonRow, ...): row("C3", ...)
+        for name in re.findall(r"(\w+)(?:\s*,\s*\w+)*\s*=\s*partial\(ComparisonRow\b", source):
+            claims |= set(re.findall(rf"\b{name}\(\s*[\"']([CS]\d+)[\"']", source))
         # the (claim, build) pairs handed to report.decided_rows: a row built by a helper is named there
         claims |= set(re.findall(r"\(\s*[\"']([CS]\d+)[\"']\s*,\s*(?:lambda\b|\w+\))", source))
     return claims
