@@ -73,7 +73,7 @@ def training_summary(training: Result) -> dict:
 def stall_summary(powered: Result) -> dict:
     """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (glued as ``mpst_<key>``):
     the steps, the loss above which a run stalled, the seeds whose run stalled per table, the gap where both fitted
-    (as text), what these say (:func:`_stall_reading`) and the rule's verdict."""
+    (as text), what these say (``_stall_reading``) and the rule's verdict."""
     d = as_record(powered, StoredLowrankDesign)
     design = powered.manifest.get("params", {}).get("design", {})
     fitted, stalled_r1, stalled_learned = d.fitted_gap, len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])

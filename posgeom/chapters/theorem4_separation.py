@@ -255,8 +255,9 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
     ----------
     headline : dict of str to SeparationRun
         The runs under the theorem's conditions from a random start (``"drift"``, ``"SST-2"``, ...).
-    tied, decay : dict of posgeom.experiments.separation.Setup to SeparationRun
-        The three setups from a tied start, and with weight decay.
+    tied, decay : dict
+        The three setups from a tied start, and with weight decay: a :class:`SeparationRun` per
+        :class:`~posgeom.experiments.separation.Setup`.
     pretrained : PretrainedTable
     settings : Settings, optional
         The scale in force (its model shape names the model of each row).
