@@ -6,10 +6,11 @@ Usage (from a checkout's root, with its environment active)::
     ... change posgeom/chapters/real_corpora.py ...
     python scripts/page_snapshot.py real-corpora after.json --scale quick
     python scripts/page_snapshot.py --compare before.json after.json     # prints IDENTICAL or the differences
+    python scripts/page_snapshot.py --compare --page-only before.json after.json   # the prose, not the glue names
 
 The chapter's code cells (``notebooks/<slug>.md``) run in one namespace on the CPU at the scale given, and the
-snapshot records every glued value, every displayed table or text and the "Paper vs this book" rows the chapter
-would record. Stored results are read whatever their code key (an edit of a chapter module does not make them
+snapshot records every glued value, the page's prose with each glue role filled in as the role formats it,
+every displayed table or text and the "Paper vs this book" rows the chapter would record. Stored results are read whatever their code key (an edit of a chapter module does not make them
 stale, and a refactor of a keyed module is checked against the numbers stored before it); GPU work at ``paper``
 shows as waiting, as on the published site. Nothing is ever computed or written: a result that is not stored
 fails its cell, and the failure is part of the snapshot. ``--results DIR`` reads another registry (a worktree
@@ -26,6 +27,7 @@ import ast
 import io
 import json
 import os
+import re
 import sys
 import warnings
 from contextlib import redirect_stdout
@@ -87,10 +89,11 @@ def snapshot(slug: str, scale: str, results: str | None = None) -> dict:
 
     import posgeom.notebooks
 
-    glued, shown, errors, rows = {}, [], [], {}
+    glued, raw, shown, errors, rows = {}, {}, [], [], {}
 
     def glue(name, value, display=True):
         glued[name] = _text(value)
+        raw[name] = value
 
     def display(*values, **kwargs):
         shown.extend(_text(v) for v in values)
@@ -120,13 +123,39 @@ def snapshot(slug: str, scale: str, results: str | None = None) -> dict:
             if out.getvalue():
                 shown.append("printed:" + out.getvalue())
             plt.close("all")
-    return {"glue": glued, "display": shown, "errors": errors, "claims": rows}
+    page = [_rendered(c.source, raw) for c in notebook.cells if c.cell_type == "markdown"]
+    return {"glue": glued, "page": page, "display": shown, "errors": errors, "claims": rows}
 
 
-def differences(before: dict, after: dict) -> list[str]:
-    """Each place where two snapshots differ, as text (empty: the pages are identical)."""
+#: A glue role in a page's text: ``{glue:text}`name:.3f```, ``{glue}`name```, ``{glue:md}`name```.
+_GLUE_ROLE = re.compile(r"\{glue(?::(\w+))?\}`([^`:]+)(?::([^`]*))?`")
+
+
+def _rendered(markdown: str, values: dict) -> str:
+    """A markdown cell with each glue role replaced by its value, formatted as the role asks: the page's prose as a
+    reader sees it, whatever the glued names (a refactor may rename them)."""
+
+    def value(match):
+        name, spec = match.group(2), match.group(3)
+        if name not in values:
+            return f"<unglued {name}>"
+        v = values[name]
+        if spec:
+            try:
+                return format(v, spec)
+            except (TypeError, ValueError):
+                return f"<{name}: {spec!r} does not format {type(v).__name__}>"
+        return _text(v) if not isinstance(v, str) else v
+
+    return _GLUE_ROLE.sub(value, markdown)
+
+
+def differences(before: dict, after: dict, *, page_only: bool = False) -> list[str]:
+    """Each place where two snapshots differ, as text (empty: the pages are identical). ``page_only`` compares what a
+    reader sees (the rendered prose, the shown tables and texts, the claims rows, the failures), not the glued names:
+    for a refactor that renames glue keys along with the page's roles."""
     found = []
-    for part in ("glue", "claims", "display", "errors"):
+    for part in (("page",) if page_only else ("glue",)) + ("claims", "display", "errors"):
         a, b = before[part], after[part]
         keys = sorted(set(a) | set(b)) if isinstance(a, dict) else range(max(len(a), len(b)))
         for key in keys:
@@ -144,10 +173,14 @@ def main(argv=None) -> int:
     parser.add_argument("--scale", choices=("quick", "paper"), default="quick")
     parser.add_argument("--results", help="the results registry to read (default: POSGEOM_RESULTS_DIR or results/)")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two snapshots")
+    parser.add_argument("--page-only", action="store_true",
+                        help="with --compare: compare the rendered prose instead of the glued names and values")
     args = parser.parse_args(argv)
     if args.compare:
         before, after = (json.loads(Path(p).read_text()) for p in args.compare)
-        found = differences(before, after)
+        if args.page_only and not all("page" in s for s in (before, after)):
+            parser.error("--page-only needs snapshots taken with the rendered page (retake the older one)")
+        found = differences(before, after, page_only=args.page_only)
         print("\n".join(found) + f"\n{len(found)} difference(s)" if found else "IDENTICAL")
         return 1 if found else 0
     if not args.slug or not args.out:

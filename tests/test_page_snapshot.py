@@ -71,3 +71,19 @@ def test_a_chapter_that_does_not_exist_is_refused_in_one_line(tmp_path):
     run = subprocess.run([sys.executable, str(SCRIPT), "no-such-chapter", str(tmp_path / "x.json")], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "notebooks/no-such-chapter.md does not exist" in run.stderr
+
+
+def test_the_rendered_page_formats_each_glue_role_and_ignores_the_names():
+    """The page part is the prose a reader sees: a role is replaced by its value in the role's format, so that two
+    snapshots whose glued names differ but whose prose is the same compare equal with ``page_only``."""
+    module = _module()
+    text = "Rate {glue:text}`t1_rate:.2f`, worst {glue:text}`t1_worst`; {glue}`missing` and {glue:text}`t1_worst:.2f`."
+    assert module._rendered(text, {"t1_rate": 0.256, "t1_worst": "alibi"}) == (
+        "Rate 0.26, worst alibi; <unglued missing> and <t1_worst: '.2f' does not format str>.")
+    before = {**_snap({"t1_rate": "0.256"}), "page": [module._rendered("Rate {glue:text}`t1_rate:.2f`.",
+                                                                         {"t1_rate": 0.256})]}
+    renamed = {**_snap({"rate": "0.256"}), "page": [module._rendered("Rate {glue:text}`rate:.2f`.", {"rate": 0.256})]}
+    assert module.differences(before, renamed, page_only=True) == []
+    assert [f.split(":")[0] for f in module.differences(before, renamed)] == ["glue[rate]", "glue[t1_rate]"]
+    moved = {**renamed, "page": [module._rendered("Rate {glue:text}`rate:.3f`.", {"rate": 0.256})]}
+    assert [f.split(":")[0] for f in module.differences(before, moved, page_only=True)] == ["page[0]"]
