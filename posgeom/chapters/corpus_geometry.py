@@ -1,7 +1,6 @@
 r"""What the chapter "The geometry of a corpus" adds to the runs of :mod:`posgeom.experiments.corpus_geometry` and
-the bootstrap of :mod:`posgeom.experiments.real_corpora`: typed views of their results (whose fields the page
-glues with :func:`posgeom.notebooks.glue_fields` and draws), the sinusoidal–RoPE comparison over the preprocessing
-variants, the "Paper vs this book" row for C8, and the captions at the scale in force.
+:mod:`posgeom.experiments.real_corpora`: typed views of their results (the page draws and glues their fields), the
+sinusoidal–RoPE comparison over the preprocessing variants, the "Paper vs this book" row for C8, and the captions.
 """
 
 from __future__ import annotations
@@ -129,16 +128,14 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
 
 
 def sst2_caption(scale: str) -> str:
-    """SST-2's counting at ``scale`` in words for a caption: ``"n = 64, the model's special tokens"`` (the corpus
-    of :data:`posgeom.experiments.corpus_geometry.CONFIGS`, which the optimal encoding, minimal
-    parametrisation and sinusoids chapters reuse)."""
+    """SST-2's counting at ``scale`` in words for a caption: ``"n = 64, the model's special tokens"`` (the corpus of
+    :data:`posgeom.experiments.corpus_geometry.CONFIGS`, which the chapters after this one reuse)."""
     return f"n = {CONFIGS[scale].sst2.n_positions}, {special_words(CONFIGS[scale].sst2.special)}"
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's captions state about the corpora at ``settings.scale``, glued as ``cgcap_<name>``
-    (:data:`posgeom.experiments.corpus_geometry.CONFIGS`); ``quick_sequences``, ``paper_sequences`` (a synthetic
-    family's sample) and ``sst2_scales`` (SST-2's phrases) state both scales, for the "What this chapter needs" box."""
+    """What the captions state about the corpora at ``settings.scale`` (glued as ``cgcap_<name>``); ``quick_sequences``,
+    ``paper_sequences`` and ``sst2_scales`` state both scales, for the box "What this chapter needs"."""
     scale = _settings(settings).scale
     syn, sst2 = CONFIGS[scale].synthetic, CONFIGS[scale].sst2
     return dict(

@@ -1,8 +1,6 @@
-r"""What the chapter "The optimal encoding" adds to the runs of :mod:`posgeom.experiments.optimal_encoding`
-(Algorithm 1 step by step, the encodings compared on every corpus with bootstrap intervals, exact embedding, the
-one-hot counter-example, SMACOF's gain over classical MDS): typed views of their results (whose fields the page
-glues with :func:`posgeom.notebooks.glue_fields`), the readings its claims share with its prose, its "Paper vs this
-book" rows for C3 and C6, each decided by its rule in :mod:`posgeom.verdicts`, and the captions at the scale in force.
+r"""What the chapter "The optimal encoding" adds to the runs of :mod:`posgeom.experiments.optimal_encoding`: typed
+views of their results (the page glues their fields), the readings its claims share with its prose, its "Paper vs
+this book" rows for C3 and C6, each decided by its rule in :mod:`posgeom.verdicts`, and the captions.
 """
 
 from __future__ import annotations
@@ -134,9 +132,8 @@ def c3_least_stress_row(gain: SmacofGain, one_hot: OneHotStresses, scale: str) -
                 decision=rules.c3_least_stress(gain.gain, one_hot.mds_stress, one_hot.smacof_stress))
 
 
-def c3_exact_row(exact: dict, scale: str) -> ComparisonRow:
-    """C3, "exact reproduction is impossible", from :func:`exact_summary`."""
-    chord_err, geo_bad, sst2_rank = exact["chord_err"], exact["geo_bad"], exact["sst2_rank"]
+def c3_exact_row(chord_err: float, geo_bad: str, sst2_rank: int, scale: str) -> ComparisonRow:
+    """C3, "exact reproduction is impossible", from three readings of :func:`exact_summary`."""
     return _row("C3", paper="exact reproduction is impossible (curved geometry)", scale=scale,
                 ours=(f"chord: exact to {chord_err:.1e}; geodesic: negative eigenvalues on "
                       f"{geo_bad if geo_bad != 'none' else 'no corpus'}; rank(B) on SST-2 = {sst2_rank} "
@@ -168,17 +165,15 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
             interval(r, "sst2", "mds|scale_free"))), scale)),
         ("C3", lambda: c3_least_stress_row(as_record(gain, SmacofGain, at="sst2"),
                                            as_record(one_hot, OneHotStresses), scale)),
-        ("C3", lambda: c3_exact_row(ex, scale)),
+        ("C3", lambda: c3_exact_row(ex["chord_err"], ex["geo_bad"], ex["sst2_rank"], scale)),
         ("C3", lambda: c3_beats_row(mds3_vs_sinusoidal(intervals), as_record(comparison, StoredComparison).pretrained,
                                     scale)),
     ], settings)
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's captions state about the corpora and encodings at ``settings.scale``, glued as
-    ``oecap_<name>`` (:data:`posgeom.experiments.optimal_encoding.CONFIGS` and the corpora of
-    :data:`posgeom.experiments.corpus_geometry.CONFIGS`); ``redraws`` (the stress table's bootstrap redraws)
-    states both scales, for the "What this chapter needs" box."""
+    """What the captions state about the corpora and encodings at ``settings.scale`` (glued as ``oecap_<name>``);
+    ``redraws``, the stress table's bootstrap redraws, states both scales for the box "What this chapter needs"."""
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
     enc = conf.synthetic_encoder
