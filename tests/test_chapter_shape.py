@@ -348,15 +348,15 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
 
     # the corpora and the bootstraps
     g = corpus_geometry.captions(settings)
-    assert (g.quick_sequences, g.paper_sequences) == tuple(
+    assert (g["quick_sequences"], g["paper_sequences"]) == tuple(
         f"{cg.CONFIGS[s].synthetic.n_sequences:,} sequences" for s in ("quick", "paper"))
-    assert g.sst2_scales == "all phrases at both scales"
+    assert g["sst2_scales"] == "all phrases at both scales"
     redraws = f"{oe.CONFIGS['quick'].intervals.n_boot:,} at quick, {oe.CONFIGS['paper'].intervals.n_boot:,} at paper"
-    assert optimal_encoding.captions(settings).redraws == redraws
+    assert optimal_encoding.captions(settings)["redraws"] == redraws
     sin = sinusoids_as_mds.captions(settings)
     assert sin.redraws == (f"{sm.CONFIGS['quick'].intervals.n_boot:,} at quick, "
                            f"{sm.CONFIGS['paper'].intervals.n_boot:,} at paper")
-    assert sin.samples == f"{g.quick_sequences} at quick, {g.paper_sequences} at paper"
+    assert sin.samples == f"{g['quick_sequences']} at quick, {g['paper_sequences']} at paper"
     r = real_corpora.captions(settings)
     quick = rc.CONFIGS["quick"]
     assert r.quick_rank == f"{quick.imdb.n_positions} positions, {rc.RANK_OPTIONS['n_resamples']} half-splits"
