@@ -1,9 +1,8 @@
 r"""What the chapter "Encodings at a glance" reports, from the stored zoo (:mod:`posgeom.experiments.zoo`).
 
 The zoo stores, per encoding, where it enters the model, its parameters and the summaries of its distance matrix,
-and the kernel identity that links the sinusoidal table with RoPE; this module builds the chapter's tables, the
-numbers it glues (:func:`posgeom.notebooks.glue_fields`) and its "Paper vs this book" row for C8, decided by its
-rule in :mod:`posgeom.verdicts`.
+and the kernel identity that links the sinusoidal table with RoPE; this module reads them typed, and builds the
+chapter's "Paper vs this book" row for C8, decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
@@ -21,17 +19,8 @@ from ..encodings.zoo import ZOO
 from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["FORMULAS", "ZooEncoding", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "KernelPair",
-           "comparison_rows", "ZooPictures", "zoo_pictures", "Captions", "captions"]
-
-#: Each encoding's formula, as the chapter writes it.
-FORMULAS = {
-    "sinusoidal": "p_i = (sin iω_k, cos iω_k)_k, ω_k = b^(−2k/d)",
-    "learned": "p_i = row i of a trained table",
-    "rope": "q_i → R(iθ) q_i, k_j → R(jθ) k_j, θ_k = b^(−2k/d_head)",
-    "alibi": "logit_ij += −m_h |i − j|",
-    "none": "—",
-}
+__all__ = ["ZooEncoding", "encodings", "ZooSummary", "zoo_summary", "KernelPair", "comparison_rows", "ZooPictures",
+           "zoo_pictures", "Captions", "captions"]
 
 
 @dataclass(frozen=True)
@@ -50,45 +39,21 @@ class ZooEncoding:
     separation_normalized: float
 
 
-def _encodings(zoo: Result) -> dict[str, ZooEncoding]:
+def encodings(zoo: Result) -> dict[str, ZooEncoding]:
     """Every encoding of a stored ``run_zoo``, typed, in the zoo's order."""
     return {name: as_record(zoo, ZooEncoding, at=f"encodings.{name}") for name in ZOO}
 
 
-def encoding_table(zoo: Result) -> pd.DataFrame:
-    """Per encoding: where it enters the model, its formula and its positional parameters."""
-    return pd.DataFrame([{"encoding": name, "where it enters": e.enters, "formula": FORMULAS[name],
-                          "positional parameters": e.n_params}
-                         for name, e in _encodings(zoo).items()]).set_index("encoding")
-
-
-def geometry_table(zoo: Result) -> pd.DataFrame:
-    """Per encoding, the geometry of its distance matrix: the largest distance, how far it is from depending on
-    the offset alone (Toeplitz spread), the MDS mass on one and two axes, and its separation."""
-    columns = {"max_distance": "largest distance", "toeplitz_spread": "Toeplitz spread",
-               "eigen_fraction_1": "MDS mass on 1 axis", "eigen_fraction_2": "MDS mass on 2 axes",
-               "separation": "separation (raw)", "separation_normalized": "separation / median"}
-    return pd.DataFrame([{label: getattr(e, key) for key, label in columns.items()} for e in _encodings(zoo).values()],
-                        index=list(ZOO), dtype=float)
-
-
 @dataclass(frozen=True)
 class ZooSummary:
-    """The numbers of the zoo the chapter quotes, read from a ``run_zoo`` result
-    (:func:`posgeom.registry.typed.as_record`): the pretrained model's shapes, the learned and fixed tables'
-    geometry, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
+    """The numbers of a ``run_zoo`` result the chapter quotes beside each encoding's (:class:`ZooEncoding`): the
+    pretrained model's shapes, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
 
     d: int = stored("shape.d_model")
     heads: int = stored("shape.n_heads")
     dhead: int = stored("kernel.d_head")
     nmax: int = stored("shape.max_positions")
-    learned_params: int = stored("encodings.learned.n_params")
     n: int
-    learned_toeplitz: float = stored("encodings.learned.toeplitz_spread")
-    learned_top2: float = stored("encodings.learned.eigen_fraction_2")
-    sin_top2: float = stored("encodings.sinusoidal.eigen_fraction_2")
-    sin_max: float = stored("encodings.sinusoidal.max_distance")
-    rope_max: float = stored("encodings.rope.max_distance")
     identity_err: float = stored("kernel.identity_max_error")
     kernel_err: float = stored("kernel.sinusoidal_kernel_max_error")
     sin_rope_stress: float = stored("kernel.stress_scale_free")

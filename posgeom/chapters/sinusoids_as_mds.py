@@ -24,7 +24,7 @@ from .corpus_geometry import sst2_caption
 
 __all__ = [
     "CIRCULANT", "FourierCorpus", "StoredFourier", "corpora", "ShiftIntervals", "shift_interval", "StoredSweep",
-    "Eigenvectors", "eigenvectors", "sinusoidal_frequencies", "frequency_summary", "NearStationary",
+    "Eigenvectors", "eigenvectors", "frequency_summary", "NearStationary",
     "near_stationary", "circulant_row", "sinusoidal_table_row", "comparison_rows", "Captions", "captions",
 ]
 
@@ -111,15 +111,10 @@ def eigenvectors(fourier: Result, corpus: str) -> Eigenvectors:
     return as_record(fourier, Eigenvectors, at=corpus, arrays_at=corpus)
 
 
-def sinusoidal_frequencies(fourier: Result) -> np.ndarray:
-    """The frequencies of the width-50 sinusoidal table the chapter compares with."""
-    return np.asarray(as_record(fourier, StoredFourier).vaswani_frequencies)
-
-
 def frequency_summary(fourier: Result, n_positions: int = 50) -> dict:
     """How many (``slow``) of the sinusoidal table's ``nfreq`` frequencies fall below the ``lowest`` frequency
     2π/n of a circulant geometry on n = 50 positions."""
-    vas, lowest = sinusoidal_frequencies(fourier), 2 * np.pi / n_positions
+    vas, lowest = np.asarray(as_record(fourier, StoredFourier).vaswani_frequencies), 2 * np.pi / n_positions
     return {"slow": int(np.sum(vas < lowest)), "nfreq": int(vas.size), "lowest": float(lowest)}
 
 
