@@ -19,15 +19,14 @@ from ..encodings.zoo import ZOO
 from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["ZooEncoding", "encodings", "ZooSummary", "zoo_summary", "KernelPair", "comparison_rows", "ZooPictures",
-           "zoo_pictures", "Captions", "captions"]
+__all__ = ["ZooEncoding", "encodings", "ZooSummary", "zoo_summary", "KernelPair", "c8_row", "comparison_rows",
+           "ZooPictures", "zoo_pictures", "Captions", "captions"]
 
 
 @dataclass(frozen=True)
 class ZooEncoding:
-    """One encoding of a stored ``run_zoo``: where it enters the model, its positional parameters, and the
-    geometry of its distance matrix (largest distance, Toeplitz spread, MDS mass on one and two axes, separation
-    raw and over the median distance)."""
+    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``): where it enters the model, its positional
+    parameters, and the geometry of its distance matrix (the chapter's second table)."""
 
     enters: str
     n_params: int
@@ -93,23 +92,27 @@ def _pair_text(p: KernelPair, with_n: bool = False) -> str:
                                                  f"{p.max_sinusoidal:.1f} vs {p.max_rope:.2f}")
 
 
+def c8_row(identity_error: float, pair: KernelPair, paper_pair: str, settings=None) -> ComparisonRow:
+    """C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope` on ``pair`` (the paper model's shapes, formulas
+    only), with the zoo's ``identity_error`` and the paper-scale ``paper_pair`` in words."""
+    return ComparisonRow(
+        "C8", ours=(f"same kernel K on two frequency sets (identity to {identity_error:.0e}); sinusoidal "
+                    f"(d = {pair.d_model}) vs RoPE (d_head = {pair.d_head}): {_pair_text(pair)} "
+                    f"(formulas, no corpus: exact, no sampling interval); paper scale: {paper_pair}"),
+        scale=_settings(settings).scale,
+        model=f"none (shapes of {rules.PAPER_MODEL}: d = {pair.d_model}, {pair.n_heads} heads)",
+        corpus="none", options=f"n = {pair.n}, base {pair.base:g}",
+        # the formulas need the shapes only: the paper model's are known without loading it
+        decision=rules.c8_sinusoidal_rope(pair.stress_scale_free, pair.max_sinusoidal / pair.max_rope,
+                                          model=rules.PAPER_MODEL))
+
+
 def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" row for C8 (a list of one ``ComparisonRow``), decided by
-    :func:`posgeom.verdicts.c8_sinusoidal_rope` on ``pair`` (``run_kernel_pair``: the paper model's shapes,
-    formulas only), with the identity of the zoo (``run_zoo``) and the paper-scale pair where one is stored."""
-    settings = _settings(settings)
-    s, p = zoo_summary(zoo), as_record(pair, KernelPair)
-    paper_pair = stored_text(run_kernel_pair, settings, lambda r: _pair_text(as_record(r, KernelPair), with_n=True))
-    return [
-        ComparisonRow(
-            "C8", ours=(f"same kernel K on two frequency sets (identity to {s.identity_err:.0e}); sinusoidal "
-                        f"(d = {p.d_model}) vs RoPE (d_head = {p.d_head}): {_pair_text(p)} "
-                        f"(formulas, no corpus: exact, no sampling interval); paper scale: {paper_pair}"),
-            scale=settings.scale, model=f"none (shapes of {rules.PAPER_MODEL}: d = {p.d_model}, {p.n_heads} heads)",
-            corpus="none", options=f"n = {p.n}, base {p.base:g}",
-            # the formulas need the shapes only: the paper model's are known without loading it
-            decision=rules.c8_sinusoidal_rope(p.stress_scale_free, p.max_sinusoidal / p.max_rope,
-                                              model=rules.PAPER_MODEL))]
+    """The chapter's "Paper vs this book" row (:func:`c8_row`, in a list) from ``run_zoo``, ``run_kernel_pair``
+    and the paper-scale pair where one is stored."""
+    paper_pair = stored_text(run_kernel_pair, _settings(settings),
+                             lambda r: _pair_text(as_record(r, KernelPair), with_n=True))
+    return [c8_row(zoo_summary(zoo).identity_err, as_record(pair, KernelPair), paper_pair, settings)]
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,9 @@ from ..report import ComparisonRow
 from ..wording import describe_scales, describe_sequences
 from .corpus_geometry import sst2_caption
 
-__all__ = [
-    "CIRCULANT", "FourierCorpus", "StoredFourier", "corpora", "ShiftIntervals", "shift_interval", "StoredSweep",
-    "Eigenvectors", "eigenvectors", "frequency_summary", "NearStationary",
-    "near_stationary", "circulant_row", "sinusoidal_table_row", "comparison_rows", "Captions", "captions",
-]
+__all__ = ["CIRCULANT", "FourierCorpus", "StoredFourier", "corpora", "ShiftIntervals", "shift_interval", "StoredSweep",
+           "Eigenvectors", "eigenvectors", "frequency_summary", "NearStationary", "near_stationary", "circulant_row",
+           "sinusoidal_table_row", "comparison_rows", "Captions", "captions"]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
 CIRCULANT = "markov (population)"
@@ -49,8 +47,7 @@ class FourierCorpus:
 
 @dataclass(frozen=True)
 class StoredFourier:
-    """A stored ``run_fourier_match``: the corpora it measured, and the frequencies of the width-50 sinusoidal
-    table."""
+    """A stored ``run_fourier_match``: the corpora it measured, and the width-50 sinusoidal table's frequencies."""
 
     corpora: tuple[str, ...]
     vaswani_frequencies: tuple[float, ...]
@@ -120,9 +117,8 @@ def frequency_summary(fourier: Result, n_positions: int = 50) -> dict:
 
 @dataclass(frozen=True)
 class NearStationary:
-    """The population geometries (no sampling noise) C4's second row tests, by name: every point of the sweep
-    (``"<weight> drift"``) and the population corpora of ``run_fourier_match``; their circulant deviations and
-    Fourier matches."""
+    """The circulant deviation and Fourier match of each population geometry (no sampling noise) C4's second row
+    tests: every point of the sweep (``"<weight> drift"``) and the population corpora of ``run_fourier_match``."""
 
     circulant_deviation: dict
     fourier_match: dict
@@ -137,26 +133,26 @@ def near_stationary(fourier: Result, sweep: Result) -> NearStationary:
     return NearStationary({k: dev for k, (dev, _) in points.items()}, {k: fm for k, (_, fm) in points.items()})
 
 
-def circulant_row(fourier: Result, shift: Result, eigenvalue_error: float, settings=None) -> ComparisonRow:
-    """C4 on the circulant corpus (:func:`posgeom.verdicts.c4_circulant`): its Fourier match, and
-    ``eigenvalue_error``, the largest difference between its MDS eigenvalues and the chapter's closed form."""
+def circulant_row(circulant: FourierCorpus, sample_match: Interval, eigenvalue_error: float,
+                  settings=None) -> ComparisonRow:
+    """C4 on the circulant corpus (:func:`posgeom.verdicts.c4_circulant`): its Fourier match, the bootstrap
+    interval of a sample's (``sample_match``), and ``eigenvalue_error``, the largest difference between its MDS
+    eigenvalues and the chapter's closed form."""
     settings = _settings(settings)
-    fm = as_record(fourier, FourierCorpus, at=CIRCULANT).fourier_match
+    fm = circulant.fourier_match
     return ComparisonRow(
         "C4", paper="MDS is sinusoidal for stationary statistics",
         ours=(f"circulant corpus: Fourier match {fm:.3f} (population: exact, no sampling interval; sample of "
-              f"{CORPUS_CONFIGS[settings.scale].synthetic.n_sequences:,}: "
-              f"{shift_interval(shift, 'markov', 'fourier_match').text()}, 95% interval over sequences); eigenvalues "
-              f"= formula to {eigenvalue_error:.0e}"),
+              f"{CORPUS_CONFIGS[settings.scale].synthetic.n_sequences:,}: {sample_match.text()}, 95% interval over "
+              f"sequences); eigenvalues = formula to {eigenvalue_error:.0e}"),
         scale=settings.scale, model="none", corpus="synthetic markov family, n = v = 50", options="chord Hellinger",
         decision=rules.c4_circulant(fm, float(eigenvalue_error)))
 
 
-def sinusoidal_table_row(fourier: Result, sweep: Result, settings=None) -> ComparisonRow:
-    """C4 on the sinusoidal table (:func:`posgeom.verdicts.c4_sinusoidal_table`): its stress and frequencies on the
-    circulant corpus, and the Fourier match of the population geometries near stationarity."""
-    v, f = as_record(fourier, FourierCorpus, at=CIRCULANT), frequency_summary(fourier)
-    near = near_stationary(fourier, sweep)
+def sinusoidal_table_row(circulant: FourierCorpus, f: dict, near: NearStationary, settings=None) -> ComparisonRow:
+    """C4 on the sinusoidal table (:func:`posgeom.verdicts.c4_sinusoidal_table`): its stress and its
+    frequencies ``f`` (:func:`frequency_summary`) on the circulant corpus, and the Fourier match of the population
+    geometries ``near`` stationarity."""
     # the geometries the rule tests the form on: approximately, not exactly, circulant
     tested = {k: fm for k, fm in near.fourier_match.items()
               if rules.ROUNDING_TOL < near.circulant_deviation[k] <= rules.NEAR_STATIONARY}
@@ -166,19 +162,22 @@ def sinusoidal_table_row(fourier: Result, sweep: Result, settings=None) -> Compa
     return ComparisonRow(
         "C4", paper="sinusoids are an approximately optimal encoding",
         ours=(f"near stationarity: {form}. Circulant corpus: optimal frequencies are 2πf/n; the width-50 table has "
-              f"{f['slow']} of {f['nfreq']} frequencies below 2π/n; scale-free stress {v.sinusoidal_scale_free:.4f} "
-              f"(table, 50 columns) vs {v.mds_scale_free:.4f} (MDS, 6 columns); population marginals, exact (no "
-              "sampling interval)"),
+              f"{f['slow']} of {f['nfreq']} frequencies below 2π/n; scale-free stress "
+              f"{circulant.sinusoidal_scale_free:.4f} (table, 50 columns) vs {circulant.mds_scale_free:.4f} (MDS, 6 "
+              "columns); population marginals, exact (no sampling interval)"),
         scale=_settings(settings).scale, model="none",
         corpus="synthetic markov family, n = v = 50; its mixtures with the drift family",
         options="sinusoidal base 10000, interleaved",
-        decision=rules.c4_sinusoidal_table(v.sinusoidal_scale_free, v.mds_scale_free, f["slow"], f["nfreq"],
-                                           near.circulant_deviation, near.fourier_match))
+        decision=rules.c4_sinusoidal_table(circulant.sinusoidal_scale_free, circulant.mds_scale_free, f["slow"],
+                                           f["nfreq"], near.circulant_deviation, near.fourier_match))
 
 
 def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_error: float, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C4: :func:`circulant_row` and :func:`sinusoidal_table_row`."""
-    return [circulant_row(fourier, shift, eigenvalue_error, settings), sinusoidal_table_row(fourier, sweep, settings)]
+    """The chapter's "Paper vs this book" rows for C4 (:func:`circulant_row`, :func:`sinusoidal_table_row`), from
+    ``run_fourier_match``, ``run_shift_intervals`` and ``run_stationarity_sweep``."""
+    circulant = as_record(fourier, FourierCorpus, at=CIRCULANT)
+    return [circulant_row(circulant, shift_interval(shift, "markov", "fourier_match"), eigenvalue_error, settings),
+            sinusoidal_table_row(circulant, frequency_summary(fourier), near_stationary(fourier, sweep), settings)]
 
 
 @dataclass(frozen=True)
