@@ -1,9 +1,8 @@
 r"""What the chapter "Encodings at a glance" reports, from the stored zoo (:mod:`posgeom.experiments.zoo`).
 
 The zoo stores, per encoding, where it enters the model, its parameters and the summaries of its distance matrix,
-and the kernel identity that links the sinusoidal table with RoPE; this module builds the chapter's tables, the
-numbers it glues (:func:`posgeom.notebooks.glue_fields`) and its "Paper vs this book" row for C8, decided by its
-rule in :mod:`posgeom.verdicts`.
+and the kernel identity that links the sinusoidal table with RoPE; this module reads them typed, and builds the
+chapter's "Paper vs this book" row for C8, decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
@@ -21,24 +19,14 @@ from ..encodings.zoo import ZOO
 from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["FORMULAS", "ZooEncoding", "encoding_table", "geometry_table", "ZooSummary", "zoo_summary", "KernelPair",
-           "comparison_rows", "ZooPictures", "zoo_pictures", "Captions", "captions"]
-
-#: Each encoding's formula, as the chapter writes it.
-FORMULAS = {
-    "sinusoidal": "p_i = (sin iω_k, cos iω_k)_k, ω_k = b^(−2k/d)",
-    "learned": "p_i = row i of a trained table",
-    "rope": "q_i → R(iθ) q_i, k_j → R(jθ) k_j, θ_k = b^(−2k/d_head)",
-    "alibi": "logit_ij += −m_h |i − j|",
-    "none": "—",
-}
+__all__ = ["ZooEncoding", "encodings", "ZooSummary", "zoo_summary", "KernelPair", "c8_row", "comparison_rows",
+           "ZooPictures", "zoo_pictures", "Captions", "captions"]
 
 
 @dataclass(frozen=True)
 class ZooEncoding:
-    """One encoding of a stored ``run_zoo``: where it enters the model, its positional parameters, and the
-    geometry of its distance matrix (largest distance, Toeplitz spread, MDS mass on one and two axes, separation
-    raw and over the median distance)."""
+    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``): where it enters the model, its positional
+    parameters, and the geometry of its distance matrix (the chapter's second table)."""
 
     enters: str
     n_params: int
@@ -50,45 +38,21 @@ class ZooEncoding:
     separation_normalized: float
 
 
-def _encodings(zoo: Result) -> dict[str, ZooEncoding]:
+def encodings(zoo: Result) -> dict[str, ZooEncoding]:
     """Every encoding of a stored ``run_zoo``, typed, in the zoo's order."""
     return {name: as_record(zoo, ZooEncoding, at=f"encodings.{name}") for name in ZOO}
 
 
-def encoding_table(zoo: Result) -> pd.DataFrame:
-    """Per encoding: where it enters the model, its formula and its positional parameters."""
-    return pd.DataFrame([{"encoding": name, "where it enters": e.enters, "formula": FORMULAS[name],
-                          "positional parameters": e.n_params}
-                         for name, e in _encodings(zoo).items()]).set_index("encoding")
-
-
-def geometry_table(zoo: Result) -> pd.DataFrame:
-    """Per encoding, the geometry of its distance matrix: the largest distance, how far it is from depending on
-    the offset alone (Toeplitz spread), the MDS mass on one and two axes, and its separation."""
-    columns = {"max_distance": "largest distance", "toeplitz_spread": "Toeplitz spread",
-               "eigen_fraction_1": "MDS mass on 1 axis", "eigen_fraction_2": "MDS mass on 2 axes",
-               "separation": "separation (raw)", "separation_normalized": "separation / median"}
-    return pd.DataFrame([{label: getattr(e, key) for key, label in columns.items()} for e in _encodings(zoo).values()],
-                        index=list(ZOO), dtype=float)
-
-
 @dataclass(frozen=True)
 class ZooSummary:
-    """The numbers of the zoo the chapter quotes, read from a ``run_zoo`` result
-    (:func:`posgeom.registry.typed.as_record`): the pretrained model's shapes, the learned and fixed tables'
-    geometry, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
+    """The numbers of a ``run_zoo`` result the chapter quotes beside each encoding's (:class:`ZooEncoding`): the
+    pretrained model's shapes, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
 
     d: int = stored("shape.d_model")
     heads: int = stored("shape.n_heads")
     dhead: int = stored("kernel.d_head")
     nmax: int = stored("shape.max_positions")
-    learned_params: int = stored("encodings.learned.n_params")
     n: int
-    learned_toeplitz: float = stored("encodings.learned.toeplitz_spread")
-    learned_top2: float = stored("encodings.learned.eigen_fraction_2")
-    sin_top2: float = stored("encodings.sinusoidal.eigen_fraction_2")
-    sin_max: float = stored("encodings.sinusoidal.max_distance")
-    rope_max: float = stored("encodings.rope.max_distance")
     identity_err: float = stored("kernel.identity_max_error")
     kernel_err: float = stored("kernel.sinusoidal_kernel_max_error")
     sin_rope_stress: float = stored("kernel.stress_scale_free")
@@ -128,23 +92,27 @@ def _pair_text(p: KernelPair, with_n: bool = False) -> str:
                                                  f"{p.max_sinusoidal:.1f} vs {p.max_rope:.2f}")
 
 
+def c8_row(identity_error: float, pair: KernelPair, paper_pair: str, settings=None) -> ComparisonRow:
+    """C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope` on ``pair`` (the paper model's shapes, formulas
+    only), with the zoo's ``identity_error`` and the paper-scale ``paper_pair`` in words."""
+    return ComparisonRow(
+        "C8", ours=(f"same kernel K on two frequency sets (identity to {identity_error:.0e}); sinusoidal "
+                    f"(d = {pair.d_model}) vs RoPE (d_head = {pair.d_head}): {_pair_text(pair)} "
+                    f"(formulas, no corpus: exact, no sampling interval); paper scale: {paper_pair}"),
+        scale=_settings(settings).scale,
+        model=f"none (shapes of {rules.PAPER_MODEL}: d = {pair.d_model}, {pair.n_heads} heads)",
+        corpus="none", options=f"n = {pair.n}, base {pair.base:g}",
+        # the formulas need the shapes only: the paper model's are known without loading it
+        decision=rules.c8_sinusoidal_rope(pair.stress_scale_free, pair.max_sinusoidal / pair.max_rope,
+                                          model=rules.PAPER_MODEL))
+
+
 def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" row for C8 (a list of one ``ComparisonRow``), decided by
-    :func:`posgeom.verdicts.c8_sinusoidal_rope` on ``pair`` (``run_kernel_pair``: the paper model's shapes,
-    formulas only), with the identity of the zoo (``run_zoo``) and the paper-scale pair where one is stored."""
-    settings = _settings(settings)
-    s, p = zoo_summary(zoo), as_record(pair, KernelPair)
-    paper_pair = stored_text(run_kernel_pair, settings, lambda r: _pair_text(as_record(r, KernelPair), with_n=True))
-    return [
-        ComparisonRow(
-            "C8", ours=(f"same kernel K on two frequency sets (identity to {s.identity_err:.0e}); sinusoidal "
-                        f"(d = {p.d_model}) vs RoPE (d_head = {p.d_head}): {_pair_text(p)} "
-                        f"(formulas, no corpus: exact, no sampling interval); paper scale: {paper_pair}"),
-            scale=settings.scale, model=f"none (shapes of {rules.PAPER_MODEL}: d = {p.d_model}, {p.n_heads} heads)",
-            corpus="none", options=f"n = {p.n}, base {p.base:g}",
-            # the formulas need the shapes only: the paper model's are known without loading it
-            decision=rules.c8_sinusoidal_rope(p.stress_scale_free, p.max_sinusoidal / p.max_rope,
-                                              model=rules.PAPER_MODEL))]
+    """The chapter's "Paper vs this book" row (:func:`c8_row`, in a list) from ``run_zoo``, ``run_kernel_pair``
+    and the paper-scale pair where one is stored."""
+    paper_pair = stored_text(run_kernel_pair, _settings(settings),
+                             lambda r: _pair_text(as_record(r, KernelPair), with_n=True))
+    return [c8_row(zoo_summary(zoo).identity_err, as_record(pair, KernelPair), paper_pair, settings)]
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,8 @@
-"""What each page of the book needs to run (time, GPU, data, model), in words: the facts of its box "What this
-chapter needs" (or "What this page needs").
-
-The box is written once, by ``posgeom.reproduce.box.needs_box``, which adds what every chapter's box shares
-(the measured time and memory of the book's last cold build, the parts stored at ``paper`` and the table of
-them); this module holds what differs from chapter to chapter. Every count in it comes from the chapter's
-``Captions`` record (the settings of both scales), never typed here, so that the box is right at both scales.
-
-The text is Markdown that both the book (the ``{posgeom-needs}`` directive of ``book/_ext/posgeom_reader.py``)
-and a plain Jupyter notebook render: bullets, bold, backticks, ``$...$`` maths, links to other chapters and
-``{ref}`` roles (written out by :func:`posgeom.notebooks.plain_markdown` in a download).
+"""What each page of the book needs to run (time, GPU, data, model), in words: what differs from page to page in
+its box "What this chapter needs" (or "What this page needs"), which ``posgeom.reproduce.box.needs_box`` writes with
+what every box shares. Every count comes from the chapter's ``captions`` record (the settings of both scales), never
+typed here. The text is Markdown that the book's ``{posgeom-needs}`` directive and a plain notebook both render
+(its ``{ref}`` roles written out by :func:`posgeom.notebooks.plain_markdown` in a download).
 """
 
 from __future__ import annotations
@@ -21,9 +15,8 @@ __all__ = ["CHAPTER_FACTS", "PAGE_FACTS", "FACT_LABELS", "chapter_facts", "page_
 #: The facts of a chapter's box, in the order the box lists them.
 FACT_LABELS = ("Time", "GPU", "Data", "Model")
 
-#: The facts of each chapter's box (``Time``, ``GPU``, ``Data``, ``Model``), by chapter slug: Markdown templates
-#: whose ``{c.<field>}`` are filled from the chapter's ``captions(settings)`` (its module of ``posgeom.chapters`` is
-#: the slug with underscores), so that a box describes both scales, whichever is in force.
+#: The facts of each chapter's box, by chapter slug: Markdown templates whose ``{c.<field>}`` are filled from the
+#: ``captions(settings)`` of the chapter's module (the slug with underscores), so that a box describes both scales.
 CHAPTER_FACTS = {
     "corpus-geometry": {"GPU": "no.",
         "Time": "counting: the first run tokenises SST-2 once, then reads the token ids from the disk cache.",
@@ -138,23 +131,15 @@ PAGE_FACTS = {
 
 
 def chapter_facts(chapter: str, settings=None) -> dict[str, str]:
-    """The facts of ``chapter``'s box, ``{label: Markdown}`` in the order of :data:`FACT_LABELS`.
-
-    Parameters
-    ----------
-    chapter : str
-        A chapter slug of :data:`CHAPTER_FACTS`.
-    settings : Settings, optional
-        The settings in force (default: ``posgeom.get_settings()``).
-    """
+    """The facts of the box of ``chapter`` (a slug of :data:`CHAPTER_FACTS`), ``{label: Markdown}`` in the order of
+    :data:`FACT_LABELS`, from ``settings`` (default: ``posgeom.get_settings()``)."""
     from ..config import settings_or_default
 
     if chapter not in CHAPTER_FACTS:
         raise ValueError(f"no box facts for chapter {chapter!r}; valid chapters are {', '.join(CHAPTER_FACTS)}")
     captions = import_module(f"posgeom.chapters.{chapter.replace('-', '_')}").captions(settings_or_default(settings))
-    if isinstance(captions, dict):  # a chapter whose captions are glued as a mapping: its keys read as fields
-        captions = SimpleNamespace(**captions)
-    return {label: CHAPTER_FACTS[chapter][label].format(c=captions) for label in FACT_LABELS}
+    c = SimpleNamespace(**captions) if isinstance(captions, dict) else captions  # a mapping's keys read as fields
+    return {label: CHAPTER_FACTS[chapter][label].format(c=c) for label in FACT_LABELS}
 
 
 def page_facts(page: str, time: str) -> str:
