@@ -161,6 +161,8 @@ def differences(before: dict, after: dict, *, page_only: bool = False) -> list[s
         for key in keys:
             x = a.get(key) if isinstance(a, dict) else (a[key] if key < len(a) else None)
             y = b.get(key) if isinstance(b, dict) else (b[key] if key < len(b) else None)
+            if part == "page":  # Markdown joins the lines of a paragraph: a re-wrapped sentence reads the same
+                x, y = (" ".join(t.split()) if isinstance(t, str) else t for t in (x, y))
             if json.dumps(x, sort_keys=True) != json.dumps(y, sort_keys=True):
                 found.append(f"{part}[{key}]:\n  before: {str(x)[:400]}\n  after:  {str(y)[:400]}")
     return found

@@ -85,5 +85,7 @@ def test_the_rendered_page_formats_each_glue_role_and_ignores_the_names():
     renamed = {**_snap({"rate": "0.256"}), "page": [module._rendered("Rate {glue:text}`rate:.2f`.", {"rate": 0.256})]}
     assert module.differences(before, renamed, page_only=True) == []
     assert [f.split(":")[0] for f in module.differences(before, renamed)] == ["glue[rate]", "glue[t1_rate]"]
+    rewrapped = {**renamed, "page": ["Rate\n 0.26."]}
+    assert module.differences(before, rewrapped, page_only=True) == []
     moved = {**renamed, "page": [module._rendered("Rate {glue:text}`rate:.3f`.", {"rate": 0.256})]}
     assert [f.split(":")[0] for f in module.differences(before, moved, page_only=True)] == ["page[0]"]
