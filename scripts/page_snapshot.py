@@ -177,7 +177,10 @@ def main(argv=None) -> int:
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two snapshots")
     parser.add_argument("--page-only", action="store_true",
                         help="with --compare: compare the rendered prose instead of the glued names and values")
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    page_only = "--page-only" in argv  # anywhere, also between --compare and its two files
+    args = parser.parse_args([a for a in argv if a != "--page-only"])
+    args.page_only = page_only
     if args.compare:
         before, after = (json.loads(Path(p).read_text()) for p in args.compare)
         if args.page_only and not all("page" in s for s in (before, after)):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+import numpy as np
+
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import Interval
@@ -20,7 +22,7 @@ from ..wording import describe_scales, describe_sequences, short_float
 from .corpus_geometry import captions as corpus_captions, sst2_caption
 from .records import BootstrapIntervals, ExactEmbedding, SmacofGain
 
-__all__ = ["CORPORA", "AlgorithmSummary", "StoredComparison", "OneHotStresses", "interval", "mds3_vs_sinusoidal",
+__all__ = ["CORPORA", "AlgorithmSummary", "AlgorithmArrays", "StoredComparison", "OneHotStresses", "interval", "mds3_vs_sinusoidal",
            "below_beyond_noise", "exact_summary", "near_zero", "c3_reproduces_row", "c6_row", "c3_least_stress_row",
            "c3_exact_row", "c3_beats_row", "comparison_rows", "captions"]
 
@@ -45,6 +47,17 @@ class AlgorithmSummary:
     num_rank: int = stored("numerical_rank")
     pop_rank: int = stored("population_rank_tol")
     n: int
+
+
+@dataclass(frozen=True)
+class AlgorithmArrays:
+    """The arrays of a ``run_algorithm_steps`` result the page draws: the rank-k layout P_k (n × k), B's
+    eigenvalues (sample and population, descending) and the chord Hellinger matrix D (n × n)."""
+
+    P_k: np.ndarray
+    eigenvalues: np.ndarray
+    population_eigenvalues: np.ndarray
+    D: np.ndarray
 
 
 @dataclass(frozen=True)

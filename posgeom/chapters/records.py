@@ -48,12 +48,13 @@ class StoredSST2Geometry:
 
 @dataclass(frozen=True)
 class FamilyGeometry:
-    """A synthetic family's geometry against its noise floor: the share of pairs with D > 2F, and the squared
-    distance above the population's against the squared floor."""
+    """A synthetic family's geometry against its noise floor: the share of pairs with D > 2F, the squared
+    distance above the population's against the squared floor, and the root-mean-square distance."""
 
     frac_above_2F: float
     excess_sq: float
     mean_F_sq: float
+    rms_D: float
 
     @property
     def excess_ratio(self) -> float:
@@ -77,13 +78,14 @@ class StoredSyntheticGeometry:
 @dataclass(frozen=True)
 class SmacofGain:
     """One corpus of a stored ``run_smacof_gain`` (``as_record(result, SmacofGain, at=corpus)``): per rank,
-    SMACOF's relative gain over classical MDS ("paper" stress), MDS's stress under both normalisations, and
-    SMACOF's iterations."""
+    SMACOF's relative gain over classical MDS ("paper" stress), MDS's stress under both normalisations, SMACOF's
+    "paper" stress and its iterations."""
 
     ranks: tuple[int, ...]
     gain: tuple[float, ...]
     mds_paper: tuple[float, ...]
     mds_scale_free: tuple[float, ...]
+    smacof_paper: tuple[float, ...]
     n_iter: tuple[int, ...]
 
 
@@ -439,6 +441,8 @@ class BootstrapIntervals:
 
     statistics: dict[str, Interval]
     differences: dict[str, Interval]
+    n_used: int                     # the replicates that entered the intervals
+    n_folds: int | None = stored("interval.n_folds", default=None)  # the folds resampled, where stored
 
 
 @dataclass(frozen=True)
