@@ -30,8 +30,7 @@ __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts",
     "BandedColumns", "banded_columns", "stress_by_corpus", "listed", "s1_ours", "s2_ours", "BASE", "BIG",
     "SINUSOIDAL", "MDS", "StoredInitStudy", "StoredDropoutStudy", "init_frame", "finite_values", "reached_text",
-    "variant_mean", "init_loss_difference", "dropout_effects", "comparison_rows", "power_checks", "Captions",
-    "captions",
+    "variant_mean", "init_loss_difference", "dropout_effects", "comparison_rows", "power_checks", "captions",
 ]
 
 #: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
@@ -161,7 +160,7 @@ def s2_ours(T: TableAnalysis) -> str:
     return f"rows standing apart (ι > {T.isolation_threshold:g}): {listed(T.stand_apart)}; ι_0 = {T.isolation[0]:.1f}"
 
 
-# ---------------------------------------------------------------------------------- the initialisation and dropout studies
+# ------------------------------------------------------------------ the initialisation and dropout studies
 
 
 @dataclass(frozen=True)
@@ -237,18 +236,20 @@ def dropout_effects(dropout: Result):
             *(td.dropout_effect(runs, study.rate, field_name=f) for f in ("eval_loss", "eval_accuracy")))
 
 
-# ---------------------------------------------------------------------------------- Paper vs this book
+# ------------------------------------------------------------------ Paper vs this book
 
 
 def _s1_row(T: TableAnalysis, main: str, model: str, scale: str) -> ComparisonRow:
     """S1: the cosine of neighbouring rows of ``main``'s table against the seed's 0.9 (GPT-2's)."""
     return ComparisonRow("S1", ours=s1_ours(T), scale=scale, model=model, corpus="none",
-                         options="raw and centred cosines", decision=rules.s1_neighbour_similarity(T.neighbour_cos, main))
+                         options="raw and centred cosines",
+                         decision=rules.s1_neighbour_similarity(T.neighbour_cos, main))
 
 
 def _s2_row(T: TableAnalysis, main: str, model: str, scale: str) -> ComparisonRow:
     """S2: the rows of ``main``'s table that stand apart (the seed's first positions are GPT-2's)."""
-    return ComparisonRow("S2", ours=s2_ours(T), scale=scale, model=model, corpus="none", options="isolation threshold 2",
+    return ComparisonRow("S2", ours=s2_ours(T), scale=scale, model=model, corpus="none",
+                         options="isolation threshold 2",
                          decision=rules.s2_first_positions_apart(list(T.stand_apart), main))
 
 
@@ -344,25 +345,11 @@ def _s9_powered_row(dropout_powered: Result) -> ComparisonRow:
 
 def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None,
                     init_powered: Result | None = None, dropout_powered: Result | None = None) -> list:
-    """The chapter's "Paper vs this book" rows for S1, S2, S3, S7, S8 and S9.
-
-    Parameters
-    ----------
-    anatomy : dict
-        :func:`table_anatomy` of the main model (``used[0]``).
-    used : list of str
-        The pretrained models whose tables were analysed.
-    init, dropout : Result
-        ``run_init_study`` and ``run_dropout_study``.
-    settings : Settings, optional
-    init_powered, dropout_powered : Result, optional
-        ``run_init_powered`` and ``run_dropout_powered`` (:mod:`posgeom.experiments.learned_powered`): S7 and S9
-        decided a second time, by the same rules, over the seeds a pilot sized.
-
-    Returns
-    -------
-    list of posgeom.report.ComparisonRow
-    """
+    """The chapter's "Paper vs this book" rows (:class:`posgeom.report.ComparisonRow`) for S1, S2, S3, S7, S8 and
+    S9: S1–S3 from ``anatomy``, the :func:`table_anatomy` of the main model (``used[0]``, of the pretrained models
+    ``used``), S7–S9 from ``run_init_study`` and ``run_dropout_study``; with ``init_powered`` and
+    ``dropout_powered`` (:mod:`posgeom.experiments.learned_powered`), S7 and S9 decided a second time, by the same
+    rules, over the seeds a pilot sized."""
     settings = _settings(settings)
     scale, main, T = settings.scale, used[0], anatomy["table"]
     model = f"{main} (pretrained)" + (f"; also {', '.join(used[1:])}" if len(used) > 1 else "")
@@ -390,36 +377,22 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
             *([design_check("S9", powered, dropout_powered, rules.LOSS_EFFECT)] if dropout_powered is not None else [])]
 
 
-# ---------------------------------------------------------------------------------- captions
+# ------------------------------------------------------------------ captions
 
 
-@dataclass(frozen=True)
-class Captions:
-    """What the chapter's figure captions and "What this chapter needs" box state about the runs, from the settings
-    in force (glued as ``ltcap_<field>``), so that a caption is right at both scales."""
-
-    scale: str
-    model: str
-    order_task: str       # the order task of the initialisation study
-    training: str
-    init_seeds: int
-    smooth: int           # steps of the moving average drawn
-    quick_runs: str       # the training runs at each scale, for the box
-    paper_runs: str
-    models: str           # the encoder's shape at both scales, in words, said once in the box
-
-
-def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.learned_tables.CONFIGS`)."""
+def captions(settings=None) -> dict:
+    """What the figure captions state about the runs at ``settings.scale`` (``experiments.learned_tables.CONFIGS``),
+    glued as ``ltcap_<name>``: the encoder, its order task and training, the initialisation study's seeds and the
+    steps of the moving average drawn; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at both
+    scales, said once) are the "What this chapter needs" box's."""
     scale = _settings(settings).scale
     conf = CONFIGS[scale]
-    order = conf.order
-    return Captions(scale=scale, model=describe_model(conf.model),
-                    order_task=(f"{order.n_positions} positions, {order.vocab_size:,} tokens, "
-                                f"{order.n_train:,} training sequences"),
-                    training=describe_training(conf.train), init_seeds=len(conf.init.seeds),
-                    smooth=int(conf.init.smooth), quick_runs=_runs("quick"), paper_runs=_runs("paper"),
-                    models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
+    return dict(scale=scale, model=describe_model(conf.model),
+                order_task=(f"{conf.order.n_positions} positions, {conf.order.vocab_size:,} tokens, "
+                            f"{conf.order.n_train:,} training sequences"),
+                training=describe_training(conf.train), init_seeds=len(conf.init.seeds), smooth=int(conf.init.smooth),
+                quick_runs=_runs("quick"), paper_runs=_runs("paper"),
+                models=describe_scales(*(model_words(CONFIGS[s].model) for s in ("quick", "paper"))))
 
 
 def _runs(scale: str) -> str:
