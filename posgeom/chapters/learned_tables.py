@@ -84,14 +84,10 @@ def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
 
 #: The similarity statistics of :class:`TableAnalysis` the chapter's table shows, as its rows say them.
 SIMILARITY_WORDS = {
-    "neighbour_cos": "cosine of neighbours, mean",
-    "neighbour_cos_median": "cosine of neighbours, median",
-    "neighbour_cos_centered": "cosine of neighbours, rows centred",
-    "neighbour_cos_min": "cosine of neighbours, lowest",
-    "frac_neighbour_above_0_9": "share of neighbours above 0.9",
-    "lag_below_half": "first offset with cosine below 0.5",
-    "decay_spearman": "Spearman ρ of cosine and offset",
-    "offset_ratio": "norm of the mean row / mean row norm",
+    "neighbour_cos": "cosine of neighbours, mean", "neighbour_cos_median": "cosine of neighbours, median",
+    "neighbour_cos_centered": "cosine of neighbours, rows centred", "neighbour_cos_min": "cosine of neighbours, lowest",
+    "frac_neighbour_above_0_9": "share of neighbours above 0.9", "lag_below_half": "first offset with cosine below 0.5",
+    "decay_spearman": "Spearman ρ of cosine and offset", "offset_ratio": "norm of the mean row / mean row norm",
 }
 
 
