@@ -14,7 +14,7 @@ import posgeom.chapters
 CHAPTERS = Path(posgeom.chapters.__file__).parent
 
 #: The modules of part B (issue #46, item 1).
-MODULES = ("learned_tables", "learned_tables_studies", "learned_tables_fail", "theorem1_necessity",
+MODULES = ("learned_tables", "learned_tables_fail", "theorem1_necessity",
            "theorem4_separation", "monotonicity", "optimal_encoding", "encodings_at_a_glance", "powered")
 
 #: A stored value read by string key: ``result.values["x"]``, ``result.values.get("x")``, ``result.arrays["x"]``,
@@ -42,7 +42,7 @@ def test_the_typed_reads_refuse_a_result_that_lacks_a_field():
     """A typed read names what is missing, where a look-up by key said only the key."""
     from types import SimpleNamespace
 
-    from posgeom.chapters.learned_tables_studies import StoredDropoutStudy
+    from posgeom.chapters.learned_tables import StoredDropoutStudy
     from posgeom.registry.typed import as_record
 
     study = SimpleNamespace(values={"dropouts": [0.0, 0.1], "seeds": [0, 1], "n_train": 128, "passes": 100.0},
