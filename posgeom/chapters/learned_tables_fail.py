@@ -1,8 +1,7 @@
-r"""What the chapter "When learned tables fail" decides from its stored runs (:mod:`posgeom.experiments.extrapolation`,
-``extrapolation_mlm``, ``undertrained_tails``, read back typed): the "Paper vs this book" rows for S4–S6, each built
-by a named function and decided by its rule in :mod:`posgeom.verdicts` (S4 and S6 a second time from the CPU designs
-sized by their power, :mod:`posgeom.experiments.learned_powered` and ``extrapolation_powered``), the power table, the
-tables the page shows and its captions. The page's sentences are the page's."""
+r"""The chapter "When learned tables fail": its stored runs read back typed (:mod:`posgeom.experiments.extrapolation`,
+``extrapolation_mlm``, ``undertrained_tails``), its captions, its power table and its "Paper vs this book" rows for
+S4–S6, each built by a named function and decided by its rule in :mod:`posgeom.verdicts`. The numbers and sentences
+only the page quotes are computed on the page."""
 
 from __future__ import annotations
 
@@ -24,8 +23,8 @@ from ..models.table_studies import CONDITIONS
 from .powered import design_check, design_summary, paired_text, plan_text, stored_design
 from .records import StoredHeuristicsDesign, StoredTails, TailCondition
 
-__all__ = ["METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "score_table", "stress_accuracy",
-           "TailsOutcome", "tails_outcome", "tails_table", "comparison_rows", "power_checks", "captions"]
+__all__ = ["METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "stress_accuracy", "TailsOutcome",
+           "tails_outcome", "comparison_rows", "power_checks", "captions"]
 
 #: The chapter's name of each method of the studies.
 METHOD_NAMES = {
@@ -38,13 +37,9 @@ Scores = dict[str, dict[str, tuple[float | None, ...]]]
 
 
 def _over_seeds(scores: Scores, methods, factors, statistic) -> pd.DataFrame:
-    """``statistic`` (``np.mean``, or ``np.std``: population sd) over the seeds that produced a value, NaN where none
-    did, (n_methods, n_factors)."""
-    def cell(per_seed):
-        x = np.array([v for v in per_seed if v is not None], dtype=float)
-        return statistic(x) if x.size else np.nan
-
-    return pd.DataFrame([[cell(scores[m][str(f)]) for f in factors] for m in methods], index=list(methods),
+    """``statistic`` (np.mean, np.std) over the seeds that produced a value (NaN: none did), (n_methods, n_factors)."""
+    values = [[np.array([v for v in scores[m][str(f)] if v is not None], dtype=float) for f in factors] for m in methods]
+    return pd.DataFrame([[statistic(x) if x.size else np.nan for x in row] for row in values], index=list(methods),
                         columns=list(factors), dtype=float)
 
 
@@ -77,12 +72,11 @@ class ExtrapolationOutcome:
 
     @cached_property
     def mean(self) -> pd.DataFrame:
-        """The mean score over seeds, (n_methods, n_factors)."""
+        """The mean score over seeds (and :attr:`std`, its population sd), (n_methods, n_factors)."""
         return _over_seeds(getattr(self, self.score), self.methods, self.factors, np.mean)
 
     @cached_property
     def std(self) -> pd.DataFrame:
-        """The population sd of the score over seeds, (n_methods, n_factors)."""
         return _over_seeds(getattr(self, self.score), self.methods, self.factors, np.std)
 
     def beyond(self, both: bool = False) -> tuple[pd.Series, pd.Series]:
@@ -108,21 +102,6 @@ class ExtrapolationOutcome:
 def extrapolation_outcome(result: Result) -> ExtrapolationOutcome:
     """The typed view of ``run_extrapolation_order`` or ``run_extrapolation_mlm``."""
     return as_record(result, ExtrapolationOutcome)
-
-
-def score_table(outcome: ExtrapolationOutcome, fmt: str = "{:.3f}") -> pd.DataFrame:
-    """The chapter's table: per method (:data:`METHOD_NAMES`), "mean ± sd" at each length factor and beyond L."""
-    o, f_max = outcome, outcome.longest
-    columns = {f"{o.score} at {f:g}L": (o.mean[f], o.std[f]) for f in o.factors}
-    columns[("later marker ≥ L" if o.score == "accuracy" else "positions ≥ L") + f", at {f_max:g}L"] = o.beyond()
-    if o.accuracy_both_beyond is not None:
-        columns[f"both markers ≥ L−1, at {f_max:g}L"] = o.beyond(both=True)
-
-    def cell(mean, sd):
-        return "—" if not np.isfinite(mean) else f"{fmt.format(mean)} ± {fmt.format(sd)}"
-
-    return pd.DataFrame({METHOD_NAMES[m]: {c: cell(mean[m], sd[m]) for c, (mean, sd) in columns.items()}
-                         for m in o.methods}).T
 
 
 def stress_accuracy(order: Result) -> pd.DataFrame:
@@ -155,14 +134,6 @@ def tails_outcome(result: Result) -> TailsOutcome:
     return TailsOutcome(**vars(stored), by_condition=by_condition)
 
 
-def tails_table(tails: TailsOutcome) -> pd.DataFrame:
-    """Mean and sd over seeds of each head and tail quantity (rows), columns ("mean" or "sd", condition)."""
-    per_seed = {(c, f"{q}_{part}"): getattr(tails.by_condition[c], f"{q}_{part}") for c in tails.conditions
-                for q in ("accuracy", "movement", "neighbour_cos") for part in ("head", "tail")}
-    rows = [{"lengths": c, "quantity": q, "mean": np.mean(x), "sd": np.std(x)} for (c, q), x in per_seed.items()]
-    return pd.DataFrame(rows).pivot(index="quantity", columns="lengths", values=["mean", "sd"])
-
-
 def _model(scale: str, n_seeds: int, steps: str = "") -> str:
     model = CONFIGS[scale].model
     return f"encoder d={model.d_model}, {model.n_layers} layers, trained from scratch, {n_seeds} seeds{steps}"
@@ -171,8 +142,8 @@ def _model(scale: str, n_seeds: int, steps: str = "") -> str:
 def _s4_row(tails: Result, scale: str) -> ComparisonRow:
     """S4 from the tails study: skewed against uniform tail accuracy, paired by seed."""
     t, conf = tails_outcome(tails), CONFIGS[scale].tails
-    diff, stats = t.tail_difference(), tails_table(t).loc["accuracy_tail"]
-    skewed, uniform = (f"{stats['mean', c]:.3f} ± {stats['sd', c]:.3f}" for c in ("skewed", "uniform"))
+    diff, tail = t.tail_difference(), {c: t.by_condition[c].accuracy_tail for c in ("skewed", "uniform")}
+    skewed, uniform = (f"{np.mean(tail[c]):.3f} ± {np.std(tail[c]):.3f}" for c in ("skewed", "uniform"))
     return ComparisonRow("S4", ours=f"tail accuracy {skewed} (90% short) vs {uniform} (uniform lengths); difference "
                          f"{diff.text()} (95%, paired by seed)", scale=scale, model=_model(scale, len(conf.seeds)),
                          corpus=f"synthetic order task, n = {conf.n_positions}", options="learned N(0, 0.02²), AdamW",
@@ -214,11 +185,11 @@ def _s6_mlm_row(mlm: Result, order: Result, scale: str) -> ComparisonRow:
 def _s4_powered_row(powered: Result) -> ComparisonRow:
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
     p, difference = design_summary(powered), stored_design(powered).difference
-    return ComparisonRow("S4", ours=(f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
-                                     f"difference {paired_text(difference)}{p.stale}"),
-                         scale=p.scale, model=powered.manifest["model"] + " (CPU)",
+    return ComparisonRow("S4", ours=f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
+                         f"difference {paired_text(difference)}{p.stale}", scale=p.scale,
+                         model=powered.manifest["model"] + " (CPU)", options=plan_text(powered),
                          corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
-                         options=plan_text(powered), decision=rules.s4_undertrained_tail(difference))
+                         decision=rules.s4_undertrained_tail(difference))
 
 
 def _s6_powered_row(result: Result) -> ComparisonRow:
@@ -228,14 +199,11 @@ def _s6_powered_row(result: Result) -> ComparisonRow:
     diffs = {h: d.heuristics[h] for h in HEURISTICS if h in d.heuristics}  # in the order of METHOD_NAMES
     means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
                       f"{diffs[h].text('{:+.4f}', with_t=False)}" for h in diffs)
-    return ComparisonRow("S6", ours=(f"order task at {d.length} positions (trained at {d.L}): trained at "
-                                     f"{d.length} {p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, "
-                                     f"paired){p.stale}"),
-                         scale=p.scale, model=result.manifest["model"] + " (CPU)",
-                         corpus=f"synthetic order task, L = {d.L}",
+    return ComparisonRow("S6", ours=f"order task at {d.length} positions (trained at {d.L}): trained at {d.length} "
+                         f"{p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, paired){p.stale}",
+                         scale=p.scale, model=result.manifest["model"] + " (CPU)", corpus=f"synthetic order task, L = {d.L}",
                          options=f"fine-tune {result.manifest['params']['order']['finetune']['steps']} steps; "
-                                 f"{plan_text(result)}",
-                         decision=rules.s6_heuristics_powered(diffs))
+                                 f"{plan_text(result)}", decision=rules.s6_heuristics_powered(diffs))
 
 
 def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,
@@ -246,12 +214,12 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
     ``table_rows`` rows (None: it passed); ``powered`` and ``heuristics_powered`` (``run_tails_powered``,
     ``run_heuristics_powered``) decide S4 and S6 a second time, on a CPU, over the seeds a pilot sized."""
     settings = _settings(settings)
-    scale = settings.scale
-    return decided_rows([("S4", partial(_s4_row, tails, scale)),
-                         *([("S4", partial(_s4_powered_row, powered))] if powered is not None else []),
+    scale = settings.scale  # the models the rows describe
+    s4_design = [("S4", partial(_s4_powered_row, powered))] if powered is not None else []
+    s6_design = [("S6", partial(_s6_powered_row, heuristics_powered))] if heuristics_powered is not None else []
+    return decided_rows([("S4", partial(_s4_row, tails, scale)), *s4_design,
                          ("S5", partial(_s5_row, wall_error, table_rows, scale)),
-                         ("S6", partial(_s6_order_row, order, scale)),
-                         *([("S6", partial(_s6_powered_row, heuristics_powered))] if heuristics_powered is not None else []),
+                         ("S6", partial(_s6_order_row, order, scale)), *s6_design,
                          ("S6", partial(_s6_mlm_row, mlm, order, scale))], settings)
 
 
