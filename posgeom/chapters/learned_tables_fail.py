@@ -38,15 +38,18 @@ Scores = dict[str, dict[str, tuple[float | None, ...]]]
 
 def _over_seeds(scores: Scores, methods, factors, statistic) -> pd.DataFrame:
     """``statistic`` (np.mean, np.std) over the seeds that produced a value (NaN: none did), (n_methods, n_factors)."""
-    values = [[np.array([v for v in scores[m][str(f)] if v is not None], dtype=float) for f in factors] for m in methods]
-    return pd.DataFrame([[statistic(x) if x.size else np.nan for x in row] for row in values], index=list(methods),
+    def cell(per_seed):
+        x = np.array([v for v in per_seed if v is not None], dtype=float)
+        return statistic(x) if x.size else np.nan
+
+    return pd.DataFrame([[cell(scores[m][str(f)]) for f in factors] for m in methods], index=list(methods),
                         columns=list(factors), dtype=float)
 
 
 @dataclass(frozen=True)
 class ExtrapolationOutcome:
-    """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (loss), typed: its
-    :data:`Scores` at every position, beyond L and (order task) with both markers at or beyond L − 1, and its checks."""
+    """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (loss), typed: its scores
+    at every position, beyond L and (order task) with both markers at or beyond L − 1, and its checks."""
 
     methods: tuple[str, ...]
     factors: tuple                       # as stored: as text they key the scores
@@ -199,11 +202,12 @@ def _s6_powered_row(result: Result) -> ComparisonRow:
     diffs = {h: d.heuristics[h] for h in HEURISTICS if h in d.heuristics}  # in the order of METHOD_NAMES
     means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
                       f"{diffs[h].text('{:+.4f}', with_t=False)}" for h in diffs)
+    steps = result.manifest["params"]["order"]["finetune"]["steps"]
     return ComparisonRow("S6", ours=f"order task at {d.length} positions (trained at {d.L}): trained at {d.length} "
                          f"{p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, paired){p.stale}",
-                         scale=p.scale, model=result.manifest["model"] + " (CPU)", corpus=f"synthetic order task, L = {d.L}",
-                         options=f"fine-tune {result.manifest['params']['order']['finetune']['steps']} steps; "
-                                 f"{plan_text(result)}", decision=rules.s6_heuristics_powered(diffs))
+                         scale=p.scale, model=result.manifest["model"] + " (CPU)",
+                         corpus=f"synthetic order task, L = {d.L}", decision=rules.s6_heuristics_powered(diffs),
+                         options=f"fine-tune {steps} steps; {plan_text(result)}")
 
 
 def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,
