@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import spearmanr
 
+from posgeom import verdicts
 from posgeom.chapters import learned_tables_fail as exr
 from posgeom.chapters import learned_tables as ltr
 from posgeom.chapters import monotonicity as mor
@@ -43,42 +43,44 @@ def test_extrapolation_outcome_against_a_loop():
             x = [v for v in order.values["accuracy"][m][str(f)] if v is not None]
             assert o.mean.loc[m, f] == pytest.approx(sum(x) / len(x))
             assert o.std.loc[m, f] == pytest.approx(np.std(x))
-    table = exr.score_table(o)
-    cell = table.loc[exr.METHOD_NAMES["rope"], "accuracy at 2L"]
-    assert cell == f"{o.mean.loc['rope', 2]:.3f} ± {o.std.loc['rope', 2]:.3f}"
-    assert "both markers ≥ L−1, at 2L" in table.columns
+    for both, stored in ((False, "accuracy_beyond"), (True, "accuracy_both_beyond")):
+        mean, sd = o.beyond(both=both)
+        for m in METHODS:
+            assert mean[m] == pytest.approx(np.mean(order.values[stored][m]["2.0"]))
+            assert sd[m] == pytest.approx(np.std(order.values[stored][m]["2.0"]))
 
 
-def test_order_summary_sentences_follow_the_numbers():
+def test_the_s6_order_row_reads_the_heuristics_and_the_stress_table_its_methods():
     order = planted_order()
     table = order.values["accuracy"]
-    for m in METHODS:  # every method solves the task at L; the target table is far ahead at 2L
-        table[m]["1.0"] = [1.0] * 5
     table["learned:target"]["2.0"] = [1.0] * 5
     for h in ("reuse_last", "interpolate", "new_rows"):
         table[f"learned:{h}"]["2.0"] = [0.6] * 5
-    table["rope"]["2.0"], table["sinusoidal"]["2.0"] = [0.95] * 5, [0.5] * 5
-    s = exr.order_summary(order)
-    assert s["s6_comment"] == "Every heuristic stays below the table trained at the target length."
-    assert s["at_L_comment"].endswith("— at least 95% accuracy.")
-    assert s["wallfree_comment"].startswith("RoPE keep at least 90% accuracy, while ") and "sinusoidal" in s["wallfree_comment"]
+    o = exr.extrapolation_outcome(order)
+    assert o.heuristics() == pytest.approx({"reuse_last": 0.6, "interpolate": 0.6, "new_rows": 0.6})
+    row = exr._s6_order_row(order, "quick")
+    assert row.claim == "S6" and "reuse 0.600" in row.ours and "trained at 2L 1.000" in row.ours
+    assert row.decision == verdicts.s6_heuristics_order(o.heuristics(), 1.0)
     sa = exr.stress_accuracy(order)
-    assert s["stress_rho"] == pytest.approx(spearmanr(sa.iloc[:, 0], sa.iloc[:, 1]).statistic)
-    table["learned:interpolate"]["2.0"] = [1.0] * 5
-    assert exr.order_summary(order)["s6_comment"].startswith("Not every heuristic falls short here: interpolate")
+    for m in METHODS:
+        assert sa.loc[exr.METHOD_NAMES[m], "stress at 2L (scale_free)"] == pytest.approx(
+            np.mean(order.values["stress_at_max"][m]))
+        assert sa.loc[exr.METHOD_NAMES[m], "accuracy at 2L"] == pytest.approx(o.at(m, 2.0), nan_ok=True)
 
 
-def test_mlm_summary_decides_whether_the_model_uses_positions():
+def test_the_s6_mlm_row_asks_whether_the_model_uses_positions():
     losses = {m: {str(f): [5.0, 5.01, 4.99] for f in FACTORS} for m in METHODS}
     mlm = result({"methods": METHODS, "factors": FACTORS, "L": 32, "seeds": [0, 1, 2], "loss": losses,
                   "loss_beyond": {m: {"2.0": [5.0] * 3} for m in METHODS}, "unigram_loss": 5.1})
-    s = exr.mlm_summary(mlm)
-    assert s["spread"] == pytest.approx(0.0) and not s["uses_position"] and "has not learned" in s["comment"]
+    spread, seed_sd = exr.extrapolation_outcome(mlm).spread_at_L()
+    assert spread == pytest.approx(0.0) and seed_sd == pytest.approx(np.std([5.0, 5.01, 4.99]))
+    assert exr._s6_mlm_row(mlm, planted_order(), "quick").verdict == "inconclusive here"
     losses["rope"]["1.0"] = [3.0, 3.01, 2.99]
-    assert exr.mlm_summary(mlm)["uses_position"]
+    assert exr.extrapolation_outcome(mlm).spread_at_L()[0] == pytest.approx(2.0)
+    assert exr._s6_mlm_row(mlm, planted_order(), "quick").verdict != "inconclusive here"
 
 
-def test_tails_summary_follows_the_paired_interval():
+def test_the_s4_row_reads_the_paired_tail_difference():
     per = {"accuracy_head": [0.9] * 5, "accuracy_tail": [0.7, 0.71, 0.69, 0.72, 0.7], "movement_head": [0.2] * 5,
            "movement_tail": [0.1] * 5, "neighbour_cos_head": [0.5] * 5, "neighbour_cos_tail": [0.4] * 5}
     uni = dict(per, accuracy_tail=[0.9, 0.91, 0.89, 0.9, 0.92])
@@ -86,10 +88,14 @@ def test_tails_summary_follows_the_paired_interval():
                     "skewed": {**per, "frac_long": 0.1, "n_train": 100}, "uniform": {**uni, "frac_long": 1.0, "n_train": 100}},
                    {"reach": np.array([[100] * 8, [100] * 8]), "movement": np.zeros((2, 5, 8))})
     t = exr.tails_outcome(tails)
-    s = exr.tails_summary(t)
-    assert s["short_pct"] == pytest.approx(90.0) and s["n"] == 8 and s["half"] == 4
-    assert s["tail_comment"].startswith("Tail accuracy drops by 0.196 below the head with skewed lengths")
-    assert t.tail_difference().high < 0
+    assert t.n_positions == 8 and t.boundary == 4 and t.by_condition["skewed"].frac_long == 0.1
+    assert t.by_condition["uniform"].accuracy_tail == tuple(uni["accuracy_tail"])
+    diff = t.tail_difference()
+    assert diff.high < 0 and diff.mean == pytest.approx(np.mean(per["accuracy_tail"]) - np.mean(uni["accuracy_tail"]))
+    row = exr._s4_row(tails, "quick")
+    assert row.claim == "S4" and row.decision == verdicts.s4_undertrained_tail(diff)
+    skewed, uniform = (f"{np.mean(x):.3f} ± {np.std(x):.3f}" for x in (per["accuracy_tail"], uni["accuracy_tail"]))
+    assert row.ours.startswith(f"tail accuracy {skewed} (90% short) vs {uniform} (uniform lengths); difference ")
 
 
 def test_corpus_order_and_ntk_summary():

@@ -191,8 +191,8 @@ def test_caption_records_quote_the_configuration():
     t1 = theorem1_necessity.captions(paper)
     assert f"{necessity.CONFIGS['paper'].task.n_positions} task positions" in t1["task"]
     ltf = learned_tables_fail.captions(paper)
-    assert ltf.mlm_windows.startswith(f"{2 * extrapolation.CONFIGS['paper'].mlm.L}-token windows")
-    assert ltf.order_target == "1.5 L and 2 L" and ltf.order_lengths == "L, 1.5 L and 2 L"
+    assert ltf["mlm_windows"].startswith(f"{2 * extrapolation.CONFIGS['paper'].mlm.L}-token windows")
+    assert ltf["order_target"] == "1.5 L and 2 L" and ltf["order_lengths"] == "L, 1.5 L and 2 L"
 
 
 # ---------------------------------------------------------------------------------------------
