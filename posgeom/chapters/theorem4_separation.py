@@ -257,20 +257,10 @@ def _converged_row(converged: Result) -> ComparisonRow:
 
 def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: PretrainedTable, settings=None,
                     converged: Result | None = None) -> list[ComparisonRow]:
-    """The chapter's "Paper vs this book" rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`).
-
-    Parameters
-    ----------
-    headline : dict of str to SeparationRun
-        The runs under the theorem's conditions from a random start (``"drift"``, ``"SST-2"``, ...).
-    tied, decay : dict of Setup to SeparationRun
-        The three setups of :class:`~posgeom.experiments.separation.Setup` from a tied start, and with weight decay.
-    pretrained : PretrainedTable
-    settings : Settings, optional
-        The scale in force (its model shape names the model of each row).
-    converged : Result, optional
-        ``run_separation_converged``: its row follows the others.
-    """
+    """The chapter's "Paper vs this book" rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`):
+    ``headline`` holds the runs under the theorem's conditions from a random start (``"drift"``, ``"SST-2"``, ...),
+    ``tied`` and ``decay`` a :class:`SeparationRun` per :class:`~posgeom.experiments.separation.Setup` (from a tied
+    start; with weight decay); ``converged`` (``run_separation_converged``), when given, adds its row."""
     settings = _settings(settings)
     builders = [lambda: _separation_row(headline, tied, pretrained, settings),
                 lambda: _broken_row(headline["drift"], tied, settings), lambda: _decay_row(decay, settings)]
