@@ -90,12 +90,13 @@ def _identity_row(equivariance: Result, settings) -> ComparisonRow:
 
 
 def _chance_row(order: Result, settings) -> ComparisonRow:
-    """NoPE is at chance on the order-only task, every encoding above it (:func:`posgeom.verdicts.c1_nope_at_chance`)."""
+    """NoPE is at chance on the order-only task, every encoding above it
+    (:func:`posgeom.verdicts.c1_nope_at_chance`)."""
     rows = order_task_rows(order)
     nope, worst = find(rows, position="none", causal=False), _worst_encoded(rows)
-    return _row(settings, "from scratch", ours=(f"order-only task: NoPE {nope.mean:.3f} ± {nope.std:.3f} (exactly 1/2 "
-                                                f"in every seed: no interval needed), every encoding ≥ {worst.min:.3f} "
-                                                f"(worst of {len(nope.accuracy)} seeds)"),
+    return _row(settings, "from scratch", ours=(f"order-only task: NoPE {nope.mean:.3f} ± {nope.std:.3f} (exactly "
+                                                f"1/2 in every seed: no interval needed), every encoding ≥ "
+                                                f"{worst.min:.3f} (worst of {len(nope.accuracy)} seeds)"),
                 corpus="synthetic order task (marker order, reversal pairs)",
                 options="bidirectional, mean pooling, [CLS]", decision=rules.c1_nope_at_chance(nope.accuracy))
 
@@ -103,7 +104,8 @@ def _chance_row(order: Result, settings) -> ComparisonRow:
 def _causal_row(order: Result, settings) -> ComparisonRow:
     """A causal mask carries order without a positional encoding (:func:`posgeom.verdicts.c1_causal_mask`)."""
     causal = find(order_task_rows(order), position="none", causal=True)
-    return _row(settings, "causal mask", ours=f"NoPE with a causal mask: {seed_spread(causal.mean, causal.min, causal.max)}",
+    spread = seed_spread(causal.mean, causal.min, causal.max)
+    return _row(settings, "causal mask", ours=f"NoPE with a causal mask: {spread}",
                 corpus="synthetic order task", options="causal mask, mean pooling",
                 decision=rules.c1_causal_mask(causal.accuracy), conditions={"attention": "causal mask"})
 

@@ -205,7 +205,8 @@ def _separation_row(headline: dict, tied: dict, pretrained: PretrainedTable, set
         "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(with_t=False)}, SST-2 "
                     f"{sst2.text(with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
                     f"{pretrained.by_n.loc[64, 'raw']:.3f} (first 64 positions, one table: no interval)"),
-        scale=settings.scale, model=f"{_model(settings)}; {pretrained.pretrained}", corpus="synthetic drift; SST-2 train",
+        scale=settings.scale, model=f"{_model(settings)}; {pretrained.pretrained}",
+        corpus="synthetic drift; SST-2 train",
         options=f"MLM, N(0, 0.02²) init, no weight decay, {drift.n} seeds",
         decision=rules.c2_separation([drift, sst2], _broken_min(tied)))
 
