@@ -71,6 +71,7 @@ def seed_spread(mean: float, low: float, high: float) -> str:
 
 
 def _row(settings, detail: str, **fields) -> ComparisonRow:
+    """A C1 row at the scale in force, its model the chapter's encoder with ``detail``."""
     return ComparisonRow("C1", scale=settings.scale, model=describe_model(CONFIGS[settings.scale].model, detail=detail),
                          **fields)
 
