@@ -1,11 +1,8 @@
-r"""What the chapter "Theorem 1: no position, no order" reports, from its stored runs: the runs of
-:mod:`posgeom.experiments.necessity` (equivariance gaps; the order task with and without ``[CLS]``) read back typed,
-the numbers the chapter quotes as one mapping per section (glued by :func:`posgeom.notebooks.glue_fields`), and
-its "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`."""
+r"""What the chapter "Theorem 1: no position, no order" reports: the runs of :mod:`posgeom.experiments.necessity`
+(equivariance gaps; the order task with and without ``[CLS]``) read back typed, the order task's summary that its
+prose quotes, and its "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,8 +16,8 @@ from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_training, model_words
 
-__all__ = ["LEARNED_LEVEL", "EXTRA_MODELS", "order_task_outcome", "steps_to_learn", "equivariance_summary",
-           "order_task_summary", "seed_spread", "comparison_rows", "captions"]
+__all__ = ["LEARNED_LEVEL", "EXTRA_MODELS", "order_task_outcome", "steps_to_learn", "order_task_summary",
+           "seed_spread", "comparison_rows", "captions"]
 
 #: The test accuracy at which a model counts as having learned the order task (for the steps it took).
 LEARNED_LEVEL = 0.95
@@ -28,13 +25,6 @@ LEARNED_LEVEL = 0.95
 #: The models the chapter trains beyond :data:`posgeom.experiments.necessity.MODELS`: the notebook's rerun of
 #: bidirectional ALiBi without ``[CLS]`` (``run_order_task(models=[("alibi", False)], cls_token=False)``), same seeds.
 EXTRA_MODELS = (("alibi", False),)
-
-
-@dataclass(frozen=True)
-class _StoredEquivariance:
-    """A stored equivariance run's machine epsilon (of the dtype it computed in)."""
-
-    machine_epsilon: float
 
 
 def order_task_outcome(result: Result) -> OrderTaskOutcome:
@@ -56,16 +46,9 @@ def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> d
     return {label: int(outcome.steps[hit[0]]) if hit.size else None for label, hit in reached.items()}
 
 
-def equivariance_summary(result: Result) -> dict:
-    """The equivariance gaps of the hidden states the chapter quotes, from a ``run_equivariance`` result (glued as
-    ``t1eq_<name>``; ``min_encoded_gap``: the smallest random-permutation gap of a model that sees positions)."""
-    rows = equivariance_rows(result)
-    nope, alibi = find(rows, position="none", causal=False), find(rows, position="alibi", causal=False)
-    return dict(
-        # the largest over the random permutations; ALiBi's for them and for the reversal (which keeps |i − j|)
-        nope_gap=nope.perm_gap, machine_epsilon=as_record(result, _StoredEquivariance).machine_epsilon,
-        alibi_perm_gap=alibi.perm_gap, alibi_reversal_gap=alibi.reversal_gap,
-        min_encoded_gap=min(r.perm_gap for r in rows if (r.position, r.causal) != ("none", False)))
+def _worst_encoded(rows: list):
+    """The model with a positional encoding whose worst seed is the lowest."""
+    return min((r for r in rows if r.position != "none"), key=lambda r: r.min)
 
 
 def order_task_summary(result: Result) -> dict:
@@ -73,8 +56,7 @@ def order_task_summary(result: Result) -> dict:
     final test accuracy over seeds, and the steps until a model's mean accuracy reached :data:`LEARNED_LEVEL`."""
     outcome = order_task_outcome(result)
     nope, causal = (find(outcome.rows, position="none", causal=masked) for masked in (False, True))
-    worst = min((r for r in outcome.rows if r.position != "none"), key=lambda r: r.min)  # of any encoding
-    learned = steps_to_learn(outcome)
+    worst, learned = _worst_encoded(outcome.rows), steps_to_learn(outcome)
     return dict(
         nope_mean=nope.mean, nope_std=nope.std, encoded_min=worst.min, encoded_worst=worst.position,
         causal_mean=causal.mean, causal_steps=learned[model_label("none", True)],
@@ -88,68 +70,75 @@ def seed_spread(mean: float, low: float, high: float) -> str:
     return f"{low:.3f} in every seed" if f"{low:.3f}" == f"{high:.3f}" else f"{mean:.3f} (seeds {low:.3f}–{high:.3f})"
 
 
+def _row(settings, detail: str, **fields) -> ComparisonRow:
+    """A C1 row at the scale in force, its model the chapter's encoder with ``detail``."""
+    return ComparisonRow("C1", scale=settings.scale, model=describe_model(CONFIGS[settings.scale].model, detail=detail),
+                         **fields)
+
+
+def _identity_row(equivariance: Result, settings) -> ComparisonRow:
+    """NoPE is permutation-equivariant (:func:`posgeom.verdicts.c1_equivariance`): random weights and inputs, so the
+    identity needs no training and a CPU decides this row at every scale."""
+    gaps = equivariance_rows(equivariance)
+    gap = find(gaps, position="none", causal=False)
+    # what a broken symmetry looks like at this shape: the bidirectional encoders with a positional encoding
+    encoded = [r.perm_gap for r in gaps if r.position != "none" and not r.causal]
+    return _row(settings, "random weights", ours=(f"NoPE equivariant to {gap.perm_gap:.1e} (float64, random weights "
+                                                  f"and inputs), against {min(encoded):.2g} or more with a positional "
+                                                  "encoding"),
+                corpus="random inputs and permutations", options="bidirectional, mean pooling, [CLS]",
+                decision=rules.c1_equivariance(gap.perm_gap, encoded))
+
+
+def _chance_row(order: Result, settings) -> ComparisonRow:
+    """NoPE is at chance on the order-only task, every encoding above it
+    (:func:`posgeom.verdicts.c1_nope_at_chance`)."""
+    rows = order_task_rows(order)
+    nope, worst = find(rows, position="none", causal=False), _worst_encoded(rows)
+    return _row(settings, "from scratch", ours=(f"order-only task: NoPE {nope.mean:.3f} ± {nope.std:.3f} (exactly "
+                                                f"1/2 in every seed: no interval needed), every encoding ≥ "
+                                                f"{worst.min:.3f} (worst of {len(nope.accuracy)} seeds)"),
+                corpus="synthetic order task (marker order, reversal pairs)",
+                options="bidirectional, mean pooling, [CLS]", decision=rules.c1_nope_at_chance(nope.accuracy))
+
+
+def _causal_row(order: Result, settings) -> ComparisonRow:
+    """A causal mask carries order without a positional encoding (:func:`posgeom.verdicts.c1_causal_mask`)."""
+    causal = find(order_task_rows(order), position="none", causal=True)
+    spread = seed_spread(causal.mean, causal.min, causal.max)
+    return _row(settings, "causal mask", ours=f"NoPE with a causal mask: {spread}",
+                corpus="synthetic order task", options="causal mask, mean pooling",
+                decision=rules.c1_causal_mask(causal.accuracy), conditions={"attention": "causal mask"})
+
+
+def _symmetric_row(equivariance: Result, order_without_cls: Result, settings) -> ComparisonRow:
+    """ALiBi's |i − j| keeps the reversal: without [CLS] it cannot learn the task
+    (:func:`posgeom.verdicts.c1_symmetric_signal`)."""
+    gaps = equivariance_rows(equivariance)
+    alibi_gap = find(gaps, position="alibi", causal=False)
+    # the encoders whose encoding breaks the reversal (all but ALiBi's |i - j|)
+    breaking = [r.reversal_gap for r in gaps if r.position not in ("none", "alibi") and not r.causal]
+    alibi = find(order_task_rows(order_without_cls), position="alibi", causal=False)
+    return _row(settings, "ALiBi", ours=(f"ALiBi without [CLS]: {seed_spread(alibi.mean, alibi.min, alibi.max)}; "
+                                         f"reversal gap {alibi_gap.reversal_gap:.1e}"),
+                corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",
+                decision=rules.c1_symmetric_signal(alibi.accuracy, alibi_gap.reversal_gap, breaking),
+                conditions={"positional signal": "ALiBi's |i − j|, which keeps the reversal"})
+
+
 def comparison_rows(equivariance: Result, order: Result, order_without_cls: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`.
-
-    Parameters
-    ----------
-    equivariance, order, order_without_cls : Result
-        ``run_equivariance``, ``run_order_task`` and ``run_order_task(cls_token=False)`` restricted to ALiBi.
-    settings : Settings, optional
-        The scale in force (its model shape names the model in each row).
-    """
+    """The chapter's "Paper vs this book" rows for C1, each decided on its own (:func:`posgeom.report.decided_rows`)
+    from ``run_equivariance``, ``run_order_task`` and ``run_order_task(cls_token=False)`` restricted to ALiBi, at the
+    scale of ``settings`` (its model shape names the model of each row)."""
     settings = _settings(settings)
-    shape = CONFIGS[settings.scale].model
-
-    def row(detail: str, **fields) -> ComparisonRow:
-        return ComparisonRow("C1", scale=settings.scale, model=describe_model(shape, detail=detail), **fields)
-
-    def identity_row():
-        # random weights and inputs: the identity needs no training, so this row is decided on a CPU at every scale
-        gaps = equivariance_rows(equivariance)
-        gap = find(gaps, position="none", causal=False)
-        # what a broken symmetry looks like at this shape: the bidirectional encoders with a positional encoding
-        encoded = [r.perm_gap for r in gaps if r.position != "none" and not r.causal]
-        return row("random weights", ours=(f"NoPE equivariant to {gap.perm_gap:.1e} (float64, random weights and "
-                                           f"inputs), against {min(encoded):.2g} or more with a positional encoding"),
-                   corpus="random inputs and permutations", options="bidirectional, mean pooling, [CLS]",
-                   decision=rules.c1_equivariance(gap.perm_gap, encoded))
-
-    def chance_row():
-        rows = order_task_rows(order)
-        nope = find(rows, position="none", causal=False)
-        worst = min((r for r in rows if r.position != "none"), key=lambda r: r.min)
-        return row("from scratch", ours=(f"order-only task: NoPE {nope.mean:.3f} ± {nope.std:.3f} (exactly 1/2 in "
-                                         f"every seed: no interval needed), every encoding ≥ {worst.min:.3f} (worst "
-                                         f"of {len(nope.accuracy)} seeds)"),
-                   corpus="synthetic order task (marker order, reversal pairs)",
-                   options="bidirectional, mean pooling, [CLS]", decision=rules.c1_nope_at_chance(nope.accuracy))
-
-    def causal_row():
-        causal = find(order_task_rows(order), position="none", causal=True)
-        return row("causal mask", ours=f"NoPE with a causal mask: {seed_spread(causal.mean, causal.min, causal.max)}",
-                   corpus="synthetic order task", options="causal mask, mean pooling",
-                   decision=rules.c1_causal_mask(causal.accuracy), conditions={"attention": "causal mask"})
-
-    def symmetric_row():
-        gaps = equivariance_rows(equivariance)
-        alibi_gap = find(gaps, position="alibi", causal=False)
-        # the encoders whose encoding breaks the reversal (all but ALiBi's |i - j|)
-        breaking = [r.reversal_gap for r in gaps if r.position not in ("none", "alibi") and not r.causal]
-        alibi = find(order_task_rows(order_without_cls), position="alibi", causal=False)
-        return row("ALiBi", ours=(f"ALiBi without [CLS]: {seed_spread(alibi.mean, alibi.min, alibi.max)}; "
-                                  f"reversal gap {alibi_gap.reversal_gap:.1e}"),
-                   corpus="synthetic order task", options="bidirectional, no [CLS], mean pooling",
-                   decision=rules.c1_symmetric_signal(alibi.accuracy, alibi_gap.reversal_gap, breaking),
-                   conditions={"positional signal": "ALiBi's |i − j|, which keeps the reversal"})
-
-    return decided_rows([("C1", identity_row), ("C1", chance_row), ("C1", causal_row), ("C1", symmetric_row)], settings)
+    return decided_rows([("C1", lambda: _identity_row(equivariance, settings)),
+                         ("C1", lambda: _chance_row(order, settings)), ("C1", lambda: _causal_row(order, settings)),
+                         ("C1", lambda: _symmetric_row(equivariance, order_without_cls, settings))], settings)
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state about the runs at ``settings.scale``, glued as ``t1cap_<name>`` so
-    that a caption is right at both scales; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at
-    both scales, said once) are the "What this chapter needs" box's."""
+    """What the chapter's figure captions state about the runs at ``settings.scale`` (glued as ``t1cap_<name>``), and
+    the "What this chapter needs" box's ``quick_runs``, ``paper_runs`` and ``models`` (both scales, said once)."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     eq, task = conf.equivariance, conf.task

@@ -1,7 +1,7 @@
-r"""What the chapter "Theorem 4: training separates positions" reports, from its stored runs: the runs of
-:mod:`posgeom.experiments.separation` and :mod:`posgeom.experiments.factorisation` read back typed, the numbers the
-chapter quotes as one mapping per section (glued by :func:`posgeom.notebooks.glue_fields`), and its "Paper vs this
-book" rows, each decided by its rule in :mod:`posgeom.verdicts`."""
+r"""What the chapter "Theorem 4: training separates positions" reports: the stored runs of
+:mod:`posgeom.experiments.separation` and :mod:`posgeom.experiments.factorisation` read back typed, the summaries
+that its "Paper vs this book" rows share with its prose, and those rows, each decided by its rule in
+:mod:`posgeom.verdicts`."""
 
 from __future__ import annotations
 
@@ -21,13 +21,9 @@ from ..wording import describe_model, describe_scales, describe_seeds, describe_
 from .powered import design_summary, paired_text, plan_text
 from .records import StoredConverged
 
-__all__ = ["Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "interval_table",
-           "headline_summary", "PretrainedTable", "pretrained_table", "controls_summary", "decay_summary",
-           "shrink_factors", "FactorisationOutcome", "factorisation_outcome", "converged_summary", "converged_ratios",
-           "comparison_rows", "captions"]
-
-#: The interval over seeds as the chapter quotes it: "0.106 [0.100, 0.113]".
-_IV = "{:.3f}"
+__all__ = ["Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "PretrainedTable",
+           "pretrained_table", "controls_summary", "shrink_factors", "FactorisationOutcome", "factorisation_outcome",
+           "converged_summary", "converged_ratios", "comparison_rows", "captions"]
 
 
 @dataclass(frozen=True)
@@ -54,9 +50,9 @@ class TableState:
 @dataclass(frozen=True, kw_only=True)
 class SeparationRun:
     """A stored :func:`posgeom.experiments.separation.run_separation`, typed: arrays ``separation``,
-    ``separation_normalized``, ``median_distance``, ``order_spearman`` of shape (n_seeds, n_records), recorded at the
-    training steps ``step``; corpus facts None where they do not apply (entropies: synthetic MLM corpora;
-    vocabulary, training size and reach: real corpora)."""
+    ``separation_normalized``, ``median_distance``, ``order_spearman`` of shape (n_seeds, n_records) at the training
+    steps ``step``; the corpus facts None where they do not apply (entropies: synthetic MLM corpora; vocabulary,
+    training size and reach: real corpora)."""
 
     weight_decay: float
     seeds: tuple
@@ -74,15 +70,15 @@ class SeparationRun:
     entropy_without_position: float | None = None
     vocab_size: int | None = None
     n_train: int | None = None
-    reach: tuple | None = None    # sequences reaching each position (real corpora)
-    interval_raw: SeedInterval | None = None         # 95% over seeds of the final separation
+    reach: tuple | None = None  # sequences reaching each position (real corpora)
+    interval_raw: SeedInterval | None = None  # 95% over seeds of the final separation
     interval_normalized: SeedInterval | None = None  # the same, normalised
 
 
 def separation_run(result: Result) -> SeparationRun:
-    """The typed view of a ``run_separation`` result, with its 95 % intervals over seeds
-    (:func:`~posgeom.experiments.separation.final_separation_interval`) where it has at least
-    :data:`~posgeom.geometry.intervals.MIN_SEEDS` seeds (the headline runs)."""
+    """The typed view of a ``run_separation`` result, with the 95 % intervals over seeds of its final separation
+    (:func:`~posgeom.experiments.separation.final_separation_interval`) where it has
+    :data:`~posgeom.geometry.intervals.MIN_SEEDS` seeds or more (the headline runs)."""
     run = as_record(result, SeparationRun)
     return run if len(run.seeds) < MIN_SEEDS else replace(
         run, interval_raw=final_separation_interval(result, normalized=False),
@@ -104,30 +100,6 @@ def summary_table(runs: dict) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def interval_table(runs: dict) -> pd.DataFrame:
-    """Per run, the 95% Student-t intervals over seeds of the final separation, raw and normalised."""
-    return pd.DataFrame.from_dict({
-        name: {"seeds": r.interval_raw.n, "sep(P) at end, mean [95% interval]": r.interval_raw.text(_IV, with_t=False),
-               "sep/median at end, mean [95% interval]": r.interval_normalized.text(_IV, with_t=False)}
-        for name, r in runs.items()}, orient="index")
-
-
-def headline_summary(drift: SeparationRun, sst2: SeparationRun) -> dict:
-    """The numbers the chapter quotes of its headline runs (drift corpus and SST-2, random start), glued as
-    ``t4_<name>`` (``sep``: raw separation, ``sepn``: normalised, means over seeds; ``h_with``/``h_without``: the
-    drift corpus's entropy of a token with and without its position; ``t_headline``: the interval's t quantile)."""
-    iv = drift.interval_raw
-    return dict(
-        drift_sep_end=drift.final.raw.mean, drift_sep_std=drift.final.raw.std,
-        drift_sepn_start=drift.initial.normalized.mean, drift_sepn_end=drift.final.normalized.mean,
-        drift_rho=drift.final.order_spearman.mean, drift_sep_iv=iv.text(_IV, with_t=False),
-        sst2_sep_end=sst2.final.raw.mean, sst2_sepn_end=sst2.final.normalized.mean,
-        sst2_rho=sst2.final.order_spearman.mean, sst2_sep_iv=sst2.interval_raw.text(_IV, with_t=False),
-        random_ref=drift.random_reference, masked_loss=drift.masked_loss.mean, h_with=drift.entropy_with_position,
-        h_without=drift.entropy_without_position, sst2_masked_loss=sst2.masked_loss.mean, sst2_vocab=sst2.vocab_size,
-        sst2_reach_last=sst2.reach[-1], sst2_ntrain=sst2.n_train, n_headline=iv.n, t_headline=f"{iv.t:.2f}")
-
-
 @dataclass(frozen=True)
 class PretrainedTable:
     """A stored ``run_pretrained_separation``, typed: per number of first positions ``n`` the separation, median
@@ -139,22 +111,18 @@ class PretrainedTable:
 
 
 def pretrained_table(result: Result) -> PretrainedTable:
-    """The typed view of a ``run_pretrained_separation`` result."""
+    """The typed view of a ``run_pretrained_separation`` result, ``by_n`` one row per ``n`` in the order of ``n``
+    (the stored keys are text: "128" < "32")."""
     table = as_record(result, PretrainedTable)  # by_n stored as {"<n>": {...}}: DataFrame.from_dict, a column per n
-    # one row per n, in the order of n (the stored keys are text: "128" < "32")
     return replace(table, by_n=table.by_n.T.rename(index=int).sort_index().rename_axis("first n positions"))
 
 
-#: The glue suffixes of the three setups, in the order of :class:`~posgeom.experiments.separation.Setup`.
-_SETUPS = ("hold", "stat", "bag")
-
-
 def controls_summary(tied: dict) -> dict:
-    """Final separation, median distance and ρ with the offset ``|i − j|`` (means over seeds) of the three setups
-    started tied (``{Setup: SeparationRun}``), glued as ``t4tied_<quantity>_<setup>``."""
+    """Final separation, median distance and ρ with ``|i − j|`` (means over seeds) of the three setups started tied
+    (``{Setup: SeparationRun}``), as ``<quantity>_<setup>``: ``sep_hold``, ..., ``rho_bag``."""
     return {f"{quantity}_{short}": getattr(tied[setup].final, state).mean
             for quantity, state in (("sep", "raw"), ("med", "median"), ("rho", "order_spearman"))
-            for short, setup in zip(_SETUPS, Setup)}
+            for short, setup in zip(("hold", "stat", "bag"), Setup)}
 
 
 def shrink_factors(run: SeparationRun) -> np.ndarray:
@@ -162,23 +130,11 @@ def shrink_factors(run: SeparationRun) -> np.ndarray:
     return run.median_distance[:, -1] / run.median_distance[:, 0]
 
 
-def decay_summary(decay: dict) -> dict:
-    """The weight-decay runs, glued as ``t4wd_<name>``: per setup the final median distance, its share of the initial
-    one and the final separation (means over seeds); ρ of the conditions-hold table; the control's accuracy."""
-    runs = {short: decay[setup] for short, setup in zip(_SETUPS, Setup)}
-    return {"wd": runs["hold"].weight_decay, **{f"med_{k}": r.final.median.mean for k, r in runs.items()},
-            **{f"shrink_{k}": r.final.median.mean / r.initial.median.mean for k, r in runs.items()},
-            **{f"sep_{k}": r.final.raw.mean for k, r in runs.items()},
-            "rho_hold": runs["hold"].final.order_spearman.mean, "bag_acc": runs["bag"].eval_accuracy.mean}
-
-
 @dataclass(frozen=True)
 class FactorisationOutcome:
-    """A stored :func:`~posgeom.experiments.factorisation.run_factorisation_gap`, typed (glued as ``t4gap_<field>``).
-
-    ``relative`` (m,) is the real gap per kept position ``positions``; ``placebo_relative`` (n_placebo, m) the
-    placebos' and ``placebo_band95`` (m,) their 95th percentile. The scalars are medians over positions (``real``,
-    ``placebo``) and over pairs of positions (``pair_*``)."""
+    """A stored :func:`~posgeom.experiments.factorisation.run_factorisation_gap`, typed: the real gap ``relative``
+    (m,) per kept position ``positions``, the placebos' (n_placebo, m) and their 95th percentile (m,); medians over
+    positions (``real``, ``placebo``) and over pairs of positions (``pair_*``)."""
 
     pretrained: str
     n_texts: int
@@ -191,7 +147,7 @@ class FactorisationOutcome:
     pair_real: float = stored("real.pair_relative")
     pair_placebo: float = stored("placebo.pair_relative")
     above: int = stored("positions_above_placebo_95")  # positions whose real gap tops the placebos' 95th percentile
-    npos: int = field(init=False)  # the positions kept, as many as the stored list of them
+    npos: int = field(init=False)  # the positions kept
 
     def __post_init__(self):
         object.__setattr__(self, "npos", len(self.positions))
@@ -203,8 +159,8 @@ def factorisation_outcome(result: Result) -> FactorisationOutcome:
 
 
 def converged_summary(result: Result) -> dict:
-    """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it (glued as ``t4cv_<name>``);
-    means over the decision's seeds (the order-insensitive ``control``'s separation: the median)."""
+    """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it: means over the decision's
+    seeds (the order-insensitive ``control``'s separation: the median)."""
     d, design = as_record(result, StoredConverged), result.manifest["params"]["design"]
     runs, diff = d.runs, d.difference  # per decision seed; the paired log10 ratio over them
     hold, floor, control = (setup.label for setup in Setup)  # the stored values are keyed by the setups' labels
@@ -233,8 +189,61 @@ def converged_ratios(result: Result) -> pd.DataFrame:
                          for r in as_record(result, StoredConverged).runs]).set_index("seed")
 
 
-def _converged_row(converged: Result):
-    """C2 trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
+def _model(settings) -> str:
+    return describe_model(CONFIGS[settings.scale].model, detail="from scratch")
+
+
+def _broken_min(tied: dict) -> list:
+    """The lowest final separation over seeds of the two tied-start runs that break a condition."""
+    return [tied[k].final.raw.min for k in (Setup.STATIONARY, Setup.CONTROL)]
+
+
+def _separation_row(headline: dict, tied: dict, pretrained: PretrainedTable, settings) -> ComparisonRow:
+    """sep(P) > 0 at the end of training, decided by :func:`posgeom.verdicts.c2_separation`."""
+    drift, sst2 = headline["drift"].interval_raw, headline["SST-2"].interval_raw
+    return ComparisonRow(
+        "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(with_t=False)}, SST-2 "
+                    f"{sst2.text(with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
+                    f"{pretrained.by_n.loc[64, 'raw']:.3f} (first 64 positions, one table: no interval)"),
+        scale=settings.scale, model=f"{_model(settings)}; {pretrained.pretrained}",
+        corpus="synthetic drift; SST-2 train",
+        options=f"MLM, N(0, 0.02²) init, no weight decay, {drift.n} seeds",
+        decision=rules.c2_separation([drift, sst2], _broken_min(tied)))
+
+
+def _broken_row(drift: SeparationRun, tied: dict, settings) -> ComparisonRow:
+    """From a tied start the broken-condition runs separate too, into unordered clouds
+    (:func:`posgeom.verdicts.c2_broken_conditions`)."""
+    c = controls_summary(tied)
+    return ComparisonRow(
+        "C2", ours=(f"normalised separation falls during training ({drift.initial.normalized.mean:.2f} → "
+                    f"{drift.final.normalized.mean:.2f}); from a tied start the broken-condition runs separate too "
+                    f"({c['sep_stat']:.3f}, {c['sep_bag']:.3f}) into unordered clouds (ρ with |i − j|: "
+                    f"{c['rho_stat']:.2f}, {c['rho_bag']:.2f} against {c['rho_hold']:.2f} when the conditions "
+                    f"hold; {len(CONFIGS[settings.scale].seeds)} seeds, ranges in the tables above)"),
+        scale=settings.scale, model=_model(settings), corpus="synthetic drift and stationary",
+        options="MLM and bag-of-tokens loss, tied and Gaussian init",
+        decision=rules.c2_broken_conditions(_broken_min(tied), c["rho_hold"], [c["rho_stat"], c["rho_bag"]]),
+        conditions={"statistics": "stationary", "loss": "order-insensitive"})
+
+
+def _decay_row(decay: dict, settings) -> ComparisonRow:
+    """With weight decay, the order-insensitive table collapses and the conditions-hold table keeps its scale
+    (:func:`posgeom.verdicts.c2_weight_decay`)."""
+    conf, wd = CONFIGS[settings.scale], decay[Setup.HOLD].weight_decay
+    hold, control = shrink_factors(decay[Setup.HOLD]), shrink_factors(decay[Setup.CONTROL])
+    return ComparisonRow(
+        "C2", ours=(f"with weight decay {wd:g}: the order-insensitive table collapses to "
+                    f"{control.min():.1%}–{control.max():.1%} of its scale, the conditions-hold table "
+                    f"keeps {hold.min():.1%}–{hold.max():.1%} (range over {len(conf.seeds)} seeds)"),
+        scale=settings.scale, model=_model(settings), corpus="synthetic drift and stationary",
+        options=(f"AdamW weight decay {wd:g} (exaggerated so that its effect shows within the run), "
+                 f"{conf.train.steps} steps"),
+        decision=rules.c2_weight_decay(control, hold))
+
+
+def _converged_row(converged: Result) -> ComparisonRow:
+    """Trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
     c, p, d = converged_summary(converged), design_summary(converged), as_record(converged, StoredConverged)
     return ComparisonRow(
         "C2", ours=(f"with weight decay {c['weight_decay']:g} for {c['steps']:,} steps, the {c['n_resolved']} pairs "
@@ -249,72 +258,20 @@ def _converged_row(converged: Result):
 
 def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: PretrainedTable, settings=None,
                     converged: Result | None = None) -> list[ComparisonRow]:
-    """The chapter's "Paper vs this book" rows for C2, each decided by its rule in :mod:`posgeom.verdicts`.
-
-    Parameters
-    ----------
-    headline : dict of str to SeparationRun
-        The runs under the theorem's conditions from a random start (``"drift"``, ``"SST-2"``, ...).
-    tied, decay : dict
-        The three setups from a tied start, and with weight decay: a :class:`SeparationRun` per
-        :class:`~posgeom.experiments.separation.Setup`.
-    pretrained : PretrainedTable
-    settings : Settings, optional
-        The scale in force (its model shape names the model of each row).
-    converged : Result, optional
-        ``run_separation_converged``: its row follows the others.
-    """
+    """The chapter's "Paper vs this book" rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`):
+    ``headline`` holds the runs under the theorem's conditions from a random start (``"drift"``, ``"SST-2"``, ...),
+    ``tied`` and ``decay`` a :class:`SeparationRun` per :class:`~posgeom.experiments.separation.Setup` (from a tied
+    start; with weight decay); ``converged`` (``run_separation_converged``), when given, adds its row."""
     settings = _settings(settings)
-    conf = CONFIGS[settings.scale]
-    model = describe_model(conf.model, detail="from scratch")
-
-    def broken_min():
-        # the controls that break a condition, from a tied start: do they separate too?
-        return [tied[k].final.raw.min for k in (Setup.STATIONARY, Setup.CONTROL)]
-
-    def separation_row():
-        drift, sst2 = headline["drift"].interval_raw, headline["SST-2"].interval_raw
-        return ComparisonRow(
-            "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(_IV, with_t=False)}, SST-2 "
-                        f"{sst2.text(_IV, with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
-                        f"{pretrained.by_n.loc[64, 'raw']:.3f} (first 64 positions, one table: no interval)"),
-            scale=settings.scale, model=f"{model}; {pretrained.pretrained}", corpus="synthetic drift; SST-2 train",
-            options=f"MLM, N(0, 0.02²) init, no weight decay, {drift.n} seeds",
-            decision=rules.c2_separation([drift, sst2], broken_min()))
-
-    def broken_row():
-        c, d = controls_summary(tied), headline["drift"]
-        return ComparisonRow(
-            "C2", ours=(f"normalised separation falls during training ({d.initial.normalized.mean:.2f} → "
-                        f"{d.final.normalized.mean:.2f}); from a tied start the broken-condition runs separate too "
-                        f"({c['sep_stat']:.3f}, {c['sep_bag']:.3f}) into unordered clouds (ρ with |i − j|: "
-                        f"{c['rho_stat']:.2f}, {c['rho_bag']:.2f} against {c['rho_hold']:.2f} when the conditions "
-                        f"hold; {len(conf.seeds)} seeds, ranges in the tables above)"),
-            scale=settings.scale, model=model, corpus="synthetic drift and stationary",
-            options="MLM and bag-of-tokens loss, tied and Gaussian init",
-            decision=rules.c2_broken_conditions(broken_min(), c["rho_hold"], [c["rho_stat"], c["rho_bag"]]),
-            conditions={"statistics": "stationary", "loss": "order-insensitive"})
-
-    def decay_row():
-        wd = decay[Setup.HOLD].weight_decay
-        hold, control = shrink_factors(decay[Setup.HOLD]), shrink_factors(decay[Setup.CONTROL])
-        return ComparisonRow(
-            "C2", ours=(f"with weight decay {wd:g}: the order-insensitive table collapses to "
-                        f"{control.min():.1%}–{control.max():.1%} of its scale, the conditions-hold table "
-                        f"keeps {hold.min():.1%}–{hold.max():.1%} (range over {len(conf.seeds)} seeds)"),
-            scale=settings.scale, model=model, corpus="synthetic drift and stationary",
-            options=(f"AdamW weight decay {wd:g} (exaggerated so that its effect shows within the run), "
-                     f"{conf.train.steps} steps"),
-            decision=rules.c2_weight_decay(control, hold))
-
-    converged_rows = [("C2", lambda: _converged_row(converged))] if converged is not None else []
-    return decided_rows([("C2", separation_row), ("C2", broken_row), ("C2", decay_row), *converged_rows], settings)
+    builders = [lambda: _separation_row(headline, tied, pretrained, settings),
+                lambda: _broken_row(headline["drift"], tied, settings), lambda: _decay_row(decay, settings)]
+    builders += [lambda: _converged_row(converged)] if converged is not None else []
+    return decided_rows([("C2", build) for build in builders], settings)
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state about the runs at ``settings.scale``, glued as ``t4cap_<name>`` so
-    that a caption is right at both scales; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at
-    both scales, said once) are the "What this chapter needs" box's."""
+    """What the chapter's figure captions state about the runs at ``settings.scale`` (glued as ``t4cap_<name>``), and
+    the "What this chapter needs" box's ``quick_runs``, ``paper_runs`` and ``models`` (both scales, said once)."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     syn, sst2, imdb = conf.synthetic, conf.real.sst2, conf.real.imdb
