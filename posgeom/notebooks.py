@@ -145,20 +145,22 @@ def _format_plain(text: str, spec: str) -> str:
 
 
 def _glue_cells(code_cells: list[str]) -> list[tuple[re.Pattern, int]]:
-    """(pattern of the keys glued, 1-based code cell number) for every ``glue(...)`` call."""
+    """(pattern of the keys glued, 1-based code cell number) for every ``glue(...)`` call, the most specific first:
+    a key glued by name, then the ``glue_fields`` prefixes from the longest (``"t4_pre"`` before ``"t4"``), so that a
+    role finds the cell that glues it and not one whose prefix merely starts its name."""
     found = []
     for number, source in enumerate(code_cells, start=1):
         for m in _GLUE_CALL.finditer(source):
             key = m.group("key")
             if m.group("f"):  # f"{corpus}_{key}_viol": any text where the fields are
                 parts = re.split(r"\{[^{}]*\}", key)
-                pattern = ".+".join(re.escape(p) for p in parts)
+                pattern, specific = ".+".join(re.escape(p) for p in parts), len("".join(parts))
             else:
-                pattern = re.escape(key)
-            found.append((re.compile(pattern + r"\Z"), number))
+                pattern, specific = re.escape(key), float("inf")
+            found.append((re.compile(pattern + r"\Z"), number, specific))
         for m in _GLUE_FIELDS_CALL.finditer(source):  # glue_fields("t1", summary): every "t1_<field>"
-            found.append((re.compile(re.escape(m.group("prefix")) + r"_\w+\Z"), number))
-    return found
+            found.append((re.compile(re.escape(m.group("prefix")) + r"_\w+\Z"), number, len(m.group("prefix"))))
+    return [(pattern, number) for pattern, number, _ in sorted(found, key=lambda f: -f[2])]
 
 
 def _role_text(name: str, body: str, ctx: dict) -> str:
