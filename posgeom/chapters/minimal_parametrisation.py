@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
-import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
@@ -20,15 +19,14 @@ from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..report import ComparisonRow, PowerCheck, decided_rows
-from ..wording import describe_model, describe_scales, describe_sequences, model_words, rank_words, short_float, special_words
+from ..wording import describe_model, describe_scales, describe_sequences, model_words, short_float
 from .corpus_geometry import sst2_caption
 from .powered import design_check, design_summary, paired_text, plan_text
-from .real_corpora import PlainText
-from .records import FamilyRanks, SST2Ranks, StoredC5, StoredC5Draws, StoredLowrankDesign, StoredRanks, StoredTraining, StressPair, TrainedRun
+from .records import StoredC5, StoredC5Draws, StoredLowrankDesign, StoredTraining, StressPair, TrainedRun
 
 __all__ = [
-    "HOLDS", "PURE_NOISE", "PlantedRank", "StoredValidation", "CrossFitted", "Spectrum", "StressCurve", "rank_table",
-    "rank_summary", "spectra", "stress_curves", "crossing_summary", "c5_evidence", "trained_runs",
+    "HOLDS", "PURE_NOISE", "PlantedRank", "StoredValidation", "CrossFitted", "Spectrum", "StressCurve", "spectra",
+    "stress_curves", "c5_evidence", "trained_runs",
     "stall_summary", "savings_row", "reduction_row", "performance_row", "powered_row", "comparison_rows",
     "power_checks", "captions",
 ]
@@ -92,38 +90,6 @@ class StressCurve:
     encodings: dict[str, StressPair]
 
 
-def rank_table(ranks: Result) -> pd.DataFrame:
-    """Every rank reading (tolerance, mass, stress, cross-fitted) of each synthetic family at each sample size, and
-    of SST-2 under each preprocessing (its options in words, docs/STYLE.md rule 4)."""
-    criteria = ("tol", "mass", "stress", "cross_fitted")
-    rows = [{"corpus": fam, "sequences": N, "population rank": v.population, **{c: getattr(v, c)[j] for c in criteria}}
-            for fam in SYNTHETIC_FAMILIES for v in [as_record(ranks, FamilyRanks, at=fam)] for j, N in enumerate(v.sizes)]
-    s = as_record(ranks, SST2Ranks, at="sst2")
-    for j, (special, min_count, n_kept) in enumerate(zip(s.special, s.min_count, s.n_kept)):
-        reached = "at least once" if min_count == 1 else f"{min_count:,} times or more"
-        rows.append({"corpus": f"SST-2 ({special_words(special)}, positions reached {reached}, n = {n_kept})",
-                     "sequences": s.n_sequences, "population rank": None, **{c: getattr(s, c)[j] for c in criteria}})
-    return pd.DataFrame(rows).set_index(["corpus", "sequences"])
-
-
-def rank_summary(ranks: Result) -> dict:
-    """The rank readings the chapter quotes (glued as ``mp_<key>``; ``*_cf``: the cross-fitted rank, in words)."""
-    v = as_record(ranks, StoredRanks)
-    dr, s, rg = v.drift, v.sst2, v.regimes
-    return dict(
-        drift_pop=dr.population, drift_tol_small=dr.tol[0], drift_mass_small=dr.mass[0],
-        drift_cf_large=PlainText(rank_words(dr.cross_fitted[-1])), small_N=dr.sizes[0], large_N=dr.sizes[-1],
-        stat_cf=PlainText("; ".join(dict.fromkeys(rank_words(t) for t in v.stationary.cross_fitted))),
-        stat_mass=min(v.stationary.mass), sst2_cf_all=PlainText(rank_words(s.cross_fitted[0])),
-        sst2_cf_dropped=PlainText("; ".join(  # the options in words (docs/STYLE.md: no code identifiers in prose)
-            f"{rank_words(t)} with the positions reached {m:,} times or more, {special_words(sp)}"
-            for t, m, sp in zip(s.cross_fitted, s.min_count, s.special) if m > 1)),
-        regimes_pop=rg.population, regimes_cf_large=PlainText(rank_words(rg.cross_fitted[-1])),
-        sst2_mass_min=min(s.mass), sst2_mass_max=max(s.mass), sst2_tol_max=max(s.tol),
-        markov_cf=PlainText(rank_words(v.markov.cross_fitted[-1])), markov_mass=v.markov.mass[-1],
-    )
-
-
 def spectra(ranks: Result) -> list[Spectrum]:
     """One :class:`Spectrum` per synthetic family (its largest sample), then SST-2 (its first preprocessing)."""
     # (title, corpus, arrays, setting): SST-2's arrays are named sst2_<special tokens>_<min_count>
@@ -135,16 +101,6 @@ def spectra(ranks: Result) -> list[Spectrum]:
 def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
     """One :class:`StressCurve` per synthetic family, then SST-2, from a ``run_stress_vs_rank`` result."""
     return [as_record(stress_vs_rank, StressCurve, at=c, arrays_at=c, corpus=c) for c in (*SYNTHETIC_FAMILIES, "sst2")]
-
-
-def crossing_summary(stress_vs_rank: Result) -> dict:
-    """Per corpus, the first rank k whose MDS "scale_free" stress falls below the sinusoidal table's (or the highest
-    rank computed, which none reaches below), as one phrase (``cross``)."""
-    phrases = []
-    for c in stress_curves(stress_vs_rank):
-        below = np.flatnonzero(c.mds < c.encodings["sinusoidal"].scale_free)
-        phrases.append(f"{c.corpus}: " + (f"rank {below[0] + 1}" if below.size else f"not within rank {c.mds.size}"))
-    return {"cross": "; ".join(phrases)}
 
 
 def _mean(x) -> float:
