@@ -1,7 +1,6 @@
 r"""The chapter "The minimal parametrisation" from the stored runs of :mod:`posgeom.experiments.minimal_parametrisation`
-(and its training comparison, :mod:`posgeom.experiments.lowrank_training`, and C5's powered design) read as typed
-records: the views its figures draw, the numbers its prose quotes, its C5 rows decided by the rules of
-:mod:`posgeom.verdicts`, its power checks and its captions. No run imports it, so results keep their code keys."""
+(its training comparison and C5's powered design included) read as typed records: the views its figures draw, its C5
+rows decided by the rules of :mod:`posgeom.verdicts`, its power checks and its captions. No run imports it."""
 
 from __future__ import annotations
 
@@ -24,12 +23,9 @@ from .corpus_geometry import sst2_caption
 from .powered import design_check, design_summary, paired_text, plan_text
 from .records import StoredC5, StoredC5Draws, StoredLowrankDesign, StoredTraining, StressPair, TrainedRun
 
-__all__ = [
-    "HOLDS", "PURE_NOISE", "PlantedRank", "StoredValidation", "CrossFitted", "Spectrum", "StressCurve", "spectra",
-    "stress_curves", "c5_evidence", "trained_runs",
-    "stall_summary", "savings_row", "reduction_row", "performance_row", "powered_row", "comparison_rows",
-    "power_checks", "captions",
-]
+__all__ = ["HOLDS", "PURE_NOISE", "PlantedRank", "StoredValidation", "CrossFitted", "Spectrum", "StressCurve",
+           "spectra", "stress_curves", "c5_evidence", "trained_runs", "stall_summary", "savings_row", "reduction_row",
+           "performance_row", "powered_row", "comparison_rows", "power_checks", "captions"]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
 HOLDS = 0.998
@@ -40,8 +36,7 @@ PURE_NOISE = "stationary"
 
 @dataclass(frozen=True)
 class PlantedRank:
-    """One case of ``run_rank_validation``: the noise-aware rank's estimate (None: undetermined) and its interval
-    on a planted corpus, and its smallest planted signal against the noise threshold."""
+    """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
 
     estimate: int | None
     interval: tuple[int, int]
@@ -82,8 +77,7 @@ class Spectrum:
 
 @dataclass(frozen=True)
 class StressCurve:
-    """One corpus of ``run_stress_vs_rank`` (``at=corpus, arrays_at=corpus, corpus=corpus``): the "scale_free"
-    stress of rank-k MDS at k = 1, 2, ..., and both stresses of each fixed encoding."""
+    """One corpus of ``run_stress_vs_rank``: rank-k MDS's scale-free stress (k = 1, 2, ...), each encoding's two."""
 
     corpus: str
     mds: np.ndarray = stored("scale_free")
@@ -103,16 +97,10 @@ def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
     return [as_record(stress_vs_rank, StressCurve, at=c, arrays_at=c, corpus=c) for c in (*SYNTHETIC_FAMILIES, "sst2")]
 
 
-def _mean(x) -> float:
-    """The mean of a reduction given as a stored interval, or the value of one draw."""
-    return float(x["mean"]) if isinstance(x, dict) else float(x)
-
-
 def c5_evidence(c5: Result, draws: Result) -> dict:
     """What :func:`posgeom.verdicts.c5_stress_reduction` decides C5's 99.8% from (its keyword arguments but the rank):
-    per normalisation, the reduction at each generator's population (``reductions``: the interval over the draws, or
-    run_c5's one draw where they give none); the scale-free stress of rank-r MDS at each population
-    (``population_stress``); and pure noise's reductions per sample size (``pure_noise``: mean over the draws)."""
+    per normalisation, the reduction at each generator's population (``reductions``: over the draws, or run_c5's one
+    draw where they give no interval), rank-r MDS's ``population_stress``, and ``pure_noise``'s mean reductions."""
     c, d, norms = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), ("scale_free", "paper")
     one_draw = {r.generator: r for r in c.rows if r.size is None}
 
@@ -149,17 +137,15 @@ def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval |
 
 def stall_summary(powered: Result) -> dict:
     """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (glued as ``mpst_<key>``):
-    the steps, the loss above which a run stalled, the seeds whose run stalled per table, the gap where both fitted
-    (as text), what these say and the rule's verdict."""
+    steps, the stalling loss, the stalled seeds per table, the gap where both fitted, what they say, the verdict."""
     d, design = as_record(powered, StoredLowrankDesign), powered.manifest.get("params", {}).get("design", {})
     fitted, stalled_r1, stalled_learned = d.fitted_gap, len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
-    return dict(
-        steps=int(design["steps"]), stalled_loss=float(design["stalled_loss"]), stalled_r1=stalled_r1,
-        stalled_learned=stalled_learned,
-        fitted_text=(f"fewer than {MIN_SEEDS} seeds" if fitted is None else
-                     f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds"),
-        reading=_stall_reading(stalled_r1, stalled_learned, fitted, d.plan.effect),
-        verdict=rules.c5_lowrank_performance(d.difference).verdict)
+    fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None
+                   else f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds")
+    return dict(steps=int(design["steps"]), stalled_loss=float(design["stalled_loss"]), stalled_r1=stalled_r1,
+                stalled_learned=stalled_learned, fitted_text=fitted_text,
+                reading=_stall_reading(stalled_r1, stalled_learned, fitted, d.plan.effect),
+                verdict=rules.c5_lowrank_performance(d.difference).verdict)
 
 
 def savings_row(c5: Result) -> ComparisonRow:
@@ -173,8 +159,9 @@ def savings_row(c5: Result) -> ComparisonRow:
 def reduction_row(c5: Result, draws: Result, settings=None) -> ComparisonRow:
     """C5's 99.8%: the reduction at each generator's population under both stresses, and pure noise's samples."""
     c, d, e = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), c5_evidence(c5, draws)
+    mean = lambda x: float(x["mean"]) if isinstance(x, dict) else float(x)  # an interval over the draws, or one draw
     # two decimals under 'paper', where every value is within a point of 100%
-    text = {n: ", ".join(f"{g} {f.format(_mean(x))}" for g, x in e["reductions"][n].items())
+    text = {n: ", ".join(f"{g} {f.format(mean(x))}" for g, x in e["reductions"][n].items())
             + f"; pure noise's samples {f.format(min(e['pure_noise'][n]))} to {f.format(max(e['pure_noise'][n]))}"
             for n, f in {"scale_free": "{:.1%}", "paper": "{:.2%}"}.items()}
     return ComparisonRow(
@@ -217,9 +204,8 @@ def powered_row(powered: Result) -> ComparisonRow:
 
 
 def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, powered: Result | None = None) -> list:
-    """The chapter's "Paper vs this book" rows for C5: the savings, the stress reduction, the training comparison's
-    performance (which may wait for a GPU: :func:`posgeom.report.decided_rows` says so) and, with ``powered``, the
-    same rule on the design sized by its power."""
+    """The chapter's "Paper vs this book" rows for C5: the savings, the stress reduction, the training's performance
+    (which may wait for a GPU: :func:`posgeom.report.decided_rows`) and, with ``powered``, the powered design's."""
     settings = _settings(settings)
     later = [("C5", lambda: performance_row(training, settings))]
     later += [("C5", lambda: powered_row(powered))] if powered is not None else []
@@ -238,8 +224,7 @@ def power_checks(training: Result, powered: Result | None = None) -> list[PowerC
 
 
 def _runs(scale: str) -> str:
-    """The training comparison at a scale in words, counted as run_lowrank_training loops: on marker order every
-    encoding and seed, on SST-2 the sst2_encodings and sst2_seeds (the shape is said once, in the box's "Model")."""
+    """The training comparison at ``scale`` in words, counted as run_lowrank_training loops (shape: the box's Model)."""
     t, marker = CONFIGS[scale].train, len(TRAIN_ENCODINGS)
     sst2 = sum(label in t.sst2_encodings for label, _, _ in TRAIN_ENCODINGS)
     return (f"{marker * len(t.seeds) + sst2 * len(t.sst2_seeds)} models: {marker} encodings × {len(t.seeds)} seeds on "
