@@ -213,10 +213,11 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
 
 def power_checks(training: Result, powered: Result | None = None) -> list[PowerCheck]:
-    """The chapter's decisions over seeds for its power table (:func:`posgeom.report.power_frame`), against the rule's
-    one-point margin: C5's accuracy gap learned − rank-1 table, and with ``powered`` the same in the powered design."""
-    checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", as_record(training, StoredTraining).gap,
-                         rules.ACCURACY_MARGIN, training.manifest.get("runtime_s"))]
+    """The chapter's decisions over seeds for its power table (:func:`posgeom.report.power_frame`), against the
+    rule's one-point margin: C5's accuracy gap learned − rank-1 table, and with ``powered`` the powered design's."""
+    gap = as_record(training, StoredTraining).gap
+    checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
+                         training.manifest.get("runtime_s"))]
     if powered is not None:
         checks.append(design_check("C5", "the same, trained to fit the task (powered design)", powered,
                                    rules.ACCURACY_MARGIN))
