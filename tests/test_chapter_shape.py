@@ -325,8 +325,8 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
         assert text.startswith(f"{n} models: ")
         assert f"{t.steps.synthetic:,} steps each" in text and f"{t.steps.sst2:,} steps each" in text
     mp = minimal_parametrisation.captions(settings)
-    assert mp.quick_c5_draws == 5 == len(minimal_parametrisation.CONFIGS["quick"].c5_seeds)
-    assert mp.sst2_training == "8,000 random phrases at quick, all phrases at paper"
+    assert mp["quick_c5_draws"] == 5 == len(minimal_parametrisation.CONFIGS["quick"].c5_seeds)
+    assert mp["sst2_training"] == "8,000 random phrases at quick, all phrases at paper"
 
     # monotonicity: the lazy regime over its seeds, the two contrasts over theirs
     m = monotonicity.captions(settings)

@@ -384,7 +384,7 @@ def test_run_bootstrap_intervals_of_the_tables(tiny):
 def test_the_stall_reading_follows_the_numbers():
     from dataclasses import replace
 
-    from posgeom.chapters.minimal_parametrisation_training import _stall_reading
+    from posgeom.chapters.minimal_parametrisation import _stall_reading
     from posgeom.geometry.intervals import SeedInterval
 
     # the fitted gap as the chapter reads it from the stored design: a SeedInterval

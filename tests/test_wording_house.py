@@ -393,30 +393,28 @@ def test_rank_words_say_why_a_rank_is_undetermined():
 
 def test_the_chapters_give_the_rank_in_words():
     """The noise-aware rank reaches a page through rank_words (real corpora's prose, table and C7 row; the
-    minimal parametrisation's rank readings), never as the geometry layer's "undetermined (90% interval 4)"."""
-    from posgeom.chapters import minimal_parametrisation as mp
+    minimal parametrisation's rank readings, glued by its page), never as the geometry layer's "undetermined (90%
+    interval 4)"."""
+    from posgeom.wording import rank_words
 
     source = (ROOT / "posgeom" / "chapters" / "real_corpora.py").read_text()
     assert "nar.text if nar" not in source and "{n_sst2.text}" not in source
-    ranks = SimpleNamespace(values=None)
-    stored = SimpleNamespace(
-        drift=SimpleNamespace(population=3, tol=[9], mass=[12], cross_fitted=["undetermined (90% interval 4)"],
-                              sizes=[1000]),
-        stationary=SimpleNamespace(cross_fitted=["0 (90% interval 0)"], mass=[3]),
-        sst2=SimpleNamespace(cross_fitted=["undetermined (90% interval 3–4)", "5 (90% interval 5)"], min_count=[1, 10],
-                             special=["model", "model"], mass=[7], tol=[9]),
-        regimes=SimpleNamespace(population=2, cross_fitted=["2 (90% interval 2)"]),
-        markov=SimpleNamespace(cross_fitted=["undetermined (90% interval 6)"], mass=[8]))
-    original = mp.as_record
-    mp.as_record = lambda result, record_type, **kw: stored
-    try:
-        summary = mp.rank_summary(ranks)
-    finally:
-        mp.as_record = original
-    text = " ".join(str(summary[f]) for f in ("drift_cf_large", "stat_cf", "sst2_cf_all", "sst2_cf_dropped",
-                                                        "regimes_cf_large", "markov_cf"))
+    texts = ("undetermined (90% interval 4)", "0 (90% interval 0)", "undetermined (90% interval 3–4)",
+             "5 (90% interval 5)", "2 (90% interval 2)", "undetermined (90% interval 6)")
+    text = " ".join(rank_words(t) for t in texts)
     assert not _style_breaks(text), _style_breaks(text)
-    assert "positions reached 10 times or more, the model's special tokens" in str(summary["sst2_cf_dropped"])
+    # every cross-fitted reading the minimal parametrisation's page glues goes through rank_words (or its wrapper)
+    page = (ROOT / "notebooks" / "minimal-parametrisation.md").read_text()
+    cell = next(c for c in re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", page, re.S | re.M)
+                if 'glue_fields("mp", dict(' in c)
+    call = next(n for n in ast.walk(ast.parse(cell.split("\n", 2)[2])) if isinstance(n, ast.Call)
+                and getattr(n.func, "id", "") == "glue_fields" and n.args[0].value == "mp")
+    readings = [k for k in call.args[1].keywords if "cross_fitted" in ast.unparse(k.value)]
+    assert {k.arg for k in readings} == {"drift_cf_large", "stat_cf", "regimes_cf_large", "markov_cf", "sst2_cf_all",
+                                         "sst2_cf_dropped"}
+    for k in readings:
+        assert any(isinstance(n, ast.Call) and getattr(n.func, "id", "") in ("words", "rank_words")
+                   for n in ast.walk(k.value)), k.arg
 
 
 # --------------------------------------------------------------------------- tables

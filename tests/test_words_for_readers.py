@@ -4,9 +4,12 @@ the run a pending row waits for, and a range over seeds whose ends are equal."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # --------------------------------------------------------------------------- row labels of tables
@@ -37,19 +40,14 @@ def test_row_labels_that_are_field_names_read_as_words():
 
 
 def test_the_rank_table_names_its_options_in_words():
-    """The minimal parametrisation's rank table labels its SST-2 rows with the options in words, not
-    "SST-2 (model, min_count 10, n = 60)"."""
-    from posgeom.chapters import minimal_parametrisation as mp
+    """The minimal parametrisation's rank table (a cell of its page) labels its SST-2 rows with the options in
+    words, not "SST-2 (model, min_count 10, n = 60)": through special_words, and the minimum count in words."""
+    from posgeom.wording import special_words
 
-    # the readings as run_effective_rank stores them (the cross-fitted rank as text)
-    synthetic = {fam: {"sizes": [100], "population": 1, "cross_fitted": ["1 (90% interval 1)"],
-                       **{c: [1] for c in ("tol", "mass", "stress")}} for fam in mp.SYNTHETIC_FAMILIES}
-    sst2 = {"special": ["model", "content"], "min_count": [1, 10], "n_kept": [64, 60], "n_sequences": 67_349,
-            "cross_fitted": ["2 (90% interval 2)", "3 (90% interval 3)"], **{c: [2, 3] for c in ("tol", "mass", "stress")}}
-    table = mp.rank_table(SimpleNamespace(values={**synthetic, "sst2": sst2}))
-    labels = [corpus for corpus, _ in table.index if corpus.startswith("SST-2")]
-    assert labels == ["SST-2 (the model's special tokens, positions reached at least once, n = 64)",
-                      "SST-2 (content tokens only, positions reached 10 times or more, n = 60)"]
+    assert special_words("model") == "the model's special tokens" and special_words("content") == "content tokens only"
+    page = (ROOT / "notebooks" / "minimal-parametrisation.md").read_text()
+    assert "SST-2 ({special_words(special)}, positions reached {reached}, n = {n_kept})" in page
+    assert 'reached = "at least once" if min_count == 1 else f"{min_count:,} times or more"' in page
 
 
 # --------------------------------------------------------------------------- what a pending row waits for

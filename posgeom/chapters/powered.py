@@ -50,7 +50,6 @@ class DesignSummary:
 
 def design_summary(result: Result) -> DesignSummary:
     """The :class:`DesignSummary` of a stored design."""
-
     d = stored_design(result)
     plan, diff = d.plan, d.difference
     design = result.manifest.get("params", {}).get("design", {})
@@ -67,7 +66,6 @@ def design_summary(result: Result) -> DesignSummary:
 
 def plan_text(result: Result) -> str:
     """``"seeds sized before the run: a 20-seed pilot (sd …) sizes the design at N seeds: power …"``."""
-
     return f"seeds sized before the run: {stored_design(result).plan.text()}"
 
 
@@ -75,7 +73,6 @@ def paired_text(interval: SeedInterval | dict, fmt: str = "{:+.4f}") -> str:
     """A paired interval over seeds as a row states it (a :class:`~posgeom.geometry.SeedInterval`, or the
     dictionary its :meth:`~posgeom.geometry.SeedInterval.as_dict` stored): ``"-0.0123 [-0.0200, -0.0046] (95%
     interval over 24 seeds, paired)"``."""
-
     iv = interval if isinstance(interval, SeedInterval) else SeedInterval.from_dict(interval)
     return f"{iv.text(fmt, with_t=False)} ({iv.level:.0%} interval over {iv.n} seeds, paired)"
 
@@ -83,7 +80,6 @@ def paired_text(interval: SeedInterval | dict, fmt: str = "{:+.4f}") -> str:
 def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") -> pd.DataFrame:
     """The design's two stages (pilot, decision): seeds, each variant's mean (named by ``labels``), the paired
     difference's mean and sd, and the time they took."""
-
     d = stored_design(result)
     rows = []
     for stage, runs, key in (("pilot (sizes the design)", d.pilot, "pilot"), ("decision", d.runs, "decision")):
@@ -97,9 +93,8 @@ def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") 
     return pd.DataFrame(rows).set_index("stage")
 
 
-def design_check(claim: str, measure: str, result: Result, effect: float):
+def design_check(claim: str, measure: str, result: Result, effect: float) -> PowerCheck:
     """The design's row of a chapter's power table (:class:`posgeom.report.PowerCheck`; its time is the
     decision's, not the pilot's)."""
-
     d = stored_design(result)
     return PowerCheck(claim, measure, d.difference, effect, d.seconds["decision"])
