@@ -96,46 +96,37 @@ def power_checks(ntk: dict, settings=None) -> list[PowerCheck]:
 
 def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, ntk: dict,
                     settings=None) -> list[ComparisonRow]:
-    """The chapter's "Paper vs this book" rows: C9 (three checks) and C11, each decided on its own.
-
-    Parameters
-    ----------
-    sst2, imdb : Result
-        ``run_monotonicity_table`` of each corpus (``train_scratch=False``: the C9 rows read no table
-        trained from scratch, so a CPU decides them at every scale).
-    intervals : dict of str to Result
-        ``run_violation_intervals`` of the corpora the scale computes them for (may be empty).
-    ranks : dict of str to Result
-        ``run_noise_aware_rank`` by corpus key: the ranks the data resolve, natural ranks of P_MDS.
-    ntk : dict of (str, int) to NTKRun
-        :func:`ntk_outcome` of ``run_ntk_all``.
-    settings : Settings, optional
-    """
+    """The chapter's "Paper vs this book" rows, C9 (three checks) and C11, each decided on its own, from the
+    ``run_monotonicity_table`` of each corpus (``train_scratch=False``: a CPU decides C9 at every scale), the
+    ``run_violation_intervals`` and ``run_noise_aware_rank`` by corpus (the intervals where the scale computes
+    them), and the NTK runs ``{(regime, seed): NTKRun}`` (:func:`ntk_outcome`)."""
     settings = _settings(settings)
-    x = OrderInputs(settings.scale, sst2, imdb, intervals, ranks, CORPUS_CONFIGS[settings.scale].intervals)
+    x = OrderInputs(settings.scale, {"sst2": sst2, "imdb": imdb}, intervals, ranks,
+                    CORPUS_CONFIGS[settings.scale].intervals)
     return decided_rows([("C9", lambda: c9_mds_row(x)), ("C9", lambda: c9_random_row(x)),
                          ("C9", lambda: c9_pretrained_row(x)), ("C11", lambda: c11_row(ntk, settings))], settings)
 
 
 @dataclass(frozen=True)
 class OrderInputs:
-    """What the C9 rows read: the stored monotonicity tables of SST-2 and IMDB (read typed by the row that needs
-    them: a table that waits for a GPU makes only its rows wait), the violation intervals where this scale
-    computes them, the noise-aware ranks and the intervals' settings."""
+    """What the C9 rows read, by corpus: the stored monotonicity tables (read typed by the row that needs them: a
+    table that waits for a GPU makes only its rows wait), the violation intervals where this scale computes them
+    and the noise-aware ranks; the scale, and the settings of its intervals."""
 
     scale: str
-    sst2: Result
-    imdb: Result
+    tables: dict
     intervals: dict
     ranks: dict
     icfg: object
 
-    #: the options every row states
-    opts = "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger"
-
     def table(self, corpus: str) -> OrderTable:
         """The monotonicity table of ``corpus`` (``"sst2"`` or ``"imdb"``), typed."""
-        return order_table(self.sst2 if corpus == "sst2" else self.imdb)
+        return order_table(self.tables[corpus])
+
+    def row(self, ours: str, model: str, decision, options: str, paper: str) -> ComparisonRow:
+        """A C9 row: both corpora, the options every row states and then ``options``."""
+        return ComparisonRow("C9", ours, self.scale, model, "SST-2 train; IMDB train subset", decision, paper=paper,
+                             options="n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger" + options)
 
     @property
     def iv_note(self) -> str:
@@ -168,27 +159,23 @@ def c9_mds_row(x: OrderInputs) -> ComparisonRow:
     """C9: P_MDS's violation rate at its natural ranks against the paper's 22% (:func:`posgeom.verdicts.c9_mds_violation`)."""
     s, i = x.table("sst2"), x.table("imdb")
     natural = natural_rank_rates(x)
-    return ComparisonRow("C9", "natural ranks: " + "; ".join(f"{k} {v:.1%}" for k, v in natural.items())
-                         + f". Closest to 22%: SST-2 rank {s.closest_rank}, {x.viol_text('sst2', 'MDS (closest rank)')}; "
-                         f"IMDB rank {i.closest_rank}, {i.closest_violation:.1%}"
-                         + (f" {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals else "")
-                         + "; 0% at full rank",
-                         x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
-                         rules.c9_mds_violation(natural, np.concatenate([s.mds_violation, i.mds_violation])),
-                         options=x.opts + "; natural ranks: 1 and the noise-aware rank's interval; " + x.iv_note,
-                         paper="P_MDS 22%")
+    return x.row("natural ranks: " + "; ".join(f"{k} {v:.1%}" for k, v in natural.items())
+                 + f". Closest to 22%: SST-2 rank {s.closest_rank}, {x.viol_text('sst2', 'MDS (closest rank)')}; "
+                 f"IMDB rank {i.closest_rank}, {i.closest_violation:.1%}"
+                 + (f" {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals else "")
+                 + "; 0% at full rank", "none (pure geometry)",
+                 rules.c9_mds_violation(natural, np.concatenate([s.mds_violation, i.mds_violation])),
+                 "; natural ranks: 1 and the noise-aware rank's interval; " + x.iv_note, "P_MDS 22%")
 
 
 def c9_random_row(x: OrderInputs) -> ComparisonRow:
     """C9's reference: random tables violate 50% of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
     s = x.table("sst2")
     rand_s, rand_i = s.row(RANDOM_ROW), x.table("imdb").row(RANDOM_ROW)
-    return ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
-                         f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
-                         x.scale, "none (random tables)", "SST-2 train; IMDB train subset",
-                         rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
-                         options=x.opts + f", N(0, 0.02²), d = 768, {len(s.random_violation)} seeds",
-                         paper="random 50%")
+    return x.row(f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
+                 f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
+                 "none (random tables)", rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
+                 f", N(0, 0.02²), d = 768, {len(s.random_violation)} seeds", "random 50%")
 
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
@@ -197,14 +184,12 @@ def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
              if "sst2" in x.intervals else None)
     pre = {c: x.table(c).row("learned (pretrained)").spearman for c in ("sst2", "imdb")}
     model = x.table("sst2").model
-    return ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
-                         f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
-                         + (f", pretrained − sinusoidal {d_pre.estimate:+.1%} [{d_pre.low:+.1%}, "
-                            f"{d_pre.high:+.1%}]" if d_pre is not None else ""),
-                         x.scale, model, "SST-2 train; IMDB train subset",
-                         rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]},
-                                                         model),
-                         options=x.opts + "; " + x.iv_note, paper="pretrained: moderate positive correlation")
+    return x.row(f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
+                 f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
+                 + (f", pretrained − sinusoidal {d_pre.estimate:+.1%} [{d_pre.low:+.1%}, {d_pre.high:+.1%}]"
+                    if d_pre is not None else ""), model,
+                 rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]}, model),
+                 "; " + x.iv_note, "pretrained: moderate positive correlation")
 
 
 def c11_row(ntk: dict, settings=None) -> ComparisonRow:
@@ -214,12 +199,12 @@ def c11_row(ntk: dict, settings=None) -> ComparisonRow:
     sc = _settings(settings).scale
     cfg = CONFIGS[sc].ntk
 
-    def over_seeds(regime, value):  # a final value of the regime's runs, one per seed
-        return np.array([getattr(ntk[regime, s], value) for s in cfg.seeds_of(regime)])
+    def over_seeds(regime, *values):  # final values of the regime's runs, one array over its seeds each
+        return [np.array([getattr(ntk[regime, s], v) for s in cfg.seeds_of(regime)]) for v in values]
 
-    loss_lazy, kc_lazy, vd_lazy, v_lazy = (over_seeds("lazy", v) for v in
-                                           ("final_train_loss", "kernel_change", "violation_delta", "violation"))
-    kc_rich, v_small = over_seeds("rich", "kernel_change"), over_seeds("lazy_small_init", "violation")
+    loss_lazy, kc_lazy, vd_lazy, v_lazy = over_seeds("lazy", "final_train_loss", "kernel_change", "violation_delta",
+                                                     "violation")
+    (kc_rich,), (v_small,) = over_seeds("rich", "kernel_change"), over_seeds("lazy_small_init", "violation")
     # is the displacement (and the table) ordered like the corpus? intervals of the mean violation rate over the lazy seeds
     vd_iv, v_iv = displacement_violation(ntk, settings), geo.seed_interval(v_lazy, 0.95)
     c11 = rules.c11_ntk_order(loss_lazy, kc_lazy, kc_rich, vd_iv, v_iv)
@@ -268,10 +253,8 @@ def _ntk_sentences(ntk, unit: str = "") -> str:
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions and its box state, from :data:`posgeom.experiments.monotonicity.CONFIGS`
-    and the corpora of the chapter *Real corpora* (glued as ``mocap_<key>``), right at both scales: ``scale``, the
-    corpora (``sst2``, ``imdb``), the NTK runs' positions, regimes, steps and probe sentences; for the box, the NTK
-    runs at each scale, the paper's random seeds and IMDB ranks, and the data at both scales."""
+    """What the chapter's captions state about the corpora and the NTK runs at the scale in force, and its box at
+    both scales (:data:`posgeom.experiments.monotonicity.CONFIGS`; glued as ``mocap_<key>``)."""
     scale = _settings(settings).scale
     ntk, paper = CONFIGS[scale].ntk, CONFIGS["paper"]
     small, imdb_ranks = short_float(ntk.lazy_small_init.table_sigma), paper.mds_ranks("imdb")
