@@ -212,20 +212,19 @@ def c11_row(ntk: dict, settings=None) -> ComparisonRow:
     # rules.LAZY_KERNEL_CHANGE): reaching it by the output scale α rather than by width is a route to the
     # condition, not a change of it, so this row decides C11 (its options say how the regime was reached).
     if rules.ntk_learned(loss_lazy) and rules.ntk_lazy(kc_lazy, kc_rich):
-        return ComparisonRow(
-            "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
-                   f"violation of ΔP {vd_iv.text('{:.1%}')} (95% interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
-                   f"of P started near a point {_seeds_text(v_small)}",
-            sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,
-            options=f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "
-                    f"than by width; {len(cfg.seeds)} seeds, {cfg.train_sequences} training sentences fitted, "
-                    f"{cfg.steps} SGD steps, one layer of width {cfg.lazy.d_model}; rich regime for contrast",
-            paper="monotone fixed point in the NTK regime")
-    return ComparisonRow(
-        "C11", f"lazy: training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')} "
-               f"(rich {_seeds_text(kc_rich, '{:.1%}')}); violation of ΔP {_seeds_text(vd_lazy)}",
-        sc, "[CLS] classifier trained by SGD (1 layer)", "SST-2 train, positions 0-15", c11,
-        options=f"{len(cfg.seeds)} seeds, {cfg.steps} SGD steps")
+        ours = (f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
+                f"violation of ΔP {vd_iv.text('{:.1%}')} (95% interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
+                f"of P started near a point {_seeds_text(v_small)}")
+        model, paper = "[CLS] classifier, lazy training (output scale α), SGD", "monotone fixed point in the NTK regime"
+        options = (f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "
+                   f"than by width; {len(cfg.seeds)} seeds, {cfg.train_sequences} training sentences fitted, "
+                   f"{cfg.steps} SGD steps, one layer of width {cfg.lazy.d_model}; rich regime for contrast")
+    else:
+        ours = (f"lazy: training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')} "
+                f"(rich {_seeds_text(kc_rich, '{:.1%}')}); violation of ΔP {_seeds_text(vd_lazy)}")
+        model, paper = "[CLS] classifier trained by SGD (1 layer)", None
+        options = f"{len(cfg.seeds)} seeds, {cfg.steps} SGD steps"
+    return ComparisonRow("C11", ours, sc, model, "SST-2 train, positions 0-15", c11, options=options, paper=paper)
 
 
 def _regime_words(regime, table: str) -> str:
