@@ -1,7 +1,6 @@
-r"""What the chapter "Inside BERT" adds to :mod:`posgeom.experiments.inside_bert` (the attention maps of a pretrained
-encoder, the stress of each layer's positional geometry against SST-2's: three definitions, two normalisations) and
-:mod:`posgeom.experiments.layer_peaks` (the resampling test of a local peak): typed reads of both, C10's value and
-its "Paper vs this book" row, decided by its rule in :mod:`posgeom.verdicts`, and the captions.
+r"""What the chapter "Inside BERT" adds to :mod:`posgeom.experiments.inside_bert` (per-layer projected stress, attention
+maps) and :mod:`posgeom.experiments.layer_peaks` (the resampling test of a local peak): typed reads of both, C10's
+"Paper vs this book" row, decided by its rule in :mod:`posgeom.verdicts`, and the captions.
 """
 
 from __future__ import annotations
@@ -125,12 +124,9 @@ def comparison_rows(layers: LayerStress, peak: Result, settings=None) -> list:
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions and its box state, from :data:`posgeom.experiments.inside_bert.CONFIGS`
-    (glued as ``ibcap_<key>``), right at both scales: ``scale``, the ``model`` configured (the printed name is the
-    one loaded), the window of the attention maps, the ``sentences`` fed to the model, the ``target`` geometry (SST-2
-    train as the chapter *Real corpora* counts it) and the positions kept, the ``special`` tokens in words; for the
-    box, :func:`~posgeom.experiments.layer_peaks.run_local_peak_test`'s groups and redraws (its defaults, at both
-    scales) and the sentences per forward pass at each scale."""
+    """What the chapter's captions state about the model, the sentences and the target at the scale in force, and
+    its box at both scales (:data:`posgeom.experiments.inside_bert.CONFIGS`, the local-peak test's defaults; glued as
+    ``ibcap_<key>``). The ``model`` is the one configured: the page prints the one loaded."""
     scale = _settings(settings).scale
     conf, peak_options = CONFIGS[scale], inspect.signature(run_local_peak_test).parameters
     sent = conf.sentences
