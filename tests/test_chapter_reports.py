@@ -98,27 +98,27 @@ def test_the_s4_row_reads_the_paired_tail_difference():
     assert row.ours.startswith(f"tail accuracy {skewed} (90% short) vs {uniform} (uniform lengths); difference ")
 
 
-def test_corpus_order_and_ntk_summary():
-    rows = [dict(encoding=name, options="", violation_rate=0.1 * k, spearman=0.5, tied_fraction=0.01 * k,
-                 violation_rate_resolvable=0.05 * k, violation_rate_sd=0.02 if name == mor.RANDOM_ROW else None)
-            for k, name in enumerate(["sinusoidal", "rope", "alibi", "learned (pretrained)", mor.RANDOM_ROW])]
-    table = result({"rows": rows, "closest_rank": 3, "closest_violation": 0.21, "model": "m"},
-                   {"random_violation": np.zeros(7), "mds_violation": np.zeros(3)})
-    c = mor.corpus_order(table)
-    assert (c["sin_viol"], c["alibi_viol_res"], c["rand_viol_sd"], c["n_random_seeds"]) == (0.0, 0.1, 0.02, 7)
-    assert c["scratch_viol"] is None and c["alibi_ties"] == pytest.approx(0.02) and c["closest_rank"] == 3
+def test_ntk_runs_read_typed_and_decide_c11():
     cfg = mor.CONFIGS["quick"].ntk
     raw = {}
     for regime in mor.REGIMES:
         for s in cfg.seeds_of(regime):
             raw[regime, s] = result(
-                {"final": {"kernel_change": s + 1.0, "kernel_change_table": 0.0, "table_motion": 0.0,
-                           "violation": 0.4, "violation_delta": 0.3}, "final_train_loss": 0.1},
+                {"final": {"kernel_change": 0.01 if regime != "rich" else 0.5, "kernel_change_table": 0.0,
+                           "table_motion": 0.0, "violation": 0.4, "violation_delta": 0.3 + 0.01 * s},
+                 "final_train_loss": 0.1},
                 {"step": np.arange(3), "kernel_change": np.zeros(3), "violation": np.array([0.5, 0.4, 0.4]),
                  "violation_delta": np.zeros(3)})
-    summary = mor.ntk_summary(mor.ntk_outcome(raw))
-    assert summary["lazy_kernel_change"] == pytest.approx(np.mean([s + 1.0 for s in cfg.seeds]))
-    assert summary["rich_viol0"] == 0.5 and summary["seeds"] == len(cfg.seeds)
+    ntk = mor.ntk_outcome(raw)
+    assert ntk["rich", cfg.seeds_of("rich")[0]].kernel_change == 0.5 and ntk["lazy", 0].violation_curve[0] == 0.5
+    iv = mor.displacement_violation(ntk)
+    assert iv.mean == pytest.approx(np.mean([0.3 + 0.01 * s for s in cfg.seeds]))
+    assert mor.power_checks(ntk)[0].interval == iv
+    row = mor.c11_row(ntk)
+    assert row.claim == "C11" and "violation of ΔP" in row.ours
+    assert row.decision.verdict == mor.rules.c11_ntk_order(
+        np.full(len(cfg.seeds), 0.1), np.full(len(cfg.seeds), 0.01), np.full(len(cfg.contrast_seeds), 0.5), iv,
+        mor.geo.seed_interval(np.full(len(cfg.seeds), 0.4), 0.95)).verdict
 
 
 def test_band_counts_against_a_loop():

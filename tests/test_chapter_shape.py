@@ -330,21 +330,21 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
 
     # monotonicity: the lazy regime over its seeds, the two contrasts over theirs
     m = monotonicity.captions(settings)
-    for s, text in {"quick": m.quick_ntk, "paper": m.paper_ntk}.items():
+    for s, text in {"quick": m["quick_ntk"], "paper": m["paper_ntk"]}.items():
         ntk = mo.CONFIGS[s].ntk
         assert text.startswith(f"{len(ntk.seeds) + 2 * len(ntk.contrast_seeds)} SGD runs of {ntk.steps:,} steps "
                                f"on SST-2 with n = {ntk.n_positions}: {len(ntk.seeds)} seeds of the lazy regime "
                                f"(width {ntk.lazy.d_model})")
         assert f"rich, width {ntk.rich.d_model}" in text
-    assert m.quick_ntk.startswith("11 SGD runs") and m.paper_ntk.startswith("15 SGD runs")
-    assert m.paper_random_seeds == len(mo.CONFIGS["paper"].random_seeds)
-    assert m.paper_imdb_ranks == "every MDS rank" and mo.CONFIGS["paper"].mds_ranks_imdb is None
+    assert m["quick_ntk"].startswith("11 SGD runs") and m["paper_ntk"].startswith("15 SGD runs")
+    assert m["paper_random_seeds"] == len(mo.CONFIGS["paper"].random_seeds)
+    assert m["paper_imdb_ranks"] == "every MDS rank" and mo.CONFIGS["paper"].mds_ranks_imdb is None
     quick_ntk, paper_ntk = mo.CONFIGS["quick"].ntk, mo.CONFIGS["paper"].ntk
-    assert m.ntk_data == (f"{quick_ntk.train_sequences} training sentences and {quick_ntk.probe_sequences} probe "
-                          f"sentences at quick, all training sentences and {paper_ntk.probe_sequences} probe sentences "
-                          "at paper")
+    assert m["ntk_data"] == (f"{quick_ntk.train_sequences} training sentences and {quick_ntk.probe_sequences} probe "
+                             f"sentences at quick, all training sentences and {paper_ntk.probe_sequences} probe "
+                             "sentences at paper")
     imdb_quick = rc.CONFIGS["quick"].imdb.max_sequences
-    assert m.imdb_reviews == f"{imdb_quick:,} random reviews at quick, all reviews at paper"
+    assert m["imdb_reviews"] == f"{imdb_quick:,} random reviews at quick, all reviews at paper"
 
     # the corpora and the bootstraps
     g = corpus_geometry.captions(settings)
@@ -365,8 +365,8 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
     assert r.sst2_size == "all sequences at both scales"
     assert r.imdb_size == f"{imdb_quick:,} random reviews at quick, all reviews at paper"
     b = inside_bert.captions(settings)
-    assert (b.quick_batch, b.paper_batch) == (ib.CONFIGS["quick"].batch_size, ib.CONFIGS["paper"].batch_size)
-    assert (b.peak_groups, b.peak_redraws) == (24, 200)  # run_local_peak_test's defaults, at both scales
+    assert (b["quick_batch"], b["paper_batch"]) == (ib.CONFIGS["quick"].batch_size, ib.CONFIGS["paper"].batch_size)
+    assert (b["peak_groups"], b["peak_redraws"]) == (24, 200)  # run_local_peak_test's defaults, at both scales
     z = encodings_at_a_glance.captions(settings)
     assert (z.quick_positions, z.paper_positions) == (zoo.CONFIGS["quick"].n, zoo.CONFIGS["paper"].n)
 

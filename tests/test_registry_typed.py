@@ -281,7 +281,7 @@ def test_a_monotonicity_table_reads_into_its_view():
     rows = [_planted_row(MonotonicityRow, k) for k in range(2)]
     values = {"model": "m", "closest_rank": 18, "closest_violation": 0.21, "corpus": "imdb", "n_kept": 512,
               "rows": rows}
-    t = as_record(stored_result(values, {"mds_violation": np.array([0.3, 0.2]), "random_violation": np.ones(3)}),
-                  OrderTable)
+    t = as_record(stored_result(values, {"mds_ranks": np.array([1, 2]), "mds_violation": np.array([0.3, 0.2]),
+                                         "random_violation": np.ones(3)}), OrderTable)
     assert t.closest_rank == 18 and t.row("encoding-1") == MonotonicityRow(**rows[1])
-    assert t.mds_violation.tolist() == [0.3, 0.2] and t.random_violation.size == 3
+    assert t.mds_violation.tolist() == [0.3, 0.2] and t.random_violation.size == 3 and t.mds_ranks.tolist() == [1, 2]

@@ -1,8 +1,6 @@
-r"""What the chapter "Monotonicity" reports, from the tables of :mod:`posgeom.experiments.monotonicity` (violation
-rate and Spearman's ρ of every encoding against a corpus's Hellinger geometry, with bootstrap intervals) and the NTK
-runs of ``posgeom.experiments.monotonicity_ntk``, read as typed records: its tables, the numbers its prose quotes (one
-mapping per corpus and one for the NTK runs, glued by :func:`posgeom.notebooks.glue_fields`) and its "Paper vs this
-book" rows for C9 and C11, each decided by its rule in :mod:`posgeom.verdicts`.
+r"""What the chapter "Monotonicity" adds to :mod:`posgeom.experiments.monotonicity`: its "Paper vs this book" rows
+for C9 (the monotonicity tables of SST-2 and IMDB) and C11 (the NTK runs of ``monotonicity_ntk``), each decided by
+its rule in :mod:`posgeom.verdicts` from typed reads of the stored runs; C11's power check; the captions.
 """
 
 from __future__ import annotations
@@ -14,29 +12,20 @@ import pandas as pd
 
 from .. import geometry as geo, verdicts as rules
 from ..config import settings_or_default as _settings
-from ..registry import Result
-from ..registry.typed import as_record, stored
 from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
+from ..experiments.real_corpora_geometry import corpus_options
+from ..registry import Result
+from ..registry.typed import as_record, stored
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
-from ..experiments.real_corpora_geometry import corpus_options
 from .real_corpora import corpus_caption
 from .records import BootstrapIntervals, NoiseAwareRank, OrderTable
 
-__all__ = [
-    "ENCODING_KEYS", "corpus_order", "NTKRun", "ntk_outcome", "ntk_table", "ntk_summary", "displacement_violation",
-    "power_checks", "OrderInputs", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "comparison_rows", "RankCurve",
-    "rank_curve", "Captions", "captions", "monotonicity_dataframe",
-]
-
-#: The encodings of a monotonicity table the chapter quotes, and the short name of each in its glue keys.
-ENCODING_KEYS = {
-    "sinusoidal": "sin", "rope": "rope", "alibi": "alibi", "learned (pretrained)": "pre",
-    "learned (from scratch)": "scratch", "learned (same model at step 0)": "scratch0", RANDOM_ROW: "rand",
-    "NTK prediction: marginals": "ntk_mu", "NTK prediction: counts": "ntk_c", "SMACOF (rank 1)": "smacof1",
-}
+__all__ = ["monotonicity_dataframe", "order_table", "NTKRun", "ntk_outcome", "displacement_violation", "power_checks",
+           "OrderInputs", "natural_rank_rates", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "c11_row",
+           "comparison_rows", "captions"]
 
 
 def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
@@ -56,18 +45,9 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
         "ties in D̂": f"{row.tied_fraction:.0%}"} for row in monotonicity_records(result)]).set_index("encoding")
 
 
-def corpus_order(table: Result) -> dict:
-    """The monotonicity numbers of one corpus (a ``run_monotonicity_table`` result) the chapter quotes, by glue name:
-    per encoding (short names of :data:`ENCODING_KEYS`) the violation rate (``<key>_viol``), the same against the
-    resolvable geometry (``<key>_viol_res``) and Spearman's ρ (``<key>_rho``), None where the table has no such row
-    (the table trained from scratch exists only where the scale trains it); the random tables' sd over their
-    ``n_random_seeds`` seeds, the share of pairs of pairs ALiBi ties (left out of its rate), and the MDS rank
-    whose violation rate is closest to the paper's 22% (``closest_rank``, ``closest_viol``)."""
-    rows, t = {r.encoding: r for r in monotonicity_records(table)}, as_record(table, OrderTable)
-    values = {f"{key}_{stat}": getattr(rows[name], attr) if name in rows else None for name, key in ENCODING_KEYS.items()
-              for stat, attr in (("viol", "violation_rate"), ("viol_res", "violation_rate_resolvable"), ("rho", "spearman"))}
-    return {**values, "rand_viol_sd": rows[RANDOM_ROW].violation_rate_sd, "n_random_seeds": len(t.random_violation),
-            "alibi_ties": rows["alibi"].tied_fraction, "closest_rank": t.closest_rank, "closest_viol": t.closest_violation}
+def order_table(result: Result) -> OrderTable:
+    """A ``run_monotonicity_table`` result, typed (its rows, and the violation rate of MDS at each rank)."""
+    return as_record(result, OrderTable)
 
 
 @dataclass(frozen=True)
@@ -96,32 +76,6 @@ def ntk_outcome(runs: dict) -> dict[tuple[str, int], NTKRun]:
             for (regime, seed), r in runs.items()}
 
 
-def ntk_table(runs: dict) -> pd.DataFrame:
-    """One row per (regime, seed): the final kernel changes, table motion, violation rates and training loss."""
-    return pd.DataFrame([{"regime": r.regime, "seed": r.seed, "model": r.model, "kernel change": r.kernel_change,
-                          "table-kernel change": r.kernel_change_table, "table motion ‖ΔP‖/‖P0‖": r.table_motion,
-                          "violation of P": r.violation, "violation of ΔP": r.violation_delta,
-                          "training loss": r.final_train_loss} for r in runs.values()]).set_index(["regime", "seed"])
-
-
-def ntk_summary(runs: dict, settings=None) -> dict:
-    """The NTK numbers the chapter quotes of ``{(regime, seed): NTKRun}`` at the scale in force, by glue name: per
-    regime the means over its seeds at the end of training (``<regime>_kernel_change``, ``_kernel_change_table``,
-    ``_violation``, ``_violation_delta``, ``_table_motion``, ``_train_loss``) and the table's violation rate at
-    the start (``<regime>_viol0``), then the settings of the runs."""
-    cfg = CONFIGS[_settings(settings).scale].ntk
-    values = {}
-    for regime in REGIMES:
-        rs = [runs[regime, s] for s in cfg.seeds_of(regime)]
-        for key in ("kernel_change", "kernel_change_table", "violation", "violation_delta", "table_motion"):
-            values[f"{regime}_{key}"] = float(np.mean([getattr(r, key) for r in rs]))
-        values[f"{regime}_viol0"] = float(np.mean([r.violation_curve[0] for r in rs]))
-        values[f"{regime}_train_loss"] = float(np.mean([r.final_train_loss for r in rs]))
-    return {**values, "steps": cfg.steps, "seeds": len(cfg.seeds), "contrast_seeds": len(cfg.contrast_seeds),
-            "small_sigma": cfg.lazy_small_init.table_sigma, "alpha": cfg.lazy.output_scale,
-            "train_sequences": cfg.train_sequences}
-
-
 def _seeds_text(x, fmt="{:.0%}") -> str:
     """Mean, and the range over the seeds."""
     return f"{fmt.format(np.mean(x))} [{fmt.format(np.min(x))}–{fmt.format(np.max(x))}]"
@@ -134,55 +88,45 @@ def displacement_violation(ntk: dict, settings=None) -> geo.SeedInterval:
 
 
 def power_checks(ntk: dict, settings=None) -> list[PowerCheck]:
-    """This chapter's decision over seeds (C11's violation rate of ΔP in the lazy runs) for its power table
-    (:func:`posgeom.report.power_frame`), against the weakest order its rule names (five points below 50 %)."""
+    """C11's decision over seeds for the power table (:func:`posgeom.report.power_frame`), against the weakest
+    order its rule names (five points below 50 %)."""
     return [PowerCheck("C11", "violation rate of ΔP, lazy runs", displacement_violation(ntk, settings),
                        rules.ORDER_EFFECT)]
 
 
 def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, ntk: dict,
                     settings=None) -> list[ComparisonRow]:
-    """The chapter's "Paper vs this book" rows for C9 (three checks) and C11, each decided by its rule in
-    :mod:`posgeom.verdicts`.
-
-    Parameters
-    ----------
-    sst2, imdb : Result
-        ``run_monotonicity_table`` of each corpus (``train_scratch=False``: the C9 rows read no table
-        trained from scratch, so a CPU decides them at every scale).
-    intervals : dict of str to Result
-        ``run_violation_intervals`` of the corpora the scale computes them for (may be empty).
-    ranks : dict of str to Result
-        ``run_noise_aware_rank`` by corpus key: the ranks the data resolve, natural ranks of P_MDS.
-    ntk : dict of (str, int) to NTKRun
-        :func:`ntk_outcome` of ``run_ntk_all``.
-    settings : Settings, optional
-    """
+    """The chapter's "Paper vs this book" rows, C9 (three checks) and C11, each decided on its own, from the
+    ``run_monotonicity_table`` of each corpus (``train_scratch=False``: a CPU decides C9 at every scale), the
+    ``run_violation_intervals`` and ``run_noise_aware_rank`` by corpus (the intervals where the scale computes
+    them), and the NTK runs ``{(regime, seed): NTKRun}`` (:func:`ntk_outcome`)."""
     settings = _settings(settings)
-    x = OrderInputs(settings.scale, sst2, imdb, intervals, ranks, CORPUS_CONFIGS[settings.scale].intervals)
+    x = OrderInputs(settings.scale, {"sst2": sst2, "imdb": imdb}, intervals, ranks,
+                    CORPUS_CONFIGS[settings.scale].intervals)
     return decided_rows([("C9", lambda: c9_mds_row(x)), ("C9", lambda: c9_random_row(x)),
-                         ("C9", lambda: c9_pretrained_row(x)), ("C11", lambda: _c11_row(ntk, settings))], settings)
+                         ("C9", lambda: c9_pretrained_row(x)), ("C11", lambda: c11_row(ntk, settings))], settings)
 
 
 @dataclass(frozen=True)
 class OrderInputs:
-    """What the C9 rows read: the stored monotonicity tables of SST-2 and IMDB (read typed, as
-    :class:`~posgeom.chapters.records.OrderTable`, by the row that needs them: a table that waits for a GPU
-    makes only its rows wait), the violation intervals where this scale computes them, and their settings."""
+    """What the C9 rows read, by corpus: the stored monotonicity tables (read typed by the row that needs them: a
+    table that waits for a GPU makes only its rows wait), the violation intervals where this scale computes them
+    and the noise-aware ranks; the scale, and the settings of its intervals."""
 
     scale: str
-    sst2: Result
-    imdb: Result
+    tables: dict
     intervals: dict
     ranks: dict
     icfg: object
 
-    #: the options every row states
-    opts = "n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger"
-
     def table(self, corpus: str) -> OrderTable:
         """The monotonicity table of ``corpus`` (``"sst2"`` or ``"imdb"``), typed."""
-        return as_record(self.sst2 if corpus == "sst2" else self.imdb, OrderTable)
+        return order_table(self.tables[corpus])
+
+    def row(self, ours: str, model: str, decision, options: str, paper: str) -> ComparisonRow:
+        """A C9 row: both corpora, the options every row states and then ``options``."""
+        return ComparisonRow("C9", ours, self.scale, model, "SST-2 train; IMDB train subset", decision, paper=paper,
+                             options="n = 64 (SST-2) / 512 (IMDB), the model's special tokens, chord Hellinger" + options)
 
     @property
     def iv_note(self) -> str:
@@ -203,12 +147,11 @@ def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
     each rank of the corpus's noise-aware rank interval that the table scored (labelled ``"rank 3 on SST-2"``)."""
     out = {}
     for corpus, label in (("sst2", "SST-2"), ("imdb", "IMDB")):
-        curve = rank_curve(x.sst2 if corpus == "sst2" else x.imdb)
-        low, high = as_record(x.ranks[corpus], NoiseAwareRank).interval
+        t, (low, high) = x.table(corpus), as_record(x.ranks[corpus], NoiseAwareRank).interval
         for k in sorted({1, *range(int(low), int(high) + 1)}):
-            hit = np.flatnonzero(curve.ranks == k)
+            hit = np.flatnonzero(t.mds_ranks == k)
             if hit.size:
-                out[f"rank {k} on {label}"] = float(curve.violation[hit[0]])
+                out[f"rank {k} on {label}"] = float(t.mds_violation[hit[0]])
     return out
 
 
@@ -216,27 +159,23 @@ def c9_mds_row(x: OrderInputs) -> ComparisonRow:
     """C9: P_MDS's violation rate at its natural ranks against the paper's 22% (:func:`posgeom.verdicts.c9_mds_violation`)."""
     s, i = x.table("sst2"), x.table("imdb")
     natural = natural_rank_rates(x)
-    return ComparisonRow("C9", "natural ranks: " + "; ".join(f"{k} {v:.1%}" for k, v in natural.items())
-                         + f". Closest to 22%: SST-2 rank {s.closest_rank}, {x.viol_text('sst2', 'MDS (closest rank)')}; "
-                         f"IMDB rank {i.closest_rank}, {i.closest_violation:.1%}"
-                         + (f" {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals else "")
-                         + "; 0% at full rank",
-                         x.scale, "none (pure geometry)", "SST-2 train; IMDB train subset",
-                         rules.c9_mds_violation(natural, np.concatenate([s.mds_violation, i.mds_violation])),
-                         options=x.opts + "; natural ranks: 1 and the noise-aware rank's interval; " + x.iv_note,
-                         paper="P_MDS 22%")
+    return x.row("natural ranks: " + "; ".join(f"{k} {v:.1%}" for k, v in natural.items())
+                 + f". Closest to 22%: SST-2 rank {s.closest_rank}, {x.viol_text('sst2', 'MDS (closest rank)')}; "
+                 f"IMDB rank {i.closest_rank}, {i.closest_violation:.1%}"
+                 + (f" {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals else "")
+                 + "; 0% at full rank", "none (pure geometry)",
+                 rules.c9_mds_violation(natural, np.concatenate([s.mds_violation, i.mds_violation])),
+                 "; natural ranks: 1 and the noise-aware rank's interval; " + x.iv_note, "P_MDS 22%")
 
 
 def c9_random_row(x: OrderInputs) -> ComparisonRow:
     """C9's reference: random tables violate 50% of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
     s = x.table("sst2")
     rand_s, rand_i = s.row(RANDOM_ROW), x.table("imdb").row(RANDOM_ROW)
-    return ComparisonRow("C9", f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
-                         f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
-                         x.scale, "none (random tables)", "SST-2 train; IMDB train subset",
-                         rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
-                         options=x.opts + f", N(0, 0.02²), d = 768, {len(s.random_violation)} seeds",
-                         paper="random 50%")
+    return x.row(f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
+                 f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
+                 "none (random tables)", rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
+                 f", N(0, 0.02²), d = 768, {len(s.random_violation)} seeds", "random 50%")
 
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
@@ -245,29 +184,27 @@ def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
              if "sst2" in x.intervals else None)
     pre = {c: x.table(c).row("learned (pretrained)").spearman for c in ("sst2", "imdb")}
     model = x.table("sst2").model
-    return ComparisonRow("C9", f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
-                         f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
-                         + (f", pretrained − sinusoidal {d_pre.estimate:+.1%} [{d_pre.low:+.1%}, "
-                            f"{d_pre.high:+.1%}]" if d_pre is not None else ""),
-                         x.scale, model, "SST-2 train; IMDB train subset",
-                         rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]},
-                                                         model),
-                         options=x.opts + "; " + x.iv_note, paper="pretrained: moderate positive correlation")
+    return x.row(f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
+                 f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
+                 + (f", pretrained − sinusoidal {d_pre.estimate:+.1%} [{d_pre.low:+.1%}, {d_pre.high:+.1%}]"
+                    if d_pre is not None else ""), model,
+                 rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]}, model),
+                 "; " + x.iv_note, "pretrained: moderate positive correlation")
 
 
-def _c11_row(ntk: dict, settings):
-    """C11's row (see :func:`comparison_rows`)."""
-    sc = settings.scale
+def c11_row(ntk: dict, settings=None) -> ComparisonRow:
+    """C11: the lazy runs' displacement is ordered like the corpus (:func:`posgeom.verdicts.c11_ntk_order`), from
+    ``{(regime, seed): NTKRun}``. The rule reads C11 only from a classifier that learns (a loss at ln 2 is chance on
+    two classes) in a regime measured to be lazy, not assumed: its kernel moves far less than the rich regime's."""
+    sc = _settings(settings).scale
     cfg = CONFIGS[sc].ntk
 
-    def over_seeds(regime, value):  # a final value of the regime's runs, one per seed
-        return np.array([getattr(ntk[regime, s], value) for s in cfg.seeds_of(regime)])
+    def over_seeds(regime, *values):  # final values of the regime's runs, one array over its seeds each
+        return [np.array([getattr(ntk[regime, s], v) for s in cfg.seeds_of(regime)]) for v in values]
 
-    # C11 can be tested only by a classifier that learns (a loss at ln 2 is chance on two classes) in a regime
-    # that is measured to be lazy, not assumed: the kernel must move far less than in the rich regime
-    loss_lazy, kc_lazy, vd_lazy, v_lazy = (over_seeds("lazy", v) for v in
-                                           ("final_train_loss", "kernel_change", "violation_delta", "violation"))
-    kc_rich, v_small = over_seeds("rich", "kernel_change"), over_seeds("lazy_small_init", "violation")
+    loss_lazy, kc_lazy, vd_lazy, v_lazy = over_seeds("lazy", "final_train_loss", "kernel_change", "violation_delta",
+                                                     "violation")
+    (kc_rich,), (v_small,) = over_seeds("rich", "kernel_change"), over_seeds("lazy_small_init", "violation")
     # is the displacement (and the table) ordered like the corpus? intervals of the mean violation rate over the lazy seeds
     vd_iv, v_iv = displacement_violation(ntk, settings), geo.seed_interval(v_lazy, 0.95)
     c11 = rules.c11_ntk_order(loss_lazy, kc_lazy, kc_rich, vd_iv, v_iv)
@@ -275,59 +212,22 @@ def _c11_row(ntk: dict, settings):
     # rules.LAZY_KERNEL_CHANGE): reaching it by the output scale α rather than by width is a route to the
     # condition, not a change of it, so this row decides C11 (its options say how the regime was reached).
     if rules.ntk_learned(loss_lazy) and rules.ntk_lazy(kc_lazy, kc_rich):
-        return ComparisonRow(
-            "C11", f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
-                   f"violation of ΔP {vd_iv.text('{:.1%}')} (95% interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
-                   f"of P started near a point {_seeds_text(v_small)}",
-            sc, "[CLS] classifier, lazy training (output scale α), SGD", "SST-2 train, positions 0-15", c11,
-            options=f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "
-                    f"than by width; {len(cfg.seeds)} seeds, {cfg.train_sequences} training sentences fitted, "
-                    f"{cfg.steps} SGD steps, one layer of width {cfg.lazy.d_model}; rich regime for contrast",
-            paper="monotone fixed point in the NTK regime")
-    return ComparisonRow(
-        "C11", f"lazy: training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')} "
-               f"(rich {_seeds_text(kc_rich, '{:.1%}')}); violation of ΔP {_seeds_text(vd_lazy)}",
-        sc, "[CLS] classifier trained by SGD (1 layer)", "SST-2 train, positions 0-15", c11,
-        options=f"{len(cfg.seeds)} seeds, {cfg.steps} SGD steps")
+        ours = (f"lazy (training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')}): "
+                f"violation of ΔP {vd_iv.text('{:.1%}')} (95% interval), of P {_seeds_text(v_lazy, '{:.1%}')}; "
+                f"of P started near a point {_seeds_text(v_small)}")
+        model, paper = "[CLS] classifier, lazy training (output scale α), SGD", "monotone fixed point in the NTK regime"
+        options = (f"the NTK regime reached by the output scale α = {cfg.lazy.output_scale:g} (lazy training) rather "
+                   f"than by width; {len(cfg.seeds)} seeds, {cfg.train_sequences} training sentences fitted, "
+                   f"{cfg.steps} SGD steps, one layer of width {cfg.lazy.d_model}; rich regime for contrast")
+    else:
+        ours = (f"lazy: training loss {_seeds_text(loss_lazy, '{:.3f}')}, kernel change {_seeds_text(kc_lazy, '{:.1%}')} "
+                f"(rich {_seeds_text(kc_rich, '{:.1%}')}); violation of ΔP {_seeds_text(vd_lazy)}")
+        model, paper = "[CLS] classifier trained by SGD (1 layer)", None
+        options = f"{len(cfg.seeds)} seeds, {cfg.steps} SGD steps"
+    return ComparisonRow("C11", ours, sc, model, "SST-2 train, positions 0-15", c11, options=options, paper=paper)
 
 
-@dataclass(frozen=True)
-class RankCurve:
-    """The violation rate of the rank-k MDS encoding at each rank of ``ranks``, and of random tables (one per seed)
-    for reference, of a ``run_monotonicity_table``."""
-
-    ranks: np.ndarray = stored("mds_ranks")
-    violation: np.ndarray = stored("mds_violation")
-    random: np.ndarray = stored("random_violation")
-
-
-def rank_curve(table: Result) -> RankCurve:
-    """The :class:`RankCurve` of a ``run_monotonicity_table`` result."""
-    return as_record(table, RankCurve)
-
-
-@dataclass(frozen=True)
-class Captions:
-    """What the chapter's figure captions state about the corpora and the NTK runs, from the settings in
-    force (glued as ``mocap_<field>``), so that a caption is right at both scales."""
-
-    scale: str
-    sst2: str
-    imdb: str
-    ntk_positions: str    # the positions of the NTK classifiers
-    ntk_regimes: str      # the three regimes' shapes, initialisations and SGD rates
-    ntk_steps: str        # SGD steps, batch and training set
-    ntk_probes: int       # sentences the tangent kernel is measured on
-    quick_ntk: str        # the NTK runs at each scale, for the "What this chapter needs" box
-    paper_ntk: str
-    paper_random_seeds: int  # the random tables at paper scale, for the box
-    paper_imdb_ranks: str    # the MDS ranks scored on IMDB at paper scale, for the box
-    sst2_sentences: str      # SST-2's training sentences counted, at both scales, for the box
-    imdb_reviews: str        # IMDB's training reviews counted, at both scales, for the box
-    ntk_data: str            # the NTK runs' training and probe sentences at both scales, for the box
-
-
-def _regime_words(regime, *, table: str) -> str:
+def _regime_words(regime, table: str) -> str:
     """One NTK regime in words: width, depth, weights, table, SGD rate, output scale."""
     layers = f"{regime.n_layers} layer{'s' if regime.n_layers != 1 else ''}"
     weights = f"weights N(0, {regime.init_std if regime.init_std is not None else 0.02:g}²)"
@@ -335,50 +235,41 @@ def _regime_words(regime, *, table: str) -> str:
     return f"d = {regime.d_model}, {layers}, {weights}, table {table}, SGD rate {regime.lr:g}{scale}"
 
 
-def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.monotonicity.CONFIGS`;
-    the corpora of :data:`posgeom.experiments.real_corpora.CONFIGS`)."""
-    settings = _settings(settings)
-    ntk = CONFIGS[settings.scale].ntk
-    small = short_float(ntk.lazy_small_init.table_sigma)
-    regimes = (f"lazy: {_regime_words(ntk.lazy, table='N(0, 0.02²)')}; lazy, small table: "
-               f"{_regime_words(ntk.lazy_small_init, table=f'N(0, {small}²)')}; rich: "
-               f"{_regime_words(ntk.rich, table='N(0, 0.02²)')}")
-    sentences = "all training sentences" if ntk.train_sequences is None else f"{ntk.train_sequences:,}"
-    imdb_ranks = CONFIGS["paper"].mds_ranks("imdb")
-    return Captions(scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"),
-                    imdb=corpus_caption(settings.scale, "imdb"), ntk_positions=f"0-{ntk.n_positions - 1}",
-                    ntk_regimes=regimes, ntk_steps=f"{ntk.steps:,} SGD steps of {ntk.batch_size} sentences from {sentences}",
-                    ntk_probes=int(ntk.probe_sequences), quick_ntk=_ntk_runs("quick"), paper_ntk=_ntk_runs("paper"),
-                    paper_random_seeds=len(CONFIGS["paper"].random_seeds),
-                    # the MDS ranks scored, in words
-                    paper_imdb_ranks="every MDS rank" if imdb_ranks is None else "MDS ranks " + ", ".join(
-                        str(int(k)) for k in imdb_ranks),
-                    sst2_sentences=_corpus_sizes("sst2", "sentences"), imdb_reviews=_corpus_sizes("imdb", "reviews"),
-                    ntk_data=describe_scales(*(_ntk_data(s) for s in ("quick", "paper"))))
-
-
 def _ntk_runs(scale: str) -> str:
-    """The NTK runs at ``scale`` in words, counted as :func:`posgeom.experiments.monotonicity_ntk.run_ntk_all`
-    loops (each regime of ``REGIMES`` over ``NTKOptions.seeds_of``): how many, their steps, corpus and widths."""
+    """The NTK runs at ``scale`` in words, counted as ``run_ntk_all`` loops (each regime over its seeds)."""
     ntk = CONFIGS[scale].ntk
-    n = sum(len(ntk.seeds_of(r)) for r in REGIMES)
     contrasts = [r for r in REGIMES if r != "lazy"]
-    names = {"lazy_small_init": "lazy with a small table"}
-    widths = "; ".join(f"{names.get(r, r)}, width {ntk.regime(r).d_model}" for r in contrasts)
-    return (f"{n} SGD runs of {ntk.steps:,} steps on SST-2 with n = {ntk.n_positions}: {len(ntk.seeds)} seeds of the "
-            f"lazy regime (width {ntk.lazy.d_model}) and {len(ntk.contrast_seeds)} of each of its "
-            f"{len(contrasts)} contrasts ({widths})")
+    widths = "; ".join(f"{'lazy with a small table' if r == 'lazy_small_init' else r}, width {ntk.regime(r).d_model}"
+                       for r in contrasts)
+    return (f"{sum(len(ntk.seeds_of(r)) for r in REGIMES)} SGD runs of {ntk.steps:,} steps on SST-2 with n = "
+            f"{ntk.n_positions}: {len(ntk.seeds)} seeds of the lazy regime (width {ntk.lazy.d_model}) and "
+            f"{len(ntk.contrast_seeds)} of each of its {len(contrasts)} contrasts ({widths})")
 
 
-def _corpus_sizes(corpus: str, unit: str) -> str:
-    """A real corpus's sequences counted, at both scales (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
-    return describe_scales(*(describe_sequences(corpus_options(s, corpus).max_sequences, unit, random=True)
-                             for s in ("quick", "paper")))
+def _ntk_sentences(ntk, unit: str = "") -> str:
+    """The NTK runs' training sentences: all of them, or how many (followed by ``unit``)."""
+    return "all training sentences" if ntk.train_sequences is None else f"{ntk.train_sequences:,}{unit}"
 
 
-def _ntk_data(scale: str) -> str:
-    """The NTK runs' training and probe sentences at ``scale``."""
-    ntk = CONFIGS[scale].ntk
-    train = "all training sentences" if ntk.train_sequences is None else f"{ntk.train_sequences:,} training sentences"
-    return f"{train} and {ntk.probe_sequences:,} probe sentences"
+def captions(settings=None) -> dict:
+    """What the chapter's captions state about the corpora and the NTK runs at the scale in force, and its box at
+    both scales (:data:`posgeom.experiments.monotonicity.CONFIGS`; glued as ``mocap_<key>``)."""
+    scale = _settings(settings).scale
+    ntk, paper = CONFIGS[scale].ntk, CONFIGS["paper"]
+    small, imdb_ranks = short_float(ntk.lazy_small_init.table_sigma), paper.mds_ranks("imdb")
+    sizes = {c: describe_scales(*(describe_sequences(corpus_options(s, c).max_sequences, unit, random=True)
+                                  for s in ("quick", "paper"))) for c, unit in (("sst2", "sentences"), ("imdb", "reviews"))}
+    return {
+        "scale": scale, "sst2": corpus_caption(scale, "sst2"), "imdb": corpus_caption(scale, "imdb"),
+        "ntk_positions": f"0-{ntk.n_positions - 1}",
+        "ntk_regimes": (f"lazy: {_regime_words(ntk.lazy, 'N(0, 0.02²)')}; lazy, small table: "
+                        f"{_regime_words(ntk.lazy_small_init, f'N(0, {small}²)')}; rich: "
+                        f"{_regime_words(ntk.rich, 'N(0, 0.02²)')}"),
+        "ntk_steps": f"{ntk.steps:,} SGD steps of {ntk.batch_size} sentences from {_ntk_sentences(ntk)}",
+        "ntk_probes": int(ntk.probe_sequences), "quick_ntk": _ntk_runs("quick"), "paper_ntk": _ntk_runs("paper"),
+        "paper_random_seeds": len(paper.random_seeds),
+        "paper_imdb_ranks": ("every MDS rank" if imdb_ranks is None
+                             else "MDS ranks " + ", ".join(str(int(k)) for k in imdb_ranks)),
+        "sst2_sentences": sizes["sst2"], "imdb_reviews": sizes["imdb"],
+        "ntk_data": describe_scales(*(f"{_ntk_sentences(CONFIGS[s].ntk, ' training sentences')} and "
+                                      f"{CONFIGS[s].ntk.probe_sequences:,} probe sentences" for s in ("quick", "paper")))}

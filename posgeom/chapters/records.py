@@ -349,13 +349,14 @@ class StoredLowrankDesign(StoredDesign):
 @dataclass(frozen=True)
 class OrderTable:
     """A stored ``run_monotonicity_table`` of one corpus, typed: the pretrained model, MDS at the rank closest
-    to the paper's violation rate, every encoding's row, and the violation rates of MDS at each rank and of
-    the random tables."""
+    to the paper's violation rate, every encoding's row, and the violation rates of MDS at each rank of
+    ``mds_ranks`` and of the random tables."""
 
     model: str
     closest_rank: int
     closest_violation: float
     rows: tuple[MonotonicityRow, ...]
+    mds_ranks: np.ndarray
     mds_violation: np.ndarray
     random_violation: np.ndarray
 
