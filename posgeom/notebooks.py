@@ -89,7 +89,8 @@ def glue_fields(prefix: str, record) -> None:
     A chapter quotes the numbers of a result in its prose (``{glue:text}`t1_nope_mean:.3f```); the
     experiment module returns them as one typed summary, and one call in a hidden cell glues them all,
     so the page shows the reader the computation and not a screen of ``glue`` calls. A field that is
-    ``None`` is glued as the text ``"none"``; a NumPy scalar as the Python number it holds.
+    ``None`` is glued as the text ``"none"``; a NumPy scalar as the Python number it holds; an array (a typed
+    record's ``D``, ``losses``) is left out.
     """
     import dataclasses
     from collections.abc import Mapping
@@ -102,6 +103,8 @@ def glue_fields(prefix: str, record) -> None:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix):
         raise ValueError(f"glue prefix {prefix!r} must be letters, digits and underscores, starting with a letter")
     for name, value in items:
+        if getattr(value, "ndim", 0) > 0:
+            continue  # a record's arrays are drawn, not quoted: their text would only fill the executed notebook
         if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
             value = value.item()  # a NumPy scalar displays as np.float64(...), which the book cannot format
         glue(f"{prefix}_{name}", "none" if value is None else value, display=False)

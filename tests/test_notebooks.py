@@ -364,6 +364,9 @@ def test_glue_fields_glues_every_field_of_a_record(monkeypatch):
     glued.clear()
     nbmod.glue_fields("t2", {"rate": np.float64(0.5), "worst": None})  # a mapping is glued the same way
     assert glued == [("t2_rate", 0.5, False), ("t2_worst", "none", False)]
+    glued.clear()
+    nbmod.glue_fields("t3", {"D": np.eye(3), "peak": np.int64(4)})  # an array is drawn, not quoted: left out
+    assert glued == [("t3_peak", 4, False)]
     with pytest.raises(TypeError, match="dataclass instance or a mapping"):
         nbmod.glue_fields("t1", [("rate", 0.25)])
     with pytest.raises(TypeError, match="dataclass instance or a mapping"):
