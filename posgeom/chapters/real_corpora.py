@@ -1,7 +1,7 @@
-r"""What the chapter "Real corpora" adds to its stored runs: the typed view of a corpus's geometry, the stress table
-as a page shows it, the captions' words, and its "Paper vs this book" rows for C6, C7 and C8, each decided by its
-rule in :mod:`posgeom.verdicts`. The runs are :mod:`posgeom.experiments.real_corpora`'s; no module that computes a
-result imports this one, so the way a chapter reports its results never changes their code keys.
+r"""What the chapter "Real corpora" adds to the runs of :mod:`posgeom.experiments.real_corpora`: their typed reads,
+the words of its captions, and its "Paper vs this book" rows for C6, C7 and C8, each decided by its rule in
+:mod:`posgeom.verdicts`. No module that computes a result imports it, so the way a chapter reports its results never
+changes their code keys; the tables and numbers only the page shows are computed on the page.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .records import (BootstrapIntervals, DrawSpread, NoiseAwareRank, Resolvable
                       StoredStressTable)
 
 __all__ = [
-    "PlainText", "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_dataframe", "alibi_parabola",
+    "PlainText", "CorpusGeometry", "corpus_geometry", "describe_corpus", "alibi_parabola",
     "SubsetDraws", "RESOLVED_NOISE_SHARE", "RowInputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
     "c8_row", "comparison_rows", "CORPUS_LABELS", "corpus_caption", "Captions", "captions",
 ]
@@ -42,10 +42,9 @@ class PlainText(str):
 
 @dataclass(frozen=True)
 class CorpusGeometry:
-    """A stored ``run_corpus_geometry``, typed (:func:`posgeom.registry.typed.as_record`): the corpus, its
-    counts, the geometry's summaries, and the arrays the chapter draws (``D`` and the bootstrap floor
-    ``noise``, the resolvable ``R``, positions, reach and self-noise per position, eigenvalues of B for D and
-    for R)."""
+    """A stored ``run_corpus_geometry``, typed: the corpus, its counts, the geometry's summaries, and the arrays the
+    chapters draw (``D``, its bootstrap floor ``noise``, the resolvable ``R``, reach and self-noise per position, the
+    eigenvalues of B for D and for R)."""
 
     corpus: str = stored("options.corpus")
     split: str = stored("options.split")
@@ -86,25 +85,6 @@ def describe_corpus(g: CorpusGeometry) -> str:
     return (f"{g.corpus}/{g.split}: {g.n_sequences:,} sequences, n = {g.n_positions} positions ({g.n_kept} kept, "
             f"dropped {list(g.dropped)}), {g.n_truncated:,} truncated, special tokens {g.special!r}, reach N_i from "
             f"{g.reach_min:,} to {g.reach_max:,}")
-
-
-_STRESS_LABELS = {"paper": "the paper's stress", "scale_free": "scale-free stress",
-                  "scale_free_resolvable": "scale-free stress against resolvable R"}
-
-
-def stress_dataframe(result: Result) -> pd.DataFrame:
-    """A stored ``run_stress_table`` as a table: index ``encoding``; columns ``options`` and each stress, its
-    normalisation in words (docs/STYLE.md); a random table shows ``mean ± sd`` over its seeds."""
-    out = []
-    for row in stress_records(result):
-        rec = {"encoding": row.encoding, "options": row.options}
-        for z, label in _STRESS_LABELS.items():
-            v, sd = getattr(row, z), getattr(row, f"{z}_sd")
-            if v is not None:
-                text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
-                rec[label] = text if sd is None else f"{text} ± {sd:.2g}"
-        out.append(rec)
-    return pd.DataFrame.from_records(out).set_index("encoding")
 
 
 def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
