@@ -17,7 +17,6 @@ from ..registry import Result
 from ..registry.typed import as_record, stored
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..experiments.real_corpora_geometry import corpus_options
-from ..experiments.settings import find
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
 from .records import (BootstrapIntervals, DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
@@ -107,13 +106,14 @@ class SubsetDraws:
 
 @dataclass(frozen=True)
 class RowInputs:
-    """What the "Paper vs this book" rows read, once (:func:`comparison_rows`): the stored runs by corpus key,
-    typed where a row reads their fields, and the notes the rows share."""
+    """What the "Paper vs this book" rows read, once (:func:`comparison_rows`): the stored runs, typed, by corpus
+    key, and the notes the rows share."""
 
     scale: str
     geometries: dict         # CorpusGeometry by corpus
-    tables: dict             # run_stress_table results by corpus
-    choices: Result          # run_alibi_choices of SST-2
+    stress: dict             # the stress table's rows (StressRow) by encoding, by corpus
+    alibi_heads: np.ndarray  # the "paper" stress of each of ALiBi's heads on SST-2
+    parabola: pd.Series      # ALiBi's "paper" stress as a parabola in its slope on SST-2 (alibi_parabola)
     ranks: dict              # NoiseAwareRank of the corpora the scale computes it for
     splits: dict             # ResolvableSplits by corpus
     intervals: dict          # BootstrapIntervals of the corpora the scale computes them for
@@ -122,15 +122,11 @@ class RowInputs:
     iv_note: str             # how the bracketed intervals were computed
     imdb_note: str           # why IMDB is left out where it is not resolved ("" where it is)
 
-    def row(self, corpus: str, name: str):
-        """The stress-table row of encoding ``name`` on ``corpus``."""
-        return find(stress_records(self.tables[corpus]), encoding=name)
-
     def iv(self, corpus: str, name: str, norm: str, fmt: str = "{:.3f}") -> str:
         """A headline stress with its bootstrap interval, or the value and why it has none."""
         if corpus in self.intervals:
             return self.intervals[corpus].statistics[f"{name}|{norm}"].text(fmt)
-        return fmt.format(getattr(self.row(corpus, name), norm)) + " (no interval at this scale)"
+        return fmt.format(getattr(self.stress[corpus][name], norm)) + " (no interval at this scale)"
 
     def iv_diff(self, corpus: str, a: str, b: str, fmt: str = "{:.4f}") -> str:
         """The bootstrap interval of the scale-free stress of ``a`` minus ``b`` on ``corpus``."""
@@ -150,7 +146,7 @@ def _row(x: RowInputs, claim: str, ours: str, corpus: str, decision, options: st
 
 def c6_row(x: RowInputs) -> ComparisonRow:
     """C6: full-rank MDS's "paper" stress on each corpus, decided by :func:`posgeom.verdicts.c6_near_zero`."""
-    sst2, imdb = (x.row(c, "MDS (full rank)").paper for c in ("sst2", "imdb"))
+    sst2, imdb = (x.stress[c]["MDS (full rank)"].paper for c in ("sst2", "imdb"))
     imdb_text = f", IMDB {imdb:.1e}" if x.imdb_resolved else f" (IMDB {imdb:.1e} against its noisy D only)"
     return _row(x, "C6", f"SST-2 {sst2:.1e}{imdb_text} (the paper's stress; no interval: rounding error of an exact "
                 "construction)", "SST-2 train; IMDB train subset", rules.c6_near_zero([sst2, imdb], note=x.imdb_note),
@@ -160,11 +156,10 @@ def c6_row(x: RowInputs) -> ComparisonRow:
 def c7_value_row(x: RowInputs) -> ComparisonRow:
     """C7's number: ALiBi's "paper" stress on SST-2 at its standard slopes, against 0.563
     (:func:`posgeom.verdicts.c7_alibi_value`); the slopes that reach 0.563 on the parabola are context."""
-    default = alibi_parabola(x.choices, x.geometries["sst2"].n_positions)
-    heads = as_record(x.tables["sst2"], StoredStressTable).alibi_head_paper
+    heads = x.alibi_heads
     return _row(x, "C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
                 f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
-                f"m = {default.m_minus:.4f} or {default.m_plus:.4f} (solved on this sample's parabola)",
+                f"m = {x.parabola.m_minus:.4f} or {x.parabola.m_plus:.4f} (solved on this sample's parabola)",
                 "SST-2 train", rules.c7_alibi_value(x.intervals["sst2"].statistics["alibi|paper"], heads),
                 "; " + x.iv_note, paper="0.563")
 
@@ -203,7 +198,7 @@ def c8_row(x: RowInputs) -> ComparisonRow:
         return f"{x.iv(c, 'sinusoidal', 'scale_free', '{:.4f}')} vs {x.iv(c, 'rope', 'scale_free', '{:.4f}')}"
     imdb = "" if not x.imdb_resolved else f"; IMDB {versus('imdb')}" + (
         f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else "")
-    sin, rope = x.row("sst2", "sinusoidal").paper, x.row("sst2", "rope").paper
+    sin, rope = x.stress["sst2"]["sinusoidal"].paper, x.stress["sst2"]["rope"].paper
     return _row(x, "C8", f"SST-2 {versus('sst2')}, difference {x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb} "
                 "(scale-free stress)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
                 rules.c8_sinusoidal_rope(x.intervals["sst2"].differences["sinusoidal-rope|scale_free"], sin / rope),
@@ -243,7 +238,10 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     imdb_note = ("" if neg.max < RESOLVED_NOISE_SHARE else
                  f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
-    x = RowInputs(settings.scale, {c: corpus_geometry(r) for c, r in geometries.items()}, tables, choices,
+    geometries = {c: corpus_geometry(r) for c, r in geometries.items()}
+    x = RowInputs(settings.scale, geometries, {c: {r.encoding: r for r in stress_records(t)} for c, t in tables.items()},
+                  as_record(tables["sst2"], StoredStressTable).alibi_head_paper,
+                  alibi_parabola(choices, geometries["sst2"].n_positions),
                   {c: as_record(r, NoiseAwareRank) for c, r in ranks.items()}, splits,
                   {c: as_record(r, BootstrapIntervals) for c, r in intervals.items()}, alibi_lowest_in,
                   neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)
