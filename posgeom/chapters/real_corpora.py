@@ -196,8 +196,8 @@ def c8_row(x: RowInputs) -> ComparisonRow:
     """C8: sinusoidal and RoPE nearly identical under "scale_free" (:func:`posgeom.verdicts.c8_sinusoidal_rope`)."""
     def versus(c):  # sinusoidal's scale-free stress against RoPE's on corpus c
         return f"{x.iv(c, 'sinusoidal', 'scale_free', '{:.4f}')} vs {x.iv(c, 'rope', 'scale_free', '{:.4f}')}"
-    imdb = "" if not x.imdb_resolved else f"; IMDB {versus('imdb')}" + (
-        f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else "")
+    imdb = "" if not x.imdb_resolved else (f"; IMDB {versus('imdb')}" + (
+        f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else ""))
     sin, rope = x.stress["sst2"]["sinusoidal"].paper, x.stress["sst2"]["rope"].paper
     return _row(x, "C8", f"SST-2 {versus('sst2')}, difference {x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb} "
                 "(scale-free stress)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
