@@ -1,11 +1,7 @@
-r"""What the chapter "Real corpora" reports, from its stored runs.
-
-The runs of :mod:`posgeom.experiments.real_corpora` (each corpus's geometry, the stress table of every encoding,
-ALiBi under every unstated choice, the noise-aware rank, the resolvable draws and the bootstrap intervals) are read
-back as typed records; this module gives the numbers and phrases the chapter glues (one mapping per corpus and one
-for ALiBi), its tables, and its "Paper vs this book" rows for C6, C7 and C8, each decided by its rule in
-:mod:`posgeom.verdicts`. No module that computes a result imports it, so the way a chapter reports its results
-never changes their code keys.
+r"""What the chapter "Real corpora" adds to the runs of :mod:`posgeom.experiments.real_corpora`: their typed reads,
+the words of its captions, and its "Paper vs this book" rows for C6, C7 and C8, each decided by its rule in
+:mod:`posgeom.verdicts`. No module that computes a result imports it, so the way a chapter reports its results never
+changes their code keys; the tables and numbers only the page shows are computed on the page.
 """
 
 from __future__ import annotations
@@ -15,36 +11,23 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from .. import geometry as geo
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
 from ..registry.typed import as_record, stored
-from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, mds_row, smacof_row, stress_records
-from ..experiments.settings import find
+from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
+from ..experiments.real_corpora_geometry import corpus_options
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
-from ..experiments.real_corpora_geometry import corpus_options
-from .records import (
-    AlibiSearch, BootstrapIntervals, DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
-    StoredStressTable,
-)
+from .records import (BootstrapIntervals, DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
+                      StoredStressTable)
 
 __all__ = [
-    "CorpusGeometry", "corpus_geometry", "describe_corpus", "stress_of", "ENCODING_KEYS", "corpus_report",
-    "alibi_parabola", "alibi_choice_table", "alibi_report", "scale_free_table", "rank_table", "stress_dataframe",
-    "SubsetDraws", "draws_table", "smacof_table", "RowInputs", "c6_row", "c7_value_row",
-    "c7_ranking_row", "c7_shift_row", "c8_row", "comparison_rows", "FIXED_ENCODINGS", "RESOLVED_NOISE_SHARE",
-    "CORPUS_LABELS", "corpus_caption", "Captions", "captions", "PlainText",
+    "PlainText", "CorpusGeometry", "corpus_geometry", "describe_corpus", "alibi_parabola",
+    "SubsetDraws", "RESOLVED_NOISE_SHARE", "RowInputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
+    "c8_row", "comparison_rows", "CORPUS_LABELS", "corpus_caption", "Captions", "captions",
 ]
 
-#: The encodings of the stress table the chapter quotes, and the short name of each in its glue keys.
-ENCODING_KEYS = {
-    "sinusoidal": "sin", "rope": "rope", "alibi": "alibi", "alibi (kernel rule)": "alibi_kernel",
-    "equidistant": "equi", "learned (pretrained)": "pre", "MDS (full rank)": "mds_full", "SMACOF (rank 1)": "smacof1",
-}
-#: The fixed encodings ranked by their stress.
-FIXED_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant")
 #: A corpus's resolvable geometry counts as resolved when, in every cross-half split, fewer than this share
 #: of its pairs are noise (R² < 0).
 RESOLVED_NOISE_SHARE = 0.1
@@ -58,10 +41,9 @@ class PlainText(str):
 
 @dataclass(frozen=True)
 class CorpusGeometry:
-    """A stored ``run_corpus_geometry``, typed (:func:`posgeom.registry.typed.as_record`): the corpus, its
-    counts, the geometry's summaries, and the arrays the chapter draws (``D`` and the bootstrap floor
-    ``noise``, the resolvable ``R``, positions, reach and self-noise per position, eigenvalues of B for D and
-    for R)."""
+    """A stored ``run_corpus_geometry``, typed: the corpus, its counts, the geometry's summaries, and the arrays the
+    chapters draw (``D``, its bootstrap floor ``noise``, the resolvable ``R``, reach and self-noise per position, the
+    eigenvalues of B for D and for R)."""
 
     corpus: str = stored("options.corpus")
     split: str = stored("options.split")
@@ -75,9 +57,7 @@ class CorpusGeometry:
     reach_max: int
     shift_r2: float
     share_raw: float
-    share_debiased: float
     rank_above_noise: int
-    share_above_noise: float
     rank_mass_90: int
     resolvable_shift_r2: float
     resolvable_share: float
@@ -106,137 +86,12 @@ def describe_corpus(g: CorpusGeometry) -> str:
             f"{g.reach_min:,} to {g.reach_max:,}")
 
 
-def stress_of(table: Result, name: str, column: str) -> float:
-    """The stress ``column`` of encoding ``name`` in a stress table; NaN for a row the table does not have
-    (the from-scratch table of IMDB at ``quick``)."""
-    value = next((getattr(r, column) for r in stress_records(table) if r.encoding == name), None)
-    return float("nan") if value is None else float(value)
-
-
-def _ranking(table: Result, column: str) -> str:
-    ranked = sorted(FIXED_ENCODINGS, key=lambda name: stress_of(table, name, column))
-    return " < ".join(f"{name} ({stress_of(table, name, column):.3f})" for name in ranked)
-
-
-def corpus_report(geometry: Result, table: Result, splits: Result, rank: Result | None = None) -> dict:
-    """The numbers and phrases the chapter quotes of one corpus (its ``run_corpus_geometry``,
-    ``run_stress_table``, ``run_resolvable_splits`` and, where the scale computes it, ``run_noise_aware_rank``),
-    by glue name: per encoding (short names of :data:`ENCODING_KEYS`) the stresses ``*_paper`` and ``*_scale_free``
-    against D and ``*_res`` (scale-free) against the resolvable R; the geometry's summaries; the offset profile of
-    R (``res_prof*``); the rankings of the fixed encodings; the noise-aware rank (``nar_*``, None where not
-    computed); the spread over the cross-half splits; self-noise, median length and the rank-384 MDS's stress."""
-    g, sp = corpus_geometry(geometry), as_record(splits, ResolvableSplits)
-    nar = as_record(rank, NoiseAwareRank) if rank is not None else None
-    # offset profile of R over the inner positions (without [CLS] at 0 and the last position)
-    _, prof, _ = geo.toeplitz_projection(g.R[1:-1, 1:-1])
-    mid, far = len(prof) // 4, len(prof) // 2
-    columns = {"paper": "paper", "scale_free": "scale_free", "res": "scale_free_resolvable"}
-    summaries = ("shift_r2", "share_raw", "share_debiased", "rank_above_noise", "share_above_noise", "rank_mass_90",
-                 "resolvable_shift_r2", "resolvable_share")
-    return {
-        **{f"{key}_{short}": stress_of(table, name, column) for name, key in ENCODING_KEYS.items()
-           for short, column in columns.items()},
-        **{name: getattr(g, name) for name in summaries},
-        "res_neg": g.resolvable_negative_fraction, "res_prof1": float(prof[1]), "res_prof_mid": float(prof[mid]),
-        "res_mid_offset": mid, "res_prof_far": float(prof[far]), "res_far_offset": far,
-        "ranking_D": _ranking(table, "scale_free"), "ranking_res": _ranking(table, "scale_free_resolvable"),
-        "nar_text": rank_words(nar.text, RANK_OPTIONS["n_resamples"]) if nar else "not computed at this scale",
-        "nar_lo": nar.interval[0] if nar else None, "nar_hi": nar.interval[1] if nar else None,
-        "nar_share": nar.first_share if nar else None, "nar_positions": nar.n_positions if nar else None,
-        "n_split_draws": len(sp.seeds), "split_sd_shift": sp.spread["shift_r2"].sd,
-        "split_sd_alibi": sp.spread["alibi"].sd, "neg_mean": sp.spread["negative_fraction"].mean,
-        # resolved at this scale when every split has fewer noisy pairs (R² < 0) than RESOLVED_NOISE_SHARE
-        "resolved": "is" if sp.spread["negative_fraction"].max < RESOLVED_NOISE_SHARE else "is not",
-        "self_noise_max": g.self_noise_max, "noisy_positions": int(np.sum(g.self_noise > 0.25)),
-        "self_noise_1": float(g.self_noise[np.searchsorted(g.positions, 1)]),
-        # the first position reached by fewer than half the sequences
-        "median_length": int(g.positions[np.argmax(g.reach < g.reach[0] / 2)]),
-        "rank384_paper": float(geo.stress(g.D, geo.classical_mds(g.D, k=min(384, g.D.shape[0])).embedding, "paper")),
-    }
-
-
 def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
     """The parabola of ALiBi's "paper" stress in its slope under the chapter's own choices (``n_positions``,
     special tokens "model", chord Hellinger): ``minimum``, ``m_star``, ``m_minus``, ``m_plus`` and its
     coefficients (:func:`posgeom.geometry.alibi_paper_stress` draws it)."""
     par = pd.DataFrame([asdict(p) for p in as_record(choices, StoredAlibiChoices).parabolas])
     return par[(par.n == n_positions) & (par.special == "model") & (par.kind == "chord")].iloc[0]
-
-
-def alibi_choice_table(choices: Result) -> pd.DataFrame:
-    """Every combination of ALiBi's unstated choices, closest to the paper's value first (``gap``)."""
-    c = as_record(choices, StoredAlibiChoices)
-    rows = pd.DataFrame([asdict(r) for r in c.rows])
-    return rows.assign(gap=(rows.paper - c.target).abs()).sort_values("gap")
-
-
-def alibi_report(choices: Result, table: Result, search: Result, n_positions: int) -> dict:
-    """ALiBi against the paper's 0.563 on SST-2, by glue name (``glue_fields("alibi", ...)``), from
-    ``run_alibi_choices``, its ``run_stress_table`` and ``run_alibi_search``: the parabola of the "paper" stress
-    in the slope m (its ``min``, the best slope ``m_star`` and the two that give the ``target``), the mean-slope
-    stress for 8, 12 and 16 heads, how many combinations of the choices come within 0.01, the slopes of the
-    BERT-shape heads, and the search over every construction (``search_*``)."""
-    default, close = alibi_parabola(choices, n_positions), alibi_choice_table(choices)
-    heads, sv = as_record(table, StoredStressTable), as_record(search, AlibiSearch)
-    means = close[(close.slope_choice == "mean") & (close.n == default.n) & (close.special == "model")
-                  & (close.kind == "chord")]
-    return {
-        "target": as_record(choices, StoredAlibiChoices).target, "min": float(default.minimum),
-        **{name: float(default[name]) for name in ("m_star", "m_minus", "m_plus")},
-        **{f"mean_H{H}": float(means[means.heads == H].paper.iloc[0]) for H in (8, 12, 16)},
-        "n_combos": len(close), "n_within": int((close.gap <= 0.01).sum()), "closest_gap": float(close.gap.iloc[0]),
-        "best_head": heads.best_head, "best_slope": float(heads.alibi_slopes[heads.best_head]),
-        "mean_slope": float(heads.alibi_slopes.mean()), "search_n": sv.n_constructions,
-        "search_distinct": sv.n_distinct, "search_within": sv.n_within["0.01"], "search_within5": sv.n_within["0.05"],
-        "search_best_share": sv.alibi_best_share, "search_closest_best": sum(c.alibi_best for c in sv.closest),
-        "search_n_closest": len(sv.closest),
-    }
-
-
-def scale_free_table(tables: dict) -> pd.DataFrame:
-    """The "scale_free" stress of the fixed and learned encodings against D and against the resolvable R,
-    per corpus (``{"SST-2": stress table, "IMDB": stress table}``)."""
-    names = FIXED_ENCODINGS + ("learned (pretrained)", "learned (from scratch)", "SMACOF (rank 1)")
-    rows = [{"corpus": corpus, "target": target, **{name: stress_of(tab, name, column) for name in names}}
-            for corpus, tab in tables.items()
-            for target, column in (("D", "scale_free"), ("resolvable R", "scale_free_resolvable"))]
-    return pd.DataFrame(rows).set_index(["corpus", "target"]).T.rename_axis("scale-free stress")
-
-
-def rank_table(geometries: dict, ranks: dict) -> pd.DataFrame:
-    """Per corpus (``{"SST-2": geometry result, ...}``): the shift-equivariant share, the first direction's
-    share of B, the noise-aware rank (where computed: ``ranks`` by corpus key) and the other rank readings."""
-    summary = []
-    for corpus, result in geometries.items():
-        g = corpus_geometry(result)
-        nar = as_record(ranks[g.corpus], NoiseAwareRank) if g.corpus in ranks else None
-        summary.append({"corpus": corpus, "n": g.n_kept, "shift-equivariant share R² (D)": g.shift_r2,
-                        "shift-equivariant share R² (resolvable R)": g.resolvable_shift_r2,
-                        "λ1 / Σλ⁺ (D)": g.share_raw, "λ1 / Σλ⁺ (resolvable R)": g.resolvable_share,
-                        "noise-aware rank (cross-fitted)": rank_words(nar.text) if nar else "not at this scale",
-                        "λ1 / Σλ⁺ (cross-fitted)": nar.first_share if nar else None,
-                        "directions above the bootstrap floor": g.rank_above_noise,
-                        "rank holding 90% of B (D)": g.rank_mass_90})
-    return pd.DataFrame(summary).set_index("corpus").T
-
-
-_STRESS_LABELS = {"paper": "the paper's stress", "scale_free": "scale-free stress",
-                  "scale_free_resolvable": "scale-free stress against resolvable R"}
-
-
-def stress_dataframe(result: Result) -> pd.DataFrame:
-    """A stored ``run_stress_table`` as a table: index ``encoding``; columns ``options`` and each stress, its
-    normalisation in words (docs/STYLE.md); a random table shows ``mean ± sd`` over its seeds."""
-    out = []
-    for row in stress_records(result):
-        rec = {"encoding": row.encoding, "options": row.options}
-        for z, label in _STRESS_LABELS.items():
-            v, sd = getattr(row, z), getattr(row, f"{z}_sd")
-            if v is not None:
-                text = f"{v:.4g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.1e}"
-                rec[label] = text if sd is None else f"{text} ± {sd:.2g}"
-        out.append(rec)
-    return pd.DataFrame.from_records(out).set_index("encoding")
 
 
 @dataclass(frozen=True)
@@ -249,49 +104,16 @@ class SubsetDraws:
     spread_D: dict[str, DrawSpread]
 
 
-_DRAW_LABELS = {"shift_r2": "offset-only share R²", "share": "λ1 / Σλ⁺", "negative_fraction": "pairs with R² < 0",
-                "sinusoidal": "sinusoidal, scale-free stress", "rope": "RoPE, scale-free stress",
-                "alibi": "ALiBi, scale-free stress"}
-
-
-def draws_table(splits: dict, subsets: dict) -> pd.DataFrame:
-    """The spread of the geometry's statistics over the cross-half splits (R) and, where drawn, subsets (R, D),
-    by corpus key; one column per set of draws: mean ± sample sd and the range (a range, not an interval)."""
-    draws = {}
-    for c, res in splits.items():
-        sp = as_record(res, ResolvableSplits)
-        skipped = f", seeds {list(sp.skipped)} skipped (a kept position without a token shared by the halves)"
-        draws[f"{c}: {len(sp.seeds)} cross-half splits (R)" + (skipped if sp.skipped else "")] = sp.spread
-    for c, res in subsets.items():
-        sub = as_record(res, SubsetDraws)
-        draws.update({f"{c}: {len(sub.seeds)} subsets (R)": sub.spread,
-                      f"{c}: {len(sub.seeds)} subsets (D)": sub.spread_D})
-    return pd.DataFrame([{"draw": draw, **{_DRAW_LABELS[k]: f"{e.mean:.3f} ± {e.sd:.3f} (range {e.min:.3f} to "
-                                                          f"{e.max:.3f})" for k, e in spread.items()}}
-                         for draw, spread in draws.items()]).set_index("draw").T
-
-
-def smacof_table(tables: dict) -> pd.DataFrame:
-    """Classical MDS against SMACOF at each low rank k of the stress tables ("paper" stress), by corpus."""
-    lo = []
-    for corpus, tab in tables.items():
-        rows = stress_records(tab)
-        for k in as_record(tab, StoredStressTable).smacof_k:
-            smacof = find(rows, encoding=smacof_row(k))
-            lo.append({"corpus": corpus, "rank k": int(k), "MDS, the paper's stress": find(rows, encoding=mds_row(k)).paper,
-                       "SMACOF, the paper's stress": smacof.paper, "SMACOF iterations": smacof.options})
-    return pd.DataFrame(lo).set_index(["corpus", "rank k"])
-
-
 @dataclass(frozen=True)
 class RowInputs:
-    """What the chapter's "Paper vs this book" rows read (:func:`comparison_rows` reads it once): the stored runs
-    by corpus key (typed where a row reads their fields), and the notes the rows share."""
+    """What the "Paper vs this book" rows read, once (:func:`comparison_rows`): the stored runs, typed, by corpus
+    key, and the notes the rows share."""
 
     scale: str
     geometries: dict         # CorpusGeometry by corpus
-    tables: dict             # run_stress_table results by corpus
-    choices: Result          # run_alibi_choices of SST-2
+    stress: dict             # the stress table's rows (StressRow) by encoding, by corpus
+    alibi_heads: np.ndarray  # the "paper" stress of each of ALiBi's heads on SST-2
+    parabola: pd.Series      # ALiBi's "paper" stress as a parabola in its slope on SST-2 (alibi_parabola)
     ranks: dict              # NoiseAwareRank of the corpora the scale computes it for
     splits: dict             # ResolvableSplits by corpus
     intervals: dict          # BootstrapIntervals of the corpora the scale computes them for
@@ -300,15 +122,11 @@ class RowInputs:
     iv_note: str             # how the bracketed intervals were computed
     imdb_note: str           # why IMDB is left out where it is not resolved ("" where it is)
 
-    def row(self, corpus: str, name: str):
-        """The stress-table row of encoding ``name`` on ``corpus``."""
-        return find(stress_records(self.tables[corpus]), encoding=name)
-
     def iv(self, corpus: str, name: str, norm: str, fmt: str = "{:.3f}") -> str:
         """A headline stress with its bootstrap interval, or the value and why it has none."""
         if corpus in self.intervals:
             return self.intervals[corpus].statistics[f"{name}|{norm}"].text(fmt)
-        return fmt.format(getattr(self.row(corpus, name), norm)) + " (no interval at this scale)"
+        return fmt.format(getattr(self.stress[corpus][name], norm)) + " (no interval at this scale)"
 
     def iv_diff(self, corpus: str, a: str, b: str, fmt: str = "{:.4f}") -> str:
         """The bootstrap interval of the scale-free stress of ``a`` minus ``b`` on ``corpus``."""
@@ -328,23 +146,20 @@ def _row(x: RowInputs, claim: str, ours: str, corpus: str, decision, options: st
 
 def c6_row(x: RowInputs) -> ComparisonRow:
     """C6: full-rank MDS's "paper" stress on each corpus, decided by :func:`posgeom.verdicts.c6_near_zero`."""
-    mds_full = {c: x.row(c, "MDS (full rank)").paper for c in ("sst2", "imdb")}
-    return _row(x, "C6", f"SST-2 {mds_full['sst2']:.1e}"
-                + (f", IMDB {mds_full['imdb']:.1e}" if x.imdb_resolved else
-                   f" (IMDB {mds_full['imdb']:.1e} against its noisy D only)")
-                + " (the paper's stress; no interval: rounding error of an exact construction)",
-                "SST-2 train; IMDB train subset",
-                rules.c6_near_zero([mds_full["sst2"], mds_full["imdb"]], note=x.imdb_note), "", paper="≈ 0")
+    sst2, imdb = (x.stress[c]["MDS (full rank)"].paper for c in ("sst2", "imdb"))
+    imdb_text = f", IMDB {imdb:.1e}" if x.imdb_resolved else f" (IMDB {imdb:.1e} against its noisy D only)"
+    return _row(x, "C6", f"SST-2 {sst2:.1e}{imdb_text} (the paper's stress; no interval: rounding error of an exact "
+                "construction)", "SST-2 train; IMDB train subset", rules.c6_near_zero([sst2, imdb], note=x.imdb_note),
+                "", paper="≈ 0")
 
 
 def c7_value_row(x: RowInputs) -> ComparisonRow:
     """C7's number: ALiBi's "paper" stress on SST-2 at its standard slopes, against 0.563
     (:func:`posgeom.verdicts.c7_alibi_value`); the slopes that reach 0.563 on the parabola are context."""
-    default = alibi_parabola(x.choices, x.geometries["sst2"].n_positions)
-    heads = as_record(x.tables["sst2"], StoredStressTable).alibi_head_paper
+    heads = x.alibi_heads
     return _row(x, "C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
                 f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
-                f"m = {default.m_minus:.4f} or {default.m_plus:.4f} (solved on this sample's parabola)",
+                f"m = {x.parabola.m_minus:.4f} or {x.parabola.m_plus:.4f} (solved on this sample's parabola)",
                 "SST-2 train", rules.c7_alibi_value(x.intervals["sst2"].statistics["alibi|paper"], heads),
                 "; " + x.iv_note, paper="0.563")
 
@@ -352,44 +167,40 @@ def c7_value_row(x: RowInputs) -> ComparisonRow:
 def c7_ranking_row(x: RowInputs) -> ComparisonRow:
     """C7's ranking: ALiBi's scale-free stress against sinusoidal's and RoPE's on SST-2
     (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
-    diffs = x.intervals["sst2"].differences
+    diffs, lowest = x.intervals["sst2"].differences, x.alibi_lowest_in
+    variants = (f"; ALiBi lowest in the variants {', '.join(lowest)} of the corpus chapter's sensitivity table"
+                if lowest else "; in no variant of the corpus chapter's sensitivity table is ALiBi lowest")
     return _row(x, "C7", f"scale-free stress: ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
                 f"{x.iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {x.iv('sst2', 'rope', 'scale_free')} (D); "
                 f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
                 f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
                 f"sinusoidal {x.split_spread('sst2', 'sinusoidal')}, RoPE {x.split_spread('sst2', 'rope')}",
                 "SST-2 train", rules.c7_alibi_ranking(diffs["alibi-sinusoidal|scale_free"],
-                                                      diffs["alibi-rope|scale_free"], lowest_in=x.alibi_lowest_in),
-                "; " + x.iv_note + (f"; ALiBi lowest in the variants {', '.join(x.alibi_lowest_in)} of the corpus "
-                                    "chapter's sensitivity table" if x.alibi_lowest_in else
-                                    "; in no variant of the corpus chapter's sensitivity table is ALiBi lowest"),
-                paper="ALiBi far below sinusoidal and RoPE")
+                                                      diffs["alibi-rope|scale_free"], lowest_in=lowest),
+                "; " + x.iv_note + variants, paper="ALiBi far below sinusoidal and RoPE")
 
 
 def c7_shift_row(x: RowInputs) -> ComparisonRow:
     """C7's premise: SST-2's geometry is shift-equivariant, of rank 1 (:func:`posgeom.verdicts.c7_shift_equivariance`)."""
-    g_sst2, n_sst2 = x.geometries["sst2"], x.ranks["sst2"]
-    return _row(x, "C7", f"offset-only share {g_sst2.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
-                f"(resolvable); first direction {g_sst2.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} "
-                f"(resolvable), {n_sst2.first_share:.0%} (cross-fitted); noise-aware rank "
-                f"{rank_words(n_sst2.text, RANK_OPTIONS['n_resamples'])}", "SST-2 train",
-                rules.c7_shift_equivariance(n_sst2.interval, x.splits["sst2"].spread["shift_r2"].mean),
-                f", cross-half resolvable geometry, noise-aware rank over {RANK_OPTIONS['n_resamples']} half-splits",
+    g, rank, n_splits = x.geometries["sst2"], x.ranks["sst2"], RANK_OPTIONS["n_resamples"]
+    return _row(x, "C7", f"offset-only share {g.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
+                f"(resolvable); first direction {g.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} (resolvable), "
+                f"{rank.first_share:.0%} (cross-fitted); noise-aware rank {rank_words(rank.text, n_splits)}",
+                "SST-2 train", rules.c7_shift_equivariance(rank.interval, x.splits["sst2"].spread["shift_r2"].mean),
+                f", cross-half resolvable geometry, noise-aware rank over {n_splits} half-splits",
                 paper="approximately shift-equivariant, rank 1",
                 premise="SST-2's statistics are approximately shift-equivariant, of rank 1")
 
 
 def c8_row(x: RowInputs) -> ComparisonRow:
     """C8: sinusoidal and RoPE nearly identical under "scale_free" (:func:`posgeom.verdicts.c8_sinusoidal_rope`)."""
-    imdb_c8 = (f"; IMDB {x.iv('imdb', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
-               f"{x.iv('imdb', 'rope', 'scale_free', '{:.4f}')}"
-               + (f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else "")
-               if x.imdb_resolved else "")
-    sin, rope = x.row("sst2", "sinusoidal").paper, x.row("sst2", "rope").paper
-    return _row(x, "C8", f"SST-2 {x.iv('sst2', 'sinusoidal', 'scale_free', '{:.4f}')} vs "
-                f"{x.iv('sst2', 'rope', 'scale_free', '{:.4f}')}, difference "
-                f"{x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb_c8} (scale-free stress)",
-                "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
+    def versus(c):  # sinusoidal's scale-free stress against RoPE's on corpus c
+        return f"{x.iv(c, 'sinusoidal', 'scale_free', '{:.4f}')} vs {x.iv(c, 'rope', 'scale_free', '{:.4f}')}"
+    imdb = "" if not x.imdb_resolved else (f"; IMDB {versus('imdb')}" + (
+        f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else ""))
+    sin, rope = x.stress["sst2"]["sinusoidal"].paper, x.stress["sst2"]["rope"].paper
+    return _row(x, "C8", f"SST-2 {versus('sst2')}, difference {x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb} "
+                "(scale-free stress)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
                 rules.c8_sinusoidal_rope(x.intervals["sst2"].differences["sinusoidal-rope|scale_free"], sin / rope),
                 f"; {x.iv_note}; the paper's stress on SST-2: sinusoidal {sin:.0f} vs RoPE {rope:.3f}{x.imdb_note}")
 
@@ -401,13 +212,12 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
 
     Parameters
     ----------
-    geometries, tables, splits : dict of str to Result
-        By corpus key (``"sst2"``, ``"imdb"``): ``run_corpus_geometry``, ``run_stress_table`` (its fixed
-        encodings are read: ``train_scratch=False`` lets a CPU decide every row) and ``run_resolvable_splits``.
+    geometries, tables, ranks, splits, intervals : dict of str to Result
+        By corpus key (``"sst2"``, ``"imdb"``): ``run_corpus_geometry``, ``run_stress_table`` (its fixed encodings
+        are read: ``train_scratch=False`` lets a CPU decide every row), ``run_noise_aware_rank`` (where the scale
+        computes it), ``run_resolvable_splits`` and ``run_stress_intervals`` (where the scale computes them).
     choices : Result
         ``run_alibi_choices`` of SST-2.
-    ranks, intervals : dict of str to Result
-        ``run_noise_aware_rank`` and ``run_stress_intervals`` of the corpora the scale computes them for.
     alibi_lowest_in : list of str
         The variants of the corpus chapter's sensitivity table (its preprocessing choices the paper leaves open)
         in which ALiBi has the lowest scale-free stress: there the ranking depends on that choice.
@@ -428,7 +238,10 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     imdb_note = ("" if neg.max < RESOLVED_NOISE_SHARE else
                  f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
-    x = RowInputs(settings.scale, {c: corpus_geometry(r) for c, r in geometries.items()}, tables, choices,
+    geometries = {c: corpus_geometry(r) for c, r in geometries.items()}
+    x = RowInputs(settings.scale, geometries, {c: {r.encoding: r for r in stress_records(t)} for c, t in tables.items()},
+                  as_record(tables["sst2"], StoredStressTable).alibi_head_paper,
+                  alibi_parabola(choices, geometries["sst2"].n_positions),
                   {c: as_record(r, NoiseAwareRank) for c, r in ranks.items()}, splits,
                   {c: as_record(r, BootstrapIntervals) for c, r in intervals.items()}, alibi_lowest_in,
                   neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)
