@@ -51,7 +51,7 @@ _OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*)$")
 _ROLE = re.compile(r"\{(?P<name>[\w:-]+)\}`(?P<body>[^`]*)`")
 _TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _GLUE_CALL = re.compile(r"""glue\(\s*(?P<f>[fF]?)(?P<q>["'])(?P<key>.+?)(?P=q)""")
-_GLUE_FIELDS_CALL = re.compile(r"""glue_fields\(\s*(?P<q>["'])(?P<prefix>\w+)(?P=q)""")
+_GLUE_FIELDS_CALL = re.compile(r"""glue_fields\(\s*(?P<f>[fF]?)(?P<q>["'])(?P<prefix>[\w{}.\[\]'"]+?)(?P=q)""")
 _GLUE_IMPORT = re.compile(r"^from myst_nb import glue[ \t]*$", re.M)
 _LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)\.(?:md|ipynb)(?P<anchor>#[^)\s]*)?\)")
 
@@ -162,7 +162,9 @@ def _glue_cells(code_cells: list[str]) -> list[tuple[re.Pattern, int]]:
                 pattern, specific = re.escape(key), float("inf")
             found.append((re.compile(pattern + r"\Z"), number, specific))
         for m in _GLUE_FIELDS_CALL.finditer(source):  # glue_fields("t1", summary): every "t1_<field>"
-            found.append((re.compile(re.escape(m.group("prefix")) + r"_\w+\Z"), number, len(m.group("prefix"))))
+            parts = re.split(r"\{[^{}]*\}", m.group("prefix")) if m.group("f") else [m.group("prefix")]
+            pattern = r"\w+".join(re.escape(p) for p in parts)  # f"sm_{key}": sm_<any key>_<field>
+            found.append((re.compile(pattern + r"_\w+\Z"), number, len("".join(parts))))
     return [(pattern, number) for pattern, number, _ in sorted(found, key=lambda f: -f[2])]
 
 

@@ -126,7 +126,7 @@ def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
 def test_the_spectra_and_rank_readings_read_the_stored_readings():
     from posgeom.chapters import minimal_parametrisation as mpr
     from posgeom.chapters.minimal_parametrisation import CrossFitted
-    from posgeom.chapters.records import SST2Ranks, StoredRanks
+    from posgeom.experiments.records.minimal_parametrisation import SST2Ranks, StoredRanks
     from posgeom.experiments.corpus_geometry import SYNTHETIC_FAMILIES
 
     ranks = _committed("minimal_parametrisation.effective_rank")
@@ -189,7 +189,7 @@ def test_a_shift_statistic_not_stored_is_a_clear_error():
 def test_the_training_comparison_reads_every_stored_summary():
     """Paper scale stores no training comparison (it waits for a GPU): a planted one, as the run stores it."""
     from posgeom.chapters import minimal_parametrisation as mpr
-    from posgeom.chapters.records import StoredTraining
+    from posgeom.experiments.records.minimal_parametrisation import StoredTraining
 
     acc = {"accuracy_mean": 0.9, "accuracy_std": 0.04, "loss_mean": 0.2, "loss_std": 0.07, "n_seeds": 5,
            "position_params": 1024}

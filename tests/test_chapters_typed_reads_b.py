@@ -71,7 +71,7 @@ def test_a_tails_study_reads_into_its_views():
     """The tails study waits for a GPU at paper scale (nothing committed): its views read a planted result."""
     from types import SimpleNamespace
 
-    from posgeom.chapters.records import StoredTails, TailCondition
+    from posgeom.experiments.records.extrapolation import StoredTails, TailCondition
     from posgeom.registry.typed import as_record
 
     per = {q: [0.5, 0.6] for q in ("accuracy_head", "accuracy_tail", "movement_head", "movement_tail",

@@ -63,7 +63,7 @@ def test_each_heuristic_is_paired_with_the_target_table_over_the_decision_seeds(
 
 def test_the_chapter_reads_the_design_as_an_s6_row_decided_by_the_margin_rule(tiny, tmp_path):
     from posgeom.chapters import learned_tables_fail as exr
-    from posgeom.chapters.records import StoredHeuristicsDesign
+    from posgeom.experiments.records.paired_design import StoredHeuristicsDesign
     from posgeom.registry.typed import as_record
 
     settings = get_settings(scale="quick", results_dir=tmp_path, device="cpu")

@@ -158,18 +158,19 @@ def test_glued_numbers_are_written_out_or_their_cell_named(tmp_path):
 
 def test_a_glued_number_names_the_cell_of_its_longest_prefix(tmp_path):
     """``glue_fields("t4", ...)`` in one cell and ``glue_fields("t4_pre", ...)`` in a later one: a role
-    ``t4_pre_gap`` names the later cell (its prefix is the longer match), ``t4_rate`` the earlier one, and a key
-    glued by name its own cell whatever prefix starts it."""
+    ``t4_pre_gap`` names the later cell (its prefix is the longer match), ``t4_rate`` the earlier one, a key
+    glued by name its own cell whatever prefix starts it, and an f-string prefix (``f"sm_{key}"``) any key."""
     chapter = small_book(tmp_path, [
         "```{code-cell} ipython3", "glue_fields('t4', {'rate': 0.5})", "```", "",
         "```{code-cell} ipython3", "glue_fields('t4_pre', {'gap': 0.1})", "glue('t4_named', 3)", "```", "",
         "```{code-cell} ipython3", "glue('t4_pre_exact', 1)", "```", "",
+        "```{code-cell} ipython3", "for key in ('dr', 'mk'):", "    glue_fields(f'sm_{key}', {'match': 0.9})", "```", "",
         "A {glue:text}`t4_pre_gap:.2f`, b {glue:text}`t4_rate`, c {glue:text}`t4_named`, "
-        "d {glue:text}`t4_pre_exact`.", "",
+        "d {glue:text}`t4_pre_exact`, e {glue:text}`sm_mk_match`.", "",
     ])
     text = plain_notebook(chapter).cells[-1].source
     assert text.startswith("A [number: run code cell 2], b [number: run code cell 1], c [number: run code cell 2], "
-                           "d [number: run code cell 3].")
+                           "d [number: run code cell 3], e [number: run code cell 4].")
 
 
 def test_a_figure_caption_quoting_glued_settings_is_written_out(tmp_path):

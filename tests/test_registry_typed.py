@@ -196,7 +196,16 @@ def _matches(record, stored_value, arrays=None) -> None:
             if isinstance(value, np.ndarray) and arrays is not None and path in arrays:
                 np.testing.assert_array_equal(value, arrays[path])
                 continue
-            _matches(value, stored_value[path])
+            here = stored_value
+            for part in path.split("."):  # a dotted path, as as_record follows it
+                if not isinstance(here, dict) or part not in here:
+                    here = dataclasses.MISSING
+                    break
+                here = here[part]
+            if here is dataclasses.MISSING:  # not stored: only a field with a default may be missing
+                assert f.default is not dataclasses.MISSING and value == f.default, (f.name, value)
+                continue
+            _matches(value, here)
     elif hasattr(record, "as_dict"):
         assert record == type(record).from_dict(stored_value)
     elif isinstance(record, tuple):
@@ -211,7 +220,7 @@ def _matches(record, stored_value, arrays=None) -> None:
         assert record == stored_value and (record is None) == (stored_value is None), (record, stored_value)
 
 
-#: The chapters' typed views of stored results (posgeom.chapters.records), each with a committed paper result.
+#: The typed records of stored results (posgeom.experiments.records), each with a committed paper result.
 RECORD_ENTRIES = [
     ("NoiseAwareRank", "real_corpora_rank_sst2"), ("NoiseAwareRank", "real_corpora_rank_imdb"),
     ("ResolvableSplits", "real_corpora_resolvable_splits_sst2"), ("AlibiSearch", "alibi_search_sst2"),
@@ -242,16 +251,30 @@ RECORD_ENTRIES += [("StoredHeuristicsDesign", "learned_tables_fail.heuristics_po
 GPU_ONLY |= {"StoredTails"}
 
 
-def test_every_view_of_a_stored_result_has_a_committed_entry_here():
-    from posgeom.chapters import records
+def _records() -> dict:
+    """Every record of :mod:`posgeom.experiments.records`, by name (a name is one record's, package-wide)."""
+    import pkgutil
+    from importlib import import_module
 
-    views = {n for n in records.__all__ if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch",
+    import posgeom.experiments.records as package
+
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = import_module(f"{package.__name__}.{info.name}")
+        for name in module.__all__:
+            assert name not in found, f"{name} is defined twice in posgeom.experiments.records"
+            found[name] = getattr(module, name)
+    return found
+
+
+def test_every_view_of_a_stored_result_has_a_committed_entry_here():
+    views = {n for n in _records() if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch",
                                                                         "SmacofGain", "ExactEmbedding", "BootstrapIntervals"}
     assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == views
 
 
 def test_a_lowrank_training_reads_into_its_view():
-    from posgeom.chapters.records import StoredTraining
+    from posgeom.experiments.records.minimal_parametrisation import StoredTraining
 
     acc = {"accuracy_mean": 0.9, "accuracy_std": 0.04, "loss_mean": 0.2, "loss_std": 0.07, "n_seeds": 5,
            "position_params": 1024}
@@ -266,16 +289,14 @@ def test_a_lowrank_training_reads_into_its_view():
 
 @pytest.mark.parametrize("name, experiment", RECORD_ENTRIES, ids=[e for _, e in RECORD_ENTRIES])
 def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment):
-    from posgeom.chapters import records
-
     result = _committed(experiment)
     at = "sst2" if name in ("SmacofGain", "ExactEmbedding") else None  # a view of one corpus of the result
-    record = as_record(result, getattr(records, name), at=at)
+    record = as_record(result, _records()[name], at=at)
     _matches(record, result.values[at] if at else result.values, result.arrays)
 
 
 def test_a_monotonicity_table_reads_into_its_view():
-    from posgeom.chapters.records import OrderTable
+    from posgeom.experiments.records.monotonicity import OrderTable
     from posgeom.experiments.monotonicity import MonotonicityRow
 
     rows = [_planted_row(MonotonicityRow, k) for k in range(2)]

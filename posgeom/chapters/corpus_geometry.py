@@ -16,7 +16,8 @@ from ..registry.typed import as_record, stored
 from ..experiments.corpus_geometry import CONFIGS, SYNTHETIC_FAMILIES, SensitivityRow
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, special_words
-from .records import BootstrapIntervals, StoredSST2Geometry, StressPair
+from ..experiments.records.common import BootstrapIntervals, StressPair
+from ..experiments.records.corpus_geometry import StoredSST2Geometry
 
 __all__ = ["KindGeometry", "KindsSummary", "StoredSensitivity", "SST2View", "FamilyArrays", "synthetic_arrays",
            "NoiseScaling", "sin_vs_rope", "c8_row", "comparison_rows", "sst2_caption", "captions"]

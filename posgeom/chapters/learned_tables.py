@@ -24,7 +24,8 @@ from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from .powered import design_check, design_summary, paired_text, plan_text
-from .records import StoredDropoutDesign, StoredInitDesign, StoredTableStress, TableStress
+from ..experiments.records.learned_tables import StoredTableStress, TableStress
+from ..experiments.records.paired_design import StoredDropoutDesign, StoredInitDesign
 
 __all__ = [
     "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts",
@@ -135,7 +136,7 @@ def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
 
 
 def stress_by_corpus(result: Result) -> dict[str, TableStress]:
-    """A ``learned_table_stress`` entry's :class:`~posgeom.chapters.records.TableStress` of each corpus it ran on."""
+    """A ``learned_table_stress`` entry's :class:`~posgeom.experiments.records.learned_tables.TableStress` of each corpus it ran on."""
     s = as_record(result, StoredTableStress)
     return {corpus: c for corpus, c in (("sst2", s.sst2), ("imdb", s.imdb)) if c is not None}
 

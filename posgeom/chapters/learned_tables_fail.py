@@ -21,7 +21,8 @@ from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
 from .powered import design_check, design_summary, paired_text, plan_text, stored_design
-from .records import StoredHeuristicsDesign, StoredTails, TailCondition
+from ..experiments.records.extrapolation import StoredTails, TailCondition
+from ..experiments.records.paired_design import StoredHeuristicsDesign
 
 __all__ = ["METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "stress_accuracy", "TailsOutcome",
            "tails_outcome", "comparison_rows", "power_checks", "captions"]
@@ -116,7 +117,7 @@ def stress_accuracy(order: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class TailsOutcome(StoredTails):
-    """A stored ``run_undertrained_tails``: its :class:`~posgeom.chapters.records.StoredTails` (``reach`` (n_conditions,
+    """A stored ``run_undertrained_tails``: its :class:`~posgeom.experiments.records.extrapolation.StoredTails` (``reach`` (n_conditions,
     n), ``movement`` (n_conditions, n_seeds, n)) and the per-seed quantities of each condition (skewed, uniform)."""
 
     by_condition: dict[str, TailCondition]

@@ -21,7 +21,9 @@ from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_sequences, model_words, short_float
 from .corpus_geometry import sst2_caption
 from .powered import design_check, design_summary, paired_text, plan_text
-from .records import StoredC5, StoredC5Draws, StoredLowrankDesign, StoredTraining, StressPair, TrainedRun
+from ..experiments.records.common import StressPair
+from ..experiments.records.minimal_parametrisation import StoredC5, StoredC5Draws, StoredTraining, TrainedRun
+from ..experiments.records.paired_design import StoredLowrankDesign
 
 __all__ = ["HOLDS", "PURE_NOISE", "PlantedRank", "StoredValidation", "CrossFitted", "Spectrum", "StressCurve",
            "spectra", "stress_curves", "c5_evidence", "trained_runs", "stall_summary", "savings_row", "reduction_row",

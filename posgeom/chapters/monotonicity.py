@@ -21,7 +21,9 @@ from ..registry.typed import as_record, stored
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
 from .real_corpora import corpus_caption
-from .records import BootstrapIntervals, NoiseAwareRank, OrderTable
+from ..experiments.records.common import BootstrapIntervals
+from ..experiments.records.monotonicity import OrderTable
+from ..experiments.records.real_corpora import NoiseAwareRank
 
 __all__ = ["monotonicity_dataframe", "order_table", "NTKRun", "ntk_outcome", "displacement_violation", "power_checks",
            "OrderInputs", "natural_rank_rates", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "c11_row",

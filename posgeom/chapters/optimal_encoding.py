@@ -20,7 +20,8 @@ from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
 from .corpus_geometry import captions as corpus_captions, sst2_caption
-from .records import BootstrapIntervals, ExactEmbedding, SmacofGain
+from ..experiments.records.common import BootstrapIntervals
+from ..experiments.records.optimal_encoding import ExactEmbedding, SmacofGain
 
 __all__ = ["CORPORA", "AlgorithmSummary", "AlgorithmArrays", "StoredComparison", "OneHotStresses", "interval", "mds3_vs_sinusoidal",
            "below_beyond_noise", "exact_summary", "near_zero", "c3_reproduces_row", "c6_row", "c3_least_stress_row",

@@ -13,7 +13,7 @@ from ..registry.typed import as_record
 from ..geometry.intervals import SeedInterval
 from ..timings import format_duration
 from ..report import PowerCheck
-from .records import StoredDesign
+from ..experiments.records.paired_design import StoredDesign
 
 __all__ = ["stored_design", "DesignSummary", "design_summary", "design_stages",
            "design_check", "plan_text", "paired_text"]

@@ -19,8 +19,8 @@ from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..experiments.real_corpora_geometry import corpus_options
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
-from .records import (BootstrapIntervals, DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
-                      StoredStressTable)
+from ..experiments.records.common import BootstrapIntervals
+from ..experiments.records.real_corpora import DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices, StoredStressTable
 
 __all__ = [
     "PlainText", "CorpusGeometry", "corpus_geometry", "describe_corpus", "alibi_parabola",

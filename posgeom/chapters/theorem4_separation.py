@@ -19,7 +19,7 @@ from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
 from .powered import design_summary, paired_text, plan_text
-from .records import StoredConverged
+from ..experiments.records.separation import StoredConverged
 
 __all__ = ["Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "PretrainedTable",
            "pretrained_table", "controls_summary", "shrink_factors", "FactorisationOutcome", "factorisation_outcome",
