@@ -222,9 +222,9 @@ _HAND_TYPED = {
 
 
 def _facts_source(slug: str) -> str:
-    """The text a chapter's box facts are written from (the templates of posgeom.chapters.needs), with every value
+    """The text a chapter's box facts are written from (the templates of posgeom.reproduce.facts), with every value
     filled in from a record (a template's fields) left out: what is typed by hand."""
-    from posgeom.chapters.needs import CHAPTER_FACTS
+    from posgeom.reproduce.facts import CHAPTER_FACTS
 
     return " ".join(re.sub(r"\{[^{}]*\}", "<glued>", text) for text in CHAPTER_FACTS[slug].values())
 
@@ -234,7 +234,7 @@ def test_box_quotes_its_counts_from_the_captions_record(slug):
     """The chapter shows its box through the one directive (no hand-written copy of it), and no count of runs,
     seeds, steps, redraws or sequences is typed in the text the box is written from (beyond the facts of a
     data split or a pretrained model): each comes from the chapter's Captions, whose fields the box reads."""
-    from posgeom.chapters.needs import chapter_facts
+    from posgeom.reproduce.facts import chapter_facts
     from posgeom.config import get_settings
 
     source = (ROOT / "notebooks" / f"{slug}.md").read_text()

@@ -41,7 +41,7 @@ def _style_breaks(text: str, *, fields: bool = True) -> list[str]:
 
 
 def _pages():
-    from posgeom.chapters.needs import CHAPTER_FACTS, PAGE_FACTS
+    from posgeom.reproduce.facts import CHAPTER_FACTS, PAGE_FACTS
 
     return sorted(CHAPTER_FACTS) + sorted(PAGE_FACTS)
 
@@ -68,7 +68,7 @@ def test_every_box_is_written_in_the_house_style(scale, tmp_path):
 def test_the_runs_say_the_model_once_in_words():
     """"28 training runs of the posgeom encoder, 1 layer, width 32, 4 heads" (a configuration pasted into a
     sentence) is now the runs, and the model said once, in words, in the box's Model line."""
-    from posgeom.chapters.needs import chapter_facts
+    from posgeom.reproduce.facts import chapter_facts
     from posgeom.config import get_settings
 
     facts = chapter_facts("theorem4-separation", get_settings(scale="quick"))
@@ -355,7 +355,7 @@ def test_the_chapters_link_to_names_the_api_reference_documents():
 
 
 def _chapter_slugs():
-    from posgeom.chapters.needs import CHAPTER_FACTS
+    from posgeom.reproduce.facts import CHAPTER_FACTS
 
     return list(CHAPTER_FACTS)
 

@@ -183,7 +183,7 @@ def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_er
 @dataclass(frozen=True)
 class Captions:
     """What the chapter's captions state at the scale in force (glued as ``smcap_<field>``), and its box's counts
-    at both scales (:mod:`posgeom.chapters.needs`)."""
+    at both scales (:mod:`posgeom.reproduce.facts`)."""
 
     scale: str
     sst2: str             # SST-2's positions and special tokens

@@ -4,7 +4,7 @@ The book's directive ``{posgeom-needs}`` (``book/_ext/posgeom_reader.py``) and a
 notebook (:mod:`posgeom.notebooks`) both show the text of :func:`needs_box`. What every chapter's box shares is
 written here: the measured time and memory of the book's last cold build (:mod:`posgeom.timings`), the parts
 stored at ``paper`` and those that wait for a GPU (``posgeom.reproduce.parts``), and the table of those parts;
-what differs from chapter to chapter is :mod:`posgeom.chapters.needs`.
+what differs from chapter to chapter is :mod:`posgeom.reproduce.facts`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ __all__ = ["needs_title", "needs_box"]
 
 def needs_title(page: str) -> str:
     """The title of ``page``'s box: "What this chapter needs" for a chapter, "What this page needs" otherwise."""
-    from ..chapters.needs import CHAPTER_FACTS
+    from .facts import CHAPTER_FACTS
 
     return "What this chapter needs" if page in CHAPTER_FACTS else "What this page needs"
 
@@ -38,9 +38,9 @@ def needs_box(page: str, settings=None, *, root: str | Path | None = None, regis
     A chapter's box lists what it costs at ``quick`` (the cold run and peak memory of the book's last
     measured build, :func:`posgeom.timings.chapter_times`), what it costs at ``paper`` (the parts stored and
     those waiting for a GPU, :func:`posgeom.reproduce.chapter_needs`), the chapter's own facts (time, GPU,
-    data, model: :func:`posgeom.chapters.needs.chapter_facts`, counted from the settings of both scales), and
+    data, model: :func:`posgeom.reproduce.facts.chapter_facts`, counted from the settings of both scales), and
     the table of its parts at ``paper`` (:func:`posgeom.reproduce.paper_parts`). Another page's box is its
-    paragraph of :data:`posgeom.chapters.needs.PAGE_FACTS`.
+    paragraph of :data:`posgeom.reproduce.facts.PAGE_FACTS`.
 
     Parameters
     ----------
@@ -58,7 +58,7 @@ def needs_box(page: str, settings=None, *, root: str | Path | None = None, regis
     str
         Markdown without the title (:func:`needs_title`): bullets, and a table for a chapter.
     """
-    from ..chapters.needs import CHAPTER_FACTS, chapter_facts, page_facts
+    from .facts import CHAPTER_FACTS, chapter_facts, page_facts
     from ..timings import format_duration, format_memory
 
     times, memory = chapter_times(root), chapter_memory(root)
