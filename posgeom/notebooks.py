@@ -84,14 +84,9 @@ def glue(name: str, value, display: bool = True) -> None:
 
 
 def glue_fields(prefix: str, record) -> None:
-    """Glue every field of a typed record (a dataclass instance or a mapping) as ``<prefix>_<field>``, not displayed.
-
-    A chapter quotes the numbers of a result in its prose (``{glue:text}`t1_nope_mean:.3f```); the
-    experiment module returns them as one typed summary, and one call in a hidden cell glues them all,
-    so the page shows the reader the computation and not a screen of ``glue`` calls. A field that is
-    ``None`` is glued as the text ``"none"``; a NumPy scalar as the Python number it holds; an array (a typed
-    record's ``D``, ``losses``) is left out.
-    """
+    """Glue every field of a typed record (a dataclass instance or a mapping) as ``<prefix>_<field>``, not displayed,
+    so that a hidden cell glues what the prose quotes in one call. ``None`` is glued as ``"none"``, a NumPy scalar
+    as the Python number it holds; an array is left out (drawn, not quoted: its text would fill the notebook)."""
     import dataclasses
     from collections.abc import Mapping
 
@@ -102,9 +97,7 @@ def glue_fields(prefix: str, record) -> None:
         raise TypeError(f"glue_fields needs a dataclass instance or a mapping, got {type(record).__name__}")
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix):
         raise ValueError(f"glue prefix {prefix!r} must be letters, digits and underscores, starting with a letter")
-    for name, value in items:
-        if getattr(value, "ndim", 0) > 0:
-            continue  # a record's arrays are drawn, not quoted: their text would only fill the executed notebook
+    for name, value in ((n, v) for n, v in items if getattr(v, "ndim", 0) == 0):
         if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
             value = value.item()  # a NumPy scalar displays as np.float64(...), which the book cannot format
         glue(f"{prefix}_{name}", "none" if value is None else value, display=False)
