@@ -216,3 +216,13 @@ def test_the_architecture_drawing_lists_the_layers_in_the_linters_order():
             drawn.append(pending)
             pending = ""
     assert drawn == layers
+
+
+#: No module of the package is longer than this (issue #46: a module a reader can hold; split a coherent part off
+#: beyond it).
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_of_the_package_is_longer_than_a_reader_can_hold():
+    lengths = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {path: n for path, n in lengths.items() if n > MAX_MODULE_LINES} == {}
