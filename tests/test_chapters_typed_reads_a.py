@@ -81,7 +81,6 @@ def _matches(record, stored_value) -> None:
 
 #: The views of a whole stored result that one chapter keeps in its module, each with a committed paper result.
 WHOLE_RESULT_VIEWS = [
-    ("minimal_parametrisation", "StoredValidation", "minimal_parametrisation.rank_validation"),
     ("sinusoids_as_mds", "StoredFourier", "sinusoids_as_mds.fourier_match"),
     ("sinusoids_as_mds", "StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
     ("corpus_geometry", "StoredSensitivity", "corpus_geometry.sensitivity"),
@@ -109,7 +108,7 @@ def test_one_corpus_of_a_committed_result_reads_into_its_view(corpus):
 
 
 def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
-    from posgeom.chapters.minimal_parametrisation import StressCurve
+    from posgeom.experiments.records.minimal_parametrisation import StressCurve
 
     curve = np.array([0.5, 0.2, 0.1])
     result = _planted({"drift": {"encodings": {"sinusoidal": {"paper": 9.0, "scale_free": 0.3}}}},
@@ -125,8 +124,7 @@ def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
 
 def test_the_spectra_and_rank_readings_read_the_stored_readings():
     from posgeom.chapters import minimal_parametrisation as mpr
-    from posgeom.chapters.minimal_parametrisation import CrossFitted
-    from posgeom.experiments.records.minimal_parametrisation import SST2Ranks, StoredRanks
+    from posgeom.experiments.records.minimal_parametrisation import CrossFitted, SST2Ranks, StoredRanks
     from posgeom.experiments.corpus_geometry import SYNTHETIC_FAMILIES
 
     ranks = _committed("minimal_parametrisation.effective_rank")

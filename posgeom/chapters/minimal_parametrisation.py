@@ -16,55 +16,24 @@ from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..registry import Result
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_sequences, model_words, short_float
 from .corpus_geometry import sst2_caption
 from .powered import design_check, design_summary, paired_text, plan_text
-from ..experiments.records.common import StressPair
-from ..experiments.records.minimal_parametrisation import StoredC5, StoredC5Draws, StoredTraining, TrainedRun
+from ..experiments.records.minimal_parametrisation import (CrossFitted, StoredC5, StoredC5Draws, StoredTraining,
+                                                          StressCurve, TrainedRun)
 from ..experiments.records.paired_design import StoredLowrankDesign
 
-__all__ = ["HOLDS", "PURE_NOISE", "PlantedRank", "StoredValidation", "CrossFitted", "Spectrum", "StressCurve",
-           "spectra", "stress_curves", "c5_evidence", "trained_runs", "stall_summary", "savings_row", "reduction_row",
-           "performance_row", "powered_row", "comparison_rows", "power_checks", "captions"]
+__all__ = ["HOLDS", "PURE_NOISE", "Spectrum", "spectra", "stress_curves", "c5_evidence", "trained_runs",
+           "stall_summary", "savings_row", "reduction_row", "performance_row", "powered_row", "comparison_rows",
+           "power_checks", "captions"]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
 HOLDS = 0.998
 
 #: C5's generator of pure noise (population rank 0): ``run_c5`` has no population row for it, only samples.
 PURE_NOISE = "stationary"
-
-
-@dataclass(frozen=True)
-class PlantedRank:
-    """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
-
-    estimate: int | None
-    interval: tuple[int, int]
-    rank: int
-    size: int
-    smallest_signal: float
-    strength: float
-    text: str
-    threshold: float
-
-
-@dataclass(frozen=True)
-class StoredValidation:
-    """A stored ``run_rank_validation``, typed: every planted-rank case, in the stored order."""
-
-    rows: tuple[PlantedRank, ...]
-
-
-@dataclass(frozen=True)
-class CrossFitted:
-    """One corpus of ``run_effective_rank`` (``at=corpus, arrays_at=setting``): the cross-fitted rank at each setting
-    as text, its threshold, and the cross-fitted eigenvalues (splits × directions) of the setting read."""
-
-    cross_fitted: tuple[str, ...]
-    cross_fitted_threshold: tuple[float, ...]
-    eigenvalues: np.ndarray = stored("cross_fitted")
 
 
 @dataclass(frozen=True)
@@ -75,15 +44,6 @@ class Spectrum:
     eigenvalues: np.ndarray
     threshold: float
     rank_text: str
-
-
-@dataclass(frozen=True)
-class StressCurve:
-    """One corpus of ``run_stress_vs_rank``: rank-k MDS's scale-free stress (k = 1, 2, ...), each encoding's two."""
-
-    corpus: str
-    mds: np.ndarray = stored("scale_free")
-    encodings: dict[str, StressPair]
 
 
 def spectra(ranks: Result) -> list[Spectrum]:

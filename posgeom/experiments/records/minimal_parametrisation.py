@@ -1,16 +1,20 @@
-"""Typed records of what run_effective_rank, run_c5, run_c5_draws (:mod:`posgeom.experiments.minimal_parametrisation`)
-and the training comparison (:mod:`posgeom.experiments.lowrank_training`) stores, read back by
-:func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what run_effective_rank, run_rank_validation, run_stress_vs_rank, run_c5, run_c5_draws
+(:mod:`posgeom.experiments.minimal_parametrisation`) and the training comparison
+(:mod:`posgeom.experiments.lowrank_training`) store, read back by :func:`posgeom.registry.typed.as_record`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...geometry.intervals import SeedInterval
 from ...registry.typed import stored
+from .common import StressPair
 
-__all__ = ["RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "C5Row", "StoredC5", "C5Draw",
-    "StoredC5Draws", "EncodingAccuracy", "TrainedRun", "StoredTraining"]
+__all__ = ["RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "CrossFitted", "PlantedRank",
+    "StoredValidation", "StressCurve", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws", "EncodingAccuracy",
+    "TrainedRun", "StoredTraining"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,47 @@ class StoredRanks:
     regimes: FamilyRanks
     markov: FamilyRanks
     sst2: SST2Ranks
+
+
+@dataclass(frozen=True)
+class CrossFitted:
+    """One corpus of ``run_effective_rank`` (``at=corpus, arrays_at=setting``): the cross-fitted rank at each setting
+    as text, its threshold, and the cross-fitted eigenvalues (splits × directions) of the setting read."""
+
+    cross_fitted: tuple[str, ...]
+    cross_fitted_threshold: tuple[float, ...]
+    eigenvalues: np.ndarray = stored("cross_fitted")
+
+
+@dataclass(frozen=True)
+class PlantedRank:
+    """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
+
+    estimate: int | None
+    interval: tuple[int, int]
+    rank: int
+    size: int
+    smallest_signal: float
+    strength: float
+    text: str
+    threshold: float
+
+
+@dataclass(frozen=True)
+class StoredValidation:
+    """A stored ``run_rank_validation``, typed: every planted-rank case, in the stored order."""
+
+    rows: tuple[PlantedRank, ...]
+
+
+@dataclass(frozen=True)
+class StressCurve:
+    """One corpus of ``run_stress_vs_rank`` (``at=corpus, arrays_at=corpus``; ``corpus`` is given, not stored):
+    rank-k MDS's scale-free stress (k = 1, 2, ...), each encoding's two."""
+
+    corpus: str
+    mds: np.ndarray = stored("scale_free")
+    encodings: dict[str, StressPair]
 
 
 @dataclass(frozen=True)
