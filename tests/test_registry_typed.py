@@ -198,6 +198,9 @@ def _matches(record, stored_value, arrays=None) -> None:
                 continue
             here = stored_value
             for part in path.split("."):  # a dotted path, as as_record follows it
+                if isinstance(here, list) and part.isdigit() and int(part) < len(here):
+                    here = here[int(part)]  # "omega_range.0": an item of a stored list
+                    continue
                 if not isinstance(here, dict) or part not in here:
                     here = dataclasses.MISSING
                     break
@@ -253,6 +256,11 @@ GPU_ONLY |= {"StoredTails"}
 # issue #46, item 1 (minimal parametrisation): the planted-rank validation's record left the chapter
 RECORD_ENTRIES += [("StoredValidation", "minimal_parametrisation.rank_validation")]
 
+# wave 8, sinusoids as MDS and the zoo (posgeom.experiments.records.sinusoids_as_mds and .zoo): the whole-result records
+RECORD_ENTRIES += [("StoredFourier", "sinusoids_as_mds.fourier_match"),
+                   ("StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
+                   ("ZooSummary", "zoo.distances"), ("KernelPair", "zoo.kernel_pair")]
+
 
 def _records() -> dict:
     """Every record of :mod:`posgeom.experiments.records`, by name (a name is one record's, package-wide)."""
@@ -272,7 +280,8 @@ def _records() -> dict:
 
 def test_every_view_of_a_stored_result_has_a_committed_entry_here():
     views = {n for n in _records() if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch",
-                                                                        "SmacofGain", "ExactEmbedding", "BootstrapIntervals"}
+                                                                        "SmacofGain", "ExactEmbedding", "BootstrapIntervals",
+                                                                        "ZooSummary", "KernelPair"}
     assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == views
 
 

@@ -1,8 +1,9 @@
 r"""What the chapter "Encodings at a glance" reports, from the stored zoo (:mod:`posgeom.experiments.zoo`).
 
 The zoo stores, per encoding, where it enters the model, its parameters and the summaries of its distance matrix,
-and the kernel identity that links the sinusoidal table with RoPE; this module reads them typed, and builds the
-chapter's "Paper vs this book" row for C8, decided by its rule in :mod:`posgeom.verdicts`.
+and the kernel identity that links the sinusoidal table with RoPE; this module reads them into their records
+(:mod:`posgeom.experiments.records.zoo`), and builds the chapter's "Paper vs this book" row for C8, decided by its
+rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -14,28 +15,13 @@ import numpy as np
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..encodings.zoo import ZOO
+from ..experiments.records.zoo import KernelPair, ZooEncoding, ZooPictures, ZooSummary
 from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["ZooEncoding", "encodings", "ZooSummary", "zoo_summary", "KernelPair", "c8_row", "comparison_rows",
-           "ZooPictures", "zoo_pictures", "Captions", "captions"]
-
-
-@dataclass(frozen=True)
-class ZooEncoding:
-    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``): where it enters the model, its positional
-    parameters, and the geometry of its distance matrix (the chapter's second table)."""
-
-    enters: str
-    n_params: int
-    max_distance: float
-    toeplitz_spread: float
-    eigen_fraction_1: float
-    eigen_fraction_2: float
-    separation: float
-    separation_normalized: float
+__all__ = ["encodings", "zoo_summary", "c8_row", "comparison_rows", "zoo_pictures", "Captions", "captions"]
 
 
 def encodings(zoo: Result) -> dict[str, ZooEncoding]:
@@ -43,46 +29,9 @@ def encodings(zoo: Result) -> dict[str, ZooEncoding]:
     return {name: as_record(zoo, ZooEncoding, at=f"encodings.{name}") for name in ZOO}
 
 
-@dataclass(frozen=True)
-class ZooSummary:
-    """The numbers of a ``run_zoo`` result the chapter quotes beside each encoding's (:class:`ZooEncoding`): the
-    pretrained model's shapes, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
-
-    d: int = stored("shape.d_model")
-    heads: int = stored("shape.n_heads")
-    dhead: int = stored("kernel.d_head")
-    nmax: int = stored("shape.max_positions")
-    n: int
-    identity_err: float = stored("kernel.identity_max_error")
-    kernel_err: float = stored("kernel.sinusoidal_kernel_max_error")
-    sin_rope_stress: float = stored("kernel.stress_scale_free")
-    sin_rope_rho: float = stored("kernel.spearman")
-    nfreq_sin: int = stored("kernel.n_frequencies_sinusoidal")
-    nfreq_rope: int = stored("kernel.n_frequencies_rope")
-    omega_min_sin: float = stored("kernel.omega_range_sinusoidal.0")
-    omega_min_rope: float = stored("kernel.omega_range_rope.0")
-    alibi_frac: float = stored("alibi.eigen_fraction_1")
-    alibi_line_err: float = stored("alibi.line_mds_error")
-    alibi_mbar: float = stored("alibi.mean_slope")
-
-
 def zoo_summary(zoo: Result) -> ZooSummary:
-    """The :class:`ZooSummary` of a ``run_zoo`` result."""
+    """The :class:`~posgeom.experiments.records.zoo.ZooSummary` of a ``run_zoo`` result."""
     return as_record(zoo, ZooSummary)
-
-
-@dataclass(frozen=True)
-class KernelPair:
-    """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
-
-    d_model: int
-    n_heads: int
-    d_head: int
-    n: int
-    base: float
-    stress_scale_free: float
-    max_sinusoidal: float
-    max_rope: float
 
 
 def _pair_text(p: KernelPair, with_n: bool = False) -> str:
@@ -115,27 +64,9 @@ def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
     return [c8_row(zoo_summary(zoo).identity_err, as_record(pair, KernelPair), paper_pair, settings)]
 
 
-@dataclass(frozen=True)
-class ZooPictures:
-    """The arrays of the zoo the chapter draws: per encoding its distance matrix and 2-D MDS layout; the
-    sinusoidal and learned tables (first positions); ALiBi's bias (heads × n × n); the offsets ``deltas`` with
-    the sinusoidal and RoPE kernels K(δ) on them, and the two frequency sets."""
-
-    distances: dict
-    mds2: dict
-    sinusoidal_table: np.ndarray = stored("table__sinusoidal")
-    learned_table: np.ndarray = stored("table__learned")
-    alibi_bias: np.ndarray
-    deltas: np.ndarray
-    kernel_sinusoidal: np.ndarray = stored("K_sinusoidal")
-    kernel_rope: np.ndarray = stored("K_rope")
-    omega_sinusoidal: np.ndarray
-    omega_rope: np.ndarray
-
-
 def zoo_pictures(zoo: Result) -> ZooPictures:
-    """The :class:`ZooPictures` of a ``run_zoo`` result; per encoding, its arrays are stored as ``D__<name>`` and
-    ``mds2__<name>``."""
+    """The :class:`~posgeom.experiments.records.zoo.ZooPictures` of a ``run_zoo`` result; per encoding, its arrays
+    are stored as ``D__<name>`` and ``mds2__<name>``."""
     def each_encoding(prefix: str) -> dict[str, np.ndarray]:
         found = {name.removeprefix(prefix): a for name, a in zoo.arrays.items() if name.startswith(prefix)}
         return {name: np.asarray(found[name]) for name in ZOO}

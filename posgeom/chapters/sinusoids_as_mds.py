@@ -1,8 +1,9 @@
 r"""What the chapter "Sinusoids as MDS" reports, from its stored runs.
 
 The runs of :mod:`posgeom.experiments.sinusoids_as_mds` (how sinusoidal the MDS eigenvectors of each corpus are,
-bootstrap intervals of the shift statistics, the sweep from a stationary to a drifting corpus) read typed, and the
-chapter's "Paper vs this book" rows for C4, each decided by its rule in :mod:`posgeom.verdicts`.
+bootstrap intervals of the shift statistics, the sweep from a stationary to a drifting corpus) read into their
+records (:mod:`posgeom.experiments.records.sinusoids_as_mds`), and the chapter's "Paper vs this book" rows for C4,
+each decided by its rule in :mod:`posgeom.verdicts`.
 """
 
 from __future__ import annotations
@@ -17,55 +18,23 @@ from ..geometry import SHIFT_STATISTICS, Interval
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
+from ..experiments.records.sinusoids_as_mds import (Eigenvectors, FourierCorpus, ShiftIntervals, StoredFourier,
+                                                    StoredSweep)
 from ..experiments.sinusoids_as_mds import CONFIGS
 from ..report import ComparisonRow
 from ..wording import describe_scales, describe_sequences
 from .corpus_geometry import sst2_caption
 
-__all__ = ["CIRCULANT", "FourierCorpus", "StoredFourier", "corpora", "ShiftIntervals", "shift_interval", "StoredSweep",
-           "Eigenvectors", "eigenvectors", "frequency_summary", "NearStationary", "near_stationary", "circulant_row",
-           "sinusoidal_table_row", "comparison_rows", "Captions", "captions"]
+__all__ = ["CIRCULANT", "corpora", "shift_interval", "eigenvectors", "frequency_summary", "NearStationary",
+           "near_stationary", "circulant_row", "sinusoidal_table_row", "comparison_rows", "Captions", "captions"]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
 CIRCULANT = "markov (population)"
 
 
-@dataclass(frozen=True)
-class FourierCorpus:
-    """One corpus of ``run_fourier_match`` (``at=corpus``): its D's Toeplitz and circulant deviations, the mean R²
-    of the sinusoids fitted to its top MDS eigenvectors, their Fourier match, the scale-free stresses of the
-    sinusoidal table and of MDS at the same rank, and the eigenvalue share of the top vectors."""
-
-    toeplitz_deviation: float
-    circulant_deviation: float
-    mean_sinusoid_r2: float
-    fourier_match: float
-    sinusoidal_scale_free: float
-    mds_scale_free: float
-    eigenvalue_share: float
-
-
-@dataclass(frozen=True)
-class StoredFourier:
-    """A stored ``run_fourier_match``: the corpora it measured, and the width-50 sinusoidal table's frequencies."""
-
-    corpora: tuple[str, ...]
-    vaswani_frequencies: tuple[float, ...]
-
-
 def corpora(fourier: Result) -> dict[str, FourierCorpus]:
     """Every corpus of a ``run_fourier_match`` result, by name, in the order it measured them."""
     return {name: as_record(fourier, FourierCorpus, at=name) for name in as_record(fourier, StoredFourier).corpora}
-
-
-@dataclass(frozen=True)
-class ShiftIntervals:
-    """One corpus of ``run_shift_intervals`` (``at=corpus``): the bootstrap interval of each shift statistic
-    (:data:`posgeom.geometry.SHIFT_STATISTICS`; None where not stored)."""
-
-    toeplitz_deviation: Interval | None = None
-    circulant_deviation: Interval | None = None
-    fourier_match: Interval | None = None
 
 
 def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
@@ -78,33 +47,9 @@ def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
     return interval
 
 
-@dataclass(frozen=True)
-class StoredSweep:
-    """A stored ``run_stationarity_sweep``: at each mixing weight t (0: the Markov corpus, 1: the drift one), the
-    Toeplitz and circulant deviations, Fourier match, mean sinusoid R², and the scale-free stresses of the
-    sinusoidal table and of rank-6 MDS."""
-
-    t: tuple[float, ...]
-    toeplitz_deviation: tuple[float, ...]
-    circulant_deviation: tuple[float, ...]
-    fourier_match: tuple[float, ...]
-    mean_sinusoid_r2: tuple[float, ...]
-    sinusoidal_scale_free: tuple[float, ...]
-    mds_scale_free: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class Eigenvectors:
-    """One corpus's top MDS eigenvectors (positions × vectors), the R² of the sinusoid fitted to each, and the
-    frequencies of those fits (radians per position)."""
-
-    U: np.ndarray
-    sinusoid_r2: tuple
-    omega: np.ndarray
-
-
 def eigenvectors(fourier: Result, corpus: str) -> Eigenvectors:
-    """The :class:`Eigenvectors` of ``corpus`` (one of the corpora ``run_fourier_match`` measured)."""
+    """The :class:`~posgeom.experiments.records.sinusoids_as_mds.Eigenvectors` of ``corpus`` (one of the corpora
+    ``run_fourier_match`` measured)."""
     return as_record(fourier, Eigenvectors, at=corpus, arrays_at=corpus)
 
 

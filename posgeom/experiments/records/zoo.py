@@ -1,0 +1,83 @@
+"""Typed records of what run_zoo and run_kernel_pair (:mod:`posgeom.experiments.zoo`) store, read back by
+:func:`posgeom.registry.typed.as_record`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...registry.typed import stored
+
+__all__ = ["ZooEncoding", "ZooSummary", "ZooPictures", "KernelPair"]
+
+
+@dataclass(frozen=True)
+class ZooEncoding:
+    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``): where it enters the model, its positional
+    parameters, and the geometry of its distance matrix (the chapter's second table)."""
+
+    enters: str
+    n_params: int
+    max_distance: float
+    toeplitz_spread: float
+    eigen_fraction_1: float
+    eigen_fraction_2: float
+    separation: float
+    separation_normalized: float
+
+
+@dataclass(frozen=True)
+class ZooSummary:
+    """The numbers of a ``run_zoo`` result quoted beside each encoding's (:class:`ZooEncoding`): the pretrained
+    model's shapes, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
+
+    d: int = stored("shape.d_model")
+    heads: int = stored("shape.n_heads")
+    dhead: int = stored("kernel.d_head")
+    nmax: int = stored("shape.max_positions")
+    n: int
+    identity_err: float = stored("kernel.identity_max_error")
+    kernel_err: float = stored("kernel.sinusoidal_kernel_max_error")
+    sin_rope_stress: float = stored("kernel.stress_scale_free")
+    sin_rope_rho: float = stored("kernel.spearman")
+    nfreq_sin: int = stored("kernel.n_frequencies_sinusoidal")
+    nfreq_rope: int = stored("kernel.n_frequencies_rope")
+    omega_min_sin: float = stored("kernel.omega_range_sinusoidal.0")
+    omega_min_rope: float = stored("kernel.omega_range_rope.0")
+    alibi_frac: float = stored("alibi.eigen_fraction_1")
+    alibi_line_err: float = stored("alibi.line_mds_error")
+    alibi_mbar: float = stored("alibi.mean_slope")
+
+
+@dataclass(frozen=True)
+class ZooPictures:
+    """The arrays of a stored ``run_zoo``: per encoding its distance matrix and 2-D MDS layout (stored as
+    ``D__<name>`` and ``mds2__<name>``, gathered by the reader and passed in); the sinusoidal and learned tables
+    (first positions); ALiBi's bias (heads × n × n); the offsets ``deltas`` with the sinusoidal and RoPE kernels
+    K(δ) on them, and the two frequency sets."""
+
+    distances: dict
+    mds2: dict
+    sinusoidal_table: np.ndarray = stored("table__sinusoidal")
+    learned_table: np.ndarray = stored("table__learned")
+    alibi_bias: np.ndarray
+    deltas: np.ndarray
+    kernel_sinusoidal: np.ndarray = stored("K_sinusoidal")
+    kernel_rope: np.ndarray = stored("K_rope")
+    omega_sinusoidal: np.ndarray
+    omega_rope: np.ndarray
+
+
+@dataclass(frozen=True)
+class KernelPair:
+    """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
+
+    d_model: int
+    n_heads: int
+    d_head: int
+    n: int
+    base: float
+    stress_scale_free: float
+    max_sinusoidal: float
+    max_rope: float
