@@ -84,7 +84,6 @@ WHOLE_RESULT_VIEWS = [
     ("minimal_parametrisation", "StoredValidation", "minimal_parametrisation.rank_validation"),
     ("sinusoids_as_mds", "StoredFourier", "sinusoids_as_mds.fourier_match"),
     ("sinusoids_as_mds", "StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
-    ("corpus_geometry", "StoredSensitivity", "corpus_geometry.sensitivity"),
 ]
 
 
@@ -97,7 +96,7 @@ def test_a_committed_result_reads_into_the_chapters_own_view(module, name, exper
 
 @pytest.mark.parametrize("corpus", ["sst2", "markov (population)"])
 def test_one_corpus_of_a_committed_result_reads_into_its_view(corpus):
-    from posgeom.chapters.corpus_geometry import KindGeometry
+    from posgeom.experiments.records.corpus_geometry import KindGeometry
     from posgeom.chapters.sinusoids_as_mds import FourierCorpus, ShiftIntervals
 
     fourier = _committed("sinusoids_as_mds.fourier_match")
