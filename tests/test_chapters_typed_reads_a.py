@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -79,22 +78,9 @@ def _matches(record, stored_value) -> None:
         assert record == stored_value and (record is None) == (stored_value is None), (record, stored_value)
 
 
-#: The views of a whole stored result that one chapter keeps in its module, each with a committed paper result.
-WHOLE_RESULT_VIEWS = [
-    ("corpus_geometry", "StoredSensitivity", "corpus_geometry.sensitivity"),
-]
-
-
-@pytest.mark.parametrize("module, name, experiment", WHOLE_RESULT_VIEWS, ids=[n for _, n, _ in WHOLE_RESULT_VIEWS])
-def test_a_committed_result_reads_into_the_chapters_own_view(module, name, experiment):
-    result = _committed(experiment)
-    record = as_record(result, getattr(import_module(f"posgeom.chapters.{module}"), name))
-    _matches(record, result.values)
-
-
 @pytest.mark.parametrize("corpus", ["sst2", "markov (population)"])
 def test_one_corpus_of_a_committed_result_reads_into_its_view(corpus):
-    from posgeom.chapters.corpus_geometry import KindGeometry
+    from posgeom.experiments.records.corpus_geometry import KindGeometry
     from posgeom.experiments.records.sinusoids_as_mds import FourierCorpus, ShiftIntervals
 
     fourier = _committed("sinusoids_as_mds.fourier_match")

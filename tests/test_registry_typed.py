@@ -211,6 +211,8 @@ def _matches(record, stored_value, arrays=None) -> None:
             _matches(value, here)
     elif hasattr(record, "as_dict"):
         assert record == type(record).from_dict(stored_value)
+    elif isinstance(record, np.ndarray):  # an array field read from a list among the values
+        np.testing.assert_array_equal(record, np.asarray(stored_value))
     elif isinstance(record, tuple):
         assert len(record) == len(stored_value)
         for x, y in zip(record, stored_value):
@@ -261,6 +263,14 @@ RECORD_ENTRIES += [("StoredFourier", "sinusoids_as_mds.fourier_match"),
                    ("StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
                    ("ZooSummary", "zoo.distances"), ("KernelPair", "zoo.kernel_pair")]
 
+# The geometry of a corpus and the optimal encoding (wave 8, g1): their views of whole results moved from the chapters.
+RECORD_ENTRIES += [
+    ("StoredSensitivity", "corpus_geometry.sensitivity"), ("SST2View", "corpus_geometry.sst2"),
+    ("NoiseScaling", "corpus_geometry.noise_scaling"), ("KindsSummary", "corpus_geometry.hellinger_kinds"),
+    ("StoredComparison", "optimal_encoding.comparison"), ("AlgorithmSummary", "optimal_encoding.algorithm_steps"),
+    ("AlgorithmArrays", "optimal_encoding.algorithm_steps"), ("OneHotStresses", "optimal_encoding.one_hot"),
+]
+
 
 def _records() -> dict:
     """Every record of :mod:`posgeom.experiments.records`, by name (a name is one record's, package-wide)."""
@@ -282,6 +292,7 @@ def test_every_view_of_a_stored_result_has_a_committed_entry_here():
     views = {n for n in _records() if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch",
                                                                         "SmacofGain", "ExactEmbedding", "BootstrapIntervals",
                                                                         "ZooSummary", "KernelPair"}
+    views |= {"SST2View", "NoiseScaling", "KindsSummary", "AlgorithmSummary", "AlgorithmArrays", "OneHotStresses"}
     assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == views
 
 

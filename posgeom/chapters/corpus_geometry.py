@@ -1,103 +1,27 @@
 r"""What the chapter "The geometry of a corpus" adds to the runs of :mod:`posgeom.experiments.corpus_geometry` and
-:mod:`posgeom.experiments.real_corpora`: typed views of their results (the page draws and glues their fields), the
-sinusoidal–RoPE comparison over the preprocessing variants, the "Paper vs this book" row for C8, and the captions.
+:mod:`posgeom.experiments.real_corpora` (whose results it reads into the records of
+:mod:`posgeom.experiments.records.corpus_geometry`): each synthetic family's arrays, the sinusoidal–RoPE comparison
+over the preprocessing variants, the "Paper vs this book" row for C8, and the captions.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS, SYNTHETIC_FAMILIES, SensitivityRow
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, special_words
-from ..experiments.records.common import BootstrapIntervals, StressPair
-from ..experiments.records.corpus_geometry import StoredSST2Geometry
+from ..experiments.records.common import BootstrapIntervals
+from ..experiments.records.corpus_geometry import FamilyArrays, StoredSensitivity
 
-__all__ = ["KindGeometry", "KindsSummary", "StoredSensitivity", "SST2View", "FamilyArrays", "synthetic_arrays",
-           "NoiseScaling", "sin_vs_rope", "c8_row", "comparison_rows", "sst2_caption", "captions"]
-
-
-@dataclass(frozen=True)
-class KindGeometry:
-    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``): the
-    largest distance, the mass MDS clips, its full-rank error, and each encoding's :class:`StressPair`."""
-
-    max_D: float
-    clipped_mass: float
-    full_rank_max_error: float
-    stress: dict[str, StressPair]
-
-
-@dataclass(frozen=True)
-class KindsSummary:
-    """The Hellinger conventions compared (a ``run_hellinger_kinds`` result): geodesic over chord on SST-2, what
-    MDS clips and misses, and the sinusoidal table's stresses under the chord and normalised conventions."""
-
-    ratio_min_sst2: float = stored("sst2.geodesic_over_chord.min")
-    ratio_max_sst2: float = stored("sst2.geodesic_over_chord.max")
-    clip_geo_drift: float = stored("drift.geodesic.clipped_mass")
-    err_geo_drift: float = stored("drift.geodesic.full_rank_max_error")
-    err_chord_drift: float = stored("drift.chord.full_rank_max_error")
-    sin_paper_chord: float = stored("sst2.chord.stress.sinusoidal.paper")
-    sin_paper_norm: float = stored("sst2.normalized.stress.sinusoidal.paper")
-    sin_sf_chord: float = stored("sst2.chord.stress.sinusoidal.scale_free")
-    sin_sf_norm: float = stored("sst2.normalized.stress.sinusoidal.scale_free")
-
-
-@dataclass(frozen=True)
-class StoredSensitivity:
-    """A stored ``run_sensitivity``, typed: every preprocessing variant."""
-
-    variants: tuple[SensitivityRow, ...]
-
-
-@dataclass(frozen=True)
-class SST2View(StoredSST2Geometry):
-    """A ``run_sst2_geometry`` result with the arrays the chapter draws besides D, F, positions and reach: the most
-    frequent tokens (``top_strings``) with their probability at each position (``top_probs``, positions × tokens),
-    and the rms distance, rms floor and share of pairs resolved (D > 2F) for each number of phrases (``sizes``)."""
-
-    top_strings: np.ndarray
-    top_probs: np.ndarray
-    sizes: np.ndarray
-    size_rms_D: np.ndarray
-    size_rms_F: np.ndarray
-    size_frac_above_2F: np.ndarray
-
-
-@dataclass(frozen=True)
-class FamilyArrays:
-    """One synthetic family's population marginals ``mu_pop`` (positions × tokens) and sample distances ``D``."""
-
-    mu_pop: np.ndarray
-    D: np.ndarray
+__all__ = ["synthetic_arrays", "sin_vs_rope", "c8_row", "comparison_rows", "sst2_caption", "captions"]
 
 
 def synthetic_arrays(synthetic: Result) -> dict[str, FamilyArrays]:
     """``{family: FamilyArrays}`` of every synthetic family of a ``run_synthetic_geometry`` result."""
     return {fam: as_record(synthetic, FamilyArrays, at=fam, arrays_at=fam) for fam in SYNTHETIC_FAMILIES}
-
-
-@dataclass(frozen=True)
-class NoiseScaling:
-    """Sampling noise against the number of sequences ``sizes`` (``run_noise_scaling``): on the stationary family
-    the mean squared distance (0 in the population) against the bootstrap, split-half and delta-method ((v − 1)/(2N),
-    with its smallest expected count) floors; on the drift family the squared distance sampling adds, and its floor."""
-
-    sizes: np.ndarray
-    stationary: np.ndarray = stored("stationary_mean_sq")
-    bootstrap: np.ndarray = stored("bootstrap_mean_sq")
-    split_half: np.ndarray = stored("split_half_mean_sq")
-    delta_method: np.ndarray = stored("delta_method_mean_sq")
-    drift_excess: np.ndarray = stored("drift_excess_sq")
-    drift_floor: np.ndarray = stored("drift_F_sq")
-    min_expected_count: np.ndarray
 
 
 def sin_vs_rope(variants: tuple[SensitivityRow, ...]) -> tuple[float, float]:

@@ -1,89 +1,34 @@
-r"""What the chapter "The optimal encoding" adds to the runs of :mod:`posgeom.experiments.optimal_encoding`: typed
-views of their results (the page glues their fields), the readings its claims share with its prose, its "Paper vs
-this book" rows for C3 and C6, each decided by its rule in :mod:`posgeom.verdicts`, and the captions.
+r"""What the chapter "The optimal encoding" adds to the runs of :mod:`posgeom.experiments.optimal_encoding` (whose
+results it reads into the records of :mod:`posgeom.experiments.records.optimal_encoding`): the readings its claims
+share with its prose, its "Paper vs this book" rows for C3 and C6, each decided by its rule in
+:mod:`posgeom.verdicts`, and the captions.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
-
-import numpy as np
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..geometry import Interval
 from ..registry import Result, stored_text
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
 from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
 from .corpus_geometry import captions as corpus_captions, sst2_caption
 from ..experiments.records.common import BootstrapIntervals
-from ..experiments.records.optimal_encoding import ExactEmbedding, SmacofGain
+from ..experiments.records.optimal_encoding import ExactEmbedding, OneHotStresses, SmacofGain, StoredComparison
 
-__all__ = ["CORPORA", "AlgorithmSummary", "AlgorithmArrays", "StoredComparison", "OneHotStresses", "interval", "mds3_vs_sinusoidal",
-           "below_beyond_noise", "exact_summary", "near_zero", "c3_reproduces_row", "c6_row", "c3_least_stress_row",
-           "c3_exact_row", "c3_beats_row", "comparison_rows", "captions"]
+__all__ = ["CORPORA", "interval", "mds3_vs_sinusoidal", "below_beyond_noise", "exact_summary", "near_zero",
+           "c3_reproduces_row", "c6_row", "c3_least_stress_row", "c3_exact_row", "c3_beats_row", "comparison_rows",
+           "captions"]
 
 #: The corpora of the comparison: the synthetic families, then SST-2.
 CORPORA = tuple(SYNTHETIC_FAMILIES) + ("sst2",)
 _ALL_CORPORA = "4 synthetic families, SST-2 train"
 _row = partial(ComparisonRow, model="none")
-
-
-@dataclass(frozen=True)
-class AlgorithmSummary:
-    """Algorithm 1 step by step on the drift corpus (a ``run_algorithm_steps`` result): B against J S Sᵀ J, B's
-    smallest eigenvalue and numerical rank (sample and population), full-rank MDS's error, the rank-3 stresses,
-    and the lift to d = 50."""
-
-    B_vs_SS: float = stored("B_vs_SS_max_error")
-    min_eig: float = stored("min_eigenvalue")
-    full_err: float = stored("full_rank_max_error")
-    lift_err: float = stored("lift_max_error")
-    rank3_paper: float = stored("rank_k_stress.paper")
-    rank3_sf: float = stored("rank_k_stress.scale_free")
-    num_rank: int = stored("numerical_rank")
-    pop_rank: int = stored("population_rank_tol")
-    n: int
-
-
-@dataclass(frozen=True)
-class AlgorithmArrays:
-    """The arrays of a ``run_algorithm_steps`` result the page draws: the rank-k layout P_k (n × k), B's
-    eigenvalues (sample and population, descending) and the chord Hellinger matrix D (n × n)."""
-
-    P_k: np.ndarray
-    eigenvalues: np.ndarray
-    population_eigenvalues: np.ndarray
-    D: np.ndarray
-
-
-@dataclass(frozen=True)
-class StoredComparison:
-    """A stored ``run_encoding_comparison``, typed: the pretrained model whose table is compared, and per corpus
-    (:data:`CORPORA`) each encoding's stress under each normalisation (``"paper"``, ``"scale_free"``)."""
-
-    pretrained: str
-    stationary: dict[str, dict[str, float]]
-    drift: dict[str, dict[str, float]]
-    regimes: dict[str, dict[str, float]]
-    markov: dict[str, dict[str, float]]
-    sst2: dict[str, dict[str, float]]
-
-
-@dataclass(frozen=True)
-class OneHotStresses:
-    """A stored ``run_one_hot``, typed: classical MDS's, a rescaled layout's and SMACOF's "paper" stress, classical
-    MDS's scale-free one, and SMACOF's iterations."""
-
-    mds_stress: float
-    rescaled_stress: float
-    smacof_stress: float
-    mds_scale_free: float
-    smacof_n_iter: int
 
 
 def interval(intervals: Result, corpus: str, key: str, table: str = "statistics") -> Interval:

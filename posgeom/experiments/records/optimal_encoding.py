@@ -1,12 +1,59 @@
-"""Typed records of what run_smacof_gain and run_exact_embedding (:mod:`posgeom.experiments.optimal_encoding`) stores,
-read back by :func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what run_algorithm_steps, run_encoding_comparison, run_exact_embedding, run_one_hot and
+run_smacof_gain (:mod:`posgeom.experiments.optimal_encoding`) store, read back by
+:func:`posgeom.registry.typed.as_record`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 
-__all__ = ["SmacofGain", "ExactKind", "ExactEmbedding"]
+from ...registry.typed import stored
+
+__all__ = ["AlgorithmSummary", "AlgorithmArrays", "StoredComparison", "SmacofGain", "ExactKind", "ExactEmbedding",
+           "OneHotStresses"]
+
+
+@dataclass(frozen=True)
+class AlgorithmSummary:
+    """Algorithm 1 step by step on the drift corpus (a stored ``run_algorithm_steps``): B against J S Sᵀ J, B's
+    smallest eigenvalue and numerical rank (sample and population), full-rank MDS's error, the rank-3 stresses,
+    and the lift to d = 50."""
+
+    B_vs_SS: float = stored("B_vs_SS_max_error")
+    min_eig: float = stored("min_eigenvalue")
+    full_err: float = stored("full_rank_max_error")
+    lift_err: float = stored("lift_max_error")
+    rank3_paper: float = stored("rank_k_stress.paper")
+    rank3_sf: float = stored("rank_k_stress.scale_free")
+    num_rank: int = stored("numerical_rank")
+    pop_rank: int = stored("population_rank_tol")
+    n: int
+
+
+@dataclass(frozen=True)
+class AlgorithmArrays:
+    """The arrays of a stored ``run_algorithm_steps`` the chapter draws: the rank-k layout P_k (n × k), B's
+    eigenvalues (sample and population, descending) and the chord Hellinger matrix D (n × n)."""
+
+    P_k: np.ndarray
+    eigenvalues: np.ndarray
+    population_eigenvalues: np.ndarray
+    D: np.ndarray
+
+
+@dataclass(frozen=True)
+class StoredComparison:
+    """A stored ``run_encoding_comparison``, typed: the pretrained model whose table is compared, and per corpus
+    (the synthetic families, then SST-2) each encoding's stress under each normalisation (``"paper"``,
+    ``"scale_free"``)."""
+
+    pretrained: str
+    stationary: dict[str, dict[str, float]]
+    drift: dict[str, dict[str, float]]
+    regimes: dict[str, dict[str, float]]
+    markov: dict[str, dict[str, float]]
+    sst2: dict[str, dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -43,3 +90,15 @@ class ExactEmbedding:
     n: int
     chord: ExactKind
     geodesic: ExactKind
+
+
+@dataclass(frozen=True)
+class OneHotStresses:
+    """A stored ``run_one_hot``, typed: classical MDS's, a rescaled layout's and SMACOF's "paper" stress, classical
+    MDS's scale-free one, and SMACOF's iterations."""
+
+    mds_stress: float
+    rescaled_stress: float
+    smacof_stress: float
+    mds_scale_free: float
+    smacof_n_iter: int
