@@ -271,6 +271,46 @@ RECORD_ENTRIES += [
     ("AlgorithmArrays", "optimal_encoding.algorithm_steps"), ("OneHotStresses", "optimal_encoding.one_hot"),
 ]
 
+# issue #46, item 1: the separation and necessity groups (Theorems 4 and 1). The order task trains (a GPU at paper
+# scale): its record reads a planted result below, and tests/test_experiments_chapters1.py reads a computed one.
+RECORD_ENTRIES += [("StoredEquivariance", "necessity.equivariance")]
+GPU_ONLY |= {"StoredOrderTask"}
+
+
+def test_the_committed_pretrained_table_and_factorisation_gap_read_into_their_records():
+    """Two records not named ``Stored*`` (a frame as stored; a count derived on reading), read from committed paper
+    results: the generic ``_matches`` cannot compare either, so their fields are checked here."""
+    import pandas as pd
+
+    from posgeom.experiments.records.separation import FactorisationOutcome, PretrainedTable
+
+    pretrained = _committed("separation.pretrained")
+    table = as_record(pretrained, PretrainedTable)
+    assert table.pretrained == pretrained.values["pretrained"]
+    pd.testing.assert_frame_equal(table.by_n, pd.DataFrame.from_dict(pretrained.values["by_n"]))
+    np.testing.assert_array_equal(table.nearest, pretrained.arrays["nearest"])
+    gap = _committed("separation.factorisation_gap")
+    outcome = as_record(gap, FactorisationOutcome)
+    assert (outcome.real, outcome.pair_placebo) == (gap.values["real"]["relative"], gap.values["placebo"]["pair_relative"])
+    assert outcome.above == gap.values["positions_above_placebo_95"] and outcome.n_texts == gap.values["n_texts"]
+    np.testing.assert_array_equal(outcome.placebo_relative, gap.arrays["placebo__relative"])
+    assert outcome.npos == gap.arrays["real__positions"].size == outcome.relative.size
+
+
+def test_a_planted_order_task_reads_into_its_record():
+    from posgeom.experiments.records.necessity import StoredOrderTask
+    from posgeom.models.tasks import OrderTaskRow
+
+    row = {"position": "none", "causal": True, "accuracy": [1.0, 0.98], "mean": 0.99, "std": 0.014, "min": 0.98,
+           "max": 1.0}
+    values = {"models": {"none+causal": row}, "chance": 0.5, "n_test": 64, "seq_len": 9}
+    task = as_record(stored_result(values, {"steps": np.array([0, 50, 100]), "none+causal__curve": np.ones((2, 3))}),
+                     StoredOrderTask)
+    assert task.models == {"none+causal": OrderTaskRow(**row)} and task.steps.tolist() == [0, 50, 100]
+    assert (task.chance, task.n_test, task.seq_len) == (0.5, 64, 9)
+    with pytest.raises(KeyError, match="seq_len"):
+        as_record(stored_result({k: v for k, v in values.items() if k != "seq_len"}), StoredOrderTask)
+
 
 def _records() -> dict:
     """Every record of :mod:`posgeom.experiments.records`, by name (a name is one record's, package-wide)."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..config import settings_or_default as _settings
 from ..experiments.necessity import CONFIGS, MODELS, equivariance_rows, order_task_rows
+from ..experiments.records.necessity import StoredOrderTask
 from ..experiments.settings import find
 from ..models.tasks import OrderTaskOutcome, model_label
 from ..registry import Result
@@ -28,15 +29,18 @@ EXTRA_MODELS = (("alibi", False),)
 
 
 def order_task_outcome(result: Result) -> OrderTaskOutcome:
-    """A stored ``run_order_task`` as the typed :class:`~posgeom.models.tasks.OrderTaskOutcome`, its models in the
-    order of :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name), each with its test
-    accuracy along training (stored as ``<model label>__curve``)."""
+    """A stored ``run_order_task`` (its record :class:`~posgeom.experiments.records.necessity.StoredOrderTask`) as
+    the :class:`~posgeom.models.tasks.OrderTaskOutcome` that training returns, its models in the order of
+    :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name), each with its test accuracy
+    along training (stored as ``<model label>__curve``)."""
+    stored = as_record(result, StoredOrderTask)
     order = {m: k for k, m in enumerate(MODELS)}
-    rows = sorted(order_task_rows(result), key=lambda r: order.get((r.position, r.causal), len(order)))
+    rows = sorted(stored.models.values(), key=lambda r: order.get((r.position, r.causal), len(order)))
+    # one array per model beside the record, "<label>__curve" (n_seeds, n_evals)
     stored_curves = {name.removesuffix("__curve"): np.asarray(a) for name, a in result.arrays.items()
                      if name.endswith("__curve")}
     curves = {label: stored_curves[label] for label in (model_label(r.position, r.causal) for r in rows)}
-    return as_record(result, OrderTaskOutcome, rows=rows, curves=curves)
+    return OrderTaskOutcome(rows=rows, curves=curves, steps=stored.steps, n_test=stored.n_test, seq_len=stored.seq_len)
 
 
 def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> dict[str, int | None]:

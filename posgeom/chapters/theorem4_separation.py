@@ -1,78 +1,28 @@
 r"""What the chapter "Theorem 4: training separates positions" reports: the stored runs of
-:mod:`posgeom.experiments.separation` and :mod:`posgeom.experiments.factorisation` read back typed, the summaries
-that its "Paper vs this book" rows share with its prose, and those rows, each decided by its rule in
-:mod:`posgeom.verdicts`."""
+:mod:`posgeom.experiments.separation` and :mod:`posgeom.experiments.factorisation` read back into their records
+(:mod:`posgeom.experiments.records.separation`), the summaries that its "Paper vs this book" rows share with its
+prose, and those rows, each decided by its rule in :mod:`posgeom.verdicts`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from ..config import settings_or_default as _settings
-from ..geometry.intervals import MIN_SEEDS, SeedInterval
+from ..geometry.intervals import MIN_SEEDS
 from ..registry import Result
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..experiments.separation import CONFIGS, Setup, chapter_run_count, final_separation_interval
+from ..experiments.records.separation import FactorisationOutcome, PretrainedTable, SeparationRun, StoredConverged
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
 from .powered import design_summary, paired_text, plan_text
-from ..experiments.records.separation import StoredConverged
 
-__all__ = ["Spread", "TableState", "SeparationRun", "separation_run", "summary_table", "PretrainedTable",
-           "pretrained_table", "controls_summary", "shrink_factors", "FactorisationOutcome", "factorisation_outcome",
-           "converged_summary", "converged_ratios", "comparison_rows", "captions"]
-
-
-@dataclass(frozen=True)
-class Spread:
-    """A quantity over the training seeds: mean, standard deviation (ddof 1), lowest and highest seed."""
-
-    mean: float
-    std: float
-    min: float
-    max: float
-
-
-@dataclass(frozen=True)
-class TableState:
-    """A learned table at one step, over seeds: separation (raw, over the median pairwise distance), that median,
-    and Spearman's ρ of the distances with the offset ``|i − j|`` (None at a tied start: every distance is 0)."""
-
-    raw: Spread
-    normalized: Spread
-    median: Spread
-    order_spearman: Spread | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class SeparationRun:
-    """A stored :func:`posgeom.experiments.separation.run_separation`, typed: arrays ``separation``,
-    ``separation_normalized``, ``median_distance``, ``order_spearman`` of shape (n_seeds, n_records) at the training
-    steps ``step``; the corpus facts None where they do not apply (entropies: synthetic MLM corpora; vocabulary,
-    training size and reach: real corpora)."""
-
-    weight_decay: float
-    seeds: tuple
-    initial: TableState
-    final: TableState
-    random_reference: float = stored("random_reference.mean")  # sep / median of a Gaussian table (mean of draws)
-    eval_accuracy: Spread
-    masked_loss: Spread | None = None  # MLM only: loss at the masked positions (nats)
-    step: np.ndarray
-    separation: np.ndarray
-    separation_normalized: np.ndarray
-    median_distance: np.ndarray
-    order_spearman: np.ndarray
-    entropy_with_position: float | None = None
-    entropy_without_position: float | None = None
-    vocab_size: int | None = None
-    n_train: int | None = None
-    reach: tuple | None = None  # sequences reaching each position (real corpora)
-    interval_raw: SeedInterval | None = None  # 95% over seeds of the final separation
-    interval_normalized: SeedInterval | None = None  # the same, normalised
+__all__ = ["separation_run", "summary_table", "pretrained_table", "controls_summary", "shrink_factors",
+           "factorisation_outcome", "converged_summary", "converged_ratios", "comparison_rows", "captions"]
 
 
 def separation_run(result: Result) -> SeparationRun:
@@ -100,16 +50,6 @@ def summary_table(runs: dict) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-@dataclass(frozen=True)
-class PretrainedTable:
-    """A stored ``run_pretrained_separation``, typed: per number of first positions ``n`` the separation, median
-    distance, closest pair and Gaussian reference (``by_n``); each row's distance to its nearest other row."""
-
-    pretrained: str
-    by_n: pd.DataFrame
-    nearest: np.ndarray
-
-
 def pretrained_table(result: Result) -> PretrainedTable:
     """The typed view of a ``run_pretrained_separation`` result, ``by_n`` one row per ``n`` in the order of ``n``
     (the stored keys are text: "128" < "32")."""
@@ -128,29 +68,6 @@ def controls_summary(tied: dict) -> dict:
 def shrink_factors(run: SeparationRun) -> np.ndarray:
     """Per seed, how much of its scale a table keeps: final / initial median pairwise distance."""
     return run.median_distance[:, -1] / run.median_distance[:, 0]
-
-
-@dataclass(frozen=True)
-class FactorisationOutcome:
-    """A stored :func:`~posgeom.experiments.factorisation.run_factorisation_gap`, typed: the real gap ``relative``
-    (m,) per kept position ``positions``, the placebos' (n_placebo, m) and their 95th percentile (m,); medians over
-    positions (``real``, ``placebo``) and over pairs of positions (``pair_*``)."""
-
-    pretrained: str
-    n_texts: int
-    positions: np.ndarray = stored("real__positions")
-    relative: np.ndarray = stored("real__relative")
-    placebo_relative: np.ndarray = stored("placebo__relative")
-    placebo_band95: np.ndarray = stored("placebo__band95")
-    real: float = stored("real.relative")
-    placebo: float = stored("placebo.relative")
-    pair_real: float = stored("real.pair_relative")
-    pair_placebo: float = stored("placebo.pair_relative")
-    above: int = stored("positions_above_placebo_95")  # positions whose real gap tops the placebos' 95th percentile
-    npos: int = field(init=False)  # the positions kept
-
-    def __post_init__(self):
-        object.__setattr__(self, "npos", len(self.positions))
 
 
 def factorisation_outcome(result: Result) -> FactorisationOutcome:
