@@ -18,7 +18,8 @@ model's name, a folder by its absolute path), and calls the same rule.
   SST-2 sentences and whose table covers their positions; the target geometry is SST-2's
   (chapter "Real corpora"), computed if the registry lacks it.
 * S1, S2: :func:`posgeom.experiments.learned_tables.run_pretrained_tables` for the model alone, read by
-  :func:`posgeom.chapters.learned_tables.table_anatomy`, decided by
+  :func:`posgeom.chapters.learned_tables.table_anatomy` (the learned table's record,
+  :class:`posgeom.experiments.records.learned_tables.TableAnalysis`), decided by
   :func:`posgeom.verdicts.s1_neighbour_similarity` (``s(1)``, the mean cosine similarity of neighbouring
   rows) and :func:`posgeom.verdicts.s2_first_positions_apart` (the rows standing apart). The model must
   have a learned absolute position table.

@@ -42,7 +42,7 @@ def test_the_typed_reads_refuse_a_result_that_lacks_a_field():
     """A typed read names what is missing, where a look-up by key said only the key."""
     from types import SimpleNamespace
 
-    from posgeom.chapters.learned_tables import StoredDropoutStudy
+    from posgeom.experiments.records.learned_tables import StoredDropoutStudy
     from posgeom.registry.typed import as_record
 
     study = SimpleNamespace(values={"dropouts": [0.0, 0.1], "seeds": [0, 1], "n_train": 128, "passes": 100.0},

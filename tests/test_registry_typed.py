@@ -311,6 +311,10 @@ def test_a_planted_order_task_reads_into_its_record():
     with pytest.raises(KeyError, match="seq_len"):
         as_record(stored_result({k: v for k, v in values.items() if k != "seq_len"}), StoredOrderTask)
 
+# issue #46, item 1 (the learned-tables group): the initialisation, dropout and extrapolation studies train, and wait
+# for a GPU at paper scale; a pretrained table's anatomy is committed, and read below into one TableAnalysis per table.
+GPU_ONLY |= {"StoredInitStudy", "StoredDropoutStudy", "StoredExtrapolation"}
+
 
 def _records() -> dict:
     """Every record of :mod:`posgeom.experiments.records`, by name (a name is one record's, package-wide)."""
@@ -369,3 +373,16 @@ def test_a_monotonicity_table_reads_into_its_view():
                                          "random_violation": np.ones(3)}), OrderTable)
     assert t.closest_rank == 18 and t.row("encoding-1") == MonotonicityRow(**rows[1])
     assert t.mds_violation.tolist() == [0.3, 0.2] and t.random_violation.size == 3 and t.mds_ranks.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("key", ["table", "sinusoidal", "random_normal", "random_walk"])
+def test_a_committed_table_anatomy_reads_into_its_record(key):
+    """Each table of the committed anatomy (stored side by side, its arrays under the table's prefix) reads into a
+    TableAnalysis: the learned table with its cosines and the table itself, a reference table without them."""
+    from posgeom.experiments.records.learned_tables import TableAnalysis
+
+    result = _committed("learned_table_anatomy")
+    record = as_record(result, TableAnalysis, at=key, arrays_at=key)
+    arrays = {name.split("/", 1)[1]: a for name, a in result.arrays.items() if name.startswith(f"{key}/")}
+    _matches(record, result.values[key], arrays)
+    assert (record.cos is None) == (record.P is None) == (key != "table")

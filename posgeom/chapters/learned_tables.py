@@ -2,9 +2,10 @@ r"""What the chapter "Learned tables in practice" reports, from its stored runs.
 
 :mod:`posgeom.experiments.learned_tables` stores the anatomy of each pretrained table (through
 :func:`posgeom.geometry.analyse_table`, next to three reference tables), its stress against two corpora and the
-initialisation study; :mod:`posgeom.experiments.table_dropout` the dropout study. This module reads them back as
-typed records and builds the chapter's "Paper vs this book" rows for S1–S3 and S7–S9, one function per row, each
-decided by its rule in :mod:`posgeom.verdicts`; the numbers and sentences only the page quotes are made on the page.
+initialisation study; :mod:`posgeom.experiments.table_dropout` the dropout study. This module reads them back into
+their records (:mod:`posgeom.experiments.records.learned_tables`) and builds the chapter's "Paper vs this book" rows
+for S1–S3 and S7–S9, one function per row, each decided by its rule in :mod:`posgeom.verdicts`; the numbers and
+sentences only the page quotes are made on the page.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from .powered import design_check, design_summary, paired_text, plan_text
-from ..experiments.records.learned_tables import StoredTableStress, TableStress
+from ..experiments.records.learned_tables import (StoredDropoutStudy, StoredInitStudy, StoredTableStress,
+                                                  TableAnalysis, TableStress)
 from ..experiments.records.paired_design import StoredDropoutDesign, StoredInitDesign
 
 __all__ = [
-    "REFERENCE_LABELS", "TableAnalysis", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts",
+    "REFERENCE_LABELS", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts",
     "BandedColumns", "banded_columns", "stress_by_corpus", "listed", "s1_ours", "s2_ours", "BASE", "BIG",
-    "SINUSOIDAL", "MDS", "StoredInitStudy", "StoredDropoutStudy", "init_frame", "finite_values", "reached_text",
+    "SINUSOIDAL", "MDS", "init_frame", "finite_values", "reached_text",
     "variant_mean", "init_loss_difference", "dropout_effects", "comparison_rows", "power_checks", "captions",
 ]
 
@@ -41,49 +43,14 @@ REFERENCE_LABELS = {"sinusoidal": "sinusoidal", "random_normal": "random N(0, 0.
 BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
 
 
-@dataclass(frozen=True)
-class TableAnalysis:
-    """One table's :func:`posgeom.geometry.analyse_table`, typed: the statistics the chapter reads, and per position,
-    lag or column the arrays it draws (``cos``, the n × n cosine similarity, and ``P``, the table, for the learned
-    table only)."""
-
-    n: int
-    d: int
-    neighbour_cos: float
-    neighbour_cos_centered: float
-    neighbour_cos_min: float
-    neighbour_cos_median: float
-    frac_neighbour_above_0_9: float
-    lag_below_half: int | None
-    decay_spearman: float
-    stand_apart: tuple
-    isolation_threshold: float
-    median_isolation_rest: float
-    pc_freq: tuple
-    pc_period: tuple
-    pc_r2: tuple
-    pc_explained: tuple
-    offset_ratio: float
-    lag_mean: np.ndarray
-    lag_q10: np.ndarray
-    lag_q90: np.ndarray
-    lag_mean_centered: np.ndarray
-    isolation: np.ndarray
-    row_norm: np.ndarray
-    dominant_freq: np.ndarray
-    concentration: np.ndarray
-    pcs: np.ndarray
-    cos: np.ndarray | None = None
-    P: np.ndarray | None = None
-
-
 def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
     """``{"table": ..., "sinusoidal": ..., "random_normal": ..., "random_walk": ...}`` from a stored
     ``learned_table_anatomy`` entry (one of ``run_pretrained_tables(...)["results"]``)."""
     return {key: as_record(result, TableAnalysis, at=key, arrays_at=key) for key in ("table", *REFERENCE_LABELS)}
 
 
-#: The similarity statistics of :class:`TableAnalysis` the chapter's table shows, as its rows say them.
+#: The similarity statistics of a table's anatomy (:class:`~posgeom.experiments.records.learned_tables.TableAnalysis`)
+#: the chapter's table shows, as its rows say them.
 SIMILARITY_WORDS = {
     "neighbour_cos": "cosine of neighbours, mean", "neighbour_cos_median": "cosine of neighbours, median",
     "neighbour_cos_centered": "cosine of neighbours, rows centred", "neighbour_cos_min": "cosine of neighbours, lowest",
@@ -136,7 +103,8 @@ def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
 
 
 def stress_by_corpus(result: Result) -> dict[str, TableStress]:
-    """A ``learned_table_stress`` entry's :class:`~posgeom.experiments.records.learned_tables.TableStress` of each corpus it ran on."""
+    """A ``learned_table_stress`` entry's :class:`~posgeom.experiments.records.learned_tables.TableStress` of each
+    corpus it ran on."""
     s = as_record(result, StoredTableStress)
     return {corpus: c for corpus, c in (("sst2", s.sst2), ("imdb", s.imdb)) if c is not None}
 
@@ -158,34 +126,6 @@ def s2_ours(T: TableAnalysis) -> str:
 
 
 # ------------------------------------------------------------------ the initialisation and dropout studies
-
-
-@dataclass(frozen=True)
-class StoredInitStudy:
-    """A stored ``run_init_study``, typed: its variants (initialisation and dropout rate) and seeds, every
-    variant's tables before and after training (variants, seeds, n, d), and the task's distance matrix ``D``."""
-
-    variants: tuple[tuple[str, float], ...]
-    seeds: tuple[int, ...]
-    tables_initial: np.ndarray
-    tables_final: np.ndarray
-    D: np.ndarray
-
-
-@dataclass(frozen=True)
-class StoredDropoutStudy:
-    """A stored ``run_dropout_study``, typed: its dropout rates and seeds, the training sequences, and the times
-    each is seen (``passes``)."""
-
-    dropouts: tuple[float, ...]
-    seeds: tuple[int, ...]
-    n_train: int
-    passes: float
-
-    @property
-    def rate(self) -> float:
-        """The rate compared with no dropout: the largest."""
-        return max(self.dropouts)
 
 
 def init_frame(result: Result) -> pd.DataFrame:

@@ -1,7 +1,8 @@
-r"""The chapter "When learned tables fail": its stored runs read back typed (:mod:`posgeom.experiments.extrapolation`,
-``extrapolation_mlm``, ``undertrained_tails``), its captions, its power table and its "Paper vs this book" rows for
-S4–S6, each built by a named function and decided by its rule in :mod:`posgeom.verdicts`. The numbers and sentences
-only the page quotes are computed on the page."""
+r"""The chapter "When learned tables fail": its stored runs (:mod:`posgeom.experiments.extrapolation`,
+``extrapolation_mlm``, ``undertrained_tails``) read back into their records
+(:mod:`posgeom.experiments.records.extrapolation`) with its readings of them, its captions, its power table and its
+"Paper vs this book" rows for S4–S6, each built by a named function and decided by its rule in
+:mod:`posgeom.verdicts`. The numbers and sentences only the page quotes are computed on the page."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
 from .powered import design_check, design_summary, paired_text, plan_text, stored_design
-from ..experiments.records.extrapolation import StoredTails, TailCondition
+from ..experiments.records.extrapolation import Scores, StoredExtrapolation, StoredTails, TailCondition
 from ..experiments.records.paired_design import StoredHeuristicsDesign
 
 __all__ = ["METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "stress_accuracy", "TailsOutcome",
@@ -33,8 +34,6 @@ METHOD_NAMES = {
     "learned:new_rows": "learned, new rows + fine-tune", "learned:target": "learned, trained at target",
     "sinusoidal": "sinusoidal", "rope": "RoPE", "alibi": "ALiBi", "mds": "MDS (Algorithm 1)", "none": "no positions",
 }
-#: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
-Scores = dict[str, dict[str, tuple[float | None, ...]]]
 
 
 def _over_seeds(scores: Scores, methods, factors, statistic) -> pd.DataFrame:
@@ -48,31 +47,9 @@ def _over_seeds(scores: Scores, methods, factors, statistic) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class ExtrapolationOutcome:
-    """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (loss), typed: its scores
-    at every position, beyond L and (order task) with both markers at or beyond L − 1, and its checks."""
-
-    methods: tuple[str, ...]
-    factors: tuple                       # as stored: as text they key the scores
-    L: int
-    seeds: tuple
-    accuracy: Scores | None = None
-    accuracy_beyond: Scores | None = None
-    accuracy_both_beyond: Scores | None = None
-    loss: Scores | None = None
-    loss_beyond: Scores | None = None
-    stress_at_max: dict[str, tuple[float, ...]] | None = None  # per method and seed, of its positions at the longest
-    alibi_reversal_gap: float = float("nan")   # largest change of the ALiBi models' logits under reversal
-    none_reversal_gap: float | None = None     # the same without positions, where run
-    unigram_loss: float | None = None          # MLM: the loss of predicting word frequencies
-
-    @property
-    def score(self) -> str:
-        return "accuracy" if self.accuracy is not None else "loss"
-
-    @property
-    def longest(self) -> float:
-        return self.factors[-1]
+class ExtrapolationOutcome(StoredExtrapolation):
+    """A stored extrapolation study (:class:`~posgeom.experiments.records.extrapolation.StoredExtrapolation`) with the
+    chapter's readings of its scores: their mean and sd over seeds, beyond L, per method at a length."""
 
     @cached_property
     def mean(self) -> pd.DataFrame:
@@ -104,8 +81,8 @@ class ExtrapolationOutcome:
 
 
 def extrapolation_outcome(result: Result) -> ExtrapolationOutcome:
-    """The typed view of ``run_extrapolation_order`` or ``run_extrapolation_mlm``."""
-    return as_record(result, ExtrapolationOutcome)
+    """The record of ``run_extrapolation_order`` or ``run_extrapolation_mlm``, with the chapter's readings."""
+    return ExtrapolationOutcome(**vars(as_record(result, StoredExtrapolation)))
 
 
 def stress_accuracy(order: Result) -> pd.DataFrame:
@@ -117,8 +94,9 @@ def stress_accuracy(order: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class TailsOutcome(StoredTails):
-    """A stored ``run_undertrained_tails``: its :class:`~posgeom.experiments.records.extrapolation.StoredTails` (``reach`` (n_conditions,
-    n), ``movement`` (n_conditions, n_seeds, n)) and the per-seed quantities of each condition (skewed, uniform)."""
+    """A stored ``run_undertrained_tails``: its :class:`~posgeom.experiments.records.extrapolation.StoredTails`
+    (``reach`` (n_conditions, n), ``movement`` (n_conditions, n_seeds, n)) and the per-seed quantities of each
+    condition (skewed, uniform)."""
 
     by_condition: dict[str, TailCondition]
 

@@ -1,5 +1,7 @@
-"""Typed records of what run_undertrained_tails (:mod:`posgeom.experiments.undertrained_tails`) stores, read back by
-:func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what the studies of learned tables beyond their training length store, read back by
+:func:`posgeom.registry.typed.as_record`: ``run_extrapolation_order`` (:mod:`posgeom.experiments.extrapolation`),
+``run_extrapolation_mlm`` (:mod:`posgeom.experiments.extrapolation_mlm`) and ``run_undertrained_tails``
+(:mod:`posgeom.experiments.undertrained_tails`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,40 @@ from dataclasses import dataclass
 import numpy as np
 
 
-__all__ = ["TailCondition", "StoredTails"]
+__all__ = ["Scores", "StoredExtrapolation", "TailCondition", "StoredTails"]
+
+#: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
+Scores = dict[str, dict[str, tuple[float | None, ...]]]
+
+
+@dataclass(frozen=True)
+class StoredExtrapolation:
+    """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (loss), typed: its scores
+    at every position, beyond L and (order task) with both markers at or beyond L − 1, and its checks."""
+
+    methods: tuple[str, ...]
+    factors: tuple                       # as stored: as text they key the scores
+    L: int
+    seeds: tuple
+    accuracy: Scores | None = None
+    accuracy_beyond: Scores | None = None
+    accuracy_both_beyond: Scores | None = None
+    loss: Scores | None = None
+    loss_beyond: Scores | None = None
+    stress_at_max: dict[str, tuple[float, ...]] | None = None  # per method and seed, of its positions at the longest
+    alibi_reversal_gap: float = float("nan")   # largest change of the ALiBi models' logits under reversal
+    none_reversal_gap: float | None = None     # the same without positions, where run
+    unigram_loss: float | None = None          # MLM: the loss of predicting word frequencies
+
+    @property
+    def score(self) -> str:
+        """The score the study stores: ``"accuracy"`` (the order task) or ``"loss"`` (MLM)."""
+        return "accuracy" if self.accuracy is not None else "loss"
+
+    @property
+    def longest(self) -> float:
+        """The longest length factor the study ran."""
+        return self.factors[-1]
 
 
 @dataclass(frozen=True)
