@@ -11,7 +11,8 @@ functions and the results registry (each model is its own entry: the experiments
 model's name, a folder by its absolute path), and calls the same rule.
 
 * C10: :func:`posgeom.experiments.inside_bert.run_layer_stress` with ``settings.pretrained`` set to the
-  model, read by :func:`posgeom.chapters.inside_bert.layer_stress`, decided by
+  model, read into :class:`posgeom.experiments.records.inside_bert.LayerStress` by
+  :func:`posgeom.chapters.inside_bert.layer_stress`, decided by
   :func:`posgeom.verdicts.c10_layer_peak` (the per-layer curve of every reading, its global peak read under
   both counts of the layers; the headline is ``"propagated_scale_free"``). The model must be a BERT-family encoder that
   :func:`posgeom.models.pretrained.load_encoder` reads, whose vocabulary covers the WordPiece ids of the

@@ -189,7 +189,7 @@ def test_the_training_comparison_reads_every_stored_summary():
 def test_the_subset_draws_read_both_spreads():
     """Paper scale draws no subsets: a planted ``run_subset_draws``, read with both its spreads (the page's table of
     the draws, with the cross-half splits skipped, is checked by the chapter's page snapshot at quick)."""
-    from posgeom.chapters.real_corpora import SubsetDraws
+    from posgeom.experiments.records.real_corpora import SubsetDraws
 
     spread = {"shift_r2": {"mean": 0.5, "sd": 0.1, "min": 0.4, "max": 0.6}}
     subsets = as_record(_planted({"seeds": [0, 1], "spread": spread,

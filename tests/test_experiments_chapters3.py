@@ -243,7 +243,7 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     # with intervals: the row's rate and its interval, written by Interval.text (it holds the rate)
     rate = row.violation_rate
     fake = types.SimpleNamespace(values={"statistics": {"sinusoidal": posgeom.geometry.percentile_interval(
-        rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}, "differences": {}})
+        rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}, "differences": {}, "n_used": 3})
     text = mor.monotonicity_dataframe(res, fake).loc["sinusoidal", "violation rate"]
     assert text.startswith(f"{rate:.3f} [") and float(text.split("[")[1].split(",")[0]) <= rate
 

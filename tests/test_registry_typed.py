@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,7 +168,7 @@ def _committed(experiment):
 
 @pytest.mark.parametrize("corpus", ["sst2", "imdb"])
 def test_a_committed_corpus_geometry_reads_as_the_chapter_adapter_did(corpus):
-    from posgeom.chapters.real_corpora import CorpusGeometry
+    from posgeom.experiments.records.real_corpora import CorpusGeometry
 
     result = _committed(f"real_corpora_geometry_{corpus}")
     g = as_record(result, CorpusGeometry)
@@ -315,6 +316,15 @@ def test_a_planted_order_task_reads_into_its_record():
 # for a GPU at paper scale; a pretrained table's anatomy is committed, and read below into one TableAnalysis per table.
 GPU_ONLY |= {"StoredInitStudy", "StoredDropoutStudy", "StoredExtrapolation"}
 
+# issue #46, item 1, the real corpora, monotonicity and inside BERT group: the views their chapters kept until now
+# (their run_subset_draws and run_ntk store nothing at paper scale: their reads are checked on planted results)
+RECORD_ENTRIES += [
+    ("CorpusGeometry", "real_corpora_geometry_sst2"), ("CorpusGeometry", "real_corpora_geometry_imdb"),
+    ("ResolvableSplits", "real_corpora_resolvable_splits_imdb"),
+    ("OrderTable", "monotonicity_table_sst2"), ("OrderTable", "monotonicity_table_imdb"),
+    ("LayerStress", "inside_bert_layers"), ("PeakTest", "inside_bert_local_peak"),
+]
+
 
 def _records() -> dict:
     """Every record of :mod:`posgeom.experiments.records`, by name (a name is one record's, package-wide)."""
@@ -332,12 +342,68 @@ def _records() -> dict:
     return found
 
 
-def test_every_view_of_a_stored_result_has_a_committed_entry_here():
-    views = {n for n in _records() if n.startswith("Stored")} | {"NoiseAwareRank", "ResolvableSplits", "AlibiSearch",
-                                                                        "SmacofGain", "ExactEmbedding", "BootstrapIntervals",
-                                                                        "ZooSummary", "KernelPair"}
-    views |= {"SST2View", "NoiseScaling", "KindsSummary", "AlgorithmSummary", "AlgorithmArrays", "OneHotStresses"}
-    assert {name for name, _ in RECORD_ENTRIES} | GPU_ONLY == views
+#: Records of one part of a committed result (``as_record(result, R, at=..., arrays_at=...)``), read here.
+PARTS = [("FamilyArrays", "corpus_geometry.synthetic", "drift", "drift"),
+         ("ZooEncoding", "zoo.distances", "encodings.alibi", None),
+         ("Eigenvectors", "sinusoids_as_mds.fourier_match", "drift", "drift")]
+
+#: Records checked against committed results by a test of their own (another shape than one ``as_record``).
+CHECKED_ELSEWHERE = {
+    "PretrainedTable", "FactorisationOutcome", "TableAnalysis",  # in this file, below
+    "ZooPictures",  # test_zoo_pictures_are_the_stored_arrays, below
+    # tests/test_chapters_typed_reads_a.py, each for one corpus of its result
+    "CrossFitted", "StressCurve", "FourierCorpus", "ShiftIntervals", "KindGeometry",
+}
+
+#: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read
+#: from planted results in tests/test_chapter_reports.py, test_chapters_typed_reads_a.py or _b.py.
+GPU_ONLY |= {"NTKRun", "SeparationRun", "SubsetDraws", "TailCondition"}
+
+
+def _nested(names: set, records: dict) -> set:
+    """``names`` and every record a field of theirs holds or they derive from, recursively (read through them)."""
+    found, todo = set(names), list(names)
+    while todo:
+        cls = records[todo.pop()]
+        if not dataclasses.is_dataclass(cls):  # an alias of a stored shape (extrapolation's Scores)
+            continue
+        used = {m for f in dataclasses.fields(cls) for m in re.findall(r"\w+", str(f.type))}
+        used |= {base.__name__ for base in cls.__mro__[1:]}
+        for name in (used & set(records)) - found:
+            found.add(name)
+            todo.append(name)
+    return found
+
+
+def test_every_record_is_held_to_a_committed_result_or_accounted_for():
+    """Each record of posgeom.experiments.records is read from a committed paper result (an entry above, a part, a
+    test of its own, or inside one of those), or has nothing committed at paper scale; no entry names no record."""
+    records = _records()
+    named = {n for n, _ in RECORD_ENTRIES} | {n for n, *_ in PARTS} | CHECKED_ELSEWHERE | GPU_ONLY
+    assert named - set(records) == set(), "entries here that name no record"
+    assert set(records) - _nested(named, records) == set(), "records held to no committed result: add an entry"
+
+
+@pytest.mark.parametrize("name, experiment, at, arrays_at", PARTS, ids=[p[0] for p in PARTS])
+def test_one_part_of_a_committed_result_reads_into_its_record(name, experiment, at, arrays_at):
+    result = _committed(experiment)
+    record = as_record(result, _records()[name], at=at, arrays_at=arrays_at)
+    values = result.values
+    for part in at.split("."):
+        values = values[part]
+    arrays = {k.split("__", 1)[1]: a for k, a in result.arrays.items() if k.startswith(f"{arrays_at}__")} \
+        if arrays_at else result.arrays
+    _matches(record, values, arrays)
+
+
+def test_zoo_pictures_are_the_stored_arrays():
+    from posgeom.chapters.encodings_at_a_glance import zoo_pictures
+
+    zoo = _committed("zoo.distances")
+    pictures = zoo_pictures(zoo)
+    for name in pictures.distances:
+        np.testing.assert_array_equal(pictures.distances[name], zoo.arrays[f"D__{name}"])
+        np.testing.assert_array_equal(pictures.mds2[name], zoo.arrays[f"mds2__{name}"])
 
 
 def test_a_lowrank_training_reads_into_its_view():

@@ -208,11 +208,12 @@ def test_c10_another_reading_or_no_reading_at_the_paper_layer():
 
 def test_c10_row_decides_on_every_curve_of_the_stored_result():
     from posgeom.chapters import inside_bert as ibr
+    from posgeom.experiments.records.inside_bert import LayerStress
 
     L = 12
     prop, static = np.array(peak_at(3)), np.array(peak_at(8))
     residual = np.array(peak_at(5, L + 1))
-    layers = ibr.LayerStress(
+    layers = LayerStress(
         model=BERT, n_layers=L, n_heads=12, d_model=768, n_sentences=872, n_positions=40, split="validation",
         special="model", positions=(0, 39), map_count=872, clipped_max=0.0,
         peaks={"propagated_scale_free": 4, "propagated_paper": 4, "static_scale_free": 9, "static_paper": 9,

@@ -6,7 +6,6 @@ maps) and :mod:`posgeom.experiments.layer_peaks` (the resampling test of a local
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,40 +15,13 @@ from ..experiments.inside_bert import CONFIGS, DEFINITIONS
 from ..experiments.layer_peaks import LOCAL_PEAK, run_local_peak_test
 from ..geometry.peaks import NORMALIZATIONS, local_maxima
 from ..registry import Result
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..report import ComparisonRow
 from ..wording import special_words
+from ..experiments.records.inside_bert import LayerStress, PeakTest
 from .real_corpora import CORPUS_LABELS, corpus_caption
 
-__all__ = ["LayerStress", "layer_stress", "curve", "c10_curves", "c10_ours", "LocalPeak", "PeakTest", "peak_test",
-           "comparison_rows", "captions"]
-
-
-@dataclass(frozen=True)
-class LayerStress:
-    """A stored ``run_layer_stress``, typed: the model, the sentences and positions, the global peak layer of each
-    reading (``peaks["<definition>_<normalisation>"]``, from 1), the mean attention maps (layers, n, n), the
-    projected stress per layer (``propagated_head``: layers × heads × normalisations; ``*_pooled``: layers ×
-    normalisations; ``residual``: layer inputs and output × normalisations) and the mass each kernel clipped."""
-
-    model: str
-    n_layers: int
-    n_heads: int
-    d_model: int
-    n_sentences: int
-    n_positions: int
-    split: str = stored("options.split")
-    special: str = stored("options.special")
-    positions: tuple
-    map_count: int
-    clipped_max: float
-    peaks: dict
-    maps: np.ndarray
-    propagated_head: np.ndarray
-    propagated_pooled: np.ndarray
-    static_pooled: np.ndarray
-    residual: np.ndarray
-    clipped: np.ndarray
+__all__ = ["layer_stress", "curve", "c10_curves", "c10_ours", "peak_test", "comparison_rows", "captions"]
 
 
 def layer_stress(result: Result) -> LayerStress:
@@ -77,28 +49,6 @@ def c10_ours(layers: LayerStress) -> str:
     return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
             + " (scale-free stress, layers counted from 1; counted from 0, each is one less); local maxima at layers "
             + "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items()))
-
-
-@dataclass(frozen=True)
-class LocalPeak:
-    """One reading's local maxima (layers, from 1) and, over the redraws of the sentences, the share with a local
-    maximum at layer 4 and at layer 3, and the 5–95 % range of layer 4's margin over its neighbours."""
-
-    local_maxima: tuple
-    share4: float = stored("share_local_peak")
-    share3: float = stored("share_local_peak_3")
-    margin_lo: float = stored("margin.p05")
-    margin_hi: float = stored("margin.p95")
-
-
-@dataclass(frozen=True)
-class PeakTest:
-    """A stored ``run_local_peak_test``, typed: the redraws used and the local peak of the propagated and the
-    residual readings (the static one does not depend on the sentences)."""
-
-    n_used: int
-    propagated: LocalPeak
-    residual: LocalPeak
 
 
 def peak_test(result: Result) -> PeakTest:

@@ -17,15 +17,15 @@ from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
 from ..experiments.real_corpora_geometry import corpus_options
 from ..registry import Result
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
 from .real_corpora import corpus_caption
 from ..experiments.records.common import BootstrapIntervals
-from ..experiments.records.monotonicity import OrderTable
+from ..experiments.records.monotonicity import NTKRun, OrderTable
 from ..experiments.records.real_corpora import NoiseAwareRank
 
-__all__ = ["monotonicity_dataframe", "order_table", "NTKRun", "ntk_outcome", "displacement_violation", "power_checks",
+__all__ = ["monotonicity_dataframe", "order_table", "ntk_outcome", "displacement_violation", "power_checks",
            "OrderInputs", "natural_rank_rates", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "c11_row",
            "comparison_rows", "captions"]
 
@@ -50,26 +50,6 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
 def order_table(result: Result) -> OrderTable:
     """A ``run_monotonicity_table`` result, typed (its rows, and the violation rate of MDS at each rank)."""
     return as_record(result, OrderTable)
-
-
-@dataclass(frozen=True)
-class NTKRun:
-    """One stored NTK run (``run_ntk``), typed: the final values, and along training (arrays over ``step``) the
-    kernel's relative change and the violation rates of the table and of its displacement."""
-
-    regime: str
-    seed: int
-    model: str
-    final_train_loss: float
-    kernel_change: float = stored("final.kernel_change")
-    kernel_change_table: float = stored("final.kernel_change_table")
-    table_motion: float = stored("final.table_motion")
-    violation: float = stored("final.violation")
-    violation_delta: float = stored("final.violation_delta")
-    step: np.ndarray
-    kernel_change_curve: np.ndarray = stored("kernel_change")
-    violation_curve: np.ndarray = stored("violation")
-    violation_delta_curve: np.ndarray = stored("violation_delta")
 
 
 def ntk_outcome(runs: dict) -> dict[tuple[str, int], NTKRun]:

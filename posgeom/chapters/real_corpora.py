@@ -14,17 +14,17 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result
-from ..registry.typed import as_record, stored
+from ..registry.typed import as_record
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
 from ..experiments.real_corpora_geometry import corpus_options
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
 from ..experiments.records.common import BootstrapIntervals
-from ..experiments.records.real_corpora import DrawSpread, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices, StoredStressTable
+from ..experiments.records.real_corpora import (CorpusGeometry, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
+                                                StoredStressTable)
 
 __all__ = [
-    "PlainText", "CorpusGeometry", "corpus_geometry", "describe_corpus", "alibi_parabola",
-    "SubsetDraws", "RESOLVED_NOISE_SHARE", "RowInputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
+    "PlainText", "corpus_geometry", "describe_corpus", "alibi_parabola", "RESOLVED_NOISE_SHARE", "RowInputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
     "c8_row", "comparison_rows", "CORPUS_LABELS", "corpus_caption", "Captions", "captions",
 ]
 
@@ -37,41 +37,6 @@ class PlainText(str):
     """Text whose display is the text itself, without quotes (for MyST-NB ``glue`` of computed phrases)."""
 
     __repr__ = str.__str__
-
-
-@dataclass(frozen=True)
-class CorpusGeometry:
-    """A stored ``run_corpus_geometry``, typed: the corpus, its counts, the geometry's summaries, and the arrays the
-    chapters draw (``D``, its bootstrap floor ``noise``, the resolvable ``R``, reach and self-noise per position, the
-    eigenvalues of B for D and for R)."""
-
-    corpus: str = stored("options.corpus")
-    split: str = stored("options.split")
-    special: str = stored("options.special")
-    n_sequences: int
-    n_positions: int
-    n_kept: int
-    dropped: tuple
-    n_truncated: int
-    reach_min: int
-    reach_max: int
-    shift_r2: float
-    share_raw: float
-    rank_above_noise: int
-    rank_mass_90: int
-    resolvable_shift_r2: float
-    resolvable_share: float
-    resolvable_negative_fraction: float
-    noise_top: float
-    self_noise_max: float
-    D: np.ndarray
-    noise: np.ndarray
-    R: np.ndarray
-    positions: np.ndarray
-    reach: np.ndarray
-    self_noise: np.ndarray
-    eigenvalues: np.ndarray
-    eigenvalues_resolvable: np.ndarray
 
 
 def corpus_geometry(result: Result) -> CorpusGeometry:
@@ -92,16 +57,6 @@ def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
     coefficients (:func:`posgeom.geometry.alibi_paper_stress` draws it)."""
     par = pd.DataFrame([asdict(p) for p in as_record(choices, StoredAlibiChoices).parabolas])
     return par[(par.n == n_positions) & (par.special == "model") & (par.kind == "chord")].iloc[0]
-
-
-@dataclass(frozen=True)
-class SubsetDraws:
-    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
-    resolvable geometry R (``spread``) and for D (``spread_D``)."""
-
-    seeds: tuple[int, ...]
-    spread: dict[str, DrawSpread]
-    spread_D: dict[str, DrawSpread]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""Typed records of what run_noise_aware_rank, run_resolvable_splits, run_alibi_search, run_alibi_choices and
-run_stress_table (:mod:`posgeom.experiments.real_corpora`) stores, read back by
-:func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what run_corpus_geometry, run_noise_aware_rank, run_resolvable_splits, run_subset_draws,
+run_alibi_search, run_alibi_choices and run_stress_table (:mod:`posgeom.experiments.real_corpora`) stores, read back
+by :func:`posgeom.registry.typed.as_record`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,45 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...registry.typed import stored
 
-__all__ = ["NoiseAwareRank", "DrawSpread", "ResolvableSplits", "ClosestConstruction", "AlibiSearch",
-    "AlibiParabola", "AlibiChoice", "StoredAlibiChoices", "StoredStressTable"]
+__all__ = ["CorpusGeometry", "NoiseAwareRank", "DrawSpread", "ResolvableSplits", "SubsetDraws", "ClosestConstruction",
+           "AlibiSearch", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices", "StoredStressTable"]
+
+
+@dataclass(frozen=True)
+class CorpusGeometry:
+    """A stored ``run_corpus_geometry``, typed: the corpus, its counts, the geometry's summaries, and the arrays the
+    chapters draw (``D``, its bootstrap floor ``noise``, the resolvable ``R``, reach and self-noise per position, the
+    eigenvalues of B for D and for R)."""
+
+    corpus: str = stored("options.corpus")
+    split: str = stored("options.split")
+    special: str = stored("options.special")
+    n_sequences: int
+    n_positions: int
+    n_kept: int
+    dropped: tuple
+    n_truncated: int
+    reach_min: int
+    reach_max: int
+    shift_r2: float
+    share_raw: float
+    rank_above_noise: int
+    rank_mass_90: int
+    resolvable_shift_r2: float
+    resolvable_share: float
+    resolvable_negative_fraction: float
+    noise_top: float
+    self_noise_max: float
+    D: np.ndarray
+    noise: np.ndarray
+    R: np.ndarray
+    positions: np.ndarray
+    reach: np.ndarray
+    self_noise: np.ndarray
+    eigenvalues: np.ndarray
+    eigenvalues_resolvable: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -43,6 +79,16 @@ class ResolvableSplits:
     seeds: tuple[int, ...]
     skipped: tuple[int, ...]
     spread: dict[str, DrawSpread]
+
+
+@dataclass(frozen=True)
+class SubsetDraws:
+    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
+    resolvable geometry R (``spread``) and for D (``spread_D``)."""
+
+    seeds: tuple[int, ...]
+    spread: dict[str, DrawSpread]
+    spread_D: dict[str, DrawSpread]
 
 
 @dataclass(frozen=True)
