@@ -8,7 +8,6 @@ rule in :mod:`posgeom.verdicts`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,7 +20,7 @@ from ..experiments.records.zoo import KernelPair, ZooEncoding, ZooPictures, ZooS
 from ..experiments.zoo import CONFIGS, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["encodings", "zoo_summary", "c8_row", "comparison_rows", "zoo_pictures", "Captions", "captions"]
+__all__ = ["encodings", "zoo_summary", "c8_row", "comparison_rows", "zoo_pictures", "captions"]
 
 
 def encodings(zoo: Result) -> dict[str, ZooEncoding]:
@@ -74,21 +73,12 @@ def zoo_pictures(zoo: Result) -> ZooPictures:
     return as_record(zoo, ZooPictures, distances=each_encoding("D__"), mds2=each_encoding("mds2__"))
 
 
-@dataclass(frozen=True)
-class Captions:
-    """What the chapter's figure captions state, from the settings in force (glued as ``zcap_<field>``),
-    so that a caption is right at both scales."""
-
-    scale: str
-    last_position: int    # positions 0 to last_position are compared
-    picture_positions: int  # the rows of the tables drawn
-    quick_positions: int  # the positions compared at each scale, for the "What this chapter needs" box
-    paper_positions: int
-
-
-def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.zoo.CONFIGS`)."""
+def captions(settings=None) -> dict:
+    """What the chapter's figure captions state at ``settings.scale`` (glued as ``zcap_<key>``), and its box's
+    counts at both scales (:data:`posgeom.experiments.zoo.CONFIGS`)."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
-    return Captions(scale=settings.scale, last_position=int(conf.n) - 1, picture_positions=int(conf.picture_positions),
-                    quick_positions=int(CONFIGS["quick"].n), paper_positions=int(CONFIGS["paper"].n))
+    return {"scale": settings.scale,
+            "last_position": int(conf.n) - 1,  # positions 0 to last_position are compared
+            "picture_positions": int(conf.picture_positions),  # the rows of the tables drawn
+            "quick_positions": int(CONFIGS["quick"].n), "paper_positions": int(CONFIGS["paper"].n)}

@@ -25,7 +25,7 @@ from ..experiments.records.real_corpora import (CorpusGeometry, NoiseAwareRank, 
 
 __all__ = [
     "PlainText", "corpus_geometry", "describe_corpus", "alibi_parabola", "RESOLVED_NOISE_SHARE", "RowInputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
-    "c8_row", "comparison_rows", "CORPUS_LABELS", "corpus_caption", "Captions", "captions",
+    "c8_row", "comparison_rows", "CORPUS_LABELS", "corpus_caption", "captions",
 ]
 
 #: A corpus's resolvable geometry counts as resolved when, in every cross-half split, fewer than this share
@@ -217,24 +217,6 @@ def corpus_caption(scale: str, corpus: str) -> str:
     return f"{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, {special_words(opts.special)})"
 
 
-@dataclass(frozen=True)
-class Captions:
-    """What the chapter's figure captions state about the corpora, from the settings in force (glued as
-    ``rccap_<field>``), so that a caption is right at both scales."""
-
-    scale: str
-    sst2: str
-    imdb: str
-    n_rep: int            # bootstrap replicates of the noise floor
-    quick_scratch: str    # the tables trained from scratch at each scale, for the "What this chapter needs" box
-    paper_scratch: str
-    quick_rank: str       # what takes the time at quick, for the box: the noise-aware rank of IMDB,
-    quick_splits: int     # the cross-half splits per corpus,
-    quick_subsets: str    # and the subsets redrawn
-    sst2_size: str        # the sequences counted at both scales, for the box
-    imdb_size: str
-
-
 def _scratch(scale: str) -> str:
     """The tables trained from scratch at ``scale`` in words: the model and the MLM steps per corpus."""
     conf = CONFIGS[scale]
@@ -244,21 +226,25 @@ def _scratch(scale: str) -> str:
             f"for {steps}")
 
 
-def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale`` (:data:`posgeom.experiments.real_corpora.CONFIGS`)."""
+def captions(settings=None) -> dict:
+    """What the chapter's figure captions state about the corpora at ``settings.scale`` (glued as ``rccap_<key>``),
+    and the box's counts at both scales (:data:`posgeom.experiments.real_corpora.CONFIGS`)."""
     settings = _settings(settings)
     quick = CONFIGS["quick"]
     # the sequences of each corpus counted at both scales
     sizes = {c: describe_scales(*(describe_sequences(corpus_options(s, c).max_sequences, _UNITS[c], random=True)
                                   for s in ("quick", "paper"))) for c in CORPUS_LABELS}
-    return Captions(
-        scale=settings.scale, sst2=corpus_caption(settings.scale, "sst2"), imdb=corpus_caption(settings.scale, "imdb"),
-        n_rep=int(CONFIGS[settings.scale].noise.n_rep), quick_splits=int(quick.draws.n_splits),
-        quick_scratch=_scratch("quick"), paper_scratch=_scratch("paper"),
-        # IMDB's noise-aware rank at quick: its positions and the random half-splits of RANK_OPTIONS
-        quick_rank=(f"{corpus_options('quick', 'imdb').n_positions} positions, "
-                    f"{RANK_OPTIONS['n_resamples']} half-splits" if "imdb" in quick.rank_corpora else "not computed"),
-        # the subsets run_subset_draws redraws at quick (each corpus of subset_corpora, each seed of subset_seeds)
-        quick_subsets=" and ".join(f"{len(quick.draws.subset_seeds)} {CORPUS_LABELS[c]} subsets"
-                                   for c in quick.draws.subset_corpora) or "no subsets",
-        sst2_size=sizes["sst2"], imdb_size=sizes["imdb"])
+    return {
+        "scale": settings.scale, "sst2": corpus_caption(settings.scale, "sst2"),
+        "imdb": corpus_caption(settings.scale, "imdb"),
+        "n_rep": int(CONFIGS[settings.scale].noise.n_rep),  # bootstrap replicates of the noise floor
+        "quick_splits": int(quick.draws.n_splits),  # the cross-half splits per corpus at quick
+        # the tables trained from scratch at each scale, for the "What this chapter needs" box
+        "quick_scratch": _scratch("quick"), "paper_scratch": _scratch("paper"),
+        # what takes the time at quick: IMDB's noise-aware rank (its positions, RANK_OPTIONS' half-splits)...
+        "quick_rank": (f"{corpus_options('quick', 'imdb').n_positions} positions, "
+                       f"{RANK_OPTIONS['n_resamples']} half-splits" if "imdb" in quick.rank_corpora else "not computed"),
+        # ... and the subsets run_subset_draws redraws (each corpus of subset_corpora, each seed of subset_seeds)
+        "quick_subsets": " and ".join(f"{len(quick.draws.subset_seeds)} {CORPUS_LABELS[c]} subsets"
+                                      for c in quick.draws.subset_corpora) or "no subsets",
+        "sst2_size": sizes["sst2"], "imdb_size": sizes["imdb"]}  # the sequences counted at both scales

@@ -26,7 +26,7 @@ from ..wording import describe_scales, describe_sequences
 from .corpus_geometry import sst2_caption
 
 __all__ = ["CIRCULANT", "corpora", "shift_interval", "eigenvectors", "frequency_summary", "NearStationary",
-           "near_stationary", "circulant_row", "sinusoidal_table_row", "comparison_rows", "Captions", "captions"]
+           "near_stationary", "circulant_row", "sinusoidal_table_row", "comparison_rows", "captions"]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
 CIRCULANT = "markov (population)"
@@ -125,22 +125,12 @@ def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_er
             sinusoidal_table_row(circulant, frequency_summary(fourier), near_stationary(fourier, sweep), settings)]
 
 
-@dataclass(frozen=True)
-class Captions:
-    """What the chapter's captions state at the scale in force (glued as ``smcap_<field>``), and its box's counts
-    at both scales (:mod:`posgeom.reproduce.facts`)."""
-
-    scale: str
-    sst2: str             # SST-2's positions and special tokens
-    redraws: str          # the shift intervals' bootstrap redraws
-    samples: str          # the synthetic families' samples
-
-
-def captions(settings=None) -> Captions:
-    """The :class:`Captions` of the chapter at ``settings.scale``."""
+def captions(settings=None) -> dict:
+    """What the chapter's captions state at ``settings.scale`` (glued as ``smcap_<key>``), and its box's counts at
+    both scales (:mod:`posgeom.reproduce.facts`): SST-2's positions and special tokens, the shift intervals'
+    bootstrap redraws, the synthetic families' samples."""
     settings = _settings(settings)
     scales = ("quick", "paper")
-    return Captions(scale=settings.scale, sst2=sst2_caption(settings.scale),
-                    redraws=describe_scales(*(f"{CONFIGS[s].intervals.n_boot:,}" for s in scales)),
-                    samples=describe_scales(*(describe_sequences(CORPUS_CONFIGS[s].synthetic.n_sequences)
-                                              for s in scales)))
+    return {"scale": settings.scale, "sst2": sst2_caption(settings.scale),
+            "redraws": describe_scales(*(f"{CONFIGS[s].intervals.n_boot:,}" for s in scales)),
+            "samples": describe_scales(*(describe_sequences(CORPUS_CONFIGS[s].synthetic.n_sequences) for s in scales))}

@@ -138,7 +138,7 @@ def chapter_facts(chapter: str, settings=None) -> dict[str, str]:
     if chapter not in CHAPTER_FACTS:
         raise ValueError(f"no box facts for chapter {chapter!r}; valid chapters are {', '.join(CHAPTER_FACTS)}")
     captions = import_module(f"posgeom.chapters.{chapter.replace('-', '_')}").captions(settings_or_default(settings))
-    c = SimpleNamespace(**captions) if isinstance(captions, dict) else captions  # a mapping's keys read as fields
+    c = SimpleNamespace(**captions)  # the templates read the captions' keys as fields: {c.sst2_size}
     return {label: CHAPTER_FACTS[chapter][label].format(c=c) for label in FACT_LABELS}
 
 

@@ -34,6 +34,9 @@ class StoredExtrapolation:
     alibi_reversal_gap: float = float("nan")   # largest change of the ALiBi models' logits under reversal
     none_reversal_gap: float | None = None     # the same without positions, where run
     unigram_loss: float | None = None          # MLM: the loss of predicting word frequencies
+    vocab_size: int | None = None              # MLM: the ids of the reduced vocabulary
+    rare_fraction: float | None = None         # MLM: the share of training word pieces mapped to "rare"
+    loss_by_position: np.ndarray | None = None  # MLM: (method, seed, position) at the longest length
 
     @property
     def score(self) -> str:

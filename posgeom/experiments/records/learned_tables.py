@@ -77,10 +77,12 @@ class StoredTableStress:
 @dataclass(frozen=True)
 class StoredInitStudy:
     """A stored ``run_init_study``, typed: its variants (initialisation and dropout rate) and seeds, every
-    variant's tables before and after training (variants, seeds, n, d), and the task's distance matrix ``D``."""
+    variant's tables before and after training (variants, seeds, n, d), its training losses (variants, seeds,
+    steps), and the task's distance matrix ``D``."""
 
     variants: tuple[tuple[str, float], ...]
     seeds: tuple[int, ...]
+    losses: np.ndarray
     tables_initial: np.ndarray
     tables_final: np.ndarray
     D: np.ndarray

@@ -52,13 +52,15 @@ class CorpusGeometry:
 @dataclass(frozen=True)
 class NoiseAwareRank:
     """A stored ``run_noise_aware_rank``, typed: the rank in words, its interval and level, the first cross-fitted
-    direction's share, and the positions it rests on."""
+    direction's share, the positions it rests on, the threshold τ and the cross-fitted eigenvalues (splits × k)."""
 
     text: str
     interval: tuple[int, int]
     level: float
     first_share: float
     n_positions: int
+    threshold: float
+    eigenvalues: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -93,10 +95,21 @@ class SubsetDraws:
 
 @dataclass(frozen=True)
 class ClosestConstruction:
-    """One of the constructions of ALiBi closest to the paper's value (``run_alibi_search``): whether ALiBi has
-    the lowest stress in it."""
+    """One of the constructions of ALiBi closest to the paper's value (``run_alibi_search``): the stresses of ALiBi,
+    the sinusoidal table and RoPE in it, whether ALiBi's is the lowest, and the choices that make it (normalisation,
+    transform, slope and how it was chosen, positions, special tokens, Hellinger form)."""
 
+    alibi: float
+    sinusoidal: float
+    rope: float
     alibi_best: bool
+    normalization: str
+    transform: str
+    slope_choice: str
+    slope: float
+    n: int
+    special: str
+    kind: str
 
 
 @dataclass(frozen=True)
