@@ -207,7 +207,15 @@ def _claims_in(text: str) -> set[str]:
                    re.findall(r"from posgeom\.(experiments|chapters) import (\w+) as (\w+)", text))
     for alias in set(re.findall(r"\b(\w+)\.comparison_rows\(", text)):
         assert alias in aliases, f"comparison_rows called on {alias!r}, which the chapter does not import"
-        source = inspect.getsource(importlib.import_module(aliases[alias]).comparison_rows)
+        module = importlib.import_module(aliases[alias])
+        # comparison_rows and every function of the module it names (a row built by a named function: c8_row)
+        sources, todo = {}, ["comparison_rows"]
+        while todo:
+            name = todo.pop()
+            sources[name] = inspect.getsource(getattr(module, name))
+            todo += [n for n in set(re.findall(r"\b([A-Za-z_]\w*)\b", sources[name])) if n not in sources and n not in todo
+                     and inspect.isfunction(getattr(module, n, None)) and getattr(module, n).__module__ == module.__name__]
+        source = "\n".join(sources.values())
         claims |= set(re.findall(pattern, source))
         # rows made by a name bound to partial(ComparisonRow, ...): row("C3", ...)
         for name in re.findall(r"(\w+)(?:\s*,\s*\w+)*\s*=\s*partial\(ComparisonRow\b", source):

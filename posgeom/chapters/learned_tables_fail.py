@@ -53,11 +53,12 @@ class ExtrapolationOutcome(StoredExtrapolation):
 
     @cached_property
     def mean(self) -> pd.DataFrame:
-        """The mean score over seeds (and :attr:`std`, its population sd), (n_methods, n_factors)."""
+        """The mean score over seeds, (n_methods, n_factors)."""
         return _over_seeds(getattr(self, self.score), self.methods, self.factors, np.mean)
 
     @cached_property
     def std(self) -> pd.DataFrame:
+        """The population sd of the score over seeds, (n_methods, n_factors)."""
         return _over_seeds(getattr(self, self.score), self.methods, self.factors, np.std)
 
     def beyond(self, both: bool = False) -> tuple[pd.Series, pd.Series]:
