@@ -25,7 +25,7 @@ def synthetic_arrays(synthetic: Result) -> dict[str, FamilyArrays]:
 
 
 def sin_vs_rope(variants: tuple[SensitivityRow, ...]) -> tuple[float, float]:
-    """The largest |sinusoidal − RoPE| / RoPE ("scale_free" stress) and the smallest sinusoidal / RoPE ("paper"
+    """The largest ``|sinusoidal − RoPE| / RoPE`` ("scale_free" stress) and the smallest sinusoidal / RoPE ("paper"
     stress) over the preprocessing variants."""
     sin, rope = ([v.stress[e] for v in variants] for e in ("sinusoidal", "rope"))
     return (max(abs(s["scale_free"] - r["scale_free"]) / r["scale_free"] for s, r in zip(sin, rope)),

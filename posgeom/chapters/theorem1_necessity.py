@@ -116,7 +116,7 @@ def _causal_row(order: Result, settings) -> ComparisonRow:
 
 
 def _symmetric_row(equivariance: Result, order_without_cls: Result, settings) -> ComparisonRow:
-    """ALiBi's |i − j| keeps the reversal: without [CLS] it cannot learn the task
+    """ALiBi's ``|i − j|`` keeps the reversal: without [CLS] it cannot learn the task
     (:func:`posgeom.verdicts.c1_symmetric_signal`)."""
     gaps = equivariance_rows(equivariance)
     alibi_gap = find(gaps, position="alibi", causal=False)
