@@ -13,6 +13,9 @@ instead of once per use (``result.values["n_sequences"]``)::
 
     g = as_record(result, CorpusGeometry)
 
+(a sketch: the records of every experiment's stored results are in ``posgeom.experiments.records``, this one in
+``posgeom.experiments.records.real_corpora``).
+
 How each field is found: its ``stored`` path (:func:`stored`; default the field's name), dotted into
 nested mappings (and a number into a list: ``"omega_range.0"``), among ``values``; a field annotated ``np.ndarray`` is read from ``arrays`` first. How
 each value is converted: by the field's annotation — a nested dataclass from its mapping (the same rules,
