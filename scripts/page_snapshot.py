@@ -9,7 +9,8 @@ Usage (from a checkout's root, with its environment active)::
     python scripts/page_snapshot.py --compare --page-only before.json after.json   # the prose, not the glue names
 
 The chapter's code cells (``notebooks/<slug>.md``) run in one namespace on the CPU at the scale given, and the
-snapshot records every glued value, the page's prose with each glue role filled in as the role formats it,
+snapshot records every glued value, the page's prose and captions with each glued number written as the book
+writes it (the chapter's download, :func:`posgeom.notebooks.plain_notebook`),
 every displayed table or text and the "Paper vs this book" rows the chapter would record. Stored results are read whatever their code key (an edit of a chapter module does not make them
 stale, and a refactor of a keyed module is checked against the numbers stored before it); GPU work at ``paper``
 shows as waiting, as on the published site. Nothing is ever computed or written: a result that is not stored
@@ -27,7 +28,6 @@ import ast
 import io
 import json
 import os
-import re
 import sys
 import warnings
 from contextlib import redirect_stdout
@@ -89,11 +89,10 @@ def snapshot(slug: str, scale: str, results: str | None = None) -> dict:
 
     import posgeom.notebooks
 
-    glued, raw, shown, errors, rows = {}, {}, [], [], {}
+    glued, shown, errors, rows = {}, [], [], {}
 
     def glue(name, value, display=True):
         glued[name] = _text(value)
-        raw[name] = value
 
     def display(*values, **kwargs):
         shown.extend(_text(v) for v in values)
@@ -123,31 +122,19 @@ def snapshot(slug: str, scale: str, results: str | None = None) -> dict:
             if out.getvalue():
                 shown.append("printed:" + out.getvalue())
             plt.close("all")
-    page = [_rendered(c.source, raw) for c in notebook.cells if c.cell_type == "markdown"]
-    return {"glue": glued, "page": page, "display": shown, "errors": errors, "claims": rows}
+    return {"glue": glued, "page": _page(slug, glued), "display": shown, "errors": errors, "claims": rows}
 
 
-#: A glue role in a page's text: ``{glue:text}`name:.3f```, ``{glue}`name```, ``{glue:md}`name```.
-_GLUE_ROLE = re.compile(r"\{glue(?::(\w+))?\}`([^`:]+)(?::([^`]*))?`")
+def _page(slug: str, glued: dict) -> list[str]:
+    """The page's prose as a reader sees it, whatever the glued names (a refactor may rename them): its chapter as
+    the plain notebook a download is (:func:`posgeom.notebooks.plain_notebook`, which writes each glued number as the
+    book formats it, and names the cell of one that was not glued), each Markdown cell and figure caption."""
+    from posgeom.notebooks import plain_notebook
 
-
-def _rendered(markdown: str, values: dict) -> str:
-    """A markdown cell with each glue role replaced by its value, formatted as the role asks: the page's prose as a
-    reader sees it, whatever the glued names (a refactor may rename them)."""
-
-    def value(match):
-        name, spec = match.group(2), match.group(3)
-        if name not in values:
-            return f"<unglued {name}>"
-        v = values[name]
-        if spec:
-            try:
-                return format(v, spec)
-            except (TypeError, ValueError):
-                return f"<{name}: {spec!r} does not format {type(v).__name__}>"
-        return _text(v) if not isinstance(v, str) else v
-
-    return _GLUE_ROLE.sub(value, markdown)
+    plain = plain_notebook(ROOT / "notebooks" / f"{slug}.md", executed=glued)  # glued: name → text/plain
+    return [c.source if c.cell_type == "markdown" else "caption: " + c.metadata["mystnb"]["figure"]["caption"]
+            for c in plain.cells if c.cell_type == "markdown" or c.metadata.get("mystnb", {}).get("figure", {})
+            .get("caption")]
 
 
 def differences(before: dict, after: dict, *, page_only: bool = False) -> list[str]:

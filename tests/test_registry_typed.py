@@ -362,16 +362,16 @@ GPU_ONLY |= {"NTKRun", "SeparationRun", "SubsetDraws", "TailCondition"}
 
 def _nested(names: set, records: dict) -> set:
     """``names`` and every record a field of theirs holds or they derive from, recursively (read through them)."""
-    found, todo = set(names), list(names)
-    while todo:
-        cls = records[todo.pop()]
+    found, frontier = set(names), list(names)
+    while frontier:
+        cls = records[frontier.pop()]
         if not dataclasses.is_dataclass(cls):  # an alias of a stored shape (extrapolation's Scores)
             continue
         used = {m for f in dataclasses.fields(cls) for m in re.findall(r"\w+", str(f.type))}
         used |= {base.__name__ for base in cls.__mro__[1:]}
         for name in (used & set(records)) - found:
             found.add(name)
-            todo.append(name)
+            frontier.append(name)
     return found
 
 

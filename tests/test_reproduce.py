@@ -209,11 +209,11 @@ def _claims_in(text: str) -> set[str]:
         assert alias in aliases, f"comparison_rows called on {alias!r}, which the chapter does not import"
         module = importlib.import_module(aliases[alias])
         # comparison_rows and every function of the module it names (a row built by a named function: c8_row)
-        sources, todo = {}, ["comparison_rows"]
-        while todo:
-            name = todo.pop()
+        sources, frontier = {}, ["comparison_rows"]
+        while frontier:
+            name = frontier.pop()
             sources[name] = inspect.getsource(getattr(module, name))
-            todo += [n for n in set(re.findall(r"\b([A-Za-z_]\w*)\b", sources[name])) if n not in sources and n not in todo
+            frontier += [n for n in set(re.findall(r"\b([A-Za-z_]\w*)\b", sources[name])) if n not in sources and n not in frontier
                      and inspect.isfunction(getattr(module, n, None)) and getattr(module, n).__module__ == module.__name__]
         source = "\n".join(sources.values())
         claims |= set(re.findall(pattern, source))
