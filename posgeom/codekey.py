@@ -4,7 +4,9 @@ A stored result is only as trustworthy as the code that made it. Hashing the who
 mark every result stale after any edit (a typo fixed in a plotting helper would cost hours of GPU
 time at ``paper`` scale); hashing nothing would serve numbers made by code that has since changed.
 The code key sits in between: the SHA-256 of the source of an experiment's module and of every
-posgeom module it imports, transitively.
+posgeom module it imports, transitively, with docstrings and blank lines left out
+(:func:`keyed_source`): rewording a docstring changes no number, so it leaves every result fresh.
+Comments stay in the key: a threshold's ``#:`` reason is quoted on the page beside its verdict.
 
 How the import graph is read (statically, with Python's ``ast`` module, without importing anything):
 
@@ -32,8 +34,8 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = [
-    "INFRASTRUCTURE", "PACKAGE", "all_modules", "is_infrastructure", "code_key", "code_roots", "module_dependencies",
-    "notebook_modules", "package_root",
+    "INFRASTRUCTURE", "PACKAGE", "all_modules", "is_infrastructure", "code_key", "code_roots", "keyed_source",
+    "module_dependencies", "notebook_modules", "package_root",
 ]
 
 #: The package whose modules are hashed.
@@ -277,7 +279,8 @@ def code_key(modules: str | Iterable[str], *, root=None) -> str:
     Returns
     -------
     str
-        Equal for two trees exactly when the files of :func:`module_dependencies` are byte-equal.
+        Equal for two trees exactly when the files of :func:`module_dependencies` have equal
+        :func:`keyed_source`.
     """
     _module_file.cache_clear()
     root = _as_root(root)
@@ -285,8 +288,49 @@ def code_key(modules: str | Iterable[str], *, root=None) -> str:
     for name in module_dependencies(modules, root=root):
         path = _module_file(name, root)
         digest.update(name.encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+        digest.update(keyed_source(path.read_bytes()) + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _docstring_lines(tree: ast.Module, lines: list[bytes]) -> set[int]:
+    """The 0-based numbers of the lines that hold only a docstring (of the module, a class or a function)."""
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
+            continue
+        first = node.body[0]
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)):
+            continue
+        # ast's column offsets count UTF-8 bytes; a docstring sharing a line with code stays in the key
+        start, end = first.lineno - 1, first.end_lineno - 1
+        if lines[start][:first.col_offset].strip() or lines[end][first.end_col_offset:].strip():
+            continue
+        found.update(range(start, end + 1))
+    return found
+
+
+def keyed_source(source: bytes) -> bytes:
+    """The part of a module's source that its code key hashes: every line but its docstrings and blank lines.
+
+    Parameters
+    ----------
+    source : bytes
+        The module's file, as read from disk (UTF-8).
+
+    Returns
+    -------
+    bytes
+        The remaining lines, right-stripped and joined by newlines. Two sources that differ only in their
+        docstrings, blank lines or trailing spaces give the same bytes; any other change (code, a comment, an
+        indent) gives different ones. A source that does not parse is returned whole.
+    """
+    lines = source.splitlines()
+    try:
+        skip = _docstring_lines(ast.parse(source), lines)
+    except SyntaxError:
+        return source
+    return b"\n".join(line.rstrip() for k, line in enumerate(lines) if k not in skip and line.strip())
 
 
 def notebook_modules(source: str, *, root=None) -> tuple[str, ...]:

@@ -83,6 +83,60 @@ def test_the_key_changes_exactly_when_a_dependency_changes(toy):
     assert code_key("posgeom.exp.one", root=toy) != before
 
 
+def test_the_key_ignores_docstrings_and_blank_lines_and_sees_code_and_comments(toy):
+    dist = toy / "geo" / "dist.py"
+    dist.write_text('"""Module doc."""\nfrom ._val import check\n\n\ndef dist(x):\n    """One line."""\n'
+                    '    return check(x)  # why\nhelper_name = 1\n')
+    before = code_key("posgeom.exp.one", root=toy)
+    reworded = ('"""Another module doc,\n\nover three lines."""\nfrom ._val import check\ndef dist(x):\n'
+                '    """Reworded:\n\n    and longer.\n    """\n\n    return check(x)  # why   \nhelper_name = 1\n')
+    dist.write_text(reworded)
+    assert code_key("posgeom.exp.one", root=toy) == before
+    edits = [("# why", "# because"), ("return check(x)", "return check(-x)"),
+             ("helper_name = 1", 'helper_name = """One line."""')]  # a string that is not a docstring counts
+    for edit in edits:
+        dist.write_text(reworded.replace(*edit))
+        assert code_key("posgeom.exp.one", root=toy) != before, edit
+
+
+def test_keyed_source_against_a_token_by_token_reading():
+    # the oracle: the lines of every string that stands alone first in a module or a def/class body (read by
+    # the tokenizer, not by ast) and the blank lines are dropped, on every module of the package
+    import io
+    import tokenize
+
+    for path in sorted(Path(posgeom.__file__).parent.rglob("*.py")):
+        source = path.read_bytes()
+        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+        doc_lines, expect_doc = set(), True
+        for k, tok in enumerate(tokens):
+            if tok.type in (tokenize.ENCODING, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
+                            tokenize.DEDENT):
+                continue
+            if expect_doc and tok.type == tokenize.STRING and tokens[k + 1].type == tokenize.NEWLINE:
+                doc_lines.update(range(tok.start[0], tok.end[0] + 1))
+            expect_doc = tok.type == tokenize.OP and tok.string == ":" and _ends_a_def_header(tokens, k)
+        kept = [line.rstrip() for n, line in enumerate(source.splitlines(), 1) if n not in doc_lines and line.strip()]
+        assert codekey.keyed_source(source) == b"\n".join(kept), path
+
+
+def _ends_a_def_header(tokens, k) -> bool:
+    """Whether the ":" at ``tokens[k]`` ends a ``def`` or ``class`` header (brackets balanced back to it)."""
+    import tokenize
+
+    depth = 0
+    for tok in reversed(tokens[:k]):
+        if tok.type == tokenize.OP and tok.string in ")]}":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in "([{":
+            depth -= 1
+        elif depth == 0 and tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            return False
+        elif depth == 0 and tok.type == tokenize.NAME and tok.string in ("def", "class"):
+            return True
+    return False
+
+
 def test_the_import_graph_is_walked_once_per_tree_state_and_again_after_an_edit(toy):
     codekey._dependencies_at.cache_clear()
     before = module_dependencies("posgeom.exp.one", root=toy)

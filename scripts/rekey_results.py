@@ -1,0 +1,75 @@
+"""Move stored results from the byte code key to the docstring-free one, without recomputing anything.
+
+Until December 2026 a code key hashed the raw bytes of its modules, so rewording a docstring marked every
+result made through that module stale. :func:`posgeom.codekey.code_key` now hashes
+:func:`posgeom.codekey.keyed_source` (docstrings and blank lines left out). This script moves a results folder
+across, one entry at a time, under the registry's own lock and atomic write:
+
+* an entry whose stored key equals the byte key of its modules *now* was made by the code of this checkout
+  (byte for byte), so its new key is the docstring-free key of that same code: the manifest is rewritten
+  with it, and nothing else in the entry changes;
+* any other entry (stale already, or with no code key) is left exactly as it is, and listed.
+
+Run it once, from a clean checkout, before any module is edited:
+``python scripts/rekey_results.py results`` (``--dry-run`` lists what it would do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from posgeom.codekey import _as_root, _module_file, code_key, module_dependencies
+from posgeom.registry import Registry
+from posgeom.registry.store import MANIFEST
+from posgeom.storage import sha256_bytes
+
+
+def byte_key(roots) -> str:
+    """The code key as it was: SHA-256 of the raw bytes of the modules and everything they import."""
+    root = _as_root(None)
+    digest = hashlib.sha256()
+    for name in module_dependencies(roots):
+        digest.update(name.encode() + b"\0")
+        digest.update(_module_file(name, root).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path, help="the results folder (holding quick/ and paper/)")
+    parser.add_argument("--dry-run", action="store_true", help="list what would change; write nothing")
+    args = parser.parse_args(argv)
+    registry = Registry(args.results)
+    moved, left = 0, []
+    for result in registry.entries():
+        manifest = dict(result.manifest)
+        roots, stored = manifest.get("code_modules"), manifest.get("code_key")
+        if not roots or not stored:
+            continue  # a record of no code (a chapter run): nothing to move
+        if byte_key(roots) != stored:
+            left.append(f"{result.scale}/{result.experiment}/{result.key}: stale before the move, left as it is")
+            continue
+        manifest["code_key"] = code_key(roots)
+        if args.dry_run:
+            moved += 1
+            continue
+        folder = result.path.parent
+        files = {name: (result.path / name).read_bytes() for name in manifest["files"]}
+        manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        lock = registry._lock(folder)
+        try:
+            registry._write_version(folder, {**files, MANIFEST: manifest_bytes}, sha256_bytes(manifest_bytes))
+        finally:
+            lock.release()
+        moved += 1
+    print(f"{'would move' if args.dry_run else 'moved'} {moved} entries to the docstring-free code key")
+    print("\n".join(left))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
