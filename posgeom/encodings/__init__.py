@@ -1,8 +1,7 @@
 r"""The geometry of each positional encoding, in numpy only.
 
-Every encoding gives an ``n × n`` matrix of distances between positions, so that any of them — a
-fixed formula, a random initialisation or a trained table — can be fed to the geometry core
-(stress, monotonicity, separation). Absolute encodings also give their table ``P`` (``n × d``).
+Every encoding gives an ``n × n`` matrix of distances between positions, fed to the geometry core;
+absolute encodings also give their table ``P`` (``n × d``).
 
 **Sinusoidal** (Vaswani et al. 2017). With frequencies $\omega_k = b^{-2k/d}$,
 $k = 0, \dots, d/2 - 1$ and base $b = 10000$,
@@ -30,34 +29,17 @@ two $H$; otherwise the slopes of the largest power of two $H' < H$ followed by e
 other slope of $2H'$ (the reference ``get_slopes``). The induced distance is one line
 (rank 1): $\hat d_{ij} = \bar m |i - j|$, $\bar m$ the mean slope (or one head's).
 
-**None** (NoPE): every position has the same (zero) vector; all distances are 0.
-
-**Random** (a learned table at initialisation): $P_{ij} \sim \mathcal N(0, \sigma^2)$,
+**None** (NoPE): all distances are 0. **Random** (a learned table at initialisation): $P_{ij} \sim \mathcal N(0, \sigma^2)$,
 $\sigma = 0.02$ (BERT, GPT-2) or 1, seeded.
 
-**Table**: the Euclidean distances of the rows of any given table (a trained
-``position_embeddings.weight``, an MDS embedding from :func:`posgeom.geometry.classical_mds`).
+**Table**: the Euclidean distances of the rows of any given table. **MDS**: the encoding of Algorithm 1
+for target distances ``D`` at rank ``k``.
 
-**MDS**: the encoding of Algorithm 1 for target distances ``D`` at rank ``k``
-(:func:`posgeom.geometry.classical_mds`; the low-rank ``A C^T`` of Remark 8 has the same distances).
-
-Modules
--------
-``fixed.py``: the geometry of each encoding above; ``references.py``: the references an encoding or a
-learned table is compared with (the equidistant simplex, the random walk, ALiBi's bias read as a kernel,
-:func:`reference_tables`); ``named.py``: the encodings by name (:data:`ENCODINGS`,
-:func:`encoding_distances`, :func:`encoding_set`) and every encoding compared with a corpus's distances
-(:func:`comparison_for`, :func:`comparison_intervals`); ``corpus_fit.py``: the summaries of how the fixed
-encodings fit one corpus (:func:`hellinger_kinds_summary`, :func:`sensitivity_row`, :func:`shift_summary`,
-:func:`c5_row`); ``zoo.py``: the zoo of encodings at one model shape (:func:`zoo_geometry`). Every
-public name is imported from here, ``posgeom.encodings``.
-
-Adding an encoding
-------------------
-Write a function ``my_distances(n, *, d, n_heads, **options) -> (n, n)`` in ``fixed.py`` and add it to
-:data:`ENCODINGS` (name → function, in ``named.py``). :func:`encoding_distances` then dispatches to it, its name
-appears in every "unknown encoding" error, and the torch side (:mod:`posgeom.models.positional`)
-registers its module in its own ``POSITIONAL`` dict under the same name.
+``fixed.py`` holds these formulas, ``references.py`` the reference geometries, ``named.py`` the encodings by
+name and their comparison with a corpus, ``corpus_fit.py`` the chapters' summaries, ``zoo.py`` the zoo at one
+model shape. To add an encoding, add ``my_distances(n, *, d, n_heads, **options) -> (n, n)`` to
+:data:`ENCODINGS` in ``named.py``; the torch side (:mod:`posgeom.models.positional`) registers its module
+under the same name.
 """
 
 from __future__ import annotations

@@ -200,7 +200,6 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
         ``"random"`` (``sigma``, ``seed``), ``"table"`` (``table``, an ``(N, k)`` array, ``N ≥ n``),
         ``"mds"`` (``target``, the ``(n, n)`` distances to embed; ``k``, the rank).
     n : int
-        Number of positions.
     d, n_heads : int
         Model width and number of heads, where the encoding needs them.
 
@@ -244,8 +243,7 @@ def mds_width_distances(D, d_model: int) -> dict[str, np.ndarray]:
 
 
 def comparison_set(D, positions, *, d_model: int, n_heads: int, seed, learned_table=None) -> dict[str, np.ndarray]:
-    """The distance matrices of :data:`ENCODINGS_COMPARED` for ``D``: MDS at full rank (capped at the width
-    ``d_model``) and at rank 3, the fixed encodings and, when given, the learned table's rows.
+    """The distance matrices of :data:`ENCODINGS_COMPARED` for ``D`` (``"learned"`` only with a learned table).
 
     Parameters
     ----------
@@ -283,17 +281,13 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
                          learned_table=None, progress=None, groups=None) -> tuple[dict, np.ndarray]:
     r"""Bootstrap intervals over sequences of the comparison table of one corpus (:func:`comparison_for`).
 
-    The bootstrap of :func:`posgeom.geometry.sequence_intervals` (``n_folds`` folds resampled ``n_boot``
-    times); each replicate refits MDS to its own $D^*$ (MDS is a function of $D$), the fixed encodings stay
-    fixed. ``groups`` (one label per sequence, :func:`posgeom.geometry.fold_members`) keeps the sequences of
-    one label in one fold.
+    Each replicate refits MDS to its own $D^*$ (MDS is a function of $D$); the fixed encodings stay fixed.
 
     Parameters
     ----------
     sequences : sequence of 1-D int arrays
         The corpus's token ids, one array per sequence.
     n_positions, vocab_size : int
-        Positions counted and vocabulary size.
     d_model, n_heads :
         The model shape of the fixed encodings (:func:`comparison_set`).
     n_boot, n_folds, level, seed :
