@@ -165,7 +165,6 @@ def c5_row(generator: str, size: int | None, D, n: int, d: int, r: int) -> dict:
     Parameters
     ----------
     generator : str
-        The label of the corpus's generator.
     size : int or None
         The corpus size (None for the population).
     D : ndarray of shape (n, n)

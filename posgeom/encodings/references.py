@@ -54,11 +54,9 @@ def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0)
     Parameters
     ----------
     n, d : int
-        Positions and width.
     sigma : float
         $\sigma > 0$, the standard deviation of a step.
     seed : int or None
-        Seed of ``numpy.random.default_rng``.
 
     Returns
     -------

@@ -309,7 +309,7 @@ def bootstrap_intervals(D, folds, positions, statistics: Callable[[np.ndarray], 
 
 def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: int, level: float = 0.95, *,
                         bounds=None) -> Interval:
-    r"""The interval (:func:`percentile_interval`) of the difference $t_a - t_b$ of two statistics bootstrapped together.
+    r"""The interval of the difference $t_a - t_b$ of two statistics bootstrapped together.
 
     Parameters
     ----------
@@ -318,7 +318,6 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
     replicates : array-like of shape (n_used, k)
         Their replicates; column ``a`` minus column ``b`` gives the replicates of the difference.
     a, b : int
-        Indices of the two statistics.
     level : float in (0, 1)
     bounds : (lo, hi), optional
         The difference's range (e.g. ``(-1, 1)`` for two quantities in ``[0, 1]``); default unbounded.

@@ -361,7 +361,6 @@ def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as
     r : int
         Rank, 1 <= r <= min(n, d) (and <= m for an embedding).
     d : int
-        Model width.
     seed : int, Generator or None
         Seed of $C$ (``None``: $C = [I_r; 0]$).
 

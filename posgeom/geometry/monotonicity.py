@@ -142,7 +142,6 @@ class Separation:
     normalized : float
         ``raw`` / $\operatorname{median}_{i<j} \hat d_{ij}$ (0 when ``raw`` is 0).
     median : float
-        The median pairwise distance.
     pair : tuple of int
         A closest pair $(i, j)$, $i < j$ (the first in row-major order).
     """

@@ -359,7 +359,6 @@ def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions
     positions : array-like of int, optional
         The positions to keep (default all reached by at least one sequence of each half).
     seed : int
-        Seed of the random split.
 
     Returns
     -------
@@ -412,7 +411,6 @@ def rank_estimates(D, sequences, n_positions: int, vocab_size: int, criteria, se
     Parameters
     ----------
     D : array-like of shape (n, n)
-        The corpus's distance matrix.
     sequences, n_positions, vocab_size :
         The corpus's token ids, as for :func:`noise_aware_rank`.
     criteria : mapping

@@ -84,13 +84,11 @@ def smacof(
     Parameters
     ----------
     D : array-like of shape (n, n)
-        Target distances.
     k : int
         Embedding dimension, 1 <= k <= n.
     init : {"mds", "random"} or array-like of shape (n, k)
         Start: rank-k classical MDS (default), a seeded Gaussian scaled to D, or a given configuration.
     max_iter : int
-        Maximum number of Guttman transforms.
     eps : float
         Stop when one iteration lowers the ``"paper"`` stress by less than ``eps`` (absolute decrease).
     weights : array-like of shape (n, n), optional

@@ -59,7 +59,6 @@ def corpus_geometry_values(corpus_geo, *, n_positions: int, min_count: int, kind
     corpus_geo : posgeom.corpora.distances.CorpusDistances
         With tokens (``with_tokens=True``): ``D`` (k, k), ``counts`` (n, v), ``marginals`` (k, v), ``tokens``.
     n_positions : int
-        $n$, the positions counted.
     min_count : int
     kind : {"chord", "normalized", "geodesic"}
         As the corpus options that built ``corpus_geo``.
@@ -162,7 +161,6 @@ def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, en
     -------
     table : ndarray of shape (n_draws, len(DRAW_STATISTICS))
     seeds : list of int
-        The seeds used.
     skipped : list of int
         The seeds whose split could not resolve every position.
     """
