@@ -52,9 +52,8 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
                  layout: str = "interleaved", sigma: float = 0.02, seed: int | None = 0) -> dict[str, np.ndarray]:
     r"""The distance matrices $\hat D$ of the fixed encodings at one model shape, over given positions.
 
-    A relative encoding's distance depends on the true offset $i - j$, so when ``positions`` leaves gaps
-    (positions dropped by ``min_count``) every matrix is computed over $0 \dots \max(\text{positions})$
-    and then restricted to the rows and columns of ``positions``.
+    A relative encoding depends on the true offset $i - j$, so a gapped ``positions`` (after ``min_count``)
+    is computed over $0 \dots \max(\text{positions})$ and then restricted.
 
     Parameters
     ----------
@@ -66,10 +65,8 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
         ``rope``'s heads and ``alibi``'s slopes (the mean slope $\bar m$ over the heads).
     names : sequence of str
         From :data:`ENCODING_SET_NAMES` (default :data:`DEFAULT_ENCODING_SET`).
-    base : float
-        The frequency base of ``sinusoidal`` and ``rope``.
-    layout : str
-        ``sinusoidal``'s layout, ``"interleaved"`` or ``"concatenated"``.
+    base, layout :
+        The frequency base of ``sinusoidal`` and ``rope``; ``sinusoidal``'s layout.
     sigma, seed :
         ``random``: a table $\mathcal N(0, \sigma^2)$ drawn with ``seed``.
 

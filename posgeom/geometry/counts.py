@@ -21,6 +21,8 @@ __all__ = ["PositionalCounts"]
 class PositionalCounts:
     r"""Counts $c_i(w)$ and reaches $N_i$ of a corpus at its first ``n_positions`` positions.
 
+    ``a + b`` adds the counts of two disjoint shards (same shape and ``ignore_ids``); ``sum()`` works.
+
     Attributes
     ----------
     counts : scipy.sparse.csr_matrix of shape (n_positions, vocab_size), int64
