@@ -1,63 +1,26 @@
 r"""The geometry of each positional encoding, in numpy only.
 
-Every encoding gives an ``n × n`` matrix of distances between positions, so that any of them — a
-fixed formula, a random initialisation or a trained table — can be fed to the geometry core
-(stress, monotonicity, separation). Absolute encodings also give their table ``P`` (``n × d``).
+Every encoding gives an ``n × n`` matrix of distances between positions, fed to the geometry core;
+absolute encodings also give their table ``P`` (``n × d``).
 
-**Sinusoidal** (Vaswani et al. 2017). With frequencies $\omega_k = b^{-2k/d}$,
-$k = 0, \dots, d/2 - 1$ and base $b = 10000$,
-
-$$P_{i, 2k} = \sin(i \omega_k), \qquad P_{i, 2k+1} = \cos(i \omega_k)$$
-
-(``layout="interleaved"``, the original and d2l), or the same columns as
-``[sin(i ω_0) … sin(i ω_{m-1}), cos(i ω_0) … cos(i ω_{m-1})]`` (``layout="concatenated"``,
-GPT-NeoX and Hugging Face). The layouts differ by a fixed column permutation, so their distances
-are identical: $\|p_i - p_j\|^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
+**Sinusoidal** (Vaswani et al. 2017): $P_{i, 2k} = \sin(i \omega_k)$, $P_{i, 2k+1} = \cos(i \omega_k)$,
+$\omega_k = b^{-2k/d}$, $b = 10000$ (``layout="interleaved"``; ``"concatenated"``, all sines then all cosines
+as in GPT-NeoX and Hugging Face, has the same distances), $\|p_i - p_j\|^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
 
 **RoPE** (Su et al. 2021) rotates each pair of query/key coordinates by $\delta \theta_k$,
-$\theta_k = b^{-2k/d_{head}}$, $k = 0, \dots, m - 1$, $m = d_{head}/2$. Its
-relative kernel is $K(\delta) = \frac1m \sum_k \cos(\delta \theta_k)$ and the induced
-distance (per unit vector) is
+$\theta_k = b^{-2k/d_{head}}$, $m = d_{head}/2$ pairs; with the kernel $K(\delta) = \frac1m \sum_k
+\cos(\delta \theta_k)$ the induced distance is $\hat d_{ij}^2 = 2\,(K(0) - K(i - j))$: a sinusoidal table of
+width $d_{head}$ divided by $\sqrt m$.
 
-$$\hat d_{ij}^2 = 2\,(K(0) - K(i - j)).$$
+**ALiBi** (Press et al. 2022) adds $-m_h |i - j|$ to the logits of head ``h``, $m_h = r^{h+1}$,
+$r = 2^{-8/H}$ for a power of two $H$ (otherwise as the reference ``get_slopes``); the induced distance is
+the line $\hat d_{ij} = \bar m |i - j|$.
 
-This is exactly the distance of a sinusoidal table of width $d_{head}$ divided by
-$\sqrt m$: sinusoidal and RoPE differ only through their frequency set.
+**None** (NoPE): all distances 0. **Random**: $P_{ij} \sim \mathcal N(0, \sigma^2)$, a learned table at
+initialisation. **Table**: the distances of any table's rows. **MDS**: Algorithm 1's encoding of ``D``.
 
-**ALiBi** (Press et al. 2022) adds $-m_h |i - j|$ to the attention logits of head ``h``.
-The slopes are the geometric sequence $m_h = r^{h+1}$, $r = 2^{-8/H}$ for a power of
-two $H$; otherwise the slopes of the largest power of two $H' < H$ followed by every
-other slope of $2H'$ (the reference ``get_slopes``). The induced distance is one line
-(rank 1): $\hat d_{ij} = \bar m |i - j|$, $\bar m$ the mean slope (or one head's).
-
-**None** (NoPE): every position has the same (zero) vector; all distances are 0.
-
-**Random** (a learned table at initialisation): $P_{ij} \sim \mathcal N(0, \sigma^2)$,
-$\sigma = 0.02$ (BERT, GPT-2) or 1, seeded.
-
-**Table**: the Euclidean distances of the rows of any given table (a trained
-``position_embeddings.weight``, an MDS embedding from :func:`posgeom.geometry.classical_mds`).
-
-**MDS**: the encoding of Algorithm 1 for target distances ``D`` at rank ``k``
-(:func:`posgeom.geometry.classical_mds`; the low-rank ``A C^T`` of Remark 8 has the same distances).
-
-Modules
--------
-``fixed.py``: the geometry of each encoding above; ``references.py``: the references an encoding or a
-learned table is compared with (the equidistant simplex, the random walk, ALiBi's bias read as a kernel,
-:func:`reference_tables`); ``named.py``: the encodings by name (:data:`ENCODINGS`,
-:func:`encoding_distances`, :func:`encoding_set`) and every encoding compared with a corpus's distances
-(:func:`comparison_for`, :func:`comparison_intervals`); ``corpus_fit.py``: the summaries of how the fixed
-encodings fit one corpus (:func:`hellinger_kinds_summary`, :func:`sensitivity_row`, :func:`shift_summary`,
-:func:`c5_row`); ``zoo.py``: the zoo of encodings at one model shape (:func:`zoo_geometry`). Every
-public name is imported from here, ``posgeom.encodings``.
-
-Adding an encoding
-------------------
-Write a function ``my_distances(n, *, d, n_heads, **options) -> (n, n)`` in ``fixed.py`` and add it to
-:data:`ENCODINGS` (name → function, in ``named.py``). :func:`encoding_distances` then dispatches to it, its name
-appears in every "unknown encoding" error, and the torch side (:mod:`posgeom.models.positional`)
-registers its module in its own ``POSITIONAL`` dict under the same name.
+To add an encoding, add ``my_distances(n, *, d, n_heads, **options) -> (n, n)`` to :data:`ENCODINGS` in
+``named.py``; the torch side (:mod:`posgeom.models.positional`) registers its module under the same name.
 """
 
 from __future__ import annotations

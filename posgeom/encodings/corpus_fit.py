@@ -1,16 +1,7 @@
 r"""How the fixed encodings fit one corpus's distances: the summaries the chapters tabulate.
 
-Each function takes a corpus's chord Hellinger geometry (its marginals or its distance matrix $D$) and plain
-numbers (the model shape ``d_model``, ``n_heads``; the options of one study) and returns the values and arrays
-an experiment stores:
-
-* :func:`hellinger_kinds_summary`: the three Hellinger conventions side by side (chapter "The geometry of a
-  corpus");
-* :func:`sensitivity_row`: the conclusions about one preprocessing variant of a corpus (the same chapter);
-* :func:`shift_summary`: how close $D$ comes to the circulant picture in which MDS *is* a sinusoidal encoding
-  (chapter "When are sinusoids optimal?");
-* :func:`c5_row`: rank-$r$ MDS against the sinusoidal table, claim C5 (chapter "How many numbers does
-  position need?").
+Each function takes a corpus's chord Hellinger geometry and plain numbers (the model shape, a study's
+options) and returns the values and arrays an experiment stores.
 """
 
 from __future__ import annotations
@@ -34,8 +25,7 @@ def _fixed_encodings(positions, d_model: int, n_heads: int, seed: int) -> dict:
 
 
 def hellinger_kinds_summary(mu, positions, *, d_model: int, n_heads: int, seed: int) -> tuple[dict, dict]:
-    """Per Hellinger convention: the largest distance, the MDS clipped mass, the error of full-rank MDS and the
-    stress of the sinusoidal, RoPE and ALiBi encodings; the ratio geodesic / chord. Arrays: ``{kind: D}``.
+    """Per Hellinger convention: the MDS clipped mass, the full-rank error and the fixed encodings' stress.
 
     Parameters
     ----------
@@ -77,13 +67,7 @@ def hellinger_kinds_summary(mu, positions, *, d_model: int, n_heads: int, seed: 
 
 def sensitivity_row(variant: dict, marg, *, d_model: int, n_heads: int, method: str, n_rep: int,
                     seed: int) -> dict:
-    r"""The conclusions about one preprocessing variant of a corpus (the fields of
-    :class:`posgeom.experiments.corpus_geometry.SensitivityRow`).
-
-    The kept positions, the root-mean-square distance and the fraction of pairs above twice the noise
-    floor (unsmoothed variants only), the eigenvalue share of the first MDS axis, the effective rank
-    (``"tol"`` at $10^{-2}$, ``"mass"`` at $q = 0.9$), the scale-free stress of rank-1 MDS, and the
-    stress of the sinusoidal, RoPE and ALiBi encodings under ``"paper"`` and ``"scale_free"``.
+    r"""The conclusions about one preprocessing variant of a corpus (the fields of a ``SensitivityRow``).
 
     Parameters
     ----------
@@ -127,17 +111,14 @@ def sensitivity_row(variant: dict, marg, *, d_model: int, n_heads: int, method: 
 
 def shift_summary(D, *, n_vectors: int, n_pairs: int, grid: int, d_model: int, n_heads: int, positions=None,
                   seed: int = 0) -> tuple[dict, dict]:
-    r"""How close one distance matrix comes to the circulant picture (:mod:`posgeom.geometry.circulant`).
-
-    The Toeplitz and circulant deviations, the best-sinusoid fit of the top ``n_vectors`` MDS eigenvectors
-    on ``grid`` frequencies (:func:`posgeom.geometry.fit_sinusoid`), the match of the top ``2 n_pairs`` with
-    the lowest Fourier pairs (:func:`posgeom.geometry.fourier_match`), and the scale-free stress of the
-    sinusoidal table of width ``d_model`` and of MDS at rank ``2 n_pairs``.
+    r"""How close one distance matrix comes to the circulant picture in which MDS is a sinusoidal encoding.
 
     Parameters
     ----------
     D : ndarray of shape (n, n)
     n_vectors, n_pairs, grid : int
+        The top MDS eigenvectors fitted with a sinusoid on ``grid`` frequencies; the top ``2 n_pairs`` are
+        matched with the lowest Fourier pairs (and give MDS's rank).
     d_model, n_heads : int
         The shape of the sinusoidal table.
     positions : array-like of int, shape (n,), optional
@@ -184,7 +165,6 @@ def c5_row(generator: str, size: int | None, D, n: int, d: int, r: int) -> dict:
     Parameters
     ----------
     generator : str
-        The label of the corpus's generator.
     size : int or None
         The corpus size (None for the population).
     D : ndarray of shape (n, n)

@@ -50,7 +50,6 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
     Parameters
     ----------
     n : int
-        Number of positions ``0 … n-1``.
     d : int
         Width (even).
     base : float
@@ -121,10 +120,7 @@ def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
 def cosine_kernel(deltas, omega) -> np.ndarray:
     r"""The mean-cosine kernel of a frequency set: $K_\Omega(\delta) = \frac1m \sum_{k=1}^m \cos(\delta\,\omega_k)$.
 
-    The kernel of every encoding made of rotations or sine/cosine pairs: RoPE's relative score
-    (:func:`rope_kernel`) and the sinusoidal table's inner product,
-    $\lVert p_i - p_j \rVert^2 = d\,(1 - K_\Omega(i - j))$ for the table of :func:`sinusoidal_table`
-    with $\Omega$ = :func:`sinusoidal_frequencies`.
+    RoPE's relative score, and the sinusoidal table's $\lVert p_i - p_j \rVert^2 = d\,(1 - K_\Omega(i - j))$.
 
     Parameters
     ----------
@@ -168,11 +164,9 @@ def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
     Parameters
     ----------
     n : int
-        Number of positions.
     d_head : int
         The width of one head (even).
     base : float
-        The frequency base $b$.
 
     Returns
     -------
@@ -247,7 +241,6 @@ def alibi_bias(n: int, n_heads: int) -> np.ndarray:
     Parameters
     ----------
     n : int
-        Number of positions.
     n_heads : int
         $H$, one slope $m_h$ per head (:func:`alibi_slopes`).
 
@@ -305,7 +298,6 @@ def none_distances(n: int) -> np.ndarray:
     Parameters
     ----------
     n : int
-        Number of positions.
 
     Returns
     -------
@@ -320,11 +312,9 @@ def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> n
     Parameters
     ----------
     n, d : int
-        Positions and width.
     sigma : float
         $\sigma > 0$ (0.02 as BERT and GPT-2, or 1).
     seed : int or None
-        Seed of ``numpy.random.default_rng``.
 
     Returns
     -------
@@ -371,9 +361,7 @@ def table_distances(P) -> np.ndarray:
 
 
 def mds_distances(D, k: int | None = None) -> np.ndarray:
-    r"""Distances of Algorithm 1's encoding $P_{MDS} = U_k \Lambda_k^{1/2}$ of target distances ``D``.
-
-    The embedding comes from :func:`posgeom.geometry.classical_mds` (rank ``k``; ``None`` = numerical rank).
+    r"""Distances of Algorithm 1's encoding $P_{MDS} = U_k \Lambda_k^{1/2}$ of ``D`` (``k=None``: numerical rank).
 
     Parameters
     ----------

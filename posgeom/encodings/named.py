@@ -52,9 +52,8 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
                  layout: str = "interleaved", sigma: float = 0.02, seed: int | None = 0) -> dict[str, np.ndarray]:
     r"""The distance matrices $\hat D$ of the fixed encodings at one model shape, over given positions.
 
-    A relative encoding's distance depends on the true offset $i - j$, so when ``positions`` leaves gaps
-    (positions dropped by ``min_count``) every matrix is computed over $0 \dots \max(\text{positions})$
-    and then restricted to the rows and columns of ``positions``.
+    A relative encoding depends on the true offset $i - j$, so a gapped ``positions`` (after ``min_count``)
+    is computed over $0 \dots \max(\text{positions})$ and then restricted.
 
     Parameters
     ----------
@@ -66,10 +65,8 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
         ``rope``'s heads and ``alibi``'s slopes (the mean slope $\bar m$ over the heads).
     names : sequence of str
         From :data:`ENCODING_SET_NAMES` (default :data:`DEFAULT_ENCODING_SET`).
-    base : float
-        The frequency base of ``sinusoidal`` and ``rope``.
-    layout : str
-        ``sinusoidal``'s layout, ``"interleaved"`` or ``"concatenated"``.
+    base, layout :
+        The frequency base of ``sinusoidal`` and ``rope``; ``sinusoidal``'s layout.
     sigma, seed :
         ``random``: a table $\mathcal N(0, \sigma^2)$ drawn with ``seed``.
 
@@ -200,7 +197,6 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
         ``"random"`` (``sigma``, ``seed``), ``"table"`` (``table``, an ``(N, k)`` array, ``N ≥ n``),
         ``"mds"`` (``target``, the ``(n, n)`` distances to embed; ``k``, the rank).
     n : int
-        Number of positions.
     d, n_heads : int
         Model width and number of heads, where the encoding needs them.
 
@@ -244,8 +240,7 @@ def mds_width_distances(D, d_model: int) -> dict[str, np.ndarray]:
 
 
 def comparison_set(D, positions, *, d_model: int, n_heads: int, seed, learned_table=None) -> dict[str, np.ndarray]:
-    """The distance matrices of :data:`ENCODINGS_COMPARED` for ``D``: MDS at full rank (capped at the width
-    ``d_model``) and at rank 3, the fixed encodings and, when given, the learned table's rows.
+    """The distance matrices of :data:`ENCODINGS_COMPARED` for ``D`` (``"learned"`` only with a learned table).
 
     Parameters
     ----------
@@ -283,17 +278,13 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
                          learned_table=None, progress=None, groups=None) -> tuple[dict, np.ndarray]:
     r"""Bootstrap intervals over sequences of the comparison table of one corpus (:func:`comparison_for`).
 
-    The bootstrap of :func:`posgeom.geometry.sequence_intervals` (``n_folds`` folds resampled ``n_boot``
-    times); each replicate refits MDS to its own $D^*$ (MDS is a function of $D$), the fixed encodings stay
-    fixed. ``groups`` (one label per sequence, :func:`posgeom.geometry.fold_members`) keeps the sequences of
-    one label in one fold.
+    Each replicate refits MDS to its own $D^*$ (MDS is a function of $D$); the fixed encodings stay fixed.
 
     Parameters
     ----------
     sequences : sequence of 1-D int arrays
         The corpus's token ids, one array per sequence.
     n_positions, vocab_size : int
-        Positions counted and vocabulary size.
     d_model, n_heads :
         The model shape of the fixed encodings (:func:`comparison_set`).
     n_boot, n_folds, level, seed :

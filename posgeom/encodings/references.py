@@ -11,9 +11,7 @@ from .fixed import alibi_distances, random_table, sinusoidal_table
 def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.ndarray:
     r"""ALiBi's bias read as a kernel, the rule used for RoPE: $\hat d_{ij}^2 = 2(K(0) - K(i-j))$.
 
-    With $K(\delta) = -\bar m |\delta|$ this is $\hat d_{ij} = \sqrt{2 \bar m |i - j|}$: a square-root
-    profile, not ALiBi's line $\bar m |i-j|$ of :func:`alibi_distances` (the alternative reading of a
-    bias as a geometry).
+    With $K(\delta) = -\bar m |\delta|$ this is $\hat d_{ij} = \sqrt{2 \bar m |i - j|}$, not ALiBi's line.
 
     Parameters
     ----------
@@ -31,16 +29,13 @@ def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.
 
 
 def equidistant_distances(n: int) -> np.ndarray:
-    r"""The regular simplex: one-hot position vectors, every distance $\sqrt 2$ (the Hellinger distance of
-    two distributions with disjoint supports).
+    r"""The regular simplex: one-hot position vectors, every distance $\sqrt 2$ (disjoint supports).
 
-    Its ``"scale_free"`` stress $1 - (\sum d)^2 / (m \sum d^2)$ is the baseline an encoding must beat to
-    carry any structure.
+    Its ``"scale_free"`` stress is the baseline an encoding must beat to carry any structure.
 
     Parameters
     ----------
     n : int
-        Number of positions.
 
     Returns
     -------
@@ -52,20 +47,16 @@ def equidistant_distances(n: int) -> np.ndarray:
 
 
 def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
-    r"""A random walk over positions: $p_0 = \varepsilon_0$, $p_i = p_{i-1} + \varepsilon_i$,
-    $\varepsilon_i \sim \mathcal N(0, \sigma^2 I_d)$ i.i.d.
+    r"""A random walk over positions, $p_i = p_{i-1} + \varepsilon_i$, $\varepsilon_i \sim \mathcal N(0, \sigma^2 I_d)$.
 
-    Smooth with no designed spectrum: the null model of a learned table (the principal components of a
-    random walk are close to low-frequency cosines, the Karhunen–Loève modes of a Brownian path).
+    The null model of a learned table: smooth, with principal components close to low-frequency cosines.
 
     Parameters
     ----------
     n, d : int
-        Positions and width.
     sigma : float
         $\sigma > 0$, the standard deviation of a step.
     seed : int or None
-        Seed of ``numpy.random.default_rng``.
 
     Returns
     -------
@@ -84,12 +75,7 @@ REFERENCE_TABLES = ("sinusoidal", "random_normal", "random_walk")
 
 
 def reference_tables(n: int, d: int, *, sigma: float = 0.02, seed: int = 0) -> dict[str, np.ndarray]:
-    r"""The references of :data:`REFERENCE_TABLES` at shape ``(n, d)``.
-
-    ``sinusoidal`` (:func:`~posgeom.encodings.sinusoidal_table`, base 10000, interleaved; ``d`` even),
-    ``random_normal`` ($\mathcal N(0, \sigma^2)$, a learned table at initialisation,
-    :func:`~posgeom.encodings.random_table`) and
-    ``random_walk`` (:func:`random_walk_table`).
+    r"""The references of :data:`REFERENCE_TABLES` at shape ``(n, d)`` (sinusoidal: base 10000, interleaved).
 
     Parameters
     ----------

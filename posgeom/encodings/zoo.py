@@ -33,8 +33,7 @@ HOW_IT_ENTERS = {
 
 
 def zoo_geometry(table, shape: dict, n: int, base: float, picture_positions: int) -> tuple[dict, dict]:
-    r"""The zoo's distance matrices at one model shape and their checks (the values and arrays of
-    :func:`posgeom.experiments.zoo.run_zoo`).
+    r"""The zoo's distance matrices at one model shape and their checks (stored by the zoo experiment).
 
     Parameters
     ----------
@@ -44,7 +43,6 @@ def zoo_geometry(table, shape: dict, n: int, base: float, picture_positions: int
         The model's shape: ``d_model``, ``n_heads``, ``n_layers``, ``max_positions`` (the fields of
         :class:`posgeom.models.pretrained.PretrainedShape`).
     n : int
-        The number of positions.
     base : float
         The frequency base of sinusoidal and RoPE.
     picture_positions : int

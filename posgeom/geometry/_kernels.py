@@ -1,37 +1,19 @@
 r"""Compiled (numba) inner loops of the geometry core. Imported lazily: ``import posgeom`` does not load numba.
 
-Counting $c_i(w)$ (:mod:`posgeom.geometry.accumulate`) in three steps, each a single pass:
+Counting (:mod:`posgeom.geometry.accumulate`), one pass each: ``partition`` buckets every counted token as a
+local flat index $(i - bB) v + w$ by block $b = \lfloor i / B \rfloor$ of positions (a counting sort; the
+id range is checked here); ``count_block`` counts a bucket into a $B \times v$ histogram that stays in cache;
+``emit_block`` turns its non-zero cells, found 64 at a time from a bit mask, into CSR columns and values and
+zeroes the histogram. Blocks, and groups of sequences in ``partition``, run on separate threads.
 
-1. ``partition``: every token $w$ at a counted position $i$ of a sequence becomes a *local* flat index
-   $(i - bB) \cdot v + w$ written into the bucket of its block of positions $b = \lfloor i / B \rfloor$
-   (a counting sort by block: sequential reads and writes only). The id range is checked here.
-2. ``count_block``: the bucket of block $b$ is counted into a histogram of $B \times v$ cells small enough
-   to stay in a core's cache (the scattered increments that make a plain ``bincount`` over the whole
-   $n \times v$ table wait on main memory hit the cache instead).
-3. ``emit_block``: the non-zero cells of the block, found 64 at a time from a bit mask (one
-   ``trailing_zeros`` per non-zero cell instead of one unpredictable branch per cell), become CSR
-   columns and values; the histogram is zeroed on the way, ready for the next block.
+Hellinger Gram matrix (:mod:`posgeom.geometry._pairwise`): ``scatter_columns`` compacts the "heavy" columns of
+a CSR matrix into a dense block; ``light_gram`` adds $\sum_w s_{\cdot w} s_{\cdot w}^\top$ over the "light"
+columns, $k (k + 1) / 2$ multiply-adds for a column used by $k$ rows, into the upper triangle of $G$;
+``block_columns`` + ``light_gram_tile_row`` make the same products tile by tile ($R \times R$ tiles that stay
+in cache; block rows write disjoint rows of $G$, so they run on separate threads).
 
-Blocks are independent, and so are groups of sequences in step 1 (each writes its own slice of every
-bucket), so both steps run on several threads (the kernels release the GIL).
-
-Hellinger Gram matrix (:mod:`posgeom.geometry._pairwise`):
-
-* ``scatter_columns``: the entries of a CSR matrix whose column is "heavy" go to a dense compacted block
-  (one pass, no intermediate sparse slice).
-* ``light_gram``: $G \mathrel{+}= \sum_w s_{\cdot w} s_{\cdot w}^\top$ over the "light" columns, each used
-  by few rows $k$: $k (k + 1) / 2$ multiply-adds per column into the upper triangle of $G$ (a dense
-  product would spend $n (n + 1) / 2$ on it).
-* ``block_columns`` + ``light_gram_tile_row``: the same sum, tiled for large $n$. Rows are cut into blocks
-  of $R$; ``block_columns`` lays out, for each block, its light entries column by column (rows ascending),
-  and ``light_gram_tile_row`` fills the tiles $G[I, J]$, $J \ge I$, of one block row $I$: for every column
-  used in both blocks (a merge of their sorted column lists), the products of its rows in $I$ by its rows
-  in $J$. Every product of ``light_gram`` is made exactly once, but into an $R \times R$ tile that stays in
-  cache, where ``light_gram`` scatters over all of $G$ (which leaves the cache once $n^2$ doubles exceed
-  it); block rows write disjoint rows of $G$, so they run on separate threads.
-
-Numba does no bounds checking: every caller in this package validates the inputs first (ids in range,
-offsets inside the arrays) and only calls a later step when the earlier one reported success.
+Numba does no bounds checking: every caller validates the inputs first and calls a later step only when the
+earlier one reported success.
 """
 
 from __future__ import annotations
@@ -46,9 +28,7 @@ __all__ = [
 
 
 def _jit(fn):
-    """``njit(nogil=True)``, with the machine code cached on disk when numba finds a writable place
-    (``__pycache__`` beside this file, else the user's cache folder, else ``NUMBA_CACHE_DIR``);
-    without one, each process compiles the kernels again (about a second) instead of failing."""
+    """``njit(nogil=True)``, cached on disk where numba finds a writable place (else compiled in each process)."""
     try:
         return njit(nogil=True, cache=True)(fn)
     except RuntimeError:  # "cannot cache function ...: no locator available"

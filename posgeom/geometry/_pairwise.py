@@ -1,23 +1,15 @@
 r"""Exact pairwise Euclidean distances between the rows of a matrix, at BLAS speed.
 
-For rows $s_i$ of $S$ (n, p), $\|s_i - s_j\|^2 = \|s_i\|^2 + \|s_j\|^2 - 2\, s_i \cdot s_j$.
+$\|s_i - s_j\|^2 = \|s_i\|^2 + \|s_j\|^2 - 2\, s_i \cdot s_j$ from the Gram matrix $G = S S^\top$: one BLAS
+``dsyrk`` for dense $S$. For sparse $S$ (e.g. $\sqrt{c_i/N_i}$), a column used by $k \le$
+``n / SPARSE_COL_FRACTION`` rows goes through a compiled sparse product ($k (k + 1) / 2$ multiply-adds
+instead of $n (n + 1) / 2$), the others through ``dsyrk`` on a compacted dense block (8 was the fastest
+fraction on ``benchmarks/bench_geometry.py``).
 
-Gram matrix $G = S S^\top$. Dense $S$: one BLAS ``dsyrk`` (half the flops of a GEMM; the C-ordered rows
-are passed as a Fortran-ordered transpose, so nothing is copied). Sparse $S$ (e.g. $\sqrt{c_i/N_i}$ from
-counts, where most tokens never occur at most positions): the columns are split by how many rows use
-them. A column used by $k$ rows costs $k (k + 1) / 2$ scattered multiply-adds but $n (n + 1) / 2$ dense
-ones (each far cheaper: ``dsyrk`` runs near the CPU's peak), so columns with
-$k \le$ ``n / SPARSE_COL_FRACTION`` go through a compiled sparse product
-(``light_gram`` in ``posgeom/geometry/_kernels.py``) and the rest, compacted to a dense (n, p_dense) block,
-through ``dsyrk``: $G = S_d S_d^\top + S_s S_s^\top$. The fraction 8 was the fastest of 2..24 on the
-IMDB-sized benchmark (``benchmarks/bench_geometry.py``).
-
-Accuracy. The formula loses accuracy when $\|s_i - s_j\|^2 \ll \|s_i\|^2 + \|s_j\|^2$ (catastrophic
-cancellation: the rounding error of $G$ is about $\sqrt{p}\,\varepsilon\,(\|s_i\|^2 + \|s_j\|^2)$, so a
-distance of $10^{-8}$ could come out as $10^{-7}$ or as 0). Pairs with
+The formula cancels catastrophically when $\|s_i - s_j\|^2 \ll \|s_i\|^2 + \|s_j\|^2$: pairs with
 $d_{ij}^2 <$ ``REFINE_RTOL`` $(\|s_i\|^2 + \|s_j\|^2)$ are recomputed directly as
-$\sqrt{\sum_k (s_{ik} - s_{jk})^2}$. With ``REFINE_RTOL = 1e-4`` the remaining pairs have a relative
-error below about $10^{-10}$, and identical rows give exactly 0.
+$\sqrt{\sum_k (s_{ik} - s_{jk})^2}$, which leaves a relative error below about $10^{-10}$ and exactly 0 for
+identical rows.
 """
 
 from __future__ import annotations
@@ -114,8 +106,7 @@ def _light_gram(indptr, indices, data, col_map, col_nnz_light, G, tile_rows) -> 
 def gram(S, tile_rows: int | None = None) -> np.ndarray:
     """$G = S S^T$ (n, n), symmetric, for a dense (n, p) array or a sparse CSR matrix.
 
-    ``tile_rows``: rows per tile of the sparse product (default :data:`TILE_ROWS` once n >= :data:`TILE_MIN_N`,
-    untiled below; 0 forces the untiled product).
+    ``tile_rows``: rows per tile of the sparse product (default ``TILE_ROWS`` from ``TILE_MIN_N`` rows; 0: untiled).
     """
     if not sp.issparse(S):
         return _mirror_upper(_syrk(S))

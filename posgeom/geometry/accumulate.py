@@ -1,17 +1,10 @@
 r"""How positional counts are accumulated (the engine behind :func:`posgeom.geometry.positional_counts`).
 
-Sequence $s$ is ``tok[start_s : start_s + L_s]`` of one token array (laid end to
-end, or rows of a padded batch); only its first $\min(L_s, n)$ tokens are read. A compiled kernel
-(``posgeom/geometry/_kernels.py``) buckets every counted token by block of $B$ positions, counts each
-block in a histogram of $B \times v$ cells small enough to stay in a core's cache, and emits the
-block's non-zero cells straight into CSR; blocks and groups of sequences are spread over threads.
-This is faster than one ``np.bincount`` over precomputed flat indices $f = i \cdot v + w$, whose
-scattered increments over the whole $n \times v$ table wait on main memory (``benchmarks/``). When
-$n v$ is very large compared with the number of tokens, a sort of the flat indices (``np.unique``)
-is used instead, since its cost does not grow with $n v$.
-
-:class:`CountAccumulator` takes sequences as token ids laid end to end (or rows of a padded batch) with
-their lengths, gathers small batches, and counts in chunks of whole sequences by one of the two paths.
+Sequence $s$ is ``tok[start_s : start_s + L_s]`` of one token array; only its first $\min(L_s, n)$ tokens are
+read. A compiled kernel (``posgeom/geometry/_kernels.py``) counts block by block of positions in cache-sized
+histograms, on several threads: faster than one ``np.bincount`` over flat indices $i v + w$, whose scattered
+increments wait on main memory. When $n v$ is very large against the number of tokens, a sort of the flat
+indices (``np.unique``) is used instead.
 """
 
 from __future__ import annotations
@@ -49,8 +42,7 @@ def _physical_memory() -> int | None:
 
 
 def check_size(n: int, v: int) -> None:
-    """A ``ValueError`` naming the size when the per-position and per-token arrays cannot fit in memory
-    (instead of a ``MemoryError`` deep inside numpy)."""
+    """A ``ValueError`` naming the size when the counting arrays cannot fit in memory (not a ``MemoryError``)."""
     need = _BYTES_PER_POSITION * (n + 1) + 2 * v
     total = _physical_memory()
     if total is not None and need > total:
@@ -147,8 +139,7 @@ def _run(fn, args_list, n_threads):
 
 
 def _counts_by_blocks(tok, starts, lengths, n, v, ignore_mask, where, n_threads) -> sp.csr_matrix:
-    """The compiled path (see ``posgeom/geometry/_kernels.py``): partition by block of positions, count each
-    block in a cache-sized histogram, emit its non-zero cells as CSR."""
+    """The compiled path of ``posgeom/geometry/_kernels.py``."""
     K = _kernels()
     if tok.dtype not in (np.int32, np.int64):
         tok = tok.astype(np.int64)

@@ -1,9 +1,5 @@
 r"""How well an encoding's distances keep the order of a target's: violation rate and Spearman's rho
-together (:func:`monotonicity_of`), and along the ranks of classical MDS (:func:`mds_monotonicity_curve`).
-
-A pair of pairs $(i, j), (k, l)$ is violated when $D_{ij} < D_{kl}$ but $\hat D_{ij} > \hat D_{kl}$
-(:func:`posgeom.geometry.violation_rate`); Spearman's $\rho$ is the correlation of the ranks of the
-off-diagonal entries (:func:`posgeom.geometry.spearman`).
+together, and along the ranks of classical MDS.
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ def monotonicity_of(D, Dhat) -> dict[str, float]:
     Parameters
     ----------
     D, Dhat : array-like of shape (n, n)
-        Distance matrices.
 
     Returns
     -------

@@ -1,36 +1,17 @@
 r"""Bootstrap over sequences: intervals for any statistic of a corpus's Hellinger matrix.
 
-A statistic $t(D)$ of the chord Hellinger matrix (a stress, a difference of stresses, an eigenvalue
-share) varies with the sample of sequences it was counted from. The sequences are dealt into folds of
-random sequences, or of random *groups* of sequences that are not independent of each other (SST-2's
-training phrases of one sentence; :func:`posgeom.geometry.fold_counts`); a replicate draws the folds with
-replacement (a bootstrap of clusters, which approximates the bootstrap of the independent units), adds
-their counts, restricts them to the positions of the point estimate and recomputes $D^*$ and $t(D^*)$.
-A replicate that misses a kept position is left out.
+The sequences are dealt into folds (whole groups of dependent sequences kept together:
+:func:`posgeom.geometry.fold_counts`); a replicate draws the folds with replacement, adds their counts
+over the positions of the point estimate and recomputes $D^*$ and $t(D^*)$ (a replicate that misses a kept
+position is left out).
 
-The interval (:func:`percentile_interval`) is the percentile interval of the replicates *re-centred on
-the estimate*: the replicates' quantiles $q_{(1-\ell)/2} \le q_{1/2} \le q_{(1+\ell)/2}$ are moved so that
-their median falls on $t$,
-
-$$[\,t + q_{(1-\ell)/2} - q_{1/2},\ \ t + q_{(1+\ell)/2} - q_{1/2}\,].$$
-
-Its width is the spread of the replicates (as the plain percentile interval's); its centre is the
-estimate. It therefore always holds the estimate (the median lies between the two quantiles), which
-neither the plain percentile interval nor the basic interval $[2t - q_{hi}, 2t - q_{lo}]$ does when the
-statistic is biased by the sampling noise (a replicate adds that bias once more, so the replicates lie
-off the estimate). Such a bias is not hidden in the interval's position but reported beside it:
-:attr:`Interval.bias` is the bootstrap's estimate $\bar t^* - t$, with the Monte-Carlo standard error of
-$\bar t^*$ so that a reader can tell a bias the bootstrap finds (:meth:`Interval.bias_found`) from the
-noise of a finite number of replicates. The bias is *not* subtracted from the estimate: the noise that
-biases a replicate differs from the noise of the whole sample (more counts per fold drawn twice), so the
-correction is itself an estimate, and a reader is shown both numbers instead.
-
-A bounded statistic (a stress $\ge 0$, a Fourier match $\le 1$, a rate in $[0, 1]$) keeps its bounds: with
-``bounds=(lo, hi)`` the re-centring is done on the scale $\log(x - lo)$, $-\log(hi - x)$ or
-$\operatorname{logit}((x - lo)/(hi - lo))$ and mapped back, so that an interval near a bound is squeezed
-against it multiplicatively rather than crossing it. Where the estimate or a replicate lies *on* a
-bound (a stress exactly 0), that scale is infinite there: the interval is computed on the original
-scale and clipped to the bounds (the stated clip). Either way the interval holds the estimate.
+The interval is the percentile interval re-centred on the estimate,
+$[\,t + q_{(1-\ell)/2} - q_{1/2},\ t + q_{(1+\ell)/2} - q_{1/2}\,]$: the replicates' spread, centred on $t$,
+so it always holds the estimate even when the sampling noise biases the replicates. That bias,
+$\bar t^* - t$, is reported beside the interval with its Monte-Carlo standard error, not subtracted.
+A bounded statistic is re-centred on the scale $\log(x - lo)$, $-\log(hi - x)$ or the logit and mapped
+back, so that its interval stays inside the bounds; one whose estimate or a replicate lies on a bound is
+re-centred on the original scale and clipped.
 """
 
 from __future__ import annotations
@@ -239,9 +220,6 @@ def percentile_intervals(estimates, replicates, level: float = 0.95, *, bounds=N
 def percentile_interval(estimate: float, replicates, level: float = 0.95, *, bounds=None) -> Interval:
     r"""The percentile interval of a statistic's replicates re-centred on its estimate (module docstring).
 
-    $[t + q_{(1-\ell)/2} - q_{1/2},\ t + q_{(1+\ell)/2} - q_{1/2}]$ on the scale of ``bounds``, with the
-    bootstrap's bias $\bar t^* - t$ beside it.
-
     Parameters
     ----------
     estimate : float
@@ -258,7 +236,6 @@ def percentile_interval(estimate: float, replicates, level: float = 0.95, *, bou
     """
     reps = np.asarray(replicates, dtype=np.float64).ravel()
     return percentile_intervals([estimate], reps[:, None], level, bounds=bounds)[0]
-
 
 
 def fold_bootstrap(folds: Sequence[PositionalCounts], positions, n_boot: int, *, kind: str = "chord", seed=0):
@@ -332,7 +309,7 @@ def bootstrap_intervals(D, folds, positions, statistics: Callable[[np.ndarray], 
 
 def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: int, level: float = 0.95, *,
                         bounds=None) -> Interval:
-    r"""The interval (:func:`percentile_interval`) of the difference $t_a - t_b$ of two statistics bootstrapped together.
+    r"""The interval of the difference $t_a - t_b$ of two statistics bootstrapped together.
 
     Parameters
     ----------
@@ -341,7 +318,6 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
     replicates : array-like of shape (n_used, k)
         Their replicates; column ``a`` minus column ``b`` gives the replicates of the difference.
     a, b : int
-        Indices of the two statistics.
     level : float in (0, 1)
     bounds : (lo, hi), optional
         The difference's range (e.g. ``(-1, 1)`` for two quantities in ``[0, 1]``); default unbounded.
@@ -363,10 +339,8 @@ def sequence_intervals(D, sequences, n_positions: int, vocab_size: int, position
                        seed=0, groups=None, bounds=None, progress: str | None = None) -> tuple[dict, np.ndarray]:
     r"""Bootstrap intervals over sequences of named statistics of $D$ and of differences between them.
 
-    The sequences are dealt into ``n_folds`` folds (:func:`posgeom.geometry.fold_counts`, ``groups`` kept
-    whole) and resampled ``n_boot`` times (:func:`bootstrap_intervals`); a difference $t_a - t_b$ gets its
-    interval from the same replicates (:func:`difference_interval`) within the range of a difference of
-    two quantities of $t_a$'s range (:func:`difference_bounds`).
+    A difference $t_a - t_b$ gets its interval from the same replicates, within :func:`difference_bounds`
+    of $t_a$'s range.
 
     Parameters
     ----------

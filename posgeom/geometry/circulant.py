@@ -1,22 +1,10 @@
 r"""How close a distance matrix comes to the circulant picture (claim C4), with bootstrap intervals.
 
-If the positional statistics are shift-invariant, $d_{ij}$ depends on $i - j$ only: $D$ is Toeplitz, and
-circulant when the shift wraps around ($d_{ij} = g((i - j) \bmod n)$). A circulant matrix is
-diagonalised by the discrete Fourier basis, and the centring $J$ commutes with every circulant matrix
-($\mathbf 1$ is one of its eigenvectors), so $B = -\frac12 J D^{(2)} J$ is circulant too, with eigenvalues
-
-$$\lambda_f = -\tfrac12 \sum_{\delta = 0}^{n-1} g(\delta)^2 \cos\frac{2\pi f \delta}{n}, \quad f = 1, \dots, n - 1,
-\qquad \lambda_0 = 0,$$
-
-and eigenvectors $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$: classical MDS *is* a sinusoidal encoding,
-with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$.
-
-The statistics (:data:`SHIFT_STATISTICS`): the Toeplitz and circulant deviations
-$\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$ (:func:`~posgeom.geometry.toeplitz_deviation`,
-:func:`~posgeom.geometry.circulant_deviation`; $\mathcal T$ averages each (wrapped) diagonal) and the Fourier match
-(:func:`~posgeom.geometry.fourier_match`: the mean squared cosine of the principal angles between the span of the top
-$2m$ MDS eigenvectors and the span of the $m$ lowest Fourier pairs). :func:`~posgeom.geometry.shift_intervals` gives them
-bootstrap intervals over a corpus's sequences.
+For circulant distances $d_{ij} = g((i - j) \bmod n)$, $B = -\frac12 J D^{(2)} J$ is circulant too
+($J$ commutes with it), diagonalised by the Fourier pairs $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$:
+classical MDS *is* a sinusoidal encoding, with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$.
+:data:`SHIFT_STATISTICS` measure how far a matrix is from that: the Toeplitz and circulant deviations and
+the Fourier match of the top $2m$ MDS eigenvectors with the $m$ lowest Fourier pairs.
 """
 
 from __future__ import annotations
@@ -41,13 +29,11 @@ SHIFT_BOUNDS = ((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
 
 
 def shift_statistics(D, n_pairs: int) -> np.ndarray:
-    """:data:`SHIFT_STATISTICS` of one distance matrix: Toeplitz and circulant deviations and the Fourier match
-    of the top ``2 m`` MDS eigenvectors, ``m = min(n_pairs, (n - 1) // 2)``.
+    """:data:`SHIFT_STATISTICS` of one distance matrix.
 
     Parameters
     ----------
     D : array-like of shape (n, n)
-        Distances between positions.
     n_pairs : int
         The number $m$ of Fourier pairs compared (capped at ``(n - 1) // 2``).
 
@@ -65,15 +51,12 @@ def shift_statistics(D, n_pairs: int) -> np.ndarray:
 def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, *, n_boot: int = 200,
                     n_folds: int = 100, level: float = 0.95, seed: int = 0, progress=None,
                     groups=None) -> tuple[dict, np.ndarray]:
-    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix, within
-    :data:`SHIFT_BOUNDS`; ``groups`` (one label per sequence) keeps the sequences of one label in one fold.
+    """Bootstrap intervals over sequences of :func:`shift_statistics` of one corpus's Hellinger matrix.
 
     Parameters
     ----------
     sequences : sequence of 1-D int arrays
-        The corpus's token ids, one array per sequence.
     n_positions, vocab_size : int
-        Positions counted and vocabulary size.
     n_pairs : int
         As :func:`shift_statistics`.
     n_boot, n_folds, level :

@@ -1,7 +1,4 @@
-r"""Counting a corpus: :func:`positional_counts` reads sequences in every common layout (ragged lists,
-padded batches with lengths or an attention mask, a concatenated stream, tokenizer mappings, iterables of
-any of these) and counts them with :class:`~posgeom.geometry.accumulate.CountAccumulator`.
-The definitions are in :mod:`posgeom.geometry.counts`.
+r"""Counting a corpus: :func:`positional_counts` reads sequences in every common layout and counts them.
 """
 
 from __future__ import annotations
@@ -152,10 +149,7 @@ def positional_counts(
     progress: bool = False,
     n_threads: int | None = None,
 ) -> PositionalCounts:
-    r"""Count $c_i(w)$ and $N_i$ for $i < n$ (Positional counts, see the book's notation).
-
-    $c_i(w) = \#\{x : L > i, x_i = w\}$ and $N_i = \sum_w c_i(w)$; padding is never counted and a
-    sequence longer than ``n_positions`` is counted on its first ``n_positions`` tokens.
+    r"""Count $c_i(w)$ and $N_i$ for $i < n$ (definitions in :mod:`posgeom.geometry.counts`).
 
     Parameters
     ----------
@@ -165,8 +159,7 @@ def positional_counts(
           ``attention_mask`` (batch, L) of 0/1 giving the valid prefix of each row; without either,
           every entry is a token (a rectangular corpus without padding);
         * a 1-D integer array of sequences laid end to end, with ``lengths`` (b,) summing to its size
-          (the layout of an Arrow list column or of :mod:`posgeom.corpora`'s token cache; the fastest
-          input: no per-sequence work at all);
+          (an Arrow list column, the token cache; the fastest input);
         * a mapping with key ``"input_ids"`` (batch, L) and optionally ``"attention_mask"`` or
           ``"lengths"`` (a tokenizer's output);
         * any iterable (e.g. a generator) of such batches or of single 1-D sequences, counted batch
@@ -174,19 +167,16 @@ def positional_counts(
     n_positions : int
         $n$, the number of positions counted (>= 1).
     vocab_size : int
-        $v$; every id at a counted position must lie in ``[0, v)`` (ids beyond position ``n`` of a long
-        sequence and padding marked by ``lengths``/``attention_mask`` are not read).
+        $v$; every id at a counted position must lie in ``[0, v)``.
     lengths, attention_mask : array-like, optional
-        Only with a single 2-D array (``lengths`` also with a 1-D concatenated stream). A left-padded mask is rejected (positions would be ambiguous).
+        Only with a single 2-D array (``lengths`` also with a 1-D stream); a left-padded mask is rejected.
     ignore_ids : iterable of int, optional
-        Ids not counted; the other tokens keep their positions. This is *not* the ``"content"``
-        special-token policy (which removes special tokens before positions are assigned; see the
-        docstring of ``posgeom/geometry/counts.py``).
+        Ids not counted; the other tokens keep their positions (not the ``"content"`` policy).
     progress : bool
         Show a tqdm progress bar over the batches of an iterable input.
     n_threads : int, optional
-        Threads used by the counting kernel on large inputs (at least 262,144 tokens); default: every
-        core this process may use, at most 8. The counts do not depend on it.
+        Threads of the counting kernel on large inputs (default: the usable cores, at most 8); the counts
+        do not depend on it.
 
     Returns
     -------
@@ -260,8 +250,7 @@ def _count_concatenated(sequences, lengths, attention_mask, acc: CountAccumulato
 
 
 def _count_batches(items: Iterable, acc: CountAccumulator) -> None:
-    """Count an iterable of batches (:func:`_batch_kind`), gathering single sequences into ragged batches of
-    ``_STREAM_BATCH``."""
+    """Count an iterable of batches, gathering single sequences into ragged batches of ``_STREAM_BATCH``."""
     pending: list = []
     for k, item in enumerate(items):
         kind = _batch_kind(item)

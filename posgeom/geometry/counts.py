@@ -1,29 +1,10 @@
-r"""Positional counts (see the book's notation).
+r"""Positional counts $c_i(w) = \#\{x : L > i,\ x_i = w\}$ and reaches $N_i = \sum_w c_i(w)$.
 
-For a corpus of token-id sequences $x = (x_0, \dots, x_{L-1})$ over a vocabulary of size $v$ and the first
-$n$ positions,
-
-$$c_i(w) = \#\{x : L > i,\ x_i = w\}, \qquad N_i = \sum_w c_i(w),$$
-
-so $N_i$ is the number of sequences that reach position $i$. Padding is never counted; a sequence longer
-than $n$ contributes its first $n$ tokens only.
-
-The counts are stored as a sparse CSR matrix of shape $(n, v)$ (for BERT, $v = 30{,}522$ and most
-$(i, w)$ cells are empty). Counting is additive: the counts of a corpus are the sum of the counts of
-any partition of it into shards, which is what lets a large corpus be counted shard by shard::
-
-    total = sum(positional_counts(shard, n, v) for shard in shards)
-
-Special tokens. There are two policies: ``"model"`` (positions as the model sees them, ``[CLS]``
-at 0) and ``"content"`` (special tokens removed *before* positions are assigned, so the first content
-token is at position 0). Both are decided where the sequences are built (:mod:`posgeom.corpora`). The
-``ignore_ids`` argument here is a different, simpler thing: the listed ids are not counted, but every
-other token keeps the position it has in the sequence given (so with ``ignore_ids=[cls_id]`` position 0
-becomes empty rather than shifting the content left). Ignored tokens count neither in $c_i$ nor in
-$N_i$, so $N_i = \sum_w c_i(w)$ always holds.
-
-The type is :class:`PositionalCounts`; :func:`posgeom.geometry.positional_counts`
-(``posgeom/geometry/counting.py``) counts a corpus into it.
+Padding is never counted; a sequence longer than $n$ contributes its first $n$ tokens. The counts are a sparse
+CSR matrix of shape $(n, v)$, and additive: ``sum(positional_counts(shard, n, v) for shard in shards)`` counts
+a corpus shard by shard. The special-token policy (``"model"`` or ``"content"``) is applied where the
+sequences are built (:mod:`posgeom.corpora`); ``ignore_ids`` only leaves the listed ids uncounted, every
+other token keeping its position, so $N_i = \sum_w c_i(w)$ always holds.
 """
 
 from __future__ import annotations
@@ -40,6 +21,8 @@ __all__ = ["PositionalCounts"]
 class PositionalCounts:
     r"""Counts $c_i(w)$ and reaches $N_i$ of a corpus at its first ``n_positions`` positions.
 
+    ``a + b`` adds the counts of two disjoint shards (same shape and ``ignore_ids``); ``sum()`` works.
+
     Attributes
     ----------
     counts : scipy.sparse.csr_matrix of shape (n_positions, vocab_size), int64
@@ -51,13 +34,7 @@ class PositionalCounts:
     n_sequences : int
         Number of sequences counted (including empty ones and ones shorter than ``n_positions``).
     ignore_ids : tuple of int
-        Token ids that were not counted (see the module docstring).
-
-    Notes
-    -----
-    ``a + b`` adds the counts of two disjoint shards and equals the counts of their union; ``0 + a``
-    returns ``a``, so ``sum(list_of_counts)`` works. Both operands must share ``n_positions``,
-    ``vocab_size`` and ``ignore_ids``.
+        Token ids that were not counted.
     """
 
     __slots__ = ("counts", "reach", "n_positions", "vocab_size", "n_sequences", "ignore_ids")
@@ -88,17 +65,12 @@ class PositionalCounts:
     @classmethod
     def from_canonical(cls, counts: sp.csr_matrix, n_sequences: int,
                        ignore_ids: Sequence[int] = ()) -> "PositionalCounts":
-        """Wrap an (n, v) int64 CSR matrix already canonical (sorted unique columns, no stored zeros, no negative
-        counts), as the counting engine builds it, without checking it again."""
+        """Wrap a canonical (n, v) int64 CSR matrix from the counting engine without checking it again."""
         return cls(counts, n_sequences, ignore_ids, _trusted=True)
 
     @classmethod
     def from_array(cls, counts, n_sequences: int | None = None) -> "PositionalCounts":
-        """Wrap an (n, v) array of non-negative integer counts (dense or sparse).
-
-        ``n_sequences`` defaults to ``max_i N_i`` (the number of sequences reaching position 0 when
-        nothing was ignored).
-        """
+        """Wrap an (n, v) array of non-negative integer counts (``n_sequences`` defaults to ``max_i N_i``)."""
         if sp.issparse(counts):
             mat = sp.csr_matrix(counts)
         else:
@@ -156,8 +128,7 @@ class PositionalCounts:
 
 
 def check_ignore_ids(ignore_ids) -> tuple[int, ...]:
-    """``ignore_ids`` as a sorted tuple of distinct ints; a non-integer id (1.7, "3", True) is an error, never
-    truncated to another id."""
+    """``ignore_ids`` as a sorted tuple of distinct ints; a non-integer id is an error, never truncated."""
     ids = []
     for t in ignore_ids:
         if isinstance(t, (bool, np.bool_)) or not isinstance(t, (Integral, np.integer)):

@@ -1,6 +1,5 @@
-r"""Summaries of the entries of distance matrices: the off-diagonal entries, their root mean square, and
-the stress of several encodings' distance matrices against one target, and the mean of (attention)
-matrices along each signed offset $\delta = j - i$.
+r"""Summaries of the entries of distance matrices: off-diagonal entries, their root mean square, several
+encodings' stress against one target, and the mean of (attention) matrices along each offset $j - i$.
 """
 
 from __future__ import annotations

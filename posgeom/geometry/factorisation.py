@@ -1,11 +1,5 @@
 r"""The factorisation step of the proof of Theorem 4: how far $\mathbb E[c_k\, e_k]$ is from
-$\mathbb E[c_k]\,\mathbb E[e_k]$, position by position.
-
-The proof replaces the expectation of a product of a coefficient $c_k$ and a vector $e_k$ by the product
-of their expectations, which holds when the two are independent. :func:`factorisation_gap` measures the
-gap over the sequences that reach each position, and, with ``shuffle_seed``, the same gap for a placebo
-in which each $c_k$ is paired with another sequence's $e_k$ (independent by construction). The chapter
-"Theorem 4" instantiates $c_k$ and $e_k$ on real text (:mod:`posgeom.experiments.factorisation`).
+$\mathbb E[c_k]\,\mathbb E[e_k]$, position by position (equal when $c_k$ and $e_k$ are independent).
 """
 
 from __future__ import annotations
@@ -29,8 +23,8 @@ def factorisation_gap(c, e, reach_mask, *, min_reach: int = 1, shuffle_seed: int
     min_reach : int
         Positions reached by fewer sequences are left out.
     shuffle_seed : int, optional
-        Pair each $c_k$ with the $e_k$ of another sequence (a random permutation among those reaching
-        $k$): the placebo in which $c_k$ and $e_k$ *are* independent, so that the gap is sampling noise only.
+        Pair each $c_k$ with the $e_k$ of another sequence reaching $k$: the placebo in which the two are
+        independent, so that the gap is sampling noise only.
 
     Returns
     -------

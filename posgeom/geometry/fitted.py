@@ -1,8 +1,5 @@
-r"""Embeddings fitted to a target $D$, as the reference rows of a table that scores encodings against $D$.
-
-Classical MDS at full rank ($P_{\text{MDS}} = U \Lambda^{1/2}$, exact for a Euclidean $D$), its top-$k$
-truncations $U_k \Lambda_k^{1/2}$, and SMACOF at rank $k$ started from MDS: each as its distances
-$\hat D$ with a row name (``mds_row(k)``, ``smacof_row(k)`` of this module) and a line saying how it was built.
+r"""Embeddings fitted to a target $D$ (classical MDS at full rank and truncated, SMACOF from MDS), as the
+reference rows of a table that scores encodings against $D$.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ def smacof_row(k: int) -> str:
 
 @dataclass(frozen=True)
 class FittedEmbedding:
-    """One embedding of :func:`fitted_embeddings`: its row ``name``, how it was built (``options``), its
-    distances (k, k) and, for SMACOF, its iteration count."""
+    """One embedding of :func:`fitted_embeddings`: row name, options, distances (k, k), SMACOF iterations."""
 
     name: str
     options: str
@@ -41,13 +37,11 @@ class FittedEmbedding:
 
 def fitted_embeddings(D, mds_ranks=(), smacof_ranks=(), *, full_rank: bool = False, max_iter: int = 3000,
                       eps: float = 1e-9) -> list[FittedEmbedding]:
-    """Classical MDS at full rank (``full_rank``) and at each rank of ``mds_ranks`` below ``n``, then SMACOF
-    from MDS at each rank of ``smacof_ranks`` (:func:`posgeom.geometry.smacof` with ``max_iter`` and ``eps``).
+    """Classical MDS at full rank and at each rank of ``mds_ranks`` below ``n``, then SMACOF at ``smacof_ranks``.
 
     Parameters
     ----------
     D : ndarray of shape (n, n)
-        Target distances.
     mds_ranks, smacof_ranks : sequence of int
     full_rank : bool
     max_iter : int

@@ -1,10 +1,5 @@
 r"""Fourier structure of a distance matrix: the lowest Fourier pairs, the match of a subspace to them, and
-the closed-form spectrum of a circulant distance matrix.
-
-For circulant distances $d_{ij} = g((j - i) \bmod n)$ the double-centred Gram matrix $B$ is circulant,
-its eigenvectors are the Fourier pairs $\cos(2\pi f i/n)$, $\sin(2\pi f i/n)$ and its eigenvalues are
-$\lambda_f = -\tfrac12 \sum_\delta g(\delta)^2 \cos(2\pi f \delta / n)$ (:func:`circulant_eigenvalues`);
-:func:`fourier_match` measures how close the top eigenvectors of any $B$ come to that picture.
+the closed-form spectrum of a circulant distance matrix (:mod:`posgeom.geometry.circulant`).
 """
 
 from __future__ import annotations
@@ -18,8 +13,7 @@ __all__ = ["fourier_basis", "fourier_match", "circulant_eigenvalues"]
 
 
 def fourier_basis(n: int, m: int) -> np.ndarray:
-    r"""The $m$ lowest Fourier pairs on $n$ points, orthonormal: columns $\sqrt{2/n}\cos(2\pi f i/n)$,
-    $\sqrt{2/n}\sin(2\pi f i/n)$ for $f = 1, \dots, m$ (interleaved), $1 \le m < n/2$.
+    r"""The $m$ lowest Fourier pairs on $n$ points, orthonormal and interleaved ($1 \le m < n/2$).
 
     Returns
     -------
@@ -38,8 +32,9 @@ def fourier_basis(n: int, m: int) -> np.ndarray:
 
 
 def fourier_match(U, m: int) -> float:
-    r"""Mean squared cosine of the principal angles between ``span(U[:, :2m])`` and the $m$ lowest Fourier
-    pairs: $\frac1{2m}\lVert \hat U^\top F\rVert_F^2$ with $\hat U$, $F$ orthonormal bases. 1 = same subspace.
+    r"""Mean squared cosine of the principal angles between ``span(U[:, :2m])`` and the $m$ lowest Fourier pairs.
+
+    $\frac1{2m}\lVert \hat U^\top F\rVert_F^2$ with $\hat U$, $F$ orthonormal bases; 1 for the same subspace.
 
     Parameters
     ----------
@@ -58,8 +53,7 @@ def fourier_match(U, m: int) -> float:
 
 
 def circulant_eigenvalues(g) -> np.ndarray:
-    r"""Eigenvalues of $B$ for the circulant distances $d_{ij} = g((j - i) \bmod n)$:
-    $\lambda_f = -\frac12 \sum_\delta g(\delta)^2 \cos(2\pi f\delta/n)$ for $f = 1..n-1$, and $\lambda_0 = 0$.
+    r"""Eigenvalues $\lambda_f = -\frac12 \sum_\delta g(\delta)^2 \cos(2\pi f\delta/n)$ of $B$ for circulant distances.
 
     Parameters
     ----------

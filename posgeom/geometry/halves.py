@@ -1,18 +1,10 @@
 r"""Cross-half estimates whose halves keep dependent rows together (the phrases of one sentence).
 
-The resolvable geometry compares the positions of one half of the sequences with those of the other
-(:func:`posgeom.geometry.resolvable_distances`), so that the sampling noise of each half cancels in the
-cross products. That needs halves that are independent. SST-2's training rows are not: its 67,349 rows
-are the phrases of 6,886 sentences (:mod:`posgeom.corpora.groups`), and two phrases of one sentence dealt
-into opposite halves carry the same tokens at the same positions to both, so the cross products keep
-part of the noise they are meant to cancel and the geometry looks more resolved than it is.
-:func:`grouped_resolvable_distances` deals whole groups into the halves (:func:`posgeom.geometry.fold_members`
-with two folds) and otherwise computes the same estimate; :func:`grouped_resolvable_draws` repeats it over
-split seeds, as :func:`posgeom.geometry.resolvable_draws` does for rows dealt one by one.
-
-This module is imported from here, not re-exported by :mod:`posgeom.geometry`: every stored result is keyed
-by the source of the package's re-exports, and these functions join them (with ``resolvable_distances``
-taking ``groups``) when the paper-scale results are next recomputed whole.
+The resolvable geometry needs independent halves. SST-2's 67,349 training rows are phrases of 6,886
+sentences: two phrases of one sentence dealt into opposite halves carry the same tokens to both, so the
+cross products keep part of the noise and the geometry looks more resolved than it is. These functions deal
+whole groups into the halves. They are not re-exported by :mod:`posgeom.geometry` (that would change the key
+of every stored result); they join it when the paper-scale results are next recomputed whole.
 """
 
 from __future__ import annotations
@@ -29,8 +21,7 @@ __all__ = ["grouped_resolvable_distances", "grouped_resolvable_draws"]
 
 
 def _root_rows(counts: PositionalCounts, positions: np.ndarray) -> np.ndarray:
-    """Dense rows $\\sqrt{c_i / N_i}$ of the given positions, computed as the cross-fitted estimates compute them
-    (:mod:`posgeom.geometry.rank`: the same operations, so the same rounding)."""
+    """Dense rows $\\sqrt{c_i / N_i}$, by the same operations (so the same rounding) as :mod:`posgeom.geometry.rank`."""
     C = counts.counts[positions].astype(np.float64)
     N = counts.reach[positions].astype(np.float64)
     # sqrt(mu_i) = sqrt(c_i / N_i)
@@ -39,11 +30,7 @@ def _root_rows(counts: PositionalCounts, positions: np.ndarray) -> np.ndarray:
 
 def grouped_resolvable_distances(sequences, n_positions: int, vocab_size: int, positions, groups, *,
                                  seed=0) -> dict:
-    r"""The cross-half estimate of the Hellinger geometry, whole groups dealt into each half.
-
-    $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$ with $G_{ij} = \frac12(a_i^\top b_j + a_j^\top b_i)$, where
-    $a_i$, $b_j$ are the root-marginals of position $i$ in one half and of position $j$ in the other
-    (:func:`posgeom.geometry.resolvable_distances`).
+    r"""The cross-half estimate of the Hellinger geometry (:func:`posgeom.geometry.resolvable_distances`), by group.
 
     Parameters
     ----------
@@ -54,7 +41,6 @@ def grouped_resolvable_distances(sequences, n_positions: int, vocab_size: int, p
     groups : array-like of shape (N,)
         A label per sequence; the sequences of one label go into the same half (at least 2 labels).
     seed : int
-        Seed of the deal.
 
     Returns
     -------
@@ -65,8 +51,7 @@ def grouped_resolvable_distances(sequences, n_positions: int, vocab_size: int, p
     Raises
     ------
     ValueError
-        When a kept position is not reached in both halves, or shares no token between them (the message
-        says so, as :func:`posgeom.geometry.resolvable_distances`'s does).
+        When a kept position is not reached in both halves, or shares no token between them.
     """
     seqs = list(sequences)
     positions = np.asarray(positions, dtype=np.int64)
@@ -98,10 +83,7 @@ def grouped_resolvable_distances(sequences, n_positions: int, vocab_size: int, p
 
 def grouped_resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, encodings, n_draws: int,
                              groups, first_seed: int = 0) -> tuple[np.ndarray, list[int], list[int]]:
-    """:func:`posgeom.geometry.draw_statistics` of ``n_draws`` cross-half estimates dealt by group
-    (:func:`grouped_resolvable_distances`), split seeds ``first_seed, first_seed + 1, ...``; a seed whose
-    split cannot resolve every kept position is skipped, up to ``4 n_draws`` seeds
-    (:func:`posgeom.geometry.resolvable_draws`).
+    """:func:`posgeom.geometry.resolvable_draws` with the halves dealt by group.
 
     Returns
     -------

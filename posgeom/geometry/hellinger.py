@@ -1,19 +1,10 @@
 r"""Hellinger distances between positional marginals (the paper's Eq. 3).
 
-Chord form, range $[0, \sqrt 2]$:
-
-$$d_H(\mu_i, \mu_j) = \big\| \sqrt{\mu_i} - \sqrt{\mu_j} \big\|_2 = \sqrt{2 - 2\,BC_{ij}}, \qquad
-BC_{ij} = \sum_w \sqrt{\mu_i(w)\,\mu_j(w)} .$$
-
-Options: ``"normalized"`` divides by $\sqrt 2$ (range $[0, 1]$); ``"geodesic"`` is the Fisher–Rao /
-Bhattacharyya angle $2 \arccos BC_{ij}$ (range $[0, \pi]$), computed as $4 \arcsin(d_H / 2)$, which is
-the same number without the loss of accuracy of ``arccos`` near $BC = 1$.
-
-Fast path. With $S$ the (n, v) matrix of rows $\sqrt{\mu_i}$, $BC = S S^\top$: one BLAS ``dsyrk`` for
-dense marginals; from counts $S$ stays sparse and only the columns (tokens) used at many positions are
-multiplied densely (see :mod:`posgeom.geometry._pairwise`).
-Near-identical rows suffer catastrophic cancellation in $2 - 2 BC$; those pairs are recomputed directly
-(see :mod:`posgeom.geometry._pairwise`), so the result matches ``pdist(sqrt(mu))`` to ~1e-12.
+Chord form $d_H(\mu_i, \mu_j) = \| \sqrt{\mu_i} - \sqrt{\mu_j} \|_2 = \sqrt{2 - 2\,BC_{ij}}$, range
+$[0, \sqrt 2]$, $BC_{ij} = \sum_w \sqrt{\mu_i(w)\,\mu_j(w)}$. ``"normalized"`` divides by $\sqrt 2$;
+``"geodesic"`` is the Fisher–Rao angle $2 \arccos BC_{ij}$, computed as $4 \arcsin(d_H / 2)$ (accurate near
+$BC = 1$). The matrix comes from the Gram matrix of the rows $\sqrt{\mu_i}$, sparse from counts, with
+near-identical pairs recomputed directly (:mod:`posgeom.geometry._pairwise`).
 """
 
 from __future__ import annotations
@@ -38,24 +29,21 @@ def _check_kind(kind: str) -> None:
 
 
 def chord_to(D, kind: str):
-    r"""Convert chord Hellinger distances $d$ (array or float, in $[0, \sqrt 2]$) to ``kind``.
-
-    ``"normalized"``: $d / \sqrt 2$, in $[0, 1]$; ``"geodesic"``: $4 \arcsin(d / 2) = 2 \arccos BC$
-    (since $d = 2 \sin(\theta / 2)$ and $BC = \cos\theta$); ``"chord"``: $d$ unchanged.
-    """
+    r"""Convert chord Hellinger distances $d$ (array or float, in $[0, \sqrt 2]$) to ``kind``."""
     _check_kind(kind)
     if kind == "normalized":
         return D / np.sqrt(2.0)
     if kind == "geodesic":
         return 4.0 * np.arcsin(np.minimum(D, np.sqrt(2.0)) / 2.0)
     return D
+
+
 #: Tolerance on row sums when probabilities are given directly.
 ROW_SUM_ATOL = 1e-8
 
 
 def row_sum_tolerance(dtype, v: int) -> float:
-    r"""How far from 1 a row of ``v`` probabilities of ``dtype`` may sum: ``ROW_SUM_ATOL`` for float64, and
-    $16 \sqrt v \, \varepsilon$ of a lower precision (a float32 softmax row sums to 1 only within its rounding)."""
+    r"""How far from 1 a row of ``v`` probabilities may sum: ``ROW_SUM_ATOL``, or $16 \sqrt v \, \varepsilon$ if coarser."""
     eps = np.finfo(dtype).eps if np.issubdtype(dtype, np.floating) else np.finfo(np.float64).eps
     return max(ROW_SUM_ATOL, 16.0 * np.sqrt(max(v, 1)) * float(eps))
 
@@ -130,28 +118,19 @@ def _sqrt_rows(x):
 
 
 def sqrt_marginals(marginals_or_counts) -> np.ndarray:
-    r"""The dense (n, v) float64 matrix $S$ of rows $\sqrt{\mu_i}$.
-
-    Accepts what :func:`hellinger_matrix` accepts. Its rows are an isometric Euclidean embedding of the
-    chord Hellinger distance.
-    """
+    r"""The dense (n, v) float64 matrix $S$ of rows $\sqrt{\mu_i}$ (an isometric embedding of the chord distance)."""
     S = _sqrt_rows(marginals_or_counts)
     return S.toarray() if sp.issparse(S) else S
 
 
 def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
-    r"""Pairwise Hellinger distances between positions (the paper's Eq. 3).
-
-    $D_{ij} = \|\sqrt{\mu_i} - \sqrt{\mu_j}\|_2 = \sqrt{2 - 2 BC_{ij}}$ (``"chord"``),
-    $D_{ij} / \sqrt 2$ (``"normalized"``) or $2 \arccos BC_{ij}$ (``"geodesic"``).
+    r"""Pairwise Hellinger distances between positions (the paper's Eq. 3; module docstring).
 
     Parameters
     ----------
     marginals_or_counts : PositionalMarginals, PositionalCounts, or array-like (n, v)
-        Marginals from :func:`positional_marginals`; counts (every position must be non-empty,
-        $\mu_i = c_i / N_i$, no smoothing); or a dense/sparse matrix of probabilities whose rows
-        sum to 1 (within 1e-8 for float64; within 16 sqrt(v) times the machine epsilon of a lower
-        precision such as float32).
+        Marginals; counts (every position non-empty, $\mu_i = c_i / N_i$); or a dense/sparse matrix of
+        probabilities whose rows sum to 1 (within ``row_sum_tolerance``).
     kind : {"chord", "normalized", "geodesic"}
 
     Returns
@@ -170,11 +149,7 @@ def hellinger_matrix(marginals_or_counts, kind: str = "chord") -> np.ndarray:
 
 
 def hellinger_distance(p, q, kind: str = "chord") -> float:
-    r"""Hellinger distance between two distributions ``p``, ``q`` of shape (v,) (the paper's Eq. 3).
-
-    The reference one-pair formula $\|\sqrt p - \sqrt q\|_2$ (``"chord"``), divided by $\sqrt 2$
-    (``"normalized"``), or $2\arccos\sum_w\sqrt{p(w) q(w)}$ (``"geodesic"``).
-    """
+    r"""Hellinger distance between two distributions ``p``, ``q`` of shape (v,): the one-pair reference formula."""
     reject_complex(p, "p")
     reject_complex(q, "q")
     p, q = np.asarray(p), np.asarray(q)
@@ -188,19 +163,16 @@ def hellinger_distance(p, q, kind: str = "chord") -> float:
 
 
 def euclidean_distances(P) -> np.ndarray:
-    r"""Exact pairwise Euclidean distances $\hat d_{ij} = \|p_i - p_j\|_2$ between the rows of an encoding
-    (the stress of an encoding: $\hat D$ of an absolute encoding).
+    r"""Exact pairwise Euclidean distances $\hat d_{ij} = \|p_i - p_j\|_2$ between the rows of an encoding.
 
     Parameters
     ----------
     P : array-like of shape (n, d)
-        One row per position.
 
     Returns
     -------
     Dhat : ndarray of shape (n, n), float64
-        Symmetric, exactly zero diagonal, exactly 0 for identical rows, accurate to ~1e-12 relative
-        (BLAS Gram matrix of the centred rows with direct recomputation of near-identical pairs).
+        Symmetric, exactly 0 for identical rows, accurate to ~1e-12 relative.
     """
     P = as_float_matrix(P, "P")
     if P.shape[0] == 0:

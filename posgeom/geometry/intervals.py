@@ -1,30 +1,11 @@
 r"""Intervals over independent draws: the mean over seeds with its Student-$t$ confidence interval.
 
-A number that depends on a random draw (a training seed, a random table, a corpus subset) is reported
-over several draws; :func:`~posgeom.geometry.seed_interval` gives the mean with the interval of scipy's
-one-sample $t$ test,
-
-$$\bar x \pm t_{(1+\ell)/2,\,k-1}\, \frac{s}{\sqrt k},$$
-
-$s$ the sample standard deviation of the $k$ draws and $\ell$ the level, and
-:func:`~posgeom.geometry.paired_difference` the same interval of the per-draw differences of two variants run
-from the same seeds; :func:`~posgeom.geometry.spread` summarises draws without an interval (mean, sample sd,
-range). The interval is centred on the mean, so it always holds it; the $t$ quantile used is kept in the
-record and shown in the text, since with few draws it dominates the width ($t_{0.975, 2} = 4.30$ for 3
-seeds, $2.78$ for 5). An interval over fewer
-than :data:`MIN_SEEDS` draws is refused unless the caller says it is not a headline number
-(``allow_few=True``). A bounded quantity (an accuracy in $[0, 1]$, a separation $\ge 0$) keeps its bounds
-through ``bounds=(lo, hi)``: the interval is clipped to them (a stated clip; the mean lies within them,
-so the clipped interval still holds it). (The bootstrap interval of a statistic of a corpus is
-:func:`posgeom.geometry.percentile_interval`.)
-
-**Power.** How many draws such an interval needs to tell the smallest effect that matters from none: a rule
-that decides over seeds states, for that effect, the chance that its interval would exclude it
-(:func:`exclusion_power`, exact for normal draws through the noncentral $t$), and the seeds that would reach
-:data:`TARGET_POWER` (:func:`seeds_for_power`); :func:`seed_design` does both for a run's interval. The rules
-of :mod:`posgeom.verdicts` append it to their reason, and each chapter shows the design, its power and its
-cost (:func:`posgeom.report.power_frame`). A design sized before it runs, from a pilot, is
-:func:`plan_from_pilot`.
+A number that depends on a random draw (a training seed, a random table, a corpus subset) is reported over
+several draws as $\bar x \pm t_{(1+\ell)/2,\,k-1}\, s / \sqrt k$ (scipy's one-sample $t$ test). The $t$
+quantile is kept in the record and shown, since with few draws it dominates the width; fewer than
+:data:`MIN_SEEDS` draws are refused unless ``allow_few=True``. A bounded quantity's interval is clipped to
+its bounds. The power of such an interval for the smallest effect that matters (noncentral $t$) sizes the
+designs of the verdict rules (:func:`seed_design`, :func:`plan_from_pilot`).
 """
 
 from __future__ import annotations
@@ -191,9 +172,7 @@ def mean_sd(draws, keys=None) -> dict[str, float]:
 
 
 def draws_summary(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
-    """The Student-$t$ interval of draws (:func:`posgeom.geometry.seed_interval`, as a dictionary) when there
-    are at least :data:`posgeom.geometry.MIN_SEEDS` of them; from fewer, their spread only
-    (:func:`posgeom.geometry.spread`: ``mean``, ``sd``, ``min``, ``max``) and ``n``, no interval.
+    """The Student-$t$ interval of draws as a dictionary, or only their spread from fewer than ``MIN_SEEDS``.
 
     Parameters
     ----------
@@ -234,17 +213,10 @@ def _check_design(n_draws: int, sd: float, distance: float, level: float) -> Non
 
 
 def exclusion_power(n_draws: int, sd: float, distance: float, level: float = 0.95) -> float:
-    r"""The probability that the Student-$t$ interval of :func:`~posgeom.geometry.seed_interval` over ``n_draws`` draws excludes a
-    value ``distance`` away from the true mean, when the draws are normal with standard deviation ``sd``.
+    r"""The probability that the Student-$t$ interval over ``n_draws`` normal draws excludes a value ``distance`` away.
 
-    With $k$ draws the statistic $T = (\bar x - \mu_0)\sqrt k / s$ for a value $\mu_0 = \mu - \delta$ follows a
-    noncentral $t$ with $k - 1$ degrees of freedom and noncentrality $\delta \sqrt k / \sigma$; the interval
-    excludes $\mu_0$ exactly when $|T| > t_{(1+\ell)/2,\,k-1}$, so
-
-    $$\text{power} = 1 - F_{k-1,\,\delta\sqrt k/\sigma}(t) + F_{k-1,\,\delta\sqrt k/\sigma}(-t).$$
-
-    This is the power of the two usual decisions over seeds: an effect of size $\delta$ told from none (the
-    interval excludes 0), and no effect told from one of size $\delta$ (the interval excludes $\pm\delta$).
+    $T$ follows a noncentral $t$ with $k - 1$ degrees of freedom and noncentrality $\delta \sqrt k / \sigma$:
+    $\text{power} = 1 - F_{k-1,\,\delta\sqrt k/\sigma}(t) + F_{k-1,\,\delta\sqrt k/\sigma}(-t)$.
 
     Parameters
     ----------
@@ -276,11 +248,7 @@ def exclusion_power(n_draws: int, sd: float, distance: float, level: float = 0.9
 
 def seeds_for_power(sd: float, distance: float, *, power: float = TARGET_POWER, level: float = 0.95,
                     max_draws: int = 100_000) -> int:
-    """The fewest draws (at least 2) whose interval has :func:`exclusion_power` of at least ``power`` for an
-    effect ``distance`` with draws of standard deviation ``sd``; a ``ValueError`` past ``max_draws``.
-
-    Power grows with the number of draws, so the answer is found by doubling, then bisection.
-    """
+    """The fewest draws (at least 2) whose :func:`exclusion_power` reaches ``power`` (ValueError past ``max_draws``)."""
     if not 0 < power < 1:
         raise ValueError(f"power must lie in (0, 1), got {power!r}")
     _check_design(2, sd, distance, level)
@@ -305,12 +273,7 @@ def seeds_for_power(sd: float, distance: float, *, power: float = TARGET_POWER, 
 
 @dataclass(frozen=True)
 class SeedDesign:
-    """The power of a decision taken over seeds, for the smallest effect that matters.
-
-    ``n`` draws of standard deviation ``sd`` (the run's sample sd) give ``power`` to tell an effect of
-    ``effect`` from none at ``level``; ``needed`` draws reach ``TARGET_POWER``, 80 % (None: more than
-    ``max_draws``, the effect is lost in the noise).
-    """
+    """The power of a decision over seeds for the smallest effect that matters (``needed``: None if out of reach)."""
 
     n: int
     sd: float
@@ -324,8 +287,7 @@ class SeedDesign:
         return self.power >= TARGET_POWER
 
     def text(self, fmt: str = "{:.3g}") -> str:
-        """``"power 10% for the smallest effect that matters, 0.01 (5 seeds, sd 0.027; 80% needs 60 seeds)"``;
-        a design that reaches 80 % says no more than its power."""
+        """``"power 10% for the smallest effect that matters, 0.01 (5 seeds, sd 0.027; 80% needs 60 seeds)"``."""
         if self.needed is None:
             need = f"; {TARGET_POWER:.0%} is out of reach"
         else:
@@ -335,8 +297,7 @@ class SeedDesign:
 
 
 def seed_design(interval, effect: float, *, max_draws: int = 100_000) -> SeedDesign:
-    """:class:`SeedDesign` of an interval over seeds (a :class:`~posgeom.geometry.SeedInterval`, or its stored dictionary with
-    ``sd``, ``n`` and ``level``) for the smallest effect that matters, ``effect``."""
+    """:class:`SeedDesign` of an interval over seeds (a SeedInterval or its stored dictionary) for ``effect``."""
     if isinstance(interval, SeedInterval):
         n, sd, level = interval.n, interval.std, interval.level
     else:
@@ -354,12 +315,12 @@ def seed_design(interval, effect: float, *, max_draws: int = 100_000) -> SeedDes
 
 
 def sd_upper_bound(sd: float, n_draws: int, level: float = 0.95) -> float:
-    r"""The one-sided upper confidence bound at ``level`` of a standard deviation estimated as ``sd`` from
-    ``n_draws`` normal draws: $s \sqrt{(k-1) / \chi^2_{1-\ell,\,k-1}}$ (since $(k-1)s^2/\sigma^2 \sim \chi^2_{k-1}$).
+    r"""One-sided upper ``level`` bound of a standard deviation from ``n_draws`` normal draws.
 
-    A design sized on a pilot's own sd is underpowered about half the time (the pilot's sd is as often below
-    the truth as above); sized on this bound, it reaches its power unless the pilot was unluckily calm
-    (probability ``1 - level``).
+    $s \sqrt{(k-1) / \chi^2_{1-\ell,\,k-1}}$.
+
+    A design sized on a pilot's own sd is underpowered about half the time; sized on this bound, it fails only
+    with probability ``1 - level``.
     """
     from scipy import stats
 
@@ -370,13 +331,7 @@ def sd_upper_bound(sd: float, n_draws: int, level: float = 0.95) -> float:
 
 @dataclass(frozen=True)
 class PilotPlan:
-    """The seeds a decision needs, sized before it runs from a pilot (:func:`plan_from_pilot`).
-
-    ``pilot_n`` draws of sd ``pilot_sd``; ``sd_bound``, the sd the design is sized for (the pilot's upper
-    bound at ``sd_level``); ``needed``, the seeds that reach ``power`` for ``effect`` at that sd
-    (:func:`seeds_for_power`); ``seeds``, what will run (``needed`` raised to ``min_draws`` and capped at
-    ``max_draws``); ``design_power``, the power of ``seeds`` draws at ``sd_bound``.
-    """
+    """The seeds a decision needs, sized from a pilot at the pilot's upper sd bound ``sd_bound``."""
 
     pilot_n: int
     pilot_sd: float
@@ -403,10 +358,9 @@ class PilotPlan:
 
 def plan_from_pilot(pilot, effect: float, *, level: float = 0.95, power: float = TARGET_POWER,
                     sd_level: float = 0.95, min_draws: int = 2, max_draws: int = 1_000) -> PilotPlan:
-    """Size a decision over seeds before running it: the seeds whose ``level`` interval has ``power`` for the
-    smallest effect that matters, ``effect``, at the ``sd_level`` upper bound of the pilot's sd
-    (:func:`sd_upper_bound`). The pilot's draws are not reused by the decision (its interval would then
-    depend on the draws that sized it).
+    """Size a decision over seeds before running it, at the ``sd_level`` upper bound of the pilot's sd.
+
+    The pilot's draws are not reused by the decision (its interval would then depend on them).
 
     Parameters
     ----------

@@ -1,15 +1,8 @@
-r"""Positional marginals (see the book's notation).
+r"""Positional marginals $\mu_i(w) = (c_i(w) + \alpha) / (N_i + \alpha v)$, $\alpha \ge 0$ (default 0).
 
-$$\mu_i(w) = \frac{c_i(w) + \alpha}{N_i + \alpha v}, \qquad \alpha \ge 0 \text{ (default } 0).$$
-
-Positions reached by fewer than ``min_count`` sequences ($N_i <$ ``min_count``) are either dropped and
-reported (``on_low_count="drop"``, the default) or rejected with an error listing them
-(``on_low_count="raise"``); they are never silently kept.
-
-``probs`` is a dense float64 array of shape (n_kept, v): the Hellinger fast path needs the dense
-$\sqrt{\mu}$ anyway, and at BERT scale ($n = 512$, $v = 30{,}522$) it is 125 MB. The special-token
-policy (``"model"`` or ``"content"``) is applied where the sequences are built
-(:mod:`posgeom.corpora`), before counting; there is deliberately no ``special=`` argument here.
+Positions with $N_i <$ ``min_count`` are dropped and reported, or rejected; never silently kept. ``probs`` is
+dense (the Hellinger path needs the dense $\sqrt{\mu}$ anyway). The special-token policy is applied where the
+sequences are built, before counting: there is deliberately no ``special=`` argument here.
 """
 
 from __future__ import annotations
@@ -36,9 +29,7 @@ class PositionalMarginals:
     reach : ndarray of shape (n_kept,), int64
         $N_i$ of the kept positions.
     alpha : float
-        The smoothing $\alpha$.
     min_count : int
-        The threshold used.
     counts : PositionalCounts or None
         The counts these marginals came from (kept for the noise floor), when built from counts.
     """
@@ -76,13 +67,12 @@ def positional_marginals(
     min_count: int = 1,
     on_low_count: str = "drop",
 ) -> PositionalMarginals:
-    r"""$\mu_i = (c_i + \alpha) / (N_i + \alpha v)$ for every position with $N_i \ge$ ``min_count``
-    (Positional marginals, see the book's notation).
+    r"""$\mu_i = (c_i + \alpha) / (N_i + \alpha v)$ for every position with $N_i \ge$ ``min_count``.
 
     Parameters
     ----------
     counts : PositionalCounts
-        From :func:`positional_counts`; ``counts.counts`` has shape (n, v).
+        Of shape (n, v).
     alpha : float, default 0
         Additive smoothing $\alpha \ge 0$.
     min_count : int, default 1

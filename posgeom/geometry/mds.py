@@ -1,27 +1,10 @@
-r"""Classical MDS, effective rank and low-rank factors (the double-centred Gram matrix,
-"Algorithm 1", "Effective rank", "Minimal parametrisation (Remark 8)").
+r"""Classical MDS (the paper's Algorithm 1), effective rank and low-rank factors (Remark 8).
 
-Double centring. With $J = I - \frac1n \mathbf 1 \mathbf 1^\top$ and $D^{(2)}_{ij} = d_{ij}^2$,
-
-$$B = -\tfrac12\, J D^{(2)} J .$$
-
-For the chord Hellinger distance, $B = J S S^\top J$ with $S$ the rows $\sqrt{\mu_i}$, so $B \succeq 0$ and
-full-rank MDS reproduces $D$ exactly. Negative eigenvalues come only from rounding or from other
-distances: they are clipped to 0 and the clipped mass is reported.
-
-Algorithm 1. $B = U \Lambda U^\top$ with $\lambda_1 \ge \dots \ge \lambda_n$; the rank-$k$ encoding is
-$P_{\text{MDS}} = U_k \Lambda_k^{1/2}$ (n, k), lifted to the model width $d$ by any (d, k) matrix $Q$
-with orthonormal columns, $P = P_{\text{MDS}} Q^\top$ (distances unchanged). Signs are deterministic:
-the largest-magnitude entry of every eigenvector is positive (scikit-learn's ``svd_flip`` rule). Inside
-a repeated eigenvalue the basis is whatever LAPACK returns: every rotation of it is an equally good
-MDS solution for the strain, but not for the stress (see the three one-hot points in the tests).
-
-Effective rank: named criteria ``"tol"`` ($\#\{\lambda_k > \text{tol}\,\lambda_1\}$), ``"mass"``
-(smallest $k$ with $\sum_{l\le k}\lambda_l^+ \ge q \sum_l \lambda_l^+$), ``"stress"`` (smallest $k$ whose
-rank-$k$ MDS has stress $\le$ ``threshold``).
-
-Remark 8. $P = A C^\top$, $A$ (n, r), $C$ (d, r): $r(n + d)$ parameters instead of $n d$,
-savings $1 - r(n+d)/(nd)$ (n = d = 50, r = 3 gives 0.88).
+$B = -\tfrac12\, J D^{(2)} J$ with $J = I - \frac1n \mathbf 1 \mathbf 1^\top$. For the chord Hellinger
+distance $B = J S S^\top J \succeq 0$, so full-rank MDS reproduces $D$ exactly; negative eigenvalues (rounding
+or other distances) are clipped to 0 and the clipped mass is reported. Eigenvector signs are deterministic
+(largest-magnitude entry positive, scikit-learn's ``svd_flip`` rule); inside a repeated eigenvalue the basis
+is LAPACK's, equally good for the strain but not for the stress.
 """
 
 from __future__ import annotations
@@ -72,11 +55,7 @@ def double_centered_gram(D) -> np.ndarray:
 
 
 def double_centered_gram_of_squares(D2) -> np.ndarray:
-    r"""$B = -\frac12 J D^{(2)} J$ from the squared dissimilarities $D^{(2)}$ themselves.
-
-    For matrices of squares that are not the squares of a distance matrix: a debiased
-    $D^{(2)} - F^{(2)}$ or a cross-fitted $R^2$ may have negative entries (:func:`double_centered_gram`
-    is this function applied to $D \odot D$).
+    r"""$B = -\frac12 J D^{(2)} J$ from squared dissimilarities that may be negative (debiased or cross-fitted).
 
     Parameters
     ----------
@@ -180,8 +159,7 @@ def classical_mds(D, k: int | None = None) -> MDSResult:
 
 
 def lift(embedding, d: int, seed: int | None = 0, *, return_basis: bool = False):
-    r"""Lift an (n, k) embedding into model width $d$: $P = X Q^\top$, $Q$ (d, k) with orthonormal columns
-    (the paper's Algorithm 1). Distances are unchanged because $Q^\top Q = I_k$.
+    r"""Lift an (n, k) embedding into model width $d$: $P = X Q^\top$, $Q^\top Q = I_k$ (distances unchanged).
 
     Parameters
     ----------
@@ -220,8 +198,7 @@ def _orthonormal_basis(d: int, k: int, seed) -> np.ndarray:
 
 
 def mds_stress_curve(D, max_rank: int | None = None, normalization: str = "paper", *, mds: MDSResult | None = None):
-    r"""Stress of the rank-$k$ classical MDS encoding for $k = 1, \dots,$ ``max_rank`` (see the book's notation,
-    "Effective rank" and "Stress of an encoding"; paper Remark 8's stress-versus-rank curve).
+    r"""Stress of the rank-$k$ classical MDS encoding for $k = 1, \dots,$ ``max_rank`` (Remark 8's curve).
 
     Parameters
     ----------
@@ -374,10 +351,8 @@ class LowRankFactors:
 def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as_distances: bool | None = None):
     r"""Rank-$r$ factors $P = A C^\top$ of an encoding, $A$ (n, r), $C$ (d, r) (the paper's Remark 8).
 
-    From a distance matrix, $A$ is the rank-$r$ classical MDS $U_r \Lambda_r^{1/2}$. From an (n, m)
-    embedding, $A = U_r \Sigma_r$ from the SVD of the centred embedding (its best rank-$r$ approximation
-    in the Frobenius norm, equal to the classical MDS of its distances). $C$ has orthonormal columns
-    (:func:`lift`'s basis), so $A C^\top$ has the distances of $A$.
+    $A$ is the rank-$r$ classical MDS of a distance matrix, or $U_r \Sigma_r$ from the SVD of a centred
+    embedding (the same thing); $C$ has orthonormal columns, so $A C^\top$ has the distances of $A$.
 
     Parameters
     ----------
@@ -386,7 +361,6 @@ def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as
     r : int
         Rank, 1 <= r <= min(n, d) (and <= m for an embedding).
     d : int
-        Model width.
     seed : int, Generator or None
         Seed of $C$ (``None``: $C = [I_r; 0]$).
 
@@ -422,8 +396,7 @@ def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as
 
 
 def exact_embedding(marg) -> dict:
-    """Full-rank MDS of the chord and geodesic Hellinger matrices of one corpus: largest error, clipped mass,
-    numerical rank, smallest over largest eigenvalue and the negative eigenvalues beyond rounding.
+    """Full-rank MDS of the chord and geodesic Hellinger matrices of one corpus, and how exact it is.
 
     Parameters
     ----------

@@ -1,20 +1,11 @@
-r"""Monotonicity and separation (Theorem 4 of the paper; see the book's notation).
+r"""Monotonicity and separation (Theorem 4 of the paper).
 
-Monotonicity. Let $a = \operatorname{vec}_{i<j}(D)$ and $b = \operatorname{vec}_{i<j}(\hat D)$, $m = n(n-1)/2$.
-Over the $\binom m2$ pairs of position pairs $(p, q)$, a pair is concordant when
-$(a_p - a_q)(b_p - b_q) > 0$, discordant when $< 0$, tied otherwise. The violation rate is
-
-$$v = \frac{n_d}{n_c + n_d} \quad(\text{ties excluded}), \qquad v = \frac{1 - \tau_a}{2} \text{ on untied data.}$$
-
-It is computed in $O(m \log m)$: scipy's ``kendalltau`` gives $\tau_b = (n_c - n_d)/\sqrt{(n_0 - n_1)(n_0 - n_2)}$
-with $n_0 = \binom m2$ and $n_1, n_2$ the pairs tied in $a$, in $b$. With $n_3$ the pairs tied in both
-(exact integers from the tie groups), $n_c + n_d = n_0 - n_1 - n_2 + n_3$, and $n_c - n_d$ is recovered as
-the integer nearest to $\tau_b \sqrt{(n_0 - n_1)(n_0 - n_2)}$ (its rounding error is below 0.5 for
-$m < 10^7$, checked). So the counts are exact integers. Spearman's $\rho$ is reported alongside.
-
-Separation (Theorem 4). $\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$, also divided by the
-median pairwise distance (over $i < j$) so that encodings of different scale compare; the normalised value
-is 0 when $\operatorname{sep} = 0$.
+The violation rate $v = n_d / (n_c + n_d)$ counts discordant pairs of position pairs between
+$\operatorname{vec}_{i<j}(D)$ and $\operatorname{vec}_{i<j}(\hat D)$, ties excluded ($= (1 - \tau_a)/2$ on
+untied data). It is computed in $O(m \log m)$ from scipy's $\tau_b$ and exact tie counts: $n_c - n_d$ is the
+integer nearest to $\tau_b \sqrt{(n_0 - n_1)(n_0 - n_2)}$ (rounding error below 0.5 for $m < 10^7$), so the
+counts are exact integers. Separation is $\min_{i \ne j} \|p_i - p_j\|$, also over the median pairwise
+distance so that encodings of different scale compare.
 """
 
 from __future__ import annotations
@@ -36,8 +27,7 @@ _MAX_PAIRS = 10_000_000  # m above which tau-based recovery of n_c - n_d is no l
 
 @dataclass(frozen=True)
 class ViolationCounts:
-    """Exact pair counts behind :func:`violation_rate` (Monotonicity, see the book's notation): concordant,
-    discordant and tied pairs of position pairs; ``rate`` $= n_d / (n_c + n_d)$."""
+    """Exact counts of concordant, discordant and tied pairs of position pairs; ``rate`` $= n_d / (n_c + n_d)$."""
 
     concordant: int
     discordant: int
@@ -73,15 +63,11 @@ def _pair_vectors(D, Dhat, as_distances):
 
 
 def violation_rate(D, Dhat, *, as_distances: bool | None = None, return_counts: bool = False):
-    r"""Fraction of discordant pairs of position pairs between $D$ and $\hat D$, ties excluded
-    (Monotonicity, see the book's notation): $n_d / (n_c + n_d)$, $= (1 - \tau_a)/2$ on untied data.
-
-    $O(m \log m)$ with $m = n(n-1)/2$, exact integer counts (see the module docstring).
+    r"""Fraction of discordant pairs of position pairs between $D$ and $\hat D$, ties excluded: $n_d / (n_c + n_d)$.
 
     Parameters
     ----------
     D : array-like of shape (n, n)
-        Target distances.
     Dhat : array-like of shape (n, n) or (n, d)
         Encoding distances or the encoding itself (read as in :func:`stress`).
     return_counts : bool
@@ -122,8 +108,7 @@ def violation_rate(D, Dhat, *, as_distances: bool | None = None, return_counts: 
 
 
 def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
-    r"""Spearman's rank correlation $\rho$ between $\operatorname{vec}_{i<j} D$ and $\operatorname{vec}_{i<j}\hat D$
-    (Monotonicity, see the book's notation).
+    r"""Spearman's rank correlation $\rho$ between $\operatorname{vec}_{i<j} D$ and $\operatorname{vec}_{i<j}\hat D$.
 
     Parameters
     ----------
@@ -148,7 +133,7 @@ def spearman(D, Dhat, *, as_distances: bool | None = None) -> float:
 
 @dataclass(frozen=True)
 class Separation:
-    r"""Result of :func:`separation` (Separation (Theorem 4), see the book's notation).
+    r"""Result of :func:`separation` (Theorem 4).
 
     Attributes
     ----------
@@ -157,7 +142,6 @@ class Separation:
     normalized : float
         ``raw`` / $\operatorname{median}_{i<j} \hat d_{ij}$ (0 when ``raw`` is 0).
     median : float
-        The median pairwise distance.
     pair : tuple of int
         A closest pair $(i, j)$, $i < j$ (the first in row-major order).
     """
@@ -169,8 +153,7 @@ class Separation:
 
 
 def separation(P, *, as_distances: bool | None = None) -> Separation:
-    r"""$\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$ and its value over the median pairwise distance
-    (Separation (Theorem 4), see the book's notation).
+    r"""$\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$ and its value over the median pairwise distance.
 
     Parameters
     ----------
@@ -201,9 +184,7 @@ def separation(P, *, as_distances: bool | None = None) -> Separation:
 
 
 def linear_predictions(marginals) -> dict[str, np.ndarray]:
-    r"""Distances of the two linear images of the positional statistics that the NTK argument predicts
-    (with $G = I$): if the table moves by a fixed linear image of each position's counts (or marginals),
-    its distances are those of the counts (or marginals) themselves.
+    r"""Distances of the linear images of the counts and marginals that the NTK argument predicts (with $G = I$).
 
     Parameters
     ----------

@@ -1,32 +1,13 @@
-r"""Sampling-noise floor of Hellinger distances (the empirical $B$ is noisy).
+r"""Sampling-noise floor of Hellinger distances.
 
-An empirical marginal $\hat\mu_i$ is a multinomial sample of size $N_i$. Two positions with *identical*
-true distributions still show a non-zero distance $d_H(\hat\mu_i, \hat\mu_j)$. The floor says how large:
+Two positions with identical true distributions still show a non-zero empirical distance. The floor is
+$F_{ij} = \sqrt{\tfrac12(\delta_i^2 + \delta_j^2)}$ with $\delta_i^2 = \mathbb E\, d_H^2(X_i, X_i')$ for two
+independent samples of size $N_i$ from position $i$ (independent errors on each $\sqrt{\hat\mu_i}$ add in
+square). Two seeded estimators from the counts alone:
 
-$$F_{ij} = \sqrt{\tfrac12(\delta_i^2 + \delta_j^2)}, \qquad
-\delta_i^2 = \mathbb E\, d_H^2(X_i, X_i'),$$
-
-where $X_i, X_i'$ are two independent empirical distributions of size $N_i$ drawn from position $i$'s
-distribution. Why: writing $\sqrt{\hat\mu_i} = \sqrt{\mu_i} + \varepsilon_i$ with independent errors,
-when $\mu_i = \mu_j$ we get $\mathbb E\,d^2 = \mathbb E\|\varepsilon_i\|^2 + \mathbb E\|\varepsilon_j\|^2
-= \frac12(\delta_i^2 + \delta_j^2)$ (exact for the variance part; the small bias term
-$\|\mathbb E\varepsilon_i - \mathbb E\varepsilon_j\|^2$ vanishes when $N_i = N_j$). $F$ is a root mean
-square, so it slightly exceeds $\mathbb E\,d$. Its diagonal $F_{ii} = \delta_i$ is the distance two
-independent corpora of the same size would show at position $i$.
-
-Two estimators of $\delta_i^2$, both from the counts alone (the ``n_rep`` Monte-Carlo replicates are seeded):
-
-* ``"bootstrap"`` (parametric): $X_i, X_i' \sim \text{Multinomial}(N_i, \hat\mu_i) / N_i$, the plug-in
-  distribution standing in for the truth.
-* ``"split_half"`` (no model): the $N_i$ observed tokens at position $i$ are split uniformly at random into
-  halves of sizes $a = \lfloor N_i/2 \rfloor$ and $b = N_i - a$ (a multivariate hypergeometric draw — a random
-  split of the *sequences* induces exactly this split at each position). A random split of an i.i.d. sample
-  gives two independent samples of sizes $a, b$, so $\mathbb E\,d^2(A, B)$ is the noise at sizes $(a, b)$;
-  to first order in $1/N$ it scales as $\frac1a + \frac1b$, and the full-size value is
-  $\delta_i^2 = \frac{2ab}{N_i^2}\,\mathbb E\,d^2(A, B)$ (the factor is $\frac12$ for even $N_i$).
-  Needs $N_i \ge 2$.
-
-A position pair with $D_{ij}$ near $F_{ij}$ is indistinguishable from sampling noise at this corpus size.
+* ``"bootstrap"``: $X_i, X_i' \sim \text{Multinomial}(N_i, \hat\mu_i) / N_i$.
+* ``"split_half"``: the $N_i$ tokens are split at random into halves of sizes $a$, $b$ (a random split of the
+  sequences induces this split) and $\delta_i^2 = \frac{2ab}{N_i^2}\,\mathbb E\,d^2(A, B)$; needs $N_i \ge 2$.
 """
 
 from __future__ import annotations
@@ -81,8 +62,7 @@ def noise_floor(
     kind: str = "chord",
     progress: bool = False,
 ) -> NoiseFloor:
-    r"""Per-pair Hellinger distance expected from sampling noise alone at the corpus's per-position counts
-    (issue 3; see the module docstring): $F_{ij} = \sqrt{(\delta_i^2 + \delta_j^2)/2}$.
+    r"""Per-pair Hellinger distance expected from sampling noise alone: $F_{ij} = \sqrt{(\delta_i^2 + \delta_j^2)/2}$.
 
     Parameters
     ----------
@@ -163,8 +143,8 @@ def noise_floor(
 def delta_method_noise(reach, vocab_size: int) -> np.ndarray:
     r"""Delta-method prediction of the squared noise distance between positions with equal distributions.
 
-    $\mathbb E\, d_H^2 \approx \frac{v - 1}{4}\big(\frac1{N_i} + \frac1{N_j}\big)$, valid when every token
-    of the support is seen many times ($N_i p_w \gg 1$).
+    $\mathbb E\, d_H^2 \approx \frac{v - 1}{4}\big(\frac1{N_i} + \frac1{N_j}\big)$, valid when every token of
+    the support is seen many times ($N_i p_w \gg 1$).
 
     Parameters
     ----------

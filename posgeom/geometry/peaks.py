@@ -1,16 +1,9 @@
 r"""The projected stress of a model's layers, and the peaks of a curve over layers.
 
-The positional means $m_\ell$ of each layer's input (:mod:`posgeom.models.layers`) go through the layer's
-query/key maps; the per-head logits $G^h_\ell$ (:func:`posgeom.geometry.head_logits`) induce distances
-(:func:`posgeom.geometry.kernel_distances`), and the *pooled* distance of a layer sums the heads' squared
-distances,
-
-$$\hat d_{ij}^2 = \sum_h \hat d^{h\,2}_{ij}.$$
-
-The **projected stress** of a layer is the stress of $\hat D_\ell$ against a corpus's geometry $D$
-(:func:`projected_stress`, under :data:`NORMALIZATIONS`). Over the layers it is a curve: its global peak
-(:func:`peak_layers`) and its local maxima (:func:`local_maxima`) are counted from 1, and
-:func:`local_peak_test` redraws groups of sentences to ask whether a local peak is more than a draw.
+The positional means of each layer's input go through the layer's query/key maps; the per-head logits induce
+distances, and a layer's pooled distance sums the heads' squared distances, $\hat d_{ij}^2 = \sum_h \hat
+d^{h\,2}_{ij}$. Its stress against a corpus's geometry, over the layers, is a curve whose peaks are counted
+from 1; :func:`local_peak_test` redraws groups of sentences to ask whether a local peak is more than a draw.
 """
 
 from __future__ import annotations
@@ -67,8 +60,7 @@ def projected_stress(D, inputs, qk, n_heads: int) -> tuple[np.ndarray, np.ndarra
 
 
 def peak_layers(curves: dict[str, np.ndarray]) -> dict[str, int]:
-    """The layer (counted from 1) of the global maximum of each curve, per normalisation:
-    ``{"<name>_<norm>": layer}`` for curves of shape (n_layers, 2)."""
+    """``{"<name>_<norm>": layer}``: the layer (from 1) of the global maximum of each (n_layers, 2) curve."""
     return {f"{name}_{z}": int(np.argmax(c[:, zi]) + 1) for name, c in curves.items()
             for zi, z in enumerate(NORMALIZATIONS)}
 
@@ -93,8 +85,7 @@ def layer_curves(means, D, qk, n_heads: int) -> tuple[np.ndarray, np.ndarray]:
 
 def local_peak_test(sums, reach, D_target, target_positions, qk, n_heads: int, *, layer: int, min_reach: int,
                     n_boot: int, seed: int) -> tuple[dict, dict]:
-    """Redraw the groups of sentences with replacement ``n_boot`` times and test the local peak at
-    ``layer`` (counted from 1) on the propagated and residual curves (:func:`layer_curves`).
+    """Test the local peak at ``layer`` (from 1) of the propagated and residual curves by redrawing groups of sentences.
 
     Parameters
     ----------

@@ -1,40 +1,16 @@
 r"""The rank of a corpus's positional geometry, read without the sampling noise (cross-fitting).
 
-The Gram matrix $B = J S S^\top J$ of the root-marginals $S$ (rows $\sqrt{\hat\mu_i}$) is biased by
-the sampling noise: $\mathbb E\, \hat s_i^\top \hat s_i$ exceeds $\bar s_i^\top \bar s_i$ by the
-variance of $\hat s_i$, so every direction gets a positive share of noise and an empirical $B$ has
-full rank. **Cross-fitting** removes that bias: split the sequences into two disjoint halves, take the
-root-marginals $a_i$ of one half and $b_j$ of the other, and form
+The Gram matrix of the root-marginals $S$ (rows $\sqrt{\hat\mu_i}$) is biased by the sampling noise, so an
+empirical one has full rank. Cross-fitting splits the sequences into two disjoint halves with root-marginals
+$a_i$, $b_j$ and forms $G_{ij} = \tfrac12\,(a_i^\top b_j + a_j^\top b_i)$, whose expectation is the
+noise-free $\bar s_i^\top \bar s_j$: a direction without signal gets an eigenvalue symmetric about 0.
 
-$$G_{ij} = \tfrac12\,(a_i^\top b_j + a_j^\top b_i), \qquad \mathbb E\, G_{ij} = \bar s_i^\top \bar s_j
-\quad\text{for every } i, j \text{ (the halves are independent)},$$
-
-with $\bar s_i = \mathbb E \sqrt{\hat\mu_i}$ at half the corpus size. The eigenvalues of $J G J$ on the
-complement of $\mathbf 1$ (the $n - 1$ directions a centred configuration can use) estimate those of
-the noise-free Gram matrix: a direction with no signal gets an eigenvalue distributed *symmetrically
-about 0*, no longer a positive one.
-
-**The rank decision.** The null hypothesis for a direction is "no positional signal": its cross-fitted
-eigenvalue is then noise, symmetric about 0, so it is no larger than the magnitude of the most negative
-eigenvalue, the **noise edge** $e = \max(0, -\lambda_{\min})$. Over ``n_resamples`` random half-splits
-(the sequences are dealt into ``n_folds`` folds once; each resample puts a random half of the folds on
-each side), the threshold is the largest noise edge seen, $\tau = \max_s e_s$, and resample $s$ counts
-$r_s = \#\{k : \lambda_k^{(s)} > \tau\}$ directions. The **interval** is the central ``level`` range
-of $r_s$. The rank is **determined** when that interval is one number, the first direction not
-counted stays below its own resample's null top in at least 90 % of the resamples, and the eigenvalues
-left below $\tau$ carry no signal mass (their sum, whose expectation under the null is 0 or less, is
-not above 0 in a ``(1 + level)/2`` share of the resamples); otherwise it is **undetermined**: some
-direction is as strong as the noise, or signal is spread over directions too weak to resolve at this
-corpus size.
-
-The null is conservative: the within-half differences carry the noise of a quarter of the sequences,
-equal to a half's for tokens seen a few times and up to twice it (in variance) for frequent ones. A
-direction whose eigenvalue lies between $\tau/2$ and $\tau$ may therefore be missed without the rank
-being flagged undetermined: a determined rank counts the directions resolvable above $\tau$ (reported
-as ``threshold``), and weaker directions are neither claimed nor excluded.
-
-:func:`resolvable_distances` turns the same cross products into the distances the corpus can resolve
-(chord distances between the directions of $\bar s_i$).
+The rank decision: over ``n_resamples`` random half-splits of ``n_folds`` folds, the threshold $\tau$ is the
+largest null eigenvalue seen (from within-half differences), and resample $s$ counts
+$r_s = \#\{k : \lambda_k^{(s)} > \tau\}$. The rank is determined when the central ``level`` interval of
+$r_s$ is one number, the first direction not counted stays below its resample's null top in at least 90 %
+of the resamples, and the eigenvalues below $\tau$ carry no signal mass. The null is conservative (up to
+twice a half's noise in variance), so directions between $\tau/2$ and $\tau$ are neither claimed nor excluded.
 """
 
 from __future__ import annotations
@@ -200,10 +176,8 @@ class NoiseAwareRank:
 def fold_members(n_sequences: int, n_folds: int, *, seed=0, groups=None) -> list[np.ndarray]:
     """The indices of the sequences of each of ``n_folds`` random folds, whole groups kept together.
 
-    Without ``groups`` the sequences are permuted and cut into folds of (nearly) equal size. With
-    ``groups`` (one label per sequence: sequences of one label are not independent, e.g. phrases of one
-    sentence) the *groups* are permuted and dealt whole, each fold cut where the running number of
-    sequences first reaches its share, so that a bootstrap of the folds resamples the independent units.
+    With ``groups`` (sequences of one label are not independent) the groups are dealt whole, so that a
+    bootstrap of the folds resamples the independent units.
 
     Parameters
     ----------
@@ -349,9 +323,6 @@ def noise_aware_rank(sequences, n_positions: int, vocab_size: int, *, positions=
                      n_resamples: int = 50, level: float = 0.9, seed=0) -> NoiseAwareRank:
     r"""The number of directions of a corpus's positional geometry that stand above its sampling noise.
 
-    Cross-fitted eigenvalues (module docstring) over ``n_resamples`` random half-splits, the rank decided
-    against the null "no positional signal in this direction", with an interval over the resamples.
-
     Parameters
     ----------
     sequences : sequence of 1-D integer arrays
@@ -377,10 +348,8 @@ def noise_aware_rank(sequences, n_positions: int, vocab_size: int, *, positions=
 def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
     r"""The cross-half estimate of the Hellinger geometry without its sampling noise.
 
-    $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$ with $G_{ij} = \frac12(a_i^\top b_j + a_j^\top b_i)$, where
-    $a_i$, $b_j$ are the root-marginals of position $i$ in one random half of the sequences and of
-    position $j$ in the other: the chord distance between the directions of $\bar s_i = \mathbb E\sqrt{\hat\mu_i}$,
-    $\sqrt 2$ for disjoint supports and 0 for equal distributions whatever the sample size.
+    $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$, $G$ the cross-fitted Gram matrix of one random split:
+    the chord distance between the directions of $\bar s_i = \mathbb E\sqrt{\hat\mu_i}$.
 
     Parameters
     ----------
@@ -390,7 +359,6 @@ def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions
     positions : array-like of int, optional
         The positions to keep (default all reached by at least one sequence of each half).
     seed : int
-        Seed of the random split.
 
     Returns
     -------
@@ -443,7 +411,6 @@ def rank_estimates(D, sequences, n_positions: int, vocab_size: int, criteria, se
     Parameters
     ----------
     D : array-like of shape (n, n)
-        The corpus's distance matrix.
     sequences, n_positions, vocab_size :
         The corpus's token ids, as for :func:`noise_aware_rank`.
     criteria : mapping

@@ -1,21 +1,9 @@
 r"""Shift structure of a square matrix: how far $D_{ij}$ is from depending on the offset between $i$ and $j$ only.
 
-Every measure here averages $D$ over classes of positions pairs with the same offset
-(:func:`offset_means`): the least-squares projection of $D$ onto the matrices constant on each class.
-
-=============================  =====================================  ===========================================
-function                       offset class of ``(i, j)``             what it returns
-=============================  =====================================  ===========================================
-:func:`toeplitz_projection`    $\lvert i - j \rvert$ (symmetric)      the projection $T$, the mean at each offset and
-                                                                      $R^2 = 1 - \sum_{i<j}(D - T)_{ij}^2 / \sum_{i<j}(D_{ij} - \bar d)^2$
-:func:`toeplitz_deviation`     $j - i$ (Toeplitz)                     $\lVert D - \mathcal T(D)\rVert_F / \lVert D\rVert_F$
-:func:`circulant_deviation`    $(j - i) \bmod n$ (circulant)          $\lVert D - \mathcal C(D)\rVert_F / \lVert D\rVert_F$
-:func:`toeplitz_spread`        $j - i > 0$                            $\max_\delta \operatorname{range}_i D_{i,i+\delta} / \max \lvert D\rvert$
-=============================  =====================================  ===========================================
-
-$R^2$ and the deviations are averages (how much of $D$ the shift-invariant part explains); the spread
-is a worst case (0 only for an exactly Toeplitz upper triangle). A matrix that depends on
-$\lvert i - j\rvert$ only has $R^2 = 1$ and zero deviation and spread.
+Every measure averages $D$ over the classes of position pairs with the same offset (:func:`offset_means`, the
+least-squares projection onto matrices constant on each class): $\lvert i - j\rvert$ for
+:func:`toeplitz_projection`, $j - i$ for :func:`toeplitz_deviation`, $(j - i) \bmod n$ for
+:func:`circulant_deviation`. $R^2$ and the deviations are averages; :func:`toeplitz_spread` is a worst case.
 """
 
 from __future__ import annotations
@@ -28,11 +16,7 @@ __all__ = ["offset_means", "toeplitz_projection", "toeplitz_deviation", "circula
 
 
 def offset_means(D, offset) -> tuple[np.ndarray, np.ndarray]:
-    r"""Average ``D`` over the classes of ``offset``: labels $0 \dots m-1$, none empty.
-
-    $T_{ij} = \bar D_{c}$ with $c$ = ``offset[i, j]`` and $\bar D_c$ the mean of $D$ over class $c$: the
-    least-squares projection of $D$ onto matrices constant on each class (Toeplitz for $j - i$,
-    circulant for $(j - i) \bmod n$, symmetric Toeplitz for $\lvert i - j\rvert$).
+    r"""Average ``D`` over the classes of ``offset`` (labels $0 \dots m-1$, none empty): $T_{ij} = \bar D_{c}$.
 
     Parameters
     ----------
@@ -73,9 +57,7 @@ def _deviation_from_class_means(D, offset_class) -> float:
 def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
     r"""The shift-equivariant part of a distance matrix: the mean of ``D`` along each offset $\lvert i-j\rvert$.
 
-    $T_{ij} = \operatorname{mean}\{D_{kl} : |k - l| = |i - j|\}$ and
-    $R^2 = 1 - \sum_{i<j} (D - T)_{ij}^2 / \sum_{i<j} (D_{ij} - \bar d)^2$ ($\bar d$ the mean off-diagonal
-    entry): 1 when $D$ depends on $|i - j|$ only.
+    $R^2 = 1 - \sum_{i<j} (D - T)_{ij}^2 / \sum_{i<j} (D_{ij} - \bar d)^2$: 1 when $D$ depends on $|i - j|$ only.
 
     Parameters
     ----------
@@ -105,8 +87,6 @@ def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
 def toeplitz_deviation(D) -> float:
     r"""$\lVert D - \mathcal T(D)\rVert_F / \lVert D\rVert_F$, $\mathcal T(D)_{ij}$ = mean of the diagonal $j - i$.
 
-    0 exactly when $D$ is Toeplitz ($D_{ij}$ a function of $j - i$).
-
     Parameters
     ----------
     D : array-like of shape (n, n), n >= 2
@@ -123,8 +103,6 @@ def toeplitz_deviation(D) -> float:
 def circulant_deviation(D) -> float:
     r"""$\lVert D - \mathcal C(D)\rVert_F / \lVert D\rVert_F$, $\mathcal C(D)_{ij}$ = mean over $(j - i) \bmod n$.
 
-    0 exactly when $D$ is circulant.
-
     Parameters
     ----------
     D : array-like of shape (n, n), n >= 2
@@ -139,7 +117,7 @@ def circulant_deviation(D) -> float:
 
 
 def toeplitz_spread(D) -> float:
-    r"""The worst-case distance of ``D`` from depending on the offset only.
+    r"""The worst-case distance of ``D`` from depending on the offset only:
 
     $\max_{\delta \ge 1} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max \lvert D\rvert$:
     0 for a Toeplitz (shift-invariant) upper triangle.

@@ -1,14 +1,8 @@
 r"""Distances induced by similarities: attention logits and other bilinear kernels.
 
-A logit matrix $G$ (position $i$ attending to position $j$) is a similarity, not a distance. As for
-RoPE's kernel (:func:`posgeom.encodings.rope_distances`), it induces
-
-$$\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}, \qquad S = \tfrac12 (G + G^\top),$$
-
-Euclidean exactly when $S \succeq 0$ (Schoenberg); negative squared distances are clipped to 0 and their
-mass can be reported (:func:`kernel_distances`). :func:`head_logits` gives the per-head logits
-$(X W_Q^h + b_Q^h)(X W_K^h + b_K^h)^\top / \sqrt{d_h}$ of positional vectors $X$, the quantity whose
-distances the *projected stress* of a layer compares with a corpus's geometry.
+A logit matrix $G$ induces $\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}$, $S = \tfrac12 (G + G^\top)$, as RoPE's
+kernel does; it is Euclidean exactly when $S \succeq 0$ (Schoenberg), and negative squared distances are
+clipped to 0 with their mass reported.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]
     Parameters
     ----------
     D : array-like of shape (n, n)
-        Target distances.
     n_positions : array-like of shape (n,), optional
         The positions the rows of ``D`` stand for (default ``0 … n-1``); offsets are $|i - j|$ of these.
 
@@ -57,20 +56,14 @@ def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]
 
 
 def alibi_paper_stress(slope, parabola: dict[str, float]):
-    r"""ALiBi's ``"paper"`` stress $(m^2 \sum a^2 - 2 m \sum ad + \sum d^2) / \sum d^2$ at slopes ``slope``.
-
-    ``slope`` may have any shape; the result has the same shape.
-    """
+    r"""ALiBi's ``"paper"`` stress $(m^2 \sum a^2 - 2 m \sum ad + \sum d^2) / \sum d^2$ at slopes of any shape."""
     m = np.asarray(slope, dtype=np.float64)
     p = parabola
     return (m * m * p["saa"] - 2.0 * m * p["sad"] + p["sdd"]) / p["sdd"]
 
 
 def alibi_slopes_for(target: float, parabola: dict[str, float]) -> tuple[float, float]:
-    r"""The two slopes $m_- \le m_+$ at which ALiBi's ``"paper"`` stress equals ``target``.
-
-    Raises ``ValueError`` when ``target`` is below the minimum (the ``"scale_free"`` stress of a line).
-    """
+    r"""The two slopes $m_- \le m_+$ at which ALiBi's ``"paper"`` stress equals ``target`` (ValueError if none)."""
     p = parabola
     disc = p["sad"] ** 2 - p["saa"] * p["sdd"] * (1.0 - target)
     if disc < 0:
@@ -162,8 +155,7 @@ def alibi_choices(D, positions, head_slopes: Mapping[int, np.ndarray],
 
 
 def line_stresses(D, positions, slopes, normalizations=("paper", "scale_free")) -> dict[str, np.ndarray]:
-    r"""The stress against ``D`` of ALiBi's line $\hat d_{ij} = m\,|i - j|$ at each slope $m$ of ``slopes``
-    (one head's distances, :func:`posgeom.encodings.alibi_distances`).
+    r"""The stress against ``D`` of ALiBi's line $\hat d_{ij} = m\,|i - j|$ at each slope $m$ of ``slopes``.
 
     Parameters
     ----------

@@ -1,23 +1,11 @@
 r"""SMACOF: stress majorisation started from classical MDS.
 
-Classical MDS minimises the *strain* $\|B - X X^\top\|_F$, not the stress of Eq. 4. SMACOF (de Leeuw
-1977; Borg & Groenen 2005, ch. 8) minimises the raw stress
-
-$$\sigma(X) = \sum_{i<j} w_{ij} (\hat d_{ij}(X) - d_{ij})^2$$
-
-by iterating the Guttman transform, which never increases $\sigma$:
-
-$$X^{(t+1)} = V^{+} B(X^{(t)})\, X^{(t)}, \qquad
-B(X)_{ij} = -\frac{w_{ij} d_{ij}}{\hat d_{ij}(X)} \ (i \ne j,\ \hat d_{ij} > 0;\ 0 \text{ otherwise}),\quad
-B_{ii} = -\sum_{j \ne i} B_{ij},$$
-
-$V = \operatorname{diag}(W\mathbf 1) - W$; for unit weights $V^+ X = X / n$ on centred $X$. The history
-records the ``"paper"`` stress $\sigma / \sum_{i<j} w_{ij} d_{ij}^2$, computed without another pass over
-the $n^2$ distances from $\sigma = \sum w d^2 + \operatorname{tr}(X^\top V X) - 2\operatorname{tr}(X^\top B(X) X)$.
-It stops when one iteration lowers that by less than ``eps``.
-
-On the three one-hot distributions ($d = \sqrt 2$ for every pair) started from the 1-D MDS solution
-$(-1, 0, 1)/\sqrt 2$ (stress 1/6) it converges to $(-2\sqrt2/3, 0, 2\sqrt2/3)$, stress 1/9.
+Classical MDS minimises the strain, not the stress. SMACOF (de Leeuw 1977; Borg & Groenen 2005, ch. 8)
+minimises $\sigma(X) = \sum_{i<j} w_{ij} (\hat d_{ij}(X) - d_{ij})^2$ by the Guttman transform
+$X^{(t+1)} = V^{+} B(X^{(t)})\, X^{(t)}$, $B(X)_{ij} = -w_{ij} d_{ij} / \hat d_{ij}(X)$ off the diagonal,
+$V = \operatorname{diag}(W\mathbf 1) - W$, which never increases $\sigma$. It stops when one iteration lowers
+the ``"paper"`` stress (computed from $\sigma = \sum w d^2 + \operatorname{tr}(X^\top V X) -
+2\operatorname{tr}(X^\top B(X) X)$, without another pass over the distances) by less than ``eps``.
 """
 
 from __future__ import annotations
@@ -91,25 +79,18 @@ def smacof(
     weights=None,
     seed=0,
 ) -> SmacofResult:
-    r"""Metric SMACOF refinement of a k-dimensional encoding.
-
-    Minimises $\sigma(X) = \sum_{i<j} w_{ij}(\hat d_{ij} - d_{ij})^2$ by Guttman transforms
-    $X \leftarrow V^+ B(X) X$ (see the module docstring).
+    r"""Metric SMACOF refinement of a k-dimensional encoding (Guttman transforms, module docstring).
 
     Parameters
     ----------
     D : array-like of shape (n, n)
-        Target distances.
     k : int
         Embedding dimension, 1 <= k <= n.
     init : {"mds", "random"} or array-like of shape (n, k)
         Start: rank-k classical MDS (default), a seeded Gaussian scaled to D, or a given configuration.
     max_iter : int
-        Maximum number of Guttman transforms.
     eps : float
-        Stop when one iteration lowers the ``"paper"`` stress by less than ``eps`` (an absolute decrease
-        of $\sigma / \sum w d^2$; scikit-learn's criterion is the same decrease relative to
-        $\sum \hat d^2$, default 1e-6).
+        Stop when one iteration lowers the ``"paper"`` stress by less than ``eps`` (absolute decrease).
     weights : array-like of shape (n, n), optional
         Symmetric non-negative $w_{ij}$ (diagonal ignored); default all ones.
     seed : int, Generator or None
@@ -182,8 +163,7 @@ def _initial_configuration(D: np.ndarray, k: int, init, seed) -> np.ndarray:
 
 
 def _weight_matrices(weights, n: int):
-    r"""``(W, V, V^+)``: the (n, n) weights (ones by default), $V = \operatorname{diag}(W \mathbf 1) - W$ and its
-    pseudo-inverse; ``V`` and ``V^+`` are None for unit weights (then $V^+ = J / n$)."""
+    """``(W, V, V^+)``; ``V`` and ``V^+`` are None for unit weights (then $V^+ = J / n$)."""
     if weights is None:
         return np.ones((n, n)), None, None
     W = as_float_matrix(weights, "weights").copy()
@@ -200,13 +180,9 @@ def _weight_matrices(weights, n: int):
 def smacof_curve(D, ranks, *, max_iter: int = 3000, eps: float = 1e-9) -> dict:
     r"""``"paper"`` stress of rank-$k$ MDS, of the same layout at its best scale, and of SMACOF from it, per rank.
 
-    The relative gain $1 - \sigma_{\mathrm{SMACOF}} / \sigma_{\mathrm{MDS}}$ splits into what a rescaling
-    alone gives and what changing the shape adds. Ranks $\ge n$ are skipped.
-
     Parameters
     ----------
     D : array-like of shape (n, n)
-        Target distances.
     ranks : iterable of int
         The ranks $k$ (those $\ge n$ are skipped).
     max_iter, eps :

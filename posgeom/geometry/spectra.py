@@ -1,14 +1,9 @@
 r"""Spectra of distance matrices: the eigenvalues of $B = -\tfrac12 J D^{(2)} J$ and what they say.
 
-* :func:`gram_eigenvalues`: the eigenvalues of $B$ for given squared distances.
-* :func:`rank_one_report`: how much of $B$ one direction holds, raw, debiased by a noise floor $F$
-  ($\mathbb E\,\hat d_{ij}^2 \approx d_{ij}^2 + F_{ij}^2$) and above the noise floor's own Gram matrix
-  $B_F = -\tfrac12 J F^{(2)}_{\text{off}} J$, whose top eigenvalue is what noise alone can put in one
-  direction: $s_1 = (\lambda_1 - \lambda_{\max}(B_F)) / \sum_k (\lambda_k - \lambda_{\max}(B_F))_+$.
-* :func:`eigen_fraction`: the share of the positive eigenvalue mass held by the top $k$.
-* :func:`line_fit_error`: how far a distance matrix is from equally spaced points on a line.
-* :func:`null_eigenvalues`, :func:`rank_above_noise`: parallel analysis (Horn 1965), the eigenvalues of
-  $B$ when every position draws from the pooled distribution, and the count of eigenvalues above them.
+A noise floor $F$ enters twice: debiasing ($\mathbb E\,\hat d_{ij}^2 \approx d_{ij}^2 + F_{ij}^2$), and its own
+Gram matrix $B_F$, whose top eigenvalue is what noise alone can put in one direction, so that
+$s_1 = (\lambda_1 - \lambda_{\max}(B_F)) / \sum_k (\lambda_k - \lambda_{\max}(B_F))_+$. Parallel analysis
+(Horn 1965) compares with the eigenvalues when every position draws from the pooled distribution.
 """
 
 from __future__ import annotations
@@ -27,7 +22,7 @@ __all__ = ["gram_eigenvalues", "rank_one_report", "eigen_fraction", "line_fit_er
 
 
 def gram_eigenvalues(D2) -> np.ndarray:
-    r"""Eigenvalues (descending) of $B = -\tfrac12 J D^{(2)} J$ (:func:`posgeom.geometry.double_centered_gram_of_squares`)."""
+    r"""Eigenvalues (descending) of $B = -\tfrac12 J D^{(2)} J$ for squared distances ``D2``."""
     return np.linalg.eigvalsh(double_centered_gram_of_squares(D2))[::-1]
 
 
@@ -119,9 +114,7 @@ def line_fit_error(D) -> tuple[float, float]:
 def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
     r"""Eigenvalues of $B$ under the no-structure null (parallel analysis).
 
-    Every position $i$ draws $N_i$ tokens from the pooled distribution
-    $\bar\mu = \sum_i c_i / \sum_i N_i$; the chord Hellinger matrix of these counts is double-centred and
-    its eigenvalues recorded, ``n_rep`` times.
+    Every position $i$ draws $N_i$ tokens from the pooled distribution $\bar\mu = \sum_i c_i / \sum_i N_i$.
 
     Parameters
     ----------

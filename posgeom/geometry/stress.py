@@ -32,15 +32,10 @@ STRESS_BOUNDS = {"paper": (0.0, None), "scale_free": (0.0, 1.0), "kruskal1": (0.
 
 
 def distances_of(X, n: int | None = None, as_distances: bool | None = None, name: str = "Dhat_or_P") -> np.ndarray:
-    r"""$\hat D$ of the stress of an encoding: an (n, n) distance matrix as given, or the
-    Euclidean distances $\|p_i - p_j\|$ of an (n, d) encoding.
+    r"""$\hat D$ (n, n) of an encoding: a distance matrix as given, or the Euclidean distances of an (n, d) encoding.
 
-    Returns an (n, n) float64 distance matrix.
-
-    ``as_distances=None`` (auto): a square, non-negative, symmetric, zero-diagonal array is taken as
-    distances; any other 2-D array as an encoding whose Euclidean distances are used. A square array that
-    is not a distance matrix is ambiguous when ``n == d`` and is taken as an encoding only if it cannot be
-    a distance matrix (asymmetric or non-zero diagonal). Pass ``True``/``False`` to decide explicitly.
+    ``as_distances=None`` takes a square, non-negative, symmetric, zero-diagonal array as distances and any
+    other as an encoding; pass ``True``/``False`` to decide explicitly.
     """
     from .hellinger import euclidean_distances
 
@@ -55,19 +50,14 @@ def distances_of(X, n: int | None = None, as_distances: bool | None = None, name
 
 
 def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | None = None) -> float:
-    r"""Stress of an encoding against target distances (the paper's Eq. 4).
-
-    ``"paper"``: $\sum_{i<j} (\hat d_{ij} - d_{ij})^2 / \sum_{i<j} d_{ij}^2$;
-    ``"scale_free"``: $1 - (\sum \hat d d)^2 / (\sum \hat d^2 \sum d^2)$;
-    ``"kruskal1"``: $\sqrt{\sum (\hat d - d)^2 / \sum \hat d^2}$; ``"smacof_r"``: $\sqrt{\text{paper}}$.
+    r"""Stress of an encoding against target distances (the paper's Eq. 4; normalisations in the module docstring).
 
     Parameters
     ----------
     D : array-like of shape (n, n)
         Target distances (e.g. :func:`hellinger_matrix`); symmetric, zero diagonal, not all zero.
     Dhat_or_P : array-like of shape (n, n) or (n, d)
-        The encoding's distance matrix, or the encoding itself (its rows' Euclidean distances are used).
-        See :func:`distances_of` for how an (n, n) array is read; force it with ``as_distances``.
+        The encoding's distance matrix, or the encoding itself (read by :func:`distances_of`).
     normalization : {"paper", "scale_free", "kruskal1", "smacof_r"}
 
     Returns
@@ -106,8 +96,7 @@ def stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None,
 
 
 def stress_of_pairs(d: np.ndarray, dh: np.ndarray, normalization: str) -> float:
-    """The stress of :func:`stress` from the upper triangles ``d`` (m,) of the target and ``dh`` (m,) of the
-    encoding, already validated, under ``normalization``."""
+    """The stress of :func:`stress` from validated upper triangles ``d`` and ``dh`` (m,)."""
     # every normalisation is a ratio of sums of squares: the denominator's vector is divided by an exact power
     # of 2 (the numerator's by the same one), so that no square overflows or underflows on its way; a stress
     # that itself exceeds the float64 range is an error, not an infinity

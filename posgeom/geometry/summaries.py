@@ -1,31 +1,11 @@
 r"""Summaries of a counted corpus's positional geometry: how shift-equivariant and how close to rank one.
 
-For a corpus's chord Hellinger matrix $D$ (paper Eq. 3), its double-centred Gram matrix
-$B = -\tfrac12 J D^{(2)} J$ and the sampling-noise floor $F_{ij} = \sqrt{(\delta_i^2 + \delta_j^2)/2}$
-(:func:`posgeom.geometry.noise_floor`), *"approximately shift-equivariant, rank 1"* is measured two ways.
-
-* *Shift equivariance*: the Toeplitz projection $T(D)_{ij} = \operatorname{mean}\{D_{kl} : |k-l| = |i-j|\}$
-  keeps the part of $D$ that depends on the offset only; its share of the variance of the off-diagonal
-  entries is $R^2_{\mathrm{shift}} = 1 - \sum_{i<j}(D - T)^2_{ij} / \sum_{i<j}(D_{ij} - \bar d)^2$.
-* *Rank one above the noise floor*: noise adds to $B$ the Gram matrix of the floor,
-  $B_F = -\tfrac12 J F^{(2)}_{\text{off}} J$ (independent errors on each $\sqrt{\hat\mu_i}$; its top
-  eigenvalue $\lambda_{\max}(B_F)$ is what noise alone can put in one direction). A direction of $B$
-  is *above the noise floor* when $\lambda_k(B) > \lambda_{\max}(B_F)$, and the share of the
-  above-noise mass held by the first direction is
-
-  $$s_1 = \frac{\lambda_1 - \lambda_{\max}(B_F)}{\sum_k \bigl(\lambda_k - \lambda_{\max}(B_F)\bigr)_+} .$$
-
-  We also report $\lambda_1 / \sum_k \lambda_k^+$ for $B$ and for the debiased
-  $\tilde B = -\tfrac12 J (D^{(2)} - F^{(2)})_{\text{off}} J$ ($\mathbb E\,\hat d_{ij}^2 \approx d_{ij}^2 + F_{ij}^2$)
-  (:func:`posgeom.geometry.rank_one_report`).
-
-**The resolvable geometry.** The bootstrap floor resamples only tokens already seen, so for a heavy-tailed
-vocabulary it underestimates the noise. The cross-half estimate $R$ (:func:`posgeom.geometry.resolvable_distances`:
-the sampling noise cancels in expectation across two random halves of the sequences) is the geometry the
-corpus can resolve: tokens too rare to be seen at half the corpus size do not count; negative $R^2$
-(noise) are clipped and their share is reported. :func:`~posgeom.geometry.resolvable_summary` summarises one estimate,
-:func:`~posgeom.geometry.resolvable_draws` repeats it over split seeds with :func:`~posgeom.geometry.draw_statistics`
-per draw.
+Shift equivariance is the share $R^2_{\mathrm{shift}}$ of the off-diagonal variance of $D$ kept by its
+Toeplitz projection. Rank one is read above the noise floor $F$: a direction of $B$ counts when
+$\lambda_k(B) > \lambda_{\max}(B_F)$ (:func:`posgeom.geometry.rank_one_report`). The bootstrap floor
+underestimates the noise of a heavy-tailed vocabulary, so the cross-half estimate $R$
+(:func:`posgeom.geometry.resolvable_distances`) gives the geometry the corpus can resolve; negative $R^2$
+are clipped and their share reported.
 """
 
 from __future__ import annotations
@@ -72,14 +52,13 @@ def resolvable_summary(res: dict[str, Any]) -> dict[str, Any]:
 
 def corpus_geometry_values(corpus_geo, *, n_positions: int, min_count: int, kind: str, noise_method: str,
                            noise_rep: int, seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The summary of a counted corpus's geometry (module docstring): noise floor, shift equivariance, rank one.
+    """The summary of a counted corpus's geometry: noise floor, shift equivariance, rank one.
 
     Parameters
     ----------
     corpus_geo : posgeom.corpora.distances.CorpusDistances
         With tokens (``with_tokens=True``): ``D`` (k, k), ``counts`` (n, v), ``marginals`` (k, v), ``tokens``.
     n_positions : int
-        $n$, the positions counted.
     min_count : int
     kind : {"chord", "normalized", "geodesic"}
         As the corpus options that built ``corpus_geo``.
@@ -147,8 +126,7 @@ DRAW_STATISTICS = ("shift_r2", "share", "negative_fraction", "sinusoidal", "rope
 
 
 def draw_statistics(R_summary: dict[str, Any], R: np.ndarray, encodings: dict[str, np.ndarray]) -> list[float]:
-    """One draw's row of :data:`DRAW_STATISTICS`: the :func:`resolvable_summary` numbers and the
-    ``"scale_free"`` stress against ``R`` of the sinusoidal, RoPE and ALiBi distances ``encodings``."""
+    """One draw's row of :data:`DRAW_STATISTICS` (stresses ``"scale_free"`` against ``R``)."""
     return [R_summary["shift_r2"], R_summary["share"], R_summary["negative_fraction"],
             *(stress(R, encodings[e], "scale_free", as_distances=True) for e in ("sinusoidal", "rope", "alibi"))]
 
@@ -158,9 +136,7 @@ CORPUS_DRAW_STATISTICS = ("shift_r2", "share", "sinusoidal", "rope", "alibi")
 
 
 def corpus_draw_statistics(D: np.ndarray, encodings: dict[str, np.ndarray]) -> list[float]:
-    r"""One draw's row of :data:`CORPUS_DRAW_STATISTICS` for a corpus's own $D$ (not its resolvable part): the
-    offset-only share $R^2_{\mathrm{shift}}$, the first direction's share $\lambda_1 / \sum_k \lambda_k^+$ of
-    $B$, and the ``"scale_free"`` stress against $D$ of the sinusoidal, RoPE and ALiBi distances ``encodings``."""
+    """One draw's row of :data:`CORPUS_DRAW_STATISTICS` for a corpus's own $D$ (not its resolvable part)."""
     _, _, r2 = toeplitz_projection(D)
     w = gram_eigenvalues(D**2)
     return [r2, float(w[0] / np.maximum(w, 0.0).sum()),
@@ -179,15 +155,12 @@ def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, en
                      first_seed: int = 0) -> tuple[np.ndarray, list[int], list[int]]:
     """:func:`draw_statistics` of ``n_draws`` cross-half estimates, split seeds ``first_seed, first_seed + 1, ...``.
 
-    A split that leaves one of ``positions`` unreached in a half, or whose halves share no token there,
-    cannot resolve it (:func:`posgeom.geometry.resolvable_distances` refuses it): its seed is skipped and
-    the next one drawn, up to ``4 n_draws`` seeds.
+    A split that cannot resolve every position is skipped, up to ``4 n_draws`` seeds.
 
     Returns
     -------
     table : ndarray of shape (n_draws, len(DRAW_STATISTICS))
     seeds : list of int
-        The seeds used.
     skipped : list of int
         The seeds whose split could not resolve every position.
     """

@@ -1,7 +1,4 @@
-r"""How a position table $P$ (n, d) sits against a target geometry $D$ (n, n), in four numbers: the mean
-cosine of neighbouring rows, the ``"paper"`` and ``"scale_free"`` stress of its Euclidean distances
-against $D$, and the mean row norm $\frac1n \sum_i \|P_i\|_2$.
-"""
+r"""How a position table $P$ (n, d) sits against a target geometry $D$ (n, n), in four numbers."""
 
 from __future__ import annotations
 

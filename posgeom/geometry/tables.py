@@ -1,16 +1,8 @@
-r"""Analysis of a position table $P \in \mathbb R^{n \times d}$ (row $p_i$ the vector of position $i$):
-similarity of its rows, rows that stand apart, the spectra of its columns, its principal components
-and the single sinusoid that best explains a signal over positions.
+r"""Analysis of a position table $P \in \mathbb R^{n \times d}$ (row $p_i$ the vector of position $i$).
 
-* :func:`cosine_similarity_matrix`, :func:`similarity_by_lag` — $C_{ij} = \cos(p_i, p_j)$ and its mean
-  $s(\delta)$ along each diagonal;
-* :func:`isolation_scores`, :func:`stand_apart` — $\iota_i$, the nearest-neighbour distance of row $i$
-  over the median one;
-* :func:`dimension_periodograms`, :func:`spectral_summary` — the periodogram of every column and its
-  concentration $\kappa_j$;
-* :func:`principal_components` — the principal components over positions;
-* :func:`fit_sinusoid` — the best $a\cos\omega i + b\sin\omega i + c$ of each signal, with the fitted curve;
-* :func:`analyse_table` — all of the above for one table, as stored by the chapter on learned tables.
+The similarity of its rows and its decay with the lag, the rows that stand apart, the spectra of its columns,
+its principal components and the single sinusoid that best explains a signal over positions;
+:func:`analyse_table` gathers them for the chapter on learned tables.
 """
 
 from __future__ import annotations
@@ -279,13 +271,9 @@ def _captured_fractions(Y: np.ndarray, omegas: np.ndarray) -> np.ndarray:
 def fit_sinusoid(signals, grid: int | None = None) -> SinusoidFit:
     r"""The single sinusoid (free amplitude, phase and offset) that best explains each signal over positions.
 
-    For a signal $y \in \mathbb R^n$ and a frequency $\omega$, least squares
-    $y(i) \approx a\cos\omega i + b\sin\omega i + c$ explains the fraction
-    $R^2(\omega) = \lVert Q_\omega^\top (y - \bar y)\rVert^2 / \lVert y - \bar y\rVert^2$ of its variance, with
-    $Q_\omega$ an orthonormal basis of the centred $\operatorname{span}\{\cos\omega i, \sin\omega i\}$.
-    The fit keeps, for each signal, the first frequency of the grid
-    $\omega_g = \pi g / G$, $g = 1 \dots G$, with the largest $R^2$. The default $G = n$ is the grid of
-    half-integer cycles over the positions, $f \in \{\tfrac12, 1, \tfrac32, \dots, \tfrac n2\}$.
+    Least squares $y(i) \approx a\cos\omega i + b\sin\omega i + c$ at each frequency of the grid
+    $\omega_g = \pi g / G$, $g = 1 \dots G$; each signal keeps the first with the largest $R^2$ (the default
+    $G = n$ is the grid of half-integer cycles over the positions).
 
     Parameters
     ----------
