@@ -165,7 +165,6 @@ class AccuracyCurve(Callback):
     x : LongTensor of shape (N, L)
         Input ids (no attention mask).
     y : LongTensor of shape (N,)
-    every : int
 
     Attributes
     ----------

@@ -55,10 +55,6 @@ def equivariance_gap(model, input_ids, perm) -> float:
     input_ids : LongTensor of shape (B, L)
     perm : array of shape (L,)
         Position ``i`` of the permuted input holds token ``perm[i]``.
-
-    Returns
-    -------
-    float
     """
     enc = _encoder(model)
     x = torch.as_tensor(input_ids)
@@ -80,10 +76,6 @@ def readout_gap(model, input_ids, perm) -> float:
     model : EncoderForSequenceClassification
     input_ids : LongTensor of shape (B, L)
     perm : array of shape (L,)
-
-    Returns
-    -------
-    float
     """
     x = torch.as_tensor(input_ids)
     if x.dim() != 2:
@@ -101,10 +93,6 @@ def reversal_gap(model, data, batch_size: int = 256) -> float:
     ----------
     data : TokenData
         ``input_ids`` and ``attention_mask`` of shape (N, L).
-
-    Returns
-    -------
-    float
     """
     import torch
 
@@ -147,7 +135,6 @@ def equivariance_gaps(models, *, length: int, vocab_size: int, n_inputs: int, n_
         ``(encoding, causal)`` pairs.
     length, vocab_size, n_inputs, n_perms : int
         ``n_inputs`` random sequences and ``n_perms`` random permutations (and the reversal), from ``seed``.
-    init_std : float
     shape : dict
         Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
 

@@ -25,10 +25,6 @@ def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int 
     model : EncoderForMaskedLM
     input_ids : LongTensor of shape (N, L)
     attention_mask : LongTensor of shape (N, L), optional
-
-    Returns
-    -------
-    float
     """
     x = torch.as_tensor(input_ids).clone()
     N, L = x.shape
@@ -82,7 +78,6 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, mask_token_id: int, spec
     model : EncoderForMaskedLM
     windows : ndarray of shape (N, m)
         Token ids.
-    mask_token_id : int
     special_token_ids : sequence of int
         Ids never masked.
 

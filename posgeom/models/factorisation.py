@@ -23,7 +23,6 @@ def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: i
     ----------
     pm : posgeom.models.pretrained.PretrainedModel
         Its blocks above ``layer`` are dropped.
-    texts : list of str
     n_positions : int
         Texts cut to that many tokens.
     layer : int
@@ -32,7 +31,6 @@ def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: i
         Positions kept are reached by that many content tokens.
     n_placebo : int
         Shuffles of $c$ across texts (seeds ``seed``, ``seed + 1``, ...).
-    seed : int
 
     Returns
     -------

@@ -1,25 +1,8 @@
 """Hugging Face BERT ↔ posgeom encoder: config and weight conversion, and a safetensors checkpoint reader.
 
-The posgeom encoder with ``position="learned"`` is BERT's architecture; only the parameter names
-differ (and Q/K/V are one fused matrix here). The mapping, per layer ``i``::
-
-    embeddings.word_embeddings            → encoder.embeddings.word
-    embeddings.token_type_embeddings      → encoder.embeddings.token_type
-    embeddings.position_embeddings        → encoder.embeddings.position       (weight: the table P)
-    embeddings.LayerNorm                  → encoder.embeddings.norm
-    encoder.layer.i.attention.self.{query,key,value} → encoder.layers.i.attn.qkv  (rows stacked Q; K; V)
-    encoder.layer.i.attention.output.dense           → encoder.layers.i.attn.out
-    encoder.layer.i.attention.output.LayerNorm       → encoder.layers.i.norm1
-    encoder.layer.i.intermediate.dense               → encoder.layers.i.ff1
-    encoder.layer.i.output.dense                     → encoder.layers.i.ff2
-    encoder.layer.i.output.LayerNorm                 → encoder.layers.i.norm2
-    pooler.dense                          → pooler                         (classification, [CLS] pooling)
-    cls.predictions.transform.dense       → transform                      (MLM head)
-    cls.predictions.transform.LayerNorm   → transform_norm
-    cls.predictions.bias                  → decoder_bias                   (decoder weight tied to word)
-    classifier                            → classifier
-
-Checkpoints are read from ``model.safetensors`` only (never pickled ``.bin`` files).
+The posgeom encoder with ``position="learned"`` is BERT's architecture; only the parameter names differ
+(:func:`convert_state_dict` maps them) and Q/K/V are one fused matrix here. Checkpoints are read from
+``model.safetensors`` only (never pickled ``.bin`` files).
 """
 
 from __future__ import annotations

@@ -153,10 +153,8 @@ def ntk_data(tokens, probe_sequences: int, train_sequences: int | None, seed: in
     ----------
     tokens : posgeom.corpora.tokenize.TokenizedCorpus
         With ``labels``.
-    probe_sequences : int
     train_sequences : int or None
         None: all the rest.
-    seed : int
     name : str
         The corpus, in the error raised when it has no labels.
 

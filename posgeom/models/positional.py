@@ -121,11 +121,9 @@ class LearnedPositional(AbsolutePositional):
     ----------
     n_positions : int
         ``N_max``, the number of rows.
-    d : int
     init : {"normal", "sinusoidal", "table"}
         $P_{ij} \sim \mathcal N(0, \sigma^2)$, the sinusoidal table, or a given ``(n_positions, k)``
         table lifted to width ``d``.
-    sigma : float
     """
 
     name = "learned"
@@ -416,13 +414,8 @@ def build_positional(name: str, *, n_positions: int, d_model: int, n_heads: int,
         One of :data:`POSITIONAL`.
     n_positions : int
         ``N_max`` for tables.
-    d_model, n_heads : int
     **options
         The encoding's own options (see its class).
-
-    Returns
-    -------
-    PositionalEncoding
     """
     if name not in POSITIONAL:
         raise ValueError(f"unknown positional encoding {name!r}; valid encodings are {', '.join(POSITIONAL)}")

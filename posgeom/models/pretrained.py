@@ -135,10 +135,8 @@ class PretrainedModel:
 
         Parameters
         ----------
-        texts : sequence of str
         max_length : int, optional
             Truncation length in tokens, special tokens included (default and maximum ``max_positions``).
-        batch_size : int
         """
         import torch
 
@@ -195,10 +193,6 @@ def load_hf(name: str | os.PathLike | None = None, *, device: str | None = "cpu"
         Default ``get_settings().pretrained``.
     device : str, optional
         None means ``get_settings().device``.
-
-    Returns
-    -------
-    PretrainedModel
     """
     if name is not None:
         name = HUB_ALIASES.get(str(name), str(name))

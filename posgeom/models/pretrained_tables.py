@@ -162,10 +162,6 @@ class TableAvailability:
 def table_availability(names) -> list[TableAvailability]:
     """Try to load the position table of every named pretrained model and say which ones are here.
 
-    Parameters
-    ----------
-    names : sequence of str
-
     Returns
     -------
     list of TableAvailability

@@ -46,10 +46,6 @@ def train_scratch_table(tokens, D, rows, n: int, cfg: dict[str, Any], seed: int,
         Positions of the model (``max_len``).
     cfg : dict
         :class:`posgeom.experiments.real_corpora.ScratchTraining` as a dict.
-    seed : int
-    device : str
-    progress : bool
-    padding : str
 
     Returns
     -------

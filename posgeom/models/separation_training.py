@@ -28,10 +28,8 @@ class SeparationData:
     ----------
     train, held : dict
         ``input_ids`` LongTensor (N, n), and ``attention_mask`` (real corpora) or ``labels`` (bag task).
-    vocab_size : int
     special_ids : tuple of int
         Ids never masked.
-    n_positions : int
     facts : dict
         What the chapter reports about the data.
     """
@@ -84,18 +82,10 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
     task : {"mlm", "bag"}
     init : {"normal", "tied"}
         Rows $\mathcal N(0, 0.02^2)$, or every row 0.
-    weight_decay : float
-    seeds : sequence of int
     shape : dict
         Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
-    steps, batch_size : int
-    lr : float
     every : int
         The table's geometry is recorded every ``every`` steps.
-
-    Returns
-    -------
-    SeparationRuns
     """
     from .callbacks import PositionGeometry
     from .encoder import build_model

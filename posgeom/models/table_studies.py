@@ -74,7 +74,6 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
     ----------
     variants : sequence of (str, float)
         ``(init, dropout)`` pairs, ``init`` a name of :data:`INITS`.
-    seeds : sequence of int
     geom : dict
         :func:`posgeom.models.tasks.order_population_geometry` of the task.
     shape : dict
@@ -83,10 +82,6 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
         As :func:`~posgeom.models.tasks.train_order_model`.
     loss_threshold, smooth
         Convergence: the first step whose running-mean loss over ``smooth`` steps falls below the threshold.
-
-    Returns
-    -------
-    InitStudy
     """
     from .encoder import build_model
 
@@ -154,8 +149,6 @@ def train_dropout_study(order: dict, shape: dict, training: dict, dropouts, seed
         Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
     training : dict
         ``steps``, ``batch_size``, ``lr``, ``weight_decay``, ``warmup_ratio`` and ``threads``.
-    dropouts : sequence of float
-    seeds : sequence of int
 
     Returns
     -------
@@ -246,7 +239,6 @@ def tails_study(options: dict, shape: dict, seeds, *, data_seed: int = 0, device
         The order task (with ``short_fraction``) and ``train``, the training settings.
     shape : dict
         Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
-    seeds : sequence of int
 
     Returns
     -------

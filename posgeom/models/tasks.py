@@ -77,10 +77,6 @@ def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind
         Prepend ``[CLS]`` (id 1) to every sequence (``width + 1`` columns).
     reserve_cls : bool
         Keep id 1 for ``[CLS]`` even when it is not prepended.
-
-    Returns
-    -------
-    OrderTaskData
     """
     from ..corpora.synthetic import PAD
     from .batches import TokenData
@@ -308,7 +304,6 @@ def extend_model(model, n: int, method: str, *, seed: int = 0):
     ----------
     model : nn.Module
         A posgeom encoder with a ``"learned"`` positional table of ``N_max < n`` rows.
-    n : int
     method : {"reuse_last", "interpolate", "new_rows"}
         See :meth:`posgeom.models.positional.LearnedPositional.extended`.
     seed : int
@@ -461,17 +456,10 @@ def train_order_task(models, seeds, *, n_positions: int, vocab_size: int, n_trai
     ----------
     models : sequence of (str, bool)
         ``(encoding, causal)`` pairs.
-    seeds : sequence of int
-    n_positions, vocab_size, n_train, n_test : int
     shape : dict
         Keywords of :func:`tiny_encoder_config`.
     steps, batch_size, lr, weight_decay, schedule
         As :class:`posgeom.models.training.TrainConfig`.
-    eval_every : int
-
-    Returns
-    -------
-    OrderTaskOutcome
     """
     from ..progress import tqdm
     from .callbacks import AccuracyCurve
