@@ -165,11 +165,6 @@ class AccuracyCurve(Callback):
     x : LongTensor of shape (N, L)
         Input ids (no attention mask).
     y : LongTensor of shape (N,)
-
-    Attributes
-    ----------
-    steps : list of int
-    accuracy : list of float
     """
 
     def __init__(self, x, y, every: int):

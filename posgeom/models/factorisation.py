@@ -1,5 +1,6 @@
-r"""The factorisation step of the proof of Theorem 4, $\mathbb E[c_k\, e(t_k)] \approx \mathbb E[c_k]\,\mathbb E[e(t_k)]$,
-measured with a pretrained model against placebos that shuffle $c$ across texts.
+r"""The factorisation step of the proof of Theorem 4 measured with a pretrained model.
+
+The proof replaces $\mathbb E[c_k\, e(t_k)]$ by $\mathbb E[c_k]\,\mathbb E[e(t_k)]$; placebos shuffle $c$ across texts.
 """
 
 from __future__ import annotations

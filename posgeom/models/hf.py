@@ -21,7 +21,7 @@ LOAD_TASKS = ("encoder", "mlm", "classification")
 
 
 def config_from_hf(hf_config: Any, **overrides) -> EncoderConfig:
-    """An :class:`EncoderConfig` equal to a BERT config (a ``transformers.BertConfig`` or its dict), then ``overrides``."""
+    """An :class:`EncoderConfig` equal to a BERT config (``transformers.BertConfig`` or dict), then ``overrides``."""
     c = hf_config.to_dict() if hasattr(hf_config, "to_dict") else dict(hf_config)
     kind = c.get("position_embedding_type", "absolute") or "absolute"
     if kind != "absolute":

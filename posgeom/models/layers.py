@@ -79,7 +79,7 @@ def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None 
 
 @dataclass
 class LayerMeans:
-    """Sums (n_layers + 1, L, d) of each layer's input per position, ``reach`` (L,) and mean ``maps`` (n_layers, K, K)."""
+    """Per-position sums (n_layers + 1, L, d) of each layer's input, ``reach`` (L,) and ``maps`` (n_layers, K, K)."""
 
     sums: np.ndarray
     reach: np.ndarray

@@ -84,13 +84,11 @@ class PretrainedModel:
 
     Attributes
     ----------
-    name : str
     source : str
         The folder or hub id it was loaded from.
     model : transformers.PreTrainedModel
         In evaluation mode, on ``device``.
     tokenizer : transformers.PreTrainedTokenizerFast
-    device : str
     """
 
     name: str
@@ -251,7 +249,7 @@ def load_encoder(name: str | os.PathLike | None = None, task: str = "encoder", *
 
 
 def load_eval_encoder(name: str | os.PathLike | None = None, device: str = "auto"):
-    """The pretrained model ``name`` as a posgeom :class:`~posgeom.models.encoder.Encoder`, in eval mode on ``device``."""
+    """The pretrained model ``name`` as a posgeom ``Encoder``, in eval mode on ``device``."""
     model = load_encoder(name, task="encoder")
     return model.to(resolve_device(device)).eval()
 

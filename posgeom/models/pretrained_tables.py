@@ -145,8 +145,6 @@ class TableAvailability:
 
     Attributes
     ----------
-    name : str
-    available : bool
     reason : str
         ``""`` when available, else the loader's message.
     shape : tuple of int or None

@@ -16,7 +16,7 @@ __all__ = ["RowGeometry", "train_scratch_table"]
 
 
 class RowGeometry(PositionGeometry):
-    """:class:`~posgeom.models.callbacks.PositionGeometry` of the rows ``rows`` (k,) of the table against ``target`` (k, k)."""
+    """``PositionGeometry`` of the table's rows ``rows`` (k,) against ``target`` (k, k)."""
 
     def __init__(self, rows, every: int = 10, *, target, **kwargs):
         super().__init__(every, target=target, **kwargs)

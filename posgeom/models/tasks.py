@@ -151,14 +151,7 @@ def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = 
 def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learned", position_options=None,
                         d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64, causal: bool = False,
                         init_std: float = 0.02, pooling: str = "mean"):
-    """The :class:`posgeom.models.encoder.EncoderConfig` of the chapters' small models.
-
-    No dropout, padding id 0, no token types, two labels.
-
-    Returns
-    -------
-    EncoderConfig
-    """
+    """The ``EncoderConfig`` of the chapters' small models: no dropout, padding id 0, no token types, two labels."""
     from .encoder import get_config
 
     return get_config(
@@ -170,12 +163,7 @@ def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learn
 
 
 def learned_table_config(*, vocab_size: int, max_len: int, sigma: float = 0.02, **shape):
-    r""":func:`tiny_encoder_config` with a learned table whose rows start $\mathcal N(0, \sigma^2)$.
-
-    Returns
-    -------
-    EncoderConfig
-    """
+    r""":func:`tiny_encoder_config` with a learned table whose rows start $\mathcal N(0, \sigma^2)$."""
     return tiny_encoder_config(vocab_size=vocab_size, max_len=max_len, position="learned",
                                position_options={"init": "normal", "sigma": sigma}, **shape)
 
@@ -413,7 +401,6 @@ class OrderTaskOutcome:
     curves : dict of str to ndarray of shape (n_seeds, n_evals)
         Test accuracy along training, keyed by :func:`model_label`.
     steps : ndarray of shape (n_evals,)
-    n_test, seq_len : int
     """
 
     rows: list
