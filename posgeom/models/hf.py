@@ -1,7 +1,7 @@
 """Hugging Face BERT ↔ posgeom encoder: config and weight conversion, and a safetensors checkpoint reader.
 
 The posgeom encoder with ``position="learned"`` is BERT's architecture; only the parameter names differ
-(:func:`convert_state_dict` maps them) and Q/K/V are one fused matrix here. Checkpoints are read from
+(``convert_state_dict`` maps them) and Q/K/V are one fused matrix here. Checkpoints are read from
 ``model.safetensors`` only (never pickled ``.bin`` files).
 """
 

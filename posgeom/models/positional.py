@@ -1,13 +1,8 @@
 r"""Every positional encoding of the book as a PyTorch module.
 
-Four kinds of modules plug into the encoder (:mod:`posgeom.models.encoder`) at different places:
-
-* ``kind = "absolute"`` — a table $P \in \mathbb R^{N \times d}$ added to the token
-  embeddings: $h_i = E(x_i) + p_i$. Learned, sinusoidal, MDS and low-rank modules.
-* ``kind = "rotary"`` — RoPE rotates queries and keys, $q_i \mapsto R_i q_i$, so that
-  $\langle R_i q, R_j k\rangle$ depends on $i - j$ only.
-* ``kind = "bias"`` — ALiBi adds $-m_h |i - j|$ to the attention logits of head ``h``.
-* ``kind = "none"`` — NoPE: no positional signal at all.
+Four kinds plug into the encoder at different places: ``"absolute"`` tables added to the token embeddings,
+$h_i = E(x_i) + p_i$; ``"rotary"`` (RoPE) rotating queries and keys so that $\langle R_i q, R_j k\rangle$
+depends on $i - j$ only; ``"bias"`` (ALiBi) adding $-m_h |i - j|$ to the logits; ``"none"`` (NoPE).
 
 Every module's ``distance_matrix(n)`` gives an ``(n, n)`` array for the geometry core. A table of ``N_max``
 rows raises :class:`PositionLimitError` past it (the N_max wall). A new encoding subclasses

@@ -2,6 +2,7 @@ r"""Training studies of a learned position table on the order task, each a loop 
 
 Initialisations and embedding dropout (:func:`train_init_study`, S7–S9), dropout where the model can overfit
 (:func:`train_dropout_study`, S9), and tables trained where most sequences are short (:func:`tails_study`, S4).
+``shape`` is always the keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
 """
 
 from __future__ import annotations
@@ -76,8 +77,6 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
         ``(init, dropout)`` pairs, ``init`` a name of :data:`INITS`.
     geom : dict
         :func:`posgeom.models.tasks.order_population_geometry` of the task.
-    shape : dict
-        Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
     steps, batch_size, lr, weight_decay, warmup_ratio
         As :func:`~posgeom.models.tasks.train_order_model`.
     loss_threshold, smooth
@@ -145,8 +144,6 @@ def train_dropout_study(order: dict, shape: dict, training: dict, dropouts, seed
     ----------
     order : dict
         The order task: ``n_positions``, ``vocab_size``, ``n_train``, ``n_eval``, ``min_length``, ``kind``.
-    shape : dict
-        Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
     training : dict
         ``steps``, ``batch_size``, ``lr``, ``weight_decay``, ``warmup_ratio`` and ``threads``.
 
@@ -237,8 +234,6 @@ def tails_study(options: dict, shape: dict, seeds, *, data_seed: int = 0, device
     ----------
     options : dict
         The order task (with ``short_fraction``) and ``train``, the training settings.
-    shape : dict
-        Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
 
     Returns
     -------
