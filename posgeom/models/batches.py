@@ -1,24 +1,10 @@
 r"""Token data and the batches of training: the rows of each step, BERT's masking, padding.
 
-**Order.** The rows of epoch ``e`` come from a generator seeded with ``(seed, e)``
-(:func:`epoch_batches`), the masking of step ``t`` from one seeded with ``(seed, t)``
-(:func:`step_batch`), so the batches of a run are a function of its seed and step only: a resumed run
-sees the batches of the uninterrupted one.
-
-**MLM masking** (Devlin et al. 2019, :func:`mask_tokens`): each non-special token is selected with
-probability $p = 0.15$; of the selected ones 80 % become ``[MASK]``, 10 % a uniformly random token,
-10 % stay unchanged; the loss is taken at the selected positions only.
-
-**Padding.** ``padding="full"`` trains every batch at the data's length ``L``; ``"trim"`` cuts each
-batch to its longest sequence (same batches, same masking: the losses equal the padded ones up to
-rounding, since padding keys are masked); ``"bucket"`` also groups rows of similar length (each chunk
-of :data:`BUCKET_BATCHES` batches of the epoch's order is sorted by length, cut into batches, and the
-batches are shuffled), which changes which rows share a batch.
-
-**Shards.** With ``shard=(rank, world)`` (several processes, :mod:`posgeom.models.distributed`), a
-batch is masked whole, then cut into ``world`` contiguous shards; shard ``r`` with ``n_r`` of the
-batch's ``n`` loss terms carries the weight $W n_r / n$ that makes the average of the shards'
-gradients the gradient of the batch's mean loss.
+The order of epoch ``e`` is seeded with ``(seed, e)`` and the masking of step ``t`` with ``(seed, t)``, so a
+resumed run sees the batches of the uninterrupted one. ``padding="full"`` trains at the data's length,
+``"trim"`` cuts each batch to its longest sequence (same losses up to rounding), ``"bucket"`` also groups
+rows of similar length. Under several processes a batch is masked whole, then sharded; shard ``r`` with
+``n_r`` of the batch's ``n`` loss terms is weighted $W n_r / n$.
 """
 
 from __future__ import annotations
@@ -51,10 +37,11 @@ class TokenData:
 
     Attributes
     ----------
-    input_ids : LongTensor (N, L)
-    attention_mask : LongTensor (N, L) or None — 1 = token, 0 = padding (None: no padding)
-    labels : LongTensor (N,) or None — class labels (classification only)
-    token_type_ids : LongTensor (N, L) or None
+    input_ids : LongTensor of shape (N, L)
+    attention_mask : LongTensor of shape (N, L) or None
+        1 = token, 0 = padding.
+    labels : LongTensor of shape (N,) or None
+    token_type_ids : LongTensor of shape (N, L) or None
     """
 
     input_ids: Any
@@ -106,11 +93,9 @@ _COLUMNS = {"input_ids": "input_ids", "attention_mask": "attention_mask", "token
 
 
 def as_token_data(data) -> TokenData:
-    """A :class:`TokenData` from itself, a dict of arrays, a ``datasets.Dataset`` of padded columns,
-    or a tuple ``(input_ids, attention_mask, labels)``.
+    """A :class:`TokenData` from itself, a dict of arrays, a ``datasets.Dataset`` or a tuple.
 
-    Dict keys / dataset columns: ``input_ids``, ``attention_mask``, ``token_type_ids``, ``labels`` (or ``label``).
-    A dataset's other columns (e.g. ``sentence``) are not used; a dict's unknown keys are an error.
+    A dataset's other columns are not used; a dict's unknown keys are an error.
     """
     if isinstance(data, TokenData):
         return data
@@ -141,17 +126,20 @@ def _derived_seed(seed: int, kind: int, index: int) -> int:
 def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int = BERT_MASK_ID,
                 special_token_ids: Sequence[int] = BERT_SPECIAL_IDS, attention_mask: torch.Tensor | None = None,
                 probability: float = 0.15, generator: torch.Generator | None = None):
-    """BERT's 80/10/10 masking.
+    """BERT's 80/10/10 masking (Devlin et al. 2019) of a fraction ``probability`` of the non-special tokens.
 
     Parameters
     ----------
-    input_ids : LongTensor (B, L)
-    attention_mask : LongTensor (B, L) or None — padding (0) is never selected.
+    input_ids : LongTensor of shape (B, L)
+    attention_mask : LongTensor of shape (B, L) or None
+        Padding (0) is never selected.
 
     Returns
     -------
-    inputs : LongTensor (B, L) — corrupted copy
-    labels : LongTensor (B, L) — original id where selected, -100 elsewhere
+    inputs : LongTensor of shape (B, L)
+        The corrupted copy.
+    labels : LongTensor of shape (B, L)
+        The original id where selected, -100 elsewhere.
     """
     if not 0 <= mask_token_id < vocab_size:
         raise ValueError(f"mask_token_id={mask_token_id} is not a token id below vocab_size={vocab_size}")
@@ -186,10 +174,7 @@ def epoch_batches(n_rows: int, batch_size: int, *, seed: int, epoch: int, paddin
                   lengths: torch.Tensor | None = None) -> list[torch.Tensor]:
     """The row indices of each batch of epoch ``epoch``, a function of ``(seed, epoch)`` only.
 
-    ``padding="bucket"`` (with ``lengths``): every chunk of :data:`BUCKET_BATCHES` batches of the
-    shuffled order is sorted by length (longest first), cut into batches, and the batches are shuffled;
-    otherwise consecutive slices of the shuffled order. Either way there are ``ceil(n_rows / batch_size)``
-    batches, one of them short when ``batch_size`` does not divide ``n_rows``.
+    ``padding="bucket"`` sorts each chunk of :data:`BUCKET_BATCHES` batches by length, then shuffles the batches.
     """
     gen = torch.Generator().manual_seed(_derived_seed(seed, 1, epoch))
     perm = torch.randperm(n_rows, generator=gen)
@@ -215,7 +200,7 @@ def _trim(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 
 def _drop_full_mask(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """``batch`` without its attention mask when it has no padding: no mask, the fastest attention kernels."""
+    """``batch`` without its attention mask when it has no padding (the fastest attention kernels)."""
     if "attention_mask" in batch and bool(batch["attention_mask"].all()):
         del batch["attention_mask"]
     return batch
@@ -243,23 +228,21 @@ def _shard_weight(parts: list[dict[str, torch.Tensor]], task: str, rank: int, wo
 
 def step_batch(data: TokenData, config: TrainConfig, vocab_size: int, step: int, idx: torch.Tensor, device: str,
                shard: tuple[int, int] | None = None) -> Batch:
-    """The batch of rows ``idx`` (masked for MLM with the generator of ``step``), trimmed when
-    ``config.padding`` says so, then — with ``shard=(rank, world)`` — this process's share and its loss weight.
+    """The batch of rows ``idx``, masked for MLM with the generator of ``step``, trimmed and sharded.
 
     Parameters
     ----------
     data : TokenData
-        ``input_ids`` (N, L) and the other columns.
     config : posgeom.models.training.TrainConfig
-        ``task``, ``padding``, ``seed`` and the masking settings.
-    idx : LongTensor (B,)
-        The rows of the batch.
+    idx : LongTensor of shape (B,)
+    shard : (int, int), optional
+        ``(rank, world)``: return this process's share.
 
     Returns
     -------
     Batch
-        Tensors of shape (B, L') on ``device`` (``B / W`` rows of them with ``shard``; ``L' <= L`` when
-        trimmed), the positions computed by all processes and the shard's loss weight.
+        Tensors of shape (B, L') on ``device`` (``B / W`` rows with ``shard``), the positions computed by all
+        processes and the shard's loss weight.
     """
     batch = data.batch(idx)
     trim = config.padding != "full"

@@ -1,21 +1,8 @@
-r"""Training callbacks, above all the one that follows the geometry of the positional table.
+r"""Training callbacks: the geometry of the positional table along training, and held-out accuracy.
 
-:class:`PositionGeometry` reads the model's positional distance matrix $\hat D$ (``n × n``,
-:meth:`~posgeom.models.positional.PositionalEncoding.distance_matrix`) every ``every`` steps and records,
-with the functions of :mod:`posgeom.geometry`:
-
-* the separation of Theorem 4, $\operatorname{sep}(P) = \min_{i \ne j} \hat d_{ij}$, raw and over the
-  median distance (:func:`posgeom.geometry.separation`);
-* against a target $D$ (e.g. the corpus's Hellinger matrix), the stress in each requested
-  normalisation (:func:`posgeom.geometry.stress`), the violation rate of the monotonicity conjecture
-  (:func:`posgeom.geometry.violation_rate`) and Spearman's $\rho$ (:func:`posgeom.geometry.spearman`).
-
-:class:`AccuracyCurve` records a classifier's held-out accuracy along training.
-
-At the end of training PositionGeometry's series go to the results registry (:meth:`posgeom.registry.Registry.save`).
-Callbacks carry their records through checkpoints (``state_dict`` / ``load_state_dict``), so a resumed run
-records exactly what the uninterrupted one would. With several processes every process runs the
-callbacks (on identical models), so each returns the same records; only rank 0 writes to the registry.
+:class:`PositionGeometry` records the separation $\operatorname{sep}(P) = \min_{i \ne j} \hat d_{ij}$ of
+Theorem 4 and, against a target $D$, the stress, the monotonicity violation rate and Spearman's $\rho$.
+Callbacks carry their records through checkpoints, so a resumed run records what the uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -62,15 +49,15 @@ class PositionGeometry(Callback):
     Parameters
     ----------
     every : int
-        Record after every ``every`` steps (plus before the first and after the last step).
-    target : array_like (n, n), optional
+        Record every ``every`` steps (and before the first and after the last).
+    target : array_like of shape (n, n), optional
         Target distances $D$; without it only the separation is recorded.
     n : int, optional
         Number of positions (default: ``target``'s size, else the table's ``N_max``).
     normalizations : sequence of str
         Stress normalisations of :data:`posgeom.geometry.STRESS_NORMALIZATIONS`.
     registry : posgeom.registry.Registry, optional
-        Where to save the series at the end; ``experiment``, ``params``, ``scale``, ``model_name`` label it.
+        Where rank 0 saves the series at the end, labelled by ``experiment``, ``params``, ``scale``, ``model_name``.
     """
 
     def __init__(self, every: int = 10, *, target=None, n: int | None = None,
@@ -171,22 +158,13 @@ class PositionGeometry(Callback):
 
 
 class AccuracyCurve(Callback):
-    """Record a classifier's accuracy on held-out data every ``every`` steps (and before the first and after
-    the last step).
+    """Record a classifier's accuracy on held-out data every ``every`` steps (and at both ends).
 
     Parameters
     ----------
     x : LongTensor of shape (N, L)
-        Input ids, scored in batches of 1024 on the model's device (no attention mask).
+        Input ids (no attention mask).
     y : LongTensor of shape (N,)
-        Labels.
-    every : int
-
-    Attributes
-    ----------
-    steps : list of int
-    accuracy : list of float
-        Share of ``argmax`` predictions equal to ``y`` at each recorded step.
     """
 
     def __init__(self, x, y, every: int):

@@ -1,18 +1,10 @@
 """Checkpoints of training and their resumption: the state of a run, durably written, found again by key.
 
-:func:`posgeom.models.training.train` saves its full state — weights, optimiser, scheduler, the RNG
-streams (torch CPU and CUDA, NumPy's and Python's global generators, of every process), the step (which
-fixes the epoch and the position in its order), the loss history and the callbacks' records — every
-``checkpoint_seconds`` of training, on ``SIGTERM`` and at a deadline (:mod:`posgeom.models.deadlines`).
-Without an explicit ``checkpoint_dir`` the state goes to ``<results>/<scale>/.checkpoints/<key>/``
-(:func:`checkpoint_root`), ``key`` being the digest of everything that defines the run (:func:`run_key`:
-initial weights, model config, training settings, data, callbacks, processes); the next call with the
-same arguments continues from it and ends with exactly the numbers of an uninterrupted run (tested, bit
-for bit on the CPU). A finished run removes its folder, unless a deadline is set: then it keeps its
-final state, so that an experiment training several models and interrupted in a later one skips the
-finished ones when called again (:func:`discard_checkpoints` removes them; :func:`checkpoint_progress`
-lists the stored runs). Files are written durably (temporary file, fsync, atomic rename) and carry
-their SHA-256; a damaged one is ignored with a warning and the run starts over.
+A checkpoint holds weights, optimiser, scheduler, every process's RNG streams, the step, the losses and the
+callbacks' records. Without an explicit ``checkpoint_dir`` it goes to ``<results>/<scale>/.checkpoints/<key>/``,
+``key`` the digest of everything that defines the run (:func:`run_key`), so the next call with the same
+arguments resumes it. A finished run removes its folder unless a deadline is set (then finished models are
+skipped on rerun). Files carry their SHA-256; a damaged one is ignored with a warning and the run starts over.
 """
 
 from __future__ import annotations
@@ -72,8 +64,7 @@ def _hash_tensor(h, t: torch.Tensor) -> None:
 
 
 def _hash_value(h, value, depth: int = 0) -> None:
-    """Feed ``value`` into ``h``: numbers, strings, arrays, tensors and containers of them by content,
-    any other object by its type (a registry, a model ...)."""
+    """Feed ``value`` into ``h``: plain data, arrays and containers by content, other objects by type."""
     if isinstance(value, torch.Tensor):
         _hash_tensor(h, value)
     elif isinstance(value, np.ndarray):
@@ -93,12 +84,10 @@ def _hash_value(h, value, depth: int = 0) -> None:
 
 
 def run_key(model: nn.Module, data, config: TrainConfig, callbacks: Sequence = (), *, world_size: int = 1) -> str:
-    """The digest (24 hex digits) of everything that defines a training run: the model's class, config
-    and initial weights, the training settings (those of :data:`RESUMABLE_CHANGES` aside), the data's
-    tensors, each callback's class and settings, and the number of processes.
+    """The digest (24 hex digits) of everything that defines a training run.
 
-    Two calls of :func:`~posgeom.models.training.train` with equal arguments have equal keys, so the second
-    finds the first's checkpoint; a change to any of them gives another key (another folder: a fresh run).
+    That is the model's class, config and initial weights, the training settings but those of
+    :data:`RESUMABLE_CHANGES`, the data, the callbacks' settings and the number of processes.
     """
     h = hashlib.sha256(f"posgeom-train-{CHECKPOINT_FORMAT}".encode())
     h.update(f"{type(model).__module__}.{type(model).__qualname__}".encode())
@@ -121,8 +110,7 @@ def run_key(model: nn.Module, data, config: TrainConfig, callbacks: Sequence = (
 
 
 def checkpoint_root(results_dir=None, scale: str | None = None) -> Path:
-    """``<results>/<scale>/.checkpoints``: where :func:`~posgeom.models.training.train` keeps the state of
-    unfinished runs (defaults: ``POSGEOM_RESULTS_DIR`` and ``POSGEOM_SCALE`` as :func:`posgeom.config.get_settings`)."""
+    """``<results>/<scale>/.checkpoints``, where training keeps the state of unfinished runs."""
     from ..config import default_results_dir, validate_scale
 
     if results_dir is None:
@@ -156,8 +144,7 @@ def _decode(raw: bytes, path: Path) -> dict:
 
 
 def rng_state(device: str = "cpu") -> dict:
-    """This process's generators: torch's CPU one, the training GPU's (only that one: reading every GPU's
-    would open a CUDA context on each), NumPy's and Python's global ones."""
+    """This process's generators: torch's CPU one, the training GPU's only, NumPy's and Python's."""
     np_state = np.random.get_state()
     py_state = random.getstate()
     return {
@@ -181,8 +168,7 @@ def set_rng_state(rng: dict, device: str = "cpu") -> None:
 
 
 def training_origin() -> str:
-    """``module:function`` of the experiment (else the first caller outside
-    :mod:`posgeom.models`) training now: the ``origin`` of :class:`CheckpointProgress`."""
+    """``module:function`` of the experiment (else the first caller outside ``posgeom.models``) training now."""
     import sys
 
     frame, first = sys._getframe(1), None
@@ -200,11 +186,7 @@ def training_origin() -> str:
 
 def save_checkpoint(path, model, optimizer, scheduler, state: TrainState, callbacks: Sequence, *,
                     rng: Sequence[dict] | None = None, extra: dict | None = None) -> Path:
-    """Write everything needed to resume durably: one file holding its SHA-256 (temporary file, fsync,
-    atomic rename, fsync of the folder), then the small ``meta.json`` beside it.
-
-    ``rng``: the RNG states of every process (default: this one's).
-    """
+    """Durably write everything needed to resume (``rng``: every process's RNG states), then ``meta.json``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     extra = dict(extra or {})
@@ -235,8 +217,7 @@ def save_checkpoint(path, model, optimizer, scheduler, state: TrainState, callba
 
 
 def load_checkpoint(path) -> dict:
-    """Read a checkpoint written by :func:`save_checkpoint`, verifying its checksum first
-    (``weights_only=True``: tensors and plain data only).
+    """Read a checkpoint written by :func:`save_checkpoint`, verifying its checksum first.
 
     Raises
     ------
@@ -280,13 +261,7 @@ class CheckpointProgress:
 
 
 def checkpoint_progress(results_dir=None, scale: str | None = None) -> list[CheckpointProgress]:
-    """The training runs with a stored state under ``<results>/<scale>/.checkpoints``, oldest first.
-
-    ``origin`` is the ``module:function`` of the experiment that trained (e.g.
-    ``posgeom.experiments.separation:run_separation``), ``complete`` whether the run had finished (kept
-    because a deadline was set; :func:`discard_checkpoints` removes those). Folders without a readable
-    ``meta.json`` (a save interrupted before its first write) are left out.
-    """
+    """The training runs with a stored state under ``<results>/<scale>/.checkpoints``, oldest first."""
     root = checkpoint_root(results_dir, scale)
     out = []
     for meta_path in sorted(root.glob(f"*/{CHECKPOINT_META}")) if root.is_dir() else ():
@@ -304,11 +279,7 @@ def checkpoint_progress(results_dir=None, scale: str | None = None) -> list[Chec
 
 
 def discard_checkpoints(results_dir=None, scale: str | None = None, *, complete_only: bool = True) -> list[Path]:
-    """Remove stored training states: those of finished runs (``complete_only=True``, what a budgeted
-    driver calls once the experiment that trained them has stored its result), or all of them.
-
-    Returns the folders removed.
-    """
+    """Remove the stored states of finished runs (or all, ``complete_only=False``); the folders removed."""
     root = checkpoint_root(results_dir, scale)
     removed = []
     for folder in sorted(root.iterdir()) if root.is_dir() else ():
@@ -328,8 +299,7 @@ def discard_checkpoints(results_dir=None, scale: str | None = None, *, complete_
 
 
 def read_checkpoint(path: Path, *, stacklevel: int = 2) -> dict | None:
-    """The checkpoint at ``path``, or None when absent or damaged (a warning says so: the run starts over;
-    ``stacklevel``: that of ``warnings.warn`` inside this function, 2 naming its caller)."""
+    """The checkpoint at ``path``, or None (with a warning when damaged) so that the run starts over."""
     if not path.is_file():
         return None
     try:

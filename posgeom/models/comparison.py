@@ -1,9 +1,4 @@
 r"""Classifiers that differ only in their positional encoding: train and score one, compare them over seeds.
-
-:func:`train_one` trains an :class:`~posgeom.models.encoder.Encoder` classifier and records its test loss and
-accuracy, its number of trainable positional parameters, and the scale-free stress of its trained table
-against a corpus's geometry; :func:`summarise_seeds` and :func:`accuracy_gaps` read a list of such records
-(one per encoding and seed) as means over seeds and as paired differences between encodings.
 """
 
 from __future__ import annotations
@@ -24,18 +19,18 @@ def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vo
     ----------
     train_data, test_data : posgeom.models.batches.TokenData
     D_task : ndarray of shape (n, n) or None
-        The corpus's geometry the trained table is compared with (absolute encodings; None: no stress).
-    position, options :
+        The corpus's geometry the trained table is compared with (None: no stress).
+    position, options
         ``EncoderConfig.position`` and its ``position_options``.
     model_cfg : dict
-        The other :class:`posgeom.models.encoder.EncoderConfig` fields (width, depth, heads, dropout, pooling).
-    vocab_size, n_positions, steps, batch_size, lr, seed, device, padding :
+        The other :class:`posgeom.models.encoder.EncoderConfig` fields.
+    vocab_size, n_positions, steps, batch_size, lr, seed, device, padding
         As :class:`posgeom.models.encoder.EncoderConfig` and :class:`posgeom.models.training.TrainConfig`.
 
     Returns
     -------
     dict
-        ``test_loss``, ``test_accuracy``, ``final_train_loss``, ``position_params`` (trainable), ``runtime_s``,
+        ``test_loss``, ``test_accuracy``, ``final_train_loss``, ``position_params``, ``runtime_s``,
         ``stress_scale_free`` (None for a relative encoding or without ``D_task``).
     """
     import torch
@@ -66,14 +61,12 @@ def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vo
 
 
 def accuracy_gaps(runs: list[dict], pairs, level: float = 0.95) -> dict:
-    """Paired accuracy differences (same seed) of the encodings ``pairs``, with
-    :func:`posgeom.geometry.draws_summary` over seeds.
+    """Paired accuracy differences (same seed) of the encodings ``pairs``, summarised over seeds.
 
     Parameters
     ----------
     runs : list of dict
-        One record per encoding and seed: ``encoding``, ``seed``, ``test_accuracy`` (as :func:`train_one` and
-        its caller make them).
+        One record per encoding and seed: ``encoding``, ``seed``, ``test_accuracy``.
     pairs : sequence of (str, str)
         ``(a, b)`` for accuracy(a) - accuracy(b).
     level : float in (0, 1)
@@ -81,8 +74,7 @@ def accuracy_gaps(runs: list[dict], pairs, level: float = 0.95) -> dict:
     Returns
     -------
     dict
-        ``{"<a> - <b>": {mean, sd, low, high, n, t}}`` for the pairs whose encodings were both trained from at least
-        :data:`posgeom.geometry.MIN_SEEDS` common seeds; from fewer, ``{mean, sd, min, max, n}`` (no interval).
+        ``"<a> - <b>"`` → :func:`posgeom.geometry.draws_summary` of the differences (no interval from too few seeds).
     """
     out = {}
     for a, b in pairs:
@@ -104,8 +96,7 @@ def summarise_seeds(runs: list[dict]) -> dict:
     Returns
     -------
     dict
-        ``{encoding: {position_params, accuracy_mean, accuracy_std, loss_mean, loss_std, n_seeds}}`` (sample
-        standard deviations; 0 from one seed), in the order the encodings first appear.
+        ``{encoding: {position_params, accuracy_mean, accuracy_std, loss_mean, loss_std, n_seeds}}``.
     """
     out = {}
     for label in dict.fromkeys(r["encoding"] for r in runs):

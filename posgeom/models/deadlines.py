@@ -1,11 +1,7 @@
 """Deadlines and ``SIGTERM``: when :func:`posgeom.models.training.train` saves its state and stops.
 
-A deadline is a UNIX time: the earliest of the active :func:`deadline` blocks and the environment
-variable :data:`DEADLINE_ENV` (``POSGEOM_DEADLINE``, what ``posgeom reproduce --budget`` sets). The
-training loop stops before a step when the step and a save would not end by then
-(:func:`would_pass`), or after ``SIGTERM`` (:class:`StopSignal`), having saved its state, and raises
-:class:`TrainingInterrupted`; called again with the same arguments it continues from that state
-(:mod:`posgeom.models.checkpoints`).
+A deadline is the earliest of the active :func:`deadline` blocks and ``POSGEOM_DEADLINE`` (set by
+``posgeom reproduce --budget``). Training stops before a step that, with a save, would not end by then.
 """
 
 from __future__ import annotations
@@ -30,7 +26,6 @@ class TrainingInterrupted(RuntimeError):
     Attributes
     ----------
     steps_done, total_steps : int
-        Optimiser steps done (all saved) and the run's length.
     reason : str
         ``"deadline"`` or ``"SIGTERM"``.
     checkpoint : pathlib.Path or None
@@ -53,10 +48,7 @@ _now = time.time
 
 @contextmanager
 def deadline_clock(now: Callable[[], float]) -> Iterator[None]:
-    """Within the block, deadlines are compared with ``now()`` (a UNIX time) instead of ``time.time()``.
-
-    This is how a test drives a deadline by a step count rather than by the machine's speed: a clock that
-    advances by a fixed amount per training step stops the loop at the same step on any machine.
+    """Within the block, deadlines are compared with ``now()`` instead of ``time.time()`` (tests count steps).
 
     Examples
     --------
@@ -88,19 +80,16 @@ def _env_deadline() -> float | None:
 
 
 def current_deadline() -> float | None:
-    """The UNIX time by which :func:`~posgeom.models.training.train` stops: the earliest of the active
-    :func:`deadline` contexts and ``POSGEOM_DEADLINE``; None when neither is set."""
+    """The UNIX time by which training stops, or None when no deadline is set."""
     times = [*_DEADLINES, *([d] if (d := _env_deadline()) is not None else [])]
     return min(times) if times else None
 
 
 @contextmanager
 def deadline(at: float | None = None, *, seconds: float | None = None) -> Iterator[float]:
-    """Within the block, :func:`~posgeom.models.training.train` saves its state and raises
-    :class:`TrainingInterrupted` rather than run past ``at`` (a UNIX time, as ``time.time()``) or ``seconds`` from now.
+    """Within the block, training saves and raises :class:`TrainingInterrupted` rather than run past the deadline.
 
-    It stops before a step when the step and a save would not end by then (it times both). Nested
-    blocks and ``POSGEOM_DEADLINE`` combine: the earliest wins.
+    ``at`` is a UNIX time, ``seconds`` counts from now; nested blocks and ``POSGEOM_DEADLINE`` combine.
 
     Examples
     --------

@@ -1,20 +1,9 @@
 r"""Several processes: the plumbing of :class:`torch.nn.parallel.DistributedDataParallel` in training.
 
-With ``torchrun --nproc_per_node=N`` (or any launcher that initialises ``torch.distributed``), when a
-process group of ``W > 1`` processes is initialised, :func:`posgeom.models.training.train` wraps the
-model in DDP (:func:`wrap_model`) and each process takes its contiguous share of every global batch of
-``batch_size`` rows (masked before it is split, so the masking is that of one process:
-:func:`posgeom.models.batches.step_batch`). DDP averages the gradients of the shards, so with equal
-shards and a loss that is a mean over examples (classification),
-$\nabla \mathcal L = \frac{1}{W}\sum_{r=1}^{W} \nabla \mathcal L_r$, the step is the one-process step
-on the same global batch. When the shards are not equal (MLM: the masked tokens of each shard; the short
-last batch of an epoch), shard ``r`` with ``n_r`` of the batch's ``n`` loss terms scales its mean loss by
-$W n_r / n$, so the averaged gradient is still that of $\frac1n \sum_i \ell_i$, the one-process loss.
-Every process records the loss of the whole batch ($\sum_r n_r \mathcal L_r / n$, one all-reduce per
-``log_every`` steps: :func:`batch_losses`) and runs the callbacks (their models are identical), so every
-process returns what a one-process run returns, up to rounding and dropout (each process draws the
-dropout of its own shard). Only rank 0 shows progress and writes checkpoints. On CUDA, process ``r``
-uses the GPU ``LOCAL_RANK`` (set by ``torchrun``: :func:`process_device`).
+Each of the ``W`` processes takes a contiguous share of every global batch, masked before it is split. DDP
+averages the shards' gradients; shard ``r`` with ``n_r`` of the batch's ``n`` loss terms scales its mean
+loss by $W n_r / n$, so the step is that of the one-process loss $\frac1n \sum_i \ell_i$. Every process
+returns what a one-process run returns (up to rounding and dropout); only rank 0 shows progress and saves.
 """
 
 from __future__ import annotations
@@ -44,7 +33,7 @@ def process_device(device: str) -> str:
 
 
 def check_shards(n_rows: int, batch_size: int, world: int) -> None:
-    """Every process must get at least one row of every batch of the ``n_rows`` visited, the short last one included."""
+    """Every process must get at least one row of every batch, the short last one included."""
     if batch_size % world:
         raise ValueError(
             f"batch_size={batch_size} is not divisible by the {world} processes of the process group; "
@@ -59,12 +48,7 @@ def check_shards(n_rows: int, batch_size: int, world: int) -> None:
 
 
 def wrap_model(model: nn.Module, device: str, world: int) -> nn.Module:
-    """``model`` itself in one process; in ``world > 1`` processes, wrapped in DDP (whose parameters start
-    from rank 0's), which averages the gradients of the shards.
-
-    ``find_unused_parameters``: a model may hold parameters its loss does not use (they then get no
-    gradient, and DDP must not wait for one); the search costs one walk over the graph per step.
-    """
+    """``model`` itself in one process, else wrapped in DDP (with ``find_unused_parameters``: some get no gradient)."""
     if world == 1:
         return model
     from torch.nn.parallel import DistributedDataParallel

@@ -1,13 +1,7 @@
 r"""A compact BERT-style encoder that takes any positional encoding of :mod:`posgeom.models.positional`.
 
 The architecture is BERT's (Devlin et al. 2019), so that with learned positions and copied weights it
-reproduces ``transformers.BertModel`` to float32 rounding (:mod:`posgeom.models.hf`):
-
-**Embeddings.** $h^{(0)}_i = \mathrm{Dropout}(\mathrm{LN}(E_{x_i} + T_{t_i} + p_i))$ — word,
-token-type and (for absolute encodings) position vectors.
-
-**Blocks** (post-LN). With $Q = h W_Q$, $K = h W_K$, $V = h W_V$ split into ``H``
-heads of width $d_h = d / H$,
+reproduces ``transformers.BertModel`` to float32 rounding (:mod:`posgeom.models.hf`). Post-LN blocks,
 
 .. math::
 
@@ -15,20 +9,9 @@ heads of width $d_h = d / H$,
     h' = \mathrm{LN}(h + \mathrm{Dropout}(A W_O)),\qquad
     h'' = \mathrm{LN}(h' + \mathrm{Dropout}(\mathrm{GELU}(h' W_1) W_2)),
 
-where $\tilde Q, \tilde K$ are RoPE-rotated for ``rope`` (else $Q, K$) and the additive
-mask $M$ holds ALiBi's $-m_h|i-j|$, $-\infty$ at padding keys and, with
-``causal=True``, $-\infty$ above the diagonal. Attention runs through
-``torch.nn.functional.scaled_dot_product_attention`` (flash / memory-efficient kernels).
-
-**Heads.** Masked language modelling: $\mathrm{LN}(\mathrm{GELU}(h W_t)) E^\top + b$, the
-decoder tied to the word embeddings $E$ as in BERT; logits are computed only where a label
-exists (the loss is unchanged, the vocabulary projection of the other 85 % of tokens is skipped).
-Classification: BERT's pooler $\tanh(h_{[CLS]} W_p)$ (``pooling="cls"``) or the mean of the
-non-padding states (``pooling="mean"``), then dropout and a linear layer.
-
-**Theorem 1** of the paper: without positions and without a causal mask every operation above is
-applied token-wise or is a permutation-equivariant attention, so $f(\pi X) = \pi f(X)$
-(tested). With ``causal=True`` that fails — the mask itself carries order.
+where $\tilde Q, \tilde K$ are RoPE-rotated for ``rope`` and the additive mask $M$ holds ALiBi's bias,
+padding and the causal mask. The MLM head computes logits only where a label exists. Without positions
+and without a causal mask the encoder is permutation-equivariant, $f(\pi X) = \pi f(X)$ (Theorem 1).
 """
 
 from __future__ import annotations
@@ -55,15 +38,15 @@ class EncoderConfig:
     Attributes
     ----------
     vocab_size, d_model, n_layers, n_heads, d_ff : int
-        Vocabulary, width ``d``, depth, heads ``H`` (must divide ``d``), MLP width.
+        ``n_heads`` must divide ``d_model``.
     max_len : int
         Longest sequence; ``N_max`` of a learned/trainable table.
     position : str
         A name of :data:`posgeom.models.positional.POSITIONAL`.
     position_options : dict
-        Options of that encoding (e.g. ``{"sigma": 1.0}``, ``{"table": P_mds}``).
+        Options of that encoding (e.g. ``{"table": P_mds}``).
     causal : bool
-        Mask attention to earlier positions (a decoder); breaks Theorem 1's equivariance.
+        Mask attention to earlier positions; breaks Theorem 1's equivariance.
     """
 
     vocab_size: int = 30522
@@ -142,10 +125,7 @@ PAPER_MAX_LEN = {"sst2": 128, "imdb": 512}
 
 
 def get_config(scale: str = "quick", dataset: str | None = None, **overrides) -> EncoderConfig:
-    """The ``quick`` or ``paper`` config, with ``max_len`` set by ``dataset`` at paper scale and any overrides.
-
-    ``get_config("paper", "sst2")`` is BERT-base with ``max_len=128``; ``"imdb"`` gives 512.
-    """
+    """The ``quick`` or ``paper`` config, with ``max_len`` set by ``dataset`` at paper scale and any overrides."""
     if scale not in CONFIGS:
         raise ValueError(f"unknown scale {scale!r}; valid scales are {', '.join(CONFIGS)}")
     base = dict(CONFIGS[scale])
@@ -227,8 +207,7 @@ class SelfAttention(nn.Module):
         return self.out(a.transpose(1, 2).reshape(B, L, d))
 
     def query_key_weights(self) -> tuple:
-        """``(W_Q, b_Q, W_K, b_K)`` as float64 NumPy arrays: ``W`` of shape (d, d) in ``nn.Linear``'s
-        (out, in) layout, ``b`` of shape (d,) — what the static positional logits of a layer need."""
+        """``(W_Q, b_Q, W_K, b_K)`` as float64 arrays, ``W`` (d, d) in (out, in) layout and ``b`` (d,)."""
         d = self.qkv.out_features // 3
         W = self.qkv.weight.detach().double().cpu().numpy()
         b = self.qkv.bias.detach().double().cpu().numpy()
@@ -257,10 +236,7 @@ class Block(nn.Module):
 
 
 def init_bert_weights(module: nn.Module, std: float = 0.02) -> None:
-    """BERT's initialisation: Linear/Embedding ``N(0, std^2)``, zero biases and padding row, LayerNorm (1, 0).
-
-    Positional modules keep the initialisation they chose themselves.
-    """
+    """BERT's initialisation: Linear/Embedding ``N(0, std^2)``, zero biases and padding row, LayerNorm (1, 0)."""
     for m in module.modules():
         if isinstance(m, nn.Linear):
             nn.init.normal_(m.weight, 0.0, std)
@@ -294,15 +270,11 @@ class Encoder(nn.Module):
         return self.embeddings.position
 
     def distance_matrix(self, n: int | None = None) -> np.ndarray:
-        """The positional encoding's ``(n, n)`` distances (see :meth:`posgeom.models.positional.PositionalEncoding.distance_matrix`)."""
+        """The positional encoding's ``(n, n)`` distances."""
         return self.positional.distance_matrix(n)
 
     def attention_mask(self, attention_mask: torch.Tensor | None, L: int, device, dtype) -> tuple[torch.Tensor | None, bool]:
-        """The additive/boolean mask for SDPA and whether to use its ``is_causal`` flag.
-
-        Returns ``(mask, is_causal)``; ``mask`` is ``None``, boolean ``(B|1, 1, L|1, L)`` (True = attend)
-        or float ``(B|1, H, L, L)`` with ALiBi's bias and ``finfo.min`` at masked entries.
-        """
+        """``(mask, is_causal)`` for SDPA: None, boolean ``(B|1, 1, L|1, L)`` or float ``(B|1, H, L, L)``."""
         keep = None
         if attention_mask is not None:
             if attention_mask.shape[-1] != L or attention_mask.dim() != 2:
@@ -354,10 +326,7 @@ class _WithEncoder(nn.Module):
 
 
 class EncoderForMaskedLM(_WithEncoder):
-    """Encoder + BERT's MLM head, decoder tied to the word embeddings.
-
-    ``forward(input_ids (B, L), attention_mask, token_type_ids, labels (B, L) with -100 = ignore)``.
-    """
+    """Encoder + BERT's MLM head, decoder tied to the word embeddings; ``labels`` (B, L), -100 = ignore."""
 
     def __init__(self, config: EncoderConfig):
         super().__init__()
@@ -439,11 +408,9 @@ def build_model(
 
 
 def model_flops_per_token(config: EncoderConfig, seq_len: int, mlm_fraction: float | None = 0.15) -> float:
-    r"""Training FLOPs per token (forward + backward = 3 × forward, matmuls only, as in PaLM's MFU).
+    r"""Training FLOPs per token (3 × forward, matmuls only, as in PaLM's MFU).
 
-    Per layer: $2 \cdot (4 d^2 + 2 d d_{ff})$ for the projections and $2 \cdot 2 L d$ for
-    $QK^\top$ and $AV$; the MLM head adds $2 (d^2 + d V)$ per predicted token
-    (a fraction ``mlm_fraction`` of tokens, ``None`` → every token).
+    Per layer $2 (4 d^2 + 2 d d_{ff}) + 4 L d$; the MLM head adds $2 (d^2 + d V)$ per predicted token.
     """
     d, L = config.d_model, seq_len
     per_layer = 2 * (4 * d * d + 2 * d * config.d_ff) + 2 * 2 * L * d

@@ -1,11 +1,7 @@
 r"""How far a model is from permutation equivariance (the paper's *Theorem 1*).
 
-Without positional information, self-attention commutes with permutations of its input: for the hidden
-states $f(X)$ of an encoder and a permutation matrix $\Pi$, $f(\Pi X) = \Pi f(X)$, and a pooled readout
-$g$ is invariant, $g(\Pi X) = g(X)$. :func:`equivariance_gap` and :func:`readout_gap` measure the largest
-departure from both (:func:`equivariance_gaps`: of randomly initialised encoders, one
-:class:`EquivarianceRow` per encoding); :func:`reversal` is the permutation $(L-1, \dots, 1, 0)$, and :func:`reversal_gap`
-the change of a classifier's logits when each (padded) sequence is read backwards.
+Without positional information an encoder is equivariant, $f(\Pi X) = \Pi f(X)$, and a pooled readout
+invariant, $g(\Pi X) = g(X)$; the functions here measure the largest departure from both.
 """
 
 from __future__ import annotations
@@ -22,12 +18,7 @@ __all__ = ["reversal", "equivariance_gap", "readout_gap", "reversal_gap", "Equiv
 
 
 def reversal(L: int) -> np.ndarray:
-    """The reversal permutation ``(L-1, ..., 1, 0)``.
-
-    Returns
-    -------
-    ndarray of shape (L,), int64
-    """
+    """The reversal permutation ``(L-1, ..., 1, 0)``, int64 of shape (L,)."""
     L = check_positive_int(L, "L")
     return np.arange(L - 1, -1, -1, dtype=np.int64)
 
@@ -43,7 +34,7 @@ def _check_perm(perm, L: int) -> torch.Tensor:
 
 
 def _encoder(model):
-    """The encoder body of a posgeom model (the model itself when it is an :class:`~posgeom.models.encoder.Encoder`)."""
+    """The encoder body of a posgeom model (the model itself when it is an encoder)."""
     enc = getattr(model, "encoder", model)
     if not hasattr(enc, "embeddings") or not hasattr(enc, "layers"):
         raise TypeError(
@@ -56,20 +47,14 @@ def _encoder(model):
 def equivariance_gap(model, input_ids, perm) -> float:
     r"""$\max |f(\Pi X) - \Pi f(X)|$: how far a model's hidden states are from permutation-equivariant.
 
-    ``f`` is the model's encoder (hidden states of the last layer) in its current train/eval mode;
-    put it in ``eval()`` mode first so that dropout does not add noise.
+    ``f`` is the last layer's hidden states in the model's current mode (use ``eval()`` to silence dropout).
 
     Parameters
     ----------
     model : posgeom Encoder, or a model built by :func:`posgeom.models.encoder.build_model`
     input_ids : LongTensor of shape (B, L)
     perm : array of shape (L,)
-        A permutation of ``0 … L-1``; position ``i`` of the permuted input holds token ``perm[i]``.
-
-    Returns
-    -------
-    float
-        0 up to floating-point rounding for an equivariant model.
+        Position ``i`` of the permuted input holds token ``perm[i]``.
     """
     enc = _encoder(model)
     x = torch.as_tensor(input_ids)
@@ -88,13 +73,9 @@ def readout_gap(model, input_ids, perm) -> float:
 
     Parameters
     ----------
-    model : a classification model of :func:`posgeom.models.encoder.build_model`
+    model : EncoderForSequenceClassification
     input_ids : LongTensor of shape (B, L)
     perm : array of shape (L,)
-
-    Returns
-    -------
-    float
     """
     x = torch.as_tensor(input_ids)
     if x.dim() != 2:
@@ -106,17 +87,12 @@ def readout_gap(model, input_ids, perm) -> float:
 
 
 def reversal_gap(model, data, batch_size: int = 256) -> float:
-    r"""Largest change of a classifier's logits when each sequence is reversed (padding kept at the end).
-
-    0 (up to rounding) for a model that cannot see direction: symmetric ALiBi, no positions.
+    r"""$\max |f(x) - f(\mathrm{rev}(x))|$ of a classifier's logits, each sequence reversed before its padding.
 
     Parameters
     ----------
-    data : TokenData with ``input_ids`` and ``attention_mask`` of shape (N, L).
-
-    Returns
-    -------
-    float: $\max |f(x) - f(\mathrm{rev}(x))|$ over the batch entries.
+    data : TokenData
+        ``input_ids`` and ``attention_mask`` of shape (N, L).
     """
     import torch
 
@@ -153,16 +129,18 @@ def equivariance_gaps(models, *, length: int, vocab_size: int, n_inputs: int, n_
                       threads: int | None = 1) -> tuple[list[EquivarianceRow], float]:
     r"""Equivariance gaps of randomly initialised encoders, one :class:`EquivarianceRow` per model.
 
-    ``n_inputs`` random sequences of ``length`` tokens (ids in ``[1, vocab_size)``), ``n_perms`` random
-    permutations and the reversal, drawn from ``seed``; each model (``(encoding, causal)`` pairs, of the
-    ``shape`` given as keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`) built from ``seed``
-    with weights $\mathcal N(0, \text{init\_std}^2)$ and computed in ``dtype``.
+    Parameters
+    ----------
+    models : sequence of (str, bool)
+        ``(encoding, causal)`` pairs.
+    length, vocab_size, n_inputs, n_perms : int
+        ``n_inputs`` random sequences and ``n_perms`` random permutations (and the reversal), from ``seed``.
+    shape : dict
+        Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
 
     Returns
     -------
     rows : list of EquivarianceRow
-        Per model: the largest hidden-state gap $\max|f(\Pi X) - \Pi f(X)|$ over the random permutations
-        and for the reversal, the same for the pooled logits, and the RMS of the hidden states.
     machine_epsilon : float
         Of ``dtype``.
     """

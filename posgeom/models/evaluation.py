@@ -1,9 +1,5 @@
-r"""Evaluating a masked language model position by position: the loss of predicting one hidden token per
-sequence, and the two entropy references it is read against for a corpus drawn position by position.
-
-With one token per sequence replaced by ``[MASK]`` (its position drawn uniformly among the maskable ones),
-the cross-entropy of the model's prediction is compared with $\frac1n \sum_i H(\mu_i)$ (the best loss of a
-model that knows each token's position) and $H(\bar\mu)$ (the best loss of one that does not).
+r"""Evaluating a masked language model position by position, against the entropy references of a corpus
+drawn position by position: $\frac1n \sum_i H(\mu_i)$ (knowing positions) and $H(\bar\mu)$ (not).
 """
 
 from __future__ import annotations
@@ -22,18 +18,13 @@ def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int 
                          special_ids=(PAD_ID, MASK_ID), seed: int = 0) -> float:
     r"""Cross-entropy (nats) of predicting one ``[MASK]``-ed token per sequence, the position drawn uniformly.
 
-    Unlike the training loss (BERT's 80/10/10 corruption), every scored token is hidden, so the value
-    compares directly with :func:`entropy_references`.
+    Every scored token is hidden (no 80/10/10), so the value compares with :func:`entropy_references`.
 
     Parameters
     ----------
-    model : an MLM model of :func:`posgeom.models.encoder.build_model`
+    model : EncoderForMaskedLM
     input_ids : LongTensor of shape (N, L)
     attention_mask : LongTensor of shape (N, L), optional
-
-    Returns
-    -------
-    float
     """
     x = torch.as_tensor(input_ids).clone()
     N, L = x.shape
@@ -61,9 +52,8 @@ def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int 
 def entropy_references(population) -> tuple[float, float]:
     r"""Two MLM loss references (nats) for a corpus drawn independently position by position.
 
-    ``with_position``: $\frac1n\sum_i H(\mu_i)$, the best loss of a model that knows each token's
-    position; ``without_position``: $H(\bar\mu)$, $\bar\mu = \frac1n \sum_i \mu_i$, the best loss of one
-    that does not (the context carries nothing else, tokens being independent).
+    ``with_position`` is $\frac1n\sum_i H(\mu_i)$, ``without_position`` $H(\bar\mu)$ with
+    $\bar\mu = \frac1n \sum_i \mu_i$.
 
     Returns
     -------
@@ -85,13 +75,11 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, mask_token_id: int, spec
 
     Parameters
     ----------
-    model : an MLM model of :func:`posgeom.models.encoder.build_model`
+    model : EncoderForMaskedLM
     windows : ndarray of shape (N, m)
         Token ids.
-    mask_token_id : int
-        The ``[MASK]`` id of the model's vocabulary.
     special_token_ids : sequence of int
-        Ids never selected for masking (:func:`posgeom.models.batches.mask_tokens`).
+        Ids never masked.
 
     Returns
     -------
@@ -127,20 +115,19 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, mask_token_id: int, spec
 
 
 def row_gradient_norms(model, data) -> np.ndarray:
-    r"""Norm of the loss gradient with respect to each row of a learned table,
-    $\lVert \partial\mathcal L / \partial p_i\rVert$.
-
-    One forward and backward pass of the classification loss on all of ``data`` (no optimiser step; the
-    model's gradients are cleared afterwards).
+    r"""$\lVert \partial\mathcal L / \partial p_i\rVert$ for each row of a learned table, over all of ``data``.
 
     Parameters
     ----------
-    model : a posgeom classifier with an absolute positional table.
-    data : TokenData with ``input_ids``, ``attention_mask`` (N, L) and ``labels`` (N,).
+    model : EncoderForSequenceClassification
+        With a learned absolute table.
+    data : TokenData
+        ``input_ids``, ``attention_mask`` (N, L) and ``labels`` (N,).
 
     Returns
     -------
-    ndarray of shape (N_max,): zero for every row that no sequence of ``data`` reaches.
+    ndarray of shape (N_max,)
+        Zero for every row that no sequence reaches.
     """
     pos = model.positional
     if pos.kind != "absolute" or not hasattr(pos, "weight"):

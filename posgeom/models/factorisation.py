@@ -1,9 +1,6 @@
-r"""The factorisation step of the proof of Theorem 4 measured with a pretrained model (:func:`factorisation_study`).
+r"""The factorisation step of the proof of Theorem 4 measured with a pretrained model.
 
-The proof replaces $\mathbb E[c_k\, e(t_k)]$ by $\mathbb E[c_k]\,\mathbb E[e(t_k)]$; here $c_k$ is the attention
-weight from ``[CLS]`` to position $k$ (mean over the heads of one layer) and $e(t_k)$ the word embedding of the
-token at $k$; placebos shuffle $c$ across texts (independent by construction). The gap itself is
-:func:`posgeom.geometry.factorisation.factorisation_gap`.
+The proof replaces $\mathbb E[c_k\, e(t_k)]$ by $\mathbb E[c_k]\,\mathbb E[e(t_k)]$; placebos shuffle $c$ across texts.
 """
 
 from __future__ import annotations
@@ -20,25 +17,21 @@ def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: i
                         seed: int = 0) -> tuple[dict, dict]:
     r"""The factorisation gap of the proof of Theorem 4 for a pretrained model on a list of texts.
 
-    $c_k$ = the attention weight from ``[CLS]`` (query 0) to position $k$ in layer ``layer`` (from 0),
-    averaged over heads; $e_k$ = the model's word embedding of the token at $k$; expectations over the
-    *content* tokens at each position (:func:`posgeom.geometry.factorisation.factorisation_gap`), and the
-    same with $c$ shuffled across texts ``n_placebo`` times (seeds ``seed``, ``seed + 1``, ...).
+    $c_k$ is the head-averaged attention from ``[CLS]`` to position $k$ in ``layer``, $e_k$ the word
+    embedding of the token at $k$; expectations run over the content tokens at each position.
 
     Parameters
     ----------
     pm : posgeom.models.pretrained.PretrainedModel
-        Its blocks above ``layer`` are dropped (they do not change the attention of ``layer``).
-    texts : list of str
+        Its blocks above ``layer`` are dropped.
     n_positions : int
         Texts cut to that many tokens.
     layer : int
-        The layer, from 0.
+        From 0.
     min_reach : int
         Positions kept are reached by that many content tokens.
     n_placebo : int
-        Shuffles of $c$ across texts.
-    seed : int
+        Shuffles of $c$ across texts (seeds ``seed``, ``seed + 1``, ...).
 
     Returns
     -------

@@ -1,25 +1,8 @@
 """Hugging Face BERT ↔ posgeom encoder: config and weight conversion, and a safetensors checkpoint reader.
 
-The posgeom encoder with ``position="learned"`` is BERT's architecture; only the parameter names
-differ (and Q/K/V are one fused matrix here). The mapping, per layer ``i``::
-
-    embeddings.word_embeddings            → encoder.embeddings.word
-    embeddings.token_type_embeddings      → encoder.embeddings.token_type
-    embeddings.position_embeddings        → encoder.embeddings.position       (weight: the table P)
-    embeddings.LayerNorm                  → encoder.embeddings.norm
-    encoder.layer.i.attention.self.{query,key,value} → encoder.layers.i.attn.qkv  (rows stacked Q; K; V)
-    encoder.layer.i.attention.output.dense           → encoder.layers.i.attn.out
-    encoder.layer.i.attention.output.LayerNorm       → encoder.layers.i.norm1
-    encoder.layer.i.intermediate.dense               → encoder.layers.i.ff1
-    encoder.layer.i.output.dense                     → encoder.layers.i.ff2
-    encoder.layer.i.output.LayerNorm                 → encoder.layers.i.norm2
-    pooler.dense                          → pooler                         (classification, [CLS] pooling)
-    cls.predictions.transform.dense       → transform                      (MLM head)
-    cls.predictions.transform.LayerNorm   → transform_norm
-    cls.predictions.bias                  → decoder_bias                   (decoder weight tied to word)
-    classifier                            → classifier
-
-Checkpoints are read from ``model.safetensors`` only (never pickled ``.bin`` files).
+The posgeom encoder with ``position="learned"`` is BERT's architecture; only the parameter names differ
+(``convert_state_dict`` maps them) and Q/K/V are one fused matrix here. Checkpoints are read from
+``model.safetensors`` only (never pickled ``.bin`` files).
 """
 
 from __future__ import annotations
@@ -38,10 +21,7 @@ LOAD_TASKS = ("encoder", "mlm", "classification")
 
 
 def config_from_hf(hf_config: Any, **overrides) -> EncoderConfig:
-    """An :class:`EncoderConfig` equal to a BERT config (a ``transformers.BertConfig`` or its dict).
-
-    ``overrides`` change fields afterwards (e.g. ``n_labels=2``, ``pooling="mean"``).
-    """
+    """An :class:`EncoderConfig` equal to a BERT config (``transformers.BertConfig`` or dict), then ``overrides``."""
     c = hf_config.to_dict() if hasattr(hf_config, "to_dict") else dict(hf_config)
     kind = c.get("position_embedding_type", "absolute") or "absolute"
     if kind != "absolute":
@@ -79,16 +59,15 @@ def convert_state_dict(hf_state: Mapping[str, torch.Tensor], config: EncoderConf
     Parameters
     ----------
     hf_state : mapping name → tensor
-        From ``BertModel``, ``BertForMaskedLM``, ``BertForSequenceClassification`` (``bert.`` prefix or not).
+        From ``BertModel``, ``BertForMaskedLM`` or ``BertForSequenceClassification``.
+    config : EncoderConfig
     task : {"encoder", "mlm", "classification"}
-        The posgeom model the names are for: :class:`Encoder` (no prefix) or a model with an ``encoder.``
-        body and its head.
 
     Returns
     -------
     state : dict name → tensor
     unused : list of str
-        Hugging Face names that have no place in the target model (e.g. the pooler of an MLM checkpoint).
+        Hugging Face names that have no place in the target model.
     """
     if task not in LOAD_TASKS:
         raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
@@ -167,11 +146,9 @@ def _load_into(model: torch.nn.Module, state: dict[str, torch.Tensor], unused: l
 
 
 def from_hf(hf_model: torch.nn.Module, task: str | None = None, **overrides):
-    """A posgeom model with the weights of a ``transformers`` BERT model.
+    """A posgeom model with the weights (and train/eval mode) of a ``transformers`` BERT model.
 
-    ``task`` defaults to ``"mlm"`` for ``BertForMaskedLM``, ``"classification"`` for
-    ``BertForSequenceClassification`` and ``"encoder"`` otherwise. The returned model is in the
-    same train/eval mode as ``hf_model``; ``model.load_report`` lists what was not copied.
+    ``task`` defaults to the head of ``hf_model``; ``model.load_report`` lists what was not copied.
     """
     name = type(hf_model).__name__
     if task is None:
@@ -184,22 +161,18 @@ def from_hf(hf_model: torch.nn.Module, task: str | None = None, **overrides):
 
 
 def read_checkpoint(folder: str | os.PathLike, task: str = "encoder", **overrides):
-    """Read a BERT-family checkpoint folder (``config.json`` + ``model.safetensors``) into posgeom.
-
-    A model by name is :func:`posgeom.models.pretrained.load_encoder`, which finds its folder and calls this.
+    """Read a BERT-family checkpoint folder (``config.json`` + ``model.safetensors``) into posgeom, in eval mode.
 
     Parameters
     ----------
     folder : str or path
-        A local folder as written by ``save_pretrained``.
     task : {"encoder", "mlm", "classification"}
-        Which posgeom model to build.
     **overrides
         Config fields to change.
 
     Returns
     -------
-    model : Encoder, EncoderForMaskedLM or EncoderForSequenceClassification, in eval mode.
+    Encoder, EncoderForMaskedLM or EncoderForSequenceClassification
     """
     from safetensors.torch import load_file
 

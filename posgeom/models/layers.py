@@ -1,14 +1,8 @@
 r"""What a model's layers see: the positional means of each layer's input and its attention maps.
 
-Run a (pretrained) :class:`~posgeom.models.encoder.Encoder` on right-padded sentences and read, per layer
-$\ell$, the mean of its input over the sentences that reach each position,
+The positional mean of layer $\ell$'s input over the right-padded sentences that reach each position is
 
-$$m_\ell(i) = \operatorname{mean}_{x : L(x) > i} X_\ell(x)_i \qquad (n \times d),$$
-
-(:func:`layer_inputs` for one batch, :func:`collect_layer_means` over a corpus, :func:`group_means` per random
-group of sentences), the mean attention probabilities of each layer over a window of positions, and the
-position table as it enters the first layer (:func:`static_positions`). The geometry of these means is
-read by :mod:`posgeom.geometry.peaks`.
+$$m_\ell(i) = \operatorname{mean}_{x : L(x) > i} X_\ell(x)_i \qquad (n \times d).$$
 """
 
 from __future__ import annotations
@@ -34,9 +28,8 @@ def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None 
     Returns
     -------
     dict
-        ``means`` (n_layers + 1, L, d): positional means of each layer's input and of the output;
-        ``reach`` (L,): sequences reaching each position; ``maps`` (n_layers, K, K) mean attention
-        probabilities (heads and sequences averaged); ``map_count``: sequences in the maps.
+        ``means`` (n_layers + 1, L, d) of each layer's input and of the output, ``reach`` (L,), ``maps``
+        (n_layers, K, K) mean attention probabilities and ``map_count``, the sequences in the maps.
     """
     import torch
 
@@ -86,10 +79,7 @@ def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None 
 
 @dataclass
 class LayerMeans:
-    """Sums of each layer's input over the sentences reaching each position, and the mean attention maps.
-
-    ``sums`` (n_layers + 1, L, d), ``reach`` (L,), ``maps`` (n_layers, K, K) (averaged), ``map_count``.
-    """
+    """Per-position sums (n_layers + 1, L, d) of each layer's input, ``reach`` (L,) and ``maps`` (n_layers, K, K)."""
 
     sums: np.ndarray
     reach: np.ndarray
@@ -98,8 +88,7 @@ class LayerMeans:
 
 
 def collect_layer_means(model, tokens, *, batch_size: int, map_positions: int) -> LayerMeans:
-    """:func:`layer_inputs` over a whole tokenised corpus, in batches of similar lengths (each cut to its
-    longest sequence, so padding costs nothing), accumulated into sums."""
+    """:func:`layer_inputs` over a tokenised corpus, in batches of similar lengths, accumulated into sums."""
     from ..progress import tqdm
 
     ids, mask = tokens.model_inputs()

@@ -1,10 +1,7 @@
 r"""Corpora as the inputs of a small masked language model trained from scratch.
 
-Two sources, one shape: a synthetic family of :mod:`posgeom.corpora.synthetic` (ids shifted past the
-padding and ``[MASK]`` ids, with its exact population marginals), and SST-2 or IMDB through the corpora
-layer's token cache (bert-base-uncased WordPiece, ``[CLS]``/``[SEP]`` kept) with a compact vocabulary of
-the ids present, so that the model's MLM head is small while the positional statistics are unchanged.
-Used by the chapter on Theorem 4 (:mod:`posgeom.experiments.separation`).
+A synthetic family with its exact marginals, or SST-2 or IMDB re-numbered to a compact vocabulary of the ids
+present (a small MLM head, the same positional statistics).
 """
 
 from __future__ import annotations
@@ -28,8 +25,7 @@ def synthetic_mlm_data(family: str, *, n_sequences: int, n_positions: int, vocab
     Returns
     -------
     dict
-        ``input_ids`` LongTensor (N, L); ``labels`` LongTensor (N,) for ``task="bag"``; ``population``
-        (L, v) the exact marginals; ``vocab_size`` of the model (v + 2).
+        ``input_ids`` LongTensor (N, L), ``labels`` (N,) for ``task="bag"``, ``population`` (L, v), ``vocab_size``.
     """
     if family not in ("drift", "stationary"):
         raise ValueError(f"the synthetic corpora of this chapter are 'drift' and 'stationary', got {family!r}")
@@ -46,16 +42,14 @@ def real_mlm_data(corpus: str, *, n_positions: int, n_sequences: int | None, see
                   split: str = "train") -> dict:
     """SST-2 or IMDB sequences (bert-base-uncased WordPiece, ``[CLS]``/``[SEP]`` kept) for MLM from scratch.
 
-    A seeded random subset of ``n_sequences`` rows (all rows for ``None``), then a compact vocabulary:
-    ``[PAD]`` → 0, ``[MASK]`` → 1, ``[CLS]`` → 2, ``[SEP]`` → 3, every other id present → 4, 5, … in
-    increasing order of the original id (a smaller MLM head, same statistics).
+    A seeded subset of ``n_sequences`` rows, ids compacted to ``[PAD]`` 0, ``[MASK]`` 1, ``[CLS]`` 2,
+    ``[SEP]`` 3 and the other ids present from 4 in their original order.
 
     Returns
     -------
     dict
-        ``input_ids`` LongTensor (N, n_positions), ``attention_mask`` LongTensor (N, n_positions),
-        ``vocab_size`` (compact), ``reach`` (n_positions,) sequences reaching each position,
-        ``special_ids`` (0, 1, 2, 3), ``info`` (provenance of the tokens).
+        ``input_ids``, ``attention_mask`` LongTensor (N, n_positions), ``vocab_size``, ``reach``
+        (n_positions,), ``special_ids`` and ``info`` (provenance of the tokens).
     """
     from ..corpora import CorpusOptions, corpus_tokens
 

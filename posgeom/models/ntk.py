@@ -1,15 +1,8 @@
 r"""The empirical neural tangent kernel of a classifier's logit margin, and how far it moves in training.
 
-For the logit margin $f(x) = z_1(x) - z_0(x)$ of a two-class classifier and probe inputs $x_1, \dots, x_m$,
-the empirical tangent kernel over a set of parameters $\theta$ is $K = J J^\top$ with
-$J_{a,:} = \nabla_\theta f(x_a)$ (:func:`logit_margin_ntk`); training is in the kernel (lazy) regime when
-$\|K_t - K_0\|_F / \|K_0\|_F \ll 1$ (:func:`relative_change`).
-
-:func:`ntk_training` trains a [CLS] classifier (:func:`ntk_classifier`) by plain SGD, lazily
-(Chizat, Oyallon and Bach 2019: the output $\alpha (f_\theta - f_{\theta_0})$, the loss divided by
-$\alpha^2$) or not, and records the kernel's change and the order of its position table against a
-corpus geometry (the NTK regime of the chapter *Monotonicity*,
-:mod:`posgeom.experiments.monotonicity_ntk`).
+Training is in the kernel (lazy) regime when $\|K_t - K_0\|_F / \|K_0\|_F \ll 1$. :func:`ntk_training`
+trains a [CLS] classifier by plain SGD, lazily (Chizat, Oyallon and Bach 2019) or not, and records the
+kernel's change and the order of its position table against a corpus geometry.
 """
 
 from __future__ import annotations
@@ -29,15 +22,14 @@ __all__ = ["logit_margin_ntk", "relative_change", "ntk_classifier", "ntk_data", 
 def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
     r"""Empirical tangent kernel of the logit margin $f(x) = z_1(x) - z_0(x)$ on probe sequences.
 
-    $K = J J^\top$ with $J_{a,:} = \nabla_\theta f(x_a)$ over the parameters ``names``; the gradients come
-    from ``torch.func.grad`` of a ``torch.func.functional_call`` per probe (the model in eval mode).
+    $K = J J^\top$ with $J_{a,:} = \nabla_\theta f(x_a)$ over the parameters ``names``.
 
     Parameters
     ----------
     model : EncoderForSequenceClassification
     input_ids, attention_mask : Tensor of shape (m, L)
     names : sequence of str
-        Parameter names to differentiate (e.g. every parameter except the word embeddings).
+        Parameter names to differentiate.
 
     Returns
     -------
@@ -74,9 +66,7 @@ def relative_change(K, K0) -> float:
 
 
 def ntk_classifier(vocab_size: int, reg: dict[str, Any], n_positions: int, seed: int):
-    r"""The [CLS] classifier of one regime (:class:`~posgeom.experiments.monotonicity_ntk.NTKRegime` fields
-    ``reg``): no dropout, a learned table of ``n_positions`` rows with entries $\mathcal N(0, \sigma^2)$,
-    $\sigma$ = ``table_sigma`` or 0.02."""
+    r"""The [CLS] classifier of one regime ``reg``: no dropout, a learned table of ``n_positions`` rows."""
     from .encoder import EncoderConfig, build_model
 
     config = EncoderConfig(vocab_size=vocab_size, d_model=reg["d_model"], n_layers=reg["n_layers"],
@@ -157,19 +147,16 @@ class _NTKRecorder:
 
 def ntk_data(tokens, probe_sequences: int, train_sequences: int | None, seed: int,
              name: str = "the corpus") -> dict[str, Any]:
-    """The ``data`` of :func:`ntk_training` from a labelled corpus: a seeded permutation of its sequences
-    gives the first ``probe_sequences`` as probes and the next ``train_sequences`` (None: all the rest) as
-    the training pool.
+    """The ``data`` of :func:`ntk_training`: seeded probe sequences and a training pool from a labelled corpus.
 
     Parameters
     ----------
     tokens : posgeom.corpora.tokenize.TokenizedCorpus
         With ``labels``.
-    probe_sequences : int
     train_sequences : int or None
-    seed : int
+        None: all the rest.
     name : str
-        The corpus in the error raised when it has no labels.
+        The corpus, in the error raised when it has no labels.
 
     Returns
     -------
@@ -191,24 +178,19 @@ def ntk_training(data: dict[str, np.ndarray], D, positions, reg: dict[str, Any],
                  device: str, progress: bool = True) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     r"""Train one [CLS] classifier by plain SGD and record its tangent kernel and its table's order against ``D``.
 
-    Plain SGD, and this loop rather than :func:`posgeom.models.training.train`, for two reasons: the NTK
-    argument is about gradient descent (AdamW, posgeom's optimiser, rescales each coordinate, and its
-    dynamics are not those of the tangent kernel), and lazy training needs the centred, scaled output
-    $\alpha (f_\theta - f_{\theta_0})$ with the loss divided by $\alpha^2$ (``output_scale``), which the shared
-    loop does not offer.
+    Not :func:`posgeom.models.training.train`: the NTK argument is about gradient descent (AdamW rescales each
+    coordinate), and lazy training needs the output $\alpha (f_\theta - f_{\theta_0})$ with the loss divided
+    by $\alpha^2$.
 
     Parameters
     ----------
     data : dict
-        ``ids``, ``mask`` (N, L), ``labels`` (N,), ``probe`` (m,) and ``pool`` (N_train,) row indices,
-        ``vocab_size`` (:func:`ntk_data`).
+        From :func:`ntk_data`.
     D : ndarray of shape (k, k)
         The corpus geometry on ``positions`` (k,).
     reg : dict
         :class:`~posgeom.experiments.monotonicity_ntk.NTKRegime` fields.
     opts : posgeom.experiments.monotonicity_ntk.NTKOptions
-        Its ``n_positions``, ``steps``, ``batch_size``, ``record_every`` and ``threads`` (CPU threads of the
-        run, :func:`posgeom.models.threads.torch_threads`; None keeps torch's setting).
 
     Returns
     -------

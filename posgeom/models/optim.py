@@ -1,10 +1,6 @@
 r"""The optimiser of training: AdamW with BERT's weight-decay groups and a warm-up then decay schedule.
 
-AdamW (decoupled weight decay; none on biases and LayerNorm weights, as BERT: :func:`param_groups`)
-at the learning rate $\eta_t = \eta \cdot f(t)$ after $t$ steps (:func:`lr_factor`): a linear
-warm-up over $w$ steps, then a linear decay to 0 at the run's $T$ steps (``schedule="linear"``) or
-a constant rate (``"constant"``), $f(t) = t / w$ for $t < w$ and $f(t) = (T - t) / (T - w)$ for $t \ge w$.
-On CUDA the fused AdamW kernel, elsewhere the ``foreach`` one (:func:`build_optimizer`).
+The rate is $\eta f(t)$ with $f(t) = t / w$ for $t < w$, then $(T - t) / (T - w)$ (``"linear"``) or 1.
 """
 
 from __future__ import annotations
@@ -42,9 +38,7 @@ def lr_factor(step: int, warmup: int, total: int, schedule: str = "linear") -> f
 
 
 def build_optimizer(model: nn.Module, config: TrainConfig, device: str, warmup: int, total: int):
-    """AdamW over ``model``'s parameters (:func:`param_groups`) and its :func:`lr_factor` schedule of
-    ``warmup`` then ``total`` steps; ``config`` gives ``lr``, ``betas``, ``eps``, ``weight_decay``,
-    ``schedule`` and ``fused`` (None: fused on CUDA only).
+    """AdamW over :func:`param_groups` (fused on CUDA unless ``config.fused`` says) and its :func:`lr_factor` schedule.
 
     Returns
     -------

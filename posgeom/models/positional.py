@@ -1,27 +1,12 @@
 r"""Every positional encoding of the book as a PyTorch module.
 
-Four kinds of modules plug into the encoder (:mod:`posgeom.models.encoder`) at different places:
+Four kinds plug into the encoder at different places: ``"absolute"`` tables added to the token embeddings,
+$h_i = E(x_i) + p_i$; ``"rotary"`` (RoPE) rotating queries and keys so that $\langle R_i q, R_j k\rangle$
+depends on $i - j$ only; ``"bias"`` (ALiBi) adding $-m_h |i - j|$ to the logits; ``"none"`` (NoPE).
 
-* ``kind = "absolute"`` — a table $P \in \mathbb R^{N \times d}$ added to the token
-  embeddings: $h_i = E(x_i) + p_i$. Learned, sinusoidal, MDS and low-rank modules.
-* ``kind = "rotary"`` — RoPE rotates queries and keys, $q_i \mapsto R_i q_i$, so that
-  $\langle R_i q, R_j k\rangle$ depends on $i - j$ only.
-* ``kind = "bias"`` — ALiBi adds $-m_h |i - j|$ to the attention logits of head ``h``.
-* ``kind = "none"`` — NoPE: no positional signal at all.
-
-Every module exposes :meth:`PositionalEncoding.distance_matrix` → an ``(n, n)`` numpy array, so a
-module — fixed, at initialisation or trained — goes straight into the geometry core.
-
-**The N_max wall.** A table of ``N_max`` rows has no vector for position ``N_max`` or beyond.
-Asking for more raises :class:`PositionLimitError`, naming both lengths and the ways out:
-truncating the inputs, or :meth:`LearnedPositional.extended` (reuse the last row, linear
-interpolation of the table, or new rows to fine-tune — the heuristics of the chapter *Where learned tables fail*).
-
-Adding an encoding module
--------------------------
-Subclass :class:`PositionalEncoding`, set ``kind`` and implement the method of that kind
-(``table`` / ``rotate`` / ``bias``) and ``distance_matrix``; then add the class to
-:data:`POSITIONAL` under the name used in :data:`posgeom.encodings.ENCODINGS` for its geometry.
+Every module's ``distance_matrix(n)`` gives an ``(n, n)`` array for the geometry core. A table of ``N_max``
+rows raises :class:`PositionLimitError` past it (the N_max wall). A new encoding subclasses
+:class:`PositionalEncoding`, implements the method of its ``kind`` and joins :data:`POSITIONAL`.
 """
 
 from __future__ import annotations
@@ -45,10 +30,7 @@ class PositionLimitError(ValueError):
 
 
 class PositionalEncoding(nn.Module):
-    """Base class. ``kind`` is ``"absolute"``, ``"rotary"``, ``"bias"`` or ``"none"``.
-
-    ``max_positions`` is ``N_max`` for a table, ``None`` when any length works.
-    """
+    """Base class; ``max_positions`` is ``N_max`` for a table, ``None`` when any length works."""
 
     name: str = ""
     kind: str = ""
@@ -134,14 +116,9 @@ class LearnedPositional(AbsolutePositional):
     ----------
     n_positions : int
         ``N_max``, the number of rows.
-    d : int
-        Width.
     init : {"normal", "sinusoidal", "table"}
-        ``"normal"``: $P_{ij} \sim \mathcal N(0, \sigma^2)$; ``"sinusoidal"``: the sinusoidal
-        table (``base``, ``layout``); ``"table"``: a given ``(n_positions, k)`` table (e.g. MDS),
-        lifted to width ``d`` when ``k < d``.
-    sigma : float
-        Standard deviation of the normal initialisation (0.02 as BERT/GPT-2, or 1).
+        $P_{ij} \sim \mathcal N(0, \sigma^2)$, the sinusoidal table, or a given ``(n_positions, k)``
+        table lifted to width ``d``.
     """
 
     name = "learned"
@@ -176,13 +153,8 @@ class LearnedPositional(AbsolutePositional):
     def extended(self, n: int, method: str = "reuse_last", seed: int | None = None) -> "LearnedPositional":
         r"""A copy with ``n > N_max`` rows, past the wall by a heuristic.
 
-        ``"reuse_last"``: $p_i = p_{N-1}$ for $i \ge N$. ``"interpolate"``: the table
-        resampled linearly onto ``n`` points, $p'_i = P(i (N-1)/(n-1))$. ``"new_rows"``: new
-        rows drawn from $\mathcal N(0, \sigma^2)$, to be fine-tuned.
-
-        Returns
-        -------
-        LearnedPositional with ``max_positions = n``.
+        ``"reuse_last"`` repeats the last row, ``"interpolate"`` resamples the table linearly onto ``n``
+        points, ``"new_rows"`` draws new rows from $\mathcal N(0, \sigma^2)$ to be fine-tuned.
         """
         if method not in EXTRAPOLATION_METHODS:
             raise ValueError(f"unknown extrapolation method {method!r}; valid methods are {', '.join(EXTRAPOLATION_METHODS)}")
@@ -210,12 +182,7 @@ class LearnedPositional(AbsolutePositional):
 
 
 class SinusoidalPositional(AbsolutePositional):
-    r"""The sinusoidal table of Vaswani et al., fixed (no wall) or trainable (a table of ``n_positions``).
-
-    Fixed tables are computed for any length on demand, so ``max_positions`` is ``None``.
-    A trainable one starts from the formula and becomes a learned table with an N_max wall.
-    ``scale`` multiplies the table (distances scale with it).
-    """
+    r"""The sinusoidal table of Vaswani et al., fixed (grown on demand, no wall) or trainable (with a wall)."""
 
     name = "sinusoidal"
 
@@ -247,9 +214,7 @@ class SinusoidalPositional(AbsolutePositional):
 
 
 class MDSPositional(AbsolutePositional):
-    r"""Algorithm 1's encoding: a given ``(n, k)`` table $P_{MDS} = U_k \Lambda_k^{1/2}$
-    (from :func:`posgeom.geometry.classical_mds`) lifted to width ``d`` by orthonormal columns
-    (:func:`posgeom.geometry.lift`, distances unchanged); fixed or trainable."""
+    r"""Algorithm 1's table $P_{MDS} = U_k \Lambda_k^{1/2}$, lifted to width ``d`` isometrically; fixed or trainable."""
 
     name = "mds"
 
@@ -276,11 +241,8 @@ class LowRankPositional(AbsolutePositional):
     r"""The minimal parametrisation of Remark 8: $P = A C^\top$, $A \in \mathbb R^{n\times r}$,
     $C \in \mathbb R^{d \times r}$ — $r (n + d)$ parameters instead of $n d$.
 
-    Initialisation: ``init="normal"`` draws $A, C \sim \mathcal N(0, s^2)$ with
-    $s = (\sigma^2 / r)^{1/4}$, so entries of ``P`` have variance $r s^4 = \sigma^2$;
-    ``init="table"`` starts from the best rank-``r`` factors of a given ``(n, k)`` embedding or ``(n, n)``
-    distance matrix (:func:`posgeom.geometry.low_rank_factors`: $A$ the rank-``r`` classical MDS,
-    $C$ orthonormal columns), so $A C^\top$ has the distances of the rank-``r`` MDS.
+    ``init="table"`` starts from the rank-``r`` MDS factors of a given ``(n, k)`` embedding or ``(n, n)``
+    distance matrix (:func:`posgeom.geometry.low_rank_factors`).
     """
 
     name = "lowrank"
@@ -329,9 +291,7 @@ class RotaryPositional(PositionalEncoding):
 
     .. math:: (x_a, x_b) \mapsto (x_a \cos i\theta_k - x_b \sin i\theta_k,\; x_a \sin i\theta_k + x_b \cos i\theta_k)
 
-    ``layout="interleaved"`` pairs coordinates ``(2k, 2k+1)`` (the paper, GPT-J);
-    ``layout="half"`` pairs ``(k, k + d_head/2)`` (GPT-NeoX, LLaMA in Hugging Face).
-    No N_max wall.
+    ``layout="interleaved"`` pairs coordinates ``(2k, 2k+1)``; ``"half"`` pairs ``(k, k + d_head/2)`` (LLaMA).
     """
 
     name = "rope"
@@ -386,8 +346,7 @@ class RotaryPositional(PositionalEncoding):
 
 
 class ALiBiPositional(PositionalEncoding):
-    r"""ALiBi (Press et al. 2022): the logits of head ``h`` get $-m_h |i - j|$ (symmetric, as an
-    encoder needs), slopes from :func:`posgeom.encodings.alibi_slopes`. No N_max wall."""
+    r"""ALiBi (Press et al. 2022): the logits of head ``h`` get the symmetric bias $-m_h |i - j|$."""
 
     name = "alibi"
     kind = "bias"
@@ -411,7 +370,7 @@ class ALiBiPositional(PositionalEncoding):
 
 
 class NoPositional(PositionalEncoding):
-    """NoPE: no positional signal. Its distance matrix is all zeros (every position looks the same)."""
+    """NoPE: no positional signal (a zero distance matrix)."""
 
     name = "none"
     kind = "none"
@@ -449,15 +408,9 @@ def build_positional(name: str, *, n_positions: int, d_model: int, n_heads: int,
     name : str
         One of :data:`POSITIONAL`.
     n_positions : int
-        ``N_max`` for tables (the model's maximum length).
-    d_model, n_heads : int
-        Width and number of heads (RoPE gets ``d_head = d_model / n_heads``).
+        ``N_max`` for tables.
     **options
-        The encoding's own options (see its class), e.g. ``sigma=1.0`` for ``"learned"``.
-
-    Returns
-    -------
-    PositionalEncoding
+        The encoding's own options (see its class).
     """
     if name not in POSITIONAL:
         raise ValueError(f"unknown positional encoding {name!r}; valid encodings are {', '.join(POSITIONAL)}")

@@ -1,6 +1,4 @@
-r"""Precision and memory on the training device: bf16 autocast on CUDA, and out-of-memory errors that
-say what to try next.
-"""
+r"""Precision and memory on the training device: bf16 autocast on CUDA, and out-of-memory advice."""
 
 from __future__ import annotations
 

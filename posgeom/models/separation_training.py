@@ -1,10 +1,7 @@
 r"""Learned tables trained from scratch while their separation is recorded (Theorem 4 of the paper).
 
-:func:`train_separation` trains a learned table once per seed and records, along training
-(:class:`posgeom.models.callbacks.PositionGeometry`), $\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$
-raw and divided by the median pairwise distance (:func:`posgeom.geometry.separation`);
-:func:`summarise_separation` gives the spread of those records over seeds. The data of a run come as a
-:class:`SeparationData` (built by :func:`posgeom.experiments.separation.separation_data`).
+The separation $\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$ is recorded raw and over the median
+pairwise distance.
 """
 
 from __future__ import annotations
@@ -25,20 +22,16 @@ __all__ = ["SeparationData", "SeparationRuns", "train_separation", "summarise_se
 
 @dataclass(frozen=True)
 class SeparationData:
-    """The training and held-out data of one separation run
-    (:func:`posgeom.experiments.separation.separation_data`).
+    """The training and held-out data of one separation run.
 
     Attributes
     ----------
     train, held : dict
         ``input_ids`` LongTensor (N, n), and ``attention_mask`` (real corpora) or ``labels`` (bag task).
-    vocab_size : int
     special_ids : tuple of int
         Ids never masked.
-    n_positions : int
     facts : dict
-        What the chapter reports about the data: the entropy references and the largest Hellinger
-        distance between marginals (synthetic), reach, sizes and token provenance (real).
+        What the chapter reports about the data.
     """
 
     train: dict
@@ -59,12 +52,11 @@ class SeparationRuns:
     separation, separation_normalized, median_distance, order_spearman : ndarray of shape (n_seeds, T)
     loss : ndarray of shape (n_seeds, steps)
     evals : list of dict
-        :func:`posgeom.models.training.evaluate` on the held-out data, per seed.
+        Held-out loss and accuracy per seed.
     masked_loss : list of float
         :func:`posgeom.models.evaluation.masked_position_loss` per seed (MLM), else empty.
     final_distances : ndarray of shape (n_seeds, n, n)
-        The trained table's distances between positions at the end of each seed's run (which pairs stay
-        apart, beyond the minimum).
+        The trained table's distances at the end of each seed's run.
     """
 
     step: np.ndarray
@@ -84,27 +76,16 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
                      padding: str = "full") -> SeparationRuns:
     r"""Train a learned table from scratch once per seed, recording its separation along training.
 
-    ``init="normal"``: rows $\mathcal N(0, 0.02^2)$; ``"tied"``: every row 0. The callback
-    :class:`posgeom.models.callbacks.PositionGeometry` records the raw and normalised separation, the
-    median distance and Spearman's $\rho$ between the table's distances and $|i - j|$.
-
     Parameters
     ----------
     data : SeparationData
     task : {"mlm", "bag"}
     init : {"normal", "tied"}
-    weight_decay : float
-    seeds : sequence of int
+        Rows $\mathcal N(0, 0.02^2)$, or every row 0.
     shape : dict
-        The encoder's shape (``d_model``, ``n_layers``, ``n_heads``, ``d_ff``; :func:`~posgeom.models.tasks.tiny_encoder_config`).
-    steps, batch_size : int
-    lr : float
+        Keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
     every : int
         The table's geometry is recorded every ``every`` steps.
-
-    Returns
-    -------
-    SeparationRuns
     """
     from .callbacks import PositionGeometry
     from .encoder import build_model
@@ -152,8 +133,7 @@ def _spread(x) -> dict:
 
 
 def summarise_separation(runs: SeparationRuns) -> dict:
-    """The stored summary of :class:`SeparationRuns`: final, initial and peak separation over seeds, the
-    held-out loss and accuracy, and the masked-position loss (``None`` when not MLM)."""
+    """The stored summary of :class:`SeparationRuns`: spreads over seeds of separation, loss and accuracy."""
     S, SN, MED, RHO = runs.separation, runs.separation_normalized, runs.median_distance, runs.order_spearman
     return dict(
         final=dict(raw=_spread(S[:, -1]), normalized=_spread(SN[:, -1]), median=_spread(MED[:, -1]),

@@ -1,11 +1,8 @@
-r"""Training studies of a learned position table on the order task (chapters "Learned tables" and "Where
-learned tables fail"): each a loop over variants and seeds of the small encoder of :mod:`posgeom.models.tasks`.
+r"""Training studies of a learned position table on the order task, each a loop over variants and seeds.
 
-* :func:`train_init_study` — initialisations of the table (:data:`INITS`) and dropout on the embedding sum:
-  convergence speed, final loss, held-out accuracy, the table's geometry before and after (S7–S9);
-* :func:`train_dropout_study` — dropout where the model can overfit (few sequences, many passes; S9);
-* :func:`tails_study` — tables trained where most sequences are short: the rows of the tail, reached by few
-  sequences, move little (S4).
+Initialisations and embedding dropout (:func:`train_init_study`, S7–S9), dropout where the model can overfit
+(:func:`train_dropout_study`, S9), and tables trained where most sequences are short (:func:`tails_study`, S4).
+``shape`` is always the keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`.
 """
 
 from __future__ import annotations
@@ -61,8 +58,7 @@ class InitRun:
 
 @dataclass(frozen=True)
 class InitStudy:
-    """What :func:`train_init_study` returns: the runs, and per variant and seed the loss curves (variants,
-    seeds, steps) and the tables before and after training (variants, seeds, n, d)."""
+    """The runs, the loss curves (variants, seeds, steps) and the tables before and after (variants, seeds, n, d)."""
 
     runs: list
     losses: np.ndarray
@@ -75,26 +71,16 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
                      loss_threshold: float, smooth: int, device: str = "cpu") -> InitStudy:
     """Train a small encoder with a learned table once per (initialisation, dropout) variant and seed.
 
-    ``geom`` is :func:`posgeom.models.tasks.order_population_geometry` of the task (its ``"mds"`` table
-    initialises the ``"mds"`` variant, its ``"D"`` scores the tables).
-
     Parameters
     ----------
     variants : sequence of (str, float)
         ``(init, dropout)`` pairs, ``init`` a name of :data:`INITS`.
-    seeds : sequence of int
-    shape : dict
-        The encoder's shape (keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`).
+    geom : dict
+        :func:`posgeom.models.tasks.order_population_geometry` of the task.
     steps, batch_size, lr, weight_decay, warmup_ratio
-        AdamW training (:func:`~posgeom.models.tasks.train_order_model`).
-    loss_threshold : float
-        Convergence speed: the first step whose running-mean loss (over ``smooth`` steps) falls below it.
-    smooth : int
-        Also the number of last steps whose mean is the final loss.
-
-    Returns
-    -------
-    InitStudy
+        As :func:`~posgeom.models.tasks.train_order_model`.
+    loss_threshold, smooth
+        Convergence: the first step whose running-mean loss over ``smooth`` steps falls below the threshold.
     """
     from .encoder import build_model
 
@@ -154,24 +140,17 @@ def train_dropout_study(order: dict, shape: dict, training: dict, dropouts, seed
                         device: str = "cpu") -> list[DropoutRun]:
     """Train the learned-table encoder once per dropout rate and seed on the small training set.
 
-    Training sequences are drawn from ``data_seed``, held-out ones from ``data_seed + 1000``; the losses
-    and accuracies are measured in evaluation mode (dropout off).
-
     Parameters
     ----------
     order : dict
         The order task: ``n_positions``, ``vocab_size``, ``n_train``, ``n_eval``, ``min_length``, ``kind``.
-    shape : dict
-        The encoder's shape (keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`).
     training : dict
-        ``steps``, ``batch_size``, ``lr``, ``weight_decay``, ``warmup_ratio`` and ``threads`` (torch's CPU
-        threads on ``"cpu"``).
-    dropouts : sequence of float
-    seeds : sequence of int
+        ``steps``, ``batch_size``, ``lr``, ``weight_decay``, ``warmup_ratio`` and ``threads``.
 
     Returns
     -------
-    list of DropoutRun, dropout-major.
+    list of DropoutRun
+        Dropout-major.
     """
     o, t = order, training
     task = dict(kind=o["kind"], min_length=o["min_length"])
@@ -254,12 +233,7 @@ def tails_study(options: dict, shape: dict, seeds, *, data_seed: int = 0, device
     Parameters
     ----------
     options : dict
-        The order task (``n_positions``, ``vocab_size``, ``n_train``, ``n_eval``, ``short_fraction``,
-        ``min_length``, ``kind``) and ``train``, a dict of ``steps``, ``batch_size``, ``lr``, ``weight_decay``,
-        ``warmup_ratio``.
-    shape : dict
-        The encoder's shape (keywords of :func:`~posgeom.models.tasks.tiny_encoder_config`).
-    seeds : sequence of int
+        The order task (with ``short_fraction``) and ``train``, the training settings.
 
     Returns
     -------

@@ -1,10 +1,8 @@
-r"""The small models of the chapters on learned tables and their task: the order task as model inputs,
-a tiny encoder, its training (a classifier on the order task, a masked LM on token windows) and evaluation,
-and the position table of a trained model (read, or extended past its wall).
+r"""The small models of the chapters on learned tables: the order task as model inputs, a tiny encoder,
+its training and evaluation, and the position table of a trained model (read, or extended past its wall).
 
-The order task (:func:`posgeom.corpora.synthetic.order_task`): which of two markers comes first. Its
-population geometry (:func:`order_population_geometry`) is known exactly, so a table trained on it can
-be compared with the table Algorithm 1 would give.
+The order task (which of two markers comes first) has an exactly known population geometry, so a table
+trained on it can be compared with the table Algorithm 1 would give.
 """
 
 from __future__ import annotations
@@ -32,8 +30,7 @@ __all__ = [
 class OrderTaskData:
     """The balanced order task of :func:`posgeom.corpora.synthetic.order_task` as model inputs.
 
-    Token ``w`` of the corpus becomes id ``w + 1`` (``w + 2`` when id 1 is ``[CLS]``); padding
-    (``PAD = -1``) becomes id 0, the model's ``pad_token_id``, with attention mask 0.
+    Token ``w`` becomes id ``w + 1`` (``w + 2`` when id 1 is ``[CLS]``); padding becomes id 0, mask 0.
 
     Attributes
     ----------
@@ -43,7 +40,7 @@ class OrderTaskData:
     marker_positions : ndarray of shape (N, 2), int64
         Columns of ``input_ids`` holding markers A and B.
     vocab_size : int
-        The model's vocabulary: corpus vocabulary + 1 (the padding id), + 2 with ``[CLS]``.
+        The model's vocabulary.
     """
 
     data: object
@@ -68,27 +65,18 @@ def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind
     n_sequences : int
         Even (sequences come in reversed pairs).
     n_positions : int
-        Longest sequence $n$; lengths are uniform on ``[min_length, n]``.
+        Longest sequence $n$; lengths are uniform on ``[min_length, n]`` (``None``: all of length ``n``).
     vocab_size : int
         Corpus vocabulary $v$ (markers are ``v - 2`` and ``v - 1``).
     kind : {"marker_order", "marker_position"}
-    min_length : int, optional
-        Shortest sequence (default 2; ``None``: every sequence has length ``n``).
-    seed : int
     short_fraction : float in (0, 1), optional
-        When given, that fraction of the sequences has a length uniform on ``[min_length, n/2 - 1]`` and
-        the rest uniform on ``[n/2, n]`` (each part balanced on its own).
+        That fraction of the sequences is shorter than ``n/2``, the rest at least ``n/2`` long.
     width : int, optional
         Columns of the arrays (default ``n_positions``; larger pads on the right).
     cls_token : bool
-        Prepend ``[CLS]`` (id 1) to every sequence (the arrays then have ``width + 1`` columns).
+        Prepend ``[CLS]`` (id 1) to every sequence (``width + 1`` columns).
     reserve_cls : bool
-        Keep id 1 for ``[CLS]`` even when it is not prepended (the same ids with and without it).
-        With either, token ``w`` becomes id ``w + 2``.
-
-    Returns
-    -------
-    OrderTaskData
+        Keep id 1 for ``[CLS]`` even when it is not prepended.
     """
     from ..corpora.synthetic import PAD
     from .batches import TokenData
@@ -137,12 +125,14 @@ def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind
 
 def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = "marker_order",
                               min_length: int | None = 2, rank_tol: float = 1e-6) -> dict[str, np.ndarray]:
-    r"""The order task's exact positional geometry: Hellinger distances of its population marginals and
-    their classical MDS (Algorithm 1) at the rank where eigenvalues exceed ``rank_tol`` $\lambda_1$.
+    r"""The order task's exact geometry: Hellinger distances of its marginals and their classical MDS.
+
+    The MDS keeps the eigenvalues above ``rank_tol`` $\lambda_1$.
 
     Returns
     -------
-    dict with ``D`` (n, n) and ``mds`` (n, r).
+    dict
+        ``D`` (n, n) and ``mds`` (n, r).
     """
     from .. import geometry as geo
     from ..corpora.synthetic import population_marginals
@@ -161,16 +151,7 @@ def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = 
 def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learned", position_options=None,
                         d_model: int = 32, n_layers: int = 2, n_heads: int = 2, d_ff: int = 64, causal: bool = False,
                         init_std: float = 0.02, pooling: str = "mean"):
-    """The :class:`posgeom.models.encoder.EncoderConfig` of the chapters' small models.
-
-    No dropout anywhere (it is added on the embedding sum only, where a study asks for it), mean pooling
-    by default (the order task has no ``[CLS]`` token), padding id 0, no token types, two labels;
-    ``causal`` masks attention to earlier positions, ``init_std`` is the standard deviation of the weights.
-
-    Returns
-    -------
-    EncoderConfig
-    """
+    """The ``EncoderConfig`` of the chapters' small models: no dropout, padding id 0, no token types, two labels."""
     from .encoder import get_config
 
     return get_config(
@@ -182,24 +163,13 @@ def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learn
 
 
 def learned_table_config(*, vocab_size: int, max_len: int, sigma: float = 0.02, **shape):
-    r""":func:`tiny_encoder_config` with a learned table whose rows start $\mathcal N(0, \sigma^2)$ (BERT's
-    0.02 by default); ``shape`` holds the other keywords of :func:`tiny_encoder_config` (``d_model``...).
-
-    Returns
-    -------
-    EncoderConfig
-    """
+    r""":func:`tiny_encoder_config` with a learned table whose rows start $\mathcal N(0, \sigma^2)$."""
     return tiny_encoder_config(vocab_size=vocab_size, max_len=max_len, position="learned",
                                position_options={"init": "normal", "sigma": sigma}, **shape)
 
 
 def set_embedding_dropout(model, p: float):
-    r"""Put dropout with rate ``p`` on the embedding sum only,
-    $h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))$.
-
-    The encoder's ``dropout`` option drops out inside every block too; this sets the embedding one alone.
-    Returns the model.
-    """
+    r"""Put dropout on the embedding sum only, $h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))$; the model."""
     from torch import nn
 
     if not 0 <= p < 1:
@@ -217,19 +187,18 @@ def train_order_model(train_data, *, config, steps: int, batch_size: int, lr: fl
     ----------
     train_data : TokenData
     config : EncoderConfig
-        Used when ``model`` is None (the model is built with ``seed``).
+        Used when ``model`` is None.
     steps, batch_size, lr, weight_decay, warmup_ratio, seed, device
         As :class:`posgeom.models.training.TrainConfig`.
     embedding_dropout : float
-        Dropout on the embedding sum (:func:`set_embedding_dropout`).
+        Dropout on the embedding sum.
     model : nn.Module, optional
-        Continue training this model (a fine-tune) instead of building one.
+        Continue training this model instead of building one.
 
     Returns
     -------
     model : EncoderForSequenceClassification
     result : posgeom.models.training.TrainResult
-        ``losses`` (steps,).
     """
     from .encoder import build_model
     from .training import TrainConfig, train
@@ -251,13 +220,11 @@ def train_mlm_model(windows: np.ndarray, *, config=None, model=None, steps: int,
     Parameters
     ----------
     windows : ndarray of shape (N, m)
-        Token ids, e.g. of an :class:`posgeom.corpora.mlm_windows.IMDBWindows` vocabulary.
-    config : EncoderConfig, used when ``model`` is None.
-    steps, batch_size, lr, weight_decay, warmup_ratio, seed, device
+        Token ids.
+    config : EncoderConfig
+        Used when ``model`` is None.
+    steps, batch_size, lr, weight_decay, warmup_ratio, seed, device, mask_token_id, special_token_ids
         As :class:`posgeom.models.training.TrainConfig`.
-    mask_token_id : int
-    special_token_ids : sequence of int
-        Ids never masked (``IMDBWindows.MASK`` and ``IMDBWindows.SPECIAL`` for IMDB windows).
 
     Returns
     -------
@@ -278,12 +245,7 @@ def train_mlm_model(windows: np.ndarray, *, config=None, model=None, steps: int,
 
 
 def evaluate_order_model(model, data, batch_size: int = 256) -> dict[str, float]:
-    """Loss and accuracy of a classifier on order-task data (:func:`posgeom.models.training.evaluate`).
-
-    Returns
-    -------
-    dict with ``loss``, ``accuracy``, ``n``.
-    """
+    """Loss, accuracy and ``n`` of a classifier on order-task data (:func:`posgeom.models.training.evaluate`)."""
     from .training import TrainConfig, evaluate
 
     config = TrainConfig(task="classification", device="cpu", progress=False)
@@ -299,7 +261,8 @@ def steps_to_threshold(losses, threshold: float, smooth: int = 20) -> int | None
 
     Returns
     -------
-    int (1-based step count) or None when the running mean never gets there.
+    int or None
+        The 1-based step, or None when the running mean never gets there.
     """
     x = np.asarray(losses, dtype=np.float64)
     if x.ndim != 1 or x.size == 0:
@@ -315,13 +278,7 @@ def steps_to_threshold(losses, threshold: float, smooth: int = 20) -> int | None
 
 
 def position_table_of(model) -> np.ndarray:
-    """The position table of a posgeom model with an absolute encoding.
-
-    Returns
-    -------
-    P : ndarray of shape (N_max, d), float64
-        A copy on the CPU.
-    """
+    """The position table of a posgeom model with an absolute encoding, as a CPU copy of shape (N_max, d)."""
     import torch
 
     with torch.no_grad():
@@ -333,9 +290,8 @@ def extend_model(model, n: int, method: str, *, seed: int = 0):
 
     Parameters
     ----------
-    model : a posgeom encoder model with a ``"learned"`` positional table of ``N_max < n`` rows.
-    n : int
-        New number of rows.
+    model : nn.Module
+        A posgeom encoder with a ``"learned"`` positional table of ``N_max < n`` rows.
     method : {"reuse_last", "interpolate", "new_rows"}
         See :meth:`posgeom.models.positional.LearnedPositional.extended`.
     seed : int
@@ -343,7 +299,8 @@ def extend_model(model, n: int, method: str, *, seed: int = 0):
 
     Returns
     -------
-    A deep copy with ``config.max_len = n``; the original model is unchanged.
+    nn.Module
+        A deep copy with ``config.max_len = n``.
     """
     from .positional import LearnedPositional
 
@@ -361,10 +318,7 @@ def extend_model(model, n: int, method: str, *, seed: int = 0):
 
 
 def bag_labels(tokens, vocab_size: int) -> np.ndarray:
-    r"""An order-insensitive label: 1 iff the sequence holds at least as many tokens from the lower half of
-    the vocabulary (ids below $v/2$) as the median sequence.
-
-    The label is a function of the bag of tokens, so a model that ignores order can reach the optimum.
+    r"""An order-insensitive label: 1 iff the sequence has at least the median count of ids below $v/2$.
 
     Parameters
     ----------
@@ -394,8 +348,9 @@ def marker_split_accuracy(model, task, boundary: int, both_from: int | None = No
 
     Returns
     -------
-    dict with ``loss`` (mean cross-entropy) and ``accuracy`` over all sequences, ``head``, ``tail`` and
-    ``both`` accuracies (NaN where no sequence falls) and ``n_head``, ``n_tail``, ``n_both``.
+    dict
+        ``loss`` and ``accuracy`` overall, ``head``, ``tail``, ``both`` accuracies (NaN when empty) and
+        their counts ``n_head``, ``n_tail``, ``n_both``.
     """
     import torch
     import torch.nn.functional as F
@@ -446,7 +401,6 @@ class OrderTaskOutcome:
     curves : dict of str to ndarray of shape (n_seeds, n_evals)
         Test accuracy along training, keyed by :func:`model_label`.
     steps : ndarray of shape (n_evals,)
-    n_test, seq_len : int
     """
 
     rows: list
@@ -462,8 +416,7 @@ def model_label(position: str, causal: bool) -> str:
 
 
 def order_task_tensors(n_sequences: int, n_positions: int, vocab_size: int, *, seed: int, cls_token: bool = True):
-    """The order-only task (:func:`order_task_data`, every sequence of length
-    ``n_positions``, ids shifted by 2: 0 padding, 1 ``[CLS]``, prepended with ``cls_token``) as tensors.
+    """The order-only task (every sequence of length ``n_positions``, id 1 for ``[CLS]``) as tensors.
 
     Returns
     -------
@@ -484,26 +437,16 @@ def train_order_task(models, seeds, *, n_positions: int, vocab_size: int, n_trai
                      threads: int | None = 1, progress: bool = True) -> OrderTaskOutcome:
     r"""Train each model on the order-only task once per seed; test accuracy along training.
 
-    Training data are drawn from ``data_seed``, test data from ``data_seed + 10000``; model ``seed``
-    initialises the weights and orders the batches.
+    Test data are drawn from ``data_seed + 10000``.
 
     Parameters
     ----------
     models : sequence of (str, bool)
         ``(encoding, causal)`` pairs.
-    seeds : sequence of int
-    n_positions, vocab_size, n_train, n_test : int
-        The task (:func:`order_task_tensors`): content positions, vocabulary, training and test sequences.
     shape : dict
-        The encoder's shape (keywords of :func:`tiny_encoder_config`).
+        Keywords of :func:`tiny_encoder_config`.
     steps, batch_size, lr, weight_decay, schedule
-        AdamW training (:class:`posgeom.models.training.TrainConfig`).
-    eval_every : int
-        Test accuracy every ``eval_every`` steps (:class:`posgeom.models.callbacks.AccuracyCurve`).
-
-    Returns
-    -------
-    OrderTaskOutcome
+        As :class:`posgeom.models.training.TrainConfig`.
     """
     from ..progress import tqdm
     from .callbacks import AccuracyCurve

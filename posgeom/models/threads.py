@@ -1,8 +1,4 @@
-"""``torch_threads``: run a block with a given number of CPU threads, then restore the setting.
-
-The models of the ``quick`` scale are so small that one thread is faster than two: the work of
-each operation is too little to share, and the threads then only wait for each other.
-"""
+"""``torch_threads``: run a block with a given number of CPU threads (the ``quick`` models run fastest on one)."""
 
 from __future__ import annotations
 

@@ -1,33 +1,12 @@
 r"""Training loop: masked language modelling and sequence classification, resumable and reproducible.
 
-**MLM** (Devlin et al. 2019): BERT's 80/10/10 masking of 15 % of the tokens
-(:func:`posgeom.models.batches.mask_tokens`); the loss is the cross-entropy at the selected positions
-only, $\mathcal L = -\frac{1}{|S|}\sum_{i \in S} \log p_\theta(x_i \mid \tilde x)$.
-
-**Classification**: cross-entropy of the label given the pooled sequence.
-
-**Optimiser**: AdamW with BERT's weight-decay groups and a linear warm-up then linear decay
-(:mod:`posgeom.models.optim`), and gradient clipping $g \leftarrow g \min(1, c / \|g\|)$.
-
-**Reproducibility.** Every source of randomness is a function of ``seed`` and the step: the order of
-each epoch and the masking of each step are seeded (:mod:`posgeom.models.batches`), and the global RNG
-(dropout) state is saved in each checkpoint. So on the CPU two runs with the same seed give identical
-numbers, and a run interrupted and resumed from its last checkpoint ends with exactly the numbers of the
-uninterrupted run (tested).
-
-**Preemption-safe.** :func:`train` saves its full state every ``checkpoint_seconds`` of training, on
-``SIGTERM`` and at a deadline (:mod:`posgeom.models.deadlines`), then raises
-:class:`~posgeom.models.deadlines.TrainingInterrupted`; the next call with the same arguments continues
-from it (:mod:`posgeom.models.checkpoints`: where states are kept, how runs are keyed, when they are removed).
-
-**Padding**: ``padding`` is one of :data:`~posgeom.models.batches.PADDINGS` (see :mod:`posgeom.models.batches`).
-
-**CUDA**: bf16 autocast and the fused AdamW kernel (``precision="auto"``, ``fused=None`` pick them
-on CUDA only); ``compile=True`` runs the model through ``torch.compile``. Running out of memory
-raises :class:`TrainingOOMError` naming the batch size to try.
-
-**Several processes** (``torchrun``): DistributedDataParallel on shards of every global batch, with the
-numbers of one process (:mod:`posgeom.models.distributed`).
+MLM (Devlin et al. 2019) uses BERT's 80/10/10 masking of 15 % of the tokens, with the loss at the selected
+positions only, $\mathcal L = -\frac{1}{|S|}\sum_{i \in S} \log p_\theta(x_i \mid \tilde x)$; AdamW with
+BERT's weight-decay groups, linear warm-up and decay, and clipping $g \leftarrow g \min(1, c / \|g\|)$.
+All randomness is a function of ``seed`` and the step, and the RNG state is checkpointed, so a run resumed
+from its checkpoint (saved periodically, on SIGTERM and at a deadline) ends with the uninterrupted run's
+numbers (:mod:`posgeom.models.checkpoints`). On CUDA: bf16 autocast and fused AdamW; under ``torchrun``:
+DistributedDataParallel with the numbers of one process (:mod:`posgeom.models.distributed`).
 """
 
 from __future__ import annotations
@@ -64,13 +43,10 @@ SCHEDULES = ("linear", "constant")
 
 @dataclass
 class TrainConfig:
-    """Hyper-parameters of :func:`train`. Invalid values raise :class:`ValueError` at creation.
+    """Hyper-parameters of :func:`train`; invalid values raise :class:`ValueError` at creation.
 
-    ``max_steps`` wins over ``epochs`` when given. ``warmup_steps`` wins over ``warmup_ratio``.
-    ``checkpoint_dir`` None saves to the run's own folder under the results
-    (:mod:`posgeom.models.checkpoints`); the state is saved every ``checkpoint_seconds`` of training (None:
-    only every ``checkpoint_every`` steps, at a deadline and on SIGTERM). ``padding``: one of
-    :data:`~posgeom.models.batches.PADDINGS` (see :mod:`posgeom.models.batches`).
+    ``max_steps`` wins over ``epochs``, ``warmup_steps`` over ``warmup_ratio``. ``checkpoint_dir`` None saves
+    to the run's own folder; ``checkpoint_seconds`` None saves only by step count, at a deadline and on SIGTERM.
     """
 
     task: str = "mlm"
@@ -138,8 +114,7 @@ class TrainConfig:
 class TrainState:
     """What callbacks see: the model, the step just finished, the loss history and the config.
 
-    ``losses`` is filled at every ``log_every``-th step (and at checkpoints and the end), not at every
-    step, so that CUDA runs do not wait for the GPU after each step; use ``log_every=1`` to see each loss.
+    ``losses`` is filled every ``log_every`` steps only, so that CUDA runs do not sync after each step.
     """
 
     model: nn.Module
@@ -354,8 +329,7 @@ class _Run:
         return reason, due
 
     def _stop_or_save(self) -> None:
-        """Before a step: raise ``TrainingInterrupted`` (state saved) when it is time to stop, or save when a
-        timed save is due."""
+        """Before a step: raise ``TrainingInterrupted`` (state saved) if it is time to stop, or save if due."""
         reason, due = self._should_stop()
         state = self.state
         if reason is not None:
@@ -370,7 +344,7 @@ class _Run:
     # -- steps --------------------------------------------------------------------------------
 
     def _rows(self) -> torch.Tensor:
-        """The rows of this step's batch: position ``i`` in the order of epoch ``e``, ``(e, i) = divmod(step, S)``."""
+        """The rows of this step's batch: ``(epoch, i) = divmod(step, steps_per_epoch)``."""
         config, plan = self.config, self.plan
         epoch, i = divmod(self.state.step, plan.steps_per_epoch)
         if epoch != self.epoch_of:
@@ -460,8 +434,7 @@ class _Run:
         return runtime
 
     def keep_or_remove_state(self) -> None:
-        """An explicit folder keeps the final state (as before); the run's own folder only while a deadline
-        is set, so that an experiment training several models skips the finished ones when called again."""
+        """Keep the final state in an explicit folder or under a deadline (finished models are skipped on rerun)."""
         plan = self.plan
         if plan.explicit or current_deadline() is not None:
             if self.saved_step != self.state.step:
@@ -485,8 +458,7 @@ class _Run:
 
 def train(model: nn.Module, data, config: TrainConfig | None = None, *, callbacks: Iterable = (),
           eval_data=None) -> TrainResult:
-    """Train ``model`` (an :class:`~posgeom.models.encoder.EncoderForMaskedLM` or
-    ``EncoderForSequenceClassification``) on token ids; resumable (see the module).
+    """Train a masked-LM or sequence-classification encoder on token ids; resumable.
 
     Parameters
     ----------
@@ -496,14 +468,13 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
         ``input_ids`` (N, L), optional ``attention_mask`` (N, L), ``labels`` (N,) for classification.
     config : TrainConfig
     callbacks : iterable of :class:`~posgeom.models.callbacks.Callback`
-        Called in every process when ``torch.distributed`` is initialised with several processes.
-    eval_data : like ``data``, optional — evaluated once at the end (:func:`evaluate`).
+    eval_data : like ``data``, optional
+        Evaluated once at the end (:func:`evaluate`).
 
     Returns
     -------
     TrainResult
-        Per-step losses and learning rates, final loss, runtime, tokens/s (padded positions counted),
-        all over the whole run when it was resumed.
+        Losses and learning rates, runtime and tokens/s, over the whole run when it was resumed.
 
     Raises
     ------
@@ -530,7 +501,8 @@ def evaluate(model: nn.Module, data, config: TrainConfig | None = None, batch_si
 
     Returns
     -------
-    dict with ``loss``, ``accuracy`` and ``n`` (examples, or masked tokens for MLM).
+    dict
+        ``loss``, ``accuracy`` and ``n`` (examples, or masked tokens for MLM).
     """
     config = config or TrainConfig()
     data = as_token_data(data)
