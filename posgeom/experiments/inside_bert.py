@@ -37,7 +37,6 @@ PAPER_PEAK_LAYER = 3
 @dataclass(frozen=True)
 class Sentences:
     """The sentences fed to the model (the target $D$ comes from the chapter "Real corpora")."""
-
     corpus: str = "sst2"
     split: str = "validation"
     max_sentences: int | None = None
@@ -52,7 +51,6 @@ class InsideBertSettings:
     ``target``: corpus options of the target geometry (empty: its defaults); ``min_reach``: kept positions are
     reached by at least that many sentences; ``map_positions``: the window of the attention maps.
     """
-
     sentences: Sentences = field(default_factory=Sentences)
     target: dict = field(default_factory=dict)
     min_reach: int = 50

@@ -31,7 +31,6 @@ class NTKRegime:
     ``output_scale`` is lazy training's $\alpha$: logits $\alpha\,(f_\theta(x) - f_{\theta_0}(x))$, the loss
     divided by $\alpha^2$, so the function moves as at $\alpha = 1$ while the parameters move $\alpha$ times less.
     """
-
     d_model: int
     n_layers: int
     n_heads: int
@@ -45,7 +44,6 @@ class NTKRegime:
 @dataclass(frozen=True)
 class NTKOptions:
     """The NTK experiment: data, SGD schedule, seeds and the three regimes."""
-
     corpus: str = "sst2"
     n_positions: int = 16
     # a training set the lazy classifier can fit: its loss must end well below ln 2 for C11 to be tested

@@ -44,7 +44,6 @@ INITS = ("normal", "tied")
 @dataclass(frozen=True)
 class SyntheticCorpus:
     """A synthetic MLM corpus: positions, vocabulary, training and held-out sequences."""
-
     n_positions: int = 24
     vocab_size: int = 48
     n_sequences: int = 4096
@@ -54,7 +53,6 @@ class SyntheticCorpus:
 @dataclass(frozen=True)
 class RealCorpus:
     """A real corpus for MLM from scratch: positions, training sequences (None: all but the held-out), held-out."""
-
     n_positions: int
     n_sequences: int | None
     n_eval: int
@@ -63,7 +61,6 @@ class RealCorpus:
 @dataclass(frozen=True)
 class RealCorpora:
     """The options of SST-2 and IMDB."""
-
     sst2: RealCorpus = RealCorpus(n_positions=24, n_sequences=8192, n_eval=1024)
     imdb: RealCorpus = RealCorpus(n_positions=64, n_sequences=2048, n_eval=512)
 
@@ -71,7 +68,6 @@ class RealCorpora:
 @dataclass(frozen=True)
 class GapOptions:
     """The factorisation check: SST-2 split, positions, attention layer (from 0), least reach of a position."""
-
     split: str = "validation"
     n_positions: int = 32
     layer: int = 0
@@ -85,7 +81,6 @@ class SeparationSettings:
     ``headline_seeds`` are those of the headline runs (drift and SST-2 from a random start): at least 5, so that
     their interval means something.
     """
-
     model: ModelShape = field(default_factory=ModelShape)
     synthetic: SyntheticCorpus = field(default_factory=SyntheticCorpus)
     real: RealCorpora = field(default_factory=RealCorpora)
@@ -263,7 +258,6 @@ class Setup(Enum):
     ``label`` is the name the stored results carry (``"tied <label>"``, ``"decay <label>"``, the keys of
     ``separation.converged``'s values).
     """
-
     HOLD = ("conditions hold", "drift", "mlm")
     STATIONARY = ("stationary corpus", "stationary", "mlm")
     CONTROL = ("order-insensitive loss", "drift", "bag")

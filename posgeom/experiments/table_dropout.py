@@ -23,7 +23,6 @@ __all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", 
 @dataclass(frozen=True)
 class DropoutStudySettings:
     """The S9 study (defaults: ``quick``): a small training set, long training, no weight decay."""
-
     order: OrderTask = OrderTask(n_train=128, n_eval=1000)
     model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
     train: TableTraining = TableTraining(steps=400, weight_decay=0.0)
@@ -47,7 +46,7 @@ def dropout_runs(result: Result) -> list[DropoutRun]:
 
 
 def dropout_effect(runs, rate: float, *, field_name: str = "eval_loss", level: float = 0.95) -> SeedInterval:
-    """The per-seed difference of ``field_name`` between dropout ``rate`` and none, with its interval (< 0: dropout helps)."""
+    """Per-seed difference of ``field_name`` between dropout ``rate`` and none, with its interval (< 0: dropout helps)."""
     seeds = sorted({r.seed for r in runs})
     with_p = [getattr(find(runs, dropout=float(rate), seed=s), field_name) for s in seeds]
     without = [getattr(find(runs, dropout=0.0, seed=s), field_name) for s in seeds]

@@ -18,7 +18,6 @@ class BootstrapIntervals:
     ``run_stress_intervals`` and ``run_comparison_intervals`` (``at=corpus``) store them: each statistic's
     (``"<encoding>|<normalisation>"`` for a stress), and each difference's between two (``"<a>-<b>"``, with
     ``"|<normalisation>"`` for a stress)."""
-
     statistics: dict[str, Interval]
     differences: dict[str, Interval]
     n_used: int                     # the replicates that entered the intervals
@@ -28,6 +27,5 @@ class BootstrapIntervals:
 @dataclass(frozen=True)
 class StressPair:
     """An encoding's stress under the paper's normalisation and the scale-free one."""
-
     paper: float
     scale_free: float

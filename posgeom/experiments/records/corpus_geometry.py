@@ -20,7 +20,6 @@ __all__ = ["StoredSST2Geometry", "SST2View", "FamilyGeometry", "StoredSyntheticG
 class StoredSST2Geometry:
     """A stored ``run_sst2_geometry``, typed: the sequences counted, the mean distance from position 0, the
     rms of D and of the noise floor F, the share of pairs with D > 2F, and the arrays D, F, positions, reach."""
-
     n_sequences: int
     mean_D_from_0: float
     rms_D: float
@@ -37,7 +36,6 @@ class SST2View(StoredSST2Geometry):
     """A ``run_sst2_geometry`` result with the arrays the chapter draws besides D, F, positions and reach: the most
     frequent tokens (``top_strings``) with their probability at each position (``top_probs``, positions × tokens),
     and the rms distance, rms floor and share of pairs resolved (D > 2F) for each number of phrases (``sizes``)."""
-
     top_strings: np.ndarray
     top_probs: np.ndarray
     sizes: np.ndarray
@@ -50,7 +48,6 @@ class SST2View(StoredSST2Geometry):
 class FamilyGeometry:
     """A synthetic family's geometry against its noise floor: the share of pairs with D > 2F, the squared
     distance above the population's against the squared floor, and the root-mean-square distance."""
-
     frac_above_2F: float
     excess_sq: float
     mean_F_sq: float
@@ -65,7 +62,6 @@ class FamilyGeometry:
 @dataclass(frozen=True)
 class StoredSyntheticGeometry:
     """A stored ``run_synthetic_geometry``, typed: each synthetic family's :class:`FamilyGeometry`."""
-
     drift: FamilyGeometry
     stationary: FamilyGeometry
     markov: FamilyGeometry
@@ -77,7 +73,6 @@ class FamilyArrays:
     """One synthetic family's arrays of a ``run_synthetic_geometry`` result (``as_record(result, FamilyArrays,
     at=family, arrays_at=family)``): its population marginals ``mu_pop`` (positions × tokens) and sample
     distances ``D``."""
-
     mu_pop: np.ndarray
     D: np.ndarray
 
@@ -88,7 +83,6 @@ class NoiseScaling:
     stationary family the mean squared distance (0 in the population) against the bootstrap, split-half and
     delta-method ((v − 1)/(2N), with its smallest expected count) floors; on the drift family the squared distance
     sampling adds, and its floor."""
-
     sizes: np.ndarray
     stationary: np.ndarray = stored("stationary_mean_sq")
     bootstrap: np.ndarray = stored("bootstrap_mean_sq")
@@ -104,7 +98,6 @@ class KindGeometry:
     """One corpus under one Hellinger convention of a stored ``run_hellinger_kinds``
     (``as_record(result, KindGeometry, at="<corpus>.<convention>")``): the largest distance, the mass MDS clips, its
     full-rank error, and each encoding's :class:`~posgeom.experiments.records.common.StressPair`."""
-
     max_D: float
     clipped_mass: float
     full_rank_max_error: float
@@ -115,7 +108,6 @@ class KindGeometry:
 class KindsSummary:
     """The Hellinger conventions compared (a stored ``run_hellinger_kinds``): geodesic over chord on SST-2, what
     MDS clips and misses, and the sinusoidal table's stresses under the chord and normalised conventions."""
-
     ratio_min_sst2: float = stored("sst2.geodesic_over_chord.min")
     ratio_max_sst2: float = stored("sst2.geodesic_over_chord.max")
     clip_geo_drift: float = stored("drift.geodesic.clipped_mass")
@@ -131,5 +123,4 @@ class KindsSummary:
 class StoredSensitivity:
     """A stored ``run_sensitivity``, typed: every preprocessing variant, one
     :class:`~posgeom.experiments.corpus_geometry.SensitivityRow` each."""
-
     variants: tuple[SensitivityRow, ...]

@@ -20,7 +20,6 @@ Scores = dict[str, dict[str, tuple[float | None, ...]]]
 class StoredExtrapolation:
     """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (loss), typed: its scores
     at every position, beyond L and (order task) with both markers at or beyond L − 1, and its checks."""
-
     methods: tuple[str, ...]
     factors: tuple                       # as stored: as text they key the scores
     L: int
@@ -53,7 +52,6 @@ class StoredExtrapolation:
 class TailCondition:
     """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities; and its share of
     long training sequences and their number."""
-
     accuracy_head: tuple[float, ...]
     accuracy_tail: tuple[float, ...]
     movement_head: tuple[float, ...]
@@ -67,7 +65,6 @@ class TailCondition:
 @dataclass(frozen=True)
 class StoredTails:
     """A stored ``run_undertrained_tails``, typed: its conditions, the tail's first position, and the arrays."""
-
     conditions: tuple[str, ...]
     boundary: int
     reach: np.ndarray

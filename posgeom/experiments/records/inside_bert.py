@@ -18,7 +18,6 @@ class LayerStress:
     reading (``peaks["<definition>_<normalisation>"]``, from 1), the mean attention maps (layers, n, n), the
     projected stress per layer (``propagated_head``: layers × heads × normalisations; ``*_pooled``: layers ×
     normalisations; ``residual``: layer inputs and output × normalisations) and the mass each kernel clipped."""
-
     model: str
     n_layers: int
     n_heads: int
@@ -43,7 +42,6 @@ class LayerStress:
 class LocalPeak:
     """One reading's local maxima (layers, from 1) and, over the redraws of the sentences, the share with a local
     maximum at layer 4 and at layer 3, and the 5–95 % range of layer 4's margin over its neighbours."""
-
     local_maxima: tuple
     share4: float = stored("share_local_peak")
     share3: float = stored("share_local_peak_3")
@@ -55,7 +53,6 @@ class LocalPeak:
 class PeakTest:
     """A stored ``run_local_peak_test``, typed: the redraws used and the local peak of the propagated and the
     residual readings (the static one does not depend on the sentences)."""
-
     n_used: int
     propagated: LocalPeak
     residual: LocalPeak

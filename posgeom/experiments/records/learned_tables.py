@@ -21,7 +21,6 @@ class TableAnalysis:
     table or a reference table, each stored at its own key): the statistics a chapter reads, and per position, lag
     or column the arrays it draws (``cos``, the n × n cosine similarity, and ``P``, the table, for the learned table
     only)."""
-
     n: int
     d: int
     neighbour_cos: float
@@ -56,7 +55,6 @@ class TableAnalysis:
 class TableStress:
     """One corpus of a stored ``learned_table_stress`` entry: the positions kept, and the stress against the corpus
     of the model's table, of the three reference tables and of MDS."""
-
     n_kept: int
     table: StressPair
     sinusoidal: StressPair
@@ -69,7 +67,6 @@ class TableStress:
 class StoredTableStress:
     """A stored ``learned_table_stress`` entry (one model), typed: its :class:`TableStress` on each corpus (None
     where it was not run)."""
-
     sst2: TableStress | None = None
     imdb: TableStress | None = None
 
@@ -79,7 +76,6 @@ class StoredInitStudy:
     """A stored ``run_init_study``, typed: its variants (initialisation and dropout rate) and seeds, every
     variant's tables before and after training (variants, seeds, n, d), its training losses (variants, seeds,
     steps), and the task's distance matrix ``D``."""
-
     variants: tuple[tuple[str, float], ...]
     seeds: tuple[int, ...]
     losses: np.ndarray
@@ -92,7 +88,6 @@ class StoredInitStudy:
 class StoredDropoutStudy:
     """A stored ``run_dropout_study``, typed: its dropout rates and seeds, the training sequences, and the times
     each is seen (``passes``)."""
-
     dropouts: tuple[float, ...]
     seeds: tuple[int, ...]
     n_train: int

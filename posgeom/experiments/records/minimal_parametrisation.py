@@ -22,7 +22,6 @@ class RankReadings:
     """A corpus's rank readings as ``run_effective_rank`` stores them, one per setting (a synthetic family's
     sample sizes; SST-2's preprocessings): by tolerance, by mass, by stress, and the cross-fitted noise-aware
     rank as text."""
-
     tol: tuple[int, ...]
     mass: tuple[int, ...]
     stress: tuple[int, ...]
@@ -32,7 +31,6 @@ class RankReadings:
 @dataclass(frozen=True)
 class FamilyRanks(RankReadings):
     """A synthetic family's readings at each sample size, and its population's rank."""
-
     sizes: tuple[int, ...]
     population: int
 
@@ -41,7 +39,6 @@ class FamilyRanks(RankReadings):
 class SST2Ranks(RankReadings):
     """SST-2's readings under each preprocessing (special tokens, min_count, positions kept), and the sequences
     counted."""
-
     special: tuple[str, ...]
     min_count: tuple[int, ...]
     n_kept: tuple[int, ...]
@@ -51,7 +48,6 @@ class SST2Ranks(RankReadings):
 @dataclass(frozen=True)
 class StoredRanks:
     """A stored ``run_effective_rank``, typed (:func:`posgeom.registry.typed.as_record`)."""
-
     drift: FamilyRanks
     stationary: FamilyRanks
     regimes: FamilyRanks
@@ -63,7 +59,6 @@ class StoredRanks:
 class CrossFitted:
     """One corpus of ``run_effective_rank`` (``at=corpus, arrays_at=setting``): the cross-fitted rank at each setting
     as text, its threshold, and the cross-fitted eigenvalues (splits × directions) of the setting read."""
-
     cross_fitted: tuple[str, ...]
     cross_fitted_threshold: tuple[float, ...]
     eigenvalues: np.ndarray = stored("cross_fitted")
@@ -72,7 +67,6 @@ class CrossFitted:
 @dataclass(frozen=True)
 class PlantedRank:
     """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
-
     estimate: int | None
     interval: tuple[int, int]
     rank: int
@@ -86,7 +80,6 @@ class PlantedRank:
 @dataclass(frozen=True)
 class StoredValidation:
     """A stored ``run_rank_validation``, typed: every planted-rank case, in the stored order."""
-
     rows: tuple[PlantedRank, ...]
 
 
@@ -94,7 +87,6 @@ class StoredValidation:
 class StressCurve:
     """One corpus of ``run_stress_vs_rank`` (``at=corpus, arrays_at=corpus``; ``corpus`` is given, not stored):
     rank-k MDS's scale-free stress (k = 1, 2, ...), each encoding's two."""
-
     corpus: str
     mds: np.ndarray = stored("scale_free")
     encodings: dict[str, StressPair]
@@ -104,7 +96,6 @@ class StressCurve:
 class C5Row:
     """One setting of ``run_c5`` (a generator at a sample size, None: its population): the rank-3 MDS's stress
     reduction against the sinusoidal table under each normalisation, and the two stresses."""
-
     generator: str
     size: int | None
     reduction_paper: float
@@ -117,7 +108,6 @@ class C5Row:
 class StoredC5:
     """A stored ``run_c5``, typed (:func:`posgeom.registry.typed.as_record`): the parameter count's n, d, r, a full
     n × d table's parameters against its rank-r factors' and the savings, and every setting."""
-
     n: int
     d: int
     r: int
@@ -131,7 +121,6 @@ class StoredC5:
 class C5Draw:
     """One setting of ``run_c5_draws``: in how many generator draws the reduction reaches 99.8 % under each
     normalisation, and each reduction over the draws (as stored: an interval, or mean and sd)."""
-
     generator: str
     size: int | None
     holds_paper: int
@@ -143,7 +132,6 @@ class C5Draw:
 @dataclass(frozen=True)
 class StoredC5Draws:
     """A stored ``run_c5_draws``, typed: the generator draws' seeds, the intervals' level, every setting."""
-
     seeds: tuple[int, ...]
     level: float
     rows: tuple[C5Draw, ...]
@@ -153,7 +141,6 @@ class StoredC5Draws:
 class EncodingAccuracy:
     """One encoding of ``run_lowrank_training`` on one task, over its seeds: accuracy and training loss (mean and
     sd), the seeds, and its trainable positional parameters (the stored order: the chapter's tables list them so)."""
-
     accuracy_mean: float
     accuracy_std: float
     loss_mean: float
@@ -166,7 +153,6 @@ class EncodingAccuracy:
 class TrainedRun:
     """One trained run of ``run_lowrank_training``: its task, encoding and seed, test accuracy, and the stress of
     its trained table against the task's geometry (None where it has none)."""
-
     task: str
     encoding: str
     seed: int
@@ -178,7 +164,6 @@ class TrainedRun:
 class StoredTraining:
     """A stored ``run_lowrank_training``, typed: per task and encoding the accuracy over seeds, the paired gap
     learned − (r = 1) on the marker-order task with its interval, and every run."""
-
     summary: dict[str, dict[str, EncodingAccuracy]]
     gap: SeedInterval = stored("gaps.synthetic.learned - lowrank r=1")
     level: float

@@ -19,7 +19,6 @@ class OrderTable:
     """A stored ``run_monotonicity_table`` of one corpus, typed: the pretrained model, MDS at the rank closest
     to the paper's violation rate, every encoding's row, and the violation rates of MDS at each rank of
     ``mds_ranks`` and of the random tables."""
-
     model: str
     closest_rank: int
     closest_violation: float
@@ -38,7 +37,6 @@ class NTKRun:
     """One stored NTK run (``run_ntk``), typed: the final values, and along training (arrays over ``step``) the
     kernel's relative change and the violation rates of the table and of its displacement. ``regime``, ``seed`` and
     ``model`` are given by the reader (the run's options and manifest)."""
-
     regime: str
     seed: int
     model: str

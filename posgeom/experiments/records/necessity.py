@@ -20,7 +20,6 @@ class StoredEquivariance:
     """A stored :func:`posgeom.experiments.necessity.run_equivariance`, typed: the gaps of each randomly initialised
     encoder keyed by its label (:func:`~posgeom.models.tasks.model_label`, in the order of the run's ``models``), and
     the machine epsilon of the dtype it was computed in (the scale of a gap that is only rounding)."""
-
     models: dict[str, EquivarianceRow]
     machine_epsilon: float
 
@@ -32,7 +31,6 @@ class StoredOrderTask:
     other label), the test sequences, the sequence length (``[CLS]`` included where prepended) and the evaluated
     training steps (n_evals,). The accuracy along training (``"<label>__curve"``) is stored beside it, one array per
     model (:func:`posgeom.chapters.theorem1_necessity.order_task_outcome` reads it)."""
-
     models: dict[str, OrderTaskRow]
     chance: float
     n_test: int

@@ -19,7 +19,6 @@ class AlgorithmSummary:
     """Algorithm 1 step by step on the drift corpus (a stored ``run_algorithm_steps``): B against J S Sᵀ J, B's
     smallest eigenvalue and numerical rank (sample and population), full-rank MDS's error, the rank-3 stresses,
     and the lift to d = 50."""
-
     B_vs_SS: float = stored("B_vs_SS_max_error")
     min_eig: float = stored("min_eigenvalue")
     full_err: float = stored("full_rank_max_error")
@@ -35,7 +34,6 @@ class AlgorithmSummary:
 class AlgorithmArrays:
     """The arrays of a stored ``run_algorithm_steps`` the chapter draws: the rank-k layout P_k (n × k), B's
     eigenvalues (sample and population, descending) and the chord Hellinger matrix D (n × n)."""
-
     P_k: np.ndarray
     eigenvalues: np.ndarray
     population_eigenvalues: np.ndarray
@@ -47,7 +45,6 @@ class StoredComparison:
     """A stored ``run_encoding_comparison``, typed: the pretrained model whose table is compared, and per corpus
     (the synthetic families, then SST-2) each encoding's stress under each normalisation (``"paper"``,
     ``"scale_free"``)."""
-
     pretrained: str
     stationary: dict[str, dict[str, float]]
     drift: dict[str, dict[str, float]]
@@ -61,7 +58,6 @@ class SmacofGain:
     """One corpus of a stored ``run_smacof_gain`` (``as_record(result, SmacofGain, at=corpus)``): per rank,
     SMACOF's relative gain over classical MDS ("paper" stress), MDS's stress under both normalisations, SMACOF's
     "paper" stress and its iterations."""
-
     ranks: tuple[int, ...]
     gain: tuple[float, ...]
     mds_paper: tuple[float, ...]
@@ -74,7 +70,6 @@ class SmacofGain:
 class ExactKind:
     """Full-rank MDS under one Hellinger distance: its largest error, the negative mass it clipped, B's smallest
     over largest eigenvalue, the negative eigenvalues beyond rounding, and B's numerical rank."""
-
     full_rank_max_error: float
     clipped_mass: float
     min_over_max_eigenvalue: float
@@ -86,7 +81,6 @@ class ExactKind:
 class ExactEmbedding:
     """One corpus of a stored ``run_exact_embedding`` (``as_record(result, ExactEmbedding, at=corpus)``): its
     positions and full-rank MDS under the chord and the geodesic distance."""
-
     n: int
     chord: ExactKind
     geodesic: ExactKind
@@ -96,7 +90,6 @@ class ExactEmbedding:
 class OneHotStresses:
     """A stored ``run_one_hot``, typed: classical MDS's, a rescaled layout's and SMACOF's "paper" stress, classical
     MDS's scale-free one, and SMACOF's iterations."""
-
     mds_stress: float
     rescaled_stress: float
     smacof_stress: float

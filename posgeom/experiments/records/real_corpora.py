@@ -19,7 +19,6 @@ class CorpusGeometry:
     """A stored ``run_corpus_geometry``, typed: the corpus, its counts, the geometry's summaries, and the arrays the
     chapters draw (``D``, its bootstrap floor ``noise``, the resolvable ``R``, reach and self-noise per position, the
     eigenvalues of B for D and for R)."""
-
     corpus: str = stored("options.corpus")
     split: str = stored("options.split")
     special: str = stored("options.special")
@@ -53,7 +52,6 @@ class CorpusGeometry:
 class NoiseAwareRank:
     """A stored ``run_noise_aware_rank``, typed: the rank in words, its interval and level, the first cross-fitted
     direction's share, the positions it rests on, the threshold τ and the cross-fitted eigenvalues (splits × k)."""
-
     text: str
     interval: tuple[int, int]
     level: float
@@ -66,7 +64,6 @@ class NoiseAwareRank:
 @dataclass(frozen=True)
 class DrawSpread:
     """A statistic over draws: mean, sample sd, lowest and highest."""
-
     mean: float
     sd: float
     min: float
@@ -77,7 +74,6 @@ class DrawSpread:
 class ResolvableSplits:
     """A stored ``run_resolvable_splits``, typed: the cross-half splits used (and skipped), and each statistic's
     spread over them."""
-
     seeds: tuple[int, ...]
     skipped: tuple[int, ...]
     spread: dict[str, DrawSpread]
@@ -87,7 +83,6 @@ class ResolvableSplits:
 class SubsetDraws:
     """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
     resolvable geometry R (``spread``) and for D (``spread_D``)."""
-
     seeds: tuple[int, ...]
     spread: dict[str, DrawSpread]
     spread_D: dict[str, DrawSpread]
@@ -98,7 +93,6 @@ class ClosestConstruction:
     """One of the constructions of ALiBi closest to the paper's value (``run_alibi_search``): the stresses of ALiBi,
     the sinusoidal table and RoPE in it, whether ALiBi's is the lowest, and the choices that make it (normalisation,
     transform, slope and how it was chosen, positions, special tokens, Hellinger form)."""
-
     alibi: float
     sinusoidal: float
     rope: float
@@ -117,7 +111,6 @@ class AlibiSearch:
     """A stored ``run_alibi_search``, typed: the constructions tried and how many distinct values they give, how
     many come within each distance of the paper's value (by distance, as text: ``"0.01"``), the share where
     ALiBi is lowest, and the closest constructions."""
-
     n_constructions: int
     n_distinct: int
     n_within: dict[str, int]
@@ -131,7 +124,6 @@ class AlibiParabola:
     convention, positions and special tokens, its minimum and best slope, the slopes that reach the paper's
     value, its coefficients (sums of a², a·d and d²) and the positions kept (fields in the stored order: the
     chapter's tables list them so)."""
-
     kind: str
     m_minus: float
     m_plus: float
@@ -149,7 +141,6 @@ class AlibiParabola:
 class AlibiChoice:
     """One combination of ALiBi's unstated choices (``run_alibi_choices``): heads, convention, positions, both
     stresses, the slope and how it was chosen, special tokens (in the stored order)."""
-
     heads: int
     kind: str
     n: int
@@ -164,7 +155,6 @@ class AlibiChoice:
 class StoredAlibiChoices:
     """A stored ``run_alibi_choices``, typed: the parabola under each set of choices, every combination, and the
     paper's value."""
-
     parabolas: tuple[AlibiParabola, ...]
     rows: tuple[AlibiChoice, ...]
     target: float
@@ -175,7 +165,6 @@ class StoredStressTable:
     """What the chapter reads of a stored ``run_stress_table`` besides its rows
     (:func:`posgeom.experiments.real_corpora.stress_records`): the ALiBi head of lowest stress, each head's slope
     and "paper" stress, and the ranks at which SMACOF was compared with MDS."""
-
     best_head: int
     alibi_slopes: np.ndarray
     alibi_head_paper: np.ndarray

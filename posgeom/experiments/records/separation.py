@@ -19,7 +19,6 @@ __all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable", "Converge
 @dataclass(frozen=True)
 class Spread:
     """A quantity over the training seeds: mean, standard deviation (ddof 1), lowest and highest seed."""
-
     mean: float
     std: float
     min: float
@@ -30,7 +29,6 @@ class Spread:
 class TableState:
     """A learned table at one step, over seeds: separation (raw, over the median pairwise distance), that median,
     and Spearman's ρ of the distances with the offset ``|i − j|`` (None at a tied start: every distance is 0)."""
-
     raw: Spread
     normalized: Spread
     median: Spread
@@ -44,7 +42,6 @@ class SeparationRun:
     steps ``step``; the corpus facts None where they do not apply (entropies: synthetic MLM corpora; vocabulary,
     training size and reach: real corpora). The intervals are not stored: a reader that computes them fills them
     (:func:`posgeom.chapters.theorem4_separation.separation_run`)."""
-
     weight_decay: float
     seeds: tuple
     initial: TableState
@@ -71,7 +68,6 @@ class PretrainedTable:
     """A stored :func:`posgeom.experiments.separation.run_pretrained_separation`, typed: per number of first positions
     ``n`` the separation, median distance, closest pair and Gaussian reference (``by_n``, as stored: a column per
     ``n``, keyed by its text); each row's distance to its nearest other row."""
-
     pretrained: str
     by_n: pd.DataFrame
     nearest: np.ndarray
@@ -82,7 +78,6 @@ class ConvergedRun:
     """One decision seed of Theorem 4's CPU design as stored: log10 sep(P) over the resolved pairs under the
     conditions (``a``) and on the stationary corpus (``b``), their difference, the same over the unresolved
     pairs, the control's separation, and per setup the separation over all pairs and the final loss."""
-
     seed: int
     a: float
     b: float
@@ -98,7 +93,6 @@ class ConvergedRun:
 class StoredConverged:
     """A stored :func:`posgeom.experiments.separation_converged.run_separation_converged`, typed
     (:func:`posgeom.registry.typed.as_record`)."""
-
     ceiling: float
     least_resolved: float
     n_resolved: int
@@ -112,7 +106,6 @@ class FactorisationOutcome:
     """A stored :func:`~posgeom.experiments.factorisation.run_factorisation_gap`, typed: the real gap ``relative``
     (m,) per kept position ``positions``, the placebos' (n_placebo, m) and their 95th percentile (m,); medians over
     positions (``real``, ``placebo``) and over pairs of positions (``pair_*``)."""
-
     pretrained: str
     n_texts: int
     positions: np.ndarray = stored("real__positions")

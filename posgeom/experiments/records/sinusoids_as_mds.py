@@ -17,7 +17,6 @@ class FourierCorpus:
     """One corpus of ``run_fourier_match`` (``at=corpus``): its D's Toeplitz and circulant deviations, the mean R²
     of the sinusoids fitted to its top MDS eigenvectors, their Fourier match, the scale-free stresses of the
     sinusoidal table and of MDS at the same rank, and the eigenvalue share of the top vectors."""
-
     toeplitz_deviation: float
     circulant_deviation: float
     mean_sinusoid_r2: float
@@ -30,7 +29,6 @@ class FourierCorpus:
 @dataclass(frozen=True)
 class StoredFourier:
     """A stored ``run_fourier_match``: the corpora it measured, and the width-50 sinusoidal table's frequencies."""
-
     corpora: tuple[str, ...]
     vaswani_frequencies: tuple[float, ...]
 
@@ -40,7 +38,6 @@ class Eigenvectors:
     """One corpus of ``run_fourier_match`` (``at=corpus, arrays_at=corpus``): its top MDS eigenvectors
     (positions × vectors), the R² of the sinusoid fitted to each, and the frequencies of those fits (radians per
     position)."""
-
     U: np.ndarray
     sinusoid_r2: tuple
     omega: np.ndarray
@@ -50,7 +47,6 @@ class Eigenvectors:
 class ShiftIntervals:
     """One corpus of ``run_shift_intervals`` (``at=corpus``): the bootstrap interval of each shift statistic
     (:data:`posgeom.geometry.SHIFT_STATISTICS`; None where not stored)."""
-
     toeplitz_deviation: Interval | None = None
     circulant_deviation: Interval | None = None
     fourier_match: Interval | None = None
@@ -61,7 +57,6 @@ class StoredSweep:
     """A stored ``run_stationarity_sweep``: at each mixing weight t (0: the Markov corpus, 1: the drift one), the
     Toeplitz and circulant deviations, Fourier match, mean sinusoid R², and the scale-free stresses of the
     sinusoidal table and of rank-6 MDS."""
-
     t: tuple[float, ...]
     toeplitz_deviation: tuple[float, ...]
     circulant_deviation: tuple[float, ...]

@@ -16,7 +16,6 @@ __all__ = ["ZooEncoding", "ZooSummary", "ZooPictures", "KernelPair"]
 class ZooEncoding:
     """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``): where it enters the model, its positional
     parameters, and the geometry of its distance matrix (the chapter's second table)."""
-
     enters: str
     n_params: int
     max_distance: float
@@ -31,7 +30,6 @@ class ZooEncoding:
 class ZooSummary:
     """The numbers of a ``run_zoo`` result quoted beside each encoding's (:class:`ZooEncoding`): the pretrained
     model's shapes, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
-
     d: int = stored("shape.d_model")
     heads: int = stored("shape.n_heads")
     dhead: int = stored("kernel.d_head")
@@ -56,7 +54,6 @@ class ZooPictures:
     ``D__<name>`` and ``mds2__<name>``, gathered by the reader and passed in); the sinusoidal and learned tables
     (first positions); ALiBi's bias (heads × n × n); the offsets ``deltas`` with the sinusoidal and RoPE kernels
     K(δ) on them, and the two frequency sets."""
-
     distances: dict
     mds2: dict
     sinusoidal_table: np.ndarray = stored("table__sinusoidal")
@@ -72,7 +69,6 @@ class ZooPictures:
 @dataclass(frozen=True)
 class KernelPair:
     """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
-
     d_model: int
     n_heads: int
     d_head: int
