@@ -77,7 +77,7 @@ def sentence_tokens(settings: Settings, sentences: Sentences):
 
 
 def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach: int) -> tuple[dict, dict]:
-    """Projected stress of every layer under the three definitions: the values and arrays of :func:`run_layer_stress`."""
+    """Projected stress of every layer under the three definitions (values and arrays of :func:`run_layer_stress`)."""
     from ..models.layers import static_positions
 
     H, n_layers = model.config.n_heads, len(model.layers)

@@ -85,7 +85,7 @@ def monotonicity_records(result: Result) -> list[MonotonicityRow]:
 def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_cfg, *,
                       pretrained: tuple[str, np.ndarray, np.ndarray], scratch=None,
                       marginals=None) -> tuple[list[dict], np.ndarray]:
-    """The rows of the monotonicity table (dicts of :class:`MonotonicityRow` fields) and the random tables' rates (seeds,).
+    """The rows of the monotonicity table (dicts of :class:`MonotonicityRow` fields) and the random tables' rates.
 
     Parameters
     ----------

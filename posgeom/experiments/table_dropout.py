@@ -46,7 +46,7 @@ def dropout_runs(result: Result) -> list[DropoutRun]:
 
 
 def dropout_effect(runs, rate: float, *, field_name: str = "eval_loss", level: float = 0.95) -> SeedInterval:
-    """Per-seed difference of ``field_name`` between dropout ``rate`` and none, with its interval (< 0: dropout helps)."""
+    """Per-seed difference of ``field_name`` between dropout ``rate`` and none, with its interval (< 0: it helps)."""
     seeds = sorted({r.seed for r in runs})
     with_p = [getattr(find(runs, dropout=float(rate), seed=s), field_name) for s in seeds]
     without = [getattr(find(runs, dropout=0.0, seed=s), field_name) for s in seeds]
