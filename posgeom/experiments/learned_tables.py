@@ -112,18 +112,9 @@ def _candidates(settings) -> list[str]:
 
 
 def pretrained_availability(settings=None, names=None) -> list[TableAvailability]:
-    """Try to load every candidate pretrained table and say which ones are here.
+    """Try to load each candidate table (``names``, default ``settings.pretrained`` then :data:`PRETRAINED_CANDIDATES`).
 
-    Parameters
-    ----------
-    settings : Settings, optional
-        ``settings.pretrained`` is tried first.
-    names : sequence of str, optional
-        Default: ``settings.pretrained`` then :data:`PRETRAINED_CANDIDATES`.
-
-    Returns
-    -------
-    list of posgeom.models.pretrained_tables.TableAvailability, in the order tried.
+    Returns a list of ``TableAvailability``, in the order tried.
     """
     settings = _settings(settings)
     return table_availability(_candidates(settings) if names is None else names)

@@ -134,14 +134,9 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
                            scratch_overrides: dict | None = None, train_scratch: bool | None = None) -> Result:
     """Violation rate and Spearman's rho of every encoding against the corpus's Hellinger geometry, stored.
 
-    Parameters
-    ----------
-    corpus_overrides, scratch_overrides : dict, optional
-        Corpus options (:func:`posgeom.experiments.real_corpora.corpus_options`) and training options of
-        the from-scratch table (:func:`posgeom.experiments.real_corpora.run_scratch_table`).
-    train_scratch : bool, optional
-        Include the table trained from scratch (default: for the corpora that have one, or when
-        ``scratch_overrides`` are given). Without it every row is computed on a CPU at every scale.
+    ``corpus_overrides`` and ``scratch_overrides`` are corpus and training options; ``train_scratch`` includes
+    the table trained from scratch (default: for the corpora that have one, or when ``scratch_overrides`` are
+    given). Without it every row is computed on a CPU at every scale.
 
     Returns
     -------

@@ -18,16 +18,10 @@ __all__ = ["run_alibi_choices"]
 
 def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2", target: float = PAPER_ALIBI_SST2,
                       force: bool = False, grid: dict | None = None, corpus_overrides: dict | None = None) -> Result:
-    """ALiBi's ``"paper"`` and ``"scale_free"`` stress under every combination of the unstated choices.
+    """ALiBi's ``"paper"`` and ``"scale_free"`` stress under every combination of the unstated choices, stored.
 
+    ``grid`` replaces entries of ``CONFIGS[scale].alibi_choices``; ``corpus_overrides`` are corpus options.
     For each (n, policy, form) the parabola's coefficients and the two slopes that give ``target`` are stored too.
-
-    Parameters
-    ----------
-    grid : dict, optional
-        Replaces entries of the grid (``n_positions``, ``specials``, ``kinds``, ``head_counts``).
-    corpus_overrides : dict, optional
-        Other corpus options (:func:`corpus_options`).
 
     Returns
     -------

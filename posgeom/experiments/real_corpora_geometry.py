@@ -194,13 +194,7 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
                         noise: NoiseOptions | None = None, **overrides) -> Result:
     r"""The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
 
-    Parameters
-    ----------
-    corpus : {"sst2", "imdb"}
-    noise : NoiseOptions, optional
-        The bootstrap floor (default ``CONFIGS[scale].noise``).
-    **overrides
-        Corpus options (:func:`corpus_options`).
+    ``noise`` defaults to ``CONFIGS[scale].noise``; ``overrides`` are corpus options (:func:`corpus_options`).
 
     Returns
     -------

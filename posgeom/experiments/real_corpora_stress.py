@@ -65,16 +65,10 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
                       progress: bool = True, corpus_overrides: dict | None = None, **overrides) -> Result:
     r"""Train a BERT-style MLM encoder with a learned table from scratch on the corpus; keep its table.
 
-    The table starts from BERT's initialisation ($\mathcal N(0, 0.02^2)$ rows) and the position geometry is
-    recorded along training (:func:`posgeom.models.scratch.train_scratch_table`).
-
-    Parameters
-    ----------
-    corpus_overrides : dict, optional
-        Corpus options (:func:`corpus_options`) of the training data and of the target geometry.
-    overrides
-        ``max_steps``, ``batch_size``, ``lr``, ``warmup_steps``, ``every``, ``threads`` or ``model`` (a dict of
-        :class:`posgeom.models.encoder.EncoderConfig` fields).
+    The table starts from BERT's initialisation ($\mathcal N(0, 0.02^2)$ rows) and its geometry is recorded along
+    training (:func:`posgeom.models.scratch.train_scratch_table`). ``corpus_overrides`` are corpus options of the
+    data and the target geometry; ``overrides`` are training options (``model``: a dict of
+    :class:`posgeom.models.encoder.EncoderConfig` fields).
 
     Returns
     -------
@@ -161,14 +155,10 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
 def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                      train_scratch: bool | None = None, progress: bool = True, corpus_overrides: dict | None = None,
                      scratch_overrides: dict | None = None) -> Result:
-    """The stress of every encoding against the corpus's Hellinger geometry, both normalisations.
+    """The stress of every encoding against the corpus's Hellinger geometry, both normalisations, stored.
 
-    Parameters
-    ----------
-    train_scratch : bool, optional
-        Add a table trained from scratch (default: for ``CONFIGS[scale].scratch_corpora``).
-    corpus_overrides, scratch_overrides : dict, optional
-        Corpus options (:func:`corpus_options`) and training options (:func:`run_scratch_table`).
+    ``train_scratch`` adds a table trained from scratch (default: for ``CONFIGS[scale].scratch_corpora``);
+    ``corpus_overrides`` and ``scratch_overrides`` are passed to :func:`corpus_options` and :func:`run_scratch_table`.
 
     Returns
     -------
@@ -242,8 +232,8 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
     -------
     Result
         values: ``options``, ``interval``, ``best_head``, ``n_used``, ``statistics``
-        {"<encoding>|<norm>": {"estimate", "low", "high", "bias", "bias_se"}}, ``differences``
-        {"<a>-<b>|<norm>": the same}; arrays: ``replicates`` (n_used, n_statistics).
+        ``{"<encoding>|<norm>": {"estimate", "low", "high", "bias", "bias_se"}}``, ``differences``
+        ``{"<a>-<b>|<norm>": ...}``; arrays: ``replicates`` (n_used, n_statistics).
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)

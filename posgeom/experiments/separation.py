@@ -188,11 +188,10 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     Returns
     -------
     Result
-        Values: ``final`` / ``initial`` separation (raw and normalised) and median distance, mean and std over
-        seeds; ``random_reference`` (a Gaussian table of the same shape); eval loss and accuracy; for MLM
-        ``masked_loss`` and, on synthetic corpora, the entropy references. Arrays: ``step`` (T,),
-        ``separation``, ``separation_normalized``, ``median_distance``, ``order_spearman`` (n_seeds, T),
-        ``loss`` (n_seeds, steps).
+        values: ``final`` / ``initial`` separation (raw and normalised) and median distance, mean and std over
+        seeds, ``random_reference``, eval loss and accuracy, ``masked_loss`` and entropy references where they
+        apply; arrays: ``step`` (T,), ``separation``, ``separation_normalized``, ``median_distance``,
+        ``order_spearman`` (n_seeds, T), ``loss`` (n_seeds, steps).
     """
     settings = _settings(settings)
     weight_decay = _check_run(corpus, task, init, weight_decay)

@@ -61,39 +61,20 @@ CONVERGED_DESIGN = ConvergedDesign()
 
 
 def sampling_ceiling(input_ids, n_positions: int, vocab_size: int) -> float:
-    r"""The largest Hellinger distance between the sample marginals of two positions of a corpus.
+    r"""The largest Hellinger distance between the sample marginals of two positions: what sampling alone makes.
 
-    On a stationary corpus, what sampling alone makes two positions differ by.
-
-    Parameters
-    ----------
-    input_ids : array-like of int, shape (N, L)
-        Sequences without padding, ``L >= n_positions``.
-    n_positions, vocab_size : int
-
-    Returns
-    -------
-    float
-        $\max_{i < j} H(\hat\mu_i, \hat\mu_j)$ (chord Hellinger).
+    ``input_ids`` (N, L) holds sequences without padding, ``L >= n_positions``; the result is
+    $\max_{i < j} H(\hat\mu_i, \hat\mu_j)$ (chord Hellinger).
     """
     counts = positional_counts(np.asarray(input_ids), n_positions, vocab_size)
     return float(upper(geo.hellinger_matrix(positional_marginals(counts, on_low_count="raise").probs)).max())
 
 
 def resolved_pairs(population, ceiling: float) -> np.ndarray:
-    r"""The pairs $i < j$ whose population marginals differ by more than ``ceiling`` in Hellinger distance.
+    r"""Mask over the pairs $i < j$ (order of :func:`posgeom.validation.upper`) whose marginals differ by > ``ceiling``.
 
-    Parameters
-    ----------
-    population : array-like of shape (n, v)
-        The exact marginals $\mu_i$, rows summing to 1.
-    ceiling : float, >= 0
-        :func:`sampling_ceiling` of a corpus of the same size.
-
-    Returns
-    -------
-    ndarray of bool, shape (n (n - 1) / 2,)
-        A mask over the pairs in the order of :func:`posgeom.validation.upper`.
+    ``population`` (n, v) holds the exact marginals $\mu_i$; ``ceiling`` is the :func:`sampling_ceiling` of a
+    corpus of the same size.
     """
     if not (np.isfinite(ceiling) and ceiling >= 0):
         raise ValueError(f"ceiling must be a Hellinger distance >= 0, got {ceiling!r}")

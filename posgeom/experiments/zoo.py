@@ -76,13 +76,9 @@ def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None,
                     shape: EncoderShape = PAPER_SHAPE) -> Result:
     r"""Sinusoidal at width $d$ against RoPE at head width $d/H$, at the shapes of the paper's model: C8's check.
 
-    Both are formulas of the shape alone, so a CPU computes it at every scale without loading a model.
-
-    Returns
-    -------
-    Result
-        values: ``d_model``, ``n_heads``, ``d_head``, ``n``, ``base``, ``stress_scale_free``, ``max_sinusoidal``,
-        ``max_rope``; arrays: ``D_sinusoidal``, ``D_rope`` (n, n).
+    Both are formulas of the shape alone, so a CPU computes it at every scale without loading a model. Values:
+    ``d_model``, ``n_heads``, ``d_head``, ``n``, ``base``, ``stress_scale_free``, ``max_sinusoidal``, ``max_rope``;
+    arrays: ``D_sinusoidal``, ``D_rope`` (n, n).
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
