@@ -46,12 +46,11 @@ CONFIGS = by_scale(SinusoidsSettings(), n_vectors=10, n_pairs=5, grid=8_000,
 
 
 def _shift_options(cfg: SinusoidsSettings) -> dict:
-    """"""
+    """The options the Fourier match and the sweep depend on (their registry parameters)."""
     return {k: getattr(cfg, k) for k in ("n_vectors", "n_pairs", "grid", "sweep", "toeplitz_vocab")}
 
 
 def _summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, **kwargs) -> tuple[dict, dict]:
-    """"""
     return shift_summary(D, n_vectors=cfg.n_vectors, n_pairs=cfg.n_pairs, grid=cfg.grid, d_model=d_model,
                          n_heads=n_heads, **kwargs)
 
