@@ -182,8 +182,7 @@ def sst2_marginals(settings=None, *, n_positions: int | None = None, special: st
     -------
     marginals : posgeom.geometry.PositionalMarginals
         ``probs`` (n_kept, 30522), ``positions`` (n_kept,), ``dropped``.
-    counts : posgeom.geometry.PositionalCounts
-        (n_positions, 30522).
+    counts : posgeom.geometry.PositionalCounts (n_positions, 30522)
     """
     options = sst2_options(settings, n_positions=n_positions, special=special, alpha=alpha, min_count=min_count)
     corpus_geo = corpus_distances(options, data_dir=_settings(settings).data_dir)
@@ -240,6 +239,7 @@ class SensitivityRow:
     ``stress`` is ``{encoding: {normalisation: stress}}``; ``frac_above_2F`` and ``rms_F`` are None when
     $\alpha > 0$ (the noise floor is defined for counts).
     """
+
     name: str
     special: str
     n_positions: int

@@ -6,12 +6,9 @@ A table of $N_{max}$ rows has no vector at position $N_{max}$ (S5,
 :class:`posgeom.models.positional.PositionLimitError`); the heuristics past that wall
 (:meth:`posgeom.models.positional.LearnedPositional.extended`) are compared with a table trained at the
 target length and with encodings that have no wall, all trained at $L$ and evaluated at $L$, $1.5L$, $2L$.
-The MDS table has rows beyond $L$ without any heuristic: it comes from the statistics of the unlabelled
-corpus up to the longest evaluated length.
-
-An encoder's ALiBi, $-m_h |i - j|$, is symmetric: on the balanced order task (every sequence paired with
-its reversal) it is at chance at every length, a property of ALiBi rather than of extrapolation
-(:func:`posgeom.models.equivariance.reversal_gap` measures it).
+The MDS table needs no heuristic: its rows come from the unlabelled corpus up to the longest length.
+An encoder's ALiBi, $-m_h |i - j|$, is symmetric, so on the balanced order task (every sequence paired
+with its reversal) it is at chance at every length (:func:`posgeom.models.equivariance.reversal_gap`).
 """
 
 from __future__ import annotations
@@ -143,6 +140,7 @@ class StudyPlan:
     (:func:`method_names`); ``n_runs`` counts trainings: each encoding and seed once, and for ``learned`` a
     fine-tune per longer length and a model trained at each target length when ``target_baseline``.
     """
+
     encodings: tuple
     seeds: tuple
     L: int

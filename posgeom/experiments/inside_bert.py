@@ -51,6 +51,7 @@ class InsideBertSettings:
     ``target``: corpus options of the target geometry (empty: its defaults); ``min_reach``: kept positions are
     reached by at least that many sentences; ``map_positions``: the window of the attention maps.
     """
+
     sentences: Sentences = field(default_factory=Sentences)
     target: dict = field(default_factory=dict)
     min_reach: int = 50

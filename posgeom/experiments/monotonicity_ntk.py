@@ -31,6 +31,7 @@ class NTKRegime:
     ``output_scale`` is lazy training's $\alpha$: logits $\alpha\,(f_\theta(x) - f_{\theta_0}(x))$, the loss
     divided by $\alpha^2$, so the function moves as at $\alpha = 1$ while the parameters move $\alpha$ times less.
     """
+
     d_model: int
     n_layers: int
     n_heads: int
@@ -111,9 +112,8 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     Returns
     -------
     Result
-        arrays (r,): ``step``, ``kernel_change``, ``kernel_change_table``, ``violation``/``spearman`` of $P_t$,
-        ``violation_delta``/``spearman_delta`` of $\Delta P_t$, ``table_motion``, ``train_loss``; ``loss``
-        (steps,), ``D`` (n, n); values: options, final numbers, accuracy on the probes.
+        arrays (r,): ``step``, ``kernel_change``, ``kernel_change_table``, ``violation``/``spearman`` of $P_t$ and
+        ``*_delta`` of $\Delta P_t$, ``table_motion``, ``train_loss``; ``loss`` (steps,), ``D`` (n, n).
     """
     settings = _settings(settings)
     NTK_CONFIGS[settings.scale].regime(regime)

@@ -73,8 +73,6 @@ def run_paired_design(measure: Callable[[int], Mapping], design: PairedDesign, *
     design : PairedDesign
     bounds : tuple of float, optional
         Bounds of the difference (``(-1, 1)`` for two accuracies).
-    desc : str
-        The progress bars' label.
 
     Returns
     -------

@@ -81,6 +81,7 @@ class SeparationSettings:
     ``headline_seeds`` are those of the headline runs (drift and SST-2 from a random start): at least 5, so that
     their interval means something.
     """
+
     model: ModelShape = field(default_factory=ModelShape)
     synthetic: SyntheticCorpus = field(default_factory=SyntheticCorpus)
     real: RealCorpora = field(default_factory=RealCorpora)
@@ -257,6 +258,7 @@ class Setup(Enum):
     ``label`` is the name the stored results carry (``"tied <label>"``, ``"decay <label>"``, the keys of
     ``separation.converged``'s values).
     """
+
     HOLD = ("conditions hold", "drift", "mlm")
     STATIONARY = ("stationary corpus", "stationary", "mlm")
     CONTROL = ("order-insensitive loss", "drift", "bag")

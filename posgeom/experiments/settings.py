@@ -34,6 +34,7 @@ __all__ = [
     "NoiseOptions", "IntervalOptions", "SmacofOptions", "OrderTask", "store_result",
 ]
 
+
 @dataclass(frozen=True)
 class ByScale:
     """The settings of one experiment at each scale; ``SETTINGS[scale]`` picks one."""
@@ -158,6 +159,7 @@ class TrainingOptions:
     (:class:`posgeom.experiments.extrapolation.Finetune`, a phase of a member run) and the NTK regimes (SGD,
     :class:`posgeom.experiments.monotonicity_ntk.NTKRegime`).
     """
+
     batch_size: int = 32
     lr: float = 3e-3
 

@@ -33,6 +33,7 @@ class SinusoidsSettings:
     ``n_vectors`` eigenvectors are fitted by one sinusoid on a ``grid`` of frequencies; the top ``2 n_pairs``
     are compared with the lowest Fourier pairs; ``sweep`` holds the weights $t$; ``toeplitz_vocab`` is $v > n$.
     """
+
     n_vectors: int = 6
     n_pairs: int = 3
     grid: int = 2_000

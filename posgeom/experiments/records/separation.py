@@ -39,6 +39,7 @@ class SeparationRun:
     Corpus facts are None where they do not apply; the intervals are not stored, a reader that computes them fills
     them (:func:`posgeom.chapters.theorem4_separation.separation_run`).
     """
+
     weight_decay: float
     seeds: tuple
     initial: TableState
