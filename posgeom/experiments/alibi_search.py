@@ -1,17 +1,9 @@
 r"""The search for ALiBi's 0.563 on SST-2 (claim C7), over every construction the book can name.
 
-The paper reports ALiBi's stress on SST-2 as 0.563 without saying how it was computed. A construction
-is one choice of: the corpus geometry (number of positions, special-token policy, Hellinger form; the
-grid of ``real_corpora.CONFIGS[scale].alibi_choices``), the stress normalisation
-(:data:`posgeom.geometry.STRESS_NORMALIZATIONS`) and whether its square root is reported, and the ALiBi
-slope: the mean slope or one head's for 8, 12 or 16 heads, or a slope scaled to the corpus, so that
-the line $\bar m |i - j|$ reaches the largest corpus distance at the largest offset
-($m = \max D / (n - 1)$) or matches the mean distance ($m = \overline{D} / \overline{|i - j|}$).
-
-:func:`run_alibi_search` computes every construction, counts them (the more constructions are tried,
-the likelier one lands near any given number: the multiple-comparisons caveat), and lists the closest
-to the target together with the sinusoidal and RoPE stresses under the same construction, so that
-one can see whether ALiBi stays ahead of them where its number matches.
+A construction is one corpus geometry of the grid, a stress normalisation (or its square root) and an
+ALiBi slope (a mean or one head's, or one scaled to the corpus). The more constructions are tried, the
+likelier one lands near any number, so :func:`run_alibi_search` counts them and sets the closest beside
+the sinusoidal and RoPE stresses of the same construction.
 """
 
 from __future__ import annotations
@@ -42,11 +34,9 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
     Returns
     -------
     Result
-        ``values``: ``n_constructions``, ``n_distinct`` (distinct values), ``n_within`` {tolerance: count} for 0.001, 0.01 and 0.05,
-        ``closest`` (list of dicts: ``n``, ``special``, ``kind``, ``normalization``, ``transform``,
-        ``slope_choice``, ``slope``, ``alibi``, ``sinusoidal``, ``rope``, ``alibi_best``),
-        ``alibi_best_share`` (share of all constructions where ALiBi is below sinusoidal and RoPE),
-        ``span`` [min, max] of ALiBi's values, ``target``. ``arrays``: ``values`` (n_constructions,).
+        values: ``n_constructions``, ``n_distinct``, ``n_within`` {tolerance: count}, ``closest`` (dicts),
+        ``alibi_best_share`` (where ALiBi is below sinusoidal and RoPE), ``span``, ``target``; arrays:
+        ``values`` (n_constructions,).
     """
     settings = _settings(settings)
     cfg = rc.chapter_settings(settings.scale)

@@ -1,22 +1,10 @@
-r"""Experiments of the chapter "The geometry of a corpus" (and the corpus helpers of Chapters II).
+r"""Experiments of the chapter "The geometry of a corpus" (and the corpus helpers of Chapter II).
 
 A corpus gives every position $i$ a distribution of tokens, its positional marginal
-
-$$\mu_i(w) = \frac{c_i(w) + \alpha}{N_i + \alpha v},$$
-
-and the positions a geometry through the chord Hellinger distance
-$d_H(\mu_i, \mu_j) = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$. This module
-computes, for the synthetic families of :mod:`posgeom.corpora.synthetic` and for SST-2:
-
-* the marginals and Hellinger matrices (sample and, for synthetic corpora, population);
-* the noise floor $F_{ij}$ (:func:`posgeom.geometry.noise_floor`) and how it shrinks with the corpus
-  size: sampling noise adds in quadrature (:mod:`posgeom.corpora.synthetic.sampling_noise`, the delta method);
-* the three Hellinger conventions (chord, normalised, geodesic) side by side;
-* the sensitivity of the conclusions to the preprocessing choices the paper leaves open (special
-  tokens, ``min_count``, smoothing ``alpha``, the number of positions ``n``).
-
-Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`, so its numbers are
-stored with a manifest and reused while neither the options nor the code change.
+$\mu_i(w) = (c_i(w) + \alpha) / (N_i + \alpha v)$, and the positions a geometry through the chord
+Hellinger distance $d_H(\mu_i, \mu_j) = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$. This module measures
+it for the synthetic families and SST-2, with its noise floor, the three Hellinger conventions, and its
+sensitivity to the preprocessing choices the paper leaves open.
 """
 
 from __future__ import annotations
@@ -54,8 +42,7 @@ ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
 
 @dataclass(frozen=True)
 class SyntheticOptions:
-    """A synthetic corpus of :func:`posgeom.corpora.synthetic.family_corpus`: sequences drawn, positions, vocabulary."""
-
+    """A synthetic corpus of :func:`posgeom.corpora.synthetic.family_corpus`."""
     n_sequences: int = 10_000
     n_positions: int = 50
     vocab_size: int = 100
@@ -63,8 +50,7 @@ class SyntheticOptions:
 
 @dataclass(frozen=True)
 class SST2Options:
-    """The chapters' SST-2 corpus (``max_texts`` = an integer counts a seeded random subset)."""
-
+    """The chapters' SST-2 corpus (an integer ``max_texts`` counts a seeded random subset)."""
     split: str = "train"
     max_texts: int | None = None
     n_positions: int = 64
@@ -76,7 +62,6 @@ class SST2Options:
 @dataclass(frozen=True)
 class SensitivityOptions:
     """The values each preprocessing option takes in the sensitivity study (one option changed at a time)."""
-
     special: tuple[str, ...] = ("model", "content")
     min_count: tuple[int, ...] = (1, 20, 200)
     alpha: tuple[float, ...] = (0.0, 0.01, 1.0)
@@ -86,7 +71,6 @@ class SensitivityOptions:
 @dataclass(frozen=True)
 class CorpusGeometrySettings:
     """Options of the chapter "The geometry of a corpus" (defaults: ``quick``)."""
-
     synthetic: SyntheticOptions = field(default_factory=SyntheticOptions)
     noise: NoiseOptions = field(default_factory=NoiseOptions)
     noise_sizes: tuple[int, ...] = (250, 1_000, 4_000, 16_000, 64_000)
@@ -115,11 +99,9 @@ def _config(settings) -> CorpusGeometrySettings:
 
 
 def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
-    r"""Marginals, Hellinger matrices and noise floors of the synthetic families
-    (:func:`posgeom.corpora.synthetic.sampling_noise.family_geometry`).
+    r"""Marginals, Hellinger matrices and noise floors of the synthetic families, stored.
 
-    Values per family: ``FamilyGeometry.summary``. Arrays: ``<family>__<name>`` for each of
-    ``FamilyGeometry.arrays``.
+    Values per family: ``FamilyGeometry.summary``; arrays: ``<family>__<name>`` for each of ``FamilyGeometry.arrays``.
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -138,10 +120,9 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
 
 
 def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Result:
-    r"""How the noise floor shrinks with the corpus size (stationary and drift families):
-    :func:`posgeom.corpora.synthetic.sampling_noise.noise_scaling`.
+    r"""How the noise floor shrinks with the corpus size (stationary and drift families), stored.
 
-    Values: the fields of its ``NoiseScaling`` (read them back with ``NoiseScaling(**result.values)``).
+    Values: the fields of :func:`posgeom.corpora.synthetic.sampling_noise.noise_scaling`'s ``NoiseScaling``.
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -163,8 +144,7 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
 
 def sst2_options(settings=None, *, n_positions: int | None = None, special: str | None = None,
                  alpha: float | None = None, min_count: int | None = None, split: str | None = None) -> CorpusOptions:
-    """The :class:`~posgeom.corpora.options.CorpusOptions` of the chapters' SST-2 corpus at this scale
-    (``CONFIGS[scale].sst2``), with the given options changed."""
+    """The :class:`~posgeom.corpora.options.CorpusOptions` of the chapters' SST-2 corpus, some options changed."""
     settings = _settings(settings)
     s = _config(settings).sst2
     return CorpusOptions(
@@ -175,17 +155,14 @@ def sst2_options(settings=None, *, n_positions: int | None = None, special: str 
 
 
 def sst2_token_ids(settings=None, *, split: str = "train", n_positions: int = 64, special: str = "model"):
-    """Token ids of a whole SST-2 split cut to ``n_positions`` (the cached tokens of the one route), a
-    :class:`~posgeom.corpora.tokenize.TokenizedCorpus`: ``ids`` (n_tokens,), ``lengths``, ``labels`` (n_sequences,)."""
+    """Token ids of a whole SST-2 split cut to ``n_positions``, a :class:`~posgeom.corpora.tokenize.TokenizedCorpus`."""
     settings = _settings(settings)
     options = CorpusOptions("sst2", split, int(n_positions), special)
     return corpus_distances(options, data_dir=settings.data_dir, with_tokens=True).tokens
 
 
 def sst2_sequences(settings=None, *, n_positions: int | None = None, special: str | None = None):
-    """The SST-2 sequences of the chapters at this scale (:func:`sst2_options`): ``(seqs, tokens, index)``, one
-    1-D int array per sequence cut to ``n_positions``, the :class:`~posgeom.corpora.tokenize.TokenizedCorpus`
-    counted, and the rows of ``tokens`` that ``seqs`` holds (all of them)."""
+    """The chapters' SST-2 sequences ``(seqs, tokens, index)``: 1-D int arrays, the tokens, the rows they hold."""
     options = sst2_options(settings, n_positions=n_positions, special=special)
     tokens = corpus_distances(options, data_dir=_settings(settings).data_dir, with_tokens=True).tokens
     seqs = tokens.sequences()
@@ -193,21 +170,19 @@ def sst2_sequences(settings=None, *, n_positions: int | None = None, special: st
 
 
 def sst2_groups(settings=None):
-    """A label per sequence of :func:`sst2_sequences` grouping the phrases of one training sentence (None for a
-    split of whole sentences; :func:`posgeom.corpora.distances.resampling_groups`)."""
+    """A label per sequence of :func:`sst2_sequences` grouping one sentence's phrases (None: whole sentences)."""
     return resampling_groups(sst2_options(settings), data_dir=_settings(settings).data_dir)
 
 
 def sst2_marginals(settings=None, *, n_positions: int | None = None, special: str | None = None,
                    alpha: float | None = None, min_count: int | None = None):
-    """Counts and marginals of the chapters' SST-2 corpus (options default to ``CONFIGS[scale].sst2``).
+    """Counts and marginals of the chapters' SST-2 corpus.
 
     Returns
     -------
     marginals : posgeom.geometry.PositionalMarginals
         ``probs`` (n_kept, 30522), ``positions`` (n_kept,), ``dropped``.
-    counts : posgeom.geometry.PositionalCounts
-        (n_positions, 30522).
+    counts : posgeom.geometry.PositionalCounts (n_positions, 30522)
     """
     options = sst2_options(settings, n_positions=n_positions, special=special, alpha=alpha, min_count=min_count)
     corpus_geo = corpus_distances(options, data_dir=_settings(settings).data_dir)
@@ -215,19 +190,12 @@ def sst2_marginals(settings=None, *, n_positions: int | None = None, special: st
 
 
 def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
-    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise (:func:`posgeom.corpora.subsets.subset_geometry`).
+    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise, on the whole split and on subsets, stored.
 
-    Counts of the training split (``CONFIGS[scale].sst2``), the marginals, the chord Hellinger
-    matrix $D$, the noise floor $F$ (bootstrap), the probabilities of the ``top_tokens`` most frequent
-    tokens at every position; then the same root-mean-square distances on seeded random subsets of
-    the sequences (``CONFIGS[scale].sst2_sizes``) to show how the noise shrinks with the corpus.
-
-    Values: ``n_sequences``, ``n_truncated``, ``n_kept``, ``dropped`` (positions), ``rms_D``,
-    ``rms_F``, ``frac_above_2F``, ``mean_D_from_0`` (mean distance of position 0 to the others),
-    and lists aligned with ``sizes``: ``size_rms_D``, ``size_rms_F``, ``size_frac_above_2F``.
-
-    Arrays: ``D``, ``F`` (n_kept, n_kept), ``positions``, ``reach`` (n_kept,), ``top_ids``
-    (top_tokens,), ``top_strings`` (top_tokens,), ``top_probs`` (n_kept, top_tokens).
+    Values: ``n_sequences``, ``n_truncated``, ``n_kept``, ``dropped``, ``rms_D``, ``rms_F``, ``frac_above_2F``,
+    ``mean_D_from_0``, and per size of ``sst2_sizes``: ``size_rms_D``, ``size_rms_F``, ``size_frac_above_2F``.
+    Arrays: ``D``, ``F`` (n_kept, n_kept), ``positions``, ``reach`` (n_kept,), ``top_ids``, ``top_strings``
+    (top_tokens,), ``top_probs`` (n_kept, top_tokens).
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -242,14 +210,10 @@ def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8
 
 
 def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
-    r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2):
-    :func:`posgeom.encodings.hellinger_kinds_summary`.
+    r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2), stored.
 
-    The chord $c = \lVert\sqrt{\mu_i} - \sqrt{\mu_j}\rVert$ and the Fisher–Rao (Bhattacharyya) arc
-    $g = 2\arccos BC = 4 \arcsin(c/2)$ are monotone functions of each other, $2 \le g/c \le \pi/\sqrt2$.
-
-    Values: ``{corpus: {kind: {...}, "geodesic_over_chord": {"min", "max"}}}`` for ``drift`` and ``sst2``.
-    Arrays: ``<corpus>__<kind>`` (n, n).
+    The chord $c$ and the Fisher–Rao arc $g = 4 \arcsin(c/2)$ are monotone in each other, $2 \le g/c \le \pi/\sqrt2$.
+    Values: ``{corpus: {kind: {...}, "geodesic_over_chord": {"min", "max"}}}``; arrays: ``<corpus>__<kind>`` (n, n).
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -270,10 +234,10 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
 
 @dataclass(frozen=True)
 class SensitivityRow:
-    """One preprocessing variant of the sensitivity study, as stored (:func:`posgeom.encodings.sensitivity_row`).
+    r"""One preprocessing variant of the sensitivity study, as stored.
 
-    ``stress`` is ``{encoding: {normalisation: stress}}``; ``frac_above_2F`` and ``rms_F`` are None for
-    smoothed variants ($\\alpha > 0$: the noise floor is defined for counts).
+    ``stress`` is ``{encoding: {normalisation: stress}}``; ``frac_above_2F`` and ``rms_F`` are None when
+    $\alpha > 0$ (the noise floor is defined for counts).
     """
 
     name: str
@@ -295,13 +259,7 @@ class SensitivityRow:
 
 
 def sensitivity_variants(settings=None) -> list[dict]:
-    """The preprocessing variants of the sensitivity study: the baseline, then one option changed at a time.
-
-    Returns
-    -------
-    list of dict
-        Each with ``name``, ``special``, ``n_positions``, ``min_count``, ``alpha``.
-    """
+    """The preprocessing variants of the sensitivity study (dicts): the baseline, then one option changed at a time."""
     cfg = _config(_settings(settings))
     base = {k: getattr(cfg.sst2, k) for k in ("special", "n_positions", "min_count", "alpha")}
     out = [dict(name="baseline", **base)]
@@ -314,13 +272,9 @@ def sensitivity_variants(settings=None) -> list[dict]:
 
 
 def run_sensitivity(settings=None, *, force: bool = False) -> Result:
-    r"""Which conclusions about SST-2 move with the preprocessing choices the paper leaves open.
+    r"""Which conclusions about SST-2 move with the preprocessing choices the paper leaves open, stored.
 
-    One :func:`posgeom.encodings.sensitivity_row` per variant of :func:`sensitivity_variants` (special-token policy,
-    ``min_count``, smoothing ``alpha``, number of positions ``n``).
-
-    Values: ``variants`` (list of rows, in the order of :func:`sensitivity_variants`; read them with
-    ``records(SensitivityRow, result.values["variants"])``).
+    Values: ``variants``, one :func:`posgeom.encodings.sensitivity_row` per :func:`sensitivity_variants`.
     """
     settings = _settings(settings)
     cfg = _config(settings)

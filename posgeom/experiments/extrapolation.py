@@ -1,40 +1,14 @@
-r"""Chapter IV, part 2 — where learned position tables fail (Part IV of the book): the settings of the
-chapter, the extrapolation heuristics and their study on the order task. The under-trained tails (S4)
-are :mod:`posgeom.experiments.undertrained_tails`, masked language modelling on IMDB (S6) is
-:mod:`posgeom.experiments.extrapolation_mlm`; both read their settings here.
+r"""Chapter IV, part 2 — where learned position tables fail: the chapter's settings and the extrapolation study.
 
-**Under-trained tails (S4).** A row $p_i$ of a learned table receives a gradient only from the
-sequences that reach position $i$: with padding masked out of attention and pooling,
-$\partial \mathcal L / \partial p_i = 0$ for every sequence of length $\le i$. When most
-training sequences are short, the rows of the tail are updated by few examples; the experiment trains a
-table where 90 % of the sequences are shorter than $n/2$ and measures, per row, the number of
-training sequences that reach it ($N_i$), how far it moved from its initialisation
-$\lVert p_i^{(T)} - p_i^{(0)}\rVert$, the accuracy on sequences whose decisive marker sits in
-the head or in the tail, and the similarity of neighbouring rows in each part.
-
-**The N_max wall (S5).** A table of $N_{max}$ rows has no vector at position $N_{max}$;
-:class:`posgeom.models.positional.PositionLimitError` says so and lists the ways out.
-
-**Extrapolation heuristics (S6)** (:meth:`posgeom.models.positional.LearnedPositional.extended`), for an
-evaluation length $m > N$:
-
-* *reuse the last vector*: $p'_i = p_{N-1}$ for $i \ge N$;
-* *linear interpolation*: $p'_i = (1 - t)\, p_{\lfloor s \rfloor} + t\, p_{\lceil s \rceil}$,
-  $s = i (N - 1)/(m - 1)$, $t = s - \lfloor s \rfloor$ (positions compressed into the trained range);
-* *new rows and a short fine-tune*: rows $N, \dots, m - 1$ drawn from $\mathcal N(0, \sigma^2)$,
-  then ``finetune_steps`` steps of training on sequences of the target length.
-
-They are compared with a learned table trained directly at the target length and with encodings that
-have no wall — sinusoidal, RoPE, ALiBi — and with the MDS table of Algorithm 1, all trained at length
-$L$ and evaluated at $L$, $1.5L$ and $2L$. The MDS table is fixed: its rows come
-from the positional statistics of the *unlabelled* corpus up to the longest evaluated length (the
-statistics exist there even though the model never trained on those positions), so it has rows beyond
-$L$ without any heuristic. Two tasks: the balanced order task (accuracy) and masked language
-modelling on IMDB windows (loss).
-
-The ALiBi of an encoder is symmetric, $-m_h |i - j|$: it cannot tell left from right, so on the
-balanced order task (every sequence paired with its reversal, opposite label) it is at chance at every
-length — a property of symmetric ALiBi, not of extrapolation (:func:`posgeom.models.equivariance.reversal_gap` measures it).
+The under-trained tails (S4) are :mod:`posgeom.experiments.undertrained_tails` and masked language
+modelling on IMDB (S6) is :mod:`posgeom.experiments.extrapolation_mlm`; both read their settings here.
+A table of $N_{max}$ rows has no vector at position $N_{max}$ (S5,
+:class:`posgeom.models.positional.PositionLimitError`); the heuristics past that wall
+(:meth:`posgeom.models.positional.LearnedPositional.extended`) are compared with a table trained at the
+target length and with encodings that have no wall, all trained at $L$ and evaluated at $L$, $1.5L$, $2L$.
+The MDS table needs no heuristic: its rows come from the unlabelled corpus up to the longest length.
+An encoder's ALiBi, $-m_h |i - j|$, is symmetric, so on the balanced order task (every sequence paired
+with its reversal) it is at chance at every length (:func:`posgeom.models.equivariance.reversal_gap`).
 """
 
 from __future__ import annotations
@@ -76,7 +50,6 @@ MLM_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "mds", "none")
 @dataclass(frozen=True)
 class Finetune:
     """The fine-tune of the ``new_rows`` heuristic: steps and learning rate (the rest as the training)."""
-
     steps: int = 80
     lr: float = 1e-3
 
@@ -84,7 +57,6 @@ class Finetune:
 @dataclass(frozen=True)
 class TailsOptions(OrderTask):
     """S4: the order task at ``n_positions``, ``short_fraction`` of the training sequences shorter than n/2."""
-
     n_positions: int = 32
     n_eval: int = 2000
     short_fraction: float = 0.9
@@ -96,7 +68,6 @@ class TailsOptions(OrderTask):
 @dataclass(frozen=True)
 class OrderExtrapolation:
     """S6 on the order task: trained at ``L``, evaluated at ``round(f L)`` for each factor."""
-
     L: int = 16
     vocab_size: int = 20
     n_train: int = 4000
@@ -115,7 +86,6 @@ class OrderExtrapolation:
 @dataclass(frozen=True)
 class MLMExtrapolation:
     """S6 with masked language modelling on IMDB windows (``top_k`` word pieces kept)."""
-
     L: int = 32
     top_k: int = 2000
     n_train: int = 3000
@@ -136,7 +106,6 @@ class MLMExtrapolation:
 @dataclass(frozen=True)
 class ExtrapolationSettings:
     """The chapter's options (defaults: ``quick``); ``threads`` caps torch's CPU threads (None: all)."""
-
     model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
     tails: TailsOptions = field(default_factory=TailsOptions)
     order: OrderExtrapolation = field(default_factory=OrderExtrapolation)
@@ -167,21 +136,9 @@ CONFIGS = by_scale(
 class StudyPlan:
     """What an extrapolation study runs (:func:`study_plan`).
 
-    Attributes
-    ----------
-    encodings, seeds : tuple
-    L : int
-        Training length.
-    factors : tuple of float
-    lengths : list of int
-        ``round(f L)`` per factor.
-    n_max : int
-        The longest length.
-    methods : list of str
-        The rows of the table (:func:`method_names`).
-    n_runs : int
-        Trainings: each encoding and seed once; for ``learned`` also a fine-tune per longer length, and a
-        model trained at each target length when ``target_baseline``.
+    ``lengths`` is ``round(f L)`` per factor, ``n_max`` the longest, ``methods`` the rows of the table
+    (:func:`method_names`); ``n_runs`` counts trainings: each encoding and seed once, and for ``learned`` a
+    fine-tune per longer length and a model trained at each target length when ``target_baseline``.
     """
 
     encodings: tuple
@@ -211,13 +168,7 @@ def study_plan(block, encodings=None, seeds=None, valid=ORDER_ENCODINGS) -> Stud
 
 
 def method_names(encodings, target_baseline: bool = True) -> list[str]:
-    """The rows of an extrapolation table: ``learned`` expands into its heuristics (and the baseline).
-
-    Returns
-    -------
-    list of str, e.g. ``["learned:reuse_last", "learned:interpolate", "learned:new_rows",
-    "learned:target", "sinusoidal", ...]``.
-    """
+    """The rows of an extrapolation table: ``learned`` expands into its heuristics (and ``learned:target``)."""
     out = []
     for name in encodings:
         if name == "learned":
@@ -240,13 +191,11 @@ def position_options(name: str, mds_table=None) -> dict:
 
 
 def learned_methods(model, length: int, L: int, factor: float, *, block, seed: int, finetune, train_target):
-    """The learned table's rows of the study at one evaluation ``length``: ``(method, model)`` pairs.
+    """The learned table's ``(method, model)`` pairs at one evaluation ``length``, built lazily.
 
-    At ``length <= L`` every method is the trained model itself. Beyond, each heuristic of
-    :data:`HEURISTICS` extends the table (:func:`posgeom.models.tasks.extend_model`; ``new_rows`` then goes
-    through ``finetune(model, length)``), and with ``block.target_baseline`` ``"learned:target"`` is
-    ``train_target(length)`` at the factors of ``block.target_factors`` and None at the others. Lazy: each
-    model is built when its pair is reached.
+    At ``length <= L`` every method is the trained model itself; beyond, each heuristic extends the table
+    (``new_rows`` then goes through ``finetune(model, length)``), and ``"learned:target"`` is
+    ``train_target(length)`` at ``block.target_factors`` and None at the other factors.
     """
     for h in HEURISTICS:
         if length <= L:
@@ -272,9 +221,7 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
 
 
 class _OrderScores:
-    """Accuracy, loss and the beyond-L accuracies per method and factor (lists over seeds), and the stress
-    of the positional geometry at the longest length."""
-
+    """Accuracies and losses per method and factor (lists over seeds), and the stress at the longest length."""
     KEYS = ("accuracy", "loss", "accuracy_beyond", "accuracy_both_beyond")
 
     def __init__(self, methods, factors, L: int, n_max: int, D_max):
@@ -303,12 +250,10 @@ class _OrderScores:
 
 def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: StudyPlan, *, data_seed: int = 0,
                         device: str = "cpu") -> tuple[dict, dict]:
-    """Train every encoding of ``plan`` at ``L`` on the order task and evaluate it at every length of ``plan``
-    (the learned table through :func:`learned_methods`).
+    """Train every encoding of ``plan`` at ``L`` on the order task and evaluate it at every length of ``plan``.
 
-    Training sequences come from ``data_seed`` (at a longer length ``m``: ``data_seed + m``), evaluation
-    sequences of exactly length ``m`` from ``data_seed + 1000 + m``. The MDS table holds every position up
-    to the longest length (Algorithm 1 on the task's exact geometry there).
+    Training data come from ``data_seed`` (``data_seed + m`` at a longer length ``m``), evaluation data of
+    exactly length ``m`` from ``data_seed + 1000 + m``.
 
     Returns
     -------
@@ -365,26 +310,17 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
 
 
 def run_extrapolation_order(settings=None, *, force: bool = False, encodings=None, seeds=None) -> Result:
-    r"""Accuracy on the order task at $L$, $1.5L$, $2L$ for models trained at $L$ (S6),
-    by :func:`order_extrapolation`, stored.
-
-    The learned table goes past its wall by each heuristic of :data:`HEURISTICS` (``new_rows`` followed by
-    ``finetune.steps`` steps on sequences of the target length) and, as the reference the seed names,
-    a learned table trained from scratch at the target length (``"learned:target"``, at the factors of
-    ``target_factors``; ``None`` at the others). Sinusoidal, RoPE, ALiBi, MDS and no positions are
-    evaluated at every length as trained. Evaluation sequences all have exactly the evaluated length.
+    r"""Accuracy on the order task at $L$, $1.5L$, $2L$ of models trained at $L$ (S6), stored.
 
     Returns
     -------
     Result
-        values: ``methods``, ``factors``, ``lengths``, ``seeds``, ``accuracy`` / ``loss`` (method →
-        factor-string → list over seeds), ``accuracy_beyond`` (method → factor → list: sequences whose
-        later marker is at or beyond $L$; ``None`` where there is none), ``accuracy_both_beyond``
-        (both markers at or beyond $L - 1$, the positions that share one vector under
-        ``reuse_last``), ``stress_at_max`` (method → list over seeds: scale-free stress of the
-        positional distances the model uses at the longest length against the task's exact Hellinger
-        geometry there), ``alibi_reversal_gap`` and ``none_reversal_gap`` (:func:`posgeom.models.equivariance.reversal_gap`);
-        arrays: ``accuracy`` (methods, factors, seeds), ``mds_table``.
+        values: ``methods``, ``factors``, ``lengths``, ``seeds``; ``accuracy`` / ``loss`` (method → factor
+        string → list over seeds); ``accuracy_beyond`` (later marker at or beyond $L$) and
+        ``accuracy_both_beyond`` (both markers at or beyond $L - 1$, the positions ``reuse_last`` merges),
+        ``None`` where no sequence qualifies; ``stress_at_max`` (method → list over seeds: scale-free stress
+        at the longest length against the task's exact geometry); ``alibi_reversal_gap`` and
+        ``none_reversal_gap``; arrays: ``accuracy`` (methods, factors, seeds), ``mds_table``.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]

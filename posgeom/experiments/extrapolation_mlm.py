@@ -1,11 +1,7 @@
-r"""Extrapolation of learned tables with masked language modelling on IMDB windows (claim S6, chapter
-"Where learned tables fail").
+r"""Extrapolation of learned tables with masked language modelling on IMDB windows (S6, "Where learned tables fail").
 
-Models trained on windows of $L$ tokens are evaluated at $L$, $1.5L$, $2L$ with the
-methods of :func:`posgeom.experiments.extrapolation.run_extrapolation_order` (the learned table's
-heuristics, sinusoidal, RoPE, ALiBi, MDS, no positions). The settings are ``CONFIGS[scale].mlm`` of
-:mod:`posgeom.experiments.extrapolation`; the windows and their vocabulary are
-:mod:`posgeom.corpora.mlm_windows`, the training :func:`posgeom.models.tasks.train_mlm_model`.
+The methods and settings are those of :mod:`posgeom.experiments.extrapolation` (``CONFIGS[scale].mlm``);
+the windows and their vocabulary are :mod:`posgeom.corpora.mlm_windows`.
 """
 
 from __future__ import annotations
@@ -29,9 +25,7 @@ __all__ = ["mlm_extrapolation", "run_extrapolation_mlm"]
 
 
 class _MLMScores:
-    """Mean masked-LM loss per method and factor (all tokens, before L, at or beyond L; lists over seeds),
-    and the per-position loss at the longest length."""
-
+    """Mean masked-LM loss per method and factor (all, before L, beyond L) and per position at the longest length."""
     KEYS = ("loss", "loss_head", "loss_beyond")
 
     def __init__(self, win: IMDBWindows, plan: StudyPlan):
@@ -105,23 +99,18 @@ def mlm_extrapolation(options: MLMExtrapolation, shape: ModelShape, plan: StudyP
 
 
 def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None, seeds=None) -> Result:
-    r"""Masked-LM loss on IMDB windows of length $L$, $1.5L$, $2L$ for models trained at
-    $L$ (S6), by :func:`mlm_extrapolation`, stored.
+    r"""Masked-LM loss on IMDB windows of length $L$, $1.5L$, $2L$ of models trained at $L$ (S6), stored.
 
-    The fine-tune of ``new_rows`` and the ``learned:target`` baseline (when ``target_baseline``, at the
-    factors of ``target_factors``) train on windows of the target length from the same training reviews.
-    The MDS table is classical MDS (rank ``mds_rank``) of the Hellinger geometry of the training windows'
-    positions up to the longest evaluated length (:func:`posgeom.corpora.mlm_windows.mds_of_windows`).
+    Fine-tunes and target baselines train on windows of the target length from the same reviews; the MDS table
+    comes from the training windows' positions up to the longest evaluated length.
 
     Returns
     -------
     Result
-        values: ``methods``, ``factors``, ``lengths``, ``seeds``, ``L``, ``loss`` (method → factor → list
-        over seeds: mean cross-entropy over all masked tokens), ``loss_head`` / ``loss_beyond`` (tokens at
-        positions $< L$ / $\ge L$), ``vocab_size``, ``rare_fraction``, ``unigram_loss``
-        (:func:`posgeom.corpora.mlm_windows.unigram_loss`: a model that ignores context), ``data``
-        (provenance); arrays: ``loss`` (methods, factors, seeds), ``loss_by_position`` (methods, seeds,
-        n_max) at the longest length.
+        values: ``methods``, ``factors``, ``lengths``, ``seeds``, ``L``, ``loss`` (method → factor → list over
+        seeds), ``loss_head`` / ``loss_beyond`` (positions $< L$ / $\ge L$), ``vocab_size``, ``rare_fraction``,
+        ``unigram_loss`` (a model that ignores context), ``data``; arrays: ``loss`` (methods, factors, seeds),
+        ``loss_by_position`` (methods, seeds, n_max).
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]

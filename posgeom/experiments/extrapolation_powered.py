@@ -1,25 +1,11 @@
 r"""S6 decided by a design sized by its power before it runs (chapter *Where learned tables fail*).
 
-The claim: reusing the last row, interpolating the table, or adding rows and fine-tuning all fall short of a
-learned table trained at the target length. The chapter's order-task study compares them over 3 seeds, by their
-means, next to every other encoding; its paper configuration waits for a GPU. This design asks only S6's
-question, on the order task and model of the quick study (the smallest that keep the claim's conditions: a
-learned table trained at $L$, evaluated at $2L$), over the seeds a pilot says resolve the claim's smallest effect
-(:func:`posgeom.experiments.paired_design.run_paired_design`), on one CPU core, at either scale;
-``posgeom reproduce --scale paper --cpu-parts`` stores it with the paper results and the chapter reads it with
-:func:`posgeom.experiments.paired_design.read_or_run`.
-
-Per seed $s$: a learned table trained at $L$ from seed $s$, extended to $2L$ by each heuristic
-(:func:`posgeom.models.tasks.extend_model`; ``new_rows`` then fine-tuned as in the study), and a learned table
-trained from scratch at $2L$ from the same seed; each is scored by its accuracy on the same held-out sequences of
-exactly $2L$ tokens. The design's paired difference is
-
-.. math:: a_s - b_s = \max_h \mathrm{acc}_h(s) - \mathrm{acc}_{\mathrm{target}}(s),
-
-the best heuristic of each seed minus the target-length table: every heuristic falls short by more than a margin
-exactly when the best one does, so this is the difference whose spread sizes the decision. Its smallest effect
-is ``posgeom.verdicts.SHORTFALL`` (half an accuracy point; a test keeps them equal). The values also hold each
-heuristic's own paired difference over the decision's seeds (``heuristics``), which the rule reads.
+The claim: reusing the last row, interpolating, or adding rows and fine-tuning all fall short of a learned table
+trained at the target length. On the quick study's task and model, per seed $s$, a table trained at $L$ is
+extended to $2L$ by each heuristic and set against a table trained at $2L$ from the same seed. The paired
+difference is $a_s - b_s = \max_h \mathrm{acc}_h(s) - \mathrm{acc}_{\mathrm{target}}(s)$: every heuristic falls
+short by more than a margin exactly when the best one does, so this difference sizes the decision
+(:func:`posgeom.experiments.paired_design.run_paired_design`); each heuristic's own difference is kept too.
 """
 
 from __future__ import annotations
@@ -47,16 +33,14 @@ _QUICK = "quick"  # the smallest model and task that keep the claim's conditions
 
 
 def run_heuristics_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
-    r"""S6 over the seeds a pilot sizes: each heuristic's accuracy at $2L$ against a learned table trained at $2L$,
-    paired by seed (the order task and model of :data:`posgeom.experiments.extrapolation.CONFIGS` at ``quick``).
+    r"""S6 over the seeds a pilot sizes: each heuristic's accuracy at $2L$ against a learned table trained at $2L$.
 
     Returns
     -------
     Result
         values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` the best heuristic's accuracy,
-        ``b`` the target-length table's; per seed also the accuracy of each heuristic, keyed by its name), then
-        ``heuristics`` (heuristic → the :class:`~posgeom.geometry.SeedInterval` of its accuracy minus the target's
-        over the decision's seeds, as a dictionary), ``L``, ``length`` (the evaluated length, $2L$) and ``device``.
+        ``b`` the target-length table's; per seed each heuristic's), ``heuristics`` (heuristic → its paired
+        interval as a dictionary), ``L``, ``length`` ($2L$) and ``device``.
     """
     settings = _settings(settings)
     design = HEURISTICS_DESIGN if design is None else design

@@ -1,11 +1,8 @@
 r"""The factorisation step of the proof of Theorem 4, measured on real text (chapter "Theorem 4").
 
-The proof replaces $\mathbb E[c_k\, e(t_k)]$ by $\mathbb E[c_k]\,\mathbb E[e(t_k)]$; we instantiate
-$c_k$ as the attention weight from ``[CLS]`` to position $k$ (mean over the heads of one layer) and
-$e(t_k)$ as the word embedding of the token at $k$, and measure on SST-2 how far the two are, against
-placebos in which $c$ is shuffled across sentences (independent by construction).
-
-The options are ``CONFIGS[scale].gap`` of :mod:`posgeom.experiments.separation`.
+The proof replaces $\mathbb E[c_k\, e(t_k)]$ by $\mathbb E[c_k]\,\mathbb E[e(t_k)]$, with $c_k$ the attention
+weight from ``[CLS]`` to position $k$ and $e(t_k)$ the word embedding there; placebos shuffle $c$ across
+sentences (independent by construction).
 """
 
 from __future__ import annotations
@@ -24,22 +21,16 @@ __all__ = ["run_factorisation_gap"]
 def run_factorisation_gap(settings=None, *, force: bool = False, split: str | None = None,
                           n_positions: int | None = None, layer: int | None = None,
                           min_reach: int | None = None, n_placebo: int = 20) -> Result:
-    r"""The independence the proof of Theorem 4 needs, measured on SST-2 with the pretrained model
-    (:func:`posgeom.models.factorisation.factorisation_study`; the model from
-    :func:`posgeom.models.pretrained.load_hf`), stored.
+    r"""The independence the proof of Theorem 4 needs, measured on SST-2 with the pretrained model, stored.
 
-    Over the sentences of the split (bert-base-uncased WordPiece, ``[CLS]``/``[SEP]`` kept as the model
-    sees them, cut to ``n_positions``). Options default to ``CONFIGS[scale].gap``.
-
-    Values: medians of ``relative``, ``pair_relative`` and ``pair_cosine`` for the real pairing and the
-    placebos; ``positions_above_placebo_95``, the number of positions whose real gap exceeds the 95th
-    percentile of its placebos; ``reach`` (content tokens per position). Arrays: ``real__*`` (per
-    position / pair), ``placebo__*`` (n_placebo, ...), ``placebo__band95`` (per position), ``mean_c``.
+    Options default to ``CONFIGS[scale].gap``. Values: medians of ``relative``, ``pair_relative`` and
+    ``pair_cosine`` for the real pairing and the placebos, ``positions_above_placebo_95``, ``reach``; arrays:
+    ``real__*``, ``placebo__*`` (n_placebo, ...), ``placebo__band95``, ``mean_c``.
 
     Raises
     ------
     posgeom.corpora.real.DataUnavailableError, posgeom.models.pretrained.ModelUnavailableError
-        When SST-2 or the pretrained model cannot be found (the message says how to provide them).
+        When SST-2 or the pretrained model cannot be found.
     """
     settings = _settings(settings)
     given = dict(split=split, n_positions=n_positions, layer=layer, min_reach=min_reach)

@@ -1,46 +1,15 @@
 r"""Inside BERT: the positional geometry each layer's attention sees (claim C10, chapter *Inside BERT*).
 
-The paper reports that "the projected stress" of BERT peaks at layer 3, which "reorganises the positional
-signal", without defining the projection (Cirrincione 2026). This module defines two,
-names them, and computes both per layer and per head.
-
-**Corpus-averaged positional logits** (``"propagated"``, the main definition). Run the pretrained model on
-real sentences $x$ (the special-token policy ``"model"``: ``[CLS]`` at 0). Let $X_\ell(x) \in \mathbb R^{L \times d}$
-be the input of layer $\ell$ ($X_1$ is the embeddings' output, LayerNorm included). Its *positional part*
-is the mean over the sentences that reach position $i$,
-
-$$m_\ell(i) = \operatorname{mean}_{x : L(x) > i} X_\ell(x)_i \qquad (n \times d),$$
-
-so that $X_\ell(x)_i = m_\ell(i) + c_\ell(x, i)$ with a content part of mean zero at each position. The
-position–position term of head $h$'s attention logits is
-
-$$G^{h}_{\ell} = \frac{(m_\ell W_Q^h + b_Q^h)(m_\ell W_K^h + b_K^h)^\top}{\sqrt{d_h}} \qquad (n \times n).$$
-
-**Static positional logits** (``"static"``). The same with $m_\ell$ replaced, at every layer, by the
-pretrained table as it enters the model, $\mathrm{LN}(p_i + t_0)$ (the embedding LayerNorm of the
-position vector plus the token-type-0 vector, no word): what each layer's query/key maps make of the
-raw position signal.
-
-**From logits to distances.** A logit matrix is a similarity; as the book does for RoPE's kernel, it induces
-the distance
-
-$$\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}, \qquad S = \tfrac12 (G + G^\top),$$
-
-Euclidean exactly when $S \succeq 0$ (Schoenberg); negative values are clipped to 0 and their mass is
-reported (:func:`posgeom.geometry.kernel_distances`). The *pooled* distance of a layer sums the heads' squared distances,
-$\hat d_{ij}^2 = \sum_h \hat d^{h\,2}_{ij}$ — the distance of the heads' concatenated query/key features.
-
-**Projected stress** of layer $\ell$ (per head, and pooled): the stress of $\hat D_\ell$ against the corpus's
-chord Hellinger matrix $D$ (SST-2 train, :func:`posgeom.experiments.real_corpora.run_corpus_geometry`)
-over the positions both cover, under ``"scale_free"`` (logits have no natural unit, so this is the
-meaningful one) and ``"paper"``. A second, table-free reading uses the Euclidean distances of the rows of
-$m_\ell$ themselves (``"residual"``), for $\ell = 1, \dots, L + 1$ (the last is the model's output).
-
-**Attention maps.** The attention probabilities $\mathrm{softmax}(Q K^\top / \sqrt{d_h} + M)$ of each layer,
-averaged over heads and over sentences long enough to cover a window of the first ``map_positions``
-positions: the positional pattern of each layer (diagonal, previous/next token, ``[CLS]`` column).
-
-``python -m posgeom.experiments inside-bert`` runs everything at the scale of ``POSGEOM_SCALE``.
+The paper's "projected stress" peaks at layer 3, but the projection is not defined; this module defines two.
+``"propagated"``: the positional part of layer $\ell$'s input, $m_\ell(i)$, the mean over the sentences
+that reach $i$, enters head $h$'s logits as
+$G^{h}_{\ell} = (m_\ell W_Q^h + b_Q^h)(m_\ell W_K^h + b_K^h)^\top / \sqrt{d_h}$ ($n \times n$).
+``"static"``: the same with $m_\ell$ replaced at every layer by the table as it enters the model,
+$\mathrm{LN}(p_i + t_0)$. A logit matrix is a similarity, $S = \tfrac12 (G + G^\top)$, and induces
+$\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}$ (negative values clipped, their mass reported:
+:func:`posgeom.geometry.kernel_distances`); a layer's pooled distance sums its heads' squares. A third,
+table-free reading, ``"residual"``, uses the Euclidean distances of the rows of $m_\ell$. Each is scored
+against SST-2's Hellinger geometry, mainly under ``"scale_free"`` (logits have no natural unit).
 """
 
 from __future__ import annotations
@@ -67,8 +36,7 @@ PAPER_PEAK_LAYER = 3
 
 @dataclass(frozen=True)
 class Sentences:
-    """The sentences fed to the model (the target $D$ comes from the chapter "Real corpora": SST-2 train)."""
-
+    """The sentences fed to the model (the target $D$ comes from the chapter "Real corpora")."""
     corpus: str = "sst2"
     split: str = "validation"
     max_sentences: int | None = None
@@ -80,9 +48,8 @@ class Sentences:
 class InsideBertSettings:
     """Options of the chapter *Inside BERT* (defaults: ``quick``).
 
-    ``target``: options of the target geometry $D$ (:func:`posgeom.experiments.real_corpora.run_corpus_geometry`;
-    empty = its defaults); ``min_reach``: positions kept are reached by at least that many sentences;
-    ``map_positions``: the window of the attention maps; ``batch_size``: sentences per forward pass.
+    ``target``: corpus options of the target geometry (empty: its defaults); ``min_reach``: kept positions are
+    reached by at least that many sentences; ``map_positions``: the window of the attention maps.
     """
 
     sentences: Sentences = field(default_factory=Sentences)
@@ -101,8 +68,7 @@ CONFIGS = by_scale(InsideBertSettings(), batch_size=128)
 
 
 def sentence_tokens(settings: Settings, sentences: Sentences):
-    """The token ids of the sentences fed to the model, through the one route of
-    :func:`posgeom.experiments.real_corpora.corpus_geometry_of`; returns ``(options, tokens)``."""
+    """``(options, tokens)`` of the sentences fed to the model, through the chapter *Real corpora*'s one route."""
     from .real_corpora import corpus_geometry_of, corpus_options, corpus_params
 
     s = sentences
@@ -112,8 +78,7 @@ def sentence_tokens(settings: Settings, sentences: Sentences):
 
 
 def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach: int) -> tuple[dict, dict]:
-    """Projected stress of every layer under the three definitions (the values and arrays of :func:`run_layer_stress`,
-    without the options); positions kept are reached by ``min_reach`` sentences and present in the target."""
+    """Projected stress of every layer under the three definitions (values and arrays of :func:`run_layer_stress`)."""
     from ..models.layers import static_positions
 
     H, n_layers = model.config.n_heads, len(model.layers)
@@ -148,28 +113,20 @@ def _with_overrides(cfg: InsideBertSettings, overrides: dict) -> InsideBertSetti
 
 
 def run_layer_stress(settings: Settings | None = None, *, force: bool = False, **overrides) -> Result:
-    """Per-layer, per-head projected stress of the pretrained model, under the three definitions.
-
-    The sentences (:func:`sentence_tokens`) go through the model (:func:`posgeom.models.pretrained.load_eval_encoder`,
-    :func:`posgeom.models.layers.collect_layer_means`) and :func:`layer_stress` reads the layers against the target geometry.
+    """Per-layer, per-head projected stress of the pretrained model, under the three definitions, stored.
 
     Parameters
     ----------
-    settings : Settings, optional
-    force : bool
     **overrides
-        Fields of :class:`InsideBertSettings` (``min_reach``, ``map_positions``, ``batch_size``,
-        ``sentences``, ``target``: corpus options of the target geometry).
+        Fields of :class:`InsideBertSettings`.
 
     Returns
     -------
     Result
-        ``arrays``: ``propagated_head`` and ``static_head`` (n_layers, H, 2) stress per layer and head
-        (last axis ``scale_free``, ``paper``); ``propagated_pooled``, ``static_pooled`` (n_layers, 2);
-        ``residual`` (n_layers + 1, 2); ``clipped`` (2, n_layers) clipped mass of the pooled kernels;
-        ``maps`` (n_layers, K, K); ``positions`` (n,); ``reach`` (n,).
-        ``values``: the model, its shape, the peak layer per definition and normalisation (1-based),
-        the options.
+        arrays: ``propagated_head``, ``static_head`` (n_layers, H, 2: ``scale_free``, ``paper``);
+        ``propagated_pooled``, ``static_pooled`` (n_layers, 2); ``residual`` (n_layers + 1, 2); ``clipped``
+        (2, n_layers); ``maps`` (n_layers, K, K); ``positions``, ``reach`` (n,); values: the model, its shape,
+        the 1-based peak layer per definition and normalisation, the options.
     """
     from .real_corpora import run_corpus_geometry
 

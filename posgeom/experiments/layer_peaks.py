@@ -1,13 +1,8 @@
 r"""Is the local peak of the projected stress at the fourth layer more than a draw of sentences? (claim C10)
 
-The chapter *Inside BERT* computes, per layer, the ``"scale_free"`` projected stress of the positional
-means of the pretrained model (:func:`posgeom.experiments.inside_bert.run_layer_stress`). The paper
-puts a peak at "layer 3" without saying whether layers are counted from 1 (the third block) or from 0
-(``encoder.layer.3``, the fourth block). This module resamples the sentences that define the
-positional means: they are dealt once into ``n_groups`` random groups, each replicate draws the groups
-with replacement, recomputes the propagated (pooled over heads) and residual curves, and records
-whether the fourth layer (counted from 1; ``encoder.layer.3`` counted from 0) is still a local maximum,
-whether the third is, and the margin of the fourth over its neighbours.
+The paper puts a peak at "layer 3" without saying whether layers count from 1 or from 0
+(``encoder.layer.3``, the fourth block). The sentences behind the positional means are dealt into groups and
+resampled; each replicate records whether layer 4 (and layer 3) is still a local maximum.
 """
 
 from __future__ import annotations
@@ -27,17 +22,15 @@ LOCAL_PEAK = 4
 
 def run_local_peak_test(settings: Settings | None = None, *, n_groups: int = 24, n_boot: int = 200,
                         force: bool = False) -> Result:
-    """Resample the sentences and test the local peak of the layer curves at :data:`LOCAL_PEAK`
-    (:func:`posgeom.models.layers.group_means`, then :func:`posgeom.geometry.peaks.local_peak_test`).
+    """Resample the sentences and test the local peak of the layer curves at :data:`LOCAL_PEAK`, stored.
 
     Returns
     -------
     Result
-        ``values``: ``model``, ``n_layers``, ``n_used`` replicates, and per curve (``propagated``,
-        ``residual``): ``point`` (the curve), ``local_maxima`` of the point curve, ``share_local_peak``
-        (replicates with a local maximum at :data:`LOCAL_PEAK`), ``share_local_peak_3`` (at layer 3),
-        ``share_global_3`` and ``share_global_4`` (global maximum there), ``margin`` (point estimate and
-        5 %/95 % percentiles of curve[4] - max(curve[3], curve[5])). ``arrays``: ``<curve>_replicates``.
+        values: ``model``, ``n_layers``, ``n_used``, and per curve (``propagated``, ``residual``) ``point``,
+        ``local_maxima``, ``share_local_peak`` (at :data:`LOCAL_PEAK`), ``share_local_peak_3``,
+        ``share_global_3``, ``share_global_4``, ``margin`` (curve[4] - max(curve[3], curve[5]), with 5 %/95 %
+        percentiles); arrays: ``<curve>_replicates``.
     """
     settings = _settings(settings)
     cfg = ib.CONFIGS[settings.scale]

@@ -1,23 +1,10 @@
-r"""S4, S7 and S9 decided by designs sized by their power before they run (chapters *Where learned tables
-fail* and *Learned tables*).
+r"""S4, S7 and S9 decided by designs sized by their power before they run (chapters on learned tables).
 
-The three claims are about training a learned table, not about BERT-base: rarely reached rows are
-under-trained (S4), a N(0, 0.02²) table beats a N(0, 1) one (S7), dropout 0.1 on the embedding sum helps
-where a table overfits (S9). Each chapter's quick study decides its claim over 5 seeds with a stated power;
-their paper configurations (wider models, thousands of steps) wait for a GPU. A design here runs each
-comparison at the quick study's model and task — the smallest that keeps the claim's conditions — over the
-seeds a pilot says resolve the claim's smallest effect (:func:`posgeom.experiments.paired_design.run_paired_design`),
-on one CPU core, at either scale; ``posgeom reproduce --scale paper --cpu-parts`` stores them with the paper
-results and a chapter reads them with :func:`posgeom.experiments.paired_design.read_or_run`.
-
-Each design's difference a − b (paired by seed) and its smallest effect (the rule's constant):
-
-- S4: tail accuracy with 90 % short training sequences − with uniform lengths (the tails study of
-  :mod:`posgeom.experiments.undertrained_tails`); ``posgeom.verdicts.TAIL_EFFECT``, two accuracy points;
-- S7: final training loss from N(0, 0.02²) − from N(0, 1) (the initialisation study of
-  :mod:`posgeom.experiments.learned_tables`); ``posgeom.verdicts.LOSS_EFFECT``, 0.01 nats;
-- S9: held-out loss with dropout 0.1 on the embedding sum − without (:mod:`posgeom.experiments.table_dropout`);
-  ``posgeom.verdicts.LOSS_EFFECT``.
+The claims are about training a learned table, not about BERT-base, so each design runs at the quick
+study's model and task (the smallest that keeps the claim's conditions) on one CPU core, over the seeds a
+pilot says resolve the claim's smallest effect (:func:`posgeom.experiments.paired_design.run_paired_design`).
+Differences a − b, paired by seed: S4, tail accuracy with 90 % short sequences − with uniform lengths; S7,
+final training loss from N(0, 0.02²) − from N(0, 1); S9, held-out loss with dropout 0.1 − without.
 """
 
 from __future__ import annotations
@@ -52,8 +39,7 @@ def _describe(shape) -> str:
 
 
 def _store(settings, name, design, measure, params, force, *, shape, desc, bounds=None, extra=None) -> Result:
-    """Run ``measure(seed, device)`` through the design inside a stored computation (values: the design's, then
-    ``extra`` and ``device``)."""
+    """Run ``measure(seed, device)`` through the design inside a stored computation."""
     device = resolve_device(settings.device)
 
     def compute():
@@ -66,14 +52,13 @@ def _store(settings, name, design, measure, params, force, *, shape, desc, bound
 
 
 def run_tails_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
-    r"""S4 over the seeds a pilot sizes: tail accuracy with 90 % short training sequences minus uniform lengths,
-    paired by seed (:func:`posgeom.models.table_studies.tails_study` at the quick study's settings).
+    r"""S4 over the seeds a pilot sizes: tail accuracy with 90 % short training sequences minus uniform lengths.
 
     Returns
     -------
     Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` skewed, ``b`` uniform tail
-        accuracy; per seed also ``head_skewed`` and ``head_uniform``), and ``device``.
+        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` skewed, ``b`` uniform; per
+        seed also ``head_skewed`` and ``head_uniform``), and ``device``.
     """
     settings = _settings(settings)
     design = TAILS_DESIGN if design is None else design
@@ -91,15 +76,13 @@ def run_tails_powered(settings=None, *, force: bool = False, design: PairedDesig
 
 
 def run_init_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
-    r"""S7 over the seeds a pilot sizes: the final training loss of a N(0, 0.02²) table minus a N(0, 1) one,
-    paired by seed (:func:`posgeom.models.table_studies.train_init_study` at the quick study's settings).
+    r"""S7 over the seeds a pilot sizes: the final training loss of a N(0, 0.02²) table minus a N(0, 1) one.
 
     Returns
     -------
     Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a``, ``b`` the final losses;
-        per seed also ``steps_small`` and ``steps_large``, the steps to the loss threshold, None when never
-        reached), ``loss_threshold`` and ``device``.
+        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (per seed also ``steps_small``,
+        ``steps_large``: steps to the loss threshold, None when never reached), ``loss_threshold``, ``device``.
     """
     settings = _settings(settings)
     design = INIT_DESIGN if design is None else design
@@ -129,16 +112,13 @@ def run_init_powered(settings=None, *, force: bool = False, design: PairedDesign
 
 
 def run_dropout_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
-    r"""S9 over the seeds a pilot sizes: the held-out loss with dropout on the embedding sum minus without,
-    paired by seed, where the table overfits (:func:`posgeom.models.table_studies.train_dropout_study` at the
-    quick study's settings).
+    r"""S9 over the seeds a pilot sizes: held-out loss with dropout on the embedding sum minus without.
 
     Returns
     -------
     Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` with dropout, ``b``
-        without; per seed also ``gap_none`` — held-out minus training loss without dropout — and the held-out
-        accuracies ``accuracy_dropout`` and ``accuracy_none``), ``rate`` and ``device``.
+        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (per seed also ``gap_none``,
+        ``accuracy_dropout``, ``accuracy_none``), ``rate`` and ``device``.
     """
     settings = _settings(settings)
     design = DROPOUT_DESIGN if design is None else design

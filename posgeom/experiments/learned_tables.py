@@ -1,63 +1,12 @@
-r"""Chapter IV, part 1 — what learned position tables look like (Part IV of the book).
+r"""Chapter IV, part 1 — what learned position tables look like (claims S1–S3 and S7–S9 of the second seed).
 
-A learned absolute encoding is a table $P \in \mathbb R^{N_{max} \times d}$ whose row
-$p_i$ is added to the token embedding at position $i$ (``nn.Embedding(N_max, d)``). The
-second seed document makes claims S1–S3 and S7–S9 about such tables; this module holds the numbers
-the chapter puts under them.
-
-**Cosine similarity and its decay with distance (S1).** With $\tilde p_i = p_i - \bar p$ when
-``center=True`` (the mean row removed) and $\tilde p_i = p_i$ otherwise,
-
-.. math:: C_{ij} = \frac{\langle \tilde p_i, \tilde p_j\rangle}{\lVert\tilde p_i\rVert\,\lVert\tilde p_j\rVert},
-          \qquad s(\delta) = \frac{1}{n - \delta} \sum_{i=0}^{n-1-\delta} C_{i,i+\delta}.
-
-$s(1)$ is the "neighbouring similarity" of the seed. A shared offset $\bar p$ raises every
-raw cosine, so the centred version is reported next to the raw one.
-
-**Positions that stand apart (S2).** The isolation of row $i$ is its nearest-neighbour distance
-relative to the typical one,
-
-.. math:: \iota_i = \frac{\min_{j \ne i} \lVert p_i - p_j\rVert}
-                        {\operatorname{median}_k \min_{j\ne k} \lVert p_k - p_j\rVert};
-
-rows with $\iota_i$ above a threshold (default 2) stand apart from every other row.
-
-**Frequency bands (S3).** Each dimension $x_j(i) = P_{ij} - \bar P_{\cdot j}$ is a signal over
-positions; its periodogram is
-
-.. math:: I_j(k) = \frac1n \Big| \sum_{i=0}^{n-1} x_j(i)\, e^{-2\pi \mathrm i k i / n}\Big|^2,
-          \qquad k = 0, \dots, \lfloor n/2 \rfloor,
-
-at frequency $k/n$ cycles per position. The *dominant frequency* of dimension $j$ is
-$\arg\max_{k \ge 1} I_j(k)$ and its *spectral concentration* the share of the power (without
-$k = 0$) in that bin, $\kappa_j = \max_{k\ge1} I_j(k) / \sum_{k \ge 1} I_j(k)$: 1 for a pure
-sinusoid at a Fourier frequency, about $\log(n/2)/(n/2)$ for white noise. A concentration alone
-does not prove a designed spectrum: a random walk has $I(k) \propto 1/k^2$, i.e.
-$\kappa \approx 6/\pi^2 \approx 0.61$ at $k = 1$; the chapter therefore puts every table
-next to three references of the same shape — the sinusoidal table, a random $\mathcal N(0, \sigma^2)$
-table (a learned table at initialisation) and a random walk down the positions
-(:func:`posgeom.encodings.random_walk_table`).
-
-**Principal components and sinusoids.** With $\tilde P = U S V^\top$ (rows centred), the
-$k$-th principal component over positions is $u_k s_k$. Its best single sinusoid is
-
-.. math:: \max_{f} R^2_k(f), \qquad R^2_k(f) = 1 - \frac{\min_{a, b, c} \sum_i \big(u_{ik} - a\cos(2\pi f i/n)
-          - b \sin(2\pi f i/n) - c\big)^2}{\sum_i (u_{ik} - \bar u_k)^2}
-
-over frequencies $f \in \{\tfrac12, 1, \tfrac32, \dots, \tfrac n2\}$ (cycles over the table).
-PCs of any smooth random process are close to such cosines (the Karhunen–Loève modes of a random walk
-are exactly $\sin((k - \tfrac12)\pi t)$), which is why :func:`posgeom.encodings.random_walk_table` is the null model.
-
-**Stress against the corpus (the link to the paper).** The table's Euclidean distances $\hat D$
-between the rows of the positions a corpus reaches, against the corpus's Hellinger distances $D$
-(:func:`posgeom.geometry.stress`, ``"paper"`` and ``"scale_free"``).
-
-**Training studies (S7–S9).** A small encoder (:mod:`posgeom.models`) on the balanced order task of
-:mod:`posgeom.corpora.synthetic` (label: does marker A come before marker B?), with the learned table
-initialised from $\mathcal N(0, 0.02^2)$, $\mathcal N(0, 1)$, the sinusoidal table or the
-MDS of the task's Hellinger geometry, and with dropout 0.1 on the embedding sum or none: convergence
-speed (the first step whose running-mean loss falls below a threshold), final loss, held-out accuracy
-and the geometry of the final table.
+A learned table $P \in \mathbb R^{N_{max} \times d}$ (``nn.Embedding(N_max, d)``) is read in three ways:
+its anatomy (cosine similarity by distance, isolated rows, frequency bands and principal components;
+:func:`posgeom.models.pretrained_tables.table_anatomy`), its stress against a corpus's Hellinger geometry,
+and training studies on the balanced order task (initialisation and embedding dropout). A concentrated
+spectrum alone proves no design (a random walk has $I(k) \propto 1/k^2$), so every pretrained table is set
+beside three references of its shape: the sinusoidal table, a random $\mathcal N(0, \sigma^2)$ table and a
+random walk down the positions (:func:`posgeom.encodings.random_walk_table`).
 """
 
 from __future__ import annotations
@@ -94,9 +43,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AnatomyOptions:
-    """Analysis of a pretrained table (:func:`posgeom.models.pretrained_tables.table_anatomy`); ``seed`` of the
-    references."""
-
+    """Analysis of a pretrained table; ``seed`` of the references."""
     isolation_threshold: float = 2.0
     n_components: int = 6
     n_first: int = 10
@@ -106,7 +53,6 @@ class AnatomyOptions:
 @dataclass(frozen=True)
 class TableStressOptions:
     """Stress of pretrained tables against each corpus (positions per corpus; counting options)."""
-
     corpora: tuple[str, ...] = ("sst2", "imdb")
     n_positions: dict = field(default_factory=lambda: {"sst2": 64, "imdb": 512})
     special: str = "model"
@@ -117,7 +63,6 @@ class TableStressOptions:
 @dataclass(frozen=True)
 class InitStudyOptions:
     """Initialisations and dropout rates compared; the loss threshold and smoothing of the speed measure."""
-
     inits: tuple[str, ...] = ("normal_0.02", "normal_1", "sinusoidal", "mds")
     dropouts: tuple[float, ...] = (0.0, 0.1)
     #: S7's paired difference is an interval over seeds: at least posgeom.geometry.MIN_SEEDS of them
@@ -129,7 +74,6 @@ class InitStudyOptions:
 @dataclass(frozen=True)
 class LearnedTablesSettings:
     """The chapter's options (defaults: ``quick``)."""
-
     pretrained: AnatomyOptions = field(default_factory=AnatomyOptions)
     stress: TableStressOptions = field(default_factory=TableStressOptions)
     order: OrderTask = field(default_factory=OrderTask)
@@ -168,19 +112,9 @@ def _candidates(settings) -> list[str]:
 
 
 def pretrained_availability(settings=None, names=None) -> list[TableAvailability]:
-    """Try to load every candidate pretrained table and say which ones are here
-    (:func:`posgeom.models.pretrained_tables.table_availability`).
+    """Try to load each candidate table (``names``, default ``settings.pretrained`` then :data:`PRETRAINED_CANDIDATES`).
 
-    Parameters
-    ----------
-    settings : Settings, optional
-        ``settings.pretrained`` is tried first.
-    names : sequence of str, optional
-        Default: ``settings.pretrained`` then :data:`PRETRAINED_CANDIDATES`.
-
-    Returns
-    -------
-    list of posgeom.models.pretrained_tables.TableAvailability, in the order tried.
+    Returns a list of ``TableAvailability``, in the order tried.
     """
     settings = _settings(settings)
     return table_availability(_candidates(settings) if names is None else names)
@@ -199,25 +133,14 @@ def _available_or_raise(settings, models) -> list[TableAvailability]:
 
 
 def run_pretrained_tables(settings=None, *, force: bool = False, models=None) -> dict[str, object]:
-    r"""Similarity, isolation, spectra and principal components of every available pretrained table,
-    next to the three reference tables of the same shape (:func:`posgeom.models.pretrained_tables.table_anatomy`).
+    r"""Similarity, isolation, spectra and principal components of every available pretrained table, stored.
 
-    Each available model is one registry entry (experiment ``"learned_table_anatomy"``, keyed by the model
-    name and the options); unavailable ones are listed with the reason.
-
-    Parameters
-    ----------
-    settings : Settings, optional
-    force : bool
-        Recompute even when a stored result exists.
-    models : sequence of str, optional
-        Default: ``settings.pretrained`` then :data:`PRETRAINED_CANDIDATES`.
+    One registry entry per available model (unavailable ones are listed with the reason).
 
     Returns
     -------
     dict with ``"availability"`` (list of :class:`TableAvailability`) and ``"results"``: model name →
-    :class:`~posgeom.registry.Result` whose values hold
-    :func:`~posgeom.models.pretrained_tables.table_anatomy`'s values and ``"model"``.
+    :class:`~posgeom.registry.Result` holding :func:`~posgeom.models.pretrained_tables.table_anatomy`'s values.
     """
     settings = _settings(settings)
     opts = CONFIGS[settings.scale].pretrained
@@ -242,9 +165,7 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
 
 
 def run_table_stress(settings=None, *, force: bool = False, models=None, corpora=None) -> dict[str, object]:
-    r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB
-    (:func:`posgeom.models.pretrained_tables.table_stress`; each model loaded by
-    :func:`posgeom.models.pretrained.load_hf`).
+    r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB, stored.
 
     Returns
     -------
@@ -291,25 +212,17 @@ def init_runs(result: Result) -> list[InitRun]:
 
 
 def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None) -> Result:
-    r"""Initialisation (S7, S8) and embedding dropout (S9) of a learned table on the order task
-    (:func:`posgeom.models.table_studies.train_init_study`), stored.
+    r"""Initialisation (S7, S8) and embedding dropout (S9) of a learned table on the order task, stored.
 
-    For every initialisation of :data:`posgeom.models.table_studies.INITS` (``CONFIGS[scale].init.inits``)
-    and seed, a small encoder with a learned table is trained on the order task; the ``"normal_0.02"`` model
-    is trained again with each non-zero rate of ``CONFIGS[scale].init.dropouts`` on the embedding sum.
-    Recorded per run (:class:`~posgeom.models.table_studies.InitRun`): the loss curve, the steps until the
-    running-mean loss falls below ``loss_threshold`` (convergence speed), the final loss (mean of the last
-    ``smooth`` steps), held-out loss and accuracy, and the geometry of the table before and after training
-    (:class:`posgeom.geometry.TableGeometry`) and the relative change
-    $\lVert P_T - P_0\rVert_F / \lVert P_0\rVert_F$.
+    Every initialisation and seed is trained once; ``"normal_0.02"`` is trained again with each non-zero
+    dropout rate on the embedding sum (:func:`posgeom.models.table_studies.train_init_study`).
 
     Returns
     -------
     Result
-        values: ``runs`` (fields of :class:`~posgeom.models.table_studies.InitRun`; :func:`init_runs` reads
-        them back), ``variants``
-        (list of ``[init, dropout]``), ``seeds`` and the options; arrays: ``losses`` (variants, seeds,
-        steps), ``tables_initial`` / ``tables_final`` (variants, seeds, n, d), ``D`` (n, n).
+        values: ``runs`` (:func:`init_runs` reads them back), ``variants`` (list of ``[init, dropout]``),
+        ``seeds`` and the options; arrays: ``losses`` (variants, seeds, steps), ``tables_initial`` /
+        ``tables_final`` (variants, seeds, n, d), ``D`` (n, n).
     """
     from ..config import resolve_device
 

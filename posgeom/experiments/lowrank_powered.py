@@ -1,25 +1,11 @@
 r"""C5's training row sized by its power before it runs (chapter *Minimal parametrisation*).
 
-The claim — a rank-1 positional table $P = a c^\top$ loses no accuracy against a full learned table — is
-about training either on a task that needs position, not about BERT-base. The quick training comparison
-(:mod:`posgeom.experiments.lowrank_training`, 350 steps, 5 seeds) leaves it undecided: its gap learned −
-rank 1 varies by several accuracy points from seed to seed, partly because neither table has finished
-learning, and an interval that must exclude a one-point loss would need hundreds of such seeds.
-
-:func:`run_lowrank_powered` fixes everything before the decision runs:
-
-1. the steps, :attr:`PoweredDesign.steps`, where a table that can fit the task has fitted it;
-2. the paired design, :attr:`PoweredDesign.paired` (:func:`posgeom.experiments.paired_design.run_paired_design`):
-   the smallest effect that matters (one accuracy point, the rule's ``posgeom.verdicts.ACCURACY_MARGIN``), a
-   pilot whose paired gaps size the decision (80 % power at the 95 % upper bound of the pilot's sd), at most
-   ``posgeom.verdicts.MAX_SEEDS`` fresh seeds, and their interval;
-3. to say where a gap comes from: how many runs of each table stalled (training loss above
-   :attr:`PoweredDesign.stalled_loss`) and the gap over the seeds where both fitted.
-
-The model and task are the quick comparison's: one layer of width 32 on the marker-order task, the smallest
-that keeps the claim's conditions (only position separates the classes; a full table and a rank-1 table of
-the same positions). It runs on one CPU core, at either scale; ``posgeom reproduce --scale paper --cpu-parts``
-stores it with the paper-scale results.
+The claim: a rank-1 table $P = a c^\top$ loses no accuracy against a full learned table. The quick comparison
+(:mod:`posgeom.experiments.lowrank_training`) leaves it undecided: its gap varies by several points from seed
+to seed, partly because neither table has finished learning. :func:`run_lowrank_powered` trains until a table
+that can fit the task has, sizes the seeds on a pilot
+(:func:`posgeom.experiments.paired_design.run_paired_design`), and counts the runs that stalled, to say where
+a gap comes from. The model and task are the quick comparison's, so it runs on one CPU core at either scale.
 """
 
 from __future__ import annotations
@@ -42,7 +28,6 @@ __all__ = ["PoweredDesign", "POWERED_DESIGN", "run_lowrank_powered", "table_runs
 @dataclass(frozen=True)
 class PoweredDesign:
     """The design of :func:`run_lowrank_powered`, fixed before it runs."""
-
     #: Training steps of each run, where a table that can fit the task has fitted it (the gap's sd over seeds
     #: falls from 0.066 at the quick comparison's 350 steps to 0.005 at 2,000 in the seeds that fit; a rank-1
     #: table that stalls is not rescued by more steps).
@@ -62,22 +47,19 @@ POWERED_DESIGN = PoweredDesign()
 
 
 def table_runs(records) -> list[dict]:
-    """The training runs of a design's per-seed records (``values["pilot"]`` or ``values["runs"]``), one per
-    table and seed: records of :func:`posgeom.models.comparison.train_one` with ``encoding`` and ``seed``."""
+    """The training runs of a design's per-seed records, one per table and seed (with ``encoding`` and ``seed``)."""
     return [run for record in records for run in record["tables"]]
 
 
 def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDesign | None = None) -> Result:
-    r"""C5's paired accuracy gap learned − rank-1 table, trained until a table that can fit the task has, over
-    the seeds a pilot says resolve the smallest loss that matters (the module's docstring gives the design).
+    r"""C5's paired accuracy gap learned − rank-1 table, over the seeds a pilot sizes, stored.
 
     Returns
     -------
     Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a``, ``b`` the two tables'
-        test accuracies; per seed also ``tables``, the two training records, read by :func:`table_runs`), and
-        ``stalled`` (per table, the decision's seeds whose run stalled), ``fitted_gap`` (the interval over the
-        seeds where neither stalled; None when fewer than 5), ``device``.
+        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a``, ``b``: test accuracies;
+        per seed also ``tables``, read by :func:`table_runs`), ``stalled`` (per table, the seeds whose run
+        stalled), ``fitted_gap`` (the interval where neither stalled; None under 5 seeds), ``device``.
     """
     settings = _settings(settings)
     design = POWERED_DESIGN if design is None else design
@@ -101,7 +83,7 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
         options = {label: (position, opts) for label, position, opts in lt.TRAIN_ENCODINGS}
 
         def measure(seed: int) -> dict:
-            """Both tables of the gap, trained from the same seed: a = the first's test accuracy, b = the second's."""
+            """Both tables trained from the same seed: ``a``, ``b`` their test accuracies."""
             tables = []
             for label in design.encodings:
                 position, opts = options[label]

@@ -1,6 +1,4 @@
-r"""Training the low-rank module $P = A C^\top$ against a full learned table and a fixed sinusoidal table
-(the chapter *How many numbers does position need?*, claim C5), and the intervals over seeds that judge it.
-"""
+r"""Training the low-rank module $P = A C^\top$ against a full learned table and a sinusoidal table (claim C5)."""
 
 from __future__ import annotations
 
@@ -55,7 +53,6 @@ class SST2Task:
 @dataclass(frozen=True)
 class TrainModel(ModelShape):
     """:class:`posgeom.models.encoder.EncoderConfig` fields of the classifiers."""
-
     n_heads: int = 2
     dropout: float = 0.0
     attention_dropout: float = 0.0
@@ -71,9 +68,7 @@ class TrainSteps:
 
 @dataclass(frozen=True)
 class TrainOptions(TrainingOptions):
-    """The training comparison of :func:`run_lowrank_training` (a member of the training-settings family,
-    :class:`posgeom.experiments.settings.TrainingOptions`, whose steps are per task)."""
-
+    """The training comparison of :func:`run_lowrank_training` (a training-settings family member; steps per task)."""
     batch_size: int = 64
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     synthetic: SyntheticTask = SyntheticTask()
@@ -139,18 +134,13 @@ def task_data(task: str, settings, cfg: dict):
 
 
 def run_lowrank_training(settings=None, *, force: bool = False, tasks=("synthetic", "sst2")) -> Result:
-    r"""Train the low-rank module $A C^\top$ against a full learned table and a fixed sinusoidal table.
+    r"""Train the low-rank module $A C^\top$ against a full learned table and a fixed sinusoidal table, stored.
 
-    ``synthetic``: the balanced ``marker_order`` task of :func:`posgeom.corpora.synthetic.order_task`
-    (label = which marker comes first; both classes have the same bag of words, so only positions help).
-    ``sst2``: a seeded subset of the SST-2 training phrases (``"model"`` policy, cut to ``n_positions``),
-    tested on the SST-2 validation split. Models and steps: ``TRAIN_CONFIGS[scale]`` (``quick``: one
-    layer of width 32; ``paper``: BERT-base). Several seeds; each run records the test loss and
-    accuracy, the number of trainable positional parameters, and the scale-free stress of the trained
-    table against the training corpus's Hellinger geometry (absolute encodings).
+    ``synthetic`` is the balanced marker-order task (only positions help); ``sst2`` a seeded subset of the
+    training phrases, tested on the validation split.
 
-    Values: ``runs`` (list of dicts), ``summary`` (``{task: {encoding: mean/std}}``) and ``gaps``
-    (``{task: {"<a> - <b>": interval}}``, :func:`posgeom.models.comparison.accuracy_gaps` of :data:`TRAIN_GAPS`).
+    Values: ``runs`` (dicts), ``summary`` (``{task: {encoding: mean/std}}``) and ``gaps`` (``{task: {"<a> - <b>":
+    interval}}`` of :data:`TRAIN_GAPS`).
     """
     from ..config import resolve_device
 

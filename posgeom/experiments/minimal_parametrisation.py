@@ -1,24 +1,11 @@
 r"""Experiments of the chapter "How many numbers does position need?" (Remark 8, claim C5).
 
-Remark 8 of the paper: the optimal encoding has rank $r = \operatorname{rank}(B)$, so it factorises as
-$P = A C^\top$ with $A \in \mathbb R^{n \times r}$, $C \in \mathbb R^{d \times r}$:
-
-$$r\,(n + d) \text{ parameters instead of } n d, \qquad \text{savings } 1 - \frac{r (n + d)}{n d}.$$
-
-An empirical $B$ has full rank (sampling noise), so the rank must be *estimated*. Besides the three
-criteria of :func:`posgeom.geometry.effective_rank`, :func:`run_effective_rank` reads the spectrum
-without the noise: the **noise-aware rank** of :func:`posgeom.geometry.noise_aware_rank` (cross-fitted
-eigenvalues, a rank decision against a stated null, an interval over half-splits), with the options
-``real_corpora.RANK_OPTIONS`` that the chapter on real corpora uses too. **Parallel analysis** (Horn
-1965; :func:`posgeom.geometry.null_eigenvalues`, :func:`posgeom.geometry.rank_above_noise`) is kept for comparison in the exercises: it
-draws, at every position, a multinomial sample of the corpus's own size $N_i$ from the *pooled*
-distribution $\bar\mu = \sum_i c_i / \sum_i N_i$, computes its $B$, and counts the eigenvalues of
-the real $B$ above the largest eigenvalue seen under this null.
-
-Then: the stress of rank-$k$ MDS as $k$ grows; the paper's synthetic claim C5 ("$r = 3$ cuts the stress
-by 99.8 % relative to sinusoidal with 88 % fewer parameters") under each stress normalisation, for each
-generator and corpus size; and small models trained with the low-rank module $A C^\top$ against a full
-learned table and a fixed sinusoidal table, on an order-sensitive synthetic task and on SST-2.
+The optimal encoding has rank $r = \operatorname{rank}(B)$, so it factorises as $P = A C^\top$: $r(n + d)$
+parameters instead of $nd$. An empirical $B$ has full rank (sampling noise), so the rank is estimated, by
+the criteria of :func:`posgeom.geometry.effective_rank` and by the noise-aware rank of
+:func:`posgeom.geometry.noise_aware_rank` with ``real_corpora.RANK_OPTIONS`` (the options the chapter on
+real corpora uses, so one matrix gets one number). Then: the stress of rank-$k$ MDS as $k$ grows, claim C5
+under each normalisation, and small models trained with a low-rank table.
 """
 
 from __future__ import annotations
@@ -48,7 +35,6 @@ __all__ = [
 @dataclass(frozen=True)
 class C5Options:
     """Claim C5's setting: $n = d$, the rank $r$, corpus sizes, drift anchors, and the generator draws."""
-
     n: int = 50
     d: int = 50
     r: int = 3
@@ -59,7 +45,6 @@ class C5Options:
 @dataclass(frozen=True)
 class MinimalOptions:
     """Settings of the chapter *How many numbers does position need?* (defaults: ``quick``)."""
-
     null_rep: int = 5
     rank_sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
     rank_criteria: dict = field(default_factory=lambda: {"tol": 1e-2, "q": 0.9, "threshold": 0.01})
@@ -92,21 +77,16 @@ RANK_KEYS = ("tol", "mass", "stress", "cross_fitted", "cross_fitted_rank", "cros
 
 
 def run_effective_rank(settings=None, *, force: bool = False) -> Result:
-    r"""Effective rank of $B$ under each criterion, against the noise, for each corpus and corpus size.
+    r"""Effective rank of $B$ under each criterion, against the noise, for each corpus and corpus size, stored.
 
-    Synthetic families at the sizes ``CONFIGS[scale].rank_sizes`` (their population rank is exact:
-    0 for stationary, 3 for drift with 4 anchors, larger for regimes, $n - 1$ for the circulant Markov
-    family) and SST-2 under the special-token policies and ``min_count`` values of
-    ``CONFIGS[scale].sst2_variants``. Criteria: ``"tol"`` ($\lambda_k > 10^{-2}\lambda_1$), ``"mass"`` ($q = 0.9$),
-    ``"stress"`` (scale-free stress of rank-$k$ MDS $\le 0.01$) and the noise-aware rank
-    (:func:`posgeom.geometry.noise_aware_rank` with ``real_corpora.RANK_OPTIONS``: ``"cross_fitted"`` its
-    text, ``"cross_fitted_rank"`` the rank or None when undetermined, ``"cross_fitted_threshold"`` $\tau$).
+    Criteria: ``"tol"`` ($\lambda_k > 10^{-2}\lambda_1$), ``"mass"`` ($q = 0.9$), ``"stress"`` (scale-free
+    stress of rank-$k$ MDS $\le 0.01$) and the noise-aware rank (``"cross_fitted"`` text,
+    ``"cross_fitted_rank"``, None when undetermined, ``"cross_fitted_threshold"``).
 
-    Values: ``{family: {"sizes": [...], "population": int, "<criterion>": [...]}}`` and
-    ``{"sst2": {"special": [...], "min_count": [...], "n_kept": [...], "<criterion>": [...]}}``.
-    Arrays: ``<family>__eigenvalues`` (n,) at the largest size, ``<family>__cross_fitted`` (n_resamples, k - 1)
-    cross-fitted eigenvalues there, ``<family>__population_eigenvalues``, ``sst2_<special>_<min_count>__eigenvalues``
-    / ``__cross_fitted``.
+    Values: ``{family: {"sizes", "population", "<criterion>"}}`` and ``{"sst2": {"special", "min_count",
+    "n_kept", "<criterion>"}}``. Arrays: ``<family>__eigenvalues`` (n,) and ``<family>__cross_fitted``
+    (n_resamples, k - 1) at the largest size, ``<family>__population_eigenvalues``,
+    ``sst2_<special>_<min_count>__eigenvalues`` / ``__cross_fitted``.
     """
     from .real_corpora import RANK_OPTIONS
 
@@ -174,7 +154,6 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
 @dataclass(frozen=True)
 class RankValidation:
     """Planted-rank corpora of :func:`run_rank_validation`: ranks, signal strengths, sizes, shape."""
-
     ranks: tuple[int, ...] = (1, 3, 10)
     strengths: tuple[float, ...] = (0.5, 0.1)
     sizes: tuple[int, ...] = (200, 1_000, 5_000, 20_000)
@@ -187,11 +166,10 @@ RANK_VALIDATION = RankValidation()
 
 
 def run_rank_validation(settings=None, *, force: bool = False) -> Result:
-    """The noise-aware rank on synthetic corpora of planted rank, at several sizes and signal strengths.
+    """The noise-aware rank on synthetic corpora of planted rank, at several sizes and signal strengths, stored.
 
-    Values: ``rows`` (list of dicts: ``rank`` planted, ``strength``, ``size``, ``estimate`` (None when
-    undetermined), ``interval``, ``text``, ``threshold``, ``smallest_signal`` (the planted rank's smallest
-    population eigenvalue)).
+    Values: ``rows`` (dicts: planted ``rank``, ``strength``, ``size``, ``estimate`` (None when undetermined),
+    ``interval``, ``text``, ``threshold``, ``smallest_signal``: the planted rank's smallest population eigenvalue).
     """
     from .real_corpora import RANK_OPTIONS
 
@@ -221,11 +199,7 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     r"""Stress of rank-$k$ classical MDS for $k = 1, \dots,$ ``max_rank``, with the fixed encodings for reference.
 
-    For each synthetic family (samples at this scale, width 50, 5 heads) and SST-2 (width 768, 12 heads):
-    the ``"paper"`` and ``"scale_free"`` MDS curves (:func:`posgeom.geometry.mds_stress_curve`) and the
-    stress of the sinusoidal, RoPE and ALiBi encodings.
-
-    Values: ``{corpus: {"encodings": {name: {norm: s}}}}``. Arrays: ``<corpus>__<norm>`` (max_rank,).
+    Values: ``{corpus: {"encodings": {name: {norm: s}}}}``; arrays: ``<corpus>__<norm>`` (max_rank,).
     """
     from .optimal_encoding import CONFIGS as OE
 
@@ -263,18 +237,13 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
 
 
 def run_c5(settings=None, *, force: bool = False) -> Result:
-    r"""Claim C5 under every reading: rank-3 MDS vs the sinusoidal table at $n = d = 50$
-    (:func:`posgeom.corpora.synthetic.studies.c5_rows`).
+    r"""Claim C5 under every reading: rank-3 MDS against the sinusoidal table at $n = d = 50$, stored.
 
-    The stress reduction $1 - \sigma(P^{(3)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$ under ``"paper"`` and
-    ``"scale_free"``, for: the drift family with $K$ anchors (population rank $K - 1$; ``anchors``), at
-    the population and at each corpus size of ``CONFIGS[scale].c5.sizes``; and the other families
-    (stationary, regimes, Markov) at each size. The parameter savings $1 - r(n+d)/(nd)$ is exact
-    arithmetic.
+    The reduction $1 - \sigma(P^{(3)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$ under both normalisations, for each
+    generator at the population and at each corpus size (:func:`posgeom.corpora.synthetic.studies.c5_rows`).
 
-    Values: ``savings``, ``rows`` (list of dicts: ``generator``, ``size`` (None for the population),
-    ``mds_paper``, ``sin_paper``, ``reduction_paper``, ``mds_scale_free``, ``sin_scale_free``,
-    ``reduction_scale_free``).
+    Values: ``savings``, ``rows`` (dicts: ``generator``, ``size`` (None: the population), ``mds_<norm>``,
+    ``sin_<norm>``, ``reduction_<norm>``).
     """
     settings = _settings(settings)
     c5 = CONFIGS[settings.scale].c5
@@ -290,17 +259,12 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
 
 
 def run_c5_draws(settings=None, *, force: bool = False) -> Result:
-    r"""C5's reduction over several generator draws (``CONFIGS[scale].c5_seeds``): its spread and interval.
+    r"""C5's reduction over several generator draws (``CONFIGS[scale].c5_seeds``): its spread and interval, stored.
 
-    Every generator and size of :func:`run_c5` is drawn again with each seed (the drift anchors, the
-    regimes and the Markov chain as well as the sampled corpora change); the reductions under both
-    normalisations get their mean, sample sd and Student-$t$ interval at ``level``
-    (:func:`posgeom.geometry.draws_summary`: no interval from fewer than :data:`posgeom.geometry.MIN_SEEDS`
-    draws) and the count of draws at or above the paper's 99.8 %.
+    Each draw redraws the generators as well as the corpora (:func:`posgeom.geometry.draws_summary`).
 
-    Values: ``seeds``, ``level``, ``rows`` (list of dicts: ``generator``, ``size``, and for each
-    normalisation ``reduction_<norm>`` {mean, sd, low, high, n, level, t}, ``holds_<norm>`` (draws ≥ 99.8 %)).
-    Arrays: ``reduction_paper``, ``reduction_scale_free`` (seeds, settings).
+    Values: ``seeds``, ``level``, ``rows`` (dicts: ``generator``, ``size``, ``reduction_<norm>`` {mean, sd, low,
+    high, n, level, t}, ``holds_<norm>``: draws ≥ 99.8 %). Arrays: ``reduction_<norm>`` (seeds, settings).
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]

@@ -1,31 +1,14 @@
 r"""Does the geometry of the corpus order the encoding? The monotonicity conjecture (C9) and the NTK regime (C11).
 
-**Monotonicity.** An encoding $\hat D$ is *monotone* in the corpus geometry $D$ when $d_{ij} < d_{kl}$ implies
-$\hat d_{ij} < \hat d_{kl}$. Its *violation rate* is the fraction of discordant pairs of position pairs,
-ties excluded ($= (1 - \tau_a)/2$ on untied data; :func:`posgeom.geometry.violation_rate`), reported with
-Spearman's $\rho$. :func:`run_monotonicity_table` computes both for every encoding of the chapter *Real
-corpora*, for random tables over several seeds (the 50 % baseline), for classical MDS at every rank (the
-paper reports 22 % for $P_{\mathrm{MDS}}$ without a rank) and for two linear images of the marginals that
-the NTK argument predicts (below).
+An encoding $\hat D$ is monotone in the corpus geometry $D$ when $d_{ij} < d_{kl}$ implies
+$\hat d_{ij} < \hat d_{kl}$; its violation rate is the fraction of discordant pairs of position pairs, ties
+excluded (:func:`posgeom.geometry.violation_rate`), reported with Spearman's $\rho$.
 
-**The NTK regime** (Appendix A; Jacot et al. 2018). With learning rate $\eta$ small and width large, the
-network stays close to its linearisation around the initial parameters $\theta_0$: the empirical tangent
-kernel
-
-$$K_t(x, x') = \nabla_\theta f_{\theta_t}(x)^\top \nabla_\theta f_{\theta_t}(x')$$
-
-barely moves, $\|K_t - K_0\|_F / \|K_0\|_F \ll 1$. Under gradient descent the positional table then moves
-by a sum of gradients taken at (nearly) the initial network. If the gradient with respect to the input
-embedding at position $i$ depends on the sequence only through the token there, $g(w)$, then
-$\Delta p_i \propto \sum_w c_i(w)\, g(w) = G\, c_i$: the displacements are a fixed linear image of the
-positional *count* vectors $c_i$ (or of the marginals $\mu_i$, if every position's update is normalised
-by its reach). Their distances then follow $\|G(c_i - c_j)\|$ — monotone in the Euclidean distance of
-counts only if $G$ is close to a scaled isometry, and in the Hellinger distance not at all in general.
-The table reports the violation rate of those two linear predictions against $D$
-(:func:`posgeom.geometry.linear_predictions`); :func:`run_ntk` (:mod:`posgeom.experiments.monotonicity_ntk`)
-trains classifiers in and out of that regime and measures how far the kernel moves.
-
-``python -m posgeom.experiments monotonicity`` runs everything at the scale of ``POSGEOM_SCALE``.
+In the NTK regime (Appendix A) the table moves by gradients taken at the initial network: if the gradient at
+position $i$ depends on the sequence only through its token, $\Delta p_i \propto G\, c_i$, a fixed linear
+image of the positional counts, monotone in $D$ only if $G$ is close to a scaled isometry. The table scores
+those linear predictions (:func:`posgeom.geometry.linear_predictions`); :func:`run_ntk` trains in and out of
+that regime.
 """
 
 from __future__ import annotations
@@ -54,7 +37,6 @@ PAPER_MDS_VIOLATION = 0.22
 @dataclass(frozen=True)
 class MonotonicityOptions:
     """Settings of the chapter *Monotonicity* (defaults: ``quick``)."""
-
     random_seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 7)
     random_sigma: float = 0.02
     smacof_ranks: tuple[int, ...] = (1,)
@@ -84,7 +66,6 @@ CONFIGS = by_scale(
 @dataclass(frozen=True)
 class MonotonicityRow:
     """One row of :func:`run_monotonicity_table` (``*_sd``: the spread over the random tables' seeds)."""
-
     encoding: str
     options: str
     violation_rate: float
@@ -104,8 +85,7 @@ def monotonicity_records(result: Result) -> list[MonotonicityRow]:
 def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_cfg, *,
                       pretrained: tuple[str, np.ndarray, np.ndarray], scratch=None,
                       marginals=None) -> tuple[list[dict], np.ndarray]:
-    """The rows of the monotonicity table (dicts of :class:`MonotonicityRow` fields) and the random tables'
-    violation rates (seeds,).
+    """The rows of the monotonicity table (dicts of :class:`MonotonicityRow` fields) and the random tables' rates.
 
     Parameters
     ----------
@@ -115,7 +95,7 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     pretrained : (options text, table (N_max, d), table rows (k,))
     scratch : (options text, trained rows (k, d), initial rows (k, d)), optional
     marginals : PositionalMarginals, optional
-        For the two NTK predictions (:func:`posgeom.geometry.linear_predictions`).
+        For the two NTK predictions.
     """
     rows = []
 
@@ -152,28 +132,17 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
 def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                            progress: bool = True, corpus_overrides: dict | None = None,
                            scratch_overrides: dict | None = None, train_scratch: bool | None = None) -> Result:
-    """Violation rate and Spearman's rho of every encoding against the corpus's Hellinger geometry.
+    """Violation rate and Spearman's rho of every encoding against the corpus's Hellinger geometry, stored.
 
-    Rows (:func:`monotonicity_rows`): sinusoidal, RoPE, ALiBi (line), the pretrained table, the table
-    trained from scratch (chapter *Real corpora*, for the corpora that have one), random tables (mean
-    and sd over seeds), SMACOF at the ranks of ``CONFIGS[scale].smacof_ranks``, the NTK predictions
-    (Euclidean distances of marginals and of counts). Plus the MDS curve over ranks.
-
-    Parameters
-    ----------
-    corpus_overrides, scratch_overrides : dict, optional
-        Corpus options (:func:`posgeom.experiments.real_corpora.corpus_options`) and training options of
-        the from-scratch table (:func:`posgeom.experiments.real_corpora.run_scratch_table`).
-    train_scratch : bool, optional
-        Whether to include the table trained from scratch (default: for the corpora that have one, or
-        when ``scratch_overrides`` are given). Without it, every row is computed on a CPU at every scale.
+    ``corpus_overrides`` and ``scratch_overrides`` are corpus and training options; ``train_scratch`` includes
+    the table trained from scratch (default: for the corpora that have one, or when ``scratch_overrides`` are
+    given). Without it every row is computed on a CPU at every scale.
 
     Returns
     -------
     Result
-        ``values["rows"]``: :class:`MonotonicityRow` fields (read them with :func:`monotonicity_records`);
-        ``values["closest_rank"]`` to the paper's 22 %. ``arrays``: ``mds_ranks``, ``mds_violation``,
-        ``mds_spearman`` (r,), ``random_violation`` (seeds,).
+        values: ``rows`` (:func:`monotonicity_records` reads them), ``closest_rank`` to the paper's 22 %;
+        arrays: ``mds_ranks``, ``mds_violation``, ``mds_spearman`` (r,), ``random_violation`` (seeds,).
     """
     settings = _settings(settings)
     cfg, rc_cfg = CONFIGS[settings.scale], rc.chapter_settings(settings.scale)
@@ -231,15 +200,13 @@ def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> 
 
 
 def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
-    """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their
-    differences (:data:`INTERVAL_DIFFERENCES`), with the replicates, folds and level of the chapter *Real
-    corpora*'s stress intervals (:func:`posgeom.geometry.sequence_intervals`).
+    """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their differences.
 
     Returns
     -------
     Result
-        ``values``: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bias, bias_se}},
-        ``differences`` {"<a>-<b>": the same}. ``arrays``: ``replicates`` (n_used, encodings).
+        values: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bias, bias_se}},
+        ``differences`` {"<a>-<b>": the same}; arrays: ``replicates`` (n_used, encodings).
     """
     settings = _settings(settings)
     rc_cfg = rc.chapter_settings(settings.scale)

@@ -1,22 +1,10 @@
 r"""The NTK regime of the chapter *Monotonicity* (claim C11): a [CLS] classifier trained lazily or richly.
 
-With learning rate $\eta$ small and width large, or with lazy training (Chizat, Oyallon and Bach 2019:
-the output $\alpha (f_\theta - f_{\theta_0})$ with a large $\alpha$ and the loss divided by $\alpha^2$), the
-network stays close to its linearisation around $\theta_0$: the empirical tangent kernel
-$K_t(x, x') = \nabla_\theta f_{\theta_t}(x)^\top \nabla_\theta f_{\theta_t}(x')$ barely moves,
-$\|K_t - K_0\|_F / \|K_0\|_F \ll 1$ (:func:`posgeom.models.ntk.logit_margin_ntk`,
-:func:`posgeom.models.ntk.relative_change`). The argument of
-:mod:`posgeom.experiments.monotonicity` then predicts the order of the table's displacement.
-
-:func:`run_ntk` trains a small classifier ([CLS] pooling, a learned table $\mathcal N(0, 0.02^2)$) by
-plain SGD — the setting of the NTK theory; posgeom's training loop uses AdamW —
-(:func:`posgeom.models.ntk.ntk_training`) in one of :data:`REGIMES`: *lazy* (a large $\alpha$, so that the
-parameters barely move while the classifier fits its training sentences), *lazy_small_init* (the same with
-the table initialised near a point) and *rich* (narrow, large $\eta$, the plain output). It records the
-training loss, the relative kernel change (the kernel of the logit difference on fixed probe sentences, with
-respect to every parameter except the word embeddings, and separately with respect to the positional table
-alone, computed with ``torch.func``), and the violation rate and Spearman's $\rho$ against the corpus
-geometry of the table $P_t$ and of its displacement $\Delta P_t = P_t - P_0$.
+With a small rate and a large width, or with lazy training (Chizat, Oyallon and Bach 2019), the empirical
+tangent kernel barely moves, $\|K_t - K_0\|_F / \|K_0\|_F \ll 1$, and the argument of
+:mod:`posgeom.experiments.monotonicity` predicts the order of the table's displacement. :func:`run_ntk`
+trains by plain SGD (the setting of the NTK theory; posgeom's training loop uses AdamW) in one of
+:data:`REGIMES` and records the kernel change and the monotonicity of $P_t$ and of $\Delta P_t = P_t - P_0$.
 """
 
 from __future__ import annotations
@@ -39,11 +27,9 @@ REGIMES = ("lazy", "lazy_small_init", "rich")
 class NTKRegime:
     r"""One training regime of :func:`run_ntk`: the classifier's shape, its SGD rate and initialisation.
 
-    ``table_sigma``: the table's initial standard deviation (None: BERT's 0.02); ``init_std``: every other
-    weight's (None: 0.02); ``output_scale``: $\alpha$ of lazy training (Chizat, Oyallon and Bach 2019), the
-    classifier's logits are $\alpha\,(f_\theta(x) - f_{\theta_0}(x))$ and the loss is divided by $\alpha^2$,
-    so the function moves as at $\alpha = 1$ while the parameters move $\alpha$ times less (None: plain
-    training, $f_\theta$ itself).
+    ``table_sigma`` and ``init_std`` (None: 0.02) are the table's and the other weights' initial std;
+    ``output_scale`` is lazy training's $\alpha$: logits $\alpha\,(f_\theta(x) - f_{\theta_0}(x))$, the loss
+    divided by $\alpha^2$, so the function moves as at $\alpha = 1$ while the parameters move $\alpha$ times less.
     """
 
     d_model: int
@@ -59,7 +45,6 @@ class NTKRegime:
 @dataclass(frozen=True)
 class NTKOptions:
     """The NTK experiment: data, SGD schedule, seeds and the three regimes."""
-
     corpus: str = "sst2"
     n_positions: int = 16
     # a training set the lazy classifier can fit: its loss must end well below ln 2 for C11 to be tested
@@ -112,31 +97,23 @@ NTK_CONFIGS = by_scale(
 
 def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int | None = None,
             force: bool = False, progress: bool = True, precomputed: tuple | None = None, **overrides) -> Result:
-    """Train a [CLS] classifier with a learned table by SGD and record its kernel and table geometry.
+    r"""Train a [CLS] classifier with a learned table by SGD and record its kernel and table geometry, stored.
 
     Parameters
     ----------
     regime : {"lazy", "lazy_small_init", "rich"}
-        ``"lazy"``: lazy training (a large output scale, so the parameters barely move: the NTK regime);
-        ``"lazy_small_init"``: the same with the table initialised near a point (``table_sigma``);
-        ``"rich"``: narrow, large rate, plain output (:class:`NTKRegime`).
     seed : int, optional
         Initialisation and data-order seed (default ``settings.seed``).
-    **overrides
-        Fields of ``NTK_CONFIGS[scale]`` (:class:`NTKOptions`: ``steps``, ``batch_size``, ``n_positions``, ...),
-        or a regime's changes as a dict (``lazy={"lr": 0.05}``, ...).
     precomputed : (values, arrays), optional
-        What this run's computation returned in another process (:func:`run_ntk_all` under ``torchrun``):
-        stored as the result unless a result made by the same code is stored already.
+        What this run's computation returned in another process (:func:`run_ntk_all` under ``torchrun``).
+    **overrides
+        Fields of :class:`NTKOptions`, or a regime's changes as a dict (``lazy={"lr": 0.05}``).
 
     Returns
     -------
     Result
-        ``arrays``: ``step`` (r,), ``kernel_change`` (r,) and ``kernel_change_table`` (r,) relative
-        Frobenius changes, ``violation``/``spearman`` of $P_t$ and ``violation_delta``/``spearman_delta`` of
-        $\\Delta P_t$ (r,), ``table_motion`` $\\|\\Delta P_t\\|_F / \\|P_0\\|_F$ (r,), ``train_loss`` (r,) on the
-        whole training pool, ``loss`` (steps,), ``D`` (n, n). ``values``: options, final numbers
-        (:func:`posgeom.models.ntk.ntk_training`), accuracy on the probes.
+        arrays (r,): ``step``, ``kernel_change``, ``kernel_change_table``, ``violation``/``spearman`` of $P_t$ and
+        ``*_delta`` of $\Delta P_t$, ``table_motion``, ``train_loss``; ``loss`` (steps,), ``D`` (n, n).
     """
     settings = _settings(settings)
     NTK_CONFIGS[settings.scale].regime(regime)
@@ -170,14 +147,10 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
 
 
 def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dict[tuple[str, int], Result]:
-    """Every run of the chapter, ``{(regime, seed): Result}``: each regime of :data:`REGIMES` over its seeds
-    (``NTKOptions.seeds_of``).
+    """Every run of the chapter, ``{(regime, seed): Result}``.
 
-    Under ``torchrun`` (an initialised process group of ``W`` processes; ``posgeom reproduce`` at paper scale
-    with several GPUs) the runs are shared out, process ``r`` computing runs ``r, r + W, ...``; their
-    results are gathered on every process and stored by rank 0. A run is determined by its regime and
-    seed, so the stored results equal those of one process. The runs are independent and small, so
-    splitting them over processes, rather than splitting each run's batches, keeps every GPU busy.
+    Under ``torchrun`` process ``r`` of ``W`` computes runs ``r, r + W, ...`` and rank 0 stores them all: the
+    runs are independent and small, so sharing runs out keeps every GPU busy better than splitting batches.
     """
 
     from ..models.distributed import distributed_context, gather

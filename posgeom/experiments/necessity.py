@@ -1,30 +1,11 @@
 r"""Experiments of the chapter "Theorem 1: no position, no order".
 
-**Theorem 1** (the paper's numbering). Write a sequence of $L$ token vectors as the rows of
-$X \in \mathbb R^{L \times d}$ and a permutation $\pi$ of the positions as the matrix $\Pi$,
-$(\Pi X)_i = X_{\pi^{-1}(i)}$. An encoder without positional signal and without causal mask is
-built from maps that are *permutation-equivariant*, $f(\Pi X) = \Pi f(X)$:
-
-* token-wise maps (embedding, MLP, LayerNorm, output projections): $\phi(\Pi X) = \Pi \phi(X)$;
-* content-only attention, because the logits permute on both sides,
-  $S(\Pi X) = \Pi X W_Q W_K^\top X^\top \Pi^\top = \Pi S(X) \Pi^\top$, and a row-wise softmax
-  commutes with that: $\operatorname{softmax}(\Pi S \Pi^\top)\, \Pi V = \Pi \operatorname{softmax}(S) V$;
-* residual sums and compositions of equivariant maps.
-
-A permutation-invariant readout $\rho$ (mean pooling) then gives $\rho(f(\Pi X)) = \rho(f(X))$:
-the model cannot tell a sequence from its permutations.
-
-This module measures
-
-* the **equivariance gap** $\max |f(\Pi X) - \Pi f(X)|$ of a model (:func:`posgeom.models.equivariance.equivariance_gap`),
-  for random permutations and for the reversal, for every encoding and with a causal mask
-  (:func:`run_equivariance`);
-* the accuracy of models trained on an **order-only task** — which of two marker tokens comes
-  first, every sequence paired with its reversal so that both classes have identical bags of
-  words (:func:`posgeom.corpora.synthetic.order_task`) — with and without positional encodings,
-  over several seeds (:func:`run_order_task`).
-
-Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`.
+Without positional signal and causal mask an encoder is permutation-equivariant, $f(\Pi X) = \Pi f(X)$
+(token-wise maps, and content-only attention, whose logits permute on both sides), so a
+permutation-invariant readout cannot tell a sequence from its permutations. :func:`run_equivariance`
+measures the gap $\max |f(\Pi X) - \Pi f(X)|$; :func:`run_order_task` trains models on an order-only task
+(which of two markers comes first, every sequence paired with its reversal so both classes have the same
+bags of words) with and without positional encodings.
 """
 
 from __future__ import annotations
@@ -55,7 +36,6 @@ PAD_ID, CLS_ID, OFFSET = 0, 1, 2
 @dataclass(frozen=True)
 class OrderTaskSize:
     """The order-only task: content positions, vocabulary, training and test sequences."""
-
     n_positions: int = 8
     vocab_size: int = 20
     n_train: int = 4096
@@ -65,7 +45,6 @@ class OrderTaskSize:
 @dataclass(frozen=True)
 class EquivarianceOptions:
     """Random inputs and permutations of the equivariance check; weights drawn N(0, init_std^2)."""
-
     length: int = 16
     vocab_size: int = 50
     n_inputs: int = 4
@@ -76,7 +55,6 @@ class EquivarianceOptions:
 @dataclass(frozen=True)
 class NecessitySettings:
     """The chapter's options (defaults: ``quick``); ``threads`` caps torch's CPU threads (None: all)."""
-
     model: ModelShape = field(default_factory=ModelShape)
     task: OrderTaskSize = field(default_factory=OrderTaskSize)
     train: OrderTraining = field(default_factory=OrderTraining)
@@ -108,18 +86,16 @@ def equivariance_rows(result: Result) -> list[EquivarianceRow]:
 def run_equivariance(settings=None, *, force: bool = False, models=MODELS, length: int | None = None,
                      vocab_size: int | None = None, n_inputs: int | None = None, n_perms: int | None = None,
                      init_std: float | None = None, dtype: str = "float64") -> Result:
-    r"""Equivariance gaps of randomly initialised encoders, per encoding
-    (:func:`posgeom.models.equivariance.equivariance_gaps`), stored.
+    r"""Equivariance gaps of randomly initialised encoders, per encoding, stored.
 
-    The options default to ``CONFIGS[scale].equivariance``; a keyword given here replaces its field.
-    Weights are drawn larger than BERT's 0.02 at ``quick`` so that attention is far from uniform and the
-    check is not trivially passed. Computed in ``dtype`` (float64: rounding near $10^{-15}$).
+    The options default to ``CONFIGS[scale].equivariance``. Weights are drawn larger than BERT's 0.02 so that
+    attention is far from uniform and the check is not trivially passed.
 
     Returns
     -------
     Result
-        ``values["models"][label]`` with the fields of :class:`~posgeom.models.equivariance.EquivarianceRow` (read them back with
-        :func:`equivariance_rows`); ``values["machine_epsilon"]``.
+        ``values["models"][label]``: :class:`~posgeom.models.equivariance.EquivarianceRow` fields
+        (:func:`equivariance_rows`); ``values["machine_epsilon"]``.
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -150,20 +126,16 @@ def order_task_rows(result: Result) -> list[OrderTaskRow]:
 
 def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=None, cls_token: bool = True,
                    steps: int | None = None, pooling: str = "mean", progress: bool = True) -> Result:
-    r"""Train each model on the order-only task over several seeds
-    (:func:`posgeom.models.tasks.train_order_task`), stored.
+    r"""Train each model on the order-only task over several seeds, stored.
 
-    Every sequence of the task has a twin — its reversal — with the opposite label, so both classes
-    have the same bags of words and any model that ignores order is at exactly 1/2 in expectation
-    (Theorem 1 for NoPE with the mean-pooled readout). ``cls_token`` prepends ``[CLS]`` at position 0
-    (BERT's convention; it is not reversed with the content, so the reversal is not a symmetry of the data).
+    A model that ignores order is at exactly 1/2 in expectation. ``cls_token`` prepends ``[CLS]`` at position 0,
+    which is not reversed with the content, so the reversal is not a symmetry of the data.
 
     Returns
     -------
     Result
-        ``values["models"][label]``: the fields of :class:`~posgeom.models.tasks.OrderTaskRow` (:func:`order_task_rows`);
-        ``values["chance"]`` = 0.5. Arrays ``"<label>__curve"`` (n_seeds, n_evals) of test accuracy at the
-        steps in ``"steps"``.
+        ``values["models"][label]``: :class:`~posgeom.models.tasks.OrderTaskRow` fields (:func:`order_task_rows`);
+        ``values["chance"]`` = 0.5; arrays ``"<label>__curve"`` (n_seeds, n_evals), test accuracy at ``"steps"``.
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]

@@ -1,17 +1,8 @@
 r"""Experiments of the chapter "The optimal encoding" (Proposition 6, Algorithm 1, the stress and its critique).
 
-Algorithm 1 of the paper is classical (Torgerson) MDS of the Hellinger matrix $D$:
-
-$$B = -\tfrac12 J D^{(2)} J = U \Lambda U^\top, \qquad P_{\mathrm{MDS}} = U_k \Lambda_k^{1/2},$$
-
-lifted to the model width by orthonormal columns. For the chord distance $B = J S S^\top J$ with $S$ the
-rows $\sqrt{\mu_i}$, so $B \succeq 0$: the positions embed *exactly* in $\mathbb R^{\operatorname{rank} B}$.
-Classical MDS minimises the strain $\lVert B - P P^\top\rVert_F$; it does not
-minimise the stress of Eq. 4: SMACOF started from $P_{\mathrm{MDS}}$ lowers it.
-
-This module computes the walk-through of Algorithm 1 on a synthetic corpus, the stress of every fixed
-encoding on every corpus, the exact-embedding check (chord vs geodesic), the three one-hot
-distributions (1/6 vs 1/9) and the SMACOF gain at several ranks, on synthetic corpora and SST-2.
+Algorithm 1 is classical MDS of the Hellinger matrix, $B = -\tfrac12 J D^{(2)} J = U \Lambda U^\top$,
+$P_{\mathrm{MDS}} = U_k \Lambda_k^{1/2}$; for the chord distance $B \succeq 0$, so the positions embed exactly.
+Classical MDS minimises the strain, not the stress of Eq. 4: SMACOF started from $P_{\mathrm{MDS}}$ lowers it.
 """
 
 from __future__ import annotations
@@ -38,7 +29,6 @@ __all__ = [
 @dataclass(frozen=True)
 class Walkthrough:
     """Algorithm 1 step by step: the synthetic family, the rank ``k`` and the width of the lift."""
-
     family: str = "drift"
     k: int = 3
     lift_d: int = 50
@@ -46,9 +36,7 @@ class Walkthrough:
 
 @dataclass(frozen=True)
 class OptimalEncodingSettings:
-    """Options of the chapter "The optimal encoding" (defaults: ``quick``; the corpora come from
-    :data:`corpus_geometry.CONFIGS`)."""
-
+    """Options of the chapter "The optimal encoding" (defaults: ``quick``; corpora from ``corpus_geometry``)."""
     synthetic_encoder: EncoderShape = field(default_factory=lambda: EncoderShape(d_model=50, n_heads=5))
     walkthrough: Walkthrough = field(default_factory=Walkthrough)
     smacof_ranks: tuple[int, ...] = (1, 2, 3, 5, 10)
@@ -70,16 +58,11 @@ INTERVAL_DIFFERENCES = (("mds_rank3", "sinusoidal"), ("sinusoidal", "rope"), ("a
 
 
 def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
-    r"""Algorithm 1 step by step on a synthetic corpus (the drift family at this scale):
-    :func:`posgeom.corpora.synthetic.studies.algorithm_steps`.
-
-    1. $D$ from the counts (chord Hellinger); 2. $B = -\frac12 J D^{(2)} J$, checked against
-    $J S S^\top J$ ($S$ the rows $\sqrt{\mu_i}$); 3. the eigendecomposition of $B$; 4. $P_{\mathrm{MDS}}$
-    at rank $k$ and at full rank; 5. the lift into width $d$ (distances unchanged).
+    r"""Algorithm 1 step by step on a synthetic corpus (:func:`posgeom.corpora.synthetic.studies.algorithm_steps`).
 
     Values: ``B_vs_SS_max_error``, ``min_eigenvalue``, ``numerical_rank``, ``full_rank_max_error``,
-    ``rank_k_stress`` (``paper``, ``scale_free``), ``lift_max_error``, ``k``, ``n``, ``d``.
-    Arrays: ``D``, ``B`` (n, n), ``eigenvalues`` (n,), ``P_k`` (n, k), ``population_eigenvalues`` (n,).
+    ``rank_k_stress``, ``lift_max_error``, ``k``, ``n``, ``d``. Arrays: ``D``, ``B`` (n, n), ``eigenvalues``
+    (n,), ``P_k`` (n, k), ``population_eigenvalues`` (n,).
     """
     settings = _settings(settings)
     walk = CONFIGS[settings.scale].walkthrough
@@ -94,13 +77,7 @@ def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
 
 
 def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
-    r"""The stress of every encoding on every corpus, under ``"paper"`` and ``"scale_free"`` (claim C3).
-
-    Corpora: the synthetic families (samples at this scale; encodings of width $d = 50$, 5 heads) and
-    SST-2 (width 768, 12 heads, as BERT-base; plus the learned table of the pretrained model
-    ``settings.pretrained``, its first rows at the kept positions). Encodings: MDS at full rank (capped
-    at $d$), MDS at rank 3, sinusoidal, RoPE, ALiBi, a random table $\mathcal N(0, 0.02^2)$ (a learned
-    table at initialisation), the pretrained learned table (SST-2 only) and none.
+    r"""The stress of every encoding on every corpus, under ``"paper"`` and ``"scale_free"`` (claim C3), stored.
 
     Values: ``{corpus: {encoding: {"paper": s, "scale_free": s}}}`` and ``pretrained`` (the model name).
     """
@@ -132,11 +109,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
 def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences for the stress table of :func:`run_encoding_comparison`.
 
-    For SST-2 (whole training split; the learned table of ``settings.pretrained``) and each synthetic
-    family: :func:`posgeom.encodings.comparison_intervals` (differences :data:`INTERVAL_DIFFERENCES`), bootstrap
-    intervals (:func:`posgeom.geometry.percentile_interval`) at ``CONFIGS[scale].intervals.level``; SST-2's training phrases are resampled with the sentence containing them.
-
-    Values: ``{corpus: {"statistics", "differences", "n_used", "n_kept"}}``. Arrays: ``<corpus>__replicates``.
+    Values: ``{corpus: {"statistics", "differences", "n_used", "n_kept"}}``; arrays: ``<corpus>__replicates``.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
@@ -169,10 +142,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
 
 
 def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
-    r"""Curvature is not the obstacle: the chord Hellinger embeds exactly (:func:`posgeom.geometry.exact_embedding` of every corpus).
-
-    Values: ``{corpus: {"chord": {...}, "geodesic": {...}, "n": n}}``.
-    """
+    r"""Curvature is not the obstacle: the chord Hellinger embeds exactly, for every corpus, stored."""
     settings = _settings(settings)
     ccfg = cg.CONFIGS[settings.scale]
     params = params_of(synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=data_key(settings.data_dir))
@@ -189,14 +159,10 @@ def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
 
 
 def run_one_hot(settings=None, *, force: bool = False) -> Result:
-    r"""Classical MDS is not the stress optimum: three one-hot distributions (:func:`posgeom.geometry.one_hot_layouts`).
+    r"""Classical MDS is not the stress optimum: three one-hot distributions (``"paper"`` stress 1/6 against 1/9).
 
-    Every pair is at $\sqrt 2$. One-dimensional classical MDS places them at $(-1, 0, 1)/\sqrt2 \cdot$
-    (up to sign), whose ``"paper"`` stress is $1/6$; the rescaled layout
-    $(-2\sqrt2/3, 0, 2\sqrt2/3)$ has $1/9$; SMACOF started from MDS reaches the latter.
-
-    Values: ``mds_stress``, ``rescaled_stress``, ``smacof_stress``, ``smacof_n_iter``, and the
-    ``scale_free`` stress of the MDS layout. Arrays: ``mds`` (3, 1), ``rescaled`` (3, 1), ``smacof`` (3, 1).
+    Values: ``mds_stress``, ``rescaled_stress``, ``smacof_stress``, ``smacof_n_iter``, the MDS layout's
+    ``scale_free`` stress; arrays: ``mds``, ``rescaled``, ``smacof`` (3, 1).
     """
     settings = _settings(settings)
     return store_result(settings, "optimal_encoding.one_hot", lambda: geo.one_hot_layouts(),
@@ -204,13 +170,9 @@ def run_one_hot(settings=None, *, force: bool = False) -> Result:
 
 
 def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
-    r"""How much SMACOF started from classical MDS lowers the ``"paper"`` stress, rank by rank (:func:`posgeom.geometry.smacof_curve`).
+    r"""How much SMACOF started from classical MDS lowers the ``"paper"`` stress, rank by rank, stored.
 
-    For SST-2 and the synthetic families of ``CONFIGS[scale].families``, at each rank of
-    ``CONFIGS[scale].smacof_ranks``.
-
-    Values: ``{corpus: {"ranks": [...], "mds_paper": [...], "mds_scale_free": [...],
-    "smacof_paper": [...], "smacof_scale_free": [...], "n_iter": [...], "gain": [...]}}``.
+    Values: ``{corpus: {"ranks", "mds_<norm>", "smacof_<norm>", "n_iter", "gain"}}``.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]

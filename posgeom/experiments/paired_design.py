@@ -1,18 +1,9 @@
 r"""A decision over seeds sized by its power before it runs: a pilot, a plan, then the decision.
 
-A check that compares two variants trained from the same seeds (a paired difference $a_s - b_s$) is decided
-by the 95 % interval of the difference over seeds. How many seeds that takes depends on the spread of the
-difference, which is unknown before a run. :func:`run_paired_design` fixes everything before the decision:
-
-1. the smallest effect that matters, :attr:`PairedDesign.effect` (the claim's rule names it), and the most
-   seeds a design may run, :attr:`PairedDesign.max_seeds`;
-2. a pilot over :attr:`PairedDesign.pilot_seeds`, whose differences size the decision
-   (:func:`posgeom.geometry.intervals.plan_from_pilot`: 80 % power at the 95 % upper bound of the pilot's sd);
-3. the decision: that many fresh seeds $0, 1, \dots$ (the pilot's are not reused, so the interval does not
-   depend on the draws that sized it), and their interval (:func:`posgeom.geometry.paired_difference`).
-
-The designs of the learned-table claims (:mod:`posgeom.experiments.learned_powered`) run through it;
-:func:`read_or_run` is how a chapter reads such a design at either scale.
+A paired difference $a_s - b_s$ is decided by its 95 % interval over seeds, and the seeds needed depend on
+its unknown spread. :func:`run_paired_design` fixes the smallest effect that matters and a cap, sizes the
+decision on a pilot (80 % power at the upper bound of the pilot's sd), then runs fresh seeds $0, 1, \dots$
+so that the interval does not depend on the draws that sized it.
 """
 
 from __future__ import annotations
@@ -31,7 +22,6 @@ __all__ = ["PairedDesign", "run_paired_design", "read_or_run"]
 @dataclass(frozen=True)
 class PairedDesign:
     """A paired decision over seeds, fixed before it runs (:func:`run_paired_design`)."""
-
     #: The smallest difference that matters, in the units of the measure (the claim's rule names it).
     effect: float
     #: The pilot's seeds, apart from the decision's 0, 1, ...: twenty, so that a failure in one run of ten
@@ -78,20 +68,17 @@ def run_paired_design(measure: Callable[[int], Mapping], design: PairedDesign, *
     Parameters
     ----------
     measure : callable
-        ``measure(seed)`` trains both variants from ``seed`` and returns a mapping with ``"a"`` and ``"b"`` (the
-        two paired values; the difference is $a - b$) and anything else worth keeping per seed.
+        ``measure(seed)`` trains both variants and returns a mapping with ``"a"`` and ``"b"`` (the difference is
+        $a - b$) and anything else worth keeping per seed.
     design : PairedDesign
     bounds : tuple of float, optional
         Bounds of the difference (``(-1, 1)`` for two accuracies).
-    desc : str
-        The progress bars' label.
 
     Returns
     -------
     dict
-        ``pilot`` and ``runs`` (per seed: the measure's record with ``difference``, ``seed``, ``seconds``),
-        ``plan`` (:class:`~posgeom.geometry.intervals.PilotPlan` as a dictionary), ``difference`` (the decision's
-        :class:`~posgeom.geometry.SeedInterval` as a dictionary), ``level``, ``seconds`` (pilot and decision).
+        ``pilot`` and ``runs`` (per seed: the record with ``difference``, ``seed``, ``seconds``), ``plan``,
+        ``difference`` (the decision's interval as a dictionary), ``level``, ``seconds``.
     """
     from ..progress import tqdm
 
@@ -107,10 +94,7 @@ def run_paired_design(measure: Callable[[int], Mapping], design: PairedDesign, *
 
 
 def read_or_run(run: Callable, settings=None):
-    """A CPU design for a chapter built at ``settings``: at ``paper`` scale its own run (stored beforehand by
-    ``posgeom reproduce --scale paper --cpu-parts``); at another scale the one stored at ``paper`` (a design
-    is the same at every scale, so a quick build reads the committed result), or, when none is stored, a run
-    of it at this scale (minutes of one CPU core)."""
+    """A CPU design for a chapter: at ``paper`` scale its own run; otherwise the stored ``paper`` one, or a run."""
     from ..config import settings_or_default
     from ..registry import stored_at_scale
 

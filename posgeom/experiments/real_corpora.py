@@ -1,32 +1,11 @@
-r"""Real corpora: the stress of every encoding against the positional geometry of SST-2 and IMDB.
+r"""Real corpora: the stress of every encoding against the positional geometry of SST-2 and IMDB (C6, C7, C8).
 
-This module holds the experiments of the chapter *Real corpora* (claims C6, C7, C8 of the paper).
-
-**The corpus side.** For a corpus split, a special-token policy and $n$ positions, the positional
-marginals $\mu_i$ give the chord Hellinger matrix (paper Eq. 3)
-$D_{ij} = \bigl\|\sqrt{\mu_i} - \sqrt{\mu_j}\bigr\|_2$. How shift-equivariant and how close to rank one it
-is, above its sampling-noise floor, and its *resolvable* part $R$ (the cross-half estimate whose
-sampling noise cancels in expectation) are defined in :mod:`posgeom.geometry.summaries`.
-
-**The encoding side**: sinusoidal (width $d$), RoPE (head width $d/H$, per unit
-vector), ALiBi ($\hat d_{ij} = \bar m |i-j|$, the mean slope or one head), the learned table of a
-pretrained model and one trained from scratch here, random tables $\mathcal N(0, \sigma^2)$ over
-several seeds, classical MDS at full and low rank, SMACOF started from MDS,
-and no encoding. Each gets its ``"paper"`` and ``"scale_free"`` stress.
-
-**ALiBi's paper stress is a parabola in the slope** (``posgeom.geometry.slope``), minimal where it
-equals the ``"scale_free"`` stress; :func:`posgeom.geometry.alibi_slopes_for` gives the two slopes that
-reach a target value and :func:`run_alibi_choices` lists which natural choices (number of positions,
-special tokens, Hellinger form, head count, slope) give which value.
-
-The code is split by concern: ``real_corpora_geometry`` (settings, the corpus
-geometry, the noise-aware rank), ``real_corpora_draws`` (spreads over cross-half
-splits and corpus subsets), ``real_corpora_stress``
-(the stress table as typed records, its bootstrap intervals, the learned tables) and
-``real_corpora_alibi`` (ALiBi's parabola); this module gathers their public names.
-Every experiment goes through :meth:`posgeom.registry.Registry.run`, so its numbers are stored with a
-manifest. ``python -m posgeom.experiments real-corpora`` runs them all at the scale of
-``POSGEOM_SCALE`` (``paper``: full corpora, BERT-base trained from scratch; a GPU).
+The corpus side (the chord Hellinger matrix $D$, its noise floor and its resolvable part $R$) is defined in
+:mod:`posgeom.geometry.summaries`; each encoding gets its ``"paper"`` and ``"scale_free"`` stress. ALiBi's
+``"paper"`` stress is a parabola in the slope, minimal where it equals the ``"scale_free"`` one
+(:func:`posgeom.geometry.alibi_slopes_for`), so :func:`run_alibi_choices` lists which natural choices give
+which value. The code is split by concern (``real_corpora_geometry``, ``real_corpora_draws``,
+``real_corpora_stress``, ``real_corpora_alibi``); this module gathers their public names.
 """
 
 from __future__ import annotations
@@ -49,11 +28,7 @@ from .real_corpora_stress import (
 
 def run_scratch_tables(settings: Settings | None = None, *, force: bool = False,
                        progress: bool = True) -> dict[str, Result]:
-    """The tables trained from scratch for every corpus of ``scratch_corpora`` at this scale, by corpus.
-
-    The chapter's one training step: ``posgeom reproduce`` runs it under ``torchrun`` at paper scale with
-    several GPUs, and :func:`run_stress_table` then reads the stored tables.
-    """
+    """The tables trained from scratch for every corpus of ``scratch_corpora``, by corpus (run under ``torchrun``)."""
     settings = _settings(settings)
     return {corpus: run_scratch_table(settings, corpus=corpus, force=force, progress=progress)
             for corpus in chapter_settings(settings.scale).scratch_corpora}

@@ -1,6 +1,4 @@
-r"""Real corpora: the choices behind ALiBi's 0.563 (claim C7), with its ``"paper"`` stress as a parabola in
-the slope (:func:`posgeom.geometry.alibi_choices`; the maths is in the docstring of :mod:`posgeom.experiments.real_corpora`).
-"""
+r"""Real corpora: the choices behind ALiBi's 0.563 (claim C7), its ``"paper"`` stress a parabola in the slope."""
 
 from __future__ import annotations
 
@@ -20,26 +18,16 @@ __all__ = ["run_alibi_choices"]
 
 def run_alibi_choices(settings: Settings | None = None, *, corpus: str = "sst2", target: float = PAPER_ALIBI_SST2,
                       force: bool = False, grid: dict | None = None, corpus_overrides: dict | None = None) -> Result:
-    """ALiBi's ``"paper"`` and ``"scale_free"`` stress under every combination of the unstated choices.
+    """ALiBi's ``"paper"`` and ``"scale_free"`` stress under every combination of the unstated choices, stored.
 
-    Choices (``CONFIGS[scale].alibi_choices``): number of positions ``n``, special-token policy,
-    Hellinger form (chord, normalised, geodesic), head count ``H`` (8, 12, 16) and slope (the mean of the
-    ``H`` slopes, or one head's). For each (n, policy, form) it also stores the parabola's coefficients
-    and the two slopes that give ``target``.
-
-    Parameters
-    ----------
-    grid : dict, optional
-        Replaces entries of the grid (``n_positions``, ``specials``, ``kinds``, ``head_counts``).
-    corpus_overrides : dict, optional
-        Other corpus options (:func:`corpus_options`).
+    ``grid`` replaces entries of ``CONFIGS[scale].alibi_choices``; ``corpus_overrides`` are corpus options.
+    For each (n, policy, form) the parabola's coefficients and the two slopes that give ``target`` are stored too.
 
     Returns
     -------
     Result
-        ``values["rows"]``: ``{"n", "special", "kind", "heads", "slope_choice", "slope", "paper",
-        "scale_free"}``; ``values["parabolas"]``: per (n, policy, form) ``{"m_star", "minimum",
-        "m_minus", "m_plus", ...}``; ``values["target"]``.
+        values: ``rows`` (``n``, ``special``, ``kind``, ``heads``, ``slope_choice``, ``slope``, ``paper``,
+        ``scale_free``), ``parabolas`` (per (n, policy, form)), ``target``.
     """
     settings = _settings(settings)
     grid = {**as_params(chapter_settings(settings.scale).alibi_choices), **(grid or {})}

@@ -1,10 +1,8 @@
 r"""Real corpora: how much a random draw moves the chapter's numbers.
 
-Two draws stand behind numbers of the chapter: the cross-half split of the resolvable geometry $R$
-(:func:`posgeom.geometry.resolvable_distances`) and, at ``quick`` scale, the random subset of IMDB's
-reviews. :func:`run_resolvable_splits` repeats the split with several seeds, :func:`run_subset_draws`
-redraws the subset; both record, per draw, the statistics of :data:`posgeom.geometry.DRAW_STATISTICS` and
-their spread (:func:`posgeom.geometry.resolvable_draws`, :func:`posgeom.geometry.spread_columns`).
+Two draws stand behind them: the cross-half split of the resolvable geometry $R$
+(:func:`run_resolvable_splits` repeats it) and, at ``quick`` scale, the random subset of IMDB's reviews
+(:func:`run_subset_draws` redraws it); both record the spread of :data:`posgeom.geometry.DRAW_STATISTICS`.
 """
 
 from __future__ import annotations
@@ -32,10 +30,7 @@ def _encodings(cd, cfg) -> dict[str, np.ndarray]:
 
 
 def _draws(cd, encodings: dict[str, np.ndarray], n_draws: int, seed: int, groups=None):
-    """The cross-half draws of the counted corpus ``cd`` against ``encodings`` (:func:`_encodings`): (table, seeds,
-    skipped). With ``groups`` (a label per sequence: the phrases of one sentence) whole groups are dealt into the
-    halves (:func:`posgeom.geometry.halves.grouped_resolvable_draws`); without, the sequences one by one
-    (:func:`posgeom.geometry.resolvable_draws`)."""
+    """``(table, seeds, skipped)`` of the cross-half draws of ``cd``; with ``groups``, whole groups go into a half."""
     args = (cd.tokens.sequences(), cd.options.n_positions, cd.tokens.vocab_size, cd.marginals.positions, encodings,
             n_draws)
     if groups is None:
@@ -46,14 +41,11 @@ def _draws(cd, encodings: dict[str, np.ndarray], n_draws: int, seed: int, groups
 def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
     """The resolvable geometry over several cross-half splits: how much its numbers depend on the split.
 
-    Where the rows are not independent (SST-2's training phrases), whole sentences are dealt into the halves.
-
     Returns
     -------
     Result
-        ``values``: ``seeds`` (the split seeds used), ``skipped`` (seeds whose split could not resolve
-        every kept position), ``spread`` {statistic: {mean, sd, min, max}} over :data:`posgeom.geometry.DRAW_STATISTICS`.
-        ``arrays``: ``table`` (splits, statistics).
+        values: ``seeds``, ``skipped`` (seeds whose split could not resolve every kept position), ``spread``
+        {statistic: {mean, sd, min, max}}; arrays: ``table`` (splits, statistics).
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)
@@ -74,20 +66,14 @@ def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "ss
 
 
 def run_subset_draws(settings: Settings | None = None, *, corpus: str = "imdb", force: bool = False) -> Result:
-    """A subsampled corpus over several random subsets: the spread of its headline numbers.
-
-    For each subset seed of ``CONFIGS[scale].draws.subset_seeds`` the corpus is counted again from a new
-    random subset (same size), and its offset-only share and first-direction share of $D$, the
-    ``"scale_free"`` stress of the sinusoidal, RoPE and ALiBi distances against $D$, and the
-    :data:`posgeom.geometry.DRAW_STATISTICS` of its resolvable geometry (the first split from the settings'
-    seed on that resolves every kept position, :func:`posgeom.geometry.resolvable_draws`) are recorded.
+    """A subsampled corpus over several random subsets of the same size: the spread of its headline numbers.
 
     Returns
     -------
     Result
-        ``values``: ``seeds``, ``spread`` (resolvable, as :func:`run_resolvable_splits`), ``spread_D``
-        {``shift_r2``, ``share``, ``sinusoidal``, ``rope``, ``alibi``: {mean, sd, min, max}}.
-        ``arrays``: ``table`` (subsets, statistics), ``table_D`` (subsets, 5).
+        values: ``seeds``, ``spread`` (as :func:`run_resolvable_splits`), ``spread_D`` {``shift_r2``, ``share``,
+        ``sinusoidal``, ``rope``, ``alibi``: {mean, sd, min, max}}; arrays: ``table`` (subsets, statistics),
+        ``table_D`` (subsets, 5).
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)

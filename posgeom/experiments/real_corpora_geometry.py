@@ -1,9 +1,6 @@
 r"""Real corpora, the corpus side: settings, a corpus's geometry, its noise-aware rank and its spread.
 
-The maths is in :mod:`posgeom.geometry.summaries`; this module holds the chapter's settings (:data:`CONFIGS`),
-the corpus options (one typed :class:`~posgeom.corpora.options.CorpusOptions` from the settings to the counts),
-the data source resolved once per run (:func:`corpus_source`), and the registry wrappers
-:func:`run_corpus_geometry` and :func:`run_noise_aware_rank`. The spreads over draws are in
+The maths is in :mod:`posgeom.geometry.summaries`; the spreads over draws are in
 :mod:`posgeom.experiments.real_corpora_draws`.
 """
 
@@ -36,7 +33,6 @@ NORMALIZATIONS = ("paper", "scale_free")
 @dataclass(frozen=True)
 class CorpusSource:
     """Which texts of a corpus are counted: split, positions, subset size, ``<br />`` handling."""
-
     split: str = "train"
     n_positions: int = 64
     max_sequences: int | None = None
@@ -46,28 +42,25 @@ class CorpusSource:
 @dataclass(frozen=True)
 class EncodingOptions(EncoderShape):
     """The fixed encodings' model shape (BERT-base at both scales: they are formulas) and the random tables."""
-
     base: float = 10000.0
     layout: str = "interleaved"
     random_sigma: float = 0.02
     random_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
 
     def shape(self) -> dict[str, Any]:
-        """The keyword arguments ``d_model``, ``n_heads``, ``base``, ``layout`` of :func:`posgeom.encodings.encoding_set`."""
+        """The keyword arguments of :func:`posgeom.encodings.encoding_set`."""
         return {"d_model": self.d_model, "n_heads": self.n_heads, "base": self.base, "layout": self.layout}
 
 
 @dataclass(frozen=True)
 class RankedSmacof(SmacofOptions):
     """SMACOF from MDS at each rank of ``ranks``."""
-
     ranks: tuple[int, ...] = (1, 2, 3)
 
 
 @dataclass(frozen=True)
 class AlibiGrid:
     """The unstated choices behind ALiBi's number (:func:`posgeom.experiments.real_corpora.run_alibi_choices`)."""
-
     n_positions: tuple[int, ...] = (32, 64)
     specials: tuple[str, ...] = ("model", "content")
     kinds: tuple[str, ...] = ("chord", "normalized")
@@ -77,19 +70,16 @@ class AlibiGrid:
 @dataclass(frozen=True)
 class ChapterIntervals(IntervalOptions):
     """Bootstrap intervals over sequences, for the corpora of ``corpora``."""
-
     corpora: tuple[str, ...] = ("sst2",)
 
     def bootstrap(self) -> dict[str, Any]:
-        """``n_boot``, ``n_folds`` and ``level``: the options a result records and
-        :func:`posgeom.geometry.sequence_intervals` takes."""
+        """``n_boot``, ``n_folds`` and ``level``, as :func:`posgeom.geometry.sequence_intervals` takes them."""
         return {"n_boot": self.n_boot, "n_folds": self.n_folds, "level": self.level}
 
 
 @dataclass(frozen=True)
 class DrawOptions:
     """Spreads over random draws: cross-half splits of every corpus, and subsets of the subsampled corpora."""
-
     #: cross-half splits per corpus; a split that leaves a kept position without a token shared by its halves
     #: cannot resolve that position and is replaced by the next seed
     n_splits: int = 5
@@ -101,7 +91,6 @@ class DrawOptions:
 @dataclass(frozen=True)
 class RealCorporaOptions:
     """Settings of the chapter *Real corpora* (defaults: ``quick``, a 2-core CPU)."""
-
     sst2: CorpusSource = CorpusSource()
     # a seeded random subset of the 25,000 training reviews (the file is ordered by label)
     imdb: CorpusSource = CorpusSource(n_positions=512, max_sequences=5000, br_tags="space")
@@ -155,7 +144,7 @@ CONFIGS = by_scale(
 
 
 def chapter_settings(scale: str) -> RealCorporaOptions:
-    """The chapter's settings at ``scale`` (``CONFIGS[scale]``, read when called, so a patched ``CONFIGS`` counts)."""
+    """``CONFIGS[scale]``, read when called (so a patched ``CONFIGS`` counts)."""
     return CONFIGS[scale]
 
 
@@ -170,21 +159,7 @@ RECORDED_OPTIONS = ("corpus", "split", "n_positions", "max_sequences", "br_tags"
 
 
 def corpus_options(scale: str, corpus: str, **overrides) -> CorpusOptions:
-    """The options that define a corpus's geometry at ``scale``, with ``overrides`` applied.
-
-    Parameters
-    ----------
-    scale : {"quick", "paper"}
-    corpus : {"sst2", "imdb"}
-    **overrides
-        Any of :data:`RECORDED_OPTIONS` but ``corpus``.
-
-    Returns
-    -------
-    posgeom.corpora.options.CorpusOptions
-        ``corpus``, ``split``, ``n_positions``, ``max_sequences``, ``br_tags``, ``special``,
-        ``min_count``, ``kind``, ``subset_seed`` set; the rest at their defaults.
-    """
+    """The options that define a corpus's geometry at ``scale``, with ``overrides`` (of :data:`RECORDED_OPTIONS`)."""
     cfg = CONFIGS[scale]
     opts = CorpusOptions(corpus=check_corpus(corpus), **as_params(cfg.source(corpus)), special=cfg.special,
                          min_count=cfg.min_count, kind=cfg.kind, subset_seed=cfg.subset_seed)
@@ -205,21 +180,13 @@ def corpus_params(options: CorpusOptions) -> dict[str, Any]:
 
 
 def corpus_source(settings: Settings, options: CorpusOptions) -> tuple[DataSource, dict[str, Any]]:
-    """The corpus and split of ``options`` resolved once for a run, and where they are read from as the run
-    records it (:func:`posgeom.corpora.real.describe_source`, part of its key)."""
+    """The corpus and split of ``options``, resolved once for a run, and where they are read from (part of its key)."""
     source = resolve_source(options.corpus, options.split, data_dir=settings.data_dir)
     return source, describe_source(source, settings.data_dir)
 
 
 def corpus_geometry_of(settings: Settings, options: CorpusOptions, source: DataSource | None = None) -> CorpusDistances:
-    """The corpus under ``options`` (:func:`corpus_options`; ``source`` from :func:`corpus_source`) through the
-    one route, :func:`posgeom.corpora.distances.corpus_distances`, with its token ids (no registry: the cheap part).
-
-    Returns
-    -------
-    posgeom.corpora.distances.CorpusDistances
-        ``D`` (n_kept, n_kept), ``positions``, ``tokens``, ``counts`` (n, v), ``marginals`` (n_kept, v).
-    """
+    """The corpus under ``options`` through :func:`posgeom.corpora.distances.corpus_distances`, with its token ids."""
     return corpus_distances(options, data_dir=settings.data_dir, source=source, with_tokens=True)
 
 
@@ -227,25 +194,14 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
                         noise: NoiseOptions | None = None, **overrides) -> Result:
     r"""The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
 
-    Parameters
-    ----------
-    settings : Settings, optional
-        Scale, data folder, seed, results folder (default ``posgeom.get_settings``).
-    corpus : {"sst2", "imdb"}
-    force : bool
-        Recompute even when the registry holds the result.
-    noise : NoiseOptions, optional
-        The bootstrap floor (default ``CONFIGS[scale].noise``).
-    **overrides
-        Corpus options (:func:`corpus_options`).
+    ``noise`` defaults to ``CONFIGS[scale].noise``; ``overrides`` are corpus options (:func:`corpus_options`).
 
     Returns
     -------
     Result
-        :func:`posgeom.geometry.corpus_geometry_values`: ``arrays`` ``D``, ``noise`` (n_kept, n_kept), ``R``,
-        spectra, ...; ``values``: options, source, counts summary, ``shift_r2``, shares above noise, effective
-        ranks, the ``resolvable_*`` numbers and ``resampled`` (the unit dealt into the cross-half split: where
-        the rows are not independent, SST-2's training phrases, whole sentences go into one half).
+        :func:`posgeom.geometry.corpus_geometry_values`: arrays ``D``, ``noise`` (n_kept, n_kept), ``R``,
+        spectra; values: options, source, ``shift_r2``, shares above noise, effective ranks, the
+        ``resolvable_*`` numbers and ``resampled`` (the unit dealt into the cross-half split).
     """
     settings = _settings(settings)
     noise = CONFIGS[settings.scale].noise if noise is None else noise
@@ -270,13 +226,7 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
 
 def _resolvable_by_group(cd: CorpusDistances, n_positions: int, groups, seed: int, values: dict[str, Any],
                          arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``values`` and ``arrays`` of :func:`posgeom.geometry.corpus_geometry_values` with the cross-half estimate
-    replaced by the one whose halves hold whole groups (:func:`posgeom.geometry.halves.grouped_resolvable_distances`).
-
-    ``corpus_geometry_values`` deals the rows one by one, so two phrases of one sentence can land in opposite
-    halves and carry the same tokens to both; the grouped estimate is what the other half-splits of the chapter
-    use (its draws and its noise-aware rank), so that one corpus gets one number.
-    """
+    """Replace the cross-half estimate by one whose halves hold whole groups, as the chapter's other splits do."""
     res = grouped_resolvable_distances(cd.tokens.sequences(), n_positions, cd.tokens.vocab_size,
                                        cd.marginals.positions, groups, seed=seed)
     resolvable = geo.resolvable_summary(res)
@@ -297,17 +247,13 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst
                          **overrides) -> Result:
     r"""The noise-aware rank of a real corpus's positional geometry (:func:`posgeom.geometry.noise_aware_rank`).
 
-    Cross-fitted eigenvalues over random half-splits of the sequences, the rank against the
-    split-difference null, and its interval, with :data:`RANK_OPTIONS` and the settings' seed. Where the rows
-    are not independent (SST-2's training phrases) whole sentences are dealt into the folds
-    (:func:`posgeom.corpora.distances.resampling_groups`), so that no sentence sits on both sides of a split.
+    Where rows are not independent (SST-2's phrases), whole sentences are dealt into the folds.
 
     Returns
     -------
     Result
-        ``values``: ``options``, :func:`posgeom.geometry.rank_report` (``rank`` None when undetermined,
-        ``interval``, ``text``, ``threshold``, ``first_share``, ...). ``arrays``: ``eigenvalues``
-        (n_resamples, k - 1), ``counts`` (n_resamples,), ``positions`` (k,).
+        values: ``options`` and :func:`posgeom.geometry.rank_report` (``rank`` None when undetermined);
+        arrays: ``eigenvalues`` (n_resamples, k - 1), ``counts`` (n_resamples,), ``positions`` (k,).
     """
     settings = _settings(settings)
     opts = corpus_options(settings.scale, corpus, **overrides)

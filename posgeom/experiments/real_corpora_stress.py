@@ -1,12 +1,7 @@
 r"""Real corpora, the encoding side: the stress table, its bootstrap intervals, and the learned tables.
 
-:func:`stress_rows` computes the stress of every encoding against a corpus's $D$ (and the
-``"scale_free"`` stress against its resolvable geometry $R$); :func:`run_stress_table` stores them. The
-rows are read back as typed records (:class:`StressRow`, ``settings.records``) and looked up by field
-with ``settings.find(rows, encoding="alibi")``. :func:`run_stress_intervals` applies the bootstrap
-over sequences (:func:`posgeom.geometry.sequence_intervals`) to the headline stresses and to the differences the chapter
-interprets (read a stored one with :func:`posgeom.geometry.interval_text`). The maths is in the docstring of
-:mod:`posgeom.experiments.real_corpora`.
+Rows are stored as dictionaries and read back as :class:`StressRow` records, looked up by field
+(``settings.find(rows, encoding="alibi")``). The maths is in :mod:`posgeom.experiments.real_corpora`.
 """
 
 from __future__ import annotations
@@ -39,7 +34,6 @@ RANDOM_ROW = "random N(0, sigma^2)"
 @dataclass(frozen=True)
 class StressRow:
     """One row of :func:`run_stress_table`: an encoding, how it was built, its stresses (``*_sd``: random tables)."""
-
     encoding: str
     options: str
     paper: float
@@ -61,12 +55,7 @@ def stress_records(result: Result) -> list[StressRow]:
 
 
 def pretrained_table(settings: Settings | None = None) -> np.ndarray:
-    """The learned position table of ``settings.pretrained``, as :func:`posgeom.models.pretrained.position_table`.
-
-    Returns
-    -------
-    P : ndarray of shape (N_max, d), float64
-    """
+    """The learned position table of ``settings.pretrained``, an ndarray of shape (N_max, d), float64."""
     from ..models.pretrained import position_table
 
     return position_table(_settings(settings).pretrained)
@@ -74,28 +63,19 @@ def pretrained_table(settings: Settings | None = None) -> np.ndarray:
 
 def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                       progress: bool = True, corpus_overrides: dict | None = None, **overrides) -> Result:
-    """Train a BERT-style MLM encoder with a learned table from scratch on the corpus; keep its table.
+    r"""Train a BERT-style MLM encoder with a learned table from scratch on the corpus; keep its table.
 
-    The model (``CONFIGS[scale].scratch(corpus).model``, ``max_len`` = the corpus's ``n``) starts
-    from BERT's initialisation (table rows $\\mathcal N(0, 0.02^2)$) and is trained by MLM (80/10/10
-    masking) on the corpus's token ids under the same special-token policy; the position geometry
-    (stress, violation rate against the corpus's $D$) is recorded during training
-    (:func:`posgeom.models.scratch.train_scratch_table`).
-
-    Parameters
-    ----------
-    corpus_overrides : dict, optional
-        Corpus options (:func:`corpus_options`) of the training data and of the target geometry.
-    overrides
-        ``max_steps``, ``batch_size``, ``lr``, ``warmup_steps``, ``every``, ``threads`` (CPU threads,
-        None to keep torch's setting) or ``model`` (a dict of :class:`posgeom.models.encoder.EncoderConfig` fields).
+    The table starts from BERT's initialisation ($\mathcal N(0, 0.02^2)$ rows) and its geometry is recorded along
+    training (:func:`posgeom.models.scratch.train_scratch_table`). ``corpus_overrides`` are corpus options of the
+    data and the target geometry; ``overrides`` are training options (``model``: a dict of
+    :class:`posgeom.models.encoder.EncoderConfig` fields).
 
     Returns
     -------
     Result
-        ``arrays``: ``table`` (n, d), ``table_init`` (n, d), ``losses`` (steps,), and the recorded series
-        ``step``, ``stress_paper``, ``stress_scale_free``, ``violation_rate``, ``spearman``, ``separation``.
-        ``values``: the options, ``final_loss``, ``tokens_per_s``, final geometry.
+        arrays: ``table``, ``table_init`` (n, d), ``losses`` (steps,), and the series ``step``, ``stress_paper``,
+        ``stress_scale_free``, ``violation_rate``, ``spearman``, ``separation``; values: the options,
+        ``final_loss``, ``tokens_per_s``, the final geometry.
     """
     settings = _settings(settings)
     cfg = as_params(chapter_settings(settings.scale).scratch(corpus))
@@ -136,7 +116,6 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
     D, R : ndarray of shape (k, k)
         The corpus geometry and its resolvable geometry on the kept ``positions`` (k,) of ``n_all``.
     cfg : RealCorporaOptions
-        Encodings, MDS ranks and SMACOF options.
     pretrained : (options text, table (N_max, d), table rows (k,))
     scratch : (options text, table rows (k, d)), optional
     """
@@ -176,25 +155,16 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
 def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                      train_scratch: bool | None = None, progress: bool = True, corpus_overrides: dict | None = None,
                      scratch_overrides: dict | None = None) -> Result:
-    """The stress of every encoding against the corpus's Hellinger geometry, both normalisations.
+    """The stress of every encoding against the corpus's Hellinger geometry, both normalisations, stored.
 
-    Rows (:func:`stress_rows`): sinusoidal, RoPE, ALiBi (mean slope; best and worst single head), ALiBi
-    read as a kernel, the pretrained model's learned table, a table trained from scratch
-    (:func:`run_scratch_table`, by default for the corpora of ``CONFIGS[scale].scratch_corpora``), random
-    tables (mean and sd over seeds), the equidistant encoding, classical MDS at full rank and at the
-    ranks of ``CONFIGS[scale].mds_ranks``, SMACOF from MDS, and no encoding.
-
-    Parameters
-    ----------
-    corpus_overrides, scratch_overrides : dict, optional
-        Corpus options (:func:`corpus_options`) and training options (:func:`run_scratch_table`).
+    ``train_scratch`` adds a table trained from scratch (default: for ``CONFIGS[scale].scratch_corpora``);
+    ``corpus_overrides`` and ``scratch_overrides`` are passed to :func:`corpus_options` and :func:`run_scratch_table`.
 
     Returns
     -------
     Result
-        ``values["rows"]``: :class:`StressRow` fields (read them with :func:`stress_records`);
-        ``values["model"]``: the pretrained model used. ``arrays``: ``alibi_head_paper`` (H,),
-        ``alibi_head_scale_free`` (H,), ``smacof_k`` (k,) and ``smacof_iters`` (k,).
+        values: ``rows`` (:func:`stress_records` reads them), ``model``; arrays: ``alibi_head_paper``,
+        ``alibi_head_scale_free`` (H,), ``smacof_k``, ``smacof_iters`` (k,).
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)
@@ -253,20 +223,17 @@ INTERVAL_DIFFERENCES = (("sinusoidal", "rope", "scale_free"), ("alibi", "sinusoi
 
 def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
                          **overrides) -> Result:
-    r"""Bootstrap intervals over sequences for the headline stresses of a real corpus.
+    r"""Bootstrap intervals over sequences for the headline stresses of a real corpus and their differences.
 
-    ``n_boot`` replicates of ``n_folds`` folds (:func:`posgeom.geometry.fold_bootstrap`), the stress of each
-    encoding of :data:`INTERVAL_STATISTICS` and each difference of :data:`INTERVAL_DIFFERENCES`, and their
-    :func:`posgeom.geometry.percentile_interval` at ``level`` (re-centred on the estimate, within the stress's bounds
-    :data:`posgeom.geometry.STRESS_BOUNDS`, the bootstrap's bias beside it). ALiBi's best head is the one of the point
-    estimate.
+    Intervals are re-centred on the estimate, within :data:`posgeom.geometry.STRESS_BOUNDS`, with the
+    bootstrap's bias beside them; ALiBi's best head is that of the point estimate.
 
     Returns
     -------
     Result
-        ``values``: ``options``, ``interval`` (the bootstrap options), ``best_head``, ``n_used``,
-        ``statistics`` {"<encoding>|<norm>": {"estimate", "low", "high", "bias", "bias_se"}}, ``differences``
-        {"<a>-<b>|<norm>": the same}. ``arrays``: ``replicates`` (n_used, n_statistics).
+        values: ``options``, ``interval``, ``best_head``, ``n_used``, ``statistics``
+        ``{"<encoding>|<norm>": {"estimate", "low", "high", "bias", "bias_se"}}``, ``differences``
+        ``{"<a>-<b>|<norm>": ...}``; arrays: ``replicates`` (n_used, n_statistics).
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)

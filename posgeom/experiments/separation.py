@@ -1,28 +1,12 @@
 r"""Experiments of the chapter "Theorem 4: training separates positions".
 
-**Theorem 4** (the paper's numbering). For a learned table $P \in \mathbb R^{n \times d}$ added to
-the token embeddings, every global minimiser of the training loss gives distinct positions distinct
-vectors, $\operatorname{sep}(P^\*) = \min_{i \ne j} \|p^\*_i - p^\*_j\| > 0$, provided the corpus is
-non-stationary ($\mu_i \ne \mu_j$ for $i \ne j$), the loss is order-sensitive and attention is
-non-degenerate.
-
-This module trains learned tables from scratch
-(:func:`posgeom.models.separation_training.train_separation`) and records $\operatorname{sep}(P)$, raw and
-divided by the median pairwise distance (:func:`posgeom.geometry.separation`), along training
-(:class:`posgeom.models.callbacks.PositionGeometry`), over several seeds (:func:`run_separation`):
-
-* when the conditions hold: masked language modelling (MLM) on a non-stationary synthetic corpus
-  (the ``"drift"`` family of :mod:`posgeom.corpora.synthetic`, whose tokens are drawn independently
-  at each position from $\mu_i$, so that predicting a masked token *is* knowing its position) and
-  on SST-2;
-* when one condition is broken on purpose: a **stationary** corpus ($\mu_i = \pi$ for all $i$), an
-  **order-insensitive** loss (a label that depends only on the bag of tokens, read out by mean pooling);
-  with and without **weight decay**, and from a random or a **tied** start (every row equal, $P = 0$).
-
-The pretrained model's table (:func:`run_pretrained_separation`) and the factorisation step of the
-paper's proof (:mod:`posgeom.experiments.factorisation`) complete the chapter.
-
-Every ``run_*`` function computes through :meth:`posgeom.registry.Registry.run`.
+Theorem 4: every global minimiser of the training loss gives distinct positions distinct vectors,
+$\operatorname{sep}(P^\*) = \min_{i \ne j} \|p^\*_i - p^\*_j\| > 0$, when the corpus is non-stationary,
+the loss order-sensitive and attention non-degenerate. :func:`run_separation` trains learned tables from
+scratch and records $\operatorname{sep}(P)$ along training, over seeds: with the conditions holding (MLM on
+the ``"drift"`` corpus, whose tokens are drawn independently from $\mu_i$ at each position, and on SST-2),
+and with one broken on purpose (a stationary corpus, an order-insensitive bag-of-tokens loss), with and
+without weight decay, from a random or a tied start ($P = 0$).
 """
 
 from __future__ import annotations
@@ -60,7 +44,6 @@ INITS = ("normal", "tied")
 @dataclass(frozen=True)
 class SyntheticCorpus:
     """A synthetic MLM corpus: positions, vocabulary, training and held-out sequences."""
-
     n_positions: int = 24
     vocab_size: int = 48
     n_sequences: int = 4096
@@ -70,7 +53,6 @@ class SyntheticCorpus:
 @dataclass(frozen=True)
 class RealCorpus:
     """A real corpus for MLM from scratch: positions, training sequences (None: all but the held-out), held-out."""
-
     n_positions: int
     n_sequences: int | None
     n_eval: int
@@ -79,7 +61,6 @@ class RealCorpus:
 @dataclass(frozen=True)
 class RealCorpora:
     """The options of SST-2 and IMDB."""
-
     sst2: RealCorpus = RealCorpus(n_positions=24, n_sequences=8192, n_eval=1024)
     imdb: RealCorpus = RealCorpus(n_positions=64, n_sequences=2048, n_eval=512)
 
@@ -87,7 +68,6 @@ class RealCorpora:
 @dataclass(frozen=True)
 class GapOptions:
     """The factorisation check: SST-2 split, positions, attention layer (from 0), least reach of a position."""
-
     split: str = "validation"
     n_positions: int = 32
     layer: int = 0
@@ -98,8 +78,8 @@ class GapOptions:
 class SeparationSettings:
     """The chapter's options (defaults: ``quick``).
 
-    ``seeds`` are the training seeds of every run; ``headline_seeds`` those of the chapter's headline runs
-    (the drift corpus and SST-2 from a random start), at least 5 so that their interval means something.
+    ``headline_seeds`` are those of the headline runs (drift and SST-2 from a random start): at least 5, so that
+    their interval means something.
     """
 
     model: ModelShape = field(default_factory=ModelShape)
@@ -154,13 +134,7 @@ def _corpus_options(corpus: str, options: SeparationSettings):
 
 
 def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed: int, data_dir=None) -> SeparationData:
-    """The data of a separation run: one synthetic corpus split into training and held-out sequences, or a
-    seeded split of a real corpus (:func:`posgeom.models.mlm_inputs.real_mlm_data`).
-
-    Returns
-    -------
-    posgeom.models.separation_training.SeparationData
-    """
+    """The data of a separation run: a synthetic corpus split in two, or a seeded split of a real corpus."""
     _check_run(corpus, task, "normal", 0.0)
     c = _corpus_options(corpus, options)
     n, facts = c.n_positions, {}
@@ -191,8 +165,7 @@ def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed
 
 
 def final_separation_interval(result: Result, *, normalized: bool = True, level: float = 0.95) -> SeedInterval:
-    """:func:`posgeom.geometry.seed_interval` of the final separation of a :func:`run_separation` result, over its seeds
-    (at least :data:`posgeom.geometry.MIN_SEEDS`; a separation is a distance, so the interval stays >= 0)."""
+    """Seed interval of the final separation of a :func:`run_separation` result (a distance: bounded below by 0)."""
     key = "separation_normalized" if normalized else "separation"
     return seed_interval(result.arrays[key][:, -1], level, bounds=(0.0, None))
 
@@ -200,31 +173,26 @@ def final_separation_interval(result: Result, *, normalized: bool = True, level:
 def run_separation(settings=None, *, force: bool = False, corpus: str = "drift", task: str = "mlm",
                    init: str = "normal", weight_decay: float = 0.0, seeds=None, steps: int | None = None,
                    progress: bool = True) -> Result:
-    r"""Train a learned table from scratch and record its separation along training, over seeds
-    (:func:`separation_data`, :func:`posgeom.models.separation_training.train_separation`,
-    :func:`~posgeom.models.separation_training.summarise_separation`), stored.
+    r"""Train a learned table from scratch and record its separation along training, over seeds, stored.
 
     Parameters
     ----------
     corpus : {"drift", "stationary", "sst2", "imdb"}
-        Non-stationary synthetic, stationary synthetic, or a real corpus (``settings.data_dir``).
     task : {"mlm", "bag"}
-        Masked language modelling (order-sensitive), or the order-insensitive bag-of-tokens label
-        :func:`posgeom.models.tasks.bag_labels` with mean pooling (synthetic corpora only).
+        Masked language modelling (order-sensitive), or the order-insensitive bag-of-tokens label with mean
+        pooling (synthetic corpora only).
     init : {"normal", "tied"}
-        $\mathcal N(0, 0.02^2)$ rows (BERT), or every row 0 (all positions tied at the start).
+        $\mathcal N(0, 0.02^2)$ rows (BERT), or every row 0.
     weight_decay : float
-        AdamW's decoupled weight decay, on every weight (the table included) but biases and LayerNorm.
+        AdamW's decoupled weight decay, on every weight but biases and LayerNorm.
 
     Returns
     -------
     Result
-        Values: ``final`` / ``initial`` separation (raw and normalised) and median pairwise distance,
-        mean and std over seeds, and at the end ``order_spearman``; ``random_reference`` (normalised
-        separation of a Gaussian table of the same shape); the eval loss and accuracy; for MLM
-        ``masked_loss`` and, on synthetic corpora, the entropy references. Arrays: ``step`` (T,),
-        ``separation``, ``separation_normalized``, ``median_distance``, ``order_spearman`` (n_seeds, T),
-        ``loss`` (n_seeds, steps).
+        values: ``final`` / ``initial`` separation (raw and normalised) and median distance, mean and std over
+        seeds, ``random_reference``, eval loss and accuracy, ``masked_loss`` and entropy references where they
+        apply; arrays: ``step`` (T,), ``separation``, ``separation_normalized``, ``median_distance``,
+        ``order_spearman`` (n_seeds, T), ``loss`` (n_seeds, steps).
     """
     settings = _settings(settings)
     weight_decay = _check_run(corpus, task, init, weight_decay)
@@ -261,12 +229,7 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
 
 
 def run_pretrained_separation(settings=None, *, force: bool = False, positions=None) -> Result:
-    r"""Separation of the pretrained model's position table (``settings.pretrained``) over its first ``n`` rows
-    (:func:`posgeom.models.pretrained_tables.pretrained_separation`; the model from
-    :func:`posgeom.models.pretrained.load_hf`).
-
-    Values: ``by_n[str(n)]`` as :func:`~posgeom.models.pretrained_tables.pretrained_separation` gives it,
-    ``pretrained``, ``max_positions``, ``width``. Arrays: ``nearest`` and ``nearest_index`` (max_positions,).
+    r"""Separation of the pretrained model's position table over its first ``n`` rows, for each ``n`` of ``positions``.
 
     Raises
     ------
@@ -290,11 +253,11 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
 
 
 class Setup(Enum):
-    """The three setups of the chapter's tied-start and weight-decay runs, and of
-    :mod:`posgeom.experiments.separation_converged`: the conditions of Theorem 4 hold (MLM on the drift corpus),
-    a stationary corpus (MLM on it), an order-insensitive loss (the bag-of-tokens label on the drift corpus, the
-    control). Code names a setup by its member; ``label`` is for display, and is the name its stored results
-    carry (``"tied <label>"``, ``"decay <label>"``, the keys of ``separation.converged``'s values)."""
+    """The three setups of the tied-start and weight-decay runs: conditions hold, stationary corpus, control.
+
+    ``label`` is the name the stored results carry (``"tied <label>"``, ``"decay <label>"``, the keys of
+    ``separation.converged``'s values).
+    """
 
     HOLD = ("conditions hold", "drift", "mlm")
     STATIONARY = ("stationary corpus", "stationary", "mlm")
@@ -304,7 +267,7 @@ class Setup(Enum):
         self.label, self.corpus, self.task = label, corpus, task
 
     def run(self) -> dict[str, str]:
-        """The keywords of :func:`run_separation` that make this setup: ``corpus`` and ``task``."""
+        """The keywords of :func:`run_separation` that make this setup."""
         return {"corpus": self.corpus, "task": self.task}
 
 
@@ -314,25 +277,18 @@ SETUPS = {setup.label: setup.run() for setup in Setup}
 
 
 def headline_corpora(scale: str) -> tuple[str, ...]:
-    """The corpora of the chapter's headline runs at ``scale``: the drift corpus and SST-2, and IMDB (512
-    positions, a GPU's work) at ``paper`` only."""
+    """The corpora of the headline runs: drift and SST-2, and IMDB at ``paper`` only."""
     return ("drift", "sst2") + (("imdb",) if validate_scale(scale) == "paper" else ())
 
 
 def chapter_run_count(scale: str) -> int:
-    """How many training runs :func:`run_chapter` makes at ``scale``: each headline corpus over
-    ``headline_seeds``, and each :class:`Setup` tied and with weight decay over ``seeds``."""
+    """How many training runs :func:`run_chapter` makes at ``scale``."""
     conf = CONFIGS[scale]
     return len(headline_corpora(scale)) * len(conf.headline_seeds) + 2 * len(Setup) * len(conf.seeds)
 
 
 def run_chapter(settings=None, *, force: bool = False) -> dict[str, Result]:
-    """Every training run of the chapter, by name: the headline runs (drift, SST-2, and IMDB at ``paper``)
-    over ``headline_seeds``, and each :class:`Setup` started tied and with weight decay (named by its label).
-
-    This is the entry point ``posgeom reproduce`` runs under ``torchrun`` at paper scale with several GPUs;
-    the chapter then reads the same stored results.
-    """
+    """Every training run of the chapter, by name (the entry point ``posgeom reproduce`` runs under ``torchrun``)."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     out = {f"headline {c}": run_separation(settings, corpus=c, seeds=conf.headline_seeds, force=force)

@@ -1,34 +1,17 @@
 r"""Theorem 4 trained with a force towards collapse, against its controls, on the CPU (chapter *Theorem 4*).
 
-The theorem is about the minimisers of a training loss that learns the table, for any model that meets its
-conditions — not about BERT-base. The chapter's headline runs start from a Gaussian table without weight
-decay, so their separation is inherited from the start, and its first row holds by construction. This
-design trains the chapter's quick model (one layer of width 32 on 24 positions, the smallest that keeps the
-conditions) with AdamW's weight decay, which pulls every weight the loss does not need towards 0, in the
-three setups of :class:`posgeom.experiments.separation.Setup`, from the same seed:
+The headline runs start from a Gaussian table without weight decay, so their separation is inherited from
+the start. This design trains the chapter's quick model with AdamW's weight decay, which pulls every weight
+the loss does not need towards 0, in the three setups of :class:`posgeom.experiments.separation.Setup`:
+under the conditions; on a stationary corpus, whose table the loss ignores but mini-batch noise holds up
+(the **floor**); and with an order-insensitive loss that reaches 0, which shows the run can collapse a table.
 
-- **conditions hold**: masked language modelling on the drift corpus, whose marginals $\mu_i$ differ;
-- **stationary corpus**: the same loss on a corpus with $\mu_i = \pi$. The table is useless to the loss, but
-  it receives the same mini-batch noise, which Adam's normalised steps keep from collapsing: its separation
-  is the **floor** that noise holds up;
-- **order-insensitive loss**: a bag-of-tokens label, whose loss reaches 0 so that its gradients vanish. The
-  decay then meets no noise, so this control shows that the run can collapse a table the loss does not need.
-
-**Which pairs.** The theorem's condition $\mu_i \ne \mu_j$ is about the population; a model sees a sample.
-On a sample of this size two positions with *equal* marginals already differ, in Hellinger distance, by up to
-the largest distance between two positions of the stationary corpus (the **sampling ceiling**,
-:func:`sampling_ceiling`). A pair of the drift corpus whose marginals differ by less cannot be told apart by
-the data, whatever the theorem says of its population; the pairs above the ceiling, the **resolved** pairs
-(:func:`resolved_pairs`), are those the condition speaks of. The smallest drift pairs (neighbours) are below it.
-
-**The measure**, paired by seed: $a - b = \log_{10}\operatorname{sep}_R(P_{\text{hold}}) -
-\log_{10}\operatorname{sep}_R(P_{\text{stationary}})$, the separation over the resolved pairs $R$ under the
-conditions against the floor over the same pairs. The rule (:func:`posgeom.verdicts.c2_converged`) reads its
-interval over the seeds that a pilot sizes (:func:`posgeom.experiments.paired_design.run_paired_design`) for
-the smallest ratio that matters, a quarter above the floor (``posgeom.verdicts.FLOOR_EFFECT``).
-
-It runs on one CPU core at either scale; ``posgeom reproduce --scale paper --cpu-parts`` stores it with the
-paper results and the chapter reads it with :func:`posgeom.experiments.paired_design.read_or_run`.
+The condition $\mu_i \ne \mu_j$ is about the population: on a sample, two positions with equal marginals
+differ by up to the :func:`sampling_ceiling`, so only the pairs above it (:func:`resolved_pairs`) can be
+told apart. The measure, paired by seed, is
+$\log_{10}\operatorname{sep}_R(P_{\text{hold}}) - \log_{10}\operatorname{sep}_R(P_{\text{stationary}})$ over
+the resolved pairs $R$, read by :func:`posgeom.verdicts.c2_converged` over the seeds a pilot sizes
+(:func:`posgeom.experiments.paired_design.run_paired_design`).
 """
 
 from __future__ import annotations
@@ -57,7 +40,6 @@ __all__ = ["ConvergedDesign", "CONVERGED_DESIGN", "sampling_ceiling", "resolved_
 @dataclass(frozen=True)
 class ConvergedDesign:
     """The design of :func:`run_separation_converged`, fixed before it runs."""
-
     #: Training steps of every run: ten times the chapter's quick runs. The order-insensitive control has
     #: collapsed by then in every pilot seed (separation 1e-5 to 1e-4 at step 2,000 with weight decay 3).
     steps: int = 2_000
@@ -79,38 +61,20 @@ CONVERGED_DESIGN = ConvergedDesign()
 
 
 def sampling_ceiling(input_ids, n_positions: int, vocab_size: int) -> float:
-    r"""The largest Hellinger distance between the sample marginals of two positions of a corpus: on a
-    stationary corpus (every $\mu_i$ equal) what sampling alone makes two positions differ by.
+    r"""The largest Hellinger distance between the sample marginals of two positions: what sampling alone makes.
 
-    Parameters
-    ----------
-    input_ids : array-like of int, shape (N, L)
-        Sequences without padding, ``L >= n_positions``.
-    n_positions, vocab_size : int
-
-    Returns
-    -------
-    float
-        $\max_{i < j} H(\hat\mu_i, \hat\mu_j)$ (chord Hellinger, :func:`posgeom.geometry.hellinger_matrix`).
+    ``input_ids`` (N, L) holds sequences without padding, ``L >= n_positions``; the result is
+    $\max_{i < j} H(\hat\mu_i, \hat\mu_j)$ (chord Hellinger).
     """
     counts = positional_counts(np.asarray(input_ids), n_positions, vocab_size)
     return float(upper(geo.hellinger_matrix(positional_marginals(counts, on_low_count="raise").probs)).max())
 
 
 def resolved_pairs(population, ceiling: float) -> np.ndarray:
-    r"""The pairs $i < j$ whose population marginals differ by more than ``ceiling`` in Hellinger distance.
+    r"""Mask over the pairs $i < j$ (order of :func:`posgeom.validation.upper`) whose marginals differ by > ``ceiling``.
 
-    Parameters
-    ----------
-    population : array-like of shape (n, v)
-        The exact marginals $\mu_i$, rows summing to 1.
-    ceiling : float, >= 0
-        :func:`sampling_ceiling` of a corpus of the same size.
-
-    Returns
-    -------
-    ndarray of bool, shape (n (n - 1) / 2,)
-        A mask over the pairs in the order of :func:`posgeom.validation.upper`.
+    ``population`` (n, v) holds the exact marginals $\mu_i$; ``ceiling`` is the :func:`sampling_ceiling` of a
+    corpus of the same size.
     """
     if not (np.isfinite(ceiling) and ceiling >= 0):
         raise ValueError(f"ceiling must be a Hellinger distance >= 0, got {ceiling!r}")
@@ -118,25 +82,19 @@ def resolved_pairs(population, ceiling: float) -> np.ndarray:
 
 
 def _pair_separation(distances: np.ndarray, pairs: np.ndarray) -> float:
-    """The smallest distance over the pairs of ``pairs`` (a mask over :func:`upper`) of one (n, n) matrix."""
     return float(upper(distances)[pairs].min())
 
 
 def run_separation_converged(settings=None, *, force: bool = False, design: ConvergedDesign | None = None) -> Result:
-    r"""The three setups of Theorem 4's chapter trained with weight decay from the same seeds, over the seeds a
-    pilot sizes: the separation over the resolved pairs under the conditions against the floor of the
-    stationary corpus.
+    r"""The three setups of Theorem 4 trained with weight decay from the same seeds, over the seeds a pilot sizes.
 
     Returns
     -------
     Result
         values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a``, ``b``: log10 of the
         separation over the resolved pairs under the conditions and on the stationary corpus; per seed also
-        ``control`` — the order-insensitive control's separation over those pairs —, ``sep_all`` and
-        ``median`` per setup, ``unresolved``: the log10 ratio over the pairs below the ceiling, ``loss`` per
-        setup: the training loss over the last ``every`` steps, and ``order_spearman``, the conditions-hold
-        table's correlation with $|i - j|$); ``ceiling``, ``n_resolved``, ``n_pairs``, ``least_resolved`` (the
-        smallest Hellinger distance of a resolved pair), ``device``.
+        ``control``, ``sep_all``, ``median``, ``unresolved``, ``loss`` and ``order_spearman``); ``ceiling``,
+        ``n_resolved``, ``n_pairs``, ``least_resolved``, ``device``.
     """
     settings = _settings(settings)
     design = CONVERGED_DESIGN if design is None else design

@@ -1,13 +1,9 @@
 r"""Typed per-scale settings and typed result records, shared by every experiment module.
 
-An experiment's options are a frozen dataclass whose defaults are the ``quick`` scale; the ``paper``
-scale is written as the *changes* to quick (:func:`by_scale`), so a reader sees at once what the paper
-scale does differently. :func:`as_params` turns the settings into the plain dictionary the registry keys
-on (nested dataclasses become nested dictionaries, exactly what the earlier ``CONFIGS`` dictionaries held,
-so stored results keep their keys).
-
-A result that is a list of rows is stored as a list of dictionaries (JSON) and read back as typed records
-(:func:`records`), then looked up by field (:func:`find`) rather than by a display label.
+An experiment's options are a frozen dataclass whose defaults are the ``quick`` scale; ``paper`` is written
+as the changes to quick (:func:`by_scale`), so a reader sees at once what it does differently.
+:func:`as_params` gives the plain dictionary the registry keys on. A list of rows is stored as JSON
+dictionaries and read back as typed records (:func:`records`, :func:`find`).
 
 Example
 -------
@@ -38,10 +34,10 @@ __all__ = [
     "NoiseOptions", "IntervalOptions", "SmacofOptions", "OrderTask", "store_result",
 ]
 
+
 @dataclass(frozen=True)
 class ByScale:
     """The settings of one experiment at each scale; ``SETTINGS[scale]`` picks one."""
-
     quick: Any
     paper: Any
 
@@ -81,7 +77,7 @@ def by_scale(quick: Any, **paper_changes: Any) -> ByScale:
     """Settings at both scales: ``quick`` as given, ``paper`` = quick with ``paper_changes`` applied.
 
     A change to a nested dataclass field may be a mapping of its own changes
-    (``by_scale(Options(), model={"d_model": 768})``). An unknown field raises :class:`TypeError`.
+    (``by_scale(Options(), model={"d_model": 768})``); an unknown field raises :class:`TypeError`.
     """
     if not dataclasses.is_dataclass(quick) or isinstance(quick, type):
         raise TypeError(f"by_scale needs a dataclass instance for the quick scale, got {type(quick).__name__}")
@@ -96,9 +92,7 @@ def as_params(settings: Any) -> dict[str, Any]:
 
 
 def params_of(*mappings: Mapping[str, Any], **values: Any) -> dict[str, Any]:
-    """Registry parameters from mappings and keyword values; every settings dataclass among the values
-    becomes its nested dictionary (:func:`as_params`), so ``params_of(noise=cfg.noise, seed=0)`` records
-    ``{"noise": {...}, "seed": 0}``."""
+    """Registry parameters from mappings and keyword values, settings dataclasses turned into dictionaries."""
     merged: dict[str, Any] = {}
     for m in (*mappings, values):
         merged.update(m)
@@ -108,9 +102,10 @@ def params_of(*mappings: Mapping[str, Any], **values: Any) -> dict[str, Any]:
 
 def store_result(settings, name: str, compute, params: Mapping[str, Any], force: bool = False, *,
                  device: str = "cpu", model: str | None = None) -> Result:
-    """:meth:`posgeom.registry.Registry.run` of ``compute`` as ``name`` in ``settings.results_dir``, at the
-    settings' scale and seed: the call every ``run_*`` ends with. The code key is that of ``compute``'s module
-    (define ``compute`` in the experiment module, not here)."""
+    """:meth:`posgeom.registry.Registry.run` of ``compute`` as ``name``: the call every ``run_*`` ends with.
+
+    The code key is that of ``compute``'s module, so define ``compute`` in the experiment module.
+    """
     return Registry(settings.results_dir).run(name, compute, params=params, scale=settings.scale, seed=settings.seed,
                                               device=device, model=model, force=force)
 
@@ -141,14 +136,7 @@ def find(rows: Iterable[Any], **match: Any) -> Any:
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The shape of a chapter's small encoder (the ``model`` block of an experiment's settings).
-
-    Attributes
-    ----------
-    d_model, n_layers, n_heads, d_ff : int
-        Width, depth, attention heads and feed-forward width.
-    """
-
+    """The shape of a chapter's small encoder: width, depth, heads, feed-forward width."""
     d_model: int = 32
     n_layers: int = 1
     n_heads: int = 4
@@ -158,30 +146,17 @@ class ModelShape:
 @dataclass(frozen=True)
 class EncoderShape:
     """The width and heads an encoding is built for (an encoding's table needs no depth)."""
-
     d_model: int = 768
     n_heads: int = 12
 
 
 @dataclass(frozen=True)
 class TrainingOptions:
-    """The root of the training-settings family: every block that configures an optimiser run is an instance
-    of a subclass, so that "how is this trained" has one answer per experiment.
+    """The root of the training-settings family: every optimiser run of an experiment is configured by a subclass.
 
-    Every run draws mini-batches of ``batch_size`` sequences and steps at the learning rate ``lr``; a member
-    adds how long it runs and how it schedules and records (its fields keep the names the registry recorded
-    for the block it replaced, so its parameters, sorted by the registry, are those of the earlier block).
-
-    - :class:`AdamWTraining` (the learned-table studies) adds ``steps``, ``weight_decay``, ``warmup_ratio``;
-      :class:`TableTraining` (the initialisation and dropout studies) adds ``threads`` to it;
-    - :class:`OrderTraining` (Theorem 1's order task) adds ``steps``, ``weight_decay``, ``schedule``, ``eval_every``;
-    - :class:`SeparationTraining` (Theorem 4's tables) adds ``steps``, ``every``;
-    - :class:`ScratchTraining` (MLM from scratch on a real corpus) adds ``model``, ``max_steps``, ``warmup_steps``,
-      ``every``, ``threads``.
-
-    The low-rank comparison (:class:`posgeom.experiments.lowrank_training.TrainOptions`) is a member too (its
-    steps are per task). Not members: a fine-tune (:class:`posgeom.experiments.extrapolation.Finetune`, a
-    phase of a member that keeps its batch) and the NTK regimes (SGD, whose rate each regime sets:
+    Members add how long they run and how they schedule and record, keeping the field names the registry
+    recorded for the blocks they replaced (so stored parameters stay the same). Not members: a fine-tune
+    (:class:`posgeom.experiments.extrapolation.Finetune`, a phase of a member run) and the NTK regimes (SGD,
     :class:`posgeom.experiments.monotonicity_ntk.NTKRegime`).
     """
 
@@ -191,9 +166,7 @@ class TrainingOptions:
 
 @dataclass(frozen=True)
 class AdamWTraining(TrainingOptions):
-    """AdamW with a linear warm-up (``warmup_ratio`` of the steps) and linear decay: the training block of
-    the learned-table studies (a study adds its own fields in a subclass)."""
-
+    """AdamW with a linear warm-up (``warmup_ratio`` of the steps) and linear decay: the learned-table studies."""
     steps: int = 400
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
@@ -201,16 +174,13 @@ class AdamWTraining(TrainingOptions):
 
 @dataclass(frozen=True)
 class TableTraining(AdamWTraining):
-    """The AdamW block of :func:`posgeom.models.tasks.train_order_model` and the CPU threads of torch (None: all)."""
-
+    """:class:`AdamWTraining` and the CPU threads of torch (None: all)."""
     threads: int | None = 1
 
 
 @dataclass(frozen=True)
 class OrderTraining(TrainingOptions):
-    """AdamW training of Theorem 1's order-task models (``schedule`` of the rate; test accuracy every
-    ``eval_every`` steps)."""
-
+    """AdamW training of Theorem 1's order-task models (test accuracy every ``eval_every`` steps)."""
     batch_size: int = 64
     steps: int = 300
     weight_decay: float = 0.0
@@ -220,9 +190,7 @@ class OrderTraining(TrainingOptions):
 
 @dataclass(frozen=True)
 class SeparationTraining(TrainingOptions):
-    """AdamW training (linear schedule) of Theorem 4's tables; the table's geometry is recorded every
-    ``every`` steps (the weight decay is an argument of each run)."""
-
+    """AdamW training (linear schedule) of Theorem 4's tables, the geometry recorded every ``every`` steps."""
     batch_size: int = 64
     # 200 steps at quick (300 before): the drift table's separation, median distance and order correlation
     # are flat from about step 150 (they moved by 0.004, 0.005 and 0.002 over the last 100 of 300 steps),
@@ -235,10 +203,7 @@ class SeparationTraining(TrainingOptions):
 
 @dataclass(frozen=True)
 class ScratchTraining(TrainingOptions):
-    """MLM training of an encoder with a learned table from scratch, warm-up over ``warmup_steps`` of
-    ``max_steps`` (:func:`posgeom.experiments.real_corpora.run_scratch_table`); the table's geometry is
-    recorded every ``every`` steps."""
-
+    """MLM training of an encoder with a learned table from scratch, the geometry recorded every ``every`` steps."""
     lr: float = 2e-3
     model: ModelShape = ModelShape(d_model=64, n_layers=2, n_heads=2, d_ff=256)
     max_steps: int = 100
@@ -250,10 +215,7 @@ class ScratchTraining(TrainingOptions):
 
 @dataclass(frozen=True)
 class OrderTask:
-    """The synthetic order task of the training studies (:func:`posgeom.models.tasks.order_task_data`):
-    sequences of at most ``n_positions`` tokens from ``vocab_size``, ``n_train`` for training and ``n_eval``
-    held out, lengths from ``min_length``, the task ``kind``."""
-
+    """The synthetic order task of the training studies (:func:`posgeom.models.tasks.order_task_data`)."""
     n_positions: int = 16
     vocab_size: int = 20
     n_train: int = 4000
@@ -264,19 +226,14 @@ class OrderTask:
 
 @dataclass(frozen=True)
 class NoiseOptions:
-    """The sampling-noise floor of a distance matrix: ``method`` (``"bootstrap"``, ``"split_half"``,
-    ``"delta"``: :func:`posgeom.geometry.noise_floor`) and its number of redraws ``n_rep``."""
-
+    """The sampling-noise floor of a distance matrix (:func:`posgeom.geometry.noise_floor`) and its redraws."""
     method: str = "bootstrap"
     n_rep: int = 20
 
 
 @dataclass(frozen=True)
 class IntervalOptions:
-    """Bootstrap intervals over a corpus's sequences (:func:`posgeom.geometry.bootstrap_intervals`):
-    ``n_boot`` redraws of ``n_folds`` folds (clusters of random sequences, redrawn whole), confidence
-    ``level``."""
-
+    """Bootstrap intervals over a corpus's sequences: ``n_boot`` redraws of ``n_folds`` clusters of sequences."""
     n_boot: int = 200
     n_folds: int = 100
     level: float = 0.95
@@ -285,6 +242,5 @@ class IntervalOptions:
 @dataclass(frozen=True)
 class SmacofOptions:
     """SMACOF's stopping rule: at most ``max_iter`` iterations, or a relative stress change below ``eps``."""
-
     max_iter: int = 3000
     eps: float = 1e-9

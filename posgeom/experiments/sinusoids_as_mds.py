@@ -1,19 +1,9 @@
 r"""Experiments of the chapter "When are sinusoids optimal?" (claim C4).
 
-If the positional statistics are shift-invariant, $D$ is Toeplitz, circulant when the shift wraps
-around, and classical MDS of a circulant $D$ *is* a sinusoidal encoding, with frequencies $2\pi f / n$ and
-amplitudes $\sqrt{2\lambda_f / n}$ (:mod:`posgeom.geometry.circulant`). This module measures how close
-real and synthetic corpora come to that picture:
-
-* :func:`posgeom.geometry.toeplitz_deviation` / :func:`posgeom.geometry.circulant_deviation`:
-  $\lVert D - \mathcal T(D) \rVert_F / \lVert D \rVert_F$, $\mathcal T$ averaging each (wrapped) diagonal;
-* :func:`posgeom.geometry.fit_sinusoid`: for each MDS eigenvector $u$, the largest fraction of its energy
-  captured by one (centred) sinusoid $\operatorname{span}\{\cos\omega i, \sin\omega i\}$ over a grid of
-  frequencies, and that frequency $\omega$;
-* :func:`posgeom.geometry.fourier_match`: the mean squared cosine of the principal angles between the span of the top $2m$
-  eigenvectors and the span of the $m$ lowest Fourier pairs;
-* a sweep from the circulant Markov corpus to the drift corpus, $\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}}
-  + t\,\mu^{\mathrm{drift}}$, to show how the match degrades as the statistics stop being stationary.
+If the positional statistics are shift-invariant, $D$ is Toeplitz (circulant when the shift wraps around),
+and classical MDS of a circulant $D$ is a sinusoidal encoding (:mod:`posgeom.geometry.circulant`). This
+module measures how close corpora come to that picture, and how the match degrades along a sweep
+$\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}} + t\,\mu^{\mathrm{drift}}$.
 """
 
 from __future__ import annotations
@@ -40,9 +30,8 @@ __all__ = ["CONFIGS", "SinusoidsSettings", "run_fourier_match", "run_stationarit
 class SinusoidsSettings:
     """Options of the chapter "When are sinusoids optimal?" (defaults: ``quick``).
 
-    ``n_vectors`` MDS eigenvectors fitted by one sinusoid on a ``grid`` of frequencies; the top ``2 n_pairs``
-    compared with the lowest Fourier pairs; ``sweep`` the mixing weights $t$; ``toeplitz_vocab`` the
-    vocabulary of the Markov corpus with $v > n$.
+    ``n_vectors`` eigenvectors are fitted by one sinusoid on a ``grid`` of frequencies; the top ``2 n_pairs``
+    are compared with the lowest Fourier pairs; ``sweep`` holds the weights $t$; ``toeplitz_vocab`` is $v > n$.
     """
 
     n_vectors: int = 6
@@ -63,22 +52,15 @@ def _shift_options(cfg: SinusoidsSettings) -> dict:
 
 
 def _summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, **kwargs) -> tuple[dict, dict]:
-    """:func:`posgeom.encodings.shift_summary` with the options of ``cfg``."""
     return shift_summary(D, n_vectors=cfg.n_vectors, n_pairs=cfg.n_pairs, grid=cfg.grid, d_model=d_model,
                          n_heads=n_heads, **kwargs)
 
 
 def run_fourier_match(settings=None, *, force: bool = False) -> Result:
-    r"""How close the MDS eigenvectors of each corpus are to sinusoids (claim C4).
+    r"""How close the MDS eigenvectors of each corpus are to sinusoids (claim C4), stored.
 
-    Corpora: the Markov family with $v = n$ (population and sample: circulant), the Markov family with
-    $v = $ ``toeplitz_vocab`` $> n$ (population: Toeplitz, not circulant), the drift, regimes and
-    stationary families (samples) and SST-2. Per corpus: Toeplitz and circulant deviations, the
-    best-sinusoid $R^2$ and frequency of the top ``n_vectors`` eigenvectors, the Fourier-subspace match
-    of the top ``2 n_pairs``, the scale-free stress of the sinusoidal table and of rank-``2 n_pairs`` MDS.
-
-    Values: ``{corpus: {...}}``; also ``vaswani_frequencies`` (the sinusoidal table's, width 50).
-    Arrays: ``<corpus>__U`` (n, n_vectors), ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``.
+    Values: ``{corpus: {...}}`` and ``vaswani_frequencies``; arrays: ``<corpus>__U`` (n, n_vectors),
+    ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
@@ -114,12 +96,7 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
 
 
 def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
-    r"""From stationary to drifting statistics: $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$.
-
-    Population marginals (no sampling noise) of the circulant Markov family and of the drift family on
-    the same $v = n$ tokens, mixed with weight $t$ from ``CONFIGS[scale].sweep``. For each $t$: the
-    Toeplitz and circulant deviations, the mean best-sinusoid $R^2$ of the top eigenvectors, the
-    Fourier-subspace match, and the scale-free stress of the sinusoidal table and of MDS at the same rank.
+    r"""From stationary to drifting statistics, on population marginals: the shift statistics at each $t$, stored.
 
     Values: ``t`` and one list per quantity, aligned with ``t``.
     """
@@ -146,10 +123,7 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
 def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences of the shift statistics of SST-2 and of the Markov and drift samples.
 
-    For each corpus, :func:`posgeom.geometry.shift_intervals` with ``CONFIGS[scale].intervals`` (the population corpora have no
-    sampling noise and need none).
-
-    Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``. Arrays: ``<corpus>__replicates``.
+    Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``; arrays: ``<corpus>__replicates``.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]

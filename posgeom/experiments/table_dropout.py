@@ -1,16 +1,9 @@
 r"""Dropout on the embedding sum where a learned table can overfit (claim S9, chapter "Learned tables").
 
-The seed calls dropout 0.1 on the embedding sum standard practice,
-$h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))$. A regulariser can only show an effect where
-the model overfits; on the order task with thousands of sequences it does not (its held-out loss stays at
-its training loss). This study gives the model room to overfit — few training sequences, many passes over
-them, no weight decay — and trains it from the same seeds with and without dropout.
-
-Per run (:class:`posgeom.models.table_studies.DropoutRun`, trained by
-:func:`posgeom.models.table_studies.train_dropout_study`): the loss and accuracy on the training sequences
-(dropout off) and on held-out ones, and the generalisation gap (held-out minus training loss). The effect of dropout is the
-per-seed difference of the held-out loss, with its Student-t interval over seeds
-(:func:`posgeom.geometry.paired_difference`).
+A regulariser can only show an effect where the model overfits, and on the order task with thousands of
+sequences it does not; this study gives the model room to overfit (few training sequences, many passes, no
+weight decay) and trains it from the same seeds with and without dropout. The effect is the per-seed
+difference of the held-out loss, with its interval over seeds (:func:`posgeom.geometry.paired_difference`).
 """
 
 from __future__ import annotations
@@ -30,7 +23,6 @@ __all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", 
 @dataclass(frozen=True)
 class DropoutStudySettings:
     """The S9 study (defaults: ``quick``): a small training set, long training, no weight decay."""
-
     order: OrderTask = OrderTask(n_train=128, n_eval=1000)
     model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
     train: TableTraining = TableTraining(steps=400, weight_decay=0.0)
@@ -54,10 +46,7 @@ def dropout_runs(result: Result) -> list[DropoutRun]:
 
 
 def dropout_effect(runs, rate: float, *, field_name: str = "eval_loss", level: float = 0.95) -> SeedInterval:
-    """The per-seed difference of ``field_name`` between dropout ``rate`` and no dropout, with its interval.
-
-    Negative for the held-out loss means dropout helps. A difference of accuracies stays within [-1, 1].
-    """
+    """Per-seed difference of ``field_name`` between dropout ``rate`` and none, with its interval (< 0: it helps)."""
     seeds = sorted({r.seed for r in runs})
     with_p = [getattr(find(runs, dropout=float(rate), seed=s), field_name) for s in seeds]
     without = [getattr(find(runs, dropout=0.0, seed=s), field_name) for s in seeds]
@@ -66,14 +55,13 @@ def dropout_effect(runs, rate: float, *, field_name: str = "eval_loss", level: f
 
 
 def run_dropout_study(settings=None, *, force: bool = False) -> Result:
-    """Dropout on the embedding sum of a learned table that can overfit
-    (:func:`posgeom.models.table_studies.train_dropout_study`), stored.
+    """Dropout on the embedding sum of a learned table that can overfit, stored.
 
     Returns
     -------
     Result
-        values: ``runs`` (fields of :class:`~posgeom.models.table_studies.DropoutRun`; :func:`dropout_runs` reads them back),
-        ``dropouts``, ``seeds``, ``n_train``, ``passes`` (times each training sequence is seen).
+        values: ``runs`` (:func:`dropout_runs` reads them back), ``dropouts``, ``seeds``, ``n_train``,
+        ``passes`` (times each training sequence is seen).
     """
     settings = _settings(settings)
     options = CONFIGS[settings.scale]

@@ -1,6 +1,4 @@
-"""Typed records of what several experiments alike: bootstrap intervals (run_comparison_intervals,
-run_stress_intervals, run_violation_intervals) and a stress under both normalisations stores, read back by
-:func:`posgeom.registry.typed.as_record`."""
+"""Typed records shared by several experiments: bootstrap intervals and a stress under both normalisations."""
 
 from __future__ import annotations
 
@@ -14,11 +12,7 @@ __all__ = ["BootstrapIntervals", "StressPair"]
 
 @dataclass(frozen=True)
 class BootstrapIntervals:
-    """Bootstrap intervals as ``run_violation_intervals`` (``as_record(result, BootstrapIntervals)``),
-    ``run_stress_intervals`` and ``run_comparison_intervals`` (``at=corpus``) store them: each statistic's
-    (``"<encoding>|<normalisation>"`` for a stress), and each difference's between two (``"<a>-<b>"``, with
-    ``"|<normalisation>"`` for a stress)."""
-
+    """Bootstrap intervals as the ``run_*_intervals`` store them: per statistic and per difference ``"<a>-<b>"``."""
     statistics: dict[str, Interval]
     differences: dict[str, Interval]
     n_used: int                     # the replicates that entered the intervals
@@ -28,6 +22,5 @@ class BootstrapIntervals:
 @dataclass(frozen=True)
 class StressPair:
     """An encoding's stress under the paper's normalisation and the scale-free one."""
-
     paper: float
     scale_free: float

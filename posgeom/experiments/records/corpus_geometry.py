@@ -1,6 +1,4 @@
-"""Typed records of what run_synthetic_geometry, run_noise_scaling, run_sst2_geometry, run_hellinger_kinds and
-run_sensitivity (:mod:`posgeom.experiments.corpus_geometry`) store, read back by
-:func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what the experiments of :mod:`posgeom.experiments.corpus_geometry` store."""
 
 from __future__ import annotations
 
@@ -18,9 +16,7 @@ __all__ = ["StoredSST2Geometry", "SST2View", "FamilyGeometry", "StoredSyntheticG
 
 @dataclass(frozen=True)
 class StoredSST2Geometry:
-    """A stored ``run_sst2_geometry``, typed: the sequences counted, the mean distance from position 0, the
-    rms of D and of the noise floor F, the share of pairs with D > 2F, and the arrays D, F, positions, reach."""
-
+    """A stored ``run_sst2_geometry``: rms of D and of the noise floor F, the share of pairs with D > 2F, the arrays."""
     n_sequences: int
     mean_D_from_0: float
     rms_D: float
@@ -34,10 +30,7 @@ class StoredSST2Geometry:
 
 @dataclass(frozen=True)
 class SST2View(StoredSST2Geometry):
-    """A ``run_sst2_geometry`` result with the arrays the chapter draws besides D, F, positions and reach: the most
-    frequent tokens (``top_strings``) with their probability at each position (``top_probs``, positions × tokens),
-    and the rms distance, rms floor and share of pairs resolved (D > 2F) for each number of phrases (``sizes``)."""
-
+    """A ``run_sst2_geometry`` result with the arrays the chapter draws (``top_probs``: positions × tokens)."""
     top_strings: np.ndarray
     top_probs: np.ndarray
     sizes: np.ndarray
@@ -48,9 +41,7 @@ class SST2View(StoredSST2Geometry):
 
 @dataclass(frozen=True)
 class FamilyGeometry:
-    """A synthetic family's geometry against its noise floor: the share of pairs with D > 2F, the squared
-    distance above the population's against the squared floor, and the root-mean-square distance."""
-
+    """A synthetic family's geometry against its noise floor."""
     frac_above_2F: float
     excess_sq: float
     mean_F_sq: float
@@ -64,8 +55,7 @@ class FamilyGeometry:
 
 @dataclass(frozen=True)
 class StoredSyntheticGeometry:
-    """A stored ``run_synthetic_geometry``, typed: each synthetic family's :class:`FamilyGeometry`."""
-
+    """A stored ``run_synthetic_geometry``: each synthetic family's :class:`FamilyGeometry`."""
     drift: FamilyGeometry
     stationary: FamilyGeometry
     markov: FamilyGeometry
@@ -74,21 +64,14 @@ class StoredSyntheticGeometry:
 
 @dataclass(frozen=True)
 class FamilyArrays:
-    """One synthetic family's arrays of a ``run_synthetic_geometry`` result (``as_record(result, FamilyArrays,
-    at=family, arrays_at=family)``): its population marginals ``mu_pop`` (positions × tokens) and sample
-    distances ``D``."""
-
+    """A family's ``run_synthetic_geometry`` arrays (``at=family, arrays_at=family``; ``mu_pop``: positions × vocab)."""
     mu_pop: np.ndarray
     D: np.ndarray
 
 
 @dataclass(frozen=True)
 class NoiseScaling:
-    """A stored ``run_noise_scaling``, typed: sampling noise against the number of sequences ``sizes``. On the
-    stationary family the mean squared distance (0 in the population) against the bootstrap, split-half and
-    delta-method ((v − 1)/(2N), with its smallest expected count) floors; on the drift family the squared distance
-    sampling adds, and its floor."""
-
+    """A stored ``run_noise_scaling``: mean squared distances and floors against the number of sequences ``sizes``."""
     sizes: np.ndarray
     stationary: np.ndarray = stored("stationary_mean_sq")
     bootstrap: np.ndarray = stored("bootstrap_mean_sq")
@@ -101,10 +84,7 @@ class NoiseScaling:
 
 @dataclass(frozen=True)
 class KindGeometry:
-    """One corpus under one Hellinger convention of a stored ``run_hellinger_kinds``
-    (``as_record(result, KindGeometry, at="<corpus>.<convention>")``): the largest distance, the mass MDS clips, its
-    full-rank error, and each encoding's :class:`~posgeom.experiments.records.common.StressPair`."""
-
+    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``)."""
     max_D: float
     clipped_mass: float
     full_rank_max_error: float
@@ -113,9 +93,7 @@ class KindGeometry:
 
 @dataclass(frozen=True)
 class KindsSummary:
-    """The Hellinger conventions compared (a stored ``run_hellinger_kinds``): geodesic over chord on SST-2, what
-    MDS clips and misses, and the sinusoidal table's stresses under the chord and normalised conventions."""
-
+    """The Hellinger conventions compared (a stored ``run_hellinger_kinds``)."""
     ratio_min_sst2: float = stored("sst2.geodesic_over_chord.min")
     ratio_max_sst2: float = stored("sst2.geodesic_over_chord.max")
     clip_geo_drift: float = stored("drift.geodesic.clipped_mass")
@@ -129,7 +107,5 @@ class KindsSummary:
 
 @dataclass(frozen=True)
 class StoredSensitivity:
-    """A stored ``run_sensitivity``, typed: every preprocessing variant, one
-    :class:`~posgeom.experiments.corpus_geometry.SensitivityRow` each."""
-
+    """A stored ``run_sensitivity``: one :class:`~posgeom.experiments.corpus_geometry.SensitivityRow` per variant."""
     variants: tuple[SensitivityRow, ...]

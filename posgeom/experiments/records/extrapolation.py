@@ -1,7 +1,4 @@
-"""Typed records of what the studies of learned tables beyond their training length store, read back by
-:func:`posgeom.registry.typed.as_record`: ``run_extrapolation_order`` (:mod:`posgeom.experiments.extrapolation`),
-``run_extrapolation_mlm`` (:mod:`posgeom.experiments.extrapolation_mlm`) and ``run_undertrained_tails``
-(:mod:`posgeom.experiments.undertrained_tails`)."""
+"""Typed records of what the studies of learned tables beyond their training length store."""
 
 from __future__ import annotations
 
@@ -18,9 +15,7 @@ Scores = dict[str, dict[str, tuple[float | None, ...]]]
 
 @dataclass(frozen=True)
 class StoredExtrapolation:
-    """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (loss), typed: its scores
-    at every position, beyond L and (order task) with both markers at or beyond L − 1, and its checks."""
-
+    """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (score: loss)."""
     methods: tuple[str, ...]
     factors: tuple                       # as stored: as text they key the scores
     L: int
@@ -51,9 +46,7 @@ class StoredExtrapolation:
 
 @dataclass(frozen=True)
 class TailCondition:
-    """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities; and its share of
-    long training sequences and their number."""
-
+    """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities."""
     accuracy_head: tuple[float, ...]
     accuracy_tail: tuple[float, ...]
     movement_head: tuple[float, ...]
@@ -66,8 +59,7 @@ class TailCondition:
 
 @dataclass(frozen=True)
 class StoredTails:
-    """A stored ``run_undertrained_tails``, typed: its conditions, the tail's first position, and the arrays."""
-
+    """A stored ``run_undertrained_tails``: its conditions, the tail's first position, and the arrays."""
     conditions: tuple[str, ...]
     boundary: int
     reach: np.ndarray

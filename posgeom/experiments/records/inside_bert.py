@@ -1,5 +1,4 @@
-"""Typed records of what run_layer_stress (:mod:`posgeom.experiments.inside_bert`) and run_local_peak_test
-(:mod:`posgeom.experiments.layer_peaks`) store, read back by :func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what run_layer_stress and run_local_peak_test store."""
 
 from __future__ import annotations
 
@@ -14,11 +13,7 @@ __all__ = ["LayerStress", "LocalPeak", "PeakTest"]
 
 @dataclass(frozen=True)
 class LayerStress:
-    """A stored ``run_layer_stress``, typed: the model, the sentences and positions, the global peak layer of each
-    reading (``peaks["<definition>_<normalisation>"]``, from 1), the mean attention maps (layers, n, n), the
-    projected stress per layer (``propagated_head``: layers × heads × normalisations; ``*_pooled``: layers ×
-    normalisations; ``residual``: layer inputs and output × normalisations) and the mass each kernel clipped."""
-
+    """A stored ``run_layer_stress``: peak layers from 1; stresses per layer × heads × normalisations (``*_head``)."""
     model: str
     n_layers: int
     n_heads: int
@@ -41,9 +36,7 @@ class LayerStress:
 
 @dataclass(frozen=True)
 class LocalPeak:
-    """One reading's local maxima (layers, from 1) and, over the redraws of the sentences, the share with a local
-    maximum at layer 4 and at layer 3, and the 5–95 % range of layer 4's margin over its neighbours."""
-
+    """One reading's local maxima (layers from 1) and, over redraws of sentences, its shares and layer 4's margin."""
     local_maxima: tuple
     share4: float = stored("share_local_peak")
     share3: float = stored("share_local_peak_3")
@@ -53,9 +46,7 @@ class LocalPeak:
 
 @dataclass(frozen=True)
 class PeakTest:
-    """A stored ``run_local_peak_test``, typed: the redraws used and the local peak of the propagated and the
-    residual readings (the static one does not depend on the sentences)."""
-
+    """A stored ``run_local_peak_test`` (the static reading does not depend on the sentences, so it has none)."""
     n_used: int
     propagated: LocalPeak
     residual: LocalPeak

@@ -1,8 +1,4 @@
-"""Typed records of what the learned-tables experiments store, read back by
-:func:`posgeom.registry.typed.as_record`: each pretrained table's anatomy and its stress against two corpora
-(``run_pretrained_tables``, ``run_table_stress``) and the initialisation study (``run_init_study``) of
-:mod:`posgeom.experiments.learned_tables`, and the dropout study (``run_dropout_study``) of
-:mod:`posgeom.experiments.table_dropout`."""
+"""Typed records of what the learned-table experiments (anatomy, stress, initialisation, dropout) store."""
 
 from __future__ import annotations
 
@@ -17,11 +13,7 @@ __all__ = ["TableAnalysis", "TableStress", "StoredTableStress", "StoredInitStudy
 
 @dataclass(frozen=True)
 class TableAnalysis:
-    """One table's :func:`posgeom.geometry.analyse_table` in a stored ``learned_table_anatomy`` entry (the learned
-    table or a reference table, each stored at its own key): the statistics a chapter reads, and per position, lag
-    or column the arrays it draws (``cos``, the n × n cosine similarity, and ``P``, the table, for the learned table
-    only)."""
-
+    """One table's :func:`posgeom.geometry.analyse_table` in a ``learned_table_anatomy`` entry (``P``: learned only)."""
     n: int
     d: int
     neighbour_cos: float
@@ -54,9 +46,7 @@ class TableAnalysis:
 
 @dataclass(frozen=True)
 class TableStress:
-    """One corpus of a stored ``learned_table_stress`` entry: the positions kept, and the stress against the corpus
-    of the model's table, of the three reference tables and of MDS."""
-
+    """One corpus of a ``learned_table_stress`` entry: the stress of the model's table, the references and MDS."""
     n_kept: int
     table: StressPair
     sinusoidal: StressPair
@@ -67,19 +57,14 @@ class TableStress:
 
 @dataclass(frozen=True)
 class StoredTableStress:
-    """A stored ``learned_table_stress`` entry (one model), typed: its :class:`TableStress` on each corpus (None
-    where it was not run)."""
-
+    """A stored ``learned_table_stress`` entry (one model): its :class:`TableStress` per corpus (None: not run)."""
     sst2: TableStress | None = None
     imdb: TableStress | None = None
 
 
 @dataclass(frozen=True)
 class StoredInitStudy:
-    """A stored ``run_init_study``, typed: its variants (initialisation and dropout rate) and seeds, every
-    variant's tables before and after training (variants, seeds, n, d), its training losses (variants, seeds,
-    steps), and the task's distance matrix ``D``."""
-
+    """A stored ``run_init_study``: tables (variants, seeds, n, d), losses (variants, seeds, steps), ``D``."""
     variants: tuple[tuple[str, float], ...]
     seeds: tuple[int, ...]
     losses: np.ndarray
@@ -90,9 +75,7 @@ class StoredInitStudy:
 
 @dataclass(frozen=True)
 class StoredDropoutStudy:
-    """A stored ``run_dropout_study``, typed: its dropout rates and seeds, the training sequences, and the times
-    each is seen (``passes``)."""
-
+    """A stored ``run_dropout_study``."""
     dropouts: tuple[float, ...]
     seeds: tuple[int, ...]
     n_train: int

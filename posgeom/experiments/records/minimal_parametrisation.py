@@ -1,6 +1,4 @@
-"""Typed records of what run_effective_rank, run_rank_validation, run_stress_vs_rank, run_c5, run_c5_draws
-(:mod:`posgeom.experiments.minimal_parametrisation`) and the training comparison
-(:mod:`posgeom.experiments.lowrank_training`) store, read back by :func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what :mod:`posgeom.experiments.minimal_parametrisation` and its training comparison store."""
 
 from __future__ import annotations
 
@@ -19,10 +17,7 @@ __all__ = ["RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "CrossFitt
 
 @dataclass(frozen=True)
 class RankReadings:
-    """A corpus's rank readings as ``run_effective_rank`` stores them, one per setting (a synthetic family's
-    sample sizes; SST-2's preprocessings): by tolerance, by mass, by stress, and the cross-fitted noise-aware
-    rank as text."""
-
+    """A corpus's rank readings of ``run_effective_rank``, one per setting (sample size or preprocessing)."""
     tol: tuple[int, ...]
     mass: tuple[int, ...]
     stress: tuple[int, ...]
@@ -32,16 +27,13 @@ class RankReadings:
 @dataclass(frozen=True)
 class FamilyRanks(RankReadings):
     """A synthetic family's readings at each sample size, and its population's rank."""
-
     sizes: tuple[int, ...]
     population: int
 
 
 @dataclass(frozen=True)
 class SST2Ranks(RankReadings):
-    """SST-2's readings under each preprocessing (special tokens, min_count, positions kept), and the sequences
-    counted."""
-
+    """SST-2's readings under each preprocessing, and the sequences counted."""
     special: tuple[str, ...]
     min_count: tuple[int, ...]
     n_kept: tuple[int, ...]
@@ -50,8 +42,7 @@ class SST2Ranks(RankReadings):
 
 @dataclass(frozen=True)
 class StoredRanks:
-    """A stored ``run_effective_rank``, typed (:func:`posgeom.registry.typed.as_record`)."""
-
+    """A stored ``run_effective_rank``."""
     drift: FamilyRanks
     stationary: FamilyRanks
     regimes: FamilyRanks
@@ -61,9 +52,7 @@ class StoredRanks:
 
 @dataclass(frozen=True)
 class CrossFitted:
-    """One corpus of ``run_effective_rank`` (``at=corpus, arrays_at=setting``): the cross-fitted rank at each setting
-    as text, its threshold, and the cross-fitted eigenvalues (splits × directions) of the setting read."""
-
+    """One corpus of ``run_effective_rank`` (``at=corpus, arrays_at=setting``); ``eigenvalues``: splits × directions."""
     cross_fitted: tuple[str, ...]
     cross_fitted_threshold: tuple[float, ...]
     eigenvalues: np.ndarray = stored("cross_fitted")
@@ -72,7 +61,6 @@ class CrossFitted:
 @dataclass(frozen=True)
 class PlantedRank:
     """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
-
     estimate: int | None
     interval: tuple[int, int]
     rank: int
@@ -86,15 +74,12 @@ class PlantedRank:
 @dataclass(frozen=True)
 class StoredValidation:
     """A stored ``run_rank_validation``, typed: every planted-rank case, in the stored order."""
-
     rows: tuple[PlantedRank, ...]
 
 
 @dataclass(frozen=True)
 class StressCurve:
-    """One corpus of ``run_stress_vs_rank`` (``at=corpus, arrays_at=corpus``; ``corpus`` is given, not stored):
-    rank-k MDS's scale-free stress (k = 1, 2, ...), each encoding's two."""
-
+    """One corpus of ``run_stress_vs_rank`` (``at=corpus, arrays_at=corpus``; ``corpus`` is given, not stored)."""
     corpus: str
     mds: np.ndarray = stored("scale_free")
     encodings: dict[str, StressPair]
@@ -102,9 +87,7 @@ class StressCurve:
 
 @dataclass(frozen=True)
 class C5Row:
-    """One setting of ``run_c5`` (a generator at a sample size, None: its population): the rank-3 MDS's stress
-    reduction against the sinusoidal table under each normalisation, and the two stresses."""
-
+    """One setting of ``run_c5`` (a generator at a sample size; None: its population)."""
     generator: str
     size: int | None
     reduction_paper: float
@@ -115,9 +98,7 @@ class C5Row:
 
 @dataclass(frozen=True)
 class StoredC5:
-    """A stored ``run_c5``, typed (:func:`posgeom.registry.typed.as_record`): the parameter count's n, d, r, a full
-    n × d table's parameters against its rank-r factors' and the savings, and every setting."""
-
+    """A stored ``run_c5``: the parameter counts and savings, and every setting."""
     n: int
     d: int
     r: int
@@ -129,9 +110,7 @@ class StoredC5:
 
 @dataclass(frozen=True)
 class C5Draw:
-    """One setting of ``run_c5_draws``: in how many generator draws the reduction reaches 99.8 % under each
-    normalisation, and each reduction over the draws (as stored: an interval, or mean and sd)."""
-
+    """One setting of ``run_c5_draws``: draws reaching 99.8 % per normalisation, and each reduction as stored."""
     generator: str
     size: int | None
     holds_paper: int
@@ -142,8 +121,7 @@ class C5Draw:
 
 @dataclass(frozen=True)
 class StoredC5Draws:
-    """A stored ``run_c5_draws``, typed: the generator draws' seeds, the intervals' level, every setting."""
-
+    """A stored ``run_c5_draws``."""
     seeds: tuple[int, ...]
     level: float
     rows: tuple[C5Draw, ...]
@@ -151,9 +129,7 @@ class StoredC5Draws:
 
 @dataclass(frozen=True)
 class EncodingAccuracy:
-    """One encoding of ``run_lowrank_training`` on one task, over its seeds: accuracy and training loss (mean and
-    sd), the seeds, and its trainable positional parameters (the stored order: the chapter's tables list them so)."""
-
+    """One encoding of ``run_lowrank_training`` on one task, over its seeds (fields in the stored order)."""
     accuracy_mean: float
     accuracy_std: float
     loss_mean: float
@@ -164,9 +140,7 @@ class EncodingAccuracy:
 
 @dataclass(frozen=True)
 class TrainedRun:
-    """One trained run of ``run_lowrank_training``: its task, encoding and seed, test accuracy, and the stress of
-    its trained table against the task's geometry (None where it has none)."""
-
+    """One trained run of ``run_lowrank_training`` (``stress_scale_free`` None where the task has no geometry)."""
     task: str
     encoding: str
     seed: int
@@ -176,9 +150,7 @@ class TrainedRun:
 
 @dataclass(frozen=True)
 class StoredTraining:
-    """A stored ``run_lowrank_training``, typed: per task and encoding the accuracy over seeds, the paired gap
-    learned − (r = 1) on the marker-order task with its interval, and every run."""
-
+    """A stored ``run_lowrank_training``: per task and encoding the accuracy, the gap learned − (r = 1), every run."""
     summary: dict[str, dict[str, EncodingAccuracy]]
     gap: SeedInterval = stored("gaps.synthetic.learned - lowrank r=1")
     level: float

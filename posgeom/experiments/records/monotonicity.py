@@ -1,5 +1,4 @@
-"""Typed records of what run_monotonicity_table (:mod:`posgeom.experiments.monotonicity`) and run_ntk
-(:mod:`posgeom.experiments.monotonicity_ntk`) store, read back by :func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what run_monotonicity_table and run_ntk store."""
 
 from __future__ import annotations
 
@@ -16,10 +15,7 @@ __all__ = ["OrderTable", "NTKRun"]
 
 @dataclass(frozen=True)
 class OrderTable:
-    """A stored ``run_monotonicity_table`` of one corpus, typed: the pretrained model, MDS at the rank closest
-    to the paper's violation rate, every encoding's row, and the violation rates of MDS at each rank of
-    ``mds_ranks`` and of the random tables."""
-
+    """A stored ``run_monotonicity_table`` of one corpus."""
     model: str
     closest_rank: int
     closest_violation: float
@@ -35,10 +31,7 @@ class OrderTable:
 
 @dataclass(frozen=True)
 class NTKRun:
-    """One stored NTK run (``run_ntk``), typed: the final values, and along training (arrays over ``step``) the
-    kernel's relative change and the violation rates of the table and of its displacement. ``regime``, ``seed`` and
-    ``model`` are given by the reader (the run's options and manifest)."""
-
+    """One stored ``run_ntk`` (``regime``, ``seed``, ``model`` given by the reader; curves over ``step``)."""
     regime: str
     seed: int
     model: str

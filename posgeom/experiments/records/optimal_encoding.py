@@ -1,6 +1,4 @@
-"""Typed records of what run_algorithm_steps, run_encoding_comparison, run_exact_embedding, run_one_hot and
-run_smacof_gain (:mod:`posgeom.experiments.optimal_encoding`) store, read back by
-:func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what the experiments of :mod:`posgeom.experiments.optimal_encoding` store."""
 
 from __future__ import annotations
 
@@ -16,10 +14,7 @@ __all__ = ["AlgorithmSummary", "AlgorithmArrays", "StoredComparison", "SmacofGai
 
 @dataclass(frozen=True)
 class AlgorithmSummary:
-    """Algorithm 1 step by step on the drift corpus (a stored ``run_algorithm_steps``): B against J S Sᵀ J, B's
-    smallest eigenvalue and numerical rank (sample and population), full-rank MDS's error, the rank-3 stresses,
-    and the lift to d = 50."""
-
+    """Algorithm 1 step by step on the drift corpus (a stored ``run_algorithm_steps``)."""
     B_vs_SS: float = stored("B_vs_SS_max_error")
     min_eig: float = stored("min_eigenvalue")
     full_err: float = stored("full_rank_max_error")
@@ -33,9 +28,7 @@ class AlgorithmSummary:
 
 @dataclass(frozen=True)
 class AlgorithmArrays:
-    """The arrays of a stored ``run_algorithm_steps`` the chapter draws: the rank-k layout P_k (n × k), B's
-    eigenvalues (sample and population, descending) and the chord Hellinger matrix D (n × n)."""
-
+    """The arrays of ``run_algorithm_steps`` drawn: ``P_k`` (n × k), eigenvalues (descending), ``D`` (n × n)."""
     P_k: np.ndarray
     eigenvalues: np.ndarray
     population_eigenvalues: np.ndarray
@@ -44,10 +37,7 @@ class AlgorithmArrays:
 
 @dataclass(frozen=True)
 class StoredComparison:
-    """A stored ``run_encoding_comparison``, typed: the pretrained model whose table is compared, and per corpus
-    (the synthetic families, then SST-2) each encoding's stress under each normalisation (``"paper"``,
-    ``"scale_free"``)."""
-
+    """A stored ``run_encoding_comparison``: per corpus each encoding's stress under each normalisation."""
     pretrained: str
     stationary: dict[str, dict[str, float]]
     drift: dict[str, dict[str, float]]
@@ -58,10 +48,7 @@ class StoredComparison:
 
 @dataclass(frozen=True)
 class SmacofGain:
-    """One corpus of a stored ``run_smacof_gain`` (``as_record(result, SmacofGain, at=corpus)``): per rank,
-    SMACOF's relative gain over classical MDS ("paper" stress), MDS's stress under both normalisations, SMACOF's
-    "paper" stress and its iterations."""
-
+    """One corpus of a stored ``run_smacof_gain`` (``at=corpus``), per rank."""
     ranks: tuple[int, ...]
     gain: tuple[float, ...]
     mds_paper: tuple[float, ...]
@@ -72,9 +59,7 @@ class SmacofGain:
 
 @dataclass(frozen=True)
 class ExactKind:
-    """Full-rank MDS under one Hellinger distance: its largest error, the negative mass it clipped, B's smallest
-    over largest eigenvalue, the negative eigenvalues beyond rounding, and B's numerical rank."""
-
+    """Full-rank MDS under one Hellinger distance."""
     full_rank_max_error: float
     clipped_mass: float
     min_over_max_eigenvalue: float
@@ -84,9 +69,7 @@ class ExactKind:
 
 @dataclass(frozen=True)
 class ExactEmbedding:
-    """One corpus of a stored ``run_exact_embedding`` (``as_record(result, ExactEmbedding, at=corpus)``): its
-    positions and full-rank MDS under the chord and the geodesic distance."""
-
+    """One corpus of a stored ``run_exact_embedding`` (``at=corpus``)."""
     n: int
     chord: ExactKind
     geodesic: ExactKind
@@ -94,9 +77,7 @@ class ExactEmbedding:
 
 @dataclass(frozen=True)
 class OneHotStresses:
-    """A stored ``run_one_hot``, typed: classical MDS's, a rescaled layout's and SMACOF's "paper" stress, classical
-    MDS's scale-free one, and SMACOF's iterations."""
-
+    """A stored ``run_one_hot``."""
     mds_stress: float
     rescaled_stress: float
     smacof_stress: float

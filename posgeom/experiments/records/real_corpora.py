@@ -1,6 +1,4 @@
-"""Typed records of what run_corpus_geometry, run_noise_aware_rank, run_resolvable_splits, run_subset_draws,
-run_alibi_search, run_alibi_choices and run_stress_table (:mod:`posgeom.experiments.real_corpora`) stores, read back
-by :func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what the experiments of :mod:`posgeom.experiments.real_corpora` store."""
 
 from __future__ import annotations
 
@@ -16,10 +14,7 @@ __all__ = ["CorpusGeometry", "NoiseAwareRank", "DrawSpread", "ResolvableSplits",
 
 @dataclass(frozen=True)
 class CorpusGeometry:
-    """A stored ``run_corpus_geometry``, typed: the corpus, its counts, the geometry's summaries, and the arrays the
-    chapters draw (``D``, its bootstrap floor ``noise``, the resolvable ``R``, reach and self-noise per position, the
-    eigenvalues of B for D and for R)."""
-
+    """A stored ``run_corpus_geometry``: the corpus, its counts, the geometry's summaries and the arrays drawn."""
     corpus: str = stored("options.corpus")
     split: str = stored("options.split")
     special: str = stored("options.special")
@@ -51,9 +46,7 @@ class CorpusGeometry:
 
 @dataclass(frozen=True)
 class NoiseAwareRank:
-    """A stored ``run_noise_aware_rank``, typed: the rank in words, its interval and level, the first cross-fitted
-    direction's share, the positions it rests on, the threshold τ and the cross-fitted eigenvalues (splits × k)."""
-
+    """A stored ``run_noise_aware_rank``: the rank in words, its interval, the cross-fitted eigenvalues (splits × k)."""
     text: str
     interval: tuple[int, int]
     level: float
@@ -66,7 +59,6 @@ class NoiseAwareRank:
 @dataclass(frozen=True)
 class DrawSpread:
     """A statistic over draws: mean, sample sd, lowest and highest."""
-
     mean: float
     sd: float
     min: float
@@ -75,9 +67,7 @@ class DrawSpread:
 
 @dataclass(frozen=True)
 class ResolvableSplits:
-    """A stored ``run_resolvable_splits``, typed: the cross-half splits used (and skipped), and each statistic's
-    spread over them."""
-
+    """A stored ``run_resolvable_splits``: the splits used (and skipped), and each statistic's spread over them."""
     seeds: tuple[int, ...]
     skipped: tuple[int, ...]
     spread: dict[str, DrawSpread]
@@ -85,9 +75,7 @@ class ResolvableSplits:
 
 @dataclass(frozen=True)
 class SubsetDraws:
-    """A stored ``run_subset_draws``, typed: the subsets drawn, and each statistic's spread over them for the
-    resolvable geometry R (``spread``) and for D (``spread_D``)."""
-
+    """A stored ``run_subset_draws``: each statistic's spread over subsets, for R (``spread``) and D (``spread_D``)."""
     seeds: tuple[int, ...]
     spread: dict[str, DrawSpread]
     spread_D: dict[str, DrawSpread]
@@ -95,10 +83,7 @@ class SubsetDraws:
 
 @dataclass(frozen=True)
 class ClosestConstruction:
-    """One of the constructions of ALiBi closest to the paper's value (``run_alibi_search``): the stresses of ALiBi,
-    the sinusoidal table and RoPE in it, whether ALiBi's is the lowest, and the choices that make it (normalisation,
-    transform, slope and how it was chosen, positions, special tokens, Hellinger form)."""
-
+    """One of the ALiBi constructions closest to the paper's value: the three stresses and the choices that make it."""
     alibi: float
     sinusoidal: float
     rope: float
@@ -114,10 +99,7 @@ class ClosestConstruction:
 
 @dataclass(frozen=True)
 class AlibiSearch:
-    """A stored ``run_alibi_search``, typed: the constructions tried and how many distinct values they give, how
-    many come within each distance of the paper's value (by distance, as text: ``"0.01"``), the share where
-    ALiBi is lowest, and the closest constructions."""
-
+    """A stored ``run_alibi_search``; ``n_within`` is keyed by the distance as text (``"0.01"``)."""
     n_constructions: int
     n_distinct: int
     n_within: dict[str, int]
@@ -127,11 +109,7 @@ class AlibiSearch:
 
 @dataclass(frozen=True)
 class AlibiParabola:
-    """ALiBi's "paper" stress as a parabola in its slope m under one set of choices (``run_alibi_choices``): the
-    convention, positions and special tokens, its minimum and best slope, the slopes that reach the paper's
-    value, its coefficients (sums of a², a·d and d²) and the positions kept (fields in the stored order: the
-    chapter's tables list them so)."""
-
+    """ALiBi's "paper" stress as a parabola in the slope under one set of choices (fields in the stored order)."""
     kind: str
     m_minus: float
     m_plus: float
@@ -147,9 +125,7 @@ class AlibiParabola:
 
 @dataclass(frozen=True)
 class AlibiChoice:
-    """One combination of ALiBi's unstated choices (``run_alibi_choices``): heads, convention, positions, both
-    stresses, the slope and how it was chosen, special tokens (in the stored order)."""
-
+    """One combination of ALiBi's unstated choices (``run_alibi_choices``), fields in the stored order."""
     heads: int
     kind: str
     n: int
@@ -162,9 +138,7 @@ class AlibiChoice:
 
 @dataclass(frozen=True)
 class StoredAlibiChoices:
-    """A stored ``run_alibi_choices``, typed: the parabola under each set of choices, every combination, and the
-    paper's value."""
-
+    """A stored ``run_alibi_choices``: the parabolas, every combination, and the paper's value."""
     parabolas: tuple[AlibiParabola, ...]
     rows: tuple[AlibiChoice, ...]
     target: float
@@ -172,10 +146,7 @@ class StoredAlibiChoices:
 
 @dataclass(frozen=True)
 class StoredStressTable:
-    """What the chapter reads of a stored ``run_stress_table`` besides its rows
-    (:func:`posgeom.experiments.real_corpora.stress_records`): the ALiBi head of lowest stress, each head's slope
-    and "paper" stress, and the ranks at which SMACOF was compared with MDS."""
-
+    """What the chapter reads of a stored ``run_stress_table`` besides its rows: the ALiBi heads and SMACOF ranks."""
     best_head: int
     alibi_slopes: np.ndarray
     alibi_head_paper: np.ndarray

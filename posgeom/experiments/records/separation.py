@@ -1,6 +1,4 @@
-"""Typed records of what run_separation and run_pretrained_separation (:mod:`posgeom.experiments.separation`),
-run_separation_converged (:mod:`posgeom.experiments.separation_converged`) and run_factorisation_gap
-(:mod:`posgeom.experiments.factorisation`) store, read back by :func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what the experiments of the chapter "Theorem 4" store."""
 
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ __all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable", "Converge
 @dataclass(frozen=True)
 class Spread:
     """A quantity over the training seeds: mean, standard deviation (ddof 1), lowest and highest seed."""
-
     mean: float
     std: float
     min: float
@@ -28,9 +25,7 @@ class Spread:
 
 @dataclass(frozen=True)
 class TableState:
-    """A learned table at one step, over seeds: separation (raw, over the median pairwise distance), that median,
-    and Spearman's ρ of the distances with the offset ``|i − j|`` (None at a tied start: every distance is 0)."""
-
+    """A learned table at one step, over seeds (``order_spearman`` None at a tied start: every distance is 0)."""
     raw: Spread
     normalized: Spread
     median: Spread
@@ -39,11 +34,11 @@ class TableState:
 
 @dataclass(frozen=True, kw_only=True)
 class SeparationRun:
-    """A stored :func:`posgeom.experiments.separation.run_separation`, typed: arrays ``separation``,
-    ``separation_normalized``, ``median_distance``, ``order_spearman`` of shape (n_seeds, n_records) at the training
-    steps ``step``; the corpus facts None where they do not apply (entropies: synthetic MLM corpora; vocabulary,
-    training size and reach: real corpora). The intervals are not stored: a reader that computes them fills them
-    (:func:`posgeom.chapters.theorem4_separation.separation_run`)."""
+    """A stored :func:`posgeom.experiments.separation.run_separation`: arrays (n_seeds, n_records) at the ``step``.
+
+    Corpus facts are None where they do not apply; the intervals are not stored, a reader that computes them fills
+    them (:func:`posgeom.chapters.theorem4_separation.separation_run`).
+    """
 
     weight_decay: float
     seeds: tuple
@@ -68,10 +63,7 @@ class SeparationRun:
 
 @dataclass(frozen=True)
 class PretrainedTable:
-    """A stored :func:`posgeom.experiments.separation.run_pretrained_separation`, typed: per number of first positions
-    ``n`` the separation, median distance, closest pair and Gaussian reference (``by_n``, as stored: a column per
-    ``n``, keyed by its text); each row's distance to its nearest other row."""
-
+    """A stored ``run_pretrained_separation``; ``by_n`` has a column per number of first positions, keyed as text."""
     pretrained: str
     by_n: pd.DataFrame
     nearest: np.ndarray
@@ -79,10 +71,7 @@ class PretrainedTable:
 
 @dataclass(frozen=True)
 class ConvergedRun:
-    """One decision seed of Theorem 4's CPU design as stored: log10 sep(P) over the resolved pairs under the
-    conditions (``a``) and on the stationary corpus (``b``), their difference, the same over the unresolved
-    pairs, the control's separation, and per setup the separation over all pairs and the final loss."""
-
+    """One decision seed of Theorem 4's CPU design (``a``, ``b``: log10 separations over the resolved pairs)."""
     seed: int
     a: float
     b: float
@@ -96,9 +85,7 @@ class ConvergedRun:
 
 @dataclass(frozen=True)
 class StoredConverged:
-    """A stored :func:`posgeom.experiments.separation_converged.run_separation_converged`, typed
-    (:func:`posgeom.registry.typed.as_record`)."""
-
+    """A stored :func:`posgeom.experiments.separation_converged.run_separation_converged`."""
     ceiling: float
     least_resolved: float
     n_resolved: int
@@ -109,10 +96,7 @@ class StoredConverged:
 
 @dataclass(frozen=True)
 class FactorisationOutcome:
-    """A stored :func:`~posgeom.experiments.factorisation.run_factorisation_gap`, typed: the real gap ``relative``
-    (m,) per kept position ``positions``, the placebos' (n_placebo, m) and their 95th percentile (m,); medians over
-    positions (``real``, ``placebo``) and over pairs of positions (``pair_*``)."""
-
+    """A stored ``run_factorisation_gap``: ``relative`` (m,) per kept position, placebos (n_placebo, m), medians."""
     pretrained: str
     n_texts: int
     positions: np.ndarray = stored("real__positions")

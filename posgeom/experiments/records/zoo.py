@@ -1,5 +1,4 @@
-"""Typed records of what run_zoo and run_kernel_pair (:mod:`posgeom.experiments.zoo`) store, read back by
-:func:`posgeom.registry.typed.as_record`."""
+"""Typed records of what run_zoo and run_kernel_pair store."""
 
 from __future__ import annotations
 
@@ -14,9 +13,7 @@ __all__ = ["ZooEncoding", "ZooSummary", "ZooPictures", "KernelPair"]
 
 @dataclass(frozen=True)
 class ZooEncoding:
-    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``): where it enters the model, its positional
-    parameters, and the geometry of its distance matrix (the chapter's second table)."""
-
+    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``)."""
     enters: str
     n_params: int
     max_distance: float
@@ -29,9 +26,7 @@ class ZooEncoding:
 
 @dataclass(frozen=True)
 class ZooSummary:
-    """The numbers of a ``run_zoo`` result quoted beside each encoding's (:class:`ZooEncoding`): the pretrained
-    model's shapes, the sinusoidal–RoPE kernel identity, and ALiBi's line."""
-
+    """The numbers of a ``run_zoo`` result quoted beside each encoding's."""
     d: int = stored("shape.d_model")
     heads: int = stored("shape.n_heads")
     dhead: int = stored("kernel.d_head")
@@ -52,11 +47,7 @@ class ZooSummary:
 
 @dataclass(frozen=True)
 class ZooPictures:
-    """The arrays of a stored ``run_zoo``: per encoding its distance matrix and 2-D MDS layout (stored as
-    ``D__<name>`` and ``mds2__<name>``, gathered by the reader and passed in); the sinusoidal and learned tables
-    (first positions); ALiBi's bias (heads × n × n); the offsets ``deltas`` with the sinusoidal and RoPE kernels
-    K(δ) on them, and the two frequency sets."""
-
+    """The arrays of a stored ``run_zoo`` (``D__<name>``, ``mds2__<name>`` gathered by the reader); bias: H × n × n."""
     distances: dict
     mds2: dict
     sinusoidal_table: np.ndarray = stored("table__sinusoidal")
@@ -72,7 +63,6 @@ class ZooPictures:
 @dataclass(frozen=True)
 class KernelPair:
     """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
-
     d_model: int
     n_heads: int
     d_head: int
