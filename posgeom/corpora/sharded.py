@@ -1,42 +1,17 @@
 r"""Positional counts of a corpus of any size: shard by shard, in one process or on a Dask cluster.
 
-Counts are additive: for shards $S_1, \dots, S_m$ of a corpus,
-$c_i(w) = \sum_k c_i^{(S_k)}(w)$ and $N_i = \sum_k N_i^{(S_k)}$. :func:`count_corpus` is that map-reduce:
+Counts are additive ($c_i(w) = \sum_k c_i^{(S_k)}(w)$, $N_i = \sum_k N_i^{(S_k)}$), so :func:`count_corpus`
+is a map-reduce. Map: each shard is read (:mod:`posgeom.corpora.shards`), hashed, tokenised and counted
+by the same functions as the single-corpus path, so the counts agree integer for integer. Reduce: partial
+counts and length histograms are added, on Dask as a tree of pairs on the workers.
 
-* **map**: each shard is read whole, its content hashed (sha256 of its bytes as stored), its texts
-  tokenised under the special-token policy (:func:`posgeom.corpora.tokenize.tokenize_texts`) and counted
-  (:func:`posgeom.geometry.positional_counts`) — the same two functions as the single-corpus path, so
-  the counts agree integer for integer with it. A worker holds one shard's texts and tokens and one
-  sparse partial count at a time.
-* **reduce**: partial counts (and the histograms of sequence lengths) are added. On Dask, pairs are
-  added as soon as both are ready, level by level (a tree of depth $\lceil\log_2 m\rceil$), on the
-  workers; in one process they are added as they come.
+Engines: this process (default; Dask is not imported), a ``LocalCluster`` of ``workers`` processes, or an
+existing cluster (``scheduler``/``client``) whose workers have posgeom and can read the shards and the cache.
+A task is a pure function of (shard, options), so a dead worker costs a retry.
 
-Engines. Without ``workers``/``scheduler``/``client`` everything runs in this process and Dask is not
-imported. With ``workers=N`` a ``dask.distributed.LocalCluster`` of ``N`` single-threaded worker processes
-is started for the run; with ``scheduler="tcp://host:8786"`` (or a ``client``) the shards go to an existing
-cluster (SLURM, Kubernetes, cloud: any deployment of ``dask.distributed``), whose workers need posgeom
-installed and must be able to read the shards and the cache folder. A worker that dies costs a retry:
-its tasks are pure functions of (shard, options), and the scheduler recomputes whatever the dead worker
-held.
-
-Corpora: files, folders, globs, ``fsspec`` URLs or Hugging Face dataset ids, read shard by shard
-(:mod:`posgeom.corpora.shards`).
-
-Bad shards. A shard that cannot be read or parsed, lacks the text column or (under ``on_empty="raise"``)
-holds empty texts stops the run with a :class:`ShardError` that names it (``on_bad_shard="stop"``), or
-is left out and listed with its error in ``info["shards_skipped"]`` (``"skip"``).
-
-Cache. Each shard's partial counts are stored as a counts file (:mod:`posgeom.corpora.countsfile`) named
-by the hash of its key: the shard's content digest, the tokenizer's fingerprint and every option. The key
-itself is stored in the file and compared on every hit, so a file copied or renamed over another's is
-never served as that shard; such a file, or one damaged in any way, is reported (a warning naming it,
-shown in the calling process even when the shard was counted on a Dask worker), recounted and replaced
-durably. A later run over more shards recomputes only the new ones, and a run that was interrupted
-resumes where it stopped.
-
-An empty corpus (shards that hold no text at all) is an error: a counts file of zero sequences is never
-written.
+Cache: each shard's partial counts are a counts file (:mod:`posgeom.corpora.countsfile`) named by the hash
+of its key (content digest, tokenizer fingerprint, options); the key stored inside is compared on every
+hit, so a renamed or damaged file is reported, recounted and replaced. An interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -62,9 +37,6 @@ __all__ = ["BAD_SHARD_POLICIES", "count_corpus"]
 
 #: What to do with a shard that cannot be counted: stop the run, or leave it out and list it.
 BAD_SHARD_POLICIES = ("stop", "skip")
-
-
-# --------------------------------------------------------------------------- counting: map and reduce
 
 
 @dataclass
@@ -99,8 +71,7 @@ def _shard_cache_key(sha256: str, options: dict, fingerprint: str) -> dict:
 
 
 def _cached_shard(entry: Path, key: dict):
-    """(counts or None, problem or None): the shard's cached counts if ``entry`` holds them intact under
-    ``key``; a file that is damaged in any way or holds another key is a problem (recount and replace)."""
+    """(counts or None, problem or None): the cached counts if ``entry`` holds them intact under ``key``."""
     from .countsfile import CountsFileError, load_counts
 
     try:
@@ -164,15 +135,8 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
 
 
 def _count_shard_on_worker(*args) -> _Partial:
-    """:func:`_count_shard_task` on a Dask worker process, whose progress bars (always off) take no
-    cross-process lock.
-
-    tqdm's default write lock holds a ``multiprocessing.RLock``: a named semaphore registered with the
-    resource tracker of the process that started the cluster. A worker killed by ``SIGKILL`` never
-    unregisters it, and the tracker then prints "There appear to be 1 leaked semaphore objects" when
-    that process exits. With no such lock (tqdm skips a ``None`` one), nothing is left to leak; the
-    thread lock stays.
-    """
+    """:func:`_count_shard_task` on a Dask worker, without tqdm's cross-process lock."""
+    # tqdm's multiprocessing lock is a named semaphore; a SIGKILLed worker leaks it ("leaked semaphore" warning)
     from tqdm.std import TqdmDefaultWriteLock
 
     if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
@@ -255,7 +219,7 @@ def count_corpus(
     cache_dir: str | Path | None = None,
     progress: bool | None = None,
 ):
-    """Positional counts of a sharded corpus, in this process or on Dask (module docstring).
+    """Positional counts of a sharded corpus, in this process or on Dask.
 
     Parameters
     ----------
@@ -268,8 +232,7 @@ def count_corpus(
     text_column : str, optional
         Default ``"text"``, else ``"sentence"``.
     tokenizer : str, optional
-        A name that every worker can load (:func:`posgeom.corpora.tokenize.load_tokenizer`: the packaged
-        default, a hub id or a folder); any fast tokenizer.
+        A name every worker can load (:func:`posgeom.corpora.tokenize.load_tokenizer`).
     special, br_tags
         As :func:`posgeom.corpora.tokenize.tokenize_texts`.
     on_empty : {"raise", "drop", "keep"}
@@ -281,6 +244,7 @@ def count_corpus(
     client : distributed.Client, optional
         A client to use as it is (not closed here).
     on_bad_shard : {"stop", "skip"}
+        A bad shard raises :class:`ShardError`, or is left out and listed in ``info["shards_skipped"]``.
     cache : bool
         Read and write the per-shard cache.
     cache_dir : path, optional
@@ -292,10 +256,8 @@ def count_corpus(
     -------
     CorpusStatistics
         ``counts`` (n_positions, vocab_size), ``full_lengths`` (n_sequences,) in increasing order,
-        ``n_truncated``, ``info``: ``corpus``, ``source``, ``tokenizer``, ``tokenizer_sha256`` (of its files),
-        ``tokenizer_spec_sha256`` (of its loaded definition), ``options``,
-        ``shards`` (one record per counted shard: ``sha256``, ``n_sequences``, ``n_tokens``, ``cached``, ...),
-        ``shards_skipped`` (``shard``, ``error``), ``n_sequences``, ``n_tokens``, ``engine``.
+        ``n_truncated``, ``info`` (provenance: tokenizer fingerprints, options, one record per shard,
+        ``shards_skipped``, totals, ``engine``).
     """
     from ..config import default_cache_dir
     from ..progress import tqdm
@@ -354,7 +316,7 @@ def count_corpus(
 
 def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client,
                          tokenizer) -> None:
-    """The options of :func:`count_corpus`, validated (a ``ValueError`` naming the first bad one)."""
+    """A ``ValueError`` naming the first bad option of :func:`count_corpus`."""
     validate_special(special)
     validate_br(br_tags)
     if on_empty not in EMPTY_POLICIES:
@@ -371,7 +333,7 @@ def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, 
 
 
 def _count_on_engine(shards, task_args, bar, workers, scheduler, client):
-    """Count and add the shards in this process (no engine given) or on Dask: ``(total, engine record)``."""
+    """``(total, engine record)``: the shards counted and added in this process or on Dask."""
     if workers is None and scheduler is None and client is None:
         total = _reduce_in_process(shards, lambda s: _count_shard_task(s, *task_args), bar)
         return total, {"kind": "single-process"}

@@ -1,16 +1,8 @@
-r"""Which shards make a corpus, and the texts of one shard.
+r"""Which shards make a corpus (:func:`resolve_shards`), and the texts of one shard (:func:`read_shard`).
 
-Corpora (:func:`resolve_shards`):
-
-* local files by path, folder or glob (``"data/*.parquet"``), or remote ones by ``fsspec`` URL
-  (``"s3://bucket/corpus/*.jsonl.gz"``, ``"hf://datasets/ID/..."``); formats :data:`SHARD_FORMATS`
-  (``.txt``: one text a line; ``.json``/``.jsonl``: JSON lines), each optionally compressed
-  (``.gz``, ``.bz2``, ``.xz``; ``.zst`` with the ``zstandard`` package);
-* a Hugging Face dataset id (``"stanfordnlp/imdb"``): its data files for one split, read shard by shard
-  through the hub's ``fsspec`` file system.
-
-A shard that cannot be read or parsed, lacks the text column or (under ``on_empty="raise"``) holds empty
-texts raises a :class:`ShardError` that names it. :mod:`posgeom.corpora.sharded` counts the shards.
+A corpus is local files (path, folder or glob), ``fsspec`` URLs (``"s3://bucket/corpus/*.jsonl.gz"``) or a
+Hugging Face dataset id (its data files for one split); formats :data:`SHARD_FORMATS` (``.txt``: one text
+a line), each optionally compressed (``.gz``, ``.bz2``, ``.xz``; ``.zst`` with ``zstandard``).
 """
 
 from __future__ import annotations
@@ -40,9 +32,6 @@ class ShardError(ValueError):
 
     def __reduce__(self):  # raised on a Dask worker, re-raised here: rebuilt from both arguments
         return (type(self), (self.shard, self.reason))
-
-
-# --------------------------------------------------------------------------- which shards
 
 
 def _compression(name: str) -> str | None:
@@ -91,7 +80,7 @@ def _hub_shards(dataset_id: str, split: str) -> list[str]:
 
 
 def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[str]:
-    """The shards of a corpus: paths or URLs, sorted (module docstring).
+    """The shards of a corpus: paths or URLs, sorted.
 
     Parameters
     ----------
@@ -155,12 +144,8 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
     return shards
 
 
-# --------------------------------------------------------------------------- reading one shard
-
-
 def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str:
-    """The shard's text column by the one rule of :func:`posgeom.corpora.real.pick_text_column`, its
-    error as a :class:`ShardError` naming the shard."""
+    """:func:`posgeom.corpora.real.pick_text_column`, its error as a :class:`ShardError`."""
     try:
         return pick_text_column(list(columns), text_column, "this shard")
     except ValueError as err:
@@ -215,8 +200,7 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
     text_column : str, optional
         Default ``"text"``, else ``"sentence"`` (``.txt`` shards: one text a line).
     on_empty : {"raise", "drop", "keep"}
-        Empty texts (missing, ``""`` or whitespace): a :class:`ShardError`, dropped (counted in the
-        record) or kept as empty sequences, as :func:`posgeom.corpora.real.load_texts`.
+        Empty texts: a :class:`ShardError`, dropped (counted in the record) or kept as empty sequences.
 
     Returns
     -------
