@@ -50,7 +50,8 @@ COUNTS_KEYS = (
 )
 
 
-def _length_histogram(full_lengths) -> tuple[np.ndarray, np.ndarray]:
+def length_histogram(full_lengths) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, counts)``, both int64 of shape (m,): the distinct sequence lengths and their numbers."""
     lengths = np.asarray(full_lengths, dtype=np.int64).ravel()
     if lengths.size and lengths.min() < 0:
         raise ValueError("sequence lengths must be non-negative")
@@ -60,7 +61,7 @@ def _length_histogram(full_lengths) -> tuple[np.ndarray, np.ndarray]:
 
 def _arrays(stats) -> dict:
     mat = stats.counts.counts
-    values, counts = _length_histogram(stats.full_lengths)
+    values, counts = length_histogram(stats.full_lengths)
     return {
         "format": np.asarray(COUNTS_FORMAT),
         "data": np.asarray(mat.data, dtype=np.int64),
@@ -162,7 +163,6 @@ def load_counts(path: str | Path):
     """
     from ..geometry import PositionalCounts
     from .stats import CorpusStatistics
-
     path = Path(path).expanduser()
     arrays = _read_verified(path)
     try:  # the digest proves the file unchanged, not well made: a hand-made one may still not add up

@@ -59,7 +59,6 @@ def _subset_tokens(options: CorpusOptions, data_dir, source=None):
     """Token ids of the ``max_sequences`` subset."""
     from .stats import default_br, default_positions
     from .tokenize import tokenize_texts
-
     texts = _texts(options, data_dir, source)
     rows = _subset_rows(options, len(texts.texts))
     labels = texts.labels[rows] if texts.labels is not None else None
@@ -72,7 +71,6 @@ def _subset_tokens(options: CorpusOptions, data_dir, source=None):
 def _texts(options: CorpusOptions, data_dir, source):
     """The texts of the options' corpus and split, from their resolved ``source`` when given."""
     from .real import load_texts
-
     if source is None:
         return load_texts(options.corpus, options.split, data_dir=data_dir)
     if options.split is not None and source.split != options.split:
@@ -101,7 +99,6 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, source=None, with
     """
     check_options(options)
     from .stats import corpus_counts, corpus_tokens
-
     tokens = None
     if options.max_sequences is not None:
         if options.tokenizer is not None and not isinstance(options.tokenizer, str):
@@ -135,7 +132,6 @@ def resampling_groups(options: CorpusOptions, *, data_dir=None, source=None):
     ndarray of int64 of shape (n_sequences,), or None
     """
     from .groups import containing_text_groups, split_has_phrases
-
     if not split_has_phrases(options.corpus, options.split):
         return None
     texts = _texts(options, data_dir, source).texts

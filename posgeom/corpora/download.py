@@ -37,7 +37,6 @@ def download_corpora(to: str | Path, corpora: tuple[str, ...] = ("sst2", "imdb")
         ``"corpus/split.parquet"`` → sha256 of the file written.
     """
     from ..progress import tqdm
-
     folder = Path(to).expanduser()
     unknown = [c for c in corpora if c not in CORPORA]
     if unknown:
@@ -76,7 +75,6 @@ def data_sources(decision=None) -> list[tuple[str, str]]:
         Default: :func:`posgeom.offline.decide` for the current environment (with a network probe).
     """
     from ..offline import decide
-
     decision = decide() if decision is None else decision
     rows = []
     for corpus, info in CORPORA.items():

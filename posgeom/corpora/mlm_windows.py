@@ -1,6 +1,5 @@
 r"""Fixed-length windows of IMDB reviews with a reduced vocabulary, for the small masked language models
-of the chapter "Where learned tables fail", with their MDS and the loss of a context-free model.
-"""
+of the chapter "Where learned tables fail", with their MDS and the loss of a context-free model."""
 
 from __future__ import annotations
 
@@ -62,7 +61,6 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
     from .options import CorpusOptions
     from .stats import corpus_tokens
     from .tokenize import load_tokenizer
-
     settings = _settings(settings)
     check_int(n_max, "n_max", 2, 511)
     check_positive_int(top_k, "top_k")
@@ -95,7 +93,6 @@ def mds_of_windows(win: IMDBWindows, rank: int) -> np.ndarray:
     ndarray of shape (n_max, rank)
     """
     from .. import geometry as geo
-
     counts = geo.positional_counts(win.train, win.n_max, win.vocab_size)
     D = geo.hellinger_matrix(geo.positional_marginals(counts))
     return geo.classical_mds(D, rank).embedding

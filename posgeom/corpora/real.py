@@ -153,7 +153,6 @@ def load_hub_split(corpus: str, split: str):
         The split does not have the rows of :data:`HUB_SPLIT_ROWS`.
     """
     import datasets
-
     info = CORPORA[corpus]
     try:
         ds = datasets.load_dataset(info.hub_id, split=split, verification_mode="basic_checks")
@@ -255,7 +254,6 @@ class TextCorpus:
 def no_data_message(corpus: str, split: str | None, reason: str = "") -> str:
     """The one message that names the three ways to provide a corpus (:func:`posgeom.offline.no_data_help`)."""
     from ..offline import no_data_help
-
     what = f"corpus {corpus!r}{f' split {split!r}' if split else ''}"
     return (
         no_data_help(what, reason or "no local copy and the hub cannot be reached")
@@ -290,7 +288,6 @@ def read_local_table(path: str | Path, sha256: str | None = None):
     pyarrow.Table
     """
     import pyarrow as pa
-
     path = Path(path)
     builder = _builder_for(path)
     data = path.read_bytes()
@@ -301,11 +298,9 @@ def read_local_table(path: str | Path, sha256: str | None = None):
     try:
         if builder == "parquet":
             import pyarrow.parquet as pq
-
             return pq.read_table(pa.BufferReader(data))
         if builder == "csv":
             import pyarrow.csv as pcsv
-
             return pcsv.read_csv(pa.BufferReader(data))
         if builder == "text":
             return pa.table({"text": pa.array(data.decode("utf-8").splitlines(), type=pa.string())})
@@ -314,7 +309,6 @@ def read_local_table(path: str | Path, sha256: str | None = None):
         if stripped.startswith("["):
             return pa.Table.from_pylist(json.loads(text))
         import pyarrow.json as pjson
-
         return pjson.read_json(pa.BufferReader(data))
     except Exception as err:  # noqa: BLE001 - every parser error means the same thing: not a readable file
         first = str(err).strip().splitlines()[0] if str(err).strip() else ""
@@ -371,7 +365,6 @@ def _path_source(path: Path, split: str | None, text_column: str | None) -> Data
     _builder_for(file)
     digest = sha256_file(file)
     import pyarrow.parquet as pq
-
     try:
         columns = pq.read_schema(file).names if file.suffix.lower() == ".parquet" else None
     except Exception as err:  # noqa: BLE001 - any parser error: not a readable parquet file
@@ -458,14 +451,12 @@ def resolve_source(
 def _arrow_column(ds, column: str):
     """One column of a ``pyarrow.Table`` or a ``datasets.Dataset``, as arrow."""
     import pyarrow as pa
-
     return ds[column] if isinstance(ds, pa.Table) else ds.with_format("arrow")[column]
 
 
 def _column_texts(ds, column: str) -> list:
     """A text column as a list (None kept), checked to hold strings."""
     import pyarrow as pa
-
     col = _arrow_column(ds, column)
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
         raise ValueError(f"column {column!r} holds {col.type}, not text; name the text column with text_column=")

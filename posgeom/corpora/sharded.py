@@ -73,7 +73,6 @@ def _shard_cache_key(sha256: str, options: dict, fingerprint: str) -> dict:
 def _cached_shard(entry: Path, key: dict):
     """(counts or None, problem or None): the cached counts if ``entry`` holds them intact under ``key``."""
     from .countsfile import CountsFileError, load_counts
-
     try:
         hit = load_counts(entry)
         stored = hit.info.get("cache_key")
@@ -91,9 +90,8 @@ def _cached_shard(entry: Path, key: dict):
 
 def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: str, cache_dir, on_bad_shard: str):
     """Map step (runs on a worker): the partial counts of one shard, from the cache when possible."""
-    from .countsfile import save_counts
+    from .countsfile import length_histogram, save_counts
     from .stats import CorpusStatistics
-
     try:
         texts, record = read_shard(shard, options["text_column"], options["on_empty"])
     except ShardError as err:
@@ -112,9 +110,8 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
         elif entry.is_file():
             hit, problem = _cached_shard(entry, key)
             if hit is not None:
-                values, numbers = np.unique(hit.full_lengths, return_counts=True)
                 rec = {**hit.info["record"], "shard": shard, "cached": True}
-                return _Partial(hit.counts, values.astype(np.int64), numbers.astype(np.int64), [rec])
+                return _Partial(hit.counts, *length_histogram(hit.full_lengths), [rec])
             problems.append(problem)
     tok = load_tokenizer(tokenizer)
     tc = tokenize_texts(
@@ -122,7 +119,6 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
     )
     del texts
     counts = tc.counts()
-    values, numbers = np.unique(tc.full_lengths, return_counts=True)
     record.update(
         n_sequences=int(tc.n_sequences), n_tokens=int(counts.reach.sum()), n_truncated=int(tc.n_truncated),
         n_special_dropped=int(tc.n_special_dropped), cached=False,
@@ -131,31 +127,21 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
         entry.parent.mkdir(parents=True, exist_ok=True)
         stats = CorpusStatistics(counts, tc.full_lengths, tc.n_truncated)
         save_counts(entry, stats, {"record": record, "cache_key": key})
-    return _Partial(counts, values.astype(np.int64), numbers.astype(np.int64), [record], problems=problems)
+    return _Partial(counts, *length_histogram(tc.full_lengths), [record], problems=problems)
 
 
 def _count_shard_on_worker(*args) -> _Partial:
     """:func:`_count_shard_task` on a Dask worker, without tqdm's cross-process lock."""
     # tqdm's multiprocessing lock is a named semaphore; a SIGKILLed worker leaks it ("leaked semaphore" warning)
     from tqdm.std import TqdmDefaultWriteLock
-
     if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
         TqdmDefaultWriteLock.mp_lock = None
     return _count_shard_task(*args)
 
 
-def _reduce_in_process(shards, task, bar) -> _Partial:
-    total = _Partial()
-    for shard in shards:
-        total = _merge(total, task(shard))
-        bar.update(1)
-    return total
-
-
 def _reduce_on_dask(client, shards, task_args, bar) -> _Partial:
     """Map on the workers, then add pairs as soon as both are ready (a tree), on the workers too."""
     from distributed import as_completed
-
     run = _short(json.dumps([repr(a[0]) for a in task_args]))
     keys = [f"posgeom-count-{run}-{_short(s)}" for s in shards]
     leaves = client.map(_count_shard_on_worker, shards, *task_args, key=keys)
@@ -183,7 +169,6 @@ def _short(shard: str) -> str:
 def _client(workers, scheduler):
     """(client, cluster or None): a LocalCluster of ``workers`` processes, or a client of ``scheduler``."""
     import logging
-
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -262,7 +247,6 @@ def count_corpus(
     from ..config import default_cache_dir
     from ..progress import tqdm
     from .stats import CorpusStatistics
-
     _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client, tokenizer)
     tokenizer = DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
     shards = resolve_shards(corpus, split)
@@ -335,7 +319,10 @@ def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, 
 def _count_on_engine(shards, task_args, bar, workers, scheduler, client):
     """``(total, engine record)``: the shards counted and added in this process or on Dask."""
     if workers is None and scheduler is None and client is None:
-        total = _reduce_in_process(shards, lambda s: _count_shard_task(s, *task_args), bar)
+        total = _Partial()
+        for shard in shards:
+            total = _merge(total, _count_shard_task(shard, *task_args))
+            bar.update(1)
         return total, {"kind": "single-process"}
     own = client is None
     cluster = None

@@ -36,7 +36,6 @@ class ShardError(ValueError):
 
 def _compression(name: str) -> str | None:
     from fsspec.utils import infer_compression
-
     return infer_compression(name)
 
 
@@ -51,7 +50,6 @@ def _format(name: str) -> str | None:
 
 def _hub_shards(dataset_id: str, split: str) -> list[str]:
     from huggingface_hub import HfApi
-
     try:
         files = HfApi().list_repo_files(dataset_id, repo_type="dataset")
     except Exception as err:  # offline, unknown id, hub down: the same advice
@@ -108,7 +106,6 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
     text = str(corpus).strip()
     if "://" in text:
         import fsspec
-
         fs, path = fsspec.core.url_to_fs(text)
         found = fs.glob(path) if _GLOB_CHARS.search(path) else ([path] if fs.isfile(path) else fs.find(path))
         shards = sorted(fs.unstrip_protocol(p) for p in found if _format(p) is not None)
@@ -121,7 +118,6 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
             found = [path]
         else:
             import glob
-
             found = [Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file()]
         shards = sorted(str(p) for p in found if _format(p.name) is not None)
         where = text
@@ -154,7 +150,6 @@ def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str
 
 def _table_texts(table, column: str, shard: str) -> list:
     import pyarrow as pa
-
     col = table.column(column)
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
         raise ShardError(shard, f"column {column!r} holds {col.type}, not text; name the text column (--text-column)")
@@ -173,18 +168,15 @@ def _parse(data: bytes, fmt: str, text_column: str | None, shard: str) -> tuple[
     buf = io.BytesIO(data)
     if fmt == ".parquet":
         import pyarrow.parquet as pq
-
         pf = pq.ParquetFile(buf)
         column = _pick_column(pf.schema_arrow.names, text_column, shard)
         table = pf.read(columns=[column])
     elif fmt in (".jsonl", ".json"):
         import pyarrow.json as pj
-
         table = pj.read_json(buf)
         column = _pick_column(table.column_names, text_column, shard)
     else:
         import pyarrow.csv as pc
-
         table = pc.read_csv(buf)
         column = _pick_column(table.column_names, text_column, shard)
     return _table_texts(table, column, shard), column
@@ -215,7 +207,6 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
     if fmt is None:
         raise ShardError(shard, f"unknown format; valid formats are {', '.join(SHARD_FORMATS)}")
     import fsspec
-
     try:
         with fsspec.open(shard, "rb") as fh:
             raw = fh.read()
@@ -226,7 +217,6 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
         compression = _compression(shard)
         if compression is not None:
             from fsspec.compression import compr
-
             if compression not in compr:
                 raise ShardError(shard, f"{compression} compression needs a package that is not installed (zstandard)")
             with compr[compression](io.BytesIO(raw), mode="rb") as fh:

@@ -127,11 +127,9 @@ def load_statistics(
     CorpusStatistics
     """
     from ..config import get_settings
-
     spec = spec if isinstance(spec, CorpusSpec) else parse_corpus_spec(spec)
     if spec.kind == "path" and Path(spec.name).suffix == ".npz":  # a counts file (posgeom counts)
         from .countsfile import load_counts
-
         given = _set_options({"split": split, "n_positions": n_positions, "special": special, **options})
         if given:
             raise ValueError(
@@ -190,7 +188,6 @@ def as_statistics(stats) -> CorpusStatistics:
     """
     if isinstance(stats, (str, Path)):
         from .countsfile import load_counts
-
         return load_counts(stats)
     if not isinstance(stats, CorpusStatistics):
         raise ValueError(

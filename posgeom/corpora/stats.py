@@ -212,7 +212,6 @@ def corpus_counts(
         ``full_lengths`` (n_sequences,), ``n_truncated``, ``info`` (provenance, ``cache_hit``).
     """
     from ..geometry import PositionalCounts
-
     texts, tok, n, br, tokens_key, info = _prepare(options, data_dir, text_column, verify, on_empty, source)
     key = cache_key(what="counts", tokens=tokens_key)
     store = ArrayCache(cache_dir) if cache else None

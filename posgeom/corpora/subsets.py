@@ -1,6 +1,5 @@
 r"""A real corpus's Hellinger geometry and noise floor, on seeded random subsets of its sequences too
-(:func:`subset_geometry`; chapter "The geometry of a corpus").
-"""
+(:func:`subset_geometry`; chapter "The geometry of a corpus")."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ __all__ = ["subset_geometry"]
 
 def _token_strings(ids) -> np.ndarray:
     from .tokenize import load_tokenizer
-
     tok = load_tokenizer()
     return np.asarray(tok.convert_ids_to_tokens([int(i) for i in ids]), dtype=str)
 

@@ -90,7 +90,6 @@ def tokenizer_folder(name: str | None = None) -> Path:
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ValueError(f"tokenizer folder {name!r} does not exist")
     from huggingface_hub import snapshot_download
-
     try:
         return Path(snapshot_download(name, allow_patterns=list(TOKENIZER_FILES)))
     except Exception as err:  # offline, unknown id, hub down: the same advice
@@ -100,7 +99,6 @@ def tokenizer_folder(name: str | None = None) -> Path:
 def _files_digest(folder: Path) -> str:
     """sha256 of the tokenizer files in ``folder`` and of the library versions that read them."""
     from importlib.metadata import PackageNotFoundError, version
-
     h = hashlib.sha256()
     found = 0
     for fname in TOKENIZER_FILES:
@@ -122,7 +120,6 @@ def _files_digest(folder: Path) -> str:
 def _load(folder: str, digest: str):
     """The tokenizer in ``folder``; ``digest`` is part of the memo key, so changed files are reloaded."""
     from transformers import AutoTokenizer
-
     try:
         tok = AutoTokenizer.from_pretrained(folder)
     except (OSError, ValueError) as err:
@@ -184,7 +181,6 @@ def _plain_backend(tokenizer):
     backend = getattr(tokenizer, "_posgeom_backend", None)
     if backend is None:
         from tokenizers import Tokenizer
-
         backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
         backend.no_truncation()
         backend.no_padding()
@@ -270,7 +266,6 @@ class TokenizedCorpus:
     def counts(self):
         """Positional counts (:func:`posgeom.geometry.positional_counts`), ``counts`` (n_positions, vocab_size)."""
         from ..geometry import positional_counts
-
         # the flat ids + lengths layout is positional_counts' fastest input (no per-sequence work)
         return positional_counts(self.ids, self.n_positions, self.vocab_size, lengths=self.lengths)
 
@@ -368,7 +363,6 @@ def tokenize_texts(
     texts = clean_br(texts, br_tags) if br_tags != "keep" else texts
 
     from ..progress import tqdm
-
     backend = _plain_backend(tok)
     special_ids = tuple(sorted(int(i) for i in tok.all_special_ids))
     drop = None

@@ -57,7 +57,6 @@ class SyntheticCorpus:
     def counts(self, n_positions: int | None = None):
         """Positional counts of the sample, ``counts`` of shape (n_positions, vocab_size)."""
         from ...geometry import positional_counts
-
         n = self.n_positions if n_positions is None else n_positions
         return positional_counts(self.tokens, n, self.vocab_size, lengths=self.lengths)
 
