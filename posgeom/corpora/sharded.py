@@ -222,18 +222,14 @@ def count_corpus(
         As :func:`posgeom.corpora.tokenize.tokenize_texts`.
     on_empty : {"raise", "drop", "keep"}
         As :func:`read_shard`.
-    workers : int, optional
-        Start a ``LocalCluster`` of this many worker processes for the run.
-    scheduler : str, optional
-        Address of a running Dask scheduler.
-    client : distributed.Client, optional
-        A client to use as it is (not closed here).
+    workers, scheduler, client : int, str or distributed.Client, optional
+        At most one: a ``LocalCluster`` of ``workers`` processes for the run, the address of a running
+        Dask scheduler, or a client used as it is (not closed here).
     on_bad_shard : {"stop", "skip"}
         A bad shard raises :class:`ShardError`, or is left out and listed in ``info["shards_skipped"]``.
-    cache : bool
-        Read and write the per-shard cache.
-    cache_dir : path, optional
-        Default ``default_cache_dir() / "shards"`` (on a cluster: a folder every worker can reach).
+    cache, cache_dir : bool, path
+        Use the per-shard cache, in ``default_cache_dir() / "shards"`` by default (on a cluster: a folder
+        every worker can reach).
     progress : bool, optional
         tqdm bar over shards (default: on a terminal only).
 

@@ -1,4 +1,4 @@
-r"""Which shards make a corpus (:func:`resolve_shards`), and the texts of one shard (:func:`read_shard`).
+r"""Which shards make a corpus (:func:`resolve_shards`), and the texts of one shard (``read_shard``).
 
 A corpus is local files (path, folder or glob), ``fsspec`` URLs (``"s3://bucket/corpus/*.jsonl.gz"``) or a
 Hugging Face dataset id (its data files for one split); formats :data:`SHARD_FORMATS` (``.txt``: one text
