@@ -1,19 +1,11 @@
 """Corpora: synthetic families, SST-2 and IMDB loaders, tokenisation, cached positional counts.
 
-* :mod:`~posgeom.corpora.synthetic` — seeded synthetic families with exact population marginals;
-* :mod:`~posgeom.corpora.real` — SST-2 and IMDB (local folder, checked against packaged checksums, or hub);
-* :mod:`~posgeom.corpora.tokenize` — bert-base-uncased WordPiece, special-token policies, truncation;
-* :mod:`~posgeom.corpora.cache` — on-disk cache keyed by data, tokenizer and options;
-* :mod:`~posgeom.corpora.options` — the options of a corpus's geometry (:class:`CorpusOptions`), one typed value;
-* :mod:`~posgeom.corpora.stats` — corpus name → cached token arrays and positional counts;
-* :mod:`~posgeom.corpora.sharded` — counts of a corpus of any size, shard by shard, in one process or on
-  Dask (``posgeom counts``), with a per-shard cache;
-* :mod:`~posgeom.corpora.countsfile` — the counts file (``save_counts``/``load_counts``), read back as
-  corpus statistics;
-* :mod:`~posgeom.corpora.spec` — ``--corpus`` specifications → corpus statistics, and the corpus report
-  (``posgeom corpus-report``; the stress of encodings against a corpus is :mod:`posgeom.diagnose.stress`).
-
-Heavy libraries (``transformers``, ``datasets``, ``torch``) are imported only when a function needs them.
+:mod:`~posgeom.corpora.synthetic` (seeded families with exact population marginals),
+:mod:`~posgeom.corpora.real` (SST-2, IMDB, files of texts), :mod:`~posgeom.corpora.tokenize`,
+:mod:`~posgeom.corpora.cache`, :mod:`~posgeom.corpora.options`, :mod:`~posgeom.corpora.stats` (corpus →
+cached tokens and counts), :mod:`~posgeom.corpora.sharded` (``posgeom counts``, any size, on Dask),
+:mod:`~posgeom.corpora.countsfile` and :mod:`~posgeom.corpora.spec` (``--corpus`` values, ``posgeom
+corpus-report``). Heavy libraries are imported only when a function needs them.
 """
 
 from .cache import CACHE_VERSION, ArrayCache, cache_key

@@ -1,24 +1,10 @@
 r"""On-disk cache of token arrays and positional counts that never serves a stale or damaged entry.
 
-Keys. An entry is named by the sha256 of everything its content depends on (:func:`cache_key`): the
-texts actually read and their labels (:func:`posgeom.corpora.stats.texts_fingerprint`, so nothing between
-the verified file and the counts can feed them other texts), the tokenizer's fingerprint (its full
-definition), every option (``n``, special-token policy, ``<br />`` handling, text column, empty-text
-policy) and :data:`CACHE_VERSION`. Change any of them and the key changes, so the old entry is simply
-never looked up again: nothing has to be invalidated by hand.
-
-Integrity. Each file stores, next to its arrays, a JSON header with the key and the sha256 of the
-arrays' bytes (names, dtypes, shapes and data) and of the metadata. Reading recomputes both; a file
-that cannot be read for any reason (of any exception type), whose key differs or whose checksums do
-not match is reported (a warning), deleted, and recomputed and replaced by the caller.
-
-Atomicity. A file is written to a temporary name in the cache folder, flushed to disk, then renamed
-over the final name (``os.replace``, atomic on POSIX and Windows, ``posgeom.storage.write_durably``):
-a reader sees the old file, the new file or none, never half a file, even with several processes writing
-the same entry.
-
-Location: ``posgeom.config.default_cache_dir() / "corpora"`` (``POSGEOM_CACHE_DIR``, else the user's
-cache folder), never the data folder. ``ArrayCache.clear()`` empties it.
+An entry is named by :func:`cache_key`: the sha256 of everything its content depends on (the texts read,
+the tokenizer's fingerprint, every option, :data:`CACHE_VERSION`), so a change is never looked up again.
+Each file stores a JSON header with the key and the sha256 of its arrays and metadata; a file that cannot
+be read, or whose key or checksums do not match, is reported, deleted and recomputed by the caller.
+Written atomically (``posgeom.storage.write_durably``) under ``default_cache_dir() / "corpora"``.
 """
 
 from __future__ import annotations
@@ -67,7 +53,7 @@ def _meta_digest(meta: dict) -> str:
 
 
 class ArrayCache:
-    """A folder of ``<kind>-<key>.npz`` files (see the module docstring).
+    """A folder of ``<kind>-<key>.npz`` files.
 
     Parameters
     ----------
@@ -82,12 +68,7 @@ class ArrayCache:
         return self.root / f"{kind}-{key}.npz"
 
     def load(self, kind: str, key: str) -> tuple[dict, dict] | None:
-        """The arrays and metadata stored under ``(kind, key)``, or None when absent or damaged.
-
-        Returns
-        -------
-        (arrays, meta) : (dict of name → ndarray, dict) or None
-        """
+        """``(arrays, meta)`` stored under ``(kind, key)``, or None when absent or damaged."""
         path = self.path(kind, key)
         try:
             with open(path, "rb") as fh:

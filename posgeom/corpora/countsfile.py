@@ -1,9 +1,7 @@
 r"""The counts file: a corpus's positional counts and what produced them, in one verified ``.npz``.
 
-``posgeom counts`` writes one (:func:`save_counts`); ``posgeom stress --counts``, ``posgeom corpus-report
---counts`` and the Python API read it back (:func:`load_counts`) as a
-:class:`~posgeom.corpora.stats.CorpusStatistics`, so the geometry of a corpus counted once, however large,
-is computed from a file of a few megabytes.
+``posgeom counts`` writes one (:func:`save_counts`); ``--counts`` options and the Python API read it back
+(:func:`load_counts`) as a :class:`~posgeom.corpora.stats.CorpusStatistics`.
 
 Layout (``numpy.savez_compressed``, no pickled objects; :data:`COUNTS_FORMAT` names the version):
 
@@ -24,17 +22,10 @@ key                dtype, shape         content
 ``digest``         str, ()              sha256 of every key above (:func:`posgeom.corpora.cache.arrays_digest`)
 =================  ===================  ============================================================
 
-Sequence lengths are stored as a histogram, not one entry per sequence (a pretraining corpus has
-hundreds of millions); :func:`load_counts` expands it to ``full_lengths`` in increasing order, which is
-all the reports need (their histograms and quantiles do not depend on the order).
-
-Written atomically (:func:`posgeom.storage.write_durably`): to a temporary file beside the target,
-flushed and ``fsync``-ed, then renamed over it (``os.replace``), so a reader sees the old file, the new
-one or none — never half a file. Read with verification: the arrays are read without trusting the
-shapes their headers declare (:func:`posgeom.storage.read_npz`, so a crafted file cannot make
-the reader allocate more than the file holds), then checked against the digest; a file that is not a
-counts file, is damaged in any way (bad zip, bad compressed data, truncated) or whose digest does not
-match is an error naming the file; nothing is returned from a damaged file.
+Lengths are stored as a histogram (a pretraining corpus has hundreds of millions of sequences);
+:func:`load_counts` expands it to ``full_lengths`` in increasing order. Written atomically
+(:func:`posgeom.storage.write_durably`); read without trusting the header shapes
+(:func:`posgeom.storage.read_npz`) and checked against the digest, so a damaged file is an error naming it.
 """
 
 from __future__ import annotations
@@ -46,8 +37,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..storage import write_durably
-from ..storage import read_npz
+from ..storage import read_npz, write_durably
 from .cache import arrays_digest
 
 __all__ = ["COUNTS_FORMAT", "COUNTS_KEYS", "CountsFileError", "save_counts", "load_counts"]
@@ -60,7 +50,8 @@ COUNTS_KEYS = (
 )
 
 
-def _length_histogram(full_lengths) -> tuple[np.ndarray, np.ndarray]:
+def length_histogram(full_lengths) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, counts)``, both int64 of shape (m,): the distinct sequence lengths and their numbers."""
     lengths = np.asarray(full_lengths, dtype=np.int64).ravel()
     if lengths.size and lengths.min() < 0:
         raise ValueError("sequence lengths must be non-negative")
@@ -70,7 +61,7 @@ def _length_histogram(full_lengths) -> tuple[np.ndarray, np.ndarray]:
 
 def _arrays(stats) -> dict:
     mat = stats.counts.counts
-    values, counts = _length_histogram(stats.full_lengths)
+    values, counts = length_histogram(stats.full_lengths)
     return {
         "format": np.asarray(COUNTS_FORMAT),
         "data": np.asarray(mat.data, dtype=np.int64),
@@ -85,18 +76,16 @@ def _arrays(stats) -> dict:
 
 
 def save_counts(path: str | Path, stats, metadata: dict | None = None) -> Path:
-    """Write positional counts and their provenance to ``path`` atomically (module docstring).
+    """Write positional counts and their provenance to ``path`` atomically.
 
     Parameters
     ----------
     path : str or Path
-        The file to write (``.npz`` is the convention; the folder must exist). An existing file is
-        replaced only once the new one is complete on disk.
+        The ``.npz`` file to write (its folder must exist).
     stats : CorpusStatistics
         ``counts`` (n_positions, vocab_size), ``full_lengths`` (n_sequences,), ``n_truncated``, ``info``.
     metadata : dict, optional
-        JSON-ready provenance stored with the counts; default ``stats.info``. ``n_truncated`` is
-        always added.
+        JSON-ready provenance; default ``stats.info`` (``n_truncated`` is always added).
 
     Returns
     -------
@@ -160,7 +149,7 @@ def _read_verified(path: Path) -> dict:
 
 
 def load_counts(path: str | Path):
-    """Read and verify a counts file (module docstring) as corpus statistics.
+    """Read and verify a counts file as corpus statistics.
 
     Parameters
     ----------
@@ -170,13 +159,10 @@ def load_counts(path: str | Path):
     -------
     CorpusStatistics
         ``counts`` (n_positions, vocab_size) CSR int64, ``full_lengths`` (n_sequences,) in increasing
-        order, ``n_truncated``, ``info`` (the stored metadata, plus ``counts_file`` and
-        ``cache_hit = False``), accepted wherever corpus statistics are
-        (:func:`posgeom.diagnose.stress.stress_report`, :func:`posgeom.corpora.spec.corpus_report`).
+        order, ``n_truncated``, ``info`` (the stored metadata, plus ``counts_file`` and ``cache_hit = False``).
     """
     from ..geometry import PositionalCounts
     from .stats import CorpusStatistics
-
     path = Path(path).expanduser()
     arrays = _read_verified(path)
     try:  # the digest proves the file unchanged, not well made: a hand-made one may still not add up

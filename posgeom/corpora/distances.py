@@ -1,16 +1,9 @@
-r"""From a corpus to its positional distance matrix, by one route.
+r"""From a corpus to its positional distance matrix, by one route (:func:`corpus_distances`).
 
-:func:`corpus_distances` takes the options of a corpus's geometry (:class:`CorpusOptions`) and returns
-the Hellinger matrix of its kept positions with what it was computed from (:class:`CorpusDistances`):
-
-1. token ids of one split cut to $n$ positions (:func:`posgeom.corpora.stats.corpus_tokens`, cached on
-   disk), or of a seeded random subset of ``max_sequences`` texts;
-2. positional counts $c_i(w)$ and reach $N_i$ (:func:`posgeom.geometry.positional_counts`; from the
-   counts cache, :func:`posgeom.corpora.stats.corpus_counts`, when the tokens are not needed);
-3. marginals $\mu_i(w) = (c_i(w) + \alpha) / (N_i + \alpha v)$ of the positions reached by at least
-   ``min_count`` sequences (:func:`posgeom.geometry.positional_marginals`);
-4. $D_{ij} = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$ (chord; or ``"normalized"``, ``"geodesic"``:
-   :func:`posgeom.geometry.hellinger_matrix`).
+Token ids of one split cut to $n$ positions (or of a seeded subset of ``max_sequences`` texts) → counts
+$c_i(w)$ and reach $N_i$ → marginals $\mu_i(w) = (c_i(w) + \alpha) / (N_i + \alpha v)$ of the positions
+reached by at least ``min_count`` sequences → $D_{ij} = \lVert \sqrt{\mu_i} - \sqrt{\mu_j} \rVert_2$
+(:func:`posgeom.geometry.hellinger_matrix`).
 """
 
 from __future__ import annotations
@@ -28,7 +21,7 @@ __all__ = ["CorpusDistances", "corpus_distances", "resampling_groups"]
 
 @dataclass(frozen=True)
 class CorpusDistances:
-    """A corpus's positional geometry and what it was computed from (built by :func:`corpus_distances`).
+    """A corpus's positional geometry and what it was computed from.
 
     Attributes
     ----------
@@ -43,7 +36,7 @@ class CorpusDistances:
     counts : posgeom.geometry.PositionalCounts
         (n_positions, v).
     tokens : posgeom.corpora.tokenize.TokenizedCorpus or None
-        The token ids counted (None when they were not asked for and the counts came from the cache).
+        The token ids counted, when asked for or subsetted.
     options : CorpusOptions
     """
 
@@ -63,10 +56,9 @@ def _subset_rows(options: CorpusOptions, n_texts: int) -> np.ndarray:
 
 
 def _subset_tokens(options: CorpusOptions, data_dir, source=None):
-    """Token ids of ``max_sequences`` texts drawn without replacement with ``subset_seed`` (rows kept in order)."""
+    """Token ids of the ``max_sequences`` subset."""
     from .stats import default_br, default_positions
     from .tokenize import tokenize_texts
-
     texts = _texts(options, data_dir, source)
     rows = _subset_rows(options, len(texts.texts))
     labels = texts.labels[rows] if texts.labels is not None else None
@@ -79,7 +71,6 @@ def _subset_tokens(options: CorpusOptions, data_dir, source=None):
 def _texts(options: CorpusOptions, data_dir, source):
     """The texts of the options' corpus and split, from their resolved ``source`` when given."""
     from .real import load_texts
-
     if source is None:
         return load_texts(options.corpus, options.split, data_dir=data_dir)
     if options.split is not None and source.split != options.split:
@@ -89,21 +80,18 @@ def _texts(options: CorpusOptions, data_dir, source):
 
 def corpus_distances(options: CorpusOptions, *, data_dir=None, source=None, with_tokens: bool = False,
                      progress: bool = False) -> CorpusDistances:
-    """The Hellinger matrix of a corpus's kept positions (module docstring).
+    """The Hellinger matrix of a corpus's kept positions.
 
     Parameters
     ----------
     options : CorpusOptions
     data_dir : path, optional
-        The data folder (``settings.data_dir``); None: the configured one, else the Hugging Face hub.
+        The data folder; None: the configured one, else the Hugging Face hub.
     source : posgeom.corpora.real.DataSource, optional
-        The options' corpus and split already resolved (:func:`posgeom.corpora.real.resolve_source`), so that
-        a run resolves and hashes its data once; default: resolved here.
+        The split already resolved, so a run hashes its data once.
     with_tokens : bool
-        Also return the token ids (read from the token cache; otherwise a whole split is counted from
-        the counts cache).
+        Also return the token ids (otherwise a whole split is read from the counts cache).
     progress : bool
-        Show tokenisation progress.
 
     Returns
     -------
@@ -111,7 +99,6 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, source=None, with
     """
     check_options(options)
     from .stats import corpus_counts, corpus_tokens
-
     tokens = None
     if options.max_sequences is not None:
         if options.tokenizer is not None and not isinstance(options.tokenizer, str):
@@ -131,16 +118,13 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, source=None, with
 def resampling_groups(options: CorpusOptions, *, data_dir=None, source=None):
     """A label per sequence of :func:`corpus_distances`'s tokens grouping the rows that are not independent.
 
-    For a split whose rows include phrases of one another (:data:`posgeom.corpora.groups.PHRASE_SPLITS`: SST-2's
-    training split) each row is labelled with the longest row containing it
-    (:func:`posgeom.corpora.groups.containing_text_groups`, computed over the whole split, then restricted to the
-    rows of a ``max_sequences`` subset); for any other split, None (its rows are the independent units).
+    :func:`posgeom.corpora.groups.containing_text_groups` for a split of phrases (SST-2 train), restricted
+    to a ``max_sequences`` subset; None for any other split.
 
     Parameters
     ----------
     options : CorpusOptions
-    data_dir : path, optional
-    source : posgeom.corpora.real.DataSource, optional
+    data_dir, source
         As :func:`corpus_distances`.
 
     Returns
@@ -148,7 +132,6 @@ def resampling_groups(options: CorpusOptions, *, data_dir=None, source=None):
     ndarray of int64 of shape (n_sequences,), or None
     """
     from .groups import containing_text_groups, split_has_phrases
-
     if not split_has_phrases(options.corpus, options.split):
         return None
     texts = _texts(options, data_dir, source).texts

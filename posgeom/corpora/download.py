@@ -1,11 +1,8 @@
 """``posgeom data``: where the corpora and the pretrained model come from; ``posgeom data download``.
 
-``posgeom data`` prints, for each split of SST-2 and IMDB, whether it is read from a local folder
-(its sha256 checked) or from the Hugging Face hub, then the pretrained model and the offline
-decision (:mod:`posgeom.offline`). ``posgeom data download --to DIR`` fetches every split from the hub
-(:func:`posgeom.corpora.real.load_hub_split`) and writes the folder layout that ``POSGEOM_DATA_DIR``
-expects (``sst2/{train,validation,test}.parquet``, ``imdb/{train,test}.parquet``) with a
-``checksums.json`` of the files written, so that a machine without internet can use it.
+``posgeom data download --to DIR`` writes the folder layout ``POSGEOM_DATA_DIR`` expects
+(``sst2/{train,validation,test}.parquet``, ``imdb/{train,test}.parquet``) with a ``checksums.json``, so
+that a machine without internet can use it.
 """
 
 from __future__ import annotations
@@ -24,9 +21,8 @@ __all__ = ["download_corpora", "data_sources"]
 def download_corpora(to: str | Path, corpora: tuple[str, ...] = ("sst2", "imdb")) -> dict[str, str]:
     """Write every split of ``corpora`` from the hub into ``to`` in the layout ``POSGEOM_DATA_DIR`` expects.
 
-    Each file is written under a temporary name and renamed once complete; ``checksums.json`` (the
-    sha256 of each file, read back and checked through the local loader) is written last, so a folder
-    holding it is complete.
+    ``checksums.json`` is written last, so a folder holding it is complete. A non-empty folder or an
+    unknown corpus is a ``ValueError``; an unreachable hub a ``DataUnavailableError``.
 
     Parameters
     ----------
@@ -39,12 +35,8 @@ def download_corpora(to: str | Path, corpora: tuple[str, ...] = ("sst2", "imdb")
     -------
     dict
         ``"corpus/split.parquet"`` → sha256 of the file written.
-
-    A folder that already holds files, or an unknown corpus, is a ``ValueError``; a hub that cannot be
-    reached is a ``DataUnavailableError`` whose message names the three ways out.
     """
     from ..progress import tqdm
-
     folder = Path(to).expanduser()
     unknown = [c for c in corpora if c not in CORPORA]
     if unknown:
@@ -83,7 +75,6 @@ def data_sources(decision=None) -> list[tuple[str, str]]:
         Default: :func:`posgeom.offline.decide` for the current environment (with a network probe).
     """
     from ..offline import decide
-
     decision = decide() if decision is None else decision
     rows = []
     for corpus, info in CORPORA.items():

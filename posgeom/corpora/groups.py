@@ -1,17 +1,10 @@
 r"""Groups of rows that are not independent: the phrases of one sentence.
 
-GLUE SST-2's training split holds the phrases of the parse trees of its sentences as rows of their own,
-beside the sentences (67,349 rows; the validation and test splits hold whole sentences only). A phrase
-and the sentence it comes from share their tokens, so a bootstrap that resamples the rows one by one
-treats as independent what is not. :func:`containing_text_groups` labels each row with the longest row
-that contains it as a run of whole words (its sentence, or the longest phrase of it the split kept),
-so that the rows of one label can be resampled together (:func:`posgeom.geometry.fold_members`).
-
-The labelling visits the rows from the longest down; a row no earlier row claimed starts a group and
-claims every row equal to one of its contiguous word spans (a dictionary look-up per span, $L(L+1)/2$
-spans of a row of $L$ words). Containment is transitive, so a row inside a row inside a group's head
-is claimed by that head, which is visited first. On SST-2's training split this takes a few seconds and
-finds 6,886 groups (a median of 9 rows each).
+SST-2's training split holds the phrases of its sentences' parse trees as rows of their own, so a
+bootstrap over rows treats as independent what is not. :func:`containing_text_groups` labels each row
+with the longest row that contains it as a run of whole words, so that one label is resampled together.
+Rows are visited longest first; a row no earlier row claimed heads a group and claims every row equal to
+one of its $L(L+1)/2$ word spans (containment is transitive). SST-2 train: 6,886 groups, in seconds.
 """
 
 from __future__ import annotations
@@ -42,13 +35,12 @@ def containing_text_groups(texts) -> np.ndarray:
     Parameters
     ----------
     texts : sequence of str
-        Whitespace-tokenised texts (words are split on whitespace; runs of whitespace count as one).
+        Texts split into words on whitespace.
 
     Returns
     -------
     ndarray of int64, shape (len(texts),)
-        The index of a longest text (in words) containing each text; a text no longer text contains is labelled
-        with its own index. Equal texts share a label.
+        The index of a longest text containing each text (its own index if none does); equal texts share a label.
     """
     texts = list(texts)
     words = [str(t).split() for t in texts]

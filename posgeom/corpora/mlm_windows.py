@@ -1,7 +1,5 @@
 r"""Fixed-length windows of IMDB reviews with a reduced vocabulary, for the small masked language models
-of the chapter "Where learned tables fail", and two statistics of them: the classical MDS of their
-positions' Hellinger geometry and the loss of a model that ignores context.
-"""
+of the chapter "Where learned tables fail", with their MDS and the loss of a context-free model."""
 
 from __future__ import annotations
 
@@ -16,12 +14,9 @@ __all__ = ["IMDBWindows", "imdb_windows", "mds_of_windows", "unigram_loss"]
 class IMDBWindows:
     r"""Fixed-length windows of IMDB reviews for masked language modelling, with a reduced vocabulary.
 
-    Reviews are tokenised by ``posgeom.corpora.stats.corpus_tokens`` (bert-base-uncased WordPiece,
-    policy ``"model"``: ``[CLS]`` at position 0, 512 positions, ``<br />`` as spaces); only reviews longer
-    than the longest window are kept, so every window of length $m$ is ``[CLS]`` followed by the
-    first $m - 1$ word pieces (no ``[SEP]``, no padding). The vocabulary is reduced to the ``top_k``
-    most frequent word pieces of the training windows: id 0 ``[PAD]`` (unused), 1 ``[CLS]``, 2 ``[MASK]``,
-    3 every other word piece ("rare"), ``4 …`` the ``top_k`` kept ones in decreasing frequency.
+    Only reviews longer than the longest window are kept, so a window of length $m$ is ``[CLS]`` and the
+    first $m - 1$ word pieces. Ids: 0 ``[PAD]`` (unused), 1 ``[CLS]``, 2 ``[MASK]``, 3 any rare word piece,
+    ``4 …`` the ``top_k`` most frequent training word pieces in decreasing frequency.
 
     Attributes
     ----------
@@ -30,9 +25,9 @@ class IMDBWindows:
     vocab_size : int
         ``top_k + 4``.
     rare_fraction : float
-        Share of the training word pieces mapped to the "rare" id.
+        Share of the training word pieces mapped to the rare id.
     info : dict
-        Provenance of the tokens (source, tokenizer, cache key).
+        Provenance of the tokens.
     """
 
     PAD, CLS, MASK, RARE = 0, 1, 2, 3
@@ -48,7 +43,7 @@ class IMDBWindows:
 
 
 def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval: int, seed: int = 0) -> IMDBWindows:
-    """Build :class:`IMDBWindows` from the IMDB train split (see its docstring).
+    """Build :class:`IMDBWindows` from the IMDB train split.
 
     Parameters
     ----------
@@ -57,7 +52,7 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
     top_k : int
         Word pieces kept in the vocabulary.
     n_train, n_eval : int
-        Reviews for training and for evaluation (a seeded random split of the eligible ones).
+        Reviews for training and evaluation (a seeded random split of the eligible ones).
 
     Returns
     -------
@@ -66,7 +61,6 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
     from .options import CorpusOptions
     from .stats import corpus_tokens
     from .tokenize import load_tokenizer
-
     settings = _settings(settings)
     check_int(n_max, "n_max", 2, 511)
     check_positive_int(top_k, "top_k")
@@ -99,7 +93,6 @@ def mds_of_windows(win: IMDBWindows, rank: int) -> np.ndarray:
     ndarray of shape (n_max, rank)
     """
     from .. import geometry as geo
-
     counts = geo.positional_counts(win.train, win.n_max, win.vocab_size)
     D = geo.hellinger_matrix(geo.positional_marginals(counts))
     return geo.classical_mds(D, rank).embedding

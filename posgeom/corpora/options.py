@@ -1,7 +1,4 @@
-r"""The options that define a corpus's positional geometry (:class:`CorpusOptions`), carried as one typed
-value from a chapter's settings to the counts (:func:`posgeom.corpora.stats.corpus_counts`) and the
-distances (:func:`posgeom.corpora.distances.corpus_distances`).
-"""
+r"""The options that define a corpus's positional geometry, carried as one typed value (:class:`CorpusOptions`)."""
 
 from __future__ import annotations
 
@@ -17,14 +14,12 @@ class CorpusOptions:
     Attributes
     ----------
     corpus : str
-        ``"sst2"``, ``"imdb"``, or a file or folder of texts (:func:`posgeom.corpora.real.resolve_source`).
+        ``"sst2"``, ``"imdb"``, or a file or folder of texts.
     split : str, optional
-        Default (None): the corpus's default split — ``"train"`` for SST-2, IMDB and a folder with a train
-        file, the folder's only file otherwise; a single file has no split.
+        Default: ``"train"``, or a folder's only file; a single file has no split.
     n_positions : int, optional
         Default :func:`posgeom.corpora.stats.default_positions` (SST-2 64, IMDB 512).
     special : {"model", "content"}
-        Count the special tokens as the model sees them, or the content tokens only.
     br_tags : {"keep", "space"}, optional
         Default :func:`posgeom.corpora.stats.default_br`.
     tokenizer : str or tokenizer, optional

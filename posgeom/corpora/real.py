@@ -1,24 +1,11 @@
 r"""The paper's real corpora, SST-2 and IMDB, and any local text file (read with ``pyarrow``, verified).
 
-Where the data come from (:func:`resolve_source`), in this order:
-
-1. a local data folder, the layout ``posgeom data download`` writes (``sst2/{train,validation,test}.parquet``,
-   ``imdb/{train,test}.parquet``), given as ``data_dir=`` or through ``POSGEOM_DATA_DIR``
-   (:func:`posgeom.config.get_settings`); every file is checked against the sha256 kept in the package
-   (``checksums.json``, the values of the data folder's README), and a mismatch is an error;
-2. otherwise the Hugging Face hub ids ``stanfordnlp/sst2`` and ``stanfordnlp/imdb`` (internet, or the
-   hub's local cache), read by :func:`load_hub_split` (row counts checked); ``posgeom data download``
-   turns them into a local folder with its own ``checksums.json`` (:func:`expected_checksums`);
-3. or any local file of texts (``.parquet``, ``.csv``, ``.json``/``.jsonl``, ``.txt`` with one text a
-   line), or a folder of such files named after their split, given instead of a corpus name.
-
-Nothing is dropped silently: a missing text column is an error that lists the columns there are, and
-empty texts (missing, ``""`` or only whitespace) are counted and either rejected (``on_empty="raise"``,
-the default), dropped and reported (``"drop"``) or kept as empty sequences (``"keep"``).
-
-Each source has a *fingerprint* that identifies its content: the sha256 of its files (local files) or
-of its texts (hub). Local files are read with ``pyarrow`` from the very bytes whose sha256 was checked
-(:func:`read_local_table`); no intermediate conversion cache is written or read.
+Where the data come from (:func:`resolve_source`): a local data folder (``data_dir=`` or
+``POSGEOM_DATA_DIR``, the layout ``posgeom data download`` writes), every file checked against the sha256
+kept in the package or the folder's own ``checksums.json``; else the Hugging Face hub
+(:func:`load_hub_split`, row counts checked); or any local file of texts, or folder of such files named
+after their split. Local files are parsed from the very bytes whose sha256 was checked
+(:func:`read_local_table`). Empty texts are never dropped silently (``on_empty``).
 """
 
 from __future__ import annotations
@@ -98,9 +85,8 @@ HUB_SPLIT_ROWS = {
 def expected_checksums(folder: str | Path) -> dict[str, str]:
     """The sha256 the files of a data folder must have, keyed by ``corpus/split.parquet``.
 
-    A folder written by ``posgeom data download`` (from the hub's copies, which differ from the
-    book's local copies) carries its own ``checksums.json``; any other folder must hold the book's
-    copies (:func:`known_checksums`).
+    A folder written by ``posgeom data download`` carries its own ``checksums.json``; any other folder
+    must hold the book's copies (:func:`known_checksums`).
     """
     own = Path(folder) / FOLDER_CHECKSUMS
     if own.is_file():
@@ -115,10 +101,8 @@ def expected_checksums(folder: str | Path) -> dict[str, str]:
 def data_key(data_dir: str | Path | None) -> str:
     """What a registry entry records as its data: the same string for the same data on any machine.
 
-    ``"hub"`` without a data folder; ``"book copies"`` for a folder holding the book's copies (their
-    content is fixed by the package's checksums, verified when read), so results computed on one machine
-    are found on another whatever the folder's path; ``"download:<sha256 prefix>"`` (of its own
-    ``checksums.json``) for a folder written by ``posgeom data download``.
+    ``"hub"`` without a data folder, ``"book copies"`` for a folder of the book's copies (verified when
+    read), ``"download:<sha256 prefix>"`` of its ``checksums.json`` for a folder written by ``posgeom data download``.
     """
     if data_dir is None:
         return "hub"
@@ -130,9 +114,6 @@ def data_key(data_dir: str | Path | None) -> str:
 
 def describe_source(source: "DataSource", data_dir: str | Path | None) -> dict:
     """Where a resolved split is read from, as a registry entry records it (and keys on).
-
-    The files' checksums identify the content; a local folder is named by :func:`data_key` of ``data_dir``
-    rather than by its path, so a result stored on one machine is found on another.
 
     Parameters
     ----------
@@ -155,10 +136,6 @@ def describe_source(source: "DataSource", data_dir: str | Path | None) -> dict:
 def load_hub_split(corpus: str, split: str):
     """One split of a named corpus from the Hugging Face hub, through ``datasets``, verified.
 
-    ``datasets`` downloads the split once into its cache (``HF_DATASETS_CACHE``) with a progress bar
-    and checks the split sizes the hub records; the row count is then checked against
-    :data:`HUB_SPLIT_ROWS`. Offline, a split already in the cache is used.
-
     Parameters
     ----------
     corpus : {"sst2", "imdb"}
@@ -168,12 +145,14 @@ def load_hub_split(corpus: str, split: str):
     -------
     datasets.Dataset
 
-    A hub that cannot be reached, for a split not in the cache, raises :class:`DataUnavailableError`
-    (its message names the three ways out); a split without the expected number of rows raises
-    :class:`ChecksumError`.
+    Raises
+    ------
+    DataUnavailableError
+        The hub cannot be reached and the split is not in the ``datasets`` cache.
+    ChecksumError
+        The split does not have the rows of :data:`HUB_SPLIT_ROWS`.
     """
     import datasets
-
     info = CORPORA[corpus]
     try:
         ds = datasets.load_dataset(info.hub_id, split=split, verification_mode="basic_checks")
@@ -211,7 +190,7 @@ class DataSource:
     sha256 : dict
         File name → sha256 of the local files.
     verified : bool
-        Whether the files were checked against the package's checksums.
+        Whether the files were checked against the expected checksums.
     fingerprint : str
         sha256 identifying the content (of the files' hashes, or of the hub texts).
     text_column, label_column : str or None
@@ -252,7 +231,7 @@ class TextCorpus:
     n_empty : int
         Rows whose text was missing, empty or only whitespace.
     dropped : ndarray of int64
-        Row indices dropped (``on_empty="drop"``); empty otherwise.
+        Row indices dropped (``on_empty="drop"``).
     """
 
     texts: list
@@ -275,7 +254,6 @@ class TextCorpus:
 def no_data_message(corpus: str, split: str | None, reason: str = "") -> str:
     """The one message that names the three ways to provide a corpus (:func:`posgeom.offline.no_data_help`)."""
     from ..offline import no_data_help
-
     what = f"corpus {corpus!r}{f' split {split!r}' if split else ''}"
     return (
         no_data_help(what, reason or "no local copy and the hub cannot be reached")
@@ -295,18 +273,13 @@ def _builder_for(path: Path) -> str:
 
 
 def read_local_table(path: str | Path, sha256: str | None = None):
-    """A local file of texts as a ``pyarrow.Table``, read from the very bytes that are checked.
-
-    The file is read once into memory; its sha256 is compared with ``sha256`` (the digest
-    :func:`resolve_source` recorded, and checked against the package's checksums for a named corpus), and the
-    table is parsed from those same bytes with ``pyarrow``. Nothing is converted to an intermediate cache,
-    so what is counted is exactly what was verified.
+    """A local file of texts as a ``pyarrow.Table``, parsed from the very bytes whose sha256 is checked.
 
     Parameters
     ----------
     path : path
-        A ``.parquet``, ``.csv``, ``.json``/``.jsonl`` (records, one a line, or a JSON list of records) or
-        ``.txt`` (one text a line, column ``text``) file.
+        A ``.parquet``, ``.csv``, ``.json``/``.jsonl`` (records, one a line, or a JSON list) or ``.txt``
+        (one text a line, column ``text``) file.
     sha256 : str, optional
         The expected digest; a file that changed since it was checked raises :class:`ChecksumError`.
 
@@ -315,7 +288,6 @@ def read_local_table(path: str | Path, sha256: str | None = None):
     pyarrow.Table
     """
     import pyarrow as pa
-
     path = Path(path)
     builder = _builder_for(path)
     data = path.read_bytes()
@@ -326,11 +298,9 @@ def read_local_table(path: str | Path, sha256: str | None = None):
     try:
         if builder == "parquet":
             import pyarrow.parquet as pq
-
             return pq.read_table(pa.BufferReader(data))
         if builder == "csv":
             import pyarrow.csv as pcsv
-
             return pcsv.read_csv(pa.BufferReader(data))
         if builder == "text":
             return pa.table({"text": pa.array(data.decode("utf-8").splitlines(), type=pa.string())})
@@ -339,7 +309,6 @@ def read_local_table(path: str | Path, sha256: str | None = None):
         if stripped.startswith("["):
             return pa.Table.from_pylist(json.loads(text))
         import pyarrow.json as pjson
-
         return pjson.read_json(pa.BufferReader(data))
     except Exception as err:  # noqa: BLE001 - every parser error means the same thing: not a readable file
         first = str(err).strip().splitlines()[0] if str(err).strip() else ""
@@ -350,8 +319,7 @@ def read_local_table(path: str | Path, sha256: str | None = None):
 
 
 def pick_text_column(columns: list[str], text_column: str | None, where: str) -> str:
-    """The column holding the texts: ``text_column`` when given (and present), else the first of
-    ``text`` and ``sentence`` found in ``columns``; a one-line ``ValueError`` naming ``where`` otherwise."""
+    """``text_column`` if present, else the first of ``text`` and ``sentence``; a ``ValueError`` naming ``where``."""
     if text_column is not None:
         if text_column not in columns:
             raise ValueError(
@@ -397,7 +365,6 @@ def _path_source(path: Path, split: str | None, text_column: str | None) -> Data
     _builder_for(file)
     digest = sha256_file(file)
     import pyarrow.parquet as pq
-
     try:
         columns = pq.read_schema(file).names if file.suffix.lower() == ".parquet" else None
     except Exception as err:  # noqa: BLE001 - any parser error: not a readable parquet file
@@ -422,7 +389,7 @@ def resolve_source(
     text_column: str | None = None,
     verify: bool = True,
 ) -> DataSource:
-    """Find one split of a corpus: a local data folder, the hub, or a local file (module docstring).
+    """Find one split of a corpus: a local data folder, the hub, or a local file.
 
     Parameters
     ----------
@@ -431,10 +398,10 @@ def resolve_source(
     split : str, optional
         Default: the corpus's ``default_split`` (``"train"``).
     data_dir : path, optional
-        Data folder (``sst2/*.parquet``, ``imdb/*.parquet``, as ``posgeom data download`` writes it); default ``get_settings().data_dir`` (``POSGEOM_DATA_DIR``).
+        Data folder; default ``get_settings().data_dir`` (``POSGEOM_DATA_DIR``).
     verify : bool
-        Check local files of named corpora against the package's checksums (a mismatch raises
-        :class:`ChecksumError`). ``False`` reads them unchecked and records ``verified=False``.
+        Check local files of named corpora against the expected checksums (a mismatch raises
+        :class:`ChecksumError`); ``False`` records ``verified=False``.
 
     Returns
     -------
@@ -482,16 +449,14 @@ def resolve_source(
 
 
 def _arrow_column(ds, column: str):
-    """One column of a ``pyarrow.Table`` (local files) or of a ``datasets.Dataset`` (the hub), as arrow."""
+    """One column of a ``pyarrow.Table`` or a ``datasets.Dataset``, as arrow."""
     import pyarrow as pa
-
     return ds[column] if isinstance(ds, pa.Table) else ds.with_format("arrow")[column]
 
 
 def _column_texts(ds, column: str) -> list:
-    """A text column as a Python list (None kept), checking that it holds strings."""
+    """A text column as a list (None kept), checked to hold strings."""
     import pyarrow as pa
-
     col = _arrow_column(ds, column)
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
         raise ValueError(f"column {column!r} holds {col.type}, not text; name the text column with text_column=")
@@ -514,8 +479,8 @@ def load_texts(
     corpus : str, Path or DataSource
         See :func:`resolve_source` (a resolved source is used as is).
     on_empty : {"raise", "drop", "keep"}
-        Empty texts (missing, ``""``, whitespace): an error with their count (default), dropped with a
-        warning that gives their count (indices in ``TextCorpus.dropped``), or kept as ``""``.
+        Empty texts (missing, ``""``, whitespace): an error (default), dropped with a warning (indices in
+        ``TextCorpus.dropped``), or kept as ``""``.
 
     Returns
     -------

@@ -1,42 +1,17 @@
 r"""Positional counts of a corpus of any size: shard by shard, in one process or on a Dask cluster.
 
-Counts are additive: for shards $S_1, \dots, S_m$ of a corpus,
-$c_i(w) = \sum_k c_i^{(S_k)}(w)$ and $N_i = \sum_k N_i^{(S_k)}$. :func:`count_corpus` is that map-reduce:
+Counts are additive ($c_i(w) = \sum_k c_i^{(S_k)}(w)$, $N_i = \sum_k N_i^{(S_k)}$), so :func:`count_corpus`
+is a map-reduce. Map: each shard is read (:mod:`posgeom.corpora.shards`), hashed, tokenised and counted
+by the same functions as the single-corpus path, so the counts agree integer for integer. Reduce: partial
+counts and length histograms are added, on Dask as a tree of pairs on the workers.
 
-* **map**: each shard is read whole, its content hashed (sha256 of its bytes as stored), its texts
-  tokenised under the special-token policy (:func:`posgeom.corpora.tokenize.tokenize_texts`) and counted
-  (:func:`posgeom.geometry.positional_counts`) — the same two functions as the single-corpus path, so
-  the counts agree integer for integer with it. A worker holds one shard's texts and tokens and one
-  sparse partial count at a time.
-* **reduce**: partial counts (and the histograms of sequence lengths) are added. On Dask, pairs are
-  added as soon as both are ready, level by level (a tree of depth $\lceil\log_2 m\rceil$), on the
-  workers; in one process they are added as they come.
+Engines: this process (default; Dask is not imported), a ``LocalCluster`` of ``workers`` processes, or an
+existing cluster (``scheduler``/``client``) whose workers have posgeom and can read the shards and the cache.
+A task is a pure function of (shard, options), so a dead worker costs a retry.
 
-Engines. Without ``workers``/``scheduler``/``client`` everything runs in this process and Dask is not
-imported. With ``workers=N`` a ``dask.distributed.LocalCluster`` of ``N`` single-threaded worker processes
-is started for the run; with ``scheduler="tcp://host:8786"`` (or a ``client``) the shards go to an existing
-cluster (SLURM, Kubernetes, cloud: any deployment of ``dask.distributed``), whose workers need posgeom
-installed and must be able to read the shards and the cache folder. A worker that dies costs a retry:
-its tasks are pure functions of (shard, options), and the scheduler recomputes whatever the dead worker
-held.
-
-Corpora: files, folders, globs, ``fsspec`` URLs or Hugging Face dataset ids, read shard by shard
-(:mod:`posgeom.corpora.shards`).
-
-Bad shards. A shard that cannot be read or parsed, lacks the text column or (under ``on_empty="raise"``)
-holds empty texts stops the run with a :class:`ShardError` that names it (``on_bad_shard="stop"``), or
-is left out and listed with its error in ``info["shards_skipped"]`` (``"skip"``).
-
-Cache. Each shard's partial counts are stored as a counts file (:mod:`posgeom.corpora.countsfile`) named
-by the hash of its key: the shard's content digest, the tokenizer's fingerprint and every option. The key
-itself is stored in the file and compared on every hit, so a file copied or renamed over another's is
-never served as that shard; such a file, or one damaged in any way, is reported (a warning naming it,
-shown in the calling process even when the shard was counted on a Dask worker), recounted and replaced
-durably. A later run over more shards recomputes only the new ones, and a run that was interrupted
-resumes where it stopped.
-
-An empty corpus (shards that hold no text at all) is an error: a counts file of zero sequences is never
-written.
+Cache: each shard's partial counts are a counts file (:mod:`posgeom.corpora.countsfile`) named by the hash
+of its key (content digest, tokenizer fingerprint, options); the key stored inside is compared on every
+hit, so a renamed or damaged file is reported, recounted and replaced. An interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -62,9 +37,6 @@ __all__ = ["BAD_SHARD_POLICIES", "count_corpus"]
 
 #: What to do with a shard that cannot be counted: stop the run, or leave it out and list it.
 BAD_SHARD_POLICIES = ("stop", "skip")
-
-
-# --------------------------------------------------------------------------- counting: map and reduce
 
 
 @dataclass
@@ -99,10 +71,8 @@ def _shard_cache_key(sha256: str, options: dict, fingerprint: str) -> dict:
 
 
 def _cached_shard(entry: Path, key: dict):
-    """(counts or None, problem or None): the shard's cached counts if ``entry`` holds them intact under
-    ``key``; a file that is damaged in any way or holds another key is a problem (recount and replace)."""
+    """(counts or None, problem or None): the cached counts if ``entry`` holds them intact under ``key``."""
     from .countsfile import CountsFileError, load_counts
-
     try:
         hit = load_counts(entry)
         stored = hit.info.get("cache_key")
@@ -120,9 +90,8 @@ def _cached_shard(entry: Path, key: dict):
 
 def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: str, cache_dir, on_bad_shard: str):
     """Map step (runs on a worker): the partial counts of one shard, from the cache when possible."""
-    from .countsfile import save_counts
+    from .countsfile import length_histogram, save_counts
     from .stats import CorpusStatistics
-
     try:
         texts, record = read_shard(shard, options["text_column"], options["on_empty"])
     except ShardError as err:
@@ -141,9 +110,8 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
         elif entry.is_file():
             hit, problem = _cached_shard(entry, key)
             if hit is not None:
-                values, numbers = np.unique(hit.full_lengths, return_counts=True)
                 rec = {**hit.info["record"], "shard": shard, "cached": True}
-                return _Partial(hit.counts, values.astype(np.int64), numbers.astype(np.int64), [rec])
+                return _Partial(hit.counts, *length_histogram(hit.full_lengths), [rec])
             problems.append(problem)
     tok = load_tokenizer(tokenizer)
     tc = tokenize_texts(
@@ -151,7 +119,6 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
     )
     del texts
     counts = tc.counts()
-    values, numbers = np.unique(tc.full_lengths, return_counts=True)
     record.update(
         n_sequences=int(tc.n_sequences), n_tokens=int(counts.reach.sum()), n_truncated=int(tc.n_truncated),
         n_special_dropped=int(tc.n_special_dropped), cached=False,
@@ -160,38 +127,21 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
         entry.parent.mkdir(parents=True, exist_ok=True)
         stats = CorpusStatistics(counts, tc.full_lengths, tc.n_truncated)
         save_counts(entry, stats, {"record": record, "cache_key": key})
-    return _Partial(counts, values.astype(np.int64), numbers.astype(np.int64), [record], problems=problems)
+    return _Partial(counts, *length_histogram(tc.full_lengths), [record], problems=problems)
 
 
 def _count_shard_on_worker(*args) -> _Partial:
-    """:func:`_count_shard_task` on a Dask worker process, whose progress bars (always off) take no
-    cross-process lock.
-
-    tqdm's default write lock holds a ``multiprocessing.RLock``: a named semaphore registered with the
-    resource tracker of the process that started the cluster. A worker killed by ``SIGKILL`` never
-    unregisters it, and the tracker then prints "There appear to be 1 leaked semaphore objects" when
-    that process exits. With no such lock (tqdm skips a ``None`` one), nothing is left to leak; the
-    thread lock stays.
-    """
+    """:func:`_count_shard_task` on a Dask worker, without tqdm's cross-process lock."""
+    # tqdm's multiprocessing lock is a named semaphore; a SIGKILLed worker leaks it ("leaked semaphore" warning)
     from tqdm.std import TqdmDefaultWriteLock
-
     if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
         TqdmDefaultWriteLock.mp_lock = None
     return _count_shard_task(*args)
 
 
-def _reduce_in_process(shards, task, bar) -> _Partial:
-    total = _Partial()
-    for shard in shards:
-        total = _merge(total, task(shard))
-        bar.update(1)
-    return total
-
-
 def _reduce_on_dask(client, shards, task_args, bar) -> _Partial:
     """Map on the workers, then add pairs as soon as both are ready (a tree), on the workers too."""
     from distributed import as_completed
-
     run = _short(json.dumps([repr(a[0]) for a in task_args]))
     keys = [f"posgeom-count-{run}-{_short(s)}" for s in shards]
     leaves = client.map(_count_shard_on_worker, shards, *task_args, key=keys)
@@ -219,7 +169,6 @@ def _short(shard: str) -> str:
 def _client(workers, scheduler):
     """(client, cluster or None): a LocalCluster of ``workers`` processes, or a client of ``scheduler``."""
     import logging
-
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -255,7 +204,7 @@ def count_corpus(
     cache_dir: str | Path | None = None,
     progress: bool | None = None,
 ):
-    """Positional counts of a sharded corpus, in this process or on Dask (module docstring).
+    """Positional counts of a sharded corpus, in this process or on Dask.
 
     Parameters
     ----------
@@ -268,23 +217,19 @@ def count_corpus(
     text_column : str, optional
         Default ``"text"``, else ``"sentence"``.
     tokenizer : str, optional
-        A name that every worker can load (:func:`posgeom.corpora.tokenize.load_tokenizer`: the packaged
-        default, a hub id or a folder); any fast tokenizer.
+        A name every worker can load (:func:`posgeom.corpora.tokenize.load_tokenizer`).
     special, br_tags
         As :func:`posgeom.corpora.tokenize.tokenize_texts`.
     on_empty : {"raise", "drop", "keep"}
         As :func:`read_shard`.
-    workers : int, optional
-        Start a ``LocalCluster`` of this many worker processes for the run.
-    scheduler : str, optional
-        Address of a running Dask scheduler.
-    client : distributed.Client, optional
-        A client to use as it is (not closed here).
+    workers, scheduler, client : int, str or distributed.Client, optional
+        At most one: a ``LocalCluster`` of ``workers`` processes for the run, the address of a running
+        Dask scheduler, or a client used as it is (not closed here).
     on_bad_shard : {"stop", "skip"}
-    cache : bool
-        Read and write the per-shard cache.
-    cache_dir : path, optional
-        Default ``default_cache_dir() / "shards"`` (on a cluster: a folder every worker can reach).
+        A bad shard raises :class:`ShardError`, or is left out and listed in ``info["shards_skipped"]``.
+    cache, cache_dir : bool, path
+        Use the per-shard cache, in ``default_cache_dir() / "shards"`` by default (on a cluster: a folder
+        every worker can reach).
     progress : bool, optional
         tqdm bar over shards (default: on a terminal only).
 
@@ -292,15 +237,12 @@ def count_corpus(
     -------
     CorpusStatistics
         ``counts`` (n_positions, vocab_size), ``full_lengths`` (n_sequences,) in increasing order,
-        ``n_truncated``, ``info``: ``corpus``, ``source``, ``tokenizer``, ``tokenizer_sha256`` (of its files),
-        ``tokenizer_spec_sha256`` (of its loaded definition), ``options``,
-        ``shards`` (one record per counted shard: ``sha256``, ``n_sequences``, ``n_tokens``, ``cached``, ...),
-        ``shards_skipped`` (``shard``, ``error``), ``n_sequences``, ``n_tokens``, ``engine``.
+        ``n_truncated``, ``info`` (provenance: tokenizer fingerprints, options, one record per shard,
+        ``shards_skipped``, totals, ``engine``).
     """
     from ..config import default_cache_dir
     from ..progress import tqdm
     from .stats import CorpusStatistics
-
     _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client, tokenizer)
     tokenizer = DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
     shards = resolve_shards(corpus, split)
@@ -354,7 +296,7 @@ def count_corpus(
 
 def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client,
                          tokenizer) -> None:
-    """The options of :func:`count_corpus`, validated (a ``ValueError`` naming the first bad one)."""
+    """A ``ValueError`` naming the first bad option of :func:`count_corpus`."""
     validate_special(special)
     validate_br(br_tags)
     if on_empty not in EMPTY_POLICIES:
@@ -371,9 +313,12 @@ def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, 
 
 
 def _count_on_engine(shards, task_args, bar, workers, scheduler, client):
-    """Count and add the shards in this process (no engine given) or on Dask: ``(total, engine record)``."""
+    """``(total, engine record)``: the shards counted and added in this process or on Dask."""
     if workers is None and scheduler is None and client is None:
-        total = _reduce_in_process(shards, lambda s: _count_shard_task(s, *task_args), bar)
+        total = _Partial()
+        for shard in shards:
+            total = _merge(total, _count_shard_task(shard, *task_args))
+            bar.update(1)
         return total, {"kind": "single-process"}
     own = client is None
     cluster = None

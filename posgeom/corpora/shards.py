@@ -1,16 +1,8 @@
-r"""Which shards make a corpus, and the texts of one shard.
+r"""Which shards make a corpus (:func:`resolve_shards`), and the texts of one shard (``read_shard``).
 
-Corpora (:func:`resolve_shards`):
-
-* local files by path, folder or glob (``"data/*.parquet"``), or remote ones by ``fsspec`` URL
-  (``"s3://bucket/corpus/*.jsonl.gz"``, ``"hf://datasets/ID/..."``); formats :data:`SHARD_FORMATS`
-  (``.txt``: one text a line; ``.json``/``.jsonl``: JSON lines), each optionally compressed
-  (``.gz``, ``.bz2``, ``.xz``; ``.zst`` with the ``zstandard`` package);
-* a Hugging Face dataset id (``"stanfordnlp/imdb"``): its data files for one split, read shard by shard
-  through the hub's ``fsspec`` file system.
-
-A shard that cannot be read or parsed, lacks the text column or (under ``on_empty="raise"``) holds empty
-texts raises a :class:`ShardError` that names it. :mod:`posgeom.corpora.sharded` counts the shards.
+A corpus is local files (path, folder or glob), ``fsspec`` URLs (``"s3://bucket/corpus/*.jsonl.gz"``) or a
+Hugging Face dataset id (its data files for one split); formats :data:`SHARD_FORMATS` (``.txt``: one text
+a line), each optionally compressed (``.gz``, ``.bz2``, ``.xz``; ``.zst`` with ``zstandard``).
 """
 
 from __future__ import annotations
@@ -42,12 +34,8 @@ class ShardError(ValueError):
         return (type(self), (self.shard, self.reason))
 
 
-# --------------------------------------------------------------------------- which shards
-
-
 def _compression(name: str) -> str | None:
     from fsspec.utils import infer_compression
-
     return infer_compression(name)
 
 
@@ -62,7 +50,6 @@ def _format(name: str) -> str | None:
 
 def _hub_shards(dataset_id: str, split: str) -> list[str]:
     from huggingface_hub import HfApi
-
     try:
         files = HfApi().list_repo_files(dataset_id, repo_type="dataset")
     except Exception as err:  # offline, unknown id, hub down: the same advice
@@ -91,7 +78,7 @@ def _hub_shards(dataset_id: str, split: str) -> list[str]:
 
 
 def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[str]:
-    """The shards of a corpus: paths or URLs, sorted (module docstring).
+    """The shards of a corpus: paths or URLs, sorted.
 
     Parameters
     ----------
@@ -119,7 +106,6 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
     text = str(corpus).strip()
     if "://" in text:
         import fsspec
-
         fs, path = fsspec.core.url_to_fs(text)
         found = fs.glob(path) if _GLOB_CHARS.search(path) else ([path] if fs.isfile(path) else fs.find(path))
         shards = sorted(fs.unstrip_protocol(p) for p in found if _format(p) is not None)
@@ -132,7 +118,6 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
             found = [path]
         else:
             import glob
-
             found = [Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file()]
         shards = sorted(str(p) for p in found if _format(p.name) is not None)
         where = text
@@ -155,12 +140,8 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
     return shards
 
 
-# --------------------------------------------------------------------------- reading one shard
-
-
 def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str:
-    """The shard's text column by the one rule of :func:`posgeom.corpora.real.pick_text_column`, its
-    error as a :class:`ShardError` naming the shard."""
+    """:func:`posgeom.corpora.real.pick_text_column`, its error as a :class:`ShardError`."""
     try:
         return pick_text_column(list(columns), text_column, "this shard")
     except ValueError as err:
@@ -169,7 +150,6 @@ def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str
 
 def _table_texts(table, column: str, shard: str) -> list:
     import pyarrow as pa
-
     col = table.column(column)
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
         raise ShardError(shard, f"column {column!r} holds {col.type}, not text; name the text column (--text-column)")
@@ -188,18 +168,15 @@ def _parse(data: bytes, fmt: str, text_column: str | None, shard: str) -> tuple[
     buf = io.BytesIO(data)
     if fmt == ".parquet":
         import pyarrow.parquet as pq
-
         pf = pq.ParquetFile(buf)
         column = _pick_column(pf.schema_arrow.names, text_column, shard)
         table = pf.read(columns=[column])
     elif fmt in (".jsonl", ".json"):
         import pyarrow.json as pj
-
         table = pj.read_json(buf)
         column = _pick_column(table.column_names, text_column, shard)
     else:
         import pyarrow.csv as pc
-
         table = pc.read_csv(buf)
         column = _pick_column(table.column_names, text_column, shard)
     return _table_texts(table, column, shard), column
@@ -215,8 +192,7 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
     text_column : str, optional
         Default ``"text"``, else ``"sentence"`` (``.txt`` shards: one text a line).
     on_empty : {"raise", "drop", "keep"}
-        Empty texts (missing, ``""`` or whitespace): a :class:`ShardError`, dropped (counted in the
-        record) or kept as empty sequences, as :func:`posgeom.corpora.real.load_texts`.
+        Empty texts: a :class:`ShardError`, dropped (counted in the record) or kept as empty sequences.
 
     Returns
     -------
@@ -231,7 +207,6 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
     if fmt is None:
         raise ShardError(shard, f"unknown format; valid formats are {', '.join(SHARD_FORMATS)}")
     import fsspec
-
     try:
         with fsspec.open(shard, "rb") as fh:
             raw = fh.read()
@@ -242,7 +217,6 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
         compression = _compression(shard)
         if compression is not None:
             from fsspec.compression import compr
-
             if compression not in compr:
                 raise ShardError(shard, f"{compression} compression needs a package that is not installed (zstandard)")
             with compr[compression](io.BytesIO(raw), mode="rb") as fh:

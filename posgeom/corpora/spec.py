@@ -1,16 +1,8 @@
 r"""Corpus specifications (``--corpus`` values) → corpus statistics, and the corpus report.
 
-What the ``posgeom corpus-report`` command computes, and how every command that takes ``--corpus`` reads it.
-
-Corpus specifications (:func:`parse_corpus_spec`): ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY"``
-optionally followed by ``:key=value,key=value`` (the family's parameters, e.g.
-``"synthetic:drift:anchors=3,n_sequences=5000"``), or a path to a file or folder of texts, or a counts
-file (``posgeom counts``). :func:`load_statistics` turns one into :class:`~posgeom.corpora.stats.CorpusStatistics`.
-
-Corpus report (:func:`corpus_report`): the histogram of sequence lengths (under the special-token
-policy, before truncation), the number of sequences reaching each position $N_i$, and the vocabulary
-coverage of each position: the number of distinct tokens seen there, $\#\{w : c_i(w) > 0\}$, also as a
-fraction of the tokens seen anywhere in the first $n$ positions.
+A specification (:func:`parse_corpus_spec`) is ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY"`` optionally
+followed by ``:key=value,...`` (e.g. ``"synthetic:drift:anchors=3,n_sequences=5000"``), a file or folder of
+texts, or a counts file (``posgeom counts``); :func:`load_statistics` turns one into corpus statistics.
 """
 
 from __future__ import annotations
@@ -26,6 +18,9 @@ from .stats import CorpusStatistics, corpus_counts
 from .synthetic import FAMILIES, family_parameters, make_corpus
 
 __all__ = ["CorpusSpec", "parse_corpus_spec", "load_statistics", "as_statistics", "corpus_report"]
+
+#: Options that apply to any corpus (how it is shown or cached, not what is counted).
+_HARMLESS = ("progress", "cache", "cache_dir")
 
 
 @dataclass(frozen=True)
@@ -58,12 +53,11 @@ def _parse_value(text: str):
 
 
 def parse_corpus_spec(spec: str) -> CorpusSpec:
-    """Parse ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY[:k=v,...]"`` or a path (module docstring).
+    """Parse ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY[:k=v,...]"`` or a path.
 
     Parameters
     ----------
     spec : str
-        The corpus as the command line's ``--corpus`` takes it.
 
     Returns
     -------
@@ -99,7 +93,6 @@ def parse_corpus_spec(spec: str) -> CorpusSpec:
     raise ValueError(f"unknown corpus {spec!r}; {valid}")
 
 
-
 def load_statistics(
     spec: str | CorpusSpec,
     split: str | None = None,
@@ -111,11 +104,8 @@ def load_statistics(
 ) -> CorpusStatistics:
     """Counts of any corpus specification.
 
-    A counts file (``.npz`` written by ``posgeom counts``, :func:`posgeom.corpora.countsfile.load_counts`) is
-    read as it is (no other option applies). Synthetic corpora are generated (``n_positions`` is the family's;
-    ``split`` and ``special`` do not apply and must be None; ``seed`` defaults to ``get_settings().seed``
-    unless the spec sets it); real corpora go through :func:`posgeom.corpora.stats.corpus_counts` (``options``: tokenizer, data_dir, verify,
-    on_empty, text_column, br_tags, cache, cache_dir, progress). ``special`` defaults to ``"model"``.
+    A counts file is read as it is and a synthetic corpus generated (options that do not apply to them
+    are a ``ValueError``); a real corpus goes through :func:`posgeom.corpora.stats.corpus_counts`.
 
     Parameters
     ----------
@@ -126,9 +116,9 @@ def load_statistics(
     n_positions : int, optional
         $n$, the positions counted (default: the corpus's, :func:`posgeom.corpora.stats.default_positions`).
     special : {"model", "content"}, optional
-        The special-token policy of a real corpus.
+        The special-token policy of a real corpus (default ``"model"``).
     seed : int, optional
-        A synthetic corpus's seed.
+        A synthetic corpus's seed, unless the spec sets it (default ``get_settings().seed``).
     **options
         Passed to :func:`posgeom.corpora.stats.corpus_counts`.
 
@@ -137,13 +127,10 @@ def load_statistics(
     CorpusStatistics
     """
     from ..config import get_settings
-
     spec = spec if isinstance(spec, CorpusSpec) else parse_corpus_spec(spec)
     if spec.kind == "path" and Path(spec.name).suffix == ".npz":  # a counts file (posgeom counts)
         from .countsfile import load_counts
-
-        given = sorted(k for k, v in {"split": split, "n_positions": n_positions, "special": special, **options}.items()
-                       if v is not None and k not in ("progress", "cache", "cache_dir"))
+        given = _set_options({"split": split, "n_positions": n_positions, "special": special, **options})
         if given:
             raise ValueError(
                 f"{', '.join(given)} do(es) not apply to a counts file: it fixed how the corpus was counted"
@@ -154,8 +141,7 @@ def load_statistics(
             raise ValueError("--split does not apply to synthetic corpora (set n_sequences/seed in the spec instead)")
         if special is not None:
             raise ValueError("--special does not apply to synthetic corpora (they have no special tokens)")
-        # options left at None are unset; progress and the cache settings are harmless for any corpus
-        bad = sorted(k for k, v in options.items() if v is not None and k not in ("progress", "cache", "cache_dir"))
+        bad = _set_options(options)
         if bad:
             flags = ", ".join(f"--{k.replace('_', '-')}" for k in bad)
             raise ValueError(f"{flags} do(es) not apply to synthetic corpora (options {', '.join(bad)})")
@@ -183,6 +169,11 @@ def load_statistics(
     return corpus_counts(corpus, **options)
 
 
+def _set_options(options: dict) -> list[str]:
+    """The options given (not None), sorted, other than the harmless ones."""
+    return sorted(k for k, v in options.items() if v is not None and k not in _HARMLESS)
+
+
 def as_statistics(stats) -> CorpusStatistics:
     """Corpus statistics as given, or read from a counts file path.
 
@@ -197,7 +188,6 @@ def as_statistics(stats) -> CorpusStatistics:
     """
     if isinstance(stats, (str, Path)):
         from .countsfile import load_counts
-
         return load_counts(stats)
     if not isinstance(stats, CorpusStatistics):
         raise ValueError(
@@ -208,7 +198,7 @@ def as_statistics(stats) -> CorpusStatistics:
 
 
 def _histogram(lengths: np.ndarray, bins: int) -> dict:
-    """Integer-width bins ``[edges[k], edges[k+1])`` from 0 past the longest length, at most ``bins`` of them."""
+    """At most ``bins`` integer-width bins ``[edges[k], edges[k+1])`` from 0 past the longest length."""
     if lengths.size == 0:
         return {"edges": [], "counts": []}
     hi = int(lengths.max())
@@ -219,7 +209,7 @@ def _histogram(lengths: np.ndarray, bins: int) -> dict:
 
 
 def corpus_report(stats: CorpusStatistics, bins: int = 20) -> dict:
-    r"""Lengths histogram, reach $N_i$ and vocabulary coverage per position (module docstring).
+    r"""Lengths histogram (before truncation), reach $N_i$ and vocabulary coverage per position.
 
     With counts $c_i(w)$: reach $N_i = \sum_w c_i(w)$, types $t_i = \#\{w : c_i(w) > 0\}$ and coverage
     $t_i / \#\{w : \sum_j c_j(w) > 0\}$ (the share of every type seen anywhere).

@@ -1,14 +1,8 @@
-r"""From a corpus name to cached token arrays and positional counts.
+r"""From a corpus name to cached token arrays (:func:`corpus_tokens`) and positional counts (:func:`corpus_counts`).
 
-:func:`corpus_tokens` loads one split (:mod:`posgeom.corpora.real`), tokenises it under a special-token
-policy (:mod:`posgeom.corpora.tokenize`) and caches the token arrays; :func:`corpus_counts` turns them
-into the positional counts $c_i(w)$, $N_i$ (:func:`posgeom.geometry.positional_counts`) and caches
-those too. Both are keyed as :mod:`posgeom.corpora.cache` describes, so a second call with the same data,
-tokenizer and options reads the result from disk, and any change recomputes it.
-
-Defaults that mimic the paper (whose exact settings are unknown): SST-2 train with
-$n = 64$ positions, IMDB train with $n = 512$, the ``"model"`` policy ([CLS] and [SEP] kept), IMDB's
-``<br />`` tags replaced by spaces.
+Both are cached as :mod:`posgeom.corpora.cache` describes. Paper-like defaults (its exact settings are
+unknown): SST-2 train with $n = 64$, IMDB train with $n = 512$, the ``"model"`` policy, IMDB's ``<br />``
+tags as spaces.
 """
 
 from __future__ import annotations
@@ -35,32 +29,12 @@ __all__ = [
 
 
 def default_positions(corpus) -> int:
-    """Paper-like default number of positions: SST-2 64, IMDB 512, any other corpus 512 (BERT's maximum).
-
-    Parameters
-    ----------
-    corpus : str, Path or DataSource
-        A corpus name of ``CORPORA`` or any other corpus.
-
-    Returns
-    -------
-    int
-    """
+    """Paper-like default number of positions: SST-2 64, IMDB 512, any other corpus 512 (BERT's maximum)."""
     return CORPORA[corpus].default_positions if isinstance(corpus, str) and corpus in CORPORA else 512
 
 
 def default_br(corpus) -> str:
-    """Default ``br_tags``: ``"space"`` for IMDB, ``"keep"`` otherwise.
-
-    Parameters
-    ----------
-    corpus : str, Path or DataSource
-
-    Returns
-    -------
-    str
-        ``"space"`` or ``"keep"``.
-    """
+    """Default ``br_tags``: ``"space"`` for IMDB, ``"keep"`` otherwise."""
     return CORPORA[corpus].default_br if isinstance(corpus, str) and corpus in CORPORA else "keep"
 
 
@@ -77,8 +51,7 @@ class CorpusStatistics:
     n_truncated : int
         Sequences longer than ``n_positions``.
     info : dict
-        Source (files, checksums, hub id), tokenizer and its fingerprint, every option, the cache key and
-        whether the result came from the cache (``"cache_hit"``).
+        Provenance (source, tokenizer fingerprint, options, cache key) and ``"cache_hit"``.
     """
 
     counts: object
@@ -96,18 +69,7 @@ class CorpusStatistics:
 
 
 def texts_fingerprint(texts: list, labels: np.ndarray | None) -> str:
-    """sha256 of the texts (in order, each length-prefixed, so no two lists share it) and of the labels.
-
-    Parameters
-    ----------
-    texts : list of str
-    labels : ndarray of shape (len(texts),), or None
-
-    Returns
-    -------
-    str
-        64 hexadecimal digits.
-    """
+    """sha256 (hex) of the texts (in order, each length-prefixed) and of the labels (n_texts,) or None."""
     h = hashlib.sha256()
     for text in texts:
         data = text.encode("utf-8")
@@ -118,8 +80,7 @@ def texts_fingerprint(texts: list, labels: np.ndarray | None) -> str:
 
 
 def _options_of(options, source) -> CorpusOptions:
-    """The :class:`~posgeom.corpora.options.CorpusOptions` of a call: as given, or a corpus name or path with
-    every option at its default; checked against an already resolved ``source``."""
+    """The call's :class:`~posgeom.corpora.options.CorpusOptions`, checked against a resolved ``source``."""
     if isinstance(options, (str, Path)):
         options = CorpusOptions(corpus=str(options))
     elif not isinstance(options, CorpusOptions):
@@ -133,8 +94,7 @@ def _options_of(options, source) -> CorpusOptions:
 
 
 def _prepare(options, data_dir, text_column, verify, on_empty, source=None):
-    """Load the texts and key the caches by them: the key of an entry is computed from the very texts
-    (and labels) it is computed from, the tokenizer's fingerprint and every option."""
+    """Load the texts and key the caches by the very texts read, the tokenizer's fingerprint and every option."""
     o = _options_of(options, source)
     special = validate_special(o.special)
     if source is None:
@@ -179,34 +139,23 @@ def corpus_tokens(
     Parameters
     ----------
     options : CorpusOptions, str or Path
-        What to tokenise (:class:`~posgeom.corpora.options.CorpusOptions`: ``corpus``, ``split``,
-        ``n_positions`` — default :func:`default_positions`, SST-2 64, IMDB 512 —, ``special`` — ``"model"``
-        or ``"content"`` —, ``tokenizer`` — default the packaged bert-base-uncased WordPiece,
-        :data:`posgeom.corpora.tokenize.DEFAULT_TOKENIZER` —, ``br_tags`` — default :func:`default_br`,
-        ``"space"`` for IMDB); a corpus name or path alone (``"sst2"``, a file or folder of texts) is that
-        corpus with every option at its default.
+        What to tokenise (:class:`~posgeom.corpora.options.CorpusOptions`); a corpus name or path alone is
+        that corpus with every option at its default.
     data_dir, text_column, verify, on_empty
         Where and how the texts are read (:func:`posgeom.corpora.real.load_texts`).
     cache : bool
-        Read and write the on-disk cache (``False``: always recompute, write nothing).
+        Read and write the on-disk cache.
     cache_dir : path, optional
         Default ``default_cache_dir() / "corpora"``.
     progress : bool, optional
         A progress bar over the tokenisation (default: ``POSGEOM_PROGRESS``).
     source : DataSource, optional
-        The corpus's split already resolved (:func:`posgeom.corpora.real.resolve_source`), so that a run
-        resolves and hashes its data once; default: resolved here.
+        The split already resolved (:func:`posgeom.corpora.real.resolve_source`), so a run hashes its data once.
 
     Returns
     -------
     TokenizedCorpus
-        ``ids`` (n_tokens,), ``lengths``/``full_lengths`` (n_sequences,), ``labels`` (n_sequences,) or None;
-        ``info`` says where it came from.
-
-    Examples
-    --------
-    >>> from posgeom.corpora import CorpusOptions, corpus_tokens
-    >>> tc = corpus_tokens(CorpusOptions("sst2", "validation", 32))  # doctest: +SKIP
+        ``ids`` (n_tokens,), ``lengths``/``full_lengths`` (n_sequences,), ``labels`` (n_sequences,) or None.
     """
     prepared = _prepare(options, data_dir, text_column, verify, on_empty, source)
     return _tokens(*prepared, prepared[5]["options"]["special"], cache, cache_dir, progress)
@@ -263,7 +212,6 @@ def corpus_counts(
         ``full_lengths`` (n_sequences,), ``n_truncated``, ``info`` (provenance, ``cache_hit``).
     """
     from ..geometry import PositionalCounts
-
     texts, tok, n, br, tokens_key, info = _prepare(options, data_dir, text_column, verify, on_empty, source)
     key = cache_key(what="counts", tokens=tokens_key)
     store = ArrayCache(cache_dir) if cache else None

@@ -1,6 +1,5 @@
-r"""A real corpus's Hellinger geometry, its noise floor, and both on seeded random subsets of its sequences:
-how much of the geometry is sampling noise and how that shrinks with the corpus (:func:`subset_geometry`;
-the chapter "The geometry of a corpus", for SST-2)."""
+r"""A real corpus's Hellinger geometry and noise floor, on seeded random subsets of its sequences too
+(:func:`subset_geometry`; chapter "The geometry of a corpus")."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ __all__ = ["subset_geometry"]
 
 def _token_strings(ids) -> np.ndarray:
     from .tokenize import load_tokenizer
-
     tok = load_tokenizer()
     return np.asarray(tok.convert_ids_to_tokens([int(i) for i in ids]), dtype=str)
 
@@ -28,12 +26,10 @@ def subset_geometry(options: CorpusOptions, *, data_dir, sizes, method: str, n_r
     Parameters
     ----------
     options : CorpusOptions
-        The corpus (:func:`posgeom.corpora.distances.corpus_distances`; its ``n_positions`` set).
+        The corpus (its ``n_positions`` set).
     data_dir : path or None
-        The data folder.
     sizes : sequence of int
-        Subset sizes (capped at the number of sequences), drawn without replacement in turn from one
-        generator seeded with ``seed``.
+        Subset sizes (capped at the number of sequences), drawn in turn from one generator seeded with ``seed``.
     method, n_rep :
         The noise floor (:func:`posgeom.geometry.noise_floor`, seeded with ``seed``).
     seed : int

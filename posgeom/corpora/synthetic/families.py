@@ -33,7 +33,7 @@ def stationary(
     min_length: int | None = None,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Every position draws from the same Zipfian law $\pi$ ($\mu_i = \pi$; see :mod:`posgeom.corpora.synthetic`).
+    r"""Every position draws from the same Zipfian law $\pi$ ($\mu_i = \pi$).
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ def _drift_population(n, v, anchors, spread, smoothness, exponent, rng_dist):
 
 
 def _drift_options(v: int, anchors, spread, smoothness) -> tuple[int, float, float]:
-    """``(K, spread, smoothness)`` of :func:`drift`, validated against the vocabulary size ``v``."""
+    """``(K, spread, smoothness)`` of :func:`drift`, validated against ``v``."""
     K = check_int(anchors, "anchors", 3)
     if v < K:
         raise ValueError(f"vocab_size = {v} cannot hold {K} disjoint anchors; use vocab_size >= {K}")
@@ -135,8 +135,7 @@ def drift(
     anchors : int
         $K \ge 3$ (``vocab_size >= K``).
     spread : float in (0, 1]
-        Radius of the path as a fraction of the largest one that keeps all weights valid; larger is a
-        stronger drift.
+        Radius of the path as a fraction of the largest valid one (larger: stronger drift).
     smoothness : float in (0, 1)
         Width of the blending bumps, in units of the spacing between anchors.
 
@@ -192,7 +191,7 @@ def _regimes_population(n, p_len, begin, middle, end):
 
 
 def _regime_options(n: int, lo: int, n_begin, n_end) -> tuple[int, int]:
-    """``(n_begin, n_end)`` of :func:`regimes`, validated: together they fit the shortest sequence ``lo``."""
+    """``(n_begin, n_end)`` of :func:`regimes`, validated to fit the shortest sequence ``lo``."""
     nb = check_int(n_begin, "n_begin", 0, n)
     ne = check_int(n_end, "n_end", 0, n)
     if lo < nb + ne:
@@ -214,15 +213,14 @@ def regimes(
     min_length: int | None = 25,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Beginning / middle / end regimes with variable lengths (see :mod:`posgeom.corpora.synthetic`).
+    r"""Beginning / middle / end regimes with variable lengths.
 
     Parameters
     ----------
     n_begin, n_end : int
-        Positions with their own opening laws and closing laws (counted from each sequence's end);
-        ``min_length >= n_begin + n_end``.
+        Positions with their own opening and closing laws; ``min_length >= n_begin + n_end``.
     min_length : int
-        Lengths are uniform on ``[min_length, n_positions]`` (default 25, half of the default $n$).
+        Lengths are uniform on ``[min_length, n_positions]``.
 
     Returns
     -------
@@ -264,9 +262,8 @@ def _cyclic_zipf(v: int, exponent: float) -> np.ndarray:
 def markov_transition(pi, stay: float = 0.5) -> np.ndarray:
     r"""Lazy Metropolis walk on the cycle $\mathbb Z_v$ with stationary law ``pi``.
 
-    From state $a$: stay with probability ``stay``; otherwise propose $b = a \pm 1 \pmod v$ (each with
-    probability 1/2) and accept with probability $\min(1, \pi(b)/\pi(a))$. The proposal is symmetric, so
-    detailed balance $\pi(a) T(a, b) = \pi(b) T(b, a)$ holds and $\pi T = \pi$.
+    Stay with probability ``stay``, else propose $a \pm 1 \pmod v$ and accept with probability
+    $\min(1, \pi(b)/\pi(a))$; detailed balance gives $\pi T = \pi$.
 
     Parameters
     ----------
@@ -308,16 +305,16 @@ def markov(
     min_length: int | None = None,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Shift-invariant Markov chain started at stationarity (see :mod:`posgeom.corpora.synthetic`).
+    r"""Shift-invariant Markov chain started at stationarity.
 
     Parameters
     ----------
     vocab_size : int, optional
-        $v \ge 3$; default ``n_positions``, which makes the population distance matrix circulant.
+        $v \ge 3$; default ``n_positions`` (a circulant population distance matrix).
     step : int
         Shift $s$ of the token frame per position.
     stay : float in [0, 1]
-        Laziness of the walk (larger: stronger correlation between neighbouring tokens).
+        Laziness of the walk.
 
     Returns
     -------

@@ -1,8 +1,6 @@
 """What every synthetic family shares: the corpus type, Zipf laws, seeded streams and the samplers.
 
-Two seeded streams per corpus (:func:`seeded_streams`): one draws the distributions (the population),
-the other the sample, so the population marginals of a family never depend on how many sequences
-are drawn.
+Two seeded streams per corpus (:func:`seeded_streams`), so the population never depends on the sample size.
 """
 
 from __future__ import annotations
@@ -21,21 +19,19 @@ PAD = -1
 
 @dataclass(frozen=True)
 class SyntheticCorpus:
-    """Sampled sequences of a synthetic family, with the exact population marginals.
+    r"""Sampled sequences of a synthetic family, with the exact population marginals.
 
     Attributes
     ----------
     tokens : ndarray of shape (n_sequences, n_positions), int64
         Token ids; entries at or beyond ``lengths[r]`` are :data:`PAD`.
     lengths : ndarray of shape (n_sequences,), int64
-    vocab_size : int
-    family : str
     params : dict
         Every parameter used (after defaults), enough to regenerate the corpus.
     labels : ndarray of shape (n_sequences,), int64, or None
         Only for the ``"order"`` family.
     population : ndarray of shape (n_positions, vocab_size), float64
-        The exact population marginals $\\mu_i$ (rows sum to 1).
+        The exact population marginals $\mu_i$ (rows sum to 1).
     """
 
     tokens: np.ndarray
@@ -59,15 +55,8 @@ class SyntheticCorpus:
         return [row[:length] for row, length in zip(self.tokens, self.lengths)]
 
     def counts(self, n_positions: int | None = None):
-        """Positional counts of the sample (:func:`posgeom.geometry.positional_counts`).
-
-        Returns
-        -------
-        PositionalCounts
-            ``counts`` of shape (n_positions, vocab_size).
-        """
+        """Positional counts of the sample, ``counts`` of shape (n_positions, vocab_size)."""
         from ...geometry import positional_counts
-
         n = self.n_positions if n_positions is None else n_positions
         return positional_counts(self.tokens, n, self.vocab_size, lengths=self.lengths)
 
@@ -140,8 +129,7 @@ def seeded_streams(seed) -> tuple[np.random.Generator, np.random.Generator]:
 
 
 def check_common(n_sequences, n_positions, vocab_size, min_length, *, min_vocab: int = 1):
-    """The parameters every family takes, validated: ``(n_sequences, n, v, min_length, p_len)``, ``p_len``
-    of shape (n + 1,) the law of the lengths (:func:`length_probs`)."""
+    """The common parameters, validated: ``(n_sequences, n, v, min_length, p_len)``, ``p_len`` (n + 1,)."""
     n_seq = check_int(n_sequences, "n_sequences", 1)
     n = check_int(n_positions, "n_positions", 1)
     v = check_int(vocab_size, "vocab_size", min_vocab)

@@ -1,14 +1,12 @@
 r"""How much of a synthetic corpus's geometry is sampling noise, and how that shrinks with the corpus size.
 
-A synthetic family knows its population marginals, so the sample's chord Hellinger matrix can be set
-beside the population's and beside the noise floor $F_{ij}$ (:func:`posgeom.geometry.noise_floor`)
-(:func:`family_geometry`). For $N_i p_w \gg 1$ the delta method gives $\operatorname{Var}\sqrt{\hat p_w}
-\approx (1 - p_w)/(4 N_i)$, hence for two positions with the same distribution over $v$ tokens
+For $N_i p_w \gg 1$ the delta method gives $\operatorname{Var}\sqrt{\hat p_w} \approx (1 - p_w)/(4 N_i)$,
+hence for two positions with the same law over $v$ tokens
 
 $$\mathbb E\, d_H^2(\hat\mu_i, \hat\mu_j) \approx \frac{v - 1}{4}\Big(\frac1{N_i} + \frac1{N_j}\Big),$$
 
-and, for different distributions, $\mathbb E\, d_H^2(\hat\mu_i, \hat\mu_j) \approx d_H^2(\mu_i, \mu_j)
-+ F_{ij}^2$: sampling noise adds in quadrature (:func:`noise_scaling` checks both, size by size).
+and for different laws $\mathbb E\, d_H^2 \approx d_H^2(\mu_i, \mu_j) + F_{ij}^2$: noise adds in
+quadrature (:func:`family_geometry`, :func:`noise_scaling`).
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ __all__ = ["FamilyGeometry", "family_geometry", "NoiseScaling", "noise_scaling"]
 
 @dataclass(frozen=True)
 class FamilyGeometry:
-    """The sample and population geometry of one synthetic corpus (:func:`family_geometry`).
+    """The sample and population geometry of one synthetic corpus.
 
     ``summary`` holds the scalars a chapter shows (``rms_D``, ``rms_D_pop``, ``rms_F``, ``excess_sq``,
     ``mean_F_sq``, ``frac_above_2F``, ``vocab_size``, ``n_sequences``); ``arrays`` the matrices
@@ -40,14 +38,12 @@ def family_geometry(family: str, *, n_sequences: int, n_positions: int, vocab_si
                     n_rep: int = 20, seed: int) -> FamilyGeometry:
     r"""Marginals, sample and population Hellinger matrices and the noise floor of one synthetic family.
 
-    The mean excess $\overline{D^2} - \overline{(D^{pop})^2}$ is what sampling adds to the squared
-    distances; $\overline{F^2}$ is what the noise floor predicts for it.
+    The excess $\overline{D^2} - \overline{(D^{pop})^2}$ is what sampling adds; $\overline{F^2}$ what the
+    noise floor predicts for it.
 
     Parameters
     ----------
-    family : str
-        A family of :func:`posgeom.corpora.synthetic.family_corpus`.
-    n_sequences, n_positions, vocab_size, seed :
+    family, n_sequences, n_positions, vocab_size, seed :
         The corpus drawn (:func:`posgeom.corpora.synthetic.family_corpus`).
     method, n_rep :
         The noise floor's estimator and replicates (:func:`posgeom.geometry.noise_floor`, seeded with ``seed``).
@@ -93,16 +89,14 @@ class NoiseScaling:
 def noise_scaling(sizes, *, n_positions: int, vocab_size: int, n_rep: int, seed: int) -> NoiseScaling:
     r"""The mean squared noise distance at each corpus size, measured and predicted.
 
-    On the stationary family every population distance is 0, so the mean $d_H^2$ of the sample *is*
-    noise; it is compared with the noise floor (bootstrap and split-half) and with the delta-method
-    prediction $\frac{v-1}{4}\cdot\frac{2}{N}$. On the drift family the excess
-    $\overline{D^2} - \overline{(D^{pop})^2}$ is compared with $\overline{F^2}$.
-    ``min_expected_count`` is $N \min_w \pi(w)$, which the delta method needs $\gg 1$.
+    Stationary family (all population distances 0): the sample's mean $d_H^2$ against the noise floor
+    (bootstrap, split-half) and the delta method $\frac{v-1}{4}\cdot\frac{2}{N}$, which needs
+    ``min_expected_count`` $= N \min_w \pi(w) \gg 1$. Drift family: the excess against $\overline{F^2}$.
 
     Parameters
     ----------
     sizes : iterable of int
-        The corpus sizes $N$ (sequences drawn).
+        The corpus sizes $N$.
     n_positions, vocab_size, seed :
         The corpora drawn (:func:`posgeom.corpora.synthetic.family_corpus`).
     n_rep : int

@@ -1,11 +1,7 @@
 r"""Two studies on synthetic corpora, whose population geometry is known.
 
-* :func:`algorithm_steps`: the paper's Algorithm 1 step by step on one corpus (chapter "The optimal encoding"):
-  $D$ from the counts, $B = -\frac12 J D^{(2)} J$ checked against $J S S^\top J$ ($S$ the rows
-  $\sqrt{\mu_i}$), the eigendecomposition of $B$, $P_{\mathrm{MDS}}$ at rank $k$ and at full rank, the lift
-  into width $d$;
-* :func:`c5_rows`: claim C5 at every generator (:func:`posgeom.encodings.c5_row` for the drift family with
-  several anchor counts and for the other families, at the population and at several corpus sizes; chapter
+* :func:`algorithm_steps`: the paper's Algorithm 1 step by step on one corpus (chapter "The optimal encoding");
+* :func:`c5_rows`: claim C5 at every generator, at the population and at several corpus sizes (chapter
   "How many numbers does position need?").
 """
 
@@ -22,13 +18,11 @@ __all__ = ["algorithm_steps", "c5_rows"]
 
 
 def algorithm_steps(corpus, *, family: str, k: int, lift_d: int, seed: int) -> tuple[dict, dict]:
-    r"""Algorithm 1 on one synthetic corpus (values and arrays of
-    :func:`posgeom.experiments.optimal_encoding.run_algorithm_steps`).
+    r"""Algorithm 1 on one synthetic corpus: $D$, $B = -\frac12 J D^{(2)} J$ against $J S S^\top J$, MDS, lift.
 
     Parameters
     ----------
     corpus : posgeom.corpora.synthetic.SyntheticCorpus
-        Its counts and its population marginals.
     family : str
         The corpus's family (recorded in the values).
     k : int
@@ -74,8 +68,7 @@ def algorithm_steps(corpus, *, family: str, k: int, lift_d: int, seed: int) -> t
 
 
 def c5_rows(*, n: int, d: int, r: int, sizes, anchors, vocab_size: int, seed: int) -> list[dict]:
-    """:func:`posgeom.encodings.c5_row` for every generator of C5 (drift with each anchor count, stationary,
-    regimes, Markov) at the population (``size`` None) and at each corpus size, drawn with ``seed``.
+    """:func:`posgeom.encodings.c5_row` for every generator of C5, at the population and at each corpus size.
 
     Parameters
     ----------
@@ -84,7 +77,7 @@ def c5_rows(*, n: int, d: int, r: int, sizes, anchors, vocab_size: int, seed: in
     sizes : sequence of int
         Corpus sizes (sequences drawn).
     anchors : sequence of int
-        Anchor counts $K$ of the drift family (population rank $K - 1$).
+        Anchor counts $K$ of the drift family.
     vocab_size : int
         The vocabulary (the Markov population uses $v = n$).
     seed : int
@@ -92,7 +85,7 @@ def c5_rows(*, n: int, d: int, r: int, sizes, anchors, vocab_size: int, seed: in
     Returns
     -------
     list of dict
-        The rows, drift generators first (``"drift K=<K>"``), then ``stationary``, ``regimes``, ``markov``.
+        The rows: ``"drift K=<K>"`` for each $K$, then ``stationary``, ``regimes``, ``markov``.
     """
     check_positive_int(n, "n")
     check_positive_int(vocab_size, "vocab_size")

@@ -77,14 +77,14 @@ def order_task(
     min_length: int | None = None,
     seed: int = 0,
 ) -> SyntheticCorpus:
-    r"""Order-sensitive labelled task (Theorems 1 and 4); see :mod:`posgeom.corpora.synthetic`.
+    r"""Order-sensitive labelled task (Theorems 1 and 4).
 
     Parameters
     ----------
     kind : {"marker_order", "marker_position"}
     balanced : bool
-        Rows come in pairs (``2k``, ``2k + 1``), the second the reversal of the first with the opposite
-        label: the bags of words of the two classes are identical (``n_sequences`` must be even).
+        Rows come in pairs, the second the reversal of the first with the opposite label
+        (``n_sequences`` must be even).
 
     Returns
     -------
@@ -154,10 +154,8 @@ def planted_rank(
 ) -> SyntheticCorpus:
     r"""Positions in ``rank + 1`` contiguous blocks, each block with its own law: population rank exactly ``rank``.
 
-    Block $b$ draws from $\mu_b = (1 - s)\,\pi_0 + s\,\pi_b$, with $\pi_0, \pi_1, \dots$ permuted Zipf laws
-    and $s$ = ``strength``; the ``rank + 1`` distinct root-marginals are affinely independent (almost
-    surely), so the centred Gram matrix has rank ``rank``. A smaller ``strength`` is a weaker signal for
-    the same sampling noise. Not one of :data:`FAMILIES` (a validation corpus, not a model of text).
+    Block $b$ draws from $\mu_b = (1 - s)\,\pi_0 + s\,\pi_b$ (permuted Zipf laws, $s$ = ``strength``), whose
+    root-marginals are affinely independent almost surely. A validation corpus, not one of :data:`FAMILIES`.
 
     Parameters
     ----------
