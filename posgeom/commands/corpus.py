@@ -1,21 +1,7 @@
-"""The ``posgeom corpus-report`` and ``posgeom stress`` subcommands.
+"""The ``posgeom corpus-report`` and ``posgeom stress`` subcommands (their options are in their ``--help``).
 
-``posgeom corpus-report --corpus {sst2,imdb,synthetic:FAMILY[:k=v,...],PATH} [--split S]``
-    lengths histogram, sequences reaching each position, vocabulary coverage per position.
-
-``posgeom corpus-report --counts counts.npz`` and ``posgeom stress --counts counts.npz ...`` read the
-counts from a file written by ``posgeom counts`` instead of counting a corpus.
-
-``posgeom stress --corpus ... [--split S] --positions N --special {model,content} --min-count K --encodings sinusoidal,rope,alibi,learned[:MODEL],mds[:RANK],none [--json]``
-    stress of each encoding against the corpus's Hellinger geometry under every normalisation, the
-    effective rank under each criterion and the noise floor; ``--json`` prints one JSON object with
-    the numbers and every option used.
-
-Defaults mimic the paper (whose settings are unknown): split ``train``; ``--positions``
-64 for SST-2, 512 for IMDB and any file, 50 for synthetic corpora; ``--special model`` ([CLS] and [SEP]
-kept); IMDB's ``<br />`` tags replaced by spaces; width 768 and 12 heads (BERT-base) for real corpora,
-50 and 5 for synthetic ones; ``--min-count 1``; chord Hellinger distance. Bad values (corpus, split,
-encoding, policy, option) end with one line naming the valid values and exit code 2.
+Defaults mimic the paper (whose settings are unknown). Bad values end with one line naming the valid values
+and exit code 2.
 """
 
 from __future__ import annotations
@@ -49,16 +35,14 @@ def _common(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
-#: Options that say how to count a corpus: with --counts the file already fixed them (``--tokenizer`` is
-#: then checked against the file's instead: :func:`posgeom.diagnose.core.check_counted_with`).
+#: Options that say how to count a corpus: with --counts the file already fixed them.
 _COUNTING_FLAGS = (
     "split", "positions", "special", "data_dir", "text_column", "br_tags", "on_empty",
 )
 
 
 def check_positions(n: int, flag: str = "--positions") -> None:
-    """``n`` positions as ``flag`` gives them: an integer >= 1 whose per-position arrays fit in this machine's
-    memory; refused before anything is counted (or cached)."""
+    """Refuse ``n`` positions unless an integer >= 1 whose per-position arrays fit in memory."""
     from ..geometry.accumulate import check_size
     from ..validation import check_int
 
@@ -73,8 +57,7 @@ def check_positions(n: int, flag: str = "--positions") -> None:
 
 
 def refuse_empty(stats, source: str) -> None:
-    """A ``ValueError`` when ``stats`` counted no sequence: every command answers an empty corpus alike
-    (``posgeom counts`` says the same of a sharded one)."""
+    """A ``ValueError`` when ``stats`` counted no sequence (every command answers an empty corpus alike)."""
     if int(stats.counts.n_sequences) == 0:
         raise ValueError(
             f"corpus {source!r} holds no text: it gave 0 sequences; check the files, --text-column and --on-empty "
@@ -83,7 +66,7 @@ def refuse_empty(stats, source: str) -> None:
 
 
 def _learned_models(items) -> list[str]:
-    """The models of the ``learned[:MODEL]`` encodings among parsed ``items`` (the default model for a bare one)."""
+    """The models of the ``learned[:MODEL]`` encodings among parsed ``items``."""
     from ..config import get_settings
     from ..models.pretrained import HUB_ALIASES
 
@@ -92,9 +75,7 @@ def _learned_models(items) -> list[str]:
 
 
 def _stats(args, items=()):
-    """``(spec or None, seed, statistics)`` of ``--corpus`` or ``--counts``; with ``--counts``, the file is
-    checked against ``--tokenizer`` or, for a ``learned:MODEL`` encoding among ``items``, the model's own
-    tokenizer (as ``posgeom diagnose --counts`` checks it). A corpus without text is refused."""
+    """``(spec or None, seed, statistics)`` of ``--corpus`` or ``--counts`` (checked against the tokenizer)."""
     from ..config import get_settings
     from ..corpora.spec import load_statistics, parse_corpus_spec
     from ._cache import cache_folders, usable_cache
@@ -122,8 +103,7 @@ def _stats(args, items=()):
     seed = get_settings(seed=args.seed).seed  # checked there (a non-negative integer)
     # a link in the cache is reported and never followed: the run then goes without the cache
     cache = not args.no_cache and usable_cache(cache_folders())
-    # flags left unset are None: load_statistics applies the defaults, and tells which options a
-    # synthetic corpus does not take
+    # flags left unset are None: load_statistics applies the defaults and refuses what a synthetic corpus cannot take
     options = dict(
         tokenizer=args.tokenizer, data_dir=args.data_dir, verify=False if args.no_verify else None,
         text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
@@ -135,7 +115,7 @@ def _stats(args, items=()):
 
 
 def _model_tokenizers(models: list[str]) -> list[str]:
-    """The tokenizer of each model (by its folder or hub id: :func:`posgeom.diagnose.core.model_tokenizer`)."""
+    """The tokenizer of each model."""
     from ..diagnose.core import inspect_model, model_tokenizer
 
     return [model_tokenizer(inspect_model(model)) for model in dict.fromkeys(models)]
@@ -210,8 +190,7 @@ def add_corpus_report(subparsers) -> None:
 
 
 def check_geometry_options(args) -> None:
-    """The options every command that compares geometries shares (``stress``, ``diagnose``): the
-    Hellinger form, the noise-floor method and replicates, the minimum count. One line each."""
+    """Check the options ``stress`` and ``diagnose`` share (Hellinger form, noise floor, minimum count)."""
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
     from ..validation import check_int
 

@@ -1,14 +1,5 @@
-"""The ``posgeom counts`` subcommand: positional counts of a sharded corpus, written to a counts file.
-
-``posgeom counts --corpus GLOB_OR_ID [--split S] [--text-column text] [--tokenizer TOK] --positions 2048
-[--workers N | --scheduler ADDRESS] [--on-bad-shard {stop,skip}] --out counts.npz``
-
-counts every shard (:func:`posgeom.corpora.sharded.count_corpus`: in this process by default, on a
-``LocalCluster`` of ``N`` processes with ``--workers N``, on a running Dask cluster with ``--scheduler``)
-and writes the counts and their provenance atomically to ``--out``
-(:mod:`posgeom.corpora.countsfile`), for ``posgeom stress --counts`` and ``posgeom corpus-report --counts``.
-Bad values end with one line naming the valid values and exit code 2.
-"""
+"""``posgeom counts``: positional counts of a sharded corpus (in this process or on Dask), written atomically
+to a counts file for ``posgeom stress --counts`` and ``posgeom corpus-report --counts``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The ``posgeom diagnose`` subcommand.
-
-``posgeom diagnose --model MODEL (--corpus CORPUS | --counts FILE) [--positions N] --out DIR``
-    recognises MODEL's positional mechanism, reads its positional geometry (single tensors from the
-    safetensors files, or the config alone), counts CORPUS with the model's own tokenizer, compares the
-    model with the corpus's geometry and with the reference encodings, writes ``DIR/report.html``,
-    ``DIR/report.json`` and the figures, and prints a summary table.
-"""
+"""``posgeom diagnose``: a model's positional geometry against a corpus's, as ``report.html`` and ``report.json``."""
 
 from __future__ import annotations
 

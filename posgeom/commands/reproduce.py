@@ -1,13 +1,8 @@
-"""``posgeom reproduce``: run the chapters' experiments into the results registry (see
-:mod:`posgeom.reproduce`).
+"""``posgeom reproduce``: run the chapters' experiments into the results registry (:mod:`posgeom.reproduce`).
 
-Two internal entries share the command (hidden from ``--help``; ``posgeom reproduce`` starts them):
-
-* ``posgeom reproduce --cpu-part MODULE:FUNCTION KWARGS_JSON --scale SCALE``: one CPU part
-  (:func:`posgeom.reproduce.run_cpu_part`), in the process :func:`posgeom.reproduce.run_cpu_parts`
-  starts and stops at its timeout;
-* ``posgeom --debug reproduce --ddp-worker MODULE:FUNCTION ...``: one ``torchrun`` process
-  (:func:`posgeom.reproduce.run_ddp_worker`); exit status 75 when training stopped at its deadline.
+Two hidden entries serve its workers: ``--cpu-part MODULE:FUNCTION KWARGS_JSON`` (one CPU part, in the process
+``run_cpu_parts`` starts) and ``--ddp-worker MODULE:FUNCTION ...`` (one ``torchrun`` process; exit status 75 when
+training stopped at its deadline).
 """
 
 from __future__ import annotations
