@@ -12,14 +12,8 @@ import tempfile
 from pathlib import Path
 
 from .config import HUB_DATASETS, PACKAGED_MODEL, Settings, get_settings, resolve_device, validate_pretrained
-from .offline import data_dir_beside_checkout
+from .offline import DATA_FILES, data_dir_beside_checkout
 from .registry import package_versions
-
-#: Files a local data folder must hold (the layout posgeom data download writes).
-DATA_FILES = {
-    "sst2": ("train.parquet", "validation.parquet", "test.parquet"),
-    "imdb": ("train.parquet", "test.parquet"),
-}
 
 
 def hub_offline() -> bool:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from importlib import import_module
 
 
 def _command(name: str):
     """The ``add`` function of ``posgeom.commands.<name>``, imported when the parser is built."""
 
     def add(subparsers) -> None:
-        from importlib import import_module
-
         import_module(f"posgeom.commands.{name}").add(subparsers)
 
     add.__name__ = add.__qualname__ = f"add_{name}"
@@ -80,8 +80,6 @@ def warning_line(command: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    import warnings
-
     parser = build_parser()
     args = parser.parse_args(argv)
     python_format, warnings.formatwarning = warnings.formatwarning, warning_line(args.command)

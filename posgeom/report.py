@@ -7,7 +7,6 @@ typed by hand; ``comparison_table(rows, chapter=...)`` also records them in the 
 
 from __future__ import annotations
 
-import hashlib
 import html
 import math
 import re
@@ -17,10 +16,11 @@ from typing import Iterable
 
 import pandas as pd
 
-from .config import Settings, checkout_root, get_settings, resolve_device
+from .config import Settings, checkout_root, resolve_device, settings_or_default
 from .codekey import notebook_modules
 from .plotting import MISSING
-from .registry import Registry, Result
+from .registry import NeedsGPU, Registry, Result
+from .storage import sha256_file
 from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, STATED_CONDITIONS, VERDICTS, Decision, changed_conditions, scale_label
 from .wording import clauses, common_clauses, plain_words, top_level_cuts
 
@@ -74,7 +74,7 @@ class ComparisonRow:
 
     ``ours`` is the value the chapter computed; ``scale``, ``model``, ``corpus`` and ``options`` say what
     produced it; ``decision`` is what the check's rule (:mod:`posgeom.verdicts`) returned, never typed by hand.
-    ``scale`` is shown as :func:`posgeom.verdicts.scale_label` labels what ran.
+    ``scale`` is relabelled by :func:`posgeom.verdicts.scale_label` (a paper run on a small model says so).
 
     ``conditions`` declares the values the check used for the settings its claim states
     (:data:`posgeom.verdicts.STATED_CONDITIONS`); ``changed`` follows from them
@@ -138,9 +138,7 @@ def decided_rows(builders, settings: Settings | None = None) -> list[ComparisonR
     A ``build`` that raises :class:`posgeom.registry.NeedsGPU` becomes a pending row of its claim, while the
     checks the CPU could decide keep their verdicts.
     """
-    from .registry import NeedsGPU
-
-    scale = (settings if settings is not None else get_settings()).scale
+    scale = settings_or_default(settings).scale
     rows: list[ComparisonRow] = []
     for claim, build in builders:
         try:
@@ -274,7 +272,7 @@ def chapter_notebook(chapter: str, notebooks_dir: str | Path | None = None) -> P
 def notebook_sha256(chapter: str, notebooks_dir: str | Path | None = None) -> str | None:
     """SHA-256 of the chapter's notebook, or None (a later change of it shows the claims as stale)."""
     path = chapter_notebook(chapter, notebooks_dir)
-    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+    return None if path is None else sha256_file(path)
 
 
 def chapter_modules(chapter: str, notebooks_dir: str | Path | None = None) -> tuple[str, ...] | None:
@@ -317,7 +315,7 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     """
     chapter = check_chapter(chapter)
     rows = _check_rows(rows)
-    settings = settings if settings is not None else get_settings()
+    settings = settings_or_default(settings)
     values = {"chapter": chapter, "rows": [row_record(r) for r in rows], "notebook_sha256": notebook_sha256(chapter)}
     # the models the decided rows used (a row waiting for a GPU used none)
     models = "; ".join(dict.fromkeys(r.model for r in rows if not r.pending)) or None

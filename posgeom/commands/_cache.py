@@ -7,11 +7,12 @@ not in the cache's own modules, because those are part of the committed results'
 
 from __future__ import annotations
 
+import functools
 import warnings
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-__all__ = ["CACHE_KINDS", "cache_folders", "usable_cache", "writes_only_on_success"]
+__all__ = ["CACHE_KINDS", "cache_folders", "usable_cache", "writes_only_on_success", "on_success"]
 
 #: The cache folders under ``posgeom.config.default_cache_dir()``: counted corpora, and a sharded corpus's shards.
 CACHE_KINDS = ("corpora", "shards")
@@ -49,3 +50,14 @@ def writes_only_on_success(folders: list[Path]):
         for folder in folders:
             stack.enter_context(deferred_writes(folder))
         yield
+
+
+def on_success(handler):
+    """``handler`` with the writes it makes to the corpora caches held back until it succeeds."""
+
+    @functools.wraps(handler)
+    def run(args) -> int:
+        with writes_only_on_success(cache_folders()):
+            return handler(args)
+
+    return run

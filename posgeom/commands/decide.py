@@ -3,6 +3,8 @@ S1, S2) on a model that can be loaded, by the chapter's rule (:func:`posgeom.dec
 
 from __future__ import annotations
 
+import json
+
 __all__ = ["add", "build_lines"]
 
 #: The claims the command decides (kept here too, so that ``posgeom --help`` imports nothing heavy).
@@ -33,8 +35,6 @@ def add(subparsers) -> None:
 
 def build_lines(found) -> list[str]:
     """The lines ``posgeom decide`` prints for a :class:`posgeom.decide.ClaimDecision`."""
-    import json
-
     from ..report import PAPER_CLAIMS
 
     d = found.decision

@@ -8,6 +8,9 @@ training stopped at its deadline).
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
 
 from ..config import SCALES, validate_scale
 
@@ -60,8 +63,6 @@ def add(subparsers) -> None:
 
 
 def _run(args) -> int:
-    import os
-
     from ..registry import ALLOW_DIRTY_ENV
 
     if args.allow_dirty:  # for this process and every kernel and worker it starts
@@ -92,8 +93,6 @@ def _list(scale: str, only) -> int:
 
 
 def _cpu_parts(scale: str, only, budget, force: bool = False, jobs: int = 1) -> int:
-    import sys
-
     from ..reproduce import ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
     from ..validation import printable
 
@@ -118,8 +117,6 @@ def _cpu_parts(scale: str, only, budget, force: bool = False, jobs: int = 1) -> 
 
 
 def _reproduce(scale: str, args) -> int:
-    import sys
-
     from ..reproduce import ChapterFailed, parse_budget, reproduce
     from ..validation import printable
 
@@ -143,8 +140,6 @@ def _reproduce(scale: str, args) -> int:
 
 def _cpu_part(part: list[str], scale: str) -> int:
     """One CPU part in this process: ``function(settings at scale, **kwargs)`` stores its result."""
-    import json
-
     from ..reproduce import run_cpu_part
 
     run_cpu_part(part[0], json.loads(part[1]), validate_scale(scale))
@@ -153,8 +148,6 @@ def _cpu_part(part: list[str], scale: str) -> int:
 
 def _ddp_worker(entry_points: list[str]) -> int:
     """One ``torchrun`` process; the training deadline is an expected stop (exit status 75), not a failure."""
-    import sys
-
     from ..reproduce import INTERRUPTED_EXIT, INTERRUPTED_NAME, run_ddp_worker
     from ..validation import printable
 

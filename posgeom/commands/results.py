@@ -7,6 +7,10 @@ damaged or a symbolic link stands in the registry.
 
 from __future__ import annotations
 
+import json
+import sys
+from collections import Counter
+
 __all__ = ["add"]
 
 #: The statuses of ``Registry.check``, in the summary's order.
@@ -14,10 +18,6 @@ STATUSES = ("ok", "leftovers", "stale", "damaged", "legacy", "incomplete", "orph
 
 
 def _run_check(args) -> int:
-    import json
-    import sys
-    from collections import Counter
-
     from ..config import get_settings, validate_scale
     from ..registry import Registry
 
