@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import matplotlib as mpl
 import numpy as np
+import pandas as pd
 
 #: Okabe & Ito (2008) colour-blind-safe qualitative palette.
 OKABE_ITO = (
@@ -61,8 +62,6 @@ def _numeric_text(labels) -> list[float] | None:
 def reader_frame(frame):
     """A DataFrame as a reader should see it (docs/STYLE.md): headers and text in words, numeric row labels
     in numeric order (32, 64, 128, not 128, 32, 64); its values are never changed."""
-    import pandas as pd
-
     from .wording import header_words, plain_words
 
     shown = frame.copy()
@@ -87,8 +86,6 @@ def reader_frame(frame):
 
 def _index_words(index):
     """``index`` with its labels as words (``mds_rank3`` → "MDS at rank 3"), level by level."""
-    import pandas as pd
-
     from .wording import label_words
 
     if isinstance(index, pd.MultiIndex):
@@ -114,8 +111,6 @@ def _whole_number_formatters(frame) -> dict | None:
 
 def frame_html(frame) -> str:
     """A DataFrame as a notebook shows it, with :data:`MISSING` for NaN and :data:`MISSING_NOTE` under it."""
-    import pandas as pd
-
     if type(frame)._repr_html_ is not pd.DataFrame._repr_html_:
         return frame._repr_html_()
     shown = reader_frame(frame)
@@ -131,8 +126,6 @@ def frame_html(frame) -> str:
 def styler_html(styler) -> str:
     """A pandas Styler as the book shows it (docs/STYLE.md, rules 9 and 13): headers and row labels in words,
     integer columns without decimals; every other cell as the chapter formatted it."""
-    import pandas as pd
-
     from .wording import header_words, label_words
 
     data = styler.data
@@ -157,8 +150,6 @@ def styler_html(styler) -> str:
 def use_book_style() -> None:
     """Apply the book's style globally: matplotlib's and, in a notebook, :func:`frame_html` and
     :func:`styler_html` for tables."""
-    import pandas as pd
-
     mpl.rcParams.update(BOOK_RC)
     pd.set_option("styler.format.na_rep", MISSING)
     try:
@@ -191,7 +182,6 @@ def seed_band(ax, x, Y, *, color, label: str, ls: str = "-", lw: float = 2.0):
     color, label, ls, lw
         Line colour, legend label, line style and width.
     """
-    import pandas as pd
     import seaborn as sns
 
     Y = np.asarray(Y, dtype=float)

@@ -20,6 +20,7 @@ import stat
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -290,8 +291,6 @@ def deferred_writes(root: str | os.PathLike):
     finally:
         with _DEFERRED_LOCK:
             _DEFERRED.remove(frame)
-    import warnings
-
     for path, data in held.items():  # reached only when the block succeeded
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .config import checkout_root
@@ -20,8 +21,6 @@ NOT_MEASURED = "not measured yet"
 
 def _times_file(root: str | Path | None) -> tuple[Path | None, dict]:
     """:data:`CHAPTER_TIMES_FILE` of the checkout ``root`` and its JSON; (None, {}) without one."""
-    import json
-
     root = Path(root) if root is not None else checkout_root()
     path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
     if path is None or not path.is_file():

@@ -17,13 +17,6 @@ from ..config import SCALES, validate_scale
 __all__ = ["add"]
 
 
-def _add_worker_options(p) -> None:
-    """The internal entries (not in ``--help``)."""
-    worker = p.add_mutually_exclusive_group()
-    worker.add_argument("--ddp-worker", nargs="+", metavar="MODULE:FUNCTION", help=argparse.SUPPRESS)
-    worker.add_argument("--cpu-part", nargs=2, metavar=("MODULE:FUNCTION", "KWARGS_JSON"), help=argparse.SUPPRESS)
-
-
 def add(subparsers) -> None:
     """Register ``posgeom reproduce``."""
     p = subparsers.add_parser(
@@ -58,7 +51,9 @@ def add(subparsers) -> None:
                         "manifests then record a +dirty commit; without it such a run is refused)")
     p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                    help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
-    _add_worker_options(p)
+    worker = p.add_mutually_exclusive_group()  # the internal entries, not in --help
+    worker.add_argument("--ddp-worker", nargs="+", metavar="MODULE:FUNCTION", help=argparse.SUPPRESS)
+    worker.add_argument("--cpu-part", nargs=2, metavar=("MODULE:FUNCTION", "KWARGS_JSON"), help=argparse.SUPPRESS)
     p.set_defaults(func=_run)
 
 

@@ -14,6 +14,7 @@ import re
 import shlex
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -71,8 +72,6 @@ def params_key(params: Mapping[str, Any]) -> str:
 
 def package_versions() -> dict[str, str]:
     """Versions of Python, posgeom and the scientific stack (``"absent"`` when not installed)."""
-    from importlib import metadata
-
     versions = {"python": platform.python_version(), "platform": platform.platform()}
     for name in ("posgeom", *_VERSION_PACKAGES):
         try:

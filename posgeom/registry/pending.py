@@ -7,9 +7,12 @@ for it when nothing is stored, which raises :class:`NeedsGPU` at any use, so eve
 
 from __future__ import annotations
 
+import ast
+import html
 import json
 import os
 import re
+from fnmatch import fnmatchcase
 
 __all__ = ["GPU_WORK_ENV", "GPU_SLICE", "RUN_WORDS", "run_words", "NeedsGPU", "Pending", "gpu_work_minutes",
            "assigned_names", "install"]
@@ -118,8 +121,6 @@ class Pending:
         return f"<{self.error.text}>"
 
     def _repr_html_(self) -> str:
-        import html
-
         err = self.error  # the registry key in the tooltip, for the command that computes it
         return f'<p title="{html.escape(err.command)}"><em>{html.escape(err.text)}</em></p>'
 
@@ -146,8 +147,6 @@ def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
     except json.JSONDecodeError as err:
         raise ValueError(f"{GPU_WORK_ENV} must be a JSON object {{experiment prefix: GPU minutes}}, got {spec!r} "
                          f"({err})") from None
-    from fnmatch import fnmatchcase
-
     for pattern, minutes in work.items():
         if fnmatchcase(experiment, pattern):
             return float(minutes) if minutes is not None else 0.0
@@ -160,8 +159,6 @@ def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
 
 def assigned_names(source: str) -> list[str]:
     """The names a cell's code assigns outside functions, classes, lambdas and comprehensions ([] if unparsable)."""
-    import ast
-
     try:
         tree = ast.parse(source)
     except SyntaxError:
