@@ -1,12 +1,7 @@
 """posgeom — the executable companion to *On the Geometry of Positional Encodings in Transformers*.
 
-The package holds every reusable piece of the book: configuration and the results registry
-(:mod:`posgeom.config`, :mod:`posgeom.registry`), the geometry core (:mod:`posgeom.geometry`),
-corpora (:mod:`posgeom.corpora`), models (:mod:`posgeom.models`) and plotting helpers
-(:mod:`posgeom.plotting`). The geometry API is re-exported here, so ``posgeom.stress(...)`` works.
-
-The names are imported on first use (PEP 562), so that ``import posgeom`` and ``posgeom --help`` stay
-fast: only what a command needs is ever loaded.
+The geometry API (:mod:`posgeom.geometry`) is re-exported here, so ``posgeom.stress(...)`` works; names are
+imported on first use (PEP 562), so that ``import posgeom`` and ``posgeom --help`` stay fast.
 """
 
 from importlib import import_module as _import_module

@@ -1,9 +1,7 @@
 """``posgeom.about()``: what this installation has — versions, device, scale, data, model.
 
-What it prints ends up on the book's pages (the getting-started chapter calls it), so it never says where
-the machine that ran it keeps its data: the data folder is named by where it was found ("the data folder
-beside the checkout", "POSGEOM_DATA_DIR", "the hub", :func:`data_source`), and other folders go through
-:func:`shown_path`. The returned dict holds the full paths.
+What it prints ends up on the book's pages, so it names no machine's folders (:func:`data_source`,
+:func:`shown_path`); the returned dict holds the full paths.
 """
 
 from __future__ import annotations
@@ -14,14 +12,8 @@ import tempfile
 from pathlib import Path
 
 from .config import HUB_DATASETS, PACKAGED_MODEL, Settings, get_settings, resolve_device, validate_pretrained
-from .offline import data_dir_beside_checkout
+from .offline import DATA_FILES, data_dir_beside_checkout
 from .registry import package_versions
-
-#: Files a local data folder must hold (the layout posgeom data download writes).
-DATA_FILES = {
-    "sst2": ("train.parquet", "validation.parquet", "test.parquet"),
-    "imdb": ("train.parquet", "test.parquet"),
-}
 
 
 def hub_offline() -> bool:
@@ -30,10 +22,7 @@ def hub_offline() -> bool:
 
 
 def shown_path(path) -> str:
-    """``path`` as printed: relative to the checkout we run in (``./…``), the Python environment
-    (``<python env>/…``), the temporary folder (``<tmp>/…``) or the home folder (``~/…``), and any other
-    path by its last part (``…/name``), so that no machine's absolute folders end up on a page or in a
-    log."""
+    """``path`` as printed: under ``.``, ``<python env>``, ``<tmp>`` or ``~`` (the innermost), else ``…/name``."""
     path = Path(path).expanduser().resolve()
     here = Path.cwd().resolve()
     checkout = next((p for p in (here, *here.parents) if (p / "_toc.yml").is_file() and (p / "posgeom").is_dir()), None)
@@ -43,14 +32,12 @@ def shown_path(path) -> str:
              if root is not None and path.is_relative_to(root)]
     if not roots:
         return str(Path("…", path.name))
-    # the innermost folder that holds the path names it best (a venv inside the checkout is the venv)
     root, name = max(roots, key=lambda item: len(item[0].parts))
     return str(Path(name) / path.relative_to(root)) if path != root else name
 
 
 def data_source(data_dir) -> str:
-    """Where a data folder was found, in words and without its path: ``"the data folder beside the checkout"``,
-    ``"POSGEOM_DATA_DIR"`` (any other local folder) or ``"the hub"`` (None)."""
+    """Where a data folder was found, in words: beside the checkout, ``"POSGEOM_DATA_DIR"`` or ``"the hub"``."""
     if data_dir is None:
         return "the hub"
     beside = data_dir_beside_checkout()
@@ -60,8 +47,7 @@ def data_source(data_dir) -> str:
 
 
 def data_status(settings: Settings) -> dict[str, str]:
-    """Where each corpus would be loaded from, or why it cannot be (the data folder named by
-    :func:`data_source`, never by its path)."""
+    """Where each corpus would be loaded from, or why it cannot be."""
     status = {}
     source = data_source(settings.data_dir)
     for corpus, files in DATA_FILES.items():
@@ -123,14 +109,12 @@ def device_status(settings: Settings) -> str:
 def about(settings: Settings | None = None, *, file=None) -> dict:
     """Print and return versions, device, scale, data and model availability.
 
-    The printed data folder is named by where it was found (``data_source``: the data folder beside the
-    checkout, ``POSGEOM_DATA_DIR`` or the hub), other folders go through ``shown_path``; the returned dict
-    holds them in full.
-
     Parameters
     ----------
-    settings : the configuration to describe (default: :func:`posgeom.config.get_settings`).
-    file : where to print (default ``sys.stdout``); ``False`` prints nothing.
+    settings : Settings, optional
+        Default: :func:`posgeom.config.get_settings`.
+    file : file-like or False, optional
+        Where to print (default ``sys.stdout``); ``False`` prints nothing.
     """
     settings = settings or get_settings()
     info = {

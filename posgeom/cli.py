@@ -1,30 +1,22 @@
 """The ``posgeom`` command line.
 
-Subcommands live in :mod:`posgeom.commands`, one module per command, and are listed in
-:data:`SUBCOMMANDS`: each entry is a function that adds its parser to ``argparse`` sub-parsers and
-sets ``func`` (the handler, returning an exit code). A command's module imports what it needs inside
-its handler, so that ``posgeom --help`` stays fast.
-
-Every error ends in one line on stderr: exit status 2 for bad input (a wrong option or option value —
-argparse's usage errors included, with a pointer to ``--help`` instead of the usage —, a missing or
-damaged file, a bad environment variable: :data:`INPUT_ERRORS`), 1 for a failure at run time that is
-not the input's fault. ``--debug`` shows the traceback instead. A warning is one line too
-(:func:`warning_line`). Control characters in a message or a warning (a file name, a counts file's
-metadata) are printed escaped (:func:`posgeom.validation.printable`).
+Subcommands live in :mod:`posgeom.commands`. Every error ends in one line on stderr (control characters
+escaped): exit status 2 for bad input (:data:`INPUT_ERRORS`, argparse's usage errors included), 1 for a
+failure at run time; ``--debug`` shows the traceback instead. A warning is one line too.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from importlib import import_module
 
 
 def _command(name: str):
-    """The ``add`` function of :mod:`posgeom.commands`'s module ``name``, imported when the parser is built."""
+    """The ``add`` function of ``posgeom.commands.<name>``, imported when the parser is built."""
 
     def add(subparsers) -> None:
-        from importlib import import_module
-
         import_module(f"posgeom.commands.{name}").add(subparsers)
 
     add.__name__ = add.__qualname__ = f"add_{name}"
@@ -44,7 +36,7 @@ MAX_MESSAGE = 600
 
 
 class _Parser(argparse.ArgumentParser):
-    """``argparse`` whose usage errors are one line, like every other error (with the way to the usage)."""
+    """``argparse`` whose usage errors are one line, like every other error."""
 
     def error(self, message):
         from .validation import printable
@@ -65,8 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def error_line(err: BaseException) -> str:
-    """``err`` as one line: its message with newlines folded, cut to :data:`MAX_MESSAGE` characters; the
-    exception's type is named unless it is a plain bad-input error whose message says it all."""
+    """``err`` as one line of at most :data:`MAX_MESSAGE` characters, its type named unless a bad-input error."""
     from .validation import printable
 
     message = err.args[0] if isinstance(err, KeyError) and len(err.args) == 1 else err  # KeyError quotes str()
@@ -79,9 +70,7 @@ def error_line(err: BaseException) -> str:
 
 
 def warning_line(command: str):
-    """A ``warnings.formatwarning`` that shows a warning as one line, ``posgeom COMMAND: warning: ...``
-    (its message's newlines folded, control characters escaped), without Python's second line (the
-    source line that warned, which means nothing to a user of the command line)."""
+    """A ``warnings.formatwarning`` showing one line, ``posgeom COMMAND: warning: ...``, without the source line."""
     from .validation import printable
 
     def format_warning(message, category, filename, lineno, line=None) -> str:
@@ -91,8 +80,6 @@ def warning_line(command: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    import warnings
-
     parser = build_parser()
     args = parser.parse_args(argv)
     python_format, warnings.formatwarning = warnings.formatwarning, warning_line(args.command)

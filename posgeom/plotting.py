@@ -1,10 +1,7 @@
 """Plotting helpers shared by every chapter: one style, colour-blind-safe colours, provenance.
 
-Figures are drawn on a white background on purpose: the book has a light and a dark theme, and
-a transparent figure with black axes would vanish on the dark one.
-
-The book's style covers its tables too: a cell with no value shows :data:`MISSING` ("—"), never
-"NaN", and a table with such cells carries :data:`MISSING_NOTE` (:func:`frame_html`).
+Figures have a white background on purpose (a transparent one with black axes vanishes on the book's dark
+theme); a table cell with no value shows :data:`MISSING`, never "NaN".
 """
 
 from __future__ import annotations
@@ -13,6 +10,7 @@ from contextlib import contextmanager
 
 import matplotlib as mpl
 import numpy as np
+import pandas as pd
 
 #: Okabe & Ito (2008) colour-blind-safe qualitative palette.
 OKABE_ITO = (
@@ -52,7 +50,7 @@ MISSING_NOTE = "— : no value in this cell (it does not apply to this row, or w
 
 
 def _numeric_text(labels) -> list[float] | None:
-    """The labels as numbers when every one is a number, or a number written as text ("32", "128"), else None."""
+    """The labels as numbers when every one is a number or one written as text, else None."""
     if not all(isinstance(x, (str, int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in labels):
         return None
     try:
@@ -62,12 +60,8 @@ def _numeric_text(labels) -> list[float] | None:
 
 
 def reader_frame(frame):
-    """A DataFrame as a reader should see it (docs/STYLE.md; its values are never changed): headers in
-    words (``violation_rate`` → "violation rate"), text in the house style (one percent style, no
-    template plural: :func:`posgeom.wording.plain_words`), and rows whose labels are numbers (or numbers
-    written as text) in numeric order (32, 64, 128, not 128, 32, 64) when they were in text order."""
-    import pandas as pd
-
+    """A DataFrame as a reader should see it (docs/STYLE.md): headers and text in words, numeric row labels
+    in numeric order (32, 64, 128, not 128, 32, 64); its values are never changed."""
     from .wording import header_words, plain_words
 
     shown = frame.copy()
@@ -91,10 +85,7 @@ def reader_frame(frame):
 
 
 def _index_words(index):
-    """``index`` with its field names as words (:func:`posgeom.wording.label_words`; ``mds_rank3`` → "MDS at
-    rank 3"), level by level; its names kept."""
-    import pandas as pd
-
+    """``index`` with its labels as words (``mds_rank3`` → "MDS at rank 3"), level by level."""
     from .wording import label_words
 
     if isinstance(index, pd.MultiIndex):
@@ -105,8 +96,6 @@ def _index_words(index):
 
 def _whole_number_formatters(frame) -> dict | None:
     """Float columns holding only whole numbers print without decimals ("5 seeds", not "5.000")."""
-    import numpy as np
-
     if not frame.columns.is_unique:
         return None
     found = {}
@@ -121,10 +110,7 @@ def _whole_number_formatters(frame) -> dict | None:
 
 
 def frame_html(frame) -> str:
-    """A DataFrame as a notebook shows it, with :data:`MISSING` for NaN and :data:`MISSING_NOTE` under
-    it when it has such cells. A subclass with its own ``_repr_html_`` keeps its own display."""
-    import pandas as pd
-
+    """A DataFrame as a notebook shows it, with :data:`MISSING` for NaN and :data:`MISSING_NOTE` under it."""
     if type(frame)._repr_html_ is not pd.DataFrame._repr_html_:
         return frame._repr_html_()
     shown = reader_frame(frame)
@@ -138,12 +124,8 @@ def frame_html(frame) -> str:
 
 
 def styler_html(styler) -> str:
-    """A pandas Styler as the book shows it (docs/STYLE.md, rules 9 and 13): its headers and its row labels in
-    words (:func:`posgeom.wording.header_words`, :func:`posgeom.wording.label_words`) and its integer columns without decimals, whatever format the
-    chapter gave the whole table ("seeds 5", not "seeds 5.000"); every other cell as the chapter
-    formatted it."""
-    import pandas as pd
-
+    """A pandas Styler as the book shows it (docs/STYLE.md, rules 9 and 13): headers and row labels in words,
+    integer columns without decimals; every other cell as the chapter formatted it."""
     from .wording import header_words, label_words
 
     data = styler.data
@@ -156,7 +138,6 @@ def styler_html(styler) -> str:
             styler.format_index(words, axis="columns", level=level)
     else:
         styler.format_index(words, axis="columns")
-    # the rows' labels too: a field name there (``mds_rank3``) reads as words ("MDS at rank 3")
     for level in range(data.index.nlevels):
         styler.format_index(label_words, axis="index", level=level)
     if data.columns.is_unique:
@@ -167,12 +148,8 @@ def styler_html(styler) -> str:
 
 
 def use_book_style() -> None:
-    """Apply the book's style globally (chapters call this once at the top): the matplotlib style and,
-    in a notebook, tables that show :data:`MISSING` for a missing value (:func:`frame_html`; a pandas
-    Styler gets it as its default ``na_rep``) with headers in words and integers without decimals
-    (:func:`frame_html`, :func:`styler_html`)."""
-    import pandas as pd
-
+    """Apply the book's style globally: matplotlib's and, in a notebook, :func:`frame_html` and
+    :func:`styler_html` for tables."""
     mpl.rcParams.update(BOOK_RC)
     pd.set_option("styler.format.na_rep", MISSING)
     try:
@@ -201,13 +178,10 @@ def seed_band(ax, x, Y, *, color, label: str, ls: str = "-", lw: float = 2.0):
     ----------
     ax : matplotlib Axes
     x : array-like of shape (t,)
-        The common abscissa (training steps).
     Y : array-like of shape (n_seeds, t)
-        One row per seed.
     color, label, ls, lw
-        Line colour (from :data:`OKABE_ITO`), legend label, line style and width.
+        Line colour, legend label, line style and width.
     """
-    import pandas as pd
     import seaborn as sns
 
     Y = np.asarray(Y, dtype=float)
@@ -226,11 +200,7 @@ def heatmap(ax, matrix, *, title: str, label: str, xlabel: str = "position j", y
             cmap: str = SEQUENTIAL_CMAP, vmin=None, vmax=None):
     """Draw an ``(n, m)`` matrix with a labelled colour bar; returns the image.
 
-    Parameters
-    ----------
-    ax : matplotlib Axes to draw on.
-    matrix : array of shape (n, m).
-    title, label : the axes title and the colour-bar label (say the units).
+    ``label`` is the colour bar's (say the units).
     """
     matrix = np.asarray(matrix)
     if matrix.ndim != 2:

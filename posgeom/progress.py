@@ -1,10 +1,5 @@
-"""Progress bars for long work, in one place.
-
-``tqdm(...)`` here is :func:`tqdm.auto.tqdm` (a widget in Jupyter when ipywidgets is installed, a
-text bar otherwise — without tqdm's "IProgress not found" warning), switched off when the
-environment variable ``POSGEOM_PROGRESS`` is ``0``. The book's build sets it to ``0``: a static
-page has no use for a progress bar that has already finished.
-"""
+"""Progress bars: ``tqdm.auto.tqdm`` without its "IProgress not found" warning, off when ``POSGEOM_PROGRESS=0``
+(as the book's build sets it: a static page has no use for a finished bar)."""
 
 from __future__ import annotations
 
@@ -13,9 +8,7 @@ import warnings
 
 from tqdm import TqdmWarning
 
-# tqdm.auto warns "IProgress not found" when it is first imported in Jupyter without ipywidgets,
-# then falls back to a text bar. Import it once here, quietly; later imports (ours, or those of
-# datasets / transformers) reuse the module and do not warn again.
+# tqdm.auto warns once, at its first import in Jupyter without ipywidgets: import it here, quietly.
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", TqdmWarning)
     from tqdm.auto import tqdm as _auto_tqdm

@@ -1,17 +1,12 @@
 """The paper's claims and the "Paper vs this book" tables of the chapters.
 
-Every chapter ends its checks with a table comparing the paper's number with ours. This module
-holds the paper's side (:data:`PAPER_CLAIMS`, from the paper and the book's reading of it) and
-builds the table from rows whose "ours" values were computed in the chapter — never typed by hand.
-
-``comparison_table(rows, chapter="<slug>", settings=settings)`` also records the rows in the results
-registry (``record_comparison``): experiment ``"claims"``, parameters ``{"chapter": slug}``, at the
-chapter's scale. The summary page (``posgeom.summary``) and ``posgeom reproduce`` read these records.
+A chapter's table compares the paper's side (:data:`PAPER_CLAIMS`) with rows computed in the chapter, never
+typed by hand; ``comparison_table(rows, chapter=...)`` also records them in the registry (experiment
+``"claims"``) for the summary page and ``posgeom reproduce``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import html
 import math
 import re
@@ -21,15 +16,13 @@ from typing import Iterable
 
 import pandas as pd
 
-from .config import Settings, checkout_root, get_settings, resolve_device
+from .config import Settings, checkout_root, resolve_device, settings_or_default
 from .codekey import notebook_modules
 from .plotting import MISSING
-from .registry import Registry, Result
+from .registry import NeedsGPU, Registry, Result
+from .storage import sha256_file
 from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, STATED_CONDITIONS, VERDICTS, Decision, changed_conditions, scale_label
 from .wording import clauses, common_clauses, plain_words, top_level_cuts
-
-# VERDICTS, INCONCLUSIVE and BY_CONSTRUCTION live with the decision rules (posgeom.verdicts); they are
-# re-exported here for the pages and the summary that read recorded rows.
 
 
 @dataclass(frozen=True)
@@ -79,32 +72,16 @@ PAPER_CLAIMS: dict[str, Claim] = {c.id: c for c in [
 class ComparisonRow:
     """One row of a "Paper vs this book" table.
 
-    ``ours`` is the value the chapter computed (formatted by the chapter); ``scale``, ``model``,
-    ``corpus`` and ``options`` say what produced it; ``decision`` is what the check's decision rule
-    (:mod:`posgeom.verdicts`) returned from the check's numbers: the verdict, the sentence that explains
-    it and, for "inconclusive here", the run that would decide. A row never takes a verdict typed by
-    hand.
-
-    ``scale`` is the scale the chapter ran at; the row shows the label of what ran
-    (:func:`posgeom.verdicts.scale_label`): a ``"paper"`` row whose ``model`` names a trained model smaller
-    than BERT-base becomes :data:`posgeom.verdicts.SMALL_MODEL_SCALE`.
+    ``ours`` is the value the chapter computed; ``scale``, ``model``, ``corpus`` and ``options`` say what
+    produced it; ``decision`` is what the check's rule (:mod:`posgeom.verdicts`) returned, never typed by hand.
+    ``scale`` is relabelled by :func:`posgeom.verdicts.scale_label` (a paper run on a small model says so).
 
     ``conditions`` declares the values the check used for the settings its claim states
-    (:data:`posgeom.verdicts.STATED_CONDITIONS`; a setting not declared keeps the stated value), and
-    ``changed`` follows from them by the one criterion (:func:`posgeom.verdicts.changed_conditions`): what the
-    check changes from the claim's own conditions, empty when it tests the claim as stated. It is never
-    typed by hand. The summary's bottom line never lets a check with ``changed`` decide its claim.
-
-    ``premise`` names the step of the paper's argument the row checks when it is not the claim's statement
-    itself (C7's "SST-2's statistics are shift-equivariant"): the row is shown beside the claim as context and
-    never decides its bottom line.
-
-    ``paper`` is the paper's value for this check (default: the claim's, :data:`PAPER_CLAIMS`); it is
-    never a value of ours.
-
-    ``pending`` (with ``decision`` None) is a check that waits for GPU work this run could not do: what it
-    waits for (:class:`posgeom.registry.NeedsGPU`'s ``detail``); its verdict reads :data:`NEEDS_GPU`, never a
-    verdict, and its reason is ``pending`` (:func:`decided_rows` makes such rows).
+    (:data:`posgeom.verdicts.STATED_CONDITIONS`); ``changed`` follows from them
+    (:func:`posgeom.verdicts.changed_conditions`), and a check with ``changed`` never decides its claim's
+    bottom line. Neither does a ``premise`` row (a step of the paper's argument, shown as context).
+    ``paper`` defaults to the claim's value. ``pending`` (with ``decision`` None) says what GPU work the check
+    waits for; its verdict reads :data:`NEEDS_GPU`.
     """
 
     claim: str
@@ -156,20 +133,12 @@ class ComparisonRow:
 
 
 def decided_rows(builders, settings: Settings | None = None) -> list[ComparisonRow]:
-    """A chapter's "Paper vs this book" rows, each decided on its own: ``builders`` is a sequence of
-    ``(claim, build)``, ``build()`` returning one :class:`ComparisonRow` or a list of them.
+    """A chapter's rows from ``(claim, build)`` pairs, ``build()`` returning one :class:`ComparisonRow` or a list.
 
-    A check whose numbers wait for GPU work (``build`` raised :class:`posgeom.registry.NeedsGPU`: a run
-    of ``posgeom reproduce --scale paper --cpu-parts``) becomes a row of that claim saying what it needs and
-    about how many GPU-minutes, while the checks the CPU could decide keep their verdicts.
-
-    Returns
-    -------
-    list of ComparisonRow
+    A ``build`` that raises :class:`posgeom.registry.NeedsGPU` becomes a pending row of its claim, while the
+    checks the CPU could decide keep their verdicts.
     """
-    from .registry import NeedsGPU
-
-    scale = (settings if settings is not None else get_settings()).scale
+    scale = settings_or_default(settings).scale
     rows: list[ComparisonRow] = []
     for claim, build in builders:
         try:
@@ -187,12 +156,7 @@ def verdict_text(verdict: str, why: str = "", would_decide: str = "") -> str:
     return text + (f"; would decide: {would_decide}" if would_decide else "")
 
 
-# --------------------------------------------------------------------------------------------
-# How a verdict looks: a word and a mark (and, on the site, a colour from its CSS class)
-# --------------------------------------------------------------------------------------------
-
-#: The mark shown before each verdict, so a verdict never relies on colour alone. A verdict not
-#: listed here (one added to :data:`VERDICTS` later) shows :data:`OTHER_VERDICT_MARK`.
+#: The mark shown before each verdict, so a verdict never relies on colour alone.
 VERDICT_MARKS = {
     "reproduced": "✓",
     "depends on an unstated choice": "◐",
@@ -207,12 +171,7 @@ VERDICT_CLASS = "posgeom-verdict"
 
 
 def verdict_slug(verdict: str) -> str:
-    """The CSS class of a verdict: ``"posgeom-verdict-"`` and the verdict in lower case, words joined by
-    hyphens (``"not reproduced"`` → ``"posgeom-verdict-not-reproduced"``).
-
-    Every verdict, including one added later, gets a class; the book's stylesheet colours the known
-    ones and gives any other the neutral look of :data:`VERDICT_CLASS`.
-    """
+    """The CSS class of a verdict (``"not reproduced"`` → ``"posgeom-verdict-not-reproduced"``)."""
     words = re.findall(r"[a-z0-9]+", str(verdict).lower())
     return f"{VERDICT_CLASS}-" + ("-".join(words) or "none")
 
@@ -223,11 +182,7 @@ def verdict_mark(verdict: str) -> str:
 
 
 def split_verdict(text: str) -> tuple[str, str]:
-    """Split a table's verdict text (:func:`verdict_text`) into the verdict and what follows it.
-
-    The longest verdict of :data:`VERDICTS` the text starts with is the verdict; a text starting with
-    none of them is split at its first ``" — "``.
-    """
+    """Split a table's verdict text (:func:`verdict_text`) into the verdict and what follows it."""
     text = str(text)
     for verdict in sorted(VERDICTS, key=len, reverse=True):
         if text == verdict or text.startswith(verdict + " — ") or text.startswith(verdict + "; "):
@@ -253,11 +208,9 @@ def verdict_html(verdict: str, rest: str = "") -> str:
 
 
 def html_table(headers: list[str], rows: list[list[str]], *, css_class: str, index_header: bool = True) -> str:
-    """A table of HTML cells that reads on any screen: every cell carries its column's name in
-    ``data-label`` (the book's stylesheet stacks a row's cells under these labels on a phone).
+    """A table of escaped HTML cells, each labelled with its column (``data-label``) for a phone's layout.
 
-    ``rows`` hold HTML already escaped; with ``index_header`` the first cell of a row is its header
-    (``<th scope="row">``).
+    With ``index_header`` the first cell of a row is its header.
     """
     head = "".join(f'<th scope="col">{html.escape(h, quote=False)}</th>' for h in headers)
     body = []
@@ -317,30 +270,20 @@ def chapter_notebook(chapter: str, notebooks_dir: str | Path | None = None) -> P
 
 
 def notebook_sha256(chapter: str, notebooks_dir: str | Path | None = None) -> str | None:
-    """SHA-256 of the chapter's notebook (:func:`chapter_notebook`), or None.
-
-    Recorded with a chapter's claims so that a later change of the notebook shows its records as stale.
-    """
+    """SHA-256 of the chapter's notebook, or None (a later change of it shows the claims as stale)."""
     path = chapter_notebook(chapter, notebooks_dir)
-    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+    return None if path is None else sha256_file(path)
 
 
 def chapter_modules(chapter: str, notebooks_dir: str | Path | None = None) -> tuple[str, ...] | None:
-    """The posgeom modules the chapter's notebook imports: the code key of its claims.
-
-    None when the notebook is not found or imports no posgeom module; the registry then keys the
-    claims to the whole package (what cannot be traced is hashed whole).
-    """
+    """The posgeom modules the chapter's notebook imports (the code key of its claims), or None for the package."""
     path = chapter_notebook(chapter, notebooks_dir)
     modules = notebook_modules(path.read_text(encoding="utf-8")) if path is not None else ()
     return modules or None
 
 
 def row_record(row: ComparisonRow) -> dict:
-    """All fields of a row as plain data, with ``paper`` filled in from :data:`PAPER_CLAIMS` when not given
-    (a pending row: verdict :data:`NEEDS_GPU`, ``why`` what it waits for), and the call of the rule that decided
-    it: ``rule`` (its name) and ``inputs`` (by parameter name; None for a pending row or a decision not made by a
-    rule of :mod:`posgeom.verdicts`)."""
+    """All fields of a row as plain data, ``paper`` filled in, with the ``rule`` and ``inputs`` that decided it."""
     record = asdict(row)
     record.pop("decision"), record.pop("pending")  # a pending row is its verdict (NEEDS_GPU) and why
     record.update(verdict=row.verdict, why=row.why, would_decide=row.would_decide, stand_in=row.stand_in)
@@ -353,21 +296,18 @@ def row_record(row: ComparisonRow) -> dict:
 
 
 def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Settings | None = None) -> Result:
-    """Store a chapter's "Paper vs this book" rows in the results registry and return the entry.
+    """Store a chapter's rows in the registry (experiment ``"claims"``, params ``{"chapter": chapter}``).
 
-    Experiment ``"claims"``, parameters ``{"chapter": chapter}``, at ``settings.scale``; the manifest
-    holds the seed, the device and the models named in the rows. Values: ``chapter``, ``rows`` (every
-    field of each row, the paper's value filled in) and ``notebook_sha256`` (of the chapter's notebook
-    when it is found, else None). Recording again replaces the chapter's previous entry at that scale.
+    Values: ``chapter``, ``rows`` (``row_record``) and ``notebook_sha256``; recording again replaces them.
 
     Parameters
     ----------
     chapter : str
-        The chapter's slug (its notebook's file name without ``.md``).
+        The chapter's slug.
     rows : iterable of ComparisonRow
         At least one row.
     settings : Settings, optional
-        Scale, seed, device and results folder (default :func:`posgeom.config.get_settings`).
+        Default :func:`posgeom.config.get_settings`.
 
     Returns
     -------
@@ -375,7 +315,7 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     """
     chapter = check_chapter(chapter)
     rows = _check_rows(rows)
-    settings = settings if settings is not None else get_settings()
+    settings = settings_or_default(settings)
     values = {"chapter": chapter, "rows": [row_record(r) for r in rows], "notebook_sha256": notebook_sha256(chapter)}
     # the models the decided rows used (a row waiting for a GPU used none)
     models = "; ".join(dict.fromkeys(r.model for r in rows if not r.pending)) or None
@@ -387,13 +327,8 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
 
 @dataclass(frozen=True)
 class PowerCheck:
-    """A decision taken over seeds, as its power table shows it (:func:`power_frame`).
-
-    ``claim`` and ``measure`` name it; ``interval`` is the interval over seeds its rule read (a
-    :class:`~posgeom.geometry.SeedInterval` or its stored dictionary); ``effect`` the smallest effect that
-    matters, the rule's constant in :mod:`posgeom.verdicts`; ``seconds`` the measured time of the run the
-    interval comes from (its manifest's ``runtime_s``; None when not recorded).
-    """
+    """A decision taken over seeds, for :func:`power_frame`: the ``interval`` its rule read, the smallest
+    ``effect`` that matters and the measured ``seconds`` of its run (None when not recorded)."""
 
     claim: str
     measure: str
@@ -403,14 +338,8 @@ class PowerCheck:
 
 
 def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
-    """The design of each decision over seeds: seeds and their sd, the smallest effect that matters, the
-    power of the run for it, the seeds that reach 80 % (``posgeom.geometry.intervals.TARGET_POWER``), and what that
-    design would cost on this machine (the measured run's time, scaled by seeds needed over seeds run).
-
-    Returns
-    -------
-    DataFrame indexed by claim and measure.
-    """
+    """The design of each decision over seeds: seeds, sd, smallest effect, power, the seeds that reach the
+    target power and what that design would cost here; a DataFrame indexed by claim and measure."""
     from .geometry.intervals import TARGET_POWER, seed_design
     from .timings import format_duration
 
@@ -436,12 +365,7 @@ _SETTING_COLUMNS = ("scale", "model", "corpus", "options")
 
 
 class ComparisonTable(pd.DataFrame):
-    """A DataFrame whose notebook display shows every cell in full (pandas cuts cells at 50
-    characters by default, which would hide most of a verdict's reason).
-
-    In a notebook it shows as :func:`comparison_html`: the verdict second, with its mark and class,
-    the setting (scale, model, corpus, options) in one cell, every cell labelled for a phone.
-    """
+    """A DataFrame shown in full (pandas cuts cells at 50 characters) and, in a notebook, as :func:`comparison_html`."""
 
     @property
     def _constructor(self):
@@ -458,14 +382,12 @@ class ComparisonTable(pd.DataFrame):
             return super().__repr__()
 
 
-#: The words a table cell shows before the rest of it is folded under "more" (docs/STYLE.md: a cell holds
-#: at most about 40 words; the folded rest is one click away, never cut).
+#: The words a table cell shows before the rest is folded under "more" (docs/STYLE.md).
 CELL_WORDS = 40
 
 
 def budget_html(value, words: int = CELL_WORDS) -> str:
-    """A cell's text (:func:`posgeom.wording.plain_words`, escaped): up to ``words`` words shown, cut at a
-    clause outside brackets, the rest folded under "more" (a ``<details>`` element)."""
+    """A cell's text in words, escaped: up to ``words`` words, cut at a clause, the rest folded under "more"."""
     if is_missing(value) or str(value) == "":
         return MISSING
     text = plain_words(str(value))
@@ -481,11 +403,7 @@ def budget_html(value, words: int = CELL_WORDS) -> str:
 def comparison_html(table: pd.DataFrame) -> str:
     """A "Paper vs this book" table (columns :data:`COMPARISON_COLUMNS`, index the claim) as HTML.
 
-    Columns: claim, verdict (mark, word, then why), paper, this book, and the setting where the rows
-    differ: a setting every row shares (the scale, the model, the corpus, the options) is said once
-    above the table. Text is worded for a reader (``posgeom.wording.plain_words``) and a long cell
-    shows :data:`CELL_WORDS` words with the rest under "more" (:func:`posgeom.report.budget_html`). An
-    empty cell shows :data:`MISSING`.
+    A setting every row shares is said once above the table; the others go in one "Setting" cell per row.
     """
     missing = [c for c in COMPARISON_COLUMNS if c not in table.columns]
     if missing:
@@ -520,13 +438,9 @@ def comparison_html(table: pd.DataFrame) -> str:
 
 def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = None,
                      settings: Settings | None = None) -> pd.DataFrame:
-    """The "Paper vs this book" table: one row per check of a claim by the chapter.
+    """The "Paper vs this book" table, one row per check; a claim's further checks read ``"C7 (check 2)"``.
 
-    A claim's statement is written out on its first row only; its further checks read
-    ``"C7 (check 2)"``, so a claim checked several ways does not repeat its text in every row.
-
-    With ``chapter`` (the notebook's slug) the rows are also recorded in the registry
-    (``record_comparison``, at ``settings.scale``), for the summary page and ``posgeom reproduce``.
+    With ``chapter`` (the notebook's slug) the rows are also recorded (``record_comparison``).
     """
     rows = _check_rows(rows)
     if chapter is None and settings is not None:

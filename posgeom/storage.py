@@ -1,20 +1,10 @@
-"""Durable file writes shared by the results registry and the corpora cache.
+"""Durable file writes and link-refusing reads shared by the results registry and the corpora cache.
 
-A file is written to a temporary name, flushed and ``fsync``-ed, then moved over its final name with
-``os.replace`` (atomic on POSIX and Windows), and the folder is ``fsync``-ed so that the rename itself
-survives a power cut. Files and folders get the permissions the umask allows (``0o666 & ~umask`` and
-``0o777 & ~umask``, as ``open`` and ``mkdir`` give them), not the owner-only ones of ``tempfile``, so that a
-results folder or a cache on shared storage can be read by a team whose umask says so
-(:func:`file_mode`, :func:`folder_mode`, :func:`make_temp_folder`). :func:`fault_point` marks each step of such a write; the fault-injection tests set
-:data:`FAULT_ENV` to a step's name and the process kills itself (``SIGKILL``) there, which proves that a
-write interrupted at any step leaves the previous complete content or the new complete content.
-
-Symbolic links are never followed out of a store (git stores links, so a committed results folder or a
-shared cache can hold one): :func:`symlinks_below` finds them without following any, :func:`read_nofollow`
-and :class:`FolderLock` open a file only when its own name is no link (``O_NOFOLLOW`` where the platform has
-it, after an ``lstat`` check), and :func:`remove_tree` refuses a linked folder and unlinks the links inside
-one instead of descending through them. :func:`deferred_writes` holds back the durable writes under a
-folder (a cache) until a command has succeeded, so that a command that fails writes nothing there.
+A file is written to a temporary name, fsynced, moved over its final name with ``os.replace`` and its folder
+fsynced, so an interrupted write leaves the old or the new content (:func:`fault_point` marks each step for the
+fault-injection tests). New files and folders get the umask's permissions, not ``tempfile``'s owner-only ones,
+so a shared results folder or cache stays readable by a team. Symbolic links are never followed out of a store:
+git stores links, so a committed results folder or a shared cache can hold one.
 """
 
 from __future__ import annotations
@@ -30,6 +20,7 @@ import stat
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -75,8 +66,7 @@ def folder_mode() -> int:
 
 
 def make_temp_folder(parent: str | os.PathLike, prefix: str) -> Path:
-    """A new uniquely named folder in ``parent`` with the umask's permissions (``tempfile.mkdtemp`` makes
-    it owner-only, 0700, whatever the umask)."""
+    """A new uniquely named folder in ``parent`` with the umask's permissions (``mkdtemp`` gives 0700)."""
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     os.chmod(folder, folder_mode())
     return folder
@@ -146,10 +136,7 @@ def is_symlink(path: str | os.PathLike) -> bool:
 
 
 def symlinks_below(root: str | os.PathLike) -> list[Path]:
-    """Every symbolic link inside the folder ``root`` (at any depth, hidden names included), in path order.
-
-    No link is followed: a linked folder is listed, not entered. ``root`` itself is not examined (a
-    results folder or cache reached through a link of the user's own is theirs to choose)."""
+    """Every symbolic link at any depth inside ``root`` (not ``root`` itself), in path order, none followed."""
     found = []
 
     def walk(folder: str) -> None:
@@ -169,16 +156,7 @@ def symlinks_below(root: str | os.PathLike) -> list[Path]:
 
 
 def read_nofollow(path: str | os.PathLike) -> bytes:
-    """The bytes of the regular file ``path``, opened only when ``path`` is no symbolic link.
-
-    Raises
-    ------
-    SymlinkError
-        ``path`` is a link (refused by ``O_NOFOLLOW`` in the open itself, so a link planted after any
-        check is refused too).
-    FileNotFoundError, IsADirectoryError, OSError
-        As ``open`` (a folder or another kind of file is refused as :class:`IsADirectoryError` / ``OSError``).
-    """
+    """The bytes of the regular file ``path``; a link is refused (``O_NOFOLLOW``) with :class:`SymlinkError`."""
     if not _O_NOFOLLOW and is_symlink(path):
         raise SymlinkError(path)
     try:
@@ -197,10 +175,7 @@ def read_nofollow(path: str | os.PathLike) -> bytes:
 
 
 def remove_tree(path: str | os.PathLike) -> None:
-    """Delete the folder ``path`` and everything in it, never through a symbolic link: a linked ``path`` is
-    refused (:class:`SymlinkError`) and a link inside it is removed itself, never entered (``shutil.rmtree``
-    opens each folder relative to its parent's descriptor where the platform allows, so a link planted
-    meanwhile is not followed either)."""
+    """Delete the folder ``path``: a linked ``path`` is refused, a link inside it is removed, never entered."""
     if is_symlink(path):
         raise SymlinkError(path)
     shutil.rmtree(path)
@@ -211,19 +186,11 @@ class LockTimeout(TimeoutError):
 
 
 class FolderLock:
-    """An exclusive, cross-process lock held on the file ``path`` (created when absent), never through a link.
+    """An exclusive cross-process lock on the file ``path`` (``flock``, as ``filelock`` on POSIX), never via a link.
 
-    The lock file is opened with ``O_NOFOLLOW`` and locked with ``flock`` (as ``filelock`` does on POSIX,
-    so both exclude each other); ``filelock`` elsewhere, after an ``lstat`` check. Once locked, the file
-    must still be the one at ``path``: a process that removed it meanwhile (``results check`` removes
-    the folder of an interrupted first write) makes the waiter lock the new file instead.
-
-    Raises
-    ------
-    SymlinkError
-        ``path`` is a symbolic link (no file anywhere is opened, truncated or changed).
-    LockTimeout
-        Not acquired within ``timeout`` seconds.
+    Once locked, the file must still be the one at ``path``: when another process removed it meanwhile
+    (``results check`` sweeps an interrupted first write), the waiter locks the new one. Raises
+    :class:`SymlinkError` for a linked ``path`` and ``LockTimeout`` after ``timeout`` seconds.
     """
 
     def __init__(self, path: str | os.PathLike, timeout: float):
@@ -299,7 +266,7 @@ _DEFERRED_LOCK = threading.Lock()
 
 
 def _held_for(path: Path) -> dict | None:
-    """The dictionary holding back writes to ``path``, or None when its writes are made at once."""
+    """The held writes covering ``path``, or None."""
     with _DEFERRED_LOCK:
         frames = list(_DEFERRED)
     target = os.path.abspath(path)
@@ -311,11 +278,9 @@ def _held_for(path: Path) -> dict | None:
 
 @contextlib.contextmanager
 def deferred_writes(root: str | os.PathLike):
-    """Hold back every :func:`write_durably` under the folder ``root`` (in this process) until the block ends.
+    """Hold back every :func:`write_durably` under ``root`` until the block ends; make them only if it succeeds.
 
-    When the block ends normally the held writes are made (the last one per file; a write that fails
-    is given up with one warning line, as a cache does); when it raises, none is. A command that counts
-    a corpus and then refuses its options (or its corpus) thus leaves no cache entry behind.
+    A held write that then fails is given up with a warning, as a cache does.
     """
     held: dict[Path, bytes] = {}
     frame = (os.path.abspath(root), held)
@@ -326,8 +291,6 @@ def deferred_writes(root: str | os.PathLike):
     finally:
         with _DEFERRED_LOCK:
             _DEFERRED.remove(frame)
-    import warnings
-
     for path, data in held.items():  # reached only when the block succeeded
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -337,15 +300,11 @@ def deferred_writes(root: str | os.PathLike):
 
 
 def write_durably(path: str | os.PathLike, data: bytes, *, fault: str | None = None) -> None:
-    """Write ``data`` to ``path`` atomically and durably (temporary file, fsync, ``os.replace``, fsync folder).
+    """Write ``data`` to ``path`` atomically and durably, through ``.<name>.<random>.tmp`` beside it.
 
-    The temporary file is ``.<name>.<random>.tmp`` beside ``path``; the file gets the umask's permissions
-    (:func:`file_mode`). ``fault`` is the prefix of the steps
-    :func:`fault_point` marks: ``<fault>:partial`` (half the temporary file written) and ``<fault>:written``
-    (the temporary file complete, not yet renamed). The temporary name is created exclusively
-    (``O_EXCL``: a link planted there is refused, never followed) and ``os.replace`` replaces a link at
-    ``path`` itself, never what it points to. Inside :func:`deferred_writes` for a folder holding ``path``
-    the write is held back until that block succeeds.
+    ``fault`` prefixes the steps :func:`fault_point` marks: ``<fault>:partial`` (half the temporary file
+    written) and ``<fault>:written`` (complete, not yet renamed). Neither the temporary name (``O_EXCL``)
+    nor a link at ``path`` (replaced itself) is followed.
     """
     path = Path(path)
     held = _held_for(path)
@@ -379,12 +338,7 @@ _MAX_DEFLATE_RATIO = 1032
 
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
-    """One ``.npy`` member, its header checked against the member's size before anything is allocated.
-
-    The sizes a zip directory declares are checked too: a member's stored bytes lie inside the archive,
-    an uncompressed member holds as many bytes as it stores, and a compressed one cannot expand beyond
-    what deflate allows. So the one buffer allocated is at most ``_MAX_DEFLATE_RATIO`` times the file.
-    """
+    """One ``.npy`` member, its header and zip sizes checked against its bytes before anything is allocated."""
     import numpy as np
     from numpy.lib import format as npy
 
@@ -428,11 +382,9 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
 def read_npz(raw: bytes) -> dict:
     """The arrays of an ``.npz`` file's bytes, read without trusting what its headers declare.
 
-    ``numpy.load`` allocates each array at the shape its header declares before reading it, so a crafted
-    file of a few hundred bytes can ask for terabytes before any digest is checked. Here every member's
-    declared shape must match the bytes the member holds (and a compressed member cannot claim more
-    than deflate can expand to), so memory stays proportional to the file's size; object arrays are
-    refused (as ``allow_pickle=False``). Each array is read into its own buffer (writeable, no copy).
+    ``numpy.load`` allocates the shape a header declares, so a crafted file of a few hundred bytes could ask
+    for terabytes; here each declared shape must match the member's bytes, so memory stays proportional to
+    the file. Object arrays are refused.
 
     Parameters
     ----------
@@ -447,8 +399,7 @@ def read_npz(raw: bytes) -> dict:
     Raises
     ------
     ValueError
-        Whatever the damage (not a zip archive, a member that is not ``.npy``, a header that does not
-        match its data, a CRC or decompression error, a truncated member), with the reason.
+        Whatever the damage, with the reason.
     """
     if not raw.startswith(b"PK"):
         raise ValueError("not an .npz file (it does not start as a zip archive does)")

@@ -1,34 +1,26 @@
-"""The chapters' measured times, as the book's build recorded them (one source for every page).
+"""The chapters' measured times, as the book's cold build recorded them (one source for every page).
 
-``benchmarks/bench_book_build.py --write-times`` (or ``benchmarks/chapter_times.py``) writes
-:data:`CHAPTER_TIMES_FILE` from a cold build of a fresh clone: each chapter's time from its jupyter-cache
-and the wall time of the whole book command (:data:`BOOK_BUILD`). The book's extension turns it into the
-MyST substitutions ``{{ time_<chapter> }}``, ``{{ memory_<chapter> }}`` and ``{{ time_book_build }}``
-(:func:`posgeom.reproduce.chapter_time_substitutions`), and the exported notebooks
-(:mod:`posgeom.notebooks`) write the same words.
+``benchmarks/chapter_times.py`` writes :data:`CHAPTER_TIMES_FILE`; the book turns it into the substitutions
+``{{ time_<chapter> }}``, ``{{ memory_<chapter> }}`` and ``{{ time_book_build }}``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .config import checkout_root
 
-#: The measured time of each chapter, relative to the checkout: written by
-#: ``benchmarks/chapter_times.py`` from a cold build's jupyter-cache, committed with the book.
+#: The measured time of each chapter, relative to the checkout.
 CHAPTER_TIMES_FILE = "book/chapter-times.json"
-#: The key under which :func:`chapter_times` gives the wall time of the whole cold build (the book command
-#: from a fresh clone, environment made, nothing cached: chapters side by side, then the strict Sphinx build);
-#: its substitution is ``{{ time_book_build }}``.
+#: The key under which :func:`chapter_times` gives the wall time of the whole cold build from a fresh clone.
 BOOK_BUILD = "book-build"
 #: What a page says for a chapter the file does not hold.
 NOT_MEASURED = "not measured yet"
 
 
 def _times_file(root: str | Path | None) -> tuple[Path | None, dict]:
-    """:data:`CHAPTER_TIMES_FILE` of the checkout ``root`` (default: ours) and its JSON; (None, {}) without one."""
-    import json
-
+    """:data:`CHAPTER_TIMES_FILE` of the checkout ``root`` and its JSON; (None, {}) without one."""
     root = Path(root) if root is not None else checkout_root()
     path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
     if path is None or not path.is_file():
@@ -37,10 +29,9 @@ def _times_file(root: str | Path | None) -> tuple[Path | None, dict]:
 
 
 def chapter_times(root: str | Path | None = None) -> dict[str, float]:
-    """Seconds of a cold run of each chapter at ``quick``, by chapter slug (:data:`CHAPTER_TIMES_FILE`),
-    and under :data:`BOOK_BUILD` the wall time of the whole cold build when the file records it.
+    """Seconds of a cold run of each chapter at ``quick`` by slug, and the whole build under :data:`BOOK_BUILD`.
 
-    Empty when the file is absent (a checkout that has not measured its build).
+    Empty when the file is absent.
     """
     path, data = _times_file(root)
     if path is None:
@@ -60,8 +51,7 @@ def chapter_times(root: str | Path | None = None) -> dict[str, float]:
 
 
 def chapter_memory(root: str | Path | None = None) -> dict[str, float]:
-    """Peak resident memory (GB) of each chapter's kernel in the same cold build as :func:`chapter_times`,
-    by chapter slug (``peak_memory_gb`` of :data:`CHAPTER_TIMES_FILE`); empty when not measured."""
+    """Peak resident memory (GB) of each chapter's kernel in the same build, by slug; empty when not measured."""
     path, data = _times_file(root)
     if path is None:
         return {}
@@ -81,10 +71,8 @@ def format_duration(seconds: float | None) -> str:
     return f"{seconds / 60:.1f} min"
 
 
-
 def time_substitution(key: str, times: dict[str, float], memory: dict[str, float] | None = None) -> str | None:
-    """The text of the substitution ``time_<chapter>`` (hyphens as underscores) from ``times``, or of
-    ``memory_<chapter>`` (the peak memory of the same run) from ``memory``; None for a key that is neither."""
+    """The text of the substitution ``time_<chapter>`` or ``memory_<chapter>``; None for any other key."""
     if key.startswith("time_"):
         return format_duration(times.get(key[len("time_"):].replace("_", "-")))
     if key.startswith("memory_") and memory is not None:

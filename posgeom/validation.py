@@ -1,10 +1,7 @@
 """The one set of input validators, shared by every layer (it imports nothing but NumPy).
 
-Every check takes the value first and its name second (``check_int(x, "n", 1)``), then its limits.
-
-Every public function of posgeom validates what it is given with these and fails with a one-line
-message that names the problem and says how to fix it; nothing is silently dropped, clipped or
-symmetrised.
+Every check takes the value, its name, then its limits (``check_int(x, "n", 1)``), and fails with a one-line
+message that names the problem and says how to fix it; nothing is silently dropped, clipped or symmetrised.
 """
 
 from __future__ import annotations
@@ -19,8 +16,7 @@ SYM_RTOL = 1e-10
 
 
 def as_float_matrix(x, name: str) -> np.ndarray:
-    """``x`` as a finite 2-D float64 array, or a ``ValueError`` naming ``name`` (a ``TypeError`` for complex
-    input, whose imaginary part would otherwise be dropped silently)."""
+    """``x`` as a finite 2-D float64 array, or a ``ValueError`` naming ``name`` (``TypeError`` if complex)."""
     reject_complex(x, name)
     try:
         arr = np.asarray(x, dtype=np.float64)
@@ -142,8 +138,7 @@ def check_rng(seed) -> np.random.Generator:
 
 
 def as_square_matrix(x, name: str = "D", *, min_n: int = 1) -> np.ndarray:
-    """``x`` as a finite square (n, n) float64 array with n >= ``min_n`` (any sign, not necessarily
-    symmetric), or a ``ValueError`` naming ``name``."""
+    """``x`` as a finite square (n, n) float64 array with n >= ``min_n`` (any sign, any symmetry)."""
     arr = as_float_matrix(x, name)
     if arr.shape[0] != arr.shape[1] or arr.shape[0] < min_n:
         raise ValueError(f"{name} must be a square (n, n) matrix with n >= {min_n}; got shape {arr.shape}")
@@ -168,16 +163,14 @@ def _int_range(lo: int, hi: int | None) -> str:
 
 
 def check_int(x, name: str, lo: int, hi: int | None = None) -> int:
-    """``x`` as an ``int`` in ``[lo, hi]`` (``hi`` None: no upper bound), or a ``ValueError`` naming ``name``;
-    ``bool`` is not an integer here."""
+    """``x`` as an ``int`` (not a ``bool``) in ``[lo, hi]`` (``hi`` None: unbounded), or a ``ValueError``."""
     if not _int_in(x, lo, hi):
         raise ValueError(f"{name} must be an integer {_int_range(lo, hi)}; got {x!r}")
     return int(x)
 
 
 def check_optional_int(x, name: str, lo: int, hi: int | None = None, *, none: str = "") -> int | None:
-    """None, or ``x`` as an ``int`` in ``[lo, hi]`` as :func:`check_int`; the message says that None is allowed
-    too, and what it means (``none``: ``"n_threads must be an integer >= 1 or None (all cores); got 0"``)."""
+    """None, or ``x`` as :func:`check_int` gives it; the message says what None means (``none``)."""
     if x is None:
         return None
     if not _int_in(x, lo, hi):
@@ -187,8 +180,7 @@ def check_optional_int(x, name: str, lo: int, hi: int | None = None, *, none: st
 
 
 def check_real(x, name: str, lo: float, hi: float | None = None, *, open_lo: bool = False) -> float:
-    """``x`` as a finite ``float`` with ``lo <= x`` (``lo < x`` when ``open_lo``) and ``x <= hi`` (``hi`` None:
-    no upper bound), or a ``ValueError`` naming ``name`` and the range; ``bool`` and text are not numbers here."""
+    """``x`` as a finite ``float`` in ``[lo, hi]`` (``lo`` excluded when ``open_lo``), or a ``ValueError``."""
     rng = f"{'>' if open_lo else '>='} {lo:g}" + ("" if hi is None else f" and <= {hi:g}")
     message = f"{name} must be a finite number {rng}; got {x!r}"
     if isinstance(x, (bool, str, bytes)):
@@ -203,17 +195,14 @@ def check_real(x, name: str, lo: float, hi: float | None = None, *, open_lo: boo
 
 
 def check_choice(value, name: str, choices, *, plural: str | None = None):
-    """``value`` when it is one of ``choices``, else a ``ValueError`` that names ``name`` and lists the choices
-    (``"unknown corpus 'wiki'; valid corpora are drift, stationary, sst2, imdb"``; ``plural`` defaults to
-    ``name + "s"``)."""
+    """``value`` when it is one of ``choices``, else a ``ValueError`` listing them (``plural``: ``name + "s"``)."""
     if value not in choices:
         raise ValueError(f"unknown {name} {value!r}; valid {plural or name + 's'} are {', '.join(map(str, choices))}")
     return value
 
 
 def check_choices(values, name: str, choices, *, plural: str | None = None) -> tuple:
-    """``values`` as a tuple when every one is among ``choices``, else a ``ValueError`` that names the others and
-    lists the choices (``"unknown encodings ['wave']; valid encodings are learned, sinusoidal"``)."""
+    """``values`` as a tuple when every one is among ``choices``, else a ``ValueError`` naming the others."""
     values, plural = tuple(values), plural or name + "s"
     bad = [v for v in values if v not in choices]
     if bad:
@@ -253,23 +242,15 @@ def check_positive_float(value, name: str, hint: str = "") -> float:
 
 
 def printable(text) -> str:
-    r"""``text`` safe to print on a terminal: every control or format character written as its Python escape.
-
-    Text read from files (a counts file's metadata, a shard's name, an error naming either) may hold ANSI
-    escape sequences, carriage returns or bidirectional overrides that would recolour, move the cursor or
-    hide part of a line when printed raw; ``"\x1b[31m"`` is printed as the eight characters ``\x1b[31m``.
-    Newlines are kept (callers print several lines at once); printable non-ASCII text is kept as it is.
-    """
+    r"""``text`` safe to print on a terminal: every control or format character but newlines as its Python escape
+    (``"\x1b[31m"`` prints as ``\x1b[31m``), so text read from files cannot recolour or hide a line."""
     return "\n".join(
         "".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in str(text).split("\n")
     )
 
 
 def check_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
-    """The range ``(lo, hi)`` of a quantity as floats, None or an infinite value meaning no bound on that side.
-
-    Raises ValueError unless ``bounds`` is None or a pair with ``lo < hi``.
-    """
+    """``bounds`` as a float pair ``lo < hi`` (None: no bound on that side), or a ``ValueError``."""
     if bounds is None:
         return -np.inf, np.inf
     try:

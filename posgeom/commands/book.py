@@ -1,5 +1,4 @@
-"""``posgeom book``: the book's chapters executed in parallel into jupyter-cache, then the strict build
-(:func:`posgeom.reproduce.book.build_book`; ``bash scripts/book`` and the test command run it)."""
+"""``posgeom book``: the chapters executed in parallel into jupyter-cache, then the strict build."""
 
 from __future__ import annotations
 

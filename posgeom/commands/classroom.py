@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = ["add"]
 
 
@@ -44,8 +46,6 @@ def add(subparsers) -> None:
         return 0
 
     def run_grade(args) -> int:
-        from pathlib import Path
-
         from ..classroom.grading import grade, grade_folder, write_grades_csv
         from ..validation import printable
 

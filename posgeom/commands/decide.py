@@ -1,13 +1,9 @@
-"""``posgeom decide CLAIM --model NAME [--scale quick|paper]``: decide a check that a missing model leaves
-"inconclusive here" (C10 on BERT-base, S1 and S2 on GPT-2), on a model that can be loaded.
-
-The numbers are the chapter's, computed on that model and stored in the results registry under its name,
-and the verdict is the chapter's rule's (:func:`posgeom.decide.decide_claim`). It prints the claim, the
-model, the scale, the numbers (``ours``, then as JSON), the verdict and its reason. The command an
-"inconclusive here" row prints is :func:`posgeom.verdicts.decide_command`.
-"""
+"""``posgeom decide CLAIM --model NAME``: decide a check that a missing model leaves "inconclusive here" (C10,
+S1, S2) on a model that can be loaded, by the chapter's rule (:func:`posgeom.decide.decide_claim`)."""
 
 from __future__ import annotations
+
+import json
 
 __all__ = ["add", "build_lines"]
 
@@ -39,8 +35,6 @@ def add(subparsers) -> None:
 
 def build_lines(found) -> list[str]:
     """The lines ``posgeom decide`` prints for a :class:`posgeom.decide.ClaimDecision`."""
-    import json
-
     from ..report import PAPER_CLAIMS
 
     d = found.decision

@@ -1,27 +1,16 @@
-"""The ``posgeom diagnose`` subcommand.
-
-``posgeom diagnose --model MODEL (--corpus CORPUS | --counts FILE) [--positions N] --out DIR``
-    recognises MODEL's positional mechanism, reads its positional geometry (single tensors from the
-    safetensors files, or the config alone), counts CORPUS with the model's own tokenizer, compares the
-    model with the corpus's geometry and with the reference encodings, writes ``DIR/report.html``,
-    ``DIR/report.json`` and the figures, and prints a summary table.
-"""
+"""``posgeom diagnose``: a model's positional geometry against a corpus's, as ``report.html`` and ``report.json``."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+from ._cache import on_success
 
 __all__ = ["add"]
 
 
-def _run(args) -> int:
-    from ._cache import cache_folders, writes_only_on_success
-
-    with writes_only_on_success(cache_folders()):  # refused after counting: nothing left in the cache
-        return _diagnose(args)
-
-
+@on_success  # refused after counting: nothing left in the cache
 def _diagnose(args) -> int:
-    from pathlib import Path
-
     from ..config import get_settings
     from ..diagnose.core import corpus_statistics, diagnose, inspect_model, model_tokenizer
     from ..diagnose.report import summary_lines, write_report
@@ -99,4 +88,4 @@ def add(subparsers) -> None:
     p.add_argument("--seed", type=int, help="seed for the noise floor and synthetic corpora (default POSGEOM_SEED or 0)")
     p.add_argument("--no-layers", action="store_true", help="skip the per-layer projected stress")
     p.add_argument("--no-cache", action="store_true", help="recount the corpus instead of reading the cache")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_diagnose)

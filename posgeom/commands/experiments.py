@@ -1,11 +1,5 @@
-"""``posgeom experiments CHAPTER [--corpus ...] [--force]`` (also ``python -m posgeom.experiments
-CHAPTER``): one chapter's experiments outside the book, at the scale of ``POSGEOM_SCALE`` (``quick`` or
-``paper``), into the results registry; prints what each stored and where.
-
-Chapters: ``real-corpora`` (the corpus geometry and stress table of SST-2 and IMDB), ``monotonicity``
-(the violation table and the NTK regimes), ``inside-bert`` (the per-layer projected stress). Paper-scale
-runs of these want a GPU and ``POSGEOM_PRETRAINED=bert-base-uncased``.
-"""
+"""``posgeom experiments CHAPTER`` (also ``python -m posgeom.experiments CHAPTER``): one chapter's experiments
+outside the book, at ``POSGEOM_SCALE``, into the results registry."""
 
 from __future__ import annotations
 

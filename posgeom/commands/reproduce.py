@@ -1,29 +1,20 @@
-"""``posgeom reproduce``: run the chapters' experiments into the results registry (see
-:mod:`posgeom.reproduce`).
+"""``posgeom reproduce``: run the chapters' experiments into the results registry (:mod:`posgeom.reproduce`).
 
-Two internal entries share the command (hidden from ``--help``; ``posgeom reproduce`` starts them):
-
-* ``posgeom reproduce --cpu-part MODULE:FUNCTION KWARGS_JSON --scale SCALE``: one CPU part
-  (:func:`posgeom.reproduce.run_cpu_part`), in the process :func:`posgeom.reproduce.run_cpu_parts`
-  starts and stops at its timeout;
-* ``posgeom --debug reproduce --ddp-worker MODULE:FUNCTION ...``: one ``torchrun`` process
-  (:func:`posgeom.reproduce.run_ddp_worker`); exit status 75 when training stopped at its deadline.
+Two hidden entries serve its workers: ``--cpu-part MODULE:FUNCTION KWARGS_JSON`` (one CPU part, in the process
+``run_cpu_parts`` starts) and ``--ddp-worker MODULE:FUNCTION ...`` (one ``torchrun`` process; exit status 75 when
+training stopped at its deadline).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
 
 from ..config import SCALES, validate_scale
 
 __all__ = ["add"]
-
-
-def _add_worker_options(p) -> None:
-    """The internal entries (not in ``--help``)."""
-    worker = p.add_mutually_exclusive_group()
-    worker.add_argument("--ddp-worker", nargs="+", metavar="MODULE:FUNCTION", help=argparse.SUPPRESS)
-    worker.add_argument("--cpu-part", nargs=2, metavar=("MODULE:FUNCTION", "KWARGS_JSON"), help=argparse.SUPPRESS)
 
 
 def add(subparsers) -> None:
@@ -60,13 +51,13 @@ def add(subparsers) -> None:
                         "manifests then record a +dirty commit; without it such a run is refused)")
     p.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                    help="processes (GPUs) for the torchrun step at paper scale (default: every CUDA device; 1: none)")
-    _add_worker_options(p)
+    worker = p.add_mutually_exclusive_group()  # the internal entries, not in --help
+    worker.add_argument("--ddp-worker", nargs="+", metavar="MODULE:FUNCTION", help=argparse.SUPPRESS)
+    worker.add_argument("--cpu-part", nargs=2, metavar=("MODULE:FUNCTION", "KWARGS_JSON"), help=argparse.SUPPRESS)
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
-    import os
-
     from ..registry import ALLOW_DIRTY_ENV
 
     if args.allow_dirty:  # for this process and every kernel and worker it starts
@@ -97,8 +88,6 @@ def _list(scale: str, only) -> int:
 
 
 def _cpu_parts(scale: str, only, budget, force: bool = False, jobs: int = 1) -> int:
-    import sys
-
     from ..reproduce import ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
     from ..validation import printable
 
@@ -123,8 +112,6 @@ def _cpu_parts(scale: str, only, budget, force: bool = False, jobs: int = 1) -> 
 
 
 def _reproduce(scale: str, args) -> int:
-    import sys
-
     from ..reproduce import ChapterFailed, parse_budget, reproduce
     from ..validation import printable
 
@@ -148,8 +135,6 @@ def _reproduce(scale: str, args) -> int:
 
 def _cpu_part(part: list[str], scale: str) -> int:
     """One CPU part in this process: ``function(settings at scale, **kwargs)`` stores its result."""
-    import json
-
     from ..reproduce import run_cpu_part
 
     run_cpu_part(part[0], json.loads(part[1]), validate_scale(scale))
@@ -158,8 +143,6 @@ def _cpu_part(part: list[str], scale: str) -> int:
 
 def _ddp_worker(entry_points: list[str]) -> int:
     """One ``torchrun`` process; the training deadline is an expected stop (exit status 75), not a failure."""
-    import sys
-
     from ..reproduce import INTERRUPTED_EXIT, INTERRUPTED_NAME, run_ddp_worker
     from ..validation import printable
 

@@ -1,21 +1,15 @@
 """``posgeom results check``: verify every entry of the results registry and sweep interrupted writes.
 
-Each entry folder is read and verified (every file against the sha256 its manifest records); the
-command prints one line per entry that is not ``ok`` (a stale ``paper`` entry also says whether a CPU
-can recompute it — then rerun it before a change lands — or it needs a GPU) (all of them with ``--all``) and a summary:
-``ok``, ``leftovers`` (verified, beside leftovers that ``--no-sweep`` left in place), ``stale`` (made by
-other posgeom code; ``Registry.run`` recomputes it), ``damaged`` and ``legacy`` (treated as absent,
-recomputed by the next run), ``incomplete`` (only an interrupted write), ``orphan`` (left by an older
-posgeom; never deleted), ``symlink`` (a symbolic link where a folder of the registry belongs: never
-followed, so nothing outside the registry is read or deleted). Unless ``--no-sweep``, leftovers of
-interrupted writes, versions a complete entry has replaced and the folder of a first write interrupted
-before it completed are removed. A symbolic link anywhere in the results folder (an entry's ``.lock``,
-``CURRENT``, version or temporary name, ``<scale>/.checkpoints``) is reported as ``symlink`` and never
-followed. Names are printed with their control characters escaped. Exit status 1 when an entry is
-damaged or a link stands in the registry, 0 otherwise.
+Prints one line per entry that is not ``ok`` (every entry with ``--all``; statuses: ``posgeom.registry.EntryStatus``)
+and a summary; a stale paper entry also says whether a CPU can recompute it. Exit status 1 when an entry is
+damaged or a symbolic link stands in the registry.
 """
 
 from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
 
 __all__ = ["add"]
 
@@ -24,10 +18,6 @@ STATUSES = ("ok", "leftovers", "stale", "damaged", "legacy", "incomplete", "orph
 
 
 def _run_check(args) -> int:
-    import json
-    import sys
-    from collections import Counter
-
     from ..config import get_settings, validate_scale
     from ..registry import Registry
 
@@ -41,7 +31,7 @@ def _run_check(args) -> int:
     report = Registry(root).check(sweep=not args.no_sweep, scale=args.scale)
     counts = Counter(entry.status for entry in report)
     if args.json:
-        rows = [{**{k: str(v) for k, v in vars(e).items()}} for e in report]
+        rows = [{k: str(v) for k, v in vars(e).items()} for e in report]
         json.dump({"results_dir": str(root), "counts": dict(counts), "entries": rows}, sys.stdout)
         sys.stdout.write("\n")
     else:
@@ -62,9 +52,7 @@ def _line(text: str) -> str:
 
 
 def _gpu_note(report, root) -> dict[int, str]:
-    """For stale paper-scale entries: whether recomputing them needs a GPU
-    (``posgeom.reproduce.stale_paper_results``); a CPU-recomputable one must be rerun before a change
-    lands (``tests/test_results_paper.py``)."""
+    """For each stale paper-scale entry: whether recomputing it needs a GPU."""
     stale = [e for e in report if e.status == "stale" and e.scale == "paper"]
     if not stale:
         return {}

@@ -11,18 +11,9 @@ Layout (one folder per result)::
                                 # runtime, params, and the sha256 of every other file of the version
         .lock                   # the per-entry writer lock (filelock)
 
-``key`` is a short hash of the experiment's parameters, so the same experiment with other
-options is a different entry and nothing stale is ever read back for new options.
-
-Writing (:meth:`Registry.save`, under the entry's lock): the files go to a temporary folder, are
-fsynced, the folder is renamed to ``v-<sha>`` and the pointer file is replaced in one ``os.replace``.
-A reader therefore sees the whole previous result or the whole new one, never half of a write, and a
-writer killed at any step leaves the previous result visible. Versions the pointer no longer names
-and leftovers of killed writers are swept only after a complete entry is visible.
-
-Reading verifies every file against the manifest's sha256 (and the manifest against the pointer); an
-entry that does not match is treated as absent: :meth:`Registry.run` recomputes it with a warning and
-:meth:`Registry.check` (``posgeom results check``) reports it.
+``key`` is a short hash of the parameters. A writer builds a version folder, then replaces ``CURRENT`` in one
+``os.replace``, so a reader sees the whole previous or the whole new result; reads verify every checksum and
+treat a mismatch as absent (docs/ARCHITECTURE.md, "The results registry").
 """
 from .manifest import (
     ALLOW_DIRTY_ENV, COMMAND_ENV, UncommittedChangesError, code_changed, command_line, git_commit, package_versions,

@@ -1,9 +1,4 @@
-"""``Registry.check``: verify every entry, sweep interrupted writes, report every symbolic link.
-
-Nothing here follows a symbolic link: links are found with ``lstat`` (:func:`posgeom.storage.symlinks_below`),
-reported, and left alone, so a link committed into a results folder cannot make a check read, lock,
-truncate or delete anything outside it.
-"""
+"""``Registry.check``: verify every entry, sweep interrupted writes, report (never follow) every symbolic link."""
 
 from __future__ import annotations
 
@@ -19,20 +14,14 @@ __all__ = ["check_registry"]
 
 def check_registry(registry: "Registry",  # noqa: F821 - posgeom.registry.store imports this module
                    *, sweep: bool = True, scale: str | None = None) -> list[EntryStatus]:
-    """Verify every entry folder; with ``sweep=True`` remove the leftovers of interrupted writes, the
-    versions a complete entry has replaced and the folder of a first write interrupted before it
-    completed (under each entry's lock).
+    """Verify every entry folder; with ``sweep=True`` remove, under each entry's lock, the leftovers of
+    interrupted writes, replaced versions and the folder of an interrupted first write.
 
     Returns
     -------
     list of EntryStatus
-        One per entry folder, in path order. Leftovers of an older posgeom (hidden ``.KEY-*`` folders next
-        to entries) are reported as ``"orphan"`` and never deleted: they may hold the only copy of a result.
-        A symbolic link anywhere in the results folder is reported as ``"symlink"`` and never followed
-        (nothing it points to is read, locked or deleted): a link in place of a scale, experiment or entry
-        folder, an entry holding one (its ``.lock``, ``CURRENT``, a version or a temporary name: the entry is
-        then neither locked, read nor swept), and any other (``<scale>/.checkpoints`` among them), one row
-        each. With ``sweep=False`` a verified entry beside leftovers is ``"leftovers"``, not ``"ok"``.
+        One per entry folder, in path order, then one per symbolic link (never followed) and per hidden
+        folder of an older posgeom (``"orphan"``, never deleted: it may hold the only copy of a result).
     """
     report = []
     links: list[Path] = []
@@ -125,9 +114,7 @@ def check_registry(registry: "Registry",  # noqa: F821 - posgeom.registry.store 
 
 
 def _remove_if_incomplete(folder: Path) -> bool:
-    """Remove the entry folder of a first write interrupted before its pointer was written, once its
-    leftovers are swept (only its lock is left). Call under the entry's lock: a writer waiting for it
-    locks the new lock file (:class:`~posgeom.storage.FolderLock`)."""
+    """Remove the folder of a swept first write that never wrote its pointer (under the entry's lock)."""
     if os.path.lexists(folder / POINTER) or any(c.name != LOCK for c in folder.iterdir()):
         return False
     (folder / LOCK).unlink(missing_ok=True)

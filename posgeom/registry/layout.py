@@ -1,5 +1,4 @@
-"""What the registry's folders hold, shared by :mod:`~posgeom.registry.store` and :mod:`~posgeom.registry.check`:
-the names every entry folder uses, and what a check reports about one."""
+"""The names an entry folder uses and what a check reports about one (shared by ``store`` and ``check``)."""
 
 from __future__ import annotations
 
@@ -25,12 +24,9 @@ class DamagedEntryError(KeyError):
 class EntryStatus:
     """What :meth:`Registry.check` found for one entry folder.
 
-    ``status`` is ``"ok"``, ``"leftovers"`` (a verified entry beside leftovers of interrupted writes or
-    replaced versions that a check without sweeping left in place), ``"stale"`` (made by other posgeom code),
-    ``"damaged"`` (treated as absent), ``"incomplete"`` (only an interrupted write, no entry), ``"legacy"``
-    (stored by a posgeom older than checksummed entries: no way to verify it, so treated as absent),
-    ``"orphan"`` (left by an older posgeom) or ``"symlink"`` (a symbolic link where a scale, experiment or
-    entry folder belongs: never followed, read or swept).
+    ``status``: ``"ok"``, ``"leftovers"`` (verified, beside leftovers a check without sweeping kept),
+    ``"stale"`` (made by other code), ``"damaged"``, ``"incomplete"`` (only an interrupted write), ``"legacy"``
+    (unverifiable pre-checksum entry), ``"orphan"`` (left by an older posgeom) or ``"symlink"`` (never followed).
     """
 
     scale: str

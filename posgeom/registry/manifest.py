@@ -1,11 +1,7 @@
-"""What a registry entry records about how it was made: the key of its parameters, the package
-versions, the git commit, the command that made it, and whether the code that made it has changed since.
+"""What a registry entry records about how it was made: parameters key, versions, git commit, command, code key.
 
-Committed provenance holds no machine path and no unreproducible commit: :func:`command_line` records
-the command as the user typed it (``posgeom reproduce --scale paper --only corpus-geometry``, a chapter's
-kernel as the command that started it, paths by their last part), and :func:`require_committed` refuses
-a paper-scale result from a checkout whose package or chapters have uncommitted changes, unless
-``POSGEOM_ALLOW_DIRTY=1`` (``posgeom reproduce --allow-dirty``) says otherwise.
+Committed provenance holds no machine path (:func:`command_line`) and no unreproducible commit
+(:func:`require_committed`).
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import re
 import shlex
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -30,11 +27,9 @@ __all__ = [
     "ALLOW_DIRTY_ENV", "SOURCE_FOLDERS", "uncommitted_changes", "require_committed", "UncommittedChangesError",
 ]
 
-#: Environment variable holding the command that started a run, as the user typed it: ``posgeom reproduce``
-#: sets it for the kernels and processes it starts, so that their results record it (:func:`command_line`).
+#: The command that started a run, as typed; ``posgeom reproduce`` sets it for the kernels it starts.
 COMMAND_ENV = "POSGEOM_COMMAND"
-#: Environment variable: ``1`` lets a checkout with uncommitted changes write paper-scale results (their
-#: manifests then record a ``+dirty`` commit); ``posgeom reproduce --allow-dirty`` sets it.
+#: ``1`` lets a checkout with uncommitted changes write paper-scale results (with a ``+dirty`` commit).
 ALLOW_DIRTY_ENV = "POSGEOM_ALLOW_DIRTY"
 #: The checkout's folders whose uncommitted changes make a result unreproducible from its commit.
 SOURCE_FOLDERS = ("posgeom", "notebooks")
@@ -77,8 +72,6 @@ def params_key(params: Mapping[str, Any]) -> str:
 
 def package_versions() -> dict[str, str]:
     """Versions of Python, posgeom and the scientific stack (``"absent"`` when not installed)."""
-    from importlib import metadata
-
     versions = {"python": platform.python_version(), "platform": platform.platform()}
     for name in ("posgeom", *_VERSION_PACKAGES):
         try:
@@ -89,11 +82,7 @@ def package_versions() -> dict[str, str]:
 
 
 def code_changed(manifest: Mapping[str, Any]) -> bool:
-    """Whether the code an entry was made by has changed since (or was never recorded).
-
-    Compares the entry's ``code_key`` with :func:`posgeom.codekey.code_key` of its ``code_modules``
-    now: only the source of those modules and of what they import counts.
-    """
+    """Whether the code key of the entry's ``code_modules`` differs from the recorded one (or none was recorded)."""
     stored, roots = manifest.get("code_key"), manifest.get("code_modules")
     if not stored or roots is None:
         return True
@@ -115,8 +104,7 @@ def _git(checkout: Path, *args: str) -> str | None:
 
 
 def _checkout(path: Path | None) -> Path | None:
-    """The git checkout whose top folder holds the posgeom package (or ``path``); None when posgeom runs from
-    an installed copy (or git is missing)."""
+    """The git checkout holding the posgeom package (or ``path``); None for an installed copy or without git."""
     start = Path(path) if path is not None else package_root().parent
     top = _git(start if start.is_dir() else start.parent, "rev-parse", "--show-toplevel")
     if top is None:
@@ -128,9 +116,8 @@ def _checkout(path: Path | None) -> Path | None:
 
 
 def uncommitted_changes(path: Path | None = None) -> list[str] | None:
-    """The files of ``posgeom/`` and ``notebooks/`` (``SOURCE_FOLDERS``) with uncommitted changes (modified, staged or untracked, as
-    ``git status --porcelain`` lists them) in the checkout of the posgeom package (or of ``path``); None when
-    there is no checkout to ask. Results folders do not count: writing results is not a change of the code."""
+    """The ``git status --porcelain`` lines of ``SOURCE_FOLDERS`` in the package's checkout (or ``path``'s);
+    None when there is no checkout."""
     checkout = _checkout(path)
     if checkout is None:
         return None
@@ -139,8 +126,7 @@ def uncommitted_changes(path: Path | None = None) -> list[str] | None:
 
 
 def git_commit(path: Path | None = None) -> str | None:
-    """The commit of the posgeom package's checkout (or of ``path``), with ``+dirty`` when its package or
-    chapters (``posgeom/``, ``notebooks/``) have uncommitted changes; None outside a git checkout."""
+    """The commit of the package's checkout (or ``path``'s), ``+dirty`` with uncommitted changes; None outside git."""
     checkout = _checkout(path)
     head = None if checkout is None else _git(checkout, "rev-parse", "HEAD")
     if head is None:
@@ -150,15 +136,12 @@ def git_commit(path: Path | None = None) -> str | None:
 
 
 class UncommittedChangesError(RuntimeError):
-    """A paper-scale result would be written from a checkout with uncommitted changes (see
-    :func:`require_committed`)."""
+    """A paper-scale result would be written from a checkout with uncommitted changes."""
 
 
 def require_committed(scale: str) -> None:
-    """Refuse (:class:`UncommittedChangesError`, one line) to write ``scale="paper"`` results from a checkout
-    whose package or chapters have uncommitted changes, unless ``POSGEOM_ALLOW_DIRTY=1``: committed paper
-    results must record a commit that reproduces them. Other scales, and posgeom outside a git checkout,
-    pass."""
+    """Raise :class:`UncommittedChangesError` for ``scale="paper"`` from a checkout with uncommitted changes,
+    unless ``POSGEOM_ALLOW_DIRTY=1``: committed paper results must record a commit that reproduces them."""
     if scale != "paper" or os.environ.get(ALLOW_DIRTY_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
         return
     changes = uncommitted_changes()
@@ -184,13 +167,10 @@ def _join(words: list[str]) -> str:
 
 
 def command_line(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """The command that started this run, as the user typed it, without absolute paths.
+    """The command that started this run, as the user typed it, every absolute path shown as ``…/name``.
 
-    ``POSGEOM_COMMAND`` when set (``posgeom reproduce`` sets it for the kernels and processes it starts);
-    else ``posgeom …`` for the command line (whatever script or ``python -m`` started it), ``notebook
-    NAME`` for a Jupyter kernel that knows its notebook (``JPY_SESSION_NAME``), ``Jupyter kernel (…)``
-    for one that does not (``jupyter-book build``), and the script's name and arguments otherwise. Every
-    absolute path is shown by its last part (``…/name``).
+    ``POSGEOM_COMMAND`` when set; else ``posgeom …``, ``notebook NAME`` for a Jupyter kernel that knows its
+    notebook, ``Jupyter kernel (…)`` for one that does not, or the script's name and arguments.
     """
     environ = os.environ if environ is None else environ
     if environ.get(COMMAND_ENV, "").strip():

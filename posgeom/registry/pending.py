@@ -1,23 +1,18 @@
 """Work that needs a GPU, asked for on a CPU: reported where it is needed instead of run for days.
 
-``posgeom reproduce --scale paper --cpu-parts`` runs every chapter at ``paper`` scale on the CPU. The
-experiments that train a model at that scale (the cost model's GPU work) are named, with their GPU
-minutes, in the kernel's environment (:data:`GPU_WORK_ENV`, JSON ``{registry name pattern: minutes}``).
-There :meth:`posgeom.registry.Registry.run` returns what is stored and, for such an experiment with nothing
-stored, a :class:`Pending` instead of training: an object that says what it waits for and raises
-:class:`NeedsGPU` at any use. A result computed from a pending one is pending too (its computation raised
-:class:`NeedsGPU`), so everything downstream of GPU work says so, cell by cell, and a chapter's
-"Paper vs this book" rows record, for each check, either its verdict or what it waits for
-(:func:`posgeom.report.decided_rows`).
-
-Outside that mode (no :data:`GPU_WORK_ENV`, another scale, a GPU) nothing changes.
+Under ``posgeom reproduce --scale paper --cpu-parts`` the GPU work is named in :data:`GPU_WORK_ENV` (JSON
+``{registry name pattern: minutes}``); :meth:`posgeom.registry.Registry.run` then returns a :class:`Pending`
+for it when nothing is stored, which raises :class:`NeedsGPU` at any use, so everything downstream says so.
 """
 
 from __future__ import annotations
 
+import ast
+import html
 import json
 import os
 import re
+from fnmatch import fnmatchcase
 
 __all__ = ["GPU_WORK_ENV", "GPU_SLICE", "RUN_WORDS", "run_words", "NeedsGPU", "Pending", "gpu_work_minutes",
            "assigned_names", "install"]
@@ -27,7 +22,6 @@ __all__ = ["GPU_WORK_ENV", "GPU_SLICE", "RUN_WORDS", "run_words", "NeedsGPU", "P
 GPU_WORK_ENV = "POSGEOM_GPU_WORK"
 #: The script that runs the paper scale's GPU work on a GPU machine.
 GPU_SLICE = "scripts/gpu-slice"
-
 
 #: The corpora, tasks and regimes that name a run of GPU work (the parts of its registry key), in words.
 _CORPUS_WORDS = {"sst2": "SST-2", "imdb": "IMDB", "drift": "the drift corpus", "stationary": "the stationary corpus"}
@@ -44,9 +38,8 @@ def _separation_words(m: re.Match) -> str:
             f"({_TASK_WORDS.get(task, task)}, {_INIT_WORDS.get(init, init)}, {decay_words})")
 
 
-#: The GPU work of the paper scale (the registry keys of :data:`posgeom.costmodel.RESULT_NAMES`) as a page
-#: names it: ``(pattern of the key, words)``, the words a string or a function of the match. A page says the
-#: run in words (docs/STYLE.md, rule 4); the key stays on :class:`NeedsGPU` for the command that computes it.
+#: The paper scale's GPU work as a page names it (docs/STYLE.md, rule 4): ``(pattern of the registry key, words)``,
+#: the words a string or a function of the match.
 RUN_WORDS: tuple[tuple[re.Pattern, object], ...] = (
     (re.compile(r"necessity\.order_task$"), "the order task's training runs"),
     (re.compile(r"necessity\.order_task_nocls$"), "the order task's training runs without [CLS]"),
@@ -68,8 +61,7 @@ RUN_WORDS: tuple[tuple[re.Pattern, object], ...] = (
 
 
 def run_words(experiment: str) -> str:
-    """The run a registry key names, in words (:data:`RUN_WORDS`): ``"real_corpora_scratch_sst2"`` → "the table
-    trained from scratch on SST-2"; a key without words (a test's, a new experiment's) as it is."""
+    """The run a registry key names, in words (:data:`RUN_WORDS`); an unknown key as it is."""
     for pattern, words in RUN_WORDS:
         m = pattern.match(str(experiment))
         if m:
@@ -78,8 +70,7 @@ def run_words(experiment: str) -> str:
 
 
 class NeedsGPU(RuntimeError):
-    """A use of a result that waits for GPU work: ``experiment`` (the registry experiment that needs it) and
-    ``minutes`` (its GPU minutes by the cost model; None when unknown)."""
+    """A use of a result that waits for the GPU work ``experiment`` (``minutes`` by the cost model, or None)."""
 
     def __init__(self, experiment: str, minutes: float | None = None):
         self.experiment, self.minutes = experiment, minutes
@@ -87,8 +78,7 @@ class NeedsGPU(RuntimeError):
 
     @property
     def detail(self) -> str:
-        """``"about 23 GPU-minutes for the order task's training runs; scripts/gpu-slice"``: what it waits for,
-        the run in words (``run_words``)."""
+        """``"about 23 GPU-minutes for the order task's training runs; scripts/gpu-slice"``."""
         about = f"about {self.minutes:.0f} GPU-minutes for " if self.minutes else ""
         return f"{about}{run_words(self.experiment)}; {GPU_SLICE}"
 
@@ -99,8 +89,7 @@ class NeedsGPU(RuntimeError):
 
     @property
     def command(self) -> str:
-        """What computes it, with its registry key (which the page's words leave out): ``"scripts/gpu-slice
-        (writes necessity.order_task)"``."""
+        """``"scripts/gpu-slice (writes necessity.order_task)"``."""
         return f"{GPU_SLICE} (writes {self.experiment})"
 
     def __reduce__(self):  # picklable with its fields (it may cross a process boundary)
@@ -108,11 +97,10 @@ class NeedsGPU(RuntimeError):
 
 
 class Pending:
-    """What :meth:`~posgeom.registry.Registry.run` returns for GPU work asked for on a CPU (see the module).
+    """What :meth:`~posgeom.registry.Registry.run` returns for GPU work asked for on a CPU.
 
-    It shows what it waits for (``repr``, and as HTML in a notebook); every other use (an attribute, an
-    item, iteration, arithmetic, formatting, truth) raises :class:`NeedsGPU`, so a cell that reads it stops
-    there and says so, and nothing downstream can mistake it for a number.
+    It shows what it waits for (``repr``, HTML); every other use raises :class:`NeedsGPU`, so nothing
+    downstream can mistake it for a number.
     """
 
     __slots__ = ("_experiment", "_minutes")
@@ -133,11 +121,8 @@ class Pending:
         return f"<{self.error.text}>"
 
     def _repr_html_(self) -> str:
-        import html
-
         err = self.error  # the registry key in the tooltip, for the command that computes it
         return f'<p title="{html.escape(err.command)}"><em>{html.escape(err.text)}</em></p>'
-
 
     def _raise(self, *args, **kwargs):
         raise self.error
@@ -153,8 +138,7 @@ class Pending:
 
 
 def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
-    """The GPU minutes of ``experiment`` when it is GPU work to report rather than run here: at ``paper``
-    scale, on a CPU, matched by a pattern (``fnmatch``) of ``POSGEOM_GPU_WORK``; else None (run it)."""
+    """The GPU minutes of ``experiment`` when, at paper scale on a CPU, ``POSGEOM_GPU_WORK`` names it; else None."""
     spec = os.environ.get(GPU_WORK_ENV)
     if not spec or scale != "paper" or not str(device).startswith("cpu"):
         return None
@@ -163,8 +147,6 @@ def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
     except json.JSONDecodeError as err:
         raise ValueError(f"{GPU_WORK_ENV} must be a JSON object {{experiment prefix: GPU minutes}}, got {spec!r} "
                          f"({err})") from None
-    from fnmatch import fnmatchcase
-
     for pattern, minutes in work.items():
         if fnmatchcase(experiment, pattern):
             return float(minutes) if minutes is not None else 0.0
@@ -176,10 +158,7 @@ def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
 
 
 def assigned_names(source: str) -> list[str]:
-    """The names a cell's top-level code assigns (``x = ...``, ``a, b = ...``, ``for k in ...``, ``with ... as f``,
-    ``x += ...``), outside functions, classes, lambdas and comprehensions; [] for unparsable code."""
-    import ast
-
+    """The names a cell's code assigns outside functions, classes, lambdas and comprehensions ([] if unparsable)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -200,10 +179,8 @@ def assigned_names(source: str) -> list[str]:
 
 
 def install(shell) -> None:
-    """Make an IPython ``shell`` report GPU work cell by cell: a cell that raises :class:`NeedsGPU` shows one
-    line (what it needs) instead of a traceback, and every name it assigns becomes a :class:`Pending`, so
-    the cells after it that read those names say the same instead of failing on a missing name (or, worse,
-    reading a value an earlier cell left under that name)."""
+    """Make an IPython ``shell`` report GPU work cell by cell: a cell raising :class:`NeedsGPU` shows one line
+    instead of a traceback, and every name it assigns becomes a :class:`Pending` (not an earlier cell's value)."""
 
     def show(shell_, etype, value, tb, tb_offset=None):
         stb = [value.text]  # one line, not a traceback: what the cell needs

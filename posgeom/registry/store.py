@@ -39,7 +39,6 @@ LOCK_TIMEOUT_S = 600.0
 READ_ATTEMPTS = 20
 
 
-
 @dataclass
 class Result:
     """One registry entry, as read back (and verified against its manifest's checksums)."""
@@ -110,10 +109,7 @@ class Registry:
         return self.root / validate_scale(scale) / experiment / key
 
     def _symlink_in(self, folder: Path) -> Path | None:
-        """The first symbolic link among ``folder`` and its parents below the root (None when there is none).
-
-        The registry never follows such a link: git stores symlinks, so a committed results folder could
-        otherwise make a sweep delete files anywhere the link points."""
+        """The first symbolic link among ``folder`` and its parents below the root, or None."""
         try:
             parts = folder.relative_to(self.root).parts
         except ValueError:
@@ -141,7 +137,7 @@ class Registry:
     # ------------------------------------------------------------------------------------- writing
 
     def _lock(self, folder: Path) -> FolderLock:
-        """The entry's writer lock, held (its ``.lock`` is never opened through a link: :class:`FolderLock`)."""
+        """Acquire the entry's writer lock."""
         folder.mkdir(parents=True, exist_ok=True)
         lock = FolderLock(folder / LOCK, timeout=LOCK_TIMEOUT_S)
         try:
@@ -169,16 +165,9 @@ class Registry:
     ) -> Result:
         """Write one result atomically and durably, and return it as read back.
 
-        ``values`` must be JSON-serialisable; ``arrays`` are stored in one ``.npz``. The files go to a
-        temporary folder, are fsynced and renamed to a version folder named after the manifest's
-        sha256, and become visible when the pointer file is replaced (one ``os.replace``); a per-entry
-        lock serialises writers. The previous version is deleted only after the new one is visible.
-        The manifest records the command as typed (:func:`~posgeom.registry.command_line`) and the
-        git commit; at ``scale="paper"`` a checkout with uncommitted changes to the package or the chapters is
-        refused (:func:`~posgeom.registry.require_committed`; ``POSGEOM_ALLOW_DIRTY=1`` allows it).
-        ``code``: the posgeom module(s) that made the result (their :func:`~posgeom.codekey.code_key` is
-        recorded, so :func:`code_changed` can tell later whether that code changed); None stands for the
-        whole package.
+        ``values`` must be JSON-serialisable; ``arrays`` go to one ``.npz``. ``code`` names the posgeom
+        module(s) that made the result, whose code key is recorded (None: the whole package). At
+        ``scale="paper"`` an uncommitted checkout is refused (``POSGEOM_ALLOW_DIRTY=1`` allows it).
         """
         key = params_key(params)
         folder = self._folder(experiment, scale, key)
@@ -198,10 +187,7 @@ class Registry:
         return self.load(experiment, params=params, scale=scale)
 
     def remove(self, experiment: str, *, params: Mapping[str, Any], scale: str) -> bool:
-        """Delete the stored entry (its whole folder, under its lock); False when there is none.
-
-        A symbolic link in place of the entry or one of its parents, or inside it, is refused
-        (``ValueError``): nothing is deleted through a link."""
+        """Delete the stored entry under its lock; False when there is none, ``ValueError`` through a link."""
         folder = self._folder(experiment, scale, params_key(params))
         self._refuse_symlink(folder)
         if not folder.is_dir():
@@ -215,8 +201,7 @@ class Registry:
         return True
 
     def _write_version(self, folder: Path, files: Mapping[str, bytes], digest: str) -> None:
-        """Write ``files`` (the manifest, with sha256 ``digest``, among them) as the version ``v-<digest>`` of
-        the entry ``folder`` and point the entry at it. Call under the entry's lock."""
+        """Write ``files`` as the version ``v-<digest>`` and point the entry at it (under the entry's lock)."""
         version = f"v-{digest[:16]}"
         self._sweep(folder, keep=self._pointer_version(folder))  # leftovers of killed writers
         tmp = make_temp_folder(folder, ".tmp-")  # the umask's permissions: a team can read a shared registry
@@ -250,8 +235,7 @@ class Registry:
 
     @staticmethod
     def _leftovers(folder: Path, keep: str | None) -> list[Path]:
-        """What a complete, visible version ``keep`` has replaced: interrupted writes, older versions and files of
-        the pre-checksum layout; with ``keep=None`` only interrupted writes."""
+        """Interrupted writes and, when ``keep`` is a complete version, what it replaced."""
         out = []
         for child in folder.iterdir() if folder.is_dir() and not folder.is_symlink() else ():
             old_version = keep is not None and child.name.startswith("v-") and child.name != keep
@@ -262,8 +246,7 @@ class Registry:
 
     @classmethod
     def _sweep(cls, folder: Path, keep: str | None) -> list[str]:
-        """Remove :meth:`_leftovers` (a symbolic link among them is removed itself, never followed). Call under
-        the entry's lock, on an entry folder that is no link (:meth:`_symlink_in`)."""
+        """Remove :meth:`_leftovers` (links themselves, never followed), under the entry's lock."""
         removed = []
         for child in cls._leftovers(folder, keep):
             if child.is_dir() and not is_symlink(child):
@@ -302,8 +285,7 @@ class Registry:
 
     @staticmethod
     def _read_version(version_dir: Path, digest: str) -> Result:
-        """Read and verify one version folder: the manifest's sha256 is ``digest``, every file it lists
-        has the sha256 it records. Any failure raises (of whatever type)."""
+        """Read one version folder, verified against ``digest`` and its manifest's checksums (any failure raises)."""
         if is_symlink(version_dir):
             raise SymlinkError(version_dir)
         manifest_bytes = read_nofollow(version_dir / MANIFEST)
@@ -330,8 +312,7 @@ class Registry:
         )
 
     def _read(self, folder: Path) -> Result:
-        """The verified entry in ``folder``; :class:`KeyError` when absent, :class:`DamagedEntryError` when
-        its files do not match its manifest (or cannot be read for any reason)."""
+        """The verified entry in ``folder``; :class:`KeyError` when absent, :class:`DamagedEntryError` when damaged."""
         link = self._symlink_in(folder)
         if link is not None:
             raise DamagedEntryError(f"the registry entry {folder} is not a registry entry: {link} is a symbolic link "
@@ -374,15 +355,10 @@ class Registry:
 
     def has(self, experiment: str, *, params: Mapping[str, Any], scale: str) -> bool:
         """True when a complete entry whose files match its manifest's checksums is stored."""
-        try:
-            self._read(self._folder(experiment, scale, params_key(params)))
-        except KeyError:
-            return False
-        return True
+        return self._verifies(self._folder(experiment, scale, params_key(params)))
 
     def load(self, experiment: str, *, params: Mapping[str, Any], scale: str) -> Result:
-        """Read one result back, verified; a missing or damaged entry raises :class:`KeyError` saying how to
-        produce it."""
+        """Read one result back, verified; a missing or damaged entry raises :class:`KeyError` saying what to run."""
         key = params_key(params)
         folder = self._folder(experiment, scale, key)
         try:
@@ -397,8 +373,7 @@ class Registry:
 
     def _entry_folders(self, experiment: str | None = None, scale: str | None = None,
                        *, links: list[Path] | None = None) -> list[Path]:
-        """The entry folders ``<scale>/<experiment>/<key>`` (hidden names left out). A symbolic link at any of
-        the three levels is never followed: it is appended to ``links`` (when given) and left out."""
+        """The entry folders ``<scale>/<experiment>/<key>``; links are left out (and added to ``links``)."""
         if not self.root.is_dir():
             return []
         out = []
@@ -423,8 +398,7 @@ class Registry:
         return out
 
     def entries(self, experiment: str | None = None, scale: str | None = None) -> list[Result]:
-        """Every complete, verified result, optionally filtered by experiment and scale (damaged ones are
-        left out with a warning; :meth:`check` lists them)."""
+        """Every verified result, optionally filtered (damaged ones are left out with a warning)."""
         out = []
         for folder in self._entry_folders(experiment, scale):
             try:
@@ -436,16 +410,14 @@ class Registry:
         return out
 
     def check(self, *, sweep: bool = True, scale: str | None = None) -> list[EntryStatus]:
-        """Verify every entry folder; with ``sweep=True`` remove the leftovers of interrupted writes, the
-        versions a complete entry has replaced and the folder of a first write interrupted before it
-        completed (under each entry's lock): :func:`posgeom.registry.check.check_registry`."""
+        """Verify every entry folder and, with ``sweep=True``, remove what interrupted writes left."""
         from .check import check_registry
 
         return check_registry(self, sweep=sweep, scale=scale)
 
     @staticmethod
     def _is_interrupted(child: Path) -> bool:
-        """Whether ``child`` of an entry folder is left by an interrupted write (a temporary name)."""
+        """Whether ``child`` is a temporary name left by an interrupted write."""
         return child.name.startswith(".tmp-") or (child.name.startswith(f".{POINTER}.") and child.name.endswith(TMP_SUFFIX))
 
     def _verifies(self, folder: Path) -> bool:
@@ -470,16 +442,10 @@ class Registry:
     ) -> Result:
         """Return the stored result, or call ``compute()`` → ``(values, arrays)`` and store it.
 
-        A stored result is reused when its parameters match, its files match its manifest's checksums, it
-        was made with the same ``seed`` (so an experiment whose randomness comes from the seed need not list
-        it in ``params``) and (with ``same_code=True``) by the same code: the code key of the module that defines ``compute`` (the experiment's
-        module) and of every posgeom module it imports (:mod:`posgeom.codekey`), so an edit elsewhere leaves the
-        result fresh. ``force=True`` always recomputes. A damaged entry is recomputed (with a warning). A recomputed
-        result replaces the stored one.
-
-        GPU work asked for on a CPU at ``paper`` scale (named in ``POSGEOM_GPU_WORK``, ``posgeom.registry.pending``)
-        with nothing stored returns a :class:`~posgeom.registry.Pending` instead of computing, and so does a
-        computation that reads one (it raised :class:`~posgeom.registry.NeedsGPU`); nothing is stored for either.
+        A stored result is reused when it verifies, has the same ``seed`` and (with ``same_code=True``) the
+        same code key of ``compute``'s module and what it imports; ``force=True`` always recomputes. GPU work
+        on a CPU at paper scale with nothing stored, or a computation raising
+        :class:`~posgeom.registry.NeedsGPU`, returns a :class:`~posgeom.registry.Pending` and stores nothing.
         """
         if not force or reading_stored_only():
             try:

@@ -28,12 +28,8 @@ _STORED_ONLY: ContextVar[bool] = ContextVar("posgeom_stored_only", default=False
 
 @contextmanager
 def stored_only():
-    """Inside this block :meth:`Registry.run` only reads: a stored entry is returned (even one made by
-    other code: check :func:`code_changed` on its manifest), a missing one raises :class:`NotStoredError`.
-
-    This is how a chapter built at ``quick`` shows the committed ``paper`` results beside its own without
-    ever starting a paper-scale computation.
-    """
+    """Inside this block :meth:`Registry.run` only reads: a stored entry is returned (even a stale one), a
+    missing one raises :class:`NotStoredError`."""
     token = _STORED_ONLY.set(True)
     try:
         yield
@@ -42,16 +38,12 @@ def stored_only():
 
 
 def reading_stored_only() -> bool:
-    """Whether the caller is inside :func:`stored_only` (:meth:`Registry.run` then never computes)."""
+    """Whether the caller is inside :func:`stored_only`."""
     return _STORED_ONLY.get()
 
 
 def stored_at_scale(run, settings, *, scale: str = "paper", **kwargs) -> Result | None:
-    """What ``run(settings at scale, **kwargs)`` has stored, or None; never computes.
-
-    ``run`` is an experiment's ``run_*`` function. A chapter built at ``quick`` calls this to show the
-    committed ``paper`` results beside its own (check ``code_changed(result.manifest)`` to mark a stale one).
-    """
+    """What the experiment function ``run(settings at scale, **kwargs)`` has stored, or None; never computes."""
     with stored_only():
         try:
             return run(settings.with_(scale=validate_scale(scale)), **kwargs)
@@ -60,11 +52,8 @@ def stored_at_scale(run, settings, *, scale: str = "paper", **kwargs) -> Result 
 
 
 def stored_text(run, settings, pick, *, scale: str = "paper", **kwargs) -> str:
-    """``pick(result)`` for what ``run`` has stored at ``scale`` (:func:`stored_at_scale`), for a chapter's
-    paper-scale column: ``"not yet run at paper scale"`` when nothing is stored, and the text marked
-    ``"(stale: made by other code)"`` when :func:`code_changed` says the code has changed since."""
+    """``pick(result)`` for what ``run`` has stored at ``scale``, marked when stale; a placeholder when absent."""
     result = stored_at_scale(run, settings, scale=scale, **kwargs)
     if result is None:
         return f"not yet run at {scale} scale"
     return str(pick(result)) + (" (stale: made by other code)" if code_changed(result.manifest) else "")
-

@@ -1,9 +1,7 @@
 r"""Typed reads: a stored result read back into the dataclass that describes it.
 
-A result is stored as plain data (``values``, JSON) and named arrays (``arrays``, npz). A chapter that
-quotes it wants the record, not the dictionary: :func:`as_record` builds one from the record type's own
-fields and annotations, so that the names of the stored values are written once (the record's fields)
-instead of once per use (``result.values["n_sequences"]``)::
+:func:`as_record` builds the record from its own fields and annotations, so the names of the stored values
+are written once (the records are in ``posgeom.experiments.records``)::
 
     @dataclass(frozen=True)
     class CorpusGeometry:
@@ -11,23 +9,10 @@ instead of once per use (``result.values["n_sequences"]``)::
         n_sequences: int                         # the stored value of the same name
         D: np.ndarray                            # the stored array of the same name
 
-    g = as_record(result, CorpusGeometry)
-
-(a sketch: the records of every experiment's stored results are in ``posgeom.experiments.records``, this one in
-``posgeom.experiments.records.real_corpora``).
-
-How each field is found: its ``stored`` path (:func:`stored`; default the field's name), dotted into
-nested mappings (and a number into a list: ``"omega_range.0"``), among ``values``; a field annotated ``np.ndarray`` is read from ``arrays`` first. How
-each value is converted: by the field's annotation — a nested dataclass from its mapping (the same rules,
-recursively), a type with ``from_dict`` (:class:`~posgeom.geometry.SeedInterval`, the bootstrap
-:class:`~posgeom.geometry.bootstrap.Interval`) through it, ``tuple[X, ...]``, ``list[X]``, ``dict[K, V]``,
-``X | None``, an ``Enum`` from its value, ``np.ndarray`` with ``numpy.asarray``, and ``int``, ``float``,
-``str``, ``bool`` checked (an ``int`` field refuses ``2.5``; a field not annotated optional refuses
-``None``). A field with a default may be missing; any other missing field is an error naming the stored
-keys. Values the record does not declare are left alone: a record is a view of what it needs.
-
-Infrastructure (:data:`posgeom.codekey.INFRASTRUCTURE`, inside the registry): it reads and never computes,
-so a chapter's typed read changes no code key of a computed result.
+A field's path is dotted into nested mappings (a number indexes a list); an ``np.ndarray`` field is read from
+``arrays`` first. Values are converted by the annotation: nested dataclasses, ``from_dict`` types, ``tuple``,
+``list``, ``dict``, ``X | None``, ``Enum``, and ``int``/``float``/``str``/``bool`` checked. A field with a default
+may be missing. The module is infrastructure: it reads and never computes.
 """
 
 from __future__ import annotations
@@ -50,9 +35,7 @@ _MISSING, _ABSENT = object(), object()
 
 
 def stored(path: str, **field_kwargs) -> Any:
-    """A dataclass field read from ``path`` (dotted: ``"options.corpus"``, ``"omega_range.0"`` for the first item
-    of a stored list) of the stored values, not from
-    the value of its own name; ``field_kwargs`` go to ``dataclasses.field`` (``default=...``)."""
+    """A dataclass field read from the dotted ``path`` of the stored values; ``field_kwargs`` go to ``field``."""
     if not isinstance(path, str) or not path or any(not part for part in path.split(".")):
         raise ValueError(f"a stored path is a dotted name such as 'options.corpus'; got {path!r}")
     metadata = {**field_kwargs.pop("metadata", {}), STORED: path}
@@ -66,19 +49,15 @@ def as_record(result, record_type: type, *, at: str | None = None, arrays_at: st
     Parameters
     ----------
     result : posgeom.registry.Result
-        Or any object with ``values`` (a mapping) and ``arrays`` (a mapping of arrays), e.g. a result built
-        by hand in a test.
+        Or any object with ``values`` and ``arrays`` mappings.
     record_type : type
         A dataclass.
     at : str, optional
-        A dotted path into ``values`` where the record's mapping lies (``"summary"``); default: ``values``.
+        A dotted path into ``values`` where the record's mapping lies; default: ``values``.
     arrays_at : str, optional
-        The prefix of the record's arrays among ``arrays`` (``"table"`` reads field ``P`` from ``"table/P"``, or
-        from ``"table__P"`` as the corpus chapters' runs name one corpus's arrays), for a result that stores
-        several records' arrays side by side; default: no prefix.
+        The prefix of the record's arrays (``"table"`` reads ``P`` from ``"table/P"`` or ``"table__P"``).
     **given
-        Fields the result does not store, as they are (the run's key, its manifest's model); each must be a
-        field of ``record_type``.
+        Fields the result does not store, as they are.
 
     Returns
     -------
