@@ -28,6 +28,17 @@ import pkgutil  # noqa: E402
 for _module in pkgutil.iter_modules(posgeom.chapters.__path__):
     importlib.import_module(f"posgeom.chapters.{_module.name}")
 
+# transformers gives its loggers one stream handler, bound to the sys.stderr of the moment it first logs. Made
+# here, it writes to the session's stream; made inside a test that captures output (capsys), it would keep that
+# test's stream, closed afterwards, and write "--- Logging error ---" into the output of later tests (seen as
+# test_decide.py failing after test_cli_refusals.py in one process).
+try:
+    from transformers.utils import logging as _transformers_logging
+except ImportError:  # the nlp extra is not installed: nothing logs through transformers
+    pass
+else:
+    _transformers_logging.get_verbosity()
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The test file that builds the book: the longest piece of the suite, so it runs first.
 BOOK_TESTS = "tests/test_book.py"
