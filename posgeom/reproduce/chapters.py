@@ -23,14 +23,8 @@ PROGRESS_EXPERIMENT = "chapter_progress"
 
 @dataclass(frozen=True)
 class Estimate:
-    """What one chapter costs at one scale.
-
-    ``minutes``: wall time; None at ``paper`` for a chapter whose time is its model work, which the cost
-    model prices (:func:`cost_model_minutes`, the one source of paper-scale GPU time); ``memory_gb``: peak
-    resident memory of the kernel (host RAM); ``gpu_memory_gb``: peak GPU memory (None: no GPU used);
-    ``measured``: measured on the 2-core build machine (the build's chapter times,
-    :meth:`posgeom.reproduce.Chapter.estimate`, or ``posgeom reproduce``), else an estimate.
-    """
+    """What one chapter costs at one scale: wall ``minutes`` (None at ``paper`` where the cost model prices
+    it), peak host and GPU memory (GB), and whether it was ``measured`` rather than estimated."""
 
     minutes: float | None
     memory_gb: float
@@ -42,12 +36,9 @@ class Estimate:
 class Chapter:
     """One chapter of the book as ``posgeom reproduce`` sees it.
 
-    ``claims``: the claim ids its "Paper vs this book" table checks. ``ddp``: paper-scale entry points
-    (``"module:function"``, called as ``function(settings)``) that may run under ``torchrun``.
-    ``reuses``: chapters whose registry entries it reads (it runs after them when chapters run in
-    parallel, :mod:`posgeom.reproduce.book`, rather than compute the same entries at the same time).
-    ``parts``: the registry experiments it computes (``fnmatch`` patterns; each experiment has one home
-    chapter, :func:`posgeom.reproduce.chapter_of`).
+    ``claims``: the claim ids it checks. ``ddp``: paper-scale entry points (``"module:function"``) that may
+    run under ``torchrun``. ``reuses``: chapters whose registry entries it reads (it runs after them).
+    ``parts``: ``fnmatch`` patterns of the registry experiments it computes (each has one home chapter).
     """
 
     slug: str
@@ -62,21 +53,14 @@ class Chapter:
 
     @property
     def paper_from_cost_model(self) -> bool:
-        """True for a chapter that trains at ``paper``: its time there is the cost model's GPU minutes, not a
-        typed or measured figure (its ``paper`` estimate leaves ``minutes`` None)."""
+        """True for a chapter that trains at ``paper``: its time there is the cost model's GPU minutes."""
         return self.paper.minutes is None
 
     def estimate(self, scale: str, registry: Registry | None = None) -> Estimate:
-        """What the chapter costs at ``scale``: measured where it has been measured, the typed estimate only
-        for a chapter not measured yet.
+        """What the chapter costs at ``scale``: measured where it has been, else the typed estimate.
 
-        At ``quick``: the time and peak memory of the book's last measured cold build
-        (:func:`posgeom.timings.chapter_times`, :func:`~posgeom.timings.chapter_memory`). At ``paper``: a
-        chapter that trains (``paper.minutes`` None) takes the cost model's GPU minutes of its experiments
-        (:func:`cost_model_minutes`), as it cannot be measured on a CPU; a chapter without model work takes
-        the wall time and peak memory of its last run recorded by ``posgeom reproduce``
-        (:func:`recorded_runs` in ``registry``, default the results of ``posgeom.get_settings()``: the
-        committed ones in a checkout)."""
+        At ``quick``: the book's last measured cold build. At ``paper``: the cost model's GPU minutes for a
+        chapter that trains, else its last run recorded by ``posgeom reproduce`` in ``registry``."""
         scale = validate_scale(scale)
         estimate = getattr(self, scale)
         if scale == "quick":
@@ -100,9 +84,7 @@ class Chapter:
 
 
 def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Result]:
-    """The last run of each chapter at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`:
-    its wall time and peak memory), by chapter slug; ``registry`` defaults to the results of
-    ``posgeom.get_settings()``."""
+    """The last run of each chapter at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`), by slug."""
     from ..config import get_settings
 
     scale = validate_scale(scale)
@@ -115,9 +97,7 @@ def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Res
 
 @lru_cache(maxsize=1)
 def cost_model_minutes() -> dict[str, float]:
-    """Per chapter, the paper-scale GPU minutes of its experiments that run a model, on one H100/H200-class
-    GPU (:func:`posgeom.costmodel.experiment_costs`, its current settings); chapters without model work are
-    absent."""
+    """Per chapter that runs a model at paper scale, the cost model's minutes on one H100/H200-class GPU."""
     from ..costmodel import experiment_costs
 
     minutes: dict[str, float] = {}
@@ -201,8 +181,6 @@ class SliceInterrupted(RuntimeError):
         return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-
-
 def project_root() -> Path:
     """The posgeom checkout (:func:`posgeom.config.checkout_root`); a ``ValueError`` outside any."""
     root = checkout_root()
@@ -215,11 +193,8 @@ def project_root() -> Path:
 
 
 def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> list[Chapter]:
-    """The chapters named by ``only`` (chapter slugs or claim ids such as ``C7``; commas allowed), in book order.
-
-    A claim id selects every chapter that checks it. An unknown value raises :class:`ValueError`
-    listing the valid ones; ``None`` or empty selects every chapter.
-    """
+    """The chapters named by ``only`` (slugs, or claim ids selecting every chapter that checks them; commas
+    allowed), in book order; every chapter when empty. An unknown value raises ValueError."""
     values = [v.strip() for item in (only or ()) for v in str(item).split(",") if v.strip()]
     if not values:
         return list(chapters)
@@ -242,11 +217,7 @@ def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapte
 
 
 def claims_stale_reason(entry: Result, *, notebooks_dir: str | Path | None = None) -> str | None:
-    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None.
-
-    "code changed": the code key of the posgeom modules the chapter imports differs from the recorded
-    one (:func:`posgeom.registry.code_changed`); an edit to a module the chapter does not use keeps it fresh.
-    """
+    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None."""
     if code_changed(entry.manifest):
         return "code changed"
     if notebooks_dir is not None:
@@ -267,13 +238,13 @@ def chapter_status(chapter: Chapter, scale: str, registry: Registry, *,
                                  notebooks_dir=notebooks_dir)
     return "done" if reason is None else f"stale ({reason})"
 
+
 def resolve_results_dir(results_dir, notebooks: Path) -> Path:
     """``results_dir``, else ``POSGEOM_RESULTS_DIR``, else the checkout's ``results/``; ``~`` expanded."""
     if results_dir is None:
         env_results = os.environ.get("POSGEOM_RESULTS_DIR")
         results_dir = Path(env_results) if env_results else notebooks.parent / "results"
     return Path(results_dir).expanduser().resolve()
-
 
 
 def format_minutes(minutes: float) -> str:
