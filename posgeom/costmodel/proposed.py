@@ -12,10 +12,8 @@ __all__ = ["Override", "PROPOSED", "apply_overrides", "pending_overrides"]
 
 @dataclass(frozen=True)
 class Override:
-    """A proposed paper-scale setting: ``module``'s ``CONFIGS["paper"]`` at ``path`` goes ``old`` → ``new``.
-
-    ``keeps_sequences``: the change leaves the sequences every run sees (hence its FLOPs) as they were.
-    """
+    """A proposed paper-scale setting: ``module``'s ``CONFIGS["paper"]`` at ``path`` goes ``old`` → ``new``
+    (``keeps_sequences``: every run sees the same sequences, hence the same FLOPs)."""
 
     module: str
     path: tuple[str, ...]
@@ -35,6 +33,7 @@ def apply_overrides(module: str, settings: Any, overrides: Iterable[Override]) -
         if o.module == module:
             settings = with_setting(settings, o.path, o.new)
     return settings
+
 
 #: Proposed paper-scale changes (apply them to the modules' ``CONFIGS["paper"]``; the cost model then
 #: reads them from the modules and reports them as applied).
@@ -87,14 +86,7 @@ def pending_overrides(module: str, settings: Any, overrides: Sequence[Override])
     """``settings`` with the overrides not yet in the module applied, and those overrides."""
     pending = []
     for o in overrides:
-        if o.module != module:
-            continue
-        if _same(setting(settings, *o.path, default=None), o.new):
-            continue
-        pending.append(o)
-        settings = with_setting(settings, o.path, o.new)
+        if o.module == module and plain(setting(settings, *o.path, default=None)) != plain(o.new):
+            pending.append(o)
+            settings = with_setting(settings, o.path, o.new)
     return settings, pending
-
-
-def _same(a, b) -> bool:
-    return plain(a) == plain(b)

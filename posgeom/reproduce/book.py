@@ -76,7 +76,7 @@ def toc_files(root: str | Path) -> list[str]:
 
     root = Path(root)
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files: list[str] = [toc["root"]]
+    files: list[str] = [toc["root"]] if toc.get("root") else []
 
     def walk(entries):
         for entry in entries or []:
@@ -84,7 +84,7 @@ def toc_files(root: str | Path) -> list[str]:
                 files.append(entry["file"])
             walk(entry.get("sections"))
 
-    for part in toc.get("parts", []):
+    for part in toc.get("parts") or []:
         walk(part.get("chapters"))
     walk(toc.get("chapters"))
     return files

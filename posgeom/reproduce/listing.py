@@ -85,20 +85,21 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
     paper = paper_minutes(chapters)
     lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper':>12} "
              f"{'GPU at paper':13} torchrun"]
+    in_progress = []
     for c in chapters:
         status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir)
-        if status != "done" and chapter_progress(c, scale, registry):
+        progress = chapter_progress(c, scale, registry) if status != "done" else None
+        if progress:
             status = "in progress"
+            in_progress.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... "
+                               "resumes it)")
         lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.estimate('quick').minutes):>9} "
                      f"{format_minutes(paper[c.slug]) + (' GPU' if c.paper_from_cost_model else ' CPU'):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
                      f"{'yes' if c.ddp else 'no'}")
     lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
                  f"about {format_minutes(sum(paper.values()))} at paper: the cost model's time on one "
                  "H100/H200-class GPU (40% MFU) for the chapters that train, the recorded CPU runs for the rest")
-    for c in chapters:
-        progress = chapter_progress(c, scale, registry)
-        if progress and chapter_status(c, scale, registry, notebooks_dir=notebooks_dir) != "done":
-            lines.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... resumes it)")
+    lines += in_progress
     progress = experiment_progress(checkpoint_progress(registry.root, scale))
     for experiment, text in progress.items():
         lines.append(f"saved training at {scale}: {experiment}: {text}")
