@@ -13,9 +13,11 @@ from .budget import (
     BUDGET_MARGIN_S, DEADLINE_ENV, MIN_SLICE_MINUTES, RunProgress, chapter_progress, checkpoint_progress,
     discard_finished_checkpoints, experiment_progress, parse_budget, slice_minutes, training_deadline,
 )
+from ..timings import CHAPTER_TIMES_FILE, NOT_MEASURED, chapter_times, format_duration
 from .chapters import (
-    CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, ChapterFailed, Estimate, SliceInterrupted, chapter_status,
-    claims_stale_reason, cost_model_minutes, project_root, recorded_runs, resolve_results_dir, select_chapters,
+    CHAPTERS, OTHER_CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, ChapterFailed, Estimate, SliceInterrupted,
+    chapter_status, chapter_time_substitutions, claims_stale_reason, cost_model_minutes, project_root, recorded_runs,
+    resolve_results_dir, select_chapters,
 )
 from .cpu_parts import CPU_PARTS, CpuPart, run_cpu_part, run_cpu_parts
 from .ddp import INTERRUPTED_EXIT, ddp_command, default_nproc, run_ddp_worker
@@ -25,9 +27,6 @@ from .listing import (
 from .notebook import INTERRUPTED_NAME, execute_notebook
 from .parts import CHAPTER_PARTS, ChapterNeeds, PaperPart, chapter_needs, chapter_of, paper_parts, paper_parts_frame
 from .runner import ChapterRun, ReproduceReport, reproduce
-from .timings import (
-    CHAPTER_TIMES_FILE, NOT_MEASURED, OTHER_CHAPTERS, chapter_time_substitutions, chapter_times, format_duration,
-)
 
 __all__ = [
     "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration",

@@ -298,8 +298,7 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
                 nb, seconds, error, peak_rss_bytes = future.result()
                 report.runs.append(PageRun(page, seconds, error))
                 if error is None:
-                    # stored as MyST-NB stores what it executes (the notebook, its URI, the seconds it took),
-                    # with each code cell's seconds and the kernel's peak memory beside them
+                    # stored as MyST-NB stores it, with the cells' seconds and the kernel's peak memory beside
                     # (benchmarks/chapter_times.py writes both to book/chapter-times.json)
                     cells = cell_seconds(nb)
                     cache.add_nb_to_project(str(page.path), read_data=MYST_READER)

@@ -1,5 +1,6 @@
 """The chapters ``posgeom reproduce`` runs (:data:`CHAPTERS`: their claims and estimates), how to pick
-them, where the checkout and the results are, and whether a chapter is done at a scale."""
+them, where the checkout and the results are, whether a chapter is done at a scale, and their measured
+times as the book's MyST substitutions."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 from ..config import checkout_root, validate_scale
 from ..registry import Registry, Result, code_changed
 from ..report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
-from ..timings import chapter_memory, chapter_times
+from ..timings import BOOK_BUILD, chapter_memory, chapter_times, format_duration, format_memory
 
 #: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
 RUNS_EXPERIMENT = "chapter_runs"
@@ -250,3 +251,20 @@ def resolve_results_dir(results_dir, notebooks: Path) -> Path:
 def format_minutes(minutes: float) -> str:
     """``"4.0 min"`` below an hour, ``"1.5 h"`` from an hour on."""
     return f"{minutes:.1f} min" if minutes < 60 else f"{minutes / 60:.1f} h"
+
+
+#: Chapters of the book that check no claim (not in :data:`CHAPTERS`), also timed.
+OTHER_CHAPTERS = ("getting-started", "your-own-corpus", "diagnose-your-model")
+
+
+def chapter_time_substitutions(times: dict[str, float], chapters: Sequence[Chapter] = CHAPTERS,
+                               others: Collection[str] = OTHER_CHAPTERS,
+                               memory: dict[str, float] | None = None) -> dict[str, str]:
+    """MyST substitutions ``time_<slug>`` and ``memory_<slug>`` (hyphens as underscores) for every chapter of
+    ``chapters``, ``others`` and ``times`` (``NOT_MEASURED`` where unmeasured); the whole cold build is
+    ``time_book_build``."""
+    slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + [BOOK_BUILD] + list(times))
+    out = {"time_" + slug.replace("-", "_"): format_duration(times.get(slug)) for slug in slugs}
+    out.update({"memory_" + slug.replace("-", "_"): format_memory((memory or {}).get(slug))
+                for slug in slugs if slug != BOOK_BUILD})
+    return out

@@ -100,14 +100,14 @@ def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, ti
     once, sharing the cores out. At ``paper`` scale a checkout with uncommitted changes is refused first
     (``UncommittedChangesError``).
     """
-    from .book import kernel_environment
+    from .book import kernel_environment, threads_per_kernel
 
     jobs = check_int(jobs, "jobs", 1)
     slugs = {c.slug for c in select_chapters(only)}
     require_committed(scale)
     env = {**os.environ, "POSGEOM_PROGRESS": "0", COMMAND_ENV: command_line()}
     if jobs > 1:
-        env = kernel_environment(max(1, (os.cpu_count() or 1) // jobs), env)
+        env = kernel_environment(threads_per_kernel(jobs), env)
     selected = [p for p in parts if p.chapter in slugs]
 
     def one(part: CpuPart) -> tuple[CpuPart, str, float]:

@@ -16,15 +16,7 @@ import pandas as pd
 
 from ..config import SCALES, get_settings
 from ..registry import Registry
-from ..report import (
-    CLAIMS_EXPERIMENT,
-    INCONCLUSIVE,
-    NEEDS_GPU,
-    PAPER_CLAIMS,
-    VERDICTS,
-    Claim,
-    verdict_text,
-)
+from ..report import CLAIMS_EXPERIMENT, INCONCLUSIVE, NEEDS_GPU, PAPER_CLAIMS, VERDICTS, Claim, verdict_text
 from ..reproduce import (
     CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, Chapter, chapter_time_substitutions,
     chapter_times, claims_stale_reason, format_duration,
