@@ -40,7 +40,7 @@ def experiment_costs(*, proposed: bool = False, assumptions: Assumptions = ASSUM
     overrides : sequence of Override
         The proposed changes (default :data:`PROPOSED`).
     settings_of : callable
-        ``module name → paper settings`` (default :func:`paper_settings`).
+        ``module name → paper settings`` (default: the module's ``CONFIGS["paper"]``).
 
     Returns
     -------

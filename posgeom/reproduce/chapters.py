@@ -253,7 +253,7 @@ def format_minutes(minutes: float) -> str:
     return f"{minutes:.1f} min" if minutes < 60 else f"{minutes / 60:.1f} h"
 
 
-#: Chapters of the book that check no claim (not in :data:`CHAPTERS`), also timed.
+#: Chapters of the book that check no claim (not in :data:`~posgeom.reproduce.CHAPTERS`), also timed.
 OTHER_CHAPTERS = ("getting-started", "your-own-corpus", "diagnose-your-model")
 
 
