@@ -1,47 +1,18 @@
 r"""What the paper scale costs: tokens, training FLOPs, peak memory and time, per experiment.
 
-Every experiment of :data:`posgeom.reproduce.CHAPTERS` that trains or runs a model at ``paper`` scale
-is described by its **work** (:class:`Work`): an encoder shape, the padded sequence length, the mean
-number of real tokens per sequence, how many sequences one run processes and how many runs (seeds ×
-variants). The numbers are read from the experiment modules' own paper settings (``CONFIGS["paper"]``,
-a dict or a typed settings dataclass), so the model follows the modules when they change.
+Each experiment that runs a model at ``paper`` scale is described by its :class:`Work`, read from its module's
+own ``CONFIGS["paper"]`` so that the model follows the modules. From the work:
 
-From the work:
+* **tokens** = runs × sequences × tokens per sequence (padded, or the mean real length when bucketed);
+* **FLOPs** = tokens × :func:`posgeom.models.encoder.model_flops_per_token` (training = 3 × forward);
+* **peak GPU memory**: 16 bytes per parameter (fp32 weights, gradients, two AdamW moments) plus bf16
+  activations of one batch, $34\,b L d$ bytes per layer (Korthikanti et al. 2022, flash attention), plus
+  the MLM logits (6 bytes each);
+* **time** on the GPU = max(FLOPs / (peak × MFU), steps × the least time of a step: small models are
+  bound by kernel launches), and on this CPU FLOPs / the measured rate.
 
-* **tokens** = runs × sequences × tokens per sequence: the padded length without length bucketing,
-  the mean real length with it (:data:`CORPUS_LENGTHS`, measured on the corpora by
-  :func:`measure_corpus_lengths`: SST-2 sentences are about 13 WordPiece tokens with ``[CLS]``/``[SEP]``);
-* **FLOPs** = tokens × :func:`posgeom.models.encoder.model_flops_per_token` (training: forward + backward =
-  3 × forward, matmuls only, PaLM's MFU convention; a forward-only pass is a third of it);
-* **peak GPU memory**: fp32 weights, gradients and two AdamW moments (16 bytes per parameter) plus bf16
-  activations of one batch, $34\,b L d$ bytes per layer (Korthikanti et al. 2022, flash attention:
-  no $L^2$ term), plus the logits of the MLM head (6 bytes each);
-* **time** on the GPU = FLOPs / (peak × MFU) (:class:`Assumptions`: 989 TFLOP/s dense bf16, the H100/H200
-  SXM datasheet figure, at 40 % MFU) and on this CPU = FLOPs / the measured rate
-  (:data:`CPU_FLOPS`, :func:`measure_cpu_rate`).
-
-Work with the same ``share`` key is one computation (the same pretraining read by several chapters
-through the registry) and is counted once, by the first experiment that needs it.
-
-**A step has a least time.** Small models (width 128) and short sequences (a bucketed batch of 64
-SST-2 sentences is 850 tokens) do not keep a GPU busy: their steps cost the kernel launches of the
-forward, the backward and the optimiser, whatever their FLOPs. The GPU time of a work is therefore
-the larger of its FLOPs at the assumed MFU and its steps at :meth:`Assumptions.step_seconds`.
-
-**Sizing.** :data:`PROPOSED` lists the paper-scale changes (module, field, old → new, why) that bring
-the GPU part under :data:`GPU_GOAL_MINUTES` (:func:`readme_table`: padded, bucketed, proposed): 4x
-larger batches and 4x fewer steps for the step-bound runs, every run seeing the same sequences, and
-half the steps for Theorem 4's runs (the largest FLOP-bound item, weight decay doubled to keep its
-documented decay factor). They are applied in the experiment modules' paper settings, so the list is
-now the record of why each paper value is what it is; :func:`experiment_costs` with ``proposed=True``
-applies any not yet in the modules (none today), so a new proposal can be costed before it is applied.
-
-The package, by concern: ``work`` (the arithmetic: shapes, work, time and memory),
-``measured`` (measured inputs), ``catalogue`` (each
-experiment's work, read from its settings), ``proposed`` (the sizing and its
-reasons), ``access`` (settings as dicts or dataclasses) and
-``table`` (the costs, totals and tables). ``posgeom costs`` prints the table and
-``posgeom costs --write-readme`` rewrites the README's (:mod:`posgeom.commands.costs`).
+Work with the same ``share`` key is counted once. :data:`PROPOSED` records why each paper setting is what
+it is; ``experiment_costs(proposed=True)`` costs a proposal before it is applied.
 """
 
 from __future__ import annotations

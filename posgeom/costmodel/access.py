@@ -19,8 +19,7 @@ def _get(value: Any, name: str) -> Any:
 
 
 def _resolve(settings: Any, path: Sequence[str]) -> tuple[str, ...] | None:
-    """``path`` as the settings spell it: ``("scratch", "sst2")`` is also found as ``scratch_sst2`` (a
-    nested table flattened into fields); None when absent."""
+    """``path`` as the settings spell it (``("scratch", "sst2")`` may be the field ``scratch_sst2``); None when absent."""
     if not path:
         return ()
     head, rest = path[0], tuple(path[1:])
@@ -34,10 +33,9 @@ def _resolve(settings: Any, path: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def setting(settings: Any, *path: str, default: Any = ...) -> Any:
-    """``settings[a][b]`` for a dict, ``settings.a.b`` for a dataclass (a mix works too; ``a.b`` is also
-    found as the field ``a_b``).
+    """``settings[a][b]`` for a dict, ``settings.a.b`` for a dataclass, or the field ``a_b``.
 
-    A missing field raises :class:`KeyError` naming the path unless ``default`` is given.
+    A missing field raises KeyError naming the path unless ``default`` is given.
     """
     found = _resolve(settings, path)
     if found is None:

@@ -8,21 +8,17 @@ from typing import Iterable
 __all__ = ["CORPUS_LENGTHS", "CPU_FLOPS", "MEASUREMENTS", "Measurement", "gpu_measurements", "mean_tokens",
            "measure_corpus_lengths", "measure_cpu_rate"]
 
-#: Mean real tokens per sequence (``[CLS]`` and ``[SEP]`` included) of the corpora's training splits
-#: cut to ``n`` positions, bert-base-uncased WordPiece: ``{(corpus, split): {n: mean}}``. Measured by
-#: :func:`measure_corpus_lengths` (SST-2: 67,349 train / 872 validation sentences; IMDB: 25,000 train
-#: reviews); ``tests/test_costmodel.py`` recomputes them wherever the corpora are present.
+#: Mean real tokens per sequence (``[CLS]`` and ``[SEP]`` included) cut to ``n`` positions, bert-base-uncased
+#: WordPiece: ``{(corpus, split): {n: mean}}``, by :func:`measure_corpus_lengths` (tests recompute them).
 CORPUS_LENGTHS: dict[tuple[str, str], dict[int, float]] = {
     ("sst2", "train"): {64: 13.319158, 128: 13.319248, 256: 13.319248, 512: 13.319248},
     ("sst2", "validation"): {64: 25.473624, 128: 25.473624, 256: 25.473624, 512: 25.473624},
     ("imdb", "train"): {64: 63.776720, 128: 123.375200, 256: 203.306040, 512: 264.936920},
 }
 
-#: Training FLOP/s of the encoder on the 2-core build machine (fp32, BERT-base width, 2 layers, sequence
-#: 64, batch 8, 2 threads), measured by :func:`measure_cpu_rate`: 21 and 28 GFLOP/s in two runs on the
-#: machine shared with other work; the lower is kept.
+#: Training FLOP/s of the encoder on the 2-core build machine, by :func:`measure_cpu_rate`: 21 and 28 GFLOP/s
+#: in two runs on the shared machine; the lower is kept.
 CPU_FLOPS = 2.1e10
-
 
 #: Where ``scripts/gpu-slice`` appends one JSON line per GPU window (device, MFU, slice times), relative
 #: to the checkout; committed with the results it made.
@@ -31,8 +27,7 @@ MEASUREMENTS = "benchmarks/gpu_slices.jsonl"
 
 @dataclass(frozen=True)
 class Measurement:
-    """One GPU window's benchmark (``scripts/gpu-slice``): device, measured MFU (bf16, sequence 128) and
-    tokens/s, when, and how long the reproduce slice ran."""
+    """One GPU window's benchmark (``scripts/gpu-slice``): device, MFU, tokens/s, start, reproduce seconds."""
 
     device: str
     mfu: float
@@ -65,8 +60,7 @@ def gpu_measurements(root=None) -> list[Measurement]:
 
 
 def mean_tokens(corpus: str, n: int, split: str = "train") -> float:
-    """Mean real tokens per sequence of ``corpus`` cut to ``n`` (:data:`CORPUS_LENGTHS`; ``n`` itself
-    for a length not measured, a conservative bound)."""
+    """Mean real tokens per sequence of ``corpus`` cut to ``n`` (``n`` itself where not measured)."""
     return CORPUS_LENGTHS.get((corpus, split), {}).get(int(n), float(n))
 
 
@@ -85,10 +79,7 @@ def measure_corpus_lengths(lengths: Iterable[int] = (64, 128, 256, 512), *, data
 
 def measure_cpu_rate(*, d_model: int = 768, n_layers: int = 2, d_ff: int = 3072, seq_len: int = 64,
                      batch_size: int = 8, steps: int = 4, warmup: int = 1) -> float:
-    """Training FLOP/s of the encoder on this CPU (fp32; MLM on random ids, model FLOPs per token).
-
-    Runs ``warmup`` untimed and ``steps`` timed training steps of :func:`posgeom.models.training.train`.
-    """
+    """Training FLOP/s of the encoder on this CPU (fp32 MLM on random ids), over ``steps`` timed steps."""
     import time
 
     import torch

@@ -12,10 +12,8 @@ __all__ = ["Override", "PROPOSED", "apply_overrides", "pending_overrides"]
 
 @dataclass(frozen=True)
 class Override:
-    """A proposed paper-scale setting: ``module``'s ``CONFIGS["paper"]`` at ``path`` goes ``old`` → ``new``.
-
-    ``keeps_sequences``: the change leaves the sequences every run sees (hence its FLOPs) as they were.
-    """
+    """A proposed paper-scale setting: ``module``'s ``CONFIGS["paper"]`` at ``path`` goes ``old`` → ``new``
+    (``keeps_sequences``: every run sees the same sequences, hence the same FLOPs)."""
 
     module: str
     path: tuple[str, ...]
@@ -36,17 +34,14 @@ def apply_overrides(module: str, settings: Any, overrides: Iterable[Override]) -
             settings = with_setting(settings, o.path, o.new)
     return settings
 
-#: Proposed paper-scale changes (apply them to the modules' ``CONFIGS["paper"]``; the cost model then
-#: reads them from the modules and reports them as applied).
+
+#: Proposed paper-scale changes (once applied in the modules' ``CONFIGS["paper"]``, the cost model reads them there).
 PROPOSED: tuple[Override, ...] = (
-    # The criterion: every run sees the same training sequences (steps x batch unchanged: the same epochs
-    # over the same fixed training set, the same FLOPs) in 4x fewer, 4x larger optimiser steps. These
-    # runs are bound by the time of a step, not by FLOPs (tiny models, or 13-token SST-2 sentences).
-    # What to check on the first GPU slice: the recorded final training loss is at its plateau (within
-    # the spread over seeds of the current setting's); if not, raise the learning rate by 2 (square-root
-    # rule for AdamW at 4x the batch). Theorem 1 and 4 (necessity, separation), the NTK regimes, the
-    # under-trained tails and the initialisation study keep their batch: their claims are about the
-    # number of updates (a decay factor, steps to a loss threshold, how often a row is updated).
+    # The criterion: every run sees the same training sequences (the same FLOPs) in 4x fewer, 4x larger steps,
+    # for runs bound by the time of a step (tiny models, 13-token SST-2 sentences). To check on the first GPU
+    # slice: the final training loss is at its plateau (within the spread over seeds); if not, double the
+    # learning rate (square-root rule for AdamW). Theorems 1 and 4, the NTK regimes, the under-trained tails
+    # and the initialisation study keep their batch: their claims are about the number of updates.
     Override("extrapolation", ("order", "train", "batch_size"), 64, 256,
              "d = 128, 4 layers: a step costs its kernel launches whatever the batch; 4x the sequences per step"),
     Override("extrapolation", ("order", "train", "steps"), 4_000, 1_000,
@@ -87,14 +82,7 @@ def pending_overrides(module: str, settings: Any, overrides: Sequence[Override])
     """``settings`` with the overrides not yet in the module applied, and those overrides."""
     pending = []
     for o in overrides:
-        if o.module != module:
-            continue
-        if _same(setting(settings, *o.path, default=None), o.new):
-            continue
-        pending.append(o)
-        settings = with_setting(settings, o.path, o.new)
+        if o.module == module and plain(setting(settings, *o.path, default=None)) != plain(o.new):
+            pending.append(o)
+            settings = with_setting(settings, o.path, o.new)
     return settings, pending
-
-
-def _same(a, b) -> bool:
-    return plain(a) == plain(b)

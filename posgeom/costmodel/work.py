@@ -16,13 +16,13 @@ __all__ = ["SLICE_MINUTES", "Assumptions", "ASSUMPTIONS", "Shape", "BERT_BASE", 
 #: The longest slice ``posgeom reproduce --budget`` plans (minutes): a GPU window of about a quarter hour.
 SLICE_MINUTES = 9.0
 
+
 @dataclass(frozen=True)
 class Assumptions:
     """The hardware and the training tricks the times assume.
 
-    ``peak_flops``: dense bf16 peak of the GPU (989 TFLOP/s: H100 SXM and H200, NVIDIA datasheets);
-    ``mfu``: the model-FLOPs utilisation reached (``benchmarks/gpu_bert_base.py`` measures it);
-    ``cpu_flops``: the measured CPU rate; ``bucketed``: batches of similar lengths, padding not trained on.
+    ``peak_flops``: dense bf16 peak (989 TFLOP/s: H100 SXM and H200 datasheets); ``mfu``: the model-FLOPs
+    utilisation reached; ``bucketed``: batches of similar lengths, padding not trained on.
     """
 
     gpu: str = "one H100/H200-class GPU"
@@ -34,8 +34,7 @@ class Assumptions:
     layer_step_s: float = 0.3e-3
 
     def step_seconds(self, n_layers: int) -> float:
-        """The least time of one training step on the GPU whatever its FLOPs: eager PyTorch launches
-        kernels one by one (forward, backward, fused AdamW), about ``step_s + n_layers * layer_step_s``."""
+        """The least time of one training step whatever its FLOPs (eager PyTorch launches kernels one by one)."""
         return self.step_s + n_layers * self.layer_step_s
 
     def describe(self) -> str:
@@ -72,10 +71,9 @@ BERT_BASE = Shape(768, 12, 3072, 30522)
 class Work:
     """One kind of computation an experiment repeats ``runs`` times.
 
-    ``kind``: ``"train"`` (forward + backward + AdamW) or ``"forward"``. ``sequences``: sequences one
-    run processes (steps × batch for training). ``n_positions``: the padded length; ``real_tokens``:
-    the mean real tokens per sequence (≤ ``n_positions``). ``mlm_fraction``: share of tokens the MLM
-    head predicts (0: a classification head). ``share``: work with the same key is done once.
+    ``kind``: ``"train"`` or ``"forward"``; ``sequences``: per run (steps × batch for training);
+    ``real_tokens``: mean real tokens per sequence of padded length ``n_positions``; ``mlm_fraction``: share of
+    tokens the MLM head predicts (0: a classification head); ``share``: work with the same key is done once.
     """
 
     what: str
@@ -135,7 +133,6 @@ class ExperimentCost:
         return max(1, math.ceil(self.gpu_minutes / SLICE_MINUTES)) if self.gpu_minutes > 0 else 0
 
 
-
 def parameter_count(shape: Shape, n_positions: int) -> int:
     """Parameters of an encoder: per layer 4 d² + 2 d d_ff (+ biases), embeddings (V + n) d."""
     d = shape.d_model
@@ -144,7 +141,7 @@ def parameter_count(shape: Shape, n_positions: int) -> int:
 
 
 def peak_memory_gb(work: Work) -> float:
-    """Peak GPU memory of one run of ``work`` in GB (see the module's notes)."""
+    """Peak GPU memory of one run of ``work`` in GB (the formula is in the package docstring)."""
     params = parameter_count(work.shape, work.n_positions)
     b, L, d = work.batch_size, work.n_positions, work.shape.d_model
     if work.kind == "train":

@@ -1,24 +1,9 @@
-"""The book's pages executed in parallel into jupyter-cache, which ``jupyter-book build`` then reads.
+"""``posgeom book``: execute the book's pages in parallel into jupyter-cache, then ``jupyter-book build``.
 
-Jupyter Book (MyST-NB with ``execute_notebooks: cache``) executes a book's notebooks one after another,
-so on a two-core machine one core waits while the other runs a chapter. Here the pages are executed
-beforehand by ``jobs`` kernels at once, each limited to ``threads`` OpenMP/BLAS/PyTorch threads so that
-the kernels share the cores instead of fighting over them, and stored in the jupyter-cache the build
-uses, as MyST-NB itself would store them (the notebook read by MyST-NB's reader, its outputs, the
-execution time). The build then finds every page in the cache and executes nothing; a page the cache
-does not match (its code changed since) is executed by the build as before.
-
-A page that sets its own execution mode is left to the build: the summary (``execution_mode: force``)
-is executed by every build, after the chapters, so that it reads the registry they filled.
-
-Order: a chapter after the chapters whose registry entries it reuses (``Chapter.reuses``), any page
-outside ``notebooks/`` after all chapters, and among the pages free to start the one with the longest
-chain of measured time ahead of it first (:func:`priorities`, from
-:data:`posgeom.timings.CHAPTER_TIMES_FILE`).
-
-``bash scripts/book`` and the test command's strict build both run :func:`build_book`, the command::
-
-    posgeom book [--jobs N] [--timeout S] [--path-output DIR]
+MyST-NB executes pages one after another; here ``jobs`` kernels run at once, each limited to ``threads``
+OpenMP/BLAS/PyTorch threads, and store what they execute as MyST-NB itself would, so the build finds every
+page cached. A chapter runs after the chapters it reuses (``Chapter.reuses``), pages outside ``notebooks/``
+after every chapter, and a page that sets its own execution mode (the summary's ``force``) is left to the build.
 """
 
 from __future__ import annotations
@@ -46,8 +31,7 @@ __all__ = [
 #: Environment variables that set the threads of OpenMP, the BLAS libraries and PyTorch in a kernel.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS")
-#: Seconds assumed for a page the measured times do not list (a new chapter): it is scheduled as a
-#: middling one, neither first nor last.
+#: Seconds assumed for a page the measured times do not list (a new chapter): scheduled as a middling one.
 UNMEASURED_S = 60.0
 #: The folder of the chapters; pages elsewhere (the summary) read what the chapters recorded, so run last.
 CHAPTER_FOLDER = "notebooks"
@@ -91,9 +75,8 @@ def toc_files(root: str | Path) -> list[str]:
     import yaml
 
     root = Path(root)
-
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files: list[str] = [toc["root"]]
+    files: list[str] = [toc["root"]] if toc.get("root") else []
 
     def walk(entries):
         for entry in entries or []:
@@ -101,7 +84,7 @@ def toc_files(root: str | Path) -> list[str]:
                 files.append(entry["file"])
             walk(entry.get("sections"))
 
-    for part in toc.get("parts", []):
+    for part in toc.get("parts") or []:
         walk(part.get("chapters"))
     walk(toc.get("chapters"))
     return files
@@ -120,14 +103,8 @@ def page_execution_mode(path: str | Path) -> str | None:
 
 
 def book_pages(root: str | Path, chapters: Sequence[Chapter] = CHAPTERS) -> list[Page]:
-    """The pages of ``_toc.yml`` that hold code cells and that the build takes from jupyter-cache, in the
-    book's order, with what each waits for.
-
-    A page that sets its own execution mode (the summary's ``force``: it is executed by every build, after
-    the chapters, so that it always reads the registry as it is) is left to the build. A chapter waits for
-    the chapters it reuses (``Chapter.reuses``, when they are in the book); a page outside
-    ``notebooks/`` waits for every chapter.
-    """
+    """The pages of ``_toc.yml`` with code cells that the build takes from jupyter-cache, in book order, with
+    what each waits for (see the module docstring)."""
     root = Path(root)
     reuses = {c.slug: c.reuses for c in chapters}
     pages: list[Page] = []
@@ -152,8 +129,7 @@ def threads_per_kernel(jobs: int, cpus: int | None = None) -> int:
 
 
 def default_jobs(cpus: int | None = None) -> int:
-    """Kernels at once: one per core, at most 4 (each chapter holds up to about 2 GB; see the chapters'
-    "What this chapter needs")."""
+    """Kernels at once: one per core, at most 4 (a chapter holds up to about 2 GB)."""
     cpus = cpus or os.cpu_count() or 1
     return max(1, min(4, cpus))
 
@@ -174,11 +150,9 @@ def read_page(path: Path):
 
 
 def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
-    """Run ``page`` in a fresh kernel in its folder; (notebook with outputs, seconds, error text or None,
-    peak resident memory of the kernel in bytes or None).
+    """Run ``page`` in a fresh kernel: (notebook, seconds, error or None, peak memory in bytes or None).
 
-    The peak memory is read by a probe cell run after the page's last cell and removed again, so the
-    notebook cached is the page's own."""
+    The memory probe cell is removed again, so the notebook cached is the page's own."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
@@ -209,9 +183,8 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
 
 
 def cell_seconds(nb) -> list[float | None]:
-    """Seconds each code cell of an executed notebook ran (from nbclient's ``record_timing`` metadata),
-    removing that metadata: jupyter-cache hashes every cell's metadata, and MyST-NB's copy of the page,
-    read from the file, has none. None for a cell without timings."""
+    """Seconds each code cell ran (None where untimed), removing nbclient's timing metadata: jupyter-cache
+    hashes every cell's metadata, and MyST-NB's copy of the page has none."""
     from datetime import datetime
 
     seconds: list[float | None] = []
@@ -229,8 +202,7 @@ def cell_seconds(nb) -> list[float | None]:
 
 
 def priorities(pages: Sequence[Page], times: Mapping[str, float]) -> dict[str, float]:
-    """Each page's measured seconds plus the longest chain of pages that wait for it: started in this
-    order (highest first), a chapter that others wait for goes before a longer one nobody waits for."""
+    """Each page's measured seconds plus the longest chain of pages waiting for it (started highest first)."""
     rank: dict[str, float] = {}
 
     def chain(page: Page) -> float:
@@ -246,8 +218,7 @@ def priorities(pages: Sequence[Page], times: Mapping[str, float]) -> dict[str, f
 
 
 def cache_path(root: str | Path) -> Path:
-    """The jupyter-cache folder of the book's build (``execute.cache`` of ``_config.yml``; the build runs
-    in the checkout, so a relative path is relative to it)."""
+    """The jupyter-cache folder of the build (``execute.cache`` of ``_config.yml``, relative to the checkout)."""
     import yaml
 
     root = Path(root)
@@ -263,20 +234,21 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
 
     Parameters
     ----------
-    root : the checkout (default: the one we run in).
-    jobs : kernels at once (default :func:`default_jobs`); each gets :func:`threads_per_kernel` threads.
-    timeout : seconds allowed per cell (the book's ``execute.timeout``).
-    pages : what to run (default :func:`book_pages`).
-    cache_dir : the jupyter-cache folder (default :func:`cache_path`).
-    out : where the progress lines go.
-    execute : runs one page, returning (notebook, seconds, error or None, peak memory in bytes or None)
-        (tests replace it).
+    root : path, optional
+        The checkout (default: the one we run in).
+    jobs : int, optional
+        Kernels at once (default :func:`default_jobs`).
+    timeout : int or None
+        Seconds allowed per cell.
+    pages, cache_dir : optional
+        What to run and where to cache it (defaults: :func:`book_pages`, :func:`cache_path`).
+    out, execute : callable
+        Where progress lines go; what runs one page (tests replace it).
 
     Returns
     -------
     BookExecution
-        A failed page is reported, not raised: its error names the cell; the other pages still run
-        (those that wait for it do not) and are cached, so the next call runs only what is left.
+        A failed page is reported, not raised; the pages that do not wait for it still run and are cached.
     """
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -326,8 +298,7 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
                 nb, seconds, error, peak_rss_bytes = future.result()
                 report.runs.append(PageRun(page, seconds, error))
                 if error is None:
-                    # stored as MyST-NB stores what it executes (the notebook, its URI, the seconds it took),
-                    # with each code cell's seconds and the kernel's peak memory beside them
+                    # stored as MyST-NB stores it, with the cells' seconds and the kernel's peak memory beside
                     # (benchmarks/chapter_times.py writes both to book/chapter-times.json)
                     cells = cell_seconds(nb)
                     cache.add_nb_to_project(str(page.path), read_data=MYST_READER)
@@ -348,16 +319,10 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
 def build_book(root: str | Path | None = None, *, jobs: int | None = None, timeout: int | None = 3600,
                path_output: str | Path | None = None, out: Callable[[str], None] = print,
                config: str | Path | None = None) -> int:
-    """Execute the pages in parallel (:func:`execute_book`), then ``jupyter-book build`` the checkout strictly
-    (``--all --warningiserror --nitpick --keep-going``, into ``path_output`` when given): ``posgeom book``.
+    """Execute the pages in parallel (:func:`execute_book`), then ``jupyter-book build`` the checkout strictly.
 
-    ``config`` is a configuration file to build with instead of the checkout's ``_config.yml`` (``posgeom
-    book --course`` gives :func:`posgeom.classroom.course.write_course_config`'s).
-
-    Returns
-    -------
-    int
-        The build's exit status; 1 without building when a page failed (its error is printed above).
+    ``config`` replaces the checkout's ``_config.yml`` (``posgeom book --course``). Returns the build's exit
+    status, or 1 without building when a page failed.
     """
     root = Path(root) if root is not None else project_root()
     report = execute_book(root, jobs=jobs, timeout=timeout, out=out)
@@ -377,9 +342,7 @@ def build_book(root: str | Path | None = None, *, jobs: int | None = None, timeo
 
 
 def run_quietly(command: Sequence[str], *, cwd: str | Path | None = None) -> int:
-    """Run ``command`` with its stdout as it is and its stderr line by line without the kernels' notices of
-    :data:`~posgeom.reproduce.notebook.KERNEL_NOISE` (the build's own executor starts a kernel for a page it runs
-    itself, the summary); its exit status."""
+    """Run ``command``, its stderr without the kernels' start-up notices; its exit status."""
     with subprocess.Popen(command, cwd=cwd, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
         for line in proc.stderr:
             if not is_kernel_noise(line):

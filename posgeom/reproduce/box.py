@@ -1,10 +1,6 @@
-"""The box "What this chapter needs" (or "What this page needs"), written once for the book and the downloads.
+"""The box "What this chapter needs" (or "What this page needs"), one text for the book and the downloads.
 
-The book's directive ``{posgeom-needs}`` (``book/_ext/posgeom_reader.py``) and a chapter downloaded as a plain
-notebook (:mod:`posgeom.notebooks`) both show the text of :func:`needs_box`. What every chapter's box shares is
-written here: the measured time and memory of the book's last cold build (:mod:`posgeom.timings`), the parts
-stored at ``paper`` and those that wait for a GPU (``posgeom.reproduce.parts``), and the table of those parts;
-what differs from chapter to chapter is :mod:`posgeom.reproduce.facts`.
+What every box shares is written here; what differs from chapter to chapter is ``posgeom.reproduce.facts``.
 """
 
 from __future__ import annotations
@@ -18,14 +14,14 @@ __all__ = ["needs_title", "needs_box"]
 
 
 def needs_title(page: str) -> str:
-    """The title of ``page``'s box: "What this chapter needs" for a chapter, "What this page needs" otherwise."""
+    """The title of ``page``'s box."""
     from .facts import CHAPTER_FACTS
 
     return "What this chapter needs" if page in CHAPTER_FACTS else "What this page needs"
 
 
 def _parts_table(parts) -> list[str]:
-    """The parts of a chapter at ``paper`` scale as a Markdown table (the book and Jupyter both render it)."""
+    """The parts of a chapter at ``paper`` scale as a Markdown table."""
     rows = ["| part | stored results | time at paper scale | status |", "| --- | ---: | --- | --- |"]
     for p in parts:
         rows.append(f"| `{p.part}` | {p.entries:,} | {p.cost} | {p.status} |")
@@ -35,12 +31,8 @@ def _parts_table(parts) -> list[str]:
 def needs_box(page: str, settings=None, *, root: str | Path | None = None, registry=None) -> str:
     """The text of ``page``'s box "What this chapter needs" (or "What this page needs"), as Markdown.
 
-    A chapter's box lists what it costs at ``quick`` (the cold run and peak memory of the book's last
-    measured build, :func:`posgeom.timings.chapter_times`), what it costs at ``paper`` (the parts stored and
-    those waiting for a GPU, :func:`posgeom.reproduce.chapter_needs`), the chapter's own facts (time, GPU,
-    data, model: :func:`posgeom.reproduce.facts.chapter_facts`, counted from the settings of both scales), and
-    the table of its parts at ``paper`` (:func:`posgeom.reproduce.paper_parts`). Another page's box is its
-    paragraph of :data:`posgeom.reproduce.facts.PAGE_FACTS`.
+    A chapter's box gives its measured cost at ``quick``, its parts at ``paper`` (stored, or waiting for a
+    GPU), its own facts and the table of its parts; another page's box is its paragraph of ``PAGE_FACTS``.
 
     Parameters
     ----------
@@ -84,5 +76,5 @@ def needs_box(page: str, settings=None, *, root: str | Path | None = None, regis
 
 
 def _sentence_start(text: str) -> str:
-    """A fact of the box as a sentence: its first letter upper-case, except in a name written lower-case."""
+    """A fact as a sentence: its first letter upper-case, except in a name written lower-case."""
     return text if text.startswith("posgeom") else text[:1].upper() + text[1:]

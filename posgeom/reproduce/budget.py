@@ -22,10 +22,7 @@ _UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def parse_budget(text: str | float | int) -> float:
-    """A budget such as ``"90s"``, ``"9m"``, ``"2h"`` (or a number of seconds) in seconds.
-
-    Raises :class:`ValueError` with one line saying what is accepted.
-    """
+    """A budget such as ``"90s"``, ``"9m"``, ``"2h"`` (or a number of seconds) in seconds; ValueError if not."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         seconds = float(text)
     else:
@@ -43,10 +40,8 @@ def parse_budget(text: str | float | int) -> float:
 def training_deadline(at: float | None):
     """Within the block, :func:`posgeom.models.training.train` saves its state and stops at UNIX time ``at``.
 
-    The one adapter between ``posgeom reproduce`` and the training loop's deadline
-    (``posgeom.models.deadlines.deadline``): it sets ``POSGEOM_DEADLINE`` (read by the loop in this
-    process and in the notebook kernels and ``torchrun`` processes, which inherit it) and enters the
-    loop's ``deadline(at)`` block where the models package has one. ``None``: no deadline.
+    The one adapter to the training loop's deadline: it sets ``POSGEOM_DEADLINE`` (inherited by the kernels
+    and ``torchrun`` processes) and enters the loop's ``deadline(at)``. ``None``: no deadline.
     """
     if at is None:
         yield
@@ -69,8 +64,7 @@ def training_deadline(at: float | None):
 
 @dataclass(frozen=True)
 class RunProgress:
-    """One training run with a saved state: the experiment that trains it (``module:function``, as in
-    :mod:`posgeom.costmodel`), its steps done and total, and whether it had finished."""
+    """One training run with a saved state: its experiment (``module:function``), steps done and total, finished."""
 
     experiment: str
     step: int
@@ -87,8 +81,7 @@ def _training_module():
 
 
 def _cost_label(origin: str) -> str:
-    """The cost model's ``module:function`` for a training run's origin, matched by the function's name
-    (an experiment whose function moved to another module keeps its row); the origin itself otherwise."""
+    """The cost model's ``module:function`` for a training run's origin, matched by the function's name."""
     from ..costmodel import EXPERIMENTS
 
     function = origin.rpartition(":")[2]
@@ -97,8 +90,7 @@ def _cost_label(origin: str) -> str:
 
 
 def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
-    """The training runs with a saved state under ``results_dir`` at ``scale``
-    (``posgeom.models.checkpoints.checkpoint_progress``; empty where the training loop keeps none)."""
+    """The training runs with a saved state under ``results_dir`` at ``scale`` (empty without the models)."""
     training = _training_module()
     report = getattr(training, "checkpoint_progress", None)
     if not callable(report):
@@ -129,13 +121,12 @@ def experiment_progress(runs: Sequence[RunProgress]) -> dict[str, str]:
 
 
 #: Where training keeps its states under ``<results>/<scale>`` (``posgeom.models.checkpoints.CHECKPOINT_FOLDER``,
-#: named here so that a run without the deep-learning stack needs no import of it).
+#: repeated so that a run without the deep-learning stack needs no import of it).
 CHECKPOINT_FOLDER = ".checkpoints"
 
 
 def checkpoint_links(results_dir: str | Path, scale: str) -> list[Path]:
-    """The symbolic links among ``<results>/<scale>``, its training states' folder and everything in that folder
-    (found with ``lstat``, none followed): training would save, resume or discard states through them."""
+    """The symbolic links among ``<results>/<scale>``, its training states' folder and what it holds (none followed)."""
     from ..storage import is_symlink, symlinks_below
 
     root = Path(results_dir) / scale / CHECKPOINT_FOLDER
@@ -143,12 +134,10 @@ def checkpoint_links(results_dir: str | Path, scale: str) -> list[Path]:
 
 
 def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
-    """Remove the saved states of finished training runs (kept while a deadline was set, so that an
-    interrupted experiment skips them); called once a chapter has stored its results. Returns how many.
+    """Remove the saved states of finished training runs; returns how many.
 
-    Nothing is discarded while a symbolic link stands among ``<results>/<scale>/.checkpoints`` and what it
-    holds (a warning names it; ``posgeom results check`` lists it): the folders are deleted, and a linked
-    folder would delete what lies outside the results folder."""
+    Nothing is discarded (a warning says why) while a symbolic link stands among the states' folders: deleting
+    through it would reach outside the results folder."""
     import warnings
 
     discard = getattr(_training_module(), "discard_checkpoints", None)
@@ -180,7 +169,6 @@ MIN_SLICE_MINUTES = 1.0
 
 
 def slice_minutes(chapter: Chapter, scale: str) -> float:
-    """The time a budgeted run needs left to start ``chapter``: its whole estimate when shorter than
-    :data:`MIN_SLICE_MINUTES`, else that minimum (its training is resumable and its finished experiments
-    are stored, so a slice that ends at the deadline is progress)."""
+    """The minutes a budgeted run needs left to start ``chapter``: its estimate, at most :data:`MIN_SLICE_MINUTES`
+    (a slice that ends at the deadline is progress: training resumes)."""
     return min(chapter.estimate(scale).minutes, MIN_SLICE_MINUTES)

@@ -1,5 +1,6 @@
 """The chapters ``posgeom reproduce`` runs (:data:`CHAPTERS`: their claims and estimates), how to pick
-them, where the checkout and the results are, and whether a chapter is done at a scale."""
+them, where the checkout and the results are, whether a chapter is done at a scale, and their measured
+times as the book's MyST substitutions."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 from ..config import checkout_root, validate_scale
 from ..registry import Registry, Result, code_changed
 from ..report import CLAIMS_EXPERIMENT, PAPER_CLAIMS, notebook_sha256
-from ..timings import chapter_memory, chapter_times
+from ..timings import BOOK_BUILD, chapter_memory, chapter_times, format_duration, format_memory
 
 #: Registry experiment where ``posgeom reproduce`` records each chapter run's wall time and peak memory.
 RUNS_EXPERIMENT = "chapter_runs"
@@ -23,14 +24,8 @@ PROGRESS_EXPERIMENT = "chapter_progress"
 
 @dataclass(frozen=True)
 class Estimate:
-    """What one chapter costs at one scale.
-
-    ``minutes``: wall time; None at ``paper`` for a chapter whose time is its model work, which the cost
-    model prices (:func:`cost_model_minutes`, the one source of paper-scale GPU time); ``memory_gb``: peak
-    resident memory of the kernel (host RAM); ``gpu_memory_gb``: peak GPU memory (None: no GPU used);
-    ``measured``: measured on the 2-core build machine (the build's chapter times,
-    :meth:`posgeom.reproduce.Chapter.estimate`, or ``posgeom reproduce``), else an estimate.
-    """
+    """What one chapter costs at one scale: wall ``minutes`` (None at ``paper`` where the cost model prices
+    it), peak host and GPU memory (GB), and whether it was ``measured`` rather than estimated."""
 
     minutes: float | None
     memory_gb: float
@@ -42,12 +37,9 @@ class Estimate:
 class Chapter:
     """One chapter of the book as ``posgeom reproduce`` sees it.
 
-    ``claims``: the claim ids its "Paper vs this book" table checks. ``ddp``: paper-scale entry points
-    (``"module:function"``, called as ``function(settings)``) that may run under ``torchrun``.
-    ``reuses``: chapters whose registry entries it reads (it runs after them when chapters run in
-    parallel, :mod:`posgeom.reproduce.book`, rather than compute the same entries at the same time).
-    ``parts``: the registry experiments it computes (``fnmatch`` patterns; each experiment has one home
-    chapter, :func:`posgeom.reproduce.chapter_of`).
+    ``claims``: the claim ids it checks. ``ddp``: paper-scale entry points (``"module:function"``) that may
+    run under ``torchrun``. ``reuses``: chapters whose registry entries it reads (it runs after them).
+    ``parts``: ``fnmatch`` patterns of the registry experiments it computes (each has one home chapter).
     """
 
     slug: str
@@ -62,21 +54,14 @@ class Chapter:
 
     @property
     def paper_from_cost_model(self) -> bool:
-        """True for a chapter that trains at ``paper``: its time there is the cost model's GPU minutes, not a
-        typed or measured figure (its ``paper`` estimate leaves ``minutes`` None)."""
+        """True for a chapter that trains at ``paper``: its time there is the cost model's GPU minutes."""
         return self.paper.minutes is None
 
     def estimate(self, scale: str, registry: Registry | None = None) -> Estimate:
-        """What the chapter costs at ``scale``: measured where it has been measured, the typed estimate only
-        for a chapter not measured yet.
+        """What the chapter costs at ``scale``: measured where it has been, else the typed estimate.
 
-        At ``quick``: the time and peak memory of the book's last measured cold build
-        (:func:`posgeom.timings.chapter_times`, :func:`~posgeom.timings.chapter_memory`). At ``paper``: a
-        chapter that trains (``paper.minutes`` None) takes the cost model's GPU minutes of its experiments
-        (:func:`cost_model_minutes`), as it cannot be measured on a CPU; a chapter without model work takes
-        the wall time and peak memory of its last run recorded by ``posgeom reproduce``
-        (:func:`recorded_runs` in ``registry``, default the results of ``posgeom.get_settings()``: the
-        committed ones in a checkout)."""
+        At ``quick``: the book's last measured cold build. At ``paper``: the cost model's GPU minutes for a
+        chapter that trains, else its last run recorded by ``posgeom reproduce`` in ``registry``."""
         scale = validate_scale(scale)
         estimate = getattr(self, scale)
         if scale == "quick":
@@ -100,9 +85,7 @@ class Chapter:
 
 
 def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Result]:
-    """The last run of each chapter at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`:
-    its wall time and peak memory), by chapter slug; ``registry`` defaults to the results of
-    ``posgeom.get_settings()``."""
+    """The last run of each chapter at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`), by slug."""
     from ..config import get_settings
 
     scale = validate_scale(scale)
@@ -115,9 +98,7 @@ def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Res
 
 @lru_cache(maxsize=1)
 def cost_model_minutes() -> dict[str, float]:
-    """Per chapter, the paper-scale GPU minutes of its experiments that run a model, on one H100/H200-class
-    GPU (:func:`posgeom.costmodel.experiment_costs`, its current settings); chapters without model work are
-    absent."""
+    """Per chapter that runs a model at paper scale, the cost model's minutes on one H100/H200-class GPU."""
     from ..costmodel import experiment_costs
 
     minutes: dict[str, float] = {}
@@ -201,8 +182,6 @@ class SliceInterrupted(RuntimeError):
         return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-
-
 def project_root() -> Path:
     """The posgeom checkout (:func:`posgeom.config.checkout_root`); a ``ValueError`` outside any."""
     root = checkout_root()
@@ -215,11 +194,8 @@ def project_root() -> Path:
 
 
 def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapter] = CHAPTERS) -> list[Chapter]:
-    """The chapters named by ``only`` (chapter slugs or claim ids such as ``C7``; commas allowed), in book order.
-
-    A claim id selects every chapter that checks it. An unknown value raises :class:`ValueError`
-    listing the valid ones; ``None`` or empty selects every chapter.
-    """
+    """The chapters named by ``only`` (slugs, or claim ids selecting every chapter that checks them; commas
+    allowed), in book order; every chapter when empty. An unknown value raises ValueError."""
     values = [v.strip() for item in (only or ()) for v in str(item).split(",") if v.strip()]
     if not values:
         return list(chapters)
@@ -242,11 +218,7 @@ def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapte
 
 
 def claims_stale_reason(entry: Result, *, notebooks_dir: str | Path | None = None) -> str | None:
-    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None.
-
-    "code changed": the code key of the posgeom modules the chapter imports differs from the recorded
-    one (:func:`posgeom.registry.code_changed`); an edit to a module the chapter does not use keeps it fresh.
-    """
+    """Why a ``"claims"`` entry is out of date (``"code changed"``, ``"notebook changed"``), or None."""
     if code_changed(entry.manifest):
         return "code changed"
     if notebooks_dir is not None:
@@ -267,6 +239,7 @@ def chapter_status(chapter: Chapter, scale: str, registry: Registry, *,
                                  notebooks_dir=notebooks_dir)
     return "done" if reason is None else f"stale ({reason})"
 
+
 def resolve_results_dir(results_dir, notebooks: Path) -> Path:
     """``results_dir``, else ``POSGEOM_RESULTS_DIR``, else the checkout's ``results/``; ``~`` expanded."""
     if results_dir is None:
@@ -275,7 +248,23 @@ def resolve_results_dir(results_dir, notebooks: Path) -> Path:
     return Path(results_dir).expanduser().resolve()
 
 
-
 def format_minutes(minutes: float) -> str:
     """``"4.0 min"`` below an hour, ``"1.5 h"`` from an hour on."""
     return f"{minutes:.1f} min" if minutes < 60 else f"{minutes / 60:.1f} h"
+
+
+#: Chapters of the book that check no claim (not in :data:`~posgeom.reproduce.CHAPTERS`), also timed.
+OTHER_CHAPTERS = ("getting-started", "your-own-corpus", "diagnose-your-model")
+
+
+def chapter_time_substitutions(times: dict[str, float], chapters: Sequence[Chapter] = CHAPTERS,
+                               others: Collection[str] = OTHER_CHAPTERS,
+                               memory: dict[str, float] | None = None) -> dict[str, str]:
+    """MyST substitutions ``time_<slug>`` and ``memory_<slug>`` (hyphens as underscores) for every chapter of
+    ``chapters``, ``others`` and ``times`` (``NOT_MEASURED`` where unmeasured); the whole cold build is
+    ``time_book_build``."""
+    slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + [BOOK_BUILD] + list(times))
+    out = {"time_" + slug.replace("-", "_"): format_duration(times.get(slug)) for slug in slugs}
+    out.update({"memory_" + slug.replace("-", "_"): format_memory((memory or {}).get(slug))
+                for slug in slugs if slug != BOOK_BUILD})
+    return out

@@ -18,10 +18,11 @@ from ..registry import COMMAND_ENV, command_line, require_committed
 from ..validation import check_int
 from .chapters import EXPERIMENTS_PACKAGE, select_chapters
 
+
 @dataclass(frozen=True)
 class CpuPart:
-    """One experiment inside a GPU chapter that needs no GPU at paper scale: ``entry`` (``module:function``
-    under ``posgeom.experiments``) called as ``function(settings, **kwargs)``."""
+    """An experiment of a GPU chapter that needs no GPU at paper scale: ``entry`` (``module:function`` under
+    ``posgeom.experiments``) called as ``function(settings, **kwargs)``."""
 
     chapter: str
     entry: str
@@ -33,11 +34,9 @@ class CpuPart:
         return f"{self.entry}({args})"
 
 
-#: Counting and linear algebra on the full corpora inside the chapters that train at paper scale, and the
-#: decisions over seeds that a small CPU model settles (the powered designs of C2, C5, S4, S6, S7 and S9): run now on
-#: a CPU by ``posgeom reproduce --scale paper --cpu-parts``, committed under ``results/paper/``, and read back
-#: when the chapter runs on a GPU. (The stress and monotonicity tables are not here: they include the table
-#: trained from scratch.)
+#: The CPU work of the chapters that train at paper scale: counting and linear algebra on the full corpora, and
+#: the powered designs a small CPU model settles (C2, C5, S4, S6, S7, S9). ``--cpu-parts`` stores them under
+#: ``results/paper/``; the chapter reads them back when it runs on a GPU.
 CPU_PARTS: tuple[CpuPart, ...] = tuple(
     CpuPart(chapter, entry, tuple(kwargs.items())) for chapter, entry, kwargs in (
         ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "sst2"}),
@@ -94,28 +93,21 @@ def _run_part(part: CpuPart, scale: str, timeout_s: float | None, env: Mapping[s
 
 def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, timeout_s: float | None = None,
                   parts: Sequence[CpuPart] = CPU_PARTS, jobs: int = 1) -> list[tuple[CpuPart, str, float]]:
-    """Run the CPU parts of the selected chapters, each in its own process, stopping one that passes
-    ``timeout_s``; returns ``(part, "stored" | "timed out" | "failed: <last line>", seconds)`` per part, in the
-    order of ``parts``.
+    """Run the CPU parts of the selected chapters, each in its own process stopped after ``timeout_s``.
 
-    A part already stored by the current code returns at once; one cut by the timeout stores nothing (a
-    registry entry is written whole or not at all) and runs again next time. Each part records this
-    command (``POSGEOM_COMMAND``), not its worker's; at ``paper`` scale a checkout with uncommitted changes
-    is refused before anything runs (``UncommittedChangesError``; ``POSGEOM_ALLOW_DIRTY=1`` allows it).
-
-    With ``jobs`` > 1, that many parts run at once, each with the machine's cores shared out
-    (:func:`posgeom.reproduce.book.kernel_environment`): the registry takes concurrent writers, and a part's
-    numbers do not depend on its threads where its reductions are small (compare a run with the committed
-    results before relying on it: ``docs/ARCHITECTURE.md``, "The paper scale").
+    Returns ``(part, "stored" | "timed out" | "failed: <last line>", seconds)`` per part, in order. A part
+    stored by the current code returns at once; one cut by the timeout stores nothing. ``jobs`` parts run at
+    once, sharing the cores out. At ``paper`` scale a checkout with uncommitted changes is refused first
+    (``UncommittedChangesError``).
     """
-    from .book import kernel_environment
+    from .book import kernel_environment, threads_per_kernel
 
     jobs = check_int(jobs, "jobs", 1)
     slugs = {c.slug for c in select_chapters(only)}
     require_committed(scale)
     env = {**os.environ, "POSGEOM_PROGRESS": "0", COMMAND_ENV: command_line()}
     if jobs > 1:
-        env = kernel_environment(max(1, (os.cpu_count() or 1) // jobs), env)
+        env = kernel_environment(threads_per_kernel(jobs), env)
     selected = [p for p in parts if p.chapter in slugs]
 
     def one(part: CpuPart) -> tuple[CpuPart, str, float]:

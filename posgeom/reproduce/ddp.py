@@ -22,8 +22,7 @@ def ddp_command(entry_points: Sequence[str], nproc: int, *, printable: bool = Fa
         raise ValueError(f"torchrun is for several processes; got nproc={nproc}")
     launcher = ["torchrun"] if printable else [sys.executable, "-m", "torch.distributed.run"]
     return [*launcher, "--standalone", f"--nproc_per_node={nproc}", "-m", "posgeom.cli", "--debug", "reproduce",
-            "--ddp-worker",
-            *entry_points]
+            "--ddp-worker", *entry_points]
 
 
 def _resolve_entry_point(entry_point: str) -> Callable:
@@ -60,10 +59,7 @@ def _registry_written_by(rank: int):
 
 
 def run_ddp_worker(entry_points: Sequence[str], settings=None) -> None:
-    """One process of ``torchrun``: join the process group, call each ``function(settings)``, leave.
-
-    The backend is NCCL on CUDA (each process on the GPU ``LOCAL_RANK``) and gloo on the CPU.
-    """
+    """One ``torchrun`` process: join the group (NCCL on CUDA, gloo on the CPU), call each ``function(settings)``."""
     import torch
     import torch.distributed as dist
 

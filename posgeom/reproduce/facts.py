@@ -1,8 +1,6 @@
-"""What each page of the book needs to run (time, GPU, data, model), in words: what differs from page to page in
-its box "What this chapter needs" (or "What this page needs"), which ``posgeom.reproduce.box.needs_box`` writes with
-what every box shares. Every count comes from the chapter's ``captions`` record (the settings of both scales), never
-typed here. The text is Markdown that the book's ``{posgeom-needs}`` directive and a plain notebook both render
-(its ``{ref}`` roles written out by :func:`posgeom.notebooks.plain_markdown` in a download).
+"""What each page of the book needs to run (time, GPU, data, model), in words: the part of its box "What this
+chapter needs" that differs from page to page. Every count comes from the chapter's ``captions`` (the settings of
+both scales), never typed here.
 """
 
 from __future__ import annotations
@@ -15,8 +13,8 @@ __all__ = ["CHAPTER_FACTS", "PAGE_FACTS", "FACT_LABELS", "chapter_facts", "page_
 #: The facts of a chapter's box, in the order the box lists them.
 FACT_LABELS = ("Time", "GPU", "Data", "Model")
 
-#: The facts of each chapter's box, by chapter slug: Markdown templates whose ``{c.<field>}`` are filled from the
-#: ``captions(settings)`` of the chapter's module (the slug with underscores), so that a box describes both scales.
+#: The facts of each chapter's box, by slug: Markdown templates whose ``{c.<field>}`` are filled from the
+#: ``captions(settings)`` of the chapter's module.
 CHAPTER_FACTS = {
     "corpus-geometry": {"GPU": "no.",
         "Time": "counting: the first run tokenises SST-2 once, then reads the token ids from the disk cache.",
@@ -131,8 +129,7 @@ PAGE_FACTS = {
 
 
 def chapter_facts(chapter: str, settings=None) -> dict[str, str]:
-    """The facts of the box of ``chapter`` (a slug of :data:`CHAPTER_FACTS`), ``{label: Markdown}`` in the order of
-    :data:`FACT_LABELS`, from ``settings`` (default: ``posgeom.get_settings()``)."""
+    """The facts of ``chapter``'s box, ``{label: Markdown}`` in the order of :data:`FACT_LABELS`."""
     from ..config import settings_or_default
 
     if chapter not in CHAPTER_FACTS:

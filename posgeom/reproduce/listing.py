@@ -13,13 +13,10 @@ from .budget import chapter_progress, checkpoint_progress, experiment_progress
 from .chapters import CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, chapter_status, format_minutes
 from .ddp import ddp_command
 
+
 @dataclass(frozen=True)
 class StaleResult:
-    """A committed paper-scale registry entry made by code that has changed since.
-
-    ``modules``: the posgeom modules the entry's code key covers (one of them, or what it imports, changed);
-    ``needs_gpu``: recomputing it needs a GPU (:func:`posgeom.costmodel.needs_gpu`).
-    """
+    """A committed paper-scale registry entry made by code that has changed since (in ``modules``)."""
 
     experiment: str
     key: str
@@ -50,11 +47,9 @@ def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
     return out
 
 
-
 def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: str, *, force: bool = False,
                 gpu_available: bool = True, nproc: int = 1, report_gpu_work: bool = False) -> str:
-    """The table printed before a run: per chapter its claims, status, action and the estimate (with
-    ``report_gpu_work``, a GPU chapter's GPU work is reported, not run: its estimate is not this run's time)."""
+    """The table printed before a run: per chapter its claims, status, action and estimate."""
     lines = [f"{'chapter':26} {'claims':18} {'status':26} {'action':6} {'time':>9} {'memory':>14}"]
     total, peak, gpu_peak = 0.0, 0.0, 0.0
     for c in chapters:
@@ -81,32 +76,30 @@ def format_plan(chapters: Sequence[Chapter], statuses: dict[str, str], scale: st
 
 
 def paper_minutes(chapters: Sequence[Chapter] = CHAPTERS) -> dict[str, float]:
-    """Per chapter, the paper-scale minutes of :meth:`Chapter.estimate`: the cost model's time on one
-    H100/H200-class GPU for a chapter that trains, the wall time of its last recorded run (a CPU) for a
-    chapter without model work (its typed estimate until it has run)."""
+    """Per chapter, the paper-scale minutes of :meth:`Chapter.estimate`."""
     return {c.slug: c.estimate("paper").minutes for c in chapters}
 
 
 def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, notebooks_dir: Path) -> str:
-    """``posgeom reproduce --list``: every chapter, its claims, status at ``scale`` (done, stale, in
-    progress, not run) and the estimates; at ``paper`` scale also the cost model per experiment."""
+    """``posgeom reproduce --list``: every chapter's claims, status and estimates (at ``paper``, the cost model too)."""
     paper = paper_minutes(chapters)
     lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper':>12} "
              f"{'GPU at paper':13} torchrun"]
+    in_progress = []
     for c in chapters:
         status = chapter_status(c, scale, registry, notebooks_dir=notebooks_dir)
-        if status != "done" and chapter_progress(c, scale, registry):
+        progress = chapter_progress(c, scale, registry) if status != "done" else None
+        if progress:
             status = "in progress"
+            in_progress.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... "
+                               "resumes it)")
         lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.estimate('quick').minutes):>9} "
                      f"{format_minutes(paper[c.slug]) + (' GPU' if c.paper_from_cost_model else ' CPU'):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
                      f"{'yes' if c.ddp else 'no'}")
     lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
                  f"about {format_minutes(sum(paper.values()))} at paper: the cost model's time on one "
                  "H100/H200-class GPU (40% MFU) for the chapters that train, the recorded CPU runs for the rest")
-    for c in chapters:
-        progress = chapter_progress(c, scale, registry)
-        if progress and chapter_status(c, scale, registry, notebooks_dir=notebooks_dir) != "done":
-            lines.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... resumes it)")
+    lines += in_progress
     progress = experiment_progress(checkpoint_progress(registry.root, scale))
     for experiment, text in progress.items():
         lines.append(f"saved training at {scale}: {experiment}: {text}")
@@ -119,8 +112,7 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
 
 
 def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, str]:
-    """Per costed experiment (``module:function``, :data:`posgeom.costmodel.RESULT_NAMES`), its stored
-    entries at ``scale``: ``"3 stored"``, ``"3 stored (1 stale)"``."""
+    """Per costed experiment, its stored entries at ``scale``: ``"3 stored"``, ``"3 stored (1 stale)"``."""
     from fnmatch import fnmatchcase
 
     from ..costmodel import RESULT_NAMES
@@ -136,8 +128,7 @@ def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, st
 
 
 def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:
-    """The cost model's table (:mod:`posgeom.costmodel`) for the chapters ``slugs`` at the modules' paper
-    settings, and the total with the proposed settings (:data:`posgeom.costmodel.PROPOSED`)."""
+    """The cost model's table for the chapters ``slugs``, and the total with the proposed settings."""
     from ..costmodel import GPU_GOAL_MINUTES, experiment_costs, format_costs, totals
 
     keep = (lambda cost: True) if slugs is None else (lambda cost: cost.chapter in set(slugs))

@@ -33,11 +33,7 @@ print("{_PROBE_MARK}" + _json.dumps({{"rss_bytes": _rss, "gpu_bytes": _gpu}}))
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-#: What every kernel logs at start on its loopback TCP sockets (ipykernel >= 7): noise to a reader of
-#: ``posgeom book`` or ``posgeom reproduce``, which start their kernels on this machine; filtered from the
-#: kernels' stderr.
+#: What every kernel logs at start on its loopback TCP sockets (ipykernel >= 7): filtered from the kernels' stderr.
 KERNEL_NOISE = ("Kernel is running over TCP without encryption",)
 
 
@@ -48,8 +44,7 @@ def is_kernel_noise(line: str) -> bool:
 
 @contextmanager
 def kernel_stderr():
-    """A file for a kernel's stderr, shown on this process's stderr once the kernel is done, without the
-    lines of :data:`KERNEL_NOISE` (whatever else a kernel says, a crash's last words among it, is kept)."""
+    """A file for a kernel's stderr, copied to this process's stderr without :data:`KERNEL_NOISE` once done."""
     with tempfile.TemporaryFile() as fh:
         try:
             yield fh
@@ -69,8 +64,7 @@ def cell_first_line(source: str) -> str:
 
 
 def failed_cell(nb, index: int | None, code: list[int] | None = None) -> str | None:
-    """``code cell k of n (starting `first line`)`` for the notebook cell at ``index``, counted among ``code``
-    (the indices of the code cells; default every code cell of ``nb``); None when it is not one of them."""
+    """``code cell k of n (starting `first line`)`` for the cell at ``index`` among the code cells ``code``, or None."""
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"] if code is None else code
     if index not in code:
         return None
@@ -90,19 +84,25 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
 
     Parameters
     ----------
-    path : path of the ``.md`` notebook.
-    env : the kernel's environment.
-    timeout : seconds allowed per cell (None: no limit).
-    on_cell : called as ``on_cell(k, n)`` before the ``k``-th of ``n`` code cells (1-based).
-    interrupt_on_timeout : a cell timeout means the budget ran out (:class:`SliceInterrupted`), not a failure.
-    report_gpu_work : the kernel reports GPU work instead of running it (``POSGEOM_GPU_WORK`` in ``env``,
-        ``posgeom.registry.pending``): a cell that stops on :class:`~posgeom.registry.NeedsGPU` says what it
-        needs and the notebook goes on; any other error still fails the chapter.
+    path : path
+        The ``.md`` notebook.
+    env : dict
+        The kernel's environment.
+    timeout : int or None
+        Seconds allowed per cell.
+    on_cell : callable, optional
+        Called as ``on_cell(k, n)`` before the ``k``-th of ``n`` code cells (1-based).
+    interrupt_on_timeout : bool
+        A cell timeout means the budget ran out (:class:`SliceInterrupted`), not a failure.
+    report_gpu_work : bool
+        The kernel reports GPU work instead of running it: a cell stopped by ``NeedsGPU`` is noted and the
+        notebook goes on; any other error still fails the chapter.
 
     Returns
     -------
-    dict with ``rss_bytes`` and ``gpu_bytes`` (peak memory of the kernel; None where unknown) and
-    ``gpu_cells`` (the code cells, counted from 1, that wait for GPU work).
+    dict
+        ``rss_bytes`` and ``gpu_bytes`` (peak memory; None where unknown), ``gpu_cells`` (the code cells,
+        counted from 1, that wait for GPU work).
 
     Raises
     ------
@@ -149,21 +149,25 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
             what = f"no result after {timeout} s (cell timeout)"
         else:
             what = "the kernel died (out of memory?)"
-        trace = _ANSI.sub("", str(getattr(err, "traceback", "") or ""))
-        tail = "\n".join(trace.strip().splitlines()[-12:])
-        raise ChapterFailed(slug, f"{path.name}, {where} failed: {what}" + (f"\n{tail}" if tail else "")) from None
+        raise ChapterFailed(slug, f"{path.name}, {where} failed: {what}"
+                            + _trace_tail(str(getattr(err, "traceback", "") or ""))) from None
     gpu_cells = []
     for k, index in enumerate(code, 1):  # with report_gpu_work, errors are outputs: only NeedsGPU may be one
         for output in nb.cells[index].get("outputs", []):
             if output.get("output_type") != "error":
                 continue
             if output.get("ename") != NEEDS_GPU_NAME:
-                trace = _ANSI.sub("", "\n".join(output.get("traceback", [])))
-                tail = "\n".join(trace.strip().splitlines()[-12:])
                 raise ChapterFailed(slug, f"{path.name}, {failed_cell(nb, index, code)} failed: "
-                                          f"{output.get('ename')}: {output.get('evalue')}" + (f"\n{tail}" if tail else ""))
+                                          f"{output.get('ename')}: {output.get('evalue')}"
+                                    + _trace_tail("\n".join(output.get("traceback", []))))
             gpu_cells.append(k)
     return {**read_probe(nb.cells[-1]), "gpu_cells": sorted(set(gpu_cells))}
+
+
+def _trace_tail(trace: str) -> str:
+    """The last 12 lines of a kernel's traceback without colour codes, on a new line ("" when empty)."""
+    tail = "\n".join(_ANSI.sub("", trace).strip().splitlines()[-12:])
+    return f"\n{tail}" if tail else ""
 
 
 def probe_cell():

@@ -1,18 +1,16 @@
 """What each part of a chapter costs at ``paper`` scale: measured where it has been run, estimated where it
 waits for a GPU.
 
-A chapter's *parts* are the registry experiments it computes (``Chapter.parts``, ``fnmatch`` patterns
-on the experiment names; :data:`CHAPTER_PARTS` by slug). A part stored at ``paper`` (the results committed in ``results/paper/`` or any
-run since) reports the wall time its manifests recorded and the device it ran on; a part the cost model
-says needs a GPU (:func:`posgeom.costmodel.gpu_work`) and that is not stored reports the cost model's GPU
-minutes instead. Each chapter's "What this chapter needs" box (:func:`posgeom.reproduce.box.needs_box`) shows
-:func:`paper_parts` as a table; :func:`paper_parts_frame` is the same as a DataFrame.
+A chapter's parts are the registry experiments matching its ``Chapter.parts`` patterns. A stored part reports
+the wall time its manifests recorded and where it ran; a part the cost model says needs a GPU and that is not
+stored reports the cost model's GPU minutes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+
 from ..registry import Registry, code_changed
 from ..timings import format_duration
 from .chapters import CHAPTERS
@@ -20,9 +18,7 @@ from .chapters import CHAPTERS
 __all__ = ["CHAPTER_PARTS", "ChapterNeeds", "PaperPart", "chapter_needs", "chapter_of", "paper_parts",
            "paper_parts_frame"]
 
-#: The registry experiments each chapter computes (``Chapter.parts``, ``fnmatch`` patterns), by chapter slug:
-#: the home of every part. A part another chapter reads (the corpus geometry of *Real corpora*, read by
-#: *Inside BERT*) is listed at home. The chapters' own records (claims, runs, progress) match no pattern.
+#: ``Chapter.parts`` by slug: the home of every part (a part another chapter reads is listed at home only).
 CHAPTER_PARTS: dict[str, tuple[str, ...]] = {c.slug: c.parts for c in CHAPTERS}
 
 
@@ -30,10 +26,9 @@ CHAPTER_PARTS: dict[str, tuple[str, ...]] = {c.slug: c.parts for c in CHAPTERS}
 class PaperPart:
     """One part of a chapter at ``paper`` scale.
 
-    ``part``: the registry experiment (or, for GPU work not yet run, the pattern of the experiments it
-    will write); ``entries``: how many stored entries it has; ``seconds``: their recorded wall time, summed
-    (None when nothing is stored); ``device``: where they ran; ``stale``: stored by code that has changed
-    since; ``gpu_minutes``: the cost model's estimate, for a part that needs a GPU (else None).
+    ``part``: the registry experiment (for GPU work not yet run, the pattern it will write); ``seconds``: the
+    recorded wall time of its ``entries`` (None when none); ``device``: where they ran, comma-separated;
+    ``gpu_minutes``: the cost model's estimate for a part waiting for a GPU (else None).
     """
 
     part: str
@@ -52,8 +47,7 @@ class PaperPart:
 
     @property
     def places(self) -> tuple[str, ...]:
-        """Where its stored entries ran, one word per device (``device`` lists them, comma-separated):
-        ``"CPU"``, ``"GPU"``, another device by its name; ``("device not recorded",)`` when none was."""
+        """Where its stored entries ran: ``"CPU"``, ``"GPU"`` or another device's name, each once."""
         devices = [d.strip() for d in (self.device or "").split(",") if d.strip()]
         if not devices:
             return ("device not recorded",)
@@ -61,7 +55,7 @@ class PaperPart:
 
     @property
     def where(self) -> str:
-        """:attr:`places` as a page says it: ``"CPU"``, ``"CPU and GPU"``."""
+        """:attr:`places` as a page says it: ``"CPU and GPU"``."""
         return " and ".join(self.places)
 
     @property
@@ -82,8 +76,7 @@ def chapter_of(experiment: str) -> str | None:
 
 
 def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPart]:
-    """Every part of ``chapter`` at ``paper`` scale: the stored ones (measured), then the GPU work the cost
-    model names for the chapter and that is not stored yet.
+    """Every part of ``chapter`` at ``paper`` scale: the stored ones, then the GPU work not stored yet.
 
     Parameters
     ----------
@@ -125,14 +118,7 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
 
 
 def paper_parts_frame(chapter: str, registry: Registry | None = None):
-    """:func:`paper_parts` as a DataFrame (the table of a chapter's "What this chapter needs" box).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per part (its registry experiment, or the pattern of the GPU work it waits for): its stored
-        entries, its time at paper scale and its status.
-    """
+    """:func:`paper_parts` as a DataFrame, one row per part: its stored entries, time at paper scale, status."""
     import pandas as pd
 
     parts = paper_parts(chapter, registry)
@@ -145,28 +131,15 @@ def paper_parts_frame(chapter: str, registry: Registry | None = None):
 
 @dataclass(frozen=True)
 class ChapterNeeds:
-    """What a chapter costs, as its "What this chapter needs" box states it: every figure measured or priced
-    by the one source that owns it, none typed on the page.
-
-    (At ``quick`` the box quotes the book's last measured cold build through the substitutions
-    ``{{ time_<chapter> }}`` and ``{{ memory_<chapter> }}``.) ``paper_measured``: the wall time the stored ``paper`` parts recorded (:func:`paper_parts`), summed,
-    and where they ran; ``paper_gpu``: the cost model's GPU minutes of the parts still waiting for a GPU.
-    """
+    """A chapter's cost at ``paper`` as its box states it: the stored parts' wall time and where they ran
+    (``paper_measured``), the cost model's GPU minutes of the parts waiting for a GPU (``paper_gpu``)."""
 
     paper_measured: str
     paper_gpu: str
 
 
 def chapter_needs(chapter: str, registry: Registry | None = None) -> ChapterNeeds:
-    """The figures of ``chapter``'s "What this chapter needs" box (:class:`ChapterNeeds`), as page text.
-
-    Parameters
-    ----------
-    chapter : str
-        A chapter slug of :data:`CHAPTER_PARTS`.
-    registry : Registry, optional
-        Where the ``paper`` parts are looked up (default: the results of ``posgeom.get_settings()``).
-    """
+    """The ``paper`` figures of ``chapter``'s box, as page text (``registry`` as in :func:`paper_parts`)."""
     parts = paper_parts(chapter, registry)
     stored = [p for p in parts if p.entries]
     if stored:

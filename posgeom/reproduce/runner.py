@@ -26,6 +26,7 @@ from .ddp import INTERRUPTED_EXIT, ddp_command, default_nproc
 from .listing import format_plan
 from .notebook import execute_notebook
 
+
 @dataclass
 class ChapterRun:
     """What executing one chapter measured."""
@@ -50,7 +51,6 @@ class ReproduceReport:
     deferred: list[str] = field(default_factory=list)
 
 
-
 def _gb(n_bytes) -> float | None:
     return None if n_bytes is None else n_bytes / 1e9
 
@@ -63,30 +63,28 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
               clock: Callable[[], float] = time.time, report_gpu_work: bool = False) -> ReproduceReport:
     """Execute the selected chapters that are not done at ``scale`` (all of them with ``force``).
 
-    The kernels and ``torchrun`` processes get ``POSGEOM_COMMAND``: their results record the command as typed
-    and the chapter (``posgeom reproduce --scale paper --only corpus-geometry (notebook corpus-geometry.md)``),
-    not the kernel's launcher.
-
     Parameters
     ----------
-    scale : "quick" or "paper"
-    only : chapter slugs and/or claim ids (see :func:`select_chapters`); default every chapter.
-    device : the kernels' ``POSGEOM_DEVICE`` (default: the environment's, else ``auto``).
-    force : run chapters that are done too (their ``run_*`` functions still reuse results stored by the
-        same code with the same options; delete ``results/<scale>/`` to recompute everything).
-    nproc : processes for the ``torchrun`` step of ``Chapter.ddp`` at ``paper`` scale (default: the
-        number of CUDA devices; 1 = no torchrun).
-    chapters, notebooks_dir, results_dir : what to run and where (defaults: :data:`CHAPTERS`, the
-        checkout's ``notebooks/``, ``POSGEOM_RESULTS_DIR`` else the checkout's ``results/``).
-    timeout : seconds per cell (default 3600 at ``quick``, none at ``paper``).
-    out : where the plan and the per-chapter lines go.
-    budget : run only what fits: ``"90s"``, ``"9m"``, ``"2h"`` (:func:`parse_budget`). Training stops at
-        the deadline (``POSGEOM_DEADLINE``, :func:`training_deadline`) after saving its state; the chapter
-        is recorded as in progress and resumed by the next call; chapters that do not fit are left for later.
-    execute, clock : the notebook executor (:func:`execute_notebook`) and the wall clock (tests replace them).
-    report_gpu_work : at ``paper`` scale on a CPU, the experiments that need a GPU (:func:`posgeom.costmodel.gpu_work`) are not
-        run: what they feed says so, cell by cell, and each chapter records the checks the CPU decides and,
-        for the others, what they need (``posgeom reproduce --scale paper --cpu-parts``).
+    scale : {"quick", "paper"}
+    only : iterable of str, optional
+        Chapter slugs and/or claim ids (:func:`select_chapters`); default every chapter.
+    device : str, optional
+        The kernels' ``POSGEOM_DEVICE`` (default: the environment's, else ``auto``).
+    force : bool
+        Run done chapters too (their ``run_*`` still reuse results stored by the same code).
+    nproc : int, optional
+        Processes for the ``torchrun`` step at ``paper`` scale (default: the number of CUDA devices).
+    chapters, notebooks_dir, results_dir : optional
+        What to run and where (defaults: :data:`CHAPTERS`, the checkout's ``notebooks/``,
+        ``POSGEOM_RESULTS_DIR`` else the checkout's ``results/``).
+    timeout : int, optional
+        Seconds per cell (default 3600 at ``quick``, none at ``paper``).
+    out, execute, clock : callable
+        Where the lines go, the notebook executor and the wall clock (tests replace them).
+    budget : str or float, optional
+        Run only what fits (``"9m"``): training saves its state at the deadline and the next call resumes it.
+    report_gpu_work : bool
+        At ``paper`` scale on a CPU, report the experiments that need a GPU instead of running them.
 
     Returns
     -------
@@ -95,10 +93,9 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     Raises
     ------
     ChapterFailed
-        At the first chapter that fails; the chapters before it are done and will be skipped next time.
+        At the first chapter that fails; the chapters before it are done.
     UncommittedChangesError
-        At ``paper`` scale, before anything runs, when the package or the chapters have uncommitted changes
-        (``POSGEOM_ALLOW_DIRTY=1``, ``posgeom reproduce --allow-dirty``, allows it).
+        At ``paper`` scale, before anything runs, when the checkout has uncommitted changes.
     """
     scale = validate_scale(scale)
     device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
@@ -144,7 +141,7 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
 
 
 def _checked_nproc(nproc: int, scale: str, resolved: str) -> int:
-    """``nproc`` when this machine can run that many ``torchrun`` processes at ``scale``; else one line why not."""
+    """``nproc`` when this machine can run that many ``torchrun`` processes at ``scale``; else ValueError."""
     nproc = check_positive_int(nproc, "nproc")
     if nproc > 1:
         import torch
@@ -225,8 +222,7 @@ class _Run:
             self.bar.close()
 
     def execute_chapter(self, chapter: Chapter, counter: str) -> tuple[dict, list[str] | None]:
-        """The chapter's ``torchrun`` step (paper scale, several processes) and its notebook: the kernel's
-        peak memory and the ``torchrun`` command (None without one)."""
+        """Run the chapter's ``torchrun`` step and notebook: the kernel's probe and the ``torchrun`` command or None."""
         command = None
         if self.scale == "paper" and chapter.ddp and self.nproc > 1:
             command = ddp_command(chapter.ddp, self.nproc)
@@ -301,8 +297,7 @@ def _record_progress(registry: Registry, slug: str, scale: str, stop: SliceInter
 
 
 def _clear_progress(registry: Registry, slug: str, scale: str) -> None:
-    """A chapter that finished has no progress left to report (a symbolic link on the way is left alone,
-    with a warning: nothing is deleted through it)."""
+    """Remove a finished chapter's progress record (kept, with a warning, behind a symbolic link)."""
     import warnings
 
     try:

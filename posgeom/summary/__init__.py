@@ -1,20 +1,9 @@
-r"""The page "Does the paper hold up?": every claim's verdict, read from the results registry only.
+"""The page "Does the paper hold up?": every claim's verdict, read from the results registry only.
 
-Each chapter records its "Paper vs this book" rows (``posgeom.report.record_comparison``, registry
-experiment ``"claims"``, one entry per chapter and scale). A recorded row is a **check** of a claim; a
-claim may have several (a chapter may check it in several ways, and several chapters may check it).
-The ``k``-th check of a claim in a chapter at ``quick`` is paired with the ``k``-th at ``paper``.
-
-For each claim of :data:`posgeom.report.PAPER_CLAIMS` the summary gives the paper's value, ours at
-``quick`` and at ``paper`` (when recorded), the model, corpus and options behind ours, the verdict and
-the chapter. Every value of ours is a string the registry holds; a claim nothing has checked yet says
-"not yet run". A check recorded by code that has changed since (the code key of the posgeom modules
-its chapter imports, :func:`posgeom.registry.code_changed`) or from a notebook that has changed since
-is marked "stale (rerun posgeom reproduce)".
-
-Each claim also gets a **bottom line** computed from its checks by the rule :data:`BOTTOM_LINE_RULE`
-(:func:`bottom_line`), printed on the page, with one sentence saying which checks decided it. The page's
-HTML (the count per verdict, the short "Why", every check) is built by :mod:`posgeom.summary.page`.
+Each recorded "Paper vs this book" row is a **check** of a claim; the ``k``-th check of a claim in a chapter
+at ``quick`` is paired with the ``k``-th at ``paper``. A check recorded by code or from a notebook that has
+changed since is stale. Each claim's **bottom line** comes from its checks by :data:`BOTTOM_LINE_RULE`
+(:func:`bottom_line`); the page's HTML is built by ``posgeom.summary.page``.
 """
 
 from __future__ import annotations
@@ -27,15 +16,7 @@ import pandas as pd
 
 from ..config import SCALES, get_settings
 from ..registry import Registry
-from ..report import (
-    CLAIMS_EXPERIMENT,
-    INCONCLUSIVE,
-    NEEDS_GPU,
-    PAPER_CLAIMS,
-    VERDICTS,
-    Claim,
-    verdict_text,
-)
+from ..report import CLAIMS_EXPERIMENT, INCONCLUSIVE, NEEDS_GPU, PAPER_CLAIMS, VERDICTS, Claim, verdict_text
 from ..reproduce import (
     CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, Chapter, chapter_time_substitutions,
     chapter_times, claims_stale_reason, format_duration,
@@ -55,11 +36,9 @@ STALE_WHY = "Its checks are out of date (the code or the notebook changed since)
 class Check:
     """One recorded "Paper vs this book" row: the ``index``-th check of ``claim`` in ``chapter`` at ``scale``.
 
-    ``stale`` is None, or why the record is out of date (``"code changed"``, ``"notebook changed"``).
-    ``row_scale`` is the scale the row itself names (a chapter may state an exact result, ``"exact"``; a
-    paper-scale row on a small model, :data:`posgeom.verdicts.SMALL_MODEL_SCALE`). ``rule`` and ``inputs``
-    are the call of the rule that decided it (empty and None when not recorded), for
-    the module ``posgeom.summary.robustness``.
+    ``stale``: None, or why the record is out of date. ``row_scale``: the scale the row itself names
+    (``"exact"``, or a paper-scale row on a small model). ``rule`` and ``inputs``: the call of the rule that
+    decided it (for ``posgeom.summary.robustness``; empty and None when not recorded).
     """
 
     chapter: str
@@ -101,31 +80,15 @@ class Check:
         return verdict_text(self.verdict, self.why, self.would_decide)
 
     @property
-    def at_paper_scale(self) -> bool:
-        """Recorded at ``paper`` scale (an exact result weighs as the scale of the run that recorded it:
-        it holds at every scale, so it neither gains nor loses weight from the scale)."""
-        return self.scale == "paper"
-
-    @property
     def weight(self) -> int:
-        """Its weight in the bottom line (:func:`posgeom.verdicts.scale_weight`): 2 at ``paper`` scale on the
-        paper's model or with no trained model, 1 at ``paper`` scale on a small model, 0 at ``quick`` scale."""
+        """Its weight in the bottom line: 2 at ``paper`` on the paper's model (or none), 1 on a small model, 0 at ``quick``."""
         return scale_weight(self.scale, self.row_scale)
-
-    @property
-    def at_claim_conditions(self) -> bool:
-        """The check tests the claim as stated (it changes none of the claim's conditions)."""
-        return not self.changed
 
 
 @dataclass
 class ClaimSummary:
-    """Everything the summary shows for one claim.
-
-    ``checks``: one dict per (chapter, index) pair, mapping each scale recorded to its :class:`Check`,
-    in book order of the chapters. ``chapters``: the chapters of :data:`posgeom.reproduce.CHAPTERS`
-    that check the claim (shown, with "not yet run", when nothing is recorded).
-    """
+    """Everything the summary shows for one claim: ``checks``, one ``{scale: Check}`` per (chapter, index) pair
+    in book order, and the ``chapters`` that check the claim."""
 
     claim: Claim
     chapters: tuple[str, ...]
@@ -145,12 +108,10 @@ class ClaimSummary:
         return bottom_line(self.all_checks)
 
 
-
 def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Path | None = None) -> list[Check]:
     """Every row of every ``"claims"`` entry of the registry, as :class:`Check` objects.
 
-    ``notebooks_dir``: where the chapters' notebooks are, to mark checks recorded from a notebook that
-    has changed since (None: only the code is compared).
+    ``notebooks_dir`` marks checks recorded from a notebook that has changed since (None: only the code counts).
     """
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     checks = []
@@ -184,9 +145,7 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
 
 
 def _changed(claim: str, row: dict) -> str:
-    """What a recorded row changes from its claim's conditions, by the one criterion
-    (:func:`posgeom.verdicts.changed_conditions`) applied to the conditions it declared; a row recorded before
-    rows declared them (or declaring a setting the criterion no longer knows) keeps its recorded text."""
+    """What a row changes from its claim's conditions, by today's criterion where it declared them, else as recorded."""
     if "conditions" in row:
         try:
             return changed_conditions(claim, row["conditions"])
@@ -211,10 +170,6 @@ def claim_summaries(registry: Registry | None = None, *, chapters: Sequence[Chap
                                 [pairs[k] for k in keys]))
     return out
 
-
-# --------------------------------------------------------------------------------------------
-# The bottom line of a claim
-# --------------------------------------------------------------------------------------------
 
 #: The rule that turns a claim's checks into its bottom line (printed on the summary page).
 BOTTOM_LINE_RULE = (
@@ -243,8 +198,7 @@ ALL_STALE = "stale"
 
 @dataclass(frozen=True)
 class BottomLine:
-    """A claim's bottom line: ``verdict`` (one of :data:`posgeom.report.VERDICTS`, ``NOT_RUN`` or
-    ``ALL_STALE``), the one-sentence ``sentence`` that explains it, and the ``deciding`` checks."""
+    """A claim's bottom line: its ``verdict``, the ``sentence`` that explains it, and the ``deciding`` checks."""
 
     verdict: str
     sentence: str
@@ -256,9 +210,8 @@ def _plural(n: int, word: str) -> str:
 
 
 def evidence_kind(check: Check) -> str:
-    """How a current check counts in the bottom line: ``"evidence"`` (it may decide), or the reason it is
-    counted apart: ``"premise"`` (a step of the paper's argument, shown as context), ``"changed conditions"``,
-    ``"stand-in"``, ``"holds by construction"``, ``"inconclusive"``."""
+    """How a current check counts: ``"evidence"`` (it may decide), or why it is counted apart (``"premise"``,
+    ``"changed conditions"``, ``"stand-in"``, ``"holds by construction"``, ``"inconclusive"``)."""
     if check.premise:
         return "premise"
     if check.changed:
@@ -273,17 +226,7 @@ def evidence_kind(check: Check) -> str:
 
 
 def bottom_line(checks: Sequence[Check]) -> BottomLine:
-    """A claim's bottom line from its checks, by :data:`BOTTOM_LINE_RULE`.
-
-    Parameters
-    ----------
-    checks : sequence of Check
-        Every recorded check of one claim (any scales, any chapters).
-
-    Returns
-    -------
-    BottomLine
-    """
+    """A claim's bottom line from every recorded check of it (any scale, any chapter), by :data:`BOTTOM_LINE_RULE`."""
     checks = list(checks)
     if not checks:
         return BottomLine(NOT_RUN, "No chapter has recorded a check of this claim yet.")
@@ -353,11 +296,6 @@ def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
     return pd.Series(counts, name="claims")
 
 
-# --------------------------------------------------------------------------------------------
-# Cells
-# --------------------------------------------------------------------------------------------
-
-
 def _short(module: str) -> str:
     return module.removeprefix("posgeom.experiments.").removeprefix("posgeom.")
 
@@ -393,10 +331,7 @@ def _chapter(pair: dict[str, Check]) -> str:
 
 
 def summary_cells(summary: ClaimSummary) -> dict[str, list[str]]:
-    """The cells of one claim's row as plain text: one entry per check (one ``NOT_RUN`` entry if none).
-
-    Keys: ``claim``, ``paper``, ``ours (quick)``, ``ours (paper)``, ``setting``, ``verdict``, ``chapter``.
-    """
+    """The cells of one claim's row as plain text, one entry per check (``NOT_RUN`` if none), by column."""
     claim = summary.claim
     head = {"claim": [f"{claim.id}: {claim.statement}"], "paper": [claim.paper_value]}
     if not summary.checks:
@@ -422,22 +357,20 @@ def summary_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
 
 
 def count_scale(check: Check) -> str:
-    """The column a check is counted in by :func:`verdict_counts`: its scale, or, for a paper-scale check on a
-    small model, :data:`posgeom.verdicts.SMALL_MODEL_SCALE` (what ran, not only the seeds and data)."""
+    """The column a check is counted in: its scale, or :data:`posgeom.verdicts.SMALL_MODEL_SCALE` for a
+    paper-scale check on a small model."""
     return SMALL_MODEL_SCALE if check.scale == "paper" and check.weight == 1 else check.scale
 
 
 def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
-    """How many checks carry each verdict, per scale (stale checks counted apart), and claims not yet run.
-
-    A paper-scale check that trained a model smaller than BERT-base is counted in a column of its own,
-    :data:`posgeom.verdicts.SMALL_MODEL_SCALE`, not under ``"paper"`` (:func:`count_scale`).
+    """How many checks carry each verdict per column of :func:`count_scale` (stale ones apart), and how many
+    claims have no check in that column.
 
     Returns
     -------
-    DataFrame with index the verdicts, ``"needs a GPU"`` (checks waiting for GPU work), ``"stale"`` and
-    ``"claims not yet run"`` (claims with no check in that column); columns ``"quick"``, ``"paper"`` and
-    :data:`~posgeom.verdicts.SMALL_MODEL_SCALE`.
+    pandas.DataFrame
+        Index: the verdicts, ``"needs a GPU"``, ``"stale"``, ``"claims not yet run"``; columns: ``"quick"``,
+        ``"paper"`` and the small-model scale.
     """
     rows = [*VERDICTS, NEEDS_GPU, "stale", "claims not yet run"]
     columns = [*SCALES, SMALL_MODEL_SCALE]
@@ -455,12 +388,8 @@ def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
 
 def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] = CHAPTERS,
                  measured: dict[str, float] | None = None) -> pd.DataFrame:
-    """Per chapter: the time of a cold run at ``quick`` measured by the book's build (``measured``,
-    default :func:`chapter_times`; empty where not measured), the time and memory of
-    :meth:`Chapter.estimate <posgeom.reproduce.Chapter.estimate>` at each scale with where it comes from
-    (at ``paper``: the cost model's GPU time for a chapter that trains, the last recorded run for one that
-    does not), and the last run recorded by ``posgeom reproduce`` at ``quick`` and ``paper`` (empty where
-    none is recorded)."""
+    """Per chapter: the book build's measured cold run (``measured``, default :func:`chapter_times`), the
+    estimate at each scale and where it comes from, and the last run ``posgeom reproduce`` recorded."""
     from ..reproduce import recorded_runs
 
     measured = chapter_times() if measured is None else measured

@@ -1,7 +1,5 @@
-"""The summary page's HTML: the answer first (:func:`tally_html`, :func:`bottom_line_html` with a short
-"Why", :func:`short_why`), the bookkeeping below it (:func:`decisions_html`), every check
-(:func:`summary_html`) inside :func:`collapsed`. The records they show come from :mod:`posgeom.summary`.
-"""
+"""The summary page's HTML: the answer first (:func:`tally_html`, :func:`bottom_line_html`), the bookkeeping
+below it (:func:`decisions_html`), every check (:func:`summary_html`) inside :func:`collapsed`."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ from typing import Collection, Sequence
 from ..config import SCALES, checkout_root
 from ..report import INCONCLUSIVE, NEEDS_GPU, VERDICTS, html_table, split_verdict, verdict_html
 from ..reproduce import CHAPTERS
+from ..reproduce.book import toc_files
 from ..verdicts import BY_CONSTRUCTION, DEPENDS, NOT_REPRODUCED, REPRODUCED
 from ..wording import WHY_WORDS, plain_words, shortest_clauses, word_count
 from . import ALL_STALE, NOT_RUN, STALE, STALE_WHY, Check, ClaimSummary, bottom_line_counts, summary_cells
@@ -20,8 +19,7 @@ from .robustness import robustness
 
 
 def _lead(summary: ClaimSummary) -> Check | None:
-    """The check a claim's one-line "Why" speaks of: the first deciding check of its verdict, else the
-    first current check (an inconclusive one first), else the first check that waits for a GPU."""
+    """The check a claim's one-line "Why" speaks of: a deciding one, else an inconclusive, current or waiting one."""
     line = summary.bottom_line
     deciding = [c for c in line.deciding if c.verdict == line.verdict] or list(line.deciding)
     current = [c for c in summary.all_checks if not c.stale]
@@ -34,12 +32,10 @@ def _chapter_title(slug: str) -> str:
 
 
 def short_why(summary: ClaimSummary) -> tuple[str, str]:
-    """A claim's bottom line in one plain sentence and the chapter it names: ``(sentence, chapter slug)``.
+    """A claim's bottom line in one plain sentence and the chapter it names (``""`` when none).
 
-    At most about :data:`posgeom.wording.WHY_WORDS` words, never :data:`posgeom.wording.WHY_WORDS_MAX`:
-    the deciding check's finding (its first clauses, brackets left out; the number that decides is
-    there), or what the claim waits for. The bookkeeping (which checks decided, which were counted
-    apart) stays in the bottom line's ``sentence``, shown below the table (:func:`decisions_html`). ``""`` for the chapter when none.
+    About :data:`posgeom.wording.WHY_WORDS` words: the deciding check's finding (its first clauses, where the
+    deciding number is), or what the claim waits for; the bookkeeping stays in :func:`decisions_html`.
     """
     line, lead = summary.bottom_line, _lead(summary)
     if lead is None:
@@ -79,19 +75,14 @@ def _why_html(sentence: str, chapter: str, documents: Collection[str] | None) ->
 
 
 def bottom_line_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
-    """The bottom lines as one HTML table, one line per claim: the claim, its bottom line (a word and a
-    mark) and a plain one-line "Why" naming the deciding number and its chapter (:func:`short_why`;
-    :func:`posgeom.report.html_table`)."""
+    """The bottom lines as one HTML table: per claim its bottom line and a one-line "Why" (:func:`short_why`)."""
     rows = [[html.escape(f"{s.claim.id}: {s.claim.statement}", quote=False), verdict_html(s.bottom_line.verdict),
              _why_html(*short_why(s), documents)] for s in summaries]
     return html_table(["Claim", "Bottom line", "Why"], rows, css_class="posgeom-bottom-line")
 
 
 def decisions_html(summaries: Sequence[ClaimSummary]) -> str:
-    """How each bottom line was decided, in full (the bottom line's ``sentence``: the deciding checks, those
-    outweighed and those counted apart), as a list: the bookkeeping the one-line "Why" leaves out; and how
-    robust it is: the nearest threshold value at which it would flip, or that none in the range does
-    (``posgeom.summary.robustness.robustness``)."""
+    """How each bottom line was decided, in full, and how robust it is (the nearest threshold that flips it)."""
     items = "".join(f"<li><strong>{html.escape(s.claim.id)}</strong> ({html.escape(s.bottom_line.verdict)}): "
                     f"{html.escape(plain_words(s.bottom_line.sentence), quote=False)} "
                     f'<span class="posgeom-robustness"><em>How robust:</em> '
@@ -113,9 +104,8 @@ VERDICT_GLOSS = {str(verdict): gloss for verdict, gloss in (  # plain strings: t
 
 
 def tally_html(summaries: Sequence[ClaimSummary]) -> str:
-    """How many claims end in each verdict, with the verdict's mark, word and meaning: the answer at the
-    top of the summary, and its legend. Every verdict of :data:`posgeom.report.VERDICTS` is listed (with 0
-    when no claim ends there); "not yet run" and "stale" only when some claim does."""
+    """How many claims end in each verdict, with its mark and meaning (every verdict; "not yet run" and "stale"
+    only when some claim ends there)."""
     counts = bottom_line_counts(summaries)
     items = []
     for verdict, n in counts.items():
@@ -128,31 +118,12 @@ def tally_html(summaries: Sequence[ClaimSummary]) -> str:
             f'<ul class="posgeom-tally">{"".join(items)}</ul>')
 
 
-# --------------------------------------------------------------------------------------------
-# HTML for the page
-# --------------------------------------------------------------------------------------------
-
-
 def book_documents(root: str | Path | None = None) -> set[str]:
     """The documents listed in the book's ``_toc.yml`` (``"notebooks/sinusoids-as-mds"``, ...)."""
-    import yaml
-
     root = Path(root) if root is not None else checkout_root()
     if root is None or not (Path(root) / "_toc.yml").is_file():
         return set()
-    toc = yaml.safe_load((Path(root) / "_toc.yml").read_text())
-    found = {toc.get("root")}
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                found.add(str(entry["file"]).removesuffix(".md").removesuffix(".ipynb"))
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []) or []:
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return {f for f in found if f}
+    return {str(f).removesuffix(".md").removesuffix(".ipynb") for f in toc_files(root) if f}
 
 
 #: Where the summary page lies relative to the site's root: its links to chapters start with this.
@@ -191,9 +162,7 @@ SUMMARY_HEADERS = ("Claim", "Verdict", "Chapter", "Ours (quick)", "Ours (paper)"
 def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
     """Every check of every claim as one HTML table (:data:`SUMMARY_HEADERS`), one row per claim.
 
-    ``documents``: the book's documents (:func:`book_documents`); a chapter outside them is named, not
-    linked (the link would lead nowhere). None links every chapter. A claim with no check says
-    :data:`NOT_RUN`.
+    A chapter outside ``documents`` (:func:`book_documents`) is named, not linked; None links every chapter.
     """
     def text(items):
         return _html_cell([html.escape(plain_words(t), quote=False) for t in items])

@@ -1,13 +1,8 @@
-r"""How robust each bottom line is: the threshold value at which a claim's bottom line would flip.
+"""How robust each bottom line is: the threshold value at which a claim's bottom line would flip.
 
-A claim's bottom line (:func:`posgeom.summary.bottom_line`) comes from its checks' verdicts, and each verdict
-from a rule of :mod:`posgeom.verdicts` whose thresholds are module constants. A check's record holds its rule's
-call (the rule's name and its inputs, :class:`posgeom.verdicts.thresholds.RuleCall`), so the verdict can be
-decided again with a threshold moved. :func:`robustness` moves each threshold that a current check's rule reads
-over :data:`~posgeom.verdicts.thresholds.SCAN_FACTOR` either way — in every check of the claim that reads it,
-since a constant has one value —, recomputes the claim's bottom line from all its checks, and finds where it
-flips (:func:`posgeom.verdicts.thresholds.flip_points`). The flip is of the bottom line, not of one row: a row
-that flips while another row keeps the bottom line is no flip.
+Each current check's record holds its rule's call, so its verdict can be decided again with a threshold moved.
+A threshold moves in every check that reads it (a constant has one value), over ``SCAN_FACTOR`` either way,
+and the flip sought is of the claim's bottom line, not of one row.
 """
 
 from __future__ import annotations
@@ -29,8 +24,7 @@ REASON_WORDS = 14
 
 @dataclass(frozen=True)
 class Flip:
-    """Where a claim's bottom line flips: the threshold (its constant's ``name``, its ``reason``), its ``value``
-    now, the value ``at`` which the bottom line becomes ``verdict``."""
+    """Where a claim's bottom line flips: threshold ``name`` goes from ``value`` to ``at``, giving ``verdict``."""
 
     name: str
     reason: str
@@ -45,7 +39,7 @@ class Flip:
         return ratio if ratio >= 1 else 1 / ratio
 
     def text(self) -> str:
-        """``"the accuracy margin (the largest accuracy loss counted as …) were raised from 0.01 to 0.0123"``."""
+        """``"the accuracy margin (…) were raised from 0.01 to 0.0123"``."""
         reason = shortest_clauses(self.reason, REASON_WORDS) if self.reason else ""
         what = header_words(self.name.lower()) + (f" ({reason[:1].lower() + reason[1:]})" if reason else "")
         way = "raised" if abs(self.at) > abs(self.value) else "lowered"
@@ -54,10 +48,8 @@ class Flip:
 
 @dataclass(frozen=True)
 class Robustness:
-    """How robust a claim's bottom line is: the bottom line ``verdict``; the ``thresholds`` the rules of its
-    current checks read (name → value); every ``flips`` (nearest first, by :attr:`Flip.factor`); the current
-    checks whose rule's call was not recorded (``unread``, they keep their verdict); and the ``sentence`` that
-    says it."""
+    """How robust a claim's bottom line is: the ``thresholds`` its checks read, the ``flips`` (nearest first), the
+    ``unread`` checks without a recorded call (they keep their verdict), and the ``sentence`` that says it."""
 
     verdict: str
     thresholds: dict
@@ -71,8 +63,7 @@ def _decided(check) -> bool:
 
 
 def _redecidable(check, known: Mapping[str, Callable]) -> Callable | None:
-    """The rule that decides ``check`` again from its recorded inputs, or None: no call recorded, inputs the rule
-    no longer takes, or a rule that no longer gives the recorded verdict (such a check keeps its verdict)."""
+    """The rule that decides ``check`` again from its recorded inputs to the recorded verdict, or None."""
     rule = known.get(check.rule)
     if rule is None or check.inputs is None:
         return None
@@ -118,7 +109,7 @@ def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR,
     flips = []
     for name, value in sorted(values.items()):
         rule = next(by_check[k] for k in read if name in read[k])
-        for at, verdict in flip_points(lambda x: decide(name, x), value, factor=factor,
+        for at, verdict in flip_points(lambda x, name=name: decide(name, x), value, factor=factor,
                                        integer=isinstance(value, int)):
             flips.append(Flip(name, threshold_reason(rule, name), value, at, verdict))
     flips.sort(key=lambda f: f.factor)
