@@ -1,15 +1,6 @@
-r"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*.
+"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_lag_similarity` — the mean cosine similarity $s(\delta)$ of rows $\delta$ apart
-  (*What learned tables learn*).
-* :func:`check_band_width` — the smallest lag at which $s(\delta)$ falls below a level (*What learned
-  tables learn*).
-* :func:`check_interpolation` — a table of $N$ rows linearly interpolated onto $m$ rows
-  (*Where learned tables fail*).
-* :func:`check_reuse_last` — the table extended by repeating its last row (*Where learned tables fail*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-r"""Checks for the coding exercises of Part II, *The optimal encoding*.
+"""Checks for the coding exercises of Part II, *The optimal encoding*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_hellinger_matrix` — the chord Hellinger matrix $\lVert\sqrt{\mu_i} - \sqrt{\mu_j}\rVert_2$
-  (*The geometry of a corpus*).
-* :func:`check_noise_floor` — the expected squared Hellinger distance between two empirical
-  distributions of the same law, $(v - 1)/(2N)$ to first order (*The geometry of a corpus*).
-* :func:`check_classical_mds` — Algorithm 1, compared through the distances it produces (*The optimal
-  encoding*).
-* :func:`check_double_centring` — $B = -\frac12 J D^{(2)} J$ (*The optimal encoding*).
-* :func:`check_rank_for_stress` — the smallest MDS rank whose scale-free stress is at most a threshold
-  (*How many numbers does position need?*).
-* :func:`check_parameter_savings` — the parameters of a rank-$k$ factored table against a full one
-  (*How many numbers does position need?*).
-* :func:`check_circulant_eigenvalues` — the eigenvalues of $B$ for circulant distances (*Sinusoids as MDS*).
-* :func:`check_circulant_matrix` — the circulant matrix $d_{ij} = g((j - i) \bmod n)$ (*Sinusoids as MDS*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-r"""Checks for the coding exercises of Part III, *The paper's experiments*.
+"""Checks for the coding exercises of Part III, *The paper's experiments*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_alibi_slopes` — the two slopes at which ALiBi's line $m|i-j|$ has a given ``"paper"``
-  stress (*Real corpora*).
-* :func:`check_best_alibi_slope` — the slope minimising that stress, $m^\star = \sum a d / \sum a^2$
-  (*Real corpora*).
-* :func:`check_violation_rate` — the fraction of discordant pairs of position pairs, ties excluded
-  (*Monotonicity*).
-* :func:`check_kendall_tau` — Kendall's $\tau_a$ of two untied distance matrices (*Monotonicity*).
-* :func:`check_logit_distances` — distances induced by a logit matrix,
-  $\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}$ with $S = (G + G^\top)/2$ (*Inside BERT*).
-* :func:`check_alibi_logits` — ALiBi's logit kernel $G_{ij} = -m|i - j|$ (*Inside BERT*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations

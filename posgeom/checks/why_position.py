@@ -1,17 +1,6 @@
-r"""Checks for the coding exercises of Part I, *Why position, and what training does with it*.
+"""Checks for the coding exercises of Part I, *Why position, and what training does with it*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_sinusoid_distances` — sinusoidal distances from the frequency kernel,
-  $\|p_i - p_j\| = \sqrt{d\,(1 - K(i - j))}$, $K(\delta) = \frac{2}{d}\sum_k \cos(\delta\omega_k)$
-  (*The encodings at a glance*).
-* :func:`check_sinusoid_kernel` — the kernel $K(\delta)$ itself (*The encodings at a glance*).
-* :func:`check_equivariance_gap` — $\max|f(\Pi X) - \Pi f(X)|$ of an encoder (*Theorem 1*).
-* :func:`check_permutation_of_logits` — $\Pi S \Pi^\top$ for a permutation given as an index array
-  (*Theorem 1*).
-* :func:`check_separation` — $\operatorname{sep}(P)$ raw and over the median pairwise distance (*Theorem 4*).
-* :func:`check_tied_rows` — the pairs of rows of a table closer than a tolerance (*Theorem 4*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations
