@@ -113,9 +113,7 @@ def c3_beats_other_encodings(differences: Mapping[str, IntervalLike]) -> Decisio
                     would_decide="the same comparison on more sequences (paper scale, all training sequences)")
 
 
-# --------------------------------------------------------------------------------------------
 # C4: sinusoids as MDS
-# --------------------------------------------------------------------------------------------
 
 #: A Fourier match counts as exact above 1 − this (a match is at most 1); float64 rounding.
 FOURIER_TOL = 1e-8
@@ -191,9 +189,7 @@ def c4_sinusoidal_table(sinusoidal_stress: float, mds_stress: float, slow: int, 
                                  "optimal one; the sinusoidal form is near-optimal, the standard frequency set is not")
 
 
-# --------------------------------------------------------------------------------------------
 # C5: Remark 8
-# --------------------------------------------------------------------------------------------
 
 #: The paper's 88% (seed summary: n = d = 50, r = 3), and the rounding of a whole percentage.
 PAPER_SAVINGS, SAVINGS_ROUNDING = 0.88, 0.005

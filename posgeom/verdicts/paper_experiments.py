@@ -132,9 +132,7 @@ def c8_sinusoidal_rope(scale_free_difference: IntervalLike | float, paper_ratio:
     return Decision(REPRODUCED, why=f"caveat: {diff} in scale-free stress, a factor {paper_ratio:.2f} in the paper's stress")
 
 
-# --------------------------------------------------------------------------------------------
 # C9, C10, C11
-# --------------------------------------------------------------------------------------------
 
 #: The paper's violation rate of P_MDS, and the margin of a match: three points, the width of a
 #: bootstrap interval of a violation rate at n = 64 (fixed before looking).
