@@ -204,7 +204,7 @@ def _copy(value):
 
 
 def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], compare, *,
-              switch_off: tuple = (), hints: Callable | None = None, quiet: bool = False) -> Verdict:
+              switch_off: tuple = (), hints: Callable | str | None = None, quiet: bool = False) -> Verdict:
     """Run ``student_fn`` on hidden cases and print the verdict.
 
     Parameters
@@ -217,8 +217,8 @@ def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], com
         ``compare(answer, *args) -> str | None``: what is wrong (without the expected value), or None.
     switch_off : tuple of callables
         Package functions that must not be used (:func:`switched_off`).
-    hints : callable, optional
-        ``hints(answer, *args) -> str``: a hint for a common mistake, or ``""``.
+    hints : callable or str, optional
+        ``hints(answer, *args) -> str``: a hint for a common mistake, or ``""``; a string is the hint for any mistake.
     quiet : bool
         Do not print (the autograder collects the verdicts itself).
 
@@ -277,7 +277,7 @@ def _run_case(student_fn, args, compare, switch_off, hints) -> tuple[str | None,
     if not wrong:
         return None, False
     try:
-        hint = hints(answer, *args) if hints is not None else ""
+        hint = hints(answer, *args) if callable(hints) else (hints or "")
     except (TypeError, ValueError, IndexError):  # a hint's test on an unreadable answer: no hint
         hint = ""
     return f"{wrong}." + (f" Hint: {hint}" if hint else ""), False

@@ -68,11 +68,9 @@ def check_band_width(student_fn) -> Verdict:
             return "the lag should be an integer"
         return None if int(lag) == want else ("the lag is too large" if int(lag) > want else "the lag is too small")
 
-    def hints(lag, P, level):
-        return "start at lag 1 and stop at the first lag strictly below the level; return n when none is."
-
     return run_check("band width", student_fn, cases, compare,
-                     switch_off=(similarity_by_lag, cosine_similarity_matrix), hints=hints)
+                     switch_off=(similarity_by_lag, cosine_similarity_matrix),
+                     hints="start at lag 1 and stop at the first lag strictly below the level; return n when none is.")
 
 
 def _extension_cases():
@@ -129,8 +127,6 @@ def check_reuse_last(student_fn) -> Verdict:
     def compare(Q, P, m):
         return array_problem(Q, oracle(P, m), atol=0.0, what="the extended table")
 
-    def hints(Q, P, m):
-        return "keep the old rows unchanged; every new row is a copy of p_{N-1}."
-
     return run_check("reuse the last row", student_fn, _extension_cases(), compare,
-                     switch_off=(_positional_class().extended,), hints=hints)
+                     switch_off=(_positional_class().extended,),
+                     hints="keep the old rows unchanged; every new row is a copy of p_{N-1}.")

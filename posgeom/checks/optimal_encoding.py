@@ -133,11 +133,10 @@ def check_classical_mds(student_fn) -> Verdict:
         have = np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(len(X))] for i in range(len(X))])
         return array_problem(have, _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
 
-    def hints(X, D, k):
-        return "B = -1/2 J D^2 J (squared distances), eigenvalues in decreasing order, coordinates U sqrt(Lambda)."
-
     return run_check("classical MDS", student_fn, cases, compare,
-                     switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
+                     switch_off=(geo.classical_mds, geo.double_centered_gram),
+                     hints=("B = -1/2 J D^2 J (squared distances), eigenvalues in decreasing order, coordinates U "
+                            "sqrt(Lambda)."))
 
 
 def check_double_centring(student_fn) -> Verdict:
@@ -202,11 +201,10 @@ def check_rank_for_stress(student_fn) -> Verdict:
             return None
         return "the rank is too large" if int(k) > want else "the rank is too small (its stress is above the threshold)"
 
-    def hints(k, D, threshold):
-        return "use the scale-free stress (best rescaling of the MDS distances) and stop at the first rank that reaches it."
-
     return run_check("rank for a stress", student_fn, cases, compare,
-                     switch_off=(geo.effective_rank, geo.mds_stress_curve), hints=hints)
+                     switch_off=(geo.effective_rank, geo.mds_stress_curve),
+                     hints=("use the scale-free stress (best rescaling of the MDS distances) and stop at the first "
+                            "rank that reaches it."))
 
 
 def check_parameter_savings(student_fn) -> Verdict:
@@ -219,10 +217,8 @@ def check_parameter_savings(student_fn) -> Verdict:
     def compare(value, n, d, k):
         return number_problem(value, 1.0 - k * (n + d) / (n * d), atol=1e-12, what="the saving")
 
-    def hints(value, n, d, k):
-        return "count both factors (n k + k d) against the n d entries of the full table."
-
-    return run_check("parameter savings", student_fn, cases, compare, hints=hints)
+    return run_check("parameter savings", student_fn, cases, compare,
+                     hints="count both factors (n k + k d) against the n d entries of the full table.")
 
 
 def _circulant_cases():
@@ -255,11 +251,9 @@ def check_circulant_eigenvalues(student_fn) -> Verdict:
             return f"{got.size} eigenvalues returned; there is one per position (including the 0)"
         return array_problem(got, oracle(g), atol=1e-9, what="the sorted eigenvalues")
 
-    def hints(values, g):
-        return "B is built from the squared distances g(delta)^2."
-
     return run_check("circulant eigenvalues", student_fn, _circulant_cases(), compare,
-                     switch_off=(geo.circulant_eigenvalues, geo.classical_mds), hints=hints)
+                     switch_off=(geo.circulant_eigenvalues, geo.classical_mds),
+                     hints="B is built from the squared distances g(delta)^2.")
 
 
 def check_circulant_matrix(student_fn) -> Verdict:
@@ -272,7 +266,5 @@ def check_circulant_matrix(student_fn) -> Verdict:
     def compare(D, g):
         return array_problem(D, oracle(g), atol=0.0, what="the matrix")
 
-    def hints(D, g):
-        return "entry (i, j) depends on the offset j - i taken modulo n."
-
-    return run_check("circulant matrix", student_fn, _circulant_cases(), compare, hints=hints)
+    return run_check("circulant matrix", student_fn, _circulant_cases(), compare,
+                     hints="entry (i, j) depends on the offset j - i taken modulo n.")

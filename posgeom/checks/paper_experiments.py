@@ -70,11 +70,9 @@ def check_alibi_slopes(student_fn) -> Verdict:
             return "the right slopes in the wrong order (m_minus first)"
         return array_problem(np.array(got), np.array(want), atol=0.0, rtol=1e-8, what="(m_minus, m_plus)")
 
-    def hints(slopes, D, target):
-        return "the stress is a parabola in m: collect sum a^2, sum a d and sum d^2 over the pairs i < j."
-
     return run_check("ALiBi slopes", student_fn, _slope_cases(0), compare,
-                     switch_off=(geo.alibi_slopes_for, geo.alibi_parabola, geo.alibi_paper_stress), hints=hints)
+                     switch_off=(geo.alibi_slopes_for, geo.alibi_parabola, geo.alibi_paper_stress),
+                     hints="the stress is a parabola in m: collect sum a^2, sum a d and sum d^2 over the pairs i < j.")
 
 
 def check_best_alibi_slope(student_fn) -> Verdict:
@@ -139,11 +137,9 @@ def check_violation_rate(student_fn) -> Verdict:
         conc, disc = _pair_counts(D, Dhat)
         return number_problem(rate, disc / (conc + disc), atol=1e-12, what="the rate")
 
-    def hints(rate, D, Dhat):
-        return "leave pairs tied in D or in Dhat out of both the count and the total."
-
     return run_check("violation rate", student_fn, _violation_cases(0, ties=True), compare,
-                     switch_off=(geo.violation_rate,), hints=hints)
+                     switch_off=(geo.violation_rate,),
+                     hints="leave pairs tied in D or in Dhat out of both the count and the total.")
 
 
 def check_kendall_tau(student_fn) -> Verdict:
@@ -155,11 +151,10 @@ def check_kendall_tau(student_fn) -> Verdict:
         conc, disc = _pair_counts(D, Dhat)
         return number_problem(tau, (conc - disc) / (conc + disc), atol=1e-12, what="tau")
 
-    def hints(tau, D, Dhat):
-        return "count concordant and discordant pairs of pairs (i < j, k < l); scipy.stats.kendalltau agrees here."
-
     return run_check("Kendall's tau", student_fn, _violation_cases(1, ties=False), compare,
-                     switch_off=(geo.violation_rate,), hints=hints)
+                     switch_off=(geo.violation_rate,),
+                     hints=("count concordant and discordant pairs of pairs (i < j, k < l); scipy.stats.kendalltau "
+                            "agrees here."))
 
 
 def check_logit_distances(student_fn) -> Verdict:

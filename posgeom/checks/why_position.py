@@ -142,11 +142,9 @@ def check_equivariance_gap(student_fn) -> Verdict:
     def compare(gap, model, ids, perm):
         return number_problem(gap, oracle(model, ids, perm), atol=1e-10, rtol=1e-6, what="the gap")
 
-    def hints(gap, model, ids, perm):
-        return ("permute the input tokens on one side and the output rows on the other, with the same index "
-                "array; use the model in eval mode and take the maximum absolute difference.")
-
-    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(eqv.equivariance_gap,), hints=hints)
+    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(eqv.equivariance_gap,),
+                     hints=("permute the input tokens on one side and the output rows on the other, with the same "
+                            "index array; use the model in eval mode and take the maximum absolute difference."))
 
 
 def check_permutation_of_logits(student_fn) -> Verdict:
@@ -170,10 +168,8 @@ def check_permutation_of_logits(student_fn) -> Verdict:
     def compare(out, S, perm):
         return array_problem(out, oracle(S, perm), atol=1e-12, what="the permuted matrix")
 
-    def hints(out, S, perm):
-        return "rows and columns move together: entry (i, j) comes from entry (perm[i], perm[j])."
-
-    return run_check("permuted logits", student_fn, cases, compare, hints=hints)
+    return run_check("permuted logits", student_fn, cases, compare,
+                     hints="rows and columns move together: entry (i, j) comes from entry (perm[i], perm[j]).")
 
 
 def _separation_oracle(P):
@@ -247,7 +243,6 @@ def check_tied_rows(student_fn) -> Verdict:
             return "the right pairs, not in increasing order"
         return f"{len(got)} pair(s) returned; some are missing or wrong"
 
-    def hints(pairs, P, tol):
-        return "list each pair once, as (i, j) with i < j, and compare the distance itself with tol (<= tol)."
-
-    return run_check("tied rows", student_fn, cases, compare, switch_off=(geo.separation,), hints=hints)
+    return run_check("tied rows", student_fn, cases, compare, switch_off=(geo.separation,),
+                     hints=("list each pair once, as (i, j) with i < j, and compare the distance itself with tol (<= "
+                            "tol)."))
