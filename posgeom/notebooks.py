@@ -1,33 +1,13 @@
 r"""Chapters as plain Jupyter notebooks: MyST blocks turned into Markdown that any Jupyter renders.
 
-A chapter (``notebooks/*.md``, a MyST Markdown notebook) uses Sphinx directives and roles that only
-the book understands. :func:`plain_notebook` turns it into an ``.ipynb`` that reads like the page in
-JupyterLab or Colab without any extension:
-
-* theorem, proposition, proof, exercise, admonition and note blocks become bold run-in headings
-  ("Theorem 1 (title).") over their Markdown and maths, admonitions a block quote; maths blocks stay
-  display maths;
-* solution blocks are left out (an instructor edition may keep them: ``solutions=True``); a gated
-  solution (``{solution-start}`` … ``{solution-end}`` around code cells) is left out with its code
-  cells, and the exercise's stub cell (tagged ``exercise-stub``, hidden on the site) is shown in its
-  place; with ``solutions=True`` the solution's code cells stay and the stub goes;
-* glued numbers (the ``glue:text`` role) are written out as the site shows them (myst-nb's format
-  rule), from an executed copy of the chapter: the book's jupyter-cache (the notebook as executed,
-  with its glue outputs; the ``_build/jupyter_execute`` copy has them stripped by myst-nb), an
-  executed ``.ipynb`` or its values; a number with no value is shown as "[number: run code cell N]",
-  never as its glue name;
-* citations (``cite:p``, ``cite:t``) become author–year text, with the cited works listed under
-  "References" at the end (from the book's ``references.bib``);
-* links to other pages of the book (``[text](other.md)``, ``doc``) point to the published site
-  (``html.baseurl`` of ``_config.yml``); other cross-references become their text, and label
-  targets and MyST comments are dropped;
-* the first cell installs posgeom from the repository (``repository.url`` and ``.branch`` of
-  ``_config.yml``) where it is not installed already, keeping a PyTorch that is installed (posgeom declares a
-  range, :func:`torch_requirement`) and taking PyTorch's CPU wheel on a Linux machine with no PyTorch and no GPU;
-* ``from myst_nb import glue`` becomes ``from posgeom.notebooks import glue``, which works without
-  the book's tools;
-* the ``{posgeom-needs}`` directive (the box "What this chapter needs") becomes the box's text,
-  ``posgeom.reproduce.box.needs_box``, as a block quote: the same text the book shows.
+:func:`plain_notebook` turns a chapter (``notebooks/*.md``) into an ``.ipynb`` that reads like the page in
+JupyterLab or Colab without any extension: directives become bold run-in headings, block quotes or display
+maths; solutions are left out unless ``solutions=True`` (a gated solution's stub cell shows in its place);
+glued numbers are written as the site shows them, from an executed copy (the book's jupyter-cache, an executed
+``.ipynb`` or its values), or as "[number: run code cell N]"; citations become author–year text with a
+reference list; links to other pages point to the published site; the ``{posgeom-needs}`` box becomes its text;
+and a first cell installs posgeom from the repository (keeping an installed PyTorch within posgeom's range,
+taking PyTorch's CPU wheel on a Linux machine with neither PyTorch nor a GPU).
 """
 
 from __future__ import annotations
@@ -72,8 +52,7 @@ _ADMONITIONS = {"admonition", "note", "tip", "hint", "important", "warning", "ca
 
 
 def glue(name: str, value, display: bool = True) -> None:
-    """``myst_nb.glue`` without myst-nb: the same output (a display with ``scrapbook`` metadata), so
-    :func:`glue_values` reads the values of an exported notebook run anywhere."""
+    """``myst_nb.glue`` without myst-nb: the same output, so :func:`glue_values` reads an exported notebook's run."""
     from IPython.core.formatters import format_display_data
     from IPython.display import display as _display
 
@@ -84,9 +63,8 @@ def glue(name: str, value, display: bool = True) -> None:
 
 
 def glue_fields(prefix: str, record) -> None:
-    """Glue every field of a typed record (a dataclass instance or a mapping) as ``<prefix>_<field>``, not displayed,
-    so that a hidden cell glues what the prose quotes in one call. ``None`` is glued as ``"none"``, a NumPy scalar
-    as the Python number it holds; an array is left out (drawn, not quoted: its text would fill the notebook)."""
+    """Glue every field of a dataclass instance or mapping as ``<prefix>_<field>``, not displayed (``None`` as
+    ``"none"``, a NumPy scalar as its Python number; arrays are left out)."""
     import dataclasses
     from collections.abc import Mapping
 
@@ -141,9 +119,7 @@ def _format_plain(text: str, spec: str) -> str:
 
 
 def _glue_cells(code_cells: list[str]) -> list[tuple[re.Pattern, int]]:
-    """(pattern of the keys glued, 1-based code cell number) for every ``glue(...)`` call, the most specific first:
-    a key glued by name, then the ``glue_fields`` prefixes from the longest (``"t4_pre"`` before ``"t4"``), so that a
-    role finds the cell that glues it and not one whose prefix merely starts its name."""
+    """(pattern of the keys glued, 1-based code cell number) for every ``glue(...)`` call, the most specific first."""
     found = []
     for number, source in enumerate(code_cells, start=1):
         for m in _GLUE_CALL.finditer(source):
@@ -233,8 +209,7 @@ def _roles(text: str, ctx: dict) -> str:
 
 
 def _needs_lines(arg: str, ctx: dict) -> list[str]:
-    """The ``{posgeom-needs}`` directive of a download: its box as a block quote
-    (``posgeom.reproduce.box.needs_box``)."""
+    """The ``{posgeom-needs}`` box as a block quote (``posgeom.reproduce.box.needs_box``)."""
     from .reproduce.box import needs_box, needs_title
 
     page = arg or ctx["page"]
@@ -304,7 +279,6 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
     Parameters
     ----------
     source : str
-        The MyST Markdown of the cell.
     values : dict, optional
         Glue key → ``text/plain`` value (:func:`glue_values`); keys missing here name their code cell.
     code_cells : list of str
@@ -314,9 +288,8 @@ def plain_markdown(source: str, *, values: dict | None = None, code_cells: list[
     labels, counts : dict, optional
         Shared across the cells of a chapter: block labels → their heading, and the numbering.
     book : dict, optional
-        What the chapter's links and citations resolve against (built by :func:`plain_notebook` from ``_config.yml``): the site's
-        address, the chapter's folder in the book, the bibliography, and the list of works cited so
-        far (appended to). Without it links stay as written and a citation is an error.
+        The site, the chapter's folder, the bibliography and the works cited so far (built by
+        :func:`plain_notebook`). Without it links stay as written and a citation is an error.
     """
     book = book or {}
     source = _substituted(source, book.get("substitutions"), book.get("times", {}), book.get("memory", {}))
@@ -339,9 +312,7 @@ _SUBSTITUTION = re.compile(r"\{\{\s*(?P<key>[A-Za-z_][\w]*)\s*\}\}")
 
 def _substituted(source: str, substitutions: dict | None, times: dict[str, float],
                  memory: dict[str, float] | None = None) -> str:
-    """``{{ key }}`` (a MyST substitution) replaced by its text: from ``substitutions``, else a chapter's
-    measured time or peak memory (``time_<chapter>``, ``memory_<chapter>``,
-    :func:`posgeom.timings.time_substitution`)."""
+    """``{{ key }}`` replaced by its text from ``substitutions``, else a chapter's measured time or peak memory."""
     def text(m: re.Match) -> str:
         key = m.group("key")
         if substitutions and key in substitutions:
@@ -361,11 +332,8 @@ def _book_root(chapter: Path) -> Path | None:
 
 
 def export_settings(config: str | Path) -> dict:
-    """Where exported notebooks point: ``{"repository", "branch", "site"}`` from the book's ``_config.yml``.
-
-    ``repository.url`` and ``repository.branch`` give the install cell's source, ``html.baseurl`` the
-    published site that links to other chapters go to (one place configures them all).
-    """
+    """Where exported notebooks point: ``{"repository", "branch", "site"}`` from the book's ``_config.yml``
+    (``repository.url``, ``repository.branch``, ``html.baseurl``)."""
     import yaml
 
     path = Path(config)
@@ -406,12 +374,8 @@ def _bibliography(root: Path) -> dict:
 
 
 def cached_execution(chapter: str | Path, cache: str | Path):
-    """The executed notebook that the book's jupyter-cache holds for the chapter's current source, or None.
-
-    myst-nb keeps the executed chapters in the jupyter-cache (``execute.cache`` of ``_config.yml``) with
-    every output, the glued values included; the match is by the hash of the chapter's code, so a
-    chapter edited since its execution gives None (never the numbers of another version).
-    """
+    """The executed notebook the book's jupyter-cache holds for the chapter's current source, or None (matched by the
+    hash of the chapter's code, so an edited chapter gives None)."""
     cache = Path(cache)
     if not (cache / "global.db").is_file():
         return None
@@ -434,8 +398,7 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 def torch_requirement() -> str:
-    """posgeom's declared PyTorch range (``"torch>=2.5,<3"``), read from the installed package's metadata, so
-    that the install cell and ``pyproject.toml`` cannot disagree."""
+    """posgeom's declared PyTorch range (``"torch>=2.5,<3"``), from the installed package's metadata."""
     from importlib.metadata import PackageNotFoundError, requires
 
     try:
@@ -482,17 +445,15 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     Parameters
     ----------
     path : path
-        The chapter, a MyST Markdown notebook (``notebooks/*.md``) inside the book (the folder of
-        ``_config.yml``, which gives the repository, the site and the bibliography).
+        The chapter (``notebooks/*.md``) inside the book (the folder of ``_config.yml``).
     executed : path or dict, optional
-        Where the glued values come from: the book's jupyter-cache folder, an executed copy of the
-        chapter (``.ipynb`` or its JSON), or the values themselves (glue key → ``text/plain``).
+        Where the glued values come from: the book's jupyter-cache folder, an executed copy of the chapter
+        (``.ipynb`` or its JSON), or the values themselves (glue key → ``text/plain``).
     solutions : bool
         Keep the exercises' solutions (default: leave them out).
     substitutions : dict, optional
-        The text of each MyST substitution ``{{ key }}`` the chapter uses (the book's
-        ``myst_substitutions``); by default a chapter's measured time ``{{ time_<chapter> }}`` is read from
-        the book (:mod:`posgeom.timings`), and any other substitution without a text is an error.
+        The text of each MyST substitution ``{{ key }}`` (the book's ``myst_substitutions``); by default a
+        chapter's measured time is read from the book (:mod:`posgeom.timings`).
 
     Returns
     -------
@@ -552,13 +513,8 @@ _GATE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-(?P<kind>start|end)\}[^\n
 
 
 def _gated_solutions(cells, solutions: bool):
-    """Drop (student) or keep (instructor) the cells of gated solutions; swap the stub cells accordingly.
-
-    A Markdown cell may hold several gates and text on both sides of each (an exercise, the
-    ``solution-start`` under it, the solution's words, a ``solution-end``, the next exercise ...): it
-    is cut at every gate and only the pieces outside a solution are kept (all of them, with a
-    "**Solution.**" heading at each start, for the instructor).
-    """
+    """Drop (student) or keep (instructor) the cells of gated solutions, cutting a Markdown cell at every gate;
+    swap the stub cells accordingly."""
     out, inside = [], False
     for cell in cells:
         tags = cell.get("metadata", {}).get("tags", [])

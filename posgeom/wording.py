@@ -1,22 +1,10 @@
 r"""Generated sentences as a reader should see them: the house style of ``docs/STYLE.md`` applied at display.
 
-The decision rules and the chapters write their reasons for the record (every number, every bracket);
-the pages show them through these functions, which change the wording and never a number:
-
-* :func:`plain_plurals` agrees a template's ``"(s)"``/``"(es)"`` with its count or its list
-  ("ALiBi, RoPE reach(es)" → "ALiBi, RoPE reach"; "1 pair(s)" → "1 pair");
-* :func:`plain_words` writes the few code identifiers that reach running text as words
-  (``'scale_free'`` → "the scale-free stress") and rewords what reads wrong ("only 0 stands apart");
-* :func:`shortest_clauses` keeps the first clauses of a reason, without brackets, within a word budget;
-* :func:`header_words` turns a field name used as a column header into words (``violation_rate`` →
-  "violation rate"), and :func:`label_words` a field name used as a row label (``mds_rank3`` → "MDS at rank 3");
-* :func:`describe_model`, :func:`model_words`, :func:`describe_seeds`, :func:`describe_training`,
-  :func:`describe_sequences` and :func:`describe_scales` write a chapter's settings as a caption or its box says
-  them ("one layer of width 32 with 4 heads", "seeds 0–4", "200 at quick, 1,000 at paper");
-* :func:`rank_words` says a noise-aware rank in words ("undetermined (90% interval 4)" → "undetermined: 4
-  directions clear the noise in 90% of the half-splits, weaker ones unresolved").
-
-Infrastructure (:data:`posgeom.codekey.INFRASTRUCTURE`): it shapes text for display and computes nothing.
+The decision rules and the chapters write their reasons for the record (every number, every bracket); the
+pages show them through these functions, which change the wording and never a number: template plurals
+agreed (:func:`plain_plurals`), code identifiers as words (:func:`plain_words`, :func:`header_words`,
+:func:`label_words`), a reason cut to a word budget (:func:`shortest_clauses`), a chapter's settings as a
+caption says them (``describe_*``, :func:`model_words`) and a noise-aware rank in words (:func:`rank_words`).
 """
 
 from __future__ import annotations
@@ -51,13 +39,9 @@ def _agreeing(match: re.Match) -> str:
 
 
 def plain_plurals(text: str) -> str:
-    """``text`` with every ``"(s)"``/``"(es)"`` template plural resolved.
-
-    A noun counted by a number agrees with it ("1 pair(s)" → "1 pair", "3 pair(s)" → "3 pairs"). A verb
-    whose subject is a list agrees with the list: plural when the subject holds a comma or "and"
-    ("ALiBi, RoPE fall(s) short" → "ALiBi, RoPE fall short"), singular otherwise ("ALiBi reach(es)" →
-    "ALiBi reaches").
-    """
+    """``text`` with every ``"(s)"``/``"(es)"`` template plural resolved: a noun agrees with the number before it
+    ("1 pair(s)" → "1 pair"), a verb with its subject, plural when it holds a comma or "and" ("ALiBi, RoPE fall(s)
+    short" → "ALiBi, RoPE fall short")."""
     text = _COUNTED.sub(_counted, str(text))
     return _AGREEING.sub(_agreeing, text)
 
@@ -83,15 +67,14 @@ _PERCENT = re.compile(r"(\d) %")
 
 
 def plain_prose(text: str) -> str:
-    """A page's prose in the house style, whoever wrote it (an author, or a value glued into a sentence):
-    one percent style ("90 %" → "90%") and no template plural (:func:`plain_plurals`). Quoted option
-    values are left as they are: in prose an author may name one on purpose."""
+    """A page's prose in the house style: one percent style ("90 %" → "90%") and no template plural; quoted option
+    values are left as they are."""
     return _PERCENT.sub(r"\1%", plain_plurals(text))
 
 
 def plain_words(text: str) -> str:
-    """``text`` with the identifiers and wordings of :data:`_REWORDINGS` written for a reader, and its
-    template plurals resolved (:func:`plain_plurals`). Numbers are never changed."""
+    """``text`` with the identifiers and wordings of :data:`_REWORDINGS` written for a reader and its template
+    plurals resolved; numbers are never changed."""
     text = plain_plurals(text)
     for pattern, words in _REWORDINGS:
         text = pattern.sub(words, text)
@@ -123,11 +106,10 @@ def _without_brackets(text: str) -> str:
 def shortest_clauses(reason: str, budget: int, *, finding_before_colon: bool = True) -> str:
     """The first clauses of ``reason`` that fit in ``budget`` words, brackets left out.
 
-    A reason reads "finding: explanation; further finding". The finding before the first colon is kept
-    alone when it holds a number (the number that decides); otherwise the text runs on. Clauses are then
-    taken up to ``budget`` words, cut at a semicolon, a colon or a comma; a first clause longer than the budget is
-    cut at a word and ends with "…". ``finding_before_colon=False`` reads a value ("steps to loss 0.3:
-    113 vs 283") whose colon introduces the numbers rather than explains them.
+    A reason reads "finding: explanation; further finding": the finding before the first colon is kept alone when
+    it holds a number. Clauses are cut at a semicolon, a colon or a comma; a first clause over the budget is cut
+    at a word and ends with "…". ``finding_before_colon=False`` reads a value ("steps to loss 0.3: 113 vs 283")
+    whose colon introduces the numbers.
     """
     text = _SNAKE.sub(r"\1 \2", _without_brackets(plain_words(reason))).strip().rstrip(".")
     head, colon, _ = text.partition(": ")
@@ -151,9 +133,8 @@ _FIELD_IN_HEADER = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
 
 def header_words(name: str) -> str:
-    """A column header in words: a field name (``violation_rate``) with its underscores as spaces and
-    ``mds:47`` as "mds 47"; the stress option ``scale_free`` as "scale-free", also inside a header of
-    words ("stress (scale_free)" → "stress (scale-free)"); a header already in words is returned as it is."""
+    """A column header in words: a field name (``violation_rate``) with its underscores as spaces, ``mds:47`` as
+    "mds 47", ``scale_free`` as "scale-free"; a header already in words keeps its words."""
     name = re.sub(r"\bscale_free\b", "scale-free", str(name))
     if " " in name.strip():
         return _FIELD_IN_HEADER.sub(lambda m: m.group(0).replace("_", " "), name)
@@ -169,10 +150,8 @@ FIELD_WORDS = {"mds_rank3": "MDS at rank 3", "random_normal": "random N(0, 0.02�
 
 
 def label_words(label):
-    """A row label in words (docs/STYLE.md, rule 13, for rows as for columns): a field name of
-    :data:`FIELD_WORDS` as its words (``mds_rank3`` → "MDS at rank 3"), any other field name as
-    :func:`header_words` writes it (``violation_rate`` → "violation rate"); a label in words, a number or
-    anything not text is returned as it is."""
+    """A row label in words (docs/STYLE.md, rule 13): a name of :data:`FIELD_WORDS` as its words, any other field
+    name as :func:`header_words` writes it; anything else as it is."""
     if not isinstance(label, str):
         return label
     return FIELD_WORDS.get(label, header_words(label))
@@ -198,8 +177,7 @@ def clauses(text: str) -> list[str]:
 
 
 def common_clauses(values: list[str]) -> list[str]:
-    """The clauses (:func:`clauses`) every one of ``values`` holds, in the first value's order; none when a
-    value is empty."""
+    """The clauses (:func:`clauses`) every one of ``values`` holds, in the first value's order."""
     split = [clauses(v) for v in values]
     if not split or not all(split):
         return []
@@ -211,14 +189,11 @@ _RANK_TEXT = re.compile(r"^(?:(?P<rank>\d+)|undetermined) \((?P<level>\d+) ?% in
 
 
 def rank_words(text: str, resamples: int | None = None) -> str:
-    """A noise-aware rank (the text of :class:`posgeom.geometry.NoiseAwareRank`) as a reader understands it
-    (docs/STYLE.md, rule 6: "undetermined" says why), its numbers unchanged.
+    """A noise-aware rank (the text of :class:`posgeom.geometry.NoiseAwareRank`) in words, its numbers unchanged.
 
     ``"3 (90% interval 3)"`` → "3 (in 90% of the half-splits)"; ``"undetermined (90% interval 4)"`` →
-    "undetermined: 4 directions clear the noise in 90% of the half-splits, weaker ones unresolved";
-    ``"undetermined (90% interval 3–4)"`` → "undetermined: 3 to 4 directions clear the noise in 90% of the
-    half-splits". ``resamples`` (how many half-splits) is named when given. Any other
-    text is returned as it is.
+    "undetermined: 4 directions clear the noise in 90% of the half-splits, weaker ones unresolved". ``resamples``
+    is named when given; any other text is returned as it is.
     """
     m = _RANK_TEXT.match(str(text).strip())
     if m is None:
@@ -239,16 +214,13 @@ SPECIAL_WORDS = {"model": "the model's special tokens", "content": "content toke
 
 
 def special_words(special: str) -> str:
-    """How the special tokens were counted, in words (docs/STYLE.md, rule 4): ``"model"`` → "the model's special
-    tokens" (counted as the model sees them), ``"content"`` → "content tokens only"; any other value as it is."""
+    """How the special tokens were counted, in words (``SPECIAL_WORDS``); any other value as it is."""
     return SPECIAL_WORDS.get(str(special), str(special))
 
 
 def describe_model(shape, *, name: str = "posgeom encoder", detail: str = "") -> str:
-    """A chapter's small model in words, from the settings in force (``shape`` has ``n_layers``,
-    ``d_model`` and ``n_heads``, as :class:`posgeom.experiments.settings.ModelShape`), so that a
-    "Paper vs this book" row and a caption are right at both scales: ``"posgeom encoder, 1 layer,
-    width 32, 4 heads"`` plus ``detail`` (``"from scratch"``) when given."""
+    """A chapter's small model in words from ``shape`` (``n_layers``, ``d_model``, ``n_heads``): ``"posgeom encoder,
+    1 layer, width 32, 4 heads"``, plus ``detail`` when given."""
     layers = f"{shape.n_layers} layer{'s' if shape.n_layers != 1 else ''}"
     text = f"{name}, {layers}, width {shape.d_model}, {shape.n_heads} heads"
     return f"{text}, {detail}" if detail else text
@@ -258,18 +230,14 @@ _SMALL_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "
 
 
 def model_words(shape) -> str:
-    """A small model's shape as a sentence says it (docs/STYLE.md, rule 3: no configuration pasted into a
-    sentence): ``"one layer of width 32 with 4 heads"``, ``"12 layers of width 768 with 12 heads"``. The
-    box of a chapter says it once, for both scales (:func:`describe_scales`); the runs are then counted
-    without it."""
+    """A small model's shape as a sentence says it: ``"one layer of width 32 with 4 heads"``."""
     n = int(shape.n_layers)
     layers = f"{_SMALL_NUMBERS[n] if n < len(_SMALL_NUMBERS) else n} layer{'s' if n != 1 else ''}"
     return f"{layers} of width {shape.d_model} with {shape.n_heads} heads"
 
 
 def describe_seeds(seeds) -> str:
-    """Training seeds in words for a caption: ``"seeds 0–4"`` for a run of consecutive seeds (four or more),
-    else ``"seeds 0, 1, 2"``; ``"seed 3"`` for one."""
+    """Seeds in words: ``"seeds 0–4"`` (four or more consecutive), ``"seeds 0, 1, 2"``, ``"seed 3"``."""
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("describe_seeds needs at least one seed")
@@ -281,27 +249,23 @@ def describe_seeds(seeds) -> str:
 
 
 def short_float(x: float) -> str:
-    """A small setting as a caption writes it, in scientific notation without padding: ``3e-3``, ``2.5e-4``,
-    ``1e-12`` (a learning rate, a tolerance, a standard deviation)."""
+    """A small setting in scientific notation without padding: ``3e-3``, ``2.5e-4``."""
     return np.format_float_scientific(float(x), trim="-", exp_digits=1)
 
 
 def describe_training(train, *, optimiser: str = "AdamW") -> str:
-    """An optimiser's settings in words for a caption, from a training block with ``lr``, ``batch_size``
-    and ``steps``: ``"AdamW lr 3e-3, batch 64, 300 steps"``."""
+    """``"AdamW lr 3e-3, batch 64, 300 steps"`` from a training block with ``lr``, ``batch_size`` and ``steps``."""
     return f"{optimiser} lr {short_float(train.lr)}, batch {int(train.batch_size)}, {int(train.steps):,} steps"
 
 
 def describe_sequences(n: int | None, what: str = "sequences", *, random: bool = False) -> str:
-    """A corpus size in words for a caption: ``"4,096 sequences"``, ``"8,192 random phrases"`` (a seeded
-    subset), or ``"all phrases"`` when ``n`` is None (every row of the split)."""
+    """A corpus size in words: ``"4,096 sequences"``, ``"8,192 random phrases"``, or ``"all phrases"`` when ``n``
+    is None."""
     if n is None:
         return f"all {what}"
     return f"{int(n):,} {'random ' if random else ''}{what}"
 
 
 def describe_scales(quick: str, paper: str) -> str:
-    """A fact of a chapter's "What this chapter needs" box at both scales, in words (a box describes both,
-    whichever is in force): ``"200 at quick, 1,000 at paper"``, or ``"all phrases at both scales"`` when
-    the two are the same."""
+    """A fact at both scales: ``"200 at quick, 1,000 at paper"``, or ``"... at both scales"`` when they agree."""
     return f"{quick} at both scales" if quick == paper else f"{quick} at quick, {paper} at paper"

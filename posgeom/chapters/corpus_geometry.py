@@ -1,8 +1,6 @@
-r"""What the chapter "The geometry of a corpus" adds to the runs of :mod:`posgeom.experiments.corpus_geometry` and
-:mod:`posgeom.experiments.real_corpora` (whose results it reads into the records of
-:mod:`posgeom.experiments.records.corpus_geometry`): each synthetic family's arrays, the sinusoidal–RoPE comparison
-over the preprocessing variants, the "Paper vs this book" row for C8, and the captions.
-"""
+r"""The chapter "The geometry of a corpus" (runs of :mod:`posgeom.experiments.corpus_geometry` and
+:mod:`posgeom.experiments.real_corpora`): the synthetic families' arrays, the sinusoidal–RoPE comparison over the
+preprocessing variants, the C8 row and the captions."""
 
 from __future__ import annotations
 
@@ -25,16 +23,14 @@ def synthetic_arrays(synthetic: Result) -> dict[str, FamilyArrays]:
 
 
 def sin_vs_rope(variants: tuple[SensitivityRow, ...]) -> tuple[float, float]:
-    """The largest ``|sinusoidal − RoPE| / RoPE`` ("scale_free" stress) and the smallest sinusoidal / RoPE ("paper"
-    stress) over the preprocessing variants."""
+    """The largest ``|sinusoidal − RoPE| / RoPE`` (scale-free) and smallest sinusoidal / RoPE ("paper") stress."""
     sin, rope = ([v.stress[e] for v in variants] for e in ("sinusoidal", "rope"))
     return (max(abs(s["scale_free"] - r["scale_free"]) / r["scale_free"] for s, r in zip(sin, rope)),
             min(s["paper"] / r["paper"] for s, r in zip(sin, rope)))
 
 
 def c8_row(variants: tuple[SensitivityRow, ...], intervals: BootstrapIntervals, scale: str) -> ComparisonRow:
-    """C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope` from the bootstrap interval of the sinusoidal −
-    RoPE difference ("scale_free" stress) and the smallest "paper" ratio over the variants."""
+    """C8 (:func:`posgeom.verdicts.c8_sinusoidal_rope`) from the bootstrap interval and the smallest "paper" ratio."""
     st, sin_rope = intervals.statistics, intervals.differences["sinusoidal-rope|scale_free"]
     gap, ratio = sin_vs_rope(variants)
     return ComparisonRow(
@@ -53,14 +49,12 @@ def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> li
 
 
 def sst2_caption(scale: str) -> str:
-    """SST-2's counting at ``scale`` in words for a caption: ``"n = 64, the model's special tokens"`` (the corpus of
-    :data:`posgeom.experiments.corpus_geometry.CONFIGS`, which the chapters after this one reuse)."""
+    """SST-2's counting at ``scale`` for a caption: ``"n = 64, the model's special tokens"``."""
     return f"n = {CONFIGS[scale].sst2.n_positions}, {special_words(CONFIGS[scale].sst2.special)}"
 
 
 def captions(settings=None) -> dict:
-    """What the captions state about the corpora at ``settings.scale`` (glued as ``cgcap_<name>``); ``quick_sequences``,
-    ``paper_sequences`` and ``sst2_scales`` state both scales, for the box "What this chapter needs"."""
+    """The captions' facts at ``settings.scale`` (glued as ``cgcap_<name>``), and the box's at both scales."""
     scale = _settings(settings).scale
     syn, sst2 = CONFIGS[scale].synthetic, CONFIGS[scale].sst2
     return dict(

@@ -1,10 +1,5 @@
-r"""What the chapter "Encodings at a glance" reports, from the stored zoo (:mod:`posgeom.experiments.zoo`).
-
-The zoo stores, per encoding, where it enters the model, its parameters and the summaries of its distance matrix,
-and the kernel identity that links the sinusoidal table with RoPE; this module reads them into their records
-(:mod:`posgeom.experiments.records.zoo`), and builds the chapter's "Paper vs this book" row for C8, decided by its
-rule in :mod:`posgeom.verdicts`.
-"""
+r"""The chapter "Encodings at a glance", from the stored zoo (:mod:`posgeom.experiments.zoo`): its records and
+its C8 row."""
 
 from __future__ import annotations
 
@@ -34,15 +29,13 @@ def zoo_summary(zoo: Result) -> ZooSummary:
 
 
 def _pair_text(p: KernelPair, with_n: bool = False) -> str:
-    """Sinusoidal against RoPE in words: the scale-free stress between their geometries and their largest
-    distances (after the number of positions, ``with_n``)."""
+    """Sinusoidal against RoPE in words: their scale-free stress and largest distances."""
     return (f"n = {p.n}: " if with_n else "") + (f"scale-free stress {p.stress_scale_free:.4f}, largest distances "
                                                  f"{p.max_sinusoidal:.1f} vs {p.max_rope:.2f}")
 
 
 def c8_row(identity_error: float, pair: KernelPair, paper_pair: str, settings=None) -> ComparisonRow:
-    """C8, decided by :func:`posgeom.verdicts.c8_sinusoidal_rope` on ``pair`` (the paper model's shapes, formulas
-    only), with the zoo's ``identity_error`` and the paper-scale ``paper_pair`` in words."""
+    """C8 (:func:`posgeom.verdicts.c8_sinusoidal_rope`) on the paper model's shapes, with the zoo's identity error."""
     return ComparisonRow(
         "C8", ours=(f"same kernel K on two frequency sets (identity to {identity_error:.0e}); sinusoidal "
                     f"(d = {pair.d_model}) vs RoPE (d_head = {pair.d_head}): {_pair_text(pair)} "
@@ -56,16 +49,14 @@ def c8_row(identity_error: float, pair: KernelPair, paper_pair: str, settings=No
 
 
 def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" row (:func:`c8_row`, in a list) from ``run_zoo``, ``run_kernel_pair``
-    and the paper-scale pair where one is stored."""
+    """The chapter's row (:func:`c8_row`, in a list) from ``run_zoo``, ``run_kernel_pair`` and the paper-scale pair."""
     paper_pair = stored_text(run_kernel_pair, _settings(settings),
                              lambda r: _pair_text(as_record(r, KernelPair), with_n=True))
     return [c8_row(zoo_summary(zoo).identity_err, as_record(pair, KernelPair), paper_pair, settings)]
 
 
 def zoo_pictures(zoo: Result) -> ZooPictures:
-    """The :class:`~posgeom.experiments.records.zoo.ZooPictures` of a ``run_zoo`` result; per encoding, its arrays
-    are stored as ``D__<name>`` and ``mds2__<name>``."""
+    """The :class:`~posgeom.experiments.records.zoo.ZooPictures` of a ``run_zoo`` result."""
     def each_encoding(prefix: str) -> dict[str, np.ndarray]:
         found = {name.removeprefix(prefix): a for name, a in zoo.arrays.items() if name.startswith(prefix)}
         return {name: np.asarray(found[name]) for name in ZOO}
@@ -74,8 +65,7 @@ def zoo_pictures(zoo: Result) -> ZooPictures:
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state at ``settings.scale`` (glued as ``zcap_<key>``), and its box's
-    counts at both scales (:data:`posgeom.experiments.zoo.CONFIGS`)."""
+    """The captions' facts at ``settings.scale`` (glued as ``zcap_<key>``), and the box's at both scales."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     return {"scale": settings.scale,

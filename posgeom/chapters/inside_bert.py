@@ -1,7 +1,5 @@
-r"""What the chapter "Inside BERT" adds to :mod:`posgeom.experiments.inside_bert` (per-layer projected stress, attention
-maps) and :mod:`posgeom.experiments.layer_peaks` (the resampling test of a local peak): typed reads of both, C10's
-"Paper vs this book" row, decided by its rule in :mod:`posgeom.verdicts`, and the captions.
-"""
+r"""The chapter "Inside BERT" (:mod:`posgeom.experiments.inside_bert`, :mod:`posgeom.experiments.layer_peaks`):
+typed reads, the C10 row and the captions."""
 
 from __future__ import annotations
 
@@ -36,15 +34,12 @@ def curve(layers: LayerStress, definition: str, normalisation: str) -> np.ndarra
 
 
 def c10_curves(layers: LayerStress) -> dict[str, np.ndarray]:
-    """The per-layer curve of every reading, ``{"<definition>_<normalisation>": stress per layer}``: what
-    :func:`posgeom.verdicts.c10_layer_peak` reads (``posgeom decide C10`` passes the same)."""
+    """``{"<definition>_<normalisation>": stress per layer}``, what :func:`posgeom.verdicts.c10_layer_peak` reads."""
     return {f"{d}_{z}": curve(layers, d, z) for d in DEFINITIONS for z in NORMALIZATIONS}
 
 
 def c10_ours(layers: LayerStress) -> str:
-    """C10's value as the "Paper vs this book" row words it: the global peak layer of each definition and its
-    local maxima (the scale-free stress, layers counted from 1, and from 0 one less); ``posgeom decide C10`` prints
-    the same."""
+    """C10's value as its row words it (``posgeom decide C10`` prints the same): each definition's peaks."""
     local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
     return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
             + " (scale-free stress, layers counted from 1; counted from 0, each is one less); local maxima at layers "
@@ -57,9 +52,7 @@ def peak_test(result: Result) -> PeakTest:
 
 
 def comparison_rows(layers: LayerStress, peak: Result, settings=None) -> list:
-    """C10's "Paper vs this book" row (a list of one), decided by :func:`posgeom.verdicts.c10_layer_peak` from every
-    reading's curve (:func:`c10_curves`) under both counts of the layers: only the paper's BERT-base can decide it,
-    and the stand-in's stable local peak matches the paper only if the paper counts layers from 0."""
+    """C10's row (a list of one), decided by :func:`posgeom.verdicts.c10_layer_peak` from every reading's curve."""
     t = peak_test(peak)
     p = t.propagated
     test = (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted from 0, in "
@@ -74,9 +67,7 @@ def comparison_rows(layers: LayerStress, peak: Result, settings=None) -> list:
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's captions state about the model, the sentences and the target at the scale in force, and
-    its box at both scales (:data:`posgeom.experiments.inside_bert.CONFIGS`, the local-peak test's defaults; glued as
-    ``ibcap_<key>``). The ``model`` is the one configured: the page prints the one loaded."""
+    """The captions' facts at the scale in force (glued as ``ibcap_<key>``), and the box's at both scales."""
     scale = _settings(settings).scale
     conf, peak_options = CONFIGS[scale], inspect.signature(run_local_peak_test).parameters
     sent = conf.sentences

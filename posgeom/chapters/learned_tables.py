@@ -1,12 +1,6 @@
-r"""What the chapter "Learned tables in practice" reports, from its stored runs.
-
-:mod:`posgeom.experiments.learned_tables` stores the anatomy of each pretrained table (through
-:func:`posgeom.geometry.analyse_table`, next to three reference tables), its stress against two corpora and the
-initialisation study; :mod:`posgeom.experiments.table_dropout` the dropout study. This module reads them back into
-their records (:mod:`posgeom.experiments.records.learned_tables`) and builds the chapter's "Paper vs this book" rows
-for S1–S3 and S7–S9, one function per row, each decided by its rule in :mod:`posgeom.verdicts`; the numbers and
-sentences only the page quotes are made on the page.
-"""
+r"""The chapter "Learned tables in practice" (:mod:`posgeom.experiments.learned_tables`,
+:mod:`posgeom.experiments.table_dropout`): typed reads of the tables' anatomy, stress and training studies, and the
+rows for S1–S3 and S7–S9."""
 
 from __future__ import annotations
 
@@ -44,8 +38,7 @@ BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
 
 
 def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
-    """``{"table": ..., "sinusoidal": ..., "random_normal": ..., "random_walk": ...}`` from a stored
-    ``learned_table_anatomy`` entry (one of ``run_pretrained_tables(...)["results"]``)."""
+    """``{"table": ..., "sinusoidal": ..., "random_normal": ..., "random_walk": ...}`` of a stored anatomy."""
     return {key: as_record(result, TableAnalysis, at=key, arrays_at=key) for key in ("table", *REFERENCE_LABELS)}
 
 
@@ -60,8 +53,7 @@ SIMILARITY_WORDS = {
 
 
 def anatomy_table(anatomies: dict) -> pd.DataFrame:
-    """The similarity statistics of each model's table (``{model: {"table": TableAnalysis, ...}}``), one row per
-    statistic of :data:`SIMILARITY_WORDS`; an offset (a whole number) without decimals, the rest to 3."""
+    """The similarity statistics (:data:`SIMILARITY_WORDS`) of each model's table, one row per statistic."""
     def text(value):
         return ("none" if value is None else f"{value:d}" if isinstance(value, (int, np.integer)) else
                 f"{float(value):.3f}")
@@ -79,8 +71,7 @@ def band_counts(freqs, n: int) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class BandedColumns:
-    """S3's test (:func:`posgeom.verdicts.s3_frequency_bands`): the columns of a table that oscillate in a band
-    neither null table of its shape reaches."""
+    """S3's test (:func:`posgeom.verdicts.s3_frequency_bands`): the columns in a band neither null table reaches."""
 
     count: int                # columns with a dominant period below the walk's shortest and κ above the noise's highest
     n_columns: int
@@ -90,9 +81,8 @@ class BandedColumns:
 
 
 def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
-    """The :class:`BandedColumns` of ``anatomy[key]`` against the anatomy's random-walk and white-noise
-    (``random_normal``) tables: a column counts when its dominant period is shorter than every random-walk
-    column's and its spectral concentration higher than every white-noise column's."""
+    """The :class:`BandedColumns` of ``anatomy[key]``: dominant period below every random-walk column's, spectral
+    concentration above every white-noise column's."""
     T, walk, noise = anatomy[key], anatomy["random_walk"], anatomy["random_normal"]
     shortest = float(np.min(1.0 / np.asarray(walk.dominant_freq)))
     highest = float(np.max(noise.concentration))
@@ -103,8 +93,7 @@ def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
 
 
 def stress_by_corpus(result: Result) -> dict[str, TableStress]:
-    """A ``learned_table_stress`` entry's :class:`~posgeom.experiments.records.learned_tables.TableStress` of each
-    corpus it ran on."""
+    """A ``learned_table_stress`` entry's :class:`~posgeom.experiments.records.learned_tables.TableStress` by corpus."""
     s = as_record(result, StoredTableStress)
     return {corpus: c for corpus, c in (("sst2", s.sst2), ("imdb", s.imdb)) if c is not None}
 
@@ -129,8 +118,7 @@ def s2_ours(T: TableAnalysis) -> str:
 
 
 def init_frame(result: Result) -> pd.DataFrame:
-    """One row per run of the initialisation study (``run_init_study``): its settings and outcomes, with the
-    table's geometry before and after, and ``variant`` naming the initialisation (and dropout)."""
+    """One row per run of the initialisation study, ``variant`` naming its initialisation (and dropout)."""
     runs = pd.DataFrame([{
         **{k: getattr(r, k) for k in ("init", "dropout", "seed", "steps_to_threshold", "final_loss", "eval_loss",
                                       "eval_accuracy", "relative_change")},
@@ -158,16 +146,14 @@ def variant_mean(runs: pd.DataFrame, variant: str, column: str) -> float:
 
 
 def init_loss_difference(init: Result):
-    """S7's interval (a :class:`~posgeom.geometry.SeedInterval`): the final loss of N(0, 0.02²) minus N(0, 1),
-    paired by training seed (95 %, Student t)."""
+    """S7's interval: the final loss of N(0, 0.02²) minus N(0, 1), paired by seed."""
     by_seed = init_frame(init).set_index(["variant", "seed"])["final_loss"]
     seeds = as_record(init, StoredInitStudy).seeds
     return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
 
 
 def dropout_effects(dropout: Result):
-    """The dropout study's comparison (S9): ``(study, runs without dropout, eff_loss, eff_acc)``, the last two the
-    effect of the largest rate on held-out loss and accuracy, paired by seed (``SeedInterval``)."""
+    """S9's comparison: ``(study, runs without dropout, eff_loss, eff_acc)``, the effects paired by seed."""
     runs, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
     return (study, [r for r in runs if r.dropout == 0.0],
             *(td.dropout_effect(runs, study.rate, field_name=f) for f in ("eval_loss", "eval_accuracy")))
@@ -282,11 +268,8 @@ def _s9_powered_row(dropout_powered: Result) -> ComparisonRow:
 
 def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None,
                     init_powered: Result | None = None, dropout_powered: Result | None = None) -> list:
-    """The chapter's "Paper vs this book" rows (:class:`posgeom.report.ComparisonRow`) for S1, S2, S3, S7, S8 and
-    S9: S1–S3 from ``anatomy``, the :func:`table_anatomy` of the main model (``used[0]``, of the pretrained models
-    ``used``), S7–S9 from ``run_init_study`` and ``run_dropout_study``; with ``init_powered`` and
-    ``dropout_powered`` (:mod:`posgeom.experiments.learned_powered`), S7 and S9 decided a second time, by the same
-    rules, over the seeds a pilot sized."""
+    """The chapter's rows for S1–S3 (from ``anatomy`` of the main model ``used[0]``), S7–S9 and, with the powered
+    designs (:mod:`posgeom.experiments.learned_powered`), S7 and S9 again."""
     settings = _settings(settings)
     scale, main, T = settings.scale, used[0], anatomy["table"]
     model = f"{main} (pretrained)" + (f"; also {', '.join(used[1:])}" if len(used) > 1 else "")
@@ -301,9 +284,7 @@ def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, se
 
 def power_checks(init: Result, dropout: Result, init_powered: Result | None = None,
                  dropout_powered: Result | None = None) -> list:
-    """This chapter's decisions over seeds (S7's final loss, S9's held-out loss; with ``init_powered`` and
-    ``dropout_powered``, the same in the designs sized by their power) as :class:`posgeom.report.PowerCheck` for
-    :func:`posgeom.report.power_frame`, each against the smallest effect its rule names."""
+    """The chapter's decisions over seeds (S7, S9, and their powered designs) as :class:`posgeom.report.PowerCheck`."""
     study, _, eff_loss, _ = dropout_effects(dropout)
     powered = "the same, over the seeds a pilot sized (powered design)"
     return [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
@@ -318,10 +299,7 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
 
 
 def captions(settings=None) -> dict:
-    """What the figure captions state about the runs at ``settings.scale`` (``experiments.learned_tables.CONFIGS``),
-    glued as ``ltcap_<name>``: the encoder, its order task and training, the initialisation study's seeds and the
-    steps of the moving average drawn; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at both
-    scales, said once) are the "What this chapter needs" box's."""
+    """The captions' facts at ``settings.scale`` (glued as ``ltcap_<name>``), and the box's at both scales."""
     scale = _settings(settings).scale
     conf = CONFIGS[scale]
     return dict(scale=scale, model=describe_model(conf.model),
@@ -333,8 +311,7 @@ def captions(settings=None) -> dict:
 
 
 def _runs(scale: str) -> str:
-    """The chapter's training runs at ``scale`` in words: every variant and seed of the initialisation study and
-    every rate and seed of the dropout study, with their steps and training sets."""
+    """The chapter's training runs at ``scale`` in words."""
     conf, drop = CONFIGS[scale], td.CONFIGS[scale]
     variants = init_study_variants(conf.init.inits, conf.init.dropouts)
     n_init, n_drop = len(variants) * len(conf.init.seeds), len(drop.dropouts) * len(drop.seeds)

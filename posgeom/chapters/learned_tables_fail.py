@@ -1,8 +1,5 @@
-r"""The chapter "When learned tables fail": its stored runs (:mod:`posgeom.experiments.extrapolation`,
-``extrapolation_mlm``, ``undertrained_tails``) read back into their records
-(:mod:`posgeom.experiments.records.extrapolation`) with its readings of them, its captions, its power table and its
-"Paper vs this book" rows for S4–S6, each built by a named function and decided by its rule in
-:mod:`posgeom.verdicts`. The numbers and sentences only the page quotes are computed on the page."""
+r"""The chapter "When learned tables fail" (:mod:`posgeom.experiments.extrapolation`, ``extrapolation_mlm``,
+``undertrained_tails``): typed reads, captions, the power table and the rows for S4–S6."""
 
 from __future__ import annotations
 
@@ -48,8 +45,7 @@ def _over_seeds(scores: Scores, methods, factors, statistic) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class ExtrapolationOutcome(StoredExtrapolation):
-    """A stored extrapolation study (:class:`~posgeom.experiments.records.extrapolation.StoredExtrapolation`) with the
-    chapter's readings of its scores: their mean and sd over seeds, beyond L, per method at a length."""
+    """A :class:`~posgeom.experiments.records.extrapolation.StoredExtrapolation` with the chapter's readings."""
 
     @cached_property
     def mean(self) -> pd.DataFrame:
@@ -62,8 +58,7 @@ class ExtrapolationOutcome(StoredExtrapolation):
         return _over_seeds(getattr(self, self.score), self.methods, self.factors, np.std)
 
     def beyond(self, both: bool = False) -> tuple[pd.Series, pd.Series]:
-        """Mean and sd (n_methods,) at the longest length of the score at the positions ≥ L (``both``: of the order
-        task's sequences with both markers at or beyond L − 1)."""
+        """Mean and sd (n_methods,) at the longest length of the score at positions ≥ L."""
         scores = self.accuracy_both_beyond if both else getattr(self, f"{self.score}_beyond")
         return tuple(_over_seeds(scores, self.methods, self.factors[-1:], s).iloc[:, 0] for s in (np.mean, np.std))
 
@@ -76,8 +71,7 @@ class ExtrapolationOutcome(StoredExtrapolation):
         return {h: self.at(f"learned:{h}", self.longest) for h in HEURISTICS}
 
     def spread_at_L(self) -> tuple[float, float]:
-        """The largest minus the smallest mean score of the methods at L, and their mean sd over seeds there: does
-        the model use positions at all (:func:`posgeom.verdicts.s6_heuristics_mlm`)?"""
+        """The spread of the methods' mean scores at L and their mean seed sd (does the model use positions?)."""
         return float(self.mean[1].max() - self.mean[1].min()), float(self.std[1].mean())
 
 
@@ -95,9 +89,8 @@ def stress_accuracy(order: Result) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class TailsOutcome(StoredTails):
-    """A stored ``run_undertrained_tails``: its :class:`~posgeom.experiments.records.extrapolation.StoredTails`
-    (``reach`` (n_conditions, n), ``movement`` (n_conditions, n_seeds, n)) and the per-seed quantities of each
-    condition (skewed, uniform)."""
+    """A stored ``run_undertrained_tails`` (:class:`~posgeom.experiments.records.extrapolation.StoredTails`) and its
+    per-seed quantities of each condition."""
 
     by_condition: dict[str, TailCondition]
 
@@ -176,8 +169,7 @@ def _s4_powered_row(powered: Result) -> ComparisonRow:
 
 
 def _s6_powered_row(result: Result) -> ComparisonRow:
-    """S6 decided by the design sized by its power (``run_heuristics_powered`` of
-    :mod:`posgeom.experiments.extrapolation_powered`): each heuristic at 2L minus the target-length table, by seed."""
+    """S6 decided by the design sized by its power: each heuristic at 2L minus the target-length table, by seed."""
     p, d = design_summary(result), as_record(result, StoredHeuristicsDesign)
     diffs = {h: d.heuristics[h] for h in HEURISTICS if h in d.heuristics}  # in the order of METHOD_NAMES
     means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
@@ -192,11 +184,8 @@ def _s6_powered_row(result: Result) -> ComparisonRow:
 
 def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,
                     settings=None, powered: Result | None = None, heuristics_powered: Result | None = None) -> list:
-    """The chapter's "Paper vs this book" rows (:class:`posgeom.report.ComparisonRow`) for S4, S5 and S6:
-    ``tails``, ``order``, ``mlm`` are ``run_undertrained_tails``, ``run_extrapolation_order``,
-    ``run_extrapolation_mlm``; ``wall_error`` the ``PositionLimitError`` a longer input raised in a learned table of
-    ``table_rows`` rows (None: it passed); ``powered`` and ``heuristics_powered`` (``run_tails_powered``,
-    ``run_heuristics_powered``) decide S4 and S6 a second time, on a CPU, over the seeds a pilot sized."""
+    """The chapter's rows for S4, S5 and S6 (:class:`posgeom.report.ComparisonRow`); ``wall_error`` is the
+    ``PositionLimitError`` a longer input raised (None: it passed); the powered designs decide S4 and S6 again."""
     settings = _settings(settings)
     scale = settings.scale  # the models the rows describe
     s4_design = [("S4", partial(_s4_powered_row, powered))] if powered is not None else []
@@ -208,8 +197,7 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
 
 
 def power_checks(tails: Result, powered: Result | None = None, heuristics_powered: Result | None = None) -> list:
-    """The chapter's decisions over seeds (:class:`posgeom.report.PowerCheck`, against the smallest effect of its rule)
-    for its power table: S4 (and with ``powered`` its powered design); with ``heuristics_powered``, S6's design."""
+    """The chapter's decisions over seeds (:class:`posgeom.report.PowerCheck`): S4, and the powered designs."""
     checks = [PowerCheck("S4", "tail accuracy, skewed − uniform lengths, paired by seed",
                          tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.manifest.get("runtime_s"))]
     if powered is not None:
@@ -222,9 +210,7 @@ def power_checks(tails: Result, powered: Result | None = None, heuristics_powere
 
 
 def captions(settings=None) -> dict:
-    """What the figure captions state about the runs at ``settings.scale`` (``experiments.extrapolation.CONFIGS``),
-    glued as ``ltfcap_<name>``; ``quick_runs``, ``paper_runs`` and ``models`` (the encoder's shape at both scales,
-    said once) are the "What this chapter needs" box's."""
+    """The captions' facts at ``settings.scale`` (glued as ``ltfcap_<name>``), and the box's at both scales."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     order, tails, mlm = conf.order, conf.tails, conf.mlm
@@ -249,8 +235,7 @@ def captions(settings=None) -> dict:
 
 
 def _runs(scale: str) -> str:
-    """The chapter's training runs at ``scale`` in words, counted as the studies loop (the tails: each condition and
-    seed; the order task and IMDB MLM: ``study_plan(...).n_runs``)."""
+    """The chapter's training runs at ``scale`` in words, counted as the studies loop."""
     conf = CONFIGS[scale]
     order, mlm = study_plan(conf.order, valid=ORDER_ENCODINGS), study_plan(conf.mlm, valid=MLM_ENCODINGS)
     tails = len(CONDITIONS) * len(conf.tails.seeds)

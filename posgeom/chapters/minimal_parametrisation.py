@@ -1,6 +1,5 @@
-r"""The chapter "The minimal parametrisation" from the stored runs of :mod:`posgeom.experiments.minimal_parametrisation`
-(its training comparison and C5's powered design included) read as typed records: the views its figures draw, its C5
-rows decided by the rules of :mod:`posgeom.verdicts`, its power checks and its captions. No run imports it."""
+r"""The chapter "The minimal parametrisation" (:mod:`posgeom.experiments.minimal_parametrisation`): the views its
+figures draw, its C5 rows, its power checks and its captions."""
 
 from __future__ import annotations
 
@@ -60,9 +59,7 @@ def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
 
 
 def c5_evidence(c5: Result, draws: Result) -> dict:
-    """What :func:`posgeom.verdicts.c5_stress_reduction` decides C5's 99.8% from (its keyword arguments but the rank):
-    per normalisation, the reduction at each generator's population (``reductions``: over the draws, or run_c5's one
-    draw where they give no interval), rank-r MDS's ``population_stress``, and ``pure_noise``'s mean reductions."""
+    """The keyword arguments (but the rank) :func:`posgeom.verdicts.c5_stress_reduction` decides C5's 99.8% from."""
     c, d, norms = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), ("scale_free", "paper")
     one_draw = {r.generator: r for r in c.rows if r.size is None}
 
@@ -84,8 +81,7 @@ def trained_runs(training: Result) -> list[TrainedRun]:
 
 
 def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval | None, effect: float) -> str:
-    """One sentence on where the powered gap comes from: the stalled runs of each table and the gap where both
-    fitted (its interval against the smallest effect that matters)."""
+    """One sentence on where the powered gap comes from: the stalled runs and the gap where both fitted."""
     if not stalled_r1 and not stalled_learned:
         return "Neither table stalled in any seed: the gap is the tables' own."
     if fitted is None:
@@ -98,8 +94,7 @@ def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval |
 
 
 def stall_summary(powered: Result) -> dict:
-    """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (glued as ``mpst_<key>``):
-    steps, the stalling loss, the stalled seeds per table, the gap where both fitted, what they say, the verdict."""
+    """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (``mpst_<key>``)."""
     d, design = as_record(powered, StoredLowrankDesign), powered.manifest.get("params", {}).get("design", {})
     fitted, stalled_r1, stalled_learned = d.fitted_gap, len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
     fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None
@@ -166,8 +161,7 @@ def powered_row(powered: Result) -> ComparisonRow:
 
 
 def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, powered: Result | None = None) -> list:
-    """The chapter's "Paper vs this book" rows for C5: the savings, the stress reduction, the training's performance
-    (which may wait for a GPU: :func:`posgeom.report.decided_rows`) and, with ``powered``, the powered design's."""
+    """The chapter's rows for C5: savings, stress reduction, performance and, with ``powered``, the powered design."""
     settings = _settings(settings)
     later = [("C5", lambda: performance_row(training, settings))]
     later += [("C5", lambda: powered_row(powered))] if powered is not None else []
@@ -175,8 +169,7 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
 
 def power_checks(training: Result, powered: Result | None = None) -> list[PowerCheck]:
-    """The chapter's decisions over seeds for its power table (:func:`posgeom.report.power_frame`), against the
-    rule's one-point margin: C5's accuracy gap learned − rank-1 table, and with ``powered`` the powered design's."""
+    """The chapter's decisions over seeds for its power table (:func:`posgeom.report.power_frame`)."""
     gap = as_record(training, StoredTraining).gap
     checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
                          training.manifest.get("runtime_s"))]
@@ -196,9 +189,7 @@ def _runs(scale: str) -> str:
 
 
 def captions(settings=None) -> dict:
-    """What the figure captions and the "What this chapter needs" box state about the runs at ``settings.scale``
-    (glued as ``mpcap_<key>``): its experiments' settings, and the corpus geometry and optimal encoding settings its
-    stress curves reuse; the box's facts (``quick_runs``, ``models``, ...) at both scales."""
+    """The captions' facts at ``settings.scale`` (glued as ``mpcap_<key>``), and the box's at both scales."""
     scale = _settings(settings).scale
     conf, corpus, encoder = CONFIGS[scale], CORPUS_CONFIGS[scale], ENCODING_CONFIGS[scale].synthetic_encoder
     train, task = conf.train, conf.train.synthetic

@@ -1,7 +1,5 @@
-r"""What the chapter "Monotonicity" adds to :mod:`posgeom.experiments.monotonicity`: its "Paper vs this book" rows
-for C9 (the monotonicity tables of SST-2 and IMDB) and C11 (the NTK runs of ``monotonicity_ntk``), each decided by
-its rule in :mod:`posgeom.verdicts` from typed reads of the stored runs; C11's power check; the captions.
-"""
+r"""The chapter "Monotonicity" (:mod:`posgeom.experiments.monotonicity`, ``monotonicity_ntk``): the rows for C9 and
+C11, C11's power check and the captions."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ __all__ = ["monotonicity_dataframe", "order_table", "ntk_outcome", "displacement
 
 
 def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
-    """A stored monotonicity table (``run_monotonicity_table``) as a table (index ``encoding``), random rows as
-    ``mean ± sd``; with ``intervals`` (``run_violation_intervals``) the violation rates that have one show it."""
+    """A stored ``run_monotonicity_table`` as a table, random rows as ``mean ± sd``, with intervals where given."""
     iv = as_record(intervals, BootstrapIntervals).statistics if intervals is not None else {}
 
     def text(row, key):
@@ -70,18 +67,14 @@ def displacement_violation(ntk: dict, settings=None) -> geo.SeedInterval:
 
 
 def power_checks(ntk: dict, settings=None) -> list[PowerCheck]:
-    """C11's decision over seeds for the power table (:func:`posgeom.report.power_frame`), against the weakest
-    order its rule names (five points below 50 %)."""
+    """C11's decision over seeds for the power table (:func:`posgeom.report.power_frame`)."""
     return [PowerCheck("C11", "violation rate of ΔP, lazy runs", displacement_violation(ntk, settings),
                        rules.ORDER_EFFECT)]
 
 
 def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, ntk: dict,
                     settings=None) -> list[ComparisonRow]:
-    """The chapter's "Paper vs this book" rows, C9 (three checks) and C11, each decided on its own, from the
-    ``run_monotonicity_table`` of each corpus (``train_scratch=False``: a CPU decides C9 at every scale), the
-    ``run_violation_intervals`` and ``run_noise_aware_rank`` by corpus (the intervals where the scale computes
-    them), and the NTK runs ``{(regime, seed): NTKRun}`` (:func:`ntk_outcome`)."""
+    """The chapter's rows, C9 (three checks) and C11 (from ``{(regime, seed): NTKRun}``, :func:`ntk_outcome`)."""
     settings = _settings(settings)
     x = OrderInputs(settings.scale, {"sst2": sst2, "imdb": imdb}, intervals, ranks,
                     CORPUS_CONFIGS[settings.scale].intervals)
@@ -91,9 +84,8 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, nt
 
 @dataclass(frozen=True)
 class OrderInputs:
-    """What the C9 rows read, by corpus: the stored monotonicity tables (read typed by the row that needs them: a
-    table that waits for a GPU makes only its rows wait), the violation intervals where this scale computes them
-    and the noise-aware ranks; the scale, and the settings of its intervals."""
+    """What the C9 rows read, by corpus: the monotonicity tables (typed by the row that needs them, so that a table
+    waiting for a GPU makes only its rows wait), the violation intervals and the noise-aware ranks."""
 
     scale: str
     tables: dict
@@ -125,8 +117,7 @@ class OrderInputs:
 
 
 def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
-    """P_MDS's violation rate at the ranks a reader would pick without the paper's 22%, by corpus: rank 1 and
-    each rank of the corpus's noise-aware rank interval that the table scored (labelled ``"rank 3 on SST-2"``)."""
+    """P_MDS's violation rate by corpus at rank 1 and each rank of the noise-aware rank interval the table scored."""
     out = {}
     for corpus, label in (("sst2", "SST-2"), ("imdb", "IMDB")):
         t, (low, high) = x.table(corpus), as_record(x.ranks[corpus], NoiseAwareRank).interval
@@ -175,9 +166,7 @@ def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
 
 
 def c11_row(ntk: dict, settings=None) -> ComparisonRow:
-    """C11: the lazy runs' displacement is ordered like the corpus (:func:`posgeom.verdicts.c11_ntk_order`), from
-    ``{(regime, seed): NTKRun}``. The rule reads C11 only from a classifier that learns (a loss at ln 2 is chance on
-    two classes) in a regime measured to be lazy, not assumed: its kernel moves far less than the rich regime's."""
+    """C11 (:func:`posgeom.verdicts.c11_ntk_order`) from ``{(regime, seed): NTKRun}``."""
     sc = _settings(settings).scale
     cfg = CONFIGS[sc].ntk
 
@@ -234,8 +223,7 @@ def _ntk_sentences(ntk, unit: str = "") -> str:
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's captions state about the corpora and the NTK runs at the scale in force, and its box at
-    both scales (:data:`posgeom.experiments.monotonicity.CONFIGS`; glued as ``mocap_<key>``)."""
+    """The captions' facts at the scale in force (glued as ``mocap_<key>``), and the box's at both scales."""
     scale = _settings(settings).scale
     ntk, paper = CONFIGS[scale].ntk, CONFIGS["paper"]
     small, imdb_ranks = short_float(ntk.lazy_small_init.table_sigma), paper.mds_ranks("imdb")

@@ -1,8 +1,5 @@
-r"""What the chapter "The optimal encoding" adds to the runs of :mod:`posgeom.experiments.optimal_encoding` (whose
-results it reads into the records of :mod:`posgeom.experiments.records.optimal_encoding`): the readings its claims
-share with its prose, its "Paper vs this book" rows for C3 and C6, each decided by its rule in
-:mod:`posgeom.verdicts`, and the captions.
-"""
+r"""The chapter "The optimal encoding" (:mod:`posgeom.experiments.optimal_encoding`): the readings its claims share
+with its prose, the rows for C3 and C6, and the captions."""
 
 from __future__ import annotations
 
@@ -32,8 +29,7 @@ _row = partial(ComparisonRow, model="none")
 
 
 def interval(intervals: Result, corpus: str, key: str, table: str = "statistics") -> Interval:
-    """One stored bootstrap interval of ``run_comparison_intervals`` (``key`` as ``"<encoding>|scale_free"``, or
-    ``"<a>-<b>|scale_free"`` in ``table="differences"``)."""
+    """One stored bootstrap interval of ``run_comparison_intervals`` (``"<encoding>|scale_free"`` or a difference)."""
     return getattr(as_record(intervals, BootstrapIntervals, at=corpus), table)[key]
 
 
@@ -48,9 +44,8 @@ def below_beyond_noise(differences: dict[str, Interval]) -> list[str]:
 
 
 def exact_summary(exact: Result) -> dict:
-    """Exact embedding (a ``run_exact_embedding`` result): full-rank MDS's largest error under the chord
-    (``chord_err``) and geodesic (``geo_err``) distances, the corpora whose geodesic B has negative eigenvalues
-    beyond rounding (``geo_bad``), and the rank of SST-2's B (``sst2_rank``)."""
+    """A ``run_exact_embedding`` result: full-rank MDS's largest chord and geodesic errors, the corpora whose
+    geodesic B has negative eigenvalues, and the rank of SST-2's B."""
     v = {c: as_record(exact, ExactEmbedding, at=c) for c in CORPORA}
     return {"chord_err": float(max(v[c].chord.full_rank_max_error for c in CORPORA)),
             "geo_err": float(max(v[c].geodesic.full_rank_max_error for c in CORPORA)),
@@ -131,8 +126,7 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
 
 
 def captions(settings=None) -> dict:
-    """What the captions state about the corpora and encodings at ``settings.scale`` (glued as ``oecap_<name>``);
-    ``redraws``, the stress table's bootstrap redraws, states both scales for the box "What this chapter needs"."""
+    """The captions' facts at ``settings.scale`` (glued as ``oecap_<name>``), and the box's at both scales."""
     settings = _settings(settings)
     conf, corpus = CONFIGS[settings.scale], CORPUS_CONFIGS[settings.scale]
     enc = conf.synthetic_encoder

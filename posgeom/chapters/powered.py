@@ -70,16 +70,14 @@ def plan_text(result: Result) -> str:
 
 
 def paired_text(interval: SeedInterval | dict, fmt: str = "{:+.4f}") -> str:
-    """A paired interval over seeds as a row states it (a :class:`~posgeom.geometry.SeedInterval`, or the
-    dictionary its :meth:`~posgeom.geometry.SeedInterval.as_dict` stored): ``"-0.0123 [-0.0200, -0.0046] (95%
-    interval over 24 seeds, paired)"``."""
+    """A paired interval over seeds as a row states it: ``"-0.0123 [-0.0200, -0.0046] (95% interval over 24 seeds,
+    paired)"``."""
     iv = interval if isinstance(interval, SeedInterval) else SeedInterval.from_dict(interval)
     return f"{iv.text(fmt, with_t=False)} ({iv.level:.0%} interval over {iv.n} seeds, paired)"
 
 
 def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") -> pd.DataFrame:
-    """The design's two stages (pilot, decision): seeds, each variant's mean (named by ``labels``), the paired
-    difference's mean and sd, and the time they took."""
+    """The design's two stages (pilot, decision): seeds, means, the paired difference and the time they took."""
     d = stored_design(result)
     rows = []
     for stage, runs, key in (("pilot (sizes the design)", d.pilot, "pilot"), ("decision", d.runs, "decision")):
@@ -94,7 +92,6 @@ def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") 
 
 
 def design_check(claim: str, measure: str, result: Result, effect: float) -> PowerCheck:
-    """The design's row of a chapter's power table (:class:`posgeom.report.PowerCheck`; its time is the
-    decision's, not the pilot's)."""
+    """The design's row of a chapter's power table (:class:`posgeom.report.PowerCheck`; the decision's time)."""
     d = stored_design(result)
     return PowerCheck(claim, measure, d.difference, effect, d.seconds["decision"])

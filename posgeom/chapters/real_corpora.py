@@ -1,8 +1,5 @@
-r"""What the chapter "Real corpora" adds to the runs of :mod:`posgeom.experiments.real_corpora`: their typed reads,
-the words of its captions, and its "Paper vs this book" rows for C6, C7 and C8, each decided by its rule in
-:mod:`posgeom.verdicts`. No module that computes a result imports it, so the way a chapter reports its results never
-changes their code keys; the tables and numbers only the page shows are computed on the page.
-"""
+r"""The chapter "Real corpora" (:mod:`posgeom.experiments.real_corpora`): typed reads, the captions and the rows for
+C6, C7 and C8."""
 
 from __future__ import annotations
 
@@ -52,17 +49,14 @@ def describe_corpus(g: CorpusGeometry) -> str:
 
 
 def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
-    """The parabola of ALiBi's "paper" stress in its slope under the chapter's own choices (``n_positions``,
-    special tokens "model", chord Hellinger): ``minimum``, ``m_star``, ``m_minus``, ``m_plus`` and its
-    coefficients (:func:`posgeom.geometry.alibi_paper_stress` draws it)."""
+    """ALiBi's "paper" stress as a parabola in its slope under the chapter's choices (``m_star``, ``m_minus``, ...)."""
     par = pd.DataFrame([asdict(p) for p in as_record(choices, StoredAlibiChoices).parabolas])
     return par[(par.n == n_positions) & (par.special == "model") & (par.kind == "chord")].iloc[0]
 
 
 @dataclass(frozen=True)
 class RowInputs:
-    """What the "Paper vs this book" rows read, once (:func:`comparison_rows`): the stored runs, typed, by corpus
-    key, and the notes the rows share."""
+    """What the rows read, once: the stored runs, typed, by corpus key, and the notes the rows share."""
 
     scale: str
     geometries: dict         # CorpusGeometry by corpus
@@ -109,8 +103,7 @@ def c6_row(x: RowInputs) -> ComparisonRow:
 
 
 def c7_value_row(x: RowInputs) -> ComparisonRow:
-    """C7's number: ALiBi's "paper" stress on SST-2 at its standard slopes, against 0.563
-    (:func:`posgeom.verdicts.c7_alibi_value`); the slopes that reach 0.563 on the parabola are context."""
+    """C7's number: ALiBi's "paper" stress on SST-2 at its standard slopes (:func:`posgeom.verdicts.c7_alibi_value`)."""
     heads = x.alibi_heads
     return _row(x, "C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
                 f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
@@ -120,8 +113,7 @@ def c7_value_row(x: RowInputs) -> ComparisonRow:
 
 
 def c7_ranking_row(x: RowInputs) -> ComparisonRow:
-    """C7's ranking: ALiBi's scale-free stress against sinusoidal's and RoPE's on SST-2
-    (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
+    """C7's ranking on SST-2 (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
     diffs, lowest = x.intervals["sst2"].differences, x.alibi_lowest_in
     variants = (f"; ALiBi lowest in the variants {', '.join(lowest)} of the corpus chapter's sensitivity table"
                 if lowest else "; in no variant of the corpus chapter's sensitivity table is ALiBi lowest")
@@ -162,20 +154,17 @@ def c8_row(x: RowInputs) -> ComparisonRow:
 
 def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
                     alibi_lowest_in: list, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C6, C7 (three checks) and C8, each built by its function
-    (:func:`c6_row`, ...) from one :class:`RowInputs` and decided by its rule in :mod:`posgeom.verdicts`.
+    """The chapter's rows for C6, C7 (three checks) and C8, from one :class:`RowInputs`.
 
     Parameters
     ----------
     geometries, tables, ranks, splits, intervals : dict of str to Result
-        By corpus key (``"sst2"``, ``"imdb"``): ``run_corpus_geometry``, ``run_stress_table`` (its fixed encodings
-        are read: ``train_scratch=False`` lets a CPU decide every row), ``run_noise_aware_rank`` (where the scale
-        computes it), ``run_resolvable_splits`` and ``run_stress_intervals`` (where the scale computes them).
+        By corpus key: ``run_corpus_geometry``, ``run_stress_table``, ``run_noise_aware_rank``,
+        ``run_resolvable_splits`` and ``run_stress_intervals`` (the last three where the scale computes them).
     choices : Result
         ``run_alibi_choices`` of SST-2.
     alibi_lowest_in : list of str
-        The variants of the corpus chapter's sensitivity table (its preprocessing choices the paper leaves open)
-        in which ALiBi has the lowest scale-free stress: there the ranking depends on that choice.
+        The variants of the corpus chapter's sensitivity table in which ALiBi has the lowest scale-free stress.
     settings : Settings, optional
 
     Returns
@@ -210,8 +199,7 @@ _UNITS = {"sst2": "sequences", "imdb": "reviews"}
 
 
 def corpus_caption(scale: str, corpus: str) -> str:
-    """A real corpus as the chapters count it at ``scale``, in words for a caption:
-    ``"SST-2 train (all sequences, n = 64, the model's special tokens)"`` (:func:`posgeom.experiments.real_corpora.corpus_options`)."""
+    """A real corpus as the chapters count it at ``scale``: ``"SST-2 train (all sequences, n = 64, ...)"``."""
     opts = corpus_options(scale, corpus)
     size = describe_sequences(opts.max_sequences, _UNITS[corpus], random=True)
     return f"{CORPUS_LABELS[corpus]} {opts.split} ({size}, n = {opts.n_positions}, {special_words(opts.special)})"
@@ -227,8 +215,7 @@ def _scratch(scale: str) -> str:
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state about the corpora at ``settings.scale`` (glued as ``rccap_<key>``),
-    and the box's counts at both scales (:data:`posgeom.experiments.real_corpora.CONFIGS`)."""
+    """The captions' facts at ``settings.scale`` (glued as ``rccap_<key>``), and the box's at both scales."""
     settings = _settings(settings)
     quick = CONFIGS["quick"]
     # the sequences of each corpus counted at both scales

@@ -1,10 +1,5 @@
-r"""What the chapter "Sinusoids as MDS" reports, from its stored runs.
-
-The runs of :mod:`posgeom.experiments.sinusoids_as_mds` (how sinusoidal the MDS eigenvectors of each corpus are,
-bootstrap intervals of the shift statistics, the sweep from a stationary to a drifting corpus) read into their
-records (:mod:`posgeom.experiments.records.sinusoids_as_mds`), and the chapter's "Paper vs this book" rows for C4,
-each decided by its rule in :mod:`posgeom.verdicts`.
-"""
+r"""The chapter "Sinusoids as MDS" (:mod:`posgeom.experiments.sinusoids_as_mds`): typed reads of the Fourier
+matches, shift statistics and the stationarity sweep, and the rows for C4."""
 
 from __future__ import annotations
 
@@ -48,22 +43,19 @@ def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
 
 
 def eigenvectors(fourier: Result, corpus: str) -> Eigenvectors:
-    """The :class:`~posgeom.experiments.records.sinusoids_as_mds.Eigenvectors` of ``corpus`` (one of the corpora
-    ``run_fourier_match`` measured)."""
+    """The :class:`~posgeom.experiments.records.sinusoids_as_mds.Eigenvectors` of ``corpus``."""
     return as_record(fourier, Eigenvectors, at=corpus, arrays_at=corpus)
 
 
 def frequency_summary(fourier: Result, n_positions: int = 50) -> dict:
-    """How many (``slow``) of the sinusoidal table's ``nfreq`` frequencies fall below the ``lowest`` frequency
-    2π/n of a circulant geometry on n = 50 positions."""
+    """How many (``slow``) of the sinusoidal table's ``nfreq`` frequencies fall below 2π/n at n = 50."""
     vas, lowest = np.asarray(as_record(fourier, StoredFourier).vaswani_frequencies), 2 * np.pi / n_positions
     return {"slow": int(np.sum(vas < lowest)), "nfreq": int(vas.size), "lowest": float(lowest)}
 
 
 @dataclass(frozen=True)
 class NearStationary:
-    """The circulant deviation and Fourier match of each population geometry (no sampling noise) C4's second row
-    tests: every point of the sweep (``"<weight> drift"``) and the population corpora of ``run_fourier_match``."""
+    """The circulant deviation and Fourier match of each population geometry C4's second row tests."""
 
     circulant_deviation: dict
     fourier_match: dict
@@ -80,9 +72,7 @@ def near_stationary(fourier: Result, sweep: Result) -> NearStationary:
 
 def circulant_row(circulant: FourierCorpus, sample_match: Interval, eigenvalue_error: float,
                   settings=None) -> ComparisonRow:
-    """C4 on the circulant corpus (:func:`posgeom.verdicts.c4_circulant`): its Fourier match, the bootstrap
-    interval of a sample's (``sample_match``), and ``eigenvalue_error``, the largest difference between its MDS
-    eigenvalues and the chapter's closed form."""
+    """C4 on the circulant corpus (:func:`posgeom.verdicts.c4_circulant`)."""
     settings = _settings(settings)
     fm = circulant.fourier_match
     return ComparisonRow(
@@ -95,9 +85,7 @@ def circulant_row(circulant: FourierCorpus, sample_match: Interval, eigenvalue_e
 
 
 def sinusoidal_table_row(circulant: FourierCorpus, f: dict, near: NearStationary, settings=None) -> ComparisonRow:
-    """C4 on the sinusoidal table (:func:`posgeom.verdicts.c4_sinusoidal_table`): its stress and its
-    frequencies ``f`` (:func:`frequency_summary`) on the circulant corpus, and the Fourier match of the population
-    geometries ``near`` stationarity."""
+    """C4 on the sinusoidal table (:func:`posgeom.verdicts.c4_sinusoidal_table`)."""
     # the geometries the rule tests the form on: approximately, not exactly, circulant
     tested = {k: fm for k, fm in near.fourier_match.items()
               if rules.ROUNDING_TOL < near.circulant_deviation[k] <= rules.NEAR_STATIONARY}
@@ -118,17 +106,14 @@ def sinusoidal_table_row(circulant: FourierCorpus, f: dict, near: NearStationary
 
 
 def comparison_rows(fourier: Result, shift: Result, sweep: Result, eigenvalue_error: float, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C4 (:func:`circulant_row`, :func:`sinusoidal_table_row`), from
-    ``run_fourier_match``, ``run_shift_intervals`` and ``run_stationarity_sweep``."""
+    """The chapter's rows for C4 (:func:`circulant_row`, :func:`sinusoidal_table_row`)."""
     circulant = as_record(fourier, FourierCorpus, at=CIRCULANT)
     return [circulant_row(circulant, shift_interval(shift, "markov", "fourier_match"), eigenvalue_error, settings),
             sinusoidal_table_row(circulant, frequency_summary(fourier), near_stationary(fourier, sweep), settings)]
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's captions state at ``settings.scale`` (glued as ``smcap_<key>``), and its box's counts at
-    both scales (:mod:`posgeom.reproduce.facts`): SST-2's positions and special tokens, the shift intervals'
-    bootstrap redraws, the synthetic families' samples."""
+    """The captions' facts at ``settings.scale`` (glued as ``smcap_<key>``), and the box's at both scales."""
     settings = _settings(settings)
     scales = ("quick", "paper")
     return {"scale": settings.scale, "sst2": sst2_caption(settings.scale),

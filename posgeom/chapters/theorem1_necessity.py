@@ -1,6 +1,5 @@
-r"""What the chapter "Theorem 1: no position, no order" reports: the runs of :mod:`posgeom.experiments.necessity`
-(equivariance gaps; the order task with and without ``[CLS]``) read back typed, the order task's summary that its
-prose quotes, and its "Paper vs this book" rows for C1, each decided by its rule in :mod:`posgeom.verdicts`."""
+r"""The chapter "Theorem 1: no position, no order" (:mod:`posgeom.experiments.necessity`): typed reads, the order
+task's summary its prose quotes, and the rows for C1."""
 
 from __future__ import annotations
 
@@ -29,10 +28,7 @@ EXTRA_MODELS = (("alibi", False),)
 
 
 def order_task_outcome(result: Result) -> OrderTaskOutcome:
-    """A stored ``run_order_task`` (its record :class:`~posgeom.experiments.records.necessity.StoredOrderTask`) as
-    the :class:`~posgeom.models.tasks.OrderTaskOutcome` that training returns, its models in the order of
-    :data:`~posgeom.experiments.necessity.MODELS` (the registry stores them by name), each with its test accuracy
-    along training (stored as ``<model label>__curve``)."""
+    """A stored ``run_order_task`` as the :class:`~posgeom.models.tasks.OrderTaskOutcome` that training returns."""
     stored = as_record(result, StoredOrderTask)
     order = {m: k for k, m in enumerate(MODELS)}
     rows = sorted(stored.models.values(), key=lambda r: order.get((r.position, r.causal), len(order)))
@@ -44,8 +40,7 @@ def order_task_outcome(result: Result) -> OrderTaskOutcome:
 
 
 def steps_to_learn(outcome: OrderTaskOutcome, level: float = LEARNED_LEVEL) -> dict[str, int | None]:
-    """Per model, the first evaluated step at which the mean test accuracy over seeds reaches ``level``
-    (None when it never does)."""
+    """Per model, the first evaluated step at which the mean accuracy reaches ``level`` (None when it never does)."""
     reached = {label: np.flatnonzero(curve.mean(axis=0) >= level) for label, curve in outcome.curves.items()}
     return {label: int(outcome.steps[hit[0]]) if hit.size else None for label, hit in reached.items()}
 
@@ -56,8 +51,7 @@ def _worst_encoded(rows: list):
 
 
 def order_task_summary(result: Result) -> dict:
-    """The order-task numbers the chapter quotes, from a ``run_order_task`` result with [CLS] (glued as ``t1_<name>``):
-    final test accuracy over seeds, and the steps until a model's mean accuracy reached :data:`LEARNED_LEVEL`."""
+    """The order-task numbers the chapter quotes (glued as ``t1_<name>``)."""
     outcome = order_task_outcome(result)
     nope, causal = (find(outcome.rows, position="none", causal=masked) for masked in (False, True))
     worst, learned = _worst_encoded(outcome.rows), steps_to_learn(outcome)
@@ -69,8 +63,7 @@ def order_task_summary(result: Result) -> dict:
 
 
 def seed_spread(mean: float, low: float, high: float) -> str:
-    """A mean over seeds with the range of the seeds, each value once (docs/STYLE.md, rule 2): ``"0.950 (seeds
-    0.900–1.000)"``, or ``"1.000 in every seed"`` when every seed shows the same value at 3 decimals."""
+    """A mean over seeds with their range: ``"0.950 (seeds 0.900–1.000)"``, or ``"1.000 in every seed"``."""
     return f"{low:.3f} in every seed" if f"{low:.3f}" == f"{high:.3f}" else f"{mean:.3f} (seeds {low:.3f}–{high:.3f})"
 
 
@@ -81,8 +74,7 @@ def _row(settings, detail: str, **fields) -> ComparisonRow:
 
 
 def _identity_row(equivariance: Result, settings) -> ComparisonRow:
-    """NoPE is permutation-equivariant (:func:`posgeom.verdicts.c1_equivariance`): random weights and inputs, so the
-    identity needs no training and a CPU decides this row at every scale."""
+    """NoPE is permutation-equivariant (:func:`posgeom.verdicts.c1_equivariance`)."""
     gaps = equivariance_rows(equivariance)
     gap = find(gaps, position="none", causal=False)
     # what a broken symmetry looks like at this shape: the bidirectional encoders with a positional encoding
@@ -95,8 +87,7 @@ def _identity_row(equivariance: Result, settings) -> ComparisonRow:
 
 
 def _chance_row(order: Result, settings) -> ComparisonRow:
-    """NoPE is at chance on the order-only task, every encoding above it
-    (:func:`posgeom.verdicts.c1_nope_at_chance`)."""
+    """NoPE is at chance on the order-only task (:func:`posgeom.verdicts.c1_nope_at_chance`)."""
     rows = order_task_rows(order)
     nope, worst = find(rows, position="none", causal=False), _worst_encoded(rows)
     return _row(settings, "from scratch", ours=(f"order-only task: NoPE {nope.mean:.3f} ± {nope.std:.3f} (exactly "
@@ -116,8 +107,7 @@ def _causal_row(order: Result, settings) -> ComparisonRow:
 
 
 def _symmetric_row(equivariance: Result, order_without_cls: Result, settings) -> ComparisonRow:
-    """ALiBi's ``|i − j|`` keeps the reversal: without [CLS] it cannot learn the task
-    (:func:`posgeom.verdicts.c1_symmetric_signal`)."""
+    """ALiBi without [CLS] keeps the reversal (:func:`posgeom.verdicts.c1_symmetric_signal`)."""
     gaps = equivariance_rows(equivariance)
     alibi_gap = find(gaps, position="alibi", causal=False)
     # the encoders whose encoding breaks the reversal (all but ALiBi's |i - j|)
@@ -131,9 +121,7 @@ def _symmetric_row(equivariance: Result, order_without_cls: Result, settings) ->
 
 
 def comparison_rows(equivariance: Result, order: Result, order_without_cls: Result, settings=None) -> list:
-    """The chapter's "Paper vs this book" rows for C1, each decided on its own (:func:`posgeom.report.decided_rows`)
-    from ``run_equivariance``, ``run_order_task`` and ``run_order_task(cls_token=False)`` restricted to ALiBi, at the
-    scale of ``settings`` (its model shape names the model of each row)."""
+    """The chapter's rows for C1, each decided on its own (:func:`posgeom.report.decided_rows`)."""
     settings = _settings(settings)
     return decided_rows([("C1", lambda: _identity_row(equivariance, settings)),
                          ("C1", lambda: _chance_row(order, settings)), ("C1", lambda: _causal_row(order, settings)),
@@ -141,8 +129,7 @@ def comparison_rows(equivariance: Result, order: Result, order_without_cls: Resu
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state about the runs at ``settings.scale`` (glued as ``t1cap_<name>``), and
-    the "What this chapter needs" box's ``quick_runs``, ``paper_runs`` and ``models`` (both scales, said once)."""
+    """The captions' facts at ``settings.scale`` (glued as ``t1cap_<name>``), and the box's at both scales."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     eq, task = conf.equivariance, conf.task
@@ -159,8 +146,7 @@ def captions(settings=None) -> dict:
 
 
 def _runs(scale: str) -> str:
-    """The chapter's training runs at ``scale`` in words: each model of ``MODELS`` and :data:`EXTRA_MODELS` over the
-    seeds (the encoder's shape is said once, in the box's "Model" line)."""
+    """The chapter's training runs at ``scale`` in words."""
     conf = CONFIGS[scale]
     n = (len(MODELS) + len(EXTRA_MODELS)) * len(conf.seeds)
     return f"{n} training runs of {conf.train.steps:,} steps each on {conf.task.n_positions} task positions"

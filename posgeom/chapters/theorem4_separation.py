@@ -1,7 +1,5 @@
-r"""What the chapter "Theorem 4: training separates positions" reports: the stored runs of
-:mod:`posgeom.experiments.separation` and :mod:`posgeom.experiments.factorisation` read back into their records
-(:mod:`posgeom.experiments.records.separation`), the summaries that its "Paper vs this book" rows share with its
-prose, and those rows, each decided by its rule in :mod:`posgeom.verdicts`."""
+r"""The chapter "Theorem 4: training separates positions" (:mod:`posgeom.experiments.separation`,
+:mod:`posgeom.experiments.factorisation`): typed reads, the summaries its rows share with its prose, and the rows."""
 
 from __future__ import annotations
 
@@ -26,9 +24,8 @@ __all__ = ["separation_run", "summary_table", "pretrained_table", "controls_summ
 
 
 def separation_run(result: Result) -> SeparationRun:
-    """The typed view of a ``run_separation`` result, with the 95 % intervals over seeds of its final separation
-    (:func:`~posgeom.experiments.separation.final_separation_interval`) where it has
-    :data:`~posgeom.geometry.intervals.MIN_SEEDS` seeds or more (the headline runs)."""
+    """The typed view of a ``run_separation`` result, with the 95% intervals of its final separation where it has
+    enough seeds."""
     run = as_record(result, SeparationRun)
     return run if len(run.seeds) < MIN_SEEDS else replace(
         run, interval_raw=final_separation_interval(result, normalized=False),
@@ -36,8 +33,7 @@ def separation_run(result: Result) -> SeparationRun:
 
 
 def summary_table(runs: dict) -> pd.DataFrame:
-    """One row per run (``{name: SeparationRun}``): means over seeds of the separation (raw, normalised) at the start
-    and the end, the median distance and ρ with ``|i − j|`` at the end, and the masked-token loss or test accuracy."""
+    """One row per run: means over seeds of the separation, median distance, ρ with ``|i − j|`` and the loss."""
     rows = {name: {
         "sep at start": r.initial.raw.mean, "sep at end": r.final.raw.mean, "± (seeds)": r.final.raw.std,
         "seeds": len(r.seeds), "sep/median at start": r.initial.normalized.mean,
@@ -51,15 +47,13 @@ def summary_table(runs: dict) -> pd.DataFrame:
 
 
 def pretrained_table(result: Result) -> PretrainedTable:
-    """The typed view of a ``run_pretrained_separation`` result, ``by_n`` one row per ``n`` in the order of ``n``
-    (the stored keys are text: "128" < "32")."""
+    """The typed view of a ``run_pretrained_separation`` result, ``by_n`` in the order of ``n``."""
     table = as_record(result, PretrainedTable)  # by_n stored as {"<n>": {...}}: DataFrame.from_dict, a column per n
     return replace(table, by_n=table.by_n.T.rename(index=int).sort_index().rename_axis("first n positions"))
 
 
 def controls_summary(tied: dict) -> dict:
-    """Final separation, median distance and ρ with ``|i − j|`` (means over seeds) of the three setups started tied
-    (``{Setup: SeparationRun}``), as ``<quantity>_<setup>``: ``sep_hold``, ..., ``rho_bag``."""
+    """The tied-start setups' final separation, median distance and ρ, as ``<quantity>_<setup>``."""
     return {f"{quantity}_{short}": getattr(tied[setup].final, state).mean
             for quantity, state in (("sep", "raw"), ("med", "median"), ("rho", "order_spearman"))
             for short, setup in zip(("hold", "stat", "bag"), Setup)}
@@ -76,8 +70,7 @@ def factorisation_outcome(result: Result) -> FactorisationOutcome:
 
 
 def converged_summary(result: Result) -> dict:
-    """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it: means over the decision's
-    seeds (the order-insensitive ``control``'s separation: the median)."""
+    """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it."""
     d, design = as_record(result, StoredConverged), result.manifest["params"]["design"]
     runs, diff = d.runs, d.difference  # per decision seed; the paired log10 ratio over them
     hold, floor, control = (setup.label for setup in Setup)  # the stored values are keyed by the setups' labels
@@ -100,8 +93,7 @@ def converged_summary(result: Result) -> dict:
 
 
 def converged_ratios(result: Result) -> pd.DataFrame:
-    """Per decision seed, log10 of the conditions-hold separation over the stationary floor, over the resolved pairs
-    and over the unresolved ones (the chapter's figure)."""
+    """Per decision seed, log10 of the conditions-hold separation over the floor, on resolved and unresolved pairs."""
     return pd.DataFrame([{"seed": r.seed, "resolved pairs": r.difference, "unresolved pairs": r.unresolved}
                          for r in as_record(result, StoredConverged).runs]).set_index("seed")
 
@@ -129,8 +121,7 @@ def _separation_row(headline: dict, tied: dict, pretrained: PretrainedTable, set
 
 
 def _broken_row(drift: SeparationRun, tied: dict, settings) -> ComparisonRow:
-    """From a tied start the broken-condition runs separate too, into unordered clouds
-    (:func:`posgeom.verdicts.c2_broken_conditions`)."""
+    """From a tied start the broken-condition runs separate too (:func:`posgeom.verdicts.c2_broken_conditions`)."""
     c = controls_summary(tied)
     return ComparisonRow(
         "C2", ours=(f"normalised separation falls during training ({drift.initial.normalized.mean:.2f} → "
@@ -145,8 +136,7 @@ def _broken_row(drift: SeparationRun, tied: dict, settings) -> ComparisonRow:
 
 
 def _decay_row(decay: dict, settings) -> ComparisonRow:
-    """With weight decay, the order-insensitive table collapses and the conditions-hold table keeps its scale
-    (:func:`posgeom.verdicts.c2_weight_decay`)."""
+    """With weight decay only the order-insensitive table collapses (:func:`posgeom.verdicts.c2_weight_decay`)."""
     conf, wd = CONFIGS[settings.scale], decay[Setup.HOLD].weight_decay
     hold, control = shrink_factors(decay[Setup.HOLD]), shrink_factors(decay[Setup.CONTROL])
     return ComparisonRow(
@@ -175,10 +165,8 @@ def _converged_row(converged: Result) -> ComparisonRow:
 
 def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: PretrainedTable, settings=None,
                     converged: Result | None = None) -> list[ComparisonRow]:
-    """The chapter's "Paper vs this book" rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`):
-    ``headline`` holds the runs under the theorem's conditions from a random start (``"drift"``, ``"SST-2"``, ...),
-    ``tied`` and ``decay`` a :class:`SeparationRun` per :class:`~posgeom.experiments.separation.Setup` (from a tied
-    start; with weight decay); ``converged`` (``run_separation_converged``), when given, adds its row."""
+    """The chapter's rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`); ``converged`` adds
+    its row when given."""
     settings = _settings(settings)
     builders = [lambda: _separation_row(headline, tied, pretrained, settings),
                 lambda: _broken_row(headline["drift"], tied, settings), lambda: _decay_row(decay, settings)]
@@ -187,8 +175,7 @@ def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: Pretrai
 
 
 def captions(settings=None) -> dict:
-    """What the chapter's figure captions state about the runs at ``settings.scale`` (glued as ``t4cap_<name>``), and
-    the "What this chapter needs" box's ``quick_runs``, ``paper_runs`` and ``models`` (both scales, said once)."""
+    """The captions' facts at ``settings.scale`` (glued as ``t4cap_<name>``), and the box's at both scales."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
     syn, sst2, imdb = conf.synthetic, conf.real.sst2, conf.real.imdb

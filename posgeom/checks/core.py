@@ -1,29 +1,12 @@
 r"""What every exercise check shares: hidden cases, the switched-off package function, one verdict style.
 
-A check runs the student's function on cases the student does not see, compares each answer with a
-private oracle (a naive loop or a closed form written in the check module, never the package function
-the exercise is about), and prints one line:
-
-* ``✓ <exercise>: correct on all <n> hidden cases.``
-* ``✗ <exercise>: not yet. Case '<label>': <what is wrong>.`` — the case is named, the expected value
-  is never printed (it would give the answer away); a hint follows when the mistake is a common one.
-
-While the student's function runs, the package functions that would answer the exercise are switched
-off (:func:`switched_off`): calling them raises :class:`PackageFunctionSwitchedOff`, so a one-line
-call to posgeom cannot pass. This is a courtesy for self-checking in the student's own kernel, which the
-student controls; the autograder (:mod:`posgeom.classroom.grading`) runs the student's function in a
-separate process where those functions and this package are blocked at import
-(:func:`functions_switched_off` tells it which), and compares the answers here.
-
-When the autograder grades (:func:`grading`), every check draws its hidden cases afresh from the
-instructor's seed (:func:`case_rng`, :func:`vary`: the same kinds of case, other values, so a student
-cannot hard-code them), runs all of them, scores the share that pass (weighted from the key) and
-names the property that failed, never the case.
-
-Tolerances follow the float precision of the quantity (:func:`array_problem`): a right formula never
-fails on rounding, including one through a square root of a difference (error about
-$\sqrt{\epsilon}$ times the scale). Feedback names what is wrong — a shape, NaN, a symmetry, a
-diagonal, the order of the relative error — never the expected value.
+A check runs the student's function on hidden cases, compares each answer with a private oracle (never the
+package function the exercise is about, which is switched off meanwhile: :func:`switched_off`) and prints
+``✓ <exercise>: correct on all <n> hidden cases.`` or ``✗ <exercise>: not yet. Case '<label>': <what is wrong>.``,
+never the expected value. When the autograder grades (:func:`grading`), the cases are drawn afresh from the
+instructor's seed (:func:`case_rng`, :func:`vary`) and the verdict is the weighted share that pass.
+Tolerances follow the float precision of the quantity (:func:`array_problem`), so a right formula never fails on
+rounding, including one through a square root of a difference (error about $\sqrt{\epsilon}$ times the scale).
 """
 
 from __future__ import annotations
@@ -70,10 +53,7 @@ def case_labels(check) -> list[str]:
 
 
 def functions_switched_off(check) -> list[str]:
-    """``"module:qualname"`` of the package functions ``check`` switches off.
-
-    The check is called with a dummy function and stops at :func:`run_check`, before any case runs.
-    """
+    """``"module:qualname"`` of the package functions ``check`` switches off (no case is run)."""
     found = _probe(check)["switch_off"]
     names = set()
     for f in found:
@@ -90,7 +70,6 @@ def grading(seed, weights=None):
     Parameters
     ----------
     seed : int or sequence of int
-        The instructor's seed (with the exercise's label folded in by the grader).
     weights : sequence of float, optional
         One weight per hidden case, in the order of :func:`case_labels` (default: equal).
     """
@@ -105,8 +84,7 @@ def grading(seed, weights=None):
 
 
 def case_rng(stream: int) -> np.random.Generator:
-    """The generator a check draws its random cases from: ``default_rng(stream)`` in practice (the same
-    cases every time), and one seeded by the instructor's seed and ``stream`` when grading."""
+    """``default_rng(stream)`` in practice; seeded by the instructor's seed and ``stream`` when grading."""
     state = _GRADING.get()
     return np.random.default_rng(stream if state is None else [*state["seed"], int(stream)])
 
@@ -117,8 +95,7 @@ def drawing() -> bool:
 
 
 def vary(fixed, low, high):
-    """``fixed`` in practice; when grading, a value drawn uniformly in ``[low, high]`` (an integer when
-    both bounds are), so a case keeps its kind (one frequency, a small base ...) but not its values."""
+    """``fixed`` in practice; when grading, uniform in ``[low, high]`` (an integer when both bounds are)."""
     state = _GRADING.get()
     if state is None:
         return fixed
@@ -129,20 +106,8 @@ def vary(fixed, low, high):
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of one check: truthy when every hidden case passed.
-
-    Attributes
-    ----------
-    exercise : str
-        The exercise's short name (as printed).
-    passed : bool
-    n_cases : int
-        Number of hidden cases.
-    message : str
-        The line printed for the student.
-    score : float
-        The weighted share of the hidden cases that passed (1 or 0 unless grading).
-    """
+    """The outcome of one check: truthy when every hidden case passed; ``score`` is the weighted share that
+    passed (1 or 0 unless grading)."""
 
     exercise: str
     passed: bool
@@ -189,10 +154,8 @@ def _switched_off_body(*args, **kwargs):
 def switched_off(*functions: Callable):
     """Within the block, the posgeom ``functions`` raise :class:`PackageFunctionSwitchedOff`.
 
-    Two layers, both restored on exit (also when the block raises): every attribute of an imported
-    ``posgeom`` module or class bound to one of the functions is replaced (the top-level re-exports
-    included), and the code of each plain Python function (and of the function a decorator wraps)
-    is swapped for one that raises, so a reference taken before the check is switched off too.
+    Every posgeom module or class attribute bound to one is replaced, and each plain function's code is swapped
+    too, so that a reference taken before the check is switched off as well; all restored on exit.
     """
     swapped = []
     for f in functions:
@@ -241,24 +204,21 @@ def _copy(value):
 
 
 def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], compare, *,
-              switch_off: tuple = (), hints: Callable | None = None, quiet: bool = False) -> Verdict:
+              switch_off: tuple = (), hints: Callable | str | None = None, quiet: bool = False) -> Verdict:
     """Run ``student_fn`` on hidden cases and print the verdict.
 
     Parameters
     ----------
     exercise : str
-        Short name of the exercise, as printed.
     student_fn : callable
-        The student's function.
     cases : iterable of (label, args)
-        Hidden cases: a label to name a failing case, and the arguments (arrays are copied).
+        Hidden cases; the arrays are copied before each call.
     compare : callable
-        ``compare(answer, *args) -> str | None``: what is wrong with the answer (without the expected
-        value), or None when it is right.
+        ``compare(answer, *args) -> str | None``: what is wrong (without the expected value), or None.
     switch_off : tuple of callables
         Package functions that must not be used (:func:`switched_off`).
-    hints : callable, optional
-        ``hints(answer, *args) -> str``: a hint for a common mistake, or ``""``.
+    hints : callable or str, optional
+        ``hints(answer, *args) -> str``: a hint for a common mistake, or ``""``; a string is the hint for any mistake.
     quiet : bool
         Do not print (the autograder collects the verdicts itself).
 
@@ -317,15 +277,14 @@ def _run_case(student_fn, args, compare, switch_off, hints) -> tuple[str | None,
     if not wrong:
         return None, False
     try:
-        hint = hints(answer, *args) if hints is not None else ""
+        hint = hints(answer, *args) if callable(hints) else (hints or "")
     except (TypeError, ValueError, IndexError):  # a hint's test on an unreadable answer: no hint
         hint = ""
     return f"{wrong}." + (f" Hint: {hint}" if hint else ""), False
 
 
 def _graded_verdict(exercise: str, results: list, n_cases: int, weights) -> Verdict:
-    """The autograder's verdict: the weighted share of passing cases and the first failure's property
-    (never the case: its inputs were drawn for this grading)."""
+    """The weighted share of passing cases and the first failure's property (never the drawn case)."""
     weights = [1.0] * n_cases if weights is None else list(weights)
     if len(weights) != n_cases:
         raise ValueError(f"the key gives {len(weights)} case weights for {exercise!r}, which has {n_cases} hidden "
@@ -353,11 +312,8 @@ _EPS = float(np.finfo(np.float64).eps)
 
 
 def _tolerance(want: np.ndarray, atol: float, rtol: float, sqrt: bool) -> tuple[float, float]:
-    """(atol, rtol) no tighter than float64 rounding allows for a quantity of this scale.
-
-    A sum or product of n terms is exact to about n·eps relative; a square root of a difference that
-    cancels (sqrt(2 - 2 BC) near 0) only to about sqrt(eps) times the scale.
-    """
+    """(atol, rtol) no tighter than float64 rounding allows; a square root of a difference that cancels is
+    exact only to about sqrt(eps) times the scale."""
     finite = np.abs(want[np.isfinite(want)]) if np.size(want) else np.zeros(0)
     scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     floor = 64 * _EPS * scale
@@ -379,20 +335,17 @@ def array_problem(answer, want: np.ndarray, *, atol: float = 0.0, rtol: float = 
     ----------
     answer : array-like
     want : ndarray
-        The oracle's array.
     atol, rtol : float
         Tolerances; raised to what float64 rounding allows for a quantity of this scale.
     what : str
         The name of the result in the message.
     sqrt : bool
-        The quantity is a square root of a difference (a distance from squared distances), exact only
-        to about sqrt(eps) times its scale.
+        The quantity is a square root of a difference, exact only to about sqrt(eps) times its scale.
 
     Returns
     -------
     str or None
-        The shape, NaN, a symmetry, a diagonal or the order of the largest relative error and where;
-        None when the answer is right.
+        The shape, NaN, a symmetry, a diagonal or the order of the largest relative error and where, or None.
     """
     want = np.asarray(want, dtype=np.float64)
     got = np.asarray(answer, dtype=np.float64)

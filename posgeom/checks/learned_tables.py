@@ -1,15 +1,6 @@
-r"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*.
+"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_lag_similarity` — the mean cosine similarity $s(\delta)$ of rows $\delta$ apart
-  (*What learned tables learn*).
-* :func:`check_band_width` — the smallest lag at which $s(\delta)$ falls below a level (*What learned
-  tables learn*).
-* :func:`check_interpolation` — a table of $N$ rows linearly interpolated onto $m$ rows
-  (*Where learned tables fail*).
-* :func:`check_reuse_last` — the table extended by repeating its last row (*Where learned tables fail*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations
@@ -77,11 +68,9 @@ def check_band_width(student_fn) -> Verdict:
             return "the lag should be an integer"
         return None if int(lag) == want else ("the lag is too large" if int(lag) > want else "the lag is too small")
 
-    def hints(lag, P, level):
-        return "start at lag 1 and stop at the first lag strictly below the level; return n when none is."
-
     return run_check("band width", student_fn, cases, compare,
-                     switch_off=(similarity_by_lag, cosine_similarity_matrix), hints=hints)
+                     switch_off=(similarity_by_lag, cosine_similarity_matrix),
+                     hints="start at lag 1 and stop at the first lag strictly below the level; return n when none is.")
 
 
 def _extension_cases():
@@ -138,8 +127,6 @@ def check_reuse_last(student_fn) -> Verdict:
     def compare(Q, P, m):
         return array_problem(Q, oracle(P, m), atol=0.0, what="the extended table")
 
-    def hints(Q, P, m):
-        return "keep the old rows unchanged; every new row is a copy of p_{N-1}."
-
     return run_check("reuse the last row", student_fn, _extension_cases(), compare,
-                     switch_off=(_positional_class().extended,), hints=hints)
+                     switch_off=(_positional_class().extended,),
+                     hints="keep the old rows unchanged; every new row is a copy of p_{N-1}.")

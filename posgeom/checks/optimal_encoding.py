@@ -1,21 +1,6 @@
-r"""Checks for the coding exercises of Part II, *The optimal encoding*.
+"""Checks for the coding exercises of Part II, *The optimal encoding*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_hellinger_matrix` — the chord Hellinger matrix $\lVert\sqrt{\mu_i} - \sqrt{\mu_j}\rVert_2$
-  (*The geometry of a corpus*).
-* :func:`check_noise_floor` — the expected squared Hellinger distance between two empirical
-  distributions of the same law, $(v - 1)/(2N)$ to first order (*The geometry of a corpus*).
-* :func:`check_classical_mds` — Algorithm 1, compared through the distances it produces (*The optimal
-  encoding*).
-* :func:`check_double_centring` — $B = -\frac12 J D^{(2)} J$ (*The optimal encoding*).
-* :func:`check_rank_for_stress` — the smallest MDS rank whose scale-free stress is at most a threshold
-  (*How many numbers does position need?*).
-* :func:`check_parameter_savings` — the parameters of a rank-$k$ factored table against a full one
-  (*How many numbers does position need?*).
-* :func:`check_circulant_eigenvalues` — the eigenvalues of $B$ for circulant distances (*Sinusoids as MDS*).
-* :func:`check_circulant_matrix` — the circulant matrix $d_{ij} = g((j - i) \bmod n)$ (*Sinusoids as MDS*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations
@@ -148,11 +133,10 @@ def check_classical_mds(student_fn) -> Verdict:
         have = np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(len(X))] for i in range(len(X))])
         return array_problem(have, _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
 
-    def hints(X, D, k):
-        return "B = -1/2 J D^2 J (squared distances), eigenvalues in decreasing order, coordinates U sqrt(Lambda)."
-
     return run_check("classical MDS", student_fn, cases, compare,
-                     switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
+                     switch_off=(geo.classical_mds, geo.double_centered_gram),
+                     hints=("B = -1/2 J D^2 J (squared distances), eigenvalues in decreasing order, coordinates U "
+                            "sqrt(Lambda)."))
 
 
 def check_double_centring(student_fn) -> Verdict:
@@ -217,11 +201,10 @@ def check_rank_for_stress(student_fn) -> Verdict:
             return None
         return "the rank is too large" if int(k) > want else "the rank is too small (its stress is above the threshold)"
 
-    def hints(k, D, threshold):
-        return "use the scale-free stress (best rescaling of the MDS distances) and stop at the first rank that reaches it."
-
     return run_check("rank for a stress", student_fn, cases, compare,
-                     switch_off=(geo.effective_rank, geo.mds_stress_curve), hints=hints)
+                     switch_off=(geo.effective_rank, geo.mds_stress_curve),
+                     hints=("use the scale-free stress (best rescaling of the MDS distances) and stop at the first "
+                            "rank that reaches it."))
 
 
 def check_parameter_savings(student_fn) -> Verdict:
@@ -234,10 +217,8 @@ def check_parameter_savings(student_fn) -> Verdict:
     def compare(value, n, d, k):
         return number_problem(value, 1.0 - k * (n + d) / (n * d), atol=1e-12, what="the saving")
 
-    def hints(value, n, d, k):
-        return "count both factors (n k + k d) against the n d entries of the full table."
-
-    return run_check("parameter savings", student_fn, cases, compare, hints=hints)
+    return run_check("parameter savings", student_fn, cases, compare,
+                     hints="count both factors (n k + k d) against the n d entries of the full table.")
 
 
 def _circulant_cases():
@@ -270,11 +251,9 @@ def check_circulant_eigenvalues(student_fn) -> Verdict:
             return f"{got.size} eigenvalues returned; there is one per position (including the 0)"
         return array_problem(got, oracle(g), atol=1e-9, what="the sorted eigenvalues")
 
-    def hints(values, g):
-        return "B is built from the squared distances g(delta)^2."
-
     return run_check("circulant eigenvalues", student_fn, _circulant_cases(), compare,
-                     switch_off=(geo.circulant_eigenvalues, geo.classical_mds), hints=hints)
+                     switch_off=(geo.circulant_eigenvalues, geo.classical_mds),
+                     hints="B is built from the squared distances g(delta)^2.")
 
 
 def check_circulant_matrix(student_fn) -> Verdict:
@@ -287,7 +266,5 @@ def check_circulant_matrix(student_fn) -> Verdict:
     def compare(D, g):
         return array_problem(D, oracle(g), atol=0.0, what="the matrix")
 
-    def hints(D, g):
-        return "entry (i, j) depends on the offset j - i taken modulo n."
-
-    return run_check("circulant matrix", student_fn, _circulant_cases(), compare, hints=hints)
+    return run_check("circulant matrix", student_fn, _circulant_cases(), compare,
+                     hints="entry (i, j) depends on the offset j - i taken modulo n.")

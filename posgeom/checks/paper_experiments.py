@@ -1,18 +1,6 @@
-r"""Checks for the coding exercises of Part III, *The paper's experiments*.
+"""Checks for the coding exercises of Part III, *The paper's experiments*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_alibi_slopes` — the two slopes at which ALiBi's line $m|i-j|$ has a given ``"paper"``
-  stress (*Real corpora*).
-* :func:`check_best_alibi_slope` — the slope minimising that stress, $m^\star = \sum a d / \sum a^2$
-  (*Real corpora*).
-* :func:`check_violation_rate` — the fraction of discordant pairs of position pairs, ties excluded
-  (*Monotonicity*).
-* :func:`check_kendall_tau` — Kendall's $\tau_a$ of two untied distance matrices (*Monotonicity*).
-* :func:`check_logit_distances` — distances induced by a logit matrix,
-  $\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}$ with $S = (G + G^\top)/2$ (*Inside BERT*).
-* :func:`check_alibi_logits` — ALiBi's logit kernel $G_{ij} = -m|i - j|$ (*Inside BERT*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations
@@ -82,11 +70,9 @@ def check_alibi_slopes(student_fn) -> Verdict:
             return "the right slopes in the wrong order (m_minus first)"
         return array_problem(np.array(got), np.array(want), atol=0.0, rtol=1e-8, what="(m_minus, m_plus)")
 
-    def hints(slopes, D, target):
-        return "the stress is a parabola in m: collect sum a^2, sum a d and sum d^2 over the pairs i < j."
-
     return run_check("ALiBi slopes", student_fn, _slope_cases(0), compare,
-                     switch_off=(geo.alibi_slopes_for, geo.alibi_parabola, geo.alibi_paper_stress), hints=hints)
+                     switch_off=(geo.alibi_slopes_for, geo.alibi_parabola, geo.alibi_paper_stress),
+                     hints="the stress is a parabola in m: collect sum a^2, sum a d and sum d^2 over the pairs i < j.")
 
 
 def check_best_alibi_slope(student_fn) -> Verdict:
@@ -151,11 +137,9 @@ def check_violation_rate(student_fn) -> Verdict:
         conc, disc = _pair_counts(D, Dhat)
         return number_problem(rate, disc / (conc + disc), atol=1e-12, what="the rate")
 
-    def hints(rate, D, Dhat):
-        return "leave pairs tied in D or in Dhat out of both the count and the total."
-
     return run_check("violation rate", student_fn, _violation_cases(0, ties=True), compare,
-                     switch_off=(geo.violation_rate,), hints=hints)
+                     switch_off=(geo.violation_rate,),
+                     hints="leave pairs tied in D or in Dhat out of both the count and the total.")
 
 
 def check_kendall_tau(student_fn) -> Verdict:
@@ -167,11 +151,10 @@ def check_kendall_tau(student_fn) -> Verdict:
         conc, disc = _pair_counts(D, Dhat)
         return number_problem(tau, (conc - disc) / (conc + disc), atol=1e-12, what="tau")
 
-    def hints(tau, D, Dhat):
-        return "count concordant and discordant pairs of pairs (i < j, k < l); scipy.stats.kendalltau agrees here."
-
     return run_check("Kendall's tau", student_fn, _violation_cases(1, ties=False), compare,
-                     switch_off=(geo.violation_rate,), hints=hints)
+                     switch_off=(geo.violation_rate,),
+                     hints=("count concordant and discordant pairs of pairs (i < j, k < l); scipy.stats.kendalltau "
+                            "agrees here."))
 
 
 def check_logit_distances(student_fn) -> Verdict:

@@ -1,17 +1,6 @@
-r"""Checks for the coding exercises of Part I, *Why position, and what training does with it*.
+"""Checks for the coding exercises of Part I, *Why position, and what training does with it*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_sinusoid_distances` — sinusoidal distances from the frequency kernel,
-  $\|p_i - p_j\| = \sqrt{d\,(1 - K(i - j))}$, $K(\delta) = \frac{2}{d}\sum_k \cos(\delta\omega_k)$
-  (*The encodings at a glance*).
-* :func:`check_sinusoid_kernel` — the kernel $K(\delta)$ itself (*The encodings at a glance*).
-* :func:`check_equivariance_gap` — $\max|f(\Pi X) - \Pi f(X)|$ of an encoder (*Theorem 1*).
-* :func:`check_permutation_of_logits` — $\Pi S \Pi^\top$ for a permutation given as an index array
-  (*Theorem 1*).
-* :func:`check_separation` — $\operatorname{sep}(P)$ raw and over the median pairwise distance (*Theorem 4*).
-* :func:`check_tied_rows` — the pairs of rows of a table closer than a tolerance (*Theorem 4*).
+One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
 """
 
 from __future__ import annotations
@@ -153,11 +142,9 @@ def check_equivariance_gap(student_fn) -> Verdict:
     def compare(gap, model, ids, perm):
         return number_problem(gap, oracle(model, ids, perm), atol=1e-10, rtol=1e-6, what="the gap")
 
-    def hints(gap, model, ids, perm):
-        return ("permute the input tokens on one side and the output rows on the other, with the same index "
-                "array; use the model in eval mode and take the maximum absolute difference.")
-
-    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(eqv.equivariance_gap,), hints=hints)
+    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(eqv.equivariance_gap,),
+                     hints=("permute the input tokens on one side and the output rows on the other, with the same "
+                            "index array; use the model in eval mode and take the maximum absolute difference."))
 
 
 def check_permutation_of_logits(student_fn) -> Verdict:
@@ -181,10 +168,8 @@ def check_permutation_of_logits(student_fn) -> Verdict:
     def compare(out, S, perm):
         return array_problem(out, oracle(S, perm), atol=1e-12, what="the permuted matrix")
 
-    def hints(out, S, perm):
-        return "rows and columns move together: entry (i, j) comes from entry (perm[i], perm[j])."
-
-    return run_check("permuted logits", student_fn, cases, compare, hints=hints)
+    return run_check("permuted logits", student_fn, cases, compare,
+                     hints="rows and columns move together: entry (i, j) comes from entry (perm[i], perm[j]).")
 
 
 def _separation_oracle(P):
@@ -258,7 +243,6 @@ def check_tied_rows(student_fn) -> Verdict:
             return "the right pairs, not in increasing order"
         return f"{len(got)} pair(s) returned; some are missing or wrong"
 
-    def hints(pairs, P, tol):
-        return "list each pair once, as (i, j) with i < j, and compare the distance itself with tol (<= tol)."
-
-    return run_check("tied rows", student_fn, cases, compare, switch_off=(geo.separation,), hints=hints)
+    return run_check("tied rows", student_fn, cases, compare, switch_off=(geo.separation,),
+                     hints=("list each pair once, as (i, j) with i < j, and compare the distance itself with tol (<= "
+                            "tol)."))

@@ -1,15 +1,8 @@
 r"""The decision rules of the "Paper vs this book" tables, one module per part of the book.
 
-A chapter computes a check's numbers and calls the rule of that check, which returns a
-:class:`Decision` (the verdict, a :class:`Verdict`; the sentence that explains it; for a check that could
-not test its claim, the run that would). :mod:`~posgeom.verdicts.decision` holds what every rule shares
-(the verdicts, :class:`Decision`, stand-in models, the power of a decision over seeds); the rules are in
-
-- :mod:`~posgeom.verdicts.why_position`: Part I, C1 and C2;
-- :mod:`~posgeom.verdicts.optimal_encoding`: Part II, C3 to C6;
-- :mod:`~posgeom.verdicts.paper_experiments`: Part III, C7 to C11;
-- :mod:`~posgeom.verdicts.learned_tables`: Part IV, S1 to S9.
-
+Each rule returns a :class:`Decision`; :mod:`~posgeom.verdicts.decision` holds what every rule shares, and the
+rules are in :mod:`~posgeom.verdicts.why_position` (C1, C2), :mod:`~posgeom.verdicts.optimal_encoding` (C3–C6),
+:mod:`~posgeom.verdicts.paper_experiments` (C7–C11) and :mod:`~posgeom.verdicts.learned_tables` (S1–S9).
 Every public name of those modules is importable from here (``from posgeom import verdicts as rules;
 rules.c5_lowrank_performance(...)``).
 """

@@ -1,29 +1,13 @@
-r"""The decision rules of the "Paper vs this book" tables: one named rule per check, fed with numbers.
+r"""The decision rules' shared standards: the five verdicts, :class:`Decision`, stand-in models, the power of a
+decision over seeds.
 
-A chapter never writes a verdict or its reason: it computes the check's numbers (estimates, intervals,
-seeds, the model used) and calls the rule of that check, which returns a :class:`Decision` — the
-verdict, the sentence that explains it, and, for a check that could not test its claim, the run that
-would. A reason states only what its rule computed.
-
-The five verdicts (:class:`Verdict`, a ``str`` Enum whose values are the words, so that a stored row and a
-page read the word itself):
-
-- ``"reproduced"``, ``"depends on an unstated choice"``, ``"not reproduced"``: the evidence;
-- ``"inconclusive here"``: the check could not test the claim (a stand-in model for a claim about
-  another model, an effect within the noise, a model that did not learn); never counted for or against;
-- ``"holds by construction"``: the check cannot fail (an identity, an exact construction, a library's
-  own error); it confirms the algebra or the code, not the claim, and is counted apart from the evidence.
-
-**Stand-in models.** A check run on a model other than the one a claim is about (the MiniLM stand-in
-for BERT-base, or for GPT-2) is ``"inconclusive here"`` whether it agrees with the claim or not
-(:func:`stand_in`); only a claim about every model of its kind (S3: "a learned table") is decided
-on whichever learned table was measured (S2, whose first positions the seed ties to GPT-2's first tokens, is not).
-
-Every threshold is a module constant with the reason it has that value. The rules read an interval as
-an :data:`IntervalLike` (a :class:`~posgeom.geometry.SeedInterval`, a bootstrap
-:class:`~posgeom.geometry.bootstrap.Interval`, or the dictionary either stores), through ``low`` and
-``high`` only, so they do not depend on how the interval was computed; a decision over seeds also reads
-its ``sd`` and ``n`` (:data:`SeedIntervalLike`) to state its power.
+A chapter computes a check's numbers and calls its rule, which returns a :class:`Decision`: the verdict, the
+sentence that explains it (stating only what the rule computed), and, for a check that could not test its
+claim, the run that would. ``"inconclusive here"`` (a stand-in model, an effect within the noise, a model that
+did not learn) and ``"holds by construction"`` (an identity, an exact construction, a library's own error) are
+counted apart from the evidence. A check on a stand-in model is inconclusive whether it agrees or not
+(:func:`stand_in`). Rules read an interval through ``low`` and ``high`` only (:data:`IntervalLike`), and a
+decision over seeds also its ``sd`` and ``n`` to state its power.
 """
 
 from __future__ import annotations
@@ -88,22 +72,20 @@ SEED_S1_MODEL = "gpt2"
 SEED_S1_HUB = "openai-community/gpt2"
 
 
-
 def decide_command(claim: str, model: str, scale: str = "paper") -> str:
-    """The command that decides ``claim`` on ``model`` where the model can be loaded (``posgeom decide``):
-    what an ``"inconclusive here"`` verdict blocked by a model prints, so that a reader with the hub runs it."""
+    """The ``posgeom decide`` command that decides ``claim`` on ``model`` where the model can be loaded."""
     return f"posgeom decide {claim} --model {model} --scale {scale}"
 
 
 @dataclass(frozen=True)
 class Decision:
-    """What a rule decided: ``verdict`` (one of :data:`VERDICTS`), ``why`` (the sentence, computed by
-    the rule; required for every verdict but ``"reproduced"``, where it is an optional caveat),
-    ``would_decide`` (the run that would decide the claim: required for ``"inconclusive here"``,
-    allowed for ``"holds by construction"``, refused otherwise) and ``stand_in`` (the stand-in model
-    the check used, empty when it used the claim's own model). ``call`` is the rule's call that returned
-    the decision (its name and inputs, :class:`~posgeom.verdicts.thresholds.RuleCall`), set by the package
-    for every rule: it is not part of what was decided (two decisions that differ only by it are equal)."""
+    """What a rule decided.
+
+    ``why`` is required for every verdict but ``"reproduced"`` (where it is a caveat); ``would_decide``, the run
+    that would decide the claim, is required for ``"inconclusive here"``, allowed for ``"holds by construction"``
+    and refused otherwise; ``stand_in`` names the stand-in model used. ``call`` (the rule's name and inputs, set by
+    the package) is not part of what was decided: two decisions that differ only by it are equal.
+    """
 
     verdict: Verdict
     why: str = ""
@@ -128,8 +110,7 @@ class Decision:
 
 
 def agree(names: Sequence[str], singular: str, plural: str) -> str:
-    """The verb that agrees with a list of names written as a subject ("interpolate reaches", "reuse, new rows
-    fall"): a reason never carries a template plural such as "reach(es)"."""
+    """The verb that agrees with a list of names as a subject (never a template plural such as "reach(es)")."""
     return singular if len(names) == 1 else plural
 
 
@@ -165,8 +146,8 @@ MAX_SEEDS = 100
 
 
 def more_seeds(design: SeedDesign, what: str) -> str:
-    """What would decide an underpowered check: ``what`` over the seeds that reach the target power, or, when
-    that is more than :data:`MAX_SEEDS`, a less noisy design."""
+    """What would decide an underpowered check: ``what`` over the seeds that reach the target power, or a less
+    noisy design when that is more than :data:`MAX_SEEDS`."""
     if design.needed is not None and design.needed <= MAX_SEEDS:
         return f"{what} over {design.needed} seeds ({TARGET_POWER:.0%} power for the smallest effect that matters)"
     more = "more seeds than can be run" if design.needed is None else f"{design.needed} seeds"
@@ -174,7 +155,7 @@ def more_seeds(design: SeedDesign, what: str) -> str:
 
 
 def as_values(xs: Values) -> np.ndarray:
-    """Values as a flat float array; an empty sequence is refused (a rule needs at least one value)."""
+    """Values as a flat float array; an empty sequence is refused."""
     arr = np.asarray(list(xs) if not isinstance(xs, np.ndarray) else xs, dtype=float).ravel()
     if arr.size == 0:
         raise ValueError("a rule needs at least one value; got an empty sequence")
@@ -182,19 +163,14 @@ def as_values(xs: Values) -> np.ndarray:
 
 
 def is_model(model: str, wanted: str) -> bool:
-    """Whether the model description ``model`` names the model ``wanted`` (case-insensitive, as a whole name:
-    ``"bert-base-uncased (pretrained)"`` names ``"bert-base-uncased"``, ``"distilbert-base-uncased"`` does not;
-    a hub owner is optional: ``"openai-community/gpt2"`` names ``"gpt2"``)."""
+    """Whether the description ``model`` names ``wanted`` as a whole name, case-insensitive, hub owner optional
+    (``"bert-base-uncased (pretrained)"`` names ``"bert-base-uncased"``; ``"distilbert-base-uncased"`` does not)."""
     name = wanted.lower().split("/")[-1]
     return re.search(rf"(?<![a-z0-9.-]){re.escape(name)}(?![a-z0-9.-])", model.lower()) is not None
 
 
 def stand_in(model: str, claim_model: str, claim: str) -> Decision | None:
-    """``"inconclusive here"`` when ``model`` is a stand-in for ``claim_model``, else None.
-
-    The standard of the book: a check on a stand-in model says nothing about the claim's model, whether
-    it agrees or not, so it is never counted as evidence.
-    """
+    """``"inconclusive here"`` when ``model`` is a stand-in for ``claim_model`` (never evidence), else None."""
     if is_model(model, claim_model):
         return None
     return Decision(INCONCLUSIVE, why=f"{model} is a stand-in for {claim_model}, the model {claim} is about: its "

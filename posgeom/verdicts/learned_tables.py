@@ -1,9 +1,5 @@
-"""The decision rules of Part IV, *Learned positional embeddings in practice*: S1–S9, the second seed's claims about learned
-tables.
-
-Every rule returns a :class:`~posgeom.verdicts.decision.Decision`; the standards they share (the five
-verdicts, stand-in models, the power of a decision over seeds) are in :mod:`posgeom.verdicts`.
-"""
+"""The decision rules of Part IV, *Learned positional embeddings in practice*: S1–S9, the second seed's claims
+about learned tables."""
 
 from __future__ import annotations
 
@@ -78,11 +74,9 @@ def _first_apart(stand_apart: Sequence[int]) -> tuple[int, str]:
 def s2_first_positions_apart(stand_apart: Sequence[int], model: str) -> Decision:
     """S2: the first positions (0 to about 5–10) stand apart; ``stand_apart``: the rows that do in ``model``'s table.
 
-    A claim the seed ties to GPT-2 (:data:`S2_CLAIM`): another model is ``"inconclusive here"`` whatever its rows
-    show (an encoder whose inputs all start with ``[CLS]`` has no block of first tokens to set apart). On GPT-2, a
-    leading run 0, 1, … of at least :data:`S2_MIN_RUN` rows standing apart: ``"reproduced"``; position 0 alone
-    (or none): ``"not reproduced"``; a shorter run: ``"depends on an unstated choice"`` (how many the seed's
-    "about" allows, and the isolation threshold).
+    Tied to GPT-2 (:data:`S2_CLAIM`): another model is ``"inconclusive here"``. On GPT-2, a leading run of at least
+    :data:`S2_MIN_RUN` rows standing apart: ``"reproduced"``; position 0 alone (or none): ``"not reproduced"``; a
+    shorter run: ``"depends on an unstated choice"`` (how many the seed's "about" allows).
     """
     run, which = _first_apart(stand_apart)
     blocked = stand_in(model, SEED_S1_MODEL, S2_CLAIM)
@@ -104,29 +98,20 @@ S3_LEVEL = 0.05
 
 
 def _null_chance(banded: int, columns: int) -> float:
-    r"""The largest chance, under either null table, that ``banded`` or more of a table's ``columns`` columns pass
-    the test of :func:`s3_frequency_bands` against one reference table of each null with as many columns.
-
-    Under a null the table's columns and the reference's are exchangeable, so ``banded`` of them above the
-    reference's extreme is the chance that the ``banded`` most extreme of the $2d$ pooled columns all belong to
-    the table: $\binom{d}{m} / \binom{2d}{m}$ (about $2^{-m}$; ties, as between discrete periods, only lower it).
-    """
+    r"""Under either null, the chance that ``banded`` or more of ``columns`` columns pass S3's test:
+    $\binom{d}{m} / \binom{2d}{m}$ (the table's and the reference's columns are exchangeable)."""
     return comb(columns, banded) / comb(2 * columns, banded)
 
 
 def s3_frequency_bands(banded_columns: int, n_columns: int) -> Decision:
-    """S3: per-dimension curves show frequency bands like sinusoids; ``banded_columns`` of the table's
-    ``n_columns`` columns oscillate like a sinusoid in a band that neither null table of the same shape reaches:
-    a dominant period shorter than every column of a random walk down the positions (a smooth table with no
-    designed spectrum), and a spectral concentration at it above every column of a white-noise table (a
-    learned table at initialisation).
+    """S3: per-dimension curves show frequency bands like sinusoids.
 
-    A smooth random table's columns are all slow, white noise's are never concentrated, so under either null the
-    count is at least ``m`` with a chance of at most C(d, m)/C(2d, m) (about 2⁻ᵐ). At most :data:`S3_LEVEL`:
-    ``"reproduced"``; no banded column at all: ``"not reproduced"`` (every column is what a smooth random table or
-    white noise gives); a few, as many as a null gives by chance: ``"inconclusive here"``.
-    It cannot be ``"depends on an unstated choice"``: the test holds against both nulls, so the choice of a null
-    does not decide it, and its level is fixed before looking.
+    ``banded_columns`` of the ``n_columns`` columns have a dominant period shorter than every column of a random
+    walk and a spectral concentration above every column of a white-noise table. Under either null the count is at
+    least ``m`` with a chance of at most C(d, m)/C(2d, m): at most :data:`S3_LEVEL`, ``"reproduced"``; no banded
+    column, ``"not reproduced"``; otherwise ``"inconclusive here"``.
+    It cannot be ``"depends on an unstated choice"``: the test holds against both nulls, and its level is fixed
+    before looking.
     """
     banded, columns = int(banded_columns), int(n_columns)
     if columns < 1 or not 0 <= banded <= columns:
@@ -153,14 +138,13 @@ TAIL_EFFECT = 0.02
 
 
 def s4_undertrained_tail(difference: SeedIntervalLike) -> Decision:
-    """S4: rarely reached positions are under-trained; ``difference``: interval over seeds of the tail
-    accuracy with skewed lengths minus uniform lengths (paired by seed), decided against the smallest deficit
-    that counts, :data:`TAIL_EFFECT`.
+    """S4: rarely reached positions are under-trained; ``difference``: interval over seeds of the tail accuracy with
+    skewed minus uniform lengths (paired), against :data:`TAIL_EFFECT`.
 
-    Upper bound below −:data:`TAIL_EFFECT`: ``"reproduced"`` (a deficit larger than the margin); lower bound above
-    it: ``"not reproduced"`` (a deficit that counts is excluded); otherwise ``"inconclusive here"``.
-    It cannot be ``"depends on an unstated choice"``: the comparison (skewed against uniform lengths) is the claim
-    itself, and the margin is fixed before looking.
+    Upper bound below −:data:`TAIL_EFFECT`: ``"reproduced"``; lower bound above it: ``"not reproduced"``; otherwise
+    ``"inconclusive here"``.
+    It cannot be ``"depends on an unstated choice"``: the comparison is the claim itself, and the margin is fixed
+    before looking.
     """
     low, high = interval_bounds(difference)
     design = seed_design(difference, TAIL_EFFECT)
@@ -179,11 +163,10 @@ def s4_undertrained_tail(difference: SeedIntervalLike) -> Decision:
 
 
 def s5_no_vector_beyond(error_raised: bool) -> Decision:
-    """S5: no vector exists at or beyond N_max. The table has N_max rows and the library refuses a longer
-    input with its own error, so the check cannot fail: ``"holds by construction"`` when the error is
-    raised, ``"not reproduced"`` when a longer input passes.
-    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: a property of the code is not evidence and involves no choice.
-    """
+    """S5: no vector exists at or beyond N_max: ``"holds by construction"`` when the library's own error refuses a
+    longer input, ``"not reproduced"`` when it passes.
+    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: a property of the code is not evidence
+    and involves no choice."""
     if error_raised:
         return Decision(BY_CONSTRUCTION, why="the table has N_max rows and the library's own error refuses a longer "
                                              "input: a property of the code, not a finding")
@@ -191,9 +174,9 @@ def s5_no_vector_beyond(error_raised: bool) -> Decision:
 
 
 def s6_heuristics_order(heuristics: Mapping[str, float], target: float) -> Decision:
-    """S6 on the order task: each heuristic's accuracy beyond the trained length against a table trained at
-    the target length. All short by :data:`SHORTFALL`: ``"reproduced"``; none: ``"not reproduced"``;
-    some: ``"depends on an unstated choice"`` (the task)."""
+    """S6 on the order task: each heuristic's accuracy beyond the trained length against a table trained at the
+    target length. All short by :data:`SHORTFALL`: ``"reproduced"``; none: ``"not reproduced"``; some:
+    ``"depends on an unstated choice"``."""
     short = [h for h, a in heuristics.items() if a < target - SHORTFALL]
     if len(short) == len(heuristics):
         return Decision(REPRODUCED)
@@ -207,12 +190,12 @@ def s6_heuristics_order(heuristics: Mapping[str, float], target: float) -> Decis
 
 def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapping[str, float],
                       no_position_loss: float) -> Decision:
-    """S6 on a masked language model: ``loss_spread`` of the methods at the trained length against their
-    seed sd; ``heuristic_losses`` beyond it against ``no_position_loss``.
+    """S6 on a masked language model: the methods' ``loss_spread`` against their seed sd, and ``heuristic_losses``
+    beyond the trained length against ``no_position_loss``.
 
-    A model that does not use positions (spread ≤ :data:`USES_POSITION_SDS` sds): ``"inconclusive
-    here"``. Otherwise every heuristic worse than the no-position model: ``"reproduced"``; none:
-    ``"not reproduced"``; some: ``"depends on an unstated choice"``.
+    Spread ≤ :data:`USES_POSITION_SDS` sds (positions unused): ``"inconclusive here"``. Otherwise every heuristic
+    worse than the no-position model: ``"reproduced"``; none: ``"not reproduced"``; some: ``"depends on an
+    unstated choice"``.
     """
     if loss_spread <= USES_POSITION_SDS * seed_sd:
         return Decision(INCONCLUSIVE, why=f"the methods' losses spread over {loss_spread:.3f} ≤ {USES_POSITION_SDS:g} × "
@@ -230,15 +213,12 @@ def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapp
 
 
 def s6_heuristics_powered(differences: Mapping[str, SeedIntervalLike]) -> Decision:
-    """S6 decided over seeds: ``differences`` maps each heuristic to the interval over seeds of its accuracy beyond
-    the trained length minus the accuracy of a table trained at that length (paired by seed), decided against
-    :data:`SHORTFALL`.
+    """S6 over seeds: ``differences`` maps each heuristic to the interval of its accuracy beyond the trained length
+    minus a table trained at that length (paired), against :data:`SHORTFALL`.
 
-    A heuristic falls short when its upper bound is below −:data:`SHORTFALL`, and reaches the target-length table
-    when its lower bound is above it (a shortfall that counts is excluded). Every heuristic short:
-    ``"reproduced"``; some reach it and none is short: ``"not reproduced"``; some reach it and some are short:
-    ``"depends on an unstated choice"`` (the heuristic); otherwise ``"inconclusive here"``. The power stated is
-    that of the noisiest difference, the one that limits the decision.
+    Every heuristic short (upper bound below −:data:`SHORTFALL`): ``"reproduced"``; some reach the table (lower
+    bound above it) and none is short: ``"not reproduced"``; some of each: ``"depends on an unstated choice"``;
+    otherwise ``"inconclusive here"``. The power stated is that of the noisiest difference.
     """
     if not differences:
         raise ValueError("s6_heuristics_powered needs at least one heuristic's interval")
@@ -284,13 +264,12 @@ def _steps_text(x: float) -> str:
 
 def s7_small_init(steps_small: float | None, steps_large: float | None,
                   final_loss_difference: SeedIntervalLike) -> Decision:
-    """S7: N(0, 0.02²) beats N(0, 1); mean steps to the loss threshold of each (None or NaN: never reached),
-    and the interval over seeds of the final loss (small − large, paired), decided against :data:`LOSS_EFFECT`.
+    """S7: N(0, 0.02²) beats N(0, 1); mean steps to the loss threshold of each (None or NaN: never reached), and the
+    interval over seeds of the final loss (small − large, paired), against :data:`LOSS_EFFECT`.
 
-    Not faster: ``"not reproduced"``. Faster, and the upper bound below −:data:`LOSS_EFFECT` (a lower final loss by
-    more than the margin): ``"reproduced"``; faster, and the lower bound above −:data:`LOSS_EFFECT` (a final loss
-    lower by the margin is excluded): ``"depends on an unstated choice"`` (what "beats" measures: speed or final
-    loss); faster, and the interval holds both: ``"inconclusive here"``.
+    Not faster: ``"not reproduced"``. Faster, and the upper bound below −:data:`LOSS_EFFECT`: ``"reproduced"``;
+    faster, and the lower bound above it: ``"depends on an unstated choice"`` (speed or final loss); otherwise
+    ``"inconclusive here"``.
     """
     small, large = _steps(steps_small), _steps(steps_large)
     low, high = interval_bounds(final_loss_difference)
@@ -312,10 +291,10 @@ def s7_small_init(steps_small: float | None, steps_large: float | None,
 
 
 def s8_sinusoidal_init(accuracy: float) -> Decision:
-    """S8: sinusoidal initialisation is an option. That it exists is a property of the code; the check is that
-    it trains: above chance by :data:`ABOVE_CHANCE`, ``"holds by construction"``; else ``"not reproduced"``.
-    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: an option of the code is not evidence, and the seed states no property of it to depend on.
-    """
+    """S8: sinusoidal initialisation is an option; it trains above chance by :data:`ABOVE_CHANCE`: ``"holds by
+    construction"``; else ``"not reproduced"``.
+    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: an option of the code is not evidence,
+    and the seed states no property of it to depend on."""
     if accuracy > CHANCE + ABOVE_CHANCE:
         return Decision(BY_CONSTRUCTION, why=f"an option of the library by construction; it trains (held-out accuracy "
                                              f"{accuracy:.3f})")
@@ -330,13 +309,10 @@ OVERFIT_GAP = 0.05
 
 def s9_dropout(generalisation_gap: float, loss_effect: SeedIntervalLike) -> Decision:
     """S9: dropout 0.1 on the embedding sum helps; ``generalisation_gap``: held-out minus training loss without
-    dropout (mean over seeds); ``loss_effect``: interval over seeds of the held-out loss with dropout minus
-    without (paired), decided against :data:`LOSS_EFFECT`.
+    dropout; ``loss_effect``: interval over seeds of the held-out loss with minus without dropout (paired).
 
-    A model that does not overfit (gap ≤ :data:`OVERFIT_GAP`): ``"inconclusive here"``. Otherwise an upper bound
-    below −:data:`LOSS_EFFECT` (dropout lowers the held-out loss by more than the margin): ``"reproduced"``; a lower
-    bound above it (a help of the margin or more is excluded): ``"not reproduced"``; holding both:
-    ``"inconclusive here"``.
+    Gap ≤ :data:`OVERFIT_GAP`: ``"inconclusive here"``. Otherwise upper bound below −:data:`LOSS_EFFECT`:
+    ``"reproduced"``; lower bound above it: ``"not reproduced"``; otherwise ``"inconclusive here"``.
     It cannot be ``"depends on an unstated choice"``: the rate, 0.1, is the seed's, and the margin is fixed before
     looking.
     """

@@ -1,9 +1,5 @@
-"""The decision rules of Part II, *The optimal encoding*: C3 and C6 (Proposition 6, Algorithm 1), C4 (sinusoids as MDS) and C5
-(Remark 8).
-
-Every rule returns a :class:`~posgeom.verdicts.decision.Decision`; the standards they share (the five
-verdicts, stand-in models, the power of a decision over seeds) are in :mod:`posgeom.verdicts`.
-"""
+"""The decision rules of Part II, *The optimal encoding*: C3 and C6 (Proposition 6, Algorithm 1), C4 (sinusoids
+as MDS) and C5 (Remark 8)."""
 
 from __future__ import annotations
 
@@ -33,11 +29,10 @@ GAIN_MARGIN = 0.01
 
 
 def c3_full_rank_mds(max_error: float) -> Decision:
-    """C3: full-rank classical MDS reproduces the chord Hellinger distances.
+    """C3: full-rank classical MDS reproduces the chord Hellinger distances (an identity: the rows √μ_i embed them).
 
-    The chord distance is Euclidean (the rows √μ_i embed it), so full-rank MDS reproduces it exactly on
-    any corpus: ``"holds by construction"`` when the error is within :data:`ROUNDING_TOL`, else
-    ``"not reproduced"`` (a defect). It cannot be ``"reproduced"``: an identity is not evidence.
+    Within :data:`ROUNDING_TOL`: ``"holds by construction"``, else ``"not reproduced"`` (a defect).
+    It cannot be ``"reproduced"``: an identity is not evidence.
     It cannot be ``"depends on an unstated choice"``: an identity involves no choice.
     """
     if max_error <= ROUNDING_TOL:
@@ -50,8 +45,8 @@ def c3_full_rank_mds(max_error: float) -> Decision:
 def c6_near_zero(stresses: Values, note: str = "") -> Decision:
     """C6: full-rank MDS has near-zero stress (the largest absolute stress over corpora and bounds given).
 
-    Within :data:`ROUNDING_TOL`: ``"holds by construction"`` (same identity as :func:`c3_full_rank_mds`);
-    above: ``"not reproduced"``. It cannot be ``"reproduced"``: an identity is not evidence.
+    Within :data:`ROUNDING_TOL`: ``"holds by construction"`` (the identity of :func:`c3_full_rank_mds`); above:
+    ``"not reproduced"``. It cannot be ``"reproduced"``: an identity is not evidence.
     It cannot be ``"depends on an unstated choice"``: an identity involves no choice.
     """
     worst = float(np.max(np.abs(as_values(stresses))))
@@ -65,9 +60,9 @@ def c6_near_zero(stresses: Values, note: str = "") -> Decision:
 def c3_least_stress(smacof_gains: Values, one_hot_mds: float, one_hot_best: float) -> Decision:
     """C3: classical MDS has the least stress (Eq. 4) of any encoding of its rank.
 
-    A SMACOF refinement that lowers the stress by more than :data:`GAIN_MARGIN` somewhere, or a layout of
-    the three one-hot points with a lower stress than MDS's: ``"not reproduced"``; otherwise
-    ``"reproduced"``.     It cannot be ``"depends on an unstated choice"``: the stress is Eq. 4 as written.
+    A SMACOF refinement that lowers the stress by more than :data:`GAIN_MARGIN`, or a layout of three one-hot
+    points below MDS's stress: ``"not reproduced"``; otherwise ``"reproduced"``.
+    It cannot be ``"depends on an unstated choice"``: the stress is Eq. 4 as written.
     """
     gains = as_values(smacof_gains)
     found = []
@@ -84,9 +79,8 @@ def c3_least_stress(smacof_gains: Values, one_hot_mds: float, one_hot_best: floa
 def c3_exact_impossible(chord_error: float, rank_b: int, width: int) -> Decision:
     """C3's remark: exact reproduction is impossible (curved geometry).
 
-    Chord MDS exact (within :data:`ROUNDING_TOL`) and ``rank(B) ≤ width``: ``"not reproduced"`` (an exact
-    encoding exists). Exact, but ``rank(B) > width``: ``"depends on an unstated choice"`` (impossible at
-    that width, for a reason of rank, not curvature). Not exact: ``"reproduced"``.
+    Chord MDS exact (within :data:`ROUNDING_TOL`) and ``rank(B) ≤ width``: ``"not reproduced"``; exact, but
+    ``rank(B) > width``: ``"depends on an unstated choice"`` (the width); not exact: ``"reproduced"``.
     """
     if chord_error > ROUNDING_TOL:
         return Decision(REPRODUCED, why=f"caveat: full-rank MDS misses the chord distances by {chord_error:.1e}")
@@ -101,10 +95,9 @@ def c3_exact_impossible(chord_error: float, rank_b: int, width: int) -> Decision
 def c3_beats_other_encodings(differences: Mapping[str, IntervalLike]) -> Decision:
     """C3: MDS at a fixed low rank beats the sinusoidal table on every corpus (intervals of MDS − sinusoidal).
 
-    Every interval below 0: ``"reproduced"``. One above 0: ``"depends on an unstated choice"`` (the
-    rank: at full rank MDS is exact and beats every encoding, at this rank it loses there). Otherwise
-    ``"inconclusive here"`` (within the sampling noise). It cannot be ``"not reproduced"``: full-rank MDS
-    is exact, so at some rank MDS always wins.
+    Every interval below 0: ``"reproduced"``; one above 0: ``"depends on an unstated choice"`` (the rank);
+    otherwise ``"inconclusive here"``. It cannot be ``"not reproduced"``: full-rank MDS is exact, so at some rank
+    MDS always wins.
     """
     if not differences:
         raise ValueError("c3_beats_other_encodings needs at least one corpus's interval of MDS − sinusoidal")
@@ -120,9 +113,7 @@ def c3_beats_other_encodings(differences: Mapping[str, IntervalLike]) -> Decisio
                     would_decide="the same comparison on more sequences (paper scale, all training sequences)")
 
 
-# --------------------------------------------------------------------------------------------
 # C4: sinusoids as MDS
-# --------------------------------------------------------------------------------------------
 
 #: A Fourier match counts as exact above 1 − this (a match is at most 1); float64 rounding.
 FOURIER_TOL = 1e-8
@@ -139,11 +130,10 @@ SINUSOIDAL_MATCH = 0.9
 
 
 def c4_circulant(fourier_match: float, eigen_error: float) -> Decision:
-    """C4 for a circulant (stationary) corpus: MDS eigenvectors are Fourier modes.
+    """C4 for a circulant corpus: MDS eigenvectors are Fourier modes (a theorem).
 
-    A circulant matrix is diagonalised by the Fourier basis (a theorem), so the check cannot fail:
-    ``"holds by construction"`` when the match is within :data:`FOURIER_TOL` of 1 and the eigenvalues equal
-    the formula to :data:`ROUNDING_TOL`; else ``"not reproduced"``. It cannot be ``"reproduced"`` or
+    Match within :data:`FOURIER_TOL` of 1 and eigenvalues equal to the formula within :data:`ROUNDING_TOL`:
+    ``"holds by construction"``; else ``"not reproduced"``. It cannot be ``"reproduced"`` or
     ``"depends on an unstated choice"``: an identity is not evidence and involves no choice.
     """
     if fourier_match >= 1 - FOURIER_TOL and eigen_error <= ROUNDING_TOL:
@@ -155,23 +145,16 @@ def c4_circulant(fourier_match: float, eigen_error: float) -> Decision:
 
 def c4_sinusoidal_table(sinusoidal_stress: float, mds_stress: float, slow: int, n_frequencies: int,
                         circulant_deviation: Mapping[str, float], fourier_match: Mapping[str, float]) -> Decision:
-    """C4: sinusoids are an approximately optimal encoding for corpora whose statistics are approximately
-    stationary.
+    """C4: sinusoids are an approximately optimal encoding for approximately stationary corpora.
 
-    ``sinusoidal_stress``, ``mds_stress``: the scale-free stresses of the standard sinusoidal table and of MDS
-    on a circulant corpus, ``slow`` of whose ``n_frequencies`` frequencies are below the lowest optimal one;
-    ``circulant_deviation`` and ``fourier_match``: per population geometry (statistics without sampling noise,
-    which is neither smooth nor stationary), how far its distance matrix is from circulant and how much of its
-    top MDS eigenvectors' energy lies in the lowest Fourier modes.
+    ``sinusoidal_stress``, ``mds_stress``: scale-free stresses on a circulant corpus, ``slow`` of whose
+    ``n_frequencies`` frequencies are below the lowest optimal one; ``circulant_deviation`` and ``fourier_match``:
+    per population geometry, its distance from circulant and the Fourier energy of its top MDS eigenvectors.
 
-    The form is tested where it is not a theorem: on the geometries within :data:`NEAR_STATIONARY` of circulant
-    but not exactly circulant (:func:`c4_circulant` decides those). The alternative that fails the claim: the
-    Fourier structure is an artefact of exact shift invariance, lost as soon as the statistics drift a little
-    (an eigenspace moves under a perturbation as much as the perturbation over its eigengap allows). A Fourier
-    match below :data:`SINUSOIDAL_MATCH` there: ``"not reproduced"`` (no sinusoidal table, standard or not, is
-    then near the optimum). No such geometry: ``"inconclusive here"``. Otherwise the standard table's stress
-    within :data:`NEAR_OPTIMAL` of MDS's: ``"reproduced"``; beyond it: ``"depends on an unstated choice"``
-    (the frequency set: the sinusoidal *form* is near-optimal, the standard base-10000 set is not).
+    Tested on the geometries within :data:`NEAR_STATIONARY` of circulant but not exactly circulant (the form is a
+    theorem there, :func:`c4_circulant`). A match below :data:`SINUSOIDAL_MATCH` there: ``"not reproduced"``; no
+    such geometry: ``"inconclusive here"``; otherwise the standard table within :data:`NEAR_OPTIMAL` of MDS:
+    ``"reproduced"``, beyond: ``"depends on an unstated choice"`` (the frequency set).
     """
     missing = sorted(set(circulant_deviation) ^ set(fourier_match))
     if missing:
@@ -206,9 +189,7 @@ def c4_sinusoidal_table(sinusoidal_stress: float, mds_stress: float, slow: int, 
                                  "optimal one; the sinusoidal form is near-optimal, the standard frequency set is not")
 
 
-# --------------------------------------------------------------------------------------------
 # C5: Remark 8
-# --------------------------------------------------------------------------------------------
 
 #: The paper's 88% (seed summary: n = d = 50, r = 3), and the rounding of a whole percentage.
 PAPER_SAVINGS, SAVINGS_ROUNDING = 0.88, 0.005
@@ -219,11 +200,10 @@ ACCURACY_MARGIN = 0.01
 
 
 def c5_parameter_savings(n: int, d: int, r: int) -> Decision:
-    """C5's count: ``1 − r (n + d) / (n d)`` against the paper's 88%.
-
-    Arithmetic, so ``"holds by construction"`` when it rounds to 88%, else ``"not reproduced"``.
-    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: arithmetic is not evidence and involves no choice.
-    """
+    """C5's count: ``1 − r (n + d) / (n d)`` against the paper's 88%: ``"holds by construction"`` when it rounds to
+    it, else ``"not reproduced"``.
+    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: arithmetic is not evidence and involves
+    no choice."""
     savings = 1 - r * (n + d) / (n * d)
     if abs(savings - PAPER_SAVINGS) <= SAVINGS_ROUNDING:
         return Decision(BY_CONSTRUCTION, why=f"1 − r(n + d)/(n d) = {savings:.2%} for n = {n}, d = {d}, r = {r}: "
@@ -232,7 +212,7 @@ def c5_parameter_savings(n: int, d: int, r: int) -> Decision:
 
 
 def _reading(x: IntervalLike | float) -> tuple[float, float, str]:
-    """``(low, high, text)`` of a reduction given as an interval over generator draws or as one draw's value."""
+    """``(low, high, text)`` of a reduction given as an interval or as one draw's value."""
     if isinstance(x, (int, float)):
         return float(x), float(x), f"{float(x):.1%} (one draw)"
     low, high = interval_bounds(x)
@@ -240,7 +220,7 @@ def _reading(x: IntervalLike | float) -> tuple[float, float, str]:
 
 
 def _norm_words(norm: str) -> str:
-    """A stress normalisation as a reason names it ("the scale-free stress"), not by its option value."""
+    """A stress normalisation in words ("the scale-free stress")."""
     return {"paper": "the paper's stress", "scale_free": "the scale-free stress"}.get(norm, f"the {norm} stress")
 
 
@@ -248,25 +228,14 @@ def c5_stress_reduction(reductions: Mapping[str, Mapping[str, IntervalLike | flo
                         population_stress: Mapping[str, float], pure_noise: Mapping[str, Values], rank: int) -> Decision:
     """C5: on a synthetic corpus, rank-``rank`` MDS cuts the stress by 99.8% against the sinusoidal table.
 
-    ``reductions[norm][generator]``: the reduction at each synthetic generator's population (its geometry
-    without sampling noise, which only lowers the reduction of a small sample), under each normalisation
-    (an interval over generator draws, or one draw's value); ``population_stress[generator]``:
-    the scale-free stress of rank-``rank`` MDS at that population; ``pure_noise[norm]``: the reductions a
-    corpus of pure noise (one distribution at every position) reaches under each normalisation, one per
-    sample size.
+    ``reductions[norm][generator]``: the reduction at each generator's population, per normalisation (an
+    interval over generator draws, or one draw's value); ``population_stress[generator]``: the scale-free stress
+    of rank-``rank`` MDS there; ``pure_noise[norm]``: the reductions pure noise reaches, one per sample size.
 
-    Two kinds of case cannot fail, and are set aside as "holds by construction":
-
-    - a generator whose population rank is at most ``rank``: rank-``rank`` MDS reproduces its geometry
-      exactly (its population stress is 0 up to :data:`ROUNDING_TOL`; the chord distance is Euclidean), so
-      its reduction is 100% whatever the encoding it is compared with;
-    - a normalisation under which pure noise reaches :data:`PAPER_REDUCTION` at some sample size: there the
-      number measures the sinusoidal table's scale, not the corpus, and every corpus reaches it.
-
-    The evidence is every other (generator, normalisation). All of it at or above 99.8% (the interval's lower
-    bound): ``"reproduced"``; all below (its upper bound): ``"not reproduced"``; some above and some below:
-    ``"depends on an unstated choice"`` (the generator, which the paper does not describe); an interval
-    holding 99.8% with nothing established against it: ``"inconclusive here"``. No evidence:
+    Set aside as unable to fail: a generator of population rank at most ``rank`` (MDS is exact there), and a
+    normalisation under which pure noise reaches :data:`PAPER_REDUCTION`. On the rest: all at or above 99.8%,
+    ``"reproduced"``; all below, ``"not reproduced"``; some of each, ``"depends on an unstated choice"`` (the
+    generator); an interval holding 99.8% otherwise, ``"inconclusive here"``; nothing left,
     ``"holds by construction"``.
     """
     for norm, by_generator in reductions.items():
@@ -318,7 +287,7 @@ def c5_stress_reduction(reductions: Mapping[str, Mapping[str, IntervalLike | flo
 
 def c5_lowrank_performance(gap: SeedIntervalLike) -> Decision:
     """C5 (seed summary): no loss of performance with the low-rank table; ``gap``: interval over seeds of the
-    accuracy of the learned table minus the rank-1 table's, paired by seed.
+    learned table's accuracy minus the rank-1 table's, paired by seed.
 
     Upper bound ≤ :data:`ACCURACY_MARGIN`: ``"reproduced"``; lower bound above it: ``"not reproduced"``;
     otherwise ``"inconclusive here"``.

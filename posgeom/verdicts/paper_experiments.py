@@ -1,8 +1,5 @@
-"""The decision rules of Part III, *The paper's experiments*: C7, C8 (the real-corpus stress table), C9, C10 and C11.
-
-Every rule returns a :class:`~posgeom.verdicts.decision.Decision`; the standards they share (the five
-verdicts, stand-in models, the power of a decision over seeds) are in :mod:`posgeom.verdicts`.
-"""
+"""The decision rules of Part III, *The paper's experiments*: C7, C8 (the real-corpus stress table), C9, C10 and
+C11."""
 
 from __future__ import annotations
 
@@ -40,15 +37,11 @@ VALUE_ROUNDING = 0.0005
 def c7_alibi_value(mean_slope: IntervalLike, head_stresses: Values) -> Decision:
     """C7's number: ALiBi's ``"paper"`` stress on SST-2 is 0.563.
 
-    ALiBi fixes its slopes, $m_h = 2^{-8h/H}$ for $H = 12$ heads; the paper gives one number without saying
-    which slope (one head, or their mean) it used. ``mean_slope``: the bootstrap interval of the mean slope's
-    stress; ``head_stresses``: each standard head's stress.
-
-    The mean slope's interval, widened by :data:`VALUE_ROUNDING`, holds 0.563: ``"reproduced"``. It does not,
-    but 0.563 lies between the lowest and the highest single head (widened alike): ``"depends on an unstated
-    choice"`` (the head). 0.563 outside both, i.e. no standard slope of ALiBi and not their mean gives it:
-    ``"not reproduced"`` (a slope off ALiBi's own set is not ALiBi as published, so the parabola's other
-    slopes, which reach any value above its minimum, do not count).
+    The paper does not say which of ALiBi's fixed slopes $m_h = 2^{-8h/H}$ it used. ``mean_slope``: the bootstrap
+    interval of the mean slope's stress; ``head_stresses``: each standard head's stress. The mean slope's interval,
+    widened by :data:`VALUE_ROUNDING`, holds 0.563: ``"reproduced"``; else 0.563 between the lowest and highest
+    single head: ``"depends on an unstated choice"`` (the head); else ``"not reproduced"`` (a slope off ALiBi's own
+    set is not ALiBi as published).
     """
     low, high = interval_bounds(mean_slope)
     heads = as_values(head_stresses)
@@ -67,13 +60,11 @@ def c7_alibi_value(mean_slope: IntervalLike, head_stresses: Values) -> Decision:
 
 
 def c7_alibi_ranking(alibi_minus_sinusoidal: IntervalLike, alibi_minus_rope: IntervalLike, lowest_in: Sequence[str] = ()) -> Decision:
-    """C7: ALiBi's scale-free stress is below sinusoidal's and RoPE's (intervals of the differences), and
-    ``lowest_in``: the variants of a choice the paper leaves open (the smoothing α, ...) where ALiBi is
-    lowest.
+    """C7: ALiBi's scale-free stress is below sinusoidal's and RoPE's (intervals of the differences);
+    ``lowest_in``: the variants of an open choice (the smoothing α, ...) where ALiBi is lowest.
 
-    Both intervals below 0: ``"reproduced"``. Both above 0: ``"not reproduced"``, unless ALiBi is lowest
-    in some variant of an open choice — then ``"depends on an unstated choice"`` (no rule stated before
-    looking picks a variant). Otherwise ``"inconclusive here"``.
+    Both intervals below 0: ``"reproduced"``. Both above 0: ``"not reproduced"``, or ``"depends on an unstated
+    choice"`` when ALiBi is lowest in some variant of an open choice. Otherwise ``"inconclusive here"``.
     """
     (ls, hs), (lr, hr) = interval_bounds(alibi_minus_sinusoidal), interval_bounds(alibi_minus_rope)
     text = (f"ALiBi − sinusoidal {interval_text(alibi_minus_sinusoidal, '{:+.4f}')}, ALiBi − RoPE "
@@ -94,9 +85,9 @@ def c7_shift_equivariance(rank_interval: tuple[int, int], shift_share: float) ->
     """C7's premise: SST-2's statistics are approximately shift-equivariant, of rank 1.
 
     ``rank_interval``: the noise-aware rank's interval over half-splits; ``shift_share``: the share of the
-    noise-corrected (resolvable) geometry explained by offset alone. Rank 1 throughout and share ≥
-    :data:`SHIFT_SHARE`: ``"reproduced"``; a rank interval starting at 2 or more: ``"not reproduced"``;
-    otherwise ``"depends on an unstated choice"`` (what "approximately" allows).
+    noise-corrected geometry explained by offset alone. Rank 1 throughout and share ≥ :data:`SHIFT_SHARE`:
+    ``"reproduced"``; a rank interval starting at 2 or more: ``"not reproduced"``; otherwise ``"depends on an
+    unstated choice"`` (what "approximately" allows).
     """
     low, high = int(rank_interval[0]), int(rank_interval[1])
     if high <= 1 and shift_share >= SHIFT_SHARE:
@@ -113,13 +104,11 @@ def c7_shift_equivariance(rank_interval: tuple[int, int], shift_share: float) ->
 def c8_sinusoidal_rope(scale_free_difference: IntervalLike | float, paper_ratio: float, *, model: str | None = None) -> Decision:
     """C8: sinusoidal and RoPE have nearly identical stress.
 
-    ``scale_free_difference``: interval (or exact value) of sinusoidal − RoPE under ``"scale_free"`` (or,
-    without a corpus, the exact scale-free stress of one geometry against the other: 0 when the shapes agree);
-    ``paper_ratio``: the larger over the smaller under ``"paper"`` (or of their raw scales). ``model``:
-    the model whose shapes were used, when not the paper's (then ``"inconclusive here"``).
-    Within ±:data:`NEARLY_IDENTICAL` and ratio below :data:`DIFFERENT_RATIO`: ``"reproduced"``; within,
-    but the ratio above: ``"depends on an unstated choice"`` (the normalisation); outside:
-    ``"not reproduced"``.
+    ``scale_free_difference``: interval (or exact value) of sinusoidal − RoPE under ``"scale_free"``;
+    ``paper_ratio``: the larger over the smaller under ``"paper"``; ``model``: the model whose shapes were used,
+    when not the paper's (then ``"inconclusive here"``). Within ±:data:`NEARLY_IDENTICAL` and ratio below
+    :data:`DIFFERENT_RATIO`: ``"reproduced"``; within, ratio above: ``"depends on an unstated choice"`` (the
+    normalisation); outside: ``"not reproduced"``.
     """
     if model is not None:
         blocked = stand_in(model, PAPER_MODEL, "C8")
@@ -143,9 +132,7 @@ def c8_sinusoidal_rope(scale_free_difference: IntervalLike | float, paper_ratio:
     return Decision(REPRODUCED, why=f"caveat: {diff} in scale-free stress, a factor {paper_ratio:.2f} in the paper's stress")
 
 
-# --------------------------------------------------------------------------------------------
 # C9, C10, C11
-# --------------------------------------------------------------------------------------------
 
 #: The paper's violation rate of P_MDS, and the margin of a match: three points, the width of a
 #: bootstrap interval of a violation rate at n = 64 (fixed before looking).
@@ -161,16 +148,11 @@ PAPER_PEAK_LAYER = 3
 def c9_mds_violation(natural_rates: Mapping[str, float], rates_over_ranks: Values) -> Decision:
     """C9: P_MDS violates 22% of the order of the Hellinger distances.
 
-    The paper does not give the rank of P_MDS, and over the ranks the violation rate falls from its rank-1
-    value to 0 at full rank (an exact embedding), so "some rank gives 22%" can hardly fail. The rule reads the
-    ranks a reader would pick without the paper's number, fixed before looking: rank 1 (the rank-1 geometry the
-    paper assumes for these corpora, claim C7) and the ranks the corpus's noise-aware rank allows (those its
-    data resolve). ``natural_rates``: the violation rate at each, labelled (``"rank 1 on SST-2"``);
-    ``rates_over_ranks``: every rank computed (context, quoted in the reason).
-
+    The paper does not give the rank, and some rank gives any rate down to 0, so the rule reads the ranks fixed
+    before looking: rank 1 and the ranks the corpus's noise-aware rank allows. ``natural_rates``: the violation
+    rate at each, labelled (``"rank 1 on SST-2"``); ``rates_over_ranks``: every rank computed (quoted).
     Every natural rank within :data:`VIOLATION_MARGIN` of 22%: ``"reproduced"``; some: ``"depends on an
-    unstated choice"`` (the rank); none: ``"not reproduced"`` (22% is met only at a rank that nothing but the
-    number itself picks).
+    unstated choice"`` (the rank); none: ``"not reproduced"``.
     """
     if not natural_rates:
         raise ValueError("c9_mds_violation needs the violation rate at one natural rank at least (rank 1)")
@@ -190,12 +172,10 @@ def c9_mds_violation(natural_rates: Mapping[str, float], rates_over_ranks: Value
 
 
 def c9_random_violation(rates: Values) -> Decision:
-    """C9's reference: a random table violates 50% of the order (mean over seeds and corpora).
-
-    A random table's expected rate is 1/2 by symmetry, so the check cannot fail: ``"holds by
-    construction"`` within :data:`VIOLATION_MARGIN`, else ``"not reproduced"`` (a defect).
-    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: a symmetry is not evidence and involves no choice.
-    """
+    """C9's reference: a random table violates 50% of the order (1/2 by symmetry): ``"holds by construction"``
+    within :data:`VIOLATION_MARGIN`, else ``"not reproduced"``.
+    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: a symmetry is not evidence and involves
+    no choice."""
     r = as_values(rates)
     if np.all(np.abs(r - RANDOM_VIOLATION) <= VIOLATION_MARGIN):
         return Decision(BY_CONSTRUCTION, why=f"{r.min():.1%}–{r.max():.1%}: a random table's expected violation rate "
@@ -229,16 +209,12 @@ COUNTINGS = {"counted from 1": PAPER_PEAK_LAYER - 1, "counted from 0": PAPER_PEA
 
 
 def c10_layer_peak(model: str, curves: Mapping[str, Values], headline: str) -> Decision:
-    """C10: the projected stress of BERT peaks at layer 3; ``curves``: the stress per layer of each reading
-    (definition and normalisation; first layer first), ``headline``: the key of the book's main reading.
+    """C10: the projected stress of BERT peaks at layer 3; ``curves``: the stress per layer of each reading (first
+    layer first), ``headline``: the key of the book's main reading.
 
-    The paper does not say whether it counts layers from 0 or from 1, so each curve's global peak is read under
-    both counts (:data:`COUNTINGS`): its third layer is layer 3 counted from 1, its fourth is layer 3 counted
-    from 0. A stand-in for BERT-base: ``"inconclusive here"``. The headline's peak at layer 3 under one count:
-    ``"depends on an unstated choice"`` (the count); only another reading's peak there: ``"depends on an
-    unstated choice"`` (the projection, which the paper does not define, and the count); no reading's peak
-    there under either count: ``"not reproduced"``. The peak is the curve's maximum, as the paper's "the
-    peak" says, not any local maximum of a curve over a dozen layers.
+    Each curve's global maximum is read under both counts of layers (:data:`COUNTINGS`). A stand-in for
+    BERT-base: ``"inconclusive here"``. The headline's or only another reading's peak at layer 3 under one
+    count: ``"depends on an unstated choice"``; no reading's peak there: ``"not reproduced"``.
     It cannot be ``"reproduced"``: a curve peaks at one layer, which is the paper's layer 3 under one count
     only, and the paper does not say which count it uses.
     """
@@ -297,17 +273,12 @@ def c11_ntk_order(train_losses: Values, kernel_change_lazy: Values, kernel_chang
                   displacement: SeedIntervalLike, table: SeedIntervalLike) -> Decision:
     """C11: in the NTK regime monotonicity holds at the trained fixed point.
 
-    ``train_losses``: final training loss of each lazy seed (:func:`ntk_learned`); ``kernel_change_*``:
-    relative change of the tangent kernel per seed (:func:`ntk_lazy`); ``displacement`` and ``table``:
-    intervals over seeds of the violation rate of ΔP and of P. Not learned or not lazy:
-    ``"inconclusive here"``.
-
-    Each interval is read against the weakest order worth the name, a violation rate :data:`ORDER_EFFECT`
-    below random's 50%: *ordered* when its upper bound is at most 45% (an order of five points or more is
-    established), *not ordered* when its lower bound is above 45% (every order the interval allows is weaker
-    than that). Both ordered: ``"reproduced"``; ΔP ordered, P not: ``"depends on an unstated choice"`` (the
-    initialisation's scale); ΔP not ordered: ``"not reproduced"``; otherwise (an interval holding 45%):
-    ``"inconclusive here"``, with the seeds that would decide.
+    ``train_losses``: final training loss of each lazy seed (:func:`ntk_learned`); ``kernel_change_*``: relative
+    change of the tangent kernel per seed (:func:`ntk_lazy`); ``displacement`` and ``table``: intervals over seeds
+    of the violation rate of ΔP and of P. Not learned or not lazy: ``"inconclusive here"``. Each interval is
+    *ordered* when its upper bound is at most 50% − :data:`ORDER_EFFECT`, *not ordered* when its lower bound is
+    above it. Both ordered: ``"reproduced"``; ΔP ordered, P not: ``"depends on an unstated choice"`` (the
+    initialisation's scale); ΔP not ordered: ``"not reproduced"``; otherwise ``"inconclusive here"``.
     """
     learned, lazy = ntk_learned(train_losses), ntk_lazy(kernel_change_lazy, kernel_change_rich)
     if not (learned and lazy):
@@ -344,9 +315,8 @@ def c11_ntk_order(train_losses: Values, kernel_change_lazy: Values, kernel_chang
 
 
 def _c11_more_seeds(interval: SeedIntervalLike, weakest: float, what: str) -> str:
-    """What would decide C11 where an interval holds the weakest order worth the name: the seeds that give 80%
-    power for :data:`ORDER_EFFECT`; or, where the design already has them, the rate lies closer to the margin than
-    that effect, and the seeds are sized for its distance to it (the interval's centre)."""
+    """What would decide C11 where an interval holds the margin: seeds for :data:`ORDER_EFFECT`, or, when the design
+    already has them, for the distance of the interval's centre to the margin."""
     design = seed_design(interval, ORDER_EFFECT)
     if not design.powered:
         return more_seeds(design, what)

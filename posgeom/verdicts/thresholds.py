@@ -1,19 +1,12 @@
 r"""How far a verdict is from flipping: the inputs a rule was called with, the thresholds it reads, and the
 verdict again with a threshold moved.
 
-Every rule of :mod:`posgeom.verdicts` is wrapped once, where the package is built (:func:`record_inputs`),
-so that the :class:`~posgeom.verdicts.decision.Decision` it returns carries its call: the rule's name and
-the inputs it was given, as plain data by parameter name (:class:`RuleCall`; a chapter's row stores it in
-the claims record). Nothing in a rule changes for this: a rule keeps whatever body and signature it has.
-
-The thresholds a rule reads are the module-level numeric constants its code names (:func:`thresholds_read`),
-found in its compiled code and in the code of the helpers it calls from the same package (``ntk_lazy`` for
-C11's rule), each with its reason beside it in the source (:func:`threshold_reason`). The paper's and the
-seed's own values and a few facts are not thresholds (:data:`NOT_THRESHOLD_PREFIXES`,
-:data:`NOT_THRESHOLDS`). :func:`redecide` calls a rule again on recorded inputs with some thresholds moved
-(each moved in every module that reads it, then restored), and :func:`flip_points` finds, by a scan then a
-bisection, the nearest values on each side of a threshold where a verdict — a row's, or a claim's bottom
-line (:mod:`posgeom.summary.robustness`) — changes.
+Every rule is wrapped once (:func:`record_inputs`) so that its decision carries its call (:class:`RuleCall`).
+The thresholds a rule reads are the module-level numeric constants named in its code or in the code of the
+helpers it calls from its package (:func:`thresholds_read`), each with its ``#:`` reason
+(:func:`threshold_reason`); the paper's and the seed's own values are not thresholds
+(:data:`NOT_THRESHOLD_PREFIXES`, :data:`NOT_THRESHOLDS`). :func:`redecide` decides again with thresholds moved,
+and :func:`flip_points` finds, by a scan then a bisection, the nearest values where a verdict changes.
 """
 
 from __future__ import annotations
@@ -37,8 +30,7 @@ __all__ = ["RuleCall", "plain", "record_inputs", "thresholds_read", "threshold_r
 
 @dataclass(frozen=True)
 class RuleCall:
-    """A rule's call as a claims record stores it: the rule's name (a key of :data:`posgeom.verdicts.RULES`)
-    and its inputs by parameter name, as plain data (``plain``)."""
+    """A rule's call as a claims record stores it: the rule's name and its inputs by parameter name, as plain data."""
 
     rule: str
     inputs: dict
@@ -48,9 +40,8 @@ class RuleCall:
 
 
 def plain(value: Any) -> Any:
-    """``value`` as plain data a record stores and a rule reads back: an interval as its dictionary (every rule
-    reads an interval's stored dictionary), a dataclass as its fields, an array as a list, numpy scalars as
-    Python numbers. Anything else is a ``TypeError``."""
+    """``value`` as plain data a record stores and a rule reads back (intervals and dataclasses as dictionaries,
+    arrays as lists, numpy scalars as Python numbers); anything else is a ``TypeError``."""
     if hasattr(value, "as_dict") and callable(value.as_dict):
         return plain(value.as_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -71,9 +62,8 @@ def plain(value: Any) -> Any:
 
 
 def record_inputs(rule: Callable) -> Callable:
-    """``rule`` wrapped so that the decision it returns carries its call (:class:`RuleCall`, the decision's
-    ``call``); the rule itself is unchanged (``__wrapped__``). Inputs that cannot be stored as plain data leave
-    the decision without a call (the summary then says that its thresholds could not be moved)."""
+    """``rule`` wrapped so that its decision carries its call (:class:`RuleCall`); inputs that cannot be stored as
+    plain data leave the decision without a call."""
     signature = inspect.signature(rule)
 
     @functools.wraps(rule)
@@ -114,8 +104,7 @@ def _package(module: str) -> str:
 
 
 def _reachable(rule: Callable) -> tuple[Callable, ...]:
-    """The rule (unwrapped) and the functions of its own package it calls, transitively, through module
-    globals: whose code may read a threshold."""
+    """The rule (unwrapped) and the functions of its own package it calls, transitively."""
     return _reachable_from(inspect.unwrap(rule))
 
 
@@ -172,8 +161,7 @@ def _assigned(module_name: str) -> dict[str, str]:
 
 
 def _defined(rule: Callable) -> dict[str, str]:
-    """The constants assigned in the modules of ``rule``'s package, with their reasons (the first module that
-    assigns a name gives its reason)."""
+    """The constants assigned in the modules of ``rule``'s package, with their reasons (the first module's wins)."""
     found: dict[str, str] = {}
     for module in _package_modules(inspect.unwrap(rule)):
         for name, reason in _assigned(module.__name__).items():
@@ -187,10 +175,8 @@ def _is_threshold(name: str, value: Any) -> bool:
 
 
 def thresholds_read(rule: Callable) -> dict[str, int | float]:
-    """The thresholds ``rule`` reads, by name, with their values now: the numeric constants assigned at module
-    level in its package (a constant imported from elsewhere, such as the target power, is not the rule's)
-    and named in its code or in the code of the functions of its package it calls (:data:`NOT_THRESHOLD_PREFIXES`
-    and :data:`NOT_THRESHOLDS` left out)."""
+    """The thresholds ``rule`` reads, by name, with their values now: the numeric constants assigned at module level
+    in its package and named in its code or its package's functions it calls."""
     defined = _defined(rule)
     found = {}
     for fn in _reachable(rule):
@@ -204,15 +190,14 @@ def thresholds_read(rule: Callable) -> dict[str, int | float]:
 
 
 def threshold_reason(rule: Callable, name: str) -> str:
-    """The reason written beside the threshold ``name`` (its ``#:`` comment, joined), from the source of the
-    module of ``rule``'s package that assigns it; ``""`` when none is found."""
+    """The ``#:`` reason written above the threshold ``name``; ``""`` when none is found."""
     return _defined(rule).get(name, "")
 
 
 @contextmanager
 def moved(rule: Callable, values: Mapping[str, float]):
-    """Within the block, the thresholds ``values`` (name → value) hold those values in every module whose
-    functions ``rule`` reaches and that binds the name; restored on leaving."""
+    """Within the block, the thresholds ``values`` (name → value) hold those values in every module whose functions
+    ``rule`` reaches; restored on leaving."""
     saved = []
     try:
         for fn in _reachable(rule):
@@ -227,8 +212,7 @@ def moved(rule: Callable, values: Mapping[str, float]):
 
 
 def redecide(rule: Callable, inputs: Mapping[str, Any], values: Mapping[str, float] | None = None):
-    """The decision of ``rule`` (unwrapped) on recorded ``inputs`` (by parameter name), with the thresholds
-    ``values`` moved (``moved``)."""
+    """The decision of ``rule`` (unwrapped) on recorded ``inputs``, with the thresholds ``values`` moved."""
     fn = inspect.unwrap(rule)
     args, kwargs = [], {}
     for parameter in inspect.signature(fn).parameters.values():
@@ -270,15 +254,12 @@ SCAN_PRECISION = 1e-3
 def flip_points(decide: Callable[[float], str], value: float, *, factor: float = SCAN_FACTOR,
                 steps: int = SCAN_STEPS, precision: float = SCAN_PRECISION,
                 integer: bool = False) -> list[tuple[float, str]]:
-    """The nearest values on each side of ``value`` (below first) where ``decide`` returns another verdict than
-    at ``value``, within ``value / factor`` and ``value × factor``: a list of ``(value where it flips, the verdict
-    there)`` with at most one entry per side.
+    """The nearest values on each side of ``value`` (below first), within a factor ``factor``, where ``decide``
+    returns another verdict than at ``value``: ``[(value where it flips, the verdict there), ...]``.
 
     ``decide(x)`` is the verdict with the threshold at ``x``. Each side is scanned on ``steps`` points spaced
-    evenly in log, out from ``value``; between the last point with the verdict of ``value`` and the first
-    without it, bisection (in log) narrows the flip to ``precision``, and the point returned is the one with the
-    new verdict. With ``integer`` (a count, such as a number of positions) only whole values are tried and the
-    flip is the first whole value with the new verdict. A value of 0 (no multiplicative range) is not scanned.
+    evenly in log, then bisected to ``precision``; with ``integer`` only whole values are tried. A value of 0 is
+    not scanned.
     """
     if value == 0 or not math.isfinite(value):
         return []

@@ -1,8 +1,5 @@
-"""The decision rules of Part I, *Why position, and what training does with it*: C1 (Theorem 1) and C2 (Theorem 4).
-
-Every rule returns a :class:`~posgeom.verdicts.decision.Decision`; the standards they share (the five
-verdicts, stand-in models, the power of a decision over seeds) are in :mod:`posgeom.verdicts`.
-"""
+"""The decision rules of Part I, *Why position, and what training does with it*: C1 (Theorem 1) and C2
+(Theorem 4)."""
 
 from __future__ import annotations
 
@@ -41,13 +38,10 @@ ABOVE_CHANCE = 0.10
 def c1_equivariance(perm_gap: float, encoded_gaps: Values) -> Decision:
     """C1's identity: a content-only bidirectional encoder (NoPE) is permutation-equivariant.
 
-    Equivariance is an identity of the architecture's algebra, checked on random weights and inputs: it
-    cannot fail unless the code is wrong, and it needs no training (a CPU decides it at every scale).
-    ``perm_gap``: NoPE's largest gap over the permutations; ``encoded_gaps``: the same gap of each bidirectional
-    encoder with a positional encoding (the alternative, at the same shape). Outcomes: ``"holds by
-    construction"`` (NoPE's gap within :data:`EQUIVARIANCE_RATIO` of the smallest encoded gap: rounding) or
-    ``"not reproduced"``. It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: an identity is
-    not evidence and involves no choice.
+    ``perm_gap``: NoPE's largest gap over the permutations; ``encoded_gaps``: the same gap of each encoder with a
+    positional encoding, at the same shape. Within :data:`EQUIVARIANCE_RATIO` of the smallest encoded gap:
+    ``"holds by construction"``; else ``"not reproduced"``. It cannot be ``"reproduced"`` or ``"depends on an
+    unstated choice"``: an identity is not evidence and involves no choice.
     """
     encoded = as_values(encoded_gaps)
     if encoded.size == 0:
@@ -64,13 +58,11 @@ def c1_equivariance(perm_gap: float, encoded_gaps: Values) -> Decision:
 
 
 def c1_nope_at_chance(nope_accuracies: Values) -> Decision:
-    """C1's consequence: trained NoPE encoders are at chance on the order task.
+    """C1's consequence: trained NoPE encoders are at chance on the order task (one of each reversal pair is wrong).
 
-    A model that gives a sequence and its reversal the same output (:func:`c1_equivariance`) is right on
-    exactly one of each reversal pair, so its accuracy is 1/2 to rounding whatever it learned: the check
-    cannot fail unless the code is wrong. Outcomes: ``"holds by construction"`` (every seed at
-    :data:`CHANCE` to rounding) or ``"not reproduced"``. It cannot be ``"reproduced"`` or ``"depends on an
-    unstated choice"``: a consequence of an identity is not evidence and involves no choice.
+    Every seed at :data:`CHANCE` to rounding: ``"holds by construction"``; else ``"not reproduced"``. It cannot
+    be ``"reproduced"`` or ``"depends on an unstated choice"``: a consequence of an identity is not evidence and
+    involves no choice.
     """
     acc = as_values(nope_accuracies)
     if np.all(np.abs(acc - CHANCE) < 1e-12):
@@ -83,8 +75,8 @@ def c1_nope_at_chance(nope_accuracies: Values) -> Decision:
 def c1_causal_mask(accuracies: Values) -> Decision:
     """C1 with a causal mask (outside the theorem's bidirectional setting).
 
-    Above chance by :data:`ABOVE_CHANCE` (mean over seeds): ``"depends on an unstated choice"`` (the
-    mask, which the theorem leaves out, is itself a positional signal); otherwise ``"reproduced"``.
+    Above chance by :data:`ABOVE_CHANCE` (mean over seeds): ``"depends on an unstated choice"`` (the mask is
+    itself a positional signal); otherwise ``"reproduced"``.
     It cannot be ``"not reproduced"``: the theorem says nothing about a causal mask.
     """
     acc = as_values(accuracies)
@@ -99,12 +91,10 @@ def c1_causal_mask(accuracies: Values) -> Decision:
 def c1_symmetric_signal(accuracies: Values, reversal_gap: float, encoded_gaps: Values) -> Decision:
     """C1 with a relative signal that keeps the reversal (ALiBi without ``[CLS]``).
 
-    ``reversal_gap``: the model's gap under the reversal; ``encoded_gaps``: the same gap of the encoders whose
-    encoding breaks the reversal (what a broken symmetry looks like at this shape). Reversal gap within
-    :data:`EQUIVARIANCE_RATIO` of the smallest of those and accuracy within :data:`ABOVE_CHANCE` of chance:
-    ``"depends on an unstated choice"`` (which positional signal: one must break every permutation the
-    data distinguish); otherwise ``"reproduced"``. It cannot be ``"not reproduced"``: the theorem is
-    about the absence of a signal, and this check has one.
+    ``reversal_gap``: the model's gap under the reversal; ``encoded_gaps``: that of the encoders that break it.
+    Gap within :data:`EQUIVARIANCE_RATIO` of the smallest of those and accuracy within :data:`ABOVE_CHANCE` of
+    chance: ``"depends on an unstated choice"`` (which positional signal); otherwise ``"reproduced"``. It cannot
+    be ``"not reproduced"``: the theorem is about the absence of a signal, and this check has one.
     """
     acc = as_values(accuracies)
     encoded = as_values(encoded_gaps)
@@ -136,12 +126,12 @@ COLLAPSE_SHARE, KEEP_SHARE = 0.1, 0.5
 def c2_separation(hold_intervals: Sequence[IntervalLike], broken_separations: Values) -> Decision:
     """C2 at the theorem's conditions: does a trained table keep positions apart, and is that the conditions' doing?
 
-    ``hold_intervals``: intervals over seeds of the final separation of tables trained under the
-    conditions; ``broken_separations``: final separations of the controls that break a condition.
-    A lower bound at or below :data:`SEP_TOL`: ``"not reproduced"``. Controls that stay separated too:
-    ``"holds by construction"`` — separation is inherited from the initialisation or SGD noise, so this
-    check cannot fail. A control that collapses while the trained tables stay apart: ``"reproduced"``.
-    It cannot be ``"depends on an unstated choice"``: what the conditions decide beyond separation is :func:`c2_broken_conditions`'s question.
+    ``hold_intervals``: intervals over seeds of the final separation under the conditions;
+    ``broken_separations``: those of the controls that break a condition. A lower bound at or below
+    :data:`SEP_TOL`: ``"not reproduced"``; controls separated too: ``"holds by construction"``; a control that
+    collapses: ``"reproduced"``.
+    It cannot be ``"depends on an unstated choice"``: what the conditions decide beyond separation is
+    :func:`c2_broken_conditions`'s question.
     """
     lows = [interval_bounds(iv)[0] for iv in hold_intervals]
     if not lows:
@@ -167,11 +157,9 @@ def c2_separation(hold_intervals: Sequence[IntervalLike], broken_separations: Va
 def c2_broken_conditions(broken_separations: Values, rho_hold: float, rho_broken: Values) -> Decision:
     """C2 with a condition broken on purpose: what do the conditions decide?
 
-    A control that collapses (separation ≤ :data:`SEP_TOL`): ``"reproduced"`` (the conditions are what
-    keeps positions apart). Controls separated but unordered (Spearman with |i − j| below
-    :data:`ORDERED_RHO`) while the conditions-hold table is ordered: ``"depends on an unstated
-    choice"`` (which property of the table the claim is about). Controls as ordered as the table under
-    the conditions: ``"not reproduced"`` (the conditions decide nothing here).
+    A control that collapses (≤ :data:`SEP_TOL`): ``"reproduced"``. Controls separated but unordered (Spearman
+    below :data:`ORDERED_RHO`) while the table under the conditions is ordered: ``"depends on an unstated
+    choice"``. Controls as ordered: ``"not reproduced"``.
     """
     broken, rho_b = as_values(broken_separations), as_values(rho_broken)
     if broken.min() <= SEP_TOL:
@@ -186,14 +174,13 @@ def c2_broken_conditions(broken_separations: Values, rho_hold: float, rho_broken
 
 
 def c2_weight_decay(shrink_broken: Values, shrink_hold: Values) -> Decision:
-    """C2 under weight decay: final / initial median distance per seed, for the order-insensitive control and
-    for the conditions-hold table.
+    """C2 under weight decay: final / initial median distance per seed, for the order-insensitive control and for
+    the conditions-hold table.
 
-    The control collapses (all below :data:`COLLAPSE_SHARE`) and the table keeps its scale (all above
-    :data:`KEEP_SHARE`): ``"depends on an unstated choice"`` (weight decay, which the paper does not
-    state). The table collapses too: ``"not reproduced"``. Otherwise ``"inconclusive here"`` (the decay
-    is too weak to show within the run). It cannot be ``"reproduced"``: the claim says nothing of weight
-    decay, so the most this check can show is that the claim depends on it.
+    Control below :data:`COLLAPSE_SHARE` and table above :data:`KEEP_SHARE`: ``"depends on an unstated choice"``
+    (weight decay); table collapsed too: ``"not reproduced"``; otherwise ``"inconclusive here"``. It cannot be
+    ``"reproduced"``: the claim says nothing of weight decay, so the most this check can show is that the claim
+    depends on it.
     """
     b, h = as_values(shrink_broken), as_values(shrink_hold)
     if h.max() < COLLAPSE_SHARE:
@@ -217,17 +204,13 @@ FLOOR_EFFECT = float(np.log10(1.25))
 
 
 def c2_converged(difference: SeedIntervalLike, control_separations: Values) -> Decision:
-    """C2 trained with a force towards collapse (weight decay) against its controls, on the pairs of positions
-    whose marginals the training sample tells apart (:mod:`posgeom.experiments.separation_converged`).
+    """C2 trained with weight decay against its controls, on the pairs of positions the training sample tells apart
+    (:mod:`posgeom.experiments.separation_converged`).
 
-    ``difference``: interval over seeds, paired by seed, of log10 sep(P) under the conditions minus log10 sep(P)
-    on the stationary corpus (the same loss and noise, a table the loss does not use: the floor), both over the
-    same pairs; ``control_separations``: per seed, sep(P) of the order-insensitive control over those pairs.
-
-    The control does not collapse (median above :data:`SEP_TOL`): ``"holds by construction"`` — the decay does
-    not pull even an unneeded table together within the run, so staying apart shows nothing. Otherwise the
-    interval above 0: ``"reproduced"``; below 0: ``"not reproduced"`` (the loss pulls distinct positions closer
-    than noise keeps an unused table); holding 0: ``"inconclusive here"``.
+    ``difference``: interval over seeds (paired) of log10 sep(P) under the conditions minus on the stationary
+    corpus (the floor); ``control_separations``: per seed, sep(P) of the order-insensitive control. Control median
+    above :data:`SEP_TOL`: ``"holds by construction"``; else interval above 0: ``"reproduced"``; below 0:
+    ``"not reproduced"``; holding 0: ``"inconclusive here"``.
     It cannot be ``"depends on an unstated choice"``: the weight decay is the design's force, not a choice the
     claim leaves open (:func:`c2_weight_decay` is where it is one).
     """
