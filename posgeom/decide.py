@@ -1,32 +1,11 @@
 r"""Decide a claim on a named model: the checks a missing model leaves "inconclusive here" (``posgeom decide``).
 
-Three checks of the book are about a model an offline machine cannot load: C10 (the projected stress of
-BERT-base peaks at layer 3, chapter "Inside BERT") and S1, S2 (GPT-2's learned position table, chapter
-"Learned tables"). There the chapters run on a stand-in and their rules say ``"inconclusive here"``,
-printing the command that decides the claim once the model can be had
-(:func:`posgeom.verdicts.decide_command`). :func:`decide_claim` is that command's library side: it computes,
-on the model given (a hub name such as ``bert-base-uncased`` or ``gpt2``, or a folder written by
-``save_pretrained``), exactly the numbers the chapter feeds to the check's rule, through the chapter's own
-functions and the results registry (each model is its own entry: the experiments key their results by the
-model's name, a folder by its absolute path), and calls the same rule.
-
-* C10: :func:`posgeom.experiments.inside_bert.run_layer_stress` with ``settings.pretrained`` set to the
-  model, read into :class:`posgeom.experiments.records.inside_bert.LayerStress` by
-  :func:`posgeom.chapters.inside_bert.layer_stress`, decided by
-  :func:`posgeom.verdicts.c10_layer_peak` (the per-layer curve of every reading, its global peak read under
-  both counts of the layers; the headline is ``"propagated_scale_free"``). The model must be a BERT-family encoder that
-  :func:`posgeom.models.pretrained.load_encoder` reads, whose vocabulary covers the WordPiece ids of the
-  SST-2 sentences and whose table covers their positions; the target geometry is SST-2's
-  (chapter "Real corpora"), computed if the registry lacks it.
-* S1, S2: :func:`posgeom.experiments.learned_tables.run_pretrained_tables` for the model alone, read by
-  :func:`posgeom.chapters.learned_tables.table_anatomy` (the learned table's record,
-  :class:`posgeom.experiments.records.learned_tables.TableAnalysis`), decided by
-  :func:`posgeom.verdicts.s1_neighbour_similarity` (``s(1)``, the mean cosine similarity of neighbouring
-  rows) and :func:`posgeom.verdicts.s2_first_positions_apart` (the rows standing apart). The model must
-  have a learned absolute position table.
-
-A model that cannot be had, or of the wrong kind, is a ``ValueError`` of one sentence, raised before any
-long computation.
+C10 (BERT-base's projected stress peaks at layer 3, chapter "Inside BERT") and S1, S2 (GPT-2's learned table,
+chapter "Learned tables") need a model an offline machine may lack; their rules print the command that decides
+them (:func:`posgeom.verdicts.decide_command`). :func:`decide_claim` computes, on the model given, exactly the
+numbers the chapter feeds to the rule, through the chapter's own functions and the results registry (keyed by
+the model's name, a folder by its absolute path). A model that cannot be had, or of the wrong kind, is a
+one-sentence ``ValueError`` raised before any long computation.
 """
 
 from __future__ import annotations
@@ -48,23 +27,8 @@ DECIDABLE = {"C10": rules.PAPER_MODEL, "S1": rules.SEED_S1_MODEL, "S2": rules.SE
 class ClaimDecision:
     """What :func:`decide_claim` found.
 
-    Attributes
-    ----------
-    claim : str
-        ``"C10"``, ``"S1"`` or ``"S2"``.
-    model : str
-        The model as the rule saw it (a hub name as resolved, a folder as its absolute path).
-    scale : str
-        The scale label of what ran (:func:`posgeom.verdicts.scale_label`: the settings' scale; a pretrained
-        model trains nothing, so it is never the small-model label).
-    numbers : dict
-        The check's numbers, plain data (what the rule decided from, and the chapter's context).
-    ours : str
-        The numbers as the chapter's "Paper vs this book" row words them.
-    decision : posgeom.verdicts.Decision
-        The rule's verdict, its reason, and for ``"inconclusive here"`` the run that would decide.
-    provenance : str
-        The stored result's provenance line (:meth:`posgeom.registry.Result.provenance`).
+    ``model`` is as the rule saw it (a hub name resolved, a folder absolute); ``numbers`` is plain data;
+    ``ours`` words them as the chapter's "Paper vs this book" row; ``provenance`` is the stored result's line.
     """
 
     claim: str
@@ -95,10 +59,9 @@ def decide_claim(claim: str, model: str, settings: Settings | None = None, *, fo
         A hub name (``"bert-base-uncased"``, ``"gpt2"``, ``"owner/name"``) or a folder written by
         ``save_pretrained`` (config, safetensors weights, tokenizer).
     settings : Settings, optional
-        Scale, device, data folder and results registry (default :func:`posgeom.config.get_settings`); its
-        ``pretrained`` is replaced by ``model``.
+        Default :func:`posgeom.config.get_settings`; its ``pretrained`` is replaced by ``model``.
     force : bool
-        Recompute the model's result even when the registry holds it (a folder whose weights changed).
+        Recompute the model's result even when the registry holds it.
 
     Returns
     -------
@@ -112,17 +75,11 @@ def decide_claim(claim: str, model: str, settings: Settings | None = None, *, fo
     return _decide_table(claim, str(model), settings, force)
 
 
-# --------------------------------------------------------------------------------------------
-# C10: chapter "Inside BERT"
-# --------------------------------------------------------------------------------------------
-
-
 def _bert_checked(settings: Settings) -> None:
-    """A ``ValueError`` unless ``settings.pretrained`` is a BERT-family encoder the chapter can run on its sentences."""
+    """A ``ValueError`` unless ``settings.pretrained`` is a BERT-family encoder the chapter can run."""
     from .corpora.tokenize import DEFAULT_TOKENIZER, load_tokenizer
     from .experiments.inside_bert import CONFIGS
     from .models.hf import config_from_hf
-
     name = settings.pretrained
     folder = model_folder(name)  # the hub's config and weights, or a ValueError saying why not
     cfg_file = Path(folder) / "config.json"
@@ -148,7 +105,6 @@ def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
     from .chapters.inside_bert import c10_curves, c10_ours, curve, layer_stress
     from .experiments.inside_bert import DEFINITIONS, run_layer_stress
     from .geometry.peaks import local_maxima
-
     _bert_checked(settings)
     result = run_layer_stress(settings, force=force)  # keyed by settings.pretrained: this model's own entry
     layers = layer_stress(result)
@@ -164,15 +120,9 @@ def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
                          result.provenance())
 
 
-# --------------------------------------------------------------------------------------------
-# S1, S2: chapter "Learned tables"
-# --------------------------------------------------------------------------------------------
-
-
 def _table_name(model: str) -> str:
-    """The name the chapter's experiments key a table by: a hub alias resolved, a folder as its absolute path."""
+    """The name the chapter's experiments key a table by: a hub alias resolved, a folder absolute."""
     from .models.pretrained import HUB_ALIASES
-
     folder = Path(model).expanduser()
     return str(folder.resolve()) if folder.is_dir() else HUB_ALIASES.get(model, model)
 
@@ -180,7 +130,6 @@ def _table_name(model: str) -> str:
 def _decide_table(claim: str, model: str, settings: Settings, force: bool) -> ClaimDecision:
     from .chapters.learned_tables import s1_ours, s2_ours, table_anatomy
     from .experiments.learned_tables import pretrained_availability, run_pretrained_tables
-
     name = _table_name(model)
     avail = pretrained_availability(settings, [name])[0]
     if not avail.available:

@@ -1,12 +1,7 @@
 r"""Checks for the coding exercises of Part V, *Your own model*.
 
-Every check runs the student's function on hidden cases against an oracle written here (a loop or a
-closed form), with the package function the exercise is about switched off (:mod:`posgeom.checks.core`).
-
-* :func:`check_rotary_distances` — the distances a rotary encoding induces from its frequencies,
-  $\hat d_{ij}^2 = 2(K(0) - K(i - j))$, $K(\delta) = \frac1m\sum_k\cos(\delta\theta_k)$.
-* :func:`check_offset_profile` — the mean distance at each offset $|i - j|$, scaled to its maximum
-  (the profile of ``posgeom diagnose``'s report).
+Each check compares the student's function with an oracle written here, on hidden cases, with the package
+function the exercise is about switched off (:mod:`posgeom.checks.core`).
 """
 
 from __future__ import annotations
@@ -23,12 +18,9 @@ __all__ = ["check_rotary_distances", "check_offset_profile"]
 def check_rotary_distances(student_fn) -> Verdict:
     r"""Check ``student_fn(n, theta) -> (n, n)``: rotary distances for the frequencies ``theta`` (m,).
 
-    Hidden cases: the original RoPE frequencies, a Llama-style base, a partial rotation (few
-    frequencies) and one frequency. The package's ``rotary_distances``, ``rope_distances`` and
-    ``rope_kernel`` are switched off.
+    $\hat d_{ij}^2 = 2(K(0) - K(i - j))$ with $K(\delta) = \frac1m\sum_k\cos(\delta\theta_k)$.
     """
     from .. import encodings as enc
-
     def freqs(d_head, base):
         return np.array([base ** (-2.0 * k / d_head) for k in range(d_head // 2)])
 

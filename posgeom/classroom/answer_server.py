@@ -1,17 +1,9 @@
 r"""The answering process's own program: it runs a student's definitions and answers calls with plain data.
 
-This module imports nothing from posgeom, and must not: :class:`~posgeom.classroom.sandbox.Answerer`
-starts it as ``python -I -c <this file's text>`` inside a sandbox where posgeom and the course files do
-not exist. It reads length-prefixed frames on stdin:
-
-1. ``limits`` (JSON): the address-space, process-count, file-size and core limits, set before any
-   student code runs (hard limits: they cannot be raised again), and, where the sandbox starts as root,
-   the user ID to become (so that the process-count limit counts, and no privilege is left);
-2. ``load`` (JSON): the student's program and the function's name; the program runs here;
-3. ``call`` (a pickle from the grader): arguments; the reply is the function's value as plain data.
-
-Replies go to the file descriptor named in ``POSGEOM_ANSWER_FD``, as JSON; whatever the student's code
-prints goes to this process's stdout and stderr, which the grader keeps for the student's feedback file.
+It imports nothing from posgeom, and must not: it runs as ``python -I -c <this file's text>`` in a sandbox
+where posgeom does not exist. Length-prefixed frames on stdin: the limits (JSON, set before any student
+code runs), the program to load (JSON), then calls (pickled arguments). Replies go, as JSON, to the file
+descriptor named in ``POSGEOM_ANSWER_FD``.
 """
 
 import base64
@@ -27,7 +19,6 @@ MAX_DEPTH = 8
 def encode_answer(value, depth=0):
     """A return value as JSON-able data: numbers, strings, None, numeric arrays, lists, tuples, dicts."""
     import numpy as np
-
     if depth > MAX_DEPTH:
         raise TypeError("the answer is nested too deeply")
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -62,7 +53,6 @@ def _frame(stream):
 def _apply_limits(limits):
     import resource
     import signal
-
     # past the file-size limit a write fails (OSError) instead of killing the process
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
@@ -80,7 +70,7 @@ def _apply_limits(limits):
 
 
 def serve():
-    """Answer the grader until stdin closes (see the module docstring)."""
+    """Answer the grader until stdin closes."""
     reply = os.fdopen(int(os.environ["POSGEOM_ANSWER_FD"]), "wb", buffering=0)
     requests = sys.stdin.buffer
     function = None

@@ -1,16 +1,9 @@
 r"""The course build of the book: the same site without the exercises' solutions (``posgeom book --course``).
 
-The published site shows each solution behind a toggle, and its pages link to their MyST sources (the
-repository, edit and Binder buttons), which hold the solutions too. A course that grades these
-exercises hosts its own build instead: :func:`course_config` is the book's ``_config.yml`` with this
-module added as a Sphinx extension (``posgeom_course: true``), which removes every solution from the
-pages (the ``{solution}`` blocks and everything between ``{solution-start}`` and ``{solution-end}``,
-their code cells included; sphinx-exercise's own ``hide_solutions`` leaves the latter on the page), and
-without the buttons that lead to the sources. The chapters' downloads have no solutions either way.
-:func:`~posgeom.reproduce.book.build_book` writes it beside the build and passes it to jupyter-book.
-
-What it cannot do: the repository and the public site stay public, solutions included; the teaching page
-says what an instructor reusing the exercises should expect.
+:func:`course_config` is the book's ``_config.yml`` with this module as a Sphinx extension, which removes every
+solution (``{solution}`` blocks, and everything between ``{solution-start}`` and ``{solution-end}``, which
+sphinx-exercise's ``hide_solutions`` leaves), and without the buttons that lead to the sources (which hold the
+solutions). The repository and the public site stay public, solutions included.
 """
 
 from __future__ import annotations
@@ -24,9 +17,8 @@ COURSE_OUTPUT = Path("_build") / "course"
 
 
 def course_config(root: str | Path) -> dict:
-    """The book's configuration (``root/_config.yml``) for the course build (see the module docstring)."""
+    """The book's configuration (``root/_config.yml``) for the course build."""
     import yaml
-
     root = Path(root).resolve()
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) or {}
     sphinx = config.setdefault("sphinx", {})
@@ -44,7 +36,6 @@ def course_config(root: str | Path) -> dict:
 def write_course_config(root: str | Path, folder: str | Path) -> Path:
     """Write :func:`course_config` to ``folder/_config.course.yml``; return its path."""
     import yaml
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "_config.course.yml"
@@ -53,17 +44,16 @@ def write_course_config(root: str | Path, folder: str | Path) -> Path:
 
 
 def _remove_solutions(app, doctree) -> None:
-    """Every solution of the page out of its doctree (gated ones are merged into solution nodes by now)."""
+    """Remove every solution from the page's doctree (gated ones are solution nodes by now)."""
     if not app.config.posgeom_course:
         return
     from sphinx_exercise.nodes import solution_node, solution_start_node
-
     for node in list(doctree.findall(lambda n: isinstance(n, (solution_node, solution_start_node)))):
         node.parent.remove(node)
 
 
 def setup(app):
-    """The Sphinx extension: ``posgeom_course = True`` removes the solutions (see the module docstring)."""
+    """The Sphinx extension: ``posgeom_course = True`` removes the solutions."""
     app.add_config_value("posgeom_course", False, "env")
     app.connect("doctree-read", _remove_solutions)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,14 +1,9 @@
 r"""Build the classroom editions of the chapters (see :mod:`posgeom.classroom`).
 
-Built on :func:`posgeom.notebooks.plain_notebook` (the writer of the book's downloads): the student
-edition is the plain notebook without solutions (each coding exercise under its book number and
-title, keeping its stub cell and its check cell), the instructor edition the plain notebook with the
-solutions, executed; both with the glued values written out (from the book's jupyter-cache, or from
-executing the instructor edition). The key of the autograder is read from the chapter's
-check cells (tagged ``exercise-check``): the check they import from :mod:`posgeom.checks` and the
-function they pass to it, under the exercise they follow; the exercises without one are listed too
-(graded by hand). The key holds the instructor's secret ``seed``, from which the grader draws the hidden
-cases, and the points of each exercise and the weight of each kind of hidden case, to edit at will.
+Both editions are :func:`posgeom.notebooks.plain_notebook` (the writer of the book's downloads) with the glued
+values written out: the student's without solutions, the instructor's with them, executed. The key is read
+from the check cells (tagged ``exercise-check``); it holds the instructor's secret ``seed`` for the hidden
+cases, and points and case weights to edit at will.
 """
 
 from __future__ import annotations
@@ -26,7 +21,6 @@ _EXERCISE = re.compile(r"^(?P<fence>`{3,})\{exercise\}[ \t]*(?P<title>.*)\n(?P<o
 
 def _notebooks_dir() -> Path:
     from ..reproduce import project_root
-
     return project_root() / "notebooks"
 
 
@@ -37,11 +31,9 @@ def chapters_with_exercises(notebooks_dir: str | Path | None = None) -> list[str
 
 
 def _cases(check: str) -> list[dict]:
-    """One entry per hidden case of a check (its kind, and weight 1)."""
+    """One ``{"case", "weight": 1}`` per hidden case of a check."""
     from importlib import import_module
-
     from ..checks.core import case_labels
-
     module, _, name = check.partition(":")
     return [{"case": label, "weight": 1} for label in case_labels(getattr(import_module(module), name))]
 
@@ -59,13 +51,11 @@ def exercise_key(chapter: str | Path, *, seed: int | None = None) -> dict:
     Returns
     -------
     dict
-        ``{"chapter": slug, "seed": seed, "exercises": [...]}``; each exercise has ``label``, ``number``,
-        ``title`` and ``points`` (1), and ``check`` (``"posgeom.checks.<module>:<function>"``, or None
-        for an exercise graded by hand); a coding one also ``function`` and ``cases`` (one
-        ``{"case", "weight"}`` per hidden case).
+        ``{"chapter", "seed", "exercises"}``; each exercise has ``label``, ``number``, ``title``, ``points``
+        and ``check`` (``"posgeom.checks.<module>:<function>"``, None when graded by hand); a coding one also
+        ``function`` and ``cases``.
     """
     import jupytext
-
     path = Path(chapter)
     nb = jupytext.read(path)
     exercises, current, count = [], None, 0
@@ -103,7 +93,6 @@ def exercise_key(chapter: str | Path, *, seed: int | None = None) -> dict:
 def _chapter_values(source: Path, cache: Path | None) -> dict:
     """The chapter's glued values from the book's jupyter-cache, when it holds the current chapter."""
     from ..notebooks import cached_execution, glue_values
-
     executed = cached_execution(source, cache) if cache is not None else None
     return glue_values(executed) if executed is not None else {}
 
@@ -111,10 +100,8 @@ def _chapter_values(source: Path, cache: Path | None) -> dict:
 def _executed_instructor(source: Path, values: dict, folder: Path, timeout: int):
     """Execute the instructor edition (without its install cell); return it with the values it glued."""
     from nbclient import NotebookClient
-
     from ..notebooks import INSTALL_TAG, glue_values, plain_notebook
     from ..reproduce.notebook import kernel_stderr
-
     run = plain_notebook(source, solutions=True, executed=values or None)
     run.cells = [c for c in run.cells if INSTALL_TAG not in c.metadata.get("tags", [])]
     with kernel_stderr() as stderr:  # the kernel's start-up noise stays off the terminal
@@ -142,18 +129,15 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
     out : path
         Output folder.
     execute : bool
-        Execute the instructor edition (a solution that fails raises here); its glued values are
-        written out in both editions.
+        Execute the instructor edition (a solution that fails raises here).
     timeout : int
         Seconds allowed per cell when executing.
     notebooks_dir : path, optional
         The chapters' folder (default: the checkout's ``notebooks/``).
     cache : path, optional
-        The book's jupyter-cache, whose executed chapters give the glued values (default:
-        ``_build/.jupyter_cache`` beside the chapters' folder, when it is there).
+        The book's jupyter-cache (default: ``_build/.jupyter_cache`` beside the chapters' folder).
     seed : int, optional
-        The keys' seed, from which the grader draws the hidden cases (default: a new secret one per
-        chapter; keep the keys from the students).
+        The keys' seed (default: a new secret one per chapter; keep the keys from the students).
 
     Returns
     -------
@@ -161,12 +145,9 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
         The chapter folders written.
     """
     from . import require_notebook_tools
-
     require_notebook_tools()
     import nbformat
-
     from ..notebooks import plain_notebook
-
     folder = Path(notebooks_dir) if notebooks_dir is not None else _notebooks_dir()
     cache = Path(cache) if cache is not None else folder.parent / "_build" / ".jupyter_cache"
     available = chapters_with_exercises(folder)

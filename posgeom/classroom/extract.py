@@ -1,17 +1,9 @@
 r"""What one exercise needs from a submission: the student's function and the definitions it uses.
 
-The grader does not run a submitted notebook top to bottom (one endless or crashing cell would take
-every later exercise down). For each coding exercise it reads the notebook's code cells as Python
-(IPython's magics turned into calls first), finds the last top-level definition of the exercise's
-function, and follows the global names that definition uses back to the top-level statements that
-bind them (imports, ``def``, ``class``, assignments, and any compound statement that binds one),
-recursively. :func:`exercise_program` returns those statements, in notebook order, as one program: the
-answering process (:mod:`posgeom.classroom.sandbox`) runs it and answers with the function. A cell
-that binds nothing the exercise uses is never run for it; a hung or failing one costs only the
-exercises that depend on what it binds.
-
-What a reading of the source cannot see: a global changed by a method call (``table.append(...)``) or
-through ``globals()``; the function sees the value its last binding statement gives.
+The grader never runs a notebook top to bottom: for each exercise it keeps the last top-level definition of
+the function and, recursively, the top-level statements that bind the global names it reads, in notebook
+order, so a hung or failing cell costs only the exercises that depend on it. A global changed by a method
+call (``table.append(...)``) or through ``globals()`` is not seen.
 """
 
 from __future__ import annotations
@@ -27,10 +19,9 @@ _BUILTINS = frozenset(dir(builtins))
 
 @dataclass(frozen=True)
 class Program:
-    """The statements one exercise needs, as source, and what could not be read.
+    """The statements one exercise needs (empty when ``function`` is never defined) and the cells skipped.
 
-    ``source`` is empty when the notebook never defines ``function``; ``skipped`` names the code cells
-    (1-based, as Jupyter counts them) that are not Python and were left out.
+    ``skipped`` numbers the code cells (1-based) that are not Python.
     """
 
     function: str
@@ -85,7 +76,7 @@ class _Names(ast.NodeVisitor):
         (self.binds if isinstance(node.ctx, ast.Store) else self.reads).add(node.id)
 
     def _scope(self, node, name: str | None):
-        """A function or class: its name is bound here; its body reads what it does not bind itself."""
+        """A function or class: its name is bound here; its body reads what it does not bind."""
         if name is not None:
             self.binds.add(name)
         outer = [*getattr(node, "decorator_list", []), *getattr(node, "bases", []),
@@ -137,19 +128,7 @@ def _statement_names(stmt: ast.stmt) -> tuple[set[str], set[str]]:
 
 
 def exercise_program(nb, function: str) -> Program:
-    """The statements of ``nb`` that the exercise's ``function`` needs (see the module docstring).
-
-    Parameters
-    ----------
-    nb : notebook node
-        The submission (``nbformat`` version 4).
-    function : str
-        The name of the function the exercise asks for.
-
-    Returns
-    -------
-    Program
-    """
+    """The statements of the submission ``nb`` (an nbformat 4 node) that the exercise's ``function`` needs."""
     modules, skipped = code_cells(nb)
     statements = [stmt for module in modules for stmt in module.body]
     table = [_statement_names(stmt) for stmt in statements]

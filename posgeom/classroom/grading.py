@@ -1,27 +1,10 @@
 r"""The autograder: each coding exercise decided on its own, from the student's definitions, outside their reach.
 
-The key (``autograder.json``, written by :func:`~posgeom.classroom.editions.build`) lists every exercise
-of the chapter: label, number, title and points; a coding exercise also its check
-(``module:function`` in :mod:`posgeom.checks`), the name of the function the student writes and one
-weight per hidden case; the key's ``seed`` (the instructor's secret) draws the hidden cases.
-:func:`grade` decides each coding exercise in three steps, none of which trusts what the submission
-prints, and none of which runs the notebook top to bottom:
-
-1. **Read.** The exercise's function and the definitions it uses are read from the notebook's code
-   cells (:func:`~posgeom.classroom.extract.exercise_program`); a cell that binds nothing it needs is
-   never run for it, so an endless or crashing cell costs only the exercises that depend on it.
-2. **Answer.** That program runs in an answering process where posgeom and the course files are
-   absent (:mod:`posgeom.classroom.sandbox`: under bubblewrap, with no network and limits on memory,
-   processes and files), within ``timeout`` seconds and what is left of ``submission_timeout``.
-3. **Decide.** A worker process of the grader under a memory limit (:mod:`posgeom.classroom.worker`)
-   runs the check with cases drawn from the key's seed, asks the answering process for each answer
-   (plain data only) and scores the weighted share of cases that pass; its message names the property
-   that failed, never the case.
-
-A :class:`GradeReport` holds the scores; :meth:`GradeReport.feedback` is the student's feedback file
-(with what their code printed); :func:`grade_folder` grades a folder of submissions in parallel and
-:func:`write_grades_csv` writes the grade sheet, a column for every exercise of the chapter (the
-hand-graded ones empty, for the instructor to fill in).
+For each coding exercise of the key (``autograder.json``), :func:`grade` reads the function and what it uses
+from the notebook (:func:`~posgeom.classroom.extract.exercise_program`), runs them in an answering process
+where posgeom and the course files are absent (:mod:`posgeom.classroom.sandbox`), and decides in a worker
+process under a memory limit (:mod:`posgeom.classroom.worker`) with cases drawn from the key's seed. Nothing
+the submission prints is trusted; a message names the property that failed, never the case.
 """
 
 from __future__ import annotations
@@ -66,11 +49,7 @@ class ExerciseScore:
 
 @dataclass
 class GradeReport:
-    """Scores of one submission; ``percent`` is the points earned over the points of the coding exercises.
-
-    ``notes`` say what could not be read or run; ``error`` is set, with no exercises, when the
-    submission could not be graded at all (not a notebook ...).
-    """
+    """Scores of one submission; ``error`` is set, with no exercises, when it could not be graded at all."""
 
     notebook: str
     exercises: list[ExerciseScore] = field(default_factory=list)
@@ -108,10 +87,7 @@ def _line(text) -> str:
 
 
 def read_key(key) -> dict:
-    """The key as a dict, checked: a path to ``autograder.json`` or its content.
-
-    Raises a one-line FileNotFoundError or ValueError naming the file and the fix.
-    """
+    """The key (a path to ``autograder.json`` or its content) as a dict, checked; errors name the fix."""
     fix = "give the autograder.json that posgeom classroom build wrote"
     name = "the key"
     if not isinstance(key, dict):
@@ -185,7 +161,7 @@ def _decide(exercise: dict, source: str, key: dict, *, folder: Path, timeout: fl
 
 def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120, submission_timeout: float = 1800,
           memory_mb: int | None = 8192, sandbox: str = "auto") -> GradeReport:
-    """Score each coding exercise of the key in a submission (see the module docstring).
+    """Score each coding exercise of the key in a submission.
 
     Parameters
     ----------
@@ -194,30 +170,23 @@ def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120,
     key : path or dict
         The chapter's ``autograder.json`` (or its content).
     timeout : float
-        Seconds allowed to run the definitions an exercise needs, and each call of the student's
-        function on a hidden case.
+        Seconds allowed to run the definitions an exercise needs, and each call on a hidden case.
     submission_timeout : float
         Seconds allowed for all of one submission's exercises together.
     memory_mb : int, optional
-        Address-space limit of the answering processes and (at least 2 GiB) of the grader's workers, in
-        MiB (None: no limit).
+        Address-space limit of the answering processes and (at least 2 GiB) of the workers, in MiB.
     sandbox : {"auto", "bwrap", "none"}
-        ``"auto"`` and ``"bwrap"``: the answering processes run under bubblewrap, where posgeom and the
-        course files are absent (an error where it cannot run); ``"none"``: ordinary processes, for
-        trusted work only (:func:`~posgeom.classroom.sandbox.resolve_sandbox`).
+        As :func:`~posgeom.classroom.sandbox.resolve_sandbox`; ``"none"`` is for trusted work only.
 
     Returns
     -------
     GradeReport
     """
     from . import require_notebook_tools
-
     require_notebook_tools()
     import nbformat
-
     from .extract import exercise_program
     from .sandbox import resolve_sandbox
-
     _check_limits(timeout, submission_timeout, memory_mb)
     sandbox = resolve_sandbox(sandbox)
     key = read_key(key)
@@ -261,19 +230,18 @@ def _grade_or_error(notebook: Path, key: dict, options: dict) -> GradeReport:
 
 
 def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None = None, **options) -> list[GradeReport]:
-    """Grade every ``*.ipynb`` of ``folder``, ``jobs`` at once, each exercise in its own sandbox (:func:`grade`).
+    """Grade every ``*.ipynb`` of ``folder``, ``jobs`` at once (:func:`grade`).
 
     Parameters
     ----------
     folder : path
-        The submissions (one notebook each; other files are left alone).
+        The submissions (other files are left alone).
     key : path or dict
         The chapter's ``autograder.json``.
     jobs : int, optional
         Submissions graded at once (default: half the CPUs, at least 1).
     **options
-        Passed to :func:`grade` (``timeout``, ``submission_timeout``, ``memory_mb``, ``sandbox``: resolved
-        here once, so a missing sandbox stops the whole folder before any submission is read).
+        Passed to :func:`grade`; ``sandbox`` is resolved here once, before any submission is read.
 
     Returns
     -------
@@ -282,9 +250,7 @@ def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None
     """
     import os
     from concurrent.futures import ThreadPoolExecutor
-
     from .sandbox import resolve_sandbox
-
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no folder at {folder}; give the folder that holds the submitted notebooks")
@@ -311,10 +277,7 @@ def write_grades_csv(reports: list[GradeReport], key: str | Path | dict, target:
                      feedback: str | Path | None = None) -> str:
     """Write the grade sheet (and, with ``feedback``, one feedback file per submission); return the summary.
 
-    One row per submission: its file name, the percent of the coding exercises' points, one column for
-    every exercise of the chapter in the book's order (points earned; empty for an exercise graded by
-    hand, for the instructor to fill in) and the messages. A gradebook (a spreadsheet, an LMS import)
-    reads it as it is.
+    One row per submission, one column per exercise of the chapter (empty for those graded by hand).
     """
     exercises = read_key(key)["exercises"]
     target = Path(target)

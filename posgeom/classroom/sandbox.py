@@ -1,34 +1,13 @@
 r"""Where a student's code runs while it is graded: a process in which the library and the course files do not exist.
 
-The grader (:mod:`posgeom.classroom.grading`) never runs student code in its own process. For each
-coding exercise it starts an :class:`Answerer`: a fresh Python running
-:mod:`posgeom.classroom.answer_server` (which imports nothing from posgeom), gives it the student's
-definitions (:mod:`posgeom.classroom.extract`) and then only asks it for answers: a hidden case's
-arguments go in, the function's value comes back as plain data (numbers, strings, numeric arrays,
-lists, tuples, dicts) and the check's comparison happens in the grader. What the student's code prints
-goes to a file the grader keeps for the student's feedback, never to a terminal.
-
-Under bubblewrap (``--sandbox bwrap``, and ``auto``, the default, which refuses to grade where bubblewrap
-cannot run) the answering process sees a file system made of only what it needs
-(:func:`answer_command`):
-
-* the Python runtime, read-only: ``/usr``, the interpreter's prefix and the environment's
-  ``site-packages``, with posgeom's own folder covered by an empty one wherever it lies inside them (an
-  editable install points at a checkout, which is not there at all);
-* a private, size-limited ``/tmp`` as its working folder, and ``/proc`` and ``/dev`` of its own;
-
-so posgeom, its checks and oracles, the instructor edition, the key, the grade sheet and the other
-submissions are absent, not blocked: there is no hook to remove. It has no network, its own process,
-IPC and host-name namespaces (it cannot see or signal other processes), a new session (no terminal to
-type into), and hard limits on its address space, its number of processes, the size of a file it
-writes, and no core dumps; where the grader runs as root the process gives up root for an unused user
-ID first (root is exempt from the process-count limit). It dies with the grader.
-
-``--sandbox none`` runs the same server as an ordinary process in a temporary folder, with the same
-limits but the process count (which would count every process of the grading account), for trusted
-work only: posgeom can be imported there and absolute paths reach whatever the
-grading account can. Every process it leaves behind is ended when the exercise is decided
-(:func:`end_descendants`).
+An :class:`Answerer` runs :mod:`posgeom.classroom.answer_server` with the student's definitions and only
+answers calls: a hidden case's arguments go in, the value comes back as plain data, and the comparison
+happens in the grader. Under bubblewrap (:func:`answer_command`) the process sees only ``/usr``, the Python
+runtime read-only (posgeom's own folder covered by an empty one), a private size-limited ``/tmp``, and its own
+``/proc`` and ``/dev``: posgeom, the key and the other submissions are absent, not blocked. It has no network,
+its own PID, IPC and UTS namespaces, a new session, hard limits on memory, processes and file size, and (where
+the grader is root) gives up root first. ``--sandbox none`` runs the same server as an ordinary process
+(trusted work only) and ends every process it leaves behind (:func:`end_descendants`).
 """
 
 from __future__ import annotations
@@ -80,7 +59,6 @@ class StudentError(Exception):
 def _runtime_paths() -> list[str]:
     """The folders the answering Python needs: the interpreter's prefixes and the environment's packages."""
     import site
-
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(os.path.realpath(sys.executable)).parents[1])}
     paths |= set(site.getsitepackages())
     real = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
@@ -92,18 +70,16 @@ def _runtime_paths() -> list[str]:
 def _hidden_paths(bound: list[str]) -> list[str]:
     """posgeom's folders that lie inside a bound one (an install into site-packages): covered by empty ones."""
     import posgeom
-
     package = os.path.realpath(Path(posgeom.__file__).parent)
     roots = bound + ["/usr"]
     return [package] if any(package.startswith(r.rstrip(os.sep) + os.sep) for r in roots) else []
 
 
 def answer_command(python: list[str], *, memory_mb: int | None, as_root: bool | None = None) -> list[str]:
-    """``python`` (an argument list starting with the interpreter) run under bubblewrap as described above.
+    """``python`` (an argument list starting with the interpreter) run under bubblewrap (module docstring).
 
-    ``as_root`` (default: whether this process is root) chooses bubblewrap's mode: as root, no user
-    namespace and only the capabilities needed to give root up (the server does it before any student
-    code runs); otherwise a user namespace with no capability at all.
+    As root (``as_root``, default: whether this process is), no user namespace and only the capabilities
+    needed to give root up; otherwise a user namespace with no capability at all.
     """
     as_root = os.geteuid() == 0 if as_root is None else as_root
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
@@ -164,11 +140,10 @@ def bwrap_works() -> bool:
 
 
 def resolve_sandbox(sandbox: str = "auto") -> str:
-    """``"bwrap"`` or ``"none"`` for ``--sandbox`` ``auto``, ``bwrap`` or ``none`` (see :data:`SANDBOXES`).
+    """``"bwrap"`` or ``"none"`` for ``--sandbox`` ``auto``, ``bwrap`` or ``none``.
 
-    ``auto`` and ``bwrap`` are ``bwrap`` where :func:`bwrap_works`, and a ValueError saying how to
-    install it (or to say ``none`` for trusted work) where it does not: grading untrusted work without
-    the sandbox would let one submission change the library every later one is graded with.
+    ``auto`` and ``bwrap`` raise a ValueError where bubblewrap cannot run: without it one submission could
+    change the library every later one is graded with.
     """
     if sandbox not in SANDBOXES:
         raise ValueError(f"unknown sandbox {sandbox!r}; choose one of {', '.join(SANDBOXES)}")
@@ -182,10 +157,7 @@ def resolve_sandbox(sandbox: str = "auto") -> str:
 def end_descendants(root: int | None = None) -> int:
     """Kill every process descended from ``root`` (default: this one); return how many were signalled.
 
-    With ``--sandbox none`` a submission's processes are this process's descendants, or, once their
-    parent is gone, the children of the grading worker, a child subreaper (:func:`become_subreaper`) to
-    which orphans come back.
-    Reads ``/proc`` (Linux); elsewhere it kills nothing.
+    Orphans come back to the grading worker, a child subreaper. Reads ``/proc`` (Linux); elsewhere it kills nothing.
     """
     root = os.getpid() if root is None else root
     children: dict[int, list[int]] = {}
@@ -229,7 +201,6 @@ def become_subreaper() -> bool:
 def decode_answer(data, depth: int = 0):
     """The inverse of :func:`~posgeom.classroom.answer_server.encode_answer`, accepting nothing else."""
     from .answer_server import MAX_DEPTH
-
     if depth > MAX_DEPTH:
         raise ValueError("the answer is nested too deeply")
     if data is None or isinstance(data, (bool, int, float, str)):
@@ -256,13 +227,10 @@ class Answerer:
 
     Parameters
     ----------
-    source : str
-        The student's program (:func:`~posgeom.classroom.extract.exercise_program`).
-    function : str
-        The name of the function it defines.
+    source, function : str
+        The student's program (:func:`~posgeom.classroom.extract.exercise_program`) and the function's name.
     timeout : float
-        Seconds the program may take to run, and each call; past it the process is ended and the call
-        raises ``TimeoutError``.
+        Seconds the program may take to run, and each call; past it the call raises ``TimeoutError``.
     memory_mb : int, optional
         Address-space limit of the process (and size of its ``/tmp``), in MiB.
     sandbox : {"bwrap", "none"}
@@ -284,8 +252,7 @@ class Answerer:
         self._folder = None
 
     def _limit(self) -> tuple[float, str]:
-        """Seconds the next stage may take, and the limit's name: the per-stage limit, or what is left
-        of the submission's."""
+        """Seconds the next stage may take, and the limit's name."""
         if self.deadline is None:
             return self.timeout, f"the {self.timeout:g} s limit"
         left = self.deadline - time.monotonic()
@@ -377,7 +344,6 @@ class Answerer:
     def call(self, *args):
         """The student's function applied to ``args``, as plain data."""
         import cloudpickle
-
         self.start()
         return self._request(cloudpickle.dumps(args), *self._limit())
 

@@ -1,13 +1,8 @@
 r"""The grader's worker: decide one exercise of one submission, in a process of its own under a memory limit.
 
-:func:`~posgeom.classroom.grading.grade` starts one worker per coding exercise
-(``python -c "from posgeom.classroom.worker import main; main()"``), writes the request as JSON on its
-stdin and reads the decision as JSON on its stdout. The worker limits its own address space first,
-adopts every orphan below it (so that with ``--sandbox none`` no process a submission started
-outlives the exercise), then runs the exercise's check from :mod:`posgeom.checks` here, in grading
-mode (:func:`posgeom.checks.core.grading`: cases drawn from the instructor's seed, weighted), against
-the student's function answering from an :class:`~posgeom.classroom.sandbox.Answerer`. Nothing the
-student's code prints reaches this process's stdout: it goes to the feedback file named in the request.
+It reads a JSON request on stdin and writes the decision on stdout; it adopts every orphan below it (so that
+with ``--sandbox none`` nothing a submission started outlives the exercise) and runs the check in grading
+mode against an :class:`~posgeom.classroom.sandbox.Answerer`.
 """
 
 from __future__ import annotations
@@ -47,20 +42,16 @@ def _load_problem(err: BaseException) -> str:
 
 
 def decide(request: dict) -> dict:
-    """Check one exercise (see the module docstring); return ``{"score", "message"}``.
+    """Check one exercise; return ``{"score", "message"}``.
 
-    ``request`` holds ``check`` (``"posgeom.checks.<module>:<function>"``), ``source`` and
-    ``function`` (the student's program), ``timeout``, ``seconds_left``, ``memory_mb``, ``sandbox``,
-    ``seed`` (a list of ints, or None for the practice cases), ``weights`` (or None) and ``output``.
+    ``request`` holds ``check``, ``source``, ``function``, ``timeout``, ``seconds_left``, ``memory_mb``,
+    ``sandbox``, ``seed`` (None for the practice cases), ``weights`` and ``output``.
     """
     import time
-
     import cloudpickle
-
     import posgeom
     from ..checks.core import grading
     from .sandbox import Answerer
-
     module, _, name = request["check"].partition(":")
     if not module.startswith("posgeom.checks."):
         raise ValueError(f"the key names the check {request['check']!r}, which is not in posgeom.checks; "
@@ -86,9 +77,8 @@ def decide(request: dict) -> dict:
 
 
 def main() -> None:
-    """Read a request on stdin, write the decision on stdout (the protocol of :func:`decide`)."""
+    """Read a request on stdin, write the decision on stdout."""
     from .sandbox import become_subreaper, end_descendants
-
     request = json.loads(sys.stdin.read())
     _limit_memory(request.get("memory_mb"))
     become_subreaper()

@@ -1,12 +1,7 @@
 """Diagnose any Hugging Face model: its positional geometry against a corpus's, as a report.
 
-* :mod:`~posgeom.diagnose.families` — the positional mechanism of each supported architecture
-  (:data:`~posgeom.diagnose.families.FAMILIES`; adding one is one entry);
-* :mod:`~posgeom.diagnose.weights` — single tensors from safetensors files (sharded or not), no pickles;
-* :mod:`~posgeom.diagnose.core` — the model's distances, per-layer projected stress, the comparison;
-* :mod:`~posgeom.diagnose.stress` — the stress of every encoding against a corpus's geometry (``posgeom stress``);
-* :mod:`~posgeom.diagnose.report` — ``report.html`` (self-contained), ``report.json``, figures, summary;
-* :mod:`~posgeom.commands.diagnose` — the ``posgeom diagnose`` command.
+A new architecture is one entry in :data:`~posgeom.diagnose.families.FAMILIES`; the layout of the subpackage
+is in docs/ARCHITECTURE.md.
 """
 
 from .core import REFERENCES, ModelInfo, corpus_statistics, diagnose, inspect_model, layer_distances, \
@@ -22,8 +17,7 @@ from .weights import TensorReader
 
 __all__ = [
     "REFERENCES", "ModelInfo", "corpus_statistics", "diagnose", "inspect_model", "layer_distances", "leading_specials",
-    "model_tokenizer",
-    "position_distances",
+    "model_tokenizer", "position_distances",
     "ALIBI_RULES", "FAMILIES", "MECHANISMS", "Family", "Mechanism", "QueryKeyLayout", "alibi", "bloom_alibi_slopes",
     "detect_mechanism", "learned", "mpt_alibi_slopes", "no_positions", "relative_buckets", "rope_frequencies_of",
     "rotary", "sinusoidal", "supported_message", "switch", "t5_relative_buckets",

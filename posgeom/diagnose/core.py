@@ -1,32 +1,12 @@
 r"""``diagnose``: a Hugging Face model's positional geometry against a corpus's (the ``posgeom diagnose`` command).
 
-Steps (each reuses the layer that owns it):
-
-1. **Which model** — :func:`posgeom.config.resolve_model` (packaged, folder or hub id); only
-   ``config.json`` is read, with ``transformers.AutoConfig`` (``trust_remote_code=False``).
-2. **Which mechanism** — :func:`posgeom.diagnose.families.detect_mechanism`.
-3. **Its geometry** — :func:`position_distances`: the distances $\hat d_{ij}$ between the model's
-   positions. Learned table: rows $i + o$ of the table ($o$ the family offset, plus the leading special
-   tokens under the ``"content"`` policy), Euclidean (as :func:`posgeom.encodings.table_distances`). Rotary:
-   :func:`posgeom.encodings.rotary_distances` of the model's own frequencies. ALiBi:
-   :func:`posgeom.encodings.alibi_distances` with the family's slopes. Sinusoidal: the table of the
-   model's width. Bucketed relative bias (T5): each head's bias $b_h(j - i)$ read as a similarity and
-   turned into distances by :func:`posgeom.geometry.kernel_distances`, pooled over heads
-   $\hat d_{ij}^2 = \sum_h \hat d^{h\,2}_{ij}$. None: all 0. Only the tensors needed are read
-   (:class:`~posgeom.diagnose.weights.TensorReader`); rotary, ALiBi, sinusoidal and none need no weights.
-4. **Per-layer projected stress** (learned tables with a known layout): the *static* positional logits of
-   each layer (as the chapter *Inside BERT* defines them),
-   $G^h_\ell = (X_\ell W_Q^h + b_Q^h)(X_\ell W_K^h + b_K^h)^\top / \sqrt{d_h}$ with $X_\ell$ the table
-   as it reaches layer $\ell$'s projections — $\mathrm{LN}(p_i + t_0)$
-   for post-LN models (BERT, RoBERTa), $\mathrm{LN}_\ell(p_i)$ for pre-LN ones (GPT-2, OPT) — pooled over
-   heads through :func:`posgeom.geometry.kernel_distances`.
-5. **Comparison** — :func:`posgeom.diagnose.stress.stress_report` on the corpus's counts, with the model, its
-   layers and the reference encodings (MDS, sinusoidal, RoPE, ALiBi, a random table at initialisation and
-   none, at the model's width and heads):
-   stress under every normalisation, violation rate, Spearman's $\rho$, separation, effective ranks, noise floor.
-
-The corpus enters as a :class:`posgeom.corpora.stats.CorpusStatistics` built by one function,
-:func:`corpus_statistics`, counted with the model's own tokenizer and special tokens.
+Only ``config.json`` is read to recognise the mechanism (:func:`posgeom.diagnose.families.detect_mechanism`,
+``trust_remote_code=False``), and only the tensors a mechanism needs are read
+(:class:`~posgeom.diagnose.weights.TensorReader`). A learned table's distances are Euclidean between its rows
+$i + o$; a T5 bias $b_h(j - i)$ is read as each head's similarity and pooled, $\hat d_{ij}^2 = \sum_h
+\hat d^{h\,2}_{ij}$. The per-layer projected stress uses each layer's static positional logits,
+$G^h_\ell = (X_\ell W_Q^h + b_Q^h)(X_\ell W_K^h + b_K^h)^\top / \sqrt{d_h}$, with $X_\ell = \mathrm{LN}(p_i + t_0)$
+for post-LN models (BERT) and $\mathrm{LN}_\ell(p_i)$ for pre-LN ones (GPT-2, OPT), pooled over heads the same way.
 """
 
 from __future__ import annotations
@@ -58,18 +38,7 @@ _HUB_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.t
 class ModelInfo:
     """A model located and its mechanism recognised (nothing loaded but the config).
 
-    Attributes
-    ----------
-    name : str
-        As asked.
-    location : str
-        Its folder or hub id.
-    folder : Path
-        The local folder holding at least ``config.json``.
-    mechanism : Mechanism
-    config_sha256 : str
-    reader : TensorReader
-        Reads single tensors when the mechanism needs weights.
+    ``location`` is its folder or hub id; ``folder`` the local folder holding at least ``config.json``.
     """
 
     name: str
@@ -81,12 +50,7 @@ class ModelInfo:
     _tables: dict = field(default_factory=dict, repr=False)
 
     def table(self) -> np.ndarray:
-        """The mechanism's weight table (learned positions, or T5's bias table), read once.
-
-        Returns
-        -------
-        ndarray of shape (rows, width) or (num_buckets, n_heads), float64
-        """
+        """The mechanism's weight table, read once: (rows, width) learned positions or (num_buckets, n_heads)."""
         name = self.mechanism.params["table"]
         if name not in self._tables:
             self._tables[name] = self.reader.get(name)
@@ -106,7 +70,6 @@ def inspect_model(model: str) -> ModelInfo:
     ModelInfo
     """
     from ..models.pretrained import model_folder, resolve_model
-
     where = resolve_model(model)
     folder = model_folder(model, files=_HUB_FILES)
     cfg_file = folder / "config.json"
@@ -124,11 +87,9 @@ def inspect_model(model: str) -> ModelInfo:
         raise ValueError(f"{cfg_file} is not a model configuration (a JSON object); save the model again")
     model_type = config.get("model_type")
     from .families import FAMILIES, supported_message
-
     if model_type not in FAMILIES:  # before transformers, which would name its own (longer) list
         raise ValueError(supported_message(model_type))
     from transformers import AutoConfig
-
     config = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
     mech = detect_mechanism(config)
     reader = TensorReader(folder, where.name, hub_id=None if where.local else where.location)
@@ -136,10 +97,8 @@ def inspect_model(model: str) -> ModelInfo:
 
 
 def model_tokenizer(info: ModelInfo) -> str:
-    """The model's own tokenizer, by the model's name: its folder must hold tokenizer files (a config alone
-    would give ``transformers`` an empty tokenizer that encodes every text as nothing)."""
+    """The model's own tokenizer, by name; its folder must hold tokenizer files (a config alone encodes nothing)."""
     from ..corpora.tokenize import TOKENIZER_FILES
-
     if not any((info.folder / f).is_file() for f in TOKENIZER_FILES if f != "config.json"):
         raise ValueError(
             f"model {info.name!r} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...) beside its config; "
@@ -149,8 +108,7 @@ def model_tokenizer(info: ModelInfo) -> str:
 
 
 def leading_specials(tokenizer) -> int:
-    """How many special tokens the tokenizer puts before a text's first token ([CLS], <s>, BOS): the model
-    position of content position 0 under the ``"content"`` policy."""
+    """How many special tokens the tokenizer puts before a text's first token ([CLS], <s>, BOS)."""
     plain = tokenizer("a", add_special_tokens=False)["input_ids"]
     full = tokenizer("a", add_special_tokens=True)["input_ids"]
     for k in range(len(full) - len(plain) + 1):
@@ -182,7 +140,7 @@ def _table_rows(info: ModelInfo, positions: np.ndarray) -> np.ndarray:
 
 
 def position_distances(info: ModelInfo, positions) -> np.ndarray:
-    """The model's distances between the given model positions (module docstring, step 3).
+    """The model's distances between the given model positions.
 
     Parameters
     ----------
@@ -196,7 +154,6 @@ def position_distances(info: ModelInfo, positions) -> np.ndarray:
     """
     from .. import encodings as enc
     from ..geometry import kernel_distances
-
     pos = np.asarray(positions, dtype=np.int64)
     if pos.ndim != 1 or pos.size < 1 or pos.min() < 0:
         raise ValueError("positions must be a non-empty 1-D array of non-negative integers")
@@ -242,7 +199,7 @@ def _query_key(reader: TensorReader, layout, i: int, d: int):
 
 
 def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[float]]:
-    """Per-layer pooled distances of the static positional logits (module docstring, step 4).
+    """Per-layer pooled distances of the static positional logits (module docstring).
 
     Returns
     -------
@@ -251,7 +208,6 @@ def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[
         Mass of negative squared distances clipped in each layer's head-summed logits.
     """
     from ..geometry import head_logits, kernel_distances
-
     mech, layout, reader = info.mechanism, info.mechanism.layout, info.reader
     pos = np.asarray(positions, dtype=np.int64)
     P = _table_rows(info, pos)
@@ -283,8 +239,7 @@ def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[
 
 def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, tokenizer=None, split=None,
                       n_positions=None, special=None, seed=None, **options):
-    """The corpus as :class:`posgeom.corpora.stats.CorpusStatistics`: counted from ``corpus`` with ``tokenizer``, or
-    read from a counts file.
+    """The corpus as :class:`posgeom.corpora.stats.CorpusStatistics`, counted or read from a counts file.
 
     Parameters
     ----------
@@ -299,7 +254,6 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
         As :func:`posgeom.corpora.spec.load_statistics`.
     """
     from .. import corpora
-
     if (corpus is None) == (counts is None):
         raise ValueError("give exactly one of --corpus CORPUS or --counts FILE")
     if counts is not None:
@@ -316,12 +270,10 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
 def check_counted_with(info: dict, counts, tokenizer) -> None:
     """A ``ValueError`` unless the counts file ``counts`` (its metadata ``info``) was counted with ``tokenizer``.
 
-    The same files (``tokenizer_sha256``) match at once; otherwise the loaded definitions
-    (``tokenizer_spec_sha256``, recorded by ``posgeom counts``) decide, so the same tokenizer copied into
-    a model's folder, or read by a newer ``transformers``, still matches.
+    The same files match at once; otherwise the loaded definitions decide, so the same tokenizer copied
+    into a model's folder, or read by a newer ``transformers``, still matches.
     """
     from .. import corpora
-
     name = corpora.tokenizer_name(tokenizer)
     files, spec = info.get("tokenizer_sha256"), info.get("tokenizer_spec_sha256")
     fix = f"count the corpus again with: posgeom counts --tokenizer {name} ..."
@@ -342,7 +294,6 @@ def check_counted_with(info: dict, counts, tokenizer) -> None:
 
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
-
     out = {}
     for lib in ("posgeom", "numpy", "scipy", "transformers", "tokenizers", "safetensors", "torch"):
         try:
@@ -353,10 +304,8 @@ def _versions() -> dict:
 
 
 def _position_shift(info: ModelInfo, stats, tokenizer) -> int:
-    """Rows of the position table before the first counted position: the tokenizer's leading special
-    tokens under the ``"content"`` policy (counting started after them), else 0."""
+    """Rows before the first counted position: the leading special tokens under the ``"content"`` policy."""
     from ..corpora import load_tokenizer
-
     if stats.info.get("options", {}).get("special") != "content":
         return 0
     if tokenizer is None:
@@ -366,9 +315,7 @@ def _position_shift(info: ModelInfo, stats, tokenizer) -> int:
 
 
 def _add_layers(info: ModelInfo, shift: int, extra: dict, cache: dict) -> list[str]:
-    """Add to ``extra`` one distance function per layer (``"layer 1"``, ...) of a learned table whose layout
-    is known; the layers are projected once per set of kept positions (kept in ``cache``, with their
-    clipped mass). Returns the layers' labels (none for other mechanisms)."""
+    """Add one distance function per layer to ``extra``; return their labels (projected once, in ``cache``)."""
     mech = info.mechanism
     if mech.kind != "learned" or mech.layout is None:
         return []
@@ -382,10 +329,8 @@ def _add_layers(info: ModelInfo, shift: int, extra: dict, cache: dict) -> list[s
             return cache[key][0][i]
         return dist
 
-    labels = []
-    for i in range(mech.n_layers):
-        labels.append(f"layer {i + 1}")
-        extra[labels[-1]] = layer(i)
+    labels = [f"layer {i + 1}" for i in range(mech.n_layers)]
+    extra.update({label: layer(i) for i, label in enumerate(labels)})
     return labels
 
 
@@ -407,7 +352,7 @@ def diagnose(
     layers: bool = True,
     progress: bool | None = None,
 ) -> dict:
-    """The positional geometry of ``model`` against the corpus counts ``stats`` (module docstring).
+    """The positional geometry of ``model`` against the corpus counts ``stats``.
 
     Parameters
     ----------
@@ -427,12 +372,10 @@ def diagnose(
     Returns
     -------
     dict
-        JSON-ready apart from ``"distances"`` (arrays for the figures): ``model``, ``mechanism``, the
-        :func:`~posgeom.diagnose.stress.stress_report` fields, ``model_label``, ``layers`` (per-layer labels and clipped
-        mass), ``provenance``.
+        The :func:`~posgeom.diagnose.stress.stress_report` fields with ``model``, ``mechanism``, ``model_label``,
+        ``layers`` and ``provenance``; JSON-ready apart from ``"distances"``.
     """
     from .stress import stress_report
-
     t0 = time.perf_counter()
     info = model if isinstance(model, ModelInfo) else inspect_model(model)
     mech = info.mechanism
@@ -441,23 +384,17 @@ def diagnose(
     extra = {label: lambda kept: position_distances(info, kept + shift)}
     cache: dict = {}
     layer_labels = _add_layers(info, shift, extra, cache) if layers else []
-    clipped = []
-    # stress_report shows the progress of the long steps: one bar over the encodings (the model's layers
-    # are read and projected there), one over the noise-floor replicates
     rep = stress_report(
         stats, references, min_count=min_count, alpha=alpha, hellinger=hellinger, d=mech.width,
         n_heads=mech.n_heads, noise_method=noise_method, noise_reps=noise_reps, seed=seed, tol=tol, q=q,
         threshold=threshold, progress=progress, extra=extra, keep_distances=True,
     )
-    if cache:
-        clipped = [float(c) for c in next(iter(cache.values()))[1]]
+    clipped = [float(c) for c in next(iter(cache.values()))[1]] if cache else []
     params = mech.params
     if mech.kind == "learned":
         params = {**params, "rows": int(info.table().shape[0])}
         mech = replace(mech, params=params)
-    tensors = []
-    if mech.needs_weights:
-        tensors = [info.reader.find(params["table"])]
+    tensors = [info.reader.find(params["table"])] if mech.needs_weights else []
     if layer_labels:
         tensors.append(f"{len(layer_labels)} layers' query/key projections")
     rep["options"].update({"references": references, "per_layer": bool(layer_labels)})

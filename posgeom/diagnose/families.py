@@ -1,31 +1,10 @@
 r"""Which positional mechanism a Hugging Face model uses, read from its configuration.
 
-Every supported architecture (the config's ``model_type``) has one entry in :data:`FAMILIES`: a
-function from the loaded ``transformers`` config to a :class:`Mechanism`. The builders below make an
-entry one line:
-
-* :func:`learned` — a learned absolute table (its tensor name, the row that holds corpus position 0,
-  and optionally how to read each layer's query/key projections for the per-layer projected stress);
-* :func:`rotary` — RoPE: ``rope_theta``, the rotated fraction of each head (``partial_rotary_factor``,
-  ``rotary_pct``, ``rotary_dim``), ``rope_scaling`` / ``rope_parameters`` of any type;
-* :func:`alibi` — linear biases, with the family's own slope rule (:data:`ALIBI_RULES`);
-* :func:`sinusoidal` — a fixed sinusoidal table;
-* :func:`relative_buckets` — T5's bucketed relative attention bias;
-* :func:`switch` — a family whose mechanism depends on a config flag (MPT: ALiBi, a learned table or
-  none, as ``attn_config`` says and MosaicML's code builds it — ``transformers``' own ``MptModel`` always
-  applies ALiBi; Falcon: ALiBi or rotary).
-
-Adding an architecture
-----------------------
-Add one entry to :data:`FAMILIES`, e.g. ``"qwen2": rotary()`` or
-``"mybert": learned("embeddings.position_embeddings.weight", 0)``; :func:`detect_mechanism` then
-recognises it and the "unsupported architecture" message lists it. A family whose sinusoids use other
-frequencies than Vaswani et al.'s $b^{-2k/d}$ (fairseq's M2M-100, XGLM) needs its own builder.
-
-Offsets. ``offset`` is the table row of the model's position 0: 0 for BERT and GPT-2, 2 for OPT
-(``OPTLearnedPositionalEmbedding``), ``pad_token_id + 1`` for RoBERTa (position ids start after the
-padding index). Corpus position $i$ under the ``"model"`` special-token policy is the model's position
-$i$, hence table row $i + \text{offset}$.
+Every supported architecture (the config's ``model_type``) is one entry in :data:`FAMILIES`, built by
+:func:`learned`, :func:`rotary`, :func:`alibi`, :func:`sinusoidal`, :func:`relative_buckets` or :func:`switch`
+(a mechanism chosen by a config flag: MPT as MosaicML's code builds it, Falcon). A family whose sinusoids
+use other frequencies than $b^{-2k/d}$ (M2M-100, XGLM) needs its own builder. A learned table's ``offset``
+is the row of the model's position 0: 0 for BERT and GPT-2, 2 for OPT, ``pad_token_id + 1`` for RoBERTa.
 """
 
 from __future__ import annotations
@@ -51,23 +30,10 @@ MECHANISMS = ("learned", "rotary", "alibi", "sinusoidal", "relative_bias", "none
 class QueryKeyLayout:
     """How one layer's query/key projections and the norm in front of them are stored.
 
-    Tensor names are templates with ``{i}`` for the layer; a checkpoint may prefix them (``"bert."``,
-    ``"model."``, ``"transformer."``): names are matched by suffix.
-
-    Attributes
-    ----------
-    query, key : str or None
-        Separate ``torch.nn.Linear`` modules (``.weight`` of shape (d, d), ``.bias`` optional).
-    fused : str or None
-        One module giving Q, K, V stacked.
-    fused_kind : {"linear", "conv1d"}
-        ``"linear"``: weight (3d, d), rows Q; K; V. ``"conv1d"`` (GPT-2): weight (d, 3d), columns Q | K | V.
-    norm : str or None
-        A per-layer LayerNorm in front of the attention (pre-LN models), applied to the position vector.
-    embedding_norm : str or None
-        The embeddings' LayerNorm (post-LN models such as BERT), applied to $p_i + t_0$.
-    token_type : str or None
-        The token-type table, whose row 0 is added before ``embedding_norm`` (BERT).
+    Tensor names are templates with ``{i}`` for the layer, matched by suffix (a checkpoint may prefix them).
+    ``query``/``key`` are separate ``Linear`` modules; ``fused`` stacks Q, K, V (``fused_kind`` ``"linear"``:
+    weight (3d, d); ``"conv1d"``, GPT-2: (d, 3d)). ``norm`` is a pre-LN model's per-layer LayerNorm;
+    ``embedding_norm`` a post-LN model's embedding LayerNorm, applied to $p_i + t_0$ (``token_type`` row 0).
     """
 
     query: str | None = None
@@ -81,26 +47,10 @@ class QueryKeyLayout:
 
 @dataclass(frozen=True)
 class Mechanism:
-    """A model's positional mechanism and everything needed to compute its geometry.
+    """A model's positional mechanism (``kind``, one of :data:`MECHANISMS`) and what its geometry needs.
 
-    Attributes
-    ----------
-    kind : str
-        One of :data:`MECHANISMS`.
-    family : str
-        The config's ``model_type``.
-    n_layers, n_heads, width : int
-        From the config.
-    max_positions : int or None
-        The longest sequence the model takes (None: no limit stated).
-    params : dict
-        JSON-ready parameters of the mechanism (tensor names, offsets, rope frequencies, slopes, buckets).
-    layout : QueryKeyLayout or None
-        For a learned table: how to read each layer's query/key projections.
-    layer_eps : float
-        The epsilon of the LayerNorms in front of the projections.
-    needs_weights : bool
-        Whether the geometry needs tensors from the weights (a table, a bias table).
+    ``params`` are JSON-ready (tensor names, offsets, rope frequencies, slopes, buckets); ``layout`` says how
+    to read a learned table's per-layer projections; ``max_positions`` is None where no limit is stated.
     """
 
     kind: str
@@ -143,7 +93,6 @@ class Mechanism:
         }
 
 
-#: A family maps a ``transformers`` config to its mechanism.
 @dataclass(frozen=True)
 class Family:
     """One supported architecture: ``read(config) -> Mechanism`` and a one-line summary for messages."""
@@ -182,9 +131,8 @@ def learned(table: str, offset=0, layout: QueryKeyLayout | None = None, eps_attr
 def rope_frequencies_of(config, head_dim: int) -> tuple[np.ndarray, dict]:
     r"""The rotation frequencies $\theta_k$ a model applies, and their parameters.
 
-    ``rope_type == "default"``: $\theta_k = b^{-2k/r}$, $k < r/2$, with $r$ the rotated dimensions
-    (``head_dim`` times the partial rotary factor). Any other type (linear, dynamic, yarn, llama3, longrope)
-    is computed by ``transformers``' own ``ROPE_INIT_FUNCTIONS`` from the config, as the model does.
+    Default RoPE: $\theta_k = b^{-2k/r}$, $k < r/2$, $r$ the rotated dimensions; any scaled type is computed by
+    ``transformers``' own ``ROPE_INIT_FUNCTIONS``, as the model does.
     """
     rp = dict(getattr(config, "rope_parameters", None) or {})
     scaling = getattr(config, "rope_scaling", None)
@@ -241,7 +189,6 @@ def rotary() -> Family:
 def bloom_alibi_slopes(n_heads: int) -> np.ndarray:
     """BLOOM's slopes: those of Press et al. (:func:`posgeom.encodings.alibi_slopes`)."""
     from ..encodings import alibi_slopes
-
     return alibi_slopes(n_heads)
 
 
@@ -286,15 +233,7 @@ def sinusoidal(base: float = 10000.0) -> Family:
 
 def t5_relative_buckets(relative_position, bidirectional: bool = True, num_buckets: int = 32,
                         max_distance: int = 128) -> np.ndarray:
-    r"""T5's bucket of each relative position $j - i$ (Mesh TensorFlow's rule, as ``T5Attention``).
-
-    Half the buckets (per direction when bidirectional) hold the exact offsets $0 \dots b/2 - 1$, the
-    other half logarithmically wider bins up to ``max_distance``; farther offsets share the last bucket.
-
-    Returns
-    -------
-    buckets : ndarray of int64, same shape as ``relative_position``
-    """
+    """T5's bucket of each relative position ``j - i`` (as ``T5Attention``): int64, the input's shape."""
     rel = np.asarray(relative_position, dtype=np.int64)
     buckets = np.zeros_like(rel)
     if bidirectional:
@@ -413,16 +352,7 @@ def supported_message(model_type) -> str:
 
 
 def detect_mechanism(config) -> Mechanism:
-    """The positional mechanism of a model from its ``transformers`` config.
-
-    Parameters
-    ----------
-    config : transformers.PretrainedConfig
-
-    Returns
-    -------
-    Mechanism
-    """
+    """The positional mechanism of a model from its ``transformers`` config (a ``PretrainedConfig``)."""
     model_type = getattr(config, "model_type", None)
     if model_type not in FAMILIES:
         raise ValueError(supported_message(model_type))

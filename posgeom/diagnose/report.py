@@ -1,10 +1,7 @@
 """The diagnosis written out: ``report.json``, the figures (PNG), a self-contained ``report.html``, a summary.
 
-``report.html`` embeds its figures as ``data:`` URIs and its style inline, loads nothing from anywhere
-and runs no script, so it reads the same offline, from a mail attachment or a results folder; its colours
-follow the reader's light or dark setting (``prefers-color-scheme``). ``report.json`` holds every number
-with the options that produced it and its provenance (model location and config hash, tensors read,
-corpus source and tokenizer fingerprint, library versions).
+``report.html`` embeds its figures and style and loads nothing, so it reads the same offline; its colours
+follow ``prefers-color-scheme``. ``report.json`` holds every number with its options and provenance.
 """
 
 from __future__ import annotations
@@ -16,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..storage import write_durably
+
 __all__ = ["FIGURES", "summary_lines", "write_report", "json_ready"]
 
 #: Figure files a report may hold (the per-layer one only for models with a learned table).
@@ -23,7 +22,7 @@ FIGURES = ("stress.png", "distances.png", "profile.png", "layers.png")
 
 
 def json_ready(obj):
-    """``obj`` with numpy scalars and arrays turned into Python numbers and lists (for ``json.dump``)."""
+    """``obj`` with numpy scalars and arrays turned into Python numbers and lists."""
     if isinstance(obj, dict):
         return {str(k): json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -66,14 +65,13 @@ def summary_lines(rep: dict) -> list[str]:
     mech = rep["mechanism"]
     lines = [
         f"model {rep['model']['name']} ({mech['family']}): {mech['description']}",
-        f"corpus {rep['corpus']}" + (f" / {rep['split']}" if rep.get("split") else "")
-        + f": {rep['n_sequences']} sequences, {rep['positions_kept']} of {rep['n_positions']} positions kept, "
+        f"corpus {_corpus_name(rep)}: {rep['n_sequences']} sequences, "
+        f"{rep['positions_kept']} of {rep['n_positions']} positions kept, "
         f"tokenizer {rep['info'].get('tokenizer', 'none (synthetic)')}",
     ]
     header, rows = _header(rep), _table_rows(rep, _encodings(rep))
     width = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
-    lines.append("  ".join(h.ljust(w) if c == 0 else h.rjust(w) for c, (h, w) in enumerate(zip(header, width))))
-    for r in rows:
+    for r in [header, *rows]:
         lines.append("  ".join(v.ljust(w) if c == 0 else v.rjust(w) for c, (v, w) in enumerate(zip(r, width))))
     if rep["layers"]["labels"]:
         sf = [rep["stress"][k]["scale_free"] for k in rep["layers"]["labels"]]
@@ -85,12 +83,9 @@ def summary_lines(rep: dict) -> list[str]:
 
 
 def _stress_figure(rep: dict, labels: list[str]):
-    """Scale-free stress of the model and of every reference (the other normalisations depend on the
-    encodings' scales, which differ by orders of magnitude: they are in the tables)."""
+    """Scale-free stress of the model and of every reference (the others depend on each encoding's scale)."""
     import matplotlib.pyplot as plt
-
     from ..plotting import OKABE_ITO
-
     model = rep["model_label"]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(labels) + 1.6))
     y = np.arange(len(labels))
@@ -113,9 +108,7 @@ def _stress_figure(rep: dict, labels: list[str]):
 def _distances_figure(rep: dict):
     """The corpus's distances and the model's, side by side."""
     import matplotlib.pyplot as plt
-
     from ..plotting import heatmap
-
     dist, model = rep["distances"], rep["model_label"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     ext = dict(xlabel="kept position j", ylabel="kept position i")
@@ -128,9 +121,7 @@ def _distances_figure(rep: dict):
 def _profile_figure(rep: dict, labels: list[str]):
     """Mean distance at each offset $|i - j|$, each curve divided by its maximum."""
     import matplotlib.pyplot as plt
-
     from ..plotting import OKABE_ITO
-
     dist = rep["distances"]
     pos, D = np.asarray(dist["positions"]), dist["D"]
     fig, ax = plt.subplots(figsize=(7.5, 4))
@@ -152,9 +143,7 @@ def _profile_figure(rep: dict, labels: list[str]):
 def _layers_figure(rep: dict):
     """Per-layer projected stress (scale-free: logits have no natural unit), the whole table for reference."""
     import matplotlib.pyplot as plt
-
     from ..plotting import OKABE_ITO
-
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     x = np.arange(1, len(rep["layers"]["labels"]) + 1)
     ax.plot(x, [rep["stress"][lab]["scale_free"] for lab in rep["layers"]["labels"]], "o-",
@@ -174,9 +163,7 @@ def _layers_figure(rep: dict):
 def _figures(rep: dict, folder: Path) -> dict[str, tuple[Path, str]]:
     """Draw the figures into ``folder``; returns file name → (path, alt text)."""
     import matplotlib.pyplot as plt
-
     from ..plotting import book_style
-
     labels = _encodings(rep)
     out = {}
     with book_style():
@@ -227,7 +214,7 @@ def _html_table(header, rows) -> str:
 
 
 def _html_figure(figures: dict[str, tuple[Path, str]], name: str, caption: str) -> str:
-    """The figure ``name`` embedded as a data URI with its alt text and caption ("" when it was not drawn)."""
+    """The figure ``name`` embedded as a data URI ("" when it was not drawn)."""
     if name not in figures:
         return ""
     path, alt = figures[name]
@@ -322,19 +309,13 @@ def _html_corpus_and_provenance(rep: dict) -> list[str]:
 
 
 def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
-    """The self-contained HTML page of a report (figures embedded, nothing loaded from elsewhere)."""
+    """The self-contained HTML page of a report."""
     parts = _html_head(rep) + _html_fit(rep, figures) + _html_corpus_and_provenance(rep)
     return "\n".join(p for p in parts if p)
 
 
 def write_report(rep: dict, out_dir) -> dict[str, Path]:
-    """Write ``report.json``, the figures and ``report.html`` into ``out_dir`` (created if needed).
-
-    Returns
-    -------
-    dict
-        File name → path of everything written.
-    """
+    """Write ``report.json``, the figures and ``report.html`` into ``out_dir``; return file name → path."""
     folder = Path(out_dir).expanduser()
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {str(folder)!r} exists and is not a folder")
@@ -343,11 +324,8 @@ def write_report(rep: dict, out_dir) -> dict[str, Path]:
     data = {k: v for k, v in rep.items() if k != "distances"}
     data["figures"] = {name: alt for name, (_, alt) in figures.items()}
     written = {name: path for name, (path, _) in figures.items()}
-    # write to a temporary name and rename, so that a report is complete or absent
     for name, text in (("report.json", json.dumps(json_ready(data), indent=1, default=str)),
                        ("report.html", _html(rep, figures))):
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(folder / name)
+        write_durably(folder / name, text.encode("utf-8"))  # complete or absent
         written[name] = folder / name
     return written

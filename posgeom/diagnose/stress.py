@@ -1,26 +1,10 @@
-r"""The stress of every encoding against a corpus's Hellinger geometry: what ``posgeom stress`` computes,
-and the comparison step of :func:`posgeom.diagnose.core.diagnose`.
+r"""The stress of every encoding against a corpus's Hellinger geometry (``posgeom stress``, and ``diagnose``).
 
-Stress report (:func:`stress_report`). From the counts: marginals $\mu_i$ of the positions reached by at
-least ``min_count`` sequences (the others are dropped and listed), the Hellinger matrix $D$ (chord by
-default), classical MDS of $D$, and for every encoding its distance matrix $\hat D$ on the *same kept
-positions* and its stress under every normalisation of the stress (``paper``, ``scale_free``,
-``kruskal1``, ``smacof_r``; a value that is undefined, e.g. ``kruskal1`` of NoPE whose distances are all
-0, is ``None`` with the reason in ``notes``). Also the effective rank of $B$ under each criterion and the
-sampling-noise floor (:func:`posgeom.geometry.noise_floor`), summarised by
-$\sum_{i<j} F_{ij}^2 / \sum_{i<j} D_{ij}^2$, the part of the distance energy that sampling noise alone
-produces (a stress below it cannot be told apart from noise).
-
-Encodings (:data:`ENCODING_NAMES`): ``sinusoidal``, ``rope``, ``alibi`` and ``none`` as
-:func:`posgeom.encodings.encoding_distances` with width ``d`` and ``n_heads``; ``random`` (a table at
-initialisation, $\sigma = 0.02$); ``learned[:MODEL]``, the position table of a pretrained model (default
-``get_settings().pretrained``, loaded by :func:`posgeom.models.pretrained.load_hf`), rows $i + o$ for
-corpus position $i$ with offset $o = 1$ under the ``"content"`` policy (the model's position 0 holds
-``[CLS]``) and $o = 0$ otherwise; ``mds[:RANK]``, classical MDS of $D$ at the given rank (default: the
-numerical rank of $B$, which reproduces $D$ exactly).
-
-Paper-like defaults (the paper does not state them): width $d = 768$ and 12 heads
-(BERT-base) for real corpora, $d = 50$ and 5 heads for synthetic ones (claim C5's $n = d = 50$).
+Every encoding is compared on the same kept positions (those reached by ``min_count`` sequences). A value
+that is undefined (``kruskal1`` of NoPE, whose distances are all 0) is ``None`` with its reason in ``notes``.
+The noise floor is summarised by $\sum_{i<j} F_{ij}^2 / \sum_{i<j} D_{ij}^2$: a stress below it cannot be told
+apart from sampling noise. The default widths are not stated by the paper: BERT-base's for real corpora,
+claim C5's $d = 50$ for synthetic ones.
 """
 
 from __future__ import annotations
@@ -68,16 +52,12 @@ def parse_encodings(text: str) -> list[tuple[str, str | None]]:
     return out
 
 
-
 def _stress_rank(D: np.ndarray, mds, threshold: float) -> int:
     """``effective_rank(D, "stress", threshold=threshold)`` from the MDS already computed.
 
-    The stress-versus-rank curve is computed on doubling prefixes (ranks 1..16, 1..32, ...) and stops at
-    the first prefix that reaches ``threshold``: the same first rank, at a cost that grows with that rank
-    (at most twice the work up to it) instead of with n, which matters at n in the thousands.
+    The curve is computed on doubling prefixes of ranks, so the cost grows with the rank found, not with n.
     """
     from ..geometry import mds_stress_curve
-
     if threshold < 0:
         raise ValueError(f"threshold must be >= 0; got {threshold}")
     top = D.shape[0] - 1
@@ -97,8 +77,7 @@ def _stress_rank(D: np.ndarray, mds, threshold: float) -> int:
 
 @dataclass(frozen=True)
 class _CorpusGeometry:
-    """What every encoding is compared against: the corpus's distances on the kept positions, their MDS,
-    and the options that shape the encodings (width, heads, seed, the offset of a learned table)."""
+    """The corpus's distances on the kept positions, their MDS, and the options that shape the encodings."""
 
     D: np.ndarray
     mds: object
@@ -113,7 +92,6 @@ class _CorpusGeometry:
 def _kept_marginals(stats: CorpusStatistics, alpha: float, min_count: int):
     """The positional marginals of the positions reached by at least ``min_count`` sequences (two at least)."""
     from ..geometry import positional_marginals
-
     marg = positional_marginals(stats.counts, alpha=alpha, min_count=min_count, on_low_count="drop")
     kept = np.asarray(marg.positions)
     if kept.size < 2:
@@ -130,7 +108,6 @@ def _kept_marginals(stats: CorpusStatistics, alpha: float, min_count: int):
 def _learned_table(model: str | None, n_needed: int):
     """``(name, P)``: a pretrained model's learned table, with at least ``n_needed`` rows."""
     from ..models.pretrained import load_hf
-
     pm = load_hf(model, device="cpu")
     P = pm.position_table()
     if P.shape[0] < n_needed:
@@ -144,7 +121,6 @@ def _encoding_geometry(name: str, arg: str | None, geo: _CorpusGeometry) -> tupl
     """``(label, Dhat)``: one encoding's (k, k) distances on the kept positions."""
     from .. import encodings as enc
     from ..geometry import classical_mds, euclidean_distances
-
     kept = geo.kept
     n_full = int(kept.max()) + 1
     if name == "mds":
@@ -168,10 +144,8 @@ def _encoding_geometry(name: str, arg: str | None, geo: _CorpusGeometry) -> tupl
 
 
 def _compare(D: np.ndarray, Dhat: np.ndarray, label: str, notes: list) -> tuple[dict, dict]:
-    """``(stress under every normalisation, monotonicity)`` of ``Dhat`` against ``D``; undefined values are
-    ``None`` with the reason appended to ``notes``."""
+    """``(stress under every normalisation, monotonicity)`` of ``Dhat`` against ``D``; undefined ones noted."""
     from ..geometry import separation, spearman, stress, violation_rate
-
     row = {}
     for norm in STRESS_NORMALIZATIONS:
         try:
@@ -197,7 +171,6 @@ def _compare(D: np.ndarray, Dhat: np.ndarray, label: str, notes: list) -> tuple[
 def _effective_ranks(D, mds, chosen, tol: float, q: float, threshold: float, notes: list) -> dict:
     """The effective rank of $B$ under each criterion in ``chosen`` (the others ``None``, noted)."""
     from ..geometry import EFFECTIVE_RANK_CRITERIA, effective_rank
-
     ranks = {}
     for crit in EFFECTIVE_RANK_CRITERIA:
         if crit not in chosen:
@@ -216,10 +189,8 @@ def _effective_ranks(D, mds, chosen, tol: float, q: float, threshold: float, not
 
 
 def _noise_summary(D, marg, method: str, reps: int, seed: int, hellinger: str, show: bool, notes: list) -> dict:
-    r"""The sampling-noise floor of ``D`` summarised: mean floor, mean distance and the energy ratio
-    $\sum_{i<j} F_{ij}^2 / \sum_{i<j} D_{ij}^2$ (``None`` with a note where the floor is undefined)."""
+    """The sampling-noise floor of ``D``: mean floor, mean distance and energy ratio (module docstring)."""
     from ..geometry import noise_floor
-
     iu = np.triu_indices(D.shape[0], k=1)
     try:
         # the floor of the same positions as D (marg's kept ones); only defined for alpha = 0
@@ -263,31 +234,25 @@ def stress_report(
     Parameters
     ----------
     stats : CorpusStatistics or path
-        From :func:`posgeom.corpora.spec.load_statistics`, :func:`posgeom.corpora.stats.corpus_counts` or
-        :func:`posgeom.corpora.countsfile.load_counts`, or the path of a counts file (read by the latter).
+        The corpus's counts, or the path of a counts file.
     encodings : str or list of (name, arg)
         See :func:`parse_encodings`.
     min_count, alpha
         As :func:`posgeom.geometry.positional_marginals` (low-count positions dropped and listed).
     hellinger : {"chord", "normalized", "geodesic"}
     d, n_heads : int, optional
-        Width and heads; default (768, 12) for real corpora, (50, 5) for synthetic ones (which one is
-        read from ``stats.info``).
+        Width and heads; default (768, 12) for real corpora, (50, 5) for synthetic ones.
     noise_method, noise_reps, seed
         As :func:`posgeom.geometry.noise_floor`.
     tol, q, threshold
         Parameters of the effective-rank criteria ``tol``, ``mass``, ``stress``.
-    extra : mapping of str to callable, optional
-        More encodings given by their geometry: label → function of the kept positions (int array of
-        shape (k,)) returning their (k, k) distances (e.g. a model's own table, read by
-        :mod:`posgeom.diagnose`). Compared exactly like the named encodings.
-    keep_distances : bool
-        Also return ``distances``: ``positions`` (k,), ``D`` (k, k) and ``encodings[label]`` (k, k) arrays
-        (not JSON-ready).
     rank_criteria : sequence of str, optional
-        The effective-rank criteria computed (default all three); the others are ``None``. The
-        ``"stress"`` criterion costs one pass over the n (n - 1) / 2 pairs per MDS rank tried, which
-        dominates at n in the thousands.
+        The effective-rank criteria computed (default all three); the others are ``None``.
+    extra : mapping of str to callable, optional
+        More encodings: label → function of the kept positions (int array of shape (k,)) returning their
+        (k, k) distances.
+    keep_distances : bool
+        Also return ``distances``: ``positions`` (k,), ``D`` (k, k) and ``encodings[label]`` (k, k) arrays.
 
     Returns
     -------
@@ -297,7 +262,6 @@ def stress_report(
         ``positions_kept``/``positions_dropped``, ``options`` (every option used) and ``info``.
     """
     from ..geometry import EFFECTIVE_RANK_CRITERIA, classical_mds, hellinger_matrix
-
     stats = as_statistics(stats)
     items = parse_encodings(encodings) if isinstance(encodings, str) else list(encodings)
     extra = dict(extra or {})

@@ -1,13 +1,7 @@
-"""Single tensors read from safetensors checkpoints, without loading the model.
+"""Single tensors read from safetensors checkpoints (sharded or not), without loading the model.
 
-A checkpoint is either one ``model.safetensors`` or shards listed by ``model.safetensors.index.json``
-(``weight_map``: tensor name → shard file). :class:`TensorReader` lists the names (from the index, or
-from the file headers), and :meth:`TensorReader.get` opens only the shard holding a tensor and reads
-only that tensor (``safe_open``), so a table of a 7B model costs megabytes. For a hub id only the index
-and the shards that hold the requested tensors are downloaded.
-
-Pickled weights (``pytorch_model.bin``, ``*.pt``, ``*.ckpt``) are never opened: a checkpoint that has
-only those is refused with the conversion to run.
+Only the shard holding a tensor is opened (and, for a hub id, downloaded), so a table of a 7B model costs
+megabytes. Pickled weights are never opened: a checkpoint that has only those is refused.
 """
 
 from __future__ import annotations
@@ -38,16 +32,9 @@ def _refuse_pickles(folder: Path, name: str) -> ValueError:
 
 
 class TensorReader:
-    """Read named tensors from a checkpoint's safetensors files.
+    """Read named tensors from a checkpoint's safetensors files in ``folder``.
 
-    Parameters
-    ----------
-    folder : Path
-        The local folder (or the hub snapshot folder) holding the checkpoint.
-    name : str
-        The model's name, for messages.
-    hub_id : str, optional
-        A hub id: missing files are downloaded one by one (``hf_hub_download``) when first needed.
+    ``name`` is the model's name, for messages; with ``hub_id``, missing files are downloaded when first needed.
     """
 
     def __init__(self, folder: Path, name: str, hub_id: str | None = None):
@@ -61,7 +48,6 @@ class TensorReader:
         if self.hub_id is None:
             return None
         from huggingface_hub import hf_hub_download
-
         try:
             return Path(hf_hub_download(self.hub_id, fname))
         except Exception:  # not in the repository, or offline and not cached
@@ -102,7 +88,6 @@ class TensorReader:
     def get(self, suffix: str, *, required: bool = True) -> np.ndarray | None:
         """One tensor as float64 numpy, read alone from its file (bf16 and fp16 are upcast)."""
         from safetensors import safe_open
-
         key = self.find(suffix, required=required)
         if key is None:
             return None
