@@ -40,7 +40,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         from .validation import printable
-
         self.exit(2, f"{self.prog}: error: {printable(' '.join(message.split()))} (see {self.prog} --help)\n")
 
 
@@ -59,7 +58,6 @@ def build_parser() -> argparse.ArgumentParser:
 def error_line(err: BaseException) -> str:
     """``err`` as one line of at most :data:`MAX_MESSAGE` characters, its type named unless a bad-input error."""
     from .validation import printable
-
     message = err.args[0] if isinstance(err, KeyError) and len(err.args) == 1 else err  # KeyError quotes str()
     text = printable(" ".join(str(message).split()))  # a file name or metadata may hold terminal escapes
     if not isinstance(err, (ValueError, TypeError)):
@@ -72,7 +70,6 @@ def error_line(err: BaseException) -> str:
 def warning_line(command: str):
     """A ``warnings.formatwarning`` showing one line, ``posgeom COMMAND: warning: ...``, without the source line."""
     from .validation import printable
-
     def format_warning(message, category, filename, lineno, line=None) -> str:
         return f"posgeom {command}: warning: {printable(' '.join(str(message).split()))}\n"
 

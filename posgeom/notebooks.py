@@ -55,7 +55,6 @@ def glue(name: str, value, display: bool = True) -> None:
     """``myst_nb.glue`` without myst-nb: the same output, so :func:`glue_values` reads an exported notebook's run."""
     from IPython.core.formatters import format_display_data
     from IPython.display import display as _display
-
     bundle, metadata = format_display_data(value)
     prefix = "" if display else "application/papermill.record/"
     metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
@@ -67,7 +66,6 @@ def glue_fields(prefix: str, record) -> None:
     ``"none"``, a NumPy scalar as its Python number; arrays are left out)."""
     import dataclasses
     from collections.abc import Mapping
-
     if isinstance(record, Mapping) or (dataclasses.is_dataclass(record) and not isinstance(record, type)):
         items = record.items() if isinstance(record, Mapping) else [(f.name, getattr(record, f.name)) for f in
                                                                      dataclasses.fields(record)]
@@ -211,7 +209,6 @@ def _roles(text: str, ctx: dict) -> str:
 def _needs_lines(arg: str, ctx: dict) -> list[str]:
     """The ``{posgeom-needs}`` box as a block quote (``posgeom.reproduce.box.needs_box``)."""
     from .reproduce.box import needs_box, needs_title
-
     page = arg or ctx["page"]
     if not page:
         raise ValueError(f"{{{NEEDS_DIRECTIVE}}} needs the page it describes: write its slug after the directive")
@@ -335,7 +332,6 @@ def export_settings(config: str | Path) -> dict:
     """Where exported notebooks point: ``{"repository", "branch", "site"}`` from the book's ``_config.yml``
     (``repository.url``, ``repository.branch``, ``html.baseurl``)."""
     import yaml
-
     path = Path(config)
     data = yaml.safe_load(path.read_text()) or {}
     repository, html = data.get("repository") or {}, data.get("html") or {}
@@ -356,7 +352,6 @@ def _bibliography(root: Path) -> dict:
     from pybtex.database import parse_file
     from pybtex.richtext import Text
     from pybtex.style.formatting.plain import Style
-
     files = (yaml.safe_load((root / "_config.yml").read_text()) or {}).get("bibtex_bibfiles") or []
     works, style, backend = {}, Style(), Backend()
     for name in files:
@@ -400,7 +395,6 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 def torch_requirement() -> str:
     """posgeom's declared PyTorch range (``"torch>=2.5,<3"``), from the installed package's metadata."""
     from importlib.metadata import PackageNotFoundError, requires
-
     try:
         declared = requires("posgeom") or []
     except PackageNotFoundError:
@@ -414,7 +408,6 @@ def torch_requirement() -> str:
 
 def _install_cells(settings: dict) -> list:
     import nbformat
-
     source = (f"{settings['repository']}@{settings['branch']}")
     torch = torch_requirement()
     note = nbformat.v4.new_markdown_cell(
@@ -462,7 +455,6 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     """
     import jupytext
     import nbformat
-
     path = Path(path)
     root = _book_root(path)
     if root is None:
@@ -548,7 +540,6 @@ def _gated_solutions(cells, solutions: bool):
 def write_plain_notebook(path: str | Path, target: str | Path, **kwargs) -> Path:
     """Write :func:`plain_notebook` of ``path`` to ``target`` (``.ipynb``); returns ``target``."""
     import nbformat
-
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(plain_notebook(path, **kwargs), str(target))

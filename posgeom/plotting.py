@@ -63,7 +63,6 @@ def reader_frame(frame):
     """A DataFrame as a reader should see it (docs/STYLE.md): headers and text in words, numeric row labels
     in numeric order (32, 64, 128, not 128, 32, 64); its values are never changed."""
     from .wording import header_words, plain_words
-
     shown = frame.copy()
     if isinstance(shown.columns, pd.MultiIndex):
         shown.columns = pd.MultiIndex.from_tuples(
@@ -87,7 +86,6 @@ def reader_frame(frame):
 def _index_words(index):
     """``index`` with its labels as words (``mds_rank3`` → "MDS at rank 3"), level by level."""
     from .wording import label_words
-
     if isinstance(index, pd.MultiIndex):
         return pd.MultiIndex.from_tuples([tuple(label_words(x) for x in key) for key in index], names=index.names)
     return pd.Index([label_words(x) for x in index], name=index.name, dtype=object) \
@@ -127,7 +125,6 @@ def styler_html(styler) -> str:
     """A pandas Styler as the book shows it (docs/STYLE.md, rules 9 and 13): headers and row labels in words,
     integer columns without decimals; every other cell as the chapter formatted it."""
     from .wording import header_words, label_words
-
     data = styler.data
 
     def words(label):
@@ -183,7 +180,6 @@ def seed_band(ax, x, Y, *, color, label: str, ls: str = "-", lw: float = 2.0):
         Line colour, legend label, line style and width.
     """
     import seaborn as sns
-
     Y = np.asarray(Y, dtype=float)
     x = np.asarray(x)
     if Y.ndim != 2 or Y.shape[1] != x.size:

@@ -342,7 +342,6 @@ def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
     target power and what that design would cost here; a DataFrame indexed by claim and measure."""
     from .geometry.intervals import TARGET_POWER, seed_design
     from .timings import format_duration
-
     rows = []
     for check in checks:
         design = seed_design(check.interval, check.effect)

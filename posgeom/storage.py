@@ -234,7 +234,6 @@ class FolderLock:
 
     def _acquire_filelock(self) -> "FolderLock":
         from filelock import FileLock, Timeout
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if is_symlink(self.path):
             raise SymlinkError(self.path)
@@ -341,7 +340,6 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
     """One ``.npy`` member, its header and zip sizes checked against its bytes before anything is allocated."""
     import numpy as np
     from numpy.lib import format as npy
-
     name = info.filename
     if info.header_offset + info.compress_size > archive_size:
         raise ValueError(f"member {name!r} declares more stored bytes than the file holds")

@@ -23,7 +23,6 @@ def _lag_oracle(P: np.ndarray) -> np.ndarray:
 
 def _lag_cases():
     from ..encodings import sinusoidal_table
-
     rng = case_rng(7)
     return [("gaussian 6 x 4", (rng.normal(size=(6, 4)),)),
             ("a sinusoidal table", (sinusoidal_table(vary(20, 12, 28), 2 * vary(4, 3, 6)),)),
@@ -84,7 +83,6 @@ def _extension_cases():
 
 def _positional_class():
     from ..models.positional import LearnedPositional
-
     return LearnedPositional
 
 

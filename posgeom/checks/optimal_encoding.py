@@ -57,7 +57,6 @@ def _line(n: int) -> np.ndarray:
 
 def _geometry():
     from .. import geometry as geo
-
     return geo
 
 
@@ -185,7 +184,6 @@ def check_rank_for_stress(student_fn) -> Verdict:
     r"""Check ``student_fn(D, threshold) -> int``: the smallest rank whose classical MDS has scale-free
     stress at most ``threshold``. ``posgeom.effective_rank`` and ``posgeom.mds_stress_curve`` are switched off."""
     from ..corpora import synthetic as syn
-
     geo = _geometry()
     rng = case_rng(0)
     drift = _hellinger_oracle(syn.population_marginals("drift", n_positions=30, vocab_size=60, seed=vary(0, 0, 10**6)))

@@ -54,7 +54,6 @@ def check_alibi_slopes(student_fn) -> Verdict:
     ``alibi_parabola`` and ``alibi_paper_stress`` are switched off.
     """
     from .. import geometry as geo
-
     def oracle(D, target):
         saa, sad, sdd = _line_sums(D)
         # m^2 saa - 2 m sad + sdd (1 - target) = 0
@@ -79,7 +78,6 @@ def check_best_alibi_slope(student_fn) -> Verdict:
     r"""Check ``student_fn(D) -> float``: the slope $m^\star$ minimising ALiBi's ``"paper"`` stress against
     ``D`` (offsets $|i - j|$ of positions ``0 … n-1``). ``alibi_parabola`` is switched off."""
     from .. import geometry as geo
-
     def compare(m, D, target):
         saa, sad, _ = _line_sums(D)
         return number_problem(m, sad / saa, atol=0.0, rtol=1e-9, what="the slope")
@@ -162,7 +160,6 @@ def check_logit_distances(student_fn) -> Verdict:
     $S = (G + G^\top)/2$, for (n, n) logit matrices ``G`` that need not be symmetric nor positive
     semidefinite. The package's ``kernel_distances`` is switched off."""
     from ..geometry import kernel_distances
-
     rng = case_rng(0)
     cases = []
     for t in range(6):

@@ -41,7 +41,6 @@ def _pairwise_oracle(P: np.ndarray) -> np.ndarray:
 
 def _sinusoid_functions():
     from .. import encodings as enc
-
     return tuple(f for f in (enc.sinusoidal_distances, enc.sinusoidal_table, getattr(enc, "sinusoidal_kernel", None))
                  if f is not None)
 
@@ -120,7 +119,6 @@ def check_equivariance_gap(student_fn) -> Verdict:
     from ..models import build_model
     from ..models import equivariance as eqv
     from ..models.tasks import tiny_encoder_config
-
     rng = case_rng(0)
     L, V = vary(10, 6, 12), 30
     x = torch.as_tensor(rng.integers(1, V, size=(3, L)))
@@ -188,7 +186,6 @@ def check_separation(student_fn) -> Verdict:
     even number of pairs. ``posgeom.separation`` is switched off.
     """
     from .. import geometry as geo
-
     rng = case_rng(3)
     tied = rng.standard_normal((6, 4))
     tied[4] = tied[1]
@@ -220,7 +217,6 @@ def check_tied_rows(student_fn) -> Verdict:
     r"""Check ``student_fn(P, tol) -> list of (i, j)``: every pair $i < j$ with $\|p_i - p_j\| \le$ ``tol``,
     in increasing order (the rows Theorem 4 says stay tied). ``posgeom.separation`` is switched off."""
     from .. import geometry as geo
-
     rng = case_rng(8)
     P1 = rng.standard_normal((7, 3))
     P1[5] = P1[2]

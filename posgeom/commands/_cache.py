@@ -21,7 +21,6 @@ CACHE_KINDS = ("corpora", "shards")
 def cache_folders(cache_dir: str | Path | None = None) -> list[Path]:
     """``cache_dir`` when given, else each of :data:`CACHE_KINDS` under the posgeom cache."""
     from ..config import default_cache_dir
-
     if cache_dir is not None:
         return [Path(cache_dir).expanduser()]
     base = default_cache_dir()
@@ -31,7 +30,6 @@ def cache_folders(cache_dir: str | Path | None = None) -> list[Path]:
 def usable_cache(folders: list[Path]) -> bool:
     """False, with one warning per link, when a symbolic link stands in (or is one of) ``folders``."""
     from ..storage import is_symlink, symlinks_below
-
     links = [link for folder in folders for link in ([folder] if is_symlink(folder) else symlinks_below(folder))]
     for link in links:
         warnings.warn(
@@ -45,7 +43,6 @@ def usable_cache(folders: list[Path]) -> bool:
 def writes_only_on_success(folders: list[Path]):
     """Hold back every cache write under ``folders`` until the block succeeds (then they are made)."""
     from ..storage import deferred_writes
-
     with ExitStack() as stack:
         for folder in folders:
             stack.enter_context(deferred_writes(folder))

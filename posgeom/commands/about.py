@@ -15,7 +15,6 @@ def add(subparsers) -> None:
     def run(args) -> int:
         from ..about import about
         from ..config import get_settings
-
         about(get_settings(scale=args.scale, device=args.device, pretrained=args.pretrained))
         return 0
 

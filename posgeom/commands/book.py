@@ -26,7 +26,6 @@ def add(subparsers) -> None:
 
 def _run(args) -> int:
     from ..reproduce.book import build_book
-
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if args.timeout < 1:

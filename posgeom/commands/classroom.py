@@ -40,7 +40,6 @@ def add(subparsers) -> None:
 
     def run_build(args) -> int:
         from ..classroom.editions import build
-
         for folder in build(args.chapters, args.out, execute=not args.no_execute, seed=args.seed):
             print(f"wrote {folder}/student.ipynb, instructor.ipynb, autograder.json")
         return 0
@@ -48,7 +47,6 @@ def add(subparsers) -> None:
     def run_grade(args) -> int:
         from ..classroom.grading import grade, grade_folder, write_grades_csv
         from ..validation import printable
-
         if args.memory_mb < 0:
             raise ValueError(f"--memory-mb must be a whole number of MiB, at least 64 (or 0 for no limit), "
                              f"got {args.memory_mb}")

@@ -43,7 +43,6 @@ def check_positions(n: int, flag: str = "--positions") -> None:
     """Refuse ``n`` positions unless an integer >= 1 whose per-position arrays fit in memory."""
     from ..geometry.accumulate import check_size
     from ..validation import check_int
-
     check_int(n, flag, 1)
     try:
         check_size(n, 0)
@@ -67,7 +66,6 @@ def _learned_models(items) -> list[str]:
     """The models of the ``learned[:MODEL]`` encodings among parsed ``items``."""
     from ..config import get_settings
     from ..models.pretrained import HUB_ALIASES
-
     models = [arg or get_settings().pretrained for name, arg in items if name == "learned"]
     return [HUB_ALIASES.get(model, model) for model in models]
 
@@ -77,7 +75,6 @@ def _stats(args, items=()):
     from ..config import get_settings
     from ..corpora.spec import load_statistics, parse_corpus_spec
     from ._cache import cache_folders, usable_cache
-
     if (args.corpus is None) == (args.counts is None):
         raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
     if args.counts is not None:
@@ -115,7 +112,6 @@ def _stats(args, items=()):
 def _model_tokenizers(models: list[str]) -> list[str]:
     """The tokenizer of each model."""
     from ..diagnose.core import inspect_model, model_tokenizer
-
     return [model_tokenizer(inspect_model(model)) for model in dict.fromkeys(models)]
 
 
@@ -150,7 +146,6 @@ def _header(rep: dict, info: dict) -> list[str]:
 def _report(args) -> int:
     from ..corpora.spec import corpus_report
     from ..validation import printable
-
     _, _, stats = _stats(args)
     rep = corpus_report(stats)
     if args.json:
@@ -184,7 +179,6 @@ def check_geometry_options(args) -> None:
     """Check the options ``stress`` and ``diagnose`` share (Hellinger form, noise floor, minimum count)."""
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
     from ..validation import check_int
-
     if args.hellinger not in HELLINGER_KINDS:
         raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
     if args.noise not in NOISE_METHODS:
@@ -196,7 +190,6 @@ def check_geometry_options(args) -> None:
 def _check_stress_options(args) -> None:
     """Reject values no part of the report can use (they would otherwise end as "n/a" with exit 0)."""
     from ..validation import check_int, check_real
-
     check_geometry_options(args)
     if not 0 < args.rank_tol < 1:
         raise ValueError(f"--rank-tol must lie in (0, 1), a fraction of the largest eigenvalue; got {args.rank_tol}")
@@ -226,7 +219,6 @@ def format_ranges(values) -> str:
 def _stress(args) -> int:
     from ..diagnose.stress import parse_encodings, stress_report
     from ..validation import printable
-
     _check_stress_options(args)
     items = parse_encodings(args.encodings)  # bad encodings fail before any data is loaded
     spec, seed, stats = _stats(args, items)

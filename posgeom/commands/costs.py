@@ -21,7 +21,6 @@ def add(subparsers) -> None:
 def _run(args) -> int:
     from ..config import checkout_root
     from ..costmodel import experiment_costs, format_costs, update_readme
-
     if args.write_readme:
         root = checkout_root()
         if root is None:

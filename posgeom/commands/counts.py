@@ -16,7 +16,6 @@ def _run_counts(args) -> int:
     from ..validation import check_int, printable
     from ._cache import cache_folders, usable_cache, writes_only_on_success
     from .corpus import check_positions
-
     out = Path(args.out).expanduser()  # every refusal of the options comes before any counting
     if not out.parent.is_dir():
         raise ValueError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")

@@ -20,7 +20,6 @@ def add(subparsers) -> None:
         from ..corpora.download import data_sources
         from ..offline import decide
         from ..validation import printable
-
         decision = decide()
         rows = data_sources(decision)
         width = max(len(what) for what, _ in rows)
@@ -34,7 +33,6 @@ def add(subparsers) -> None:
         from ..corpora.download import download_corpora
         from ..corpora.real import FOLDER_CHECKSUMS
         from ..validation import printable
-
         written = download_corpora(args.to)
         folder = Path(args.to).expanduser().resolve()
         print(printable(f"wrote {len(written)} files and {FOLDER_CHECKSUMS} to {folder}"))

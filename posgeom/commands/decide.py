@@ -36,7 +36,6 @@ def add(subparsers) -> None:
 def build_lines(found) -> list[str]:
     """The lines ``posgeom decide`` prints for a :class:`posgeom.decide.ClaimDecision`."""
     from ..report import PAPER_CLAIMS
-
     d = found.decision
     lines = [f"claim: {found.claim} ({PAPER_CLAIMS[found.claim].statement})",
              f"model: {found.model}",
@@ -56,7 +55,6 @@ def _run(args) -> int:
     from ..config import get_settings
     from ..decide import check_claim, decide_claim
     from ..validation import printable
-
     claim = check_claim(args.claim)  # a wrong claim fails before anything is loaded
     settings = get_settings(scale=args.scale, device=args.device)
     found = decide_claim(claim, args.model, settings, force=args.force)

@@ -17,7 +17,6 @@ def _diagnose(args) -> int:
     from ..validation import check_int, printable
     from ._cache import cache_folders, usable_cache
     from .corpus import check_geometry_options, check_positions, refuse_empty
-
     if args.positions is not None:
         check_int(args.positions, "--positions", 2)
         check_positions(args.positions)

@@ -10,7 +10,6 @@ __all__ = ["add", "CHAPTERS"]
 
 def _real_corpora(settings, corpora, force: bool) -> dict:
     from ..experiments.real_corpora import run_all
-
     results = run_all(settings, corpora=corpora, force=force)
     for corpus in corpora:
         res = results[f"stress_{corpus}"]
@@ -24,7 +23,6 @@ def _real_corpora(settings, corpora, force: bool) -> dict:
 def _monotonicity(settings, corpora, force: bool) -> dict:
     from ..chapters.monotonicity import monotonicity_dataframe
     from ..experiments.monotonicity import CONFIGS, REGIMES, run_monotonicity_table, run_ntk, run_violation_intervals
-
     out = {}
     for corpus in corpora:
         res = run_monotonicity_table(settings, corpus=corpus, force=force)
@@ -47,7 +45,6 @@ def _inside_bert(settings, corpora, force: bool) -> dict:
     import numpy as np
 
     from ..experiments.inside_bert import run_layer_stress
-
     res = run_layer_stress(settings, force=force)
     for name in ("propagated", "static"):
         print(name, "scale_free per layer:", np.round(res.arrays[f"{name}_pooled"][:, 0], 4).tolist())
@@ -78,7 +75,6 @@ def _run(args) -> int:
     """Run the chapter's experiments, print every stored result's folder as JSON."""
     from ..config import get_settings, resolve_device
     from ..experiments.real_corpora import CORPUS_NAMES
-
     corpora = list(args.corpus or CORPUS_NAMES)
     unknown = [c for c in corpora if c not in CORPUS_NAMES]
     if unknown:

@@ -59,7 +59,6 @@ def add(subparsers) -> None:
 
 def _run(args) -> int:
     from ..registry import ALLOW_DIRTY_ENV
-
     if args.allow_dirty:  # for this process and every kernel and worker it starts
         os.environ[ALLOW_DIRTY_ENV] = "1"
     if args.ddp_worker:
@@ -80,7 +79,6 @@ def _list(scale: str, only) -> int:
     from ..registry import Registry
     from ..reproduce import format_list, project_root, resolve_results_dir, select_chapters
     from ..validation import printable
-
     selected = select_chapters(only)
     notebooks = project_root() / "notebooks"
     print(printable(format_list(selected, scale, Registry(resolve_results_dir(None, notebooks)), notebooks)))
@@ -90,7 +88,6 @@ def _list(scale: str, only) -> int:
 def _cpu_parts(scale: str, only, budget, force: bool = False, jobs: int = 1) -> int:
     from ..reproduce import ChapterFailed, parse_budget, reproduce, run_cpu_parts, select_chapters
     from ..validation import printable
-
     timeout = parse_budget(budget) if budget is not None else None
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
@@ -114,7 +111,6 @@ def _cpu_parts(scale: str, only, budget, force: bool = False, jobs: int = 1) -> 
 def _reproduce(scale: str, args) -> int:
     from ..reproduce import ChapterFailed, parse_budget, reproduce
     from ..validation import printable
-
     try:
         if args.budget is not None:
             parse_budget(args.budget)  # a bad value is one line before anything starts
@@ -136,7 +132,6 @@ def _reproduce(scale: str, args) -> int:
 def _cpu_part(part: list[str], scale: str) -> int:
     """One CPU part in this process: ``function(settings at scale, **kwargs)`` stores its result."""
     from ..reproduce import run_cpu_part
-
     run_cpu_part(part[0], json.loads(part[1]), validate_scale(scale))
     return 0
 
@@ -145,7 +140,6 @@ def _ddp_worker(entry_points: list[str]) -> int:
     """One ``torchrun`` process; the training deadline is an expected stop (exit status 75), not a failure."""
     from ..reproduce import INTERRUPTED_EXIT, INTERRUPTED_NAME, run_ddp_worker
     from ..validation import printable
-
     try:
         run_ddp_worker(entry_points)
     except Exception as err:  # noqa: BLE001 - the training deadline is an expected stop, not a failure

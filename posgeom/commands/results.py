@@ -20,7 +20,6 @@ STATUSES = ("ok", "leftovers", "stale", "damaged", "legacy", "incomplete", "orph
 def _run_check(args) -> int:
     from ..config import get_settings, validate_scale
     from ..registry import Registry
-
     if args.scale is not None:
         validate_scale(args.scale)
     root = get_settings(results_dir=args.results_dir).results_dir
@@ -47,7 +46,6 @@ def _run_check(args) -> int:
 def _line(text: str) -> str:
     """``text`` as one line safe for a terminal: control characters escaped, a newline as ``\\n``."""
     from ..validation import printable
-
     return printable(text).replace("\n", "\\n")
 
 

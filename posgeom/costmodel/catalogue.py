@@ -22,7 +22,6 @@ def _forward(what, shape, n, real, sequences, runs=1, batch=128):
 
 def _necessity_order(c) -> list[Work]:
     from ..experiments.necessity import MODELS
-
     m, t, tr = setting(c, "model"), setting(c, "task"), setting(c, "train")
     n = int(setting(t, "n_positions")) + 1  # [CLS]
     shape = Shape.of(m, int(setting(t, "vocab_size")) + 2)
@@ -36,7 +35,6 @@ def _necessity_order(c) -> list[Work]:
 
 def _necessity_equivariance(c) -> list[Work]:
     from ..experiments.necessity import MODELS
-
     m, e = setting(c, "model"), setting(c, "equivariance")
     shape = Shape.of(m, int(setting(e, "vocab_size")))
     n = int(setting(e, "length"))
@@ -88,7 +86,6 @@ def _factorisation_gap(c) -> list[Work]:
 
 def _lowrank(c) -> list[Work]:
     from ..experiments.minimal_parametrisation import TRAIN_ENCODINGS
-
     t = setting(c, "train")
     m, steps, batch = setting(t, "model"), setting(t, "steps"), setting(t, "batch_size")
     syn = setting(t, "synthetic")
@@ -115,7 +112,6 @@ def _scratch(c) -> list[Work]:
 
 def _ntk(c) -> list[Work]:
     from ..experiments.monotonicity import REGIMES
-
     k = setting(c, "ntk")
     n = int(setting(k, "n_positions"))
     steps, batch, seeds = int(setting(k, "steps")), int(setting(k, "batch_size")), len(setting(k, "seeds"))

@@ -42,7 +42,6 @@ def gpu_measurements(root=None) -> list[Measurement]:
     from pathlib import Path
 
     from ..config import checkout_root
-
     base = Path(root) if root is not None else (checkout_root() or Path(__file__).resolve().parent.parent)
     path = base / MEASUREMENTS
     out = []
@@ -69,7 +68,6 @@ def measure_corpus_lengths(lengths: Iterable[int] = (64, 128, 256, 512), *, data
     import numpy as np
 
     from ..corpora import CorpusOptions, corpus_tokens
-
     out = {}
     for corpus, split in CORPUS_LENGTHS:
         full = corpus_tokens(CorpusOptions(corpus, split, max(lengths)), data_dir=data_dir, progress=False)
@@ -85,7 +83,6 @@ def measure_cpu_rate(*, d_model: int = 768, n_layers: int = 2, d_ff: int = 3072,
     import torch
 
     from ..models import TokenData, TrainConfig, build_model, get_config, model_flops_per_token, train
-
     config = get_config("paper", max_len=seq_len, d_model=d_model, n_layers=n_layers, d_ff=d_ff)
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(5, config.vocab_size, (batch_size * (steps + warmup), seq_len), generator=g)

@@ -81,7 +81,6 @@ def totals(costs: Sequence[ExperimentCost]) -> dict[str, float]:
 def cost_table(*, proposed: bool = False, assumptions: Assumptions = ASSUMPTIONS, **kwargs):
     """:func:`experiment_costs` as a pandas DataFrame (one row per experiment)."""
     import pandas as pd
-
     rows = [{"chapter": c.chapter, "experiment": c.experiment, "runs": c.runs, "tokens (padded)": c.tokens_padded,
              "tokens": c.tokens, "PFLOP": c.flops / 1e15, "GPU memory (GB)": c.gpu_memory_gb,
              "GPU (min)": c.gpu_minutes, "CPU (h)": c.cpu_hours, "slices": c.slices}
@@ -167,7 +166,6 @@ def update_readme(path) -> bool:
     """Rewrite the cost table and the assumptions line of the README at ``path``; whether it changed."""
     import re
     from pathlib import Path
-
     path = Path(path)
     text = path.read_text()
     start, end = (re.escape(m) for m in README_MARKERS)
@@ -200,5 +198,4 @@ def gpu_work(costs: Sequence[ExperimentCost] | None = None) -> dict[str, float]:
 def needs_gpu(registry_experiment: str, costs: Sequence[ExperimentCost] | None = None) -> bool:
     """Whether recomputing the paper-scale registry entry ``registry_experiment`` needs a GPU (:func:`gpu_work`)."""
     from fnmatch import fnmatchcase
-
     return any(fnmatchcase(registry_experiment, pattern) for pattern in gpu_work(costs))

@@ -102,7 +102,6 @@ class Work:
 
     def flops(self, bucketed: bool) -> float:
         from ..models.encoder import EncoderConfig, model_flops_per_token
-
         length = min(self.real_tokens, self.n_positions) if bucketed else self.n_positions
         config = EncoderConfig(vocab_size=self.shape.vocab_size, d_model=self.shape.d_model,
                                n_layers=self.shape.n_layers, n_heads=1, d_ff=self.shape.d_ff, max_len=self.n_positions)

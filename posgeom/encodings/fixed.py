@@ -372,5 +372,4 @@ def mds_distances(D, k: int | None = None) -> np.ndarray:
     Dhat : ndarray, shape (n, n)
     """
     from ..geometry import classical_mds
-
     return table_distances(classical_mds(D, k).embedding)

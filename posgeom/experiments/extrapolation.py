@@ -231,7 +231,6 @@ class _OrderScores:
 
     def record(self, method, f, length, model, task):
         from .. import geometry as geo
-
         if model is None:
             for table in self.tables.values():
                 table[method][str(f)].append(None)
@@ -261,7 +260,6 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
         As :func:`run_extrapolation_order` stores them.
     """
     from ..progress import tqdm
-
     o, L, v = options, plan.L, options.vocab_size
     task = dict(kind=o.kind, min_length=o.min_length)
     geom = order_population_geometry(plan.n_max, v, **task)

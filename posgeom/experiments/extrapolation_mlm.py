@@ -58,7 +58,6 @@ def mlm_extrapolation(options: MLMExtrapolation, shape: ModelShape, plan: StudyP
         As :func:`run_extrapolation_mlm` stores them.
     """
     from ..progress import tqdm
-
     c, L = options, plan.L
     mds_table = mds_of_windows(win, min(c.mds_rank, plan.n_max, shape.d_model))
     scores = _MLMScores(win, plan)

@@ -42,7 +42,6 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
         from ..corpora import load_texts
         from ..models.factorisation import factorisation_study
         from ..models.pretrained import load_hf
-
         texts = load_texts("sst2", g.split, data_dir=settings.data_dir)
         pm = load_hf(settings.pretrained)
         values, arrays = factorisation_study(pm, texts.texts, n_positions=int(g.n_positions), layer=int(g.layer),

@@ -70,7 +70,6 @@ CONFIGS = by_scale(InsideBertSettings(), batch_size=128)
 def sentence_tokens(settings: Settings, sentences: Sentences):
     """``(options, tokens)`` of the sentences fed to the model, through the chapter *Real corpora*'s one route."""
     from .real_corpora import corpus_geometry_of, corpus_options, corpus_params
-
     s = sentences
     opts = corpus_options(settings.scale, s.corpus, split=s.split, special=s.special,
                           n_positions=s.n_positions, max_sequences=s.max_sentences)
@@ -80,7 +79,6 @@ def sentence_tokens(settings: Settings, sentences: Sentences):
 def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach: int) -> tuple[dict, dict]:
     """Projected stress of every layer under the three definitions (values and arrays of :func:`run_layer_stress`)."""
     from ..models.layers import static_positions
-
     H, n_layers = model.config.n_heads, len(model.layers)
     pos = np.intersect1d(np.flatnonzero(means.reach >= min_reach), target_positions)
     if pos.size < 3:
@@ -129,7 +127,6 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
         the 1-based peak layer per definition and normalisation, the options.
     """
     from .real_corpora import run_corpus_geometry
-
     settings = _settings(settings)
     cfg = _with_overrides(CONFIGS[settings.scale], overrides)
     target = run_corpus_geometry(settings, corpus=cfg.sentences.corpus, **cfg.target)
@@ -139,7 +136,6 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
     def compute():
         from ..models.layers import collect_layer_means
         from ..models.pretrained import load_eval_encoder
-
         opts, tokens = sentence_tokens(settings, cfg.sentences)
         model = load_eval_encoder(settings.pretrained, settings.device)
         means = collect_layer_means(model, tokens, batch_size=int(cfg.batch_size), map_positions=cfg.map_positions)

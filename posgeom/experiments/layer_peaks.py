@@ -40,7 +40,6 @@ def run_local_peak_test(settings: Settings | None = None, *, n_groups: int = 24,
     def compute():
         from ..models.layers import group_means
         from ..models.pretrained import load_eval_encoder
-
         _, tokens = ib.sentence_tokens(settings, cfg.sentences)
         model = load_eval_encoder(settings.pretrained, settings.device)
         sums, reach = group_means(model, tokens, n_groups, settings.seed)

@@ -225,7 +225,6 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
         ``tables_final`` (variants, seeds, n, d), ``D`` (n, n).
     """
     from ..config import resolve_device
-
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     o, t, ic = cfg.order, cfg.train, cfg.init

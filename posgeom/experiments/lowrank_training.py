@@ -110,7 +110,6 @@ def task_data(task: str, settings, cfg: dict):
     vocab_size, n_positions : int
     """
     from ..models import TokenData
-
     if task == "synthetic":
         s = cfg.synthetic
         tr = syn.order_task(s.n_train, s.n_positions, s.vocab_size, kind=s.kind, seed=settings.seed)
@@ -143,7 +142,6 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     interval}}`` of :data:`TRAIN_GAPS`).
     """
     from ..config import resolve_device
-
     settings = _settings(settings)
     cfg = TRAIN_CONFIGS[settings.scale]
     level = LEVEL

@@ -89,7 +89,6 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     ``sst2_<special>_<min_count>__eigenvalues`` / ``__cross_fitted``.
     """
     from .real_corpora import RANK_OPTIONS
-
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]
@@ -172,7 +171,6 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
     ``interval``, ``text``, ``threshold``, ``smallest_signal``: the planted rank's smallest population eigenvalue).
     """
     from .real_corpora import RANK_OPTIONS
-
     settings = _settings(settings)
     cfg = RANK_VALIDATION
     params = dict(**as_params(cfg), rank=RANK_OPTIONS,
@@ -202,7 +200,6 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     Values: ``{corpus: {"encodings": {name: {norm: s}}}}``; arrays: ``<corpus>__<norm>`` (max_rank,).
     """
     from .optimal_encoding import CONFIGS as OE
-
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
     ccfg = cg.CONFIGS[settings.scale]

@@ -154,7 +154,6 @@ def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dic
     """
 
     from ..models.distributed import distributed_context, gather
-
     settings = _settings(settings)
     opts = NTK_CONFIGS[settings.scale]
     runs = [(regime, seed) for regime in REGIMES for seed in opts.seeds_of(regime)]

@@ -89,7 +89,6 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
 
     def compute():
         from ..models.pretrained import position_table
-
         values: dict = {}
         for fam in cg.SYNTHETIC_FAMILIES:
             corpus = family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
@@ -119,7 +118,6 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
 
     def compute():
         from ..models.pretrained import position_table
-
         values, arrays = {}, {}
         seqs, tokens, _ = cg.sst2_sequences(settings)
         for name in ("sst2", *cg.SYNTHETIC_FAMILIES):

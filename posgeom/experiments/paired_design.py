@@ -81,7 +81,6 @@ def run_paired_design(measure: Callable[[int], Mapping], design: PairedDesign, *
         ``difference`` (the decision's interval as a dictionary), ``level``, ``seconds``.
     """
     from ..progress import tqdm
-
     design.check()
     pilot = [_measured(measure, s) for s in tqdm(design.pilot_seeds, desc=f"{desc}: pilot", unit="seed")]
     plan = plan_from_pilot([r["difference"] for r in pilot], design.effect, level=design.level,
@@ -97,7 +96,6 @@ def read_or_run(run: Callable, settings=None):
     """A CPU design for a chapter: at ``paper`` scale its own run; otherwise the stored ``paper`` one, or a run."""
     from ..config import settings_or_default
     from ..registry import stored_at_scale
-
     settings = settings_or_default(settings)
     if settings.scale == "paper":
         return run(settings)

@@ -57,7 +57,6 @@ def stress_records(result: Result) -> list[StressRow]:
 def pretrained_table(settings: Settings | None = None) -> np.ndarray:
     """The learned position table of ``settings.pretrained``, an ndarray of shape (N_max, d), float64."""
     from ..models.pretrained import position_table
-
     return position_table(_settings(settings).pretrained)
 
 
@@ -90,7 +89,6 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
 
     def compute():
         from ..models.scratch import train_scratch_table
-
         values, arrays = train_scratch_table(corpus_geometry_of(settings, opts).tokens, geometry.arrays["D"],
                                              table_rows(opts.special, geometry.arrays["positions"]),
                                              int(opts.n_positions), cfg, settings.seed, device, progress,

@@ -242,7 +242,6 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
 
     def compute():
         from ..models.pretrained import load_hf
-
         pm = load_hf(settings.pretrained)
         P = pm.position_table()
         by_n, arrays = pretrained_separation(P, positions, seed=settings.seed)

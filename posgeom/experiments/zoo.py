@@ -63,7 +63,6 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
     def compute():
         from ..config import validate_pretrained
         from ..models.pretrained import position_table, pretrained_shape
-
         table = position_table(settings.pretrained)
         shape = asdict(pretrained_shape(settings.pretrained))
         values, arrays = zoo_geometry(table, shape, n, base, conf.picture_positions)

@@ -69,7 +69,6 @@ def _n_threads() -> int:
 def _light_gram(indptr, indices, data, col_map, col_nnz_light, G, tile_rows) -> None:
     """G += S_s S_s^T (upper triangle) over the light columns: one scatter, or tiles of tile_rows rows."""
     from . import _kernels
-
     n = G.shape[0]
     m = int(col_nnz_light.sum())
     if tile_rows is None:

@@ -55,7 +55,6 @@ def check_size(n: int, v: int) -> None:
 
 def _kernels():
     from . import _kernels as kernels  # numba: loaded on the first count, not on ``import posgeom``
-
     return kernels
 
 

@@ -144,7 +144,6 @@ def _to_scale(x, lo: float, hi: float):
 def _from_scale(y, lo: float, hi: float):
     """The inverse of :func:`_to_scale`."""
     from scipy.special import expit
-
     if np.isfinite(lo) and np.isfinite(hi):
         return lo + (hi - lo) * expit(y)
     with np.errstate(over="ignore"):  # a far tail maps to an infinite end, clipped by the caller

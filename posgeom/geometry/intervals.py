@@ -79,7 +79,6 @@ def seed_interval(values, level: float = 0.95, *, bounds=None, allow_few: bool =
         ``low <= mean <= high``; ``t`` the quantile used.
     """
     from scipy import stats
-
     x = np.asarray(values, dtype=np.float64).ravel()
     if x.size < 2 or not np.all(np.isfinite(x)):
         raise ValueError(f"an interval over draws needs at least 2 finite values, got {x.tolist()}")
@@ -232,7 +231,6 @@ def exclusion_power(n_draws: int, sd: float, distance: float, level: float = 0.9
     float in [0, 1]
     """
     from scipy import stats
-
     _check_design(n_draws, sd, distance, level)
     if sd == 0:
         return 1.0
@@ -323,7 +321,6 @@ def sd_upper_bound(sd: float, n_draws: int, level: float = 0.95) -> float:
     with probability ``1 - level``.
     """
     from scipy import stats
-
     _check_design(n_draws, sd, 1.0, level)
     k = int(n_draws)
     return float(sd * np.sqrt((k - 1) / stats.chi2.ppf(1 - level, k - 1)))
@@ -346,7 +343,6 @@ class PilotPlan:
 
     def as_dict(self) -> dict:
         from dataclasses import asdict
-
         return asdict(self)
 
     def text(self, fmt: str = "{:.3g}") -> str:

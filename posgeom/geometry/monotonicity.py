@@ -166,7 +166,6 @@ def separation(P, *, as_distances: bool | None = None) -> Separation:
         ``raw``, ``normalized``, ``median``, ``pair``.
     """
     from ..validation import as_float_matrix
-
     X = as_float_matrix(P, "P")
     if X.shape[0] < 2:
         raise ValueError(f"separation needs at least 2 positions; got {X.shape[0]}")

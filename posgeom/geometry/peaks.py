@@ -116,7 +116,6 @@ def local_peak_test(sums, reach, D_target, target_positions, qk, n_heads: int, *
         ``<curve>_replicates`` of shape (n_used, n_layers).
     """
     from ..progress import tqdm
-
     n_heads, n_boot = check_int(n_heads, "n_heads", 1), check_int(n_boot, "n_boot", 1)
     layer = check_int(layer, "layer", 2, np.shape(sums)[1] - 2)
     below = layer - 1

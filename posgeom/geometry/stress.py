@@ -38,7 +38,6 @@ def distances_of(X, n: int | None = None, as_distances: bool | None = None, name
     other as an encoding; pass ``True``/``False`` to decide explicitly.
     """
     from .hellinger import euclidean_distances
-
     X = as_float_matrix(X, name)
     if n is not None and X.shape[0] != n:
         raise ValueError(f"{name} has {X.shape[0]} rows but D describes n = {n} positions; shapes must match")

@@ -349,7 +349,6 @@ def analyse_table(P, *, n_components: int = 6, isolation_threshold: float = 2.0,
         ``mean_power`` (n//2+1,), ``dominant_freq`` / ``concentration`` (d,), ``pcs`` (n, k).
     """
     from scipy.stats import spearmanr
-
     P = check_table(P, min_rows=4)
     n, d = P.shape
     C = cosine_similarity_matrix(P, center=False)

@@ -112,7 +112,6 @@ def run_key(model: nn.Module, data, config: TrainConfig, callbacks: Sequence = (
 def checkpoint_root(results_dir=None, scale: str | None = None) -> Path:
     """``<results>/<scale>/.checkpoints``, where training keeps the state of unfinished runs."""
     from ..config import default_results_dir, validate_scale
-
     if results_dir is None:
         raw = os.environ.get("POSGEOM_RESULTS_DIR")
         results_dir = Path(raw).expanduser() if raw else default_results_dir()
@@ -170,7 +169,6 @@ def set_rng_state(rng: dict, device: str = "cpu") -> None:
 def training_origin() -> str:
     """``module:function`` of the experiment (else the first caller outside ``posgeom.models``) training now."""
     import sys
-
     frame, first = sys._getframe(1), None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")

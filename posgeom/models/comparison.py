@@ -37,7 +37,6 @@ def train_one(train_data, test_data, D_task, *, position, options, model_cfg, vo
 
     from .encoder import EncoderConfig, build_model
     from .training import TrainConfig, evaluate, train
-
     cfg = EncoderConfig(vocab_size=vocab_size, max_len=n_positions, position=position, position_options=dict(options),
                         pad_token_id=0, **model_cfg)
     model = build_model(cfg, "classification", seed=seed)

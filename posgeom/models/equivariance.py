@@ -95,7 +95,6 @@ def reversal_gap(model, data, batch_size: int = 256) -> float:
         ``input_ids`` and ``attention_mask`` of shape (N, L).
     """
     import torch
-
     ids, mask = data.input_ids, data.attention_mask
     lengths = mask.sum(dim=1)
     # rev(x)_i = x_{len - 1 - i} for i < len
@@ -147,7 +146,6 @@ def equivariance_gaps(models, *, length: int, vocab_size: int, n_inputs: int, n_
     from .encoder import build_model
     from .tasks import tiny_encoder_config
     from .threads import torch_threads
-
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     torch_dtype = getattr(torch, dtype)

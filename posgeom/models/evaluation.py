@@ -91,7 +91,6 @@ def mlm_loss_by_position(model, windows: np.ndarray, *, mask_token_id: int, spec
     import torch.nn.functional as F
 
     from .batches import mask_tokens
-
     X = torch.as_tensor(np.asarray(windows), dtype=torch.long)
     gen = torch.Generator().manual_seed(int(seed))
     inputs, labels = mask_tokens(X, vocab_size=model.config.vocab_size, mask_token_id=mask_token_id,

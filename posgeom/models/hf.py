@@ -175,7 +175,6 @@ def read_checkpoint(folder: str | os.PathLike, task: str = "encoder", **override
     Encoder, EncoderForMaskedLM or EncoderForSequenceClassification
     """
     from safetensors.torch import load_file
-
     if task not in LOAD_TASKS:
         raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
     folder = Path(folder)

@@ -32,7 +32,6 @@ def layer_inputs(model, input_ids, attention_mask, *, map_positions: int | None 
         (n_layers, K, K) mean attention probabilities and ``map_count``, the sequences in the maps.
     """
     import torch
-
     device = next(model.parameters()).device
     ids = torch.as_tensor(np.asarray(input_ids), dtype=torch.long, device=device)
     mask = torch.as_tensor(np.asarray(attention_mask), dtype=torch.long, device=device)
@@ -90,7 +89,6 @@ class LayerMeans:
 def collect_layer_means(model, tokens, *, batch_size: int, map_positions: int) -> LayerMeans:
     """:func:`layer_inputs` over a tokenised corpus, in batches of similar lengths, accumulated into sums."""
     from ..progress import tqdm
-
     ids, mask = tokens.model_inputs()
     L, d, n_layers = ids.shape[1], model.config.d_model, len(model.layers)
     if L > model.config.max_len:
@@ -116,7 +114,6 @@ def collect_layer_means(model, tokens, *, batch_size: int, map_positions: int) -
 def static_positions(model, pos) -> np.ndarray:
     """$\\mathrm{LN}(p_i + t_0)$ at the positions ``pos``: the table as it enters layer 1, shape (n, d)."""
     import torch
-
     emb = model.embeddings
     with torch.no_grad():
         P = emb.position.table()[torch.as_tensor(pos)]
@@ -134,7 +131,6 @@ def group_means(model, tokens, n_groups: int, seed: int) -> tuple[np.ndarray, np
     reach : ndarray of shape (n_groups, L)
     """
     import torch
-
     ids, mask = tokens.model_inputs()
     L, d, n_layers = ids.shape[1], model.config.d_model, len(model.layers)
     groups = np.array_split(np.random.default_rng(seed).permutation(ids.shape[0]), int(n_groups))

@@ -52,7 +52,6 @@ def real_mlm_data(corpus: str, *, n_positions: int, n_sequences: int | None, see
         (n_positions,), ``special_ids`` and ``info`` (provenance of the tokens).
     """
     from ..corpora import CorpusOptions, corpus_tokens
-
     tc = corpus_tokens(CorpusOptions(corpus, split, n_positions), data_dir=data_dir, progress=False)
     ids = tc.padded(pad_id=-1)
     if n_sequences is not None and n_sequences < ids.shape[0]:

@@ -37,7 +37,6 @@ def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
     """
     import torch
     from torch.func import functional_call, grad
-
     params = {k: v.detach() for k, v in model.named_parameters()}
     wrt = {k: params[k] for k in names}
     fixed = {k: v for k, v in params.items() if k not in wrt}
@@ -61,14 +60,12 @@ def logit_margin_ntk(model, input_ids, attention_mask, names) -> torch.Tensor:
 def relative_change(K, K0) -> float:
     r"""$\|K - K_0\|_F / \|K_0\|_F$ of two kernels (tensors)."""
     import torch
-
     return float(torch.linalg.norm(K - K0) / torch.linalg.norm(K0))
 
 
 def ntk_classifier(vocab_size: int, reg: dict[str, Any], n_positions: int, seed: int):
     r"""The [CLS] classifier of one regime ``reg``: no dropout, a learned table of ``n_positions`` rows."""
     from .encoder import EncoderConfig, build_model
-
     config = EncoderConfig(vocab_size=vocab_size, d_model=reg["d_model"], n_layers=reg["n_layers"],
                            n_heads=reg["n_heads"], d_ff=reg["d_ff"], max_len=n_positions, dropout=0.0,
                            attention_dropout=0.0, pooling="cls", init_std=reg.get("init_std") or 0.02,
@@ -81,13 +78,11 @@ class _ScaledLogits:
 
     def __init__(self, model, alpha):
         import copy
-
         self.model, self.alpha = model, alpha
         self.model0 = copy.deepcopy(model).eval() if alpha else None
 
     def __call__(self, x, m):
         import torch
-
         if not self.alpha:
             return self.model(x, m).logits
         with torch.no_grad():
@@ -117,7 +112,6 @@ class _NTKRecorder:
     def train_loss(self) -> float:
         """Mean cross-entropy over the training pool, in batches of 256."""
         import torch
-
         X, M, Y = self.train
         with torch.no_grad():
             return float(sum(torch.nn.functional.cross_entropy(self.logits(X[i:i + 256], M[i:i + 256]), Y[i:i + 256],
@@ -209,7 +203,6 @@ def _sgd_training(data, D, positions, reg, opts, seed, device, progress):
     import torch
 
     from ..progress import tqdm
-
     ids, mask, labels, probe, pool = (data[k] for k in ("ids", "mask", "labels", "probe", "pool"))
     model = ntk_classifier(data["vocab_size"], reg, opts.n_positions, seed)
     names = [k for k, _ in model.named_parameters() if "embeddings.word" not in k]

@@ -137,7 +137,6 @@ class PretrainedModel:
             Truncation length in tokens, special tokens included (default and maximum ``max_positions``).
         """
         import torch
-
         limit = self.max_positions if max_length is None else int(max_length)
         if not 2 <= limit <= self.max_positions:
             raise ValueError(f"max_length must lie in [2, {self.max_positions}]; got {max_length}")
@@ -242,7 +241,6 @@ def load_encoder(name: str | os.PathLike | None = None, task: str = "encoder", *
         In eval mode.
     """
     from .hf import LOAD_TASKS, read_checkpoint
-
     if task not in LOAD_TASKS:
         raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
     return read_checkpoint(model_folder(name), task, **overrides)

@@ -166,7 +166,6 @@ def table_availability(names) -> list[TableAvailability]:
         In the order tried; an unavailable model is listed with the reason.
     """
     from .pretrained import HUB_ALIASES, ModelUnavailableError, position_table
-
     out = []
     for name in (HUB_ALIASES.get(n, n) for n in names):
         try:

@@ -60,7 +60,6 @@ def train_scratch_table(tokens, D, rows, n: int, cfg: dict[str, Any], seed: int,
     from .encoder import build_model, get_config
     from .threads import torch_threads
     from .training import TrainConfig, train
-
     if np.max(rows) >= n:
         # the "content" policy counts position 0 as the first content token, table row 1
         raise ValueError(f"table row {int(np.max(rows))} is needed but the model has {n} positions: the content "

@@ -90,7 +90,6 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
     from .callbacks import PositionGeometry
     from .encoder import build_model
     from .training import TrainConfig, train
-
     n = data.n_positions
     pos_opts = {"init": "table", "table": np.zeros((n, shape["d_model"]))} if init == "tied" else {"sigma": 0.02}
     line = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(np.float64)

@@ -83,7 +83,6 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
         Convergence: the first step whose running-mean loss over ``smooth`` steps falls below the threshold.
     """
     from .encoder import build_model
-
     runs, losses, P0s, PTs = [], [], [], []
     D = geom["D"]
     with tqdm(total=len(variants) * len(seeds), desc="init study", unit="run") as bar:

@@ -51,7 +51,6 @@ class OrderTaskData:
 
 def _order_corpus(n_sequences, n_positions, vocab_size, kind, min_length, seed):
     from ..corpora.synthetic import order_task
-
     return order_task(n_sequences, n_positions, vocab_size, kind=kind, min_length=min_length, seed=seed)
 
 
@@ -80,7 +79,6 @@ def order_task_data(n_sequences: int, n_positions: int, vocab_size: int, *, kind
     """
     from ..corpora.synthetic import PAD
     from .batches import TokenData
-
     width = n_positions if width is None else int(width)
     if width < n_positions:
         raise ValueError(f"width={width} is smaller than n_positions={n_positions}")
@@ -136,7 +134,6 @@ def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = 
     """
     from .. import geometry as geo
     from ..corpora.synthetic import population_marginals
-
     mu = population_marginals("order", n_positions=n_positions, vocab_size=vocab_size, kind=kind, min_length=min_length)
     D = geo.hellinger_matrix(mu)
     full = geo.classical_mds(D)
@@ -153,7 +150,6 @@ def tiny_encoder_config(*, vocab_size: int, max_len: int, position: str = "learn
                         init_std: float = 0.02, pooling: str = "mean"):
     """The ``EncoderConfig`` of the chapters' small models: no dropout, padding id 0, no token types, two labels."""
     from .encoder import get_config
-
     return get_config(
         "quick", vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff,
         max_len=max_len, position=position, position_options=dict(position_options or {}), dropout=0.0,
@@ -171,7 +167,6 @@ def learned_table_config(*, vocab_size: int, max_len: int, sigma: float = 0.02, 
 def set_embedding_dropout(model, p: float):
     r"""Put dropout on the embedding sum only, $h^{(0)} = \mathrm{Dropout}_p(\mathrm{LN}(E_x + p_i))$; the model."""
     from torch import nn
-
     if not 0 <= p < 1:
         raise ValueError(f"dropout rate must lie in [0, 1); got {p!r}")
     model.encoder.embeddings.dropout = nn.Dropout(p)
@@ -202,7 +197,6 @@ def train_order_model(train_data, *, config, steps: int, batch_size: int, lr: fl
     """
     from .encoder import build_model
     from .training import TrainConfig, train
-
     if model is None:
         model = build_model(config, "classification", seed=seed)
     set_embedding_dropout(model, embedding_dropout)
@@ -234,7 +228,6 @@ def train_mlm_model(windows: np.ndarray, *, config=None, model=None, steps: int,
     from .batches import TokenData
     from .encoder import build_model
     from .training import TrainConfig, train
-
     if model is None:
         model = build_model(config, "mlm", seed=seed)
     tc = TrainConfig(task="mlm", batch_size=batch_size, max_steps=steps, lr=lr, weight_decay=weight_decay,
@@ -247,7 +240,6 @@ def train_mlm_model(windows: np.ndarray, *, config=None, model=None, steps: int,
 def evaluate_order_model(model, data, batch_size: int = 256) -> dict[str, float]:
     """Loss, accuracy and ``n`` of a classifier on order-task data (:func:`posgeom.models.training.evaluate`)."""
     from .training import TrainConfig, evaluate
-
     config = TrainConfig(task="classification", device="cpu", progress=False)
     return evaluate(model, data, config, batch_size=batch_size)
 
@@ -280,7 +272,6 @@ def steps_to_threshold(losses, threshold: float, smooth: int = 20) -> int | None
 def position_table_of(model) -> np.ndarray:
     """The position table of a posgeom model with an absolute encoding, as a CPU copy of shape (N_max, d)."""
     import torch
-
     with torch.no_grad():
         return model.positional.table().detach().to("cpu", torch.float64).numpy().copy()
 
@@ -303,7 +294,6 @@ def extend_model(model, n: int, method: str, *, seed: int = 0):
         A deep copy with ``config.max_len = n``.
     """
     from .positional import LearnedPositional
-
     pos = model.positional
     if not isinstance(pos, LearnedPositional):
         raise ValueError(
@@ -354,7 +344,6 @@ def marker_split_accuracy(model, task, boundary: int, both_from: int | None = No
     """
     import torch
     import torch.nn.functional as F
-
     both_from = boundary if both_from is None else int(both_from)
     later = task.marker_positions.max(axis=1)
     earlier = task.marker_positions.min(axis=1)
@@ -424,7 +413,6 @@ def order_task_tensors(n_sequences: int, n_positions: int, vocab_size: int, *, s
     labels : LongTensor of shape (n_sequences,)
     """
     import torch
-
     task = order_task_data(n_sequences, n_positions, vocab_size, min_length=None, seed=seed, cls_token=cls_token,
                            reserve_cls=True)
     return (torch.as_tensor(task.data.input_ids, dtype=torch.long),
@@ -453,7 +441,6 @@ def train_order_task(models, seeds, *, n_positions: int, vocab_size: int, n_trai
     from .encoder import build_model
     from .threads import torch_threads
     from .training import TrainConfig, train
-
     n, v = n_positions, vocab_size
     x_tr, y_tr = order_task_tensors(n_train, n, v, seed=data_seed, cls_token=cls_token)
     x_te, y_te = order_task_tensors(n_test, n, v, seed=data_seed + 10_000, cls_token=cls_token)

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 def torch_threads(n: int | None, device: str = "cpu"):
     """Use ``n`` intra-op threads inside the block (nothing changes when ``n`` is None or on a GPU)."""
     import torch
-
     if n is None or not str(device).startswith("cpu"):
         yield
         return

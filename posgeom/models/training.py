@@ -146,7 +146,6 @@ class TrainResult:
 def set_seed(seed: int) -> None:
     """Seed Python's, numpy's and torch's global generators (CPU and CUDA)."""
     import random
-
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -403,7 +402,6 @@ class _Run:
     def run(self) -> float:
         """The steps left, between ``on_train_begin`` and ``on_train_end``; the seconds they took."""
         from ..progress import tqdm
-
         config, plan, state = self.config, self.plan, self.state
         self.forward = wrap_model(self.model, plan.device, plan.world)
         if config.compile:

@@ -412,7 +412,6 @@ class Registry:
     def check(self, *, sweep: bool = True, scale: str | None = None) -> list[EntryStatus]:
         """Verify every entry folder and, with ``sweep=True``, remove what interrupted writes left."""
         from .check import check_registry
-
         return check_registry(self, sweep=sweep, scale=scale)
 
     @staticmethod

@@ -73,7 +73,6 @@ class BookExecution:
 def toc_files(root: str | Path) -> list[str]:
     """Every page named in the checkout's ``_toc.yml`` (the root page included), without extension, in order."""
     import yaml
-
     root = Path(root)
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     files: list[str] = [toc["root"]] if toc.get("root") else []
@@ -93,7 +92,6 @@ def toc_files(root: str | Path) -> list[str]:
 def page_execution_mode(path: str | Path) -> str | None:
     """The page's own MyST-NB execution mode (``mystnb: execution_mode:`` in its front matter), if it sets one."""
     import yaml
-
     text = Path(path).read_text(encoding="utf-8")
     if not text.startswith("---"):
         return None
@@ -145,7 +143,6 @@ def kernel_environment(threads: int, base: Mapping[str, str] | None = None) -> d
 def read_page(path: Path):
     """The notebook of a MyST text page, read as MyST-NB reads it for the build (its jupyter-cache plugin)."""
     from myst_nb.core.read import myst_nb_reader_plugin
-
     return myst_nb_reader_plugin(str(path))
 
 
@@ -155,7 +152,6 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
     The memory probe cell is removed again, so the notebook cached is the page's own."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
     nb = read_page(page.path)
     nb.cells.append(probe_cell())
     current = {"index": None}
@@ -186,7 +182,6 @@ def cell_seconds(nb) -> list[float | None]:
     """Seconds each code cell ran (None where untimed), removing nbclient's timing metadata: jupyter-cache
     hashes every cell's metadata, and MyST-NB's copy of the page has none."""
     from datetime import datetime
-
     seconds: list[float | None] = []
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -220,7 +215,6 @@ def priorities(pages: Sequence[Page], times: Mapping[str, float]) -> dict[str, f
 def cache_path(root: str | Path) -> Path:
     """The jupyter-cache folder of the build (``execute.cache`` of ``_config.yml``, relative to the checkout)."""
     import yaml
-
     root = Path(root)
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) or {}
     folder = Path((config.get("execute") or {}).get("cache") or "_build/.jupyter_cache")
@@ -252,7 +246,6 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
     """
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
-
     root = Path(root) if root is not None else project_root()
     jobs = default_jobs() if jobs is None else int(jobs)
     if jobs < 1:

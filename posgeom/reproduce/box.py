@@ -16,7 +16,6 @@ __all__ = ["needs_title", "needs_box"]
 def needs_title(page: str) -> str:
     """The title of ``page``'s box."""
     from .facts import CHAPTER_FACTS
-
     return "What this chapter needs" if page in CHAPTER_FACTS else "What this page needs"
 
 
@@ -52,7 +51,6 @@ def needs_box(page: str, settings=None, *, root: str | Path | None = None, regis
     """
     from .facts import CHAPTER_FACTS, chapter_facts, page_facts
     from ..timings import format_duration, format_memory
-
     times, memory = chapter_times(root), chapter_memory(root)
     if page not in CHAPTER_FACTS:
         return page_facts(page, format_duration(times.get(page)))

@@ -83,7 +83,6 @@ def _training_module():
 def _cost_label(origin: str) -> str:
     """The cost model's ``module:function`` for a training run's origin, matched by the function's name."""
     from ..costmodel import EXPERIMENTS
-
     function = origin.rpartition(":")[2]
     labels = [f"{module}:{name}" for _, module, name, _ in EXPERIMENTS if name == function]
     return labels[0] if labels else origin.removeprefix("posgeom.experiments.")
@@ -128,7 +127,6 @@ CHECKPOINT_FOLDER = ".checkpoints"
 def checkpoint_links(results_dir: str | Path, scale: str) -> list[Path]:
     """The symbolic links among ``<results>/<scale>``, its training states' folder and what it holds (none followed)."""
     from ..storage import is_symlink, symlinks_below
-
     root = Path(results_dir) / scale / CHECKPOINT_FOLDER
     return [p for p in (root.parent, root) if is_symlink(p)] or symlinks_below(root)
 
@@ -139,7 +137,6 @@ def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
     Nothing is discarded (a warning says why) while a symbolic link stands among the states' folders: deleting
     through it would reach outside the results folder."""
     import warnings
-
     discard = getattr(_training_module(), "discard_checkpoints", None)
     if not callable(discard):
         return 0

@@ -87,7 +87,6 @@ class Chapter:
 def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Result]:
     """The last run of each chapter at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`), by slug."""
     from ..config import get_settings
-
     scale = validate_scale(scale)
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     runs: dict[str, Result] = {}
@@ -100,7 +99,6 @@ def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Res
 def cost_model_minutes() -> dict[str, float]:
     """Per chapter that runs a model at paper scale, the cost model's minutes on one H100/H200-class GPU."""
     from ..costmodel import experiment_costs
-
     minutes: dict[str, float] = {}
     for cost in experiment_costs():
         minutes[cost.chapter] = minutes.get(cost.chapter, 0.0) + cost.gpu_minutes

@@ -101,7 +101,6 @@ def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, ti
     (``UncommittedChangesError``).
     """
     from .book import kernel_environment, threads_per_kernel
-
     jobs = check_int(jobs, "jobs", 1)
     slugs = {c.slug for c in select_chapters(only)}
     require_committed(scale)

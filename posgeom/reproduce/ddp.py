@@ -62,7 +62,6 @@ def run_ddp_worker(entry_points: Sequence[str], settings=None) -> None:
     """One ``torchrun`` process: join the group (NCCL on CUDA, gloo on the CPU), call each ``function(settings)``."""
     import torch
     import torch.distributed as dist
-
     functions = [_resolve_entry_point(e) for e in entry_points]
     settings = settings if settings is not None else get_settings()
     device = resolve_device(settings.device)

@@ -131,7 +131,6 @@ PAGE_FACTS = {
 def chapter_facts(chapter: str, settings=None) -> dict[str, str]:
     """The facts of ``chapter``'s box, ``{label: Markdown}`` in the order of :data:`FACT_LABELS`."""
     from ..config import settings_or_default
-
     if chapter not in CHAPTER_FACTS:
         raise ValueError(f"no box facts for chapter {chapter!r}; valid chapters are {', '.join(CHAPTER_FACTS)}")
     captions = import_module(f"posgeom.chapters.{chapter.replace('-', '_')}").captions(settings_or_default(settings))

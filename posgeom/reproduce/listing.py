@@ -32,7 +32,6 @@ class StaleResult:
 def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
     """Every paper-scale entry of the registry at ``results_dir`` whose code key no longer matches the code."""
     from ..costmodel import experiment_costs, needs_gpu
-
     costs = experiment_costs()
     gpu_chapters = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
     out = []
@@ -116,7 +115,6 @@ def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, st
     from fnmatch import fnmatchcase
 
     from ..costmodel import RESULT_NAMES
-
     counts: dict[str, list[int]] = {}
     for entry in registry.entries(scale=scale):
         for experiment, patterns in RESULT_NAMES.items():
@@ -130,7 +128,6 @@ def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, st
 def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:
     """The cost model's table for the chapters ``slugs``, and the total with the proposed settings."""
     from ..costmodel import GPU_GOAL_MINUTES, experiment_costs, format_costs, totals
-
     keep = (lambda cost: True) if slugs is None else (lambda cost: cost.chapter in set(slugs))
     now = [c for c in experiment_costs() if keep(c)]
     then = [c for c in experiment_costs(proposed=True) if keep(c)]

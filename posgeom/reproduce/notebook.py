@@ -114,7 +114,6 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
     import jupytext
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
     path = Path(path)
     slug = slug or path.stem
     nb = jupytext.read(path)
@@ -173,7 +172,6 @@ def _trace_tail(trace: str) -> str:
 def probe_cell():
     """A code cell that prints the kernel's peak memory (append it last; :func:`read_probe` reads it)."""
     import nbformat
-
     return nbformat.v4.new_code_cell(_PROBE)
 
 

@@ -91,7 +91,6 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
     """
     from ..config import get_settings
     from ..costmodel import RESULT_NAMES, experiment_costs, gpu_work
-
     if chapter not in CHAPTER_PARTS:
         raise ValueError(f"unknown chapter {chapter!r}; valid chapters are {', '.join(CHAPTER_PARTS)}")
     registry = registry if registry is not None else Registry(get_settings().results_dir)
@@ -120,7 +119,6 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
 def paper_parts_frame(chapter: str, registry: Registry | None = None):
     """:func:`paper_parts` as a DataFrame, one row per part: its stored entries, time at paper scale, status."""
     import pandas as pd
-
     parts = paper_parts(chapter, registry)
     frame = pd.DataFrame.from_records(
         [{"part": p.part, "stored entries": p.entries, "at paper scale": p.cost, "status": p.status} for p in parts],

@@ -195,7 +195,6 @@ class _Run:
     def run_all(self, pending: Sequence[Chapter], report: ReproduceReport) -> None:
         """Run ``pending`` in order until one fails, the budget is spent or a chapter stops at the deadline."""
         from ..progress import tqdm
-
         self.bar = tqdm(total=len(pending), desc=f"reproduce {self.scale}", unit="chapter")
         try:
             for k, chapter in enumerate(pending, 1):
@@ -299,7 +298,6 @@ def _record_progress(registry: Registry, slug: str, scale: str, stop: SliceInter
 def _clear_progress(registry: Registry, slug: str, scale: str) -> None:
     """Remove a finished chapter's progress record (kept, with a warning, behind a symbolic link)."""
     import warnings
-
     try:
         registry.remove(PROGRESS_EXPERIMENT, params={"chapter": slug}, scale=scale)
     except ValueError as err:

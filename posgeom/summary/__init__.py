@@ -391,7 +391,6 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
     """Per chapter: the book build's measured cold run (``measured``, default :func:`chapter_times`), the
     estimate at each scale and where it comes from, and the last run ``posgeom reproduce`` recorded."""
     from ..reproduce import recorded_runs
-
     measured = chapter_times() if measured is None else measured
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     runs = {scale: recorded_runs(scale, registry) for scale in SCALES}
