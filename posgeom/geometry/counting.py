@@ -149,7 +149,7 @@ def positional_counts(
     progress: bool = False,
     n_threads: int | None = None,
 ) -> PositionalCounts:
-    r"""Count $c_i(w)$ and $N_i$ for $i < n$ (definitions in :mod:`posgeom.geometry.counts`).
+    r"""Count $c_i(w)$ and $N_i$ for $i < n$ (definitions in ``posgeom.geometry.counts``).
 
     Parameters
     ----------
