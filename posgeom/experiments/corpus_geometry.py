@@ -43,6 +43,7 @@ ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
 @dataclass(frozen=True)
 class SyntheticOptions:
     """A synthetic corpus of :func:`posgeom.corpora.synthetic.family_corpus`."""
+
     n_sequences: int = 10_000
     n_positions: int = 50
     vocab_size: int = 100
@@ -51,6 +52,7 @@ class SyntheticOptions:
 @dataclass(frozen=True)
 class SST2Options:
     """The chapters' SST-2 corpus (an integer ``max_texts`` counts a seeded random subset)."""
+
     split: str = "train"
     max_texts: int | None = None
     n_positions: int = 64
@@ -62,6 +64,7 @@ class SST2Options:
 @dataclass(frozen=True)
 class SensitivityOptions:
     """The values each preprocessing option takes in the sensitivity study (one option changed at a time)."""
+
     special: tuple[str, ...] = ("model", "content")
     min_count: tuple[int, ...] = (1, 20, 200)
     alpha: tuple[float, ...] = (0.0, 0.01, 1.0)
@@ -71,6 +74,7 @@ class SensitivityOptions:
 @dataclass(frozen=True)
 class CorpusGeometrySettings:
     """Options of the chapter "The geometry of a corpus" (defaults: ``quick``)."""
+
     synthetic: SyntheticOptions = field(default_factory=SyntheticOptions)
     noise: NoiseOptions = field(default_factory=NoiseOptions)
     noise_sizes: tuple[int, ...] = (250, 1_000, 4_000, 16_000, 64_000)

@@ -50,6 +50,7 @@ MLM_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "mds", "none")
 @dataclass(frozen=True)
 class Finetune:
     """The fine-tune of the ``new_rows`` heuristic: steps and learning rate (the rest as the training)."""
+
     steps: int = 80
     lr: float = 1e-3
 
@@ -57,6 +58,7 @@ class Finetune:
 @dataclass(frozen=True)
 class TailsOptions(OrderTask):
     """S4: the order task at ``n_positions``, ``short_fraction`` of the training sequences shorter than n/2."""
+
     n_positions: int = 32
     n_eval: int = 2000
     short_fraction: float = 0.9
@@ -68,6 +70,7 @@ class TailsOptions(OrderTask):
 @dataclass(frozen=True)
 class OrderExtrapolation:
     """S6 on the order task: trained at ``L``, evaluated at ``round(f L)`` for each factor."""
+
     L: int = 16
     vocab_size: int = 20
     n_train: int = 4000
@@ -86,6 +89,7 @@ class OrderExtrapolation:
 @dataclass(frozen=True)
 class MLMExtrapolation:
     """S6 with masked language modelling on IMDB windows (``top_k`` word pieces kept)."""
+
     L: int = 32
     top_k: int = 2000
     n_train: int = 3000
@@ -106,6 +110,7 @@ class MLMExtrapolation:
 @dataclass(frozen=True)
 class ExtrapolationSettings:
     """The chapter's options (defaults: ``quick``); ``threads`` caps torch's CPU threads (None: all)."""
+
     model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
     tails: TailsOptions = field(default_factory=TailsOptions)
     order: OrderExtrapolation = field(default_factory=OrderExtrapolation)
@@ -222,6 +227,7 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
 
 class _OrderScores:
     """Accuracies and losses per method and factor (lists over seeds), and the stress at the longest length."""
+
     KEYS = ("accuracy", "loss", "accuracy_beyond", "accuracy_both_beyond")
 
     def __init__(self, methods, factors, L: int, n_max: int, D_max):

@@ -26,6 +26,7 @@ __all__ = ["mlm_extrapolation", "run_extrapolation_mlm"]
 
 class _MLMScores:
     """Mean masked-LM loss per method and factor (all, before L, beyond L) and per position at the longest length."""
+
     KEYS = ("loss", "loss_head", "loss_beyond")
 
     def __init__(self, win: IMDBWindows, plan: StudyPlan):

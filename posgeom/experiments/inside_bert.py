@@ -37,6 +37,7 @@ PAPER_PEAK_LAYER = 3
 @dataclass(frozen=True)
 class Sentences:
     """The sentences fed to the model (the target $D$ comes from the chapter "Real corpora")."""
+
     corpus: str = "sst2"
     split: str = "validation"
     max_sentences: int | None = None

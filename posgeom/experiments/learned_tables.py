@@ -44,6 +44,7 @@ __all__ = [
 @dataclass(frozen=True)
 class AnatomyOptions:
     """Analysis of a pretrained table; ``seed`` of the references."""
+
     isolation_threshold: float = 2.0
     n_components: int = 6
     n_first: int = 10
@@ -53,6 +54,7 @@ class AnatomyOptions:
 @dataclass(frozen=True)
 class TableStressOptions:
     """Stress of pretrained tables against each corpus (positions per corpus; counting options)."""
+
     corpora: tuple[str, ...] = ("sst2", "imdb")
     n_positions: dict = field(default_factory=lambda: {"sst2": 64, "imdb": 512})
     special: str = "model"
@@ -63,6 +65,7 @@ class TableStressOptions:
 @dataclass(frozen=True)
 class InitStudyOptions:
     """Initialisations and dropout rates compared; the loss threshold and smoothing of the speed measure."""
+
     inits: tuple[str, ...] = ("normal_0.02", "normal_1", "sinusoidal", "mds")
     dropouts: tuple[float, ...] = (0.0, 0.1)
     #: S7's paired difference is an interval over seeds: at least posgeom.geometry.MIN_SEEDS of them
@@ -74,6 +77,7 @@ class InitStudyOptions:
 @dataclass(frozen=True)
 class LearnedTablesSettings:
     """The chapter's options (defaults: ``quick``)."""
+
     pretrained: AnatomyOptions = field(default_factory=AnatomyOptions)
     stress: TableStressOptions = field(default_factory=TableStressOptions)
     order: OrderTask = field(default_factory=OrderTask)

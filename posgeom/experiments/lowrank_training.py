@@ -53,6 +53,7 @@ class SST2Task:
 @dataclass(frozen=True)
 class TrainModel(ModelShape):
     """:class:`posgeom.models.encoder.EncoderConfig` fields of the classifiers."""
+
     n_heads: int = 2
     dropout: float = 0.0
     attention_dropout: float = 0.0
@@ -69,6 +70,7 @@ class TrainSteps:
 @dataclass(frozen=True)
 class TrainOptions(TrainingOptions):
     """The training comparison of :func:`run_lowrank_training` (a training-settings family member; steps per task)."""
+
     batch_size: int = 64
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     synthetic: SyntheticTask = SyntheticTask()

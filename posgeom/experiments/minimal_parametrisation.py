@@ -35,6 +35,7 @@ __all__ = [
 @dataclass(frozen=True)
 class C5Options:
     """Claim C5's setting: $n = d$, the rank $r$, corpus sizes, drift anchors, and the generator draws."""
+
     n: int = 50
     d: int = 50
     r: int = 3
@@ -45,6 +46,7 @@ class C5Options:
 @dataclass(frozen=True)
 class MinimalOptions:
     """Settings of the chapter *How many numbers does position need?* (defaults: ``quick``)."""
+
     null_rep: int = 5
     rank_sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
     rank_criteria: dict = field(default_factory=lambda: {"tol": 1e-2, "q": 0.9, "threshold": 0.01})
@@ -153,6 +155,7 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
 @dataclass(frozen=True)
 class RankValidation:
     """Planted-rank corpora of :func:`run_rank_validation`: ranks, signal strengths, sizes, shape."""
+
     ranks: tuple[int, ...] = (1, 3, 10)
     strengths: tuple[float, ...] = (0.5, 0.1)
     sizes: tuple[int, ...] = (200, 1_000, 5_000, 20_000)

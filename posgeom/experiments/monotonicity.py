@@ -37,6 +37,7 @@ PAPER_MDS_VIOLATION = 0.22
 @dataclass(frozen=True)
 class MonotonicityOptions:
     """Settings of the chapter *Monotonicity* (defaults: ``quick``)."""
+
     random_seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 7)
     random_sigma: float = 0.02
     smacof_ranks: tuple[int, ...] = (1,)
@@ -66,6 +67,7 @@ CONFIGS = by_scale(
 @dataclass(frozen=True)
 class MonotonicityRow:
     """One row of :func:`run_monotonicity_table` (``*_sd``: the spread over the random tables' seeds)."""
+
     encoding: str
     options: str
     violation_rate: float

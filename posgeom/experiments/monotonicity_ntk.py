@@ -45,6 +45,7 @@ class NTKRegime:
 @dataclass(frozen=True)
 class NTKOptions:
     """The NTK experiment: data, SGD schedule, seeds and the three regimes."""
+
     corpus: str = "sst2"
     n_positions: int = 16
     # a training set the lazy classifier can fit: its loss must end well below ln 2 for C11 to be tested

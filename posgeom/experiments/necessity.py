@@ -36,6 +36,7 @@ PAD_ID, CLS_ID, OFFSET = 0, 1, 2
 @dataclass(frozen=True)
 class OrderTaskSize:
     """The order-only task: content positions, vocabulary, training and test sequences."""
+
     n_positions: int = 8
     vocab_size: int = 20
     n_train: int = 4096
@@ -45,6 +46,7 @@ class OrderTaskSize:
 @dataclass(frozen=True)
 class EquivarianceOptions:
     """Random inputs and permutations of the equivariance check; weights drawn N(0, init_std^2)."""
+
     length: int = 16
     vocab_size: int = 50
     n_inputs: int = 4
@@ -55,6 +57,7 @@ class EquivarianceOptions:
 @dataclass(frozen=True)
 class NecessitySettings:
     """The chapter's options (defaults: ``quick``); ``threads`` caps torch's CPU threads (None: all)."""
+
     model: ModelShape = field(default_factory=ModelShape)
     task: OrderTaskSize = field(default_factory=OrderTaskSize)
     train: OrderTraining = field(default_factory=OrderTraining)

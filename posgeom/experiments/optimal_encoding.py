@@ -29,6 +29,7 @@ __all__ = [
 @dataclass(frozen=True)
 class Walkthrough:
     """Algorithm 1 step by step: the synthetic family, the rank ``k`` and the width of the lift."""
+
     family: str = "drift"
     k: int = 3
     lift_d: int = 50
@@ -37,6 +38,7 @@ class Walkthrough:
 @dataclass(frozen=True)
 class OptimalEncodingSettings:
     """Options of the chapter "The optimal encoding" (defaults: ``quick``; corpora from ``corpus_geometry``)."""
+
     synthetic_encoder: EncoderShape = field(default_factory=lambda: EncoderShape(d_model=50, n_heads=5))
     walkthrough: Walkthrough = field(default_factory=Walkthrough)
     smacof_ranks: tuple[int, ...] = (1, 2, 3, 5, 10)

@@ -22,6 +22,7 @@ __all__ = ["PairedDesign", "run_paired_design", "read_or_run"]
 @dataclass(frozen=True)
 class PairedDesign:
     """A paired decision over seeds, fixed before it runs (:func:`run_paired_design`)."""
+
     #: The smallest difference that matters, in the units of the measure (the claim's rule names it).
     effect: float
     #: The pilot's seeds, apart from the decision's 0, 1, ...: twenty, so that a failure in one run of ten

@@ -33,6 +33,7 @@ NORMALIZATIONS = ("paper", "scale_free")
 @dataclass(frozen=True)
 class CorpusSource:
     """Which texts of a corpus are counted: split, positions, subset size, ``<br />`` handling."""
+
     split: str = "train"
     n_positions: int = 64
     max_sequences: int | None = None
@@ -42,6 +43,7 @@ class CorpusSource:
 @dataclass(frozen=True)
 class EncodingOptions(EncoderShape):
     """The fixed encodings' model shape (BERT-base at both scales: they are formulas) and the random tables."""
+
     base: float = 10000.0
     layout: str = "interleaved"
     random_sigma: float = 0.02
@@ -55,12 +57,14 @@ class EncodingOptions(EncoderShape):
 @dataclass(frozen=True)
 class RankedSmacof(SmacofOptions):
     """SMACOF from MDS at each rank of ``ranks``."""
+
     ranks: tuple[int, ...] = (1, 2, 3)
 
 
 @dataclass(frozen=True)
 class AlibiGrid:
     """The unstated choices behind ALiBi's number (:func:`posgeom.experiments.real_corpora.run_alibi_choices`)."""
+
     n_positions: tuple[int, ...] = (32, 64)
     specials: tuple[str, ...] = ("model", "content")
     kinds: tuple[str, ...] = ("chord", "normalized")
@@ -70,6 +74,7 @@ class AlibiGrid:
 @dataclass(frozen=True)
 class ChapterIntervals(IntervalOptions):
     """Bootstrap intervals over sequences, for the corpora of ``corpora``."""
+
     corpora: tuple[str, ...] = ("sst2",)
 
     def bootstrap(self) -> dict[str, Any]:
@@ -80,6 +85,7 @@ class ChapterIntervals(IntervalOptions):
 @dataclass(frozen=True)
 class DrawOptions:
     """Spreads over random draws: cross-half splits of every corpus, and subsets of the subsampled corpora."""
+
     #: cross-half splits per corpus; a split that leaves a kept position without a token shared by its halves
     #: cannot resolve that position and is replaced by the next seed
     n_splits: int = 5
@@ -91,6 +97,7 @@ class DrawOptions:
 @dataclass(frozen=True)
 class RealCorporaOptions:
     """Settings of the chapter *Real corpora* (defaults: ``quick``, a 2-core CPU)."""
+
     sst2: CorpusSource = CorpusSource()
     # a seeded random subset of the 25,000 training reviews (the file is ordered by label)
     imdb: CorpusSource = CorpusSource(n_positions=512, max_sequences=5000, br_tags="space")

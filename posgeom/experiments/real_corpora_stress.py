@@ -34,6 +34,7 @@ RANDOM_ROW = "random N(0, sigma^2)"
 @dataclass(frozen=True)
 class StressRow:
     """One row of :func:`run_stress_table`: an encoding, how it was built, its stresses (``*_sd``: random tables)."""
+
     encoding: str
     options: str
     paper: float

@@ -44,6 +44,7 @@ INITS = ("normal", "tied")
 @dataclass(frozen=True)
 class SyntheticCorpus:
     """A synthetic MLM corpus: positions, vocabulary, training and held-out sequences."""
+
     n_positions: int = 24
     vocab_size: int = 48
     n_sequences: int = 4096
@@ -53,6 +54,7 @@ class SyntheticCorpus:
 @dataclass(frozen=True)
 class RealCorpus:
     """A real corpus for MLM from scratch: positions, training sequences (None: all but the held-out), held-out."""
+
     n_positions: int
     n_sequences: int | None
     n_eval: int
@@ -61,6 +63,7 @@ class RealCorpus:
 @dataclass(frozen=True)
 class RealCorpora:
     """The options of SST-2 and IMDB."""
+
     sst2: RealCorpus = RealCorpus(n_positions=24, n_sequences=8192, n_eval=1024)
     imdb: RealCorpus = RealCorpus(n_positions=64, n_sequences=2048, n_eval=512)
 
@@ -68,6 +71,7 @@ class RealCorpora:
 @dataclass(frozen=True)
 class GapOptions:
     """The factorisation check: SST-2 split, positions, attention layer (from 0), least reach of a position."""
+
     split: str = "validation"
     n_positions: int = 32
     layer: int = 0

@@ -40,6 +40,7 @@ __all__ = ["ConvergedDesign", "CONVERGED_DESIGN", "sampling_ceiling", "resolved_
 @dataclass(frozen=True)
 class ConvergedDesign:
     """The design of :func:`run_separation_converged`, fixed before it runs."""
+
     #: Training steps of every run: ten times the chapter's quick runs. The order-insensitive control has
     #: collapsed by then in every pilot seed (separation 1e-5 to 1e-4 at step 2,000 with weight decay 3).
     steps: int = 2_000

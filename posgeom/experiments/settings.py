@@ -38,6 +38,7 @@ __all__ = [
 @dataclass(frozen=True)
 class ByScale:
     """The settings of one experiment at each scale; ``SETTINGS[scale]`` picks one."""
+
     quick: Any
     paper: Any
 
@@ -137,6 +138,7 @@ def find(rows: Iterable[Any], **match: Any) -> Any:
 @dataclass(frozen=True)
 class ModelShape:
     """The shape of a chapter's small encoder: width, depth, heads, feed-forward width."""
+
     d_model: int = 32
     n_layers: int = 1
     n_heads: int = 4
@@ -146,6 +148,7 @@ class ModelShape:
 @dataclass(frozen=True)
 class EncoderShape:
     """The width and heads an encoding is built for (an encoding's table needs no depth)."""
+
     d_model: int = 768
     n_heads: int = 12
 
@@ -167,6 +170,7 @@ class TrainingOptions:
 @dataclass(frozen=True)
 class AdamWTraining(TrainingOptions):
     """AdamW with a linear warm-up (``warmup_ratio`` of the steps) and linear decay: the learned-table studies."""
+
     steps: int = 400
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
@@ -175,12 +179,14 @@ class AdamWTraining(TrainingOptions):
 @dataclass(frozen=True)
 class TableTraining(AdamWTraining):
     """:class:`AdamWTraining` and the CPU threads of torch (None: all)."""
+
     threads: int | None = 1
 
 
 @dataclass(frozen=True)
 class OrderTraining(TrainingOptions):
     """AdamW training of Theorem 1's order-task models (test accuracy every ``eval_every`` steps)."""
+
     batch_size: int = 64
     steps: int = 300
     weight_decay: float = 0.0
@@ -191,6 +197,7 @@ class OrderTraining(TrainingOptions):
 @dataclass(frozen=True)
 class SeparationTraining(TrainingOptions):
     """AdamW training (linear schedule) of Theorem 4's tables, the geometry recorded every ``every`` steps."""
+
     batch_size: int = 64
     # 200 steps at quick (300 before): the drift table's separation, median distance and order correlation
     # are flat from about step 150 (they moved by 0.004, 0.005 and 0.002 over the last 100 of 300 steps),
@@ -204,6 +211,7 @@ class SeparationTraining(TrainingOptions):
 @dataclass(frozen=True)
 class ScratchTraining(TrainingOptions):
     """MLM training of an encoder with a learned table from scratch, the geometry recorded every ``every`` steps."""
+
     lr: float = 2e-3
     model: ModelShape = ModelShape(d_model=64, n_layers=2, n_heads=2, d_ff=256)
     max_steps: int = 100
@@ -216,6 +224,7 @@ class ScratchTraining(TrainingOptions):
 @dataclass(frozen=True)
 class OrderTask:
     """The synthetic order task of the training studies (:func:`posgeom.models.tasks.order_task_data`)."""
+
     n_positions: int = 16
     vocab_size: int = 20
     n_train: int = 4000
@@ -227,6 +236,7 @@ class OrderTask:
 @dataclass(frozen=True)
 class NoiseOptions:
     """The sampling-noise floor of a distance matrix (:func:`posgeom.geometry.noise_floor`) and its redraws."""
+
     method: str = "bootstrap"
     n_rep: int = 20
 
@@ -234,6 +244,7 @@ class NoiseOptions:
 @dataclass(frozen=True)
 class IntervalOptions:
     """Bootstrap intervals over a corpus's sequences: ``n_boot`` redraws of ``n_folds`` clusters of sequences."""
+
     n_boot: int = 200
     n_folds: int = 100
     level: float = 0.95
@@ -242,5 +253,6 @@ class IntervalOptions:
 @dataclass(frozen=True)
 class SmacofOptions:
     """SMACOF's stopping rule: at most ``max_iter`` iterations, or a relative stress change below ``eps``."""
+
     max_iter: int = 3000
     eps: float = 1e-9

@@ -23,6 +23,7 @@ __all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", 
 @dataclass(frozen=True)
 class DropoutStudySettings:
     """The S9 study (defaults: ``quick``): a small training set, long training, no weight decay."""
+
     order: OrderTask = OrderTask(n_train=128, n_eval=1000)
     model: ModelShape = ModelShape(d_model=32, n_layers=2, n_heads=2, d_ff=64)
     train: TableTraining = TableTraining(steps=400, weight_decay=0.0)

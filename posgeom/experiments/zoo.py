@@ -30,6 +30,7 @@ PAPER_SHAPE = EncoderShape()
 @dataclass(frozen=True)
 class ZooSettings:
     """Options of the zoo (width and heads: the pretrained model's); ``picture_positions``: those drawn."""
+
     n: int = 128
     base: float = 10000.0
     picture_positions: int = 48

@@ -13,6 +13,7 @@ __all__ = ["BootstrapIntervals", "StressPair"]
 @dataclass(frozen=True)
 class BootstrapIntervals:
     """Bootstrap intervals as the ``run_*_intervals`` store them: per statistic and per difference ``"<a>-<b>"``."""
+
     statistics: dict[str, Interval]
     differences: dict[str, Interval]
     n_used: int                     # the replicates that entered the intervals
@@ -22,5 +23,6 @@ class BootstrapIntervals:
 @dataclass(frozen=True)
 class StressPair:
     """An encoding's stress under the paper's normalisation and the scale-free one."""
+
     paper: float
     scale_free: float

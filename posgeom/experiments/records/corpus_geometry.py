@@ -17,6 +17,7 @@ __all__ = ["StoredSST2Geometry", "SST2View", "FamilyGeometry", "StoredSyntheticG
 @dataclass(frozen=True)
 class StoredSST2Geometry:
     """A stored ``run_sst2_geometry``: rms of D and of the noise floor F, the share of pairs with D > 2F, the arrays."""
+
     n_sequences: int
     mean_D_from_0: float
     rms_D: float
@@ -31,6 +32,7 @@ class StoredSST2Geometry:
 @dataclass(frozen=True)
 class SST2View(StoredSST2Geometry):
     """A ``run_sst2_geometry`` result with the arrays the chapter draws (``top_probs``: positions × tokens)."""
+
     top_strings: np.ndarray
     top_probs: np.ndarray
     sizes: np.ndarray
@@ -42,6 +44,7 @@ class SST2View(StoredSST2Geometry):
 @dataclass(frozen=True)
 class FamilyGeometry:
     """A synthetic family's geometry against its noise floor."""
+
     frac_above_2F: float
     excess_sq: float
     mean_F_sq: float
@@ -56,6 +59,7 @@ class FamilyGeometry:
 @dataclass(frozen=True)
 class StoredSyntheticGeometry:
     """A stored ``run_synthetic_geometry``: each synthetic family's :class:`FamilyGeometry`."""
+
     drift: FamilyGeometry
     stationary: FamilyGeometry
     markov: FamilyGeometry
@@ -65,6 +69,7 @@ class StoredSyntheticGeometry:
 @dataclass(frozen=True)
 class FamilyArrays:
     """A family's ``run_synthetic_geometry`` arrays (``at=family, arrays_at=family``; ``mu_pop``: positions × vocab)."""
+
     mu_pop: np.ndarray
     D: np.ndarray
 
@@ -72,6 +77,7 @@ class FamilyArrays:
 @dataclass(frozen=True)
 class NoiseScaling:
     """A stored ``run_noise_scaling``: mean squared distances and floors against the number of sequences ``sizes``."""
+
     sizes: np.ndarray
     stationary: np.ndarray = stored("stationary_mean_sq")
     bootstrap: np.ndarray = stored("bootstrap_mean_sq")
@@ -85,6 +91,7 @@ class NoiseScaling:
 @dataclass(frozen=True)
 class KindGeometry:
     """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``)."""
+
     max_D: float
     clipped_mass: float
     full_rank_max_error: float
@@ -94,6 +101,7 @@ class KindGeometry:
 @dataclass(frozen=True)
 class KindsSummary:
     """The Hellinger conventions compared (a stored ``run_hellinger_kinds``)."""
+
     ratio_min_sst2: float = stored("sst2.geodesic_over_chord.min")
     ratio_max_sst2: float = stored("sst2.geodesic_over_chord.max")
     clip_geo_drift: float = stored("drift.geodesic.clipped_mass")
@@ -108,4 +116,5 @@ class KindsSummary:
 @dataclass(frozen=True)
 class StoredSensitivity:
     """A stored ``run_sensitivity``: one :class:`~posgeom.experiments.corpus_geometry.SensitivityRow` per variant."""
+
     variants: tuple[SensitivityRow, ...]

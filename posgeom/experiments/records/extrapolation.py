@@ -16,6 +16,7 @@ Scores = dict[str, dict[str, tuple[float | None, ...]]]
 @dataclass(frozen=True)
 class StoredExtrapolation:
     """A stored ``run_extrapolation_order`` (score: accuracy) or ``run_extrapolation_mlm`` (score: loss)."""
+
     methods: tuple[str, ...]
     factors: tuple                       # as stored: as text they key the scores
     L: int
@@ -47,6 +48,7 @@ class StoredExtrapolation:
 @dataclass(frozen=True)
 class TailCondition:
     """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities."""
+
     accuracy_head: tuple[float, ...]
     accuracy_tail: tuple[float, ...]
     movement_head: tuple[float, ...]
@@ -60,6 +62,7 @@ class TailCondition:
 @dataclass(frozen=True)
 class StoredTails:
     """A stored ``run_undertrained_tails``: its conditions, the tail's first position, and the arrays."""
+
     conditions: tuple[str, ...]
     boundary: int
     reach: np.ndarray

@@ -14,6 +14,7 @@ __all__ = ["LayerStress", "LocalPeak", "PeakTest"]
 @dataclass(frozen=True)
 class LayerStress:
     """A stored ``run_layer_stress``: peak layers from 1; stresses per layer × heads × normalisations (``*_head``)."""
+
     model: str
     n_layers: int
     n_heads: int
@@ -37,6 +38,7 @@ class LayerStress:
 @dataclass(frozen=True)
 class LocalPeak:
     """One reading's local maxima (layers from 1) and, over redraws of sentences, its shares and layer 4's margin."""
+
     local_maxima: tuple
     share4: float = stored("share_local_peak")
     share3: float = stored("share_local_peak_3")
@@ -47,6 +49,7 @@ class LocalPeak:
 @dataclass(frozen=True)
 class PeakTest:
     """A stored ``run_local_peak_test`` (the static reading does not depend on the sentences, so it has none)."""
+
     n_used: int
     propagated: LocalPeak
     residual: LocalPeak

@@ -14,6 +14,7 @@ __all__ = ["TableAnalysis", "TableStress", "StoredTableStress", "StoredInitStudy
 @dataclass(frozen=True)
 class TableAnalysis:
     """One table's :func:`posgeom.geometry.analyse_table` in a ``learned_table_anatomy`` entry (``P``: learned only)."""
+
     n: int
     d: int
     neighbour_cos: float
@@ -47,6 +48,7 @@ class TableAnalysis:
 @dataclass(frozen=True)
 class TableStress:
     """One corpus of a ``learned_table_stress`` entry: the stress of the model's table, the references and MDS."""
+
     n_kept: int
     table: StressPair
     sinusoidal: StressPair
@@ -58,6 +60,7 @@ class TableStress:
 @dataclass(frozen=True)
 class StoredTableStress:
     """A stored ``learned_table_stress`` entry (one model): its :class:`TableStress` per corpus (None: not run)."""
+
     sst2: TableStress | None = None
     imdb: TableStress | None = None
 
@@ -65,6 +68,7 @@ class StoredTableStress:
 @dataclass(frozen=True)
 class StoredInitStudy:
     """A stored ``run_init_study``: tables (variants, seeds, n, d), losses (variants, seeds, steps), ``D``."""
+
     variants: tuple[tuple[str, float], ...]
     seeds: tuple[int, ...]
     losses: np.ndarray
@@ -76,6 +80,7 @@ class StoredInitStudy:
 @dataclass(frozen=True)
 class StoredDropoutStudy:
     """A stored ``run_dropout_study``."""
+
     dropouts: tuple[float, ...]
     seeds: tuple[int, ...]
     n_train: int

@@ -18,6 +18,7 @@ __all__ = ["RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "CrossFitt
 @dataclass(frozen=True)
 class RankReadings:
     """A corpus's rank readings of ``run_effective_rank``, one per setting (sample size or preprocessing)."""
+
     tol: tuple[int, ...]
     mass: tuple[int, ...]
     stress: tuple[int, ...]
@@ -27,6 +28,7 @@ class RankReadings:
 @dataclass(frozen=True)
 class FamilyRanks(RankReadings):
     """A synthetic family's readings at each sample size, and its population's rank."""
+
     sizes: tuple[int, ...]
     population: int
 
@@ -34,6 +36,7 @@ class FamilyRanks(RankReadings):
 @dataclass(frozen=True)
 class SST2Ranks(RankReadings):
     """SST-2's readings under each preprocessing, and the sequences counted."""
+
     special: tuple[str, ...]
     min_count: tuple[int, ...]
     n_kept: tuple[int, ...]
@@ -43,6 +46,7 @@ class SST2Ranks(RankReadings):
 @dataclass(frozen=True)
 class StoredRanks:
     """A stored ``run_effective_rank``."""
+
     drift: FamilyRanks
     stationary: FamilyRanks
     regimes: FamilyRanks
@@ -53,6 +57,7 @@ class StoredRanks:
 @dataclass(frozen=True)
 class CrossFitted:
     """One corpus of ``run_effective_rank`` (``at=corpus, arrays_at=setting``); ``eigenvalues``: splits × directions."""
+
     cross_fitted: tuple[str, ...]
     cross_fitted_threshold: tuple[float, ...]
     eigenvalues: np.ndarray = stored("cross_fitted")
@@ -61,6 +66,7 @@ class CrossFitted:
 @dataclass(frozen=True)
 class PlantedRank:
     """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
+
     estimate: int | None
     interval: tuple[int, int]
     rank: int
@@ -74,12 +80,14 @@ class PlantedRank:
 @dataclass(frozen=True)
 class StoredValidation:
     """A stored ``run_rank_validation``, typed: every planted-rank case, in the stored order."""
+
     rows: tuple[PlantedRank, ...]
 
 
 @dataclass(frozen=True)
 class StressCurve:
     """One corpus of ``run_stress_vs_rank`` (``at=corpus, arrays_at=corpus``; ``corpus`` is given, not stored)."""
+
     corpus: str
     mds: np.ndarray = stored("scale_free")
     encodings: dict[str, StressPair]
@@ -88,6 +96,7 @@ class StressCurve:
 @dataclass(frozen=True)
 class C5Row:
     """One setting of ``run_c5`` (a generator at a sample size; None: its population)."""
+
     generator: str
     size: int | None
     reduction_paper: float
@@ -99,6 +108,7 @@ class C5Row:
 @dataclass(frozen=True)
 class StoredC5:
     """A stored ``run_c5``: the parameter counts and savings, and every setting."""
+
     n: int
     d: int
     r: int
@@ -111,6 +121,7 @@ class StoredC5:
 @dataclass(frozen=True)
 class C5Draw:
     """One setting of ``run_c5_draws``: draws reaching 99.8 % per normalisation, and each reduction as stored."""
+
     generator: str
     size: int | None
     holds_paper: int
@@ -122,6 +133,7 @@ class C5Draw:
 @dataclass(frozen=True)
 class StoredC5Draws:
     """A stored ``run_c5_draws``."""
+
     seeds: tuple[int, ...]
     level: float
     rows: tuple[C5Draw, ...]
@@ -130,6 +142,7 @@ class StoredC5Draws:
 @dataclass(frozen=True)
 class EncodingAccuracy:
     """One encoding of ``run_lowrank_training`` on one task, over its seeds (fields in the stored order)."""
+
     accuracy_mean: float
     accuracy_std: float
     loss_mean: float
@@ -141,6 +154,7 @@ class EncodingAccuracy:
 @dataclass(frozen=True)
 class TrainedRun:
     """One trained run of ``run_lowrank_training`` (``stress_scale_free`` None where the task has no geometry)."""
+
     task: str
     encoding: str
     seed: int
@@ -151,6 +165,7 @@ class TrainedRun:
 @dataclass(frozen=True)
 class StoredTraining:
     """A stored ``run_lowrank_training``: per task and encoding the accuracy, the gap learned − (r = 1), every run."""
+
     summary: dict[str, dict[str, EncodingAccuracy]]
     gap: SeedInterval = stored("gaps.synthetic.learned - lowrank r=1")
     level: float

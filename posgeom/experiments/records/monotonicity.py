@@ -16,6 +16,7 @@ __all__ = ["OrderTable", "NTKRun"]
 @dataclass(frozen=True)
 class OrderTable:
     """A stored ``run_monotonicity_table`` of one corpus."""
+
     model: str
     closest_rank: int
     closest_violation: float
@@ -32,6 +33,7 @@ class OrderTable:
 @dataclass(frozen=True)
 class NTKRun:
     """One stored ``run_ntk`` (``regime``, ``seed``, ``model`` given by the reader; curves over ``step``)."""
+
     regime: str
     seed: int
     model: str

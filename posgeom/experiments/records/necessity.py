@@ -15,6 +15,7 @@ __all__ = ["StoredEquivariance", "StoredOrderTask"]
 @dataclass(frozen=True)
 class StoredEquivariance:
     """A stored :func:`posgeom.experiments.necessity.run_equivariance`; ``machine_epsilon``: the scale of rounding."""
+
     models: dict[str, EquivarianceRow]
     machine_epsilon: float
 
@@ -22,6 +23,7 @@ class StoredEquivariance:
 @dataclass(frozen=True)
 class StoredOrderTask:
     """A stored :func:`posgeom.experiments.necessity.run_order_task`; the curves are stored beside it, one per model."""
+
     models: dict[str, OrderTaskRow]
     chance: float
     n_test: int

@@ -15,6 +15,7 @@ __all__ = ["AlgorithmSummary", "AlgorithmArrays", "StoredComparison", "SmacofGai
 @dataclass(frozen=True)
 class AlgorithmSummary:
     """Algorithm 1 step by step on the drift corpus (a stored ``run_algorithm_steps``)."""
+
     B_vs_SS: float = stored("B_vs_SS_max_error")
     min_eig: float = stored("min_eigenvalue")
     full_err: float = stored("full_rank_max_error")
@@ -29,6 +30,7 @@ class AlgorithmSummary:
 @dataclass(frozen=True)
 class AlgorithmArrays:
     """The arrays of ``run_algorithm_steps`` drawn: ``P_k`` (n × k), eigenvalues (descending), ``D`` (n × n)."""
+
     P_k: np.ndarray
     eigenvalues: np.ndarray
     population_eigenvalues: np.ndarray
@@ -38,6 +40,7 @@ class AlgorithmArrays:
 @dataclass(frozen=True)
 class StoredComparison:
     """A stored ``run_encoding_comparison``: per corpus each encoding's stress under each normalisation."""
+
     pretrained: str
     stationary: dict[str, dict[str, float]]
     drift: dict[str, dict[str, float]]
@@ -49,6 +52,7 @@ class StoredComparison:
 @dataclass(frozen=True)
 class SmacofGain:
     """One corpus of a stored ``run_smacof_gain`` (``at=corpus``), per rank."""
+
     ranks: tuple[int, ...]
     gain: tuple[float, ...]
     mds_paper: tuple[float, ...]
@@ -60,6 +64,7 @@ class SmacofGain:
 @dataclass(frozen=True)
 class ExactKind:
     """Full-rank MDS under one Hellinger distance."""
+
     full_rank_max_error: float
     clipped_mass: float
     min_over_max_eigenvalue: float
@@ -70,6 +75,7 @@ class ExactKind:
 @dataclass(frozen=True)
 class ExactEmbedding:
     """One corpus of a stored ``run_exact_embedding`` (``at=corpus``)."""
+
     n: int
     chord: ExactKind
     geodesic: ExactKind
@@ -78,6 +84,7 @@ class ExactEmbedding:
 @dataclass(frozen=True)
 class OneHotStresses:
     """A stored ``run_one_hot``."""
+
     mds_stress: float
     rescaled_stress: float
     smacof_stress: float

@@ -13,6 +13,7 @@ __all__ = ["PairedRun", "StoredDesign", "InitRun", "StoredInitDesign", "DropoutR
 @dataclass(frozen=True)
 class PairedRun:
     """One seed of a paired design: what every chapter reads (a design's run stores its own measures too)."""
+
     a: float
     b: float
     difference: float
@@ -21,6 +22,7 @@ class PairedRun:
 @dataclass(frozen=True)
 class StoredDesign:
     """A stored :func:`posgeom.experiments.paired_design.run_paired_design`."""
+
     plan: PilotPlan
     pilot: tuple[PairedRun, ...]
     runs: tuple[PairedRun, ...]
@@ -31,6 +33,7 @@ class StoredDesign:
 @dataclass(frozen=True)
 class InitRun(PairedRun):
     """A seed of S7's design: each initialisation's steps to the loss threshold (None: never reached)."""
+
     steps_small: float | None
     steps_large: float | None
 
@@ -38,6 +41,7 @@ class InitRun(PairedRun):
 @dataclass(frozen=True)
 class StoredInitDesign(StoredDesign):
     """A stored ``run_init_powered``: a :class:`StoredDesign` whose runs are :class:`InitRun`, and its threshold."""
+
     runs: tuple[InitRun, ...]
     loss_threshold: float
 
@@ -45,12 +49,14 @@ class StoredInitDesign(StoredDesign):
 @dataclass(frozen=True)
 class DropoutRun(PairedRun):
     """A seed of S9's design: the generalisation gap without dropout."""
+
     gap_none: float
 
 
 @dataclass(frozen=True)
 class StoredDropoutDesign(StoredDesign):
     """A stored ``run_dropout_powered``."""
+
     runs: tuple[DropoutRun, ...]
     rate: float
 
@@ -58,6 +64,7 @@ class StoredDropoutDesign(StoredDesign):
 @dataclass(frozen=True)
 class StoredLowrankDesign(StoredDesign):
     """A stored ``run_lowrank_powered``; ``fitted_gap`` None when too few seeds fitted."""
+
     stalled: dict[str, tuple[int, ...]]
     fitted_gap: SeedInterval | None
 
@@ -65,6 +72,7 @@ class StoredLowrankDesign(StoredDesign):
 @dataclass(frozen=True)
 class HeuristicsRun(PairedRun):
     """A decision seed of S6's design: each heuristic's accuracy (None: not run)."""
+
     reuse_last: float | None = None
     interpolate: float | None = None
     new_rows: float | None = None
@@ -73,6 +81,7 @@ class HeuristicsRun(PairedRun):
 @dataclass(frozen=True)
 class StoredHeuristicsDesign(StoredDesign):
     """A stored ``run_heuristics_powered``."""
+
     runs: tuple[HeuristicsRun, ...]
     heuristics: dict[str, SeedInterval]
     length: int

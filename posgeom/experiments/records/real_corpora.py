@@ -15,6 +15,7 @@ __all__ = ["CorpusGeometry", "NoiseAwareRank", "DrawSpread", "ResolvableSplits",
 @dataclass(frozen=True)
 class CorpusGeometry:
     """A stored ``run_corpus_geometry``: the corpus, its counts, the geometry's summaries and the arrays drawn."""
+
     corpus: str = stored("options.corpus")
     split: str = stored("options.split")
     special: str = stored("options.special")
@@ -47,6 +48,7 @@ class CorpusGeometry:
 @dataclass(frozen=True)
 class NoiseAwareRank:
     """A stored ``run_noise_aware_rank``: the rank in words, its interval, the cross-fitted eigenvalues (splits × k)."""
+
     text: str
     interval: tuple[int, int]
     level: float
@@ -59,6 +61,7 @@ class NoiseAwareRank:
 @dataclass(frozen=True)
 class DrawSpread:
     """A statistic over draws: mean, sample sd, lowest and highest."""
+
     mean: float
     sd: float
     min: float
@@ -68,6 +71,7 @@ class DrawSpread:
 @dataclass(frozen=True)
 class ResolvableSplits:
     """A stored ``run_resolvable_splits``: the splits used (and skipped), and each statistic's spread over them."""
+
     seeds: tuple[int, ...]
     skipped: tuple[int, ...]
     spread: dict[str, DrawSpread]
@@ -76,6 +80,7 @@ class ResolvableSplits:
 @dataclass(frozen=True)
 class SubsetDraws:
     """A stored ``run_subset_draws``: each statistic's spread over subsets, for R (``spread``) and D (``spread_D``)."""
+
     seeds: tuple[int, ...]
     spread: dict[str, DrawSpread]
     spread_D: dict[str, DrawSpread]
@@ -84,6 +89,7 @@ class SubsetDraws:
 @dataclass(frozen=True)
 class ClosestConstruction:
     """One of the ALiBi constructions closest to the paper's value: the three stresses and the choices that make it."""
+
     alibi: float
     sinusoidal: float
     rope: float
@@ -100,6 +106,7 @@ class ClosestConstruction:
 @dataclass(frozen=True)
 class AlibiSearch:
     """A stored ``run_alibi_search``; ``n_within`` is keyed by the distance as text (``"0.01"``)."""
+
     n_constructions: int
     n_distinct: int
     n_within: dict[str, int]
@@ -110,6 +117,7 @@ class AlibiSearch:
 @dataclass(frozen=True)
 class AlibiParabola:
     """ALiBi's "paper" stress as a parabola in the slope under one set of choices (fields in the stored order)."""
+
     kind: str
     m_minus: float
     m_plus: float
@@ -126,6 +134,7 @@ class AlibiParabola:
 @dataclass(frozen=True)
 class AlibiChoice:
     """One combination of ALiBi's unstated choices (``run_alibi_choices``), fields in the stored order."""
+
     heads: int
     kind: str
     n: int
@@ -139,6 +148,7 @@ class AlibiChoice:
 @dataclass(frozen=True)
 class StoredAlibiChoices:
     """A stored ``run_alibi_choices``: the parabolas, every combination, and the paper's value."""
+
     parabolas: tuple[AlibiParabola, ...]
     rows: tuple[AlibiChoice, ...]
     target: float
@@ -147,6 +157,7 @@ class StoredAlibiChoices:
 @dataclass(frozen=True)
 class StoredStressTable:
     """What the chapter reads of a stored ``run_stress_table`` besides its rows: the ALiBi heads and SMACOF ranks."""
+
     best_head: int
     alibi_slopes: np.ndarray
     alibi_head_paper: np.ndarray

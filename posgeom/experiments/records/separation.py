@@ -17,6 +17,7 @@ __all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable", "Converge
 @dataclass(frozen=True)
 class Spread:
     """A quantity over the training seeds: mean, standard deviation (ddof 1), lowest and highest seed."""
+
     mean: float
     std: float
     min: float
@@ -26,6 +27,7 @@ class Spread:
 @dataclass(frozen=True)
 class TableState:
     """A learned table at one step, over seeds (``order_spearman`` None at a tied start: every distance is 0)."""
+
     raw: Spread
     normalized: Spread
     median: Spread
@@ -64,6 +66,7 @@ class SeparationRun:
 @dataclass(frozen=True)
 class PretrainedTable:
     """A stored ``run_pretrained_separation``; ``by_n`` has a column per number of first positions, keyed as text."""
+
     pretrained: str
     by_n: pd.DataFrame
     nearest: np.ndarray
@@ -72,6 +75,7 @@ class PretrainedTable:
 @dataclass(frozen=True)
 class ConvergedRun:
     """One decision seed of Theorem 4's CPU design (``a``, ``b``: log10 separations over the resolved pairs)."""
+
     seed: int
     a: float
     b: float
@@ -86,6 +90,7 @@ class ConvergedRun:
 @dataclass(frozen=True)
 class StoredConverged:
     """A stored :func:`posgeom.experiments.separation_converged.run_separation_converged`."""
+
     ceiling: float
     least_resolved: float
     n_resolved: int
@@ -97,6 +102,7 @@ class StoredConverged:
 @dataclass(frozen=True)
 class FactorisationOutcome:
     """A stored ``run_factorisation_gap``: ``relative`` (m,) per kept position, placebos (n_placebo, m), medians."""
+
     pretrained: str
     n_texts: int
     positions: np.ndarray = stored("real__positions")

@@ -14,6 +14,7 @@ __all__ = ["FourierCorpus", "StoredFourier", "Eigenvectors", "ShiftIntervals", "
 @dataclass(frozen=True)
 class FourierCorpus:
     """One corpus of ``run_fourier_match`` (``at=corpus``)."""
+
     toeplitz_deviation: float
     circulant_deviation: float
     mean_sinusoid_r2: float
@@ -26,6 +27,7 @@ class FourierCorpus:
 @dataclass(frozen=True)
 class StoredFourier:
     """A stored ``run_fourier_match``: the corpora it measured, and the width-50 sinusoidal table's frequencies."""
+
     corpora: tuple[str, ...]
     vaswani_frequencies: tuple[float, ...]
 
@@ -33,6 +35,7 @@ class StoredFourier:
 @dataclass(frozen=True)
 class Eigenvectors:
     """One corpus's top MDS eigenvectors (positions × vectors) and sinusoid fits (``omega``: radians per position)."""
+
     U: np.ndarray
     sinusoid_r2: tuple
     omega: np.ndarray
@@ -41,6 +44,7 @@ class Eigenvectors:
 @dataclass(frozen=True)
 class ShiftIntervals:
     """One corpus of ``run_shift_intervals`` (``at=corpus``; None where not stored)."""
+
     toeplitz_deviation: Interval | None = None
     circulant_deviation: Interval | None = None
     fourier_match: Interval | None = None
@@ -49,6 +53,7 @@ class ShiftIntervals:
 @dataclass(frozen=True)
 class StoredSweep:
     """A stored ``run_stationarity_sweep``, per mixing weight t (0: the Markov corpus, 1: the drift one)."""
+
     t: tuple[float, ...]
     toeplitz_deviation: tuple[float, ...]
     circulant_deviation: tuple[float, ...]

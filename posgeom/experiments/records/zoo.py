@@ -14,6 +14,7 @@ __all__ = ["ZooEncoding", "ZooSummary", "ZooPictures", "KernelPair"]
 @dataclass(frozen=True)
 class ZooEncoding:
     """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``)."""
+
     enters: str
     n_params: int
     max_distance: float
@@ -27,6 +28,7 @@ class ZooEncoding:
 @dataclass(frozen=True)
 class ZooSummary:
     """The numbers of a ``run_zoo`` result quoted beside each encoding's."""
+
     d: int = stored("shape.d_model")
     heads: int = stored("shape.n_heads")
     dhead: int = stored("kernel.d_head")
@@ -48,6 +50,7 @@ class ZooSummary:
 @dataclass(frozen=True)
 class ZooPictures:
     """The arrays of a stored ``run_zoo`` (``D__<name>``, ``mds2__<name>`` gathered by the reader); bias: H × n × n."""
+
     distances: dict
     mds2: dict
     sinusoidal_table: np.ndarray = stored("table__sinusoidal")
@@ -63,6 +66,7 @@ class ZooPictures:
 @dataclass(frozen=True)
 class KernelPair:
     """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
+
     d_model: int
     n_heads: int
     d_head: int
