@@ -210,6 +210,12 @@ class FolderLock:
                 raise SymlinkError(self.path)
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), file_mode())
+            except FileNotFoundError:
+                # the folder was removed between mkdir and open (results check sweeping an interrupted first
+                # write): make it again, as a waiter does when the file itself is replaced
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(f"{self.path.parent} keeps being removed while a lock is taken") from None
+                continue
             except OSError as err:
                 if err.errno == errno.ELOOP:
                     raise SymlinkError(self.path) from None

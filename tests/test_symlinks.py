@@ -212,6 +212,26 @@ def test_a_waiter_locks_the_lock_file_that_replaced_a_removed_one(tmp_path):
     got["lock"].release()
 
 
+def test_a_lock_taken_while_its_folder_is_removed_makes_the_folder_again(tmp_path, monkeypatch):
+    """The folder can go between the lock's ``mkdir`` and its ``open`` (``results check`` sweeping an interrupted
+    first write): the lock makes it again instead of failing (the race the test above met on a loaded machine)."""
+    import posgeom.storage as storage
+
+    path = tmp_path / "entry" / ".lock"
+    real_open, calls = os.open, []
+
+    def open_after_removal(name, *args, **kwargs):
+        calls.append(name)
+        if len(calls) == 1:  # the first open finds the folder just removed
+            path.parent.rmdir()
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(storage.os, "open", open_after_removal)
+    lock = FolderLock(path, timeout=5).acquire()
+    assert len(calls) == 2 and os.fstat(lock._fd).st_ino == os.lstat(path).st_ino
+    lock.release()
+
+
 def test_storage_helpers_refuse_links(tmp_path):
     target = _outside(tmp_path, "folder")
     link = tmp_path / "link"
