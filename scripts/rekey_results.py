@@ -8,6 +8,7 @@ across, one entry at a time, under the registry's own lock and atomic write:
 * an entry whose stored key equals the byte key of its modules *now* was made by the code of this checkout
   (byte for byte), so its new key is the docstring-free key of that same code: the manifest is rewritten
   with it, and nothing else in the entry changes;
+* an entry already under the new key is left as it is (running the script again changes nothing);
 * any other entry (stale already, or with no code key) is left exactly as it is, and listed.
 
 Run it once, from a clean checkout, before any module is edited:
@@ -44,16 +45,20 @@ def main(argv=None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="list what would change; write nothing")
     args = parser.parse_args(argv)
     registry = Registry(args.results)
-    moved, left = 0, []
+    moved, already, left = 0, 0, []
     for result in registry.entries():
         manifest = dict(result.manifest)
         roots, stored = manifest.get("code_modules"), manifest.get("code_key")
         if not roots or not stored:
             continue  # a record of no code (a chapter run): nothing to move
+        new_key = code_key(roots)
+        if stored == new_key:
+            already += 1  # moved before (or made since by the new key)
+            continue
         if byte_key(roots) != stored:
             left.append(f"{result.scale}/{result.experiment}/{result.key}: stale before the move, left as it is")
             continue
-        manifest["code_key"] = code_key(roots)
+        manifest["code_key"] = new_key
         if args.dry_run:
             moved += 1
             continue
@@ -66,7 +71,8 @@ def main(argv=None) -> int:
         finally:
             lock.release()
         moved += 1
-    print(f"{'would move' if args.dry_run else 'moved'} {moved} entries to the docstring-free code key")
+    print(f"{'would move' if args.dry_run else 'moved'} {moved} entries to the docstring-free code key; "
+          f"{already} already under it")
     print("\n".join(left))
     return 0
 

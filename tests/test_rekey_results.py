@@ -1,0 +1,52 @@
+"""scripts/rekey_results.py: an entry made under the byte code key moves to the docstring-free one by its
+manifest alone; a stale entry is left as it is; a second run changes nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from posgeom.registry import Registry, code_changed
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("rekey_results", ROOT / "scripts" / "rekey_results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _as_made_with(registry: Registry, result, code_key: str) -> None:
+    """Rewrite ``result``'s manifest with ``code_key``, as the registry writes a version."""
+    manifest = {**result.manifest, "code_key": code_key}
+    files = {name: (result.path / name).read_bytes() for name in manifest["files"]}
+    data = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    from posgeom.storage import sha256_bytes
+
+    registry._write_version(result.path.parent, {**files, "manifest.json": data}, sha256_bytes(data))
+
+
+def test_an_entry_of_the_byte_key_moves_by_its_manifest_and_a_stale_one_stays(tmp_path, capsys):
+    rekey = _script()
+    registry = Registry(tmp_path)
+    common = dict(scale="quick", seed=0, device="cpu", code="posgeom.geometry.entries")
+    fresh = registry.save("fresh", {"x": 1}, params={"a": 1}, arrays={"D": [[0.0, 1.0]]}, **common)
+    stale = registry.save("stale", {"x": 2}, params={"a": 2}, **common)
+    _as_made_with(registry, fresh, rekey.byte_key(fresh.manifest["code_modules"]))
+    _as_made_with(registry, stale, "0123456789abcdef")  # made by other code
+    assert code_changed(registry.load("fresh", params={"a": 1}, scale="quick").manifest)
+
+    assert rekey.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "moved 1 entries" in out and "quick/stale/" in out
+    moved = registry.load("fresh", params={"a": 1}, scale="quick")  # verified against its checksums
+    assert not code_changed(moved.manifest) and moved.values == {"x": 1} and moved.arrays["D"].tolist() == [[0, 1]]
+    assert {k: v for k, v in moved.manifest.items() if k != "code_key"} == \
+        {k: v for k, v in fresh.manifest.items() if k != "code_key"}
+    assert registry.load("stale", params={"a": 2}, scale="quick").manifest["code_key"] == "0123456789abcdef"
+
+    assert rekey.main([str(tmp_path)]) == 0  # again: nothing to move
+    assert "moved 0 entries to the docstring-free code key; 1 already under it" in capsys.readouterr().out
