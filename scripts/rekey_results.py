@@ -3,7 +3,7 @@
 Until December 2026 a code key hashed the raw bytes of its modules, so rewording a docstring marked every
 result made through that module stale. :func:`posgeom.codekey.code_key` now hashes
 :func:`posgeom.codekey.keyed_source` (docstrings and blank lines left out). This script moves a results folder
-across, one entry at a time, under the registry's own lock and atomic write:
+across, one entry at a time, with :meth:`posgeom.registry.Registry.restamp` (under the entry's lock, atomically):
 
 * an entry whose stored key equals the byte key of its modules *now* was made by the code of this checkout
   (byte for byte), so its new key is the docstring-free key of that same code: the manifest is rewritten
@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 from pathlib import Path
 
 from posgeom.codekey import _as_root, _module_file, code_key, module_dependencies
 from posgeom.registry import Registry
-from posgeom.registry.store import MANIFEST
-from posgeom.storage import sha256_bytes
 
 
 def byte_key(roots) -> str:
@@ -47,8 +44,7 @@ def main(argv=None) -> int:
     registry = Registry(args.results)
     moved, already, left = 0, 0, []
     for result in registry.entries():
-        manifest = dict(result.manifest)
-        roots, stored = manifest.get("code_modules"), manifest.get("code_key")
+        roots, stored = result.manifest.get("code_modules"), result.manifest.get("code_key")
         if not roots or not stored:
             continue  # a record of no code (a chapter run): nothing to move
         new_key = code_key(roots)
@@ -58,18 +54,8 @@ def main(argv=None) -> int:
         if byte_key(roots) != stored:
             left.append(f"{result.scale}/{result.experiment}/{result.key}: stale before the move, left as it is")
             continue
-        manifest["code_key"] = new_key
-        if args.dry_run:
-            moved += 1
-            continue
-        folder = result.path.parent
-        files = {name: (result.path / name).read_bytes() for name in manifest["files"]}
-        manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
-        lock = registry._lock(folder)
-        try:
-            registry._write_version(folder, {**files, MANIFEST: manifest_bytes}, sha256_bytes(manifest_bytes))
-        finally:
-            lock.release()
+        if not args.dry_run:
+            registry.restamp(result, code_key=new_key)
         moved += 1
     print(f"{'would move' if args.dry_run else 'moved'} {moved} entries to the docstring-free code key; "
           f"{already} already under it")

@@ -477,3 +477,17 @@ def test_a_forged_entry_with_a_crafted_npz_is_damaged_not_a_memory_error(tmp_pat
     with pytest.raises(KeyError, match=r"declares shape \(1000000000000,\) of float64 \(8000000000000 bytes\)"):
         reg.load("demo", params=PARAMS, scale="quick")
     assert [e.status for e in reg.check(sweep=False)] == ["damaged"]
+
+
+def test_restamp_changes_the_manifest_only_and_never_what_names_the_entry(tmp_path):
+    registry = Registry(tmp_path)
+    saved = registry.save("exp", {"x": 1}, params={"a": 1}, scale="quick", seed=0, device="cpu",
+                          arrays={"D": np.eye(2)}, code="posgeom.geometry.entries")
+    moved = registry.restamp(saved, code_key="0123456789abcdef")
+    assert moved.manifest == {**saved.manifest, "code_key": "0123456789abcdef"}
+    assert moved.values == saved.values and np.array_equal(moved.arrays["D"], np.eye(2))
+    assert moved.path != saved.path and not saved.path.exists()  # a new version replaced the old one
+    for field in ("files", "params", "key", "experiment", "scale", "format"):
+        with pytest.raises(ValueError, match=f"not {field}; save the result again"):
+            registry.restamp(moved, **{field: "x"})
+    assert registry.load("exp", params={"a": 1}, scale="quick").manifest == moved.manifest

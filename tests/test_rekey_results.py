@@ -4,7 +4,6 @@ manifest alone; a stale entry is left as it is; a second run changes nothing."""
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 from posgeom.registry import Registry, code_changed
@@ -19,24 +18,14 @@ def _script():
     return module
 
 
-def _as_made_with(registry: Registry, result, code_key: str) -> None:
-    """Rewrite ``result``'s manifest with ``code_key``, as the registry writes a version."""
-    manifest = {**result.manifest, "code_key": code_key}
-    files = {name: (result.path / name).read_bytes() for name in manifest["files"]}
-    data = json.dumps(manifest, indent=1, sort_keys=True).encode()
-    from posgeom.storage import sha256_bytes
-
-    registry._write_version(result.path.parent, {**files, "manifest.json": data}, sha256_bytes(data))
-
-
 def test_an_entry_of_the_byte_key_moves_by_its_manifest_and_a_stale_one_stays(tmp_path, capsys):
     rekey = _script()
     registry = Registry(tmp_path)
     common = dict(scale="quick", seed=0, device="cpu", code="posgeom.geometry.entries")
     fresh = registry.save("fresh", {"x": 1}, params={"a": 1}, arrays={"D": [[0.0, 1.0]]}, **common)
     stale = registry.save("stale", {"x": 2}, params={"a": 2}, **common)
-    _as_made_with(registry, fresh, rekey.byte_key(fresh.manifest["code_modules"]))
-    _as_made_with(registry, stale, "0123456789abcdef")  # made by other code
+    registry.restamp(fresh, code_key=rekey.byte_key(fresh.manifest["code_modules"]))
+    registry.restamp(stale, code_key="0123456789abcdef")  # made by other code
     assert code_changed(registry.load("fresh", params={"a": 1}, scale="quick").manifest)
 
     assert rekey.main([str(tmp_path)]) == 0

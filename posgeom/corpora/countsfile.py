@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from ..storage import read_npz, write_durably
 from .cache import arrays_digest
 
-__all__ = ["COUNTS_FORMAT", "COUNTS_KEYS", "CountsFileError", "save_counts", "load_counts"]
+__all__ = ["COUNTS_FORMAT", "COUNTS_KEYS", "CountsFileError", "save_counts", "load_counts", "length_histogram"]
 
 COUNTS_FORMAT = "posgeom-counts/1"
 #: Every key of a counts file (the ``digest`` covers all the others).

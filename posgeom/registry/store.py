@@ -29,6 +29,8 @@ __all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
 #: Layout version written into every manifest and pointer.
 FORMAT = 2
 MANIFEST = "manifest.json"
+#: Manifest fields that name an entry or its content: ``Registry.restamp`` leaves them as they are.
+_IDENTITY = frozenset({"format", "experiment", "key", "params", "scale", "files"})
 #: The files a version folder may hold besides its manifest.
 ENTRY_FILES = ("result.json", "arrays.npz")
 #: Files of the layout before checksummed entries (stored directly in the entry folder).
@@ -178,13 +180,37 @@ class Registry:
         # everything that can fail on the caller's input fails before anything is written
         payload = _payload(values, arrays)
         manifest["files"] = {name: sha256_bytes(data) for name, data in payload.items()}
-        manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
-        lock = self._lock(folder)
+        lock = self._lock(folder)  # acquired: not a ``with`` block, whose __enter__ would acquire it again
         try:
-            self._write_version(folder, {**payload, MANIFEST: manifest_bytes}, sha256_bytes(manifest_bytes))
+            self._write_entry(folder, payload, manifest)
         finally:
             lock.release()
         return self.load(experiment, params=params, scale=scale)
+
+    def restamp(self, result: Result, **fields: Any) -> Result:
+        """``result`` stored again with ``fields`` changed in its manifest and its files byte for byte as they are.
+
+        How stored results move to a new code key without being recomputed (``scripts/rekey_results.py``). What
+        names the entry or its content (``_IDENTITY``) cannot change: save the result again for that.
+        """
+        fixed = sorted(set(fields) & _IDENTITY)
+        if fixed:
+            raise ValueError(f"restamp changes a manifest's metadata, not {', '.join(fixed)}; save the result again")
+        folder = self._folder(result.experiment, result.scale, result.key)
+        self._refuse_symlink(folder)
+        lock = self._lock(folder)
+        try:
+            current = self._read(folder)  # verified, as stored now (not as the caller read it)
+            files = {name: read_nofollow(current.path / name) for name in current.manifest["files"]}
+            self._write_entry(folder, files, {**current.manifest, **fields})
+        finally:
+            lock.release()
+        return self._read(folder)
+
+    def _write_entry(self, folder: Path, payload: Mapping[str, bytes], manifest: Mapping[str, Any]) -> None:
+        """Write ``payload`` with ``manifest`` as the entry's new version. Call under the entry's lock."""
+        manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        self._write_version(folder, {**payload, MANIFEST: manifest_bytes}, sha256_bytes(manifest_bytes))
 
     def remove(self, experiment: str, *, params: Mapping[str, Any], scale: str) -> bool:
         """Delete the stored entry under its lock; False when there is none, ``ValueError`` through a link."""
