@@ -52,6 +52,8 @@ def canonical(obj: Any) -> Any:
         return [canonical(v) for v in obj]
     if isinstance(obj, Path):
         return str(obj)
+    if isinstance(obj, str):
+        return str(obj)  # an identifier (a StrEnum member) is recorded as its text
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (np.floating,)):

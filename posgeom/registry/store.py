@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import time
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from .layout import LOCK, POINTER, DamagedEntryError, EntryStatus
 from .manifest import canonical, code_changed, command_line, git_commit, package_versions, params_key, require_committed
 from .pending import NeedsGPU, Pending, gpu_work_minutes
 from .stored import NotStoredError, reading_stored_only
+from .typed import as_record, named_record_type, record_name, to_stored
 
 __all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
 
@@ -52,6 +54,23 @@ class Result:
     arrays: dict[str, np.ndarray]
     manifest: dict[str, Any]
     path: Path = field(repr=False, default=Path())
+
+    @property
+    def record(self) -> Any:
+        """The record the experiment stored (the type its manifest names), read back typed.
+
+        A result stored before experiments returned records (no ``record`` in its manifest) has none: a
+        ``ValueError`` says so; read it with :meth:`as_`.
+        """
+        name = self.manifest.get("record")
+        if not name:
+            raise ValueError(f"{self.experiment} ({self.scale}/{self.key}) was stored as values, not as a record; "
+                             "read it with Result.as_(<a record type>)")
+        return as_record(self, named_record_type(name))
+
+    def as_(self, record_type: type, **options: Any) -> Any:
+        """This result read into ``record_type`` (:func:`posgeom.registry.typed.as_record`, with its ``options``)."""
+        return as_record(self, record_type, **options)
 
     def provenance(self) -> str:
         """One line saying what produced the result, for captions and tables."""
@@ -164,9 +183,12 @@ class Registry:
         runtime_s: float | None = None,
         arrays: Mapping[str, np.ndarray] | None = None,
         code: str | Sequence[str] | None = None,
+        record: str | None = None,
     ) -> Result:
         """Write one result atomically and durably, and return it as read back.
 
+        ``record`` names the record type the values were stored from (:func:`posgeom.registry.typed.record_name`);
+        :attr:`Result.record` reads it back.
         ``values`` must be JSON-serialisable; ``arrays`` go to one ``.npz``. ``code`` names the posgeom
         module(s) that made the result, whose code key is recorded (None: the whole package). At
         ``scale="paper"`` an uncommitted checkout is refused (``POSGEOM_ALLOW_DIRTY=1`` allows it).
@@ -177,6 +199,8 @@ class Registry:
         require_committed(scale)  # committed paper results record a commit that reproduces them
         manifest = _manifest(experiment, key, params, scale=scale, seed=seed, device=device, model=model,
                              runtime_s=runtime_s, code=code)
+        if record is not None:
+            manifest["record"] = record
         # everything that can fail on the caller's input fails before anything is written
         payload = _payload(values, arrays)
         manifest["files"] = {name: sha256_bytes(data) for name, data in payload.items()}
@@ -498,9 +522,14 @@ class Registry:
             out = compute()
         except NeedsGPU as err:  # computed from a result that waits for a GPU: it waits too, nothing stored
             return Pending.of(err)
+        record = None
+        if dataclasses.is_dataclass(out) and not isinstance(out, type):  # a record: stored as to_stored writes it
+            record = record_name(type(out))
+            out = to_stored(out)
         values, arrays = out if isinstance(out, tuple) else (out, None)
         return self.save(
             experiment, values, params=params, scale=scale, seed=seed, device=device, model=model,
             runtime_s=time.perf_counter() - start, arrays=arrays, code=getattr(compute, "__module__", None),
+            record=record,
         )
 

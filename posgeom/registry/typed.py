@@ -12,33 +12,42 @@ are written once (the records are in ``posgeom.experiments.records``)::
 A field's path is dotted into nested mappings (a number indexes a list); an ``np.ndarray`` field is read from
 ``arrays`` first. Values are converted by the annotation: nested dataclasses, ``from_dict`` types, ``tuple``,
 ``list``, ``dict``, ``X | None``, ``Enum``, and ``int``/``float``/``str``/``bool`` checked. A field with a default
-may be missing. The module is infrastructure: it reads and never computes.
+may be missing. :func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is stored as,
+so an experiment builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`). The module
+is infrastructure: it converts and never computes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib
 import types
 import typing
 from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["as_record", "stored", "STORED"]
+__all__ = ["as_record", "to_stored", "record_name", "named_record_type", "stored", "STORED", "OMIT_NONE"]
 
 #: The metadata key of a field's path among the stored values (:func:`stored`).
 STORED = "stored"
+
+#: The metadata key of a field left out of the stored values when it is None (``stored(..., omit_none=True)``).
+OMIT_NONE = "omit_none"
 
 #: Sentinels of a lookup: no default (a missing value is an error), and "not stored" (use the field's default).
 _MISSING, _ABSENT = object(), object()
 
 
-def stored(path: str, **field_kwargs) -> Any:
-    """A dataclass field read from the dotted ``path`` of the stored values; ``field_kwargs`` go to ``field``."""
+def stored(path: str, *, omit_none: bool = False, **field_kwargs) -> Any:
+    """A dataclass field read from the dotted ``path`` of the stored values; ``field_kwargs`` go to ``field``.
+
+    ``omit_none=True``: :func:`to_stored` leaves the value out when it is None (give the field a default).
+    """
     if not isinstance(path, str) or not path or any(not part for part in path.split(".")):
         raise ValueError(f"a stored path is a dotted name such as 'options.corpus'; got {path!r}")
-    metadata = {**field_kwargs.pop("metadata", {}), STORED: path}
+    metadata = {**field_kwargs.pop("metadata", {}), STORED: path, OMIT_NONE: omit_none}
     return dataclasses.field(metadata=metadata, **field_kwargs)
 
 
@@ -208,3 +217,92 @@ def _sequence(value: Any, where: str) -> list:
     if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{where} is stored as a {type(value).__name__}, not a sequence")
     return list(value)
+
+
+def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The ``(values, arrays)`` that ``record`` is stored as: what :func:`as_record` reads back into it.
+
+    A field goes to the dotted path of :func:`stored` (default: its name). A top-level field annotated
+    ``np.ndarray`` goes to ``arrays`` under that path; every other value goes to ``values``, with nested
+    dataclasses as mappings (by the same rules, their arrays as lists), enums as their values, tuples as lists and
+    numpy scalars and arrays as Python numbers and lists.
+
+    Parameters
+    ----------
+    record : dataclass instance
+
+    Returns
+    -------
+    values : dict
+        JSON-serialisable.
+    arrays : dict of str to np.ndarray
+    """
+    if not dataclasses.is_dataclass(record) or isinstance(record, type):
+        raise TypeError(f"to_stored stores a dataclass instance (a record); got {type(record).__name__}")
+    values: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
+    hints = typing.get_type_hints(type(record))
+    for f in dataclasses.fields(record):
+        if not f.init:
+            continue
+        value, path = getattr(record, f.name), f.metadata.get(STORED, f.name)
+        if value is None and f.metadata.get(OMIT_NONE):
+            continue
+        if _is_array(hints[f.name]) and isinstance(value, np.ndarray):
+            arrays[path] = value
+            continue
+        _place(values, path, _plain(value), f"{type(record).__name__}.{f.name}")
+    return values, arrays
+
+
+def _place(values: dict, path: str, value: Any, where: str) -> None:
+    """Set ``values[a][b][c] = value`` for the dotted ``path`` ``"a.b.c"``, making the mappings on the way."""
+    *parents, last = path.split(".")
+    node = values
+    for part in parents:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ValueError(f"{where}: the stored path {path!r} runs through a value, not a mapping")
+    if last in node:
+        raise ValueError(f"{where}: two fields are stored at {path!r}")
+    node[last] = value
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON-ready Python data (see :func:`to_stored`)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if f.init and not (item is None and f.metadata.get(OMIT_NONE)):
+                _place(out, f.metadata.get(STORED, f.name), _plain(item), f"{type(value).__name__}.{f.name}")
+        return out
+    if isinstance(value, Mapping):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    return value
+
+
+def record_name(record_type: type) -> str:
+    """``"module:QualName"``: how a manifest names the record type of an entry (:func:`named_record_type` reads it)."""
+    return f"{record_type.__module__}:{record_type.__qualname__}"
+
+
+def named_record_type(name: str) -> type:
+    """The record type a manifest names (:func:`record_name`); a ``ValueError`` when it no longer exists."""
+    module, _, qualname = name.partition(":")
+    try:
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        raise ValueError(f"the stored record type {name!r} no longer exists; recompute the entry with this "
+                         "code (posgeom reproduce) or read it with Result.as_(<a record type>)") from None
+    if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+        raise ValueError(f"the stored record type {name!r} is not a dataclass")
+    return found

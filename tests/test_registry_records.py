@@ -1,0 +1,123 @@
+"""Experiments store records (posgeom.registry.typed.to_stored), and the registry gives them back typed.
+
+The oracle of :func:`to_stored` is :func:`as_record`: a record stored and read back is the same record; and the
+stored layout is what a hand-written dict of the same values would have stored (the layout of every committed
+result stays as it was when its experiment built a dict).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from posgeom.registry import Registry
+from posgeom.registry.manifest import canonical, params_key
+from posgeom.registry.typed import as_record, named_record_type, record_name, stored, to_stored
+
+
+class Norm(enum.StrEnum):
+    PAPER = "paper"
+    SCALE_FREE = "scale_free"
+
+
+@dataclass(frozen=True)
+class Pair:
+    paper: float
+    scale_free: float
+    curve: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+@dataclass(frozen=True)
+class Record:
+    n: int
+    corpus: str = stored("options.corpus")
+    special: bool = stored("options.special")
+    norm: Norm = Norm.PAPER
+    pairs: dict[str, Pair] = field(default_factory=dict)
+    rows: tuple[Pair, ...] = ()
+    D: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    note: str | None = stored("note", omit_none=True, default=None)
+
+
+def planted() -> Record:
+    return Record(
+        n=3, corpus="sst2", special=False, norm=Norm.SCALE_FREE,
+        pairs={"rope": Pair(0.5, 0.25, np.array([1.0, 2.0]))},
+        rows=(Pair(1.0, 2.0), Pair(3.0, 4.0)), D=np.arange(4.0).reshape(2, 2),
+    )
+
+
+def test_to_stored_writes_the_layout_a_hand_written_dict_had():
+    values, arrays = to_stored(planted())
+    assert values == {
+        "n": 3, "options": {"corpus": "sst2", "special": False}, "norm": "scale_free",
+        "pairs": {"rope": {"paper": 0.5, "scale_free": 0.25, "curve": [1.0, 2.0]}},
+        "rows": [{"paper": 1.0, "scale_free": 2.0, "curve": []}, {"paper": 3.0, "scale_free": 4.0, "curve": []}],
+    }
+    assert list(arrays) == ["D"] and np.array_equal(arrays["D"], np.arange(4.0).reshape(2, 2))
+    assert "note" not in values  # omit_none: absent, so as_record gives the default back
+    assert json.dumps(canonical(values), sort_keys=True)  # JSON-ready
+
+
+def test_a_record_stored_and_read_back_is_the_same_record(tmp_path):
+    registry = Registry(tmp_path)
+    result = registry.run("demo", planted, params={"a": 1}, scale="quick", seed=0, device="cpu")
+    back = result.record
+    assert type(back) is Record and result.manifest["record"] == record_name(Record)
+    assert (back.n, back.corpus, back.special, back.norm, back.note) == (3, "sst2", False, Norm.SCALE_FREE, None)
+    assert back.rows[1].scale_free == 4.0 and np.array_equal(back.pairs["rope"].curve, [1.0, 2.0])
+    assert np.array_equal(back.D, planted().D)
+    again = result.as_(Record)
+    assert [r.scale_free for r in again.rows] == [2.0, 4.0] and np.array_equal(again.D, back.D)
+
+
+def test_values_stored_without_a_record_say_how_to_read_them(tmp_path):
+    result = Registry(tmp_path).run("plain", lambda: {"x": 1.0}, params={}, scale="quick", seed=0, device="cpu")
+    assert "record" not in result.manifest
+    with pytest.raises(ValueError, match="stored as values, not as a record"):
+        result.record
+
+
+def test_a_record_type_that_no_longer_exists_is_a_clear_error():
+    assert named_record_type(record_name(Record)) is Record
+    with pytest.raises(ValueError, match="no longer exists"):
+        named_record_type("posgeom.registry:NoSuchRecord")
+    with pytest.raises(ValueError, match="not a dataclass"):
+        named_record_type("posgeom.registry:Registry")
+
+
+def test_to_stored_refuses_what_is_not_a_record_and_paths_that_collide():
+    with pytest.raises(TypeError, match="dataclass instance"):
+        to_stored({"x": 1})
+
+    @dataclass
+    class Clash:
+        a: int = stored("x.y")
+        b: int = stored("x.y")
+
+    with pytest.raises(ValueError, match="two fields are stored at 'x.y'"):
+        to_stored(Clash(1, 2))
+
+
+def test_an_identifier_is_recorded_as_its_text():
+    assert canonical({"norm": Norm.PAPER}) == {"norm": "paper"} and type(canonical(Norm.PAPER)) is str
+    assert params_key({"norm": Norm.PAPER}) == params_key({"norm": "paper"})
+
+
+def test_as_record_of_to_stored_round_trips_nested_paths():
+    values, arrays = to_stored(planted())
+
+    class Stored:
+        pass
+
+    holder = Stored()
+    holder.values, holder.arrays = values, arrays
+    back = as_record(holder, Record)
+    rope = back.pairs["rope"]
+    assert (rope.paper, rope.scale_free, rope.curve.tolist()) == (0.5, 0.25, [1.0, 2.0])
+    assert len(back.rows) == 2 and all(
+        (a.paper, a.scale_free) == (b.paper, b.scale_free) for a, b in zip(back.rows, planted().rows))
