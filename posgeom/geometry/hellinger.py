@@ -9,6 +9,8 @@ near-identical pairs recomputed directly (:mod:`posgeom.geometry._pairwise`).
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -17,10 +19,18 @@ from ..validation import as_float_matrix, power_of_two_scale, reject_complex, un
 from .counts import PositionalCounts
 from .marginals import PositionalMarginals
 
-__all__ = ["hellinger_matrix", "hellinger_distance", "euclidean_distances", "sqrt_marginals"]
+__all__ = ["hellinger_matrix", "hellinger_distance", "euclidean_distances", "sqrt_marginals", "HellingerKind",
+           "HELLINGER_KINDS"]
 
-#: The units of a Hellinger distance: the chord of Eq. 3, chord / sqrt 2, or the Fisher–Rao geodesic.
-HELLINGER_KINDS = ("chord", "normalized", "geodesic")
+class HellingerKind(StrEnum):
+    """The units of a Hellinger distance: the chord of Eq. 3, chord / sqrt 2, or the Fisher–Rao geodesic."""
+
+    CHORD = "chord"
+    NORMALIZED = "normalized"
+    GEODESIC = "geodesic"
+
+
+HELLINGER_KINDS = tuple(HellingerKind)
 
 
 def _check_kind(kind: str) -> None:

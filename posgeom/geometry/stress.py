@@ -19,13 +19,28 @@ The paper does not say which normalisation it used; the book reports ``"paper"``
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import numpy as np
 
 from ..validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
 
-__all__ = ["stress", "STRESS_NORMALIZATIONS", "STRESS_BOUNDS", "distances_of", "stress_pair"]
+__all__ = ["stress", "StressNormalization", "STRESS_NORMALIZATIONS", "REPORTED_NORMALIZATIONS", "STRESS_BOUNDS",
+           "distances_of", "stress_pair"]
 
-STRESS_NORMALIZATIONS = ("paper", "scale_free", "kruskal1", "smacof_r")
+
+class StressNormalization(StrEnum):
+    """How a stress is normalised (:func:`stress`); a member equals its text."""
+
+    PAPER = "paper"
+    SCALE_FREE = "scale_free"
+    KRUSKAL1 = "kruskal1"
+    SMACOF_R = "smacof_r"
+
+
+STRESS_NORMALIZATIONS = tuple(StressNormalization)
+#: The two normalisations every table reports: the paper's, and the scale-free one that no rescaling can game.
+REPORTED_NORMALIZATIONS = (StressNormalization.PAPER, StressNormalization.SCALE_FREE)
 #: The range of each normalisation ``(lo, hi)``, None where unbounded (the bounds an interval of a stress keeps,
 #: :func:`posgeom.geometry.percentile_interval`): every one is >= 0; "scale_free" is 1 - a squared cosine, <= 1.
 STRESS_BOUNDS = {"paper": (0.0, None), "scale_free": (0.0, 1.0), "kruskal1": (0.0, None), "smacof_r": (0.0, None)}
