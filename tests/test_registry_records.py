@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+from posgeom.geometry.bootstrap import Interval
+from posgeom.geometry.intervals import SeedInterval, seed_interval
 from posgeom.registry import Registry
 from posgeom.registry.manifest import canonical, params_key
 from posgeom.registry.typed import as_record, named_record_type, record_name, stored, to_stored
@@ -79,7 +81,7 @@ def test_values_stored_without_a_record_say_how_to_read_them(tmp_path):
     result = Registry(tmp_path).run("plain", lambda: {"x": 1.0}, params={}, scale="quick", seed=0, device="cpu")
     assert "record" not in result.manifest
     with pytest.raises(ValueError, match="stored as values, not as a record"):
-        result.record
+        _ = result.record
 
 
 def test_a_record_type_that_no_longer_exists_is_a_clear_error():
@@ -101,6 +103,18 @@ def test_to_stored_refuses_what_is_not_a_record_and_paths_that_collide():
 
     with pytest.raises(ValueError, match="two fields are stored at 'x.y'"):
         to_stored(Clash(1, 2))
+
+
+@dataclass(frozen=True)
+class Gaps:
+    seeds: SeedInterval
+    boot: Interval
+
+
+def test_intervals_are_stored_as_their_own_as_dict():
+    gap, boot = seed_interval([1.0, 2.0, 3.0, 4.0, 5.0]), Interval(1.0, 0.5, 1.5)
+    values, _ = to_stored(Gaps(gap, boot))
+    assert values == {"seeds": gap.as_dict(), "boot": boot.as_dict()}
 
 
 def test_an_identifier_is_recorded_as_its_text():

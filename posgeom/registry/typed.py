@@ -224,7 +224,8 @@ def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
     A field goes to the dotted path of :func:`stored` (default: its name). A top-level field annotated
     ``np.ndarray`` goes to ``arrays`` under that path; every other value goes to ``values``, with nested
-    dataclasses as mappings (by the same rules, their arrays as lists), enums as their values, tuples as lists and
+    dataclasses as mappings (by the same rules, their arrays as lists; a type with ``from_dict`` as its ``as_dict``),
+    enums as their values, tuples as lists and
     numpy scalars and arrays as Python numbers and lists.
 
     Parameters
@@ -272,6 +273,8 @@ def _plain(value: Any) -> Any:
     """``value`` as JSON-ready Python data (see :func:`to_stored`)."""
     if isinstance(value, enum.Enum):
         return value.value
+    if hasattr(type(value), "from_dict") and hasattr(value, "as_dict"):
+        return _plain(value.as_dict())  # stored as its own as_dict, which as_record reads back with from_dict
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
