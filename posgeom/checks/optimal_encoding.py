@@ -12,8 +12,7 @@ import numpy as np
 from .core import Verdict, array_problem, case_rng, number_problem, run_check, vary
 
 __all__ = ["check_hellinger_matrix", "check_noise_floor", "check_classical_mds", "check_double_centring",
-           "check_rank_for_stress", "check_parameter_savings", "check_circulant_eigenvalues",
-           "check_circulant_matrix"]
+           "check_rank_for_stress", "check_parameter_savings", "check_circulant_eigenvalues", "check_circulant_matrix"]
 
 
 def _random_probs(rng, n: int, v: int, *, sparse: bool) -> np.ndarray:
