@@ -16,8 +16,7 @@ __all__ = ["check_rotary_distances", "check_offset_profile"]
 
 
 def check_rotary_distances(student_fn) -> Verdict:
-    r"""Check ``student_fn(n, theta) -> (n, n)``: rotary distances for the frequencies ``theta`` (m,).
-
+    r"""Check ``student_fn(n, theta) -> (n, n)``: rotary distances for the frequencies ``theta`` (m,):
     $\hat d_{ij}^2 = 2(K(0) - K(i - j))$ with $K(\delta) = \frac1m\sum_k\cos(\delta\theta_k)$.
     """
     from .. import encodings as enc
