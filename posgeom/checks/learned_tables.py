@@ -1,7 +1,5 @@
-"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*.
-
-One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
-"""
+"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*: one ``check_*`` per exercise, run by
+``posgeom.checks.core.run_check`` against an oracle written here."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-r"""Checks for the coding exercises of Part V, *Your own model*.
-
-Each check compares the student's function with an oracle written here, on hidden cases, with the package
-function the exercise is about switched off (:mod:`posgeom.checks.core`).
-"""
+r"""Checks for the coding exercises of Part V, *Your own model*: each compares the student's function with an
+oracle written here, on hidden cases, with the package function switched off (:mod:`posgeom.checks.core`)."""
 
 from __future__ import annotations
 
