@@ -106,14 +106,8 @@ def _format_plain(text: str, spec: str) -> str:
         value = text
     if not spec:
         return str(value)
-    kind = spec[-1]
-    if kind == "s":
-        value = str(value)
-    elif kind in "bcdoxX":
-        value = int(value)
-    elif kind in "eEfFgGn%":
-        value = float(value)
-    return format(value, spec)
+    cast = str if spec[-1] == "s" else int if spec[-1] in "bcdoxX" else float if spec[-1] in "eEfFgGn%" else None
+    return format(cast(value) if cast else value, spec)
 
 
 def _glue_cells(code_cells: list[str]) -> list[tuple[re.Pattern, int]]:
@@ -159,7 +153,7 @@ def _role_text(name: str, body: str, ctx: dict) -> str:
         return f"[{label}]({url})" if url else label
     if name == "ref" and not target:
         return Path(text).name.replace("-", " ")
-    if name in ("math",):
+    if name == "math":
         return f"${text}$"
     return f"`{text}`" if name in ("code", "py:func", "py:class", "py:mod", "py:meth", "py:data") else text
 
@@ -168,10 +162,8 @@ def _site_url(page: str, ctx: dict) -> str | None:
     """The published address of a book page named relative to the chapter (or from the book's root)."""
     if ctx.get("site") is None:
         return None
-    anchor = ""
-    if "#" in page:
-        page, anchor = page.split("#", 1)
-        anchor = "#" + anchor
+    page, hash_sign, anchor = page.partition("#")
+    anchor = hash_sign + anchor
     page = re.sub(r"\.(md|ipynb)$", "", page)
     where = page.lstrip("/") if page.startswith("/") else posixpath.normpath(posixpath.join(ctx["folder"], page))
     return f"{ctx['site']}{where}.html{anchor}"
@@ -193,9 +185,7 @@ def _citation(name: str, body: str, ctx: dict) -> str:
     if unknown:
         raise ValueError(f"{ctx['chapter']}: no reference {', '.join(unknown)} in the book's references.bib; "
                          "add it there or fix the citation")
-    for key in keys:
-        if key not in ctx["cited"]:
-            ctx["cited"].append(key)
+    ctx["cited"].extend(k for k in dict.fromkeys(keys) if k not in ctx["cited"])
     pairs = [works[k]["authors_year"] for k in keys]
     if name in ("cite:t", "cite:ts"):
         return "; ".join(f"{who} ({year})" for who, year in pairs)
@@ -233,9 +223,7 @@ def _blocks(lines: list[str], ctx: dict) -> list[str]:
         body = lines[i + 1:end]
         options = {}
         while body and _OPTION.match(body[0]):
-            key, value = _OPTION.match(body[0]).groups()
-            options[key] = value
-            body = body[1:]
+            options.update([_OPTION.match(body.pop(0)).groups()])
         i = end + 1
         if name == "solution" and not ctx["solutions"]:
             continue
@@ -244,7 +232,7 @@ def _blocks(lines: list[str], ctx: dict) -> list[str]:
             continue
         inner = _blocks(body, ctx)
         while inner and not inner[0].strip():
-            inner = inner[1:]
+            inner.pop(0)
         if name in _HEADINGS or name == "solution":
             word = _HEADINGS.get(name, "Solution")
             if name in _HEADINGS and name not in _UNNUMBERED and "nonumber" not in options:
@@ -408,8 +396,7 @@ def torch_requirement() -> str:
 
 def _install_cells(settings: dict) -> list:
     import nbformat
-    source = (f"{settings['repository']}@{settings['branch']}")
-    torch = torch_requirement()
+    source, torch = f"{settings['repository']}@{settings['branch']}", torch_requirement()
     note = nbformat.v4.new_markdown_cell(
         f"*A chapter of [The geometry of positional encodings]({settings['site']}), as a plain notebook. "
         "The next cell installs posgeom where it is not installed (a minute or two, once). A PyTorch you already "
@@ -456,8 +443,7 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     import jupytext
     import nbformat
     path = Path(path)
-    root = _book_root(path)
-    if root is None:
+    if (root := _book_root(path)) is None:
         raise ValueError(f"{path} is not inside a book (no _config.yml above it); export the chapters of a posgeom checkout")
     settings = export_settings(root / "_config.yml")
     book = {"site": settings["site"], "folder": path.resolve().parent.relative_to(root).as_posix(),
@@ -470,10 +456,7 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
         executed = cached_execution(path, executed)
     values = glue_values(executed) if executed is not None else {}
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    labels: dict = {}
-    counts: dict = {}
-    # A first pass collects the headings of labelled blocks, so a reference before its target resolves.
-    first_counts: dict = {}
+    labels, counts, first_counts = {}, {}, {}  # a first pass collects the labelled blocks' headings (forward references)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             plain_markdown(cell.source, values=values, code_cells=code, solutions=solutions, labels=labels,

@@ -23,12 +23,10 @@ from ..experiments.records.learned_tables import (StoredDropoutStudy, StoredInit
                                                   TableAnalysis, TableStress)
 from ..experiments.records.paired_design import StoredDropoutDesign, StoredInitDesign
 
-__all__ = [
-    "REFERENCE_LABELS", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts",
-    "BandedColumns", "banded_columns", "stress_by_corpus", "listed", "s1_ours", "s2_ours", "BASE", "BIG",
-    "SINUSOIDAL", "MDS", "init_frame", "finite_values", "reached_text",
-    "variant_mean", "init_loss_difference", "dropout_effects", "comparison_rows", "power_checks", "captions",
-]
+__all__ = ["REFERENCE_LABELS", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts", "BandedColumns",
+           "banded_columns", "stress_by_corpus", "listed", "s1_ours", "s2_ours", "BASE", "BIG", "SINUSOIDAL", "MDS",
+           "init_frame", "finite_values", "reached_text", "variant_mean", "init_loss_difference", "dropout_effects",
+           "comparison_rows", "power_checks", "captions"]
 
 #: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
 REFERENCE_LABELS = {"sinusoidal": "sinusoidal", "random_normal": "random N(0, 0.02²)", "random_walk": "random walk"}

@@ -20,10 +20,9 @@ from ..experiments.records.common import BootstrapIntervals
 from ..experiments.records.real_corpora import (CorpusGeometry, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
                                                 StoredStressTable)
 
-__all__ = [
-    "PlainText", "corpus_geometry", "describe_corpus", "alibi_parabola", "RESOLVED_NOISE_SHARE", "RowInputs", "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row",
-    "c8_row", "comparison_rows", "CORPUS_LABELS", "corpus_caption", "captions",
-]
+__all__ = ["PlainText", "corpus_geometry", "describe_corpus", "alibi_parabola", "RESOLVED_NOISE_SHARE", "RowInputs",
+           "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row", "c8_row", "comparison_rows", "CORPUS_LABELS",
+           "corpus_caption", "captions"]
 
 #: A corpus's resolvable geometry counts as resolved when, in every cross-half split, fewer than this share
 #: of its pairs are noise (R² < 0).

@@ -1,7 +1,5 @@
-"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*.
-
-One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
-"""
+"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*: one ``check_*`` per exercise, run by
+``posgeom.checks.core.run_check`` against an oracle written here."""
 
 from __future__ import annotations
 
@@ -32,8 +30,7 @@ def _lag_cases():
 
 def check_lag_similarity(student_fn) -> Verdict:
     r"""Check ``student_fn(P) -> (n,)``: $s(\delta)$, the mean cosine similarity of the rows of ``P`` (n, d)
-    that are $\delta$ apart, $\delta = 0 \dots n-1$ (raw rows, not centred; $s(0) = 1$).
-    The package's ``similarity_by_lag`` and ``cosine_similarity_matrix`` are switched off."""
+    that are $\delta$ apart, $\delta = 0 \dots n-1$ (raw rows, not centred; $s(0) = 1$)."""
 
     def compare(s, P):
         return array_problem(np.ravel(s) if np.ndim(s) else s, _lag_oracle(P), atol=1e-9, what="s")
@@ -52,8 +49,7 @@ def check_lag_similarity(student_fn) -> Verdict:
 
 def check_band_width(student_fn) -> Verdict:
     r"""Check ``student_fn(P, level) -> int``: the smallest lag $\delta \ge 1$ with $s(\delta) <$ ``level``,
-    or ``n`` when there is none. The package's ``similarity_by_lag`` and ``cosine_similarity_matrix`` are
-    switched off."""
+    or ``n`` when there is none."""
     levels = (vary(0.5, 0.3, 0.7), vary(0.9, 0.8, 0.95), vary(0.99, 0.97, 0.995), vary(0.2, 0.1, 0.4))
     cases = [(f"{label}, level {level}", (P, level)) for (label, (P,)), level in zip(_lag_cases(), levels)]
 

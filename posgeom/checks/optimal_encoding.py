@@ -1,7 +1,5 @@
-"""Checks for the coding exercises of Part II, *The optimal encoding*.
-
-One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
-"""
+"""Checks for the coding exercises of Part II, *The optimal encoding*: one ``check_*`` per exercise, run by
+``posgeom.checks.core.run_check`` against an oracle written here."""
 
 from __future__ import annotations
 
@@ -9,11 +7,10 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, number_problem, run_check, vary
+from .core import Verdict, array_problem, case_rng, number_problem, _pairwise_oracle, run_check, vary
 
 __all__ = ["check_hellinger_matrix", "check_noise_floor", "check_classical_mds", "check_double_centring",
-           "check_rank_for_stress", "check_parameter_savings", "check_circulant_eigenvalues",
-           "check_circulant_matrix"]
+           "check_rank_for_stress", "check_parameter_savings", "check_circulant_eigenvalues", "check_circulant_matrix"]
 
 
 def _random_probs(rng, n: int, v: int, *, sparse: bool) -> np.ndarray:
@@ -45,9 +42,7 @@ def _mds_distances_oracle(D: np.ndarray, k: int) -> np.ndarray:
     """Pairwise distances of the rank-k classical MDS of D (eigenvalues clipped at 0)."""
     lam, U = np.linalg.eigh(_double_centring_oracle(D))
     order = np.argsort(lam)[::-1][:k]
-    X = U[:, order] * np.sqrt(np.clip(lam[order], 0.0, None))
-    n = X.shape[0]
-    return np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(n)] for i in range(n)])
+    return _pairwise_oracle(U[:, order] * np.sqrt(np.clip(lam[order], 0.0, None)))
 
 
 def _line(n: int) -> np.ndarray:
@@ -61,11 +56,7 @@ def _geometry():
 
 
 def check_hellinger_matrix(student_fn) -> Verdict:
-    r"""Check ``student_fn(probs) -> (n, n)``: chord Hellinger distances between the rows of ``probs`` (n, v).
-
-    Hidden cases: random distributions, distributions with zeros, one-hot rows, two identical rows.
-    ``posgeom.hellinger_matrix`` and ``posgeom.hellinger_distance`` are switched off.
-    """
+    r"""Check ``student_fn(probs) -> (n, n)``: chord Hellinger distances between the rows of ``probs`` (n, v)."""
     geo = _geometry()
     rng = case_rng(1)
     same = _random_probs(rng, 1, 10, sparse=False)
@@ -113,11 +104,8 @@ def check_noise_floor(student_fn) -> Verdict:
 
 
 def check_classical_mds(student_fn) -> Verdict:
-    r"""Check ``student_fn(D, k) -> (n, k)``: rank-``k`` classical MDS $U_k\Lambda_k^{1/2}$ (Algorithm 1).
-
-    Compared through the pairwise distances of the embedding (signs and rotations inside repeated
-    eigenvalues are free). ``posgeom.classical_mds`` is switched off.
-    """
+    r"""Check ``student_fn(D, k) -> (n, k)``: rank-``k`` classical MDS $U_k\Lambda_k^{1/2}$ (Algorithm 1), compared
+    through the pairwise distances of the embedding (signs and rotations inside repeated eigenvalues are free)."""
     geo = _geometry()
     rng = case_rng(2)
     D1 = _hellinger_oracle(_random_probs(rng, 8, 25, sparse=False))
@@ -129,8 +117,7 @@ def check_classical_mds(student_fn) -> Verdict:
         X = np.asarray(X, dtype=np.float64)
         if X.shape != (D.shape[0], k):
             return f"the embedding has shape {X.shape}; it needs one row per position and k columns"
-        have = np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(len(X))] for i in range(len(X))])
-        return array_problem(have, _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
+        return array_problem(_pairwise_oracle(X), _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
 
     return run_check("classical MDS", student_fn, cases, compare,
                      switch_off=(geo.classical_mds, geo.double_centered_gram),
@@ -231,11 +218,8 @@ def _circulant_cases():
 
 
 def check_circulant_eigenvalues(student_fn) -> Verdict:
-    r"""Check ``student_fn(g) -> (n,)``: the eigenvalues of $B$ for $d_{ij} = g((j - i) \bmod n)$, any order.
-
-    The oracle is the closed form: $0$ and $\lambda_f = -\frac12\sum_\delta g(\delta)^2\cos(2\pi f\delta/n)$,
-    $f = 1 \dots n-1$. The package's ``circulant_eigenvalues`` and ``classical_mds`` are switched off.
-    """
+    r"""Check ``student_fn(g) -> (n,)``: the eigenvalues of $B$ for $d_{ij} = g((j - i) \bmod n)$, any order; the
+    oracle is the closed form: $0$ and $\lambda_f = -\frac12\sum_\delta g(\delta)^2\cos(2\pi f\delta/n)$."""
     geo = _geometry()
 
     def oracle(g):

@@ -1,7 +1,5 @@
-"""Checks for the coding exercises of Part III, *The paper's experiments*.
-
-One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
-"""
+"""Checks for the coding exercises of Part III, *The paper's experiments*: one ``check_*`` per exercise, run by
+``posgeom.checks.core.run_check`` against an oracle written here."""
 
 from __future__ import annotations
 
@@ -48,11 +46,7 @@ def _slope_cases(seed: int):
 
 def check_alibi_slopes(student_fn) -> Verdict:
     r"""Check ``student_fn(D, target) -> (m_minus, m_plus)``: the slopes, ``m_minus <= m_plus``, at which
-    $\sum_{i<j}(m|i-j| - d_{ij})^2 / \sum_{i<j} d_{ij}^2$ equals ``target`` (above its minimum).
-
-    The oracle solves the quadratic from sums taken in a loop; the package's ``alibi_slopes_for``,
-    ``alibi_parabola`` and ``alibi_paper_stress`` are switched off.
-    """
+    $\sum_{i<j}(m|i-j| - d_{ij})^2 / \sum_{i<j} d_{ij}^2$ equals ``target`` (above its minimum)."""
     from .. import geometry as geo
     def oracle(D, target):
         saa, sad, sdd = _line_sums(D)
@@ -127,8 +121,7 @@ def _pair_counts(D, Dhat):
 
 def check_violation_rate(student_fn) -> Verdict:
     r"""Check ``student_fn(D, Dhat) -> float``: discordant over (concordant + discordant) pairs of
-    position pairs $i < j$, pairs tied in ``D`` or in ``Dhat`` left out. ``posgeom.violation_rate`` is
-    switched off."""
+    position pairs $i < j$, pairs tied in ``D`` or in ``Dhat`` left out."""
     geo = __import__("posgeom.geometry", fromlist=["violation_rate"])
 
     def compare(rate, D, Dhat):
@@ -158,7 +151,7 @@ def check_kendall_tau(student_fn) -> Verdict:
 def check_logit_distances(student_fn) -> Verdict:
     r"""Check ``student_fn(G) -> (n, n)``: $\hat d_{ij} = \sqrt{\max(S_{ii} + S_{jj} - 2S_{ij}, 0)}$ with
     $S = (G + G^\top)/2$, for (n, n) logit matrices ``G`` that need not be symmetric nor positive
-    semidefinite. The package's ``kernel_distances`` is switched off."""
+    semidefinite."""
     from ..geometry import kernel_distances
     rng = case_rng(0)
     cases = []

@@ -1,7 +1,5 @@
-"""Checks for the coding exercises of Part I, *Why position, and what training does with it*.
-
-One ``check_*`` per exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here.
-"""
+"""Checks for the coding exercises of Part I, *Why position, and what training does with it*: one ``check_*`` per exercise, run by
+``posgeom.checks.core.run_check`` against an oracle written here."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, drawing, number_problem, run_check, vary
+from .core import Verdict, array_problem, case_rng, drawing, number_problem, _pairwise_oracle, run_check, vary
 
 __all__ = ["check_sinusoid_distances", "check_sinusoid_kernel", "check_equivariance_gap",
            "check_permutation_of_logits", "check_separation", "check_tied_rows"]
@@ -30,15 +28,6 @@ def _sinusoid_table_oracle(n: int, d: int, base: float, first: int = 0) -> np.nd
     return P
 
 
-def _pairwise_oracle(P: np.ndarray) -> np.ndarray:
-    n = P.shape[0]
-    D = np.zeros((n, n))
-    for i in range(n):
-        for j in range(n):
-            D[i, j] = math.sqrt(float(np.sum((P[i] - P[j]) ** 2)))
-    return D
-
-
 def _sinusoid_functions():
     from .. import encodings as enc
     return tuple(f for f in (enc.sinusoidal_distances, enc.sinusoidal_table, getattr(enc, "sinusoidal_kernel", None))
@@ -55,11 +44,7 @@ def _sinusoid_cases():
 
 
 def check_sinusoid_distances(student_fn) -> Verdict:
-    r"""Check ``student_fn(n, d, base) -> (n, n)``: the distances between sinusoidal positions, from the kernel.
-
-    Hidden cases: several ``(n, d, base)``, one frequency among them. ``posgeom.sinusoidal_distances``
-    and ``posgeom.encodings.sinusoidal_table`` are switched off.
-    """
+    r"""Check ``student_fn(n, d, base) -> (n, n)``: the distances between sinusoidal positions, from the kernel."""
 
     def compare(D, n, d, base):
         return array_problem(D, _pairwise_oracle(_sinusoid_table_oracle(n, d, base)), atol=1e-9, what="the distance matrix", sqrt=True)
@@ -109,11 +94,7 @@ def check_sinusoid_kernel(student_fn) -> Verdict:
 
 
 def check_equivariance_gap(student_fn) -> Verdict:
-    r"""Check ``student_fn(model, input_ids, perm) -> float``, the largest $|f(\Pi X) - \Pi f(X)|$.
-
-    Hidden cases: float64 encoders with no positions, learned positions, a causal mask and ALiBi, each
-    under a random permutation and the reversal. ``posgeom``'s ``equivariance_gap`` is switched off.
-    """
+    r"""Check ``student_fn(model, input_ids, perm) -> float``, the largest $|f(\Pi X) - \Pi f(X)|$."""
     import torch
 
     from ..models import build_model
@@ -146,10 +127,7 @@ def check_equivariance_gap(student_fn) -> Verdict:
 
 
 def check_permutation_of_logits(student_fn) -> Verdict:
-    r"""Check ``student_fn(S, perm) -> (L, L)``: $\Pi S \Pi^\top$, whose entry $(i, j)$ is ``S[perm[i], perm[j]]``.
-
-    Solved with an index array (no permutation matrix needed); hidden cases include non-involutions.
-    """
+    r"""Check ``student_fn(S, perm) -> (L, L)``: $\Pi S \Pi^\top$, whose entry $(i, j)$ is ``S[perm[i], perm[j]]``."""
     rng = case_rng(5)
     cases = [("a 3-cycle", (rng.standard_normal((3, 3)), np.array([1, 2, 0]) if not drawing() else np.roll(np.arange(3), 2 * vary(0, 0, 1) - 1))),
              ("a random permutation of 8", (rng.standard_normal((8, 8)), rng.permutation(8))),
@@ -182,9 +160,7 @@ def check_separation(student_fn) -> Verdict:
     r"""Check ``student_fn(P) -> (raw, normalized)`` for tables ``P`` of shape (n, d).
 
     ``raw`` $= \min_{i \ne j}\|p_i - p_j\|$; ``normalized`` $=$ ``raw`` over the median of the
-    distances of the pairs $i < j$. Hidden cases: Gaussian tables, two equal rows, points on a line, an
-    even number of pairs. ``posgeom.separation`` is switched off.
-    """
+    distances of the pairs $i < j$."""
     from .. import geometry as geo
     rng = case_rng(3)
     tied = rng.standard_normal((6, 4))

@@ -1,8 +1,5 @@
-r"""Checks for the coding exercises of Part V, *Your own model*.
-
-Each check compares the student's function with an oracle written here, on hidden cases, with the package
-function the exercise is about switched off (:mod:`posgeom.checks.core`).
-"""
+r"""Checks for the coding exercises of Part V, *Your own model*: each compares the student's function with an
+oracle written here, on hidden cases, with the package function switched off (:mod:`posgeom.checks.core`)."""
 
 from __future__ import annotations
 
@@ -16,8 +13,7 @@ __all__ = ["check_rotary_distances", "check_offset_profile"]
 
 
 def check_rotary_distances(student_fn) -> Verdict:
-    r"""Check ``student_fn(n, theta) -> (n, n)``: rotary distances for the frequencies ``theta`` (m,).
-
+    r"""Check ``student_fn(n, theta) -> (n, n)``: rotary distances for the frequencies ``theta`` (m,):
     $\hat d_{ij}^2 = 2(K(0) - K(i - j))$ with $K(\delta) = \frac1m\sum_k\cos(\delta\theta_k)$.
     """
     from .. import encodings as enc

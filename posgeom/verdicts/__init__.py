@@ -12,26 +12,20 @@ from __future__ import annotations
 import sys
 
 from . import learned_tables, optimal_encoding, paper_experiments, why_position
-from .decision import (
-    BY_CONSTRUCTION, DEPENDS, EVIDENCE, INCONCLUSIVE, MAX_SEEDS, NOT_REPRODUCED, PAPER_MODEL, REPRODUCED,
-    SEED_S1_HUB, SEED_S1_MODEL, VERDICTS, Decision, IntervalLike, SeedIntervalLike, Values, Verdict, decide_command,
-    is_model, stand_in,
-)
-from .learned_tables import (
-    LOSS_EFFECT, OVERFIT_GAP, S2_CLAIM, S2_FIRST, S2_MIN_RUN, S3_LEVEL, SEED_NEIGHBOUR_COS, SHORTFALL, TAIL_EFFECT,
-    USES_POSITION_SDS, s1_neighbour_similarity, s2_first_positions_apart, s3_frequency_bands, s4_undertrained_tail,
-    s5_no_vector_beyond, s6_heuristics_mlm, s6_heuristics_order, s6_heuristics_powered, s7_small_init,
-    s8_sinusoidal_init, s9_dropout,
-)
-from .optimal_encoding import (
-    ACCURACY_MARGIN, FOURIER_TOL, GAIN_MARGIN, NEAR_OPTIMAL, NEAR_STATIONARY, PAPER_REDUCTION, PAPER_SAVINGS,
-    ROUNDING_TOL, SAVINGS_ROUNDING, SINUSOIDAL_MATCH, c3_beats_other_encodings, c3_exact_impossible,
-    c3_full_rank_mds, c3_least_stress, c4_circulant, c4_sinusoidal_table, c5_lowrank_performance, c5_parameter_savings, c5_stress_reduction,
-    c6_near_zero,
-)
-from .conditions import (
-    PAPER_SHAPE, SMALL_MODEL_SCALE, STATED_CONDITIONS, changed_conditions, scale_label, scale_weight,
-)
+from .decision import (BY_CONSTRUCTION, DEPENDS, EVIDENCE, INCONCLUSIVE, MAX_SEEDS, NOT_REPRODUCED, PAPER_MODEL,
+                       REPRODUCED, SEED_S1_HUB, SEED_S1_MODEL, VERDICTS, Decision, IntervalLike, SeedIntervalLike,
+                       Values, Verdict, decide_command, is_model, stand_in)
+from .learned_tables import (LOSS_EFFECT, OVERFIT_GAP, S2_CLAIM, S2_FIRST, S2_MIN_RUN, S3_LEVEL, SEED_NEIGHBOUR_COS,
+                             SHORTFALL, TAIL_EFFECT, USES_POSITION_SDS, s1_neighbour_similarity,
+                             s2_first_positions_apart, s3_frequency_bands, s4_undertrained_tail, s5_no_vector_beyond,
+                             s6_heuristics_mlm, s6_heuristics_order, s6_heuristics_powered, s7_small_init,
+                             s8_sinusoidal_init, s9_dropout)
+from .optimal_encoding import (ACCURACY_MARGIN, FOURIER_TOL, GAIN_MARGIN, NEAR_OPTIMAL, NEAR_STATIONARY,
+                               PAPER_REDUCTION, PAPER_SAVINGS, ROUNDING_TOL, SAVINGS_ROUNDING, SINUSOIDAL_MATCH,
+                               c3_beats_other_encodings, c3_exact_impossible, c3_full_rank_mds, c3_least_stress,
+                               c4_circulant, c4_sinusoidal_table, c5_lowrank_performance, c5_parameter_savings,
+                               c5_stress_reduction, c6_near_zero)
+from .conditions import PAPER_SHAPE, SMALL_MODEL_SCALE, STATED_CONDITIONS, changed_conditions, scale_label, scale_weight
 from .thresholds import RuleCall, record_inputs, redecide, thresholds_read
 from .paper_experiments import (
     COUNTINGS, DIFFERENT_RATIO, LAZY_KERNEL_CHANGE, LEARNED_LOSS, MODERATE_RHO, NEARLY_IDENTICAL, ORDER_EFFECT,
@@ -39,11 +33,9 @@ from .paper_experiments import (
     c10_layer_peak, c11_ntk_order, c7_alibi_ranking, c7_alibi_value, c7_shift_equivariance, c8_sinusoidal_rope,
     c9_mds_violation, c9_pretrained_correlation, c9_random_violation, ntk_lazy, ntk_learned,
 )
-from .why_position import (
-    ABOVE_CHANCE, CHANCE, COLLAPSE_SHARE, EQUIVARIANCE_RATIO, FLOOR_EFFECT, KEEP_SHARE, ORDERED_RHO, SEP_TOL,
-    c1_causal_mask, c1_equivariance, c1_nope_at_chance, c1_symmetric_signal, c2_broken_conditions, c2_converged, c2_separation,
-    c2_weight_decay,
-)
+from .why_position import (ABOVE_CHANCE, CHANCE, COLLAPSE_SHARE, EQUIVARIANCE_RATIO, FLOOR_EFFECT, KEEP_SHARE,
+                           ORDERED_RHO, SEP_TOL, c1_causal_mask, c1_equivariance, c1_nope_at_chance,
+                           c1_symmetric_signal, c2_broken_conditions, c2_converged, c2_separation, c2_weight_decay)
 
 #: The modules of the rules, one per part of the book.
 PARTS = (why_position, optimal_encoding, paper_experiments, learned_tables)

@@ -9,11 +9,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..geometry.intervals import seed_design
-from .decision import (
-    agree,
-    BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, SEED_S1_HUB, SEED_S1_MODEL, Decision,
-    SeedIntervalLike, interval_bounds, interval_text, more_seeds, with_power, decide_command, stand_in,
-)
+from .decision import (agree, BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, SEED_S1_HUB,
+                       SEED_S1_MODEL, Decision, SeedIntervalLike, interval_bounds, interval_text, more_seeds,
+                       with_power, decide_command, stand_in)
 from .why_position import ABOVE_CHANCE, CHANCE
 
 __all__ = ["SEED_NEIGHBOUR_COS", "S2_MIN_RUN", "S2_FIRST", "S2_CLAIM", "S3_LEVEL", "SHORTFALL", "USES_POSITION_SDS",
@@ -38,11 +36,7 @@ USES_POSITION_SDS = 3.0
 
 def s1_neighbour_similarity(neighbour_cos: float, model: str) -> Decision:
     """S1: neighbouring rows have cosine similarity above 0.9 — a figure for GPT-2.
-
-    Another model: ``"inconclusive here"`` whether it agrees or not. GPT-2 above 0.9: ``"reproduced"``,
-    else ``"not reproduced"``.
-    It cannot be ``"depends on an unstated choice"``: the seed states its threshold, 0.9.
-    """
+    It cannot be ``"depends on an unstated choice"``: the seed states its threshold, 0.9."""
     blocked = stand_in(model, SEED_S1_MODEL, "S1 (its 0.9 is a figure for GPT-2)")
     if blocked is not None:
         return Decision(INCONCLUSIVE, why=blocked.why + f" (here s(1) = {neighbour_cos:.2f})",
@@ -72,12 +66,7 @@ def _first_apart(stand_apart: Sequence[int]) -> tuple[int, str]:
 
 
 def s2_first_positions_apart(stand_apart: Sequence[int], model: str) -> Decision:
-    """S2: the first positions (0 to about 5–10) stand apart; ``stand_apart``: the rows that do in ``model``'s table.
-
-    Tied to GPT-2 (:data:`S2_CLAIM`): another model is ``"inconclusive here"``. On GPT-2, a leading run of at least
-    :data:`S2_MIN_RUN` rows standing apart: ``"reproduced"``; position 0 alone (or none): ``"not reproduced"``; a
-    shorter run: ``"depends on an unstated choice"`` (how many the seed's "about" allows).
-    """
+    """S2: the first positions (0 to about 5–10) stand apart; ``stand_apart``: the rows that do in ``model``'s table."""
     run, which = _first_apart(stand_apart)
     blocked = stand_in(model, SEED_S1_MODEL, S2_CLAIM)
     if blocked is not None:
@@ -105,14 +94,8 @@ def _null_chance(banded: int, columns: int) -> float:
 
 def s3_frequency_bands(banded_columns: int, n_columns: int) -> Decision:
     """S3: per-dimension curves show frequency bands like sinusoids.
-
-    ``banded_columns`` of the ``n_columns`` columns have a dominant period shorter than every column of a random
-    walk and a spectral concentration above every column of a white-noise table. Under either null the count is at
-    least ``m`` with a chance of at most C(d, m)/C(2d, m): at most :data:`S3_LEVEL`, ``"reproduced"``; no banded
-    column, ``"not reproduced"``; otherwise ``"inconclusive here"``.
-    It cannot be ``"depends on an unstated choice"``: the test holds against both nulls, and its level is fixed
-    before looking.
-    """
+    It cannot be ``"depends on an unstated choice"``: the test holds against both nulls, and its level is fixed before
+    looking."""
     banded, columns = int(banded_columns), int(n_columns)
     if columns < 1 or not 0 <= banded <= columns:
         raise ValueError(f"s3_frequency_bands needs 0 <= banded_columns <= n_columns and n_columns >= 1, got "
@@ -140,12 +123,8 @@ TAIL_EFFECT = 0.02
 def s4_undertrained_tail(difference: SeedIntervalLike) -> Decision:
     """S4: rarely reached positions are under-trained; ``difference``: interval over seeds of the tail accuracy with
     skewed minus uniform lengths (paired), against :data:`TAIL_EFFECT`.
-
-    Upper bound below −:data:`TAIL_EFFECT`: ``"reproduced"``; lower bound above it: ``"not reproduced"``; otherwise
-    ``"inconclusive here"``.
-    It cannot be ``"depends on an unstated choice"``: the comparison is the claim itself, and the margin is fixed
-    before looking.
-    """
+    It cannot be ``"depends on an unstated choice"``: the comparison is the claim itself, and the margin is fixed before
+    looking."""
     low, high = interval_bounds(difference)
     design = seed_design(difference, TAIL_EFFECT)
     # four decimals: a bound a few ten-thousandths from the margin must read on the right side of it
@@ -174,9 +153,8 @@ def s5_no_vector_beyond(error_raised: bool) -> Decision:
 
 
 def s6_heuristics_order(heuristics: Mapping[str, float], target: float) -> Decision:
-    """S6 on the order task: each heuristic's accuracy beyond the trained length against a table trained at the
-    target length. All short by :data:`SHORTFALL`: ``"reproduced"``; none: ``"not reproduced"``; some:
-    ``"depends on an unstated choice"``."""
+    """S6 on the order task: each heuristic's accuracy beyond the trained length against a table trained at the target
+    length."""
     short = [h for h, a in heuristics.items() if a < target - SHORTFALL]
     if len(short) == len(heuristics):
         return Decision(REPRODUCED)
@@ -191,12 +169,7 @@ def s6_heuristics_order(heuristics: Mapping[str, float], target: float) -> Decis
 def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapping[str, float],
                       no_position_loss: float) -> Decision:
     """S6 on a masked language model: the methods' ``loss_spread`` against their seed sd, and ``heuristic_losses``
-    beyond the trained length against ``no_position_loss``.
-
-    Spread ≤ :data:`USES_POSITION_SDS` sds (positions unused): ``"inconclusive here"``. Otherwise every heuristic
-    worse than the no-position model: ``"reproduced"``; none: ``"not reproduced"``; some: ``"depends on an
-    unstated choice"``.
-    """
+    beyond the trained length against ``no_position_loss``."""
     if loss_spread <= USES_POSITION_SDS * seed_sd:
         return Decision(INCONCLUSIVE, why=f"the methods' losses spread over {loss_spread:.3f} ≤ {USES_POSITION_SDS:g} × "
                                           f"their seed sd {seed_sd:.3f}: this model does not use positions, so no "
@@ -214,12 +187,7 @@ def s6_heuristics_mlm(loss_spread: float, seed_sd: float, heuristic_losses: Mapp
 
 def s6_heuristics_powered(differences: Mapping[str, SeedIntervalLike]) -> Decision:
     """S6 over seeds: ``differences`` maps each heuristic to the interval of its accuracy beyond the trained length
-    minus a table trained at that length (paired), against :data:`SHORTFALL`.
-
-    Every heuristic short (upper bound below −:data:`SHORTFALL`): ``"reproduced"``; some reach the table (lower
-    bound above it) and none is short: ``"not reproduced"``; some of each: ``"depends on an unstated choice"``;
-    otherwise ``"inconclusive here"``. The power stated is that of the noisiest difference.
-    """
+    minus a table trained at that length (paired), against :data:`SHORTFALL`."""
     if not differences:
         raise ValueError("s6_heuristics_powered needs at least one heuristic's interval")
     bounds = {h: interval_bounds(iv) for h, iv in differences.items()}
@@ -265,12 +233,7 @@ def _steps_text(x: float) -> str:
 def s7_small_init(steps_small: float | None, steps_large: float | None,
                   final_loss_difference: SeedIntervalLike) -> Decision:
     """S7: N(0, 0.02²) beats N(0, 1); mean steps to the loss threshold of each (None or NaN: never reached), and the
-    interval over seeds of the final loss (small − large, paired), against :data:`LOSS_EFFECT`.
-
-    Not faster: ``"not reproduced"``. Faster, and the upper bound below −:data:`LOSS_EFFECT`: ``"reproduced"``;
-    faster, and the lower bound above it: ``"depends on an unstated choice"`` (speed or final loss); otherwise
-    ``"inconclusive here"``.
-    """
+    interval over seeds of the final loss (small − large, paired), against :data:`LOSS_EFFECT`."""
     small, large = _steps(steps_small), _steps(steps_large)
     low, high = interval_bounds(final_loss_difference)
     design = seed_design(final_loss_difference, LOSS_EFFECT)
@@ -308,14 +271,10 @@ OVERFIT_GAP = 0.05
 
 
 def s9_dropout(generalisation_gap: float, loss_effect: SeedIntervalLike) -> Decision:
-    """S9: dropout 0.1 on the embedding sum helps; ``generalisation_gap``: held-out minus training loss without
-    dropout; ``loss_effect``: interval over seeds of the held-out loss with minus without dropout (paired).
-
-    Gap ≤ :data:`OVERFIT_GAP`: ``"inconclusive here"``. Otherwise upper bound below −:data:`LOSS_EFFECT`:
-    ``"reproduced"``; lower bound above it: ``"not reproduced"``; otherwise ``"inconclusive here"``.
+    """S9: dropout 0.1 on the embedding sum helps; ``generalisation_gap``: held-out minus training loss without dropout;
+    ``loss_effect``: interval over seeds of the held-out loss with minus without dropout (paired).
     It cannot be ``"depends on an unstated choice"``: the rate, 0.1, is the seed's, and the margin is fixed before
-    looking.
-    """
+    looking."""
     design = seed_design(loss_effect, LOSS_EFFECT)
     would = (more_seeds(design, "the same paired comparison at this size (CPU)") + ", or the paper scale of this "
              "study (width 128, 4 layers, 1,000 sequences, 4,000 steps, a GPU helps)")

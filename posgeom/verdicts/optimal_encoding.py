@@ -8,16 +8,13 @@ from typing import Mapping
 import numpy as np
 
 from ..geometry.intervals import seed_design
-from .decision import (
-    BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Decision, IntervalLike, SeedIntervalLike,
-    Values, interval_bounds, interval_text, more_seeds, as_values, with_power,
-)
+from .decision import (BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Decision, IntervalLike,
+                       SeedIntervalLike, Values, interval_bounds, interval_text, more_seeds, as_values, with_power)
 
 __all__ = ["ROUNDING_TOL", "GAIN_MARGIN", "FOURIER_TOL", "NEAR_OPTIMAL", "NEAR_STATIONARY", "SINUSOIDAL_MATCH",
-    "PAPER_SAVINGS", "SAVINGS_ROUNDING",
-    "PAPER_REDUCTION", "ACCURACY_MARGIN", "c3_full_rank_mds", "c6_near_zero", "c3_least_stress",
-    "c3_exact_impossible", "c3_beats_other_encodings", "c4_circulant", "c4_sinusoidal_table", "c5_parameter_savings",
-    "c5_stress_reduction", "c5_lowrank_performance"]
+           "PAPER_SAVINGS", "SAVINGS_ROUNDING", "PAPER_REDUCTION", "ACCURACY_MARGIN", "c3_full_rank_mds",
+           "c6_near_zero", "c3_least_stress", "c3_exact_impossible", "c3_beats_other_encodings", "c4_circulant",
+           "c4_sinusoidal_table", "c5_parameter_savings", "c5_stress_reduction", "c5_lowrank_performance"]
 
 
 #: Largest relative error counted as "exact" for a float64 reconstruction: rounding of an eigensolver
@@ -30,11 +27,8 @@ GAIN_MARGIN = 0.01
 
 def c3_full_rank_mds(max_error: float) -> Decision:
     """C3: full-rank classical MDS reproduces the chord Hellinger distances (an identity: the rows √μ_i embed them).
-
-    Within :data:`ROUNDING_TOL`: ``"holds by construction"``, else ``"not reproduced"`` (a defect).
-    It cannot be ``"reproduced"``: an identity is not evidence.
-    It cannot be ``"depends on an unstated choice"``: an identity involves no choice.
-    """
+    It cannot be ``"reproduced"``: an identity is not evidence. It cannot be ``"depends on an unstated choice"``: an
+    identity involves no choice."""
     if max_error <= ROUNDING_TOL:
         return Decision(BY_CONSTRUCTION, why=f"relative error {max_error:.1e} ≤ {ROUNDING_TOL:.0e}: the chord Hellinger "
                                              "distance is Euclidean, so full-rank MDS is exact on any corpus; this "
@@ -44,11 +38,8 @@ def c3_full_rank_mds(max_error: float) -> Decision:
 
 def c6_near_zero(stresses: Values, note: str = "") -> Decision:
     """C6: full-rank MDS has near-zero stress (the largest absolute stress over corpora and bounds given).
-
-    Within :data:`ROUNDING_TOL`: ``"holds by construction"`` (the identity of :func:`c3_full_rank_mds`); above:
-    ``"not reproduced"``. It cannot be ``"reproduced"``: an identity is not evidence.
-    It cannot be ``"depends on an unstated choice"``: an identity involves no choice.
-    """
+    It cannot be ``"reproduced"``: an identity is not evidence. It cannot be ``"depends on an unstated choice"``: an
+    identity involves no choice."""
     worst = float(np.max(np.abs(as_values(stresses))))
     if worst <= ROUNDING_TOL:
         return Decision(BY_CONSTRUCTION, why=f"stress within {worst:.0e} of 0: the chord Hellinger distance is "
@@ -59,11 +50,7 @@ def c6_near_zero(stresses: Values, note: str = "") -> Decision:
 
 def c3_least_stress(smacof_gains: Values, one_hot_mds: float, one_hot_best: float) -> Decision:
     """C3: classical MDS has the least stress (Eq. 4) of any encoding of its rank.
-
-    A SMACOF refinement that lowers the stress by more than :data:`GAIN_MARGIN`, or a layout of three one-hot
-    points below MDS's stress: ``"not reproduced"``; otherwise ``"reproduced"``.
-    It cannot be ``"depends on an unstated choice"``: the stress is Eq. 4 as written.
-    """
+    It cannot be ``"depends on an unstated choice"``: the stress is Eq. 4 as written."""
     gains = as_values(smacof_gains)
     found = []
     if gains.max() > GAIN_MARGIN:
@@ -77,11 +64,7 @@ def c3_least_stress(smacof_gains: Values, one_hot_mds: float, one_hot_best: floa
 
 
 def c3_exact_impossible(chord_error: float, rank_b: int, width: int) -> Decision:
-    """C3's remark: exact reproduction is impossible (curved geometry).
-
-    Chord MDS exact (within :data:`ROUNDING_TOL`) and ``rank(B) ≤ width``: ``"not reproduced"``; exact, but
-    ``rank(B) > width``: ``"depends on an unstated choice"`` (the width); not exact: ``"reproduced"``.
-    """
+    """C3's remark: exact reproduction is impossible (curved geometry)."""
     if chord_error > ROUNDING_TOL:
         return Decision(REPRODUCED, why=f"caveat: full-rank MDS misses the chord distances by {chord_error:.1e}")
     if rank_b <= width:
@@ -94,11 +77,7 @@ def c3_exact_impossible(chord_error: float, rank_b: int, width: int) -> Decision
 
 def c3_beats_other_encodings(differences: Mapping[str, IntervalLike]) -> Decision:
     """C3: MDS at a fixed low rank beats the sinusoidal table on every corpus (intervals of MDS − sinusoidal).
-
-    Every interval below 0: ``"reproduced"``; one above 0: ``"depends on an unstated choice"`` (the rank);
-    otherwise ``"inconclusive here"``. It cannot be ``"not reproduced"``: full-rank MDS is exact, so at some rank
-    MDS always wins.
-    """
+    It cannot be ``"not reproduced"``: full-rank MDS is exact, so at some rank MDS always wins."""
     if not differences:
         raise ValueError("c3_beats_other_encodings needs at least one corpus's interval of MDS − sinusoidal")
     bounds = {c: interval_bounds(iv) for c, iv in differences.items()}
@@ -131,11 +110,8 @@ SINUSOIDAL_MATCH = 0.9
 
 def c4_circulant(fourier_match: float, eigen_error: float) -> Decision:
     """C4 for a circulant corpus: MDS eigenvectors are Fourier modes (a theorem).
-
-    Match within :data:`FOURIER_TOL` of 1 and eigenvalues equal to the formula within :data:`ROUNDING_TOL`:
-    ``"holds by construction"``; else ``"not reproduced"``. It cannot be ``"reproduced"`` or
-    ``"depends on an unstated choice"``: an identity is not evidence and involves no choice.
-    """
+    It cannot be ``"reproduced"`` or ``"depends on an unstated choice"``: an identity is not evidence and involves no
+    choice."""
     if fourier_match >= 1 - FOURIER_TOL and eigen_error <= ROUNDING_TOL:
         return Decision(BY_CONSTRUCTION, why=f"Fourier match {fourier_match:.6f}, eigenvalues = formula to "
                                              f"{eigen_error:.0e}: a circulant matrix is diagonalised by Fourier modes")
@@ -149,13 +125,8 @@ def c4_sinusoidal_table(sinusoidal_stress: float, mds_stress: float, slow: int, 
 
     ``sinusoidal_stress``, ``mds_stress``: scale-free stresses on a circulant corpus, ``slow`` of whose
     ``n_frequencies`` frequencies are below the lowest optimal one; ``circulant_deviation`` and ``fourier_match``:
-    per population geometry, its distance from circulant and the Fourier energy of its top MDS eigenvectors.
-
-    Tested on the geometries within :data:`NEAR_STATIONARY` of circulant but not exactly circulant (the form is a
-    theorem there, :func:`c4_circulant`). A match below :data:`SINUSOIDAL_MATCH` there: ``"not reproduced"``; no
-    such geometry: ``"inconclusive here"``; otherwise the standard table within :data:`NEAR_OPTIMAL` of MDS:
-    ``"reproduced"``, beyond: ``"depends on an unstated choice"`` (the frequency set).
-    """
+    per population geometry, its distance from circulant and the Fourier energy of its top MDS eigenvectors. Tested
+    on the geometries within :data:`NEAR_STATIONARY` of circulant but not exactly circulant."""
     missing = sorted(set(circulant_deviation) ^ set(fourier_match))
     if missing:
         raise ValueError(f"c4_sinusoidal_table needs both the circulant deviation and the Fourier match of every "
@@ -231,13 +202,8 @@ def c5_stress_reduction(reductions: Mapping[str, Mapping[str, IntervalLike | flo
     ``reductions[norm][generator]``: the reduction at each generator's population, per normalisation (an
     interval over generator draws, or one draw's value); ``population_stress[generator]``: the scale-free stress
     of rank-``rank`` MDS there; ``pure_noise[norm]``: the reductions pure noise reaches, one per sample size.
-
     Set aside as unable to fail: a generator of population rank at most ``rank`` (MDS is exact there), and a
-    normalisation under which pure noise reaches :data:`PAPER_REDUCTION`. On the rest: all at or above 99.8%,
-    ``"reproduced"``; all below, ``"not reproduced"``; some of each, ``"depends on an unstated choice"`` (the
-    generator); an interval holding 99.8% otherwise, ``"inconclusive here"``; nothing left,
-    ``"holds by construction"``.
-    """
+    normalisation under which pure noise reaches :data:`PAPER_REDUCTION`."""
     for norm, by_generator in reductions.items():
         unknown = sorted(set(by_generator) - set(population_stress))
         if unknown:
@@ -286,13 +252,9 @@ def c5_stress_reduction(reductions: Mapping[str, Mapping[str, IntervalLike | flo
 
 
 def c5_lowrank_performance(gap: SeedIntervalLike) -> Decision:
-    """C5 (seed summary): no loss of performance with the low-rank table; ``gap``: interval over seeds of the
-    learned table's accuracy minus the rank-1 table's, paired by seed.
-
-    Upper bound ≤ :data:`ACCURACY_MARGIN`: ``"reproduced"``; lower bound above it: ``"not reproduced"``;
-    otherwise ``"inconclusive here"``.
-    It cannot be ``"depends on an unstated choice"``: the margin is fixed before looking.
-    """
+    """C5 (seed summary): no loss of performance with the low-rank table; ``gap``: interval over seeds of the learned
+    table's accuracy minus the rank-1 table's, paired by seed.
+    It cannot be ``"depends on an unstated choice"``: the margin is fixed before looking."""
     low, high = interval_bounds(gap)
     design = seed_design(gap, ACCURACY_MARGIN)
     # four decimals: a bound a few ten-thousandths from the one-point margin must read on the right side of it

@@ -8,10 +8,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..geometry.intervals import TARGET_POWER, seed_design
-from .decision import (
-    BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, MAX_SEEDS, NOT_REPRODUCED, PAPER_MODEL, REPRODUCED, Decision, IntervalLike,
-    SeedIntervalLike, Values, interval_bounds, interval_text, as_values, decide_command, more_seeds, stand_in,
-)
+from .decision import (BY_CONSTRUCTION, DEPENDS, INCONCLUSIVE, MAX_SEEDS, NOT_REPRODUCED, PAPER_MODEL, REPRODUCED,
+                       Decision, IntervalLike, SeedIntervalLike, Values, interval_bounds, interval_text, as_values,
+                       decide_command, more_seeds, stand_in)
 
 __all__ = ["PAPER_ALIBI_STRESS", "VALUE_ROUNDING", "SHIFT_SHARE", "NEARLY_IDENTICAL", "DIFFERENT_RATIO", "PAPER_MDS_VIOLATION",
     "VIOLATION_MARGIN", "RANDOM_VIOLATION", "MODERATE_RHO", "PAPER_PEAK_LAYER", "LEARNED_LOSS", "LAZY_KERNEL_CHANGE",
@@ -35,14 +34,9 @@ VALUE_ROUNDING = 0.0005
 
 
 def c7_alibi_value(mean_slope: IntervalLike, head_stresses: Values) -> Decision:
-    """C7's number: ALiBi's ``"paper"`` stress on SST-2 is 0.563.
-
-    The paper does not say which of ALiBi's fixed slopes $m_h = 2^{-8h/H}$ it used. ``mean_slope``: the bootstrap
-    interval of the mean slope's stress; ``head_stresses``: each standard head's stress. The mean slope's interval,
-    widened by :data:`VALUE_ROUNDING`, holds 0.563: ``"reproduced"``; else 0.563 between the lowest and highest
-    single head: ``"depends on an unstated choice"`` (the head); else ``"not reproduced"`` (a slope off ALiBi's own
-    set is not ALiBi as published).
-    """
+    """C7's number: ALiBi's ``"paper"`` stress on SST-2 is 0.563 (the paper does not say which of ALiBi's fixed
+    slopes $m_h = 2^{-8h/H}$ it used); ``mean_slope``: the bootstrap interval of the mean slope's stress;
+    ``head_stresses``: each standard head's stress."""
     low, high = interval_bounds(mean_slope)
     heads = as_values(head_stresses)
     target = PAPER_ALIBI_STRESS
@@ -60,12 +54,8 @@ def c7_alibi_value(mean_slope: IntervalLike, head_stresses: Values) -> Decision:
 
 
 def c7_alibi_ranking(alibi_minus_sinusoidal: IntervalLike, alibi_minus_rope: IntervalLike, lowest_in: Sequence[str] = ()) -> Decision:
-    """C7: ALiBi's scale-free stress is below sinusoidal's and RoPE's (intervals of the differences);
-    ``lowest_in``: the variants of an open choice (the smoothing α, ...) where ALiBi is lowest.
-
-    Both intervals below 0: ``"reproduced"``. Both above 0: ``"not reproduced"``, or ``"depends on an unstated
-    choice"`` when ALiBi is lowest in some variant of an open choice. Otherwise ``"inconclusive here"``.
-    """
+    """C7: ALiBi's scale-free stress is below sinusoidal's and RoPE's (intervals of the differences); ``lowest_in``: the
+    variants of an open choice (the smoothing α, ...) where ALiBi is lowest."""
     (ls, hs), (lr, hr) = interval_bounds(alibi_minus_sinusoidal), interval_bounds(alibi_minus_rope)
     text = (f"ALiBi − sinusoidal {interval_text(alibi_minus_sinusoidal, '{:+.4f}')}, ALiBi − RoPE "
             f"{interval_text(alibi_minus_rope, '{:+.4f}')}")
@@ -82,13 +72,9 @@ def c7_alibi_ranking(alibi_minus_sinusoidal: IntervalLike, alibi_minus_rope: Int
 
 
 def c7_shift_equivariance(rank_interval: tuple[int, int], shift_share: float) -> Decision:
-    """C7's premise: SST-2's statistics are approximately shift-equivariant, of rank 1.
-
-    ``rank_interval``: the noise-aware rank's interval over half-splits; ``shift_share``: the share of the
-    noise-corrected geometry explained by offset alone. Rank 1 throughout and share ≥ :data:`SHIFT_SHARE`:
-    ``"reproduced"``; a rank interval starting at 2 or more: ``"not reproduced"``; otherwise ``"depends on an
-    unstated choice"`` (what "approximately" allows).
-    """
+    """C7's premise: SST-2's statistics are approximately shift-equivariant, of rank 1; ``rank_interval``: the
+    noise-aware rank's interval over half-splits; ``shift_share``: the share of the noise-corrected geometry
+    explained by offset alone."""
     low, high = int(rank_interval[0]), int(rank_interval[1])
     if high <= 1 and shift_share >= SHIFT_SHARE:
         return Decision(REPRODUCED, why=f"caveat: rank 1 in every half-split, offset-only share {shift_share:.2f}")
@@ -102,14 +88,9 @@ def c7_shift_equivariance(rank_interval: tuple[int, int], shift_share: float) ->
 
 
 def c8_sinusoidal_rope(scale_free_difference: IntervalLike | float, paper_ratio: float, *, model: str | None = None) -> Decision:
-    """C8: sinusoidal and RoPE have nearly identical stress.
-
-    ``scale_free_difference``: interval (or exact value) of sinusoidal − RoPE under ``"scale_free"``;
-    ``paper_ratio``: the larger over the smaller under ``"paper"``; ``model``: the model whose shapes were used,
-    when not the paper's (then ``"inconclusive here"``). Within ±:data:`NEARLY_IDENTICAL` and ratio below
-    :data:`DIFFERENT_RATIO`: ``"reproduced"``; within, ratio above: ``"depends on an unstated choice"`` (the
-    normalisation); outside: ``"not reproduced"``.
-    """
+    """C8: sinusoidal and RoPE have nearly identical stress; ``scale_free_difference``: interval (or exact value) of
+    sinusoidal − RoPE under ``"scale_free"``; ``paper_ratio``: the larger over the smaller under ``"paper"``;
+    ``model``: the model whose shapes were used, when not the paper's (then ``"inconclusive here"``)."""
     if model is not None:
         blocked = stand_in(model, PAPER_MODEL, "C8")
         if blocked is not None:
@@ -150,10 +131,7 @@ def c9_mds_violation(natural_rates: Mapping[str, float], rates_over_ranks: Value
 
     The paper does not give the rank, and some rank gives any rate down to 0, so the rule reads the ranks fixed
     before looking: rank 1 and the ranks the corpus's noise-aware rank allows. ``natural_rates``: the violation
-    rate at each, labelled (``"rank 1 on SST-2"``); ``rates_over_ranks``: every rank computed (quoted).
-    Every natural rank within :data:`VIOLATION_MARGIN` of 22%: ``"reproduced"``; some: ``"depends on an
-    unstated choice"`` (the rank); none: ``"not reproduced"``.
-    """
+    rate at each, labelled (``"rank 1 on SST-2"``); ``rates_over_ranks``: every rank computed (quoted)."""
     if not natural_rates:
         raise ValueError("c9_mds_violation needs the violation rate at one natural rank at least (rank 1)")
     rates = as_values(rates_over_ranks)
@@ -184,12 +162,7 @@ def c9_random_violation(rates: Values) -> Decision:
 
 
 def c9_pretrained_correlation(spearman_by_corpus: Mapping[str, float], model: str) -> Decision:
-    """C9: pretrained models show a moderate positive correlation (Spearman per corpus).
-
-    A stand-in for the paper's BERT-base: ``"inconclusive here"``. Otherwise every corpus at
-    :data:`MODERATE_RHO` or more: ``"reproduced"``; every corpus at 0 or less: ``"not reproduced"``;
-    else ``"depends on an unstated choice"`` (the corpus and n).
-    """
+    """C9: pretrained models show a moderate positive correlation (Spearman per corpus)."""
     blocked = stand_in(model, PAPER_MODEL, "C9")
     if blocked is not None:
         return blocked
@@ -209,15 +182,10 @@ COUNTINGS = {"counted from 1": PAPER_PEAK_LAYER - 1, "counted from 0": PAPER_PEA
 
 
 def c10_layer_peak(model: str, curves: Mapping[str, Values], headline: str) -> Decision:
-    """C10: the projected stress of BERT peaks at layer 3; ``curves``: the stress per layer of each reading (first
-    layer first), ``headline``: the key of the book's main reading.
-
-    Each curve's global maximum is read under both counts of layers (:data:`COUNTINGS`). A stand-in for
-    BERT-base: ``"inconclusive here"``. The headline's or only another reading's peak at layer 3 under one
-    count: ``"depends on an unstated choice"``; no reading's peak there: ``"not reproduced"``.
-    It cannot be ``"reproduced"``: a curve peaks at one layer, which is the paper's layer 3 under one count
-    only, and the paper does not say which count it uses.
-    """
+    """C10: the projected stress of BERT peaks at layer 3; ``curves``: the stress per layer of each reading (first layer
+    first), ``headline``: the key of the book's main reading.
+    It cannot be ``"reproduced"``: a curve peaks at one layer, which is the paper's layer 3 under one count only, and
+    the paper does not say which count it uses."""
     blocked = stand_in(model, PAPER_MODEL, "C10")
     if blocked is not None:
         return Decision(INCONCLUSIVE, why=blocked.why + "; the paper does not say whether it counts layers from 0 or 1",
@@ -275,11 +243,7 @@ def c11_ntk_order(train_losses: Values, kernel_change_lazy: Values, kernel_chang
 
     ``train_losses``: final training loss of each lazy seed (:func:`ntk_learned`); ``kernel_change_*``: relative
     change of the tangent kernel per seed (:func:`ntk_lazy`); ``displacement`` and ``table``: intervals over seeds
-    of the violation rate of ΔP and of P. Not learned or not lazy: ``"inconclusive here"``. Each interval is
-    *ordered* when its upper bound is at most 50% − :data:`ORDER_EFFECT`, *not ordered* when its lower bound is
-    above it. Both ordered: ``"reproduced"``; ΔP ordered, P not: ``"depends on an unstated choice"`` (the
-    initialisation's scale); ΔP not ordered: ``"not reproduced"``; otherwise ``"inconclusive here"``.
-    """
+    of the violation rate of ΔP and of P, each *ordered* when its upper bound is at most 50% − :data:`ORDER_EFFECT`."""
     learned, lazy = ntk_learned(train_losses), ntk_lazy(kernel_change_lazy, kernel_change_rich)
     if not (learned and lazy):
         return Decision(INCONCLUSIVE, why=(f"the lazy-regime classifier has not learned (training loss not below "
