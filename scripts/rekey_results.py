@@ -13,12 +13,21 @@ across, one entry at a time, with :meth:`posgeom.registry.Registry.restamp` (und
 
 Run it once, from a clean checkout, before any module is edited:
 ``python scripts/rekey_results.py results`` (``--dry-run`` lists what it would do).
+
+``--from CHECKOUT --evidence TEXT`` moves entries across a refactor instead: an entry whose stored key equals
+the code key of its modules in ``CHECKOUT`` (a clean checkout of the commit that made it) moves to the key of
+this checkout, and its manifest records ``restamped``: the key and commit it moved from and ``TEXT``, the proof
+that the refactor changes no stored byte (for #46: every entry recomputed at ``quick`` byte-identical, every
+experiment's parameters identical at both scales). Such an entry is an interim: recompute it from a clean
+commit (``posgeom reproduce``) when the machine time allows, which drops the mark.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,12 +45,58 @@ def byte_key(roots) -> str:
     return digest.hexdigest()[:16]
 
 
+def keys_in(checkout: Path, roots_list) -> dict:
+    """The code key of each tuple of module roots as the code of ``checkout`` computes it (a child process)."""
+    program = ("import json, sys; from posgeom.codekey import code_key; "
+               "print(json.dumps([code_key(r) for r in json.load(sys.stdin)]))")
+    unique = sorted({tuple(r) for r in roots_list})
+    out = subprocess.run([sys.executable, "-c", program], input=json.dumps(unique), capture_output=True, text=True,
+                         cwd=checkout, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"}, check=True)
+    return dict(zip(unique, json.loads(out.stdout)))
+
+
+def move_across_refactor(registry: Registry, checkout: Path, evidence: str, dry_run: bool) -> int:
+    """Move the entries made by ``checkout``'s code to this checkout's code key (module docstring)."""
+    if not evidence.strip():
+        raise SystemExit("--evidence is required with --from: say what shows that the refactor changes no stored byte")
+    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    if dirty:
+        raise SystemExit(f"{checkout} has uncommitted changes; --from needs a clean checkout of the commit that made the entries")
+    entries = [r for r in registry.entries() if r.manifest.get("code_modules") and r.manifest.get("code_key")]
+    before = keys_in(checkout, [r.manifest["code_modules"] for r in entries])
+    moved, already, left = 0, 0, []
+    for result in entries:
+        roots, stored = tuple(result.manifest["code_modules"]), result.manifest["code_key"]
+        new_key = code_key(list(roots))
+        if stored == new_key:
+            already += 1
+        elif stored != before[roots]:
+            left.append(f"{result.scale}/{result.experiment}/{result.key}: not made by {commit[:7]}'s code, left as it is")
+        else:
+            if not dry_run:
+                registry.restamp(result, code_key=new_key, restamped={
+                    "from_code_key": stored, "from_commit": commit, "evidence": evidence.strip()})
+            moved += 1
+    print(f"{'would move' if dry_run else 'moved'} {moved} entries from {commit[:7]}'s code key to this checkout's; "
+          f"{already} already under it")
+    print("\n".join(left))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="the results folder (holding quick/ and paper/)")
     parser.add_argument("--dry-run", action="store_true", help="list what would change; write nothing")
+    parser.add_argument("--from", dest="checkout", type=Path, help="a clean checkout of the commit that made the "
+                        "entries: move them across a refactor (module docstring)")
+    parser.add_argument("--evidence", default="", help="with --from: what shows the refactor changes no stored byte")
     args = parser.parse_args(argv)
     registry = Registry(args.results)
+    if args.checkout is not None:
+        return move_across_refactor(registry, args.checkout.resolve(), args.evidence, args.dry_run)
     moved, already, left = 0, 0, []
     for result in registry.entries():
         roots, stored = result.manifest.get("code_modules"), result.manifest.get("code_key")

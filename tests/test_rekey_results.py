@@ -4,8 +4,12 @@ manifest alone; a stale entry is left as it is; a second run changes nothing."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 from pathlib import Path
 
+import pytest
+
+from posgeom.codekey import code_key
 from posgeom.registry import Registry, code_changed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,3 +43,39 @@ def test_an_entry_of_the_byte_key_moves_by_its_manifest_and_a_stale_one_stays(tm
 
     assert rekey.main([str(tmp_path)]) == 0  # again: nothing to move
     assert "moved 0 entries to the docstring-free code key; 1 already under it" in capsys.readouterr().out
+
+
+def _git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_entries_made_by_an_earlier_commit_move_across_a_refactor_with_the_evidence(tmp_path, capsys):
+    rekey = _script()
+    before = tmp_path / "before"  # the "earlier commit": this checkout's HEAD with a comment added to one module
+    _git("clone", "--quiet", "--shared", str(ROOT), str(before), cwd=tmp_path)
+    module = before / "posgeom" / "geometry" / "entries.py"
+    module.write_text(module.read_text() + "\n# a comment is keyed\n")
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "keyed edit", cwd=before)
+    roots = ["posgeom.geometry.entries"]
+    old_key = rekey.keys_in(before, [roots])[tuple(roots)]
+    assert old_key != code_key(roots)
+
+    registry = Registry(tmp_path / "results")
+    common = dict(scale="quick", seed=0, device="cpu", code="posgeom.geometry.entries")
+    made = registry.restamp(registry.save("made", {"x": 1}, params={}, **common), code_key=old_key)
+    other = registry.restamp(registry.save("other", {"x": 2}, params={}, **common), code_key="0123456789abcdef")
+    with pytest.raises(SystemExit, match="--evidence is required"):
+        rekey.main([str(tmp_path / "results"), "--from", str(before)])
+
+    assert rekey.main([str(tmp_path / "results"), "--from", str(before), "--evidence", "bytes equal at quick"]) == 0
+    assert "moved 1 entries" in capsys.readouterr().out
+    moved = registry.load("made", params={}, scale="quick")
+    assert not code_changed(moved.manifest) and moved.values == {"x": 1}
+    assert moved.manifest["restamped"]["from_code_key"] == old_key
+    assert moved.manifest["restamped"]["evidence"] == "bytes equal at quick"
+    assert len(moved.manifest["restamped"]["from_commit"]) == 40 and made.manifest["files"] == moved.manifest["files"]
+    assert registry.load("other", params={}, scale="quick").manifest == other.manifest
+
+    module.write_text(module.read_text() + "# uncommitted\n")
+    with pytest.raises(SystemExit, match="uncommitted changes"):
+        rekey.main([str(tmp_path / "results"), "--from", str(before), "--evidence", "x"])
