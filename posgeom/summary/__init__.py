@@ -62,16 +62,10 @@ class Check:
     @property
     def setting(self) -> str:
         """``model · corpus · options`` (and the row's own scale when it is not the entry's)."""
-        parts = [f"model: {self.model}", f"corpus: {self.corpus}"]
-        if self.options:
-            parts.append(f"options: {self.options}")
-        if self.changed:
-            parts.append(f"changed from the claim: {self.changed}")
-        if self.premise:
-            parts.append(f"checks the premise: {self.premise} (context; it does not decide the claim)")
-        if self.row_scale != self.scale:
-            parts.append(f"scale: {self.row_scale}")
-        return "; ".join(parts)
+        optional = [("options", self.options), ("changed from the claim", self.changed),
+                    ("checks the premise", self.premise and f"{self.premise} (context; it does not decide the claim)"),
+                    ("scale", self.row_scale if self.row_scale != self.scale else "")]
+        return "; ".join([f"model: {self.model}", f"corpus: {self.corpus}"] + [f"{k}: {v}" for k, v in optional if v])
 
     @property
     def verdict_text(self) -> str:
@@ -79,7 +73,7 @@ class Check:
 
     @property
     def weight(self) -> int:
-        """Its weight in the bottom line: 2 at ``paper`` on the paper's model (or none), 1 on a small model, 0 at ``quick``."""
+        """Weight in the bottom line: 2 at ``paper`` on the paper's model (or none), 1 on a small one, 0 at ``quick``."""
         return scale_weight(self.scale, self.row_scale)
 
 
@@ -126,16 +120,14 @@ def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Pa
                     "run the chapter again (posgeom reproduce --force --only <chapter>) or delete that entry")
             index = seen.get(claim, 0)
             seen[claim] = index + 1
+            text = {k: str(row.get(k) or "") for k in ("why", "options", "would_decide", "stand_in", "rule", "premise")}
             checks.append(Check(
                 chapter=chapter, claim=claim, index=index, scale=entry.scale, ours=str(row["ours"]),
-                verdict=str(row["verdict"]), why=str(row.get("why") or ""), model=str(row["model"]),
-                corpus=str(row["corpus"]), options=str(row.get("options") or ""),
+                verdict=str(row["verdict"]), model=str(row["model"]), corpus=str(row["corpus"]),
                 # the label of what ran, by the rule of today (a record made before the label existed says "paper")
                 row_scale=scale_label(str(row["scale"]), str(row["model"])),
                 paper=str(row.get("paper") or PAPER_CLAIMS[claim].paper_value), stale=stale,
-                would_decide=str(row.get("would_decide") or ""), changed=_changed(claim, row),
-                stand_in=str(row.get("stand_in") or ""), rule=str(row.get("rule") or ""), inputs=row.get("inputs"),
-                premise=str(row.get("premise") or "")))
+                changed=_changed(claim, row), inputs=row.get("inputs"), **text))
     return checks
 
 
@@ -283,8 +275,7 @@ def bottom_line_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
 
 def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
     """How many claims have each bottom line."""
-    order = [*VERDICTS, ALL_STALE, NOT_RUN]
-    counts = dict.fromkeys(order, 0)
+    counts = dict.fromkeys([*VERDICTS, ALL_STALE, NOT_RUN], 0)
     for s in summaries:
         counts[s.bottom_line.verdict] += 1
     return pd.Series(counts, name="claims")
@@ -323,21 +314,15 @@ def summary_cells(summary: ClaimSummary) -> dict[str, list[str]]:
     if not summary.checks:
         return {**head, "ours (quick)": [NOT_RUN], "ours (paper)": [NOT_RUN], "setting": ["—"],
                 "verdict": [NOT_RUN], "chapter": list(summary.chapters) or ["—"]}
-    return {
-        **head,
-        "ours (quick)": [_ours(p.get("quick")) for p in summary.checks],
-        "ours (paper)": [_ours(p.get("paper")) for p in summary.checks],
-        "setting": [_setting(p) for p in summary.checks],
-        "verdict": [_verdict(p) for p in summary.checks],
-        "chapter": [next(iter(p.values())).chapter for p in summary.checks]}
+    pairs = summary.checks
+    return {**head, "ours (quick)": [_ours(p.get("quick")) for p in pairs],
+            "ours (paper)": [_ours(p.get("paper")) for p in pairs], "setting": [_setting(p) for p in pairs],
+            "verdict": [_verdict(p) for p in pairs], "chapter": [next(iter(p.values())).chapter for p in pairs]}
 
 
 def summary_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     """The summary as a table of plain text, one row per claim (several checks joined by newlines)."""
-    records = []
-    for s in summaries:
-        cells = summary_cells(s)
-        records.append({"id": s.claim.id, **{k: "\n".join(v) for k, v in cells.items()}})
+    records = [{"id": s.claim.id, **{k: "\n".join(v) for k, v in summary_cells(s).items()}} for s in summaries]
     return pd.DataFrame.from_records(records).set_index("id")
 
 
@@ -385,10 +370,8 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
             record[f"{scale}: memory (GB)"] = e.memory_gb
             run = runs[scale].get(c.slug)
             record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None
-        record["paper: GPU memory (GB)"] = c.paper.gpu_memory_gb
-        record["GPU at paper"] = "yes" if c.paper_needs_gpu else "no"
-        record["torchrun at paper"] = "yes" if c.ddp else "no"
-        records.append(record)
+        records.append({**record, "paper: GPU memory (GB)": c.paper.gpu_memory_gb, "GPU at paper":
+                        "yes" if c.paper_needs_gpu else "no", "torchrun at paper": "yes" if c.ddp else "no"})
     return pd.DataFrame.from_records(records).set_index("chapter")
 
 
