@@ -159,19 +159,10 @@ def book_style():
 
 
 def seed_band(ax, x, Y, *, color, label: str, ls: str = "-", lw: float = 2.0):
-    """The mean over seeds as a line, shaded between the lowest and the highest seed (seaborn).
-
-    Parameters
-    ----------
-    ax : matplotlib Axes
-    x : array-like of shape (t,)
-    Y : array-like of shape (n_seeds, t)
-    color, label, ls, lw
-        Line colour, legend label, line style and width.
-    """
+    """On ``ax``, the mean over seeds of ``Y`` (shape ``(n_seeds, t)``) against ``x`` (shape ``(t,)``) as a line of
+    ``color``, ``label``, style ``ls`` and width ``lw``, shaded between the lowest and the highest seed (seaborn)."""
     import seaborn as sns
-    Y = np.asarray(Y, dtype=float)
-    x = np.asarray(x)
+    Y, x = np.asarray(Y, dtype=float), np.asarray(x)
     if Y.ndim != 2 or Y.shape[1] != x.size:
         raise ValueError(f"Y must have shape (n_seeds, {x.size}) to match x; got {Y.shape}")
     frame = pd.DataFrame({"x": np.tile(x, Y.shape[0]), "y": Y.ravel()})

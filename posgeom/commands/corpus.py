@@ -104,7 +104,6 @@ def _stats(args, items=()):
 
 
 def _model_tokenizers(models: list[str]) -> list[str]:
-    """The tokenizer of each model."""
     from ..diagnose.core import inspect_model, model_tokenizer
     return [model_tokenizer(inspect_model(model)) for model in dict.fromkeys(models)]
 

@@ -71,7 +71,6 @@ def add(subparsers) -> None:
 
 
 def _run(args) -> int:
-    """Run the chapter's experiments, print every stored result's folder as JSON."""
     from ..config import get_settings, resolve_device
     from ..experiments.real_corpora import CORPUS_NAMES
     corpora = list(args.corpus or CORPUS_NAMES)
