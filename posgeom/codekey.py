@@ -1,28 +1,19 @@
 r"""The code key of an experiment: a hash of the source it actually runs.
 
-A stored result is only as trustworthy as the code that made it. Hashing the whole package would
-mark every result stale after any edit (a typo fixed in a plotting helper would cost hours of GPU
-time at ``paper`` scale); hashing nothing would serve numbers made by code that has since changed.
-The code key sits in between: the SHA-256 of the source of an experiment's module and of every
-posgeom module it imports, transitively, with docstrings and blank lines left out
-(:func:`keyed_source`): rewording a docstring changes no number, so it leaves every result fresh.
-Comments stay in the key: a threshold's ``#:`` reason is quoted on the page beside its verdict.
+Hashing the whole package would mark every result stale after any edit (a typo fixed in a plotting helper
+would cost hours of GPU time at ``paper`` scale); hashing nothing would serve numbers made by code that has
+since changed. The code key is the SHA-256 of the source of an experiment's module and of every posgeom module
+it imports, transitively, without docstrings and blank lines (:func:`keyed_source`: rewording a docstring
+changes no number). Comments stay in the key: a threshold's ``#:`` reason is quoted on the page beside its verdict.
 
-How the import graph is read (statically, with Python's ``ast`` module, without importing anything):
-
-* every ``import`` statement counts, at module level or inside a function (posgeom imports heavy
-  libraries lazily, and a lazy import still runs);
-* ``from pkg import name`` follows ``name`` to the module that defines it: a submodule of ``pkg``,
-  or, through the re-exports of ``pkg/__init__.py`` (``from .sub import name``), the submodule
-  ``sub``; the ``__init__`` itself counts only when it defines ``name`` or when the whole package is
-  used as an object (``import pkg``, ``from .. import pkg``, ``from pkg import *``), in which case
-  everything it imports counts too;
-* the parents of an imported module (``posgeom/__init__.py`` for ``posgeom.geometry.hellinger``)
-  are not followed: Python runs them, but what they import is not what the experiment calls;
-* the modules in :data:`INFRASTRUCTURE` (and the submodules of a package there) store, draw or report
-  results and never change a number, so they are left out (editing the registry does not invalidate what it stores).
-
-Third-party code is not hashed: its versions are recorded in every manifest instead.
+The import graph is read statically (``ast``, importing nothing): every ``import`` statement counts, inside a
+function too (a lazy import still runs); ``from pkg import name`` follows ``name`` to the module that defines
+it (a submodule of ``pkg``, or ``sub`` through a re-export ``from .sub import name`` of ``pkg/__init__.py``);
+the ``__init__`` itself counts only when it defines ``name`` or the whole package is used as an object
+(``import pkg``, ``from .. import pkg``, ``from pkg import *``), and then everything it imports counts too.
+The parents of an imported module are not followed (Python runs them, but the experiment does not call what
+they import), nor are the modules of :data:`INFRASTRUCTURE`, which never change a number. Third-party code is
+not hashed: its versions are recorded in every manifest instead.
 """
 
 from __future__ import annotations
@@ -33,10 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-__all__ = [
-    "INFRASTRUCTURE", "PACKAGE", "all_modules", "is_infrastructure", "code_key", "code_roots", "keyed_source",
-    "module_dependencies", "notebook_modules", "package_root",
-]
+__all__ = ["INFRASTRUCTURE", "PACKAGE", "all_modules", "is_infrastructure", "code_key", "code_roots", "keyed_source",
+           "module_dependencies", "notebook_modules", "package_root"]
 
 #: The package whose modules are hashed.
 PACKAGE = "posgeom"
@@ -52,8 +41,7 @@ INFRASTRUCTURE = frozenset({
 
 
 def is_infrastructure(module: str) -> bool:
-    """Whether ``module`` is in :data:`INFRASTRUCTURE` or inside a package that is
-    (``posgeom.registry.store`` inside ``posgeom.registry``)."""
+    """Whether ``module`` is in :data:`INFRASTRUCTURE` or inside a package that is (``posgeom.registry.store``)."""
     parts = module.split(".")
     return any(".".join(parts[:k]) in INFRASTRUCTURE for k in range(1, len(parts) + 1))
 
@@ -69,10 +57,8 @@ def _as_root(root) -> Path:
 
 @lru_cache(maxsize=None)
 def _module_file(module: str, root: Path) -> Path | None:
-    """``posgeom.a.b`` → ``root/a/b.py`` or ``root/a/b/__init__.py``; None when it is not there.
-
-    Cached for one public call (each clears it first: files may come and go between calls), as a code key
-    asks this of the same few hundred names thousands of times."""
+    """``posgeom.a.b`` → ``root/a/b.py`` or ``root/a/b/__init__.py``, else None; cached for one public call (each
+    clears it first: files come and go), as a code key asks this of the same names thousands of times."""
     if module != PACKAGE and not module.startswith(PACKAGE + "."):
         return None
     parts = module.split(".")[1:]
@@ -102,10 +88,8 @@ def _absolute(node: ast.ImportFrom, module: str, root: Path) -> str | None:
 
 
 def _statements(tree: ast.AST):
-    """Every statement in ``tree``, however deeply nested in bodies (functions, classes, ``if``, ``try``,
-    ``with``, loops, ``match`` cases), without visiting expressions: an ``import`` is a statement and no
-    expression can hold one, and expressions are most of a syntax tree (this walk is several times faster
-    than :func:`ast.walk`, and a code key walks every module of the package)."""
+    """Every statement in ``tree``, however deeply nested, skipping expressions (no expression holds an
+    ``import``, and they are most of a tree: several times faster than ``ast.walk``)."""
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -168,17 +152,16 @@ def _name_sources(package: str, name: str, root: Path, seen: frozenset = frozens
 
 
 def _source_stamp(root: Path) -> tuple:
-    """Path, modification time and size of every source file under ``root``: what the import graph is read
-    from. A result cached under one stamp is reused only while the stamp is equal (no file added, removed or
-    changed), so the graph is walked once per tree state rather than once per code key."""
+    """Path, modification time and size of every source file under ``root``: a result cached under a stamp is
+    reused while it is equal, so the graph is walked once per tree state rather than once per code key."""
     return tuple((str(path), st.st_mtime_ns, st.st_size) for path in sorted(root.rglob("*.py"))
                  for st in (path.stat(),))
 
 
 @lru_cache(maxsize=8192)  # bounded: a process that edits files (the tests) leaves old stamps behind
 def _direct_imports_at(module: str, root: Path, stamp: tuple) -> frozenset[str]:
-    """The posgeom modules that ``module`` imports anywhere in its source, in the tree whose
-    :func:`_source_stamp` is ``stamp`` (cached: walking every syntax tree is most of a code key's cost)."""
+    """The posgeom modules that ``module`` imports anywhere, in the tree stamped ``stamp`` (cached: walking
+    every syntax tree is most of a code key's cost)."""
     tree = _tree(module, root)
     if tree is None:
         return frozenset()
@@ -201,19 +184,8 @@ def _direct_imports_at(module: str, root: Path, stamp: tuple) -> frozenset[str]:
 
 
 def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str, ...]:
-    """The posgeom modules that ``modules`` run: themselves and what they import, transitively.
-
-    Parameters
-    ----------
-    modules : str or iterable of str
-        Dotted module names (``"posgeom.experiments.corpus_geometry"``).
-    root : path, optional
-        The package folder to read (default: the installed posgeom).
-
-    Returns
-    -------
-    tuple of str
-        Sorted module names, :data:`INFRASTRUCTURE` left out.
+    """The posgeom modules that ``modules`` (dotted names) run: themselves and what they import, transitively,
+    sorted, :data:`INFRASTRUCTURE` left out; ``root``: the package folder to read (default: the installed posgeom).
     """
     _module_file.cache_clear()
     root = _as_root(root)
@@ -231,7 +203,7 @@ def module_dependencies(modules: str | Iterable[str], *, root=None) -> tuple[str
 
 @lru_cache(maxsize=1024)
 def _dependencies_at(modules: tuple[str, ...], root: Path, stamp: tuple) -> tuple[str, ...]:
-    """:func:`module_dependencies` of the tree whose :func:`_source_stamp` is ``stamp``."""
+    """``module_dependencies`` of the tree stamped ``stamp``."""
     queue, seen = list(modules), set()
     while queue:
         name = queue.pop()
@@ -254,11 +226,8 @@ def all_modules(*, root=None) -> tuple[str, ...]:
 
 
 def code_roots(module: str | None, *, root=None) -> tuple[str, ...]:
-    """The modules whose code key stands for code defined in ``module``.
-
-    A posgeom module stands for itself; code defined anywhere else (a notebook's ``__main__``, a test)
-    cannot be traced, so it stands for every module of the package.
-    """
+    """The modules whose code key stands for code defined in ``module``: a posgeom module itself; code defined
+    anywhere else (a notebook's ``__main__``, a test) cannot be traced, so every module of the package."""
     _module_file.cache_clear()
     root = _as_root(root)
     if module and _module_file(module, root) is not None:
@@ -267,21 +236,9 @@ def code_roots(module: str | None, *, root=None) -> tuple[str, ...]:
 
 
 def code_key(modules: str | Iterable[str], *, root=None) -> str:
-    """A 16-hex-digit SHA-256 of the source of ``modules`` and of everything they import.
-
-    Parameters
-    ----------
-    modules : str or iterable of str
-        Dotted module names (an experiment module, or the modules a notebook imports).
-    root : path, optional
-        The package folder to read (default: the installed posgeom).
-
-    Returns
-    -------
-    str
-        Equal for two trees exactly when the files of :func:`module_dependencies` have equal
-        :func:`keyed_source`.
-    """
+    """A 16-hex-digit SHA-256 of the source of ``modules`` (dotted names) and of everything they import: equal for
+    two trees exactly when the files of :func:`module_dependencies` have equal :func:`keyed_source`; ``root``: the
+    package folder to read (default: the installed posgeom)."""
     _module_file.cache_clear()
     root = _as_root(root)
     digest = hashlib.sha256()
@@ -311,20 +268,10 @@ def _docstring_lines(tree: ast.Module, lines: list[bytes]) -> set[int]:
 
 
 def keyed_source(source: bytes) -> bytes:
-    """The part of a module's source that its code key hashes: every line but its docstrings and blank lines.
-
-    Parameters
-    ----------
-    source : bytes
-        The module's file, as read from disk (UTF-8).
-
-    Returns
-    -------
-    bytes
-        The remaining lines, right-stripped and joined by newlines. Two sources that differ only in their
-        docstrings, blank lines or trailing spaces give the same bytes; any other change (code, a comment, an
-        indent) gives different ones. A source that does not parse is returned whole.
-    """
+    """The lines of a module's source (UTF-8 bytes) that its code key hashes: all but docstrings and blank lines,
+    right-stripped and joined by newlines. Sources that differ only in docstrings, blank lines or trailing spaces
+    give the same bytes; any other change (code, a comment, an indent) does not. A source that does not parse is
+    returned whole."""
     lines = source.splitlines()
     try:
         skip = _docstring_lines(ast.parse(source), lines)
@@ -334,20 +281,9 @@ def keyed_source(source: bytes) -> bytes:
 
 
 def notebook_modules(source: str, *, root=None) -> tuple[str, ...]:
-    """The posgeom modules imported by the code cells of a MyST text notebook.
-
-    Parameters
-    ----------
-    source : str
-        The notebook's text (``{code-cell}`` fences; other fences and prose are skipped).
-    root : path, optional
-        The package folder to resolve names against (default: the installed posgeom).
-
-    Returns
-    -------
-    tuple of str
-        Sorted; ``import posgeom`` counts as the top-level package (and so everything it re-exports).
-    """
+    """The posgeom modules, sorted, imported by the ``{code-cell}`` cells of a MyST notebook's text (prose and other
+    fences skipped); ``import posgeom`` counts as the package (and all it re-exports); ``root``: the package folder
+    (default: the installed posgeom)."""
     _module_file.cache_clear()
     root = _as_root(root)
     modules: set[str] = set()

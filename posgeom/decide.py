@@ -25,11 +25,8 @@ DECIDABLE = {"C10": rules.PAPER_MODEL, "S1": rules.SEED_S1_MODEL, "S2": rules.SE
 
 @dataclass(frozen=True)
 class ClaimDecision:
-    """What :func:`decide_claim` found.
-
-    ``model`` is as the rule saw it (a hub name resolved, a folder absolute); ``numbers`` is plain data;
-    ``ours`` words them as the chapter's "Paper vs this book" row; ``provenance`` is the stored result's line.
-    """
+    """What :func:`decide_claim` found: ``model`` as the rule saw it (a hub name resolved, a folder absolute),
+    ``numbers`` as plain data, ``ours`` worded as the chapter's row, ``provenance`` the stored result's line."""
 
     claim: str
     model: str
@@ -50,22 +47,12 @@ def check_claim(claim: str) -> str:
 
 
 def decide_claim(claim: str, model: str, settings: Settings | None = None, *, force: bool = False) -> ClaimDecision:
-    """Compute the numbers of the check of ``claim`` on ``model`` as its chapter does, and decide it by its rule.
+    """Compute the numbers of the check of ``claim`` (C10, S1 or S2) on ``model`` as its chapter does, and decide
+    it by its rule.
 
-    Parameters
-    ----------
-    claim : {"C10", "S1", "S2"}
-    model : str
-        A hub name (``"bert-base-uncased"``, ``"gpt2"``, ``"owner/name"``) or a folder written by
-        ``save_pretrained`` (config, safetensors weights, tokenizer).
-    settings : Settings, optional
-        Default :func:`posgeom.config.get_settings`; its ``pretrained`` is replaced by ``model``.
-    force : bool
-        Recompute the model's result even when the registry holds it.
-
-    Returns
-    -------
-    ClaimDecision
+    ``model`` is a hub name (``"bert-base-uncased"``, ``"gpt2"``, ``"owner/name"``) or a folder written by
+    ``save_pretrained``; it replaces the ``pretrained`` of ``settings`` (default
+    :func:`posgeom.config.get_settings`). ``force`` recomputes the model's result even when the registry holds it.
     """
     claim = check_claim(claim)
     settings = _settings(settings)

@@ -28,20 +28,11 @@ SEQUENTIAL_CMAP = "cividis"
 DIVERGING_CMAP = "PuOr"
 
 BOOK_RC = {
-    "axes.prop_cycle": mpl.cycler(color=OKABE_ITO),
-    "image.cmap": SEQUENTIAL_CMAP,
-    "figure.facecolor": "white",
-    "axes.facecolor": "white",
-    "savefig.facecolor": "white",
-    "savefig.transparent": False,
-    "figure.dpi": 110,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
+    "axes.prop_cycle": mpl.cycler(color=OKABE_ITO), "image.cmap": SEQUENTIAL_CMAP, "figure.facecolor": "white",
+    "axes.facecolor": "white", "savefig.facecolor": "white", "savefig.transparent": False, "figure.dpi": 110,
+    "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
     "figure.constrained_layout.use": True,
 }
-
 
 #: What a table shows in a cell with no value (never "NaN").
 MISSING = "—"
@@ -60,8 +51,8 @@ def _numeric_text(labels) -> list[float] | None:
 
 
 def reader_frame(frame):
-    """A DataFrame as a reader should see it (docs/STYLE.md): headers and text in words, numeric row labels
-    in numeric order (32, 64, 128, not 128, 32, 64); its values are never changed."""
+    """A DataFrame as a reader should see it (docs/STYLE.md): headers and text in words, numeric row labels in
+    numeric order (32, 64, 128, not 128, 32, 64); its values are never changed."""
     from .wording import header_words, plain_words
     shown = frame.copy()
     if isinstance(shown.columns, pd.MultiIndex):
@@ -88,8 +79,9 @@ def _index_words(index):
     from .wording import label_words
     if isinstance(index, pd.MultiIndex):
         return pd.MultiIndex.from_tuples([tuple(label_words(x) for x in key) for key in index], names=index.names)
-    return pd.Index([label_words(x) for x in index], name=index.name, dtype=object) \
-        if any(isinstance(x, str) for x in index) else index
+    if not any(isinstance(x, str) for x in index):
+        return index
+    return pd.Index([label_words(x) for x in index], name=index.name, dtype=object)
 
 
 def _whole_number_formatters(frame) -> dict | None:
@@ -145,8 +137,7 @@ def styler_html(styler) -> str:
 
 
 def use_book_style() -> None:
-    """Apply the book's style globally: matplotlib's and, in a notebook, :func:`frame_html` and
-    :func:`styler_html` for tables."""
+    """Apply the book's style globally: matplotlib's and, in a notebook, :func:`frame_html` and :func:`styler_html`."""
     mpl.rcParams.update(BOOK_RC)
     pd.set_option("styler.format.na_rep", MISSING)
     try:
@@ -155,9 +146,8 @@ def use_book_style() -> None:
         return
     shell = get_ipython()
     if shell is not None:
-        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
         from pandas.io.formats.style import Styler
-
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
         shell.display_formatter.formatters["text/html"].for_type(Styler, styler_html)
 
 
@@ -169,42 +159,27 @@ def book_style():
 
 
 def seed_band(ax, x, Y, *, color, label: str, ls: str = "-", lw: float = 2.0):
-    """The mean over seeds as a line, shaded between the lowest and the highest seed (seaborn).
-
-    Parameters
-    ----------
-    ax : matplotlib Axes
-    x : array-like of shape (t,)
-    Y : array-like of shape (n_seeds, t)
-    color, label, ls, lw
-        Line colour, legend label, line style and width.
-    """
+    """On ``ax``, the mean over seeds of ``Y`` (shape ``(n_seeds, t)``) against ``x`` (shape ``(t,)``) as a line of
+    ``color``, ``label``, style ``ls`` and width ``lw``, shaded between the lowest and the highest seed (seaborn)."""
     import seaborn as sns
-    Y = np.asarray(Y, dtype=float)
-    x = np.asarray(x)
+    Y, x = np.asarray(Y, dtype=float), np.asarray(x)
     if Y.ndim != 2 or Y.shape[1] != x.size:
         raise ValueError(f"Y must have shape (n_seeds, {x.size}) to match x; got {Y.shape}")
     frame = pd.DataFrame({"x": np.tile(x, Y.shape[0]), "y": Y.ravel()})
     # errorbar=("pi", 100): the 0-100 percentile interval over the seeds, i.e. lowest to highest seed
     sns.lineplot(data=frame, x="x", y="y", estimator="mean", errorbar=("pi", 100), color=color, label=label,
                  linestyle=ls, linewidth=lw, err_kws={"alpha": 0.2, "linewidth": 0}, legend=False, ax=ax)
-    ax.set_xlabel("")
-    ax.set_ylabel("")
+    ax.set(xlabel="", ylabel="")
 
 
 def heatmap(ax, matrix, *, title: str, label: str, xlabel: str = "position j", ylabel: str = "position i",
             cmap: str = SEQUENTIAL_CMAP, vmin=None, vmax=None):
-    """Draw an ``(n, m)`` matrix with a labelled colour bar; returns the image.
-
-    ``label`` is the colour bar's (say the units).
-    """
+    """Draw an ``(n, m)`` matrix with a colour bar labelled ``label`` (say the units); returns the image."""
     matrix = np.asarray(matrix)
     if matrix.ndim != 2:
         raise ValueError(f"heatmap needs a 2-D matrix, got shape {matrix.shape}")
     image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", origin="upper")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     ax.grid(False)
     ax.figure.colorbar(image, ax=ax, label=label, shrink=0.85)
     return image
@@ -212,8 +187,7 @@ def heatmap(ax, matrix, *, title: str, label: str, xlabel: str = "position j", y
 
 def provenance(scale: str, model: str | None = None, corpus: str | None = None, **options) -> str:
     """A one-line caption suffix saying which scale, model, corpus and options made a figure."""
-    parts = [f"scale: {scale}"]
-    parts.append(f"model: {model}" if model else "model: none (pure geometry)")
+    parts = [f"scale: {scale}", f"model: {model}" if model else "model: none (pure geometry)"]
     if corpus:
         parts.append(f"corpus: {corpus}")
     parts += [f"{k}: {v}" for k, v in options.items()]

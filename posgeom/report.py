@@ -1,8 +1,7 @@
 """The paper's claims and the "Paper vs this book" tables of the chapters.
 
-A chapter's table compares the paper's side (:data:`PAPER_CLAIMS`) with rows computed in the chapter, never
-typed by hand; ``comparison_table(rows, chapter=...)`` also records them in the registry (experiment
-``"claims"``) for the summary page and ``posgeom reproduce``.
+A chapter's table compares the paper's side (:data:`PAPER_CLAIMS`) with rows computed in the chapter, never typed
+by hand; ``comparison_table(rows, chapter=...)`` also records them in the registry (experiment ``"claims"``).
 """
 
 from __future__ import annotations
@@ -21,7 +20,8 @@ from .codekey import notebook_modules
 from .plotting import MISSING
 from .registry import NeedsGPU, Registry, Result
 from .storage import sha256_file
-from .verdicts import BY_CONSTRUCTION, INCONCLUSIVE, STATED_CONDITIONS, VERDICTS, Decision, changed_conditions, scale_label
+from .verdicts import (BY_CONSTRUCTION, INCONCLUSIVE, STATED_CONDITIONS, VERDICTS, Decision, changed_conditions,
+                       scale_label)
 from .wording import clauses, common_clauses, plain_words, top_level_cuts
 
 
@@ -42,17 +42,14 @@ PAPER_CLAIMS: dict[str, Claim] = {c.id: c for c in [
           "strictly positive separation, trained and pretrained"),
     Claim("C3", "Proposition 6 / Algorithm 1: classical MDS on Hellinger distances is the best encoding",
           "MDS best on every corpus"),
-    Claim("C4", "Sinusoids are an approximately optimal MDS for smoothly varying statistics",
-          "qualitative"),
+    Claim("C4", "Sinusoids are an approximately optimal MDS for smoothly varying statistics", "qualitative"),
     Claim("C5", "Remark 8: on the synthetic corpus, rank r = 3 cuts the stress by 99.8% relative to "
                 "sinusoidal with 88% fewer parameters", "99.8% stress reduction, 88% fewer parameters"),
     Claim("C6", "P_MDS has near-zero stress on SST-2 and IMDB", "≈ 0"),
     Claim("C7", "ALiBi's stress on SST-2 is 0.563, far below sinusoidal and RoPE", "0.563"),
     Claim("C8", "Sinusoidal and RoPE have nearly identical stress", "nearly identical"),
-    Claim("C9", "Monotonicity: P_MDS violation rate 22% (random 50%); pretrained models correlate "
-                "moderately", "22%"),
-    Claim("C10", "Layer 3 of BERT reorganises the positional signal (peak of the projected stress)",
-          "peak at layer 3"),
+    Claim("C9", "Monotonicity: P_MDS violation rate 22% (random 50%); pretrained models correlate moderately", "22%"),
+    Claim("C10", "Layer 3 of BERT reorganises the positional signal (peak of the projected stress)", "peak at layer 3"),
     Claim("C11", "Appendix A: monotonicity holds in the NTK regime (MLM and [CLS] losses)", "proved (no number)"),
     Claim("S1", "Neighbouring positions of a learned table have cosine similarity above 0.9, decaying "
                 "with distance", "> 0.9"),
@@ -64,24 +61,20 @@ PAPER_CLAIMS: dict[str, Claim] = {c.id: c for c in [
                 "models trained at the target length", "qualitative"),
     Claim("S7", "N(0, 0.02) initialisation beats N(0, 1)", "qualitative"),
     Claim("S8", "Sinusoidal initialisation of a learned table is an option", "qualitative"),
-    Claim("S9", "Dropout 0.1 on the embedding sum", "standard practice"),
-]}
+    Claim("S9", "Dropout 0.1 on the embedding sum", "standard practice")]}
 
 
 @dataclass
 class ComparisonRow:
     """One row of a "Paper vs this book" table.
 
-    ``ours`` is the value the chapter computed; ``scale``, ``model``, ``corpus`` and ``options`` say what
-    produced it; ``decision`` is what the check's rule (:mod:`posgeom.verdicts`) returned, never typed by hand.
-    ``scale`` is relabelled by :func:`posgeom.verdicts.scale_label` (a paper run on a small model says so).
-
-    ``conditions`` declares the values the check used for the settings its claim states
-    (:data:`posgeom.verdicts.STATED_CONDITIONS`); ``changed`` follows from them
-    (:func:`posgeom.verdicts.changed_conditions`), and a check with ``changed`` never decides its claim's
-    bottom line. Neither does a ``premise`` row (a step of the paper's argument, shown as context).
-    ``paper`` defaults to the claim's value. ``pending`` (with ``decision`` None) says what GPU work the check
-    waits for; its verdict reads :data:`NEEDS_GPU`.
+    ``ours`` is the value the chapter computed; ``scale`` (relabelled by :func:`posgeom.verdicts.scale_label`),
+    ``model``, ``corpus`` and ``options`` say what produced it; ``decision`` is what the check's rule
+    (:mod:`posgeom.verdicts`) returned, never typed by hand. ``conditions`` declares the values the check used for
+    the settings its claim states (:data:`posgeom.verdicts.STATED_CONDITIONS`); ``changed`` follows from them, and
+    a check with ``changed`` never decides its claim's bottom line, nor does a ``premise`` row (a step of the
+    paper's argument, shown as context). ``paper`` defaults to the claim's value. ``pending`` (with ``decision``
+    None) says what GPU work the check waits for; its verdict reads :data:`NEEDS_GPU`.
     """
 
     claim: str
@@ -133,11 +126,8 @@ class ComparisonRow:
 
 
 def decided_rows(builders, settings: Settings | None = None) -> list[ComparisonRow]:
-    """A chapter's rows from ``(claim, build)`` pairs, ``build()`` returning one :class:`ComparisonRow` or a list.
-
-    A ``build`` that raises :class:`posgeom.registry.NeedsGPU` becomes a pending row of its claim, while the
-    checks the CPU could decide keep their verdicts.
-    """
+    """A chapter's rows from ``(claim, build)`` pairs, ``build()`` returning one :class:`ComparisonRow` or a list;
+    one that raises :class:`posgeom.registry.NeedsGPU` becomes a pending row of its claim."""
     scale = settings_or_default(settings).scale
     rows: list[ComparisonRow] = []
     for claim, build in builders:
@@ -156,14 +146,9 @@ def verdict_text(verdict: str, why: str = "", would_decide: str = "") -> str:
     return text + (f"; would decide: {would_decide}" if would_decide else "")
 
 
-#: The mark shown before each verdict, so a verdict never relies on colour alone.
-VERDICT_MARKS = {
-    "reproduced": "✓",
-    "depends on an unstated choice": "◐",
-    "not reproduced": "✗",
-    "inconclusive here": "?",
-    "holds by construction": "≡",  # an identity: true by how it is built, not evidence
-}
+#: The mark shown before each verdict, so a verdict never relies on colour alone (≡: an identity, not evidence).
+VERDICT_MARKS = {"reproduced": "✓", "depends on an unstated choice": "◐", "not reproduced": "✗",
+                 "inconclusive here": "?", "holds by construction": "≡"}
 #: The mark of a verdict that :data:`VERDICT_MARKS` does not list.
 OTHER_VERDICT_MARK = "•"
 #: The CSS class every verdict carries (the stylesheet's fallback look for a verdict it does not know).
@@ -194,9 +179,7 @@ def split_verdict(text: str) -> tuple[str, str]:
 
 def is_missing(value) -> bool:
     """None, NaN or pandas' NA/NaT: a cell with no value."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, float) and math.isnan(value)
+    return value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value))
 
 
 def verdict_html(verdict: str, rest: str = "") -> str:
@@ -208,10 +191,8 @@ def verdict_html(verdict: str, rest: str = "") -> str:
 
 
 def html_table(headers: list[str], rows: list[list[str]], *, css_class: str, index_header: bool = True) -> str:
-    """A table of escaped HTML cells, each labelled with its column (``data-label``) for a phone's layout.
-
-    With ``index_header`` the first cell of a row is its header.
-    """
+    """A table of HTML cells, each labelled with its column (``data-label``) for a phone's layout; with
+    ``index_header`` the first cell of a row is its header."""
     head = "".join(f'<th scope="col">{html.escape(h, quote=False)}</th>' for h in headers)
     body = []
     for row in rows:
@@ -251,10 +232,8 @@ def _check_rows(rows: Iterable[ComparisonRow]) -> list[ComparisonRow]:
 def check_chapter(chapter: str) -> str:
     """A chapter slug: the notebook's file name without ``.md`` (lower case, digits and hyphens)."""
     if not isinstance(chapter, str) or not _SLUG.match(chapter):
-        raise ValueError(
-            f"chapter {chapter!r} is not a chapter slug; use the notebook's file name without .md, "
-            "e.g. chapter='sinusoids-as-mds'"
-        )
+        raise ValueError(f"chapter {chapter!r} is not a chapter slug; use the notebook's file name without .md, "
+                         "e.g. chapter='sinusoids-as-mds'")
     return chapter
 
 
@@ -296,22 +275,10 @@ def row_record(row: ComparisonRow) -> dict:
 
 
 def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Settings | None = None) -> Result:
-    """Store a chapter's rows in the registry (experiment ``"claims"``, params ``{"chapter": chapter}``).
+    """Store a chapter's rows (at least one) in the registry (experiment ``"claims"``, params ``{"chapter": chapter}``,
+    default settings :func:`posgeom.config.get_settings`) and return the ``posgeom.registry.Result``.
 
     Values: ``chapter``, ``rows`` (``row_record``) and ``notebook_sha256``; recording again replaces them.
-
-    Parameters
-    ----------
-    chapter : str
-        The chapter's slug.
-    rows : iterable of ComparisonRow
-        At least one row.
-    settings : Settings, optional
-        Default :func:`posgeom.config.get_settings`.
-
-    Returns
-    -------
-    posgeom.registry.Result
     """
     chapter = check_chapter(chapter)
     rows = _check_rows(rows)
@@ -321,8 +288,7 @@ def record_comparison(chapter: str, rows: Iterable[ComparisonRow], settings: Set
     models = "; ".join(dict.fromkeys(r.model for r in rows if not r.pending)) or None
     return Registry(settings.results_dir).save(
         CLAIMS_EXPERIMENT, values, params={"chapter": chapter}, scale=settings.scale, seed=settings.seed,
-        device=resolve_device(settings.device), model=models, code=chapter_modules(chapter),
-    )
+        device=resolve_device(settings.device), model=models, code=chapter_modules(chapter))
 
 
 @dataclass(frozen=True)
@@ -400,10 +366,8 @@ def budget_html(value, words: int = CELL_WORDS) -> str:
 
 
 def comparison_html(table: pd.DataFrame) -> str:
-    """A "Paper vs this book" table (columns :data:`COMPARISON_COLUMNS`, index the claim) as HTML.
-
-    A setting every row shares is said once above the table; the others go in one "Setting" cell per row.
-    """
+    """A "Paper vs this book" table (columns :data:`COMPARISON_COLUMNS`, index the claim) as HTML: a setting every
+    row shares is said once above the table, the others in one "Setting" cell per row."""
     missing = [c for c in COMPARISON_COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"not a comparison table: columns {missing} are missing")
@@ -437,10 +401,8 @@ def comparison_html(table: pd.DataFrame) -> str:
 
 def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = None,
                      settings: Settings | None = None) -> pd.DataFrame:
-    """The "Paper vs this book" table, one row per check; a claim's further checks read ``"C7 (check 2)"``.
-
-    With ``chapter`` (the notebook's slug) the rows are also recorded (``record_comparison``).
-    """
+    """The "Paper vs this book" table, one row per check (a claim's further checks read ``"C7 (check 2)"``); with
+    ``chapter`` (the notebook's slug) the rows are also recorded (``record_comparison``)."""
     rows = _check_rows(rows)
     if chapter is None and settings is not None:
         raise ValueError("settings= is used only to record the rows; pass chapter='<notebook slug>' too")
@@ -455,20 +417,16 @@ def comparison_table(rows: Iterable[ComparisonRow], *, chapter: str | None = Non
         records.append({
             "claim": f"{row.claim}: {claim.statement}" if first else f"{row.claim} (check {seen[row.claim]})",
             "verdict": verdict_text(row.verdict, row.why, row.would_decide),
-            "paper": row.paper if row.paper is not None else claim.paper_value,
-            "this book": row.ours,
-            "scale": row.scale,
-            "model": row.model,
-            "corpus": row.corpus,
+            "paper": row.paper if row.paper is not None else claim.paper_value, "this book": row.ours,
+            "scale": row.scale, "model": row.model, "corpus": row.corpus,
             "options": "; ".join(filter(None, [row.options, row.changed and f"changed from the claim: {row.changed}"])),
         })
     return ComparisonTable(pd.DataFrame.from_records(records).set_index("claim"))
 
 
 __all__ = [
-    "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow", "ComparisonTable", "comparison_table", "record_comparison",
-    "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256", "row_record",
-    "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark", "split_verdict",
-    "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html", "PowerCheck",
-    "power_frame", "NEEDS_GPU", "decided_rows", "CELL_WORDS", "budget_html",
-]
+    "VERDICTS", "INCONCLUSIVE", "BY_CONSTRUCTION", "Decision", "verdict_text", "Claim", "PAPER_CLAIMS", "ComparisonRow",
+    "ComparisonTable", "comparison_table", "record_comparison", "CLAIMS_EXPERIMENT", "check_chapter", "notebook_sha256",
+    "row_record", "VERDICT_MARKS", "OTHER_VERDICT_MARK", "VERDICT_CLASS", "verdict_slug", "verdict_mark",
+    "split_verdict", "verdict_html", "html_table", "is_missing", "MISSING", "COMPARISON_COLUMNS", "comparison_html",
+    "PowerCheck", "power_frame", "NEEDS_GPU", "decided_rows", "CELL_WORDS", "budget_html"]

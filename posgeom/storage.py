@@ -34,8 +34,6 @@ __all__ = [
 FAULT_ENV = "POSGEOM_FAULT_INJECT"
 #: Suffix of the temporary files of :func:`write_durably`.
 TMP_SUFFIX = ".tmp"
-
-
 #: Serialises the read-by-setting fallback of :func:`current_umask` (``os.umask`` both reads and sets it).
 _UMASK_LOCK = threading.Lock()
 
@@ -188,9 +186,8 @@ class LockTimeout(TimeoutError):
 class FolderLock:
     """An exclusive cross-process lock on the file ``path`` (``flock``, as ``filelock`` on POSIX), never via a link.
 
-    Once locked, the file must still be the one at ``path``: when another process removed it meanwhile
-    (``results check`` sweeps an interrupted first write), the waiter locks the new one. Raises
-    :class:`SymlinkError` for a linked ``path`` and ``LockTimeout`` after ``timeout`` seconds.
+    A file removed meanwhile (``results check`` sweeps an interrupted first write) is locked anew once it is made
+    again. Raises :class:`SymlinkError` for a linked ``path`` and ``LockTimeout`` after ``timeout`` seconds.
     """
 
     def __init__(self, path: str | os.PathLike, timeout: float):
@@ -283,10 +280,8 @@ def _held_for(path: Path) -> dict | None:
 
 @contextlib.contextmanager
 def deferred_writes(root: str | os.PathLike):
-    """Hold back every :func:`write_durably` under ``root`` until the block ends; make them only if it succeeds.
-
-    A held write that then fails is given up with a warning, as a cache does.
-    """
+    """Hold back every :func:`write_durably` under ``root`` until the block ends; make them only if it succeeds
+    (a held write that then fails is given up with a warning, as a cache does)."""
     held: dict[Path, bytes] = {}
     frame = (os.path.abspath(root), held)
     with _DEFERRED_LOCK:
@@ -351,8 +346,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
         raise ValueError(f"member {name!r} declares more stored bytes than the file holds")
     stored = info.compress_type == zipfile.ZIP_STORED
     if (stored and info.file_size != info.compress_size) or (
-        info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 64
-    ):
+            info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 64):
         raise ValueError(f"member {name!r} declares {info.file_size} bytes, more than it can hold")
     with zf.open(info) as fh:
         version = npy.read_magic(fh)
@@ -366,10 +360,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
             raise ValueError(f"member {name!r} holds Python objects")
         n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize  # exact: no overflow on crafted shapes
         if n_bytes != info.file_size - fh.tell():
-            raise ValueError(
-                f"member {name!r} declares shape {shape} of {dtype} ({n_bytes} bytes) but holds "
-                f"{info.file_size - fh.tell()} bytes"
-            )
+            raise ValueError(f"member {name!r} declares shape {shape} of {dtype} ({n_bytes} bytes) but holds "
+                             f"{info.file_size - fh.tell()} bytes")
         buffer = bytearray(n_bytes)  # filled in place: the array is made from it without a copy
         view, pos = memoryview(buffer), 0
         while pos < n_bytes:
@@ -384,26 +376,11 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
 
 
 def read_npz(raw: bytes) -> dict:
-    """The arrays of an ``.npz`` file's bytes, read without trusting what its headers declare.
+    """The arrays of an ``.npz`` file's bytes (``raw``), by member name without ``.npy``, headers not trusted.
 
     ``numpy.load`` allocates the shape a header declares, so a crafted file of a few hundred bytes could ask
     for terabytes; here each declared shape must match the member's bytes, so memory stays proportional to
-    the file. Object arrays are refused.
-
-    Parameters
-    ----------
-    raw : bytes
-        The whole file.
-
-    Returns
-    -------
-    dict of str to ndarray
-        One entry per member, named without its ``.npy`` suffix.
-
-    Raises
-    ------
-    ValueError
-        Whatever the damage, with the reason.
+    the file. Object arrays are refused. Any damage raises a ``ValueError`` with the reason.
     """
     if not raw.startswith(b"PK"):
         raise ValueError("not an .npz file (it does not start as a zip archive does)")

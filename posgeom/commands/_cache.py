@@ -34,8 +34,7 @@ def usable_cache(folders: list[Path]) -> bool:
     for link in links:
         warnings.warn(
             f"{link} in the cache is a symbolic link: never followed, so this run neither reads nor writes the "
-            "cache; delete the link to use the cache again", stacklevel=2,
-        )
+            "cache; delete the link to use the cache again", stacklevel=2)
     return not links
 
 

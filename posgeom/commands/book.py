@@ -11,8 +11,7 @@ def add(subparsers) -> None:
         "book", help="execute the chapters in parallel, then build the book strictly into _build/html",
         description="Execute every chapter of the checkout that jupyter-cache does not hold yet, N kernels at "
                     "once (each with its share of the cores' threads), then run `jupyter-book build . --all "
-                    "--warningiserror --nitpick --keep-going`, which reads them from the cache.",
-    )
+                    "--warningiserror --nitpick --keep-going`, which reads them from the cache.")
     p.add_argument("--jobs", type=int, default=None,
                    help="kernels at once (default: one per core, at most 4; 1 = one after another)")
     p.add_argument("--timeout", type=int, default=3600, help="seconds allowed per cell (default 3600)")

@@ -1,7 +1,6 @@
 """The ``posgeom corpus-report`` and ``posgeom stress`` subcommands (their options are in their ``--help``).
 
-Defaults mimic the paper (whose settings are unknown). Bad values end with one line naming the valid values
-and exit code 2.
+Defaults mimic the paper (whose settings are unknown). Bad values end with one line naming the valid values, exit 2.
 """
 
 from __future__ import annotations
@@ -47,19 +46,16 @@ def check_positions(n: int, flag: str = "--positions") -> None:
     try:
         check_size(n, 0)
     except ValueError:
-        raise ValueError(
-            f"{flag} {n:,} is more than this machine can count (the per-position arrays alone do not fit in its "
-            "memory); count fewer positions: positions beyond the longest sequence are empty anyway"
-        ) from None
+        raise ValueError(f"{flag} {n:,} is more than this machine can count (the per-position arrays alone do not fit "
+                         "in its memory); count fewer positions: positions beyond the longest sequence are empty anyway"
+                         ) from None
 
 
 def refuse_empty(stats, source: str) -> None:
     """A ``ValueError`` when ``stats`` counted no sequence (every command answers an empty corpus alike)."""
     if int(stats.counts.n_sequences) == 0:
-        raise ValueError(
-            f"corpus {source!r} holds no text: it gave 0 sequences; check the files, --text-column and --on-empty "
-            "(drop leaves nothing of a corpus of empty texts)"
-        )
+        raise ValueError(f"corpus {source!r} holds no text: it gave 0 sequences; check the files, --text-column and "
+                         "--on-empty (drop leaves nothing of a corpus of empty texts)")
 
 
 def _learned_models(items) -> list[str]:
@@ -99,18 +95,15 @@ def _stats(args, items=()):
     # a link in the cache is reported and never followed: the run then goes without the cache
     cache = not args.no_cache and usable_cache(cache_folders())
     # flags left unset are None: load_statistics applies the defaults and refuses what a synthetic corpus cannot take
-    options = dict(
-        tokenizer=args.tokenizer, data_dir=args.data_dir, verify=False if args.no_verify else None,
-        text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
-        cache=None if cache else False,
-    )
+    options = dict(tokenizer=args.tokenizer, data_dir=args.data_dir, verify=False if args.no_verify else None,
+                   text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
+                   cache=None if cache else False)
     stats = load_statistics(spec, args.split, args.positions, args.special, seed=seed, **options)
     refuse_empty(stats, args.corpus)
     return spec, seed, stats
 
 
 def _model_tokenizers(models: list[str]) -> list[str]:
-    """The tokenizer of each model."""
     from ..diagnose.core import inspect_model, model_tokenizer
     return [model_tokenizer(inspect_model(model)) for model in dict.fromkeys(models)]
 
@@ -121,24 +114,19 @@ def _print_json(obj) -> None:
 
 
 def _header(rep: dict, info: dict) -> list[str]:
-    opts = info.get("options", {})
-    src = info.get("source", {})
+    opts, src = info.get("options", {}), info.get("source", {})
     lines = [f"corpus {rep['corpus']}" + (f" / {rep['split']}" if rep.get("split") else "")]
     if src.get("kind") == "shards":
         lines.append(f"source: {src.get('n_shards')} shards of {src.get('location')} (counts file {info.get('counts_file')})")
     elif src:
-        where = src.get("location")
-        lines.append(f"source {src.get('kind')}: {where} (verified: {src.get('verified')})")
+        lines.append(f"source {src.get('kind')}: {src.get('location')} (verified: {src.get('verified')})")
     if info.get("tokenizer"):
-        lines.append(
-            f"tokenizer {info['tokenizer']}, special-token policy {opts.get('special')}, <br /> {opts.get('br_tags')}"
-        )
+        lines.append(f"tokenizer {info['tokenizer']}, special-token policy {opts.get('special')}, <br /> "
+                     f"{opts.get('br_tags')}")
     if info.get("params"):
         lines.append("parameters " + ", ".join(f"{k}={v}" for k, v in info["params"].items()))
-    lines.append(
-        f"{rep['n_sequences']} sequences, n = {rep['n_positions']} positions, {rep['n_truncated']} truncated"
-        + (" (from cache)" if info.get("cache_hit") else "")
-    )
+    lines.append(f"{rep['n_sequences']} sequences, n = {rep['n_positions']} positions, {rep['n_truncated']} truncated"
+                 + (" (from cache)" if info.get("cache_hit") else ""))
     return lines
 
 
@@ -153,9 +141,8 @@ def _report(args) -> int:
         return 0
     out = _header(rep, stats.info)
     L = rep["lengths"]
-    out.append(
-        f"\nlengths (before truncation): min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, max {L['max']}"
-    )
+    out.append(f"\nlengths (before truncation): min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, "
+               f"max {L['max']}")
     hist = L["histogram"]
     top = max(hist["counts"]) if hist["counts"] else 1
     for lo, hi, c in zip(hist["edges"][:-1], hist["edges"][1:], hist["counts"]):
@@ -224,20 +211,17 @@ def _stress(args) -> int:
     spec, seed, stats = _stats(args, items)
     rep = stress_report(
         stats, items, min_count=args.min_count, alpha=args.alpha, hellinger=args.hellinger, d=args.d,
-        n_heads=args.heads, synthetic=spec is not None and spec.kind == "synthetic", noise_method=args.noise, noise_reps=args.noise_reps,
-        seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress,
-        rank_criteria=[c.strip() for c in args.ranks.split(",") if c.strip()], progress=None,
-    )
+        n_heads=args.heads, synthetic=spec is not None and spec.kind == "synthetic", noise_method=args.noise,
+        noise_reps=args.noise_reps, seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress,
+        rank_criteria=[c.strip() for c in args.ranks.split(",") if c.strip()], progress=None)
     if args.json:
         _print_json(rep)
         return 0
     out = _header(rep, stats.info)
     opts = rep["options"]
-    out.append(
-        f"{rep['positions_kept']} positions kept (min count {opts['min_count']}; "
-        f"dropped {len(rep['positions_dropped'])}: {format_ranges(rep['positions_dropped'])}), "
-        f"Hellinger {opts['hellinger']}, d = {opts['d']}, heads = {opts['n_heads']}"
-    )
+    out.append(f"{rep['positions_kept']} positions kept (min count {opts['min_count']}; "
+               f"dropped {len(rep['positions_dropped'])}: {format_ranges(rep['positions_dropped'])}), "
+               f"Hellinger {opts['hellinger']}, d = {opts['d']}, heads = {opts['n_heads']}")
     norms = opts["normalizations"]
     width = max(12, *(len(k) for k in rep["stress"]))
     out.append("\nstress" + " " * (width - 6) + "".join(f"  {n:>10}" for n in norms))
@@ -245,20 +229,14 @@ def _stress(args) -> int:
         cells = "".join(f"  {'n/a':>10}" if row[n] is None else f"  {row[n]:>10.4f}" for n in norms)
         out.append(f"{label:<{width}}{cells}")
     r = rep["effective_rank"]
-    out.append(
-        f"\neffective rank: tol ({opts['rank_tol']:g} x largest) {r['tol']}, "
-        f"mass ({opts['rank_mass_q']:g}) {r['mass']}, "
-        f"stress (<= {opts['rank_stress_threshold']:g}) {r['stress']}"
-    )
+    out.append(f"\neffective rank: tol ({opts['rank_tol']:g} x largest) {r['tol']}, mass ({opts['rank_mass_q']:g}) "
+               f"{r['mass']}, stress (<= {opts['rank_stress_threshold']:g}) {r['stress']}")
     nf = rep["noise_floor"]
     ratio = "n/a" if nf["energy_ratio"] is None else f"{nf['energy_ratio']:.4f}"
     floor = "n/a" if nf["mean_floor"] is None else f"{nf['mean_floor']:.4f}"
-    out.append(
-        f"noise floor ({nf['method']} resampled from the counts, {nf['n_rep']} reps): mean {floor} vs mean distance "
-        f"{nf['mean_distance']:.4f}; noise share of sum d^2 = {ratio}"
-    )
-    for note in rep["notes"]:
-        out.append(f"note: {note}")
+    out.append(f"noise floor ({nf['method']} resampled from the counts, {nf['n_rep']} reps): mean {floor} vs mean "
+               f"distance {nf['mean_distance']:.4f}; noise share of sum d^2 = {ratio}")
+    out += [f"note: {note}" for note in rep["notes"]]
     print(printable("\n".join(out)))  # a counts file's metadata may hold terminal escapes
     return 0
 

@@ -10,8 +10,7 @@ def add(subparsers) -> None:
     p = subparsers.add_parser(
         "costs", help="the paper scale's cost per experiment: tokens, FLOPs, GPU memory and time",
         description="Print the cost model's table of every paper-scale experiment that runs a model "
-                    "(posgeom.costmodel), or rewrite README.md's cost table from it.",
-    )
+                    "(posgeom.costmodel), or rewrite README.md's cost table from it.")
     p.add_argument("--proposed", action="store_true", help="cost the proposed settings (posgeom.costmodel.PROPOSED)")
     p.add_argument("--write-readme", action="store_true",
                    help="rewrite the cost table and the assumptions line of the checkout's README.md")

@@ -4,7 +4,6 @@ to a counts file for ``posgeom stress --counts`` and ``posgeom corpus-report --c
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 __all__ = ["add"]
@@ -31,21 +30,16 @@ def _run_counts(args) -> int:
     with writes_only_on_success(folders):
         stats = count_corpus(
             args.corpus, args.positions, split=args.split, text_column=args.text_column, tokenizer=args.tokenizer,
-            special=args.special, br_tags=args.br_tags, on_empty=args.on_empty, workers=args.workers,
-            scheduler=args.scheduler, on_bad_shard=args.on_bad_shard, cache=cache, cache_dir=args.cache_dir,
-            progress=None,
-        )
+            special=args.special, br_tags=args.br_tags, on_empty=args.on_empty, workers=args.workers, progress=None,
+            scheduler=args.scheduler, on_bad_shard=args.on_bad_shard, cache=cache, cache_dir=args.cache_dir)
     save_counts(out, stats)
     info = stats.info
-    summary = {
-        "out": str(out), "n_positions": stats.n_positions, "vocab_size": int(stats.counts.vocab_size),
-        "n_sequences": info["n_sequences"], "n_tokens": info["n_tokens"], "n_truncated": int(stats.n_truncated),
-        "shards": len(info["shards"]), "shards_cached": sum(r["cached"] for r in info["shards"]),
-        "shards_skipped": info["shards_skipped"], "engine": info["engine"], "tokenizer": info["tokenizer"],
-    }
+    summary = {"out": str(out), "n_positions": stats.n_positions, "vocab_size": int(stats.counts.vocab_size),
+               "n_sequences": info["n_sequences"], "n_tokens": info["n_tokens"], "n_truncated": int(stats.n_truncated),
+               "shards": len(info["shards"]), "shards_cached": sum(r["cached"] for r in info["shards"]),
+               "shards_skipped": info["shards_skipped"], "engine": info["engine"], "tokenizer": info["tokenizer"]}
     if args.json:
-        json.dump(summary, sys.stdout)
-        sys.stdout.write("\n")
+        print(json.dumps(summary))
         return 0
     lines = [
         f"wrote {out}: n = {summary['n_positions']} positions x v = {summary['vocab_size']} tokens "
@@ -54,9 +48,7 @@ def _run_counts(args) -> int:
         f"{summary['shards']} shards counted ({summary['shards_cached']} from the cache) on "
         + ("this process" if info["engine"]["kind"] == "single-process"
            else f"Dask, {info['engine']['workers']} workers"),
-    ]
-    for bad in info["shards_skipped"]:
-        lines.append(f"skipped {bad['shard']}: {bad['error']}")
+        *(f"skipped {bad['shard']}: {bad['error']}" for bad in info["shards_skipped"])]
     print(printable("\n".join(lines)))  # shard names and tokenizer may hold terminal escapes
     return 0
 

@@ -10,8 +10,7 @@ __all__ = ["add"]
 def add(subparsers) -> None:
     """Register ``posgeom data`` and ``posgeom data download``."""
     p = subparsers.add_parser(
-        "data", help="where SST-2, IMDB and the pretrained model come from; `data download` prepares an offline copy"
-    )
+        "data", help="where SST-2, IMDB and the pretrained model come from; `data download` prepares an offline copy")
     sub = p.add_subparsers(dest="data_command")
     d = sub.add_parser("download", help="write SST-2 and IMDB from the hub into a folder for POSGEOM_DATA_DIR")
     d.add_argument("--to", default="posgeom-data", help="the folder to create (default: ./posgeom-data)")

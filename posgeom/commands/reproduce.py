@@ -22,8 +22,7 @@ def add(subparsers) -> None:
     p = subparsers.add_parser(
         "reproduce", help="run every chapter's experiments into the results registry (resumable)",
         description="Run the chapters' experiments into the results registry and record every claim's verdict. "
-                    "Chapters already done at the scale (same code, same notebook) are skipped.",
-    )
+                    "Chapters already done at the scale (same code, same notebook) are skipped.")
     p.add_argument("--scale", choices=SCALES, default=None, help="quick or paper (default: POSGEOM_SCALE or quick)")
     p.add_argument("--only", nargs="+", metavar="CLAIM_OR_CHAPTER",
                    help="chapter slugs or claim ids (C7, S3): run only the chapters that check them")

@@ -8,7 +8,6 @@ damaged or a symbolic link stands in the registry.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 
 __all__ = ["add"]
@@ -24,15 +23,13 @@ def _run_check(args) -> int:
         validate_scale(args.scale)
     root = get_settings(results_dir=args.results_dir).results_dir
     if root.exists() and not root.is_dir():
-        raise ValueError(
-            f"results folder {str(root)!r} is a file; point --results-dir (POSGEOM_RESULTS_DIR) at a folder"
-        )
+        raise ValueError(f"results folder {str(root)!r} is a file; point --results-dir (POSGEOM_RESULTS_DIR) "
+                         "at a folder")
     report = Registry(root).check(sweep=not args.no_sweep, scale=args.scale)
     counts = Counter(entry.status for entry in report)
     if args.json:
         rows = [{k: str(v) for k, v in vars(e).items()} for e in report]
-        json.dump({"results_dir": str(root), "counts": dict(counts), "entries": rows}, sys.stdout)
-        sys.stdout.write("\n")
+        print(json.dumps({"results_dir": str(root), "counts": dict(counts), "entries": rows}))
     else:
         gpu = _gpu_note(report, root)
         for e in report:  # folder names are anyone's (a committed name can hold terminal escapes): printed escaped
@@ -69,8 +66,7 @@ def add(subparsers) -> None:
     actions = p.add_subparsers(dest="action", required=True)
     check = actions.add_parser(
         "check", help="verify every stored result, sweep interrupted writes, list stale and damaged entries",
-        description=__doc__.splitlines()[0],
-    )
+        description=__doc__.splitlines()[0])
     check.add_argument("--results-dir", help="the registry folder (default: POSGEOM_RESULTS_DIR, else results/)")
     check.add_argument("--scale", help="check only this scale (quick or paper)")
     check.add_argument("--no-sweep", action="store_true", help="only report; delete nothing")

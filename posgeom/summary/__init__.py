@@ -1,9 +1,9 @@
 """The page "Does the paper hold up?": every claim's verdict, read from the results registry only.
 
-Each recorded "Paper vs this book" row is a **check** of a claim; the ``k``-th check of a claim in a chapter
-at ``quick`` is paired with the ``k``-th at ``paper``. A check recorded by code or from a notebook that has
-changed since is stale. Each claim's **bottom line** comes from its checks by :data:`BOTTOM_LINE_RULE`
-(:func:`bottom_line`); the page's HTML is built by ``posgeom.summary.page``.
+Each recorded "Paper vs this book" row is a **check** of a claim; the ``k``-th check of a claim in a chapter at
+``quick`` is paired with the ``k``-th at ``paper``. A check recorded by code or from a notebook that has changed
+since is stale. A claim's **bottom line** comes from its checks by :data:`BOTTOM_LINE_RULE` (:func:`bottom_line`);
+``posgeom.summary.page`` builds the page's HTML.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from ..registry import Registry
 from ..report import CLAIMS_EXPERIMENT, INCONCLUSIVE, NEEDS_GPU, PAPER_CLAIMS, VERDICTS, Claim, verdict_text
 from ..reproduce import (
     CHAPTER_TIMES_FILE, CHAPTERS, NOT_MEASURED, OTHER_CHAPTERS, Chapter, chapter_time_substitutions,
-    chapter_times, claims_stale_reason, format_duration,
-)
+    chapter_times, claims_stale_reason, format_duration)
 from ..verdicts import BY_CONSTRUCTION, DEPENDS, EVIDENCE, NOT_REPRODUCED, REPRODUCED
 from ..verdicts.conditions import SCALE_WEIGHTS, SMALL_MODEL_SCALE, changed_conditions, scale_label, scale_weight
 
@@ -36,10 +35,9 @@ STALE_WHY = "Its checks are out of date (the code or the notebook changed since)
 class Check:
     """One recorded "Paper vs this book" row: the ``index``-th check of ``claim`` in ``chapter`` at ``scale``.
 
-    ``stale``: None, or why the record is out of date. ``row_scale``: the scale the row itself names
-    (``"exact"``, or a paper-scale row on a small model). ``rule`` and ``inputs``: the call of the rule that
-    decided it (for ``posgeom.summary.robustness``; empty and None when not recorded).
-    """
+    ``stale``: None, or why the record is out of date. ``row_scale``: the scale the row itself names (``"exact"``,
+    or a paper-scale row on a small model). ``rule`` and ``inputs``: the call of the rule that decided it (empty
+    and None when not recorded)."""
 
     chapter: str
     claim: str
@@ -64,16 +62,10 @@ class Check:
     @property
     def setting(self) -> str:
         """``model · corpus · options`` (and the row's own scale when it is not the entry's)."""
-        parts = [f"model: {self.model}", f"corpus: {self.corpus}"]
-        if self.options:
-            parts.append(f"options: {self.options}")
-        if self.changed:
-            parts.append(f"changed from the claim: {self.changed}")
-        if self.premise:
-            parts.append(f"checks the premise: {self.premise} (context; it does not decide the claim)")
-        if self.row_scale != self.scale:
-            parts.append(f"scale: {self.row_scale}")
-        return "; ".join(parts)
+        optional = [("options", self.options), ("changed from the claim", self.changed),
+                    ("checks the premise", self.premise and f"{self.premise} (context; it does not decide the claim)"),
+                    ("scale", self.row_scale if self.row_scale != self.scale else "")]
+        return "; ".join([f"model: {self.model}", f"corpus: {self.corpus}"] + [f"{k}: {v}" for k, v in optional if v])
 
     @property
     def verdict_text(self) -> str:
@@ -81,7 +73,7 @@ class Check:
 
     @property
     def weight(self) -> int:
-        """Its weight in the bottom line: 2 at ``paper`` on the paper's model (or none), 1 on a small model, 0 at ``quick``."""
+        """Weight in the bottom line: 2 at ``paper`` on the paper's model (or none), 1 on a small one, 0 at ``quick``."""
         return scale_weight(self.scale, self.row_scale)
 
 
@@ -109,38 +101,33 @@ class ClaimSummary:
 
 
 def recorded_checks(registry: Registry | None = None, *, notebooks_dir: str | Path | None = None) -> list[Check]:
-    """Every row of every ``"claims"`` entry of the registry, as :class:`Check` objects.
-
-    ``notebooks_dir`` marks checks recorded from a notebook that has changed since (None: only the code counts).
-    """
+    """Every row of every ``"claims"`` entry of the registry, as :class:`Check` objects; ``notebooks_dir`` marks
+    checks recorded from a notebook that has changed since (None: only the code counts)."""
     registry = registry if registry is not None else Registry(get_settings().results_dir)
     checks = []
     for entry in registry.entries(CLAIMS_EXPERIMENT):
         chapter = entry.values.get("chapter") or entry.manifest.get("params", {}).get("chapter")
         stale = claims_stale_reason(entry, notebooks_dir=notebooks_dir)
         if stale == "code changed" and entry.manifest.get("code_modules"):
-            stale = "code changed in " + ", ".join(_short(m) for m in entry.manifest["code_modules"])
+            stale = "code changed in " + ", ".join(m.removeprefix("posgeom.experiments.").removeprefix("posgeom.")
+                                                   for m in entry.manifest["code_modules"])
         seen: dict[str, int] = {}
         for row in entry.values.get("rows", []):
             claim = row.get("claim")
             if claim not in PAPER_CLAIMS:
                 raise ValueError(
                     f"the registry entry {entry.path} holds claim {claim!r}, unknown to posgeom.report.PAPER_CLAIMS; "
-                    "run the chapter again (posgeom reproduce --force --only <chapter>) or delete that entry"
-                )
+                    "run the chapter again (posgeom reproduce --force --only <chapter>) or delete that entry")
             index = seen.get(claim, 0)
             seen[claim] = index + 1
+            text = {k: str(row.get(k) or "") for k in ("why", "options", "would_decide", "stand_in", "rule", "premise")}
             checks.append(Check(
                 chapter=chapter, claim=claim, index=index, scale=entry.scale, ours=str(row["ours"]),
-                verdict=str(row["verdict"]), why=str(row.get("why") or ""), model=str(row["model"]),
-                corpus=str(row["corpus"]), options=str(row.get("options") or ""),
+                verdict=str(row["verdict"]), model=str(row["model"]), corpus=str(row["corpus"]),
                 # the label of what ran, by the rule of today (a record made before the label existed says "paper")
                 row_scale=scale_label(str(row["scale"]), str(row["model"])),
                 paper=str(row.get("paper") or PAPER_CLAIMS[claim].paper_value), stale=stale,
-                would_decide=str(row.get("would_decide") or ""), changed=_changed(claim, row),
-                stand_in=str(row.get("stand_in") or ""), rule=str(row.get("rule") or ""), inputs=row.get("inputs"),
-                premise=str(row.get("premise") or ""),
-            ))
+                changed=_changed(claim, row), inputs=row.get("inputs"), **text))
     return checks
 
 
@@ -190,8 +177,7 @@ BOTTOM_LINE_RULE = (
     "Among those, any \"not reproduced\" makes the bottom line \"not reproduced\"; otherwise any \"depends "
     "on an unstated choice\" makes it \"depends on an unstated choice\"; otherwise it is \"reproduced\".",
     "A claim with no deciding check is \"holds by construction\" when a check at its own conditions holds by "
-    "construction, and \"inconclusive here\" otherwise.",
-)
+    "construction, and \"inconclusive here\" otherwise.")
 #: The bottom line of a claim whose checks are all stale.
 ALL_STALE = "stale"
 
@@ -289,15 +275,10 @@ def bottom_line_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
 
 def bottom_line_counts(summaries: Sequence[ClaimSummary]) -> pd.Series:
     """How many claims have each bottom line."""
-    order = [*VERDICTS, ALL_STALE, NOT_RUN]
-    counts = dict.fromkeys(order, 0)
+    counts = dict.fromkeys([*VERDICTS, ALL_STALE, NOT_RUN], 0)
     for s in summaries:
         counts[s.bottom_line.verdict] += 1
     return pd.Series(counts, name="claims")
-
-
-def _short(module: str) -> str:
-    return module.removeprefix("posgeom.experiments.").removeprefix("posgeom.")
 
 
 _GPU_CHAPTERS = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
@@ -326,10 +307,6 @@ def _verdict(pair: dict[str, Check]) -> str:
                      for s in SCALES if s in pair)
 
 
-def _chapter(pair: dict[str, Check]) -> str:
-    return next(iter(pair.values())).chapter
-
-
 def summary_cells(summary: ClaimSummary) -> dict[str, list[str]]:
     """The cells of one claim's row as plain text, one entry per check (``NOT_RUN`` if none), by column."""
     claim = summary.claim
@@ -337,22 +314,15 @@ def summary_cells(summary: ClaimSummary) -> dict[str, list[str]]:
     if not summary.checks:
         return {**head, "ours (quick)": [NOT_RUN], "ours (paper)": [NOT_RUN], "setting": ["—"],
                 "verdict": [NOT_RUN], "chapter": list(summary.chapters) or ["—"]}
-    return {
-        **head,
-        "ours (quick)": [_ours(p.get("quick")) for p in summary.checks],
-        "ours (paper)": [_ours(p.get("paper")) for p in summary.checks],
-        "setting": [_setting(p) for p in summary.checks],
-        "verdict": [_verdict(p) for p in summary.checks],
-        "chapter": [_chapter(p) for p in summary.checks],
-    }
+    pairs = summary.checks
+    return {**head, "ours (quick)": [_ours(p.get("quick")) for p in pairs],
+            "ours (paper)": [_ours(p.get("paper")) for p in pairs], "setting": [_setting(p) for p in pairs],
+            "verdict": [_verdict(p) for p in pairs], "chapter": [next(iter(p.values())).chapter for p in pairs]}
 
 
 def summary_frame(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
     """The summary as a table of plain text, one row per claim (several checks joined by newlines)."""
-    records = []
-    for s in summaries:
-        cells = summary_cells(s)
-        records.append({"id": s.claim.id, **{k: "\n".join(v) for k, v in cells.items()}})
+    records = [{"id": s.claim.id, **{k: "\n".join(v) for k, v in summary_cells(s).items()}} for s in summaries]
     return pd.DataFrame.from_records(records).set_index("id")
 
 
@@ -363,15 +333,9 @@ def count_scale(check: Check) -> str:
 
 
 def verdict_counts(summaries: Sequence[ClaimSummary]) -> pd.DataFrame:
-    """How many checks carry each verdict per column of :func:`count_scale` (stale ones apart), and how many
-    claims have no check in that column.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index: the verdicts, ``"needs a GPU"``, ``"stale"``, ``"claims not yet run"``; columns: ``"quick"``,
-        ``"paper"`` and the small-model scale.
-    """
+    """How many checks carry each verdict per column of :func:`count_scale` (stale ones apart), and how many claims
+    have no check in that column: a DataFrame indexed by the verdicts, ``"needs a GPU"``, ``"stale"`` and
+    ``"claims not yet run"``, with columns ``"quick"``, ``"paper"`` and the small-model scale."""
     rows = [*VERDICTS, NEEDS_GPU, "stale", "claims not yet run"]
     columns = [*SCALES, SMALL_MODEL_SCALE]
     counts = {column: dict.fromkeys(rows, 0) for column in columns}
@@ -406,16 +370,14 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
             record[f"{scale}: memory (GB)"] = e.memory_gb
             run = runs[scale].get(c.slug)
             record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None
-        record["paper: GPU memory (GB)"] = c.paper.gpu_memory_gb
-        record["GPU at paper"] = "yes" if c.paper_needs_gpu else "no"
-        record["torchrun at paper"] = "yes" if c.ddp else "no"
-        records.append(record)
+        records.append({**record, "paper: GPU memory (GB)": c.paper.gpu_memory_gb, "GPU at paper":
+                        "yes" if c.paper_needs_gpu else "no", "torchrun at paper": "yes" if c.ddp else "no"})
     return pd.DataFrame.from_records(records).set_index("chapter")
 
 
 __all__ = [
     "STALE", "NOT_RUN", "STALE_WHY", "ALL_STALE", "BOTTOM_LINE_RULE", "BottomLine", "bottom_line", "bottom_line_frame",
-    "bottom_line_counts", "evidence_kind", "Check", "count_scale", "ClaimSummary", "recorded_checks", "claim_summaries", "summary_cells",
-    "summary_frame", "verdict_counts", "timing_frame",
-    "CHAPTER_TIMES_FILE", "NOT_MEASURED", "OTHER_CHAPTERS", "chapter_times", "format_duration", "chapter_time_substitutions",
+    "bottom_line_counts", "evidence_kind", "Check", "count_scale", "ClaimSummary", "recorded_checks", "claim_summaries",
+    "summary_cells", "summary_frame", "verdict_counts", "timing_frame", "CHAPTER_TIMES_FILE", "NOT_MEASURED",
+    "OTHER_CHAPTERS", "chapter_times", "format_duration", "chapter_time_substitutions",
 ]

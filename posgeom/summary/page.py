@@ -32,15 +32,11 @@ def _chapter_title(slug: str) -> str:
 
 
 def short_why(summary: ClaimSummary) -> tuple[str, str]:
-    """A claim's bottom line in one plain sentence and the chapter it names (``""`` when none).
-
-    About :data:`posgeom.wording.WHY_WORDS` words: the deciding check's finding (its first clauses, where the
-    deciding number is), or what the claim waits for; the bookkeeping stays in :func:`decisions_html`.
-    """
+    """A claim's bottom line in one plain sentence of about :data:`posgeom.wording.WHY_WORDS` words (the deciding
+    check's first clauses, or what the claim waits for) and the chapter it names (``""`` when none)."""
     line, lead = summary.bottom_line, _lead(summary)
     if lead is None:
-        return ("No chapter has checked this claim yet." if line.verdict == NOT_RUN
-                else STALE_WHY), ""
+        return ("No chapter has checked this claim yet." if line.verdict == NOT_RUN else STALE_WHY), ""
     budget = max(10, WHY_WORDS - 2 - word_count(_chapter_title(lead.chapter)))
     if line.verdict == NOT_RUN or lead.verdict == NEEDS_GPU:
         minutes = re.search(r"about [\d.,]+ GPU-minutes", lead.why)
@@ -99,21 +95,16 @@ VERDICT_GLOSS = {str(verdict): gloss for verdict, gloss in (  # plain strings: t
     (INCONCLUSIVE, "no check here could test it"),
     (BY_CONSTRUCTION, "true by how it is built: not evidence"),
     (NOT_RUN, "waiting for a GPU run or a chapter"),
-    (ALL_STALE, "out of date: the code or the notebook changed"),
-)}
+    (ALL_STALE, "out of date: the code or the notebook changed"))}
 
 
 def tally_html(summaries: Sequence[ClaimSummary]) -> str:
     """How many claims end in each verdict, with its mark and meaning (every verdict; "not yet run" and "stale"
     only when some claim ends there)."""
-    counts = bottom_line_counts(summaries)
-    items = []
-    for verdict, n in counts.items():
-        if n == 0 and verdict not in VERDICTS:
-            continue
-        items.append(f'<li class="posgeom-tally-item" data-verdict="{html.escape(verdict)}">'
-                     f'<span class="posgeom-tally-count">{n}</span> {verdict_html(verdict)}'
-                     f'<span class="posgeom-tally-gloss">{html.escape(VERDICT_GLOSS.get(verdict, ""))}</span></li>')
+    items = [f'<li class="posgeom-tally-item" data-verdict="{html.escape(verdict)}">'
+             f'<span class="posgeom-tally-count">{n}</span> {verdict_html(verdict)}'
+             f'<span class="posgeom-tally-gloss">{html.escape(VERDICT_GLOSS.get(verdict, ""))}</span></li>'
+             for verdict, n in bottom_line_counts(summaries).items() if n or verdict in VERDICTS]
     return (f'<p class="posgeom-tally-lead">Of the {len(summaries)} claims:</p>'
             f'<ul class="posgeom-tally">{"".join(items)}</ul>')
 
@@ -160,10 +151,8 @@ SUMMARY_HEADERS = ("Claim", "Verdict", "Chapter", "Ours (quick)", "Ours (paper)"
 
 
 def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str] | None = None) -> str:
-    """Every check of every claim as one HTML table (:data:`SUMMARY_HEADERS`), one row per claim.
-
-    A chapter outside ``documents`` (:func:`book_documents`) is named, not linked; None links every chapter.
-    """
+    """Every check of every claim as one HTML table (:data:`SUMMARY_HEADERS`), one row per claim; a chapter outside
+    ``documents`` (:func:`book_documents`) is named, not linked (None links every chapter)."""
     def text(items):
         return _html_cell([html.escape(plain_words(t), quote=False) for t in items])
 
@@ -173,8 +162,7 @@ def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str
         verdicts = ([_verdict_cell(p) for p in s.checks] if s.checks else [verdict_html(NOT_RUN)])
         rows.append([
             text(cells["claim"]), _html_cell(verdicts), _html_cell([_chapter_link(c, documents) for c in cells["chapter"]]),
-            text(cells["ours (quick)"]), text(cells["ours (paper)"]), text(cells["paper"]), text(cells["setting"]),
-        ])
+            text(cells["ours (quick)"]), text(cells["ours (paper)"]), text(cells["paper"]), text(cells["setting"])])
     return html_table(list(SUMMARY_HEADERS), rows, css_class="posgeom-summary")
 
 
@@ -184,7 +172,5 @@ def collapsed(title: str, body_html: str, *, open_: bool = False) -> str:
             f"</summary>{body_html}</details>")
 
 
-__all__ = [
-    "short_why", "bottom_line_html", "decisions_html", "VERDICT_GLOSS", "tally_html", "book_documents", "PAGE_TO_ROOT",
-    "SUMMARY_HEADERS", "summary_html", "collapsed",
-]
+__all__ = ["short_why", "bottom_line_html", "decisions_html", "VERDICT_GLOSS", "tally_html", "book_documents",
+           "PAGE_TO_ROOT", "SUMMARY_HEADERS", "summary_html", "collapsed"]

@@ -76,21 +76,10 @@ def _redecidable(check, known: Mapping[str, Callable]) -> Callable | None:
 
 def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR,
                rules: Mapping[str, Callable] | None = None) -> Robustness:
-    """The thresholds at which a claim's bottom line flips, from its checks (:class:`posgeom.summary.Check`).
-
-    Parameters
-    ----------
-    checks : sequence of Check
-        Every recorded check of one claim.
-    factor : float
-        Each threshold is moved from its value divided by ``factor`` to its value times ``factor``.
-    rules : mapping of str to callable, optional
-        The rules by name that the checks' records name (default :data:`posgeom.verdicts.RULES`).
-
-    Returns
-    -------
-    Robustness
-    """
+    """The thresholds at which a claim's bottom line flips, from every recorded check of one claim
+    (:class:`posgeom.summary.Check`): each is moved from its value divided by ``factor`` to its value times
+    ``factor``; ``rules`` maps the rule names the records hold to the rules (default
+    :data:`posgeom.verdicts.RULES`)."""
     checks = list(checks)
     line = bottom_line(checks).verdict
     known = RULES if rules is None else rules
