@@ -21,19 +21,9 @@ from ..validation import (
 from .hellinger import euclidean_distances, hellinger_matrix
 from .stress import STRESS_NORMALIZATIONS, stress_of_pairs
 
-__all__ = [
-    "MDSResult",
-    "classical_mds",
-    "double_centered_gram",
-    "double_centered_gram_of_squares",
-    "lift",
-    "mds_stress_curve",
-    "effective_rank",
-    "EFFECTIVE_RANK_CRITERIA",
-    "LowRankFactors",
-    "low_rank_factors",
-    "exact_embedding",
-]
+__all__ = ["MDSResult", "classical_mds", "double_centered_gram", "double_centered_gram_of_squares", "lift",
+           "mds_stress_curve", "effective_rank", "EFFECTIVE_RANK_CRITERIA", "LowRankFactors", "low_rank_factors",
+           "exact_embedding"]
 
 EFFECTIVE_RANK_CRITERIA = ("tol", "mass", "stress")
 
