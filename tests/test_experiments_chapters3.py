@@ -85,7 +85,6 @@ def test_corpus_geometry_deals_whole_sentences_into_its_halves(settings):
     """SST-2's training rows are phrases of sentences: the cross-half estimate of the corpus geometry deals whole
     sentences, so it equals the grouped estimate (and not the one dealing rows one by one) and says so."""
     from posgeom.corpora.distances import resampling_groups
-    from posgeom.geometry.halves import grouped_resolvable_distances
 
     over = {"split": "train", "n_positions": 8, "max_sequences": 400}
     res = rc.run_corpus_geometry(settings, corpus="sst2", noise=NoiseOptions(n_rep=2), **over)
@@ -94,7 +93,8 @@ def test_corpus_geometry_deals_whole_sentences_into_its_halves(settings):
     groups = resampling_groups(opts, data_dir=settings.data_dir)
     assert np.unique(groups).size < groups.size  # some sentences give several phrases to this slice
     seqs, positions = cd.tokens.sequences(), cd.marginals.positions
-    grouped = grouped_resolvable_distances(seqs, 8, cd.tokens.vocab_size, positions, groups, seed=settings.seed)
+    grouped = posgeom.resolvable_distances(seqs, 8, cd.tokens.vocab_size, positions, seed=settings.seed,
+                                           groups=groups)
     by_row = posgeom.resolvable_distances(seqs, 8, cd.tokens.vocab_size, positions, seed=settings.seed)
     assert np.allclose(res.arrays["R"], grouped["R"], atol=1e-12)
     assert not np.allclose(res.arrays["R"], by_row["R"], atol=1e-6)

@@ -43,7 +43,7 @@ def test_ragged_lists_and_arrays_match_loop(n):
     ref = loop_counts(seqs, n, 9)
     for form in (seqs, [np.asarray(s, dtype=np.int32) for s in seqs], [tuple(s) for s in seqs]):
         c = positional_counts(form, n, 9)
-        np.testing.assert_array_equal(c.to_dense(), ref)
+        np.testing.assert_array_equal(c.counts.toarray(), ref)
         np.testing.assert_array_equal(c.reach, ref.sum(axis=1))
         assert c.n_sequences == len(seqs)
 
@@ -71,14 +71,14 @@ def test_padded_lengths_mask_and_mapping_agree_with_ragged():
         by_mask = positional_counts(padded, n, 9, attention_mask=mask)
         by_map = positional_counts({"input_ids": padded, "attention_mask": mask}, n, 9)
         for c in (by_len, by_mask, by_map):
-            np.testing.assert_array_equal(c.to_dense(), ref)
+            np.testing.assert_array_equal(c.counts.toarray(), ref)
             assert c.n_sequences == len(seqs)
 
 
 def test_rectangular_array_without_padding_counts_every_entry():
     arr = np.array([[0, 1, 2], [2, 1, 0]])
     c = positional_counts(arr, 3, 3)
-    np.testing.assert_array_equal(c.to_dense(), loop_counts(arr.tolist(), 3, 3))
+    np.testing.assert_array_equal(c.counts.toarray(), loop_counts(arr.tolist(), 3, 3))
 
 
 def test_flat_stream_with_lengths():
@@ -88,7 +88,7 @@ def test_flat_stream_with_lengths():
     lengths = np.array([len(s) for s in seqs])
     for n in (3, 19, 40):
         c = positional_counts(ids, n, 9, lengths=lengths)
-        np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, n, 9))
+        np.testing.assert_array_equal(c.counts.toarray(), loop_counts(seqs, n, 9))
         assert c.n_sequences == len(seqs)
     with pytest.raises(ValueError, match="sum to"):
         positional_counts(ids, 5, 9, lengths=lengths[:-1])
@@ -99,10 +99,10 @@ def test_iterable_of_batches_and_generator_of_sequences():
     seqs = random_corpus(rng, n_seq=60)
     ref = loop_counts(seqs, 8, 9)
     batches = [seqs[k : k + 7] for k in range(0, len(seqs), 7)]
-    np.testing.assert_array_equal(positional_counts(iter(batches), 8, 9).to_dense(), ref)
+    np.testing.assert_array_equal(positional_counts(iter(batches), 8, 9).counts.toarray(), ref)
     gen = (np.asarray(s, dtype=np.int64) for s in seqs)
     c = positional_counts(gen, 8, 9, progress=False)
-    np.testing.assert_array_equal(c.to_dense(), ref)
+    np.testing.assert_array_equal(c.counts.toarray(), ref)
     assert c.n_sequences == 60
     # a mix: padded array batches then ragged ones
     first = seqs[:10]
@@ -111,7 +111,7 @@ def test_iterable_of_batches_and_generator_of_sequences():
     for r, s in enumerate(first):
         pad[r, : len(s)] = s
     mixed = [{"input_ids": pad, "lengths": L}, seqs[10:]]
-    np.testing.assert_array_equal(positional_counts(mixed, 8, 9).to_dense(), ref)
+    np.testing.assert_array_equal(positional_counts(mixed, 8, 9).counts.toarray(), ref)
 
 
 def test_torch_tensors_and_progress_bar(capsys):
@@ -119,10 +119,11 @@ def test_torch_tensors_and_progress_bar(capsys):
     seqs = [[1, 2, 3], [4, 5], [6]]
     ref = loop_counts(seqs, 3, 7)
     tensors = [torch.tensor(s) for s in seqs]
-    np.testing.assert_array_equal(positional_counts(tensors, 3, 7).to_dense(), ref)
+    np.testing.assert_array_equal(positional_counts(tensors, 3, 7).counts.toarray(), ref)
     padded = torch.tensor([[1, 2, 3], [4, 5, 0], [6, 0, 0]])
-    np.testing.assert_array_equal(positional_counts(padded, 3, 7, lengths=np.array([3, 2, 1])).to_dense(), ref)
-    np.testing.assert_array_equal(positional_counts(iter([seqs[:2], seqs[2:]]), 3, 7, progress=True).to_dense(), ref)
+    np.testing.assert_array_equal(positional_counts(padded, 3, 7, lengths=np.array([3, 2, 1])).counts.toarray(), ref)
+    batched = positional_counts(iter([seqs[:2], seqs[2:]]), 3, 7, progress=True)
+    np.testing.assert_array_equal(batched.counts.toarray(), ref)
     assert "counting" in capsys.readouterr().err
 
 
@@ -132,7 +133,7 @@ def test_stream_buffer_flushes(monkeypatch):
     rng = np.random.default_rng(4)
     seqs = random_corpus(rng, n_seq=50)
     c = positional_counts(iter(seqs), 6, 9)
-    np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, 6, 9))
+    np.testing.assert_array_equal(c.counts.toarray(), loop_counts(seqs, 6, 9))
 
 
 def test_sort_path_equals_bincount_path(monkeypatch):
@@ -147,9 +148,9 @@ def test_sort_path_equals_bincount_path(monkeypatch):
     sparse = positional_counts(seqs, 10, 50)
     assert calls, "the sort path was not taken"
     assert dense == sparse
-    np.testing.assert_array_equal(sparse.to_dense(), loop_counts(seqs, 10, 50))
+    np.testing.assert_array_equal(sparse.counts.toarray(), loop_counts(seqs, 10, 50))
     np.testing.assert_array_equal(
-        positional_counts(seqs, 10, 50, ignore_ids=[3]).to_dense(), loop_counts(seqs, 10, 50, ignore=(3,))
+        positional_counts(seqs, 10, 50, ignore_ids=[3]).counts.toarray(), loop_counts(seqs, 10, 50, ignore=(3,))
     )
     with pytest.raises(ValueError, match="token id 50"):
         positional_counts(np.array([1, 50, 2]), 10, 50, lengths=np.array([3]))
@@ -183,7 +184,7 @@ def test_kernel_threads_blocks_and_dtypes_match_loop(kernel_everywhere, n_thread
         positional_counts([np.asarray(s, dtype=dtype) for s in seqs], n, 9, n_threads=n_threads),
         positional_counts(iter(seqs), n, 9, n_threads=n_threads),  # buffered, flushed
     ):
-        np.testing.assert_array_equal(got.to_dense(), ref)
+        np.testing.assert_array_equal(got.counts.toarray(), ref)
         assert got.counts.has_canonical_format and got.counts.dtype == np.int64
         assert got.n_sequences == len(seqs)
 
@@ -194,7 +195,7 @@ def test_kernel_ignore_ids_and_bad_ids(kernel_everywhere):
     lengths = np.array([len(s) for s in seqs])
     stream = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs])
     got = positional_counts(stream, 11, 9, lengths=lengths, ignore_ids=[0, 4, 99], n_threads=2)
-    np.testing.assert_array_equal(got.to_dense(), loop_counts(seqs, 11, 9, ignore=(0, 4)))
+    np.testing.assert_array_equal(got.counts.toarray(), loop_counts(seqs, 11, 9, ignore=(0, 4)))
     # an id out of range at a counted position, found by the kernel, reported by numpy
     for bad_id in (9, -3):
         bad = stream.copy()
@@ -226,7 +227,7 @@ def test_threads_do_not_change_large_counts():
     pos = np.arange(stream.size) - np.repeat(starts, lengths)
     keep = pos < 256
     ref = np.bincount(pos[keep] * 3000 + stream[keep], minlength=256 * 3000).reshape(256, 3000)
-    np.testing.assert_array_equal(one.to_dense(), ref)
+    np.testing.assert_array_equal(one.counts.toarray(), ref)
 
 
 def test_shards_add_up_to_the_union():
@@ -248,7 +249,7 @@ def test_shards_add_up_to_the_union():
 def test_ignore_ids_keep_positions():
     seqs = [[7, 1, 2, 8], [7, 2, 8]]
     c = positional_counts(seqs, 4, 9, ignore_ids=[7, 8])
-    np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, 4, 9, ignore=(7, 8)))
+    np.testing.assert_array_equal(c.counts.toarray(), loop_counts(seqs, 4, 9, ignore=(7, 8)))
     # position 0 held only [CLS]=7: it is empty (not shifted), so N_0 = 0
     assert c.reach.tolist() == [0, 2, 1, 0]
     assert c.ignore_ids == (7, 8)
@@ -308,7 +309,7 @@ def test_from_array_and_validation():
 def test_property_counts_equal_loop_and_shards_add(seqs, n, cut):
     ref = loop_counts(seqs, n, 7)
     c = positional_counts(seqs, n, 7)
-    np.testing.assert_array_equal(c.to_dense(), ref)
+    np.testing.assert_array_equal(c.counts.toarray(), ref)
     cut = min(cut, len(seqs))
     assert positional_counts(seqs[:cut], n, 7) + positional_counts(seqs[cut:], n, 7) == c
 
@@ -362,7 +363,7 @@ def test_ids_beyond_the_counted_positions_are_not_read():
     seqs = [[1, 2, 99], [3, 0, -5], [1, 2]]  # n = 2 never reads 99 or -5
     ids, lengths = np.concatenate(seqs), np.array([3, 3, 2])
     c = positional_counts(ids, 2, 4, lengths=lengths)
-    np.testing.assert_array_equal(c.to_dense(), loop_counts(seqs, 2, 4))
+    np.testing.assert_array_equal(c.counts.toarray(), loop_counts(seqs, 2, 4))
     assert positional_counts(seqs, 2, 4) == c
     with pytest.raises(ValueError, match="token id"):
         positional_counts(ids, 3, 4, lengths=lengths)
@@ -381,9 +382,9 @@ def test_list_of_lists_converted_in_chunks(monkeypatch):
     monkeypatch.setattr(counting_mod, "_STREAM_BATCH", 4)
     rng = np.random.default_rng(14)
     seqs = random_corpus(rng, n_seq=23)
-    np.testing.assert_array_equal(positional_counts(seqs, 8, 9).to_dense(), loop_counts(seqs, 8, 9))
+    np.testing.assert_array_equal(positional_counts(seqs, 8, 9).counts.toarray(), loop_counts(seqs, 8, 9))
     np.testing.assert_array_equal(
-        positional_counts([tuple(s) for s in seqs], 8, 9).to_dense(), loop_counts(seqs, 8, 9)
+        positional_counts([tuple(s) for s in seqs], 8, 9).counts.toarray(), loop_counts(seqs, 8, 9)
     )
     bad = [list(s) for s in seqs] + [[1, 2.5]]
     with pytest.raises(ValueError, match="integer token ids; found 2.5"):

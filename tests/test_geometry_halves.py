@@ -1,12 +1,14 @@
-"""Cross-half estimates dealt by group (posgeom.geometry.halves) against a naive loop."""
+"""Cross-half estimates (resolvable_distances, resolvable_draws), dealt by group or sequence by sequence, against a
+naive loop."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from posgeom.geometry import fold_members, resolvable_draws
-from posgeom.geometry.halves import grouped_resolvable_distances, grouped_resolvable_draws
+from posgeom.geometry import (
+    draw_statistics, fold_members, resolvable_distances, resolvable_draws, resolvable_summary,
+)
 
 
 def _corpus(n=300, length=(3, 9), vocab=15, seed=0):
@@ -40,7 +42,7 @@ def test_grouped_halves_match_a_naive_loop_and_keep_each_group_on_one_side():
     seqs = _corpus()
     groups = np.arange(len(seqs)) // 4  # four rows per group, like the phrases of one sentence
     positions = np.arange(3)
-    res = grouped_resolvable_distances(seqs, 9, 15, positions, groups, seed=3)
+    res = resolvable_distances(seqs, 9, 15, positions, seed=3, groups=groups)
     half_a, half_b = fold_members(len(seqs), 2, seed=3, groups=groups)
     assert not set(groups[half_a]) & set(groups[half_b])
     np.testing.assert_allclose(res["R2"], _naive_R2(seqs, half_a, half_b, positions, 15), atol=1e-12)
@@ -51,7 +53,7 @@ def test_grouped_halves_match_a_naive_loop_and_keep_each_group_on_one_side():
 def test_an_unresolvable_position_is_refused_in_words():
     seqs = _corpus(n=40, length=(3, 4))
     with pytest.raises(ValueError, match="not reached in both halves"):
-        grouped_resolvable_distances(seqs, 9, 15, np.arange(6), np.arange(40), seed=0)
+        resolvable_distances(seqs, 9, 15, np.arange(6), seed=0, groups=np.arange(40))
 
 
 def test_grouped_draws_have_the_shape_of_the_ungrouped_ones():
@@ -59,6 +61,23 @@ def test_grouped_draws_have_the_shape_of_the_ungrouped_ones():
     pos = np.arange(3)
     line = np.abs(np.subtract.outer(pos, pos)).astype(float)
     enc = {"sinusoidal": line, "rope": np.sqrt(line), "alibi": 2 * line}
-    grouped, seeds, skipped = grouped_resolvable_draws(seqs, 9, 15, pos, enc, 3, np.arange(400) // 5)
+    groups = np.arange(400) // 5
+    grouped, seeds, skipped = resolvable_draws(seqs, 9, 15, pos, enc, 3, groups=groups)
     plain = resolvable_draws(seqs, 9, 15, pos, enc, 3)[0]
     assert grouped.shape == plain.shape and seeds == [0, 1, 2] and skipped == []
+    # each row is the grouped estimate of its seed, and differs from the one dealing sequence by sequence
+    for row, s in zip(grouped, seeds):
+        res = resolvable_distances(seqs, 9, 15, pos, seed=s, groups=groups)
+        assert row.tolist() == draw_statistics(resolvable_summary(res), res["R"], enc)
+    assert not np.array_equal(grouped, plain)
+
+
+def test_without_groups_the_halves_are_the_two_halves_of_one_permutation():
+    """The split of the stored results: perm[:N // 2] and perm[N // 2:], also for an odd N (where dealing two
+    folds by array_split would give the first half one sequence more)."""
+    seqs = _corpus(n=301)
+    perm = np.random.default_rng(5).permutation(301)
+    res = resolvable_distances(seqs, 9, 15, np.arange(3), seed=5)
+    np.testing.assert_allclose(res["R2"], _naive_R2(seqs, perm[:150], perm[150:], np.arange(3), 15), atol=1e-12)
+    with pytest.raises(ValueError, match="at least 4 sequences"):
+        resolvable_distances(seqs[:3], 9, 15)

@@ -10,12 +10,14 @@ import numpy as np
 
 from .. import geometry as geo
 from ..validation import check_positive_int
+from ..geometry.stress import REPORTED_NORMALIZATIONS
+from .identifiers import Encoding
 from .named import encoding_distances, encoding_set
 
 __all__ = ["hellinger_kinds_summary", "sensitivity_row", "shift_summary", "c5_row"]
 
 #: The fixed encodings whose stress the summaries report.
-_COMPARED = ("sinusoidal", "rope", "alibi")
+_COMPARED = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI)
 
 
 def _fixed_encodings(positions, d_model: int, n_heads: int, seed: int) -> dict:
@@ -181,7 +183,7 @@ def c5_row(generator: str, size: int | None, D, n: int, d: int, r: int) -> dict:
     P = geo.classical_mds(D, k=r).embedding
     Ds = encoding_distances("sinusoidal", n, d=d)
     out = dict(generator=generator, size=size)
-    for norm in ("paper", "scale_free"):
+    for norm in REPORTED_NORMALIZATIONS:
         m, s = geo.stress(D, P, norm), geo.stress(D, Ds, norm, as_distances=True)
         # reduction = 1 - sigma_MDS / sigma_sin
         out.update({f"mds_{norm}": m, f"sin_{norm}": s, f"reduction_{norm}": 1.0 - m / s})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry import euclidean_distances
-from ..validation import check_even, check_positive_float, check_positive_int, check_real
+from ..validation import check_choice, check_even, check_positive_float, check_positive_int, check_real
 
 SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
 
@@ -62,8 +62,7 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
     P : ndarray, shape (n, d), float64
     """
     n = check_positive_int(n, "n")
-    if layout not in SINUSOIDAL_LAYOUTS:
-        raise ValueError(f"unknown sinusoidal layout {layout!r}; valid layouts are {', '.join(SINUSOIDAL_LAYOUTS)}")
+    check_choice(layout, "sinusoidal layout", SINUSOIDAL_LAYOUTS, plural="layouts")
     omega = sinusoidal_frequencies(d, base)
     # angle_{i,k} = i * omega_k                                            (n, d/2)
     angle = np.arange(n, dtype=np.float64)[:, None] * omega[None, :]

@@ -14,11 +14,13 @@ from ..geometry import (
     STRESS_BOUNDS, classical_mds, encoding_stresses, euclidean_distances, hellinger_matrix, positional_counts,
     positional_marginals, sequence_intervals,
 )
-from ..validation import check_positive_int
+from ..geometry.stress import REPORTED_NORMALIZATIONS
+from ..validation import check_choice, check_choices, check_positive_int
 from .fixed import (
     alibi_distances, alibi_slopes, mds_distances, none_distances, random_distances, rope_distances,
     sinusoidal_distances, table_distances,
 )
+from .identifiers import Encoding
 from .references import alibi_kernel_distances, equidistant_distances
 
 # --------------------------------------------------------------------------------------------
@@ -26,26 +28,10 @@ from .references import alibi_kernel_distances, equidistant_distances
 # --------------------------------------------------------------------------------------------
 
 #: What :func:`encoding_set` can compute, in the order the chapters show them.
-ENCODING_SET_NAMES = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant", "random", "none")
+ENCODING_SET_NAMES = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.ALIBI_KERNEL_RULE,
+                      Encoding.EQUIDISTANT, Encoding.RANDOM, Encoding.NONE)
 #: The default set: the fixed encodings the paper compares (sinusoidal, RoPE, ALiBi, none) and a learned table at initialisation.
-DEFAULT_ENCODING_SET = ("sinusoidal", "rope", "alibi", "random", "none")
-
-
-def _set_member(name: str, n: int, d_model: int, n_heads: int, base: float, layout: str, sigma: float,
-                seed) -> np.ndarray:
-    if name == "sinusoidal":
-        return sinusoidal_distances(n, d_model, base=base, layout=layout)
-    if name == "rope":
-        return _rope(n, d=d_model, n_heads=n_heads, base=base)
-    if name == "alibi":
-        return alibi_distances(n, n_heads)
-    if name == "alibi (kernel rule)":
-        return alibi_kernel_distances(n, n_heads)
-    if name == "equidistant":
-        return equidistant_distances(n)
-    if name == "random":
-        return random_distances(n, d_model, sigma=sigma, seed=seed)
-    return none_distances(n)
+DEFAULT_ENCODING_SET = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.RANDOM, Encoding.NONE)
 
 
 def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODING_SET, base: float = 10000.0,
@@ -75,9 +61,7 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
     dict of str to ndarray of shape (m, m)
         In the order of ``names``.
     """
-    unknown = [name for name in names if name not in ENCODING_SET_NAMES]
-    if unknown:
-        raise ValueError(f"unknown encodings {unknown}; valid names are {', '.join(ENCODING_SET_NAMES)}")
+    names = check_choices(names, "encoding", ENCODING_SET_NAMES, plural="encodings")
     if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
         n, keep = check_positive_int(positions, "positions"), None
     else:
@@ -86,9 +70,18 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
                 or np.any(np.diff(keep) <= 0):
             raise ValueError("positions must be an int n or a non-empty increasing 1-D array of position indices")
         n = int(keep.max()) + 1
+    members = {
+        Encoding.SINUSOIDAL: lambda: sinusoidal_distances(n, d_model, base=base, layout=layout),
+        Encoding.ROPE: lambda: _rope(n, d=d_model, n_heads=n_heads, base=base),
+        Encoding.ALIBI: lambda: alibi_distances(n, n_heads),
+        Encoding.ALIBI_KERNEL_RULE: lambda: alibi_kernel_distances(n, n_heads),
+        Encoding.EQUIDISTANT: lambda: equidistant_distances(n),
+        Encoding.RANDOM: lambda: random_distances(n, d_model, sigma=sigma, seed=seed),
+        Encoding.NONE: lambda: none_distances(n),
+    }
     out = {}
     for name in names:
-        D = _set_member(name, n, d_model, n_heads, base, layout, sigma, seed)
+        D = members[name]()
         out[name] = D if keep is None else D[np.ix_(keep, keep)]
     return out
 
@@ -111,17 +104,15 @@ def describe_encoding(name: str, *, d_model: int, n_heads: int, base: float = 10
     """
     d, H = d_model, n_heads
     lines = {
-        "sinusoidal": f"d={d}, base={base:g}, {layout}",
-        "rope": f"d_head={d // H}, base={base:g}, per unit vector",
-        "alibi": f"H={H}, mean slope {alibi_slopes(H).mean():.4g}",
-        "alibi (kernel rule)": f"H={H}, sqrt(2 mbar |i-j|)",
-        "equidistant": "one-hot rows: every distance sqrt(2)",
-        "random": f"N(0, {sigma:g}^2), d={d}, seed={seed}",
-        "none": "all distances 0",
+        Encoding.SINUSOIDAL: f"d={d}, base={base:g}, {layout}",
+        Encoding.ROPE: f"d_head={d // H}, base={base:g}, per unit vector",
+        Encoding.ALIBI: f"H={H}, mean slope {alibi_slopes(H).mean():.4g}",
+        Encoding.ALIBI_KERNEL_RULE: f"H={H}, sqrt(2 mbar |i-j|)",
+        Encoding.EQUIDISTANT: "one-hot rows: every distance sqrt(2)",
+        Encoding.RANDOM: f"N(0, {sigma:g}^2), d={d}, seed={seed}",
+        Encoding.NONE: "all distances 0",
     }
-    if name not in lines:
-        raise ValueError(f"unknown encoding {name!r}; valid names are {', '.join(ENCODING_SET_NAMES)}")
-    return lines[name]
+    return lines[check_choice(name, "encoding", ENCODING_SET_NAMES, plural="names")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,13 +167,13 @@ def _mds(n, *, d=None, n_heads=None, target, k=None):
 
 #: name → ``f(n, *, d, n_heads, **options) -> (n, n)``. Add a new encoding here.
 ENCODINGS: dict[str, Callable[..., np.ndarray]] = {
-    "sinusoidal": _sinusoidal,
-    "rope": _rope,
-    "alibi": _alibi,
-    "none": _none,
-    "random": _random,
-    "table": _table,
-    "mds": _mds,
+    Encoding.SINUSOIDAL: _sinusoidal,
+    Encoding.ROPE: _rope,
+    Encoding.ALIBI: _alibi,
+    Encoding.NONE: _none,
+    Encoding.RANDOM: _random,
+    Encoding.TABLE: _table,
+    Encoding.MDS: _mds,
 }
 
 
@@ -204,9 +195,8 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
     -------
     D : ndarray, shape (n, n)
     """
-    if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}; valid encodings are {', '.join(ENCODINGS)}")
-    if name in ("sinusoidal", "random", "rope") and d is None and options.get("d_head") is None:
+    check_choice(name, "encoding", ENCODINGS)
+    if name in (Encoding.SINUSOIDAL, Encoding.RANDOM, Encoding.ROPE) and d is None and options.get("d_head") is None:
         raise ValueError(f"encoding {name!r} needs the width d")
     fn = ENCODINGS[name]
     try:  # check the options against the signature only: a TypeError raised inside fn is not rewritten
@@ -221,7 +211,8 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
 # --------------------------------------------------------------------------------------------
 
 #: The encodings of the comparison table (:func:`comparison_set`), in display order.
-ENCODINGS_COMPARED = ("mds", "mds_rank3", "sinusoidal", "rope", "alibi", "random", "learned", "none")
+ENCODINGS_COMPARED = (Encoding.MDS, Encoding.MDS_RANK3, Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI,
+                      Encoding.RANDOM, Encoding.LEARNED, Encoding.NONE)
 
 
 def mds_width_distances(D, d_model: int) -> dict[str, np.ndarray]:
@@ -235,8 +226,8 @@ def mds_width_distances(D, d_model: int) -> dict[str, np.ndarray]:
     full = classical_mds(D)
     # MDS at full rank is limited by the model width d (rank(B) <= n - 1 may exceed d)
     k_full = min(full.k, check_positive_int(d_model, "d_model"))
-    return {"mds": euclidean_distances(full.embedding[:, :k_full]),
-            "mds_rank3": euclidean_distances(full.embedding[:, :3])}
+    return {Encoding.MDS: euclidean_distances(full.embedding[:, :k_full]),
+            Encoding.MDS_RANK3: euclidean_distances(full.embedding[:, :3])}
 
 
 def comparison_set(D, positions, *, d_model: int, n_heads: int, seed, learned_table=None) -> dict[str, np.ndarray]:
@@ -260,7 +251,7 @@ def comparison_set(D, positions, *, d_model: int, n_heads: int, seed, learned_ta
     encs = encoding_set(positions, d_model=d_model, n_heads=n_heads, seed=seed)
     table = {**mds_width_distances(D, d_model), **encs}
     if learned_table is not None:
-        table["learned"] = euclidean_distances(learned_table[np.asarray(positions)])
+        table[Encoding.LEARNED] = euclidean_distances(learned_table[np.asarray(positions)])
     return table
 
 
@@ -309,7 +300,7 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
     D0 = hellinger_matrix(marg)
     positions = marg.positions
     fixed = comparison_set(D0, positions, d_model=d_model, n_heads=n_heads, seed=seed, learned_table=learned_table)
-    pairs = [(e, z) for e in ENCODINGS_COMPARED if e in fixed for z in ("paper", "scale_free")]
+    pairs = [(e, z) for e in ENCODINGS_COMPARED if e in fixed for z in REPORTED_NORMALIZATIONS]
     names = [f"{e}|{z}" for e, z in pairs]
 
     def statistics(D):

@@ -16,19 +16,20 @@ from .fixed import (
     alibi_bias, alibi_distances, alibi_slopes, cosine_kernel, none_distances, rope_distances, rope_frequencies,
     sinusoidal_distances, sinusoidal_frequencies, sinusoidal_table, table_distances,
 )
+from .identifiers import Encoding
 
 __all__ = ["ZOO", "HOW_IT_ENTERS", "zoo_geometry"]
 
 #: The encodings of the zoo, in the order the chapter shows them.
-ZOO = ("sinusoidal", "learned", "rope", "alibi", "none")
+ZOO = (Encoding.SINUSOIDAL, Encoding.LEARNED, Encoding.ROPE, Encoding.ALIBI, Encoding.NONE)
 
 #: Where each encoding enters the model.
 HOW_IT_ENTERS = {
-    "sinusoidal": "input: a fixed table added to the token embeddings",
-    "learned": "input: a trained table added to the token embeddings",
-    "rope": "attention: queries and keys rotated by position, logits depend on i - j",
-    "alibi": "attention: a bias -m_h |i - j| added to the logits of head h",
-    "none": "nowhere: no positional signal",
+    Encoding.SINUSOIDAL: "input: a fixed table added to the token embeddings",
+    Encoding.LEARNED: "input: a trained table added to the token embeddings",
+    Encoding.ROPE: "attention: queries and keys rotated by position, logits depend on i - j",
+    Encoding.ALIBI: "attention: a bias -m_h |i - j| added to the logits of head h",
+    Encoding.NONE: "nowhere: no positional signal",
 }
 
 
@@ -63,45 +64,45 @@ def zoo_geometry(table, shape: dict, n: int, base: float, picture_positions: int
         raise ValueError(f"n={n} exceeds the pretrained table's {shape['max_positions']} positions")
     m = picture_positions
     D = {
-        "sinusoidal": sinusoidal_distances(n, d, base=base),
-        "learned": table_distances(table[:n]),
-        "rope": rope_distances(n, d_head, base=base),
-        "alibi": alibi_distances(n, H),
-        "none": none_distances(n),
+        Encoding.SINUSOIDAL: sinusoidal_distances(n, d, base=base),
+        Encoding.LEARNED: table_distances(table[:n]),
+        Encoding.ROPE: rope_distances(n, d_head, base=base),
+        Encoding.ALIBI: alibi_distances(n, H),
+        Encoding.NONE: none_distances(n),
     }
-    n_params = {"sinusoidal": 0, "learned": int(table.size), "rope": 0, "alibi": 0, "none": 0}
+    n_params = {key: int(table.size) if key == Encoding.LEARNED else 0 for key in ZOO}
     per, arrays = {}, {}
     for key in ZOO:
         Dk = D[key]
-        sep = geo.separation(Dk, as_distances=True) if key != "none" else None
+        sep = geo.separation(Dk, as_distances=True) if key != Encoding.NONE else None
         per[key] = dict(
             enters=HOW_IT_ENTERS[key], n_params=n_params[key], toeplitz_spread=geo.toeplitz_spread(Dk),
-            eigen_fraction_1=geo.eigen_fraction(Dk, 1) if key != "none" else float("nan"),
-            eigen_fraction_2=geo.eigen_fraction(Dk, 2) if key != "none" else float("nan"),
+            eigen_fraction_1=geo.eigen_fraction(Dk, 1) if key != Encoding.NONE else float("nan"),
+            eigen_fraction_2=geo.eigen_fraction(Dk, 2) if key != Encoding.NONE else float("nan"),
             separation=sep.raw if sep else 0.0, separation_normalized=sep.normalized if sep else 0.0,
             max_distance=float(Dk.max()),
         )
         arrays[f"D__{key}"] = Dk
-        arrays[f"mds2__{key}"] = geo.classical_mds(Dk, k=2).embedding if key != "none" else np.zeros((n, 2))
+        arrays[f"mds2__{key}"] = geo.classical_mds(Dk, k=2).embedding if key != Encoding.NONE else np.zeros((n, 2))
     # sinusoidal and RoPE: one kernel, two frequency sets
     identity = sinusoidal_distances(n, d_head, base=base) / np.sqrt(d_head / 2)
     deltas = np.arange(n)
     om_s, om_r = sinusoidal_frequencies(d, base), rope_frequencies(d_head, base)
     kernel = dict(
-        d_model=d, d_head=d_head, identity_max_error=float(np.max(np.abs(identity - D["rope"]))),
+        d_model=d, d_head=d_head, identity_max_error=float(np.max(np.abs(identity - D[Encoding.ROPE]))),
         # ||p_i - p_j||^2 = d (1 - K(i - j)), checked on the table's distances
         sinusoidal_kernel_max_error=float(np.max(np.abs(
-            D["sinusoidal"][0] ** 2 - d * (1 - cosine_kernel(deltas, om_s))))),
-        stress_scale_free=float(geo.stress(D["sinusoidal"], D["rope"], "scale_free", as_distances=True)),
-        spearman=float(geo.spearman(D["sinusoidal"], D["rope"], as_distances=True)),
+            D[Encoding.SINUSOIDAL][0] ** 2 - d * (1 - cosine_kernel(deltas, om_s))))),
+        stress_scale_free=float(geo.stress(D[Encoding.SINUSOIDAL], D[Encoding.ROPE], "scale_free", as_distances=True)),
+        spearman=float(geo.spearman(D[Encoding.SINUSOIDAL], D[Encoding.ROPE], as_distances=True)),
         omega_range_sinusoidal=[float(om_s.min()), float(om_s.max())],
         omega_range_rope=[float(om_r.min()), float(om_r.max())],
         n_frequencies_sinusoidal=int(om_s.size), n_frequencies_rope=int(om_r.size),
     )
     slopes = alibi_slopes(H)
-    mds_err, spacing_err = geo.line_fit_error(D["alibi"])
+    mds_err, spacing_err = geo.line_fit_error(D[Encoding.ALIBI])
     alibi = dict(slopes=slopes.tolist(), mean_slope=float(slopes.mean()),
-                 eigen_fraction_1=geo.eigen_fraction(D["alibi"], 1), line_mds_error=mds_err,
+                 eigen_fraction_1=geo.eigen_fraction(D[Encoding.ALIBI], 1), line_mds_error=mds_err,
                  line_spacing_error=spacing_err)
     arrays.update(
         table__sinusoidal=sinusoidal_table(m, d, base=base), table__learned=table[:m].copy(),

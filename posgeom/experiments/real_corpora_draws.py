@@ -16,7 +16,6 @@ from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.distances import resampling_groups
 from ..corpora.groups import resampling_unit
-from ..geometry.halves import grouped_resolvable_draws
 from ..registry import Result
 from .real_corpora_geometry import chapter_settings, corpus_geometry_of, corpus_options, corpus_params, corpus_source
 from .settings import store_result
@@ -33,9 +32,7 @@ def _draws(cd, encodings: dict[str, np.ndarray], n_draws: int, seed: int, groups
     """``(table, seeds, skipped)`` of the cross-half draws of ``cd``; with ``groups``, whole groups go into a half."""
     args = (cd.tokens.sequences(), cd.options.n_positions, cd.tokens.vocab_size, cd.marginals.positions, encodings,
             n_draws)
-    if groups is None:
-        return geo.resolvable_draws(*args, seed)
-    return grouped_resolvable_draws(*args, groups, seed)
+    return geo.resolvable_draws(*args, seed, groups=groups)
 
 
 def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:

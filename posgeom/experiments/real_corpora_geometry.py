@@ -17,7 +17,6 @@ from ..corpora.distances import CorpusDistances, corpus_distances, resampling_gr
 from ..corpora.groups import resampling_unit
 from ..corpora.options import CorpusOptions
 from ..corpora.real import DataSource, describe_source, resolve_source
-from ..geometry.halves import grouped_resolvable_distances
 from ..registry import Registry, Result
 from ..validation import check_choice
 from .settings import (
@@ -234,8 +233,8 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
 def _resolvable_by_group(cd: CorpusDistances, n_positions: int, groups, seed: int, values: dict[str, Any],
                          arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Replace the cross-half estimate by one whose halves hold whole groups, as the chapter's other splits do."""
-    res = grouped_resolvable_distances(cd.tokens.sequences(), n_positions, cd.tokens.vocab_size,
-                                       cd.marginals.positions, groups, seed=seed)
+    res = geo.resolvable_distances(cd.tokens.sequences(), n_positions, cd.tokens.vocab_size, cd.marginals.positions,
+                                   seed=seed, groups=groups)
     resolvable = geo.resolvable_summary(res)
     values = {**values, "resolvable_shift_r2": resolvable["shift_r2"], "resolvable_share": resolvable["share"],
               "resolvable_negative_fraction": resolvable["negative_fraction"],

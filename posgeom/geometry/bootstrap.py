@@ -90,10 +90,6 @@ class Interval:
                 out += f" (bootstrap bias {b})"
         return out
 
-    def excludes_zero(self) -> bool:
-        """True when the interval lies entirely on one side of 0 (a difference the data decide)."""
-        return self.low > 0 or self.high < 0
-
 
 def interval_text(entry: dict[str, float], fmt: str = "{:.3f}") -> str:
     """``estimate [low, high]`` of one stored interval (:meth:`Interval.text` of :meth:`Interval.from_dict`)."""

@@ -86,10 +86,6 @@ class PositionalCounts:
             n_sequences = int(np.asarray(mat.sum(axis=1)).max()) if mat.shape[0] else 0
         return cls(mat, n_sequences)
 
-    def to_dense(self) -> np.ndarray:
-        """The counts as a dense (n_positions, vocab_size) int64 array."""
-        return self.counts.toarray()
-
     def __add__(self, other):
         if isinstance(other, Integral) and other == 0:
             return self

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .stress import stress
+from ..validation import upper
+from .stress import REPORTED_NORMALIZATIONS, stress
 
 __all__ = ["offdiag", "rms_offdiag", "encoding_stresses", "offset_profiles"]
 
 
 def offdiag(D) -> np.ndarray:
     """The strictly upper triangle of an (n, n) matrix as a vector of length n (n - 1) / 2."""
-    D = np.asarray(D)
-    return D[np.triu_indices(D.shape[0], k=1)]
+    return upper(np.asarray(D))
 
 
 def rms_offdiag(D) -> float:
@@ -23,7 +23,7 @@ def rms_offdiag(D) -> float:
     return float(np.sqrt(np.mean(x * x)))
 
 
-def encoding_stresses(D, encodings: dict, normalizations=("paper", "scale_free")) -> dict[str, dict[str, float]]:
+def encoding_stresses(D, encodings: dict, normalizations=REPORTED_NORMALIZATIONS) -> dict[str, dict[str, float]]:
     """Stress of each encoding's distance matrix against ``D`` under each normalisation.
 
     Returns

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pairwise import pairwise_distances
-from ..validation import as_float_matrix, power_of_two_scale, reject_complex, unscale
+from ..validation import as_float_matrix, check_choice, power_of_two_scale, reject_complex, unscale
 from .counts import PositionalCounts
 from .marginals import PositionalMarginals
 
@@ -34,8 +34,7 @@ HELLINGER_KINDS = tuple(HellingerKind)
 
 
 def _check_kind(kind: str) -> None:
-    if kind not in HELLINGER_KINDS:
-        raise ValueError(f"kind must be one of {HELLINGER_KINDS}; got {kind!r}")
+    check_choice(kind, "kind", HELLINGER_KINDS)
 
 
 def chord_to(D, kind: str):

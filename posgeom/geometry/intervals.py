@@ -163,11 +163,10 @@ def mean_sd(draws, keys=None) -> dict[str, float]:
         ``{key: mean}`` for each key, then ``{f"{key}_sd": sd}``.
     """
     keys = list(draws[0] if keys is None else keys)
-    table = np.array([[d[k] for k in keys] for d in draws], dtype=np.float64)
-    if table.shape[0] < 2:
-        raise ValueError(f"mean_sd needs at least two draws; got {table.shape[0]}")
-    return {**{k: float(table[:, i].mean()) for i, k in enumerate(keys)},
-            **{f"{k}_sd": float(table[:, i].std(ddof=1)) for i, k in enumerate(keys)}}
+    if len(draws) < 2:
+        raise ValueError(f"mean_sd needs at least two draws; got {len(draws)}")
+    columns = {k: spread([d[k] for d in draws]) for k in keys}
+    return {**{k: s["mean"] for k, s in columns.items()}, **{f"{k}_sd": s["sd"] for k, s in columns.items()}}
 
 
 def draws_summary(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:

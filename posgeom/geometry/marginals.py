@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_int, check_real
+from ..validation import check_choice, check_int, check_real
 from .counts import PositionalCounts
 
 __all__ = ["PositionalMarginals", "positional_marginals"]
@@ -93,8 +93,7 @@ def positional_marginals(
         )
     check_real(alpha, "alpha", 0.0)
     check_int(min_count, "min_count", 1)
-    if on_low_count not in ("drop", "raise"):
-        raise ValueError(f"on_low_count must be 'drop' or 'raise'; got {on_low_count!r}")
+    check_choice(on_low_count, "on_low_count", ("drop", "raise"), plural="values")
     low = np.flatnonzero(counts.reach < min_count)
     if low.size and on_low_count == "raise":
         shown = ", ".join(str(int(i)) for i in low[:20]) + (" ..." if low.size > 20 else "")

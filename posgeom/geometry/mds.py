@@ -15,25 +15,15 @@ import numpy as np
 import scipy.linalg
 
 from ..validation import (
-    as_float_matrix, check_distance_matrix, check_int, check_rng, check_squarable, is_distance_matrix,
+    as_float_matrix, check_choice, check_distance_matrix, check_int, check_rng, check_squarable, is_distance_matrix,
     power_of_two_scale, reject_complex, unscale, upper,
 )
-from .hellinger import euclidean_distances, hellinger_matrix
+from .hellinger import HellingerKind, euclidean_distances, hellinger_matrix
 from .stress import STRESS_NORMALIZATIONS, stress_of_pairs
 
-__all__ = [
-    "MDSResult",
-    "classical_mds",
-    "double_centered_gram",
-    "double_centered_gram_of_squares",
-    "lift",
-    "mds_stress_curve",
-    "effective_rank",
-    "EFFECTIVE_RANK_CRITERIA",
-    "LowRankFactors",
-    "low_rank_factors",
-    "exact_embedding",
-]
+__all__ = ["MDSResult", "classical_mds", "double_centered_gram", "double_centered_gram_of_squares", "lift",
+           "mds_stress_curve", "effective_rank", "EFFECTIVE_RANK_CRITERIA", "LowRankFactors", "low_rank_factors",
+           "exact_embedding"]
 
 EFFECTIVE_RANK_CRITERIA = ("tol", "mass", "stress")
 
@@ -214,8 +204,7 @@ def mds_stress_curve(D, max_rank: int | None = None, normalization: str = "paper
     curve : ndarray of shape (max_rank,)
         ``curve[k - 1]`` is the stress of $U_k \Lambda_k^{1/2}$.
     """
-    if normalization not in STRESS_NORMALIZATIONS:
-        raise ValueError(f"normalization must be one of {STRESS_NORMALIZATIONS}; got {normalization!r}")
+    check_choice(normalization, "normalization", STRESS_NORMALIZATIONS)
     D = check_distance_matrix(D, "D")
     n = D.shape[0]
     max_rank = n - 1 if max_rank is None else check_int(max_rank, "max_rank", 1, n)
@@ -268,8 +257,7 @@ def effective_rank(
     int
         The rank (0 when $B = 0$).
     """
-    if criterion not in EFFECTIVE_RANK_CRITERIA:
-        raise ValueError(f"criterion must be one of {EFFECTIVE_RANK_CRITERIA}; got {criterion!r}")
+    check_choice(criterion, "criterion", EFFECTIVE_RANK_CRITERIA, plural="criteria")
     reject_complex(eigenvalues_or_D, "eigenvalues_or_D")
     x = np.asarray(eigenvalues_or_D, dtype=np.float64)
     if x.ndim == 1:
@@ -410,7 +398,7 @@ def exact_embedding(marg) -> dict:
         "min_over_max_eigenvalue", "n_negative_beyond_rounding"}``.
     """
     out = {"n": int(marg.n_positions)}
-    for kind in ("chord", "geodesic"):
+    for kind in (HellingerKind.CHORD, HellingerKind.GEODESIC):
         D = hellinger_matrix(marg, kind=kind)
         res = classical_mds(D)
         w = res.eigenvalues

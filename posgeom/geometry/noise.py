@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import check_int, check_rng
+from ..validation import check_choice, check_int, check_rng
 from .counts import PositionalCounts
 from .hellinger import HELLINGER_KINDS, chord_to
 from .marginals import PositionalMarginals
@@ -85,10 +85,8 @@ def noise_floor(
     NoiseFloor
         ``matrix`` (n_kept, n_kept), ``self_noise`` (n_kept,), ``positions``, ``reach``.
     """
-    if method not in NOISE_METHODS:
-        raise ValueError(f"method must be one of {NOISE_METHODS}; got {method!r}")
-    if kind not in HELLINGER_KINDS:
-        raise ValueError(f"kind must be one of {HELLINGER_KINDS}; got {kind!r}")
+    check_choice(method, "method", NOISE_METHODS)
+    check_choice(kind, "kind", HELLINGER_KINDS)
     n_rep = check_int(n_rep, "n_rep", 1)
     min_count = check_int(min_count, "min_count", 1)
     if isinstance(counts, PositionalMarginals):

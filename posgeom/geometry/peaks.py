@@ -15,12 +15,12 @@ import numpy as np
 from ..validation import check_int
 from .hellinger import euclidean_distances
 from .similarity import head_logits, kernel_distances
-from .stress import stress
+from .stress import StressNormalization, stress
 
 __all__ = ["NORMALIZATIONS", "projected_stress", "peak_layers", "local_maxima", "layer_curves", "local_peak_test"]
 
 #: The stress normalisations of a projected stress, in the order of the last axis of its arrays.
-NORMALIZATIONS = ("scale_free", "paper")
+NORMALIZATIONS = (StressNormalization.SCALE_FREE, StressNormalization.PAPER)
 
 
 def projected_stress(D, inputs, qk, n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

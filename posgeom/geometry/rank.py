@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .counting import positional_counts
 from .counts import PositionalCounts
 from .mds import classical_mds, effective_rank
-from ..validation import as_square_matrix
+from ..validation import as_square_matrix, upper
 
 __all__ = [
     "NoiseAwareRank", "cross_fitted_gram", "cross_fitted_eigenvalues", "noise_aware_rank",
@@ -345,20 +345,27 @@ def noise_aware_rank(sequences, n_positions: int, vocab_size: int, *, positions=
     return noise_aware_rank_from_folds(folds, positions=positions, n_resamples=n_resamples, level=level, seed=seed)
 
 
-def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0):
+def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions=None, *, seed=0, groups=None):
     r"""The cross-half estimate of the Hellinger geometry without its sampling noise.
 
     $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$, $G$ the cross-fitted Gram matrix of one random split:
     the chord distance between the directions of $\bar s_i = \mathbb E\sqrt{\hat\mu_i}$.
 
+    The halves must be independent. SST-2's training rows are phrases of sentences: two phrases of one sentence
+    dealt into opposite halves carry the same tokens to both, so the cross products keep part of the noise and
+    the geometry looks more resolved than it is. ``groups`` deals whole groups into the halves.
+
     Parameters
     ----------
-    sequences : list of 1-D integer arrays, length N >= 4
+    sequences : list of 1-D integer arrays, length N (N >= 4 without ``groups``)
         The token ids (as for :func:`posgeom.geometry.positional_counts`).
     n_positions, vocab_size : int
     positions : array-like of int, optional
         The positions to keep (default all reached by at least one sequence of each half).
     seed : int
+    groups : array-like of shape (N,), optional
+        A label per sequence; the sequences of one label go into the same half (at least 2 labels, dealt by
+        :func:`posgeom.geometry.fold_members`). Without it, each sequence is dealt on its own.
 
     Returns
     -------
@@ -367,12 +374,16 @@ def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions
         ``positions`` (k,), ``negative_fraction`` (share of pairs $i < j$ with $R^2_{ij} < 0$).
     """
     seqs = list(sequences)
-    if len(seqs) < 4:
-        raise ValueError(f"the cross-half estimate needs at least 4 sequences, got {len(seqs)}")
-    perm = np.random.default_rng(seed).permutation(len(seqs))
-    half = len(seqs) // 2
-    ca = positional_counts([seqs[i] for i in perm[:half]], n_positions, vocab_size)
-    cb = positional_counts([seqs[i] for i in perm[half:]], n_positions, vocab_size)
+    if groups is None:
+        if len(seqs) < 4:
+            raise ValueError(f"the cross-half estimate needs at least 4 sequences, got {len(seqs)}")
+        # halves perm[:N // 2] and perm[N // 2:] (fold_members' array_split would differ for an odd N)
+        perm = np.random.default_rng(seed).permutation(len(seqs))
+        half_a, half_b = perm[: len(seqs) // 2], perm[len(seqs) // 2 :]
+    else:
+        half_a, half_b = fold_members(len(seqs), 2, seed=seed, groups=groups)
+    ca = positional_counts([seqs[i] for i in half_a], n_positions, vocab_size)
+    cb = positional_counts([seqs[i] for i in half_b], n_positions, vocab_size)
     both = np.flatnonzero((ca.reach > 0) & (cb.reach > 0))
     if positions is not None:
         positions = np.asarray(positions, dtype=np.int64)
@@ -399,9 +410,8 @@ def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions
     # R_ij^2 = 2 - 2 G_ij / sqrt(G_ii G_jj)
     R2 = 2.0 - 2.0 * G / np.sqrt(np.outer(g, g))
     np.fill_diagonal(R2, 0.0)
-    iu = np.triu_indices(both.size, k=1)
     return {"R": np.sqrt(np.clip(R2, 0.0, 2.0)), "R2": R2, "G": G, "positions": both,
-            "negative_fraction": float(np.mean(R2[iu] < 0)) if iu[0].size else 0.0}
+            "negative_fraction": float(np.mean(upper(R2) < 0)) if both.size > 1 else 0.0}
 
 
 def rank_estimates(D, sequences, n_positions: int, vocab_size: int, criteria, seed, positions=None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import as_square_matrix
+from ..validation import as_square_matrix, upper
 
 __all__ = ["offset_means", "toeplitz_projection", "toeplitz_deviation", "circulant_deviation", "toeplitz_spread"]
 
@@ -76,11 +76,10 @@ def toeplitz_projection(D) -> tuple[np.ndarray, np.ndarray, float]:
     idx = np.arange(n)
     # profile[k] = mean of D over |i - j| = k
     T, profile = offset_means(D, np.abs(idx[:, None] - idx[None, :]))
-    iu = np.triu_indices(n, k=1)
-    d = D[iu]
+    d = upper(D)
     total = float(np.sum((d - d.mean()) ** 2))
     # R^2 = 1 - sum (D - T)^2 / sum (D - mean)^2 over i < j
-    r2 = 1.0 - float(np.sum((d - T[iu]) ** 2)) / total if total > 0 else float("nan")
+    r2 = 1.0 - float(np.sum((d - upper(T)) ** 2)) / total if total > 0 else float("nan")
     return T, profile, r2
 
 

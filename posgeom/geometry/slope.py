@@ -17,7 +17,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .stress import distances_of, stress
+from ..validation import check_choice, upper
+from .stress import REPORTED_NORMALIZATIONS, distances_of, stress
 
 __all__ = [
     "alibi_parabola", "alibi_paper_stress", "alibi_slopes_for", "SLOPE_RULES", "slope_for", "head_slope_choices",
@@ -46,9 +47,7 @@ def alibi_parabola(D, n_positions: np.ndarray | None = None) -> dict[str, float]
     D = distances_of(D, as_distances=True, name="D")
     n = D.shape[0]
     pos = np.arange(n) if n_positions is None else np.asarray(n_positions, dtype=np.float64)
-    iu = np.triu_indices(n, k=1)
-    a = np.abs(pos[:, None] - pos[None, :])[iu]
-    d = D[iu]
+    a, d = upper(np.abs(pos[:, None] - pos[None, :])), upper(D)
     saa, sad, sdd = float(a @ a), float(a @ d), float(d @ d)
     m_star = sad / saa
     # sigma(m*) = 1 - (sum a d)^2 / (sum a^2 sum d^2)
@@ -88,17 +87,16 @@ def slope_for(rule: str, D) -> float:
     -------
     float
     """
+    check_choice(rule, "slope rule", SLOPE_RULES, plural="rules")
     D = np.asarray(D, dtype=np.float64)
     n = D.shape[0]
     iu = np.triu_indices(n, 1)
     if rule == "max distance":
         # m = max D / (n - 1)
         return float(D[iu].max() / (n - 1))
-    if rule == "mean distance":
-        offsets = (iu[1] - iu[0]).astype(np.float64)
-        # m = mean D / mean |i - j|
-        return float(D[iu].mean() / offsets.mean())
-    raise ValueError(f"unknown slope rule {rule!r}; valid rules are {', '.join(SLOPE_RULES)}")
+    offsets = (iu[1] - iu[0]).astype(np.float64)
+    # m = mean D / mean |i - j|
+    return float(D[iu].mean() / offsets.mean())
 
 
 def head_slope_choices(head_slopes: Mapping[int, np.ndarray]) -> list[tuple[int, str, float]]:
@@ -154,7 +152,7 @@ def alibi_choices(D, positions, head_slopes: Mapping[int, np.ndarray],
     return {**par, "m_minus": lo, "m_plus": hi}, rows
 
 
-def line_stresses(D, positions, slopes, normalizations=("paper", "scale_free")) -> dict[str, np.ndarray]:
+def line_stresses(D, positions, slopes, normalizations=REPORTED_NORMALIZATIONS) -> dict[str, np.ndarray]:
     r"""The stress against ``D`` of ALiBi's line $\hat d_{ij} = m\,|i - j|$ at each slope $m$ of ``slopes``.
 
     Parameters

@@ -23,7 +23,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..validation import as_float_matrix, check_distance_matrix, is_distance_matrix, power_of_two_scale, upper
+from ..validation import (as_float_matrix, check_choice, check_distance_matrix, is_distance_matrix,
+                          power_of_two_scale, upper)
 
 __all__ = ["stress", "StressNormalization", "STRESS_NORMALIZATIONS", "REPORTED_NORMALIZATIONS", "STRESS_BOUNDS",
            "distances_of", "stress_pair"]
@@ -78,8 +79,7 @@ def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | N
     -------
     float
     """
-    if normalization not in STRESS_NORMALIZATIONS:
-        raise ValueError(f"normalization must be one of {STRESS_NORMALIZATIONS}; got {normalization!r}")
+    check_choice(normalization, "normalization", STRESS_NORMALIZATIONS)
     D = check_distance_matrix(D, "D")
     Dhat = distances_of(Dhat_or_P, D.shape[0], as_distances)
     d, dh = upper(D), upper(Dhat)
@@ -87,7 +87,7 @@ def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | N
 
 
 def stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None,
-                normalizations=("paper", "scale_free")) -> dict[str, float]:
+                normalizations=REPORTED_NORMALIZATIONS) -> dict[str, float]:
     """Both stresses against D and, when given, the "scale_free" stress against the resolvable geometry R.
 
     Parameters

@@ -152,10 +152,11 @@ def spread_columns(table: np.ndarray, names=DRAW_STATISTICS) -> dict[str, dict[s
 
 
 def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, encodings, n_draws: int,
-                     first_seed: int = 0) -> tuple[np.ndarray, list[int], list[int]]:
+                     first_seed: int = 0, *, groups=None) -> tuple[np.ndarray, list[int], list[int]]:
     """:func:`draw_statistics` of ``n_draws`` cross-half estimates, split seeds ``first_seed, first_seed + 1, ...``.
 
-    A split that cannot resolve every position is skipped, up to ``4 n_draws`` seeds.
+    A split that cannot resolve every position is skipped, up to ``4 n_draws`` seeds. With ``groups`` (one label
+    per sequence) whole groups go into a half (:func:`posgeom.geometry.resolvable_distances`).
 
     Returns
     -------
@@ -167,7 +168,7 @@ def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, en
     out, seeds, skipped = [], [], []
     for s in range(int(first_seed), int(first_seed) + 4 * int(n_draws)):
         try:
-            res = resolvable_distances(sequences, n_positions, vocab_size, positions, seed=s)
+            res = resolvable_distances(sequences, n_positions, vocab_size, positions, seed=s, groups=groups)
         except ValueError as exc:
             if "share no token" not in str(exc) and "not reached in both halves" not in str(exc):
                 raise

@@ -14,11 +14,8 @@ import numpy as np
 from ..validation import as_float_matrix, check_int, check_table
 from .hellinger import euclidean_distances
 
-__all__ = [
-    "cosine_similarity_matrix", "similarity_by_lag", "isolation_scores", "stand_apart",
-    "dimension_periodograms", "spectral_summary", "principal_components", "SinusoidFit", "fit_sinusoid",
-    "analyse_table",
-]
+__all__ = ["cosine_similarity_matrix", "similarity_by_lag", "isolation_scores", "stand_apart", "dimension_periodograms",
+           "spectral_summary", "principal_components", "SinusoidFit", "fit_sinusoid", "analyse_table"]
 
 
 # ---------------------------------------------------------------------------------------------
