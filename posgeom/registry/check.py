@@ -23,94 +23,77 @@ def check_registry(registry: "Registry",  # noqa: F821 - posgeom.registry.store 
         One per entry folder, in path order, then one per symbolic link (never followed) and per hidden
         folder of an older posgeom (``"orphan"``, never deleted: it may hold the only copy of a result).
     """
-    report = []
     links: list[Path] = []
     folders = registry._entry_folders(scale=scale, links=links)
     every_link = [link for link in (symlinks_below(registry.root) if registry.root.is_dir() else ())
                   if scale is None or link.relative_to(registry.root).parts[0] == scale]
     held = {folder: [link for link in every_link if folder in link.parents] for folder in folders}
-    for folder in folders:
-        sc, exp, key = folder.parent.parent.name, folder.parent.name, folder.name
-        if held[folder]:
-            names = ", ".join(str(link.relative_to(folder)) for link in held[folder])
-            report.append(EntryStatus(
-                sc, exp, key, "symlink",
-                f"holds symbolic link(s) {names}: never followed (the entry is not locked, read or swept, and a "
-                "save to it is refused); delete the link(s)", folder,
-            ))
-            continue
-        swept: list[str] = []
-        removed = False
-        if sweep:
-            try:
-                lock = registry._lock(folder)
-            except SymlinkError as err:  # a link planted since the scan above: reported all the same
-                report.append(EntryStatus(sc, exp, key, "symlink", f"{err}; the entry is not locked, read or swept",
-                                          folder))
-                continue
-            try:
-                keep = registry._pointer_version(folder) if registry._verifies(folder) else None
-                swept = registry._sweep(folder, keep=keep)
-                removed = _remove_if_incomplete(folder)
-            finally:
-                lock.release()
-        note = f"; removed {', '.join(sorted(swept))}" if swept else ""
-        if removed:
-            report.append(EntryStatus(sc, exp, key, "incomplete",
-                                      "no entry: only an interrupted first write; removed its folder" + note, folder))
-            continue
-        try:
-            result = registry._read(folder)
-        except DamagedEntryError as err:
-            status = "legacy" if "older posgeom" in str(err) else "damaged"
-            report.append(EntryStatus(sc, exp, key, status, str(err) + note, folder))
-            continue
-        except KeyError:
-            leftovers = [c.name for c in folder.iterdir() if c.name != LOCK]
-            detail = "no entry: only an interrupted write" if leftovers or swept else "no entry"
-            if not sweep and not [c for c in leftovers if not registry._is_interrupted(folder / c)]:
-                detail += " (run without --no-sweep to remove it)"
-            report.append(EntryStatus(sc, exp, key, "incomplete", detail + note, folder))
-            continue
-        left = [] if sweep else [c.name for c in registry._leftovers(folder, keep=result.path.name)]
-        if left:
-            note += (f"; leftovers of interrupted writes or replaced versions: {', '.join(left)} "
-                     "(run without --no-sweep to remove them)")
-        if code_changed(result.manifest):
-            report.append(EntryStatus(
-                sc, exp, key, "stale",
-                f"made by other code (code key {result.manifest.get('code_key')} of "
-                f"{', '.join(result.manifest.get('code_modules') or ['?'])[:120]} no longer matches); "
-                "run reuses it only with same_code=False" + note, folder,
-            ))
-        elif left:
-            report.append(EntryStatus(sc, exp, key, "leftovers", "verified" + note, folder))
-        else:
-            report.append(EntryStatus(sc, exp, key, "ok", "verified" + note, folder))
+    report = [_status(folder, *_check_entry(registry, folder, held[folder], sweep)) for folder in folders]
     for link in links:
-        depth = len(link.relative_to(registry.root).parts)
-        names = [*link.relative_to(registry.root).parts, "", ""][:3]
-        what = ("scale", "experiment", "entry")[depth - 1]
-        report.append(EntryStatus(
-            *names, "symlink",
-            f"not a registry entry (symlink in place of {'a' if what == 'scale' else 'an'} {what} folder): "
-            "never followed, read or swept; delete the link or move the folder it points to in its place", link,
-        ))
+        parts = link.relative_to(registry.root).parts
+        what = ("a scale", "an experiment", "an entry")[len(parts) - 1]
+        report.append(EntryStatus(*[*parts, "", ""][:3], "symlink", f"not a registry entry (symlink in place of {what} "
+                                  "folder): never followed, read or swept; delete the link or move the folder it "
+                                  "points to in its place", link))
     reported = set(links).union(*held.values())
     for link in every_link:
         if link not in reported:  # .checkpoints, a hidden folder's content, a file beside the entries, ...
             parts = link.relative_to(registry.root).parts
-            report.append(EntryStatus(
-                parts[0], parts[1] if len(parts) > 1 else "", "/".join(parts[2:]), "symlink",
-                "a symbolic link in the results folder: never followed (no command reads, writes or deletes "
-                "through it); delete the link or move what it points to in its place", link,
-            ))
-    for hidden in _hidden_folders(registry.root, scale):
-        report.append(EntryStatus(
-            hidden.parent.parent.name, hidden.parent.name, hidden.name, "orphan",
-            "left by an interrupted write of an older posgeom; inspect it and delete it by hand", hidden,
-        ))
+            report.append(EntryStatus(parts[0], parts[1] if len(parts) > 1 else "", "/".join(parts[2:]), "symlink",
+                                      "a symbolic link in the results folder: never followed (no command reads, "
+                                      "writes or deletes through it); delete the link or move what it points to in "
+                                      "its place", link))
+    report += [_status(hidden, "orphan", "left by an interrupted write of an older posgeom; inspect it and delete it "
+                                         "by hand") for hidden in _hidden_folders(registry.root, scale)]
     return report
+
+
+def _status(folder: Path, status: str, detail: str) -> EntryStatus:
+    """The ``EntryStatus`` of the folder ``<scale>/<experiment>/<key>``."""
+    return EntryStatus(folder.parent.parent.name, folder.parent.name, folder.name, status, detail, folder)
+
+
+def _check_entry(registry: "Registry", folder: Path, links: list[Path], sweep: bool) -> tuple[str, str]:  # noqa: F821
+    """``(status, detail)`` of one entry folder holding the symbolic ``links``, swept first with ``sweep``."""
+    if links:
+        names = ", ".join(str(link.relative_to(folder)) for link in links)
+        return "symlink", (f"holds symbolic link(s) {names}: never followed (the entry is not locked, read or swept, "
+                           "and a save to it is refused); delete the link(s)")
+    swept: list[str] = []
+    removed = False
+    if sweep:
+        try:
+            lock = registry._lock(folder)
+        except SymlinkError as err:  # a link planted since the scan: reported all the same
+            return "symlink", f"{err}; the entry is not locked, read or swept"
+        try:
+            keep = registry._pointer_version(folder) if registry._verifies(folder) else None
+            swept = registry._sweep(folder, keep=keep)
+            removed = _remove_if_incomplete(folder)
+        finally:
+            lock.release()
+    note = f"; removed {', '.join(sorted(swept))}" if swept else ""
+    if removed:
+        return "incomplete", "no entry: only an interrupted first write; removed its folder" + note
+    try:
+        result = registry._read(folder)
+    except DamagedEntryError as err:
+        return "legacy" if "older posgeom" in str(err) else "damaged", str(err) + note
+    except KeyError:
+        leftovers = [c.name for c in folder.iterdir() if c.name != LOCK]
+        detail = "no entry: only an interrupted write" if leftovers or swept else "no entry"
+        if not sweep and not [c for c in leftovers if not registry._is_interrupted(folder / c)]:
+            detail += " (run without --no-sweep to remove it)"
+        return "incomplete", detail + note
+    left = [] if sweep else [c.name for c in registry._leftovers(folder, keep=result.path.name)]
+    if left:
+        note += (f"; leftovers of interrupted writes or replaced versions: {', '.join(left)} "
+                 "(run without --no-sweep to remove them)")
+    if code_changed(result.manifest):
+        return "stale", (f"made by other code (code key {result.manifest.get('code_key')} of "
+                         f"{', '.join(result.manifest.get('code_modules') or ['?'])[:120]} no longer matches); "
+                         "run reuses it only with same_code=False" + note)
+    return ("leftovers" if left else "ok"), "verified" + note
 
 
 def _remove_if_incomplete(folder: Path) -> bool:

@@ -39,9 +39,7 @@ _GIT_TIMEOUT_S = 600
 _SEPARATOR = re.compile(r"[/\\]")
 _ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[\s=:,\"'(]))(?:~|[A-Za-z]:)?[/\\][^\s=,\"')]*")
 
-_VERSION_PACKAGES = (
-    "numpy", "scipy", "scikit-learn", "torch", "transformers", "tokenizers", "datasets", "matplotlib",
-)
+_VERSION_PACKAGES = ("numpy", "scipy", "scikit-learn", "torch", "transformers", "tokenizers", "datasets", "matplotlib")
 
 
 def canonical(obj: Any) -> Any:
@@ -50,20 +48,16 @@ def canonical(obj: Any) -> Any:
         return {str(k): canonical(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [canonical(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, str):
+    if isinstance(obj, (Path, str)):
         return str(obj)  # an identifier (a StrEnum member) is recorded as its text
-    if isinstance(obj, (np.integer,)):
+    if isinstance(obj, np.integer):
         return int(obj)
-    if isinstance(obj, (np.floating,)):
+    if isinstance(obj, np.floating):
         return float(obj)
-    if isinstance(obj, (str, int, float, bool)) or obj is None:
+    if isinstance(obj, (int, float, bool)) or obj is None:
         return obj
-    raise TypeError(
-        f"parameter value {obj!r} of type {type(obj).__name__} cannot be recorded; "
-        "use strings, numbers, booleans, None, lists or dicts of those"
-    )
+    raise TypeError(f"parameter value {obj!r} of type {type(obj).__name__} cannot be recorded; use strings, "
+                    "numbers, booleans, None, lists or dicts of those")
 
 
 def params_key(params: Mapping[str, Any]) -> str:
@@ -131,10 +125,7 @@ def git_commit(path: Path | None = None) -> str | None:
     """The commit of the package's checkout (or ``path``'s), ``+dirty`` with uncommitted changes; None outside git."""
     checkout = _checkout(path)
     head = None if checkout is None else _git(checkout, "rev-parse", "HEAD")
-    if head is None:
-        return None
-    changes = uncommitted_changes(checkout)
-    return head.strip() + ("+dirty" if changes else "")
+    return None if head is None else head.strip() + ("+dirty" if uncommitted_changes(checkout) else "")
 
 
 class UncommittedChangesError(RuntimeError):
@@ -184,9 +175,8 @@ def command_line(argv: list[str] | None = None, environ: Mapping[str, str] | Non
     args = [_without_paths(a) for a in argv[1:]]
     if "ipykernel" in name or name == "kernel_launcher.py" or (name == "__main__.py" and parent == "ipykernel"):
         session = environ.get("JPY_SESSION_NAME", "").strip()
-        if session:
-            return f"notebook {_SEPARATOR.split(session)[-1]}"
-        return "Jupyter kernel (jupyter-book build, nbclient or Jupyter; notebook not named)"
+        return (f"notebook {_SEPARATOR.split(session)[-1]}" if session
+                else "Jupyter kernel (jupyter-book build, nbclient or Jupyter; notebook not named)")
     if name in ("posgeom", "posgeom.exe") or (parent == "posgeom" and name in ("cli.py", "__main__.py")):
         return _join(["posgeom", *args])
     if parent == "experiments" and name == "__main__.py":

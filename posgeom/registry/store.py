@@ -7,9 +7,8 @@ import json
 import os
 import shutil
 import time
-import dataclasses
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -57,11 +56,8 @@ class Result:
 
     @property
     def record(self) -> Any:
-        """The record the experiment stored (the type its manifest names), read back typed.
-
-        A result stored before experiments returned records (no ``record`` in its manifest) has none: a
-        ``ValueError`` says so; read it with :meth:`as_`.
-        """
+        """The record the experiment stored (the type its manifest names), read back typed; a ``ValueError`` for a
+        result stored before experiments returned records (no ``record`` in its manifest): read it with :meth:`as_`."""
         name = self.manifest.get("record")
         if not name:
             raise ValueError(f"{self.experiment} ({self.scale}/{self.key}) was stored as values, not as a record; "
@@ -78,10 +74,8 @@ class Result:
         model = m.get("model") or "no pretrained model"
         runtime = m.get("runtime_s")
         runtime_text = f"{runtime:.1f} s" if isinstance(runtime, (int, float)) else "not recorded"
-        return (
-            f"scale={m.get('scale')}, model={model}, device={m.get('device')}, seed={m.get('seed')}, "
-            f"runtime={runtime_text}, posgeom {m.get('versions', {}).get('posgeom', '?')}"
-        )
+        return (f"scale={m.get('scale')}, model={model}, device={m.get('device')}, seed={m.get('seed')}, "
+                f"runtime={runtime_text}, posgeom {m.get('versions', {}).get('posgeom', '?')}")
 
 
 def _manifest(experiment: str, key: str, params: Mapping[str, Any], *, scale: str, seed: int | None, device: str,
@@ -89,20 +83,10 @@ def _manifest(experiment: str, key: str, params: Mapping[str, Any], *, scale: st
     """The manifest of a new entry, without its ``files`` (see :meth:`Registry.save`)."""
     roots = code_roots(code) if code is None or isinstance(code, str) else tuple(code)
     return {
-        "format": FORMAT,
-        "experiment": experiment,
-        "key": key,
-        "params": canonical(params),
-        "scale": scale,
-        "seed": seed,
-        "device": device,
-        "model": model,
-        "runtime_s": runtime_s,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "git_commit": git_commit(),
-        "code_modules": list(roots),
-        "code_key": code_key(roots),
-        "versions": package_versions(),
+        "format": FORMAT, "experiment": experiment, "key": key, "params": canonical(params), "scale": scale,
+        "seed": seed, "device": device, "model": model, "runtime_s": runtime_s,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": git_commit(), "code_modules": list(roots),
+        "code_key": code_key(roots), "versions": package_versions(),
         "command": command_line(),  # as the user typed it, without absolute paths
     }
 
@@ -144,16 +128,13 @@ class Registry:
         link = self._symlink_in(folder)
         inside = symlinks_below(folder) if link is None else []
         if inside:  # a .lock, CURRENT, version or temporary name that is a link: nothing is written through it
-            raise ValueError(
-                f"the registry entry {folder} holds symbolic link(s) {', '.join(str(p.relative_to(folder)) for p in inside)}; "
-                "posgeom never locks, reads or writes through a link: delete them and save again"
-            )
+            names = ", ".join(str(p.relative_to(folder)) for p in inside)
+            raise ValueError(f"the registry entry {folder} holds symbolic link(s) {names}; posgeom never locks, reads "
+                             "or writes through a link: delete them and save again")
         if link is not None:
-            raise ValueError(
-                f"{link} is a symbolic link; a registry entry must be a real folder inside {self.root} "
-                "(posgeom never writes or sweeps through a link): delete the link, or move the folder it points to "
-                "in its place"
-            )
+            raise ValueError(f"{link} is a symbolic link; a registry entry must be a real folder inside {self.root} "
+                             "(posgeom never writes or sweeps through a link): delete the link, or move the folder it "
+                             "points to in its place")
 
     # ------------------------------------------------------------------------------------- writing
 
@@ -164,33 +145,20 @@ class Registry:
         try:
             lock.acquire()
         except LockTimeout:
-            raise RuntimeError(
-                f"another process has held the lock of the registry entry {folder} for {LOCK_TIMEOUT_S:.0f} s; "
-                f"if no posgeom process is running, delete {folder / LOCK} and try again"
-            ) from None
+            raise RuntimeError(f"another process has held the lock of the registry entry {folder} for "
+                               f"{LOCK_TIMEOUT_S:.0f} s; if no posgeom process is running, delete {folder / LOCK} "
+                               "and try again") from None
         return lock
 
-    def save(
-        self,
-        experiment: str,
-        values: Mapping[str, Any],
-        *,
-        params: Mapping[str, Any],
-        scale: str,
-        seed: int | None,
-        device: str,
-        model: str | None = None,
-        runtime_s: float | None = None,
-        arrays: Mapping[str, np.ndarray] | None = None,
-        code: str | Sequence[str] | None = None,
-        record: str | None = None,
-    ) -> Result:
+    def save(self, experiment: str, values: Mapping[str, Any], *, params: Mapping[str, Any], scale: str,
+             seed: int | None, device: str, model: str | None = None, runtime_s: float | None = None,
+             arrays: Mapping[str, np.ndarray] | None = None, code: str | Sequence[str] | None = None,
+             record: str | None = None) -> Result:
         """Write one result atomically and durably, and return it as read back.
 
-        ``record`` names the record type the values were stored from (:func:`posgeom.registry.typed.record_name`);
-        :attr:`Result.record` reads it back.
-        ``values`` must be JSON-serialisable; ``arrays`` go to one ``.npz``. ``code`` names the posgeom
-        module(s) that made the result, whose code key is recorded (None: the whole package). At
+        ``values`` must be JSON-serialisable; ``arrays`` go to one ``.npz``. ``code`` names the posgeom module(s)
+        that made the result, whose code key is recorded (None: the whole package). ``record`` names the record
+        type the values were stored from (``record_name``; :attr:`Result.record` reads it back). At
         ``scale="paper"`` an uncommitted checkout is refused (``POSGEOM_ALLOW_DIRTY=1`` allows it).
         """
         key = params_key(params)
@@ -206,7 +174,7 @@ class Registry:
         manifest["files"] = {name: sha256_bytes(data) for name, data in payload.items()}
         lock = self._lock(folder)  # acquired: not a ``with`` block, whose __enter__ would acquire it again
         try:
-            self._write_entry(folder, payload, manifest)
+            self._write_version(folder, payload, manifest)
         finally:
             lock.release()
         return self.load(experiment, params=params, scale=scale)
@@ -215,8 +183,7 @@ class Registry:
         """``result`` stored again with ``fields`` changed in its manifest and its files byte for byte as they are.
 
         How stored results move to a new code key without being recomputed (``scripts/rekey_results.py``). What
-        names the entry or its content (``_IDENTITY``) cannot change: save the result again for that.
-        """
+        names the entry or its content (``_IDENTITY``) cannot change: save the result again for that."""
         fixed = sorted(set(fields) & _IDENTITY)
         if fixed:
             raise ValueError(f"restamp changes a manifest's metadata, not {', '.join(fixed)}; save the result again")
@@ -226,15 +193,10 @@ class Registry:
         try:
             current = self._read(folder)  # verified, as stored now (not as the caller read it)
             files = {name: read_nofollow(current.path / name) for name in current.manifest["files"]}
-            self._write_entry(folder, files, {**current.manifest, **fields})
+            self._write_version(folder, files, {**current.manifest, **fields})
         finally:
             lock.release()
         return self._read(folder)
-
-    def _write_entry(self, folder: Path, payload: Mapping[str, bytes], manifest: Mapping[str, Any]) -> None:
-        """Write ``payload`` with ``manifest`` as the entry's new version. Call under the entry's lock."""
-        manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
-        self._write_version(folder, {**payload, MANIFEST: manifest_bytes}, sha256_bytes(manifest_bytes))
 
     def remove(self, experiment: str, *, params: Mapping[str, Any], scale: str) -> bool:
         """Delete the stored entry under its lock; False when there is none, ``ValueError`` through a link."""
@@ -250,8 +212,11 @@ class Registry:
         fsync_dir(folder.parent)
         return True
 
-    def _write_version(self, folder: Path, files: Mapping[str, bytes], digest: str) -> None:
-        """Write ``files`` as the version ``v-<digest>`` and point the entry at it (under the entry's lock)."""
+    def _write_version(self, folder: Path, payload: Mapping[str, bytes], manifest: Mapping[str, Any]) -> None:
+        """Write ``payload`` with ``manifest`` as the version ``v-<manifest sha256>`` and point the entry at it
+        (under the entry's lock)."""
+        manifest_bytes = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        files, digest = {**payload, MANIFEST: manifest_bytes}, sha256_bytes(manifest_bytes)
         version = f"v-{digest[:16]}"
         self._sweep(folder, keep=self._pointer_version(folder))  # leftovers of killed writers
         tmp = make_temp_folder(folder, ".tmp-")  # the umask's permissions: a team can read a shared registry
@@ -354,12 +319,9 @@ class Registry:
                 raise ValueError(f"{name} does not match the sha256 in the manifest")
             contents[name] = data
         values = json.loads(contents["result.json"])
-        arrays: dict[str, np.ndarray] = {}
-        if "arrays.npz" in contents:  # sizes checked before anything is allocated
-            arrays = read_npz(contents["arrays.npz"])
-        return Result(
-            manifest["experiment"], manifest["scale"], manifest["key"], values, arrays, manifest, version_dir
-        )
+        # read_npz checks the sizes before anything is allocated
+        arrays = read_npz(contents["arrays.npz"]) if "arrays.npz" in contents else {}
+        return Result(manifest["experiment"], manifest["scale"], manifest["key"], values, arrays, manifest, version_dir)
 
     def _read(self, folder: Path) -> Result:
         """The verified entry in ``folder``; :class:`KeyError` when absent, :class:`DamagedEntryError` when damaged."""
@@ -375,10 +337,8 @@ class Registry:
                 raise DamagedEntryError(f"the registry entry {folder} is damaged: {err}") from None
             if found is None:
                 if any((folder / name).is_file() for name in LEGACY_FILES):
-                    raise DamagedEntryError(
-                        f"the registry entry {folder} was stored by an older posgeom without checksums and cannot "
-                        "be verified; run the experiment again to replace it"
-                    )
+                    raise DamagedEntryError(f"the registry entry {folder} was stored by an older posgeom without "
+                                            "checksums and cannot be verified; run the experiment again to replace it")
                 raise KeyError(folder)
             raw, pointer = found
             if (folder / pointer["version"]).is_symlink():
@@ -399,9 +359,7 @@ class Registry:
                                                                  folder.parent.name):
                 raise DamagedEntryError(f"the registry entry {folder} holds the manifest of another entry")
             return result
-        raise DamagedEntryError(
-            f"the registry entry {folder} is damaged ({type(last_error).__name__}: {last_error})"
-        )
+        raise DamagedEntryError(f"the registry entry {folder} is damaged ({type(last_error).__name__}: {last_error})")
 
     def has(self, experiment: str, *, params: Mapping[str, Any], scale: str) -> bool:
         """True when a complete entry whose files match its manifest's checksums is stored."""
@@ -416,10 +374,8 @@ class Registry:
         except DamagedEntryError as err:
             raise DamagedEntryError(f"{err}; run the experiment again to replace it") from None
         except KeyError:
-            raise KeyError(
-                f"no result for experiment {experiment!r} at scale {scale!r} with these parameters "
-                f"(key {key}) under {self.root}; run the experiment first"
-            ) from None
+            raise KeyError(f"no result for experiment {experiment!r} at scale {scale!r} with these parameters "
+                           f"(key {key}) under {self.root}; run the experiment first") from None
 
     def _entry_folders(self, experiment: str | None = None, scale: str | None = None,
                        *, links: list[Path] | None = None) -> list[Path]:
@@ -429,12 +385,9 @@ class Registry:
         out = []
 
         def walk(folder: Path, depth: int) -> None:
+            wanted = (scale, experiment, None)[depth]  # the filter of this level, None: every name
             for child in sorted(folder.iterdir()):
-                if child.name.startswith("."):
-                    continue
-                if depth == 0 and scale is not None and child.name != scale:
-                    continue
-                if depth == 1 and experiment is not None and child.name != experiment:
+                if child.name.startswith(".") or wanted not in (None, child.name):
                     continue
                 if child.is_symlink():
                     if links is not None:
@@ -476,19 +429,8 @@ class Registry:
             return False
         return True
 
-    def run(
-        self,
-        experiment: str,
-        compute,
-        *,
-        params: Mapping[str, Any],
-        scale: str,
-        seed: int | None,
-        device: str,
-        model: str | None = None,
-        force: bool = False,
-        same_code: bool = True,
-    ) -> Result:
+    def run(self, experiment: str, compute, *, params: Mapping[str, Any], scale: str, seed: int | None, device: str,
+            model: str | None = None, force: bool = False, same_code: bool = True) -> Result:
         """Return the stored result, or call ``compute()`` → ``(values, arrays)`` and store it.
 
         A stored result is reused when it verifies, has the same ``seed`` and (with ``same_code=True``) the
@@ -497,22 +439,19 @@ class Registry:
         :class:`~posgeom.registry.NeedsGPU`, returns a :class:`~posgeom.registry.Pending` and stores nothing.
         """
         if not force or reading_stored_only():
+            stored = None
             try:
                 stored = self.load(experiment, params=params, scale=scale)
             except DamagedEntryError as err:
                 warnings.warn(f"{err}; recomputing it", stacklevel=2)
-                stored = None
             except KeyError:
-                stored = None
-            if stored is not None:
-                same_seed = stored.manifest.get("seed") == seed
-                if same_seed and (not same_code or not code_changed(stored.manifest) or reading_stored_only()):
-                    return stored
+                pass
+            if stored is not None and stored.manifest.get("seed") == seed and (
+                    not same_code or not code_changed(stored.manifest) or reading_stored_only()):
+                return stored
         if reading_stored_only():
-            raise NotStoredError(
-                f"{experiment} (scale {scale}, seed {seed}) is not stored under {self.root}; "
-                "run it outside stored_only() to compute it"
-            )
+            raise NotStoredError(f"{experiment} (scale {scale}, seed {seed}) is not stored under {self.root}; "
+                                 "run it outside stored_only() to compute it")
         minutes = gpu_work_minutes(experiment, scale, device)
         if minutes is not None:  # GPU work asked for on a CPU: report it, do not train for days
             return Pending(experiment, minutes)
@@ -523,13 +462,11 @@ class Registry:
         except NeedsGPU as err:  # computed from a result that waits for a GPU: it waits too, nothing stored
             return Pending.of(err)
         record = None
-        if dataclasses.is_dataclass(out) and not isinstance(out, type):  # a record: stored as to_stored writes it
+        if is_dataclass(out) and not isinstance(out, type):  # a record: stored as to_stored writes it
             record = record_name(type(out))
             out = to_stored(out)
         values, arrays = out if isinstance(out, tuple) else (out, None)
-        return self.save(
-            experiment, values, params=params, scale=scale, seed=seed, device=device, model=model,
-            runtime_s=time.perf_counter() - start, arrays=arrays, code=getattr(compute, "__module__", None),
-            record=record,
-        )
+        return self.save(experiment, values, params=params, scale=scale, seed=seed, device=device, model=model,
+                         runtime_s=time.perf_counter() - start, arrays=arrays,
+                         code=getattr(compute, "__module__", None), record=record)
 

@@ -159,7 +159,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         raise ValueError(f"{where}: the stored {value!r} is none of {tp}: {'; '.join(errors)}")
     if value is None:
         raise ValueError(f"{where} is stored as None, but the record does not allow None ({getattr(tp, '__name__', tp)})")
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    origin, args = typing.get_origin(tp) or tp, typing.get_args(tp)  # a bare ``tuple`` or ``list``: no args
     if origin is tuple:
         items = _sequence(value, where)
         if len(args) == 2 and args[1] is Ellipsis:
@@ -177,10 +177,6 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         if not args:
             return dict(value)
         return {_convert(k, args[0], f"{where} key"): _convert(v, args[1], f"{where}[{k!r}]") for k, v in value.items()}
-    if tp is tuple:
-        return tuple(_sequence(value, where))
-    if tp is list:
-        return list(_sequence(value, where))
     if tp is np.ndarray:
         return np.asarray(value)
     if isinstance(tp, type):
@@ -224,9 +220,8 @@ def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
     A field goes to the dotted path of :func:`stored` (default: its name). A top-level field annotated
     ``np.ndarray`` goes to ``arrays`` under that path; every other value goes to ``values``, with nested
-    dataclasses as mappings (by the same rules, their arrays as lists; a type with ``from_dict`` as its ``as_dict``),
-    enums as their values, tuples as lists and
-    numpy scalars and arrays as Python numbers and lists.
+    dataclasses as mappings (by the same rules, their arrays as lists; a type with ``from_dict`` as its
+    ``as_dict``), enums as their values, tuples as lists and numpy scalars and arrays as Python numbers and lists.
 
     Parameters
     ----------
