@@ -44,11 +44,12 @@ def _registry_written_by(rank: int):
     original = Registry.save
 
     def save_in_memory(self, experiment, values, *, params, scale, seed, device, model=None, runtime_s=None,
-                       arrays=None, code=None):
+                       arrays=None, code=None, record=None):
         roots = code_roots(code) if code is None or isinstance(code, str) else tuple(code)
         manifest = {"experiment": experiment, "key": params_key(params), "scale": scale, "seed": seed,
                     "device": device, "model": model, "runtime_s": runtime_s, "code_modules": list(roots),
-                    "code_key": code_key(roots), "written": False, "rank": rank}
+                    "code_key": code_key(roots), "written": False, "rank": rank,
+                    **({"record": record} if record else {})}
         return Result(experiment, scale, manifest["key"], dict(values), dict(arrays or {}), manifest)
 
     Registry.save = save_in_memory
