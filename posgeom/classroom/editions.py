@@ -19,14 +19,15 @@ __all__ = ["chapters_with_exercises", "exercise_key", "build"]
 _EXERCISE = re.compile(r"^(?P<fence>`{3,})\{exercise\}[ \t]*(?P<title>.*)\n(?P<opts>(?::[\w-]+:.*\n)*)", re.M)
 
 
-def _notebooks_dir() -> Path:
+def _notebooks_dir(notebooks_dir) -> Path:
+    """``notebooks_dir``, or (None) the checkout's ``notebooks/``."""
     from ..reproduce import project_root
-    return project_root() / "notebooks"
+    return Path(notebooks_dir) if notebooks_dir is not None else project_root() / "notebooks"
 
 
 def chapters_with_exercises(notebooks_dir: str | Path | None = None) -> list[str]:
     """Slugs of the chapters that have coding exercises with checks, in file-name order."""
-    folder = Path(notebooks_dir) if notebooks_dir is not None else _notebooks_dir()
+    folder = _notebooks_dir(notebooks_dir)
     return sorted(p.stem for p in folder.glob("*.md") if "exercise-check" in p.read_text())
 
 
@@ -39,21 +40,12 @@ def _cases(check: str) -> list[dict]:
 
 
 def exercise_key(chapter: str | Path, *, seed: int | None = None) -> dict:
-    """The autograder's key of a chapter: every exercise, and the checks of the coding ones.
+    """The autograder's key of a chapter (its MyST source): every exercise, and the checks of the coding ones.
 
-    Parameters
-    ----------
-    chapter : path
-        The chapter's MyST source.
-    seed : int, optional
-        The seed the grader draws the hidden cases from (default: none, the practice cases).
-
-    Returns
-    -------
-    dict
-        ``{"chapter", "seed", "exercises"}``; each exercise has ``label``, ``number``, ``title``, ``points``
-        and ``check`` (``"posgeom.checks.<module>:<function>"``, None when graded by hand); a coding one also
-        ``function`` and ``cases``.
+    ``seed`` is the one the grader draws the hidden cases from (default: none, the practice cases). The key is
+    ``{"chapter", "seed", "exercises"}``; each exercise has ``label``, ``number``, ``title``, ``points`` and
+    ``check`` (``"posgeom.checks.<module>:<function>"``, None when graded by hand); a coding one also ``function``
+    and ``cases``.
     """
     import jupytext
     path = Path(chapter)
@@ -120,35 +112,18 @@ def _executed_instructor(source: Path, values: dict, folder: Path, timeout: int)
 def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True, timeout: int = 1800,
           notebooks_dir: str | Path | None = None, cache: str | Path | None = None,
           seed: int | None = None) -> list[Path]:
-    """Write the three editions of each chapter under ``out/<chapter>/``.
+    """Write the three editions of each chapter under ``out/<chapter>/``; return the chapter folders written.
 
-    Parameters
-    ----------
-    chapters : list of str, optional
-        Chapter slugs (default: every chapter with coding exercises).
-    out : path
-        Output folder.
-    execute : bool
-        Execute the instructor edition (a solution that fails raises here).
-    timeout : int
-        Seconds allowed per cell when executing.
-    notebooks_dir : path, optional
-        The chapters' folder (default: the checkout's ``notebooks/``).
-    cache : path, optional
-        The book's jupyter-cache (default: ``_build/.jupyter_cache`` beside the chapters' folder).
-    seed : int, optional
-        The keys' seed (default: a new secret one per chapter; keep the keys from the students).
-
-    Returns
-    -------
-    list of Path
-        The chapter folders written.
+    ``chapters`` are slugs (default: every chapter with coding exercises); ``execute`` runs the instructor edition
+    (a solution that fails raises here) with ``timeout`` seconds per cell; ``notebooks_dir`` is the chapters' folder
+    (default: the checkout's ``notebooks/``), ``cache`` the book's jupyter-cache (default: ``_build/.jupyter_cache``
+    beside it); ``seed`` the keys' seed (default: a new secret one per chapter; keep the keys from the students).
     """
     from . import require_notebook_tools
     require_notebook_tools()
     import nbformat
     from ..notebooks import plain_notebook
-    folder = Path(notebooks_dir) if notebooks_dir is not None else _notebooks_dir()
+    folder = _notebooks_dir(notebooks_dir)
     cache = Path(cache) if cache is not None else folder.parent / "_build" / ".jupyter_cache"
     available = chapters_with_exercises(folder)
     chapters = list(chapters) if chapters else available

@@ -19,10 +19,8 @@ _BUILTINS = frozenset(dir(builtins))
 
 @dataclass(frozen=True)
 class Program:
-    """The statements one exercise needs (empty when ``function`` is never defined) and the cells skipped.
-
-    ``skipped`` numbers the code cells (1-based) that are not Python.
-    """
+    """The statements one exercise needs (empty when ``function`` is never defined); ``skipped`` numbers the code
+    cells (1-based) that are not Python."""
 
     function: str
     source: str
@@ -45,11 +43,8 @@ def _python(source: str) -> str:
 def code_cells(nb) -> tuple[list[ast.Module], tuple[int, ...]]:
     """The parsed code cells of ``nb`` (a notebook node) and the numbers of those that do not parse."""
     modules, skipped = [], []
-    number = 0
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code":
-            continue
-        number += 1
+    cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
+    for number, cell in enumerate(cells, 1):
         try:
             modules.append(ast.parse(_python(cell.get("source", ""))))
         except (SyntaxError, ValueError):
@@ -65,20 +60,18 @@ class _Names(ast.NodeVisitor):
         self.reads: set[str] = set()
 
     def visit_Import(self, node):
-        for alias in node.names:
+        for alias in node.names:  # import a.b binds a; a from-import's names have no dots
             self.binds.add(alias.asname or alias.name.split(".")[0])
 
-    def visit_ImportFrom(self, node):
-        for alias in node.names:
-            self.binds.add(alias.asname or alias.name)
+    visit_ImportFrom = visit_Import
 
     def visit_Name(self, node):
         (self.binds if isinstance(node.ctx, ast.Store) else self.reads).add(node.id)
 
-    def _scope(self, node, name: str | None):
-        """A function or class: its name is bound here; its body reads what it does not bind."""
-        if name is not None:
-            self.binds.add(name)
+    def _scope(self, node):
+        """A function, class or lambda: its name is bound here; its body reads what it does not bind."""
+        if getattr(node, "name", None) is not None:
+            self.binds.add(node.name)
         outer = [*getattr(node, "decorator_list", []), *getattr(node, "bases", []),
                  *[k.value for k in getattr(node, "keywords", [])]]
         arguments = getattr(node, "args", None)
@@ -98,16 +91,7 @@ class _Names(ast.NodeVisitor):
         self.reads |= inner.reads - ((inner.binds | local) - declared)
         self.binds |= inner.binds & declared
 
-    def visit_FunctionDef(self, node):
-        self._scope(node, node.name)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node):
-        self._scope(node, node.name)
-
-    def visit_Lambda(self, node):
-        self._scope(node, None)
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _scope
 
     def _comprehension(self, node):
         inner = _Names()

@@ -88,8 +88,7 @@ def _line(text) -> str:
 
 def read_key(key) -> dict:
     """The key (a path to ``autograder.json`` or its content) as a dict, checked; errors name the fix."""
-    fix = "give the autograder.json that posgeom classroom build wrote"
-    name = "the key"
+    fix, name = "give the autograder.json that posgeom classroom build wrote", "the key"
     if not isinstance(key, dict):
         path = Path(key)
         name = f"--key {path}"
@@ -127,20 +126,15 @@ def _check_limits(timeout, submission_timeout, memory_mb) -> None:
         raise ValueError(f"--memory-mb must be a whole number of MiB, at least 64 (or 0 for no limit), got {memory_mb!r}")
 
 
-def _exercise_seed(key: dict, label: str):
-    """The seed an exercise's cases are drawn from: the instructor's, with the exercise folded in."""
-    return None if key.get("seed") is None else [int(key["seed"]), zlib.crc32(label.encode())]
-
-
 def _decide(exercise: dict, source: str, key: dict, *, folder: Path, timeout: float, seconds_left: float,
             memory_mb: int | None, sandbox: str) -> tuple[float, str, str]:
     """Run the worker for one exercise; return (score, message, what the student's code printed)."""
-    output = folder / f"{exercise['label']}.out"
-    cases = exercise.get("cases")
+    output, cases, label = folder / f"{exercise['label']}.out", exercise.get("cases"), exercise["label"]
+    # the cases are drawn from the instructor's seed with the exercise folded in
+    seed = None if key.get("seed") is None else [int(key["seed"]), zlib.crc32(label.encode())]
     request = {"check": exercise["check"], "source": source, "function": exercise["function"], "timeout": timeout,
-               "seconds_left": seconds_left, "memory_mb": memory_mb, "sandbox": sandbox,
-               "seed": _exercise_seed(key, exercise["label"]), "output": str(output),
-               "weights": [c.get("weight", 1) for c in cases] if cases else None}
+               "seconds_left": seconds_left, "memory_mb": memory_mb, "sandbox": sandbox, "seed": seed,
+               "output": str(output), "weights": [c.get("weight", 1) for c in cases] if cases else None}
     try:
         done = subprocess.run([sys.executable, "-c", "from posgeom.classroom.worker import main; main()"],
                               input=json.dumps(request), capture_output=True, text=True, cwd=folder,
@@ -161,26 +155,13 @@ def _decide(exercise: dict, source: str, key: dict, *, folder: Path, timeout: fl
 
 def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120, submission_timeout: float = 1800,
           memory_mb: int | None = 8192, sandbox: str = "auto") -> GradeReport:
-    """Score each coding exercise of the key in a submission.
+    """Score each coding exercise of the key (``autograder.json`` or its content) in the student notebook
+    ``notebook`` (read, never run).
 
-    Parameters
-    ----------
-    notebook : path
-        The completed student notebook (``.ipynb``); it is read, never run.
-    key : path or dict
-        The chapter's ``autograder.json`` (or its content).
-    timeout : float
-        Seconds allowed to run the definitions an exercise needs, and each call on a hidden case.
-    submission_timeout : float
-        Seconds allowed for all of one submission's exercises together.
-    memory_mb : int, optional
-        Address-space limit of the answering processes and (at least 2 GiB) of the workers, in MiB.
-    sandbox : {"auto", "bwrap", "none"}
-        As :func:`~posgeom.classroom.sandbox.resolve_sandbox`; ``"none"`` is for trusted work only.
-
-    Returns
-    -------
-    GradeReport
+    ``timeout`` is the seconds allowed to run the definitions an exercise needs, and each call on a hidden case;
+    ``submission_timeout`` those for all of one submission's exercises together; ``memory_mb`` the address-space
+    limit of the answering processes and (at least 2 GiB) of the workers, in MiB; ``sandbox`` as
+    :func:`~posgeom.classroom.sandbox.resolve_sandbox` (``"none"`` is for trusted work only).
     """
     from . import require_notebook_tools
     require_notebook_tools()
@@ -230,24 +211,9 @@ def _grade_or_error(notebook: Path, key: dict, options: dict) -> GradeReport:
 
 
 def grade_folder(folder: str | Path, key: str | Path | dict, *, jobs: int | None = None, **options) -> list[GradeReport]:
-    """Grade every ``*.ipynb`` of ``folder``, ``jobs`` at once (:func:`grade`).
-
-    Parameters
-    ----------
-    folder : path
-        The submissions (other files are left alone).
-    key : path or dict
-        The chapter's ``autograder.json``.
-    jobs : int, optional
-        Submissions graded at once (default: half the CPUs, at least 1).
-    **options
-        Passed to :func:`grade`; ``sandbox`` is resolved here once, before any submission is read.
-
-    Returns
-    -------
-    list of GradeReport
-        One per submission, in file-name order; a submission that could not be graded has ``error`` set.
-    """
+    """Grade every ``*.ipynb`` of ``folder`` with :func:`grade` and ``options``, ``jobs`` at once (default: half the
+    CPUs, at least 1); ``sandbox`` is resolved once, before any submission is read. One report per submission, in
+    file-name order; one that could not be graded has ``error`` set."""
     import os
     from concurrent.futures import ThreadPoolExecutor
     from .sandbox import resolve_sandbox
@@ -275,10 +241,8 @@ def _column(exercise: dict) -> str:
 
 def write_grades_csv(reports: list[GradeReport], key: str | Path | dict, target: str | Path,
                      feedback: str | Path | None = None) -> str:
-    """Write the grade sheet (and, with ``feedback``, one feedback file per submission); return the summary.
-
-    One row per submission, one column per exercise of the chapter (empty for those graded by hand).
-    """
+    """Write the grade sheet, one row per submission and one column per exercise of the chapter (empty for those
+    graded by hand), and with ``feedback`` one feedback file per submission; return the summary."""
     exercises = read_key(key)["exercises"]
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ the grader is root) gives up root first. ``--sandbox none`` runs the same server
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import json
 import os
@@ -76,11 +77,9 @@ def _hidden_paths(bound: list[str]) -> list[str]:
 
 
 def answer_command(python: list[str], *, memory_mb: int | None, as_root: bool | None = None) -> list[str]:
-    """``python`` (an argument list starting with the interpreter) run under bubblewrap (module docstring).
-
-    As root (``as_root``, default: whether this process is), no user namespace and only the capabilities
-    needed to give root up; otherwise a user namespace with no capability at all.
-    """
+    """``python`` (an argument list starting with the interpreter) run under bubblewrap (module docstring): as root
+    (``as_root``, default: whether this process is) with only the capabilities that give root up, else in a user
+    namespace with no capability at all."""
     as_root = os.geteuid() == 0 if as_root is None else as_root
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
             "--unshare-uts", "--unshare-cgroup-try"]
@@ -140,11 +139,8 @@ def bwrap_works() -> bool:
 
 
 def resolve_sandbox(sandbox: str = "auto") -> str:
-    """``"bwrap"`` or ``"none"`` for ``--sandbox`` ``auto``, ``bwrap`` or ``none``.
-
-    ``auto`` and ``bwrap`` raise a ValueError where bubblewrap cannot run: without it one submission could
-    change the library every later one is graded with.
-    """
+    """``"bwrap"`` or ``"none"`` for ``--sandbox`` ``auto``, ``bwrap`` or ``none``; ``auto`` and ``bwrap`` raise a
+    ValueError where bubblewrap cannot run (one submission could change the library every later one is graded with)."""
     if sandbox not in SANDBOXES:
         raise ValueError(f"unknown sandbox {sandbox!r}; choose one of {', '.join(SANDBOXES)}")
     if sandbox == "none":
@@ -155,10 +151,8 @@ def resolve_sandbox(sandbox: str = "auto") -> str:
 
 
 def end_descendants(root: int | None = None) -> int:
-    """Kill every process descended from ``root`` (default: this one); return how many were signalled.
-
-    Orphans come back to the grading worker, a child subreaper. Reads ``/proc`` (Linux); elsewhere it kills nothing.
-    """
+    """Kill every process descended from ``root`` (default: this one, a child subreaper that adopts orphans); return
+    how many were signalled. Reads ``/proc`` (Linux); elsewhere it kills nothing."""
     root = os.getpid() if root is None else root
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*") if Path("/proc/self/stat").exists() else []:
@@ -174,15 +168,11 @@ def end_descendants(root: int | None = None) -> int:
         found.append(pid)
         stack.extend(children.get(pid, []))
     for pid in found:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
     for pid in found:
-        try:
+        with contextlib.suppress(OSError):  # ChildProcessError, not our child: its own parent (or init) reaps it
             os.waitpid(pid, 0)
-        except (ChildProcessError, OSError):  # not our child: its own parent (or init) reaps it
-            pass
     return len(found)
 
 
@@ -225,20 +215,12 @@ def decode_answer(data, depth: int = 0):
 class Answerer:
     """A sandboxed process holding one student function; :meth:`call` returns its answer as plain data.
 
-    Parameters
-    ----------
-    source, function : str
-        The student's program (:func:`~posgeom.classroom.extract.exercise_program`) and the function's name.
-    timeout : float
-        Seconds the program may take to run, and each call; past it the call raises ``TimeoutError``.
-    memory_mb : int, optional
-        Address-space limit of the process (and size of its ``/tmp``), in MiB.
-    sandbox : {"bwrap", "none"}
-        Resolved by :func:`resolve_sandbox`.
-    output : path, optional
-        File that receives what the student's code prints (default: nowhere).
-    deadline : float, optional
-        ``time.monotonic()`` past which nothing more runs (the submission's time limit).
+    ``source`` is the student's program (:func:`~posgeom.classroom.extract.exercise_program`), ``function`` the
+    function's name; ``timeout`` the seconds the program may take to run, and each call (past it a call raises
+    ``TimeoutError``); ``memory_mb`` the process's address-space limit (and size of its ``/tmp``) in MiB;
+    ``sandbox`` ``"bwrap"`` or ``"none"`` (resolved by :func:`resolve_sandbox`); ``output`` the file that receives
+    what the student's code prints (default: nowhere); ``deadline`` the ``time.monotonic()`` past which nothing
+    more runs (the submission's time limit).
     """
 
     def __init__(self, source: str, function: str, *, timeout: float = 60.0, memory_mb: int | None = None,
@@ -248,14 +230,11 @@ class Answerer:
         self.source, self.function = source, function
         self.timeout, self.memory_mb, self.sandbox = float(timeout), memory_mb, sandbox
         self.output, self.deadline = output, deadline
-        self._process = None
-        self._folder = None
+        self._process = self._folder = None
 
     def _limit(self) -> tuple[float, str]:
         """Seconds the next stage may take, and the limit's name."""
-        if self.deadline is None:
-            return self.timeout, f"the {self.timeout:g} s limit"
-        left = self.deadline - time.monotonic()
+        left = float("inf") if self.deadline is None else self.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError("the submission's time limit was reached")
         if left < self.timeout:
@@ -270,10 +249,9 @@ class Answerer:
             # counted per sandbox: in its user namespace, or for the user ID it takes as root (without a
             # sandbox the count would be of all the grading account's processes)
             limits["processes"] = MAX_PROCESSES
-            command, cwd = answer_command(python, memory_mb=self.memory_mb), None
-            env = {ANSWER_FD_ENV: str(write_fd)}
-            command[command.index("--clearenv") + 1:command.index("--clearenv") + 1] = \
-                ["--setenv", ANSWER_FD_ENV, str(write_fd)]
+            command, cwd, env = answer_command(python, memory_mb=self.memory_mb), None, {ANSWER_FD_ENV: str(write_fd)}
+            after_clearenv = command.index("--clearenv") + 1
+            command[after_clearenv:after_clearenv] = ["--setenv", ANSWER_FD_ENV, str(write_fd)]
             if os.geteuid() == 0:
                 # a user of no account, one per process (far above any system's or person's user ID)
                 limits["uid"] = 2_000_000_000 + secrets.randbelow(100_000_000)
@@ -357,10 +335,8 @@ class Answerer:
                 self._process.kill()
             self._process.wait()
             if self._process.stdin:
-                try:
+                with contextlib.suppress(OSError):
                     self._process.stdin.close()
-                except OSError:
-                    pass
             self._reply.close()
             self._process = None
 

@@ -42,11 +42,8 @@ def _load_problem(err: BaseException) -> str:
 
 
 def decide(request: dict) -> dict:
-    """Check one exercise; return ``{"score", "message"}``.
-
-    ``request`` holds ``check``, ``source``, ``function``, ``timeout``, ``seconds_left``, ``memory_mb``,
-    ``sandbox``, ``seed`` (None for the practice cases), ``weights`` and ``output``.
-    """
+    """Check one exercise; return ``{"score", "message"}``. ``request`` holds ``check``, ``source``, ``function``,
+    ``timeout``, ``seconds_left``, ``memory_mb``, ``sandbox``, ``seed`` (None: practice), ``weights``, ``output``."""
     import time
     import cloudpickle
     import posgeom

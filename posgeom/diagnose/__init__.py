@@ -17,11 +17,9 @@ from .weights import TensorReader
 
 __all__ = [
     "REFERENCES", "ModelInfo", "corpus_statistics", "diagnose", "inspect_model", "layer_distances", "leading_specials",
-    "model_tokenizer", "position_distances",
-    "ALIBI_RULES", "FAMILIES", "MECHANISMS", "Family", "Mechanism", "QueryKeyLayout", "alibi", "bloom_alibi_slopes",
-    "detect_mechanism", "learned", "mpt_alibi_slopes", "no_positions", "relative_buckets", "rope_frequencies_of",
-    "rotary", "sinusoidal", "supported_message", "switch", "t5_relative_buckets",
-    "FIGURES", "summary_lines", "write_report",
-    "ENCODING_NAMES", "parse_encodings", "stress_report",
-    "TensorReader",
+    "model_tokenizer", "position_distances", "ALIBI_RULES", "FAMILIES", "MECHANISMS", "Family", "Mechanism",
+    "QueryKeyLayout", "alibi", "bloom_alibi_slopes", "detect_mechanism", "learned", "mpt_alibi_slopes", "no_positions",
+    "relative_buckets", "rope_frequencies_of", "rotary", "sinusoidal", "supported_message", "switch",
+    "t5_relative_buckets", "FIGURES", "summary_lines", "write_report", "ENCODING_NAMES", "parse_encodings",
+    "stress_report", "TensorReader",
 ]

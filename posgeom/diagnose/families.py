@@ -47,11 +47,9 @@ class QueryKeyLayout:
 
 @dataclass(frozen=True)
 class Mechanism:
-    """A model's positional mechanism (``kind``, one of :data:`MECHANISMS`) and what its geometry needs.
-
-    ``params`` are JSON-ready (tensor names, offsets, rope frequencies, slopes, buckets); ``layout`` says how
-    to read a learned table's per-layer projections; ``max_positions`` is None where no limit is stated.
-    """
+    """A model's positional mechanism (``kind``, one of :data:`MECHANISMS`) and what its geometry needs: JSON-ready
+    ``params`` (tensor names, offsets, rope frequencies, slopes, buckets), the ``layout`` of a learned table's
+    per-layer projections; ``max_positions`` is None where no limit is stated."""
 
     kind: str
     family: str
@@ -102,7 +100,7 @@ class Family:
 
 
 def _shape(config, family: str) -> dict:
-    """n_layers, n_heads, width, max_positions: transformers' attribute maps give every family these names."""
+    """n_layers, n_heads, width, max_positions (transformers' attribute maps give every family these names)."""
     n_layers, n_heads, width = (
         check_int(getattr(config, attr, None), f"the {family} config's {attr} ({what})", 1)
         for attr, what in (("num_hidden_layers", "its number of layers"), ("num_attention_heads", "its heads"),
@@ -165,13 +163,12 @@ def rope_frequencies_of(config, head_dim: int) -> tuple[np.ndarray, dict]:
         inv_freq, attention_scaling = ROPE_INIT_FUNCTIONS[rope_type](config, "cpu")
         freqs = inv_freq.double().numpy()
         rotary_dim = 2 * freqs.size
-    params = {
+    scaling_params = {k: v for k, v in rp.items() if k not in ("rope_theta", "rope_type", "partial_rotary_factor")}
+    return freqs, {
         "rope_theta": float(theta), "rope_type": rope_type, "head_dim": int(head_dim), "rotary_dim": int(rotary_dim),
         "partial_rotary_factor": rotary_dim / head_dim, "attention_scaling": float(attention_scaling),
-        "rope_scaling": {k: v for k, v in rp.items() if k not in ("rope_theta", "rope_type", "partial_rotary_factor")}
-        or None,
+        "rope_scaling": scaling_params or None,
     }
-    return freqs, params
 
 
 def rotary() -> Family:
@@ -214,9 +211,9 @@ def alibi(rule: str = "press") -> Family:
     """ALiBi with the slopes of ``rule`` (:data:`ALIBI_RULES`)."""
 
     def read(config, family):
-        shape = _shape(config, family)
-        slopes = ALIBI_RULES[rule](config, shape["n_heads"])
-        return Mechanism("alibi", **{**shape, "max_positions": None}, params={"rule": rule, "slopes": slopes.tolist()})
+        shape = {**_shape(config, family), "max_positions": None}
+        slopes = ALIBI_RULES[rule](config, shape["n_heads"]).tolist()
+        return Mechanism("alibi", **shape, params={"rule": rule, "slopes": slopes})
 
     return Family(f"ALiBi ({rule} slopes)", read)
 
@@ -225,8 +222,7 @@ def sinusoidal(base: float = 10000.0) -> Family:
     """A fixed sinusoidal table of the model's width (translation-invariant, so offsets do not matter)."""
 
     def read(config, family):
-        shape = _shape(config, family)
-        return Mechanism("sinusoidal", **shape, params={"base": float(base)})
+        return Mechanism("sinusoidal", **_shape(config, family), params={"base": float(base)})
 
     return Family("fixed sinusoidal table", read)
 
@@ -258,12 +254,9 @@ def relative_buckets(table: str) -> Family:
     """T5's bucketed relative bias; ``table`` the (num_buckets, n_heads) bias tensor of the first encoder layer."""
 
     def read(config, family):
-        shape = _shape(config, family)
-        params = {
-            "table": table, "num_buckets": int(config.relative_attention_num_buckets),
-            "max_distance": int(getattr(config, "relative_attention_max_distance", 128)), "bidirectional": True,
-        }
-        return Mechanism("relative_bias", **{**shape, "max_positions": None}, params=params)
+        params = {"table": table, "num_buckets": int(config.relative_attention_num_buckets),
+                  "max_distance": int(getattr(config, "relative_attention_max_distance", 128)), "bidirectional": True}
+        return Mechanism("relative_bias", **{**_shape(config, family), "max_positions": None}, params=params)
 
     return Family("bucketed relative attention bias (relative_attention_num_buckets / max_distance)", read)
 
@@ -323,21 +316,14 @@ FAMILIES: dict[str, Family] = {
     "xlm-roberta": learned("embeddings.position_embeddings.weight", lambda c: int(c.pad_token_id) + 1, _BERT_LAYOUT),
     "gpt2": learned("wpe.weight", 0, _GPT2_LAYOUT, eps_attr="layer_norm_epsilon"),
     "opt": Family("learned absolute table (decoder.embed_positions.weight, offset 2)", _opt),
-    "llama": rotary(),
-    "mistral": rotary(),
-    "qwen2": rotary(),
-    "qwen3": rotary(),
-    "gemma": rotary(),
-    "phi": rotary(),
-    "gpt_neox": rotary(),
-    "gptj": rotary(),
+    **{name: rotary() for name in ("llama", "mistral", "qwen2", "qwen3", "gemma", "phi", "gpt_neox", "gptj")},
     "bloom": alibi("press"),
     "mpt": switch(_mpt_choice, "ALiBi (mpt slopes), a learned table (wpe) or none, per attn_config",
                   alibi=alibi("mpt"), learned=learned("wpe.weight", 0), none=no_positions()),
     "falcon": switch(lambda c: "alibi" if getattr(c, "alibi", False) else "rotary",
                      "ALiBi (press slopes) or rotary, per the alibi flag", alibi=alibi("press"), rotary=rotary()),
-    "t5": relative_buckets("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"),
-    "mt5": relative_buckets("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"),
+    **{name: relative_buckets("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")
+       for name in ("t5", "mt5")},
     "marian": sinusoidal(),
 }
 

@@ -48,12 +48,9 @@ def _encodings(rep: dict) -> list[str]:
 
 
 def _table_rows(rep: dict, labels) -> list[list[str]]:
-    rows = []
-    for label in labels:
-        s, m = rep["stress"][label], rep["monotonicity"][label]
-        rows.append([label, *(_fmt(s[n]) for n in rep["options"]["normalizations"]),
-                     _fmt(m["violation_rate"]), _fmt(m["spearman"]), _fmt(m["separation_normalized"])])
-    return rows
+    return [[label, *(_fmt(rep["stress"][label][n]) for n in rep["options"]["normalizations"]),
+             *(_fmt(rep["monotonicity"][label][k]) for k in ("violation_rate", "spearman", "separation_normalized"))]
+            for label in labels]
 
 
 def _header(rep: dict) -> list[str]:
@@ -98,9 +95,8 @@ def _stress_figure(rep: dict, labels: list[str]):
             ax.text(v, yi, f" {v:.3f}", va="center", fontsize=9)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
-    ax.set_xlim(0, max(1.0, np.nanmax(vals) * 1.15))
-    ax.set_xlabel("scale-free stress against the corpus geometry (lower is better)")
-    ax.set_title("How well each encoding fits the corpus")
+    ax.set(xlim=(0, max(1.0, np.nanmax(vals) * 1.15)), title="How well each encoding fits the corpus",
+           xlabel="scale-free stress against the corpus geometry (lower is better)")
     return fig, ("Horizontal bars: scale-free stress of the model's positions (first bar) and of "
                  "the reference encodings against the corpus's Hellinger distances.")
 
@@ -132,9 +128,7 @@ def _profile_figure(rep: dict, labels: list[str]):
         top = np.nanmax(prof) if prof.size and np.nanmax(prof) > 0 else 1.0
         ax.plot(np.arange(1, prof.size + 1), prof / top, color=OKABE_ITO[k % len(OKABE_ITO)],
                 lw=2.5 if k < 2 else 1.2, ls="-" if k < 2 else "--", label=lab)
-    ax.set_xlabel("offset |i - j| (positions)")
-    ax.set_ylabel("mean distance / its maximum")
-    ax.set_title("Distance against offset")
+    ax.set(xlabel="offset |i - j| (positions)", ylabel="mean distance / its maximum", title="Distance against offset")
     ax.legend(fontsize=8)
     return fig, ("Lines: mean distance at each position offset, each scaled to its maximum, for "
                  "the corpus, the model and the reference encodings.")
@@ -152,9 +146,8 @@ def _layers_figure(rep: dict):
                label="the table itself")
     ax.set_xticks(x)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("layer")
-    ax.set_ylabel("scale-free projected stress")
-    ax.set_title("The position table as each layer's attention sees it")
+    ax.set(xlabel="layer", ylabel="scale-free projected stress",
+           title="The position table as each layer's attention sees it")
     ax.legend()
     return fig, ("Line: scale-free stress of each layer's static positional logits against the "
                  "corpus geometry; dashed: the stress of the position table itself.")
@@ -165,11 +158,9 @@ def _figures(rep: dict, folder: Path) -> dict[str, tuple[Path, str]]:
     import matplotlib.pyplot as plt
     from ..plotting import book_style
     labels = _encodings(rep)
-    out = {}
     with book_style():
-        out["stress.png"] = _stress_figure(rep, labels)
-        out["distances.png"] = _distances_figure(rep)
-        out["profile.png"] = _profile_figure(rep, labels)
+        out = {"stress.png": _stress_figure(rep, labels), "distances.png": _distances_figure(rep),
+               "profile.png": _profile_figure(rep, labels)}
         if rep["layers"]["labels"]:
             out["layers.png"] = _layers_figure(rep)
     files = {}

@@ -53,15 +53,12 @@ def parse_encodings(text: str) -> list[tuple[str, str | None]]:
 
 
 def _stress_rank(D: np.ndarray, mds, threshold: float) -> int:
-    """``effective_rank(D, "stress", threshold=threshold)`` from the MDS already computed.
-
-    The curve is computed on doubling prefixes of ranks, so the cost grows with the rank found, not with n.
-    """
+    """``effective_rank(D, "stress", threshold=threshold)`` from the MDS already computed, on doubling prefixes of
+    ranks (so the cost grows with the rank found, not with n)."""
     from ..geometry import mds_stress_curve
     if threshold < 0:
         raise ValueError(f"threshold must be >= 0; got {threshold}")
-    top = D.shape[0] - 1
-    width = 16
+    top, width = D.shape[0] - 1, 16
     while True:
         width = min(width, top)
         curve = mds_stress_curve(D, width, "paper", mds=mds)
@@ -160,12 +157,11 @@ def _compare(D: np.ndarray, Dhat: np.ndarray, label: str, notes: list) -> tuple[
     sep = separation(Dhat, as_distances=True)
     if not np.isfinite(rate):
         notes.append(f"{label} violation rate: undefined (its distances are all equal)")
-    order = {
+    return row, {
         "violation_rate": float(rate) if np.isfinite(rate) else None,
         "spearman": float(rho) if np.isfinite(rho) else None,
         "separation": sep.raw, "separation_normalized": sep.normalized,
     }
-    return row, order
 
 
 def _effective_ranks(D, mds, chosen, tol: float, q: float, threshold: float, notes: list) -> dict:
@@ -178,10 +174,8 @@ def _effective_ranks(D, mds, chosen, tol: float, q: float, threshold: float, not
             notes.append(f"effective rank {crit}: not computed (rank criteria {', '.join(chosen) or 'none'})")
             continue
         try:
-            if crit == "stress":
-                ranks[crit] = _stress_rank(D, mds, threshold)
-            else:
-                ranks[crit] = effective_rank(mds.eigenvalues, crit, tol=tol, q=q, threshold=threshold)
+            ranks[crit] = (_stress_rank(D, mds, threshold) if crit == "stress"
+                           else effective_rank(mds.eigenvalues, crit, tol=tol, q=q, threshold=threshold))
         except ValueError as err:
             ranks[crit] = None
             notes.append(f"effective rank {crit}: {err}")
@@ -208,46 +202,23 @@ def _noise_summary(D, marg, method: str, reps: int, seed: int, hellinger: str, s
     }
 
 
-def stress_report(
-    stats: CorpusStatistics,
-    encodings="sinusoidal,rope,alibi,mds,none",
-    *,
-    min_count: int = 1,
-    alpha: float = 0.0,
-    hellinger: str = "chord",
-    d: int | None = None,
-    n_heads: int | None = None,
-    synthetic: bool | None = None,
-    noise_method: str = "bootstrap",
-    noise_reps: int = 20,
-    seed: int = 0,
-    tol: float = 1e-3,
-    q: float = 0.99,
-    threshold: float = 0.01,
-    rank_criteria=None,
-    progress: bool | None = None,
-    extra=None,
-    keep_distances: bool = False,
-) -> dict:
+def stress_report(stats: CorpusStatistics, encodings="sinusoidal,rope,alibi,mds,none", *, min_count: int = 1,
+                  alpha: float = 0.0, hellinger: str = "chord", d: int | None = None, n_heads: int | None = None,
+                  synthetic: bool | None = None, noise_method: str = "bootstrap", noise_reps: int = 20, seed: int = 0,
+                  tol: float = 1e-3, q: float = 0.99, threshold: float = 0.01, rank_criteria=None,
+                  progress: bool | None = None, extra=None, keep_distances: bool = False) -> dict:
     """Stress of each encoding against the corpus's Hellinger geometry, effective ranks, noise floor.
+
+    ``stats`` is the corpus's counts or a counts file's path; ``encodings`` a :func:`parse_encodings` string or
+    its list of (name, arg); ``min_count`` and ``alpha`` as :func:`posgeom.geometry.positional_marginals`
+    (low-count positions dropped and listed); ``hellinger`` ``"chord"``, ``"normalized"`` or ``"geodesic"``;
+    ``d``, ``n_heads`` the width and heads (default (768, 12) for real corpora, (50, 5) for synthetic ones);
+    ``noise_method``, ``noise_reps``, ``seed`` as :func:`posgeom.geometry.noise_floor`; ``tol``, ``q``,
+    ``threshold`` the parameters of the effective-rank criteria ``tol``, ``mass``, ``stress``, and
+    ``rank_criteria`` those computed (default all three; the others are ``None``).
 
     Parameters
     ----------
-    stats : CorpusStatistics or path
-        The corpus's counts, or the path of a counts file.
-    encodings : str or list of (name, arg)
-        See :func:`parse_encodings`.
-    min_count, alpha
-        As :func:`posgeom.geometry.positional_marginals` (low-count positions dropped and listed).
-    hellinger : {"chord", "normalized", "geodesic"}
-    d, n_heads : int, optional
-        Width and heads; default (768, 12) for real corpora, (50, 5) for synthetic ones.
-    noise_method, noise_reps, seed
-        As :func:`posgeom.geometry.noise_floor`.
-    tol, q, threshold
-        Parameters of the effective-rank criteria ``tol``, ``mass``, ``stress``.
-    rank_criteria : sequence of str, optional
-        The effective-rank criteria computed (default all three); the others are ``None``.
     extra : mapping of str to callable, optional
         More encodings: label → function of the kept positions (int array of shape (k,)) returning their
         (k, k) distances.
@@ -298,9 +269,7 @@ def stress_report(
         "n_sequences": int(stats.counts.n_sequences), "n_truncated": int(stats.n_truncated),
         "n_positions": int(stats.counts.n_positions),
         "positions_kept": int(kept.size), "positions_dropped": [int(i) for i in marg.dropped],
-        "stress": results,
-        "monotonicity": order,
-        "effective_rank": ranks,
+        "stress": results, "monotonicity": order, "effective_rank": ranks,
         "mds": {"clipped_mass": float(mds.clipped_mass), "rank": int(mds.embedding.shape[1]),
                 "eigenvalues": [float(x) for x in mds.eigenvalues[: min(10, kept.size)]]},
         "noise_floor": floor,
@@ -310,10 +279,9 @@ def stress_report(
             "noise_reps": int(noise_reps), "seed": int(seed), "rank_tol": tol, "rank_mass_q": q,
             "rank_stress_threshold": threshold, "rank_criteria": list(chosen),
             "normalizations": list(STRESS_NORMALIZATIONS),
-            **{k: v for k, v in stats.info.get("options", {}).items()},
+            **stats.info.get("options", {}),
         },
-        "notes": notes,
-        "info": stats.info,
+        "notes": notes, "info": stats.info,
     }
     if keep_distances:
         out["distances"] = {"positions": kept, "D": D, "encodings": kept_distances}

@@ -32,10 +32,8 @@ def _refuse_pickles(folder: Path, name: str) -> ValueError:
 
 
 class TensorReader:
-    """Read named tensors from a checkpoint's safetensors files in ``folder``.
-
-    ``name`` is the model's name, for messages; with ``hub_id``, missing files are downloaded when first needed.
-    """
+    """Read named tensors from a checkpoint's safetensors files in ``folder``; ``name`` is the model's, for messages;
+    with ``hub_id``, missing files are downloaded when first needed."""
 
     def __init__(self, folder: Path, name: str, hub_id: str | None = None):
         self.folder, self.name, self.hub_id = Path(folder), name, hub_id
