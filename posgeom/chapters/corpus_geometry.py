@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
+from ..encodings.identifiers import Encoding
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS, SYNTHETIC_FAMILIES, SensitivityRow
@@ -24,7 +25,7 @@ def synthetic_arrays(synthetic: Result) -> dict[str, FamilyArrays]:
 
 def sin_vs_rope(variants: tuple[SensitivityRow, ...]) -> tuple[float, float]:
     """The largest ``|sinusoidal − RoPE| / RoPE`` (scale-free) and smallest sinusoidal / RoPE ("paper") stress."""
-    sin, rope = ([v.stress[e] for v in variants] for e in ("sinusoidal", "rope"))
+    sin, rope = ([v.stress[e] for v in variants] for e in (Encoding.SINUSOIDAL, Encoding.ROPE))
     return (max(abs(s["scale_free"] - r["scale_free"]) / r["scale_free"] for s, r in zip(sin, rope)),
             min(s["paper"] / r["paper"] for s, r in zip(sin, rope)))
 

@@ -14,6 +14,7 @@ from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_F
 from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from ..geometry import MIN_SEEDS, SeedInterval
+from ..geometry.stress import StressNormalization
 from ..registry import Result
 from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
@@ -60,7 +61,8 @@ def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
 
 def c5_evidence(c5: Result, draws: Result) -> dict:
     """The keyword arguments (but the rank) :func:`posgeom.verdicts.c5_stress_reduction` decides C5's 99.8% from."""
-    c, d, norms = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), ("scale_free", "paper")
+    c, d, norms = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), (StressNormalization.SCALE_FREE,
+                                                                         StressNormalization.PAPER)
     one_draw = {r.generator: r for r in c.rows if r.size is None}
 
     def population(r, norm):

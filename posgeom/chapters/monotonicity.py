@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import geometry as geo, verdicts as rules
 from ..config import settings_or_default as _settings
+from ..corpora.identifiers import Corpus
 from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
@@ -155,7 +156,7 @@ def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
     """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
     d_pre = (as_record(x.intervals["sst2"], BootstrapIntervals).differences["learned (pretrained)-sinusoidal"]
              if "sst2" in x.intervals else None)
-    pre = {c: x.table(c).row("learned (pretrained)").spearman for c in ("sst2", "imdb")}
+    pre = {c: x.table(c).row("learned (pretrained)").spearman for c in Corpus}
     model = x.table("sst2").model
     return x.row(f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
                  f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
+from ..corpora.identifiers import Corpus
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
@@ -94,7 +95,7 @@ def _row(x: RowInputs, claim: str, ours: str, corpus: str, decision, options: st
 
 def c6_row(x: RowInputs) -> ComparisonRow:
     """C6: full-rank MDS's "paper" stress on each corpus, decided by :func:`posgeom.verdicts.c6_near_zero`."""
-    sst2, imdb = (x.stress[c]["MDS (full rank)"].paper for c in ("sst2", "imdb"))
+    sst2, imdb = (x.stress[c]["MDS (full rank)"].paper for c in Corpus)
     imdb_text = f", IMDB {imdb:.1e}" if x.imdb_resolved else f" (IMDB {imdb:.1e} against its noisy D only)"
     return _row(x, "C6", f"SST-2 {sst2:.1e}{imdb_text} (the paper's stress; no interval: rounding error of an exact "
                 "construction)", "SST-2 train; IMDB train subset", rules.c6_near_zero([sst2, imdb], note=x.imdb_note),

@@ -17,12 +17,14 @@ import numpy as np
 
 from ..corpora.spec import as_statistics
 from ..corpora.stats import CorpusStatistics
+from ..encodings.identifiers import Encoding
 from ..geometry import STRESS_NORMALIZATIONS
 from ..progress import tqdm
 
 __all__ = ["ENCODING_NAMES", "parse_encodings", "stress_report"]
 
-ENCODING_NAMES = ("sinusoidal", "rope", "alibi", "none", "random", "learned", "mds")
+ENCODING_NAMES = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.NONE, Encoding.RANDOM, Encoding.LEARNED,
+                  Encoding.MDS)
 #: Real corpora: BERT-base width and heads; synthetic corpora: claim C5's d = 50 (5 heads of width 10).
 _WIDTH = {"real": (768, 12), "synthetic": (50, 5)}
 
@@ -38,9 +40,9 @@ def parse_encodings(text: str) -> list[tuple[str, str | None]]:
             raise ValueError(
                 f"unknown encoding {name!r}; valid encodings are {', '.join(ENCODING_NAMES)} (learned:MODEL, mds:RANK)"
             )
-        if arg and name not in ("learned", "mds"):
+        if arg and name not in (Encoding.LEARNED, Encoding.MDS):
             raise ValueError(f"encoding {name!r} takes no argument (got {item!r}); only learned:MODEL and mds:RANK do")
-        if name == "mds" and arg:
+        if name == Encoding.MDS and arg:
             try:
                 if int(arg) < 1:
                     raise ValueError
