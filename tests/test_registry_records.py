@@ -135,3 +135,20 @@ def test_as_record_of_to_stored_round_trips_nested_paths():
     assert (rope.paper, rope.scale_free, rope.curve.tolist()) == (0.5, 0.25, [1.0, 2.0])
     assert len(back.rows) == 2 and all(
         (a.paper, a.scale_free) == (b.paper, b.scale_free) for a, b in zip(back.rows, planted().rows))
+
+
+@dataclass(frozen=True)
+class Curves:
+    steps: np.ndarray
+    curves: dict[str, np.ndarray] = stored("{}__curve")
+    tables: dict[str, np.ndarray] = stored("table/{}", default_factory=dict)
+
+
+def test_a_family_of_arrays_is_stored_one_array_per_key_and_read_back(tmp_path):
+    record = Curves(np.arange(3), {"rope": np.ones((2, 3)), "none+causal": np.zeros((2, 3))},
+                    {"cos": np.eye(2)})
+    values, arrays = to_stored(record)
+    assert values == {} and sorted(arrays) == ["none+causal__curve", "rope__curve", "steps", "table/cos"]
+    back = Registry(tmp_path).run("curves", lambda: record, params={}, scale="quick", seed=0, device="cpu").record
+    assert sorted(back.curves) == ["none+causal", "rope"] and np.array_equal(back.curves["rope"], np.ones((2, 3)))
+    assert list(back.tables) == ["cos"] and np.array_equal(back.steps, np.arange(3))

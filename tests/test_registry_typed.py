@@ -353,6 +353,8 @@ CHECKED_ELSEWHERE = {
     "ZooPictures",  # test_zoo_pictures_are_the_stored_arrays, below
     # tests/test_chapters_typed_reads_a.py, each for one corpus of its result
     "CrossFitted", "StressCurve", "FourierCorpus", "ShiftIntervals", "KindGeometry",
+    # the bases of the designs' records: test_a_committed_result_stored_again_from_its_record_is_the_same, below
+    "PairedSeed", "PairedOutcome",
 }
 
 #: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read
@@ -452,3 +454,33 @@ def test_a_committed_table_anatomy_reads_into_its_record(key):
     arrays = {name.split("/", 1)[1]: a for name, a in result.arrays.items() if name.startswith(f"{key}/")}
     _matches(record, result.values[key], arrays)
     assert (record.cos is None) == (record.P is None) == (key != "table")
+
+
+# issue #46, item 1: the stored records of the Theorem 1 and 4 and learned-table experiments are their full layouts.
+# The designs are read from paper results at every scale (posgeom.experiments.paired_design.read_or_run), so a quick
+# run never stores them: each committed result, read into its record and stored again, is the same bytes.
+STORED_RECORDS = [
+    ("posgeom.experiments.separation_converged:StoredSeparationConverged", "separation.converged"),
+    ("posgeom.experiments.learned_powered:StoredTailsPowered", "learned_tables_fail.tails_powered"),
+    ("posgeom.experiments.learned_powered:StoredInitPowered", "learned_tables.init_powered"),
+    ("posgeom.experiments.learned_powered:StoredDropoutPowered", "learned_tables.dropout_powered"),
+    ("posgeom.experiments.extrapolation_powered:StoredHeuristicsPowered", "learned_tables_fail.heuristics_powered"),
+    ("posgeom.experiments.learned_tables:TableAnatomyRecord", "learned_table_anatomy"),
+    ("posgeom.experiments.learned_tables:TableStressRecord", "learned_table_stress"),
+    ("posgeom.experiments.necessity:StoredEquivariance", "necessity.equivariance"),
+    ("posgeom.experiments.separation:StoredPretrainedSeparation", "separation.pretrained"),
+]
+
+
+@pytest.mark.parametrize("record_name, experiment", STORED_RECORDS)
+def test_a_committed_result_stored_again_from_its_record_is_the_same(record_name, experiment):
+    from posgeom.registry.manifest import canonical
+    from posgeom.registry.typed import named_record_type, to_stored
+
+    result = _committed(experiment)
+    values, arrays = to_stored(as_record(result, named_record_type(record_name)))
+    assert json.dumps(canonical(values), sort_keys=True) == json.dumps(canonical(result.values), sort_keys=True)
+    assert sorted(arrays) == sorted(result.arrays)
+    for name, array in arrays.items():
+        assert array.dtype == result.arrays[name].dtype
+        np.testing.assert_array_equal(array, result.arrays[name])

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..config import resolve_device, settings_or_default as _settings
+from ..encodings.identifiers import Encoding
 from ..registry import Result
+from ..registry.typed import stored
 from ..models.equivariance import reversal_gap
 from ..models.tasks import (
     extend_model, marker_split_accuracy, order_population_geometry, order_task_data, tiny_encoder_config,
@@ -32,15 +34,15 @@ from .settings import AdamWTraining, ModelShape, OrderTask, as_params, by_scale,
 __all__ = [
     "CONFIGS", "ExtrapolationSettings", "Finetune", "TailsOptions", "OrderExtrapolation",
     "MLMExtrapolation", "StudyPlan", "study_plan", "HEURISTICS", "ORDER_ENCODINGS", "MLM_ENCODINGS",
-    "method_names", "position_options", "learned_methods",
+    "method_names", "position_options", "learned_methods", "Scores", "ExtrapolationOrderRecord",
     "order_extrapolation", "run_extrapolation_order",
 ]
 
 #: The extrapolation heuristics of the second seed (names of LearnedPositional.extended's methods).
 HEURISTICS = ("reuse_last", "interpolate", "new_rows")
 #: Encodings trained at length L and compared on the order task / on MLM.
-ORDER_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "mds", "none")
-MLM_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "mds", "none")
+ORDER_ENCODINGS = (Encoding.LEARNED, Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.MDS, Encoding.NONE)
+MLM_ENCODINGS = ORDER_ENCODINGS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,6 +227,30 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
 # extrapolation on the order task
 
 
+#: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
+Scores = dict[str, dict[str, list[float | None]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtrapolationOrderRecord:
+    """A stored :func:`run_extrapolation_order`; accuracies beyond ``L`` are None where no sequence qualifies."""
+
+    methods: list[str]
+    factors: list[float]
+    lengths: list[int]            # round(f L) per factor
+    seeds: list[int]
+    L: int
+    accuracy: Scores
+    loss: Scores
+    accuracy_beyond: Scores       # the later marker at or beyond L
+    accuracy_both_beyond: Scores  # both markers at or beyond L - 1, the positions reuse_last merges
+    stress_at_max: dict[str, list[float]]  # per method and seed: scale-free stress at the longest length
+    alibi_reversal_gap: float | None = stored("alibi_reversal_gap", omit_none=True, default=None)
+    none_reversal_gap: float | None = stored("none_reversal_gap", omit_none=True, default=None)
+    mds_rank: int
+    accuracy_table: np.ndarray = stored("accuracy")  # (methods, factors, seeds), NaN where not run
+    mds_table: np.ndarray
+
 class _OrderScores:
     """Accuracies and losses per method and factor (lists over seeds), and the stress at the longest length."""
 
@@ -303,7 +329,7 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
                     for method, mod in pairs:
                         scores.record(method, f, m_, mod, evals[m_])
     gaps = {f"{name}_reversal_gap": max(reversal_gap(mod, evals[L].data) for mod in models[name])
-            for name in ("alibi", "none") if name in plan.encodings}
+            for name in (Encoding.ALIBI, Encoding.NONE) if name in plan.encodings}
     t = scores.tables
     values = {"methods": plan.methods, "factors": list(plan.factors), "lengths": plan.lengths, "seeds": list(plan.seeds),
               "L": L, **t, "stress_at_max": scores.stress_at_max, **gaps, "mds_rank": int(mds_table.shape[1])}
@@ -333,7 +359,8 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
 
     def compute():
         with torch_threads(cfg.threads if device == "cpu" else None):
-            return order_extrapolation(cfg.order, cfg.model, plan, data_seed=settings.seed, device=device)
+                values, arrays = order_extrapolation(cfg.order, cfg.model, plan, data_seed=settings.seed, device=device)
+        return ExtrapolationOrderRecord(**values, accuracy_table=arrays["accuracy"], mds_table=arrays["mds_table"])
 
     params = {"order": {**as_params(cfg.order), "encodings": list(plan.encodings), "seeds": list(plan.seeds)},
               "model": as_params(cfg.model), "data_seed": settings.seed, "threads": cfg.threads}

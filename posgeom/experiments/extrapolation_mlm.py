@@ -6,7 +6,7 @@ the windows and their vocabulary are :mod:`posgeom.corpora.mlm_windows`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -16,12 +16,36 @@ from ..models.evaluation import mlm_loss_by_position
 from ..models.tasks import tiny_encoder_config, train_mlm_model
 from ..models.threads import torch_threads
 from ..registry import Result
+from ..registry.typed import stored
 from .extrapolation import (
-    CONFIGS, MLM_ENCODINGS, MLMExtrapolation, StudyPlan, learned_methods, position_options, study_plan,
+    CONFIGS, MLM_ENCODINGS, MLMExtrapolation, Scores, StudyPlan, learned_methods, position_options, study_plan,
 )
 from .settings import ModelShape, as_params, store_result
 
-__all__ = ["mlm_extrapolation", "run_extrapolation_mlm"]
+__all__ = ["ExtrapolationMLMRecord", "mlm_extrapolation", "run_extrapolation_mlm"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtrapolationMLMRecord:
+    """A stored :func:`run_extrapolation_mlm`; losses beyond ``L`` are None at lengths up to ``L``."""
+
+    methods: list[str]
+    factors: list[float]
+    lengths: list[int]
+    seeds: list[int]
+    L: int
+    loss: Scores
+    loss_head: Scores             # over positions < L
+    loss_beyond: Scores           # over positions >= L
+    vocab_size: int               # the ids of the reduced vocabulary
+    rare_fraction: float          # the share of training word pieces mapped to "rare"
+    unigram_loss: float           # a model that ignores context
+    data: dict[str, str | None]   # where the windows came from
+    n_train: int
+    n_eval: int
+    loss_table: np.ndarray = stored("loss")  # (methods, factors, seeds), NaN where not run
+    loss_by_position: np.ndarray  # (methods, seeds, n_max) at the longest length
+    mds_table: np.ndarray
 
 
 class _MLMScores:
@@ -122,7 +146,9 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
         win = imdb_windows(settings, n_max=plan.n_max, top_k=c.top_k, n_train=c.n_train, n_eval=c.n_eval,
                            seed=settings.seed)
         with torch_threads(cfg.threads if device == "cpu" else None):
-            return mlm_extrapolation(c, cfg.model, plan, win, device=device)
+            values, arrays = mlm_extrapolation(c, cfg.model, plan, win, device=device)
+        return ExtrapolationMLMRecord(**values, loss_table=arrays["loss"], loss_by_position=arrays["loss_by_position"],
+                                      mds_table=arrays["mds_table"])
 
     params = {"mlm": {**as_params(c), "encodings": list(plan.encodings), "seeds": list(plan.seeds)},
               "model": as_params(cfg.model), "data_seed": settings.seed, "threads": cfg.threads,

@@ -10,18 +10,19 @@ short by more than a margin exactly when the best one does, so this difference s
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..config import resolve_device, settings_or_default as _settings
-from ..geometry.intervals import paired_difference
+from ..geometry.intervals import SeedInterval, paired_difference
 from ..models.tasks import extend_model, marker_split_accuracy, order_task_data, tiny_encoder_config, train_order_model
 from ..models.threads import torch_threads
 from ..registry import Result
 from . import extrapolation as ex
 from .paired_design import PairedDesign, run_paired_design
+from .records.common import PairedOutcome, PairedSeed
 from .settings import as_params, store_result
 
-__all__ = ["HEURISTICS_DESIGN", "LENGTH_FACTOR", "run_heuristics_powered"]
+__all__ = ["HEURISTICS_DESIGN", "LENGTH_FACTOR", "HeuristicsSeed", "StoredHeuristicsPowered", "run_heuristics_powered"]
 
 #: S6: the shortfall that counts (posgeom.verdicts.SHORTFALL; a test keeps them equal).
 HEURISTICS_DESIGN = PairedDesign(effect=0.005)
@@ -30,6 +31,27 @@ HEURISTICS_DESIGN = PairedDesign(effect=0.005)
 LENGTH_FACTOR = 2.0
 
 _QUICK = "quick"  # the smallest model and task that keep the claim's conditions: the quick study's
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeuristicsSeed(PairedSeed):
+    """A seed of S6's design: ``a`` the best heuristic's accuracy at 2L, ``b`` the target table's, and each one's."""
+
+    reuse_last: float
+    interpolate: float
+    new_rows: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredHeuristicsPowered(PairedOutcome):
+    """A stored :func:`run_heuristics_powered`: per heuristic its paired interval against the target table."""
+
+    pilot: tuple[HeuristicsSeed, ...]
+    runs: tuple[HeuristicsSeed, ...]
+    heuristics: dict[str, SeedInterval]
+    L: int
+    length: int                 # 2L, where the heuristics are compared
+    device: str
 
 
 def run_heuristics_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
@@ -84,8 +106,8 @@ def run_heuristics_powered(settings=None, *, force: bool = False, design: Paired
             values = run_paired_design(measure, design, bounds=(-1.0, 1.0), desc="S6 design")
         runs = values["runs"]
         heuristics = {h: paired_difference([r[h] for r in runs], [r["b"] for r in runs], design.level,
-                                           bounds=(-1.0, 1.0)).as_dict() for h in ex.HEURISTICS}
-        return {**values, "heuristics": heuristics, "L": L, "length": length, "device": device}, {}
+                                           bounds=(-1.0, 1.0)) for h in ex.HEURISTICS}
+        return StoredHeuristicsPowered.of(values, heuristics=heuristics, L=L, length=length, device=device)
 
     params = dict(order=as_params(o), model=as_params(cfg.model), length=length, heuristics=list(ex.HEURISTICS),
                   design=as_params(design), data_seed=settings.seed)

@@ -9,6 +9,8 @@ final training loss from N(0, 0.02²) − from N(0, 1); S9, held-out loss with d
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..config import resolve_device, settings_or_default as _settings
 from ..models.table_studies import tails_study, train_dropout_study, train_init_study
 from ..models.tasks import order_population_geometry, order_task_data
@@ -16,9 +18,11 @@ from ..models.threads import torch_threads
 from ..registry import Result
 from . import extrapolation as ex, learned_tables as lt, table_dropout as td
 from .paired_design import PairedDesign, run_paired_design
+from .records.common import PairedOutcome, PairedSeed
 from .settings import as_params, store_result
 
-__all__ = ["TAILS_DESIGN", "INIT_DESIGN", "DROPOUT_DESIGN", "SMALL_INIT", "LARGE_INIT",
+__all__ = ["TAILS_DESIGN", "INIT_DESIGN", "DROPOUT_DESIGN", "SMALL_INIT", "LARGE_INIT", "TailsSeed",
+           "StoredTailsPowered", "InitSeed", "StoredInitPowered", "DropoutSeed", "StoredDropoutPowered",
            "run_tails_powered", "run_init_powered", "run_dropout_powered"]
 
 #: S4: the tail-accuracy deficit that counts (posgeom.verdicts.TAIL_EFFECT; a test keeps them equal).
@@ -34,18 +38,73 @@ SMALL_INIT, LARGE_INIT = "normal_0.02", "normal_1"
 _QUICK = "quick"  # the smallest model and task that keep each claim's conditions: the quick studies'
 
 
+@dataclass(frozen=True, kw_only=True)
+class TailsSeed(PairedSeed):
+    """A seed of S4's design: ``a``, ``b`` tail accuracies (skewed, uniform lengths), and the head accuracies."""
+
+    head_skewed: float
+    head_uniform: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredTailsPowered(PairedOutcome):
+    """A stored :func:`run_tails_powered`."""
+
+    pilot: tuple[TailsSeed, ...]
+    runs: tuple[TailsSeed, ...]
+    device: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class InitSeed(PairedSeed):
+    """A seed of S7's design: ``a``, ``b`` final losses; each initialisation's steps to the threshold (None: never)."""
+
+    steps_small: int | None
+    steps_large: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredInitPowered(PairedOutcome):
+    """A stored :func:`run_init_powered`."""
+
+    pilot: tuple[InitSeed, ...]
+    runs: tuple[InitSeed, ...]
+    loss_threshold: float
+    device: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DropoutSeed(PairedSeed):
+    """A seed of S9's design: ``a``, ``b`` held-out losses; the gap without dropout and both held-out accuracies."""
+
+    gap_none: float
+    accuracy_dropout: float
+    accuracy_none: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredDropoutPowered(PairedOutcome):
+    """A stored :func:`run_dropout_powered`; ``rate`` the dropout compared with none."""
+
+    pilot: tuple[DropoutSeed, ...]
+    runs: tuple[DropoutSeed, ...]
+    rate: float
+    device: str
+
+
 def _describe(shape) -> str:
     return f"{shape.n_layers}-layer encoder of width {shape.d_model} (posgeom.models), marker-order task"
 
 
-def _store(settings, name, design, measure, params, force, *, shape, desc, bounds=None, extra=None) -> Result:
-    """Run ``measure(seed, device)`` through the design inside a stored computation."""
+def _store(settings, name, design, measure, params, force, *, record, shape, desc, bounds=None,
+           extra=None) -> Result:
+    """Run ``measure(seed, device)`` through the design inside a stored computation, stored as a ``record``."""
     device = resolve_device(settings.device)
 
     def compute():
         with torch_threads(1, device):  # tiny models: one thread is as fast and leaves the other core free
             values = run_paired_design(lambda seed: measure(seed, device), design, bounds=bounds, desc=desc)
-        return {**values, **(extra or {}), "device": device}, {}
+        return record.of(values, **(extra or {}), device=device)
 
     return store_result(settings, name, compute, {"design": as_params(design), **params}, force, device=device,
                         model=_describe(shape))
@@ -71,8 +130,8 @@ def run_tails_powered(settings=None, *, force: bool = False, design: PairedDesig
                     head_skewed=values["skewed"]["accuracy_head"][0], head_uniform=values["uniform"]["accuracy_head"][0])
 
     params = dict(tails=task, model=as_params(cfg.model), data_seed=settings.seed)
-    return _store(settings, "learned_tables_fail.tails_powered", design, measure, params, force, shape=cfg.model,
-                  desc="S4 design", bounds=(-1.0, 1.0))
+    return _store(settings, "learned_tables_fail.tails_powered", design, measure, params, force, record=StoredTailsPowered,
+                  shape=cfg.model, desc="S4 design", bounds=(-1.0, 1.0))
 
 
 def run_init_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
@@ -107,8 +166,8 @@ def run_init_powered(settings=None, *, force: bool = False, design: PairedDesign
     params = dict(order=as_params(o), model=as_params(cfg.model), train=as_params(t),
                   loss_threshold=ic.loss_threshold, smooth=ic.smooth, inits=[SMALL_INIT, LARGE_INIT],
                   data_seed=settings.seed)
-    return _store(settings, "learned_tables.init_powered", design, measure, params, force, shape=cfg.model,
-                  desc="S7 design", extra={"loss_threshold": ic.loss_threshold})
+    return _store(settings, "learned_tables.init_powered", design, measure, params, force, record=StoredInitPowered,
+                  shape=cfg.model, desc="S7 design", extra={"loss_threshold": ic.loss_threshold})
 
 
 def run_dropout_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
@@ -133,5 +192,5 @@ def run_dropout_powered(settings=None, *, force: bool = False, design: PairedDes
 
     params = dict(order=as_params(cfg.order), model=as_params(cfg.model), train=as_params(cfg.train), rate=rate,
                   data_seed=settings.seed)
-    return _store(settings, "learned_tables.dropout_powered", design, measure, params, force, shape=cfg.model,
-                  desc="S9 design", extra={"rate": rate})
+    return _store(settings, "learned_tables.dropout_powered", design, measure, params, force, record=StoredDropoutPowered,
+                  shape=cfg.model, desc="S9 design", extra={"rate": rate})

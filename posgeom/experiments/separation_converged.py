@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import geometry as geo
 from ..config import resolve_device, settings_or_default as _settings
+from ..corpora.identifiers import SyntheticFamily
 from ..corpora.synthetic import population_marginals
 from ..geometry.counting import positional_counts
 from ..geometry.marginals import positional_marginals
@@ -32,9 +33,11 @@ from ..verdicts import FLOOR_EFFECT
 from . import separation as sp
 from .separation import Setup
 from .paired_design import PairedDesign, run_paired_design
+from .records.common import PairedOutcome, PairedSeed
 from .settings import as_params, store_result
 
-__all__ = ["ConvergedDesign", "CONVERGED_DESIGN", "sampling_ceiling", "resolved_pairs", "run_separation_converged"]
+__all__ = ["ConvergedDesign", "CONVERGED_DESIGN", "ConvergedSeed", "StoredSeparationConverged", "sampling_ceiling",
+           "resolved_pairs", "run_separation_converged"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,35 @@ class ConvergedDesign:
     paired: PairedDesign = field(default_factory=lambda: PairedDesign(effect=FLOOR_EFFECT))
     #: The table's geometry is recorded every this many steps.
     every: int = 100
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvergedSeed(PairedSeed):
+    """One seed: ``a``, ``b`` log10 separations over the resolved pairs (conditions hold, stationary corpus).
+
+    The per-setup mappings are keyed by the setup's label; ``unresolved`` is the same difference over the
+    unresolved pairs, ``control`` the order-insensitive control's separation over the resolved pairs.
+    """
+
+    control: float
+    unresolved: float
+    sep_all: dict[str, float]   # final separation over every pair
+    median: dict[str, float]    # final median distance
+    loss: dict[str, float]      # training loss over the last ``every`` steps
+    order_spearman: float       # of the run under the conditions
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredSeparationConverged(PairedOutcome):
+    """A stored :func:`run_separation_converged`: the design, the sampling ceiling and the pairs above it."""
+
+    pilot: tuple[ConvergedSeed, ...]
+    runs: tuple[ConvergedSeed, ...]
+    ceiling: float
+    n_resolved: int
+    n_pairs: int
+    least_resolved: float       # the smallest population distance of a resolved pair
+    device: str
 
 
 #: The design, the same at every scale (the smallest model that keeps the theorem's conditions is a CPU model).
@@ -113,7 +145,7 @@ def run_separation_converged(settings=None, *, force: bool = False, design: Conv
             data[setup] = sp.separation_data(setup.corpus, setup.task, conf, seed=settings.seed)
         stationary = data[Setup.STATIONARY]
         ceiling = sampling_ceiling(stationary.train["input_ids"], c.n_positions, stationary.vocab_size)
-        population = population_marginals("drift", n_positions=c.n_positions, vocab_size=c.vocab_size,
+        population = population_marginals(SyntheticFamily.DRIFT, n_positions=c.n_positions, vocab_size=c.vocab_size,
                                           seed=settings.seed)
         pairs = resolved_pairs(population, ceiling)
         if pairs.sum() < 1 or pairs.all():
@@ -148,7 +180,7 @@ def run_separation_converged(settings=None, *, force: bool = False, design: Conv
 
     def compute():
         values = run_paired_design(measure, design.paired, desc="C2 design")
-        return {**values, **{k: v for k, v in facts.items() if k != "pairs"}, "device": device}, {}
+        return StoredSeparationConverged.of(values, **{k: v for k, v in facts.items() if k != "pairs"}, device=device)
 
     params = dict(design=as_params(design), model=shape, train=as_params(training), corpus=as_params(c),
                   setups=sp.SETUPS, data_seed=settings.seed)

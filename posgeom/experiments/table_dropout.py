@@ -8,7 +8,6 @@ difference of the held-out loss, with its interval over seeds (:func:`posgeom.ge
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from ..config import resolve_device, settings_or_default as _settings
@@ -17,7 +16,7 @@ from ..models.table_studies import DropoutRun, train_dropout_study
 from ..registry import Result
 from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, find, records, store_result
 
-__all__ = ["CONFIGS", "DropoutStudySettings", "dropout_runs", "dropout_effect", "run_dropout_study"]
+__all__ = ["CONFIGS", "DropoutStudySettings", "DropoutStudyRecord", "dropout_runs", "dropout_effect", "run_dropout_study"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,17 @@ CONFIGS = by_scale(
     model=ModelShape(d_model=128, n_layers=4, n_heads=4, d_ff=512),
     train=dict(steps=4000, batch_size=64, lr=1e-3, threads=None),
 )
+
+
+@dataclass(frozen=True)
+class DropoutStudyRecord:
+    """A stored :func:`run_dropout_study`: every run, the rates and seeds, and how often a sequence was seen."""
+
+    runs: tuple[DropoutRun, ...]
+    dropouts: tuple[float, ...]
+    seeds: tuple[int, ...]
+    n_train: int
+    passes: float
 
 
 def dropout_runs(result: Result) -> list[DropoutRun]:
@@ -74,10 +84,8 @@ def run_dropout_study(settings=None, *, force: bool = False) -> Result:
         runs = train_dropout_study(as_params(options.order), as_params(options.model), as_params(options.train),
                                    options.dropouts, options.seeds, data_seed=settings.seed, device=device)
         t = options.train
-        values = {"runs": [dataclasses.asdict(r) for r in runs], "dropouts": list(options.dropouts),
-                  "seeds": list(options.seeds), "n_train": options.order.n_train,
-                  "passes": t.steps * t.batch_size / options.order.n_train}
-        return values, None
+        return DropoutStudyRecord(tuple(runs), options.dropouts, options.seeds, options.order.n_train,
+                                  t.steps * t.batch_size / options.order.n_train)
 
     params = {**as_params(options), "data_seed": settings.seed}
     return store_result(settings, "learned_dropout_overfit", compute, params, force, device=device,

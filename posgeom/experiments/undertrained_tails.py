@@ -7,6 +7,10 @@ when most training sequences are short the tail rows are updated by few examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from ..config import resolve_device, settings_or_default as _settings
 from ..models.table_studies import tails_study
 from ..models.threads import torch_threads
@@ -14,7 +18,37 @@ from ..registry import Result
 from .extrapolation import CONFIGS
 from .settings import as_params, store_result
 
-__all__ = ["run_undertrained_tails"]
+__all__ = ["TailCondition", "TailsRecord", "run_undertrained_tails"]
+
+
+@dataclass(frozen=True)
+class TailCondition:
+    """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities."""
+
+    accuracy_head: tuple[float, ...]
+    accuracy_tail: tuple[float, ...]
+    movement_head: tuple[float, ...]
+    movement_tail: tuple[float, ...]
+    neighbour_cos_head: tuple[float, ...]
+    neighbour_cos_tail: tuple[float, ...]
+    frac_long: float   # the share of training sequences reaching the tail
+    n_train: int
+
+
+@dataclass(frozen=True)
+class TailsRecord:
+    """A stored :func:`run_undertrained_tails`: reach (conditions, n), movement (conditions, seeds, n), tables
+    (conditions, seeds, n, d) before and after training."""
+
+    conditions: tuple[str, ...]
+    seeds: tuple[int, ...]
+    boundary: int          # the tail's first position, n/2
+    skewed: TailCondition
+    uniform: TailCondition
+    reach: np.ndarray
+    movement: np.ndarray
+    tables_final: np.ndarray
+    tables_initial: np.ndarray
 
 
 def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) -> Result:
@@ -35,7 +69,10 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
 
     def compute():
         with torch_threads(cfg.threads if device == "cpu" else None):
-            return tails_study(as_params(cfg.tails), as_params(cfg.model), seeds, data_seed=settings.seed, device=device)
+            values, arrays = tails_study(as_params(cfg.tails), as_params(cfg.model), seeds, data_seed=settings.seed,
+                                         device=device)
+        conditions = {c: TailCondition(**values[c]) for c in values["conditions"]}
+        return TailsRecord(values["conditions"], values["seeds"], values["boundary"], **conditions, **arrays)
 
     params = {"tails": {**as_params(cfg.tails), "seeds": list(seeds)}, "model": as_params(cfg.model),
               "data_seed": settings.seed, "threads": cfg.threads}

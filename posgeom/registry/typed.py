@@ -12,7 +12,8 @@ are written once (the records are in ``posgeom.experiments.records``)::
 A field's path is dotted into nested mappings (a number indexes a list); an ``np.ndarray`` field is read from
 ``arrays`` first. Values are converted by the annotation: nested dataclasses, ``from_dict`` types, ``tuple``,
 ``list``, ``dict``, ``X | None``, ``Enum``, and ``int``/``float``/``str``/``bool`` checked. A field with a default
-may be missing. :func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is stored as,
+may be missing. A top-level ``dict[str, np.ndarray]`` field whose path holds ``{}`` is a family of arrays, one per
+key, named by the path with the key in place of ``{}`` (``stored("{}__curve")``: ``"rope__curve"``, ...). :func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is stored as,
 so an experiment builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`). The module
 is infrastructure: it converts and never computes.
 """
@@ -124,6 +125,12 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
         if _is_array(tp) and path in arrays:
             kwargs[f.name] = np.asarray(arrays[path])
             continue
+        if _is_array_family(tp, path):
+            head, tail = path.split("{}", 1)
+            family = {name[len(head):len(name) - len(tail)]: np.asarray(a) for name, a in arrays.items()
+                      if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail)}
+            kwargs[f.name] = family
+            continue
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         raw = _lookup(values, path, here, default=_ABSENT if has_default else _MISSING)
         if raw is _ABSENT:
@@ -134,6 +141,11 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
 
 def _is_array(tp) -> bool:
     return tp is np.ndarray or (_is_union(tp) and np.ndarray in typing.get_args(tp))
+
+
+def _is_array_family(tp, path: str) -> bool:
+    """A ``dict[str, np.ndarray]`` stored as one array per key, named by ``path`` with the key in place of ``{}``."""
+    return "{}" in path and typing.get_origin(tp) is dict and typing.get_args(tp)[1:] == (np.ndarray,)
 
 
 def _is_union(tp) -> bool:
@@ -219,9 +231,11 @@ def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The ``(values, arrays)`` that ``record`` is stored as: what :func:`as_record` reads back into it.
 
     A field goes to the dotted path of :func:`stored` (default: its name). A top-level field annotated
-    ``np.ndarray`` goes to ``arrays`` under that path; every other value goes to ``values``, with nested
-    dataclasses as mappings (by the same rules, their arrays as lists; a type with ``from_dict`` as its
-    ``as_dict``), enums as their values, tuples as lists and numpy scalars and arrays as Python numbers and lists.
+    ``np.ndarray`` goes to ``arrays`` under that path, and a top-level ``dict[str, np.ndarray]`` whose path holds
+    ``{}`` goes there one array per key (the path with the key in place of ``{}``); every other value goes to
+    ``values``, with nested dataclasses as mappings (by the same rules, their arrays as lists; a type with
+    ``from_dict`` as its ``as_dict``), enums as their values, tuples as lists and numpy scalars and arrays as Python
+    numbers and lists.
 
     Parameters
     ----------
@@ -246,6 +260,9 @@ def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             continue
         if _is_array(hints[f.name]) and isinstance(value, np.ndarray):
             arrays[path] = value
+            continue
+        if _is_array_family(hints[f.name], path):
+            arrays.update({path.replace("{}", str(key), 1): array for key, array in value.items()})
             continue
         _place(values, path, _plain(value), f"{type(record).__name__}.{f.name}")
     return values, arrays

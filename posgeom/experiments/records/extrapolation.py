@@ -1,4 +1,7 @@
-"""Typed records of what the studies of learned tables beyond their training length store."""
+"""Typed records of what the studies of learned tables beyond their training length store.
+
+Views of the stored layouts (the records the chapters read); ``TailCondition`` is the experiment's own, re-exported.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..undertrained_tails import TailCondition
 
 __all__ = ["Scores", "StoredExtrapolation", "TailCondition", "StoredTails"]
 
@@ -43,20 +47,6 @@ class StoredExtrapolation:
     def longest(self) -> float:
         """The longest length factor the study ran."""
         return self.factors[-1]
-
-
-@dataclass(frozen=True)
-class TailCondition:
-    """One condition of a stored ``run_undertrained_tails``: per seed, the head and tail quantities."""
-
-    accuracy_head: tuple[float, ...]
-    accuracy_tail: tuple[float, ...]
-    movement_head: tuple[float, ...]
-    movement_tail: tuple[float, ...]
-    neighbour_cos_head: tuple[float, ...]
-    neighbour_cos_tail: tuple[float, ...]
-    frac_long: float
-    n_train: int
 
 
 @dataclass(frozen=True)

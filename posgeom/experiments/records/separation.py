@@ -1,4 +1,7 @@
-"""Typed records of what the experiments of the chapter "Theorem 4" store."""
+"""Typed records of what the experiments of the chapter "Theorem 4" store.
+
+Views of the stored layouts (records the chapter reads); ``Spread`` is the experiment's own, re-exported.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +12,10 @@ import pandas as pd
 
 from ...geometry.intervals import SeedInterval
 from ...registry.typed import stored
+from ..separation import Spread
 
 __all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable", "ConvergedRun", "StoredConverged",
            "FactorisationOutcome"]
-
-
-@dataclass(frozen=True)
-class Spread:
-    """A quantity over the training seeds: mean, standard deviation (ddof 1), lowest and highest seed."""
-
-    mean: float
-    std: float
-    min: float
-    max: float
 
 
 @dataclass(frozen=True)
