@@ -13,9 +13,10 @@ A field's path is dotted into nested mappings (a number indexes a list); an ``np
 ``arrays`` first. Values are converted by the annotation: nested dataclasses, ``from_dict`` types, ``tuple``,
 ``list``, ``dict``, ``X | None``, ``Enum``, and ``int``/``float``/``str``/``bool`` checked. A field with a default
 may be missing. A top-level ``dict[str, np.ndarray]`` field whose path holds ``{}`` is a family of arrays, one per
-key, named by the path with the key in place of ``{}`` (``stored("{}__curve")``: ``"rope__curve"``, ...). :func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is stored as,
-so an experiment builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`). The module
-is infrastructure: it converts and never computes.
+key, named by the path with the key in place of ``{}`` (``stored("{}__curve")``: ``"rope__curve"``, ...).
+:func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is stored as, so an experiment
+builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`). The module is
+infrastructure: it converts and never computes.
 """
 
 from __future__ import annotations
