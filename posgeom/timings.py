@@ -11,6 +11,9 @@ from pathlib import Path
 
 from .config import checkout_root
 
+__all__ = ["BOOK_BUILD", "CHAPTER_TIMES_FILE", "NOT_MEASURED", "chapter_memory", "chapter_times", "format_duration",
+           "format_memory", "time_substitution"]
+
 #: The measured time of each chapter, relative to the checkout.
 CHAPTER_TIMES_FILE = "book/chapter-times.json"
 #: The key under which :func:`chapter_times` gives the wall time of the whole cold build from a fresh clone.
@@ -19,28 +22,24 @@ BOOK_BUILD = "book-build"
 NOT_MEASURED = "not measured yet"
 
 
-def _times_file(root: str | Path | None) -> tuple[Path | None, dict]:
-    """:data:`CHAPTER_TIMES_FILE` of the checkout ``root`` and its JSON; (None, {}) without one."""
+def _by_slug(root: str | Path | None, key: str, default, what: str, valid) -> tuple[Path | None, dict, dict]:
+    """:data:`CHAPTER_TIMES_FILE` of the checkout ``root``, its JSON and its ``key`` (``what`` numbers by slug)."""
     root = Path(root) if root is not None else checkout_root()
     path = None if root is None else Path(root) / CHAPTER_TIMES_FILE
     if path is None or not path.is_file():
-        return None, {}
-    return path, json.loads(path.read_text(encoding="utf-8"))
+        return None, {}, {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    values = data.get(key, default)
+    if not isinstance(values, dict) or not all(isinstance(v, (int, float)) and valid(v) for v in values.values()):
+        raise ValueError(f"{path}: '{key}' must map chapter slugs to {what} numbers; "
+                         "write the file again with python benchmarks/chapter_times.py")
+    return path, data, {str(k): float(v) for k, v in values.items()}
 
 
 def chapter_times(root: str | Path | None = None) -> dict[str, float]:
-    """Seconds of a cold run of each chapter at ``quick`` by slug, and the whole build under :data:`BOOK_BUILD`.
-
-    Empty when the file is absent.
-    """
-    path, data = _times_file(root)
-    if path is None:
-        return {}
-    seconds = data.get("seconds")
-    if not isinstance(seconds, dict) or not all(isinstance(v, (int, float)) and v >= 0 for v in seconds.values()):
-        raise ValueError(f"{path}: 'seconds' must map chapter slugs to non-negative numbers; "
-                         "write the file again with python benchmarks/chapter_times.py")
-    times = {str(k): float(v) for k, v in seconds.items()}
+    """Seconds of a cold run of each chapter at ``quick`` by slug, and of the whole build under :data:`BOOK_BUILD`
+    (empty when the file is absent)."""
+    path, data, times = _by_slug(root, "seconds", None, "non-negative", lambda v: v >= 0)
     build = data.get("book_build_seconds")
     if build is not None:
         if not isinstance(build, (int, float)) or build < 0:
@@ -52,23 +51,14 @@ def chapter_times(root: str | Path | None = None) -> dict[str, float]:
 
 def chapter_memory(root: str | Path | None = None) -> dict[str, float]:
     """Peak resident memory (GB) of each chapter's kernel in the same build, by slug; empty when not measured."""
-    path, data = _times_file(root)
-    if path is None:
-        return {}
-    memory = data.get("peak_memory_gb", {})
-    if not isinstance(memory, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in memory.values()):
-        raise ValueError(f"{path}: 'peak_memory_gb' must map chapter slugs to positive numbers; "
-                         "write the file again with python benchmarks/chapter_times.py")
-    return {str(k): float(v) for k, v in memory.items()}
+    return _by_slug(root, "peak_memory_gb", {}, "positive", lambda v: v > 0)[2]
 
 
 def format_duration(seconds: float | None) -> str:
     """``"55 s"`` under two minutes, ``"6.5 min"`` from there; :data:`NOT_MEASURED` for None."""
     if seconds is None:
         return NOT_MEASURED
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
 def time_substitution(key: str, times: dict[str, float], memory: dict[str, float] | None = None) -> str | None:
@@ -83,7 +73,3 @@ def time_substitution(key: str, times: dict[str, float], memory: dict[str, float
 def format_memory(gigabytes: float | None) -> str:
     """``"1.2 GB"``; :data:`NOT_MEASURED` for None."""
     return NOT_MEASURED if gigabytes is None else f"{gigabytes:.1f} GB"
-
-
-__all__ = ["BOOK_BUILD", "CHAPTER_TIMES_FILE", "NOT_MEASURED", "chapter_memory", "chapter_times", "format_duration",
-           "format_memory", "time_substitution"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from functools import reduce
 from typing import Any, Mapping, Sequence
 
 __all__ = ["setting", "with_setting", "plain"]
@@ -33,19 +34,12 @@ def _resolve(settings: Any, path: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def setting(settings: Any, *path: str, default: Any = ...) -> Any:
-    """``settings[a][b]`` for a dict, ``settings.a.b`` for a dataclass, or the field ``a_b``.
-
-    A missing field raises KeyError naming the path unless ``default`` is given.
-    """
+    """``settings[a][b]`` for a dict, ``settings.a.b`` for a dataclass, or the field ``a_b``; a missing field
+    raises KeyError naming the path unless ``default`` is given."""
     found = _resolve(settings, path)
-    if found is None:
-        if default is not ...:
-            return default
+    if found is None and default is ...:
         raise KeyError(f"settings have no field {'.'.join(path)!r}")
-    value = settings
-    for name in found:
-        value = _get(value, name)
-    return value
+    return default if found is None else reduce(_get, found, settings)
 
 
 def with_setting(settings: Any, path: Sequence[str], value: Any) -> Any:

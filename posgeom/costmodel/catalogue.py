@@ -25,20 +25,17 @@ def _necessity_order(c) -> list[Work]:
     m, t, tr = setting(c, "model"), setting(c, "task"), setting(c, "train")
     n = int(setting(t, "n_positions")) + 1  # [CLS]
     shape = Shape.of(m, int(setting(t, "vocab_size")) + 2)
-    seeds = len(setting(c, "seeds"))
     evals = int(setting(tr, "steps")) // int(setting(tr, "eval_every")) + 2
-    # every model, and ALiBi without [CLS] once more (the chapter's second call)
-    runs = (len(MODELS) + 1) * seeds
+    runs = (len(MODELS) + 1) * len(setting(c, "seeds"))  # every model, and ALiBi without [CLS] once more
     return [_train("order task (BERT-base shape)", shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"), runs),
             _forward("test accuracy along training", shape, n, n, evals * int(setting(t, "n_test")), runs, batch=1024)]
 
 
 def _necessity_equivariance(c) -> list[Work]:
     from ..experiments.necessity import MODELS
-    m, e = setting(c, "model"), setting(c, "equivariance")
-    shape = Shape.of(m, int(setting(e, "vocab_size")))
-    n = int(setting(e, "length"))
-    per_model = int(setting(e, "n_inputs")) * (2 * int(setting(e, "n_perms")) + 1)
+    e = setting(c, "equivariance")
+    n, per_model = int(setting(e, "length")), int(setting(e, "n_inputs")) * (2 * int(setting(e, "n_perms")) + 1)
+    shape = Shape.of(setting(c, "model"), int(setting(e, "vocab_size")))
     return [_forward("permuted inputs (float64 and float32)", shape, n, n, per_model, 2 * len(MODELS))]
 
 
@@ -57,22 +54,19 @@ _HEADLINE = {("drift", "mlm", "normal", False), ("sst2", "mlm", "normal", False)
 
 def _separation(c) -> list[Work]:
     m, tr = setting(c, "model"), setting(c, "train")
-    seeds = len(setting(c, "seeds"))
-    headline = len(setting(c, "headline_seeds", default=setting(c, "seeds")))
+    seeds, headline = len(setting(c, "seeds")), len(setting(c, "headline_seeds", default=setting(c, "seeds")))
     steps, batch = setting(tr, "steps"), setting(tr, "batch_size")
-    out = []
-    groups: dict[tuple, int] = {}
+    out, groups = [], {}
     for call in _SEPARATION_CALLS:
-        corpus, task = call[:2]
-        groups[(corpus, task)] = groups.get((corpus, task), 0) + (headline if call in _HEADLINE else seeds)
+        groups[call[:2]] = groups.get(call[:2], 0) + (headline if call in _HEADLINE else seeds)
     for (corpus, task), runs in groups.items():
         if corpus in ("sst2", "imdb"):
             n = int(setting(c, "real", corpus, "n_positions"))
             real, vocab = mean_tokens(corpus, n), BERT_BASE.vocab_size
         else:
             syn = setting(c, "synthetic")
-            n, vocab = int(setting(syn, "n_positions")), int(setting(syn, "vocab_size")) + 4
-            real = n
+            n = real = int(setting(syn, "n_positions"))
+            vocab = int(setting(syn, "vocab_size")) + 4
         out.append(_train(f"{corpus} {task}", Shape.of(m, vocab), n, real, steps, batch, runs,
                           mlm=0.15 if task == "mlm" else 0.0))
     return out
@@ -87,10 +81,8 @@ def _factorisation_gap(c) -> list[Work]:
 def _lowrank(c) -> list[Work]:
     from ..experiments.minimal_parametrisation import TRAIN_ENCODINGS
     t = setting(c, "train")
-    m, steps, batch = setting(t, "model"), setting(t, "steps"), setting(t, "batch_size")
-    syn = setting(t, "synthetic")
-    n_syn = int(setting(syn, "n_positions")) + 1
-    n_sst = int(setting(t, "sst2", "n_positions"))
+    m, steps, batch, syn = setting(t, "model"), setting(t, "steps"), setting(t, "batch_size"), setting(t, "synthetic")
+    n_syn, n_sst = int(setting(syn, "n_positions")) + 1, int(setting(t, "sst2", "n_positions"))
     return [
         _train("synthetic order task", Shape.of(m, int(setting(syn, "vocab_size")) + 2), n_syn, n_syn,
                setting(steps, "synthetic"), batch, len(setting(t, "seeds")) * len(TRAIN_ENCODINGS)),
@@ -113,11 +105,9 @@ def _scratch(c) -> list[Work]:
 def _ntk(c) -> list[Work]:
     from ..experiments.monotonicity import REGIMES
     k = setting(c, "ntk")
-    n = int(setting(k, "n_positions"))
+    n, probe = int(setting(k, "n_positions")), int(setting(k, "probe_sequences"))
     steps, batch, seeds = int(setting(k, "steps")), int(setting(k, "batch_size")), len(setting(k, "seeds"))
-    records = steps // int(setting(k, "record_every")) + 2
-    probe = int(setting(k, "probe_sequences"))
-    out = []
+    records, out = steps // int(setting(k, "record_every")) + 2, []
     for regime in REGIMES:
         r = setting(k, regime)
         # lazy: every seed; the other regimes: the contrast seeds where the settings have them
@@ -131,8 +121,7 @@ def _ntk(c) -> list[Work]:
 
 
 def _layer_stress(c) -> list[Work]:
-    s = setting(c, "sentences")
-    n = int(setting(s, "n_positions"))
+    n = int(setting(c, "sentences", "n_positions"))
     return [_forward("pretrained BERT-base on SST-2 validation", BERT_BASE, n, mean_tokens("sst2", n, "validation"),
                      872, batch=int(setting(c, "batch_size")))]
 
@@ -167,19 +156,18 @@ def _extrapolation(block: str, vocab_key: str, mlm: float):
         b = setting(c, block)
         L, seeds, encodings = int(setting(b, "L")), len(setting(b, "seeds")), setting(b, "encodings")
         shape = Shape.of(setting(c, "model"), int(setting(b, vocab_key)) + 4)
-        tr, ft = setting(b, "train"), setting(b, "finetune")
-        longer = [round(f * L) for f in setting(b, "factors") if round(f * L) > L]
-        out = [_train(f"{len(encodings)} encodings at L={L}", shape, L + 1, L + 1, setting(tr, "steps"),
-                      setting(tr, "batch_size"), len(encodings) * seeds, mlm=mlm)]
+        steps, batch = setting(b, "train", "steps"), setting(b, "train", "batch_size")
+
+        def learned(what: str, factors: str, run_steps) -> list[Work]:
+            return [_train(f"learned, {what} {m_}", shape, m_ + 1, m_ + 1, run_steps, batch, seeds, mlm=mlm)
+                    for m_ in (round(f * L) for f in setting(b, factors)) if m_ > L]
+
+        out = [_train(f"{len(encodings)} encodings at L={L}", shape, L + 1, L + 1, steps, batch,
+                      len(encodings) * seeds, mlm=mlm)]
         if "learned" in encodings:
-            for m_ in longer:
-                out.append(_train(f"learned, new rows fine-tuned at {m_}", shape, m_ + 1, m_ + 1, setting(ft, "steps"),
-                                  setting(tr, "batch_size"), seeds, mlm=mlm))
+            out += learned("new rows fine-tuned at", "factors", setting(b, "finetune", "steps"))
             if setting(b, "target_baseline"):
-                targets = [round(f * L) for f in setting(b, "target_factors") if round(f * L) > L]
-                for m_ in targets:
-                    out.append(_train(f"learned, trained at {m_}", shape, m_ + 1, m_ + 1, setting(tr, "steps"),
-                                      setting(tr, "batch_size"), seeds, mlm=mlm))
+                out += learned("trained at", "target_factors", steps)
         return out
     return work
 

@@ -29,31 +29,17 @@ def paper_settings(module: str) -> Any:
 def experiment_costs(*, proposed: bool = False, assumptions: Assumptions = ASSUMPTIONS,
                      overrides: Sequence[Override] = PROPOSED,
                      settings_of: Callable[[str], Any] = paper_settings) -> list[ExperimentCost]:
-    """The cost of every paper-scale experiment that runs a model, in book order.
+    """The cost of every paper-scale experiment that runs a model, in book order, under ``assumptions``.
 
-    Parameters
-    ----------
-    proposed : bool
-        Apply the ``overrides`` not yet in the modules before costing.
-    assumptions : Assumptions
-        Hardware, MFU and bucketing.
-    overrides : sequence of Override
-        The proposed changes (default :data:`PROPOSED`).
-    settings_of : callable
-        ``module name → paper settings`` (default: the module's ``CONFIGS["paper"]``).
-
-    Returns
-    -------
-    list of ExperimentCost
+    ``proposed`` applies the ``overrides`` (default :data:`PROPOSED`) not yet in the modules before costing;
+    ``settings_of`` maps a module name to its paper settings (default: the module's ``CONFIGS["paper"]``).
     """
     costs, seen = [], set()
     for chapter, module, function, build in EXPERIMENTS:
         if importlib.util.find_spec(f"posgeom.experiments.{module}") is None:
             continue  # an experiment this checkout does not have
         cfg = settings_of(module)
-        if proposed:
-            cfg, _ = pending_overrides(module, cfg, overrides)
-        work = tuple(build(cfg))
+        work = tuple(build(pending_overrides(module, cfg, overrides)[0] if proposed else cfg))
         counted = [w for w in work if not w.share or w.share not in seen]
         shared = tuple(w.share for w in work if w.share and w.share in seen)
         seen.update(w.share for w in work if w.share)
@@ -119,42 +105,34 @@ def format_costs(costs: Sequence[ExperimentCost], *, assumptions: Assumptions = 
                      f"{c.flops / 1e15:>8.1f} {c.gpu_memory_gb:>6.1f}GB {_minutes(c.gpu_minutes):>9} "
                      f"{_hours(c.cpu_hours):>7} {c.slices:>6}" + (f"  {progress[c.experiment]}"
                                                                       if c.experiment in progress else "") + note)
-    t = totals(costs)
-    measured = gpu_measurements()
-    lines_measured = []
-    if measured:
-        last = measured[-1]
-        at = dataclasses.replace(assumptions, mfu=last.mfu)
-        minutes = sum(w.gpu_seconds(at) for c in costs for w in c.work if not w.share or w.share not in c.shared) / 60
-        lines_measured.append(f"measured: {last.mfu:.0%} MFU on {last.device} ({last.started}, {MEASUREMENTS}): "
-                              f"{_minutes(minutes)} on the GPU at that MFU")
-    else:
-        lines_measured.append(f"measured: no GPU window recorded yet ({MEASUREMENTS}, written by scripts/gpu-slice)")
+    t, measured = totals(costs), gpu_measurements()
     lines.append(f"total: {_tokens(t['tokens_padded'])} padded → {_tokens(t['tokens'])} tokens, "
                  f"{t['flops'] / 1e18:.2f} EFLOP, {_minutes(t['gpu_minutes'])} on the GPU in {t['slices']} slices "
                  f"of at most {SLICE_MINUTES:g} min, {_hours(t['cpu_hours'])} on this CPU, "
                  f"peak GPU memory {t['gpu_memory_gb']:.0f} GB")
     lines.append(f"assumptions: {assumptions.describe()}")
-    lines.extend(lines_measured)
-    return "\n".join(lines)
+    if not measured:
+        return "\n".join([*lines, f"measured: no GPU window recorded yet ({MEASUREMENTS}, written by scripts/gpu-slice)"])
+    last = measured[-1]
+    at = dataclasses.replace(assumptions, mfu=last.mfu)
+    minutes = sum(w.gpu_seconds(at) for c in costs for w in c.work if not w.share or w.share not in c.shared) / 60
+    return "\n".join([*lines, f"measured: {last.mfu:.0%} MFU on {last.device} ({last.started}, {MEASUREMENTS}): "
+                              f"{_minutes(minutes)} on the GPU at that MFU"])
 
 
 def readme_table(assumptions: Assumptions = ASSUMPTIONS) -> str:
     """The README's table of the paper scale's cost per chapter (current settings and with :data:`PROPOSED`)."""
     now, then = experiment_costs(assumptions=assumptions), experiment_costs(proposed=True, assumptions=assumptions)
     padded = experiment_costs(assumptions=dataclasses.replace(assumptions, bucketed=False))
-    chapters = list(dict.fromkeys(c.chapter for c in now))
-    lines = ["| chapter | GPU, padded | GPU, bucketed | GPU, proposed settings | slices (proposed) | CPU, bucketed |",
-             "|---|---|---|---|---|---|"]
-    for ch in chapters:
-        pick = lambda costs, ch=ch: [c for c in costs if c.chapter == ch]  # noqa: E731
-        lines.append(f"| {ch} | {_minutes(totals(pick(padded))['gpu_minutes'])} | "
-                     f"{_minutes(totals(pick(now))['gpu_minutes'])} | {_minutes(totals(pick(then))['gpu_minutes'])} | "
-                     f"{totals(pick(then))['slices']} | {_hours(totals(pick(now))['cpu_hours'])} |")
-    tp, tn, tt = totals(padded), totals(now), totals(then)
-    lines.append(f"| **total** | {_minutes(tp['gpu_minutes'])} | {_minutes(tn['gpu_minutes'])} | "
-                 f"{_minutes(tt['gpu_minutes'])} | {tt['slices']} | {_hours(tn['cpu_hours'])} |")
-    return "\n".join(lines)
+
+    def row(label: str, chapter: str | None = None) -> str:
+        tp, tn, tt = (totals([c for c in costs if chapter in (None, c.chapter)]) for costs in (padded, now, then))
+        return (f"| {label} | {_minutes(tp['gpu_minutes'])} | {_minutes(tn['gpu_minutes'])} | "
+                f"{_minutes(tt['gpu_minutes'])} | {tt['slices']} | {_hours(tn['cpu_hours'])} |")
+
+    return "\n".join(["| chapter | GPU, padded | GPU, bucketed | GPU, proposed settings | slices (proposed) | "
+                      "CPU, bucketed |", "|---|---|---|---|---|---|",
+                      *(row(ch, ch) for ch in dict.fromkeys(c.chapter for c in now)), row("**total**")])
 
 
 #: The markers around the README's generated cost table.
@@ -167,12 +145,11 @@ def update_readme(path) -> bool:
     import re
     from pathlib import Path
     path = Path(path)
-    text = path.read_text()
-    start, end = (re.escape(m) for m in README_MARKERS)
-    if not re.search(start + ".*?" + end, text, flags=re.S):
-        raise ValueError(f"{path} has no cost table between the markers {README_MARKERS[0]!r} and {README_MARKERS[1]!r}")
-    new = re.sub(start + ".*?" + end, lambda _: f"{README_MARKERS[0]}\n{readme_table()}\n{README_MARKERS[1]}", text,
-                 flags=re.S)
+    text, table = path.read_text(), "(?s)" + ".*?".join(re.escape(m) for m in README_MARKERS)
+    if not re.search(table, text):
+        raise ValueError(f"{path} has no cost table between the markers {README_MARKERS[0]!r} and "
+                         f"{README_MARKERS[1]!r}")
+    new = re.sub(table, lambda _: f"{README_MARKERS[0]}\n{readme_table()}\n{README_MARKERS[1]}", text)
     new = re.sub(r"\nAssumptions: [^\n]*\n", lambda _: f"\nAssumptions: {ASSUMPTIONS.describe()}.\n", new)
     if new != text:
         path.write_text(new)
@@ -182,11 +159,8 @@ def update_readme(path) -> bool:
 def gpu_work(costs: Sequence[ExperimentCost] | None = None) -> dict[str, float]:
     """``{registry name pattern: GPU minutes}`` of the experiments this CPU would take more than
     :data:`CPU_FEASIBLE_HOURS` on; a heavy experiment missing from :data:`RESULT_NAMES` raises ValueError."""
-    costs = experiment_costs() if costs is None else costs
     work: dict[str, float] = {}
-    for cost in costs:
-        if cost.cpu_hours <= CPU_FEASIBLE_HOURS:
-            continue
+    for cost in (c for c in (experiment_costs() if costs is None else costs) if c.cpu_hours > CPU_FEASIBLE_HOURS):
         if cost.experiment not in RESULT_NAMES:
             raise ValueError(f"{cost.experiment} needs a GPU at paper scale but costmodel.RESULT_NAMES does not say "
                              "which registry entries it writes; add them there")

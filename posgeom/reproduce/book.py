@@ -95,49 +95,35 @@ def page_execution_mode(path: str | Path) -> str | None:
     text = Path(path).read_text(encoding="utf-8")
     if not text.startswith("---"):
         return None
-    front = yaml.safe_load(text.split("---", 2)[1]) or {}
-    mode = (front.get("mystnb") or {}).get("execution_mode")
+    mode = ((yaml.safe_load(text.split("---", 2)[1]) or {}).get("mystnb") or {}).get("execution_mode")
     return None if mode is None else str(mode)
 
 
 def book_pages(root: str | Path, chapters: Sequence[Chapter] = CHAPTERS) -> list[Page]:
-    """The pages of ``_toc.yml`` with code cells that the build takes from jupyter-cache, in book order, with
-    what each waits for (see the module docstring)."""
+    """The pages of ``_toc.yml`` that the build takes from jupyter-cache, in book order, with what each waits for."""
     root = Path(root)
     reuses = {c.slug: c.reuses for c in chapters}
-    pages: list[Page] = []
-    for name in toc_files(root):
-        path = root / f"{name}.md"
-        if not path.is_file() or "```{code-cell}" not in path.read_text(encoding="utf-8"):
-            continue
-        if page_execution_mode(path) not in (None, "cache"):
-            continue
-        pages.append(Page(path, path.stem))
-    chapter_slugs = [p.slug for p in pages if p.path.parent.name == CHAPTER_FOLDER]
-    return [Page(p.path, p.slug,
-                 tuple(s for s in reuses.get(p.slug, ()) if s in chapter_slugs)
-                 if p.path.parent.name == CHAPTER_FOLDER else tuple(chapter_slugs))
-            for p in pages]
+    paths = [path for path in (root / f"{name}.md" for name in toc_files(root))
+             if path.is_file() and "```{code-cell}" in path.read_text(encoding="utf-8")
+             and page_execution_mode(path) in (None, "cache")]
+    chapters_run = [p.stem for p in paths if p.parent.name == CHAPTER_FOLDER]
+    return [Page(p, p.stem, tuple(s for s in reuses.get(p.stem, ()) if s in chapters_run)
+                 if p.parent.name == CHAPTER_FOLDER else tuple(chapters_run)) for p in paths]
 
 
 def threads_per_kernel(jobs: int, cpus: int | None = None) -> int:
     """OpenMP/BLAS/PyTorch threads for each of ``jobs`` kernels on ``cpus`` cores: an equal share, at least 1."""
-    cpus = cpus or os.cpu_count() or 1
-    return max(1, cpus // max(1, jobs))
+    return max(1, (cpus or os.cpu_count() or 1) // max(1, jobs))
 
 
 def default_jobs(cpus: int | None = None) -> int:
     """Kernels at once: one per core, at most 4 (a chapter holds up to about 2 GB)."""
-    cpus = cpus or os.cpu_count() or 1
-    return max(1, min(4, cpus))
+    return max(1, min(4, cpus or os.cpu_count() or 1))
 
 
 def kernel_environment(threads: int, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The kernels' environment: ``base`` (default ``os.environ``) with every thread count set to ``threads``
-    (PyTorch takes its intra-op threads from ``OMP_NUM_THREADS``)."""
-    env = dict(os.environ if base is None else base)
-    env.update({name: str(threads) for name in THREAD_VARIABLES})
-    return env
+    """``base`` (default ``os.environ``) with every thread count at ``threads`` (PyTorch reads ``OMP_NUM_THREADS``)."""
+    return {**(os.environ if base is None else base), **{name: str(threads) for name in THREAD_VARIABLES}}
 
 
 def read_page(path: Path):
@@ -147,9 +133,7 @@ def read_page(path: Path):
 
 
 def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
-    """Run ``page`` in a fresh kernel: (notebook, seconds, error or None, peak memory in bytes or None).
-
-    The memory probe cell is removed again, so the notebook cached is the page's own."""
+    """Run ``page`` in a fresh kernel: (notebook without the probe cell, seconds, error or None, peak bytes or None)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     nb = read_page(page.path)
@@ -168,31 +152,28 @@ def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
         nb.cells.pop()
         where = failed_cell(nb, current["index"]) or ("the memory probe after the last cell"
                                                       if current["index"] == len(nb.cells) else "before its first cell")
-        detail = str(err).strip().splitlines()
-        return nb, time.perf_counter() - started, f"{page.path.name}, {where}: " + "\n".join(detail[-15:]), None
+        detail = "\n".join(str(err).strip().splitlines()[-15:])
+        return nb, time.perf_counter() - started, f"{page.path.name}, {where}: {detail}", None
     except Exception:  # a kernel that cannot start, a notebook that cannot be read: say so, whole
         nb.cells.pop()
         return nb, time.perf_counter() - started, f"{page.path.name}: " + traceback.format_exc(limit=5), None
     seconds = time.perf_counter() - started
-    probe = nb.cells.pop()
-    return nb, seconds, None, read_probe(probe)["rss_bytes"]
+    return nb, seconds, None, read_probe(nb.cells.pop())["rss_bytes"]
 
 
 def cell_seconds(nb) -> list[float | None]:
     """Seconds each code cell ran (None where untimed), removing nbclient's timing metadata: jupyter-cache
     hashes every cell's metadata, and MyST-NB's copy of the page has none."""
     from datetime import datetime
+
+    def parse(text: str) -> datetime:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
     seconds: list[float | None] = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
         timing = cell.metadata.pop("execution", None) or {}
         start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
-        if start and end:
-            parse = lambda text: datetime.fromisoformat(text.replace("Z", "+00:00"))  # noqa: E731
-            seconds.append(round((parse(end) - parse(start)).total_seconds(), 3))
-        else:
-            seconds.append(None)
+        seconds.append(round((parse(end) - parse(start)).total_seconds(), 3) if start and end else None)
     return seconds
 
 
@@ -226,23 +207,10 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
                  out: Callable[[str], None] = print, execute: Callable[..., tuple] = _execute_page) -> BookExecution:
     """Execute the book's pages that jupyter-cache does not hold yet, ``jobs`` at a time, into its cache.
 
-    Parameters
-    ----------
-    root : path, optional
-        The checkout (default: the one we run in).
-    jobs : int, optional
-        Kernels at once (default :func:`default_jobs`).
-    timeout : int or None
-        Seconds allowed per cell.
-    pages, cache_dir : optional
-        What to run and where to cache it (defaults: :func:`book_pages`, :func:`cache_path`).
-    out, execute : callable
-        Where progress lines go; what runs one page (tests replace it).
-
-    Returns
-    -------
-    BookExecution
-        A failed page is reported, not raised; the pages that do not wait for it still run and are cached.
+    ``root`` defaults to this checkout, ``jobs`` to :func:`default_jobs`, ``pages`` to :func:`book_pages` and
+    ``cache_dir`` to :func:`cache_path`; ``timeout`` is per cell; ``out`` takes the progress lines and ``execute``
+    runs one page (tests replace it). A failed page is reported in the returned :class:`BookExecution`, not raised;
+    the pages that do not wait for it still run and are cached.
     """
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -261,14 +229,11 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
         except KeyError:
             to_run.append(page)
     threads = threads_per_kernel(jobs)
-    env = kernel_environment(threads)
-    times = chapter_times(root)
-    started = time.perf_counter()
+    env, started = kernel_environment(threads), time.perf_counter()
     out(f"[book] executing {len(to_run)} of {len(pages)} pages, {jobs} at a time with {threads} thread(s) each"
         + (f"; {len(report.cached)} already in the cache" if report.cached else ""))
-    done: set[str] = set(report.cached)
-    failed: set[str] = set()
-    rank = priorities(pages, times)
+    done, failed = set(report.cached), set()
+    rank = priorities(pages, chapter_times(root))
     waiting = sorted(to_run, key=lambda page: -rank[page.slug])
     running: dict[Future, Page] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -293,9 +258,9 @@ def execute_book(root: str | Path | None = None, *, jobs: int | None = None, tim
                 if error is None:
                     # stored as MyST-NB stores it, with the cells' seconds and the kernel's peak memory beside
                     # (benchmarks/chapter_times.py writes both to book/chapter-times.json)
-                    cells = cell_seconds(nb)
+                    data = {"execution_seconds": seconds, "cell_seconds": cell_seconds(nb),
+                            "peak_rss_bytes": peak_rss_bytes}
                     cache.add_nb_to_project(str(page.path), read_data=MYST_READER)
-                    data = {"execution_seconds": seconds, "cell_seconds": cells, "peak_rss_bytes": peak_rss_bytes}
                     cache.cache_notebook_bundle(CacheBundleIn(nb, str(page.path), data=data),
                                                 check_validity=False, overwrite=True)
                     done.add(page.slug)
@@ -320,17 +285,14 @@ def build_book(root: str | Path | None = None, *, jobs: int | None = None, timeo
     root = Path(root) if root is not None else project_root()
     report = execute_book(root, jobs=jobs, timeout=timeout, out=out)
     if report.failed:
-        names = ", ".join(run.page.slug for run in report.failed)
-        print(f"[book] not built: {names} failed (the error is above); fix it and run again: the pages that "
-              "ran are kept in the cache and are not executed again", file=sys.stderr)
+        print(f"[book] not built: {', '.join(run.page.slug for run in report.failed)} failed (the error is above); "
+              "fix it and run again: the pages that ran are kept in the cache and are not executed again",
+              file=sys.stderr)
         return 1
     jb = Path(sys.executable).with_name("jupyter-book")
     command = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--all", "--warningiserror",
-               "--nitpick", "--keep-going"]
-    if config is not None:
-        command += ["--config", str(config)]
-    if path_output is not None:
-        command += ["--path-output", str(path_output)]
+               "--nitpick", "--keep-going", *(["--config", str(config)] if config is not None else []),
+               *(["--path-output", str(path_output)] if path_output is not None else [])]
     return run_quietly(command, cwd=root)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -50,10 +50,7 @@ def training_deadline(at: float | None):
     os.environ[DEADLINE_ENV] = repr(float(at))
     try:
         manager = getattr(_training_module(), "deadline", None)
-        if callable(manager):
-            with manager(float(at)):
-                yield
-        else:
+        with manager(float(at)) if callable(manager) else nullcontext():
             yield
     finally:
         if previous is None:
@@ -90,32 +87,21 @@ def _cost_label(origin: str) -> str:
 
 def checkpoint_progress(results_dir: str | Path, scale: str) -> list[RunProgress]:
     """The training runs with a saved state under ``results_dir`` at ``scale`` (empty without the models)."""
-    training = _training_module()
-    report = getattr(training, "checkpoint_progress", None)
-    if not callable(report):
-        return []
-    out = []
-    for row in report(results_dir=results_dir, scale=scale) or ():
-        get = (lambda k, r=row: r.get(k)) if isinstance(row, dict) else (lambda k, r=row: getattr(r, k, None))
-        origin = _cost_label(str(get("origin") or "?"))
-        step = get("step") if get("step") is not None else get("steps_done")
-        if step is None or get("total_steps") is None:
-            continue
-        out.append(RunProgress(origin, int(step), int(get("total_steps")), bool(get("complete"))))
-    return out
+    report = getattr(_training_module(), "checkpoint_progress", None)
+    rows = (report(results_dir=results_dir, scale=scale) or ()) if callable(report) else ()
+    return [RunProgress(_cost_label(str(getattr(row, "origin", None) or "?")), int(row.step), int(row.total_steps),
+                        bool(getattr(row, "complete", False)))
+            for row in rows if getattr(row, "step", None) is not None and getattr(row, "total_steps", None) is not None]
 
 
 def experiment_progress(runs: Sequence[RunProgress]) -> dict[str, str]:
     """Per experiment, its saved runs as text: ``"2 runs finished, 1 at step 400 of 2500"``."""
-    by: dict[str, list[RunProgress]] = {}
-    for r in runs:
-        by.setdefault(r.experiment, []).append(r)
     out = {}
-    for experiment, rows in by.items():
+    for experiment in dict.fromkeys(r.experiment for r in runs):
+        rows = [r for r in runs if r.experiment == experiment]
         done = sum(r.complete for r in rows)
-        parts = [f"{done} run(s) finished"] if done else []
-        parts += [f"1 at step {r.step} of {r.total_steps}" for r in rows if not r.complete]
-        out[experiment] = ", ".join(parts)
+        out[experiment] = ", ".join(([f"{done} run(s) finished"] if done else [])
+                                    + [f"1 at step {r.step} of {r.total_steps}" for r in rows if not r.complete])
     return out
 
 
@@ -132,21 +118,17 @@ def checkpoint_links(results_dir: str | Path, scale: str) -> list[Path]:
 
 
 def discard_finished_checkpoints(results_dir: str | Path, scale: str) -> int:
-    """Remove the saved states of finished training runs; returns how many.
-
-    Nothing is discarded (a warning says why) while a symbolic link stands among the states' folders: deleting
-    through it would reach outside the results folder."""
+    """Remove the saved states of finished training runs; how many. Nothing is discarded (a warning says why)
+    while a symbolic link stands among the states' folders: deleting through it would reach outside the results."""
     import warnings
     discard = getattr(_training_module(), "discard_checkpoints", None)
     if not callable(discard):
         return 0
     links = checkpoint_links(results_dir, scale)
     if links:
-        warnings.warn(
-            f"kept the saved training states under {Path(results_dir) / scale / CHECKPOINT_FOLDER}: {links[0]} is a "
-            "symbolic link (never followed, so nothing is discarded through it); delete the link (posgeom results "
-            "check lists every link)", stacklevel=2,
-        )
+        warnings.warn(f"kept the saved training states under {Path(results_dir) / scale / CHECKPOINT_FOLDER}: "
+                      f"{links[0]} is a symbolic link (never followed, so nothing is discarded through it); delete the "
+                      "link (posgeom results check lists every link)", stacklevel=2)
         return 0
     return len(discard(results_dir=results_dir, scale=scale, complete_only=True))
 

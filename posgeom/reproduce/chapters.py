@@ -66,10 +66,9 @@ class Chapter:
         estimate = getattr(self, scale)
         if scale == "quick":
             seconds = chapter_times().get(self.slug)
-            if seconds is None:
-                return estimate
-            memory = chapter_memory().get(self.slug, estimate.memory_gb)
-            return replace(estimate, minutes=seconds / 60, memory_gb=memory, measured=True)
+            return estimate if seconds is None else replace(
+                estimate, minutes=seconds / 60, memory_gb=chapter_memory().get(self.slug, estimate.memory_gb),
+                measured=True)
         if self.paper_from_cost_model:
             minutes = cost_model_minutes().get(self.slug, 0.0)
             if minutes <= 0:
@@ -78,10 +77,8 @@ class Chapter:
                                  "the chapter's Estimate a number of minutes")
             return replace(estimate, minutes=minutes)
         run = recorded_runs(scale, registry).get(self.slug)
-        if run is None:
-            return estimate
-        memory = run.values.get("peak_rss_gb") or estimate.memory_gb
-        return replace(estimate, minutes=run.values["wall_s"] / 60, memory_gb=memory, measured=True)
+        return estimate if run is None else replace(estimate, minutes=run.values["wall_s"] / 60, measured=True,
+                                                    memory_gb=run.values.get("peak_rss_gb") or estimate.memory_gb)
 
 
 def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Result]:
@@ -108,52 +105,42 @@ def cost_model_minutes() -> dict[str, float]:
 #: The package of the experiments' entry points (``module:function`` names are relative to it).
 EXPERIMENTS_PACKAGE = "posgeom.experiments."
 
+
+def _ddp(*entry_points: str) -> tuple[str, ...]:
+    return tuple(EXPERIMENTS_PACKAGE + entry for entry in entry_points)
+
+
 #: The chapters that check claims, in the book's order (chapters reuse the registry entries of earlier
 #: ones: *Real corpora* before *Monotonicity* and *Inside BERT*). ``getting-started`` checks no claim.
 CHAPTERS: tuple[Chapter, ...] = (
-    Chapter("encodings-at-a-glance", "Five encodings at a glance", ("C8",),
-            Estimate(0.5, 0.8), Estimate(2, 3), False,
+    Chapter("encodings-at-a-glance", "Five encodings at a glance", ("C8",), Estimate(0.5, 0.8), Estimate(2, 3), False,
             parts=("zoo.*",)),
-    Chapter("theorem1-necessity", "Theorem 1: why position must be injected", ("C1",),
-            Estimate(1.5, 0.8), Estimate(None, 8, 20), True,
-            ddp=(EXPERIMENTS_PACKAGE + "necessity:run_order_task",),
-            parts=("necessity.*",)),
-    Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",),
-            Estimate(3.5, 1.2), Estimate(None, 12, 25), True,
-            ddp=(EXPERIMENTS_PACKAGE + "separation:run_chapter",),
-            parts=("separation.*",)),
-    Chapter("corpus-geometry", "The geometry of a corpus", ("C8",),
-            Estimate(0.4, 0.6, measured=True), Estimate(10, 8), False,
-            parts=("corpus_geometry.*",)),
-    Chapter("optimal-encoding", "The optimal encoding", ("C3", "C6"),
-            Estimate(0.3, 0.7, measured=True), Estimate(10, 6), False,
-            parts=("optimal_encoding.*",)),
-    Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",),
-            Estimate(3.0, 0.8), Estimate(None, 8, 16), True,
-            ddp=(EXPERIMENTS_PACKAGE + "minimal_parametrisation:run_lowrank_training",),
-            parts=("minimal_parametrisation.*",)),
-    Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4",),
-            Estimate(0.2, 0.5, measured=True), Estimate(2, 3), False,
-            parts=("sinusoids_as_mds.*",)),
-    Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"),
-            Estimate(5.0, 2.0), Estimate(None, 16, 30), True,
-            ddp=(EXPERIMENTS_PACKAGE + "real_corpora:run_scratch_tables",),
+    Chapter("theorem1-necessity", "Theorem 1: why position must be injected", ("C1",), Estimate(1.5, 0.8),
+            Estimate(None, 8, 20), True, ddp=_ddp("necessity:run_order_task"), parts=("necessity.*",)),
+    Chapter("theorem4-separation", "Theorem 4: trained positions stay apart", ("C2",), Estimate(3.5, 1.2),
+            Estimate(None, 12, 25), True, ddp=_ddp("separation:run_chapter"), parts=("separation.*",)),
+    Chapter("corpus-geometry", "The geometry of a corpus", ("C8",), Estimate(0.4, 0.6, measured=True),
+            Estimate(10, 8), False, parts=("corpus_geometry.*",)),
+    Chapter("optimal-encoding", "The optimal encoding", ("C3", "C6"), Estimate(0.3, 0.7, measured=True),
+            Estimate(10, 6), False, parts=("optimal_encoding.*",)),
+    Chapter("minimal-parametrisation", "Minimal parametrisation", ("C5",), Estimate(3.0, 0.8), Estimate(None, 8, 16),
+            True, ddp=_ddp("minimal_parametrisation:run_lowrank_training"), parts=("minimal_parametrisation.*",)),
+    Chapter("sinusoids-as-mds", "When are sinusoids optimal?", ("C4",), Estimate(0.2, 0.5, measured=True),
+            Estimate(2, 3), False, parts=("sinusoids_as_mds.*",)),
+    Chapter("real-corpora", "Real corpora: SST-2 and IMDB", ("C6", "C7", "C8"), Estimate(5.0, 2.0),
+            Estimate(None, 16, 30), True, ddp=_ddp("real_corpora:run_scratch_tables"),
             parts=("real_corpora_*", "alibi_search_*")),
-    Chapter("monotonicity", "Monotonicity", ("C9", "C11"),
-            Estimate(3.0, 1.5), Estimate(None, 16, 20), True,
-            ddp=(EXPERIMENTS_PACKAGE + "monotonicity:run_ntk_all",), reuses=("real-corpora",),
-            parts=("monotonicity_*",)),
-    Chapter("inside-bert", "Inside BERT: the layers", ("C10",),
-            Estimate(1.0, 1.0), Estimate(5, 4, 4), False, reuses=("real-corpora",),
-            parts=("inside_bert*",)),
-    Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"),
-            Estimate(2.0, 1.5), Estimate(None, 8, 4), True,
-            ddp=(EXPERIMENTS_PACKAGE + "learned_tables:run_init_study", EXPERIMENTS_PACKAGE + "table_dropout:run_dropout_study"),
+    Chapter("monotonicity", "Monotonicity", ("C9", "C11"), Estimate(3.0, 1.5), Estimate(None, 16, 20), True,
+            ddp=_ddp("monotonicity:run_ntk_all"), reuses=("real-corpora",), parts=("monotonicity_*",)),
+    Chapter("inside-bert", "Inside BERT: the layers", ("C10",), Estimate(1.0, 1.0), Estimate(5, 4, 4), False,
+            reuses=("real-corpora",), parts=("inside_bert*",)),
+    Chapter("learned-tables", "Learned tables", ("S1", "S2", "S3", "S7", "S8", "S9"), Estimate(2.0, 1.5),
+            Estimate(None, 8, 4), True, ddp=_ddp("learned_tables:run_init_study", "table_dropout:run_dropout_study"),
             parts=("learned_table_*", "learned_init_study", "learned_dropout_overfit", "learned_tables.*")),
-    Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"),
-            Estimate(2.5, 1.2), Estimate(None, 8, 6), True,
-            ddp=(EXPERIMENTS_PACKAGE + "undertrained_tails:run_undertrained_tails", EXPERIMENTS_PACKAGE + "extrapolation:run_extrapolation_order",
-                 EXPERIMENTS_PACKAGE + "extrapolation_mlm:run_extrapolation_mlm"),
+    Chapter("learned-tables-fail", "Where learned tables fail", ("S4", "S5", "S6"), Estimate(2.5, 1.2),
+            Estimate(None, 8, 6), True, ddp=_ddp("undertrained_tails:run_undertrained_tails",
+                                                 "extrapolation:run_extrapolation_order",
+                                                 "extrapolation_mlm:run_extrapolation_mlm"),
             parts=("learned_tails", "learned_extrapolation_*", "learned_tables_fail.*")),
 )
 
@@ -184,10 +171,8 @@ def project_root() -> Path:
     """The posgeom checkout (:func:`posgeom.config.checkout_root`); a ``ValueError`` outside any."""
     root = checkout_root()
     if root is None:
-        raise ValueError(
-            "posgeom reproduce executes the chapters of a posgeom checkout (its notebooks/ folder); "
-            "run it inside the repository"
-        )
+        raise ValueError("posgeom reproduce executes the chapters of a posgeom checkout (its notebooks/ folder); "
+                         "run it inside the repository")
     return root
 
 
@@ -208,10 +193,8 @@ def select_chapters(only: Iterable[str] | None = None, chapters: Sequence[Chapte
                 raise ValueError(f"claim {value.upper()} is checked by no chapter of this list ({', '.join(slugs)})")
             picked.update(checking)
         else:
-            raise ValueError(
-                f"unknown chapter or claim {value!r}; valid chapters are {', '.join(slugs)}; "
-                f"valid claims are {', '.join(PAPER_CLAIMS)}"
-            )
+            raise ValueError(f"unknown chapter or claim {value!r}; valid chapters are {', '.join(slugs)}; "
+                             f"valid claims are {', '.join(PAPER_CLAIMS)}")
     return [c for c in chapters if c.slug in picked]
 
 

@@ -30,43 +30,37 @@ class CpuPart:
 
     @property
     def name(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
-        return f"{self.entry}({args})"
+        return f"{self.entry}({', '.join(f'{k}={v!r}' for k, v in self.kwargs)})"
+
+
+def _parts(chapter: str, module: str, *functions: str, **kwargs: Any) -> tuple[CpuPart, ...]:
+    return tuple(CpuPart(chapter, f"{module}:{function}", tuple(kwargs.items())) for function in functions)
 
 
 #: The CPU work of the chapters that train at paper scale: counting and linear algebra on the full corpora, and
 #: the powered designs a small CPU model settles (C2, C5, S4, S6, S7, S9). ``--cpu-parts`` stores them under
 #: ``results/paper/``; the chapter reads them back when it runs on a GPU.
-CPU_PARTS: tuple[CpuPart, ...] = tuple(
-    CpuPart(chapter, entry, tuple(kwargs.items())) for chapter, entry, kwargs in (
-        ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "sst2"}),
-        ("real-corpora", "real_corpora:run_corpus_geometry", {"corpus": "imdb"}),
-        ("real-corpora", "real_corpora:run_alibi_choices", {"corpus": "sst2"}),
-        ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "sst2"}),
-        ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "sst2"}),
-        ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "sst2"}),
-        ("minimal-parametrisation", "minimal_parametrisation:run_effective_rank", {}),
-        ("minimal-parametrisation", "minimal_parametrisation:run_c5", {}),
-        ("minimal-parametrisation", "minimal_parametrisation:run_c5_draws", {}),
-        ("minimal-parametrisation", "minimal_parametrisation:run_rank_validation", {}),
-        ("minimal-parametrisation", "minimal_parametrisation:run_stress_vs_rank", {}),
-        ("minimal-parametrisation", "lowrank_powered:run_lowrank_powered", {}),
-        ("learned-tables-fail", "learned_powered:run_tails_powered", {}),
-        ("learned-tables-fail", "extrapolation_powered:run_heuristics_powered", {}),
-        ("learned-tables", "learned_powered:run_init_powered", {}),
-        ("learned-tables", "learned_powered:run_dropout_powered", {}),
-        ("theorem4-separation", "separation_converged:run_separation_converged", {}),
-        ("real-corpora", "real_corpora:run_stress_intervals", {"corpus": "imdb"}),
-        ("real-corpora", "real_corpora:run_resolvable_splits", {"corpus": "imdb"}),
-        ("real-corpora", "real_corpora:run_noise_aware_rank", {"corpus": "imdb"}),
-        # the fixed encodings' tables, without the one trained from scratch: what the C6-C9 rows read
-        ("real-corpora", "real_corpora:run_stress_table", {"corpus": "sst2", "train_scratch": False}),
-        ("real-corpora", "real_corpora:run_stress_table", {"corpus": "imdb", "train_scratch": False}),
-        ("monotonicity", "monotonicity:run_monotonicity_table", {"corpus": "sst2", "train_scratch": False}),
-        ("monotonicity", "monotonicity:run_monotonicity_table", {"corpus": "imdb", "train_scratch": False}),
-        ("monotonicity", "monotonicity:run_violation_intervals", {"corpus": "sst2"}),
-        ("monotonicity", "monotonicity:run_violation_intervals", {"corpus": "imdb"}),
-    )
+CPU_PARTS: tuple[CpuPart, ...] = (
+    *_parts("real-corpora", "real_corpora", "run_corpus_geometry", corpus="sst2"),
+    *_parts("real-corpora", "real_corpora", "run_corpus_geometry", corpus="imdb"),
+    *_parts("real-corpora", "real_corpora", "run_alibi_choices", "run_stress_intervals", "run_resolvable_splits",
+            "run_noise_aware_rank", corpus="sst2"),
+    *_parts("minimal-parametrisation", "minimal_parametrisation", "run_effective_rank", "run_c5", "run_c5_draws",
+            "run_rank_validation", "run_stress_vs_rank"),
+    *_parts("minimal-parametrisation", "lowrank_powered", "run_lowrank_powered"),
+    *_parts("learned-tables-fail", "learned_powered", "run_tails_powered"),
+    *_parts("learned-tables-fail", "extrapolation_powered", "run_heuristics_powered"),
+    *_parts("learned-tables", "learned_powered", "run_init_powered", "run_dropout_powered"),
+    *_parts("theorem4-separation", "separation_converged", "run_separation_converged"),
+    *_parts("real-corpora", "real_corpora", "run_stress_intervals", "run_resolvable_splits", "run_noise_aware_rank",
+            corpus="imdb"),
+    # the fixed encodings' tables, without the one trained from scratch: what the C6-C9 rows read
+    *_parts("real-corpora", "real_corpora", "run_stress_table", corpus="sst2", train_scratch=False),
+    *_parts("real-corpora", "real_corpora", "run_stress_table", corpus="imdb", train_scratch=False),
+    *_parts("monotonicity", "monotonicity", "run_monotonicity_table", corpus="sst2", train_scratch=False),
+    *_parts("monotonicity", "monotonicity", "run_monotonicity_table", corpus="imdb", train_scratch=False),
+    *_parts("monotonicity", "monotonicity", "run_violation_intervals", corpus="sst2"),
+    *_parts("monotonicity", "monotonicity", "run_violation_intervals", corpus="imdb"),
 )
 
 

@@ -65,10 +65,10 @@ def run_ddp_worker(entry_points: Sequence[str], settings=None) -> None:
     import torch.distributed as dist
     functions = [_resolve_entry_point(e) for e in entry_points]
     settings = settings if settings is not None else get_settings()
-    device = resolve_device(settings.device)
-    if device.startswith("cuda"):
+    cuda = resolve_device(settings.device).startswith("cuda")
+    if cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
+    dist.init_process_group("nccl" if cuda else "gloo")
     try:
         with _registry_written_by(dist.get_rank()):
             for function in functions:
@@ -83,5 +83,4 @@ def default_nproc(scale: str, device: str) -> int:
     if scale != "paper" or not resolve_device(device).startswith("cuda") or device.startswith("cuda:"):
         return 1
     import torch
-
     return torch.cuda.device_count()

@@ -32,16 +32,13 @@ class StaleResult:
 def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
     """Every paper-scale entry of the registry at ``results_dir`` whose code key no longer matches the code."""
     from ..costmodel import experiment_costs, needs_gpu
-    costs = experiment_costs()
-    gpu_chapters = {c.slug for c in CHAPTERS if c.paper_needs_gpu}
+    costs, gpu_chapters = experiment_costs(), {c.slug for c in CHAPTERS if c.paper_needs_gpu}
     out = []
     for entry in Registry(results_dir).entries(scale="paper"):
         if entry.experiment in (RUNS_EXPERIMENT, PROGRESS_EXPERIMENT) or not code_changed(entry.manifest):
             continue
-        if entry.experiment == CLAIMS_EXPERIMENT:  # a chapter's verdicts: rerun with the whole chapter
-            gpu = entry.values.get("chapter") in gpu_chapters
-        else:
-            gpu = needs_gpu(entry.experiment, costs)
+        gpu = (entry.values.get("chapter") in gpu_chapters  # a chapter's verdicts: rerun with the whole chapter
+               if entry.experiment == CLAIMS_EXPERIMENT else needs_gpu(entry.experiment, costs))
         out.append(StaleResult(entry.experiment, entry.key, tuple(entry.manifest.get("code_modules") or ()), gpu))
     return out
 
@@ -98,15 +95,12 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
     lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
                  f"about {format_minutes(sum(paper.values()))} at paper: the cost model's time on one "
                  "H100/H200-class GPU (40% MFU) for the chapters that train, the recorded CPU runs for the rest")
-    lines += in_progress
     progress = experiment_progress(checkpoint_progress(registry.root, scale))
-    for experiment, text in progress.items():
-        lines.append(f"saved training at {scale}: {experiment}: {text}")
+    lines += in_progress + [f"saved training at {scale}: {experiment}: {text}" for experiment, text in progress.items()]
     if scale == "paper":
         stored = experiment_results(registry, scale)
         status = {e: "; ".join(t for t in (stored.get(e), progress.get(e)) if t) for e in {*stored, *progress}}
-        lines.append("")
-        lines.append(cost_report([c.slug for c in chapters], progress=status))
+        lines += ["", cost_report([c.slug for c in chapters], progress=status)]
     return "\n".join(lines)
 
 
@@ -120,21 +114,18 @@ def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, st
         for experiment, patterns in RESULT_NAMES.items():
             if any(fnmatchcase(entry.experiment, p) for p in patterns):
                 n = counts.setdefault(experiment, [0, 0])
-                n[0] += 1
-                n[1] += bool(code_changed(entry.manifest))
+                n[0], n[1] = n[0] + 1, n[1] + bool(code_changed(entry.manifest))
     return {e: f"{n} stored" + (f" ({stale} stale)" if stale else "") for e, (n, stale) in counts.items()}
 
 
 def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:
     """The cost model's table for the chapters ``slugs``, and the total with the proposed settings."""
     from ..costmodel import GPU_GOAL_MINUTES, experiment_costs, format_costs, totals
-    keep = (lambda cost: True) if slugs is None else (lambda cost: cost.chapter in set(slugs))
-    now = [c for c in experiment_costs() if keep(c)]
-    then = [c for c in experiment_costs(proposed=True) if keep(c)]
+    now, then = ([c for c in experiment_costs(proposed=proposed) if slugs is None or c.chapter in set(slugs)]
+                 for proposed in (False, True))
     t_now, t_then = totals(now), totals(then)
-    lines = ["cost model: experiments that run a model at paper scale (the other experiments count and solve "
-             "on the CPU, within the chapter estimates above)", format_costs(now, progress=progress)]
-    lines.append(f"with the proposed settings (posgeom.costmodel.PROPOSED): {t_then['gpu_minutes']:.1f} min on the GPU "
-                 f"in {t_then['slices']} slices (now {t_now['gpu_minutes']:.1f} min; goal at most "
-                 f"{GPU_GOAL_MINUTES:.0f} min)")
-    return "\n".join(lines)
+    return "\n".join([
+        "cost model: experiments that run a model at paper scale (the other experiments count and solve on the CPU, "
+        "within the chapter estimates above)", format_costs(now, progress=progress),
+        f"with the proposed settings (posgeom.costmodel.PROPOSED): {t_then['gpu_minutes']:.1f} min on the GPU in "
+        f"{t_then['slices']} slices (now {t_now['gpu_minutes']:.1f} min; goal at most {GPU_GOAL_MINUTES:.0f} min)"])

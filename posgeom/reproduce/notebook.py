@@ -50,14 +50,15 @@ def kernel_stderr():
             yield fh
         finally:
             fh.seek(0)
-            lines = fh.read().decode(errors="replace").splitlines(keepends=True)
-            kept = "".join(line for line in lines if not is_kernel_noise(line))
+            kept = "".join(line for line in fh.read().decode(errors="replace").splitlines(keepends=True)
+                           if not is_kernel_noise(line))
             if kept:
                 sys.stderr.write(kept)
                 sys.stderr.flush()
 
 
 def cell_first_line(source: str) -> str:
+    """The first line of code of a cell's ``source``, cut to 70 characters."""
     lines = [ln for ln in source.splitlines() if ln.strip() and not ln.startswith(("---", "#", ":"))]
     text = lines[0].strip() if lines else source.strip()[:60]
     return text if len(text) <= 70 else text[:67] + "..."
@@ -66,9 +67,8 @@ def cell_first_line(source: str) -> str:
 def failed_cell(nb, index: int | None, code: list[int] | None = None) -> str | None:
     """``code cell k of n (starting `first line`)`` for the cell at ``index`` among the code cells ``code``, or None."""
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"] if code is None else code
-    if index not in code:
-        return None
-    return f"code cell {code.index(index) + 1} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
+    return (f"code cell {code.index(index) + 1} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
+            if index in code else None)
 
 
 #: Run first in the kernel of a chapter whose GPU work is reported (:func:`posgeom.registry.pending.install`).
@@ -80,43 +80,21 @@ NEEDS_GPU_NAME = "NeedsGPU"
 def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | None = None,
                      on_cell: Callable[[int, int], None] | None = None, slug: str | None = None,
                      interrupt_on_timeout: bool = False, report_gpu_work: bool = False) -> dict:
-    """Execute a MyST text notebook top to bottom in a fresh ``python3`` kernel (cwd: its folder).
+    """Execute the MyST text notebook ``path`` top to bottom in a fresh ``python3`` kernel (cwd: its folder).
 
-    Parameters
-    ----------
-    path : path
-        The ``.md`` notebook.
-    env : dict
-        The kernel's environment.
-    timeout : int or None
-        Seconds allowed per cell.
-    on_cell : callable, optional
-        Called as ``on_cell(k, n)`` before the ``k``-th of ``n`` code cells (1-based).
-    interrupt_on_timeout : bool
-        A cell timeout means the budget ran out (:class:`SliceInterrupted`), not a failure.
-    report_gpu_work : bool
-        The kernel reports GPU work instead of running it: a cell stopped by ``NeedsGPU`` is noted and the
-        notebook goes on; any other error still fails the chapter.
+    ``timeout`` is per cell; ``on_cell(k, n)`` is called before the ``k``-th of ``n`` code cells (1-based). With
+    ``interrupt_on_timeout`` a cell timeout means the budget ran out, not a failure. With ``report_gpu_work`` the
+    kernel reports GPU work instead of running it: a cell stopped by ``NeedsGPU`` is noted and the notebook goes on.
 
-    Returns
-    -------
-    dict
-        ``rss_bytes`` and ``gpu_bytes`` (peak memory; None where unknown), ``gpu_cells`` (the code cells,
-        counted from 1, that wait for GPU work).
-
-    Raises
-    ------
-    SliceInterrupted
-        When training stopped at its deadline (``TrainingInterrupted`` in the kernel): its state is saved.
-    ChapterFailed
-        Naming the cell (its number among the code cells and its first line) and the error.
+    Returns ``{"rss_bytes", "gpu_bytes"}`` (peak memory; None where unknown) and ``gpu_cells`` (the code cells,
+    counted from 1, that wait for GPU work). Raises ``SliceInterrupted`` when training stopped at its deadline (its
+    state is saved), else ``ChapterFailed`` naming the cell (its number and first line) and the error.
     """
     import jupytext
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     path = Path(path)
-    slug = slug or path.stem
-    nb = jupytext.read(path)
+    slug, nb = slug or path.stem, jupytext.read(path)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     if report_gpu_work and code:
         nb.cells[code[0]].source = _REPORT_GPU_WORK + nb.cells[code[0]].source
@@ -135,26 +113,20 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         with kernel_stderr() as stderr:
             client.execute(env=env, stderr=stderr)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
-        index = current["index"]
-        where = failed_cell(nb, index, code) or "the probe cell appended by posgeom reproduce"
+        where = failed_cell(nb, current["index"], code) or "the probe cell appended by posgeom reproduce"
         if isinstance(err, CellExecutionError) and err.ename == INTERRUPTED_NAME:
             raise SliceInterrupted(slug, str(err.evalue)) from None
         if isinstance(err, CellTimeoutError) and interrupt_on_timeout:
             raise SliceInterrupted(slug, f"the budget ran out in a cell that does not stop at the training deadline "
                                          f"({path.name}, code cell {position.get(current['index'], '?')})") from None
-        if isinstance(err, CellExecutionError):
-            what = f"{err.ename}: {err.evalue}"
-        elif isinstance(err, CellTimeoutError):
-            what = f"no result after {timeout} s (cell timeout)"
-        else:
-            what = "the kernel died (out of memory?)"
+        what = (f"{err.ename}: {err.evalue}" if isinstance(err, CellExecutionError) else
+                f"no result after {timeout} s (cell timeout)" if isinstance(err, CellTimeoutError) else
+                "the kernel died (out of memory?)")
         raise ChapterFailed(slug, f"{path.name}, {where} failed: {what}"
                             + _trace_tail(str(getattr(err, "traceback", "") or ""))) from None
     gpu_cells = []
     for k, index in enumerate(code, 1):  # with report_gpu_work, errors are outputs: only NeedsGPU may be one
-        for output in nb.cells[index].get("outputs", []):
-            if output.get("output_type") != "error":
-                continue
+        for output in (o for o in nb.cells[index].get("outputs", []) if o.get("output_type") == "error"):
             if output.get("ename") != NEEDS_GPU_NAME:
                 raise ChapterFailed(slug, f"{path.name}, {failed_cell(nb, index, code)} failed: "
                                           f"{output.get('ename')}: {output.get('evalue')}"
@@ -179,6 +151,5 @@ def read_probe(cell) -> dict:
     """``{"rss_bytes", "gpu_bytes"}`` printed by an executed :func:`probe_cell` (None where unknown)."""
     # the probe's one print may arrive split over several stream outputs: read their joined text
     text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-    if _PROBE_MARK not in text:
-        return {"rss_bytes": None, "gpu_bytes": None}
-    return json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0])
+    return (json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0]) if _PROBE_MARK in text
+            else {"rss_bytes": None, "gpu_bytes": None})

@@ -1,10 +1,6 @@
-"""What each part of a chapter costs at ``paper`` scale: measured where it has been run, estimated where it
-waits for a GPU.
-
-A chapter's parts are the registry experiments matching its ``Chapter.parts`` patterns. A stored part reports
-the wall time its manifests recorded and where it ran; a part the cost model says needs a GPU and that is not
-stored reports the cost model's GPU minutes.
-"""
+"""What each part of a chapter costs at ``paper`` scale: the wall time its manifests recorded where it is stored,
+the cost model's GPU minutes where it waits for a GPU. A chapter's parts are the registry experiments matching
+its ``Chapter.parts`` patterns."""
 
 from __future__ import annotations
 
@@ -24,12 +20,9 @@ CHAPTER_PARTS: dict[str, tuple[str, ...]] = {c.slug: c.parts for c in CHAPTERS}
 
 @dataclass(frozen=True)
 class PaperPart:
-    """One part of a chapter at ``paper`` scale.
-
-    ``part``: the registry experiment (for GPU work not yet run, the pattern it will write); ``seconds``: the
-    recorded wall time of its ``entries`` (None when none); ``device``: where they ran, comma-separated;
-    ``gpu_minutes``: the cost model's estimate for a part waiting for a GPU (else None).
-    """
+    """One part of a chapter at ``paper`` scale: ``part``, the registry experiment (for GPU work not yet run, the
+    pattern it will write); ``seconds``, the recorded wall time of its ``entries`` (None when none); ``device``,
+    where they ran, comma-separated; ``gpu_minutes``, the cost model's estimate for a part waiting for a GPU."""
 
     part: str
     entries: int
@@ -41,17 +34,14 @@ class PaperPart:
     @property
     def status(self) -> str:
         """``"measured"``, ``"measured (stale)"`` or ``"needs a GPU"``."""
-        if not self.entries:
-            return "needs a GPU"
-        return "measured (stale)" if self.stale else "measured"
+        return "needs a GPU" if not self.entries else "measured (stale)" if self.stale else "measured"
 
     @property
     def places(self) -> tuple[str, ...]:
         """Where its stored entries ran: ``"CPU"``, ``"GPU"`` or another device's name, each once."""
         devices = [d.strip() for d in (self.device or "").split(",") if d.strip()]
-        if not devices:
-            return ("device not recorded",)
-        return tuple(dict.fromkeys("CPU" if d == "cpu" else "GPU" if d.startswith("cuda") else d for d in devices))
+        return tuple(dict.fromkeys("CPU" if d == "cpu" else "GPU" if d.startswith("cuda") else d
+                                   for d in devices)) or ("device not recorded",)
 
     @property
     def where(self) -> str:
@@ -76,19 +66,8 @@ def chapter_of(experiment: str) -> str | None:
 
 
 def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPart]:
-    """Every part of ``chapter`` at ``paper`` scale: the stored ones, then the GPU work not stored yet.
-
-    Parameters
-    ----------
-    chapter : str
-        A chapter slug of :data:`CHAPTER_PARTS`.
-    registry : Registry, optional
-        Where to look (default: the results folder of ``posgeom.get_settings()``).
-
-    Returns
-    -------
-    list of PaperPart
-    """
+    """Every part of ``chapter`` at ``paper`` scale in ``registry`` (default: the results folder of
+    ``posgeom.get_settings()``): the stored ones, then the GPU work not stored yet."""
     from ..config import get_settings
     from ..costmodel import RESULT_NAMES, experiment_costs, gpu_work
     if chapter not in CHAPTER_PARTS:
@@ -106,23 +85,19 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
                                ", ".join(devices) or None, any(code_changed(e.manifest) for e in entries), None))
     costs = experiment_costs()
     minutes = gpu_work(costs)
-    for cost in costs:
-        if cost.chapter != chapter:
-            continue
-        for pattern in RESULT_NAMES.get(cost.experiment, ()):
-            stored = any(fnmatchcase(name, pattern) for name in by_name)
-            if pattern in minutes and not stored and all(p.part != pattern for p in parts):
-                parts.append(PaperPart(pattern, 0, None, None, False, minutes[pattern]))
+    for pattern in (p for cost in costs if cost.chapter == chapter for p in RESULT_NAMES.get(cost.experiment, ())):
+        stored = any(fnmatchcase(name, pattern) for name in by_name)
+        if pattern in minutes and not stored and all(p.part != pattern for p in parts):
+            parts.append(PaperPart(pattern, 0, None, None, False, minutes[pattern]))
     return parts
 
 
 def paper_parts_frame(chapter: str, registry: Registry | None = None):
     """:func:`paper_parts` as a DataFrame, one row per part: its stored entries, time at paper scale, status."""
     import pandas as pd
-    parts = paper_parts(chapter, registry)
     frame = pd.DataFrame.from_records(
-        [{"part": p.part, "stored entries": p.entries, "at paper scale": p.cost, "status": p.status} for p in parts],
-        columns=["part", "stored entries", "at paper scale", "status"])
+        [{"part": p.part, "stored entries": p.entries, "at paper scale": p.cost, "status": p.status}
+         for p in paper_parts(chapter, registry)], columns=["part", "stored entries", "at paper scale", "status"])
     # the parts (registry experiments) label the rows; an unnamed index keeps the table to one header row
     return frame.set_index("part").rename_axis(index=None)
 
@@ -144,18 +119,14 @@ def chapter_needs(chapter: str, registry: Registry | None = None) -> ChapterNeed
         # "a CPU", "a GPU", "a device not recorded"; another device by its own name
         devices = sorted({f"a {place}" if place in ("CPU", "GPU", "device not recorded") else place
                           for p in stored for place in p.places})
-        entries = sum(p.entries for p in stored)
-        stale = sum(p.stale for p in stored)
+        entries, stale = sum(p.entries for p in stored), sum(p.stale for p in stored)
         measured = (f"{format_duration(sum(p.seconds or 0.0 for p in stored))} on {' and '.join(devices)}, the "
                     f"recorded wall time of {entries} stored result{'s' if entries != 1 else ''}"
                     + (f" ({stale} of its parts stored by code that has changed since)" if stale else ""))
     else:
         measured = "nothing stored here yet"
     waiting = [p for p in parts if not p.entries]
-    if waiting:
-        minutes = sum(p.gpu_minutes or 0.0 for p in waiting)
-        gpu = (f"about {minutes:.0f} GPU-minutes on one H100/H200-class GPU (the cost model's estimate of the "
-               f"{len(waiting)} part{'s' if len(waiting) != 1 else ''} not run here)")
-    else:
-        gpu = "none"
+    gpu = (f"about {sum(p.gpu_minutes or 0.0 for p in waiting):.0f} GPU-minutes on one H100/H200-class GPU (the cost "
+           f"model's estimate of the {len(waiting)} part{'s' if len(waiting) != 1 else ''} not run here)"
+           if waiting else "none")
     return ChapterNeeds(paper_measured=measured, paper_gpu=gpu)

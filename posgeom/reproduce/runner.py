@@ -61,41 +61,20 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
               timeout: int | None = None, out: Callable[[str], None] = print, budget: str | float | None = None,
               execute: Callable[..., dict] = execute_notebook,
               clock: Callable[[], float] = time.time, report_gpu_work: bool = False) -> ReproduceReport:
-    """Execute the selected chapters that are not done at ``scale`` (all of them with ``force``).
+    """Execute the selected chapters that are not done at ``scale`` (``"quick"`` or ``"paper"``; all with ``force``).
 
-    Parameters
-    ----------
-    scale : {"quick", "paper"}
-    only : iterable of str, optional
-        Chapter slugs and/or claim ids (:func:`select_chapters`); default every chapter.
-    device : str, optional
-        The kernels' ``POSGEOM_DEVICE`` (default: the environment's, else ``auto``).
-    force : bool
-        Run done chapters too (their ``run_*`` still reuse results stored by the same code).
-    nproc : int, optional
-        Processes for the ``torchrun`` step at ``paper`` scale (default: the number of CUDA devices).
-    chapters, notebooks_dir, results_dir : optional
-        What to run and where (defaults: :data:`CHAPTERS`, the checkout's ``notebooks/``,
-        ``POSGEOM_RESULTS_DIR`` else the checkout's ``results/``).
-    timeout : int, optional
-        Seconds per cell (default 3600 at ``quick``, none at ``paper``).
-    out, execute, clock : callable
-        Where the lines go, the notebook executor and the wall clock (tests replace them).
-    budget : str or float, optional
-        Run only what fits (``"9m"``): training saves its state at the deadline and the next call resumes it.
-    report_gpu_work : bool
-        At ``paper`` scale on a CPU, report the experiments that need a GPU instead of running them.
+    ``only``: chapter slugs and/or claim ids (:func:`select_chapters`; default every chapter). ``device``: the
+    kernels' ``POSGEOM_DEVICE`` (default: the environment's, else ``auto``). ``force`` runs done chapters too (their
+    ``run_*`` still reuse results stored by the same code). ``nproc``: processes for the ``torchrun`` step at
+    ``paper`` (default: the number of CUDA devices). ``chapters``, ``notebooks_dir``, ``results_dir``: what to run
+    and where (defaults: :data:`CHAPTERS`, the checkout's ``notebooks/``, ``POSGEOM_RESULTS_DIR`` else the
+    checkout's ``results/``). ``timeout``: seconds per cell (default 3600 at ``quick``, none at ``paper``). ``out``,
+    ``execute``, ``clock``: where the lines go, the notebook executor and the wall clock (tests replace them).
+    ``budget`` runs only what fits (``"9m"``): training saves its state at the deadline and the next call resumes
+    it. ``report_gpu_work``: at ``paper`` on a CPU, report the experiments that need a GPU instead of running them.
 
-    Returns
-    -------
-    ReproduceReport
-
-    Raises
-    ------
-    ChapterFailed
-        At the first chapter that fails; the chapters before it are done.
-    UncommittedChangesError
-        At ``paper`` scale, before anything runs, when the checkout has uncommitted changes.
+    Raises ``ChapterFailed`` at the first chapter that fails (the chapters before it are done) and, at ``paper``
+    scale before anything runs, ``UncommittedChangesError`` when the checkout has uncommitted changes.
     """
     scale = validate_scale(scale)
     device = validate_device(device if device is not None else os.environ.get("POSGEOM_DEVICE", "auto"))
@@ -108,16 +87,13 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     missing = [c.slug for c in selected if not (notebooks / f"{c.slug}.md").is_file()]
     if missing:
         raise ValueError(f"no notebook for chapter(s) {', '.join(missing)} in {notebooks}")
-    settings = get_settings(scale=scale, device=device, results_dir=results_dir)
-    resolved = resolve_device(device)
+    settings, resolved = get_settings(scale=scale, device=device, results_dir=results_dir), resolve_device(device)
     nproc = _checked_nproc(default_nproc(scale, device) if nproc is None else nproc, scale, resolved)
     budget_s = parse_budget(budget) if budget is not None else None
     links = checkpoint_links(results_dir, scale)
     if links:  # training saves, resumes and discards its states there: refused before any chapter runs
-        raise ValueError(
-            f"{links[0]} is a symbolic link; posgeom never saves, resumes or discards training states through one: "
-            "delete it (posgeom results check lists every link in the results folder)"
-        )
+        raise ValueError(f"{links[0]} is a symbolic link; posgeom never saves, resumes or discards training states "
+                         "through one: delete it (posgeom results check lists every link in the results folder)")
     started = clock()
     run = _Run(scale=scale, device=device, resolved=resolved, notebooks=notebooks, results_dir=results_dir,
                seed=settings.seed, registry=Registry(results_dir), nproc=nproc,
@@ -145,7 +121,6 @@ def _checked_nproc(nproc: int, scale: str, resolved: str) -> int:
     nproc = check_positive_int(nproc, "nproc")
     if nproc > 1:
         import torch
-
         if scale != "paper":
             raise ValueError("several processes (torchrun) are for the paper scale only; use nproc=1 at quick")
         if not resolved.startswith("cuda") or nproc > torch.cuda.device_count():
@@ -182,7 +157,6 @@ class _Run:
                "POSGEOM_RESULTS_DIR": str(self.results_dir), "POSGEOM_PROGRESS": "0", COMMAND_ENV: self.command}
         if self.report_gpu_work:
             from ..costmodel import gpu_work
-
             env[GPU_WORK_ENV] = json.dumps(gpu_work())
         return {**env, DEADLINE_ENV: repr(float(self.deadline))} if self.deadline is not None else env
 
@@ -198,24 +172,22 @@ class _Run:
         self.bar = tqdm(total=len(pending), desc=f"reproduce {self.scale}", unit="chapter")
         try:
             for k, chapter in enumerate(pending, 1):
-                left_min = None if self.deadline is None else (self.deadline - self.clock()) / 60
-                if left_min is not None and left_min < slice_minutes(chapter, self.scale):
+                left_min, needs_min = (None if self.deadline is None else (self.deadline - self.clock()) / 60,
+                                       slice_minutes(chapter, self.scale))
+                if left_min is not None and left_min < needs_min:
                     report.deferred = [c.slug for c in pending[k - 1:]]
-                    self.say(f"budget: {left_min:.1f} min left, {chapter.slug} needs at least "
-                             f"{slice_minutes(chapter, self.scale):.1f} min; left for the next call: "
-                             f"{', '.join(report.deferred)}")
+                    self.say(f"budget: {left_min:.1f} min left, {chapter.slug} needs at least {needs_min:.1f} min; "
+                             f"left for the next call: {', '.join(report.deferred)}")
                     break
                 self.bar.set_postfix_str(chapter.slug)
-                start = time.perf_counter()
+                start, counter = time.perf_counter(), f"[{k}/{len(pending)}]"
                 try:
-                    probe, command = self.execute_chapter(chapter, f"[{k}/{len(pending)}]")
+                    probe, command = self.execute_chapter(chapter, counter)
                 except SliceInterrupted as stop:
-                    self.stopped(chapter, stop, time.perf_counter() - start, f"[{k}/{len(pending)}]")
-                    report.interrupted = chapter.slug
-                    report.deferred = [c.slug for c in pending[k:]]
+                    self.stopped(chapter, stop, time.perf_counter() - start, counter)
+                    report.interrupted, report.deferred = chapter.slug, [c.slug for c in pending[k:]]
                     break
-                report.ran.append(self.finished(chapter, time.perf_counter() - start, probe, command,
-                                                f"[{k}/{len(pending)}]"))
+                report.ran.append(self.finished(chapter, time.perf_counter() - start, probe, command, counter))
                 self.bar.update(1)
         finally:
             self.bar.close()
@@ -237,15 +209,12 @@ class _Run:
             grace = int(self.deadline - self.clock() + BUDGET_MARGIN_S / 2)
             cell_timeout = max(1, grace if self.timeout is None else min(self.timeout, grace))
 
-        def on_cell(i, n, slug=chapter.slug):
-            self.bar.set_postfix_str(f"{slug} cell {i}/{n}")
-
         env = {**self.env, COMMAND_ENV: f"{self.command} (notebook {chapter.slug}.md)"}  # what its results record
+        more = {"report_gpu_work": True} if self.report_gpu_work else {}
         with training_deadline(self.deadline):
-            more = {"report_gpu_work": True} if self.report_gpu_work else {}
             probe = self.execute(self.notebooks / f"{chapter.slug}.md", env=env, timeout=cell_timeout,
-                                 on_cell=on_cell, slug=chapter.slug, interrupt_on_timeout=self.deadline is not None,
-                                 **more)
+                                 on_cell=lambda i, n: self.bar.set_postfix_str(f"{chapter.slug} cell {i}/{n}"),
+                                 slug=chapter.slug, interrupt_on_timeout=self.deadline is not None, **more)
         return probe, command
 
     def stopped(self, chapter: Chapter, stop: SliceInterrupted, wall: float, counter: str) -> None:
@@ -309,6 +278,4 @@ def _recorded_claims(registry: Registry, slug: str, scale: str) -> tuple[str, ..
     if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
         return ()
     entry = registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale)
-    if code_changed(entry.manifest):
-        return ()
-    return tuple(dict.fromkeys(r["claim"] for r in entry.values["rows"]))
+    return () if code_changed(entry.manifest) else tuple(dict.fromkeys(r["claim"] for r in entry.values["rows"]))
