@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..corpora.identifiers import Corpus
 from .access import setting
 from .measured import mean_tokens
 from .work import BERT_BASE, Shape, Work
@@ -60,7 +61,7 @@ def _separation(c) -> list[Work]:
     for call in _SEPARATION_CALLS:
         groups[call[:2]] = groups.get(call[:2], 0) + (headline if call in _HEADLINE else seeds)
     for (corpus, task), runs in groups.items():
-        if corpus in ("sst2", "imdb"):
+        if corpus in tuple(Corpus):
             n = int(setting(c, "real", corpus, "n_positions"))
             real, vocab = mean_tokens(corpus, n), BERT_BASE.vocab_size
         else:
