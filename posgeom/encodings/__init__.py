@@ -1,7 +1,6 @@
 r"""The geometry of each positional encoding, in numpy only.
 
-Every encoding gives an ``n × n`` matrix of distances between positions, fed to the geometry core;
-absolute encodings also give their table ``P`` (``n × d``).
+Every encoding gives an ``n × n`` distance matrix; absolute encodings also give their table ``P`` (``n × d``).
 
 **Sinusoidal** (Vaswani et al. 2017): $P_{i, 2k} = \sin(i \omega_k)$, $P_{i, 2k+1} = \cos(i \omega_k)$,
 $\omega_k = b^{-2k/d}$, $b = 10000$ (``layout="interleaved"``; ``"concatenated"``, all sines then all cosines
@@ -18,7 +17,6 @@ the line $\hat d_{ij} = \bar m |i - j|$.
 
 **None** (NoPE): all distances 0. **Random**: $P_{ij} \sim \mathcal N(0, \sigma^2)$, a learned table at
 initialisation. **Table**: the distances of any table's rows. **MDS**: Algorithm 1's encoding of ``D``.
-
 To add an encoding, add ``my_distances(n, *, d, n_heads, **options) -> (n, n)`` to :data:`ENCODINGS` in
 ``named.py``; the torch side (:mod:`posgeom.models.positional`) registers its module under the same name.
 """

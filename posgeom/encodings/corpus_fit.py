@@ -1,7 +1,6 @@
 r"""How the fixed encodings fit one corpus's distances: the summaries the chapters tabulate.
 
-Each function takes a corpus's chord Hellinger geometry and plain numbers (the model shape, a study's
-options) and returns the values and arrays an experiment stores.
+Each takes a corpus's chord Hellinger geometry and plain numbers, and returns what an experiment stores.
 """
 
 from __future__ import annotations
@@ -31,12 +30,10 @@ def hellinger_kinds_summary(mu, positions, *, d_model: int, n_heads: int, seed: 
 
     Parameters
     ----------
-    mu : posgeom.geometry.PositionalMarginals or ndarray of shape (n, v)
-    positions : array-like of int, shape (n,)
-        The positions of the rows of ``mu``.
-    d_model, n_heads : int
-        The shape of the encodings.
-    seed : int
+    mu, positions :
+        Marginals (``PositionalMarginals`` or an (n, v) array) and the positions (n,) of their rows.
+    d_model, n_heads, seed : int
+        The shape of the encodings and the seed of their random table.
 
     Returns
     -------
@@ -74,15 +71,13 @@ def sensitivity_row(variant: dict, marg, *, d_model: int, n_heads: int, method: 
     Parameters
     ----------
     variant : dict
-        The variant's options (``name``, ``special``, ``n_positions``, ``min_count``, ``alpha``), copied
-        into the row.
+        ``name``, ``special``, ``n_positions``, ``min_count``, ``alpha``: copied into the row.
     marg : posgeom.geometry.PositionalMarginals
         The variant's marginals (n_kept positions).
-    d_model, n_heads : int
-        The shape of the encodings.
+    d_model, n_heads, seed : int
+        The shape of the encodings and the seed of their random table (and of the noise floor).
     method, n_rep :
         The noise floor (:func:`posgeom.geometry.noise_floor`), computed when ``variant["alpha"] == 0``.
-    seed : int
 
     Returns
     -------
@@ -121,11 +116,10 @@ def shift_summary(D, *, n_vectors: int, n_pairs: int, grid: int, d_model: int, n
     n_vectors, n_pairs, grid : int
         The top MDS eigenvectors fitted with a sinusoid on ``grid`` frequencies; the top ``2 n_pairs`` are
         matched with the lowest Fourier pairs (and give MDS's rank).
-    d_model, n_heads : int
-        The shape of the sinusoidal table.
+    d_model, n_heads, seed : int
+        The shape of the sinusoidal table; the seed of the encodings' random table.
     positions : array-like of int, shape (n,), optional
         The positions of the rows of ``D`` (default $0 \dots n-1$).
-    seed : int
 
     Returns
     -------
@@ -166,9 +160,8 @@ def c5_row(generator: str, size: int | None, D, n: int, d: int, r: int) -> dict:
 
     Parameters
     ----------
-    generator : str
-    size : int or None
-        The corpus size (None for the population).
+    generator, size :
+        The generator's name; the corpus size (None for the population).
     D : ndarray of shape (n, n)
     n, d, r : int
         Positions, width of the sinusoidal table, rank of MDS.

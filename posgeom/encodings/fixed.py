@@ -28,10 +28,8 @@ def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
 
     Parameters
     ----------
-    d : int
-        Width of the table (even): $d/2$ frequencies.
-    base : float
-        $b > 1$.
+    d, base :
+        Width of the table (even): $d/2$ frequencies; $b > 1$.
 
     Returns
     -------
@@ -49,9 +47,8 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
 
     Parameters
     ----------
-    n : int
-    d : int
-        Width (even).
+    n, d : int
+        Positions and width (even).
     base : float
         The base ``b`` of the frequencies ``b^(-2k/d)``.
     layout : {"interleaved", "concatenated"}
@@ -79,8 +76,7 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
 
 
 def sinusoidal_distances(n: int, d: int, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
-    r"""Euclidean distances between the rows of :func:`sinusoidal_table` (identical for both layouts):
-    $\lVert p_i - p_j \rVert^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
+    r"""Distances of :func:`sinusoidal_table`'s rows: $\lVert p_i - p_j \rVert^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
 
     Parameters
     ----------
@@ -104,10 +100,8 @@ def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
 
     Parameters
     ----------
-    d_head : int
-        The width of one head (even).
-    base : float
-        $b > 1$.
+    d_head, base :
+        The width of one head (even); $b > 1$.
 
     Returns
     -------
@@ -123,10 +117,8 @@ def cosine_kernel(deltas, omega) -> np.ndarray:
 
     Parameters
     ----------
-    deltas : array_like, any shape
-        Position offsets $\delta = i - j$.
-    omega : array_like, shape (m,)
-        The frequencies, in radians per position.
+    deltas, omega : array_like
+        Position offsets $\delta = i - j$ (any shape); the frequencies (m,), in radians per position.
 
     Returns
     -------
@@ -141,8 +133,7 @@ def cosine_kernel(deltas, omega) -> np.ndarray:
 
 
 def rope_kernel(deltas, d_head: int, base: float = 10000.0) -> np.ndarray:
-    r"""RoPE's relative kernel $K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)$: :func:`cosine_kernel` of
-    :func:`rope_frequencies`.
+    r"""RoPE's kernel $K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)$ (:func:`cosine_kernel`, RoPE's frequencies).
 
     Parameters
     ----------
@@ -157,15 +148,12 @@ def rope_kernel(deltas, d_head: int, base: float = 10000.0) -> np.ndarray:
 
 
 def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
-    r"""RoPE's induced distances $\hat d_{ij} = \sqrt{2 (K(0) - K(i-j))}$ (:func:`rotary_distances` of
-    :func:`rope_frequencies`).
+    r"""RoPE's distances $\hat d_{ij} = \sqrt{2 (K(0) - K(i-j))}$ (:func:`rotary_distances`, RoPE's frequencies).
 
     Parameters
     ----------
-    n : int
-    d_head : int
-        The width of one head (even).
-    base : float
+    n, d_head, base :
+        As :func:`rope_frequencies` (``n`` positions).
 
     Returns
     -------
@@ -175,12 +163,12 @@ def rope_distances(n: int, d_head: int, base: float = 10000.0) -> np.ndarray:
 
 
 def rotary_distances(n: int, theta) -> np.ndarray:
-    r"""The distances RoPE induces for any set of rotation frequencies (a model's own, scaled or partial):
-    $\hat d_{ij}^2 = 2 (K(0) - K(i - j))$, $K(\delta) = \frac1m \sum_k \cos(\delta\theta_k)$.
+    r"""RoPE's distances $\hat d_{ij}^2 = 2 (K(0) - K(i - j))$ for any rotation frequencies (a model's own, scaled).
 
     Parameters
     ----------
     n : int
+        Positions.
     theta : array_like, shape (m,)
         The frequencies of the rotated coordinate pairs (:func:`rope_frequencies` for the original RoPE).
 
@@ -206,11 +194,10 @@ def rotary_distances(n: int, theta) -> np.ndarray:
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
-    r"""The ALiBi slopes of Press et al. (2022), one per head.
+    r"""The ALiBi slopes of Press et al. (2022), one per head: $m_h = r^{h+1}$, $r = 2^{-8/H}$ for a power of two $H$.
 
-    For a power of two $H$: $m_h = r^{h+1}$, $r = 2^{-8/H}$ (8 heads:
-    ``1/2, 1/4, …, 1/256``). Otherwise, with $H'$ the largest power of two below $H$:
-    the $H'$ slopes, then slopes ``0, 2, 4, …`` of the $2H'$ sequence, $H - H'$ of them.
+    Otherwise, with $H'$ the largest power of two below $H$: the $H'$ slopes, then slopes ``0, 2, 4, …`` of the
+    $2H'$ sequence, $H - H'$ of them.
 
     Parameters
     ----------
@@ -239,9 +226,8 @@ def alibi_bias(n: int, n_heads: int) -> np.ndarray:
 
     Parameters
     ----------
-    n : int
-    n_heads : int
-        $H$, one slope $m_h$ per head (:func:`alibi_slopes`).
+    n, n_heads : int
+        Positions; $H$, one slope $m_h$ per head (:func:`alibi_slopes`).
 
     Returns
     -------
@@ -261,8 +247,7 @@ def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=Non
     head : int or None
         ``None`` uses the mean slope $\bar m$; an index ``0 … n_heads-1`` uses that head's slope.
     slopes : array_like of shape (n_heads,), optional
-        A model's own slopes (e.g. MPT's, which differ from :func:`alibi_slopes` for some head counts);
-        default :func:`alibi_slopes`.
+        A model's own slopes (e.g. MPT's, which differ for some head counts); default :func:`alibi_slopes`.
 
     Returns
     -------
@@ -311,9 +296,8 @@ def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> n
     Parameters
     ----------
     n, d : int
-    sigma : float
-        $\sigma > 0$ (0.02 as BERT and GPT-2, or 1).
-    seed : int or None
+    sigma, seed :
+        $\sigma > 0$ (0.02 as BERT and GPT-2, or 1); the generator's seed (int or None).
 
     Returns
     -------

@@ -12,8 +12,7 @@ __all__ = ["Encoding"]
 
 
 class Encoding(StrEnum):
-    """A positional encoding, fixed, fitted or trained (what :data:`posgeom.encodings.ENCODINGS` and
-    :data:`posgeom.models.POSITIONAL` are keyed by)."""
+    """A positional encoding, fixed, fitted or trained (the keys of ``ENCODINGS`` and ``POSITIONAL``)."""
 
     SINUSOIDAL = "sinusoidal"
     ROPE = "rope"

@@ -38,23 +38,20 @@ def encoding_set(positions, *, d_model: int, n_heads: int, names=DEFAULT_ENCODIN
                  layout: str = "interleaved", sigma: float = 0.02, seed: int | None = 0) -> dict[str, np.ndarray]:
     r"""The distance matrices $\hat D$ of the fixed encodings at one model shape, over given positions.
 
-    A relative encoding depends on the true offset $i - j$, so a gapped ``positions`` (after ``min_count``)
-    is computed over $0 \dots \max(\text{positions})$ and then restricted.
+    A gapped ``positions`` is computed over $0 \dots \max(\text{positions})$, then restricted (true offsets).
 
     Parameters
     ----------
     positions : int or array-like of int, shape (m,)
         ``n`` for positions $0 \dots n-1$, or increasing position indices.
-    d_model : int
-        The width: ``sinusoidal`` (even), ``random``; ``rope`` uses $d_{head} = $ ``d_model / n_heads``.
-    n_heads : int
-        ``rope``'s heads and ``alibi``'s slopes (the mean slope $\bar m$ over the heads).
+    d_model, n_heads : int
+        The width of ``sinusoidal`` (even) and ``random``; ``rope`` uses $d_{head} = $ ``d_model / n_heads``;
+        ``alibi`` the mean slope $\bar m$ over the heads.
     names : sequence of str
         From :data:`ENCODING_SET_NAMES` (default :data:`DEFAULT_ENCODING_SET`).
-    base, layout :
-        The frequency base of ``sinusoidal`` and ``rope``; ``sinusoidal``'s layout.
-    sigma, seed :
-        ``random``: a table $\mathcal N(0, \sigma^2)$ drawn with ``seed``.
+    base, layout, sigma, seed :
+        The frequency base of ``sinusoidal`` and ``rope``; ``sinusoidal``'s layout; ``random``'s
+        $\mathcal N(0, \sigma^2)$ table drawn with ``seed``.
 
     Returns
     -------
@@ -187,9 +184,8 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
         (``base``, ``d_head``; default ``d // n_heads``), ``"alibi"`` (``head``), ``"none"``,
         ``"random"`` (``sigma``, ``seed``), ``"table"`` (``table``, an ``(N, k)`` array, ``N ≥ n``),
         ``"mds"`` (``target``, the ``(n, n)`` distances to embed; ``k``, the rank).
-    n : int
-    d, n_heads : int
-        Model width and number of heads, where the encoding needs them.
+    n, d, n_heads : int
+        Positions; model width and number of heads, where the encoding needs them.
 
     Returns
     -------
@@ -235,10 +231,8 @@ def comparison_set(D, positions, *, d_model: int, n_heads: int, seed, learned_ta
 
     Parameters
     ----------
-    D : array-like of shape (m, m)
-        The corpus's distances between its kept ``positions``.
-    positions : array-like of int, shape (m,)
-        The kept positions (as :func:`encoding_set`).
+    D, positions :
+        The corpus's distances (m, m) between its kept ``positions`` (m,) (as :func:`encoding_set`).
     d_model, n_heads, seed :
         The model shape of the fixed encodings and the seed of the random table (:func:`encoding_set`).
     learned_table : ndarray of shape (N, d), optional
@@ -256,10 +250,7 @@ def comparison_set(D, positions, *, d_model: int, n_heads: int, seed, learned_ta
 
 
 def comparison_for(D, positions, *, d_model: int, n_heads: int, seed, learned_table=None) -> dict:
-    """Stress (``"paper"``, ``"scale_free"``) of MDS (full rank and rank 3) and of every fixed encoding against ``D``.
-
-    Takes the arguments of :func:`comparison_set`; returns ``{encoding: {"paper": s, "scale_free": s}}``.
-    """
+    """``{encoding: {"paper": s, "scale_free": s}}`` of :func:`comparison_set`'s encodings (same arguments) vs D."""
     return encoding_stresses(D, comparison_set(D, positions, d_model=d_model, n_heads=n_heads, seed=seed,
                                                learned_table=learned_table))
 
@@ -267,15 +258,12 @@ def comparison_for(D, positions, *, d_model: int, n_heads: int, seed, learned_ta
 def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_model: int, n_heads: int,
                          n_boot: int = 200, n_folds: int = 100, level: float = 0.95, seed: int = 0, differences=(),
                          learned_table=None, progress=None, groups=None) -> tuple[dict, np.ndarray]:
-    r"""Bootstrap intervals over sequences of the comparison table of one corpus (:func:`comparison_for`).
-
-    Each replicate refits MDS to its own $D^*$ (MDS is a function of $D$); the fixed encodings stay fixed.
+    r"""Bootstrap intervals over sequences of :func:`comparison_for` (each replicate refits MDS to its $D^*$).
 
     Parameters
     ----------
-    sequences : sequence of 1-D int arrays
-        The corpus's token ids, one array per sequence.
-    n_positions, vocab_size : int
+    sequences, n_positions, vocab_size :
+        The corpus's token ids, one 1-D int array per sequence, counted as by ``positional_counts``.
     d_model, n_heads :
         The model shape of the fixed encodings (:func:`comparison_set`).
     n_boot, n_folds, level, seed :
@@ -284,10 +272,8 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
         Pairs ``(a, b)`` of encodings whose ``"scale_free"`` difference stress(a) - stress(b) gets an interval.
     learned_table : array-like of shape (n, d), optional
         As :func:`comparison_set`.
-    progress : str, optional
-        The description of a progress bar over the replicates (none when None).
-    groups : array-like of shape (n_sequences,), optional
-        One label per sequence.
+    progress, groups :
+        As :func:`posgeom.geometry.sequence_intervals` (``groups``: one label per sequence).
 
     Returns
     -------

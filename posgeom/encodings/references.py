@@ -29,9 +29,7 @@ def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.
 
 
 def equidistant_distances(n: int) -> np.ndarray:
-    r"""The regular simplex: one-hot position vectors, every distance $\sqrt 2$ (disjoint supports).
-
-    Its ``"scale_free"`` stress is the baseline an encoding must beat to carry any structure.
+    r"""The regular simplex: one-hot positions, every distance $\sqrt 2$; the ``"scale_free"`` baseline to beat.
 
     Parameters
     ----------
@@ -54,9 +52,8 @@ def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0)
     Parameters
     ----------
     n, d : int
-    sigma : float
-        $\sigma > 0$, the standard deviation of a step.
-    seed : int or None
+    sigma, seed :
+        $\sigma > 0$, the standard deviation of a step; the seed (int or None).
 
     Returns
     -------

@@ -1,9 +1,7 @@
-r"""The zoo of positional encodings at one model shape: their distance matrices, side by side, and the checks
-of the chapter "Positional encodings at a glance" (:func:`zoo_geometry`).
+r"""The zoo of positional encodings at one model shape, side by side, with the checks of its chapter.
 
 Sinusoidal and RoPE are one kernel $K_\Omega(\delta) = \frac{1}{|\Omega|}\sum_{\omega \in \Omega} \cos(\delta\omega)$
-over two frequency sets (a sinusoidal table of width $d_{head}$, divided by $\sqrt{d_{head}/2}$, *is* RoPE's
-distance); ALiBi's distance $\bar m |i - j|$ is a line (a rank-one Gram matrix).
+over two frequency sets; ALiBi's distance $\bar m |i - j|$ is a line (a rank-one Gram matrix).
 """
 
 from __future__ import annotations
@@ -41,13 +39,9 @@ def zoo_geometry(table, shape: dict, n: int, base: float, picture_positions: int
     table : ndarray of shape (N_max, d)
         The learned position table (rows at least ``n``).
     shape : dict
-        The model's shape: ``d_model``, ``n_heads``, ``n_layers``, ``max_positions`` (the fields of
-        :class:`posgeom.models.pretrained.PretrainedShape`).
-    n : int
-    base : float
-        The frequency base of sinusoidal and RoPE.
-    picture_positions : int
-        The positions of the tables and biases drawn.
+        ``d_model``, ``n_heads``, ``n_layers``, ``max_positions`` (:class:`posgeom.models.pretrained.PretrainedShape`).
+    n, base, picture_positions :
+        Positions compared; the frequency base of sinusoidal and RoPE; positions of the tables and biases drawn.
 
     Returns
     -------

@@ -1,9 +1,6 @@
-"""Geometry core: positional statistics, Hellinger distances,
-classical MDS, stress, effective rank, low-rank factors, SMACOF, monotonicity, separation,
-noise floor, shift structure and analysis of position tables.
+"""Geometry core: positional statistics, Hellinger distances, MDS, stress, rank, SMACOF, noise and shift structure.
 
-numpy/scipy, and numba for the compiled inner loops of ``posgeom/geometry/_kernels.py`` (imported on
-first use); nothing here imports a higher layer of :mod:`posgeom`.
+numpy/scipy, and numba for the compiled loops (imported on first use); imports no higher layer of :mod:`posgeom`.
 """
 
 from .agreement import mds_monotonicity_curve, monotonicity_of

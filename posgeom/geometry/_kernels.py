@@ -1,16 +1,8 @@
 r"""Compiled (numba) inner loops of the geometry core. Imported lazily: ``import posgeom`` does not load numba.
 
-Counting (:mod:`posgeom.geometry.accumulate`), one pass each: ``partition`` buckets every counted token as a
-local flat index $(i - bB) v + w$ by block $b = \lfloor i / B \rfloor$ of positions (a counting sort; the
-id range is checked here); ``count_block`` counts a bucket into a $B \times v$ histogram that stays in cache;
-``emit_block`` turns its non-zero cells, found 64 at a time from a bit mask, into CSR columns and values and
-zeroes the histogram. Blocks, and groups of sequences in ``partition``, run on separate threads.
-
-Hellinger Gram matrix (:mod:`posgeom.geometry._pairwise`): ``scatter_columns`` compacts the "heavy" columns of
-a CSR matrix into a dense block; ``light_gram`` adds $\sum_w s_{\cdot w} s_{\cdot w}^\top$ over the "light"
-columns, $k (k + 1) / 2$ multiply-adds for a column used by $k$ rows, into the upper triangle of $G$;
-``block_columns`` + ``light_gram_tile_row`` make the same products tile by tile ($R \times R$ tiles that stay
-in cache; block rows write disjoint rows of $G$, so they run on separate threads).
+Counting (``accumulate.py``) buckets tokens by block of $B$ positions and counts each block in
+a cache-sized histogram; the Hellinger Gram matrix (``_pairwise.py``) adds a "light" column's
+$k (k + 1) / 2$ products sparsely, tile by tile. Blocks and tiles run on separate threads.
 
 Numba does no bounds checking: every caller validates the inputs first and calls a later step only when the
 earlier one reported success.
@@ -37,13 +29,10 @@ def _jit(fn):
 
 @_jit
 def partition(tok, starts, lengths, n, v, B, cursor, staging, ignored):
-    """Bucket the local flat indices of the tokens at positions < n by block of B positions.
+    """Bucket flat indices (i - bB) v + w of tokens at positions < n by block b; 1 if an id is outside [0, v), else 0.
 
-    tok (T,) int32/int64 token ids; starts, lengths (b,) int64: sequence s is tok[starts[s] : starts[s] +
-    lengths[s]]; cursor (n_blocks,) int64: where this group's slice of each bucket starts, advanced to
-    where it ends; staging (total,) int32; ignored (v,) bool or (0,) for none.
-    Returns 0, or 1 when an id at a counted position lies outside [0, v) (staging is then unusable).
-    """
+    tok (T,); starts, lengths (b,) int64; cursor (n_blocks,) int64, advanced; staging (total,) int32; ignored (v,)
+    bool or (0,)."""
     use_ignore = ignored.size > 0
     lo = 0
     hi = 0
@@ -88,11 +77,9 @@ def count_block(hist, staging, begin, end):
 
 @_jit
 def emit_block(hist, bits, v, rows, row0, k, row_nnz, indices, data):
-    """Append the non-zero cells of hist's first ``rows`` rows to (indices, data) from position k.
+    """Append hist's non-zero cells (bit mask ``bits`` (rows, W) uint64) to (indices, data) from k, zeroing them.
 
-    bits (rows, W) uint64: bit j of word g of row r is set iff hist[r v + 64 g + j] != 0. The cells read
-    are reset to 0. row_nnz[row0 + r] receives the count of row r. Returns the new k.
-    """
+    row_nnz[row0 + r] receives row r's count; returns the new k."""
     one = np.uint64(1)
     W = bits.shape[1]
     for r in range(rows):
@@ -115,11 +102,7 @@ def emit_block(hist, bits, v, rows, row0, k, row_nnz, indices, data):
 
 @_jit
 def scatter_columns(indptr, indices, data, col_map, out):
-    """out[i, col_map[w]] = S[i, w] for every stored entry of the CSR matrix S with col_map[w] >= 0.
-
-    indptr (n + 1,), indices, data (nnz,): S in CSR; col_map (p,) int64, -1 for columns left out;
-    out (n, p_kept) float64, zero on entry.
-    """
+    """out[i, col_map[w]] = S[i, w] for the CSR S's entries with col_map[w] >= 0; out (n, p_kept) zero on entry."""
     for i in range(indptr.size - 1):
         for k in range(indptr[i], indptr[i + 1]):
             c = col_map[indices[k]]
@@ -129,13 +112,9 @@ def scatter_columns(indptr, indices, data, col_map, out):
 
 @_jit
 def light_gram(indptr, indices, data, col_map, col_ptr, rows, vals, G):
-    """G[a, b] += s_aw s_bw for a <= b over the columns w with col_map[w] >= 0 (upper triangle only).
+    """G[a, b] += s_aw s_bw, a <= b, over light columns w (col_map[w] >= 0) of the CSR S; G (n, n) C order.
 
-    indptr, indices, data: S (n, p) in CSR; col_map (p,) int64: the light column's index, -1 otherwise;
-    col_ptr (p_light + 1,) int64: where each light column starts in its CSC form (from its row count);
-    rows (int64), vals (float64) of size col_ptr[-1]: filled here with that CSC form (a row-order scan
-    leaves each column's rows ascending); G (n, n) float64, C order.
-    """
+    col_ptr (p_light + 1,) int64: each light column's start in the CSC form written to rows, vals."""
     cursor = col_ptr[:-1].copy()
     for i in range(indptr.size - 1):
         for k in range(indptr[i], indptr[i + 1]):
@@ -158,15 +137,10 @@ def light_gram(indptr, indices, data, col_map, col_ptr, rows, vals, G):
 
 @_jit
 def block_columns(indptr, indices, data, col_map, R, counts, block_ptr, cols, col_start, rows, vals):
-    """Each block of R rows' light entries, column by column: the layout ``light_gram_tile_row`` reads.
+    """Lay out each block of R rows' light entries by column for ``light_gram_tile_row``; returns the pair count.
 
-    indptr, indices, data: S (n, p) in CSR, each row's columns ascending; col_map (p,) int64: the light
-    column's index (0 .. p_light - 1), -1 otherwise; counts (p_light,) int64, zero on entry (left zero);
-    block_ptr (n_blocks + 1,), cols and col_start (at least the number of (block, column) pairs + 1):
-    filled here so that block b's columns are ``cols[block_ptr[b]:block_ptr[b + 1]]`` (ascending) and
-    column t's entries are ``rows/vals[col_start[t]:col_start[t + 1]]`` (rows ascending). Returns the
-    number of (block, column) pairs.
-    """
+    Block b's columns: ``cols[block_ptr[b]:block_ptr[b + 1]]``; column t's entries:
+    ``rows/vals[col_start[t]:col_start[t + 1]]``; counts (p_light,) zero on entry and exit."""
     n = indptr.size - 1
     n_light = counts.size
     t = 0
@@ -208,10 +182,7 @@ def block_columns(indptr, indices, data, col_map, R, counts, block_ptr, cols, co
 
 @_jit
 def light_gram_tile_row(I, block_ptr, cols, col_start, rows, vals, G):
-    """G[a, b] += s_aw s_bw for a in block I, b in blocks J >= I (b >= a when J = I), light columns w.
-
-    The layout is ``block_columns``'s; G (n, n) float64, C order: only rows of block I are written.
-    """
+    """G[a, b] += s_aw s_bw, a in block I, b in blocks J >= I (b >= a if J = I), layout of ``block_columns``."""
     n_blocks = block_ptr.size - 1
     i0 = block_ptr[I]
     i1 = block_ptr[I + 1]

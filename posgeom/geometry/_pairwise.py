@@ -1,15 +1,10 @@
 r"""Exact pairwise Euclidean distances between the rows of a matrix, at BLAS speed.
 
 $\|s_i - s_j\|^2 = \|s_i\|^2 + \|s_j\|^2 - 2\, s_i \cdot s_j$ from the Gram matrix $G = S S^\top$: one BLAS
-``dsyrk`` for dense $S$. For sparse $S$ (e.g. $\sqrt{c_i/N_i}$), a column used by $k \le$
-``n / SPARSE_COL_FRACTION`` rows goes through a compiled sparse product ($k (k + 1) / 2$ multiply-adds
-instead of $n (n + 1) / 2$), the others through ``dsyrk`` on a compacted dense block (8 was the fastest
-fraction on ``benchmarks/bench_geometry.py``).
-
-The formula cancels catastrophically when $\|s_i - s_j\|^2 \ll \|s_i\|^2 + \|s_j\|^2$: pairs with
-$d_{ij}^2 <$ ``REFINE_RTOL`` $(\|s_i\|^2 + \|s_j\|^2)$ are recomputed directly as
-$\sqrt{\sum_k (s_{ik} - s_{jk})^2}$, which leaves a relative error below about $10^{-10}$ and exactly 0 for
-identical rows.
+``dsyrk`` for dense $S$; for sparse $S$, a column used by $k \le$ ``n / SPARSE_COL_FRACTION`` rows goes
+through a compiled sparse product ($k (k + 1) / 2$ multiply-adds), the others through ``dsyrk`` on a dense block.
+Pairs with $d_{ij}^2 <$ ``REFINE_RTOL`` $(\|s_i\|^2 + \|s_j\|^2)$, where the formula cancels, are recomputed
+directly: relative error below about $10^{-10}$, exactly 0 for identical rows.
 """
 
 from __future__ import annotations
@@ -103,10 +98,7 @@ def _light_gram(indptr, indices, data, col_map, col_nnz_light, G, tile_rows) -> 
 
 
 def gram(S, tile_rows: int | None = None) -> np.ndarray:
-    """$G = S S^T$ (n, n), symmetric, for a dense (n, p) array or a sparse CSR matrix.
-
-    ``tile_rows``: rows per tile of the sparse product (default ``TILE_ROWS`` from ``TILE_MIN_N`` rows; 0: untiled).
-    """
+    """$G = S S^T$ (n, n) of a dense or CSR (n, p) S; ``tile_rows`` per sparse tile (default ``TILE_ROWS``; 0: none)."""
     if not sp.issparse(S):
         return _mirror_upper(_syrk(S))
     from . import _kernels  # numba, loaded on first use
@@ -152,8 +144,7 @@ def _row_sq_diff(S, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def pairwise_distances(S) -> np.ndarray:
-    r"""$D_{ij} = \|s_i - s_j\|_2$ for the rows of ``S`` (n, p), dense or sparse CSR → (n, n) float64,
-    exactly symmetric, zero diagonal."""
+    r"""$D_{ij} = \|s_i - s_j\|_2$ (n, n), exactly symmetric, zero diagonal, for the rows of a dense or CSR ``S``."""
     n = S.shape[0]
     if n == 0:
         return np.zeros((0, 0))

@@ -1,10 +1,8 @@
 r"""How positional counts are accumulated (the engine behind :func:`posgeom.geometry.positional_counts`).
 
-Sequence $s$ is ``tok[start_s : start_s + L_s]`` of one token array; only its first $\min(L_s, n)$ tokens are
-read. A compiled kernel (``posgeom/geometry/_kernels.py``) counts block by block of positions in cache-sized
-histograms, on several threads: faster than one ``np.bincount`` over flat indices $i v + w$, whose scattered
-increments wait on main memory. When $n v$ is very large against the number of tokens, a sort of the flat
-indices (``np.unique``) is used instead.
+Only the first $\min(L_s, n)$ tokens of each sequence are read. A compiled kernel (``_kernels.py``) counts
+block by block of positions in cache-sized histograms, on several threads (``np.bincount`` over flat indices
+$i v + w$ waits on main memory); when $n v$ dwarfs the number of tokens, the flat indices are sorted instead.
 """
 
 from __future__ import annotations
@@ -216,11 +214,7 @@ class CountAccumulator:
         self.n_sequences = 0
 
     def add(self, tok: np.ndarray, lengths: np.ndarray, where: str, starts=None, owned: bool = False) -> None:
-        """Sequences ``tok[starts[s] : starts[s] + lengths[s]]`` (laid end to end when ``starts`` is None).
-
-        tok (T,) integer ids; lengths (b,) int64, not yet clipped to n; ``owned``: tok may be kept as is
-        (a stream's caller may refill its batch buffer after this call returns).
-        """
+        """Add ``tok[starts[s] : starts[s] + lengths[s]]`` (end to end when ``starts`` is None); ``owned``: keep tok."""
         n = self.n
         self.n_sequences += lengths.size
         counted = int(np.minimum(lengths, n).sum())

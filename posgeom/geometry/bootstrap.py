@@ -1,17 +1,11 @@
 r"""Bootstrap over sequences: intervals for any statistic of a corpus's Hellinger matrix.
 
-The sequences are dealt into folds (whole groups of dependent sequences kept together:
-:func:`posgeom.geometry.fold_counts`); a replicate draws the folds with replacement, adds their counts
-over the positions of the point estimate and recomputes $D^*$ and $t(D^*)$ (a replicate that misses a kept
-position is left out).
-
-The interval is the percentile interval re-centred on the estimate,
-$[\,t + q_{(1-\ell)/2} - q_{1/2},\ t + q_{(1+\ell)/2} - q_{1/2}\,]$: the replicates' spread, centred on $t$,
-so it always holds the estimate even when the sampling noise biases the replicates. That bias,
-$\bar t^* - t$, is reported beside the interval with its Monte-Carlo standard error, not subtracted.
-A bounded statistic is re-centred on the scale $\log(x - lo)$, $-\log(hi - x)$ or the logit and mapped
-back, so that its interval stays inside the bounds; one whose estimate or a replicate lies on a bound is
-re-centred on the original scale and clipped.
+A replicate draws folds of sequences (:func:`posgeom.geometry.fold_counts`) with replacement and recomputes
+$D^*$ and $t(D^*)$ over the kept positions (one that misses a position is left out). The interval is the
+percentile interval re-centred on the estimate, $[\,t + q_{(1-\ell)/2} - q_{1/2},\ t + q_{(1+\ell)/2} - q_{1/2}\,]$,
+so it always holds $t$; the bias $\bar t^* - t$ is reported with its Monte-Carlo standard error, not subtracted.
+A bounded statistic is re-centred on the scale $\log(x - lo)$, $-\log(hi - x)$ or the logit, so its interval
+stays inside the bounds (on the original scale, clipped, when a value lies on a bound).
 """
 
 from __future__ import annotations
@@ -48,10 +42,8 @@ class Interval:
         The statistic of the whole sample.
     low, high : float
         The interval; ``low <= estimate <= high`` always (checked on construction).
-    bias : float
-        The bootstrap's bias estimate: the mean of the replicates minus ``estimate``.
-    bias_se : float
-        The Monte-Carlo standard error of the replicates' mean (their sd over the square root of their number).
+    bias, bias_se : float
+        The mean of the replicates minus ``estimate``, and its Monte-Carlo standard error (sd / sqrt(count)).
     """
 
     estimate: float
@@ -138,7 +130,7 @@ def _to_scale(x, lo: float, hi: float):
 
 
 def _from_scale(y, lo: float, hi: float):
-    """The inverse of :func:`_to_scale`."""
+    """The inverse of ``_to_scale``."""
     from scipy.special import expit
     if np.isfinite(lo) and np.isfinite(hi):
         return lo + (hi - lo) * expit(y)
@@ -156,10 +148,9 @@ def percentile_intervals(estimates, replicates, level: float = 0.95, *, bounds=N
     Parameters
     ----------
     estimates : array-like of shape (k,)
-        $t_j$, the statistics of the whole sample.
+        $t_j$, the statistics of the whole sample; ``level`` in (0, 1).
     replicates : array-like of shape (n_boot, k)
         The statistics of each bootstrap replicate (``n_boot >= 2``, finite).
-    level : float in (0, 1)
     bounds : None, (lo, hi) or sequence of k such pairs/None
         Bounds of each statistic (None or an infinite value: no bound on that side). The estimates and
         replicates must lie within them; the intervals then do too.
@@ -218,10 +209,9 @@ def percentile_interval(estimate: float, replicates, level: float = 0.95, *, bou
     Parameters
     ----------
     estimate : float
-        $t$, the statistic of the whole sample.
+        $t$, the statistic of the whole sample; ``level`` in (0, 1).
     replicates : array-like of shape (n_boot,)
         The statistic of each bootstrap replicate (at least 2, finite).
-    level : float in (0, 1)
     bounds : (lo, hi), optional
         The statistic's range (None on a side: unbounded), e.g. ``(0, None)`` for a stress, ``(0, 1)`` for a rate.
 
@@ -245,7 +235,7 @@ def fold_bootstrap(folds: Sequence[PositionalCounts], positions, n_boot: int, *,
     n_boot : int
         Replicates drawn (fewer are yielded when some are skipped).
     kind : {"chord", "normalized", "geodesic"}
-    seed : int or numpy Generator
+        The Hellinger distance; ``seed`` (int or Generator) draws the folds.
 
     Yields
     ------
@@ -281,12 +271,10 @@ def bootstrap_intervals(D, folds, positions, statistics: Callable[[np.ndarray], 
     folds, positions, n_boot, kind, seed :
         As :func:`fold_bootstrap`.
     statistics : callable
-        ``statistics(D) -> ndarray of shape (k,)``.
-    level : float
-    progress : callable, optional
-        Wraps the replicate iterator (e.g. ``posgeom.progress.tqdm``).
-    bounds : None, (lo, hi) or sequence of k pairs/None
-        The statistics' ranges (:func:`percentile_intervals`).
+        ``statistics(D) -> ndarray of shape (k,)``; ``level`` the coverage.
+    progress, bounds :
+        A callable wrapping the replicate iterator (e.g. ``tqdm``); the statistics' ranges
+        (:func:`percentile_intervals`).
 
     Returns
     -------
@@ -313,7 +301,7 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
     replicates : array-like of shape (n_used, k)
         Their replicates; column ``a`` minus column ``b`` gives the replicates of the difference.
     a, b : int
-    level : float in (0, 1)
+        The columns; ``level`` in (0, 1).
     bounds : (lo, hi), optional
         The difference's range (e.g. ``(-1, 1)`` for two quantities in ``[0, 1]``); default unbounded.
 
@@ -332,30 +320,23 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
 def sequence_intervals(D, sequences, n_positions: int, vocab_size: int, positions, statistics, names, *,
                        differences=None, n_boot: int, n_folds: int, level: float = 0.95, kind: str = "chord",
                        seed=0, groups=None, bounds=None, progress: str | None = None) -> tuple[dict, np.ndarray]:
-    r"""Bootstrap intervals over sequences of named statistics of $D$ and of differences between them.
-
-    A difference $t_a - t_b$ gets its interval from the same replicates, within :func:`difference_bounds`
-    of $t_a$'s range.
+    r"""Bootstrap intervals over sequences of named statistics of $D$ and of their differences (same replicates).
 
     Parameters
     ----------
     D : array-like of shape (m, m)
         The Hellinger matrix (``kind``) of all the sequences over ``positions`` (m,).
-    sequences : sequence of 1-D int arrays
-    n_positions, vocab_size : int
-    statistics : callable
-        ``statistics(D) -> ndarray of shape (k,)``.
-    names : sequence of str, length k
+    sequences, n_positions, vocab_size :
+        Token ids (1-D int arrays), counted as by :func:`posgeom.geometry.positional_counts`.
+    statistics, names :
+        ``statistics(D) -> ndarray of shape (k,)``, and the k names of its entries.
     differences : mapping of str to (str, str), optional
-        ``{key: (a, b)}`` for the differences ``t_a - t_b`` of statistics named ``a`` and ``b``.
+        ``{key: (a, b)}``: ``t_a - t_b``, within :func:`difference_bounds` of ``a``'s range.
     n_boot, n_folds, level, kind, seed :
         As :func:`bootstrap_intervals` (``seed`` also deals the folds).
-    groups : array-like of shape (n_sequences,), optional
-        One label per sequence (:func:`posgeom.geometry.fold_members`).
-    bounds : None, (lo, hi) or sequence of k pairs/None
-        The statistics' ranges.
-    progress : str, optional
-        The description of a progress bar over the replicates (none when None).
+    groups, bounds, progress :
+        One label per sequence, shape (n_sequences,) (:func:`posgeom.geometry.fold_members`); the statistics'
+        ranges (as :func:`bootstrap_intervals`); a progress bar's description (none when None).
 
     Returns
     -------

@@ -1,10 +1,8 @@
 r"""How close a distance matrix comes to the circulant picture (claim C4), with bootstrap intervals.
 
-For circulant distances $d_{ij} = g((i - j) \bmod n)$, $B = -\frac12 J D^{(2)} J$ is circulant too
-($J$ commutes with it), diagonalised by the Fourier pairs $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$:
-classical MDS *is* a sinusoidal encoding, with frequencies $2\pi f / n$ and amplitudes $\sqrt{2\lambda_f / n}$.
-:data:`SHIFT_STATISTICS` measure how far a matrix is from that: the Toeplitz and circulant deviations and
-the Fourier match of the top $2m$ MDS eigenvectors with the $m$ lowest Fourier pairs.
+For circulant distances $d_{ij} = g((i - j) \bmod n)$, $B = -\frac12 J D^{(2)} J$ is diagonalised by the
+Fourier pairs $\cos(2\pi f i / n)$, $\sin(2\pi f i / n)$: classical MDS *is* a sinusoidal encoding (frequencies
+$2\pi f / n$, amplitudes $\sqrt{2\lambda_f / n}$). :data:`SHIFT_STATISTICS` measure the distance from that.
 """
 
 from __future__ import annotations
@@ -55,18 +53,12 @@ def shift_intervals(sequences, n_positions: int, vocab_size: int, n_pairs: int, 
 
     Parameters
     ----------
-    sequences : sequence of 1-D int arrays
-    n_positions, vocab_size : int
+    sequences, n_positions, vocab_size :
+        Token ids (1-D int arrays), counted as by :func:`posgeom.geometry.positional_counts`.
     n_pairs : int
         As :func:`shift_statistics`.
-    n_boot, n_folds, level :
-        ``n_boot`` redraws of ``n_folds`` folds (:func:`~posgeom.geometry.sequence_intervals`), confidence ``level``.
-    seed : int
-        Seeds the folds and the redraws.
-    progress : str, optional
-        The description of a progress bar over the replicates (none when None).
-    groups : array-like of shape (n_sequences,), optional
-        One label per sequence (:func:`fold_members`).
+    n_boot, n_folds, level, seed, progress, groups :
+        As :func:`~posgeom.geometry.sequence_intervals` (``seed`` seeds the folds and the redraws).
 
     Returns
     -------

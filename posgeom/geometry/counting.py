@@ -154,20 +154,14 @@ def positional_counts(
     Parameters
     ----------
     sequences : one of
-        * a list of 1-D integer sequences of any lengths (lists, tuples or arrays): ragged input;
-        * a 2-D integer array of shape (batch, L), with ``lengths`` (batch,) or a right-padded
-          ``attention_mask`` (batch, L) of 0/1 giving the valid prefix of each row; without either,
-          every entry is a token (a rectangular corpus without padding);
-        * a 1-D integer array of sequences laid end to end, with ``lengths`` (b,) summing to its size
-          (an Arrow list column, the token cache; the fastest input);
-        * a mapping with key ``"input_ids"`` (batch, L) and optionally ``"attention_mask"`` or
-          ``"lengths"`` (a tokenizer's output);
-        * any iterable (e.g. a generator) of such batches or of single 1-D sequences, counted batch
-          by batch without holding the corpus in memory.
-    n_positions : int
-        $n$, the number of positions counted (>= 1).
-    vocab_size : int
-        $v$; every id at a counted position must lie in ``[0, v)``.
+        * a list of 1-D integer sequences of any lengths (ragged input);
+        * a 2-D integer array (batch, L), with ``lengths`` (batch,) or a right-padded 0/1 ``attention_mask``
+          (batch, L); without either, every entry is a token;
+        * a 1-D integer array of sequences laid end to end, with ``lengths`` (b,) summing to its size (fastest);
+        * a mapping with ``"input_ids"`` (batch, L) and optionally ``"attention_mask"`` or ``"lengths"``;
+        * any iterable of such batches or of single 1-D sequences, counted batch by batch.
+    n_positions, vocab_size : int
+        $n \ge 1$ positions counted; $v$: every id at a counted position must lie in ``[0, v)``.
     lengths, attention_mask : array-like, optional
         Only with a single 2-D array (``lengths`` also with a 1-D stream); a left-padded mask is rejected.
     ignore_ids : iterable of int, optional
@@ -175,8 +169,7 @@ def positional_counts(
     progress : bool
         Show a tqdm progress bar over the batches of an iterable input.
     n_threads : int, optional
-        Threads of the counting kernel on large inputs (default: the usable cores, at most 8); the counts
-        do not depend on it.
+        Threads of the counting kernel (default: the usable cores, at most 8); the counts do not depend on it.
 
     Returns
     -------

@@ -1,10 +1,8 @@
 r"""Positional counts $c_i(w) = \#\{x : L > i,\ x_i = w\}$ and reaches $N_i = \sum_w c_i(w)$.
 
-Padding is never counted; a sequence longer than $n$ contributes its first $n$ tokens. The counts are a sparse
-CSR matrix of shape $(n, v)$, and additive: ``sum(positional_counts(shard, n, v) for shard in shards)`` counts
-a corpus shard by shard. The special-token policy (``"model"`` or ``"content"``) is applied where the
-sequences are built (:mod:`posgeom.corpora`); ``ignore_ids`` only leaves the listed ids uncounted, every
-other token keeping its position, so $N_i = \sum_w c_i(w)$ always holds.
+Padding is never counted; a sequence longer than $n$ contributes its first $n$ tokens. The counts, a sparse
+CSR $(n, v)$ matrix, add up shard by shard. The special-token policy is applied where the sequences are built
+(:mod:`posgeom.corpora`); ``ignore_ids`` leaves ids uncounted, every other token keeping its position.
 """
 
 from __future__ import annotations
@@ -29,10 +27,8 @@ class PositionalCounts:
         ``counts[i, w]`` $= c_i(w)$.
     reach : ndarray of shape (n_positions,), int64
         $N_i = \sum_w c_i(w)$, the number of sequences whose position ``i`` was counted.
-    n_positions, vocab_size : int
-        $n$ and $v$.
-    n_sequences : int
-        Number of sequences counted (including empty ones and ones shorter than ``n_positions``).
+    n_positions, vocab_size, n_sequences : int
+        $n$, $v$ and the sequences counted (including empty ones and ones shorter than ``n_positions``).
     ignore_ids : tuple of int
         Token ids that were not counted.
     """

@@ -14,14 +14,10 @@ def factorisation_gap(c, e, reach_mask, *, min_reach: int = 1, shuffle_seed: int
 
     Parameters
     ----------
-    c : array of shape (N, n)
-        The coefficient $c_k$ of each sequence at each position.
-    e : array of shape (N, n, d)
-        The vector $e_k$ (e.g. the word embedding of the token at $k$).
+    c, e : arrays of shape (N, n) and (N, n, d)
+        The coefficient $c_k$ and vector $e_k$ (e.g. the token's word embedding) of each sequence at each position.
     reach_mask : bool array of shape (N, n)
-        Which sequences reach position $k$ (expectations are over those).
-    min_reach : int
-        Positions reached by fewer sequences are left out.
+        Which sequences reach position $k$ (expectations are over those; ``min_reach`` of them at least).
     shuffle_seed : int, optional
         Pair each $c_k$ with the $e_k$ of another sequence reaching $k$: the placebo in which the two are
         independent, so that the gap is sampling noise only.

@@ -44,8 +44,8 @@ def fitted_embeddings(D, mds_ranks=(), smacof_ranks=(), *, full_rank: bool = Fal
     D : ndarray of shape (n, n)
     mds_ranks, smacof_ranks : sequence of int
     full_rank : bool
-    max_iter : int
-    eps : float
+    max_iter, eps :
+        SMACOF's stopping rule (:func:`posgeom.geometry.smacof`).
 
     Returns
     -------

@@ -3,8 +3,7 @@ r"""Hellinger distances between positional marginals (the paper's Eq. 3).
 Chord form $d_H(\mu_i, \mu_j) = \| \sqrt{\mu_i} - \sqrt{\mu_j} \|_2 = \sqrt{2 - 2\,BC_{ij}}$, range
 $[0, \sqrt 2]$, $BC_{ij} = \sum_w \sqrt{\mu_i(w)\,\mu_j(w)}$. ``"normalized"`` divides by $\sqrt 2$;
 ``"geodesic"`` is the Fisher–Rao angle $2 \arccos BC_{ij}$, computed as $4 \arcsin(d_H / 2)$ (accurate near
-$BC = 1$). The matrix comes from the Gram matrix of the rows $\sqrt{\mu_i}$, sparse from counts, with
-near-identical pairs recomputed directly (:mod:`posgeom.geometry._pairwise`).
+$BC = 1$), from the Gram matrix of the rows $\sqrt{\mu_i}$ (``_pairwise.py``).
 """
 
 from __future__ import annotations

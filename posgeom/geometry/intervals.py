@@ -1,11 +1,9 @@
 r"""Intervals over independent draws: the mean over seeds with its Student-$t$ confidence interval.
 
-A number that depends on a random draw (a training seed, a random table, a corpus subset) is reported over
-several draws as $\bar x \pm t_{(1+\ell)/2,\,k-1}\, s / \sqrt k$ (scipy's one-sample $t$ test). The $t$
-quantile is kept in the record and shown, since with few draws it dominates the width; fewer than
-:data:`MIN_SEEDS` draws are refused unless ``allow_few=True``. A bounded quantity's interval is clipped to
-its bounds. The power of such an interval for the smallest effect that matters (noncentral $t$) sizes the
-designs of the verdict rules (:func:`seed_design`, :func:`plan_from_pilot`).
+A number that depends on a random draw (seed, random table, corpus subset) is reported as
+$\bar x \pm t_{(1+\ell)/2,\,k-1}\, s / \sqrt k$, the $t$ quantile shown (it dominates the width with few draws);
+fewer than :data:`MIN_SEEDS` draws are refused unless ``allow_few=True``; bounded quantities are clipped. The
+power for the smallest effect that matters sizes the designs (:func:`seed_design`, :func:`plan_from_pilot`).
 """
 
 from __future__ import annotations
@@ -65,11 +63,9 @@ def seed_interval(values, level: float = 0.95, *, bounds=None, allow_few: bool =
     Parameters
     ----------
     values : array-like of shape (k,)
-        One finite value per draw; ``k >= MIN_SEEDS`` (5), or ``k >= 2`` with ``allow_few``.
-    level : float in (0, 1)
+        One finite value per draw; ``k >= MIN_SEEDS`` (5), or ``k >= 2`` with ``allow_few``; ``level`` in (0, 1).
     bounds : (lo, hi), optional
-        The quantity's range (None on a side: unbounded); the values must lie within it and the interval is
-        clipped to it.
+        The quantity's range (None on a side: unbounded), holding the values; the interval is clipped to it.
     allow_few : bool
         Accept 2 to 4 draws, for a number that is not a headline (the text still shows the large t).
 
@@ -114,8 +110,7 @@ def paired_difference(a, b, level: float = 0.95, *, bounds=None, allow_few: bool
     Parameters
     ----------
     a, b : array-like of shape (k,), paired by seed
-    level : float in (0, 1)
-    bounds, allow_few :
+    level, bounds, allow_few :
         As :func:`seed_interval` (bounds of the difference, e.g. ``(-1, 1)`` for two accuracies).
 
     Returns
@@ -176,9 +171,8 @@ def draws_summary(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
     ----------
     x : array-like of shape (k,)
         One value per draw, k >= 1.
-    level : float in (0, 1)
-    bounds : (lo, hi), optional
-        The quantity's range (as :func:`posgeom.geometry.seed_interval`).
+    level, bounds :
+        As :func:`posgeom.geometry.seed_interval`.
 
     Returns
     -------
@@ -221,9 +215,8 @@ def exclusion_power(n_draws: int, sd: float, distance: float, level: float = 0.9
     n_draws : int, at least 2
     sd : float, >= 0
         The draws' standard deviation (a pilot's sample sd); 0 gives power 1.
-    distance : float, > 0
-        The smallest effect that matters, $\delta$.
-    level : float in (0, 1)
+    distance, level : float
+        $\delta > 0$, the smallest effect that matters; the interval's level in (0, 1).
 
     Returns
     -------
@@ -312,13 +305,10 @@ def seed_design(interval, effect: float, *, max_draws: int = 100_000) -> SeedDes
 
 
 def sd_upper_bound(sd: float, n_draws: int, level: float = 0.95) -> float:
-    r"""One-sided upper ``level`` bound of a standard deviation from ``n_draws`` normal draws.
+    r"""One-sided upper ``level`` bound $s \sqrt{(k-1) / \chi^2_{1-\ell,\,k-1}}$ of an sd from ``n_draws`` normal draws.
 
-    $s \sqrt{(k-1) / \chi^2_{1-\ell,\,k-1}}$.
-
-    A design sized on a pilot's own sd is underpowered about half the time; sized on this bound, it fails only
-    with probability ``1 - level``.
-    """
+    A design sized on a pilot's own sd is underpowered about half the time; on this bound, with probability
+    ``1 - level``."""
     from scipy import stats
     _check_design(n_draws, sd, 1.0, level)
     k = int(n_draws)
@@ -353,9 +343,7 @@ class PilotPlan:
 
 def plan_from_pilot(pilot, effect: float, *, level: float = 0.95, power: float = TARGET_POWER,
                     sd_level: float = 0.95, min_draws: int = 2, max_draws: int = 1_000) -> PilotPlan:
-    """Size a decision over seeds before running it, at the ``sd_level`` upper bound of the pilot's sd.
-
-    The pilot's draws are not reused by the decision (its interval would then depend on them).
+    """Size a decision over seeds at the ``sd_level`` upper bound of the pilot's sd (the decision reuses no pilot draw).
 
     Parameters
     ----------

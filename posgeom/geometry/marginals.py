@@ -1,8 +1,7 @@
 r"""Positional marginals $\mu_i(w) = (c_i(w) + \alpha) / (N_i + \alpha v)$, $\alpha \ge 0$ (default 0).
 
 Positions with $N_i <$ ``min_count`` are dropped and reported, or rejected; never silently kept. ``probs`` is
-dense (the Hellinger path needs the dense $\sqrt{\mu}$ anyway). The special-token policy is applied where the
-sequences are built, before counting: there is deliberately no ``special=`` argument here.
+dense. The special-token policy is applied where the sequences are built, so there is no ``special=`` here.
 """
 
 from __future__ import annotations
@@ -28,8 +27,8 @@ class PositionalMarginals:
         Positions with $N_i <$ ``min_count`` that were dropped.
     reach : ndarray of shape (n_kept,), int64
         $N_i$ of the kept positions.
-    alpha : float
-    min_count : int
+    alpha, min_count :
+        The smoothing and the threshold used.
     counts : PositionalCounts or None
         The counts these marginals came from (kept for the noise floor), when built from counts.
     """
@@ -72,12 +71,9 @@ def positional_marginals(
     Parameters
     ----------
     counts : PositionalCounts
-        Of shape (n, v).
-    alpha : float, default 0
-        Additive smoothing $\alpha \ge 0$.
+        Of shape (n, v); ``alpha`` (default 0) the additive smoothing $\alpha \ge 0$.
     min_count : int, default 1
-        Positions with $N_i <$ ``min_count`` are low-count (must be >= 1: an unreached position has
-        no distribution).
+        Positions with $N_i <$ ``min_count`` (>= 1: an unreached position has no distribution) are low-count.
     on_low_count : {"drop", "raise"}
         ``"drop"``: remove them and list them in ``dropped``; ``"raise"``: a ``ValueError`` listing them.
 

@@ -1,10 +1,8 @@
 r"""Classical MDS (the paper's Algorithm 1), effective rank and low-rank factors (Remark 8).
 
-$B = -\tfrac12\, J D^{(2)} J$ with $J = I - \frac1n \mathbf 1 \mathbf 1^\top$. For the chord Hellinger
-distance $B = J S S^\top J \succeq 0$, so full-rank MDS reproduces $D$ exactly; negative eigenvalues (rounding
-or other distances) are clipped to 0 and the clipped mass is reported. Eigenvector signs are deterministic
-(largest-magnitude entry positive, scikit-learn's ``svd_flip`` rule); inside a repeated eigenvalue the basis
-is LAPACK's, equally good for the strain but not for the stress.
+$B = -\tfrac12\, J D^{(2)} J$, $J = I - \frac1n \mathbf 1 \mathbf 1^\top$; for the chord Hellinger distance
+$B = J S S^\top J \succeq 0$, so full-rank MDS reproduces $D$. Negative eigenvalues are clipped to 0 (mass
+reported); eigenvector signs follow scikit-learn's ``svd_flip`` (largest-magnitude entry positive).
 """
 
 from __future__ import annotations
@@ -80,10 +78,9 @@ class MDSResult:
         All eigenvalues of $B$, descending, unclipped.
     eigenvectors : ndarray of shape (n, n)
         $U$, columns in the same order, sign-normalised.
-    clipped_mass : float
-        $\sum_{\lambda<0} |\lambda| / \sum |\lambda|$ (0 for a Euclidean $D$ up to rounding).
-    clipped_sum : float
-        $\sum_{\lambda<0} |\lambda|$.
+    clipped_mass, clipped_sum : float
+        The clipped share $\sum_{\lambda<0} |\lambda| / \sum |\lambda|$ (0 for a Euclidean $D$ up to rounding) and
+        sum $\sum_{\lambda<0} |\lambda|$.
     B : ndarray of shape (n, n)
         The double-centred Gram matrix.
     """
@@ -109,9 +106,7 @@ def _numerical_rank(w: np.ndarray) -> int:
 
 
 def classical_mds(D, k: int | None = None) -> MDSResult:
-    r"""Classical (Torgerson) MDS of a distance matrix — Algorithm 1 of the paper.
-
-    $B = -\frac12 J D^{(2)} J = U \Lambda U^\top$ (descending), $P_{\text{MDS}} = U_k \Lambda_k^{1/2}$.
+    r"""Classical MDS (Algorithm 1): $B = -\frac12 J D^{(2)} J = U \Lambda U^\top$, $P = U_k \Lambda_k^{1/2}$.
 
     Parameters
     ----------
@@ -153,12 +148,10 @@ def lift(embedding, d: int, seed: int | None = 0, *, return_basis: bool = False)
 
     Parameters
     ----------
-    embedding : array-like of shape (n, k)
-    d : int
-        Model width, d >= k.
+    embedding, d :
+        The (n, k) embedding; the model width d >= k.
     seed : int, numpy Generator or None
-        $Q$ is the Q factor (signs fixed by a positive diagonal of R) of a seeded Gaussian (d, k) matrix;
-        ``None`` gives the zero-padding $Q = [I_k; 0]$.
+        $Q$ from the QR of a seeded Gaussian (d, k) matrix; ``None``: zero-padding $Q = [I_k; 0]$.
     return_basis : bool
         Also return $Q$.
 
@@ -194,8 +187,7 @@ def mds_stress_curve(D, max_rank: int | None = None, normalization: str = "paper
     ----------
     D : array-like of shape (n, n)
     max_rank : int, optional
-        Default n - 1 (the largest possible rank of $B$).
-    normalization : one of :data:`STRESS_NORMALIZATIONS`
+        Default n - 1; ``normalization`` one of :data:`STRESS_NORMALIZATIONS`.
     mds : MDSResult, optional
         A precomputed ``classical_mds(D)`` (any k) to reuse its eigendecomposition.
 
@@ -247,10 +239,8 @@ def effective_rank(
     eigenvalues_or_D : array-like of shape (n,) or (n, n)
         Eigenvalues of $B$ (e.g. ``classical_mds(D).eigenvalues``, any order) or the distance matrix $D$.
     criterion : {"tol", "mass", "stress"}
-    tol, q, threshold : float
-        Parameters of the three criteria (0 < tol < 1, 0 < q <= 1, threshold >= 0).
-    normalization : str
-        Stress normalisation for ``"stress"``.
+    tol, q, threshold, normalization :
+        Parameters of the criteria (0 < tol < 1, 0 < q <= 1, threshold >= 0; ``"stress"``'s normalisation).
 
     Returns
     -------
@@ -312,10 +302,8 @@ class LowRankFactors:
         Position factor (principal coordinates).
     C : ndarray of shape (d, r)
         Width factor with orthonormal columns.
-    n_params : int
-        $r (n + d)$.
-    n_params_full : int
-        $n d$.
+    n_params, n_params_full : int
+        $r (n + d)$ and $n d$.
     savings : float
         $1 - r(n+d)/(n d)$ (negative when the factorisation is larger than the full table).
     """
@@ -339,16 +327,15 @@ class LowRankFactors:
 def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as_distances: bool | None = None):
     r"""Rank-$r$ factors $P = A C^\top$ of an encoding, $A$ (n, r), $C$ (d, r) (the paper's Remark 8).
 
-    $A$ is the rank-$r$ classical MDS of a distance matrix, or $U_r \Sigma_r$ from the SVD of a centred
-    embedding (the same thing); $C$ has orthonormal columns, so $A C^\top$ has the distances of $A$.
+    $A$: rank-$r$ classical MDS (or the SVD of a centred embedding); $C$ orthonormal, so $A C^\top$ keeps $A$'s
+    distances.
 
     Parameters
     ----------
     D_or_embedding : array-like of shape (n, n) or (n, m)
         Read as distances when square, symmetric and zero-diagonal, unless ``as_distances`` says otherwise.
-    r : int
-        Rank, 1 <= r <= min(n, d) (and <= m for an embedding).
-    d : int
+    r, d : int
+        Rank, 1 <= r <= min(n, d) (and <= m for an embedding); model width.
     seed : int, Generator or None
         Seed of $C$ (``None``: $C = [I_r; 0]$).
 

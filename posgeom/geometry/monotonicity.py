@@ -2,10 +2,8 @@ r"""Monotonicity and separation (Theorem 4 of the paper).
 
 The violation rate $v = n_d / (n_c + n_d)$ counts discordant pairs of position pairs between
 $\operatorname{vec}_{i<j}(D)$ and $\operatorname{vec}_{i<j}(\hat D)$, ties excluded ($= (1 - \tau_a)/2$ on
-untied data). It is computed in $O(m \log m)$ from scipy's $\tau_b$ and exact tie counts: $n_c - n_d$ is the
-integer nearest to $\tau_b \sqrt{(n_0 - n_1)(n_0 - n_2)}$ (rounding error below 0.5 for $m < 10^7$), so the
-counts are exact integers. Separation is $\min_{i \ne j} \|p_i - p_j\|$, also over the median pairwise
-distance so that encodings of different scale compare.
+untied data), in $O(m \log m)$ from scipy's $\tau_b$ and exact tie counts (exact integers for $m < 10^7$).
+Separation is $\min_{i \ne j} \|p_i - p_j\|$, also over the median pairwise distance (scale-free).
 """
 
 from __future__ import annotations
@@ -137,11 +135,8 @@ class Separation:
 
     Attributes
     ----------
-    raw : float
-        $\min_{i \ne j} \hat d_{ij}$.
-    normalized : float
-        ``raw`` / $\operatorname{median}_{i<j} \hat d_{ij}$ (0 when ``raw`` is 0).
-    median : float
+    raw, normalized, median : float
+        $\min_{i \ne j} \hat d_{ij}$; over ``median`` $= \operatorname{median}_{i<j} \hat d_{ij}$ (0 when ``raw`` is 0).
     pair : tuple of int
         A closest pair $(i, j)$, $i < j$ (the first in row-major order).
     """

@@ -1,9 +1,7 @@
 r"""Sampling-noise floor of Hellinger distances.
 
-Two positions with identical true distributions still show a non-zero empirical distance. The floor is
-$F_{ij} = \sqrt{\tfrac12(\delta_i^2 + \delta_j^2)}$ with $\delta_i^2 = \mathbb E\, d_H^2(X_i, X_i')$ for two
-independent samples of size $N_i$ from position $i$ (independent errors on each $\sqrt{\hat\mu_i}$ add in
-square). Two seeded estimators from the counts alone:
+$F_{ij} = \sqrt{\tfrac12(\delta_i^2 + \delta_j^2)}$, $\delta_i^2 = \mathbb E\, d_H^2(X_i, X_i')$ for two
+independent samples of size $N_i$ from position $i$: the distance of two identical distributions. Estimators:
 
 * ``"bootstrap"``: $X_i, X_i' \sim \text{Multinomial}(N_i, \hat\mu_i) / N_i$.
 * ``"split_half"``: the $N_i$ tokens are split at random into halves of sizes $a$, $b$ (a random split of the
@@ -33,15 +31,11 @@ class NoiseFloor:
     Attributes
     ----------
     matrix : ndarray of shape (n_kept, n_kept)
-        $F_{ij} = \sqrt{(\delta_i^2 + \delta_j^2)/2}$ in the requested ``kind`` (diagonal $\delta_i$).
-    self_noise : ndarray of shape (n_kept,)
-        $\delta_i$ (chord).
-    positions : ndarray of shape (n_kept,)
-        Kept positions (as in :func:`positional_marginals` with the same ``min_count``).
-    reach : ndarray of shape (n_kept,)
-        $N_i$.
-    method : str
-    n_rep : int
+        $F_{ij}$ in the requested ``kind`` (diagonal $\delta_i$).
+    self_noise, positions, reach : ndarray of shape (n_kept,)
+        $\delta_i$ (chord); kept positions (as :func:`positional_marginals` with the same ``min_count``); $N_i$.
+    method, n_rep :
+        The estimator and its replicates.
     """
 
     matrix: np.ndarray
@@ -69,16 +63,13 @@ def noise_floor(
     counts : PositionalCounts or PositionalMarginals
         Counts (positions with $N_i <$ ``min_count`` are dropped, as by :func:`positional_marginals`),
         or marginals built from counts with ``alpha = 0`` (their kept positions are used).
-    method : {"bootstrap", "split_half"}
-    n_rep : int
-        Monte-Carlo replicates per position (>= 1).
-    seed : int, Generator or None
+    method, n_rep, seed :
+        ``"bootstrap"`` or ``"split_half"``; Monte-Carlo replicates per position (>= 1); int, Generator or None.
     min_count : int
         Minimum $N_i$ (``"split_half"`` needs >= 2 at every kept position).
     kind : {"chord", "normalized", "geodesic"}
         Units of ``matrix`` (``"geodesic"`` is $4\arcsin(F/2)$ of the chord RMS).
     progress : bool
-        tqdm bar over positions.
 
     Returns
     -------
@@ -146,10 +137,8 @@ def delta_method_noise(reach, vocab_size: int) -> np.ndarray:
 
     Parameters
     ----------
-    reach : array-like of shape (n,)
-        $N_i$, the sequences reaching each position (all >= 1).
-    vocab_size : int
-        $v$, the support size of the distributions.
+    reach, vocab_size :
+        $N_i$ (n,), the sequences reaching each position (all >= 1); $v$, the support size.
 
     Returns
     -------

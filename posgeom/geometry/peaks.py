@@ -1,9 +1,8 @@
 r"""The projected stress of a model's layers, and the peaks of a curve over layers.
 
-The positional means of each layer's input go through the layer's query/key maps; the per-head logits induce
-distances, and a layer's pooled distance sums the heads' squared distances, $\hat d_{ij}^2 = \sum_h \hat
-d^{h\,2}_{ij}$. Its stress against a corpus's geometry, over the layers, is a curve whose peaks are counted
-from 1; :func:`local_peak_test` redraws groups of sentences to ask whether a local peak is more than a draw.
+Each layer's positional input, through its query/key maps, induces per-head distances, pooled as
+$\hat d_{ij}^2 = \sum_h \hat d^{h\,2}_{ij}$; the stress over layers is a curve whose peaks count from 1, and
+:func:`local_peak_test` asks whether a local peak is more than a draw.
 """
 
 from __future__ import annotations
@@ -31,9 +30,8 @@ def projected_stress(D, inputs, qk, n_heads: int) -> tuple[np.ndarray, np.ndarra
     D : ndarray of shape (n, n)
     inputs : sequence of ndarray of shape (n, d)
         The positional input of each layer.
-    qk : sequence of tuples ``(W_Q, b_Q, W_K, b_K)``
-        Each layer's query/key projection (``SelfAttention.query_key_weights`` of :mod:`posgeom.models.encoder`).
-    n_heads : int
+    qk, n_heads :
+        Each layer's query/key projection ``(W_Q, b_Q, W_K, b_K)`` (``SelfAttention.query_key_weights``); heads.
 
     Returns
     -------
@@ -89,22 +87,17 @@ def local_peak_test(sums, reach, D_target, target_positions, qk, n_heads: int, *
 
     Parameters
     ----------
-    sums : ndarray of shape (n_groups, n_layers + 1, L, d)
-        Each group's sums of each layer's input (:func:`posgeom.models.layers.group_means`).
-    reach : ndarray of shape (n_groups, L)
-        Sentences of each group reaching each position.
+    sums, reach : ndarray of shape (n_groups, n_layers + 1, L, d) and (n_groups, L)
+        Each group's sums of each layer's input (``posgeom.models.layers.group_means``); its sentences reaching
+        each position.
     D_target : ndarray of shape (m, m)
         The corpus's geometry at ``target_positions`` (m,), sorted.
     qk : sequence of tuples ``(W_Q, b_Q, W_K, b_K)``
         Each layer's query/key projection.
-    n_heads : int
-    layer : int
+    n_heads, layer : int
         The layer tested, ``2 <= layer <= n_layers - 1``; ``layer - 1`` is read too (a layer counted from 0 or 1).
-    min_reach : int
-        Positions kept are reached by that many sentences and present in the target.
-    n_boot : int
-        Redraws of the groups.
-    seed : int
+    min_reach, n_boot, seed : int
+        Positions kept are reached by ``min_reach`` sentences and in the target; ``n_boot`` redraws of the groups.
 
     Returns
     -------

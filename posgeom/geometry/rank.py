@@ -1,16 +1,12 @@
 r"""The rank of a corpus's positional geometry, read without the sampling noise (cross-fitting).
 
-The Gram matrix of the root-marginals $S$ (rows $\sqrt{\hat\mu_i}$) is biased by the sampling noise, so an
-empirical one has full rank. Cross-fitting splits the sequences into two disjoint halves with root-marginals
-$a_i$, $b_j$ and forms $G_{ij} = \tfrac12\,(a_i^\top b_j + a_j^\top b_i)$, whose expectation is the
-noise-free $\bar s_i^\top \bar s_j$: a direction without signal gets an eigenvalue symmetric about 0.
-
-The rank decision: over ``n_resamples`` random half-splits of ``n_folds`` folds, the threshold $\tau$ is the
-largest null eigenvalue seen (from within-half differences), and resample $s$ counts
-$r_s = \#\{k : \lambda_k^{(s)} > \tau\}$. The rank is determined when the central ``level`` interval of
-$r_s$ is one number, the first direction not counted stays below its resample's null top in at least 90 %
-of the resamples, and the eigenvalues below $\tau$ carry no signal mass. The null is conservative (up to
-twice a half's noise in variance), so directions between $\tau/2$ and $\tau$ are neither claimed nor excluded.
+The noise gives an empirical Gram matrix of the root-marginals full rank; two disjoint halves with root-marginals
+$a_i$, $b_j$ give $G_{ij} = \tfrac12\,(a_i^\top b_j + a_j^\top b_i)$, whose expectation is the noise-free
+$\bar s_i^\top \bar s_j$. Over ``n_resamples`` half-splits of ``n_folds`` folds, $\tau$ is the largest null
+eigenvalue seen (within-half differences) and resample $s$ counts $r_s = \#\{k : \lambda_k^{(s)} > \tau\}$. The
+rank is determined when the central ``level`` interval of $r_s$ is one number, the first direction not counted
+stays below its resample's null top in at least 90 % of the resamples, and the eigenvalues below $\tau$ carry no
+signal mass. The null is conservative, so directions between $\tau/2$ and $\tau$ are neither claimed nor excluded.
 """
 
 from __future__ import annotations
@@ -71,8 +67,7 @@ def cross_fitted_gram(counts_a: PositionalCounts, counts_b: PositionalCounts, po
 
     Returns
     -------
-    G : ndarray of shape (k, k)
-    positions : ndarray of shape (k,)
+    G, positions : ndarray of shape (k, k) and (k,)
     """
     for c in (counts_a, counts_b):
         if not isinstance(c, PositionalCounts):
@@ -126,21 +121,17 @@ class NoiseAwareRank:
         The rank when it is determined, else None ("undetermined").
     interval : tuple of int
         Central ``level`` range of the per-resample counts $r_s$.
-    level : float
-    threshold : float
-        $\\tau$, the largest noise edge seen over the resamples.
+    level, threshold : float
+        The interval's coverage; $\\tau$, the largest noise edge seen over the resamples.
     eigenvalues : ndarray of shape (n_resamples, k - 1)
         Cross-fitted eigenvalues of every resample, descending.
     counts : ndarray of shape (n_resamples,)
         $r_s$.
-    residual_share : float
-        Share of the resamples whose eigenvalues below $\\tau$ sum to more than 0.
-    next_share : float
-        Share of the resamples in which the first direction not counted exceeds that resample's null top.
-    positions : ndarray of shape (k,)
-    n_sequences : int
-    null : str
-        The null hypothesis, in words.
+    residual_share, next_share : float
+        Shares of the resamples whose eigenvalues below $\\tau$ sum to more than 0, and whose first direction
+        not counted exceeds that resample's null top.
+    positions, n_sequences, null :
+        Kept positions (k,), sequences counted, the null hypothesis in words.
     """
 
     rank: int | None
@@ -174,16 +165,11 @@ class NoiseAwareRank:
 
 
 def fold_members(n_sequences: int, n_folds: int, *, seed=0, groups=None) -> list[np.ndarray]:
-    """The indices of the sequences of each of ``n_folds`` random folds, whole groups kept together.
-
-    With ``groups`` (sequences of one label are not independent) the groups are dealt whole, so that a
-    bootstrap of the folds resamples the independent units.
+    """The indices of the sequences of each of ``n_folds`` random folds; ``groups`` are dealt whole (dependent units).
 
     Parameters
     ----------
-    n_sequences : int
-    n_folds : int
-    seed : int
+    n_sequences, n_folds, seed : int
     groups : array-like of shape (n_sequences,), optional
         Any hashable labels (integers, strings).
 
@@ -224,9 +210,8 @@ def fold_counts(sequences, n_positions: int, vocab_size: int, *, n_folds: int = 
     ----------
     sequences : sequence of 1-D integer arrays, length N >= 2 n_folds
     n_positions, vocab_size : int
-    n_folds : int
-        A multiple of 4.
-    seed : int
+    n_folds, seed : int
+        ``n_folds`` a multiple of 4.
     groups : array-like of shape (N,), optional
         A label per sequence; the sequences of one label go into one fold (at least ``2 n_folds`` labels).
 
@@ -256,14 +241,11 @@ def noise_aware_rank_from_folds(folds, *, positions=None, n_resamples: int = 50,
     Parameters
     ----------
     folds : list of PositionalCounts
-        An even number (>= 2) of counts of disjoint sets of sequences.
+        A multiple of 4 of counts of disjoint sets of sequences.
     positions : array-like of int, optional
         Positions to keep (default: those reached in every fold).
-    n_resamples : int
-        Random half-splits of the folds (>= 2).
-    level : float in (0, 1)
-        Coverage of the interval.
-    seed : int
+    n_resamples, level, seed :
+        Random half-splits of the folds (>= 2); the interval's coverage in (0, 1); the seed of the splits.
 
     Returns
     -------
@@ -325,15 +307,12 @@ def noise_aware_rank(sequences, n_positions: int, vocab_size: int, *, positions=
 
     Parameters
     ----------
-    sequences : sequence of 1-D integer arrays
-        Token ids (as for :func:`posgeom.geometry.positional_counts`).
-    n_positions, vocab_size : int
+    sequences, n_positions, vocab_size :
+        Token ids (1-D integer arrays), as for :func:`posgeom.geometry.positional_counts`.
     positions : array-like of int, optional
         Positions to keep (default: those reached in every fold).
-    n_folds : int
-        Folds the sequences are dealt into (even).
-    n_resamples : int
-    level : float in (0, 1)
+    n_folds, n_resamples, level :
+        Folds the sequences are dealt into (a multiple of 4), as :func:`noise_aware_rank_from_folds`.
     seed : int
         Seeds the folds and the splits.
 
@@ -349,23 +328,18 @@ def resolvable_distances(sequences, n_positions: int, vocab_size: int, positions
     r"""The cross-half estimate of the Hellinger geometry without its sampling noise.
 
     $R_{ij}^2 = 2 - 2 G_{ij} / \sqrt{G_{ii} G_{jj}}$, $G$ the cross-fitted Gram matrix of one random split:
-    the chord distance between the directions of $\bar s_i = \mathbb E\sqrt{\hat\mu_i}$.
-
-    The halves must be independent. SST-2's training rows are phrases of sentences: two phrases of one sentence
-    dealt into opposite halves carry the same tokens to both, so the cross products keep part of the noise and
-    the geometry looks more resolved than it is. ``groups`` deals whole groups into the halves.
+    the chord distance between the directions of $\bar s_i = \mathbb E\sqrt{\hat\mu_i}$. The halves must be
+    independent (dependent sequences, e.g. SST-2's phrases of one sentence, share a label in ``groups``).
 
     Parameters
     ----------
-    sequences : list of 1-D integer arrays, length N (N >= 4 without ``groups``)
-        The token ids (as for :func:`posgeom.geometry.positional_counts`).
-    n_positions, vocab_size : int
+    sequences, n_positions, vocab_size :
+        N token id arrays (N >= 4 without ``groups``), as for :func:`posgeom.geometry.positional_counts`.
     positions : array-like of int, optional
         The positions to keep (default all reached by at least one sequence of each half).
     seed : int
     groups : array-like of shape (N,), optional
-        A label per sequence; the sequences of one label go into the same half (at least 2 labels, dealt by
-        :func:`posgeom.geometry.fold_members`). Without it, each sequence is dealt on its own.
+        A label per sequence; one label's sequences go into one half (at least 2 labels, :func:`fold_members`).
 
     Returns
     -------
@@ -426,8 +400,7 @@ def rank_estimates(D, sequences, n_positions: int, vocab_size: int, criteria, se
     criteria : mapping
         ``tol``, ``q`` and ``threshold`` of :func:`posgeom.geometry.effective_rank`'s ``"tol"``, ``"mass"`` and
         ``"stress"`` criteria.
-    seed : int
-    positions : array-like of int, optional
+    seed, positions :
         As :func:`noise_aware_rank`.
     **rank_options
         The other options of :func:`noise_aware_rank` (``n_folds``, ``n_resamples``, ``level``).

@@ -1,9 +1,8 @@
 r"""Shift structure of a square matrix: how far $D_{ij}$ is from depending on the offset between $i$ and $j$ only.
 
-Every measure averages $D$ over the classes of position pairs with the same offset (:func:`offset_means`, the
-least-squares projection onto matrices constant on each class): $\lvert i - j\rvert$ for
-:func:`toeplitz_projection`, $j - i$ for :func:`toeplitz_deviation`, $(j - i) \bmod n$ for
-:func:`circulant_deviation`. $R^2$ and the deviations are averages; :func:`toeplitz_spread` is a worst case.
+Each measure averages $D$ over the pairs with the same offset (:func:`offset_means`): $\lvert i - j\rvert$
+(:func:`toeplitz_projection`), $j - i$ (:func:`toeplitz_deviation`), $(j - i) \bmod n$ (:func:`circulant_deviation`);
+:func:`toeplitz_spread` is a worst case.
 """
 
 from __future__ import annotations
@@ -116,8 +115,7 @@ def circulant_deviation(D) -> float:
 
 
 def toeplitz_spread(D) -> float:
-    r"""The worst-case distance of ``D`` from depending on the offset only:
-
+    r"""The worst-case distance of ``D`` from depending on the offset only,
     $\max_{\delta \ge 1} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max \lvert D\rvert$:
     0 for a Toeplitz (shift-invariant) upper triangle.
 

@@ -1,8 +1,7 @@
 r"""Distances induced by similarities: attention logits and other bilinear kernels.
 
-A logit matrix $G$ induces $\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}$, $S = \tfrac12 (G + G^\top)$, as RoPE's
-kernel does; it is Euclidean exactly when $S \succeq 0$ (Schoenberg), and negative squared distances are
-clipped to 0 with their mass reported.
+$G$ induces $\hat d_{ij}^2 = S_{ii} + S_{jj} - 2 S_{ij}$, $S = \tfrac12 (G + G^\top)$, Euclidean exactly when
+$S \succeq 0$ (Schoenberg); negative squared distances are clipped to 0 with their mass reported.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-r"""ALiBi's distance $\hat d_{ij} = m\,|i - j|$ against a target $D$: its ``"paper"`` stress is a parabola in
-the slope $m$.
+r"""ALiBi's distance $\hat d_{ij} = m\,|i - j|$ against a target $D$: a parabola in the slope $m$.
 
 With $a_{ij} = |i - j|$ and sums over $i < j$,
 
 $$\sigma_{\text{paper}}(m) = \frac{m^2 \sum a^2 - 2m \sum a d + \sum d^2}{\sum d^2},$$
 
-minimal at $m^* = \sum a d / \sum a^2$, where it equals the ``"scale_free"`` stress of the line; a value
-$t$ above that minimum is reached at the two slopes
+minimal at $m^* = \sum a d / \sum a^2$ (the line's ``"scale_free"`` stress); a value $t$ above it is reached at
 $m_\pm = \bigl(\sum ad \pm \sqrt{(\sum ad)^2 - \sum a^2 \sum d^2 (1 - t)}\bigr) / \sum a^2$.
 """
 
@@ -80,8 +78,8 @@ def slope_for(rule: str, D) -> float:
 
     Parameters
     ----------
-    rule : {"max distance", "mean distance"}
-    D : array-like of shape (n, n)
+    rule, D :
+        ``"max distance"`` or ``"mean distance"``; the (n, n) target distances.
 
     Returns
     -------
@@ -126,9 +124,8 @@ def alibi_choices(D, positions, head_slopes: Mapping[int, np.ndarray],
 
     Parameters
     ----------
-    D : array-like of shape (n, n)
-    positions : array-like of shape (n,)
-        The positions the rows of ``D`` stand for.
+    D, positions :
+        Target distances (n, n) and the positions (n,) its rows stand for.
     head_slopes : mapping of int to array-like
         As :func:`head_slope_choices`.
     target : float
@@ -157,12 +154,10 @@ def line_stresses(D, positions, slopes, normalizations=REPORTED_NORMALIZATIONS) 
 
     Parameters
     ----------
-    D : array-like of shape (n, n)
-    positions : array-like of shape (n,)
-        The positions the rows of ``D`` stand for.
-    slopes : array-like of shape (s,)
-    normalizations : sequence of str
-        Of :data:`posgeom.geometry.STRESS_NORMALIZATIONS`.
+    D, positions :
+        Target distances (n, n) and the positions (n,) its rows stand for.
+    slopes, normalizations :
+        Slopes (s,); names of :data:`posgeom.geometry.STRESS_NORMALIZATIONS`.
 
     Returns
     -------

@@ -1,11 +1,9 @@
 r"""SMACOF: stress majorisation started from classical MDS.
 
-Classical MDS minimises the strain, not the stress. SMACOF (de Leeuw 1977; Borg & Groenen 2005, ch. 8)
-minimises $\sigma(X) = \sum_{i<j} w_{ij} (\hat d_{ij}(X) - d_{ij})^2$ by the Guttman transform
-$X^{(t+1)} = V^{+} B(X^{(t)})\, X^{(t)}$, $B(X)_{ij} = -w_{ij} d_{ij} / \hat d_{ij}(X)$ off the diagonal,
-$V = \operatorname{diag}(W\mathbf 1) - W$, which never increases $\sigma$. It stops when one iteration lowers
-the ``"paper"`` stress (computed from $\sigma = \sum w d^2 + \operatorname{tr}(X^\top V X) -
-2\operatorname{tr}(X^\top B(X) X)$, without another pass over the distances) by less than ``eps``.
+SMACOF (de Leeuw 1977; Borg & Groenen 2005, ch. 8) minimises the stress
+$\sigma(X) = \sum_{i<j} w_{ij} (\hat d_{ij}(X) - d_{ij})^2$ (classical MDS minimises the strain) by the Guttman
+transform $X^{(t+1)} = V^{+} B(X^{(t)})\, X^{(t)}$, $B(X)_{ij} = -w_{ij} d_{ij} / \hat d_{ij}(X)$ off the
+diagonal, $V = \operatorname{diag}(W\mathbf 1) - W$; it stops when the ``"paper"`` stress falls by less than ``eps``.
 """
 
 from __future__ import annotations
@@ -34,8 +32,8 @@ class SmacofResult:
         Final ``"paper"`` stress (weighted when weights are given), from exact distances.
     stress_history : ndarray of shape (n_iter + 1,)
         ``"paper"`` stress of the start configuration and after every iteration (non-increasing).
-    n_iter : int
-    converged : bool
+    n_iter, converged :
+        Iterations run; whether the ``eps`` rule (not ``max_iter``) stopped them.
     """
 
     embedding: np.ndarray
@@ -83,14 +81,12 @@ def smacof(
 
     Parameters
     ----------
-    D : array-like of shape (n, n)
-    k : int
-        Embedding dimension, 1 <= k <= n.
+    D, k :
+        Target distances (n, n); the embedding dimension, 1 <= k <= n.
     init : {"mds", "random"} or array-like of shape (n, k)
         Start: rank-k classical MDS (default), a seeded Gaussian scaled to D, or a given configuration.
-    max_iter : int
-    eps : float
-        Stop when one iteration lowers the ``"paper"`` stress by less than ``eps`` (absolute decrease).
+    max_iter, eps :
+        Stop after ``max_iter`` iterations, or when one lowers the ``"paper"`` stress by less than ``eps``.
     weights : array-like of shape (n, n), optional
         Symmetric non-negative $w_{ij}$ (diagonal ignored); default all ones.
     seed : int, Generator or None

@@ -1,9 +1,8 @@
 r"""Spectra of distance matrices: the eigenvalues of $B = -\tfrac12 J D^{(2)} J$ and what they say.
 
-A noise floor $F$ enters twice: debiasing ($\mathbb E\,\hat d_{ij}^2 \approx d_{ij}^2 + F_{ij}^2$), and its own
-Gram matrix $B_F$, whose top eigenvalue is what noise alone can put in one direction, so that
-$s_1 = (\lambda_1 - \lambda_{\max}(B_F)) / \sum_k (\lambda_k - \lambda_{\max}(B_F))_+$. Parallel analysis
-(Horn 1965) compares with the eigenvalues when every position draws from the pooled distribution.
+A noise floor $F$ debiases ($\mathbb E\,\hat d_{ij}^2 \approx d_{ij}^2 + F_{ij}^2$) and its Gram matrix $B_F$ bounds
+one direction's noise: $s_1 = (\lambda_1 - \lambda_{\max}(B_F)) / \sum_k (\lambda_k - \lambda_{\max}(B_F))_+$.
+Parallel analysis (Horn 1965) draws every position from the pooled distribution.
 """
 
 from __future__ import annotations
@@ -31,10 +30,8 @@ def rank_one_report(D, F) -> dict[str, Any]:
 
     Parameters
     ----------
-    D : array-like of shape (n, n)
-        Chord Hellinger distances.
-    F : array-like of shape (n, n)
-        Noise floor in the same units (:attr:`posgeom.geometry.NoiseFloor.matrix`).
+    D, F : array-like of shape (n, n)
+        Chord Hellinger distances and their noise floor (:attr:`posgeom.geometry.NoiseFloor.matrix`).
 
     Returns
     -------
@@ -112,17 +109,14 @@ def line_fit_error(D) -> tuple[float, float]:
 
 
 def null_eigenvalues(counts, n_rep: int = 5, seed=0) -> np.ndarray:
-    r"""Eigenvalues of $B$ under the no-structure null (parallel analysis).
-
-    Every position $i$ draws $N_i$ tokens from the pooled distribution $\bar\mu = \sum_i c_i / \sum_i N_i$.
+    r"""Eigenvalues of $B$ when every position draws $N_i$ tokens from $\bar\mu = \sum_i c_i / \sum_i N_i$ (the null).
 
     Parameters
     ----------
     counts : posgeom.geometry.PositionalCounts
         (n, v); positions with $N_i = 0$ are not allowed (drop them first).
-    n_rep : int
-        Replicates (>= 1).
-    seed : int or numpy Generator
+    n_rep, seed :
+        Replicates (>= 1); int or numpy Generator.
 
     Returns
     -------
@@ -154,9 +148,8 @@ def rank_above_noise(eigenvalues, null) -> int:
 
     Parameters
     ----------
-    eigenvalues : array-like of shape (n,)
-    null : array-like of shape (n_rep, n) or (n,)
-        From :func:`null_eigenvalues`.
+    eigenvalues, null : array-like of shape (n,), and (n_rep, n) or (n,)
+        Eigenvalues of $B$; the null's (:func:`null_eigenvalues`).
 
     Returns
     -------

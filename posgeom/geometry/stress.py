@@ -1,7 +1,6 @@
 r"""Stress of an encoding (the paper's Eq. 4).
 
-$\hat D$ holds the pairwise distances of the encoding (Euclidean distances of its rows, or the induced
-distance of a relative encoding); every sum runs over the $m = n(n-1)/2$ pairs $i < j$.
+$\hat D$: the encoding's pairwise distances (of its rows, or induced); sums run over the pairs $i < j$.
 
 * ``"paper"`` (Eq. 4 as reconstructed from the review's worked numbers, no square root, no fitted scale)
   $$\sigma_{\text{paper}} = \frac{\sum (\hat d_{ij} - d_{ij})^2}{\sum d_{ij}^2}.$$
@@ -94,9 +93,8 @@ def stress_pair(D: np.ndarray, Dhat: np.ndarray, R: np.ndarray | None = None,
     ----------
     D, Dhat : ndarray of shape (k, k)
         Target and candidate distances.
-    R : ndarray of shape (k, k), optional
-        The resolvable geometry (:func:`posgeom.geometry.resolvable_distances`).
-    normalizations : tuple of str
+    R, normalizations :
+        The resolvable geometry (k, k), optional (:func:`posgeom.geometry.resolvable_distances`); names.
 
     Returns
     -------

@@ -1,11 +1,9 @@
 r"""Summaries of a counted corpus's positional geometry: how shift-equivariant and how close to rank one.
 
-Shift equivariance is the share $R^2_{\mathrm{shift}}$ of the off-diagonal variance of $D$ kept by its
-Toeplitz projection. Rank one is read above the noise floor $F$: a direction of $B$ counts when
-$\lambda_k(B) > \lambda_{\max}(B_F)$ (:func:`posgeom.geometry.rank_one_report`). The bootstrap floor
-underestimates the noise of a heavy-tailed vocabulary, so the cross-half estimate $R$
-(:func:`posgeom.geometry.resolvable_distances`) gives the geometry the corpus can resolve; negative $R^2$
-are clipped and their share reported.
+Shift equivariance is the share $R^2_{\mathrm{shift}}$ of $D$'s off-diagonal variance kept by its Toeplitz
+projection; a direction of $B$ counts when $\lambda_k(B) > \lambda_{\max}(B_F)$ (noise floor $F$). The cross-half
+estimate $R$ (:func:`posgeom.geometry.resolvable_distances`) gives what the corpus can resolve, since the
+bootstrap floor underestimates a heavy-tailed vocabulary's noise.
 """
 
 from __future__ import annotations
@@ -58,12 +56,9 @@ def corpus_geometry_values(corpus_geo, *, n_positions: int, min_count: int, kind
     ----------
     corpus_geo : posgeom.corpora.distances.CorpusDistances
         With tokens (``with_tokens=True``): ``D`` (k, k), ``counts`` (n, v), ``marginals`` (k, v), ``tokens``.
-    n_positions : int
-    min_count : int
-    kind : {"chord", "normalized", "geodesic"}
+    n_positions, min_count, kind :
         As the corpus options that built ``corpus_geo``.
-    noise_method : str
-    noise_rep : int
+    noise_method, noise_rep :
         The bootstrap floor's method and redraws (:func:`posgeom.geometry.noise_floor`).
     seed : int
         Seed of the noise floor and of the cross-half split.
@@ -155,15 +150,14 @@ def resolvable_draws(sequences, n_positions: int, vocab_size: int, positions, en
                      first_seed: int = 0, *, groups=None) -> tuple[np.ndarray, list[int], list[int]]:
     """:func:`draw_statistics` of ``n_draws`` cross-half estimates, split seeds ``first_seed, first_seed + 1, ...``.
 
-    A split that cannot resolve every position is skipped, up to ``4 n_draws`` seeds. With ``groups`` (one label
-    per sequence) whole groups go into a half (:func:`posgeom.geometry.resolvable_distances`).
+    A split that cannot resolve every position is skipped, up to ``4 n_draws`` seeds; ``groups`` as
+    :func:`posgeom.geometry.resolvable_distances`.
 
     Returns
     -------
     table : ndarray of shape (n_draws, len(DRAW_STATISTICS))
-    seeds : list of int
-    skipped : list of int
-        The seeds whose split could not resolve every position.
+    seeds, skipped : list of int
+        The seeds used; those whose split could not resolve every position.
     """
     out, seeds, skipped = [], [], []
     for s in range(int(first_seed), int(first_seed) + 4 * int(n_draws)):

@@ -1,8 +1,7 @@
 r"""Analysis of a position table $P \in \mathbb R^{n \times d}$ (row $p_i$ the vector of position $i$).
 
-The similarity of its rows and its decay with the lag, the rows that stand apart, the spectra of its columns,
-its principal components and the single sinusoid that best explains a signal over positions;
-:func:`analyse_table` gathers them for the chapter on learned tables.
+Row similarity and its decay with the lag, rows that stand apart, column spectra, principal components and
+best-fitting sinusoids; :func:`analyse_table` gathers them for the chapter on learned tables.
 """
 
 from __future__ import annotations
@@ -211,10 +210,8 @@ class SinusoidFit:
 
     Attributes
     ----------
-    omega : ndarray of shape (k,)
-        Angular frequency $\omega$ in radians per position, in $(0, \pi]$.
-    cycles : ndarray of shape (k,)
-        The same frequency in cycles over the ``n`` positions, $f = \omega n / 2\pi$.
+    omega, cycles : ndarray of shape (k,)
+        $\omega \in (0, \pi]$ in radians per position; $f = \omega n / 2\pi$ cycles over the ``n`` positions.
     r2 : ndarray of shape (k,)
         Explained fraction $R^2 = 1 - \lVert y - \hat y\rVert^2 / \lVert y - \bar y\rVert^2$ in $[0, 1]$.
     amplitude, phase, offset : ndarray of shape (k,)
@@ -268,9 +265,8 @@ def _captured_fractions(Y: np.ndarray, omegas: np.ndarray) -> np.ndarray:
 def fit_sinusoid(signals, grid: int | None = None) -> SinusoidFit:
     r"""The single sinusoid (free amplitude, phase and offset) that best explains each signal over positions.
 
-    Least squares $y(i) \approx a\cos\omega i + b\sin\omega i + c$ at each frequency of the grid
-    $\omega_g = \pi g / G$, $g = 1 \dots G$; each signal keeps the first with the largest $R^2$ (the default
-    $G = n$ is the grid of half-integer cycles over the positions).
+    Least squares $y(i) \approx a\cos\omega i + b\sin\omega i + c$ on the grid $\omega_g = \pi g / G$,
+    $g = 1 \dots G$; each signal keeps the first frequency with the largest $R^2$.
 
     Parameters
     ----------
@@ -323,12 +319,9 @@ def analyse_table(P, *, n_components: int = 6, isolation_threshold: float = 2.0,
     Parameters
     ----------
     P : array-like of shape (n, d)
-    n_components : int
-        Principal components to fit with sinusoids (:func:`~posgeom.geometry.fit_sinusoid`).
-    isolation_threshold : float
-        $\iota$ above which a row stands apart.
-    n_first : int
-        How many leading positions to list as "the first positions".
+    n_components, isolation_threshold, n_first :
+        Principal components fit with sinusoids (:func:`~posgeom.geometry.fit_sinusoid`); $\iota$ above which a
+        row stands apart; how many leading positions are "the first positions".
 
     Returns
     -------
