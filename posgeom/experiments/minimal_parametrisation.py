@@ -31,6 +31,7 @@ __all__ = [
     "CONFIGS", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS", "run_c5", "run_lowrank_training",
     "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation", "MinimalOptions", "C5Options",
     "run_c5_draws", "PlantedRank", "StoredValidation", "C5Reduction", "C5Record", "C5Draw", "C5DrawsRecord",
+    "CorpusStresses", "StressVsRankRecord",
 ]
 
 
@@ -220,6 +221,38 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
     return store_result(settings, "minimal_parametrisation.rank_validation", compute, params, force)
 
 
+@dataclass(frozen=True)
+class CorpusStresses:
+    """One corpus of ``run_stress_vs_rank``: each fixed encoding's stress, by encoding and normalisation."""
+
+    encodings: dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class StressVsRankRecord:
+    """A stored ``run_stress_vs_rank``: per corpus, the fixed encodings' stresses and rank-k MDS's stress curves.
+
+    The corpora are the synthetic families of ``corpus_geometry.SYNTHETIC_FAMILIES`` and SST-2; each curve
+    ``<corpus>__<normalisation>`` is (max_rank,), stored under that name.
+    """
+
+    stationary: CorpusStresses
+    drift: CorpusStresses
+    regimes: CorpusStresses
+    markov: CorpusStresses
+    sst2: CorpusStresses
+    stationary__paper: np.ndarray
+    stationary__scale_free: np.ndarray
+    drift__paper: np.ndarray
+    drift__scale_free: np.ndarray
+    regimes__paper: np.ndarray
+    regimes__scale_free: np.ndarray
+    markov__paper: np.ndarray
+    markov__scale_free: np.ndarray
+    sst2__paper: np.ndarray
+    sst2__scale_free: np.ndarray
+
+
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     r"""Stress of rank-$k$ classical MDS for $k = 1, \dots,$ ``max_rank``, with the fixed encodings for reference.
 
@@ -240,7 +273,7 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
         mds = geo.classical_mds(D, k=1)
         k = min(cfg.max_rank, D.shape[0] - 1)
         curves = {norm: geo.mds_stress_curve(D, k, norm, mds=mds) for norm in REPORTED_NORMALIZATIONS}
-        return dict(encodings=geo.encoding_stresses(D, encs)), curves
+        return CorpusStresses(encodings=geo.encoding_stresses(D, encs)), curves
 
     def compute():
         values, arrays = {}, {}
@@ -254,7 +287,7 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
         v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg.encoder)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": c for k, c in curves.items()})
-        return values, arrays
+        return StressVsRankRecord(**values, **arrays)
 
     return store_result(settings, "minimal_parametrisation.stress_vs_rank", compute, params, force)
 
