@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..config import resolve_device, settings_or_default as _settings
-from ..geometry.intervals import MIN_SEEDS, paired_difference
+from ..encodings.identifiers import Encoding
+from ..geometry.intervals import MIN_SEEDS, PilotPlan, SeedInterval, paired_difference
 from ..models.batches import SCALE_PADDING
 from ..models.comparison import train_one
 from ..models.threads import torch_threads
@@ -22,7 +23,8 @@ from . import lowrank_training as lt
 from .paired_design import PairedDesign, run_paired_design
 from .settings import as_params, store_result
 
-__all__ = ["PoweredDesign", "POWERED_DESIGN", "run_lowrank_powered", "table_runs"]
+__all__ = ["PoweredDesign", "POWERED_DESIGN", "run_lowrank_powered", "table_runs", "PoweredSeed",
+           "LowrankPoweredRecord"]
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,43 @@ class PoweredDesign:
     #: ends below 0.015, a stalled one above 0.2.
     stalled_loss: float = 0.05
     #: The two tables of the gap, labels of :data:`posgeom.experiments.lowrank_training.TRAIN_ENCODINGS`.
-    encodings: tuple[str, str] = ("learned", "lowrank r=1")
+    encodings: tuple[str, str] = (Encoding.LEARNED, "lowrank r=1")
 
 
 #: The design, the same at every scale (the smallest model that keeps C5's conditions is a CPU model).
 POWERED_DESIGN = PoweredDesign()
+
+
+@dataclass(frozen=True)
+class PoweredSeed:
+    """One seed of the design: both tables trained from it, ``a`` and ``b`` their test accuracies."""
+
+    a: float
+    b: float
+    difference: float  # a - b
+    seed: int
+    seconds: float  # both trainings
+    tables: tuple[lt.TableRun, ...]  # in the order of PoweredDesign.encodings
+
+
+@dataclass(frozen=True)
+class LowrankPoweredRecord:
+    """A stored ``run_lowrank_powered``: the paired design's pilot, plan and decision, and the stalled runs."""
+
+    pilot: tuple[PoweredSeed, ...]
+    plan: PilotPlan
+    runs: tuple[PoweredSeed, ...]  # the decision's seeds 0, 1, ...
+    difference: SeedInterval  # the decision's interval of a - b
+    level: float
+    seconds: dict[str, float]  # of the pilot and of the decision
+    stalled: dict[str, tuple[int, ...]]  # per table, the seeds whose run stalled
+    fitted_gap: SeedInterval | None  # the interval where neither table stalled; None under MIN_SEEDS seeds
+    device: str
+
+
+def _powered_seeds(records) -> tuple[PoweredSeed, ...]:
+    """The per-seed records of ``run_paired_design`` as records."""
+    return tuple(PoweredSeed(**{**r, "tables": tuple(lt.TableRun(**t) for t in r["tables"])}) for r in records)
 
 
 def table_runs(records) -> list[dict]:
@@ -102,8 +136,11 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
         fitted = [r for r in values["runs"] if not any(r["seed"] in seeds for seeds in stalled.values())]
         # the gap where both tables fitted the task: where the gap over all seeds comes from
         fitted_gap = (paired_difference([r["a"] for r in fitted], [r["b"] for r in fitted], design.paired.level,
-                                        bounds=(-1.0, 1.0)).as_dict() if len(fitted) >= MIN_SEEDS else None)
-        return dict(values, stalled=stalled, fitted_gap=fitted_gap, device=device), {}
+                                        bounds=(-1.0, 1.0)) if len(fitted) >= MIN_SEEDS else None)
+        return LowrankPoweredRecord(
+            pilot=_powered_seeds(values["pilot"]), plan=PilotPlan(**values["plan"]), runs=_powered_seeds(values["runs"]),
+            difference=SeedInterval.from_dict(values["difference"]), level=values["level"], seconds=values["seconds"],
+            stalled=stalled, fitted_gap=fitted_gap, device=device)
 
     return store_result(settings, "minimal_parametrisation.lowrank_powered", compute, params, force, device=device,
                         model="1-layer encoder of width 32 (posgeom.models), marker-order task")

@@ -3,6 +3,7 @@ r"""Training the low-rank module $P = A C^\top$ against a full learned table and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -10,6 +11,8 @@ from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.real import data_key
+from ..encodings.identifiers import Encoding
+from ..geometry.intervals import SeedInterval
 from ..models.batches import SCALE_PADDING
 from ..models.comparison import accuracy_gaps, summarise_seeds, train_one
 from ..models.threads import torch_threads
@@ -19,18 +22,19 @@ from ..validation import check_choices
 from .settings import ModelShape, TrainingOptions, as_params, by_scale, store_result
 
 __all__ = ["TRAIN_ENCODINGS", "TRAIN_GAPS", "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions",
-           "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps", "LEVEL"]
+           "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps", "LEVEL", "TableRun", "TrainingRun",
+           "EncodingAccuracy", "LowrankTrainingRecord"]
 
 #: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
 #: The low-rank factors start at ``sigma = 0.2`` (entries of $P$ with standard deviation 0.2): with
 #: BERT's 0.02 both factors start small and each one's gradient is scaled by the other, so training
 #: starts slowly; ``"lowrank r=1 (σ 0.02)"`` keeps that initialisation to show the effect.
 TRAIN_ENCODINGS = (
-    ("none", "none", {}),
-    ("sinusoidal", "sinusoidal", {}),
-    ("lowrank r=1 (σ 0.02)", "lowrank", {"rank": 1, "sigma": 0.02}),
-    ("lowrank r=1", "lowrank", {"rank": 1, "sigma": 0.2}),
-    ("learned", "learned", {}),
+    (Encoding.NONE, Encoding.NONE, {}),
+    (Encoding.SINUSOIDAL, Encoding.SINUSOIDAL, {}),
+    ("lowrank r=1 (σ 0.02)", Encoding.LOWRANK, {"rank": 1, "sigma": 0.02}),
+    ("lowrank r=1", Encoding.LOWRANK, {"rank": 1, "sigma": 0.2}),
+    (Encoding.LEARNED, Encoding.LEARNED, {}),
 )
 
 
@@ -77,7 +81,7 @@ class TrainOptions(TrainingOptions):
     sst2: SST2Task = SST2Task()
     model: TrainModel = TrainModel()
     steps: TrainSteps = TrainSteps()
-    sst2_encodings: tuple[str, ...] = ("none", "sinusoidal", "lowrank r=1", "learned")
+    sst2_encodings: tuple[str, ...] = (Encoding.NONE, Encoding.SINUSOIDAL, "lowrank r=1", Encoding.LEARNED)
     sst2_seeds: tuple[int, ...] = (0, 1)
 
 
@@ -98,7 +102,52 @@ TRAIN_CONFIGS = by_scale(
 
 
 #: Accuracy gaps between encodings judged by their interval over seeds: (a, b) for accuracy(a) - accuracy(b).
-TRAIN_GAPS = (("learned", "lowrank r=1"), ("learned", "sinusoidal"), ("lowrank r=1", "none"))
+TRAIN_GAPS = ((Encoding.LEARNED, "lowrank r=1"), (Encoding.LEARNED, Encoding.SINUSOIDAL), ("lowrank r=1", Encoding.NONE))
+
+
+@dataclass(frozen=True)
+class TableRun:
+    """One classifier trained with one table (``posgeom.models.comparison.train_one``), its label and seed."""
+
+    encoding: str  # a label of TRAIN_ENCODINGS
+    seed: int
+    test_loss: float
+    test_accuracy: float
+    final_train_loss: float
+    position_params: int  # the trained parameters of the positional encoding
+    runtime_s: float
+    stress_scale_free: float | None  # against the task's geometry; None where the table has none or the task no D
+
+
+@dataclass(frozen=True)
+class TrainingRun(TableRun):
+    """One run of ``run_lowrank_training``: a table trained on a task."""
+
+    task: str
+
+
+@dataclass(frozen=True)
+class EncodingAccuracy:
+    """One encoding of ``run_lowrank_training`` on one task, over its seeds (fields in the stored order)."""
+
+    accuracy_mean: float
+    accuracy_std: float
+    loss_mean: float
+    loss_std: float
+    n_seeds: int
+    position_params: int
+
+
+@dataclass(frozen=True)
+class LowrankTrainingRecord:
+    """A stored ``run_lowrank_training``: every run, and per task each encoding's accuracy and the gaps."""
+
+    runs: tuple[TrainingRun, ...]
+    summary: dict[str, dict[str, EncodingAccuracy]]  # task → encoding label → over seeds
+    # task → "<a> - <b>" of TRAIN_GAPS (as stored) → the interval over seeds, or a spread where too few seeds ran
+    gaps: dict[str, dict[str, SeedInterval | dict[str, Any]]]
+    level: float
+    device: str
 
 
 def task_data(task: str, settings, cfg: dict):
@@ -169,8 +218,10 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
                                   steps=getattr(cfg.steps, task), batch_size=cfg.batch_size, lr=cfg.lr, seed=settings.seed + seed, device=device,
                                   padding=SCALE_PADDING[settings.scale])
                     runs.append(dict(r, task=task, encoding=label, seed=int(seed)))
-        summary = {t: summarise_seeds([r for r in runs if r["task"] == t]) for t in tasks}
+        summary = {t: {label: EncodingAccuracy(**acc)
+                       for label, acc in summarise_seeds([r for r in runs if r["task"] == t]).items()} for t in tasks}
         gaps = {t: accuracy_gaps([r for r in runs if r["task"] == t], TRAIN_GAPS, level) for t in tasks}
-        return dict(runs=runs, summary=summary, gaps=gaps, level=level, device=device), {}
+        return LowrankTrainingRecord(runs=tuple(TrainingRun(**r) for r in runs), summary=summary, gaps=gaps,
+                                     level=level, device=device)
 
     return store_result(settings, "minimal_parametrisation.lowrank_training", compute, params, force, device=device)

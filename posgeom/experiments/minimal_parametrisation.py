@@ -19,7 +19,9 @@ from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
 from ..corpora.synthetic.studies import c5_rows
 from ..encodings import encoding_set
+from ..encodings.identifiers import Encoding
 from ..corpora.real import data_key
+from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..registry import Result
 from . import corpus_geometry as cg
 from .lowrank_training import LEVEL, TRAIN_CONFIGS, TRAIN_ENCODINGS, TrainOptions, run_lowrank_training
@@ -28,7 +30,8 @@ from .settings import as_params, by_scale, store_result
 __all__ = [
     "CONFIGS", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS", "run_c5", "run_lowrank_training",
     "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation", "MinimalOptions", "C5Options",
-    "run_c5_draws",
+    "run_c5_draws", "PlantedRank", "StoredValidation", "C5Reduction", "C5Record", "C5Draw", "C5DrawsRecord",
+    "CorpusStresses", "StressVsRankRecord",
 ]
 
 
@@ -167,6 +170,27 @@ class RankValidation:
 RANK_VALIDATION = RankValidation()
 
 
+@dataclass(frozen=True)
+class PlantedRank:
+    """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
+
+    estimate: int | None
+    interval: tuple[int, int]
+    rank: int  # planted
+    size: int  # sequences
+    smallest_signal: float  # the planted rank's smallest population eigenvalue
+    strength: float
+    text: str
+    threshold: float
+
+
+@dataclass(frozen=True)
+class StoredValidation:
+    """A stored ``run_rank_validation``, typed: every planted-rank case, in the stored order."""
+
+    rows: tuple[PlantedRank, ...]
+
+
 def run_rank_validation(settings=None, *, force: bool = False) -> Result:
     """The noise-aware rank on synthetic corpora of planted rank, at several sizes and signal strengths, stored.
 
@@ -189,12 +213,44 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
                     nar = geo.noise_aware_rank(c.sequences(), cfg.n_positions, cfg.vocab_size, seed=settings.seed,
                                                **RANK_OPTIONS)
                     pop = geo.classical_mds(geo.hellinger_matrix(c.population), k=1).eigenvalues
-                    rows.append(dict(rank=rank, strength=strength, size=size, estimate=nar.rank,
-                                     interval=[int(x) for x in nar.interval], text=str(nar), threshold=nar.threshold,
-                                     smallest_signal=float(pop[rank - 1])))
-        return {"rows": rows}, {}
+                    rows.append(PlantedRank(rank=rank, strength=strength, size=size, estimate=nar.rank,
+                                            interval=tuple(int(x) for x in nar.interval), text=str(nar),
+                                            threshold=nar.threshold, smallest_signal=float(pop[rank - 1])))
+        return StoredValidation(rows=tuple(rows))
 
     return store_result(settings, "minimal_parametrisation.rank_validation", compute, params, force)
+
+
+@dataclass(frozen=True)
+class CorpusStresses:
+    """One corpus of ``run_stress_vs_rank``: each fixed encoding's stress, by encoding and normalisation."""
+
+    encodings: dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class StressVsRankRecord:
+    """A stored ``run_stress_vs_rank``: per corpus, the fixed encodings' stresses and rank-k MDS's stress curves.
+
+    The corpora are the synthetic families of ``corpus_geometry.SYNTHETIC_FAMILIES`` and SST-2; each curve
+    ``<corpus>__<normalisation>`` is (max_rank,), stored under that name.
+    """
+
+    stationary: CorpusStresses
+    drift: CorpusStresses
+    regimes: CorpusStresses
+    markov: CorpusStresses
+    sst2: CorpusStresses
+    stationary__paper: np.ndarray
+    stationary__scale_free: np.ndarray
+    drift__paper: np.ndarray
+    drift__scale_free: np.ndarray
+    regimes__paper: np.ndarray
+    regimes__scale_free: np.ndarray
+    markov__paper: np.ndarray
+    markov__scale_free: np.ndarray
+    sst2__paper: np.ndarray
+    sst2__scale_free: np.ndarray
 
 
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
@@ -213,11 +269,11 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
 
     def one(D, positions, enc_cfg):
         encs = encoding_set(positions, d_model=enc_cfg.d_model, n_heads=enc_cfg.n_heads, seed=settings.seed)
-        encs = {k: encs[k] for k in ("sinusoidal", "rope", "alibi")}
+        encs = {k: encs[k] for k in (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI)}
         mds = geo.classical_mds(D, k=1)
         k = min(cfg.max_rank, D.shape[0] - 1)
-        curves = {norm: geo.mds_stress_curve(D, k, norm, mds=mds) for norm in ("paper", "scale_free")}
-        return dict(encodings=geo.encoding_stresses(D, encs)), curves
+        curves = {norm: geo.mds_stress_curve(D, k, norm, mds=mds) for norm in REPORTED_NORMALIZATIONS}
+        return CorpusStresses(encodings=geo.encoding_stresses(D, encs)), curves
 
     def compute():
         values, arrays = {}, {}
@@ -231,9 +287,60 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
         v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg.encoder)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": c for k, c in curves.items()})
-        return values, arrays
+        return StressVsRankRecord(**values, **arrays)
 
     return store_result(settings, "minimal_parametrisation.stress_vs_rank", compute, params, force)
+
+
+@dataclass(frozen=True)
+class C5Reduction:
+    """One setting of ``run_c5`` (a generator at a sample size; None: its population): the stresses and reduction."""
+
+    generator: str
+    size: int | None
+    mds_paper: float  # rank-3 MDS
+    mds_scale_free: float
+    sin_paper: float  # the sinusoidal table
+    sin_scale_free: float
+    reduction_paper: float  # 1 - stress(MDS) / stress(sinusoidal)
+    reduction_scale_free: float
+
+
+@dataclass(frozen=True)
+class C5Record:
+    """A stored ``run_c5``: the parameter counts and savings, and every setting."""
+
+    n: int
+    d: int
+    r: int
+    n_params_full: int
+    n_params_lowrank: int
+    savings: float
+    rows: tuple[C5Reduction, ...]
+
+
+@dataclass(frozen=True)
+class C5Draw:
+    """One setting of ``run_c5_draws``: draws reaching 99.8 % per normalisation, and each reduction as stored."""
+
+    generator: str
+    size: int | None
+    holds_paper: int
+    holds_scale_free: int
+    # an interval over draws (``posgeom.geometry.draws_summary``), or a spread where too few draws ran
+    reduction_paper: dict
+    reduction_scale_free: dict
+
+
+@dataclass(frozen=True)
+class C5DrawsRecord:
+    """A stored ``run_c5_draws``: the draws' seeds, each setting's spread, and every reduction (draws, settings)."""
+
+    seeds: tuple[int, ...]
+    level: float
+    rows: tuple[C5Draw, ...]
+    reduction_paper: np.ndarray
+    reduction_scale_free: np.ndarray
 
 
 def run_c5(settings=None, *, force: bool = False) -> Result:
@@ -252,8 +359,9 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
     params = dict(**as_params(c5), vocab_size=vocab, seed=settings.seed)
 
     def compute():
-        return dict(savings=geo.parameter_savings(r, n, d), n=n, d=d, r=r, n_params_full=n * d,
-                    n_params_lowrank=r * (n + d), rows=c5_rows(**as_params(c5), vocab_size=vocab, seed=settings.seed)), {}
+        rows = c5_rows(**as_params(c5), vocab_size=vocab, seed=settings.seed)
+        return C5Record(savings=geo.parameter_savings(r, n, d), n=n, d=d, r=r, n_params_full=n * d,
+                        n_params_lowrank=r * (n + d), rows=tuple(C5Reduction(**row) for row in rows))
 
     return store_result(settings, "minimal_parametrisation.c5", compute, params, force)
 
@@ -275,16 +383,16 @@ def run_c5_draws(settings=None, *, force: bool = False) -> Result:
     def compute():
         draws = [c5_rows(**as_params(cfg.c5), vocab_size=vocab, seed=s) for s in seeds]
         arrays = {f"reduction_{z}": np.array([[r[f"reduction_{z}"] for r in rows] for rows in draws])
-                  for z in ("paper", "scale_free")}
+                  for z in REPORTED_NORMALIZATIONS}
         out = []
         for j, r in enumerate(draws[0]):
             row = dict(generator=r["generator"], size=r["size"])
-            for z in ("paper", "scale_free"):
+            for z in REPORTED_NORMALIZATIONS:
                 col = arrays[f"reduction_{z}"][:, j]
                 # a reduction 1 - stress(MDS) / stress(sinusoid) is at most 1
                 row[f"reduction_{z}"] = geo.draws_summary(col, cfg.level, bounds=(None, 1.0))
                 row[f"holds_{z}"] = int(np.sum(col >= 0.998))
-            out.append(row)
-        return dict(seeds=seeds, level=cfg.level, rows=out), arrays
+            out.append(C5Draw(**row))
+        return C5DrawsRecord(seeds=tuple(seeds), level=cfg.level, rows=tuple(out), **arrays)
 
     return store_result(settings, "minimal_parametrisation.c5_draws", compute, params, force)

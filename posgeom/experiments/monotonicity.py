@@ -22,12 +22,17 @@ from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.distances import resampling_groups
 from ..corpora.groups import resampling_unit
+from ..corpora.identifiers import Corpus
 from ..corpora.tokenize import table_rows
+from ..encodings.identifiers import Encoding
+from ..geometry.bootstrap import Interval
 from ..registry import Result
+from ..registry.typed import stored
 from . import real_corpora as rc
-from .monotonicity_ntk import NTK_CONFIGS, REGIMES, NTKOptions, NTKRegime, run_ntk, run_ntk_all
+from .monotonicity_ntk import NTK_CONFIGS, REGIMES, NTKOptions, NTKRecord, NTKRegime, run_ntk, run_ntk_all
+from .real_corpora_geometry import RecordedOptions
 from .real_corpora_stress import RANDOM_ROW
-from .settings import as_params, by_scale, records, store_result
+from .settings import IntervalOptions, as_params, by_scale, records, store_result
 
 
 #: The paper's violation rate of P_MDS (claim C9).
@@ -45,7 +50,7 @@ class MonotonicityOptions:
     mds_ranks_sst2: tuple[int, ...] | None = None
     mds_ranks_imdb: tuple[int, ...] | None = (1, 2, 3, 5, 8, 10, 14, 16, 18, 20, 25, 30, 50, 100, 200, 511)
     # bootstrap intervals of the violation rates (the replicates, folds and level of real_corpora's intervals)
-    interval_corpora: tuple[str, ...] = ("sst2",)
+    interval_corpora: tuple[str, ...] = (Corpus.SST2,)
     #: the NTK experiment (its settings are :data:`posgeom.experiments.monotonicity_ntk.NTK_CONFIGS`)
     ntk: NTKOptions = NTK_CONFIGS.quick
 
@@ -59,7 +64,7 @@ CONFIGS = by_scale(
     random_seeds=tuple(range(20)),
     smacof_ranks=(1, 2, 3),
     mds_ranks_imdb=None,
-    interval_corpora=("sst2", "imdb"),
+    interval_corpora=rc.CORPUS_NAMES,
     ntk=NTK_CONFIGS.paper,
 )
 
@@ -74,9 +79,44 @@ class MonotonicityRow:
     spearman: float
     tied_fraction: float
     violation_rate_resolvable: float
-    violation_rate_sd: float | None = None
-    spearman_sd: float | None = None
-    violation_rate_resolvable_sd: float | None = None
+    # rows without a spread leave these keys out of the stored row
+    violation_rate_sd: float | None = stored("violation_rate_sd", omit_none=True, default=None)
+    spearman_sd: float | None = stored("spearman_sd", omit_none=True, default=None)
+    violation_rate_resolvable_sd: float | None = stored("violation_rate_resolvable_sd", omit_none=True, default=None)
+
+
+@dataclass(frozen=True)
+class MonotonicityTableRecord:
+    """A stored ``run_monotonicity_table``: the rows, the MDS rank closest to the paper's 22 %, the curves."""
+
+    rows: tuple[MonotonicityRow, ...]
+    corpus: Corpus
+    model: str  # the pretrained model whose table is a row
+    closest_rank: int
+    closest_violation: float
+    n_kept: int
+    mds_ranks: np.ndarray  # (r,)
+    mds_violation: np.ndarray  # (r,)
+    mds_spearman: np.ndarray  # (r,)
+    random_violation: np.ndarray  # (seeds,)
+
+
+@dataclass(frozen=True)
+class ViolationIntervalsRecord:
+    """A stored ``run_violation_intervals``: per encoding and difference ``"<a>-<b>"`` (as stored) an interval."""
+
+    options: RecordedOptions
+    interval: IntervalOptions
+    mds_rank: int
+    n_used: int  # the replicates that entered the intervals
+    resampled: str  # the unit a replicate resamples, in words
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
+    replicates: np.ndarray  # (n_used, encodings)
+
+
+#: The fixed encodings whose order the table scores.
+ORDER_ENCODINGS = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI)
 
 
 def monotonicity_records(result: Result) -> list[MonotonicityRow]:
@@ -110,7 +150,7 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     e = rc_cfg.encodings
     # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
     # nor "alibi (kernel rule)" (an increasing function of ALiBi's line: the same order, the same rate)
-    for name, Dhat in enc.encoding_set(positions, names=("sinusoidal", "rope", "alibi"), **e.shape()).items():
+    for name, Dhat in enc.encoding_set(positions, names=ORDER_ENCODINGS, **e.shape()).items():
         add(name, enc.describe_encoding(name, **e.shape()), Dhat)
     text, P, prow = pretrained
     add("learned (pretrained)", text, geo.euclidean_distances(P[prow]))
@@ -131,7 +171,7 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     return rows, np.array([r["violation_rate"] for r in rand])
 
 
-def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False,
                            progress: bool = True, corpus_overrides: dict | None = None,
                            scratch_overrides: dict | None = None, train_scratch: bool | None = None) -> Result:
     """Violation rate and Spearman's rho of every encoding against the corpus's Hellinger geometry, stored.
@@ -176,21 +216,21 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = "s
                                            settings.scale, corpus, **(corpus_overrides or {}))).marginals)
         curve = geo.mds_monotonicity_curve(D, cfg.mds_ranks(corpus))
         k_best = int(curve["ranks"][np.argmin(np.abs(curve["violation_rate"] - PAPER_MDS_VIOLATION))])
-        values = {"rows": rows, "corpus": corpus, "model": settings.pretrained, "closest_rank": k_best,
-                  "closest_violation": float(curve["violation_rate"][list(curve["ranks"]).index(k_best)]),
-                  "n_kept": int(D.shape[0])}
-        arrays = {"mds_ranks": curve["ranks"], "mds_violation": curve["violation_rate"],
-                  "mds_spearman": curve["spearman"], "random_violation": rand}
-        return values, arrays
+        return MonotonicityTableRecord(
+            rows=tuple(MonotonicityRow(**row) for row in rows), corpus=corpus, model=settings.pretrained,
+            closest_rank=k_best, closest_violation=float(curve["violation_rate"][list(curve["ranks"]).index(k_best)]),
+            n_kept=int(D.shape[0]), mds_ranks=curve["ranks"], mds_violation=curve["violation_rate"],
+            mds_spearman=curve["spearman"], random_violation=rand)
 
     return store_result(settings, f"monotonicity_table_{corpus}", compute, params, force, model=settings.pretrained)
 
 
 #: The violation rates that get a bootstrap interval over sequences (rows of :func:`run_monotonicity_table`;
 #: ``"MDS (closest rank)"`` is rank-k classical MDS of each replicate at the table's closest rank to 22 %).
-INTERVAL_ENCODINGS = ("sinusoidal", "rope", "alibi", "learned (pretrained)", "MDS (closest rank)")
+INTERVAL_ENCODINGS = (*ORDER_ENCODINGS, "learned (pretrained)", "MDS (closest rank)")
 #: Differences of violation rates the chapter interprets: (a, b) for rate(a) - rate(b).
-INTERVAL_DIFFERENCES = (("sinusoidal", "rope"), ("alibi", "sinusoidal"), ("learned (pretrained)", "sinusoidal"))
+INTERVAL_DIFFERENCES = ((Encoding.SINUSOIDAL, Encoding.ROPE), (Encoding.ALIBI, Encoding.SINUSOIDAL),
+                        ("learned (pretrained)", Encoding.SINUSOIDAL))
 
 
 def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> np.ndarray:
@@ -201,7 +241,7 @@ def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> 
     return np.array([geo.monotonicity_of(D, tables[name])["violation_rate"] for name in INTERVAL_ENCODINGS])
 
 
-def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False) -> Result:
+def run_violation_intervals(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False) -> Result:
     """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their differences.
 
     Returns
@@ -224,7 +264,7 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
     def compute():
         cd = rc.corpus_geometry_of(settings, copts, source)
         pos, k = cd.marginals.positions, params["mds_rank"]
-        encs = enc.encoding_set(pos, names=("sinusoidal", "rope", "alibi"), **rc_cfg.encodings.shape())
+        encs = enc.encoding_set(pos, names=ORDER_ENCODINGS, **rc_cfg.encodings.shape())
         encs["learned (pretrained)"] = geo.euclidean_distances(
             rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
         out, reps = geo.sequence_intervals(
@@ -233,9 +273,11 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = "
             seed=settings.seed, differences={f"{a}-{b}": (a, b) for a, b in INTERVAL_DIFFERENCES},
             groups=resampling_groups(cd.options, data_dir=settings.data_dir, source=source), bounds=(0.0, 1.0),  # rates
             progress=f"violation bootstrap {corpus}")
-        return {"options": opts, "interval": icfg, "mds_rank": k, "n_used": out["n_used"],
-                "resampled": resampling_unit(opts["corpus"], opts["split"]), "statistics": out["statistics"],
-                "differences": out["differences"]}, {"replicates": reps}
+        return ViolationIntervalsRecord(
+            options=RecordedOptions.of(opts), interval=IntervalOptions(**icfg), mds_rank=k, n_used=out["n_used"],
+            resampled=resampling_unit(opts["corpus"], opts["split"]),
+            statistics={name: Interval.from_dict(iv) for name, iv in out["statistics"].items()},
+            differences={name: Interval.from_dict(iv) for name, iv in out["differences"].items()}, replicates=reps)
 
     return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force,
                         model=settings.pretrained)
@@ -245,5 +287,6 @@ __all__ = [
     "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
     "REGIMES", "monotonicity_records", "monotonicity_rows", "run_monotonicity_table", "INTERVAL_ENCODINGS",
     "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "run_ntk", "run_ntk_all",
+    "ORDER_ENCODINGS", "MonotonicityTableRecord", "ViolationIntervalsRecord", "NTKRecord",
 ]
 

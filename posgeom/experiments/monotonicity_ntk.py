@@ -10,12 +10,17 @@ trains by plain SGD (the setting of the NTK theory; posgeom's training loop uses
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..models.ntk import ntk_data, ntk_training
+from ..corpora.identifiers import Corpus
 from ..registry import Registry, Result
 from . import real_corpora as rc
 from ..validation import check_choice
+from .real_corpora_geometry import RecordedOptions
 from .settings import as_params, by_scale
 
 #: Training regimes of :func:`run_ntk`: wide and slow (the NTK regime), the same with the table started
@@ -46,7 +51,7 @@ class NTKRegime:
 class NTKOptions:
     """The NTK experiment: data, SGD schedule, seeds and the three regimes."""
 
-    corpus: str = "sst2"
+    corpus: str = Corpus.SST2
     n_positions: int = 16
     # a training set the lazy classifier can fit: its loss must end well below ln 2 for C11 to be tested
     train_sequences: int | None = 256
@@ -91,6 +96,38 @@ NTK_CONFIGS = by_scale(
 )
 
 
+@dataclass(frozen=True)
+class NTKRecord:
+    """A stored ``run_ntk``: the run's summary, and its series over the recorded steps (r,)."""
+
+    regime: str
+    model: dict[str, Any]  # the regime's classifier and SGD settings that are set (numbers as given)
+    seed: int
+    options: RecordedOptions
+    n_params_kernel: int  # the parameters the tangent kernel is taken over
+    final: dict[str, float]  # the last value of each series
+    probe_accuracy: float
+    final_loss: float  # the mean of the last 20 steps' losses
+    final_train_loss: float
+    step: np.ndarray
+    kernel_change: np.ndarray
+    kernel_change_table: np.ndarray
+    violation: np.ndarray  # of the table P_t
+    spearman: np.ndarray
+    violation_delta: np.ndarray  # of its displacement P_t - P_0
+    spearman_delta: np.ndarray
+    table_motion: np.ndarray
+    train_loss: np.ndarray
+    loss: np.ndarray  # (steps,)
+    D: np.ndarray  # (n, n), the corpus geometry
+    positions: np.ndarray  # (n,)
+
+
+def _ntk_record(values: dict[str, Any], arrays: dict[str, np.ndarray]) -> NTKRecord:
+    """The record of a run's values and arrays (computed here, or in another process and passed back)."""
+    return NTKRecord(**{**values, "options": RecordedOptions.of(dict(values["options"]))}, **arrays)
+
+
 # --------------------------------------------------------------------------------------------
 # The NTK regime
 # --------------------------------------------------------------------------------------------
@@ -132,12 +169,12 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
 
     def compute():
         if precomputed is not None:
-            return precomputed
+            return _ntk_record(*precomputed)
         cd = rc.corpus_geometry_of(settings, typed, source)
         data = ntk_data(cd.tokens, opts.probe_sequences, opts.train_sequences, seed,
                         name=f"{copts['corpus']}/{copts['split']}")
         values, arrays = ntk_training(data, cd.D, cd.positions, reg, opts, seed, device, progress)
-        return {"regime": regime, "model": reg, "seed": seed, "options": copts, **values}, arrays
+        return _ntk_record({"regime": regime, "model": reg, "seed": seed, "options": copts, **values}, arrays)
 
     name = (f"[CLS] classifier d={reg['d_model']}, {reg['n_layers']} layer(s), SGD lr={reg['lr']}, "
             f"table sigma={reg.get('table_sigma', 0.02)}, output scale {reg.get('output_scale', 1)}")
@@ -172,4 +209,4 @@ def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dic
             for regime, seed in runs}
 
 
-__all__ = ["NTK_CONFIGS", "REGIMES", "NTKRegime", "NTKOptions", "run_ntk", "run_ntk_all"]
+__all__ = ["NTK_CONFIGS", "REGIMES", "NTKRegime", "NTKOptions", "NTKRecord", "run_ntk", "run_ntk_all"]

@@ -11,18 +11,23 @@ which value. The code is split by concern (``real_corpora_geometry``, ``real_cor
 from __future__ import annotations
 
 from ..config import Settings, settings_or_default as _settings
+from ..corpora.identifiers import Corpus
 from ..registry import Result
-from .real_corpora_alibi import run_alibi_choices
-from .real_corpora_draws import run_resolvable_splits, run_subset_draws
+from .real_corpora_alibi import AlibiChoice, AlibiChoicesRecord, AlibiParabola, run_alibi_choices
+from .real_corpora_draws import (
+    DrawSpread, ResolvableSplitsRecord, SubsetDrawsRecord, run_resolvable_splits, run_subset_draws,
+)
 from .real_corpora_geometry import (
     CONFIGS, CORPUS_NAMES, NORMALIZATIONS, PAPER_ALIBI_SST2, RANK_OPTIONS, RECORDED_OPTIONS, AlibiGrid,
-    ChapterIntervals, CorpusSource, DrawOptions, EncodingOptions, RankedSmacof, RealCorporaOptions,
-    ScratchTraining, chapter_settings, check_corpus, corpus_geometry_of, corpus_options, corpus_params, corpus_source,
-    paper_results, run_corpus_geometry, run_noise_aware_rank,
+    ChapterIntervals, CorpusGeometryRecord, CorpusSource, DrawOptions, EncodingOptions, NoiseAwareRankRecord,
+    RankedSmacof, RealCorporaOptions, RecordedOptions, ScratchTraining, chapter_settings, check_corpus,
+    corpus_geometry_of, corpus_options, corpus_params, corpus_source, paper_results, run_corpus_geometry,
+    run_noise_aware_rank,
 )
 from .real_corpora_stress import (
-    INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, StressRow, mds_row,
-    pretrained_table, run_scratch_table, run_stress_intervals, run_stress_table, smacof_row, stress_records, stress_rows,
+    BEST_HEAD, INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, ScratchTableRecord,
+    StressIntervalsRecord, StressRow, StressTableRecord, mds_row, pretrained_table, run_scratch_table,
+    run_stress_intervals, run_stress_table, smacof_row, stress_records, stress_rows,
 )
 
 
@@ -52,7 +57,7 @@ def run_all(settings: Settings | None = None, *, corpora=CORPUS_NAMES, force: bo
         out[f"splits_{corpus}"] = run_resolvable_splits(settings, corpus=corpus, force=force)
         if corpus in cfg.draws.subset_corpora:
             out[f"subsets_{corpus}"] = run_subset_draws(settings, corpus=corpus, force=force)
-    out["alibi_choices_sst2"] = run_alibi_choices(settings, corpus="sst2", force=force)
+    out["alibi_choices_sst2"] = run_alibi_choices(settings, corpus=Corpus.SST2, force=force)
     return out
 
 
@@ -64,5 +69,8 @@ __all__ = [
     "RANK_OPTIONS", "run_noise_aware_rank", "run_resolvable_splits", "run_subset_draws", "STRESS_ENCODINGS",
     "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table", "run_scratch_table",
     "stress_rows", "run_stress_table", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES",
-    "run_stress_intervals", "run_alibi_choices", "paper_results", "run_all",
+    "run_stress_intervals", "run_alibi_choices", "paper_results", "run_all", "BEST_HEAD", "RecordedOptions",
+    "CorpusGeometryRecord", "NoiseAwareRankRecord", "DrawSpread", "ResolvableSplitsRecord", "SubsetDrawsRecord",
+    "AlibiParabola", "AlibiChoice", "AlibiChoicesRecord", "ScratchTableRecord", "StressTableRecord",
+    "StressIntervalsRecord",
 ]

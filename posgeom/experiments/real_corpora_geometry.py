@@ -15,18 +15,21 @@ from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.distances import CorpusDistances, corpus_distances, resampling_groups
 from ..corpora.groups import resampling_unit
+from ..corpora.identifiers import Corpus
 from ..corpora.options import CorpusOptions
 from ..corpora.real import DataSource, describe_source, resolve_source
+from ..geometry.hellinger import HELLINGER_KINDS, HellingerKind
+from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..registry import Registry, Result
 from ..validation import check_choice
 from .settings import (
     EncoderShape, IntervalOptions, NoiseOptions, ScratchTraining, SmacofOptions, as_params, by_scale, store_result,
 )
 
-CORPUS_NAMES = ("sst2", "imdb")
+CORPUS_NAMES = (Corpus.SST2, Corpus.IMDB)
 #: The paper's ALiBi stress on SST-2 (claim C7).
 PAPER_ALIBI_SST2 = 0.563
-NORMALIZATIONS = ("paper", "scale_free")
+NORMALIZATIONS = REPORTED_NORMALIZATIONS
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class AlibiGrid:
 
     n_positions: tuple[int, ...] = (32, 64)
     specials: tuple[str, ...] = ("model", "content")
-    kinds: tuple[str, ...] = ("chord", "normalized")
+    kinds: tuple[str, ...] = (HellingerKind.CHORD, HellingerKind.NORMALIZED)
     head_counts: tuple[int, ...] = (8, 12, 16)
 
 
@@ -74,7 +77,7 @@ class AlibiGrid:
 class ChapterIntervals(IntervalOptions):
     """Bootstrap intervals over sequences, for the corpora of ``corpora``."""
 
-    corpora: tuple[str, ...] = ("sst2",)
+    corpora: tuple[str, ...] = (Corpus.SST2,)
 
     def bootstrap(self) -> dict[str, Any]:
         """``n_boot``, ``n_folds`` and ``level``, as :func:`posgeom.geometry.sequence_intervals` takes them."""
@@ -90,7 +93,7 @@ class DrawOptions:
     n_splits: int = 5
     subset_seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     #: corpora counted from a random subset at this scale (their subsets are redrawn)
-    subset_corpora: tuple[str, ...] = ("imdb",)
+    subset_corpora: tuple[str, ...] = (Corpus.IMDB,)
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ class RealCorporaOptions:
     imdb: CorpusSource = CorpusSource(n_positions=512, max_sequences=5000, br_tags="space")
     special: str = "model"
     min_count: int = 1
-    kind: str = "chord"
+    kind: str = HellingerKind.CHORD
     subset_seed: int = 0
     noise: NoiseOptions = NoiseOptions(n_rep=8)
     encodings: EncodingOptions = EncodingOptions()
@@ -112,10 +115,10 @@ class RealCorporaOptions:
     scratch_imdb: ScratchTraining = ScratchTraining(max_steps=40, batch_size=4, warmup_steps=4, every=10)
     # corpora whose stress table includes a table trained from scratch (IMDB's n = 512 is too slow for a
     # 2-core CPU: at quick scale only SST-2 gets one; run_scratch_table(corpus="imdb") still works)
-    scratch_corpora: tuple[str, ...] = ("sst2",)
+    scratch_corpora: tuple[str, ...] = (Corpus.SST2,)
     alibi_choices: AlibiGrid = AlibiGrid()
     # corpora whose noise-aware rank the chapter computes
-    rank_corpora: tuple[str, ...] = ("sst2", "imdb")
+    rank_corpora: tuple[str, ...] = CORPUS_NAMES
     intervals: ChapterIntervals = ChapterIntervals()
     draws: DrawOptions = DrawOptions()
 
@@ -142,9 +145,9 @@ CONFIGS = by_scale(
                   "every": 500, "threads": None},
     scratch_imdb={"model": _BERT_BASE, "max_steps": 20000, "batch_size": 32, "lr": 1e-4, "warmup_steps": 1000,
                   "every": 500, "threads": None},
-    scratch_corpora=("sst2", "imdb"),
-    alibi_choices={"n_positions": (16, 32, 48, 64), "kinds": ("chord", "normalized", "geodesic")},
-    intervals={"corpora": ("sst2", "imdb"), "n_boot": 1000, "n_folds": 200},
+    scratch_corpora=CORPUS_NAMES,
+    alibi_choices={"n_positions": (16, 32, 48, 64), "kinds": HELLINGER_KINDS},
+    intervals={"corpora": CORPUS_NAMES, "n_boot": 1000, "n_folds": 200},
     draws={"subset_corpora": ()},
 )
 
@@ -180,6 +183,93 @@ def corpus_params(options: CorpusOptions) -> dict[str, Any]:
     return {k: getattr(options, k) for k in RECORDED_OPTIONS}
 
 
+@dataclass(frozen=True)
+class RecordedOptions:
+    """The corpus options a result of the chapter stores (:data:`RECORDED_OPTIONS`; :func:`corpus_params`)."""
+
+    corpus: Corpus
+    split: str
+    n_positions: int
+    max_sequences: int | None
+    br_tags: str
+    special: str
+    min_count: int
+    kind: HellingerKind
+    subset_seed: int
+
+    @classmethod
+    def of(cls, options: CorpusOptions | dict[str, Any]) -> "RecordedOptions":
+        """The recorded options of a corpus's options (or of their stored mapping)."""
+        return cls(**(options if isinstance(options, dict) else corpus_params(options)))
+
+
+@dataclass(frozen=True)
+class CorpusGeometryRecord:
+    """A stored ``run_corpus_geometry`` (``posgeom.geometry.corpus_geometry_values``, with the options)."""
+
+    options: RecordedOptions
+    source: dict[str, Any]  # where the split was read from (``describe_source``)
+    resampled: str  # the unit dealt into the cross-half split, in words
+    tokenizer: str
+    n_sequences: int
+    n_truncated: int
+    n_positions: int
+    n_kept: int
+    dropped: tuple[int, ...]
+    reach_min: int
+    reach_max: int
+    noise_method: str
+    noise_rep: int
+    self_noise_max: float
+    shift_r2: float
+    share_raw: float
+    share_debiased: float
+    noise_top: float
+    rank_above_noise: int
+    share_above_noise: float
+    resolvable_shift_r2: float
+    resolvable_share: float
+    resolvable_negative_fraction: float
+    resolvable_negative_mass: float
+    rank_tol: int
+    rank_mass_90: int
+    rank_mass_99: int
+    D: np.ndarray  # (k, k), k the kept positions
+    positions: np.ndarray
+    reach: np.ndarray
+    noise: np.ndarray  # (k, k), the noise floor
+    self_noise: np.ndarray
+    profile: np.ndarray
+    full_lengths: np.ndarray  # (n_sequences,)
+    eigenvalues: np.ndarray
+    eigenvalues_debiased: np.ndarray
+    eigenvalues_noise: np.ndarray
+    R: np.ndarray  # (k, k), the resolvable geometry
+    G_self: np.ndarray
+    profile_resolvable: np.ndarray
+    eigenvalues_resolvable: np.ndarray
+
+
+@dataclass(frozen=True)
+class NoiseAwareRankRecord:
+    """A stored ``run_noise_aware_rank``: ``posgeom.geometry.rank_report`` with the options and fold arrays."""
+
+    options: RecordedOptions
+    resampled: str  # the unit dealt into the folds, in words
+    rank: int | None  # None when undetermined
+    interval: tuple[int, int]
+    text: str
+    level: float
+    threshold: float
+    residual_share: float
+    n_positions: int
+    n_sequences: int
+    first_share: float
+    eigenvalues: np.ndarray  # (n_resamples, k - 1)
+    counts: np.ndarray  # (n_resamples,)
+    positions: np.ndarray  # (k,)
+
+
 # --------------------------------------------------------------------------------------------
 # Corpus → tokens → counts → D
 # --------------------------------------------------------------------------------------------
@@ -196,7 +286,7 @@ def corpus_geometry_of(settings: Settings, options: CorpusOptions, source: DataS
     return corpus_distances(options, data_dir=settings.data_dir, source=source, with_tokens=True)
 
 
-def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False,
                         noise: NoiseOptions | None = None, **overrides) -> Result:
     r"""The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
 
@@ -224,8 +314,8 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = "sst2
         groups = resampling_groups(opts, data_dir=settings.data_dir, source=source)
         if groups is not None:
             values, arrays = _resolvable_by_group(cd, opts.n_positions, groups, settings.seed, values, arrays)
-        return {"options": corpus_params(opts), "source": data,
-                "resampled": resampling_unit(opts.corpus, opts.split), **values}, arrays
+        return CorpusGeometryRecord(options=RecordedOptions.of(opts), source=data,
+                                    resampled=resampling_unit(opts.corpus, opts.split), **values, **arrays)
 
     return store_result(settings, f"real_corpora_geometry_{corpus}", compute, params, force)
 
@@ -249,7 +339,7 @@ def _resolvable_by_group(cd: CorpusDistances, n_positions: int, groups, seed: in
 RANK_OPTIONS = {"n_folds": 12, "n_resamples": 50, "level": 0.9}
 
 
-def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False,
                          **overrides) -> Result:
     r"""The noise-aware rank of a real corpus's positional geometry (:func:`posgeom.geometry.noise_aware_rank`).
 
@@ -274,9 +364,9 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = "sst
                                 n_folds=RANK_OPTIONS["n_folds"], seed=settings.seed, groups=groups)
         nar = geo.noise_aware_rank_from_folds(folds, n_resamples=RANK_OPTIONS["n_resamples"],
                                               level=RANK_OPTIONS["level"], seed=settings.seed)
-        values = {"options": corpus_params(opts), "resampled": resampling_unit(opts.corpus, opts.split),
-                  **geo.rank_report(nar)}
-        return values, {"eigenvalues": nar.eigenvalues, "counts": nar.counts, "positions": nar.positions}
+        return NoiseAwareRankRecord(options=RecordedOptions.of(opts), resampled=resampling_unit(opts.corpus, opts.split),
+                                    **geo.rank_report(nar), eigenvalues=nar.eigenvalues, counts=nar.counts,
+                                    positions=nar.positions)
 
     return store_result(settings, f"real_corpora_rank_{corpus}", compute, params, force)
 
@@ -293,5 +383,5 @@ __all__ = [
     "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "RealCorporaOptions", "CONFIGS",
     "chapter_settings", "check_corpus", "RECORDED_OPTIONS", "corpus_options", "corpus_params",
     "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
-    "run_noise_aware_rank", "paper_results",
+    "run_noise_aware_rank", "paper_results", "RecordedOptions", "CorpusGeometryRecord", "NoiseAwareRankRecord",
 ]

@@ -16,19 +16,28 @@ from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..corpora.distances import resampling_groups
 from ..corpora.groups import resampling_unit
+from ..corpora.identifiers import Corpus
 from ..corpora.tokenize import table_rows
+from ..encodings.identifiers import Encoding
+from ..geometry.bootstrap import Interval
 from ..geometry.fitted import mds_row, smacof_row
+from ..geometry.stress import StressNormalization
 from ..models.batches import SCALE_PADDING
 from ..registry import Result
+from ..registry.typed import stored
 from .real_corpora_geometry import (
-    NORMALIZATIONS, chapter_settings, corpus_geometry_of, corpus_options, corpus_params, corpus_source, run_corpus_geometry,
+    NORMALIZATIONS, RecordedOptions, chapter_settings, corpus_geometry_of, corpus_options, corpus_params,
+    corpus_source, run_corpus_geometry,
 )
-from .settings import as_params, records, store_result
+from .settings import IntervalOptions, as_params, records, store_result
 
 #: The fixed encodings of the stress table (:func:`posgeom.encodings.encoding_set`), in its row order.
-STRESS_ENCODINGS = ("sinusoidal", "rope", "alibi", "alibi (kernel rule)", "equidistant")
+STRESS_ENCODINGS = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.ALIBI_KERNEL_RULE,
+                    Encoding.EQUIDISTANT)
 #: The row of the random tables (mean and sd over seeds).
 RANDOM_ROW = "random N(0, sigma^2)"
+#: The row (and interval statistic) of ALiBi's head of lowest ``"paper"`` stress.
+BEST_HEAD = "alibi (best head)"
 
 
 @dataclass(frozen=True)
@@ -39,10 +48,68 @@ class StressRow:
     options: str
     paper: float
     scale_free: float
-    scale_free_resolvable: float | None = None
-    paper_sd: float | None = None
-    scale_free_sd: float | None = None
-    scale_free_resolvable_sd: float | None = None
+    # rows without a value leave the key out of the stored row
+    scale_free_resolvable: float | None = stored("scale_free_resolvable", omit_none=True, default=None)
+    paper_sd: float | None = stored("paper_sd", omit_none=True, default=None)
+    scale_free_sd: float | None = stored("scale_free_sd", omit_none=True, default=None)
+    scale_free_resolvable_sd: float | None = stored("scale_free_resolvable_sd", omit_none=True, default=None)
+
+
+@dataclass(frozen=True)
+class ScratchTableRecord:
+    """A stored ``run_scratch_table``: the options, the training's summary, the tables and their geometry's series."""
+
+    corpus: Corpus
+    options: RecordedOptions
+    train: dict[str, Any]  # the training options (``ScratchTraining`` with the overrides, ``model`` a mapping)
+    final_loss: float
+    tokens_per_s: float
+    runtime_s: float
+    steps: int
+    device: str
+    final: dict[str, float]  # the last value of each series
+    table: np.ndarray  # (n, d), trained
+    table_init: np.ndarray  # (n, d), at step 0
+    losses: np.ndarray  # (steps,)
+    step: np.ndarray  # the steps the geometry was recorded at; the series below are (records,)
+    separation: np.ndarray
+    separation_normalized: np.ndarray
+    median_distance: np.ndarray
+    stress_paper: np.ndarray
+    stress_scale_free: np.ndarray
+    violation_rate: np.ndarray
+    spearman: np.ndarray
+
+
+@dataclass(frozen=True)
+class StressTableRecord:
+    """A stored ``run_stress_table``: the rows, the ALiBi heads chosen, and the heads' and SMACOF's details."""
+
+    rows: tuple[StressRow, ...]
+    corpus: Corpus
+    model: str  # the pretrained model whose table is a row
+    n_kept: int
+    best_head: int
+    worst_head: int
+    alibi_head_paper: np.ndarray  # (H,)
+    alibi_head_scale_free: np.ndarray  # (H,)
+    alibi_slopes: np.ndarray  # (H,)
+    smacof_k: np.ndarray  # (k,)
+    smacof_iters: np.ndarray  # (k,)
+
+
+@dataclass(frozen=True)
+class StressIntervalsRecord:
+    """A stored ``run_stress_intervals``; keys ``"<encoding>|<norm>"`` and ``"<a>-<b>|<norm>"`` as stored."""
+
+    options: RecordedOptions
+    interval: IntervalOptions
+    best_head: int
+    n_used: int  # the replicates that entered the intervals
+    resampled: str  # the unit a replicate resamples, in words
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
+    replicates: np.ndarray  # (n_used, statistics)
 
 
 def stress_records(result: Result) -> list[StressRow]:
@@ -61,7 +128,7 @@ def pretrained_table(settings: Settings | None = None) -> np.ndarray:
     return position_table(_settings(settings).pretrained)
 
 
-def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+def run_scratch_table(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False,
                       progress: bool = True, corpus_overrides: dict | None = None, **overrides) -> Result:
     r"""Train a BERT-style MLM encoder with a learned table from scratch on the corpus; keep its table.
 
@@ -94,7 +161,7 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = "sst2",
                                              table_rows(opts.special, geometry.arrays["positions"]),
                                              int(opts.n_positions), cfg, settings.seed, device, progress,
                                              padding=SCALE_PADDING[settings.scale])
-        return {"corpus": corpus, "options": corpus_params(opts), "train": cfg, **values}, arrays
+        return ScratchTableRecord(corpus=corpus, options=RecordedOptions.of(opts), train=cfg, **values, **arrays)
 
     model_name = f"posgeom MLM encoder from scratch ({cfg['model']['n_layers']} layers, d={cfg['model']['d_model']})"
     return store_result(settings, f"real_corpora_scratch_{corpus}", compute, params, force, device=device,
@@ -129,7 +196,7 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
     H, slopes = e.n_heads, enc.alibi_slopes(e.n_heads)
     heads = geo.line_stresses(D, positions, slopes)
     best, worst = int(np.argmin(heads["paper"])), int(np.argmax(heads["paper"]))
-    for label, h in (("alibi (best head)", best), ("alibi (worst head)", worst)):
+    for label, h in ((BEST_HEAD, best), ("alibi (worst head)", worst)):
         add(label, f"H={H}, head {h}, slope {slopes[h]:.4g}",
             enc.alibi_distances(n_all, H, head=h)[np.ix_(positions, positions)])
     text, P, prow = pretrained
@@ -151,7 +218,7 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
     return rows, details
 
 
-def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+def run_stress_table(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False,
                      train_scratch: bool | None = None, progress: bool = True, corpus_overrides: dict | None = None,
                      scratch_overrides: dict | None = None) -> Result:
     """The stress of every encoding against the corpus's Hellinger geometry, both normalisations, stored.
@@ -196,11 +263,11 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
                    scratch.arrays["table"][prow])
         rows, det = stress_rows(geometry.arrays["D"], geometry.arrays["R"], positions, int(opts["n_positions"]), cfg,
                                 pretrained=pre, scratch=scr)
-        values = {"rows": rows, "corpus": corpus, "model": settings.pretrained,
-                  "n_kept": int(geometry.arrays["D"].shape[0]), "best_head": det["best_head"],
-                  "worst_head": det["worst_head"]}
-        return values, {k: det[k] for k in ("alibi_head_paper", "alibi_head_scale_free", "alibi_slopes", "smacof_k",
-                                             "smacof_iters")}
+        return StressTableRecord(
+            rows=tuple(StressRow(**row) for row in rows), corpus=corpus, model=settings.pretrained,
+            n_kept=int(geometry.arrays["D"].shape[0]), best_head=det["best_head"], worst_head=det["worst_head"],
+            **{k: det[k] for k in ("alibi_head_paper", "alibi_head_scale_free", "alibi_slopes", "smacof_k",
+                                   "smacof_iters")})
 
     return store_result(settings, f"real_corpora_stress_{corpus}", compute, params, force, model=settings.pretrained)
 
@@ -212,15 +279,21 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = "sst2", 
 #: The headline stresses that get a bootstrap interval: (encoding of :func:`posgeom.encodings.encoding_set`
 #: or ``"alibi (best head)"``, normalisation).
 INTERVAL_STATISTICS = (
-    ("sinusoidal", "scale_free"), ("rope", "scale_free"), ("alibi", "scale_free"), ("sinusoidal", "paper"),
-    ("rope", "paper"), ("alibi", "paper"), ("alibi (best head)", "paper"), ("alibi (best head)", "scale_free"),
+    (Encoding.SINUSOIDAL, StressNormalization.SCALE_FREE), (Encoding.ROPE, StressNormalization.SCALE_FREE),
+    (Encoding.ALIBI, StressNormalization.SCALE_FREE), (Encoding.SINUSOIDAL, StressNormalization.PAPER),
+    (Encoding.ROPE, StressNormalization.PAPER), (Encoding.ALIBI, StressNormalization.PAPER),
+    (BEST_HEAD, StressNormalization.PAPER), (BEST_HEAD, StressNormalization.SCALE_FREE),
 )
 #: Differences the chapter interprets: (a, b, normalisation) for stress(a) - stress(b).
-INTERVAL_DIFFERENCES = (("sinusoidal", "rope", "scale_free"), ("alibi", "sinusoidal", "scale_free"),
-                        ("alibi", "rope", "scale_free"), ("alibi (best head)", "sinusoidal", "scale_free"))
+INTERVAL_DIFFERENCES = (
+    (Encoding.SINUSOIDAL, Encoding.ROPE, StressNormalization.SCALE_FREE),
+    (Encoding.ALIBI, Encoding.SINUSOIDAL, StressNormalization.SCALE_FREE),
+    (Encoding.ALIBI, Encoding.ROPE, StressNormalization.SCALE_FREE),
+    (BEST_HEAD, Encoding.SINUSOIDAL, StressNormalization.SCALE_FREE),
+)
 
 
-def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst2", force: bool = False,
+def run_stress_intervals(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False,
                          **overrides) -> Result:
     r"""Bootstrap intervals over sequences for the headline stresses of a real corpus and their differences.
 
@@ -248,7 +321,7 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
         D0 = geo.hellinger_matrix(geometry.marginals, kind=opts.kind)
         best = int(np.argmin(geo.line_stresses(D0, positions, enc.alibi_slopes(H), ("paper",))["paper"]))
         encs = enc.encoding_set(positions, names=STRESS_ENCODINGS, **cfg.encodings.shape())
-        encs["alibi (best head)"] = enc.alibi_distances(n_all, H, head=best)[np.ix_(positions, positions)]
+        encs[BEST_HEAD] = enc.alibi_distances(n_all, H, head=best)[np.ix_(positions, positions)]
 
         def statistics(D):
             return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
@@ -260,10 +333,11 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
             differences={f"{a}-{b}|{z}": (f"{a}|{z}", f"{b}|{z}") for a, b, z in INTERVAL_DIFFERENCES},
             groups=resampling_groups(opts, data_dir=settings.data_dir, source=source),
             bounds=[geo.STRESS_BOUNDS[z] for _, z in INTERVAL_STATISTICS], progress=f"bootstrap {corpus}")
-        values = {"options": corpus_params(opts), "interval": icfg, "best_head": best, "n_used": out["n_used"],
-                  "resampled": resampling_unit(opts.corpus, opts.split), "statistics": out["statistics"],
-                  "differences": out["differences"]}
-        return values, {"replicates": reps}
+        return StressIntervalsRecord(
+            options=RecordedOptions.of(opts), interval=IntervalOptions(**icfg), best_head=best, n_used=out["n_used"],
+            resampled=resampling_unit(opts.corpus, opts.split),
+            statistics={name: Interval.from_dict(iv) for name, iv in out["statistics"].items()},
+            differences={name: Interval.from_dict(iv) for name, iv in out["differences"].items()}, replicates=reps)
 
     return store_result(settings, f"real_corpora_stress_intervals_{corpus}", compute, params, force)
 
@@ -271,5 +345,6 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = "sst
 __all__ = [
     "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
     "run_scratch_table", "stress_rows", "run_stress_table", "INTERVAL_STATISTICS",
-    "INTERVAL_DIFFERENCES", "run_stress_intervals",
+    "INTERVAL_DIFFERENCES", "run_stress_intervals", "BEST_HEAD", "ScratchTableRecord", "StressTableRecord",
+    "StressIntervalsRecord",
 ]

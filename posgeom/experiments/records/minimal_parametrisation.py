@@ -1,4 +1,8 @@
-"""Typed records of what :mod:`posgeom.experiments.minimal_parametrisation` and its training comparison store."""
+"""Typed records of what :mod:`posgeom.experiments.minimal_parametrisation` and its training comparison store.
+
+``PlantedRank``, ``StoredValidation``, ``C5Draw`` and ``EncodingAccuracy`` are the experiments' own records,
+re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ import numpy as np
 
 from ...geometry.intervals import SeedInterval
 from ...registry.typed import stored
+from ..lowrank_training import EncodingAccuracy
+from ..minimal_parametrisation import C5Draw, PlantedRank, StoredValidation
 from .common import StressPair
 
 __all__ = ["RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "CrossFitted", "PlantedRank",
@@ -63,25 +69,6 @@ class CrossFitted:
     eigenvalues: np.ndarray = stored("cross_fitted")
 
 
-@dataclass(frozen=True)
-class PlantedRank:
-    """One planted corpus of ``run_rank_validation``: the estimate (None: undetermined), its interval, the signal."""
-
-    estimate: int | None
-    interval: tuple[int, int]
-    rank: int
-    size: int
-    smallest_signal: float
-    strength: float
-    text: str
-    threshold: float
-
-
-@dataclass(frozen=True)
-class StoredValidation:
-    """A stored ``run_rank_validation``, typed: every planted-rank case, in the stored order."""
-
-    rows: tuple[PlantedRank, ...]
 
 
 @dataclass(frozen=True)
@@ -118,17 +105,6 @@ class StoredC5:
     rows: tuple[C5Row, ...]
 
 
-@dataclass(frozen=True)
-class C5Draw:
-    """One setting of ``run_c5_draws``: draws reaching 99.8 % per normalisation, and each reduction as stored."""
-
-    generator: str
-    size: int | None
-    holds_paper: int
-    holds_scale_free: int
-    reduction_paper: dict
-    reduction_scale_free: dict
-
 
 @dataclass(frozen=True)
 class StoredC5Draws:
@@ -138,17 +114,6 @@ class StoredC5Draws:
     level: float
     rows: tuple[C5Draw, ...]
 
-
-@dataclass(frozen=True)
-class EncodingAccuracy:
-    """One encoding of ``run_lowrank_training`` on one task, over its seeds (fields in the stored order)."""
-
-    accuracy_mean: float
-    accuracy_std: float
-    loss_mean: float
-    loss_std: float
-    n_seeds: int
-    position_params: int
 
 
 @dataclass(frozen=True)

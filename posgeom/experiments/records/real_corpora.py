@@ -1,4 +1,7 @@
-"""Typed records of what the experiments of :mod:`posgeom.experiments.real_corpora` store."""
+"""Typed records of what the experiments of :mod:`posgeom.experiments.real_corpora` store.
+
+``DrawSpread``, ``AlibiParabola`` and ``AlibiChoice`` are the experiments' own records, re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...registry.typed import stored
+from ..real_corpora_alibi import AlibiChoice, AlibiParabola
+from ..real_corpora_draws import DrawSpread
 
 __all__ = ["CorpusGeometry", "NoiseAwareRank", "DrawSpread", "ResolvableSplits", "SubsetDraws", "ClosestConstruction",
            "AlibiSearch", "AlibiParabola", "AlibiChoice", "StoredAlibiChoices", "StoredStressTable"]
@@ -58,15 +63,6 @@ class NoiseAwareRank:
     eigenvalues: np.ndarray
 
 
-@dataclass(frozen=True)
-class DrawSpread:
-    """A statistic over draws: mean, sample sd, lowest and highest."""
-
-    mean: float
-    sd: float
-    min: float
-    max: float
-
 
 @dataclass(frozen=True)
 class ResolvableSplits:
@@ -114,35 +110,6 @@ class AlibiSearch:
     closest: tuple[ClosestConstruction, ...]
 
 
-@dataclass(frozen=True)
-class AlibiParabola:
-    """ALiBi's "paper" stress as a parabola in the slope under one set of choices (fields in the stored order)."""
-
-    kind: str
-    m_minus: float
-    m_plus: float
-    m_star: float
-    minimum: float
-    n: int
-    n_kept: int
-    saa: float
-    sad: float
-    sdd: float
-    special: str
-
-
-@dataclass(frozen=True)
-class AlibiChoice:
-    """One combination of ALiBi's unstated choices (``run_alibi_choices``), fields in the stored order."""
-
-    heads: int
-    kind: str
-    n: int
-    paper: float
-    scale_free: float
-    slope: float
-    slope_choice: str
-    special: str
 
 
 @dataclass(frozen=True)
