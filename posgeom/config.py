@@ -303,9 +303,8 @@ def model_folder(name: str | os.PathLike | None = None, files=CHECKPOINT_FILES) 
 
 
 __all__ = [
-    "settings_or_default",
-    "SCALES", "DEVICES", "PACKAGED_MODEL", "DEFAULT_PRETRAINED", "HUB_DATASETS", "Settings",
-    "get_settings", "resolve_device", "validate_scale", "validate_device", "validate_pretrained",
-    "default_results_dir", "default_cache_dir", "checkout_root", "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation",
+    "settings_or_default", "SCALES", "DEVICES", "PACKAGED_MODEL", "DEFAULT_PRETRAINED", "HUB_DATASETS", "Settings",
+    "get_settings", "resolve_device", "validate_scale", "validate_device", "validate_pretrained", "default_results_dir",
+    "default_cache_dir", "checkout_root", "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation",
     "packaged_model_folder", "looks_like_hub_id", "resolve_model", "model_folder",
 ]

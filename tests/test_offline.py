@@ -203,3 +203,14 @@ def test_setup_with_a_data_dir_goes_offline_with_the_packaged_model(tmp_path):
     env = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
     assert env["HF_HUB_OFFLINE"] == env["HF_DATASETS_OFFLINE"] == env["TRANSFORMERS_OFFLINE"] == "1"
     assert env["POSGEOM_DATA_DIR"] == str(data.resolve()) and env["POSGEOM_PRETRAINED"] == PACKAGED_MODEL
+
+
+def test_the_layers_below_corpora_name_exactly_the_real_corpora():
+    """``config`` and ``offline`` sit below ``corpora`` and cannot import its ``Corpus``; they must agree with it."""
+    from posgeom.config import HUB_DATASETS
+    from posgeom.corpora.identifiers import Corpus
+    from posgeom.corpora.real import CORPORA, HUB_SPLIT_ROWS
+    from posgeom.offline import DATA_FILES
+
+    assert list(HUB_DATASETS) == list(DATA_FILES) == list(CORPORA) == list(HUB_SPLIT_ROWS) == list(Corpus)
+    assert all(set(DATA_FILES[c]) == {f"{s}.parquet" for s in CORPORA[c].splits} for c in Corpus)

@@ -29,15 +29,13 @@ from .tokenize import (
 )
 
 __all__ = [
-    "CACHE_VERSION", "ArrayCache", "cache_key",
-    "CORPORA", "ChecksumError", "DataSource", "DataUnavailableError", "TextCorpus", "known_checksums", "load_texts",
-    "resolve_source", "sha256_file", "data_key", "describe_source", "CorpusOptions",
-    "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
-    "COUNTS_FORMAT", "CountsFileError", "load_counts", "save_counts",
-    "BAD_SHARD_POLICIES", "SHARD_FORMATS", "ShardError", "count_corpus", "read_shard", "resolve_shards",
-    "FAMILIES", "PAD", "SyntheticCorpus", "drift", "make_corpus", "markov", "markov_transition", "order_task",
-    "population_marginals", "regimes", "stationary", "zipf_distribution",
-    "BR_OPTIONS", "DEFAULT_TOKENIZER", "SPECIAL_POLICIES", "TokenizedCorpus", "clean_br", "load_tokenizer",
-    "tokenize_texts", "tokenizer_fingerprint", "tokenizer_folder", "tokenizer_name",
-    "CorpusSpec", "as_statistics", "corpus_report", "load_statistics", "parse_corpus_spec",
+    "CACHE_VERSION", "ArrayCache", "cache_key", "CORPORA", "ChecksumError", "DataSource", "DataUnavailableError",
+    "TextCorpus", "known_checksums", "load_texts", "resolve_source", "sha256_file", "data_key", "describe_source",
+    "CorpusOptions", "CorpusStatistics", "corpus_counts", "corpus_tokens", "default_br", "default_positions",
+    "COUNTS_FORMAT", "CountsFileError", "load_counts", "save_counts", "BAD_SHARD_POLICIES", "SHARD_FORMATS",
+    "ShardError", "count_corpus", "read_shard", "resolve_shards", "FAMILIES", "PAD", "SyntheticCorpus", "drift",
+    "make_corpus", "markov", "markov_transition", "order_task", "population_marginals", "regimes", "stationary",
+    "zipf_distribution", "BR_OPTIONS", "DEFAULT_TOKENIZER", "SPECIAL_POLICIES", "TokenizedCorpus", "clean_br",
+    "load_tokenizer", "tokenize_texts", "tokenizer_fingerprint", "tokenizer_folder", "tokenizer_name", "CorpusSpec",
+    "as_statistics", "corpus_report", "load_statistics", "parse_corpus_spec",
 ]

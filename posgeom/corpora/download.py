@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from .identifiers import Corpus
 from .real import (
     CORPORA, FOLDER_CHECKSUMS, ChecksumError, expected_checksums, load_hub_split, resolve_source, sha256_file,
 )
@@ -18,7 +19,7 @@ from .real import (
 __all__ = ["download_corpora", "data_sources"]
 
 
-def download_corpora(to: str | Path, corpora: tuple[str, ...] = ("sst2", "imdb")) -> dict[str, str]:
+def download_corpora(to: str | Path, corpora: tuple[str, ...] = tuple(Corpus)) -> dict[str, str]:
     """Write every split of ``corpora`` from the hub into ``to`` in the layout ``POSGEOM_DATA_DIR`` expects.
 
     ``checksums.json`` is written last, so a folder holding it is complete. A non-empty folder or an

@@ -21,6 +21,8 @@ import numpy as np
 
 from ..config import HUB_DATASETS, get_settings
 from ..storage import sha256_bytes, sha256_file
+from ..validation import check_choice
+from .identifiers import Corpus
 
 __all__ = [
     "CorpusInfo", "CORPORA", "DataSource", "TextCorpus", "DataUnavailableError", "ChecksumError",
@@ -52,10 +54,11 @@ class CorpusInfo:
 
 
 CORPORA = {
-    "sst2": CorpusInfo(
-        "sst2", HUB_DATASETS["sst2"], ("train", "validation", "test"), "sentence", "label", "train", 64, "keep"
+    Corpus.SST2: CorpusInfo(Corpus.SST2, HUB_DATASETS[Corpus.SST2], ("train", "validation", "test"), "sentence",
+                            "label", "train", 64, "keep"),
+    Corpus.IMDB: CorpusInfo(
+        Corpus.IMDB, HUB_DATASETS[Corpus.IMDB], ("train", "test"), "text", "label", "train", 512, "space"
     ),
-    "imdb": CorpusInfo("imdb", HUB_DATASETS["imdb"], ("train", "test"), "text", "label", "train", 512, "space"),
 }
 
 
@@ -77,8 +80,8 @@ def known_checksums() -> dict[str, str]:
 FOLDER_CHECKSUMS = "checksums.json"
 #: Rows of each split of the hub's copies (``stanfordnlp/sst2``, ``stanfordnlp/imdb``), checked on load.
 HUB_SPLIT_ROWS = {
-    "sst2": {"train": 67_349, "validation": 872, "test": 1_821},
-    "imdb": {"train": 25_000, "test": 25_000},
+    Corpus.SST2: {"train": 67_349, "validation": 872, "test": 1_821},
+    Corpus.IMDB: {"train": 25_000, "test": 25_000},
 }
 
 
@@ -487,8 +490,7 @@ def load_texts(
     TextCorpus
         ``texts`` (n_texts,), ``labels`` (n_texts,) or None.
     """
-    if on_empty not in EMPTY_POLICIES:
-        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
+    check_choice(on_empty, "on_empty", EMPTY_POLICIES, plural="values")
     source = corpus if isinstance(corpus, DataSource) else resolve_source(
         corpus, split, data_dir=data_dir, text_column=text_column, verify=verify
     )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..validation import check_int
+from ..validation import check_choice, check_int
 from .cache import cache_key
 from .real import EMPTY_POLICIES
 from .shards import ShardError, read_shard, resolve_shards
@@ -299,10 +299,8 @@ def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, 
     """A ``ValueError`` naming the first bad option of :func:`count_corpus`."""
     validate_special(special)
     validate_br(br_tags)
-    if on_empty not in EMPTY_POLICIES:
-        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
-    if on_bad_shard not in BAD_SHARD_POLICIES:
-        raise ValueError(f"unknown on_bad_shard {on_bad_shard!r}; valid values are {', '.join(BAD_SHARD_POLICIES)}")
+    check_choice(on_empty, "on_empty", EMPTY_POLICIES, plural="values")
+    check_choice(on_bad_shard, "on_bad_shard", BAD_SHARD_POLICIES, plural="values")
     check_positions(n_positions, special)
     if sum(x is not None for x in (workers, scheduler, client)) > 1:
         raise ValueError("give at most one of workers, scheduler and client")

@@ -12,6 +12,7 @@ import io
 import re
 from pathlib import Path
 
+from ..validation import check_choice
 from .real import EMPTY_POLICIES, pick_text_column
 
 __all__ = ["SHARD_FORMATS", "ShardError", "resolve_shards", "read_shard"]
@@ -201,8 +202,7 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
         ``shard``, ``sha256`` (of the bytes as stored), ``bytes``, ``text_column``, ``n_rows``,
         ``n_empty``, ``n_dropped_empty``.
     """
-    if on_empty not in EMPTY_POLICIES:
-        raise ValueError(f"unknown on_empty {on_empty!r}; valid values are {', '.join(EMPTY_POLICIES)}")
+    check_choice(on_empty, "on_empty", EMPTY_POLICIES, plural="values")
     fmt = _format(shard)
     if fmt is None:
         raise ShardError(shard, f"unknown format; valid formats are {', '.join(SHARD_FORMATS)}")

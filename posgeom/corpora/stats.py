@@ -161,34 +161,42 @@ def corpus_tokens(
     return _tokens(*prepared, prepared[5]["options"]["special"], cache, cache_dir, progress)
 
 
-def _tokens(texts, tok, n, br, key, info, special, cache, cache_dir, progress) -> TokenizedCorpus:
+def _cached(cache: bool, cache_dir, what: str, key: str, read, compute, stacklevel: int):
+    """``read(arrays, meta)`` of the cache's entry ``what``/``key``; else ``compute()`` gives ``(value, arrays,
+    meta)``, whose arrays and meta are saved. An entry ``read`` cannot use is warned about and replaced."""
     store = ArrayCache(cache_dir) if cache else None
+    hit = store.load(what, key) if store is not None else None
+    if hit is not None:
+        try:
+            return read(*hit)
+        except Exception as err:  # noqa: BLE001 - an entry of another shape: recompute and replace it
+            warnings.warn(f"cached {what} {key[:16]} are unusable ({type(err).__name__}: {err}); recomputing them",
+                          stacklevel=stacklevel + 1)
+    value, arrays, meta = compute()
     if store is not None:
-        hit = store.load("tokens", key)
-        if hit is not None:
-            try:
-                arrays, meta = hit
-                labels = arrays.get("labels")
-                return TokenizedCorpus(
-                    arrays["ids"], arrays["lengths"], arrays["full_lengths"], n, int(meta["vocab_size"]), special,
-                    info["tokenizer"], tuple(meta["special_ids"]), br, labels, int(meta["n_special_dropped"]),
-                    info={**info, "cache_key": key, "cache_hit": True},
-                )
-            except Exception as err:  # noqa: BLE001 - an entry of another shape: recompute and replace it
-                warnings.warn(f"cached tokens {key[:16]} are unusable ({type(err).__name__}: {err}); recomputing them",
-                              stacklevel=3)
-    tc = tokenize_texts(
-        texts.texts, tok, n, special=special, br_tags=br, labels=texts.labels, progress=progress,
-    )
-    if store is not None:
+        store.save(what, key, arrays, meta)
+    return value
+
+
+def _tokens(texts, tok, n, br, key, info, special, cache, cache_dir, progress) -> TokenizedCorpus:
+    def read(arrays, meta):
+        return TokenizedCorpus(
+            arrays["ids"], arrays["lengths"], arrays["full_lengths"], n, int(meta["vocab_size"]), special,
+            info["tokenizer"], tuple(meta["special_ids"]), br, arrays.get("labels"), int(meta["n_special_dropped"]),
+            info={**info, "cache_key": key, "cache_hit": True},
+        )
+
+    def compute():
+        tc = tokenize_texts(texts.texts, tok, n, special=special, br_tags=br, labels=texts.labels, progress=progress)
         arrays = {"ids": tc.ids, "lengths": tc.lengths, "full_lengths": tc.full_lengths}
         if tc.labels is not None:
             arrays["labels"] = tc.labels
         meta = {
             "vocab_size": tc.vocab_size, "special_ids": list(tc.special_ids), "n_special_dropped": tc.n_special_dropped,
         }
-        store.save("tokens", key, arrays, meta)
-    return replace(tc, info={**info, "cache_key": key, "cache_hit": False})
+        return replace(tc, info={**info, "cache_key": key, "cache_hit": False}), arrays, meta
+
+    return _cached(cache, cache_dir, "tokens", key, read, compute, stacklevel=3)
 
 
 def corpus_counts(
@@ -214,31 +222,24 @@ def corpus_counts(
     from ..geometry import PositionalCounts
     texts, tok, n, br, tokens_key, info = _prepare(options, data_dir, text_column, verify, on_empty, source)
     key = cache_key(what="counts", tokens=tokens_key)
-    store = ArrayCache(cache_dir) if cache else None
-    if store is not None:
-        hit = store.load("counts", key)
-        if hit is not None:
-            try:
-                arrays, meta = hit
-                mat = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
-                counts = PositionalCounts(mat, int(meta["n_sequences"]))
-                return CorpusStatistics(
-                    counts, arrays["full_lengths"], int(meta["n_truncated"]),
-                    {**info, **meta["info"], "cache_key": key, "cache_hit": True},
-                )
-            except Exception as err:  # noqa: BLE001 - an entry of another shape: recompute and replace it
-                warnings.warn(f"cached counts {key[:16]} are unusable ({type(err).__name__}: {err}); recomputing them",
-                              stacklevel=2)
-    tc = _tokens(texts, tok, n, br, tokens_key, info, info["options"]["special"], cache, cache_dir, progress)
-    counts = tc.counts()
-    extra = {"n_special_dropped": tc.n_special_dropped, "tokens_cache_hit": bool(tc.info.get("cache_hit"))}
-    if store is not None:
+
+    def read(arrays, meta):
+        mat = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
+        return CorpusStatistics(PositionalCounts(mat, int(meta["n_sequences"])), arrays["full_lengths"],
+                                int(meta["n_truncated"]), {**info, **meta["info"], "cache_key": key, "cache_hit": True})
+
+    def compute():
+        tc = _tokens(texts, tok, n, br, tokens_key, info, info["options"]["special"], cache, cache_dir, progress)
+        counts = tc.counts()
+        extra = {"n_special_dropped": tc.n_special_dropped, "tokens_cache_hit": bool(tc.info.get("cache_hit"))}
         mat = counts.counts
         arrays = {
             "data": mat.data, "indices": mat.indices, "indptr": mat.indptr, "shape": np.asarray(mat.shape),
             "full_lengths": tc.full_lengths,
         }
         meta = {"n_sequences": counts.n_sequences, "n_truncated": tc.n_truncated, "info": extra}
-        store.save("counts", key, arrays, meta)
-    info = {**info, **extra, "cache_key": key, "cache_hit": False}
-    return CorpusStatistics(counts, tc.full_lengths, tc.n_truncated, info)
+        stats = CorpusStatistics(counts, tc.full_lengths, tc.n_truncated,
+                                 {**info, **extra, "cache_key": key, "cache_hit": False})
+        return stats, arrays, meta
+
+    return _cached(cache, cache_dir, "counts", key, read, compute, stacklevel=2)

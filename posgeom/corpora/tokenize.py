@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import PACKAGED_MODEL, PACKAGED_NAMES, packaged_model_folder
-from ..validation import check_int
+from ..validation import check_choice, check_int
 
 __all__ = [
     "SPECIAL_POLICIES", "BR_OPTIONS", "DEFAULT_TOKENIZER", "TOKENIZER_FILES", "TokenizedCorpus", "load_tokenizer",
@@ -45,9 +45,7 @@ _BR = re.compile(r"<br\s*/?\s*>", re.IGNORECASE)
 
 def validate_special(special: str) -> str:
     """``special`` if it is one of ``SPECIAL_POLICIES``, else a ``ValueError`` listing them."""
-    if special not in SPECIAL_POLICIES:
-        raise ValueError(f"unknown special-token policy {special!r}; valid policies are {', '.join(SPECIAL_POLICIES)}")
-    return special
+    return check_choice(special, "special-token policy", SPECIAL_POLICIES, plural="policies")
 
 
 def check_positions(n_positions, special: str) -> int:
@@ -58,9 +56,7 @@ def check_positions(n_positions, special: str) -> int:
 
 def validate_br(br_tags: str) -> str:
     """``br_tags`` if it is one of ``BR_OPTIONS``, else a ``ValueError`` listing them."""
-    if br_tags not in BR_OPTIONS:
-        raise ValueError(f"unknown br_tags option {br_tags!r}; valid values are {', '.join(BR_OPTIONS)}")
-    return br_tags
+    return check_choice(br_tags, "br_tags option", BR_OPTIONS, plural="values")
 
 
 #: Files that define a tokenizer (hashed by :func:`tokenizer_fingerprint`; weights are not).

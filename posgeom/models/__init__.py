@@ -17,26 +17,20 @@ from .positional import (POSITIONAL, ALiBiPositional, LearnedPositional, LowRank
 from .batches import TokenData, as_token_data, mask_tokens
 from .checkpoints import CheckpointProgress, checkpoint_progress, discard_checkpoints, load_checkpoint
 from .deadlines import TrainingInterrupted, deadline
-from .training import TrainConfig, TrainingOOMError, TrainResult, evaluate, set_seed, train
+from .training import TrainConfig, TrainingOOMError, TrainResult, evaluate, train
 from .threads import torch_threads
 from .comparison import accuracy_gaps, summarise_seeds, train_one
 from .layers import LayerMeans, collect_layer_means, group_means, layer_inputs, static_positions
 
 __all__ = [
-    "Callback", "PositionGeometry",
-    "CONFIGS", "Encoder", "EncoderConfig", "EncoderForMaskedLM", "EncoderForSequenceClassification", "ModelOutput",
-    "build_model", "get_config", "model_flops_per_token",
-    "config_from_hf", "convert_state_dict", "from_hf", "read_checkpoint",
-    "AttentionWeights", "ModelLocation", "ModelUnavailableError", "PretrainedModel", "load_encoder", "load_hf",
-    "model_folder", "resolve_model", "position_table",
-    "POSITIONAL", "ALiBiPositional", "LearnedPositional", "LowRankPositional", "MDSPositional", "NoPE",
-    "NoPositional", "PositionalEncoding", "PositionLimitError", "RotaryPositional", "SinusoidalPositional",
-    "build_positional",
-    "TokenData", "TrainConfig", "TrainingOOMError", "TrainResult", "as_token_data", "evaluate", "load_checkpoint",
-    "mask_tokens",
-    "TrainingInterrupted", "deadline", "checkpoint_progress", "discard_checkpoints", "CheckpointProgress",
-    "set_seed", "train",
-    "torch_threads",
-    "train_one", "summarise_seeds", "accuracy_gaps",
-    "LayerMeans", "layer_inputs", "collect_layer_means", "group_means", "static_positions",
+    "Callback", "PositionGeometry", "CONFIGS", "Encoder", "EncoderConfig", "EncoderForMaskedLM",
+    "EncoderForSequenceClassification", "ModelOutput", "build_model", "get_config", "model_flops_per_token",
+    "config_from_hf", "convert_state_dict", "from_hf", "read_checkpoint", "AttentionWeights", "ModelLocation",
+    "ModelUnavailableError", "PretrainedModel", "load_encoder", "load_hf", "model_folder", "resolve_model",
+    "position_table", "POSITIONAL", "ALiBiPositional", "LearnedPositional", "LowRankPositional", "MDSPositional",
+    "NoPE", "NoPositional", "PositionalEncoding", "PositionLimitError", "RotaryPositional", "SinusoidalPositional",
+    "build_positional", "TokenData", "TrainConfig", "TrainingOOMError", "TrainResult", "as_token_data", "evaluate",
+    "load_checkpoint", "mask_tokens", "TrainingInterrupted", "deadline", "checkpoint_progress", "discard_checkpoints",
+    "CheckpointProgress", "train", "torch_threads", "train_one", "summarise_seeds", "accuracy_gaps", "LayerMeans",
+    "layer_inputs", "collect_layer_means", "group_means", "static_positions",
 ]

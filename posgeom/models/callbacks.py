@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from .. import geometry as geo
+from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..validation import check_positive_int
 
 
@@ -61,7 +62,7 @@ class PositionGeometry(Callback):
     """
 
     def __init__(self, every: int = 10, *, target=None, n: int | None = None,
-                 normalizations: Sequence[str] = ("paper", "scale_free"), registry=None,
+                 normalizations: Sequence[str] = REPORTED_NORMALIZATIONS, registry=None,
                  experiment: str = "position_geometry", params: Mapping[str, Any] | None = None,
                  scale: str = "quick", model_name: str | None = None):
         every = check_positive_int(every, "every")

@@ -63,6 +63,11 @@ def _hash_tensor(h, t: torch.Tensor) -> None:
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
 
 
+def _plain_repr(value) -> str:
+    """``repr(value)``, an identifier (a ``StrEnum`` member) as its text, so that run keys do not depend on it."""
+    return repr(str(value) if isinstance(value, str) else value)
+
+
 def _hash_value(h, value, depth: int = 0) -> None:
     """Feed ``value`` into ``h``: plain data, arrays and containers by content, other objects by type."""
     if isinstance(value, torch.Tensor):
@@ -70,10 +75,10 @@ def _hash_value(h, value, depth: int = 0) -> None:
     elif isinstance(value, np.ndarray):
         _hash_tensor(h, torch.from_numpy(np.ascontiguousarray(value)))
     elif value is None or isinstance(value, (bool, int, float, str, np.generic)):
-        h.update(repr(value).encode())
+        h.update(_plain_repr(value).encode())
     elif isinstance(value, dict) and depth < 4:
-        for k in sorted(value, key=repr):
-            h.update(repr(k).encode())
+        for k in sorted(value, key=_plain_repr):
+            h.update(_plain_repr(k).encode())
             _hash_value(h, value[k], depth + 1)
     elif isinstance(value, (list, tuple)) and depth < 4:
         h.update(f"{type(value).__name__}{len(value)}".encode())

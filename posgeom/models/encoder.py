@@ -25,7 +25,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .positional import POSITIONAL, PositionalEncoding, build_positional
-from ..validation import check_int, check_positive_int
+from ..corpora.identifiers import Corpus
+from ..validation import check_choice, check_int, check_positive_int
 
 ACTIVATIONS = ("gelu", "gelu_tanh")
 POOLINGS = ("cls", "mean")
@@ -77,16 +78,13 @@ class EncoderConfig:
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}: every head needs "
                 f"d_model / n_heads dimensions; choose n_heads in {divisors} or change d_model"
             )
-        if self.position not in POSITIONAL:
-            raise ValueError(f"unknown positional encoding {self.position!r}; valid encodings are {', '.join(POSITIONAL)}")
+        check_choice(self.position, "positional encoding", POSITIONAL, plural="encodings")
         if self.position == "rope" and (self.d_model // self.n_heads) % 2:
             raise ValueError(
                 f"rope needs an even head width, got d_model / n_heads = {self.d_model // self.n_heads}"
             )
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {self.activation!r}; valid activations are {', '.join(ACTIVATIONS)}")
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling {self.pooling!r}; valid poolings are {', '.join(POOLINGS)}")
+        check_choice(self.activation, "activation", ACTIVATIONS)
+        check_choice(self.pooling, "pooling", POOLINGS)
         for name in ("dropout", "attention_dropout"):
             p = getattr(self, name)
             if not 0.0 <= p < 1.0:
@@ -121,17 +119,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "paper": dict(vocab_size=30522, d_model=768, n_layers=12, n_heads=12, d_ff=3072, max_len=512),
 }
 #: Sequence length of the paper scale per corpus.
-PAPER_MAX_LEN = {"sst2": 128, "imdb": 512}
+PAPER_MAX_LEN = {Corpus.SST2: 128, Corpus.IMDB: 512}
 
 
 def get_config(scale: str = "quick", dataset: str | None = None, **overrides) -> EncoderConfig:
     """The ``quick`` or ``paper`` config, with ``max_len`` set by ``dataset`` at paper scale and any overrides."""
-    if scale not in CONFIGS:
-        raise ValueError(f"unknown scale {scale!r}; valid scales are {', '.join(CONFIGS)}")
-    base = dict(CONFIGS[scale])
+    base = dict(CONFIGS[check_choice(scale, "scale", CONFIGS)])
     if dataset is not None:
-        if dataset not in PAPER_MAX_LEN:
-            raise ValueError(f"unknown dataset {dataset!r}; valid datasets are {', '.join(PAPER_MAX_LEN)}")
+        check_choice(dataset, "dataset", PAPER_MAX_LEN)
         if scale == "paper":
             base["max_len"] = PAPER_MAX_LEN[dataset]
     unknown = set(overrides) - {f.name for f in fields(EncoderConfig)}
@@ -398,8 +393,7 @@ def build_model(
     config: EncoderConfig, task: str = "mlm", seed: int | None = None
 ) -> "EncoderForMaskedLM | EncoderForSequenceClassification":
     """An MLM (``task="mlm"``) or classification model; ``seed`` makes the initialisation reproducible."""
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(TASKS)}")
+    check_choice(task, "task", TASKS)
     if seed is not None:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)

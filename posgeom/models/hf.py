@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import torch
 
 from .encoder import Encoder, EncoderConfig, EncoderForMaskedLM, EncoderForSequenceClassification
+from ..validation import check_choice
 
 _ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
 LOAD_TASKS = ("encoder", "mlm", "classification")
@@ -69,8 +70,7 @@ def convert_state_dict(hf_state: Mapping[str, torch.Tensor], config: EncoderConf
     unused : list of str
         Hugging Face names that have no place in the target model.
     """
-    if task not in LOAD_TASKS:
-        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
+    check_choice(task, "task", LOAD_TASKS)
     src = _strip_prefix(hf_state)
     body = "" if task == "encoder" else "encoder."
     out: dict[str, torch.Tensor] = {}
@@ -175,8 +175,7 @@ def read_checkpoint(folder: str | os.PathLike, task: str = "encoder", **override
     Encoder, EncoderForMaskedLM or EncoderForSequenceClassification
     """
     from safetensors.torch import load_file
-    if task not in LOAD_TASKS:
-        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
+    check_choice(task, "task", LOAD_TASKS)
     folder = Path(folder)
     cfg_file, weights = folder / "config.json", folder / "model.safetensors"
     if not cfg_file.is_file():

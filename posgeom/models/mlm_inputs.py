@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ..corpora import synthetic as syn
+from ..corpora.identifiers import SyntheticFamily
 from .tasks import bag_labels
 
 __all__ = ["PAD_ID", "MASK_ID", "OFFSET", "synthetic_mlm_data", "real_mlm_data"]
@@ -27,7 +28,7 @@ def synthetic_mlm_data(family: str, *, n_sequences: int, n_positions: int, vocab
     dict
         ``input_ids`` LongTensor (N, L), ``labels`` (N,) for ``task="bag"``, ``population`` (L, v), ``vocab_size``.
     """
-    if family not in ("drift", "stationary"):
+    if family not in (SyntheticFamily.DRIFT, SyntheticFamily.STATIONARY):
         raise ValueError(f"the synthetic corpora of this chapter are 'drift' and 'stationary', got {family!r}")
     corpus = syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=vocab_size,
                              seed=seed)

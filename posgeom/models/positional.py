@@ -19,7 +19,8 @@ import torch
 from torch import nn
 
 from .. import encodings as enc
-from ..validation import check_even, check_int, check_positive_float, check_positive_int
+from ..encodings.identifiers import Encoding
+from ..validation import check_choice, check_even, check_int, check_positive_float, check_positive_int
 
 EXTRAPOLATION_METHODS = ("reuse_last", "interpolate", "new_rows")
 ROPE_LAYOUTS = ("interleaved", "half")
@@ -126,9 +127,7 @@ class LearnedPositional(AbsolutePositional):
     def __init__(self, n_positions: int, d: int, init: str = "normal", sigma: float = 0.02,
                  table=None, base: float = 10000.0, layout: str = "interleaved", lift_seed: int = 0):
         super().__init__()
-        inits = ("normal", "sinusoidal", "table")
-        if init not in inits:
-            raise ValueError(f"unknown init {init!r} for learned positions; valid inits are {', '.join(inits)}")
+        check_choice(init, "init for learned positions", ("normal", Encoding.SINUSOIDAL, Encoding.TABLE), plural="inits")
         self.max_positions = n = check_positive_int(n_positions, "n_positions")
         d = check_positive_int(d, "d")
         self.init_name, self.sigma = init, check_positive_float(sigma, "sigma", "0.02 as BERT/GPT-2, or 1")
@@ -156,8 +155,7 @@ class LearnedPositional(AbsolutePositional):
         ``"reuse_last"`` repeats the last row, ``"interpolate"`` resamples the table linearly onto ``n``
         points, ``"new_rows"`` draws new rows from $\mathcal N(0, \sigma^2)$ to be fine-tuned.
         """
-        if method not in EXTRAPOLATION_METHODS:
-            raise ValueError(f"unknown extrapolation method {method!r}; valid methods are {', '.join(EXTRAPOLATION_METHODS)}")
+        check_choice(method, "extrapolation method", EXTRAPOLATION_METHODS, plural="methods")
         N, d = self.weight.shape
         n = check_int(n, f"n (to extend a table of N_max={N} rows)", N + 1)
         W = self.weight.detach()
@@ -299,8 +297,7 @@ class RotaryPositional(PositionalEncoding):
 
     def __init__(self, d_head: int, base: float = 10000.0, layout: str = "interleaved"):
         super().__init__()
-        if layout not in ROPE_LAYOUTS:
-            raise ValueError(f"unknown RoPE layout {layout!r}; valid layouts are {', '.join(ROPE_LAYOUTS)}")
+        check_choice(layout, "RoPE layout", ROPE_LAYOUTS, plural="layouts")
         self.d_head, self.base, self.layout = check_even(d_head, "d_head"), float(base), layout
         self._cache: tuple[int, torch.device, torch.dtype, torch.Tensor, torch.Tensor] | None = None
 
@@ -387,13 +384,13 @@ NoPE = NoPositional
 
 #: name → module class. The names match :data:`posgeom.encodings.ENCODINGS` where both exist.
 POSITIONAL: dict[str, type[PositionalEncoding]] = {
-    "none": NoPositional,
-    "learned": LearnedPositional,
-    "sinusoidal": SinusoidalPositional,
-    "mds": MDSPositional,
-    "lowrank": LowRankPositional,
-    "rope": RotaryPositional,
-    "alibi": ALiBiPositional,
+    Encoding.NONE: NoPositional,
+    Encoding.LEARNED: LearnedPositional,
+    Encoding.SINUSOIDAL: SinusoidalPositional,
+    Encoding.MDS: MDSPositional,
+    Encoding.LOWRANK: LowRankPositional,
+    Encoding.ROPE: RotaryPositional,
+    Encoding.ALIBI: ALiBiPositional,
 }
 
 #: The arguments the factory fills in from the model's shape, per encoding.
@@ -412,9 +409,7 @@ def build_positional(name: str, *, n_positions: int, d_model: int, n_heads: int,
     **options
         The encoding's own options (see its class).
     """
-    if name not in POSITIONAL:
-        raise ValueError(f"unknown positional encoding {name!r}; valid encodings are {', '.join(POSITIONAL)}")
-    cls = POSITIONAL[name]
+    cls = POSITIONAL[check_choice(name, "positional encoding", POSITIONAL, plural="encodings")]
     params = inspect.signature(cls.__init__).parameters
     valid = [p for p in params if p != "self" and p not in _SHAPE_ARGS]
     bad = sorted(set(options) - set(valid))

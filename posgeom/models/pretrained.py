@@ -28,6 +28,7 @@ from ..config import (
     resolve_model,
     validate_pretrained,
 )
+from ..validation import check_choice
 
 __all__ = [
     "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation", "resolve_model", "model_folder", "packaged_model_folder",
@@ -241,9 +242,7 @@ def load_encoder(name: str | os.PathLike | None = None, task: str = "encoder", *
         In eval mode.
     """
     from .hf import LOAD_TASKS, read_checkpoint
-    if task not in LOAD_TASKS:
-        raise ValueError(f"unknown task {task!r}; valid tasks are {', '.join(LOAD_TASKS)}")
-    return read_checkpoint(model_folder(name), task, **overrides)
+    return read_checkpoint(model_folder(name), check_choice(task, "task", LOAD_TASKS), **overrides)
 
 
 def load_eval_encoder(name: str | os.PathLike | None = None, device: str = "auto"):

@@ -15,6 +15,7 @@ from .. import geometry as geo
 from ..corpora.distances import corpus_distances
 from ..corpora.options import CorpusOptions
 from ..encodings import reference_tables
+from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..geometry.tables import analyse_table
 
 __all__ = ["table_anatomy", "table_stress", "random_separation", "pretrained_separation", "TableAvailability",
@@ -87,7 +88,7 @@ def table_stress(pm, corpus: str, n_positions: int, *, min_count: int = 1, alpha
     d = P.shape[1]
     refs = reference_tables(int(pos.max()) + 1, d + (d % 2), seed=0)
     tables = {"table": P[pos], **{k: T[pos, :d] for k, T in refs.items()}, "mds": geo.classical_mds(D).embedding}
-    row = {k: {norm: geo.stress(D, T, norm, as_distances=False) for norm in ("paper", "scale_free")}
+    row = {k: {norm: geo.stress(D, T, norm, as_distances=False) for norm in REPORTED_NORMALIZATIONS}
            for k, T in tables.items()}
     iu = np.triu_indices(pos.size, 1)
     row.update(n_kept=int(pos.size), n_positions=int(n), dropped=[int(i) for i in np.setdiff1d(np.arange(n), pos)],

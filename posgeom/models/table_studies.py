@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import geometry as geo
+from ..encodings.identifiers import Encoding
 from ..geometry.tables import cosine_similarity_matrix
 from ..progress import tqdm
 from .tasks import (
@@ -35,8 +36,8 @@ __all__ = [
 INITS = {
     "normal_0.02": dict(init="normal", sigma=0.02),
     "normal_1": dict(init="normal", sigma=1.0),
-    "sinusoidal": dict(init="sinusoidal"),
-    "mds": dict(init="table"),  # table= the MDS of the task's geometry, filled in by the caller
+    Encoding.SINUSOIDAL: dict(init=Encoding.SINUSOIDAL),
+    Encoding.MDS: dict(init=Encoding.TABLE),  # table= the MDS of the task's geometry, filled in by the caller
 }
 
 
@@ -90,8 +91,8 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
             row_l, row_0, row_T = [], [], []
             for seed in seeds:
                 opts = dict(INITS[name])
-                if name == "mds":
-                    opts["table"] = geom["mds"]
+                if name == Encoding.MDS:
+                    opts["table"] = geom[Encoding.MDS]
                 config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=train_set.data.input_ids.shape[1],
                                              position="learned", position_options=opts, **shape)
                 model = build_model(config, "classification", seed=seed)

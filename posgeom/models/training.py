@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -34,7 +33,7 @@ from .distributed import (any_process, barrier, batch_losses, check_shards, dist
                           process_device, wrap_model)
 from .optim import build_optimizer
 from .precision import PRECISIONS, TrainingOOMError, autocast, is_oom, oom_message, resolve_precision
-from ..validation import check_int, check_optional_int, check_positive_int, check_real
+from ..validation import check_choice, check_int, check_optional_int, check_positive_int, check_real
 
 
 TASKS = ("mlm", "classification")
@@ -78,14 +77,10 @@ class TrainConfig:
     compile: bool = False
 
     def __post_init__(self):
-        if self.task not in TASKS:
-            raise ValueError(f"unknown task {self.task!r}; valid tasks are {', '.join(TASKS)}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"unknown precision {self.precision!r}; valid precisions are {', '.join(PRECISIONS)}")
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"unknown schedule {self.schedule!r}; valid schedules are {', '.join(SCHEDULES)}")
-        if self.padding not in PADDINGS:
-            raise ValueError(f"unknown padding {self.padding!r}; valid paddings are {', '.join(PADDINGS)}")
+        check_choice(self.task, "task", TASKS)
+        check_choice(self.precision, "precision", PRECISIONS)
+        check_choice(self.schedule, "schedule", SCHEDULES)
+        check_choice(self.padding, "padding", PADDINGS)
         if self.checkpoint_seconds is not None and not (isinstance(self.checkpoint_seconds, (int, float))
                                                         and not isinstance(self.checkpoint_seconds, bool)
                                                         and self.checkpoint_seconds > 0):
@@ -141,14 +136,6 @@ class TrainResult:
     precision: str
     resumed_from: int | None
     eval: dict[str, float] | None = None
-
-
-def set_seed(seed: int) -> None:
-    """Seed Python's, numpy's and torch's global generators (CPU and CUDA)."""
-    import random
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
 
 
 def _save_estimate(model: nn.Module) -> float:
@@ -536,5 +523,5 @@ def evaluate(model: nn.Module, data, config: TrainConfig | None = None, batch_si
 
 __all__ = [
     "TASKS", "PRECISIONS", "SCHEDULES", "TrainConfig", "TrainState", "TrainResult", "TrainingOOMError", "train",
-    "evaluate", "set_seed",
+    "evaluate",
 ]

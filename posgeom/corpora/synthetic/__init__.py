@@ -3,7 +3,7 @@ r"""Synthetic corpora with known positional statistics (seeded, documented famil
 Each family draws token-id sequences whose *population* positional marginals $\mu_i$ are known in closed
 form, so every statistic of a sample can be checked against its exact population value. A
 :class:`SyntheticCorpus` holds the sample and the population; :func:`population_marginals` gives the
-latter without sampling. The base law over $v$ tokens is Zipfian,
+latter alone. The base law over $v$ tokens is Zipfian,
 $\pi(r) = (r + 1)^{-s} / \sum_{q=0}^{v-1} (q + 1)^{-s}$ ($r$ the rank, $s$ the ``exponent``); a family
 that needs several laws gives each its own seeded permutation of the ranks.
 
@@ -59,13 +59,11 @@ import inspect
 
 import numpy as np
 
-from ...validation import check_int
-from .families import (
-    _drift_options, _drift_population, _markov_population, _regime_laws, _regime_options, _regimes_population,
-    _stationary_population, drift, markov, markov_transition, regimes, stationary,
-)
-from .sampling import PAD, SyntheticCorpus, check_common, seeded_streams, zipf_distribution
-from .tasks import _check_kind, _check_order_lengths, _order_population, order_task, planted_rank
+from ...validation import check_choice
+from ..identifiers import SyntheticFamily
+from .families import drift, markov, markov_transition, regimes, stationary
+from .sampling import PAD, SyntheticCorpus, zipf_distribution
+from .tasks import order_task, planted_rank
 
 __all__ = [
     "FAMILIES", "PAD", "SyntheticCorpus", "zipf_distribution", "stationary", "drift", "regimes", "markov",
@@ -78,7 +76,10 @@ __all__ = [
 # registry, dispatch and population marginals
 
 #: Family name → generator function.
-FAMILIES = {"stationary": stationary, "drift": drift, "regimes": regimes, "markov": markov, "order": order_task}
+FAMILIES = {
+    SyntheticFamily.STATIONARY: stationary, SyntheticFamily.DRIFT: drift, SyntheticFamily.REGIMES: regimes,
+    SyntheticFamily.MARKOV: markov, SyntheticFamily.ORDER: order_task,
+}
 
 
 def family_parameters(family: str) -> dict:
@@ -88,9 +89,7 @@ def family_parameters(family: str) -> dict:
 
 
 def _family(family: str):
-    if family not in FAMILIES:
-        raise ValueError(f"unknown synthetic family {family!r}; valid families are {', '.join(FAMILIES)}")
-    return FAMILIES[family]
+    return FAMILIES[check_choice(family, "synthetic family", FAMILIES, plural="families")]
 
 
 def _check_params(family: str, params: dict, *, drop: tuple[str, ...] = ()) -> None:
@@ -122,7 +121,10 @@ def make_corpus(family: str, **params) -> SyntheticCorpus:
 
 
 def population_marginals(family: str, **params) -> np.ndarray:
-    r"""The exact population marginals $\mu_i$ of a family, without sampling.
+    r"""The exact population marginals $\mu_i$ of a family, as its generator builds them.
+
+    They come from the population's own seeded stream; the two sequences the generator draws beside them are
+    discarded, so the parameters are checked exactly as :func:`make_corpus` checks them.
 
     Parameters
     ----------
@@ -135,30 +137,9 @@ def population_marginals(family: str, **params) -> np.ndarray:
     -------
     mu : ndarray of shape (n_positions, vocab_size), rows summing to 1.
     """
-    _family(family)
     _check_params(family, params, drop=("n_sequences",))
-    defaults = family_parameters(family)
-    p = {**{k: v for k, v in defaults.items() if k != "n_sequences"}, **params}
-    if family == "markov" and p["vocab_size"] is None:
-        p["vocab_size"] = p["n_positions"]
-    # Validate like the generator, building the distributions from the same seeded stream.
-    min_vocab = 3 if family in ("markov", "order") else 1
-    _, n, v, lo, p_len = check_common(1, p["n_positions"], p["vocab_size"], p["min_length"], min_vocab=min_vocab)
-    rng_dist, _ = seeded_streams(p["seed"])
-    if family == "stationary":
-        return _stationary_population(n, v, p["exponent"], rng_dist)
-    if family == "drift":
-        K, spread, smoothness = _drift_options(v, p["anchors"], p["spread"], p["smoothness"])
-        return _drift_population(n, v, K, spread, smoothness, p["exponent"], rng_dist)[0]
-    if family == "regimes":
-        nb, ne = _regime_options(n, lo, p["n_begin"], p["n_end"])
-        begin, middle, end = _regime_laws(v, nb, ne, p["exponent"], rng_dist)
-        return _regimes_population(n, p_len, begin, middle, end)
-    if family == "markov":
-        return _markov_population(n, v, p["exponent"], check_int(p["step"], "step", 0))[0]
-    _check_kind(p["kind"])
-    _check_order_lengths(lo)
-    return _order_population(n, v, p_len, p["kind"], p["exponent"])
+    # the population comes from its own seeded stream, so two sequences drawn beside it do not change it
+    return make_corpus(family, n_sequences=2, **params).population
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,10 +157,9 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
     SyntheticCorpus
         ``tokens`` (n_sequences, n_positions) and ``population`` (n_positions, v).
     """
-    if family not in FAMILIES:
-        raise ValueError(f"unknown synthetic family {family!r}; valid families are {', '.join(FAMILIES)}")
-    v = n_positions if family == "markov" else vocab_size
-    extra = {"min_length": n_positions // 2} if family == "regimes" else {}
+    _family(family)
+    v = n_positions if family == SyntheticFamily.MARKOV else vocab_size
+    extra = {"min_length": n_positions // 2} if family == SyntheticFamily.REGIMES else {}
     return make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=v, seed=seed, **extra)
 
 
@@ -190,7 +170,7 @@ def mixed_marginals(t: float, n_positions: int, seed: int) -> np.ndarray:
     -------
     ndarray of shape (n_positions, n_positions)
     """
-    mk = population_marginals("markov", n_positions=n_positions, seed=seed)
-    dr = population_marginals("drift", n_positions=n_positions, vocab_size=mk.shape[1], seed=seed)
+    mk = population_marginals(SyntheticFamily.MARKOV, n_positions=n_positions, seed=seed)
+    dr = population_marginals(SyntheticFamily.DRIFT, n_positions=n_positions, vocab_size=mk.shape[1], seed=seed)
     # mu^(t) = (1 - t) mu^markov + t mu^drift
     return (1.0 - t) * mk + t * dr

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...validation import check_int, check_real
+from ..identifiers import SyntheticFamily
 from .sampling import (
-    PAD, SyntheticCorpus, check_common, draw_lengths, pad_beyond, permuted_zipf, sample_law, sample_positionwise,
-    sample_rows, seeded_streams,
+    PAD, SyntheticCorpus, check_common, draw_lengths, length_mixture, pad_beyond, permuted_zipf, positionwise_corpus,
+    sample_law, sample_positionwise, sample_rows, seeded_streams,
 )
 
 __all__ = ["stationary", "drift", "regimes", "markov", "markov_transition"]
@@ -16,12 +17,6 @@ __all__ = ["stationary", "drift", "regimes", "markov", "markov_transition"]
 
 # ---------------------------------------------------------------------------------------------
 # stationary
-
-
-def _stationary_population(n, v, exponent, rng_dist):
-    pi = permuted_zipf(v, exponent, rng_dist)
-    # mu_i = pi for every i
-    return np.tile(pi, (n, 1))
 
 
 def stationary(
@@ -53,11 +48,10 @@ def stationary(
     """
     n_seq, n, v, lo, _ = check_common(n_sequences, n_positions, vocab_size, min_length)
     rng_dist, rng = seeded_streams(seed)
-    mu = _stationary_population(n, v, exponent, rng_dist)
-    lengths = draw_lengths(n_seq, lo, n, rng)
-    tokens = sample_positionwise(mu, lengths, rng)
-    params = dict(n_sequences=n_seq, n_positions=n, vocab_size=v, exponent=float(exponent), min_length=lo, seed=seed)
-    return SyntheticCorpus(tokens, lengths, v, "stationary", params, None, mu)
+    # mu_i = pi for every i
+    mu = np.tile(permuted_zipf(v, exponent, rng_dist), (n, 1))
+    return positionwise_corpus(SyntheticFamily.STATIONARY, mu, rng, n_sequences=n_seq, n_positions=n, vocab_size=v,
+                               exponent=float(exponent), min_length=lo, seed=seed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,16 +100,6 @@ def _drift_population(n, v, anchors, spread, smoothness, exponent, rng_dist):
     return W @ Pi, W, Pi
 
 
-def _drift_options(v: int, anchors, spread, smoothness) -> tuple[int, float, float]:
-    """``(K, spread, smoothness)`` of :func:`drift`, validated against ``v``."""
-    K = check_int(anchors, "anchors", 3)
-    if v < K:
-        raise ValueError(f"vocab_size = {v} cannot hold {K} disjoint anchors; use vocab_size >= {K}")
-    spread = check_real(spread, "spread", 0.0, 1.0, open_lo=True)
-    smoothness = check_real(smoothness, "smoothness", 0.0, 1.0, open_lo=True)
-    return K, spread, smoothness
-
-
 def drift(
     n_sequences: int = 10_000,
     n_positions: int = 50,
@@ -145,61 +129,21 @@ def drift(
         ``params`` also holds ``"weights"`` (n_positions, K) and ``"anchors_pi"`` (K, vocab_size).
     """
     n_seq, n, v, lo, _ = check_common(n_sequences, n_positions, vocab_size, min_length)
-    K, spread, smoothness = _drift_options(v, anchors, spread, smoothness)
+    K = check_int(anchors, "anchors", 3)
+    if v < K:
+        raise ValueError(f"vocab_size = {v} cannot hold {K} disjoint anchors; use vocab_size >= {K}")
+    spread = check_real(spread, "spread", 0.0, 1.0, open_lo=True)
+    smoothness = check_real(smoothness, "smoothness", 0.0, 1.0, open_lo=True)
     rng_dist, rng = seeded_streams(seed)
     mu, W, Pi = _drift_population(n, v, K, spread, smoothness, exponent, rng_dist)
-    lengths = draw_lengths(n_seq, lo, n, rng)
-    tokens = sample_positionwise(mu, lengths, rng)
-    params = dict(
-        n_sequences=n_seq, n_positions=n, vocab_size=v, anchors=K, spread=spread, smoothness=smoothness,
-        exponent=float(exponent), min_length=lo, seed=seed, weights=W, anchors_pi=Pi,
+    return positionwise_corpus(
+        SyntheticFamily.DRIFT, mu, rng, n_sequences=n_seq, n_positions=n, vocab_size=v, anchors=K, spread=spread,
+        smoothness=smoothness, exponent=float(exponent), min_length=lo, seed=seed, weights=W, anchors_pi=Pi,
     )
-    return SyntheticCorpus(tokens, lengths, v, "drift", params, None, mu)
 
 
 # ---------------------------------------------------------------------------------------------
 # regimes
-
-
-def _regime_laws(v, n_begin, n_end, exponent, rng_dist):
-    begin = np.stack([permuted_zipf(v, exponent, rng_dist) for _ in range(n_begin)]) if n_begin else np.zeros((0, v))
-    middle = permuted_zipf(v, exponent, rng_dist)
-    end = np.stack([permuted_zipf(v, exponent, rng_dist) for _ in range(n_end)]) if n_end else np.zeros((0, v))
-    return begin, middle, end
-
-
-def _regimes_population(n, p_len, begin, middle, end):
-    n_begin, n_end = begin.shape[0], end.shape[0]
-    v = middle.size
-    mu = np.zeros((n, v))
-    for i in range(n):
-        total = 0.0
-        for L in range(i + 1, n + 1):
-            if p_len[L] == 0:
-                continue
-            if i < n_begin:
-                law = begin[i]
-            elif L - 1 - i < n_end:
-                law = end[L - 1 - i]
-            else:
-                law = middle
-            # mu_i = sum_{L > i} p(L) mu_i^(L) / sum_{L > i} p(L)
-            mu[i] += p_len[L] * law
-            total += p_len[L]
-        mu[i] /= total
-    return mu
-
-
-def _regime_options(n: int, lo: int, n_begin, n_end) -> tuple[int, int]:
-    """``(n_begin, n_end)`` of :func:`regimes`, validated to fit the shortest sequence ``lo``."""
-    nb = check_int(n_begin, "n_begin", 0, n)
-    ne = check_int(n_end, "n_end", 0, n)
-    if lo < nb + ne:
-        raise ValueError(
-            f"min_length = {lo} is shorter than n_begin + n_end = {nb + ne}: the regimes would overlap; "
-            f"use min_length >= {nb + ne}"
-        )
-    return nb, ne
 
 
 def regimes(
@@ -228,10 +172,22 @@ def regimes(
         ``tokens`` (n_sequences, n_positions), ``population`` (n_positions, vocab_size).
     """
     n_seq, n, v, lo, p_len = check_common(n_sequences, n_positions, vocab_size, min_length)
-    nb, ne = _regime_options(n, lo, n_begin, n_end)
+    nb = check_int(n_begin, "n_begin", 0, n)
+    ne = check_int(n_end, "n_end", 0, n)
+    if lo < nb + ne:
+        raise ValueError(
+            f"min_length = {lo} is shorter than n_begin + n_end = {nb + ne}: the regimes would overlap; "
+            f"use min_length >= {nb + ne}"
+        )
     rng_dist, rng = seeded_streams(seed)
-    begin, middle, end = _regime_laws(v, nb, ne, exponent, rng_dist)
-    mu = _regimes_population(n, p_len, begin, middle, end)
+    begin = np.stack([permuted_zipf(v, exponent, rng_dist) for _ in range(nb)]) if nb else np.zeros((0, v))
+    middle = permuted_zipf(v, exponent, rng_dist)
+    end = np.stack([permuted_zipf(v, exponent, rng_dist) for _ in range(ne)]) if ne else np.zeros((0, v))
+
+    def law(i: int, L: int) -> np.ndarray:  # the opening, closing or middle law at position i of length L
+        return begin[i] if i < nb else end[L - 1 - i] if L - 1 - i < ne else middle
+
+    mu = length_mixture(n, v, p_len, law)
     lengths = draw_lengths(n_seq, lo, n, rng)
     tokens = sample_positionwise(np.tile(middle, (n, 1)), lengths, rng)
     rows = np.arange(n_seq)
@@ -245,7 +201,7 @@ def regimes(
         n_sequences=n_seq, n_positions=n, vocab_size=v, n_begin=nb, n_end=ne, exponent=float(exponent),
         min_length=lo, seed=seed,
     )
-    return SyntheticCorpus(tokens, lengths, v, "regimes", params, None, mu)
+    return SyntheticCorpus(tokens, lengths, v, SyntheticFamily.REGIMES, params, None, mu)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,4 +296,4 @@ def markov(
         n_sequences=n_seq, n_positions=n, vocab_size=v, step=step, stay=float(stay), exponent=float(exponent),
         min_length=lo, seed=seed, pi=pi, transition=T,
     )
-    return SyntheticCorpus(tokens, lengths, v, "markov", params, None, mu)
+    return SyntheticCorpus(tokens, lengths, v, SyntheticFamily.MARKOV, params, None, mu)

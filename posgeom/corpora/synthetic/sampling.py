@@ -149,3 +149,27 @@ def sample_positionwise(mu: np.ndarray, lengths: np.ndarray, rng: np.random.Gene
     for i in range(n):
         tokens[:, i] = sample_law(mu[i], lengths.size, rng)
     return pad_beyond(tokens, lengths)
+
+
+def positionwise_corpus(name: str, mu: np.ndarray, rng: np.random.Generator, **params) -> SyntheticCorpus:
+    """A corpus whose positions draw independently from the rows of ``mu`` (n, v), with lengths uniform on
+    ``[params["min_length"], n]``; ``params`` are stored as given, in their order."""
+    n, v = mu.shape
+    lengths = draw_lengths(params["n_sequences"], params["min_length"], n, rng)
+    tokens = sample_positionwise(mu, lengths, rng)
+    return SyntheticCorpus(tokens, lengths, v, name, params, None, mu)
+
+
+def length_mixture(n: int, v: int, p_len: np.ndarray, law) -> np.ndarray:
+    r"""The population marginals of variable lengths: $\mu_i = \sum_{L > i} p(L)\,\mu_i^{(L)} / \sum_{L > i} p(L)$,
+    with ``law(i, L)`` the law $\mu_i^{(L)}$ (v,) at position ``i`` of a sequence of length ``L``; shape (n, v)."""
+    mu = np.zeros((n, v))
+    for i in range(n):
+        total = 0.0
+        for L in range(i + 1, n + 1):
+            if p_len[L] == 0:
+                continue
+            mu[i] += p_len[L] * law(i, L)
+            total += p_len[L]
+        mu[i] /= total
+    return mu

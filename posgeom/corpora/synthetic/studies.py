@@ -11,7 +11,9 @@ import numpy as np
 
 from ... import geometry as geo
 from ...encodings import c5_row
+from ...geometry.stress import REPORTED_NORMALIZATIONS
 from ...validation import check_positive_int
+from ..identifiers import SyntheticFamily
 from . import family_corpus, make_corpus, population_marginals
 
 __all__ = ["algorithm_steps", "c5_rows"]
@@ -59,7 +61,7 @@ def algorithm_steps(corpus, *, family: str, k: int, lift_d: int, seed: int) -> t
         B_vs_SS_max_error=float(np.max(np.abs(B - BS))), min_eigenvalue=float(res.eigenvalues.min()),
         max_eigenvalue=float(res.eigenvalues.max()), numerical_rank=int(res.k),
         full_rank_max_error=float(np.max(np.abs(geo.euclidean_distances(res.embedding) - D))),
-        rank_k_stress={norm: geo.stress(D, Pk, norm) for norm in ("paper", "scale_free")},
+        rank_k_stress={norm: geo.stress(D, Pk, norm) for norm in REPORTED_NORMALIZATIONS},
         lift_max_error=float(np.max(np.abs(geo.euclidean_distances(P_lift) - geo.euclidean_distances(Pk)))),
         k=int(k), n=int(n), d=int(lift_d), family=family,
         population_rank_tol=geo.effective_rank(pop, "tol", tol=1e-9),
@@ -92,16 +94,18 @@ def c5_rows(*, n: int, d: int, r: int, sizes, anchors, vocab_size: int, seed: in
     rows = []
     for K in anchors:
         gen = f"drift K={K}"
-        pop = population_marginals("drift", n_positions=n, vocab_size=vocab_size, anchors=K, seed=seed)
+        pop = population_marginals(SyntheticFamily.DRIFT, n_positions=n, vocab_size=vocab_size, anchors=K,
+                                   seed=seed)
         rows.append(c5_row(gen, None, geo.hellinger_matrix(pop), n, d, r))
         for N in sizes:
-            c = make_corpus("drift", n_sequences=N, n_positions=n, vocab_size=vocab_size, anchors=K, seed=seed)
+            c = make_corpus(SyntheticFamily.DRIFT, n_sequences=N, n_positions=n, vocab_size=vocab_size, anchors=K,
+                            seed=seed)
             rows.append(c5_row(gen, int(N), geo.hellinger_matrix(c.counts()), n, d, r))
-    for fam in ("stationary", "regimes", "markov"):
-        if fam != "stationary":
-            extra = {"min_length": n // 2} if fam == "regimes" else {}  # as family_corpus
-            pop = population_marginals(fam, n_positions=n, vocab_size=None if fam == "markov" else vocab_size,
-                                       seed=seed, **extra)
+    for fam in (SyntheticFamily.STATIONARY, SyntheticFamily.REGIMES, SyntheticFamily.MARKOV):
+        if fam != SyntheticFamily.STATIONARY:
+            extra = {"min_length": n // 2} if fam == SyntheticFamily.REGIMES else {}  # as family_corpus
+            v = None if fam == SyntheticFamily.MARKOV else vocab_size
+            pop = population_marginals(fam, n_positions=n, vocab_size=v, seed=seed, **extra)
             rows.append(c5_row(fam, None, geo.hellinger_matrix(pop), n, d, r))
         for N in sizes:
             c = family_corpus(fam, n_sequences=N, n_positions=n, vocab_size=vocab_size, seed=seed)

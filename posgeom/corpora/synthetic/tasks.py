@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...validation import check_int, check_real
+from ...validation import check_choice, check_int, check_real
+from ..identifiers import SyntheticFamily
 from .sampling import (
-    PAD, SyntheticCorpus, check_common, draw_lengths, pad_beyond, permuted_zipf, sample_law, sample_positionwise,
-    seeded_streams, zipf_distribution,
+    PAD, SyntheticCorpus, check_common, draw_lengths, length_mixture, pad_beyond, permuted_zipf, positionwise_corpus,
+    sample_law, seeded_streams, zipf_distribution,
 )
 
 __all__ = ["ORDER_KINDS", "order_task", "planted_rank"]
@@ -33,37 +34,21 @@ def _order_population(n, v, p_len, kind, exponent):
     filler = np.zeros(v)
     filler[: v - 2] = zipf_distribution(v - 2, exponent)
     A, B = v - 2, v - 1
-    mu = np.zeros((n, v))
-    for i in range(n):
-        total = 0.0
-        for L in range(i + 1, n + 1):
-            if p_len[L] == 0:
-                continue
-            law = np.zeros(v)
-            allowed = _allowed_positions(L, kind)
-            if kind == "marker_order":
-                # one A and one B at two distinct uniform positions: P(x_i = A | L) = P(x_i = B | L) = 1/L
-                law[A] = law[B] = 1.0 / L
-                law += (1.0 - 2.0 / L) * filler
-            else:
-                pa = 1.0 / allowed.size if i in allowed else 0.0
-                law[A] = pa
-                law += (1.0 - pa) * filler
-            mu[i] += p_len[L] * law
-            total += p_len[L]
-        mu[i] /= total
-    return mu
 
+    def law_at(i: int, L: int) -> np.ndarray:
+        law = np.zeros(v)
+        allowed = _allowed_positions(L, kind)
+        if kind == "marker_order":
+            # one A and one B at two distinct uniform positions: P(x_i = A | L) = P(x_i = B | L) = 1/L
+            law[A] = law[B] = 1.0 / L
+            law += (1.0 - 2.0 / L) * filler
+        else:
+            pa = 1.0 / allowed.size if i in allowed else 0.0
+            law[A] = pa
+            law += (1.0 - pa) * filler
+        return law
 
-def _check_kind(kind: str) -> None:
-    if kind not in ORDER_KINDS:
-        raise ValueError(f"unknown order task kind {kind!r}; valid kinds are {', '.join(ORDER_KINDS)}")
-
-
-def _check_order_lengths(lo: int) -> None:
-    """Below length 2 the two markers do not fit (and the population mixture goes negative)."""
-    if lo < 2:
-        raise ValueError(f"order tasks need sequences of length >= 2; got min_length = {lo}")
+    return length_mixture(n, v, p_len, law_at)
 
 
 def order_task(
@@ -91,9 +76,10 @@ def order_task(
     SyntheticCorpus
         ``labels`` (n_sequences,) in {0, 1}; ``params["markers"] = (A, B)`` = ``(v - 2, v - 1)``.
     """
-    _check_kind(kind)
+    check_choice(kind, "order task kind", ORDER_KINDS, plural="kinds")
     n_seq, n, v, lo, p_len = check_common(n_sequences, n_positions, vocab_size, min_length, min_vocab=3)
-    _check_order_lengths(lo)
+    if lo < 2:  # the two markers do not fit (and the population mixture goes negative)
+        raise ValueError(f"order tasks need sequences of length >= 2; got min_length = {lo}")
     if balanced and n_seq % 2:
         raise ValueError(f"balanced=True pairs every sequence with its reversal: n_sequences must be even, got {n_seq}")
     A, B = v - 2, v - 1
@@ -134,7 +120,7 @@ def order_task(
         n_sequences=n_seq, n_positions=n, vocab_size=v, kind=kind, balanced=bool(balanced), exponent=float(exponent),
         min_length=lo, seed=seed, markers=(A, B),
     )
-    return SyntheticCorpus(tokens, lengths, v, "order", params, labels, mu)
+    return SyntheticCorpus(tokens, lengths, v, SyntheticFamily.ORDER, params, labels, mu)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,8 +163,5 @@ def planted_rank(
     blocks = np.concatenate([np.full(part.size, b) for b, part in enumerate(np.array_split(np.arange(n), r + 1))])
     # mu_i = (1 - s) pi_0 + s pi_block(i)
     mu = (1.0 - s) * base[None, :] + s * laws[blocks]
-    lengths = draw_lengths(n_seq, lo, n, rng)
-    tokens = sample_positionwise(mu, lengths, rng)
-    params = dict(n_sequences=n_seq, n_positions=n, vocab_size=v, rank=r, strength=s, exponent=float(exponent),
-                  min_length=lo, seed=seed, blocks=blocks)
-    return SyntheticCorpus(tokens, lengths, v, "planted_rank", params, None, mu)
+    return positionwise_corpus("planted_rank", mu, rng, n_sequences=n_seq, n_positions=n, vocab_size=v, rank=r,
+                               strength=s, exponent=float(exponent), min_length=lo, seed=seed, blocks=blocks)
