@@ -199,7 +199,7 @@ def switched_off(*functions: Callable):
             g.__code__ = code
 
 
-def _pairwise_oracle(X: np.ndarray) -> np.ndarray:
+def pairwise_oracle(X: np.ndarray) -> np.ndarray:
     """(n, n) Euclidean distances between the rows of ``X`` (n, d), pair by pair: an oracle apart from the package."""
     n = len(X)
     return np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(n)] for i in range(n)])

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, number_problem, _pairwise_oracle, run_check, vary
+from .core import Verdict, array_problem, case_rng, number_problem, pairwise_oracle, run_check, vary
 
 __all__ = ["check_hellinger_matrix", "check_noise_floor", "check_classical_mds", "check_double_centring",
            "check_rank_for_stress", "check_parameter_savings", "check_circulant_eigenvalues", "check_circulant_matrix"]
@@ -42,7 +42,7 @@ def _mds_distances_oracle(D: np.ndarray, k: int) -> np.ndarray:
     """Pairwise distances of the rank-k classical MDS of D (eigenvalues clipped at 0)."""
     lam, U = np.linalg.eigh(_double_centring_oracle(D))
     order = np.argsort(lam)[::-1][:k]
-    return _pairwise_oracle(U[:, order] * np.sqrt(np.clip(lam[order], 0.0, None)))
+    return pairwise_oracle(U[:, order] * np.sqrt(np.clip(lam[order], 0.0, None)))
 
 
 def _line(n: int) -> np.ndarray:
@@ -117,7 +117,7 @@ def check_classical_mds(student_fn) -> Verdict:
         X = np.asarray(X, dtype=np.float64)
         if X.shape != (D.shape[0], k):
             return f"the embedding has shape {X.shape}; it needs one row per position and k columns"
-        return array_problem(_pairwise_oracle(X), _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
+        return array_problem(pairwise_oracle(X), _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
 
     return run_check("classical MDS", student_fn, cases, compare,
                      switch_off=(geo.classical_mds, geo.double_centered_gram),

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, drawing, number_problem, _pairwise_oracle, run_check, vary
+from .core import Verdict, array_problem, case_rng, drawing, number_problem, pairwise_oracle, run_check, vary
 
 __all__ = ["check_sinusoid_distances", "check_sinusoid_kernel", "check_equivariance_gap",
            "check_permutation_of_logits", "check_separation", "check_tied_rows"]
@@ -47,13 +47,13 @@ def check_sinusoid_distances(student_fn) -> Verdict:
     r"""Check ``student_fn(n, d, base) -> (n, n)``: the distances between sinusoidal positions, from the kernel."""
 
     def compare(D, n, d, base):
-        return array_problem(D, _pairwise_oracle(_sinusoid_table_oracle(n, d, base)), atol=1e-9, what="the distance matrix", sqrt=True)
+        return array_problem(D, pairwise_oracle(_sinusoid_table_oracle(n, d, base)), atol=1e-9, what="the distance matrix", sqrt=True)
 
     def hints(D, n, d, base):
-        want = _pairwise_oracle(_sinusoid_table_oracle(n, d, base))
+        want = pairwise_oracle(_sinusoid_table_oracle(n, d, base))
         if np.shape(D) == want.shape and np.allclose(D, want ** 2, atol=1e-6):
             return "these are squared distances: take the square root."
-        if np.shape(D) == want.shape and np.allclose(D, _pairwise_oracle(_sinusoid_table_oracle(n, d, base, first=1)),
+        if np.shape(D) == want.shape and np.allclose(D, pairwise_oracle(_sinusoid_table_oracle(n, d, base, first=1)),
                                                      atol=1e-6):
             return _OFF_BY_ONE
         return "the squared distance is d (1 - K) with K the *mean* of the cosines cos(delta w_k)."
