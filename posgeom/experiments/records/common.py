@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ...geometry.bootstrap import Interval
 from ...registry.typed import stored
+from ..corpus_geometry import StressPair
 
 __all__ = ["BootstrapIntervals", "StressPair"]
 
@@ -18,11 +19,3 @@ class BootstrapIntervals:
     differences: dict[str, Interval]
     n_used: int                     # the replicates that entered the intervals
     n_folds: int | None = stored("interval.n_folds", default=None)  # the folds resampled, where stored
-
-
-@dataclass(frozen=True)
-class StressPair:
-    """An encoding's stress under the paper's normalisation and the scale-free one."""
-
-    paper: float
-    scale_free: float
