@@ -9,7 +9,7 @@ sensitivity to the preprocessing choices the paper leaves open.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ..corpora.subsets import subset_geometry
 from ..corpora.synthetic.sampling_noise import NoiseScaling, family_geometry, noise_scaling
 from ..encodings import hellinger_kinds_summary, sensitivity_row
 from ..registry import Result
-from ..registry.typed import STORED, stored
+from ..registry.typed import stored
 from ..validation import check_choices
 from .settings import EncoderShape, NoiseOptions, as_params, by_scale, params_of, store_result
 
@@ -32,7 +32,7 @@ __all__ = [
     "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "SST2Options",
     "SensitivityOptions", "SensitivityRow", "SYNTHETIC_FAMILIES", "StressPair", "FamilySummary",
     "SyntheticGeometry", "SST2Geometry", "KindGeometry", "GeodesicOverChord", "CorpusKinds", "HellingerKinds",
-    "StoredSensitivity", "record_of",
+    "StoredSensitivity",
     "sst2_options", "sst2_token_ids", "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants",
@@ -49,12 +49,6 @@ class StressPair:
 
     paper: float
     scale_free: float
-
-
-def record_of(record_type: type, by_stored_name: dict):
-    """A record built from its fields keyed by the names they are stored under (a corpus's label, ``<family>__D``)."""
-    field_of = {f.metadata.get(STORED, f.name): f.name for f in fields(record_type)}
-    return record_type(**{field_of[name]: value for name, value in by_stored_name.items()})
 
 
 @dataclass(frozen=True)
@@ -192,7 +186,7 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
             g = family_geometry(fam, **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
             parts[fam] = FamilySummary(**g.summary)
             parts.update({f"{fam}__{k}": x for k, x in g.arrays.items()})
-        return record_of(SyntheticGeometry, parts)
+        return SyntheticGeometry(**parts)
 
     return store_result(settings, "corpus_geometry.synthetic", compute, params, force)
 

@@ -21,8 +21,9 @@ from ..encodings import comparison_for, comparison_intervals
 from ..encodings.identifiers import Encoding
 from ..geometry.bootstrap import Interval
 from ..registry import Result
+from ..registry.typed import stored
 from . import corpus_geometry as cg
-from .corpus_geometry import StressPair, record_of
+from .corpus_geometry import StressPair
 from .settings import EncoderShape, IntervalOptions, SmacofOptions, as_params, by_scale, params_of, store_result
 
 __all__ = [
@@ -147,7 +148,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
         table = position_table(settings.pretrained)
         values["sst2"] = comparison_for(geo.hellinger_matrix(marg), marg.positions, **as_params(ccfg.encoder),
                                         seed=settings.seed, learned_table=table)
-        return record_of(StoredComparison, {**values, "pretrained": settings.pretrained})
+        return StoredComparison(**values, pretrained=settings.pretrained)
 
     return store_result(settings, "optimal_encoding.comparison", compute, params, force, model=settings.pretrained)
 
@@ -218,7 +219,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                 differences=INTERVAL_DIFFERENCES,
                 progress=f"bootstrap {name}", **extra)
             parts[name] = StressIntervals.of(values)
-        return record_of(ComparisonIntervals, parts)
+        return ComparisonIntervals(**parts)
 
     return store_result(settings, "optimal_encoding.comparison_intervals", compute, params, force,
                          model=settings.pretrained)
@@ -272,7 +273,7 @@ def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
             corpus = family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             parts[fam] = ExactEmbedding.of(geo.exact_embedding(geo.positional_marginals(corpus.counts())))
         parts["sst2"] = ExactEmbedding.of(geo.exact_embedding(cg.sst2_marginals(settings)[0]))
-        return record_of(ExactEmbeddings, parts)
+        return ExactEmbeddings(**parts)
 
     return store_result(settings, "optimal_encoding.exact_embedding", compute, params, force)
 
@@ -328,12 +329,13 @@ class SmacofGain:
 
 @dataclass(frozen=True)
 class SmacofGains:
-    """A stored ``run_smacof_gain``: SST-2 and each family of the settings' ``families``."""
+    """A stored ``run_smacof_gain``: SST-2 and each family of the settings' ``families`` (None: not among them)."""
 
     sst2: SmacofGain
-    drift: SmacofGain
-    regimes: SmacofGain
-    markov: SmacofGain
+    stationary: SmacofGain | None = stored("stationary", omit_none=True, default=None)
+    drift: SmacofGain | None = stored("drift", omit_none=True, default=None)
+    regimes: SmacofGain | None = stored("regimes", omit_none=True, default=None)
+    markov: SmacofGain | None = stored("markov", omit_none=True, default=None)
 
 
 def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
@@ -354,6 +356,6 @@ def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
             corpus = family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             parts[fam] = SmacofGain.of(geo.smacof_curve(geo.hellinger_matrix(corpus.counts()), cfg.smacof_ranks,
                                                         **as_params(cfg.smacof)))
-        return record_of(SmacofGains, parts)
+        return SmacofGains(**parts)
 
     return store_result(settings, "optimal_encoding.smacof_gain", compute, params, force)

@@ -8,7 +8,7 @@ $\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}} + t\,\mu^{\mathrm{drift}}$.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -20,10 +20,9 @@ from ..corpora.real import data_key
 from ..encodings import shift_summary, sinusoidal_frequencies
 from ..geometry.bootstrap import Interval
 from ..registry import Result
-from ..registry.typed import stored
+from ..registry.typed import STORED, stored
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
-from .corpus_geometry import record_of
 from .settings import IntervalOptions, as_params, by_scale, params_of, store_result
 
 __all__ = ["CONFIGS", "SinusoidsSettings", "ShiftSummary", "FourierMatch", "StoredSweep", "CorpusShiftIntervals",
@@ -124,6 +123,12 @@ class FourierMatch:
     sst2__D: np.ndarray
 
 
+def _record_of(record_type: type, by_stored_name: dict):
+    """A record built from its fields keyed by the names they are stored under (``"markov (population)"``)."""
+    field_of = {f.metadata.get(STORED, f.name): f.name for f in fields(record_type)}
+    return record_type(**{field_of[name]: value for name, value in by_stored_name.items()})
+
+
 def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     r"""How close the MDS eigenvectors of each corpus are to sinusoids (claim C4), stored.
 
@@ -156,8 +161,8 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
             parts[name] = ShiftSummary(**v)
             parts.update({f"{name}__{k}": x for k, x in a.items()})
         frequencies = [float(x) for x in sinusoidal_frequencies(enc.d_model)]
-        return record_of(FourierMatch, {**parts, "vaswani_frequencies": frequencies,
-                                        "corpora": [str(name) for name in summaries]})
+        return _record_of(FourierMatch, {**parts, "vaswani_frequencies": frequencies,
+                                         "corpora": [str(name) for name in summaries]})
 
     return store_result(settings, "sinusoids_as_mds.fourier_match", compute, params, force)
 
@@ -250,6 +255,6 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
                 *args, cfg.n_pairs, **as_params(cfg.intervals), seed=settings.seed, groups=groups,
                 progress=f"bootstrap {name}")
             parts[name] = CorpusShiftIntervals.of(values)
-        return record_of(StoredShiftIntervals, parts)
+        return StoredShiftIntervals(**parts)
 
     return store_result(settings, "sinusoids_as_mds.shift_intervals", compute, params, force)
