@@ -16,28 +16,39 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora.distances import corpus_distances, resampling_groups
+from ..corpora.identifiers import SyntheticFamily
 from ..corpora.options import CorpusOptions
 from ..corpora.real import data_key
 from ..corpora.synthetic import family_corpus
 from ..corpora.subsets import subset_geometry
-from ..corpora.synthetic.sampling_noise import family_geometry, noise_scaling
+from ..corpora.synthetic.sampling_noise import NoiseScaling, family_geometry, noise_scaling
 from ..encodings import hellinger_kinds_summary, sensitivity_row
 from ..registry import Result
+from ..registry.typed import stored
 from ..validation import check_choices
 from .settings import EncoderShape, NoiseOptions, as_params, by_scale, params_of, store_result
 
 __all__ = [
     "CONFIGS", "CorpusGeometrySettings", "SyntheticOptions", "SST2Options",
-    "SensitivityOptions", "SensitivityRow", "SYNTHETIC_FAMILIES", "ENCODING_ORDER",
+    "SensitivityOptions", "SensitivityRow", "SYNTHETIC_FAMILIES", "StressPair", "FamilySummary",
+    "SyntheticGeometry", "SST2Geometry", "KindGeometry", "GeodesicOverChord", "CorpusKinds", "HellingerKinds",
+    "StoredSensitivity",
     "sst2_options", "sst2_token_ids", "sst2_sequences", "sst2_marginals",
     "run_synthetic_geometry", "run_noise_scaling", "run_sst2_geometry", "run_hellinger_kinds",
     "run_sensitivity", "sensitivity_variants",
 ]
 
 #: The four families whose geometry the chapters compare (the ``"order"`` family is a labelled task).
-SYNTHETIC_FAMILIES = ("stationary", "drift", "regimes", "markov")
-#: Order in which the chapters list the encodings.
-ENCODING_ORDER = ("sinusoidal", "rope", "alibi", "random", "none")
+SYNTHETIC_FAMILIES = (SyntheticFamily.STATIONARY, SyntheticFamily.DRIFT, SyntheticFamily.REGIMES,
+                      SyntheticFamily.MARKOV)
+
+
+@dataclass(frozen=True)
+class StressPair:
+    """An encoding's stress under the paper's normalisation and the scale-free one."""
+
+    paper: float
+    scale_free: float
 
 
 @dataclass(frozen=True)
@@ -102,8 +113,65 @@ def _config(settings) -> CorpusGeometrySettings:
 # synthetic families
 
 
+@dataclass(frozen=True)
+class FamilySummary:
+    """The scalars of one synthetic family's geometry (``FamilyGeometry.summary``)."""
+
+    rms_D: float
+    rms_D_pop: float     # of the population's distances, free of sampling noise
+    rms_F: float
+    excess_sq: float     # mean squared distance above the population's: what sampling adds
+    mean_F_sq: float     # what the noise floor predicts for it
+    frac_above_2F: float
+    vocab_size: int
+    n_sequences: int
+
+
+def _family_part(name: str):
+    """A field of one family's, left out of the stored result (None) when the family was not run."""
+    return stored(name, omit_none=True, default=None)
+
+
+@dataclass(frozen=True)
+class SyntheticGeometry:
+    """A stored ``run_synthetic_geometry``: per family run, its summary and its arrays ``<family>__<name>``.
+
+    ``mu_pop``, ``mu`` (positions × vocabulary): the population's and the sample's marginals; ``D``, ``D_pop``,
+    ``F`` (positions × positions): the sample's and the population's distances and the noise floor; ``reach``.
+    """
+
+    stationary: FamilySummary | None = _family_part("stationary")
+    drift: FamilySummary | None = _family_part("drift")
+    regimes: FamilySummary | None = _family_part("regimes")
+    markov: FamilySummary | None = _family_part("markov")
+    stationary__mu_pop: np.ndarray | None = _family_part("stationary__mu_pop")
+    stationary__mu: np.ndarray | None = _family_part("stationary__mu")
+    stationary__D: np.ndarray | None = _family_part("stationary__D")
+    stationary__D_pop: np.ndarray | None = _family_part("stationary__D_pop")
+    stationary__F: np.ndarray | None = _family_part("stationary__F")
+    stationary__reach: np.ndarray | None = _family_part("stationary__reach")
+    drift__mu_pop: np.ndarray | None = _family_part("drift__mu_pop")
+    drift__mu: np.ndarray | None = _family_part("drift__mu")
+    drift__D: np.ndarray | None = _family_part("drift__D")
+    drift__D_pop: np.ndarray | None = _family_part("drift__D_pop")
+    drift__F: np.ndarray | None = _family_part("drift__F")
+    drift__reach: np.ndarray | None = _family_part("drift__reach")
+    regimes__mu_pop: np.ndarray | None = _family_part("regimes__mu_pop")
+    regimes__mu: np.ndarray | None = _family_part("regimes__mu")
+    regimes__D: np.ndarray | None = _family_part("regimes__D")
+    regimes__D_pop: np.ndarray | None = _family_part("regimes__D_pop")
+    regimes__F: np.ndarray | None = _family_part("regimes__F")
+    regimes__reach: np.ndarray | None = _family_part("regimes__reach")
+    markov__mu_pop: np.ndarray | None = _family_part("markov__mu_pop")
+    markov__mu: np.ndarray | None = _family_part("markov__mu")
+    markov__D: np.ndarray | None = _family_part("markov__D")
+    markov__D_pop: np.ndarray | None = _family_part("markov__D_pop")
+    markov__F: np.ndarray | None = _family_part("markov__F")
+    markov__reach: np.ndarray | None = _family_part("markov__reach")
+
+
 def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
-    r"""Marginals, Hellinger matrices and noise floors of the synthetic families, stored.
+    r"""Marginals, Hellinger matrices and noise floors of the synthetic families, stored (a :class:`SyntheticGeometry`).
 
     Values per family: ``FamilyGeometry.summary``; arrays: ``<family>__<name>`` for each of ``FamilyGeometry.arrays``.
     """
@@ -112,13 +180,13 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
     families = check_choices(families, "family", SYNTHETIC_FAMILIES, plural="families")
     params = params_of(families=list(families), **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
 
-    def compute():
-        values, arrays = {}, {}
+    def compute() -> SyntheticGeometry:
+        parts = {}
         for fam in families:
             g = family_geometry(fam, **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
-            values[fam] = g.summary
-            arrays.update({f"{fam}__{k}": x for k, x in g.arrays.items()})
-        return values, arrays
+            parts[fam] = FamilySummary(**g.summary)
+            parts.update({f"{fam}__{k}": x for k, x in g.arrays.items()})
+        return SyntheticGeometry(**parts)
 
     return store_result(settings, "corpus_geometry.synthetic", compute, params, force)
 
@@ -126,7 +194,7 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
 def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Result:
     r"""How the noise floor shrinks with the corpus size (stationary and drift families), stored.
 
-    Values: the fields of :func:`posgeom.corpora.synthetic.sampling_noise.noise_scaling`'s ``NoiseScaling``.
+    Values: the fields of :func:`posgeom.corpora.synthetic.sampling_noise.noise_scaling`'s ``NoiseScaling``, its record.
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -136,8 +204,8 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
     synth = dict(n_positions=cfg.synthetic.n_positions, vocab_size=cfg.synthetic.vocab_size)
     params = params_of(sizes=list(sizes), **synth, n_rep=cfg.noise.n_rep, seed=settings.seed)
 
-    def compute():
-        return dict(vars(noise_scaling(sizes, **synth, n_rep=cfg.noise.n_rep, seed=settings.seed))), {}
+    def compute() -> NoiseScaling:
+        return noise_scaling(sizes, **synth, n_rep=cfg.noise.n_rep, seed=settings.seed)
 
     return store_result(settings, "corpus_geometry.noise_scaling", compute, params, force)
 
@@ -193,24 +261,104 @@ def sst2_marginals(settings=None, *, n_positions: int | None = None, special: st
     return corpus_geo.marginals, corpus_geo.counts
 
 
+@dataclass(frozen=True)
+class SST2Geometry:
+    """A stored ``run_sst2_geometry``: SST-2's Hellinger geometry and noise floor, whole and on random subsets.
+
+    The ``size_*`` lists are aligned with ``sizes`` (the subsets' numbers of sequences).
+    """
+
+    n_sequences: int
+    n_truncated: int        # sequences longer than the positions kept
+    n_kept: int             # positions kept
+    dropped: list[int]      # positions dropped (reached too rarely)
+    rms_D: float
+    rms_F: float
+    frac_above_2F: float
+    mean_D_from_0: float    # mean distance from the first position
+    sizes: list[int]
+    size_rms_D: list[float]
+    size_rms_F: list[float]
+    size_frac_above_2F: list[float]
+    size_n_kept: list[int]
+    D: np.ndarray           # (n_kept, n_kept)
+    F: np.ndarray           # (n_kept, n_kept)
+    positions: np.ndarray   # (n_kept,)
+    reach: np.ndarray       # (n_kept,)
+    top_ids: np.ndarray     # (top_tokens,) the most frequent tokens
+    top_strings: np.ndarray
+    top_probs: np.ndarray   # (n_kept, top_tokens)
+
+
 def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
     r"""The Hellinger geometry of SST-2 and how much of it is sampling noise, on the whole split and on subsets, stored.
 
     Values: ``n_sequences``, ``n_truncated``, ``n_kept``, ``dropped``, ``rms_D``, ``rms_F``, ``frac_above_2F``,
     ``mean_D_from_0``, and per size of ``sst2_sizes``: ``size_rms_D``, ``size_rms_F``, ``size_frac_above_2F``.
     Arrays: ``D``, ``F`` (n_kept, n_kept), ``positions``, ``reach`` (n_kept,), ``top_ids``, ``top_strings``
-    (top_tokens,), ``top_probs`` (n_kept, top_tokens).
+    (top_tokens,), ``top_probs`` (n_kept, top_tokens). The record: :class:`SST2Geometry`.
     """
     settings = _settings(settings)
     cfg = _config(settings)
     params = params_of(**as_params(cfg.sst2), sizes=list(cfg.sst2_sizes), noise=as_params(cfg.noise), top_tokens=int(top_tokens),
                   seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
-        return subset_geometry(sst2_options(settings), data_dir=settings.data_dir, sizes=cfg.sst2_sizes,
-                               **as_params(cfg.noise), seed=settings.seed, top_tokens=int(top_tokens))
+    def compute() -> SST2Geometry:
+        values, arrays = subset_geometry(sst2_options(settings), data_dir=settings.data_dir, sizes=cfg.sst2_sizes,
+                                         **as_params(cfg.noise), seed=settings.seed, top_tokens=int(top_tokens))
+        return SST2Geometry(**values, **arrays)
 
     return store_result(settings, "corpus_geometry.sst2", compute, params, force)
+
+
+@dataclass(frozen=True)
+class KindGeometry:
+    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``)."""
+
+    max_D: float
+    clipped_mass: float           # the eigenvalue mass classical MDS clips
+    full_rank_max_error: float    # of the full-rank MDS embedding's distances
+    stress: dict[str, StressPair]  # per fixed encoding
+
+
+@dataclass(frozen=True)
+class GeodesicOverChord:
+    """The range of the geodesic over the chord distance, between 2 and pi / sqrt 2."""
+
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class CorpusKinds:
+    """One corpus of ``run_hellinger_kinds``: each Hellinger convention, and how the geodesic relates to the chord."""
+
+    chord: KindGeometry
+    normalized: KindGeometry
+    geodesic: KindGeometry
+    geodesic_over_chord: GeodesicOverChord
+
+    @classmethod
+    def of(cls, values: dict) -> CorpusKinds:
+        """The record of ``hellinger_kinds_summary``'s values."""
+        kinds = {kind: KindGeometry(v["max_D"], v["clipped_mass"], v["full_rank_max_error"],
+                                    {e: StressPair(**s) for e, s in v["stress"].items()})
+                 for kind, v in values.items() if kind != "geodesic_over_chord"}
+        return cls(**kinds, geodesic_over_chord=GeodesicOverChord(**values["geodesic_over_chord"]))
+
+
+@dataclass(frozen=True)
+class HellingerKinds:
+    """A stored ``run_hellinger_kinds``: the drift family and SST-2, and their distances ``<corpus>__<kind>``."""
+
+    drift: CorpusKinds
+    sst2: CorpusKinds
+    drift__chord: np.ndarray
+    drift__normalized: np.ndarray
+    drift__geodesic: np.ndarray
+    sst2__chord: np.ndarray
+    sst2__normalized: np.ndarray
+    sst2__geodesic: np.ndarray
 
 
 def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
@@ -218,20 +366,22 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
 
     The chord $c$ and the Fisher–Rao arc $g = 4 \arcsin(c/2)$ are monotone in each other, $2 \le g/c \le \pi/\sqrt2$.
     Values: ``{corpus: {kind: {...}, "geodesic_over_chord": {"min", "max"}}}``; arrays: ``<corpus>__<kind>`` (n, n).
+    The record: :class:`HellingerKinds`.
     """
     settings = _settings(settings)
     cfg = _config(settings)
     params = params_of(synthetic=as_params(cfg.synthetic), sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder),
                   seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
-        values, arrays = {}, {}
+    def compute() -> HellingerKinds:
+        parts = {}
         marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **as_params(cfg.synthetic)).counts())
         for name, m in (("drift", marg), ("sst2", None)):
             m = m if m is not None else sst2_marginals(settings)[0]
-            values[name], a = hellinger_kinds_summary(m, m.positions, **as_params(cfg.encoder), seed=settings.seed)
-            arrays.update({f"{name}__{k}": x for k, x in a.items()})
-        return values, arrays
+            values, a = hellinger_kinds_summary(m, m.positions, **as_params(cfg.encoder), seed=settings.seed)
+            parts[name] = CorpusKinds.of(values)
+            parts.update({f"{name}__{k}": x for k, x in a.items()})
+        return HellingerKinds(**parts)
 
     return store_result(settings, "corpus_geometry.hellinger_kinds", compute, params, force)
 
@@ -262,6 +412,13 @@ class SensitivityRow:
     best_scale_free: str
 
 
+@dataclass(frozen=True)
+class StoredSensitivity:
+    """A stored ``run_sensitivity``: one :class:`SensitivityRow` per variant."""
+
+    variants: tuple[SensitivityRow, ...]
+
+
 def sensitivity_variants(settings=None) -> list[dict]:
     """The preprocessing variants of the sensitivity study (dicts): the baseline, then one option changed at a time."""
     cfg = _config(_settings(settings))
@@ -278,7 +435,8 @@ def sensitivity_variants(settings=None) -> list[dict]:
 def run_sensitivity(settings=None, *, force: bool = False) -> Result:
     r"""Which conclusions about SST-2 move with the preprocessing choices the paper leaves open, stored.
 
-    Values: ``variants``, one :func:`posgeom.encodings.sensitivity_row` per :func:`sensitivity_variants`.
+    Values: ``variants``, one :func:`posgeom.encodings.sensitivity_row` per :func:`sensitivity_variants` (the
+    record: :class:`StoredSensitivity`).
     """
     settings = _settings(settings)
     cfg = _config(settings)
@@ -286,12 +444,13 @@ def run_sensitivity(settings=None, *, force: bool = False) -> Result:
     params = params_of(variants=variants, sst2=as_params(cfg.sst2), encoder=as_params(cfg.encoder), noise=as_params(cfg.noise),
                   seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
+    def compute() -> StoredSensitivity:
         rows = []
         for var in variants:
             marg, _ = sst2_marginals(settings, n_positions=var["n_positions"], special=var["special"],
                                      alpha=var["alpha"], min_count=var["min_count"])
-            rows.append(sensitivity_row(var, marg, **as_params(cfg.encoder), **as_params(cfg.noise), seed=settings.seed))
-        return dict(variants=rows), {}
+            rows.append(SensitivityRow(**sensitivity_row(var, marg, **as_params(cfg.encoder), **as_params(cfg.noise),
+                                                         seed=settings.seed)))
+        return StoredSensitivity(tuple(rows))
 
     return store_result(settings, "corpus_geometry.sensitivity", compute, params, force)

@@ -8,6 +8,9 @@ sentences (independent by construction).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..config import settings_or_default as _settings
 from ..corpora.real import data_key
@@ -15,7 +18,47 @@ from ..registry import Result
 from .separation import CONFIGS
 from .settings import as_params, store_result
 
-__all__ = ["run_factorisation_gap"]
+__all__ = ["GapMedians", "FactorisationGap", "run_factorisation_gap"]
+
+
+@dataclass(frozen=True)
+class GapMedians:
+    """Medians over the kept positions (and pairs of them) of the factorisation gap."""
+
+    relative: float         # of the relative gap per position
+    pair_relative: float    # of the relative gap per pair of positions
+    pair_cosine: float
+
+
+@dataclass(frozen=True)
+class FactorisationGap:
+    """A stored ``run_factorisation_gap``: the real pairing of attention and embeddings against shuffled placebos.
+
+    Arrays: ``real__*`` per kept position (m,) or pair (m (m - 1) / 2,), ``placebo__*`` (n_placebo, ...),
+    ``placebo__band95`` (m,) the placebos' 95th percentile, ``mean_c`` (seq_len,) the mean attention weight.
+    """
+
+    pretrained: str
+    split: str
+    n_texts: int
+    n_positions: int
+    layer: int
+    seq_len: int
+    positions: list[int]                # the positions kept
+    n_placebo: int
+    reach: list[int]                    # sentences reaching each position kept
+    real: GapMedians
+    placebo: GapMedians
+    positions_above_placebo_95: int     # positions whose real gap tops the placebos' 95th percentile
+    real__positions: np.ndarray
+    real__relative: np.ndarray
+    real__pair_relative: np.ndarray
+    real__pair_cosine: np.ndarray
+    placebo__relative: np.ndarray
+    placebo__pair_relative: np.ndarray
+    placebo__pair_cosine: np.ndarray
+    placebo__band95: np.ndarray
+    mean_c: np.ndarray
 
 
 def run_factorisation_gap(settings=None, *, force: bool = False, split: str | None = None,
@@ -25,7 +68,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
 
     Options default to ``CONFIGS[scale].gap``. Values: medians of ``relative``, ``pair_relative`` and
     ``pair_cosine`` for the real pairing and the placebos, ``positions_above_placebo_95``, ``reach``; arrays:
-    ``real__*``, ``placebo__*`` (n_placebo, ...), ``placebo__band95``, ``mean_c``.
+    ``real__*``, ``placebo__*`` (n_placebo, ...), ``placebo__band95``, ``mean_c``. The record: :class:`FactorisationGap`.
 
     Raises
     ------
@@ -38,7 +81,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
     params = dict(pretrained=settings.pretrained, **as_params(g), n_placebo=int(n_placebo),
                   data_dir=data_key(settings.data_dir))
 
-    def compute():
+    def compute() -> FactorisationGap:
         from ..corpora import load_texts
         from ..models.factorisation import factorisation_study
         from ..models.pretrained import load_hf
@@ -46,6 +89,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
         pm = load_hf(settings.pretrained)
         values, arrays = factorisation_study(pm, texts.texts, n_positions=int(g.n_positions), layer=int(g.layer),
                                              min_reach=int(g.min_reach), n_placebo=int(n_placebo), seed=settings.seed)
-        return dict(values, split=g.split), arrays
+        medians = {k: GapMedians(**values.pop(k)) for k in ("real", "placebo")}
+        return FactorisationGap(**values, **medians, split=g.split, **arrays)
 
     return store_result(settings, "separation.factorisation_gap", compute, params, force, model=settings.pretrained)

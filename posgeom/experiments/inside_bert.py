@@ -24,6 +24,7 @@ from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..geometry.peaks import NORMALIZATIONS, peak_layers, projected_stress
 from ..registry import Result
+from ..registry.typed import stored
 from .settings import as_params, by_scale, store_result
 
 if TYPE_CHECKING:
@@ -111,6 +112,53 @@ def _with_overrides(cfg: InsideBertSettings, overrides: dict) -> InsideBertSetti
     return dataclasses.replace(cfg, **overrides)
 
 
+@dataclass(frozen=True)
+class SentenceOptions:
+    """The corpus options of the sentences fed to the model, as recorded (``RECORDED_OPTIONS`` of the real corpora)."""
+
+    corpus: str
+    split: str
+    n_positions: int
+    max_sequences: int | None
+    br_tags: str
+    special: str
+    min_count: int
+    kind: str
+    subset_seed: int
+
+
+@dataclass(frozen=True)
+class StoredLayerStress:
+    """A stored ``run_layer_stress``: the projected stress of every layer under the three definitions.
+
+    ``peaks`` is keyed ``"<definition>_<normalisation>"`` (layers from 1). The arrays' last axis is the
+    normalisation (``scale_free``, ``paper``).
+    """
+
+    model: str
+    n_layers: int
+    n_heads: int
+    d_model: int
+    n_sentences: int
+    n_positions: int                # positions kept
+    position_range: list[int] = stored("positions")  # the first and last position kept
+    map_count: int                  # sentences averaged into the attention maps
+    peaks: dict[str, int]
+    paper_peak_layer: int
+    clipped_max: float              # the largest clipped mass of the kernel distances
+    options: SentenceOptions
+    propagated_head: np.ndarray     # (n_layers, H, 2)
+    static_head: np.ndarray         # (n_layers, H, 2)
+    propagated_pooled: np.ndarray   # (n_layers, 2)
+    static_pooled: np.ndarray       # (n_layers, 2)
+    residual: np.ndarray            # (n_layers + 1, 2)
+    clipped: np.ndarray             # (2, n_layers): propagated, static
+    maps: np.ndarray                # (n_layers, K, K)
+    positions: np.ndarray           # (n,)
+    reach: np.ndarray               # (n,)
+    D: np.ndarray                   # (n, n) the target geometry at the positions kept
+
+
 def run_layer_stress(settings: Settings | None = None, *, force: bool = False, **overrides) -> Result:
     """Per-layer, per-head projected stress of the pretrained model, under the three definitions, stored.
 
@@ -125,7 +173,7 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
         arrays: ``propagated_head``, ``static_head`` (n_layers, H, 2: ``scale_free``, ``paper``);
         ``propagated_pooled``, ``static_pooled`` (n_layers, 2); ``residual`` (n_layers + 1, 2); ``clipped``
         (2, n_layers); ``maps`` (n_layers, K, K); ``positions``, ``reach`` (n,); values: the model, its shape,
-        the 1-based peak layer per definition and normalisation, the options.
+        the 1-based peak layer per definition and normalisation, the options (the record: :class:`StoredLayerStress`).
     """
     from .real_corpora import run_corpus_geometry
     settings = _settings(settings)
@@ -134,14 +182,16 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
     params = {"config": as_params(cfg), "pretrained": settings.pretrained, "target": target.key,
               "data": target.values["source"]}
 
-    def compute():
+    def compute() -> StoredLayerStress:
         from ..models.layers import collect_layer_means
         from ..models.pretrained import load_eval_encoder
         opts, tokens = sentence_tokens(settings, cfg.sentences)
         model = load_eval_encoder(settings.pretrained, settings.device)
         means = collect_layer_means(model, tokens, batch_size=int(cfg.batch_size), map_positions=cfg.map_positions)
         values, arrays = layer_stress(model, means, target.arrays["D"], target.arrays["positions"], cfg.min_reach)
-        return {"model": settings.pretrained, **values, "n_sentences": int(tokens.lengths.size), "options": opts}, arrays
+        position_range = values.pop("positions")  # the array of the same name holds every position kept
+        return StoredLayerStress(model=settings.pretrained, position_range=position_range, **values,
+                                 n_sentences=int(tokens.lengths.size), options=SentenceOptions(**opts), **arrays)
 
     return store_result(settings, "inside_bert_layers", compute, params, force, device=resolve_device(settings.device),
                         model=settings.pretrained)
@@ -149,6 +199,6 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
 
 __all__ = [
     "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "sentence_tokens",
-    "layer_stress", "run_layer_stress",
+    "layer_stress", "SentenceOptions", "StoredLayerStress", "run_layer_stress",
 ]
 

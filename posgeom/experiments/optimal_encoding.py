@@ -9,18 +9,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
+from ..corpora.identifiers import SyntheticFamily
 from ..corpora.real import data_key
 from ..corpora.synthetic import family_corpus
 from ..corpora.synthetic.studies import algorithm_steps
 from ..encodings import comparison_for, comparison_intervals
+from ..encodings.identifiers import Encoding
+from ..geometry.bootstrap import Interval
 from ..registry import Result
+from ..registry.typed import stored
 from . import corpus_geometry as cg
+from .corpus_geometry import StressPair
 from .settings import EncoderShape, IntervalOptions, SmacofOptions, as_params, by_scale, params_of, store_result
 
 __all__ = [
-    "CONFIGS", "OptimalEncodingSettings", "Walkthrough", "INTERVAL_DIFFERENCES",
+    "CONFIGS", "OptimalEncodingSettings", "Walkthrough", "INTERVAL_DIFFERENCES", "AlgorithmSteps", "StoredComparison",
+    "StressIntervals", "ComparisonIntervals", "ExactKind", "ExactEmbedding", "ExactEmbeddings", "OneHotLayouts",
+    "SmacofGain", "SmacofGains",
     "run_algorithm_steps", "run_encoding_comparison", "run_exact_embedding", "run_one_hot", "run_smacof_gain",
     "run_comparison_intervals",
 ]
@@ -43,7 +52,7 @@ class OptimalEncodingSettings:
     walkthrough: Walkthrough = field(default_factory=Walkthrough)
     smacof_ranks: tuple[int, ...] = (1, 2, 3, 5, 10)
     smacof: SmacofOptions = field(default_factory=SmacofOptions)
-    families: tuple[str, ...] = ("drift", "regimes", "markov")
+    families: tuple[str, ...] = (SyntheticFamily.DRIFT, SyntheticFamily.REGIMES, SyntheticFamily.MARKOV)
     intervals: IntervalOptions = field(default_factory=IntervalOptions)
 
 
@@ -55,8 +64,32 @@ CONFIGS = by_scale(
 )
 
 #: Differences of ``"scale_free"`` stress the chapter interprets, (a, b) for stress(a) - stress(b).
-INTERVAL_DIFFERENCES = (("mds_rank3", "sinusoidal"), ("sinusoidal", "rope"), ("alibi", "sinusoidal"),
-                        ("alibi", "rope"), ("learned", "sinusoidal"))
+INTERVAL_DIFFERENCES = ((Encoding.MDS_RANK3, Encoding.SINUSOIDAL), (Encoding.SINUSOIDAL, Encoding.ROPE),
+                        (Encoding.ALIBI, Encoding.SINUSOIDAL), (Encoding.ALIBI, Encoding.ROPE),
+                        (Encoding.LEARNED, Encoding.SINUSOIDAL))
+
+
+@dataclass(frozen=True)
+class AlgorithmSteps:
+    """A stored ``run_algorithm_steps``: Algorithm 1 step by step on one synthetic corpus."""
+
+    family: str
+    k: int                          # the rank of P_k
+    n: int                          # positions
+    d: int                          # the width of the lift
+    B_vs_SS_max_error: float        # B = J S S^T J, checked
+    min_eigenvalue: float
+    max_eigenvalue: float
+    numerical_rank: int
+    full_rank_max_error: float
+    rank_k_stress: StressPair
+    lift_max_error: float           # the lift to width d keeps the distances
+    population_rank_tol: int
+    D: np.ndarray                   # (n, n)
+    B: np.ndarray                   # (n, n)
+    eigenvalues: np.ndarray         # (n,)
+    P_k: np.ndarray                 # (n, k)
+    population_eigenvalues: np.ndarray  # (n,)
 
 
 def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
@@ -64,24 +97,38 @@ def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
 
     Values: ``B_vs_SS_max_error``, ``min_eigenvalue``, ``numerical_rank``, ``full_rank_max_error``,
     ``rank_k_stress``, ``lift_max_error``, ``k``, ``n``, ``d``. Arrays: ``D``, ``B`` (n, n), ``eigenvalues``
-    (n,), ``P_k`` (n, k), ``population_eigenvalues`` (n,).
+    (n,), ``P_k`` (n, k), ``population_eigenvalues`` (n,). The record: :class:`AlgorithmSteps`.
     """
     settings = _settings(settings)
     walk = CONFIGS[settings.scale].walkthrough
     syn_cfg = cg.CONFIGS[settings.scale].synthetic
     params = params_of(**as_params(walk), synthetic=as_params(syn_cfg), seed=settings.seed)
 
-    def compute():
+    def compute() -> AlgorithmSteps:
         corpus = family_corpus(walk.family, seed=settings.seed, **as_params(syn_cfg))
-        return algorithm_steps(corpus, **as_params(walk), seed=settings.seed)
+        values, arrays = algorithm_steps(corpus, **as_params(walk), seed=settings.seed)
+        return AlgorithmSteps(**{**values, "rank_k_stress": StressPair(**values["rank_k_stress"])}, **arrays)
 
     return store_result(settings, "optimal_encoding.algorithm_steps", compute, params, force)
+
+
+@dataclass(frozen=True)
+class StoredComparison:
+    """A stored ``run_encoding_comparison``: per corpus each encoding's stress under each normalisation."""
+
+    pretrained: str
+    stationary: dict[str, dict[str, float]]
+    drift: dict[str, dict[str, float]]
+    regimes: dict[str, dict[str, float]]
+    markov: dict[str, dict[str, float]]
+    sst2: dict[str, dict[str, float]]
 
 
 def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
     r"""The stress of every encoding on every corpus, under ``"paper"`` and ``"scale_free"`` (claim C3), stored.
 
-    Values: ``{corpus: {encoding: {"paper": s, "scale_free": s}}}`` and ``pretrained`` (the model name).
+    Values: ``{corpus: {encoding: {"paper": s, "scale_free": s}}}`` and ``pretrained`` (the model name); the
+    record: :class:`StoredComparison`.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
@@ -89,7 +136,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
                   synthetic_encoder=cfg.synthetic_encoder, encoder=ccfg.encoder, seed=settings.seed,
                   pretrained=settings.pretrained, data=data_key(settings.data_dir))
 
-    def compute():
+    def compute() -> StoredComparison:
         from ..models.pretrained import position_table
         values: dict = {}
         for fam in cg.SYNTHETIC_FAMILIES:
@@ -101,16 +148,52 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
         table = position_table(settings.pretrained)
         values["sst2"] = comparison_for(geo.hellinger_matrix(marg), marg.positions, **as_params(ccfg.encoder),
                                         seed=settings.seed, learned_table=table)
-        values["pretrained"] = settings.pretrained
-        return values, {}
+        return StoredComparison(**values, pretrained=settings.pretrained)
 
     return store_result(settings, "optimal_encoding.comparison", compute, params, force, model=settings.pretrained)
+
+
+@dataclass(frozen=True)
+class StressIntervals:
+    """One corpus of ``run_comparison_intervals``: bootstrap intervals of its stress table.
+
+    ``statistics`` are keyed ``"<encoding>|<normalisation>"``, ``differences`` ``"<a>-<b>|scale_free"``.
+    """
+
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
+    n_used: int     # the replicates that entered the intervals
+    n_kept: int     # positions kept
+
+    @classmethod
+    def of(cls, values: dict) -> StressIntervals:
+        """The record of ``comparison_intervals``' values (intervals as their ``as_dict``)."""
+        return cls({k: Interval.from_dict(v) for k, v in values["statistics"].items()},
+                   {k: Interval.from_dict(v) for k, v in values["differences"].items()},
+                   values["n_used"], values["n_kept"])
+
+
+@dataclass(frozen=True)
+class ComparisonIntervals:
+    """A stored ``run_comparison_intervals``: per corpus its intervals, and replicates ``<corpus>__replicates``."""
+
+    sst2: StressIntervals
+    stationary: StressIntervals
+    drift: StressIntervals
+    regimes: StressIntervals
+    markov: StressIntervals
+    sst2__replicates: np.ndarray        # (n_used, n_statistics)
+    stationary__replicates: np.ndarray
+    drift__replicates: np.ndarray
+    regimes__replicates: np.ndarray
+    markov__replicates: np.ndarray
 
 
 def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences for the stress table of :func:`run_encoding_comparison`.
 
     Values: ``{corpus: {"statistics", "differences", "n_used", "n_kept"}}``; arrays: ``<corpus>__replicates``.
+    The record: :class:`ComparisonIntervals`.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
@@ -118,9 +201,9 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                   synthetic_encoder=cfg.synthetic_encoder, encoder=ccfg.encoder, intervals=cfg.intervals,
                   seed=settings.seed, pretrained=settings.pretrained, data=data_key(settings.data_dir))
 
-    def compute():
+    def compute() -> ComparisonIntervals:
         from ..models.pretrained import position_table
-        values, arrays = {}, {}
+        parts = {}
         seqs, tokens, _ = cg.sst2_sequences(settings)
         for name in ("sst2", *cg.SYNTHETIC_FAMILIES):
             if name == "sst2":
@@ -131,60 +214,148 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                 corpus = family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args, encoder = (corpus.sequences(), corpus.n_positions, corpus.vocab_size), cfg.synthetic_encoder
                 extra = {}
-            values[name], arrays[f"{name}__replicates"] = comparison_intervals(
+            values, parts[f"{name}__replicates"] = comparison_intervals(
                 *args, **as_params(encoder), **as_params(cfg.intervals), seed=settings.seed,
                 differences=INTERVAL_DIFFERENCES,
                 progress=f"bootstrap {name}", **extra)
-        return values, arrays
+            parts[name] = StressIntervals.of(values)
+        return ComparisonIntervals(**parts)
 
     return store_result(settings, "optimal_encoding.comparison_intervals", compute, params, force,
                          model=settings.pretrained)
 
 
+@dataclass(frozen=True)
+class ExactKind:
+    """Full-rank MDS under one Hellinger distance."""
+
+    full_rank_max_error: float
+    clipped_mass: float
+    min_over_max_eigenvalue: float
+    n_negative_beyond_rounding: int
+    numerical_rank: int
+
+
+@dataclass(frozen=True)
+class ExactEmbedding:
+    """One corpus of a stored ``run_exact_embedding`` (``at=corpus``)."""
+
+    n: int
+    chord: ExactKind
+    geodesic: ExactKind
+
+    @classmethod
+    def of(cls, values: dict) -> ExactEmbedding:
+        """The record of ``exact_embedding``'s values."""
+        return cls(values["n"], ExactKind(**values["chord"]), ExactKind(**values["geodesic"]))
+
+
+@dataclass(frozen=True)
+class ExactEmbeddings:
+    """A stored ``run_exact_embedding``: every corpus's full-rank MDS."""
+
+    stationary: ExactEmbedding
+    drift: ExactEmbedding
+    regimes: ExactEmbedding
+    markov: ExactEmbedding
+    sst2: ExactEmbedding
+
+
 def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
-    r"""Curvature is not the obstacle: the chord Hellinger embeds exactly, for every corpus, stored."""
+    r"""Curvature is not the obstacle: the chord Hellinger embeds exactly, for every corpus, stored (:class:`ExactEmbeddings`)."""
     settings = _settings(settings)
     ccfg = cg.CONFIGS[settings.scale]
     params = params_of(synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
-        values = {}
+    def compute() -> ExactEmbeddings:
+        parts = {}
         for fam in cg.SYNTHETIC_FAMILIES:
             corpus = family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
-            values[fam] = geo.exact_embedding(geo.positional_marginals(corpus.counts()))
-        values["sst2"] = geo.exact_embedding(cg.sst2_marginals(settings)[0])
-        return values, {}
+            parts[fam] = ExactEmbedding.of(geo.exact_embedding(geo.positional_marginals(corpus.counts())))
+        parts["sst2"] = ExactEmbedding.of(geo.exact_embedding(cg.sst2_marginals(settings)[0]))
+        return ExactEmbeddings(**parts)
 
     return store_result(settings, "optimal_encoding.exact_embedding", compute, params, force)
+
+
+@dataclass(frozen=True)
+class OneHotLayouts:
+    """A stored ``run_one_hot``: three one-hot distributions laid out by MDS, MDS rescaled, and SMACOF."""
+
+    mds_stress: float
+    rescaled_stress: float
+    smacof_stress: float
+    smacof_n_iter: int
+    mds_scale_free: float
+    mds_sorted: list[float]     # the layouts' coordinates in increasing order
+    smacof_sorted: list[float]
+    mds: np.ndarray             # (3, 1)
+    rescaled: np.ndarray        # (3, 1)
+    smacof: np.ndarray          # (3, 1)
+
+
+def _one_hot() -> OneHotLayouts:
+    values, arrays = geo.one_hot_layouts()
+    return OneHotLayouts(**values, **arrays)
 
 
 def run_one_hot(settings=None, *, force: bool = False) -> Result:
     r"""Classical MDS is not the stress optimum: three one-hot distributions (``"paper"`` stress 1/6 against 1/9).
 
     Values: ``mds_stress``, ``rescaled_stress``, ``smacof_stress``, ``smacof_n_iter``, the MDS layout's
-    ``scale_free`` stress; arrays: ``mds``, ``rescaled``, ``smacof`` (3, 1).
+    ``scale_free`` stress; arrays: ``mds``, ``rescaled``, ``smacof`` (3, 1). The record: :class:`OneHotLayouts`.
     """
     settings = _settings(settings)
-    return store_result(settings, "optimal_encoding.one_hot", lambda: geo.one_hot_layouts(),
-                        dict(m=3, seed=settings.seed), force)
+    return store_result(settings, "optimal_encoding.one_hot", _one_hot, dict(m=3, seed=settings.seed), force)
+
+
+@dataclass(frozen=True)
+class SmacofGain:
+    """One corpus of a stored ``run_smacof_gain`` (``at=corpus``), per rank."""
+
+    ranks: tuple[int, ...]
+    gain: tuple[float, ...]     # 1 - smacof_paper / mds_paper
+    mds_paper: tuple[float, ...]
+    mds_scale_free: tuple[float, ...]
+    smacof_paper: tuple[float, ...]
+    smacof_scale_free: tuple[float, ...]
+    n_iter: tuple[int, ...]
+
+    @classmethod
+    def of(cls, curve: dict) -> SmacofGain:
+        """The record of ``smacof_curve``'s lists."""
+        return cls(**{k: tuple(v) for k, v in curve.items()})
+
+
+@dataclass(frozen=True)
+class SmacofGains:
+    """A stored ``run_smacof_gain``: SST-2 and each family of the settings' ``families`` (None: not among them)."""
+
+    sst2: SmacofGain
+    stationary: SmacofGain | None = stored("stationary", omit_none=True, default=None)
+    drift: SmacofGain | None = stored("drift", omit_none=True, default=None)
+    regimes: SmacofGain | None = stored("regimes", omit_none=True, default=None)
+    markov: SmacofGain | None = stored("markov", omit_none=True, default=None)
 
 
 def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
     r"""How much SMACOF started from classical MDS lowers the ``"paper"`` stress, rank by rank, stored.
 
-    Values: ``{corpus: {"ranks", "mds_<norm>", "smacof_<norm>", "n_iter", "gain"}}``.
+    Values: ``{corpus: {"ranks", "mds_<norm>", "smacof_<norm>", "n_iter", "gain"}}``; the record:
+    :class:`SmacofGains`.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
     params = params_of(ranks=list(cfg.smacof_ranks), smacof=cfg.smacof, families=list(cfg.families),
                   synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
-        values = {"sst2": geo.smacof_curve(geo.hellinger_matrix(cg.sst2_marginals(settings)[0]), cfg.smacof_ranks,
-                                           **as_params(cfg.smacof))}
+    def compute() -> SmacofGains:
+        parts = {"sst2": SmacofGain.of(geo.smacof_curve(geo.hellinger_matrix(cg.sst2_marginals(settings)[0]),
+                                                        cfg.smacof_ranks, **as_params(cfg.smacof)))}
         for fam in cfg.families:
             corpus = family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
-            values[fam] = geo.smacof_curve(geo.hellinger_matrix(corpus.counts()), cfg.smacof_ranks, **as_params(cfg.smacof))
-        return values, {}
+            parts[fam] = SmacofGain.of(geo.smacof_curve(geo.hellinger_matrix(corpus.counts()), cfg.smacof_ranks,
+                                                        **as_params(cfg.smacof)))
+        return SmacofGains(**parts)
 
     return store_result(settings, "optimal_encoding.smacof_gain", compute, params, force)

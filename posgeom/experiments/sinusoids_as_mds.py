@@ -8,22 +8,25 @@ $\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}} + t\,\mu^{\mathrm{drift}}$.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora import synthetic as syn
+from ..corpora.identifiers import Corpus, SyntheticFamily
 from ..corpora.real import data_key
 from ..encodings import shift_summary, sinusoidal_frequencies
+from ..geometry.bootstrap import Interval
 from ..registry import Result
+from ..registry.typed import STORED, stored
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
 from .settings import IntervalOptions, as_params, by_scale, params_of, store_result
 
-__all__ = ["CONFIGS", "SinusoidsSettings", "run_fourier_match", "run_stationarity_sweep",
-           "run_shift_intervals"]
+__all__ = ["CONFIGS", "SinusoidsSettings", "ShiftSummary", "FourierMatch", "StoredSweep", "CorpusShiftIntervals",
+           "StoredShiftIntervals", "run_fourier_match", "run_stationarity_sweep", "run_shift_intervals"]
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,81 @@ def _summary(D, cfg: SinusoidsSettings, d_model: int, n_heads: int, **kwargs) ->
                          n_heads=n_heads, **kwargs)
 
 
+@dataclass(frozen=True)
+class ShiftSummary:
+    """One corpus of ``run_fourier_match``: how close its MDS comes to the circulant picture (``shift_summary``)."""
+
+    n: int
+    toeplitz_deviation: float
+    circulant_deviation: float
+    sinusoid_r2: list[float]        # per top eigenvector, the R^2 of its best sinusoid
+    sinusoid_omega: list[float]     # and that sinusoid's frequency (radians per position)
+    mean_sinusoid_r2: float
+    fourier_match: float
+    sinusoidal_scale_free: float
+    mds_scale_free: float
+    eigenvalue_share: float         # of the top eigenvalues
+
+
+@dataclass(frozen=True)
+class FourierMatch:
+    """A stored ``run_fourier_match``: per corpus its :class:`ShiftSummary` and arrays ``<corpus>__<name>``.
+
+    ``U`` (n, n_vectors): the top MDS eigenvectors; ``omega`` (n_vectors,): their sinusoids' frequencies;
+    ``eigenvalues`` (n,); ``D`` (n, n). ``markov (population)`` is the Markov family's population, ``markov v>n
+    (population)`` the same with a vocabulary larger than the positions.
+    """
+
+    markov_population: ShiftSummary = stored("markov (population)")
+    markov_wide_population: ShiftSummary = stored("markov v>n (population)")
+    markov: ShiftSummary
+    drift: ShiftSummary
+    regimes: ShiftSummary
+    stationary: ShiftSummary
+    sst2: ShiftSummary
+    vaswani_frequencies: list[float]    # the frequencies of the sinusoidal table of the synthetic width
+    corpora: list[str]                  # the corpora's labels, in order
+    markov_population__U: np.ndarray = stored("markov (population)__U")
+    markov_population__omega: np.ndarray = stored("markov (population)__omega")
+    markov_population__eigenvalues: np.ndarray = stored("markov (population)__eigenvalues")
+    markov_population__D: np.ndarray = stored("markov (population)__D")
+    markov_wide_population__U: np.ndarray = stored("markov v>n (population)__U")
+    markov_wide_population__omega: np.ndarray = stored("markov v>n (population)__omega")
+    markov_wide_population__eigenvalues: np.ndarray = stored("markov v>n (population)__eigenvalues")
+    markov_wide_population__D: np.ndarray = stored("markov v>n (population)__D")
+    markov__U: np.ndarray
+    markov__omega: np.ndarray
+    markov__eigenvalues: np.ndarray
+    markov__D: np.ndarray
+    drift__U: np.ndarray
+    drift__omega: np.ndarray
+    drift__eigenvalues: np.ndarray
+    drift__D: np.ndarray
+    regimes__U: np.ndarray
+    regimes__omega: np.ndarray
+    regimes__eigenvalues: np.ndarray
+    regimes__D: np.ndarray
+    stationary__U: np.ndarray
+    stationary__omega: np.ndarray
+    stationary__eigenvalues: np.ndarray
+    stationary__D: np.ndarray
+    sst2__U: np.ndarray
+    sst2__omega: np.ndarray
+    sst2__eigenvalues: np.ndarray
+    sst2__D: np.ndarray
+
+
+def _record_of(record_type: type, by_stored_name: dict):
+    """A record built from its fields keyed by the names they are stored under (``"markov (population)"``)."""
+    field_of = {f.metadata.get(STORED, f.name): f.name for f in fields(record_type)}
+    return record_type(**{field_of[name]: value for name, value in by_stored_name.items()})
+
+
 def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     r"""How close the MDS eigenvectors of each corpus are to sinusoids (claim C4), stored.
 
     Values: ``{corpus: {...}}`` and ``vaswani_frequencies``; arrays: ``<corpus>__U`` (n, n_vectors),
-    ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``.
+    ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``. The record: :class:`FourierMatch`.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
@@ -69,36 +142,48 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     params = params_of(_shift_options(cfg), synthetic=ccfg.synthetic, sst2=ccfg.sst2, encoder=ccfg.encoder, synthetic_encoder=enc,
                   seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
-        values, arrays = {}, {}
+    def compute() -> FourierMatch:
         n = ccfg.synthetic.n_positions
         corpora = {}
-        corpora["markov (population)"] = geo.hellinger_matrix(syn.population_marginals("markov", n_positions=n, seed=settings.seed))
-        corpora["markov v>n (population)"] = geo.hellinger_matrix(
-            syn.population_marginals("markov", n_positions=n, vocab_size=cfg.toeplitz_vocab, seed=settings.seed))
-        for fam in ("markov", "drift", "regimes", "stationary"):
+        corpora["markov (population)"] = geo.hellinger_matrix(
+            syn.population_marginals(SyntheticFamily.MARKOV, n_positions=n, seed=settings.seed))
+        corpora["markov v>n (population)"] = geo.hellinger_matrix(syn.population_marginals(
+            SyntheticFamily.MARKOV, n_positions=n, vocab_size=cfg.toeplitz_vocab, seed=settings.seed))
+        for fam in (SyntheticFamily.MARKOV, SyntheticFamily.DRIFT, SyntheticFamily.REGIMES, SyntheticFamily.STATIONARY):
             c = syn.family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
             corpora[fam] = geo.hellinger_matrix(c.counts())
-        for name, D in corpora.items():
-            v, a = _summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed)
-            values[name] = v
-            arrays.update({f"{name}__{k}": x for k, x in a.items()})
+        summaries = {name: _summary(D, cfg, enc.d_model, enc.n_heads, seed=settings.seed) for name, D in corpora.items()}
         marg, _ = cg.sst2_marginals(settings)
-        v, a = _summary(geo.hellinger_matrix(marg), cfg, ccfg.encoder.d_model, ccfg.encoder.n_heads,
-                        positions=marg.positions, seed=settings.seed)
-        values["sst2"] = v
-        arrays.update({f"sst2__{k}": x for k, x in a.items()})
-        values["vaswani_frequencies"] = [float(x) for x in sinusoidal_frequencies(enc.d_model)]
-        values["corpora"] = list(corpora) + ["sst2"]
-        return values, arrays
+        summaries[Corpus.SST2] = _summary(geo.hellinger_matrix(marg), cfg, ccfg.encoder.d_model, ccfg.encoder.n_heads,
+                                          positions=marg.positions, seed=settings.seed)
+        parts = {}
+        for name, (v, a) in summaries.items():
+            parts[name] = ShiftSummary(**v)
+            parts.update({f"{name}__{k}": x for k, x in a.items()})
+        frequencies = [float(x) for x in sinusoidal_frequencies(enc.d_model)]
+        return _record_of(FourierMatch, {**parts, "vaswani_frequencies": frequencies,
+                                         "corpora": [str(name) for name in summaries]})
 
     return store_result(settings, "sinusoids_as_mds.fourier_match", compute, params, force)
+
+
+@dataclass(frozen=True)
+class StoredSweep:
+    """A stored ``run_stationarity_sweep``, per mixing weight t (0: the Markov corpus, 1: the drift one)."""
+
+    t: tuple[float, ...]
+    toeplitz_deviation: tuple[float, ...]
+    circulant_deviation: tuple[float, ...]
+    fourier_match: tuple[float, ...]
+    mean_sinusoid_r2: tuple[float, ...]
+    sinusoidal_scale_free: tuple[float, ...]
+    mds_scale_free: tuple[float, ...]
 
 
 def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
     r"""From stationary to drifting statistics, on population marginals: the shift statistics at each $t$, stored.
 
-    Values: ``t`` and one list per quantity, aligned with ``t``.
+    Values: ``t`` and one list per quantity, aligned with ``t`` (the record: :class:`StoredSweep`).
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
@@ -106,44 +191,70 @@ def run_stationarity_sweep(settings=None, *, force: bool = False) -> Result:
     n = cg.CONFIGS[settings.scale].synthetic.n_positions
     params = params_of(_shift_options(cfg), n=n, synthetic_encoder=enc, seed=settings.seed)
 
-    def compute():
+    def compute() -> StoredSweep:
         keys = ("toeplitz_deviation", "circulant_deviation", "mean_sinusoid_r2", "fourier_match",
                 "sinusoidal_scale_free", "mds_scale_free")
-        out = {k: [] for k in keys}
-        for t in cfg.sweep:
-            v, _ = _summary(geo.hellinger_matrix(syn.mixed_marginals(t, n, settings.seed)), cfg, enc.d_model, enc.n_heads, seed=settings.seed)
-            for k in keys:
-                out[k].append(v[k])
-        out["t"] = [float(t) for t in cfg.sweep]
-        return out, {}
+        summaries = [_summary(geo.hellinger_matrix(syn.mixed_marginals(t, n, settings.seed)), cfg, enc.d_model,
+                              enc.n_heads, seed=settings.seed)[0] for t in cfg.sweep]
+        return StoredSweep(t=tuple(float(t) for t in cfg.sweep), **{k: tuple(v[k] for v in summaries) for k in keys})
 
     return store_result(settings, "sinusoids_as_mds.stationarity_sweep", compute, params, force)
+
+
+@dataclass(frozen=True)
+class CorpusShiftIntervals:
+    """One corpus of ``run_shift_intervals``: bootstrap intervals of its shift statistics."""
+
+    toeplitz_deviation: Interval
+    circulant_deviation: Interval
+    fourier_match: Interval
+    n_used: int     # the replicates that entered the intervals
+    n_kept: int     # positions kept
+
+    @classmethod
+    def of(cls, values: dict) -> CorpusShiftIntervals:
+        """The record of ``shift_intervals``' values (intervals as their ``as_dict``)."""
+        return cls(*(Interval.from_dict(values[k]) for k in ("toeplitz_deviation", "circulant_deviation",
+                                                              "fourier_match")), values["n_used"], values["n_kept"])
+
+
+@dataclass(frozen=True)
+class StoredShiftIntervals:
+    """A stored ``run_shift_intervals``: per corpus its intervals, and replicates ``<corpus>__replicates`` (n_used, 3)."""
+
+    sst2: CorpusShiftIntervals
+    markov: CorpusShiftIntervals
+    drift: CorpusShiftIntervals
+    sst2__replicates: np.ndarray
+    markov__replicates: np.ndarray
+    drift__replicates: np.ndarray
 
 
 def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences of the shift statistics of SST-2 and of the Markov and drift samples.
 
-    Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``; arrays: ``<corpus>__replicates``.
+    Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``; arrays: ``<corpus>__replicates``. The record:
+    :class:`StoredShiftIntervals`.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
     params = params_of(intervals=cfg.intervals, n_pairs=cfg.n_pairs, synthetic=ccfg.synthetic, sst2=ccfg.sst2,
                   seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
-
-        values, arrays = {}, {}
-        for name in ("sst2", "markov", "drift"):
-            if name == "sst2":
+    def compute() -> StoredShiftIntervals:
+        parts = {}
+        for name in (Corpus.SST2, SyntheticFamily.MARKOV, SyntheticFamily.DRIFT):
+            if name == Corpus.SST2:
                 seqs, tokens, _ = cg.sst2_sequences(settings)
                 args = (seqs, ccfg.sst2.n_positions, tokens.vocab_size)
                 groups = cg.sst2_groups(settings)  # training phrases resampled with their sentence
             else:
                 c = syn.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args, groups = (c.sequences(), c.n_positions, c.vocab_size), None
-            values[name], arrays[f"{name}__replicates"] = geo.shift_intervals(
+            values, parts[f"{name}__replicates"] = geo.shift_intervals(
                 *args, cfg.n_pairs, **as_params(cfg.intervals), seed=settings.seed, groups=groups,
                 progress=f"bootstrap {name}")
-        return values, arrays
+            parts[name] = CorpusShiftIntervals.of(values)
+        return StoredShiftIntervals(**parts)
 
     return store_result(settings, "sinusoids_as_mds.shift_intervals", compute, params, force)

@@ -21,7 +21,8 @@ from ..encodings.zoo import zoo_geometry
 from ..registry import Result
 from .settings import EncoderShape, by_scale, store_result
 
-__all__ = ["CONFIGS", "PAPER_SHAPE", "ZooSettings", "run_zoo", "run_kernel_pair"]
+__all__ = ["CONFIGS", "PAPER_SHAPE", "ZooSettings", "ZooShape", "ZooEncoding", "KernelChecks", "AlibiLine",
+           "ZooDistances", "KernelPair", "run_zoo", "run_kernel_pair"]
 
 #: The shapes of the paper's model, bert-base-uncased (width 768, 12 heads): those C8 is about.
 PAPER_SHAPE = EncoderShape()
@@ -39,6 +40,92 @@ class ZooSettings:
 CONFIGS = by_scale(ZooSettings(), n=512, picture_positions=64)
 
 
+@dataclass(frozen=True)
+class ZooShape:
+    """The pretrained model's shape, as ``run_zoo`` stores it (the fields of its ``PretrainedShape``)."""
+
+    d_model: int
+    n_heads: int
+    n_layers: int
+    max_positions: int
+
+
+@dataclass(frozen=True)
+class ZooEncoding:
+    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``)."""
+
+    enters: str                     # where the encoding enters the model
+    n_params: int                   # its positional parameters
+    max_distance: float
+    toeplitz_spread: float
+    eigen_fraction_1: float         # the MDS eigenvalue mass on the first axis (nan for NoPE)
+    eigen_fraction_2: float         # on the first two
+    separation: float
+    separation_normalized: float
+
+
+@dataclass(frozen=True)
+class KernelChecks:
+    """Sinusoidal and RoPE as one kernel on two frequency grids, checked (``kernel`` of ``run_zoo``)."""
+
+    d_model: int
+    d_head: int
+    identity_max_error: float           # RoPE against a sinusoidal table of width d_head, rescaled
+    sinusoidal_kernel_max_error: float  # ||p_i - p_j||^2 = d (1 - K(i - j)) on the table's distances
+    stress_scale_free: float            # sinusoidal at d against RoPE at d_head
+    spearman: float
+    omega_range_sinusoidal: list[float]  # [min, max]
+    omega_range_rope: list[float]
+    n_frequencies_sinusoidal: int
+    n_frequencies_rope: int
+
+
+@dataclass(frozen=True)
+class AlibiLine:
+    """ALiBi's distances as points on a line (``alibi`` of ``run_zoo``)."""
+
+    slopes: list[float]             # per head
+    mean_slope: float
+    eigen_fraction_1: float
+    line_mds_error: float
+    line_spacing_error: float
+
+
+@dataclass(frozen=True)
+class ZooDistances:
+    """A stored ``run_zoo``: the zoo's distance matrices at the pretrained model's shape, and their checks.
+
+    Arrays: ``D__<encoding>`` (n, n), ``mds2__<encoding>`` (n, 2), the tables (picture_positions, d), ALiBi's bias
+    (n_heads, picture_positions, picture_positions), and the kernels ``K_*`` at the offsets ``deltas`` (n,).
+    """
+
+    pretrained: str
+    shape: ZooShape
+    n: int
+    base: float
+    encodings: dict[str, ZooEncoding]
+    kernel: KernelChecks
+    alibi: AlibiLine
+    D__sinusoidal: np.ndarray
+    D__learned: np.ndarray
+    D__rope: np.ndarray
+    D__alibi: np.ndarray
+    D__none: np.ndarray
+    mds2__sinusoidal: np.ndarray
+    mds2__learned: np.ndarray
+    mds2__rope: np.ndarray
+    mds2__alibi: np.ndarray
+    mds2__none: np.ndarray
+    table__sinusoidal: np.ndarray
+    table__learned: np.ndarray
+    alibi_bias: np.ndarray
+    deltas: np.ndarray
+    K_sinusoidal: np.ndarray
+    K_rope: np.ndarray
+    omega_sinusoidal: np.ndarray
+    omega_rope: np.ndarray
+
+
 def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None) -> Result:
     r"""The zoo at the shape of the pretrained model: tables, biases, distance matrices and their checks, stored.
 
@@ -48,7 +135,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
     $d$ and RoPE at $d_{head}$; ``alibi``: slopes, one-axis fraction, line-fit error. Arrays: ``D__<name>``
     (n, n), ``mds2__<name>`` (n, 2), ``table__sinusoidal``, ``table__learned`` (picture_positions, d),
     ``alibi_bias`` (n_heads, picture_positions, picture_positions), ``deltas``, ``K_sinusoidal``, ``K_rope``,
-    ``omega_sinusoidal``, ``omega_rope``.
+    ``omega_sinusoidal``, ``omega_rope``. The record: :class:`ZooDistances`.
 
     Raises
     ------
@@ -61,15 +148,34 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
     base = conf.base if base is None else float(base)
     params = dict(n=n, base=base, pretrained=settings.pretrained, picture_positions=conf.picture_positions)
 
-    def compute():
+    def compute() -> ZooDistances:
         from ..config import validate_pretrained
         from ..models.pretrained import position_table, pretrained_shape
         table = position_table(settings.pretrained)
         shape = asdict(pretrained_shape(settings.pretrained))
         values, arrays = zoo_geometry(table, shape, n, base, conf.picture_positions)
-        return dict(pretrained=validate_pretrained(settings.pretrained), **values), arrays
+        return ZooDistances(
+            pretrained=validate_pretrained(settings.pretrained), shape=ZooShape(**values["shape"]), n=values["n"],
+            base=values["base"], encodings={k: ZooEncoding(**v) for k, v in values["encodings"].items()},
+            kernel=KernelChecks(**values["kernel"]), alibi=AlibiLine(**values["alibi"]), **arrays)
 
     return store_result(settings, "zoo.distances", compute, params, force, model=settings.pretrained)
+
+
+@dataclass(frozen=True)
+class KernelPair:
+    """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
+
+    d_model: int
+    n_heads: int
+    d_head: int
+    n: int
+    base: float
+    stress_scale_free: float
+    max_sinusoidal: float
+    max_rope: float
+    D_sinusoidal: np.ndarray    # (n, n)
+    D_rope: np.ndarray          # (n, n)
 
 
 def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None,
@@ -78,7 +184,7 @@ def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None,
 
     Both are formulas of the shape alone, so a CPU computes it at every scale without loading a model. Values:
     ``d_model``, ``n_heads``, ``d_head``, ``n``, ``base``, ``stress_scale_free``, ``max_sinusoidal``, ``max_rope``;
-    arrays: ``D_sinusoidal``, ``D_rope`` (n, n).
+    arrays: ``D_sinusoidal``, ``D_rope`` (n, n). The record: :class:`KernelPair`.
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -87,11 +193,11 @@ def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None,
     d, heads = int(shape.d_model), int(shape.n_heads)
     params = dict(n=n, base=base, d_model=d, n_heads=heads)
 
-    def compute():
+    def compute() -> KernelPair:
         D_sin, D_rope = sinusoidal_distances(n, d, base=base), rope_distances(n, d // heads, base=base)
-        values = dict(d_model=d, n_heads=heads, d_head=d // heads, n=n, base=base,
-                      stress_scale_free=float(geo.stress(D_sin, D_rope, "scale_free", as_distances=True)),
-                      max_sinusoidal=float(np.max(D_sin)), max_rope=float(np.max(D_rope)))
-        return values, {"D_sinusoidal": D_sin, "D_rope": D_rope}
+        return KernelPair(d_model=d, n_heads=heads, d_head=d // heads, n=n, base=base,
+                          stress_scale_free=float(geo.stress(D_sin, D_rope, "scale_free", as_distances=True)),
+                          max_sinusoidal=float(np.max(D_sin)), max_rope=float(np.max(D_rope)),
+                          D_sinusoidal=D_sin, D_rope=D_rope)
 
     return store_result(settings, "zoo.kernel_pair", compute, params, force)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ...geometry.bootstrap import Interval
 from ...geometry.intervals import PilotPlan, SeedInterval
 from ...registry.typed import stored
+from ..corpus_geometry import StressPair
 
 __all__ = ["BootstrapIntervals", "StressPair", "PairedSeed", "PairedOutcome"]
 
@@ -21,14 +22,6 @@ class BootstrapIntervals:
     differences: dict[str, Interval]
     n_used: int                     # the replicates that entered the intervals
     n_folds: int | None = stored("interval.n_folds", default=None)  # the folds resampled, where stored
-
-
-@dataclass(frozen=True)
-class StressPair:
-    """An encoding's stress under the paper's normalisation and the scale-free one."""
-
-    paper: float
-    scale_free: float
 
 
 @dataclass(frozen=True, kw_only=True)

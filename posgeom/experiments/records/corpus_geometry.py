@@ -7,8 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...registry.typed import stored
-from ..corpus_geometry import SensitivityRow
-from .common import StressPair
+from ..corpus_geometry import KindGeometry, StoredSensitivity
 
 __all__ = ["StoredSST2Geometry", "SST2View", "FamilyGeometry", "StoredSyntheticGeometry", "FamilyArrays",
            "NoiseScaling", "KindGeometry", "KindsSummary", "StoredSensitivity"]
@@ -89,16 +88,6 @@ class NoiseScaling:
 
 
 @dataclass(frozen=True)
-class KindGeometry:
-    """One corpus under one Hellinger convention of ``run_hellinger_kinds`` (``at="<corpus>.<convention>"``)."""
-
-    max_D: float
-    clipped_mass: float
-    full_rank_max_error: float
-    stress: dict[str, StressPair]
-
-
-@dataclass(frozen=True)
 class KindsSummary:
     """The Hellinger conventions compared (a stored ``run_hellinger_kinds``)."""
 
@@ -111,10 +100,3 @@ class KindsSummary:
     sin_paper_norm: float = stored("sst2.normalized.stress.sinusoidal.paper")
     sin_sf_chord: float = stored("sst2.chord.stress.sinusoidal.scale_free")
     sin_sf_norm: float = stored("sst2.normalized.stress.sinusoidal.scale_free")
-
-
-@dataclass(frozen=True)
-class StoredSensitivity:
-    """A stored ``run_sensitivity``: one :class:`~posgeom.experiments.corpus_geometry.SensitivityRow` per variant."""
-
-    variants: tuple[SensitivityRow, ...]

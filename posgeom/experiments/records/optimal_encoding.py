@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...registry.typed import stored
+from ..optimal_encoding import ExactEmbedding, ExactKind, SmacofGain, StoredComparison
 
 __all__ = ["AlgorithmSummary", "AlgorithmArrays", "StoredComparison", "SmacofGain", "ExactKind", "ExactEmbedding",
            "OneHotStresses"]
@@ -35,50 +36,6 @@ class AlgorithmArrays:
     eigenvalues: np.ndarray
     population_eigenvalues: np.ndarray
     D: np.ndarray
-
-
-@dataclass(frozen=True)
-class StoredComparison:
-    """A stored ``run_encoding_comparison``: per corpus each encoding's stress under each normalisation."""
-
-    pretrained: str
-    stationary: dict[str, dict[str, float]]
-    drift: dict[str, dict[str, float]]
-    regimes: dict[str, dict[str, float]]
-    markov: dict[str, dict[str, float]]
-    sst2: dict[str, dict[str, float]]
-
-
-@dataclass(frozen=True)
-class SmacofGain:
-    """One corpus of a stored ``run_smacof_gain`` (``at=corpus``), per rank."""
-
-    ranks: tuple[int, ...]
-    gain: tuple[float, ...]
-    mds_paper: tuple[float, ...]
-    mds_scale_free: tuple[float, ...]
-    smacof_paper: tuple[float, ...]
-    n_iter: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class ExactKind:
-    """Full-rank MDS under one Hellinger distance."""
-
-    full_rank_max_error: float
-    clipped_mass: float
-    min_over_max_eigenvalue: float
-    n_negative_beyond_rounding: int
-    numerical_rank: int
-
-
-@dataclass(frozen=True)
-class ExactEmbedding:
-    """One corpus of a stored ``run_exact_embedding`` (``at=corpus``)."""
-
-    n: int
-    chord: ExactKind
-    geodesic: ExactKind
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...geometry.bootstrap import Interval
+from ..sinusoids_as_mds import StoredSweep
 
 __all__ = ["FourierCorpus", "StoredFourier", "Eigenvectors", "ShiftIntervals", "StoredSweep"]
 
@@ -48,16 +49,3 @@ class ShiftIntervals:
     toeplitz_deviation: Interval | None = None
     circulant_deviation: Interval | None = None
     fourier_match: Interval | None = None
-
-
-@dataclass(frozen=True)
-class StoredSweep:
-    """A stored ``run_stationarity_sweep``, per mixing weight t (0: the Markov corpus, 1: the drift one)."""
-
-    t: tuple[float, ...]
-    toeplitz_deviation: tuple[float, ...]
-    circulant_deviation: tuple[float, ...]
-    fourier_match: tuple[float, ...]
-    mean_sinusoid_r2: tuple[float, ...]
-    sinusoidal_scale_free: tuple[float, ...]
-    mds_scale_free: tuple[float, ...]

@@ -7,22 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...registry.typed import stored
+from ..zoo import KernelPair, ZooEncoding
 
 __all__ = ["ZooEncoding", "ZooSummary", "ZooPictures", "KernelPair"]
-
-
-@dataclass(frozen=True)
-class ZooEncoding:
-    """One encoding of a stored ``run_zoo`` (``at="encodings.<name>"``)."""
-
-    enters: str
-    n_params: int
-    max_distance: float
-    toeplitz_spread: float
-    eigen_fraction_1: float
-    eigen_fraction_2: float
-    separation: float
-    separation_normalized: float
 
 
 @dataclass(frozen=True)
@@ -61,17 +48,3 @@ class ZooPictures:
     kernel_rope: np.ndarray = stored("K_rope")
     omega_sinusoidal: np.ndarray
     omega_rope: np.ndarray
-
-
-@dataclass(frozen=True)
-class KernelPair:
-    """A stored ``run_kernel_pair``, typed: sinusoidal against RoPE at the paper model's shapes."""
-
-    d_model: int
-    n_heads: int
-    d_head: int
-    n: int
-    base: float
-    stress_scale_free: float
-    max_sinusoidal: float
-    max_rope: float
