@@ -55,7 +55,7 @@ def keys_in(checkout: Path, roots_list) -> dict:
     return dict(zip(unique, json.loads(out.stdout)))
 
 
-def move_across_refactor(registry: Registry, checkout: Path, evidence: str, dry_run: bool) -> int:
+def move_across_refactor(registry: Registry, checkout: Path, evidence: str, dry_run: bool, scale=None) -> int:
     """Move the entries made by ``checkout``'s code to this checkout's code key (module docstring)."""
     if not evidence.strip():
         raise SystemExit("--evidence is required with --from: say what shows that the refactor changes no stored byte")
@@ -65,7 +65,8 @@ def move_across_refactor(registry: Registry, checkout: Path, evidence: str, dry_
                            capture_output=True, text=True, check=True).stdout.strip()
     if dirty:
         raise SystemExit(f"{checkout} has uncommitted changes; --from needs a clean checkout of the commit that made the entries")
-    entries = [r for r in registry.entries() if r.manifest.get("code_modules") and r.manifest.get("code_key")]
+    entries = [r for r in registry.entries() if r.manifest.get("code_modules") and r.manifest.get("code_key")
+               and scale in (None, r.scale)]
     before = keys_in(checkout, [r.manifest["code_modules"] for r in entries])
     moved, already, left = 0, 0, []
     for result in entries:
@@ -93,10 +94,11 @@ def main(argv=None) -> int:
     parser.add_argument("--from", dest="checkout", type=Path, help="a clean checkout of the commit that made the "
                         "entries: move them across a refactor (module docstring)")
     parser.add_argument("--evidence", default="", help="with --from: what shows the refactor changes no stored byte")
+    parser.add_argument("--scale", choices=("quick", "paper"), help="with --from: move the entries of this scale only")
     args = parser.parse_args(argv)
     registry = Registry(args.results)
     if args.checkout is not None:
-        return move_across_refactor(registry, args.checkout.resolve(), args.evidence, args.dry_run)
+        return move_across_refactor(registry, args.checkout.resolve(), args.evidence, args.dry_run, args.scale)
     moved, already, left = 0, 0, []
     for result in registry.entries():
         roots, stored = result.manifest.get("code_modules"), result.manifest.get("code_key")
