@@ -87,7 +87,7 @@ CONFIGS = by_scale(
 
 @dataclass(frozen=True)
 class StoredEquivariance:
-    """A stored :func:`run_equivariance`, per model label; ``machine_epsilon``: the scale of rounding."""
+    """A stored :func:`~posgeom.experiments.necessity.run_equivariance`, per model label; ``machine_epsilon``: the scale of rounding."""
 
     models: dict[str, EquivarianceRow]
     machine_epsilon: float
@@ -95,7 +95,7 @@ class StoredEquivariance:
 
 @dataclass(frozen=True)
 class StoredOrderTask:
-    """A stored :func:`run_order_task`: a row per model label, and its test accuracy along training."""
+    """A stored :func:`~posgeom.experiments.necessity.run_order_task`: a row per model label, and its test accuracy along training."""
 
     models: dict[str, OrderTaskRow]
     chance: float
