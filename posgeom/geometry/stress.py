@@ -30,7 +30,7 @@ __all__ = ["stress", "StressNormalization", "STRESS_NORMALIZATIONS", "REPORTED_N
 
 
 class StressNormalization(StrEnum):
-    """How a stress is normalised (:func:`stress`); a member equals its text."""
+    """How a stress is normalised (``posgeom.geometry.stress``); a member equals its text."""
 
     PAPER = "paper"
     SCALE_FREE = "scale_free"
