@@ -197,6 +197,11 @@ def _matches(record, stored_value, arrays=None) -> None:
             if isinstance(value, np.ndarray) and arrays is not None and path in arrays:
                 np.testing.assert_array_equal(value, arrays[path])
                 continue
+            if "{}" in path and arrays is not None:  # an array family: one stored array per key
+                assert value, (f.name, "no stored array of the family")
+                for key, array in value.items():
+                    np.testing.assert_array_equal(array, arrays[path.replace("{}", key)])
+                continue
             here = stored_value
             for part in path.split("."):  # a dotted path, as as_record follows it
                 if isinstance(here, list) and part.isdigit() and int(part) < len(here):
@@ -353,8 +358,6 @@ CHECKED_ELSEWHERE = {
     "ZooPictures",  # test_zoo_pictures_are_the_stored_arrays, below
     # tests/test_chapters_typed_reads_a.py, each for one corpus of its result
     "CrossFitted", "StressCurve", "FourierCorpus", "ShiftIntervals", "KindGeometry",
-    # the bases of the designs' records: test_a_committed_result_stored_again_from_its_record_is_the_same, below
-    "PairedSeed", "PairedOutcome",
 }
 
 #: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read

@@ -18,8 +18,7 @@ from ..models.tasks import extend_model, marker_split_accuracy, order_task_data,
 from ..models.threads import torch_threads
 from ..registry import Result
 from . import extrapolation as ex
-from .paired_design import PairedDesign, run_paired_design
-from .records.common import PairedOutcome, PairedSeed
+from .paired_design import PairedDesign, PairedOutcome, PairedSeed, run_paired_design
 from .settings import as_params, store_result
 
 __all__ = ["HEURISTICS_DESIGN", "LENGTH_FACTOR", "HeuristicsSeed", "StoredHeuristicsPowered", "run_heuristics_powered"]

@@ -25,6 +25,7 @@ from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..geometry.peaks import NORMALIZATIONS, peak_layers, projected_stress
 from ..registry import Result
 from ..registry.typed import stored
+from .real_corpora_geometry import RecordedOptions
 from .settings import as_params, by_scale, store_result
 
 if TYPE_CHECKING:
@@ -113,21 +114,6 @@ def _with_overrides(cfg: InsideBertSettings, overrides: dict) -> InsideBertSetti
 
 
 @dataclass(frozen=True)
-class SentenceOptions:
-    """The corpus options of the sentences fed to the model, as recorded (``RECORDED_OPTIONS`` of the real corpora)."""
-
-    corpus: str
-    split: str
-    n_positions: int
-    max_sequences: int | None
-    br_tags: str
-    special: str
-    min_count: int
-    kind: str
-    subset_seed: int
-
-
-@dataclass(frozen=True)
 class StoredLayerStress:
     """A stored ``run_layer_stress``: the projected stress of every layer under the three definitions.
 
@@ -146,7 +132,7 @@ class StoredLayerStress:
     peaks: dict[str, int]
     paper_peak_layer: int
     clipped_max: float              # the largest clipped mass of the kernel distances
-    options: SentenceOptions
+    options: RecordedOptions
     propagated_head: np.ndarray     # (n_layers, H, 2)
     static_head: np.ndarray         # (n_layers, H, 2)
     propagated_pooled: np.ndarray   # (n_layers, 2)
@@ -191,7 +177,7 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
         values, arrays = layer_stress(model, means, target.arrays["D"], target.arrays["positions"], cfg.min_reach)
         position_range = values.pop("positions")  # the array of the same name holds every position kept
         return StoredLayerStress(model=settings.pretrained, position_range=position_range, **values,
-                                 n_sentences=int(tokens.lengths.size), options=SentenceOptions(**opts), **arrays)
+                                 n_sentences=int(tokens.lengths.size), options=RecordedOptions.of(opts), **arrays)
 
     return store_result(settings, "inside_bert_layers", compute, params, force, device=resolve_device(settings.device),
                         model=settings.pretrained)
@@ -199,6 +185,6 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
 
 __all__ = [
     "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "sentence_tokens",
-    "layer_stress", "SentenceOptions", "StoredLayerStress", "run_layer_stress",
+    "layer_stress", "StoredLayerStress", "run_layer_stress",
 ]
 

@@ -17,8 +17,7 @@ from ..models.tasks import order_population_geometry, order_task_data
 from ..models.threads import torch_threads
 from ..registry import Result
 from . import extrapolation as ex, learned_tables as lt, table_dropout as td
-from .paired_design import PairedDesign, run_paired_design
-from .records.common import PairedOutcome, PairedSeed
+from .paired_design import PairedDesign, PairedOutcome, PairedSeed, run_paired_design
 from .settings import as_params, store_result
 
 __all__ = ["TAILS_DESIGN", "INIT_DESIGN", "DROPOUT_DESIGN", "SMALL_INIT", "LARGE_INIT", "TailsSeed",

@@ -26,7 +26,7 @@ from ..models.threads import torch_threads
 from ..registry import Registry, Result
 from ..registry.typed import stored
 from ..validation import check_choices
-from .records.common import StressPair
+from .corpus_geometry import StressPair
 from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, records, store_result
 
 __all__ = [

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 from ..config import resolve_device, settings_or_default as _settings
 from ..encodings.identifiers import Encoding
-from ..geometry.intervals import MIN_SEEDS, PilotPlan, SeedInterval, paired_difference
+from ..geometry.intervals import MIN_SEEDS, SeedInterval, paired_difference
 from ..models.batches import SCALE_PADDING
 from ..models.comparison import train_one
 from ..models.threads import torch_threads
 from ..registry import Result
 from . import lowrank_training as lt
-from .paired_design import PairedDesign, run_paired_design
+from .paired_design import PairedDesign, PairedOutcome, PairedSeed, run_paired_design
 from .settings import as_params, store_result
 
 __all__ = ["PoweredDesign", "POWERED_DESIGN", "run_lowrank_powered", "table_runs", "PoweredSeed",
@@ -49,36 +49,22 @@ class PoweredDesign:
 POWERED_DESIGN = PoweredDesign()
 
 
-@dataclass(frozen=True)
-class PoweredSeed:
+@dataclass(frozen=True, kw_only=True)
+class PoweredSeed(PairedSeed):
     """One seed of the design: both tables trained from it, ``a`` and ``b`` their test accuracies."""
 
-    a: float
-    b: float
-    difference: float  # a - b
-    seed: int
-    seconds: float  # both trainings
     tables: tuple[lt.TableRun, ...]  # in the order of PoweredDesign.encodings
 
 
-@dataclass(frozen=True)
-class LowrankPoweredRecord:
+@dataclass(frozen=True, kw_only=True)
+class LowrankPoweredRecord(PairedOutcome):
     """A stored ``run_lowrank_powered``: the paired design's pilot, plan and decision, and the stalled runs."""
 
     pilot: tuple[PoweredSeed, ...]
-    plan: PilotPlan
-    runs: tuple[PoweredSeed, ...]  # the decision's seeds 0, 1, ...
-    difference: SeedInterval  # the decision's interval of a - b
-    level: float
-    seconds: dict[str, float]  # of the pilot and of the decision
+    runs: tuple[PoweredSeed, ...]
     stalled: dict[str, tuple[int, ...]]  # per table, the seeds whose run stalled
     fitted_gap: SeedInterval | None  # the interval where neither table stalled; None under MIN_SEEDS seeds
     device: str
-
-
-def _powered_seeds(records) -> tuple[PoweredSeed, ...]:
-    """The per-seed records of ``run_paired_design`` as records."""
-    return tuple(PoweredSeed(**{**r, "tables": tuple(lt.TableRun(**t) for t in r["tables"])}) for r in records)
 
 
 def table_runs(records) -> list[dict]:
@@ -137,10 +123,7 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
         # the gap where both tables fitted the task: where the gap over all seeds comes from
         fitted_gap = (paired_difference([r["a"] for r in fitted], [r["b"] for r in fitted], design.paired.level,
                                         bounds=(-1.0, 1.0)) if len(fitted) >= MIN_SEEDS else None)
-        return LowrankPoweredRecord(
-            pilot=_powered_seeds(values["pilot"]), plan=PilotPlan(**values["plan"]), runs=_powered_seeds(values["runs"]),
-            difference=SeedInterval.from_dict(values["difference"]), level=values["level"], seconds=values["seconds"],
-            stalled=stalled, fitted_gap=fitted_gap, device=device)
+        return LowrankPoweredRecord.of(values, stalled=stalled, fitted_gap=fitted_gap, device=device)
 
     return store_result(settings, "minimal_parametrisation.lowrank_powered", compute, params, force, device=device,
                         model="1-layer encoder of width 32 (posgeom.models), marker-order task")

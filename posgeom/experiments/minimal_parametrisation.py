@@ -23,6 +23,7 @@ from ..encodings.identifiers import Encoding
 from ..corpora.real import data_key
 from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..registry import Result
+from ..registry.typed import stored
 from . import corpus_geometry as cg
 from .lowrank_training import LEVEL, TRAIN_CONFIGS, TRAIN_ENCODINGS, TrainOptions, run_lowrank_training
 from .settings import as_params, by_scale, store_result
@@ -31,7 +32,7 @@ __all__ = [
     "CONFIGS", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS", "run_c5", "run_lowrank_training",
     "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation", "MinimalOptions", "C5Options",
     "run_c5_draws", "PlantedRank", "StoredValidation", "C5Reduction", "C5Record", "C5Draw", "C5DrawsRecord",
-    "CorpusStresses", "StressVsRankRecord",
+    "CorpusStresses", "StressVsRankRecord", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks",
 ]
 
 
@@ -81,6 +82,50 @@ CONFIGS = by_scale(
 RANK_KEYS = ("tol", "mass", "stress", "cross_fitted", "cross_fitted_rank", "cross_fitted_threshold")
 
 
+@dataclass(frozen=True)
+class RankReadings:
+    """A corpus's rank readings of :func:`run_effective_rank`, one per setting (sample size or preprocessing)."""
+
+    tol: tuple[int, ...]
+    mass: tuple[int, ...]
+    stress: tuple[int, ...]
+    cross_fitted: tuple[str, ...]  # the noise-aware rank in words
+    cross_fitted_rank: tuple[int | None, ...]  # None where undetermined
+    cross_fitted_threshold: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class FamilyRanks(RankReadings):
+    """A synthetic family's readings at each sample size, and its population's rank."""
+
+    sizes: tuple[int, ...]
+    population: int
+
+
+@dataclass(frozen=True)
+class SST2Ranks(RankReadings):
+    """SST-2's readings under each preprocessing, and the sequences counted."""
+
+    special: tuple[str, ...]
+    min_count: tuple[int, ...]
+    n_kept: tuple[int, ...]
+    n_sequences: int
+
+
+@dataclass(frozen=True)
+class StoredRanks:
+    """A stored :func:`run_effective_rank`; the arrays are keyed by family or by ``"sst2_<special>_<min_count>"``."""
+
+    drift: FamilyRanks
+    stationary: FamilyRanks
+    regimes: FamilyRanks
+    markov: FamilyRanks
+    sst2: SST2Ranks
+    eigenvalues: dict[str, np.ndarray] = stored("{}__eigenvalues")  # (n,), at the largest size
+    cross_fitted: dict[str, np.ndarray] = stored("{}__cross_fitted")  # (n_resamples, k - 1)
+    population_eigenvalues: dict[str, np.ndarray] = stored("{}__population_eigenvalues")  # families only
+
+
 def run_effective_rank(settings=None, *, force: bool = False) -> Result:
     r"""Effective rank of $B$ under each criterion, against the noise, for each corpus and corpus size, stored.
 
@@ -102,8 +147,8 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
                   sst2_variants=[list(v) for v in cfg.sst2_variants],
                   sst2=as_params(ccfg.sst2), seed=settings.seed, data=data_key(settings.data_dir))
 
-    def compute():
-        values, arrays = {}, {}
+    def compute() -> StoredRanks:
+        families, eigenvalues, cross_fitted, population_eigenvalues = {}, {}, {}, {}
         for fam in cg.SYNTHETIC_FAMILIES:
             rows = {k: [] for k in RANK_KEYS}
             for N in cfg.rank_sizes:
@@ -113,13 +158,10 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
                                                corpus.vocab_size, cfg.rank_criteria, settings.seed, **RANK_OPTIONS)
                 for k in rows:
                     rows[k].append(r[k])
-            pop = geo.hellinger_matrix(corpus.population)
-            wp = geo.classical_mds(pop, k=1).eigenvalues
-            rows["population"] = geo.effective_rank(wp, "tol", tol=1e-9) if wp[0] > 0 else 0
-            rows["sizes"] = [int(s) for s in cfg.rank_sizes]
-            values[fam] = rows
-            arrays[f"{fam}__eigenvalues"], arrays[f"{fam}__cross_fitted"] = w, nar.eigenvalues
-            arrays[f"{fam}__population_eigenvalues"] = wp
+            wp = geo.classical_mds(geo.hellinger_matrix(corpus.population), k=1).eigenvalues
+            families[fam] = FamilyRanks(**{k: tuple(v) for k, v in rows.items()}, sizes=tuple(int(s) for s in cfg.rank_sizes),
+                                        population=geo.effective_rank(wp, "tol", tol=1e-9) if wp[0] > 0 else 0)
+            eigenvalues[fam], cross_fitted[fam], population_eigenvalues[fam] = w, nar.eigenvalues, wp
         sst2 = {k: [] for k in (*RANK_KEYS, "special", "min_count", "n_kept")}
         # the sentence of each training phrase: its phrases share a fold of the noise-aware rank (None for a
         # split of whole sentences), as in the chapter on real corpora, so both get the same number
@@ -144,11 +186,10 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
             sst2["special"].append(special)
             sst2["min_count"].append(int(min_count))
             sst2["n_kept"].append(int(marg.n_positions))
-            arrays[f"sst2_{special}_{min_count}__eigenvalues"] = w
-            arrays[f"sst2_{special}_{min_count}__cross_fitted"] = nar.eigenvalues
-        sst2["n_sequences"] = int(counts.n_sequences)
-        values["sst2"] = sst2
-        return values, arrays
+            eigenvalues[f"sst2_{special}_{min_count}"], cross_fitted[f"sst2_{special}_{min_count}"] = w, nar.eigenvalues
+        return StoredRanks(**families, sst2=SST2Ranks(**{k: tuple(v) for k, v in sst2.items()}, n_sequences=int(counts.n_sequences)),
+                           eigenvalues=eigenvalues, cross_fitted=cross_fitted,
+                           population_eigenvalues=population_eigenvalues)
 
     return store_result(settings, "minimal_parametrisation.effective_rank", compute, params, force)
 

@@ -21,18 +21,16 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, settings_or_default as _settings
 from ..corpora.distances import resampling_groups
-from ..corpora.groups import resampling_unit
 from ..corpora.identifiers import Corpus
 from ..corpora.tokenize import table_rows
 from ..encodings.identifiers import Encoding
-from ..geometry.bootstrap import Interval
 from ..registry import Result
 from ..registry.typed import stored
 from . import real_corpora as rc
 from .monotonicity_ntk import NTK_CONFIGS, REGIMES, NTKOptions, NTKRecord, NTKRegime, run_ntk, run_ntk_all
-from .real_corpora_geometry import RecordedOptions
+from .real_corpora_geometry import CorpusIntervals
 from .real_corpora_stress import RANDOM_ROW
-from .settings import IntervalOptions, as_params, by_scale, records, store_result
+from .settings import as_params, by_scale, records, store_result
 
 
 #: The paper's violation rate of P_MDS (claim C9).
@@ -101,18 +99,11 @@ class MonotonicityTableRecord:
     random_violation: np.ndarray  # (seeds,)
 
 
-@dataclass(frozen=True)
-class ViolationIntervalsRecord:
+@dataclass(frozen=True, kw_only=True)
+class ViolationIntervalsRecord(CorpusIntervals):
     """A stored ``run_violation_intervals``: per encoding and difference ``"<a>-<b>"`` (as stored) an interval."""
 
-    options: RecordedOptions
-    interval: IntervalOptions
     mds_rank: int
-    n_used: int  # the replicates that entered the intervals
-    resampled: str  # the unit a replicate resamples, in words
-    statistics: dict[str, Interval]
-    differences: dict[str, Interval]
-    replicates: np.ndarray  # (n_used, encodings)
 
 
 #: The fixed encodings whose order the table scores.
@@ -273,11 +264,7 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = C
             seed=settings.seed, differences={f"{a}-{b}": (a, b) for a, b in INTERVAL_DIFFERENCES},
             groups=resampling_groups(cd.options, data_dir=settings.data_dir, source=source), bounds=(0.0, 1.0),  # rates
             progress=f"violation bootstrap {corpus}")
-        return ViolationIntervalsRecord(
-            options=RecordedOptions.of(opts), interval=IntervalOptions(**icfg), mds_rank=k, n_used=out["n_used"],
-            resampled=resampling_unit(opts["corpus"], opts["split"]),
-            statistics={name: Interval.from_dict(iv) for name, iv in out["statistics"].items()},
-            differences={name: Interval.from_dict(iv) for name, iv in out["differences"].items()}, replicates=reps)
+        return ViolationIntervalsRecord.of(opts, icfg, out, reps, mds_rank=k)
 
     return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force,
                         model=settings.pretrained)

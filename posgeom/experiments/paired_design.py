@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Callable, Mapping
 
 import numpy as np
 
-from ..geometry.intervals import MIN_SEEDS, paired_difference, plan_from_pilot
+from ..geometry.intervals import MIN_SEEDS, PilotPlan, SeedInterval, paired_difference, plan_from_pilot
+from ..registry.typed import as_record
 
-__all__ = ["PairedDesign", "run_paired_design", "read_or_run"]
+__all__ = ["PairedDesign", "PairedSeed", "PairedOutcome", "run_paired_design", "read_or_run"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,34 @@ class PairedDesign:
         if shared:
             raise ValueError(f"pilot seeds {shared[:5]} are among the decision's seeds 0–{self.max_seeds - 1}: "
                              f"choose pilot seeds from {self.max_seeds} up")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairedSeed:
+    """One seed of a paired design: the two measures, their difference a - b, the seed, the seconds it took."""
+
+    a: float
+    b: float
+    difference: float
+    seed: int
+    seconds: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairedOutcome:
+    """A paired design as :func:`run_paired_design` stores it; a design's record narrows ``pilot`` and ``runs``."""
+
+    pilot: tuple[PairedSeed, ...]
+    plan: PilotPlan
+    runs: tuple[PairedSeed, ...]  # the decision's seeds 0, 1, ...
+    difference: SeedInterval      # the decision's interval of a - b
+    level: float
+    seconds: dict[str, float]     # of the pilot and of the decision
+
+    @classmethod
+    def of(cls, design: Mapping, **extra):
+        """The record of :func:`run_paired_design`'s mapping, with the fields it does not hold given in ``extra``."""
+        return as_record(SimpleNamespace(values=design, arrays={}), cls, **extra)
 
 
 def _measured(measure: Callable[[int], Mapping], seed: int) -> dict:

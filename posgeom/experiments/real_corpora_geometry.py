@@ -18,6 +18,7 @@ from ..corpora.groups import resampling_unit
 from ..corpora.identifiers import Corpus
 from ..corpora.options import CorpusOptions
 from ..corpora.real import DataSource, describe_source, resolve_source
+from ..geometry.bootstrap import Interval
 from ..geometry.hellinger import HELLINGER_KINDS, HellingerKind
 from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..registry import Registry, Result
@@ -203,6 +204,29 @@ class RecordedOptions:
         return cls(**(options if isinstance(options, dict) else corpus_params(options)))
 
 
+@dataclass(frozen=True, kw_only=True)
+class CorpusIntervals:
+    """Bootstrap intervals over a real corpus's sequences (:func:`posgeom.geometry.sequence_intervals`), as stored."""
+
+    options: RecordedOptions
+    interval: IntervalOptions
+    n_used: int  # the replicates that entered the intervals
+    resampled: str  # the unit a replicate resamples, in words
+    statistics: dict[str, Interval]
+    differences: dict[str, Interval]
+    replicates: np.ndarray  # (n_used, statistics)
+
+    @classmethod
+    def of(cls, options, interval: dict, out: dict, replicates: np.ndarray, **extra):
+        """The record of ``sequence_intervals``' ``out`` and ``replicates`` over the corpus of ``options``."""
+        options = RecordedOptions.of(options)
+        return cls(options=options, interval=IntervalOptions(**interval), n_used=out["n_used"],
+                   resampled=resampling_unit(options.corpus, options.split),
+                   statistics={name: Interval.from_dict(iv) for name, iv in out["statistics"].items()},
+                   differences={name: Interval.from_dict(iv) for name, iv in out["differences"].items()},
+                   replicates=replicates, **extra)
+
+
 @dataclass(frozen=True)
 class CorpusGeometryRecord:
     """A stored ``run_corpus_geometry`` (``posgeom.geometry.corpus_geometry_values``, with the options)."""
@@ -383,5 +407,5 @@ __all__ = [
     "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "RealCorporaOptions", "CONFIGS",
     "chapter_settings", "check_corpus", "RECORDED_OPTIONS", "corpus_options", "corpus_params",
     "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
-    "run_noise_aware_rank", "paper_results", "RecordedOptions", "CorpusGeometryRecord", "NoiseAwareRankRecord",
+    "run_noise_aware_rank", "paper_results", "RecordedOptions", "CorpusIntervals", "CorpusGeometryRecord", "NoiseAwareRankRecord",
 ]

@@ -15,21 +15,19 @@ from .. import encodings as enc
 from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..corpora.distances import resampling_groups
-from ..corpora.groups import resampling_unit
 from ..corpora.identifiers import Corpus
 from ..corpora.tokenize import table_rows
 from ..encodings.identifiers import Encoding
-from ..geometry.bootstrap import Interval
 from ..geometry.fitted import mds_row, smacof_row
 from ..geometry.stress import StressNormalization
 from ..models.batches import SCALE_PADDING
 from ..registry import Result
 from ..registry.typed import stored
 from .real_corpora_geometry import (
-    NORMALIZATIONS, RecordedOptions, chapter_settings, corpus_geometry_of, corpus_options, corpus_params,
+    NORMALIZATIONS, CorpusIntervals, RecordedOptions, chapter_settings, corpus_geometry_of, corpus_options, corpus_params,
     corpus_source, run_corpus_geometry,
 )
-from .settings import IntervalOptions, as_params, records, store_result
+from .settings import as_params, records, store_result
 
 #: The fixed encodings of the stress table (:func:`posgeom.encodings.encoding_set`), in its row order.
 STRESS_ENCODINGS = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.ALIBI_KERNEL_RULE,
@@ -98,18 +96,11 @@ class StressTableRecord:
     smacof_iters: np.ndarray  # (k,)
 
 
-@dataclass(frozen=True)
-class StressIntervalsRecord:
+@dataclass(frozen=True, kw_only=True)
+class StressIntervalsRecord(CorpusIntervals):
     """A stored ``run_stress_intervals``; keys ``"<encoding>|<norm>"`` and ``"<a>-<b>|<norm>"`` as stored."""
 
-    options: RecordedOptions
-    interval: IntervalOptions
     best_head: int
-    n_used: int  # the replicates that entered the intervals
-    resampled: str  # the unit a replicate resamples, in words
-    statistics: dict[str, Interval]
-    differences: dict[str, Interval]
-    replicates: np.ndarray  # (n_used, statistics)
 
 
 def stress_records(result: Result) -> list[StressRow]:
@@ -333,11 +324,7 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = Corp
             differences={f"{a}-{b}|{z}": (f"{a}|{z}", f"{b}|{z}") for a, b, z in INTERVAL_DIFFERENCES},
             groups=resampling_groups(opts, data_dir=settings.data_dir, source=source),
             bounds=[geo.STRESS_BOUNDS[z] for _, z in INTERVAL_STATISTICS], progress=f"bootstrap {corpus}")
-        return StressIntervalsRecord(
-            options=RecordedOptions.of(opts), interval=IntervalOptions(**icfg), best_head=best, n_used=out["n_used"],
-            resampled=resampling_unit(opts.corpus, opts.split),
-            statistics={name: Interval.from_dict(iv) for name, iv in out["statistics"].items()},
-            differences={name: Interval.from_dict(iv) for name, iv in out["differences"].items()}, replicates=reps)
+        return StressIntervalsRecord.of(opts, icfg, out, reps, best_head=best)
 
     return store_result(settings, f"real_corpora_stress_intervals_{corpus}", compute, params, force)
 

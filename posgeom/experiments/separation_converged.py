@@ -32,8 +32,7 @@ from ..validation import upper
 from ..verdicts import FLOOR_EFFECT
 from . import separation as sp
 from .separation import Setup
-from .paired_design import PairedDesign, run_paired_design
-from .records.common import PairedOutcome, PairedSeed
+from .paired_design import PairedDesign, PairedOutcome, PairedSeed, run_paired_design
 from .settings import as_params, store_result
 
 __all__ = ["ConvergedDesign", "CONVERGED_DESIGN", "ConvergedSeed", "StoredSeparationConverged", "sampling_ceiling",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .common import StressPair
+from ..corpus_geometry import StressPair
 
 __all__ = ["TableAnalysis", "TableStress", "StoredTableStress", "StoredInitStudy", "StoredDropoutStudy"]
 

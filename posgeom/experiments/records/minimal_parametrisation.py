@@ -1,7 +1,7 @@
 """Typed records of what :mod:`posgeom.experiments.minimal_parametrisation` and its training comparison store.
 
-``PlantedRank``, ``StoredValidation``, ``C5Draw`` and ``EncodingAccuracy`` are the experiments' own records,
-re-exported here.
+``RankReadings``, ``FamilyRanks``, ``SST2Ranks``, ``StoredRanks``, ``PlantedRank``, ``StoredValidation``,
+``C5Draw`` and ``EncodingAccuracy`` are the experiments' own records, re-exported here.
 """
 
 from __future__ import annotations
@@ -13,51 +13,13 @@ import numpy as np
 from ...geometry.intervals import SeedInterval
 from ...registry.typed import stored
 from ..lowrank_training import EncodingAccuracy
-from ..minimal_parametrisation import C5Draw, PlantedRank, StoredValidation
-from .common import StressPair
+from ..minimal_parametrisation import (C5Draw, FamilyRanks, PlantedRank, RankReadings, SST2Ranks, StoredRanks,
+                                       StoredValidation)
+from ..corpus_geometry import StressPair
 
 __all__ = ["RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks", "CrossFitted", "PlantedRank",
     "StoredValidation", "StressCurve", "C5Row", "StoredC5", "C5Draw", "StoredC5Draws", "EncodingAccuracy",
     "TrainedRun", "StoredTraining"]
-
-
-@dataclass(frozen=True)
-class RankReadings:
-    """A corpus's rank readings of ``run_effective_rank``, one per setting (sample size or preprocessing)."""
-
-    tol: tuple[int, ...]
-    mass: tuple[int, ...]
-    stress: tuple[int, ...]
-    cross_fitted: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class FamilyRanks(RankReadings):
-    """A synthetic family's readings at each sample size, and its population's rank."""
-
-    sizes: tuple[int, ...]
-    population: int
-
-
-@dataclass(frozen=True)
-class SST2Ranks(RankReadings):
-    """SST-2's readings under each preprocessing, and the sequences counted."""
-
-    special: tuple[str, ...]
-    min_count: tuple[int, ...]
-    n_kept: tuple[int, ...]
-    n_sequences: int
-
-
-@dataclass(frozen=True)
-class StoredRanks:
-    """A stored ``run_effective_rank``."""
-
-    drift: FamilyRanks
-    stationary: FamilyRanks
-    regimes: FamilyRanks
-    markov: FamilyRanks
-    sst2: SST2Ranks
 
 
 @dataclass(frozen=True)
@@ -67,8 +29,6 @@ class CrossFitted:
     cross_fitted: tuple[str, ...]
     cross_fitted_threshold: tuple[float, ...]
     eigenvalues: np.ndarray = stored("cross_fitted")
-
-
 
 
 @dataclass(frozen=True)
@@ -105,7 +65,6 @@ class StoredC5:
     rows: tuple[C5Row, ...]
 
 
-
 @dataclass(frozen=True)
 class StoredC5Draws:
     """A stored ``run_c5_draws``."""
@@ -113,7 +72,6 @@ class StoredC5Draws:
     seeds: tuple[int, ...]
     level: float
     rows: tuple[C5Draw, ...]
-
 
 
 @dataclass(frozen=True)
