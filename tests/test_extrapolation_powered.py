@@ -63,8 +63,7 @@ def test_each_heuristic_is_paired_with_the_target_table_over_the_decision_seeds(
 
 def test_the_chapter_reads_the_design_as_an_s6_row_decided_by_the_margin_rule(tiny, tmp_path):
     from posgeom.chapters import learned_tables_fail as exr
-    from posgeom.experiments.records.paired_design import StoredHeuristicsDesign
-    from posgeom.registry.typed import as_record
+    from posgeom.experiments.extrapolation_powered import StoredHeuristicsPowered
 
     settings = get_settings(scale="quick", results_dir=tmp_path, device="cpu")
     r = tiny.run_heuristics_powered(settings)
@@ -73,7 +72,7 @@ def test_the_chapter_reads_the_design_as_an_s6_row_decided_by_the_margin_rule(ti
     assert row.decision == verdicts.s6_heuristics_powered(r.values["heuristics"])
     assert "seeds sized before the run" in row.options
     # every heuristic's interval is on the row
-    for iv in as_record(r, StoredHeuristicsDesign).heuristics.values():
+    for iv in r.as_(StoredHeuristicsPowered).heuristics.values():
         assert f"[{iv.low:+.4f}, {iv.high:+.4f}]" in row.ours
     check = exr.power_checks(_tails_stub(), None, r)[-1]
     assert check.claim == "S6" and check.effect == verdicts.SHORTFALL and check.interval.as_dict() == r.values["difference"]

@@ -21,7 +21,7 @@ from ..wording import describe_model, describe_scales, describe_training, model_
 from .powered import design_check, design_summary, paired_text, plan_text
 from ..experiments.records.learned_tables import (StoredDropoutStudy, StoredInitStudy, StoredTableStress,
                                                   TableAnalysis, TableStress)
-from ..experiments.records.paired_design import StoredDropoutDesign, StoredInitDesign
+from ..experiments.learned_powered import StoredDropoutPowered, StoredInitPowered
 
 __all__ = ["REFERENCE_LABELS", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts", "BandedColumns",
            "banded_columns", "stress_by_corpus", "listed", "s1_ours", "s2_ours", "BASE", "BIG", "SINUSOIDAL", "MDS",
@@ -208,7 +208,7 @@ def _s7_row(init: Result, scale: str) -> ComparisonRow:
 
 def _s7_powered_row(init_powered: Result) -> ComparisonRow:
     """S7 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_init_powered`)."""
-    p, d = design_summary(init_powered), as_record(init_powered, StoredInitDesign)
+    p, d = design_summary(init_powered), init_powered.as_(StoredInitPowered)
     small, large = [r.steps_small for r in d.runs], [r.steps_large for r in d.runs]
     # mean steps over the seeds that reached the threshold (NaN when none did), as the study's row
     steps = [float(x.mean()) if x.size else float("nan") for x in (finite_values(small), finite_values(large))]
@@ -252,7 +252,7 @@ def _s9_row(dropout: Result, scale: str) -> ComparisonRow:
 
 def _s9_powered_row(dropout_powered: Result) -> ComparisonRow:
     """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
-    p, d = design_summary(dropout_powered), as_record(dropout_powered, StoredDropoutDesign)
+    p, d = design_summary(dropout_powered), dropout_powered.as_(StoredDropoutPowered)
     gap = float(np.mean([r.gap_none for r in d.runs]))
     params = dropout_powered.manifest["params"]
     passes = params["train"]["steps"] * params["train"]["batch_size"] / params["order"]["n_train"]

@@ -15,12 +15,13 @@ from ..geometry import SeedInterval, paired_difference
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
+from ..experiments.extrapolation_powered import StoredHeuristicsPowered
+from ..experiments.learned_powered import StoredTailsPowered
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
-from .powered import design_check, design_summary, paired_text, plan_text, stored_design
+from .powered import design_check, design_summary, paired_text, plan_text
 from ..experiments.records.extrapolation import Scores, StoredExtrapolation, StoredTails, TailCondition
-from ..experiments.records.paired_design import StoredHeuristicsDesign
 
 __all__ = ["METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "stress_accuracy", "TailsOutcome",
            "tails_outcome", "comparison_rows", "power_checks", "captions"]
@@ -160,7 +161,7 @@ def _s6_mlm_row(mlm: Result, order: Result, scale: str) -> ComparisonRow:
 
 def _s4_powered_row(powered: Result) -> ComparisonRow:
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
-    p, difference = design_summary(powered), stored_design(powered).difference
+    p, difference = design_summary(powered), powered.as_(StoredTailsPowered).difference
     return ComparisonRow("S4", ours=f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
                          f"difference {paired_text(difference)}{p.stale}", scale=p.scale,
                          model=powered.manifest["model"] + " (CPU)", options=plan_text(powered),
@@ -170,7 +171,7 @@ def _s4_powered_row(powered: Result) -> ComparisonRow:
 
 def _s6_powered_row(result: Result) -> ComparisonRow:
     """S6 decided by the design sized by its power: each heuristic at 2L minus the target-length table, by seed."""
-    p, d = design_summary(result), as_record(result, StoredHeuristicsDesign)
+    p, d = design_summary(result), result.as_(StoredHeuristicsPowered)
     diffs = {h: d.heuristics[h] for h in HEURISTICS if h in d.heuristics}  # in the order of METHOD_NAMES
     means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
                       f"{diffs[h].text('{:+.4f}', with_t=False)}" for h in diffs)

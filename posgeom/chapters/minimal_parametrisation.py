@@ -23,7 +23,7 @@ from .corpus_geometry import sst2_caption
 from .powered import design_check, design_summary, paired_text, plan_text
 from ..experiments.records.minimal_parametrisation import (CrossFitted, StoredC5, StoredC5Draws, StoredTraining,
                                                           StressCurve, TrainedRun)
-from ..experiments.records.paired_design import StoredLowrankDesign
+from ..experiments.lowrank_powered import LowrankPoweredRecord
 
 __all__ = ["HOLDS", "PURE_NOISE", "Spectrum", "spectra", "stress_curves", "c5_evidence", "trained_runs",
            "stall_summary", "savings_row", "reduction_row", "performance_row", "powered_row", "comparison_rows",
@@ -97,7 +97,7 @@ def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval |
 
 def stall_summary(powered: Result) -> dict:
     """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (``mpst_<key>``)."""
-    d, design = as_record(powered, StoredLowrankDesign), powered.manifest.get("params", {}).get("design", {})
+    d, design = powered.as_(LowrankPoweredRecord), powered.manifest.get("params", {}).get("design", {})
     fitted, stalled_r1, stalled_learned = d.fitted_gap, len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
     fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None
                    else f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds")
@@ -152,7 +152,7 @@ def performance_row(training: Result, settings=None) -> ComparisonRow:
 
 def powered_row(powered: Result) -> ComparisonRow:
     """C5's performance decided by the powered design (``run_lowrank_powered``, trained until the tables fit)."""
-    p, st, gap = design_summary(powered), stall_summary(powered), as_record(powered, StoredLowrankDesign).difference
+    p, st, gap = design_summary(powered), stall_summary(powered), powered.as_(LowrankPoweredRecord).difference
     return ComparisonRow(
         "C5", paper="no loss of performance with the low-rank table (seed summary)",
         ours=(f"{st['steps']:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "

@@ -9,20 +9,12 @@ import numpy as np
 import pandas as pd
 
 from ..registry import code_changed, Result
-from ..registry.typed import as_record
 from ..geometry.intervals import SeedInterval
 from ..timings import format_duration
 from ..report import PowerCheck
-from ..experiments.records.paired_design import StoredDesign
+from ..experiments.paired_design import PairedOutcome
 
-__all__ = ["stored_design", "DesignSummary", "design_summary", "design_stages",
-           "design_check", "plan_text", "paired_text"]
-
-
-def stored_design(result: Result) -> StoredDesign:
-    """The typed view of a stored paired design."""
-    return as_record(result, StoredDesign)
-
+__all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "paired_text"]
 
 @dataclass(frozen=True)
 class DesignSummary:
@@ -50,7 +42,7 @@ class DesignSummary:
 
 def design_summary(result: Result) -> DesignSummary:
     """The :class:`DesignSummary` of a stored design."""
-    d = stored_design(result)
+    d = result.as_(PairedOutcome)
     plan, diff = d.plan, d.difference
     design = result.manifest.get("params", {}).get("design", {})
     design = design.get("paired", design)  # a design that wraps its PairedDesign (C5's) keeps it as "paired"
@@ -66,7 +58,7 @@ def design_summary(result: Result) -> DesignSummary:
 
 def plan_text(result: Result) -> str:
     """``"seeds sized before the run: a 20-seed pilot (sd …) sizes the design at N seeds: power …"``."""
-    return f"seeds sized before the run: {stored_design(result).plan.text()}"
+    return f"seeds sized before the run: {result.as_(PairedOutcome).plan.text()}"
 
 
 def paired_text(interval: SeedInterval | dict, fmt: str = "{:+.4f}") -> str:
@@ -78,7 +70,7 @@ def paired_text(interval: SeedInterval | dict, fmt: str = "{:+.4f}") -> str:
 
 def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") -> pd.DataFrame:
     """The design's two stages (pilot, decision): seeds, means, the paired difference and the time they took."""
-    d = stored_design(result)
+    d = result.as_(PairedOutcome)
     rows = []
     for stage, runs, key in (("pilot (sizes the design)", d.pilot, "pilot"), ("decision", d.runs, "decision")):
         diff = np.array([r.difference for r in runs])
@@ -93,5 +85,5 @@ def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") 
 
 def design_check(claim: str, measure: str, result: Result, effect: float) -> PowerCheck:
     """The design's row of a chapter's power table (:class:`posgeom.report.PowerCheck`; the decision's time)."""
-    d = stored_design(result)
+    d = result.as_(PairedOutcome)
     return PowerCheck(claim, measure, d.difference, effect, d.seconds["decision"])

@@ -13,7 +13,8 @@ from ..geometry.intervals import MIN_SEEDS
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.separation import CONFIGS, Setup, chapter_run_count, final_separation_interval
-from ..experiments.records.separation import FactorisationOutcome, PretrainedTable, SeparationRun, StoredConverged
+from ..experiments.records.separation import FactorisationOutcome, PretrainedTable, SeparationRun
+from ..experiments.separation_converged import StoredSeparationConverged
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
@@ -71,7 +72,7 @@ def factorisation_outcome(result: Result) -> FactorisationOutcome:
 
 def converged_summary(result: Result) -> dict:
     """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it."""
-    d, design = as_record(result, StoredConverged), result.manifest["params"]["design"]
+    d, design = result.as_(StoredSeparationConverged), result.manifest["params"]["design"]
     runs, diff = d.runs, d.difference  # per decision seed; the paired log10 ratio over them
     hold, floor, control = (setup.label for setup in Setup)  # the stored values are keyed by the setups' labels
 
@@ -95,7 +96,7 @@ def converged_summary(result: Result) -> dict:
 def converged_ratios(result: Result) -> pd.DataFrame:
     """Per decision seed, log10 of the conditions-hold separation over the floor, on resolved and unresolved pairs."""
     return pd.DataFrame([{"seed": r.seed, "resolved pairs": r.difference, "unresolved pairs": r.unresolved}
-                         for r in as_record(result, StoredConverged).runs]).set_index("seed")
+                         for r in result.as_(StoredSeparationConverged).runs]).set_index("seed")
 
 
 def _model(settings) -> str:
@@ -151,7 +152,7 @@ def _decay_row(decay: dict, settings) -> ComparisonRow:
 
 def _converged_row(converged: Result) -> ComparisonRow:
     """Trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
-    c, p, d = converged_summary(converged), design_summary(converged), as_record(converged, StoredConverged)
+    c, p, d = converged_summary(converged), design_summary(converged), converged.as_(StoredSeparationConverged)
     return ComparisonRow(
         "C2", ours=(f"with weight decay {c['weight_decay']:g} for {c['steps']:,} steps, the {c['n_resolved']} pairs "
                     f"whose marginals the sample tells apart end at {c['ratio']:.2f}× the stationary floor "

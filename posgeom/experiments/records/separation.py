@@ -14,8 +14,7 @@ from ...geometry.intervals import SeedInterval
 from ...registry.typed import stored
 from ..separation import Spread
 
-__all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable", "ConvergedRun", "StoredConverged",
-           "FactorisationOutcome"]
+__all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable", "FactorisationOutcome"]
 
 
 @dataclass(frozen=True)
@@ -64,33 +63,6 @@ class PretrainedTable:
     pretrained: str
     by_n: pd.DataFrame
     nearest: np.ndarray
-
-
-@dataclass(frozen=True)
-class ConvergedRun:
-    """One decision seed of Theorem 4's CPU design (``a``, ``b``: log10 separations over the resolved pairs)."""
-
-    seed: int
-    a: float
-    b: float
-    difference: float
-    unresolved: float
-    control: float
-    sep_all: dict[str, float]
-    loss: dict[str, float]
-    order_spearman: float
-
-
-@dataclass(frozen=True)
-class StoredConverged:
-    """A stored :func:`posgeom.experiments.separation_converged.run_separation_converged`."""
-
-    ceiling: float
-    least_resolved: float
-    n_resolved: int
-    n_pairs: int
-    runs: tuple[ConvergedRun, ...]
-    difference: SeedInterval
 
 
 @dataclass(frozen=True)
