@@ -86,7 +86,8 @@ def test_the_s4_row_reads_the_paired_tail_difference():
     uni = dict(per, accuracy_tail=[0.9, 0.91, 0.89, 0.9, 0.92])
     tails = result({"conditions": ["skewed", "uniform"], "boundary": 4, "seeds": list(range(5)),
                     "skewed": {**per, "frac_long": 0.1, "n_train": 100}, "uniform": {**uni, "frac_long": 1.0, "n_train": 100}},
-                   {"reach": np.array([[100] * 8, [100] * 8]), "movement": np.zeros((2, 5, 8))})
+                   {"reach": np.array([[100] * 8, [100] * 8]), "movement": np.zeros((2, 5, 8)),
+                    "tables_final": np.zeros((2, 5, 8, 4)), "tables_initial": np.zeros((2, 5, 8, 4))})
     t = exr.tails_outcome(tails)
     assert t.n_positions == 8 and t.boundary == 4 and t.by_condition["skewed"].frac_long == 0.1
     assert t.by_condition["uniform"].accuracy_tail == tuple(uni["accuracy_tail"])

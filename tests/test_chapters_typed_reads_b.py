@@ -67,11 +67,11 @@ def test_the_factorisation_gap_counts_the_positions_it_stores():
     assert factorisation_outcome(gap).npos == 5
 
 
-def test_a_tails_study_reads_into_its_views():
-    """The tails study waits for a GPU at paper scale (nothing committed): its views read a planted result."""
+def test_a_tails_study_reads_into_its_record():
+    """The tails study waits for a GPU at paper scale (nothing committed): its record reads a planted result."""
     from types import SimpleNamespace
 
-    from posgeom.experiments.records.extrapolation import StoredTails, TailCondition
+    from posgeom.experiments.undertrained_tails import TailsRecord
     from posgeom.registry.typed import as_record
 
     per = {q: [0.5, 0.6] for q in ("accuracy_head", "accuracy_tail", "movement_head", "movement_tail",
@@ -79,8 +79,8 @@ def test_a_tails_study_reads_into_its_views():
     tails = SimpleNamespace(values={"conditions": ["skewed", "uniform"], "boundary": 4, "seeds": [0, 1],
                                     "skewed": {**per, "frac_long": 0.1, "n_train": 100},
                                     "uniform": {**per, "frac_long": 1.0, "n_train": 100}},
-                            arrays={"reach": np.ones((2, 8)), "movement": np.zeros((2, 2, 8))})
-    t = as_record(tails, StoredTails)
+                            arrays={"reach": np.ones((2, 8)), "movement": np.zeros((2, 2, 8)),
+                                    "tables_final": np.zeros((2, 2, 8, 4)), "tables_initial": np.zeros((2, 2, 8, 4))})
+    t = as_record(tails, TailsRecord)
     assert t.conditions == ("skewed", "uniform") and t.boundary == 4 and t.reach.shape == (2, 8)
-    skewed = as_record(tails, TailCondition, at="skewed")
-    assert skewed.accuracy_tail == (0.5, 0.6) and skewed.n_train == 100 and skewed.frac_long == 0.1
+    assert t.skewed.accuracy_tail == (0.5, 0.6) and t.skewed.n_train == 100 and t.skewed.frac_long == 0.1

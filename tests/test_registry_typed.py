@@ -17,7 +17,7 @@ import pytest
 from posgeom.geometry.bootstrap import Interval
 from posgeom.geometry.intervals import SeedInterval
 from posgeom.registry import Registry, Result
-from posgeom.registry.typed import as_record, named_record_type, stored
+from posgeom.registry.typed import as_record, stored
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -239,11 +239,6 @@ RECORD_ENTRIES = [
     ("StoredSST2Geometry", "corpus_geometry.sst2"), ("StoredSyntheticGeometry", "corpus_geometry.synthetic"),
     ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
     ("StoredC5Draws", "minimal_parametrisation.c5_draws"),
-    ("separation_converged:StoredSeparationConverged", "separation.converged"),
-    ("lowrank_powered:LowrankPoweredRecord", "minimal_parametrisation.lowrank_powered"),
-    ("learned_powered:StoredInitPowered", "learned_tables.init_powered"),
-    ("learned_powered:StoredDropoutPowered", "learned_tables.dropout_powered"),
-    ("learned_powered:StoredTailsPowered", "learned_tables_fail.tails_powered"),
 ]
 # issue #46, item 1 part A: the views corpus geometry and real corpora share (tests/test_chapters_typed_reads_a.py
 # checks those a single chapter keeps)
@@ -257,11 +252,7 @@ RECORD_ENTRIES += [
 #: Views of results that wait for a GPU at paper scale (nothing committed): read from a planted result instead.
 GPU_ONLY = {"StoredTraining"}
 
-# Part B of issue #46: S6's design is committed; the tails study waits for a GPU (its view is read from planted results
-# in tests/test_chapter_reports.py and tests/test_chapters_typed_reads_b.py).
-RECORD_ENTRIES += [("extrapolation_powered:StoredHeuristicsPowered", "learned_tables_fail.heuristics_powered"),
-                   ("StoredTableStress", "learned_table_stress")]
-GPU_ONLY |= {"StoredTails"}
+RECORD_ENTRIES += [("StoredTableStress", "learned_table_stress")]
 
 # issue #46, item 1 (minimal parametrisation): the planted-rank validation's record left the chapter
 RECORD_ENTRIES += [("StoredValidation", "minimal_parametrisation.rank_validation")]
@@ -349,11 +340,6 @@ def _records() -> dict:
     return found
 
 
-def _record_type(name: str) -> type:
-    """A view of posgeom.experiments.records by name, or an experiment's own record (``"<module>:<Class>"``)."""
-    return named_record_type(f"posgeom.experiments.{name}") if ":" in name else _records()[name]
-
-
 #: Records of one part of a committed result (``as_record(result, R, at=..., arrays_at=...)``), read here.
 PARTS = [("FamilyArrays", "corpus_geometry.synthetic", "drift", "drift"),
          ("ZooEncoding", "zoo.distances", "encodings.alibi", None),
@@ -369,7 +355,7 @@ CHECKED_ELSEWHERE = {
 
 #: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read
 #: from planted results in tests/test_chapter_reports.py, test_chapters_typed_reads_a.py or _b.py.
-GPU_ONLY |= {"NTKRun", "SeparationRun", "SubsetDraws", "TailCondition"}
+GPU_ONLY |= {"NTKRun", "SeparationRun", "SubsetDraws"}
 
 
 def _nested(names: set, records: dict) -> set:
@@ -391,7 +377,7 @@ def test_every_record_is_held_to_a_committed_result_or_accounted_for():
     """Each record of posgeom.experiments.records is read from a committed paper result (an entry above, a part, a
     test of its own, or inside one of those), or has nothing committed at paper scale; no entry names no record."""
     records = _records()
-    named = {n for n, _ in RECORD_ENTRIES if ":" not in n} | {n for n, *_ in PARTS} | CHECKED_ELSEWHERE | GPU_ONLY
+    named = {n for n, _ in RECORD_ENTRIES} | {n for n, *_ in PARTS} | CHECKED_ELSEWHERE | GPU_ONLY
     assert named - set(records) == set(), "entries here that name no record"
     assert set(records) - _nested(named, records) == set(), "records held to no committed result: add an entry"
 
@@ -436,7 +422,7 @@ def test_a_lowrank_training_reads_into_its_view():
 def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment):
     result = _committed(experiment)
     at = "sst2" if name in ("SmacofGain", "ExactEmbedding") else None  # a view of one corpus of the result
-    record = as_record(result, _record_type(name), at=at)
+    record = as_record(result, _records()[name], at=at)
     _matches(record, result.values[at] if at else result.values, result.arrays)
 
 
@@ -475,6 +461,7 @@ STORED_RECORDS = [
     ("posgeom.experiments.learned_powered:StoredInitPowered", "learned_tables.init_powered"),
     ("posgeom.experiments.learned_powered:StoredDropoutPowered", "learned_tables.dropout_powered"),
     ("posgeom.experiments.extrapolation_powered:StoredHeuristicsPowered", "learned_tables_fail.heuristics_powered"),
+    ("posgeom.experiments.lowrank_powered:LowrankPoweredRecord", "minimal_parametrisation.lowrank_powered"),
     ("posgeom.experiments.learned_tables:TableAnatomyRecord", "learned_table_anatomy"),
     ("posgeom.experiments.learned_tables:TableStressRecord", "learned_table_stress"),
     ("posgeom.experiments.necessity:StoredEquivariance", "necessity.equivariance"),

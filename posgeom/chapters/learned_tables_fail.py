@@ -21,7 +21,8 @@ from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
 from .powered import design_check, design_summary, paired_text, plan_text
-from ..experiments.records.extrapolation import Scores, StoredExtrapolation, StoredTails, TailCondition
+from ..experiments.records.extrapolation import Scores, StoredExtrapolation
+from ..experiments.undertrained_tails import TailCondition, TailsRecord
 
 __all__ = ["METHOD_NAMES", "ExtrapolationOutcome", "extrapolation_outcome", "stress_accuracy", "TailsOutcome",
            "tails_outcome", "comparison_rows", "power_checks", "captions"]
@@ -89,11 +90,14 @@ def stress_accuracy(order: Result) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class TailsOutcome(StoredTails):
-    """A stored ``run_undertrained_tails`` (:class:`~posgeom.experiments.records.extrapolation.StoredTails`) and its
-    per-seed quantities of each condition."""
+class TailsOutcome(TailsRecord):
+    """A stored ``run_undertrained_tails`` (:class:`~posgeom.experiments.undertrained_tails.TailsRecord`) with the
+    chapter's readings."""
 
-    by_condition: dict[str, TailCondition]
+    @property
+    def by_condition(self) -> dict[str, TailCondition]:
+        """Each condition's per-seed quantities, by its name."""
+        return {c: getattr(self, c) for c in self.conditions}
 
     @property
     def n_positions(self) -> int:
@@ -105,10 +109,8 @@ class TailsOutcome(StoredTails):
 
 
 def tails_outcome(result: Result) -> TailsOutcome:
-    """The typed view of a ``run_undertrained_tails`` result."""
-    stored = as_record(result, StoredTails)
-    by_condition = {c: as_record(result, TailCondition, at=c) for c in stored.conditions}
-    return TailsOutcome(**vars(stored), by_condition=by_condition)
+    """The record of a ``run_undertrained_tails`` result, with the chapter's readings."""
+    return as_record(result, TailsOutcome)
 
 
 def _model(scale: str, n_seeds: int, steps: str = "") -> str:

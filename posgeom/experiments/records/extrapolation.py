@@ -1,7 +1,4 @@
-"""Typed records of what the studies of learned tables beyond their training length store.
-
-Views of the stored layouts (the records the chapters read); ``TailCondition`` is the experiment's own, re-exported.
-"""
+"""The typed record the chapter "When learned tables fail" reads from both extrapolation studies."""
 
 from __future__ import annotations
 
@@ -9,9 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..undertrained_tails import TailCondition
-
-__all__ = ["Scores", "StoredExtrapolation", "TailCondition", "StoredTails"]
+__all__ = ["Scores", "StoredExtrapolation"]
 
 #: Scores as an extrapolation study stores them: per method and length factor (as text), one per seed (None: none).
 Scores = dict[str, dict[str, tuple[float | None, ...]]]
@@ -48,12 +43,3 @@ class StoredExtrapolation:
         """The longest length factor the study ran."""
         return self.factors[-1]
 
-
-@dataclass(frozen=True)
-class StoredTails:
-    """A stored ``run_undertrained_tails``: its conditions, the tail's first position, and the arrays."""
-
-    conditions: tuple[str, ...]
-    boundary: int
-    reach: np.ndarray
-    movement: np.ndarray
