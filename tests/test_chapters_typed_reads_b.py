@@ -53,20 +53,6 @@ def test_the_typed_reads_refuse_a_result_that_lacks_a_field():
         as_record(study, StoredDropoutStudy)
 
 
-def test_the_factorisation_gap_counts_the_positions_it_stores():
-    from types import SimpleNamespace
-
-    from posgeom.chapters.theorem4_separation import factorisation_outcome
-
-    positions = np.arange(1, 6)
-    gap = SimpleNamespace(
-        values={"pretrained": "m", "n_texts": 10, "positions": positions.tolist(), "positions_above_placebo_95": 2,
-                "real": {"relative": 0.3, "pair_relative": 0.2}, "placebo": {"relative": 0.1, "pair_relative": 0.1}},
-        arrays={"real__positions": positions, "real__relative": np.ones(5), "placebo__relative": np.ones((3, 5)),
-                "placebo__band95": np.ones(5)})
-    assert factorisation_outcome(gap).npos == 5
-
-
 def test_a_tails_study_reads_into_its_record():
     """The tails study waits for a GPU at paper scale (nothing committed): its record reads a planted result."""
     from types import SimpleNamespace

@@ -13,7 +13,7 @@ from ..geometry.intervals import MIN_SEEDS
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.separation import CONFIGS, Setup, chapter_run_count, final_separation_interval
-from ..experiments.records.separation import FactorisationOutcome, PretrainedTable, SeparationRun
+from ..experiments.records.separation import PretrainedTable, SeparationRun
 from ..experiments.separation_converged import StoredSeparationConverged
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
@@ -21,7 +21,7 @@ from ..wording import describe_model, describe_scales, describe_seeds, describe_
 from .powered import design_summary, paired_text, plan_text
 
 __all__ = ["separation_run", "summary_table", "pretrained_table", "controls_summary", "shrink_factors",
-           "factorisation_outcome", "converged_summary", "converged_ratios", "comparison_rows", "captions"]
+           "converged_summary", "converged_ratios", "comparison_rows", "captions"]
 
 
 def separation_run(result: Result) -> SeparationRun:
@@ -63,11 +63,6 @@ def controls_summary(tied: dict) -> dict:
 def shrink_factors(run: SeparationRun) -> np.ndarray:
     """Per seed, how much of its scale a table keeps: final / initial median pairwise distance."""
     return run.median_distance[:, -1] / run.median_distance[:, 0]
-
-
-def factorisation_outcome(result: Result) -> FactorisationOutcome:
-    """The typed view of a ``run_factorisation_gap`` result."""
-    return as_record(result, FactorisationOutcome)
 
 
 def converged_summary(result: Result) -> dict:

@@ -5,7 +5,7 @@ Views of the stored layouts (records the chapter reads); ``Spread`` is the exper
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -14,7 +14,7 @@ from ...geometry.intervals import SeedInterval
 from ...registry.typed import stored
 from ..separation import Spread
 
-__all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable", "FactorisationOutcome"]
+__all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable"]
 
 
 @dataclass(frozen=True)
@@ -64,23 +64,3 @@ class PretrainedTable:
     by_n: pd.DataFrame
     nearest: np.ndarray
 
-
-@dataclass(frozen=True)
-class FactorisationOutcome:
-    """A stored ``run_factorisation_gap``: ``relative`` (m,) per kept position, placebos (n_placebo, m), medians."""
-
-    pretrained: str
-    n_texts: int
-    positions: np.ndarray = stored("real__positions")
-    relative: np.ndarray = stored("real__relative")
-    placebo_relative: np.ndarray = stored("placebo__relative")
-    placebo_band95: np.ndarray = stored("placebo__band95")
-    real: float = stored("real.relative")
-    placebo: float = stored("placebo.relative")
-    pair_real: float = stored("real.pair_relative")
-    pair_placebo: float = stored("placebo.pair_relative")
-    above: int = stored("positions_above_placebo_95")  # positions whose real gap tops the placebos' 95th percentile
-    npos: int = field(init=False)  # the positions kept
-
-    def __post_init__(self):
-        object.__setattr__(self, "npos", len(self.positions))
