@@ -276,20 +276,6 @@ RECORD_ENTRIES += [("StoredEquivariance", "necessity.equivariance")]
 GPU_ONLY |= {"StoredOrderTask"}
 
 
-def test_the_committed_pretrained_table_reads_into_its_record():
-    """A record not named ``Stored*`` (a frame as stored), read from a committed paper result: the generic
-    ``_matches`` cannot compare it, so its fields are checked here."""
-    import pandas as pd
-
-    from posgeom.experiments.records.separation import PretrainedTable
-
-    pretrained = _committed("separation.pretrained")
-    table = as_record(pretrained, PretrainedTable)
-    assert table.pretrained == pretrained.values["pretrained"]
-    pd.testing.assert_frame_equal(table.by_n, pd.DataFrame.from_dict(pretrained.values["by_n"]))
-    np.testing.assert_array_equal(table.nearest, pretrained.arrays["nearest"])
-
-
 def test_a_planted_order_task_reads_into_its_record():
     from posgeom.experiments.records.necessity import StoredOrderTask
     from posgeom.models.tasks import OrderTaskRow
@@ -341,7 +327,7 @@ PARTS = [("FamilyArrays", "corpus_geometry.synthetic", "drift", "drift"),
 
 #: Records checked against committed results by a test of their own (another shape than one ``as_record``).
 CHECKED_ELSEWHERE = {
-    "PretrainedTable", "TableAnalysis",  # in this file, below
+    "TableAnalysis",  # in this file, below
     "ZooPictures",  # test_zoo_pictures_are_the_stored_arrays, below
     # tests/test_chapters_typed_reads_a.py, each for one corpus of its result
     "CrossFitted", "StressCurve", "FourierCorpus", "ShiftIntervals", "KindGeometry",

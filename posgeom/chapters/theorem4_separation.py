@@ -12,15 +12,16 @@ from ..config import settings_or_default as _settings
 from ..geometry.intervals import MIN_SEEDS
 from ..registry import Result
 from ..registry.typed import as_record
-from ..experiments.separation import CONFIGS, Setup, chapter_run_count, final_separation_interval
-from ..experiments.records.separation import PretrainedTable, SeparationRun
+from ..experiments.separation import (CONFIGS, Setup, StoredPretrainedSeparation, chapter_run_count,
+                                      final_separation_interval)
+from ..experiments.records.separation import SeparationRun
 from ..experiments.separation_converged import StoredSeparationConverged
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
 from .powered import design_summary, paired_text, plan_text
 
-__all__ = ["separation_run", "summary_table", "pretrained_table", "controls_summary", "shrink_factors",
+__all__ = ["separation_run", "summary_table", "separation_by_n", "controls_summary", "shrink_factors",
            "converged_summary", "converged_ratios", "comparison_rows", "captions"]
 
 
@@ -47,10 +48,11 @@ def summary_table(runs: dict) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def pretrained_table(result: Result) -> PretrainedTable:
-    """The typed view of a ``run_pretrained_separation`` result, ``by_n`` in the order of ``n``."""
-    table = as_record(result, PretrainedTable)  # by_n stored as {"<n>": {...}}: DataFrame.from_dict, a column per n
-    return replace(table, by_n=table.by_n.T.rename(index=int).sort_index().rename_axis("first n positions"))
+def separation_by_n(table: StoredPretrainedSeparation) -> pd.DataFrame:
+    """A pretrained table's separation over its first n positions (stored keyed by n as text): a row per n, in the
+    order of n."""
+    return pd.DataFrame({int(n): vars(at) for n, at in table.by_n.items()}).T.sort_index().rename_axis(
+        "first n positions")
 
 
 def controls_summary(tied: dict) -> dict:
@@ -103,13 +105,13 @@ def _broken_min(tied: dict) -> list:
     return [tied[k].final.raw.min for k in (Setup.STATIONARY, Setup.CONTROL)]
 
 
-def _separation_row(headline: dict, tied: dict, pretrained: PretrainedTable, settings) -> ComparisonRow:
+def _separation_row(headline: dict, tied: dict, pretrained: StoredPretrainedSeparation, settings) -> ComparisonRow:
     """sep(P) > 0 at the end of training, decided by :func:`posgeom.verdicts.c2_separation`."""
     drift, sst2 = headline["drift"].interval_raw, headline["SST-2"].interval_raw
     return ComparisonRow(
         "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(with_t=False)}, SST-2 "
                     f"{sst2.text(with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
-                    f"{pretrained.by_n.loc[64, 'raw']:.3f} (first 64 positions, one table: no interval)"),
+                    f"{pretrained.by_n['64'].raw:.3f} (first 64 positions, one table: no interval)"),
         scale=settings.scale, model=f"{_model(settings)}; {pretrained.pretrained}",
         corpus="synthetic drift; SST-2 train",
         options=f"MLM, N(0, 0.02²) init, no weight decay, {drift.n} seeds",
@@ -159,7 +161,7 @@ def _converged_row(converged: Result) -> ComparisonRow:
         decision=rules.c2_converged(d.difference, [r.control for r in d.runs]))
 
 
-def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: PretrainedTable, settings=None,
+def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: StoredPretrainedSeparation, settings=None,
                     converged: Result | None = None) -> list[ComparisonRow]:
     """The chapter's rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`); ``converged`` adds
     its row when given."""

@@ -8,13 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ...geometry.intervals import SeedInterval
 from ...registry.typed import stored
 from ..separation import Spread
 
-__all__ = ["Spread", "TableState", "SeparationRun", "PretrainedTable"]
+__all__ = ["Spread", "TableState", "SeparationRun"]
 
 
 @dataclass(frozen=True)
@@ -54,13 +53,4 @@ class SeparationRun:
     reach: tuple | None = None  # sequences reaching each position (real corpora)
     interval_raw: SeedInterval | None = None  # 95% over seeds of the final separation
     interval_normalized: SeedInterval | None = None  # the same, normalised
-
-
-@dataclass(frozen=True)
-class PretrainedTable:
-    """A stored ``run_pretrained_separation``; ``by_n`` has a column per number of first positions, keyed as text."""
-
-    pretrained: str
-    by_n: pd.DataFrame
-    nearest: np.ndarray
 
