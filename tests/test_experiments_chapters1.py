@@ -347,7 +347,7 @@ def test_separation_report_reads_the_stored_runs_as_typed_records(settings, tiny
     r = sp.run_separation(settings, corpus="drift", progress=False, seeds=(0, 1, 2, 3, 4))
     run = spr.separation_run(r)
     assert run.final.raw.mean == pytest.approx(r.values["final"]["raw"]["mean"])
-    assert run.initial.order_spearman is None and run.final.order_spearman is not None
+    assert run.final.order_spearman is not None  # the start stores none: a tied start has every distance 0
     np.testing.assert_array_equal(run.separation, r.arrays["separation"])
     assert run.masked_loss.mean == r.values["masked_loss"]["mean"]
     assert run.entropy_with_position == r.values["entropy_with_position"] and run.vocab_size is None

@@ -335,7 +335,7 @@ CHECKED_ELSEWHERE = {
 
 #: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read
 #: from planted results in tests/test_chapter_reports.py, test_chapters_typed_reads_a.py or _b.py.
-GPU_ONLY |= {"NTKRun", "SeparationRun", "SubsetDraws"}
+GPU_ONLY |= {"NTKRun", "SubsetDraws"}
 
 
 def _nested(names: set, records: dict) -> set:

@@ -3,32 +3,39 @@ r"""The chapter "Theorem 4: training separates positions" (:mod:`posgeom.experim
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from ..config import settings_or_default as _settings
-from ..geometry.intervals import MIN_SEEDS
+from ..geometry.intervals import MIN_SEEDS, SeedInterval
 from ..registry import Result
-from ..registry.typed import as_record
-from ..experiments.separation import (CONFIGS, Setup, StoredPretrainedSeparation, chapter_run_count,
+from ..experiments.separation import (CONFIGS, Setup, StoredPretrainedSeparation, StoredSeparation, chapter_run_count,
                                       final_separation_interval)
-from ..experiments.records.separation import SeparationRun
 from ..experiments.separation_converged import StoredSeparationConverged
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
 from .powered import design_summary, paired_text, plan_text
 
-__all__ = ["separation_run", "summary_table", "separation_by_n", "controls_summary", "shrink_factors",
+__all__ = ["SeparationOutcome", "separation_run", "summary_table", "separation_by_n", "controls_summary", "shrink_factors",
            "converged_summary", "converged_ratios", "comparison_rows", "captions"]
 
 
-def separation_run(result: Result) -> SeparationRun:
-    """The typed view of a ``run_separation`` result, with the 95% intervals of its final separation where it has
+@dataclass(frozen=True, kw_only=True)
+class SeparationOutcome(StoredSeparation):
+    """A stored ``run_separation`` with the 95% intervals over seeds of its final separation, raw and normalised
+    (not stored: :func:`separation_run` computes them, None under ``MIN_SEEDS`` seeds)."""
+
+    interval_raw: SeedInterval | None = None
+    interval_normalized: SeedInterval | None = None
+
+
+def separation_run(result: Result) -> SeparationOutcome:
+    """The record of a ``run_separation`` result, with the 95% intervals of its final separation where it has
     enough seeds."""
-    run = as_record(result, SeparationRun)
+    run = result.as_(SeparationOutcome)
     return run if len(run.seeds) < MIN_SEEDS else replace(
         run, interval_raw=final_separation_interval(result, normalized=False),
         interval_normalized=final_separation_interval(result))
@@ -62,7 +69,7 @@ def controls_summary(tied: dict) -> dict:
             for short, setup in zip(("hold", "stat", "bag"), Setup)}
 
 
-def shrink_factors(run: SeparationRun) -> np.ndarray:
+def shrink_factors(run: StoredSeparation) -> np.ndarray:
     """Per seed, how much of its scale a table keeps: final / initial median pairwise distance."""
     return run.median_distance[:, -1] / run.median_distance[:, 0]
 
@@ -118,7 +125,7 @@ def _separation_row(headline: dict, tied: dict, pretrained: StoredPretrainedSepa
         decision=rules.c2_separation([drift, sst2], _broken_min(tied)))
 
 
-def _broken_row(drift: SeparationRun, tied: dict, settings) -> ComparisonRow:
+def _broken_row(drift: StoredSeparation, tied: dict, settings) -> ComparisonRow:
     """From a tied start the broken-condition runs separate too (:func:`posgeom.verdicts.c2_broken_conditions`)."""
     c = controls_summary(tied)
     return ComparisonRow(
