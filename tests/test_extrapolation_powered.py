@@ -98,6 +98,8 @@ def _tails_stub():
            for c in ("skewed", "uniform")}
     for c in per:
         per[c].update(frac_long=0.1, n_train=10)
-    values = {"conditions": ["skewed", "uniform"], "boundary": 4, **per}
-    return SimpleNamespace(values=values, arrays={"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8))},
+    values = {"conditions": ["skewed", "uniform"], "boundary": 4, "seeds": list(range(5)), **per}
+    tables = np.zeros((2, 1, 8, 4))
+    return SimpleNamespace(values=values, arrays={"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8)),
+                                                  "tables_final": tables, "tables_initial": tables},
                            manifest={"runtime_s": 1.0})

@@ -187,6 +187,8 @@ def _tails_study_stub(tails):
         for q in ("accuracy_head", "movement_head", "movement_tail", "neighbour_cos_head", "neighbour_cos_tail"):
             per[cond][q] = [0.0] * len(runs)
         per[cond].update(frac_long=0.1, n_train=10)
-    values = {"conditions": ["skewed", "uniform"], "boundary": 4, **per}
-    return SimpleNamespace(values=values, arrays={"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8))},
+    values = {"conditions": ["skewed", "uniform"], "boundary": 4, "seeds": list(range(len(runs))), **per}
+    tables = np.zeros((2, 1, 8, 4))
+    return SimpleNamespace(values=values, arrays={"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8)),
+                                                  "tables_final": tables, "tables_initial": tables},
                            manifest={"runtime_s": 1.0})
