@@ -95,6 +95,10 @@ def test_a_stored_result_is_read_into_its_record_with_every_type():
     # a record among several stored side by side: its values at one key, its arrays under one prefix
     two = stored_result({"a": PLANTED, "b": PLANTED}, {"a/table": np.eye(2), "b/table": np.zeros(1), "table": 1})
     assert as_record(two, Planted, at="b", arrays_at="b").table.tolist() == [0.0]
+    # or named "<prefix>__<name>"; a prefix is a whole name: "b" does not read "b_k3__table"
+    assert as_record(stored_result({"b": PLANTED}, {"b__table": np.ones(1)}), Planted, at="b", arrays_at="b").table == 1
+    with pytest.raises(KeyError, match="table"):
+        as_record(stored_result({"b": PLANTED}, {"b_k3__table": np.ones(1)}), Planted, at="b", arrays_at="b")
     with pytest.raises(TypeError, match="Inner has no field seed"):
         as_record(stored_result(PLANTED), Inner, at="inner", seed=1)
 
@@ -237,8 +241,7 @@ RECORD_ENTRIES = [
     ("ResolvableSplits", "real_corpora_resolvable_splits_sst2"), ("AlibiSearch", "alibi_search_sst2"),
     ("SmacofGain", "optimal_encoding.smacof_gain"), ("ExactEmbedding", "optimal_encoding.exact_embedding"),
     ("StoredSST2Geometry", "corpus_geometry.sst2"), ("StoredSyntheticGeometry", "corpus_geometry.synthetic"),
-    ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
-    ("StoredC5Draws", "minimal_parametrisation.c5_draws"), ("StoredConverged", "separation.converged"),
+    ("StoredConverged", "separation.converged"),
     ("StoredDesign", "learned_tables.dropout_powered"), ("StoredDesign", "learned_tables.init_powered"),
     ("StoredLowrankDesign", "minimal_parametrisation.lowrank_powered"), ("StoredInitDesign", "learned_tables.init_powered"), ("StoredDropoutDesign", "learned_tables.dropout_powered"),
     ("StoredDesign", "learned_tables_fail.tails_powered"), ("StoredDesign", "minimal_parametrisation.lowrank_powered"),
@@ -253,16 +256,12 @@ RECORD_ENTRIES += [
 
 
 #: Views of results that wait for a GPU at paper scale (nothing committed): read from a planted result instead.
-GPU_ONLY = {"StoredTraining"}
+GPU_ONLY = set()
 
 # Part B of issue #46: S6's design is committed; the tails study waits for a GPU (its view is read from planted results
 # in tests/test_chapter_reports.py and tests/test_chapters_typed_reads_b.py).
-RECORD_ENTRIES += [("StoredHeuristicsDesign", "learned_tables_fail.heuristics_powered"),
-                   ("StoredTableStress", "learned_table_stress")]
+RECORD_ENTRIES += [("StoredHeuristicsDesign", "learned_tables_fail.heuristics_powered")]
 GPU_ONLY |= {"StoredTails"}
-
-# issue #46, item 1 (minimal parametrisation): the planted-rank validation's record left the chapter
-RECORD_ENTRIES += [("StoredValidation", "minimal_parametrisation.rank_validation")]
 
 # wave 8, sinusoids as MDS and the zoo (posgeom.experiments.records.sinusoids_as_mds and .zoo): the whole-result records
 RECORD_ENTRIES += [("StoredFourier", "sinusoids_as_mds.fourier_match"),
@@ -317,9 +316,8 @@ def test_a_planted_order_task_reads_into_its_record():
     with pytest.raises(KeyError, match="seq_len"):
         as_record(stored_result({k: v for k, v in values.items() if k != "seq_len"}), StoredOrderTask)
 
-# issue #46, item 1 (the learned-tables group): the initialisation, dropout and extrapolation studies train, and wait
-# for a GPU at paper scale; a pretrained table's anatomy is committed, and read below into one TableAnalysis per table.
-GPU_ONLY |= {"StoredInitStudy", "StoredDropoutStudy", "StoredExtrapolation"}
+# issue #46, item 1 (the learned-tables group): the extrapolation study trains, and waits for a GPU at paper scale.
+GPU_ONLY |= {"StoredExtrapolation"}
 
 # issue #46, item 1, the real corpora, monotonicity and inside BERT group: the views their chapters kept until now
 # (their run_subset_draws and run_ntk store nothing at paper scale: their reads are checked on planted results)
@@ -354,10 +352,10 @@ PARTS = [("FamilyArrays", "corpus_geometry.synthetic", "drift", "drift"),
 
 #: Records checked against committed results by a test of their own (another shape than one ``as_record``).
 CHECKED_ELSEWHERE = {
-    "PretrainedTable", "FactorisationOutcome", "TableAnalysis",  # in this file, below
+    "PretrainedTable", "FactorisationOutcome",  # in this file, below
     "ZooPictures",  # test_zoo_pictures_are_the_stored_arrays, below
     # tests/test_chapters_typed_reads_a.py, each for one corpus of its result
-    "CrossFitted", "StressCurve", "FourierCorpus", "ShiftIntervals", "KindGeometry",
+    "FourierCorpus", "ShiftIntervals", "KindGeometry",
 }
 
 #: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read
@@ -411,17 +409,18 @@ def test_zoo_pictures_are_the_stored_arrays():
         np.testing.assert_array_equal(pictures.mds2[name], zoo.arrays[f"mds2__{name}"])
 
 
-def test_a_lowrank_training_reads_into_its_view():
-    from posgeom.experiments.records.minimal_parametrisation import StoredTraining
+def test_a_lowrank_training_reads_into_its_record():
+    from posgeom.chapters.minimal_parametrisation import learned_gap
+    from posgeom.experiments.lowrank_training import LowrankTrainingRecord
 
     acc = {"accuracy_mean": 0.9, "accuracy_std": 0.04, "loss_mean": 0.2, "loss_std": 0.07, "n_seeds": 5,
            "position_params": 1024}
     values = {"summary": {"synthetic": {"learned": acc, "lowrank r=1": {**acc, "position_params": 64}}},
               "gaps": {"synthetic": {"learned - lowrank r=1": GAP.as_dict()}}, "level": 0.95, "device": "cpu",
-              "runs": [{"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9,
-                        "stress_scale_free": None, "final_train_loss": 0.1}]}
-    t = as_record(stored_result(values), StoredTraining)
-    assert t.gap == GAP and t.summary["synthetic"]["lowrank r=1"].position_params == 64
+              "runs": [{"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9, "test_loss": 0.3,
+                        "stress_scale_free": None, "final_train_loss": 0.1, "position_params": 1024, "runtime_s": 2.0}]}
+    t = as_record(stored_result(values), LowrankTrainingRecord)
+    assert learned_gap(t) == GAP and t.summary["synthetic"]["lowrank r=1"].position_params == 64
     assert t.runs[0].stress_scale_free is None and t.level == 0.95
 
 
@@ -446,19 +445,6 @@ def test_a_monotonicity_table_reads_into_its_view():
     assert t.mds_violation.tolist() == [0.3, 0.2] and t.random_violation.size == 3 and t.mds_ranks.tolist() == [1, 2]
 
 
-@pytest.mark.parametrize("key", ["table", "sinusoidal", "random_normal", "random_walk"])
-def test_a_committed_table_anatomy_reads_into_its_record(key):
-    """Each table of the committed anatomy (stored side by side, its arrays under the table's prefix) reads into a
-    TableAnalysis: the learned table with its cosines and the table itself, a reference table without them."""
-    from posgeom.experiments.records.learned_tables import TableAnalysis
-
-    result = _committed("learned_table_anatomy")
-    record = as_record(result, TableAnalysis, at=key, arrays_at=key)
-    arrays = {name.split("/", 1)[1]: a for name, a in result.arrays.items() if name.startswith(f"{key}/")}
-    _matches(record, result.values[key], arrays)
-    assert (record.cos is None) == (record.P is None) == (key != "table")
-
-
 # issue #46, item 1: the stored records of the Theorem 1 and 4 and learned-table experiments are their full layouts.
 # The designs are read from paper results at every scale (posgeom.experiments.paired_design.read_or_run), so a quick
 # run never stores them: each committed result, read into its record and stored again, is the same bytes.
@@ -472,6 +458,11 @@ STORED_RECORDS = [
     ("posgeom.experiments.learned_tables:TableStressRecord", "learned_table_stress"),
     ("posgeom.experiments.necessity:StoredEquivariance", "necessity.equivariance"),
     ("posgeom.experiments.separation:StoredPretrainedSeparation", "separation.pretrained"),
+    ("posgeom.experiments.minimal_parametrisation:StoredRanks", "minimal_parametrisation.effective_rank"),
+    ("posgeom.experiments.minimal_parametrisation:StoredValidation", "minimal_parametrisation.rank_validation"),
+    ("posgeom.experiments.minimal_parametrisation:StressVsRankRecord", "minimal_parametrisation.stress_vs_rank"),
+    ("posgeom.experiments.minimal_parametrisation:C5Record", "minimal_parametrisation.c5"),
+    ("posgeom.experiments.minimal_parametrisation:C5DrawsRecord", "minimal_parametrisation.c5_draws"),
 ]
 
 

@@ -84,11 +84,12 @@ def _c5_results(draws: int = 5) -> tuple[Result, Result]:
         for size in (None, *sizes):
             sf = PAPER_LIKE["scale_free"][g].low if size is None else PAPER_LIKE["scale_free"][g].low - 0.1
             pp = PAPER_LIKE["paper"][g].low
-            rows.append(dict(generator=g, size=size, reduction_paper=pp, reduction_scale_free=sf,
-                             mds_scale_free=stress if size is None else stress + 1e-3, sin_scale_free=0.05))
+            rows.append(dict(generator=g, size=size, reduction_paper=pp, reduction_scale_free=sf, mds_paper=0.01,
+                             mds_scale_free=stress if size is None else stress + 1e-3, sin_paper=9.0,
+                             sin_scale_free=0.05))
     for size, sf, pp in zip(sizes, PURE_NOISE["scale_free"], PURE_NOISE["paper"]):
         rows.append(dict(generator="stationary", size=size, reduction_paper=pp, reduction_scale_free=sf,
-                         mds_scale_free=0.1, sin_scale_free=0.04))
+                         mds_paper=0.01, mds_scale_free=0.1, sin_paper=9.0, sin_scale_free=0.04))
     for r in rows:
         summary = {}
         for norm in ("paper", "scale_free"):
@@ -100,7 +101,9 @@ def _c5_results(draws: int = 5) -> tuple[Result, Result]:
     counts = dict(n=50, d=50, r=3, n_params_full=2500, n_params_lowrank=300, savings=0.88)
     c5 = Result("minimal_parametrisation.c5", "paper", "k", dict(**counts, rows=rows), {}, {})
     d = Result("minimal_parametrisation.c5_draws", "paper", "k",
-               dict(seeds=list(range(draws)), level=0.95, rows=draw_rows), {}, {})
+               dict(seeds=list(range(draws)), level=0.95, rows=draw_rows),
+               {f"reduction_{norm}": np.array([[r[f"reduction_{norm}"] for r in rows]] * draws)
+                for norm in ("paper", "scale_free")}, {})
     return c5, d
 
 
