@@ -89,12 +89,12 @@ def _bert_checked(settings: Settings) -> None:
 
 
 def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
-    from .chapters.inside_bert import c10_curves, c10_ours, curve, layer_stress
-    from .experiments.inside_bert import DEFINITIONS, run_layer_stress
+    from .chapters.inside_bert import c10_curves, c10_ours, curve
+    from .experiments.inside_bert import DEFINITIONS, StoredLayerStress, run_layer_stress
     from .geometry.peaks import local_maxima
     _bert_checked(settings)
     result = run_layer_stress(settings, force=force)  # keyed by settings.pretrained: this model's own entry
-    layers = layer_stress(result)
+    layers = result.as_(StoredLayerStress)
     headline = "propagated_scale_free"
     curves = c10_curves(layers)
     decision = rules.c10_layer_peak(layers.model, curves, headline)

@@ -171,10 +171,11 @@ def test_the_training_comparison_reads_every_stored_summary():
 def test_the_subset_draws_read_both_spreads():
     """Paper scale draws no subsets: a planted ``run_subset_draws``, read with both its spreads (the page's table of
     the draws, with the cross-half splits skipped, is checked by the chapter's page snapshot at quick)."""
-    from posgeom.experiments.records.real_corpora import SubsetDraws
+    from posgeom.experiments.real_corpora import SubsetDrawsRecord, corpus_options, corpus_params
 
     spread = {"shift_r2": {"mean": 0.5, "sd": 0.1, "min": 0.4, "max": 0.6}}
-    subsets = as_record(_planted({"seeds": [0, 1], "spread": spread,
-                                  "spread_D": {"share": {**spread["shift_r2"], "mean": 0.7}}}), SubsetDraws)
+    subsets = _planted({"options": corpus_params(corpus_options("quick", "imdb")), "seeds": [0, 1], "spread": spread,
+                        "spread_D": {"share": {**spread["shift_r2"], "mean": 0.7}}},
+                       {"table": np.zeros((2, 1)), "table_D": np.zeros((2, 5))}).as_(SubsetDrawsRecord)
     assert subsets.seeds == (0, 1) and subsets.spread["shift_r2"].sd == 0.1
     assert subsets.spread_D["share"].mean == 0.7 and subsets.spread_D["share"].max == 0.6
