@@ -89,12 +89,12 @@ def _bert_checked(settings: Settings) -> None:
 
 
 def _decide_c10(settings: Settings, force: bool) -> ClaimDecision:
-    from .chapters.inside_bert import c10_curves, c10_ours, curve, layer_stress
-    from .experiments.inside_bert import DEFINITIONS, run_layer_stress
+    from .chapters.inside_bert import c10_curves, c10_ours, curve
+    from .experiments.inside_bert import DEFINITIONS, StoredLayerStress, run_layer_stress
     from .geometry.peaks import local_maxima
     _bert_checked(settings)
     result = run_layer_stress(settings, force=force)  # keyed by settings.pretrained: this model's own entry
-    layers = layer_stress(result)
+    layers = result.as_(StoredLayerStress)
     headline = "propagated_scale_free"
     curves = c10_curves(layers)
     decision = rules.c10_layer_peak(layers.model, curves, headline)
@@ -115,15 +115,16 @@ def _table_name(model: str) -> str:
 
 
 def _decide_table(claim: str, model: str, settings: Settings, force: bool) -> ClaimDecision:
-    from .chapters.learned_tables import s1_ours, s2_ours, table_anatomy
-    from .experiments.learned_tables import pretrained_availability, run_pretrained_tables
+    from .chapters.learned_tables import s1_ours, s2_ours
+    from .experiments.learned_tables import TableAnatomyRecord, pretrained_availability, run_pretrained_tables
     name = _table_name(model)
     avail = pretrained_availability(settings, [name])[0]
     if not avail.available:
         raise ValueError(f"{claim} reads a model's learned absolute position table, and model {name!r} has none "
                          f"that loads here: {avail.reason}")
     result = run_pretrained_tables(settings, models=[name], force=force)["results"][name]
-    T = table_anatomy(result)["table"]
+    anatomy = result.as_(TableAnatomyRecord)
+    T = anatomy.table
     if claim == "S1":
         decision = rules.s1_neighbour_similarity(T.neighbour_cos, name)
         numbers = {"neighbour_cos": T.neighbour_cos, "neighbour_cos_centered": T.neighbour_cos_centered,
@@ -131,9 +132,9 @@ def _decide_table(claim: str, model: str, settings: Settings, force: bool) -> Cl
         ours = s1_ours(T)
     else:
         decision = rules.s2_first_positions_apart(list(T.stand_apart), name)
-        numbers = {"stand_apart": [int(i) for i in T.stand_apart], "isolation_0": float(T.isolation[0]),
-                   "isolation_threshold": T.isolation_threshold}
-        ours = s2_ours(T)
+        numbers = {"stand_apart": [int(i) for i in T.stand_apart],
+                   "isolation_0": float(anatomy.table_arrays["isolation"][0]), "isolation_threshold": T.isolation_threshold}
+        ours = s2_ours(anatomy)
     numbers["table_shape"] = [T.n, T.d]
     return ClaimDecision(claim, name, rules.scale_label(settings.scale, name), numbers, ours, decision,
                          result.provenance())

@@ -91,29 +91,12 @@ def test_one_corpus_of_a_committed_result_reads_into_its_view(corpus):
         _matches(as_record(kinds, KindGeometry, at="sst2.geodesic"), kinds.values["sst2"]["geodesic"])
 
 
-def test_arrays_at_reads_one_corpus_arrays_named_with_a_double_underscore():
-    from posgeom.experiments.records.minimal_parametrisation import StressCurve
-
-    curve = np.array([0.5, 0.2, 0.1])
-    result = _planted({"drift": {"encodings": {"sinusoidal": {"paper": 9.0, "scale_free": 0.3}}}},
-                      {"drift__scale_free": curve, "drift__paper": 2 * curve, "markov__scale_free": curve[:1]})
-    c = as_record(result, StressCurve, at="drift", arrays_at="drift", corpus="drift")
-    np.testing.assert_array_equal(c.mds, curve)
-    assert c.encodings["sinusoidal"].scale_free == 0.3 and c.corpus == "drift"
-    # a prefix is a whole name: "drift" does not read "drift_k3__scale_free"
-    other = _planted({"drift": {"encodings": {}}}, {"drift_k3__scale_free": curve})
-    with pytest.raises(KeyError):
-        as_record(other, StressCurve, at="drift", arrays_at="drift", corpus="drift")
-
-
 def test_the_spectra_and_rank_readings_read_the_stored_readings():
     from posgeom.chapters import minimal_parametrisation as mpr
-    from posgeom.experiments.records.minimal_parametrisation import CrossFitted, SST2Ranks, StoredRanks
+    from posgeom.experiments.minimal_parametrisation import SST2Ranks, StoredRanks
     from posgeom.experiments.corpus_geometry import SYNTHETIC_FAMILIES
 
     ranks = _committed("minimal_parametrisation.effective_rank")
-    drift = as_record(ranks, CrossFitted, at="drift", arrays_at="drift")
-    np.testing.assert_array_equal(drift.eigenvalues, ranks.arrays["drift__cross_fitted"])
     sst2 = as_record(ranks, SST2Ranks, at="sst2")
     assert sst2.n_kept == tuple(ranks.values["sst2"]["n_kept"]) and sst2.n_sequences == ranks.values["sst2"]["n_sequences"]
     spectra = mpr.spectra(ranks)
@@ -123,7 +106,7 @@ def test_the_spectra_and_rank_readings_read_the_stored_readings():
     drift = spectra[SYNTHETIC_FAMILIES.index("drift")]
     assert (drift.threshold, drift.rank_text) == (ranks.values["drift"]["cross_fitted_threshold"][-1],
                                                   ranks.values["drift"]["cross_fitted"][-1])
-    readings = as_record(ranks, StoredRanks)  # what the page's rank table and prose read
+    readings = ranks.as_(StoredRanks)  # what the page's rank table and prose read
     for family in SYNTHETIC_FAMILIES:
         _matches(getattr(readings, family), ranks.values[family])
     _matches(readings.sst2, ranks.values["sst2"])
@@ -135,12 +118,10 @@ def test_the_stress_curves_are_the_stored_curves():
 
     svr = _committed("minimal_parametrisation.stress_vs_rank")
     curves = mpr.stress_curves(svr)
-    assert [c.corpus for c in curves] == [*SYNTHETIC_FAMILIES, "sst2"]
-    for c in curves:
-        np.testing.assert_array_equal(c.mds, svr.arrays[f"{c.corpus}__scale_free"])
-        for name, pair in c.encodings.items():  # both stresses of each encoding, typed
-            assert (pair.paper, pair.scale_free) == tuple(svr.values[c.corpus]["encodings"][name][k]
-                                                          for k in ("paper", "scale_free"))
+    assert list(curves) == [*SYNTHETIC_FAMILIES, "sst2"]
+    for corpus, (curve, encodings) in curves.items():
+        np.testing.assert_array_equal(curve, svr.arrays[f"{corpus}__scale_free"])
+        assert encodings == svr.values[corpus]["encodings"]  # both stresses of each encoding
 
 
 def test_the_eigenvectors_and_family_arrays_are_the_stored_arrays():
@@ -171,28 +152,30 @@ def test_a_shift_statistic_not_stored_is_a_clear_error():
 def test_the_training_comparison_reads_every_stored_summary():
     """Paper scale stores no training comparison (it waits for a GPU): a planted one, as the run stores it."""
     from posgeom.chapters import minimal_parametrisation as mpr
-    from posgeom.experiments.records.minimal_parametrisation import StoredTraining
+    from posgeom.experiments.lowrank_training import LowrankTrainingRecord
 
     acc = {"accuracy_mean": 0.9, "accuracy_std": 0.04, "loss_mean": 0.2, "loss_std": 0.07, "n_seeds": 5,
            "position_params": 1024}
-    run = {"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9, "final_train_loss": 0.1}
+    run = {"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9, "test_loss": 0.3,
+           "final_train_loss": 0.1, "position_params": 1024, "runtime_s": 2.0}
     values = {"summary": {"synthetic": {"learned": acc, "lowrank r=1": {**acc, "position_params": 64}}},
-              "gaps": {"synthetic": {"learned - lowrank r=1": GAP.as_dict()}}, "level": 0.95,
+              "gaps": {"synthetic": {"learned - lowrank r=1": GAP.as_dict()}}, "level": 0.95, "device": "cpu",
               "runs": [{**run, "stress_scale_free": 0.2}, {**run, "seed": 1, "stress_scale_free": None}]}
     result = _planted(values)
     assert [(r.encoding, r.seed, r.stress_scale_free) for r in mpr.trained_runs(result)] == [("learned", 0, 0.2)]
-    t = as_record(result, StoredTraining)  # what the page's tables and prose read
+    t = result.as_(LowrankTrainingRecord)  # what the page's tables and prose read
     _matches(t.summary, values["summary"])
-    assert t.gap == GAP and t.level == 0.95
+    assert mpr.learned_gap(t) == GAP and t.level == 0.95
 
 
 def test_the_subset_draws_read_both_spreads():
     """Paper scale draws no subsets: a planted ``run_subset_draws``, read with both its spreads (the page's table of
     the draws, with the cross-half splits skipped, is checked by the chapter's page snapshot at quick)."""
-    from posgeom.experiments.records.real_corpora import SubsetDraws
+    from posgeom.experiments.real_corpora import SubsetDrawsRecord, corpus_options, corpus_params
 
     spread = {"shift_r2": {"mean": 0.5, "sd": 0.1, "min": 0.4, "max": 0.6}}
-    subsets = as_record(_planted({"seeds": [0, 1], "spread": spread,
-                                  "spread_D": {"share": {**spread["shift_r2"], "mean": 0.7}}}), SubsetDraws)
+    subsets = _planted({"options": corpus_params(corpus_options("quick", "imdb")), "seeds": [0, 1], "spread": spread,
+                        "spread_D": {"share": {**spread["shift_r2"], "mean": 0.7}}},
+                       {"table": np.zeros((2, 1)), "table_D": np.zeros((2, 5))}).as_(SubsetDrawsRecord)
     assert subsets.seeds == (0, 1) and subsets.spread["shift_r2"].sd == 0.1
     assert subsets.spread_D["share"].mean == 0.7 and subsets.spread_D["share"].max == 0.6

@@ -42,15 +42,16 @@ def test_the_typed_reads_refuse_a_result_that_lacks_a_field():
     """A typed read names what is missing, where a look-up by key said only the key."""
     from types import SimpleNamespace
 
-    from posgeom.experiments.records.learned_tables import StoredDropoutStudy
+    from posgeom.chapters.learned_tables import dropout_rate
+    from posgeom.experiments.table_dropout import DropoutStudyRecord
     from posgeom.registry.typed import as_record
 
-    study = SimpleNamespace(values={"dropouts": [0.0, 0.1], "seeds": [0, 1], "n_train": 128, "passes": 100.0},
-                            arrays={})
-    assert as_record(study, StoredDropoutStudy).rate == 0.1
+    study = SimpleNamespace(values={"runs": [], "dropouts": [0.0, 0.1], "seeds": [0, 1], "n_train": 128,
+                                    "passes": 100.0}, arrays={})
+    assert dropout_rate(as_record(study, DropoutStudyRecord)) == 0.1
     del study.values["passes"]
     with pytest.raises(KeyError, match="passes"):
-        as_record(study, StoredDropoutStudy)
+        as_record(study, DropoutStudyRecord)
 
 
 def test_a_tails_study_reads_into_its_record():

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import types
 
 import numpy as np
 import pytest
@@ -23,6 +22,8 @@ from posgeom.experiments import real_corpora as rc
 from posgeom.experiments import real_corpora_geometry as rcg
 from posgeom.experiments.settings import NoiseOptions, by_scale, find
 from posgeom.models.pretrained import load_eval_encoder, model_folder
+from posgeom.registry import Result
+from posgeom.registry.typed import to_stored
 
 TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
 
@@ -242,9 +243,13 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     assert "±" in mor.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
     # with intervals: the row's rate and its interval, written by Interval.text (it holds the rate)
     rate = row.violation_rate
-    fake = types.SimpleNamespace(values={"statistics": {"sinusoidal": posgeom.geometry.percentile_interval(
-        rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}, "differences": {}, "n_used": 3})
-    text = mor.monotonicity_dataframe(res, fake).loc["sinusoidal", "violation rate"]
+    interval = posgeom.geometry.percentile_interval(rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1))
+    planted = mo.ViolationIntervalsRecord.of(
+        tiny_geometry.values["options"], {"n_boot": 3, "n_folds": 2, "level": 0.95},
+        {"n_used": 3, "statistics": {"sinusoidal": interval.as_dict()}, "differences": {}}, np.zeros((3, 1)),
+        mds_rank=k)
+    text = mor.monotonicity_dataframe(res, Result("planted", "quick", "k", *to_stored(planted), {})).loc[
+        "sinusoidal", "violation rate"]
     assert text.startswith(f"{rate:.3f} [") and float(text.split("[")[1].split(",")[0]) <= rate
 
 

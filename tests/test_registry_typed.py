@@ -95,6 +95,10 @@ def test_a_stored_result_is_read_into_its_record_with_every_type():
     # a record among several stored side by side: its values at one key, its arrays under one prefix
     two = stored_result({"a": PLANTED, "b": PLANTED}, {"a/table": np.eye(2), "b/table": np.zeros(1), "table": 1})
     assert as_record(two, Planted, at="b", arrays_at="b").table.tolist() == [0.0]
+    # or named "<prefix>__<name>"; a prefix is a whole name: "b" does not read "b_k3__table"
+    assert as_record(stored_result({"b": PLANTED}, {"b__table": np.ones(1)}), Planted, at="b", arrays_at="b").table == 1
+    with pytest.raises(KeyError, match="table"):
+        as_record(stored_result({"b": PLANTED}, {"b_k3__table": np.ones(1)}), Planted, at="b", arrays_at="b")
     with pytest.raises(TypeError, match="Inner has no field seed"):
         as_record(stored_result(PLANTED), Inner, at="inner", seed=1)
 
@@ -167,17 +171,16 @@ def _committed(experiment):
 
 
 @pytest.mark.parametrize("corpus", ["sst2", "imdb"])
-def test_a_committed_corpus_geometry_reads_as_the_chapter_adapter_did(corpus):
-    from posgeom.experiments.records.real_corpora import CorpusGeometry
+def test_the_facts_the_real_corpora_page_glues_are_the_stored_values(corpus):
+    from posgeom.chapters.real_corpora import geometry_facts
+    from posgeom.experiments.real_corpora import CorpusGeometryRecord
 
     result = _committed(f"real_corpora_geometry_{corpus}")
-    g = as_record(result, CorpusGeometry)
-    v, o = result.values, result.values["options"]
-    assert (g.corpus, g.split, g.special) == (o["corpus"], o["split"], o["special"])
-    assert g.dropped == tuple(v["dropped"]) and g.n_sequences == v["n_sequences"]
-    assert g.shift_r2 == v["shift_r2"] and g.rank_mass_90 == v["rank_mass_90"]
-    for name in ("D", "noise", "R", "positions", "reach", "self_noise", "eigenvalues", "eigenvalues_resolvable"):
-        np.testing.assert_array_equal(getattr(g, name), result.arrays[name])
+    facts, v, o = geometry_facts(result.as_(CorpusGeometryRecord)), result.values, result.values["options"]
+    assert (facts["corpus"], facts["split"], facts["special"]) == (o["corpus"], o["split"], o["special"])
+    assert type(facts["corpus"]) is str  # glued as the page shows it, not as the identifier's repr
+    assert facts["dropped"] == tuple(v["dropped"]) and facts["n_sequences"] == v["n_sequences"]
+    assert facts["shift_r2"] == v["shift_r2"] and facts["rank_mass_90"] == v["rank_mass_90"]
 
 
 def test_the_committed_sensitivity_rows_read_as_the_experiments_reader_does():
@@ -233,29 +236,19 @@ def _matches(record, stored_value, arrays=None) -> None:
 
 #: The typed records of stored results (posgeom.experiments.records), each with a committed paper result.
 RECORD_ENTRIES = [
-    ("NoiseAwareRank", "real_corpora_rank_sst2"), ("NoiseAwareRank", "real_corpora_rank_imdb"),
-    ("ResolvableSplits", "real_corpora_resolvable_splits_sst2"), ("AlibiSearch", "alibi_search_sst2"),
     ("SmacofGain", "optimal_encoding.smacof_gain"), ("ExactEmbedding", "optimal_encoding.exact_embedding"),
     ("StoredSST2Geometry", "corpus_geometry.sst2"), ("StoredSyntheticGeometry", "corpus_geometry.synthetic"),
-    ("StoredRanks", "minimal_parametrisation.effective_rank"), ("StoredC5", "minimal_parametrisation.c5"),
-    ("StoredC5Draws", "minimal_parametrisation.c5_draws"),
 ]
 # issue #46, item 1 part A: the views corpus geometry and real corpora share (tests/test_chapters_typed_reads_a.py
 # checks those a single chapter keeps)
 RECORD_ENTRIES += [
     ("BootstrapIntervals", "real_corpora_stress_intervals_sst2"), ("BootstrapIntervals", "monotonicity_violation_intervals_sst2"),
-    ("StoredAlibiChoices", "real_corpora_alibi_choices_sst2"),
-    ("StoredStressTable", "real_corpora_stress_sst2"),
 ]
 
 
 #: Views of results that wait for a GPU at paper scale (nothing committed): read from a planted result instead.
-GPU_ONLY = {"StoredTraining"}
+GPU_ONLY = set()
 
-RECORD_ENTRIES += [("StoredTableStress", "learned_table_stress")]
-
-# issue #46, item 1 (minimal parametrisation): the planted-rank validation's record left the chapter
-RECORD_ENTRIES += [("StoredValidation", "minimal_parametrisation.rank_validation")]
 
 # wave 8, sinusoids as MDS and the zoo (posgeom.experiments.records.sinusoids_as_mds and .zoo): the whole-result records
 RECORD_ENTRIES += [("StoredFourier", "sinusoids_as_mds.fourier_match"),
@@ -290,18 +283,11 @@ def test_a_planted_order_task_reads_into_its_record():
     with pytest.raises(KeyError, match="seq_len"):
         as_record(stored_result({k: v for k, v in values.items() if k != "seq_len"}), StoredOrderTask)
 
-# issue #46, item 1 (the learned-tables group): the initialisation, dropout and extrapolation studies train, and wait
-# for a GPU at paper scale; a pretrained table's anatomy is committed, and read below into one TableAnalysis per table.
-GPU_ONLY |= {"StoredInitStudy", "StoredDropoutStudy", "StoredExtrapolation"}
+# issue #46, item 1 (the learned-tables group): the extrapolation study trains, and waits for a GPU at paper scale.
+GPU_ONLY |= {"StoredExtrapolation"}
 
-# issue #46, item 1, the real corpora, monotonicity and inside BERT group: the views their chapters kept until now
-# (their run_subset_draws and run_ntk store nothing at paper scale: their reads are checked on planted results)
-RECORD_ENTRIES += [
-    ("CorpusGeometry", "real_corpora_geometry_sst2"), ("CorpusGeometry", "real_corpora_geometry_imdb"),
-    ("ResolvableSplits", "real_corpora_resolvable_splits_imdb"),
-    ("OrderTable", "monotonicity_table_sst2"), ("OrderTable", "monotonicity_table_imdb"),
-    ("LayerStress", "inside_bert_layers"), ("PeakTest", "inside_bert_local_peak"),
-]
+# issue #46, item 1, the real corpora, monotonicity and inside BERT group: their chapters read the experiments'
+# records (STORED_RECORDS, below); run_ntk stores nothing at paper scale: its view is checked on planted results
 
 
 def _records() -> dict:
@@ -327,15 +313,14 @@ PARTS = [("FamilyArrays", "corpus_geometry.synthetic", "drift", "drift"),
 
 #: Records checked against committed results by a test of their own (another shape than one ``as_record``).
 CHECKED_ELSEWHERE = {
-    "TableAnalysis",  # in this file, below
     "ZooPictures",  # test_zoo_pictures_are_the_stored_arrays, below
     # tests/test_chapters_typed_reads_a.py, each for one corpus of its result
-    "CrossFitted", "StressCurve", "FourierCorpus", "ShiftIntervals", "KindGeometry",
+    "FourierCorpus", "ShiftIntervals", "KindGeometry",
 }
 
 #: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read
 #: from planted results in tests/test_chapter_reports.py, test_chapters_typed_reads_a.py or _b.py.
-GPU_ONLY |= {"NTKRun", "SubsetDraws"}
+GPU_ONLY |= {"NTKRun"}
 
 
 def _nested(names: set, records: dict) -> set:
@@ -384,17 +369,18 @@ def test_zoo_pictures_are_the_stored_arrays():
         np.testing.assert_array_equal(pictures.mds2[name], zoo.arrays[f"mds2__{name}"])
 
 
-def test_a_lowrank_training_reads_into_its_view():
-    from posgeom.experiments.records.minimal_parametrisation import StoredTraining
+def test_a_lowrank_training_reads_into_its_record():
+    from posgeom.chapters.minimal_parametrisation import learned_gap
+    from posgeom.experiments.lowrank_training import LowrankTrainingRecord
 
     acc = {"accuracy_mean": 0.9, "accuracy_std": 0.04, "loss_mean": 0.2, "loss_std": 0.07, "n_seeds": 5,
            "position_params": 1024}
     values = {"summary": {"synthetic": {"learned": acc, "lowrank r=1": {**acc, "position_params": 64}}},
               "gaps": {"synthetic": {"learned - lowrank r=1": GAP.as_dict()}}, "level": 0.95, "device": "cpu",
-              "runs": [{"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9,
-                        "stress_scale_free": None, "final_train_loss": 0.1}]}
-    t = as_record(stored_result(values), StoredTraining)
-    assert t.gap == GAP and t.summary["synthetic"]["lowrank r=1"].position_params == 64
+              "runs": [{"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9, "test_loss": 0.3,
+                        "stress_scale_free": None, "final_train_loss": 0.1, "position_params": 1024, "runtime_s": 2.0}]}
+    t = as_record(stored_result(values), LowrankTrainingRecord)
+    assert learned_gap(t) == GAP and t.summary["synthetic"]["lowrank r=1"].position_params == 64
     assert t.runs[0].stress_scale_free is None and t.level == 0.95
 
 
@@ -406,30 +392,18 @@ def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment)
     _matches(record, result.values[at] if at else result.values, result.arrays)
 
 
-def test_a_monotonicity_table_reads_into_its_view():
-    from posgeom.experiments.records.monotonicity import OrderTable
-    from posgeom.experiments.monotonicity import MonotonicityRow
+def test_a_monotonicity_table_reads_into_its_record_and_the_chapter_finds_its_rows():
+    from posgeom.chapters.monotonicity import order_row
+    from posgeom.experiments.monotonicity import MonotonicityRow, MonotonicityTableRecord
 
     rows = [_planted_row(MonotonicityRow, k) for k in range(2)]
     values = {"model": "m", "closest_rank": 18, "closest_violation": 0.21, "corpus": "imdb", "n_kept": 512,
               "rows": rows}
     t = as_record(stored_result(values, {"mds_ranks": np.array([1, 2]), "mds_violation": np.array([0.3, 0.2]),
-                                         "random_violation": np.ones(3)}), OrderTable)
-    assert t.closest_rank == 18 and t.row("encoding-1") == MonotonicityRow(**rows[1])
+                                         "mds_spearman": np.array([0.5, 0.6]), "random_violation": np.ones(3)}),
+                  MonotonicityTableRecord)
+    assert t.closest_rank == 18 and order_row(t, "encoding-1") == MonotonicityRow(**rows[1])
     assert t.mds_violation.tolist() == [0.3, 0.2] and t.random_violation.size == 3 and t.mds_ranks.tolist() == [1, 2]
-
-
-@pytest.mark.parametrize("key", ["table", "sinusoidal", "random_normal", "random_walk"])
-def test_a_committed_table_anatomy_reads_into_its_record(key):
-    """Each table of the committed anatomy (stored side by side, its arrays under the table's prefix) reads into a
-    TableAnalysis: the learned table with its cosines and the table itself, a reference table without them."""
-    from posgeom.experiments.records.learned_tables import TableAnalysis
-
-    result = _committed("learned_table_anatomy")
-    record = as_record(result, TableAnalysis, at=key, arrays_at=key)
-    arrays = {name.split("/", 1)[1]: a for name, a in result.arrays.items() if name.startswith(f"{key}/")}
-    _matches(record, result.values[key], arrays)
-    assert (record.cos is None) == (record.P is None) == (key != "table")
 
 
 # issue #46, item 1: the stored records of the Theorem 1 and 4 and learned-table experiments are their full layouts.
@@ -447,7 +421,28 @@ STORED_RECORDS = [
     ("posgeom.experiments.necessity:StoredEquivariance", "necessity.equivariance"),
     ("posgeom.experiments.separation:StoredPretrainedSeparation", "separation.pretrained"),
     ("posgeom.experiments.factorisation:FactorisationGap", "separation.factorisation_gap"),
+    ("posgeom.experiments.minimal_parametrisation:StoredRanks", "minimal_parametrisation.effective_rank"),
+    ("posgeom.experiments.minimal_parametrisation:StoredValidation", "minimal_parametrisation.rank_validation"),
+    ("posgeom.experiments.minimal_parametrisation:StressVsRankRecord", "minimal_parametrisation.stress_vs_rank"),
+    ("posgeom.experiments.minimal_parametrisation:C5Record", "minimal_parametrisation.c5"),
+    ("posgeom.experiments.minimal_parametrisation:C5DrawsRecord", "minimal_parametrisation.c5_draws"),
 ]
+# the real corpora, monotonicity and inside BERT chapters read these records (their views went, issue #46)
+STORED_RECORDS += [(f"posgeom.experiments.{record}", experiment) for record, experiment in [
+    ("real_corpora_geometry:CorpusGeometryRecord", "real_corpora_geometry_sst2"),
+    ("real_corpora_geometry:CorpusGeometryRecord", "real_corpora_geometry_imdb"),
+    ("real_corpora_geometry:NoiseAwareRankRecord", "real_corpora_rank_sst2"),
+    ("real_corpora_geometry:NoiseAwareRankRecord", "real_corpora_rank_imdb"),
+    ("real_corpora_draws:ResolvableSplitsRecord", "real_corpora_resolvable_splits_sst2"),
+    ("real_corpora_draws:ResolvableSplitsRecord", "real_corpora_resolvable_splits_imdb"),
+    ("alibi_search:StoredAlibiSearch", "alibi_search_sst2"),
+    ("real_corpora_alibi:AlibiChoicesRecord", "real_corpora_alibi_choices_sst2"),
+    ("real_corpora_stress:StressTableRecord", "real_corpora_stress_sst2"),
+    ("real_corpora_stress:StressIntervalsRecord", "real_corpora_stress_intervals_sst2"),
+    ("monotonicity:MonotonicityTableRecord", "monotonicity_table_sst2"),
+    ("monotonicity:MonotonicityTableRecord", "monotonicity_table_imdb"),
+    ("monotonicity:ViolationIntervalsRecord", "monotonicity_violation_intervals_sst2"),
+    ("inside_bert:StoredLayerStress", "inside_bert_layers"), ("layer_peaks:StoredPeakTest", "inside_bert_local_peak")]]
 
 
 @pytest.mark.parametrize("record_name, experiment", STORED_RECORDS)

@@ -84,11 +84,12 @@ def _c5_results(draws: int = 5) -> tuple[Result, Result]:
         for size in (None, *sizes):
             sf = PAPER_LIKE["scale_free"][g].low if size is None else PAPER_LIKE["scale_free"][g].low - 0.1
             pp = PAPER_LIKE["paper"][g].low
-            rows.append(dict(generator=g, size=size, reduction_paper=pp, reduction_scale_free=sf,
-                             mds_scale_free=stress if size is None else stress + 1e-3, sin_scale_free=0.05))
+            rows.append(dict(generator=g, size=size, reduction_paper=pp, reduction_scale_free=sf, mds_paper=0.01,
+                             mds_scale_free=stress if size is None else stress + 1e-3, sin_paper=9.0,
+                             sin_scale_free=0.05))
     for size, sf, pp in zip(sizes, PURE_NOISE["scale_free"], PURE_NOISE["paper"]):
         rows.append(dict(generator="stationary", size=size, reduction_paper=pp, reduction_scale_free=sf,
-                         mds_scale_free=0.1, sin_scale_free=0.04))
+                         mds_paper=0.01, mds_scale_free=0.1, sin_paper=9.0, sin_scale_free=0.04))
     for r in rows:
         summary = {}
         for norm in ("paper", "scale_free"):
@@ -100,7 +101,9 @@ def _c5_results(draws: int = 5) -> tuple[Result, Result]:
     counts = dict(n=50, d=50, r=3, n_params_full=2500, n_params_lowrank=300, savings=0.88)
     c5 = Result("minimal_parametrisation.c5", "paper", "k", dict(**counts, rows=rows), {}, {})
     d = Result("minimal_parametrisation.c5_draws", "paper", "k",
-               dict(seeds=list(range(draws)), level=0.95, rows=draw_rows), {}, {})
+               dict(seeds=list(range(draws)), level=0.95, rows=draw_rows),
+               {f"reduction_{norm}": np.array([[r[f"reduction_{norm}"] for r in rows]] * draws)
+                for norm in ("paper", "scale_free")}, {})
     return c5, d
 
 
@@ -208,25 +211,30 @@ def test_c10_another_reading_or_no_reading_at_the_paper_layer():
 
 def test_c10_row_decides_on_every_curve_of_the_stored_result():
     from posgeom.chapters import inside_bert as ibr
-    from posgeom.experiments.records.inside_bert import LayerStress
+    from posgeom.experiments.inside_bert import StoredLayerStress
+    from posgeom.experiments.real_corpora import RecordedOptions, corpus_options
 
     L = 12
     prop, static = np.array(peak_at(3)), np.array(peak_at(8))
     residual = np.array(peak_at(5, L + 1))
-    layers = LayerStress(
-        model=BERT, n_layers=L, n_heads=12, d_model=768, n_sentences=872, n_positions=40, split="validation",
-        special="model", positions=(0, 39), map_count=872, clipped_max=0.0,
+    layers = StoredLayerStress(
+        model=BERT, n_layers=L, n_heads=12, d_model=768, n_sentences=872, n_positions=40, position_range=[0, 39],
+        map_count=872, clipped_max=0.0, paper_peak_layer=3, options=RecordedOptions.of(corpus_options("paper", "sst2")),
         peaks={"propagated_scale_free": 4, "propagated_paper": 4, "static_scale_free": 9, "static_paper": 9,
                "residual_scale_free": 6, "residual_paper": 6},
-        maps=np.zeros((L, 4, 4)), propagated_head=np.zeros((L, 12, 2)),
+        maps=np.zeros((L, 4, 4)), propagated_head=np.zeros((L, 12, 2)), static_head=np.zeros((L, 12, 2)),
         propagated_pooled=np.stack([prop, prop], axis=1), static_pooled=np.stack([static, static], axis=1),
-        residual=np.stack([residual, residual], axis=1), clipped=np.zeros((2, L)))
+        residual=np.stack([residual, residual], axis=1), clipped=np.zeros((2, L)), positions=np.arange(40),
+        reach=np.full(40, 872), D=np.zeros((40, 40)))
     curves = ibr.c10_curves(layers)
     assert set(curves) == set(layers.peaks)
     assert {k: int(np.argmax(c)) + 1 for k, c in curves.items()} == layers.peaks  # the stored peaks, counted from 1
-    peak = {"local_maxima": [4], "share_local_peak": 0.9, "share_local_peak_3": 0.05, "margin": {"p05": 0.01, "p95": 0.02}}
-    peak_test = Result("inside_bert_local_peak", "paper", "k", {"n_used": 200, "propagated": peak, "residual": peak},
-                       {}, {})
+    peak = {"point": prop.tolist(), "local_maxima": [4], "share_local_peak": 0.9, "share_local_peak_3": 0.05,
+            "share_global_3": 0.0, "share_global_4": 1.0, "margin": {"estimate": 0.015, "p05": 0.01, "p95": 0.02}}
+    peak_test = Result("inside_bert_local_peak", "paper", "k", {"model": BERT, "n_layers": L, "n_positions": 40,
+                                                                "n_used": 200, "layer": 4, "propagated": peak,
+                                                                "residual": peak},
+                       {"propagated_replicates": np.zeros((200, L)), "residual_replicates": np.zeros((200, L))}, {})
     row, = ibr.comparison_rows(layers, peak_test, posgeom.get_settings(scale="paper"))
     assert row.decision == v.c10_layer_peak(BERT, curves, "propagated_scale_free") and row.decision.verdict == D
     assert "counted from 0, each is one less" in row.ours and "in 90% of 200 redraws" in row.ours

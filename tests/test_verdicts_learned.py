@@ -53,15 +53,10 @@ def test_s2_on_gpt2_still_decides_from_the_rows_that_stand_apart():
 
 
 def _anatomy(tables: dict):
-    """An anatomy as banded_columns reads it: each table's dominant frequencies and concentrations."""
+    """An anatomy as banded_columns reads it: each table's arrays (its dominant frequencies and concentrations)."""
     from posgeom.geometry.tables import spectral_summary
 
-    out = {}
-    for key, P in tables.items():
-        spec = spectral_summary(P)
-        out[key] = SimpleNamespace(d=P.shape[1], n=P.shape[0], dominant_freq=spec["dominant_freq"],
-                                   concentration=spec["concentration"])
-    return out
+    return SimpleNamespace(**{f"{key}_arrays": spectral_summary(P) for key, P in tables.items()})
 
 
 def _walk(n, d, rng):
@@ -79,7 +74,7 @@ def test_s3_no_longer_counts_white_noise_as_bands():
     n, d = 128, 64
     anatomy = _anatomy({"table": _noise(n, d, rng), "random_walk": _walk(n, d, rng), "random_normal": _noise(n, d, rng)})
     # white noise has plenty of columns with a short dominant period: the old rule's evidence for bands
-    assert band_counts(anatomy["table"].dominant_freq, n)["short (< 8)"] > 20
+    assert band_counts(anatomy.table_arrays["dominant_freq"], n)["short (< 8)"] > 20
     banded = banded_columns(anatomy)
     assert v.s3_frequency_bands(banded.count, banded.n_columns).verdict != R
 

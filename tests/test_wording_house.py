@@ -464,7 +464,7 @@ def test_headers_and_statistics_are_in_words():
     from posgeom.plotting import frame_html, styler_html
 
     analysis = SimpleNamespace(**{**{k: 0.5 for k in SIMILARITY_WORDS}, "lag_below_half": 3})
-    table = anatomy_table({"model": {"table": analysis}})
+    table = anatomy_table({"model": SimpleNamespace(table=analysis)})
     assert table.loc["first offset with cosine below 0.5", "model"] == "3"
     assert not any(FIELD_NAME.search(label) for label in table.index)
     html = frame_html(pd.DataFrame({"eval_loss": [0.1], "stress (scale_free)": [0.2]}))

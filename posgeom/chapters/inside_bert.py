@@ -9,36 +9,39 @@ import numpy as np
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..experiments.inside_bert import CONFIGS, DEFINITIONS
-from ..experiments.layer_peaks import LOCAL_PEAK, run_local_peak_test
+from ..experiments.inside_bert import CONFIGS, DEFINITIONS, StoredLayerStress
+from ..experiments.layer_peaks import LOCAL_PEAK, StoredPeakTest, run_local_peak_test
 from ..geometry.peaks import NORMALIZATIONS, local_maxima
 from ..registry import Result
-from ..registry.typed import as_record
 from ..report import ComparisonRow
 from ..wording import special_words
-from ..experiments.records.inside_bert import LayerStress, PeakTest
 from .real_corpora import CORPUS_LABELS, corpus_caption
 
-__all__ = ["layer_stress", "curve", "c10_curves", "c10_ours", "peak_test", "comparison_rows", "captions"]
+__all__ = ["layer_facts", "curve", "c10_curves", "c10_ours", "comparison_rows", "captions"]
+
+#: The facts of a stored layer stress that the page glues as ``ib_<name>`` (:func:`layer_facts`).
+GLUED_FACTS = ("model", "n_layers", "n_heads", "d_model", "n_sentences", "n_positions", "map_count", "clipped_max",
+               "peaks")
 
 
-def layer_stress(result: Result) -> LayerStress:
-    """The typed view of a ``run_layer_stress`` result."""
-    return as_record(result, LayerStress)
+def layer_facts(layers: StoredLayerStress) -> dict:
+    """What the page glues of a layer stress: the model's shape, the sentences, the first and last position kept."""
+    return {**{name: getattr(layers, name) for name in GLUED_FACTS}, "split": layers.options.split,
+            "special": layers.options.special, "positions": tuple(layers.position_range)}
 
 
-def curve(layers: LayerStress, definition: str, normalisation: str) -> np.ndarray:
+def curve(layers: StoredLayerStress, definition: str, normalisation: str) -> np.ndarray:
     """The stress per layer of one reading (the residual stream has one more point: the output)."""
     z = NORMALIZATIONS.index(normalisation)
     return (layers.residual if definition == "residual" else getattr(layers, f"{definition}_pooled"))[:, z]
 
 
-def c10_curves(layers: LayerStress) -> dict[str, np.ndarray]:
+def c10_curves(layers: StoredLayerStress) -> dict[str, np.ndarray]:
     """``{"<definition>_<normalisation>": stress per layer}``, what :func:`posgeom.verdicts.c10_layer_peak` reads."""
     return {f"{d}_{z}": curve(layers, d, z) for d in DEFINITIONS for z in NORMALIZATIONS}
 
 
-def c10_ours(layers: LayerStress) -> str:
+def c10_ours(layers: StoredLayerStress) -> str:
     """C10's value as its row words it (``posgeom decide C10`` prints the same): each definition's peaks."""
     local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
     return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
@@ -46,19 +49,14 @@ def c10_ours(layers: LayerStress) -> str:
             + "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items()))
 
 
-def peak_test(result: Result) -> PeakTest:
-    """The typed view of a ``run_local_peak_test`` result."""
-    return as_record(result, PeakTest)
-
-
-def comparison_rows(layers: LayerStress, peak: Result, settings=None) -> list:
+def comparison_rows(layers: StoredLayerStress, peak: Result, settings=None) -> list:
     """C10's row (a list of one), decided by :func:`posgeom.verdicts.c10_layer_peak` from every reading's curve."""
-    t = peak_test(peak)
+    t = peak.as_(StoredPeakTest)
     p = t.propagated
     test = (f" (propagated: local maximum at layer {LOCAL_PEAK}, encoder.layer.{LOCAL_PEAK - 1} counted from 0, in "
-            f"{p.share4:.0%} of {t.n_used} redraws of the sentences; its margin over layers {LOCAL_PEAK - 1} and "
-            f"{LOCAL_PEAK + 1}, 5–95% of the redraws: {p.margin_lo:.4f} to {p.margin_hi:.4f}; the global "
-            "peaks are the point estimates of the same resampling)")
+            f"{p.share_local_peak:.0%} of {t.n_used} redraws of the sentences; its margin over layers "
+            f"{LOCAL_PEAK - 1} and {LOCAL_PEAK + 1}, 5–95% of the redraws: {p.margin.p05:.4f} to {p.margin.p95:.4f}; "
+            "the global peaks are the point estimates of the same resampling)")
     return [ComparisonRow("C10", c10_ours(layers) + test, _settings(settings).scale, layers.model,
                           "SST-2 validation sentences; SST-2 train geometry",
                           rules.c10_layer_peak(layers.model, c10_curves(layers), "propagated_scale_free"),

@@ -12,21 +12,19 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..experiments import table_dropout as td
-from ..experiments.learned_tables import CONFIGS, init_runs, init_study_variants
+from ..experiments.learned_tables import (CONFIGS, CorpusStress, InitStudyRecord, TableAnatomyRecord, TableStressRecord,
+                                          TableSummary, init_runs, init_study_variants)
 from ..geometry import paired_difference
 from ..registry import Result
-from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from .powered import design_check, design_summary, paired_text, plan_text
-from ..experiments.records.learned_tables import (StoredDropoutStudy, StoredInitStudy, StoredTableStress,
-                                                  TableAnalysis, TableStress)
 from ..experiments.learned_powered import StoredDropoutPowered, StoredInitPowered
 
-__all__ = ["REFERENCE_LABELS", "table_anatomy", "SIMILARITY_WORDS", "anatomy_table", "band_counts", "BandedColumns",
+__all__ = ["REFERENCE_LABELS", "SIMILARITY_WORDS", "anatomy_table", "band_counts", "BandedColumns",
            "banded_columns", "stress_by_corpus", "listed", "s1_ours", "s2_ours", "BASE", "BIG", "SINUSOIDAL", "MDS",
-           "init_frame", "finite_values", "reached_text", "variant_mean", "init_loss_difference", "dropout_effects",
-           "comparison_rows", "power_checks", "captions"]
+           "init_frame", "finite_values", "reached_text", "variant_mean", "init_loss_difference", "dropout_rate",
+           "dropout_effects", "comparison_rows", "power_checks", "captions"]
 
 #: The tables of an anatomy and the chapter's name for each (the learned table is named by its model).
 REFERENCE_LABELS = {"sinusoidal": "sinusoidal", "random_normal": "random N(0, 0.02²)", "random_walk": "random walk"}
@@ -35,12 +33,7 @@ REFERENCE_LABELS = {"sinusoidal": "sinusoidal", "random_normal": "random N(0, 0.
 BASE, BIG, SINUSOIDAL, MDS = "normal_0.02", "normal_1", "sinusoidal", "mds"
 
 
-def table_anatomy(result: Result) -> dict[str, TableAnalysis]:
-    """``{"table": ..., "sinusoidal": ..., "random_normal": ..., "random_walk": ...}`` of a stored anatomy."""
-    return {key: as_record(result, TableAnalysis, at=key, arrays_at=key) for key in ("table", *REFERENCE_LABELS)}
-
-
-#: The similarity statistics of a table's anatomy (:class:`~posgeom.experiments.records.learned_tables.TableAnalysis`)
+#: The similarity statistics of a table's anatomy (:class:`~posgeom.experiments.learned_tables.TableSummary`)
 #: the chapter's table shows, as its rows say them.
 SIMILARITY_WORDS = {
     "neighbour_cos": "cosine of neighbours, mean", "neighbour_cos_median": "cosine of neighbours, median",
@@ -50,13 +43,13 @@ SIMILARITY_WORDS = {
 }
 
 
-def anatomy_table(anatomies: dict) -> pd.DataFrame:
+def anatomy_table(anatomies: dict[str, TableAnatomyRecord]) -> pd.DataFrame:
     """The similarity statistics (:data:`SIMILARITY_WORDS`) of each model's table, one row per statistic."""
     def text(value):
         return ("none" if value is None else f"{value:d}" if isinstance(value, (int, np.integer)) else
                 f"{float(value):.3f}")
 
-    return pd.DataFrame({name: {words: text(getattr(a["table"], k)) for k, words in SIMILARITY_WORDS.items()}
+    return pd.DataFrame({name: {words: text(getattr(a.table, k)) for k, words in SIMILARITY_WORDS.items()}
                          for name, a in anatomies.items()})
 
 
@@ -78,21 +71,21 @@ class BandedColumns:
     periods: tuple            # the banded columns' dominant periods, distinct, to 0.1 position
 
 
-def banded_columns(anatomy: dict, key: str = "table") -> BandedColumns:
-    """The :class:`BandedColumns` of ``anatomy[key]``: dominant period below every random-walk column's, spectral
-    concentration above every white-noise column's."""
-    T, walk, noise = anatomy[key], anatomy["random_walk"], anatomy["random_normal"]
-    shortest = float(np.min(1.0 / np.asarray(walk.dominant_freq)))
-    highest = float(np.max(noise.concentration))
-    period = 1.0 / np.asarray(T.dominant_freq)
-    banded = (period < shortest) & (np.asarray(T.concentration) > highest)
-    return BandedColumns(count=int(banded.sum()), n_columns=int(T.d), walk_shortest=shortest, noise_highest=highest,
+def banded_columns(anatomy: TableAnatomyRecord, key: str = "table") -> BandedColumns:
+    """The :class:`BandedColumns` of the anatomy's table ``key``: dominant period below every random-walk column's,
+    spectral concentration above every white-noise column's."""
+    T, walk, noise = (getattr(anatomy, f"{k}_arrays") for k in (key, "random_walk", "random_normal"))
+    shortest = float(np.min(1.0 / np.asarray(walk["dominant_freq"])))
+    highest = float(np.max(noise["concentration"]))
+    period = 1.0 / np.asarray(T["dominant_freq"])  # one per column
+    banded = (period < shortest) & (np.asarray(T["concentration"]) > highest)
+    return BandedColumns(count=int(banded.sum()), n_columns=period.size, walk_shortest=shortest, noise_highest=highest,
                          periods=tuple(sorted({round(float(x), 1) for x in period[banded]})))
 
 
-def stress_by_corpus(result: Result) -> dict[str, TableStress]:
-    """A ``learned_table_stress`` entry's :class:`~posgeom.experiments.records.learned_tables.TableStress` by corpus."""
-    s = as_record(result, StoredTableStress)
+def stress_by_corpus(result: Result) -> dict[str, CorpusStress]:
+    """A ``learned_table_stress`` entry's :class:`~posgeom.experiments.learned_tables.CorpusStress` by corpus run."""
+    s = result.as_(TableStressRecord)
     return {corpus: c for corpus, c in (("sst2", s.sst2), ("imdb", s.imdb)) if c is not None}
 
 
@@ -101,15 +94,17 @@ def listed(values, fmt: str = "{}") -> str:
     return ", ".join(fmt.format(v) for v in values) or "none"
 
 
-def s1_ours(T: TableAnalysis) -> str:
+def s1_ours(T: TableSummary) -> str:
     """S1's value as the "Paper vs this book" row words it; ``posgeom decide S1`` prints the same."""
     return (f"s(1) = {T.neighbour_cos:.3f} (centred {T.neighbour_cos_centered:.3f}); "
             f"{100 * T.frac_neighbour_above_0_9:.1f}% of neighbours above 0.9; decay Spearman {T.decay_spearman:.2f}")
 
 
-def s2_ours(T: TableAnalysis) -> str:
+def s2_ours(anatomy: TableAnatomyRecord) -> str:
     """S2's value as the "Paper vs this book" row words it: the rows standing apart and the isolation of row 0."""
-    return f"rows standing apart (ι > {T.isolation_threshold:g}): {listed(T.stand_apart)}; ι_0 = {T.isolation[0]:.1f}"
+    T = anatomy.table
+    return (f"rows standing apart (ι > {T.isolation_threshold:g}): {listed(T.stand_apart)}; "
+            f"ι_0 = {anatomy.table_arrays['isolation'][0]:.1f}")
 
 
 # ------------------------------------------------------------------ the initialisation and dropout studies
@@ -146,38 +141,43 @@ def variant_mean(runs: pd.DataFrame, variant: str, column: str) -> float:
 def init_loss_difference(init: Result):
     """S7's interval: the final loss of N(0, 0.02²) minus N(0, 1), paired by seed."""
     by_seed = init_frame(init).set_index(["variant", "seed"])["final_loss"]
-    seeds = as_record(init, StoredInitStudy).seeds
+    seeds = init.as_(InitStudyRecord).seeds
     return paired_difference([by_seed[(BASE, k)] for k in seeds], [by_seed[(BIG, k)] for k in seeds])
 
 
+def dropout_rate(study: td.DropoutStudyRecord) -> float:
+    """The rate the dropout study compares with no dropout: its largest."""
+    return max(study.dropouts)
+
+
 def dropout_effects(dropout: Result):
-    """S9's comparison: ``(study, runs without dropout, eff_loss, eff_acc)``, the effects paired by seed."""
-    runs, study = td.dropout_runs(dropout), as_record(dropout, StoredDropoutStudy)
-    return (study, [r for r in runs if r.dropout == 0.0],
-            *(td.dropout_effect(runs, study.rate, field_name=f) for f in ("eval_loss", "eval_accuracy")))
+    """S9's comparison: ``(study, runs without dropout, eff_loss, eff_acc)`` at :func:`dropout_rate`, paired by seed."""
+    study = dropout.as_(td.DropoutStudyRecord)
+    return (study, [r for r in study.runs if r.dropout == 0.0],
+            *(td.dropout_effect(study.runs, dropout_rate(study), field_name=f) for f in ("eval_loss", "eval_accuracy")))
 
 
 # ------------------------------------------------------------------ Paper vs this book
 
 
-def _s1_row(T: TableAnalysis, main: str, model: str, scale: str) -> ComparisonRow:
+def _s1_row(T: TableSummary, main: str, model: str, scale: str) -> ComparisonRow:
     """S1: the cosine of neighbouring rows of ``main``'s table against the seed's 0.9 (GPT-2's)."""
     return ComparisonRow("S1", ours=s1_ours(T), scale=scale, model=model, corpus="none",
                          options="raw and centred cosines",
                          decision=rules.s1_neighbour_similarity(T.neighbour_cos, main))
 
 
-def _s2_row(T: TableAnalysis, main: str, model: str, scale: str) -> ComparisonRow:
+def _s2_row(anatomy: TableAnatomyRecord, main: str, model: str, scale: str) -> ComparisonRow:
     """S2: the rows of ``main``'s table that stand apart (the seed's first positions are GPT-2's)."""
-    return ComparisonRow("S2", ours=s2_ours(T), scale=scale, model=model, corpus="none",
+    return ComparisonRow("S2", ours=s2_ours(anatomy), scale=scale, model=model, corpus="none",
                          options="isolation threshold 2",
-                         decision=rules.s2_first_positions_apart(list(T.stand_apart), main))
+                         decision=rules.s2_first_positions_apart(list(anatomy.table.stand_apart), main))
 
 
-def _s3_row(anatomy: dict, model: str, scale: str) -> ComparisonRow:
+def _s3_row(anatomy: TableAnatomyRecord, model: str, scale: str) -> ComparisonRow:
     """S3: the columns of the table in a band that neither null table reaches (:func:`banded_columns`)."""
     b = banded_columns(anatomy)
-    kappa = {key: float(np.median(anatomy[key].concentration)) for key in ("table", "sinusoidal", "random_walk")}
+    kappa = {key: getattr(anatomy, key).median_concentration for key in ("table", "sinusoidal", "random_walk")}
     return ComparisonRow("S3", ours=(f"{b.count} of {b.n_columns} columns oscillate faster than every random-walk "
                                      f"column (shortest period {b.walk_shortest:.1f}) with a concentration above every "
                                      f"white-noise column's ({b.noise_highest:.3f}); their periods: "
@@ -190,7 +190,7 @@ def _s3_row(anatomy: dict, model: str, scale: str) -> ComparisonRow:
 
 def _study_model(init: Result, scale: str) -> str:
     """The encoder of the initialisation study, with its seeds."""
-    seeds = as_record(init, StoredInitStudy).seeds
+    seeds = init.as_(InitStudyRecord).seeds
     return describe_model(CONFIGS[scale].model, name="encoder", detail=f"learned table, {len(seeds)} seeds")
 
 
@@ -240,7 +240,7 @@ def _s9_row(dropout: Result, scale: str) -> ComparisonRow:
     """S9: the held-out loss with dropout minus without, paired by seed, where the table overfits."""
     study, none, eff_loss, eff_acc = dropout_effects(dropout)
     gap = float(np.mean([r.gap for r in none]))
-    return ComparisonRow("S9", ours=(f"held-out loss, dropout {study.rate:g} minus none, "
+    return ComparisonRow("S9", ours=(f"held-out loss, dropout {dropout_rate(study):g} minus none, "
                                      f"{eff_loss.text('{:+.3f}', with_t=False)} nats; held-out accuracy "
                                      f"{eff_acc.text('{:+.3f}')} (95%, paired by seed); "
                                      f"generalisation gap without dropout {gap:.2f} nats"),
@@ -264,17 +264,17 @@ def _s9_powered_row(dropout_powered: Result) -> ComparisonRow:
                          decision=rules.s9_dropout(gap, d.difference))
 
 
-def comparison_rows(anatomy: dict, used: list, init: Result, dropout: Result, settings=None,
+def comparison_rows(anatomy: TableAnatomyRecord, used: list, init: Result, dropout: Result, settings=None,
                     init_powered: Result | None = None, dropout_powered: Result | None = None) -> list:
     """The chapter's rows for S1–S3 (from ``anatomy`` of the main model ``used[0]``), S7–S9 and, with the powered
     designs (:mod:`posgeom.experiments.learned_powered`), S7 and S9 again."""
     settings = _settings(settings)
-    scale, main, T = settings.scale, used[0], anatomy["table"]
+    scale, main, T = settings.scale, used[0], anatomy.table
     model = f"{main} (pretrained)" + (f"; also {', '.join(used[1:])}" if len(used) > 1 else "")
     powered_s7 = [("S7", lambda: _s7_powered_row(init_powered))] if init_powered is not None else []
     powered_s9 = [("S9", lambda: _s9_powered_row(dropout_powered))] if dropout_powered is not None else []
     return decided_rows([
-        ("S1", lambda: _s1_row(T, main, model, scale)), ("S2", lambda: _s2_row(T, main, model, scale)),
+        ("S1", lambda: _s1_row(T, main, model, scale)), ("S2", lambda: _s2_row(anatomy, main, model, scale)),
         ("S3", lambda: _s3_row(anatomy, model, scale)), ("S7", lambda: _s7_row(init, scale)), *powered_s7,
         ("S8", lambda: _s8_row(init, scale)), ("S9", lambda: _s9_row(dropout, scale)), *powered_s9,
     ], settings)
@@ -288,7 +288,7 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
     return [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
                        rules.LOSS_EFFECT, init.manifest.get("runtime_s")),
             *([design_check("S7", powered, init_powered, rules.LOSS_EFFECT)] if init_powered is not None else []),
-            PowerCheck("S9", f"held-out loss, dropout {study.rate:g} − none, paired by seed (nats)", eff_loss,
+            PowerCheck("S9", f"held-out loss, dropout {dropout_rate(study):g} − none, paired by seed (nats)", eff_loss,
                        rules.LOSS_EFFECT, dropout.manifest.get("runtime_s")),
             *([design_check("S9", powered, dropout_powered, rules.LOSS_EFFECT)] if dropout_powered is not None else [])]
 

@@ -11,22 +11,21 @@ import numpy as np
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
-from ..experiments.minimal_parametrisation import CONFIGS, TRAIN_ENCODINGS
+from ..experiments.lowrank_training import LowrankTrainingRecord, TrainingRun
+from ..experiments.minimal_parametrisation import (CONFIGS, TRAIN_ENCODINGS, C5DrawsRecord, C5Record, StoredRanks,
+                                                   StressVsRankRecord)
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..geometry.stress import StressNormalization
 from ..registry import Result
-from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_sequences, model_words, short_float
 from .corpus_geometry import sst2_caption
 from .powered import design_check, design_summary, paired_text, plan_text
-from ..experiments.records.minimal_parametrisation import (CrossFitted, StoredC5, StoredC5Draws, StoredTraining,
-                                                          StressCurve, TrainedRun)
 from ..experiments.lowrank_powered import LowrankPoweredRecord
 
 __all__ = ["HOLDS", "PURE_NOISE", "Spectrum", "spectra", "stress_curves", "c5_evidence", "trained_runs",
-           "stall_summary", "savings_row", "reduction_row", "performance_row", "powered_row", "comparison_rows",
+           "learned_gap", "stall_summary", "savings_row", "reduction_row", "performance_row", "powered_row", "comparison_rows",
            "power_checks", "captions"]
 
 #: The paper's stress reduction of rank 3 against the sinusoidal table.
@@ -50,19 +49,21 @@ def spectra(ranks: Result) -> list[Spectrum]:
     """One :class:`Spectrum` per synthetic family (its largest sample), then SST-2 (its first preprocessing)."""
     # (title, corpus, arrays, setting): SST-2's arrays are named sst2_<special tokens>_<min_count>
     panels = [(fam, fam, fam, -1) for fam in SYNTHETIC_FAMILIES] + [("SST-2", "sst2", "sst2_model_1", 0)]
-    return [Spectrum(title, v.eigenvalues.mean(axis=0), v.cross_fitted_threshold[j], v.cross_fitted[j])
-            for title, at, arrays, j in panels for v in [as_record(ranks, CrossFitted, at=at, arrays_at=arrays)]]
+    r = ranks.as_(StoredRanks)
+    return [Spectrum(title, r.cross_fitted[arrays].mean(axis=0), v.cross_fitted_threshold[j], v.cross_fitted[j])
+            for title, at, arrays, j in panels for v in [getattr(r, at)]]
 
 
-def stress_curves(stress_vs_rank: Result) -> list[StressCurve]:
-    """One :class:`StressCurve` per synthetic family, then SST-2, from a ``run_stress_vs_rank`` result."""
-    return [as_record(stress_vs_rank, StressCurve, at=c, arrays_at=c, corpus=c) for c in (*SYNTHETIC_FAMILIES, "sst2")]
+def stress_curves(stress_vs_rank: Result) -> dict[str, tuple[np.ndarray, dict[str, dict[str, float]]]]:
+    """Per synthetic family, then SST-2: rank-k MDS's scale-free stress (k = 1, 2, ...) and each fixed encoding's
+    stresses by normalisation, from a ``run_stress_vs_rank`` result."""
+    r = stress_vs_rank.as_(StressVsRankRecord)
+    return {c: (getattr(r, f"{c}__scale_free"), getattr(r, c).encodings) for c in (*SYNTHETIC_FAMILIES, "sst2")}
 
 
 def c5_evidence(c5: Result, draws: Result) -> dict:
     """The keyword arguments (but the rank) :func:`posgeom.verdicts.c5_stress_reduction` decides C5's 99.8% from."""
-    c, d, norms = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), (StressNormalization.SCALE_FREE,
-                                                                         StressNormalization.PAPER)
+    c, d, norms = c5.as_(C5Record), draws.as_(C5DrawsRecord), (StressNormalization.SCALE_FREE, StressNormalization.PAPER)
     one_draw = {r.generator: r for r in c.rows if r.size is None}
 
     def population(r, norm):
@@ -76,10 +77,15 @@ def c5_evidence(c5: Result, draws: Result) -> dict:
                     for norm in norms})
 
 
-def trained_runs(training: Result) -> list[TrainedRun]:
+def trained_runs(training: Result) -> list[TrainingRun]:
     """The marker-order runs whose trained table has a stress against the task's geometry."""
-    return [r for r in as_record(training, StoredTraining).runs
+    return [r for r in training.as_(LowrankTrainingRecord).runs
             if r.task == "synthetic" and r.stress_scale_free is not None]
+
+
+def learned_gap(training: LowrankTrainingRecord) -> SeedInterval:
+    """C5's accuracy gap on marker order, learned − (r = 1), paired by seed."""
+    return training.gaps["synthetic"]["learned - lowrank r=1"]
 
 
 def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval | None, effect: float) -> str:
@@ -109,7 +115,7 @@ def stall_summary(powered: Result) -> dict:
 
 def savings_row(c5: Result) -> ComparisonRow:
     """C5's 88%: a rank-r factorisation's parameters against a full n × d table (arithmetic)."""
-    c = as_record(c5, StoredC5)
+    c = c5.as_(C5Record)
     return ComparisonRow("C5", paper="88% fewer parameters (n = d = 50, r = 3)", ours=f"{c.savings:.2%}", scale="exact",
                          model="none", corpus="—", options="r (n + d) vs n d",
                          decision=rules.c5_parameter_savings(c.n, c.d, c.r))
@@ -117,7 +123,7 @@ def savings_row(c5: Result) -> ComparisonRow:
 
 def reduction_row(c5: Result, draws: Result, settings=None) -> ComparisonRow:
     """C5's 99.8%: the reduction at each generator's population under both stresses, and pure noise's samples."""
-    c, d, e = as_record(c5, StoredC5), as_record(draws, StoredC5Draws), c5_evidence(c5, draws)
+    c, d, e = c5.as_(C5Record), draws.as_(C5DrawsRecord), c5_evidence(c5, draws)
     mean = lambda x: float(x["mean"]) if isinstance(x, dict) else float(x)  # an interval over the draws, or one draw
     # two decimals under 'paper', where every value is within a point of 100%
     text = {n: ", ".join(f"{g} {f.format(mean(x))}" for g, x in e["reductions"][n].items())
@@ -137,17 +143,17 @@ def reduction_row(c5: Result, draws: Result, settings=None) -> ComparisonRow:
 def performance_row(training: Result, settings=None) -> ComparisonRow:
     """C5's "no loss of performance": the interval over seeds of the paired accuracy gap learned − (r = 1)."""
     settings = _settings(settings)
-    t, train = as_record(training, StoredTraining), CONFIGS[settings.scale].train
+    t, train = training.as_(LowrankTrainingRecord), CONFIGS[settings.scale].train
     r1, learned = t.summary["synthetic"]["lowrank r=1"], t.summary["synthetic"]["learned"]
     r1_sigma = next(opts for label, _, opts in TRAIN_ENCODINGS if label == "lowrank r=1")["sigma"]
     return ComparisonRow(
         "C5", paper="no loss of performance with the low-rank table (seed summary)",
         ours=(f"marker order: r = 1 {r1.accuracy_mean:.3f} vs learned {learned.accuracy_mean:.3f} with "
               f"{r1.position_params} vs {learned.position_params} parameters; "
-              f"gap learned − (r = 1) {paired_text(t.gap, '{:+.3f}')}"),
+              f"gap learned − (r = 1) {paired_text(learned_gap(t), '{:+.3f}')}"),
         scale=settings.scale, model=describe_model(train.model), corpus="marker-order task; SST-2 subset",
         options=f"{train.steps.synthetic} steps, {len(train.seeds)} seeds, factors initialised at σ = {r1_sigma}",
-        decision=rules.c5_lowrank_performance(t.gap))
+        decision=rules.c5_lowrank_performance(learned_gap(t)))
 
 
 def powered_row(powered: Result) -> ComparisonRow:
@@ -172,7 +178,7 @@ def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, 
 
 def power_checks(training: Result, powered: Result | None = None) -> list[PowerCheck]:
     """The chapter's decisions over seeds for its power table (:func:`posgeom.report.power_frame`)."""
-    gap = as_record(training, StoredTraining).gap
+    gap = learned_gap(training.as_(LowrankTrainingRecord))
     checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
                          training.manifest.get("runtime_s"))]
     if powered is not None:

@@ -11,27 +11,27 @@ import pandas as pd
 from .. import geometry as geo, verdicts as rules
 from ..config import settings_or_default as _settings
 from ..corpora.identifiers import Corpus
-from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
+from ..experiments.monotonicity import (CONFIGS, RANDOM_ROW, MonotonicityRow, MonotonicityTableRecord,
+                                        ViolationIntervalsRecord, monotonicity_records)
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
-from ..experiments.real_corpora_geometry import corpus_options
+from ..experiments.real_corpora_geometry import NoiseAwareRankRecord, corpus_options
+from ..experiments.settings import find
 from ..registry import Result
 from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
 from .real_corpora import corpus_caption
-from ..experiments.records.common import BootstrapIntervals
-from ..experiments.records.monotonicity import NTKRun, OrderTable
-from ..experiments.records.real_corpora import NoiseAwareRank
+from ..experiments.records.monotonicity import NTKRun
 
-__all__ = ["monotonicity_dataframe", "order_table", "ntk_outcome", "displacement_violation", "power_checks",
+__all__ = ["monotonicity_dataframe", "order_row", "ntk_outcome", "displacement_violation", "power_checks",
            "OrderInputs", "natural_rank_rates", "c9_mds_row", "c9_random_row", "c9_pretrained_row", "c11_row",
            "comparison_rows", "captions"]
 
 
 def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
     """A stored ``run_monotonicity_table`` as a table, random rows as ``mean ± sd``, with intervals where given."""
-    iv = as_record(intervals, BootstrapIntervals).statistics if intervals is not None else {}
+    iv = intervals.as_(ViolationIntervalsRecord).statistics if intervals is not None else {}
 
     def text(row, key):
         sd = getattr(row, f"{key}_sd")
@@ -45,9 +45,9 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
         "ties in D̂": f"{row.tied_fraction:.0%}"} for row in monotonicity_records(result)]).set_index("encoding")
 
 
-def order_table(result: Result) -> OrderTable:
-    """A ``run_monotonicity_table`` result, typed (its rows, and the violation rate of MDS at each rank)."""
-    return as_record(result, OrderTable)
+def order_row(table: MonotonicityTableRecord, encoding: str) -> MonotonicityRow:
+    """The row of ``encoding`` in a monotonicity table."""
+    return find(table.rows, encoding=encoding)
 
 
 def ntk_outcome(runs: dict) -> dict[tuple[str, int], NTKRun]:
@@ -94,9 +94,9 @@ class OrderInputs:
     ranks: dict
     icfg: object
 
-    def table(self, corpus: str) -> OrderTable:
+    def table(self, corpus: str) -> MonotonicityTableRecord:
         """The monotonicity table of ``corpus`` (``"sst2"`` or ``"imdb"``), typed."""
-        return order_table(self.tables[corpus])
+        return self.tables[corpus].as_(MonotonicityTableRecord)
 
     def row(self, ours: str, model: str, decision, options: str, paper: str) -> ComparisonRow:
         """A C9 row: both corpora, the options every row states and then ``options``."""
@@ -113,15 +113,15 @@ class OrderInputs:
     def viol_text(self, corpus: str, name: str) -> str:
         """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
         if corpus in self.intervals:
-            return as_record(self.intervals[corpus], BootstrapIntervals).statistics[name].text("{:.1%}")
-        return f"{self.table(corpus).row(name).violation_rate:.1%} (no interval at this scale)"
+            return self.intervals[corpus].as_(ViolationIntervalsRecord).statistics[name].text("{:.1%}")
+        return f"{order_row(self.table(corpus), name).violation_rate:.1%} (no interval at this scale)"
 
 
 def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
     """P_MDS's violation rate by corpus at rank 1 and each rank of the noise-aware rank interval the table scored."""
     out = {}
     for corpus, label in (("sst2", "SST-2"), ("imdb", "IMDB")):
-        t, (low, high) = x.table(corpus), as_record(x.ranks[corpus], NoiseAwareRank).interval
+        t, (low, high) = x.table(corpus), x.ranks[corpus].as_(NoiseAwareRankRecord).interval
         for k in sorted({1, *range(int(low), int(high) + 1)}):
             hit = np.flatnonzero(t.mds_ranks == k)
             if hit.size:
@@ -145,7 +145,7 @@ def c9_mds_row(x: OrderInputs) -> ComparisonRow:
 def c9_random_row(x: OrderInputs) -> ComparisonRow:
     """C9's reference: random tables violate 50% of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
     s = x.table("sst2")
-    rand_s, rand_i = s.row(RANDOM_ROW), x.table("imdb").row(RANDOM_ROW)
+    rand_s, rand_i = order_row(s, RANDOM_ROW), order_row(x.table("imdb"), RANDOM_ROW)
     return x.row(f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
                  f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
                  "none (random tables)", rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
@@ -154,9 +154,9 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
     """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
-    d_pre = (as_record(x.intervals["sst2"], BootstrapIntervals).differences["learned (pretrained)-sinusoidal"]
+    d_pre = (x.intervals["sst2"].as_(ViolationIntervalsRecord).differences["learned (pretrained)-sinusoidal"]
              if "sst2" in x.intervals else None)
-    pre = {c: x.table(c).row("learned (pretrained)").spearman for c in Corpus}
+    pre = {c: order_row(x.table(c), "learned (pretrained)").spearman for c in Corpus}
     model = x.table("sst2").model
     return x.row(f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
                  f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"

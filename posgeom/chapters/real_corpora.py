@@ -12,16 +12,14 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..corpora.identifiers import Corpus
 from ..registry import Result
-from ..registry.typed import as_record
-from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
+from ..experiments.real_corpora import (CONFIGS, RANK_OPTIONS, AlibiChoicesRecord, CorpusGeometryRecord,
+                                        NoiseAwareRankRecord, ResolvableSplitsRecord, StressIntervalsRecord,
+                                        StressTableRecord, stress_records)
 from ..experiments.real_corpora_geometry import corpus_options
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
-from ..experiments.records.common import BootstrapIntervals
-from ..experiments.records.real_corpora import (CorpusGeometry, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
-                                                StoredStressTable)
 
-__all__ = ["PlainText", "corpus_geometry", "describe_corpus", "alibi_parabola", "RESOLVED_NOISE_SHARE", "RowInputs",
+__all__ = ["PlainText", "describe_corpus", "geometry_facts", "alibi_parabola", "RESOLVED_NOISE_SHARE", "RowInputs",
            "c6_row", "c7_value_row", "c7_ranking_row", "c7_shift_row", "c8_row", "comparison_rows", "CORPUS_LABELS",
            "corpus_caption", "captions"]
 
@@ -36,21 +34,30 @@ class PlainText(str):
     __repr__ = str.__str__
 
 
-def corpus_geometry(result: Result) -> CorpusGeometry:
-    """The typed view of a ``run_corpus_geometry`` result."""
-    return as_record(result, CorpusGeometry)
-
-
-def describe_corpus(g: CorpusGeometry) -> str:
+def describe_corpus(g: CorpusGeometryRecord) -> str:
     """One line: the corpus, its sequences and positions, what was dropped or truncated, and the reach."""
-    return (f"{g.corpus}/{g.split}: {g.n_sequences:,} sequences, n = {g.n_positions} positions ({g.n_kept} kept, "
-            f"dropped {list(g.dropped)}), {g.n_truncated:,} truncated, special tokens {g.special!r}, reach N_i from "
+    o = g.options
+    return (f"{o.corpus}/{o.split}: {g.n_sequences:,} sequences, n = {g.n_positions} positions ({g.n_kept} kept, "
+            f"dropped {list(g.dropped)}), {g.n_truncated:,} truncated, special tokens {o.special!r}, reach N_i from "
             f"{g.reach_min:,} to {g.reach_max:,}")
+
+
+#: The summaries of a corpus geometry that the pages glue as ``<corpus>_<name>`` (:func:`geometry_facts`).
+GLUED_SUMMARIES = ("n_sequences", "n_positions", "n_kept", "dropped", "n_truncated", "reach_min", "reach_max",
+                   "shift_r2", "share_raw", "rank_above_noise", "rank_mass_90", "resolvable_shift_r2",
+                   "resolvable_share", "resolvable_negative_fraction", "noise_top", "self_noise_max")
+
+
+def geometry_facts(g: CorpusGeometryRecord) -> dict:
+    """What the page glues of a corpus geometry: the corpus, split and special tokens as text, and its summaries."""
+    o = g.options
+    return {"corpus": str(o.corpus), "split": o.split, "special": o.special,
+            **{name: getattr(g, name) for name in GLUED_SUMMARIES}}
 
 
 def alibi_parabola(choices: Result, n_positions: int) -> pd.Series:
     """ALiBi's "paper" stress as a parabola in its slope under the chapter's choices (``m_star``, ``m_minus``, ...)."""
-    par = pd.DataFrame([asdict(p) for p in as_record(choices, StoredAlibiChoices).parabolas])
+    par = pd.DataFrame([asdict(p) for p in choices.as_(AlibiChoicesRecord).parabolas])
     return par[(par.n == n_positions) & (par.special == "model") & (par.kind == "chord")].iloc[0]
 
 
@@ -59,13 +66,13 @@ class RowInputs:
     """What the rows read, once: the stored runs, typed, by corpus key, and the notes the rows share."""
 
     scale: str
-    geometries: dict         # CorpusGeometry by corpus
+    geometries: dict         # CorpusGeometryRecord by corpus
     stress: dict             # the stress table's rows (StressRow) by encoding, by corpus
     alibi_heads: np.ndarray  # the "paper" stress of each of ALiBi's heads on SST-2
     parabola: pd.Series      # ALiBi's "paper" stress as a parabola in its slope on SST-2 (alibi_parabola)
-    ranks: dict              # NoiseAwareRank of the corpora the scale computes it for
-    splits: dict             # ResolvableSplits by corpus
-    intervals: dict          # BootstrapIntervals of the corpora the scale computes them for
+    ranks: dict              # NoiseAwareRankRecord of the corpora the scale computes it for
+    splits: dict             # ResolvableSplitsRecord by corpus
+    intervals: dict          # StressIntervalsRecord of the corpora the scale computes them for
     alibi_lowest_in: list
     imdb_resolved: bool      # IMDB's resolvable geometry has fewer than RESOLVED_NOISE_SHARE noisy pairs
     iv_note: str             # how the bracketed intervals were computed
@@ -174,7 +181,7 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     # what every row shares is read here, once (a run that waits for a GPU stops here, as before any row)
     settings = _settings(settings)
     icfg = CONFIGS[settings.scale].intervals
-    splits = {c: as_record(r, ResolvableSplits) for c, r in splits.items()}
+    splits = {c: r.as_(ResolvableSplitsRecord) for c, r in splits.items()}
     neg = splits["imdb"].spread["negative_fraction"]
     iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's "
                f"training phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates "
@@ -182,12 +189,12 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     imdb_note = ("" if neg.max < RESOLVED_NOISE_SHARE else
                  f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
-    geometries = {c: corpus_geometry(r) for c, r in geometries.items()}
+    geometries = {c: r.as_(CorpusGeometryRecord) for c, r in geometries.items()}
     x = RowInputs(settings.scale, geometries, {c: {r.encoding: r for r in stress_records(t)} for c, t in tables.items()},
-                  as_record(tables["sst2"], StoredStressTable).alibi_head_paper,
+                  tables["sst2"].as_(StressTableRecord).alibi_head_paper,
                   alibi_parabola(choices, geometries["sst2"].n_positions),
-                  {c: as_record(r, NoiseAwareRank) for c, r in ranks.items()}, splits,
-                  {c: as_record(r, BootstrapIntervals) for c, r in intervals.items()}, alibi_lowest_in,
+                  {c: r.as_(NoiseAwareRankRecord) for c, r in ranks.items()}, splits,
+                  {c: r.as_(StressIntervalsRecord) for c, r in intervals.items()}, alibi_lowest_in,
                   neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)
     return decided_rows([("C6", lambda: c6_row(x)), ("C7", lambda: c7_value_row(x)), ("C7", lambda: c7_ranking_row(x)),
                          ("C7", lambda: c7_shift_row(x)), ("C8", lambda: c8_row(x))], settings)

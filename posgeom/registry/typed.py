@@ -1,10 +1,10 @@
 r"""Typed reads: a stored result read back into the dataclass that describes it.
 
 :func:`as_record` builds the record from its own fields and annotations, so the names of the stored values
-are written once (the records are in ``posgeom.experiments.records``)::
+are written once (each experiment defines the records it stores, beside it)::
 
     @dataclass(frozen=True)
-    class CorpusGeometry:
+    class ExampleRecord:
         corpus: str = stored("options.corpus")   # a value inside a stored mapping
         n_sequences: int                         # the stored value of the same name
         D: np.ndarray                            # the stored array of the same name

@@ -1,4 +1,4 @@
-"""Typed records of what run_monotonicity_table and run_ntk store."""
+"""The typed record of what run_ntk stores, as the chapter reads it."""
 
 from __future__ import annotations
 
@@ -7,27 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...registry.typed import stored
-from ..monotonicity import MonotonicityRow
-from ..settings import find
 
-__all__ = ["OrderTable", "NTKRun"]
-
-
-@dataclass(frozen=True)
-class OrderTable:
-    """A stored ``run_monotonicity_table`` of one corpus."""
-
-    model: str
-    closest_rank: int
-    closest_violation: float
-    rows: tuple[MonotonicityRow, ...]
-    mds_ranks: np.ndarray
-    mds_violation: np.ndarray
-    random_violation: np.ndarray
-
-    def row(self, encoding: str) -> MonotonicityRow:
-        """The row of ``encoding``."""
-        return find(self.rows, encoding=encoding)
+__all__ = ["NTKRun"]
 
 
 @dataclass(frozen=True)
