@@ -23,6 +23,7 @@ from posgeom.experiments import real_corpora as rc
 from posgeom.experiments import real_corpora_geometry as rcg
 from posgeom.experiments.settings import NoiseOptions, by_scale, find
 from posgeom.models.pretrained import load_eval_encoder, model_folder
+from posgeom.registry.typed import to_stored
 
 TINY = {"split": "validation", "n_positions": 12, "max_sequences": 200}
 
@@ -242,9 +243,12 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     assert "±" in mor.monotonicity_dataframe(res).loc["random N(0, sigma^2)", "violation rate"]
     # with intervals: the row's rate and its interval, written by Interval.text (it holds the rate)
     rate = row.violation_rate
-    fake = types.SimpleNamespace(values={"statistics": {"sinusoidal": posgeom.geometry.percentile_interval(
-        rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}, "differences": {}, "n_used": 3})
-    text = mor.monotonicity_dataframe(res, fake).loc["sinusoidal", "violation rate"]
+    out = {"statistics": {"sinusoidal": posgeom.geometry.percentile_interval(
+        rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1)).as_dict()}, "differences": {}, "n_used": 3}
+    planted = mo.ViolationIntervalsRecord.of(rc.corpus_options("quick", "sst2"), {}, out, np.zeros((3, 1)), mds_rank=k)
+    values, arrays = to_stored(planted)  # stored as run_violation_intervals stores its record
+    text = mor.monotonicity_dataframe(res, types.SimpleNamespace(values=values, arrays=arrays)).loc[
+        "sinusoidal", "violation rate"]
     assert text.startswith(f"{rate:.3f} [") and float(text.split("[")[1].split(",")[0]) <= rate
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from .. import geometry as geo, verdicts as rules
 from ..config import settings_or_default as _settings
 from ..corpora.identifiers import Corpus
-from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, monotonicity_records
+from ..experiments.monotonicity import CONFIGS, RANDOM_ROW, ViolationIntervalsRecord, monotonicity_records
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
 from ..experiments.real_corpora_geometry import corpus_options
@@ -20,7 +20,6 @@ from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
 from .real_corpora import corpus_caption
-from ..experiments.records.common import BootstrapIntervals
 from ..experiments.records.monotonicity import NTKRun, OrderTable
 from ..experiments.records.real_corpora import NoiseAwareRank
 
@@ -31,7 +30,7 @@ __all__ = ["monotonicity_dataframe", "order_table", "ntk_outcome", "displacement
 
 def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> pd.DataFrame:
     """A stored ``run_monotonicity_table`` as a table, random rows as ``mean ± sd``, with intervals where given."""
-    iv = as_record(intervals, BootstrapIntervals).statistics if intervals is not None else {}
+    iv = as_record(intervals, ViolationIntervalsRecord).statistics if intervals is not None else {}
 
     def text(row, key):
         sd = getattr(row, f"{key}_sd")
@@ -113,7 +112,7 @@ class OrderInputs:
     def viol_text(self, corpus: str, name: str) -> str:
         """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
         if corpus in self.intervals:
-            return as_record(self.intervals[corpus], BootstrapIntervals).statistics[name].text("{:.1%}")
+            return as_record(self.intervals[corpus], ViolationIntervalsRecord).statistics[name].text("{:.1%}")
         return f"{self.table(corpus).row(name).violation_rate:.1%} (no interval at this scale)"
 
 
@@ -154,7 +153,7 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
     """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
-    d_pre = (as_record(x.intervals["sst2"], BootstrapIntervals).differences["learned (pretrained)-sinusoidal"]
+    d_pre = (as_record(x.intervals["sst2"], ViolationIntervalsRecord).differences["learned (pretrained)-sinusoidal"]
              if "sst2" in x.intervals else None)
     pre = {c: x.table(c).row("learned (pretrained)").spearman for c in Corpus}
     model = x.table("sst2").model

@@ -13,11 +13,10 @@ from ..config import settings_or_default as _settings
 from ..corpora.identifiers import Corpus
 from ..registry import Result
 from ..registry.typed import as_record
-from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, stress_records
+from ..experiments.real_corpora import CONFIGS, RANK_OPTIONS, StressIntervalsRecord, stress_records
 from ..experiments.real_corpora_geometry import corpus_options
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
-from ..experiments.records.common import BootstrapIntervals
 from ..experiments.records.real_corpora import (CorpusGeometry, NoiseAwareRank, ResolvableSplits, StoredAlibiChoices,
                                                 StoredStressTable)
 
@@ -65,7 +64,7 @@ class RowInputs:
     parabola: pd.Series      # ALiBi's "paper" stress as a parabola in its slope on SST-2 (alibi_parabola)
     ranks: dict              # NoiseAwareRank of the corpora the scale computes it for
     splits: dict             # ResolvableSplits by corpus
-    intervals: dict          # BootstrapIntervals of the corpora the scale computes them for
+    intervals: dict          # StressIntervalsRecord of the corpora the scale computes them for
     alibi_lowest_in: list
     imdb_resolved: bool      # IMDB's resolvable geometry has fewer than RESOLVED_NOISE_SHARE noisy pairs
     iv_note: str             # how the bracketed intervals were computed
@@ -187,7 +186,7 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
                   as_record(tables["sst2"], StoredStressTable).alibi_head_paper,
                   alibi_parabola(choices, geometries["sst2"].n_positions),
                   {c: as_record(r, NoiseAwareRank) for c, r in ranks.items()}, splits,
-                  {c: as_record(r, BootstrapIntervals) for c, r in intervals.items()}, alibi_lowest_in,
+                  {c: as_record(r, StressIntervalsRecord) for c, r in intervals.items()}, alibi_lowest_in,
                   neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)
     return decided_rows([("C6", lambda: c6_row(x)), ("C7", lambda: c7_value_row(x)), ("C7", lambda: c7_ranking_row(x)),
                          ("C7", lambda: c7_shift_row(x)), ("C8", lambda: c8_row(x))], settings)
