@@ -80,7 +80,7 @@ def _matches(record, stored_value) -> None:
 
 @pytest.mark.parametrize("corpus", ["sst2", "markov (population)"])
 def test_one_corpus_of_a_committed_result_reads_into_its_view(corpus):
-    from posgeom.experiments.records.corpus_geometry import KindGeometry
+    from posgeom.experiments.corpus_geometry import KindGeometry
     from posgeom.experiments.records.sinusoids_as_mds import FourierCorpus, ShiftIntervals
 
     fourier = _committed("sinusoids_as_mds.fourier_match")
@@ -122,22 +122,6 @@ def test_the_stress_curves_are_the_stored_curves():
     for corpus, (curve, encodings) in curves.items():
         np.testing.assert_array_equal(curve, svr.arrays[f"{corpus}__scale_free"])
         assert encodings == svr.values[corpus]["encodings"]  # both stresses of each encoding
-
-
-def test_the_eigenvectors_and_family_arrays_are_the_stored_arrays():
-    from posgeom.chapters import corpus_geometry as cgr
-    from posgeom.chapters import sinusoids_as_mds as smr
-
-    fourier = _committed("sinusoids_as_mds.fourier_match")
-    for corpus in fourier.values["corpora"]:
-        v = smr.eigenvectors(fourier, corpus)
-        np.testing.assert_array_equal(v.U, fourier.arrays[f"{corpus}__U"])
-        np.testing.assert_array_equal(v.omega, fourier.arrays[f"{corpus}__omega"])
-        assert v.sinusoid_r2 == tuple(fourier.values[corpus]["sinusoid_r2"])
-    synthetic = _committed("corpus_geometry.synthetic")
-    for family, arrays in cgr.synthetic_arrays(synthetic).items():
-        np.testing.assert_array_equal(arrays.D, synthetic.arrays[f"{family}__D"])
-        np.testing.assert_array_equal(arrays.mu_pop, synthetic.arrays[f"{family}__mu_pop"])
 
 
 def test_a_shift_statistic_not_stored_is_a_clear_error():

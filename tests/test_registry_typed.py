@@ -235,42 +235,19 @@ def _matches(record, stored_value, arrays=None) -> None:
 
 
 #: The typed records of stored results (posgeom.experiments.records), each with a committed paper result.
-RECORD_ENTRIES = [
-    ("SmacofGain", "optimal_encoding.smacof_gain"), ("ExactEmbedding", "optimal_encoding.exact_embedding"),
-    ("StoredSST2Geometry", "corpus_geometry.sst2"), ("StoredSyntheticGeometry", "corpus_geometry.synthetic"),
-]
-# issue #46, item 1 part A: the views corpus geometry and real corpora share (tests/test_chapters_typed_reads_a.py
-# checks those a single chapter keeps)
-RECORD_ENTRIES += [
-    ("BootstrapIntervals", "real_corpora_stress_intervals_sst2"), ("BootstrapIntervals", "monotonicity_violation_intervals_sst2"),
-]
+RECORD_ENTRIES = []
 
 
 #: Views of results that wait for a GPU at paper scale (nothing committed): read from a planted result instead.
 GPU_ONLY = set()
 
 
-# wave 8, sinusoids as MDS and the zoo (posgeom.experiments.records.sinusoids_as_mds and .zoo): the whole-result records
-RECORD_ENTRIES += [("StoredFourier", "sinusoids_as_mds.fourier_match"),
-                   ("StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
-                   ("ZooSummary", "zoo.distances"), ("KernelPair", "zoo.kernel_pair")]
-
-# The geometry of a corpus and the optimal encoding (wave 8, g1): their views of whole results moved from the chapters.
-RECORD_ENTRIES += [
-    ("StoredSensitivity", "corpus_geometry.sensitivity"), ("SST2View", "corpus_geometry.sst2"),
-    ("NoiseScaling", "corpus_geometry.noise_scaling"), ("KindsSummary", "corpus_geometry.hellinger_kinds"),
-    ("StoredComparison", "optimal_encoding.comparison"), ("AlgorithmSummary", "optimal_encoding.algorithm_steps"),
-    ("AlgorithmArrays", "optimal_encoding.algorithm_steps"), ("OneHotStresses", "optimal_encoding.one_hot"),
-]
-
-# issue #46, item 1: the separation and necessity groups (Theorems 4 and 1). The order task trains (a GPU at paper
-# scale): its record reads a planted result below, and tests/test_experiments_chapters1.py reads a computed one.
-RECORD_ENTRIES += [("StoredEquivariance", "necessity.equivariance")]
-GPU_ONLY |= {"StoredOrderTask"}
+RECORD_ENTRIES += [("StoredFourier", "sinusoids_as_mds.fourier_match")]  # the corpora's list, beside FourierMatch
 
 
 def test_a_planted_order_task_reads_into_its_record():
-    from posgeom.experiments.records.necessity import StoredOrderTask
+    """The order task trains (a GPU at paper scale); tests/test_experiments_chapters1.py reads a computed one."""
+    from posgeom.experiments.necessity import StoredOrderTask
     from posgeom.models.tasks import OrderTaskRow
 
     row = {"position": "none", "causal": True, "accuracy": [1.0, 0.98], "mean": 0.99, "std": 0.014, "min": 0.98,
@@ -306,16 +283,18 @@ def _records() -> dict:
     return found
 
 
-#: Records of one part of a committed result (``as_record(result, R, at=..., arrays_at=...)``), read here.
-PARTS = [("FamilyArrays", "corpus_geometry.synthetic", "drift", "drift"),
-         ("ZooEncoding", "zoo.distances", "encodings.alibi", None),
-         ("Eigenvectors", "sinusoids_as_mds.fourier_match", "drift", "drift")]
+#: Records of one part of a committed result (``as_record(result, R, at=..., arrays_at=...)``), read here; an
+#: experiment's own record named ``"module:Record"``.
+PARTS = [("posgeom.experiments.zoo:ZooEncoding", "zoo.distances", "encodings.alibi", None),
+         ("posgeom.experiments.corpus_geometry:KindGeometry", "corpus_geometry.hellinger_kinds", "sst2.geodesic", None),
+         ("posgeom.experiments.optimal_encoding:StressIntervals", "optimal_encoding.comparison_intervals", "sst2", None),
+         ("posgeom.experiments.optimal_encoding:SmacofGain", "optimal_encoding.smacof_gain", "sst2", None),
+         ("posgeom.experiments.optimal_encoding:ExactEmbedding", "optimal_encoding.exact_embedding", "sst2", None)]
 
 #: Records checked against committed results by a test of their own (another shape than one ``as_record``).
 CHECKED_ELSEWHERE = {
-    "ZooPictures",  # test_zoo_pictures_are_the_stored_arrays, below
     # tests/test_chapters_typed_reads_a.py, each for one corpus of its result
-    "FourierCorpus", "ShiftIntervals", "KindGeometry",
+    "FourierCorpus", "ShiftIntervals",
 }
 
 #: Nothing committed at paper scale: trained runs (a GPU there) and IMDB's subset draws (quick only); each is read
@@ -342,31 +321,24 @@ def test_every_record_is_held_to_a_committed_result_or_accounted_for():
     """Each record of posgeom.experiments.records is read from a committed paper result (an entry above, a part, a
     test of its own, or inside one of those), or has nothing committed at paper scale; no entry names no record."""
     records = _records()
-    named = {n for n, _ in RECORD_ENTRIES} | {n for n, *_ in PARTS} | CHECKED_ELSEWHERE | GPU_ONLY
+    named = {n for n, _ in RECORD_ENTRIES} | {n for n, *_ in PARTS if ":" not in n} | CHECKED_ELSEWHERE | GPU_ONLY
     assert named - set(records) == set(), "entries here that name no record"
     assert set(records) - _nested(named, records) == set(), "records held to no committed result: add an entry"
 
 
 @pytest.mark.parametrize("name, experiment, at, arrays_at", PARTS, ids=[p[0] for p in PARTS])
 def test_one_part_of_a_committed_result_reads_into_its_record(name, experiment, at, arrays_at):
+    from posgeom.registry.typed import named_record_type
+
     result = _committed(experiment)
-    record = as_record(result, _records()[name], at=at, arrays_at=arrays_at)
+    record_type = named_record_type(name) if ":" in name else _records()[name]
+    record = as_record(result, record_type, at=at, arrays_at=arrays_at)
     values = result.values
     for part in at.split("."):
         values = values[part]
     arrays = {k.split("__", 1)[1]: a for k, a in result.arrays.items() if k.startswith(f"{arrays_at}__")} \
         if arrays_at else result.arrays
     _matches(record, values, arrays)
-
-
-def test_zoo_pictures_are_the_stored_arrays():
-    from posgeom.chapters.encodings_at_a_glance import zoo_pictures
-
-    zoo = _committed("zoo.distances")
-    pictures = zoo_pictures(zoo)
-    for name in pictures.distances:
-        np.testing.assert_array_equal(pictures.distances[name], zoo.arrays[f"D__{name}"])
-        np.testing.assert_array_equal(pictures.mds2[name], zoo.arrays[f"mds2__{name}"])
 
 
 def test_a_lowrank_training_reads_into_its_record():
@@ -387,9 +359,7 @@ def test_a_lowrank_training_reads_into_its_record():
 @pytest.mark.parametrize("name, experiment", RECORD_ENTRIES, ids=[e for _, e in RECORD_ENTRIES])
 def test_a_committed_result_reads_into_the_chapters_view_of_it(name, experiment):
     result = _committed(experiment)
-    at = "sst2" if name in ("SmacofGain", "ExactEmbedding") else None  # a view of one corpus of the result
-    record = as_record(result, _records()[name], at=at)
-    _matches(record, result.values[at] if at else result.values, result.arrays)
+    _matches(as_record(result, _records()[name]), result.values, result.arrays)
 
 
 def test_a_monotonicity_table_reads_into_its_record_and_the_chapter_finds_its_rows():
@@ -426,6 +396,23 @@ STORED_RECORDS = [
     ("posgeom.experiments.minimal_parametrisation:StressVsRankRecord", "minimal_parametrisation.stress_vs_rank"),
     ("posgeom.experiments.minimal_parametrisation:C5Record", "minimal_parametrisation.c5"),
     ("posgeom.experiments.minimal_parametrisation:C5DrawsRecord", "minimal_parametrisation.c5_draws"),
+    # the views of the corpus geometry, optimal encoding, sinusoids-as-MDS and zoo chapters read these records instead
+    ("posgeom.experiments.corpus_geometry:SST2Geometry", "corpus_geometry.sst2"),
+    ("posgeom.experiments.corpus_geometry:SyntheticGeometry", "corpus_geometry.synthetic"),
+    ("posgeom.experiments.corpus_geometry:HellingerKinds", "corpus_geometry.hellinger_kinds"),
+    ("posgeom.experiments.corpus_geometry:StoredSensitivity", "corpus_geometry.sensitivity"),
+    ("posgeom.corpora.synthetic.sampling_noise:NoiseScaling", "corpus_geometry.noise_scaling"),
+    ("posgeom.experiments.optimal_encoding:AlgorithmSteps", "optimal_encoding.algorithm_steps"),
+    ("posgeom.experiments.optimal_encoding:OneHotLayouts", "optimal_encoding.one_hot"),
+    ("posgeom.experiments.optimal_encoding:StoredComparison", "optimal_encoding.comparison"),
+    ("posgeom.experiments.optimal_encoding:ComparisonIntervals", "optimal_encoding.comparison_intervals"),
+    ("posgeom.experiments.optimal_encoding:SmacofGains", "optimal_encoding.smacof_gain"),
+    ("posgeom.experiments.optimal_encoding:ExactEmbeddings", "optimal_encoding.exact_embedding"),
+    ("posgeom.experiments.sinusoids_as_mds:FourierMatch", "sinusoids_as_mds.fourier_match"),
+    ("posgeom.experiments.sinusoids_as_mds:StoredShiftIntervals", "sinusoids_as_mds.shift_intervals"),
+    ("posgeom.experiments.sinusoids_as_mds:StoredSweep", "sinusoids_as_mds.stationarity_sweep"),
+    ("posgeom.experiments.zoo:ZooDistances", "zoo.distances"),
+    ("posgeom.experiments.zoo:KernelPair", "zoo.kernel_pair"),
 ]
 # the real corpora, monotonicity and inside BERT chapters read these records (their views went, issue #46)
 STORED_RECORDS += [(f"posgeom.experiments.{record}", experiment) for record, experiment in [

@@ -1,6 +1,6 @@
 r"""The chapter "The geometry of a corpus" (runs of :mod:`posgeom.experiments.corpus_geometry` and
-:mod:`posgeom.experiments.real_corpora`): the synthetic families' arrays, the sinusoidal–RoPE comparison over the
-preprocessing variants, the C8 row and the captions."""
+:mod:`posgeom.experiments.real_corpora`): a synthetic family's excess over its noise floor, the sinusoidal–RoPE
+comparison over the preprocessing variants, the C8 row and the captions."""
 
 from __future__ import annotations
 
@@ -8,19 +8,17 @@ from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..encodings.identifiers import Encoding
 from ..registry import Result
-from ..registry.typed import as_record
-from ..experiments.corpus_geometry import CONFIGS, SYNTHETIC_FAMILIES, SensitivityRow
+from ..experiments.corpus_geometry import CONFIGS, FamilySummary, SensitivityRow, StoredSensitivity
+from ..experiments.real_corpora_stress import StressIntervalsRecord
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, special_words
-from ..experiments.records.common import BootstrapIntervals
-from ..experiments.records.corpus_geometry import FamilyArrays, StoredSensitivity
 
-__all__ = ["synthetic_arrays", "sin_vs_rope", "c8_row", "comparison_rows", "sst2_caption", "captions"]
+__all__ = ["excess_ratio", "sin_vs_rope", "c8_row", "comparison_rows", "sst2_caption", "captions"]
 
 
-def synthetic_arrays(synthetic: Result) -> dict[str, FamilyArrays]:
-    """``{family: FamilyArrays}`` of every synthetic family of a ``run_synthetic_geometry`` result."""
-    return {fam: as_record(synthetic, FamilyArrays, at=fam, arrays_at=fam) for fam in SYNTHETIC_FAMILIES}
+def excess_ratio(family: FamilySummary) -> float:
+    """What sampling adds to a synthetic family's squared distances, over the squared noise floor."""
+    return family.excess_sq / family.mean_F_sq
 
 
 def sin_vs_rope(variants: tuple[SensitivityRow, ...]) -> tuple[float, float]:
@@ -30,7 +28,7 @@ def sin_vs_rope(variants: tuple[SensitivityRow, ...]) -> tuple[float, float]:
             min(s["paper"] / r["paper"] for s, r in zip(sin, rope)))
 
 
-def c8_row(variants: tuple[SensitivityRow, ...], intervals: BootstrapIntervals, scale: str) -> ComparisonRow:
+def c8_row(variants: tuple[SensitivityRow, ...], intervals: StressIntervalsRecord, scale: str) -> ComparisonRow:
     """C8 (:func:`posgeom.verdicts.c8_sinusoidal_rope`) from the bootstrap interval and the smallest "paper" ratio."""
     st, sin_rope = intervals.statistics, intervals.differences["sinusoidal-rope|scale_free"]
     gap, ratio = sin_vs_rope(variants)
@@ -45,8 +43,8 @@ def c8_row(variants: tuple[SensitivityRow, ...], intervals: BootstrapIntervals, 
 def comparison_rows(sensitivity: Result, intervals: Result, settings=None) -> list[ComparisonRow]:
     """The chapter's "Paper vs this book" rows (C8) from a ``run_sensitivity`` and a ``run_stress_intervals``."""
     settings = _settings(settings)
-    return decided_rows([("C8", lambda: c8_row(as_record(sensitivity, StoredSensitivity).variants,
-                                                as_record(intervals, BootstrapIntervals), settings.scale))], settings)
+    return decided_rows([("C8", lambda: c8_row(sensitivity.as_(StoredSensitivity).variants,
+                                                intervals.as_(StressIntervalsRecord), settings.scale))], settings)
 
 
 def sst2_caption(scale: str) -> str:

@@ -3,19 +3,15 @@ its C8 row."""
 
 from __future__ import annotations
 
-
-import numpy as np
-
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..registry import Result, stored_text
 from ..registry.typed import as_record
 from ..encodings.zoo import ZOO
-from ..experiments.records.zoo import KernelPair, ZooEncoding, ZooPictures, ZooSummary
-from ..experiments.zoo import CONFIGS, run_kernel_pair
+from ..experiments.zoo import CONFIGS, KernelPair, ZooDistances, ZooEncoding, run_kernel_pair
 from ..report import ComparisonRow
 
-__all__ = ["encodings", "zoo_summary", "c8_row", "comparison_rows", "zoo_pictures", "captions"]
+__all__ = ["encodings", "zoo_summary", "c8_row", "comparison_rows", "captions"]
 
 
 def encodings(zoo: Result) -> dict[str, ZooEncoding]:
@@ -23,9 +19,16 @@ def encodings(zoo: Result) -> dict[str, ZooEncoding]:
     return {name: as_record(zoo, ZooEncoding, at=f"encodings.{name}") for name in ZOO}
 
 
-def zoo_summary(zoo: Result) -> ZooSummary:
-    """The :class:`~posgeom.experiments.records.zoo.ZooSummary` of a ``run_zoo`` result."""
-    return as_record(zoo, ZooSummary)
+def zoo_summary(zoo: Result) -> dict:
+    """The numbers of a ``run_zoo`` result the prose quotes beside each encoding's (glued as ``zoo_<name>``)."""
+    z = zoo.as_(ZooDistances)
+    k, alibi = z.kernel, z.alibi
+    return dict(d=z.shape.d_model, heads=z.shape.n_heads, dhead=k.d_head, nmax=z.shape.max_positions, n=z.n,
+                identity_err=k.identity_max_error, kernel_err=k.sinusoidal_kernel_max_error,
+                sin_rope_stress=k.stress_scale_free, sin_rope_rho=k.spearman, nfreq_sin=k.n_frequencies_sinusoidal,
+                nfreq_rope=k.n_frequencies_rope, omega_min_sin=k.omega_range_sinusoidal[0],
+                omega_min_rope=k.omega_range_rope[0], alibi_frac=alibi.eigen_fraction_1,
+                alibi_line_err=alibi.line_mds_error, alibi_mbar=alibi.mean_slope)
 
 
 def _pair_text(p: KernelPair, with_n: bool = False) -> str:
@@ -51,17 +54,8 @@ def c8_row(identity_error: float, pair: KernelPair, paper_pair: str, settings=No
 def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
     """The chapter's row (:func:`c8_row`, in a list) from ``run_zoo``, ``run_kernel_pair`` and the paper-scale pair."""
     paper_pair = stored_text(run_kernel_pair, _settings(settings),
-                             lambda r: _pair_text(as_record(r, KernelPair), with_n=True))
-    return [c8_row(zoo_summary(zoo).identity_err, as_record(pair, KernelPair), paper_pair, settings)]
-
-
-def zoo_pictures(zoo: Result) -> ZooPictures:
-    """The :class:`~posgeom.experiments.records.zoo.ZooPictures` of a ``run_zoo`` result."""
-    def each_encoding(prefix: str) -> dict[str, np.ndarray]:
-        found = {name.removeprefix(prefix): a for name, a in zoo.arrays.items() if name.startswith(prefix)}
-        return {name: np.asarray(found[name]) for name in ZOO}
-
-    return as_record(zoo, ZooPictures, distances=each_encoding("D__"), mds2=each_encoding("mds2__"))
+                             lambda r: _pair_text(r.as_(KernelPair), with_n=True))
+    return [c8_row(zoo.as_(ZooDistances).kernel.identity_max_error, pair.as_(KernelPair), paper_pair, settings)]
 
 
 def captions(settings=None) -> dict:

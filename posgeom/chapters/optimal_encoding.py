@@ -11,12 +11,11 @@ from ..geometry import Interval
 from ..registry import Result, stored_text
 from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
-from ..experiments.optimal_encoding import CONFIGS, run_comparison_intervals
+from ..experiments.optimal_encoding import (CONFIGS, ExactEmbedding, OneHotLayouts, SmacofGain, StoredComparison,
+                                            StressIntervals, run_comparison_intervals)
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, short_float
 from .corpus_geometry import captions as corpus_captions, sst2_caption
-from ..experiments.records.common import BootstrapIntervals
-from ..experiments.records.optimal_encoding import ExactEmbedding, OneHotStresses, SmacofGain, StoredComparison
 
 __all__ = ["CORPORA", "interval", "mds3_vs_sinusoidal", "below_beyond_noise", "exact_summary", "near_zero",
            "c3_reproduces_row", "c6_row", "c3_least_stress_row", "c3_exact_row", "c3_beats_row", "comparison_rows",
@@ -30,7 +29,7 @@ _row = partial(ComparisonRow, model="none")
 
 def interval(intervals: Result, corpus: str, key: str, table: str = "statistics") -> Interval:
     """One stored bootstrap interval of ``run_comparison_intervals`` (``"<encoding>|scale_free"`` or a difference)."""
-    return getattr(as_record(intervals, BootstrapIntervals, at=corpus), table)[key]
+    return getattr(as_record(intervals, StressIntervals, at=corpus), table)[key]
 
 
 def mds3_vs_sinusoidal(intervals: Result) -> dict[str, Interval]:
@@ -76,7 +75,7 @@ def c6_row(mds_sst2: Interval, paper_scale: str, scale: str) -> ComparisonRow:
                                             note="; IMDB is checked in the chapter on real corpora"))
 
 
-def c3_least_stress_row(gain: SmacofGain, one_hot: OneHotStresses, scale: str) -> ComparisonRow:
+def c3_least_stress_row(gain: SmacofGain, one_hot: OneHotLayouts, scale: str) -> ComparisonRow:
     """C3, "classical MDS has the least stress", from SMACOF's gain on SST-2 and the one-hot counter-example."""
     return _row("C3", paper="classical MDS is the best achievable encoding (least stress)", scale=scale,
                 ours=(f"SMACOF from MDS lowers the paper's stress by {min(gain.gain):.0%}–{max(gain.gain):.0%} "
@@ -118,9 +117,9 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
         ("C6", lambda: c6_row(mds_sst2, stored_text(run_comparison_intervals, settings, lambda r: near_zero(
             interval(r, "sst2", "mds|scale_free"))), scale)),
         ("C3", lambda: c3_least_stress_row(as_record(gain, SmacofGain, at="sst2"),
-                                           as_record(one_hot, OneHotStresses), scale)),
+                                           one_hot.as_(OneHotLayouts), scale)),
         ("C3", lambda: c3_exact_row(ex["chord_err"], ex["geo_bad"], ex["sst2_rank"], scale)),
-        ("C3", lambda: c3_beats_row(mds3_vs_sinusoidal(intervals), as_record(comparison, StoredComparison).pretrained,
+        ("C3", lambda: c3_beats_row(mds3_vs_sinusoidal(intervals), comparison.as_(StoredComparison).pretrained,
                                     scale)),
     ], settings)
 

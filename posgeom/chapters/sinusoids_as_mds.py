@@ -13,14 +13,13 @@ from ..geometry import SHIFT_STATISTICS, Interval
 from ..registry import Result
 from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS
-from ..experiments.records.sinusoids_as_mds import (Eigenvectors, FourierCorpus, ShiftIntervals, StoredFourier,
-                                                    StoredSweep)
-from ..experiments.sinusoids_as_mds import CONFIGS
+from ..experiments.records.sinusoids_as_mds import FourierCorpus, ShiftIntervals, StoredFourier
+from ..experiments.sinusoids_as_mds import CONFIGS, StoredSweep
 from ..report import ComparisonRow
 from ..wording import describe_scales, describe_sequences
 from .corpus_geometry import sst2_caption
 
-__all__ = ["CIRCULANT", "corpora", "shift_interval", "eigenvectors", "frequency_summary", "NearStationary",
+__all__ = ["CIRCULANT", "corpora", "shift_interval", "frequency_summary", "NearStationary",
            "near_stationary", "circulant_row", "sinusoidal_table_row", "comparison_rows", "captions"]
 
 #: The circulant corpus of the chapter: the Markov family's population marginals (n = v = 50).
@@ -42,11 +41,6 @@ def shift_interval(shift: Result, corpus: str, statistic: str) -> Interval:
     return interval
 
 
-def eigenvectors(fourier: Result, corpus: str) -> Eigenvectors:
-    """The :class:`~posgeom.experiments.records.sinusoids_as_mds.Eigenvectors` of ``corpus``."""
-    return as_record(fourier, Eigenvectors, at=corpus, arrays_at=corpus)
-
-
 def frequency_summary(fourier: Result, n_positions: int = 50) -> dict:
     """How many (``slow``) of the sinusoidal table's ``nfreq`` frequencies fall below 2π/n at n = 50."""
     vas, lowest = np.asarray(as_record(fourier, StoredFourier).vaswani_frequencies), 2 * np.pi / n_positions
@@ -63,7 +57,7 @@ class NearStationary:
 
 def near_stationary(fourier: Result, sweep: Result) -> NearStationary:
     """The :class:`NearStationary` of ``run_fourier_match`` and ``run_stationarity_sweep``."""
-    sw = as_record(sweep, StoredSweep)
+    sw = sweep.as_(StoredSweep)
     points = {**{f"{t:.0%} drift": (dev, fm) for t, dev, fm in zip(sw.t, sw.circulant_deviation, sw.fourier_match)},
               **{name: (v.circulant_deviation, v.fourier_match) for name, v in corpora(fourier).items()
                  if name.endswith("(population)")}}

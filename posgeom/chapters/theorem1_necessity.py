@@ -6,12 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import settings_or_default as _settings
-from ..experiments.necessity import CONFIGS, MODELS, equivariance_rows, order_task_rows
-from ..experiments.records.necessity import StoredOrderTask
+from ..experiments.necessity import CONFIGS, MODELS, StoredOrderTask, equivariance_rows, order_task_rows
 from ..experiments.settings import find
 from ..models.tasks import OrderTaskOutcome, model_label
 from ..registry import Result
-from ..registry.typed import as_record
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_training, model_words
@@ -29,13 +27,10 @@ EXTRA_MODELS = (("alibi", False),)
 
 def order_task_outcome(result: Result) -> OrderTaskOutcome:
     """A stored ``run_order_task`` as the :class:`~posgeom.models.tasks.OrderTaskOutcome` that training returns."""
-    stored = as_record(result, StoredOrderTask)
+    stored = result.as_(StoredOrderTask)
     order = {m: k for k, m in enumerate(MODELS)}
     rows = sorted(stored.models.values(), key=lambda r: order.get((r.position, r.causal), len(order)))
-    # one array per model beside the record, "<label>__curve" (n_seeds, n_evals)
-    stored_curves = {name.removesuffix("__curve"): np.asarray(a) for name, a in result.arrays.items()
-                     if name.endswith("__curve")}
-    curves = {label: stored_curves[label] for label in (model_label(r.position, r.causal) for r in rows)}
+    curves = {label: stored.curves[label] for label in (model_label(r.position, r.causal) for r in rows)}
     return OrderTaskOutcome(rows=rows, curves=curves, steps=stored.steps, n_test=stored.n_test, seq_len=stored.seq_len)
 
 

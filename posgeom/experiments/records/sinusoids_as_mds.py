@@ -1,15 +1,16 @@
-"""Typed records of what the experiments of :mod:`posgeom.experiments.sinusoids_as_mds` store."""
+"""Typed records of parts of what the experiments of :mod:`posgeom.experiments.sinusoids_as_mds` store.
+
+:class:`~posgeom.experiments.sinusoids_as_mds.FourierMatch` is read whole (every corpus and array); these read the
+corpus list, one corpus's shift statistics and intervals, which tests/test_verdicts_construction.py plants alone.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ...geometry.bootstrap import Interval
-from ..sinusoids_as_mds import StoredSweep
 
-__all__ = ["FourierCorpus", "StoredFourier", "Eigenvectors", "ShiftIntervals", "StoredSweep"]
+__all__ = ["FourierCorpus", "StoredFourier", "ShiftIntervals"]
 
 
 @dataclass(frozen=True)
@@ -31,15 +32,6 @@ class StoredFourier:
 
     corpora: tuple[str, ...]
     vaswani_frequencies: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class Eigenvectors:
-    """One corpus's top MDS eigenvectors (positions × vectors) and sinusoid fits (``omega``: radians per position)."""
-
-    U: np.ndarray
-    sinusoid_r2: tuple
-    omega: np.ndarray
 
 
 @dataclass(frozen=True)
