@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 #: Value fields that record where a result came from, or how long it took on this machine, rather than what it is.
-IGNORED = frozenset({"notebook_sha256", "runtime_s", "tokens_per_s", "cache_hit"})
+#: (``seconds``: a paired design's wall time per seed and per phase, posgeom.experiments.paired_design.)
+IGNORED = frozenset({"notebook_sha256", "runtime_s", "tokens_per_s", "cache_hit", "seconds"})
 #: Experiments that record how a run went (wall time, memory), not results.
 IGNORED_EXPERIMENTS = frozenset({"chapter_runs"})
 
