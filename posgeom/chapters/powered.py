@@ -16,6 +16,7 @@ from ..experiments.paired_design import PairedOutcome
 
 __all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "paired_text"]
 
+
 @dataclass(frozen=True)
 class DesignSummary:
     """A powered design as a chapter quotes it (glued as ``<prefix>_<field>``)."""

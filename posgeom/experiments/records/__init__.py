@@ -1,6 +1,7 @@
-"""The typed record of each experiment's stored result, one module per experiment group.
+"""The views left: records of parts of stored results that no experiment's own record can read.
 
-:func:`posgeom.registry.typed.as_record` reads a stored result into its record, so a reader writes
-``ranks.drift.population``, not ``result.values["drift"]["population"]``. No experiment imports these
-modules, so a record changes no code key; ``tests/test_registry_typed.py`` reads every committed paper result.
+Every experiment defines the record it stores, beside it, and a reader writes ``result.as_(Record)``. The few
+views here read a result whose stored layout serves two studies (``extrapolation``), a GPU-only series under the
+page's own names (``monotonicity``), or parts that a claim test plants alone (``sinusoids_as_mds``). No experiment
+imports these modules, so a view changes no code key of a computed result.
 """
