@@ -254,10 +254,6 @@ def resolve_model(name: str | os.PathLike | None = None) -> ModelLocation:
     ----------
     name : str or path, optional
         Default ``get_settings().pretrained`` (``POSGEOM_PRETRAINED``).
-
-    Returns
-    -------
-    ModelLocation
     """
     name = str(get_settings().pretrained if name is None else name)
     if name in PACKAGED_NAMES:
@@ -282,10 +278,6 @@ def model_folder(name: str | os.PathLike | None = None, files=CHECKPOINT_FILES) 
         As :func:`resolve_model`.
     files : sequence of str
         File names or glob patterns to fetch for a hub id.
-
-    Returns
-    -------
-    Path
     """
     where = resolve_model(name)
     if where.local:

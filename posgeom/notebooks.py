@@ -16,6 +16,7 @@ import ast
 import json
 import posixpath
 import re
+from functools import partial
 from pathlib import Path
 
 from .timings import chapter_memory, chapter_times, time_substitution
@@ -36,12 +37,9 @@ _GLUE_IMPORT = re.compile(r"^from myst_nb import glue[ \t]*$", re.M)
 _LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)\.(?:md|ipynb)(?P<anchor>#[^)\s]*)?\)")
 
 #: Directive name → the run-in heading it gets (numbered kinds are counted per chapter).
-_HEADINGS = {
-    "prf:theorem": "Theorem", "prf:proposition": "Proposition", "prf:lemma": "Lemma",
-    "prf:corollary": "Corollary", "prf:definition": "Definition", "prf:conjecture": "Conjecture",
-    "prf:remark": "Remark", "prf:example": "Example", "prf:assumption": "Assumption",
-    "prf:algorithm": "Algorithm", "prf:proof": "Proof", "exercise": "Exercise",
-}
+_HEADINGS = {"exercise": "Exercise", **{f"prf:{kind}": kind.capitalize() for kind in (
+    "theorem", "proposition", "lemma", "corollary", "definition", "conjecture", "remark", "example", "assumption",
+    "algorithm", "proof")}}
 _UNNUMBERED = {"prf:proof", "prf:remark"}
 #: The directive of the box "What this chapter needs" (its argument, optional, names the page; default: the
 #: page it is on). The book renders it (``book/_ext/posgeom_reader.py``), a download writes its text
@@ -66,14 +64,13 @@ def glue_fields(prefix: str, record) -> None:
     ``"none"``, a NumPy scalar as its Python number; arrays are left out)."""
     import dataclasses
     from collections.abc import Mapping
-    if isinstance(record, Mapping) or (dataclasses.is_dataclass(record) and not isinstance(record, type)):
-        items = record.items() if isinstance(record, Mapping) else [(f.name, getattr(record, f.name)) for f in
-                                                                     dataclasses.fields(record)]
-    else:
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        record = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    if not isinstance(record, Mapping):
         raise TypeError(f"glue_fields needs a dataclass instance or a mapping, got {type(record).__name__}")
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix):
         raise ValueError(f"glue prefix {prefix!r} must be letters, digits and underscores, starting with a letter")
-    for name, value in ((n, v) for n, v in items if getattr(v, "ndim", 0) == 0):
+    for name, value in ((n, v) for n, v in record.items() if getattr(v, "ndim", 0) == 0):
         if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
             value = value.item()  # a NumPy scalar displays as np.float64(...), which the book cannot format
         glue(f"{prefix}_{name}", "none" if value is None else value, display=False)
@@ -455,22 +452,20 @@ def plain_notebook(path: str | Path, *, executed: str | Path | dict | None = Non
     if executed is not None and not isinstance(executed, dict) and Path(executed).is_dir():
         executed = cached_execution(path, executed)
     values = glue_values(executed) if executed is not None else {}
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
     labels, counts, first_counts = {}, {}, {}  # a first pass collects the labelled blocks' headings (forward references)
+    markdown = partial(plain_markdown, values=values, code_cells=[c.source for c in nb.cells if c.cell_type == "code"],
+                       solutions=solutions, labels=labels)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            plain_markdown(cell.source, values=values, code_cells=code, solutions=solutions, labels=labels,
-                           counts=first_counts, book={**book, "cited": []})
+            markdown(cell.source, counts=first_counts, book={**book, "cited": []})
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = plain_markdown(cell.source, values=values, code_cells=code, solutions=solutions,
-                                         labels=labels, counts=counts, book=book)
+            cell.source = markdown(cell.source, counts=counts, book=book)
         elif cell.cell_type == "code":
             cell.source = _GLUE_IMPORT.sub("from posgeom.notebooks import glue", cell.source)
             figure = cell.metadata.get("mystnb", {}).get("figure", {})
             if figure.get("caption"):  # a caption quotes the settings in force through glue roles too
-                figure["caption"] = plain_markdown(figure["caption"], values=values, code_cells=code,
-                                                   solutions=solutions, labels=labels, counts=counts, book=book)
+                figure["caption"] = markdown(figure["caption"], counts=counts, book=book)
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
     nb.cells[first:first] = _install_cells(settings)

@@ -181,10 +181,6 @@ def decide(
     root : Path, optional
         The checkout whose neighbouring data folder is looked for (default :func:`posgeom.config.checkout_root`).
 
-    Returns
-    -------
-    RunEnvironment
-
     Raises
     ------
     ValueError

@@ -311,12 +311,15 @@ def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
     rows = []
     for check in checks:
         design = seed_design(check.interval, check.effect)
-        cost = ("—" if design.needed is None else
-                format_duration(None if check.seconds is None else check.seconds * max(design.needed, design.n) / design.n))
+        if design.needed is None:
+            needed, cost = "more than can be run", "—"
+        else:
+            needed = design.needed
+            cost = format_duration(None if check.seconds is None
+                                   else check.seconds * max(design.needed, design.n) / design.n)
         rows.append({"claim": check.claim, "measure": check.measure, "seeds": design.n, "sd": f"{design.sd:.3g}",
                      "smallest effect that matters": f"{design.effect:g}", "power": f"{design.power:.0%}",
-                     f"seeds for {TARGET_POWER:.0%}": "more than can be run" if design.needed is None else design.needed,
-                     "time of that design": cost})
+                     f"seeds for {TARGET_POWER:.0%}": needed, "time of that design": cost})
     return pd.DataFrame(rows).set_index(["claim", "measure"])
 
 
@@ -392,7 +395,8 @@ def comparison_html(table: pd.DataFrame) -> str:
         rows.append(cells)
     headers = ["Claim", "Verdict", "Paper", "This book"] + (["Setting"] if varying else [])
     first = table.iloc[0] if len(table) else None
-    said = "; ".join([f"{c}: {html.escape(plain_words(shown(first[c])), quote=False)}" for c in shared if shown(first[c])]
+    said = "; ".join([f"{c}: {html.escape(plain_words(shown(first[c])), quote=False)}"
+                      for c in shared if shown(first[c])]
                      + [f"{c}, in every row: {html.escape(plain_words(', '.join(common[c])), quote=False)}"
                         for c in varying if common[c]])
     above = f'<p class="posgeom-shared-setting">Setting of every row: {said}.</p>' if said else ""

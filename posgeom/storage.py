@@ -70,14 +70,6 @@ def make_temp_folder(parent: str | os.PathLike, prefix: str) -> Path:
     return folder
 
 
-def _set_file_mode(fd: int, path: str) -> None:
-    """Give a ``tempfile.mkstemp`` file (owner-only, 0600) the umask's permissions."""
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, file_mode())
-    else:  # Windows before Python 3.13: only the read-only flag exists anyway
-        os.chmod(path, file_mode())
-
-
 def fault_point(step: str) -> None:
     """Kill this process with ``SIGKILL`` when :data:`FAULT_ENV` names ``step`` (a test hook; no-op otherwise)."""
     if os.environ.get(FAULT_ENV) == step:
@@ -121,7 +113,8 @@ class SymlinkError(OSError):
 
     def __init__(self, path: str | os.PathLike):
         super().__init__(errno.ELOOP, f"{os.fspath(path)} is a symbolic link; posgeom never follows a link in the "
-                                      "results folder or a cache: delete the link (or move what it points to in its place)")
+                                      "results folder or a cache: delete the link (or move what it points to in its "
+                                      "place)")
         self.filename = os.fspath(path)
 
     def __str__(self) -> str:
@@ -135,22 +128,15 @@ def is_symlink(path: str | os.PathLike) -> bool:
 
 def symlinks_below(root: str | os.PathLike) -> list[Path]:
     """Every symbolic link at any depth inside ``root`` (not ``root`` itself), in path order, none followed."""
+    def skip_unreadable(err: OSError) -> None:  # a folder removed meanwhile or not readable is skipped
+        if not isinstance(err, (FileNotFoundError, NotADirectoryError, PermissionError)):
+            raise err
+
     found = []
-
-    def walk(folder: str) -> None:
-        try:
-            with os.scandir(folder) as it:
-                children = sorted(it, key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return
-        for child in children:
-            if child.is_symlink() or is_symlink(child.path):
-                found.append(Path(child.path))
-            elif child.is_dir(follow_symlinks=False):
-                walk(child.path)
-
-    walk(os.fspath(root))
-    return found
+    for folder, folders, files in os.walk(root, onerror=skip_unreadable):
+        found += [Path(folder, name) for name in folders + files if is_symlink(os.path.join(folder, name))]
+        folders[:] = [name for name in folders if not is_symlink(os.path.join(folder, name))]  # never entered
+    return sorted(found)
 
 
 def read_nofollow(path: str | os.PathLike) -> bytes:
@@ -226,11 +212,10 @@ class FolderLock:
                 time.sleep(0.05)
                 continue
             try:
-                now = os.lstat(self.path)
+                same = os.path.samestat(os.lstat(self.path), os.fstat(fd))
             except FileNotFoundError:
-                now = None
-            held = os.fstat(fd)
-            if now is not None and (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev):
+                same = False
+            if same:
                 self._fd = fd
                 return self
             os.close(fd)  # the file was removed or replaced while we waited: lock the one there now
@@ -267,17 +252,6 @@ _DEFERRED: list[tuple[str, dict]] = []
 _DEFERRED_LOCK = threading.Lock()
 
 
-def _held_for(path: Path) -> dict | None:
-    """The held writes covering ``path``, or None."""
-    with _DEFERRED_LOCK:
-        frames = list(_DEFERRED)
-    target = os.path.abspath(path)
-    for root, held in reversed(frames):
-        if os.path.commonpath([root, target]) == root:
-            return held
-    return None
-
-
 @contextlib.contextmanager
 def deferred_writes(root: str | os.PathLike):
     """Hold back every :func:`write_durably` under ``root`` until the block ends; make them only if it succeeds
@@ -306,15 +280,19 @@ def write_durably(path: str | os.PathLike, data: bytes, *, fault: str | None = N
     written) and ``<fault>:written`` (complete, not yet renamed). Neither the temporary name (``O_EXCL``)
     nor a link at ``path`` (replaced itself) is followed.
     """
-    path = Path(path)
-    held = _held_for(path)
-    if held is not None:  # inside deferred_writes: made when the command has succeeded
-        held[Path(os.path.abspath(path))] = bytes(data)
+    path, target = Path(path), os.path.abspath(path)
+    with _DEFERRED_LOCK:  # the writes held back by the innermost deferred_writes covering path
+        held = next((held for root, held in reversed(_DEFERRED) if os.path.commonpath([root, target]) == root), None)
+    if held is not None:  # made when the command has succeeded
+        held[Path(target)] = bytes(data)
         return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
-            _set_file_mode(fh.fileno(), tmp)
+            if hasattr(os, "fchmod"):  # mkstemp makes the file owner-only (0600): give it the umask's permissions
+                os.fchmod(fh.fileno(), file_mode())
+            else:  # Windows before Python 3.13: only the read-only flag exists anyway
+                os.chmod(tmp, file_mode())
             half = len(data) // 2
             fh.write(data[:half])
             if fault:
@@ -350,12 +328,10 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
         raise ValueError(f"member {name!r} declares {info.file_size} bytes, more than it can hold")
     with zf.open(info) as fh:
         version = npy.read_magic(fh)
-        if version == (1, 0):
-            shape, fortran, dtype = npy.read_array_header_1_0(fh)
-        elif version == (2, 0):
-            shape, fortran, dtype = npy.read_array_header_2_0(fh)
-        else:
+        read_header = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+        if read_header is None:
             raise ValueError(f"member {name!r} has .npy format version {version}, not 1.0 or 2.0")
+        shape, fortran, dtype = read_header(fh)
         if dtype.hasobject:
             raise ValueError(f"member {name!r} holds Python objects")
         n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize  # exact: no overflow on crafted shapes
@@ -365,11 +341,10 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int):
         buffer = bytearray(n_bytes)  # filled in place: the array is made from it without a copy
         view, pos = memoryview(buffer), 0
         while pos < n_bytes:
-            chunk = fh.read(min(1 << 24, n_bytes - pos))
-            if not chunk:
+            got = fh.readinto(view[pos: pos + (1 << 24)])
+            if not got:
                 raise ValueError(f"member {name!r} is truncated")
-            view[pos: pos + len(chunk)] = chunk
-            pos += len(chunk)
+            pos += got
         if fh.read(1):  # also reaches the end of the member, where its CRC is checked
             raise ValueError(f"member {name!r} holds more bytes than its header declares")
     return np.frombuffer(buffer, dtype=dtype).reshape(shape, order="F" if fortran else "C")

@@ -46,6 +46,9 @@ def plain_plurals(text: str) -> str:
     return _AGREEING.sub(_agreeing, text)
 
 
+# one percent style: "90 %" as "90%"
+_PERCENT = re.compile(r"(\d) %")
+
 #: Code identifiers and wordings that reach running text, and what a reader should see instead. Each
 #: entry says why in its comment; the left side is matched as written.
 _REWORDINGS = (
@@ -58,12 +61,8 @@ _REWORDINGS = (
     (re.compile(r"\bonly (\d+) stands apart"), r"only position \1 stands apart"),
     # a symbol of the code where the sentence means a plain fact
     (re.compile(r"\bN_max rows\b"), "a fixed number of rows"),
-    # one percent style: "90 %" as "90%"
-    (re.compile(r"(\d) %"), r"\1%"),
+    (_PERCENT, r"\1%"),
 )
-
-
-_PERCENT = re.compile(r"(\d) %")
 
 
 def plain_prose(text: str) -> str:

@@ -18,7 +18,7 @@ from ..geometry import paired_difference
 from ..registry import Result
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
-from .powered import design_check, design_summary, paired_text, plan_text
+from .powered import design_check, design_row, design_summary, paired_text
 from ..experiments.learned_powered import StoredDropoutPowered, StoredInitPowered
 
 __all__ = ["REFERENCE_LABELS", "SIMILARITY_WORDS", "anatomy_table", "band_counts", "BandedColumns",
@@ -212,12 +212,10 @@ def _s7_powered_row(init_powered: Result) -> ComparisonRow:
     small, large = [r.steps_small for r in d.runs], [r.steps_large for r in d.runs]
     # mean steps over the seeds that reached the threshold (NaN when none did), as the study's row
     steps = [float(x.mean()) if x.size else float("nan") for x in (finite_values(small), finite_values(large))]
-    return ComparisonRow("S7", ours=(f"steps to loss {d.loss_threshold:g}: {steps[0]:.0f} vs {steps[1]:.0f} (reached "
-                                     f"in {reached_text(small)} and {reached_text(large)} seeds); final loss "
-                                     f"{p.mean_a:.4f} vs {p.mean_b:.4f}, difference {paired_text(d.difference)}{p.stale}"),
-                         scale=p.scale, model=init_powered.manifest["model"] + " (CPU)",
-                         corpus="synthetic order task", options=f"N(0, 0.02²) vs N(0, 1); {plan_text(init_powered)}",
-                         decision=rules.s7_small_init(*steps, d.difference))
+    return design_row("S7", init_powered, f"steps to loss {d.loss_threshold:g}: {steps[0]:.0f} vs {steps[1]:.0f} "
+                      f"(reached in {reached_text(small)} and {reached_text(large)} seeds); final loss {p.mean_a:.4f} "
+                      f"vs {p.mean_b:.4f}, difference {paired_text(d.difference)}", "synthetic order task",
+                      rules.s7_small_init(*steps, d.difference), options="N(0, 0.02²) vs N(0, 1)")
 
 
 def _s8_row(init: Result, scale: str) -> ComparisonRow:
@@ -252,16 +250,13 @@ def _s9_row(dropout: Result, scale: str) -> ComparisonRow:
 
 def _s9_powered_row(dropout_powered: Result) -> ComparisonRow:
     """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
-    p, d = design_summary(dropout_powered), dropout_powered.as_(StoredDropoutPowered)
+    d, params = dropout_powered.as_(StoredDropoutPowered), dropout_powered.manifest["params"]
     gap = float(np.mean([r.gap_none for r in d.runs]))
-    params = dropout_powered.manifest["params"]
     passes = params["train"]["steps"] * params["train"]["batch_size"] / params["order"]["n_train"]
-    return ComparisonRow("S9", ours=(f"held-out loss, dropout {d.rate:g} minus none, {paired_text(d.difference)} "
-                                     f"nats; generalisation gap without dropout {gap:.2f} nats{p.stale}"),
-                         scale=p.scale, model=dropout_powered.manifest["model"] + " (CPU)",
-                         corpus=f"synthetic order task, {params['order']['n_train']} training sequences",
-                         options=f"{_DROPOUT_OPTIONS.format(passes)}; {plan_text(dropout_powered)}",
-                         decision=rules.s9_dropout(gap, d.difference))
+    return design_row("S9", dropout_powered, f"held-out loss, dropout {d.rate:g} minus none, "
+                      f"{paired_text(d.difference)} nats; generalisation gap without dropout {gap:.2f} nats",
+                      f"synthetic order task, {params['order']['n_train']} training sequences",
+                      rules.s9_dropout(gap, d.difference), options=_DROPOUT_OPTIONS.format(passes))
 
 
 def comparison_rows(anatomy: TableAnatomyRecord, used: list, init: Result, dropout: Result, settings=None,

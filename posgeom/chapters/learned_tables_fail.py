@@ -20,7 +20,7 @@ from ..experiments.learned_powered import StoredTailsPowered
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
-from .powered import design_check, design_summary, paired_text, plan_text
+from .powered import design_check, design_row, design_summary, paired_text
 from ..experiments.records.extrapolation import Scores, StoredExtrapolation
 from ..experiments.undertrained_tails import TailCondition, TailsRecord
 
@@ -164,11 +164,10 @@ def _s6_mlm_row(mlm: Result, order: Result, scale: str) -> ComparisonRow:
 def _s4_powered_row(powered: Result) -> ComparisonRow:
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
     p, difference = design_summary(powered), powered.as_(StoredTailsPowered).difference
-    return ComparisonRow("S4", ours=f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
-                         f"difference {paired_text(difference)}{p.stale}", scale=p.scale,
-                         model=powered.manifest["model"] + " (CPU)", options=plan_text(powered),
-                         corpus=f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
-                         decision=rules.s4_undertrained_tail(difference))
+    return design_row("S4", powered, f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
+                      f"difference {paired_text(difference)}",
+                      f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
+                      rules.s4_undertrained_tail(difference))
 
 
 def _s6_powered_row(result: Result) -> ComparisonRow:
@@ -178,11 +177,10 @@ def _s6_powered_row(result: Result) -> ComparisonRow:
     means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
                       f"{diffs[h].text('{:+.4f}', with_t=False)}" for h in diffs)
     steps = result.manifest["params"]["order"]["finetune"]["steps"]
-    return ComparisonRow("S6", ours=f"order task at {d.length} positions (trained at {d.L}): trained at {d.length} "
-                         f"{p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, paired){p.stale}",
-                         scale=p.scale, model=result.manifest["model"] + " (CPU)",
-                         corpus=f"synthetic order task, L = {d.L}", decision=rules.s6_heuristics_powered(diffs),
-                         options=f"fine-tune {steps} steps; {plan_text(result)}")
+    return design_row("S6", result, f"order task at {d.length} positions (trained at {d.L}): trained at {d.length} "
+                      f"{p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, paired)",
+                      f"synthetic order task, L = {d.L}", rules.s6_heuristics_powered(diffs),
+                      options=f"fine-tune {steps} steps")
 
 
 def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str | None, table_rows: int,

@@ -21,7 +21,7 @@ from ..registry import Result
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_sequences, model_words, short_float
 from .corpus_geometry import sst2_caption
-from .powered import design_check, design_summary, paired_text, plan_text
+from .powered import design_check, design_row, design_summary, paired_text
 from ..experiments.lowrank_powered import LowrankPoweredRecord
 
 __all__ = ["HOLDS", "PURE_NOISE", "Spectrum", "spectra", "stress_curves", "c5_evidence", "trained_runs",
@@ -159,13 +159,12 @@ def performance_row(training: Result, settings=None) -> ComparisonRow:
 def powered_row(powered: Result) -> ComparisonRow:
     """C5's performance decided by the powered design (``run_lowrank_powered``, trained until the tables fit)."""
     p, st, gap = design_summary(powered), stall_summary(powered), powered.as_(LowrankPoweredRecord).difference
-    return ComparisonRow(
-        "C5", paper="no loss of performance with the low-rank table (seed summary)",
-        ours=(f"{st['steps']:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap learned − (r = 1) "
-              f"{paired_text(gap)}; stalled: r = 1 in {st['stalled_r1']}, learned in {st['stalled_learned']} of "
-              f"{p.seeds} seeds; where both fitted: {st['fitted_text']}{p.stale}"),
-        scale=p.scale, model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])) + " (CPU)",
-        corpus="marker-order task", options=plan_text(powered), decision=rules.c5_lowrank_performance(gap))
+    return design_row("C5", powered, f"{st['steps']:,} steps: r = 1 {p.mean_b:.3f} vs learned {p.mean_a:.3f}; gap "
+                      f"learned − (r = 1) {paired_text(gap)}; stalled: r = 1 in {st['stalled_r1']}, learned in "
+                      f"{st['stalled_learned']} of {p.seeds} seeds; where both fitted: {st['fitted_text']}",
+                      "marker-order task", rules.c5_lowrank_performance(gap),
+                      model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])),
+                      paper="no loss of performance with the low-rank table (seed summary)")
 
 
 def comparison_rows(c5: Result, draws: Result, training: Result, settings=None, powered: Result | None = None) -> list:

@@ -11,10 +11,11 @@ import pandas as pd
 from ..registry import code_changed, Result
 from ..geometry.intervals import SeedInterval
 from ..timings import format_duration
-from ..report import PowerCheck
+from ..report import ComparisonRow, PowerCheck
 from ..experiments.paired_design import PairedOutcome
 
-__all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "plan_text", "paired_text"]
+__all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "design_row", "plan_text",
+           "paired_text"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,17 @@ def design_stages(result: Result, labels: tuple[str, str], fmt: str = "{:.4f}") 
                      "difference sd": fmt.format(diff.std(ddof=1)) if diff.size > 1 else "—",
                      "time": format_duration(d.seconds[key])})
     return pd.DataFrame(rows).set_index("stage")
+
+
+def design_row(claim: str, result: Result, ours: str, corpus: str, decision, options: str = "",
+               model: str | None = None, **fields) -> ComparisonRow:
+    """A row decided by a powered design: ``ours`` (marked when stale), at the design's scale, its model (``model``,
+    by default the stored one) on the CPU, and how its seeds were sized after ``options``; ``fields``: the row's
+    others (``paper``)."""
+    plan = plan_text(result)
+    return ComparisonRow(claim, ours=ours + design_summary(result).stale, scale=result.scale,
+                         model=(model or result.manifest["model"]) + " (CPU)", corpus=corpus, decision=decision,
+                         options=f"{options}; {plan}" if options else plan, **fields)
 
 
 def design_check(claim: str, measure: str, result: Result, effect: float) -> PowerCheck:

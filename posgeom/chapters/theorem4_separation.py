@@ -17,7 +17,7 @@ from ..experiments.separation_converged import StoredSeparationConverged
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
-from .powered import design_summary, paired_text, plan_text
+from .powered import design_row, paired_text
 
 __all__ = ["SeparationOutcome", "separation_run", "summary_table", "separation_by_n", "controls_summary", "shrink_factors",
            "converged_summary", "converged_ratios", "comparison_rows", "captions"]
@@ -156,16 +156,14 @@ def _decay_row(decay: dict, settings) -> ComparisonRow:
 
 def _converged_row(converged: Result) -> ComparisonRow:
     """Trained with weight decay against its controls, decided by :func:`posgeom.verdicts.c2_converged`."""
-    c, p, d = converged_summary(converged), design_summary(converged), converged.as_(StoredSeparationConverged)
-    return ComparisonRow(
-        "C2", ours=(f"with weight decay {c['weight_decay']:g} for {c['steps']:,} steps, the {c['n_resolved']} pairs "
-                    f"whose marginals the sample tells apart end at {c['ratio']:.2f}× the stationary floor "
-                    f"[{c['ratio_low']:.2f}, {c['ratio_high']:.2f}] (log10 ratio "
-                    f"{paired_text(d.difference, '{:+.3f}')}); the order-insensitive control ends at "
-                    f"{c['control']:.1e}{p.stale}"),
-        scale=p.scale, model=converged.manifest["model"] + " (CPU)", corpus="synthetic drift and stationary",
-        options=f"MLM and bag-of-tokens loss, AdamW weight decay {c['weight_decay']:g}; {plan_text(converged)}",
-        decision=rules.c2_converged(d.difference, [r.control for r in d.runs]))
+    c, d = converged_summary(converged), converged.as_(StoredSeparationConverged)
+    return design_row(
+        "C2", converged, f"with weight decay {c['weight_decay']:g} for {c['steps']:,} steps, the {c['n_resolved']} "
+        f"pairs whose marginals the sample tells apart end at {c['ratio']:.2f}× the stationary floor "
+        f"[{c['ratio_low']:.2f}, {c['ratio_high']:.2f}] (log10 ratio {paired_text(d.difference, '{:+.3f}')}); the "
+        f"order-insensitive control ends at {c['control']:.1e}", "synthetic drift and stationary",
+        rules.c2_converged(d.difference, [r.control for r in d.runs]),
+        options=f"MLM and bag-of-tokens loss, AdamW weight decay {c['weight_decay']:g}")
 
 
 def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: StoredPretrainedSeparation, settings=None,

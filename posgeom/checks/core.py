@@ -21,8 +21,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-__all__ = ["Verdict", "PackageFunctionSwitchedOff", "switched_off", "run_check", "array_problem", "number_problem",
-           "functions_switched_off", "case_labels", "grading", "case_rng", "drawing", "vary"]
+__all__ = ["Verdict", "PackageFunctionSwitchedOff", "switched_off", "run_check", "compare_with", "array_problem",
+           "number_problem", "functions_switched_off", "case_labels", "grading", "case_rng", "drawing", "vary"]
 
 #: Set while :func:`functions_switched_off` asks a check what it switches off.
 _PROBE: contextvars.ContextVar = contextvars.ContextVar("posgeom_check_probe", default=None)
@@ -54,13 +54,9 @@ def case_labels(check) -> list[str]:
 
 def functions_switched_off(check) -> list[str]:
     """``"module:qualname"`` of the package functions ``check`` switches off (no case is run)."""
-    found = _probe(check)["switch_off"]
-    names = set()
-    for f in found:
-        for g in (f, getattr(f, "__wrapped__", None), getattr(f, "__func__", None)):
-            if callable(g) and getattr(g, "__module__", None) and getattr(g, "__qualname__", None):
-                names.add(f"{g.__module__}:{g.__qualname__}")
-    return sorted(names)
+    return sorted({f"{g.__module__}:{g.__qualname__}" for f in _probe(check)["switch_off"]
+                   for g in (f, getattr(f, "__wrapped__", None), getattr(f, "__func__", None))
+                   if callable(g) and getattr(g, "__module__", None) and getattr(g, "__qualname__", None)})
 
 
 @contextlib.contextmanager
@@ -150,6 +146,12 @@ def _switched_off_body(*args, **kwargs):
     )
 
 
+def _posgeom_modules() -> list:
+    """``(name, module)`` of every posgeom module imported so far."""
+    return [(name, module) for name, module in list(sys.modules.items())
+            if module is not None and (name == "posgeom" or name.startswith("posgeom."))]
+
+
 @contextlib.contextmanager
 def switched_off(*functions: Callable):
     """Within the block, the posgeom ``functions`` raise :class:`PackageFunctionSwitchedOff`.
@@ -163,22 +165,17 @@ def switched_off(*functions: Callable):
             if isinstance(g, types.FunctionType) and not g.__code__.co_freevars and all(g is not h for h, _ in swapped):
                 swapped.append((g, g.__code__))
                 g.__code__ = _switched_off_body.__code__
-    names = {id(f): f"posgeom's {getattr(f, '__qualname__', 'function')}" for f in functions}
-    owners = []  # the modules of posgeom and the classes they define (for methods)
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "posgeom" or name.startswith("posgeom.")) or name.startswith("posgeom.checks"):
+    ids = {id(f) for f in functions}  # two live objects never share an id
+    replaced = []  # (owner, attribute, function): owners are posgeom's modules and the classes they define (methods)
+    for name, module in _posgeom_modules():
+        if name.startswith("posgeom.checks"):
             continue
-        owners.append(module)
-        owners += [v for v in vars(module).values()
-                   if isinstance(v, type) and getattr(v, "__module__", "") == name]
-    replaced = []
-    for owner in owners:
-        for attr, value in list(vars(owner).items()):
-            if id(value) in names and any(value is f for f in functions):
-                replaced.append((owner, attr, value))
-    originals = {}  # id(raiser) -> the function it stands for
+        classes = [v for v in vars(module).values() if isinstance(v, type) and getattr(v, "__module__", "") == name]
+        for owner in (module, *classes):
+            replaced += [(owner, attr, value) for attr, value in list(vars(owner).items()) if id(value) in ids]
+    originals = {}  # id(raiser) -> (raiser, the function it stands for)
     for owner, attr, value in replaced:
-        raiser = _raiser(names[id(value)])
+        raiser = _raiser(f"posgeom's {getattr(value, '__qualname__', 'function')}")
         originals[id(raiser)] = (raiser, value)
         setattr(owner, attr, raiser)
     try:
@@ -188,9 +185,7 @@ def switched_off(*functions: Callable):
             setattr(owner, attr, value)
         # a lazy attribute first read during the block (``posgeom.<name>`` caches what it finds) holds a
         # raiser too: put the function back wherever one was copied
-        for name, module in list(sys.modules.items()):
-            if module is None or not (name == "posgeom" or name.startswith("posgeom.")):
-                continue
+        for _, module in _posgeom_modules():
             for attr, value in list(vars(module).items()):
                 hit = originals.get(id(value))
                 if hit is not None and hit[0] is value:
@@ -205,8 +200,26 @@ def pairwise_oracle(X: np.ndarray) -> np.ndarray:
     return np.array([[math.sqrt(float(np.sum((X[i] - X[j]) ** 2))) for j in range(n)] for i in range(n)])
 
 
-def _copy(value):
-    return value.copy() if isinstance(value, np.ndarray) else value
+def case_distances(X: np.ndarray) -> np.ndarray:
+    """(n, n) Euclidean distances between the rows of ``X`` (n, d), vectorised: for building hidden cases."""
+    return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+
+def line_distances(n: int) -> np.ndarray:
+    """(n, n) distances of n points at 0, 1, ..., n - 1 on a line."""
+    return np.abs(np.subtract.outer(np.arange(float(n)), np.arange(float(n))))
+
+
+def compare_with(oracle: Callable, *, number: bool = False, flat: bool = False, **tolerance) -> Callable:
+    """A ``compare`` for :func:`run_check`: what differs between the answer and ``oracle(*args)``, by
+    :func:`array_problem` (:func:`number_problem` when ``number``); ``flat``: an array answer of any shape is read
+    flattened; ``tolerance``: their ``atol``, ``rtol``, ``what`` and ``sqrt``."""
+    problem = number_problem if number else array_problem
+
+    def compare(answer, *args):
+        return problem(np.ravel(answer) if flat and np.ndim(answer) else answer, oracle(*args), **tolerance)
+
+    return compare
 
 
 def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], compare, *,
@@ -220,7 +233,8 @@ def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], com
     cases : iterable of (label, args)
         Hidden cases; the arrays are copied before each call.
     compare : callable
-        ``compare(answer, *args) -> str | None``: what is wrong (without the expected value), or None.
+        ``compare(answer, *args) -> str | None``: what is wrong (without the expected value), or None
+        (:func:`compare_with` builds one from an oracle).
     switch_off : tuple of callables
         Package functions that must not be used (:func:`switched_off`).
     hints : callable or str, optional
@@ -240,22 +254,14 @@ def run_check(exercise: str, student_fn, cases: Iterable[tuple[str, tuple]], com
     if not callable(student_fn):
         raise TypeError(f"pass your function itself to the check, not its result; got a {type(student_fn).__name__}")
     state = _GRADING.get()
-    if state is None:  # practice: stop at the first failing case and name it
-        problem = None
-        for label, args in cases:
-            problem, _ = _run_case(student_fn, args, compare, switch_off, hints)
-            if problem is not None:
-                problem = problem if problem.startswith("the function is not written") else f"Case '{label}': {problem}"
-                break
-        verdict = (Verdict(exercise, True, len(cases), f"✓ {exercise}: correct on all {len(cases)} hidden cases.")
-                   if problem is None else Verdict(exercise, False, len(cases), f"✗ {exercise}: not yet. {problem}"))
-    else:  # grading: every case, until the answering process is gone (the cases left fail)
-        results = []
-        for _, args in cases:
-            results.append(_run_case(student_fn, args, compare, switch_off, hints))
-            if results[-1][1]:
-                break
-        verdict = _graded_verdict(exercise, results, len(cases), state["weights"])
+    results = []  # (label, what is wrong or None) of each case run
+    for label, args in cases:
+        problem, stop = _run_case(student_fn, args, compare, switch_off, hints)
+        results.append((label, problem))
+        # practice stops at the first failing case; grading runs every case until the answering process is gone
+        if stop or (problem is not None and state is None):
+            break
+    verdict = _verdict(exercise, results, len(cases), state)
     if not quiet:
         print(verdict.message)
     return verdict
@@ -265,7 +271,7 @@ def _run_case(student_fn, args, compare, switch_off, hints) -> tuple[str | None,
     """What is wrong with the answer to one case (None when right), and whether the rest cannot run."""
     with switched_off(*switch_off):
         try:
-            answer = student_fn(*(_copy(a) for a in args))
+            answer = student_fn(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
         except PackageFunctionSwitchedOff as err:
             return f"{err}.", False
         except NotImplementedError:
@@ -289,29 +295,26 @@ def _run_case(student_fn, args, compare, switch_off, hints) -> tuple[str | None,
     return f"{wrong}." + (f" Hint: {hint}" if hint else ""), False
 
 
-def _graded_verdict(exercise: str, results: list, n_cases: int, weights) -> Verdict:
-    """The weighted share of passing cases and the first failure's property (never the drawn case)."""
-    weights = [1.0] * n_cases if weights is None else list(weights)
+def _verdict(exercise: str, results: list, n_cases: int, state: dict | None) -> Verdict:
+    """The verdict on the cases run (those not run fail): in practice all or nothing, naming the failing case;
+    when grading, the weighted share that pass and the first failure's property (never the drawn case)."""
+    weights = [1.0] * n_cases if state is None or state["weights"] is None else list(state["weights"])
     if len(weights) != n_cases:
         raise ValueError(f"the key gives {len(weights)} case weights for {exercise!r}, which has {n_cases} hidden "
                          "cases; rebuild the key with posgeom classroom build")
-    passed = [False] * n_cases
-    problems = []
-    for i, (problem, stop) in enumerate(results):
-        passed[i] = problem is None
-        if problem is not None:
-            problems.append(problem)
-        if stop:
-            break
-    total = sum(weights)
-    score = sum(w for w, ok in zip(weights, passed) if ok) / total if total > 0 else float(all(passed))
+    passed = [problem is None for _, problem in results] + [False] * (n_cases - len(results))
     if all(passed):
         return Verdict(exercise, True, n_cases, f"✓ {exercise}: correct on all {n_cases} hidden cases.", 1.0)
-    first = problems[0]
+    total = sum(weights)
+    score = sum(w for w, ok in zip(weights, passed) if ok) / total if state is not None and total > 0 else 0.0
+    label, first = next((label, problem) for label, problem in results if problem is not None)
     if first.startswith("the function is not written"):
-        return Verdict(exercise, False, n_cases, f"✗ {exercise}: not yet. {first}", score)
-    return Verdict(exercise, False, n_cases,
-                   f"✗ {exercise}: {sum(passed)} of {n_cases} hidden cases correct. A failing case: {first}", score)
+        message = f"not yet. {first}"
+    elif state is None:
+        message = f"not yet. Case '{label}': {first}"
+    else:
+        message = f"{sum(passed)} of {n_cases} hidden cases correct. A failing case: {first}"
+    return Verdict(exercise, False, n_cases, f"✗ {exercise}: {message}", score)
 
 
 _EPS = float(np.finfo(np.float64).eps)

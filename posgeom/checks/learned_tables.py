@@ -1,5 +1,5 @@
-"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*: one ``check_*`` per exercise, run by
-``posgeom.checks.core.run_check`` against an oracle written here."""
+"""Checks for the coding exercises of Part IV, *Learned positional embeddings in practice*: one ``check_*`` per
+exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..geometry.tables import cosine_similarity_matrix, similarity_by_lag
-from .core import Verdict, array_problem, case_rng, run_check, vary
+from .core import Verdict, case_rng, compare_with, run_check, vary
 
 __all__ = ["check_lag_similarity", "check_band_width", "check_interpolation", "check_reuse_last"]
 
@@ -32,9 +32,6 @@ def check_lag_similarity(student_fn) -> Verdict:
     r"""Check ``student_fn(P) -> (n,)``: $s(\delta)$, the mean cosine similarity of the rows of ``P`` (n, d)
     that are $\delta$ apart, $\delta = 0 \dots n-1$ (raw rows, not centred; $s(0) = 1$)."""
 
-    def compare(s, P):
-        return array_problem(np.ravel(s) if np.ndim(s) else s, _lag_oracle(P), atol=1e-9, what="s")
-
     def hints(s, P):
         s = np.ravel(np.asarray(s, dtype=np.float64))
         if s.size and abs(s[0] - 1.0) > 1e-6:
@@ -43,7 +40,8 @@ def check_lag_similarity(student_fn) -> Verdict:
             return "do not centre the rows: the similarity is of the raw rows."
         return ""
 
-    return run_check("lag similarity", student_fn, _lag_cases(), compare,
+    return run_check("lag similarity", student_fn, _lag_cases(),
+                     compare_with(_lag_oracle, flat=True, atol=1e-9, what="s"),
                      switch_off=(similarity_by_lag, cosine_similarity_matrix), hints=hints)
 
 
@@ -77,15 +75,11 @@ def _extension_cases():
             ("5 rows onto 6, width 1", (rng.normal(size=(5, 1)), 6))]
 
 
-def _positional_class():
-    from ..models.positional import LearnedPositional
-    return LearnedPositional
-
-
 def check_interpolation(student_fn) -> Verdict:
     r"""Check ``student_fn(P, m) -> (m, d)``: the table ``P`` (N, d) linearly interpolated onto ``m`` rows,
-    $p'_i = (1 - t) p_{\lfloor s\rfloor} + t\, p_{\lfloor s\rfloor + 1}$, $s = i (N-1)/(m-1)$, $t = s - \lfloor s\rfloor$.
-    ``LearnedPositional.extended`` is switched off."""
+    $p'_i = (1 - t) p_{\lfloor s\rfloor} + t\, p_{\lfloor s\rfloor + 1}$, $s = i (N-1)/(m-1)$,
+    $t = s - \lfloor s\rfloor$. ``LearnedPositional.extended`` is switched off."""
+    from ..models.positional import LearnedPositional
 
     def oracle(P, m):
         N = P.shape[0]
@@ -98,29 +92,26 @@ def check_interpolation(student_fn) -> Verdict:
             out[i] = (1 - t) * P[lo] + t * P[hi]
         return out
 
-    def compare(Q, P, m):
-        return array_problem(Q, oracle(P, m), atol=1e-9, what="the interpolated table")
-
     def hints(Q, P, m):
         Q = np.asarray(Q, dtype=np.float64)
         if Q.shape[0] >= P.shape[0] and np.allclose(Q[: P.shape[0]], P):
             return "your first N rows are the old table: that is extension, not interpolation."
         return "row 0 is p_0 and row m - 1 is p_{N-1}; the rows between sit at s = i (N - 1)/(m - 1)."
 
-    return run_check("interpolation", student_fn, _extension_cases(), compare,
-                     switch_off=(_positional_class().extended,), hints=hints)
+    return run_check("interpolation", student_fn, _extension_cases(),
+                     compare_with(oracle, atol=1e-9, what="the interpolated table"),
+                     switch_off=(LearnedPositional.extended,), hints=hints)
 
 
 def check_reuse_last(student_fn) -> Verdict:
     r"""Check ``student_fn(P, m) -> (m, d)``: the table ``P`` (N, d) kept as it is and extended to ``m``
     rows by repeating its last row, $p'_i = p_{\min(i, N-1)}$. ``LearnedPositional.extended`` is switched off."""
+    from ..models.positional import LearnedPositional
 
     def oracle(P, m):
         return np.array([P[min(i, P.shape[0] - 1)] for i in range(m)])
 
-    def compare(Q, P, m):
-        return array_problem(Q, oracle(P, m), atol=0.0, what="the extended table")
-
-    return run_check("reuse the last row", student_fn, _extension_cases(), compare,
-                     switch_off=(_positional_class().extended,),
+    return run_check("reuse the last row", student_fn, _extension_cases(),
+                     compare_with(oracle, atol=0.0, what="the extended table"),
+                     switch_off=(LearnedPositional.extended,),
                      hints="keep the old rows unchanged; every new row is a copy of p_{N-1}.")

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, number_problem, pairwise_oracle, run_check, vary
+from .core import Verdict, array_problem, case_rng, compare_with, line_distances, pairwise_oracle, run_check, vary
 
 __all__ = ["check_hellinger_matrix", "check_noise_floor", "check_classical_mds", "check_double_centring",
            "check_rank_for_stress", "check_parameter_savings", "check_circulant_eigenvalues", "check_circulant_matrix"]
@@ -45,28 +45,15 @@ def _mds_distances_oracle(D: np.ndarray, k: int) -> np.ndarray:
     return pairwise_oracle(U[:, order] * np.sqrt(np.clip(lam[order], 0.0, None)))
 
 
-def _line(n: int) -> np.ndarray:
-    """The distances of n points at 0, 1, ..., n - 1 on a line."""
-    return np.abs(np.subtract.outer(np.arange(float(n)), np.arange(float(n))))
-
-
-def _geometry():
-    from .. import geometry as geo
-    return geo
-
-
 def check_hellinger_matrix(student_fn) -> Verdict:
     r"""Check ``student_fn(probs) -> (n, n)``: chord Hellinger distances between the rows of ``probs`` (n, v)."""
-    geo = _geometry()
+    from .. import geometry as geo
     rng = case_rng(1)
     same = _random_probs(rng, 1, 10, sparse=False)
     cases = [("random distributions", (_random_probs(rng, 6, 20, sparse=False),)),
              ("distributions with zeros", (_random_probs(rng, 5, 30, sparse=True),)),
              ("one-hot rows", (np.eye(4),)),
              ("two identical rows", (np.vstack([same, same, _random_probs(rng, 1, 10, sparse=False)]),))]
-
-    def compare(D, P):
-        return array_problem(D, _hellinger_oracle(P), atol=1e-9, what="the distance matrix", sqrt=True)
 
     def hints(D, P):
         want = _hellinger_oracle(P)
@@ -76,7 +63,8 @@ def check_hellinger_matrix(student_fn) -> Verdict:
             return "these are squared distances: take the square root."
         return "the chord distance is the Euclidean norm of sqrt(mu_i) - sqrt(mu_j)."
 
-    return run_check("chord Hellinger matrix", student_fn, cases, compare,
+    return run_check("chord Hellinger matrix", student_fn, cases,
+                     compare_with(_hellinger_oracle, atol=1e-9, what="the distance matrix", sqrt=True),
                      switch_off=(geo.hellinger_matrix, geo.hellinger_distance), hints=hints)
 
 
@@ -84,12 +72,10 @@ def check_noise_floor(student_fn) -> Verdict:
     r"""Check ``student_fn(v, N) -> float``: the first-order expected squared chord Hellinger distance
     between the empirical distributions of two independent samples of ``N`` draws from the same law on
     ``v`` tokens, $(v - 1)/(2N)$ (each empirical distribution contributes $(v-1)/(4N)$)."""
-    cases = [("v = 2, N = 10", (2, vary(10, 2, 50))), ("v = 100, N = 10,000", (vary(100, 50, 500), vary(10_000, 1000, 50_000))),
+    cases = [("v = 2, N = 10", (2, vary(10, 2, 50))),
+             ("v = 100, N = 10,000", (vary(100, 50, 500), vary(10_000, 1000, 50_000))),
              ("v = 30,000, N = 8,000", (vary(30_000, 10_000, 50_000), vary(8_000, 1000, 20_000))),
              ("v = 7, N = 1", (vary(7, 3, 20), 1))]
-
-    def compare(value, v, N):
-        return number_problem(value, (v - 1) / (2.0 * N), atol=0.0, rtol=1e-9, what="the expected squared distance")
 
     def hints(value, v, N):
         try:
@@ -100,13 +86,17 @@ def check_noise_floor(student_fn) -> Verdict:
             return "that is one sample's share: both distributions are noisy."
         return "sum the variances of sqrt(mu_hat) over the v tokens (delta method)."
 
-    return run_check("noise floor", student_fn, cases, compare, hints=hints)
+    def oracle(v, N):
+        return (v - 1) / (2.0 * N)
+
+    return run_check("noise floor", student_fn, cases,
+                     compare_with(oracle, number=True, rtol=1e-9, what="the expected squared distance"), hints=hints)
 
 
 def check_classical_mds(student_fn) -> Verdict:
     r"""Check ``student_fn(D, k) -> (n, k)``: rank-``k`` classical MDS $U_k\Lambda_k^{1/2}$ (Algorithm 1), compared
     through the pairwise distances of the embedding (signs and rotations inside repeated eigenvalues are free)."""
-    geo = _geometry()
+    from .. import geometry as geo
     rng = case_rng(2)
     D1 = _hellinger_oracle(_random_probs(rng, 8, 25, sparse=False))
     D2 = _hellinger_oracle(_random_probs(rng, 10, 40, sparse=True))
@@ -117,7 +107,8 @@ def check_classical_mds(student_fn) -> Verdict:
         X = np.asarray(X, dtype=np.float64)
         if X.shape != (D.shape[0], k):
             return f"the embedding has shape {X.shape}; it needs one row per position and k columns"
-        return array_problem(pairwise_oracle(X), _mds_distances_oracle(D, k), atol=1e-8, what="your embedding's distance matrix", sqrt=True)
+        return array_problem(pairwise_oracle(X), _mds_distances_oracle(D, k), atol=1e-8,
+                             what="your embedding's distance matrix", sqrt=True)
 
     return run_check("classical MDS", student_fn, cases, compare,
                      switch_off=(geo.classical_mds, geo.double_centered_gram),
@@ -128,14 +119,11 @@ def check_classical_mds(student_fn) -> Verdict:
 def check_double_centring(student_fn) -> Verdict:
     r"""Check ``student_fn(D) -> (n, n)``: the double-centred matrix $B = -\frac12 J D^{(2)} J$,
     $J = I - \frac1n \mathbf 1\mathbf 1^\top$. ``posgeom.classical_mds`` is switched off."""
-    geo = _geometry()
+    from .. import geometry as geo
     rng = case_rng(6)
     cases = [("a random corpus", (_hellinger_oracle(_random_probs(rng, 7, 15, sparse=False)),)),
-             ("points on a line", (_line(vary(5, 3, 9)),)),
+             ("points on a line", (line_distances(vary(5, 3, 9)),)),
              ("two points", (np.array([[0.0, 2.0], [2.0, 0.0]]) * vary(1.0, 0.1, 10.0),))]
-
-    def compare(B, D):
-        return array_problem(B, _double_centring_oracle(D), atol=1e-10, what="B")
 
     def hints(B, D):
         B = np.asarray(B, dtype=np.float64)
@@ -151,7 +139,7 @@ def check_double_centring(student_fn) -> Verdict:
             return "centre the squared distances: B = -1/2 J D^2 J with J = I - 11^T / n on both sides."
         return ""
 
-    return run_check("double centring", student_fn, cases, compare,
+    return run_check("double centring", student_fn, cases, compare_with(_double_centring_oracle, atol=1e-10, what="B"),
                      switch_off=(geo.classical_mds, geo.double_centered_gram), hints=hints)
 
 
@@ -171,7 +159,7 @@ def check_rank_for_stress(student_fn) -> Verdict:
     r"""Check ``student_fn(D, threshold) -> int``: the smallest rank whose classical MDS has scale-free
     stress at most ``threshold``. ``posgeom.effective_rank`` and ``posgeom.mds_stress_curve`` are switched off."""
     from ..corpora import synthetic as syn
-    geo = _geometry()
+    from .. import geometry as geo
     rng = case_rng(0)
     drift = _hellinger_oracle(syn.population_marginals("drift", n_positions=30, vocab_size=60, seed=vary(0, 0, 10**6)))
     noisy = _hellinger_oracle(_random_probs(rng, 12, 30, sparse=True))
@@ -196,13 +184,15 @@ def check_parameter_savings(student_fn) -> Verdict:
     r"""Check ``student_fn(n, d, k) -> float``: the fraction of parameters saved by a rank-``k`` table
     $P = A W$ ($A$: $n \times k$, $W$: $k \times d$) over a full $n \times d$ table, $1 - k(n + d)/(n d)$."""
     full = vary(16, 8, 64)
-    cases = [("BERT-base at rank 10", (512, 768, vary(10, 5, 50))), ("a small model at rank 3", (vary(64, 32, 128), vary(32, 16, 64), 3)),
+    cases = [("BERT-base at rank 10", (512, 768, vary(10, 5, 50))),
+             ("a small model at rank 3", (vary(64, 32, 128), vary(32, 16, 64), 3)),
              ("full rank", (full, full, full)), ("rank 1", (vary(128, 64, 256), vary(64, 32, 128), 1))]
 
-    def compare(value, n, d, k):
-        return number_problem(value, 1.0 - k * (n + d) / (n * d), atol=1e-12, what="the saving")
+    def oracle(n, d, k):
+        return 1.0 - k * (n + d) / (n * d)
 
-    return run_check("parameter savings", student_fn, cases, compare,
+    return run_check("parameter savings", student_fn, cases,
+                     compare_with(oracle, number=True, atol=1e-12, what="the saving"),
                      hints="count both factors (n k + k d) against the n d entries of the full table.")
 
 
@@ -220,7 +210,7 @@ def _circulant_cases():
 def check_circulant_eigenvalues(student_fn) -> Verdict:
     r"""Check ``student_fn(g) -> (n,)``: the eigenvalues of $B$ for $d_{ij} = g((j - i) \bmod n)$, any order; the
     oracle is the closed form: $0$ and $\lambda_f = -\frac12\sum_\delta g(\delta)^2\cos(2\pi f\delta/n)$."""
-    geo = _geometry()
+    from .. import geometry as geo
 
     def oracle(g):
         n = len(g)
@@ -245,8 +235,5 @@ def check_circulant_matrix(student_fn) -> Verdict:
         n = len(g)
         return np.array([[g[(j - i) % n] for j in range(n)] for i in range(n)])
 
-    def compare(D, g):
-        return array_problem(D, oracle(g), atol=0.0, what="the matrix")
-
-    return run_check("circulant matrix", student_fn, _circulant_cases(), compare,
+    return run_check("circulant matrix", student_fn, _circulant_cases(), compare_with(oracle, what="the matrix"),
                      hints="entry (i, j) depends on the offset j - i taken modulo n.")

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, number_problem, run_check, vary
+from .core import Verdict, array_problem, case_distances, case_rng, compare_with, line_distances, run_check, vary
 
 __all__ = ["check_alibi_slopes", "check_best_alibi_slope", "check_violation_rate", "check_kendall_tau",
            "check_logit_distances", "check_alibi_logits"]
@@ -18,8 +18,7 @@ def _drift_distances(rng, n: int, v: int) -> np.ndarray:
     base = rng.dirichlet(np.ones(v), size=2)
     t = np.linspace(0.0, 1.0, n)[:, None]
     mu = (1 - t) * base[0] + t * base[1] + 0.3 * rng.dirichlet(np.ones(v), size=n)
-    S = np.sqrt(mu / mu.sum(axis=1, keepdims=True))
-    return np.sqrt(np.maximum(((S[:, None, :] - S[None, :, :]) ** 2).sum(-1), 0.0))
+    return case_distances(np.sqrt(mu / mu.sum(axis=1, keepdims=True)))
 
 
 def _line_sums(D):
@@ -48,6 +47,7 @@ def check_alibi_slopes(student_fn) -> Verdict:
     r"""Check ``student_fn(D, target) -> (m_minus, m_plus)``: the slopes, ``m_minus <= m_plus``, at which
     $\sum_{i<j}(m|i-j| - d_{ij})^2 / \sum_{i<j} d_{ij}^2$ equals ``target`` (above its minimum)."""
     from .. import geometry as geo
+
     def oracle(D, target):
         saa, sad, sdd = _line_sums(D)
         # m^2 saa - 2 m sad + sdd (1 - target) = 0
@@ -72,37 +72,33 @@ def check_best_alibi_slope(student_fn) -> Verdict:
     r"""Check ``student_fn(D) -> float``: the slope $m^\star$ minimising ALiBi's ``"paper"`` stress against
     ``D`` (offsets $|i - j|$ of positions ``0 … n-1``). ``alibi_parabola`` is switched off."""
     from .. import geometry as geo
-    def compare(m, D, target):
+
+    def oracle(D, target):
         saa, sad, _ = _line_sums(D)
-        return number_problem(m, sad / saa, atol=0.0, rtol=1e-9, what="the slope")
+        return sad / saa
 
-    def hints(m, D, target):
-        return "set the derivative of the parabola in m to zero; sum over the pairs i < j."
-
-    cases = [(label, (D, target)) for label, (D, target) in _slope_cases(1)]
-    return run_check("best ALiBi slope", lambda D, target: student_fn(D), cases, compare,
-                     switch_off=(geo.alibi_parabola, geo.alibi_paper_stress), hints=hints)
+    return run_check("best ALiBi slope", lambda D, target: student_fn(D), _slope_cases(1),
+                     compare_with(oracle, number=True, rtol=1e-9, what="the slope"),
+                     switch_off=(geo.alibi_parabola, geo.alibi_paper_stress),
+                     hints="set the derivative of the parabola in m to zero; sum over the pairs i < j.")
 
 
 def _violation_cases(seed: int, *, ties: bool):
     rng = case_rng(seed)
-
-    def dist(X):
-        return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
-
     cases = []
     for t in range(8):
         n = int(rng.integers(4, 11))
-        D = dist(rng.standard_normal((n, 3)))
+        D = case_distances(rng.standard_normal((n, 3)))
         kind = t % 4 if ties else (0, 2)[t % 2]
         if kind == 0:
-            Dhat, label = dist(rng.standard_normal((n, 2))), "random encoding"
+            Dhat, label = case_distances(rng.standard_normal((n, 2))), "random encoding"
         elif kind == 1:
-            Dhat, label = np.abs(np.subtract.outer(np.arange(n), np.arange(n))).astype(float), "offsets only (ties)"
+            Dhat, label = line_distances(n), "offsets only (ties)"
         elif kind == 2:
             Dhat, label = np.sqrt(D), "a monotone transform"
         else:
-            D, Dhat, label = np.round(D, 1), np.round(dist(rng.standard_normal((n, 2))), 1), "rounded (ties in both)"
+            Dhat, label = np.round(case_distances(rng.standard_normal((n, 2))), 1), "rounded (ties in both)"
+            D = np.round(D, 1)
         cases.append((f"{label}, {n} positions", (D, Dhat)))
     return cases
 
@@ -122,13 +118,14 @@ def _pair_counts(D, Dhat):
 def check_violation_rate(student_fn) -> Verdict:
     r"""Check ``student_fn(D, Dhat) -> float``: discordant over (concordant + discordant) pairs of
     position pairs $i < j$, pairs tied in ``D`` or in ``Dhat`` left out."""
-    geo = __import__("posgeom.geometry", fromlist=["violation_rate"])
+    from .. import geometry as geo
 
-    def compare(rate, D, Dhat):
+    def oracle(D, Dhat):
         conc, disc = _pair_counts(D, Dhat)
-        return number_problem(rate, disc / (conc + disc), atol=1e-12, what="the rate")
+        return disc / (conc + disc)
 
-    return run_check("violation rate", student_fn, _violation_cases(0, ties=True), compare,
+    return run_check("violation rate", student_fn, _violation_cases(0, ties=True),
+                     compare_with(oracle, number=True, atol=1e-12, what="the rate"),
                      switch_off=(geo.violation_rate,),
                      hints="leave pairs tied in D or in Dhat out of both the count and the total.")
 
@@ -136,13 +133,14 @@ def check_violation_rate(student_fn) -> Verdict:
 def check_kendall_tau(student_fn) -> Verdict:
     r"""Check ``student_fn(D, Dhat) -> float``: Kendall's $\tau_a = (n_c - n_d)/(n_c + n_d)$ over the pairs of
     position pairs of two distance matrices without ties. ``posgeom.violation_rate`` is switched off."""
-    geo = __import__("posgeom.geometry", fromlist=["violation_rate"])
+    from .. import geometry as geo
 
-    def compare(tau, D, Dhat):
+    def oracle(D, Dhat):
         conc, disc = _pair_counts(D, Dhat)
-        return number_problem(tau, (conc - disc) / (conc + disc), atol=1e-12, what="tau")
+        return (conc - disc) / (conc + disc)
 
-    return run_check("Kendall's tau", student_fn, _violation_cases(1, ties=False), compare,
+    return run_check("Kendall's tau", student_fn, _violation_cases(1, ties=False),
+                     compare_with(oracle, number=True, atol=1e-12, what="tau"),
                      switch_off=(geo.violation_rate,),
                      hints=("count concordant and discordant pairs of pairs (i < j, k < l); scipy.stats.kendalltau "
                             "agrees here."))
@@ -173,32 +171,30 @@ def check_logit_distances(student_fn) -> Verdict:
                 out[i, j] = math.sqrt(max(G[i, i] + G[j, j] - 2 * s_ij, 0.0))
         return out
 
-    def compare(Dhat, G):
-        return array_problem(Dhat, oracle(G), atol=1e-10, what="the distance matrix", sqrt=True)
-
     def hints(Dhat, G):
         if not np.allclose(np.asarray(Dhat), np.asarray(Dhat).T):
             return "symmetrise G first, S = (G + G^T) / 2."
         return "clip negative squared distances at 0 before the square root."
 
-    return run_check("logit distances", student_fn, cases, compare, switch_off=(kernel_distances,), hints=hints)
+    return run_check("logit distances", student_fn, cases,
+                     compare_with(oracle, atol=1e-10, what="the distance matrix", sqrt=True),
+                     switch_off=(kernel_distances,), hints=hints)
 
 
 def check_alibi_logits(student_fn) -> Verdict:
     r"""Check ``student_fn(n, slope) -> (n, n)``: ALiBi's logit bias $G_{ij} = -m\,|i - j|$ (no causal mask)."""
     cases = [("4 positions, slope 1", (vary(4, 3, 6), vary(1.0, 0.5, 2.0))),
              ("10 positions, slope 0.25", (vary(10, 8, 14), vary(0.25, 0.1, 0.4))),
-             ("one position", (1, vary(0.5, 0.1, 1.0))), ("16 positions, slope 2^-8", (vary(16, 12, 20), 2.0 ** -vary(8, 6, 10)))]
+             ("one position", (1, vary(0.5, 0.1, 1.0))),
+             ("16 positions, slope 2^-8", (vary(16, 12, 20), 2.0 ** -vary(8, 6, 10)))]
 
     def oracle(n, m):
         return np.array([[-m * abs(i - j) for j in range(n)] for i in range(n)], dtype=np.float64)
-
-    def compare(G, n, m):
-        return array_problem(G, oracle(n, m), atol=1e-15, what="the bias matrix")
 
     def hints(G, n, m):
         if np.shape(G) == (n, n) and np.allclose(G, -oracle(n, m), atol=1e-12) and m * (n - 1) > 0:
             return "the bias is a penalty: minus the slope times the distance |i - j|."
         return ""
 
-    return run_check("ALiBi logits", student_fn, cases, compare, hints=hints)
+    return run_check("ALiBi logits", student_fn, cases, compare_with(oracle, atol=1e-15, what="the bias matrix"),
+                     hints=hints)

@@ -1,5 +1,5 @@
-"""Checks for the coding exercises of Part I, *Why position, and what training does with it*: one ``check_*`` per exercise, run by
-``posgeom.checks.core.run_check`` against an oracle written here."""
+"""Checks for the coding exercises of Part I, *Why position, and what training does with it*: one ``check_*`` per
+exercise, run by ``posgeom.checks.core.run_check`` against an oracle written here."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, drawing, number_problem, pairwise_oracle, run_check, vary
+from .core import Verdict, case_rng, compare_with, drawing, number_problem, pairwise_oracle, run_check, vary
 
 __all__ = ["check_sinusoid_distances", "check_sinusoid_kernel", "check_equivariance_gap",
            "check_permutation_of_logits", "check_separation", "check_tied_rows"]
@@ -30,8 +30,7 @@ def _sinusoid_table_oracle(n: int, d: int, base: float, first: int = 0) -> np.nd
 
 def _sinusoid_functions():
     from .. import encodings as enc
-    return tuple(f for f in (enc.sinusoidal_distances, enc.sinusoidal_table, getattr(enc, "sinusoidal_kernel", None))
-                 if f is not None)
+    return enc.sinusoidal_distances, enc.sinusoidal_table
 
 
 def _sinusoid_cases():
@@ -46,11 +45,11 @@ def _sinusoid_cases():
 def check_sinusoid_distances(student_fn) -> Verdict:
     r"""Check ``student_fn(n, d, base) -> (n, n)``: the distances between sinusoidal positions, from the kernel."""
 
-    def compare(D, n, d, base):
-        return array_problem(D, pairwise_oracle(_sinusoid_table_oracle(n, d, base)), atol=1e-9, what="the distance matrix", sqrt=True)
+    def oracle(n, d, base):
+        return pairwise_oracle(_sinusoid_table_oracle(n, d, base))
 
     def hints(D, n, d, base):
-        want = pairwise_oracle(_sinusoid_table_oracle(n, d, base))
+        want = oracle(n, d, base)
         if np.shape(D) == want.shape and np.allclose(D, want ** 2, atol=1e-6):
             return "these are squared distances: take the square root."
         if np.shape(D) == want.shape and np.allclose(D, pairwise_oracle(_sinusoid_table_oracle(n, d, base, first=1)),
@@ -58,7 +57,8 @@ def check_sinusoid_distances(student_fn) -> Verdict:
             return _OFF_BY_ONE
         return "the squared distance is d (1 - K) with K the *mean* of the cosines cos(delta w_k)."
 
-    return run_check("sinusoid distances", student_fn, _sinusoid_cases(), compare,
+    return run_check("sinusoid distances", student_fn, _sinusoid_cases(),
+                     compare_with(oracle, atol=1e-9, what="the distance matrix", sqrt=True),
                      switch_off=_sinusoid_functions(), hints=hints)
 
 
@@ -75,11 +75,9 @@ def check_sinusoid_kernel(student_fn) -> Verdict:
         # first = 1 is the common slip of numbering the frequencies from 1 (the hint's test)
         out = np.zeros(len(offsets))
         for m, delta in enumerate(offsets):
-            out[m] = sum(math.cos(float(delta) * base ** (-2.0 * k / d)) for k in range(first, first + d // 2)) * 2.0 / d
+            frequencies = range(first, first + d // 2)
+            out[m] = sum(math.cos(float(delta) * base ** (-2.0 * k / d)) for k in frequencies) * 2.0 / d
         return out
-
-    def compare(K, offsets, d, base):
-        return array_problem(np.ravel(K) if np.ndim(K) else K, oracle(offsets, d, base), atol=1e-10, what="K")
 
     def hints(K, offsets, d, base):
         K = np.ravel(np.asarray(K, dtype=np.float64))
@@ -90,7 +88,8 @@ def check_sinusoid_kernel(student_fn) -> Verdict:
             return _OFF_BY_ONE
         return ""
 
-    return run_check("sinusoid kernel", student_fn, cases, compare, switch_off=_sinusoid_functions(), hints=hints)
+    return run_check("sinusoid kernel", student_fn, cases, compare_with(oracle, flat=True, atol=1e-10, what="K"),
+                     switch_off=_sinusoid_functions(), hints=hints)
 
 
 def check_equivariance_gap(student_fn) -> Verdict:
@@ -118,10 +117,9 @@ def check_equivariance_gap(student_fn) -> Verdict:
         h = model.encoder(ids)
         return max(float((h_permuted_input[:, i] - h[:, int(perm[i])]).abs().max()) for i in range(len(perm)))
 
-    def compare(gap, model, ids, perm):
-        return number_problem(gap, oracle(model, ids, perm), atol=1e-10, rtol=1e-6, what="the gap")
-
-    return run_check("equivariance gap", student_fn, cases, compare, switch_off=(eqv.equivariance_gap,),
+    return run_check("equivariance gap", student_fn, cases,
+                     compare_with(oracle, number=True, atol=1e-10, rtol=1e-6, what="the gap"),
+                     switch_off=(eqv.equivariance_gap,),
                      hints=("permute the input tokens on one side and the output rows on the other, with the same "
                             "index array; use the model in eval mode and take the maximum absolute difference."))
 
@@ -129,7 +127,8 @@ def check_equivariance_gap(student_fn) -> Verdict:
 def check_permutation_of_logits(student_fn) -> Verdict:
     r"""Check ``student_fn(S, perm) -> (L, L)``: $\Pi S \Pi^\top$, whose entry $(i, j)$ is ``S[perm[i], perm[j]]``."""
     rng = case_rng(5)
-    cases = [("a 3-cycle", (rng.standard_normal((3, 3)), np.array([1, 2, 0]) if not drawing() else np.roll(np.arange(3), 2 * vary(0, 0, 1) - 1))),
+    cycle = np.array([1, 2, 0]) if not drawing() else np.roll(np.arange(3), 2 * vary(0, 0, 1) - 1)
+    cases = [("a 3-cycle", (rng.standard_normal((3, 3)), cycle)),
              ("a random permutation of 8", (rng.standard_normal((8, 8)), rng.permutation(8))),
              ("the identity", (rng.standard_normal((5, 5)), np.arange(5))),
              ("a random permutation of 12", (rng.standard_normal((12, 12)), rng.permutation(12)))]
@@ -141,10 +140,8 @@ def check_permutation_of_logits(student_fn) -> Verdict:
             Pi[i, perm[i]] = 1.0  # row i of Pi X is row perm[i] of X
         return Pi @ S @ Pi.T
 
-    def compare(out, S, perm):
-        return array_problem(out, oracle(S, perm), atol=1e-12, what="the permuted matrix")
-
-    return run_check("permuted logits", student_fn, cases, compare,
+    return run_check("permuted logits", student_fn, cases,
+                     compare_with(oracle, atol=1e-12, what="the permuted matrix"),
                      hints="rows and columns move together: entry (i, j) comes from entry (perm[i], perm[j]).")
 
 
@@ -165,7 +162,8 @@ def check_separation(student_fn) -> Verdict:
     rng = case_rng(3)
     tied = rng.standard_normal((6, 4))
     tied[4] = tied[1]
-    line = np.array([[0.0], [1.0], [3.0], [7.0]]) if not drawing() else np.sort(rng.uniform(0, 10, (vary(4, 3, 8), 1)), 0)
+    line = (np.array([[0.0], [1.0], [3.0], [7.0]]) if not drawing()
+            else np.sort(rng.uniform(0, 10, (vary(4, 3, 8), 1)), 0))
     four = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 3.0]]) if not drawing() else rng.uniform(0, 3, (4, 2))
     cases = [("gaussian 8 x 5", (rng.standard_normal((8, 5)),)),
              ("gaussian 30 x 16, small scale", (rng.standard_normal((30, 16)) * 0.02,)),
@@ -203,8 +201,8 @@ def check_tied_rows(student_fn) -> Verdict:
              ("a loose tolerance", (np.array([[0.0], [0.5], [2.0], [2.4]]) + vary(0.0, -5.0, 5.0), 0.45))]
 
     def oracle(P, tol):
-        n = P.shape[0]
-        return [(i, j) for i in range(n) for j in range(i + 1, n) if math.sqrt(float(np.sum((P[i] - P[j]) ** 2))) <= tol]
+        D = pairwise_oracle(P)
+        return [(i, j) for i in range(len(P)) for j in range(i + 1, len(P)) if D[i, j] <= tol]
 
     def compare(pairs, P, tol):
         got = [tuple(int(v) for v in p) for p in pairs]

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .core import Verdict, array_problem, case_rng, run_check, vary
+from .core import Verdict, case_distances, case_rng, compare_with, line_distances, run_check, vary
 
 __all__ = ["check_rotary_distances", "check_offset_profile"]
 
@@ -17,6 +17,7 @@ def check_rotary_distances(student_fn) -> Verdict:
     $\hat d_{ij}^2 = 2(K(0) - K(i - j))$ with $K(\delta) = \frac1m\sum_k\cos(\delta\theta_k)$.
     """
     from .. import encodings as enc
+
     def freqs(d_head, base):
         return np.array([base ** (-2.0 * k / d_head) for k in range(d_head // 2)])
 
@@ -34,31 +35,25 @@ def check_rotary_distances(student_fn) -> Verdict:
                 D[i, j] = math.sqrt(max(2.0 * (1.0 - K), 0.0))
         return D
 
-    def compare(D, n, theta):
-        return array_problem(D, oracle(n, theta), atol=1e-9, what="the distance matrix", sqrt=True)
-
     def hints(D, n, theta):
         want = oracle(n, theta)
         if np.shape(D) == want.shape and np.allclose(D, want ** 2, atol=1e-9):
             return "these are squared distances: take the square root."
         return "average the cosines over the frequencies (K(0) = 1), then d^2 = 2 (1 - K)."
 
-    switch = tuple(f for f in (getattr(enc, "rotary_distances", None), enc.rope_distances, enc.rope_kernel) if f)
-    return run_check("rotary distances", student_fn, cases, compare, switch_off=switch, hints=hints)
+    return run_check("rotary distances", student_fn, cases,
+                     compare_with(oracle, atol=1e-9, what="the distance matrix", sqrt=True),
+                     switch_off=(enc.rotary_distances, enc.rope_distances, enc.rope_kernel), hints=hints)
 
 
 def check_offset_profile(student_fn) -> Verdict:
     r"""Check ``student_fn(D) -> (n - 1,)``: for each offset $o = 1 \dots n-1$ the mean of $d_{ij}$ over the
     pairs with $|i - j| = o$, divided by the largest of these means."""
     rng = case_rng(12)
-
-    def dist(X):
-        return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
-
-    m = vary(7, 4, 10)
-    line = np.abs(np.subtract.outer(np.arange(float(m)), np.arange(float(m))))
-    cases = [("points on a line", (line,)), ("a random table", (dist(rng.standard_normal((10, 3))),)),
-             ("a circle", (dist(np.c_[np.cos(np.arange(12) / 2), np.sin(np.arange(12) / 2)]),)),
+    circle = np.c_[np.cos(np.arange(12) / 2), np.sin(np.arange(12) / 2)]
+    cases = [("points on a line", (line_distances(vary(7, 4, 10)),)),
+             ("a random table", (case_distances(rng.standard_normal((10, 3))),)),
+             ("a circle", (case_distances(circle),)),
              ("two positions", (np.array([[0.0, 3.0], [3.0, 0.0]]) * vary(1.0, 0.1, 10.0),))]
 
     def oracle(D):
@@ -70,11 +65,7 @@ def check_offset_profile(student_fn) -> Verdict:
         top = max(means)
         return np.array([m / top for m in means])
 
-    def compare(profile, D):
-        return array_problem(np.ravel(profile) if np.ndim(profile) else profile, oracle(D), atol=1e-12,
-                             what="the profile")
-
-    def hints(profile, D):
-        return "one value per offset 1 … n-1 (not offset 0), averaged over all pairs at that offset, then scaled."
-
-    return run_check("offset profile", student_fn, cases, compare, hints=hints)
+    return run_check("offset profile", student_fn, cases,
+                     compare_with(oracle, flat=True, atol=1e-12, what="the profile"),
+                     hints="one value per offset 1 … n-1 (not offset 0), averaged over all pairs at that offset, then "
+                           "scaled.")

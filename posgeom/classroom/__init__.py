@@ -9,7 +9,7 @@ from importlib.util import find_spec as _find_spec
 
 
 def require_notebook_tools() -> None:
-    """Raise a one-line ImportError naming the extra to install when jupytext or nbclient is missing."""
+    """Raise a one-line ImportError naming the extra to install when a notebook tool or cloudpickle is missing."""
     missing = [name for name in ("jupytext", "nbclient", "nbformat", "cloudpickle") if _find_spec(name) is None]
     if missing:
         raise ImportError(f"posgeom classroom needs {', '.join(missing)}: install the book extra, "

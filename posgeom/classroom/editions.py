@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import pkgutil
 import re
 import secrets
 from pathlib import Path
@@ -33,10 +35,8 @@ def chapters_with_exercises(notebooks_dir: str | Path | None = None) -> list[str
 
 def _cases(check: str) -> list[dict]:
     """One ``{"case", "weight": 1}`` per hidden case of a check."""
-    from importlib import import_module
     from ..checks.core import case_labels
-    module, _, name = check.partition(":")
-    return [{"case": label, "weight": 1} for label in case_labels(getattr(import_module(module), name))]
+    return [{"case": label, "weight": 1} for label in case_labels(pkgutil.resolve_name(check))]
 
 
 def exercise_key(chapter: str | Path, *, seed: int | None = None) -> dict:
@@ -82,23 +82,14 @@ def exercise_key(chapter: str | Path, *, seed: int | None = None) -> dict:
     return {"chapter": path.stem, "seed": seed, "exercises": exercises}
 
 
-def _chapter_values(source: Path, cache: Path | None) -> dict:
-    """The chapter's glued values from the book's jupyter-cache, when it holds the current chapter."""
-    from ..notebooks import cached_execution, glue_values
-    executed = cached_execution(source, cache) if cache is not None else None
-    return glue_values(executed) if executed is not None else {}
-
-
 def _executed_instructor(source: Path, values: dict, folder: Path, timeout: int):
     """Execute the instructor edition (without its install cell); return it with the values it glued."""
-    from nbclient import NotebookClient
     from ..notebooks import INSTALL_TAG, glue_values, plain_notebook
-    from ..reproduce.notebook import kernel_stderr
+    from ..reproduce.notebook import run_kernel
     run = plain_notebook(source, solutions=True, executed=values or None)
     run.cells = [c for c in run.cells if INSTALL_TAG not in c.metadata.get("tags", [])]
-    with kernel_stderr() as stderr:  # the kernel's start-up noise stays off the terminal
-        NotebookClient(run, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(folder)}}).execute(stderr=stderr)
+    # a failing solution raises nbclient's error; the kernel has nbclient's default 60 s to start
+    run_kernel(run, folder, env=dict(os.environ), timeout=timeout, kernel_name="python3", startup_timeout=60)
     values = {**values, **glue_values(run)}
     instructor = plain_notebook(source, solutions=True, executed=values)  # the text with the numbers written out
     ran = iter(c for c in run.cells if c.cell_type == "code")
@@ -122,7 +113,7 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
     from . import require_notebook_tools
     require_notebook_tools()
     import nbformat
-    from ..notebooks import plain_notebook
+    from ..notebooks import cached_execution, glue_values, plain_notebook
     folder = _notebooks_dir(notebooks_dir)
     cache = Path(cache) if cache is not None else folder.parent / "_build" / ".jupyter_cache"
     available = chapters_with_exercises(folder)
@@ -135,7 +126,8 @@ def build(chapters=None, out: str | Path = "classroom", *, execute: bool = True,
         source = folder / f"{slug}.md"
         target = Path(out) / slug
         target.mkdir(parents=True, exist_ok=True)
-        values = _chapter_values(source, cache)
+        executed = cached_execution(source, cache)  # None unless the cache holds the current chapter
+        values = glue_values(executed) if executed is not None else {}
         if execute:
             instructor, values = _executed_instructor(source, values, folder, timeout)
         else:

@@ -74,19 +74,17 @@ class _Names(ast.NodeVisitor):
             self.binds.add(node.name)
         outer = [*getattr(node, "decorator_list", []), *getattr(node, "bases", []),
                  *[k.value for k in getattr(node, "keywords", [])]]
-        arguments = getattr(node, "args", None)
-        if isinstance(arguments, ast.arguments):
+        arguments, local = getattr(node, "args", None), set()
+        if isinstance(arguments, ast.arguments):  # a class has none
             outer += [d for d in arguments.defaults + arguments.kw_defaults if d is not None]
+            parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg,
+                          arguments.kwarg]
+            local = {a.arg for a in parameters if a is not None}
         for child in outer:
             self.visit(child)
         inner = _Names()
-        local = set()
-        if isinstance(arguments, ast.arguments):
-            local |= {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-            local |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-        body = node.body if isinstance(node.body, list) else [node.body]
         declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for n in stmt.names}
-        for stmt in body:
+        for stmt in node.body if isinstance(node.body, list) else [node.body]:  # a lambda's body is an expression
             inner.visit(stmt)
         self.reads |= inner.reads - ((inner.binds | local) - declared)
         self.binds |= inner.binds & declared
@@ -94,12 +92,8 @@ class _Names(ast.NodeVisitor):
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _scope
 
     def _comprehension(self, node):
-        inner = _Names()
-        for generator in node.generators:
-            inner.visit(generator)
-        for part in ("elt", "key", "value"):
-            if getattr(node, part, None) is not None:
-                inner.visit(getattr(node, part))
+        inner = _Names()  # its loop variables are its own
+        inner.generic_visit(node)
         self.reads |= inner.reads - inner.binds
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
@@ -120,9 +114,7 @@ def exercise_program(nb, function: str) -> Program:
     if not defining:
         return Program(function, "", skipped)
     last = defining[-1]
-    chosen = {last}
-    wanted = list(table[last][1])
-    seen = {function}
+    chosen, wanted, seen = {last}, list(table[last][1]), {function}
     while wanted:
         name = wanted.pop()
         if name in seen:
@@ -130,14 +122,12 @@ def exercise_program(nb, function: str) -> Program:
         seen.add(name)
         # every statement that binds the name, in notebook order, as a run of the whole notebook would
         # leave it (an augmented assignment builds on the earlier ones)
-        found = False
-        for i, (binds, reads) in enumerate(table):
-            if name in binds and not (function in binds and i != last):
-                found = True
-                if i not in chosen:
-                    chosen.add(i)
-                    wanted.extend(reads - seen)
-        if not found:  # bound by no statement: perhaps by a star import (from numpy import *)
+        binding = [i for i, (binds, _) in enumerate(table) if name in binds and not (function in binds and i != last)]
+        for i in binding:
+            if i not in chosen:
+                chosen.add(i)
+                wanted.extend(table[i][1] - seen)
+        if not binding:  # bound by no statement: perhaps by a star import (from numpy import *)
             chosen |= {i for i, (binds, _) in enumerate(table) if "*" in binds}
     source = "\n\n".join(ast.unparse(statements[i]) for i in sorted(chosen))
     return Program(function, source + "\n", skipped)

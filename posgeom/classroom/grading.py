@@ -73,12 +73,9 @@ class GradeReport:
 
     def feedback(self) -> str:
         """The student's feedback file: the grade lines, then what their code printed for each exercise."""
-        parts = [self.table()]
-        for e in self.exercises:
-            if e.output:
-                parts.append(f"\n--- What your code printed while exercise {e.number or e.label} was graded ---\n"
-                             + printable(e.output))
-        return "\n".join(parts) + "\n"
+        printed = [f"\n--- What your code printed while exercise {e.number or e.label} was graded ---\n"
+                   + printable(e.output) for e in self.exercises if e.output]
+        return "\n".join([self.table(), *printed]) + "\n"
 
 
 def _line(text) -> str:
@@ -166,7 +163,7 @@ def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120,
     from . import require_notebook_tools
     require_notebook_tools()
     import nbformat
-    from .extract import exercise_program
+    from .extract import code_cells, exercise_program
     from .sandbox import resolve_sandbox
     _check_limits(timeout, submission_timeout, memory_mb)
     sandbox = resolve_sandbox(sandbox)
@@ -187,17 +184,16 @@ def grade(notebook: str | Path, key: str | Path | dict, *, timeout: float = 120,
             program = exercise_program(nb, exercise["function"])
             left = submission_timeout - (time.monotonic() - started)
             if not program.defined:
-                decided = (0.0, f"the notebook defines no function {exercise['function']}", "")
+                share, message, printed = 0.0, f"the notebook defines no function {exercise['function']}", ""
             elif left <= 0:
-                decided = (0.0, f"not graded: the submission's time limit ({submission_timeout:g} s) was reached "
-                                "before it", "")
+                share, message, printed = 0.0, (f"not graded: the submission's time limit ({submission_timeout:g} s) "
+                                                "was reached before it"), ""
             else:
-                decided = _decide(exercise, program.source, key, folder=Path(folder), timeout=timeout,
-                                  seconds_left=left, memory_mb=memory_mb, sandbox=sandbox)
-            share, message, printed = decided
+                share, message, printed = _decide(exercise, program.source, key, folder=Path(folder), timeout=timeout,
+                                                  seconds_left=left, memory_mb=memory_mb, sandbox=sandbox)
             report.exercises.append(ExerciseScore(exercise["label"], exercise.get("number"), exercise["title"], share,
                                                   message, float(exercise.get("points", 1)), printed))
-        skipped = exercise_program(nb, "_").skipped
+        _, skipped = code_cells(nb)
         if skipped:
             report.notes.append(f"code cell(s) {', '.join(map(str, skipped))} are not valid Python and were not read")
     return report

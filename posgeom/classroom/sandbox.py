@@ -72,8 +72,7 @@ def _hidden_paths(bound: list[str]) -> list[str]:
     """posgeom's folders that lie inside a bound one (an install into site-packages): covered by empty ones."""
     import posgeom
     package = os.path.realpath(Path(posgeom.__file__).parent)
-    roots = bound + ["/usr"]
-    return [package] if any(package.startswith(r.rstrip(os.sep) + os.sep) for r in roots) else []
+    return [package] if any(package.startswith(r.rstrip(os.sep) + os.sep) for r in [*bound, "/usr"]) else []
 
 
 def answer_command(python: list[str], *, memory_mb: int | None, as_root: bool | None = None) -> list[str]:
@@ -162,11 +161,9 @@ def end_descendants(root: int | None = None) -> int:
             continue
         parent = int(stat[stat.rindex(")") + 2:].split()[1])
         children.setdefault(parent, []).append(int(entry.name))
-    found, stack = [], list(children.get(root, []))
-    while stack:
-        pid = stack.pop()
-        found.append(pid)
-        stack.extend(children.get(pid, []))
+    found = list(children.get(root, []))
+    for pid in found:  # the list grows as it is read: every descendant, generation by generation
+        found.extend(children.get(pid, []))
     for pid in found:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
@@ -241,7 +238,10 @@ class Answerer:
             return left, "the submission's time limit"
         return self.timeout, f"the {self.timeout:g} s limit"
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start the process and run the student's program (also done by the first :meth:`call`)."""
+        if self._process is not None:
+            return
         read_fd, write_fd = os.pipe()
         python = [sys.executable, "-I", "-c", _SERVER.read_text()]
         limits = {"memory_bytes": int(self.memory_mb) * 2**20 if self.memory_mb else None, "file_bytes": MAX_FILE_BYTES}
@@ -313,11 +313,6 @@ class Answerer:
         self._stop()
         reason = "ran out of memory or was killed" if code is not None and code < 0 else f"exited with status {code}"
         raise RuntimeError(f"the process running your code ended ({reason})")
-
-    def start(self) -> None:
-        """Start the process and run the student's program (also done by the first :meth:`call`)."""
-        if self._process is None:
-            self._start()
 
     def call(self, *args):
         """The student's function applied to ``args``, as plain data."""

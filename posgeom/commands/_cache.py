@@ -23,8 +23,7 @@ def cache_folders(cache_dir: str | Path | None = None) -> list[Path]:
     from ..config import default_cache_dir
     if cache_dir is not None:
         return [Path(cache_dir).expanduser()]
-    base = default_cache_dir()
-    return [base / kind for kind in CACHE_KINDS]
+    return [default_cache_dir() / kind for kind in CACHE_KINDS]
 
 
 def usable_cache(folders: list[Path]) -> bool:

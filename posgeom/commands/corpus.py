@@ -6,12 +6,12 @@ Defaults mimic the paper (whose settings are unknown). Bad values end with one l
 from __future__ import annotations
 
 import json
-import sys
+from itertools import groupby
 
 from ._cache import on_success
 
-__all__ = ["add", "add_corpus_report", "add_stress", "check_geometry_options", "check_positions", "refuse_empty",
-           "format_ranges"]
+__all__ = ["add", "add_corpus_report", "add_stress", "check_corpus_options", "check_geometry_options",
+           "check_positions", "format_ranges", "load_corpus", "refuse_empty"]
 
 
 def _common(p) -> None:
@@ -58,59 +58,56 @@ def refuse_empty(stats, source: str) -> None:
                          "--on-empty (drop leaves nothing of a corpus of empty texts)")
 
 
-def _learned_models(items) -> list[str]:
-    """The models of the ``learned[:MODEL]`` encodings among parsed ``items``."""
+def check_corpus_options(args, refused=(*_COUNTING_FLAGS, "no_verify", "no_cache"),
+                         refusal="do(es) not apply with --counts: the counts file fixed how it was counted"):
+    """``(spec or None, seed)`` of ``--corpus`` or ``--counts`` before anything is read: exactly one of them, and
+    with ``--counts`` none of the options ``refused`` (``args`` attributes; ``refusal`` says why)."""
     from ..config import get_settings
-    from ..models.pretrained import HUB_ALIASES
-    models = [arg or get_settings().pretrained for name, arg in items if name == "learned"]
-    return [HUB_ALIASES.get(model, model) for model in models]
+    from ..corpora.spec import parse_corpus_spec
+    if (args.corpus is None) == (args.counts is None):
+        raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
+    spec = None
+    if args.counts is not None:
+        values = {f"--{k.replace('_', '-')}": getattr(args, k) for k in refused}
+        given = [flag for flag, value in values.items() if value is not None and value is not False]
+        if given:
+            raise ValueError(f"{', '.join(given)} {refusal}")
+    else:
+        spec = parse_corpus_spec(args.corpus)
+        if args.positions is not None:
+            check_positions(args.positions)
+    return spec, get_settings(seed=args.seed).seed  # the seed is checked there (a non-negative integer)
+
+
+def load_corpus(args, spec, seed, *, tokenizer=None, n_positions=None, items=(), **options):
+    """The statistics of ``--corpus`` (``spec``) or ``--counts`` (checked against ``tokenizer``, else against the
+    ``learned[:MODEL]`` encodings' models among ``items``), through ``posgeom.diagnose.core.corpus_statistics``;
+    ``options`` count it, ``None`` where unset (``load_statistics`` applies the defaults and refuses what a
+    synthetic corpus cannot take)."""
+    from ..diagnose import core
+    from ._cache import cache_folders, usable_cache
+    # a link in the cache is reported and never followed: the run then goes without the cache
+    cache = args.counts is None and not args.no_cache and usable_cache(cache_folders())
+    stats = core.corpus_statistics(spec, counts=args.counts, tokenizer=tokenizer, split=args.split,
+                                   n_positions=n_positions, special=args.special, seed=seed, data_dir=args.data_dir,
+                                   cache=None if cache else False, **options)
+    if args.counts is not None and tokenizer is None:  # its ids mean tokens only under the tokenizer that counted it
+        from ..config import get_settings
+        from ..models.pretrained import HUB_ALIASES
+        learned = [arg or get_settings().pretrained for name, arg in items if name == "learned"]
+        models = dict.fromkeys(HUB_ALIASES.get(model, model) for model in learned)
+        for model_tokenizer in [core.model_tokenizer(core.inspect_model(model)) for model in models]:
+            core.check_counted_with(stats.info, args.counts, model_tokenizer)
+    refuse_empty(stats, args.corpus or args.counts)
+    return stats
 
 
 def _stats(args, items=()):
     """``(spec or None, seed, statistics)`` of ``--corpus`` or ``--counts`` (checked against the tokenizer)."""
-    from ..config import get_settings
-    from ..corpora.spec import load_statistics, parse_corpus_spec
-    from ._cache import cache_folders, usable_cache
-    if (args.corpus is None) == (args.counts is None):
-        raise ValueError("give either --corpus (a corpus to count) or --counts (a file written by posgeom counts)")
-    if args.counts is not None:
-        from ..corpora.countsfile import load_counts
-        from ..diagnose.core import check_counted_with
-
-        given = [f"--{k.replace('_', '-')}" for k in _COUNTING_FLAGS if getattr(args, k) is not None]
-        given += [flag for flag, on in (("--no-verify", args.no_verify), ("--no-cache", args.no_cache)) if on]
-        if given:
-            raise ValueError(f"{', '.join(given)} do(es) not apply with --counts: the counts file fixed how it was counted")
-        seed = get_settings(seed=args.seed).seed
-        stats = load_counts(args.counts)
-        tokenizers = [args.tokenizer] if args.tokenizer is not None else _model_tokenizers(_learned_models(items))
-        for tokenizer in tokenizers:  # its ids mean tokens only under the tokenizer that counted it
-            check_counted_with(stats.info, args.counts, tokenizer)
-        refuse_empty(stats, args.counts)
-        return None, seed, stats
-    spec = parse_corpus_spec(args.corpus)
-    if args.positions is not None:
-        check_positions(args.positions)
-    seed = get_settings(seed=args.seed).seed  # checked there (a non-negative integer)
-    # a link in the cache is reported and never followed: the run then goes without the cache
-    cache = not args.no_cache and usable_cache(cache_folders())
-    # flags left unset are None: load_statistics applies the defaults and refuses what a synthetic corpus cannot take
-    options = dict(tokenizer=args.tokenizer, data_dir=args.data_dir, verify=False if args.no_verify else None,
-                   text_column=args.text_column, br_tags=args.br_tags, on_empty=args.on_empty,
-                   cache=None if cache else False)
-    stats = load_statistics(spec, args.split, args.positions, args.special, seed=seed, **options)
-    refuse_empty(stats, args.corpus)
-    return spec, seed, stats
-
-
-def _model_tokenizers(models: list[str]) -> list[str]:
-    from ..diagnose.core import inspect_model, model_tokenizer
-    return [model_tokenizer(inspect_model(model)) for model in dict.fromkeys(models)]
-
-
-def _print_json(obj) -> None:
-    json.dump(obj, sys.stdout, indent=None, sort_keys=False, default=str)
-    sys.stdout.write("\n")
+    spec, seed = check_corpus_options(args)
+    return spec, seed, load_corpus(args, spec, seed, tokenizer=args.tokenizer, n_positions=args.positions, items=items,
+                                   verify=False if args.no_verify else None, text_column=args.text_column,
+                                   br_tags=args.br_tags, on_empty=args.on_empty)
 
 
 def _header(rep: dict, info: dict) -> list[str]:
@@ -137,7 +134,7 @@ def _report(args) -> int:
     _, _, stats = _stats(args)
     rep = corpus_report(stats)
     if args.json:
-        _print_json(rep)
+        print(json.dumps(rep, default=str))
         return 0
     out = _header(rep, stats.info)
     L = rep["lengths"]
@@ -165,11 +162,9 @@ def add_corpus_report(subparsers) -> None:
 def check_geometry_options(args) -> None:
     """Check the options ``stress`` and ``diagnose`` share (Hellinger form, noise floor, minimum count)."""
     from ..geometry import HELLINGER_KINDS, NOISE_METHODS
-    from ..validation import check_int
-    if args.hellinger not in HELLINGER_KINDS:
-        raise ValueError(f"unknown --hellinger {args.hellinger!r}; valid values are {', '.join(HELLINGER_KINDS)}")
-    if args.noise not in NOISE_METHODS:
-        raise ValueError(f"unknown --noise {args.noise!r}; valid values are {', '.join(NOISE_METHODS)}")
+    from ..validation import check_choice, check_int
+    check_choice(args.hellinger, "--hellinger", HELLINGER_KINDS, plural="values")
+    check_choice(args.noise, "--noise", NOISE_METHODS, plural="values")
     check_int(args.min_count, "--min-count", 1)
     check_int(args.noise_reps, "--noise-reps", 1)
 
@@ -191,15 +186,10 @@ def _check_stress_options(args) -> None:
 
 def format_ranges(values) -> str:
     """Sorted integers as ranges: ``[1, 2, 3, 7, 9, 10]`` → ``"1-3, 7, 9-10"``; ``"none"`` when empty."""
-    values = sorted(int(v) for v in values)
-    if not values:
-        return "none"
-    parts, start = [], values[0]
-    for prev, cur in zip(values, values[1:] + [None]):
-        if cur is None or cur != prev + 1:
-            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = cur
-    return ", ".join(parts)
+    # consecutive integers keep the same difference to their index: each run of them is one group
+    indexed = enumerate(sorted(int(v) for v in values))
+    runs = [[v for _, v in run] for _, run in groupby(indexed, key=lambda pair: pair[1] - pair[0])]
+    return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs) or "none"
 
 
 @on_success  # options refused after counting leave nothing in the cache
@@ -215,7 +205,7 @@ def _stress(args) -> int:
         noise_reps=args.noise_reps, seed=seed, tol=args.rank_tol, q=args.rank_mass, threshold=args.rank_stress,
         rank_criteria=[c.strip() for c in args.ranks.split(",") if c.strip()], progress=None)
     if args.json:
-        _print_json(rep)
+        print(json.dumps(rep, default=str))
         return 0
     out = _header(rep, stats.info)
     opts = rep["options"]

@@ -11,12 +11,10 @@ __all__ = ["add"]
 
 @on_success  # refused after counting: nothing left in the cache
 def _diagnose(args) -> int:
-    from ..config import get_settings
-    from ..diagnose.core import corpus_statistics, diagnose, inspect_model, model_tokenizer
+    from ..diagnose.core import diagnose, inspect_model, model_tokenizer
     from ..diagnose.report import summary_lines, write_report
     from ..validation import check_int, printable
-    from ._cache import cache_folders, usable_cache
-    from .corpus import check_geometry_options, check_positions, refuse_empty
+    from .corpus import check_corpus_options, check_geometry_options, check_positions, load_corpus
     if args.positions is not None:
         check_int(args.positions, "--positions", 2)
         check_positions(args.positions)
@@ -24,12 +22,8 @@ def _diagnose(args) -> int:
     out = Path(args.out).expanduser()
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out!r} is a file; give a folder for report.html, report.json and the figures")
-    if args.counts is not None:
-        given = [flag for flag, value in (("--split", args.split), ("--positions", args.positions),
-                                          ("--special", args.special), ("--data-dir", args.data_dir)) if value]
-        if given:
-            raise ValueError(f"{', '.join(given)} apply to --corpus only; a counts file holds its own options")
-    seed = get_settings(seed=args.seed).seed
+    spec, seed = check_corpus_options(args, ("split", "positions", "special", "data_dir"),
+                                      "apply to --corpus only; a counts file holds its own options")
     info = inspect_model(args.model)  # a bad model fails before any counting
     if info.mechanism.needs_weights:  # its weights too: pickled ones are refused here, not after the counting
         info.reader.weight_map()
@@ -37,19 +31,14 @@ def _diagnose(args) -> int:
     # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none, and a
     # counts file is checked against it (its ids are only the model's under the model's tokenizer)
     tokenizer = args.tokenizer or (None if synthetic else model_tokenizer(info))
+    real = spec is None or spec.kind != "synthetic"  # a counts file, or a corpus of texts
     positions, limit = args.positions, info.mechanism.max_positions
-    if positions is None and limit is not None and args.corpus is not None:
-        from ..corpora import default_positions, parse_corpus_spec
+    if positions is None and limit is not None and spec is not None and real:
+        from ..corpora import default_positions
 
-        spec = parse_corpus_spec(args.corpus)
-        if spec.kind != "synthetic":
-            positions = min(default_positions(spec.name), limit)
-    # a link in the cache is reported and never followed: the run then goes without the cache
-    cache = args.counts is None and not args.no_cache and usable_cache(cache_folders())
-    stats = corpus_statistics(args.corpus, counts=args.counts, tokenizer=tokenizer, split=args.split,
-                              n_positions=positions, special=args.special, seed=seed, data_dir=args.data_dir,
-                              cache=None if cache else False)
-    refuse_empty(stats, args.corpus or args.counts)
+        positions = min(default_positions(spec.name), limit)
+    # a synthetic corpus is made, not tokenized: a --tokenizer given with one is ignored
+    stats = load_corpus(args, spec, seed, tokenizer=tokenizer if real else None, n_positions=positions)
     rep = diagnose(info, stats, tokenizer=tokenizer, min_count=args.min_count, hellinger=args.hellinger,
                    noise_method=args.noise, noise_reps=args.noise_reps, seed=seed, layers=not args.no_layers)
     written = write_report(rep, args.out)

@@ -62,8 +62,11 @@ def _run(args) -> int:
         os.environ[ALLOW_DIRTY_ENV] = "1"
     if args.ddp_worker:
         return _ddp_worker(args.ddp_worker)
-    if args.cpu_part:
-        return _cpu_part(args.cpu_part, args.scale or "paper")
+    if args.cpu_part:  # function(settings at scale, **kwargs), in this process, stores its result
+        from ..reproduce import run_cpu_part
+        module_function, kwargs_json = args.cpu_part
+        run_cpu_part(module_function, json.loads(kwargs_json), validate_scale(args.scale or "paper"))
+        return 0
     scale = validate_scale(args.scale or os.environ.get("POSGEOM_SCALE", "quick"))
     if args.list:
         return _list(scale, args.only)
@@ -125,13 +128,6 @@ def _reproduce(scale: str, args) -> int:
         left = ([f"{report.interrupted} (in progress)"] if report.interrupted else []) + report.deferred
         print(printable(f"posgeom reproduce: the budget is spent; {len(report.deferred) + bool(report.interrupted)} "
                         f"chapter(s) left ({', '.join(left)}): run the same command again to continue"))
-    return 0
-
-
-def _cpu_part(part: list[str], scale: str) -> int:
-    """One CPU part in this process: ``function(settings at scale, **kwargs)`` stores its result."""
-    from ..reproduce import run_cpu_part
-    run_cpu_part(part[0], json.loads(part[1]), validate_scale(scale))
     return 0
 
 

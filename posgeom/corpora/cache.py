@@ -53,13 +53,7 @@ def _meta_digest(meta: dict) -> str:
 
 
 class ArrayCache:
-    """A folder of ``<kind>-<key>.npz`` files.
-
-    Parameters
-    ----------
-    root : path, optional
-        Default ``default_cache_dir() / "corpora"``.
-    """
+    """A folder ``root`` (default ``default_cache_dir() / "corpora"``) of ``<kind>-<key>.npz`` files."""
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_cache_dir() / "corpora"

@@ -59,24 +59,8 @@ def length_histogram(full_lengths) -> tuple[np.ndarray, np.ndarray]:
     return values.astype(np.int64), counts.astype(np.int64)
 
 
-def _arrays(stats) -> dict:
-    mat = stats.counts.counts
-    values, counts = length_histogram(stats.full_lengths)
-    return {
-        "format": np.asarray(COUNTS_FORMAT),
-        "data": np.asarray(mat.data, dtype=np.int64),
-        "indices": np.asarray(mat.indices, dtype=np.int64),
-        "indptr": np.asarray(mat.indptr, dtype=np.int64),
-        "shape": np.asarray(mat.shape, dtype=np.int64),
-        "n_sequences": np.asarray(stats.counts.n_sequences, dtype=np.int64),
-        "ignore_ids": np.asarray(stats.counts.ignore_ids, dtype=np.int64),
-        "length_values": values,
-        "length_counts": counts,
-    }
-
-
 def save_counts(path: str | Path, stats, metadata: dict | None = None) -> Path:
-    """Write positional counts and their provenance to ``path`` atomically.
+    """Write positional counts and their provenance to ``path`` atomically; return ``path``.
 
     Parameters
     ----------
@@ -86,11 +70,6 @@ def save_counts(path: str | Path, stats, metadata: dict | None = None) -> Path:
         ``counts`` (n_positions, vocab_size), ``full_lengths`` (n_sequences,), ``n_truncated``, ``info``.
     metadata : dict, optional
         JSON-ready provenance; default ``stats.info`` (``n_truncated`` is always added).
-
-    Returns
-    -------
-    Path
-        ``path``.
     """
     path = Path(path)
     if not path.parent.is_dir():
@@ -101,8 +80,20 @@ def save_counts(path: str | Path, stats, metadata: dict | None = None) -> Path:
         text = json.dumps(meta, sort_keys=True)
     except TypeError as err:
         raise ValueError(f"counts metadata must be JSON-ready: {err}") from None
-    arrays = _arrays(stats)
-    arrays["metadata"] = np.asarray(text)
+    mat = stats.counts.counts
+    values, counts = length_histogram(stats.full_lengths)
+    arrays = {
+        "format": np.asarray(COUNTS_FORMAT),
+        "data": np.asarray(mat.data, dtype=np.int64),
+        "indices": np.asarray(mat.indices, dtype=np.int64),
+        "indptr": np.asarray(mat.indptr, dtype=np.int64),
+        "shape": np.asarray(mat.shape, dtype=np.int64),
+        "n_sequences": np.asarray(stats.counts.n_sequences, dtype=np.int64),
+        "ignore_ids": np.asarray(stats.counts.ignore_ids, dtype=np.int64),
+        "length_values": values,
+        "length_counts": counts,
+        "metadata": np.asarray(text),
+    }
     arrays["digest"] = np.asarray(arrays_digest(arrays))
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
@@ -131,17 +122,17 @@ def _read_verified(path: Path) -> dict:
     except OSError as err:
         raise CountsFileError(path, f"cannot be read ({type(err).__name__}: {err})", "check its permissions") from None
     if not raw.startswith(b"PK"):
-        raise CountsFileError(path, "is not a counts file (not an .npz archive)", "give a file written by posgeom counts")
+        raise CountsFileError(path, "is not a counts file (not an .npz archive)",
+                              "give a file written by posgeom counts")
     try:
         arrays = read_npz(raw)  # nothing allocated beyond what the file holds
     except ValueError as err:
         raise CountsFileError(path, f"cannot be read ({err})") from None
     missing = [k for k in COUNTS_KEYS if k not in arrays]
     if missing or str(arrays.get("format")) != COUNTS_FORMAT:
-        raise CountsFileError(
-            path, f"is not a posgeom counts file ({COUNTS_FORMAT}; missing {', '.join(missing) or 'nothing'}, "
-            f"format {str(arrays.get('format'))!r})", "write one with posgeom counts",
-        )
+        raise CountsFileError(path, f"is not a posgeom counts file ({COUNTS_FORMAT}; missing "
+                              f"{', '.join(missing) or 'nothing'}, format {str(arrays.get('format'))!r})",
+                              "write one with posgeom counts")
     stored = str(arrays.pop("digest"))
     if arrays_digest(arrays) != stored:
         raise CountsFileError(path, "is damaged (its content does not match its digest)")
@@ -149,11 +140,7 @@ def _read_verified(path: Path) -> dict:
 
 
 def load_counts(path: str | Path):
-    """Read and verify a counts file as corpus statistics.
-
-    Parameters
-    ----------
-    path : str or Path
+    """Read and verify the counts file at ``path`` as corpus statistics.
 
     Returns
     -------
@@ -176,10 +163,8 @@ def load_counts(path: str | Path):
         raise CountsFileError(path, f"is inconsistent ({type(err).__name__}: {err})") from None
     values, numbers = arrays["length_values"], arrays["length_counts"]
     if int(numbers.sum()) != counts.n_sequences:
-        raise CountsFileError(
-            path, f"is inconsistent: its length histogram holds {int(numbers.sum())} sequences, its counts "
-            f"{counts.n_sequences}",
-        )
+        raise CountsFileError(path, f"is inconsistent: its length histogram holds {int(numbers.sum())} sequences, "
+                              f"its counts {counts.n_sequences}")
     full_lengths = np.repeat(values, numbers)
     n_truncated = int(info.pop("n_truncated", np.count_nonzero(full_lengths > counts.n_positions)))
     info.update(counts_file=str(path), cache_hit=False)

@@ -92,10 +92,6 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, source=None, with
     with_tokens : bool
         Also return the token ids (otherwise a whole split is read from the counts cache).
     progress : bool
-
-    Returns
-    -------
-    CorpusDistances
     """
     check_options(options)
     from .stats import corpus_counts, corpus_tokens
@@ -118,18 +114,9 @@ def corpus_distances(options: CorpusOptions, *, data_dir=None, source=None, with
 def resampling_groups(options: CorpusOptions, *, data_dir=None, source=None):
     """A label per sequence of :func:`corpus_distances`'s tokens grouping the rows that are not independent.
 
-    :func:`posgeom.corpora.groups.containing_text_groups` for a split of phrases (SST-2 train), restricted
-    to a ``max_sequences`` subset; None for any other split.
-
-    Parameters
-    ----------
-    options : CorpusOptions
-    data_dir, source
-        As :func:`corpus_distances`.
-
-    Returns
-    -------
-    ndarray of int64 of shape (n_sequences,), or None
+    :func:`posgeom.corpora.groups.containing_text_groups` (int64, shape (n_sequences,)) for a split of phrases
+    (SST-2 train), restricted to a ``max_sequences`` subset; None for any other split. ``data_dir`` and ``source``
+    as :func:`corpus_distances`.
     """
     from .groups import containing_text_groups, split_has_phrases
     if not split_has_phrases(options.corpus, options.split):

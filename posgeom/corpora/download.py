@@ -54,11 +54,8 @@ def download_corpora(to: str | Path, corpora: tuple[str, ...] = tuple(Corpus)) -
         ds.to_parquet(str(partial))
         os.replace(partial, target)
         written[f"{corpus}/{split}.parquet"] = sha256_file(target)
-    manifest = {
-        "_comment": "written by `posgeom data download` from the Hugging Face hub; sha256 of each file",
-        "_source": {c: CORPORA[c].hub_id for c in corpora},
-        **written,
-    }
+    manifest = {"_comment": "written by `posgeom data download` from the Hugging Face hub; sha256 of each file",
+                "_source": {c: CORPORA[c].hub_id for c in corpora}, **written}
     partial = folder / (FOLDER_CHECKSUMS + ".partial")
     partial.write_text(json.dumps(manifest, indent=1) + "\n")
     os.replace(partial, folder / FOLDER_CHECKSUMS)
@@ -82,20 +79,17 @@ def data_sources(decision=None) -> list[tuple[str, str]]:
         for split in info.splits:
             rel = f"{corpus}/{split}.parquet"
             if decision.data_dir is None:
-                where = f"hub {info.hub_id} (into the datasets cache on first use)"
-                if decision.offline:
-                    where = f"hub {info.hub_id}: only if already in the datasets cache (offline)"
+                where = (f"hub {info.hub_id}: only if already in the datasets cache (offline)" if decision.offline
+                         else f"hub {info.hub_id} (into the datasets cache on first use)")
+            elif not (file := decision.data_dir / rel).is_file():
+                where = f"MISSING: {file}"
             else:
-                file = decision.data_dir / rel
-                if not file.is_file():
-                    where = f"MISSING: {file}"
-                else:
-                    try:
-                        ok = sha256_file(file) == expected_checksums(decision.data_dir).get(rel)
-                        check = "sha256 verified" if ok else "sha256 MISMATCH: copy it again"
-                    except ChecksumError as err:
-                        check = str(err)
-                    where = f"local {file} ({decision.data_origin}; {check})"
+                try:
+                    ok = sha256_file(file) == expected_checksums(decision.data_dir).get(rel)
+                    check = "sha256 verified" if ok else "sha256 MISMATCH: copy it again"
+                except ChecksumError as err:
+                    check = str(err)
+                where = f"local {file} ({decision.data_origin}; {check})"
             rows.append((rel, where))
     model = "local" if decision.model_local else ("hub (offline: unavailable)" if decision.offline else "hub")
     rows.append(("pretrained model", f"{decision.pretrained}: {model}"))

@@ -53,10 +53,6 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
         Word pieces kept in the vocabulary.
     n_train, n_eval : int
         Reviews for training and evaluation (a seeded random split of the eligible ones).
-
-    Returns
-    -------
-    IMDBWindows
     """
     from .options import CorpusOptions
     from .stats import corpus_tokens
@@ -86,12 +82,7 @@ def imdb_windows(settings=None, *, n_max: int, top_k: int, n_train: int, n_eval:
 
 
 def mds_of_windows(win: IMDBWindows, rank: int) -> np.ndarray:
-    """Classical MDS (rank ``rank``) of the Hellinger geometry of the training windows' positions.
-
-    Returns
-    -------
-    ndarray of shape (n_max, rank)
-    """
+    """Classical MDS (rank ``rank``) of the Hellinger geometry of the training windows' positions: (n_max, rank)."""
     from .. import geometry as geo
     counts = geo.positional_counts(win.train, win.n_max, win.vocab_size)
     D = geo.hellinger_matrix(geo.positional_marginals(counts))

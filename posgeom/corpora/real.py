@@ -118,17 +118,8 @@ def data_key(data_dir: str | Path | None) -> str:
 def describe_source(source: "DataSource", data_dir: str | Path | None) -> dict:
     """Where a resolved split is read from, as a registry entry records it (and keys on).
 
-    Parameters
-    ----------
-    source : DataSource
-        From :func:`resolve_source`.
-    data_dir : path, optional
-        The data folder it was resolved with.
-
-    Returns
-    -------
-    dict
-        :meth:`DataSource.describe`, ``location`` replaced by :func:`data_key` for a local folder.
+    :meth:`DataSource.describe` of ``source`` (from :func:`resolve_source` with the data folder ``data_dir``),
+    its ``location`` replaced by :func:`data_key` for a local folder.
     """
     description = source.describe()
     if description["kind"] == "local":
@@ -137,16 +128,9 @@ def describe_source(source: "DataSource", data_dir: str | Path | None) -> dict:
 
 
 def load_hub_split(corpus: str, split: str):
-    """One split of a named corpus from the Hugging Face hub, through ``datasets``, verified.
+    """One split of ``corpus`` (``"sst2"`` or ``"imdb"``) from the Hugging Face hub, through ``datasets``, verified.
 
-    Parameters
-    ----------
-    corpus : {"sst2", "imdb"}
-    split : str
-
-    Returns
-    -------
-    datasets.Dataset
+    Returns a ``datasets.Dataset``.
 
     Raises
     ------
@@ -285,10 +269,6 @@ def read_local_table(path: str | Path, sha256: str | None = None):
         (one text a line, column ``text``) file.
     sha256 : str, optional
         The expected digest; a file that changed since it was checked raises :class:`ChecksumError`.
-
-    Returns
-    -------
-    pyarrow.Table
     """
     import pyarrow as pa
     path = Path(path)
@@ -405,10 +385,6 @@ def resolve_source(
     verify : bool
         Check local files of named corpora against the expected checksums (a mismatch raises
         :class:`ChecksumError`); ``False`` records ``verified=False``.
-
-    Returns
-    -------
-    DataSource
     """
     if isinstance(corpus, Path) or corpus not in CORPORA:
         if isinstance(corpus, str) and (corpus in ("", "synthetic") or corpus.startswith("synthetic:")):

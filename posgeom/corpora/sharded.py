@@ -57,17 +57,14 @@ def _merge(a: _Partial, b: _Partial) -> _Partial:
     counts = b.counts if a.counts is None else (a.counts if b.counts is None else a.counts + b.counts)
     values, inverse = np.unique(np.concatenate([a.length_values, b.length_values]), return_inverse=True)
     numbers = np.bincount(inverse, weights=np.concatenate([a.length_counts, b.length_counts]), minlength=values.size)
-    return _Partial(
-        counts, values, numbers.astype(np.int64), a.shards + b.shards, a.skipped + b.skipped, a.problems + b.problems
-    )
+    return _Partial(counts, values, numbers.astype(np.int64), a.shards + b.shards, a.skipped + b.skipped,
+                    a.problems + b.problems)
 
 
 def _shard_cache_key(sha256: str, options: dict, fingerprint: str) -> dict:
     """What a shard's cached counts depend on: stored in the cache file and compared on every hit."""
-    return {
-        "what": "shard", "layout": 2, "sha256": sha256, "tokenizer_sha256": fingerprint,
-        "options": {k: options[k] for k in sorted(options)},
-    }
+    return {"what": "shard", "layout": 2, "sha256": sha256, "tokenizer_sha256": fingerprint,
+            "options": {k: options[k] for k in sorted(options)}}
 
 
 def _cached_shard(entry: Path, key: dict):
@@ -81,10 +78,8 @@ def _cached_shard(entry: Path, key: dict):
         reason = err.reason if isinstance(err, CountsFileError) else f"is damaged ({type(err).__name__}: {err})"
         return None, f"shard cache file {entry} {' '.join(reason.split())[:300]}; recounting the shard"
     if stored != key or record.get("sha256") != key["sha256"]:
-        return None, (
-            f"shard cache file {entry} holds the counts of another shard or other options (its recorded key does "
-            "not match the shard being counted); recounting the shard"
-        )
+        return None, (f"shard cache file {entry} holds the counts of another shard or other options (its recorded "
+                      "key does not match the shard being counted); recounting the shard")
     return hit, None
 
 
@@ -113,16 +108,12 @@ def _count_shard_task(shard: str, options: dict, fingerprint: str, tokenizer: st
                 rec = {**hit.info["record"], "shard": shard, "cached": True}
                 return _Partial(hit.counts, *length_histogram(hit.full_lengths), [rec])
             problems.append(problem)
-    tok = load_tokenizer(tokenizer)
-    tc = tokenize_texts(
-        texts, tok, options["n_positions"], special=options["special"], br_tags=options["br_tags"], progress=False,
-    )
+    tc = tokenize_texts(texts, load_tokenizer(tokenizer), options["n_positions"], special=options["special"],
+                        br_tags=options["br_tags"], progress=False)
     del texts
     counts = tc.counts()
-    record.update(
-        n_sequences=int(tc.n_sequences), n_tokens=int(counts.reach.sum()), n_truncated=int(tc.n_truncated),
-        n_special_dropped=int(tc.n_special_dropped), cached=False,
-    )
+    record.update(n_sequences=int(tc.n_sequences), n_tokens=int(counts.reach.sum()), n_truncated=int(tc.n_truncated),
+                  n_special_dropped=int(tc.n_special_dropped), cached=False)
     if entry is not None:  # written durably over whatever was there (os.replace)
         entry.parent.mkdir(parents=True, exist_ok=True)
         stats = CorpusStatistics(counts, tc.full_lengths, tc.n_truncated)
@@ -151,8 +142,7 @@ def _reduce_on_dask(client, shards, task_args, bar) -> _Partial:
         if len(level) % 2:
             nxt.append(level[-1])
         level = nxt
-    pending = as_completed(leaves)
-    for done in pending:
+    for done in as_completed(leaves):
         if done.status == "error":
             err = done.exception()
             # stop: drop the shards still queued (the merges above them are dropped with them)
@@ -172,17 +162,15 @@ def _client(workers, scheduler):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise ValueError(
-            "counting on Dask (--workers/--scheduler) needs dask.distributed: pip install 'posgeom[cluster]'"
-        ) from None
+        raise ValueError("counting on Dask (--workers/--scheduler) needs dask.distributed: "
+                         "pip install 'posgeom[cluster]'") from None
     if scheduler is not None:
         try:
             return Client(scheduler, timeout="30s"), None
         except (OSError, TimeoutError) as err:
             raise ValueError(f"cannot reach the Dask scheduler {scheduler!r} ({type(err).__name__}: {err})") from None
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR,
-    )
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 
@@ -243,7 +231,17 @@ def count_corpus(
     from ..config import default_cache_dir
     from ..progress import tqdm
     from .stats import CorpusStatistics
-    _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client, tokenizer)
+    validate_special(special)  # every option is checked before a shard is read
+    validate_br(br_tags)
+    check_choice(on_empty, "on_empty", EMPTY_POLICIES, plural="values")
+    check_choice(on_bad_shard, "on_bad_shard", BAD_SHARD_POLICIES, plural="values")
+    check_positions(n_positions, special)
+    if sum(x is not None for x in (workers, scheduler, client)) > 1:
+        raise ValueError("give at most one of workers, scheduler and client")
+    if workers is not None:
+        check_int(workers, "workers", 1)
+    if tokenizer is not None and not isinstance(tokenizer, (str, Path)):
+        raise ValueError("tokenizer must be a name or folder that every worker can load, not a tokenizer object")
     tokenizer = DEFAULT_TOKENIZER if tokenizer is None else str(tokenizer)
     shards = resolve_shards(corpus, split)
     if len(set(shards)) != len(shards):
@@ -252,16 +250,14 @@ def count_corpus(
     # a tokenizer that cannot load fails here, not as a bad shard on every worker; its definition's
     # fingerprint is recorded too, which survives a copy of its files elsewhere or a library upgrade
     spec_fingerprint = tokenizer_fingerprint(load_tokenizer(tokenizer))
-    options = {
-        "n_positions": int(n_positions), "special": special, "br_tags": br_tags, "text_column": text_column,
-        "on_empty": on_empty,
-    }
+    options = {"n_positions": int(n_positions), "special": special, "br_tags": br_tags, "text_column": text_column,
+               "on_empty": on_empty}
     folder = None
     if cache:
         folder = str(Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir() / "shards")
     task_args = (options, fingerprint, tokenizer, folder, on_bad_shard)
-    show = None if progress is None else bool(progress)
-    bar = tqdm(total=len(shards), desc="counting shards", unit="shard", disable=None if show is None else not show)
+    bar = tqdm(total=len(shards), desc="counting shards", unit="shard",
+               disable=None if progress is None else not progress)
     try:
         total, engine = _count_on_engine(shards, task_args, bar, workers, scheduler, client)
     finally:
@@ -272,10 +268,9 @@ def count_corpus(
         first = total.skipped[0]
         raise ValueError(f"every shard was bad ({len(total.skipped)}; first {first['shard']!r}: {first['error']})")
     if total.counts.n_sequences == 0:
-        raise ValueError(
-            f"corpus {str(corpus)!r} holds no text: its {len(total.shards)} shard(s) gave 0 sequences; check the "
-            "files, --text-column and --on-empty (drop leaves nothing of a corpus of empty texts)"
-        )
+        raise ValueError(f"corpus {str(corpus)!r} holds no text: its {len(total.shards)} shard(s) gave 0 sequences; "
+                         "check the files, --text-column and --on-empty (drop leaves nothing of a corpus of empty "
+                         "texts)")
     full_lengths = np.repeat(total.length_values, total.length_counts)
     n_truncated = int(total.length_counts[total.length_values > n_positions].sum())
     listed = isinstance(corpus, (list, tuple))
@@ -294,22 +289,6 @@ def count_corpus(
     return CorpusStatistics(total.counts, full_lengths, n_truncated, info)
 
 
-def _check_count_options(n_positions, special, br_tags, on_empty, on_bad_shard, workers, scheduler, client,
-                         tokenizer) -> None:
-    """A ``ValueError`` naming the first bad option of :func:`count_corpus`."""
-    validate_special(special)
-    validate_br(br_tags)
-    check_choice(on_empty, "on_empty", EMPTY_POLICIES, plural="values")
-    check_choice(on_bad_shard, "on_bad_shard", BAD_SHARD_POLICIES, plural="values")
-    check_positions(n_positions, special)
-    if sum(x is not None for x in (workers, scheduler, client)) > 1:
-        raise ValueError("give at most one of workers, scheduler and client")
-    if workers is not None:
-        check_int(workers, "workers", 1)
-    if tokenizer is not None and not isinstance(tokenizer, (str, Path)):
-        raise ValueError("tokenizer must be a name or folder that every worker can load, not a tokenizer object")
-
-
 def _count_on_engine(shards, task_args, bar, workers, scheduler, client):
     """``(total, engine record)``: the shards counted and added in this process or on Dask."""
     if workers is None and scheduler is None and client is None:
@@ -319,9 +298,7 @@ def _count_on_engine(shards, task_args, bar, workers, scheduler, client):
             bar.update(1)
         return total, {"kind": "single-process"}
     own = client is None
-    cluster = None
-    if own:
-        client, cluster = _client(workers, scheduler)
+    client, cluster = _client(workers, scheduler) if own else (client, None)
     try:
         n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
         engine = {"kind": "dask", "workers": n_workers, "scheduler": str(client.scheduler.address)}

@@ -55,10 +55,8 @@ def _hub_shards(dataset_id: str, split: str) -> list[str]:
         files = HfApi().list_repo_files(dataset_id, repo_type="dataset")
     except Exception as err:  # offline, unknown id, hub down: the same advice
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ValueError(
-            f"dataset {dataset_id!r} could not be listed on the Hugging Face hub ({first}); offline, give the "
-            "shards as local files or a glob (e.g. 'corpus/*.parquet')"
-        ) from None
+        raise ValueError(f"dataset {dataset_id!r} could not be listed on the Hugging Face hub ({first}); offline, "
+                         "give the shards as local files or a glob (e.g. 'corpus/*.parquet')") from None
     data = [f for f in files if _format(f) is not None and not f.rsplit("/", 1)[-1].startswith(".")]
     if split != "all":
         def in_split(f: str) -> bool:
@@ -68,10 +66,9 @@ def _hub_shards(dataset_id: str, split: str) -> list[str]:
         chosen = [f for f in data if in_split(f)]
         if not chosen:
             names = sorted({re.split(r"[-_.]", f.rsplit("/", 1)[-1])[0] for f in data})
-            raise ValueError(
-                f"dataset {dataset_id!r} has no data file for split {split!r} (file name prefixes: "
-                f"{', '.join(names) or 'none'}); pick one with --split, or --split all for every data file"
-            )
+            raise ValueError(f"dataset {dataset_id!r} has no data file for split {split!r} (file name prefixes: "
+                             f"{', '.join(names) or 'none'}); pick one with --split, or --split all for every "
+                             "data file")
         data = chosen
     if not data:
         raise ValueError(f"dataset {dataset_id!r} holds no data file of a known format ({', '.join(SHARD_FORMATS)})")
@@ -90,9 +87,6 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
         For a dataset id only: the split whose data files are read (default ``"train"``; ``"all"``
         for every data file).
 
-    Returns
-    -------
-    list of str
     """
     if isinstance(corpus, (list, tuple)):
         shards = [str(s) for s in corpus]
@@ -100,9 +94,8 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
             raise ValueError("no shards given")
         bad = [s for s in shards if _format(s) is None]
         if bad:
-            raise ValueError(
-                f"shard {bad[0]!r} is not of a known format ({', '.join(SHARD_FORMATS)}, optionally .gz, .bz2, .xz)"
-            )
+            raise ValueError(f"shard {bad[0]!r} is not of a known format ({', '.join(SHARD_FORMATS)}, optionally "
+                             ".gz, .bz2, .xz)")
         return shards
     text = str(corpus).strip()
     if "://" in text:
@@ -110,7 +103,6 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
         fs, path = fsspec.core.url_to_fs(text)
         found = fs.glob(path) if _GLOB_CHARS.search(path) else ([path] if fs.isfile(path) else fs.find(path))
         shards = sorted(fs.unstrip_protocol(p) for p in found if _format(p) is not None)
-        where = text
     elif _GLOB_CHARS.search(text) or Path(text).expanduser().exists():
         path = Path(text).expanduser()
         if path.is_dir():
@@ -121,23 +113,18 @@ def resolve_shards(corpus: str | Path | list, split: str | None = None) -> list[
             import glob
             found = [Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file()]
         shards = sorted(str(p) for p in found if _format(p.name) is not None)
-        where = text
     elif _HUB_ID.match(text):
         if split is not None and not isinstance(split, str):
             raise ValueError(f"split must be a string; got {split!r}")
         return _hub_shards(text, split or "train")
     else:
-        raise ValueError(
-            f"corpus {text!r} is neither an existing file or folder, a glob, an fsspec URL (scheme://...) "
-            "nor a Hugging Face dataset id (owner/name)"
-        )
+        raise ValueError(f"corpus {text!r} is neither an existing file or folder, a glob, an fsspec URL "
+                         "(scheme://...) nor a Hugging Face dataset id (owner/name)")
     if split is not None:
         raise ValueError("--split applies to a Hugging Face dataset id only; choose files with the glob instead")
     if not shards:
-        raise ValueError(
-            f"no shard matches {where!r}; shards are files of type {', '.join(SHARD_FORMATS)} "
-            "(optionally compressed: .gz, .bz2, .xz)"
-        )
+        raise ValueError(f"no shard matches {text!r}; shards are files of type {', '.join(SHARD_FORMATS)} "
+                         "(optionally compressed: .gz, .bz2, .xz)")
     return shards
 
 
@@ -147,14 +134,6 @@ def _pick_column(columns: list[str], text_column: str | None, shard: str) -> str
         return pick_text_column(list(columns), text_column, "this shard")
     except ValueError as err:
         raise ShardError(shard, str(err)) from None
-
-
-def _table_texts(table, column: str, shard: str) -> list:
-    import pyarrow as pa
-    col = table.column(column)
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
-        raise ShardError(shard, f"column {column!r} holds {col.type}, not text; name the text column (--text-column)")
-    return col.to_pylist()
 
 
 def _parse(data: bytes, fmt: str, text_column: str | None, shard: str) -> tuple[list, str]:
@@ -180,7 +159,11 @@ def _parse(data: bytes, fmt: str, text_column: str | None, shard: str) -> tuple[
         import pyarrow.csv as pc
         table = pc.read_csv(buf)
         column = _pick_column(table.column_names, text_column, shard)
-    return _table_texts(table, column, shard), column
+    import pyarrow as pa
+    col = table.column(column)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
+        raise ShardError(shard, f"column {column!r} holds {col.type}, not text; name the text column (--text-column)")
+    return col.to_pylist(), column
 
 
 def read_shard(shard: str, text_column: str | None = None, on_empty: str = "raise") -> tuple[list[str], dict]:
@@ -229,16 +212,12 @@ def read_shard(shard: str, text_column: str | None = None, on_empty: str = "rais
         raise ShardError(shard, f"cannot be parsed as {fmt} ({type(err).__name__}: {first})") from None
     del raw
     empty = [i for i, t in enumerate(texts) if t is None or not t.strip()]
-    record = {
-        "shard": shard, "sha256": digest, "bytes": n_bytes, "text_column": column, "n_rows": len(texts),
-        "n_empty": len(empty), "n_dropped_empty": 0,
-    }
+    record = {"shard": shard, "sha256": digest, "bytes": n_bytes, "text_column": column, "n_rows": len(texts),
+              "n_empty": len(empty), "n_dropped_empty": 0}
     if empty:
         if on_empty == "raise":
-            raise ShardError(
-                shard, f"{len(empty)} of {len(texts)} texts are empty (rows {empty[:5]}); "
-                "use --on-empty drop to drop them or keep to count them as empty sequences",
-            )
+            raise ShardError(shard, f"{len(empty)} of {len(texts)} texts are empty (rows {empty[:5]}); "
+                             "use --on-empty drop to drop them or keep to count them as empty sequences")
         if on_empty == "drop":
             gone = set(empty)
             texts = [t for i, t in enumerate(texts) if i not in gone]

@@ -39,11 +39,9 @@ class CorpusSpec:
 
 
 def _parse_value(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
+    words = {"true": True, "false": False, "none": None}
+    if text.lower() in words:
+        return words[text.lower()]
     for cast in (int, float):
         try:
             return cast(text)
@@ -53,17 +51,8 @@ def _parse_value(text: str):
 
 
 def parse_corpus_spec(spec: str) -> CorpusSpec:
-    """Parse ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY[:k=v,...]"`` or a path.
-
-    Parameters
-    ----------
-    spec : str
-
-    Returns
-    -------
-    CorpusSpec
-        ``kind`` (``"named"``, ``"synthetic"`` or ``"path"``), ``name`` and the synthetic family's ``params``.
-    """
+    """Parse ``"sst2"``, ``"imdb"``, ``"synthetic:FAMILY[:k=v,...]"`` or a path into a :class:`CorpusSpec`
+    (``params``: the synthetic family's)."""
     spec = str(spec).strip()
     valid = f"valid corpora are {', '.join(CORPORA)}, " + ", ".join(f"synthetic:{f}" for f in FAMILIES) + ", or a path"
     if spec in CORPORA:
@@ -78,14 +67,12 @@ def parse_corpus_spec(spec: str) -> CorpusSpec:
             allowed = list(family_parameters(family))
             for item in parts[2].split(","):
                 if "=" not in item:
-                    raise ValueError(
-                        f"synthetic parameter {item!r} is not key=value; valid keys for {family}: {', '.join(allowed)}"
-                    )
+                    raise ValueError(f"synthetic parameter {item!r} is not key=value; valid keys for {family}: "
+                                     f"{', '.join(allowed)}")
                 key, value = (s.strip() for s in item.split("=", 1))
                 if key not in allowed:
-                    raise ValueError(
-                        f"unknown parameter {key!r} for synthetic:{family}; valid keys are {', '.join(allowed)}"
-                    )
+                    raise ValueError(f"unknown parameter {key!r} for synthetic:{family}; valid keys are "
+                                     f"{', '.join(allowed)}")
                 params[key] = _parse_value(value)
         return CorpusSpec("synthetic", family, params)
     if Path(spec).expanduser().exists():
@@ -121,10 +108,6 @@ def load_statistics(
         A synthetic corpus's seed, unless the spec sets it (default ``get_settings().seed``).
     **options
         Passed to :func:`posgeom.corpora.stats.corpus_counts`.
-
-    Returns
-    -------
-    CorpusStatistics
     """
     from ..config import get_settings
     spec = spec if isinstance(spec, CorpusSpec) else parse_corpus_spec(spec)
@@ -132,9 +115,8 @@ def load_statistics(
         from .countsfile import load_counts
         given = _set_options({"split": split, "n_positions": n_positions, "special": special, **options})
         if given:
-            raise ValueError(
-                f"{', '.join(given)} do(es) not apply to a counts file: it fixed how the corpus was counted"
-            )
+            raise ValueError(f"{', '.join(given)} do(es) not apply to a counts file: it fixed how the corpus was "
+                             "counted")
         return load_counts(spec.name)
     if spec.kind == "synthetic":
         if split is not None:
@@ -175,25 +157,14 @@ def _set_options(options: dict) -> list[str]:
 
 
 def as_statistics(stats) -> CorpusStatistics:
-    """Corpus statistics as given, or read from a counts file path.
-
-    Parameters
-    ----------
-    stats : CorpusStatistics, str or Path
-        Statistics, or the path of a counts file (:func:`posgeom.corpora.countsfile.load_counts`).
-
-    Returns
-    -------
-    CorpusStatistics
-    """
+    """``stats`` if it is :class:`CorpusStatistics`, else read from the counts file at that path
+    (:func:`posgeom.corpora.countsfile.load_counts`)."""
     if isinstance(stats, (str, Path)):
         from .countsfile import load_counts
         return load_counts(stats)
     if not isinstance(stats, CorpusStatistics):
-        raise ValueError(
-            f"expected CorpusStatistics or the path of a counts file; got {type(stats).__name__} "
-            "(use load_statistics, corpus_counts or load_counts)"
-        )
+        raise ValueError(f"expected CorpusStatistics or the path of a counts file; got {type(stats).__name__} "
+                         "(use load_statistics, corpus_counts or load_counts)")
     return stats
 
 
@@ -248,5 +219,3 @@ def corpus_report(stats: CorpusStatistics, bins: int = 20) -> dict:
         "coverage": (types / seen if seen else np.zeros_like(types, dtype=float)).round(6).tolist(),
         "info": stats.info,
     }
-
-

@@ -151,11 +151,6 @@ def corpus_tokens(
         A progress bar over the tokenisation (default: ``POSGEOM_PROGRESS``).
     source : DataSource, optional
         The split already resolved (:func:`posgeom.corpora.real.resolve_source`), so a run hashes its data once.
-
-    Returns
-    -------
-    TokenizedCorpus
-        ``ids`` (n_tokens,), ``lengths``/``full_lengths`` (n_sequences,), ``labels`` (n_sequences,) or None.
     """
     prepared = _prepare(options, data_dir, text_column, verify, on_empty, source)
     return _tokens(*prepared, prepared[5]["options"]["special"], cache, cache_dir, progress)
@@ -211,14 +206,7 @@ def corpus_counts(
     progress: bool | None = None,
     source: DataSource | None = None,
 ) -> CorpusStatistics:
-    r"""Positional counts $c_i(w)$, $N_i$ of one split (parameters as :func:`corpus_tokens`).
-
-    Returns
-    -------
-    CorpusStatistics
-        ``counts.counts`` (n_positions, vocab_size) CSR int64, ``counts.reach`` (n_positions,),
-        ``full_lengths`` (n_sequences,), ``n_truncated``, ``info`` (provenance, ``cache_hit``).
-    """
+    r"""Positional counts $c_i(w)$ (CSR int64), $N_i$ of one split (parameters as :func:`corpus_tokens`)."""
     from ..geometry import PositionalCounts
     texts, tok, n, br, tokens_key, info = _prepare(options, data_dir, text_column, verify, on_empty, source)
     key = cache_key(what="counts", tokens=tokens_key)

@@ -7,6 +7,8 @@ import dataclasses
 from functools import reduce
 from typing import Any, Mapping, Sequence
 
+from ..registry.typed import plain  # settings as plain data, as the registry stores values
+
 __all__ = ["setting", "with_setting", "plain"]
 
 
@@ -64,13 +66,3 @@ def _with(settings: Any, path: Sequence[str], value: Any) -> Any:
         return dataclasses.replace(settings, **{head: _with(getattr(settings, head), rest, value)})
     raise KeyError(f"cannot set {head!r} inside a {type(settings).__name__}")
 
-
-def plain(value: Any) -> Any:
-    """Settings as plain data: dataclasses and mappings → dicts, tuples → lists."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value

@@ -21,15 +21,21 @@ def _forward(what, shape, n, real, sequences, runs=1, batch=128):
     return Work(what, shape, "forward", int(n), float(real), int(sequences), int(runs), int(batch))
 
 
+def _order_task(c, block: str, what: str, runs: int, train=None) -> Work:
+    """Training on an order task: ``block``'s positions and [CLS], its vocabulary and two special tokens."""
+    b, tr = setting(c, block), setting(c, "train") if train is None else train
+    n = int(setting(b, "n_positions")) + 1
+    shape = Shape.of(setting(c, "model"), int(setting(b, "vocab_size")) + 2)
+    return _train(what, shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"), runs)
+
+
 def _necessity_order(c) -> list[Work]:
     from ..experiments.necessity import MODELS
-    m, t, tr = setting(c, "model"), setting(c, "task"), setting(c, "train")
-    n = int(setting(t, "n_positions")) + 1  # [CLS]
-    shape = Shape.of(m, int(setting(t, "vocab_size")) + 2)
-    evals = int(setting(tr, "steps")) // int(setting(tr, "eval_every")) + 2
     runs = (len(MODELS) + 1) * len(setting(c, "seeds"))  # every model, and ALiBi without [CLS] once more
-    return [_train("order task (BERT-base shape)", shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"), runs),
-            _forward("test accuracy along training", shape, n, n, evals * int(setting(t, "n_test")), runs, batch=1024)]
+    order = _order_task(c, "task", "order task (BERT-base shape)", runs)
+    evals = int(setting(c, "train", "steps")) // int(setting(c, "train", "eval_every")) + 2
+    n, tests = order.n_positions, evals * int(setting(c, "task", "n_test"))
+    return [order, _forward("test accuracy along training", order.shape, n, n, tests, runs, batch=1024)]
 
 
 def _necessity_equivariance(c) -> list[Work]:
@@ -97,8 +103,9 @@ def _scratch(c) -> list[Work]:
     for corpus in setting(c, "scratch_corpora"):
         s = setting(c, "scratch", corpus)
         n = int(setting(c, "corpora", corpus, "n_positions", default=None) or setting(c, corpus, "n_positions"))
-        out.append(_train(f"BERT-base MLM from scratch on {corpus}", Shape.of(setting(s, "model"), BERT_BASE.vocab_size),
-                          n, mean_tokens(corpus, n), setting(s, "max_steps"), setting(s, "batch_size"), 1, mlm=0.15,
+        shape = Shape.of(setting(s, "model"), BERT_BASE.vocab_size)
+        out.append(_train(f"BERT-base MLM from scratch on {corpus}", shape, n, mean_tokens(corpus, n),
+                          setting(s, "max_steps"), setting(s, "batch_size"), 1, mlm=0.15,
                           share=f"real_corpora_scratch_{corpus}"))
     return out
 
@@ -128,28 +135,19 @@ def _layer_stress(c) -> list[Work]:
 
 
 def _init_study(c) -> list[Work]:
-    i, o, tr = setting(c, "init"), setting(c, "order"), setting(c, "train")
+    i = setting(c, "init")
     variants = len(setting(i, "inits")) + sum(1 for p in setting(i, "dropouts") if p > 0)
-    n = int(setting(o, "n_positions")) + 1
-    shape = Shape.of(setting(c, "model"), int(setting(o, "vocab_size")) + 2)
-    return [_train("order task per initialisation", shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"),
-                   variants * len(setting(i, "seeds")))]
+    return [_order_task(c, "order", "order task per initialisation", variants * len(setting(i, "seeds")))]
 
 
 def _dropout_study(c) -> list[Work]:
-    o, tr = setting(c, "order"), setting(c, "train")
-    n = int(setting(o, "n_positions")) + 1
-    shape = Shape.of(setting(c, "model"), int(setting(o, "vocab_size")) + 2)
-    return [_train("order task per dropout rate", shape, n, n, setting(tr, "steps"), setting(tr, "batch_size"),
-                   len(setting(c, "dropouts")) * len(setting(c, "seeds")))]
+    runs = len(setting(c, "dropouts")) * len(setting(c, "seeds"))
+    return [_order_task(c, "order", "order task per dropout rate", runs)]
 
 
 def _tails(c) -> list[Work]:
     t = setting(c, "tails")
-    n = int(setting(t, "n_positions")) + 1
-    shape = Shape.of(setting(c, "model"), int(setting(t, "vocab_size")) + 2)
-    return [_train("skewed and uniform lengths", shape, n, n, setting(t, "train", "steps"),
-                   setting(t, "train", "batch_size"), 2 * len(setting(t, "seeds")))]
+    return [_order_task(c, "tails", "skewed and uniform lengths", 2 * len(setting(t, "seeds")), setting(t, "train"))]
 
 
 def _extrapolation(block: str, vocab_key: str, mlm: float):
@@ -173,39 +171,30 @@ def _extrapolation(block: str, vocab_key: str, mlm: float):
     return work
 
 
-#: Per chapter, the experiments that run a model at paper scale: (chapter, module, function, work builder);
-#: ``module`` holds the settings (``CONFIGS["paper"]``). A module this checkout lacks is skipped.
-EXPERIMENTS: tuple[tuple[str, str, str, Callable[[Any], list[Work]]], ...] = (
-    ("theorem1-necessity", "necessity", "run_order_task", _necessity_order),
-    ("theorem1-necessity", "necessity", "run_equivariance", _necessity_equivariance),
-    ("theorem4-separation", "separation", "run_separation", _separation),
-    ("theorem4-separation", "separation", "run_factorisation_gap", _factorisation_gap),
-    ("minimal-parametrisation", "minimal_parametrisation", "run_lowrank_training", _lowrank),
-    ("real-corpora", "real_corpora", "run_scratch_table", _scratch),
-    ("monotonicity", "monotonicity", "run_ntk", _ntk),
-    ("monotonicity", "real_corpora", "run_scratch_table", _scratch),
-    ("inside-bert", "inside_bert", "run_layer_stress", _layer_stress),
-    ("learned-tables", "learned_tables", "run_init_study", _init_study),
-    ("learned-tables", "table_dropout", "run_dropout_study", _dropout_study),
-    ("learned-tables-fail", "extrapolation", "run_undertrained_tails", _tails),
-    ("learned-tables-fail", "extrapolation", "run_extrapolation_order", _extrapolation("order", "vocab_size", 0.0)),
-    ("learned-tables-fail", "extrapolation", "run_extrapolation_mlm", _extrapolation("mlm", "top_k", 0.15)),
+#: Per chapter, the experiments that run a model at paper scale: (chapter, module, function, work builder, the
+#: registry experiments it writes as an ``fnmatch`` pattern); ``module`` holds the settings (``CONFIGS["paper"]``).
+#: A module this checkout lacks is skipped. The tables below are read from this one.
+_CATALOGUE: tuple[tuple[str, str, str, Callable[[Any], list[Work]], str], ...] = (
+    ("theorem1-necessity", "necessity", "run_order_task", _necessity_order, "necessity.order_task*"),
+    ("theorem1-necessity", "necessity", "run_equivariance", _necessity_equivariance, "necessity.equivariance*"),
+    ("theorem4-separation", "separation", "run_separation", _separation, "separation.*.*.*.wd*"),
+    ("theorem4-separation", "separation", "run_factorisation_gap", _factorisation_gap, "separation.factorisation_gap"),
+    ("minimal-parametrisation", "minimal_parametrisation", "run_lowrank_training", _lowrank,
+     "minimal_parametrisation.lowrank_training"),
+    ("real-corpora", "real_corpora", "run_scratch_table", _scratch, "real_corpora_scratch_*"),
+    ("monotonicity", "monotonicity", "run_ntk", _ntk, "monotonicity_ntk_*"),
+    ("monotonicity", "real_corpora", "run_scratch_table", _scratch, "real_corpora_scratch_*"),
+    ("inside-bert", "inside_bert", "run_layer_stress", _layer_stress, "inside_bert*"),
+    ("learned-tables", "learned_tables", "run_init_study", _init_study, "learned_init_study"),
+    ("learned-tables", "table_dropout", "run_dropout_study", _dropout_study, "learned_dropout_overfit"),
+    ("learned-tables-fail", "extrapolation", "run_undertrained_tails", _tails, "learned_tails"),
+    ("learned-tables-fail", "extrapolation", "run_extrapolation_order", _extrapolation("order", "vocab_size", 0.0),
+     "learned_extrapolation_order"),
+    ("learned-tables-fail", "extrapolation", "run_extrapolation_mlm", _extrapolation("mlm", "top_k", 0.15),
+     "learned_extrapolation_mlm"),
 )
-
-
-#: The registry experiments (``fnmatch`` patterns) each costed experiment writes.
-RESULT_NAMES: dict[str, tuple[str, ...]] = {
-    "necessity:run_order_task": ("necessity.order_task*",),
-    "necessity:run_equivariance": ("necessity.equivariance*",),
-    "separation:run_separation": ("separation.*.*.*.wd*",),
-    "separation:run_factorisation_gap": ("separation.factorisation_gap",),
-    "minimal_parametrisation:run_lowrank_training": ("minimal_parametrisation.lowrank_training",),
-    "real_corpora:run_scratch_table": ("real_corpora_scratch_*",),
-    "monotonicity:run_ntk": ("monotonicity_ntk_*",),
-    "inside_bert:run_layer_stress": ("inside_bert*",),
-    "learned_tables:run_init_study": ("learned_init_study",),
-    "table_dropout:run_dropout_study": ("learned_dropout_overfit",),
-    "extrapolation:run_undertrained_tails": ("learned_tails",),
-    "extrapolation:run_extrapolation_order": ("learned_extrapolation_order",),
-    "extrapolation:run_extrapolation_mlm": ("learned_extrapolation_mlm",),
-}
+#: ``(chapter, module, function, work builder)`` of every experiment that runs a model at paper scale.
+EXPERIMENTS: tuple[tuple[str, str, str, Callable[[Any], list[Work]]], ...] = tuple(row[:4] for row in _CATALOGUE)
+#: The registry experiments (``fnmatch`` patterns) each costed experiment (``module:function``) writes.
+RESULT_NAMES: dict[str, tuple[str, ...]] = {f"{module}:{function}": (pattern,)
+                                            for _, module, function, _, pattern in _CATALOGUE}

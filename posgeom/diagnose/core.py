@@ -15,6 +15,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -104,16 +105,12 @@ def leading_specials(tokenizer) -> int:
     raise ValueError("the tokenizer's special tokens wrap a text in a way posgeom cannot locate")
 
 
-def _layer_norm(X, weight, bias, eps):
-    # LN(x) = (x - mean(x)) / sqrt(var(x) + eps) * w + b, over the width
-    out = (X - X.mean(axis=1, keepdims=True)) / np.sqrt(X.var(axis=1, keepdims=True) + eps)
-    out = out * weight if weight is not None else out
-    return out + bias if bias is not None else out
-
-
 def _norm(reader: TensorReader, name: str, X, eps):
-    """``X`` through the checkpoint's LayerNorm ``name``."""
-    return _layer_norm(X, reader.get(f"{name}.weight"), reader.get(f"{name}.bias", required=False), eps)
+    """``X`` through the checkpoint's LayerNorm ``name``: (x - mean(x)) / sqrt(var(x) + eps) * w + b, over the width."""
+    out = (X - X.mean(axis=1, keepdims=True)) / np.sqrt(X.var(axis=1, keepdims=True) + eps)
+    out = out * reader.get(f"{name}.weight")
+    bias = reader.get(f"{name}.bias", required=False)
+    return out if bias is None else out + bias
 
 
 def _pooled(logits) -> np.ndarray:
@@ -172,22 +169,17 @@ def position_distances(info: ModelInfo, positions) -> np.ndarray:
 
 
 def _query_key(reader: TensorReader, layout, i: int, d: int):
-    """(W_Q, b_Q, W_K, b_K) of layer ``i`` as ``torch.nn.Linear`` weights (out × in) and biases."""
-    zeros = np.zeros(d)
-    if layout.fused is not None:
-        name = layout.fused.format(i=i)
-        W = reader.get(f"{name}.weight")
+    """(W_Q, b_Q, W_K, b_K) of layer ``i`` as ``torch.nn.Linear`` weights (out × in) and biases (0 where none)."""
+    def linear(name, width):
         b = reader.get(f"{name}.bias", required=False)
-        b = np.zeros(3 * d) if b is None else b
-        if layout.fused_kind == "conv1d":  # GPT-2's Conv1D: x W + b, W of shape (d, 3d)
-            W = W.T
-        return W[:d], b[:d], W[d:2 * d], b[d:2 * d]
-    out = []
-    for name in (layout.query, layout.key):
-        name = name.format(i=i)
-        b = reader.get(f"{name}.bias", required=False)
-        out += [reader.get(f"{name}.weight"), zeros if b is None else b]
-    return tuple(out)
+        return reader.get(f"{name}.weight"), np.zeros(width) if b is None else b
+
+    if layout.fused is None:
+        return (*linear(layout.query.format(i=i), d), *linear(layout.key.format(i=i), d))
+    W, b = linear(layout.fused.format(i=i), 3 * d)
+    if layout.fused_kind == "conv1d":  # GPT-2's Conv1D: x W + b, W of shape (d, 3d)
+        W = W.T
+    return W[:d], b[:d], W[d:2 * d], b[d:2 * d]
 
 
 def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[float]]:
@@ -201,41 +193,37 @@ def layer_distances(info: ModelInfo, positions) -> tuple[list[np.ndarray], list[
     """
     from ..geometry import head_logits, kernel_distances
     mech, layout, reader = info.mechanism, info.mechanism.layout, info.reader
-    P = _table_rows(info, np.asarray(positions, dtype=np.int64))
-    if layout.embedding_norm is not None:
+    X = P = _table_rows(info, np.asarray(positions, dtype=np.int64))
+    if layout.embedding_norm is not None:  # post-LN: every layer sees the same normalised embedding
         tt = reader.get(layout.token_type, required=False) if layout.token_type is not None else None
-        X0 = _norm(reader, layout.embedding_norm, P + (0.0 if tt is None else tt[0]), mech.layer_eps)
+        X = _norm(reader, layout.embedding_norm, P + (0.0 if tt is None else tt[0]), mech.layer_eps)
+    pre_ln = layout.embedding_norm is None and layout.norm is not None
     dists, clipped = [], []
     for i in range(mech.n_layers):
-        if layout.embedding_norm is not None:
-            X = X0
-        elif layout.norm is not None:
+        if pre_ln:
             X = _norm(reader, layout.norm.format(i=i), P, mech.layer_eps)
-        else:
-            X = P
         G = head_logits(X, *_query_key(reader, layout, i, mech.width), n_heads=mech.n_heads)
         dists.append(_pooled(G))
         clipped.append(kernel_distances(G.sum(0), return_clipped=True)[1])
     return dists, clipped
 
 
-def corpus_statistics(corpus: str | None = None, *, counts: str | None = None, tokenizer=None, split=None,
-                      n_positions=None, special=None, seed=None, **options):
-    """The corpus as ``CorpusStatistics``: the ``--corpus`` specification ``corpus`` counted with ``tokenizer``
-    (the model's own, so that ids and special tokens are the model's), or the counts file ``counts`` (exclusive with
-    ``corpus``) checked against it; the other options as ``posgeom.corpora.load_statistics``."""
+def corpus_statistics(corpus=None, *, counts: str | None = None, tokenizer=None, split=None, n_positions=None,
+                      special=None, seed=None, **options):
+    """The corpus as ``CorpusStatistics``: the ``--corpus`` specification ``corpus`` (or its ``CorpusSpec``) counted
+    with ``tokenizer`` (the model's own, so that ids and special tokens are the model's; a synthetic corpus takes
+    none), or the counts file ``counts`` (exclusive with ``corpus``) checked against it; the other options as
+    ``posgeom.corpora.load_statistics``."""
     from .. import corpora
+    from ..corpora.spec import load_statistics
     if (corpus is None) == (counts is None):
         raise ValueError("give exactly one of --corpus CORPUS or --counts FILE")
-    if counts is not None:
-        stats = corpora.load_counts(counts)
-        if tokenizer is not None:  # ids are only comparable under the tokenizer that counted them
-            check_counted_with(stats.info, counts, tokenizer)
-        return stats
-    spec = corpora.parse_corpus_spec(corpus)
-    if spec.kind != "synthetic":
-        options["tokenizer"] = tokenizer
-    return corpora.load_statistics(spec, split, n_positions, special, seed=seed, **options)
+    if counts is None:
+        return load_statistics(corpus, split, n_positions, special, seed=seed, tokenizer=tokenizer, **options)
+    stats = corpora.load_counts(counts)
+    if tokenizer is not None:  # ids are only comparable under the tokenizer that counted them
+        check_counted_with(stats.info, counts, tokenizer)
+    return stats
 
 
 def check_counted_with(info: dict, counts, tokenizer) -> None:
@@ -282,24 +270,15 @@ def _position_shift(info: ModelInfo, stats, tokenizer) -> int:
     return leading_specials(tok)
 
 
-def _add_layers(info: ModelInfo, shift: int, extra: dict, cache: dict) -> list[str]:
-    """Add one distance function per layer to ``extra``; return their labels (projected once, in ``cache``)."""
-    mech = info.mechanism
-    if mech.kind != "learned" or mech.layout is None:
-        return []
+def _layer_encodings(info: ModelInfo, shift: int, projected: dict) -> dict:
+    """One distance function per layer (label → function of the kept positions); every layer is projected at
+    once, into ``projected``."""
+    def layer(kept, i):
+        if projected.get("kept") != kept.tolist():
+            projected.update(kept=kept.tolist(), layers=layer_distances(info, kept + shift))
+        return projected["layers"][0][i]
 
-    def layer(i):
-        def dist(kept):
-            key = tuple(kept.tolist())
-            if key not in cache:
-                cache.clear()
-                cache[key] = layer_distances(info, kept + shift)
-            return cache[key][0][i]
-        return dist
-
-    labels = [f"layer {i + 1}" for i in range(mech.n_layers)]
-    extra.update({label: layer(i) for i, label in enumerate(labels)})
-    return labels
+    return {f"layer {i + 1}": partial(layer, i=i) for i in range(info.mechanism.n_layers)}
 
 
 def diagnose(model: str, stats, *, tokenizer=None, references: str = REFERENCES, min_count: int = 1,
@@ -321,15 +300,17 @@ def diagnose(model: str, stats, *, tokenizer=None, references: str = REFERENCES,
     mech = info.mechanism
     shift = _position_shift(info, stats, tokenizer)
     label = f"model: {info.name}"
-    extra = {label: lambda kept: position_distances(info, kept + shift)}
-    cache: dict = {}
-    layer_labels = _add_layers(info, shift, extra, cache) if layers else []
+    projected: dict = {}
+    per_layer = layers and mech.kind == "learned" and mech.layout is not None
+    layer_extra = _layer_encodings(info, shift, projected) if per_layer else {}
+    layer_labels = list(layer_extra)
+    extra = {label: lambda kept: position_distances(info, kept + shift), **layer_extra}
     rep = stress_report(
         stats, references, min_count=min_count, alpha=alpha, hellinger=hellinger, d=mech.width,
         n_heads=mech.n_heads, noise_method=noise_method, noise_reps=noise_reps, seed=seed, tol=tol, q=q,
         threshold=threshold, progress=progress, extra=extra, keep_distances=True,
     )
-    clipped = [float(c) for c in next(iter(cache.values()))[1]] if cache else []
+    clipped = [float(c) for c in projected["layers"][1]] if projected else []
     params = mech.params
     if mech.kind == "learned":
         params = {**params, "rows": int(info.table().shape[0])}

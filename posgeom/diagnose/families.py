@@ -132,10 +132,8 @@ def rope_frequencies_of(config, head_dim: int) -> tuple[np.ndarray, dict]:
     Default RoPE: $\theta_k = b^{-2k/r}$, $k < r/2$, $r$ the rotated dimensions; any scaled type is computed by
     ``transformers``' own ``ROPE_INIT_FUNCTIONS``, as the model does.
     """
-    rp = dict(getattr(config, "rope_parameters", None) or {})
     scaling = getattr(config, "rope_scaling", None)
-    if not rp and isinstance(scaling, dict):
-        rp = dict(scaling)
+    rp = dict(getattr(config, "rope_parameters", None) or (scaling if isinstance(scaling, dict) else {}))
     theta = rp.get("rope_theta", getattr(config, "rope_theta", None))
     if theta is None:
         theta = getattr(config, "rotary_emb_base", 10000.0)
@@ -151,15 +149,13 @@ def rope_frequencies_of(config, head_dim: int) -> tuple[np.ndarray, dict]:
         raise ValueError(f"the config rotates {rotary_dim} dimensions per head; RoPE needs at least 2")
     attention_scaling = 1.0
     if rope_type == "default":
-        # theta_k = b^(-2k / r), k = 0 .. r/2 - 1
         freqs = float(theta) ** (-np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
     else:
         from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
         if rope_type not in ROPE_INIT_FUNCTIONS:
-            raise ValueError(
-                f"unknown rope type {rope_type!r}; transformers knows {', '.join(sorted(ROPE_INIT_FUNCTIONS))}"
-            )
+            known = ", ".join(sorted(ROPE_INIT_FUNCTIONS))
+            raise ValueError(f"unknown rope type {rope_type!r}; transformers knows {known}")
         inv_freq, attention_scaling = ROPE_INIT_FUNCTIONS[rope_type](config, "cpu")
         freqs = inv_freq.double().numpy()
         rotary_dim = 2 * freqs.size
@@ -193,7 +189,6 @@ def mpt_alibi_slopes(n_heads: int, alibi_bias_max: float = 8.0) -> np.ndarray:
     r"""MPT's slopes: $m_h = 2^{-h \cdot b / H'}$, $h = 1 \dots H'$, $H' = 2^{\lceil \log_2 H \rceil}$,
     $b$ = ``alibi_bias_max``; for $H' \ne H$ the odd-indexed slopes, then the even-indexed, cut to $H$."""
     pow2 = 2 ** math.ceil(math.log2(n_heads))
-    # m_h = 1 / 2^(h b / H')
     slopes = 1.0 / 2.0 ** (np.arange(1, pow2 + 1, dtype=np.float64) * (float(alibi_bias_max) / pow2))
     if pow2 != n_heads:
         slopes = np.concatenate([slopes[1::2], slopes[::2]])[:n_heads]
@@ -300,22 +295,19 @@ _OPT_LAYOUT = QueryKeyLayout(
     query="decoder.layers.{i}.self_attn.q_proj", key="decoder.layers.{i}.self_attn.k_proj",
     norm="decoder.layers.{i}.self_attn_layer_norm",
 )
-_OPT_POST_LN_LAYOUT = replace(_OPT_LAYOUT, norm=None)
-
-
-def _opt(config, family):
-    # OPT-350m normalises after attention (do_layer_norm_before=False): the table enters the projections raw
-    layout = _OPT_LAYOUT if getattr(config, "do_layer_norm_before", True) else _OPT_POST_LN_LAYOUT
-    return learned("decoder.embed_positions.weight", 2, layout).read(config, family)
 
 
 #: Supported architectures (``model_type`` → :class:`Family`); adding one is one entry (module docstring).
 FAMILIES: dict[str, Family] = {
     "bert": learned("embeddings.position_embeddings.weight", 0, _BERT_LAYOUT),
-    "roberta": learned("embeddings.position_embeddings.weight", lambda c: int(c.pad_token_id) + 1, _BERT_LAYOUT),
-    "xlm-roberta": learned("embeddings.position_embeddings.weight", lambda c: int(c.pad_token_id) + 1, _BERT_LAYOUT),
+    **{name: learned("embeddings.position_embeddings.weight", lambda c: int(c.pad_token_id) + 1, _BERT_LAYOUT)
+       for name in ("roberta", "xlm-roberta")},
     "gpt2": learned("wpe.weight", 0, _GPT2_LAYOUT, eps_attr="layer_norm_epsilon"),
-    "opt": Family("learned absolute table (decoder.embed_positions.weight, offset 2)", _opt),
+    # OPT-350m normalises after attention (do_layer_norm_before=False): the table enters the projections raw
+    "opt": switch(lambda c: "pre_ln" if getattr(c, "do_layer_norm_before", True) else "post_ln",
+                  "learned absolute table (decoder.embed_positions.weight, offset 2)",
+                  pre_ln=learned("decoder.embed_positions.weight", 2, _OPT_LAYOUT),
+                  post_ln=learned("decoder.embed_positions.weight", 2, replace(_OPT_LAYOUT, norm=None))),
     **{name: rotary() for name in ("llama", "mistral", "qwen2", "qwen3", "gemma", "phi", "gpt_neox", "gptj")},
     "bloom": alibi("press"),
     "mpt": switch(_mpt_choice, "ALiBi (mpt slopes), a learned table (wpe) or none, per attn_config",

@@ -13,27 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..registry.typed import plain as json_ready  # numpy as numbers and lists: JSON-ready data
 from ..storage import write_durably
 
 __all__ = ["FIGURES", "summary_lines", "write_report", "json_ready"]
 
 #: Figure files a report may hold (the per-layer one only for models with a learned table).
 FIGURES = ("stress.png", "distances.png", "profile.png", "layers.png")
-
-
-def json_ready(obj):
-    """``obj`` with numpy scalars and arrays turned into Python numbers and lists."""
-    if isinstance(obj, dict):
-        return {str(k): json_ready(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_ready(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
 
 
 def _fmt(x, spec=".4f") -> str:
@@ -47,14 +33,13 @@ def _encodings(rep: dict) -> list[str]:
     return [rep["model_label"], *rest]
 
 
-def _table_rows(rep: dict, labels) -> list[list[str]]:
-    return [[label, *(_fmt(rep["stress"][label][n]) for n in rep["options"]["normalizations"]),
+def _comparison(rep: dict) -> tuple[list[str], list[list[str]]]:
+    """The comparison table: its header, and a row per encoding (the model first, layers apart)."""
+    norms = rep["options"]["normalizations"]
+    rows = [[label, *(_fmt(rep["stress"][label][n]) for n in norms),
              *(_fmt(rep["monotonicity"][label][k]) for k in ("violation_rate", "spearman", "separation_normalized"))]
-            for label in labels]
-
-
-def _header(rep: dict) -> list[str]:
-    return ["encoding", *rep["options"]["normalizations"], "violation", "spearman", "separation/median"]
+            for label in _encodings(rep)]
+    return ["encoding", *norms, "violation", "spearman", "separation/median"], rows
 
 
 def summary_lines(rep: dict) -> list[str]:
@@ -66,7 +51,7 @@ def summary_lines(rep: dict) -> list[str]:
         f"{rep['positions_kept']} of {rep['n_positions']} positions kept, "
         f"tokenizer {rep['info'].get('tokenizer', 'none (synthetic)')}",
     ]
-    header, rows = _header(rep), _table_rows(rep, _encodings(rep))
+    header, rows = _comparison(rep)
     width = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
     for r in [header, *rows]:
         lines.append("  ".join(v.ljust(w) if c == 0 else v.rjust(w) for c, (v, w) in enumerate(zip(r, width))))
@@ -86,8 +71,7 @@ def _stress_figure(rep: dict, labels: list[str]):
     model = rep["model_label"]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(labels) + 1.6))
     y = np.arange(len(labels))
-    vals = [np.nan if rep["stress"][lab]["scale_free"] is None else rep["stress"][lab]["scale_free"]
-            for lab in labels]
+    vals = np.array([rep["stress"][lab]["scale_free"] for lab in labels], dtype=float)  # None → NaN, no bar
     colors = [OKABE_ITO[3] if lab == model else OKABE_ITO[0] for lab in labels]
     ax.barh(y, vals, height=0.6, color=colors)
     for yi, v in zip(y, vals):
@@ -144,9 +128,7 @@ def _layers_figure(rep: dict):
             color=OKABE_ITO[0], label="layer's static positional logits")
     ax.axhline(rep["stress"][rep["model_label"]]["scale_free"], color=OKABE_ITO[3], ls="--",
                label="the table itself")
-    ax.set_xticks(x)
-    ax.set_ylim(bottom=0)
-    ax.set(xlabel="layer", ylabel="scale-free projected stress",
+    ax.set(xticks=x, ylim=(0, None), xlabel="layer", ylabel="scale-free projected stress",
            title="The position table as each layer's attention sees it")
     ax.legend()
     return fig, ("Line: scale-free stress of each layer's static positional logits against the "
@@ -163,13 +145,10 @@ def _figures(rep: dict, folder: Path) -> dict[str, tuple[Path, str]]:
                "profile.png": _profile_figure(rep, labels)}
         if rep["layers"]["labels"]:
             out["layers.png"] = _layers_figure(rep)
-    files = {}
-    for name, (fig, alt) in out.items():
-        path = folder / name
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+    for name, (fig, _) in out.items():
+        fig.savefig(folder / name, dpi=110, bbox_inches="tight")
         plt.close(fig)
-        files[name] = (path, alt)
-    return files
+    return {name: (folder / name, alt) for name, (_, alt) in out.items()}
 
 
 _CSS = """
@@ -254,7 +233,7 @@ def _html_fit(rep: dict, figures: dict[str, tuple[Path, str]]) -> list[str]:
         "coincide). The reference encodings use the model's width and heads; <em>mds</em> is the optimal "
         "encoding of this corpus, <em>random</em> a table at initialisation (nearly equidistant positions, "
         "no order: a model should beat its violation rate) and <em>none</em> no position at all.</p>",
-        _html_table(_header(rep), _table_rows(rep, _encodings(rep))),
+        _html_table(*_comparison(rep)),
         _html_figure(figures, "stress.png", "Scale-free stress of the model and of the reference encodings."),
         _html_figure(figures, "distances.png", "The corpus's distances and the model's, over the kept positions."),
         _html_figure(figures, "profile.png",
@@ -299,12 +278,6 @@ def _html_corpus_and_provenance(rep: dict) -> list[str]:
     return parts
 
 
-def _html(rep: dict, figures: dict[str, tuple[Path, str]]) -> str:
-    """The self-contained HTML page of a report."""
-    parts = _html_head(rep) + _html_fit(rep, figures) + _html_corpus_and_provenance(rep)
-    return "\n".join(p for p in parts if p)
-
-
 def write_report(rep: dict, out_dir) -> dict[str, Path]:
     """Write ``report.json``, the figures and ``report.html`` into ``out_dir``; return file name → path."""
     folder = Path(out_dir).expanduser()
@@ -315,8 +288,9 @@ def write_report(rep: dict, out_dir) -> dict[str, Path]:
     data = {k: v for k, v in rep.items() if k != "distances"}
     data["figures"] = {name: alt for name, (_, alt) in figures.items()}
     written = {name: path for name, (path, _) in figures.items()}
+    page = _html_head(rep) + _html_fit(rep, figures) + _html_corpus_and_provenance(rep)
     for name, text in (("report.json", json.dumps(json_ready(data), indent=1, default=str)),
-                       ("report.html", _html(rep, figures))):
+                       ("report.html", "\n".join(part for part in page if part))):
         write_durably(folder / name, text.encode("utf-8"))  # complete or absent
         written[name] = folder / name
     return written

@@ -10,7 +10,6 @@ claim C5's $d = 50$ for synthetic ones.
 from __future__ import annotations
 
 import sys
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,18 +103,6 @@ def _kept_marginals(stats: CorpusStatistics, alpha: float, min_count: int):
     return marg
 
 
-def _learned_table(model: str | None, n_needed: int):
-    """``(name, P)``: a pretrained model's learned table, with at least ``n_needed`` rows."""
-    from ..models.pretrained import load_hf
-    pm = load_hf(model, device="cpu")
-    P = pm.position_table()
-    if P.shape[0] < n_needed:
-        raise ValueError(
-            f"model {pm.name!r} has {P.shape[0]} positions but the corpus needs {n_needed}; reduce --positions"
-        )
-    return pm.name, P
-
-
 def _encoding_geometry(name: str, arg: str | None, geo: _CorpusGeometry) -> tuple[str, np.ndarray]:
     """``(label, Dhat)``: one encoding's (k, k) distances on the kept positions."""
     from .. import encodings as enc
@@ -134,17 +121,21 @@ def _encoding_geometry(name: str, arg: str | None, geo: _CorpusGeometry) -> tupl
             raise ValueError(f"encoding {arg!r} gave distances of shape {Dhat.shape}; expected {geo.D.shape}")
         return arg, Dhat
     if name == "learned":
+        from ..models.pretrained import load_hf
+        pm = load_hf(arg, device="cpu")
+        P = pm.position_table()
         # the model's row i + offset holds corpus position i (row 0 is [CLS] under the "content" policy)
-        model_name, P = _learned_table(arg, n_full + geo.offset)
-        return f"learned:{model_name}", enc.table_distances(P[kept + geo.offset])
-    opts = {"seed": geo.seed} if name == "random" else {}
-    Dfull = enc.encoding_distances(name, n_full, d=geo.d, n_heads=geo.n_heads, **opts)
-    return (name if arg is None else f"{name}:{arg}"), Dfull[np.ix_(kept, kept)]
+        if P.shape[0] < n_full + geo.offset:
+            raise ValueError(f"model {pm.name!r} has {P.shape[0]} positions but the corpus needs "
+                             f"{n_full + geo.offset}; reduce --positions")
+        return f"learned:{pm.name}", enc.table_distances(P[kept + geo.offset])
+    Dhat = enc.encoding_set(kept, d_model=geo.d, n_heads=geo.n_heads, names=[name], seed=geo.seed)[name]
+    return (name if arg is None else f"{name}:{arg}"), Dhat
 
 
 def _compare(D: np.ndarray, Dhat: np.ndarray, label: str, notes: list) -> tuple[dict, dict]:
     """``(stress under every normalisation, monotonicity)`` of ``Dhat`` against ``D``; undefined ones noted."""
-    from ..geometry import separation, spearman, stress, violation_rate
+    from ..geometry import monotonicity_of, separation, stress
     row = {}
     for norm in STRESS_NORMALIZATIONS:
         try:
@@ -152,18 +143,12 @@ def _compare(D: np.ndarray, Dhat: np.ndarray, label: str, notes: list) -> tuple[
         except ValueError as err:
             row[norm] = None
             notes.append(f"{label} {norm}: {err}")
-    with warnings.catch_warnings():
-        # a constant Dhat (NoPE) leaves the violation rate and Spearman's rho undefined: noted, not warned
-        warnings.simplefilter("ignore", RuntimeWarning)
-        rate, rho = violation_rate(D, Dhat, as_distances=True), spearman(D, Dhat, as_distances=True)
-    sep = separation(Dhat, as_distances=True)
-    if not np.isfinite(rate):
+    # a constant Dhat (NoPE) leaves the violation rate and Spearman's rho undefined (NaN): noted, not warned
+    order = {k: v if np.isfinite(v) else None for k, v in monotonicity_of(D, Dhat).items() if k != "tied_fraction"}
+    if order["violation_rate"] is None:
         notes.append(f"{label} violation rate: undefined (its distances are all equal)")
-    return row, {
-        "violation_rate": float(rate) if np.isfinite(rate) else None,
-        "spearman": float(rho) if np.isfinite(rho) else None,
-        "separation": sep.raw, "separation_normalized": sep.normalized,
-    }
+    sep = separation(Dhat, as_distances=True)
+    return row, {**order, "separation": sep.raw, "separation_normalized": sep.normalized}
 
 
 def _effective_ranks(D, mds, chosen, tol: float, q: float, threshold: float, notes: list) -> dict:

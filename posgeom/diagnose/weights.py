@@ -71,17 +71,13 @@ class TensorReader:
     def find(self, suffix: str, *, required: bool = True) -> str | None:
         """The full name of the tensor called ``suffix`` (exactly, or after a prefix such as ``"bert."``)."""
         names = [k for k in self.weight_map() if k == suffix or k.endswith("." + suffix)]
-        if len(names) > 1:
-            names = [k for k in names if k == suffix]
-            if not names:
-                found = sorted(k for k in self.weight_map() if k.endswith("." + suffix))
-                raise ValueError(f"model {self.name!r} has several tensors named {suffix!r} ({', '.join(found[:4])}); "
-                                 "save the model alone with save_pretrained")
-        if not names:
-            if required:
-                raise ValueError(f"model {self.name!r} has no tensor {suffix!r}; is the config's model_type right?")
-            return None
-        return names[0]
+        if len(names) > 1 and suffix not in names:
+            found = ", ".join(sorted(names)[:4])
+            raise ValueError(f"model {self.name!r} has several tensors named {suffix!r} ({found}); "
+                             "save the model alone with save_pretrained")
+        if not names and required:
+            raise ValueError(f"model {self.name!r} has no tensor {suffix!r}; is the config's model_type right?")
+        return suffix if suffix in names else next(iter(names), None)
 
     def get(self, suffix: str, *, required: bool = True) -> np.ndarray | None:
         """One tensor as float64 numpy, read alone from its file (bf16 and fp16 are upcast)."""

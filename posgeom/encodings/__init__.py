@@ -6,10 +6,9 @@ Every encoding gives an ``n × n`` distance matrix; absolute encodings also give
 $\omega_k = b^{-2k/d}$, $b = 10000$ (``layout="interleaved"``; ``"concatenated"``, all sines then all cosines
 as in GPT-NeoX and Hugging Face, has the same distances), $\|p_i - p_j\|^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
 
-**RoPE** (Su et al. 2021) rotates each pair of query/key coordinates by $\delta \theta_k$,
-$\theta_k = b^{-2k/d_{head}}$, $m = d_{head}/2$ pairs; with the kernel $K(\delta) = \frac1m \sum_k
-\cos(\delta \theta_k)$ the induced distance is $\hat d_{ij}^2 = 2\,(K(0) - K(i - j))$: a sinusoidal table of
-width $d_{head}$ divided by $\sqrt m$.
+**RoPE** (Su et al. 2021) rotates each query/key coordinate pair by $\delta \theta_k$, $\theta_k = b^{-2k/d_{head}}$,
+$m = d_{head}/2$ pairs; with the kernel $K(\delta) = \frac1m \sum_k \cos(\delta \theta_k)$ the induced distance is
+$\hat d_{ij}^2 = 2\,(K(0) - K(i - j))$: a sinusoidal table of width $d_{head}$ divided by $\sqrt m$.
 
 **ALiBi** (Press et al. 2022) adds $-m_h |i - j|$ to the logits of head ``h``, $m_h = r^{h+1}$,
 $r = 2^{-8/H}$ for a power of two $H$ (otherwise as the reference ``get_slopes``); the induced distance is

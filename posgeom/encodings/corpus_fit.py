@@ -1,6 +1,5 @@
-r"""How the fixed encodings fit one corpus's distances: the summaries the chapters tabulate.
-
-Each takes a corpus's chord Hellinger geometry and plain numbers, and returns what an experiment stores.
+r"""How the fixed encodings fit one corpus's distances: the summaries the chapters tabulate, each from a corpus's
+chord Hellinger geometry and plain numbers to what an experiment stores.
 """
 
 from __future__ import annotations
@@ -78,10 +77,6 @@ def sensitivity_row(variant: dict, marg, *, d_model: int, n_heads: int, method: 
         The shape of the encodings and the seed of their random table (and of the noise floor).
     method, n_rep :
         The noise floor (:func:`posgeom.geometry.noise_floor`), computed when ``variant["alpha"] == 0``.
-
-    Returns
-    -------
-    dict
     """
     check_positive_int(n_rep, "n_rep")
     D = geo.hellinger_matrix(marg)

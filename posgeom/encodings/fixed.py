@@ -1,7 +1,5 @@
-r"""The fixed encodings' geometry: sinusoidal, RoPE, ALiBi, none, random, any table and MDS (NumPy only).
-
-Each function returns a table ``P`` of shape (n, d) or the (n, n) matrix of distances between positions
-that the encoding induces; the formulas are in :mod:`posgeom.encodings`.
+r"""The fixed encodings' geometry (NumPy only): sinusoidal, RoPE, ALiBi, none, random, any table and MDS, each
+as a table ``P`` of shape (n, d) or the (n, n) distances it induces; the formulas are in :mod:`posgeom.encodings`.
 """
 
 from __future__ import annotations
@@ -77,11 +75,6 @@ def sinusoidal_table(n: int, d: int, base: float = 10000.0, layout: str = "inter
 
 def sinusoidal_distances(n: int, d: int, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
     r"""Distances of :func:`sinusoidal_table`'s rows: $\lVert p_i - p_j \rVert^2 = \sum_k 2 - 2\cos((i - j)\omega_k)$.
-
-    Parameters
-    ----------
-    n, d, base, layout :
-        As :func:`sinusoidal_table`.
 
     Returns
     -------
@@ -279,10 +272,6 @@ def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=Non
 def none_distances(n: int) -> np.ndarray:
     """NoPE: every position has the same vector, so every distance is 0.
 
-    Parameters
-    ----------
-    n : int
-
     Returns
     -------
     D : ndarray, shape (n, n), zeros
@@ -295,7 +284,6 @@ def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> n
 
     Parameters
     ----------
-    n, d : int
     sigma, seed :
         $\sigma > 0$ (0.02 as BERT and GPT-2, or 1); the generator's seed (int or None).
 
@@ -311,11 +299,6 @@ def random_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> n
 
 def random_distances(n: int, d: int, sigma: float = 0.02, seed: int | None = 0) -> np.ndarray:
     r"""Distances between the rows of :func:`random_table`, $\hat d_{ij} = \lVert p_i - p_j \rVert$.
-
-    Parameters
-    ----------
-    n, d, sigma, seed :
-        As :func:`random_table`.
 
     Returns
     -------

@@ -91,8 +91,6 @@ def describe_encoding(name: str, *, d_model: int, n_heads: int, base: float = 10
     ----------
     name : str
         One of :data:`ENCODING_SET_NAMES`.
-    d_model, n_heads, base, layout, sigma, seed :
-        As :func:`encoding_set`.
 
     Returns
     -------

@@ -15,7 +15,6 @@ def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.
 
     Parameters
     ----------
-    n, n_heads : int
     head : int, optional
         One head's slope instead of the mean $\bar m$.
 
@@ -30,10 +29,6 @@ def alibi_kernel_distances(n: int, n_heads: int, head: int | None = None) -> np.
 
 def equidistant_distances(n: int) -> np.ndarray:
     r"""The regular simplex: one-hot positions, every distance $\sqrt 2$; the ``"scale_free"`` baseline to beat.
-
-    Parameters
-    ----------
-    n : int
 
     Returns
     -------
@@ -51,7 +46,6 @@ def random_walk_table(n: int, d: int, sigma: float = 0.02, seed: int | None = 0)
 
     Parameters
     ----------
-    n, d : int
     sigma, seed :
         $\sigma > 0$, the standard deviation of a step; the seed (int or None).
 

@@ -63,12 +63,7 @@ def run_alibi_search(settings: Settings | None = None, *, corpus: str = "sst2", 
                      n_closest: int = 10, force: bool = False) -> Result:
     """ALiBi's stress under every construction, the closest to ``target``, and the other encodings there.
 
-    Returns
-    -------
-    Result
-        values: ``n_constructions``, ``n_distinct``, ``n_within`` {tolerance: count}, ``closest`` (dicts),
-        ``alibi_best_share`` (where ALiBi is below sinusoidal and RoPE), ``span``, ``target``; arrays:
-        ``values`` (n_constructions,). The record: :class:`StoredAlibiSearch`.
+    The record: :class:`StoredAlibiSearch` (``alibi_best_share``: the share where ALiBi is below both others).
     """
     settings = _settings(settings)
     cfg = rc.chapter_settings(settings.scale)

@@ -171,10 +171,7 @@ class SyntheticGeometry:
 
 
 def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
-    r"""Marginals, Hellinger matrices and noise floors of the synthetic families, stored (a :class:`SyntheticGeometry`).
-
-    Values per family: ``FamilyGeometry.summary``; arrays: ``<family>__<name>`` for each of ``FamilyGeometry.arrays``.
-    """
+    """Marginals, Hellinger matrices and noise floors of the synthetic families: a :class:`SyntheticGeometry`."""
     settings = _settings(settings)
     cfg = _config(settings)
     families = check_choices(families, "family", SYNTHETIC_FAMILIES, plural="families")
@@ -192,10 +189,7 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
 
 
 def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Result:
-    r"""How the noise floor shrinks with the corpus size (stationary and drift families), stored.
-
-    Values: the fields of :func:`posgeom.corpora.synthetic.sampling_noise.noise_scaling`'s ``NoiseScaling``, its record.
-    """
+    """How the noise floor shrinks with the corpus size (stationary and drift families), stored (a ``NoiseScaling``)."""
     settings = _settings(settings)
     cfg = _config(settings)
     sizes = tuple(int(s) for s in (sizes if sizes is not None else cfg.noise_sizes))
@@ -291,13 +285,7 @@ class SST2Geometry:
 
 
 def run_sst2_geometry(settings=None, *, force: bool = False, top_tokens: int = 8) -> Result:
-    r"""The Hellinger geometry of SST-2 and how much of it is sampling noise, on the whole split and on subsets, stored.
-
-    Values: ``n_sequences``, ``n_truncated``, ``n_kept``, ``dropped``, ``rms_D``, ``rms_F``, ``frac_above_2F``,
-    ``mean_D_from_0``, and per size of ``sst2_sizes``: ``size_rms_D``, ``size_rms_F``, ``size_frac_above_2F``.
-    Arrays: ``D``, ``F`` (n_kept, n_kept), ``positions``, ``reach`` (n_kept,), ``top_ids``, ``top_strings``
-    (top_tokens,), ``top_probs`` (n_kept, top_tokens). The record: :class:`SST2Geometry`.
-    """
+    """SST-2's Hellinger geometry and how much of it is sampling noise, whole and on subsets (:class:`SST2Geometry`)."""
     settings = _settings(settings)
     cfg = _config(settings)
     params = params_of(**as_params(cfg.sst2), sizes=list(cfg.sst2_sizes), noise=as_params(cfg.noise), top_tokens=int(top_tokens),
@@ -365,8 +353,7 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
     r"""Chord, normalised and geodesic Hellinger distances side by side (drift family and SST-2), stored.
 
     The chord $c$ and the Fisher–Rao arc $g = 4 \arcsin(c/2)$ are monotone in each other, $2 \le g/c \le \pi/\sqrt2$.
-    Values: ``{corpus: {kind: {...}, "geodesic_over_chord": {"min", "max"}}}``; arrays: ``<corpus>__<kind>`` (n, n).
-    The record: :class:`HellingerKinds`.
+    The record: :class:`HellingerKinds` (each distance matrix (n, n)).
     """
     settings = _settings(settings)
     cfg = _config(settings)

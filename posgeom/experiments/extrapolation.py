@@ -284,12 +284,8 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
     """Train every encoding of ``plan`` at ``L`` on the order task and evaluate it at every length of ``plan``.
 
     Training data come from ``data_seed`` (``data_seed + m`` at a longer length ``m``), evaluation data of
-    exactly length ``m`` from ``data_seed + 1000 + m``.
-
-    Returns
-    -------
-    values, arrays : dict
-        As :func:`run_extrapolation_order` stores them.
+    exactly length ``m`` from ``data_seed + 1000 + m``. Returns ``(values, arrays)``, the dicts
+    :func:`run_extrapolation_order` stores.
     """
     from ..progress import tqdm
     o, L, v = options, plan.L, options.vocab_size
@@ -345,12 +341,7 @@ def run_extrapolation_order(settings=None, *, force: bool = False, encodings=Non
     Returns
     -------
     Result
-        values: ``methods``, ``factors``, ``lengths``, ``seeds``; ``accuracy`` / ``loss`` (method → factor
-        string → list over seeds); ``accuracy_beyond`` (later marker at or beyond $L$) and
-        ``accuracy_both_beyond`` (both markers at or beyond $L - 1$, the positions ``reuse_last`` merges),
-        ``None`` where no sequence qualifies; ``stress_at_max`` (method → list over seeds: scale-free stress
-        at the longest length against the task's exact geometry); ``alibi_reversal_gap`` and
-        ``none_reversal_gap``; arrays: ``accuracy`` (methods, factors, seeds), ``mds_table``.
+        Of an :class:`ExtrapolationOrderRecord`; ``stress_at_max`` is against the task's exact geometry.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]

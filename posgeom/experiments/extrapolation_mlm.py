@@ -77,10 +77,7 @@ def mlm_extrapolation(options: MLMExtrapolation, shape: ModelShape, plan: StudyP
                       device: str = "cpu") -> tuple[dict, dict]:
     """Train every encoding of ``plan`` on windows of ``L`` and evaluate it at every length of ``plan``.
 
-    Returns
-    -------
-    values, arrays : dict
-        As :func:`run_extrapolation_mlm` stores them.
+    Returns ``(values, arrays)``, the dicts :func:`run_extrapolation_mlm` stores.
     """
     from ..progress import tqdm
     c, L = options, plan.L
@@ -126,15 +123,8 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
     r"""Masked-LM loss on IMDB windows of length $L$, $1.5L$, $2L$ of models trained at $L$ (S6), stored.
 
     Fine-tunes and target baselines train on windows of the target length from the same reviews; the MDS table
-    comes from the training windows' positions up to the longest evaluated length.
-
-    Returns
-    -------
-    Result
-        values: ``methods``, ``factors``, ``lengths``, ``seeds``, ``L``, ``loss`` (method → factor → list over
-        seeds), ``loss_head`` / ``loss_beyond`` (positions $< L$ / $\ge L$), ``vocab_size``, ``rare_fraction``,
-        ``unigram_loss`` (a model that ignores context), ``data``; arrays: ``loss`` (methods, factors, seeds),
-        ``loss_by_position`` (methods, seeds, n_max).
+    comes from the training windows' positions up to the longest evaluated length. The record:
+    :class:`ExtrapolationMLMRecord`.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]

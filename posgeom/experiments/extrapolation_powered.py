@@ -56,12 +56,7 @@ class StoredHeuristicsPowered(PairedOutcome):
 def run_heuristics_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
     r"""S6 over the seeds a pilot sizes: each heuristic's accuracy at $2L$ against a learned table trained at $2L$.
 
-    Returns
-    -------
-    Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` the best heuristic's accuracy,
-        ``b`` the target-length table's; per seed each heuristic's), ``heuristics`` (heuristic → its paired
-        interval as a dictionary), ``L``, ``length`` ($2L$) and ``device``.
+    The record: :class:`StoredHeuristicsPowered`, a :class:`HeuristicsSeed` per seed.
     """
     settings = _settings(settings)
     design = HEURISTICS_DESIGN if design is None else design

@@ -66,9 +66,7 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
                           min_reach: int | None = None, n_placebo: int = 20) -> Result:
     r"""The independence the proof of Theorem 4 needs, measured on SST-2 with the pretrained model, stored.
 
-    Options default to ``CONFIGS[scale].gap``. Values: medians of ``relative``, ``pair_relative`` and
-    ``pair_cosine`` for the real pairing and the placebos, ``positions_above_placebo_95``, ``reach``; arrays:
-    ``real__*``, ``placebo__*`` (n_placebo, ...), ``placebo__band95``, ``mean_c``. The record: :class:`FactorisationGap`.
+    Options default to ``CONFIGS[scale].gap``. The record: :class:`FactorisationGap`.
 
     Raises
     ------

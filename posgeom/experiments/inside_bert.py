@@ -148,18 +148,7 @@ class StoredLayerStress:
 def run_layer_stress(settings: Settings | None = None, *, force: bool = False, **overrides) -> Result:
     """Per-layer, per-head projected stress of the pretrained model, under the three definitions, stored.
 
-    Parameters
-    ----------
-    **overrides
-        Fields of :class:`InsideBertSettings`.
-
-    Returns
-    -------
-    Result
-        arrays: ``propagated_head``, ``static_head`` (n_layers, H, 2: ``scale_free``, ``paper``);
-        ``propagated_pooled``, ``static_pooled`` (n_layers, 2); ``residual`` (n_layers + 1, 2); ``clipped``
-        (2, n_layers); ``maps`` (n_layers, K, K); ``positions``, ``reach`` (n,); values: the model, its shape,
-        the 1-based peak layer per definition and normalisation, the options (the record: :class:`StoredLayerStress`).
+    ``overrides`` are fields of :class:`InsideBertSettings`. The record: :class:`StoredLayerStress`.
     """
     from .real_corpora import run_corpus_geometry
     settings = _settings(settings)
@@ -187,4 +176,3 @@ __all__ = [
     "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "sentence_tokens",
     "layer_stress", "StoredLayerStress", "run_layer_stress",
 ]
-

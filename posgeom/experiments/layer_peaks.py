@@ -68,13 +68,7 @@ def run_local_peak_test(settings: Settings | None = None, *, n_groups: int = 24,
                         force: bool = False) -> Result:
     """Resample the sentences and test the local peak of the layer curves at :data:`LOCAL_PEAK`, stored.
 
-    Returns
-    -------
-    Result
-        values: ``model``, ``n_layers``, ``n_used``, and per curve (``propagated``, ``residual``) ``point``,
-        ``local_maxima``, ``share_local_peak`` (at :data:`LOCAL_PEAK`), ``share_local_peak_3``,
-        ``share_global_3``, ``share_global_4``, ``margin`` (curve[4] - max(curve[3], curve[5]), with 5 %/95 %
-        percentiles); arrays: ``<curve>_replicates``. The record: ``StoredPeakTest``.
+    The record: :class:`StoredPeakTest`.
     """
     settings = _settings(settings)
     cfg = ib.CONFIGS[settings.scale]

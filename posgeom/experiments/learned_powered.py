@@ -112,11 +112,7 @@ def _store(settings, name, design, measure, params, force, *, record, shape, des
 def run_tails_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
     r"""S4 over the seeds a pilot sizes: tail accuracy with 90 % short training sequences minus uniform lengths.
 
-    Returns
-    -------
-    Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a`` skewed, ``b`` uniform; per
-        seed also ``head_skewed`` and ``head_uniform``), and ``device``.
+    The record: :class:`StoredTailsPowered`, a :class:`TailsSeed` per seed.
     """
     settings = _settings(settings)
     design = TAILS_DESIGN if design is None else design
@@ -136,11 +132,7 @@ def run_tails_powered(settings=None, *, force: bool = False, design: PairedDesig
 def run_init_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
     r"""S7 over the seeds a pilot sizes: the final training loss of a N(0, 0.02²) table minus a N(0, 1) one.
 
-    Returns
-    -------
-    Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (per seed also ``steps_small``,
-        ``steps_large``: steps to the loss threshold, None when never reached), ``loss_threshold``, ``device``.
+    The record: :class:`StoredInitPowered`, an :class:`InitSeed` per seed.
     """
     settings = _settings(settings)
     design = INIT_DESIGN if design is None else design
@@ -172,11 +164,7 @@ def run_init_powered(settings=None, *, force: bool = False, design: PairedDesign
 def run_dropout_powered(settings=None, *, force: bool = False, design: PairedDesign | None = None) -> Result:
     r"""S9 over the seeds a pilot sizes: held-out loss with dropout on the embedding sum minus without.
 
-    Returns
-    -------
-    Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (per seed also ``gap_none``,
-        ``accuracy_dropout``, ``accuracy_none``), ``rate`` and ``device``.
+    The record: :class:`StoredDropoutPowered`, a :class:`DropoutSeed` per seed.
     """
     settings = _settings(settings)
     design = DROPOUT_DESIGN if design is None else design

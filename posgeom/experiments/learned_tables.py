@@ -225,10 +225,8 @@ def _candidates(settings) -> list[str]:
 
 
 def pretrained_availability(settings=None, names=None) -> list[TableAvailability]:
-    """Try to load each candidate table (``names``, default ``settings.pretrained`` then :data:`PRETRAINED_CANDIDATES`).
-
-    Returns a list of ``TableAvailability``, in the order tried.
-    """
+    """Try to load each candidate table, in order: ``names``, default ``settings.pretrained`` then
+    :data:`PRETRAINED_CANDIDATES`."""
     settings = _settings(settings)
     return table_availability(_candidates(settings) if names is None else names)
 
@@ -248,12 +246,9 @@ def _available_or_raise(settings, models) -> list[TableAvailability]:
 def run_pretrained_tables(settings=None, *, force: bool = False, models=None) -> dict[str, object]:
     r"""Similarity, isolation, spectra and principal components of every available pretrained table, stored.
 
-    One registry entry per available model (unavailable ones are listed with the reason).
-
-    Returns
-    -------
-    dict with ``"availability"`` (list of :class:`TableAvailability`) and ``"results"``: model name →
-    :class:`~posgeom.registry.Result` holding :func:`~posgeom.models.pretrained_tables.table_anatomy`'s values.
+    One registry entry (a :class:`TableAnatomyRecord`) per available model. Returns a dict: ``"availability"``,
+    every candidate's :class:`TableAvailability` (unavailable ones with the reason), and ``"results"``, model
+    name → :class:`~posgeom.registry.Result`.
     """
     settings = _settings(settings)
     opts = CONFIGS[settings.scale].pretrained
@@ -279,10 +274,8 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
 def run_table_stress(settings=None, *, force: bool = False, models=None, corpora=None) -> dict[str, object]:
     r"""Stress of every available pretrained table against the Hellinger geometry of SST-2 and IMDB, stored.
 
-    Returns
-    -------
-    dict with ``"availability"`` and ``"results"``: model name → Result whose values hold, per corpus, the
-    row of :func:`~posgeom.models.pretrained_tables.table_stress`.
+    Returns ``{"availability", "results"}`` as :func:`run_pretrained_tables` does, each result a
+    :class:`TableStressRecord` (per corpus, the row of :func:`~posgeom.models.pretrained_tables.table_stress`).
     """
     settings = _settings(settings)
     opts = CONFIGS[settings.scale].stress
@@ -333,9 +326,8 @@ def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None
     Returns
     -------
     Result
-        values: ``runs`` (:func:`init_runs` reads them back), ``variants`` (list of ``[init, dropout]``),
-        ``seeds`` and the options; arrays: ``losses`` (variants, seeds, steps), ``tables_initial`` /
-        ``tables_final`` (variants, seeds, n, d), ``D`` (n, n).
+        Of an :class:`InitStudyRecord`: ``runs`` (:func:`init_runs` reads them back), ``variants``
+        as ``[init, dropout]`` pairs.
     """
     from ..config import resolve_device
     settings = _settings(settings)

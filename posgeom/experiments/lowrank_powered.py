@@ -75,12 +75,8 @@ def table_runs(records) -> list[dict]:
 def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDesign | None = None) -> Result:
     r"""C5's paired accuracy gap learned − rank-1 table, over the seeds a pilot sizes, stored.
 
-    Returns
-    -------
-    Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a``, ``b``: test accuracies;
-        per seed also ``tables``, read by :func:`table_runs`), ``stalled`` (per table, the seeds whose run
-        stalled), ``fitted_gap`` (the interval where neither stalled; None under 5 seeds), ``device``.
+    The record: :class:`LowrankPoweredRecord`, a :class:`PoweredSeed` per seed (:func:`table_runs` reads their
+    tables).
     """
     settings = _settings(settings)
     design = POWERED_DESIGN if design is None else design

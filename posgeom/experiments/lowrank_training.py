@@ -38,7 +38,6 @@ TRAIN_ENCODINGS = (
 )
 
 
-
 @dataclass(frozen=True)
 class SyntheticTask:
     kind: str = "marker_order"
@@ -187,10 +186,7 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     r"""Train the low-rank module $A C^\top$ against a full learned table and a fixed sinusoidal table, stored.
 
     ``synthetic`` is the balanced marker-order task (only positions help); ``sst2`` a seeded subset of the
-    training phrases, tested on the validation split.
-
-    Values: ``runs`` (dicts), ``summary`` (``{task: {encoding: mean/std}}``) and ``gaps`` (``{task: {"<a> - <b>":
-    interval}}`` of :data:`TRAIN_GAPS`).
+    training phrases, tested on the validation split. The record: :class:`LowrankTrainingRecord`.
     """
     from ..config import resolve_device
     settings = _settings(settings)

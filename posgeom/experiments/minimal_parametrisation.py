@@ -131,12 +131,7 @@ def run_effective_rank(settings=None, *, force: bool = False) -> Result:
 
     Criteria: ``"tol"`` ($\lambda_k > 10^{-2}\lambda_1$), ``"mass"`` ($q = 0.9$), ``"stress"`` (scale-free
     stress of rank-$k$ MDS $\le 0.01$) and the noise-aware rank (``"cross_fitted"`` text,
-    ``"cross_fitted_rank"``, None when undetermined, ``"cross_fitted_threshold"``).
-
-    Values: ``{family: {"sizes", "population", "<criterion>"}}`` and ``{"sst2": {"special", "min_count",
-    "n_kept", "<criterion>"}}``. Arrays: ``<family>__eigenvalues`` (n,) and ``<family>__cross_fitted``
-    (n_resamples, k - 1) at the largest size, ``<family>__population_eigenvalues``,
-    ``sst2_<special>_<min_count>__eigenvalues`` / ``__cross_fitted``.
+    ``"cross_fitted_rank"``, None when undetermined, ``"cross_fitted_threshold"``). The record: :class:`StoredRanks`.
     """
     from .real_corpora import RANK_OPTIONS
     settings = _settings(settings)
@@ -235,8 +230,7 @@ class StoredValidation:
 def run_rank_validation(settings=None, *, force: bool = False) -> Result:
     """The noise-aware rank on synthetic corpora of planted rank, at several sizes and signal strengths, stored.
 
-    Values: ``rows`` (dicts: planted ``rank``, ``strength``, ``size``, ``estimate`` (None when undetermined),
-    ``interval``, ``text``, ``threshold``, ``smallest_signal``: the planted rank's smallest population eigenvalue).
+    The record: :class:`StoredValidation`, a :class:`PlantedRank` per corpus.
     """
     from .real_corpora import RANK_OPTIONS
     settings = _settings(settings)
@@ -297,7 +291,7 @@ class StressVsRankRecord:
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
     r"""Stress of rank-$k$ classical MDS for $k = 1, \dots,$ ``max_rank``, with the fixed encodings for reference.
 
-    Values: ``{corpus: {"encodings": {name: {norm: s}}}}``; arrays: ``<corpus>__<norm>`` (max_rank,).
+    The record: :class:`StressVsRankRecord`.
     """
     from .optimal_encoding import CONFIGS as OE
     settings = _settings(settings)
@@ -389,9 +383,7 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
 
     The reduction $1 - \sigma(P^{(3)}_{\mathrm{MDS}}) / \sigma(P_{\sin})$ under both normalisations, for each
     generator at the population and at each corpus size (:func:`posgeom.corpora.synthetic.studies.c5_rows`).
-
-    Values: ``savings``, ``rows`` (dicts: ``generator``, ``size`` (None: the population), ``mds_<norm>``,
-    ``sin_<norm>``, ``reduction_<norm>``).
+    The record: :class:`C5Record`.
     """
     settings = _settings(settings)
     c5 = CONFIGS[settings.scale].c5
@@ -410,10 +402,8 @@ def run_c5(settings=None, *, force: bool = False) -> Result:
 def run_c5_draws(settings=None, *, force: bool = False) -> Result:
     r"""C5's reduction over several generator draws (``CONFIGS[scale].c5_seeds``): its spread and interval, stored.
 
-    Each draw redraws the generators as well as the corpora (:func:`posgeom.geometry.draws_summary`).
-
-    Values: ``seeds``, ``level``, ``rows`` (dicts: ``generator``, ``size``, ``reduction_<norm>`` {mean, sd, low,
-    high, n, level, t}, ``holds_<norm>``: draws ≥ 99.8 %). Arrays: ``reduction_<norm>`` (seeds, settings).
+    Each draw redraws the generators as well as the corpora (:func:`posgeom.geometry.draws_summary`). The
+    record: :class:`C5DrawsRecord`.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]

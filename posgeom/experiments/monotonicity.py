@@ -169,13 +169,8 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = Co
 
     ``corpus_overrides`` and ``scratch_overrides`` are corpus and training options; ``train_scratch`` includes
     the table trained from scratch (default: for the corpora that have one, or when ``scratch_overrides`` are
-    given). Without it every row is computed on a CPU at every scale.
-
-    Returns
-    -------
-    Result
-        values: ``rows`` (:func:`monotonicity_records` reads them), ``closest_rank`` to the paper's 22 %;
-        arrays: ``mds_ranks``, ``mds_violation``, ``mds_spearman`` (r,), ``random_violation`` (seeds,).
+    given). Without it every row is computed on a CPU at every scale. The record:
+    :class:`MonotonicityTableRecord` (:func:`monotonicity_records` reads its rows).
     """
     settings = _settings(settings)
     cfg, rc_cfg = CONFIGS[settings.scale], rc.chapter_settings(settings.scale)
@@ -235,11 +230,7 @@ def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> 
 def run_violation_intervals(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False) -> Result:
     """Bootstrap intervals over sequences for the violation rates of :data:`INTERVAL_ENCODINGS` and their differences.
 
-    Returns
-    -------
-    Result
-        values: ``mds_rank``, ``n_used``, ``statistics`` {encoding: {estimate, low, high, bias, bias_se}},
-        ``differences`` {"<a>-<b>": the same}; arrays: ``replicates`` (n_used, encodings).
+    The record: :class:`ViolationIntervalsRecord`.
     """
     settings = _settings(settings)
     rc_cfg = rc.chapter_settings(settings.scale)
@@ -276,4 +267,3 @@ __all__ = [
     "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "run_ntk", "run_ntk_all",
     "ORDER_ENCODINGS", "MonotonicityTableRecord", "ViolationIntervalsRecord", "NTKRecord",
 ]
-

@@ -82,7 +82,6 @@ class NTKOptions:
         return getattr(self, check_choice(name, "regime", REGIMES))
 
 
-
 #: The NTK experiment at each scale (``NTK_CONFIGS[scale]``; the chapter's ``CONFIGS[scale].ntk``).
 NTK_CONFIGS = by_scale(
     NTKOptions(),
@@ -150,8 +149,7 @@ def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int
     Returns
     -------
     Result
-        arrays (r,): ``step``, ``kernel_change``, ``kernel_change_table``, ``violation``/``spearman`` of $P_t$ and
-        ``*_delta`` of $\Delta P_t$, ``table_motion``, ``train_loss``; ``loss`` (steps,), ``D`` (n, n).
+        Of an :class:`NTKRecord`.
     """
     settings = _settings(settings)
     NTK_CONFIGS[settings.scale].regime(regime)
@@ -190,7 +188,6 @@ def run_ntk_all(settings: Settings | None = None, *, force: bool = False) -> dic
     Under ``torchrun`` process ``r`` of ``W`` computes runs ``r, r + W, ...`` and rank 0 stores them all: the
     runs are independent and small, so sharing runs out keeps every GPU busy better than splitting batches.
     """
-
     from ..models.distributed import distributed_context, gather
     settings = _settings(settings)
     opts = NTK_CONFIGS[settings.scale]

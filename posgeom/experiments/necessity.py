@@ -87,7 +87,7 @@ CONFIGS = by_scale(
 
 @dataclass(frozen=True)
 class StoredEquivariance:
-    """A stored :func:`~posgeom.experiments.necessity.run_equivariance`, per model label; ``machine_epsilon``: the scale of rounding."""
+    """A stored :func:`run_equivariance`, per model label; ``machine_epsilon``: the scale of rounding."""
 
     models: dict[str, EquivarianceRow]
     machine_epsilon: float
@@ -95,7 +95,7 @@ class StoredEquivariance:
 
 @dataclass(frozen=True)
 class StoredOrderTask:
-    """A stored :func:`~posgeom.experiments.necessity.run_order_task`: a row per model label, and its test accuracy along training."""
+    """A stored :func:`run_order_task`: a row per model label, and its test accuracy along training."""
 
     models: dict[str, OrderTaskRow]
     chance: float
@@ -116,13 +116,8 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
     r"""Equivariance gaps of randomly initialised encoders, per encoding, stored.
 
     The options default to ``CONFIGS[scale].equivariance``. Weights are drawn larger than BERT's 0.02 so that
-    attention is far from uniform and the check is not trivially passed.
-
-    Returns
-    -------
-    Result
-        ``values["models"][label]``: :class:`~posgeom.models.equivariance.EquivarianceRow` fields
-        (:func:`equivariance_rows`); ``values["machine_epsilon"]``.
+    attention is far from uniform and the check is not trivially passed. The record: :class:`StoredEquivariance`
+    (:func:`equivariance_rows` reads its rows).
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
@@ -155,13 +150,8 @@ def run_order_task(settings=None, *, force: bool = False, models=MODELS, seeds=N
     r"""Train each model on the order-only task over several seeds, stored.
 
     A model that ignores order is at exactly 1/2 in expectation. ``cls_token`` prepends ``[CLS]`` at position 0,
-    which is not reversed with the content, so the reversal is not a symmetry of the data.
-
-    Returns
-    -------
-    Result
-        ``values["models"][label]``: :class:`~posgeom.models.tasks.OrderTaskRow` fields (:func:`order_task_rows`);
-        ``values["chance"]`` = 0.5; arrays ``"<label>__curve"`` (n_seeds, n_evals), test accuracy at ``"steps"``.
+    which is not reversed with the content, so the reversal is not a symmetry of the data. The record:
+    :class:`StoredOrderTask` (:func:`order_task_rows` reads its rows).
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]

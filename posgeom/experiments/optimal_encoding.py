@@ -93,11 +93,9 @@ class AlgorithmSteps:
 
 
 def run_algorithm_steps(settings=None, *, force: bool = False) -> Result:
-    r"""Algorithm 1 step by step on a synthetic corpus (:func:`posgeom.corpora.synthetic.studies.algorithm_steps`).
+    """Algorithm 1 step by step on a synthetic corpus (:func:`~posgeom.corpora.synthetic.studies.algorithm_steps`).
 
-    Values: ``B_vs_SS_max_error``, ``min_eigenvalue``, ``numerical_rank``, ``full_rank_max_error``,
-    ``rank_k_stress``, ``lift_max_error``, ``k``, ``n``, ``d``. Arrays: ``D``, ``B`` (n, n), ``eigenvalues``
-    (n,), ``P_k`` (n, k), ``population_eigenvalues`` (n,). The record: :class:`AlgorithmSteps`.
+    The record: :class:`AlgorithmSteps`.
     """
     settings = _settings(settings)
     walk = CONFIGS[settings.scale].walkthrough
@@ -127,8 +125,7 @@ class StoredComparison:
 def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
     r"""The stress of every encoding on every corpus, under ``"paper"`` and ``"scale_free"`` (claim C3), stored.
 
-    Values: ``{corpus: {encoding: {"paper": s, "scale_free": s}}}`` and ``pretrained`` (the model name); the
-    record: :class:`StoredComparison`.
+    The record: :class:`StoredComparison`.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]
@@ -192,7 +189,6 @@ class ComparisonIntervals:
 def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences for the stress table of :func:`run_encoding_comparison`.
 
-    Values: ``{corpus: {"statistics", "differences", "n_used", "n_kept"}}``; arrays: ``<corpus>__replicates``.
     The record: :class:`ComparisonIntervals`.
     """
     settings = _settings(settings)
@@ -302,8 +298,7 @@ def _one_hot() -> OneHotLayouts:
 def run_one_hot(settings=None, *, force: bool = False) -> Result:
     r"""Classical MDS is not the stress optimum: three one-hot distributions (``"paper"`` stress 1/6 against 1/9).
 
-    Values: ``mds_stress``, ``rescaled_stress``, ``smacof_stress``, ``smacof_n_iter``, the MDS layout's
-    ``scale_free`` stress; arrays: ``mds``, ``rescaled``, ``smacof`` (3, 1). The record: :class:`OneHotLayouts`.
+    The record: :class:`OneHotLayouts`.
     """
     settings = _settings(settings)
     return store_result(settings, "optimal_encoding.one_hot", _one_hot, dict(m=3, seed=settings.seed), force)
@@ -341,8 +336,7 @@ class SmacofGains:
 def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
     r"""How much SMACOF started from classical MDS lowers the ``"paper"`` stress, rank by rank, stored.
 
-    Values: ``{corpus: {"ranks", "mds_<norm>", "smacof_<norm>", "n_iter", "gain"}}``; the record:
-    :class:`SmacofGains`.
+    The record: :class:`SmacofGains`.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]

@@ -64,12 +64,7 @@ def run_alibi_choices(settings: Settings | None = None, *, corpus: str = Corpus.
 
     ``grid`` replaces entries of ``CONFIGS[scale].alibi_choices``; ``corpus_overrides`` are corpus options.
     For each (n, policy, form) the parabola's coefficients and the two slopes that give ``target`` are stored too.
-
-    Returns
-    -------
-    Result
-        values: ``rows`` (``n``, ``special``, ``kind``, ``heads``, ``slope_choice``, ``slope``, ``paper``,
-        ``scale_free``), ``parabolas`` (per (n, policy, form)), ``target``.
+    The record: :class:`AlibiChoicesRecord`.
     """
     settings = _settings(settings)
     grid = {**as_params(chapter_settings(settings.scale).alibi_choices), **(grid or {})}

@@ -84,11 +84,7 @@ def _draws(cd, encodings: dict[str, np.ndarray], n_draws: int, seed: int, groups
 def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = Corpus.SST2, force: bool = False) -> Result:
     """The resolvable geometry over several cross-half splits: how much its numbers depend on the split.
 
-    Returns
-    -------
-    Result
-        values: ``seeds``, ``skipped`` (seeds whose split could not resolve every kept position), ``spread``
-        {statistic: {mean, sd, min, max}}; arrays: ``table`` (splits, statistics).
+    The record: :class:`ResolvableSplitsRecord`.
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)
@@ -111,12 +107,7 @@ def run_resolvable_splits(settings: Settings | None = None, *, corpus: str = Cor
 def run_subset_draws(settings: Settings | None = None, *, corpus: str = Corpus.IMDB, force: bool = False) -> Result:
     """A subsampled corpus over several random subsets of the same size: the spread of its headline numbers.
 
-    Returns
-    -------
-    Result
-        values: ``seeds``, ``spread`` (as :func:`run_resolvable_splits`), ``spread_D`` {``shift_r2``, ``share``,
-        ``sinusoidal``, ``rope``, ``alibi``: {mean, sd, min, max}}; arrays: ``table`` (subsets, statistics),
-        ``table_D`` (subsets, 5).
+    The record: :class:`SubsetDrawsRecord`.
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)

@@ -315,13 +315,7 @@ def run_corpus_geometry(settings: Settings | None = None, *, corpus: str = Corpu
     r"""The positional geometry of a real corpus: Hellinger matrix, noise floor, spectrum, shift equivariance.
 
     ``noise`` defaults to ``CONFIGS[scale].noise``; ``overrides`` are corpus options (:func:`corpus_options`).
-
-    Returns
-    -------
-    Result
-        :func:`posgeom.geometry.corpus_geometry_values`: arrays ``D``, ``noise`` (n_kept, n_kept), ``R``,
-        spectra; values: options, source, ``shift_r2``, shares above noise, effective ranks, the
-        ``resolvable_*`` numbers and ``resampled`` (the unit dealt into the cross-half split).
+    The record: :class:`CorpusGeometryRecord`.
     """
     settings = _settings(settings)
     noise = CONFIGS[settings.scale].noise if noise is None else noise
@@ -367,13 +361,8 @@ def run_noise_aware_rank(settings: Settings | None = None, *, corpus: str = Corp
                          **overrides) -> Result:
     r"""The noise-aware rank of a real corpus's positional geometry (:func:`posgeom.geometry.noise_aware_rank`).
 
-    Where rows are not independent (SST-2's phrases), whole sentences are dealt into the folds.
-
-    Returns
-    -------
-    Result
-        values: ``options`` and :func:`posgeom.geometry.rank_report` (``rank`` None when undetermined);
-        arrays: ``eigenvalues`` (n_resamples, k - 1), ``counts`` (n_resamples,), ``positions`` (k,).
+    Where rows are not independent (SST-2's phrases), whole sentences are dealt into the folds. The record:
+    :class:`NoiseAwareRankRecord`.
     """
     settings = _settings(settings)
     opts = corpus_options(settings.scale, corpus, **overrides)

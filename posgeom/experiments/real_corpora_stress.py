@@ -126,14 +126,7 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = Corpus.
     The table starts from BERT's initialisation ($\mathcal N(0, 0.02^2)$ rows) and its geometry is recorded along
     training (:func:`posgeom.models.scratch.train_scratch_table`). ``corpus_overrides`` are corpus options of the
     data and the target geometry; ``overrides`` are training options (``model``: a dict of
-    :class:`posgeom.models.encoder.EncoderConfig` fields).
-
-    Returns
-    -------
-    Result
-        arrays: ``table``, ``table_init`` (n, d), ``losses`` (steps,), and the series ``step``, ``stress_paper``,
-        ``stress_scale_free``, ``violation_rate``, ``spearman``, ``separation``; values: the options,
-        ``final_loss``, ``tokens_per_s``, the final geometry.
+    :class:`posgeom.models.encoder.EncoderConfig` fields). The record: :class:`ScratchTableRecord`.
     """
     settings = _settings(settings)
     cfg = as_params(chapter_settings(settings.scale).scratch(corpus))
@@ -216,12 +209,7 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = Corpus.S
 
     ``train_scratch`` adds a table trained from scratch (default: for ``CONFIGS[scale].scratch_corpora``);
     ``corpus_overrides`` and ``scratch_overrides`` are passed to :func:`corpus_options` and :func:`run_scratch_table`.
-
-    Returns
-    -------
-    Result
-        values: ``rows`` (:func:`stress_records` reads them), ``model``; arrays: ``alibi_head_paper``,
-        ``alibi_head_scale_free`` (H,), ``smacof_k``, ``smacof_iters`` (k,).
+    The record: :class:`StressTableRecord` (:func:`stress_records` reads its rows).
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)
@@ -289,14 +277,8 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = Corp
     r"""Bootstrap intervals over sequences for the headline stresses of a real corpus and their differences.
 
     Intervals are re-centred on the estimate, within :data:`posgeom.geometry.STRESS_BOUNDS`, with the
-    bootstrap's bias beside them; ALiBi's best head is that of the point estimate.
-
-    Returns
-    -------
-    Result
-        values: ``options``, ``interval``, ``best_head``, ``n_used``, ``statistics``
-        ``{"<encoding>|<norm>": {"estimate", "low", "high", "bias", "bias_se"}}``, ``differences``
-        ``{"<a>-<b>|<norm>": ...}``; arrays: ``replicates`` (n_used, n_statistics).
+    bootstrap's bias beside them; ALiBi's best head is that of the point estimate. The record:
+    :class:`StressIntervalsRecord`.
     """
     settings = _settings(settings)
     cfg = chapter_settings(settings.scale)

@@ -307,10 +307,8 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     Returns
     -------
     Result
-        values: ``final`` / ``initial`` separation (raw and normalised) and median distance, mean and std over
-        seeds, ``random_reference``, eval loss and accuracy, ``masked_loss`` and entropy references where they
-        apply; arrays: ``step`` (T,), ``separation``, ``separation_normalized``, ``median_distance``,
-        ``order_spearman`` (n_seeds, T), ``loss`` (n_seeds, steps).
+        Of a :class:`StoredSeparation`: spreads over seeds, and arrays (n_seeds, T) at ``step`` (T,), but
+        ``loss`` (n_seeds, steps).
     """
     settings = _settings(settings)
     weight_decay = _check_run(corpus, task, init, weight_decay)

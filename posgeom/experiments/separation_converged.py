@@ -120,13 +120,7 @@ def _pair_separation(distances: np.ndarray, pairs: np.ndarray) -> float:
 def run_separation_converged(settings=None, *, force: bool = False, design: ConvergedDesign | None = None) -> Result:
     r"""The three setups of Theorem 4 trained with weight decay from the same seeds, over the seeds a pilot sizes.
 
-    Returns
-    -------
-    Result
-        values of :func:`~posgeom.experiments.paired_design.run_paired_design` (``a``, ``b``: log10 of the
-        separation over the resolved pairs under the conditions and on the stationary corpus; per seed also
-        ``control``, ``sep_all``, ``median``, ``unresolved``, ``loss`` and ``order_spearman``); ``ceiling``,
-        ``n_resolved``, ``n_pairs``, ``least_resolved``, ``device``.
+    The record: :class:`StoredSeparationConverged`, a :class:`ConvergedSeed` per seed.
     """
     settings = _settings(settings)
     design = CONVERGED_DESIGN if design is None else design

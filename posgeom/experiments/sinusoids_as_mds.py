@@ -132,8 +132,7 @@ def _record_of(record_type: type, by_stored_name: dict):
 def run_fourier_match(settings=None, *, force: bool = False) -> Result:
     r"""How close the MDS eigenvectors of each corpus are to sinusoids (claim C4), stored.
 
-    Values: ``{corpus: {...}}`` and ``vaswani_frequencies``; arrays: ``<corpus>__U`` (n, n_vectors),
-    ``<corpus>__omega``, ``<corpus>__eigenvalues``, ``<corpus>__D``. The record: :class:`FourierMatch`.
+    The record: :class:`FourierMatch`.
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
@@ -233,8 +232,7 @@ class StoredShiftIntervals:
 def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences of the shift statistics of SST-2 and of the Markov and drift samples.
 
-    Values: ``{corpus: {statistic: interval, "n_used", "n_kept"}}``; arrays: ``<corpus>__replicates``. The record:
-    :class:`StoredShiftIntervals`.
+    The record: :class:`StoredShiftIntervals`.
     """
     settings = _settings(settings)
     cfg, ccfg = CONFIGS[settings.scale], cg.CONFIGS[settings.scale]

@@ -68,11 +68,7 @@ def dropout_effect(runs, rate: float, *, field_name: str = "eval_loss", level: f
 def run_dropout_study(settings=None, *, force: bool = False) -> Result:
     """Dropout on the embedding sum of a learned table that can overfit, stored.
 
-    Returns
-    -------
-    Result
-        values: ``runs`` (:func:`dropout_runs` reads them back), ``dropouts``, ``seeds``, ``n_train``,
-        ``passes`` (times each training sequence is seen).
+    The record: :class:`DropoutStudyRecord` (:func:`dropout_runs` reads its runs back).
     """
     settings = _settings(settings)
     options = CONFIGS[settings.scale]

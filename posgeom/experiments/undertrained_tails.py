@@ -54,13 +54,7 @@ class TailsRecord:
 def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) -> Result:
     r"""Learned tables trained where 90 % of the sequences are shorter than $n/2$, against uniform lengths (S4), stored.
 
-    Returns
-    -------
-    Result
-        values: ``conditions`` (``["skewed", "uniform"]``), ``seeds``, ``boundary`` ($n/2$), per condition lists
-        over seeds of ``accuracy_head`` / ``accuracy_tail``, ``neighbour_cos_head`` / ``neighbour_cos_tail``,
-        ``movement_head`` / ``movement_tail``, and ``frac_long``; arrays: ``reach`` (conditions, n),
-        ``movement`` (conditions, seeds, n), ``tables_final``, ``tables_initial`` (conditions, seeds, n, d).
+    The record: :class:`TailsRecord`, a :class:`TailCondition` per condition (``"skewed"``, ``"uniform"``).
     """
     settings = _settings(settings)
     cfg = CONFIGS[settings.scale]
@@ -78,5 +72,3 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
               "data_seed": settings.seed, "threads": cfg.threads}
     return store_result(settings, "learned_tails", compute, params, force, device=device,
                         model="tiny encoder (posgeom.models), order task")
-
-

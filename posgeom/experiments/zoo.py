@@ -129,13 +129,8 @@ class ZooDistances:
 def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None) -> Result:
     r"""The zoo at the shape of the pretrained model: tables, biases, distance matrices and their checks, stored.
 
-    Values: the model and its shape; per encoding where it enters, its positional parameters, Toeplitz spread,
-    MDS eigenvalue fractions and separation; ``kernel``: the identity check (RoPE against a sinusoidal table of
-    width $d_{head}$ rescaled by $1/\sqrt{d_{head}/2}$) and the stress and Spearman's $\rho$ between sinusoidal at
-    $d$ and RoPE at $d_{head}$; ``alibi``: slopes, one-axis fraction, line-fit error. Arrays: ``D__<name>``
-    (n, n), ``mds2__<name>`` (n, 2), ``table__sinusoidal``, ``table__learned`` (picture_positions, d),
-    ``alibi_bias`` (n_heads, picture_positions, picture_positions), ``deltas``, ``K_sinusoidal``, ``K_rope``,
-    ``omega_sinusoidal``, ``omega_rope``. The record: :class:`ZooDistances`.
+    The record: :class:`ZooDistances`; its ``kernel`` checks RoPE against a sinusoidal table of width $d_{head}$
+    rescaled by $1/\sqrt{d_{head}/2}$.
 
     Raises
     ------
@@ -182,9 +177,8 @@ def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None,
                     shape: EncoderShape = PAPER_SHAPE) -> Result:
     r"""Sinusoidal at width $d$ against RoPE at head width $d/H$, at the shapes of the paper's model: C8's check.
 
-    Both are formulas of the shape alone, so a CPU computes it at every scale without loading a model. Values:
-    ``d_model``, ``n_heads``, ``d_head``, ``n``, ``base``, ``stress_scale_free``, ``max_sinusoidal``, ``max_rope``;
-    arrays: ``D_sinusoidal``, ``D_rope`` (n, n). The record: :class:`KernelPair`.
+    Both are formulas of the shape alone, so a CPU computes it at every scale without loading a model. The
+    record: :class:`KernelPair`.
     """
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]

@@ -16,7 +16,7 @@ __all__ = ["monotonicity_of", "mds_monotonicity_curve"]
 
 
 def monotonicity_of(D, Dhat) -> dict[str, float]:
-    """Violation rate (ties excluded), Spearman's rho and the tie counts of ``Dhat`` against ``D``.
+    """Violation rate (ties excluded), Spearman's rho and the tied fraction of ``Dhat`` against ``D``.
 
     Parameters
     ----------

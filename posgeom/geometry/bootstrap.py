@@ -158,7 +158,6 @@ def percentile_intervals(estimates, replicates, level: float = 0.95, *, bounds=N
     Returns
     -------
     list of Interval, length k
-        ``low <= estimate <= high`` and ``lo <= low``, ``high <= hi`` for every one.
     """
     t = np.atleast_1d(np.asarray(estimates, dtype=np.float64))
     reps = np.asarray(replicates, dtype=np.float64)
@@ -214,10 +213,6 @@ def percentile_interval(estimate: float, replicates, level: float = 0.95, *, bou
         The statistic of each bootstrap replicate (at least 2, finite).
     bounds : (lo, hi), optional
         The statistic's range (None on a side: unbounded), e.g. ``(0, None)`` for a stress, ``(0, 1)`` for a rate.
-
-    Returns
-    -------
-    Interval
     """
     reps = np.asarray(replicates, dtype=np.float64).ravel()
     return percentile_intervals([estimate], reps[:, None], level, bounds=bounds)[0]
@@ -304,10 +299,6 @@ def difference_interval(intervals: Sequence[Interval], replicates, a: int, b: in
         The columns; ``level`` in (0, 1).
     bounds : (lo, hi), optional
         The difference's range (e.g. ``(-1, 1)`` for two quantities in ``[0, 1]``); default unbounded.
-
-    Returns
-    -------
-    Interval
     """
     reps = np.asarray(replicates, dtype=np.float64)
     if reps.ndim != 2 or reps.shape[1] != len(intervals):

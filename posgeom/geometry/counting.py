@@ -1,5 +1,4 @@
-r"""Counting a corpus: :func:`positional_counts` reads sequences in every common layout and counts them.
-"""
+r"""Counting a corpus: :func:`positional_counts` reads sequences in every common layout and counts them."""
 
 from __future__ import annotations
 
@@ -170,11 +169,6 @@ def positional_counts(
         Show a tqdm progress bar over the batches of an iterable input.
     n_threads : int, optional
         Threads of the counting kernel (default: the usable cores, at most 8); the counts do not depend on it.
-
-    Returns
-    -------
-    PositionalCounts
-        ``counts`` (n_positions, vocab_size) CSR int64, ``reach`` (n_positions,) int64, ...
 
     Examples
     --------

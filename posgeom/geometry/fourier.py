@@ -13,12 +13,7 @@ __all__ = ["fourier_basis", "fourier_match", "circulant_eigenvalues"]
 
 
 def fourier_basis(n: int, m: int) -> np.ndarray:
-    r"""The $m$ lowest Fourier pairs on $n$ points, orthonormal and interleaved ($1 \le m < n/2$).
-
-    Returns
-    -------
-    ndarray of shape (n, 2m)
-    """
+    r"""The $m$ lowest Fourier pairs on $n$ points as (n, 2m) orthonormal columns, interleaved ($1 \le m < n/2$)."""
     n, m = check_int(n, "n", 3), check_int(m, "m", 1)
     if 2 * m >= n:
         raise ValueError(f"m must be less than n / 2 (m Fourier pairs need 2m < n points); got n={n}, m={m}")
@@ -34,16 +29,12 @@ def fourier_basis(n: int, m: int) -> np.ndarray:
 def fourier_match(U, m: int) -> float:
     r"""Mean squared cosine of the principal angles between ``span(U[:, :2m])`` and the $m$ lowest Fourier pairs.
 
-    $\frac1{2m}\lVert \hat U^\top F\rVert_F^2$ with $\hat U$, $F$ orthonormal bases; 1 for the same subspace.
+    $\frac1{2m}\lVert \hat U^\top F\rVert_F^2 \in [0, 1]$ with $\hat U$, $F$ orthonormal bases; 1 for the same subspace.
 
     Parameters
     ----------
     U : array-like of shape (n, k), k >= 2m
     m : int
-
-    Returns
-    -------
-    float in [0, 1]
     """
     U = np.asarray(U, dtype=np.float64)
     if U.ndim != 2 or U.shape[1] < 2 * m:

@@ -51,7 +51,7 @@ ROW_SUM_ATOL = 1e-8
 
 
 def row_sum_tolerance(dtype, v: int) -> float:
-    r"""How far from 1 a row of ``v`` probabilities may sum: ``ROW_SUM_ATOL``, or $16 \sqrt v \, \varepsilon$ if coarser."""
+    r"""How far from 1 a row of ``v`` probabilities may sum: ``ROW_SUM_ATOL``, or $16 \sqrt v\,\varepsilon$ if more."""
     eps = np.finfo(dtype).eps if np.issubdtype(dtype, np.floating) else np.finfo(np.float64).eps
     return max(ROW_SUM_ATOL, 16.0 * np.sqrt(max(v, 1)) * float(eps))
 

@@ -112,10 +112,6 @@ def paired_difference(a, b, level: float = 0.95, *, bounds=None, allow_few: bool
     a, b : array-like of shape (k,), paired by seed
     level, bounds, allow_few :
         As :func:`seed_interval` (bounds of the difference, e.g. ``(-1, 1)`` for two accuracies).
-
-    Returns
-    -------
-    SeedInterval
     """
     a, b = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
     if a.shape != b.shape:
@@ -124,16 +120,11 @@ def paired_difference(a, b, level: float = 0.95, *, bounds=None, allow_few: bool
 
 
 def spread(values) -> dict[str, float]:
-    r"""Mean, sample standard deviation $s$ (``ddof=1``; 0 for a single value), minimum and maximum of draws.
+    r"""``{"mean", "sd", "min", "max"}`` of draws, ``sd`` the sample standard deviation (``ddof=1``; 0 for one value).
 
     Parameters
     ----------
     values : array-like of shape (k,), k >= 1
-
-    Returns
-    -------
-    dict
-        ``mean``, ``sd``, ``min``, ``max``.
     """
     x = np.asarray(values, dtype=np.float64).ravel()
     if x.size < 1:
@@ -217,10 +208,6 @@ def exclusion_power(n_draws: int, sd: float, distance: float, level: float = 0.9
         The draws' standard deviation (a pilot's sample sd); 0 gives power 1.
     distance, level : float
         $\delta > 0$, the smallest effect that matters; the interval's level in (0, 1).
-
-    Returns
-    -------
-    float in [0, 1]
     """
     from scipy import stats
     _check_design(n_draws, sd, distance, level)
@@ -352,12 +339,7 @@ def plan_from_pilot(pilot, effect: float, *, level: float = 0.95, power: float =
     effect : float, > 0
     level, power, sd_level : float in (0, 1)
     min_draws, max_draws : int
-        The fewest and most seeds the plan may run (``needed`` is reported either way; None past
-        ``max_draws``).
-
-    Returns
-    -------
-    PilotPlan
+        The fewest and most seeds the plan may run (``needed`` is reported either way; None past ``max_draws``).
     """
     values = np.asarray(pilot, dtype=float).ravel()
     if values.size < 2 or not np.all(np.isfinite(values)):

@@ -76,11 +76,6 @@ def positional_marginals(
         Positions with $N_i <$ ``min_count`` (>= 1: an unreached position has no distribution) are low-count.
     on_low_count : {"drop", "raise"}
         ``"drop"``: remove them and list them in ``dropped``; ``"raise"``: a ``ValueError`` listing them.
-
-    Returns
-    -------
-    PositionalMarginals
-        ``probs`` (n_kept, v) dense float64, ``positions`` (n_kept,), ``dropped``, ``reach`` (n_kept,).
     """
     if not isinstance(counts, PositionalCounts):
         raise ValueError(

@@ -27,7 +27,7 @@ EFFECTIVE_RANK_CRITERIA = ("tol", "mass", "stress")
 
 
 def double_centered_gram(D) -> np.ndarray:
-    r"""$B = -\frac12 J D^{(2)} J$ (Double-centred Gram matrix, see the book's notation).
+    r"""$B = -\frac12 J D^{(2)} J$, the double-centred Gram matrix (the book's notation).
 
     Parameters
     ----------
@@ -115,11 +115,6 @@ def classical_mds(D, k: int | None = None) -> MDSResult:
     k : int, optional
         Embedding dimension, 1 <= k <= n. Default: the numerical rank of $B$ (eigenvalues above
         $n\,\varepsilon\,\lambda_1$), which reproduces a Euclidean $D$ to rounding.
-
-    Returns
-    -------
-    MDSResult
-        ``embedding`` (n, k), ``eigenvalues`` (n,), ``eigenvectors`` (n, n), ``clipped_mass``, ``B`` (n, n).
     """
     B = double_centered_gram(D)
     n = B.shape[0]
@@ -338,11 +333,6 @@ def low_rank_factors(D_or_embedding, r: int, d: int, *, seed: int | None = 0, as
         Rank, 1 <= r <= min(n, d) (and <= m for an embedding); model width.
     seed : int, Generator or None
         Seed of $C$ (``None``: $C = [I_r; 0]$).
-
-    Returns
-    -------
-    LowRankFactors
-        ``A`` (n, r), ``C`` (d, r), ``n_params`` $= r(n+d)$, ``n_params_full`` $= nd$, ``savings``.
     """
     X = as_float_matrix(D_or_embedding, "D_or_embedding")
     n = X.shape[0]

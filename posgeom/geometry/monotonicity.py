@@ -154,11 +154,6 @@ def separation(P, *, as_distances: bool | None = None) -> Separation:
     ----------
     P : array-like of shape (n, d) or (n, n)
         An encoding (n >= 2 rows) or its distance matrix (read as in :func:`stress`).
-
-    Returns
-    -------
-    Separation
-        ``raw``, ``normalized``, ``median``, ``pair``.
     """
     from ..validation import as_float_matrix
     X = as_float_matrix(P, "P")

@@ -70,11 +70,7 @@ def noise_floor(
     kind : {"chord", "normalized", "geodesic"}
         Units of ``matrix`` (``"geodesic"`` is $4\arcsin(F/2)$ of the chord RMS).
     progress : bool
-
-    Returns
-    -------
-    NoiseFloor
-        ``matrix`` (n_kept, n_kept), ``self_noise`` (n_kept,), ``positions``, ``reach``.
+        Show a progress bar over the positions.
     """
     check_choice(method, "method", NOISE_METHODS)
     check_choice(kind, "kind", HELLINGER_KINDS)

@@ -95,10 +95,6 @@ def cross_fitted_eigenvalues(G) -> np.ndarray:
     ----------
     G : array-like of shape (k, k)
         Symmetric (from :func:`cross_fitted_gram`).
-
-    Returns
-    -------
-    ndarray of shape (k - 1,)
     """
     G = np.asarray(G, dtype=np.float64)
     if G.ndim != 2 or G.shape[0] != G.shape[1] or G.shape[0] < 2:
@@ -214,10 +210,6 @@ def fold_counts(sequences, n_positions: int, vocab_size: int, *, n_folds: int = 
         ``n_folds`` a multiple of 4.
     groups : array-like of shape (N,), optional
         A label per sequence; the sequences of one label go into one fold (at least ``2 n_folds`` labels).
-
-    Returns
-    -------
-    list of PositionalCounts, length n_folds
     """
     seqs = list(sequences)
     n_folds = int(n_folds)
@@ -246,10 +238,6 @@ def noise_aware_rank_from_folds(folds, *, positions=None, n_resamples: int = 50,
         Positions to keep (default: those reached in every fold).
     n_resamples, level, seed :
         Random half-splits of the folds (>= 2); the interval's coverage in (0, 1); the seed of the splits.
-
-    Returns
-    -------
-    NoiseAwareRank
     """
     folds = list(folds)
     if len(folds) < 4 or len(folds) % 4:
@@ -309,16 +297,10 @@ def noise_aware_rank(sequences, n_positions: int, vocab_size: int, *, positions=
     ----------
     sequences, n_positions, vocab_size :
         Token ids (1-D integer arrays), as for :func:`posgeom.geometry.positional_counts`.
-    positions : array-like of int, optional
-        Positions to keep (default: those reached in every fold).
-    n_folds, n_resamples, level :
-        Folds the sequences are dealt into (a multiple of 4), as :func:`noise_aware_rank_from_folds`.
-    seed : int
-        Seeds the folds and the splits.
-
-    Returns
-    -------
-    NoiseAwareRank
+    n_folds : int
+        Folds the sequences are dealt into (a multiple of 4, :func:`fold_counts`).
+    positions, n_resamples, level, seed :
+        As :func:`noise_aware_rank_from_folds` (``seed`` also deals the folds).
     """
     folds = fold_counts(sequences, n_positions, vocab_size, n_folds=n_folds, seed=seed)
     return noise_aware_rank_from_folds(folds, positions=positions, n_resamples=n_resamples, level=level, seed=seed)

@@ -115,9 +115,9 @@ def circulant_deviation(D) -> float:
 
 
 def toeplitz_spread(D) -> float:
-    r"""The worst-case distance of ``D`` from depending on the offset only,
-    $\max_{\delta \ge 1} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max \lvert D\rvert$:
-    0 for a Toeplitz (shift-invariant) upper triangle.
+    r"""The worst-case distance of ``D`` from depending on the offset only (0 for a Toeplitz upper triangle).
+
+    $\max_{\delta \ge 1} \big(\max_{i} D_{i, i+\delta} - \min_{i} D_{i, i+\delta}\big) / \max \lvert D\rvert$.
 
     Parameters
     ----------

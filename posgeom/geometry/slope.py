@@ -73,17 +73,9 @@ def alibi_slopes_for(target: float, parabola: dict[str, float]) -> tuple[float, 
 
 
 def slope_for(rule: str, D) -> float:
-    r"""ALiBi's slope scaled to the corpus: ``"max distance"`` $\max D / (n - 1)$, ``"mean distance"``
-    $\overline{D} / \overline{|i-j|}$ (means over $i < j$).
+    r"""ALiBi's slope scaled to the corpus's (n, n) target distances ``D`` by ``rule`` (:data:`SLOPE_RULES`).
 
-    Parameters
-    ----------
-    rule, D :
-        ``"max distance"`` or ``"mean distance"``; the (n, n) target distances.
-
-    Returns
-    -------
-    float
+    ``"max distance"``: $\max D / (n - 1)$; ``"mean distance"``: $\overline{D} / \overline{|i-j|}$ (means over $i < j$).
     """
     check_choice(rule, "slope rule", SLOPE_RULES, plural="rules")
     D = np.asarray(D, dtype=np.float64)

@@ -91,11 +91,6 @@ def smacof(
         Symmetric non-negative $w_{ij}$ (diagonal ignored); default all ones.
     seed : int, Generator or None
         For ``init="random"``.
-
-    Returns
-    -------
-    SmacofResult
-        ``embedding`` (n, k), ``stress``, ``stress_history`` (n_iter + 1,), ``n_iter``, ``converged``.
     """
     D = check_squarable(check_distance_matrix(D, "D"))
     n = D.shape[0]
@@ -210,12 +205,7 @@ def smacof_curve(D, ranks, *, max_iter: int = 3000, eps: float = 1e-9) -> dict:
 
 
 def one_hot_distances(m: int = 3) -> np.ndarray:
-    r"""Chord Hellinger distances between ``m`` one-hot distributions: $\sqrt 2$ off the diagonal.
-
-    Returns
-    -------
-    ndarray of shape (m, m)
-    """
+    r"""Chord Hellinger distances (m, m) between ``m`` one-hot distributions: $\sqrt 2$ off the diagonal."""
     return hellinger_matrix(np.eye(check_int(m, "m", 1)))
 
 

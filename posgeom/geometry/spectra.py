@@ -150,10 +150,6 @@ def rank_above_noise(eigenvalues, null) -> int:
     ----------
     eigenvalues, null : array-like of shape (n,), and (n_rep, n) or (n,)
         Eigenvalues of $B$; the null's (:func:`null_eigenvalues`).
-
-    Returns
-    -------
-    int
     """
     w = np.asarray(eigenvalues, dtype=np.float64)
     return int(np.sum(w > float(np.max(null))))

@@ -73,10 +73,6 @@ def stress(D, Dhat_or_P, normalization: str = "paper", *, as_distances: bool | N
     Dhat_or_P : array-like of shape (n, n) or (n, d)
         The encoding's distance matrix, or the encoding itself (read by :func:`distances_of`).
     normalization : {"paper", "scale_free", "kruskal1", "smacof_r"}
-
-    Returns
-    -------
-    float
     """
     check_choice(normalization, "normalization", STRESS_NORMALIZATIONS)
     D = check_distance_matrix(D, "D")

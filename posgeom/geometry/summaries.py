@@ -35,9 +35,8 @@ def resolvable_summary(res: dict[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``profile`` (k,) and ``eigenvalues`` (k,) of $R$ (arrays); ``shift_r2``, ``share``
-        ($\lambda_1/\sum\lambda^+$), ``negative_fraction`` (pairs with $R^2 < 0$), ``negative_mass``
-        ($-\sum_{\lambda<0}\lambda / \sum|\lambda|$).
+        ``profile`` (k,) and ``eigenvalues`` (k,) of $R$ (arrays); ``shift_r2``, ``share`` ($\lambda_1/\sum\lambda^+$),
+        ``negative_fraction`` (pairs with $R^2 < 0$), ``negative_mass`` ($-\sum_{\lambda<0}\lambda / \sum|\lambda|$).
     """
     R = res["R"]
     _, profile, r2 = toeplitz_projection(R)

@@ -14,7 +14,7 @@ __all__ = ["TableGeometry", "table_geometry"]
 
 @dataclass(frozen=True)
 class TableGeometry:
-    """Neighbour cosine, stress against the task's geometry (both normalisations) and mean row norm."""
+    r"""Neighbour cosine $\frac{1}{n-1}\sum_i \cos(P_i, P_{i+1})$, stress against the task's geometry, mean row norm."""
 
     neighbour_cos: float
     stress_paper: float
@@ -29,12 +29,6 @@ def table_geometry(P, D) -> TableGeometry:
     ----------
     P : array-like of shape (n, d)
     D : array-like of shape (n, n)
-
-    Returns
-    -------
-    TableGeometry
-        ``neighbour_cos`` $= \frac{1}{n-1}\sum_i \cos(P_i, P_{i+1})$, ``stress_paper``, ``stress_scale_free``,
-        ``row_norm``.
     """
     C = cosine_similarity_matrix(P)
     return TableGeometry(

@@ -59,8 +59,9 @@ def similarity_by_lag(C) -> dict[str, np.ndarray]:
 
     Returns
     -------
-    dict with ``lag`` (n,) = 0 … n-1 and ``mean``, ``min``, ``max``, ``q10``, ``q90`` (n,): statistics
-    of $\{C_{i, i+\delta}\}_{i}$ for each lag $\delta$.
+    dict
+        ``lag`` (n,) = 0 … n-1 and ``mean``, ``min``, ``max``, ``q10``, ``q90`` (n,): statistics of
+        $\{C_{i, i+\delta}\}_{i}$ for each lag $\delta$.
     """
     C = np.asarray(C, dtype=np.float64)
     if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] < 2:
@@ -148,9 +149,10 @@ def spectral_summary(P) -> dict[str, np.ndarray]:
 
     Returns
     -------
-    dict with ``dominant_k`` (d,) int (the bin $k \ge 1$), ``dominant_freq`` (d,) in cycles per
-    position, ``concentration`` (d,) in [0, 1] and ``power_share`` (d,): the dimension's share of the
-    table's total (non-constant) power. Dimensions that are constant over positions get concentration 0.
+    dict
+        ``dominant_k`` (d,) int (the bin $k \ge 1$), ``dominant_freq`` (d,) in cycles per position,
+        ``concentration`` (d,) in [0, 1] (0 for a dimension constant over positions) and ``power_share`` (d,),
+        the dimension's share of the table's total (non-constant) power.
     """
     freqs, power = dimension_periodograms(P)
     if power.shape[0] < 2:
@@ -326,13 +328,12 @@ def analyse_table(P, *, n_components: int = 6, isolation_threshold: float = 2.0,
     Returns
     -------
     values : dict
-        ``neighbour_cos`` ($s(1)$, raw), ``neighbour_cos_centered``, ``neighbour_cos_min``,
-        ``frac_neighbour_above_0_9``, ``lag_below_half`` (first lag with $s(\delta) < 0.5$, or
-        ``None``), ``decay_spearman`` (Spearman of $s(\delta)$ with $\delta \le n/2$),
-        ``stand_apart`` (positions), ``first_isolation`` ($\iota$ of the first ``n_first``
-        rows), ``median_isolation_rest``, ``median_concentration``, ``pc_freq``, ``pc_r2``,
-        ``pc_explained``, ``n``, ``d``, ``mean_row_norm``, ``offset_ratio``
-        ($\lVert\bar p\rVert / \operatorname{mean}_i \lVert p_i\rVert$).
+        ``neighbour_cos`` ($s(1)$, raw), ``neighbour_cos_centered``, ``neighbour_cos_min``, ``neighbour_cos_median``,
+        ``frac_neighbour_above_0_9``, ``lag_below_half`` (first lag with $s(\delta) < 0.5$, or ``None``),
+        ``decay_spearman`` (Spearman of $s(\delta)$ with $\delta \le n/2$), ``stand_apart`` (positions),
+        ``isolation_threshold``, ``first_isolation`` ($\iota$ of the first ``n_first`` rows), ``median_isolation_rest``,
+        ``median_concentration``, ``pc_freq``, ``pc_period``, ``pc_r2``, ``pc_explained``, ``n``, ``d``,
+        ``mean_row_norm``, ``offset_ratio`` ($\lVert\bar p\rVert / \operatorname{mean}_i \lVert p_i\rVert$).
     arrays : dict
         ``cos`` (n, n), ``cos_centered`` (n, n), ``lag_mean`` / ``lag_q10`` / ``lag_q90`` (n,) raw and
         ``lag_mean_centered`` (n,), ``isolation`` (n,), ``row_norm`` (n,), ``freqs`` (n//2+1,),

@@ -1,10 +1,9 @@
 r"""Token data and the batches of training: the rows of each step, BERT's masking, padding.
 
-The order of epoch ``e`` is seeded with ``(seed, e)`` and the masking of step ``t`` with ``(seed, t)``, so a
-resumed run sees the batches of the uninterrupted one. ``padding="full"`` trains at the data's length,
-``"trim"`` cuts each batch to its longest sequence (same losses up to rounding), ``"bucket"`` also groups
-rows of similar length. Under several processes a batch is masked whole, then sharded; shard ``r`` with
-``n_r`` of the batch's ``n`` loss terms is weighted $W n_r / n$.
+The order of epoch ``e`` is seeded with ``(seed, e)`` and the masking of step ``t`` with ``(seed, t)``, so a resumed
+run sees the batches of the uninterrupted one. ``padding="full"`` trains at the data's length, ``"trim"`` cuts each
+batch to its longest sequence (same losses up to rounding), ``"bucket"`` also groups rows of similar length. Under
+several processes a batch is masked whole, then sharded, each shard weighted as in :mod:`posgeom.models.distributed`.
 """
 
 from __future__ import annotations
@@ -232,7 +231,6 @@ def step_batch(data: TokenData, config: TrainConfig, vocab_size: int, step: int,
 
     Parameters
     ----------
-    data : TokenData
     config : posgeom.models.training.TrainConfig
     idx : LongTensor of shape (B,)
     shard : (int, int), optional

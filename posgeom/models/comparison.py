@@ -1,5 +1,4 @@
-r"""Classifiers that differ only in their positional encoding: train and score one, compare them over seeds.
-"""
+r"""Classifiers that differ only in their positional encoding: train and score one, compare them over seeds."""
 
 from __future__ import annotations
 

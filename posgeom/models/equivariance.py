@@ -71,11 +71,7 @@ def equivariance_gap(model, input_ids, perm) -> float:
 def readout_gap(model, input_ids, perm) -> float:
     r"""$\max |g(\Pi X) - g(X)|$ for a classification model's logits ``g`` (an invariant readout gives 0).
 
-    Parameters
-    ----------
-    model : EncoderForSequenceClassification
-    input_ids : LongTensor of shape (B, L)
-    perm : array of shape (L,)
+    ``model`` is an ``EncoderForSequenceClassification``; ``input_ids`` and ``perm`` as :func:`equivariance_gap`.
     """
     x = torch.as_tensor(input_ids)
     if x.dim() != 2:

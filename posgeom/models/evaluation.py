@@ -52,8 +52,7 @@ def masked_position_loss(model, input_ids, attention_mask=None, *, mask_id: int 
 def entropy_references(population) -> tuple[float, float]:
     r"""Two MLM loss references (nats) for a corpus drawn independently position by position.
 
-    ``with_position`` is $\frac1n\sum_i H(\mu_i)$, ``without_position`` $H(\bar\mu)$ with
-    $\bar\mu = \frac1n \sum_i \mu_i$.
+    ``with_position`` is $\frac1n\sum_i H(\mu_i)$, ``without_position`` $H(\bar\mu)$, $\bar\mu = \frac1n \sum_i \mu_i$.
 
     Returns
     -------

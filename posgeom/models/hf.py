@@ -61,7 +61,6 @@ def convert_state_dict(hf_state: Mapping[str, torch.Tensor], config: EncoderConf
     ----------
     hf_state : mapping name → tensor
         From ``BertModel``, ``BertForMaskedLM`` or ``BertForSequenceClassification``.
-    config : EncoderConfig
     task : {"encoder", "mlm", "classification"}
 
     Returns
@@ -165,7 +164,6 @@ def read_checkpoint(folder: str | os.PathLike, task: str = "encoder", **override
 
     Parameters
     ----------
-    folder : str or path
     task : {"encoder", "mlm", "classification"}
     **overrides
         Config fields to change.

@@ -158,13 +158,7 @@ class PretrainedModel:
             yield AttentionWeights(weights, mask, enc["input_ids"].to("cpu").numpy().astype(np.int64))
 
     def attentions(self, texts, *, max_length: int | None = None, batch_size: int = 16) -> AttentionWeights:
-        """Every layer's attention weights for ``texts``, padded to the longest (:meth:`iter_attentions` streams).
-
-        Returns
-        -------
-        AttentionWeights
-            ``weights[l]`` of shape (n_texts, n_heads, L, L).
-        """
+        """Every layer's attention weights for ``texts``, padded to the longest (:meth:`iter_attentions` streams)."""
         parts = list(self.iter_attentions(texts, max_length=max_length, batch_size=batch_size))
         if not parts:
             raise ValueError("no texts given")

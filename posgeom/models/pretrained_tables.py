@@ -101,10 +101,6 @@ def random_separation(n: int, d: int, *, n_draws: int = 20, seed: int = 0) -> tu
     r"""Mean and standard deviation of the *normalised* separation of Gaussian $n \times d$ tables.
 
     A table at initialisation, $P_{ij} \sim \mathcal N(0, \sigma^2)$, has this value whatever $\sigma$.
-
-    Returns
-    -------
-    mean, std : float
     """
     rng = np.random.default_rng(seed)
     vals = [geo.separation(rng.standard_normal((n, d))).normalized for _ in range(n_draws)]
@@ -159,13 +155,7 @@ class TableAvailability:
 
 
 def table_availability(names) -> list[TableAvailability]:
-    """Try to load the position table of every named pretrained model and say which ones are here.
-
-    Returns
-    -------
-    list of TableAvailability
-        In the order tried; an unavailable model is listed with the reason.
-    """
+    """Try to load the position table of every named pretrained model: a :class:`TableAvailability` each, in order."""
     from .pretrained import HUB_ALIASES, ModelUnavailableError, position_table
     out = []
     for name in (HUB_ALIASES.get(n, n) for n in names):

@@ -1,7 +1,5 @@
-r"""Learned tables trained from scratch while their separation is recorded (Theorem 4 of the paper).
-
-The separation $\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$ is recorded raw and over the median
-pairwise distance.
+r"""Learned tables trained from scratch while their separation $\operatorname{sep}(P) = \min_{i \ne j} \|p_i - p_j\|$
+(Theorem 4 of the paper) is recorded, raw and over the median pairwise distance.
 """
 
 from __future__ import annotations
@@ -78,7 +76,6 @@ def train_separation(data: SeparationData, *, task: str, init: str, weight_decay
 
     Parameters
     ----------
-    data : SeparationData
     task : {"mlm", "bag"}
     init : {"normal", "tied"}
         Rows $\mathcal N(0, 0.02^2)$, or every row 0.

@@ -125,12 +125,10 @@ def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = 
                               min_length: int | None = 2, rank_tol: float = 1e-6) -> dict[str, np.ndarray]:
     r"""The order task's exact geometry: Hellinger distances of its marginals and their classical MDS.
 
-    The MDS keeps the eigenvalues above ``rank_tol`` $\lambda_1$.
-
     Returns
     -------
     dict
-        ``D`` (n, n) and ``mds`` (n, r).
+        ``D`` (n, n) and ``mds`` (n, r), the MDS keeping the eigenvalues above ``rank_tol`` $\lambda_1$.
     """
     from .. import geometry as geo
     from ..corpora.synthetic import population_marginals

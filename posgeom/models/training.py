@@ -451,7 +451,6 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *, callback
         Called as ``model(input_ids, attention_mask, token_type_ids, labels)`` → output with ``.loss``.
     data : TokenData, dict or tuple
         ``input_ids`` (N, L), optional ``attention_mask`` (N, L), ``labels`` (N,) for classification.
-    config : TrainConfig
     callbacks : iterable of :class:`~posgeom.models.callbacks.Callback`
     eval_data : like ``data``, optional
         Evaluated once at the end (:func:`evaluate`).

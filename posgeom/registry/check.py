@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..storage import SymlinkError, fsync_dir, is_symlink, symlinks_below
+from ..storage import SymlinkError, fsync_dir, symlinks_below
 from .manifest import code_changed
 from .layout import LOCK, POINTER, DamagedEntryError, EntryStatus
 
@@ -23,28 +23,28 @@ def check_registry(registry: "Registry",  # noqa: F821 - posgeom.registry.store 
         One per entry folder, in path order, then one per symbolic link (never followed) and per hidden
         folder of an older posgeom (``"orphan"``, never deleted: it may hold the only copy of a result).
     """
-    links: list[Path] = []
-    folders = registry._entry_folders(scale=scale, links=links)
-    every_link = [link for link in (symlinks_below(registry.root) if registry.root.is_dir() else ())
-                  if scale is None or link.relative_to(registry.root).parts[0] == scale]
-    held = {folder: [link for link in every_link if folder in link.parents] for folder in folders}
+    folders = registry._entry_folders(scale=scale)
+    parts = {link: link.relative_to(registry.root).parts
+             for link in (symlinks_below(registry.root) if registry.root.is_dir() else ())}
+    parts = {link: names for link, names in parts.items() if scale is None or names[0] == scale}
+    held = {folder: [link for link in parts if folder in link.parents] for folder in folders}
     report = [_status(folder, *_check_entry(registry, folder, held[folder], sweep)) for folder in folders]
-    for link in links:
-        parts = link.relative_to(registry.root).parts
-        what = ("a scale", "an experiment", "an entry")[len(parts) - 1]
-        report.append(EntryStatus(*[*parts, "", ""][:3], "symlink", f"not a registry entry (symlink in place of {what} "
-                                  "folder): never followed, read or swept; delete the link or move the folder it "
-                                  "points to in its place", link))
-    reported = set(links).union(*held.values())
-    for link in every_link:
+    # a link in place of a scale, experiment or entry folder
+    in_place = [link for link, names in parts.items() if len(names) <= 3 and not any(n.startswith(".") for n in names)]
+    for link in in_place:
+        what = ("a scale", "an experiment", "an entry")[len(parts[link]) - 1]
+        report.append(EntryStatus(*[*parts[link], "", ""][:3], "symlink", f"not a registry entry (symlink in place of "
+                                  f"{what} folder): never followed, read or swept; delete the link or move the folder "
+                                  "it points to in its place", link))
+    reported = set(in_place).union(*held.values())
+    for link, names in parts.items():
         if link not in reported:  # .checkpoints, a hidden folder's content, a file beside the entries, ...
-            parts = link.relative_to(registry.root).parts
-            report.append(EntryStatus(parts[0], parts[1] if len(parts) > 1 else "", "/".join(parts[2:]), "symlink",
+            report.append(EntryStatus(names[0], names[1] if len(names) > 1 else "", "/".join(names[2:]), "symlink",
                                       "a symbolic link in the results folder: never followed (no command reads, "
                                       "writes or deletes through it); delete the link or move what it points to in "
                                       "its place", link))
     report += [_status(hidden, "orphan", "left by an interrupted write of an older posgeom; inspect it and delete it "
-                                         "by hand") for hidden in _hidden_folders(registry.root, scale)]
+                                         "by hand") for hidden in registry._entry_folders(scale=scale, hidden=True)]
     return report
 
 
@@ -82,7 +82,7 @@ def _check_entry(registry: "Registry", folder: Path, links: list[Path], sweep: b
     except KeyError:
         leftovers = [c.name for c in folder.iterdir() if c.name != LOCK]
         detail = "no entry: only an interrupted write" if leftovers or swept else "no entry"
-        if not sweep and not [c for c in leftovers if not registry._is_interrupted(folder / c)]:
+        if not sweep and all(registry._is_interrupted(folder / c) for c in leftovers):
             detail += " (run without --no-sweep to remove it)"
         return "incomplete", detail + note
     left = [] if sweep else [c.name for c in registry._leftovers(folder, keep=result.path.name)]
@@ -105,15 +105,3 @@ def _remove_if_incomplete(folder: Path) -> bool:
     fsync_dir(folder.parent)
     return True
 
-
-def _hidden_folders(root: Path, scale: str | None) -> list[Path]:
-    """The hidden folders beside entries (``<scale>/<experiment>/.name``), found without following a link."""
-    out = []
-    for sc in sorted(root.iterdir()) if root.is_dir() else ():
-        if sc.name.startswith(".") or is_symlink(sc) or not sc.is_dir() or scale not in (None, sc.name):
-            continue
-        for exp in sorted(sc.iterdir()):
-            if exp.name.startswith(".") or is_symlink(exp) or not exp.is_dir():
-                continue
-            out += [h for h in sorted(exp.iterdir()) if h.name.startswith(".") and not is_symlink(h) and h.is_dir()]
-    return out

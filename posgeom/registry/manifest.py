@@ -50,10 +50,8 @@ def canonical(obj: Any) -> Any:
         return [canonical(v) for v in obj]
     if isinstance(obj, (Path, str)):
         return str(obj)  # an identifier (a StrEnum member) is recorded as its text
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
+    if isinstance(obj, (np.integer, np.floating)):
+        return obj.item()
     if isinstance(obj, (int, float, bool)) or obj is None:
         return obj
     raise TypeError(f"parameter value {obj!r} of type {type(obj).__name__} cannot be recorded; use strings, "

@@ -63,8 +63,7 @@ RUN_WORDS: tuple[tuple[re.Pattern, object], ...] = (
 def run_words(experiment: str) -> str:
     """The run a registry key names, in words (:data:`RUN_WORDS`); an unknown key as it is."""
     for pattern, words in RUN_WORDS:
-        m = pattern.match(str(experiment))
-        if m:
+        if m := pattern.match(str(experiment)):
             return words(m) if callable(words) else words
     return str(experiment)
 
@@ -153,8 +152,7 @@ def gpu_work_minutes(experiment: str, scale: str, device: str) -> float | None:
     return None
 
 
-# --------------------------------------------------------------------------------------------
-# In the kernel of a chapter run with GPU work reported (installed by posgeom reproduce)
+# ------------------------------- in the kernel of a chapter run with GPU work reported (installed by posgeom reproduce)
 
 
 def assigned_names(source: str) -> list[str]:

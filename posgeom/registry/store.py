@@ -35,7 +35,7 @@ _IDENTITY = frozenset({"format", "experiment", "key", "params", "scale", "files"
 #: The files a version folder may hold besides its manifest.
 ENTRY_FILES = ("result.json", "arrays.npz")
 #: Files of the layout before checksummed entries (stored directly in the entry folder).
-LEGACY_FILES = ("result.json", "arrays.npz", "manifest.json")
+LEGACY_FILES = (*ENTRY_FILES, MANIFEST)
 #: How long a writer waits for another writer of the same entry.
 LOCK_TIMEOUT_S = 600.0
 #: Reads retried when a writer replaces the entry meanwhile.
@@ -119,10 +119,8 @@ class Registry:
             parts = folder.relative_to(self.root).parts
         except ValueError:
             return folder
-        for k in range(1, len(parts) + 1):
-            if (self.root.joinpath(*parts[:k])).is_symlink():
-                return self.root.joinpath(*parts[:k])
-        return None
+        below_root = [self.root.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)]
+        return next((path for path in below_root if path.is_symlink()), None)
 
     def _refuse_symlink(self, folder: Path) -> None:
         link = self._symlink_in(folder)
@@ -139,9 +137,8 @@ class Registry:
     # ------------------------------------------------------------------------------------- writing
 
     def _lock(self, folder: Path) -> FolderLock:
-        """Acquire the entry's writer lock."""
-        folder.mkdir(parents=True, exist_ok=True)
-        lock = FolderLock(folder / LOCK, timeout=LOCK_TIMEOUT_S)
+        """The entry's writer lock, acquired (so never used in a ``with`` block, which would acquire it again)."""
+        lock = FolderLock(folder / LOCK, timeout=LOCK_TIMEOUT_S)  # makes the folder
         try:
             lock.acquire()
         except LockTimeout:
@@ -172,7 +169,7 @@ class Registry:
         # everything that can fail on the caller's input fails before anything is written
         payload = _payload(values, arrays)
         manifest["files"] = {name: sha256_bytes(data) for name, data in payload.items()}
-        lock = self._lock(folder)  # acquired: not a ``with`` block, whose __enter__ would acquire it again
+        lock = self._lock(folder)
         try:
             self._write_version(folder, payload, manifest)
         finally:
@@ -251,25 +248,20 @@ class Registry:
     @staticmethod
     def _leftovers(folder: Path, keep: str | None) -> list[Path]:
         """Interrupted writes and, when ``keep`` is a complete version, what it replaced."""
-        out = []
-        for child in folder.iterdir() if folder.is_dir() and not folder.is_symlink() else ():
-            old_version = keep is not None and child.name.startswith("v-") and child.name != keep
-            legacy = keep is not None and child.name in LEGACY_FILES
-            if Registry._is_interrupted(child) or old_version or legacy:
-                out.append(child)
-        return sorted(out)
+        children = folder.iterdir() if folder.is_dir() and not folder.is_symlink() else ()
+        return sorted(child for child in children if Registry._is_interrupted(child) or (
+            keep is not None and (child.name in LEGACY_FILES or (child.name.startswith("v-") and child.name != keep))))
 
     @classmethod
     def _sweep(cls, folder: Path, keep: str | None) -> list[str]:
         """Remove :meth:`_leftovers` (links themselves, never followed), under the entry's lock."""
-        removed = []
-        for child in cls._leftovers(folder, keep):
+        leftovers = cls._leftovers(folder, keep)
+        for child in leftovers:
             if child.is_dir() and not is_symlink(child):
                 shutil.rmtree(child, ignore_errors=True)  # never through a link inside (remove_tree)
             else:
                 child.unlink(missing_ok=True)
-            removed.append(child.name)
-        return removed
+        return [child.name for child in leftovers]
 
     # ------------------------------------------------------------------------------------- reading
 
@@ -377,28 +369,19 @@ class Registry:
             raise KeyError(f"no result for experiment {experiment!r} at scale {scale!r} with these parameters "
                            f"(key {key}) under {self.root}; run the experiment first") from None
 
-    def _entry_folders(self, experiment: str | None = None, scale: str | None = None,
-                       *, links: list[Path] | None = None) -> list[Path]:
-        """The entry folders ``<scale>/<experiment>/<key>``; links are left out (and added to ``links``)."""
-        if not self.root.is_dir():
-            return []
-        out = []
+    @staticmethod
+    def _subfolders(folders: list[Path], name: str | None = None, *, hidden: bool = False) -> list[Path]:
+        """The subfolders of ``folders`` called ``name`` (None: any), hidden or not, in path order; links left out."""
+        return [child for folder in folders for child in sorted(folder.iterdir())
+                if child.name.startswith(".") == hidden and name in (None, child.name) and child.is_dir()
+                and not is_symlink(child)]
 
-        def walk(folder: Path, depth: int) -> None:
-            wanted = (scale, experiment, None)[depth]  # the filter of this level, None: every name
-            for child in sorted(folder.iterdir()):
-                if child.name.startswith(".") or wanted not in (None, child.name):
-                    continue
-                if child.is_symlink():
-                    if links is not None:
-                        links.append(child)
-                elif child.is_dir() and depth == 2:
-                    out.append(child)
-                elif child.is_dir():
-                    walk(child, depth + 1)
-
-        walk(self.root, 0)
-        return out
+    def _entry_folders(self, experiment: str | None = None, scale: str | None = None, *,
+                       hidden: bool = False) -> list[Path]:
+        """The entry folders ``<scale>/<experiment>/<key>``, or with ``hidden=True`` the hidden folders beside them
+        (``.name``: left by an older posgeom); links and hidden scales and experiments are left out."""
+        scales = self._subfolders([self.root] if self.root.is_dir() else [], scale)
+        return self._subfolders(self._subfolders(scales, experiment), hidden=hidden)
 
     def entries(self, experiment: str | None = None, scale: str | None = None) -> list[Result]:
         """Every verified result, optionally filtered (damaged ones are left out with a warning)."""
@@ -420,7 +403,8 @@ class Registry:
     @staticmethod
     def _is_interrupted(child: Path) -> bool:
         """Whether ``child`` is a temporary name left by an interrupted write."""
-        return child.name.startswith(".tmp-") or (child.name.startswith(f".{POINTER}.") and child.name.endswith(TMP_SUFFIX))
+        name = child.name
+        return name.startswith(".tmp-") or (name.startswith(f".{POINTER}.") and name.endswith(TMP_SUFFIX))
 
     def _verifies(self, folder: Path) -> bool:
         try:

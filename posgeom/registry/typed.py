@@ -30,14 +30,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["as_record", "to_stored", "record_name", "named_record_type", "stored", "STORED", "OMIT_NONE"]
+__all__ = ["as_record", "to_stored", "plain", "record_name", "named_record_type", "stored", "STORED", "OMIT_NONE"]
 
 #: The metadata key of a field's path among the stored values (:func:`stored`).
 STORED = "stored"
-
 #: The metadata key of a field left out of the stored values when it is None (``stored(..., omit_none=True)``).
 OMIT_NONE = "omit_none"
-
 #: Sentinels of a lookup: no default (a missing value is an error), and "not stored" (use the field's default).
 _MISSING, _ABSENT = object(), object()
 
@@ -107,8 +105,8 @@ def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
 def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, given: Mapping | None = None) -> Any:
     if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
         raise TypeError(f"as_record builds a dataclass; {record_type!r} is not one")
-    given = dict(given or {})
-    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(record_type)})
+    kwargs = dict(given or {})
+    unknown = sorted(set(kwargs) - {f.name for f in dataclasses.fields(record_type)})
     if unknown:
         raise TypeError(f"{record_type.__name__} has no field {', '.join(unknown)} (given to as_record)")
     try:
@@ -116,9 +114,8 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
     except NameError as err:
         raise TypeError(f"the annotations of {record_type.__name__} name a type not in its module ({err}); define "
                         "the record (and the types it names) at module level") from None
-    kwargs = given
     for f in dataclasses.fields(record_type):
-        if not f.init or f.name in given:
+        if not f.init or f.name in kwargs:
             continue
         path = f.metadata.get(STORED, f.name)
         tp = hints[f.name]
@@ -128,9 +125,8 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
             continue
         if _is_array_family(tp, path):
             head, tail = path.split("{}", 1)
-            family = {name[len(head):len(name) - len(tail)]: np.asarray(a) for name, a in arrays.items()
-                      if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail)}
-            kwargs[f.name] = family
+            kwargs[f.name] = {name[len(head):len(name) - len(tail)]: np.asarray(a) for name, a in arrays.items()
+                              if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail)}
             continue
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         raw = _lookup(values, path, here, default=_ABSENT if has_default else _MISSING)
@@ -157,33 +153,30 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
     """``value`` as the annotation ``tp`` says (module docstring)."""
     if tp is Any or tp is object:
         return value
+    if value is None:
+        if _is_union(tp) and type(None) in typing.get_args(tp):
+            return None
+        shown = tp if _is_union(tp) else getattr(tp, "__name__", tp)
+        raise ValueError(f"{where} is stored as None, but the record does not allow None ({shown})")
     if _is_union(tp):
-        args = typing.get_args(tp)
-        if value is None:
-            if type(None) in args:
-                return None
-            raise ValueError(f"{where} is stored as None, but the record does not allow None ({tp})")
         errors = []
-        for arg in (a for a in args if a is not type(None)):
+        for arg in (a for a in typing.get_args(tp) if a is not type(None)):
             try:
                 return _convert(value, arg, where)
             except (TypeError, ValueError, KeyError) as err:
                 errors.append(str(err))
         raise ValueError(f"{where}: the stored {value!r} is none of {tp}: {'; '.join(errors)}")
-    if value is None:
-        raise ValueError(f"{where} is stored as None, but the record does not allow None ({getattr(tp, '__name__', tp)})")
     origin, args = typing.get_origin(tp) or tp, typing.get_args(tp)  # a bare ``tuple`` or ``list``: no args
-    if origin is tuple:
-        items = _sequence(value, where)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(v, args[0], f"{where}[{i}]") for i, v in enumerate(items))
-        if args and len(args) != len(items):
+    if origin in (tuple, list):
+        if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"{where} is stored as a {type(value).__name__}, not a sequence")
+        items = list(value)
+        if origin is list or (len(args) == 2 and args[1] is Ellipsis):  # one type for every item
+            args = args[:1] * len(items)
+        elif args and len(args) != len(items):
             raise ValueError(f"{where} holds {len(items)} items; the record declares {len(args)}")
-        return tuple(_convert(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(items, args))) if args \
-            else tuple(items)
-    if origin is list:
-        items = _sequence(value, where)
-        return [_convert(v, args[0], f"{where}[{i}]") for i, v in enumerate(items)] if args else list(items)
+        return origin(_convert(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(items, args))) if args \
+            else origin(items)
     if origin in (dict, Mapping) or tp in (dict, Mapping):
         if not isinstance(value, Mapping):
             raise TypeError(f"{where} is stored as a {type(value).__name__}, not a mapping")
@@ -211,10 +204,8 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
             if isinstance(value, (bool, str)):
                 raise ValueError(f"{where} is stored as {value!r}, not a number")
             return float(value)
-        if tp is str:
-            if not isinstance(value, str):
-                raise ValueError(f"{where} is stored as {value!r}, not text")
-            return value
+        if tp is str:  # text was returned above
+            raise ValueError(f"{where} is stored as {value!r}, not text")
         if tp is bool:
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{where} is stored as {value!r}, not true or false")
@@ -222,21 +213,13 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
     return value
 
 
-def _sequence(value: Any, where: str) -> list:
-    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"{where} is stored as a {type(value).__name__}, not a sequence")
-    return list(value)
-
-
 def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The ``(values, arrays)`` that ``record`` is stored as: what :func:`as_record` reads back into it.
 
-    A field goes to the dotted path of :func:`stored` (default: its name). A top-level field annotated
-    ``np.ndarray`` goes to ``arrays`` under that path, and a top-level ``dict[str, np.ndarray]`` whose path holds
-    ``{}`` goes there one array per key (the path with the key in place of ``{}``); every other value goes to
-    ``values``, with nested dataclasses as mappings (by the same rules, their arrays as lists; a type with
-    ``from_dict`` as its ``as_dict``), enums as their values, tuples as lists and numpy scalars and arrays as Python
-    numbers and lists.
+    A field goes to the dotted path of :func:`stored` (default: its name): a top-level ``np.ndarray`` field or
+    family of arrays (module docstring) in ``arrays``, every other value in ``values``, with nested dataclasses as
+    mappings (by the same rules, their arrays as lists; a ``from_dict`` type as its ``as_dict``), enums as their
+    values, tuples as lists and numpy scalars and arrays as Python numbers and lists.
 
     Parameters
     ----------
@@ -265,7 +248,7 @@ def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if _is_array_family(hints[f.name], path):
             arrays.update({path.replace("{}", str(key), 1): array for key, array in value.items()})
             continue
-        _place(values, path, _plain(value), f"{type(record).__name__}.{f.name}")
+        _place(values, path, plain(value), f"{type(record).__name__}.{f.name}")
     return values, arrays
 
 
@@ -282,23 +265,24 @@ def _place(values: dict, path: str, value: Any, where: str) -> None:
     node[last] = value
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as JSON-ready Python data (see :func:`to_stored`)."""
+def plain(value: Any) -> Any:
+    """``value`` as JSON-ready Python data (numpy as lists, dataclasses as dicts), as
+    :func:`~posgeom.registry.typed.to_stored` stores it."""
     if isinstance(value, enum.Enum):
         return value.value
     if hasattr(type(value), "from_dict") and hasattr(value, "as_dict"):
-        return _plain(value.as_dict())  # stored as its own as_dict, which as_record reads back with from_dict
+        return plain(value.as_dict())  # stored as its own as_dict, which as_record reads back with from_dict
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
             item = getattr(value, f.name)
             if f.init and not (item is None and f.metadata.get(OMIT_NONE)):
-                _place(out, f.metadata.get(STORED, f.name), _plain(item), f"{type(value).__name__}.{f.name}")
+                _place(out, f.metadata.get(STORED, f.name), plain(item), f"{type(value).__name__}.{f.name}")
         return out
     if isinstance(value, Mapping):
-        return {_plain(k): _plain(v) for k, v in value.items()}
+        return {plain(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, (np.ndarray, np.generic)):
         return value.tolist()
     return value

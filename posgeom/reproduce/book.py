@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..timings import chapter_times
 from .chapters import CHAPTERS, Chapter, project_root
-from .notebook import KERNEL_START_TIMEOUT_S, failed_cell, is_kernel_noise, kernel_stderr, probe_cell, read_probe
+from .notebook import failed_cell, is_kernel_noise, run_kernel
 
 __all__ = [
     "THREAD_VARIABLES", "UNMEASURED_S", "CHAPTER_FOLDER", "MYST_READER", "Page", "PageRun", "BookExecution",
@@ -134,31 +134,22 @@ def read_page(path: Path):
 
 def _execute_page(page: Page, *, env: dict[str, str], timeout: int | None):
     """Run ``page`` in a fresh kernel: (notebook without the probe cell, seconds, error or None, peak bytes or None)."""
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     nb = read_page(page.path)
-    nb.cells.append(probe_cell())
     current = {"index": None}
-    # record_timing: each cell's start and end in its metadata; moved out by cell_seconds before caching
-    client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=True,
-                            startup_timeout=KERNEL_START_TIMEOUT_S,
-                            on_cell_start=lambda cell, cell_index: current.update(index=cell_index),
-                            resources={"metadata": {"path": str(page.path.parent)}})
     started = time.perf_counter()
     try:
-        with kernel_stderr() as stderr:
-            client.execute(env=env, stderr=stderr)
+        # record_timing: each cell's start and end in its metadata; moved out by cell_seconds before caching
+        probe = run_kernel(nb, page.path.parent, env=env, timeout=timeout, allow_errors=False, record_timing=True,
+                           on_cell_start=lambda cell, cell_index: current.update(index=cell_index))
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
-        nb.cells.pop()
         where = failed_cell(nb, current["index"]) or ("the memory probe after the last cell"
                                                       if current["index"] == len(nb.cells) else "before its first cell")
         detail = "\n".join(str(err).strip().splitlines()[-15:])
         return nb, time.perf_counter() - started, f"{page.path.name}, {where}: {detail}", None
     except Exception:  # a kernel that cannot start, a notebook that cannot be read: say so, whole
-        nb.cells.pop()
-        return nb, time.perf_counter() - started, f"{page.path.name}: " + traceback.format_exc(limit=5), None
-    seconds = time.perf_counter() - started
-    return nb, seconds, None, read_probe(nb.cells.pop())["rss_bytes"]
+        return nb, time.perf_counter() - started, f"{page.path.name}: " + traceback.format_exc(limit=6), None
+    return nb, time.perf_counter() - started, None, probe["rss_bytes"]
 
 
 def cell_seconds(nb) -> list[float | None]:

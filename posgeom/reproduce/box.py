@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..timings import chapter_memory, chapter_times
+from ..timings import chapter_memory, chapter_times, format_duration, format_memory
+from .facts import CHAPTER_FACTS, chapter_facts, page_facts
 from .parts import chapter_needs, paper_parts
 
 __all__ = ["needs_title", "needs_box"]
@@ -15,7 +16,6 @@ __all__ = ["needs_title", "needs_box"]
 
 def needs_title(page: str) -> str:
     """The title of ``page``'s box."""
-    from .facts import CHAPTER_FACTS
     return "What this chapter needs" if page in CHAPTER_FACTS else "What this page needs"
 
 
@@ -26,8 +26,6 @@ def needs_box(page: str, settings=None, *, root: str | Path | None = None, regis
     ``paper`` found in ``registry`` (stored, or waiting for a GPU), its own facts (``settings``, default
     ``posgeom.get_settings()``) and the table of its parts; another page's box is its paragraph of ``PAGE_FACTS``.
     """
-    from .facts import CHAPTER_FACTS, chapter_facts, page_facts
-    from ..timings import format_duration, format_memory
     times, memory = chapter_times(root), chapter_memory(root)
     if page not in CHAPTER_FACTS:
         return page_facts(page, format_duration(times.get(page)))

@@ -31,7 +31,7 @@ def parse_budget(text: str | float | int) -> float:
             raise ValueError(f"budget {text!r} is not a duration: write a number followed by s, m or h "
                              "(for example 90s, 9m, 2h)")
         seconds = float(found.group(1)) * _UNIT_S[found.group(2)]
-    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+    if not 0 < seconds < float("inf"):  # NaN fails both comparisons
         raise ValueError(f"budget {text!r} must be a positive duration (for example 90s, 9m, 2h)")
     return seconds
 

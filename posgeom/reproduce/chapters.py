@@ -1,6 +1,5 @@
-"""The chapters ``posgeom reproduce`` runs (:data:`CHAPTERS`: their claims and estimates), how to pick
-them, where the checkout and the results are, whether a chapter is done at a scale, and their measured
-times as the book's MyST substitutions."""
+"""The chapters ``posgeom reproduce`` runs (:data:`CHAPTERS`), how to pick them, where the checkout and the
+results are, whether a chapter is done at a scale, and their measured times as the book's MyST substitutions."""
 
 from __future__ import annotations
 
@@ -82,10 +81,9 @@ class Chapter:
 
 
 def recorded_runs(scale: str, registry: Registry | None = None) -> dict[str, Result]:
-    """The last run of each chapter at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`), by slug."""
-    from ..config import get_settings
+    """Each chapter's last run at ``scale`` recorded by ``posgeom reproduce`` (:data:`RUNS_EXPERIMENT`), by slug."""
     scale = validate_scale(scale)
-    registry = registry if registry is not None else Registry(get_settings().results_dir)
+    registry = registry if registry is not None else Registry()  # the configured results folder
     runs: dict[str, Result] = {}
     for entry in sorted(registry.entries(RUNS_EXPERIMENT, scale=scale), key=lambda e: e.manifest.get("created", "")):
         runs[entry.values.get("chapter") or entry.manifest.get("params", {}).get("chapter")] = entry
@@ -241,9 +239,8 @@ OTHER_CHAPTERS = ("getting-started", "your-own-corpus", "diagnose-your-model")
 def chapter_time_substitutions(times: dict[str, float], chapters: Sequence[Chapter] = CHAPTERS,
                                others: Collection[str] = OTHER_CHAPTERS,
                                memory: dict[str, float] | None = None) -> dict[str, str]:
-    """MyST substitutions ``time_<slug>`` and ``memory_<slug>`` (hyphens as underscores) for every chapter of
-    ``chapters``, ``others`` and ``times`` (``NOT_MEASURED`` where unmeasured); the whole cold build is
-    ``time_book_build``."""
+    """MyST substitutions ``time_<slug>`` and ``memory_<slug>`` (hyphens as underscores) of every chapter in
+    ``chapters``, ``others`` and ``times`` (``NOT_MEASURED`` where unmeasured); ``time_book_build``: the cold build."""
     slugs = dict.fromkeys([c.slug for c in chapters] + list(others) + [BOOK_BUILD] + list(times))
     out = {"time_" + slug.replace("-", "_"): format_duration(times.get(slug)) for slug in slugs}
     out.update({"memory_" + slug.replace("-", "_"): format_memory((memory or {}).get(slug))

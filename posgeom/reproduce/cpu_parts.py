@@ -3,9 +3,9 @@ process with a timeout."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 import time
@@ -66,23 +66,8 @@ CPU_PARTS: tuple[CpuPart, ...] = (
 
 def run_cpu_part(entry: str, kwargs: Mapping[str, Any], scale: str = "paper") -> None:
     """Call one CPU part in this process (``function(settings at scale, **kwargs)``); it stores its result."""
-    module, _, name = entry.partition(":")
-    function = getattr(importlib.import_module(EXPERIMENTS_PACKAGE + module), name)
+    function = pkgutil.resolve_name(EXPERIMENTS_PACKAGE + entry)
     function(get_settings(scale=scale, device="cpu"), **dict(kwargs))
-
-
-def _run_part(part: CpuPart, scale: str, timeout_s: float | None, env: Mapping[str, str]) -> tuple[str, float]:
-    """Run ``part`` in its own process; its status and wall seconds."""
-    command = [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", part.entry,
-               json.dumps(dict(part.kwargs)), "--scale", scale]
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=dict(env))
-        tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        status = "stored" if done.returncode == 0 else f"failed: {tail}"
-    except subprocess.TimeoutExpired:
-        status = "timed out"
-    return status, time.perf_counter() - start
 
 
 def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, timeout_s: float | None = None,
@@ -104,7 +89,16 @@ def run_cpu_parts(scale: str = "paper", only: Iterable[str] | None = None, *, ti
     selected = [p for p in parts if p.chapter in slugs]
 
     def one(part: CpuPart) -> tuple[CpuPart, str, float]:
-        status, seconds = _run_part(part, scale, timeout_s, env)
+        command = [sys.executable, "-m", "posgeom.cli", "reproduce", "--cpu-part", part.entry,
+                   json.dumps(dict(part.kwargs)), "--scale", scale]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=dict(env))
+            tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            status = "stored" if done.returncode == 0 else f"failed: {tail}"
+        except subprocess.TimeoutExpired:
+            status = "timed out"
+        seconds = time.perf_counter() - start
         print(f"{part.chapter:24} {part.name:70} {status} ({seconds / 60:.1f} min)", flush=True)
         return part, status, seconds
 

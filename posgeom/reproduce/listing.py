@@ -4,10 +4,11 @@ committed paper-scale results made by code that has changed since."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
-from ..registry import Registry, code_changed
+from ..registry import Registry, Result, code_changed
 from ..report import CLAIMS_EXPERIMENT
 from .budget import chapter_progress, checkpoint_progress, experiment_progress
 from .chapters import CHAPTERS, PROGRESS_EXPERIMENT, RUNS_EXPERIMENT, Chapter, chapter_status, format_minutes
@@ -29,14 +30,24 @@ class StaleResult:
                 f"(or what they import); recompute it on {where}")
 
 
+def stored_results(registry: Registry, group: Callable[[str], str | None] = lambda name: name, scale: str = "paper"
+                   ) -> dict[str, list[tuple[Result, bool]]]:
+    """The entries at ``scale`` by ``group(registry experiment)`` (None: left out; so are the chapters' run records),
+    each with whether the code that made it has changed since (``code_changed``: slow, asked of those kept only)."""
+    found: dict[str, list[tuple[Result, bool]]] = {}
+    for entry in registry.entries(scale=scale):
+        label = None if entry.experiment in (RUNS_EXPERIMENT, PROGRESS_EXPERIMENT) else group(entry.experiment)
+        if label is not None:
+            found.setdefault(label, []).append((entry, bool(code_changed(entry.manifest))))
+    return found
+
+
 def stale_paper_results(results_dir: str | Path) -> list[StaleResult]:
     """Every paper-scale entry of the registry at ``results_dir`` whose code key no longer matches the code."""
     from ..costmodel import experiment_costs, needs_gpu
     costs, gpu_chapters = experiment_costs(), {c.slug for c in CHAPTERS if c.paper_needs_gpu}
     out = []
-    for entry in Registry(results_dir).entries(scale="paper"):
-        if entry.experiment in (RUNS_EXPERIMENT, PROGRESS_EXPERIMENT) or not code_changed(entry.manifest):
-            continue
+    for entry in (entry for rows in stored_results(Registry(results_dir)).values() for entry, stale in rows if stale):
         gpu = (entry.values.get("chapter") in gpu_chapters  # a chapter's verdicts: rerun with the whole chapter
                if entry.experiment == CLAIMS_EXPERIMENT else needs_gpu(entry.experiment, costs))
         out.append(StaleResult(entry.experiment, entry.key, tuple(entry.manifest.get("code_modules") or ()), gpu))
@@ -78,7 +89,7 @@ def paper_minutes(chapters: Sequence[Chapter] = CHAPTERS) -> dict[str, float]:
 
 def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, notebooks_dir: Path) -> str:
     """``posgeom reproduce --list``: every chapter's claims, status and estimates (at ``paper``, the cost model too)."""
-    paper = paper_minutes(chapters)
+    quick, paper = {c.slug: c.estimate("quick").minutes for c in chapters}, paper_minutes(chapters)
     lines = [f"{'chapter':26} {'claims':18} {'status (' + scale + ')':26} {'quick':>9} {'paper':>12} "
              f"{'GPU at paper':13} torchrun"]
     in_progress = []
@@ -89,10 +100,10 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
             status = "in progress"
             in_progress.append(f"in progress: {c.slug}: {progress} (posgeom reproduce --scale {scale} --budget ... "
                                "resumes it)")
-        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(c.estimate('quick').minutes):>9} "
-                     f"{format_minutes(paper[c.slug]) + (' GPU' if c.paper_from_cost_model else ' CPU'):>12} {'yes' if c.paper_needs_gpu else 'no':13} "
-                     f"{'yes' if c.ddp else 'no'}")
-    lines.append(f"total: {format_minutes(sum(c.estimate('quick').minutes for c in chapters))} at quick on a 2-core CPU; "
+        paper_time = format_minutes(paper[c.slug]) + (" GPU" if c.paper_from_cost_model else " CPU")
+        lines.append(f"{c.slug:26} {' '.join(c.claims):18} {status:26} {format_minutes(quick[c.slug]):>9} "
+                     f"{paper_time:>12} {'yes' if c.paper_needs_gpu else 'no':13} {'yes' if c.ddp else 'no'}")
+    lines.append(f"total: {format_minutes(sum(quick.values()))} at quick on a 2-core CPU; "
                  f"about {format_minutes(sum(paper.values()))} at paper: the cost model's time on one "
                  "H100/H200-class GPU (40% MFU) for the chapters that train, the recorded CPU runs for the rest")
     progress = experiment_progress(checkpoint_progress(registry.root, scale))
@@ -106,16 +117,14 @@ def format_list(chapters: Sequence[Chapter], scale: str, registry: Registry, not
 
 def experiment_results(registry: Registry, scale: str = "paper") -> dict[str, str]:
     """Per costed experiment, its stored entries at ``scale``: ``"3 stored"``, ``"3 stored (1 stale)"``."""
-    from fnmatch import fnmatchcase
-
     from ..costmodel import RESULT_NAMES
-    counts: dict[str, list[int]] = {}
-    for entry in registry.entries(scale=scale):
-        for experiment, patterns in RESULT_NAMES.items():
-            if any(fnmatchcase(entry.experiment, p) for p in patterns):
-                n = counts.setdefault(experiment, [0, 0])
-                n[0], n[1] = n[0] + 1, n[1] + bool(code_changed(entry.manifest))
-    return {e: f"{n} stored" + (f" ({stale} stale)" if stale else "") for e, (n, stale) in counts.items()}
+
+    def costed(name: str) -> str | None:  # the experiment that writes it (each registry experiment has one writer)
+        return next((e for e, patterns in RESULT_NAMES.items() if any(fnmatchcase(name, p) for p in patterns)), None)
+
+    found = stored_results(registry, costed, scale)
+    stale = {e: sum(s for _, s in rows) for e, rows in found.items()}
+    return {e: f"{len(rows)} stored" + (f" ({stale[e]} stale)" if stale[e] else "") for e, rows in found.items()}
 
 
 def cost_report(slugs: Sequence[str] | None = None, *, progress: dict[str, str] | None = None) -> str:

@@ -57,18 +57,37 @@ def kernel_stderr():
                 sys.stderr.flush()
 
 
-def cell_first_line(source: str) -> str:
-    """The first line of code of a cell's ``source``, cut to 70 characters."""
-    lines = [ln for ln in source.splitlines() if ln.strip() and not ln.startswith(("---", "#", ":"))]
-    text = lines[0].strip() if lines else source.strip()[:60]
-    return text if len(text) <= 70 else text[:67] + "..."
-
-
 def failed_cell(nb, index: int | None, code: list[int] | None = None) -> str | None:
     """``code cell k of n (starting `first line`)`` for the cell at ``index`` among the code cells ``code``, or None."""
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"] if code is None else code
-    return (f"code cell {code.index(index) + 1} of {len(code)} (starting `{cell_first_line(nb.cells[index].source)}`)"
-            if index in code else None)
+    if index not in code:
+        return None
+    source = nb.cells[index].source
+    lines = [ln for ln in source.splitlines() if ln.strip() and not ln.startswith(("---", "#", ":"))]
+    first = lines[0].strip() if lines else source.strip()[:60]
+    first = first if len(first) <= 70 else first[:67] + "..."
+    return f"code cell {code.index(index) + 1} of {len(code)} (starting `{first}`)"
+
+
+def run_kernel(nb, folder: Path, *, env: dict[str, str], timeout: int | None, **options) -> dict:
+    """Execute ``nb`` in a fresh kernel working in ``folder``, its stderr without :data:`KERNEL_NOISE`; the
+    kernel's peak memory ``{"rss_bytes", "gpu_bytes"}`` (None where unknown), printed by a probe cell run last
+    and removed again. ``options`` go to ``nbclient.NotebookClient`` (``startup_timeout``: default
+    :data:`KERNEL_START_TIMEOUT_S`); its errors propagate."""
+    import nbformat
+    from nbclient import NotebookClient
+    nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
+    try:
+        client = NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": str(folder)}},
+                                **{"startup_timeout": KERNEL_START_TIMEOUT_S, **options})
+        with kernel_stderr() as stderr:
+            client.execute(env=env, stderr=stderr)
+    finally:
+        probe = nb.cells.pop()
+    # the probe's one print may arrive split over several stream outputs: read their joined text
+    text = "".join(o.get("text", "") for o in probe.get("outputs", []) if o.get("output_type") == "stream")
+    return (json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0]) if _PROBE_MARK in text
+            else {"rss_bytes": None, "gpu_bytes": None})
 
 
 #: Run first in the kernel of a chapter whose GPU work is reported (:func:`posgeom.registry.pending.install`).
@@ -91,14 +110,12 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
     state is saved), else ``ChapterFailed`` naming the cell (its number and first line) and the error.
     """
     import jupytext
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     path = Path(path)
     slug, nb = slug or path.stem, jupytext.read(path)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     if report_gpu_work and code:
         nb.cells[code[0]].source = _REPORT_GPU_WORK + nb.cells[code[0]].source
-    nb.cells.append(probe_cell())
     position = {cell_index: k + 1 for k, cell_index in enumerate(code)}
     current = {"index": None}
 
@@ -107,11 +124,9 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
         if on_cell is not None and cell_index in position:
             on_cell(position[cell_index], len(code))
 
-    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, on_cell_start=start, allow_errors=report_gpu_work,
-                            startup_timeout=KERNEL_START_TIMEOUT_S, resources={"metadata": {"path": str(path.parent)}})
     try:
-        with kernel_stderr() as stderr:
-            client.execute(env=env, stderr=stderr)
+        probe = run_kernel(nb, path.parent, env=env, timeout=timeout, kernel_name="python3", on_cell_start=start,
+                           allow_errors=report_gpu_work)
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
         where = failed_cell(nb, current["index"], code) or "the probe cell appended by posgeom reproduce"
         if isinstance(err, CellExecutionError) and err.ename == INTERRUPTED_NAME:
@@ -132,24 +147,10 @@ def execute_notebook(path: str | Path, *, env: dict[str, str], timeout: int | No
                                           f"{output.get('ename')}: {output.get('evalue')}"
                                     + _trace_tail("\n".join(output.get("traceback", []))))
             gpu_cells.append(k)
-    return {**read_probe(nb.cells[-1]), "gpu_cells": sorted(set(gpu_cells))}
+    return {**probe, "gpu_cells": sorted(set(gpu_cells))}
 
 
 def _trace_tail(trace: str) -> str:
     """The last 12 lines of a kernel's traceback without colour codes, on a new line ("" when empty)."""
     tail = "\n".join(_ANSI.sub("", trace).strip().splitlines()[-12:])
     return f"\n{tail}" if tail else ""
-
-
-def probe_cell():
-    """A code cell that prints the kernel's peak memory (append it last; :func:`read_probe` reads it)."""
-    import nbformat
-    return nbformat.v4.new_code_cell(_PROBE)
-
-
-def read_probe(cell) -> dict:
-    """``{"rss_bytes", "gpu_bytes"}`` printed by an executed :func:`probe_cell` (None where unknown)."""
-    # the probe's one print may arrive split over several stream outputs: read their joined text
-    text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-    return (json.loads(text.split(_PROBE_MARK, 1)[1].strip().splitlines()[0]) if _PROBE_MARK in text
-            else {"rss_bytes": None, "gpu_bytes": None})

@@ -1,15 +1,15 @@
-"""What each part of a chapter costs at ``paper`` scale: the wall time its manifests recorded where it is stored,
-the cost model's GPU minutes where it waits for a GPU. A chapter's parts are the registry experiments matching
-its ``Chapter.parts`` patterns."""
+"""What each part of a chapter (a registry experiment matching its ``Chapter.parts``) costs at ``paper`` scale:
+the wall time its manifests recorded where it is stored, the cost model's GPU minutes where it waits for a GPU."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ..registry import Registry, code_changed
+from ..registry import Registry
 from ..timings import format_duration
 from .chapters import CHAPTERS
+from .listing import stored_results
 
 __all__ = ["CHAPTER_PARTS", "ChapterNeeds", "PaperPart", "chapter_needs", "chapter_of", "paper_parts",
            "paper_parts_frame"]
@@ -68,26 +68,21 @@ def chapter_of(experiment: str) -> str | None:
 def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPart]:
     """Every part of ``chapter`` at ``paper`` scale in ``registry`` (default: the results folder of
     ``posgeom.get_settings()``): the stored ones, then the GPU work not stored yet."""
-    from ..config import get_settings
     from ..costmodel import RESULT_NAMES, experiment_costs, gpu_work
     if chapter not in CHAPTER_PARTS:
         raise ValueError(f"unknown chapter {chapter!r}; valid chapters are {', '.join(CHAPTER_PARTS)}")
-    registry = registry if registry is not None else Registry(get_settings().results_dir)
-    by_name: dict[str, list] = {}
-    for entry in registry.entries(scale="paper"):
-        if chapter_of(entry.experiment) == chapter:
-            by_name.setdefault(entry.experiment, []).append(entry)
+    registry = registry if registry is not None else Registry()  # the configured results folder
+    stored = stored_results(registry, lambda name: name if chapter_of(name) == chapter else None)
     parts = []
-    for name in sorted(by_name):
-        entries = by_name[name]
-        devices = sorted({str(e.manifest.get("device") or "") for e in entries} - {""})
-        parts.append(PaperPart(name, len(entries), float(sum(e.manifest.get("runtime_s") or 0.0 for e in entries)),
-                               ", ".join(devices) or None, any(code_changed(e.manifest) for e in entries), None))
+    for name, rows in sorted(stored.items()):
+        manifests = [entry.manifest for entry, _ in rows]
+        devices = sorted({str(m.get("device") or "") for m in manifests} - {""})
+        parts.append(PaperPart(name, len(rows), float(sum(m.get("runtime_s") or 0.0 for m in manifests)),
+                               ", ".join(devices) or None, any(stale for _, stale in rows), None))
     costs = experiment_costs()
     minutes = gpu_work(costs)
-    for pattern in (p for cost in costs if cost.chapter == chapter for p in RESULT_NAMES.get(cost.experiment, ())):
-        stored = any(fnmatchcase(name, pattern) for name in by_name)
-        if pattern in minutes and not stored and all(p.part != pattern for p in parts):
+    for pattern in dict.fromkeys(p for cost in costs if cost.chapter == chapter for p in RESULT_NAMES[cost.experiment]):
+        if pattern in minutes and not any(fnmatchcase(name, pattern) for name in stored):
             parts.append(PaperPart(pattern, 0, None, None, False, minutes[pattern]))
     return parts
 

@@ -51,10 +51,6 @@ class ReproduceReport:
     deferred: list[str] = field(default_factory=list)
 
 
-def _gb(n_bytes) -> float | None:
-    return None if n_bytes is None else n_bytes / 1e9
-
-
 def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: str | None = None, *,
               force: bool = False, nproc: int | None = None, chapters: Sequence[Chapter] = CHAPTERS,
               notebooks_dir: str | Path | None = None, results_dir: str | Path | None = None,
@@ -94,10 +90,9 @@ def reproduce(scale: str = "quick", only: Iterable[str] | None = None, device: s
     if links:  # training saves, resumes and discards its states there: refused before any chapter runs
         raise ValueError(f"{links[0]} is a symbolic link; posgeom never saves, resumes or discards training states "
                          "through one: delete it (posgeom results check lists every link in the results folder)")
-    started = clock()
-    run = _Run(scale=scale, device=device, resolved=resolved, notebooks=notebooks, results_dir=results_dir,
-               seed=settings.seed, registry=Registry(results_dir), nproc=nproc,
-               deadline=None if budget_s is None else started + max(budget_s - BUDGET_MARGIN_S, budget_s / 2),
+    run = _Run(scale=scale, device=device, resolved=resolved, notebooks=notebooks, seed=settings.seed,
+               registry=Registry(results_dir), nproc=nproc,
+               deadline=None if budget_s is None else clock() + max(budget_s - BUDGET_MARGIN_S, budget_s / 2),
                timeout=timeout if timeout is not None else (3600 if scale == "quick" else None),
                execute=execute, clock=clock, out=out, command=command_line(), report_gpu_work=report_gpu_work)
     statuses = {c.slug: chapter_status(c, scale, run.registry, notebooks_dir=notebooks) for c in selected}
@@ -137,7 +132,6 @@ class _Run:
     device: str
     resolved: str
     notebooks: Path
-    results_dir: Path
     seed: int
     registry: Registry
     nproc: int
@@ -146,15 +140,15 @@ class _Run:
     execute: Callable[..., dict]
     clock: Callable[[], float]
     out: Callable[[str], None]
-    command: str = "posgeom reproduce"
-    report_gpu_work: bool = False
+    command: str
+    report_gpu_work: bool
     bar: Any = None
 
     @property
     def env(self) -> dict[str, str]:
         """The kernels' (and torchrun processes') environment."""
         env = {**os.environ, "POSGEOM_SCALE": self.scale, "POSGEOM_DEVICE": self.device,
-               "POSGEOM_RESULTS_DIR": str(self.results_dir), "POSGEOM_PROGRESS": "0", COMMAND_ENV: self.command}
+               "POSGEOM_RESULTS_DIR": str(self.registry.root), "POSGEOM_PROGRESS": "0", COMMAND_ENV: self.command}
         if self.report_gpu_work:
             from ..costmodel import gpu_work
             env[GPU_WORK_ENV] = json.dumps(gpu_work())
@@ -180,24 +174,24 @@ class _Run:
                              f"left for the next call: {', '.join(report.deferred)}")
                     break
                 self.bar.set_postfix_str(chapter.slug)
-                start, counter = time.perf_counter(), f"[{k}/{len(pending)}]"
+                start, prefix = time.perf_counter(), f"[{k}/{len(pending)}] {chapter.slug}: "
                 try:
-                    probe, command = self.execute_chapter(chapter, counter)
+                    probe, command = self.execute_chapter(chapter, prefix)
                 except SliceInterrupted as stop:
-                    self.stopped(chapter, stop, time.perf_counter() - start, counter)
+                    self.stopped(chapter, stop, time.perf_counter() - start, prefix)
                     report.interrupted, report.deferred = chapter.slug, [c.slug for c in pending[k:]]
                     break
-                report.ran.append(self.finished(chapter, time.perf_counter() - start, probe, command, counter))
+                report.ran.append(self.finished(chapter, time.perf_counter() - start, probe, command, prefix))
                 self.bar.update(1)
         finally:
             self.bar.close()
 
-    def execute_chapter(self, chapter: Chapter, counter: str) -> tuple[dict, list[str] | None]:
+    def execute_chapter(self, chapter: Chapter, prefix: str) -> tuple[dict, list[str] | None]:
         """Run the chapter's ``torchrun`` step and notebook: the kernel's probe and the ``torchrun`` command or None."""
         command = None
         if self.scale == "paper" and chapter.ddp and self.nproc > 1:
             command = ddp_command(chapter.ddp, self.nproc)
-            self.say(f"{counter} {chapter.slug}: " + " ".join(ddp_command(chapter.ddp, self.nproc, printable=True)))
+            self.say(prefix + " ".join(ddp_command(chapter.ddp, self.nproc, printable=True)))
             done = subprocess.run(command, cwd=self.notebooks, env=self.env)
             if done.returncode == INTERRUPTED_EXIT and self.deadline is not None:
                 raise SliceInterrupted(chapter.slug, "the torchrun step stopped at the training deadline")
@@ -217,51 +211,49 @@ class _Run:
                                  slug=chapter.slug, interrupt_on_timeout=self.deadline is not None, **more)
         return probe, command
 
-    def stopped(self, chapter: Chapter, stop: SliceInterrupted, wall: float, counter: str) -> None:
-        """Record and say that ``chapter`` stopped at the deadline (the next call resumes it)."""
-        _record_progress(self.registry, chapter.slug, self.scale, stop, wall, seed=self.seed, device=self.resolved)
-        steps = f" at training step {stop.steps[0]} of {stop.steps[1]}" if stop.steps else ""
-        self.say(f"{counter} {chapter.slug}: stopped at the deadline after {format_minutes(wall / 60)}"
-                 f"{steps}; its state is saved, the next call resumes it")
+    def stopped(self, chapter: Chapter, stop: SliceInterrupted, wall: float, prefix: str) -> None:
+        """Record (:data:`PROGRESS_EXPERIMENT`) and say that ``chapter`` stopped at the deadline (resumed next time)."""
+        params = {"chapter": chapter.slug}
+        before = (self.registry.load(PROGRESS_EXPERIMENT, params=params, scale=self.scale).values
+                  if self.registry.has(PROGRESS_EXPERIMENT, params=params, scale=self.scale) else {})
+        done, total = stop.steps or (None, None)
+        self.registry.save(PROGRESS_EXPERIMENT, {"chapter": chapter.slug, "slices": int(before.get("slices", 0)) + 1,
+                                                 "wall_s": float(before.get("wall_s", 0.0)) + wall,
+                                                 "steps_done": done, "total_steps": total, "detail": stop.detail},
+                           params=params, scale=self.scale, seed=self.seed, device=self.resolved)
+        steps = f" at training step {done} of {total}" if stop.steps else ""
+        self.say(f"{prefix}stopped at the deadline after {format_minutes(wall / 60)}{steps}; its state is saved, "
+                 "the next call resumes it")
 
     def finished(self, chapter: Chapter, wall: float, probe: dict, command: list[str] | None,
-                 counter: str) -> ChapterRun:
+                 prefix: str) -> ChapterRun:
         """Record how ``chapter``'s run went (:data:`RUNS_EXPERIMENT`), clear its progress, and say so."""
-        recorded = _recorded_claims(self.registry, chapter.slug, self.scale)
-        run = ChapterRun(chapter.slug, wall, _gb(probe.get("rss_bytes")), _gb(probe.get("gpu_bytes")), recorded,
-                         command)
+        params = {"chapter": chapter.slug}
+        claims = (self.registry.load(CLAIMS_EXPERIMENT, params=params, scale=self.scale)
+                  if self.registry.has(CLAIMS_EXPERIMENT, params=params, scale=self.scale) else None)
+        recorded = (() if claims is None or code_changed(claims.manifest)  # verdicts of older code are no record
+                    else tuple(dict.fromkeys(r["claim"] for r in claims.values["rows"])))
+        rss_gb, gpu_gb = (None if probe.get(key) is None else probe[key] / 1e9 for key in ("rss_bytes", "gpu_bytes"))
+        run = ChapterRun(chapter.slug, wall, rss_gb, gpu_gb, recorded, command)
         self.registry.save(RUNS_EXPERIMENT, {"chapter": chapter.slug, "wall_s": wall, "peak_rss_gb": run.peak_rss_gb,
                                              "gpu_peak_gb": run.gpu_peak_gb, "nproc": self.nproc if command else 1,
                                              "notebook_sha256": notebook_sha256(chapter.slug, self.notebooks)},
-                           params={"chapter": chapter.slug}, scale=self.scale, seed=self.seed, device=self.resolved,
+                           params=params, scale=self.scale, seed=self.seed, device=self.resolved,
                            code=())  # a record of how a run went depends on no code: never stale
         _clear_progress(self.registry, chapter.slug, self.scale)
         if self.deadline is not None and not self.registry.entries(PROGRESS_EXPERIMENT, scale=self.scale):
             # no other chapter is in progress: no finished run's state is still needed
-            discard_finished_checkpoints(self.results_dir, self.scale)
+            discard_finished_checkpoints(self.registry.root, self.scale)
         memory = "" if run.peak_rss_gb is None else f", peak memory {run.peak_rss_gb:.1f} GB"
         memory += "" if run.gpu_peak_gb is None else f" (GPU {run.gpu_peak_gb:.1f} GB)"
         waiting = probe.get("gpu_cells") or []
         memory += f"; {len(waiting)} cell(s) wait for a GPU ({', '.join(map(str, waiting))})" if waiting else ""
         if recorded:
-            line = f"done in {format_minutes(wall / 60)}{memory}; claims {' '.join(recorded)} recorded"
+            self.say(f"{prefix}done in {format_minutes(wall / 60)}{memory}; claims {' '.join(recorded)} recorded")
         else:
-            line = (f"ran in {format_minutes(wall / 60)}{memory} but recorded no claims: its comparison_table "
-                    f"needs chapter={chapter.slug!r}, settings=settings (it will run again next time)")
-        self.say(f"{counter} {chapter.slug}: {line}")
+            self.say(f"{prefix}ran in {format_minutes(wall / 60)}{memory} but recorded no claims: its comparison_table "
+                     f"needs chapter={chapter.slug!r}, settings=settings (it will run again next time)")
         return run
-
-
-def _record_progress(registry: Registry, slug: str, scale: str, stop: SliceInterrupted, wall: float, *, seed: int,
-                     device: str) -> None:
-    params = {"chapter": slug}
-    before = (registry.load(PROGRESS_EXPERIMENT, params=params, scale=scale).values
-              if registry.has(PROGRESS_EXPERIMENT, params=params, scale=scale) else {})
-    done, total = stop.steps or (None, None)
-    registry.save(PROGRESS_EXPERIMENT, {"chapter": slug, "slices": int(before.get("slices", 0)) + 1,
-                                        "wall_s": float(before.get("wall_s", 0.0)) + wall, "steps_done": done,
-                                        "total_steps": total, "detail": stop.detail},
-                  params=params, scale=scale, seed=seed, device=device)
 
 
 def _clear_progress(registry: Registry, slug: str, scale: str) -> None:
@@ -271,11 +263,3 @@ def _clear_progress(registry: Registry, slug: str, scale: str) -> None:
         registry.remove(PROGRESS_EXPERIMENT, params={"chapter": slug}, scale=scale)
     except ValueError as err:
         warnings.warn(f"kept the progress record of {slug}: {err}", stacklevel=2)
-
-
-def _recorded_claims(registry: Registry, slug: str, scale: str) -> tuple[str, ...]:
-    params = {"chapter": slug}
-    if not registry.has(CLAIMS_EXPERIMENT, params=params, scale=scale):
-        return ()
-    entry = registry.load(CLAIMS_EXPERIMENT, params=params, scale=scale)
-    return () if code_changed(entry.manifest) else tuple(dict.fromkeys(r["claim"] for r in entry.values["rows"]))

@@ -8,6 +8,7 @@ since is stale. A claim's **bottom line** comes from its checks by :data:`BOTTOM
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -73,7 +74,8 @@ class Check:
 
     @property
     def weight(self) -> int:
-        """Weight in the bottom line: 2 at ``paper`` on the paper's model (or none), 1 on a small one, 0 at ``quick``."""
+        """Weight in the bottom line: 2 at ``paper`` on the paper's model (or none), 1 on a small one, 0 at
+        ``quick``."""
         return scale_weight(self.scale, self.row_scale)
 
 
@@ -225,10 +227,8 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
         return BottomLine(ALL_STALE, f"{which} recorded by other code or from a changed notebook: "
                                      "rerun posgeom reproduce.")
     kinds = {c: evidence_kind(c) for c in current}
-    apart: dict[str, int] = {"awaiting a GPU": len(waiting)} if waiting else {}
-    for kind in kinds.values():
-        if kind != "evidence":
-            apart[kind] = apart.get(kind, 0) + 1
+    apart = Counter({"awaiting a GPU": len(waiting)} if waiting else {})
+    apart.update(kind for kind in kinds.values() if kind != "evidence")
     stale = sum(1 for c in checks if c.stale)  # the waiting checks are counted above, not here
     counted_apart = [f"{n} {kind}" for kind, n in apart.items()] + ([f"{stale} stale"] if stale else [])
     apart_text = f"; not counted: {', '.join(counted_apart)}" if counted_apart else ""
@@ -237,8 +237,8 @@ def bottom_line(checks: Sequence[Check]) -> BottomLine:
         constructed = [c for c in current if kinds[c] == "holds by construction"]
         if constructed:
             lead = constructed[0]
-            return BottomLine(BY_CONSTRUCTION, f"No check tests the claim with evidence; at its own conditions it holds "
-                                               f"by construction ({lead.chapter}: {lead.why}){apart_text}.",
+            return BottomLine(BY_CONSTRUCTION, f"No check tests the claim with evidence; at its own conditions it "
+                                               f"holds by construction ({lead.chapter}: {lead.why}){apart_text}.",
                               tuple(constructed))
         lead = next((c for c in current if c.verdict == INCONCLUSIVE), current[0])
         # a check that changed the claim's conditions is named by what it changed, not by its own verdict's reason
@@ -365,8 +365,8 @@ def timing_frame(registry: Registry | None = None, chapters: Sequence[Chapter] =
         for scale in SCALES:
             e = c.estimate(scale, registry)
             record[f"{scale}: estimate (min)"] = e.minutes
-            record[f"{scale}: from"] = ("measured" if e.measured else
-                                        "cost model (GPU)" if scale == "paper" and c.paper_from_cost_model else "estimate")
+            record[f"{scale}: from"] = ("measured" if e.measured else "cost model (GPU)"
+                                        if scale == "paper" and c.paper_from_cost_model else "estimate")
             record[f"{scale}: memory (GB)"] = e.memory_gb
             run = runs[scale].get(c.slug)
             record[f"{scale}: last run (min)"] = run.values["wall_s"] / 60 if run else None

@@ -131,11 +131,10 @@ def _chapter_link(slug: str, documents: Collection[str] | None, *, title: bool =
 
 def _verdict_cell(pair: dict[str, Check]) -> str:
     parts = []
-    for scale in SCALES:
-        if scale in pair:
-            check = pair[scale]
-            rest = "; ".join(filter(None, [plain_words(split_verdict(check.verdict_text)[1]), STALE if check.stale else ""]))
-            parts.append(f"{scale}: " + verdict_html(check.verdict, rest))
+    for scale in [s for s in SCALES if s in pair]:
+        check = pair[scale]
+        rest = [plain_words(split_verdict(check.verdict_text)[1]), STALE if check.stale else ""]
+        parts.append(f"{scale}: " + verdict_html(check.verdict, "; ".join(filter(None, rest))))
     return "<br>".join(parts)
 
 
@@ -160,9 +159,9 @@ def summary_html(summaries: Sequence[ClaimSummary], *, documents: Collection[str
     for s in summaries:
         cells = summary_cells(s)
         verdicts = ([_verdict_cell(p) for p in s.checks] if s.checks else [verdict_html(NOT_RUN)])
-        rows.append([
-            text(cells["claim"]), _html_cell(verdicts), _html_cell([_chapter_link(c, documents) for c in cells["chapter"]]),
-            text(cells["ours (quick)"]), text(cells["ours (paper)"]), text(cells["paper"]), text(cells["setting"])])
+        chapters = _html_cell([_chapter_link(c, documents) for c in cells["chapter"]])
+        rows.append([text(cells["claim"]), _html_cell(verdicts), chapters, text(cells["ours (quick)"]),
+                     text(cells["ours (paper)"]), text(cells["paper"]), text(cells["setting"])])
     return html_table(list(SUMMARY_HEADERS), rows, css_class="posgeom-summary")
 
 

@@ -58,10 +58,6 @@ class Robustness:
     sentence: str
 
 
-def _decided(check) -> bool:
-    return not check.stale and check.verdict != NEEDS_GPU
-
-
 def _redecidable(check, known: Mapping[str, Callable]) -> Callable | None:
     """The rule that decides ``check`` again from its recorded inputs to the recorded verdict, or None."""
     rule = known.get(check.rule)
@@ -83,7 +79,7 @@ def robustness(checks: Sequence, *, factor: float = SCAN_FACTOR,
     checks = list(checks)
     line = bottom_line(checks).verdict
     known = RULES if rules is None else rules
-    decided = {k: _redecidable(c, known) for k, c in enumerate(checks) if _decided(c)}
+    decided = {k: _redecidable(c, known) for k, c in enumerate(checks) if not c.stale and c.verdict != NEEDS_GPU}
     unread = sum(rule is None for rule in decided.values())
     by_check = {k: rule for k, rule in decided.items() if rule is not None}
     read = {k: thresholds_read(rule) for k, rule in by_check.items()}
@@ -124,8 +120,5 @@ def _sentence(values: dict, flips: list[Flip], unread: int, factor: float) -> st
     others = len({f.name for f in flips} - {nearest.name})
     tail = (f"; {others} other threshold{'s' if others != 1 else ''} flip{'' if others != 1 else 's'} it further off"
             if others else "; no other threshold flips it")
-    return f'It would become "{nearest.verdict}" if {nearest.text()} ({_times(nearest.factor)}){tail}{missing}.'
-
-
-def _times(factor: float) -> str:
-    return "under 1% from its value" if factor < 1.01 else f"a factor {factor:.3g} from its value"
+    how_far = "under 1% from its value" if nearest.factor < 1.01 else f"a factor {nearest.factor:.3g} from its value"
+    return f'It would become "{nearest.verdict}" if {nearest.text()} ({how_far}){tail}{missing}.'

@@ -110,10 +110,6 @@ def make_corpus(family: str, **params) -> SyntheticCorpus:
         A key of :data:`FAMILIES`.
     **params
         Keyword parameters of that family's generator (:func:`family_parameters`).
-
-    Returns
-    -------
-    SyntheticCorpus
     """
     fn = _family(family)
     _check_params(family, params)
@@ -151,11 +147,6 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
 
     ``"markov"`` uses ``vocab_size = n_positions`` (a circulant population, claim C4); ``"regimes"`` draws
     lengths on ``[n_positions // 2, n_positions]``.
-
-    Returns
-    -------
-    SyntheticCorpus
-        ``tokens`` (n_sequences, n_positions) and ``population`` (n_positions, v).
     """
     _family(family)
     v = n_positions if family == SyntheticFamily.MARKOV else vocab_size
@@ -166,9 +157,7 @@ def family_corpus(family: str, *, n_sequences: int, n_positions: int, vocab_size
 def mixed_marginals(t: float, n_positions: int, seed: int) -> np.ndarray:
     r"""Population marginals $\mu^{(t)}_i = (1 - t)\,\mu^{\mathrm{markov}}_i + t\,\mu^{\mathrm{drift}}_i$ on $v = n$ tokens.
 
-    Returns
-    -------
-    ndarray of shape (n_positions, n_positions)
+    Shape (n_positions, n_positions).
     """
     mk = population_marginals(SyntheticFamily.MARKOV, n_positions=n_positions, seed=seed)
     dr = population_marginals(SyntheticFamily.DRIFT, n_positions=n_positions, vocab_size=mk.shape[1], seed=seed)

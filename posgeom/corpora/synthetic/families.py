@@ -40,11 +40,6 @@ def stationary(
         Lengths are uniform on ``[min_length, n_positions]`` (default ``n_positions``).
     seed : int
         Seeds the population's stream and the sample's.
-
-    Returns
-    -------
-    SyntheticCorpus
-        ``tokens`` (n_sequences, n_positions), ``population`` (n_positions, vocab_size).
     """
     n_seq, n, v, lo, _ = check_common(n_sequences, n_positions, vocab_size, min_length)
     rng_dist, rng = seeded_streams(seed)
@@ -165,11 +160,6 @@ def regimes(
         Positions with their own opening and closing laws; ``min_length >= n_begin + n_end``.
     min_length : int
         Lengths are uniform on ``[min_length, n_positions]``.
-
-    Returns
-    -------
-    SyntheticCorpus
-        ``tokens`` (n_sequences, n_positions), ``population`` (n_positions, vocab_size).
     """
     n_seq, n, v, lo, p_len = check_common(n_sequences, n_positions, vocab_size, min_length)
     nb = check_int(n_begin, "n_begin", 0, n)

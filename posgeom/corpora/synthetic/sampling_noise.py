@@ -47,10 +47,6 @@ def family_geometry(family: str, *, n_sequences: int, n_positions: int, vocab_si
         The corpus drawn (:func:`posgeom.corpora.synthetic.family_corpus`).
     method, n_rep :
         The noise floor's estimator and replicates (:func:`posgeom.geometry.noise_floor`, seeded with ``seed``).
-
-    Returns
-    -------
-    FamilyGeometry
     """
     corpus = family_corpus(family, seed=seed, n_sequences=n_sequences, n_positions=n_positions, vocab_size=vocab_size)
     counts = corpus.counts()
@@ -101,10 +97,6 @@ def noise_scaling(sizes, *, n_positions: int, vocab_size: int, n_rep: int, seed:
         The corpora drawn (:func:`posgeom.corpora.synthetic.family_corpus`).
     n_rep : int
         Replicates of the noise floor.
-
-    Returns
-    -------
-    NoiseScaling
     """
     synth = dict(n_positions=n_positions, vocab_size=vocab_size)
     out = {k: [] for k in ("stationary_mean_sq", "bootstrap_mean_sq", "split_half_mean_sq", "delta_method_mean_sq",

@@ -42,4 +42,3 @@ class StoredExtrapolation:
     def longest(self) -> float:
         """The longest length factor the study ran."""
         return self.factors[-1]
-
