@@ -183,6 +183,17 @@ def test_no_source_holds_a_control_character():
     assert not bad, f"control characters (a lost backslash?) at {', '.join(bad)}"
 
 
+def test_no_module_of_the_package_star_imports():
+    """A code key follows ``from pkg import name`` to the module that defines ``name``; through
+    ``from .part import *`` it cannot tell which part defines a name, so the key takes in code the experiment
+    never runs (a star import in ``posgeom.verdicts`` once made ``separation.converged`` depend on another part's
+    rules, and go stale)."""
+    stars = [f"{path.relative_to(ROOT)}:{node.lineno}" for path in sorted(PACKAGE.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)]
+    assert not stars, f"star imports (name what is imported) at {', '.join(stars)}"
+
+
 def _linter_layers() -> list[str]:
     """The layers of ``.importlinter``'s layer contract, top to bottom, as written (``a | b`` for siblings)."""
     import configparser
