@@ -515,6 +515,28 @@ def test_a_model_without_tokenizer_files_asks_for_one(workdir, capsys):
     assert rc == 2 and "--positions apply to --corpus only" in cap.err
 
 
+def test_a_corpus_file_named_synthetic_is_a_corpus_of_texts(workdir, tmp_path, monkeypatch, capsys):
+    """Whether a corpus is synthetic is read from the parsed corpus, not from its name: a file called
+    synthetic-*.parquet is counted with the model's own tokenizer, like any corpus of texts."""
+    import posgeom.diagnose.core as core
+
+    folder = _save(workdir, "bert", _configs()["bert"])  # the packaged tokenizer's files beside the config
+    asked = {}
+
+    def counted(spec, **options):
+        asked.update(spec=spec, **options)
+        raise ValueError("counted")
+
+    monkeypatch.setattr(core, "corpus_statistics", counted)
+    (tmp_path / "synthetic-notes.parquet").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)  # the corpus named as a user in its folder would
+    rc, cap = _run(["--model", str(folder), "--corpus", "synthetic-notes.parquet", "--positions", "8", "--out",
+                    str(tmp_path / "out")], capsys)
+    assert rc == 2 and "counted" in cap.err
+    assert asked["spec"].kind != "synthetic"
+    assert asked["tokenizer"] == core.model_tokenizer(core.inspect_model(str(folder)))
+
+
 def test_stress_report_extra_encodings_and_monotonicity():
     """An encoding given by its geometry (``extra=``) is compared exactly like a named one, and the
     order columns are posgeom.geometry's own."""

@@ -27,18 +27,17 @@ def _diagnose(args) -> int:
     info = inspect_model(args.model)  # a bad model fails before any counting
     if info.mechanism.needs_weights:  # its weights too: pickled ones are refused here, not after the counting
         info.reader.weight_map()
-    synthetic = args.corpus is not None and args.corpus.startswith("synthetic")
+    synthetic = spec is not None and spec.kind == "synthetic"  # made, not tokenized (a counts file has no spec)
     # the model's own tokenizer (packaged name, folder or hub id); synthetic corpora need none, and a
     # counts file is checked against it (its ids are only the model's under the model's tokenizer)
     tokenizer = args.tokenizer or (None if synthetic else model_tokenizer(info))
-    real = spec is None or spec.kind != "synthetic"  # a counts file, or a corpus of texts
     positions, limit = args.positions, info.mechanism.max_positions
-    if positions is None and limit is not None and spec is not None and real:
+    if positions is None and limit is not None and spec is not None and not synthetic:
         from ..corpora import default_positions
 
         positions = min(default_positions(spec.name), limit)
-    # a synthetic corpus is made, not tokenized: a --tokenizer given with one is ignored
-    stats = load_corpus(args, spec, seed, tokenizer=tokenizer if real else None, n_positions=positions)
+    # a --tokenizer given with a synthetic corpus is ignored
+    stats = load_corpus(args, spec, seed, tokenizer=None if synthetic else tokenizer, n_positions=positions)
     rep = diagnose(info, stats, tokenizer=tokenizer, min_count=args.min_count, hellinger=args.hellinger,
                    noise_method=args.noise, noise_reps=args.noise_reps, seed=seed, layers=not args.no_layers)
     written = write_report(rep, args.out)
