@@ -3,8 +3,9 @@ r"""The code key of an experiment: a hash of the source it actually runs.
 Hashing the whole package would mark every result stale after any edit (a typo fixed in a plotting helper
 would cost hours of GPU time at ``paper`` scale); hashing nothing would serve numbers made by code that has
 since changed. The code key is the SHA-256 of the source of an experiment's module and of every posgeom module
-it imports, transitively, without docstrings and blank lines (:func:`keyed_source`: rewording a docstring
-changes no number). Comments stay in the key: a threshold's ``#:`` reason is quoted on the page beside its verdict.
+it imports, transitively, without what changes no number (:func:`keyed_source`): docstrings, blank lines,
+comments, and the layout of a statement over lines, so rewording a docstring or reflowing a call stales nothing.
+A ``#:`` comment stays in the key: it is a threshold's reason, quoted on the page beside its verdict.
 
 The import graph is read statically (``ast``, importing nothing): every ``import`` statement counts, inside a
 function too (a lazy import still runs); ``from pkg import name`` follows ``name`` to the module that defines
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
+import tokenize
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -244,9 +247,15 @@ def code_key(modules: str | Iterable[str], *, root=None) -> str:
     digest = hashlib.sha256()
     for name in module_dependencies(modules, root=root):
         path = _module_file(name, root)
+        stat = path.stat()
         digest.update(name.encode() + b"\0")
-        digest.update(keyed_source(path.read_bytes()) + b"\0")
+        digest.update(_keyed_file(path, stat.st_mtime_ns, stat.st_size) + b"\0")
     return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=4096)  # a file is read again when its time or size changes
+def _keyed_file(path: Path, mtime_ns: int, size: int) -> bytes:
+    return keyed_source(path.read_bytes())
 
 
 def _docstring_lines(tree: ast.Module, lines: list[bytes]) -> set[int]:
@@ -267,17 +276,48 @@ def _docstring_lines(tree: ast.Module, lines: list[bytes]) -> set[int]:
     return found
 
 
+#: Tokens that carry layout or comments, not code.
+_LAYOUT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                     tokenize.ENCODING, tokenize.ENDMARKER})
+
+
 def keyed_source(source: bytes) -> bytes:
-    """The lines of a module's source (UTF-8 bytes) that its code key hashes: all but docstrings and blank lines,
-    right-stripped and joined by newlines. Sources that differ only in docstrings, blank lines or trailing spaces
-    give the same bytes; any other change (code, a comment, an indent) does not. A source that does not parse is
-    returned whole."""
-    lines = source.splitlines()
+    """What a module's code key hashes: its source (UTF-8 bytes) without docstrings, blank lines and comments
+    other than a ``#:`` reason, each statement on one line. A statement that spans lines inside brackets is joined
+    (its continuation lines stripped, a space between them, none after an opening or before a closing bracket),
+    so sources that differ only in layout, docstrings, comments or trailing spaces give the same bytes, and any
+    other change (code, a ``#:`` reason, an indent) does not. A source that does not parse is returned whole."""
+    source = source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    lines = source.split(b"\n")
     try:
         skip = _docstring_lines(ast.parse(source), lines)
-    except SyntaxError:
+        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+    except (SyntaxError, tokenize.TokenError):
         return source
-    return b"\n".join(line.rstrip() for k, line in enumerate(lines) if k not in skip and line.strip())
+    # columns from the tokenizer count characters: cut a comment from the decoded line
+    comment_at = {tok.start[0] - 1: tok.start[1] for tok in tokens
+                  if tok.type == tokenize.COMMENT and not tok.string.startswith("#:")}
+    # a line break inside brackets ends a line that holds code (a comment's own line ends in one too)
+    code = {row - 1 for tok in tokens if tok.type not in _LAYOUT for row in (tok.start[0], tok.end[0])}
+    continued = {tok.start[0] - 1 for tok in tokens if tok.type == tokenize.NL} & code
+    kept: list[str] = []
+    join = False
+    for k, raw in enumerate(lines):
+        if k in skip:
+            continue
+        line = raw.decode("utf-8", "surrogateescape")
+        line = line[:comment_at[k]].rstrip() if k in comment_at else line.rstrip()
+        if not line.strip():
+            continue  # blank, or only a comment: a line break inside brackets stays pending
+        if join:
+            piece = line.strip()
+            # one space between the joined pieces, as a formatter writes them
+            tight = kept[-1].endswith(("(", "[", "{")) or piece.startswith((")", "]", "}"))
+            kept[-1] += piece if tight else " " + piece
+        else:
+            kept.append(line)
+        join = k in continued
+    return "\n".join(kept).encode("utf-8", "surrogateescape")
 
 
 def notebook_modules(source: str, *, root=None) -> tuple[str, ...]:

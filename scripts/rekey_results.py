@@ -14,7 +14,12 @@ across, one entry at a time, with :meth:`posgeom.registry.Registry.restamp` (und
 Run it once, from a clean checkout, before any module is edited:
 ``python scripts/rekey_results.py results`` (``--dry-run`` lists what it would do).
 
-``--from CHECKOUT --evidence TEXT`` moves entries across a refactor instead: an entry whose stored key equals
+``--from CHECKOUT`` moves entries across a change of the key's definition: an entry whose stored key equals the
+code key of its modules in ``CHECKOUT`` (a clean checkout of the commit that made it), and whose modules are the
+same bytes there and here, moves to this checkout's key, and nothing else in it changes (as when comments and
+layout left the key, December 2026: the same code, a new way to hash it).
+
+``--from CHECKOUT --evidence TEXT`` moves entries across a refactor as well: an entry whose stored key equals
 the code key of its modules in ``CHECKOUT`` (a clean checkout of the commit that made it) moves to the key of
 this checkout, and its manifest records ``restamped``: the key and commit it moved from and ``TEXT``, the proof
 that the refactor changes no stored byte (for #46: every entry recomputed at ``quick`` byte-identical, every
@@ -55,10 +60,18 @@ def keys_in(checkout: Path, roots_list) -> dict:
     return dict(zip(unique, json.loads(out.stdout)))
 
 
+def same_code(roots, checkout: Path) -> bool:
+    """Whether the modules ``roots`` run are the same bytes in ``checkout`` as in this checkout."""
+    here, there = _as_root(None), checkout / "posgeom"
+    for name in module_dependencies(roots):
+        theirs = _module_file(name, there)
+        if theirs is None or theirs.read_bytes() != _module_file(name, here).read_bytes():
+            return False
+    return True
+
+
 def move_across_refactor(registry: Registry, checkout: Path, evidence: str, dry_run: bool, scale=None) -> int:
     """Move the entries made by ``checkout``'s code to this checkout's code key (module docstring)."""
-    if not evidence.strip():
-        raise SystemExit("--evidence is required with --from: say what shows that the refactor changes no stored byte")
     commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
@@ -68,7 +81,7 @@ def move_across_refactor(registry: Registry, checkout: Path, evidence: str, dry_
     entries = [r for r in registry.entries() if r.manifest.get("code_modules") and r.manifest.get("code_key")
                and scale in (None, r.scale)]
     before = keys_in(checkout, [r.manifest["code_modules"] for r in entries])
-    moved, already, left = 0, 0, []
+    moves, already, left = [], 0, []
     for result in entries:
         roots, stored = tuple(result.manifest["code_modules"]), result.manifest["code_key"]
         new_key = code_key(list(roots))
@@ -77,10 +90,16 @@ def move_across_refactor(registry: Registry, checkout: Path, evidence: str, dry_
         elif stored != before[roots]:
             left.append(f"{result.scale}/{result.experiment}/{result.key}: not made by {commit[:7]}'s code, left as it is")
         else:
-            if not dry_run:
-                registry.restamp(result, code_key=new_key, restamped={
-                    "from_code_key": stored, "from_commit": commit, "evidence": evidence.strip()})
-            moved += 1
+            moves.append((result, new_key, same_code(roots, checkout)))
+    if not evidence.strip() and not all(same for _, _, same in moves):
+        raise SystemExit("--evidence is required with --from when the code changed: say what shows that the refactor "
+                         "changes no stored byte")
+    for result, new_key, same in moves:
+        if not dry_run:
+            mark = {} if same else {"restamped": {"from_code_key": result.manifest["code_key"], "from_commit": commit,
+                                                  "evidence": evidence.strip()}}
+            registry.restamp(result, code_key=new_key, **mark)
+    moved = len(moves)
     print(f"{'would move' if dry_run else 'moved'} {moved} entries from {commit[:7]}'s code key to this checkout's; "
           f"{already} already under it")
     print("\n".join(left))
@@ -93,7 +112,8 @@ def main(argv=None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="list what would change; write nothing")
     parser.add_argument("--from", dest="checkout", type=Path, help="a clean checkout of the commit that made the "
                         "entries: move them across a refactor (module docstring)")
-    parser.add_argument("--evidence", default="", help="with --from: what shows the refactor changes no stored byte")
+    parser.add_argument("--evidence", default="", help="with --from, where the code changed: what shows the refactor "
+                        "changes no stored byte")
     parser.add_argument("--scale", choices=("quick", "paper"), help="with --from: move the entries of this scale only")
     args = parser.parse_args(argv)
     registry = Registry(args.results)

@@ -83,27 +83,52 @@ def test_the_key_changes_exactly_when_a_dependency_changes(toy):
     assert code_key("posgeom.exp.one", root=toy) != before
 
 
-def test_the_key_ignores_docstrings_and_blank_lines_and_sees_code_and_comments(toy):
+def test_the_key_ignores_docstrings_blank_lines_comments_and_layout_and_sees_code_and_reasons(toy):
     dist = toy / "geo" / "dist.py"
-    dist.write_text('"""Module doc."""\nfrom ._val import check\n\n\ndef dist(x):\n    """One line."""\n'
-                    '    return check(x)  # why\nhelper_name = 1\n')
+    dist.write_text('"""Module doc."""\nfrom ._val import check\n\n\n#: the scale\nSCALE = 2\n\n\ndef dist(x,\n'
+                    '         y=1):\n    """One line."""\n    return check(x)  # why\nhelper_name = 1\n')
     before = code_key("posgeom.exp.one", root=toy)
-    reworded = ('"""Another module doc,\n\nover three lines."""\nfrom ._val import check\ndef dist(x):\n'
-                '    """Reworded:\n\n    and longer.\n    """\n\n    return check(x)  # why   \nhelper_name = 1\n')
+    reworded = ('"""Another module doc,\n\nover three lines."""\nfrom ._val import check\n#: the scale\nSCALE = 2\n'
+                '# ---- a rule line ----\ndef dist(x, y=1):\n    """Reworded:\n\n    and longer.\n    """\n\n'
+                '    return check(\n        x  # because\n    )   \nhelper_name = 1\n')
     dist.write_text(reworded)
     assert code_key("posgeom.exp.one", root=toy) == before
-    edits = [("# why", "# because"), ("return check(x)", "return check(-x)"),
-             ("helper_name = 1", 'helper_name = """One line."""')]  # a string that is not a docstring counts
+    edits = [("#: the scale", "#: the new scale"), ("SCALE = 2", "SCALE = 3"), ("        x  #", "        -x  #"),
+             ("helper_name = 1", 'helper_name = """One line."""'),  # a string that is not a docstring counts
+             ("    return check(", "    if x:\n        return check(")]  # so does an indent
     for edit in edits:
         dist.write_text(reworded.replace(*edit))
         assert code_key("posgeom.exp.one", root=toy) != before, edit
 
 
+def test_a_statement_is_keyed_the_same_on_one_line_or_on_several():
+    one = b"x = f(a, [b, c], {d: e}, g(h))\ny = (1,)\n"
+    several = b"x = f(\n    a,\n    [b,\n     c], {\n        d: e},  # why\n    g(h)\n)\ny = (\n    1,\n)\n"
+    assert codekey.keyed_source(one) == codekey.keyed_source(several) == one.rstrip()
+    # a line break inside a string is the string's own, and a backslash continuation is left as it is
+    assert codekey.keyed_source(b's = """a\nb"""\n') == b's = """a\nb"""'
+    assert codekey.keyed_source(b"z = 1 + \\\n    2\n") == b"z = 1 + \\\n    2"
+
+
 def test_keyed_source_against_a_token_by_token_reading():
-    # the oracle: the lines of every string that stands alone first in a module or a def/class body (read by
-    # the tokenizer, not by ast) and the blank lines are dropped, on every module of the package
+    # the oracle: read by the tokenizer (not by ast), the strings that stand alone first in a module or a def/class
+    # body, the comments other than a ``#:`` reason and the line breaks inside brackets are dropped, on every
+    # module of the package; what is left is the keyed source's tokens, in order, with its logical lines
     import io
     import tokenize
+
+    def code_tokens(source, skip_rows=()):
+        out = []
+        for tok in tokenize.tokenize(io.BytesIO(source).readline):
+            if tok.type in (tokenize.ENCODING, tokenize.ENDMARKER, tokenize.NL, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            if tok.start[0] in skip_rows or (tok.type == tokenize.COMMENT and not tok.string.startswith("#:")):
+                continue
+            text = tok.string
+            if tok.type == tokenize.STRING:  # blank lines and trailing spaces inside a string are not keyed
+                text = "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
+            out.append((tok.type, "" if tok.type == tokenize.NEWLINE else text))
+        return out
 
     for path in sorted(Path(posgeom.__file__).parent.rglob("*.py")):
         source = path.read_bytes()
@@ -116,8 +141,9 @@ def test_keyed_source_against_a_token_by_token_reading():
             if expect_doc and tok.type == tokenize.STRING and tokens[k + 1].type == tokenize.NEWLINE:
                 doc_lines.update(range(tok.start[0], tok.end[0] + 1))
             expect_doc = tok.type == tokenize.OP and tok.string == ":" and _ends_a_def_header(tokens, k)
-        kept = [line.rstrip() for n, line in enumerate(source.splitlines(), 1) if n not in doc_lines and line.strip()]
-        assert codekey.keyed_source(source) == b"\n".join(kept), path
+        keyed = codekey.keyed_source(source)
+        assert code_tokens(keyed) == code_tokens(source, doc_lines), path
+        assert not keyed or all(line.strip() for line in keyed.split(b"\n")), path  # no blank line
 
 
 def _ends_a_def_header(tokens, k) -> bool:
@@ -165,7 +191,7 @@ def package_copy(tmp_path):
                                 ignore=shutil.ignore_patterns("__pycache__")))
 
 
-def append(path: Path, text: str = "\n# an edit\n") -> None:
+def append(path: Path, text: str = "\n_AN_EDIT = 1\n") -> None:
     path.write_text(path.read_text() + text)
 
 

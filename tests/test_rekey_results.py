@@ -51,10 +51,10 @@ def _git(*args, cwd):
 
 def test_entries_made_by_an_earlier_commit_move_across_a_refactor_with_the_evidence(tmp_path, capsys):
     rekey = _script()
-    before = tmp_path / "before"  # the "earlier commit": this checkout's HEAD with a comment added to one module
+    before = tmp_path / "before"  # the "earlier commit": this checkout's HEAD with a line of code added to one module
     _git("clone", "--quiet", "--shared", str(ROOT), str(before), cwd=tmp_path)
     module = before / "posgeom" / "geometry" / "entries.py"
-    module.write_text(module.read_text() + "\n# a comment is keyed\n")
+    module.write_text(module.read_text() + "\n_A_KEYED_EDIT = 1\n")
     _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "keyed edit", cwd=before)
     roots = ["posgeom.geometry.entries"]
     old_key = rekey.keys_in(before, [roots])[tuple(roots)]
@@ -79,3 +79,29 @@ def test_entries_made_by_an_earlier_commit_move_across_a_refactor_with_the_evide
     module.write_text(module.read_text() + "# uncommitted\n")
     with pytest.raises(SystemExit, match="uncommitted changes"):
         rekey.main([str(tmp_path / "results"), "--from", str(before), "--evidence", "x"])
+
+
+def test_entries_move_across_a_change_of_the_keys_definition_without_a_mark_when_the_code_is_the_same(tmp_path,
+                                                                                                         capsys):
+    rekey = _script()
+    before = tmp_path / "before"  # the "earlier commit": the same modules, hashed another way
+    _git("clone", "--quiet", "--shared", str(ROOT), str(before), cwd=tmp_path)
+    for name in ("posgeom/codekey.py", "posgeom/geometry/entries.py"):  # this checkout's code, maybe uncommitted
+        (before / name).write_bytes((ROOT / name).read_bytes())
+    keyfile = before / "posgeom" / "codekey.py"
+    keyfile.write_text(keyfile.read_text().replace("digest = hashlib.sha256()", 'digest = hashlib.sha256(b"old")'))
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "an older key", cwd=before)
+    roots = ["posgeom.geometry.entries"]
+    old_key = rekey.keys_in(before, [roots])[tuple(roots)]
+    assert old_key != code_key(roots) and rekey.same_code(roots, before)
+
+    registry = Registry(tmp_path / "results")
+    made = registry.restamp(registry.save("made", {"x": 1}, params={},
+                                          scale="quick", seed=0, device="cpu", code="posgeom.geometry.entries"),
+                            code_key=old_key)
+    assert rekey.main([str(tmp_path / "results"), "--from", str(before)]) == 0  # no evidence needed
+    assert "moved 1 entries" in capsys.readouterr().out
+    moved = registry.load("made", params={}, scale="quick")
+    assert not code_changed(moved.manifest) and "restamped" not in moved.manifest
+    assert {k: v for k, v in moved.manifest.items() if k != "code_key"} == \
+        {k: v for k, v in made.manifest.items() if k != "code_key"}
