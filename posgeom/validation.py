@@ -97,9 +97,7 @@ def is_distance_matrix(X: np.ndarray) -> bool:
     if np.any(X < 0) or not np.all(np.isfinite(X)):
         return False
     scale = max(1.0, float(np.max(X)))
-    return bool(
-        np.max(np.abs(X - X.T)) <= SYM_RTOL * scale and np.max(np.abs(np.diag(X))) <= SYM_RTOL * scale
-    )
+    return bool(np.max(np.abs(X - X.T)) <= SYM_RTOL * scale and np.max(np.abs(np.diag(X))) <= SYM_RTOL * scale)
 
 
 def upper(D: np.ndarray) -> np.ndarray:
@@ -244,9 +242,7 @@ def check_positive_float(value, name: str, hint: str = "") -> float:
 def printable(text) -> str:
     r"""``text`` safe to print on a terminal: every control or format character but newlines as its Python escape
     (``"\x1b[31m"`` prints as ``\x1b[31m``), so text read from files cannot recolour or hide a line."""
-    return "\n".join(
-        "".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in str(text).split("\n")
-    )
+    return "\n".join("".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in str(text).split("\n"))
 
 
 def check_bounds(bounds, name: str = "bounds") -> tuple[float, float]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from posgeom.codekey import code_key
+from posgeom.codekey import _module_file, code_key, module_dependencies
 from posgeom.registry import Registry, code_changed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,12 +86,13 @@ def test_entries_move_across_a_change_of_the_keys_definition_without_a_mark_when
     rekey = _script()
     before = tmp_path / "before"  # the "earlier commit": the same modules, hashed another way
     _git("clone", "--quiet", "--shared", str(ROOT), str(before), cwd=tmp_path)
-    for name in ("posgeom/codekey.py", "posgeom/geometry/entries.py"):  # this checkout's code, maybe uncommitted
-        (before / name).write_bytes((ROOT / name).read_bytes())
+    roots = ["posgeom.geometry.entries"]
+    for name in ("posgeom.codekey", *module_dependencies(roots)):  # this checkout's code, maybe uncommitted
+        path = _module_file(name, ROOT / "posgeom")
+        (before / path.relative_to(ROOT)).write_bytes(path.read_bytes())
     keyfile = before / "posgeom" / "codekey.py"
     keyfile.write_text(keyfile.read_text().replace("digest = hashlib.sha256()", 'digest = hashlib.sha256(b"old")'))
     _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "an older key", cwd=before)
-    roots = ["posgeom.geometry.entries"]
     old_key = rekey.keys_in(before, [roots])[tuple(roots)]
     assert old_key != code_key(roots) and rekey.same_code(roots, before)
 

@@ -27,8 +27,7 @@ def add(subparsers) -> None:
                    help="the scale of the chapter's settings (default: POSGEOM_SCALE, else quick)")
     p.add_argument("--device", default=None,
                    help="auto, cpu, cuda, cuda:N or mps (default: POSGEOM_DEVICE, else auto); C10 only")
-    p.add_argument("--force", action="store_true",
-                   help="recompute the model's result even when the registry holds it")
+    p.add_argument("--force", action="store_true", help="recompute the model's result even when the registry holds it")
     p.set_defaults(func=_run)
 
 

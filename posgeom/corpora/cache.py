@@ -84,9 +84,7 @@ class ArrayCache:
             if header.get("sha256") != arrays_digest(arrays) or header.get("meta_sha256") != _meta_digest(meta):
                 raise ValueError("checksum mismatch")
         except Exception as err:  # noqa: BLE001 - whatever the damage, the answer is "recompute and replace"
-            warnings.warn(
-                f"cache file {path} is damaged ({type(err).__name__}: {err}); recomputing it", stacklevel=3
-            )
+            warnings.warn(f"cache file {path} is damaged ({type(err).__name__}: {err}); recomputing it", stacklevel=3)
             try:  # delete it unless another process has meanwhile replaced it by a good file
                 if os.stat(path).st_ino == identity.st_ino:
                     path.unlink()

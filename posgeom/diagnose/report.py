@@ -126,8 +126,7 @@ def _layers_figure(rep: dict):
     x = np.arange(1, len(rep["layers"]["labels"]) + 1)
     ax.plot(x, [rep["stress"][lab]["scale_free"] for lab in rep["layers"]["labels"]], "o-",
             color=OKABE_ITO[0], label="layer's static positional logits")
-    ax.axhline(rep["stress"][rep["model_label"]]["scale_free"], color=OKABE_ITO[3], ls="--",
-               label="the table itself")
+    ax.axhline(rep["stress"][rep["model_label"]]["scale_free"], color=OKABE_ITO[3], ls="--", label="the table itself")
     ax.set(xticks=x, ylim=(0, None), xlabel="layer", ylabel="scale-free projected stress",
            title="The position table as each layer's attention sees it")
     ax.legend()

@@ -16,9 +16,7 @@ def _check_base(base) -> float:
     return check_real(base, "base", 1, open_lo=True)
 
 
-# --------------------------------------------------------------------------------------------
 # Sinusoidal
-# --------------------------------------------------------------------------------------------
 
 
 def sinusoidal_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
@@ -83,9 +81,7 @@ def sinusoidal_distances(n: int, d: int, base: float = 10000.0, layout: str = "i
     return euclidean_distances(sinusoidal_table(n, d, base=base, layout=layout))
 
 
-# --------------------------------------------------------------------------------------------
 # RoPE
-# --------------------------------------------------------------------------------------------
 
 
 def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
@@ -181,9 +177,7 @@ def rotary_distances(n: int, theta) -> np.ndarray:
     return by_offset[np.abs(idx[:, None] - idx[None, :])]
 
 
-# --------------------------------------------------------------------------------------------
 # ALiBi
-# --------------------------------------------------------------------------------------------
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
@@ -264,9 +258,7 @@ def alibi_distances(n: int, n_heads: int, head: int | None = None, *, slopes=Non
     return m * np.abs(idx[:, None] - idx[None, :])
 
 
-# --------------------------------------------------------------------------------------------
 # None, random, tables
-# --------------------------------------------------------------------------------------------
 
 
 def none_distances(n: int) -> np.ndarray:

@@ -23,9 +23,7 @@ from .fixed import (
 from .identifiers import Encoding
 from .references import alibi_kernel_distances, equidistant_distances
 
-# --------------------------------------------------------------------------------------------
 # The fixed encodings at one model shape
-# --------------------------------------------------------------------------------------------
 
 #: What :func:`encoding_set` can compute, in the order the chapters show them.
 ENCODING_SET_NAMES = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.ALIBI_KERNEL_RULE,
@@ -110,9 +108,7 @@ def describe_encoding(name: str, *, d_model: int, n_heads: int, base: float = 10
     return lines[check_choice(name, "encoding", ENCODING_SET_NAMES, plural="names")]
 
 
-# --------------------------------------------------------------------------------------------
 # Registry and dispatcher
-# --------------------------------------------------------------------------------------------
 
 
 def _sinusoidal(n, *, d, n_heads=None, base=10000.0, layout="interleaved"):
@@ -200,9 +196,7 @@ def encoding_distances(name: str, n: int, d: int | None = None, n_heads: int | N
     return fn(n, d=d, n_heads=n_heads, **options)
 
 
-# --------------------------------------------------------------------------------------------
 # Every encoding compared with a corpus's distances
-# --------------------------------------------------------------------------------------------
 
 #: The encodings of the comparison table (:func:`comparison_set`), in display order.
 ENCODINGS_COMPARED = (Encoding.MDS, Encoding.MDS_RANK3, Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI,

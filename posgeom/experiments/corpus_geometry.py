@@ -109,7 +109,6 @@ def _config(settings) -> CorpusGeometrySettings:
     return CONFIGS[settings.scale]
 
 
-# ---------------------------------------------------------------------------------------------
 # synthetic families
 
 
@@ -204,7 +203,6 @@ def run_noise_scaling(settings=None, *, force: bool = False, sizes=None) -> Resu
     return store_result(settings, "corpus_geometry.noise_scaling", compute, params, force)
 
 
-# ---------------------------------------------------------------------------------------------
 # SST-2, through the one route from a corpus to its distances (posgeom.corpora.corpus_distances)
 
 

@@ -45,7 +45,6 @@ ORDER_ENCODINGS = (Encoding.LEARNED, Encoding.SINUSOIDAL, Encoding.ROPE, Encodin
 MLM_ENCODINGS = ORDER_ENCODINGS
 
 
-# ---------------------------------------------------------------------------------------------
 # per-scale settings
 
 
@@ -219,11 +218,9 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
             yield "learned:target", train_target(length)
 
 
-# ---------------------------------------------------------------------------------------------
 # diagnostics
 
 
-# ---------------------------------------------------------------------------------------------
 # extrapolation on the order task
 
 

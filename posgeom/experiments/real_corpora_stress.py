@@ -108,9 +108,7 @@ def stress_records(result: Result) -> list[StressRow]:
     return records(StressRow, result.values["rows"])
 
 
-# --------------------------------------------------------------------------------------------
 # Learned tables: pretrained, and trained from scratch
-# --------------------------------------------------------------------------------------------
 
 
 def pretrained_table(settings: Settings | None = None) -> np.ndarray:
@@ -152,9 +150,7 @@ def run_scratch_table(settings: Settings | None = None, *, corpus: str = Corpus.
                         model=model_name)
 
 
-# --------------------------------------------------------------------------------------------
 # The stress table
-# --------------------------------------------------------------------------------------------
 
 
 def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.ndarray, np.ndarray],
@@ -251,9 +247,7 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = Corpus.S
     return store_result(settings, f"real_corpora_stress_{corpus}", compute, params, force, model=settings.pretrained)
 
 
-# --------------------------------------------------------------------------------------------
 # Bootstrap intervals over sequences
-# --------------------------------------------------------------------------------------------
 
 #: The headline stresses that get a bootstrap interval: (encoding of :func:`posgeom.encodings.encoding_set`
 #: or ``"alibi (best head)"``, normalisation).

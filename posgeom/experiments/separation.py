@@ -125,7 +125,6 @@ CONFIGS = by_scale(
 )
 
 
-# ---------------------------------------------------------------------------------------------
 # the stored records
 
 
@@ -234,7 +233,6 @@ def _spreads(summary: dict) -> dict:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
 # separation along training
 
 
@@ -340,7 +338,6 @@ def run_separation(settings=None, *, force: bool = False, corpus: str = "drift",
     return store_result(settings, name, compute, params, force, device=device)
 
 
-# ---------------------------------------------------------------------------------------------
 # the pretrained table
 
 

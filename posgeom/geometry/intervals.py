@@ -177,7 +177,6 @@ def draws_summary(x, level: float = 0.95, *, bounds=None) -> dict[str, float]:
     return {**spread(x), "n": int(x.size)}
 
 
-# ---------------------------------------------------------------------------------------------------------------
 # the power of an interval over seeds
 
 #: The power a design is sized for: an interval over seeds that would exclude the smallest effect that

@@ -105,6 +105,4 @@ def positional_marginals(
     rows = np.repeat(np.arange(kept.size), np.diff(sub.indptr))
     probs[rows, sub.indices] += sub.data / s
     probs /= (reach.astype(np.float64) / s + (float(alpha) / s) * v)[:, None]
-    return PositionalMarginals(
-        probs, kept, [int(i) for i in low], reach, alpha, min_count, counts=counts
-    )
+    return PositionalMarginals(probs, kept, [int(i) for i in low], reach, alpha, min_count, counts=counts)

@@ -17,7 +17,6 @@ __all__ = ["cosine_similarity_matrix", "similarity_by_lag", "isolation_scores", 
            "spectral_summary", "principal_components", "SinusoidFit", "fit_sinusoid", "analyse_table"]
 
 
-# ---------------------------------------------------------------------------------------------
 # cosine similarity and its decay
 
 
@@ -78,7 +77,6 @@ def similarity_by_lag(C) -> dict[str, np.ndarray]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
 # positions that stand apart
 
 
@@ -118,7 +116,6 @@ def stand_apart(P, threshold: float = 2.0) -> np.ndarray:
     return np.flatnonzero(isolation_scores(P) > threshold)
 
 
-# ---------------------------------------------------------------------------------------------
 # spectra
 
 
@@ -169,7 +166,6 @@ def spectral_summary(P) -> dict[str, np.ndarray]:
     return {"dominant_k": k.astype(np.int64), "dominant_freq": freqs[k], "concentration": conc, "power_share": share}
 
 
-# ---------------------------------------------------------------------------------------------
 # principal components and their best sinusoids
 
 
@@ -202,7 +198,6 @@ def principal_components(P, k: int) -> tuple[np.ndarray, np.ndarray]:
     return scores * signs, S[:k] ** 2 / total
 
 
-# ---------------------------------------------------------------------------------------------
 # the best single sinusoid of a signal
 
 
@@ -310,7 +305,6 @@ def fit_sinusoid(signals, grid: int | None = None) -> SinusoidFit:
     )
 
 
-# ---------------------------------------------------------------------------------------------
 # everything about one table
 
 

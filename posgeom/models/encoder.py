@@ -80,9 +80,7 @@ class EncoderConfig:
             )
         check_choice(self.position, "positional encoding", POSITIONAL, plural="encodings")
         if self.position == "rope" and (self.d_model // self.n_heads) % 2:
-            raise ValueError(
-                f"rope needs an even head width, got d_model / n_heads = {self.d_model // self.n_heads}"
-            )
+            raise ValueError(f"rope needs an even head width, got d_model / n_heads = {self.d_model // self.n_heads}")
         check_choice(self.activation, "activation", ACTIVATIONS)
         check_choice(self.pooling, "pooling", POOLINGS)
         for name in ("dropout", "attention_dropout"):

@@ -30,8 +30,7 @@ def synthetic_mlm_data(family: str, *, n_sequences: int, n_positions: int, vocab
     """
     if family not in (SyntheticFamily.DRIFT, SyntheticFamily.STATIONARY):
         raise ValueError(f"the synthetic corpora of this chapter are 'drift' and 'stationary', got {family!r}")
-    corpus = syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=vocab_size,
-                             seed=seed)
+    corpus = syn.make_corpus(family, n_sequences=n_sequences, n_positions=n_positions, vocab_size=vocab_size, seed=seed)
     out = dict(input_ids=torch.as_tensor(corpus.tokens + OFFSET, dtype=torch.long), population=corpus.population,
                vocab_size=vocab_size + OFFSET, attention_mask=None)
     if task == "bag":

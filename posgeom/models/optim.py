@@ -50,9 +50,7 @@ def build_optimizer(model: nn.Module, config: TrainConfig, device: str, warmup: 
         param_groups(model, config.weight_decay), lr=config.lr, betas=config.betas, eps=config.eps,
         **({"fused": True} if fused else {"foreach": True}),
     )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda t: lr_factor(t, warmup, total, config.schedule)
-    )
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda t: lr_factor(t, warmup, total, config.schedule))
     return optimizer, scheduler
 
 

@@ -63,9 +63,7 @@ class PositionalEncoding(nn.Module):
         raise NotImplementedError
 
 
-# --------------------------------------------------------------------------------------------
 # Absolute tables
-# --------------------------------------------------------------------------------------------
 
 
 class AbsolutePositional(PositionalEncoding):
@@ -278,9 +276,7 @@ class LowRankPositional(AbsolutePositional):
         return self.A @ self.C.T
 
 
-# --------------------------------------------------------------------------------------------
 # Relative: RoPE, ALiBi, none
-# --------------------------------------------------------------------------------------------
 
 
 class RotaryPositional(PositionalEncoding):
@@ -378,9 +374,7 @@ class NoPositional(PositionalEncoding):
 
 NoPE = NoPositional
 
-# --------------------------------------------------------------------------------------------
 # Registry and factory
-# --------------------------------------------------------------------------------------------
 
 #: name → module class. The names match :data:`posgeom.encodings.ENCODINGS` where both exist.
 POSITIONAL: dict[str, type[PositionalEncoding]] = {

@@ -44,8 +44,7 @@ def table_anatomy(P, *, isolation_threshold: float = 2.0, n_components: int = 6,
         tables["sinusoidal"] = tables["sinusoidal"][:, :d]
     values, arrays = {"shape": [n, d]}, {}
     for key, T in tables.items():
-        v, arr = analyse_table(T, n_components=n_components,
-                               isolation_threshold=isolation_threshold, n_first=n_first)
+        v, arr = analyse_table(T, n_components=n_components, isolation_threshold=isolation_threshold, n_first=n_first)
         values[key] = v
         for k, x in arr.items():
             # the n x n similarity matrices are stored for the learned table only (float32)

@@ -28,7 +28,6 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------
 # initialisation and dropout (S7-S9)
 
 
@@ -173,7 +172,6 @@ def train_dropout_study(order: dict, shape: dict, training: dict, dropouts, seed
     return runs
 
 
-# ---------------------------------------------------------------------------------------------
 # under-trained tails (S4)
 
 

@@ -22,7 +22,6 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------
 # the synthetic order task as model inputs
 
 
@@ -139,7 +138,6 @@ def order_population_geometry(n_positions: int, vocab_size: int, *, kind: str = 
     return {"D": D, "mds": full.embedding[:, :r] if full.k >= r else geo.classical_mds(D, r).embedding}
 
 
-# ---------------------------------------------------------------------------------------------
 # a tiny encoder and its training on the order task
 
 
@@ -361,7 +359,6 @@ def marker_split_accuracy(model, task, boundary: int, both_from: int | None = No
     return out
 
 
-# ---------------------------------------------------------------------------------------------
 # the order-only task of Theorem 1: encodings with and without a causal mask, over seeds
 
 
@@ -413,8 +410,7 @@ def order_task_tensors(n_sequences: int, n_positions: int, vocab_size: int, *, s
     import torch
     task = order_task_data(n_sequences, n_positions, vocab_size, min_length=None, seed=seed, cls_token=cls_token,
                            reserve_cls=True)
-    return (torch.as_tensor(task.data.input_ids, dtype=torch.long),
-            torch.as_tensor(task.data.labels, dtype=torch.long))
+    return (torch.as_tensor(task.data.input_ids, dtype=torch.long), torch.as_tensor(task.data.labels, dtype=torch.long))
 
 
 def train_order_task(models, seeds, *, n_positions: int, vocab_size: int, n_train: int, n_test: int, shape: dict,

@@ -144,9 +144,7 @@ def _save_estimate(model: nn.Module) -> float:
     return 0.2 + 3 * nbytes / 100e6
 
 
-# --------------------------------------------------------------------------------------------
 # The loop: a plan fixed before the first step, then one run of steps
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -344,8 +342,7 @@ class _Run:
         config, plan, b = self.config, self.plan, batch.tensors
         try:
             with autocast(plan.device, plan.precision):
-                out = self.forward(b["input_ids"], b.get("attention_mask"), b.get("token_type_ids"),
-                                   labels=b["labels"])
+                out = self.forward(b["input_ids"], b.get("attention_mask"), b.get("token_type_ids"), labels=b["labels"])
             loss = out.loss if batch.weight == 1.0 else out.loss * batch.weight
             loss.backward()
             if config.max_grad_norm is not None:

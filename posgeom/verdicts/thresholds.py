@@ -78,9 +78,7 @@ def record_inputs(rule: Callable) -> Callable:
     return recorded
 
 
-# --------------------------------------------------------------------------------------------
 # The thresholds a rule reads
-# --------------------------------------------------------------------------------------------
 
 #: Constants whose names start with these are the paper's or the seed's own values (``PAPER_REDUCTION``,
 #: ``SEED_NEIGHBOUR_COS``): moving one changes the claim, not the rule, so it is no test of a verdict.
@@ -234,9 +232,7 @@ def redecide(rule: Callable, inputs: Mapping[str, Any], values: Mapping[str, flo
         return fn(*args, **kwargs)
 
 
-# --------------------------------------------------------------------------------------------
 # Where a verdict flips
-# --------------------------------------------------------------------------------------------
 
 #: A threshold is moved from its value divided by this to its value times this: an order of magnitude either
 #: way, wider than any reason given beside a threshold would stretch it, so a verdict that flips nowhere in

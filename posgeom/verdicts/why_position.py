@@ -108,9 +108,7 @@ def c1_symmetric_signal(accuracies: Values, reversal_gap: float, encoded_gaps: V
                                     f"{acc.mean():.3f})")
 
 
-# --------------------------------------------------------------------------------------------
 # C2: Theorem 4
-# --------------------------------------------------------------------------------------------
 
 #: A separation at or below this counts as collapsed: a N(0, 0.02²) table of width 32 starts with a
 #: separation of about 0.1, float32 rounding is about 1e-7; 1e-3 is two orders from both.
@@ -228,8 +226,7 @@ def c2_converged(difference: SeedIntervalLike, control_separations: Values) -> D
                                      "order-insensitive control collapses (CPU)")
     collapsed = f"the order-insensitive control collapses (median sep(P) {np.median(control):.1e})"
     if low > 0:
-        return Decision(REPRODUCED, why=with_power(f"pairs the sample tells apart end at {ratio}; {collapsed}",
-                                                    design))
+        return Decision(REPRODUCED, why=with_power(f"pairs the sample tells apart end at {ratio}; {collapsed}", design))
     if high < 0:
         return Decision(NOT_REPRODUCED, why=with_power(f"pairs the sample tells apart end closer than a table the "
                                                         f"loss does not use: {ratio}; {collapsed}", design))

@@ -72,7 +72,6 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------
 # registry, dispatch and population marginals
 
 #: Family name → generator function.
@@ -138,7 +137,6 @@ def population_marginals(family: str, **params) -> np.ndarray:
     return make_corpus(family, n_sequences=2, **params).population
 
 
-# ---------------------------------------------------------------------------------------------
 # the chapters' conventions
 
 

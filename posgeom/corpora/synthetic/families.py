@@ -15,7 +15,6 @@ from .sampling import (
 __all__ = ["stationary", "drift", "regimes", "markov", "markov_transition"]
 
 
-# ---------------------------------------------------------------------------------------------
 # stationary
 
 
@@ -49,7 +48,6 @@ def stationary(
                                exponent=float(exponent), min_length=lo, seed=seed)
 
 
-# ---------------------------------------------------------------------------------------------
 # drift
 
 
@@ -137,7 +135,6 @@ def drift(
     )
 
 
-# ---------------------------------------------------------------------------------------------
 # regimes
 
 
@@ -194,7 +191,6 @@ def regimes(
     return SyntheticCorpus(tokens, lengths, v, SyntheticFamily.REGIMES, params, None, mu)
 
 
-# ---------------------------------------------------------------------------------------------
 # markov
 
 

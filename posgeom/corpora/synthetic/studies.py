@@ -94,8 +94,7 @@ def c5_rows(*, n: int, d: int, r: int, sizes, anchors, vocab_size: int, seed: in
     rows = []
     for K in anchors:
         gen = f"drift K={K}"
-        pop = population_marginals(SyntheticFamily.DRIFT, n_positions=n, vocab_size=vocab_size, anchors=K,
-                                   seed=seed)
+        pop = population_marginals(SyntheticFamily.DRIFT, n_positions=n, vocab_size=vocab_size, anchors=K, seed=seed)
         rows.append(c5_row(gen, None, geo.hellinger_matrix(pop), n, d, r))
         for N in sizes:
             c = make_corpus(SyntheticFamily.DRIFT, n_sequences=N, n_positions=n, vocab_size=vocab_size, anchors=K,

@@ -18,7 +18,6 @@ __all__ = ["ORDER_KINDS", "order_task", "planted_rank"]
 ORDER_KINDS = ("marker_order", "marker_position")
 
 
-# ---------------------------------------------------------------------------------------------
 # order-sensitive labelled tasks
 
 
@@ -123,7 +122,6 @@ def order_task(
     return SyntheticCorpus(tokens, lengths, v, SyntheticFamily.ORDER, params, labels, mu)
 
 
-# ---------------------------------------------------------------------------------------------
 # planted rank (validation of the noise-aware rank)
 
 
