@@ -152,3 +152,35 @@ def test_a_family_of_arrays_is_stored_one_array_per_key_and_read_back(tmp_path):
     back = Registry(tmp_path).run("curves", lambda: record, params={}, scale="quick", seed=0, device="cpu").record
     assert sorted(back.curves) == ["none+causal", "rope"] and np.array_equal(back.curves["rope"], np.ones((2, 3)))
     assert list(back.tables) == ["cos"] and np.array_equal(back.steps, np.arange(3))
+
+
+@dataclass(frozen=True)
+class Corpora:
+    corpora: list[str]
+    pairs: dict[str, Pair] = stored("{}")
+    curves: dict[str, np.ndarray] = stored("{}__curve")
+
+
+def test_a_family_of_values_holds_the_stored_keys_no_other_field_reads(tmp_path):
+    record = Corpora(["sst2", "markov v>n"], {"sst2": Pair(0.5, 0.25), "markov v>n": Pair(1.0, 2.0)},
+                     {"sst2": np.ones(2)})
+    values, arrays = to_stored(record)
+    assert values == {"corpora": ["sst2", "markov v>n"], "sst2": {"paper": 0.5, "scale_free": 0.25, "curve": []},
+                      "markov v>n": {"paper": 1.0, "scale_free": 2.0, "curve": []}} and list(arrays) == ["sst2__curve"]
+    back = Registry(tmp_path).run("corpora", lambda: record, params={}, scale="quick", seed=0, device="cpu").record
+    assert back.pairs == {"sst2": Pair(0.5, 0.25, back.pairs["sst2"].curve), "markov v>n": back.pairs["markov v>n"]}
+    assert back.pairs["markov v>n"].scale_free == 2.0 and back.corpora == record.corpora
+
+
+def test_build_converts_computed_mappings_as_a_stored_result_is_read():
+    from posgeom.registry.typed import build
+
+    gap, boot = seed_interval([1.0, 2.0, 3.0, 4.0, 5.0]), Interval(0.5, 0.4, 0.6)
+    assert build(Gaps, {"seeds": gap.as_dict(), "boot": boot.as_dict()}) == Gaps(gap, boot)
+    corpora = build(Corpora, {"corpora": ["a"], "a": {"paper": 1, "scale_free": 2}}, {"a__curve": [1.0]})
+    assert corpora.pairs["a"].paper == 1.0 and type(corpora.pairs["a"].paper) is float
+    assert corpora.curves["a"].tolist() == [1.0]
+    with pytest.raises(KeyError, match="Corpora.corpora stores no 'corpora'"):
+        build(Corpora, {})
+    with pytest.raises(TypeError, match="Gaps has no field for 'extra'; add one or leave the value out"):
+        build(Gaps, {"seeds": gap.as_dict(), "boot": boot.as_dict(), "extra": 1})  # nothing computed is dropped

@@ -53,8 +53,7 @@ def c8_row(identity_error: float, pair: KernelPair, paper_pair: str, settings=No
 
 def comparison_rows(zoo: Result, pair: Result, settings=None) -> list:
     """The chapter's row (:func:`c8_row`, in a list) from ``run_zoo``, ``run_kernel_pair`` and the paper-scale pair."""
-    paper_pair = stored_text(run_kernel_pair, _settings(settings),
-                             lambda r: _pair_text(r.as_(KernelPair), with_n=True))
+    paper_pair = stored_text(run_kernel_pair, _settings(settings), lambda r: _pair_text(r.as_(KernelPair), with_n=True))
     return [c8_row(zoo.as_(ZooDistances).kernel.identity_max_error, pair.as_(KernelPair), paper_pair, settings)]
 
 

@@ -58,7 +58,7 @@ def stress_curves(stress_vs_rank: Result) -> dict[str, tuple[np.ndarray, dict[st
     """Per synthetic family, then SST-2: rank-k MDS's scale-free stress (k = 1, 2, ...) and each fixed encoding's
     stresses by normalisation, from a ``run_stress_vs_rank`` result."""
     r = stress_vs_rank.as_(StressVsRankRecord)
-    return {c: (getattr(r, f"{c}__scale_free"), getattr(r, c).encodings) for c in (*SYNTHETIC_FAMILIES, "sst2")}
+    return {c: (r.scale_free[c], r.corpora[c].encodings) for c in (*SYNTHETIC_FAMILIES, "sst2")}
 
 
 def c5_evidence(c5: Result, draws: Result) -> dict:

@@ -15,6 +15,7 @@ import numpy as np
 from ..config import settings_or_default as _settings
 from ..corpora.real import data_key
 from ..registry import Result
+from ..registry.typed import build, stored
 from .separation import CONFIGS
 from .settings import as_params, store_result
 
@@ -50,14 +51,8 @@ class FactorisationGap:
     real: GapMedians
     placebo: GapMedians
     positions_above_placebo_95: int     # positions whose real gap tops the placebos' 95th percentile
-    real__positions: np.ndarray
-    real__relative: np.ndarray
-    real__pair_relative: np.ndarray
-    real__pair_cosine: np.ndarray
-    placebo__relative: np.ndarray
-    placebo__pair_relative: np.ndarray
-    placebo__pair_cosine: np.ndarray
-    placebo__band95: np.ndarray
+    real_arrays: dict[str, np.ndarray] = stored("real__{}")  # positions, relative, pair_relative, pair_cosine
+    placebo_arrays: dict[str, np.ndarray] = stored("placebo__{}")  # relative, pair_relative, pair_cosine, band95
     mean_c: np.ndarray
 
 
@@ -87,7 +82,6 @@ def run_factorisation_gap(settings=None, *, force: bool = False, split: str | No
         pm = load_hf(settings.pretrained)
         values, arrays = factorisation_study(pm, texts.texts, n_positions=int(g.n_positions), layer=int(g.layer),
                                              min_reach=int(g.min_reach), n_placebo=int(n_placebo), seed=settings.seed)
-        medians = {k: GapMedians(**values.pop(k)) for k in ("real", "placebo")}
-        return FactorisationGap(**values, **medians, split=g.split, **arrays)
+        return build(FactorisationGap, values, arrays, split=g.split)
 
     return store_result(settings, "separation.factorisation_gap", compute, params, force, model=settings.pretrained)

@@ -23,7 +23,7 @@ from ..encodings.identifiers import Encoding
 from ..corpora.real import data_key
 from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..registry import Result
-from ..registry.typed import stored
+from ..registry.typed import build, stored
 from . import corpus_geometry as cg
 from .lowrank_training import LEVEL, TRAIN_CONFIGS, TRAIN_ENCODINGS, TrainOptions, run_lowrank_training
 from .settings import as_params, by_scale, store_result
@@ -235,8 +235,7 @@ def run_rank_validation(settings=None, *, force: bool = False) -> Result:
     from .real_corpora import RANK_OPTIONS
     settings = _settings(settings)
     cfg = RANK_VALIDATION
-    params = dict(**as_params(cfg), rank=RANK_OPTIONS,
-                  seed=settings.seed)
+    params = dict(**as_params(cfg), rank=RANK_OPTIONS, seed=settings.seed)
 
     def compute():
         rows = []
@@ -271,21 +270,9 @@ class StressVsRankRecord:
     ``<corpus>__<normalisation>`` is (max_rank,), stored under that name.
     """
 
-    stationary: CorpusStresses
-    drift: CorpusStresses
-    regimes: CorpusStresses
-    markov: CorpusStresses
-    sst2: CorpusStresses
-    stationary__paper: np.ndarray
-    stationary__scale_free: np.ndarray
-    drift__paper: np.ndarray
-    drift__scale_free: np.ndarray
-    regimes__paper: np.ndarray
-    regimes__scale_free: np.ndarray
-    markov__paper: np.ndarray
-    markov__scale_free: np.ndarray
-    sst2__paper: np.ndarray
-    sst2__scale_free: np.ndarray
+    corpora: dict[str, CorpusStresses] = stored("{}")
+    paper: dict[str, np.ndarray] = stored("{}__paper")  # the curves, by corpus
+    scale_free: dict[str, np.ndarray] = stored("{}__scale_free")
 
 
 def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
@@ -322,7 +309,7 @@ def run_stress_vs_rank(settings=None, *, force: bool = False) -> Result:
         v, curves = one(geo.hellinger_matrix(marg), marg.positions, ccfg.encoder)
         values["sst2"] = v
         arrays.update({f"sst2__{k}": c for k, c in curves.items()})
-        return StressVsRankRecord(**values, **arrays)
+        return build(StressVsRankRecord, values, arrays)
 
     return store_result(settings, "minimal_parametrisation.stress_vs_rank", compute, params, force)
 

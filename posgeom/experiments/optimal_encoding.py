@@ -21,7 +21,7 @@ from ..encodings import comparison_for, comparison_intervals
 from ..encodings.identifiers import Encoding
 from ..geometry.bootstrap import Interval
 from ..registry import Result
-from ..registry.typed import stored
+from ..registry.typed import build, stored
 from . import corpus_geometry as cg
 from .corpus_geometry import StressPair
 from .settings import EncoderShape, IntervalOptions, SmacofOptions, as_params, by_scale, params_of, store_result
@@ -115,11 +115,7 @@ class StoredComparison:
     """A stored ``run_encoding_comparison``: per corpus each encoding's stress under each normalisation."""
 
     pretrained: str
-    stationary: dict[str, dict[str, float]]
-    drift: dict[str, dict[str, float]]
-    regimes: dict[str, dict[str, float]]
-    markov: dict[str, dict[str, float]]
-    sst2: dict[str, dict[str, float]]
+    stress: dict[str, dict[str, dict[str, float]]] = stored("{}")  # by corpus, encoding and normalisation
 
 
 def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
@@ -145,7 +141,7 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
         table = position_table(settings.pretrained)
         values["sst2"] = comparison_for(geo.hellinger_matrix(marg), marg.positions, **as_params(ccfg.encoder),
                                         seed=settings.seed, learned_table=table)
-        return StoredComparison(**values, pretrained=settings.pretrained)
+        return StoredComparison(stress=values, pretrained=settings.pretrained)
 
     return store_result(settings, "optimal_encoding.comparison", compute, params, force, model=settings.pretrained)
 
@@ -162,28 +158,13 @@ class StressIntervals:
     n_used: int     # the replicates that entered the intervals
     n_kept: int     # positions kept
 
-    @classmethod
-    def of(cls, values: dict) -> StressIntervals:
-        """The record of ``comparison_intervals``' values (intervals as their ``as_dict``)."""
-        return cls({k: Interval.from_dict(v) for k, v in values["statistics"].items()},
-                   {k: Interval.from_dict(v) for k, v in values["differences"].items()},
-                   values["n_used"], values["n_kept"])
-
 
 @dataclass(frozen=True)
 class ComparisonIntervals:
     """A stored ``run_comparison_intervals``: per corpus its intervals, and replicates ``<corpus>__replicates``."""
 
-    sst2: StressIntervals
-    stationary: StressIntervals
-    drift: StressIntervals
-    regimes: StressIntervals
-    markov: StressIntervals
-    sst2__replicates: np.ndarray        # (n_used, n_statistics)
-    stationary__replicates: np.ndarray
-    drift__replicates: np.ndarray
-    regimes__replicates: np.ndarray
-    markov__replicates: np.ndarray
+    corpora: dict[str, StressIntervals] = stored("{}")
+    replicates: dict[str, np.ndarray] = stored("{}__replicates")  # (n_used, n_statistics)
 
 
 def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
@@ -199,7 +180,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
 
     def compute() -> ComparisonIntervals:
         from ..models.pretrained import position_table
-        parts = {}
+        values, arrays = {}, {}
         seqs, tokens, _ = cg.sst2_sequences(settings)
         for name in ("sst2", *cg.SYNTHETIC_FAMILIES):
             if name == "sst2":
@@ -210,12 +191,11 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                 corpus = family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args, encoder = (corpus.sequences(), corpus.n_positions, corpus.vocab_size), cfg.synthetic_encoder
                 extra = {}
-            values, parts[f"{name}__replicates"] = comparison_intervals(
+            values[name], arrays[f"{name}__replicates"] = comparison_intervals(
                 *args, **as_params(encoder), **as_params(cfg.intervals), seed=settings.seed,
                 differences=INTERVAL_DIFFERENCES,
                 progress=f"bootstrap {name}", **extra)
-            parts[name] = StressIntervals.of(values)
-        return ComparisonIntervals(**parts)
+        return build(ComparisonIntervals, values, arrays)
 
     return store_result(settings, "optimal_encoding.comparison_intervals", compute, params, force,
                          model=settings.pretrained)
@@ -240,21 +220,12 @@ class ExactEmbedding:
     chord: ExactKind
     geodesic: ExactKind
 
-    @classmethod
-    def of(cls, values: dict) -> ExactEmbedding:
-        """The record of ``exact_embedding``'s values."""
-        return cls(values["n"], ExactKind(**values["chord"]), ExactKind(**values["geodesic"]))
-
 
 @dataclass(frozen=True)
 class ExactEmbeddings:
     """A stored ``run_exact_embedding``: every corpus's full-rank MDS."""
 
-    stationary: ExactEmbedding
-    drift: ExactEmbedding
-    regimes: ExactEmbedding
-    markov: ExactEmbedding
-    sst2: ExactEmbedding
+    corpora: dict[str, ExactEmbedding] = stored("{}")
 
 
 def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
@@ -264,12 +235,12 @@ def run_exact_embedding(settings=None, *, force: bool = False) -> Result:
     params = params_of(synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute() -> ExactEmbeddings:
-        parts = {}
+        values = {}
         for fam in cg.SYNTHETIC_FAMILIES:
             corpus = family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
-            parts[fam] = ExactEmbedding.of(geo.exact_embedding(geo.positional_marginals(corpus.counts())))
-        parts["sst2"] = ExactEmbedding.of(geo.exact_embedding(cg.sst2_marginals(settings)[0]))
-        return ExactEmbeddings(**parts)
+            values[fam] = geo.exact_embedding(geo.positional_marginals(corpus.counts()))
+        values["sst2"] = geo.exact_embedding(cg.sst2_marginals(settings)[0])
+        return build(ExactEmbeddings, values)
 
     return store_result(settings, "optimal_encoding.exact_embedding", compute, params, force)
 
@@ -316,21 +287,12 @@ class SmacofGain:
     smacof_scale_free: tuple[float, ...]
     n_iter: tuple[int, ...]
 
-    @classmethod
-    def of(cls, curve: dict) -> SmacofGain:
-        """The record of ``smacof_curve``'s lists."""
-        return cls(**{k: tuple(v) for k, v in curve.items()})
-
 
 @dataclass(frozen=True)
 class SmacofGains:
-    """A stored ``run_smacof_gain``: SST-2 and each family of the settings' ``families`` (None: not among them)."""
+    """A stored ``run_smacof_gain``: SST-2 and each family of the settings' ``families``."""
 
-    sst2: SmacofGain
-    stationary: SmacofGain | None = stored("stationary", omit_none=True, default=None)
-    drift: SmacofGain | None = stored("drift", omit_none=True, default=None)
-    regimes: SmacofGain | None = stored("regimes", omit_none=True, default=None)
-    markov: SmacofGain | None = stored("markov", omit_none=True, default=None)
+    corpora: dict[str, SmacofGain] = stored("{}")
 
 
 def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
@@ -344,12 +306,12 @@ def run_smacof_gain(settings=None, *, force: bool = False) -> Result:
                   synthetic=ccfg.synthetic, sst2=ccfg.sst2, seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute() -> SmacofGains:
-        parts = {"sst2": SmacofGain.of(geo.smacof_curve(geo.hellinger_matrix(cg.sst2_marginals(settings)[0]),
-                                                        cfg.smacof_ranks, **as_params(cfg.smacof)))}
+        values = {"sst2": geo.smacof_curve(geo.hellinger_matrix(cg.sst2_marginals(settings)[0]), cfg.smacof_ranks,
+                                           **as_params(cfg.smacof))}
         for fam in cfg.families:
             corpus = family_corpus(fam, seed=settings.seed, **as_params(ccfg.synthetic))
-            parts[fam] = SmacofGain.of(geo.smacof_curve(geo.hellinger_matrix(corpus.counts()), cfg.smacof_ranks,
-                                                        **as_params(cfg.smacof)))
-        return SmacofGains(**parts)
+            values[fam] = geo.smacof_curve(geo.hellinger_matrix(corpus.counts()), cfg.smacof_ranks,
+                                           **as_params(cfg.smacof))
+        return build(SmacofGains, values)
 
     return store_result(settings, "optimal_encoding.smacof_gain", compute, params, force)

@@ -8,7 +8,7 @@ $\mu^{(t)} = (1 - t)\mu^{\mathrm{markov}} + t\,\mu^{\mathrm{drift}}$.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from ..corpora.real import data_key
 from ..encodings import shift_summary, sinusoidal_frequencies
 from ..geometry.bootstrap import Interval
 from ..registry import Result
-from ..registry.typed import STORED, stored
+from ..registry.typed import build, stored
 from . import corpus_geometry as cg
 from . import optimal_encoding as oe
 from .settings import IntervalOptions, as_params, by_scale, params_of, store_result
@@ -79,54 +79,17 @@ class ShiftSummary:
 class FourierMatch:
     """A stored ``run_fourier_match``: per corpus its :class:`ShiftSummary` and arrays ``<corpus>__<name>``.
 
-    ``U`` (n, n_vectors): the top MDS eigenvectors; ``omega`` (n_vectors,): their sinusoids' frequencies;
-    ``eigenvalues`` (n,); ``D`` (n, n). ``markov (population)`` is the Markov family's population, ``markov v>n
-    (population)`` the same with a vocabulary larger than the positions.
+    The corpora are keyed by label: ``"markov (population)"`` is the Markov family's population, ``"markov v>n
+    (population)"`` the same with a vocabulary larger than the positions.
     """
 
-    markov_population: ShiftSummary = stored("markov (population)")
-    markov_wide_population: ShiftSummary = stored("markov v>n (population)")
-    markov: ShiftSummary
-    drift: ShiftSummary
-    regimes: ShiftSummary
-    stationary: ShiftSummary
-    sst2: ShiftSummary
+    summaries: dict[str, ShiftSummary] = stored("{}")
     vaswani_frequencies: list[float]    # the frequencies of the sinusoidal table of the synthetic width
     corpora: list[str]                  # the corpora's labels, in order
-    markov_population__U: np.ndarray = stored("markov (population)__U")
-    markov_population__omega: np.ndarray = stored("markov (population)__omega")
-    markov_population__eigenvalues: np.ndarray = stored("markov (population)__eigenvalues")
-    markov_population__D: np.ndarray = stored("markov (population)__D")
-    markov_wide_population__U: np.ndarray = stored("markov v>n (population)__U")
-    markov_wide_population__omega: np.ndarray = stored("markov v>n (population)__omega")
-    markov_wide_population__eigenvalues: np.ndarray = stored("markov v>n (population)__eigenvalues")
-    markov_wide_population__D: np.ndarray = stored("markov v>n (population)__D")
-    markov__U: np.ndarray
-    markov__omega: np.ndarray
-    markov__eigenvalues: np.ndarray
-    markov__D: np.ndarray
-    drift__U: np.ndarray
-    drift__omega: np.ndarray
-    drift__eigenvalues: np.ndarray
-    drift__D: np.ndarray
-    regimes__U: np.ndarray
-    regimes__omega: np.ndarray
-    regimes__eigenvalues: np.ndarray
-    regimes__D: np.ndarray
-    stationary__U: np.ndarray
-    stationary__omega: np.ndarray
-    stationary__eigenvalues: np.ndarray
-    stationary__D: np.ndarray
-    sst2__U: np.ndarray
-    sst2__omega: np.ndarray
-    sst2__eigenvalues: np.ndarray
-    sst2__D: np.ndarray
-
-
-def _record_of(record_type: type, by_stored_name: dict):
-    """A record built from its fields keyed by the names they are stored under (``"markov (population)"``)."""
-    field_of = {f.metadata.get(STORED, f.name): f.name for f in fields(record_type)}
-    return record_type(**{field_of[name]: value for name, value in by_stored_name.items()})
+    U: dict[str, np.ndarray] = stored("{}__U")        # (n, n_vectors): the top MDS eigenvectors
+    omega: dict[str, np.ndarray] = stored("{}__omega")  # (n_vectors,): their sinusoids' frequencies
+    eigenvalues: dict[str, np.ndarray] = stored("{}__eigenvalues")  # (n,)
+    D: dict[str, np.ndarray] = stored("{}__D")        # (n, n)
 
 
 def run_fourier_match(settings=None, *, force: bool = False) -> Result:
@@ -155,13 +118,10 @@ def run_fourier_match(settings=None, *, force: bool = False) -> Result:
         marg, _ = cg.sst2_marginals(settings)
         summaries[Corpus.SST2] = _summary(geo.hellinger_matrix(marg), cfg, ccfg.encoder.d_model, ccfg.encoder.n_heads,
                                           positions=marg.positions, seed=settings.seed)
-        parts = {}
-        for name, (v, a) in summaries.items():
-            parts[name] = ShiftSummary(**v)
-            parts.update({f"{name}__{k}": x for k, x in a.items()})
-        frequencies = [float(x) for x in sinusoidal_frequencies(enc.d_model)]
-        return _record_of(FourierMatch, {**parts, "vaswani_frequencies": frequencies,
-                                         "corpora": [str(name) for name in summaries]})
+        arrays = {f"{name}__{k}": x for name, (_, a) in summaries.items() for k, x in a.items()}
+        return build(FourierMatch, {str(name): v for name, (v, _) in summaries.items()}, arrays,
+                     vaswani_frequencies=[float(x) for x in sinusoidal_frequencies(enc.d_model)],
+                     corpora=[str(name) for name in summaries])
 
     return store_result(settings, "sinusoids_as_mds.fourier_match", compute, params, force)
 
@@ -210,23 +170,13 @@ class CorpusShiftIntervals:
     n_used: int     # the replicates that entered the intervals
     n_kept: int     # positions kept
 
-    @classmethod
-    def of(cls, values: dict) -> CorpusShiftIntervals:
-        """The record of ``shift_intervals``' values (intervals as their ``as_dict``)."""
-        return cls(*(Interval.from_dict(values[k]) for k in ("toeplitz_deviation", "circulant_deviation",
-                                                              "fourier_match")), values["n_used"], values["n_kept"])
-
 
 @dataclass(frozen=True)
 class StoredShiftIntervals:
-    """A stored ``run_shift_intervals``: per corpus its intervals, and replicates ``<corpus>__replicates`` (n_used, 3)."""
+    """A stored ``run_shift_intervals``: per corpus (SST-2, Markov and drift samples) its intervals and replicates."""
 
-    sst2: CorpusShiftIntervals
-    markov: CorpusShiftIntervals
-    drift: CorpusShiftIntervals
-    sst2__replicates: np.ndarray
-    markov__replicates: np.ndarray
-    drift__replicates: np.ndarray
+    corpora: dict[str, CorpusShiftIntervals] = stored("{}")
+    replicates: dict[str, np.ndarray] = stored("{}__replicates")  # (n_used, 3)
 
 
 def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
@@ -240,7 +190,7 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
                   seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute() -> StoredShiftIntervals:
-        parts = {}
+        values, arrays = {}, {}
         for name in (Corpus.SST2, SyntheticFamily.MARKOV, SyntheticFamily.DRIFT):
             if name == Corpus.SST2:
                 seqs, tokens, _ = cg.sst2_sequences(settings)
@@ -249,10 +199,9 @@ def run_shift_intervals(settings=None, *, force: bool = False) -> Result:
             else:
                 c = syn.family_corpus(name, seed=settings.seed, **as_params(ccfg.synthetic))
                 args, groups = (c.sequences(), c.n_positions, c.vocab_size), None
-            values, parts[f"{name}__replicates"] = geo.shift_intervals(
+            values[name], arrays[f"{name}__replicates"] = geo.shift_intervals(
                 *args, cfg.n_pairs, **as_params(cfg.intervals), seed=settings.seed, groups=groups,
                 progress=f"bootstrap {name}")
-            parts[name] = CorpusShiftIntervals.of(values)
-        return StoredShiftIntervals(**parts)
+        return build(StoredShiftIntervals, values, arrays)
 
     return store_result(settings, "sinusoids_as_mds.shift_intervals", compute, params, force)

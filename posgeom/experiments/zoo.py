@@ -19,6 +19,7 @@ from ..config import settings_or_default as _settings
 from ..encodings.fixed import rope_distances, sinusoidal_distances
 from ..encodings.zoo import zoo_geometry
 from ..registry import Result
+from ..registry.typed import build, stored
 from .settings import EncoderShape, by_scale, store_result
 
 __all__ = ["CONFIGS", "PAPER_SHAPE", "ZooSettings", "ZooShape", "ZooEncoding", "KernelChecks", "AlibiLine",
@@ -95,8 +96,8 @@ class AlibiLine:
 class ZooDistances:
     """A stored ``run_zoo``: the zoo's distance matrices at the pretrained model's shape, and their checks.
 
-    Arrays: ``D__<encoding>`` (n, n), ``mds2__<encoding>`` (n, 2), the tables (picture_positions, d), ALiBi's bias
-    (n_heads, picture_positions, picture_positions), and the kernels ``K_*`` at the offsets ``deltas`` (n,).
+    Arrays: ALiBi's bias (n_heads, picture_positions, picture_positions), and families (by encoding) of distance
+    matrices, MDS layouts, tables, kernels at the offsets ``deltas`` (n,) and their frequencies.
     """
 
     pretrained: str
@@ -106,24 +107,13 @@ class ZooDistances:
     encodings: dict[str, ZooEncoding]
     kernel: KernelChecks
     alibi: AlibiLine
-    D__sinusoidal: np.ndarray
-    D__learned: np.ndarray
-    D__rope: np.ndarray
-    D__alibi: np.ndarray
-    D__none: np.ndarray
-    mds2__sinusoidal: np.ndarray
-    mds2__learned: np.ndarray
-    mds2__rope: np.ndarray
-    mds2__alibi: np.ndarray
-    mds2__none: np.ndarray
-    table__sinusoidal: np.ndarray
-    table__learned: np.ndarray
+    D: dict[str, np.ndarray] = stored("D__{}")          # (n, n), every encoding
+    mds2: dict[str, np.ndarray] = stored("mds2__{}")    # (n, 2)
+    table: dict[str, np.ndarray] = stored("table__{}")  # (picture_positions, d): sinusoidal, learned
     alibi_bias: np.ndarray
     deltas: np.ndarray
-    K_sinusoidal: np.ndarray
-    K_rope: np.ndarray
-    omega_sinusoidal: np.ndarray
-    omega_rope: np.ndarray
+    K: dict[str, np.ndarray] = stored("K_{}")           # (n,): sinusoidal, rope
+    omega: dict[str, np.ndarray] = stored("omega_{}")   # their frequencies
 
 
 def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None) -> Result:
@@ -149,10 +139,7 @@ def run_zoo(settings=None, *, force: bool = False, n: int | None = None, base: f
         table = position_table(settings.pretrained)
         shape = asdict(pretrained_shape(settings.pretrained))
         values, arrays = zoo_geometry(table, shape, n, base, conf.picture_positions)
-        return ZooDistances(
-            pretrained=validate_pretrained(settings.pretrained), shape=ZooShape(**values["shape"]), n=values["n"],
-            base=values["base"], encodings={k: ZooEncoding(**v) for k, v in values["encodings"].items()},
-            kernel=KernelChecks(**values["kernel"]), alibi=AlibiLine(**values["alibi"]), **arrays)
+        return build(ZooDistances, values, arrays, pretrained=validate_pretrained(settings.pretrained))
 
     return store_result(settings, "zoo.distances", compute, params, force, model=settings.pretrained)
 
@@ -169,8 +156,7 @@ class KernelPair:
     stress_scale_free: float
     max_sinusoidal: float
     max_rope: float
-    D_sinusoidal: np.ndarray    # (n, n)
-    D_rope: np.ndarray          # (n, n)
+    D: dict[str, np.ndarray] = stored("D_{}")  # (n, n): sinusoidal, rope
 
 
 def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None, base: float | None = None,
@@ -192,6 +178,6 @@ def run_kernel_pair(settings=None, *, force: bool = False, n: int | None = None,
         return KernelPair(d_model=d, n_heads=heads, d_head=d // heads, n=n, base=base,
                           stress_scale_free=float(geo.stress(D_sin, D_rope, "scale_free", as_distances=True)),
                           max_sinusoidal=float(np.max(D_sin)), max_rope=float(np.max(D_rope)),
-                          D_sinusoidal=D_sin, D_rope=D_rope)
+                          D={"sinusoidal": D_sin, "rope": D_rope})
 
     return store_result(settings, "zoo.kernel_pair", compute, params, force)

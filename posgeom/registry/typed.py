@@ -13,9 +13,12 @@ A field's path is dotted into nested mappings (a number indexes a list); an ``np
 ``arrays`` first. Values are converted by the annotation: nested dataclasses, ``from_dict`` types, ``tuple``,
 ``list``, ``dict``, ``X | None``, ``Enum``, and ``int``/``float``/``str``/``bool`` checked. A field with a default
 may be missing. A top-level ``dict[str, np.ndarray]`` field whose path holds ``{}`` is a family of arrays, one per
-key, named by the path with the key in place of ``{}`` (``stored("{}__curve")``: ``"rope__curve"``, ...).
-:func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is stored as, so an experiment
-builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`). The module is
+key, named by the path with the key in place of ``{}`` (``stored("{}__curve")``: ``"rope__curve"``, ...); any
+other top-level ``dict[str, X]`` field whose path (no dots) holds ``{}`` is a family of values, one per stored key
+that fits the path and that no other field of the record reads (``stored("{}")``: one value per corpus, beside
+the record's other values). :func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is
+stored as, so an experiment builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`);
+:func:`build` makes a record of what an experiment computed, laid out as it is stored. The module is
 infrastructure: it converts and never computes.
 """
 
@@ -30,7 +33,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["as_record", "to_stored", "plain", "record_name", "named_record_type", "stored", "STORED", "OMIT_NONE"]
+__all__ = ["as_record", "build", "to_stored", "plain", "record_name", "named_record_type", "stored", "STORED",
+           "OMIT_NONE"]
 
 #: The metadata key of a field's path among the stored values (:func:`stored`).
 STORED = "stored"
@@ -87,6 +91,20 @@ def as_record(result, record_type: type, *, at: str | None = None, arrays_at: st
     return _build(record_type, values, arrays, where, given)
 
 
+def build(record_type: type, values: Mapping, arrays: Mapping | None = None, **given: Any) -> Any:
+    """``record_type`` built from ``values`` and ``arrays`` laid out as :func:`to_stored` stores them, converted as
+    :func:`as_record` converts a stored result: what an experiment computed as plain mappings, as its record."""
+    name = getattr(record_type, "__name__", repr(record_type))
+    if dataclasses.is_dataclass(record_type):
+        paths = [f.metadata.get(STORED, f.name) for f in dataclasses.fields(record_type)]
+        families = [path for path in paths if "{}" in path and "." not in path]
+        named = {path.split(".")[0] for path in paths}
+        unread = sorted(k for k in values if k not in named and not any(_members({k: 0}, fam) for fam in families))
+        if unread:  # what an experiment computed would be lost on the way to the registry
+            raise TypeError(f"{name} has no field for {', '.join(map(repr, unread))}; add one or leave the value out")
+    return _build(record_type, values, arrays or {}, name, given)
+
+
 def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
     node: Any = values
     for part in path.split("."):
@@ -114,6 +132,8 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
     except NameError as err:
         raise TypeError(f"the annotations of {record_type.__name__} name a type not in its module ({err}); define "
                         "the record (and the types it names) at module level") from None
+    # the stored keys read by name: a family of values holds the others that fit its path
+    named = {f.metadata.get(STORED, f.name).split(".")[0] for f in dataclasses.fields(record_type)}
     for f in dataclasses.fields(record_type):
         if not f.init or f.name in kwargs:
             continue
@@ -123,10 +143,10 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
         if _is_array(tp) and path in arrays:
             kwargs[f.name] = np.asarray(arrays[path])
             continue
-        if _is_array_family(tp, path):
-            head, tail = path.split("{}", 1)
-            kwargs[f.name] = {name[len(head):len(name) - len(tail)]: np.asarray(a) for name, a in arrays.items()
-                              if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail)}
+        if _is_family(tp, path):
+            pool = arrays if _is_array_family(tp, path) else {k: v for k, v in values.items() if k not in named}
+            kwargs[f.name] = {key: _convert(item, typing.get_args(tp)[1], f"{here}[{key!r}]")
+                              for key, item in _members(pool, path).items()}
             continue
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         raw = _lookup(values, path, here, default=_ABSENT if has_default else _MISSING)
@@ -140,9 +160,20 @@ def _is_array(tp) -> bool:
     return tp is np.ndarray or (_is_union(tp) and np.ndarray in typing.get_args(tp))
 
 
+def _members(pool: Mapping, path: str) -> dict:
+    """The items of ``pool`` named by ``path`` with a key in place of ``{}``, by key."""
+    head, tail = path.split("{}", 1)
+    return {name[len(head):len(name) - len(tail)]: item for name, item in pool.items()
+            if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail)}
+
+
+def _is_family(tp, path: str) -> bool:
+    """A ``dict[str, X]`` stored as one array or value per key, named by ``path`` with the key in place of ``{}``."""
+    return "{}" in path and typing.get_origin(tp) is dict
+
+
 def _is_array_family(tp, path: str) -> bool:
-    """A ``dict[str, np.ndarray]`` stored as one array per key, named by ``path`` with the key in place of ``{}``."""
-    return "{}" in path and typing.get_origin(tp) is dict and typing.get_args(tp)[1:] == (np.ndarray,)
+    return _is_family(tp, path) and typing.get_args(tp)[1:] == (np.ndarray,)
 
 
 def _is_union(tp) -> bool:
@@ -247,6 +278,10 @@ def to_stored(record: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             continue
         if _is_array_family(hints[f.name], path):
             arrays.update({path.replace("{}", str(key), 1): array for key, array in value.items()})
+            continue
+        if _is_family(hints[f.name], path):
+            for key, item in value.items():
+                _place(values, path.replace("{}", str(key), 1), plain(item), f"{type(record).__name__}.{f.name}")
             continue
         _place(values, path, plain(value), f"{type(record).__name__}.{f.name}")
     return values, arrays
