@@ -258,21 +258,29 @@ def _keyed_file(path: Path, mtime_ns: int, size: int) -> bytes:
     return keyed_source(path.read_bytes())
 
 
-def _docstring_lines(tree: ast.Module, lines: list[bytes]) -> set[int]:
-    """The 0-based numbers of the lines that hold only a docstring (of the module, a class or a function)."""
-    found = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
+def _docstring_rows(tokens: list[tokenize.TokenInfo]) -> set[int]:
+    """The 0-based numbers of the lines that hold only a docstring (of the module, a class or a function): a string
+    that is the first statement of the module or of a ``def``/``class`` body, alone on its lines. Read from the
+    tokens, as parsing a syntax tree as well would double the cost of a key (``ast`` is the tests' oracle)."""
+    found: set[int] = set()
+    expect, colon_row, depth, first = True, 0, 0, None
+    skipped = (tokenize.ENCODING, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+    for k, tok in enumerate(tokens):
+        if tok.type == tokenize.NEWLINE:
+            depth, first = 0, None
+        if tok.type in skipped:
             continue
-        first = node.body[0]
-        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)):
-            continue
-        # ast's column offsets count UTF-8 bytes; a docstring sharing a line with code stays in the key
-        start, end = first.lineno - 1, first.end_lineno - 1
-        if lines[start][:first.col_offset].strip() or lines[end][first.end_col_offset:].strip():
-            continue
-        found.update(range(start, end + 1))
+        if (expect and tok.type == tokenize.STRING and tok.start[0] > colon_row
+                and tokens[k + 1].type in (tokenize.NEWLINE, tokenize.ENDMARKER)):
+            found.update(range(tok.start[0] - 1, tok.end[0]))
+        first = tok.string if first is None else first
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        # the colon that ends a def or class header (annotations and defaults sit inside brackets)
+        expect = tok.string == ":" and tok.type == tokenize.OP and depth == 0 and first in ("def", "class", "async")
+        colon_row = tok.start[0] if expect else colon_row
     return found
 
 
@@ -286,14 +294,14 @@ def keyed_source(source: bytes) -> bytes:
     other than a ``#:`` reason, each statement on one line. A statement that spans lines inside brackets is joined
     (its continuation lines stripped, a space between them, none after an opening or before a closing bracket),
     so sources that differ only in layout, docstrings, comments or trailing spaces give the same bytes, and any
-    other change (code, a ``#:`` reason, an indent) does not. A source that does not parse is returned whole."""
+    other change (code, a ``#:`` reason, an indent) does not. A source the tokenizer cannot read is returned whole."""
     source = source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     lines = source.split(b"\n")
     try:
-        skip = _docstring_lines(ast.parse(source), lines)
         tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
     except (SyntaxError, tokenize.TokenError):
         return source
+    skip = _docstring_rows(tokens)
     # columns from the tokenizer count characters: cut a comment from the decoded line
     comment_at = {tok.start[0] - 1: tok.start[1] for tok in tokens
                   if tok.type == tokenize.COMMENT and not tok.string.startswith("#:")}

@@ -108,12 +108,21 @@ def test_a_statement_is_keyed_the_same_on_one_line_or_on_several():
     # a line break inside a string is the string's own, and a backslash continuation is left as it is
     assert codekey.keyed_source(b's = """a\nb"""\n') == b's = """a\nb"""'
     assert codekey.keyed_source(b"z = 1 + \\\n    2\n") == b"z = 1 + \\\n    2"
+    # a docstring is alone on its lines, first in a module or a def/class body; other strings are code
+    source = (b'"""Module."""\nclass A(B, metaclass=M):\n    """Class."""\n    x = "not a docstring"\n'
+              b'def f(a: dict[str, int] = {"k": 1}, g=lambda: 0) -> list[int]:\n    """Function."""\n'
+              b'def g(): "shares its line"\ndef h():\n    "followed by a comment"  # c\n')
+    assert codekey.keyed_source(source) == (b'class A(B, metaclass=M):\n    x = "not a docstring"\n'
+                                            b'def f(a: dict[str, int] = {"k": 1}, g=lambda: 0) -> list[int]:\n'
+                                            b'def g(): "shares its line"\ndef h():\n    "followed by a comment"')
 
 
-def test_keyed_source_against_a_token_by_token_reading():
-    # the oracle: read by the tokenizer (not by ast), the strings that stand alone first in a module or a def/class
-    # body, the comments other than a ``#:`` reason and the line breaks inside brackets are dropped, on every
-    # module of the package; what is left is the keyed source's tokens, in order, with its logical lines
+def test_keyed_source_against_an_ast_and_token_reading():
+    # the oracle: the strings that stand alone first in a module or a def/class body, read by ast (the key reads
+    # them from the tokens), the comments other than a ``#:`` reason and the line breaks inside brackets are
+    # dropped, on every module of the package; what is left is the keyed source's tokens, in order, with its
+    # logical lines
+    import ast
     import io
     import tokenize
 
@@ -132,35 +141,24 @@ def test_keyed_source_against_a_token_by_token_reading():
 
     for path in sorted(Path(posgeom.__file__).parent.rglob("*.py")):
         source = path.read_bytes()
-        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
-        doc_lines, expect_doc = set(), True
-        for k, tok in enumerate(tokens):
-            if tok.type in (tokenize.ENCODING, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
-                            tokenize.DEDENT):
+        lines = source.split(b"\n")
+        doc_lines = set()
+        for node in ast.walk(ast.parse(source)):
+            body = getattr(node, "body", None)
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) or not body:
                 continue
-            if expect_doc and tok.type == tokenize.STRING and tokens[k + 1].type == tokenize.NEWLINE:
-                doc_lines.update(range(tok.start[0], tok.end[0] + 1))
-            expect_doc = tok.type == tokenize.OP and tok.string == ":" and _ends_a_def_header(tokens, k)
+            first = body[0]
+            if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                continue
+            # alone on its lines (ast's columns count UTF-8 bytes)
+            if lines[first.lineno - 1][:first.col_offset].strip() or \
+                    lines[first.end_lineno - 1][first.end_col_offset:].strip():
+                continue
+            doc_lines.update(range(first.lineno, first.end_lineno + 1))
         keyed = codekey.keyed_source(source)
         assert code_tokens(keyed) == code_tokens(source, doc_lines), path
         assert not keyed or all(line.strip() for line in keyed.split(b"\n")), path  # no blank line
-
-
-def _ends_a_def_header(tokens, k) -> bool:
-    """Whether the ":" at ``tokens[k]`` ends a ``def`` or ``class`` header (brackets balanced back to it)."""
-    import tokenize
-
-    depth = 0
-    for tok in reversed(tokens[:k]):
-        if tok.type == tokenize.OP and tok.string in ")]}":
-            depth += 1
-        elif tok.type == tokenize.OP and tok.string in "([{":
-            depth -= 1
-        elif depth == 0 and tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-            return False
-        elif depth == 0 and tok.type == tokenize.NAME and tok.string in ("def", "class"):
-            return True
-    return False
 
 
 def test_the_import_graph_is_walked_once_per_tree_state_and_again_after_an_edit(toy):
