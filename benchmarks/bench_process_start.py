@@ -41,7 +41,7 @@ KEY_REFERENCE = (
     "names = c._dependencies_at(tuple(sorted(c.all_modules())), root, c._source_stamp(root))\n"
     "d = hashlib.sha256()\n"
     "for n in names:\n"
-    "    d.update(n.encode() + b'\\0'); d.update(c._module_file(n, root).read_bytes() + b'\\0')\n"
+    "    d.update(n.encode() + b'\\0'); d.update(c.keyed_source(c._module_file(n, root).read_bytes()) + b'\\0')\n"
     "print(d.hexdigest()[:16])"
 )
 

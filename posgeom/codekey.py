@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
-import tokenize
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -258,35 +257,71 @@ def _keyed_file(path: Path, mtime_ns: int, size: int) -> bytes:
     return keyed_source(path.read_bytes())
 
 
-def _docstring_rows(tokens: list[tokenize.TokenInfo]) -> set[int]:
-    """The 0-based numbers of the lines that hold only a docstring (of the module, a class or a function): a string
-    that is the first statement of the module or of a ``def``/``class`` body, alone on its lines. Read from the
-    tokens, as parsing a syntax tree as well would double the cost of a key (``ast`` is the tests' oracle)."""
-    found: set[int] = set()
-    expect, colon_row, depth, first = True, 0, 0, None
-    skipped = (tokenize.ENCODING, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
-    for k, tok in enumerate(tokens):
-        if tok.type == tokenize.NEWLINE:
-            depth, first = 0, None
-        if tok.type in skipped:
+#: What the key's reading of a source tells apart: strings (with their prefix), comments, brackets, line ends;
+#: the rest (names, numbers, operators) is copied as it stands. Strings go first, so a ``#`` or a bracket inside one
+#: is the string's.
+_SCAN = re.compile(r'''
+    (?P<string>[rRbBuUfF]{0,2}(?:\'\'\'(?:\\.|[^\\])*?\'\'\'|"""(?:\\.|[^\\])*?"""|'(?:\\.|[^\\'\n])*'|"(?:\\.|[^\\"\n])*"))
+  | (?P<comment>\#[^\n]*)
+  | (?P<open>[(\[{])
+  | (?P<close>[)\]}])
+  | (?P<newline>\n)
+''', re.VERBOSE | re.DOTALL)
+
+
+def _read(text: str, lines: list[str]) -> tuple[set[int], dict[int, int], set[int]]:
+    """One scan of a module's text: the rows (0-based) that hold only a docstring (a string that is the first
+    statement of the module or of a ``def``/``class`` body, alone on its lines), the column where a comment other
+    than a ``#:`` reason starts on each row, and the rows of code that end inside brackets. A regular expression,
+    not the tokenizer (five times slower in Python 3.11) nor ``ast`` (which has no comments): the tests hold it
+    to both."""
+    docstrings: set[int] = set()
+    cut: dict[int, int] = {}         # a comment other than a ``#:`` reason starts here: what the key drops
+    comment: dict[int, int] = {}     # any comment starts here: what is not code
+    continued: set[int] = set()
+    row = depth = line_start = 0
+    first_row, expect, starts, maybe = 0, True, True, None
+
+    def code_of(k: int) -> str:
+        return lines[k][:comment[k]].strip() if k in comment else lines[k].strip()
+
+    for match in _SCAN.finditer(text):
+        kind, start = match.lastgroup, match.start()
+        if kind == "newline":
+            if maybe is not None and not text[maybe[2]:start].strip():
+                docstrings.update(range(maybe[0], maybe[1] + 1))
+            maybe = None
+            backslash = start > 0 and text[start - 1] == "\\" and row not in comment
+            if depth > 0 and not backslash and code_of(row):
+                continued.add(row)
+            elif depth == 0 and not backslash and code_of(row):  # a logical line ends
+                # a header whose body starts on the next line: its first statement may be a docstring
+                expect = (lines[first_row].lstrip().startswith(("def ", "class ", "async def "))
+                          and code_of(row).endswith(":"))
+                starts = True
+            row, line_start = row + 1, start + 1
+            first_row = row if depth == 0 and not backslash else first_row
             continue
-        if (expect and tok.type == tokenize.STRING and tok.start[0] > colon_row
-                and tokens[k + 1].type in (tokenize.NEWLINE, tokenize.ENDMARKER)):
-            found.update(range(tok.start[0] - 1, tok.end[0]))
-        first = tok.string if first is None else first
-        if tok.type == tokenize.OP and tok.string in "([{":
+        if kind == "comment":
+            comment[row] = start - line_start
+            if not match.group().startswith("#:"):
+                cut[row] = comment[row]
+            continue
+        if depth == 0 and starts:  # the first bracket or string of a logical line
+            first_row, starts = row, False
+            if expect and kind == "string" and not text[line_start:start].strip():
+                maybe = (row, row + match.group().count("\n"), match.end())
+            expect = False
+        else:
+            maybe = None
+        if kind == "string" and "\n" in match.group():
+            row += match.group().count("\n")
+            line_start = start + match.group().rfind("\n") + 1
+        elif kind == "open":
             depth += 1
-        elif tok.type == tokenize.OP and tok.string in ")]}":
+        elif kind == "close":
             depth -= 1
-        # the colon that ends a def or class header (annotations and defaults sit inside brackets)
-        expect = tok.string == ":" and tok.type == tokenize.OP and depth == 0 and first in ("def", "class", "async")
-        colon_row = tok.start[0] if expect else colon_row
-    return found
-
-
-#: Tokens that carry layout or comments, not code.
-_LAYOUT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                     tokenize.ENCODING, tokenize.ENDMARKER})
+    return docstrings, cut, continued
 
 
 def keyed_source(source: bytes) -> bytes:
@@ -294,27 +329,20 @@ def keyed_source(source: bytes) -> bytes:
     other than a ``#:`` reason, each statement on one line. A statement that spans lines inside brackets is joined
     (its continuation lines stripped, a space between them, none after an opening or before a closing bracket),
     so sources that differ only in layout, docstrings, comments or trailing spaces give the same bytes, and any
-    other change (code, a ``#:`` reason, an indent) does not. A source the tokenizer cannot read is returned whole."""
+    other change (code, a ``#:`` reason, an indent) does not. A source that is not UTF-8 is returned whole."""
     source = source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    lines = source.split(b"\n")
     try:
-        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
-    except (SyntaxError, tokenize.TokenError):
+        text = source.decode("utf-8")
+    except UnicodeDecodeError:
         return source
-    skip = _docstring_rows(tokens)
-    # columns from the tokenizer count characters: cut a comment from the decoded line
-    comment_at = {tok.start[0] - 1: tok.start[1] for tok in tokens
-                  if tok.type == tokenize.COMMENT and not tok.string.startswith("#:")}
-    # a line break inside brackets ends a line that holds code (a comment's own line ends in one too)
-    code = {row - 1 for tok in tokens if tok.type not in _LAYOUT for row in (tok.start[0], tok.end[0])}
-    continued = {tok.start[0] - 1 for tok in tokens if tok.type == tokenize.NL} & code
+    lines = text.split("\n")
+    docstrings, cut, continued = _read(text, lines)
     kept: list[str] = []
     join = False
-    for k, raw in enumerate(lines):
-        if k in skip:
+    for k, line in enumerate(lines):
+        if k in docstrings:
             continue
-        line = raw.decode("utf-8", "surrogateescape")
-        line = line[:comment_at[k]].rstrip() if k in comment_at else line.rstrip()
+        line = line[:cut[k]].rstrip() if k in cut else line.rstrip()
         if not line.strip():
             continue  # blank, or only a comment: a line break inside brackets stays pending
         if join:
@@ -325,7 +353,7 @@ def keyed_source(source: bytes) -> bytes:
         else:
             kept.append(line)
         join = k in continued
-    return "\n".join(kept).encode("utf-8", "surrogateescape")
+    return "\n".join(kept).encode("utf-8")
 
 
 def notebook_modules(source: str, *, root=None) -> tuple[str, ...]:

@@ -115,11 +115,17 @@ def test_a_statement_is_keyed_the_same_on_one_line_or_on_several():
     assert codekey.keyed_source(source) == (b'class A(B, metaclass=M):\n    x = "not a docstring"\n'
                                             b'def f(a: dict[str, int] = {"k": 1}, g=lambda: 0) -> list[int]:\n'
                                             b'def g(): "shares its line"\ndef h():\n    "followed by a comment"')
+    # nor after a header that is not a def or class, nor in a string, a comment or after a backslash
+    assert codekey.keyed_source(b'async def f():\n    async with a:\n        "kept"\n') == \
+        b'async def f():\n    async with a:\n        "kept"'
+    assert codekey.keyed_source(b'x = ("# not a comment", \'(\',  # a comment (\n     1)\n') == \
+        b'x = ("# not a comment", \'(\', 1)'
+    assert codekey.keyed_source(b"y = [1, \\\n     2]\n") == b"y = [1, \\\n     2]"
 
 
 def test_keyed_source_against_an_ast_and_token_reading():
     # the oracle: the strings that stand alone first in a module or a def/class body, read by ast (the key reads
-    # them from the tokens), the comments other than a ``#:`` reason and the line breaks inside brackets are
+    # them with a regular expression), the comments other than a ``#:`` reason and the line breaks inside brackets are
     # dropped, on every module of the package; what is left is the keyed source's tokens, in order, with its
     # logical lines
     import ast
