@@ -194,17 +194,13 @@ def html_table(headers: list[str], rows: list[list[str]], *, css_class: str, ind
     """A table of HTML cells, each labelled with its column (``data-label``) for a phone's layout; with
     ``index_header`` the first cell of a row is its header."""
     head = "".join(f'<th scope="col">{html.escape(h, quote=False)}</th>' for h in headers)
+    labels = [html.escape(h, quote=True) for h in headers]
     body = []
     for row in rows:
         if len(row) != len(headers):
             raise ValueError(f"a row has {len(row)} cells for {len(headers)} columns")
-        cells = []
-        for j, (header, cell) in enumerate(zip(headers, row)):
-            label = html.escape(header, quote=True)
-            if j == 0 and index_header:
-                cells.append(f'<th scope="row" data-label="{label}">{cell}</th>')
-            else:
-                cells.append(f'<td data-label="{label}">{cell}</td>')
+        cells = [f'<th scope="row" data-label="{label}">{cell}</th>' if j == 0 and index_header
+                 else f'<td data-label="{label}">{cell}</td>' for j, (label, cell) in enumerate(zip(labels, row))]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<table class="posgeom-table {css_class}"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
@@ -311,12 +307,10 @@ def power_frame(checks: Iterable[PowerCheck]) -> pd.DataFrame:
     rows = []
     for check in checks:
         design = seed_design(check.interval, check.effect)
-        if design.needed is None:
-            needed, cost = "more than can be run", "—"
-        else:
+        needed, cost = "more than can be run", "—"
+        if design.needed is not None:
             needed = design.needed
-            cost = format_duration(None if check.seconds is None
-                                   else check.seconds * max(design.needed, design.n) / design.n)
+            cost = format_duration(None if check.seconds is None else check.seconds * max(needed, design.n) / design.n)
         rows.append({"claim": check.claim, "measure": check.measure, "seeds": design.n, "sd": f"{design.sd:.3g}",
                      "smallest effect that matters": f"{design.effect:g}", "power": f"{design.power:.0%}",
                      f"seeds for {TARGET_POWER:.0%}": needed, "time of that design": cost})

@@ -40,13 +40,10 @@ _UMASK_LOCK = threading.Lock()
 
 def current_umask() -> int:
     """The process's umask, read without changing it where the system tells it (``/proc/self/status``)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     with _UMASK_LOCK:  # elsewhere the only way to read it is to set it (and set it back at once)
         mask = os.umask(0o077)
         os.umask(mask)
@@ -97,9 +94,8 @@ def fsync_dir(folder: str | os.PathLike) -> None:
     except OSError:  # Windows cannot open a folder; its renames are durable once they return
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from ..storage import write_durably
 from .identifiers import Corpus
 from .real import (
     CORPORA, FOLDER_CHECKSUMS, ChecksumError, expected_checksums, load_hub_split, resolve_source, sha256_file,
@@ -56,9 +57,7 @@ def download_corpora(to: str | Path, corpora: tuple[str, ...] = tuple(Corpus)) -
         written[f"{corpus}/{split}.parquet"] = sha256_file(target)
     manifest = {"_comment": "written by `posgeom data download` from the Hugging Face hub; sha256 of each file",
                 "_source": {c: CORPORA[c].hub_id for c in corpora}, **written}
-    partial = folder / (FOLDER_CHECKSUMS + ".partial")
-    partial.write_text(json.dumps(manifest, indent=1) + "\n")
-    os.replace(partial, folder / FOLDER_CHECKSUMS)
+    write_durably(folder / FOLDER_CHECKSUMS, (json.dumps(manifest, indent=1) + "\n").encode())
     for corpus, split in jobs:  # read back through the loader users will use, checksums included
         resolve_source(corpus, split, data_dir=folder)
     return written

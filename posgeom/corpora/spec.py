@@ -7,6 +7,7 @@ texts, or a counts file (``posgeom counts``); :func:`load_statistics` turns one 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,10 +44,8 @@ def _parse_value(text: str):
     if text.lower() in words:
         return words[text.lower()]
     for cast in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return cast(text)
-        except ValueError:
-            pass
     return text
 
 

@@ -58,10 +58,9 @@ def experiment_costs(*, proposed: bool = False, assumptions: Assumptions = ASSUM
 
 def totals(costs: Sequence[ExperimentCost]) -> dict[str, float]:
     """Sums over experiments: tokens (padded, counted), FLOPs, GPU minutes, CPU hours, slices; peak memory."""
-    return {"tokens_padded": sum(c.tokens_padded for c in costs), "tokens": sum(c.tokens for c in costs),
-            "flops": sum(c.flops for c in costs), "gpu_minutes": sum(c.gpu_minutes for c in costs),
-            "cpu_hours": sum(c.cpu_hours for c in costs), "slices": sum(c.slices for c in costs),
-            "gpu_memory_gb": max((c.gpu_memory_gb for c in costs), default=0.0)}
+    sums = {name: sum(getattr(c, name) for c in costs)
+            for name in ("tokens_padded", "tokens", "flops", "gpu_minutes", "cpu_hours", "slices")}
+    return {**sums, "gpu_memory_gb": max((c.gpu_memory_gb for c in costs), default=0.0)}
 
 
 def cost_table(*, proposed: bool = False, assumptions: Assumptions = ASSUMPTIONS, **kwargs):

@@ -34,8 +34,8 @@ from .settings import AdamWTraining, ModelShape, OrderTask, as_params, by_scale,
 __all__ = [
     "CONFIGS", "ExtrapolationSettings", "Finetune", "TailsOptions", "OrderExtrapolation",
     "MLMExtrapolation", "StudyPlan", "study_plan", "HEURISTICS", "ORDER_ENCODINGS", "MLM_ENCODINGS",
-    "method_names", "position_options", "learned_methods", "Scores", "ExtrapolationOrderRecord",
-    "order_extrapolation", "run_extrapolation_order",
+    "method_names", "position_options", "learned_methods", "train_and_score", "Scores", "ExtrapolationRecord",
+    "ExtrapolationOrderRecord", "order_extrapolation", "run_extrapolation_order",
 ]
 
 #: The extrapolation heuristics of the second seed (names of LearnedPositional.extended's methods).
@@ -156,6 +156,16 @@ class StudyPlan:
     methods: list
     n_runs: int
 
+    def stored(self) -> dict:
+        """The values a study stores of its plan (:class:`ExtrapolationRecord`)."""
+        return {"methods": self.methods, "factors": list(self.factors), "lengths": self.lengths,
+                "seeds": list(self.seeds), "L": self.L}
+
+    def table(self, scores: Scores) -> np.ndarray:
+        """``scores`` as an array (methods, factors, seeds), NaN where not run."""
+        return np.asarray([[[np.nan if x is None else x for x in scores[k][str(f)]] for f in self.factors]
+                           for k in self.methods], dtype=np.float64)
+
 
 def study_plan(block, encodings=None, seeds=None, valid=ORDER_ENCODINGS) -> StudyPlan:
     """The :class:`StudyPlan` of an :class:`OrderExtrapolation` or :class:`MLMExtrapolation` block, with
@@ -218,7 +228,39 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
             yield "learned:target", train_target(length)
 
 
-# diagnostics
+def train_and_score(plan: StudyPlan, block, shape: ModelShape, vocab_size: int, mds_table, fit, desc: str, *,
+                    record) -> dict[str, list]:
+    """Train every encoding and seed of ``plan`` at ``L`` and score it at every length; the trained models by encoding.
+
+    ``fit(length, seed, config, model=None, finetune=False)`` trains on sequences of ``length`` (continuing
+    ``model`` with ``block.finetune`` when ``finetune``); ``record(method, factor, length, model, seed)`` scores a
+    model of :func:`learned_methods` (None: not run) or of another encoding.
+    """
+    from ..progress import tqdm
+    L, models = plan.L, {}
+    with tqdm(total=plan.n_runs, desc=desc, unit="run") as bar:
+        def counted(*args, **kw):
+            out = fit(*args, **kw)
+            bar.update(1)
+            return out.to("cpu")
+
+        for name in plan.encodings:
+            # the MDS table holds every position up to the longest evaluated length
+            config = tiny_encoder_config(vocab_size=vocab_size, max_len=plan.n_max if name == "mds" else L,
+                                         position=name, position_options=position_options(name, mds_table),
+                                         **as_params(shape))
+            models[name] = []
+            for seed in plan.seeds:
+                model = counted(L, seed, config)
+                models[name].append(model)
+                for f, m_ in zip(plan.factors, plan.lengths):
+                    pairs = [(name, model)] if name != "learned" else learned_methods(
+                        model, m_, L, f, block=block, seed=seed,
+                        finetune=lambda ext, n, s=seed: counted(n, s, ext.config, ext, finetune=True),
+                        train_target=lambda n, s=seed, c=config: counted(n, s, replace(c, max_len=n)))
+                    for method, mod in pairs:
+                        record(method, f, m_, mod, seed)
+    return models
 
 
 # extrapolation on the order task
@@ -229,14 +271,20 @@ Scores = dict[str, dict[str, list[float | None]]]
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExtrapolationOrderRecord:
-    """A stored :func:`run_extrapolation_order`; accuracies beyond ``L`` are None where no sequence qualifies."""
+class ExtrapolationRecord:
+    """What both extrapolation studies store first: their plan (:meth:`StudyPlan.stored`)."""
 
     methods: list[str]
     factors: list[float]
     lengths: list[int]            # round(f L) per factor
     seeds: list[int]
     L: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtrapolationOrderRecord(ExtrapolationRecord):
+    """A stored :func:`run_extrapolation_order`; accuracies beyond ``L`` are None where no sequence qualifies."""
+
     accuracy: Scores
     loss: Scores
     accuracy_beyond: Scores       # the later marker at or beyond L
@@ -247,6 +295,7 @@ class ExtrapolationOrderRecord:
     mds_rank: int
     accuracy_table: np.ndarray = stored("accuracy")  # (methods, factors, seeds), NaN where not run
     mds_table: np.ndarray
+
 
 class _OrderScores:
     """Accuracies and losses per method and factor (lists over seeds), and the stress at the longest length."""
@@ -284,7 +333,6 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
     exactly length ``m`` from ``data_seed + 1000 + m``. Returns ``(values, arrays)``, the dicts
     :func:`run_extrapolation_order` stores.
     """
-    from ..progress import tqdm
     o, L, v = options, plan.L, options.vocab_size
     task = dict(kind=o.kind, min_length=o.min_length)
     geom = order_population_geometry(plan.n_max, v, **task)
@@ -294,41 +342,19 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
              for m_ in plan.lengths}
     train_at = functools.cache(lambda m_: order_task_data(o.n_train, m_, v, seed=data_seed + m_, **task))
     scores = _OrderScores(plan.methods, plan.factors, L, plan.n_max, geom["D"])
-    with tqdm(total=plan.n_runs, desc="extrapolation (order task)", unit="run") as bar:
-        def fit(data, config, model=None, **kw):
-            out, _ = train_order_model(data, config=config, model=model, device=device, **{**as_params(o.train), **kw})
-            bar.update(1)
-            return out.to("cpu")
 
-        models = {}
-        for name in plan.encodings:
-            # the MDS table holds every position up to the longest evaluated length
-            config = tiny_encoder_config(vocab_size=train_task.vocab_size, max_len=plan.n_max if name == "mds" else L,
-                                         position=name, position_options=position_options(name, mds_table),
-                                         **as_params(shape))
-            models[name] = [fit(train_task.data, config, seed=seed) for seed in plan.seeds]
-        for name in plan.encodings:
-            for model, seed in zip(models[name], plan.seeds):
-                for f, m_ in zip(plan.factors, plan.lengths):
-                    if name != "learned":
-                        scores.record(name, f, m_, model, evals[m_])
-                        continue
-                    pairs = learned_methods(
-                        model, m_, L, f, block=o, seed=seed,
-                        finetune=lambda ext, n, s=seed: fit(train_at(n).data, ext.config, ext, seed=s,
-                                                            **as_params(o.finetune)),
-                        train_target=lambda n, s=seed, c=model.config: fit(train_at(n).data, replace(c, max_len=n),
-                                                                           seed=s))
-                    for method, mod in pairs:
-                        scores.record(method, f, m_, mod, evals[m_])
+    def fit(length, seed, config, model=None, finetune=False):
+        data = train_task if length == L else train_at(length)
+        train = {**as_params(o.train), **(as_params(o.finetune) if finetune else {})}
+        return train_order_model(data.data, config=config, model=model, device=device, seed=seed, **train)[0]
+
+    models = train_and_score(plan, o, shape, train_task.vocab_size, mds_table, fit, "extrapolation (order task)",
+                             record=lambda method, f, m_, mod, seed: scores.record(method, f, m_, mod, evals[m_]))
     gaps = {f"{name}_reversal_gap": max(reversal_gap(mod, evals[L].data) for mod in models[name])
             for name in (Encoding.ALIBI, Encoding.NONE) if name in plan.encodings}
     t = scores.tables
-    values = {"methods": plan.methods, "factors": list(plan.factors), "lengths": plan.lengths, "seeds": list(plan.seeds),
-              "L": L, **t, "stress_at_max": scores.stress_at_max, **gaps, "mds_rank": int(mds_table.shape[1])}
-    arrays = {"accuracy": np.asarray([[[np.nan if a is None else a for a in t["accuracy"][k][str(f)]]
-                                       for f in plan.factors] for k in plan.methods], dtype=np.float64),
-              "mds_table": mds_table}
+    values = {**plan.stored(), **t, "stress_at_max": scores.stress_at_max, **gaps, "mds_rank": int(mds_table.shape[1])}
+    arrays = {"accuracy": plan.table(t["accuracy"]), "mds_table": mds_table}
     return values, arrays
 
 

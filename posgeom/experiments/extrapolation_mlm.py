@@ -13,12 +13,12 @@ import numpy as np
 from ..config import resolve_device, settings_or_default as _settings
 from ..corpora.mlm_windows import IMDBWindows, imdb_windows, mds_of_windows, unigram_loss
 from ..models.evaluation import mlm_loss_by_position
-from ..models.tasks import tiny_encoder_config, train_mlm_model
+from ..models.tasks import train_mlm_model
 from ..models.threads import torch_threads
 from ..registry import Result
-from ..registry.typed import stored
+from ..registry.typed import build, stored
 from .extrapolation import (
-    CONFIGS, MLM_ENCODINGS, MLMExtrapolation, Scores, StudyPlan, learned_methods, position_options, study_plan,
+    CONFIGS, MLM_ENCODINGS, ExtrapolationRecord, MLMExtrapolation, Scores, StudyPlan, study_plan, train_and_score,
 )
 from .settings import ModelShape, as_params, store_result
 
@@ -26,14 +26,9 @@ __all__ = ["ExtrapolationMLMRecord", "mlm_extrapolation", "run_extrapolation_mlm
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExtrapolationMLMRecord:
+class ExtrapolationMLMRecord(ExtrapolationRecord):
     """A stored :func:`run_extrapolation_mlm`; losses beyond ``L`` are None at lengths up to ``L``."""
 
-    methods: list[str]
-    factors: list[float]
-    lengths: list[int]
-    seeds: list[int]
-    L: int
     loss: Scores
     loss_head: Scores             # over positions < L
     loss_beyond: Scores           # over positions >= L
@@ -79,43 +74,23 @@ def mlm_extrapolation(options: MLMExtrapolation, shape: ModelShape, plan: StudyP
 
     Returns ``(values, arrays)``, the dicts :func:`run_extrapolation_mlm` stores.
     """
-    from ..progress import tqdm
     c, L = options, plan.L
     mds_table = mds_of_windows(win, min(c.mds_rank, plan.n_max, shape.d_model))
     scores = _MLMScores(win, plan)
-    with tqdm(total=plan.n_runs, desc="extrapolation (IMDB MLM)", unit="run") as bar:
-        def fit(length, seed, train, config=None, model=None):
-            out, _ = train_mlm_model(win.train[:, :length], config=config, model=model, **as_params(train), seed=seed,
-                                     device=device, mask_token_id=IMDBWindows.MASK,
-                                     special_token_ids=IMDBWindows.SPECIAL)
-            bar.update(1)
-            return out.to("cpu")
 
-        for name in plan.encodings:
-            for seed in plan.seeds:
-                config = tiny_encoder_config(vocab_size=win.vocab_size, max_len=plan.n_max if name == "mds" else L,
-                                             position=name, position_options=position_options(name, mds_table),
-                                             **as_params(shape))
-                model = fit(L, seed, c.train, config=config)
-                for f, m_ in zip(plan.factors, plan.lengths):
-                    if name != "learned":
-                        scores.record(name, f, m_, model, seed)
-                        continue
-                    pairs = learned_methods(
-                        model, m_, L, f, block=c, seed=seed,
-                        finetune=lambda ext, n, s=seed: fit(n, s, replace(c.train, **as_params(c.finetune)), model=ext),
-                        train_target=lambda n, s=seed, cf=config: fit(n, s, c.train, config=replace(cf, max_len=n)))
-                    for method, mod in pairs:
-                        scores.record(method, f, m_, mod, seed)
+    def fit(length, seed, config, model=None, finetune=False):
+        train = replace(c.train, **as_params(c.finetune)) if finetune else c.train
+        return train_mlm_model(win.train[:, :length], config=config, model=model, **as_params(train), seed=seed,
+                               device=device, mask_token_id=IMDBWindows.MASK, special_token_ids=IMDBWindows.SPECIAL)[0]
+
+    train_and_score(plan, c, shape, win.vocab_size, mds_table, fit, "extrapolation (IMDB MLM)", record=scores.record)
     t = scores.tables
-    values = {"methods": plan.methods, "factors": list(plan.factors), "lengths": plan.lengths, "seeds": list(plan.seeds),
-              "L": L, **t, "vocab_size": win.vocab_size, "rare_fraction": win.rare_fraction,
+    values = {**plan.stored(), **t, "vocab_size": win.vocab_size, "rare_fraction": win.rare_fraction,
               "unigram_loss": unigram_loss(win, L),
               "data": {k: (str(v) if v is not None else None) for k, v in win.info.items()},
               "n_train": int(win.train.shape[0]), "n_eval": int(win.eval.shape[0])}
-    arrays = {"loss": np.asarray([[[np.nan if x is None else x for x in t["loss"][k][str(f)]] for f in plan.factors]
-                                  for k in plan.methods], dtype=np.float64),
-              "loss_by_position": np.asarray([scores.by_pos[k] for k in plan.methods]), "mds_table": mds_table}
+    arrays = {"loss": plan.table(t["loss"]), "loss_by_position": np.asarray([scores.by_pos[k] for k in plan.methods]),
+              "mds_table": mds_table}
     return values, arrays
 
 
@@ -137,8 +112,7 @@ def run_extrapolation_mlm(settings=None, *, force: bool = False, encodings=None,
                            seed=settings.seed)
         with torch_threads(cfg.threads if device == "cpu" else None):
             values, arrays = mlm_extrapolation(c, cfg.model, plan, win, device=device)
-        return ExtrapolationMLMRecord(**values, loss_table=arrays["loss"], loss_by_position=arrays["loss_by_position"],
-                                      mds_table=arrays["mds_table"])
+        return build(ExtrapolationMLMRecord, values, arrays)
 
     params = {"mlm": {**as_params(c), "encodings": list(plan.encodings), "seeds": list(plan.seeds)},
               "model": as_params(cfg.model), "data_seed": settings.seed, "threads": cfg.threads,

@@ -24,7 +24,7 @@ from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..geometry.peaks import NORMALIZATIONS, peak_layers, projected_stress
 from ..registry import Result
-from ..registry.typed import stored
+from ..registry.typed import build, stored
 from .real_corpora_geometry import RecordedOptions
 from .settings import as_params, by_scale, store_result
 
@@ -162,9 +162,8 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
         model = load_eval_encoder(settings.pretrained, settings.device)
         means = collect_layer_means(model, tokens, batch_size=int(cfg.batch_size), map_positions=cfg.map_positions)
         values, arrays = layer_stress(model, means, target.arrays["D"], target.arrays["positions"], cfg.min_reach)
-        position_range = values.pop("positions")  # the array of the same name holds every position kept
-        return StoredLayerStress(model=settings.pretrained, position_range=position_range, **values,
-                                 n_sentences=int(tokens.lengths.size), options=RecordedOptions.of(opts), **arrays)
+        return build(StoredLayerStress, values, arrays, model=settings.pretrained,
+                     n_sentences=int(tokens.lengths.size), options=RecordedOptions.of(opts))
 
     return store_result(settings, "inside_bert_layers", compute, params, force, device=resolve_device(settings.device),
                         model=settings.pretrained)

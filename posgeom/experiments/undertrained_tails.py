@@ -15,6 +15,7 @@ from ..config import resolve_device, settings_or_default as _settings
 from ..models.table_studies import tails_study
 from ..models.threads import torch_threads
 from ..registry import Result
+from ..registry.typed import build
 from .extrapolation import CONFIGS
 from .settings import as_params, store_result
 
@@ -65,8 +66,7 @@ def run_undertrained_tails(settings=None, *, force: bool = False, seeds=None) ->
         with torch_threads(cfg.threads if device == "cpu" else None):
             values, arrays = tails_study(as_params(cfg.tails), as_params(cfg.model), seeds, data_seed=settings.seed,
                                          device=device)
-        conditions = {c: TailCondition(**values[c]) for c in values["conditions"]}
-        return TailsRecord(values["conditions"], values["seeds"], values["boundary"], **conditions, **arrays)
+        return build(TailsRecord, values, arrays)
 
     params = {"tails": {**as_params(cfg.tails), "seeds": list(seeds)}, "model": as_params(cfg.model),
               "data_seed": settings.seed, "threads": cfg.threads}

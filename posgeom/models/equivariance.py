@@ -23,14 +23,18 @@ def reversal(L: int) -> np.ndarray:
     return np.arange(L - 1, -1, -1, dtype=np.int64)
 
 
-def _check_perm(perm, L: int) -> torch.Tensor:
-    p = np.asarray(perm)
+def _inputs_and_perm(input_ids, perm) -> tuple[torch.Tensor, torch.Tensor]:
+    """``input_ids`` as a (batch, length) tensor, and ``perm`` checked as a permutation of its positions."""
+    x = torch.as_tensor(input_ids)
+    if x.dim() != 2:
+        raise ValueError(f"input_ids must have shape (batch, length), got {tuple(x.shape)}")
+    p, L = np.asarray(perm), x.shape[1]
     valid = p.ndim == 1 and p.size == L and np.issubdtype(p.dtype, np.integer)
     if not valid or not np.array_equal(np.sort(p), np.arange(L)):
         raise ValueError(
             f"perm must be a permutation of 0..{L - 1} (a 1-D integer array holding each index once), got {p!r}"
         )
-    return torch.as_tensor(p, dtype=torch.long)
+    return x, torch.as_tensor(p, dtype=torch.long).to(x.device)
 
 
 def _encoder(model):
@@ -57,10 +61,7 @@ def equivariance_gap(model, input_ids, perm) -> float:
         Position ``i`` of the permuted input holds token ``perm[i]``.
     """
     enc = _encoder(model)
-    x = torch.as_tensor(input_ids)
-    if x.dim() != 2:
-        raise ValueError(f"input_ids must have shape (batch, length), got {tuple(x.shape)}")
-    p = _check_perm(perm, x.shape[1]).to(x.device)
+    x, p = _inputs_and_perm(input_ids, perm)
     # f(Pi X) and Pi f(X)
     h_of_permuted = enc(x[:, p])
     permuted_h = enc(x)[:, p]
@@ -73,12 +74,9 @@ def readout_gap(model, input_ids, perm) -> float:
 
     ``model`` is an ``EncoderForSequenceClassification``; ``input_ids`` and ``perm`` as :func:`equivariance_gap`.
     """
-    x = torch.as_tensor(input_ids)
-    if x.dim() != 2:
-        raise ValueError(f"input_ids must have shape (batch, length), got {tuple(x.shape)}")
+    x, p = _inputs_and_perm(input_ids, perm)
     if not hasattr(model, "pool"):
         raise TypeError("readout_gap needs a classification model (build_model(config, 'classification'))")
-    p = _check_perm(perm, x.shape[1]).to(x.device)
     return float((model(x[:, p]).logits - model(x).logits).abs().max())
 
 

@@ -57,21 +57,18 @@ def factorisation_study(pm, texts, *, n_positions: int, layer: int, min_reach: i
     M = att.attention_mask.astype(bool) & ~np.isin(att.input_ids, special)
     real = factorisation_gap(c, e, M, min_reach=min_reach)
     placebos = [factorisation_gap(c, e, M, min_reach=min_reach, shuffle_seed=seed + r) for r in range(n_placebo)]
-    P_rel = np.stack([p["relative"] for p in placebos])  # (n_placebo, m)
-    P_pair = np.stack([p["pair_relative"] for p in placebos])
-    P_cos = np.stack([p["pair_cosine"] for p in placebos])
-    band = np.quantile(P_rel, 0.95, axis=0)
+    measures = ("relative", "pair_relative", "pair_cosine")
+    placebo = {k: np.stack([p[k] for p in placebos]) for k in measures}  # each (n_placebo, m)
+    band = np.quantile(placebo["relative"], 0.95, axis=0)
     values = dict(
         pretrained=pm.name, n_texts=len(texts), n_positions=n_positions, layer=layer,
         seq_len=int(L), positions=real["positions"].tolist(), n_placebo=n_placebo,
         reach=[int(M[:, k].sum()) for k in real["positions"]],
-        real={k: float(np.median(real[k])) for k in ("relative", "pair_relative", "pair_cosine")},
-        placebo=dict(relative=float(np.median(P_rel)), pair_relative=float(np.median(P_pair)),
-                     pair_cosine=float(np.median(P_cos))),
+        real={k: float(np.median(real[k])) for k in measures},
+        placebo={k: float(np.median(P)) for k, P in placebo.items()},
         positions_above_placebo_95=int(np.sum(real["relative"] > band)),
     )
-    arrays = {f"real__{k}": v for k, v in real.items()}
-    arrays.update(placebo__relative=P_rel, placebo__pair_relative=P_pair, placebo__pair_cosine=P_cos,
-                  placebo__band95=band)
+    arrays = {**{f"real__{k}": v for k, v in real.items()}, **{f"placebo__{k}": P for k, P in placebo.items()},
+              "placebo__band95": band}
     arrays["mean_c"] = np.asarray([c[M[:, k], k].mean() if M[:, k].any() else np.nan for k in range(L)])
     return values, arrays

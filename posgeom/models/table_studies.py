@@ -28,6 +28,20 @@ __all__ = [
 ]
 
 
+#: The settings of :func:`~posgeom.models.tasks.train_order_model` that a study's ``training`` mapping holds.
+_TRAINING = ("steps", "batch_size", "lr", "weight_decay", "warmup_ratio")
+
+
+def _trained_table(data, config, *, seed: int, device: str, **training):
+    """A model built from ``seed`` and trained on ``data``: the model (on the CPU), its training result and its
+    position table before and after."""
+    from .encoder import build_model
+    model = build_model(config, "classification", seed=seed)
+    P0 = position_table_of(model)
+    model, result = train_order_model(data, config=config, model=model, seed=seed, device=device, **training)
+    return model.to("cpu"), result, P0, position_table_of(model)
+
+
 # initialisation and dropout (S7-S9)
 
 
@@ -82,7 +96,6 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
     loss_threshold, smooth
         Convergence: the first step whose running-mean loss over ``smooth`` steps falls below the threshold.
     """
-    from .encoder import build_model
     runs, losses, P0s, PTs = [], [], [], []
     D = geom["D"]
     with tqdm(total=len(variants) * len(seeds), desc="init study", unit="run") as bar:
@@ -94,15 +107,9 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
                     opts["table"] = geom[Encoding.MDS]
                 config = tiny_encoder_config(vocab_size=train_set.vocab_size, max_len=train_set.data.input_ids.shape[1],
                                              position="learned", position_options=opts, **shape)
-                model = build_model(config, "classification", seed=seed)
-                P0 = position_table_of(model)
-                model, res = train_order_model(
-                    train_set.data, config=config, steps=steps, batch_size=batch_size,
-                    lr=lr, weight_decay=weight_decay, warmup_ratio=warmup_ratio, seed=seed,
-                    device=device, embedding_dropout=p, model=model,
-                )
-                model.to("cpu")
-                PT = position_table_of(model)
+                model, res, P0, PT = _trained_table(train_set.data, config, seed=seed, device=device, steps=steps,
+                                                    batch_size=batch_size, lr=lr, weight_decay=weight_decay,
+                                                    warmup_ratio=warmup_ratio, embedding_dropout=p)
                 ev = evaluate_order_model(model, eval_set.data)
                 L = np.asarray(res.losses)
                 runs.append(InitRun(
@@ -160,9 +167,8 @@ def train_dropout_study(order: dict, shape: dict, training: dict, dropouts, seed
     grid = [(float(p), s) for p in dropouts for s in seeds]
     with torch_threads(t["threads"] if device == "cpu" else None):
         for p, seed in tqdm(grid, desc="dropout study", unit="run"):
-            model, _ = train_order_model(train_set.data, config=config, steps=t["steps"], batch_size=t["batch_size"],
-                                         lr=t["lr"], weight_decay=t["weight_decay"], warmup_ratio=t["warmup_ratio"],
-                                         seed=seed, device=device, embedding_dropout=p)
+            model, _ = train_order_model(train_set.data, config=config, seed=seed, device=device, embedding_dropout=p,
+                                         **{k: t[k] for k in _TRAINING})
             model.to("cpu")
             fit, held = evaluate_order_model(model, train_set.data), evaluate_order_model(model, eval_set.data)
             # generalisation gap: held-out loss - training loss
@@ -196,27 +202,16 @@ def _tails_condition(c: dict, shape: dict, frac, eval_task, seeds, *, data_seed,
     rows = {k: [] for k in ("accuracy_head", "accuracy_tail", "neighbour_cos_head", "neighbour_cos_tail",
                             "movement_head", "movement_tail")}
     mv, fin, ini = [], [], []
-    from .encoder import build_model
-
     for seed in seeds:
         config = learned_table_config(vocab_size=task.vocab_size, max_len=n, **shape)
-        model = build_model(config, "classification", seed=seed)
-        P0 = position_table_of(model)
-        model, _ = train_order_model(task.data, config=config, model=model, seed=seed, device=device,
-                                     steps=t["steps"], batch_size=t["batch_size"], lr=t["lr"],
-                                     weight_decay=t["weight_decay"], warmup_ratio=t["warmup_ratio"])
-        model.to("cpu")
-        PT = position_table_of(model)
+        model, _, P0, PT = _trained_table(task.data, config, seed=seed, device=device, **{k: t[k] for k in _TRAINING})
         # ||p_i(T) - p_i(0)||
         move = np.linalg.norm(PT - P0, axis=1)
         acc = marker_split_accuracy(model, eval_task, half)
-        geo_ = tail_geometry(PT, half)
-        rows["accuracy_head"].append(acc["head"])
-        rows["accuracy_tail"].append(acc["tail"])
-        rows["neighbour_cos_head"].append(geo_["neighbour_cos_head"])
-        rows["neighbour_cos_tail"].append(geo_["neighbour_cos_tail"])
-        rows["movement_head"].append(float(move[:half].mean()))
-        rows["movement_tail"].append(float(move[half:].mean()))
+        row = {"accuracy_head": acc["head"], "accuracy_tail": acc["tail"], **tail_geometry(PT, half),
+               "movement_head": float(move[:half].mean()), "movement_tail": float(move[half:].mean())}
+        for k, v in row.items():
+            rows[k].append(v)
         mv.append(move)
         fin.append(PT)
         ini.append(P0)

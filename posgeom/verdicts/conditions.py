@@ -39,14 +39,9 @@ def trained_shapes(model: str) -> list[tuple[int, int]]:
     ``"encoder d=32, 2 layers"``): each part stating both a depth and a width is one; a part starting with
     ``"none"`` or naming only a pretrained model states no shape.
     """
-    shapes = []
-    for part in str(model).split(";"):
-        if part.strip().lower().startswith("none"):
-            continue
-        layers, width = _LAYERS.search(part), _WIDTH.search(part)
-        if layers and width:
-            shapes.append((int(layers.group(1)), int(width.group(1))))
-    return shapes
+    stated = [(_LAYERS.search(part), _WIDTH.search(part)) for part in str(model).split(";")
+              if not part.strip().lower().startswith("none")]
+    return [(int(layers.group(1)), int(width.group(1))) for layers, width in stated if layers and width]
 
 
 def scale_label(scale: str, model: str) -> str:
