@@ -444,6 +444,21 @@ def test_packaged_minilm_equals_the_books_numbers(workdir):
         assert rep["mechanism"]["params"]["rows"] == 512
 
 
+def test_stress_reads_a_roberta_table_from_the_row_of_position_0_as_diagnose_does(workdir, models):
+    """RoBERTa's position 0 is row ``pad_token_id + 1`` of its table: ``posgeom stress --encodings learned:...``
+    reads the same rows as diagnose (it had read from row 0, two positions early)."""
+    from posgeom.diagnose import corpus_statistics, diagnose, stress_report
+
+    folder = str(models["roberta"])
+    stats = corpus_statistics("sst2", tokenizer=folder, split="validation", n_positions=N)
+    rep = diagnose(folder, stats, layers=False, noise_reps=3, seed=0)
+    assert rep["mechanism"]["params"]["offset"] == 2
+    book = stress_report(stats, f"learned:{folder}", d=32, n_heads=4, noise_reps=3, seed=0)
+    (label,) = [k for k in book["stress"] if k.startswith("learned:")]
+    for norm, value in book["stress"][label].items():
+        assert rep["stress"][f"model: {rep['model']['name']}"][norm] == pytest.approx(value, rel=1e-12, abs=1e-14)
+
+
 def test_counts_file_enters_through_load_counts(tmp_path):
     """``--counts`` reads a counts file (posgeom.corpora.load_counts) and refuses one counted with another
     tokenizer."""

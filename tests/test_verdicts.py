@@ -266,6 +266,8 @@ def test_the_rules_live_one_part_of_the_book_a_module_none_over_600_lines():
         assert found == wanted, part.__name__
     for path in (ROOT / "posgeom" / "verdicts").glob("*.py"):
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 600, path.name
+    for part in v.PARTS:  # the package's docstring promises every public name of its parts
+        assert set(part.__all__) <= set(v.__all__) and all(hasattr(v, name) for name in part.__all__), part.__name__
 
 
 #: What the one module ``posgeom/verdicts.py`` exported (its ``__all__``) and what callers read from it besides.

@@ -29,8 +29,8 @@ from .conditions import PAPER_SHAPE, SMALL_MODEL_SCALE, STATED_CONDITIONS, chang
 from .thresholds import RuleCall, record_inputs, redecide, thresholds_read
 from .paper_experiments import (
     COUNTINGS, DIFFERENT_RATIO, LAZY_KERNEL_CHANGE, LEARNED_LOSS, MODERATE_RHO, NEARLY_IDENTICAL, ORDER_EFFECT,
-    PAPER_ALIBI_STRESS, PAPER_MDS_VIOLATION, PAPER_PEAK_LAYER, RANDOM_VIOLATION, SHIFT_SHARE, VIOLATION_MARGIN,
-    c10_layer_peak, c11_ntk_order, c7_alibi_ranking, c7_alibi_value, c7_shift_equivariance, c8_sinusoidal_rope,
+    PAPER_ALIBI_STRESS, PAPER_MDS_VIOLATION, PAPER_PEAK_LAYER, RANDOM_VIOLATION, SHIFT_SHARE, VALUE_ROUNDING,
+    VIOLATION_MARGIN, c10_layer_peak, c11_ntk_order, c7_alibi_ranking, c7_alibi_value, c7_shift_equivariance, c8_sinusoidal_rope,
     c9_mds_violation, c9_pretrained_correlation, c9_random_violation, ntk_lazy, ntk_learned,
 )
 from .why_position import (ABOVE_CHANCE, CHANCE, COLLAPSE_SHARE, EQUIVARIANCE_RATIO, FLOOR_EFFECT, KEEP_SHARE,
@@ -74,7 +74,7 @@ __all__ = [
     "USES_POSITION_SDS", "FOURIER_TOL", "GAIN_MARGIN", "NEAR_OPTIMAL", "PAPER_REDUCTION", "PAPER_SAVINGS",
     "ROUNDING_TOL", "SAVINGS_ROUNDING", "DIFFERENT_RATIO", "LAZY_KERNEL_CHANGE", "LEARNED_LOSS", "MODERATE_RHO",
     "NEARLY_IDENTICAL", "PAPER_ALIBI_STRESS", "PAPER_MDS_VIOLATION", "PAPER_PEAK_LAYER", "RANDOM_VIOLATION",
-    "SHIFT_SHARE", "VIOLATION_MARGIN", "ABOVE_CHANCE", "CHANCE", "COLLAPSE_SHARE", "EQUIVARIANCE_RATIO", "KEEP_SHARE",
+    "SHIFT_SHARE", "VALUE_ROUNDING", "VIOLATION_MARGIN", "ABOVE_CHANCE", "CHANCE", "COLLAPSE_SHARE", "EQUIVARIANCE_RATIO", "KEEP_SHARE",
     "ORDERED_RHO", "SEP_TOL", "PARTS", "RuleCall", "record_inputs", "redecide", "thresholds_read", "PAPER_SHAPE",
     "SMALL_MODEL_SCALE", "NEAR_STATIONARY", "SINUSOIDAL_MATCH", "COUNTINGS", "STATED_CONDITIONS", "changed_conditions", "scale_label", "scale_weight",
 ]
