@@ -94,6 +94,16 @@ def test_the_box_figures_sum_the_stored_parts_and_price_the_waiting_ones(tmp_pat
     assert "| `necessity.equivariance` | 4 | 7.3 min (CPU and mps) | measured |" in box  # the parts' table
 
 
+def test_a_waiting_part_is_listed_at_its_home_only_as_a_stored_one_is(tmp_path):
+    # the monotonicity chapter reads real-corpora's scratch table: its GPU minutes are counted in one box
+    registry = Registry(tmp_path / "results")
+    homes = {chapter.slug: {p.part for p in paper_parts(chapter.slug, registry) if not p.entries}
+             for chapter in CHAPTERS}
+    assert "real_corpora_scratch_*" in homes["real-corpora"] and "real_corpora_scratch_*" not in homes["monotonicity"]
+    for slug, waiting in homes.items():
+        assert all(chapter_of(part) == slug for part in waiting), slug
+
+
 def test_unknown_chapter_is_one_clear_error(tmp_path):
     with pytest.raises(ValueError, match="valid chapters are"):
         paper_parts("chapter-9", Registry(tmp_path))

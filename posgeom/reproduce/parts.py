@@ -82,7 +82,9 @@ def paper_parts(chapter: str, registry: Registry | None = None) -> list[PaperPar
     costs = experiment_costs()
     minutes = gpu_work(costs)
     for pattern in dict.fromkeys(p for cost in costs if cost.chapter == chapter for p in RESULT_NAMES[cost.experiment]):
-        if pattern in minutes and not any(fnmatchcase(name, pattern) for name in stored):
+        # at its home only, as a stored part is (the monotonicity chapter reads real-corpora's scratch table)
+        home = chapter_of(pattern) == chapter
+        if pattern in minutes and home and not any(fnmatchcase(name, pattern) for name in stored):
             parts.append(PaperPart(pattern, 0, None, None, False, minutes[pattern]))
     return parts
 
