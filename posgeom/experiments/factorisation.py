@@ -15,7 +15,7 @@ import numpy as np
 from ..config import settings_or_default as _settings
 from ..corpora.real import data_key
 from ..registry import Result
-from ..registry.typed import build, stored
+from ..registry.typed import build
 from .separation import CONFIGS
 from .settings import as_params, store_result
 
@@ -51,8 +51,14 @@ class FactorisationGap:
     real: GapMedians
     placebo: GapMedians
     positions_above_placebo_95: int     # positions whose real gap tops the placebos' 95th percentile
-    real_arrays: dict[str, np.ndarray] = stored("real__{}")  # positions, relative, pair_relative, pair_cosine
-    placebo_arrays: dict[str, np.ndarray] = stored("placebo__{}")  # relative, pair_relative, pair_cosine, band95
+    real__positions: np.ndarray
+    real__relative: np.ndarray
+    real__pair_relative: np.ndarray
+    real__pair_cosine: np.ndarray
+    placebo__relative: np.ndarray
+    placebo__pair_relative: np.ndarray
+    placebo__pair_cosine: np.ndarray
+    placebo__band95: np.ndarray
     mean_c: np.ndarray
 
 
