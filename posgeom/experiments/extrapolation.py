@@ -228,8 +228,8 @@ def learned_methods(model, length: int, L: int, factor: float, *, block, seed: i
             yield "learned:target", train_target(length)
 
 
-def train_and_score(plan: StudyPlan, block, shape: ModelShape, vocab_size: int, mds_table, fit, desc: str, *,
-                    record) -> dict[str, list]:
+def train_and_score(plan: StudyPlan, block, *, shape: ModelShape, vocab_size: int, mds_table, fit, record,
+                    desc: str) -> dict[str, list]:
     """Train every encoding and seed of ``plan`` at ``L`` and score it at every length; the trained models by encoding.
 
     ``fit(length, seed, config, model=None, finetune=False)`` trains on sequences of ``length`` (continuing
@@ -348,8 +348,9 @@ def order_extrapolation(options: OrderExtrapolation, shape: ModelShape, plan: St
         train = {**as_params(o.train), **(as_params(o.finetune) if finetune else {})}
         return train_order_model(data.data, config=config, model=model, device=device, seed=seed, **train)[0]
 
-    models = train_and_score(plan, o, shape, train_task.vocab_size, mds_table, fit, "extrapolation (order task)",
-                             record=lambda method, f, m_, mod, seed: scores.record(method, f, m_, mod, evals[m_]))
+    models = train_and_score(plan, o, shape=shape, vocab_size=train_task.vocab_size, mds_table=mds_table, fit=fit,
+                             record=lambda method, f, m_, mod, seed: scores.record(method, f, m_, mod, evals[m_]),
+                             desc="extrapolation (order task)")
     gaps = {f"{name}_reversal_gap": max(reversal_gap(mod, evals[L].data) for mod in models[name])
             for name in (Encoding.ALIBI, Encoding.NONE) if name in plan.encodings}
     t = scores.tables

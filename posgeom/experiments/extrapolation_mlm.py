@@ -83,7 +83,8 @@ def mlm_extrapolation(options: MLMExtrapolation, shape: ModelShape, plan: StudyP
         return train_mlm_model(win.train[:, :length], config=config, model=model, **as_params(train), seed=seed,
                                device=device, mask_token_id=IMDBWindows.MASK, special_token_ids=IMDBWindows.SPECIAL)[0]
 
-    train_and_score(plan, c, shape, win.vocab_size, mds_table, fit, "extrapolation (IMDB MLM)", record=scores.record)
+    train_and_score(plan, c, shape=shape, vocab_size=win.vocab_size, mds_table=mds_table, fit=fit, record=scores.record,
+                    desc="extrapolation (IMDB MLM)")
     t = scores.tables
     values = {**plan.stored(), **t, "vocab_size": win.vocab_size, "rare_fraction": win.rare_fraction,
               "unigram_loss": unigram_loss(win, L),
