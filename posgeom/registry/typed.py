@@ -93,16 +93,10 @@ def as_record(result, record_type: type, *, at: str | None = None, arrays_at: st
 
 def build(record_type: type, values: Mapping, arrays: Mapping | None = None, **given: Any) -> Any:
     """``record_type`` built from ``values`` and ``arrays`` laid out as :func:`to_stored` stores them, converted as
-    :func:`as_record` converts a stored result: what an experiment computed as plain mappings, as its record."""
-    name = getattr(record_type, "__name__", repr(record_type))
-    if dataclasses.is_dataclass(record_type):
-        paths = [f.metadata.get(STORED, f.name) for f in dataclasses.fields(record_type)]
-        families = [path for path in paths if "{}" in path and "." not in path]
-        named = {path.split(".")[0] for path in paths}
-        unread = sorted(k for k in values if k not in named and not any(_members({k: 0}, fam) for fam in families))
-        if unread:  # what an experiment computed would be lost on the way to the registry
-            raise TypeError(f"{name} has no field for {', '.join(map(repr, unread))}; add one or leave the value out")
-    return _build(record_type, values, arrays or {}, name, given)
+    :func:`as_record` converts a stored result: what an experiment computed as plain mappings, as its record. A
+    value that no field reads is refused: it would be lost on the way to the registry."""
+    return _build(record_type, values, arrays or {}, getattr(record_type, "__name__", repr(record_type)), given,
+                  strict=True)
 
 
 def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
@@ -120,7 +114,8 @@ def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
     return node
 
 
-def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, given: Mapping | None = None) -> Any:
+def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, given: Mapping | None = None, *,
+           strict: bool = False) -> Any:
     if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
         raise TypeError(f"as_record builds a dataclass; {record_type!r} is not one")
     kwargs = dict(given or {})
@@ -145,14 +140,21 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
             continue
         if _is_family(tp, path):
             pool = arrays if _is_array_family(tp, path) else {k: v for k, v in values.items() if k not in named}
+            members = _members(pool, path)
             kwargs[f.name] = {key: _convert(item, typing.get_args(tp)[1], f"{here}[{key!r}]")
-                              for key, item in _members(pool, path).items()}
+                              for key, item in members.items()}
+            if pool is not arrays:
+                named |= {path.replace("{}", key, 1) for key in members}
             continue
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         raw = _lookup(values, path, here, default=_ABSENT if has_default else _MISSING)
         if raw is _ABSENT:
             continue  # not stored: the field's default
         kwargs[f.name] = _convert(raw, tp, here)
+    unread = sorted(set(values) - named) if strict else []
+    if unread:
+        raise TypeError(f"{record_type.__name__} has no field for {', '.join(map(repr, unread))}; add one or leave "
+                        "the value out")
     return record_type(**kwargs)
 
 
