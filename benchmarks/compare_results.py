@@ -74,6 +74,48 @@ def read_registry(root: Path, scale: str | None, ignore_params: frozenset[str] =
     return out
 
 
+def _row_ids() -> dict[str, dict]:
+    """``{label: {"row": id, "rank": k}}``: the rows of the real-corpora tables before they were stored by identifier
+    (2026-12-06), by the label they were stored under (``posgeom.experiments.table_rows.row_label``)."""
+    from posgeom.encodings.identifiers import Encoding
+    from posgeom.experiments.table_rows import TableRow, row_label
+    ids = {row_label(r): {"row": str(r)} for r in (*Encoding, *TableRow) if r not in (TableRow.SMACOF,)}
+    for k in range(1, 1025):
+        ids[row_label(Encoding.MDS, k)] = {"row": str(Encoding.MDS), "rank": k}
+        ids[row_label(TableRow.SMACOF, k)] = {"row": str(TableRow.SMACOF), "rank": k}
+    return ids
+
+
+def _nested(flat: dict, ids: dict) -> dict:
+    """Intervals keyed ``"<row>|<norm>"``, ``"<a>-<b>|<norm>"`` or ``"<a>-<b>"`` (rows by label or identifier), nested."""
+    out: dict = {}
+    for name, interval in flat.items():
+        rows, *norm = name.split("|")
+        parts = [ids.get(r, {"row": r})["row"] for r in rows.split("-")] + norm
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = interval
+    return out
+
+
+def relayout(experiment: str, values: dict) -> dict:
+    """An entry stored before rows and bootstrap intervals were named by identifier (2026-12-06) in the layout after
+    it; any other entry as it is."""
+    ids = _row_ids()
+    if experiment.startswith(("real_corpora_stress_intervals_", "monotonicity_violation_intervals_")):
+        return {**values, "statistics": _nested(values["statistics"], ids),
+                "differences": _nested(values["differences"], ids)}
+    if experiment == "optimal_encoding.comparison_intervals":
+        return {c: {**v, "statistics": _nested(v["statistics"], ids), "differences": _nested(v["differences"], ids)}
+                for c, v in values.items()}
+    if experiment.startswith(("real_corpora_stress_", "monotonicity_table_")):
+        rows = [{**{k: v for k, v in r.items() if k != "encoding"}, **ids.get(r["encoding"], {"row": r["encoding"]})}
+                for r in values["rows"]]
+        return {**values, "rows": rows}
+    return values
+
+
 def differences(a, b, rtol: float, where: str = "") -> list[str]:
     """Every place where ``a`` and ``b`` differ beyond ``rtol`` (numbers) or at all (the rest)."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -110,9 +152,12 @@ def differences(a, b, rtol: float, where: str = "") -> list[str]:
 
 
 def compare(before: Path, after: Path, *, scale: str | None = None, rtol: float = 1e-9,
-            ignore_params: frozenset[str] = frozenset()) -> list[str]:
-    """Every difference between two registries (entries missing from ``after`` included)."""
+            ignore_params: frozenset[str] = frozenset(), old_layout: bool = False) -> list[str]:
+    """Every difference between two registries (entries missing from ``after`` included); with ``old_layout``,
+    ``before``'s entries are read in today's layout first (:func:`relayout`)."""
     old, new = read_registry(before, scale, ignore_params), read_registry(after, scale, ignore_params)
+    if old_layout:
+        old = {ident: (relayout(ident[1], values), arrays) for ident, (values, arrays) in old.items()}
     if not old:
         return [f"no entries under {before}" + (f" at scale {scale}" if scale else "")]
     out = []
@@ -134,9 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance for numbers (default 1e-9)")
     parser.add_argument("--ignore-param", action="append", default=[], metavar="NAME",
                         help="match entries by their parameters without NAME (repeatable), e.g. data")
+    parser.add_argument("--old-layout", action="store_true",
+                        help="read `before` as stored before rows and intervals were named by identifier")
     args = parser.parse_args(argv)
     found = compare(args.before, args.after, scale=args.scale, rtol=args.rtol,
-                    ignore_params=frozenset(args.ignore_param))
+                    ignore_params=frozenset(args.ignore_param), old_layout=args.old_layout)
     n = len(read_registry(args.before, args.scale))
     if found:
         print(f"{len(found)} difference(s) over {n} entries:")

@@ -361,9 +361,14 @@ def test_run_bootstrap_intervals_of_the_tables(tiny):
     ivs = oe.run_comparison_intervals(tiny)
     for corpus in ("sst2", "drift"):
         for enc in ("sinusoidal", "alibi", "mds_rank3"):
-            got = ivs.values[corpus]["statistics"][f"{enc}|scale_free"]["estimate"]
+            got = ivs.values[corpus]["statistics"][enc]["scale_free"]["estimate"]
             assert got == pytest.approx(comp.values[corpus][enc]["scale_free"])
-    assert "learned|scale_free" in ivs.values["sst2"]["statistics"]
+    assert "scale_free" in ivs.values["sst2"]["statistics"]["learned"]
+    # nested by identifier: the difference of rank-3 MDS and sinusoidal is the difference of their estimates
+    typed = oe.run_comparison_intervals(tiny).as_(oe.ComparisonIntervals).corpora["drift"]
+    gap = typed.differences["mds_rank3"]["sinusoidal"]["scale_free"].estimate
+    stats = typed.statistics
+    assert gap == pytest.approx(stats["mds_rank3"]["scale_free"].estimate - stats["sinusoidal"]["scale_free"].estimate)
     fm = sm.run_fourier_match(tiny)
     sh = sm.run_shift_intervals(tiny)
     assert sh.values["sst2"]["toeplitz_deviation"]["estimate"] == pytest.approx(fm.values["sst2"]["toeplitz_deviation"])

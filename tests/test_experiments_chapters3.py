@@ -14,6 +14,7 @@ import pytest
 
 import posgeom
 from posgeom import encodings as enc
+from posgeom.encodings.identifiers import Encoding
 from posgeom.chapters import monotonicity as mor
 from posgeom.chapters import real_corpora as rcr
 from posgeom.experiments import inside_bert as ib
@@ -120,28 +121,35 @@ def test_scratch_table_and_stress_table(settings, tiny_geometry):
     tab = rc.run_stress_table(settings, corpus="sst2", progress=False, corpus_overrides=cov, train_scratch=True,
                               scratch_overrides=scratch_over)
     D = tiny_geometry.arrays["D"]
-    assert find(rc.stress_records(tab), encoding="MDS (full rank)").paper < 1e-20
-    assert find(rc.stress_records(tab), encoding="none (NoPE)").paper == pytest.approx(1.0)
+    rows = rc.stress_records(tab)
+
+    def row(name, rank=None):
+        return find(rows, row=name, rank=rank)
+
+    assert row(Encoding.MDS).paper < 1e-20 and row(Encoding.MDS).label == "MDS (full rank)"
+    assert row(Encoding.NONE).paper == pytest.approx(1.0) and row(Encoding.NONE).label == "none (NoPE)"
     iu = np.triu_indices(D.shape[0], 1)
     d = D[iu]
-    assert find(rc.stress_records(tab), encoding="equidistant").scale_free == pytest.approx(1 - d.sum() ** 2 / (d.size * (d @ d)))
-    sin = find(rc.stress_records(tab), encoding="sinusoidal")
+    assert row(Encoding.EQUIDISTANT).scale_free == pytest.approx(1 - d.sum() ** 2 / (d.size * (d @ d)))
+    sin = row(Encoding.SINUSOIDAL)
     assert sin.paper == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "paper"))
+    assert sin.label == "sinusoidal"
     P = rc.pretrained_table(settings)
-    assert find(rc.stress_records(tab), encoding="learned (pretrained)").scale_free == pytest.approx(
-        posgeom.stress(D, P[:12], "scale_free"))
-    assert find(rc.stress_records(tab), encoding="learned (from scratch)").paper == pytest.approx(
-        posgeom.stress(D, scratch.arrays["table"], "paper"))
+    assert row(rc.TableRow.LEARNED_PRETRAINED).scale_free == pytest.approx(posgeom.stress(D, P[:12], "scale_free"))
+    assert row(rc.TableRow.LEARNED_SCRATCH).paper == pytest.approx(posgeom.stress(D, scratch.arrays["table"], "paper"))
     for k in tab.arrays["smacof_k"]:  # SMACOF never worse than the MDS it starts from
-        assert find(rc.stress_records(tab), encoding=f"SMACOF (rank {k})").paper <= find(rc.stress_records(tab), encoding=f"MDS (rank {k})").paper + 1e-12
+        assert row(rc.TableRow.SMACOF, k).paper <= row(Encoding.MDS, k).paper + 1e-12
+        assert row(rc.TableRow.SMACOF, k).label == f"SMACOF (rank {k})"
     par = posgeom.geometry.alibi_parabola(D)
     assert np.allclose(tab.arrays["alibi_head_paper"], posgeom.geometry.alibi_paper_stress(tab.arrays["alibi_slopes"], par))
-    assert find(rc.stress_records(tab), encoding="alibi (best head)").paper == pytest.approx(tab.arrays["alibi_head_paper"].min())
-    assert find(rc.stress_records(tab), encoding="alibi").scale_free == pytest.approx(par["minimum"])
-    assert find(rc.stress_records(tab), encoding="random N(0, sigma^2)").paper_sd > 0  # the page shows mean ± sd
+    assert row(rc.TableRow.ALIBI_BEST_HEAD).paper == pytest.approx(tab.arrays["alibi_head_paper"].min())
+    assert row(Encoding.ALIBI).scale_free == pytest.approx(par["minimum"])
+    assert row(Encoding.RANDOM).paper_sd > 0  # the page shows mean ± sd
     with pytest.raises(KeyError, match="no record"):
-        find(rc.stress_records(tab), encoding="xpos")
-    assert find(rc.stress_records(tab), encoding=rc.mds_row(1)).options.startswith("classical MDS")
+        row("xpos")
+    assert row(Encoding.MDS, 1).options.startswith("classical MDS") and row(Encoding.MDS, 1).label == "MDS (rank 1)"
+    # every row is named once: an identifier, at a rank where it is truncated
+    assert len({(r.row, r.rank) for r in rows}) == len(rows)
 
 
 def test_stress_intervals_percentile_bootstrap_over_sequences(settings, tiny_geometry, monkeypatch):
@@ -151,22 +159,28 @@ def test_stress_intervals_percentile_bootstrap_over_sequences(settings, tiny_geo
     D = tiny_geometry.arrays["D"]
     stats, reps = res.values["statistics"], res.arrays["replicates"]
     assert reps.shape == (res.values["n_used"], len(rc.INTERVAL_STATISTICS)) and 0 < res.values["n_used"] <= 30
-    sin = stats["sinusoidal|scale_free"]
+    # stored nested by identifier: statistics[row][norm], differences[a][b][norm]
+    assert sorted((e, z) for e in stats for z in stats[e]) == sorted(rc.INTERVAL_STATISTICS)
+    sin = stats["sinusoidal"]["scale_free"]
     assert sin["estimate"] == pytest.approx(posgeom.stress(D, enc.sinusoidal_distances(12, 768), "scale_free"))
     # the percentile interval re-centred on the estimate, on the logit scale of a stress in (0, 1): the oracle
-    j = [f"{e}|{z}" for e, z in rc.INTERVAL_STATISTICS].index("sinusoidal|scale_free")
+    j = rc.INTERVAL_STATISTICS.index((Encoding.SINUSOIDAL, "scale_free"))
     y = np.log(reps[:, j] / (1 - reps[:, j]))
     q05, q50, q95 = np.quantile(y, [0.05, 0.5, 0.95])
     yt = np.log(sin["estimate"] / (1 - sin["estimate"]))
     assert sin["low"] == pytest.approx(1 / (1 + np.exp(-(yt + q05 - q50))))
     assert sin["high"] == pytest.approx(1 / (1 + np.exp(-(yt + q95 - q50))))
     assert sin["bias"] == pytest.approx(reps[:, j].mean() - sin["estimate"])
-    diff = res.values["differences"]["sinusoidal-rope|scale_free"]
-    assert diff["estimate"] == pytest.approx(sin["estimate"] - stats["rope|scale_free"]["estimate"])
+    diff = res.values["differences"]["sinusoidal"]["rope"]["scale_free"]
+    assert diff["estimate"] == pytest.approx(sin["estimate"] - stats["rope"]["scale_free"]["estimate"])
+    typed = res.as_(rc.StressIntervalsRecord)
+    assert typed.differences[Encoding.SINUSOIDAL][Encoding.ROPE]["scale_free"].estimate == diff["estimate"]
     # every interval holds its estimate and a stress stays within its bounds
-    assert all(v["low"] <= v["estimate"] <= v["high"] for v in (*stats.values(), *res.values["differences"].values()))
-    assert all(v["low"] >= 0 for v in stats.values()) and all(stats[f"{e}|scale_free"]["high"] <= 1
-                                                               for e in ("sinusoidal", "rope", "alibi"))
+    leaves = [v for by_norm in stats.values() for v in by_norm.values()]
+    differences = [v for a in res.values["differences"].values() for b in a.values() for v in b.values()]
+    assert all(v["low"] <= v["estimate"] <= v["high"] for v in (*leaves, *differences))
+    assert all(v["low"] >= 0 for v in leaves) and all(stats[e]["scale_free"]["high"] <= 1
+                                                      for e in ("sinusoidal", "rope", "alibi"))
     assert posgeom.geometry.interval_text(sin).count("[") == 1
     assert res.values["resampled"] == "sequences"  # the validation split: whole sentences
 
@@ -229,9 +243,10 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
                                     scratch_overrides=scratch_over)
     D = tiny_geometry.arrays["D"]
     rows = mo.monotonicity_records(res)
-    names = [r.encoding for r in rows]
-    assert "alibi (kernel rule)" not in names and "equidistant" not in names
-    row = find(rows, encoding="sinusoidal")
+    names = [r.row for r in rows]
+    assert Encoding.ALIBI_KERNEL_RULE not in names and Encoding.EQUIDISTANT not in names
+    assert {rc.TableRow.NTK_MARGINALS, rc.TableRow.NTK_COUNTS, rc.TableRow.LEARNED_AT_INIT} <= set(names)
+    row = find(rows, row=Encoding.SINUSOIDAL)
     ref = posgeom.geometry.monotonicity_of(D, enc.sinusoidal_distances(12, 768))
     assert row.violation_rate == pytest.approx(ref["violation_rate"])
     assert row.violation_rate_resolvable == pytest.approx(
@@ -245,9 +260,8 @@ def test_run_monotonicity_table_tiny(settings, tiny_geometry):
     rate = row.violation_rate
     interval = posgeom.geometry.percentile_interval(rate, [rate - 0.01, rate, rate + 0.02], bounds=(0, 1))
     planted = mo.ViolationIntervalsRecord.of(
-        tiny_geometry.values["options"], {"n_boot": 3, "n_folds": 2, "level": 0.95},
-        {"n_used": 3, "statistics": {"sinusoidal": interval.as_dict()}, "differences": {}}, np.zeros((3, 1)),
-        mds_rank=k)
+        tiny_geometry.values["options"], {"n_boot": 3, "n_folds": 2, "level": 0.95}, {"n_used": 3}, np.zeros((3, 1)),
+        statistics={Encoding.SINUSOIDAL: interval}, differences={}, mds_rank=k)
     text = mor.monotonicity_dataframe(res, Result("planted", "quick", "k", *to_stored(planted), {})).loc[
         "sinusoidal", "violation rate"]
     assert text.startswith(f"{rate:.3f} [") and float(text.split("[")[1].split(",")[0]) <= rate

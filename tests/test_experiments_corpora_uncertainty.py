@@ -10,9 +10,11 @@ import pytest
 import posgeom
 from posgeom import encodings as enc
 from posgeom import geometry as geo
+from posgeom.encodings.identifiers import Encoding
 from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
 from posgeom.experiments.settings import find, records
+from posgeom.experiments.table_rows import TableRow
 
 
 def _random_D(rng, n, k=3):
@@ -49,21 +51,24 @@ def test_draw_statistics_columns():
 
 def test_stress_rows_are_records_found_by_field():
     rows = records(rc.StressRow, [
-        {"encoding": "alibi", "options": "mean slope", "paper": 0.9, "scale_free": 0.3},
-        {"encoding": rc.RANDOM_ROW, "options": "5 seeds", "paper": 1.0, "scale_free": 0.5, "paper_sd": 0.1,
+        {"row": "alibi", "options": "mean slope", "paper": 0.9, "scale_free": 0.3},
+        {"row": "random", "options": "5 seeds", "paper": 1.0, "scale_free": 0.5, "paper_sd": 0.1,
          "scale_free_sd": 0.01},
+        {"row": "mds", "rank": 2, "options": "top 2", "paper": 0.2, "scale_free": 0.1},
     ])
-    assert find(rows, encoding="alibi").scale_free == 0.3 and find(rows, encoding="alibi").paper_sd is None
-    assert find(rows, encoding=rc.RANDOM_ROW).paper_sd == 0.1
+    assert find(rows, row=Encoding.ALIBI).scale_free == 0.3 and find(rows, row=Encoding.ALIBI).paper_sd is None
+    assert find(rows, row=Encoding.RANDOM).paper_sd == 0.1
+    assert find(rows, row=Encoding.RANDOM).label == "random N(0, sigma^2)"
+    assert find(rows, row=Encoding.MDS, rank=2).label == "MDS (rank 2)"
     with pytest.raises(KeyError, match="no record"):
-        find(rows, encoding="xpos")
+        find(rows, row="xpos")
 
 
 def test_violation_statistics_match_monotonicity_of():
     rng = np.random.default_rng(4)
     D = _random_D(rng, 9, 4)
     encs = enc.encoding_set(np.arange(9), names=("sinusoidal", "rope", "alibi"), d_model=16, n_heads=2)
-    encs["learned (pretrained)"] = _random_D(rng, 9)
+    encs[TableRow.LEARNED_PRETRAINED] = _random_D(rng, 9)
     v = mo.violation_statistics(D, encs, 2)
     assert v.shape == (len(mo.INTERVAL_ENCODINGS),)
     assert v[0] == pytest.approx(posgeom.geometry.monotonicity_of(D, encs["sinusoidal"])["violation_rate"])

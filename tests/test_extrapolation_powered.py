@@ -91,7 +91,7 @@ def test_the_design_is_a_cpu_part_of_its_chapter_stored_where_the_chapter_lists_
 
 def _tails_stub():
     """A tails-study result with five seeds (what ``power_checks`` reads of it)."""
-    from types import SimpleNamespace
+    from posgeom.registry import Result
 
     per = {c: {q: [0.5, 0.6, 0.7, 0.6, 0.5] for q in ("accuracy_head", "accuracy_tail", "movement_head",
                                                      "movement_tail", "neighbour_cos_head", "neighbour_cos_tail")}
@@ -100,6 +100,6 @@ def _tails_stub():
         per[c].update(frac_long=0.1, n_train=10)
     values = {"conditions": ["skewed", "uniform"], "boundary": 4, "seeds": list(range(5)), **per}
     tables = np.zeros((2, 1, 8, 4))
-    return SimpleNamespace(values=values, arrays={"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8)),
-                                                  "tables_final": tables, "tables_initial": tables},
-                           manifest={"runtime_s": 1.0})
+    arrays = {"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8)), "tables_final": tables,
+              "tables_initial": tables}
+    return Result("learned_tails", "quick", "stub", values, arrays, {"runtime_s": 1.0})

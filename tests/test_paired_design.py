@@ -164,6 +164,7 @@ def test_chapters_read_the_designs_as_rows_decided_by_the_same_rules(tiny_studie
     assert "seeds sized before the run" in row.options and row.scale == "quick"
     checks = exr.power_checks(_tails_study_stub(tails), tails)
     assert checks[-1].interval.as_dict() == tails.values["difference"] and checks[-1].effect == verdicts.TAIL_EFFECT
+    assert checks[0].seconds == 1.0  # the study's runtime, as its manifest records it
 
     init, drop = tiny_studies.run_init_powered(settings), tiny_studies.run_dropout_powered(settings)
     s7, s9 = ltr._s7_powered_row(init), ltr._s9_powered_row(drop)
@@ -179,7 +180,7 @@ def test_chapters_read_the_designs_as_rows_decided_by_the_same_rules(tiny_studie
 
 def _tails_study_stub(tails):
     """A tails-study result with the design's first runs as its seeds (what ``power_checks`` reads of it)."""
-    from types import SimpleNamespace
+    from posgeom.registry import Result
 
     runs = tails.values["runs"]
     per = {"skewed": {"accuracy_tail": [r["a"] for r in runs]}, "uniform": {"accuracy_tail": [r["b"] for r in runs]}}
@@ -189,6 +190,6 @@ def _tails_study_stub(tails):
         per[cond].update(frac_long=0.1, n_train=10)
     values = {"conditions": ["skewed", "uniform"], "boundary": 4, "seeds": list(range(len(runs))), **per}
     tables = np.zeros((2, 1, 8, 4))
-    return SimpleNamespace(values=values, arrays={"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8)),
-                                                  "tables_final": tables, "tables_initial": tables},
-                           manifest={"runtime_s": 1.0})
+    arrays = {"reach": np.zeros((2, 8)), "movement": np.zeros((2, 1, 8)), "tables_final": tables,
+              "tables_initial": tables}
+    return Result("learned_tails", "quick", "stub", values, arrays, {"runtime_s": 1.0})

@@ -367,7 +367,7 @@ def test_a_monotonicity_table_reads_into_its_record_and_the_chapter_finds_its_ro
     t = as_record(stored_result(values, {"mds_ranks": np.array([1, 2]), "mds_violation": np.array([0.3, 0.2]),
                                          "mds_spearman": np.array([0.5, 0.6]), "random_violation": np.ones(3)}),
                   MonotonicityTableRecord)
-    assert t.closest_rank == 18 and order_row(t, "encoding-1") == MonotonicityRow(**rows[1])
+    assert t.closest_rank == 18 and order_row(t, "row-1") == MonotonicityRow(**rows[1])
     assert t.mds_violation.tolist() == [0.3, 0.2] and t.random_violation.size == 3 and t.mds_ranks.tolist() == [1, 2]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..encodings.identifiers import Encoding
+from ..geometry.stress import StressNormalization
 from ..registry import Result
 from ..experiments.corpus_geometry import CONFIGS, FamilySummary, SensitivityRow, StoredSensitivity
 from ..experiments.real_corpora_stress import StressIntervalsRecord
@@ -24,18 +25,21 @@ def excess_ratio(family: FamilySummary) -> float:
 def sin_vs_rope(variants: tuple[SensitivityRow, ...]) -> tuple[float, float]:
     """The largest ``|sinusoidal − RoPE| / RoPE`` (scale-free) and smallest sinusoidal / RoPE ("paper") stress."""
     sin, rope = ([v.stress[e] for v in variants] for e in (Encoding.SINUSOIDAL, Encoding.ROPE))
-    return (max(abs(s["scale_free"] - r["scale_free"]) / r["scale_free"] for s, r in zip(sin, rope)),
-            min(s["paper"] / r["paper"] for s, r in zip(sin, rope)))
+    sf, paper = StressNormalization.SCALE_FREE, StressNormalization.PAPER
+    return (max(abs(s[sf] - r[sf]) / r[sf] for s, r in zip(sin, rope)),
+            min(s[paper] / r[paper] for s, r in zip(sin, rope)))
 
 
 def c8_row(variants: tuple[SensitivityRow, ...], intervals: StressIntervalsRecord, scale: str) -> ComparisonRow:
     """C8 (:func:`posgeom.verdicts.c8_sinusoidal_rope`) from the bootstrap interval and the smallest "paper" ratio."""
-    st, sin_rope = intervals.statistics, intervals.differences["sinusoidal-rope|scale_free"]
+    paper = StressNormalization.PAPER
+    sin, rope = (intervals.statistics[e][paper] for e in (Encoding.SINUSOIDAL, Encoding.ROPE))
+    sin_rope = intervals.differences[Encoding.SINUSOIDAL][Encoding.ROPE][StressNormalization.SCALE_FREE]
     gap, ratio = sin_vs_rope(variants)
     return ComparisonRow(
         "C8", ours=(f"scale-free stress: sinusoidal − RoPE = {sin_rope.text('{:.4f}')} (95% interval over phrases), "
-                    f"within {gap:.1%} in every variant; paper: sinusoidal {st['sinusoidal|paper'].text('{:.0f}')} vs "
-                    f"RoPE {st['rope|paper'].text()}, ≥ {ratio:.0f}× in every variant"),
+                    f"within {gap:.1%} in every variant; paper: sinusoidal {sin.text('{:.0f}')} vs "
+                    f"RoPE {rope.text()}, ≥ {ratio:.0f}× in every variant"),
         scale=scale, model="none (fixed encodings, d = 768, 12 heads)", corpus="SST-2 train",
         options="variants of the sensitivity table", decision=rules.c8_sinusoidal_rope(sin_rope, ratio))
 

@@ -20,6 +20,7 @@ from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from .powered import design_check, design_row, design_summary, paired_text
 from ..experiments.learned_powered import StoredDropoutPowered, StoredInitPowered
+from ..experiments.settings import OrderTask, TableTraining
 
 __all__ = ["REFERENCE_LABELS", "SIMILARITY_WORDS", "anatomy_table", "band_counts", "BandedColumns",
            "banded_columns", "stress_by_corpus", "listed", "s1_ours", "s2_ours", "BASE", "BIG", "SINUSOIDAL", "MDS",
@@ -250,12 +251,13 @@ def _s9_row(dropout: Result, scale: str) -> ComparisonRow:
 
 def _s9_powered_row(dropout_powered: Result) -> ComparisonRow:
     """S9 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_dropout_powered`)."""
-    d, params = dropout_powered.as_(StoredDropoutPowered), dropout_powered.manifest["params"]
+    d = dropout_powered.as_(StoredDropoutPowered)
+    order, train = dropout_powered.params_as(OrderTask, "order"), dropout_powered.params_as(TableTraining, "train")
     gap = float(np.mean([r.gap_none for r in d.runs]))
-    passes = params["train"]["steps"] * params["train"]["batch_size"] / params["order"]["n_train"]
+    passes = train.steps * train.batch_size / order.n_train  # passes over the training set
     return design_row("S9", dropout_powered, f"held-out loss, dropout {d.rate:g} minus none, "
                       f"{paired_text(d.difference)} nats; generalisation gap without dropout {gap:.2f} nats",
-                      f"synthetic order task, {params['order']['n_train']} training sequences",
+                      f"synthetic order task, {order.n_train} training sequences",
                       rules.s9_dropout(gap, d.difference), options=_DROPOUT_OPTIONS.format(passes))
 
 
@@ -281,10 +283,10 @@ def power_checks(init: Result, dropout: Result, init_powered: Result | None = No
     study, _, eff_loss, _ = dropout_effects(dropout)
     powered = "the same, over the seeds a pilot sized (powered design)"
     return [PowerCheck("S7", "final loss, N(0, 0.02²) − N(0, 1), paired by seed (nats)", init_loss_difference(init),
-                       rules.LOSS_EFFECT, init.manifest.get("runtime_s")),
+                       rules.LOSS_EFFECT, init.runtime_s),
             *([design_check("S7", powered, init_powered, rules.LOSS_EFFECT)] if init_powered is not None else []),
             PowerCheck("S9", f"held-out loss, dropout {dropout_rate(study):g} − none, paired by seed (nats)", eff_loss,
-                       rules.LOSS_EFFECT, dropout.manifest.get("runtime_s")),
+                       rules.LOSS_EFFECT, dropout.runtime_s),
             *([design_check("S9", powered, dropout_powered, rules.LOSS_EFFECT)] if dropout_powered is not None else [])]
 
 

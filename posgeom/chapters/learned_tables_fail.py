@@ -14,9 +14,10 @@ from ..config import settings_or_default as _settings
 from ..geometry import SeedInterval, paired_difference
 from ..registry import Result
 from ..registry.typed import as_record
-from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, study_plan
+from ..experiments.extrapolation import CONFIGS, HEURISTICS, MLM_ENCODINGS, ORDER_ENCODINGS, Finetune, study_plan
 from ..experiments.extrapolation_powered import StoredHeuristicsPowered
 from ..experiments.learned_powered import StoredTailsPowered
+from ..experiments.settings import OrderTask
 from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_training, model_words
 from ..models.table_studies import CONDITIONS
@@ -164,9 +165,11 @@ def _s6_mlm_row(mlm: Result, order: Result, scale: str) -> ComparisonRow:
 def _s4_powered_row(powered: Result) -> ComparisonRow:
     """S4 decided by the design sized by its power (:func:`posgeom.experiments.learned_powered.run_tails_powered`)."""
     p, difference = design_summary(powered), powered.as_(StoredTailsPowered).difference
+    # the task's block is a TailsOptions less its seeds (the design picks them): read as the OrderTask it extends
+    task = powered.params_as(OrderTask, "tails")
     return design_row("S4", powered, f"tail accuracy {p.mean_a:.4f} (90% short) vs {p.mean_b:.4f} (uniform lengths); "
                       f"difference {paired_text(difference)}",
-                      f"synthetic order task, n = {powered.manifest['params']['tails']['n_positions']}",
+                      f"synthetic order task, n = {task.n_positions}",
                       rules.s4_undertrained_tail(difference))
 
 
@@ -176,7 +179,7 @@ def _s6_powered_row(result: Result) -> ComparisonRow:
     diffs = {h: d.heuristics[h] for h in HEURISTICS if h in d.heuristics}  # in the order of METHOD_NAMES
     means = "; ".join(f"{METHOD_NAMES['learned:' + h]} {np.mean([getattr(r, h) for r in d.runs]):.4f}, difference "
                       f"{diffs[h].text('{:+.4f}', with_t=False)}" for h in diffs)
-    steps = result.manifest["params"]["order"]["finetune"]["steps"]
+    steps = result.params_as(Finetune, "order.finetune").steps  # of the new rows, at the target length
     return design_row("S6", result, f"order task at {d.length} positions (trained at {d.L}): trained at {d.length} "
                       f"{p.mean_b:.4f}; {means} (95% intervals over {p.seeds} seeds, paired)",
                       f"synthetic order task, L = {d.L}", rules.s6_heuristics_powered(diffs),
@@ -200,7 +203,7 @@ def comparison_rows(tails: Result, order: Result, mlm: Result, wall_error: str |
 def power_checks(tails: Result, powered: Result | None = None, heuristics_powered: Result | None = None) -> list:
     """The chapter's decisions over seeds (:class:`posgeom.report.PowerCheck`): S4, and the powered designs."""
     checks = [PowerCheck("S4", "tail accuracy, skewed − uniform lengths, paired by seed",
-                         tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.manifest.get("runtime_s"))]
+                         tails_outcome(tails).tail_difference(), rules.TAIL_EFFECT, tails.runtime_s)]
     if powered is not None:
         checks.append(design_check("S4", "the same, over the seeds a pilot sized (powered design)", powered,
                                    rules.TAIL_EFFECT))

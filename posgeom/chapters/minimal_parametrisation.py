@@ -4,14 +4,13 @@ figures draw, its C5 rows, its power checks and its captions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
-from ..experiments.lowrank_training import LowrankTrainingRecord, TrainingRun
+from ..experiments.lowrank_training import LowrankTrainingRecord, TrainingRun, TrainModel
 from ..experiments.minimal_parametrisation import (CONFIGS, TRAIN_ENCODINGS, C5DrawsRecord, C5Record, StoredRanks,
                                                    StressVsRankRecord)
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
@@ -22,7 +21,7 @@ from ..report import ComparisonRow, PowerCheck, decided_rows
 from ..wording import describe_model, describe_scales, describe_sequences, model_words, short_float
 from .corpus_geometry import sst2_caption
 from .powered import design_check, design_row, design_summary, paired_text
-from ..experiments.lowrank_powered import LowrankPoweredRecord
+from ..experiments.lowrank_powered import LowrankPoweredRecord, PoweredDesign
 
 __all__ = ["HOLDS", "PURE_NOISE", "Spectrum", "spectra", "stress_curves", "c5_evidence", "trained_runs",
            "learned_gap", "stall_summary", "savings_row", "reduction_row", "performance_row", "powered_row", "comparison_rows",
@@ -103,11 +102,11 @@ def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval |
 
 def stall_summary(powered: Result) -> dict:
     """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (``mpst_<key>``)."""
-    d, design = powered.as_(LowrankPoweredRecord), powered.manifest.get("params", {}).get("design", {})
+    d, design = powered.as_(LowrankPoweredRecord), powered.params_as(PoweredDesign, "design")
     fitted, stalled_r1, stalled_learned = d.fitted_gap, len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
     fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None
                    else f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds")
-    return dict(steps=int(design["steps"]), stalled_loss=float(design["stalled_loss"]), stalled_r1=stalled_r1,
+    return dict(steps=design.steps, stalled_loss=design.stalled_loss, stalled_r1=stalled_r1,
                 stalled_learned=stalled_learned, fitted_text=fitted_text,
                 reading=_stall_reading(stalled_r1, stalled_learned, fitted, d.plan.effect),
                 verdict=rules.c5_lowrank_performance(d.difference).verdict)
@@ -163,7 +162,7 @@ def powered_row(powered: Result) -> ComparisonRow:
                       f"learned − (r = 1) {paired_text(gap)}; stalled: r = 1 in {st['stalled_r1']}, learned in "
                       f"{st['stalled_learned']} of {p.seeds} seeds; where both fitted: {st['fitted_text']}",
                       "marker-order task", rules.c5_lowrank_performance(gap),
-                      model=describe_model(SimpleNamespace(**powered.manifest["params"]["model"])),
+                      model=describe_model(powered.params_as(TrainModel, "model")),
                       paper="no loss of performance with the low-rank table (seed summary)")
 
 
@@ -179,7 +178,7 @@ def power_checks(training: Result, powered: Result | None = None) -> list[PowerC
     """The chapter's decisions over seeds for its power table (:func:`posgeom.report.power_frame`)."""
     gap = learned_gap(training.as_(LowrankTrainingRecord))
     checks = [PowerCheck("C5", "accuracy, learned − rank-1 table, paired by seed", gap, rules.ACCURACY_MARGIN,
-                         training.manifest.get("runtime_s"))]
+                         training.runtime_s)]
     if powered is not None:
         checks.append(design_check("C5", "the same, trained to fit the task (powered design)", powered,
                                    rules.ACCURACY_MARGIN))

@@ -11,12 +11,14 @@ import pandas as pd
 from .. import geometry as geo, verdicts as rules
 from ..config import settings_or_default as _settings
 from ..corpora.identifiers import Corpus
-from ..experiments.monotonicity import (CONFIGS, RANDOM_ROW, MonotonicityRow, MonotonicityTableRecord,
-                                        ViolationIntervalsRecord, monotonicity_records)
+from ..encodings.identifiers import Encoding
+from ..experiments.monotonicity import (CONFIGS, MonotonicityRow, MonotonicityTableRecord, ViolationIntervalsRecord,
+                                        monotonicity_records)
 from ..experiments.monotonicity_ntk import REGIMES
 from ..experiments.real_corpora import CONFIGS as CORPUS_CONFIGS
 from ..experiments.real_corpora_geometry import NoiseAwareRankRecord, corpus_options
 from ..experiments.settings import find
+from ..experiments.table_rows import TableRow
 from ..registry import Result
 from ..registry.typed import as_record
 from ..report import ComparisonRow, PowerCheck, decided_rows
@@ -38,21 +40,21 @@ def monotonicity_dataframe(result: Result, intervals: Result | None = None) -> p
         return f"{getattr(row, key):.3f}" + (f" ± {sd:.3f}" if sd is not None else "")
 
     return pd.DataFrame.from_records([{
-        "encoding": row.encoding, "options": row.options,
+        "encoding": row.label, "options": row.options,
         # the bootstrap's estimate is this rate (same D, same encoding): its interval text holds it
-        "violation rate": iv[row.encoding].text("{:.3f}") if row.encoding in iv else text(row, "violation_rate"),
+        "violation rate": iv[row.row].text("{:.3f}") if row.row in iv else text(row, "violation_rate"),
         "Spearman ρ": text(row, "spearman"), "violation rate vs resolvable R": text(row, "violation_rate_resolvable"),
         "ties in D̂": f"{row.tied_fraction:.0%}"} for row in monotonicity_records(result)]).set_index("encoding")
 
 
-def order_row(table: MonotonicityTableRecord, encoding: str) -> MonotonicityRow:
-    """The row of ``encoding`` in a monotonicity table."""
-    return find(table.rows, encoding=encoding)
+def order_row(table: MonotonicityTableRecord, row: str, rank: int | None = None) -> MonotonicityRow:
+    """The row ``row`` (an encoding or a ``TableRow``) at ``rank`` of a monotonicity table."""
+    return find(table.rows, row=row, rank=rank)
 
 
 def ntk_outcome(runs: dict) -> dict[tuple[str, int], NTKRun]:
     """``{(regime, seed): NTKRun}`` from ``run_ntk_all``'s ``{(regime, seed): Result}``."""
-    return {(regime, seed): as_record(r, NTKRun, regime=regime, seed=int(seed), model=r.manifest["model"])
+    return {(regime, seed): as_record(r, NTKRun, regime=regime, seed=int(seed), model=r.model)
             for (regime, seed), r in runs.items()}
 
 
@@ -77,7 +79,7 @@ def comparison_rows(sst2: Result, imdb: Result, intervals: dict, ranks: dict, nt
                     settings=None) -> list[ComparisonRow]:
     """The chapter's rows, C9 (three checks) and C11 (from ``{(regime, seed): NTKRun}``, :func:`ntk_outcome`)."""
     settings = _settings(settings)
-    x = OrderInputs(settings.scale, {"sst2": sst2, "imdb": imdb}, intervals, ranks,
+    x = OrderInputs(settings.scale, {Corpus.SST2: sst2, Corpus.IMDB: imdb}, intervals, ranks,
                     CORPUS_CONFIGS[settings.scale].intervals)
     return decided_rows([("C9", lambda: c9_mds_row(x)), ("C9", lambda: c9_random_row(x)),
                          ("C9", lambda: c9_pretrained_row(x)), ("C11", lambda: c11_row(ntk, settings))], settings)
@@ -94,8 +96,8 @@ class OrderInputs:
     ranks: dict
     icfg: object
 
-    def table(self, corpus: str) -> MonotonicityTableRecord:
-        """The monotonicity table of ``corpus`` (``"sst2"`` or ``"imdb"``), typed."""
+    def table(self, corpus: Corpus) -> MonotonicityTableRecord:
+        """The monotonicity table of ``corpus``, typed."""
         return self.tables[corpus].as_(MonotonicityTableRecord)
 
     def row(self, ours: str, model: str, decision, options: str, paper: str) -> ComparisonRow:
@@ -110,17 +112,17 @@ class OrderInputs:
                 f"training phrases resampled with their sentence; {self.icfg.n_boot} replicates of "
                 f"{self.icfg.n_folds} folds; MDS recomputed on each replicate at the closest rank)")
 
-    def viol_text(self, corpus: str, name: str) -> str:
+    def viol_text(self, corpus: Corpus, row: str) -> str:
         """A violation rate with its bootstrap interval (the rate only, where this scale computes none)."""
         if corpus in self.intervals:
-            return self.intervals[corpus].as_(ViolationIntervalsRecord).statistics[name].text("{:.1%}")
-        return f"{order_row(self.table(corpus), name).violation_rate:.1%} (no interval at this scale)"
+            return self.intervals[corpus].as_(ViolationIntervalsRecord).statistics[row].text("{:.1%}")
+        return f"{order_row(self.table(corpus), row).violation_rate:.1%} (no interval at this scale)"
 
 
 def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
     """P_MDS's violation rate by corpus at rank 1 and each rank of the noise-aware rank interval the table scored."""
     out = {}
-    for corpus, label in (("sst2", "SST-2"), ("imdb", "IMDB")):
+    for corpus, label in ((Corpus.SST2, "SST-2"), (Corpus.IMDB, "IMDB")):
         t, (low, high) = x.table(corpus), x.ranks[corpus].as_(NoiseAwareRankRecord).interval
         for k in sorted({1, *range(int(low), int(high) + 1)}):
             hit = np.flatnonzero(t.mds_ranks == k)
@@ -131,12 +133,12 @@ def natural_rank_rates(x: OrderInputs) -> dict[str, float]:
 
 def c9_mds_row(x: OrderInputs) -> ComparisonRow:
     """C9: P_MDS's violation rate at its natural ranks against the paper's 22% (:func:`posgeom.verdicts.c9_mds_violation`)."""
-    s, i = x.table("sst2"), x.table("imdb")
-    natural = natural_rank_rates(x)
+    s, i = x.table(Corpus.SST2), x.table(Corpus.IMDB)
+    natural, closest = natural_rank_rates(x), TableRow.MDS_CLOSEST_RANK
     return x.row("natural ranks: " + "; ".join(f"{k} {v:.1%}" for k, v in natural.items())
-                 + f". Closest to 22%: SST-2 rank {s.closest_rank}, {x.viol_text('sst2', 'MDS (closest rank)')}; "
+                 + f". Closest to 22%: SST-2 rank {s.closest_rank}, {x.viol_text(Corpus.SST2, closest)}; "
                  f"IMDB rank {i.closest_rank}, {i.closest_violation:.1%}"
-                 + (f" {x.viol_text('imdb', 'MDS (closest rank)')}" if "imdb" in x.intervals else "")
+                 + (f" {x.viol_text(Corpus.IMDB, closest)}" if Corpus.IMDB in x.intervals else "")
                  + "; 0% at full rank", "none (pure geometry)",
                  rules.c9_mds_violation(natural, np.concatenate([s.mds_violation, i.mds_violation])),
                  "; natural ranks: 1 and the noise-aware rank's interval; " + x.iv_note, "P_MDS 22%")
@@ -144,8 +146,8 @@ def c9_mds_row(x: OrderInputs) -> ComparisonRow:
 
 def c9_random_row(x: OrderInputs) -> ComparisonRow:
     """C9's reference: random tables violate 50% of the order (:func:`posgeom.verdicts.c9_random_violation`)."""
-    s = x.table("sst2")
-    rand_s, rand_i = order_row(s, RANDOM_ROW), order_row(x.table("imdb"), RANDOM_ROW)
+    s = x.table(Corpus.SST2)
+    rand_s, rand_i = order_row(s, Encoding.RANDOM), order_row(x.table(Corpus.IMDB), Encoding.RANDOM)
     return x.row(f"{rand_s.violation_rate:.1%} ± {rand_s.violation_rate_sd:.1%} (SST-2), "
                  f"{rand_i.violation_rate:.1%} ± {rand_i.violation_rate_sd:.1%} (IMDB) (mean ± sd over seeds)",
                  "none (random tables)", rules.c9_random_violation([rand_s.violation_rate, rand_i.violation_rate]),
@@ -154,15 +156,16 @@ def c9_random_row(x: OrderInputs) -> ComparisonRow:
 
 def c9_pretrained_row(x: OrderInputs) -> ComparisonRow:
     """C9: pretrained tables correlate moderately with the order (:func:`posgeom.verdicts.c9_pretrained_correlation`)."""
-    d_pre = (x.intervals["sst2"].as_(ViolationIntervalsRecord).differences["learned (pretrained)-sinusoidal"]
-             if "sst2" in x.intervals else None)
-    pre = {c: order_row(x.table(c), "learned (pretrained)").spearman for c in Corpus}
-    model = x.table("sst2").model
-    return x.row(f"Spearman {pre['sst2']:.2f} (SST-2), {pre['imdb']:.2f} (IMDB); violation rate "
-                 f"{x.viol_text('sst2', 'learned (pretrained)')} (SST-2)"
+    sst2, imdb, pretrained = Corpus.SST2, Corpus.IMDB, TableRow.LEARNED_PRETRAINED
+    d_pre = (x.intervals[sst2].as_(ViolationIntervalsRecord).differences[pretrained][Encoding.SINUSOIDAL]
+             if sst2 in x.intervals else None)
+    pre = {c: order_row(x.table(c), pretrained).spearman for c in Corpus}
+    model = x.table(sst2).model
+    return x.row(f"Spearman {pre[sst2]:.2f} (SST-2), {pre[imdb]:.2f} (IMDB); violation rate "
+                 f"{x.viol_text(sst2, pretrained)} (SST-2)"
                  + (f", pretrained − sinusoidal {d_pre.estimate:+.1%} [{d_pre.low:+.1%}, {d_pre.high:+.1%}]"
                     if d_pre is not None else ""), model,
-                 rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre["sst2"], "IMDB (n = 512)": pre["imdb"]}, model),
+                 rules.c9_pretrained_correlation({"SST-2 (n = 64)": pre[sst2], "IMDB (n = 512)": pre[imdb]}, model),
                  "; " + x.iv_note, "pretrained: moderate positive correlation")
 
 

@@ -7,7 +7,9 @@ from functools import partial
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
+from ..encodings.identifiers import Encoding
 from ..geometry import Interval
+from ..geometry.stress import StressNormalization
 from ..registry import Result, stored_text
 from ..registry.typed import as_record
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
@@ -27,14 +29,17 @@ _ALL_CORPORA = "4 synthetic families, SST-2 train"
 _row = partial(ComparisonRow, model="none")
 
 
-def interval(intervals: Result, corpus: str, key: str, table: str = "statistics") -> Interval:
-    """One stored bootstrap interval of ``run_comparison_intervals`` (``"<encoding>|scale_free"`` or a difference)."""
-    return getattr(as_record(intervals, StressIntervals, at=corpus), table)[key]
+def interval(intervals: Result, corpus: str, encoding: str,
+             norm: StressNormalization = StressNormalization.SCALE_FREE) -> Interval:
+    """The stored bootstrap interval of one encoding's stress in ``run_comparison_intervals``."""
+    return as_record(intervals, StressIntervals, at=corpus).statistics[encoding][norm]
 
 
 def mds3_vs_sinusoidal(intervals: Result) -> dict[str, Interval]:
     """Rank-3 MDS − sinusoidal ("scale_free" stress) with its bootstrap interval, by corpus."""
-    return {c: interval(intervals, c, "mds_rank3-sinusoidal|scale_free", "differences") for c in CORPORA}
+    differences = {c: as_record(intervals, StressIntervals, at=c).differences for c in CORPORA}
+    scale_free = StressNormalization.SCALE_FREE
+    return {c: d[Encoding.MDS_RANK3][Encoding.SINUSOIDAL][scale_free] for c, d in differences.items()}
 
 
 def below_beyond_noise(differences: dict[str, Interval]) -> list[str]:
@@ -111,11 +116,11 @@ def comparison_rows(comparison: Result, intervals: Result, exact: Result, one_ho
                     settings=None) -> list[ComparisonRow]:
     """The chapter's "Paper vs this book" rows for C3 (four checks) and C6, from its runs' results."""
     settings = _settings(settings)
-    scale, ex, mds_sst2 = settings.scale, exact_summary(exact), interval(intervals, "sst2", "mds|scale_free")
+    scale, ex, mds_sst2 = settings.scale, exact_summary(exact), interval(intervals, "sst2", Encoding.MDS)
     return decided_rows([
         ("C3", lambda: c3_reproduces_row(ex["chord_err"], scale)),
         ("C6", lambda: c6_row(mds_sst2, stored_text(run_comparison_intervals, settings, lambda r: near_zero(
-            interval(r, "sst2", "mds|scale_free"))), scale)),
+            interval(r, "sst2", Encoding.MDS))), scale)),
         ("C3", lambda: c3_least_stress_row(as_record(gain, SmacofGain, at="sst2"),
                                            one_hot.as_(OneHotLayouts), scale)),
         ("C3", lambda: c3_exact_row(ex["chord_err"], ex["geo_bad"], ex["sst2_rank"], scale)),

@@ -12,7 +12,7 @@ from ..registry import code_changed, Result
 from ..geometry.intervals import SeedInterval
 from ..timings import format_duration
 from ..report import ComparisonRow, PowerCheck
-from ..experiments.paired_design import PairedOutcome
+from ..experiments.paired_design import PairedDesign, PairedOutcome
 
 __all__ = ["DesignSummary", "design_summary", "design_stages", "design_check", "design_row", "plan_text",
            "paired_text"]
@@ -42,17 +42,21 @@ class DesignSummary:
     stale: str           # " (stale: made by other code)" when the code has changed since
 
 
+def _paired_design(result: Result) -> PairedDesign:
+    """The :class:`PairedDesign` a stored design ran: its ``design`` parameters, or their ``paired`` block in a design
+    that wraps its PairedDesign (C2's ``ConvergedDesign``, C5's ``PoweredDesign``)."""
+    return result.params_as(PairedDesign, "design.paired" if result.has_params("design.paired") else "design")
+
+
 def design_summary(result: Result) -> DesignSummary:
     """The :class:`DesignSummary` of a stored design."""
     d = result.as_(PairedOutcome)
-    plan, diff = d.plan, d.difference
-    design = result.manifest.get("params", {}).get("design", {})
-    design = design.get("paired", design)  # a design that wraps its PairedDesign (C5's) keeps it as "paired"
+    plan, diff, design = d.plan, d.difference, _paired_design(result)
     return DesignSummary(
         scale=result.scale, effect=plan.effect, pilot_n=plan.pilot_n, pilot_sd=plan.pilot_sd, sd_level=plan.sd_level,
         sd_bound=plan.sd_bound,
-        needed=str(plan.needed) if plan.needed is not None else f"more than {design.get('max_seeds', plan.seeds)}",
-        seeds=plan.seeds, max_seeds=int(design.get("max_seeds", plan.seeds)), design_power=plan.design_power,
+        needed=str(plan.needed) if plan.needed is not None else f"more than {design.max_seeds}",
+        seeds=plan.seeds, max_seeds=design.max_seeds, design_power=plan.design_power,
         mean_a=float(np.mean([r.a for r in d.runs])), mean_b=float(np.mean([r.b for r in d.runs])),
         difference=diff.mean, low=diff.low, high=diff.high, sd=diff.std, cpu_minutes=sum(d.seconds.values()) / 60,
         stale=" (stale: made by other code)" if code_changed(result.manifest) else "")
@@ -92,7 +96,7 @@ def design_row(claim: str, result: Result, ours: str, corpus: str, decision, opt
     others (``paper``)."""
     plan = plan_text(result)
     return ComparisonRow(claim, ours=ours + design_summary(result).stale, scale=result.scale,
-                         model=(model or result.manifest["model"]) + " (CPU)", corpus=corpus, decision=decision,
+                         model=(model or result.model) + " (CPU)", corpus=corpus, decision=decision,
                          options=f"{options}; {plan}" if options else plan, **fields)
 
 

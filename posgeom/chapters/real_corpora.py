@@ -11,10 +11,13 @@ import pandas as pd
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..corpora.identifiers import Corpus
+from ..encodings.identifiers import Encoding
+from ..experiments.settings import find
+from ..geometry.stress import StressNormalization
 from ..registry import Result
 from ..experiments.real_corpora import (CONFIGS, RANK_OPTIONS, AlibiChoicesRecord, CorpusGeometryRecord,
                                         NoiseAwareRankRecord, ResolvableSplitsRecord, StressIntervalsRecord,
-                                        StressTableRecord, stress_records)
+                                        StressRow, StressTableRecord, stress_records)
 from ..experiments.real_corpora_geometry import corpus_options
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_scales, describe_sequences, model_words, rank_words, special_words
@@ -67,7 +70,7 @@ class RowInputs:
 
     scale: str
     geometries: dict         # CorpusGeometryRecord by corpus
-    stress: dict             # the stress table's rows (StressRow) by encoding, by corpus
+    stress: dict             # the stress table's rows (StressRow), by corpus
     alibi_heads: np.ndarray  # the "paper" stress of each of ALiBi's heads on SST-2
     parabola: pd.Series      # ALiBi's "paper" stress as a parabola in its slope on SST-2 (alibi_parabola)
     ranks: dict              # NoiseAwareRankRecord of the corpora the scale computes it for
@@ -78,15 +81,23 @@ class RowInputs:
     iv_note: str             # how the bracketed intervals were computed
     imdb_note: str           # why IMDB is left out where it is not resolved ("" where it is)
 
-    def iv(self, corpus: str, name: str, norm: str, fmt: str = "{:.3f}") -> str:
+    def table_row(self, corpus: Corpus, row: str, rank: int | None = None) -> StressRow:
+        """The stress table's row ``row`` (an encoding or a ``TableRow``) at ``rank`` on ``corpus``."""
+        return find(self.stress[corpus], row=row, rank=rank)
+
+    def iv(self, corpus: Corpus, row: str, norm: StressNormalization, fmt: str = "{:.3f}") -> str:
         """A headline stress with its bootstrap interval, or the value and why it has none."""
         if corpus in self.intervals:
-            return self.intervals[corpus].statistics[f"{name}|{norm}"].text(fmt)
-        return fmt.format(getattr(self.stress[corpus][name], norm)) + " (no interval at this scale)"
+            return self.intervals[corpus].statistics[row][norm].text(fmt)
+        return fmt.format(getattr(self.table_row(corpus, row), norm)) + " (no interval at this scale)"
 
-    def iv_diff(self, corpus: str, a: str, b: str, fmt: str = "{:.4f}") -> str:
-        """The bootstrap interval of the scale-free stress of ``a`` minus ``b`` on ``corpus``."""
-        return self.intervals[corpus].differences[f"{a}-{b}|scale_free"].text(fmt)
+    def scale_free_difference(self, corpus: Corpus, a: str, b: str):
+        """The bootstrap interval of the scale-free stress of row ``a`` minus row ``b`` on ``corpus``."""
+        return self.intervals[corpus].differences[a][b][StressNormalization.SCALE_FREE]
+
+    def iv_diff(self, corpus: Corpus, a: str, b: str, fmt: str = "{:.4f}") -> str:
+        """:meth:`scale_free_difference` as text."""
+        return self.scale_free_difference(corpus, a, b).text(fmt)
 
     def split_spread(self, corpus: str, key: str) -> str:
         """``key`` of the resolvable geometry over the cross-half splits: mean ± sd over the splits."""
@@ -102,7 +113,7 @@ def _row(x: RowInputs, claim: str, ours: str, corpus: str, decision, options: st
 
 def c6_row(x: RowInputs) -> ComparisonRow:
     """C6: full-rank MDS's "paper" stress on each corpus, decided by :func:`posgeom.verdicts.c6_near_zero`."""
-    sst2, imdb = (x.stress[c]["MDS (full rank)"].paper for c in Corpus)
+    sst2, imdb = (x.table_row(c, Encoding.MDS).paper for c in Corpus)
     imdb_text = f", IMDB {imdb:.1e}" if x.imdb_resolved else f" (IMDB {imdb:.1e} against its noisy D only)"
     return _row(x, "C6", f"SST-2 {sst2:.1e}{imdb_text} (the paper's stress; no interval: rounding error of an exact "
                 "construction)", "SST-2 train; IMDB train subset", rules.c6_near_zero([sst2, imdb], note=x.imdb_note),
@@ -112,35 +123,38 @@ def c6_row(x: RowInputs) -> ComparisonRow:
 def c7_value_row(x: RowInputs) -> ComparisonRow:
     """C7's number: ALiBi's "paper" stress on SST-2 at its standard slopes (:func:`posgeom.verdicts.c7_alibi_value`)."""
     heads = x.alibi_heads
-    return _row(x, "C7", f"mean slope (H = 12): {x.iv('sst2', 'alibi', 'paper', '{:.3f}')}; single heads "
+    alibi = x.intervals[Corpus.SST2].statistics[Encoding.ALIBI][StressNormalization.PAPER]
+    return _row(x, "C7", f"mean slope (H = 12): {alibi.text('{:.3f}')}; single heads "
                 f"{heads.min():.3f} to {heads.max():.3f}; off ALiBi's slopes, 0.563 is reached at "
                 f"m = {x.parabola.m_minus:.4f} or {x.parabola.m_plus:.4f} (solved on this sample's parabola)",
-                "SST-2 train", rules.c7_alibi_value(x.intervals["sst2"].statistics["alibi|paper"], heads),
+                "SST-2 train", rules.c7_alibi_value(alibi, heads),
                 "; " + x.iv_note, paper="0.563")
 
 
 def c7_ranking_row(x: RowInputs) -> ComparisonRow:
     """C7's ranking on SST-2 (:func:`posgeom.verdicts.c7_alibi_ranking`)."""
-    diffs, lowest = x.intervals["sst2"].differences, x.alibi_lowest_in
+    lowest, sst2, sf = x.alibi_lowest_in, Corpus.SST2, StressNormalization.SCALE_FREE
     variants = (f"; ALiBi lowest in the variants {', '.join(lowest)} of the corpus chapter's sensitivity table"
                 if lowest else "; in no variant of the corpus chapter's sensitivity table is ALiBi lowest")
-    return _row(x, "C7", f"scale-free stress: ALiBi {x.iv('sst2', 'alibi', 'scale_free')} vs sinusoidal "
-                f"{x.iv('sst2', 'sinusoidal', 'scale_free')}, RoPE {x.iv('sst2', 'rope', 'scale_free')} (D); "
-                f"ALiBi − sinusoidal {x.iv_diff('sst2', 'alibi', 'sinusoidal')}, ALiBi − RoPE "
-                f"{x.iv_diff('sst2', 'alibi', 'rope')}; resolvable: ALiBi {x.split_spread('sst2', 'alibi')} vs "
-                f"sinusoidal {x.split_spread('sst2', 'sinusoidal')}, RoPE {x.split_spread('sst2', 'rope')}",
-                "SST-2 train", rules.c7_alibi_ranking(diffs["alibi-sinusoidal|scale_free"],
-                                                      diffs["alibi-rope|scale_free"], lowest_in=lowest),
+    alibi, sinusoidal, rope = Encoding.ALIBI, Encoding.SINUSOIDAL, Encoding.ROPE
+    return _row(x, "C7", f"scale-free stress: ALiBi {x.iv(sst2, alibi, sf)} vs sinusoidal "
+                f"{x.iv(sst2, sinusoidal, sf)}, RoPE {x.iv(sst2, rope, sf)} (D); "
+                f"ALiBi − sinusoidal {x.iv_diff(sst2, alibi, sinusoidal)}, ALiBi − RoPE "
+                f"{x.iv_diff(sst2, alibi, rope)}; resolvable: ALiBi {x.split_spread(sst2, alibi)} vs "
+                f"sinusoidal {x.split_spread(sst2, sinusoidal)}, RoPE {x.split_spread(sst2, rope)}",
+                "SST-2 train", rules.c7_alibi_ranking(x.scale_free_difference(sst2, alibi, sinusoidal),
+                                                      x.scale_free_difference(sst2, alibi, rope), lowest_in=lowest),
                 "; " + x.iv_note + variants, paper="ALiBi far below sinusoidal and RoPE")
 
 
 def c7_shift_row(x: RowInputs) -> ComparisonRow:
     """C7's premise: SST-2's geometry is shift-equivariant, of rank 1 (:func:`posgeom.verdicts.c7_shift_equivariance`)."""
-    g, rank, n_splits = x.geometries["sst2"], x.ranks["sst2"], RANK_OPTIONS["n_resamples"]
-    return _row(x, "C7", f"offset-only share {g.shift_r2:.2f} (D), {x.split_spread('sst2', 'shift_r2')} "
-                f"(resolvable); first direction {g.share_raw:.0%} (D), {x.split_spread('sst2', 'share')} (resolvable), "
+    sst2 = Corpus.SST2
+    g, rank, n_splits = x.geometries[sst2], x.ranks[sst2], RANK_OPTIONS["n_resamples"]
+    return _row(x, "C7", f"offset-only share {g.shift_r2:.2f} (D), {x.split_spread(sst2, 'shift_r2')} "
+                f"(resolvable); first direction {g.share_raw:.0%} (D), {x.split_spread(sst2, 'share')} (resolvable), "
                 f"{rank.first_share:.0%} (cross-fitted); noise-aware rank {rank_words(rank.text, n_splits)}",
-                "SST-2 train", rules.c7_shift_equivariance(rank.interval, x.splits["sst2"].spread["shift_r2"].mean),
+                "SST-2 train", rules.c7_shift_equivariance(rank.interval, x.splits[sst2].spread["shift_r2"].mean),
                 f", cross-half resolvable geometry, noise-aware rank over {n_splits} half-splits",
                 paper="approximately shift-equivariant, rank 1",
                 premise="SST-2's statistics are approximately shift-equivariant, of rank 1")
@@ -148,15 +162,18 @@ def c7_shift_row(x: RowInputs) -> ComparisonRow:
 
 def c8_row(x: RowInputs) -> ComparisonRow:
     """C8: sinusoidal and RoPE nearly identical under "scale_free" (:func:`posgeom.verdicts.c8_sinusoidal_rope`)."""
+    sinusoidal, rope, sf = Encoding.SINUSOIDAL, Encoding.ROPE, StressNormalization.SCALE_FREE
+
     def versus(c):  # sinusoidal's scale-free stress against RoPE's on corpus c
-        return f"{x.iv(c, 'sinusoidal', 'scale_free', '{:.4f}')} vs {x.iv(c, 'rope', 'scale_free', '{:.4f}')}"
-    imdb = "" if not x.imdb_resolved else (f"; IMDB {versus('imdb')}" + (
-        f", difference {x.iv_diff('imdb', 'sinusoidal', 'rope')}" if "imdb" in x.intervals else ""))
-    sin, rope = x.stress["sst2"]["sinusoidal"].paper, x.stress["sst2"]["rope"].paper
-    return _row(x, "C8", f"SST-2 {versus('sst2')}, difference {x.iv_diff('sst2', 'sinusoidal', 'rope')}{imdb} "
+        return f"{x.iv(c, sinusoidal, sf, '{:.4f}')} vs {x.iv(c, rope, sf, '{:.4f}')}"
+    imdb = "" if not x.imdb_resolved else (f"; IMDB {versus(Corpus.IMDB)}" + (
+        f", difference {x.iv_diff(Corpus.IMDB, sinusoidal, rope)}" if Corpus.IMDB in x.intervals else ""))
+    sin, rope_paper = (x.table_row(Corpus.SST2, e).paper for e in (sinusoidal, rope))
+    return _row(x, "C8", f"SST-2 {versus(Corpus.SST2)}, difference {x.iv_diff(Corpus.SST2, sinusoidal, rope)}{imdb} "
                 "(scale-free stress)", "SST-2 train" + ("; IMDB train subset" if x.imdb_resolved else ""),
-                rules.c8_sinusoidal_rope(x.intervals["sst2"].differences["sinusoidal-rope|scale_free"], sin / rope),
-                f"; {x.iv_note}; the paper's stress on SST-2: sinusoidal {sin:.0f} vs RoPE {rope:.3f}{x.imdb_note}")
+                rules.c8_sinusoidal_rope(x.scale_free_difference(Corpus.SST2, sinusoidal, rope), sin / rope_paper),
+                f"; {x.iv_note}; the paper's stress on SST-2: sinusoidal {sin:.0f} vs RoPE {rope_paper:.3f}"
+                + x.imdb_note)
 
 
 def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict, splits: dict, intervals: dict,
@@ -182,7 +199,7 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
     settings = _settings(settings)
     icfg = CONFIGS[settings.scale].intervals
     splits = {c: r.as_(ResolvableSplitsRecord) for c, r in splits.items()}
-    neg = splits["imdb"].spread["negative_fraction"]
+    neg = splits[Corpus.IMDB].spread["negative_fraction"]
     iv_note = (f"[brackets]: {icfg.level:.0%} percentile bootstrap interval re-centred on the estimate (SST-2's "
                f"training phrases resampled with their sentence, IMDB's reviews one by one; {icfg.n_boot} replicates "
                f"of {icfg.n_folds} folds)")
@@ -190,9 +207,9 @@ def comparison_rows(geometries: dict, tables: dict, choices: Result, ranks: dict
                  f"; IMDB not resolved at this scale ({neg.mean:.0%} of its pairs are noise in the cross-half "
                  "estimate): more reviews (the full 25,000, paper scale) would resolve it")
     geometries = {c: r.as_(CorpusGeometryRecord) for c, r in geometries.items()}
-    x = RowInputs(settings.scale, geometries, {c: {r.encoding: r for r in stress_records(t)} for c, t in tables.items()},
-                  tables["sst2"].as_(StressTableRecord).alibi_head_paper,
-                  alibi_parabola(choices, geometries["sst2"].n_positions),
+    x = RowInputs(settings.scale, geometries, {c: stress_records(t) for c, t in tables.items()},
+                  tables[Corpus.SST2].as_(StressTableRecord).alibi_head_paper,
+                  alibi_parabola(choices, geometries[Corpus.SST2].n_positions),
                   {c: r.as_(NoiseAwareRankRecord) for c, r in ranks.items()}, splits,
                   {c: r.as_(StressIntervalsRecord) for c, r in intervals.items()}, alibi_lowest_in,
                   neg.max < RESOLVED_NOISE_SHARE, iv_note, imdb_note)

@@ -13,7 +13,7 @@ from ..geometry.intervals import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..experiments.separation import (CONFIGS, Setup, StoredPretrainedSeparation, StoredSeparation, chapter_run_count,
                                       final_separation_interval)
-from ..experiments.separation_converged import StoredSeparationConverged
+from ..experiments.separation_converged import ConvergedDesign, StoredSeparationConverged
 from .. import verdicts as rules
 from ..report import ComparisonRow, decided_rows
 from ..wording import describe_model, describe_scales, describe_seeds, describe_sequences, describe_training, model_words
@@ -76,7 +76,7 @@ def shrink_factors(run: StoredSeparation) -> np.ndarray:
 
 def converged_summary(result: Result) -> dict:
     """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it."""
-    d, design = result.as_(StoredSeparationConverged), result.manifest["params"]["design"]
+    d, design = result.as_(StoredSeparationConverged), result.params_as(ConvergedDesign, "design")
     runs, diff = d.runs, d.difference  # per decision seed; the paired log10 ratio over them
     hold, floor, control = (setup.label for setup in Setup)  # the stored values are keyed by the setups' labels
 
@@ -84,7 +84,7 @@ def converged_summary(result: Result) -> dict:
         return float(np.mean([f(r) for r in runs]))
 
     return dict(
-        model=result.manifest["model"], weight_decay=float(design["weight_decay"]), steps=int(design["steps"]),
+        model=result.model, weight_decay=design.weight_decay, steps=design.steps,
         # the sampling ceiling (largest Hellinger distance between stationary positions); the least resolved pair's
         ceiling=d.ceiling, least_resolved=d.least_resolved, n_resolved=d.n_resolved, n_pairs=d.n_pairs,
         n_unresolved=d.n_pairs - d.n_resolved, seeds=len(runs),

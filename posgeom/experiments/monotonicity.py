@@ -28,9 +28,10 @@ from ..registry import Result
 from ..registry.typed import stored
 from . import real_corpora as rc
 from .monotonicity_ntk import NTK_CONFIGS, REGIMES, NTKOptions, NTKRecord, NTKRegime, run_ntk, run_ntk_all
+from ..geometry.bootstrap import Interval
 from .real_corpora_geometry import CorpusIntervals
-from .real_corpora_stress import RANDOM_ROW
 from .settings import as_params, by_scale, records, store_result
+from .table_rows import TableRow, fitted_row_ids, nested_intervals, row_label
 
 
 #: The paper's violation rate of P_MDS (claim C9).
@@ -71,16 +72,22 @@ CONFIGS = by_scale(
 class MonotonicityRow:
     """One row of :func:`run_monotonicity_table` (``*_sd``: the spread over the random tables' seeds)."""
 
-    encoding: str
+    row: str  # an Encoding or a TableRow (posgeom.experiments.table_rows)
     options: str
     violation_rate: float
     spearman: float
     tied_fraction: float
     violation_rate_resolvable: float
-    # rows without a spread leave these keys out of the stored row
+    # rows without a value leave these keys out of the stored row
+    rank: int | None = stored("rank", omit_none=True, default=None)  # of SMACOF
     violation_rate_sd: float | None = stored("violation_rate_sd", omit_none=True, default=None)
     spearman_sd: float | None = stored("spearman_sd", omit_none=True, default=None)
     violation_rate_resolvable_sd: float | None = stored("violation_rate_resolvable_sd", omit_none=True, default=None)
+
+    @property
+    def label(self) -> str:
+        """The row's text in a table."""
+        return row_label(self.row, self.rank)
 
 
 @dataclass(frozen=True)
@@ -101,8 +108,11 @@ class MonotonicityTableRecord:
 
 @dataclass(frozen=True, kw_only=True)
 class ViolationIntervalsRecord(CorpusIntervals):
-    """A stored ``run_violation_intervals``: per encoding and difference ``"<a>-<b>"`` (as stored) an interval."""
+    """A stored ``run_violation_intervals``: ``statistics[row]`` and ``differences[a][b]``, the rate of row ``a``
+    minus row ``b`` (rows as in :data:`INTERVAL_ENCODINGS`)."""
 
+    statistics: dict[str, Interval]
+    differences: dict[str, dict[str, Interval]]
     mds_rank: int
 
 
@@ -135,8 +145,8 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     def scores(Dhat):
         return {**geo.monotonicity_of(D, Dhat), "violation_rate_resolvable": geo.monotonicity_of(R, Dhat)["violation_rate"]}
 
-    def add(name, options, Dhat):
-        rows.append({"encoding": name, "options": options, **scores(Dhat)})
+    def add(row, options, Dhat, rank=None):
+        rows.append({"row": row, "rank": rank, "options": options, **scores(Dhat)})
 
     e = rc_cfg.encodings
     # not "none" or "equidistant" (every distance equal: every pair of pairs is tied, no rate exists),
@@ -144,21 +154,24 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     for name, Dhat in enc.encoding_set(positions, names=ORDER_ENCODINGS, **e.shape()).items():
         add(name, enc.describe_encoding(name, **e.shape()), Dhat)
     text, P, prow = pretrained
-    add("learned (pretrained)", text, geo.euclidean_distances(P[prow]))
+    add(TableRow.LEARNED_PRETRAINED, text, geo.euclidean_distances(P[prow]))
     if scratch is not None:
-        add("learned (from scratch)", scratch[0], geo.euclidean_distances(scratch[1]))
-        add("learned (same model at step 0)", "N(0, 0.02^2) initialisation", geo.euclidean_distances(scratch[2]))
+        add(TableRow.LEARNED_SCRATCH, scratch[0], geo.euclidean_distances(scratch[1]))
+        add(TableRow.LEARNED_AT_INIT, "N(0, 0.02^2) initialisation", geo.euclidean_distances(scratch[2]))
     tables = (enc.random_table(n_all, e.d_model, sigma=cfg.random_sigma, seed=s)[positions] for s in cfg.random_seeds)
     rand = [scores(geo.euclidean_distances(T)) for T in tables]
-    rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={cfg.random_sigma}, {len(cfg.random_seeds)} seeds",
+    rows.append({"row": Encoding.RANDOM, "rank": None,
+                 "options": f"d={e.d_model}, sigma={cfg.random_sigma}, {len(cfg.random_seeds)} seeds",
                  **geo.mean_sd(rand, ("violation_rate", "spearman", "violation_rate_resolvable")), "tied_fraction": 0.0})
+    fitted_rows = fitted_row_ids(smacof_ranks=cfg.smacof_ranks)
     for f in geo.fitted_embeddings(D, smacof_ranks=cfg.smacof_ranks, max_iter=rc_cfg.smacof.max_iter,
                                    eps=rc_cfg.smacof.eps):
-        add(f.name, f.options, f.distances)
+        row, rank = fitted_rows[f.name]
+        add(row, f.options, f.distances, rank)
     if marginals is not None:
         lin = geo.linear_predictions(marginals)
-        add("NTK prediction: marginals", "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
-        add("NTK prediction: counts", "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
+        add(TableRow.NTK_MARGINALS, "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
+        add(TableRow.NTK_COUNTS, "||c_i - c_j||_2 / N_0 (G = I)", lin["counts_l2"])
     return rows, np.array([r["violation_rate"] for r in rand])
 
 
@@ -212,18 +225,18 @@ def run_monotonicity_table(settings: Settings | None = None, *, corpus: str = Co
 
 
 #: The violation rates that get a bootstrap interval over sequences (rows of :func:`run_monotonicity_table`;
-#: ``"MDS (closest rank)"`` is rank-k classical MDS of each replicate at the table's closest rank to 22 %).
-INTERVAL_ENCODINGS = (*ORDER_ENCODINGS, "learned (pretrained)", "MDS (closest rank)")
+#: ``MDS_CLOSEST_RANK`` is rank-k classical MDS of each replicate at the table's closest rank to 22 %).
+INTERVAL_ENCODINGS = (*ORDER_ENCODINGS, TableRow.LEARNED_PRETRAINED, TableRow.MDS_CLOSEST_RANK)
 #: Differences of violation rates the chapter interprets: (a, b) for rate(a) - rate(b).
 INTERVAL_DIFFERENCES = ((Encoding.SINUSOIDAL, Encoding.ROPE), (Encoding.ALIBI, Encoding.SINUSOIDAL),
-                        ("learned (pretrained)", Encoding.SINUSOIDAL))
+                        (TableRow.LEARNED_PRETRAINED, Encoding.SINUSOIDAL))
 
 
 def violation_statistics(D, encodings: dict[str, np.ndarray], mds_rank: int) -> np.ndarray:
     """The violation rates of :data:`INTERVAL_ENCODINGS` against ``D`` (the MDS one built from ``D`` itself)."""
     # P_MDS of rank k = U_k Lambda_k^{1/2}
     coords = geo.classical_mds(D, k=mds_rank).embedding
-    tables = {**encodings, "MDS (closest rank)": geo.euclidean_distances(coords)}
+    tables = {**encodings, TableRow.MDS_CLOSEST_RANK: geo.euclidean_distances(coords)}
     return np.array([geo.monotonicity_of(D, tables[name])["violation_rate"] for name in INTERVAL_ENCODINGS])
 
 
@@ -247,22 +260,23 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = C
         cd = rc.corpus_geometry_of(settings, copts, source)
         pos, k = cd.marginals.positions, params["mds_rank"]
         encs = enc.encoding_set(pos, names=ORDER_ENCODINGS, **rc_cfg.encodings.shape())
-        encs["learned (pretrained)"] = geo.euclidean_distances(
+        encs[TableRow.LEARNED_PRETRAINED] = geo.euclidean_distances(
             rc.pretrained_table(settings)[table_rows(opts["special"], pos)])
         out, reps = geo.sequence_intervals(
             cd.D, cd.tokens.sequences(), int(opts["n_positions"]), cd.tokens.vocab_size, pos,
             lambda D: violation_statistics(D, encs, k), INTERVAL_ENCODINGS, **icfg, kind=opts["kind"],
-            seed=settings.seed, differences={f"{a}-{b}": (a, b) for a, b in INTERVAL_DIFFERENCES},
+            seed=settings.seed, differences={(a, b): (a, b) for a, b in INTERVAL_DIFFERENCES},
             groups=resampling_groups(cd.options, data_dir=settings.data_dir, source=source), bounds=(0.0, 1.0),  # rates
             progress=f"violation bootstrap {corpus}")
-        return ViolationIntervalsRecord.of(opts, icfg, out, reps, mds_rank=k)
+        return ViolationIntervalsRecord.of(opts, icfg, out, reps, statistics=nested_intervals(out["statistics"]),
+                                           differences=nested_intervals(out["differences"]), mds_rank=k)
 
     return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force,
                         model=settings.pretrained)
 
 
 __all__ = [
-    "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "RANDOM_ROW", "PAPER_MDS_VIOLATION",
+    "CONFIGS", "MonotonicityOptions", "NTKOptions", "NTKRegime", "MonotonicityRow", "PAPER_MDS_VIOLATION",
     "REGIMES", "monotonicity_records", "monotonicity_rows", "run_monotonicity_table", "INTERVAL_ENCODINGS",
     "INTERVAL_DIFFERENCES", "violation_statistics", "run_violation_intervals", "run_ntk", "run_ntk_all",
     "ORDER_ENCODINGS", "MonotonicityTableRecord", "ViolationIntervalsRecord", "NTKRecord",

@@ -20,11 +20,13 @@ from ..corpora.synthetic.studies import algorithm_steps
 from ..encodings import comparison_for, comparison_intervals
 from ..encodings.identifiers import Encoding
 from ..geometry.bootstrap import Interval
+from ..geometry.stress import StressNormalization
 from ..registry import Result
 from ..registry.typed import build, stored
 from . import corpus_geometry as cg
 from .corpus_geometry import StressPair
 from .settings import EncoderShape, IntervalOptions, SmacofOptions, as_params, by_scale, params_of, store_result
+from .table_rows import nested_intervals
 
 __all__ = [
     "CONFIGS", "OptimalEncodingSettings", "Walkthrough", "INTERVAL_DIFFERENCES", "AlgorithmSteps", "StoredComparison",
@@ -148,13 +150,11 @@ def run_encoding_comparison(settings=None, *, force: bool = False) -> Result:
 
 @dataclass(frozen=True)
 class StressIntervals:
-    """One corpus of ``run_comparison_intervals``: bootstrap intervals of its stress table.
+    """One corpus of ``run_comparison_intervals``: bootstrap intervals of its stress table,
+    ``statistics[encoding][norm]`` and ``differences[a][b][norm]`` for the stress of ``a`` minus that of ``b``."""
 
-    ``statistics`` are keyed ``"<encoding>|<normalisation>"``, ``differences`` ``"<a>-<b>|scale_free"``.
-    """
-
-    statistics: dict[str, Interval]
-    differences: dict[str, Interval]
+    statistics: dict[str, dict[StressNormalization, Interval]]
+    differences: dict[str, dict[str, dict[StressNormalization, Interval]]]
     n_used: int     # the replicates that entered the intervals
     n_kept: int     # positions kept
 
@@ -165,6 +165,17 @@ class ComparisonIntervals:
 
     corpora: dict[str, StressIntervals] = stored("{}")
     replicates: dict[str, np.ndarray] = stored("{}__replicates")  # (n_used, n_statistics)
+
+
+def _by_identifier(values: dict) -> dict:
+    """The intervals of :func:`posgeom.encodings.comparison_intervals` nested by identifier (it names them
+    ``"<encoding>|<norm>"`` and ``"<a>-<b>|<norm>"``; no encoding's identifier holds ``|`` or ``-``)."""
+    statistics = {tuple(name.split("|")): iv for name, iv in values["statistics"].items()}
+    differences = {}
+    for name, iv in values["differences"].items():
+        pair, norm = name.split("|")
+        differences[(*pair.split("-"), norm)] = iv
+    return {"statistics": nested_intervals(statistics), "differences": nested_intervals(differences)}
 
 
 def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
@@ -195,6 +206,7 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                 *args, **as_params(encoder), **as_params(cfg.intervals), seed=settings.seed,
                 differences=INTERVAL_DIFFERENCES,
                 progress=f"bootstrap {name}", **extra)
+            values[name].update(_by_identifier(values[name]))
         return build(ComparisonIntervals, values, arrays)
 
     return store_result(settings, "optimal_encoding.comparison_intervals", compute, params, force,

@@ -25,10 +25,11 @@ from .real_corpora_geometry import (
     run_noise_aware_rank,
 )
 from .real_corpora_stress import (
-    BEST_HEAD, INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, RANDOM_ROW, STRESS_ENCODINGS, ScratchTableRecord,
-    StressIntervalsRecord, StressRow, StressTableRecord, mds_row, pretrained_table, run_scratch_table,
-    run_stress_intervals, run_stress_table, smacof_row, stress_records, stress_rows,
+    INTERVAL_DIFFERENCES, INTERVAL_STATISTICS, STRESS_ENCODINGS, ScratchTableRecord, StressIntervalsRecord, StressRow,
+    StressTableRecord, pretrained_table, run_scratch_table, run_stress_intervals, run_stress_table, stress_records,
+    stress_rows,
 )
+from .table_rows import TableRow, row_label
 
 
 def run_scratch_tables(settings: Settings | None = None, *, force: bool = False,
@@ -67,9 +68,9 @@ __all__ = [
     "NORMALIZATIONS", "RECORDED_OPTIONS", "run_scratch_tables", "check_corpus", "corpus_options",
     "corpus_params", "corpus_source", "corpus_geometry_of", "run_corpus_geometry",
     "RANK_OPTIONS", "run_noise_aware_rank", "run_resolvable_splits", "run_subset_draws", "STRESS_ENCODINGS",
-    "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table", "run_scratch_table",
+    "TableRow", "row_label", "StressRow", "stress_records", "pretrained_table", "run_scratch_table",
     "stress_rows", "run_stress_table", "INTERVAL_STATISTICS", "INTERVAL_DIFFERENCES",
-    "run_stress_intervals", "run_alibi_choices", "paper_results", "run_all", "BEST_HEAD", "RecordedOptions",
+    "run_stress_intervals", "run_alibi_choices", "paper_results", "run_all", "RecordedOptions",
     "CorpusGeometryRecord", "NoiseAwareRankRecord", "DrawSpread", "ResolvableSplitsRecord", "SubsetDrawsRecord",
     "AlibiParabola", "AlibiChoice", "AlibiChoicesRecord", "ScratchTableRecord", "StressTableRecord",
     "StressIntervalsRecord",

@@ -18,7 +18,6 @@ from ..corpora.groups import resampling_unit
 from ..corpora.identifiers import Corpus
 from ..corpora.options import CorpusOptions
 from ..corpora.real import DataSource, describe_source, resolve_source
-from ..geometry.bootstrap import Interval
 from ..geometry.hellinger import HELLINGER_KINDS, HellingerKind
 from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..registry import Registry, Result
@@ -206,25 +205,23 @@ class RecordedOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class CorpusIntervals:
-    """Bootstrap intervals over a real corpus's sequences (:func:`posgeom.geometry.sequence_intervals`), as stored."""
+    """Bootstrap intervals over a real corpus's sequences (:func:`posgeom.geometry.sequence_intervals`), as stored;
+    each subclass declares its ``statistics`` and ``differences``, nested by identifier
+    (:func:`posgeom.experiments.table_rows.nested_intervals`)."""
 
     options: RecordedOptions
     interval: IntervalOptions
     n_used: int  # the replicates that entered the intervals
     resampled: str  # the unit a replicate resamples, in words
-    statistics: dict[str, Interval]
-    differences: dict[str, Interval]
     replicates: np.ndarray  # (n_used, statistics)
 
     @classmethod
-    def of(cls, options, interval: dict, out: dict, replicates: np.ndarray, **extra):
-        """The record of ``sequence_intervals``' ``out`` and ``replicates`` over the corpus of ``options``."""
+    def of(cls, options, interval: dict, out: dict, replicates: np.ndarray, **fields):
+        """The record of ``sequence_intervals``' ``out`` and ``replicates`` over the corpus of ``options``, with the
+        subclass's ``fields``."""
         options = RecordedOptions.of(options)
         return cls(options=options, interval=IntervalOptions(**interval), n_used=out["n_used"],
-                   resampled=resampling_unit(options.corpus, options.split),
-                   statistics={name: Interval.from_dict(iv) for name, iv in out["statistics"].items()},
-                   differences={name: Interval.from_dict(iv) for name, iv in out["differences"].items()},
-                   replicates=replicates, **extra)
+                   resampled=resampling_unit(options.corpus, options.split), replicates=replicates, **fields)
 
 
 @dataclass(frozen=True)
@@ -394,5 +391,6 @@ __all__ = [
     "ScratchTraining", "AlibiGrid", "ChapterIntervals", "DrawOptions", "RealCorporaOptions", "CONFIGS",
     "chapter_settings", "check_corpus", "RECORDED_OPTIONS", "corpus_options", "corpus_params",
     "corpus_source", "corpus_geometry_of", "run_corpus_geometry", "RANK_OPTIONS",
-    "run_noise_aware_rank", "paper_results", "RecordedOptions", "CorpusIntervals", "CorpusGeometryRecord", "NoiseAwareRankRecord",
+    "run_noise_aware_rank", "paper_results", "RecordedOptions", "CorpusIntervals", "CorpusGeometryRecord",
+    "NoiseAwareRankRecord",
 ]

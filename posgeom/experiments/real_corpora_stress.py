@@ -1,7 +1,8 @@
 r"""Real corpora, the encoding side: the stress table, its bootstrap intervals, and the learned tables.
 
-Rows are stored as dictionaries and read back as :class:`StressRow` records, looked up by field
-(``settings.find(rows, encoding="alibi")``). The maths is in :mod:`posgeom.experiments.real_corpora`.
+Rows are stored as dictionaries and read back as :class:`StressRow` records, looked up by identifier
+(``settings.find(rows, row=Encoding.ALIBI)``, :mod:`posgeom.experiments.table_rows`). The maths is in
+:mod:`posgeom.experiments.real_corpora`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..corpora.distances import resampling_groups
 from ..corpora.identifiers import Corpus
 from ..corpora.tokenize import table_rows
 from ..encodings.identifiers import Encoding
-from ..geometry.fitted import mds_row, smacof_row
+from ..geometry.bootstrap import Interval
 from ..geometry.stress import StressNormalization
 from ..models.batches import SCALE_PADDING
 from ..registry import Result
@@ -28,29 +29,32 @@ from .real_corpora_geometry import (
     corpus_source, run_corpus_geometry,
 )
 from .settings import as_params, records, store_result
+from .table_rows import TableRow, fitted_row_ids, nested_intervals, row_label
 
 #: The fixed encodings of the stress table (:func:`posgeom.encodings.encoding_set`), in its row order.
 STRESS_ENCODINGS = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.ALIBI_KERNEL_RULE,
                     Encoding.EQUIDISTANT)
-#: The row of the random tables (mean and sd over seeds).
-RANDOM_ROW = "random N(0, sigma^2)"
-#: The row (and interval statistic) of ALiBi's head of lowest ``"paper"`` stress.
-BEST_HEAD = "alibi (best head)"
 
 
 @dataclass(frozen=True)
 class StressRow:
-    """One row of :func:`run_stress_table`: an encoding, how it was built, its stresses (``*_sd``: random tables)."""
+    """One row of :func:`run_stress_table`: what it scores, how it was built, its stresses (``*_sd``: random tables)."""
 
-    encoding: str
+    row: str  # an Encoding or a TableRow (posgeom.experiments.table_rows)
     options: str
     paper: float
     scale_free: float
     # rows without a value leave the key out of the stored row
+    rank: int | None = stored("rank", omit_none=True, default=None)  # of a truncated MDS or of SMACOF
     scale_free_resolvable: float | None = stored("scale_free_resolvable", omit_none=True, default=None)
     paper_sd: float | None = stored("paper_sd", omit_none=True, default=None)
     scale_free_sd: float | None = stored("scale_free_sd", omit_none=True, default=None)
     scale_free_resolvable_sd: float | None = stored("scale_free_resolvable_sd", omit_none=True, default=None)
+
+    @property
+    def label(self) -> str:
+        """The row's text in a table."""
+        return row_label(self.row, self.rank)
 
 
 @dataclass(frozen=True)
@@ -98,8 +102,11 @@ class StressTableRecord:
 
 @dataclass(frozen=True, kw_only=True)
 class StressIntervalsRecord(CorpusIntervals):
-    """A stored ``run_stress_intervals``; keys ``"<encoding>|<norm>"`` and ``"<a>-<b>|<norm>"`` as stored."""
+    """A stored ``run_stress_intervals``: ``statistics[row][norm]``, and ``differences[a][b][norm]`` for the stress
+    of row ``a`` minus row ``b`` (rows as in :data:`INTERVAL_STATISTICS`)."""
 
+    statistics: dict[str, dict[StressNormalization, Interval]]
+    differences: dict[str, dict[str, dict[StressNormalization, Interval]]]
     best_head: int
 
 
@@ -167,8 +174,8 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
     """
     rows: list[dict[str, Any]] = []
 
-    def add(name, options, Dhat):
-        rows.append({"encoding": name, "options": options, **geo.stress_pair(D, Dhat, R, NORMALIZATIONS)})
+    def add(row, options, Dhat, rank=None):
+        rows.append({"row": row, "rank": rank, "options": options, **geo.stress_pair(D, Dhat, R, NORMALIZATIONS)})
 
     e = cfg.encodings
     for name, Dhat in enc.encoding_set(positions, names=STRESS_ENCODINGS, **e.shape()).items():
@@ -176,22 +183,24 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
     H, slopes = e.n_heads, enc.alibi_slopes(e.n_heads)
     heads = geo.line_stresses(D, positions, slopes)
     best, worst = int(np.argmin(heads["paper"])), int(np.argmax(heads["paper"]))
-    for label, h in ((BEST_HEAD, best), ("alibi (worst head)", worst)):
-        add(label, f"H={H}, head {h}, slope {slopes[h]:.4g}",
+    for row, h in ((TableRow.ALIBI_BEST_HEAD, best), (TableRow.ALIBI_WORST_HEAD, worst)):
+        add(row, f"H={H}, head {h}, slope {slopes[h]:.4g}",
             enc.alibi_distances(n_all, H, head=h)[np.ix_(positions, positions)])
     text, P, prow = pretrained
-    add("learned (pretrained)", text, geo.euclidean_distances(P[prow]))
+    add(TableRow.LEARNED_PRETRAINED, text, geo.euclidean_distances(P[prow]))
     if scratch is not None:
-        add("learned (from scratch)", scratch[0], geo.euclidean_distances(scratch[1]))
+        add(TableRow.LEARNED_SCRATCH, scratch[0], geo.euclidean_distances(scratch[1]))
     tables = (enc.random_table(n_all, e.d_model, sigma=e.random_sigma, seed=s)[positions] for s in e.random_seeds)
     rand = [geo.stress_pair(D, geo.euclidean_distances(T), R, NORMALIZATIONS) for T in tables]
-    rows.append({"encoding": RANDOM_ROW, "options": f"d={e.d_model}, sigma={e.random_sigma}, {len(e.random_seeds)} seeds",
-                 **geo.mean_sd(rand)})
+    rows.append({"row": Encoding.RANDOM, "rank": None,
+                 "options": f"d={e.d_model}, sigma={e.random_sigma}, {len(e.random_seeds)} seeds", **geo.mean_sd(rand)})
     fitted = geo.fitted_embeddings(D, cfg.mds_ranks, cfg.smacof.ranks, full_rank=True, max_iter=cfg.smacof.max_iter,
                                    eps=cfg.smacof.eps)
+    fitted_rows = fitted_row_ids(cfg.mds_ranks, cfg.smacof.ranks)
     for f in fitted:
-        add(f.name, f.options, f.distances)
-    add("none (NoPE)", "all distances 0", np.zeros_like(D))
+        row, rank = fitted_rows[f.name]
+        add(row, f.options, f.distances, rank)
+    add(Encoding.NONE, "all distances 0", np.zeros_like(D))
     details = {"best_head": best, "worst_head": worst, "alibi_head_paper": heads["paper"],
                "alibi_head_scale_free": heads["scale_free"], "alibi_slopes": slopes, "smacof_k": np.asarray(cfg.smacof.ranks),
                "smacof_iters": np.asarray([f.n_iter for f in fitted if f.n_iter is not None])}
@@ -249,20 +258,20 @@ def run_stress_table(settings: Settings | None = None, *, corpus: str = Corpus.S
 
 # Bootstrap intervals over sequences
 
-#: The headline stresses that get a bootstrap interval: (encoding of :func:`posgeom.encodings.encoding_set`
-#: or ``"alibi (best head)"``, normalisation).
+#: The headline stresses that get a bootstrap interval: (row, normalisation); a row is an encoding of
+#: :func:`posgeom.encodings.encoding_set` or ALiBi's best head.
 INTERVAL_STATISTICS = (
     (Encoding.SINUSOIDAL, StressNormalization.SCALE_FREE), (Encoding.ROPE, StressNormalization.SCALE_FREE),
     (Encoding.ALIBI, StressNormalization.SCALE_FREE), (Encoding.SINUSOIDAL, StressNormalization.PAPER),
     (Encoding.ROPE, StressNormalization.PAPER), (Encoding.ALIBI, StressNormalization.PAPER),
-    (BEST_HEAD, StressNormalization.PAPER), (BEST_HEAD, StressNormalization.SCALE_FREE),
+    (TableRow.ALIBI_BEST_HEAD, StressNormalization.PAPER), (TableRow.ALIBI_BEST_HEAD, StressNormalization.SCALE_FREE),
 )
 #: Differences the chapter interprets: (a, b, normalisation) for stress(a) - stress(b).
 INTERVAL_DIFFERENCES = (
     (Encoding.SINUSOIDAL, Encoding.ROPE, StressNormalization.SCALE_FREE),
     (Encoding.ALIBI, Encoding.SINUSOIDAL, StressNormalization.SCALE_FREE),
     (Encoding.ALIBI, Encoding.ROPE, StressNormalization.SCALE_FREE),
-    (BEST_HEAD, Encoding.SINUSOIDAL, StressNormalization.SCALE_FREE),
+    (TableRow.ALIBI_BEST_HEAD, Encoding.SINUSOIDAL, StressNormalization.SCALE_FREE),
 )
 
 
@@ -288,7 +297,7 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = Corp
         D0 = geo.hellinger_matrix(geometry.marginals, kind=opts.kind)
         best = int(np.argmin(geo.line_stresses(D0, positions, enc.alibi_slopes(H), ("paper",))["paper"]))
         encs = enc.encoding_set(positions, names=STRESS_ENCODINGS, **cfg.encodings.shape())
-        encs[BEST_HEAD] = enc.alibi_distances(n_all, H, head=best)[np.ix_(positions, positions)]
+        encs[TableRow.ALIBI_BEST_HEAD] = enc.alibi_distances(n_all, H, head=best)[np.ix_(positions, positions)]
 
         def statistics(D):
             return np.array([geo.stress(D, encs[e], z, as_distances=True) for e, z in INTERVAL_STATISTICS])
@@ -296,18 +305,19 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = Corp
         # SST-2's training phrases are resampled with their sentence (the independent unit)
         out, reps = geo.sequence_intervals(
             D0, tokens.sequences(), n_all, tokens.vocab_size, positions, statistics,
-            [f"{e}|{z}" for e, z in INTERVAL_STATISTICS], **icfg, kind=opts.kind, seed=settings.seed,
-            differences={f"{a}-{b}|{z}": (f"{a}|{z}", f"{b}|{z}") for a, b, z in INTERVAL_DIFFERENCES},
+            INTERVAL_STATISTICS, **icfg, kind=opts.kind, seed=settings.seed,
+            differences={(a, b, z): ((a, z), (b, z)) for a, b, z in INTERVAL_DIFFERENCES},
             groups=resampling_groups(opts, data_dir=settings.data_dir, source=source),
             bounds=[geo.STRESS_BOUNDS[z] for _, z in INTERVAL_STATISTICS], progress=f"bootstrap {corpus}")
-        return StressIntervalsRecord.of(opts, icfg, out, reps, best_head=best)
+        return StressIntervalsRecord.of(opts, icfg, out, reps, statistics=nested_intervals(out["statistics"]),
+                                        differences=nested_intervals(out["differences"]), best_head=best)
 
     return store_result(settings, f"real_corpora_stress_intervals_{corpus}", compute, params, force)
 
 
 __all__ = [
-    "STRESS_ENCODINGS", "RANDOM_ROW", "StressRow", "mds_row", "smacof_row", "stress_records", "pretrained_table",
+    "STRESS_ENCODINGS", "StressRow", "stress_records", "pretrained_table",
     "run_scratch_table", "stress_rows", "run_stress_table", "INTERVAL_STATISTICS",
-    "INTERVAL_DIFFERENCES", "run_stress_intervals", "BEST_HEAD", "ScratchTableRecord", "StressTableRecord",
+    "INTERVAL_DIFFERENCES", "run_stress_intervals", "ScratchTableRecord", "StressTableRecord",
     "StressIntervalsRecord",
 ]

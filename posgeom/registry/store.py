@@ -23,7 +23,7 @@ from .layout import LOCK, POINTER, DamagedEntryError, EntryStatus
 from .manifest import canonical, code_changed, command_line, git_commit, package_versions, params_key, require_committed
 from .pending import NeedsGPU, Pending, gpu_work_minutes
 from .stored import NotStoredError, reading_stored_only
-from .typed import as_record, named_record_type, record_name, to_stored
+from .typed import as_record, as_settings, convert, has_path, named_record_type, record_name, to_stored
 
 __all__ = ["Registry", "Result", "EntryStatus", "DamagedEntryError"]
 
@@ -67,6 +67,79 @@ class Result:
     def as_(self, record_type: type, **options: Any) -> Any:
         """This result read into ``record_type`` (:func:`posgeom.registry.typed.as_record`, with its ``options``)."""
         return as_record(self, record_type, **options)
+
+    @property
+    def model(self) -> str | None:
+        """The model the manifest records (the ``model`` given to :meth:`Registry.save`); None when it records none."""
+        return convert(self.manifest.get("model"), str | None, f"{self._name()}: the manifest's model")
+
+    @property
+    def runtime_s(self) -> float | None:
+        """The seconds the computation took, as the manifest records them; None when they were not recorded."""
+        return convert(self.manifest.get("runtime_s"), float | None, f"{self._name()}: the manifest's runtime_s")
+
+    def has_params(self, at: str) -> bool:
+        """Whether the stored parameters hold something at the dotted path ``at`` (``"design.paired"``)."""
+        return has_path(self._params(), at)
+
+    def params_as(self, settings_type: type, at: str | None = None) -> Any:
+        """The stored parameters, or their block at the dotted path ``at``, read into the dataclass ``settings_type``.
+
+        ``settings_type`` is the settings dataclass the experiment stored the block from (its ``run_*`` stores
+        ``params = {"design": as_params(design), ...}``). Values are converted by its annotations as
+        :func:`~posgeom.registry.typed.as_record` converts a record (``posgeom.registry.typed.as_settings``):
+        nested dataclasses, tuples, ``X | None``, and ``int``/``float``/``str``/``bool`` checked.
+
+        Every field of ``settings_type`` must be stored, in nested dataclasses too: ``as_params`` stores a settings
+        dataclass whole, so a field missing from the block means another block or another dataclass, and its default
+        would describe a run that did not happen. Stored keys that ``settings_type`` does not declare are left unread,
+        as ``as_record`` leaves them (``build`` refuses them, for it stores what it builds): a block may hold values
+        beside the dataclass's (``{**as_params(options), "seeds": [...]}``), or be read as the dataclass that the one
+        it was stored from extends.
+
+        Parameters
+        ----------
+        settings_type : type
+            A dataclass.
+        at : str, optional
+            A dotted path inside the parameters (``"design"``, ``"order.finetune"``; a number indexes a list); by
+            default the whole parameters.
+
+        Returns
+        -------
+        settings_type
+            A new instance.
+
+        Raises
+        ------
+        KeyError
+            Nothing is stored at ``at``, or the block lacks a field of ``settings_type``: one line naming the
+            experiment, the path and the keys stored there.
+        TypeError
+            ``settings_type`` is not a dataclass, or the value at ``at`` is not a mapping.
+        ValueError
+            A stored value is not of its field's type.
+
+        Examples
+        --------
+        >>> result.params_as(PairedDesign, "design").max_seeds  # doctest: +SKIP
+        100
+        >>> result.params_as(Finetune, "order.finetune").steps  # doctest: +SKIP
+        80
+        """
+        return as_settings(self._params(), settings_type, at, where=f"{self._name()} params")
+
+    def _name(self) -> str:
+        """How an error names the entry: ``"<experiment> (<scale>/<key>)"``."""
+        return f"{self.experiment} ({self.scale}/{self.key})"
+
+    def _params(self) -> Mapping[str, Any]:
+        """The parameters the manifest stores; a ``KeyError`` when it stores none."""
+        params = self.manifest.get("params")
+        if not isinstance(params, Mapping):
+            raise KeyError(f"{self._name()}: the manifest stores no parameters (its keys: "
+                           f"{', '.join(sorted(map(str, self.manifest)))})")
+        return params
 
     def provenance(self) -> str:
         """One line saying what produced the result, for captions and tables."""

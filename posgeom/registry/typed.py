@@ -12,14 +12,15 @@ are written once (each experiment defines the records it stores, beside it)::
 A field's path is dotted into nested mappings (a number indexes a list); an ``np.ndarray`` field is read from
 ``arrays`` first. Values are converted by the annotation: nested dataclasses, ``from_dict`` types, ``tuple``,
 ``list``, ``dict``, ``X | None``, ``Enum``, and ``int``/``float``/``str``/``bool`` checked. A field with a default
-may be missing. A top-level ``dict[str, np.ndarray]`` field whose path holds ``{}`` is a family of arrays, one per
-key, named by the path with the key in place of ``{}`` (``stored("{}__curve")``: ``"rope__curve"``, ...); any
-other top-level ``dict[str, X]`` field whose path (no dots) holds ``{}`` is a family of values, one per stored key
-that fits the path and that no other field of the record reads (``stored("{}")``: one value per corpus, beside
-the record's other values). :func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is
-stored as, so an experiment builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`);
-:func:`build` makes a record of what an experiment computed, laid out as it is stored. The module is
-infrastructure: it converts and never computes.
+may be missing (not in :meth:`posgeom.registry.Result.params_as`, which reads settings stored whole). A top-level
+``dict[str, np.ndarray]`` field whose path holds ``{}`` is a family of arrays, one per key, named by the path with
+the key in place of ``{}`` (``stored("{}__curve")``: ``"rope__curve"``, ...); any other top-level ``dict[str, X]``
+field whose path (no dots) holds ``{}`` is a family of values, one per stored key that fits the path and that no
+other field of the record reads (``stored("{}")``: one value per corpus, beside the record's other values).
+:func:`to_stored` is the inverse: the ``(values, arrays)`` an experiment's record is stored as, so an experiment
+builds its record and the registry stores it (:meth:`posgeom.registry.Registry.run`); :func:`build` makes a record
+of what an experiment computed, laid out as it is stored. The module is infrastructure: it converts and never
+computes.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["as_record", "build", "to_stored", "plain", "record_name", "named_record_type", "stored", "STORED",
-           "OMIT_NONE"]
+__all__ = ["as_record", "as_settings", "build", "convert", "has_path", "to_stored", "plain", "record_name",
+           "named_record_type", "stored", "STORED", "OMIT_NONE"]
 
 #: The metadata key of a field's path among the stored values (:func:`stored`).
 STORED = "stored"
@@ -99,6 +100,50 @@ def build(record_type: type, values: Mapping, arrays: Mapping | None = None, **g
                   strict=True)
 
 
+def as_settings(params: Mapping, settings_type: type, at: str | None = None, *, where: str = "the parameters") -> Any:
+    """``params``, or their block at the dotted path ``at``, read into the settings dataclass ``settings_type``.
+
+    Converted as :func:`as_record` converts a record, with two rules of its own: every field of ``settings_type``
+    must be stored, in nested dataclasses too (``as_params`` stores a settings dataclass whole, so a missing field
+    means another block or another dataclass, and its default would describe a run that did not happen); stored
+    keys that ``settings_type`` does not declare are left unread, as :func:`as_record` leaves them (a block may hold
+    values beside a dataclass's). :meth:`posgeom.registry.Result.params_as` reads a stored result's parameters so.
+
+    Parameters
+    ----------
+    params : mapping
+        Parameters as the registry stores them (JSON data).
+    settings_type : type
+        A dataclass.
+    at : str, optional
+        A dotted path inside ``params`` (a number indexes a list); by default ``params`` themselves.
+    where : str
+        What ``params`` are, for errors.
+
+    Returns
+    -------
+    settings_type
+    """
+    if not (isinstance(settings_type, type) and dataclasses.is_dataclass(settings_type)):
+        raise TypeError(f"parameters are read into a dataclass; {settings_type!r} is not one")
+    block = params if at is None else _lookup(params, at, where)
+    here = where if at is None else f"{where}.{at}"
+    if not isinstance(block, Mapping):
+        raise TypeError(f"{here} is stored as {type(block).__name__} {block!r:.60}, not as the mapping of a "
+                        f"{settings_type.__name__}")
+    return _build(settings_type, block, {}, here, defaults=False)
+
+
+def has_path(values: Mapping, path: str) -> bool:
+    """Whether ``values`` hold something at the dotted ``path`` (a number indexes a list)."""
+    return _lookup(values, path, "", default=_ABSENT) is not _ABSENT
+
+
+def convert(value: Any, tp: Any, where: str) -> Any:
+    """``value`` as the annotation ``tp`` says (module docstring); ``where`` names it in errors."""
+    return _convert(value, tp, where)
+
+
 def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
     node: Any = values
     for part in path.split("."):
@@ -115,7 +160,12 @@ def _lookup(values: Mapping, path: str, where: str, default=_MISSING):
 
 
 def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, given: Mapping | None = None, *,
-           strict: bool = False) -> Any:
+           strict: bool = False, defaults: bool = True) -> Any:
+    """``record_type`` from ``values`` and ``arrays``; ``where`` names them in errors, ``given`` fields are as they are.
+
+    ``strict=True`` refuses a value that no field reads (:func:`build`); ``defaults=False`` refuses a field that is not
+    stored, its default or not, in nested records too (:func:`as_settings`).
+    """
     if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
         raise TypeError(f"as_record builds a dataclass; {record_type!r} is not one")
     kwargs = dict(given or {})
@@ -141,16 +191,17 @@ def _build(record_type: type, values: Mapping, arrays: Mapping, where: str, give
         if _is_family(tp, path):
             pool = arrays if _is_array_family(tp, path) else {k: v for k, v in values.items() if k not in named}
             members = _members(pool, path)
-            kwargs[f.name] = {key: _convert(item, typing.get_args(tp)[1], f"{here}[{key!r}]")
+            kwargs[f.name] = {key: _convert(item, typing.get_args(tp)[1], f"{here}[{key!r}]", defaults)
                               for key, item in members.items()}
             if pool is not arrays:
                 named |= {path.replace("{}", key, 1) for key in members}
             continue
-        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        has_default = defaults and (f.default is not dataclasses.MISSING
+                                    or f.default_factory is not dataclasses.MISSING)
         raw = _lookup(values, path, here, default=_ABSENT if has_default else _MISSING)
         if raw is _ABSENT:
             continue  # not stored: the field's default
-        kwargs[f.name] = _convert(raw, tp, here)
+        kwargs[f.name] = _convert(raw, tp, here, defaults)
     unread = sorted(set(values) - named) if strict else []
     if unread:
         raise TypeError(f"{record_type.__name__} has no field for {', '.join(map(repr, unread))}; add one or leave "
@@ -182,8 +233,9 @@ def _is_union(tp) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
-def _convert(value: Any, tp: Any, where: str) -> Any:
-    """``value`` as the annotation ``tp`` says (module docstring)."""
+def _convert(value: Any, tp: Any, where: str, defaults: bool = True) -> Any:
+    """``value`` as the annotation ``tp`` says (module docstring); ``defaults`` as :func:`_build`'s, for nested
+    records."""
     if tp is Any or tp is object:
         return value
     if value is None:
@@ -195,7 +247,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         errors = []
         for arg in (a for a in typing.get_args(tp) if a is not type(None)):
             try:
-                return _convert(value, arg, where)
+                return _convert(value, arg, where, defaults)
             except (TypeError, ValueError, KeyError) as err:
                 errors.append(str(err))
         raise ValueError(f"{where}: the stored {value!r} is none of {tp}: {'; '.join(errors)}")
@@ -208,14 +260,15 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
             args = args[:1] * len(items)
         elif args and len(args) != len(items):
             raise ValueError(f"{where} holds {len(items)} items; the record declares {len(args)}")
-        return origin(_convert(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(items, args))) if args \
-            else origin(items)
+        return origin(_convert(v, a, f"{where}[{i}]", defaults) for i, (v, a) in enumerate(zip(items, args))) \
+            if args else origin(items)
     if origin in (dict, Mapping) or tp in (dict, Mapping):
         if not isinstance(value, Mapping):
             raise TypeError(f"{where} is stored as a {type(value).__name__}, not a mapping")
         if not args:
             return dict(value)
-        return {_convert(k, args[0], f"{where} key"): _convert(v, args[1], f"{where}[{k!r}]") for k, v in value.items()}
+        return {_convert(k, args[0], f"{where} key", defaults): _convert(v, args[1], f"{where}[{k!r}]", defaults)
+                for k, v in value.items()}
     if tp is np.ndarray:
         return np.asarray(value)
     if isinstance(tp, type):
@@ -228,7 +281,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         if dataclasses.is_dataclass(tp):
             if not isinstance(value, Mapping):
                 raise TypeError(f"{where} is stored as a {type(value).__name__}, not the mapping of a {tp.__name__}")
-            return _build(tp, value, {}, where)
+            return _build(tp, value, {}, where, defaults=defaults)
         if tp is int:
             if isinstance(value, (bool, str)) or float(value) != int(value):
                 raise ValueError(f"{where} is stored as {value!r}, not a whole number")
