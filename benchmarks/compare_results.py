@@ -113,6 +113,12 @@ def relayout(experiment: str, values: dict) -> dict:
         rows = [{**{k: v for k, v in r.items() if k != "encoding"}, **ids.get(r["encoding"], {"row": r["encoding"]})}
                 for r in values["rows"]]
         return {**values, "rows": rows}
+    if experiment == "inside_bert_layers":  # peaks keyed "<definition>_<normalisation>", nested after
+        peaks: dict = {}
+        for reading, layer in values["peaks"].items():
+            definition, normalisation = reading.split("_", 1)  # no definition has an underscore
+            peaks.setdefault(definition, {})[normalisation] = layer
+        return {**values, "peaks": peaks}
     return values
 
 

@@ -64,3 +64,9 @@ def test_ignore_param_matches_entries_whose_keys_differ_only_there(tmp_path):
         (tmp_path / side / "quick" / "geometry" / key / "v-abc" / "manifest.json").write_text(json.dumps(manifest))
     assert any("missing after" in d for d in compare_results.compare(tmp_path / "before", tmp_path / "after"))
     assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after"), "--ignore-param", "data"]) == 0
+
+
+def test_old_layout_nests_the_inside_bert_peaks_by_definition():
+    old = {"n_layers": 6, "peaks": {"propagated_scale_free": 4, "propagated_paper": 2, "residual_scale_free": 7}}
+    assert compare_results.relayout("inside_bert_layers", old) == {
+        "n_layers": 6, "peaks": {"propagated": {"scale_free": 4, "paper": 2}, "residual": {"scale_free": 7}}}

@@ -22,6 +22,7 @@ from posgeom.experiments import monotonicity as mo
 from posgeom.experiments import real_corpora as rc
 from posgeom.experiments import real_corpora_geometry as rcg
 from posgeom.experiments.settings import NoiseOptions, by_scale, find
+from posgeom.geometry.peaks import NORMALIZATIONS
 from posgeom.models.pretrained import load_eval_encoder, model_folder
 from posgeom.registry import Result
 from posgeom.registry.typed import to_stored
@@ -370,7 +371,9 @@ def test_run_layer_stress_tiny(settings):
     assert a["propagated_head"].shape == (L, H, 2) and a["static_pooled"].shape == (L, 2)
     assert a["residual"].shape == (L + 1, 2) and a["maps"].shape == (L, 6, 6)
     assert np.all(a["propagated_pooled"] >= 0) and np.all(a["propagated_pooled"][:, 0] <= 1)
-    assert all(1 <= p <= L + 1 for p in v["peaks"].values())
+    assert all(1 <= p <= L + 1 for by_normalisation in v["peaks"].values() for p in by_normalisation.values())
+    peaks = res.as_(ib.StoredLayerStress).peaks  # nested by identifier: definition, then normalisation
+    assert set(peaks) == set(ib.Definition) and all(set(p) == set(NORMALIZATIONS) for p in peaks.values())
     offsets, prof = posgeom.geometry.offset_profiles(a["maps"])
     assert prof.shape == (L, 11) and list(offsets[[0, -1]]) == [-5, 5]
     assert prof[0, 5] == pytest.approx(np.mean(np.diagonal(a["maps"][0])))

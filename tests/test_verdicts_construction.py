@@ -220,15 +220,16 @@ def test_c10_row_decides_on_every_curve_of_the_stored_result():
     layers = StoredLayerStress(
         model=BERT, n_layers=L, n_heads=12, d_model=768, n_sentences=872, n_positions=40, position_range=[0, 39],
         map_count=872, clipped_max=0.0, paper_peak_layer=3, options=RecordedOptions.of(corpus_options("paper", "sst2")),
-        peaks={"propagated_scale_free": 4, "propagated_paper": 4, "static_scale_free": 9, "static_paper": 9,
-               "residual_scale_free": 6, "residual_paper": 6},
+        peaks={"propagated": {"scale_free": 4, "paper": 4}, "static": {"scale_free": 9, "paper": 9},
+               "residual": {"scale_free": 6, "paper": 6}},
         maps=np.zeros((L, 4, 4)), propagated_head=np.zeros((L, 12, 2)), static_head=np.zeros((L, 12, 2)),
         propagated_pooled=np.stack([prop, prop], axis=1), static_pooled=np.stack([static, static], axis=1),
         residual=np.stack([residual, residual], axis=1), clipped=np.zeros((2, L)), positions=np.arange(40),
         reach=np.full(40, 872), D=np.zeros((40, 40)))
     curves = ibr.c10_curves(layers)
-    assert set(curves) == set(layers.peaks)
-    assert {k: int(np.argmax(c)) + 1 for k, c in curves.items()} == layers.peaks  # the stored peaks, counted from 1
+    # the stored peaks, counted from 1, under the labels the rule words them with
+    assert {k: int(np.argmax(c)) + 1 for k, c in curves.items()} == {
+        f"{d}_{z}": peak for d, by_normalisation in layers.peaks.items() for z, peak in by_normalisation.items()}
     peak = {"point": prop.tolist(), "local_maxima": [4], "share_local_peak": 0.9, "share_local_peak_3": 0.05,
             "share_global_3": 0.0, "share_global_4": 1.0, "margin": {"estimate": 0.015, "p05": 0.01, "p95": 0.02}}
     peak_test = Result("inside_bert_local_peak", "paper", "k", {"model": BERT, "n_layers": L, "n_positions": 40,

@@ -9,9 +9,10 @@ import numpy as np
 
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
-from ..experiments.inside_bert import CONFIGS, DEFINITIONS, StoredLayerStress
+from ..experiments.inside_bert import CONFIGS, DEFINITIONS, Definition, StoredLayerStress
 from ..experiments.layer_peaks import LOCAL_PEAK, StoredPeakTest, run_local_peak_test
 from ..geometry.peaks import NORMALIZATIONS, local_maxima
+from ..geometry.stress import StressNormalization
 from ..registry import Result
 from ..report import ComparisonRow
 from ..wording import special_words
@@ -20,8 +21,7 @@ from .real_corpora import CORPUS_LABELS, corpus_caption
 __all__ = ["layer_facts", "curve", "c10_curves", "c10_ours", "comparison_rows", "captions"]
 
 #: The facts of a stored layer stress that the page glues as ``ib_<name>`` (:func:`layer_facts`).
-GLUED_FACTS = ("model", "n_layers", "n_heads", "d_model", "n_sentences", "n_positions", "map_count", "clipped_max",
-               "peaks")
+GLUED_FACTS = ("model", "n_layers", "n_heads", "d_model", "n_sentences", "n_positions", "map_count", "clipped_max")
 
 
 def layer_facts(layers: StoredLayerStress) -> dict:
@@ -33,18 +33,19 @@ def layer_facts(layers: StoredLayerStress) -> dict:
 def curve(layers: StoredLayerStress, definition: str, normalisation: str) -> np.ndarray:
     """The stress per layer of one reading (the residual stream has one more point: the output)."""
     z = NORMALIZATIONS.index(normalisation)
-    return (layers.residual if definition == "residual" else getattr(layers, f"{definition}_pooled"))[:, z]
+    return (layers.residual if definition == Definition.RESIDUAL else getattr(layers, f"{definition}_pooled"))[:, z]
 
 
 def c10_curves(layers: StoredLayerStress) -> dict[str, np.ndarray]:
-    """``{"<definition>_<normalisation>": stress per layer}``, what :func:`posgeom.verdicts.c10_layer_peak` reads."""
+    """Each reading's stress per layer, by the label :func:`posgeom.verdicts.c10_layer_peak` words it with."""
     return {f"{d}_{z}": curve(layers, d, z) for d in DEFINITIONS for z in NORMALIZATIONS}
 
 
 def c10_ours(layers: StoredLayerStress) -> str:
     """C10's value as its row words it (``posgeom decide C10`` prints the same): each definition's peaks."""
-    local = {d: local_maxima(curve(layers, d, "scale_free")) for d in DEFINITIONS}
-    return ("global peak at layer " + ", ".join(f"{layers.peaks[f'{d}_scale_free']} ({d})" for d in DEFINITIONS)
+    scale_free = StressNormalization.SCALE_FREE
+    local = {d: local_maxima(curve(layers, d, scale_free)) for d in DEFINITIONS}
+    return ("global peak at layer " + ", ".join(f"{layers.peaks[d][scale_free]} ({d})" for d in DEFINITIONS)
             + " (scale-free stress, layers counted from 1; counted from 0, each is one less); local maxima at layers "
             + "; ".join(f"{d} {', '.join(map(str, p)) or 'none'}" for d, p in local.items()))
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import settings_or_default as _settings
+from ..corpora.identifiers import Corpus, SyntheticFamily
 from ..geometry.intervals import MIN_SEEDS, SeedInterval
 from ..registry import Result
 from ..experiments.separation import (CONFIGS, Setup, StoredPretrainedSeparation, StoredSeparation, chapter_run_count,
@@ -114,7 +115,7 @@ def _broken_min(tied: dict) -> list:
 
 def _separation_row(headline: dict, tied: dict, pretrained: StoredPretrainedSeparation, settings) -> ComparisonRow:
     """sep(P) > 0 at the end of training, decided by :func:`posgeom.verdicts.c2_separation`."""
-    drift, sst2 = headline["drift"].interval_raw, headline["SST-2"].interval_raw
+    drift, sst2 = headline[SyntheticFamily.DRIFT].interval_raw, headline[Corpus.SST2].interval_raw
     return ComparisonRow(
         "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(with_t=False)}, SST-2 "
                     f"{sst2.text(with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
@@ -168,11 +169,12 @@ def _converged_row(converged: Result) -> ComparisonRow:
 
 def comparison_rows(headline: dict, tied: dict, decay: dict, pretrained: StoredPretrainedSeparation, settings=None,
                     converged: Result | None = None) -> list[ComparisonRow]:
-    """The chapter's rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`); ``converged`` adds
-    its row when given."""
+    """The chapter's rows for C2, each decided on its own (:func:`posgeom.report.decided_rows`), from the headline runs
+    by corpus identifier; ``converged`` adds its row when given."""
     settings = _settings(settings)
     builders = [lambda: _separation_row(headline, tied, pretrained, settings),
-                lambda: _broken_row(headline["drift"], tied, settings), lambda: _decay_row(decay, settings)]
+                lambda: _broken_row(headline[SyntheticFamily.DRIFT], tied, settings),
+                lambda: _decay_row(decay, settings)]
     builders += [lambda: _converged_row(converged)] if converged is not None else []
     return decided_rows([("C2", build) for build in builders], settings)
 

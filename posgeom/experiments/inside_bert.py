@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from .. import geometry as geo
 from ..config import Settings, resolve_device, settings_or_default as _settings
 from ..geometry.peaks import NORMALIZATIONS, peak_layers, projected_stress
+from ..geometry.stress import StressNormalization
 from ..registry import Result
 from ..registry.typed import build, stored
 from .real_corpora_geometry import RecordedOptions
@@ -31,7 +33,17 @@ from .settings import as_params, by_scale, store_result
 if TYPE_CHECKING:
     from ..models.layers import LayerMeans
 
-DEFINITIONS = ("propagated", "static", "residual")
+
+class Definition(StrEnum):
+    """A definition of a layer's projected stress (module docstring); a member equals its text."""
+
+    PROPAGATED = "propagated"
+    STATIC = "static"
+    RESIDUAL = "residual"
+
+
+#: The definitions, in the order the chapter shows them.
+DEFINITIONS = tuple(Definition)
 #: The layer at which the paper places the peak (claim C10), counted from 1.
 PAPER_PEAK_LAYER = 3
 
@@ -89,11 +101,15 @@ def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach
     X = means.sums[:, pos, :] / means.reach[pos][None, :, None]       # (n_layers + 1, n, d)
     qk = [block.attn.query_key_weights() for block in model.layers]
     out, clipped = {}, np.zeros((2, n_layers))
-    for di, (name, Xs) in enumerate((("propagated", X[:n_layers]), ("static", [static_positions(model, pos)] * n_layers))):
+    inputs = {Definition.PROPAGATED: X[:n_layers], Definition.STATIC: [static_positions(model, pos)] * n_layers}
+    for di, (name, Xs) in enumerate(inputs.items()):
         out[f"{name}_head"], out[f"{name}_pooled"], clipped[di] = projected_stress(D, Xs, qk, H)
     residual = np.array([[geo.stress(D, geo.euclidean_distances(X[li]), z, as_distances=True)
                           for z in NORMALIZATIONS] for li in range(n_layers + 1)])
-    peaks = peak_layers({"propagated": out["propagated_pooled"], "static": out["static_pooled"], "residual": residual})
+    curves = {**{name: out[f"{name}_pooled"] for name in inputs}, Definition.RESIDUAL: residual}
+    # peak_layers keys "<definition>_<normalisation>"; nested here, as posgeom.geometry's source keys every result
+    flat = peak_layers(curves)
+    peaks = {d: {z: flat[f"{d}_{z}"] for z in NORMALIZATIONS} for d in curves}
     values = {"n_layers": n_layers, "n_heads": H, "d_model": model.config.d_model, "n_positions": int(pos.size),
               "positions": [int(pos[0]), int(pos[-1])], "map_count": int(means.map_count), "peaks": peaks,
               "paper_peak_layer": PAPER_PEAK_LAYER, "clipped_max": float(clipped.max())}
@@ -115,8 +131,8 @@ def _with_overrides(cfg: InsideBertSettings, overrides: dict) -> InsideBertSetti
 class StoredLayerStress:
     """A stored ``run_layer_stress``: the projected stress of every layer under the three definitions.
 
-    ``peaks`` is keyed ``"<definition>_<normalisation>"`` (layers from 1). The arrays' last axis is the
-    normalisation (``scale_free``, ``paper``).
+    ``peaks[definition][normalisation]`` is the layer (from 1) where that reading's curve peaks. The arrays' last
+    axis is the normalisation (:data:`~posgeom.geometry.peaks.NORMALIZATIONS`: ``scale_free``, ``paper``).
     """
 
     model: str
@@ -127,7 +143,7 @@ class StoredLayerStress:
     n_positions: int                # positions kept
     position_range: list[int] = stored("positions")  # the first and last position kept
     map_count: int                  # sentences averaged into the attention maps
-    peaks: dict[str, int]
+    peaks: dict[Definition, dict[StressNormalization, int]]
     paper_peak_layer: int
     clipped_max: float              # the largest clipped mass of the kernel distances
     options: RecordedOptions
@@ -170,6 +186,6 @@ def run_layer_stress(settings: Settings | None = None, *, force: bool = False, *
 
 
 __all__ = [
-    "CONFIGS", "InsideBertSettings", "Sentences", "DEFINITIONS", "PAPER_PEAK_LAYER", "sentence_tokens",
+    "CONFIGS", "InsideBertSettings", "Sentences", "Definition", "DEFINITIONS", "PAPER_PEAK_LAYER", "sentence_tokens",
     "layer_stress", "StoredLayerStress", "run_layer_stress",
 ]

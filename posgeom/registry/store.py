@@ -83,49 +83,15 @@ class Result:
         return has_path(self._params(), at)
 
     def params_as(self, settings_type: type, at: str | None = None) -> Any:
-        """The stored parameters, or their block at the dotted path ``at``, read into the dataclass ``settings_type``.
+        """The stored parameters, or their block at the dotted path ``at`` (``"design"``, ``"order.finetune"``), read
+        into ``settings_type``, the settings dataclass the experiment stored it from
+        (:func:`~posgeom.registry.typed.as_settings`: every field must be stored; undeclared keys are left unread).
 
-        ``settings_type`` is the settings dataclass the experiment stored the block from (its ``run_*`` stores
-        ``params = {"design": as_params(design), ...}``). Values are converted by its annotations as
-        :func:`~posgeom.registry.typed.as_record` converts a record (``posgeom.registry.typed.as_settings``):
-        nested dataclasses, tuples, ``X | None``, and ``int``/``float``/``str``/``bool`` checked.
+        A ``KeyError`` names the experiment, the path and the keys stored there when nothing is stored at ``at`` or a
+        field is missing; a ``ValueError`` when a value is not of its field's type.
 
-        Every field of ``settings_type`` must be stored, in nested dataclasses too: ``as_params`` stores a settings
-        dataclass whole, so a field missing from the block means another block or another dataclass, and its default
-        would describe a run that did not happen. Stored keys that ``settings_type`` does not declare are left unread,
-        as ``as_record`` leaves them (``build`` refuses them, for it stores what it builds): a block may hold values
-        beside the dataclass's (``{**as_params(options), "seeds": [...]}``), or be read as the dataclass that the one
-        it was stored from extends.
-
-        Parameters
-        ----------
-        settings_type : type
-            A dataclass.
-        at : str, optional
-            A dotted path inside the parameters (``"design"``, ``"order.finetune"``; a number indexes a list); by
-            default the whole parameters.
-
-        Returns
-        -------
-        settings_type
-            A new instance.
-
-        Raises
-        ------
-        KeyError
-            Nothing is stored at ``at``, or the block lacks a field of ``settings_type``: one line naming the
-            experiment, the path and the keys stored there.
-        TypeError
-            ``settings_type`` is not a dataclass, or the value at ``at`` is not a mapping.
-        ValueError
-            A stored value is not of its field's type.
-
-        Examples
-        --------
         >>> result.params_as(PairedDesign, "design").max_seeds  # doctest: +SKIP
         100
-        >>> result.params_as(Finetune, "order.finetune").steps  # doctest: +SKIP
-        80
         """
         return as_settings(self._params(), settings_type, at, where=f"{self._name()} params")
 
