@@ -101,7 +101,7 @@ def _nested(flat: dict, ids: dict) -> dict:
 
 def relayout(experiment: str, values: dict) -> dict:
     """An entry stored before rows and bootstrap intervals were named by identifier (2026-12-06) in the layout after
-    it; any other entry as it is."""
+    it; any other entry, or one already in that layout, as it is."""
     ids = _row_ids()
     if experiment.startswith(("real_corpora_stress_intervals_", "monotonicity_violation_intervals_")):
         return {**values, "statistics": _nested(values["statistics"], ids),
@@ -111,9 +111,10 @@ def relayout(experiment: str, values: dict) -> dict:
                 for c, v in values.items()}
     if experiment.startswith(("real_corpora_stress_", "monotonicity_table_")):
         rows = [{**{k: v for k, v in r.items() if k != "encoding"}, **ids.get(r["encoding"], {"row": r["encoding"]})}
-                for r in values["rows"]]
+                if "encoding" in r else r for r in values["rows"]]
         return {**values, "rows": rows}
-    if experiment == "inside_bert_layers":  # peaks keyed "<definition>_<normalisation>", nested after
+    if experiment == "inside_bert_layers" and not any(isinstance(p, dict) for p in values["peaks"].values()):
+        # peaks keyed "<definition>_<normalisation>", nested after
         peaks: dict = {}
         for reading, layer in values["peaks"].items():
             definition, normalisation = reading.split("_", 1)  # no definition has an underscore
